@@ -1,0 +1,382 @@
+// Package store holds updown's domain types and the storage interfaces that
+// every backend (Postgres, memory) implements. It imports only the standard
+// library; implementations live in the sub-packages named after what they adapt.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors every implementation returns (possibly wrapped) so callers can test
+// with errors.Is.
+var (
+	// ErrNotFound means the requested row does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a unique key (slug, market_id, email, key hash) is taken.
+	ErrConflict = errors.New("conflict")
+	// ErrInvalid means the input cannot be stored as given (for example
+	// snapshots for a market that does not exist are ErrNotFound, but a
+	// market without a slug is ErrInvalid).
+	ErrInvalid = errors.New("invalid")
+)
+
+// Store is everything the service keeps durably.
+//
+// Every implementation keeps times to the microsecond (Postgres's precision)
+// and returns them in UTC, so that a value read back from any store compares
+// equal with time.Time.Equal to what was written after Truncate(time.Microsecond).
+type Store interface {
+	MarketStore
+	SnapshotStore
+	CustomerStore
+	ExchangeStore
+	// Ping reports whether the backend is reachable.
+	Ping(ctx context.Context) error
+	// Close releases the backend's resources.
+	Close()
+}
+
+// MarketStore keeps market records.
+type MarketStore interface {
+	// UpsertMarkets inserts markets or, for an existing slug, updates every
+	// field but CreatedAt. CreatedAt/UpdatedAt are set by the store when zero.
+	// A market_id that belongs to another slug is ErrConflict.
+	UpsertMarkets(ctx context.Context, markets []Market) error
+	// GetMarket returns the market with the slug, or ErrNotFound.
+	GetMarket(ctx context.Context, slug string) (Market, error)
+	// GetMarketByMarketID returns the market with the external market id, or ErrNotFound.
+	GetMarketByMarketID(ctx context.Context, marketID string) (Market, error)
+	// ListMarkets returns one page of markets matching f, sorted by
+	// start_time descending (slug ascending on ties), and the number of
+	// markets matching f regardless of Limit and Offset.
+	ListMarkets(ctx context.Context, f MarketFilter) ([]Market, int, error)
+	// CountMarkets returns the number of markets matching f (Limit and
+	// Offset are ignored).
+	CountMarkets(ctx context.Context, f MarketFilter) (int, error)
+	// NthNewestStart returns the start_time of the n-th newest market (n ≥ 1)
+	// of the coin and type, by start_time. ok is false when fewer than n
+	// markets exist.
+	NthNewestStart(ctx context.Context, coin Coin, mt MarketType, n int) (t time.Time, ok bool, err error)
+}
+
+// SnapshotStore keeps the time series of each market.
+type SnapshotStore interface {
+	// AppendSnapshots stores snapshots of the market with the slug
+	// (ErrNotFound if there is no such market). Snapshots need not be
+	// sorted. A snapshot whose time equals one already stored for the
+	// market is ignored, so a repeated write stores nothing twice.
+	AppendSnapshots(ctx context.Context, slug string, snaps []Snapshot) error
+	// ListSnapshots returns snapshots of the market per q and the number of
+	// snapshots the market has in all. A market with no snapshots returns
+	// an empty slice and 0; an unknown slug is ErrNotFound.
+	ListSnapshots(ctx context.Context, slug string, q SnapshotQuery) ([]Snapshot, int, error)
+}
+
+// CustomerStore keeps customers and their API keys.
+type CustomerStore interface {
+	// CreateCustomer stores c; the store assigns ID (a UUID) when empty and
+	// the timestamps. A taken email is ErrConflict.
+	CreateCustomer(ctx context.Context, c Customer) (Customer, error)
+	GetCustomer(ctx context.Context, id string) (Customer, error)
+	GetCustomerByEmail(ctx context.Context, email string) (Customer, error)
+	// ListCustomers returns all customers ordered by CreatedAt, then ID.
+	ListCustomers(ctx context.Context) ([]Customer, error)
+	// SetCustomerTier changes the customer's tier (ErrNotFound if absent)
+	// and returns the updated customer.
+	SetCustomerTier(ctx context.Context, id string, tier Tier) (Customer, error)
+
+	// CreateAPIKey stores a key of the customer. Only the hash of the key is
+	// kept; Prefix is a short, non-secret label for listings. The store
+	// assigns ID and CreatedAt. A taken hash is ErrConflict; an unknown
+	// customer is ErrNotFound.
+	CreateAPIKey(ctx context.Context, k APIKey) (APIKey, error)
+	// LookupAPIKey finds an unrevoked key by its hash and returns it with
+	// its owner; a revoked or unknown key is ErrNotFound.
+	LookupAPIKey(ctx context.Context, hash []byte) (APIKey, Customer, error)
+	// ListAPIKeys returns the customer's keys, revoked ones included,
+	// ordered by CreatedAt, then ID.
+	ListAPIKeys(ctx context.Context, customerID string) ([]APIKey, error)
+	// RevokeAPIKey marks the key revoked (ErrNotFound if absent). Revoking
+	// twice keeps the first revocation time.
+	RevokeAPIKey(ctx context.Context, id string) error
+}
+
+// ExchangeStore keeps exchange depth history (BTC/USDT spot and futures).
+// Latest depth and recent trades are hot data kept in Redis, not here.
+type ExchangeStore interface {
+	// AppendDepth stores depth snapshots. A snapshot whose (Symbol, Kind,
+	// Time) is already stored is ignored.
+	AppendDepth(ctx context.Context, snaps []DepthSnapshot) error
+	// ListDepth returns depth snapshots per f, newest first, and the number
+	// matching f regardless of Limit and Offset.
+	ListDepth(ctx context.Context, f DepthFilter) ([]DepthSnapshot, int, error)
+}
+
+// Coin is a prediction-market underlying: BTC, ETH or SOL.
+type Coin string
+
+// Coins SPEC allows.
+const (
+	BTC Coin = "BTC"
+	ETH Coin = "ETH"
+	SOL Coin = "SOL"
+)
+
+// Coins lists every coin in a fixed order.
+var Coins = []Coin{BTC, ETH, SOL}
+
+// Valid reports whether c is one of BTC, ETH, SOL.
+func (c Coin) Valid() bool { return c == BTC || c == ETH || c == SOL }
+
+// MarketType is the length of a market's window.
+type MarketType string
+
+// Market types SPEC allows: 5m, 15m and 1hr for all coins; 4hr and 24hr for BTC only.
+const (
+	M5  MarketType = "5m"
+	M15 MarketType = "15m"
+	H1  MarketType = "1hr"
+	H4  MarketType = "4hr"
+	H24 MarketType = "24hr"
+)
+
+// MarketTypes lists every market type, shortest first.
+var MarketTypes = []MarketType{M5, M15, H1, H4, H24}
+
+// Valid reports whether t is a known market type.
+func (t MarketType) Valid() bool { return t.Duration() > 0 }
+
+// Duration is the length of the market's window, or 0 for an unknown type.
+func (t MarketType) Duration() time.Duration {
+	switch t {
+	case M5:
+		return 5 * time.Minute
+	case M15:
+		return 15 * time.Minute
+	case H1:
+		return time.Hour
+	case H4:
+		return 4 * time.Hour
+	case H24:
+		return 24 * time.Hour
+	}
+	return 0
+}
+
+// AvailableFor reports whether markets of type t exist for coin c
+// (4hr and 24hr are BTC only).
+func (t MarketType) AvailableFor(c Coin) bool {
+	switch t {
+	case M5, M15, H1:
+		return c.Valid()
+	case H4, H24:
+		return c == BTC
+	}
+	return false
+}
+
+// Outcome names as the upstream spells them.
+const (
+	OutcomeUp   = "Up"
+	OutcomeDown = "Down"
+)
+
+// Market is one up/down prediction market.
+type Market struct {
+	Slug           string
+	MarketID       string
+	EventID        string
+	Coin           Coin
+	MarketType     MarketType
+	StartTime      time.Time
+	EndTime        time.Time
+	CoinPriceStart *float64
+	CoinPriceEnd   *float64
+	ConditionID    string
+	ClobTokenUp    string
+	ClobTokenDown  string
+	Winner         *string // OutcomeUp or OutcomeDown; nil while unresolved
+	FinalVolume    *float64
+	FinalLiquidity *float64
+	ResolvedAt     *time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Resolved reports whether the market has a winner.
+func (m Market) Resolved() bool { return m.Winner != nil }
+
+// MarketFilter selects markets. Zero fields do not filter.
+type MarketFilter struct {
+	Coin       Coin       // required by the API; "" matches every coin
+	MarketType MarketType // "" matches every type
+	Resolved   *bool      // nil matches both
+	// StartAfter keeps markets with start_time strictly after it.
+	StartAfter *time.Time
+	// StartBefore keeps markets with start_time strictly before it.
+	StartBefore *time.Time
+	// Window, when non-nil, is a plan's data window (see Window).
+	Window *Window
+	Limit  int // 0 means no limit
+	Offset int
+}
+
+// Window is a plan's data window over markets.
+type Window struct {
+	// MinStart keeps markets with start_time at or after it (zero: no bound).
+	MinStart time.Time
+	// MinStartByType, when non-nil, keeps only markets whose type is a key
+	// and whose start_time is at or after that key's time. Types that are not
+	// keys are excluded entirely.
+	MinStartByType map[MarketType]time.Time
+}
+
+// Contains reports whether the window lets m through.
+func (w *Window) Contains(m Market) bool {
+	if w == nil {
+		return true
+	}
+	if !w.MinStart.IsZero() && m.StartTime.Before(w.MinStart) {
+		return false
+	}
+	if w.MinStartByType != nil {
+		min, ok := w.MinStartByType[m.MarketType]
+		if !ok || m.StartTime.Before(min) {
+			return false
+		}
+	}
+	return true
+}
+
+// Level is one price level of an order book.
+type Level struct {
+	Price float64
+	Size  float64
+}
+
+// Book is an order book of one outcome token: bids best (highest) first,
+// asks best (lowest) first.
+type Book struct {
+	Bids []Level
+	Asks []Level
+}
+
+// Snapshot is the state of a market at one instant.
+type Snapshot struct {
+	Time      time.Time
+	CoinPrice float64
+	PriceUp   float64
+	PriceDown float64
+	// BookUp and BookDown are nil when no book was recorded or the query
+	// did not ask for books.
+	BookUp   *Book
+	BookDown *Book
+}
+
+// SnapshotQuery selects a page of one market's snapshots.
+type SnapshotQuery struct {
+	Limit     int  // 0 means all
+	Offset    int  // counted in the chosen order
+	Ascending bool // false: newest first (the API's order); true: oldest first (replay)
+	WithBooks bool // false: BookUp/BookDown are left nil
+}
+
+// Tier is a customer's plan, by its wire name.
+type Tier string
+
+// Plans SPEC names.
+const (
+	Starter    Tier = "STARTER"
+	Pro        Tier = "PRO"
+	ProTrial   Tier = "PRO_TRIAL"
+	Suite      Tier = "SUITE"
+	Enterprise Tier = "ENTERPRISE"
+)
+
+// Tiers lists every tier, cheapest first.
+var Tiers = []Tier{Starter, Pro, ProTrial, Suite, Enterprise}
+
+// Valid reports whether t is a known tier.
+func (t Tier) Valid() bool {
+	for _, k := range Tiers {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Customer is an account holder.
+type Customer struct {
+	ID        string
+	Email     string
+	Name      string
+	Tier      Tier
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// APIKey is a customer's key as stored: its hash, never the key itself.
+type APIKey struct {
+	ID         string
+	CustomerID string
+	Prefix     string
+	Hash       []byte
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
+// ExchangeKind is the exchange market an order book or trade belongs to.
+type ExchangeKind string
+
+// Exchange market kinds, as the API paths spell them.
+const (
+	Spot   ExchangeKind = "spot"
+	Future ExchangeKind = "future"
+)
+
+// Valid reports whether k is spot or future.
+func (k ExchangeKind) Valid() bool { return k == Spot || k == Future }
+
+// DepthLevel is one level of an exchange order book.
+type DepthLevel struct {
+	Price    float64
+	Quantity float64
+}
+
+// DepthSnapshot is an exchange order book at one instant.
+type DepthSnapshot struct {
+	Symbol       string // trading pair, e.g. BTCUSDT
+	Kind         ExchangeKind
+	Time         time.Time // millisecond precision
+	CoinPrice    float64
+	Bids         []DepthLevel
+	Asks         []DepthLevel
+	LastUpdateID int64
+}
+
+// DepthFilter selects depth snapshots of one symbol and kind.
+type DepthFilter struct {
+	Symbol string
+	Kind   ExchangeKind
+	From   *time.Time // at or after
+	To     *time.Time // at or before
+	// MinTime is a plan's data window: snapshots before it are excluded
+	// (zero: no bound).
+	MinTime time.Time
+	Limit   int // 0 means no limit
+	Offset  int
+}
+
+// Trade is one exchange trade.
+type Trade struct {
+	ID           int64
+	Price        float64
+	Qty          float64
+	QuoteQty     float64
+	Time         time.Time // millisecond precision
+	IsBuyerMaker bool
+	IsBestMatch  *bool // spot only; nil on futures
+}
