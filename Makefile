@@ -1,0 +1,32 @@
+# updown: the two commands a newcomer needs are `make run` and `make test`.
+GO      ?= go
+PKGS    ?= ./...
+BENCH   ?= .
+
+.PHONY: run test bench build lint fmt clean
+
+## run: start the whole service on embedded defaults (no Postgres or Redis needed)
+run:
+	$(GO) run ./cmd/updown dev
+
+## test: every test (unit, both stores, api over HTTP, workers over real Asynq)
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## bench: Go benchmarks with their ratios to the floors they are compared with
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 30m $(PKGS)
+
+## build: the one binary, in bin/
+build:
+	$(GO) build -o bin/updown ./cmd/updown
+
+## lint: formatting, vet and staticcheck
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest $(PKGS)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,84 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// jsonAppender is implemented by response bodies that write their own JSON
+// faster than reflection does (snapshot pages are the service's volume).
+type jsonAppender interface {
+	AppendJSON(dst []byte) []byte
+}
+
+// jsonFormat is Huma's JSON format with a fast path for jsonAppender
+// bodies. The OpenAPI schema still comes from the body's Go type.
+var jsonFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error {
+		if a, ok := v.(jsonAppender); ok {
+			_, err := w.Write(a.AppendJSON(make([]byte, 0, 4096)))
+			return err
+		}
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	},
+	Unmarshal: json.Unmarshal,
+}
+
+// writeJSON writes v as a JSON response outside Huma (health endpoints).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"success":false,"error":{"code":"INTERNAL_ERROR","message":"internal server error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// appendFloat writes f as encoding/json would (shortest representation that
+// round-trips; exponent form only for very small or large magnitudes).
+// Non-finite values, which JSON cannot carry, are written as 0.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	abs := math.Abs(f)
+	fmtc := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		fmtc = 'e'
+	}
+	b = strconv.AppendFloat(b, f, fmtc, -1, 64)
+	if fmtc == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString writes s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func reflectTypeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }

@@ -1,0 +1,408 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/store"
+)
+
+// marketJSON is SPEC 2.1's market object.
+type marketJSON struct {
+	Slug           string   `json:"slug" example:"btc-updown-15m-1777467600"`
+	MarketID       string   `json:"market_id"`
+	EventID        string   `json:"event_id"`
+	MarketType     string   `json:"market_type" enum:"5m,15m,1hr,4hr,24hr"`
+	StartTime      string   `json:"start_time" format:"date-time"`
+	EndTime        string   `json:"end_time" format:"date-time"`
+	CoinPriceStart *float64 `json:"coin_price_start" nullable:"true"`
+	CoinPriceEnd   *float64 `json:"coin_price_end" nullable:"true"`
+	ConditionID    string   `json:"condition_id"`
+	ClobTokenUp    string   `json:"clob_token_up"`
+	ClobTokenDown  string   `json:"clob_token_down"`
+	Winner         *string  `json:"winner" nullable:"true" enum:"Up,Down"`
+	FinalVolume    *float64 `json:"final_volume" nullable:"true"`
+	FinalLiquidity *float64 `json:"final_liquidity" nullable:"true"`
+	ResolvedAt     *string  `json:"resolved_at" nullable:"true" format:"date-time"`
+	CreatedAt      string   `json:"created_at" format:"date-time"`
+	UpdatedAt      string   `json:"updated_at" format:"date-time"`
+}
+
+func toMarketJSON(m store.Market) marketJSON {
+	out := marketJSON{
+		Slug: m.Slug, MarketID: m.MarketID, EventID: m.EventID, MarketType: string(m.MarketType),
+		StartTime: formatTime(m.StartTime), EndTime: formatTime(m.EndTime),
+		CoinPriceStart: m.CoinPriceStart, CoinPriceEnd: m.CoinPriceEnd,
+		ConditionID: m.ConditionID, ClobTokenUp: m.ClobTokenUp, ClobTokenDown: m.ClobTokenDown,
+		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
+		CreatedAt: formatTime(m.CreatedAt), UpdatedAt: formatTime(m.UpdatedAt),
+	}
+	if m.ResolvedAt != nil {
+		s := formatTime(*m.ResolvedAt)
+		out.ResolvedAt = &s
+	}
+	return out
+}
+
+type listMarketsInput struct {
+	Coin       string `query:"coin" required:"true" doc:"BTC, ETH or SOL (case-insensitive)." example:"BTC"`
+	Limit      int    `query:"limit" default:"100" minimum:"1" maximum:"100" doc:"Page size."`
+	Offset     int    `query:"offset" default:"0" minimum:"0" doc:"Markets to skip."`
+	MarketType string `query:"market_type" doc:"5m, 15m or 1hr (all coins); 4hr or 24hr (BTC only)."`
+	Resolved   string `query:"resolved" doc:"true: resolved markets only; false: active (unresolved) markets only."`
+	StartTime  string `query:"start_time" doc:"Markets starting after this time: epoch milliseconds or ISO 8601."`
+	EndTime    string `query:"end_time" doc:"Markets starting before this time: epoch milliseconds or ISO 8601."`
+}
+
+type marketListBody struct {
+	Markets []marketJSON `json:"markets" doc:"Markets, newest start_time first."`
+	Total   int          `json:"total" doc:"Markets matching the filter inside the plan's data window."`
+	Limit   int          `json:"limit"`
+	Offset  int          `json:"offset"`
+	Warning *string      `json:"warning" nullable:"true" doc:"Set when the plan's data window hid matching markets."`
+}
+
+type marketListOutput struct{ Body marketListBody }
+
+type marketSlugInput struct {
+	Slug string `path:"slug" doc:"Market slug, <coin>-updown-<market_type>-<epoch_seconds>." example:"btc-updown-15m-1777467600"`
+}
+
+type marketOutput struct{ Body marketJSON }
+
+type snapshotPageParams struct {
+	Limit            int  `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset           int  `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
+	IncludeOrderbook bool `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
+}
+
+type snapshotsBySlugInput struct {
+	Slug string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+	snapshotPageParams
+}
+
+type snapshotsByMarketIDInput struct {
+	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
+	snapshotPageParams
+}
+
+type snapshotsOutput struct{ Body *snapshotPage }
+
+func (s *Server) registerMarkets() {
+	security := []map[string][]string{{schemeAPIKey: {}}}
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-markets",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets",
+		Summary:     "List markets",
+		Description: "Markets of one coin, newest start_time first, within the plan's data window.",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      []int{400, 401, 403, 429, 500},
+	}, s.listMarkets)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-market",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/{slug}",
+		Summary:     "Get a market",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      []int{400, 401, 403, 404, 429, 500},
+	}, s.getMarket)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-snapshots",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/{slug}/snapshots",
+		Summary:     "List a market's snapshots",
+		Description: "Snapshots newest first; order books only with include_orderbook=true.",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      []int{400, 401, 403, 404, 429, 500},
+	}, s.snapshotsBySlug)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-snapshots-by-market-id",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/by-market-id/{marketId}/snapshots",
+		Summary:     "List a market's snapshots by external market id",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      []int{400, 401, 403, 404, 429, 500},
+	}, s.snapshotsByMarketID)
+}
+
+func (s *Server) listMarkets(ctx context.Context, in *listMarketsInput) (*marketListOutput, error) {
+	f, err := parseMarketFilter(in)
+	if err != nil {
+		return nil, err
+	}
+	p := principalFrom(ctx).Plan
+	w, err := s.marketWindow(ctx, p, f.Coin)
+	if err != nil {
+		return nil, err
+	}
+	f.Window = w
+	markets, total, err := s.store.ListMarkets(ctx, f)
+	if err != nil {
+		return nil, s.unavailable(ctx, "list markets", err)
+	}
+	out := &marketListOutput{Body: marketListBody{Markets: make([]marketJSON, len(markets)), Total: total, Limit: f.Limit, Offset: f.Offset}}
+	for i, m := range markets {
+		out.Body.Markets[i] = toMarketJSON(m)
+	}
+	if w != nil {
+		unwindowed := f
+		unwindowed.Window = nil
+		all, err := s.store.CountMarkets(ctx, unwindowed)
+		if err != nil {
+			return nil, s.unavailable(ctx, "count markets", err)
+		}
+		if hidden := all - total; hidden > 0 {
+			msg := windowWarning(p, hidden)
+			out.Body.Warning = &msg
+		}
+	}
+	return out, nil
+}
+
+func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
+	f := store.MarketFilter{Limit: in.Limit, Offset: in.Offset}
+	f.Coin = store.Coin(strings.ToUpper(strings.TrimSpace(in.Coin)))
+	if !f.Coin.Valid() {
+		return f, invalidParam("query.coin", in.Coin, "coin must be one of BTC, ETH, SOL")
+	}
+	if in.MarketType != "" {
+		f.MarketType = store.MarketType(in.MarketType)
+		if !f.MarketType.Valid() {
+			return f, invalidParam("query.market_type", in.MarketType, "market_type must be one of 5m, 15m, 1hr, 4hr, 24hr")
+		}
+		if !f.MarketType.AvailableFor(f.Coin) {
+			return f, invalidParam("query.market_type", in.MarketType, "4hr and 24hr markets exist for BTC only")
+		}
+	}
+	switch strings.ToLower(in.Resolved) {
+	case "":
+	case "true":
+		t := true
+		f.Resolved = &t
+	case "false":
+		v := false
+		f.Resolved = &v
+	default:
+		return f, invalidParam("query.resolved", in.Resolved, "resolved must be true or false")
+	}
+	var err error
+	if f.StartAfter, err = parseTimeParam("query.start_time", in.StartTime); err != nil {
+		return f, err
+	}
+	if f.StartBefore, err = parseTimeParam("query.end_time", in.EndTime); err != nil {
+		return f, err
+	}
+	if f.StartAfter != nil && f.StartBefore != nil && !f.StartAfter.Before(*f.StartBefore) {
+		return f, invalidParam("query.end_time", in.EndTime, "end_time must be later than start_time")
+	}
+	return f, nil
+}
+
+// parseTimeParam reads epoch milliseconds or ISO 8601 (RFC 3339, with or
+// without a zone, which then means UTC, or a bare date).
+func parseTimeParam(loc, v string) (*time.Time, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil, nil
+	}
+	if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if ms < 0 || ms > 253402300799999 { // year 9999
+			return nil, invalidParam(loc, v, "time out of range: use epoch milliseconds between 0 and 253402300799999")
+		}
+		t := time.UnixMilli(ms).UTC()
+		return &t, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			t = t.UTC()
+			return &t, nil
+		}
+	}
+	return nil, invalidParam(loc, v, "expected epoch milliseconds (e.g. 1777467600000) or ISO 8601 (e.g. 2026-04-29T13:00:00Z)")
+}
+
+// invalidParam is 400 VALIDATION_ERROR for one parameter, in the same shape
+// as Huma's own validation errors.
+func invalidParam(loc string, value any, msg string) *Error {
+	name := loc[strings.IndexByte(loc, '.')+1:]
+	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Message: "invalid request: " + name + ": " + msg,
+		Details: map[string]any{"errors": []map[string]any{{"location": loc, "message": msg, "value": value}}}}
+}
+
+func (s *Server) getMarket(ctx context.Context, in *marketSlugInput) (*marketOutput, error) {
+	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+	if err != nil {
+		return nil, err
+	}
+	return &marketOutput{Body: toMarketJSON(m)}, nil
+}
+
+// findMarket loads a market and checks the caller's plan may see it.
+func (s *Server) findMarket(ctx context.Context, key string, get func(context.Context, string) (store.Market, error), what string) (store.Market, error) {
+	m, err := get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return m, Errorf(http.StatusNotFound, CodeNotFound, "%s not found", what)
+	}
+	if err != nil {
+		return m, s.unavailable(ctx, "get market", err)
+	}
+	if err := s.checkMarketAccess(ctx, principalFrom(ctx).Plan, m); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+func (s *Server) snapshotsBySlug(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
+	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+	if err != nil {
+		return nil, err
+	}
+	return s.snapshots(ctx, m, in.snapshotPageParams)
+}
+
+func (s *Server) snapshotsByMarketID(ctx context.Context, in *snapshotsByMarketIDInput) (*snapshotsOutput, error) {
+	m, err := s.findMarket(ctx, in.MarketID, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(in.MarketID))
+	if err != nil {
+		return nil, err
+	}
+	return s.snapshots(ctx, m, in.snapshotPageParams)
+}
+
+func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams) (*snapshotsOutput, error) {
+	snaps, total, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: p.Limit, Offset: p.Offset, WithBooks: p.IncludeOrderbook})
+	if err != nil {
+		return nil, s.unavailable(ctx, "list snapshots", err)
+	}
+	return &snapshotsOutput{Body: &snapshotPage{
+		Market: toMarketJSON(m), Snapshots: snaps, Total: total, Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook,
+	}}, nil
+}
+
+// snapshotPage is the snapshots response. It writes its own JSON (see
+// AppendJSON); the exported fields and tags document the shape.
+type snapshotPage struct {
+	Market    marketJSON       `json:"market"`
+	Snapshots []store.Snapshot `json:"-"`
+	Total     int              `json:"total" doc:"All snapshots the market has."`
+	Limit     int              `json:"limit"`
+	Offset    int              `json:"offset"`
+	books     bool
+}
+
+// snapshotJSON documents SPEC 2.2's snapshot in the OpenAPI schema.
+type snapshotJSON struct {
+	Time          string    `json:"time" format:"date-time"`
+	CoinPrice     float64   `json:"coin_price"`
+	PriceUp       float64   `json:"price_up" minimum:"0" maximum:"1"`
+	PriceDown     float64   `json:"price_down" minimum:"0" maximum:"1"`
+	OrderbookUp   *bookJSON `json:"orderbook_up,omitempty" doc:"Only with include_orderbook=true."`
+	OrderbookDown *bookJSON `json:"orderbook_down,omitempty" doc:"Only with include_orderbook=true."`
+}
+
+type bookJSON struct {
+	Asks []levelJSON `json:"asks"`
+	Bids []levelJSON `json:"bids"`
+}
+
+type levelJSON struct {
+	Size  float64 `json:"size"`
+	Price float64 `json:"price"`
+}
+
+// Schema documents the page with its snapshots array.
+func (p *snapshotPage) Schema(r huma.Registry) *huma.Schema {
+	return r.Schema(reflectTypeOf[snapshotPageDoc](), true, "SnapshotPage")
+}
+
+type snapshotPageDoc struct {
+	Market    marketJSON     `json:"market"`
+	Snapshots []snapshotJSON `json:"snapshots" doc:"Snapshots, newest first."`
+	Total     int            `json:"total" doc:"All snapshots the market has."`
+	Limit     int            `json:"limit"`
+	Offset    int            `json:"offset"`
+}
+
+// MarshalJSON keeps encoding/json callers (tests, the job results) on the
+// same bytes as the fast path.
+func (p *snapshotPage) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
+
+// AppendJSON writes the page without reflection: a page of 1,000 snapshots
+// with books is ~40,000 levels.
+func (p *snapshotPage) AppendJSON(b []byte) []byte {
+	mk, _ := json.Marshal(p.Market) // a flat struct of strings and numbers: cannot fail
+	b = append(b, `{"market":`...)
+	b = append(b, mk...)
+	b = append(b, `,"snapshots":[`...)
+	for i := range p.Snapshots {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendSnapshot(b, &p.Snapshots[i], p.books)
+	}
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(p.Total), 10)
+	b = append(b, `,"limit":`...)
+	b = strconv.AppendInt(b, int64(p.Limit), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(p.Offset), 10)
+	return append(b, '}')
+}
+
+func appendSnapshot(b []byte, s *store.Snapshot, books bool) []byte {
+	b = append(b, `{"time":"`...)
+	b = s.Time.UTC().AppendFormat(b, timeLayout)
+	b = append(b, `","coin_price":`...)
+	b = appendFloat(b, s.CoinPrice)
+	b = append(b, `,"price_up":`...)
+	b = appendFloat(b, s.PriceUp)
+	b = append(b, `,"price_down":`...)
+	b = appendFloat(b, s.PriceDown)
+	if books {
+		b = append(b, `,"orderbook_up":`...)
+		b = appendBook(b, s.BookUp)
+		b = append(b, `,"orderbook_down":`...)
+		b = appendBook(b, s.BookDown)
+	}
+	return append(b, '}')
+}
+
+// appendBook writes a book; a snapshot without a recorded book gets empty
+// sides, so the field is always an object when asked for.
+func appendBook(b []byte, bk *store.Book) []byte {
+	var asks, bids []store.Level
+	if bk != nil {
+		asks, bids = bk.Asks, bk.Bids
+	}
+	b = append(b, `{"asks":`...)
+	b = appendLevels(b, asks)
+	b = append(b, `,"bids":`...)
+	b = appendLevels(b, bids)
+	return append(b, '}')
+}
+
+func appendLevels(b []byte, ls []store.Level) []byte {
+	b = append(b, '[')
+	for i, l := range ls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"size":`...)
+		b = appendFloat(b, l.Size)
+		b = append(b, `,"price":`...)
+		b = appendFloat(b, l.Price)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}

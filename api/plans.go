@@ -1,0 +1,131 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// Plan is everything a tier decides. planFor is the one table in code that
+// answers plan questions (DESIGN 4); nothing else compares tier names.
+type Plan struct {
+	Tier store.Tier
+	// LastN, when non-nil, limits market data to the newest N markets of
+	// each type (Starter); types absent from the map are not available.
+	LastN map[store.MarketType]int
+	// WindowDays limits data to markets starting within the last N days
+	// (0 with LastN nil: unlimited).
+	WindowDays int
+	// AltCoins allows ETH and SOL prediction markets.
+	AltCoins bool
+	// Exchange allows the exchange spot and futures endpoints.
+	Exchange bool
+	// Replay allows POST /v1/replay.
+	Replay bool
+	// BacktestAI allows the Backtest AI agent.
+	BacktestAI bool
+	// AIGenerationsPerMonth is the monthly generation quota (-1 unlimited).
+	AIGenerationsPerMonth int
+	// PerMinute and PerDay are the default rate limits (0 unlimited).
+	PerMinute, PerDay int
+}
+
+// starterLastN is the Starter window: the newest markets per type (BTC only).
+func starterLastN() map[store.MarketType]int {
+	return map[store.MarketType]int{store.M5: 50, store.M15: 50, store.H1: 24, store.H4: 24, store.H24: 5}
+}
+
+// planFor returns the plan of a tier. Unknown tiers get Starter's plan, the
+// safe default.
+func planFor(t store.Tier) Plan {
+	switch t {
+	case store.Pro:
+		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
+			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000}
+	case store.ProTrial:
+		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000}
+	case store.Suite:
+		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, PerMinute: 300, PerDay: 50_000}
+	case store.Enterprise:
+		return Plan{Tier: t, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
+			AIGenerationsPerMonth: -1}
+	default:
+		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000}
+	}
+}
+
+// upgradeURL is where tier errors send the customer.
+const upgradeURL = "/v1/account/billing"
+
+// tierDenied is 403 TIER_ACCESS_DENIED with SPEC 7's details.
+func tierDenied(p Plan, required store.Tier, format string, args ...any) *Error {
+	return &Error{
+		Status:  http.StatusForbidden,
+		Code:    CodeTierAccessDenied,
+		Message: fmt.Sprintf(format, args...),
+		Details: map[string]any{
+			"required_tier": string(required),
+			"current_tier":  string(p.Tier),
+			"upgrade_url":   upgradeURL,
+		},
+	}
+}
+
+// marketWindow returns the plan's window over markets of coin (nil when
+// unlimited), or a tier error when the plan has no access to the coin.
+func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin) (*store.Window, error) {
+	if coin != store.BTC && !p.AltCoins {
+		return nil, tierDenied(p, store.Pro, "%s prediction markets need the PRO plan; the %s plan covers BTC markets only", coin, p.Tier)
+	}
+	if p.LastN != nil {
+		w := &store.Window{MinStartByType: make(map[store.MarketType]time.Time, len(p.LastN))}
+		for mt, n := range p.LastN {
+			t, ok, err := s.store.NthNewestStart(ctx, coin, mt, n)
+			if err != nil {
+				return nil, s.internal(ctx, "compute data window", err)
+			}
+			if ok {
+				w.MinStartByType[mt] = t
+			} else {
+				w.MinStartByType[mt] = time.Time{}
+			}
+		}
+		return w, nil
+	}
+	if p.WindowDays > 0 {
+		return &store.Window{MinStart: s.now().Add(-time.Duration(p.WindowDays) * 24 * time.Hour)}, nil
+	}
+	return nil, nil
+}
+
+// checkMarketAccess answers 403 TIER_ACCESS_DENIED when m is outside the
+// plan's data window.
+func (s *Server) checkMarketAccess(ctx context.Context, p Plan, m store.Market) error {
+	w, err := s.marketWindow(ctx, p, m.Coin)
+	if err != nil {
+		return err
+	}
+	if w.Contains(m) {
+		return nil
+	}
+	if p.LastN != nil {
+		return tierDenied(p, store.Pro, "market %s is outside the %s plan's data window (the newest %d %s %s markets); upgrade for 31 days of history",
+			m.Slug, p.Tier, p.LastN[m.MarketType], m.Coin, m.MarketType)
+	}
+	return tierDenied(p, store.Enterprise, "market %s started more than %d days ago, outside the %s plan's data window",
+		m.Slug, p.WindowDays, p.Tier)
+}
+
+// windowWarning describes what the window hid from a list, for the
+// response's warning field.
+func windowWarning(p Plan, hidden int) string {
+	if p.LastN != nil {
+		return fmt.Sprintf("%d older market(s) matching this filter are outside the %s plan's data window (newest 50 5m and 15m, 24 1hr and 4hr, 5 24hr BTC markets); upgrade at %s",
+			hidden, p.Tier, upgradeURL)
+	}
+	return fmt.Sprintf("%d market(s) matching this filter started more than %d days ago, outside the %s plan's data window; upgrade at %s",
+		hidden, p.WindowDays, p.Tier, upgradeURL)
+}

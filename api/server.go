@@ -1,0 +1,349 @@
+// Package api is updown's HTTP API: Huma operations, authentication, plans
+// and data windows, the error envelope, health and metrics endpoints.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/updown/updown/store"
+)
+
+// Version is the API version shown in the OpenAPI document.
+const Version = "1.0.0"
+
+// maxBodyBytes bounds every request body (DESIGN 5).
+const maxBodyBytes = 1 << 20
+
+// Config is what the API needs from the process that runs it.
+type Config struct {
+	Store  store.Store
+	Logger *slog.Logger
+	// Now is the clock (time.Now when nil); tests pin it.
+	Now func() time.Time
+	// DevKeys accepts the fixed ud_dev_ demo keys. Only `updown dev` sets it.
+	DevKeys bool
+	// Checks are readiness checks beside the store's Ping, by name
+	// (for example "redis").
+	Checks map[string]func(context.Context) error
+	// Monitoring, when set, is the Asynq monitoring UI, mounted at
+	// /monitoring/.
+	Monitoring http.Handler
+	// Metrics is the Prometheus registry /metrics serves; a new one is
+	// made when nil. Other components (queues) may register on it.
+	Metrics *prometheus.Registry
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	cfg     Config
+	store   store.Store
+	log     *slog.Logger
+	api     huma.API
+	mux     *http.ServeMux
+	handler http.Handler
+	metrics *httpMetrics
+}
+
+// New builds the API and registers every route.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("api: a store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+		cfg.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux()}
+	m, err := newHTTPMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+
+	hc := huma.DefaultConfig("updown API", Version)
+	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
+	hc.OpenAPIPath = "/openapi"
+	hc.Info.Description = "History of short-interval up/down prediction markets (BTC, ETH, SOL), exchange data, strategy replay and a Backtest AI agent."
+	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		schemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key created with `updown customers create` or `updown keys create`."},
+	}
+	hc.Formats = map[string]huma.Format{
+		"application/json": jsonFormat,
+		"json":             jsonFormat,
+	}
+	s.api = humago.New(s.mux, hc)
+	s.api.UseMiddleware(s.authenticate)
+
+	s.registerMarkets()
+	fixErrorResponses(s.api.OpenAPI())
+
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{Registry: cfg.Metrics}))
+	if cfg.Monitoring != nil {
+		s.mux.Handle("/monitoring/", cfg.Monitoring)
+		s.mux.Handle("GET /monitoring", http.RedirectHandler("/monitoring/", http.StatusMovedPermanently))
+	}
+	s.mux.HandleFunc("/", s.notFound)
+
+	// Metrics wrap the mux directly: the mux records the matched pattern on
+	// the request it is handed, which the metrics read back as the route.
+	s.handler = s.withRequestID(s.withRecover(http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes)))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// OpenAPI returns the API's OpenAPI 3.1 document.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// internal logs an unexpected failure with the request id and answers 500
+// without internals.
+func (s *Server) internal(ctx context.Context, op string, err error) *Error {
+	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+		Message: "internal server error (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
+}
+
+// unavailable is a backend that cannot be reached: 503, so clients retry.
+func (s *Server) unavailable(ctx context.Context, op string, err error) *Error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() != nil { // the client went away; nothing useful to say
+			return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "request cancelled", Cause: err}
+		}
+	}
+	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
+		Message: "the data store is unavailable; retry with backoff (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
+}
+
+func init() {
+	// Huma builds its own errors (validation, bad bodies) through these
+	// hooks; route them into SPEC 7's envelope. They are Huma's documented
+	// extension points, set once for the process.
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		return fromHuma(status, msg, errs...)
+	}
+	huma.NewErrorWithContext = func(_ huma.Context, status int, msg string, errs ...error) huma.StatusError {
+		return fromHuma(status, msg, errs...)
+	}
+}
+
+// Schema documents *Error in the OpenAPI document as the envelope it writes.
+func (e *Error) Schema(r huma.Registry) *huma.Schema {
+	return r.Schema(reflect.TypeOf(ErrorEnvelope{}), true, "ErrorEnvelope")
+}
+
+// fixErrorResponses moves Huma's 422 responses to 400, the status this API
+// answers validation errors with.
+func fixErrorResponses(doc *huma.OpenAPI) {
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil {
+				continue
+			}
+			if r, ok := op.Responses["422"]; ok {
+				delete(op.Responses, "422")
+				if _, has := op.Responses["400"]; !has {
+					r.Description = "Bad Request (VALIDATION_ERROR and friends)"
+					op.Responses["400"] = r
+				}
+			}
+		}
+	}
+}
+
+// notFound answers paths no route serves: 405 when the path exists for
+// another method, else 404 RESOURCE_NOT_FOUND.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		e := Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allowed, ", "))
+		e.GetHeaders().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, r, s.log, e)
+		return
+	}
+	writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", r.Method, r.URL.Path))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+// readyz reports whether the store and every configured dependency answer.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	ok := true
+	run := func(name string, check func(context.Context) error) {
+		if err := check(ctx); err != nil {
+			ok = false
+			checks[name] = "unavailable"
+			s.log.WarnContext(ctx, "readiness check failed", "check", name, "err", err)
+			return
+		}
+		checks[name] = "ok"
+	}
+	run("store", s.store.Ping)
+	for name, c := range s.cfg.Checks {
+		run(name, c)
+	}
+	status := http.StatusOK
+	state := "ready"
+	if !ok {
+		status, state = http.StatusServiceUnavailable, "unavailable"
+	}
+	writeJSON(w, status, map[string]any{"status": state, "checks": checks})
+}
+
+type requestIDKey struct{}
+
+// RequestID returns the request's id ("" outside a request).
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// withRequestID gives every request an id, echoed in X-Request-Id, and sets
+// the headers every API response carries.
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		h := w.Header()
+		h.Set("X-Request-Id", id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+// validRequestID accepts a caller's id only when it is short and plain, so
+// it can be logged and echoed safely.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// withRecover turns a panic into 500 INTERNAL_ERROR, logged with the stack.
+func (s *Server) withRecover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				writeError(w, r, s.log, &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+					Message: "internal server error (request id " + RequestID(r.Context()) + ")",
+					Cause:   fmt.Errorf("panic: %v", v)})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpMetrics are the API's Prometheus metrics.
+type httpMetrics struct {
+	duration *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg *prometheus.Registry) (*httpMetrics, error) {
+	m := &httpMetrics{duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "updown",
+		Name:      "http_request_duration_seconds",
+		Help:      "HTTP request latency by route and status.",
+		Buckets:   []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"method", "route", "status"})}
+	if err := reg.Register(m.duration); err != nil {
+		return nil, fmt.Errorf("api: register metrics: %w", err)
+	}
+	return m, nil
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) withMetrics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		route := r.Pattern // set by the mux on match
+		if route == "" || route == "/" {
+			route = "unmatched"
+		}
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(time.Since(start).Seconds())
+	})
+}

@@ -1,0 +1,116 @@
+// Package redistest gives tests a Redis of their own.
+//
+// Each call starts a throwaway redis-server on a free loopback port (so
+// Asynq queues and rate-limit keys never collide between tests or
+// packages), or, when the binary is missing, uses TEST_REDIS_URL with a
+// flushed database. Without either the test is skipped, except under
+// CI=true, where a missing Redis is a failure.
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// New returns the URL of a Redis for this test, cleaned up with the test.
+func New(t testing.TB) string {
+	t.Helper()
+	if bin, err := exec.LookPath("redis-server"); err == nil {
+		return startServer(t, bin)
+	}
+	if url := os.Getenv("TEST_REDIS_URL"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatalf("redistest: TEST_REDIS_URL: %v", err)
+		}
+		c := redis.NewClient(opt)
+		defer c.Close()
+		if err := c.FlushDB(context.Background()).Err(); err != nil {
+			unavailable(t, fmt.Sprintf("TEST_REDIS_URL %s: %v", url, err))
+		}
+		return url
+	}
+	unavailable(t, "no redis-server binary on PATH and TEST_REDIS_URL is not set")
+	return ""
+}
+
+// Client returns a client of a fresh Redis (see New), closed with the test.
+func Client(t testing.TB) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("redistest: Redis is required under CI=true: %s", why)
+	}
+	t.Skipf("redistest: skipping, Redis unavailable: %s", why)
+}
+
+func startServer(t testing.TB, bin string) string {
+	t.Helper()
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--loglevel", "warning")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("redistest: start redis-server: %v", err)
+		}
+		url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+		if waitReady(url, 5*time.Second) {
+			t.Cleanup(func() {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			})
+			return url
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	unavailable(t, "redis-server did not start")
+	return ""
+}
+
+func waitReady(url string, within time.Duration) bool {
+	opt, _ := redis.ParseURL(url)
+	c := redis.NewClient(opt)
+	defer c.Close()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
