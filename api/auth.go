@@ -71,7 +71,7 @@ func (s *Server) principalForKey(ctx context.Context, key string) (principal, er
 		return principal{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid or revoked API key")
 	}
 	if err != nil {
-		return principal{}, s.unavailable(ctx, "look up API key", err)
+		return principal{}, s.storeFailure(ctx, "look up API key", err)
 	}
 	return principal{Customer: c, Key: k, Plan: planFor(c.Tier)}, nil
 }

@@ -150,7 +150,7 @@ func (s *Server) listMarkets(ctx context.Context, in *listMarketsInput) (*market
 	f.Window = w
 	markets, total, err := s.store.ListMarkets(ctx, f)
 	if err != nil {
-		return nil, s.unavailable(ctx, "list markets", err)
+		return nil, s.storeFailure(ctx, "list markets", err)
 	}
 	out := &marketListOutput{Body: marketListBody{Markets: make([]marketJSON, len(markets)), Total: total, Limit: f.Limit, Offset: f.Offset}}
 	for i, m := range markets {
@@ -161,7 +161,7 @@ func (s *Server) listMarkets(ctx context.Context, in *listMarketsInput) (*market
 		unwindowed.Window = nil
 		all, err := s.store.CountMarkets(ctx, unwindowed)
 		if err != nil {
-			return nil, s.unavailable(ctx, "count markets", err)
+			return nil, s.storeFailure(ctx, "count markets", err)
 		}
 		if hidden := all - total; hidden > 0 {
 			msg := windowWarning(p, hidden)
@@ -256,7 +256,7 @@ func (s *Server) findMarket(ctx context.Context, key string, get func(context.Co
 		return m, Errorf(http.StatusNotFound, CodeNotFound, "%s not found", what)
 	}
 	if err != nil {
-		return m, s.unavailable(ctx, "get market", err)
+		return m, s.storeFailure(ctx, "get market", err)
 	}
 	if err := s.checkMarketAccess(ctx, principalFrom(ctx).Plan, m); err != nil {
 		return m, err
@@ -283,7 +283,7 @@ func (s *Server) snapshotsByMarketID(ctx context.Context, in *snapshotsByMarketI
 func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams) (*snapshotsOutput, error) {
 	snaps, total, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: p.Limit, Offset: p.Offset, WithBooks: p.IncludeOrderbook})
 	if err != nil {
-		return nil, s.unavailable(ctx, "list snapshots", err)
+		return nil, s.storeFailure(ctx, "list snapshots", err)
 	}
 	return &snapshotsOutput{Body: &snapshotPage{
 		Market: toMarketJSON(m), Snapshots: snaps, Total: total, Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook,

@@ -130,12 +130,12 @@ func (s *Server) internal(ctx context.Context, op string, err error) *Error {
 		Message: "internal server error (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
 }
 
-// unavailable is a backend that cannot be reached: 503, so clients retry.
-func (s *Server) unavailable(ctx context.Context, op string, err error) *Error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		if ctx.Err() != nil { // the client went away; nothing useful to say
-			return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "request cancelled", Cause: err}
-		}
+// storeFailure answers a failed store call: 503 SERVICE_UNAVAILABLE when
+// the backend cannot be reached (clients retry), else 500 INTERNAL_ERROR.
+// Either way the cause is logged with the request id, never answered.
+func (s *Server) storeFailure(ctx context.Context, op string, err error) *Error {
+	if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+		return s.internal(ctx, op, err)
 	}
 	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
 	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,

@@ -20,6 +20,9 @@ var (
 	// snapshots for a market that does not exist are ErrNotFound, but a
 	// market without a slug is ErrInvalid).
 	ErrInvalid = errors.New("invalid")
+	// ErrUnavailable means the backend cannot be reached (connection
+	// refused, pool closed, timeout): the API answers 503 and clients retry.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Store is everything the service keeps durably.
