@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,15 +74,15 @@ func (e *Error) With(key string, value any) *Error {
 
 // MarshalJSON writes the SPEC 7 envelope.
 func (e *Error) MarshalJSON() ([]byte, error) {
-	return json.Marshal(envelope{
-		Success: false,
-		Error: errorBody{
-			Code:    e.Code,
-			Message: e.Message,
-			Details: e.Details,
-		},
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // messages quote "<= 100"; keep them readable
+	err := enc.Encode(envelope{
+		Success:   false,
+		Error:     errorBody{Code: e.Code, Message: e.Message, Details: e.Details},
 		Timestamp: formatTime(time.Now()),
 	})
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }
 
 type envelope struct {

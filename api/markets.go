@@ -77,23 +77,29 @@ type marketSlugInput struct {
 
 type marketOutput struct{ Body marketJSON }
 
+// snapshotPageParams are the paging parameters of both snapshot routes.
 type snapshotPageParams struct {
-	Limit            int  `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset           int  `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
-	IncludeOrderbook bool `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
+	Limit, Offset    int
+	IncludeOrderbook bool
 }
 
+// Huma reads parameters from a struct's own fields only, so the two
+// snapshot inputs repeat the page parameters.
 type snapshotsBySlugInput struct {
-	Slug string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
-	snapshotPageParams
+	Slug             string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
+	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
 }
 
 type snapshotsByMarketIDInput struct {
-	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
-	snapshotPageParams
+	MarketID         string `path:"marketId" doc:"External (prediction-market) market id."`
+	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
+	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
 }
 
-type snapshotsOutput struct{ Body *snapshotPage }
+type snapshotsOutput struct{ Body *snapshotPageBody }
 
 func (s *Server) registerMarkets() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
@@ -269,7 +275,7 @@ func (s *Server) snapshotsBySlug(ctx context.Context, in *snapshotsBySlugInput) 
 	if err != nil {
 		return nil, err
 	}
-	return s.snapshots(ctx, m, in.snapshotPageParams)
+	return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook})
 }
 
 func (s *Server) snapshotsByMarketID(ctx context.Context, in *snapshotsByMarketIDInput) (*snapshotsOutput, error) {
@@ -277,7 +283,7 @@ func (s *Server) snapshotsByMarketID(ctx context.Context, in *snapshotsByMarketI
 	if err != nil {
 		return nil, err
 	}
-	return s.snapshots(ctx, m, in.snapshotPageParams)
+	return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook})
 }
 
 func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams) (*snapshotsOutput, error) {
@@ -285,14 +291,14 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 	if err != nil {
 		return nil, s.storeFailure(ctx, "list snapshots", err)
 	}
-	return &snapshotsOutput{Body: &snapshotPage{
+	return &snapshotsOutput{Body: &snapshotPageBody{
 		Market: toMarketJSON(m), Snapshots: snaps, Total: total, Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook,
 	}}, nil
 }
 
-// snapshotPage is the snapshots response. It writes its own JSON (see
+// snapshotPageBody is the snapshots response. It writes its own JSON (see
 // AppendJSON); the exported fields and tags document the shape.
-type snapshotPage struct {
+type snapshotPageBody struct {
 	Market    marketJSON       `json:"market"`
 	Snapshots []store.Snapshot `json:"-"`
 	Total     int              `json:"total" doc:"All snapshots the market has."`
@@ -322,11 +328,11 @@ type levelJSON struct {
 }
 
 // Schema documents the page with its snapshots array.
-func (p *snapshotPage) Schema(r huma.Registry) *huma.Schema {
-	return r.Schema(reflectTypeOf[snapshotPageDoc](), true, "SnapshotPage")
+func (p *snapshotPageBody) Schema(r huma.Registry) *huma.Schema {
+	return r.Schema(reflectTypeOf[snapshotPage](), true, "SnapshotPage")
 }
 
-type snapshotPageDoc struct {
+type snapshotPage struct {
 	Market    marketJSON     `json:"market"`
 	Snapshots []snapshotJSON `json:"snapshots" doc:"Snapshots, newest first."`
 	Total     int            `json:"total" doc:"All snapshots the market has."`
@@ -336,11 +342,11 @@ type snapshotPageDoc struct {
 
 // MarshalJSON keeps encoding/json callers (tests, the job results) on the
 // same bytes as the fast path.
-func (p *snapshotPage) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
+func (p *snapshotPageBody) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
 
 // AppendJSON writes the page without reflection: a page of 1,000 snapshots
 // with books is ~40,000 levels.
-func (p *snapshotPage) AppendJSON(b []byte) []byte {
+func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
 	mk, _ := json.Marshal(p.Market) // a flat struct of strings and numbers: cannot fail
 	b = append(b, `{"market":`...)
 	b = append(b, mk...)

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// FuzzAppendFloat pins the fast encoder to encoding/json's output.
+func FuzzAppendFloat(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 0.1, 0.57, 95123.45, 1e-7, 1e21, 123456789.123456, -0.000001, 5e-324, math.MaxFloat64} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if got := string(appendFloat(nil, v)); got != "0" {
+				t.Fatalf("non-finite %v written as %s", v, got)
+			}
+			return
+		}
+		want, _ := json.Marshal(v)
+		if got := appendFloat(nil, v); string(got) != string(want) {
+			t.Fatalf("appendFloat(%v) = %s, encoding/json writes %s", v, got, want)
+		}
+	})
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "btc-updown-5m-1", "quote\"", "back\\slash", "new\nline", "ünïcode", "\x00", "<html>&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var back string
+		if err := json.Unmarshal(appendString(nil, s), &back); err != nil {
+			t.Fatalf("appendString(%q) is not JSON: %v", s, err)
+		}
+		want := s
+		if b, _ := json.Marshal(s); json.Unmarshal(b, &want) != nil {
+			t.Fatal("json round trip failed")
+		}
+		if back != want {
+			t.Fatalf("round trip of %q gave %q, want %q", s, back, want)
+		}
+	})
+}
+
+// TestSnapshotPageMatchesSchemaTypes checks the hand-written JSON against
+// encoding/json of the documented types, field for field.
+func TestSnapshotPageMatchesSchemaTypes(t *testing.T) {
+	t.Parallel()
+	ts := time.Date(2026, 4, 29, 13, 0, 0, 300_000_000, time.UTC)
+	snaps := []store.Snapshot{
+		{Time: ts, CoinPrice: 95000.12, PriceUp: 0.53, PriceDown: 0.48,
+			BookUp:   &store.Book{Bids: []store.Level{{Price: 0.52, Size: 10.5}}, Asks: []store.Level{{Price: 0.54, Size: 1e-7}}},
+			BookDown: nil},
+	}
+	m := store.Market{Slug: "btc-updown-5m-1", StartTime: ts, EndTime: ts.Add(5 * time.Minute), MarketType: store.M5}
+	for _, books := range []bool{false, true} {
+		page := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: 1, Limit: 1000, books: books}
+		doc := snapshotPage{Market: page.Market, Total: 1, Limit: 1000, Snapshots: []snapshotJSON{{
+			Time: "2026-04-29T13:00:00.300Z", CoinPrice: 95000.12, PriceUp: 0.53, PriceDown: 0.48,
+		}}}
+		if books {
+			doc.Snapshots[0].OrderbookUp = &bookJSON{Asks: []levelJSON{{Size: 1e-7, Price: 0.54}}, Bids: []levelJSON{{Size: 10.5, Price: 0.52}}}
+			doc.Snapshots[0].OrderbookDown = &bookJSON{Asks: []levelJSON{}, Bids: []levelJSON{}}
+		}
+		want, _ := json.Marshal(doc)
+		if got := page.AppendJSON(nil); string(got) != string(want) {
+			t.Errorf("books=%v:\n got %s\nwant %s", books, got, want)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+func TestAuthentication(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cases := []struct{ name, key string }{
+		{"missing", ""},
+		{"unknown", "ud_live_nope"},
+		{"dev key outside dev mode", "ud_dev_pro"},
+	}
+	for _, tc := range cases {
+		r := b.do(http.MethodGet, "/v1/markets?coin=BTC", tc.key, "", "")
+		wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+	}
+	// Revoking a key locks it out on the next request.
+	ctx := context.Background()
+	keys, err := b.store.ListAPIKeys(ctx, b.ids[store.Pro])
+	if err != nil || len(keys) != 1 {
+		t.Fatal(keys, err)
+	}
+	if r := b.get(store.Pro, "/v1/markets?coin=BTC"); r.status != http.StatusOK {
+		t.Fatalf("before revoke: %d", r.status)
+	}
+	if err := b.store.RevokeAPIKey(ctx, keys[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, b.get(store.Pro, "/v1/markets?coin=BTC"), http.StatusUnauthorized, "UNAUTHORIZED")
+}
+
+func TestDevKeysOnlyInDevMode(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	b := setup(t, func(o *setupOpts) { o.devKeys = true; o.store = st })
+	c, err := st.CreateCustomer(context.Background(), store.Customer{Email: "dev@example.com", Tier: store.Pro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateAPIKey(context.Background(), apiKeyRecord(c.ID, "ud_dev_pro")); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.do(http.MethodGet, "/v1/markets?coin=BTC", "ud_dev_pro", "", ""); r.status != http.StatusOK {
+		t.Fatalf("dev key in dev mode: %d %s", r.status, r.body)
+	}
+}
+
+func TestUnknownPathsAndMethods(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	wantError(t, b.get(store.Pro, "/v1/nope"), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	r := b.do(http.MethodPost, "/v1/markets", b.keys[store.Pro], "application/json", "{}")
+	wantError(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+	if r.header.Get("Allow") != "GET" {
+		t.Errorf("Allow = %q", r.header.Get("Allow"))
+	}
+}
+
+func TestRequestIDAndHeaders(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.get(store.Pro, "/v1/markets?coin=BTC&limit=1")
+	if len(r.header.Get("X-Request-Id")) < 16 || r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers: %v", r.header)
+	}
+	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/healthz", nil)
+	req.Header.Set("X-Request-Id", "client-id-1")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("X-Request-Id") != "client-id-1" {
+		t.Errorf("a plain client request id is echoed, got %q", res.Header.Get("X-Request-Id"))
+	}
+}
+
+// failingStore fails every market read as an unreachable backend would.
+type failingStore struct {
+	store.Store
+	err error
+}
+
+func (f failingStore) ListMarkets(context.Context, store.MarketFilter) ([]store.Market, int, error) {
+	return nil, 0, f.err
+}
+func (f failingStore) Ping(context.Context) error { return f.err }
+
+func TestStoreFailures(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{errors.New("disk on fire: secret detail"), http.StatusInternalServerError, "INTERNAL_ERROR"},
+		{store.ErrUnavailable, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE"},
+	} {
+		b2 := setup(t, func(o *setupOpts) { o.store = failingStore{Store: memory.New(), err: tc.err} })
+		r := b2.get(store.Pro, "/v1/markets?coin=BTC")
+		e := wantError(t, r, tc.status, tc.code)
+		if strings.Contains(e["message"].(string), "secret") {
+			t.Errorf("internals leaked: %v", e["message"])
+		}
+		if !strings.Contains(e["message"].(string), r.header.Get("X-Request-Id")) {
+			t.Errorf("message does not carry the request id: %v", e["message"])
+		}
+		if rr := b2.get("", "/readyz"); rr.status != http.StatusServiceUnavailable {
+			t.Errorf("readyz with a failing store: %d", rr.status)
+		}
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if r := b.get("", "/healthz"); r.status != http.StatusOK {
+		t.Errorf("healthz %d", r.status)
+	}
+	r := b.get("", "/readyz")
+	if r.status != http.StatusOK || r.json(t)["status"] != "ready" {
+		t.Errorf("readyz %d %s", r.status, r.body)
+	}
+	b.get(store.Pro, "/v1/markets?coin=BTC&limit=1")
+	m := b.get("", "/metrics")
+	if m.status != http.StatusOK || !strings.Contains(string(m.body), `updown_http_request_duration_seconds_count{method="GET",route="GET /v1/markets",status="200"} 1`) {
+		t.Errorf("metrics do not count the request by route:\n%.2000s", m.body)
+	}
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.get("", "/openapi.json")
+	if r.status != http.StatusOK {
+		t.Fatalf("openapi: %d", r.status)
+	}
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema map[string]any `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi %q", doc.OpenAPI)
+	}
+	for _, p := range []string{"/v1/markets", "/v1/markets/{slug}", "/v1/markets/{slug}/snapshots", "/v1/markets/by-market-id/{marketId}/snapshots"} {
+		op, ok := doc.Paths[p]["get"]
+		if !ok {
+			t.Errorf("path %s missing", p)
+			continue
+		}
+		if _, ok := op.Responses["422"]; ok {
+			t.Errorf("%s documents 422; validation errors are 400", p)
+		}
+		bad, ok := op.Responses["400"]
+		if !ok {
+			t.Errorf("%s does not document 400", p)
+			continue
+		}
+		if ref, _ := bad.Content["application/json"].Schema["$ref"].(string); !strings.HasSuffix(ref, "/ErrorEnvelope") {
+			t.Errorf("%s 400 schema = %v, want the envelope", p, bad.Content["application/json"].Schema)
+		}
+	}
+	if _, ok := doc.Components.Schemas["SnapshotPage"]; !ok {
+		t.Errorf("SnapshotPage schema missing")
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+)
+
+// adminStore opens DATABASE_URL for an administration command, migrated.
+func adminStore(ctx context.Context, fs *flag.FlagSet, args []string) (*postgres.Store, error) {
+	url := fs.String("database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if *url == "" {
+		return nil, errors.New("DATABASE_URL must be set")
+	}
+	return openPostgres(ctx, *url, true)
+}
+
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	st, err := adminStore(ctx, fs, args)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
+	st, err := adminStore(ctx, fs, args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	start := time.Now()
+	stats, err := gen.Seed(ctx, genConfig(*seed, start), st)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	elapsed := time.Since(start)
+	return writeJSON(stdout, map[string]any{
+		"markets": stats.Markets, "snapshots": stats.Snapshots, "depth_snapshots": stats.Depth,
+		"seconds": elapsed.Seconds(), "snapshots_per_second": float64(stats.Snapshots) / elapsed.Seconds(),
+	})
+}
+
+func genConfig(seed int64, now time.Time) gen.Config {
+	cfg := gen.DefaultConfig(now)
+	cfg.Seed = seed
+	return cfg
+}
+
+func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("customers: want create, list or set-tier")
+	}
+	fs := flag.NewFlagSet("customers "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	switch args[0] {
+	case "create":
+		email := fs.String("email", "", "customer email (required)")
+		name := fs.String("name", "", "customer name")
+		tier := fs.String("tier", string(store.Starter), "plan: STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE")
+		st, err := adminStore(ctx, fs, args[1:])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		t, err := parseTier(*tier)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(*email) == "" {
+			return errors.New("customers create: --email is required")
+		}
+		c, err := st.CreateCustomer(ctx, store.Customer{Email: strings.TrimSpace(*email), Name: *name, Tier: t})
+		if errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("a customer with email %s exists already", *email)
+		}
+		if err != nil {
+			return fmt.Errorf("create customer: %w", err)
+		}
+		plain, k := api.NewKey(c.ID)
+		if _, err := st.CreateAPIKey(ctx, k); err != nil {
+			return fmt.Errorf("create API key: %w", err)
+		}
+		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "api_key": plain})
+	case "list":
+		st, err := adminStore(ctx, fs, args[1:])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cs, err := st.ListCustomers(ctx)
+		if err != nil {
+			return fmt.Errorf("list customers: %w", err)
+		}
+		out := make([]map[string]string, len(cs))
+		for i, c := range cs {
+			out[i] = map[string]string{"customer_id": c.ID, "email": c.Email, "name": c.Name, "tier": string(c.Tier),
+				"created_at": c.CreatedAt.UTC().Format(time.RFC3339)}
+		}
+		return writeJSON(stdout, out)
+	case "set-tier":
+		id := fs.String("id", "", "customer id")
+		email := fs.String("email", "", "customer email (instead of --id)")
+		tier := fs.String("tier", "", "new plan")
+		st, err := adminStore(ctx, fs, args[1:])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		t, err := parseTier(*tier)
+		if err != nil {
+			return err
+		}
+		c, err := findCustomer(ctx, st, *id, *email)
+		if err != nil {
+			return err
+		}
+		c, err = st.SetCustomerTier(ctx, c.ID, t)
+		if err != nil {
+			return fmt.Errorf("set tier: %w", err)
+		}
+		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "tier": string(c.Tier)})
+	default:
+		return fmt.Errorf("customers: unknown subcommand %q (want create, list or set-tier)", args[0])
+	}
+}
+
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("keys: want create or revoke")
+	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	switch args[0] {
+	case "create":
+		id := fs.String("customer", "", "customer id")
+		email := fs.String("email", "", "customer email (instead of --customer)")
+		st, err := adminStore(ctx, fs, args[1:])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		c, err := findCustomer(ctx, st, *id, *email)
+		if err != nil {
+			return err
+		}
+		plain, k := api.NewKey(c.ID)
+		k, err = st.CreateAPIKey(ctx, k)
+		if err != nil {
+			return fmt.Errorf("create API key: %w", err)
+		}
+		return writeJSON(stdout, map[string]string{"key_id": k.ID, "customer_id": c.ID, "api_key": plain})
+	case "revoke":
+		id := fs.String("id", "", "key id (from keys create)")
+		st, err := adminStore(ctx, fs, args[1:])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if *id == "" {
+			return errors.New("keys revoke: --id is required")
+		}
+		if err := st.RevokeAPIKey(ctx, *id); errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no key with id %s", *id)
+		} else if err != nil {
+			return fmt.Errorf("revoke key: %w", err)
+		}
+		return writeJSON(stdout, map[string]string{"key_id": *id, "status": "revoked"})
+	default:
+		return fmt.Errorf("keys: unknown subcommand %q (want create or revoke)", args[0])
+	}
+}
+
+func parseTier(s string) (store.Tier, error) {
+	t := store.Tier(strings.ToUpper(strings.TrimSpace(s)))
+	if !t.Valid() {
+		return "", fmt.Errorf("unknown tier %q: want one of STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE", s)
+	}
+	return t, nil
+}
+
+func findCustomer(ctx context.Context, st store.CustomerStore, id, email string) (store.Customer, error) {
+	var c store.Customer
+	var err error
+	switch {
+	case id != "":
+		c, err = st.GetCustomer(ctx, id)
+	case email != "":
+		c, err = st.GetCustomerByEmail(ctx, email)
+	default:
+		return c, errors.New("give --id (or --customer) or --email")
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return c, errors.New("no such customer")
+	}
+	if err != nil {
+		return c, fmt.Errorf("find customer: %w", err)
+	}
+	return c, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/worker"
+)
+
+// demoCustomers are dev mode's fixed customers, one per plan (DESIGN 3).
+func demoCustomers() []store.Customer {
+	out := make([]store.Customer, 0, len(store.Tiers))
+	for _, t := range store.Tiers {
+		name := strings.ToLower(string(t))
+		out = append(out, store.Customer{Email: name + "@example.com", Name: "Demo " + name, Tier: t})
+	}
+	return out
+}
+
+// demoKey is the fixed dev key of a tier, e.g. ud_dev_pro_trial.
+func demoKey(t store.Tier) string { return api.DevKeyPrefix + strings.ToLower(string(t)) }
+
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", ":"+envOr("PORT", "8080"), "listen address (env PORT)")
+	databaseURL := fs.String("database-url", envOr("DATABASE_URL", ""), "use Postgres instead of the in-memory store (env DATABASE_URL)")
+	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := newLogger(stderr, "text")
+	start := time.Now()
+
+	mr := miniredis.NewMiniRedis()
+	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+		return fmt.Errorf("start embedded redis: %w", err)
+	}
+	defer mr.Close()
+	mr.ClockTTL(true) // let TTLs (Asynq leases, rate-limit windows) expire on the wall clock
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	st, storeName, err := devStore(ctx, *databaseURL, *seed, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := ensureDemoCustomers(ctx, st); err != nil {
+		return err
+	}
+
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log})
+	if err != nil {
+		return err
+	}
+	srv, err := newAPIServer(st, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, log, true)
+	if err != nil {
+		return err
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return w.Run(gctx) })
+	g.Go(func() error {
+		return serveHTTP(gctx, *addr, srv, log, func(a net.Addr) {
+			printBanner(stdout, a, storeName, time.Since(start))
+		})
+	})
+	return g.Wait()
+}
+
+// devStore is the memory store filled with generated data, or Postgres
+// (migrated, seeded when it has no markets yet) when a URL is given.
+func devStore(ctx context.Context, databaseURL string, seed int64, log *slog.Logger) (store.Store, string, error) {
+	cfg := genConfig(seed, time.Now())
+	if databaseURL == "" {
+		st := memory.New()
+		stats, err := gen.Seed(ctx, cfg, st)
+		if err != nil {
+			return nil, "", fmt.Errorf("generate dev data: %w", err)
+		}
+		log.Info("generated dev data", "markets", stats.Markets, "snapshots", stats.Snapshots)
+		return st, "memory (generated data)", nil
+	}
+	st, err := openPostgres(ctx, databaseURL, true)
+	if err != nil {
+		return nil, "", err
+	}
+	n, err := st.CountMarkets(ctx, store.MarketFilter{})
+	if err != nil {
+		st.Close()
+		return nil, "", fmt.Errorf("count markets: %w", err)
+	}
+	if n == 0 {
+		stats, err := gen.Seed(ctx, cfg, st)
+		if err != nil {
+			st.Close()
+			return nil, "", fmt.Errorf("seed database: %w", err)
+		}
+		log.Info("seeded database", "markets", stats.Markets, "snapshots", stats.Snapshots)
+	}
+	return st, "postgres", nil
+}
+
+// ensureDemoCustomers creates the demo customers and their fixed keys, or
+// leaves them as they are when they exist (a reused database).
+func ensureDemoCustomers(ctx context.Context, st store.CustomerStore) error {
+	for _, c := range demoCustomers() {
+		created, err := st.CreateCustomer(ctx, c)
+		if errors.Is(err, store.ErrConflict) {
+			created, err = st.GetCustomerByEmail(ctx, c.Email)
+		}
+		if err != nil {
+			return fmt.Errorf("demo customer %s: %w", c.Email, err)
+		}
+		if _, err := st.CreateAPIKey(ctx, api.KeyRecord(created.ID, demoKey(c.Tier))); err != nil && !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("demo key for %s: %w", c.Email, err)
+		}
+	}
+	return nil
+}
+
+func printBanner(w io.Writer, a net.Addr, storeName string, took time.Duration) {
+	host := a.String()
+	if tcp, ok := a.(*net.TCPAddr); ok && (tcp.IP.IsUnspecified() || tcp.IP == nil) {
+		host = fmt.Sprintf("localhost:%d", tcp.Port)
+	}
+	base := "http://" + host
+	fmt.Fprintf(w, "\nupdown dev is up in %.1fs (store: %s, redis: embedded)\n\n", took.Seconds(), storeName)
+	fmt.Fprintf(w, "  API        %s/v1/markets?coin=BTC\n", base)
+	fmt.Fprintf(w, "  Docs       %s/docs\n", base)
+	fmt.Fprintf(w, "  OpenAPI    %s/openapi.json\n", base)
+	fmt.Fprintf(w, "  Monitoring %s/monitoring/\n", base)
+	fmt.Fprintf(w, "  Health     %s/healthz  %s/readyz  %s/metrics\n\n", base, base, base)
+	fmt.Fprintln(w, "  Demo API keys (send as X-API-Key; they work only in dev mode):")
+	for _, c := range demoCustomers() {
+		fmt.Fprintf(w, "    %-11s %-22s %s\n", c.Tier, demoKey(c.Tier), c.Email)
+	}
+	fmt.Fprintf(w, "\n  Try: curl -H 'X-API-Key: %s' '%s/v1/markets?coin=BTC&limit=2'\n\n", demoKey(store.Pro), base)
+}

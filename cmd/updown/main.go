@@ -1,0 +1,107 @@
+// Command updown runs the updown service and its administration commands.
+//
+//	updown dev                  api + worker + generated data in one process (make run)
+//	updown api | worker         the production processes (Procfile)
+//	updown migrate | seed       database set-up
+//	updown customers ... | keys ...
+//
+// Configuration is environment first, flags override; see `updown help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `updown: market history, exchange data and strategy replay for up/down prediction markets.
+
+Usage: updown <command> [flags]
+
+Service:
+  dev                    api + worker + generated data in one process, no Postgres or Redis needed
+  api                    the HTTP API (needs DATABASE_URL and REDIS_URL)
+  worker                 an Asynq worker (needs DATABASE_URL and REDIS_URL)
+
+Database:
+  migrate                apply migrations to DATABASE_URL
+  seed                   write generated data into DATABASE_URL
+
+Customers and keys (DATABASE_URL):
+  customers create --email E [--name N] --tier T   prints {"customer_id","api_key"}
+  customers list
+  customers set-tier (--id ID | --email E) --tier T
+  keys create (--customer ID | --email E)           prints {"key_id","api_key"}
+  keys revoke --id KEY_ID
+
+Environment: PORT (8080), DATABASE_URL, REDIS_URL, LOG_LEVEL (info), LOG_FORMAT (json|text).
+Run 'updown <command> -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "updown:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+// run dispatches a command line; main's only job is signals and exit codes.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "dev":
+		return runDev(ctx, rest, stdout, stderr)
+	case "api":
+		return runAPI(ctx, rest, stderr)
+	case "worker":
+		return runWorker(ctx, rest, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, stdout, stderr)
+	case "seed":
+		return runSeed(ctx, rest, stdout, stderr)
+	case "customers":
+		return runCustomers(ctx, rest, stdout, stderr)
+	case "keys":
+		return runKeys(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+// newLogger builds the process logger from LOG_LEVEL and LOG_FORMAT.
+func newLogger(w io.Writer, defaultFormat string) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(envOr("LOG_LEVEL", "info"))); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if envOr("LOG_FORMAT", defaultFormat) == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}

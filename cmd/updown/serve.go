@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/worker"
+)
+
+// serviceFlags are the flags every service process shares.
+type serviceFlags struct {
+	addr        string
+	databaseURL string
+	redisURL    string
+}
+
+func (f *serviceFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "addr", ":"+envOr("PORT", "8080"), "listen address (env PORT)")
+	fs.StringVar(&f.databaseURL, "database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
+	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis URL (env REDIS_URL)")
+}
+
+func (f *serviceFlags) require() error {
+	var missing []string
+	if f.databaseURL == "" {
+		missing = append(missing, "DATABASE_URL")
+	}
+	if f.redisURL == "" {
+		missing = append(missing, "REDIS_URL")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%v must be set (or use `updown dev` for an embedded setup)", missing)
+	}
+	return nil
+}
+
+func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("api", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serviceFlags
+	f.register(fs)
+	migrate := fs.Bool("migrate", envOr("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := f.require(); err != nil {
+		return err
+	}
+	log := newLogger(stderr, "json")
+	st, err := openPostgres(ctx, f.databaseURL, *migrate)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rdb, connOpt, err := openRedis(ctx, f.redisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	srv, err := newAPIServer(st, rdb, connOpt, log, false)
+	if err != nil {
+		return err
+	}
+	return serveHTTP(ctx, f.addr, srv, log, nil)
+}
+
+func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f serviceFlags
+	f.register(fs)
+	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := f.require(); err != nil {
+		return err
+	}
+	log := newLogger(stderr, "json")
+	st, err := openPostgres(ctx, f.databaseURL, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rdb, _, err := openRedis(ctx, f.redisURL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency})
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx)
+}
+
+func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Store, error) {
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := st.Ping(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("database unreachable at DATABASE_URL: %w", err)
+	}
+	if migrate {
+		if err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	return st, nil
+}
+
+func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnOpt, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(opt)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("redis unreachable at REDIS_URL: %w", err)
+	}
+	connOpt, err := asynq.ParseRedisURI(url)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	return rdb, connOpt, nil
+}
+
+// newAPIServer wires the api with its Redis-backed parts.
+func newAPIServer(st store.Store, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, log *slog.Logger, dev bool) (*api.Server, error) {
+	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
+	return api.New(api.Config{
+		Store:      st,
+		Logger:     log,
+		DevKeys:    dev,
+		Monitoring: mon,
+		Checks: map[string]func(context.Context) error{
+			"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+		},
+	})
+}
+
+// serveHTTP serves h until ctx is done, then shuts down gracefully:
+// in-flight requests get up to 25 s to finish. ready, when set, is called
+// with the bound address once the listener is open.
+func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("api listening", "addr", ln.Addr().String())
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("api stopped")
+	return nil
+}
