@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store/postgres/pgtest"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// get performs a GET with an API key and decodes the JSON answer.
+func get(t *testing.T, url, key string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return res.StatusCode, body
+}
+
+// TestDevEndToEnd runs `updown dev` as `make run` does and uses it as a
+// newcomer would: the printed keys against the printed URL.
+func TestDevEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--addr", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+	}()
+	base := waitForBanner(t, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+
+	status, list := get(t, base+"/v1/markets?coin=BTC&limit=5", "ud_dev_pro")
+	if status != http.StatusOK || len(list["markets"].([]any)) != 5 || list["total"].(float64) < 150 {
+		t.Fatalf("list: %d %v", status, list)
+	}
+	// Every plan's demo key works; the starter one sees a cut window.
+	for _, key := range []string{"ud_dev_starter", "ud_dev_pro_trial", "ud_dev_suite", "ud_dev_enterprise"} {
+		if status, body := get(t, base+"/v1/markets?coin=BTC&market_type=24hr", key); status != http.StatusOK {
+			t.Errorf("%s: %d %v", key, status, body)
+		} else if key == "ud_dev_starter" && body["warning"] == nil {
+			t.Errorf("starter sees no window warning: %v", body)
+		}
+	}
+	// A resolved market has snapshots with books.
+	_, resolved := get(t, base+"/v1/markets?coin=ETH&market_type=5m&resolved=true&limit=1", "ud_dev_pro")
+	slug := resolved["markets"].([]any)[0].(map[string]any)["slug"].(string)
+	status, page := get(t, base+"/v1/markets/"+slug+"/snapshots?limit=3&include_orderbook=true", "ud_dev_pro")
+	snaps, _ := page["snapshots"].([]any)
+	if status != http.StatusOK || len(snaps) != 3 || snaps[0].(map[string]any)["orderbook_up"] == nil {
+		t.Fatalf("snapshots of %s: %d %v", slug, status, page)
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.json"} {
+		if status, _ := get(t, base+path, ""); status != http.StatusOK {
+			t.Errorf("%s: %d", path, status)
+		}
+	}
+	res, err := http.Get(base + "/monitoring/")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("monitoring UI: %v %v", res.Status, err)
+	}
+	res.Body.Close()
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("dev exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("dev did not shut down within 30s")
+	}
+}
+
+var bannerURL = regexp.MustCompile(`API\s+(http://\S+)/v1/markets`)
+
+func waitForBanner(t *testing.T, r io.Reader) string {
+	t.Helper()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := bannerURL.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				return
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(60 * time.Second):
+		t.Fatal("updown dev printed no URL within 60s")
+		return ""
+	}
+}
+
+// runCmd runs one CLI command and returns what it printed.
+func runCmd(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), args, &out, &errOut); err != nil {
+		t.Fatalf("updown %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.Bytes()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestProductionProcesses runs migrate, seed, the customer and key
+// commands, and `updown api` + `updown worker` against real Postgres and
+// Redis, as the Procfile does.
+func TestProductionProcesses(t *testing.T) {
+	dbURL := pgtest.NewEmptyDatabase(t)
+	redisURL := redistest.New(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("REDIS_URL", redisURL)
+
+	runCmd(t, "migrate")
+	runCmd(t, "migrate") // idempotent
+	var seeded map[string]float64
+	if err := json.Unmarshal(runCmd(t, "seed"), &seeded); err != nil || seeded["snapshots"] < 100_000 {
+		t.Fatalf("seed: %v %v", seeded, err)
+	}
+	t.Logf("seed wrote %.0f snapshots at %.0f/s", seeded["snapshots"], seeded["snapshots_per_second"])
+
+	var created struct{ CustomerID, APIKey string }
+	out := runCmd(t, "customers", "create", "--email", "ada@example.com", "--name", "Ada", "--tier", "starter")
+	if err := json.Unmarshal(bytes.ReplaceAll(bytes.ReplaceAll(out, []byte("customer_id"), []byte("CustomerID")), []byte("api_key"), []byte("APIKey")), &created); err != nil || !strings.HasPrefix(created.APIKey, "ud_live_") {
+		t.Fatalf("customers create: %s %v", out, err)
+	}
+	var cerr bytes.Buffer
+	if err := run(context.Background(), []string{"customers", "create", "--email", "ada@example.com", "--tier", "PRO"}, io.Discard, &cerr); err == nil {
+		t.Errorf("a second customer with the same email was accepted")
+	}
+	if err := run(context.Background(), []string{"customers", "create", "--email", "b@example.com", "--tier", "GOLD"}, io.Discard, &cerr); err == nil {
+		t.Errorf("an unknown tier was accepted")
+	}
+	if !strings.Contains(string(runCmd(t, "customers", "list")), "ada@example.com") {
+		t.Errorf("customers list misses ada")
+	}
+
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	apiDone, workerDone := make(chan error, 1), make(chan error, 1)
+	go func() { apiDone <- run(ctx, []string{"api", "--addr", addr}, io.Discard, io.Discard) }()
+	go func() { workerDone <- run(ctx, []string{"worker"}, io.Discard, io.Discard) }()
+	base := "http://" + addr
+	waitHealthy(t, base)
+
+	status, list := get(t, base+"/v1/markets?coin=BTC&market_type=5m", created.APIKey)
+	if status != http.StatusOK || list["total"].(float64) != 50 || list["warning"] == nil {
+		t.Fatalf("starter list on postgres: %d total=%v warning=%v", status, list["total"], list["warning"])
+	}
+	if status, _ := get(t, base+"/v1/markets?coin=ETH", created.APIKey); status != http.StatusForbidden {
+		t.Errorf("starter ETH: %d", status)
+	}
+	if status, _ := get(t, base+"/v1/markets?coin=BTC", "ud_dev_pro"); status != http.StatusUnauthorized {
+		t.Errorf("a dev key was accepted in production: %d", status)
+	}
+	runCmd(t, "customers", "set-tier", "--email", "ada@example.com", "--tier", "PRO")
+	if status, eth := get(t, base+"/v1/markets?coin=ETH&limit=1&resolved=true", created.APIKey); status != http.StatusOK {
+		t.Errorf("after set-tier PRO, ETH: %d %v", status, eth)
+	} else {
+		slug := eth["markets"].([]any)[0].(map[string]any)["slug"].(string)
+		status, page := get(t, base+"/v1/markets/"+slug+"/snapshots?include_orderbook=true&limit=1000", created.APIKey)
+		if status != http.StatusOK || len(page["snapshots"].([]any)) == 0 {
+			t.Errorf("snapshots on postgres: %d %v", status, page["total"])
+		}
+	}
+
+	var key struct {
+		KeyID  string `json:"key_id"`
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(runCmd(t, "keys", "create", "--email", "ada@example.com"), &key); err != nil {
+		t.Fatal(err)
+	}
+	if status, _ := get(t, base+"/v1/markets?coin=BTC&limit=1", key.APIKey); status != http.StatusOK {
+		t.Errorf("second key: %d", status)
+	}
+	runCmd(t, "keys", "revoke", "--id", key.KeyID)
+	if status, _ := get(t, base+"/v1/markets?coin=BTC&limit=1", key.APIKey); status != http.StatusUnauthorized {
+		t.Errorf("revoked key: %d", status)
+	}
+
+	cancel()
+	for name, c := range map[string]chan error{"api": apiDone, "worker": workerDone} {
+		select {
+		case err := <-c:
+			if err != nil {
+				t.Errorf("%s exited with %v", name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s did not stop within 30s", name)
+		}
+	}
+}
+
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal(fmt.Sprintf("%s/readyz not ready within 30s", base))
+}
+
+// TestServiceCommandsNeedTheirConfig checks production processes refuse to
+// start without DATABASE_URL and REDIS_URL, and say so.
+func TestServiceCommandsNeedTheirConfig(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	t.Setenv("REDIS_URL", "")
+	for _, cmd := range []string{"api", "worker"} {
+		err := run(context.Background(), []string{cmd}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || !strings.Contains(err.Error(), "REDIS_URL") {
+			t.Errorf("%s without config: %v", cmd, err)
+		}
+	}
+	if err := run(context.Background(), []string{"frobnicate"}, io.Discard, io.Discard); err == nil {
+		t.Errorf("unknown command accepted")
+	}
+}
