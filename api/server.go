@@ -44,6 +44,11 @@ type Config struct {
 	// Monitoring, when set, is the Asynq monitoring UI, mounted at
 	// /monitoring/.
 	Monitoring http.Handler
+	// Jobs runs replays and backtests on the workers (worker.Client).
+	Jobs JobRunner
+	// JobWait bounds how long a request waits for its job (default 60 s)
+	// before answering 504 JOB_TIMEOUT with the job id.
+	JobWait time.Duration
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
@@ -71,6 +76,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.JobWait == 0 {
+		cfg.JobWait = 60 * time.Second
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 		cfg.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -97,6 +105,7 @@ func New(cfg Config) (*Server, error) {
 	s.api.UseMiddleware(s.authenticate)
 
 	s.registerMarkets()
+	s.registerReplay()
 	fixErrorResponses(s.api.OpenAPI())
 
 	s.mux.HandleFunc("GET /healthz", s.healthz)

@@ -32,6 +32,8 @@ type bundle struct {
 type setupOpts struct {
 	devKeys bool
 	store   store.Store
+	jobs    api.JobRunner
+	jobWait time.Duration
 }
 
 // setup starts the real router over HTTP on a memory store holding the
@@ -52,6 +54,8 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:     func() time.Time { return now },
 		DevKeys: o.devKeys,
+		Jobs:    o.jobs,
+		JobWait: o.jobWait,
 	})
 	if err != nil {
 		t.Fatal(err)

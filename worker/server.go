@@ -35,9 +35,11 @@ type Config struct {
 
 // Server is an Asynq server with updown's handlers.
 type Server struct {
-	srv *asynq.Server
-	mux *asynq.ServeMux
-	log *slog.Logger
+	srv   *asynq.Server
+	mux   *asynq.ServeMux
+	rdb   redis.UniversalClient
+	store store.Store
+	log   *slog.Logger
 }
 
 // NewServer builds a worker server; Run starts it.
@@ -64,11 +66,20 @@ func NewServer(cfg Config) (*Server, error) {
 		LogLevel:          asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 			id, _ := asynq.GetTaskID(ctx)
+			var f *jobs.Failure
+			if errors.As(err, &f) { // answered to the user; not a fault
+				log.InfoContext(ctx, "task refused", "type", t.Type(), "task_id", id, "code", f.Code)
+				return
+			}
 			log.ErrorContext(ctx, "task failed", "type", t.Type(), "task_id", id, "err", err)
 		}),
 	})
-	s := &Server{srv: srv, mux: asynq.NewServeMux(), log: log}
-	s.mux.HandleFunc(jobs.TypePing, handlePing)
+	if cfg.Store == nil {
+		return nil, errors.New("worker: a store is required")
+	}
+	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log}
+	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
+	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	return s, nil
 }
 
@@ -83,16 +94,6 @@ func (s *Server) Run(ctx context.Context) error {
 	<-ctx.Done()
 	s.srv.Shutdown()
 	s.log.Info("worker stopped")
-	return nil
-}
-
-// handlePing completes at once, writing "pong" as its result.
-func handlePing(_ context.Context, t *asynq.Task) error {
-	if w := t.ResultWriter(); w != nil {
-		if _, err := w.Write([]byte("pong")); err != nil {
-			return fmt.Errorf("write ping result: %w", err)
-		}
-	}
 	return nil
 }
 

@@ -47,7 +47,7 @@ func TestServerProcessesTasks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if ti.State == asynq.TaskStateCompleted {
-			if string(ti.Result) != "pong" {
+			if string(ti.Result) != `{"result":"pong"}` {
 				t.Fatalf("result %q, want pong", ti.Result)
 			}
 			return

@@ -70,10 +70,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	srv, err := newAPIServer(st, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, log, true)
+	srv, jobs, err := newAPIServer(ctx, st, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, log, true)
 	if err != nil {
 		return err
 	}
+	defer jobs.Close()
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })

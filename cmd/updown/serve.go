@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -71,10 +72,11 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer rdb.Close()
-	srv, err := newAPIServer(st, rdb, connOpt, log, false)
+	srv, jobs, err := newAPIServer(ctx, st, rdb, connOpt, log, false)
 	if err != nil {
 		return err
 	}
+	defer jobs.Close()
 	return serveHTTP(ctx, f.addr, srv, log, nil)
 }
 
@@ -146,18 +148,38 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 	return rdb, connOpt, nil
 }
 
-// newAPIServer wires the api with its Redis-backed parts.
-func newAPIServer(st store.Store, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, log *slog.Logger, dev bool) (*api.Server, error) {
+// newAPIServer wires the api with its Redis-backed parts. The returned
+// job client is closed by the caller when the server stops.
+func newAPIServer(ctx context.Context, st store.Store, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, log *slog.Logger, dev bool) (*api.Server, *worker.Client, error) {
+	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
-	return api.New(api.Config{
+	srv, err := api.New(api.Config{
 		Store:      st,
 		Logger:     log,
 		DevKeys:    dev,
 		Monitoring: mon,
+		Jobs:       jobs,
+		JobWait:    envDuration("JOB_WAIT", 60*time.Second),
 		Checks: map[string]func(context.Context) error{
 			"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
 		},
 	})
+	if err != nil {
+		_ = jobs.Close()
+		return nil, nil, err
+	}
+	return srv, jobs, nil
+}
+
+// envDuration reads a duration such as "30s" from the environment.
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil && d > 0 {
+		return d
+	}
+	return def
 }
 
 // serveHTTP serves h until ctx is done, then shuts down gracefully:

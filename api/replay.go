@@ -1,0 +1,290 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/worker"
+)
+
+// JobRunner runs work on the workers and waits for it; worker.Client is
+// the implementation.
+type JobRunner interface {
+	Run(ctx context.Context, j worker.Job, owner string, wait time.Duration) (jobs.Outcome, string, error)
+	Status(ctx context.Context, id, owner string) (worker.JobState, error)
+}
+
+// Codes of the replay path (SPEC 7, DESIGN 7).
+const (
+	CodeTierRequired   = "TIER_REQUIRED"
+	CodeMarketNotFound = "MARKET_NOT_FOUND"
+	CodeJobTimeout     = "JOB_TIMEOUT"
+)
+
+// failureStatus maps a code a job can answer with to its HTTP status.
+func failureStatus(code string) int {
+	switch code {
+	case CodeMarketNotFound, replay.CodeNoData, "NO_BACKTEST_MARKETS", CodeNotFound:
+		return http.StatusNotFound
+	case CodeInternal:
+		return http.StatusInternalServerError
+	case "AI_STRATEGY_GENERATION_FAILED":
+		return http.StatusBadGateway
+	case CodeTierRequired, CodeTierAccessDenied:
+		return http.StatusForbidden
+	}
+	return http.StatusBadRequest
+}
+
+type replayInput struct {
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
+}
+
+// successBody is the {success, data, timestamp} wrapper of job answers.
+// Data is the job's result as the worker encoded it.
+type successBody struct {
+	Success   bool            `json:"success"`
+	Data      json.RawMessage `json:"data"`
+	Timestamp string          `json:"timestamp"`
+}
+
+type replayOutput struct{ Body successBody }
+
+// replayResponseDoc documents the replay answer.
+type replayResponseDoc struct {
+	Success   bool          `json:"success"`
+	Data      replay.Result `json:"data"`
+	Timestamp string        `json:"timestamp" format:"date-time"`
+}
+
+type jobInput struct {
+	ID string `path:"id" doc:"Job id from a 504 JOB_TIMEOUT answer's details.job_id."`
+}
+
+type jobOutput struct {
+	Status int
+	Body   successBody
+}
+
+func (s *Server) registerReplay() {
+	reqSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[replay.Request](), true, "ReplayRequest")
+	respSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[replayResponseDoc](), true, "ReplayResponse")
+	huma.Register(s.api, huma.Operation{
+		OperationID: "replay",
+		Method:      http.MethodPost,
+		Path:        "/v1/replay",
+		Summary:     "Replay a strategy against a resolved market",
+		Description: "Evaluates every snapshot oldest first, walks the recorded order book for fills and reports trades, PnL, drawdown, slippage and an equity curve. " +
+			"Runs on the workers; the answer is synchronous. A replay that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id}.",
+		Tags:        []string{"Replay"},
+		Security:    []map[string][]string{{schemeAPIKey: {}}},
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: reqSchema}}},
+		Responses: map[string]*huma.Response{"200": {Description: "Replay result",
+			Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}}},
+		Errors: []int{400, 401, 403, 404, 413, 415, 429, 500, 503, 504},
+		// The handler validates the body itself, to answer SPEC 7's replay
+		// codes (INVALID_SIDE, ...) rather than a generic schema error.
+		SkipValidateBody: true,
+	}, s.replay)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-job",
+		Method:      http.MethodGet,
+		Path:        "/v1/jobs/{id}",
+		Summary:     "Fetch a job that outlasted its request",
+		Description: "202 with {id, state} while the job runs; once done, the very answer the original request would have given.",
+		Tags:        []string{"Replay"},
+		Security:    []map[string][]string{{schemeAPIKey: {}}},
+		Responses: map[string]*huma.Response{
+			"200": {Description: "The job's answer", Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}},
+			"202": {Description: "Still running: data is {id, state}"},
+		},
+		Errors: []int{401, 404, 429, 500, 503},
+	}, s.getJob)
+}
+
+func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, error) {
+	p := principalFrom(ctx)
+	if !p.Plan.Replay {
+		e := tierDenied(p.Plan, store.Pro, "strategy replay needs the PRO, PRO_TRIAL or ENTERPRISE plan; yours is %s", p.Plan.Tier)
+		e.Code = CodeTierRequired
+		return nil, e
+	}
+	if err := requireJSON(in.ContentType); err != nil {
+		return nil, err
+	}
+	req, err := decodeReplayRequest(in.RawBody)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.store.GetMarket(ctx, req.MarketSlug)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug)
+	}
+	if err != nil {
+		return nil, s.storeFailure(ctx, "get market", err)
+	}
+	if err := s.checkMarketAccess(ctx, p.Plan, m); err != nil {
+		return nil, err
+	}
+	if !m.Resolved() {
+		return nil, Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug)
+	}
+	if _, n, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1}); err != nil {
+		return nil, s.storeFailure(ctx, "count snapshots", err)
+	} else if n == 0 {
+		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, s.internal(ctx, "encode replay payload", err)
+	}
+	data, err := s.runJob(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, p)
+	if err != nil {
+		return nil, err
+	}
+	return &replayOutput{Body: successBody{Success: true, Data: data, Timestamp: formatTime(s.now())}}, nil
+}
+
+// runJob runs a job on the workers for the caller and turns its outcome
+// into a result or an API error.
+func (s *Server) runJob(ctx context.Context, j worker.Job, p principal) (json.RawMessage, error) {
+	if s.cfg.Jobs == nil {
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
+	}
+	o, id, err := s.cfg.Jobs.Run(ctx, j, p.Customer.ID, s.cfg.JobWait)
+	var te *worker.TimeoutError
+	switch {
+	case errors.As(err, &te):
+		return nil, Errorf(http.StatusGatewayTimeout, CodeJobTimeout,
+			"the job did not finish within %s; it goes on: fetch its result with GET /v1/jobs/%s", s.cfg.JobWait, id).With("job_id", id)
+	case err != nil && ctx.Err() != nil:
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "request cancelled while waiting for job %s", id).With("job_id", id)
+	case err != nil:
+		s.log.ErrorContext(ctx, "run job", "request_id", RequestID(ctx), "job_id", id, "err", err)
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff (request id %s)", RequestID(ctx))
+	}
+	return outcomeResult(o)
+}
+
+func outcomeResult(o jobs.Outcome) (json.RawMessage, error) {
+	if o.Failure != nil {
+		return nil, &Error{Status: failureStatus(o.Failure.Code), Code: o.Failure.Code, Message: o.Failure.Message}
+	}
+	return o.Result, nil
+}
+
+func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
+	if s.cfg.Jobs == nil {
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
+	}
+	st, err := s.cfg.Jobs.Status(ctx, in.ID, principalFrom(ctx).Customer.ID)
+	if errors.Is(err, worker.ErrJobNotFound) {
+		return nil, Errorf(http.StatusNotFound, CodeNotFound, "job %s not found (unknown, expired, or not yours)", in.ID)
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "job status", "request_id", RequestID(ctx), "job_id", in.ID, "err", err)
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff")
+	}
+	now := formatTime(s.now())
+	if st.Outcome == nil {
+		data, _ := json.Marshal(map[string]string{"id": st.ID, "state": st.State})
+		return &jobOutput{Status: http.StatusAccepted, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
+	}
+	data, err := outcomeResult(*st.Outcome)
+	if err != nil {
+		return nil, err
+	}
+	return &jobOutput{Status: http.StatusOK, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
+}
+
+// requireJSON answers 415 unless the body is declared JSON.
+func requireJSON(contentType string) error {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil || (mt != "application/json" && !(len(mt) > 5 && mt[len(mt)-5:] == "+json")) {
+		got := contentType
+		if got == "" {
+			got = "none"
+		}
+		return Errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "Content-Type must be application/json (got %s)", got)
+	}
+	return nil
+}
+
+// decodeReplayRequest decodes and validates a replay body, answering the
+// replay codes of SPEC 7 (INVALID_SIDE before VALIDATION_ERROR).
+func decodeReplayRequest(body []byte) (replay.Request, error) {
+	var req replay.Request
+	if len(body) == 0 {
+		return req, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send the replay request as JSON")
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return req, decodeError(err)
+	}
+	if err := req.Normalize(); err != nil {
+		var re *replay.Error
+		if errors.As(err, &re) {
+			e := &Error{Status: http.StatusBadRequest, Code: re.Code, Message: re.Message}
+			if re.Field != "" {
+				e = e.With("field", re.Field)
+			}
+			return req, e
+		}
+		return req, Errorf(http.StatusBadRequest, CodeValidation, "%s", err.Error())
+	}
+	return req, nil
+}
+
+// decodeError explains a JSON decoding failure, with the replay code of
+// the field where one applies.
+func decodeError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		// The strategy decodes through an alias type, so the path may carry
+		// its name ("plain.side"): keep the JSON field.
+		field := te.Field
+		if i := strings.IndexByte(field, '.'); i >= 0 && !strings.Contains(field[:i], "Conditions") {
+			field = field[i+1:]
+		}
+		code := CodeValidation
+		switch field {
+		case "side":
+			code = replay.CodeInvalidSide
+		case "orderType":
+			code = replay.CodeInvalidOrderType
+		}
+		return (&Error{Status: http.StatusBadRequest, Code: code,
+			Message: field + " must be a " + jsonKind(te.Type) + ", not a JSON " + te.Value}).With("field", field)
+	case errors.As(err, &se):
+		return Errorf(http.StatusBadRequest, CodeValidation, "the body is not valid JSON: %s (at byte %s)", se.Error(), strconv.FormatInt(se.Offset, 10))
+	}
+	return Errorf(http.StatusBadRequest, CodeValidation, "the body could not be read as a replay request: %s", err.Error())
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
+		return "number"
+	case reflect.Slice:
+		return "array"
+	case reflect.Bool:
+		return "boolean"
+	}
+	return "object"
+}

@@ -1,0 +1,278 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// queue is a real Redis with the api's job client, and a worker that the
+// test starts when it wants work done.
+type queue struct {
+	rdb    *redis.Client
+	client *worker.Client
+	store  store.Store
+}
+
+func newQueue(t *testing.T, st store.Store) *queue {
+	t.Helper()
+	rdb := redistest.Client(t)
+	c, err := worker.NewClient(context.Background(), worker.ClientConfig{Redis: rdb, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &queue{rdb: rdb, client: c, store: st}
+}
+
+// startWorker runs an in-process worker until the test ends.
+func (q *queue) startWorker(t *testing.T) {
+	t.Helper()
+	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: q.store, Logger: quiet(), Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// replaySetup is a server whose replays run on a real worker.
+func replaySetup(t *testing.T, wait time.Duration, startWorker bool) (*bundle, *queue) {
+	t.Helper()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	if startWorker {
+		q.startWorker(t)
+	}
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = st, q.client, wait })
+	return b, q
+}
+
+func replayBody(slug string, mutate func(map[string]any)) string {
+	body := map[string]any{
+		"marketSlug":      slug,
+		"side":            "UP",
+		"entryConditions": []map[string]any{{"field": "price_up", "operator": "<", "value": 0.6}},
+		"exitConditions":  []map[string]any{{"field": "price_up", "operator": ">=", "value": 0.7}},
+		"positionSize":    100,
+	}
+	if mutate != nil {
+		mutate(body)
+	}
+	b, _ := json.Marshal(body)
+	return string(b)
+}
+
+func (b *bundle) replay(tier store.Tier, body string) response {
+	b.t.Helper()
+	return b.do(http.MethodPost, "/v1/replay", b.keys[tier], "application/json", body)
+}
+
+func TestReplayRejectsBeforeQueueing(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 5*time.Second, false) // no worker: nothing may reach the queue
+	slug, _ := snapshotMarket()
+	live := slugOf(store.BTC, store.M15, now.Truncate(15*time.Minute))
+	noData := slugOf(store.BTC, store.M15, now.Truncate(15*time.Minute).Add(-30*time.Minute))
+	old := slugOf(store.BTC, store.M5, now.Truncate(5*time.Minute).Add(-54*5*time.Minute))
+	cond := func(f, op string, v any) []map[string]any { return []map[string]any{{"field": f, "operator": op, "value": v}} }
+	cases := []struct {
+		name   string
+		tier   store.Tier
+		ctype  string
+		body   string
+		status int
+		code   string
+	}{
+		{"starter has no replay", store.Starter, "application/json", replayBody(slug, nil), 403, "TIER_REQUIRED"},
+		{"suite has no replay", store.Suite, "application/json", replayBody(slug, nil), 403, "TIER_REQUIRED"},
+		{"no content type", store.Pro, "", replayBody(slug, nil), 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"text content type", store.Pro, "text/plain", replayBody(slug, nil), 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"malformed JSON", store.Pro, "application/json", `{"marketSlug":`, 400, "VALIDATION_ERROR"},
+		{"empty body", store.Pro, "application/json", ``, 400, "VALIDATION_ERROR"},
+		{"side", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = "SIDEWAYS" }), 400, "INVALID_SIDE"},
+		{"side a number", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = 1 }), 400, "INVALID_SIDE"},
+		{"side before size", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = "up"; m["positionSize"] = 0 }), 400, "INVALID_SIDE"},
+		{"field", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["entryConditions"] = cond("volume", ">", 1) }), 400, "INVALID_FIELD"},
+		{"operator", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["exitConditions"] = cond("price_up", "=>", 1) }), 400, "INVALID_OPERATOR"},
+		{"order type", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["orderType"] = "STOP" }), 400, "INVALID_ORDER_TYPE"},
+		{"size 0", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["positionSize"] = 0 }), 400, "VALIDATION_ERROR"},
+		{"size 10001", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["positionSize"] = 10001 }), 400, "VALIDATION_ERROR"},
+		{"max loss 101", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["maxLossPercent"] = 101 }), 400, "VALIDATION_ERROR"},
+		{"max loss 0.5", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["maxLossPercent"] = 0.5 }), 400, "VALIDATION_ERROR"},
+		{"no entry conditions", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["entryConditions"] = []any{} }), 400, "VALIDATION_ERROR"},
+		{"missing exit conditions", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { delete(m, "exitConditions") }), 400, "VALIDATION_ERROR"},
+		{"value a string", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["entryConditions"] = cond("price_up", "<", "NaN") }), 400, "VALIDATION_ERROR"},
+		{"missing slug", store.Pro, "application/json", replayBody("", nil), 400, "VALIDATION_ERROR"},
+		{"unknown market", store.Pro, "application/json", replayBody("btc-updown-5m-1", nil), 404, "MARKET_NOT_FOUND"},
+		{"unresolved", store.Pro, "application/json", replayBody(live, nil), 400, "MARKET_NOT_RESOLVED"},
+		{"no data", store.Pro, "application/json", replayBody(noData, nil), 404, "NO_DATA"},
+		{"outside window", store.ProTrial, "application/json", replayBody("btc-updown-24hr-1", nil), 403, "TIER_ACCESS_DENIED"},
+		{"pro trial outside nothing", store.ProTrial, "application/json", replayBody(old, func(m map[string]any) { m["side"] = "LEFT" }), 400, "INVALID_SIDE"},
+	}
+	if err := b.store.UpsertMarkets(t.Context(), []store.Market{{Slug: "btc-updown-24hr-1", MarketID: "old", Coin: store.BTC,
+		MarketType: store.H24, StartTime: now.Add(-60 * 24 * time.Hour), EndTime: now.Add(-59 * 24 * time.Hour), Winner: ptr("Up")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := b.do(http.MethodPost, "/v1/replay", b.keys[tc.tier], tc.ctype, tc.body)
+			wantError(t, r, tc.status, tc.code)
+		})
+	}
+	insp := asynq.NewInspectorFromRedisClient(q.rdb)
+	if qs, _ := insp.Queues(); len(qs) != 0 {
+		t.Errorf("rejected requests reached the queue: %v", qs)
+	}
+}
+
+func TestReplayThroughWorker(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, nil)
+	r := b.replay(store.Pro, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	var got struct {
+		Success   bool            `json:"success"`
+		Data      json.RawMessage `json:"data"`
+		Timestamp string          `json:"timestamp"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil || !got.Success || got.Timestamp == "" {
+		t.Fatalf("envelope: %v %s", err, r.body)
+	}
+	// The answer is the engine's, byte for byte.
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	if string(got.Data) != string(wantJSON) {
+		t.Errorf("data differs from a direct engine run:\n got %.300s\nwant %.300s", got.Data, wantJSON)
+	}
+	var res replay.Result
+	if err := json.Unmarshal(got.Data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.TotalSnapshots != 30 || res.Market.Slug != slug || len(res.Trades) == 0 || res.Strategy.EntryConditionCount != 1 {
+		t.Errorf("result: snapshots %d, %d trades, %+v", res.TotalSnapshots, len(res.Trades), res.Strategy)
+	}
+	// Pro Trial and Enterprise may replay too.
+	for _, tier := range []store.Tier{store.ProTrial, store.Enterprise} {
+		if r := b.replay(tier, body); r.status != http.StatusOK {
+			t.Errorf("%s: %d %s", tier, r.status, r.body)
+		}
+	}
+}
+
+// TestReplayCoalesces sends identical requests at once: one task runs and
+// every request gets its answer.
+func TestReplayCoalesces(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, func(m map[string]any) { m["positionSize"] = 77 })
+	var wg sync.WaitGroup
+	bodies := make([]string, 8)
+	for i := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := b.replay(store.Pro, body)
+			if r.status != http.StatusOK {
+				t.Errorf("request %d: %d %s", i, r.status, r.body)
+			}
+			var env struct{ Data json.RawMessage }
+			_ = json.Unmarshal(r.body, &env)
+			bodies[i] = string(env.Data)
+		}()
+	}
+	wg.Wait()
+	for i := range bodies {
+		if bodies[i] != bodies[0] {
+			t.Fatalf("answers differ")
+		}
+	}
+	insp := asynq.NewInspectorFromRedisClient(q.rdb)
+	done, err := insp.ListCompletedTasks(jobs.QueueReplay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != 1 {
+		t.Errorf("%d tasks ran for 8 identical requests, want 1", len(done))
+	}
+}
+
+// TestReplayTimeoutThenJob: with no worker the wait ends in 504 with a job
+// id; once a worker runs, GET /v1/jobs/{id} answers the replay to its owner
+// only.
+func TestReplayTimeoutThenJob(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 200*time.Millisecond, false)
+	slug, _ := snapshotMarket()
+	r := b.replay(store.Pro, replayBody(slug, nil))
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	if id == "" || !strings.Contains(e["message"].(string), "/v1/jobs/"+id) {
+		t.Fatalf("timeout answer: %v", e)
+	}
+	pending := b.get(store.Pro, "/v1/jobs/"+id)
+	if pending.status != http.StatusAccepted {
+		t.Fatalf("pending job: %d %s", pending.status, pending.body)
+	}
+	data := pending.json(t)["data"].(map[string]any)
+	if data["id"] != id || data["state"] != "pending" {
+		t.Errorf("pending data = %v", data)
+	}
+	wantError(t, b.get(store.Enterprise, "/v1/jobs/"+id), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	wantError(t, b.get(store.Pro, "/v1/jobs/replay-0000"), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+
+	q.startWorker(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := b.get(store.Pro, "/v1/jobs/"+id); got.status == http.StatusOK {
+			var env struct {
+				Success bool
+				Data    replay.Result
+			}
+			if err := json.Unmarshal(got.body, &env); err != nil || !env.Success || env.Data.Market.Slug != slug {
+				t.Fatalf("job answer: %v %s", err, got.body)
+			}
+			// The original request now answers from the retained result.
+			if again := b.replay(store.Pro, replayBody(slug, nil)); again.status != http.StatusOK {
+				t.Errorf("repeat after completion: %d", again.status)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal(fmt.Sprintf("job %s never completed", id))
+}

@@ -1,0 +1,109 @@
+package gen
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/updown/updown/store"
+)
+
+// Writer is the part of a store that Seed writes through. Every store.Store
+// is one; tests can pass something smaller.
+type Writer interface {
+	UpsertMarkets(ctx context.Context, markets []store.Market) error
+	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
+	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
+}
+
+var _ Writer = store.Store(nil)
+
+// Stats counts what Seed wrote.
+type Stats struct {
+	Markets    int // markets, resolved or not
+	Unresolved int // of those, live at Now or awaiting resolution
+	NoData     int // resolved markets without snapshots (the collector outage)
+	Snapshots  int
+	Depth      int // BTCUSDT spot and futures depth snapshots
+}
+
+// Seed generates the data of cfg and writes it into w: see Generator.Seed.
+func Seed(ctx context.Context, cfg Config, w Writer) (Stats, error) {
+	g, err := New(cfg)
+	if err != nil {
+		return Stats{}, err
+	}
+	return g.Seed(ctx, w)
+}
+
+// Seed writes the generator's markets, their snapshots (at most BatchSize
+// per call, each batch's capacity clipped to its length) and the depth
+// history into w. Markets are generated on up to GOMAXPROCS goroutines,
+// each writing its own markets' snapshots, so w must be safe for concurrent
+// use (as stores are); what is written does not depend on the scheduling,
+// only the order of the calls does. Writes are idempotent (stores upsert
+// markets and ignore snapshots they already hold), so a Seed that failed
+// half way can simply be run again. The first error stops the rest.
+func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	markets := g.Markets()
+	st := Stats{Markets: len(markets)}
+	for batch := range slices.Chunk(markets, g.cfg.BatchSize) {
+		if err := w.UpsertMarkets(ctx, batch); err != nil {
+			return Stats{}, fmt.Errorf("gen: seed markets: %w", err)
+		}
+	}
+	for _, m := range markets {
+		if !m.Resolved() {
+			st.Unresolved++
+		}
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	counts := make([]int, len(markets))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(markets)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(markets) || ctx.Err() != nil {
+					return
+				}
+				m := markets[i]
+				snaps := g.snapshots(m.Coin, m.MarketType, m.StartTime)
+				for batch := range slices.Chunk(snaps, g.cfg.BatchSize) {
+					if err := w.AppendSnapshots(ctx, m.Slug, batch); err != nil {
+						cancel(fmt.Errorf("gen: seed snapshots of %s: %w", m.Slug, err))
+						return
+					}
+				}
+				counts[i] = len(snaps)
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return Stats{}, err
+	}
+	for i, n := range counts {
+		st.Snapshots += n
+		if n == 0 && markets[i].Resolved() {
+			st.NoData++
+		}
+	}
+
+	for batch := range slices.Chunk(g.DepthHistory(), g.cfg.BatchSize) {
+		if err := w.AppendDepth(ctx, batch); err != nil {
+			return Stats{}, fmt.Errorf("gen: seed depth: %w", err)
+		}
+		st.Depth += len(batch)
+	}
+	return st, nil
+}

@@ -1,0 +1,37 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// Replay loads a market and all its snapshots with books, oldest first,
+// and runs the strategy against them. Problems a user can mend or should
+// know of (unknown market, unresolved, no data, a bad strategy) are a
+// *Failure; anything else is an error worth retrying.
+func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
+	m, err := st.GetMarket(ctx, req.MarketSlug)
+	if errors.Is(err, store.ErrNotFound) {
+		return replay.Result{}, &Failure{Code: "MARKET_NOT_FOUND", Message: fmt.Sprintf("market %q does not exist", req.MarketSlug)}
+	}
+	if err != nil {
+		return replay.Result{}, fmt.Errorf("load market %s: %w", req.MarketSlug, err)
+	}
+	snaps, _, err := st.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if err != nil {
+		return replay.Result{}, fmt.Errorf("load snapshots of %s: %w", m.Slug, err)
+	}
+	res, err := replay.Run(m, snaps, req.Strategy)
+	var re *replay.Error
+	if errors.As(err, &re) {
+		return res, &Failure{Code: re.Code, Message: re.Message}
+	}
+	if err != nil {
+		return res, fmt.Errorf("replay %s: %w", m.Slug, err)
+	}
+	return res, nil
+}

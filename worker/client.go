@@ -1,0 +1,327 @@
+package worker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+)
+
+// doneChannelPrefix + task id is the Redis channel a worker announces a
+// finished task on; the payload is the task's jobs.Outcome.
+const doneChannelPrefix = "updown:done:"
+
+// jobKeyPrefix + task id is a hash recording the job's queue and owners,
+// so GET /v1/jobs/{id} answers only those who asked for the job.
+const jobKeyPrefix = "updown:job:"
+
+// ErrJobNotFound is a job id that is unknown, expired, or not the caller's.
+var ErrJobNotFound = errors.New("job not found")
+
+// TimeoutError is a wait that ended before the job did. The job goes on;
+// its result can be fetched later by JobID.
+type TimeoutError struct{ JobID string }
+
+func (e *TimeoutError) Error() string { return "job " + e.JobID + " did not finish in time" }
+
+// Job is a unit of work to run on the workers.
+type Job struct {
+	Type    string
+	Queue   string
+	Payload []byte
+	// Timeout bounds one attempt on the worker (default 2 min).
+	Timeout time.Duration
+	// MaxRetry is how often a failed attempt is retried (default 3).
+	MaxRetry int
+}
+
+// ID is the job's deterministic id: identical jobs share one task.
+func (j Job) ID() string {
+	h := sha256.New()
+	h.Write([]byte(j.Type))
+	h.Write([]byte{0})
+	h.Write(j.Payload)
+	return j.Queue + "-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	Redis  redis.UniversalClient
+	Logger *slog.Logger
+	// Retention keeps finished results for reuse and GET /v1/jobs/{id}
+	// (default 10 min).
+	Retention time.Duration
+	// PollInterval is the fallback check of a job's state, for a
+	// completion announcement lost to a reconnect (default 250 ms).
+	PollInterval time.Duration
+}
+
+// Client enqueues jobs and waits for their outcome: the api's side of the
+// queue. One pattern subscription per process hears every completion and
+// hands it to the requests waiting for that job, so a wait costs no
+// polling and no connection of its own.
+type Client struct {
+	cfg    ClientConfig
+	rdb    redis.UniversalClient
+	queue  *asynq.Client
+	insp   *asynq.Inspector
+	log    *slog.Logger
+	pubsub *redis.PubSub
+	done   chan struct{}
+
+	mu      sync.Mutex
+	waiters map[string]map[chan jobs.Outcome]struct{}
+}
+
+// NewClient subscribes to completions and returns a ready client. Close
+// releases it.
+func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
+	if cfg.Redis == nil {
+		return nil, errors.New("worker: a Redis client is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 10 * time.Minute
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 250 * time.Millisecond
+	}
+	ps := cfg.Redis.PSubscribe(ctx, doneChannelPrefix+"*")
+	if _, err := ps.Receive(ctx); err != nil { // the subscription confirmation
+		_ = ps.Close()
+		return nil, fmt.Errorf("worker: subscribe to completions: %w", err)
+	}
+	c := &Client{
+		cfg: cfg, rdb: cfg.Redis, log: cfg.Logger.With("component", "jobs"),
+		queue:   asynq.NewClientFromRedisClient(cfg.Redis),
+		insp:    asynq.NewInspectorFromRedisClient(cfg.Redis),
+		pubsub:  ps,
+		done:    make(chan struct{}),
+		waiters: map[string]map[chan jobs.Outcome]struct{}{},
+	}
+	go c.listen()
+	return c, nil
+}
+
+// Close stops listening. It does not close the Redis client.
+func (c *Client) Close() error {
+	err := c.pubsub.Close()
+	<-c.done
+	return err
+}
+
+func (c *Client) listen() {
+	defer close(c.done)
+	for msg := range c.pubsub.Channel() {
+		var o jobs.Outcome
+		if err := json.Unmarshal([]byte(msg.Payload), &o); err != nil {
+			c.log.Warn("undecodable completion", "channel", msg.Channel, "err", err)
+			continue
+		}
+		c.deliver(strings.TrimPrefix(msg.Channel, doneChannelPrefix), o)
+	}
+}
+
+func (c *Client) deliver(id string, o jobs.Outcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ch := range c.waiters[id] {
+		select {
+		case ch <- o:
+		default: // already has an outcome
+		}
+	}
+}
+
+func (c *Client) wait(id string) chan jobs.Outcome {
+	ch := make(chan jobs.Outcome, 1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiters[id] == nil {
+		c.waiters[id] = map[chan jobs.Outcome]struct{}{}
+	}
+	c.waiters[id][ch] = struct{}{}
+	return ch
+}
+
+func (c *Client) unwait(id string, ch chan jobs.Outcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.waiters[id], ch)
+	if len(c.waiters[id]) == 0 {
+		delete(c.waiters, id)
+	}
+}
+
+// Run submits the job on behalf of owner and waits up to wait for its
+// outcome. An identical job already queued, running or finished (and
+// retained) is joined rather than run again. When the wait ends first the
+// error is a *TimeoutError carrying the job id.
+func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duration) (jobs.Outcome, string, error) {
+	id := j.ID()
+	ch := c.wait(id) // before enqueueing, so the announcement cannot be missed
+	defer c.unwait(id, ch)
+
+	if err := c.recordOwner(ctx, id, j.Queue, owner, wait); err != nil {
+		return jobs.Outcome{}, id, err
+	}
+	if o, ok, err := c.submit(ctx, j, id); err != nil || ok {
+		return o, id, err
+	}
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	poll := time.NewTicker(c.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		select {
+		case o := <-ch:
+			return o, id, nil
+		case <-poll.C:
+			if o, ok, err := c.finished(j.Queue, id); err == nil && ok {
+				return o, id, nil
+			}
+		case <-timer.C:
+			return jobs.Outcome{}, id, &TimeoutError{JobID: id}
+		case <-ctx.Done():
+			return jobs.Outcome{}, id, ctx.Err()
+		}
+	}
+}
+
+// submit enqueues the job, or joins the task that already has its id.
+// ok is true when that task has finished and o is its outcome.
+func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, ok bool, err error) {
+	timeout, maxRetry := j.Timeout, j.MaxRetry
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	if maxRetry == 0 {
+		maxRetry = 3
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		_, err = c.queue.EnqueueContext(ctx, asynq.NewTask(j.Type, j.Payload), asynq.TaskID(id), asynq.Queue(j.Queue),
+			asynq.Retention(c.cfg.Retention), asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
+		if err == nil {
+			return o, false, nil
+		}
+		if !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return o, false, fmt.Errorf("enqueue %s: %w", j.Type, err)
+		}
+		info, err := c.insp.GetTaskInfo(j.Queue, id)
+		if errors.Is(err, asynq.ErrTaskNotFound) {
+			continue // gone between the two calls: enqueue afresh
+		}
+		if err != nil {
+			return o, false, fmt.Errorf("inspect job %s: %w", id, err)
+		}
+		switch info.State {
+		case asynq.TaskStateCompleted:
+			o, err := decodeOutcome(info)
+			return o, err == nil, err
+		case asynq.TaskStateArchived:
+			// A failed earlier run: run it again rather than repeat a
+			// failure that may have been transient.
+			if err := c.insp.DeleteTask(j.Queue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+				return o, false, fmt.Errorf("clear failed job %s: %w", id, err)
+			}
+			continue
+		default:
+			return o, false, nil // queued or running: wait for it
+		}
+	}
+	return o, false, fmt.Errorf("enqueue %s: task id %s kept conflicting", j.Type, id)
+}
+
+func (c *Client) recordOwner(ctx context.Context, id, queue, owner string, wait time.Duration) error {
+	key := jobKeyPrefix + id
+	pipe := c.rdb.TxPipeline()
+	pipe.HSet(ctx, key, "queue", queue, "owner:"+owner, 1)
+	pipe.Expire(ctx, key, c.cfg.Retention+wait+time.Hour)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("record job owner: %w", err)
+	}
+	return nil
+}
+
+// finished reads a task's outcome from its retained result.
+func (c *Client) finished(queue, id string) (jobs.Outcome, bool, error) {
+	info, err := c.insp.GetTaskInfo(queue, id)
+	if err != nil {
+		return jobs.Outcome{}, false, err
+	}
+	if info.State != asynq.TaskStateCompleted && info.State != asynq.TaskStateArchived {
+		return jobs.Outcome{}, false, nil
+	}
+	o, err := decodeOutcome(info)
+	return o, err == nil, err
+}
+
+func decodeOutcome(info *asynq.TaskInfo) (jobs.Outcome, error) {
+	var o jobs.Outcome
+	if len(info.Result) == 0 {
+		if info.State == asynq.TaskStateArchived {
+			return jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed on every attempt; try again later"}}, nil
+		}
+		return o, fmt.Errorf("job %s finished without a result", info.ID)
+	}
+	if err := json.Unmarshal(info.Result, &o); err != nil {
+		return o, fmt.Errorf("decode result of job %s: %w", info.ID, err)
+	}
+	return o, nil
+}
+
+// JobState is where a job stands, for GET /v1/jobs/{id}.
+type JobState struct {
+	ID    string
+	State string // pending, active, retry, scheduled, completed, failed
+	// Outcome is set once the job has finished.
+	Outcome *jobs.Outcome
+}
+
+// Status reports a job to its owner; anyone else gets ErrJobNotFound.
+func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error) {
+	vals, err := c.rdb.HMGet(ctx, jobKeyPrefix+id, "queue", "owner:"+owner).Result()
+	if err != nil {
+		return JobState{}, fmt.Errorf("look up job %s: %w", id, err)
+	}
+	queue, _ := vals[0].(string)
+	if queue == "" || vals[1] == nil {
+		return JobState{}, ErrJobNotFound
+	}
+	info, err := c.insp.GetTaskInfo(queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return JobState{}, ErrJobNotFound
+	}
+	if err != nil {
+		return JobState{}, fmt.Errorf("inspect job %s: %w", id, err)
+	}
+	st := JobState{ID: id, State: info.State.String()}
+	if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+		if info.State == asynq.TaskStateArchived {
+			st.State = "failed"
+		}
+		o, err := decodeOutcome(info)
+		if err != nil {
+			return JobState{}, err
+		}
+		st.Outcome = &o
+	}
+	return st, nil
+}
+
+// Ping checks the queue's Redis, for readiness.
+func (c *Client) Ping(ctx context.Context) error { return c.rdb.Ping(ctx).Err() }

@@ -1,0 +1,78 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/replay"
+)
+
+// work is a task's job once its payload is decoded: a result to encode, a
+// *jobs.Failure to answer, or an error worth a retry.
+type work func(ctx context.Context, payload []byte) (any, error)
+
+// handler wraps work with what every task does when it ends: write the
+// outcome as the task's retained result, announce it on Redis for the
+// waiting request, and tell Asynq whether a retry can help.
+func (s *Server) handler(w work) asynq.HandlerFunc {
+	return func(ctx context.Context, t *asynq.Task) error {
+		v, err := w(ctx, t.Payload())
+		var f *jobs.Failure
+		switch {
+		case err == nil:
+			raw, mErr := json.Marshal(v)
+			if mErr != nil {
+				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the result could not be encoded"}},
+					fmt.Errorf("encode result: %w: %w", mErr, asynq.SkipRetry))
+			}
+			return s.finish(ctx, t, jobs.Outcome{Result: raw}, nil)
+		case errors.As(err, &f):
+			return s.finish(ctx, t, jobs.Outcome{Failure: f}, fmt.Errorf("%w: %w", err, asynq.SkipRetry))
+		case ctx.Err() != nil:
+			return err // shutting down or timed out: Asynq requeues it
+		default:
+			if lastAttempt(ctx) {
+				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR",
+					Message: "the job failed on every attempt; try again later"}}, err)
+			}
+			return err
+		}
+	}
+}
+
+func lastAttempt(ctx context.Context) bool {
+	n, ok1 := asynq.GetRetryCount(ctx)
+	max, ok2 := asynq.GetMaxRetry(ctx)
+	return ok1 && ok2 && n >= max
+}
+
+// finish records and announces the outcome, then returns taskErr.
+func (s *Server) finish(ctx context.Context, t *asynq.Task, o jobs.Outcome, taskErr error) error {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("encode outcome: %w", err)
+	}
+	if _, err := t.ResultWriter().Write(data); err != nil {
+		return fmt.Errorf("write result: %w", err) // retried: the result must be kept
+	}
+	id := t.ResultWriter().TaskID()
+	if err := s.rdb.Publish(ctx, doneChannelPrefix+id, data).Err(); err != nil {
+		// The waiting api falls back to polling the result; not fatal.
+		s.log.WarnContext(ctx, "announce completion", "task_id", id, "err", err)
+	}
+	return taskErr
+}
+
+// replayWork runs TypeReplay.
+func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
+	var req replay.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
+	}
+	return jobs.Replay(ctx, s.store, req)
+}
