@@ -175,11 +175,22 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	ch := c.wait(id) // before enqueueing, so the announcement cannot be missed
 	defer c.unwait(id, ch)
 
-	if err := c.recordOwner(ctx, id, j.Queue, owner, wait); err != nil {
-		return jobs.Outcome{}, id, err
+	// The owner record only matters to GET /v1/jobs/{id}, after a timeout:
+	// write it beside the enqueue instead of before it, off the fast path.
+	owned := make(chan error, 1)
+	go func() { owned <- c.recordOwner(ctx, id, j.Queue, owner, wait) }()
+	o, err := c.await(ctx, j, id, ch, wait)
+	var te *TimeoutError
+	if oErr := <-owned; oErr != nil && errors.As(err, &te) {
+		return o, id, oErr // without its owner record the job could not be fetched later
 	}
+	return o, id, err
+}
+
+// await submits the job and waits for its outcome on ch.
+func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outcome, wait time.Duration) (jobs.Outcome, error) {
 	if o, ok, err := c.submit(ctx, j, id); err != nil || ok {
-		return o, id, err
+		return o, err
 	}
 
 	timer := time.NewTimer(wait)
@@ -189,15 +200,15 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	for {
 		select {
 		case o := <-ch:
-			return o, id, nil
+			return o, nil
 		case <-poll.C:
 			if o, ok, err := c.finished(j.Queue, id); err == nil && ok {
-				return o, id, nil
+				return o, nil
 			}
 		case <-timer.C:
-			return jobs.Outcome{}, id, &TimeoutError{JobID: id}
+			return jobs.Outcome{}, &TimeoutError{JobID: id}
 		case <-ctx.Done():
-			return jobs.Outcome{}, id, ctx.Err()
+			return jobs.Outcome{}, ctx.Err()
 		}
 	}
 }

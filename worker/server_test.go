@@ -56,3 +56,5 @@ func TestServerProcessesTasks(t *testing.T) {
 	}
 	t.Fatal("ping task not completed within 10s")
 }
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
