@@ -18,6 +18,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -47,6 +48,10 @@ type Config struct {
 	// Live is the latest exchange depth and recent trades (Redis in
 	// production).
 	Live store.LiveExchange
+	// Redis is the shared Redis (rate limits); nil disables what needs it.
+	Redis redis.UniversalClient
+	// AI configures the Backtest AI agent.
+	AI AIConfig
 	// Jobs runs replays and backtests on the workers (worker.Client).
 	Jobs JobRunner
 	// JobWait bounds how long a request waits for its job (default 60 s)
@@ -110,6 +115,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerMarkets()
 	s.registerReplay()
 	s.registerExchange()
+	s.registerBacktestAI()
 	fixErrorResponses(s.api.OpenAPI())
 
 	s.mux.HandleFunc("GET /healthz", s.healthz)

@@ -28,6 +28,8 @@ type Config struct {
 	// 1 s default would add up to a second to every synchronous request
 	// (DESIGN 7); the default here is 1 ms.
 	TaskCheckInterval time.Duration
+	// Backtest configures multi-market backtests and strategy generation.
+	Backtest BacktestConfig
 	// ShutdownTimeout bounds how long shutdown waits for running tasks
 	// before returning them to the queue (default 25 s).
 	ShutdownTimeout time.Duration
@@ -80,6 +82,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
+	s.registerBacktest(cfg.Backtest)
 	return s, nil
 }
 
