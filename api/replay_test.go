@@ -97,7 +97,9 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 	live := slugOf(store.BTC, store.M15, now.Truncate(15*time.Minute))
 	noData := slugOf(store.BTC, store.M15, now.Truncate(15*time.Minute).Add(-30*time.Minute))
 	old := slugOf(store.BTC, store.M5, now.Truncate(5*time.Minute).Add(-54*5*time.Minute))
-	cond := func(f, op string, v any) []map[string]any { return []map[string]any{{"field": f, "operator": op, "value": v}} }
+	cond := func(f, op string, v any) []map[string]any {
+		return []map[string]any{{"field": f, "operator": op, "value": v}}
+	}
 	cases := []struct {
 		name   string
 		tier   store.Tier

@@ -1,0 +1,221 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/updown/updown/store"
+)
+
+// CreateCustomer stores c. The store assigns a UUID when ID is empty and
+// the timestamps when zero; an empty tier is Starter. A taken email or ID
+// is ErrConflict; an empty email or unknown tier is ErrInvalid.
+func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Customer, error) {
+	if err := live(ctx, "create customer"); err != nil {
+		return store.Customer{}, err
+	}
+	if c.Tier == "" {
+		c.Tier = store.Starter
+	}
+	if c.Email == "" || !c.Tier.Valid() {
+		return store.Customer{}, fmt.Errorf("memory: create customer: email %q, tier %q: %w", c.Email, c.Tier, store.ErrInvalid)
+	}
+	if c.ID == "" {
+		id, err := newID()
+		if err != nil {
+			return store.Customer{}, err
+		}
+		c.ID = id
+	}
+	now := s.clock()
+	c.CreatedAt = stamp(c.CreatedAt, now)
+	c.UpdatedAt = stamp(c.UpdatedAt, now)
+
+	s.customersMu.Lock()
+	defer s.customersMu.Unlock()
+	if _, taken := s.byEmail[c.Email]; taken {
+		return store.Customer{}, fmt.Errorf("memory: create customer: email %q: %w", c.Email, store.ErrConflict)
+	}
+	if _, taken := s.customers[c.ID]; taken {
+		return store.Customer{}, fmt.Errorf("memory: create customer: id %q: %w", c.ID, store.ErrConflict)
+	}
+	s.customers[c.ID] = c
+	s.byEmail[c.Email] = c.ID
+	return c, nil
+}
+
+// GetCustomer returns the customer with the ID, or ErrNotFound.
+func (s *Store) GetCustomer(ctx context.Context, id string) (store.Customer, error) {
+	if err := live(ctx, "get customer"); err != nil {
+		return store.Customer{}, err
+	}
+	s.customersMu.RLock()
+	defer s.customersMu.RUnlock()
+	return s.customer(id)
+}
+
+// customer returns the customer with the ID; the caller holds customersMu.
+func (s *Store) customer(id string) (store.Customer, error) {
+	c, ok := s.customers[id]
+	if !ok {
+		return store.Customer{}, fmt.Errorf("memory: customer %q: %w", id, store.ErrNotFound)
+	}
+	return c, nil
+}
+
+// GetCustomerByEmail returns the customer with the email, or ErrNotFound.
+func (s *Store) GetCustomerByEmail(ctx context.Context, email string) (store.Customer, error) {
+	if err := live(ctx, "get customer by email"); err != nil {
+		return store.Customer{}, err
+	}
+	s.customersMu.RLock()
+	defer s.customersMu.RUnlock()
+	id, ok := s.byEmail[email]
+	if !ok {
+		return store.Customer{}, fmt.Errorf("memory: customer with email %q: %w", email, store.ErrNotFound)
+	}
+	return s.customer(id)
+}
+
+// ListCustomers returns every customer by CreatedAt, then ID.
+func (s *Store) ListCustomers(ctx context.Context) ([]store.Customer, error) {
+	if err := live(ctx, "list customers"); err != nil {
+		return nil, err
+	}
+	s.customersMu.RLock()
+	out := make([]store.Customer, 0, len(s.customers))
+	for _, c := range s.customers {
+		out = append(out, c)
+	}
+	s.customersMu.RUnlock()
+	slices.SortFunc(out, func(a, b store.Customer) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// SetCustomerTier sets the customer's tier and returns the customer.
+func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier) (store.Customer, error) {
+	if err := live(ctx, "set customer tier"); err != nil {
+		return store.Customer{}, err
+	}
+	if !tier.Valid() {
+		return store.Customer{}, fmt.Errorf("memory: set customer tier: tier %q: %w", tier, store.ErrInvalid)
+	}
+	now := s.clock()
+	s.customersMu.Lock()
+	defer s.customersMu.Unlock()
+	c, err := s.customer(id)
+	if err != nil {
+		return store.Customer{}, err
+	}
+	c.Tier = tier
+	c.UpdatedAt = now
+	s.customers[id] = c
+	return c, nil
+}
+
+// cloneKey returns k with its hash and revocation time copied.
+func cloneKey(k store.APIKey) store.APIKey {
+	k.Hash = slices.Clone(k.Hash)
+	k.RevokedAt = clonePtr(k.RevokedAt)
+	return k
+}
+
+// CreateAPIKey stores k, unrevoked, with an ID of the store's and
+// CreatedAt when zero. An unknown customer is ErrNotFound, a taken hash
+// ErrConflict and an empty hash ErrInvalid.
+func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error) {
+	if err := live(ctx, "create api key"); err != nil {
+		return store.APIKey{}, err
+	}
+	if len(k.Hash) == 0 {
+		return store.APIKey{}, fmt.Errorf("memory: create api key %q: empty hash: %w", k.Prefix, store.ErrInvalid)
+	}
+	id, err := newID()
+	if err != nil {
+		return store.APIKey{}, err
+	}
+	k = cloneKey(k)
+	k.ID = id
+	k.CreatedAt = stamp(k.CreatedAt, s.clock())
+	k.RevokedAt = nil
+
+	s.customersMu.Lock()
+	defer s.customersMu.Unlock()
+	if _, err := s.customer(k.CustomerID); err != nil {
+		return store.APIKey{}, fmt.Errorf("memory: create api key %q: %w", k.Prefix, err)
+	}
+	if _, taken := s.keyByHash[string(k.Hash)]; taken {
+		return store.APIKey{}, fmt.Errorf("memory: create api key %q: hash: %w", k.Prefix, store.ErrConflict)
+	}
+	s.keys[k.ID] = &k
+	s.keyByHash[string(k.Hash)] = k.ID
+	s.keysOf[k.CustomerID] = append(s.keysOf[k.CustomerID], k.ID)
+	return cloneKey(k), nil
+}
+
+// LookupAPIKey returns the unrevoked key with the hash and its owner, or
+// ErrNotFound.
+func (s *Store) LookupAPIKey(ctx context.Context, hash []byte) (store.APIKey, store.Customer, error) {
+	if err := live(ctx, "lookup api key"); err != nil {
+		return store.APIKey{}, store.Customer{}, err
+	}
+	s.customersMu.RLock()
+	defer s.customersMu.RUnlock()
+	k, ok := s.keys[s.keyByHash[string(hash)]]
+	if !ok || k.RevokedAt != nil {
+		return store.APIKey{}, store.Customer{}, fmt.Errorf("memory: lookup api key: %w", store.ErrNotFound)
+	}
+	c, err := s.customer(k.CustomerID)
+	if err != nil {
+		return store.APIKey{}, store.Customer{}, err
+	}
+	return cloneKey(*k), c, nil
+}
+
+// ListAPIKeys returns the customer's keys, revoked ones included, by
+// CreatedAt, then ID. An unknown customer has none.
+func (s *Store) ListAPIKeys(ctx context.Context, customerID string) ([]store.APIKey, error) {
+	if err := live(ctx, "list api keys"); err != nil {
+		return nil, err
+	}
+	s.customersMu.RLock()
+	ids := s.keysOf[customerID]
+	out := make([]store.APIKey, len(ids))
+	for i, id := range ids {
+		out[i] = cloneKey(*s.keys[id])
+	}
+	s.customersMu.RUnlock()
+	slices.SortFunc(out, func(a, b store.APIKey) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// RevokeAPIKey marks the key revoked; a revoked key keeps its first
+// revocation time.
+func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
+	if err := live(ctx, "revoke api key"); err != nil {
+		return err
+	}
+	now := s.clock()
+	s.customersMu.Lock()
+	defer s.customersMu.Unlock()
+	k, ok := s.keys[id]
+	if !ok {
+		return fmt.Errorf("memory: revoke api key %q: %w", id, store.ErrNotFound)
+	}
+	if k.RevokedAt == nil {
+		k.RevokedAt = &now
+	}
+	return nil
+}
