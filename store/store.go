@@ -35,6 +35,7 @@ type Store interface {
 	SnapshotStore
 	CustomerStore
 	ExchangeStore
+	QuotaStore
 	// Ping reports whether the backend is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.

@@ -39,6 +39,9 @@ type Store struct {
 
 	depthMu sync.RWMutex
 	depth   map[depthKey]*timeline
+
+	quotaMu sync.Mutex
+	quota   map[quotaKey]int
 }
 
 var _ store.Store = (*Store)(nil)
@@ -55,6 +58,7 @@ func New() *Store {
 		keyByHash:  map[string]string{},
 		keysOf:     map[string][]string{},
 		depth:      map[depthKey]*timeline{},
+		quota:      map[quotaKey]int{},
 	}
 }
 

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Customers", customerTests()},
 		{"APIKeys", apiKeyTests()},
 		{"Depth", depthTests()},
+		{"Quota", quotaTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Store", storeTests()},
 	}
