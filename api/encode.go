@@ -51,6 +51,14 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, '0')
 	}
 	abs := math.Abs(f)
+	if abs < 1e9 && f != 0 {
+		// Prices and sizes carry at most 6 decimals (stores keep 1e-6).
+		// When f is exactly such a decimal, its digits are the shortest
+		// representation, written here without strconv's search.
+		if n := math.Round(f * 1e6); n/1e6 == f {
+			return appendMicros(b, int64(n))
+		}
+	}
 	fmtc := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		fmtc = 'e'
@@ -65,6 +73,30 @@ func appendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// appendMicros writes n millionths as a decimal with trailing zeros trimmed.
+func appendMicros(b []byte, n int64) []byte {
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	b = strconv.AppendInt(b, n/1e6, 10)
+	frac := n % 1e6
+	if frac == 0 {
+		return b
+	}
+	var digits [7]byte
+	digits[0] = '.'
+	for i := 6; i >= 1; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	end := 7
+	for digits[end-1] == '0' {
+		end--
+	}
+	return append(b, digits[:end]...)
 }
 
 // appendString writes s as a JSON string.

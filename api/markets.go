@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,8 +103,17 @@ type snapshotsByMarketIDInput struct {
 
 type snapshotsOutput struct{ Body *snapshotPageBody }
 
+// Snapshot pages of markets resolved this long ago are final and may be
+// served from the page cache.
+const (
+	pageCacheBytes = 64 << 20
+	pageCacheTTL   = 5 * time.Minute
+	settledAfter   = time.Minute
+)
+
 func (s *Server) registerMarkets() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
+	pages := newPageCache(pageCacheBytes, pageCacheTTL, time.Now)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-markets",
 		Method:      http.MethodGet,
@@ -131,7 +142,13 @@ func (s *Server) registerMarkets() {
 		Tags:        []string{"Markets"},
 		Security:    security,
 		Errors:      []int{400, 401, 403, 404, 429, 500},
-	}, s.snapshotsBySlug)
+	}, func(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
+		m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+		if err != nil {
+			return nil, err
+		}
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook}, pages)
+	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots-by-market-id",
 		Method:      http.MethodGet,
@@ -140,7 +157,13 @@ func (s *Server) registerMarkets() {
 		Tags:        []string{"Markets"},
 		Security:    security,
 		Errors:      []int{400, 401, 403, 404, 429, 500},
-	}, s.snapshotsByMarketID)
+	}, func(ctx context.Context, in *snapshotsByMarketIDInput) (*snapshotsOutput, error) {
+		m, err := s.findMarket(ctx, in.MarketID, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(in.MarketID))
+		if err != nil {
+			return nil, err
+		}
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook}, pages)
+	})
 }
 
 func (s *Server) listMarkets(ctx context.Context, in *listMarketsInput) (*marketListOutput, error) {
@@ -270,30 +293,24 @@ func (s *Server) findMarket(ctx context.Context, key string, get func(context.Co
 	return m, nil
 }
 
-func (s *Server) snapshotsBySlug(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
-	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
-	if err != nil {
-		return nil, err
+func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
+	settled := m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
+	key := fmt.Sprintf("%s|%d|%d|%t|%d", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro())
+	if settled {
+		if body, ok := pages.get(key); ok {
+			return &snapshotsOutput{Body: &snapshotPageBody{encoded: body}}, nil
+		}
 	}
-	return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook})
-}
-
-func (s *Server) snapshotsByMarketID(ctx context.Context, in *snapshotsByMarketIDInput) (*snapshotsOutput, error) {
-	m, err := s.findMarket(ctx, in.MarketID, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(in.MarketID))
-	if err != nil {
-		return nil, err
-	}
-	return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook})
-}
-
-func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams) (*snapshotsOutput, error) {
 	snaps, total, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: p.Limit, Offset: p.Offset, WithBooks: p.IncludeOrderbook})
 	if err != nil {
 		return nil, s.storeFailure(ctx, "list snapshots", err)
 	}
-	return &snapshotsOutput{Body: &snapshotPageBody{
-		Market: toMarketJSON(m), Snapshots: snaps, Total: total, Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook,
-	}}, nil
+	body := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: total, Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook}
+	if settled {
+		body.encoded = body.AppendJSON(nil)
+		pages.put(key, body.encoded)
+	}
+	return &snapshotsOutput{Body: body}, nil
 }
 
 // snapshotPageBody is the snapshots response. It writes its own JSON (see
@@ -305,6 +322,8 @@ type snapshotPageBody struct {
 	Limit     int              `json:"limit"`
 	Offset    int              `json:"offset"`
 	books     bool
+	// encoded, when set, is the page already written (from the cache).
+	encoded []byte
 }
 
 // snapshotJSON documents SPEC 2.2's snapshot in the OpenAPI schema.
@@ -347,6 +366,16 @@ func (p *snapshotPageBody) MarshalJSON() ([]byte, error) { return p.AppendJSON(n
 // AppendJSON writes the page without reflection: a page of 1,000 snapshots
 // with books is ~40,000 levels.
 func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
+	if p.encoded != nil {
+		return append(b, p.encoded...)
+	}
+	// Size the buffer once: regrowing a megabyte page costs more than
+	// writing it.
+	per := 110
+	if p.books {
+		per = 1500
+	}
+	b = slices.Grow(b, 1024+per*len(p.Snapshots))
 	mk, _ := json.Marshal(p.Market) // a flat struct of strings and numbers: cannot fail
 	b = append(b, `{"market":`...)
 	b = append(b, mk...)
