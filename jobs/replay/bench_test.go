@@ -1,0 +1,150 @@
+package replay
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// benchMarket is a 24hr BTC market at 300 ms: 288,000 snapshots, each with
+// ten-level books on both sides of both tokens. price_up is a mean-reverting
+// random walk (an Ornstein-Uhlenbeck step, deterministic for the seed) slow
+// enough that benchStrategy trades a few dozen times, as a real one does.
+func benchMarket() (store.Market, []store.Snapshot) {
+	const (
+		n      = 288_000
+		depth  = 10
+		step   = 300 * time.Millisecond
+		theta  = 5e-4   // pull towards 0.5 per step
+		sigma  = 0.0025 // noise per step: a spread of about 0.08 around 0.5
+		coinVo = 2e-5   // coin price noise per step, relative
+	)
+	rng := rand.New(rand.NewPCG(24, 288))
+	start := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	winner := store.OutcomeUp
+	m := store.Market{Slug: "btc-updown-24hr-1748736000", Coin: store.BTC, MarketType: store.H24,
+		StartTime: start, EndTime: start.Add(24 * time.Hour), Winner: &winner}
+
+	// One backing array for all levels and one for all books keep the data
+	// compact, as a bulk decoder would lay it out.
+	levels := make([]store.Level, n*4*depth)
+	books := make([]store.Book, n*2)
+	snaps := make([]store.Snapshot, n)
+	up, coin := 0.5, 105_000.0
+	fill := func(b *store.Book, mid float64) {
+		bid := math.Floor(mid*100)/100 - 0.01
+		lv := levels[: 2*depth : 2*depth]
+		levels = levels[2*depth:]
+		b.Bids, b.Asks = lv[:depth:depth], lv[depth:2*depth:2*depth]
+		for k := range depth {
+			b.Bids[k] = store.Level{Price: math.Max(0.01, bid-float64(k)/100), Size: float64(50 + rng.IntN(450))}
+			b.Asks[k] = store.Level{Price: math.Min(0.99, bid+0.02+float64(k)/100), Size: float64(50 + rng.IntN(450))}
+		}
+	}
+	for i := range snaps {
+		up = min(0.99, max(0.01, up+theta*(0.5-up)+sigma*rng.NormFloat64()))
+		coin *= 1 + coinVo*rng.NormFloat64()
+		bu, bd := &books[2*i], &books[2*i+1]
+		fill(bu, up)
+		fill(bd, 1-up)
+		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i) * step), CoinPrice: coin,
+			PriceUp: up, PriceDown: 1 - up + 0.01, BookUp: bu, BookDown: bd}
+	}
+	return m, snaps
+}
+
+// benchStrategy has three conditions: buy UP under 0.40 while more than 5%
+// of the day is left, sell it above 0.55.
+func benchStrategy() Strategy {
+	return Strategy{
+		Side:            SideUp,
+		EntryConditions: conds(cond(FieldPriceUp, OpLess, 0.40), cond(FieldTimeRemainingPct, OpGreater, 5)),
+		ExitConditions:  conds(cond(FieldPriceUp, OpGreater, 0.55)),
+		PositionSize:    1000,
+	}
+}
+
+// floor reads what the engine reads of every snapshot, its time and three
+// prices, and does nothing else: the memory floor Run is measured against.
+func floor(snaps []store.Snapshot) float64 {
+	var acc float64
+	var ns int64
+	for i := range snaps {
+		sn := &snaps[i]
+		ns += sn.Time.UnixNano()
+		acc += sn.PriceUp + sn.PriceDown + sn.CoinPrice
+	}
+	return acc + float64(ns)
+}
+
+// floorBooks also reads the best bid of the UP book of every snapshot, as
+// the engine must on every snapshot it spends in position (to mark the
+// position and test MAX_LOSS). Following the book pointers into the levels
+// is most of a replay's memory traffic.
+func floorBooks(snaps []store.Snapshot) float64 {
+	var acc float64
+	var ns int64
+	for i := range snaps {
+		sn := &snaps[i]
+		ns += sn.Time.UnixNano()
+		acc += sn.PriceUp + sn.PriceDown + sn.CoinPrice
+		if b := sn.BookUp; b != nil && len(b.Bids) > 0 {
+			acc += b.Bids[0].Price
+		}
+	}
+	return acc + float64(ns)
+}
+
+func BenchmarkRun(b *testing.B) {
+	m, snaps := benchMarket()
+	s := benchStrategy()
+	var r Result
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if r, err = Run(m, snaps, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(snaps))*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
+	// DESIGN 10: print the ratio to the reference in the same run. Both
+	// sides are the best of several passes, which shared machines disturb
+	// least.
+	var sink float64
+	run := bestOf(20, func() { r, _ = Run(m, snaps, s) })
+	fl := bestOf(20, func() { sink += floor(snaps) })
+	fb := bestOf(20, func() { sink += floorBooks(snaps) })
+	runtime.KeepAlive(sink)
+	b.ReportMetric(run/fl, "x_floor")
+	b.ReportMetric(run/fb, "x_floor_books")
+}
+
+func BenchmarkFloor(b *testing.B) { benchmarkFloor(b, floor) }
+
+func BenchmarkFloorBooks(b *testing.B) { benchmarkFloor(b, floorBooks) }
+
+func benchmarkFloor(b *testing.B, read func([]store.Snapshot) float64) {
+	_, snaps := benchMarket()
+	var sink float64
+	for b.Loop() {
+		sink += read(snaps)
+	}
+	runtime.KeepAlive(sink)
+	b.ReportMetric(float64(len(snaps))*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+}
+
+// bestOf returns the shortest of k timed calls of f, in seconds.
+func bestOf(k int, f func()) float64 {
+	best := math.Inf(1)
+	for range k {
+		t := time.Now()
+		f()
+		best = min(best, time.Since(t).Seconds())
+	}
+	return best
+}

@@ -1,0 +1,50 @@
+// Package replay replays a trading strategy tick by tick against one
+// resolved up/down market (SPEC 4.2, DESIGN 6) and validates replay
+// requests (SPEC 7, DESIGN 5).
+//
+// It knows nothing of queues or HTTP. Its types are the wire shapes: the
+// api decodes a POST /v1/replay body into a Request, calls Normalize
+// (answering an *Error with its Code) and enqueues the normalized request;
+// the worker calls Run and returns the Result, which the api serves as the
+// response's data. The backtest agent reuses Strategy as its
+// generated_strategy and Fields, Operators, Sides and OrderTypes to
+// describe the rules to a model.
+//
+// Where DESIGN 6 leaves a choice open, the choices are these, and the tests
+// pin each of them:
+//
+//   - side and orderType are case-sensitive; a near miss ("up") is rejected
+//     with a message naming the right spelling.
+//   - An explicit maxLossPercent of 0 is rejected; leaving it out (or null)
+//     takes the default 50. positionSize may be fractional.
+//   - At most MaxConditions conditions per list; condition values are not
+//     range-checked beyond being finite (a value no snapshot reaches simply
+//     never holds).
+//   - time_remaining_pct is not clamped: a snapshot recorded after
+//     end_time has a negative value. A market whose end is not after its
+//     start has 0 at every snapshot.
+//   - A MAX_LOSS test needs a positive entry cost: a position bought at 0
+//     cannot lose.
+//   - The MARKET_END event is at end_time, or at the last snapshot's time if
+//     snapshots were recorded past end_time, so events stay in time order.
+//   - Equity starts at positionSize before the first snapshot and is
+//     observed after the action of every snapshot and after a settlement;
+//     max_drawdown is measured on that series at full resolution, not on
+//     the sampled curve.
+//   - An equity point's pnl is realized plus unrealized pnl (equity less
+//     positionSize). A MARKET_END settlement adds one last point at its time
+//     (within the 1,000). If the snapshots with trades exceed the budget,
+//     the curve keeps an evenly spaced selection of them and the last one.
+//   - A trade is winning or losing by its pnl as shown (rounded to 6
+//     decimals), so a trade shown as 0 is neither.
+//   - time_in_position_pct counts a position held to MARKET_END up to the
+//     last snapshot (the end of the recorded span). With a span of one
+//     instant it is 100 if a position was opened, else 0.
+//   - The winner is matched to the side without regard to case (Up / UP).
+//   - Snapshots must be in time order (equal times are allowed) and have
+//     finite prices, else Run fails with a plain error: bad data, not a
+//     bad request. Book levels with a size that is not positive, or a price
+//     that is not finite, are not levels.
+//   - Times are RFC 3339 in UTC with six fractional digits, the store's
+//     precision.
+package replay

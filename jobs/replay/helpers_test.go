@@ -1,0 +1,67 @@
+package replay
+
+import (
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// Hand-built markets run from t0 for 100 s, so a snapshot at second s has
+// time_remaining_pct 100-s, and its coin price is 50000+s.
+var t0 = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+
+func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+
+func ts(sec int) string { return formatTime(at(sec)) }
+
+func market(winner string) store.Market {
+	return store.Market{
+		Slug:       "btc-updown-5m-1735732800",
+		Coin:       store.BTC,
+		MarketType: store.M5,
+		StartTime:  t0,
+		EndTime:    at(100),
+		Winner:     &winner,
+	}
+}
+
+func snap(sec int, up, down float64) store.Snapshot {
+	return store.Snapshot{Time: at(sec), CoinPrice: 50000 + float64(sec), PriceUp: up, PriceDown: down}
+}
+
+// withUp and withDown attach a book to a snapshot.
+func withUp(s store.Snapshot, b *store.Book) store.Snapshot   { s.BookUp = b; return s }
+func withDown(s store.Snapshot, b *store.Book) store.Snapshot { s.BookDown = b; return s }
+
+// lv is a price level; book builds one from bids and asks.
+func lv(price, size float64) store.Level { return store.Level{Price: price, Size: size} }
+
+func book(bids, asks []store.Level) *store.Book { return &store.Book{Bids: bids, Asks: asks} }
+
+func levels(l ...store.Level) []store.Level { return l }
+
+func cond(f, op string, v float64) Condition { return Condition{Field: f, Operator: op, Value: v} }
+
+func conds(c ...Condition) []Condition { return c }
+
+func strategy(side string, size float64, entry, exit []Condition) Strategy {
+	return Strategy{Side: side, PositionSize: size, EntryConditions: entry, ExitConditions: exit}
+}
+
+// never is an exit condition that never holds.
+func never() []Condition { return conds(cond(FieldPriceUp, OpGreater, 2)) }
+
+func entryEv(sec int, price, fill, shares, cum float64) TradeEvent {
+	return TradeEvent{Type: TradeEntry, Reason: ReasonSignal, Time: ts(sec), Price: price, FillPrice: fill,
+		Shares: shares, Slippage: round6(fill - price), CumulativePnL: cum, CoinPrice: 50000 + float64(sec)}
+}
+
+func exitEv(reason string, sec int, price, fill, shares, pnl, cum float64) TradeEvent {
+	return TradeEvent{Type: TradeExit, Reason: reason, Time: ts(sec), Price: price, FillPrice: fill,
+		Shares: shares, Slippage: round6(price - fill), PositionPnL: pnl, CumulativePnL: cum, CoinPrice: 50000 + float64(sec)}
+}
+
+func point(sec int, pnl, unrealized, price float64, in bool) EquityPoint {
+	return EquityPoint{Time: ts(sec), PnL: pnl, UnrealizedPnL: unrealized, Price: price,
+		CoinPrice: 50000 + float64(sec), InPosition: in}
+}

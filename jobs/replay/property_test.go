@@ -1,0 +1,542 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// randomMarket builds a resolved market of n snapshots: prices on a 0.01
+// grid so that == and crosses meet their values, books that are sometimes
+// missing, one-sided, thin or carry levels of size ≤ 0, and times a few
+// hundred milliseconds apart.
+func randomMarket(rng *rand.Rand, n int) (store.Market, []store.Snapshot) {
+	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.IntN(1e6)) * time.Second)
+	winner := store.OutcomeUp
+	if rng.IntN(2) == 0 {
+		winner = store.OutcomeDown
+	}
+	snaps := make([]store.Snapshot, n)
+	t := start.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
+	up, coin := 0.5, 60000.0
+	for i := range snaps {
+		up = math.Round(min(0.99, max(0.01, up+float64(rng.IntN(7)-3)/100))*100) / 100
+		down := math.Round(min(0.99, max(0.01, 1-up+float64(rng.IntN(3))/100))*100) / 100
+		coin += float64(rng.IntN(201)-100) / 10
+		snaps[i] = store.Snapshot{Time: t, CoinPrice: coin, PriceUp: up, PriceDown: down,
+			BookUp: randomBook(rng, up), BookDown: randomBook(rng, down)}
+		t = t.Add(time.Duration(1+rng.IntN(600)) * time.Millisecond)
+	}
+	end := t.Add(time.Duration(rng.IntN(3000)-1000) * time.Millisecond) // now and then before the last snapshot
+	m := store.Market{Slug: fmt.Sprintf("btc-updown-15m-%d", start.Unix()), Coin: store.BTC, MarketType: store.M15,
+		StartTime: start, EndTime: end, Winner: &winner}
+	if rng.IntN(2) == 0 {
+		m.CoinPriceEnd = &coin
+	}
+	return m, snaps
+}
+
+func randomBook(rng *rand.Rand, mid float64) *store.Book {
+	if rng.IntN(5) == 0 {
+		return nil
+	}
+	side := func(dir float64) []store.Level {
+		n := rng.IntN(11)
+		ls := make([]store.Level, n)
+		p := mid + dir*float64(rng.IntN(3))/100
+		for i := range ls {
+			size := float64(rng.IntN(300))
+			if rng.IntN(10) == 0 {
+				size = -size
+			}
+			if rng.IntN(4) == 0 {
+				size += float64(rng.IntN(1000)) / 1000 // fractional sizes
+			}
+			ls[i] = store.Level{Price: math.Round(p*100) / 100, Size: size}
+			p += dir * float64(1+rng.IntN(2)) / 100
+		}
+		return ls
+	}
+	return &store.Book{Bids: side(-1), Asks: side(1)}
+}
+
+func randomStrategy(rng *rand.Rand, coin float64) Strategy {
+	conditions := func() []Condition {
+		cs := make([]Condition, 1+rng.IntN(3))
+		for i := range cs {
+			f := Fields()[rng.IntN(5)]
+			var v float64
+			switch f {
+			case FieldPriceUp, FieldPriceDown:
+				v = float64(rng.IntN(101)) / 100
+			case FieldSpread:
+				v = float64(rng.IntN(41)) / 100
+			case FieldCoinPrice:
+				v = coin + float64(rng.IntN(401)-200)
+			case FieldTimeRemainingPct:
+				v = float64(rng.IntN(101))
+			}
+			cs[i] = Condition{Field: f, Operator: Operators()[rng.IntN(7)], Value: v}
+		}
+		return cs
+	}
+	s := Strategy{
+		Side:            Sides()[rng.IntN(2)],
+		EntryConditions: conditions(),
+		ExitConditions:  conditions(),
+		PositionSize:    float64(1 + rng.IntN(500)),
+		OrderType:       []string{"", OrderMarket, OrderLimit}[rng.IntN(3)],
+	}
+	if rng.IntN(3) == 0 {
+		s.PositionSize += float64(rng.IntN(1000)) / 1000
+	}
+	if rng.IntN(2) == 0 {
+		s.MaxLossPercent = float64(1 + rng.IntN(100))
+	}
+	return s
+}
+
+// TestRunProperties replays random strategies over random markets and
+// checks the invariants every replay keeps, and the engine against
+// reference, a slow transcription of DESIGN 6 that keeps every snapshot's
+// equity.
+func TestRunProperties(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := 400
+	if testing.Short() {
+		cases = 50
+	}
+	var traded, trades, overCap int
+	for c := range cases {
+		n := 1 + rng.IntN(60)
+		if c%4 == 0 {
+			n = 900 + rng.IntN(2500) // past the curve's cap
+		}
+		m, snaps := randomMarket(rng, n)
+		s := randomStrategy(rng, snaps[0].CoinPrice)
+		name := fmt.Sprintf("case %d (n=%d)", c, n)
+		r, err := Run(m, snaps, s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checkInvariants(t, name, m, snaps, r)
+		checkAgainstReference(t, name, m, snaps, s, r)
+
+		// Determinism: the same input, also via JSON and copies, gives the same bytes.
+		want := mustJSON(t, r)
+		var s2 Strategy
+		if err := json.Unmarshal(mustJSON(t, s), &s2); err != nil {
+			t.Fatal(err)
+		}
+		r2, err := Run(m, deepCopy(snaps), s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mustJSON(t, r2); !bytes.Equal(got, want) {
+			t.Fatalf("%s: not deterministic:\n%s\n%s", name, got, want)
+		}
+		if len(r.Trades) > 0 {
+			traded++
+		}
+		trades += len(r.Trades) / 2
+		if n > MaxCurvePoints {
+			overCap++
+		}
+	}
+	// The generator must exercise the engine, not just run it.
+	if traded < cases/4 || trades < cases || overCap < cases/8 {
+		t.Errorf("weak generator: %d of %d cases traded, %d trades, %d markets over the curve cap", traded, cases, trades, overCap)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// near compares rounded figures: each side of a sum or product may be off
+// by half a unit in the sixth decimal per term.
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Snapshot, r Result) {
+	t.Helper()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("%s: "+format, append([]any{name}, args...)...)
+	}
+	checkFinite(t, name, reflect.ValueOf(r))
+	if r.TotalSnapshots != len(snaps) {
+		fail("total_snapshots %d, want %d", r.TotalSnapshots, len(snaps))
+	}
+
+	// Trades alternate ENTRY, EXIT and end closed; pnl and cumulative pnl add up.
+	var cum, sum float64
+	var entry TradeEvent
+	for k, tr := range r.Trades {
+		if wantEntry := k%2 == 0; (tr.Type == TradeEntry) != wantEntry {
+			fail("trade %d is %s", k, tr.Type)
+		}
+		if tr.Type == TradeEntry {
+			if tr.Reason != ReasonSignal || tr.PositionPnL != 0 || !near(tr.CumulativePnL, cum, 1e-6) {
+				fail("entry %d: %+v, cumulative before %v", k, tr, cum)
+			}
+			entry = tr
+			continue
+		}
+		if tr.Shares != entry.Shares {
+			fail("exit %d sells %v of %v shares", k, tr.Shares, entry.Shares)
+		}
+		// Round trip: pnl = (exit fill - entry fill) × shares, up to the rounding of each fill.
+		if want := (tr.FillPrice - entry.FillPrice) * tr.Shares; !near(tr.PositionPnL, want, 1e-6*(tr.Shares+1)) {
+			fail("exit %d: pnl %v, want (%v-%v)×%v = %v", k, tr.PositionPnL, tr.FillPrice, entry.FillPrice, tr.Shares, want)
+		}
+		cum = tr.CumulativePnL
+		sum += tr.PositionPnL
+		if !near(cum, sum, 1e-6*float64(k+1)) {
+			fail("exit %d: cumulative %v, sum of pnl %v", k, cum, sum)
+		}
+		if tr.Reason == ReasonMarketEnd && (k != len(r.Trades)-1 || tr.Time < formatTime(m.EndTime) || tr.Slippage != 0) {
+			fail("MARKET_END %d: %+v", k, tr)
+		}
+	}
+	if len(r.Trades)%2 != 0 {
+		fail("%d trade events: a position was left open", len(r.Trades))
+	}
+	p := r.Performance
+	if p.TotalTrades != len(r.Trades)/2 || p.WinningTrades+p.LosingTrades > p.TotalTrades {
+		fail("trade counts %+v for %d events", p, len(r.Trades))
+	}
+	if !near(p.TotalPnL, sum, 1e-6*float64(len(r.Trades)+1)) {
+		fail("total_pnl %v, sum of position_pnl %v", p.TotalPnL, sum)
+	}
+	if p.MaxDrawdown < 0 || p.MaxDrawdownPercent < 0 || p.TimeInPositionPct < 0 || p.TimeInPositionPct > 100 ||
+		p.WinRate < 0 || p.WinRate > 100 || p.FinalMarketOutcome != *m.Winner {
+		fail("performance out of range: %+v", p)
+	}
+
+	// The curve: at most 1000 points, ascending, every trade time and the
+	// last snapshot among them, and each point's state agrees with the trades.
+	c := r.PnLCurve
+	if len(c) == 0 || len(c) > MaxCurvePoints {
+		fail("%d curve points", len(c))
+	}
+	have := map[string]int{} // the first point at each time
+	for i, pt := range c {
+		// Only a settlement can share its time with a snapshot: the last one,
+		// when snapshots were recorded past end_time.
+		if i > 0 && (pt.Time < c[i-1].Time || pt.Time == c[i-1].Time && i != len(c)-1) {
+			fail("curve not ascending at %d: %s after %s", i, pt.Time, c[i-1].Time)
+		}
+		if _, ok := have[pt.Time]; !ok {
+			have[pt.Time] = i
+		}
+	}
+	last := formatTime(snaps[len(snaps)-1].Time)
+	if _, ok := have[last]; !ok {
+		fail("curve misses the last snapshot %s", last)
+	}
+	if len(r.Trades) >= MaxCurvePoints-1 {
+		// More trade snapshots than points: the curve is a selection of
+		// them, full to the cap.
+		if len(c) != MaxCurvePoints && len(c) != len(snaps)+1 {
+			fail("%d curve points for %d trade events", len(c), len(r.Trades))
+		}
+		return
+	}
+	for _, tr := range r.Trades {
+		i, ok := have[tr.Time]
+		if tr.Reason == ReasonMarketEnd {
+			i = len(c) - 1
+			ok = c[i].Time == tr.Time
+		}
+		if !ok {
+			fail("curve misses the trade at %s", tr.Time)
+		}
+		// After an ENTRY the point is in position and its realized part is the
+		// cumulative pnl before; after an EXIT it is out, with pnl the cumulative.
+		pt := c[i]
+		if pt.InPosition != (tr.Type == TradeEntry) || !near(pt.PnL-pt.UnrealizedPnL, tr.CumulativePnL, 2e-6) {
+			fail("curve point %+v disagrees with trade %+v", pt, tr)
+		}
+		if tr.Type == TradeExit && pt.UnrealizedPnL != 0 {
+			fail("curve point %+v after an exit has unrealized pnl", pt)
+		}
+	}
+}
+
+// checkFinite fails on any NaN or Inf in v.
+func checkFinite(t *testing.T, name string, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Float64:
+		if !finite(v.Float()) {
+			t.Fatalf("%s: non-finite number", name)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			checkFinite(t, name, v.Field(i))
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			checkFinite(t, name, v.Index(i))
+		}
+	}
+}
+
+func checkAgainstReference(t *testing.T, name string, m store.Market, snaps []store.Snapshot, s Strategy, r Result) {
+	t.Helper()
+	ref := reference(m, snaps, s)
+	if len(ref.trades) != len(r.Trades) {
+		t.Fatalf("%s: %d trade events, reference %d\n got %+v\nwant %+v", name, len(r.Trades), len(ref.trades), r.Trades, ref.trades)
+	}
+	for k, want := range ref.trades {
+		got := r.Trades[k]
+		if got.Type != want.Type || got.Reason != want.Reason || got.Time != want.Time ||
+			!near(got.FillPrice, want.FillPrice, 1e-6) || !near(got.Shares, want.Shares, 1e-6) ||
+			!near(got.PositionPnL, want.PositionPnL, 1e-6) || !near(got.Slippage, want.Slippage, 1e-6) {
+			t.Fatalf("%s: trade %d\n got %+v\nwant %+v", name, k, got, want)
+		}
+	}
+	p := r.Performance
+	if !near(p.MaxDrawdown, ref.maxDD, 1e-6) || !near(p.MaxDrawdownPercent, ref.maxDDPct, 1e-6) {
+		t.Fatalf("%s: drawdown %v (%v%%), reference %v (%v%%)", name, p.MaxDrawdown, p.MaxDrawdownPercent, ref.maxDD, ref.maxDDPct)
+	}
+	byTime := map[string]int{}
+	for i, sn := range snaps {
+		byTime[formatTime(sn.Time)] = i
+	}
+	for k, pt := range r.PnLCurve {
+		i, ok := byTime[pt.Time]
+		if !ok || k == len(r.PnLCurve)-1 && len(r.Trades) > 0 && r.Trades[len(r.Trades)-1].Reason == ReasonMarketEnd {
+			continue // the MARKET_END point
+		}
+		if pt.InPosition != ref.inPos[i] || !near(pt.PnL, ref.pnl[i], 1e-6) || !near(pt.UnrealizedPnL, ref.unrealized[i], 1e-6) {
+			t.Fatalf("%s: curve point %+v, reference pnl %v unrealized %v in position %v",
+				name, pt, ref.pnl[i], ref.unrealized[i], ref.inPos[i])
+		}
+	}
+}
+
+type referenceResult struct {
+	trades          []TradeEvent // numbers unrounded
+	pnl             []float64    // per snapshot, after its action: realized + unrealized
+	unrealized      []float64
+	inPos           []bool
+	maxDD, maxDDPct float64
+}
+
+// reference is DESIGN 6 transcribed as plainly as possible, in one pass that
+// keeps every snapshot's state. It shares no code with the engine but the
+// strategy's defaults.
+func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResult {
+	s.applyDefaults()
+	n := len(snaps)
+	out := referenceResult{pnl: make([]float64, n), unrealized: make([]float64, n), inPos: make([]bool, n)}
+	value := func(i int, f string) float64 {
+		sn := snaps[i]
+		switch f {
+		case FieldPriceUp:
+			return sn.PriceUp
+		case FieldPriceDown:
+			return sn.PriceDown
+		case FieldCoinPrice:
+			return sn.CoinPrice
+		case FieldSpread:
+			return math.Abs(sn.PriceUp - sn.PriceDown)
+		}
+		span := m.EndTime.Sub(m.StartTime)
+		if span <= 0 {
+			return 0
+		}
+		return float64(m.EndTime.Sub(sn.Time)) * (100 / float64(span))
+	}
+	holds := func(i int, c Condition) bool {
+		v, x := value(i, c.Field), c.Value
+		switch c.Operator {
+		case OpLess:
+			return v < x
+		case OpGreater:
+			return v > x
+		case OpLessOrEqual:
+			return v <= x
+		case OpGreaterOrEqual:
+			return v >= x
+		case OpEqual:
+			return math.Abs(v-x) <= 1e-9
+		case OpCrossesAbove:
+			return i > 0 && value(i-1, c.Field) <= x && v > x
+		case OpCrossesBelow:
+			return i > 0 && value(i-1, c.Field) >= x && v < x
+		}
+		panic("operator " + c.Operator)
+	}
+	side := func(i int) (price float64, bids, asks []store.Level) {
+		sn := snaps[i]
+		b := sn.BookDown
+		price = sn.PriceDown
+		if s.Side == SideUp {
+			b, price = sn.BookUp, sn.PriceUp
+		}
+		if b == nil {
+			return price, nil, nil
+		}
+		real := func(ls []store.Level) (out []store.Level) {
+			for _, l := range ls {
+				if l.Size > 0 {
+					out = append(out, l)
+				}
+			}
+			return out
+		}
+		return price, real(b.Bids), real(b.Asks)
+	}
+	mark := func(i int) float64 {
+		price, bids, _ := side(i)
+		if len(bids) > 0 {
+			return bids[0].Price
+		}
+		return price
+	}
+
+	var (
+		open                        bool
+		shares, entryFill, realized float64
+		peak                        = s.PositionSize
+	)
+	observe := func(equity float64) {
+		if equity > peak {
+			peak = equity
+		}
+		if dd := peak - equity; dd > out.maxDD {
+			out.maxDD, out.maxDDPct = dd, dd/peak*100
+		}
+	}
+	event := func(typ, reason string, i int, price, fill, sh, pnl float64) {
+		tm, coin := m.EndTime, snaps[n-1].CoinPrice
+		if tm.Before(snaps[n-1].Time) {
+			tm = snaps[n-1].Time
+		}
+		if m.CoinPriceEnd != nil {
+			coin = *m.CoinPriceEnd
+		}
+		if i < n {
+			tm, coin = snaps[i].Time, snaps[i].CoinPrice
+		}
+		slip := fill - price
+		if typ == TradeExit {
+			slip = price - fill
+		}
+		out.trades = append(out.trades, TradeEvent{Type: typ, Reason: reason, Time: formatTime(tm), Price: price,
+			FillPrice: fill, Shares: sh, Slippage: slip, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
+	}
+	sellAll := func(bids []store.Level, price float64, limit bool) (float64, bool) {
+		if len(bids) == 0 {
+			return price, true
+		}
+		left, proceeds := shares, 0.0
+		for _, l := range bids {
+			if limit && l.Price < price-1e-9 {
+				break
+			}
+			q := math.Min(left, l.Size)
+			proceeds += q * l.Price
+			left -= q
+			if left <= 0 {
+				break
+			}
+		}
+		if limit && left > 1e-9 {
+			return 0, false // all or none
+		}
+		if left > 0 { // beyond the recorded levels: at the worst one
+			proceeds += left * bids[len(bids)-1].Price
+		}
+		return proceeds / shares, true
+	}
+	for i := range snaps {
+		price, bids, asks := side(i)
+		if !open {
+			all := true
+			for _, c := range s.EntryConditions {
+				all = all && holds(i, c)
+			}
+			if all {
+				fill, got := price, s.PositionSize
+				ok := true
+				if len(asks) > 0 {
+					cost, left := 0.0, s.PositionSize
+					for _, l := range asks {
+						if s.OrderType == OrderLimit && l.Price > price+1e-9 {
+							break
+						}
+						q := math.Min(left, l.Size)
+						cost += q * l.Price
+						left -= q
+						if left <= 0 {
+							break
+						}
+					}
+					got = s.PositionSize - max(left, 0)
+					fill, ok = cost/got, got > 0
+				}
+				if ok {
+					open, shares, entryFill = true, got, fill
+					event(TradeEntry, ReasonSignal, i, price, fill, got, 0)
+				}
+			}
+		} else {
+			loss := shares * (entryFill - mark(i))
+			var fill float64
+			var reason string
+			if cost := shares * entryFill; cost > 0 && loss >= s.MaxLossPercent/100*cost-1e-9 {
+				fill, _ = sellAll(bids, price, false)
+				reason = ReasonMaxLoss
+			} else {
+				for _, c := range s.ExitConditions {
+					if holds(i, c) {
+						var ok bool
+						if fill, ok = sellAll(bids, price, s.OrderType == OrderLimit); ok {
+							reason = ReasonSignal
+						}
+						break
+					}
+				}
+			}
+			if reason != "" {
+				pnl := shares * (fill - entryFill)
+				realized += pnl
+				open = false
+				event(TradeExit, reason, i, price, fill, shares, pnl)
+			}
+		}
+		out.inPos[i] = open
+		if open {
+			out.unrealized[i] = shares * (mark(i) - entryFill)
+		}
+		out.pnl[i] = realized + out.unrealized[i]
+		observe(s.PositionSize + out.pnl[i])
+	}
+	if open {
+		settle := 0.0
+		if (*m.Winner == store.OutcomeUp) == (s.Side == SideUp) {
+			settle = 1
+		}
+		pnl := shares * (settle - entryFill)
+		realized += pnl
+		event(TradeExit, ReasonMarketEnd, n, settle, settle, shares, pnl)
+		observe(s.PositionSize + realized)
+	}
+	return out
+}

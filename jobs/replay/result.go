@@ -1,0 +1,316 @@
+package replay
+
+import (
+	"math"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// MaxCurvePoints bounds the equity curve (DESIGN 6).
+const MaxCurvePoints = 1000
+
+// timeLayout is RFC 3339 in UTC with a fixed six-digit fraction: the store
+// keeps microseconds, and a fixed width keeps every time the same shape.
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// Result is a replay's outcome, SPEC 2.6's replay result (the `data` of the
+// response). Every number is finite and rounded to 6 decimals.
+type Result struct {
+	Market         MarketSummary   `json:"market"`
+	Strategy       StrategySummary `json:"strategy"`
+	Performance    Performance     `json:"performance"`
+	Trades         []TradeEvent    `json:"trades"`
+	PnLCurve       []EquityPoint   `json:"pnl_curve"`
+	TotalSnapshots int             `json:"total_snapshots"`
+}
+
+// MarketSummary names the replayed market.
+type MarketSummary struct {
+	Slug       string `json:"slug"`
+	MarketType string `json:"market_type"`
+	Winner     string `json:"winner"`
+	StartTime  string `json:"start_time"`
+	EndTime    string `json:"end_time"`
+}
+
+// StrategySummary echoes the normalized strategy.
+type StrategySummary struct {
+	Side                string  `json:"side"`
+	PositionSize        float64 `json:"positionSize"`
+	OrderType           string  `json:"orderType"`
+	EntryConditionCount int     `json:"entryConditionCount"`
+	ExitConditionCount  int     `json:"exitConditionCount"`
+}
+
+// Performance sums up the replay's trades and equity (DESIGN 6).
+type Performance struct {
+	TotalPnL           float64 `json:"total_pnl"`
+	TotalPnLPercent    float64 `json:"total_pnl_percent"`
+	MaxDrawdown        float64 `json:"max_drawdown"`
+	MaxDrawdownPercent float64 `json:"max_drawdown_percent"`
+	TotalTrades        int     `json:"total_trades"`
+	WinningTrades      int     `json:"winning_trades"`
+	LosingTrades       int     `json:"losing_trades"`
+	WinRate            float64 `json:"win_rate"`
+	AvgTradePnL        float64 `json:"avg_trade_pnl"`
+	BestTrade          float64 `json:"best_trade"`
+	WorstTrade         float64 `json:"worst_trade"`
+	TimeInPositionPct  float64 `json:"time_in_position_pct"`
+	FinalMarketOutcome string  `json:"final_market_outcome"`
+}
+
+// TradeEvent is an ENTRY or an EXIT. Price is the snapshot's price of the
+// side (the settlement price for MARKET_END), FillPrice what was paid or
+// received per share, Slippage the per-share cost of the difference.
+type TradeEvent struct {
+	Type          string  `json:"type"`
+	Reason        string  `json:"reason"`
+	Time          string  `json:"time"`
+	Price         float64 `json:"price"`
+	FillPrice     float64 `json:"fill_price"`
+	Shares        float64 `json:"shares"`
+	Slippage      float64 `json:"slippage"`
+	PositionPnL   float64 `json:"position_pnl"`
+	CumulativePnL float64 `json:"cumulative_pnl"`
+	CoinPrice     float64 `json:"coin_price"`
+}
+
+// EquityPoint is the replay's state after the action at one snapshot. PnL
+// is realized plus unrealized (equity less positionSize); UnrealizedPnL the
+// open position marked at the best bid; Price the side's snapshot price.
+type EquityPoint struct {
+	Time          string  `json:"time"`
+	PnL           float64 `json:"pnl"`
+	UnrealizedPnL float64 `json:"unrealized_pnl"`
+	Price         float64 `json:"price"`
+	CoinPrice     float64 `json:"coin_price"`
+	InPosition    bool    `json:"in_position"`
+}
+
+// result renders what replay recorded. Rounding happens here and only here,
+// so no rounding error accumulates in the arithmetic.
+func (e *engine) result(m store.Market, s Strategy) Result {
+	r := Result{
+		Market: MarketSummary{
+			Slug:       m.Slug,
+			MarketType: string(m.MarketType),
+			Winner:     *m.Winner,
+			StartTime:  formatTime(m.StartTime),
+			EndTime:    formatTime(m.EndTime),
+		},
+		Strategy: StrategySummary{
+			Side:                s.Side,
+			PositionSize:        round6(s.PositionSize),
+			OrderType:           s.OrderType,
+			EntryConditionCount: len(s.EntryConditions),
+			ExitConditionCount:  len(s.ExitConditions),
+		},
+		Trades:         make([]TradeEvent, 0, len(e.events)),
+		TotalSnapshots: len(e.snaps),
+	}
+	for _, ev := range e.events {
+		r.Trades = append(r.Trades, e.tradeEvent(m, ev))
+	}
+	r.Performance = e.performance(m)
+	r.PnLCurve = e.curve(m)
+	return r
+}
+
+func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
+	t := TradeEvent{
+		Type:          TradeEntry,
+		Reason:        ev.reason,
+		Price:         round6(ev.price),
+		FillPrice:     round6(ev.fill),
+		Shares:        round6(ev.shares),
+		Slippage:      round6(ev.fill - ev.price), // a buy pays above the price
+		PositionPnL:   round6(ev.pnl),
+		CumulativePnL: round6(ev.cum),
+		CoinPrice:     round6(ev.coin),
+	}
+	if ev.exit {
+		t.Type = TradeExit
+		t.Slippage = round6(ev.price - ev.fill) // a sell receives below it
+	}
+	if ev.idx < len(e.snaps) {
+		t.Time = formatTime(e.snaps[ev.idx].Time)
+	} else {
+		t.Time = formatTime(e.settleAt)
+	}
+	return t
+}
+
+func (e *engine) performance(m store.Market) Performance {
+	p := Performance{FinalMarketOutcome: *m.Winner}
+	var (
+		total, entryCosts, best, worst float64
+		inPosNs, entryNs               int64
+	)
+	first, last := e.snaps[0].Time.UnixNano(), e.snaps[len(e.snaps)-1].Time.UnixNano()
+	for _, ev := range e.events {
+		if !ev.exit {
+			entryCosts += ev.shares * ev.fill
+			entryNs = e.snaps[ev.idx].Time.UnixNano()
+			continue
+		}
+		// A MARKET_END position is held to the end of the recorded span.
+		exitNs := last
+		if ev.idx < len(e.snaps) {
+			exitNs = e.snaps[ev.idx].Time.UnixNano()
+		}
+		inPosNs += exitNs - entryNs
+		if p.TotalTrades == 0 || ev.pnl > best {
+			best = ev.pnl
+		}
+		if p.TotalTrades == 0 || ev.pnl < worst {
+			worst = ev.pnl
+		}
+		p.TotalTrades++
+		total += ev.pnl
+		// Judged by the pnl the client sees, so a trade shown as 0 is
+		// neither a win nor a loss.
+		switch shown := round6(ev.pnl); {
+		case shown > 0:
+			p.WinningTrades++
+		case shown < 0:
+			p.LosingTrades++
+		}
+	}
+	p.TotalPnL = round6(total)
+	p.BestTrade = round6(best)
+	p.WorstTrade = round6(worst)
+	if entryCosts > 0 {
+		p.TotalPnLPercent = round6(total / entryCosts * 100)
+	}
+	if p.TotalTrades > 0 {
+		p.WinRate = round6(float64(p.WinningTrades) / float64(p.TotalTrades) * 100)
+		p.AvgTradePnL = round6(total / float64(p.TotalTrades))
+	}
+	p.MaxDrawdown = round6(e.dd.max)
+	if e.dd.max > 0 {
+		p.MaxDrawdownPercent = round6(e.dd.max / e.dd.atPeak * 100)
+	}
+	switch span := last - first; {
+	case span > 0:
+		p.TimeInPositionPct = round6(float64(inPosNs) / float64(span) * 100)
+	case len(e.events) > 0:
+		// The recorded span is one instant, and the position held it.
+		p.TimeInPositionPct = 100
+	}
+	return p
+}
+
+// curve samples the equity after the action at selected snapshots (see
+// curveIndices), plus a final point at end_time when a position settled at
+// MARKET_END. The inner loop keeps no per-snapshot history, so each point's
+// state is rebuilt from the trade events before it; the same bestBid mark
+// gives the same numbers the loop saw.
+func (e *engine) curve(m store.Market) []EquityPoint {
+	n := len(e.events)
+	settled := n > 0 && e.events[n-1].idx == len(e.snaps)
+	budget := MaxCurvePoints
+	if settled {
+		budget--
+	}
+	idx := curveIndices(len(e.snaps), e.events, budget)
+	points := make([]EquityPoint, 0, len(idx)+1)
+	var (
+		k                       int
+		inPos                   bool
+		shares, entry, realized float64
+	)
+	for _, i := range idx {
+		for ; k < n && e.events[k].idx <= i; k++ {
+			ev := &e.events[k]
+			inPos, realized = !ev.exit, ev.cum
+			shares, entry = ev.shares, ev.fill
+		}
+		sn := &e.snaps[i]
+		book, price := e.side(sn)
+		unrealized := 0.0
+		if inPos {
+			unrealized = shares * (bestBid(book, price) - entry)
+		}
+		points = append(points, EquityPoint{
+			Time:          formatTime(sn.Time),
+			PnL:           round6(realized + unrealized),
+			UnrealizedPnL: round6(unrealized),
+			Price:         round6(price),
+			CoinPrice:     round6(sn.CoinPrice),
+			InPosition:    inPos,
+		})
+	}
+	if settled {
+		ev := &e.events[n-1]
+		points = append(points, EquityPoint{
+			Time:      formatTime(e.settleAt),
+			PnL:       round6(ev.cum),
+			Price:     round6(ev.price),
+			CoinPrice: round6(ev.coin),
+		})
+	}
+	return points
+}
+
+// curveIndices picks at most budget snapshot indices out of n, ascending:
+// every snapshot with a trade event and the last snapshot, topped up with
+// evenly spaced ones (the first always among them). All n when they fit. If
+// the trade snapshots alone exceed the budget, an evenly spaced selection of
+// them is kept, ending with the last snapshot, so the bound always holds.
+func curveIndices(n int, events []event, budget int) []int {
+	if n <= budget {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	must := make([]int, 0, len(events)+1)
+	for _, ev := range events {
+		if ev.idx < n-1 && (len(must) == 0 || must[len(must)-1] != ev.idx) {
+			must = append(must, ev.idx)
+		}
+	}
+	must = append(must, n-1)
+	if len(must) >= budget {
+		out := make([]int, budget)
+		for k := range out {
+			out[k] = must[(k+1)*len(must)/budget-1]
+		}
+		return out
+	}
+	r := budget - len(must) // evenly spaced points, k·n/r for k < r < n
+	out := make([]int, 0, budget)
+	j := 0
+	for k := range r {
+		i := k * n / r
+		for ; j < len(must) && must[j] < i; j++ {
+			out = append(out, must[j])
+		}
+		if j < len(must) && must[j] == i {
+			continue
+		}
+		out = append(out, i)
+	}
+	return append(out, must[j:]...)
+}
+
+// round6 rounds to 6 decimals for the wire. It also keeps the promise that
+// no NaN, Inf or -0 reaches JSON: validated input cannot produce a
+// non-finite number, but a corrupt book level could overflow a sum.
+func round6(x float64) float64 {
+	switch {
+	case !finite(x):
+		return 0
+	case math.Abs(x) >= 1e15: // beyond float64's sixth decimal already
+		return x
+	}
+	r := math.Round(x*1e6) / 1e6
+	if r == 0 {
+		return 0
+	}
+	return r
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
