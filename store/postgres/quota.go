@@ -68,8 +68,10 @@ func (s *Store) AIGenerationsUsed(ctx context.Context, customerID string, period
 		return 0, notFound(op)
 	}
 	var used int
-	err := s.pool.QueryRow(ctx, `select coalesce((select used from ai_generations where customer_id = $1 and period = $2), 0)`,
-		customerID, periodDate(period)).Scan(&used)
+	err := s.pool.QueryRow(ctx, `
+		select coalesce(g.used, 0) from customers c
+		left join ai_generations g on g.customer_id = c.id and g.period = $2
+		where c.id = $1`, customerID, periodDate(period)).Scan(&used) // no row: unknown customer
 	return used, wrap(op, err)
 }
 

@@ -1,0 +1,757 @@
+package postgres
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// A chunk packs a run of one market's snapshots (sorted by time, times
+// distinct) into two byte strings that decode independently, so that a
+// listing without order books never reads the book bytes:
+//
+//	head:  version, n, times, coin prices, up prices, down prices
+//	books: version, n, price column, size column, level count,
+//	       n flag bytes, then the levels of every side that changed
+//
+// Every number is turned into an int64 "unit" of its column before it is
+// written as a zigzag varint of its difference from a prediction:
+//
+//   - A column whose values are all exact multiples of 1e-6 (every number
+//     with at most six decimals, below 2^53 millionths) is "scaled": a unit
+//     is the value in millionths divided by the column's greatest common
+//     divisor g, so prices on a 0.01 tick become small integers whose
+//     differences fit in a byte. Decoding computes units*g/1e6, which is
+//     the float64 nearest the decimal: the value written, bit for bit.
+//   - Any other column is "raw": a unit is the value's IEEE 754 bits. It
+//     costs more bytes but round-trips every float64, NaN and -0 included.
+//
+// A column header is uvarint(g), g = 0 meaning raw.
+//
+// Times are microseconds since the Unix epoch: the first absolute, then the
+// gaps between neighbours divided by their gcd, each written as its
+// difference from the previous gap (snapshots come at a steady cadence).
+//
+// Books: a flag byte per snapshot says which books are present and which of
+// the four sides (up bids, up asks, down bids, down asks) equal the same
+// side as last written, which are then not written again. A side that is
+// written starts with uvarint(0) for a nil slice or uvarint(len+1). Its
+// prices are predicted from the previous snapshot's side (same first price,
+// same gaps between levels) and its sizes from the size the previous side
+// had at the same price, so a book that barely moves costs a few bytes.
+const codecVersion = 1
+
+// Flag bits of a snapshot in the books section.
+const (
+	flagUp     = 1 << 0 // BookUp is not nil
+	flagDown   = 1 << 1 // BookDown is not nil
+	flagSame   = 1 << 2 // first of four bits: side s is unchanged when flagSame<<s is set
+	flagsKnown = 1<<6 - 1
+)
+
+// Book sides in the order they are written: up bids, up asks, down bids, down asks.
+const numSides = 4
+
+// maxLevels bounds the levels of one chunk's books (a sanity check on input).
+const maxLevels = 1 << 28
+
+// maxExact bounds the millionths of a scaled value: integers up to 2^53
+// convert to float64 exactly.
+const maxExact = 1 << 53
+
+var errCorrupt = errors.New("corrupt snapshot chunk")
+
+// micros returns v in millionths and true when v is exactly the float64
+// nearest to a decimal with at most six decimals, so that the millionths
+// convert back to v bit for bit. -0 is not (it would come back as +0).
+func micros(v float64) (int64, bool) {
+	x := v * 1e6
+	if !(math.Abs(x) < maxExact) { // NaN fails too
+		return 0, false
+	}
+	// Round half away from zero; exact below 2^52, and a wrong neighbour
+	// above that only fails the check below (the value is then raw).
+	var m int64
+	if x >= 0 {
+		m = int64(x + 0.5)
+	} else {
+		m = int64(x - 0.5)
+	}
+	if float64(m)/1e6 != v || (m == 0 && math.Signbit(v)) {
+		return 0, false
+	}
+	return m, true
+}
+
+// scale is how a column's numbers map to units: g > 0 millionths per unit,
+// or 0 for raw bits. It is also the column's header.
+type scale uint64
+
+const raw scale = 0
+
+// unit maps v to its unit; v must be representable in the scale (it was
+// added to the scaler that chose the scale).
+func (s scale) unit(v float64) int64 {
+	if s == raw {
+		return int64(math.Float64bits(v))
+	}
+	m, _ := micros(v)
+	return m / int64(s)
+}
+
+// value maps a unit back to its number.
+func (s scale) value(u int64) float64 {
+	if s == raw {
+		return math.Float64frombits(uint64(u))
+	}
+	return float64(u*int64(s)) / 1e6
+}
+
+// scaler finds the scale of a column, one value at a time.
+type scaler struct {
+	g   uint64 // gcd of the millionths so far
+	raw bool   // a value was not six-decimal
+}
+
+func (sc *scaler) add(v float64) {
+	if sc.raw {
+		return
+	}
+	m, ok := micros(v)
+	if !ok {
+		sc.raw = true
+		return
+	}
+	if sc.g == 0 || m%int64(sc.g) != 0 { // most values are multiples already
+		sc.g = gcd(sc.g, uint64(abs(m)))
+	}
+}
+
+// scale returns the column's scale: raw, or the gcd of its values in
+// millionths (1 when they are all zero or there are none).
+func (sc *scaler) scale() scale {
+	if sc.raw {
+		return raw
+	}
+	return scale(max(sc.g, 1))
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// encodeChunk packs snaps, which must be sorted by time with distinct times
+// (after truncation to the microsecond), into a chunk's head and books.
+func encodeChunk(snaps []store.Snapshot) (head, books []byte) {
+	return appendHead(nil, snaps), appendBooks(nil, snaps)
+}
+
+func appendHead(b []byte, snaps []store.Snapshot) []byte {
+	b = append(b, codecVersion)
+	b = binary.AppendUvarint(b, uint64(len(snaps)))
+	if len(snaps) == 0 {
+		return b
+	}
+	b = appendTimes(b, snaps)
+	for _, field := range [...]func(*store.Snapshot) float64{
+		func(s *store.Snapshot) float64 { return s.CoinPrice },
+		func(s *store.Snapshot) float64 { return s.PriceUp },
+		func(s *store.Snapshot) float64 { return s.PriceDown },
+	} {
+		var sc scaler
+		for i := range snaps {
+			sc.add(field(&snaps[i]))
+		}
+		s := sc.scale()
+		b = binary.AppendUvarint(b, uint64(s))
+		var prev int64
+		for i := range snaps {
+			u := s.unit(field(&snaps[i]))
+			b = binary.AppendVarint(b, u-prev)
+			prev = u
+		}
+	}
+	return b
+}
+
+func appendTimes(b []byte, snaps []store.Snapshot) []byte {
+	first := snaps[0].Time.UnixMicro()
+	b = binary.AppendVarint(b, first)
+	if len(snaps) == 1 {
+		return b
+	}
+	var g uint64
+	prev := first
+	for _, s := range snaps[1:] {
+		t := s.Time.UnixMicro()
+		g = gcd(g, uint64(t-prev))
+		prev = t
+	}
+	b = binary.AppendUvarint(b, g)
+	prev, prevGap := first, int64(0)
+	for _, s := range snaps[1:] {
+		t := s.Time.UnixMicro()
+		gap := int64(uint64(t-prev) / g)
+		b = binary.AppendVarint(b, gap-prevGap)
+		prev, prevGap = t, gap
+	}
+	return b
+}
+
+// sides returns the four sides of a snapshot's books, nil for absent books,
+// and the snapshot's presence flags.
+func sides(s *store.Snapshot) (sd [numSides][]store.Level, flags byte) {
+	if s.BookUp != nil {
+		flags |= flagUp
+		sd[0], sd[1] = s.BookUp.Bids, s.BookUp.Asks
+	}
+	if s.BookDown != nil {
+		flags |= flagDown
+		sd[2], sd[3] = s.BookDown.Bids, s.BookDown.Asks
+	}
+	return sd, flags
+}
+
+// present reports whether side i exists under flags.
+func present(flags byte, i int) bool {
+	if i < 2 {
+		return flags&flagUp != 0
+	}
+	return flags&flagDown != 0
+}
+
+// sameLevels reports whether a and b are the same side, bit for bit,
+// nil-ness included.
+func sameLevels(a, b []store.Level) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i].Price) != math.Float64bits(b[i].Price) ||
+			math.Float64bits(a[i].Size) != math.Float64bits(b[i].Size) {
+			return false
+		}
+	}
+	return true
+}
+
+// sideRef is the side last written at one position, in units: the
+// reference the next snapshot's side is predicted from.
+type sideRef struct {
+	price, size []int64
+}
+
+func (r *sideRef) set(levels []store.Level, ps, ss scale) {
+	r.price, r.size = r.price[:0], r.size[:0]
+	for _, l := range levels {
+		r.price = append(r.price, ps.unit(l.Price))
+		r.size = append(r.size, ss.unit(l.Size))
+	}
+}
+
+// predictor predicts the levels of one side from its reference.
+type predictor struct {
+	ref      *sideRef
+	bids     bool // bids are sorted high to low, asks low to high
+	prev     int64
+	gap      int64
+	matchPos int
+}
+
+// price predicts the price unit of level j given the level before it.
+func (p *predictor) price(j int) int64 {
+	r := p.ref.price
+	switch {
+	case j == 0 && len(r) > 0:
+		return r[0]
+	case j == 0:
+		return 0
+	case j < len(r):
+		return p.prev + (r[j] - r[j-1])
+	default:
+		return p.prev + p.gap
+	}
+}
+
+// observe records level j's actual price unit.
+func (p *predictor) observe(j int, price int64) {
+	if j > 0 {
+		p.gap = price - p.prev
+	}
+	p.prev = price
+}
+
+// size predicts the size unit at price: the reference's size at the same
+// price, found by walking the reference in book order, else 0.
+func (p *predictor) size(price int64) int64 {
+	r := p.ref.price
+	for p.matchPos < len(r) && p.ahead(r[p.matchPos], price) {
+		p.matchPos++
+	}
+	if p.matchPos < len(r) && r[p.matchPos] == price {
+		return p.ref.size[p.matchPos]
+	}
+	return 0
+}
+
+// ahead reports whether reference price a comes before price b in book order.
+func (p *predictor) ahead(a, b int64) bool {
+	if p.bids {
+		return a > b
+	}
+	return a < b
+}
+
+func appendBooks(b []byte, snaps []store.Snapshot) []byte {
+	var ps, ss scaler
+	total := 0
+	for i := range snaps {
+		sd, _ := sides(&snaps[i])
+		for _, levels := range sd {
+			for _, l := range levels {
+				ps.add(l.Price)
+				ss.add(l.Size)
+			}
+			total += len(levels)
+		}
+	}
+	pScale, sScale := ps.scale(), ss.scale()
+	b = append(b, codecVersion)
+	b = binary.AppendUvarint(b, uint64(len(snaps)))
+	b = binary.AppendUvarint(b, uint64(pScale))
+	b = binary.AppendUvarint(b, uint64(sScale))
+	b = binary.AppendUvarint(b, uint64(total))
+	flagsAt := len(b)
+	b = append(b, make([]byte, len(snaps))...)
+
+	var last [numSides][]store.Level // sides as last written
+	var refs [numSides]sideRef
+	for i := range snaps {
+		sd, flags := sides(&snaps[i])
+		for k, levels := range sd {
+			if !present(flags, k) {
+				continue
+			}
+			if sameLevels(levels, last[k]) {
+				flags |= flagSame << k
+				continue
+			}
+			b = appendSide(b, levels, &refs[k], k%2 == 0, pScale, sScale)
+			last[k] = levels
+			refs[k].set(levels, pScale, sScale)
+		}
+		b[flagsAt+i] = flags
+	}
+	return b
+}
+
+func appendSide(b []byte, levels []store.Level, ref *sideRef, bids bool, ps, ss scale) []byte {
+	if levels == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(levels))+1)
+	p := predictor{ref: ref, bids: bids}
+	for j, l := range levels {
+		pu, su := ps.unit(l.Price), ss.unit(l.Size)
+		b = binary.AppendVarint(b, pu-p.price(j))
+		p.observe(j, pu)
+		b = binary.AppendVarint(b, su-p.size(pu))
+	}
+	return b
+}
+
+// reader decodes varints from a chunk section, remembering the first error.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
+	}
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		r.b = nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail("truncated")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+// count reads a count of items that each take at least one byte of what is
+// left, so corrupt input cannot ask for a huge allocation.
+func (r *reader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail("count %d exceeds the %d bytes left", n, len(r.b))
+		return 0
+	}
+	return int(n)
+}
+
+// side reads a side's length header: nil, or a length that the bytes left
+// can hold (each level takes at least two).
+func (r *reader) side() (n int, isNil bool) {
+	c := r.uvarint()
+	switch {
+	case r.err != nil:
+		return 0, true
+	case c == 0:
+		return 0, true
+	case c-1 > uint64(len(r.b)/2):
+		r.fail("side of %d levels exceeds the %d bytes left", c-1, len(r.b))
+		return 0, true
+	}
+	return int(c - 1), false
+}
+
+// decodeHead appends the chunk's snapshots, without books, to dst.
+func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
+	r := reader{b: head}
+	if v := r.byte(); r.err == nil && v != codecVersion {
+		return dst, fmt.Errorf("%w: head version %d", errCorrupt, v)
+	}
+	n := r.count()
+	if r.err != nil || n == 0 {
+		return dst, r.err
+	}
+	start := len(dst)
+	dst = append(dst, make([]store.Snapshot, n)...)
+	out := dst[start:]
+	decodeTimes(&r, out)
+	for _, field := range [...]func(*store.Snapshot) *float64{
+		func(s *store.Snapshot) *float64 { return &s.CoinPrice },
+		func(s *store.Snapshot) *float64 { return &s.PriceUp },
+		func(s *store.Snapshot) *float64 { return &s.PriceDown },
+	} {
+		s := scale(r.uvarint())
+		var u int64
+		for i := range out {
+			u += r.varint()
+			*field(&out[i]) = s.value(u)
+		}
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes in head", len(r.b))
+	}
+	if r.err != nil {
+		return dst[:start], r.err
+	}
+	return dst, nil
+}
+
+func decodeTimes(r *reader, out []store.Snapshot) {
+	t := r.varint()
+	out[0].Time = time.UnixMicro(t).UTC()
+	if len(out) == 1 {
+		return
+	}
+	g := r.uvarint()
+	if g == 0 || g > math.MaxInt64 {
+		r.fail("bad time gcd %d", g)
+		return
+	}
+	var gap int64
+	for i := 1; i < len(out); i++ {
+		gap += r.varint()
+		if gap <= 0 {
+			r.fail("times not increasing")
+			return
+		}
+		t += gap * int64(g)
+		out[i].Time = time.UnixMicro(t).UTC()
+	}
+}
+
+// span locates one decoded side in the level arena; off < 0 means nil.
+type span struct{ off, n int }
+
+// decodeBooks sets the books of snaps, the snapshots decodeHead returned
+// for the same chunk.
+func decodeBooks(snaps []store.Snapshot, books []byte) error {
+	r := reader{b: books}
+	if v := r.byte(); r.err == nil && v != codecVersion {
+		return fmt.Errorf("%w: books version %d", errCorrupt, v)
+	}
+	if n := r.uvarint(); r.err == nil && n != uint64(len(snaps)) {
+		return fmt.Errorf("%w: books of %d snapshots, head of %d", errCorrupt, n, len(snaps))
+	}
+	pScale, sScale := scale(r.uvarint()), scale(r.uvarint())
+	total := r.uvarint()
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.b) < len(snaps) {
+		return fmt.Errorf("%w: books truncated", errCorrupt)
+	}
+	flags, body := r.b[:len(snaps)], r.b[len(snaps):]
+	r.b = body
+
+	if total > maxLevels {
+		return fmt.Errorf("%w: %d levels", errCorrupt, total)
+	}
+	d := bookDecoder{
+		r:      &r,
+		pScale: pScale,
+		sScale: sScale,
+		total:  int(total),
+		// The writer's count sizes the arena, bounded so that corrupt
+		// input cannot make it huge before it is checked.
+		arena: make([]store.Level, 0, max(1, min(int(total), 4*len(books)))),
+	}
+	for k := range d.last {
+		d.last[k] = span{off: -1}
+	}
+	spans := make([][numSides]span, len(snaps))
+	nbooks := 0
+	for i, f := range flags {
+		if f&^flagsKnown != 0 {
+			return fmt.Errorf("%w: flags %#x", errCorrupt, f)
+		}
+		for k := range numSides {
+			if present(f, k) {
+				spans[i][k] = d.side(k, f&(flagSame<<k) != 0)
+			}
+		}
+		nbooks += popBooks(f)
+		if r.err != nil {
+			return r.err
+		}
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, len(r.b))
+	}
+	if len(d.arena) != d.total {
+		return fmt.Errorf("%w: %d levels, header says %d", errCorrupt, len(d.arena), d.total)
+	}
+	d.attach(snaps, flags, spans, nbooks)
+	return nil
+}
+
+func popBooks(f byte) int {
+	n := 0
+	if f&flagUp != 0 {
+		n++
+	}
+	if f&flagDown != 0 {
+		n++
+	}
+	return n
+}
+
+// bookDecoder decodes the sides of a books section into one arena of levels.
+type bookDecoder struct {
+	r              *reader
+	pScale, sScale scale
+	total          int // levels the header announces; the arena never exceeds it
+	arena          []store.Level
+	last           [numSides]span
+	refs           [numSides]sideRef
+	next           sideRef // scratch for the side being decoded
+}
+
+// side decodes (or repeats, when same) the next side at position k.
+func (d *bookDecoder) side(k int, same bool) span {
+	if same {
+		prev := d.last[k]
+		if prev.off < 0 {
+			return prev
+		}
+		if !d.room(prev.n) {
+			return span{off: -1}
+		}
+		s := span{off: len(d.arena), n: prev.n}
+		d.arena = append(d.arena, d.arena[prev.off:prev.off+prev.n]...)
+		d.last[k] = s
+		return s
+	}
+	n, isNil := d.r.side()
+	if d.r.err != nil {
+		return span{off: -1}
+	}
+	if isNil {
+		d.last[k] = span{off: -1}
+		d.refs[k].price, d.refs[k].size = d.refs[k].price[:0], d.refs[k].size[:0]
+		return d.last[k]
+	}
+	if !d.room(n) {
+		return span{off: -1}
+	}
+	s := span{off: len(d.arena), n: n}
+	p := predictor{ref: &d.refs[k], bids: k%2 == 0}
+	// The hot loop keeps its state in locals: stores into d would cost a
+	// GC write barrier per level while a collection runs.
+	b, arena := d.r.b, d.arena
+	prices, sizes := d.next.price[:0], d.next.size[:0]
+	for j := range n {
+		dp, rest, ok := varint(b)
+		if !ok {
+			d.r.fail("bad varint")
+			return span{off: -1}
+		}
+		pu := dp + p.price(j)
+		p.observe(j, pu)
+		ds, rest, ok := varint(rest)
+		if !ok {
+			d.r.fail("bad varint")
+			return span{off: -1}
+		}
+		b = rest
+		su := ds + p.size(pu)
+		prices, sizes = append(prices, pu), append(sizes, su)
+		arena = append(arena, store.Level{Price: d.pScale.value(pu), Size: d.sScale.value(su)})
+	}
+	d.r.b, d.arena = b, arena
+	d.next.price, d.next.size = prices, sizes
+	d.refs[k], d.next = d.next, d.refs[k]
+	d.last[k] = s
+	return s
+}
+
+// varint decodes a zigzag varint from the front of b, with a fast path for
+// the one-byte values that dominate book data.
+func varint(b []byte) (v int64, rest []byte, ok bool) {
+	if len(b) > 0 && b[0] < 0x80 {
+		u := int64(b[0])
+		return u>>1 ^ -(u & 1), b[1:], true
+	}
+	v, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, nil, false
+	}
+	return v, b[n:], true
+}
+
+// room reports whether n more levels fit the announced total.
+func (d *bookDecoder) room(n int) bool {
+	if n > d.total-len(d.arena) {
+		d.r.fail("more levels than the %d announced", d.total)
+		return false
+	}
+	return true
+}
+
+// attach points the snapshots' books into the arena, now that it no longer grows.
+func (d *bookDecoder) attach(snaps []store.Snapshot, flags []byte, spans [][numSides]span, nbooks int) {
+	books := make([]store.Book, 0, nbooks)
+	levels := func(s span) []store.Level {
+		if s.off < 0 {
+			return nil
+		}
+		return d.arena[s.off : s.off+s.n : s.off+s.n]
+	}
+	for i, f := range flags {
+		sp := spans[i]
+		if f&flagUp != 0 {
+			books = append(books, store.Book{Bids: levels(sp[0]), Asks: levels(sp[1])})
+			snaps[i].BookUp = &books[len(books)-1]
+		}
+		if f&flagDown != 0 {
+			books = append(books, store.Book{Bids: levels(sp[2]), Asks: levels(sp[3])})
+			snaps[i].BookDown = &books[len(books)-1]
+		}
+	}
+}
+
+// encodeDepthBook packs an exchange order book: version, the price and
+// quantity column headers, then bids and asks, each as uvarint(0) for nil
+// or uvarint(len+1) followed by its levels (a price as its difference from
+// the level before, a quantity as is).
+func encodeDepthBook(bids, asks []store.DepthLevel) []byte {
+	var ps, qs scaler
+	for _, side := range [...][]store.DepthLevel{bids, asks} {
+		for _, l := range side {
+			ps.add(l.Price)
+			qs.add(l.Quantity)
+		}
+	}
+	pScale, qScale := ps.scale(), qs.scale()
+	b := []byte{codecVersion}
+	b = binary.AppendUvarint(b, uint64(pScale))
+	b = binary.AppendUvarint(b, uint64(qScale))
+	for _, side := range [...][]store.DepthLevel{bids, asks} {
+		if side == nil {
+			b = binary.AppendUvarint(b, 0)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(side))+1)
+		var prev int64
+		for _, l := range side {
+			pu := pScale.unit(l.Price)
+			b = binary.AppendVarint(b, pu-prev)
+			b = binary.AppendVarint(b, qScale.unit(l.Quantity))
+			prev = pu
+		}
+	}
+	return b
+}
+
+// decodeDepthBook unpacks what encodeDepthBook packed.
+func decodeDepthBook(b []byte) (bids, asks []store.DepthLevel, err error) {
+	r := reader{b: b}
+	if v := r.byte(); r.err == nil && v != codecVersion {
+		return nil, nil, fmt.Errorf("%w: depth book version %d", errCorrupt, v)
+	}
+	pScale, qScale := scale(r.uvarint()), scale(r.uvarint())
+	var sides [2][]store.DepthLevel
+	for i := range sides {
+		n, isNil := r.side()
+		if isNil {
+			continue
+		}
+		side := make([]store.DepthLevel, n)
+		var prev int64
+		for j := range side {
+			prev += r.varint()
+			side[j] = store.DepthLevel{Price: pScale.value(prev), Quantity: qScale.value(r.varint())}
+		}
+		sides[i] = side
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes in depth book", len(r.b))
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return sides[0], sides[1], nil
+}

@@ -1,0 +1,392 @@
+package postgres_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+)
+
+// t0 is the tests' reference instant, 2025-06-01T12:00:00Z.
+var t0 = time.Unix(1748779200, 0).UTC()
+
+// roundTrip encodes snaps as one chunk and decodes them, with books when
+// withBooks.
+func roundTrip(t testing.TB, snaps []store.Snapshot, withBooks bool) []store.Snapshot {
+	t.Helper()
+	head, books := postgres.EncodeChunk(snaps)
+	got, err := postgres.DecodeHead(nil, head)
+	if err != nil {
+		t.Fatalf("DecodeHead: %v", err)
+	}
+	if withBooks {
+		if err := postgres.DecodeBooks(got, books); err != nil {
+			t.Fatalf("DecodeBooks: %v", err)
+		}
+	}
+	return got
+}
+
+// sameFloat compares bit for bit, so NaN equals NaN and -0 differs from 0.
+func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+// snapshotMismatch describes the first difference between want and got
+// (floats bit for bit, nil and empty slices told apart), or returns "".
+func snapshotMismatch(want, got []store.Snapshot, withBooks bool) string {
+	if len(want) != len(got) {
+		return fmt.Sprintf("got %d snapshots, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		switch {
+		case !g.Time.Equal(w.Time) || g.Time.Location() != time.UTC:
+			return fmt.Sprintf("snapshot %d: time %v, want %v in UTC", i, g.Time, w.Time)
+		case !sameFloat(w.CoinPrice, g.CoinPrice) || !sameFloat(w.PriceUp, g.PriceUp) || !sameFloat(w.PriceDown, g.PriceDown):
+			return fmt.Sprintf("snapshot %d: prices %v %v %v, want %v %v %v", i,
+				g.CoinPrice, g.PriceUp, g.PriceDown, w.CoinPrice, w.PriceUp, w.PriceDown)
+		}
+		if !withBooks {
+			if g.BookUp != nil || g.BookDown != nil {
+				return fmt.Sprintf("snapshot %d: books read without asking", i)
+			}
+			continue
+		}
+		for _, b := range []struct {
+			name      string
+			want, got *store.Book
+		}{{"up", w.BookUp, g.BookUp}, {"down", w.BookDown, g.BookDown}} {
+			if msg := bookMismatch(b.want, b.got); msg != "" {
+				return fmt.Sprintf("snapshot %d: book %s: %s", i, b.name, msg)
+			}
+		}
+	}
+	return ""
+}
+
+func bookMismatch(want, got *store.Book) string {
+	if (want == nil) != (got == nil) {
+		return fmt.Sprintf("got %v, want %v", got, want)
+	}
+	if want == nil {
+		return ""
+	}
+	if msg := levelsMismatch(want.Bids, got.Bids); msg != "" {
+		return "bids: " + msg
+	}
+	if msg := levelsMismatch(want.Asks, got.Asks); msg != "" {
+		return "asks: " + msg
+	}
+	return ""
+}
+
+func levelsMismatch(want, got []store.Level) string {
+	if (want == nil) != (got == nil) || len(want) != len(got) {
+		return fmt.Sprintf("got %#v, want %#v", got, want)
+	}
+	for i := range want {
+		if !sameFloat(want[i].Price, got[i].Price) || !sameFloat(want[i].Size, got[i].Size) {
+			return fmt.Sprintf("level %d: got %v, want %v", i, got[i], want[i])
+		}
+	}
+	return ""
+}
+
+func TestChunkCodecRoundTrip(t *testing.T) {
+	levels := func(vals ...float64) []store.Level {
+		out := []store.Level{}
+		for i := 0; i+1 < len(vals); i += 2 {
+			out = append(out, store.Level{Price: vals[i], Size: vals[i+1]})
+		}
+		return out
+	}
+	odd := []float64{math.NaN(), math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 0.1 + 0.2, 1e300,
+		5e-324, 0.1234567, -97123.45, math.MaxFloat64}
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 300 * time.Millisecond) }
+
+	cases := []struct {
+		name  string
+		snaps []store.Snapshot
+	}{
+		{"none", nil},
+		{"one", newMarketSim(1, t0).series(1)},
+		{"realistic chunk", newMarketSim(2, t0).series(postgres.ChunkSize)},
+		{"noisy chunk", noisySeries(3, t0, postgres.ChunkSize)},
+		{"before 1970, uneven gaps", []store.Snapshot{
+			{Time: time.UnixMicro(-5_000_001).UTC(), CoinPrice: 1},
+			{Time: time.UnixMicro(-5_000_000).UTC(), CoinPrice: 2},
+			{Time: time.UnixMicro(7_123_456_789).UTC(), CoinPrice: 3},
+		}},
+		{"numbers that are not six-decimal", func() []store.Snapshot {
+			var out []store.Snapshot
+			for i, v := range odd {
+				out = append(out, store.Snapshot{
+					Time: at(i), CoinPrice: v, PriceUp: 0.5, PriceDown: v,
+					BookUp:   &store.Book{Bids: levels(0.5, v, v, 1)},
+					BookDown: &store.Book{Asks: levels(v, v)},
+				})
+			}
+			return out
+		}()},
+		{"nil and empty books and sides", []store.Snapshot{
+			{Time: at(0)},
+			{Time: at(1), BookUp: &store.Book{}},
+			{Time: at(2), BookUp: &store.Book{Bids: []store.Level{}, Asks: []store.Level{}}},
+			{Time: at(3), BookDown: &store.Book{Asks: levels(0.5, 10)}},
+			{Time: at(4), BookUp: &store.Book{}, BookDown: &store.Book{Asks: levels(0.5, 10)}},
+			{Time: at(5), BookUp: &store.Book{Bids: []store.Level{}}, BookDown: &store.Book{Asks: levels(0.5, 10)}},
+			{Time: at(6), BookDown: &store.Book{Bids: levels(0.4, 1, 0.3, 2), Asks: []store.Level{}}},
+			{Time: at(7), BookUp: &store.Book{Bids: levels(0.4, 1, 0.3, 2)}, BookDown: &store.Book{Bids: levels(0.4, 1, 0.3, 2)}},
+			{Time: at(8)},
+			{Time: at(9), BookUp: &store.Book{Bids: levels(0.4, 1, 0.3, 2)}, BookDown: &store.Book{Bids: nil}},
+		}},
+		{"unsorted and deep levels", []store.Snapshot{
+			{Time: at(0), BookUp: &store.Book{Bids: levels(0.1, 1, 0.9, 2, 0.5, 3, 0.5, 4), Asks: levels(0.99, 5, 0.01, 6)}},
+			{Time: at(1), BookUp: &store.Book{Bids: levels(0.9, 2, 0.1, 1, 0.5, 4), Asks: levels(0.01, 6, 0.99, 5, 0.02, 7)}},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, withBooks := range []bool{true, false} {
+				if msg := snapshotMismatch(tc.snaps, roundTrip(t, tc.snaps, withBooks), withBooks); msg != "" {
+					t.Errorf("withBooks=%v: %s", withBooks, msg)
+				}
+			}
+		})
+	}
+}
+
+// TestChunkCodecSlicesDoNotAlias: growing a decoded side must not
+// overwrite the next one, which shares the decoder's backing array.
+func TestChunkCodecSlicesDoNotAlias(t *testing.T) {
+	snaps := newMarketSim(4, t0).series(3)
+	got := roundTrip(t, snaps, true)
+	got[0].BookUp.Bids = append(got[0].BookUp.Bids, store.Level{Price: 1, Size: 1})
+	got[1].BookDown.Asks = append(got[1].BookDown.Asks, store.Level{Price: 1, Size: 1})
+	got[0].BookUp.Bids, got[1].BookDown.Asks = snaps[0].BookUp.Bids, snaps[1].BookDown.Asks
+	if msg := snapshotMismatch(snaps, got, true); msg != "" {
+		t.Error(msg)
+	}
+}
+
+func TestChunkCodecRejectsCorruptInput(t *testing.T) {
+	snaps := newMarketSim(5, t0).series(50)
+	head, books := postgres.EncodeChunk(snaps)
+	corrupt := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "corrupt snapshot chunk") {
+			t.Fatalf("%s: err = %v, want a corrupt chunk error", what, err)
+		}
+	}
+	for cut := range len(head) {
+		_, err := postgres.DecodeHead(nil, head[:cut])
+		corrupt(fmt.Sprintf("head cut at %d of %d", cut, len(head)), err)
+	}
+	decoded, err := postgres.DecodeHead(nil, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cut := range len(books) {
+		corrupt(fmt.Sprintf("books cut at %d of %d", cut, len(books)), postgres.DecodeBooks(decoded, books[:cut]))
+	}
+	_, err = postgres.DecodeHead(nil, append([]byte{9}, head[1:]...))
+	corrupt("unknown version", err)
+	corrupt("books of another chunk", postgres.DecodeBooks(decoded[:10], books))
+}
+
+func TestDepthBookRoundTrip(t *testing.T) {
+	level := func(p, q float64) store.DepthLevel { return store.DepthLevel{Price: p, Quantity: q} }
+	cases := []struct {
+		name       string
+		bids, asks []store.DepthLevel
+	}{
+		{"nil", nil, nil},
+		{"empty", []store.DepthLevel{}, []store.DepthLevel{}},
+		{"btc", []store.DepthLevel{level(105000.01, 0.12345), level(104999.5, 3)},
+			[]store.DepthLevel{level(105000.02, 0.00001)}},
+		{"eight decimals", []store.DepthLevel{level(105000.01, 0.00012345)}, nil},
+		{"odd", []store.DepthLevel{level(math.NaN(), math.Copysign(0, -1))}, []store.DepthLevel{level(math.Inf(1), 1e-300)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bids, asks, err := postgres.DecodeDepthBook(postgres.EncodeDepthBook(tc.bids, tc.asks))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, side := range []struct{ want, got []store.DepthLevel }{{tc.bids, bids}, {tc.asks, asks}} {
+				if (side.want == nil) != (side.got == nil) || len(side.want) != len(side.got) {
+					t.Fatalf("got %#v, want %#v", side.got, side.want)
+				}
+				for i := range side.want {
+					w, g := side.want[i], side.got[i]
+					if !sameFloat(w.Price, g.Price) || !sameFloat(w.Quantity, g.Quantity) {
+						t.Errorf("level %d: got %v, want %v", i, g, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestChunkCodecSize reports what a realistic chunk costs before Postgres
+// stores it, against its JSON text.
+func TestChunkCodecSize(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		snaps []store.Snapshot
+		limit float64 // most encoded bytes per JSON byte
+	}{
+		{"realistic", newMarketSim(6, t0).series(postgres.ChunkSize), 0.05},
+		{"noisy", noisySeries(7, t0, postgres.ChunkSize), 0.2},
+	} {
+		head, books := postgres.EncodeChunk(tc.snaps)
+		js := jsonSize(tc.snaps)
+		n := float64(len(tc.snaps))
+		ratio := float64(len(head)+len(books)) / float64(js)
+		t.Logf("%s: head %.1f B + books %.1f B per snapshot; JSON %.1f B; ratio %.3f",
+			tc.name, float64(len(head))/n, float64(len(books))/n, float64(js)/n, ratio)
+		if ratio > tc.limit {
+			t.Errorf("%s: encoded/JSON = %.3f, want at most %.2f", tc.name, ratio, tc.limit)
+		}
+	}
+}
+
+// fuzzSource turns fuzz bytes into snapshot series; once the bytes run out
+// it yields zeros.
+type fuzzSource struct{ b []byte }
+
+func (s *fuzzSource) byte() byte {
+	if len(s.b) == 0 {
+		return 0
+	}
+	c := s.b[0]
+	s.b = s.b[1:]
+	return c
+}
+
+func (s *fuzzSource) u64() uint64 {
+	var v uint64
+	for range 8 {
+		v = v<<8 | uint64(s.byte())
+	}
+	return v
+}
+
+// float is a number of one of the shapes the codec treats differently:
+// six-decimal values, ticks, any bit pattern at all (NaN, ±Inf, -0,
+// subnormals), zero.
+func (s *fuzzSource) float() float64 {
+	switch s.byte() % 4 {
+	case 0:
+		return float64(int64(s.u64()%2_000_000_000_000)-1_000_000_000_000) / 1e6
+	case 1:
+		return float64(s.byte()) / 100
+	case 2:
+		return math.Float64frombits(s.u64())
+	default:
+		return 0
+	}
+}
+
+func (s *fuzzSource) side(prev *[]store.Level) []store.Level {
+	switch s.byte() % 5 {
+	case 0:
+		return nil
+	case 1:
+		return []store.Level{}
+	case 2:
+		if *prev == nil {
+			return nil
+		}
+		return append([]store.Level{}, *prev...) // a repeat of the side before
+	}
+	out := make([]store.Level, s.byte()%12)
+	for i := range out {
+		out[i] = store.Level{Price: s.float(), Size: s.float()}
+	}
+	*prev = out
+	return out
+}
+
+func (s *fuzzSource) book(bids, asks *[]store.Level) *store.Book {
+	if s.byte()%4 == 0 {
+		return nil
+	}
+	return &store.Book{Bids: s.side(bids), Asks: s.side(asks)}
+}
+
+// snapshotsFrom builds a valid chunk's worth of snapshots from fuzz bytes.
+func snapshotsFrom(data []byte) []store.Snapshot {
+	s := fuzzSource{data}
+	n := int(s.byte() % 48)
+	t := time.UnixMicro(int64(s.u64()%(1<<50)) - 1<<49).UTC()
+	var prev [4][]store.Level
+	out := make([]store.Snapshot, n)
+	for i := range out {
+		t = t.Add(time.Duration(1+int(s.byte())*int(s.byte())*int(s.byte())) * time.Microsecond)
+		out[i] = store.Snapshot{Time: t, CoinPrice: s.float(), PriceUp: s.float(), PriceDown: s.float()}
+		out[i].BookUp = s.book(&prev[0], &prev[1])
+		out[i].BookDown = s.book(&prev[2], &prev[3])
+	}
+	return out
+}
+
+// FuzzChunkCodec checks that every series round-trips bit for bit, and
+// that decoding arbitrary bytes fails cleanly rather than panicking.
+func FuzzChunkCodec(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{5, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+	head, books := postgres.EncodeChunk(newMarketSim(8, t0).series(3))
+	f.Add(head)
+	f.Add(books)
+	f.Add(append(append([]byte{}, head...), books...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		snaps := snapshotsFrom(data)
+		for _, withBooks := range []bool{true, false} {
+			if msg := snapshotMismatch(snaps, roundTrip(t, snaps, withBooks), withBooks); msg != "" {
+				t.Fatalf("withBooks=%v: %s", withBooks, msg)
+			}
+		}
+		// Arbitrary bytes as a head, and as the books of what they decode to.
+		if got, err := postgres.DecodeHead(nil, data); err == nil {
+			_ = postgres.DecodeBooks(got, data)
+		}
+		_ = postgres.DecodeBooks(make([]store.Snapshot, len(data)%8), data)
+		_, _, _ = postgres.DecodeDepthBook(data)
+	})
+}
+
+func BenchmarkEncodeChunk(b *testing.B) {
+	snaps := newMarketSim(9, t0).series(postgres.ChunkSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		postgres.EncodeChunk(snaps)
+	}
+	b.ReportMetric(float64(b.N*len(snaps))/b.Elapsed().Seconds(), "snapshots/s")
+}
+
+func BenchmarkDecodeChunk(b *testing.B) {
+	snaps := newMarketSim(10, t0).series(postgres.ChunkSize)
+	head, books := postgres.EncodeChunk(snaps)
+	for _, withBooks := range []bool{true, false} {
+		b.Run(fmt.Sprintf("books=%v", withBooks), func(b *testing.B) {
+			b.ReportAllocs()
+			dst := make([]store.Snapshot, 0, len(snaps))
+			for b.Loop() {
+				got, err := postgres.DecodeHead(dst[:0], head)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if withBooks {
+					if err := postgres.DecodeBooks(got, books); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*len(snaps))/b.Elapsed().Seconds(), "snapshots/s")
+		})
+	}
+}

@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
+)
+
+const customerColumns = `id::text, email, name, tier, created_at, updated_at`
+
+// validID reports whether id is a UUID. Other strings name no row: lookups
+// by them are store.ErrNotFound without asking the database.
+func validID(id string) bool {
+	_, err := uuid.Parse(id)
+	return err == nil
+}
+
+// CreateCustomer stores c, assigning an ID when it has none.
+func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Customer, error) {
+	const op = "create customer"
+	if c.ID == "" {
+		c.ID = uuid.NewString()
+	} else if !validID(c.ID) {
+		return store.Customer{}, invalid(op, fmt.Sprintf("id %q is not a UUID", c.ID))
+	}
+	now := s.stamp()
+	rows, _ := s.pool.Query(ctx, `
+		insert into customers (id, email, name, tier, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $5)
+		returning `+customerColumns, c.ID, c.Email, c.Name, string(c.Tier), now)
+	got, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+	return got, wrap(op, err)
+}
+
+// GetCustomer returns the customer with the id.
+func (s *Store) GetCustomer(ctx context.Context, id string) (store.Customer, error) {
+	op := fmt.Sprintf("get customer %q", id)
+	if !validID(id) {
+		return store.Customer{}, notFound(op)
+	}
+	rows, _ := s.pool.Query(ctx, `select `+customerColumns+` from customers where id = $1`, id)
+	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+	return c, wrap(op, err)
+}
+
+// GetCustomerByEmail returns the customer with the email.
+func (s *Store) GetCustomerByEmail(ctx context.Context, email string) (store.Customer, error) {
+	rows, _ := s.pool.Query(ctx, `select `+customerColumns+` from customers where email = $1`, email)
+	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+	return c, wrap(fmt.Sprintf("get customer by email %q", email), err)
+}
+
+// ListCustomers returns every customer, oldest first.
+func (s *Store) ListCustomers(ctx context.Context) ([]store.Customer, error) {
+	rows, _ := s.pool.Query(ctx, `select `+customerColumns+` from customers order by created_at, id`)
+	cs, err := pgx.CollectRows(rows, scanCustomer)
+	if err != nil {
+		return nil, wrap("list customers", err)
+	}
+	return cs, nil
+}
+
+// SetCustomerTier changes the customer's tier.
+func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier) (store.Customer, error) {
+	op := fmt.Sprintf("set tier of customer %q", id)
+	if !validID(id) {
+		return store.Customer{}, notFound(op)
+	}
+	rows, _ := s.pool.Query(ctx, `
+		update customers set tier = $2, updated_at = $3 where id = $1
+		returning `+customerColumns, id, string(tier), s.stamp())
+	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+	return c, wrap(op, err)
+}
+
+func scanCustomer(row pgx.CollectableRow) (store.Customer, error) {
+	var c store.Customer
+	var tier string
+	err := row.Scan(&c.ID, &c.Email, &c.Name, &tier, &c.CreatedAt, &c.UpdatedAt)
+	c.Tier = store.Tier(tier)
+	c.CreatedAt, c.UpdatedAt = utc(c.CreatedAt), utc(c.UpdatedAt)
+	return c, err
+}
+
+const apiKeyColumns = `k.id::text, k.customer_id::text, k.prefix, k.hash, k.created_at, k.revoked_at`
+
+// CreateAPIKey stores a key of an existing customer.
+func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error) {
+	op := fmt.Sprintf("create API key %q", k.Prefix)
+	if !validID(k.CustomerID) {
+		return store.APIKey{}, notFound(op + ": customer")
+	}
+	if k.ID == "" {
+		k.ID = uuid.NewString()
+	} else if !validID(k.ID) {
+		return store.APIKey{}, invalid(op, fmt.Sprintf("id %q is not a UUID", k.ID))
+	}
+	if k.Hash == nil {
+		k.Hash = []byte{}
+	}
+	rows, _ := s.pool.Query(ctx, `
+		insert into api_keys as k (id, customer_id, prefix, hash, created_at)
+		values ($1, $2, $3, $4, $5)
+		returning `+apiKeyColumns, k.ID, k.CustomerID, k.Prefix, k.Hash, s.stamp())
+	got, err := pgx.CollectExactlyOneRow(rows, scanAPIKey)
+	if pgCode(err) == foreignKeyViolation {
+		return store.APIKey{}, notFound(op + ": customer")
+	}
+	return got, wrap(op, err)
+}
+
+// LookupAPIKey returns the unrevoked key with the hash and its owner.
+func (s *Store) LookupAPIKey(ctx context.Context, hash []byte) (store.APIKey, store.Customer, error) {
+	var k store.APIKey
+	var c store.Customer
+	var tier string
+	err := s.pool.QueryRow(ctx, `
+		select `+apiKeyColumns+`, c.email, c.name, c.tier, c.created_at, c.updated_at
+		from api_keys k join customers c on c.id = k.customer_id
+		where k.hash = $1 and k.revoked_at is null`, hash).Scan(
+		&k.ID, &k.CustomerID, &k.Prefix, &k.Hash, &k.CreatedAt, &k.RevokedAt,
+		&c.Email, &c.Name, &tier, &c.CreatedAt, &c.UpdatedAt)
+	if err != nil {
+		return store.APIKey{}, store.Customer{}, wrap("look up API key", err)
+	}
+	k.CreatedAt = utc(k.CreatedAt)
+	c.ID, c.Tier = k.CustomerID, store.Tier(tier)
+	c.CreatedAt, c.UpdatedAt = utc(c.CreatedAt), utc(c.UpdatedAt)
+	return k, c, nil
+}
+
+// ListAPIKeys returns the customer's keys, oldest first.
+func (s *Store) ListAPIKeys(ctx context.Context, customerID string) ([]store.APIKey, error) {
+	if !validID(customerID) {
+		return []store.APIKey{}, nil
+	}
+	rows, _ := s.pool.Query(ctx, `
+		select `+apiKeyColumns+` from api_keys k
+		where k.customer_id = $1 order by k.created_at, k.id`, customerID)
+	keys, err := pgx.CollectRows(rows, scanAPIKey)
+	if err != nil {
+		return nil, wrap(fmt.Sprintf("list API keys of customer %q", customerID), err)
+	}
+	return keys, nil
+}
+
+// RevokeAPIKey marks the key revoked, keeping an earlier revocation time.
+func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
+	op := fmt.Sprintf("revoke API key %q", id)
+	if !validID(id) {
+		return notFound(op)
+	}
+	tag, err := s.pool.Exec(ctx, `update api_keys set revoked_at = coalesce(revoked_at, $2) where id = $1`, id, s.stamp())
+	if err != nil {
+		return wrap(op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(op)
+	}
+	return nil
+}
+
+func scanAPIKey(row pgx.CollectableRow) (store.APIKey, error) {
+	var k store.APIKey
+	err := row.Scan(&k.ID, &k.CustomerID, &k.Prefix, &k.Hash, &k.CreatedAt, &k.RevokedAt)
+	k.CreatedAt, k.RevokedAt = utc(k.CreatedAt), utcPtr(k.RevokedAt)
+	return k, err
+}

@@ -1,0 +1,13 @@
+package postgres
+
+// Internals the external tests reach.
+var (
+	EncodeChunk     = encodeChunk
+	DecodeHead      = decodeHead
+	DecodeBooks     = decodeBooks
+	EncodeDepthBook = encodeDepthBook
+	DecodeDepthBook = decodeDepthBook
+)
+
+// ChunkSize is the most snapshots a chunk holds.
+const ChunkSize = chunkSize

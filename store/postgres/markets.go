@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
+)
+
+// marketColumns are the columns scanMarket reads, in its order.
+const marketColumns = `slug, market_id, event_id, coin, market_type, start_time, end_time,
+	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
+	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at`
+
+const upsertMarketSQL = `
+insert into markets (` + marketColumns + `)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+on conflict (slug) do update set
+	market_id = excluded.market_id,
+	event_id = excluded.event_id,
+	coin = excluded.coin,
+	market_type = excluded.market_type,
+	start_time = excluded.start_time,
+	end_time = excluded.end_time,
+	coin_price_start = excluded.coin_price_start,
+	coin_price_end = excluded.coin_price_end,
+	condition_id = excluded.condition_id,
+	clob_token_up = excluded.clob_token_up,
+	clob_token_down = excluded.clob_token_down,
+	winner = excluded.winner,
+	final_volume = excluded.final_volume,
+	final_liquidity = excluded.final_liquidity,
+	resolved_at = excluded.resolved_at,
+	updated_at = excluded.updated_at`
+
+// UpsertMarkets inserts or updates the markets in one transaction: all of
+// them are stored or none.
+func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error {
+	const op = "upsert markets"
+	for _, m := range markets {
+		if m.Slug == "" {
+			return invalid(op, "market without a slug")
+		}
+	}
+	if len(markets) == 0 {
+		return nil
+	}
+	now := s.stamp()
+	batch := &pgx.Batch{}
+	for _, m := range markets {
+		created, updated := micro(m.CreatedAt), micro(m.UpdatedAt)
+		if created.IsZero() {
+			created = now
+		}
+		if updated.IsZero() {
+			updated = now
+		}
+		var resolvedAt *time.Time
+		if m.ResolvedAt != nil {
+			t := micro(*m.ResolvedAt)
+			resolvedAt = &t
+		}
+		batch.Queue(upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
+			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
+			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
+			resolvedAt, created, updated)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	return wrap(op, err)
+}
+
+// GetMarket returns the market with the slug.
+func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	rows, _ := s.pool.Query(ctx, `select `+marketColumns+` from markets where slug = $1`, slug)
+	m, err := pgx.CollectExactlyOneRow(rows, scanMarket)
+	return m, wrap(fmt.Sprintf("get market %q", slug), err)
+}
+
+// GetMarketByMarketID returns the market with the external market id.
+func (s *Store) GetMarketByMarketID(ctx context.Context, marketID string) (store.Market, error) {
+	rows, _ := s.pool.Query(ctx, `select `+marketColumns+` from markets where market_id = $1`, marketID)
+	m, err := pgx.CollectExactlyOneRow(rows, scanMarket)
+	return m, wrap(fmt.Sprintf("get market by market id %q", marketID), err)
+}
+
+// ListMarkets returns one page of the markets matching f and their number.
+func (s *Store) ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error) {
+	const op = "list markets"
+	where, args := marketWhere(f)
+	page := `select ` + marketColumns + ` from markets` + where + ` order by start_time desc, slug` + limitOffset(f.Limit, f.Offset)
+	batch := &pgx.Batch{}
+	var total int
+	batch.Queue(`select count(*) from markets`+where, args...).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&total)
+	})
+	var markets []store.Market
+	batch.Queue(page, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		markets, err = pgx.CollectRows(rows, scanMarket)
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return nil, 0, wrap(op, err)
+	}
+	if markets == nil {
+		markets = []store.Market{}
+	}
+	return markets, total, nil
+}
+
+// CountMarkets returns the number of markets matching f.
+func (s *Store) CountMarkets(ctx context.Context, f store.MarketFilter) (int, error) {
+	where, args := marketWhere(f)
+	var n int
+	err := s.pool.QueryRow(ctx, `select count(*) from markets`+where, args...).Scan(&n)
+	return n, wrap("count markets", err)
+}
+
+// NthNewestStart returns the start_time of the n-th newest market of the
+// coin and type.
+func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.MarketType, n int) (time.Time, bool, error) {
+	if n < 1 {
+		return time.Time{}, false, nil
+	}
+	var t time.Time
+	err := s.pool.QueryRow(ctx, `
+		select start_time from markets
+		where coin = $1 and market_type = $2
+		order by start_time desc, slug
+		offset $3 limit 1`, string(coin), string(mt), n-1).Scan(&t)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, wrap("nth newest start", err)
+	}
+	return utc(t), true, nil
+}
+
+// marketWhere builds the WHERE clause of f (empty when f does not filter)
+// and its arguments.
+func marketWhere(f store.MarketFilter) (string, []any) {
+	var w conds
+	if f.Coin != "" {
+		w.add("coin = ?", string(f.Coin))
+	}
+	if f.MarketType != "" {
+		w.add("market_type = ?", string(f.MarketType))
+	}
+	if f.Resolved != nil {
+		w.add("resolved = ?", *f.Resolved)
+	}
+	if f.StartAfter != nil {
+		w.add("start_time > ?", micro(*f.StartAfter))
+	}
+	if f.StartBefore != nil {
+		w.add("start_time < ?", micro(*f.StartBefore))
+	}
+	if win := f.Window; win != nil {
+		if !win.MinStart.IsZero() {
+			w.add("start_time >= ?", micro(win.MinStart))
+		}
+		if win.MinStartByType != nil {
+			w.addWindowByType(win.MinStartByType)
+		}
+	}
+	return w.sql(), w.args
+}
+
+// conds collects AND-ed conditions with ? placeholders numbered as added.
+type conds struct {
+	parts []string
+	args  []any
+}
+
+// add appends a condition; each ? in it takes the next argument.
+func (c *conds) add(cond string, args ...any) {
+	for _, a := range args {
+		c.args = append(c.args, a)
+		cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(c.args)), 1)
+	}
+	c.parts = append(c.parts, cond)
+}
+
+// addWindowByType keeps markets whose type is a key of byType and that
+// start at or after that key's time; an empty map keeps none.
+func (c *conds) addWindowByType(byType map[store.MarketType]time.Time) {
+	if len(byType) == 0 {
+		c.parts = append(c.parts, "false")
+		return
+	}
+	var alts []string
+	for _, mt := range slices.Sorted(maps.Keys(byType)) { // sorted: the same filter is the same statement
+		c.args = append(c.args, string(mt), micro(byType[mt]))
+		n := len(c.args)
+		alts = append(alts, fmt.Sprintf("(market_type = $%d and start_time >= $%d)", n-1, n))
+	}
+	c.parts = append(c.parts, "("+strings.Join(alts, " or ")+")")
+}
+
+func (c *conds) sql() string {
+	if len(c.parts) == 0 {
+		return ""
+	}
+	return " where " + strings.Join(c.parts, " and ")
+}
+
+// limitOffset renders LIMIT and OFFSET; limit 0 means no limit.
+func limitOffset(limit, offset int) string {
+	var b strings.Builder
+	if limit > 0 {
+		b.WriteString(" limit " + strconv.Itoa(limit))
+	}
+	if offset > 0 {
+		b.WriteString(" offset " + strconv.Itoa(offset))
+	}
+	return b.String()
+}
+
+// scanMarket reads a row of marketColumns.
+func scanMarket(row pgx.CollectableRow) (store.Market, error) {
+	var m store.Market
+	var coin, mt string
+	err := row.Scan(&m.Slug, &m.MarketID, &m.EventID, &coin, &mt, &m.StartTime, &m.EndTime,
+		&m.CoinPriceStart, &m.CoinPriceEnd, &m.ConditionID, &m.ClobTokenUp, &m.ClobTokenDown,
+		&m.Winner, &m.FinalVolume, &m.FinalLiquidity, &m.ResolvedAt, &m.CreatedAt, &m.UpdatedAt)
+	m.Coin, m.MarketType = store.Coin(coin), store.MarketType(mt)
+	m.StartTime, m.EndTime = utc(m.StartTime), utc(m.EndTime)
+	m.ResolvedAt = utcPtr(m.ResolvedAt)
+	m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)
+	return m, err
+}

@@ -1,0 +1,153 @@
+// Package postgres implements store.Store on PostgreSQL with pgx.
+//
+// The schema lives in embedded, versioned migrations (Migrate). Snapshots,
+// the bulk of the data, are stored many to a row in a compact binary
+// encoding (see codec.go) in a table partitioned by month.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/tern/v2/migrate"
+
+	"github.com/updown/updown/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// versionTable records the applied migration version.
+const versionTable = "schema_version"
+
+// Store is a store.Store backed by a PostgreSQL database.
+type Store struct {
+	pool  *pgxpool.Pool
+	parts *partitions
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at databaseURL (a postgres:// URL or a
+// key=value connection string; pool settings such as pool_max_conns go in
+// it too) and checks that it answers. Call Migrate before first use of a
+// new database.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return &Store{pool: pool, parts: newPartitions()}, nil
+}
+
+// Pool returns the connection pool, for readiness checks and tools.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	return nil
+}
+
+// Close closes every connection of the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Migrate brings the schema up to the newest embedded migration. Processes
+// may call it at the same time: the migrator holds an advisory lock while it
+// reads and advances the version.
+func (s *Store) Migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	defer conn.Release()
+	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if err := m.LoadMigrations(sub); err != nil {
+		return fmt.Errorf("postgres: migrate: load: %w", err)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	return nil
+}
+
+// stamp is the time the store records for a write, at Postgres's precision.
+func (s *Store) stamp() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// SQLSTATE codes the store maps to store errors.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+	checkViolation      = "23514" // also "no partition of relation found for row"
+)
+
+// pgCode returns err's SQLSTATE, or "" when it is not a server error.
+func pgCode(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// wrap names the operation that failed and maps what callers test for:
+// no rows to store.ErrNotFound and a taken unique key to store.ErrConflict.
+func wrap(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return notFound(op)
+	case pgCode(err) == uniqueViolation:
+		return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrConflict, err)
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// notFound is store.ErrNotFound for op.
+func notFound(op string) error { return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound) }
+
+// invalid is store.ErrInvalid for op, with the reason.
+func invalid(op, why string) error {
+	return fmt.Errorf("postgres: %s: %w: %s", op, store.ErrInvalid, why)
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// utc returns t in UTC (pgx returns timestamptz in the local zone).
+func utc(t time.Time) time.Time { return t.UTC() }
+
+// utcPtr is utc for a nullable time.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// micro truncates t to the microsecond, Postgres's precision.
+func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }

@@ -1,0 +1,387 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/store/postgres/pgtest"
+	"github.com/updown/updown/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return pgtest.NewStore(t) })
+}
+
+// newMarket stores a 15-minute BTC market starting at start and returns its slug.
+func newMarket(t testing.TB, s store.Store, start time.Time) string {
+	t.Helper()
+	slug := fmt.Sprintf("btc-updown-15m-%d", start.Unix())
+	m := store.Market{
+		Slug: slug, MarketID: "mkt-" + slug, EventID: "evt-" + slug, Coin: store.BTC, MarketType: store.M15,
+		StartTime: start, EndTime: start.Add(15 * time.Minute),
+		ConditionID: "cond-" + slug, ClobTokenUp: "up-" + slug, ClobTokenDown: "down-" + slug,
+	}
+	if err := s.UpsertMarkets(context.Background(), []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	return slug
+}
+
+// chunkRow is a row of snapshot_chunks, less the data.
+type chunkRow struct {
+	First, Last time.Time
+	N           int
+}
+
+// chunks returns the market's chunks in time order.
+func chunks(t testing.TB, s *postgres.Store, slug string) []chunkRow {
+	t.Helper()
+	rows, _ := s.Pool().Query(context.Background(), `
+		select c.first_time, c.last_time, c.n
+		from snapshot_chunks c join markets m on m.id = c.market
+		where m.slug = $1 order by c.first_time`, slug)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[chunkRow])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkChunks fails the test unless the market's chunks hold n snapshots,
+// at most ChunkSize each, without overlapping, and agree with its series row.
+func checkChunks(t testing.TB, s *postgres.Store, slug string, n int) []chunkRow {
+	t.Helper()
+	cs := chunks(t, s, slug)
+	sum := 0
+	for i, c := range cs {
+		sum += c.N
+		if c.N < 1 || c.N > postgres.ChunkSize || c.Last.Before(c.First) {
+			t.Errorf("chunk %d: %+v", i, c)
+		}
+		if i > 0 && !cs[i-1].Last.Before(c.First) {
+			t.Errorf("chunk %d overlaps the one before: %+v, %+v", i, cs[i-1], c)
+		}
+	}
+	if sum != n {
+		t.Errorf("chunks hold %d snapshots, want %d", sum, n)
+	}
+	var seriesN int
+	err := s.Pool().QueryRow(context.Background(), `
+		select s.n from snapshot_series s join markets m on m.id = s.market where m.slug = $1`, slug).Scan(&seriesN)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		t.Fatal(err)
+	}
+	if seriesN != n {
+		t.Errorf("series n = %d, want %d", seriesN, n)
+	}
+	return cs
+}
+
+// list reads a page and fails the test on error.
+func list(t testing.TB, s store.Store, slug string, q store.SnapshotQuery) ([]store.Snapshot, int) {
+	t.Helper()
+	snaps, total, err := s.ListSnapshots(context.Background(), slug, q)
+	if err != nil {
+		t.Fatalf("ListSnapshots(%+v): %v", q, err)
+	}
+	return snaps, total
+}
+
+// checkPages reads pages of every shape both ways and compares them with
+// want, the whole series in time order.
+func checkPages(t *testing.T, s store.Store, slug string, want []store.Snapshot, limits ...int) {
+	t.Helper()
+	desc := slices.Clone(want)
+	slices.Reverse(desc)
+	for _, limit := range limits {
+		for _, asc := range []bool{true, false} {
+			all := desc
+			if asc {
+				all = want
+			}
+			// Offsets that step by less than a page, so pages overlap, and
+			// reach past the end; at most ~40 pages per shape.
+			step := max(1, limit*3/4, len(want)/40)
+			for off := 0; off <= len(want)+limit; off += step {
+				q := store.SnapshotQuery{Limit: limit, Offset: off, Ascending: asc, WithBooks: off%2 == 0}
+				got, total := list(t, s, slug, q)
+				lo, hi := min(off, len(all)), len(all)
+				if limit > 0 {
+					hi = min(lo+limit, hi)
+				}
+				if total != len(want) {
+					t.Fatalf("%+v: total %d, want %d", q, total, len(want))
+				}
+				if msg := snapshotMismatch(all[lo:hi], got, q.WithBooks); msg != "" {
+					t.Fatalf("%+v: %s", q, msg)
+				}
+				if limit == 0 {
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestAppendBulkAndPages(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	slug := newMarket(t, s, t0)
+	want := newMarketSim(1, t0).series(3000)
+	if err := s.AppendSnapshots(t.Context(), slug, want); err != nil {
+		t.Fatal(err)
+	}
+	cs := checkChunks(t, s, slug, len(want))
+	if len(cs) != 6 {
+		t.Errorf("3000 snapshots in one append made %d chunks, want 6 of 500", len(cs))
+	}
+	checkPages(t, s, slug, want, 0, 1, 7, 500, 1000, 2999, 5000)
+}
+
+// TestSmallAppendsStayCompact appends a few snapshots at a time, as a live
+// collector does: chunks must still end up large.
+func TestSmallAppendsStayCompact(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	slug := newMarket(t, s, t0)
+	want := newMarketSim(2, t0).series(2000)
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i := 0; i < len(want); {
+		n := min(1+rng.IntN(5), len(want)-i)
+		if err := s.AppendSnapshots(t.Context(), slug, want[i:i+n]); err != nil {
+			t.Fatal(err)
+		}
+		i += n
+	}
+	cs := checkChunks(t, s, slug, len(want))
+	// Full chunks, then a tail of smaller ones at most log2(ChunkSize) long.
+	if len(cs) > len(want)/(postgres.ChunkSize/2)+10 {
+		t.Errorf("%d chunks for %d snapshots: %+v", len(cs), len(want), cs)
+	}
+	checkPages(t, s, slug, want, 0, 1000, 333)
+}
+
+// TestAppendInterleaved writes a series in overlapping, shuffled,
+// repeated batches that reach back among stored chunks, checking the store
+// against a model (the first write of each instant wins) as it goes.
+func TestAppendInterleaved(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	slug := newMarket(t, s, t0)
+	all := newMarketSim(3, t0).series(2500)
+	rng := rand.New(rand.NewPCG(3, 3))
+	model := map[time.Time]store.Snapshot{}
+	for round := range 40 {
+		// A run somewhere in the series, with a fresh variant of each snapshot.
+		lo := rng.IntN(len(all))
+		hi := min(len(all), lo+1+rng.IntN(700))
+		var batch []store.Snapshot
+		for i := lo; i < hi; i++ {
+			if rng.IntN(3) == 0 {
+				continue // leave holes for later rounds to fill
+			}
+			sn := all[i]
+			sn.CoinPrice += float64(round)
+			batch = append(batch, sn)
+		}
+		rng.Shuffle(len(batch), func(i, j int) { batch[i], batch[j] = batch[j], batch[i] })
+		if len(batch) > 2 {
+			batch = append(batch, batch[0], batch[1]) // repeats within the batch
+		}
+		if err := s.AppendSnapshots(t.Context(), slug, batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, sn := range batch {
+			if _, ok := model[sn.Time]; !ok {
+				model[sn.Time] = sn
+			}
+		}
+		want := modelSeries(model)
+		checkChunks(t, s, slug, len(want))
+		got, total := list(t, s, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+		if total != len(want) {
+			t.Fatalf("round %d: total %d, want %d", round, total, len(want))
+		}
+		if msg := snapshotMismatch(want, got, true); msg != "" {
+			t.Fatalf("round %d: %s", round, msg)
+		}
+	}
+	checkPages(t, s, slug, modelSeries(model), 1000, 77)
+}
+
+func modelSeries(model map[time.Time]store.Snapshot) []store.Snapshot {
+	out := make([]store.Snapshot, 0, len(model))
+	for _, sn := range model {
+		out = append(out, sn)
+	}
+	slices.SortFunc(out, func(a, b store.Snapshot) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// TestPartitions writes snapshots spanning months, in both directions,
+// and survives a partition dropped behind the store's back.
+func TestPartitions(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	slug := newMarket(t, s, t0)
+	// Five snapshots a day apart around a month end, then two years back.
+	var want []store.Snapshot
+	sim := newMarketSim(4, time.Date(2025, 6, 28, 0, 0, 0, 0, time.UTC))
+	for range 5 {
+		sn := sim.next()
+		sim.t = sim.t.Add(24 * time.Hour)
+		want = append(want, sn)
+	}
+	if err := s.AppendSnapshots(ctx, slug, want); err != nil {
+		t.Fatal(err)
+	}
+	old := newMarketSim(5, time.Date(2023, 6, 30, 23, 59, 0, 0, time.UTC)).series(400) // crosses into July
+	if err := s.AppendSnapshots(ctx, slug, old); err != nil {
+		t.Fatal(err)
+	}
+	want = append(old, want...)
+	checkChunks(t, s, slug, len(want))
+	checkPages(t, s, slug, want, 0, 100)
+
+	var parts []string
+	rows, _ := s.Pool().Query(ctx, `
+		select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+		where i.inhparent = 'snapshot_chunks'::regclass order by 1`)
+	parts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(parts, "snapshot_chunks_p202306") || !slices.Contains(parts, "snapshot_chunks_p202506") {
+		t.Errorf("partitions %v, want 2023-06 and 2025-06 among them", parts)
+	}
+
+	// Another process drops the 2023 data; this one still believes the
+	// partitions exist, and must recreate them.
+	for _, p := range []string{"snapshot_chunks_p202306", "snapshot_chunks_p202307"} {
+		if _, err := s.Pool().Exec(ctx, "drop table if exists "+p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Pool().Exec(ctx, `
+		update snapshot_series set n = 5, first_time = $2
+		where market = (select id from markets where slug = $1)`, slug, want[len(old)].Time); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendSnapshots(ctx, slug, old); err != nil {
+		t.Fatalf("append after the partition was dropped: %v", err)
+	}
+	checkChunks(t, s, slug, len(want))
+	checkPages(t, s, slug, want, 0)
+}
+
+// TestConcurrentAppends has writers race on one market with overlapping
+// batches; the lock on the series row keeps the result exact.
+func TestConcurrentAppends(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	slug := newMarket(t, s, t0)
+	want := newMarketSim(6, t0).series(1200)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 6))
+			for range 10 {
+				lo := rng.IntN(len(want))
+				hi := min(len(want), lo+1+rng.IntN(300))
+				if err := s.AppendSnapshots(context.Background(), slug, want[lo:hi]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := s.AppendSnapshots(t.Context(), slug, want); err != nil { // fill what the writers missed
+		t.Fatal(err)
+	}
+	checkChunks(t, s, slug, len(want))
+	checkPages(t, s, slug, want, 0, 1000)
+}
+
+// TestMigrateConcurrently migrates one empty database from several
+// stores at once, then again.
+func TestMigrateConcurrently(t *testing.T) {
+	t.Parallel()
+	url := pgtest.NewEmptyDatabase(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			s, err := postgres.Open(context.Background(), url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			errs <- s.Migrate(context.Background())
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	slug := newMarket(t, s, t0)
+	if _, total := list(t, s, slug, store.SnapshotQuery{}); total != 0 {
+		t.Errorf("total = %d in a new database", total)
+	}
+}
+
+// TestTimesAndErrors covers what the conformance suite leaves to each store.
+func TestTimesAndErrors(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	slug := newMarket(t, s, t0)
+	err := s.AppendSnapshots(ctx, "nope", nil)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("AppendSnapshots of nothing to an unknown market: %v, want ErrNotFound", err)
+	}
+	if err := s.AppendSnapshots(ctx, slug, nil); err != nil {
+		t.Errorf("AppendSnapshots of nothing: %v", err)
+	}
+	_, err = s.CreateCustomer(ctx, store.Customer{ID: "not-a-uuid", Email: "a@example.com"})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("CreateCustomer with a malformed ID: %v, want ErrInvalid", err)
+	}
+	// Microseconds survive; nanoseconds are dropped, never rounded up.
+	tm := time.Date(2025, 6, 1, 12, 0, 0, 999_999_999, time.FixedZone("x", 3600))
+	if err := s.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: tm, CoinPrice: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := list(t, s, slug, store.SnapshotQuery{})
+	if len(got) != 1 || !got[0].Time.Equal(tm.Truncate(time.Microsecond)) || got[0].Time.Location() != time.UTC {
+		t.Errorf("got %v, want %v in UTC", got, tm.Truncate(time.Microsecond))
+	}
+}

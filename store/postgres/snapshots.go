@@ -1,0 +1,450 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/updown/updown/store"
+)
+
+// chunkSize is the most snapshots a chunk holds. An API page (1000
+// snapshots) then reads two to four chunks, and a row's fixed cost is
+// spread over hundreds of snapshots.
+const chunkSize = 512
+
+// tailChunks bounds how many of a market's newest chunks an append
+// considers merging with.
+const tailChunks = 16
+
+// series is a market's row in snapshot_series.
+type series struct {
+	market      int64
+	n           int64
+	first, last *time.Time
+}
+
+// chunkMeta identifies a stored chunk.
+type chunkMeta struct {
+	first time.Time
+	n     int
+}
+
+// newChunk is an encoded chunk ready to be written.
+type newChunk struct {
+	first, last time.Time
+	n           int
+	head, books []byte
+}
+
+// needPartitions is returned from inside an append transaction when the
+// chunks it would write fall in months without a partition: the caller
+// creates them outside the transaction and tries again.
+type needPartitions []month
+
+func (e needPartitions) Error() string {
+	return fmt.Sprintf("partitions missing for %d months", len(e))
+}
+
+// AppendSnapshots stores the snapshots of the market with the slug,
+// ignoring any whose time (to the microsecond) is already stored.
+//
+// Snapshots newer than everything stored, the common case, are appended as
+// new chunks; small appends fold the market's newest small chunks in so
+// that chunks stay large (each snapshot is rewritten O(log chunkSize)
+// times). Snapshots that fall among stored ones are merged into the chunks
+// they overlap, which are rewritten in the same transaction.
+func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error {
+	op := fmt.Sprintf("append snapshots of %q", slug)
+	in := normalize(snaps)
+	if len(in) == 0 {
+		_, err := s.marketKey(ctx, slug)
+		return wrap(op, err)
+	}
+	months := monthsOf(in, func(sn store.Snapshot) time.Time { return sn.Time })
+	for attempt := 1; ; attempt++ {
+		if err := s.ensurePartitions(ctx, months); err != nil {
+			return wrap(op, err)
+		}
+		err := s.inTx(ctx, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, slug, in) })
+		if attempt < maxAppendAttempts {
+			var need needPartitions
+			if errors.As(err, &need) {
+				months = need
+				continue
+			}
+			if pgCode(err) == checkViolation { // a partition this process knew was dropped
+				s.parts.forget()
+				continue
+			}
+		}
+		return wrap(op, err)
+	}
+}
+
+// maxAppendAttempts bounds the transactions one append runs when it finds
+// partitions missing.
+const maxAppendAttempts = 3
+
+// normalize returns snaps truncated to the microsecond, sorted by time,
+// keeping the first of snapshots with one time. The caller's slice is left
+// as it was.
+func normalize(snaps []store.Snapshot) []store.Snapshot {
+	out := slices.Clone(snaps)
+	for i := range out {
+		out[i].Time = micro(out[i].Time)
+	}
+	slices.SortStableFunc(out, func(a, b store.Snapshot) int { return a.Time.Compare(b.Time) })
+	return slices.CompactFunc(out, func(a, b store.Snapshot) bool { return a.Time.Equal(b.Time) })
+}
+
+// marketKey returns the internal id of the market with the slug.
+func (s *Store) marketKey(ctx context.Context, slug string) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `select id from markets where slug = $1`, slug).Scan(&id)
+	return id, err
+}
+
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, slug string, in []store.Snapshot) error {
+	// Locking the series row serialises appends to one market.
+	var ser series
+	err := tx.QueryRow(ctx, `
+		insert into snapshot_series as s (market)
+		select id from markets where slug = $1
+		on conflict (market) do update set n = s.n
+		returning market, n, first_time, last_time`, slug).Scan(&ser.market, &ser.n, &ser.first, &ser.last)
+	if err != nil {
+		return err
+	}
+	if ser.n == 0 || in[0].Time.After(*ser.last) {
+		return s.appendNewer(ctx, tx, ser, in)
+	}
+	return s.appendMerging(ctx, tx, ser, in)
+}
+
+// appendNewer appends snapshots newer than all the market has, folding in
+// the newest chunks when the append is small (see foldableTail).
+func (s *Store) appendNewer(ctx context.Context, tx pgx.Tx, ser series, in []store.Snapshot) error {
+	tail, err := foldableTail(ctx, tx, ser, len(in))
+	if err != nil {
+		return err
+	}
+	snaps := in
+	if len(tail) > 0 {
+		old, err := readChunks(ctx, tx, ser.market, tail)
+		if err != nil {
+			return err
+		}
+		if err := deleteChunks(ctx, tx, ser.market, tail); err != nil {
+			return err
+		}
+		snaps = append(old, in...)
+	}
+	if err := s.writeChunks(ctx, tx, ser.market, snaps); err != nil {
+		return err
+	}
+	return updateSeries(ctx, tx, ser, in, len(in))
+}
+
+// foldableTail returns the first times of the market's newest chunks that
+// an append of n newer snapshots rewrites together with them: each, newest
+// first, while it is no larger than what is being written so far and all
+// of it fits one chunk. Like carries in a binary counter, this keeps the
+// tail to O(log chunkSize) chunks, and rewrites each snapshot O(log
+// chunkSize) times, however small the appends; a large append folds
+// nothing in and is a pure insert.
+func foldableTail(ctx context.Context, tx pgx.Tx, ser series, n int) ([]time.Time, error) {
+	if ser.n == 0 || n >= chunkSize {
+		return nil, nil
+	}
+	rows, _ := tx.Query(ctx, `
+		select first_time, n from snapshot_chunks
+		where market = $1 and first_time >= $2 and first_time <= $3
+		order by first_time desc limit $4`, ser.market, *ser.first, *ser.last, tailChunks)
+	tails, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chunkMeta, error) {
+		var c chunkMeta
+		err := row.Scan(&c.first, &c.n)
+		return c, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var firsts []time.Time
+	for _, c := range tails {
+		if c.n > n || n+c.n > chunkSize {
+			break
+		}
+		n += c.n
+		firsts = append(firsts, c.first)
+	}
+	return firsts, nil
+}
+
+// appendMerging stores snapshots that reach back among stored ones: the
+// chunks their time span overlaps are read, merged with them (stored
+// snapshots win on equal times) and rewritten. When nothing is new, as
+// when a write is repeated, nothing is rewritten.
+func (s *Store) appendMerging(ctx context.Context, tx pgx.Tx, ser series, in []store.Snapshot) error {
+	lo, hi := in[0].Time, in[len(in)-1].Time
+	rows, _ := tx.Query(ctx, `
+		select first_time from snapshot_chunks
+		where market = $1 and first_time >= $2 and first_time <= $3 and last_time >= $4`,
+		ser.market, *ser.first, hi, lo)
+	overlapped, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return err
+	}
+	old, err := readChunks(ctx, tx, ser.market, overlapped)
+	if err != nil {
+		return err
+	}
+	merged, added := merge(old, in)
+	if added == 0 {
+		return nil
+	}
+	if err := deleteChunks(ctx, tx, ser.market, overlapped); err != nil {
+		return err
+	}
+	if err := s.writeChunks(ctx, tx, ser.market, merged); err != nil {
+		return err
+	}
+	return updateSeries(ctx, tx, ser, in, added)
+}
+
+// merge merges two time-sorted runs, keeping old's snapshot where both have
+// a time, and returns how many of in it took.
+func merge(old, in []store.Snapshot) ([]store.Snapshot, int) {
+	out := make([]store.Snapshot, 0, len(old)+len(in))
+	added := 0
+	i, j := 0, 0
+	for i < len(old) || j < len(in) {
+		switch {
+		case j == len(in) || i < len(old) && old[i].Time.Before(in[j].Time):
+			out = append(out, old[i])
+			i++
+		case i == len(old) || in[j].Time.Before(old[i].Time):
+			out = append(out, in[j])
+			added++
+			j++
+		default: // same time: the stored one stays
+			out = append(out, old[i])
+			i++
+			j++
+		}
+	}
+	return out, added
+}
+
+// readChunks decodes, books included, the market's chunks with the given
+// first times, in time order.
+func readChunks(ctx context.Context, tx pgx.Tx, market int64, firsts []time.Time) ([]store.Snapshot, error) {
+	if len(firsts) == 0 {
+		return nil, nil
+	}
+	rows, _ := tx.Query(ctx, `
+		select head, books from snapshot_chunks
+		where market = $1 and first_time = any($2)
+		order by first_time`, market, firsts)
+	defer rows.Close()
+	var out []store.Snapshot
+	for rows.Next() {
+		var head, books pgtype.DriverBytes // valid until the next row: decoded at once
+		if err := rows.Scan(&head, &books); err != nil {
+			return nil, err
+		}
+		n := len(out)
+		var err error
+		if out, err = decodeHead(out, head); err != nil {
+			return nil, err
+		}
+		if err := decodeBooks(out[n:], books); err != nil {
+			return nil, err
+		}
+	}
+	return out, rows.Err()
+}
+
+// deleteChunks deletes the market's chunks with the given first times.
+func deleteChunks(ctx context.Context, tx pgx.Tx, market int64, firsts []time.Time) error {
+	if len(firsts) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `delete from snapshot_chunks where market = $1 and first_time = any($2)`, market, firsts)
+	return err
+}
+
+// writeChunks writes time-sorted snaps as chunks of nearly equal size.
+func (s *Store) writeChunks(ctx context.Context, tx pgx.Tx, market int64, snaps []store.Snapshot) error {
+	chunks := encodeChunks(snaps)
+	months := monthsOf(chunks, func(c newChunk) time.Time { return c.first })
+	if missing := s.parts.missing(months); len(missing) > 0 {
+		return needPartitions(missing)
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
+		[]string{"market", "first_time", "last_time", "n", "head", "books"},
+		pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
+			c := chunks[i]
+			return []any{market, c.first, c.last, int32(c.n), c.head, c.books}, nil
+		}))
+	return err
+}
+
+// encodeChunks splits snaps into ceil(len/chunkSize) chunks of nearly
+// equal size and encodes them.
+func encodeChunks(snaps []store.Snapshot) []newChunk {
+	k := (len(snaps) + chunkSize - 1) / chunkSize
+	chunks := make([]newChunk, k)
+	for i := range chunks {
+		part := snaps[i*len(snaps)/k : (i+1)*len(snaps)/k]
+		head, books := encodeChunk(part)
+		chunks[i] = newChunk{first: part[0].Time, last: part[len(part)-1].Time, n: len(part), head: head, books: books}
+	}
+	return chunks
+}
+
+// updateSeries records that added snapshots of in were stored.
+func updateSeries(ctx context.Context, tx pgx.Tx, ser series, in []store.Snapshot, added int) error {
+	first, last := in[0].Time, in[len(in)-1].Time
+	if ser.n > 0 {
+		first, last = minTime(first, *ser.first), maxTime(last, *ser.last)
+	}
+	_, err := tx.Exec(ctx, `update snapshot_series set n = $2, first_time = $3, last_time = $4 where market = $1`,
+		ser.market, ser.n+int64(added), first, last)
+	return err
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// listSnapshotsSQL selects the chunks of a page in one statement, so that
+// the total and the chunks come from one snapshot of the data: the market's
+// series row gives the total and the time span that prunes partitions, and
+// a running sum of n places each chunk. The page is the ascending
+// positions [lo, hi): $2 ascending, $3 offset, $4 limit. %s is the books
+// column or a null.
+const listSnapshotsSQL = `
+with s as materialized (
+	select m.id, coalesce(ss.n, 0) as total, ss.first_time, ss.last_time
+	from markets m left join snapshot_series ss on ss.market = m.id
+	where m.slug = $1
+), c as (
+	select first_time, n, head, %s as books, sum(n) over (order by first_time) - n as before
+	from snapshot_chunks
+	where market = (select id from s)
+		and first_time >= (select first_time from s)
+		and first_time <= (select last_time from s)
+)
+select s.total, c.before, c.head, c.books
+from s left join c
+	on c.before < (case when $2::boolean then $3::bigint + $4::bigint else s.total - $3::bigint end)
+	and c.before + c.n > (case when $2::boolean then $3::bigint else s.total - $3::bigint - $4::bigint end)
+order by c.first_time`
+
+var (
+	listWithBooksSQL    = fmt.Sprintf(listSnapshotsSQL, "books")
+	listWithoutBooksSQL = fmt.Sprintf(listSnapshotsSQL, "null::bytea")
+)
+
+// ListSnapshots returns a page of the market's snapshots and their total.
+// It reads only the chunks the page overlaps, and without books never
+// touches the book bytes.
+func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	op := fmt.Sprintf("list snapshots of %q", slug)
+	off, lim := int64(max(q.Offset, 0)), int64(q.Limit)
+	if lim <= 0 {
+		lim = math.MaxInt32 // all: more than a market ever has
+	}
+	sql := listWithoutBooksSQL
+	if q.WithBooks {
+		sql = listWithBooksSQL
+	}
+	rows, _ := s.pool.Query(ctx, sql, slug, q.Ascending, off, lim)
+	pg, err := readPage(rows, q.WithBooks)
+	switch {
+	case err != nil:
+		return nil, 0, wrap(op, err)
+	case !pg.found:
+		return nil, 0, notFound(op)
+	}
+	lo, hi := pageRange(pg.total, off, lim, q.Ascending)
+	if lo >= hi {
+		return []store.Snapshot{}, int(pg.total), nil
+	}
+	if lo < pg.start || hi > pg.start+int64(len(pg.snaps)) {
+		return nil, 0, fmt.Errorf("postgres: %s: chunks hold positions %d..%d, not the page %d..%d (series and chunks disagree)",
+			op, pg.start, pg.start+int64(len(pg.snaps)), lo, hi)
+	}
+	page := pg.snaps[lo-pg.start : hi-pg.start]
+	if !q.Ascending {
+		slices.Reverse(page)
+	}
+	return page, int(pg.total), nil
+}
+
+// page is what listSnapshotsSQL returned: whether the market exists, its
+// number of snapshots, and the snapshots of the chunks the page overlaps,
+// the first at position start.
+type page struct {
+	found        bool
+	total, start int64
+	snaps        []store.Snapshot
+}
+
+// readPage decodes the rows of listSnapshotsSQL.
+func readPage(rows pgx.Rows, withBooks bool) (page, error) {
+	defer rows.Close()
+	var pg page
+	for rows.Next() {
+		var before *int64
+		var head, books pgtype.DriverBytes // valid until the next row: decoded at once
+		if err := rows.Scan(&pg.total, &before, &head, &books); err != nil {
+			return pg, err
+		}
+		if !pg.found {
+			pg.found = true
+			if before == nil {
+				break // no chunk overlaps the page
+			}
+			pg.start = *before
+		}
+		n := len(pg.snaps)
+		var err error
+		if pg.snaps, err = decodeHead(pg.snaps, head); err != nil {
+			return pg, err
+		}
+		if withBooks {
+			if err := decodeBooks(pg.snaps[n:], books); err != nil {
+				return pg, err
+			}
+		}
+	}
+	return pg, rows.Err()
+}
+
+// pageRange returns the ascending positions [lo, hi) of a page of total
+// snapshots, as listSnapshotsSQL computes them, clamped to [0, total].
+func pageRange(total, off, lim int64, ascending bool) (lo, hi int64) {
+	if ascending {
+		lo, hi = off, off+lim
+	} else {
+		lo, hi = total-off-lim, total-off
+	}
+	return max(lo, 0), min(hi, total)
+}
