@@ -10,12 +10,16 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 	"github.com/jackc/tern/v2/migrate"
 
 	"github.com/updown/updown/store"
@@ -120,8 +124,25 @@ func wrap(op string, err error) error {
 		return notFound(op)
 	case pgCode(err) == uniqueViolation:
 		return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrConflict, err)
+	case unreachable(err):
+		return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrUnavailable, err)
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// unreachable reports whether err means the server could not be talked to
+// (refused or lost connection, shutdown, pool closed, network timeout):
+// a condition to retry later, not a bug.
+func unreachable(err error) bool {
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connErr), errors.As(err, &netErr), pgconn.Timeout(err),
+		errors.Is(err, puddle.ErrClosedPool), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	code := pgCode(err)
+	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
 }
 
 // notFound is store.ErrNotFound for op.

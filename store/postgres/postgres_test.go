@@ -385,3 +385,15 @@ func TestTimesAndErrors(t *testing.T) {
 		t.Errorf("got %v, want %v in UTC", got, tm.Truncate(time.Microsecond))
 	}
 }
+
+// TestUnreachableIsUnavailable: a server that cannot be reached is
+// store.ErrUnavailable, which the api answers 503.
+func TestUnreachableIsUnavailable(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	s.Close() // a closed pool stands for a database gone away
+	_, err := s.GetMarket(context.Background(), "btc-updown-5m-1")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("GetMarket on a closed pool: %v, want store.ErrUnavailable", err)
+	}
+}
