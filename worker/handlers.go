@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -20,7 +21,18 @@ type work func(ctx context.Context, payload []byte) (any, error)
 // outcome as the task's retained result, announce it on Redis for the
 // waiting request, and tell Asynq whether a retry can help.
 func (s *Server) handler(w work) asynq.HandlerFunc {
-	return func(ctx context.Context, t *asynq.Task) error {
+	return func(ctx context.Context, t *asynq.Task) (err error) {
+		start := time.Now()
+		defer func() {
+			outcome := "ok"
+			if err != nil {
+				outcome = "error"
+				if errors.Is(err, asynq.SkipRetry) {
+					outcome = "refused"
+				}
+			}
+			s.metrics.observe(t.Type(), outcome, time.Since(start))
+		}()
 		v, err := w(ctx, t.Payload())
 		var f *jobs.Failure
 		switch {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
@@ -28,6 +29,8 @@ type Config struct {
 	// 1 s default would add up to a second to every synchronous request
 	// (DESIGN 7); the default here is 1 ms.
 	TaskCheckInterval time.Duration
+	// Metrics, when set, receives the task duration histogram.
+	Metrics prometheus.Registerer
 	// Backtest configures multi-market backtests and strategy generation.
 	Backtest BacktestConfig
 	// ShutdownTimeout bounds how long shutdown waits for running tasks
@@ -37,11 +40,12 @@ type Config struct {
 
 // Server is an Asynq server with updown's handlers.
 type Server struct {
-	srv   *asynq.Server
-	mux   *asynq.ServeMux
-	rdb   redis.UniversalClient
-	store store.Store
-	log   *slog.Logger
+	srv     *asynq.Server
+	mux     *asynq.ServeMux
+	rdb     redis.UniversalClient
+	store   store.Store
+	log     *slog.Logger
+	metrics *taskMetrics
 }
 
 // NewServer builds a worker server; Run starts it.
@@ -79,7 +83,11 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("worker: a store is required")
 	}
-	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log}
+	tm, err := newTaskMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("worker: register metrics: %w", err)
+	}
+	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log, metrics: tm}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerBacktest(cfg.Backtest)

@@ -66,11 +66,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log})
+	reg := newRegistry(rdb, log)
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg})
 	if err != nil {
 		return err
 	}
-	srv, jobs, err := newAPIServer(ctx, st, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, log, true)
+	srv, jobs, err := newAPIServer(ctx, st, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, reg, log, true)
 	if err != nil {
 		return err
 	}

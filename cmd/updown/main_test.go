@@ -311,3 +311,31 @@ func TestServiceCommandsNeedTheirConfig(t *testing.T) {
 		t.Errorf("unknown command accepted")
 	}
 }
+
+// TestWorkerServesOps: a worker process answers /healthz, /readyz and
+// /metrics with queue and task metrics.
+func TestWorkerServesOps(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
+	t.Setenv("REDIS_URL", redistest.New(t))
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"worker", "--ops-addr", addr}, io.Discard, io.Discard) }()
+	base := "http://" + addr
+	waitHealthy(t, base)
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{"updown_queue_scrape_ok 1", "go_goroutines"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("worker /metrics lacks %q", want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("worker exited with %v", err)
+	}
+}

@@ -14,7 +14,10 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
@@ -72,7 +75,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer rdb.Close()
-	srv, jobs, err := newAPIServer(ctx, st, rdb, connOpt, log, false)
+	srv, jobs, err := newAPIServer(ctx, st, rdb, connOpt, newRegistry(rdb, log), log, false)
 	if err != nil {
 		return err
 	}
@@ -86,6 +89,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	var f serviceFlags
 	f.register(fs)
 	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
+	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else PORT, else :9090; \"off\" disables)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,11 +107,43 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer rdb.Close()
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency})
+	reg := newRegistry(rdb, log)
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg})
 	if err != nil {
 		return err
 	}
-	return w.Run(ctx)
+	if *opsAddr == "off" {
+		return w.Run(ctx)
+	}
+	ops := api.OpsHandler(reg, map[string]func(context.Context) error{
+		"store": st.Ping,
+		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+	}, log)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return w.Run(gctx) })
+	g.Go(func() error { return serveHTTP(gctx, *opsAddr, ops, log, nil) })
+	return g.Wait()
+}
+
+// workerOpsAddr is where a worker serves its health and metrics: WORKER_ADDR,
+// else PORT (Procfile runners give each process its own), else :9090.
+func workerOpsAddr() string {
+	if a := os.Getenv("WORKER_ADDR"); a != "" {
+		return a
+	}
+	if p := os.Getenv("PORT"); p != "" {
+		return ":" + p
+	}
+	return ":9090"
+}
+
+// newRegistry is a process's Prometheus registry: Go runtime, process and
+// Asynq queue metrics.
+func newRegistry(rdb redis.UniversalClient, log *slog.Logger) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		worker.NewQueueCollector(rdb, log))
+	return reg
 }
 
 func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Store, error) {
@@ -150,13 +186,14 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 
 // newAPIServer wires the api with its Redis-backed parts. The returned
 // job client is closed by the caller when the server stops.
-func newAPIServer(ctx context.Context, st store.Store, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, log *slog.Logger, dev bool) (*api.Server, *worker.Client, error) {
+func newAPIServer(ctx context.Context, st store.Store, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger, dev bool) (*api.Server, *worker.Client, error) {
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
 	srv, err := api.New(api.Config{
+		Metrics:    reg,
 		Store:      st,
 		Logger:     log,
 		DevKeys:    dev,
