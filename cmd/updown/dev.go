@@ -20,6 +20,7 @@ import (
 	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	redislive "github.com/updown/updown/store/redis"
 	"github.com/updown/updown/worker"
 )
 
@@ -65,6 +66,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := ensureDemoCustomers(ctx, st); err != nil {
 		return err
 	}
+	liveStats, err := gen.LoadLive(ctx, genConfig(*seed, time.Now()), redislive.New(rdb, redislive.DefaultPrefix))
+	if err != nil {
+		return fmt.Errorf("load live exchange data: %w", err)
+	}
+	log.Info("loaded live exchange data", "depth", liveStats.Depth, "trades", liveStats.Trades)
 
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg})

@@ -87,6 +87,13 @@ func TestDevEndToEnd(t *testing.T) {
 	if status != http.StatusOK || len(snaps) != 3 || snaps[0].(map[string]any)["orderbook_up"] == nil {
 		t.Fatalf("snapshots of %s: %d %v", slug, status, page)
 	}
+	// Exchange data: history for BTC, latest depth and trades for every coin.
+	for _, path := range []string{"/v1/btc/spot/snapshots?limit=2", "/v1/btc/future/snapshots?limit=2", "/v1/eth/spot/latest",
+		"/v1/sol/future/latest", "/v1/eth/future/trades?limit=5", "/v1/sol/spot/trade/latest"} {
+		if status, body := get(t, base+path, "ud_dev_pro"); status != http.StatusOK || body["data"] == nil {
+			t.Errorf("%s: %d %v", path, status, body)
+		}
+	}
 	// A replay runs on the in-process worker over the embedded Redis.
 	status, rep := post(t, base+"/v1/replay", "ud_dev_pro", `{"marketSlug":"`+slug+`","side":"DOWN",`+
 		`"entryConditions":[{"field":"time_remaining_pct","operator":"<","value":90}],`+

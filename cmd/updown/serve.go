@@ -22,6 +22,7 @@ import (
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
+	redislive "github.com/updown/updown/store/redis"
 	"github.com/updown/updown/worker"
 )
 
@@ -194,6 +195,7 @@ func newAPIServer(ctx context.Context, st store.Store, rdb redis.UniversalClient
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
 	srv, err := api.New(api.Config{
 		Metrics:    reg,
+		Live:       redislive.New(rdb, redislive.DefaultPrefix),
 		Store:      st,
 		Logger:     log,
 		DevKeys:    dev,
