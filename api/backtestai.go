@@ -1,7 +1,571 @@
 package api
 
-// AIConfig configures the Backtest AI agent (SPEC 4.4, DESIGN 8).
-type AIConfig struct{}
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/worker"
+)
+
+// AIConfig configures the Backtest AI agent (SPEC 4.4, DESIGN 8). The
+// generator itself (AI_PROVIDER, OPENAI_*) runs on the workers: see
+// worker.BacktestConfig.
+type AIConfig struct {
+	// TokenSecret signs and verifies bearer tokens (HS256, TOKEN_SECRET;
+	// at least MinTokenSecret bytes). Without it POST /v1/auth/token and
+	// the Backtest AI endpoints answer 503.
+	TokenSecret []byte
+	// TokenTTL is how long a bearer token lives (default 15 min).
+	TokenTTL time.Duration
+	// BacktestTimeout bounds a multi-market backtest on the workers
+	// (default 5 min): markets unfinished by then are reported with the
+	// code JOB_TIMEOUT. The request itself waits Config.JobWait, then
+	// answers 504 JOB_TIMEOUT with the job id; GET /v1/jobs/{id} answers
+	// the backtest once it is done.
+	BacktestTimeout time.Duration
+}
+
+// Codes of the Backtest AI agent (SPEC 7).
+const (
+	CodeBacktestAIRequired = "BACKTEST_AI_REQUIRED"
+	CodeAIQuotaExceeded    = "BACKTEST_AI_QUOTA_EXCEEDED"
+	CodeGenerationFailed   = strategy.CodeGenerationFailed
+	CodeNoBacktestMarkets  = "NO_BACKTEST_MARKETS"
+)
+
+const defaultBacktestTimeout = 5 * time.Minute
 
 // registerBacktestAI registers the Backtest AI endpoints and bearer tokens.
-func (s *Server) registerBacktestAI() {}
+func (s *Server) registerBacktestAI() {
+	doc := s.api.OpenAPI()
+	if doc.Components.SecuritySchemes == nil {
+		doc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{}
+	}
+	doc.Components.SecuritySchemes[schemeBearer] = &huma.SecurityScheme{Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+		Description: "A short-lived token from POST /v1/auth/token. The Backtest AI endpoints take this scheme only."}
+	s.registerToken()
+
+	schemas := doc.Components.Schemas
+	genReq := schemas.Schema(reflect.TypeFor[backtestAIGenerateRequest](), true, "")
+	runReq := schemas.Schema(reflect.TypeFor[backtestAIRunRequest](), true, "")
+	genResp := schemas.Schema(reflect.TypeFor[backtestAIGenerateResponse](), true, "")
+	btResp := schemas.Schema(reflect.TypeFor[backtestAIBacktestResponse](), true, "")
+	quotaResp := schemas.Schema(reflect.TypeFor[backtestAIQuotaResponse](), true, "")
+	body := func(sc *huma.Schema) *huma.RequestBody {
+		return &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: sc}}}
+	}
+	answer := func(desc string, sc *huma.Schema) map[string]*huma.Response {
+		return map[string]*huma.Response{"200": {Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: sc}}}}
+	}
+	op := func(id, method, path, summary, description string) huma.Operation {
+		return huma.Operation{
+			OperationID: id, Method: method, Path: path, Summary: summary, Description: description,
+			Tags:        []string{"Backtest AI"},
+			Security:    []map[string][]string{{schemeBearer: {}}},
+			Middlewares: huma.Middlewares{s.requireBearer},
+			// The handlers read the body themselves, to answer the
+			// replay codes and name the offending field.
+			SkipValidateBody: true,
+		}
+	}
+
+	o := op("backtest-ai-generate", http.MethodPost, "/v1/backtest-ai/generate", "Generate a strategy from a prompt",
+		"Turns a plain-English idea (and optionally a preset) into a normalized, replay-ready strategy and its strategy_code. "+
+			"Consumes one generation of the monthly quota, only when generation succeeds.")
+	o.RequestBody, o.Responses = body(genReq), answer("The generated strategy", genResp)
+	o.Errors = []int{400, 401, 403, 413, 415, 429, 500, 502, 503, 504}
+	huma.Register(s.api, o, s.generate)
+
+	o = op("backtest-ai-strategy", http.MethodPost, "/v1/backtest-ai/strategy", "Generate a strategy and backtest it",
+		"Generates a strategy as /generate does, then replays it on the newest marketCount resolved markets of the coin and type "+
+			"within the plan's data window, sharded across the workers. Consumes one generation, only when generation succeeds. "+
+			"A backtest that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key).")
+	o.RequestBody, o.Responses = body(genReq), answer("The strategy, the aggregate and every market's result", btResp)
+	o.Errors = []int{400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504}
+	huma.Register(s.api, o, s.backtestStrategy)
+
+	o = op("backtest-ai-run", http.MethodPost, "/v1/backtest-ai/run", "Backtest a strategy or a strategy code",
+		"Backtests a generatedStrategy object (as /generate answers it) or a strategy_code string on the newest marketCount resolved "+
+			"markets. Does not use the quota.")
+	o.RequestBody, o.Responses = body(runReq), answer("The strategy, the aggregate and every market's result", btResp)
+	o.Errors = []int{400, 401, 403, 404, 413, 415, 500, 503, 504}
+	huma.Register(s.api, o, s.runStrategy)
+
+	o = op("backtest-ai-quota", http.MethodGet, "/v1/backtest-ai/quota", "Monthly generation quota",
+		"Generations used this calendar month (UTC). limit and remaining are null on an unlimited plan.")
+	o.Responses = answer("The quota", quotaResp)
+	o.Errors = []int{401, 403, 500, 503}
+	huma.Register(s.api, o, s.quota)
+
+	// Huma documents a RawBody input as also taking octet-stream; these
+	// operations take JSON only (415 otherwise).
+	for _, p := range []string{"/v1/backtest-ai/generate", "/v1/backtest-ai/strategy", "/v1/backtest-ai/run"} {
+		if item := doc.Paths[p]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
+			delete(item.Post.RequestBody.Content, "application/octet-stream")
+		}
+	}
+}
+
+type aiInput struct {
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
+}
+
+type aiOutput struct{ Body successBody }
+
+// generateData is the data of /generate.
+type generateData struct {
+	GeneratedStrategy strategy.Spec   `json:"generated_strategy"`
+	StrategyCode      string          `json:"strategy_code"`
+	Quota             *backtest.Quota `json:"quota"`
+}
+
+func (s *Server) success(ctx context.Context, data any) (*aiOutput, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Conditions and strategy codes are full of < and >: keep them
+	// readable rather than \u003c.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
+		return nil, s.internal(ctx, "encode answer", err)
+	}
+	return &aiOutput{Body: successBody{Success: true, Data: bytes.TrimRight(buf.Bytes(), "\n"), Timestamp: formatTime(s.now())}}, nil
+}
+
+// aiAllowed answers 403 BACKTEST_AI_REQUIRED for plans without the agent.
+func aiAllowed(p principal) error {
+	if p.Plan.BacktestAI {
+		return nil
+	}
+	e := tierDenied(p.Plan, store.Pro, "the Backtest AI agent needs the PRO or ENTERPRISE plan; yours is %s", p.Plan.Tier)
+	e.Code = CodeBacktestAIRequired
+	return e
+}
+
+// generationRequest checks the plan and reads the body of /generate and
+// /strategy.
+func (s *Server) generationRequest(ctx context.Context, in *aiInput) (principal, strategy.Request, error) {
+	p := principalFrom(ctx)
+	var req strategy.Request
+	if err := aiAllowed(p); err != nil {
+		return p, req, err
+	}
+	if err := requireJSON(in.ContentType); err != nil {
+		return p, req, err
+	}
+	if len(bytes.TrimSpace(in.RawBody)) == 0 {
+		return p, req, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send {\"prompt\": \"...\"} as JSON")
+	}
+	if err := json.Unmarshal(in.RawBody, &req); err != nil {
+		return p, req, bodyError(err, "")
+	}
+	if err := req.Normalize(); err != nil {
+		return p, req, strategyError(err)
+	}
+	return p, req, nil
+}
+
+func (s *Server) generate(ctx context.Context, in *aiInput) (*aiOutput, error) {
+	p, req, err := s.generationRequest(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	spec, q, _, err := s.generateStrategy(ctx, p, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.success(ctx, generateData{GeneratedStrategy: spec, StrategyCode: strategy.FormatCode(spec.Rules), Quota: q})
+}
+
+func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, error) {
+	p, req, err := s.generationRequest(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	// Markets first: a request that cannot be backtested must not spend
+	// a generation.
+	markets, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
+	if err != nil {
+		return nil, err
+	}
+	spec, q, release, err := s.generateStrategy(ctx, p, req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q})
+	var e *Error
+	if err != nil && !(errors.As(err, &e) && e.Code == CodeJobTimeout) {
+		// The caller never sees the strategy; after a 504 it can, by the
+		// job id, so that generation stands.
+		release()
+	}
+	return out, err
+}
+
+// generateStrategy reserves a generation, runs it on the ai queue, and
+// gives the generation back unless it succeeded (also when the wait ends
+// in 504 or the caller goes away: only an answered generation counts).
+// release gives a successful generation back, for a caller that cannot
+// answer it after all.
+func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy.Request) (spec strategy.Spec, q *backtest.Quota, release func(), err error) {
+	period := monthStart(s.now())
+	limit := p.Plan.AIGenerationsPerMonth
+	used, err := s.store.ReserveAIGeneration(ctx, p.Customer.ID, period, limit)
+	if errors.Is(err, store.ErrQuotaExceeded) {
+		return spec, nil, nil, s.quotaExceeded(used, limit, period)
+	}
+	if err != nil {
+		return spec, nil, nil, s.storeFailure(ctx, "reserve AI generation", err)
+	}
+	giveBack := func() {
+		// Not the request's context: a caller that went away must not
+		// keep the generation.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if rErr := s.store.ReleaseAIGeneration(rctx, p.Customer.ID, period); rErr != nil {
+			s.log.ErrorContext(ctx, "release AI generation", "request_id", RequestID(ctx), "customer_id", p.Customer.ID, "err", rErr)
+		}
+	}
+	succeeded := false
+	defer func() {
+		if !succeeded {
+			giveBack()
+		}
+	}()
+
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return spec, nil, nil, s.internal(ctx, "encode generation payload", err)
+	}
+	raw, err := s.runJob(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, p)
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeValidation {
+		// The request was checked before it was queued: what the
+		// generator refuses is the prompt.
+		err = e.With("field", "prompt")
+	}
+	if err != nil {
+		return spec, nil, nil, err
+	}
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return spec, nil, nil, s.internal(ctx, "decode generated strategy", err)
+	}
+	if err := spec.Normalize(); err != nil {
+		return spec, nil, nil, s.internal(ctx, "generated strategy", err)
+	}
+	succeeded = true
+	return spec, quotaOf(used, limit, period), giveBack, nil
+}
+
+// backtestMarkets picks the newest n resolved markets of the coin and type
+// within the caller's data window.
+func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) ([]string, error) {
+	w, err := s.marketWindow(ctx, p.Plan, coin)
+	if err != nil {
+		return nil, err
+	}
+	resolved := true
+	ms, _, err := s.store.ListMarkets(ctx, store.MarketFilter{Coin: coin, MarketType: mt, Resolved: &resolved, Window: w, Limit: n})
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list backtest markets", err)
+	}
+	if len(ms) == 0 {
+		window := "in your plan's data window"
+		if p.Plan.WindowDays > 0 {
+			window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
+		}
+		return nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
+	}
+	slugs := make([]string, len(ms))
+	for i, m := range ms {
+		slugs[i] = m.Slug
+	}
+	return slugs, nil
+}
+
+// runBacktest runs a batch on the workers; its result is the answer's data.
+func (s *Server) runBacktest(ctx context.Context, p principal, req backtest.Request) (*aiOutput, error) {
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, s.internal(ctx, "encode backtest payload", err)
+	}
+	timeout := s.cfg.AI.BacktestTimeout
+	if timeout <= 0 {
+		timeout = defaultBacktestTimeout
+	}
+	data, err := s.runJob(ctx, worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: timeout}, p)
+	if err != nil {
+		return nil, err
+	}
+	// The worker's encoding escapes < and >; the report is re-encoded
+	// to read as /generate does (a few kilobytes, microseconds).
+	var rep backtest.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, s.internal(ctx, "decode backtest report", err)
+	}
+	return s.success(ctx, rep)
+}
+
+// runRequest is the body of /run.
+type runRequest struct {
+	GeneratedStrategy json.RawMessage `json:"generatedStrategy"`
+	StrategyCode      *string         `json:"strategy_code"`
+	Coin              string          `json:"coin"`
+	MarketType        string          `json:"marketType"`
+	MarketCount       *int            `json:"marketCount"`
+}
+
+func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error) {
+	p := principalFrom(ctx)
+	if err := aiAllowed(p); err != nil {
+		return nil, err
+	}
+	if err := requireJSON(in.ContentType); err != nil {
+		return nil, err
+	}
+	var req runRequest
+	if len(bytes.TrimSpace(in.RawBody)) == 0 {
+		return nil, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send {\"generatedStrategy\": {...}} or {\"strategy_code\": \"...\"}")
+	}
+	if err := json.Unmarshal(in.RawBody, &req); err != nil {
+		return nil, bodyError(err, "")
+	}
+	spec, err := req.spec()
+	if err != nil {
+		return nil, err
+	}
+	n := strategy.DefaultMarketCount
+	if c := req.MarketCount; c != nil {
+		if *c < strategy.MinMarketCount || *c > strategy.MaxMarketCount {
+			return nil, Errorf(http.StatusBadRequest, CodeValidation, "marketCount %d is out of range: it must be between 1 and 100", *c).With("field", "marketCount")
+		}
+		n = *c
+	}
+	markets, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
+	if err != nil {
+		return nil, err
+	}
+	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets})
+}
+
+// spec reads the strategy of a /run body: exactly one of generatedStrategy
+// and strategy_code, on the body's coin and marketType when given, else
+// the strategy's, else BTC 15m.
+func (r *runRequest) spec() (strategy.Spec, error) {
+	hasObject := len(r.GeneratedStrategy) > 0 && string(r.GeneratedStrategy) != "null"
+	var spec strategy.Spec
+	switch {
+	case hasObject && r.StrategyCode != nil:
+		return spec, Errorf(http.StatusBadRequest, CodeValidation, "send generatedStrategy or strategy_code, not both")
+	case hasObject:
+		if err := json.Unmarshal(r.GeneratedStrategy, &spec); err != nil {
+			return spec, bodyError(err, "generatedStrategy")
+		}
+	case r.StrategyCode != nil:
+		rules, err := strategy.ParseCode(*r.StrategyCode)
+		if err != nil {
+			return spec, strategyError(err)
+		}
+		spec.Rules = rules
+	default:
+		return spec, Errorf(http.StatusBadRequest, CodeValidation,
+			"the body needs generatedStrategy (the object /generate answers) or strategy_code (e.g. %q)",
+			"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100")
+	}
+	if r.Coin != "" {
+		c, ok := strategy.ParseCoin(r.Coin)
+		if !ok {
+			return spec, Errorf(http.StatusBadRequest, CodeValidation, "coin %q is not one of BTC, ETH, SOL", r.Coin).With("field", "coin")
+		}
+		spec.Coin = c
+	}
+	if r.MarketType != "" {
+		mt, ok := strategy.ParseMarketType(r.MarketType)
+		if !ok {
+			return spec, Errorf(http.StatusBadRequest, CodeValidation, "marketType %q is not one of 5m, 15m, 1h, 4h, 24h", r.MarketType).With("field", "marketType")
+		}
+		spec.MarketType = mt
+	}
+	if spec.Coin == "" {
+		spec.Coin = store.BTC
+	}
+	if spec.MarketType == "" {
+		spec.MarketType = store.M15
+	}
+	if err := spec.Normalize(); err != nil {
+		var se *strategy.Error
+		if hasObject && errors.As(err, &se) {
+			err = se.In("generatedStrategy")
+		}
+		return spec, strategyError(err)
+	}
+	if spec.Explanation == "" {
+		spec.Explanation = strategy.Describe(spec.Rules)
+	}
+	return spec, nil
+}
+
+func (s *Server) quota(ctx context.Context, _ *struct{}) (*aiOutput, error) {
+	p := principalFrom(ctx)
+	if err := aiAllowed(p); err != nil {
+		return nil, err
+	}
+	period := monthStart(s.now())
+	used, err := s.store.AIGenerationsUsed(ctx, p.Customer.ID, period)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "count AI generations", err)
+	}
+	return s.success(ctx, quotaOf(used, p.Plan.AIGenerationsPerMonth, period))
+}
+
+// monthStart is the quota period containing t: the calendar month, UTC.
+func monthStart(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// quotaOf is the quota object; an unlimited plan (limit < 0) has null
+// limit and remaining rather than a magic number.
+func quotaOf(used, limit int, period time.Time) *backtest.Quota {
+	q := &backtest.Quota{Used: used, ResetsAt: formatTime(period.AddDate(0, 1, 0))}
+	if limit >= 0 {
+		rem := max(0, limit-used)
+		q.Limit, q.Remaining = &limit, &rem
+	}
+	return q
+}
+
+// quotaExceeded is 429 BACKTEST_AI_QUOTA_EXCEEDED with the quota and a
+// Retry-After that says when the month turns.
+func (s *Server) quotaExceeded(used, limit int, period time.Time) error {
+	resets := period.AddDate(0, 1, 0)
+	e := Errorf(http.StatusTooManyRequests, CodeAIQuotaExceeded,
+		"the monthly Backtest AI quota is spent (%d of %d generations used); it resets at %s", used, limit, formatTime(resets)).
+		With("used", used).With("limit", limit).With("resets_at", formatTime(resets))
+	e.GetHeaders().Set("Retry-After", strconv.Itoa(int(math.Ceil(resets.Sub(s.now()).Seconds()))))
+	return e
+}
+
+// strategyError answers a *strategy.Error with its code and field.
+func strategyError(err error) error {
+	var se *strategy.Error
+	if !errors.As(err, &se) {
+		return Errorf(http.StatusBadRequest, CodeValidation, "%s", err.Error())
+	}
+	e := &Error{Status: failureStatus(se.Code), Code: se.Code, Message: se.Message}
+	if se.Field != "" {
+		e = e.With("field", se.Field)
+	}
+	return e
+}
+
+// bodyError explains a JSON decoding failure of an agent body, naming the
+// field (inside prefix, when given) with the replay code where one applies.
+func bodyError(err error, prefix string) *Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if prefix != "" {
+			field = strings.TrimSuffix(prefix+"."+field, ".")
+		}
+		code := CodeValidation
+		switch {
+		case strings.HasSuffix(field, "side"):
+			code = replay.CodeInvalidSide
+		case strings.HasSuffix(field, "orderType"):
+			code = replay.CodeInvalidOrderType
+		}
+		what := jsonKind(te.Type)
+		if what == "number" && strings.HasSuffix(field, "marketCount") {
+			what = "whole number"
+		}
+		return (&Error{Status: http.StatusBadRequest, Code: code,
+			Message: field + " must be a " + what + ", not a JSON " + te.Value}).With("field", field)
+	case errors.As(err, &se):
+		return Errorf(http.StatusBadRequest, CodeValidation, "the body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+	}
+	if prefix != "" {
+		return Errorf(http.StatusBadRequest, CodeValidation, "%s could not be read: %s", prefix, err.Error()).With("field", prefix)
+	}
+	return Errorf(http.StatusBadRequest, CodeValidation, "the body could not be read: %s", err.Error())
+}
+
+// Documentation of the bodies, for the OpenAPI document. The handlers
+// decode with the jobs types; these mirror their JSON.
+
+type backtestAIGenerateRequest struct {
+	Prompt         string  `json:"prompt" minLength:"1" maxLength:"2000" doc:"The strategy idea in plain English." example:"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left"`
+	Preset         string  `json:"preset,omitempty" enum:"mean_reversion,dip_buying,momentum_entry,quick_scalp" doc:"A starting strategy; the prompt's entry or exit conditions, when it has any, replace the preset's."`
+	Coin           string  `json:"coin,omitempty" enum:"BTC,ETH,SOL" default:"BTC"`
+	MarketType     string  `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" default:"15m" doc:"4h and 24h are BTC only."`
+	MarketCount    int     `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10" doc:"Resolved markets to backtest on (/strategy)."`
+	PositionSize   float64 `json:"positionSize,omitempty" minimum:"1" maximum:"10000" doc:"Shares per trade; wins over the prompt (default 100)."`
+	MaxLossPercent float64 `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" doc:"Stop loss in percent of the entry cost; wins over the prompt."`
+	OrderType      string  `json:"orderType,omitempty" enum:"MARKET,LIMIT" doc:"Wins over the prompt (default MARKET)."`
+}
+
+type generatedStrategy struct {
+	Side            string             `json:"side" enum:"UP,DOWN"`
+	EntryConditions []replay.Condition `json:"entryConditions" doc:"All must hold to enter."`
+	ExitConditions  []replay.Condition `json:"exitConditions" doc:"Any one exits."`
+	PositionSize    float64            `json:"positionSize"`
+	MaxLossPercent  float64            `json:"maxLossPercent"`
+	OrderType       string             `json:"orderType" enum:"MARKET,LIMIT"`
+	Coin            string             `json:"coin" enum:"BTC,ETH,SOL"`
+	MarketType      string             `json:"marketType" enum:"5m,15m,1hr,4hr,24hr"`
+	Explanation     string             `json:"explanation"`
+}
+
+type backtestAIRunRequest struct {
+	GeneratedStrategy *generatedStrategy `json:"generatedStrategy,omitempty" doc:"A strategy as /generate answers it (explanation optional). Give this or strategy_code."`
+	StrategyCode      string             `json:"strategy_code,omitempty" doc:"A strategy code as /generate answers it." example:"coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 size=100 maxloss=25 order=MARKET"`
+	Coin              string             `json:"coin,omitempty" enum:"BTC,ETH,SOL" doc:"Backtest on this coin instead of the strategy's (default BTC when neither says)."`
+	MarketType        string             `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" doc:"Backtest on this market type instead of the strategy's (default 15m)."`
+	MarketCount       int                `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10"`
+}
+
+type backtestAIGenerateResponse struct {
+	Success bool `json:"success"`
+	Data    struct {
+		GeneratedStrategy generatedStrategy `json:"generated_strategy"`
+		StrategyCode      string            `json:"strategy_code"`
+		Quota             backtest.Quota    `json:"quota"`
+	} `json:"data"`
+	Timestamp string `json:"timestamp" format:"date-time"`
+}
+
+type backtestAIBacktestResponse struct {
+	Success bool `json:"success"`
+	Data    struct {
+		GeneratedStrategy generatedStrategy       `json:"generated_strategy"`
+		StrategyCode      string                  `json:"strategy_code"`
+		Aggregate         backtest.Aggregate      `json:"aggregate"`
+		Results           []backtest.MarketResult `json:"results" doc:"Newest market first: its performance, or the error that stopped its replay."`
+		Quota             *backtest.Quota         `json:"quota,omitempty" doc:"/strategy only."`
+	} `json:"data"`
+	Timestamp string `json:"timestamp" format:"date-time"`
+}
+
+type backtestAIQuotaResponse struct {
+	Success   bool           `json:"success"`
+	Data      backtest.Quota `json:"data"`
+	Timestamp string         `json:"timestamp" format:"date-time"`
+}

@@ -1,7 +1,376 @@
 package worker
 
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
+)
+
 // BacktestConfig configures multi-market backtests and AI generation.
-type BacktestConfig struct{}
+type BacktestConfig struct {
+	// Generator turns prompts into strategies for strategy.TaskType tasks
+	// (the built-in generator when nil).
+	Generator strategy.Generator
+	// ShardTimeout bounds one market's replay on a worker (default 2 min).
+	ShardTimeout time.Duration
+	// Retention keeps finished shards so that batches sharing a market and
+	// strategy, and a batch retried after a crash, reuse them (default
+	// 10 min).
+	Retention time.Duration
+	// PollInterval is how often a waiting batch looks at its unfinished
+	// shards in Redis: to pick up shards that went back to the queue, and
+	// announcements lost to a reconnect (default 250 ms).
+	PollInterval time.Duration
+}
 
 // registerBacktest adds the backtest and AI handlers.
-func (s *Server) registerBacktest(BacktestConfig) {}
+func (s *Server) registerBacktest(cfg BacktestConfig) {
+	if cfg.Generator == nil {
+		cfg.Generator = strategy.Builtin{}
+	}
+	if cfg.ShardTimeout == 0 {
+		cfg.ShardTimeout = 2 * time.Minute
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 10 * time.Minute
+	}
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = 250 * time.Millisecond
+	}
+	b := &backtester{
+		s:   s,
+		cfg: cfg,
+		// Only submit and finished are used, and they need no completion
+		// listener: a batch subscribes to its own shards' channels, for
+		// as long as it runs, instead of to every completion for as long
+		// as the worker runs.
+		jobs: &Client{cfg: ClientConfig{Retention: cfg.Retention}, rdb: s.rdb, log: s.log,
+			queue: asynq.NewClientFromRedisClient(s.rdb), insp: asynq.NewInspectorFromRedisClient(s.rdb)},
+	}
+	s.mux.HandleFunc(backtest.TaskType, s.handler(b.batch))
+	s.mux.HandleFunc(backtest.ShardType, s.handler(b.shard))
+	s.mux.HandleFunc(strategy.TaskType, s.handler(b.generate))
+}
+
+// backtester runs batches, their shards, and generations.
+type backtester struct {
+	s    *Server
+	cfg  BacktestConfig
+	jobs *Client
+}
+
+// generate runs strategy.TaskType.
+func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) {
+	var req strategy.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, &jobs.Failure{Code: strategy.CodeValidation, Message: "undecodable generation payload: " + err.Error()}
+	}
+	if err := req.Normalize(); err != nil {
+		return nil, &jobs.Failure{Code: strategy.CodeValidation, Message: err.Error()}
+	}
+	spec, err := b.cfg.Generator.Generate(ctx, req)
+	var se *strategy.Error
+	if errors.As(err, &se) {
+		if se.Cause != nil {
+			b.s.log.WarnContext(ctx, "strategy generation failed", "code", se.Code, "err", se.Cause)
+		}
+		return nil, &jobs.Failure{Code: se.Code, Message: se.Message}
+	}
+	if err != nil {
+		return nil, err // cancelled: the task goes back to the queue
+	}
+	return spec, nil
+}
+
+// shard runs backtest.ShardType: one market's replay, through the same
+// jobs.Replay as POST /v1/replay, answering its performance only.
+func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
+	var req replay.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
+	}
+	res, err := jobs.Replay(ctx, b.s.store, req)
+	if err != nil {
+		return nil, err
+	}
+	return backtest.ShardResult(req.MarketSlug, res), nil
+}
+
+// batch runs backtest.TaskType: it fans the strategy out as one shard per
+// market on the backtest queue, so every worker process takes part, and
+// gathers their results into the report.
+func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
+	var req backtest.Request
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable backtest payload: " + err.Error()}
+	}
+	if err := req.Normalize(); err != nil {
+		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: err.Error()}
+	}
+	shards := req.Shards()
+	js := make([]Job, len(shards))
+	for i, sh := range shards {
+		p, err := json.Marshal(sh)
+		if err != nil {
+			return nil, fmt.Errorf("encode shard %s: %w", sh.MarketSlug, err)
+		}
+		js[i] = Job{Type: backtest.ShardType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout}
+	}
+	outcomes, err := b.gather(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	return backtest.Collect(req, outcomes)
+}
+
+// gather submits the shards and waits for their outcomes, one per shard in
+// order; a nil outcome is a shard unfinished at the batch's deadline
+// (shortly before ctx's, so the partial report can still be written).
+//
+// The batch holds a worker slot while it waits, so it works too: it takes
+// shards that no worker has started off the queue (Asynq deletes a pending
+// task atomically, so a shard runs here or on a worker, never both) and
+// runs them itself, from the newest end of the queue while workers take
+// the oldest. A batch therefore finishes even when every slot of every
+// worker holds a batch, and with Concurrency 1 on a single worker.
+func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, error) {
+	n := len(js)
+	ids := make([]string, n)
+	channels := make([]string, n)
+	index := make(map[string]int, n)
+	for i, j := range js {
+		ids[i] = j.ID()
+		channels[i] = doneChannelPrefix + ids[i]
+		index[ids[i]] = i
+	}
+	// Subscribed before anything is submitted, so no announcement is
+	// missed; Receive waits for Redis to confirm the subscription.
+	sub := b.s.rdb.Subscribe(ctx, channels...)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		return nil, fmt.Errorf("subscribe to shard completions: %w", err)
+	}
+	msgs := sub.Channel()
+
+	g := &gathering{outcomes: make([]*jobs.Outcome, n), left: n}
+	for i, j := range js {
+		o, done, err := b.jobs.submit(ctx, j, ids[i])
+		if err != nil {
+			return nil, fmt.Errorf("submit shard: %w", err)
+		}
+		if done {
+			g.record(i, o)
+		}
+	}
+
+	stop := batchDeadline(ctx)
+	hear := func(m *redis.Message) {
+		var o jobs.Outcome
+		if err := json.Unmarshal([]byte(m.Payload), &o); err != nil {
+			b.s.log.WarnContext(ctx, "undecodable shard completion", "channel", m.Channel, "err", err)
+			return
+		}
+		if i, ok := index[strings.TrimPrefix(m.Channel, doneChannelPrefix)]; ok {
+			g.record(i, o)
+		}
+	}
+
+	// First pass: take what is still queued, newest first.
+	for i := n - 1; i >= 0 && g.left > 0 && time.Now().Before(stop); i-- {
+		for drained := false; !drained; {
+			select {
+			case m := <-msgs:
+				hear(m)
+			default:
+				drained = true
+			}
+		}
+		if g.outcomes[i] == nil {
+			if err := b.take(ctx, stop, g, i, js[i], ids[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// Then wait for the workers, looking in on the stragglers now and then.
+	timer := time.NewTimer(time.Until(stop))
+	defer timer.Stop()
+	poll := time.NewTicker(b.cfg.PollInterval)
+	defer poll.Stop()
+	for g.left > 0 {
+		select {
+		case m := <-msgs:
+			hear(m)
+		case <-poll.C:
+			for i := range js {
+				if g.outcomes[i] == nil && time.Now().Before(stop) {
+					if err := b.claim(ctx, stop, g, i, js[i], ids[i]); err != nil {
+						return nil, err
+					}
+				}
+			}
+		case <-timer.C:
+			b.s.log.WarnContext(ctx, "backtest deadline passed", "shards", n, "unfinished", g.left)
+			return g.outcomes, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.outcomes, nil
+}
+
+// gathering is the state of one batch's wait.
+type gathering struct {
+	outcomes []*jobs.Outcome
+	left     int
+}
+
+func (g *gathering) record(i int, o jobs.Outcome) {
+	if g.outcomes[i] == nil {
+		g.outcomes[i] = &o
+		g.left--
+	}
+}
+
+// take tries to take a shard off the queue and run it here, in one round
+// trip: Asynq deletes a task that is queued (or waiting for a retry) and
+// refuses one a worker is running, which is then left to it. A shard that
+// finished a moment ago and was not heard of yet is deleted and run again:
+// wasted work, never a wrong result, and rarer than the round trip a look
+// first would cost every shard.
+func (b *backtester) take(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
+	err := b.jobs.insp.DeleteTask(j.Queue, id)
+	switch {
+	case err == nil:
+		return b.runAndRecord(ctx, stop, g, i, j, id)
+	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
+		return b.resubmit(ctx, g, i, j, id)
+	}
+	return nil // running on a worker (or Redis hiccuped: the poll looks again)
+}
+
+// claim looks at an unfinished shard in Redis: a finished one is recorded,
+// a queued one (pending, or waiting to be retried) is taken off the queue
+// and run here, a vanished one is submitted again. One that a worker is
+// running is left to it.
+func (b *backtester) claim(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
+	info, err := b.jobs.insp.GetTaskInfo(j.Queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return b.resubmit(ctx, g, i, j, id)
+	}
+	if err != nil {
+		return fmt.Errorf("inspect shard %s: %w", id, err)
+	}
+	switch info.State {
+	case asynq.TaskStateCompleted, asynq.TaskStateArchived:
+		o, err := decodeOutcome(info)
+		if err != nil {
+			return err
+		}
+		g.record(i, o)
+	case asynq.TaskStatePending, asynq.TaskStateRetry:
+		if err := b.jobs.insp.DeleteTask(j.Queue, id); err != nil {
+			return nil // a worker took it first
+		}
+		return b.runAndRecord(ctx, stop, g, i, j, id)
+	}
+	return nil
+}
+
+// resubmit puts back a shard that vanished: another batch took it and its
+// announcement was lost, or its retention ran out.
+func (b *backtester) resubmit(ctx context.Context, g *gathering, i int, j Job, id string) error {
+	o, done, err := b.jobs.submit(ctx, j, id)
+	if err != nil {
+		return fmt.Errorf("resubmit shard: %w", err)
+	}
+	if done {
+		g.record(i, o)
+	}
+	return nil
+}
+
+func (b *backtester) runAndRecord(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
+	o, err := b.runHere(ctx, stop, j, id)
+	if err != nil {
+		return err
+	}
+	if o != nil {
+		g.record(i, *o)
+	}
+	return nil
+}
+
+// runHere runs a shard taken off the queue in this goroutine and announces
+// its outcome as a worker would, for other batches waiting on the same
+// shard. A failure worth a retry puts the shard back on the queue, where
+// the workers' retry policy applies; the outcome is then nil, as it is
+// for a shard cut off by the batch's deadline (stop), which must not
+// take the batch past its task's own.
+func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id string) (*jobs.Outcome, error) {
+	sctx, cancel := context.WithDeadline(ctx, stop)
+	defer cancel()
+	start := time.Now()
+	v, err := b.shard(sctx, j.Payload)
+	var o jobs.Outcome
+	var f *jobs.Failure
+	// The task metrics count shards run here too, as the handler would.
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+		if errors.As(err, &f) {
+			outcome = "refused"
+		}
+	}
+	b.s.metrics.observe(j.Type, outcome, time.Since(start))
+	switch {
+	case err == nil:
+		raw, mErr := json.Marshal(v)
+		if mErr != nil {
+			return nil, fmt.Errorf("encode shard result: %w", mErr)
+		}
+		o.Result = raw
+	case errors.As(err, &f):
+		o.Failure = f
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case sctx.Err() != nil:
+		return nil, nil
+	default:
+		b.s.log.WarnContext(ctx, "shard failed; back to the queue", "task_id", id, "err", err)
+		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
+			return nil, fmt.Errorf("requeue shard: %w", err)
+		}
+		return nil, nil
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("encode shard outcome: %w", err)
+	}
+	if err := b.s.rdb.Publish(ctx, doneChannelPrefix+id, data).Err(); err != nil {
+		b.s.log.WarnContext(ctx, "announce shard completion", "task_id", id, "err", err)
+	}
+	return &o, nil
+}
+
+// batchDeadline is when a batch stops waiting: a little before ctx's
+// deadline (the task's timeout), leaving time to write the partial report.
+func batchDeadline(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(24 * time.Hour)
+	}
+	margin := min(time.Until(d)/10, 5*time.Second)
+	return d.Add(-margin)
+}

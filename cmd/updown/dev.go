@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 	redislive "github.com/updown/updown/store/redis"
@@ -33,6 +35,10 @@ func demoCustomers() []store.Customer {
 	}
 	return out
 }
+
+// devTokenSecret signs bearer tokens in dev mode unless TOKEN_SECRET is
+// set; it is printed at start, so it must never sign production tokens.
+const devTokenSecret = "updown-dev-token-secret-not-for-production"
 
 // demoKey is the fixed dev key of a tier, e.g. ud_dev_pro_trial.
 func demoKey(t store.Tier) string { return api.DevKeyPrefix + strings.ToLower(string(t)) }
@@ -72,12 +78,25 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	log.Info("loaded live exchange data", "depth", liveStats.Depth, "trades", liveStats.Trades)
 
-	reg := newRegistry(rdb, log)
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg})
+	generator, err := aiGenerator(envOr("AI_PROVIDER", strategy.ProviderBuiltin))
 	if err != nil {
 		return err
 	}
-	srv, jobs, err := newAPIServer(ctx, st, rdb, asynq.RedisClientOpt{Addr: mr.Addr()}, reg, log, true)
+	secret, secretNote := []byte(devTokenSecret), "built in: "+devTokenSecret
+	if os.Getenv("TOKEN_SECRET") != "" {
+		if secret, err = tokenSecret(); err != nil {
+			return err
+		}
+		secretNote = "from TOKEN_SECRET"
+	}
+	secrets := []string{"Token secret (bearer tokens): " + secretNote}
+	reg := newRegistry(rdb, log)
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg,
+		Backtest: worker.BacktestConfig{Generator: generator}})
+	if err != nil {
+		return err
+	}
+	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: asynq.RedisClientOpt{Addr: mr.Addr()}, reg: reg, log: log, dev: true, tokenSecret: secret})
 	if err != nil {
 		return err
 	}
@@ -87,7 +106,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	g.Go(func() error { return w.Run(gctx) })
 	g.Go(func() error {
 		return serveHTTP(gctx, *addr, srv, log, func(a net.Addr) {
-			printBanner(stdout, a, storeName, time.Since(start))
+			printBanner(stdout, a, storeName, time.Since(start), secrets)
 		})
 	})
 	return g.Wait()
@@ -144,7 +163,7 @@ func ensureDemoCustomers(ctx context.Context, st store.CustomerStore) error {
 	return nil
 }
 
-func printBanner(w io.Writer, a net.Addr, storeName string, took time.Duration) {
+func printBanner(w io.Writer, a net.Addr, storeName string, took time.Duration, secrets []string) {
 	host := a.String()
 	if tcp, ok := a.(*net.TCPAddr); ok && (tcp.IP.IsUnspecified() || tcp.IP == nil) {
 		host = fmt.Sprintf("localhost:%d", tcp.Port)
@@ -159,6 +178,10 @@ func printBanner(w io.Writer, a net.Addr, storeName string, took time.Duration) 
 	fmt.Fprintln(w, "  Demo API keys (send as X-API-Key; they work only in dev mode):")
 	for _, c := range demoCustomers() {
 		fmt.Fprintf(w, "    %-11s %-22s %s\n", c.Tier, demoKey(c.Tier), c.Email)
+	}
+	fmt.Fprintln(w)
+	for _, line := range secrets {
+		fmt.Fprintln(w, "  "+line)
 	}
 	fmt.Fprintf(w, "\n  Try: curl -H 'X-API-Key: %s' '%s/v1/markets?coin=BTC&limit=2'\n\n", demoKey(store.Pro), base)
 }

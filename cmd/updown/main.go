@@ -1,8 +1,9 @@
 // Command updown runs the updown service and its administration commands.
 //
-//	updown dev                  api + worker + generated data in one process (make run)
-//	updown api | worker         the production processes (Procfile)
-//	updown migrate | seed       database set-up
+//	updown dev                      api + worker + generated data in one process (make run)
+//	updown api | worker | collect   the production processes (Procfile)
+//	updown migrate | seed           database set-up
+//	updown export | import          bulk JSONL/CSV out of and into the database
 //	updown customers ... | keys ...
 //
 // Configuration is environment first, flags override; see `updown help`.
@@ -28,10 +29,14 @@ Service:
   dev                    api + worker + generated data in one process, no Postgres or Redis needed
   api                    the HTTP API (needs DATABASE_URL and REDIS_URL)
   worker                 an Asynq worker (needs DATABASE_URL and REDIS_URL)
+  collect                record Polymarket and Binance data (needs DATABASE_URL and REDIS_URL;
+                         upstreams: POLYMARKET_GAMMA_URL, POLYMARKET_CLOB_URL, BINANCE_SPOT_URL, BINANCE_FUTURES_URL)
 
 Database:
   migrate                apply migrations to DATABASE_URL
   seed                   write generated data into DATABASE_URL
+  export                 stream markets and snapshots out of DATABASE_URL as JSONL or CSV
+  import                 load an export into DATABASE_URL
 
 Customers and keys (DATABASE_URL):
   customers create --email E [--name N] --tier T   prints {"customer_id","api_key"}
@@ -69,6 +74,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAPI(ctx, rest, stderr)
 	case "worker":
 		return runWorker(ctx, rest, stderr)
+	case "collect":
+		return runCollect(ctx, rest, stdout, stderr)
+	case "export":
+		return runExport(ctx, rest, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, stdout, stderr)
 	case "seed":

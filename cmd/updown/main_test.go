@@ -54,6 +54,24 @@ func post(t *testing.T, url, key, body string) (int, map[string]any) {
 	return res.StatusCode, out
 }
 
+// postBearer sends a JSON POST with a bearer token.
+func postBearer(t *testing.T, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	return res.StatusCode, out
+}
+
 // TestDevEndToEnd runs `updown dev` as `make run` does and uses it as a
 // newcomer would: the printed keys against the printed URL.
 func TestDevEndToEnd(t *testing.T) {
@@ -101,12 +119,35 @@ func TestDevEndToEnd(t *testing.T) {
 	if status != http.StatusOK || rep["data"].(map[string]any)["total_snapshots"].(float64) < 3 {
 		t.Fatalf("replay in dev: %d %v", status, rep)
 	}
+	// The Backtest AI agent: a bearer token, a generation, a backtest.
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/auth/token", nil)
+	req.Header.Set("X-API-Key", "ud_dev_pro")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&tok); err != nil || tok.AccessToken == "" {
+		t.Fatalf("token: %d %v", res.StatusCode, err)
+	}
+	res.Body.Close()
+	status, gen := postBearer(t, base+"/v1/backtest-ai/strategy", tok.AccessToken,
+		`{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6","coin":"BTC","marketType":"5m","marketCount":20}`)
+	data, _ := gen["data"].(map[string]any)
+	if status != http.StatusOK || data["generated_strategy"] == nil || data["aggregate"] == nil || len(data["results"].([]any)) != 20 {
+		t.Fatalf("backtest-ai/strategy: %d %v", status, gen)
+	}
+	if q := data["quota"].(map[string]any); q["used"] != 1.0 || q["remaining"] != 4.0 {
+		t.Errorf("quota after one generation: %v", q)
+	}
 	for _, path := range []string{"/healthz", "/readyz", "/openapi.json"} {
 		if status, _ := get(t, base+path, ""); status != http.StatusOK {
 			t.Errorf("%s: %d", path, status)
 		}
 	}
-	res, err := http.Get(base + "/monitoring/")
+	res, err = http.Get(base + "/monitoring/")
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Errorf("monitoring UI: %v %v", res.Status, err)
 	}
@@ -174,6 +215,7 @@ func TestProductionProcesses(t *testing.T) {
 	redisURL := redistest.New(t)
 	t.Setenv("DATABASE_URL", dbURL)
 	t.Setenv("REDIS_URL", redisURL)
+	t.Setenv("TOKEN_SECRET", strings.Repeat("s", 32))
 
 	runCmd(t, "migrate")
 	runCmd(t, "migrate") // idempotent
@@ -313,6 +355,14 @@ func TestServiceCommandsNeedTheirConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || !strings.Contains(err.Error(), "REDIS_URL") {
 			t.Errorf("%s without config: %v", cmd, err)
 		}
+	}
+	// With its services configured, the api still refuses to start without
+	// the secret that signs bearer tokens.
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/none")
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+	t.Setenv("TOKEN_SECRET", "short")
+	if err := run(context.Background(), []string{"api"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "TOKEN_SECRET") {
+		t.Errorf("api without a usable TOKEN_SECRET: %v", err)
 	}
 	if err := run(context.Background(), []string{"frobnicate"}, io.Discard, io.Discard); err == nil {
 		t.Errorf("unknown command accepted")

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
 	redislive "github.com/updown/updown/store/redis"
@@ -65,6 +66,10 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := f.require(); err != nil {
 		return err
 	}
+	secret, err := tokenSecret()
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	st, err := openPostgres(ctx, f.databaseURL, *migrate)
 	if err != nil {
@@ -76,7 +81,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer rdb.Close()
-	srv, jobs, err := newAPIServer(ctx, st, rdb, connOpt, newRegistry(rdb, log), log, false)
+	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log, tokenSecret: secret})
 	if err != nil {
 		return err
 	}
@@ -97,6 +102,10 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := f.require(); err != nil {
 		return err
 	}
+	generator, err := aiGenerator(os.Getenv("AI_PROVIDER"))
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	st, err := openPostgres(ctx, f.databaseURL, false)
 	if err != nil {
@@ -109,7 +118,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer rdb.Close()
 	reg := newRegistry(rdb, log)
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg})
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
+		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
@@ -185,25 +195,37 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 	return rdb, connOpt, nil
 }
 
+// apiDeps is what the api process (or dev) hands the api.
+type apiDeps struct {
+	store       store.Store
+	rdb         redis.UniversalClient
+	connOpt     asynq.RedisConnOpt // for the monitoring UI
+	reg         *prometheus.Registry
+	log         *slog.Logger
+	dev         bool // accept the ud_dev_ demo keys
+	tokenSecret []byte
+}
+
 // newAPIServer wires the api with its Redis-backed parts. The returned
 // job client is closed by the caller when the server stops.
-func newAPIServer(ctx context.Context, st store.Store, rdb redis.UniversalClient, connOpt asynq.RedisConnOpt, reg *prometheus.Registry, log *slog.Logger, dev bool) (*api.Server, *worker.Client, error) {
-	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: log})
+func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, error) {
+	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
 	}
-	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
+	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: d.connOpt, ReadOnly: true})
 	srv, err := api.New(api.Config{
-		Metrics:    reg,
-		Live:       redislive.New(rdb, redislive.DefaultPrefix),
-		Store:      st,
-		Logger:     log,
-		DevKeys:    dev,
+		Store:      d.store,
+		Logger:     d.log,
+		Metrics:    d.reg,
+		Live:       redislive.New(d.rdb, redislive.DefaultPrefix),
+		DevKeys:    d.dev,
 		Monitoring: mon,
 		Jobs:       jobs,
 		JobWait:    envDuration("JOB_WAIT", 60*time.Second),
+		AI:         api.AIConfig{TokenSecret: d.tokenSecret},
 		Checks: map[string]func(context.Context) error{
-			"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
+			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
 		},
 	})
 	if err != nil {
@@ -211,6 +233,27 @@ func newAPIServer(ctx context.Context, st store.Store, rdb redis.UniversalClient
 		return nil, nil, err
 	}
 	return srv, jobs, nil
+}
+
+// tokenSecret reads TOKEN_SECRET, which signs bearer tokens: production
+// refuses to start without one (DESIGN 3).
+func tokenSecret() ([]byte, error) {
+	s := os.Getenv("TOKEN_SECRET")
+	if len(s) < api.MinTokenSecret {
+		return nil, fmt.Errorf("TOKEN_SECRET must be set, at least %d bytes (e.g. openssl rand -hex 32)", api.MinTokenSecret)
+	}
+	return []byte(s), nil
+}
+
+// aiGenerator is the Backtest AI generator of AI_PROVIDER (builtin, openai,
+// or empty: openai when OPENAI_API_KEY is set) and OPENAI_*.
+func aiGenerator(provider string) (strategy.Generator, error) {
+	return strategy.New(strategy.Config{
+		Provider: provider,
+		APIKey:   os.Getenv("OPENAI_API_KEY"),
+		BaseURL:  os.Getenv("OPENAI_BASE_URL"),
+		Model:    os.Getenv("OPENAI_MODEL"),
+	})
 }
 
 // envDuration reads a duration such as "30s" from the environment.

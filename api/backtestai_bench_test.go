@@ -1,0 +1,216 @@
+//go:build unix
+
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// BenchmarkBacktestRun100 times POST /v1/backtest-ai/run over 100 resolved
+// BTC 15m markets at the real 300 ms cadence (3,000 snapshots each, 10-level
+// books), through the real router, a real redis-server and worker.Server
+// instances of one slot each in this process: first one worker, then two.
+// It reports the wall time of each, the speed-up the second worker brings,
+// and how far a run is above its floor: the summed time of the 100
+// replay.Run calls on snapshots already in memory.
+func BenchmarkBacktestRun100(b *testing.B) {
+	const markets = 100
+	// The newest market ends at end; an hour later every one is resolved.
+	end := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	cfg := gen.DefaultConfig(end.Add(time.Hour))
+	cfg.MaxSnapshotsPerMarket = 0 // every market at 300 ms
+	cfg.Outage = 0                // every market has data
+	g, err := gen.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := memory.New()
+	ctx := context.Background()
+	type loaded struct {
+		m     store.Market
+		snaps []store.Snapshot
+	}
+	var all []loaded
+	for i := 1; i <= markets; i++ {
+		m, err := g.Market(store.BTC, store.M15, end.Add(-time.Duration(i)*15*time.Minute))
+		if err != nil {
+			b.Fatal(err)
+		}
+		snaps, err := g.Snapshots(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+			b.Fatal(err)
+		}
+		all = append(all, loaded{m, snaps})
+	}
+	c, err := st.CreateCustomer(ctx, store.Customer{Email: "bench@example.com", Tier: store.Enterprise})
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, rec := api.NewKey(c.ID)
+	if _, err := st.CreateAPIKey(ctx, rec); err != nil {
+		b.Fatal(err)
+	}
+
+	rdb := redistest.Client(b)
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	srv, err := api.New(api.Config{Store: st, Logger: quiet(), Now: func() time.Time { return end.Add(time.Hour) }, Jobs: client,
+		JobWait: 5 * time.Minute, AI: api.AIConfig{TokenSecret: testSecret}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptestServer(b, srv)
+
+	tokenReq, _ := http.NewRequest(http.MethodPost, ts.URL+"/v1/auth/token", nil)
+	tokenReq.Header.Set("X-API-Key", key)
+	var tb struct {
+		AccessToken string `json:"access_token"`
+	}
+	if r := send(b, tokenReq); r.status != http.StatusOK || json.Unmarshal(r.body, &tb) != nil {
+		b.Fatalf("token: %d %s", r.status, r.body)
+	}
+	tok := tb.AccessToken
+
+	// Each run has its own position size: identical runs would share one
+	// task and its retained result.
+	size := 0
+	code := func() string {
+		size++
+		return fmt.Sprintf("coin=BTC type=15m side=UP entry: price_up < 0.45 and time_remaining_pct > 20 exit: price_up > 0.55 or time_remaining_pct < 5 size=%d", size)
+	}
+	run := func() time.Duration {
+		body := `{"strategy_code":"` + code() + `","marketCount":100}`
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/v1/backtest-ai/run", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("run: %d", res.StatusCode)
+		}
+		return time.Since(start)
+	}
+	workers := func(n int) (stop func()) {
+		cctx, cancel := context.WithCancel(ctx)
+		var done []chan struct{}
+		for range n {
+			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quiet(), Concurrency: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := make(chan struct{})
+			go func() { _ = w.Run(cctx); close(d) }()
+			done = append(done, d)
+		}
+		return func() {
+			cancel()
+			for _, d := range done {
+				<-d
+			}
+		}
+	}
+	median := func(ds []time.Duration) float64 {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2].Seconds()
+	}
+
+	// The floor: the engine alone on every market, best of 5.
+	rules, err := strategy.ParseCode(code())
+	if err != nil {
+		b.Fatal(err)
+	}
+	floor := math.Inf(1)
+	for range 5 {
+		start := time.Now()
+		for _, l := range all {
+			if _, err := replay.Run(l.m, l.snaps, rules.Strategy); err != nil {
+				b.Fatal(err)
+			}
+		}
+		floor = min(floor, time.Since(start).Seconds())
+	}
+
+	// One and two workers, round by round, so that a change in what else
+	// the machine runs weighs on both alike. Each run also records the
+	// CPU the process used per second of wall time: on a machine shared
+	// with other work, the speed-up is bounded by the cores it can get.
+	var one, two []time.Duration
+	var cores1, cores2 []float64
+	timed := func(n int, walls *[]time.Duration, cores *[]float64) {
+		stop := workers(n)
+		defer stop()
+		run() // warm up: connections, first subscriptions
+		cpu := processCPU()
+		w := run()
+		*walls = append(*walls, w)
+		*cores = append(*cores, (processCPU()-cpu).Seconds()/w.Seconds())
+	}
+	for range 5 {
+		timed(1, &one, &cores1)
+		timed(2, &two, &cores2)
+	}
+
+	stop := workers(2)
+	defer stop()
+	run()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+	b.StopTimer()
+	w1, w2 := median(one), median(two)
+	b.ReportMetric(w1*1000, "ms/run-1worker")
+	b.ReportMetric(w2*1000, "ms/run-2workers")
+	b.ReportMetric(w1/w2, "x_speedup")
+	b.ReportMetric(floor*1000, "ms_floor")
+	b.ReportMetric(w2/floor, "x_floor-2workers")
+	b.ReportMetric(medianF(cores1), "cores-1worker")
+	b.ReportMetric(medianF(cores2), "cores-2workers")
+}
+
+func medianF(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

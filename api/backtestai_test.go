@@ -1,0 +1,808 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/strategy"
+	"github.com/updown/updown/jobs/strategy/openaitest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/worker"
+)
+
+// testSecret signs the bearer tokens of these tests.
+var testSecret = []byte("0123456789abcdef0123456789abcdef-test")
+
+// clock is a settable clock for the server, so tokens can expire.
+type clock struct{ ns atomic.Int64 }
+
+func newClock(t time.Time) *clock {
+	c := &clock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+
+func (c *clock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *clock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+type aiOpts struct {
+	generator strategy.Generator
+	jobWait   time.Duration
+	// workers is the number of worker servers (default 1; 0 with
+	// noWorkers).
+	workers   int
+	noWorkers bool
+	// read wraps the store the workers replay from (to slow it down).
+	read     func(store.Store) store.Store
+	ttl      time.Duration
+	secret   []byte
+	btTimout time.Duration
+	// jobs wraps the api's job runner.
+	jobs func(api.JobRunner) api.JobRunner
+}
+
+// aiBundle is a server with the agent configured, generated markets, real
+// workers on a throwaway Redis, and one customer (with key) per tier.
+type aiBundle struct {
+	*bundle
+	q     *queue
+	clock *clock
+}
+
+func aiSetup(t *testing.T, opts ...func(*aiOpts)) *aiBundle {
+	t.Helper()
+	o := aiOpts{jobWait: 30 * time.Second, workers: 1, secret: testSecret}
+	for _, f := range opts {
+		f(&o)
+	}
+	st := memory.New()
+	seedBacktestData(t, st)
+	q := newQueue(t, st)
+	if !o.noWorkers {
+		for range o.workers {
+			startAIWorker(t, q, st, o)
+		}
+	}
+	clk := newClock(now)
+	var runner api.JobRunner = q.client
+	if o.jobs != nil {
+		runner = o.jobs(runner)
+	}
+	srv, err := api.New(api.Config{
+		Store: st, Logger: quiet(), Now: clk.Now, Jobs: runner, JobWait: o.jobWait,
+		AI: api.AIConfig{TokenSecret: o.secret, TokenTTL: o.ttl, BacktestTimeout: o.btTimout},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bundle{t: t, store: st, keys: map[store.Tier]string{}, ids: map[store.Tier]string{}}
+	b.srv = httptestServer(t, srv)
+	for _, tier := range store.Tiers {
+		c, err := st.CreateCustomer(t.Context(), store.Customer{Email: strings.ToLower(string(tier)) + "@ai.example", Tier: tier})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, k := api.NewKey(c.ID)
+		if _, err := st.CreateAPIKey(t.Context(), k); err != nil {
+			t.Fatal(err)
+		}
+		b.keys[tier], b.ids[tier] = plain, c.ID
+	}
+	return &aiBundle{bundle: b, q: q, clock: clk}
+}
+
+func startAIWorker(t *testing.T, q *queue, st store.Store, o aiOpts) {
+	t.Helper()
+	read := st
+	if o.read != nil {
+		read = o.read(st)
+	}
+	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: read, Logger: quiet(), Concurrency: 2,
+		Backtest: worker.BacktestConfig{Generator: o.generator, PollInterval: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// seedBacktestData writes generated BTC and ETH markets ending at now: 14
+// of 15m and 3 of 5m per coin, 120 snapshots each with 4-level books. The
+// generator's collector outage two hours before now leaves the 11:00 15m
+// markets resolved without snapshots (NO_DATA), among the newest ten.
+func seedBacktestData(t testing.TB, st store.Store) {
+	t.Helper()
+	cfg := gen.DefaultConfig(now)
+	cfg.Coins = gen.DefaultCoins()[:2]
+	cfg.Markets = map[store.MarketType]int{store.M5: 3, store.M15: 14}
+	cfg.MaxSnapshotsPerMarket = 120
+	cfg.BookLevels = 4
+	cfg.DepthHistory = 0
+	if _, err := gen.Seed(context.Background(), cfg, st); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noDataSlug is the BTC 15m market inside the outage.
+func noDataSlug() string {
+	return gen.Slug(store.BTC, store.M15, time.Date(2026, 4, 29, 11, 0, 0, 0, time.UTC))
+}
+
+func httptestServer(t testing.TB, h http.Handler) *httptest.Server {
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func send(t testing.TB, req *http.Request) response {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: body}
+}
+
+// token trades the tier's key for a bearer token.
+func (b *aiBundle) token(tier store.Tier) string {
+	b.t.Helper()
+	r := b.do(http.MethodPost, "/v1/auth/token", b.keys[tier], "", "")
+	if r.status != http.StatusOK {
+		b.t.Fatalf("token for %s: %d %s", tier, r.status, r.body)
+	}
+	var tb struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.Unmarshal(r.body, &tb); err != nil || tb.AccessToken == "" {
+		b.t.Fatalf("token body: %v %s", err, r.body)
+	}
+	return tb.AccessToken
+}
+
+// ai sends a request with Authorization: <auth> (empty: none).
+func (b *aiBundle) ai(method, path, auth, body string) response {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return send(b.t, req)
+}
+
+// post sends a JSON body with the tier's bearer token.
+func (b *aiBundle) post(tier store.Tier, path, body string) response {
+	b.t.Helper()
+	return b.ai(http.MethodPost, path, "Bearer "+b.token(tier), body)
+}
+
+// data decodes the data of a successful answer into v.
+func data(t *testing.T, r response, v any) {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var env struct {
+		Success   bool            `json:"success"`
+		Data      json.RawMessage `json:"data"`
+		Timestamp string          `json:"timestamp"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil || !env.Success || env.Timestamp == "" {
+		t.Fatalf("envelope: %v %s", err, r.body)
+	}
+	if err := json.Unmarshal(env.Data, v); err != nil {
+		t.Fatalf("data: %v %s", err, env.Data)
+	}
+}
+
+type generateAnswer struct {
+	GeneratedStrategy strategy.Spec  `json:"generated_strategy"`
+	StrategyCode      string         `json:"strategy_code"`
+	Quota             backtest.Quota `json:"quota"`
+}
+
+type backtestAnswer = backtest.Report
+
+// directReport is the report of req computed without HTTP or a queue:
+// jobs.Replay on each market.
+func directReport(t *testing.T, st store.Store, req backtest.Request) backtest.Report {
+	t.Helper()
+	outcomes := make([]*jobs.Outcome, len(req.Markets))
+	for i, sh := range req.Shards() {
+		res, err := jobs.Replay(t.Context(), st, sh)
+		var f *jobs.Failure
+		switch {
+		case errors.As(err, &f):
+			outcomes[i] = &jobs.Outcome{Failure: f}
+		case err != nil:
+			t.Fatal(err)
+		default:
+			raw, _ := json.Marshal(backtest.ShardResult(sh.MarketSlug, res))
+			outcomes[i] = &jobs.Outcome{Result: raw}
+		}
+	}
+	rep, err := backtest.Collect(req, outcomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// newestResolved lists the slugs of the newest n resolved markets.
+func newestResolved(t *testing.T, st store.Store, c store.Coin, mt store.MarketType, n int) []string {
+	t.Helper()
+	resolved := true
+	ms, _, err := st.ListMarkets(t.Context(), store.MarketFilter{Coin: c, MarketType: mt, Resolved: &resolved, Limit: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Slug)
+	}
+	return out
+}
+
+func (b *aiBundle) used(tier store.Tier) int {
+	b.t.Helper()
+	n, err := b.store.AIGenerationsUsed(b.t.Context(), b.ids[tier], time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return n
+}
+
+func TestBacktestAIPlans(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	body := `{"prompt":"buy UP below 0.4, exit above 0.6"}`
+	for _, tier := range []store.Tier{store.Starter, store.ProTrial, store.Suite} {
+		tok := "Bearer " + b.token(tier)
+		for _, c := range []struct{ method, path, body string }{
+			{http.MethodPost, "/v1/backtest-ai/generate", body},
+			{http.MethodPost, "/v1/backtest-ai/strategy", body},
+			{http.MethodPost, "/v1/backtest-ai/run", `{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1"}`},
+			{http.MethodGet, "/v1/backtest-ai/quota", ""},
+		} {
+			e := wantError(t, b.ai(c.method, c.path, tok, c.body), http.StatusForbidden, "BACKTEST_AI_REQUIRED")
+			d, _ := e["details"].(map[string]any)
+			if d["required_tier"] != "PRO" || d["current_tier"] != string(tier) || d["upgrade_url"] != "/v1/account/billing" {
+				t.Errorf("%s %s: details %v", tier, c.path, d)
+			}
+		}
+	}
+	if b.used(store.Starter) != 0 {
+		t.Error("a refused request used quota")
+	}
+}
+
+func TestBacktestAIQuota(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	var q map[string]any
+	data(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", "Bearer "+b.token(store.Pro), ""), &q)
+	want := map[string]any{"used": 0.0, "limit": 5.0, "remaining": 5.0, "resets_at": "2026-05-01T00:00:00.000Z"}
+	if !reflect.DeepEqual(q, want) {
+		t.Errorf("PRO quota %v, want %v", q, want)
+	}
+	for range 3 {
+		if _, err := b.store.ReserveAIGeneration(t.Context(), b.ids[store.Enterprise], time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", "Bearer "+b.token(store.Enterprise), ""), &q)
+	want = map[string]any{"used": 3.0, "limit": nil, "remaining": nil, "resets_at": "2026-05-01T00:00:00.000Z"}
+	if !reflect.DeepEqual(q, want) {
+		t.Errorf("ENTERPRISE quota %v, want %v", q, want)
+	}
+}
+
+// TestGenerateRejectsBeforeQueueing: bad bodies answer 400 with the code
+// and field, before any quota is used or anything is queued.
+func TestGenerateRejectsBeforeQueueing(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	tok := "Bearer " + b.token(store.Pro)
+	cases := []struct{ body, code, field string }{
+		{`{}`, "VALIDATION_ERROR", "prompt"},
+		{`{"prompt":"   "}`, "VALIDATION_ERROR", "prompt"},
+		{`{"prompt":` + strconvQuote(strings.Repeat("a", 2001)) + `}`, "VALIDATION_ERROR", "prompt"},
+		{`{"prompt":1}`, "VALIDATION_ERROR", "prompt"},
+		{`{"prompt":"x","preset":"moon"}`, "VALIDATION_ERROR", "preset"},
+		{`{"prompt":"x","coin":"DOGE"}`, "VALIDATION_ERROR", "coin"},
+		{`{"prompt":"x","marketType":"2h"}`, "VALIDATION_ERROR", "marketType"},
+		{`{"prompt":"x","coin":"SOL","marketType":"24h"}`, "VALIDATION_ERROR", "marketType"},
+		{`{"prompt":"x","marketCount":0}`, "VALIDATION_ERROR", "marketCount"},
+		{`{"prompt":"x","marketCount":101}`, "VALIDATION_ERROR", "marketCount"},
+		{`{"prompt":"x","marketCount":2.5}`, "VALIDATION_ERROR", "marketCount"},
+		{`{"prompt":"x","positionSize":0}`, "VALIDATION_ERROR", "positionSize"},
+		{`{"prompt":"x","positionSize":10001}`, "VALIDATION_ERROR", "positionSize"},
+		{`{"prompt":"x","positionSize":"10"}`, "VALIDATION_ERROR", "positionSize"},
+		{`{"prompt":"x","maxLossPercent":0}`, "VALIDATION_ERROR", "maxLossPercent"},
+		{`{"prompt":"x","maxLossPercent":101}`, "VALIDATION_ERROR", "maxLossPercent"},
+		{`{"prompt":"x","orderType":"STOP"}`, "INVALID_ORDER_TYPE", "orderType"},
+		{`{"prompt":"x","orderType":7}`, "INVALID_ORDER_TYPE", "orderType"},
+		{`{"prompt":"","orderType":"limit"}`, "INVALID_ORDER_TYPE", "orderType"},
+	}
+	for _, path := range []string{"/v1/backtest-ai/generate", "/v1/backtest-ai/strategy"} {
+		for _, tc := range cases {
+			e := wantError(t, b.ai(http.MethodPost, path, tok, tc.body), http.StatusBadRequest, tc.code)
+			if d, _ := e["details"].(map[string]any); d["field"] != tc.field {
+				t.Errorf("%s %.60s: details %v, want field %s", path, tc.body, d, tc.field)
+			}
+		}
+		wantError(t, b.ai(http.MethodPost, path, tok, `{"prompt":`), http.StatusBadRequest, "VALIDATION_ERROR")
+		wantError(t, b.ai(http.MethodPost, path, tok, ""), http.StatusBadRequest, "VALIDATION_ERROR")
+		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+path, strings.NewReader(`{"prompt":"x"}`))
+		req.Header.Set("Authorization", tok)
+		req.Header.Set("Content-Type", "text/plain")
+		wantError(t, send(t, req), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	}
+	if n := b.used(store.Pro); n != 0 {
+		t.Errorf("rejected requests used %d generations", n)
+	}
+	if qs, _ := asynq.NewInspectorFromRedisClient(b.q.rdb).Queues(); len(qs) != 0 {
+		t.Errorf("rejected requests reached the queue: %v", qs)
+	}
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestGenerateBuiltin: presets and phrases through HTTP with the built-in
+// generator; each success uses one generation, and the strategy code
+// reads back as the generated strategy.
+func TestGenerateBuiltin(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Pro)
+	cases := []struct{ body, code string }{
+		{`{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left"}`,
+			"coin=BTC type=15m side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 20 size=100 maxloss=50 order=MARKET"},
+		{`{"prompt":"dip buyer","preset":"dip_buying","coin":"eth","marketType":"1h","positionSize":250,"orderType":"LIMIT"}`,
+			"coin=ETH type=1hr side=UP entry: price_up crosses_below 0.4 and time_remaining_pct > 30 exit: price_up >= 0.55 or price_up <= 0.25 size=250 maxloss=30 order=LIMIT"},
+		{`{"prompt":"buy DOWN when price_down is under 0.3, take profit at 0.5, stop loss of 40%","maxLossPercent":15}`,
+			"coin=BTC type=15m side=DOWN entry: price_down < 0.3 exit: price_down >= 0.5 size=100 maxloss=15 order=MARKET"},
+	}
+	for i, tc := range cases {
+		var g generateAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, tc.body), &g)
+		if g.StrategyCode != tc.code {
+			t.Errorf("%s:\n code %s\n want %s", tc.body, g.StrategyCode, tc.code)
+		}
+		rules, err := strategy.ParseCode(g.StrategyCode)
+		if nErr := g.GeneratedStrategy.Normalize(); nErr != nil {
+			t.Fatal(nErr)
+		}
+		if err != nil || !reflect.DeepEqual(rules, g.GeneratedStrategy.Rules) {
+			t.Errorf("strategy_code does not read back as generated_strategy: %v\n%+v\n%+v", err, rules, g.GeneratedStrategy.Rules)
+		}
+		if g.GeneratedStrategy.Explanation == "" {
+			t.Error("no explanation")
+		}
+		if g.Quota.Used != i+1 || *g.Quota.Remaining != 5-(i+1) || *g.Quota.Limit != 5 {
+			t.Errorf("quota after %d: %+v", i+1, g.Quota)
+		}
+	}
+	// A prompt the built-in generator cannot read: 400 on the prompt, and
+	// the generation is given back.
+	e := wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, `{"prompt":"buy UP when the RSI is under 30, sell above 70"}`),
+		http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); d["field"] != "prompt" || !strings.Contains(e["message"].(string), "rsi") {
+		t.Errorf("refused prompt: %v", e)
+	}
+	if n := b.used(store.Pro); n != len(cases) {
+		t.Errorf("used %d, want %d", n, len(cases))
+	}
+}
+
+func TestGenerateQuotaExceeded(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	for range 5 {
+		if _, err := b.store.ReserveAIGeneration(t.Context(), b.ids[store.Pro], time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := "Bearer " + b.token(store.Pro)
+	for _, path := range []string{"/v1/backtest-ai/generate", "/v1/backtest-ai/strategy"} {
+		r := b.ai(http.MethodPost, path, tok, `{"prompt":"buy UP below 0.4, exit above 0.6"}`)
+		e := wantError(t, r, http.StatusTooManyRequests, "BACKTEST_AI_QUOTA_EXCEEDED")
+		d, _ := e["details"].(map[string]any)
+		if d["used"] != 5.0 || d["limit"] != 5.0 || d["resets_at"] != "2026-05-01T00:00:00.000Z" {
+			t.Errorf("details %v", d)
+		}
+		// now is 2026-04-29T13:07:30Z: 1 day, 10 h, 52 min, 30 s to May.
+		if got := r.header.Get("Retry-After"); got != "125550" {
+			t.Errorf("Retry-After %q", got)
+		}
+	}
+	// /run does not use the quota.
+	r := b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1","marketCount":2}`)
+	if r.status != http.StatusOK {
+		t.Errorf("/run with the quota spent: %d %s", r.status, r.body)
+	}
+}
+
+// TestGenerateQuotaConcurrent: 20 requests at once against one remaining
+// generation spend exactly one.
+func TestGenerateQuotaConcurrent(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	for range 4 {
+		if _, err := b.store.ReserveAIGeneration(t.Context(), b.ids[store.Pro], time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := "Bearer " + b.token(store.Pro)
+	var wg sync.WaitGroup
+	var ok, limited atomic.Int32
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Different prompts: no two requests share a generation task.
+			body := fmt.Sprintf(`{"prompt":"buy UP below 0.%02d, exit above 0.6"}`, 10+i)
+			r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, body)
+			switch r.status {
+			case http.StatusOK:
+				ok.Add(1)
+			case http.StatusTooManyRequests:
+				limited.Add(1)
+			default:
+				t.Errorf("%d %s", r.status, r.body)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || limited.Load() != 19 || b.used(store.Pro) != 5 {
+		t.Errorf("%d answered, %d limited, %d used; want 1, 19, 5", ok.Load(), limited.Load(), b.used(store.Pro))
+	}
+}
+
+// TestGenerateOpenAI: the model path through HTTP, against the fake
+// server: failures are 502 and give the generation back.
+func TestGenerateOpenAI(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t)
+	b := aiSetup(t, func(o *aiOpts) {
+		o.generator = strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: fake.URL, Model: "m", Timeout: 300 * time.Millisecond})
+	})
+	tok := "Bearer " + b.token(store.Pro)
+	answer := map[string]any{
+		"side": "DOWN", "positionSize": 10, "maxLossPercent": 30, "orderType": "MARKET", "explanation": "Fades UP.",
+		"entryConditions": []map[string]any{{"field": "price_down", "operator": "<", "value": 0.4}},
+		"exitConditions":  []map[string]any{{"field": "price_down", "operator": ">", "value": 0.6}},
+	}
+	bad := map[string]any{}
+	for k, v := range answer {
+		bad[k] = v
+	}
+	bad["orderType"] = "FOK"
+	cases := []struct {
+		name    string
+		answers []openaitest.Answer
+		status  int
+	}{
+		{"good", []openaitest.Answer{openaitest.JSON(answer)}, http.StatusOK},
+		{"repaired", []openaitest.Answer{openaitest.JSON(bad), openaitest.JSON(answer)}, http.StatusOK},
+		{"invalid twice", []openaitest.Answer{openaitest.Content("not json"), openaitest.JSON(bad)}, http.StatusBadGateway},
+		{"provider error", []openaitest.Answer{openaitest.Error(http.StatusServiceUnavailable, "overloaded")}, http.StatusBadGateway},
+		{"timeout", []openaitest.Answer{openaitest.Slow(3*time.Second, openaitest.JSON(answer))}, http.StatusBadGateway},
+	}
+	success := 0
+	for i, tc := range cases {
+		fake.Push(tc.answers...)
+		body := fmt.Sprintf(`{"prompt":"fade the UP side, case %d","positionSize":12}`, i)
+		r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, body)
+		if tc.status != http.StatusOK {
+			wantError(t, r, tc.status, "AI_STRATEGY_GENERATION_FAILED")
+			continue
+		}
+		success++
+		var g generateAnswer
+		data(t, r, &g)
+		want := "coin=BTC type=15m side=DOWN entry: price_down < 0.4 exit: price_down > 0.6 size=12 maxloss=30 order=MARKET"
+		if g.StrategyCode != want || g.GeneratedStrategy.Explanation != "Fades UP." || g.Quota.Used != success {
+			t.Errorf("%s: %s %q %+v", tc.name, g.StrategyCode, g.GeneratedStrategy.Explanation, g.Quota)
+		}
+	}
+	if n := b.used(store.Pro); n != success {
+		t.Errorf("used %d generations for %d successes", n, success)
+	}
+}
+
+// TestStrategyBacktest: /strategy generates, then backtests on the newest
+// resolved markets; the report is what replaying each market directly
+// gives, and the market without data fails alone.
+func TestStrategyBacktest(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.workers = 2 })
+	tok := "Bearer " + b.token(store.Pro)
+	var rep backtestAnswer
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/strategy", tok,
+		`{"prompt":"buy UP when price_up drops below 0.45, exit above 0.55 or with 20% left","positionSize":50}`), &rep)
+	markets := newestResolved(t, b.store, store.BTC, store.M15, 10)
+	want := directReport(t, b.store, backtest.Request{Strategy: rep.GeneratedStrategy, Markets: markets, Quota: rep.Quota})
+	g, _ := json.Marshal(rep)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Errorf("report:\n got %.800s\nwant %.800s", g, w)
+	}
+	if rep.Quota == nil || rep.Quota.Used != 1 || rep.GeneratedStrategy.Strategy.PositionSize != 50 {
+		t.Errorf("quota %+v, strategy %+v", rep.Quota, rep.GeneratedStrategy)
+	}
+	failed := 0
+	for _, r := range rep.Results {
+		if r.Error != nil {
+			failed++
+			if r.Slug != noDataSlug() || r.Error.Code != "NO_DATA" {
+				t.Errorf("unexpected failure %s %+v", r.Slug, r.Error)
+			}
+		}
+	}
+	if failed != 1 || rep.Aggregate.MarketsTested != 10 || rep.Aggregate.MarketsTraded == 0 {
+		t.Errorf("%d failed; aggregate %+v", failed, rep.Aggregate)
+	}
+
+	// ETH, three markets.
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/strategy", tok, `{"prompt":"mean reversion","preset":"mean_reversion","coin":"ETH","marketCount":3}`), &rep)
+	if len(rep.Results) != 3 || rep.GeneratedStrategy.Coin != store.ETH || !strings.HasPrefix(rep.Results[0].Slug, "eth-updown-15m-") || rep.Quota.Used != 2 {
+		t.Errorf("ETH backtest: %+v", rep)
+	}
+}
+
+// TestStrategyNoMarkets: 404 before any generation is used.
+func TestStrategyNoMarkets(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Pro)
+	for _, body := range []string{
+		`{"prompt":"buy UP below 0.4, exit above 0.6","coin":"SOL"}`,
+		`{"prompt":"buy UP below 0.4, exit above 0.6","marketType":"1h"}`,
+	} {
+		e := wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/strategy", tok, body), http.StatusNotFound, "NO_BACKTEST_MARKETS")
+		if !strings.Contains(e["message"].(string), "31 days") {
+			t.Errorf("message %q", e["message"])
+		}
+	}
+	wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"strategy_code":"coin=SOL side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1"}`),
+		http.StatusNotFound, "NO_BACKTEST_MARKETS")
+	if n := b.used(store.Pro); n != 0 {
+		t.Errorf("used %d", n)
+	}
+}
+
+// TestRun: /run backtests a generated strategy object or its code, the
+// same way, without touching the quota.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Enterprise)
+	var g generateAnswer
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, `{"prompt":"buy UP below 0.48 with more than 30% left, exit above 0.52"}`), &g)
+	obj, _ := json.Marshal(map[string]any{"generatedStrategy": g.GeneratedStrategy, "marketCount": 5})
+	var byObject, byCode backtestAnswer
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, string(obj)), &byObject)
+	code, _ := json.Marshal(map[string]any{"strategy_code": g.StrategyCode, "marketCount": 5})
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, string(code)), &byCode)
+	if !reflect.DeepEqual(byObject.Aggregate, byCode.Aggregate) || !reflect.DeepEqual(byObject.Results, byCode.Results) || len(byCode.Results) != 5 {
+		t.Errorf("object and code disagree:\n%+v\n%+v", byObject.Aggregate, byCode.Aggregate)
+	}
+	want := directReport(t, b.store, backtest.Request{Strategy: byObject.GeneratedStrategy, Markets: newestResolved(t, b.store, store.BTC, store.M15, 5)})
+	if !reflect.DeepEqual(byObject.Aggregate, want.Aggregate) || byObject.Quota != nil || byObject.StrategyCode != g.StrategyCode {
+		t.Errorf("run: %+v\nwant %+v", byObject, want)
+	}
+	if byCode.GeneratedStrategy.Explanation == "" {
+		t.Error("a strategy from a code has no explanation")
+	}
+	// DESIGN 8's example code, without coin and type: the body's, or BTC 15m.
+	const example = "side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 size=100 maxloss=25 order=MARKET"
+	var rep backtestAnswer
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"strategy_code":"`+example+`","coin":"eth","marketType":"5m"}`), &rep)
+	if rep.GeneratedStrategy.Coin != store.ETH || rep.GeneratedStrategy.MarketType != store.M5 || len(rep.Results) != 2 {
+		t.Errorf("example on ETH 5m: %+v", rep)
+	}
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"strategy_code":"`+example+`"}`), &rep)
+	if rep.StrategyCode != "coin=BTC type=15m "+example || len(rep.Results) != 10 {
+		t.Errorf("example by default: %s, %d results", rep.StrategyCode, len(rep.Results))
+	}
+	if n := b.used(store.Enterprise); n != 1 {
+		t.Errorf("used %d, want 1 (the /generate)", n)
+	}
+}
+
+// TestRunRejects: a malformed strategy is 400 with a message that points
+// at the bad part.
+func TestRunRejects(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	tok := "Bearer " + b.token(store.Pro)
+	obj := func(mut func(m map[string]any)) string {
+		m := map[string]any{"side": "UP", "positionSize": 10, "coin": "BTC", "marketType": "15m",
+			"entryConditions": []map[string]any{{"field": "price_up", "operator": "<", "value": 0.4}},
+			"exitConditions":  []map[string]any{{"field": "price_up", "operator": ">", "value": 0.6}}}
+		mut(m)
+		body, _ := json.Marshal(map[string]any{"generatedStrategy": m})
+		return string(body)
+	}
+	cases := []struct{ body, code, field, msg string }{
+		{`{}`, "VALIDATION_ERROR", "", "needs generatedStrategy"},
+		{`{"generatedStrategy":null}`, "VALIDATION_ERROR", "", "needs generatedStrategy"},
+		{`{"generatedStrategy":{},"strategy_code":"x"}`, "VALIDATION_ERROR", "", "not both"},
+		{`{"generatedStrategy":"side=UP"}`, "VALIDATION_ERROR", "generatedStrategy", "generatedStrategy"},
+		{obj(func(m map[string]any) { m["side"] = "up" }), "INVALID_SIDE", "generatedStrategy.side", `case-sensitive: use "UP"`},
+		{obj(func(m map[string]any) { m["side"] = 1 }), "INVALID_SIDE", "generatedStrategy.side", "must be a string"},
+		{obj(func(m map[string]any) {
+			m["exitConditions"] = []map[string]any{{"field": "price_up", "operator": ">", "value": 0.6}, {"field": "rsi", "operator": "<", "value": 1}}
+		}), "INVALID_FIELD", "generatedStrategy.exitConditions[1].field", `"rsi" is not one of`},
+		{obj(func(m map[string]any) { m["orderType"] = "FOK" }), "INVALID_ORDER_TYPE", "generatedStrategy.orderType", "FOK"},
+		{obj(func(m map[string]any) { m["maxLossPercent"] = 0 }), "VALIDATION_ERROR", "generatedStrategy.maxLossPercent", "out of range"},
+		{obj(func(m map[string]any) { m["coin"] = "XRP" }), "VALIDATION_ERROR", "generatedStrategy.coin", "XRP"},
+		{obj(func(m map[string]any) { m["coin"] = "SOL"; m["marketType"] = "4hr" }), "VALIDATION_ERROR", "generatedStrategy.marketType", "BTC only"},
+		{obj(func(m map[string]any) { m["entryConditions"] = []any{} }), "VALIDATION_ERROR", "generatedStrategy.entryConditions", "empty"},
+		{`{"strategy_code":""}`, "VALIDATION_ERROR", "strategy_code", "empty"},
+		{`{"strategy_code":"side=UP entry: price_up =< 0.4 exit: price_up > 0.6 size=1"}`, "INVALID_OPERATOR", "strategy_code", `word 4 ("=<")`},
+		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=20000"}`, "VALIDATION_ERROR", "strategy_code", "size 20000 is out of range"},
+		{`{"strategy_code":7}`, "VALIDATION_ERROR", "strategy_code", "must be a string"},
+		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1","marketCount":0}`, "VALIDATION_ERROR", "marketCount", "out of range"},
+		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1","coin":"ADA"}`, "VALIDATION_ERROR", "coin", "ADA"},
+	}
+	for _, tc := range cases {
+		e := wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, tc.body), http.StatusBadRequest, tc.code)
+		d, _ := e["details"].(map[string]any)
+		field, _ := d["field"].(string)
+		if field != tc.field || !strings.Contains(e["message"].(string), tc.msg) {
+			t.Errorf("%.70s:\n got field %q message %q\nwant field %q message ...%q...", tc.body, field, e["message"], tc.field, tc.msg)
+		}
+	}
+}
+
+// slowStore makes every replay's snapshot read take delay.
+type slowStore struct {
+	store.Store
+	delay time.Duration
+}
+
+func (s slowStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	return s.Store.ListSnapshots(ctx, slug, q)
+}
+
+// TestRunTimeout: a backtest that outlasts the wait answers 504 with its
+// job id; GET /v1/jobs/{id} (with the API key) then answers the report.
+func TestRunTimeout(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = 300 * time.Millisecond
+		o.read = func(st store.Store) store.Store { return slowStore{st, 100 * time.Millisecond} }
+	})
+	tok := "Bearer " + b.token(store.Pro)
+	body := `{"strategy_code":"side=UP entry: price_up < 0.5 exit: price_up > 0.55 size=3","marketCount":10}`
+	e := wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, body), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	if !strings.HasPrefix(id, "backtest-") {
+		t.Fatalf("job id %q", id)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		r := b.get(store.Pro, "/v1/jobs/"+id)
+		if r.status == http.StatusAccepted {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		var rep backtestAnswer
+		data(t, r, &rep)
+		if len(rep.Results) != 10 || rep.Aggregate.MarketsTested != 10 {
+			t.Errorf("job answer %+v", rep.Aggregate)
+		}
+		wantError(t, b.get(store.Enterprise, "/v1/jobs/"+id), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+		return
+	}
+	t.Fatal("the backtest never finished")
+}
+
+func TestBacktestAIOpenAPI(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	var doc struct {
+		Components struct {
+			SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+		} `json:"components"`
+		Paths map[string]map[string]struct {
+			Security  []map[string][]string `json:"security"`
+			Responses map[string]any        `json:"responses"`
+		} `json:"paths"`
+	}
+	r := b.get("", "/openapi.json")
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if s := doc.Components.SecuritySchemes["bearer"]; s["type"] != "http" || s["scheme"] != "bearer" || s["bearerFormat"] != "JWT" {
+		t.Errorf("bearer scheme %v", s)
+	}
+	for _, p := range []struct{ method, path, code string }{
+		{"post", "/v1/backtest-ai/generate", "502"}, {"post", "/v1/backtest-ai/strategy", "404"},
+		{"post", "/v1/backtest-ai/run", "504"}, {"get", "/v1/backtest-ai/quota", "403"},
+	} {
+		op := doc.Paths[p.path][p.method]
+		if !reflect.DeepEqual(op.Security, []map[string][]string{{"bearer": {}}}) || op.Responses[p.code] == nil || op.Responses["422"] != nil {
+			t.Errorf("%s %s: security %v, responses %v", p.method, p.path, op.Security, op.Responses)
+		}
+	}
+	if op := doc.Paths["/v1/auth/token"]["post"]; !reflect.DeepEqual(op.Security, []map[string][]string{{"apiKey": {}}}) {
+		t.Errorf("token security %v", op.Security)
+	}
+}
+
+// failingBacktests passes every job through but backtests, which fail
+// with err.
+type failingBacktests struct {
+	api.JobRunner
+	err error
+}
+
+func (f failingBacktests) Run(ctx context.Context, j worker.Job, owner string, wait time.Duration) (jobs.Outcome, string, error) {
+	if j.Type == backtest.TaskType {
+		return jobs.Outcome{}, j.ID(), f.err
+	}
+	return f.JobRunner.Run(ctx, j, owner, wait)
+}
+
+// TestStrategyBacktestFails: a generation whose backtest then fails is
+// given back, unless the failure is a 504, whose job id leads to the
+// whole answer, strategy included.
+func TestStrategyBacktestFails(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+		used   int
+	}{
+		{errors.New("queue down"), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", 0},
+		{&worker.TimeoutError{JobID: "backtest-x"}, http.StatusGatewayTimeout, "JOB_TIMEOUT", 1},
+	} {
+		b := aiSetup(t, func(o *aiOpts) {
+			o.jobs = func(r api.JobRunner) api.JobRunner { return failingBacktests{r, tc.err} }
+		})
+		r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.4, exit above 0.6"}`)
+		wantError(t, r, tc.status, tc.code)
+		if n := b.used(store.Pro); n != tc.used {
+			t.Errorf("%s: used %d, want %d", tc.code, n, tc.used)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/updown/updown/store"
+)
+
+// schemeBearer is the security scheme of the dashboard (Backtest AI)
+// endpoints: Authorization: Bearer <token from POST /v1/auth/token>.
+const schemeBearer = "bearer"
+
+// Bearer token settings (DESIGN 8).
+const (
+	tokenIssuer     = "updown"
+	defaultTokenTTL = 15 * time.Minute
+	// MinTokenSecret is the shortest TOKEN_SECRET accepted: HS256 wants a
+	// key at least as long as its 32-byte hash.
+	MinTokenSecret = 32
+)
+
+// tokenClaims are what a bearer token says: who (sub, the customer id),
+// through which API key (key_id), until when (exp). The plan is not in the
+// token: it is read from the store on every request, so a tier change
+// (SPEC 3.2) applies at once.
+type tokenClaims struct {
+	KeyID string `json:"key_id"`
+	jwt.RegisteredClaims
+}
+
+type tokenBody struct {
+	AccessToken string `json:"access_token" doc:"A signed token (JWT, HS256) for Authorization: Bearer."`
+	TokenType   string `json:"token_type" enum:"Bearer"`
+	ExpiresIn   int    `json:"expires_in" doc:"Seconds until the token expires."`
+}
+
+type tokenOutput struct{ Body tokenBody }
+
+func (s *Server) registerToken() {
+	huma.Register(s.api, huma.Operation{
+		OperationID: "create-token",
+		Method:      http.MethodPost,
+		Path:        "/v1/auth/token",
+		Summary:     "Trade an API key for a short-lived bearer token",
+		Description: "The Backtest AI endpoints take `Authorization: Bearer <access_token>` only. The token is valid until it expires " +
+			"and while the API key it was issued for is not revoked.",
+		Tags:     []string{"Auth"},
+		Security: []map[string][]string{{schemeAPIKey: {}}},
+		Errors:   []int{401, 429, 500, 503},
+	}, s.issueToken)
+}
+
+func (s *Server) tokenTTL() time.Duration {
+	if s.cfg.AI.TokenTTL > 0 {
+		return s.cfg.AI.TokenTTL
+	}
+	return defaultTokenTTL
+}
+
+func (s *Server) tokensConfigured() error {
+	if len(s.cfg.AI.TokenSecret) == 0 {
+		return Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "bearer tokens are not configured on this server (TOKEN_SECRET)")
+	}
+	return nil
+}
+
+func (s *Server) issueToken(ctx context.Context, _ *struct{}) (*tokenOutput, error) {
+	if err := s.tokensConfigured(); err != nil {
+		return nil, err
+	}
+	p := principalFrom(ctx)
+	now := s.now()
+	var jti [16]byte
+	_, _ = rand.Read(jti[:]) // crypto/rand.Read never fails
+	ttl := s.tokenTTL()
+	claims := tokenClaims{KeyID: p.Key.ID, RegisteredClaims: jwt.RegisteredClaims{
+		Issuer:    tokenIssuer,
+		Subject:   p.Customer.ID,
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+		ID:        hex.EncodeToString(jti[:]),
+	}}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.cfg.AI.TokenSecret)
+	if err != nil {
+		return nil, s.internal(ctx, "sign token", err)
+	}
+	return &tokenOutput{Body: tokenBody{AccessToken: tok, TokenType: "Bearer", ExpiresIn: int(ttl / time.Second)}}, nil
+}
+
+// requireBearer authenticates the operations it is attached to (their
+// Middlewares, not the API's: Huma captures the API's middlewares when an
+// operation is registered, so a UseMiddleware here would apply to every
+// operation registered after this point, whoever registers it, and to none
+// before).
+func (s *Server) requireBearer(ctx huma.Context, next func(huma.Context)) {
+	p, err := s.principalForToken(ctx.Context(), ctx.Header("Authorization"))
+	if err != nil {
+		r, w := humago.Unwrap(ctx)
+		writeError(w, r, s.log, err)
+		return
+	}
+	next(huma.WithValue(ctx, principalKey{}, p))
+}
+
+// principalForToken verifies a bearer token and that what it names still
+// stands: the customer exists and the API key it was issued for is not
+// revoked.
+func (s *Server) principalForToken(ctx context.Context, header string) (principal, error) {
+	if err := s.tokensConfigured(); err != nil {
+		return principal{}, err
+	}
+	unauthorized := func(challenge, format string, args ...any) error {
+		e := Errorf(http.StatusUnauthorized, CodeUnauthorized, format, args...)
+		e.GetHeaders().Set("WWW-Authenticate", `Bearer realm="updown"`+challenge)
+		return e
+	}
+	const invalidToken = `, error="invalid_token"`
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return principal{}, unauthorized("", "missing bearer token: send Authorization: Bearer <token>, with a token from POST /v1/auth/token (which takes your X-API-Key)")
+	}
+	scheme, tok, _ := strings.Cut(header, " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return principal{}, unauthorized(`, error="invalid_request"`, "the Authorization header must be \"Bearer <token>\"; get a token from POST /v1/auth/token")
+	}
+	var claims tokenClaims
+	parser := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithIssuer(tokenIssuer),
+		jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(s.now),
+	)
+	_, err := parser.ParseWithClaims(tok, &claims, func(*jwt.Token) (any, error) { return s.cfg.AI.TokenSecret, nil })
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return principal{}, unauthorized(invalidToken, "the bearer token has expired: get a new one from POST /v1/auth/token")
+	case err != nil, claims.Subject == "", claims.KeyID == "":
+		return principal{}, unauthorized(invalidToken, "invalid bearer token: get one from POST /v1/auth/token")
+	}
+	c, err := s.store.GetCustomer(ctx, claims.Subject)
+	if errors.Is(err, store.ErrNotFound) {
+		return principal{}, unauthorized(invalidToken, "the bearer token's customer no longer exists")
+	}
+	if err != nil {
+		return principal{}, s.storeFailure(ctx, "get customer", err)
+	}
+	keys, err := s.store.ListAPIKeys(ctx, c.ID)
+	if err != nil {
+		return principal{}, s.storeFailure(ctx, "list API keys", err)
+	}
+	for _, k := range keys {
+		if k.ID != claims.KeyID {
+			continue
+		}
+		if k.RevokedAt != nil {
+			break
+		}
+		if strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
+			// As principalForKey refuses the demo keys outside dev mode.
+			break
+		}
+		return principal{Customer: c, Key: k, Plan: planFor(c.Tier)}, nil
+	}
+	return principal{}, unauthorized(invalidToken, "the API key this bearer token was issued for has been revoked")
+}

@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/updown/updown/store"
+)
+
+type testClaims struct {
+	KeyID string `json:"key_id"`
+	jwt.RegisteredClaims
+}
+
+func TestAuthToken(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	wantError(t, b.do(http.MethodPost, "/v1/auth/token", "", "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, b.do(http.MethodPost, "/v1/auth/token", "ud_live_nope", "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+
+	r := b.do(http.MethodPost, "/v1/auth/token", b.keys[store.Pro], "", "")
+	m := r.json(t)
+	if r.status != http.StatusOK || m["token_type"] != "Bearer" || m["expires_in"] != 900.0 || len(m) != 3 {
+		t.Fatalf("token answer %d %s", r.status, r.body)
+	}
+	var c testClaims
+	tok, err := jwt.ParseWithClaims(m["access_token"].(string), &c, func(*jwt.Token) (any, error) { return testSecret, nil },
+		jwt.WithTimeFunc(func() time.Time { return now }))
+	if err != nil || tok.Method.Alg() != "HS256" {
+		t.Fatalf("token: %v %v", err, tok)
+	}
+	keys, _ := b.store.ListAPIKeys(t.Context(), b.ids[store.Pro])
+	if c.Subject != b.ids[store.Pro] || c.KeyID != keys[0].ID || c.Issuer != "updown" || c.ExpiresAt.Sub(c.IssuedAt.Time) != 15*time.Minute || c.ID == "" {
+		t.Errorf("claims %+v", c)
+	}
+}
+
+// TestBearerRejected: the Backtest AI endpoints take a live bearer token
+// and nothing else.
+func TestBearerRejected(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	good := b.token(store.Pro)
+	sign := func(method jwt.SigningMethod, key any, c testClaims) string {
+		s, err := jwt.NewWithClaims(method, c).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	keys, _ := b.store.ListAPIKeys(t.Context(), b.ids[store.Pro])
+	entKeys, _ := b.store.ListAPIKeys(t.Context(), b.ids[store.Enterprise])
+	claims := func(sub, key string) testClaims {
+		return testClaims{KeyID: key, RegisteredClaims: jwt.RegisteredClaims{Issuer: "updown", Subject: sub,
+			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Minute))}}
+	}
+	proClaims := claims(b.ids[store.Pro], keys[0].ID)
+	tampered := good[:len(good)-3] + map[bool]string{true: "AAA", false: "BBB"}[!strings.HasSuffix(good, "AAA")]
+	wrongIssuer := proClaims
+	wrongIssuer.Issuer = "someone"
+	noExpiry := proClaims
+	noExpiry.ExpiresAt = nil
+
+	cases := []struct{ name, auth, msg string }{
+		{"none", "", "missing bearer token"},
+		{"basic", "Basic dXNlcjpwYXNz", `must be "Bearer <token>"`},
+		{"empty bearer", "Bearer ", `must be "Bearer <token>"`},
+		{"garbage", "Bearer not.a.jwt", "invalid bearer token"},
+		{"tampered signature", "Bearer " + tampered, "invalid bearer token"},
+		{"other secret", "Bearer " + sign(jwt.SigningMethodHS256, []byte("another-secret-another-secret-xx"), proClaims), "invalid bearer token"},
+		{"alg none", "Bearer " + sign(jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, proClaims), "invalid bearer token"},
+		{"HS512", "Bearer " + sign(jwt.SigningMethodHS512, testSecret, proClaims), "invalid bearer token"},
+		{"wrong issuer", "Bearer " + sign(jwt.SigningMethodHS256, testSecret, wrongIssuer), "invalid bearer token"},
+		{"no expiry", "Bearer " + sign(jwt.SigningMethodHS256, testSecret, noExpiry), "invalid bearer token"},
+		{"unknown customer", "Bearer " + sign(jwt.SigningMethodHS256, testSecret, claims("00000000-0000-0000-0000-000000000000", keys[0].ID)), "no longer exists"},
+		{"someone else's key", "Bearer " + sign(jwt.SigningMethodHS256, testSecret, claims(b.ids[store.Pro], entKeys[0].ID)), "revoked"},
+	}
+	for _, tc := range cases {
+		r := b.ai(http.MethodGet, "/v1/backtest-ai/quota", tc.auth, "")
+		e := wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+		if !strings.Contains(e["message"].(string), tc.msg) || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), `Bearer realm="updown"`) {
+			t.Errorf("%s: %q (WWW-Authenticate %q), want it to say %q", tc.name, e["message"], r.header.Get("WWW-Authenticate"), tc.msg)
+		}
+	}
+	// An API key alone does not open the AI endpoints.
+	r := b.do(http.MethodGet, "/v1/backtest-ai/quota", b.keys[store.Pro], "", "")
+	wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+
+	if r := b.ai(http.MethodGet, "/v1/backtest-ai/quota", "bearer "+good, ""); r.status != http.StatusOK {
+		t.Fatalf("a good token (scheme in any case): %d %s", r.status, r.body)
+	}
+	// Expiry, on the server's clock.
+	b.clock.Advance(15*time.Minute + time.Second)
+	e := wantError(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", "Bearer "+good, ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	if !strings.Contains(e["message"].(string), "expired") {
+		t.Errorf("expired: %v", e)
+	}
+	// Revoking the key ends its tokens at once.
+	fresh := b.token(store.Pro)
+	if err := b.store.RevokeAPIKey(t.Context(), keys[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	e = wantError(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", "Bearer "+fresh, ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	if !strings.Contains(e["message"].(string), "revoked") {
+		t.Errorf("revoked: %v", e)
+	}
+}
+
+// TestBearerFollowsTier: the plan is read on every request, so a token
+// issued on PRO stops at the agent once the customer is STARTER.
+func TestBearerFollowsTier(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	tok := "Bearer " + b.token(store.Pro)
+	if r := b.ai(http.MethodGet, "/v1/backtest-ai/quota", tok, ""); r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if _, err := b.store.SetCustomerTier(t.Context(), b.ids[store.Pro], store.Starter); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", tok, ""), http.StatusForbidden, "BACKTEST_AI_REQUIRED")
+}
+
+func TestTokensNotConfigured(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers, o.secret = true, nil })
+	wantError(t, b.do(http.MethodPost, "/v1/auth/token", b.keys[store.Pro], "", ""), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	wantError(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", "Bearer x.y.z", ""), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+}

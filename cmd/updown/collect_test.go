@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/binancetest"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/store/postgres/pgtest"
+	redislive "github.com/updown/updown/store/redis"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// TestCollectProcess runs `updown collect` as the Procfile does, against
+// the fake upstreams (given by flag and by environment), real Postgres and
+// a real redis-server, and checks what lands where: markets and snapshots
+// in Postgres, latest depth and trades in Redis, resolution tasks queued.
+func TestCollectProcess(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	redisURL := redistest.New(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("REDIS_URL", redisURL)
+	poly := polytest.New(t, polytest.Options{})
+	bin := binancetest.New(t, binancetest.Options{})
+	series := collect.AllSeries()
+	now := time.Now()
+	poly.AddAround(series, now)
+	poly.AddRange(series, now, now.Add(time.Minute))
+	t.Setenv(collect.EnvBinanceSpotURL, bin.URL)
+	t.Setenv(collect.EnvBinanceFuturesURL, bin.URL)
+
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"collect", "--gamma-url", poly.URL, "--clob-url", poly.URL,
+			"--interval", "100ms", "--series", "btc:5m,eth:15m,sol:1hr,btc:24hr", "--health-addr", addr}, io.Discard, io.Discard)
+	}()
+	waitHealthy(t, "http://"+addr)
+	if res, err := http.Get("http://" + addr + "/healthz"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %v %v", res, err)
+	}
+
+	st, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	chosen := []collect.Series{{Coin: store.BTC, MarketType: store.M5}, {Coin: store.ETH, MarketType: store.M15},
+		{Coin: store.SOL, MarketType: store.H1}, {Coin: store.BTC, MarketType: store.H24}}
+	scheme := collect.NewPolymarketScheme()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, sr := range chosen {
+		start, _ := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+		slug := collect.Slug(sr.Coin, sr.MarketType, start)
+		for {
+			_, n, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
+			if err == nil && n >= 5 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d snapshots in Postgres (%v)", slug, n, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if _, n, _ := st.ListMarkets(ctx, store.MarketFilter{Coin: store.ETH, MarketType: store.M5}); n != 0 {
+		t.Errorf("%d ETH 5m markets recorded; --series left them out", n)
+	}
+
+	opt, _ := redis.ParseURL(redisURL)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	live := redislive.New(rdb, "")
+	for _, c := range store.Coins {
+		for _, k := range []store.ExchangeKind{store.Spot, store.Future} {
+			for {
+				d, derr := live.LatestDepth(ctx, c, k)
+				trades, terr := live.RecentTrades(ctx, c, k, 10)
+				if derr == nil && terr == nil && len(d.Bids) > 0 && len(trades) == 10 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s %s in Redis: depth %v, %d trades (%v)", c, k, derr, len(trades), terr)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	start, _ := scheme.Window(store.BTC, store.M5, time.Now())
+	ti, err := insp.GetTaskInfo(jobs.QueueCollect, worker.ResolutionTaskID(collect.Slug(store.BTC, store.M5, start)))
+	if err != nil || ti.Type != jobs.TypeResolve || ti.State != asynq.TaskStateScheduled {
+		t.Errorf("resolution task of the live BTC 5m market: %+v %v", ti, err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("collect exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("collect did not stop within 30s")
+	}
+}
+
+// TestCollectNeedsItsConfig checks the collector refuses to start without
+// its stores or with a series SPEC does not have, and says why.
+func TestCollectNeedsItsConfig(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	t.Setenv("REDIS_URL", "")
+	err := run(context.Background(), []string{"collect"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") || !strings.Contains(err.Error(), "REDIS_URL") {
+		t.Errorf("collect without config: %v", err)
+	}
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/x")
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1")
+	for _, s := range []string{"eth:4hr", "btc", "doge:5m"} {
+		err := run(context.Background(), []string{"collect", "--series", s}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--series") {
+			t.Errorf("--series %s: %v", s, err)
+		}
+	}
+}

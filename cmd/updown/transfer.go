@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/updown/updown/jobs/transfer"
+	"github.com/updown/updown/store"
+)
+
+// runExport is `updown export`: markets and snapshots of DATABASE_URL,
+// streamed as JSON Lines or CSV to a file or stdout (gzipped when the file
+// name ends in .gz).
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "-", "file to write; - is stdout; a name ending in .gz is gzipped")
+	format := fs.String("format", "", "jsonl or csv (default: from --out's extension, else jsonl)")
+	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots), markets or snapshots (CSV holds one kind)")
+	coin := fs.String("coin", "", "only markets of this coin (BTC, ETH, SOL)")
+	marketType := fs.String("market-type", "", "only markets of this type (5m, 15m, 1hr, 4hr, 24hr)")
+	from := fs.String("from", "", "only markets starting at or after this time (RFC 3339, a date, or epoch ms)")
+	to := fs.String("to", "", "only markets starting before this time (RFC 3339, a date, or epoch ms)")
+	resolved := fs.String("resolved", "", "only resolved (true) or unresolved (false) markets")
+	books := fs.Bool("books", true, "include the snapshots' order books")
+	st, err := adminStore(ctx, fs, args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
+	if opt.Format == "" {
+		opt.Format = formatOf(*out)
+	}
+	if opt.What == "" && opt.Format == transfer.CSV {
+		return errors.New("export: a CSV file holds one kind of record: give --what markets or --what snapshots")
+	}
+	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
+		return err
+	}
+
+	w, closeOut, err := createOut(*out, stdout)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	stats, err := transfer.Export(ctx, st, w, opt)
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	summary := stdout
+	if *out == "-" {
+		summary = stderr // stdout is the data
+	}
+	return writeJSON(summary, transferSummary(stats, time.Since(began)))
+}
+
+// runImport is `updown import`: an export (JSON Lines or CSV, gzipped or
+// not) from a file or stdin into DATABASE_URL.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	in := fs.String("in", "-", "file to read; - is stdin; gzipped input is recognised")
+	format := fs.String("format", "", "jsonl or csv (default: told from the input)")
+	batch := fs.Int("batch", 5000, "snapshots per store write")
+	st, err := adminStore(ctx, fs, args)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, closeIn, err := openIn(*in)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	began := time.Now()
+	stats, err := transfer.Import(ctx, st, r, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
+	if err != nil {
+		return fmt.Errorf("import (%d markets and %d snapshots stored before the error): %w", stats.Markets, stats.Snapshots, err)
+	}
+	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+}
+
+func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
+	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "seconds": took.Seconds(),
+		"snapshots_per_second": float64(s.Snapshots) / max(took.Seconds(), 1e-9)}
+}
+
+// formatOf tells the format from a file name.
+func formatOf(name string) transfer.Format {
+	if strings.HasSuffix(strings.TrimSuffix(name, ".gz"), ".csv") {
+		return transfer.CSV
+	}
+	return transfer.JSONL
+}
+
+func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
+	var f store.MarketFilter
+	if coin != "" {
+		f.Coin = store.Coin(strings.ToUpper(coin))
+		if !f.Coin.Valid() {
+			return f, fmt.Errorf("export: --coin %q is not BTC, ETH or SOL", coin)
+		}
+	}
+	if marketType != "" {
+		f.MarketType = store.MarketType(marketType)
+		if !f.MarketType.Valid() {
+			return f, fmt.Errorf("export: --market-type %q is not 5m, 15m, 1hr, 4hr or 24hr", marketType)
+		}
+	}
+	if from != "" {
+		t, err := parseWhen(from)
+		if err != nil {
+			return f, fmt.Errorf("export: --from: %w", err)
+		}
+		t = t.Add(-time.Microsecond) // StartAfter is strict; --from is inclusive
+		f.StartAfter = &t
+	}
+	if to != "" {
+		t, err := parseWhen(to)
+		if err != nil {
+			return f, fmt.Errorf("export: --to: %w", err)
+		}
+		f.StartBefore = &t
+	}
+	if resolved != "" {
+		b, err := strconv.ParseBool(resolved)
+		if err != nil {
+			return f, fmt.Errorf("export: --resolved %q is not true or false", resolved)
+		}
+		f.Resolved = &b
+	}
+	return f, nil
+}
+
+// parseWhen reads RFC 3339, a date (midnight UTC) or epoch milliseconds.
+func parseWhen(s string) (time.Time, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(ms).UTC(), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not RFC 3339, a date (2006-01-02) or epoch milliseconds", s)
+}
+
+// createOut opens the export's destination; close flushes and closes it.
+func createOut(name string, stdout io.Writer) (io.Writer, func() error, error) {
+	var w io.Writer = stdout
+	closers := []func() error{}
+	if name != "-" {
+		f, err := os.Create(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("export: %w", err)
+		}
+		w = f
+		closers = append(closers, f.Close)
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	w = bw
+	closers = append([]func() error{bw.Flush}, closers...)
+	if strings.HasSuffix(name, ".gz") {
+		zw := gzip.NewWriter(bw)
+		w = zw
+		closers = append([]func() error{zw.Close}, closers...)
+	}
+	return w, func() error {
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// openIn opens the import's source, ungzipping input that starts with the
+// gzip magic bytes.
+func openIn(name string) (io.Reader, func(), error) {
+	var r io.Reader = os.Stdin
+	closeIn := func() {}
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("import: %w", err)
+		}
+		r, closeIn = f, func() { _ = f.Close() }
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			closeIn()
+			return nil, nil, fmt.Errorf("import: %w", err)
+		}
+		return zr, closeIn, nil
+	}
+	return br, closeIn, nil
+}

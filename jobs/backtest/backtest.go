@@ -1,0 +1,239 @@
+// Package backtest runs one strategy across many resolved markets: the
+// task payloads of a multi-market backtest, the per-market shards it fans
+// out to the workers, and the aggregation of their results (DESIGN 8). It
+// is transport-free: the worker package moves the shards through Asynq.
+//
+// Decisions where SPEC and DESIGN are silent, pinned by the tests:
+//
+//   - A market whose replay fails (NO_DATA, MARKET_NOT_FOUND, a timeout)
+//     does not fail the batch: its result carries the error code and it
+//     counts in markets_tested and markets_failed, not in the sums.
+//   - markets_traded counts markets with at least one trade;
+//     avg_market_pnl is total_pnl over the markets replayed (traded or
+//     not), avg_trade_pnl total_pnl over the trades.
+//   - win_rate is winning over all trades ×100, as the replay defines it
+//     for one market.
+//   - best_market and worst_market are the traded markets with the
+//     highest and lowest total_pnl (the newer market on a tie), null when
+//     no market traded.
+//   - max_drawdown (and max_drawdown_percent) is the largest of the
+//     markets' own: every market is a separate run starting from
+//     positionSize of capital, so their drawdowns do not add up.
+//   - Money is rounded to 6 decimals, as the replay rounds it.
+package backtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
+)
+
+// Task types. A batch's payload is a Request and its result a Report; a
+// shard's payload is a replay.Request and its result a MarketResult. Both
+// run on the backtest queue.
+const (
+	TaskType  = "updown:backtest"
+	ShardType = "updown:backtest-shard"
+)
+
+// MaxMarkets bounds a batch (SPEC 8: the agent targets 1 to 100 markets).
+const MaxMarkets = strategy.MaxMarketCount
+
+// CodeTimeout marks a market whose shard did not finish before the batch's
+// deadline.
+const CodeTimeout = "JOB_TIMEOUT"
+
+// Request is a backtest: one strategy on the given markets, newest first.
+type Request struct {
+	Strategy strategy.Spec `json:"strategy"`
+	Markets  []string      `json:"markets"`
+	// Quota, when set, is echoed in the Report: /strategy answers it, and
+	// a result fetched later by job id must be the very answer.
+	Quota *Quota `json:"quota,omitempty"`
+}
+
+// Normalize checks that the request can run, 1 to MaxMarkets distinct
+// markets and a valid strategy, and normalizes the strategy (a no-op for
+// one the api normalized before enqueueing).
+func (r *Request) Normalize() error {
+	if err := r.Strategy.Normalize(); err != nil {
+		return fmt.Errorf("backtest: strategy: %w", err)
+	}
+	if n := len(r.Markets); n == 0 || n > MaxMarkets {
+		return fmt.Errorf("backtest: %d markets: a batch has 1 to %d", n, MaxMarkets)
+	}
+	seen := make(map[string]bool, len(r.Markets))
+	for _, m := range r.Markets {
+		if m == "" || seen[m] {
+			return fmt.Errorf("backtest: market %q is empty or repeated", m)
+		}
+		seen[m] = true
+	}
+	return nil
+}
+
+// Shards returns one replay request per market, in the request's order.
+func (r *Request) Shards() []replay.Request {
+	out := make([]replay.Request, len(r.Markets))
+	for i, slug := range r.Markets {
+		out[i] = replay.Request{MarketSlug: slug, Strategy: r.Strategy.Strategy}
+	}
+	return out
+}
+
+// Quota is the caller's monthly Backtest AI quota (DESIGN 8). Limit and
+// Remaining are null for an unlimited plan.
+type Quota struct {
+	Used      int    `json:"used"`
+	Limit     *int   `json:"limit"`
+	Remaining *int   `json:"remaining"`
+	ResetsAt  string `json:"resets_at"`
+}
+
+// MarketResult is one market of a backtest: its replay's performance, or
+// the error that stopped it.
+type MarketResult struct {
+	Slug        string              `json:"slug"`
+	Performance *replay.Performance `json:"performance,omitempty"`
+	Error       *jobs.Failure       `json:"error,omitempty"`
+}
+
+// ShardResult is the result a shard returns for a replay: its performance
+// only. The trades and the equity curve stay on the worker, which keeps
+// what crosses Redis to a few hundred bytes a market.
+func ShardResult(slug string, res replay.Result) MarketResult {
+	p := res.Performance
+	return MarketResult{Slug: slug, Performance: &p}
+}
+
+// Report is a finished backtest: the data of /strategy and /run.
+type Report struct {
+	GeneratedStrategy strategy.Spec  `json:"generated_strategy"`
+	StrategyCode      string         `json:"strategy_code"`
+	Aggregate         Aggregate      `json:"aggregate"`
+	Results           []MarketResult `json:"results"`
+	Quota             *Quota         `json:"quota,omitempty"`
+}
+
+// Collect builds the report of req from its shards' outcomes, one per
+// market in req's order; a missing outcome (nil) is a market that did not
+// finish in time.
+func Collect(req Request, outcomes []*jobs.Outcome) (Report, error) {
+	if len(outcomes) != len(req.Markets) {
+		return Report{}, fmt.Errorf("backtest: %d outcomes for %d markets", len(outcomes), len(req.Markets))
+	}
+	results := make([]MarketResult, len(req.Markets))
+	for i, slug := range req.Markets {
+		r, err := marketResult(slug, outcomes[i])
+		if err != nil {
+			return Report{}, err
+		}
+		results[i] = r
+	}
+	return Report{
+		GeneratedStrategy: req.Strategy,
+		StrategyCode:      strategy.FormatCode(req.Strategy.Rules),
+		Aggregate:         Summarize(results),
+		Results:           results,
+		Quota:             req.Quota,
+	}, nil
+}
+
+func marketResult(slug string, o *jobs.Outcome) (MarketResult, error) {
+	switch {
+	case o == nil:
+		return MarketResult{Slug: slug, Error: &jobs.Failure{Code: CodeTimeout,
+			Message: "this market's replay did not finish before the backtest's deadline"}}, nil
+	case o.Failure != nil:
+		return MarketResult{Slug: slug, Error: o.Failure}, nil
+	}
+	var r MarketResult
+	if err := json.Unmarshal(o.Result, &r); err != nil {
+		return MarketResult{}, fmt.Errorf("backtest: decode result of %s: %w", slug, err)
+	}
+	if r.Performance == nil {
+		return MarketResult{}, fmt.Errorf("backtest: result of %s has no performance", slug)
+	}
+	r.Slug = slug
+	return r, nil
+}
+
+// Aggregate is the combined performance of a backtest (DESIGN 8; see the
+// package documentation for how each figure is defined).
+type Aggregate struct {
+	MarketsTested      int        `json:"markets_tested"`
+	MarketsFailed      int        `json:"markets_failed"`
+	MarketsTraded      int        `json:"markets_traded"`
+	TotalTrades        int        `json:"total_trades"`
+	WinningTrades      int        `json:"winning_trades"`
+	LosingTrades       int        `json:"losing_trades"`
+	WinRate            float64    `json:"win_rate"`
+	TotalPnL           float64    `json:"total_pnl"`
+	AvgMarketPnL       float64    `json:"avg_market_pnl"`
+	AvgTradePnL        float64    `json:"avg_trade_pnl"`
+	BestMarket         *MarketPnL `json:"best_market"`
+	WorstMarket        *MarketPnL `json:"worst_market"`
+	MaxDrawdown        float64    `json:"max_drawdown"`
+	MaxDrawdownPercent float64    `json:"max_drawdown_percent"`
+}
+
+// MarketPnL names a market and its total pnl.
+type MarketPnL struct {
+	Slug     string  `json:"slug"`
+	TotalPnL float64 `json:"total_pnl"`
+}
+
+// Summarize combines per-market results (newest first). It is a pure
+// function of its input.
+func Summarize(results []MarketResult) Aggregate {
+	a := Aggregate{MarketsTested: len(results)}
+	var total float64
+	replayed := 0
+	for _, r := range results {
+		p := r.Performance
+		if r.Error != nil || p == nil {
+			a.MarketsFailed++
+			continue
+		}
+		replayed++
+		total += p.TotalPnL
+		a.TotalTrades += p.TotalTrades
+		a.WinningTrades += p.WinningTrades
+		a.LosingTrades += p.LosingTrades
+		a.MaxDrawdown = math.Max(a.MaxDrawdown, p.MaxDrawdown)
+		a.MaxDrawdownPercent = math.Max(a.MaxDrawdownPercent, p.MaxDrawdownPercent)
+		if p.TotalTrades == 0 {
+			continue
+		}
+		a.MarketsTraded++
+		// Strict comparisons keep the first (newest) market on a tie.
+		if a.BestMarket == nil || p.TotalPnL > a.BestMarket.TotalPnL {
+			a.BestMarket = &MarketPnL{Slug: r.Slug, TotalPnL: p.TotalPnL}
+		}
+		if a.WorstMarket == nil || p.TotalPnL < a.WorstMarket.TotalPnL {
+			a.WorstMarket = &MarketPnL{Slug: r.Slug, TotalPnL: p.TotalPnL}
+		}
+	}
+	a.TotalPnL = round6(total)
+	if replayed > 0 {
+		a.AvgMarketPnL = round6(total / float64(replayed))
+	}
+	if a.TotalTrades > 0 {
+		a.AvgTradePnL = round6(total / float64(a.TotalTrades))
+		a.WinRate = round6(100 * float64(a.WinningTrades) / float64(a.TotalTrades))
+	}
+	return a
+}
+
+// round6 rounds money to 6 decimals, as the replay does at its edge.
+func round6(x float64) float64 {
+	r := math.Round(x*1e6) / 1e6
+	if r == 0 {
+		return 0 // no -0 in JSON
+	}
+	return r
+}

@@ -1,0 +1,136 @@
+package backtest_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
+)
+
+func perf(pnl float64, trades, wins, losses int, dd, ddPct float64) *replay.Performance {
+	return &replay.Performance{TotalPnL: pnl, TotalTrades: trades, WinningTrades: wins, LosingTrades: losses,
+		MaxDrawdown: dd, MaxDrawdownPercent: ddPct}
+}
+
+func TestSummarize(t *testing.T) {
+	results := []backtest.MarketResult{
+		{Slug: "m1", Performance: perf(12.5, 3, 2, 1, 4, 3.5)},
+		{Slug: "m2", Error: &jobs.Failure{Code: "NO_DATA", Message: "no snapshots"}},
+		{Slug: "m3", Performance: perf(0, 0, 0, 0, 0, 0)},     // replayed, never entered
+		{Slug: "m4", Performance: perf(-20, 2, 0, 2, 25, 20)}, // the worst, deepest in dollars
+		{Slug: "m5", Performance: perf(12.5, 1, 1, 0, 1, 30)}, // ties m1 for best: m1 is newer
+		{Slug: "m6", Performance: perf(0.1, 1, 0, 0, 0, 0)},   // a trade shown as neither winning nor losing
+	}
+	got := backtest.Summarize(results)
+	want := backtest.Aggregate{
+		MarketsTested: 6, MarketsFailed: 1, MarketsTraded: 4,
+		TotalTrades: 7, WinningTrades: 3, LosingTrades: 3,
+		WinRate:      42.857143, // 3/7
+		TotalPnL:     5.1,       // 12.5 - 20 + 12.5 + 0.1
+		AvgMarketPnL: 1.02,      // 5.1 over the 5 replayed markets
+		AvgTradePnL:  0.728571,  // 5.1 / 7
+		BestMarket:   &backtest.MarketPnL{Slug: "m1", TotalPnL: 12.5},
+		WorstMarket:  &backtest.MarketPnL{Slug: "m4", TotalPnL: -20},
+		MaxDrawdown:  25, MaxDrawdownPercent: 30, // each the largest of any one market
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestSummarizeEdges(t *testing.T) {
+	empty := backtest.Summarize(nil)
+	if !reflect.DeepEqual(empty, backtest.Aggregate{}) {
+		t.Errorf("no markets: %+v", empty)
+	}
+	allFailed := backtest.Summarize([]backtest.MarketResult{{Slug: "a", Error: &jobs.Failure{Code: "NO_DATA"}}, {Slug: "b", Error: &jobs.Failure{Code: "JOB_TIMEOUT"}}})
+	if allFailed.MarketsTested != 2 || allFailed.MarketsFailed != 2 || allFailed.BestMarket != nil || allFailed.AvgMarketPnL != 0 {
+		t.Errorf("all failed: %+v", allFailed)
+	}
+	noTrades := backtest.Summarize([]backtest.MarketResult{{Slug: "a", Performance: perf(0, 0, 0, 0, 0, 0)}})
+	if noTrades.MarketsTraded != 0 || noTrades.BestMarket != nil || noTrades.WorstMarket != nil || noTrades.WinRate != 0 {
+		t.Errorf("no trades: %+v", noTrades)
+	}
+	b, _ := json.Marshal(noTrades)
+	if !strings.Contains(string(b), `"best_market":null`) {
+		t.Errorf("best_market must be null, not absent: %s", b)
+	}
+	// Sums of rounded figures are rounded again; no -0 reaches JSON.
+	r := backtest.Summarize([]backtest.MarketResult{
+		{Slug: "a", Performance: perf(0.1, 1, 1, 0, 0, 0)}, {Slug: "b", Performance: perf(0.2, 1, 1, 0, 0, 0)},
+		{Slug: "c", Performance: perf(-0.3, 1, 0, 1, 0, 0)}})
+	if r.TotalPnL != 0 || r.AvgTradePnL != 0 {
+		t.Errorf("0.1+0.2-0.3 = %v (avg %v), want 0", r.TotalPnL, r.AvgTradePnL)
+	}
+	if b, _ := json.Marshal(r); strings.Contains(string(b), "-0,") {
+		t.Errorf("negative zero in %s", b)
+	}
+}
+
+func spec(t *testing.T) strategy.Spec {
+	t.Helper()
+	rules, err := strategy.ParseCode("coin=BTC type=15m side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strategy.Spec{Rules: rules, Explanation: "why"}
+}
+
+func TestCollect(t *testing.T) {
+	req := backtest.Request{Strategy: spec(t), Markets: []string{"a", "b", "c"}, Quota: &backtest.Quota{Used: 1, ResetsAt: "x"}}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	shards := req.Shards()
+	if len(shards) != 3 || shards[1].MarketSlug != "b" || !reflect.DeepEqual(shards[1].Strategy, req.Strategy.Strategy) {
+		t.Fatalf("shards %+v", shards)
+	}
+	ok, _ := json.Marshal(backtest.ShardResult("a", replay.Result{Performance: replay.Performance{TotalPnL: 3, TotalTrades: 1, WinningTrades: 1}}))
+	rep, err := backtest.Collect(req, []*jobs.Outcome{
+		{Result: ok},
+		{Failure: &jobs.Failure{Code: "NO_DATA", Message: "none"}},
+		nil, // unfinished at the deadline
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.StrategyCode != strategy.FormatCode(req.Strategy.Rules) || rep.Quota != req.Quota || rep.GeneratedStrategy.Explanation != "why" {
+		t.Errorf("report head %+v", rep)
+	}
+	if r := rep.Results; r[0].Performance == nil || r[0].Performance.TotalPnL != 3 || r[1].Error.Code != "NO_DATA" || r[2].Error.Code != backtest.CodeTimeout {
+		t.Errorf("results %+v", r)
+	}
+	if a := rep.Aggregate; a.MarketsTested != 3 || a.MarketsFailed != 2 || a.TotalPnL != 3 {
+		t.Errorf("aggregate %+v", a)
+	}
+	if _, err := backtest.Collect(req, []*jobs.Outcome{{Result: []byte(`{`)}, nil, nil}); err == nil {
+		t.Error("an undecodable shard result was accepted")
+	}
+	if _, err := backtest.Collect(req, nil); err == nil {
+		t.Error("missing outcomes were accepted")
+	}
+}
+
+func TestRequestNormalize(t *testing.T) {
+	many := make([]string, backtest.MaxMarkets+1)
+	for i := range many {
+		many[i] = strings.Repeat("m", i+1)
+	}
+	bad := []backtest.Request{
+		{Strategy: spec(t)},
+		{Strategy: spec(t), Markets: many},
+		{Strategy: spec(t), Markets: []string{"a", "a"}},
+		{Strategy: spec(t), Markets: []string{""}},
+		{Strategy: strategy.Spec{}, Markets: []string{"a"}},
+	}
+	for i, r := range bad {
+		if err := r.Normalize(); err == nil {
+			t.Errorf("case %d accepted", i)
+		}
+	}
+}

@@ -1,0 +1,573 @@
+package strategy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// Builtin is the deterministic generator (AI_PROVIDER=builtin, the dev
+// default and the fallback without an API key). It knows the four presets
+// and a small grammar of plain phrases, and refuses a prompt it cannot
+// read fully rather than guess: a number it did not use, an indicator it
+// has no field for, a side it cannot trade.
+//
+// What it reads (case-insensitively, anywhere in the prompt):
+//
+//   - the side: "buy UP", "long DOWN", "the DOWN side";
+//   - comparisons: "[field] drops below|falls below|under|< 0.35",
+//     "rises above|over|> 0.6", "at least|reaches|>= 0.6", "at most|<=",
+//     "crosses above|crosses below 0.5", where field is price_up (or "up
+//     price", "up"), price_down, coin_price ("BTC price"), spread or
+//     time_remaining_pct; prices may be written as percentages ("below
+//     35%"); a comparison without a field is about the field before it, or
+//     the side's price;
+//   - time left: "with more than 20% left", "with 20% left", "with 3
+//     minutes left" (converted with the market's length), "in the last 10%";
+//   - "take profit at 0.6" (a price) or "at 20%" (20% above the entry's
+//     price threshold), "stop loss of 25%" (maxLossPercent) or "stop loss
+//     at 0.2" (a price), "200 shares", "limit orders".
+//
+// Comparisons before the first "exit", "sell", "close" or "get out" are
+// entry conditions (all must hold); those after it, and take-profit and
+// price stop losses, are exit conditions (any one exits). With a preset the
+// prompt's entry conditions, when it has any, replace the preset's, and
+// likewise its exit conditions.
+type Builtin struct{}
+
+// Generate implements Generator. A prompt it cannot read is an *Error with
+// code VALIDATION_ERROR on the field "prompt": the same prompt would fail
+// the same way again, so it is not a generation failure to retry.
+func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
+	if err := ctx.Err(); err != nil {
+		return Spec{}, generationFailed(err, "generation cancelled")
+	}
+	var base *preset
+	if req.Preset != "" {
+		p, ok := presetNamed(req.Preset)
+		if !ok {
+			return Spec{}, invalid("preset", fmt.Sprintf("preset %q is not one of %s", req.Preset, strings.Join(Presets(), ", ")))
+		}
+		base = &p
+	}
+	pr, err := readPrompt(req.Prompt, req.MarketType, base)
+	if err != nil {
+		return Spec{}, err
+	}
+	st := replay.Strategy{Side: pr.side, EntryConditions: pr.entry, ExitConditions: pr.exit, OrderType: pr.order}
+	var from []string
+	if base != nil {
+		if len(st.EntryConditions) == 0 {
+			st.EntryConditions = base.entry
+			from = append(from, "entry")
+		}
+		if len(st.ExitConditions) == 0 {
+			st.ExitConditions = base.exit
+			from = append(from, "exit")
+		}
+		st.MaxLossPercent = base.maxLoss
+	}
+	switch {
+	case len(st.EntryConditions) == 0:
+		return Spec{}, invalid("prompt", "the prompt does not say when to enter: write e.g. \"buy UP when price_up drops below 0.35\", or choose a preset ("+strings.Join(Presets(), ", ")+")")
+	case len(st.ExitConditions) == 0:
+		return Spec{}, invalid("prompt", "the prompt does not say when to exit: write e.g. \"exit above 0.6 or with 20% left\", \"take profit at 0.6\" or \"stop loss at 0.2\", or choose a preset")
+	}
+	if pr.maxLoss != nil {
+		st.MaxLossPercent = *pr.maxLoss
+	}
+	st.PositionSize = DefaultPositionSize
+	if pr.size != nil {
+		st.PositionSize = *pr.size
+	}
+	notes := pr.notes
+	if base != nil {
+		switch len(from) {
+		case 2:
+			notes = append([]string{"Built from the " + base.name + " preset: " + base.description + "."}, notes...)
+		case 1:
+			notes = append([]string{"The " + from[0] + " conditions come from the " + base.name + " preset."}, notes...)
+		default:
+			notes = append([]string{"The prompt's conditions replace those of the " + base.name + " preset; its stop loss is kept unless the prompt gives one."}, notes...)
+		}
+	}
+	spec, err := finish(req, st, "")
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Field != "" {
+			// The request's own values were checked before; what fails
+			// here came from the prompt.
+			return Spec{}, invalid("prompt", "the prompt gives "+e.Message)
+		}
+		return Spec{}, err
+	}
+	spec.Explanation = strings.Join(append([]string{Describe(spec.Rules)}, notes...), " ")
+	return spec, nil
+}
+
+// Describe says in plain words what rules do; it is the explanation of the
+// built-in generator and the fallback of a model that gives none.
+func Describe(r Rules) string {
+	s := r.Strategy
+	var b strings.Builder
+	fmt.Fprintf(&b, "Buy %s when %s; exit when %s", s.Side, joinConditions(s.EntryConditions, " and "), joinConditions(s.ExitConditions, " or "))
+	if len(s.ExitConditions) > 1 {
+		b.WriteString(" (whichever comes first)")
+	}
+	fmt.Fprintf(&b, ", or at the market's end. %s shares a trade with %s orders; a loss of %s%% of the entry cost forces an exit.",
+		num(s.PositionSize), s.OrderType, num(s.MaxLossPercent))
+	return b.String()
+}
+
+func joinConditions(cs []replay.Condition, joiner string) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.Field + " " + c.Operator + " " + formatNumber(c.Value)
+	}
+	return strings.Join(parts, joiner)
+}
+
+// promptRules is what readPrompt found.
+type promptRules struct {
+	side        string
+	entry, exit []replay.Condition
+	maxLoss     *float64
+	size        *float64
+	order       string
+	notes       []string
+}
+
+// placed is a condition and where in the prompt it was written: phrases
+// are read kind by kind, and the conditions are put back in the prompt's
+// order at the end.
+type placed struct {
+	at int
+	c  replay.Condition
+}
+
+func inOrder(ps []placed) []replay.Condition {
+	slices.SortStableFunc(ps, func(a, b placed) int { return a.at - b.at })
+	out := make([]replay.Condition, len(ps))
+	for i, p := range ps {
+		out[i] = p.c
+	}
+	return out
+}
+
+// The grammar. Compiled once; regexps are safe for concurrent use.
+const (
+	reNum   = `\$?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)`
+	reField = `(price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|up|down)`
+	reOps   = `crosses above|crosses over|breaks above|crosses below|crosses under|breaks below|` +
+		`is at or above|at or above|at least|reaches|hits|is at or below|at or below|at most|` +
+		`drops below|drops under|falls below|falls under|dips below|dips under|goes below|goes under|sinks below|is below|is under|below|under|less than|lower than|` +
+		`rises above|rises over|goes above|goes over|climbs above|is above|is over|above|over|more than|greater than|higher than|exceeds|` +
+		`equals|is exactly`
+	reUnit = `(%|percent|minutes?|mins?|m|hours?|hrs?|h)`
+)
+
+var (
+	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing)\b`)
+	reShort       = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
+	reSide        = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(up|down)\b|\bthe\s+(up|down)\s+(?:side|token|outcome)\b`)
+	reStopPct     = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is))?\s+` + reNum + `\s*(?:%|percent)|` + reNum + `\s*(?:%|percent)\s+stop[- ]?loss\b`)
+	reStopPrice   = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is|below|under))?\s+` + reNum)
+	reTakePct     = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum + `\s*(?:%|percent)`)
+	reTakePrice   = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
+	reShares      = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
+	reOrder       = regexp.MustCompile(`\b(limit|market) orders?\b`)
+	reMarketType  = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\b(?:\s+(?:markets?|windows?))?|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\b(?:\s+(?:markets?|windows?))?`)
+	reExitWord    = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
+	reTimeLeft    = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
+	reTimeLast    = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
+	reCompare     = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
+	reDigit       = regexp.MustCompile(`[0-9]`)
+)
+
+// promptText is the lower-cased prompt; what a phrase uses is blanked, so
+// that no later phrase reads it again and what is left over shows.
+type promptText struct{ b []byte }
+
+// take calls fn with the position and groups of every match of re in
+// [lo, hi) and blanks the matches fn accepts.
+func (t *promptText) take(re *regexp.Regexp, lo, hi int, fn func(at int, m []string) (bool, error)) error {
+	for _, loc := range re.FindAllSubmatchIndex(t.b[lo:hi], -1) {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = string(t.b[lo+loc[2*i] : lo+loc[2*i+1]])
+			}
+		}
+		ok, err := fn(lo+loc[0], m)
+		if err != nil {
+			return err
+		}
+		if ok {
+			for i := lo + loc[0]; i < lo+loc[1]; i++ {
+				t.b[i] = ' '
+			}
+		}
+	}
+	return nil
+}
+
+// readPrompt applies the grammar to a prompt for markets of type mt.
+func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, error) {
+	var pr promptRules
+	t := &promptText{b: []byte(strings.ToLower(prompt))}
+	refuse := func(format string, args ...any) error { return invalid("prompt", fmt.Sprintf(format, args...)) }
+
+	if m := reUnsupported.Find(t.b); m != nil {
+		return pr, refuse("the built-in generator cannot use %q: conditions compare price_up, price_down, coin_price, spread or time_remaining_pct with a number", m)
+	}
+	if reShort.Match(t.b) {
+		return pr, refuse("strategies only buy: to bet against UP, buy DOWN (\"buy DOWN when price_down drops below 0.4\")")
+	}
+	all := len(t.b)
+
+	// The side first: fields without a name default to its price.
+	err := t.take(reSide, 0, all, func(_ int, m []string) (bool, error) {
+		side := strings.ToUpper(m[1] + m[2])
+		if pr.side != "" && pr.side != side {
+			return false, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
+		}
+		pr.side = side
+		return true, nil
+	})
+	if err != nil {
+		return pr, err
+	}
+	side := pr.side
+	switch {
+	case side != "":
+	case base != nil:
+		side = base.side
+	case strings.Contains(string(t.b), "price_down") || strings.Contains(string(t.b), "down price") || strings.Contains(string(t.b), "price down"):
+		side = replay.SideDown
+	default:
+		side = replay.SideUp
+	}
+	pr.side = side
+	sidePrice := replay.FieldPriceUp
+	if side == replay.SideDown {
+		sidePrice = replay.FieldPriceDown
+	}
+
+	// Phrases that mean the same wherever they stand.
+	var entry, exit []placed
+	var takePct *float64
+	takeAt := 0
+	steps := []struct {
+		re *regexp.Regexp
+		fn func(at int, m []string) (bool, error)
+	}{
+		{reStopPct, func(_ int, m []string) (bool, error) {
+			v, _ := number(m[1] + m[2])
+			if v < replay.MinMaxLossPercent || v > replay.MaxMaxLossPercent {
+				return false, refuse("a stop loss of %s%% is out of range: it must be between 1%% and 100%% of the entry cost", num(v))
+			}
+			pr.maxLoss = &v
+			return true, nil
+		}},
+		{reTakePct, func(at int, m []string) (bool, error) {
+			v, _ := number(m[1])
+			takePct, takeAt = &v, at
+			return true, nil
+		}},
+		{reStopPrice, func(at int, m []string) (bool, error) {
+			v, err := priceValue(m[1], "a stop loss at", refuse)
+			exit = append(exit, placed{at, replay.Condition{Field: sidePrice, Operator: replay.OpLessOrEqual, Value: v}})
+			return err == nil, err
+		}},
+		{reTakePrice, func(at int, m []string) (bool, error) {
+			v, err := priceValue(m[1], "a take profit at", refuse)
+			exit = append(exit, placed{at, replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: v}})
+			return err == nil, err
+		}},
+		{reShares, func(_ int, m []string) (bool, error) {
+			v, _ := number(m[1])
+			pr.size = &v
+			return true, nil
+		}},
+		{reOrder, func(_ int, m []string) (bool, error) {
+			pr.order = strings.ToUpper(m[1])
+			return true, nil
+		}},
+		{reMarketType, func(int, []string) (bool, error) { return true, nil }}, // "on 15m markets": the request chooses
+	}
+	for _, s := range steps {
+		if err := t.take(s.re, 0, all, s.fn); err != nil {
+			return pr, err
+		}
+	}
+
+	// Entry before the first exit word, exit after it.
+	split := all
+	if loc := reExitWord.FindIndex(t.b); loc != nil {
+		split = loc[0]
+	}
+	segments := []struct {
+		lo, hi int
+		exit   bool
+	}{{0, split, false}, {split, all, true}}
+	for _, seg := range segments {
+		conds := &entry
+		if seg.exit {
+			conds = &exit
+		}
+		if err := readTimeLeft(t, seg.lo, seg.hi, seg.exit, mt, conds, refuse); err != nil {
+			return pr, err
+		}
+		last := ""
+		if seg.exit {
+			last = firstPriceField(inOrder(entry), sidePrice)
+		}
+		err := t.take(reCompare, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
+			field := last
+			if m[1] != "" {
+				field = fieldNamed(m[1])
+			}
+			if field == "" {
+				field = sidePrice
+			}
+			op := m[3]
+			if op == "" {
+				op = opNamed(m[2])
+			}
+			c, note, err := comparison(field, op, m[4], m[5] != "", refuse)
+			if err != nil {
+				return false, err
+			}
+			if note != "" {
+				pr.notes = append(pr.notes, note)
+			}
+			*conds = append(*conds, placed{at, c})
+			last = field
+			return true, nil
+		})
+		if err != nil {
+			return pr, err
+		}
+	}
+
+	pr.entry = inOrder(entry)
+	if takePct != nil {
+		c, note, err := takeProfitPercent(*takePct, pr.entry, sidePrice, refuse)
+		if err != nil {
+			return pr, err
+		}
+		exit = append(exit, placed{takeAt, c})
+		pr.notes = append(pr.notes, note)
+	}
+	pr.exit = inOrder(exit)
+
+	if loc := reDigit.FindIndex(t.b); loc != nil {
+		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",
+			quoteAround(prompt, t.b, loc[0]))
+	}
+	return pr, nil
+}
+
+// readTimeLeft reads "with 20% left" and "in the last 10%" phrases of one
+// segment. A bare amount ("with 20% left") means "while at least that much
+// is left" before the exit word and "once no more than that is left" after
+// it.
+func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, conds *[]placed, refuse func(string, ...any) error) error {
+	err := t.take(reTimeLeft, lo, hi, func(at int, m []string) (bool, error) {
+		pct, err := percentOfMarket(m[2], m[3], mt, refuse)
+		if err != nil {
+			return false, err
+		}
+		var op string
+		switch m[1] {
+		case "more than", "over":
+			op = replay.OpGreater
+		case "at least":
+			op = replay.OpGreaterOrEqual
+		case "less than", "under", "fewer than":
+			op = replay.OpLess
+		case "at most", "only":
+			op = replay.OpLessOrEqual
+		default:
+			op = replay.OpGreaterOrEqual
+			if exit {
+				op = replay.OpLessOrEqual
+			}
+		}
+		*conds = append(*conds, placed{at, replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: op, Value: pct}})
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	return t.take(reTimeLast, lo, hi, func(at int, m []string) (bool, error) {
+		pct, err := percentOfMarket(m[2], m[3], mt, refuse)
+		if err != nil {
+			return false, err
+		}
+		c := replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: replay.OpLessOrEqual, Value: pct}
+		if m[1] == "first" {
+			c = replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: replay.OpGreaterOrEqual, Value: roundTo(100-pct, 6)}
+		}
+		*conds = append(*conds, placed{at, c})
+		return true, nil
+	})
+}
+
+// percentOfMarket turns an amount of time into a percentage of the market.
+func percentOfMarket(amount, unit string, mt store.MarketType, refuse func(string, ...any) error) (float64, error) {
+	v, _ := number(amount)
+	var d float64 // minutes
+	switch {
+	case unit == "%" || unit == "percent":
+		if v > 100 {
+			return 0, refuse("%s%% of the market is more than all of it", num(v))
+		}
+		return v, nil
+	case strings.HasPrefix(unit, "h"):
+		d = v * 60
+	default:
+		d = v
+	}
+	total := mt.Duration().Minutes()
+	if total == 0 || d > total {
+		return 0, refuse("%s minutes is longer than a %s market", num(d), mt)
+	}
+	return roundTo(100*d/total, 6), nil
+}
+
+// comparison builds a condition, reading prices written as percentages.
+func comparison(field, op, amount string, percent bool, refuse func(string, ...any) error) (replay.Condition, string, error) {
+	v, err := number(amount)
+	if err != nil {
+		return replay.Condition{}, "", refuse("%q is not a number", amount)
+	}
+	c := replay.Condition{Field: field, Operator: op, Value: v}
+	switch field {
+	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread:
+		if percent {
+			c.Value = roundTo(v/100, 6)
+			if c.Value > 1 {
+				return c, "", refuse("%s is a price between 0 and 1: %s%% is more than 100%%", field, num(v))
+			}
+			return c, "", nil
+		}
+		if v > 1 {
+			return c, "", refuse("%s is a price between 0 and 1: did you mean %s (or %s%%)?", field, num(roundTo(v/100, 6)), num(v))
+		}
+	case replay.FieldTimeRemainingPct:
+		if v > 100 {
+			return c, "", refuse("time_remaining_pct is a percentage: %s is more than 100", num(v))
+		}
+	case replay.FieldCoinPrice:
+		if percent {
+			return c, "", refuse("coin_price compares with a price in dollars; a change of %s%% cannot be expressed as a condition", num(v))
+		}
+	}
+	return c, "", nil
+}
+
+// takeProfitPercent approximates "take profit at 20%" with an exit price:
+// 20% above the entry's price threshold, the most the entry can pay.
+func takeProfitPercent(pct float64, entry []replay.Condition, sidePrice string, refuse func(string, ...any) error) (replay.Condition, string, error) {
+	for _, c := range entry {
+		if c.Field != sidePrice || (c.Operator != replay.OpLess && c.Operator != replay.OpLessOrEqual && c.Operator != replay.OpCrossesBelow) {
+			continue
+		}
+		target := math.Min(0.99, roundTo(c.Value*(1+pct/100), 4))
+		if target <= c.Value {
+			return replay.Condition{}, "", refuse("a take profit of %s%% is too small to be a price above the entry's %s", num(pct), formatNumber(c.Value))
+		}
+		return replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: target},
+			fmt.Sprintf("The take profit of %s%% is the exit price %s: %s%% above the entry threshold %s (conditions compare prices, not gains, so an entry below the threshold takes a little more).",
+				num(pct), formatNumber(target), num(pct), formatNumber(c.Value)), nil
+	}
+	return replay.Condition{}, "", refuse("a take profit of %s%% needs an entry price to count from, such as \"buy UP when price_up drops below 0.35\"; or give the exit price: \"take profit at 0.6\"", num(pct))
+}
+
+// priceValue reads a price (0 to 1) of a stop loss or take profit.
+func priceValue(amount, what string, refuse func(string, ...any) error) (float64, error) {
+	v, _ := number(amount)
+	if v > 1 {
+		return v, refuse("%s %s: prices are between 0 and 1 (write %s for %s cents), or give a stop loss as a percentage (\"stop loss of 25%%\")", what, amount, num(roundTo(v/100, 6)), amount)
+	}
+	return v, nil
+}
+
+func firstPriceField(cs []replay.Condition, def string) string {
+	for _, c := range cs {
+		if c.Field == replay.FieldPriceUp || c.Field == replay.FieldPriceDown {
+			return c.Field
+		}
+	}
+	return def
+}
+
+func fieldNamed(s string) string {
+	s = strings.ReplaceAll(s, "_", " ")
+	switch {
+	case s == "up" || strings.Contains(s, "price up") || s == "up price" || s == "price of up":
+		return replay.FieldPriceUp
+	case s == "down" || strings.Contains(s, "price down") || s == "down price" || s == "price of down":
+		return replay.FieldPriceDown
+	case s == "spread":
+		return replay.FieldSpread
+	case strings.HasPrefix(s, "time remaining"):
+		return replay.FieldTimeRemainingPct
+	default: // coin price, btc price, bitcoin's price, ...
+		return replay.FieldCoinPrice
+	}
+}
+
+func opNamed(s string) string {
+	switch s {
+	case "crosses above", "crosses over", "breaks above":
+		return replay.OpCrossesAbove
+	case "crosses below", "crosses under", "breaks below":
+		return replay.OpCrossesBelow
+	case "is at or above", "at or above", "at least", "reaches", "hits":
+		return replay.OpGreaterOrEqual
+	case "is at or below", "at or below", "at most":
+		return replay.OpLessOrEqual
+	case "equals", "is exactly":
+		return replay.OpEqual
+	case "rises above", "rises over", "goes above", "goes over", "climbs above", "is above", "is over", "above", "over",
+		"more than", "greater than", "higher than", "exceeds":
+		return replay.OpGreater
+	default:
+		return replay.OpLess
+	}
+}
+
+// number reads a number of the grammar ("1,000", "$95000", ".35").
+func number(s string) (float64, error) {
+	return strconv.ParseFloat(strings.NewReplacer(",", "", "$", "").Replace(s), 64)
+}
+
+func roundTo(x float64, d int) float64 {
+	p := math.Pow10(d)
+	return math.Round(x*p) / p
+}
+
+// quoteAround quotes the word around byte i of the prompt for a message.
+func quoteAround(prompt string, work []byte, i int) string {
+	lo, hi := i, i
+	for lo > 0 && work[lo-1] != ' ' {
+		lo--
+	}
+	for hi < len(work) && work[hi] != ' ' {
+		hi++
+	}
+	if len(prompt) == len(work) {
+		return strings.TrimSpace(prompt[lo:hi])
+	}
+	return strings.TrimSpace(string(work[lo:hi]))
+}

@@ -1,0 +1,183 @@
+package strategy
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+func normalized(t *testing.T, req Request) Request {
+	t.Helper()
+	if err := req.Normalize(); err != nil {
+		t.Fatalf("%+v: %v", req, err)
+	}
+	return req
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestBuiltinPhrases pins what the grammar makes of plain phrases, as the
+// strategy code of the result (BTC 15m markets unless the case says).
+func TestBuiltinPhrases(t *testing.T) {
+	const tail = " size=100 maxloss=50 order=MARKET"
+	cases := []struct{ prompt, code string }{
+		// DESIGN 8's phrase.
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
+		{"Buy DOWN when price_down falls below 0.3 with more than 25% left, take profit at 0.55 and stop loss of 20%",
+			"side=DOWN entry: price_down < 0.3 and time_remaining_pct > 25 exit: price_down >= 0.55 size=100 maxloss=20 order=MARKET"},
+		{"buy up under 40% with at least 30% of the market left. Take profit at 20%. Stop loss at 0.2. 250 shares, limit orders",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up >= 0.48 or price_up <= 0.2 size=250 maxloss=50 order=LIMIT"},
+		{"buy up when BTC price crosses above 95,000 on 15m markets, sell when time remaining < 10",
+			"side=UP entry: coin_price crosses_above 95000 exit: time_remaining_pct < 10" + tail},
+		{"go long when up is below 0.4; exit when up rises above 0.5",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.5" + tail},
+		{"buy UP when price_up drops below 0.35, exit with 3 minutes left",
+			"side=UP entry: price_up < 0.35 exit: time_remaining_pct <= 20" + tail},
+		{"buy when price_down is at most 0.45 in the first 50%, get out when price_down reaches 0.6",
+			"side=DOWN entry: price_down <= 0.45 and time_remaining_pct >= 50 exit: price_down >= 0.6" + tail},
+		{"buy the DOWN side when spread is over 0.2; close in the last 10%",
+			"side=DOWN entry: spread > 0.2 exit: time_remaining_pct <= 10" + tail},
+		{"BUY UP WHEN PRICE_UP CROSSES BELOW 0.5 AND TIME_REMAINING_PCT > 60, EXIT WHEN PRICE_UP CROSSES ABOVE 0.55",
+			"side=UP entry: price_up crosses_below 0.5 and time_remaining_pct > 60 exit: price_up crosses_above 0.55" + tail},
+		{"buy up < 0.3 take profit at 0.5 5% stop loss",
+			"side=UP entry: price_up < 0.3 exit: price_up >= 0.5 size=100 maxloss=5 order=MARKET"},
+	}
+	for _, tc := range cases {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+		if spec.Coin != store.BTC || spec.MarketType != store.M15 || !strings.HasPrefix(spec.Explanation, "Buy "+spec.Strategy.Side+" when ") {
+			t.Errorf("%q: coin %s type %s explanation %q", tc.prompt, spec.Coin, spec.MarketType, spec.Explanation)
+		}
+	}
+}
+
+// TestBuiltinRefuses: what the grammar cannot read fully is refused with
+// a reason, as a VALIDATION_ERROR of the prompt.
+func TestBuiltinRefuses(t *testing.T) {
+	cases := []struct{ prompt, msg string }{
+		{"buy UP when the RSI is below 30, exit above 70", `cannot use "rsi"`},
+		{"buy UP when price_up drops below 0.35 and volume spikes, exit above 0.6", `cannot use "volume"`},
+		{"short UP when it is above 0.7", "strategies only buy"},
+		{"buy UP and buy DOWN when price_up < 0.5, exit above 0.6", "names both sides"},
+		{"buy UP when price_up is below 35, exit above 0.6", "did you mean 0.35 (or 35%)?"},
+		{"buy UP below 0.3, exit at 7", `could not use "7"`},
+		{"something vague about making money", "does not say when to enter"},
+		{"buy UP when price_up drops below 0.35", "does not say when to exit"},
+		{"buy UP below 0.3, take profit at 60", "prices are between 0 and 1"},
+		{"buy UP when coin price rises above 5%, exit above 0.6", "cannot be expressed"},
+		{"buy UP when coin price is 5% above its start, exit above 0.6", `could not use "5%"`},
+		{"buy UP when time remaining is above 0.5, take profit at 20%", "needs an entry price"},
+		{"buy UP below 0.3, stop loss of 150%", "out of range"},
+		{"buy UP below 0.3, exit with 20 minutes left", "longer than a 15m market"},
+	}
+	for _, tc := range cases {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, err, tc.msg)
+		}
+	}
+}
+
+func TestBuiltinPresets(t *testing.T) {
+	for _, p := range presets() {
+		req := normalized(t, Request{Prompt: "use the preset", Preset: p.name, Coin: "eth", MarketType: "1h"})
+		spec, err := Builtin{}.Generate(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		want := Rules{Coin: store.ETH, MarketType: store.H1, Strategy: replay.Strategy{Side: p.side, EntryConditions: p.entry,
+			ExitConditions: p.exit, PositionSize: DefaultPositionSize, MaxLossPercent: p.maxLoss, OrderType: replay.OrderMarket}}
+		if !reflect.DeepEqual(spec.Rules, want) {
+			t.Errorf("%s: %+v\nwant %+v", p.name, spec.Rules, want)
+		}
+		if !strings.Contains(spec.Explanation, "Built from the "+p.name+" preset") {
+			t.Errorf("%s: explanation %q", p.name, spec.Explanation)
+		}
+	}
+	// The prompt's exit replaces the preset's; the preset's entry and
+	// stop loss stay; explicit request values win over both.
+	req := normalized(t, Request{Prompt: "exit above 0.7", Preset: "mean_reversion", PositionSize: ptr(7.0), OrderType: "LIMIT"})
+	spec, err := Builtin{}.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up > 0.7 size=7 maxloss=25 order=LIMIT"
+	if got := FormatCode(spec.Rules); got != want {
+		t.Errorf("mixed:\n got %s\nwant %s", got, want)
+	}
+	if !strings.Contains(spec.Explanation, "entry conditions come from the mean_reversion preset") {
+		t.Errorf("explanation %q", spec.Explanation)
+	}
+}
+
+func TestBuiltinRequestWins(t *testing.T) {
+	req := normalized(t, Request{Prompt: "buy UP below 0.4 exit above 0.6, 500 shares, stop loss of 10%, market orders",
+		PositionSize: ptr(20.0), MaxLossPercent: ptr(30.0), OrderType: "LIMIT"})
+	spec, err := Builtin{}.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec.Strategy
+	if s.PositionSize != 20 || s.MaxLossPercent != 30 || s.OrderType != "LIMIT" {
+		t.Errorf("request values lost: %+v", s)
+	}
+	again, _ := Builtin{}.Generate(context.Background(), req)
+	if !reflect.DeepEqual(spec, again) {
+		t.Error("the built-in generator is not deterministic")
+	}
+}
+
+func TestRequestNormalize(t *testing.T) {
+	cases := []struct {
+		req          Request
+		code, field  string
+		wantCoin     store.Coin
+		wantType     store.MarketType
+		wantMarketsN int
+	}{
+		{req: Request{Prompt: "x"}, wantCoin: store.BTC, wantType: store.M15, wantMarketsN: 10},
+		{req: Request{Prompt: " x ", Coin: "sol", MarketType: "1h", MarketCount: ptr(100)}, wantCoin: store.SOL, wantType: store.H1, wantMarketsN: 100},
+		{req: Request{Prompt: "x", MarketType: "24hr"}, wantCoin: store.BTC, wantType: store.H24, wantMarketsN: 10},
+		{req: Request{Prompt: "   "}, code: CodeValidation, field: "prompt"},
+		{req: Request{Prompt: strings.Repeat("é", MaxPromptLength+1)}, code: CodeValidation, field: "prompt"},
+		{req: Request{Prompt: "x", Preset: "yolo"}, code: CodeValidation, field: "preset"},
+		{req: Request{Prompt: "x", Coin: "DOGE"}, code: CodeValidation, field: "coin"},
+		{req: Request{Prompt: "x", MarketType: "2h"}, code: CodeValidation, field: "marketType"},
+		{req: Request{Prompt: "x", Coin: "ETH", MarketType: "4h"}, code: CodeValidation, field: "marketType"},
+		{req: Request{Prompt: "x", MarketCount: ptr(0)}, code: CodeValidation, field: "marketCount"},
+		{req: Request{Prompt: "x", MarketCount: ptr(101)}, code: CodeValidation, field: "marketCount"},
+		{req: Request{Prompt: "x", PositionSize: ptr(0.5)}, code: CodeValidation, field: "positionSize"},
+		{req: Request{Prompt: "x", PositionSize: ptr(10001.0)}, code: CodeValidation, field: "positionSize"},
+		{req: Request{Prompt: "x", MaxLossPercent: ptr(0.0)}, code: CodeValidation, field: "maxLossPercent"},
+		{req: Request{Prompt: "x", MaxLossPercent: ptr(100.5)}, code: CodeValidation, field: "maxLossPercent"},
+		// The specific code first, whatever else is wrong.
+		{req: Request{Prompt: "", OrderType: "market"}, code: "INVALID_ORDER_TYPE", field: "orderType"},
+	}
+	for _, tc := range cases {
+		req := tc.req
+		err := req.Normalize()
+		if tc.code == "" {
+			if err != nil || req.Coin != tc.wantCoin || req.MarketType != tc.wantType || req.Count() != tc.wantMarketsN {
+				t.Errorf("%+v: %v, %s %s %d", tc.req, err, req.Coin, req.MarketType, req.Count())
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Code != tc.code || e.Field != tc.field || e.Message == "" {
+			t.Errorf("%+v: %v, want %s on %s", tc.req, err, tc.code, tc.field)
+		}
+	}
+}

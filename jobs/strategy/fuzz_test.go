@@ -1,0 +1,44 @@
+package strategy
+
+import (
+	"reflect"
+	"testing"
+)
+
+// FuzzParseStrategyCode: ParseCode never panics, and whatever it accepts
+// round-trips: parsing its formatted code gives the same rules, whose
+// format is the same code.
+func FuzzParseStrategyCode(f *testing.F) {
+	for _, seed := range []string{
+		"side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 size=100 maxloss=25 order=MARKET",
+		"coin=ETH type=1h side=DOWN entry: price_down crosses_below 0.4 exit: price_down > 0.55 or spread >= 0.2 size=1",
+		"side=UP entry: coin_price == -0 exit: coin_price >= 1e21 size=1e1 maxloss=100 order=LIMIT",
+		"side=UP entry: price_up < .5 exit: price_up > 5. size=+1",
+		"side=UP entry: price_up <",
+		"coin= type= side=",
+		"side=UP entry: price_up < 1 or",
+		"\xff side=UP",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		r, err := ParseCode(code)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error %T, want *Error", err)
+			}
+			return
+		}
+		formatted := FormatCode(r)
+		again, err := ParseCode(formatted)
+		if err != nil {
+			t.Fatalf("%q parsed, but its format %q does not: %v", code, formatted, err)
+		}
+		if !reflect.DeepEqual(again, r) {
+			t.Fatalf("%q: round trip changed the rules:\n%+v\n%+v", code, r, again)
+		}
+		if f2 := FormatCode(again); f2 != formatted {
+			t.Fatalf("format not stable: %q vs %q", formatted, f2)
+		}
+	})
+}

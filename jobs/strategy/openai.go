@@ -1,0 +1,226 @@
+package strategy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/updown/updown/jobs/replay"
+)
+
+// maxExplanation bounds a model's explanation in characters; a model that
+// rambles is cut, not failed.
+const maxExplanation = 600
+
+// OpenAI generates strategies with a model behind any OpenAI-compatible
+// chat completions API, asking for JSON-schema structured output (see
+// Schema). The answer is judged by the replay validator; an invalid one
+// gets one repair round in which the model is told what was wrong.
+type OpenAI struct {
+	client  *openai.Client
+	model   string
+	timeout time.Duration
+}
+
+// NewOpenAI returns the OpenAI generator of cfg (its Provider is ignored).
+func NewOpenAI(cfg Config) *OpenAI {
+	oc := openai.DefaultConfig(cfg.APIKey)
+	if cfg.BaseURL != "" {
+		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	}
+	if cfg.HTTPClient != nil {
+		oc.HTTPClient = cfg.HTTPClient
+	}
+	g := &OpenAI{client: openai.NewClientWithConfig(oc), model: cfg.Model, timeout: cfg.Timeout}
+	if g.model == "" {
+		g.model = DefaultModel
+	}
+	if g.timeout <= 0 {
+		g.timeout = DefaultTimeout
+	}
+	return g
+}
+
+// Generate implements Generator. When ctx ends before the model answers,
+// the error is ctx's (wrapped), not an *Error: the caller gave up, the
+// generation did not fail.
+func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
+	msgs := []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: systemPrompt},
+		{Role: openai.ChatMessageRoleUser, Content: userPrompt(req)},
+	}
+	for attempt := 1; ; attempt++ {
+		content, err := g.complete(ctx, msgs)
+		if err != nil {
+			return Spec{}, err
+		}
+		spec, problem := readAnswer(req, content)
+		if problem == nil {
+			return spec, nil
+		}
+		if attempt == 2 {
+			return Spec{}, generationFailed(problem, "the model did not produce a valid strategy, even after being told what was wrong: %s", problem.Message)
+		}
+		msgs = append(msgs,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairPrompt(problem)})
+	}
+}
+
+// complete makes one call and returns the answer's text. Transport and
+// provider failures are final (*Error with CodeGenerationFailed); an empty
+// or truncated answer is returned for readAnswer to judge.
+func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessage) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	resp, err := g.client.CreateChatCompletion(cctx, openai.ChatCompletionRequest{
+		Model:       g.model,
+		Messages:    msgs,
+		Temperature: 0.2, // some variety across prompts, little within one
+		ResponseFormat: &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name:   schemaName,
+				Schema: Schema(),
+				Strict: true,
+			},
+		},
+	})
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return "", fmt.Errorf("generate strategy: %w", ctx.Err())
+	case errors.Is(err, context.DeadlineExceeded):
+		return "", generationFailed(err, "the model did not answer within %s; try again later", g.timeout)
+	case errors.As(err, &apiErr):
+		// The provider's message can quote credentials ("Incorrect API
+		// key provided: sk-..."): it goes to the logs through Cause only.
+		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", apiErr.HTTPStatusCode)
+	case errors.As(err, &reqErr):
+		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", reqErr.HTTPStatusCode)
+	default:
+		return "", generationFailed(err, "the model provider could not be reached; try again later")
+	}
+	if len(resp.Choices) == 0 {
+		return "", nil
+	}
+	ch := resp.Choices[0]
+	if r := ch.Message.Refusal; r != "" {
+		return "", generationFailed(errors.New("refusal: "+r), "the model declined the prompt: %s", truncate(r, 200))
+	}
+	if ch.FinishReason == openai.FinishReasonContentFilter {
+		return "", generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
+	}
+	return ch.Message.Content, nil
+}
+
+// answer is the shape Schema describes, used to catch fields it does not.
+type answer struct {
+	Side            string             `json:"side"`
+	EntryConditions []replay.Condition `json:"entryConditions"`
+	ExitConditions  []replay.Condition `json:"exitConditions"`
+	PositionSize    float64            `json:"positionSize"`
+	MaxLossPercent  *float64           `json:"maxLossPercent"`
+	OrderType       string             `json:"orderType"`
+	Explanation     string             `json:"explanation"`
+}
+
+// readAnswer judges a model's answer: JSON of the schema's shape whose
+// rules (with the request's explicit values put in) pass the replay
+// validator. A problem is said so that the model can mend it.
+func readAnswer(req Request, content string) (Spec, *Error) {
+	content = strings.TrimSpace(content)
+	if content == "" {
+		return Spec{}, invalid("", "the answer was empty; answer with the JSON object of the schema")
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(content)))
+	dec.DisallowUnknownFields()
+	var a answer
+	if err := dec.Decode(&a); err != nil {
+		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
+	}
+	if dec.More() {
+		return Spec{}, invalid("", "the answer has text after the JSON object; answer with the object alone")
+	}
+	// replay.Strategy decodes the rules itself so that an explicit
+	// maxLossPercent of 0 is refused, not taken for the default.
+	var st replay.Strategy
+	if err := json.Unmarshal([]byte(content), &st); err != nil {
+		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
+	}
+	spec, err := finish(req, st, "")
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return Spec{}, e
+		}
+		return Spec{}, invalid("", err.Error())
+	}
+	spec.Explanation = truncate(strings.TrimSpace(a.Explanation), maxExplanation)
+	if spec.Explanation == "" {
+		spec.Explanation = Describe(spec.Rules)
+	}
+	return spec, nil
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// systemPrompt tells the model the domain and the rules of the game.
+const systemPrompt = `You write trading strategies for short up/down prediction markets on BTC, ETH and SOL.
+Each market asks whether the coin's price at the end of its window (5 minutes to 24 hours) is at or above the price at the start.
+Two tokens trade: UP and DOWN. The winning token pays 1 per share at the end, the other 0, so price_up is the market's probability that UP wins (0 to 1) and price_down is about 1 - price_up.
+A strategy buys one side (UP or DOWN) when all of its entry conditions hold on a snapshot, and sells the whole position when any exit condition holds, or when the position has lost maxLossPercent of its cost; a position still open at the end settles at 1 or 0. After an exit it may enter again.
+A condition compares one field of a snapshot with a number:
+- price_up, price_down: token prices, 0 to 1
+- coin_price: the coin's price in USD
+- spread: |price_up - price_down|, 0 to 1
+- time_remaining_pct: percent of the market's window left, 100 at the start, 0 at the end
+Operators: <, >, <=, >=, == (exact equality, rarely useful), crosses_above and crosses_below (the field passed the value since the previous snapshot).
+Give 1 to 20 entry conditions and 1 to 20 exit conditions. positionSize is shares per trade (1 to 10000), maxLossPercent is 1 to 100, orderType is MARKET or LIMIT (a LIMIT order fills only at the signal price or better).
+Answer with the JSON object the schema describes. The explanation says in one or two sentences what the strategy does. If the idea needs something these fields cannot express (indicators, volume, news), approximate it with them and say so in the explanation.`
+
+// userPrompt states the request: the idea, the markets, and the values the
+// caller fixed.
+func userPrompt(req Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Markets: %s %s up/down markets.\n", req.Coin, req.MarketType)
+	if p, ok := presetNamed(req.Preset); ok {
+		fmt.Fprintf(&b, "Start from the %s preset: %s. Its rules: %s.\n", p.name, p.description,
+			FormatCode(Rules{Strategy: replay.Strategy{Side: p.side, EntryConditions: p.entry, ExitConditions: p.exit,
+				PositionSize: DefaultPositionSize, MaxLossPercent: p.maxLoss, OrderType: replay.OrderMarket}}))
+	}
+	if req.PositionSize != nil {
+		fmt.Fprintf(&b, "Use positionSize %s.\n", num(*req.PositionSize))
+	}
+	if req.MaxLossPercent != nil {
+		fmt.Fprintf(&b, "Use maxLossPercent %s.\n", num(*req.MaxLossPercent))
+	}
+	if req.OrderType != "" {
+		fmt.Fprintf(&b, "Use orderType %s.\n", req.OrderType)
+	}
+	fmt.Fprintf(&b, "The idea, in the user's words:\n%s", req.Prompt)
+	return b.String()
+}
+
+func repairPrompt(problem *Error) string {
+	where := ""
+	if problem.Field != "" {
+		where = " (at " + problem.Field + ")"
+	}
+	return "That answer cannot be used" + where + ": " + problem.Message +
+		"\nAnswer again with the whole corrected JSON object."
+}

@@ -1,0 +1,280 @@
+package strategy_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/updown/updown/jobs/strategy"
+	"github.com/updown/updown/jobs/strategy/openaitest"
+)
+
+// good is a valid answer of the schema's shape.
+func good() map[string]any {
+	return map[string]any{
+		"side":            "UP",
+		"entryConditions": []map[string]any{{"field": "price_up", "operator": "<", "value": 0.35}},
+		"exitConditions":  []map[string]any{{"field": "price_up", "operator": ">=", "value": 0.6}},
+		"positionSize":    50,
+		"maxLossPercent":  25,
+		"orderType":       "MARKET",
+		"explanation":     "Buys UP cheap and sells it back near 0.6.",
+	}
+}
+
+func with(m map[string]any, k string, v any) map[string]any {
+	m[k] = v
+	return m
+}
+
+func newOpenAI(fake *openaitest.Server, timeout time.Duration) *strategy.OpenAI {
+	return strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: fake.URL, Model: "test-model", Timeout: timeout})
+}
+
+func request(t *testing.T) strategy.Request {
+	t.Helper()
+	req := strategy.Request{Prompt: "buy UP when it is cheap, sell when it recovers", Coin: "ETH", MarketType: "5m"}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func TestOpenAIGenerates(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.JSON(good()))
+	spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "coin=ETH type=5m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=50 maxloss=25 order=MARKET"
+	if got := strategy.FormatCode(spec.Rules); got != want || spec.Explanation != "Buys UP cheap and sells it back near 0.6." {
+		t.Errorf("got %s / %q", got, spec.Explanation)
+	}
+	calls := fake.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	c := calls[0]
+	if c.Authorization != "Bearer sk-test" || c.Request.Model != "test-model" {
+		t.Errorf("auth %q model %q", c.Authorization, c.Request.Model)
+	}
+	rf := c.Request.ResponseFormat
+	if rf == nil || rf.Type != openai.ChatCompletionResponseFormatTypeJSONSchema || rf.JSONSchema == nil || !rf.JSONSchema.Strict {
+		t.Fatalf("response_format %+v", rf)
+	}
+	sent, _ := json.Marshal(rf.JSONSchema.Schema)
+	if string(sent) != string(strategy.Schema()) {
+		t.Errorf("schema sent differs from Schema()")
+	}
+	if len(c.Request.Messages) != 2 || !strings.Contains(c.Request.Messages[1].Content, "buy UP when it is cheap") ||
+		!strings.Contains(c.Request.Messages[1].Content, "ETH 5m") {
+		t.Errorf("messages %+v", c.Request.Messages)
+	}
+}
+
+// TestOpenAIRepairs: an answer that is not valid gets one repair round
+// that quotes the problem; a good repair is used.
+func TestOpenAIRepairs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, bad, told string
+	}{
+		{"invalid JSON", `{"side": "UP", "entryConditions": [`, "not the JSON object of the schema"},
+		{"unknown field", mustJSON(with(good(), "leverage", 10)), `unknown field "leverage"`},
+		{"bad field", mustJSON(with(good(), "entryConditions", []map[string]any{{"field": "rsi", "operator": "<", "value": 30}})),
+			`(at entryConditions[0].field): entryConditions[0].field "rsi" is not one of`},
+		{"size out of range", mustJSON(with(good(), "positionSize", 0)), "positionSize is missing or 0"},
+		{"explicit zero stop loss", mustJSON(with(good(), "maxLossPercent", 0)), "maxLossPercent 0 is out of range"},
+		{"empty", "", "the answer was empty"},
+		{"trailing text", mustJSON(good()) + " I hope this helps!", "text after the JSON object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := openaitest.New(t, openaitest.Content(tc.bad), openaitest.JSON(good()))
+			if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t)); err != nil {
+				t.Fatal(err)
+			}
+			calls := fake.Calls()
+			if len(calls) != 2 {
+				t.Fatalf("%d calls, want 2", len(calls))
+			}
+			msgs := calls[1].Request.Messages
+			if len(msgs) != 4 || msgs[2].Role != "assistant" || msgs[2].Content != tc.bad || msgs[3].Role != "user" ||
+				!strings.Contains(msgs[3].Content, tc.told) {
+				t.Errorf("repair messages %+v\nwant the bad answer, then a message saying %q", msgs[2:], tc.told)
+			}
+		})
+	}
+	// No choices at all is repaired the same way.
+	fake := openaitest.New(t, openaitest.Answer{NoChoices: true}, openaitest.JSON(good()))
+	if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// TestOpenAIFails: every failure kind is AI_STRATEGY_GENERATION_FAILED,
+// with a message for the user that never quotes the provider.
+func TestOpenAIFails(t *testing.T) {
+	t.Parallel()
+	secret := "Incorrect API key provided: sk-secret"
+	cases := []struct {
+		name    string
+		answers []openaitest.Answer
+		msg     string
+		calls   int
+	}{
+		{"invalid twice", []openaitest.Answer{openaitest.Content("nope"), openaitest.Content("{")}, "even after being told what was wrong", 2},
+		{"invalid rules twice", []openaitest.Answer{openaitest.JSON(with(good(), "side", "SIDEWAYS")), openaitest.JSON(with(good(), "side", "LEFT"))},
+			`side "LEFT" is not one of UP, DOWN`, 2},
+		{"slow", []openaitest.Answer{openaitest.Slow(2*time.Second, openaitest.JSON(good()))}, "did not answer within 200ms", 1},
+		{"slow repair", []openaitest.Answer{openaitest.Content("{"), openaitest.Slow(2*time.Second, openaitest.JSON(good()))}, "did not answer within", 2},
+		{"5xx", []openaitest.Answer{openaitest.Error(http.StatusInternalServerError, secret)}, "answered HTTP 500", 1},
+		{"401", []openaitest.Answer{openaitest.Error(http.StatusUnauthorized, secret)}, "answered HTTP 401", 1},
+		{"429", []openaitest.Answer{openaitest.Error(http.StatusTooManyRequests, "rate limited")}, "answered HTTP 429", 1},
+		{"not JSON error body", []openaitest.Answer{{Status: http.StatusBadGateway, Raw: "<html>bad gateway</html>"}}, "answered HTTP 502", 1},
+		{"refusal", []openaitest.Answer{{Refusal: "I can't help with that."}}, "declined the prompt: I can't help with that.", 1},
+		{"content filter", []openaitest.Answer{{FinishReason: openai.FinishReasonContentFilter}}, "content filter", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := openaitest.New(t, tc.answers...)
+			_, err := newOpenAI(fake, 200*time.Millisecond).Generate(context.Background(), request(t))
+			var e *strategy.Error
+			if !errors.As(err, &e) || e.Code != strategy.CodeGenerationFailed || !strings.Contains(e.Message, tc.msg) {
+				t.Fatalf("error %v, want AI_STRATEGY_GENERATION_FAILED saying %q", err, tc.msg)
+			}
+			if strings.Contains(e.Message, "sk-secret") || e.Cause == nil {
+				t.Errorf("message %q leaks the provider's words, or no cause is kept for the logs", e.Message)
+			}
+			if n := len(fake.Calls()); n != tc.calls {
+				t.Errorf("%d calls, want %d", n, tc.calls)
+			}
+		})
+	}
+	// No server at all.
+	g := strategy.NewOpenAI(strategy.Config{APIKey: "k", BaseURL: "http://127.0.0.1:1/v1", Timeout: time.Second})
+	_, err := g.Generate(context.Background(), request(t))
+	var e *strategy.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "could not be reached") {
+		t.Errorf("unreachable provider: %v", err)
+	}
+}
+
+// TestOpenAICancelled: a caller that gives up is not a failed generation.
+func TestOpenAICancelled(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.Slow(5*time.Second, openaitest.JSON(good())))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := newOpenAI(fake, 10*time.Second).Generate(ctx, request(t))
+	var e *strategy.Error
+	if errors.As(err, &e) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want the context's, not an *Error", err)
+	}
+}
+
+// TestOpenAIRequestWins: the request's explicit values replace the
+// model's and are stated in the prompt.
+func TestOpenAIRequestWins(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.JSON(with(good(), "positionSize", 0))) // would be invalid
+	req := request(t)
+	size, loss := 33.0, 12.0
+	req.PositionSize, req.MaxLossPercent, req.OrderType, req.Preset = &size, &loss, "LIMIT", "quick_scalp"
+	spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := spec.Strategy; s.PositionSize != 33 || s.MaxLossPercent != 12 || s.OrderType != "LIMIT" {
+		t.Errorf("%+v", s)
+	}
+	prompt := fake.Calls()[0].Request.Messages[1].Content
+	for _, want := range []string{"positionSize 33", "maxLossPercent 12", "orderType LIMIT", "quick_scalp preset"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}
+
+// TestSchemaIsStrict: every object of the schema lists all its properties
+// as required and forbids others, as strict structured output demands.
+func TestSchemaIsStrict(t *testing.T) {
+	var s map[string]any
+	if err := json.Unmarshal(strategy.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	objects := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch n := v.(type) {
+		case map[string]any:
+			if n["type"] == "object" {
+				objects++
+				props, _ := n["properties"].(map[string]any)
+				req, _ := n["required"].([]any)
+				if n["additionalProperties"] != false || len(props) == 0 || len(req) != len(props) {
+					t.Errorf("%s: additionalProperties %v, %d properties, %d required", path, n["additionalProperties"], len(props), len(req))
+				}
+				for _, r := range req {
+					if _, ok := props[r.(string)]; !ok {
+						t.Errorf("%s: required %v is not a property", path, r)
+					}
+				}
+			}
+			for k, c := range n {
+				walk(path+"."+k, c)
+			}
+		case []any:
+			for _, c := range n {
+				walk(path+"[]", c)
+			}
+		}
+	}
+	walk("$", s)
+	if objects != 3 {
+		t.Errorf("%d objects in the schema, want 3 (the strategy and the condition of each list)", objects)
+	}
+}
+
+func TestNewChoosesProvider(t *testing.T) {
+	cases := []struct {
+		cfg     strategy.Config
+		builtin bool
+		err     bool
+	}{
+		{strategy.Config{}, true, false},
+		{strategy.Config{Provider: "builtin", APIKey: "sk"}, true, false},
+		{strategy.Config{APIKey: "sk"}, false, false},
+		{strategy.Config{Provider: "OpenAI", APIKey: "sk"}, false, false},
+		{strategy.Config{Provider: "openai", BaseURL: "http://localhost:11434/v1"}, false, false},
+		{strategy.Config{Provider: "openai"}, false, true},
+		{strategy.Config{Provider: "claude"}, false, true},
+	}
+	for _, tc := range cases {
+		g, err := strategy.New(tc.cfg)
+		if (err != nil) != tc.err {
+			t.Errorf("%+v: error %v", tc.cfg, err)
+			continue
+		}
+		if _, ok := g.(strategy.Builtin); err == nil && ok != tc.builtin {
+			t.Errorf("%+v: %T", tc.cfg, g)
+		}
+	}
+}

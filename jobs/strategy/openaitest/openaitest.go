@@ -1,0 +1,169 @@
+// Package openaitest is a fake OpenAI-compatible server for tests: it
+// answers POST /v1/chat/completions with scripted answers, in order, and
+// records every request, so tests can drive a generator through good
+// answers, invalid JSON, rules that fail validation, slow answers and
+// provider errors without a network.
+package openaitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+)
+
+// Answer is one scripted response.
+type Answer struct {
+	// Status is the HTTP status (200 when 0). A status other than 200
+	// answers OpenAI's error body with Message.
+	Status  int
+	Message string
+	// Content is the assistant message of a 200 answer.
+	Content string
+	// Refusal, when set, is the message's refusal (Content is then empty).
+	Refusal string
+	// FinishReason defaults to "stop".
+	FinishReason openai.FinishReason
+	// NoChoices answers 200 with an empty choices array.
+	NoChoices bool
+	// Raw, when set, is written as the whole body of a 200 answer.
+	Raw string
+	// Delay is waited before answering; a client that gives up first
+	// ends the wait.
+	Delay time.Duration
+}
+
+// JSON answers v, encoded, as the message content.
+func JSON(v any) Answer {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("openaitest: JSON: %v", err))
+	}
+	return Answer{Content: string(b)}
+}
+
+// Content answers s as the message content.
+func Content(s string) Answer { return Answer{Content: s} }
+
+// Error answers an OpenAI error body with the status.
+func Error(status int, message string) Answer { return Answer{Status: status, Message: message} }
+
+// Slow is a after a delay.
+func Slow(d time.Duration, a Answer) Answer {
+	a.Delay = d
+	return a
+}
+
+// Call is one request the server received.
+type Call struct {
+	Authorization string
+	Request       openai.ChatCompletionRequest
+}
+
+// Server is the fake. URL is the API root to configure a client with
+// (it includes /v1).
+type Server struct {
+	URL string
+
+	t       testing.TB
+	mu      sync.Mutex
+	answers []Answer
+	calls   []Call
+}
+
+// New starts a server answering with answers, in order, and closes it
+// when the test ends. A request past the script fails the test and gets a
+// 500.
+func New(t testing.TB, answers ...Answer) *Server {
+	t.Helper()
+	s := &Server{t: t, answers: answers}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.complete)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL + "/v1"
+	return s
+}
+
+// Push appends answers to the script.
+func (s *Server) Push(answers ...Answer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers = append(s.answers, answers...)
+}
+
+// Calls returns the requests received so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
+	var req openai.ChatCompletionRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		s.t.Errorf("openaitest: undecodable request: %v", err)
+		writeError(w, http.StatusBadRequest, "undecodable request: "+err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, Call{Authorization: r.Header.Get("Authorization"), Request: req})
+	n := len(s.calls)
+	var a Answer
+	ok := len(s.answers) > 0
+	if ok {
+		a, s.answers = s.answers[0], s.answers[1:]
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.t.Errorf("openaitest: request %d has no scripted answer", n)
+		writeError(w, http.StatusInternalServerError, "no scripted answer")
+		return
+	}
+	if a.Delay > 0 {
+		select {
+		case <-time.After(a.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if a.Status != 0 && a.Status != http.StatusOK {
+		writeError(w, a.Status, a.Message)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if a.Raw != "" {
+		_, _ = w.Write([]byte(a.Raw))
+		return
+	}
+	resp := openai.ChatCompletionResponse{
+		ID: fmt.Sprintf("chatcmpl-test-%d", n), Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model,
+		Choices: []openai.ChatCompletionChoice{},
+		Usage:   openai.Usage{PromptTokens: 100, CompletionTokens: 50, TotalTokens: 150},
+	}
+	if !a.NoChoices {
+		fr := a.FinishReason
+		if fr == "" {
+			fr = openai.FinishReasonStop
+		}
+		resp.Choices = append(resp.Choices, openai.ChatCompletionChoice{
+			Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a.Content, Refusal: a.Refusal},
+			FinishReason: fr,
+		})
+	}
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// writeError writes OpenAI's error body.
+func writeError(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": message, "type": "server_error", "param": nil, "code": nil,
+	}})
+}

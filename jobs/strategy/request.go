@@ -1,0 +1,135 @@
+package strategy
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// Limits and defaults of a generation request (SPEC 8; the defaults and
+// MaxPromptLength are ours: SPEC names no defaults).
+const (
+	MinMarketCount     = 1
+	MaxMarketCount     = 100
+	DefaultMarketCount = 10
+	// MaxPromptLength bounds the prompt in characters: a strategy idea fits
+	// in a paragraph, and the bound caps what one request costs a model.
+	MaxPromptLength = 2000
+	// DefaultPositionSize is the size when neither the request nor the
+	// prompt (nor a preset) gives one.
+	DefaultPositionSize = 100
+)
+
+// Request is the body of POST /v1/backtest-ai/generate and /strategy, with
+// the JSON names of the reference service. The optional numbers are
+// pointers so that a value given explicitly (which wins over whatever the
+// prompt or a model says) can be told from one left out, and an explicit 0
+// is refused rather than taken for "not given".
+type Request struct {
+	Prompt string `json:"prompt"`
+	// Preset is one of Presets(), or empty.
+	Preset string `json:"preset,omitempty"`
+	// Coin is BTC, ETH or SOL (default BTC).
+	Coin store.Coin `json:"coin,omitempty"`
+	// MarketType is 5m, 15m, 1h, 4h or 24h (1hr, 4hr, 24hr are read too;
+	// default 15m). Normalize puts it in the market_type vocabulary.
+	MarketType store.MarketType `json:"marketType,omitempty"`
+	// MarketCount is how many of the newest resolved markets /strategy
+	// backtests (1-100, default 10).
+	MarketCount    *int     `json:"marketCount,omitempty"`
+	PositionSize   *float64 `json:"positionSize,omitempty"`
+	MaxLossPercent *float64 `json:"maxLossPercent,omitempty"`
+	OrderType      string   `json:"orderType,omitempty"`
+}
+
+// Count is the number of markets to backtest (after Normalize).
+func (r *Request) Count() int {
+	if r.MarketCount == nil {
+		return DefaultMarketCount
+	}
+	return *r.MarketCount
+}
+
+// Normalize validates r with SPEC's ranges and fills in the market
+// defaults (coin BTC, market type 15m, 10 markets), leaving the strategy
+// parameters that were not given unset for the generator to choose. An
+// *Error names the first problem: INVALID_ORDER_TYPE before
+// VALIDATION_ERROR (as the replay endpoint ranks its codes), then body
+// order.
+func (r *Request) Normalize() error {
+	if r.OrderType != "" && r.OrderType != replay.OrderMarket && r.OrderType != replay.OrderLimit {
+		return &Error{Code: replay.CodeInvalidOrderType, Field: "orderType",
+			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
+	}
+	prompt := strings.TrimSpace(r.Prompt)
+	switch n := utf8.RuneCountInString(prompt); {
+	case n == 0:
+		return invalid("prompt", "prompt is missing: describe the strategy in a sentence, e.g. \"buy UP when price_up drops below 0.35, exit above 0.6\"")
+	case n > MaxPromptLength:
+		return invalid("prompt", fmt.Sprintf("prompt is %d characters long: at most %d are allowed", n, MaxPromptLength))
+	}
+	if r.Preset != "" {
+		if _, ok := presetNamed(r.Preset); !ok {
+			return invalid("preset", fmt.Sprintf("preset %q is not one of %s", r.Preset, strings.Join(Presets(), ", ")))
+		}
+	}
+	coin := store.BTC
+	if r.Coin != "" {
+		c, err := parseCoin(string(r.Coin), true)
+		if err != nil {
+			return err
+		}
+		coin = c
+	}
+	mt := store.M15
+	if r.MarketType != "" {
+		t, err := parseMarketTypeField(string(r.MarketType), true)
+		if err != nil {
+			return err
+		}
+		mt = t
+	}
+	if !mt.AvailableFor(coin) {
+		return invalid("marketType", fmt.Sprintf("%s markets exist for BTC only; %s has 5m, 15m and 1h markets", mt, coin))
+	}
+	if n := r.MarketCount; n != nil && (*n < MinMarketCount || *n > MaxMarketCount) {
+		return invalid("marketCount", fmt.Sprintf("marketCount %d is out of range: it must be between %d and %d", *n, MinMarketCount, MaxMarketCount))
+	}
+	if v := r.PositionSize; v != nil && !inRange(*v, replay.MinPositionSize, replay.MaxPositionSize) {
+		return invalid("positionSize", fmt.Sprintf("positionSize %s is out of range: it must be between 1 and 10000 shares", num(*v)))
+	}
+	if v := r.MaxLossPercent; v != nil && !inRange(*v, replay.MinMaxLossPercent, replay.MaxMaxLossPercent) {
+		return invalid("maxLossPercent", fmt.Sprintf("maxLossPercent %s is out of range: it must be between 1 and 100", num(*v)))
+	}
+	r.Prompt, r.Coin, r.MarketType = prompt, coin, mt
+	return nil
+}
+
+func inRange(v, lo, hi float64) bool { return v >= lo && v <= hi && !math.IsNaN(v) }
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// finish makes a generator's rules into a Spec for req: the request's
+// explicit parameters win over what the generator chose, then the replay
+// validator judges the result.
+func finish(req Request, st replay.Strategy, explanation string) (Spec, error) {
+	if req.PositionSize != nil {
+		st.PositionSize = *req.PositionSize
+	}
+	if req.MaxLossPercent != nil {
+		st.MaxLossPercent = *req.MaxLossPercent
+	}
+	if req.OrderType != "" {
+		st.OrderType = req.OrderType
+	}
+	s := Spec{Rules: Rules{Coin: req.Coin, MarketType: req.MarketType, Strategy: st}, Explanation: explanation}
+	if err := s.Normalize(); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}

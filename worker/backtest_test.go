@@ -1,0 +1,313 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// btNow is where the generated markets of these tests end.
+var btNow = time.Date(2026, 4, 29, 13, 7, 30, 0, time.UTC)
+
+// servedStore is one worker's view of the store: it records which markets
+// the worker replayed (every replay lists the market's snapshots once) and
+// can make each replay slow.
+type servedStore struct {
+	store.Store
+	delay time.Duration
+
+	mu     sync.Mutex
+	served map[string]int
+}
+
+func (s *servedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	s.mu.Lock()
+	s.served[slug]++
+	s.mu.Unlock()
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	return s.Store.ListSnapshots(ctx, slug, q)
+}
+
+func (s *servedStore) slugs() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.served))
+	for k, v := range s.served {
+		out[k] = v
+	}
+	return out
+}
+
+// btFixture is a Redis, a store of generated BTC 15m markets, and the
+// client that submits batches.
+type btFixture struct {
+	rdb    *redis.Client
+	st     store.Store
+	client *worker.Client
+	// markets are the resolved BTC 15m markets, newest first; the
+	// generator's outage leaves the one at 11:00 without snapshots.
+	markets []string
+}
+
+func newBTFixture(t *testing.T) *btFixture {
+	t.Helper()
+	cfg := gen.DefaultConfig(btNow)
+	cfg.Coins = gen.DefaultCoins()[:1]
+	cfg.Markets = map[store.MarketType]int{store.M15: 25}
+	cfg.MaxSnapshotsPerMarket = 100
+	cfg.BookLevels = 3
+	cfg.DepthHistory = 0
+	st := memory.New()
+	if _, err := gen.Seed(context.Background(), cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	resolved := true
+	ms, _, err := st.ListMarkets(context.Background(), store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &btFixture{rdb: redistest.Client(t), st: st}
+	for _, m := range ms {
+		f.markets = append(f.markets, m.Slug)
+	}
+	f.client, err = worker.NewClient(context.Background(), worker.ClientConfig{Redis: f.rdb, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.client.Close() })
+	return f
+}
+
+// start runs a worker server reading through a servedStore until the test
+// ends.
+func (f *btFixture) start(t *testing.T, concurrency int, delay time.Duration) *servedStore {
+	t.Helper()
+	ss := &servedStore{Store: f.st, delay: delay, served: map[string]int{}}
+	w, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: ss, Logger: quietLog(), Concurrency: concurrency,
+		Backtest: worker.BacktestConfig{PollInterval: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ss
+}
+
+func testSpec(t *testing.T, size float64) strategy.Spec {
+	t.Helper()
+	rules, err := strategy.ParseCode(fmt.Sprintf("coin=BTC type=15m side=UP entry: price_up < 0.5 exit: price_up > 0.55 or time_remaining_pct < 10 size=%v", size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strategy.Spec{Rules: rules, Explanation: "test"}
+}
+
+// run submits a batch and waits for its report.
+func (f *btFixture) run(t *testing.T, req backtest.Request, timeout time.Duration) backtest.Report {
+	t.Helper()
+	payload, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: timeout}, "test", 60*time.Second)
+	if err != nil {
+		t.Fatalf("batch %s: %v", id, err)
+	}
+	if o.Failure != nil {
+		t.Fatalf("batch %s failed: %+v", id, o.Failure)
+	}
+	var rep backtest.Report
+	if err := json.Unmarshal(o.Result, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// want is the report computed without any queue: jobs.Replay per market.
+func (f *btFixture) want(t *testing.T, req backtest.Request) backtest.Report {
+	t.Helper()
+	outcomes := make([]*jobs.Outcome, len(req.Markets))
+	for i, sh := range req.Shards() {
+		res, err := jobs.Replay(t.Context(), f.st, sh)
+		var fl *jobs.Failure
+		switch {
+		case errors.As(err, &fl):
+			outcomes[i] = &jobs.Outcome{Failure: fl}
+		case err != nil:
+			t.Fatal(err)
+		default:
+			raw, _ := json.Marshal(backtest.ShardResult(sh.MarketSlug, res))
+			outcomes[i] = &jobs.Outcome{Result: raw}
+		}
+	}
+	rep, err := backtest.Collect(req, outcomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func sameReport(t *testing.T, got, want backtest.Report) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Errorf("report differs from direct replays:\n got %.600s\nwant %.600s", g, w)
+	}
+}
+
+// TestBacktestShardsAcrossWorkers: with two worker processes of one slot
+// each, both replay shards of one batch (the one holding the batch takes
+// them off the queue itself), every market is replayed exactly once, and
+// the report is what replaying each market directly gives.
+func TestBacktestShardsAcrossWorkers(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	a := f.start(t, 1, 15*time.Millisecond)
+	b := f.start(t, 1, 15*time.Millisecond)
+	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:20]}
+	rep := f.run(t, req, time.Minute)
+	sameReport(t, rep, f.want(t, req))
+
+	sa, sb := a.slugs(), b.slugs()
+	if len(sa) == 0 || len(sb) == 0 {
+		t.Fatalf("one worker did all the work: %d and %d markets", len(sa), len(sb))
+	}
+	for _, slug := range req.Markets {
+		if sa[slug]+sb[slug] != 1 {
+			t.Errorf("%s replayed %d times (%d + %d)", slug, sa[slug]+sb[slug], sa[slug], sb[slug])
+		}
+	}
+	t.Logf("worker A replayed %d markets, worker B %d", len(sa), len(sb))
+}
+
+// TestBacktestOneSlot: a single worker with a single slot holds the batch
+// and still finishes it, replaying every shard itself.
+func TestBacktestOneSlot(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	f.start(t, 1, 0)
+	req := backtest.Request{Strategy: testSpec(t, 10), Markets: f.markets[:12]}
+	sameReport(t, f.run(t, req, time.Minute), f.want(t, req))
+}
+
+// TestBacktestSaturated: more batches at once than slots anywhere; each
+// finishes, and batches sharing markets and strategy share shards.
+func TestBacktestSaturated(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	f.start(t, 2, 2*time.Millisecond)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Batches 0/2 and 1/3 have the same strategy, on overlapping
+			// markets.
+			req := backtest.Request{Strategy: testSpec(t, float64(10+i%2)), Markets: f.markets[i : i+10]}
+			sameReport(t, f.run(t, req, time.Minute), f.want(t, req))
+		}()
+	}
+	wg.Wait()
+}
+
+// TestBacktestFailingMarkets: a market with no data, one that does not
+// exist and one not resolved fail alone, with their codes.
+func TestBacktestFailingMarkets(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	f.start(t, 2, 0)
+	noData := gen.Slug(store.BTC, store.M15, time.Date(2026, 4, 29, 11, 0, 0, 0, time.UTC))
+	live := gen.Slug(store.BTC, store.M15, btNow.Truncate(15*time.Minute))
+	req := backtest.Request{Strategy: testSpec(t, 5), Markets: append([]string{live, "btc-updown-15m-1", noData}, f.markets[:3]...)}
+	rep := f.run(t, req, time.Minute)
+	sameReport(t, rep, f.want(t, req))
+	codes := map[string]string{}
+	for _, r := range rep.Results {
+		if r.Error != nil {
+			codes[r.Slug] = r.Error.Code
+		}
+	}
+	want := map[string]string{live: replay.CodeMarketNotResolved, "btc-updown-15m-1": "MARKET_NOT_FOUND", noData: replay.CodeNoData}
+	if !reflect.DeepEqual(codes, want) {
+		t.Errorf("failed markets %v, want %v", codes, want)
+	}
+	if a := rep.Aggregate; a.MarketsTested != 6 || a.MarketsFailed != 3 {
+		t.Errorf("aggregate %+v", a)
+	}
+}
+
+// TestBacktestDeadline: a batch that cannot finish in its task's time
+// reports what finished and marks the rest JOB_TIMEOUT.
+func TestBacktestDeadline(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	f.start(t, 1, 250*time.Millisecond)
+	req := backtest.Request{Strategy: testSpec(t, 7), Markets: f.markets[:12]}
+	start := time.Now()
+	rep := f.run(t, req, 2*time.Second)
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("the batch took %s with a 2 s timeout", took)
+	}
+	timedOut, failed := 0, 0
+	for _, r := range rep.Results {
+		if r.Error != nil {
+			failed++
+			if r.Error.Code == backtest.CodeTimeout {
+				timedOut++
+			}
+		}
+	}
+	if timedOut == 0 || timedOut == len(req.Markets) {
+		t.Errorf("%d of %d markets timed out, want some but not all", timedOut, len(req.Markets))
+	}
+	if rep.Aggregate.MarketsFailed != failed {
+		t.Errorf("aggregate %+v, %d failed", rep.Aggregate, failed)
+	}
+}
+
+// TestGenerateTask runs the generation task with the built-in generator.
+func TestGenerateTask(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	f.start(t, 1, 0)
+	run := func(prompt string) jobs.Outcome {
+		payload, _ := json.Marshal(strategy.Request{Prompt: prompt})
+		o, _, err := f.client.Run(t.Context(), worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, "test", 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := run("buy UP when price_up drops below 0.35, exit above 0.6")
+	var spec strategy.Spec
+	if o.Failure != nil || json.Unmarshal(o.Result, &spec) != nil || spec.Normalize() != nil || spec.Strategy.Side != "UP" {
+		t.Errorf("outcome %+v", o)
+	}
+	if o := run("buy UP when the RSI is low"); o.Failure == nil || o.Failure.Code != strategy.CodeValidation {
+		t.Errorf("an unreadable prompt: %+v", o)
+	}
+}
