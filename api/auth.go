@@ -20,6 +20,8 @@ type principal struct {
 	Customer store.Customer
 	Key      store.APIKey
 	Plan     Plan
+	// Usage is the rate limiter's count of this request.
+	Usage rateUsage
 }
 
 type principalKey struct{}
@@ -31,7 +33,15 @@ func principalFrom(ctx context.Context) principal {
 	return p
 }
 
-// authenticate enforces the security schemes an operation declares.
+// authenticate enforces the security schemes an operation declares, then
+// counts the request against the caller's rate limits (ratelimit.go).
+//
+// The plan is read from the customer's row on every request, never cached
+// in the process, so a tier change made through any api process (a billing
+// webhook) holds for the very next request everywhere.
+//
+// Every authenticated answer, errors included, carries X-Tier and the
+// X-RateLimit-* headers, so they are set here before the handler runs.
 func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	op := ctx.Operation()
 	if !requires(op, schemeAPIKey) {
@@ -42,6 +52,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	if err != nil {
 		r, w := humago.Unwrap(ctx)
 		writeError(w, r, s.log, err)
+		return
+	}
+	p.Usage = s.countRequest(ctx.Context(), p)
+	setRateHeaders(ctx, p.Plan.Tier, p.Usage)
+	if p.Usage.Exceeded != "" {
+		r, w := humago.Unwrap(ctx)
+		writeError(w, r, s.log, rateLimited(p.Plan.Tier, p.Usage, s.now()))
 		return
 	}
 	next(huma.WithValue(ctx, principalKey{}, p))

@@ -82,6 +82,9 @@ func (s *Server) registerBacktestAI() {
 			// The handlers read the body themselves, to answer the
 			// replay codes and name the offending field.
 			SkipValidateBody: true,
+			// Huma bounds only operations with a Body field; say the bound here
+			// so an oversized body is 413, not a failed read.
+			MaxBodyBytes: maxBodyBytes,
 		}
 	}
 

@@ -98,6 +98,9 @@ func (s *Server) registerReplay() {
 		// The handler validates the body itself, to answer SPEC 7's replay
 		// codes (INVALID_SIDE, ...) rather than a generic schema error.
 		SkipValidateBody: true,
+		// Huma bounds only operations with a Body field; say the bound here
+		// so an oversized body is 413, not a failed read.
+		MaxBodyBytes: maxBodyBytes,
 	}, s.replay)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "get-job",

@@ -112,6 +112,7 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 		{"suite has no replay", store.Suite, "application/json", replayBody(slug, nil), 403, "TIER_REQUIRED"},
 		{"no content type", store.Pro, "", replayBody(slug, nil), 415, "UNSUPPORTED_MEDIA_TYPE"},
 		{"text content type", store.Pro, "text/plain", replayBody(slug, nil), 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"body over 1 MiB", store.Pro, "application/json", `{"marketSlug":"` + strings.Repeat("x", 1<<20) + `"}`, 413, "PAYLOAD_TOO_LARGE"},
 		{"malformed JSON", store.Pro, "application/json", `{"marketSlug":`, 400, "VALIDATION_ERROR"},
 		{"empty body", store.Pro, "application/json", ``, 400, "VALIDATION_ERROR"},
 		{"side", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = "SIDEWAYS" }), 400, "INVALID_SIDE"},

@@ -50,6 +50,13 @@ type Config struct {
 	Live store.LiveExchange
 	// Redis is the shared Redis (rate limits); nil disables what needs it.
 	Redis redis.UniversalClient
+	// RateLimits overrides the plan table's rate limits per tier (fields
+	// of 0: unlimited). Limiting counts in Redis: with Redis nil it is off.
+	RateLimits map[store.Tier]RateLimit
+	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
+	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
+	// logs an error, so nothing is ever applied unverified.
+	WebhookSecret string
 	// AI configures the Backtest AI agent.
 	AI AIConfig
 	// Jobs runs replays and backtests on the workers (worker.Client).
@@ -71,6 +78,8 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	metrics *httpMetrics
+	// limiter counts requests in Redis; nil when Config.Redis is nil.
+	limiter *rateLimiter
 }
 
 // New builds the API and registers every route.
@@ -116,6 +125,9 @@ func New(cfg Config) (*Server, error) {
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
+	if err := s.registerBilling(); err != nil {
+		return nil, err
+	}
 	fixErrorResponses(s.api.OpenAPI())
 
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -214,6 +226,12 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	if len(allowed) > 0 {
 		e := Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allowed, ", "))
 		e.GetHeaders().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, r, s.log, e)
+		return
+	}
+	// /v1/{coin}/{spot,future}/snapshots cannot be a route beside
+	// /v1/markets/{slug}/snapshots: coins without history are answered here.
+	if e := exchangeHistoryNotFound(r.URL.Path); e != nil {
 		writeError(w, r, s.log, e)
 		return
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
@@ -34,6 +36,13 @@ type setupOpts struct {
 	store   store.Store
 	jobs    api.JobRunner
 	jobWait time.Duration
+	live    store.LiveExchange
+	// Billing and rate limits (billing_test.go, ratelimit_test.go).
+	redis         redis.UniversalClient
+	webhookSecret string
+	rateLimits    map[store.Tier]api.RateLimit
+	clock         func() time.Time // the pinned now when nil
+	logger        *slog.Logger     // discards when nil
 }
 
 // setup starts the real router over HTTP on a memory store holding the
@@ -49,13 +58,24 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		st = memory.New()
 		loadFixtures(t, st)
 	}
+	clock, logger := o.clock, o.logger
+	if clock == nil {
+		clock = func() time.Time { return now }
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	srv, err := api.New(api.Config{
-		Store:   st,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:     func() time.Time { return now },
-		DevKeys: o.devKeys,
-		Jobs:    o.jobs,
-		JobWait: o.jobWait,
+		Store:         st,
+		Logger:        logger,
+		Now:           clock,
+		Redis:         o.redis,
+		WebhookSecret: o.webhookSecret,
+		RateLimits:    o.rateLimits,
+		DevKeys:       o.devKeys,
+		Jobs:          o.jobs,
+		JobWait:       o.jobWait,
+		Live:          o.live,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ type Store interface {
 	CustomerStore
 	ExchangeStore
 	QuotaStore
+	BillingStore
 	// Ping reports whether the backend is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.

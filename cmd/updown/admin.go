@@ -44,13 +44,14 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
+	perMarket := fs.Int("snapshots-per-market", 1000, "at most this many snapshots per market (coarser cadence for long markets); 0: the real 300 ms cadence")
 	st, err := adminStore(ctx, fs, args)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	start := time.Now()
-	stats, err := gen.Seed(ctx, genConfig(*seed, start), st)
+	stats, err := gen.Seed(ctx, genConfig(*seed, *perMarket, start), st)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
@@ -61,9 +62,11 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	})
 }
 
-func genConfig(seed int64, now time.Time) gen.Config {
+// genConfig is the generator's default data set ending at now.
+func genConfig(seed int64, perMarket int, now time.Time) gen.Config {
 	cfg := gen.DefaultConfig(now)
 	cfg.Seed = seed
+	cfg.MaxSnapshotsPerMarket = perMarket
 	return cfg
 }
 

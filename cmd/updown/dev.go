@@ -49,6 +49,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	addr := fs.String("addr", ":"+envOr("PORT", "8080"), "listen address (env PORT)")
 	databaseURL := fs.String("database-url", envOr("DATABASE_URL", ""), "use Postgres instead of the in-memory store (env DATABASE_URL)")
 	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
+	perMarket := fs.Int("snapshots-per-market", 1000, "at most this many generated snapshots per market")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 
-	st, storeName, err := devStore(ctx, *databaseURL, *seed, log)
+	st, storeName, err := devStore(ctx, *databaseURL, genConfig(*seed, *perMarket, time.Now()), log)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := ensureDemoCustomers(ctx, st); err != nil {
 		return err
 	}
-	liveStats, err := gen.LoadLive(ctx, genConfig(*seed, time.Now()), redislive.New(rdb, redislive.DefaultPrefix))
+	liveStats, err := gen.LoadLive(ctx, genConfig(*seed, *perMarket, time.Now()), redislive.New(rdb, redislive.DefaultPrefix))
 	if err != nil {
 		return fmt.Errorf("load live exchange data: %w", err)
 	}
@@ -89,14 +90,22 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		secretNote = "from TOKEN_SECRET"
 	}
-	secrets := []string{"Token secret (bearer tokens): " + secretNote}
+	hookSecret, hookNote := api.DevWebhookSecret, "built in: "+api.DevWebhookSecret
+	if s := os.Getenv("WEBHOOK_SECRET"); s != "" {
+		hookSecret, hookNote = s, "from WEBHOOK_SECRET"
+	}
+	secrets := []string{
+		"Token secret (bearer tokens): " + secretNote,
+		"Webhook secret (POST /v1/webhook/dodo, Standard Webhooks): " + hookNote,
+	}
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg,
 		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
-	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: asynq.RedisClientOpt{Addr: mr.Addr()}, reg: reg, log: log, dev: true, tokenSecret: secret})
+	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: asynq.RedisClientOpt{Addr: mr.Addr()}, reg: reg, log: log, dev: true,
+		tokenSecret: secret, webhookSecret: hookSecret})
 	if err != nil {
 		return err
 	}
@@ -114,8 +123,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // devStore is the memory store filled with generated data, or Postgres
 // (migrated, seeded when it has no markets yet) when a URL is given.
-func devStore(ctx context.Context, databaseURL string, seed int64, log *slog.Logger) (store.Store, string, error) {
-	cfg := genConfig(seed, time.Now())
+func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog.Logger) (store.Store, string, error) {
 	if databaseURL == "" {
 		st := memory.New()
 		stats, err := gen.Seed(ctx, cfg, st)

@@ -70,6 +70,10 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	hookSecret, err := webhookSecret()
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	st, err := openPostgres(ctx, f.databaseURL, *migrate)
 	if err != nil {
@@ -81,7 +85,8 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer rdb.Close()
-	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log, tokenSecret: secret})
+	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
+		tokenSecret: secret, webhookSecret: hookSecret})
 	if err != nil {
 		return err
 	}
@@ -180,6 +185,10 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 	if err != nil {
 		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
+	// Fail fast when Redis is gone: requests answer 503 (or pass the rate
+	// limiter unmetered) rather than hang on retries.
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = 1
 	rdb := redis.NewClient(opt)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -197,13 +206,14 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 
 // apiDeps is what the api process (or dev) hands the api.
 type apiDeps struct {
-	store       store.Store
-	rdb         redis.UniversalClient
-	connOpt     asynq.RedisConnOpt // for the monitoring UI
-	reg         *prometheus.Registry
-	log         *slog.Logger
-	dev         bool // accept the ud_dev_ demo keys
-	tokenSecret []byte
+	store         store.Store
+	rdb           redis.UniversalClient
+	connOpt       asynq.RedisConnOpt // for the monitoring UI
+	reg           *prometheus.Registry
+	log           *slog.Logger
+	dev           bool // accept the ud_dev_ demo keys
+	tokenSecret   []byte
+	webhookSecret string
 }
 
 // newAPIServer wires the api with its Redis-backed parts. The returned
@@ -215,15 +225,17 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	}
 	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: d.connOpt, ReadOnly: true})
 	srv, err := api.New(api.Config{
-		Store:      d.store,
-		Logger:     d.log,
-		Metrics:    d.reg,
-		Live:       redislive.New(d.rdb, redislive.DefaultPrefix),
-		DevKeys:    d.dev,
-		Monitoring: mon,
-		Jobs:       jobs,
-		JobWait:    envDuration("JOB_WAIT", 60*time.Second),
-		AI:         api.AIConfig{TokenSecret: d.tokenSecret},
+		Store:         d.store,
+		Logger:        d.log,
+		Metrics:       d.reg,
+		Live:          redislive.New(d.rdb, redislive.DefaultPrefix),
+		DevKeys:       d.dev,
+		Monitoring:    mon,
+		Jobs:          jobs,
+		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
+		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
+		Redis:         d.rdb,
+		WebhookSecret: d.webhookSecret,
 		Checks: map[string]func(context.Context) error{
 			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
 		},
@@ -243,6 +255,16 @@ func tokenSecret() ([]byte, error) {
 		return nil, fmt.Errorf("TOKEN_SECRET must be set, at least %d bytes (e.g. openssl rand -hex 32)", api.MinTokenSecret)
 	}
 	return []byte(s), nil
+}
+
+// webhookSecret reads WEBHOOK_SECRET, the billing provider's Standard
+// Webhooks signing secret: production refuses to start without one.
+func webhookSecret() (string, error) {
+	s := os.Getenv("WEBHOOK_SECRET")
+	if s == "" {
+		return "", errors.New("WEBHOOK_SECRET must be set: the billing provider's webhook signing secret (whsec_...)")
+	}
+	return s, nil // api.New refuses a malformed one
 }
 
 // aiGenerator is the Backtest AI generator of AI_PROVIDER (builtin, openai,

@@ -42,6 +42,12 @@ type Store struct {
 
 	quotaMu sync.Mutex
 	quota   map[quotaKey]int
+
+	// billingMu is taken before customersMu when an event changes a tier,
+	// and never the other way round.
+	billingMu   sync.Mutex
+	billing     map[string]store.BillingEvent // by webhook id
+	lastApplied map[string]time.Time          // customer ID → newest applied OccurredAt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -59,6 +65,9 @@ func New() *Store {
 		keysOf:     map[string][]string{},
 		depth:      map[depthKey]*timeline{},
 		quota:      map[quotaKey]int{},
+
+		billing:     map[string]store.BillingEvent{},
+		lastApplied: map[string]time.Time{},
 	}
 }
 

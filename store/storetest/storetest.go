@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"APIKeys", apiKeyTests()},
 		{"Depth", depthTests()},
 		{"Quota", quotaTests()},
+		{"Billing", billingTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Store", storeTests()},
 	}

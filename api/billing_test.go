@@ -1,0 +1,573 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+// hookSecret is the webhook secret of these tests; otherSecret is one the
+// server does not know.
+const (
+	hookSecret  = "whsec_dGVzdC13ZWJob29rLXNlY3JldC1vZi11cGRvd24tYXBp"
+	otherSecret = "whsec_c29tZWJvZHktZWxzZXMtc2VjcmV0LWtleS0xMjM0NTY="
+)
+
+// hookEvent is a billing event as the provider would post it.
+type hookEvent struct {
+	id         string // webhook-id
+	typ        string
+	at         time.Time // the payload's timestamp
+	customerID string    // data.metadata.updown_customer_id
+	email      string
+	tier       string // data.metadata.tier
+}
+
+func (e hookEvent) body() []byte {
+	data := map[string]any{
+		"subscription_id":   "sub_" + e.customerID,
+		"status":            "active",
+		"product_id":        "pdt_pro",
+		"customer":          map[string]any{"email": e.email, "name": "Ada"},
+		"metadata":          map[string]any{"updown_customer_id": e.customerID, "tier": e.tier},
+		"next_billing_date": e.at.AddDate(0, 1, 0).Format(time.RFC3339),
+	}
+	b, _ := json.Marshal(map[string]any{"business_id": "bus_1", "type": e.typ, "timestamp": e.at.Format(time.RFC3339Nano), "data": data})
+	return b
+}
+
+// delivery is one POST to the webhook: headers as the provider signs them
+// unless a test changes them.
+type delivery struct {
+	id, timestamp, signature, contentType string
+	body                                  []byte
+}
+
+// signed returns a delivery of body signed with secret at time at.
+func signed(t *testing.T, secret, id string, at time.Time, body []byte) delivery {
+	t.Helper()
+	sig, err := api.SignWebhook(secret, id, at, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return delivery{id: id, timestamp: strconv.FormatInt(at.Unix(), 10), signature: sig, contentType: "application/json", body: body}
+}
+
+func (b *bundle) deliver(d delivery) response {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/v1/webhook/dodo", bytes.NewReader(d.body))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for k, v := range map[string]string{"webhook-id": d.id, "webhook-timestamp": d.timestamp, "webhook-signature": d.signature, "Content-Type": d.contentType} {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: data}
+}
+
+// post delivers e signed with the tests' secret at the pinned now.
+func (b *bundle) post(e hookEvent) response {
+	b.t.Helper()
+	return b.deliver(signed(b.t, hookSecret, e.id, now, e.body()))
+}
+
+// hookResult is the data of a webhook answer.
+type hookResult struct {
+	ID           string  `json:"id"`
+	Type         string  `json:"type"`
+	Outcome      string  `json:"outcome"`
+	Duplicate    bool    `json:"duplicate"`
+	CustomerID   *string `json:"customer_id"`
+	Tier         *string `json:"tier"`
+	PreviousTier *string `json:"previous_tier"`
+}
+
+func wantHook(t *testing.T, r response, outcome string, duplicate bool) hookResult {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("webhook status %d, want 200; body %s", r.status, r.body)
+	}
+	var body struct {
+		Success   bool       `json:"success"`
+		Data      hookResult `json:"data"`
+		Timestamp string     `json:"timestamp"`
+	}
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatalf("webhook body: %v\n%s", err, r.body)
+	}
+	if !body.Success || body.Timestamp == "" || body.Data.Outcome != outcome || body.Data.Duplicate != duplicate {
+		t.Fatalf("webhook answered %s, want outcome %s, duplicate %v", r.body, outcome, duplicate)
+	}
+	return body.Data
+}
+
+// tierOf is the customer's tier in the store now.
+func (b *bundle) tierOf(id string) store.Tier {
+	b.t.Helper()
+	c, err := b.store.GetCustomer(context.Background(), id)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return c.Tier
+}
+
+// notRecorded fails unless no event was recorded under the webhook id.
+func (b *bundle) notRecorded(id string) {
+	b.t.Helper()
+	if e, err := b.store.GetBillingEvent(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
+		b.t.Errorf("event %q was recorded (%+v, %v); want nothing recorded", id, e, err)
+	}
+}
+
+// logBuffer collects a server's logs for tests that check what is logged.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// hookSetup is a server with the tests' webhook secret; logs go to the
+// returned buffer.
+func hookSetup(t *testing.T, opts ...func(*setupOpts)) (*bundle, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	b := setup(t, append([]func(*setupOpts){func(o *setupOpts) {
+		o.webhookSecret = hookSecret
+		o.logger = logs.logger()
+	}}, opts...)...)
+	return b, logs
+}
+
+// activate is subscription.active of the tier's test customer to target.
+func (b *bundle) activate(id string, of store.Tier, target string, at time.Time) hookEvent {
+	return hookEvent{id: id, typ: "subscription.active", at: at, customerID: b.ids[of],
+		email: strings.ToLower(string(of)) + "@test.example", tier: target}
+}
+
+func TestWebhookSignature(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	body := b.activate("unused", store.Starter, "PRO", now.Add(-time.Hour)).body()
+	good := func(id string) delivery { return signed(t, hookSecret, id, now, body) }
+	validSig := func(id string) string { return strings.TrimPrefix(good(id).signature, "v1,") }
+
+	cases := []struct {
+		name string
+		d    func(id string) delivery
+		ok   bool
+	}{
+		{"valid", good, true},
+		{"several signatures, one valid", func(id string) delivery {
+			d := good(id)
+			d.signature = "v1,bm90IGl0 v1,!!notbase64!! " + d.signature + " v1,AAAA"
+			return d
+		}, true},
+		{"v1a entries are skipped", func(id string) delivery {
+			d := good(id)
+			d.signature = "v1a," + validSig(id)
+			return d
+		}, false},
+		{"v1a before a valid v1", func(id string) delivery {
+			d := good(id)
+			d.signature = "v1a,xyz " + d.signature
+			return d
+		}, true},
+		{"wrong secret", func(id string) delivery { return signed(t, otherSecret, id, now, body) }, false},
+		{"tampered body", func(id string) delivery {
+			d := good(id)
+			d.body = bytes.Replace(d.body, []byte(`"PRO"`), []byte(`"ENTERPRISE"`), 1)
+			return d
+		}, false},
+		{"re-encoded body", func(id string) delivery {
+			d := good(id)
+			d.body = append(d.body, '\n')
+			return d
+		}, false},
+		{"signature of another id", func(id string) delivery {
+			d := good(id)
+			d.id = id + "x"
+			return d
+		}, false},
+		{"missing webhook-id", func(id string) delivery { d := good(id); d.id = ""; return d }, false},
+		{"missing webhook-timestamp", func(id string) delivery { d := good(id); d.timestamp = ""; return d }, false},
+		{"missing webhook-signature", func(id string) delivery { d := good(id); d.signature = ""; return d }, false},
+		{"timestamp not a number", func(id string) delivery {
+			d := good(id)
+			d.timestamp = now.Format(time.RFC3339)
+			return d
+		}, false},
+		{"signature without a version", func(id string) delivery { d := good(id); d.signature = validSig(id); return d }, false},
+		{"timestamp 6 minutes old", func(id string) delivery { return signed(t, hookSecret, id, now.Add(-6*time.Minute), body) }, false},
+		{"timestamp 6 minutes ahead", func(id string) delivery { return signed(t, hookSecret, id, now.Add(6*time.Minute), body) }, false},
+		{"timestamp 4 minutes old", func(id string) delivery { return signed(t, hookSecret, id, now.Add(-4*time.Minute), body) }, true},
+		{"timestamp 4 minutes ahead", func(id string) delivery { return signed(t, hookSecret, id, now.Add(4*time.Minute), body) }, true},
+	}
+	for i, tc := range cases {
+		id := "msg_sig_" + strconv.Itoa(i)
+		r := b.deliver(tc.d(id))
+		if tc.ok {
+			if r.status != http.StatusOK {
+				t.Errorf("%s: status %d, want 200; %s", tc.name, r.status, r.body)
+			}
+			continue
+		}
+		if r.status != http.StatusUnauthorized {
+			t.Errorf("%s: status %d, want 401; %s", tc.name, r.status, r.body)
+			continue
+		}
+		wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+		b.notRecorded(id)
+	}
+	if tier := b.tierOf(b.ids[store.Starter]); tier != store.Pro {
+		t.Errorf("tier after the valid deliveries = %s, want PRO", tier)
+	}
+}
+
+// TestWebhookReplayedSignature re-sends a delivery captured 6 minutes ago,
+// under a new webhook id the store has never seen: the signature's age
+// refuses it.
+func TestWebhookReplayedSignature(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	old := signed(t, hookSecret, "msg_old", now.Add(-6*time.Minute), b.activate("msg_old", store.Starter, "ENTERPRISE", now.Add(-7*time.Minute)).body())
+	wantError(t, b.deliver(old), http.StatusUnauthorized, "UNAUTHORIZED")
+	b.notRecorded("msg_old")
+	if tier := b.tierOf(b.ids[store.Starter]); tier != store.Starter {
+		t.Errorf("tier = %s after a replayed delivery, want STARTER", tier)
+	}
+}
+
+func TestWebhookWithoutSecret(t *testing.T) {
+	t.Parallel()
+	logs := &logBuffer{}
+	b := setup(t, func(o *setupOpts) { o.logger = logs.logger() })
+	e := b.activate("msg_1", store.Starter, "PRO", now)
+	wantError(t, b.post(e), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	b.notRecorded("msg_1")
+	if tier := b.tierOf(b.ids[store.Starter]); tier != store.Starter {
+		t.Errorf("tier = %s, want STARTER: nothing may apply unverified", tier)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "WEBHOOK_SECRET") {
+		t.Errorf("no loud log about the missing secret:\n%s", logs)
+	}
+}
+
+func TestWebhookSecretMustBeWellFormed(t *testing.T) {
+	t.Parallel()
+	for _, secret := range []string{
+		"dGVzdC13ZWJob29rLXNlY3JldC1vZi11cGRvd24tYXBp", // no whsec_ prefix
+		"whsec_not base64!",
+		"whsec_c2hvcnQ=", // "short"
+	} {
+		if _, err := api.New(api.Config{Store: memory.New(), WebhookSecret: secret}); err == nil {
+			t.Errorf("api.New accepted webhook secret %q", secret)
+		}
+	}
+	if _, err := api.New(api.Config{Store: memory.New(), WebhookSecret: api.DevWebhookSecret}); err != nil {
+		t.Errorf("api.New refused the dev secret: %v", err)
+	}
+}
+
+func TestWebhookMalformedRequests(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	valid := b.activate("", store.Starter, "PRO", now).body()
+	cases := []struct {
+		name        string
+		contentType string
+		body        []byte
+		status      int
+		code        string
+	}{
+		{"no content type", "", valid, 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"text content type", "text/plain", valid, 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"empty body", "application/json", []byte{}, 400, "VALIDATION_ERROR"},
+		{"not JSON", "application/json", []byte(`{"type":`), 400, "VALIDATION_ERROR"},
+		{"an array", "application/json", []byte(`[{"type":"subscription.active"}]`), 400, "VALIDATION_ERROR"},
+		{"null", "application/json", []byte(`null`), 400, "VALIDATION_ERROR"},
+		{"no type", "application/json", []byte(`{"timestamp":"2026-04-29T13:00:00Z","data":{}}`), 400, "VALIDATION_ERROR"},
+		{"no timestamp", "application/json", []byte(`{"type":"subscription.active","data":{}}`), 400, "VALIDATION_ERROR"},
+		{"timestamp not ISO 8601", "application/json", []byte(`{"type":"subscription.active","timestamp":"yesterday"}`), 400, "VALIDATION_ERROR"},
+		{"tier not a string", "application/json", []byte(`{"type":"subscription.active","timestamp":"2026-04-29T13:00:00Z","data":{"metadata":{"tier":7}}}`), 400, "VALIDATION_ERROR"},
+		{"NUL in a field", "application/json", []byte(`{"type":"subscription.active","timestamp":"2026-04-29T13:00:00Z","data":{"customer":{"email":"a\u0000b"}}}`), 400, "VALIDATION_ERROR"},
+	}
+	for i, tc := range cases {
+		id := "msg_bad_" + strconv.Itoa(i)
+		d := signed(t, hookSecret, id, now, tc.body)
+		d.contentType = tc.contentType
+		r := b.deliver(d)
+		if r.status != tc.status {
+			t.Errorf("%s: status %d, want %d; %s", tc.name, r.status, tc.status, r.body)
+			continue
+		}
+		wantError(t, r, tc.status, tc.code)
+		b.notRecorded(id)
+	}
+
+	// Over 1 MiB: refused before anything reads it.
+	big := append(append([]byte(`{"type":"payment.succeeded","timestamp":"2026-04-29T13:00:00Z","pad":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)
+	wantError(t, b.deliver(signed(t, hookSecret, "msg_big", now, big)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	b.notRecorded("msg_big")
+
+	// A webhook-id that cannot be an idempotency key.
+	long := strings.Repeat("m", 300)
+	wantError(t, b.deliver(signed(t, hookSecret, long, now, valid)), http.StatusBadRequest, "VALIDATION_ERROR")
+	b.notRecorded(long)
+
+	if tier := b.tierOf(b.ids[store.Starter]); tier != store.Starter {
+		t.Errorf("tier = %s after refused deliveries, want STARTER", tier)
+	}
+}
+
+func TestWebhookAppliesTier(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	id := b.ids[store.Starter]
+	wantError(t, b.get(store.Starter, "/v1/markets?coin=ETH"), http.StatusForbidden, "TIER_ACCESS_DENIED")
+
+	res := wantHook(t, b.post(b.activate("msg_1", store.Starter, "PRO", now.Add(-time.Minute))), "applied", false)
+	if res.CustomerID == nil || *res.CustomerID != id || *res.Tier != "PRO" || *res.PreviousTier != "STARTER" || res.Type != "subscription.active" || res.ID != "msg_1" {
+		t.Errorf("result %+v", res)
+	}
+	if tier := b.tierOf(id); tier != store.Pro {
+		t.Fatalf("tier = %s, want PRO", tier)
+	}
+	// The very next request sees the new plan.
+	r := b.get(store.Starter, "/v1/markets?coin=ETH")
+	if r.status != http.StatusOK || r.header.Get("X-Tier") != "PRO" {
+		t.Errorf("after the upgrade: %d, X-Tier %q; %s", r.status, r.header.Get("X-Tier"), r.body)
+	}
+	if !strings.Contains(logs.String(), "billing event applied") {
+		t.Errorf("applied event not logged:\n%s", logs)
+	}
+
+	// Recorded for support, with the body as signed.
+	e, err := b.store.GetBillingEvent(context.Background(), "msg_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := b.activate("msg_1", store.Starter, "PRO", now.Add(-time.Minute)).body()
+	if e.Outcome != store.BillingApplied || e.CustomerID != id || e.Tier != store.Pro || e.PreviousTier != store.Starter ||
+		!bytes.Equal(e.Payload, want) || e.SubscriptionID != "sub_"+id || !e.OccurredAt.Equal(now.Add(-time.Minute)) || e.ReceivedAt.IsZero() {
+		t.Errorf("recorded %+v", e)
+	}
+}
+
+func TestWebhookTierNamesAnyCase(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	for i, name := range []string{"pro_trial", "Suite", " enterprise "} {
+		wantHook(t, b.post(b.activate("msg_"+strconv.Itoa(i), store.Starter, name, now.Add(time.Duration(i)*time.Second))), "applied", false)
+		if got, want := b.tierOf(b.ids[store.Starter]), store.Tier(strings.ToUpper(strings.TrimSpace(name))); got != want {
+			t.Errorf("tier %q: customer tier %s, want %s", name, got, want)
+		}
+	}
+}
+
+func TestWebhookDuplicateDelivery(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	id := b.ids[store.Starter]
+	e := b.activate("msg_1", store.Starter, "PRO", now.Add(-time.Minute))
+	first := wantHook(t, b.post(e), "applied", false)
+	// Support downgrades the customer by hand; the provider redelivers.
+	if _, err := b.store.SetCustomerTier(context.Background(), id, store.Starter); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		again := wantHook(t, b.post(e), "applied", true)
+		if *again.PreviousTier != *first.PreviousTier || *again.CustomerID != *first.CustomerID {
+			t.Errorf("redelivery answered %+v, want the first delivery's result %+v", again, first)
+		}
+	}
+	if tier := b.tierOf(id); tier != store.Starter {
+		t.Errorf("tier = %s after redeliveries, want STARTER: a redelivery was applied again", tier)
+	}
+	events, err := b.store.ListBillingEvents(context.Background(), store.BillingEventFilter{CustomerID: id})
+	if err != nil || len(events) != 1 {
+		t.Errorf("recorded events = %d (%v), want 1", len(events), err)
+	}
+}
+
+func TestWebhookOutOfOrder(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	id := b.ids[store.Starter]
+	t1, t2, t3 := now.Add(-30*time.Minute), now.Add(-20*time.Minute), now.Add(-10*time.Minute)
+
+	wantHook(t, b.post(b.activate("msg_active", store.Starter, "PRO", t2)), "applied", false)
+	cancelled := b.activate("msg_cancel_old", store.Starter, "", t1)
+	cancelled.typ = "subscription.cancelled"
+	wantHook(t, b.post(cancelled), "stale", false)
+	if tier := b.tierOf(id); tier != store.Pro {
+		t.Errorf("tier = %s after an older cancellation arrived late, want PRO", tier)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("stale event not logged as a warning:\n%s", logs)
+	}
+	cancelled.id, cancelled.at = "msg_cancel_new", t3
+	res := wantHook(t, b.post(cancelled), "applied", false)
+	if *res.Tier != "STARTER" || *res.PreviousTier != "PRO" {
+		t.Errorf("cancellation result %+v", res)
+	}
+	if tier := b.tierOf(id); tier != store.Starter {
+		t.Errorf("tier = %s after a newer cancellation, want STARTER", tier)
+	}
+}
+
+func TestWebhookUnknownCustomerOrTier(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	unknown := hookEvent{id: "msg_nobody", typ: "subscription.active", at: now, customerID: "00000000-0000-4000-8000-000000000000",
+		email: "nobody@example.com", tier: "PRO"}
+	res := wantHook(t, b.post(unknown), "unknown_customer", false)
+	if res.CustomerID != nil {
+		t.Errorf("customer_id = %v, want null", *res.CustomerID)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "nobody@example.com") {
+		t.Errorf("unknown customer not logged as an error:\n%s", logs)
+	}
+	if e, err := b.store.GetBillingEvent(context.Background(), "msg_nobody"); err != nil || e.Outcome != store.BillingUnknownCustomer {
+		t.Errorf("recorded %+v, %v", e, err)
+	}
+
+	for i, tier := range []string{"GOLD", ""} {
+		wantHook(t, b.post(b.activate("msg_tier_"+strconv.Itoa(i), store.Starter, tier, now)), "unknown_tier", false)
+	}
+	if tier := b.tierOf(b.ids[store.Starter]); tier != store.Starter {
+		t.Errorf("tier = %s after an unknown tier, want STARTER", tier)
+	}
+	if !strings.Contains(logs.String(), "unknown tier") {
+		t.Errorf("unknown tier not logged:\n%s", logs)
+	}
+}
+
+func TestWebhookEmailFallback(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	for i, ref := range []string{"", "not-a-uuid", "00000000-0000-4000-8000-000000000000"} {
+		e := b.activate("msg_"+strconv.Itoa(i), store.Suite, "ENTERPRISE", now.Add(time.Duration(i)*time.Second))
+		e.customerID = ref
+		res := wantHook(t, b.post(e), "applied", false)
+		if *res.CustomerID != b.ids[store.Suite] {
+			t.Errorf("ref %q: customer %s, want the email's %s", ref, *res.CustomerID, b.ids[store.Suite])
+		}
+	}
+	if tier := b.tierOf(b.ids[store.Suite]); tier != store.Enterprise {
+		t.Errorf("tier = %s, want ENTERPRISE", tier)
+	}
+}
+
+func TestWebhookCancelledAndPayments(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	id := b.ids[store.Pro]
+
+	pay := b.activate("msg_pay", store.Pro, "ENTERPRISE", now.Add(-time.Minute))
+	pay.typ = "payment.succeeded"
+	if res := wantHook(t, b.post(pay), "recorded", false); *res.CustomerID != id {
+		t.Errorf("payment result %+v", res)
+	}
+	other := b.activate("msg_refund", store.Pro, "STARTER", now.Add(-time.Minute))
+	other.typ = "refund.succeeded"
+	wantHook(t, b.post(other), "recorded", false)
+	if tier := b.tierOf(id); tier != store.Pro {
+		t.Errorf("tier = %s after payment and unknown events, want PRO", tier)
+	}
+
+	cancelled := b.activate("msg_cancel", store.Pro, "ENTERPRISE", now) // metadata tier ignored
+	cancelled.typ = "subscription.cancelled"
+	res := wantHook(t, b.post(cancelled), "applied", false)
+	if *res.Tier != "STARTER" || *res.PreviousTier != "PRO" {
+		t.Errorf("cancellation result %+v", res)
+	}
+	if tier := b.tierOf(id); tier != store.Starter {
+		t.Errorf("tier = %s after cancellation, want STARTER", tier)
+	}
+	wantError(t, b.get(store.Pro, "/v1/markets?coin=ETH"), http.StatusForbidden, "TIER_ACCESS_DENIED")
+}
+
+func TestWebhookNeedsNoAPIKey(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	r := b.get("", "/openapi.json")
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Security []map[string][]string `json:"security"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	op, ok := doc.Paths["/v1/webhook/dodo"]["post"]
+	if !ok {
+		t.Fatal("/v1/webhook/dodo is not in the OpenAPI document")
+	}
+	if len(op.Security) != 0 {
+		t.Errorf("webhook security = %v, want none", op.Security)
+	}
+	if _, ok := doc.Paths["/v1/account"]["get"]; !ok {
+		t.Error("/v1/account is not in the OpenAPI document")
+	}
+}
+
+// TestWebhookOnPostgres runs a delivery, its redelivery and a late older
+// event against the Postgres store.
+func TestWebhookOnPostgres(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t, func(o *setupOpts) { o.store = pgtest.NewStore(t) })
+	id := b.ids[store.Starter]
+	e := b.activate("msg_pg", store.Starter, "PRO", now.Add(-time.Minute))
+	wantHook(t, b.post(e), "applied", false)
+	wantHook(t, b.post(e), "applied", true)
+	old := b.activate("msg_pg_old", store.Starter, "SUITE", now.Add(-time.Hour))
+	wantHook(t, b.post(old), "stale", false)
+	if tier := b.tierOf(id); tier != store.Pro {
+		t.Errorf("tier = %s, want PRO", tier)
+	}
+	if r := b.get(store.Starter, "/v1/account"); r.status != http.StatusOK || r.header.Get("X-Tier") != "PRO" {
+		t.Errorf("account after the upgrade: %d, X-Tier %q", r.status, r.header.Get("X-Tier"))
+	}
+	rec, err := b.store.GetBillingEvent(context.Background(), "msg_pg")
+	if err != nil || !bytes.Equal(rec.Payload, e.body()) || rec.CustomerID != id {
+		t.Errorf("recorded %+v, %v", rec, err)
+	}
+}

@@ -1,0 +1,377 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/store"
+)
+
+// Rate limiting (DESIGN 4, REFERENCE "rate limits").
+//
+// Every authenticated request is counted per customer in two fixed
+// windows, the UTC minute and the UTC day ("daily limits reset at 00:00
+// UTC"), by one Lua script in Redis: the windows are shared by every api
+// process and a request is checked and counted in one atomic step. A
+// request that would pass a limit is refused (429 RATE_LIMIT_EXCEEDED with
+// Retry-After) and not counted, so a client that keeps knocking while
+// limited does not push its reset further away.
+//
+// Counter keys name the customer and the tier,
+//
+//	updown:rl:{<customer id>}:<TIER>:m:<unix minute>
+//	updown:rl:{<customer id>}:<TIER>:d:<unix day>
+//
+// so a tier change (SPEC 3.2) starts fresh counters in every process at
+// once, even a request already past authentication under the old tier
+// cannot count against the new one, and the webhook's explicit reset
+// (resetRateLimits) is a belt to those braces. The braces are a Redis
+// Cluster hash tag: a customer's keys share a slot, so the script may touch
+// them together.
+//
+// Each process sends its concurrent requests' checks to Redis together, in
+// one pipeline per round trip (rateLimiter), rather than one round trip
+// each: under load a round trip serves many requests, which is what keeps
+// limiting cheap (BenchmarkRateLimitCost).
+//
+// With Config.Redis nil, limiting is off: nothing is counted, no
+// X-RateLimit-* headers are sent and /v1/account reports usage as null.
+//
+// When Redis fails (down, slow, refusing), requests are let through
+// unmetered after at most rateLimitTimeout, and the failure is logged as a
+// warning (at most every 10 s, not per request): the limiter guards the
+// service, and turning a Redis outage into an outage of every data endpoint
+// would do more harm than a few unmetered requests. Such answers carry
+// X-Tier but no X-RateLimit-* headers. /readyz reports Redis (Config.Checks)
+// for the operator.
+
+// RateLimit is a request allowance per customer. Zero (or negative) fields
+// are unlimited.
+type RateLimit struct {
+	PerMinute int
+	PerDay    int
+}
+
+// rateLimitTimeout bounds how long a request waits for its check, so that
+// a slow Redis delays requests by at most this much before they fail open.
+// The pipeline itself is cut off at the same time only when the Redis
+// client is made with ContextTimeoutEnabled (else at its ReadTimeout).
+const rateLimitTimeout = 250 * time.Millisecond
+
+// rateKeyPrefix starts every rate-limit key.
+const rateKeyPrefix = "updown:rl:{"
+
+// rateScript checks and counts one request. KEYS: the minute and day
+// counters. ARGV: the per-minute and per-day limits (0: none) and the two
+// keys' time to live in seconds. Returns {minute count, day count, refused}
+// where refused is 0 (counted), 1 (minute limit) or 2 (day limit); the
+// counts include the request when it was counted. It counts first and
+// takes a refused request back out, all in one atomic step: the common
+// path is two INCRs, the cheapest script that can be (Redis runs it in
+// about 3 µs).
+var rateScript = redis.NewScript(`
+local m = redis.call('INCR', KEYS[1])
+local d = redis.call('INCR', KEYS[2])
+if m == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+if d == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+local lm, ld = tonumber(ARGV[1]), tonumber(ARGV[2])
+local refused = 0
+if ld > 0 and d > ld then refused = 2 elseif lm > 0 and m > lm then refused = 1 end
+if refused > 0 then
+	redis.call('DECR', KEYS[1])
+	redis.call('DECR', KEYS[2])
+	return {m - 1, d - 1, refused}
+end
+return {m, d, 0}
+`)
+
+// rateWindow names a limiter window.
+type rateWindow string
+
+const (
+	windowMinute rateWindow = "minute"
+	windowDay    rateWindow = "day"
+)
+
+// rateUsage is what counting one request found.
+type rateUsage struct {
+	// Limit is the customer's allowance.
+	Limit RateLimit
+	// Counted is false when limiting is off or Redis failed; the counts
+	// are then unknown.
+	Counted bool
+	// Minute and Day are the requests counted in the current windows,
+	// this one included when it was let through.
+	Minute, Day int64
+	// MinuteReset and DayReset are when the current windows end.
+	MinuteReset, DayReset time.Time
+	// Exceeded names the window whose limit refused the request ("": let
+	// through).
+	Exceeded rateWindow
+}
+
+// rateLimitFor returns the allowance of a plan: Config.RateLimits' entry
+// for its tier when there is one, else the plan table's.
+func (s *Server) rateLimitFor(p Plan) RateLimit {
+	if l, ok := s.cfg.RateLimits[p.Tier]; ok {
+		return l
+	}
+	return RateLimit{PerMinute: p.PerMinute, PerDay: p.PerDay}
+}
+
+// rateWindows returns the windows containing now: their numbers (unix
+// minutes and unix days, the keys' suffixes) and their ends.
+func rateWindows(now time.Time) (minute, day int64, minuteEnd, dayEnd time.Time) {
+	sec := now.Unix()
+	minute, day = floorDiv(sec, 60), floorDiv(sec, 86400)
+	return minute, day, time.Unix((minute+1)*60, 0).UTC(), time.Unix((day+1)*86400, 0).UTC()
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
+
+// rateKeys returns the counter keys of the customer under the tier.
+func rateKeys(customerID string, tier store.Tier, minute, day int64) (string, string) {
+	base := rateKeyPrefix + customerID + "}:" + string(tier)
+	return base + ":m:" + strconv.FormatInt(minute, 10), base + ":d:" + strconv.FormatInt(day, 10)
+}
+
+// countRequest checks the caller's request against its plan's limits and
+// counts it. It never fails: without Redis, or when Redis fails (logged),
+// the request is let through uncounted.
+func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
+	now := s.now()
+	minute, day, minuteEnd, dayEnd := rateWindows(now)
+	u := rateUsage{Limit: s.rateLimitFor(p.Plan), MinuteReset: minuteEnd, DayReset: dayEnd}
+	if s.limiter == nil {
+		return u
+	}
+	mk, dk := rateKeys(p.Customer.ID, p.Plan.Tier, minute, day)
+	// Keys outlive their window by a minute, so that processes whose
+	// clocks differ a little still find them.
+	c := &rateCall{
+		keys: []string{mk, dk},
+		args: []any{max(u.Limit.PerMinute, 0), max(u.Limit.PerDay, 0),
+			int64(minuteEnd.Sub(now)/time.Second) + 61, int64(dayEnd.Sub(now)/time.Second) + 61},
+	}
+	res, err := s.limiter.count(ctx, c)
+	if err != nil {
+		s.limiter.warn(ctx, s.log, p.Customer.ID, err)
+		return u
+	}
+	u.Counted, u.Minute, u.Day = true, res[0], res[1]
+	switch res[2] {
+	case 1:
+		u.Exceeded = windowMinute
+	case 2:
+		u.Exceeded = windowDay
+	}
+	return u
+}
+
+// rateLimiter runs rateScript for concurrent requests in batches: a
+// request queues its call, and whichever goroutine is flushing sends
+// everything queued in one pipeline, so a round trip to Redis serves all
+// the requests that arrived while the previous one was out. The flushing
+// goroutine exists only while there is work, so an idle server holds none.
+type rateLimiter struct {
+	rdb redis.UniversalClient
+
+	mu       sync.Mutex
+	pending  []*rateCall
+	flushing bool
+
+	lastWarn atomic.Int64 // unix nanoseconds of the last failure logged
+}
+
+// rateCall is one request's check: its keys and arguments, and once done
+// is closed, the script's answer or the error.
+type rateCall struct {
+	ctx  context.Context
+	keys []string
+	args []any
+	res  []int64
+	err  error
+	done chan struct{}
+}
+
+// maxRateBatch bounds one pipeline.
+const maxRateBatch = 256
+
+func newRateLimiter(rdb redis.UniversalClient) *rateLimiter {
+	return &rateLimiter{rdb: rdb}
+}
+
+// count runs c's check and returns {minute, day, refused}. It gives up
+// after rateLimitTimeout or when ctx ends; a call given up on is skipped
+// if it has not been sent yet.
+func (l *rateLimiter) count(ctx context.Context, c *rateCall) ([]int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
+	defer cancel()
+	c.ctx, c.done = ctx, make(chan struct{})
+	l.mu.Lock()
+	l.pending = append(l.pending, c)
+	start := !l.flushing
+	l.flushing = true
+	l.mu.Unlock()
+	if start {
+		go l.flush()
+	}
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("rate limit check: %w", ctx.Err())
+	}
+}
+
+// flush sends queued calls until none are left.
+func (l *rateLimiter) flush() {
+	for {
+		l.mu.Lock()
+		n := min(len(l.pending), maxRateBatch)
+		batch := l.pending[:n:n]
+		l.pending = l.pending[n:]
+		if n == 0 {
+			l.pending, l.flushing = nil, false
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		l.send(batch)
+	}
+}
+
+// send runs a batch in one pipeline, and calls whose script Redis has
+// forgotten (a restart or SCRIPT FLUSH) again with the script's source.
+func (l *rateLimiter) send(batch []*rateCall) {
+	ctx, cancel := context.WithTimeout(context.Background(), rateLimitTimeout)
+	defer cancel()
+	live := batch[:0:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil { // its request went on unmetered
+			c.err = fmt.Errorf("rate limit check: %w", err)
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+	}
+	run := func(calls []*rateCall, eval func(redis.Pipeliner, *rateCall) *redis.Cmd) []*rateCall {
+		pipe := l.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			cmds[i] = eval(pipe, c)
+		}
+		_, _ = pipe.Exec(ctx) // errors are per command
+		var again []*rateCall
+		for i, c := range calls {
+			c.res, c.err = cmds[i].Int64Slice()
+			if c.err == nil && len(c.res) != 3 {
+				c.err = fmt.Errorf("rate limit script answered %v", c.res)
+			}
+			if redis.HasErrorPrefix(c.err, "NOSCRIPT") {
+				again = append(again, c)
+				continue
+			}
+			close(c.done)
+		}
+		return again
+	}
+	again := run(live, func(p redis.Pipeliner, c *rateCall) *redis.Cmd { return rateScript.EvalSha(ctx, p, c.keys, c.args...) })
+	if len(again) > 0 {
+		for _, c := range run(again, func(p redis.Pipeliner, c *rateCall) *redis.Cmd { return rateScript.Eval(ctx, p, c.keys, c.args...) }) {
+			close(c.done) // cannot happen: EVAL carries the script
+		}
+	}
+}
+
+// rateWarnEvery is how often a failing limiter is logged.
+const rateWarnEvery = 10 * time.Second
+
+// warn logs a failed check, at most once per rateWarnEvery, so that a
+// Redis outage is loud in the logs without a line per request.
+func (l *rateLimiter) warn(ctx context.Context, log *slog.Logger, customerID string, err error) {
+	now := time.Now().UnixNano()
+	last := l.lastWarn.Load()
+	if now-last < int64(rateWarnEvery) || !l.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	log.WarnContext(ctx, "rate limiter unavailable: requests are let through unmetered (logged at most every 10 s)",
+		"request_id", RequestID(ctx), "customer_id", customerID, "err", err)
+}
+
+// resetRateLimits clears the customer's counters of the current windows
+// under every tier, so that a tier change starts from nothing (SPEC 3.2).
+// It does nothing without Redis.
+func (s *Server) resetRateLimits(ctx context.Context, customerID string) error {
+	if s.limiter == nil {
+		return nil
+	}
+	minute, day, _, _ := rateWindows(s.now())
+	keys := make([]string, 0, 2*len(store.Tiers))
+	for _, t := range store.Tiers {
+		mk, dk := rateKeys(customerID, t, minute, day)
+		keys = append(keys, mk, dk)
+	}
+	// The previous minute's keys too: a process whose clock is a little
+	// behind still counts there.
+	for _, t := range store.Tiers {
+		mk, _ := rateKeys(customerID, t, minute-1, day)
+		keys = append(keys, mk)
+	}
+	if err := s.limiter.rdb.Del(ctx, keys...).Err(); err != nil {
+		return fmt.Errorf("reset rate limits of customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// setRateHeaders writes X-Tier and, when the request was counted against a
+// daily limit, X-RateLimit-Limit (the daily limit), X-RateLimit-Remaining
+// and X-RateLimit-Reset (unix seconds of the next 00:00 UTC).
+func setRateHeaders(ctx huma.Context, tier store.Tier, u rateUsage) {
+	// Names in Go's canonical form (the form written on the wire), so
+	// setting them does not allocate.
+	ctx.SetHeader("X-Tier", string(tier))
+	if !u.Counted || u.Limit.PerDay <= 0 {
+		return
+	}
+	remaining := max(int64(u.Limit.PerDay)-u.Day, 0)
+	ctx.SetHeader("X-Ratelimit-Limit", strconv.Itoa(u.Limit.PerDay))
+	ctx.SetHeader("X-Ratelimit-Remaining", strconv.FormatInt(remaining, 10))
+	ctx.SetHeader("X-Ratelimit-Reset", strconv.FormatInt(u.DayReset.Unix(), 10))
+}
+
+// rateLimited is the 429 of a refused request: Retry-After is the whole
+// seconds until the window that refused it ends (at least 1).
+func rateLimited(tier store.Tier, u rateUsage, now time.Time) *Error {
+	reset, limit := u.MinuteReset, u.Limit.PerMinute
+	if u.Exceeded == windowDay {
+		reset, limit = u.DayReset, u.Limit.PerDay
+	}
+	wait := int64((reset.Sub(now) + time.Second - 1) / time.Second)
+	wait = max(wait, 1)
+	var msg string
+	if u.Exceeded == windowDay {
+		msg = fmt.Sprintf("daily rate limit exceeded: the %s plan allows %d requests per day; it resets at 00:00 UTC (in %d s)", tier, limit, wait)
+	} else {
+		msg = fmt.Sprintf("rate limit exceeded: the %s plan allows %d requests per minute; retry in %d s", tier, limit, wait)
+	}
+	e := &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimited, Message: msg,
+		Details: map[string]any{"window": string(u.Exceeded), "limit": limit, "retry_after": wait, "upgrade_url": upgradeURL}}
+	e.GetHeaders().Set("Retry-After", strconv.FormatInt(wait, 10))
+	return e
+}

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// testCall is a check of the keys {t}:m and {t}:d against lm per minute
+// and ld per day.
+func testCall(lm, ld int) *rateCall {
+	return &rateCall{keys: []string{"{t}:m", "{t}:d"}, args: []any{lm, ld, 120, 90000}}
+}
+
+// TestRateLimiterBatches sends many checks at once through one limiter:
+// every one is answered, in some order, exactly as if they had been run
+// one by one.
+func TestRateLimiterBatches(t *testing.T) {
+	rdb := redistest.Client(t)
+	l := newRateLimiter(rdb)
+	const n, limit = 200, 150
+	var wg sync.WaitGroup
+	got := make([][]int64, n)
+	for i := range n {
+		wg.Go(func() {
+			res, err := l.count(t.Context(), testCall(limit, 0))
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = res
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var minutes []int64
+	refused := 0
+	for _, r := range got {
+		switch r[2] {
+		case 0:
+			minutes = append(minutes, r[0])
+		case 1:
+			refused++
+			if r[0] != limit {
+				t.Errorf("a refused check reports %d counted, want %d", r[0], limit)
+			}
+		default:
+			t.Errorf("answer %v", r)
+		}
+	}
+	slices.Sort(minutes)
+	for i, m := range minutes {
+		if m != int64(i+1) {
+			t.Fatalf("counted checks saw %v, want 1..%d each once", minutes, limit)
+		}
+	}
+	if len(minutes) != limit || refused != n-limit {
+		t.Errorf("%d counted and %d refused, want %d and %d", len(minutes), refused, limit, n-limit)
+	}
+	if v, _ := rdb.Get(context.Background(), "{t}:d").Int(); v != limit {
+		t.Errorf("day counter = %d, want %d: refused checks must not count", v, limit)
+	}
+	if ttl := rdb.TTL(context.Background(), "{t}:m").Val(); ttl <= 0 {
+		t.Errorf("minute counter TTL = %v, want one set", ttl)
+	}
+	l.mu.Lock()
+	idle := !l.flushing && len(l.pending) == 0
+	l.mu.Unlock()
+	if !idle {
+		t.Errorf("limiter still flushing after every check was answered")
+	}
+}
+
+// TestRateLimiterScriptFlushed: checks still work after Redis forgot the
+// script (a restart or SCRIPT FLUSH).
+func TestRateLimiterScriptFlushed(t *testing.T) {
+	rdb := redistest.Client(t)
+	l := newRateLimiter(rdb)
+	for want := int64(1); want <= 3; want++ {
+		if err := rdb.ScriptFlush(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.count(t.Context(), testCall(0, 0))
+		if err != nil || res[0] != want {
+			t.Fatalf("check %d after SCRIPT FLUSH: %v, %v", want, res, err)
+		}
+	}
+}
+
+// TestRateLimiterGivenUp: a check whose request is gone before it is sent
+// is not counted.
+func TestRateLimiterGivenUp(t *testing.T) {
+	rdb := redistest.Client(t)
+	l := newRateLimiter(rdb)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := l.count(ctx, testCall(0, 0)); !errors.Is(err, context.Canceled) {
+		t.Errorf("check with a cancelled context: %v, want context.Canceled", err)
+	}
+	res, err := l.count(t.Context(), testCall(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0] != 1 {
+		t.Errorf("count after a check given up before it was sent = %d, want 1", res[0])
+	}
+}

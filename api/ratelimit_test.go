@@ -1,0 +1,339 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// testClock is a clock tests move by hand.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock(t time.Time) *testClock {
+	c := &testClock{}
+	c.set(t)
+	return c
+}
+
+func (c *testClock) now() time.Time  { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *testClock) set(t time.Time) { c.ns.Store(t.UnixNano()) }
+
+// nextMidnight is the end of now's UTC day.
+func nextMidnight(t time.Time) time.Time {
+	return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+}
+
+// wantLimitHeaders checks the rate-limit headers of an answer.
+func wantLimitHeaders(t *testing.T, r response, tier store.Tier, limit, remaining int, at time.Time) {
+	t.Helper()
+	h := r.header
+	if h.Get("X-Tier") != string(tier) {
+		t.Errorf("X-Tier = %q, want %s", h.Get("X-Tier"), tier)
+	}
+	if got, want := h.Get("X-RateLimit-Limit"), strconv.Itoa(limit); got != want {
+		t.Errorf("X-RateLimit-Limit = %q, want %s", got, want)
+	}
+	if got, want := h.Get("X-RateLimit-Remaining"), strconv.Itoa(remaining); got != want {
+		t.Errorf("X-RateLimit-Remaining = %q, want %s", got, want)
+	}
+	if got, want := h.Get("X-RateLimit-Reset"), strconv.FormatInt(nextMidnight(at).Unix(), 10); got != want {
+		t.Errorf("X-RateLimit-Reset = %q, want %s (next 00:00 UTC)", got, want)
+	}
+}
+
+// wantLimited checks a 429 and its Retry-After.
+func wantLimited(t *testing.T, r response, retryAfter int, window string) {
+	t.Helper()
+	e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if got := r.header.Get("Retry-After"); got != strconv.Itoa(retryAfter) {
+		t.Errorf("Retry-After = %q, want %d", got, retryAfter)
+	}
+	if d, _ := e["details"].(map[string]any); d == nil || d["window"] != window {
+		t.Errorf("details = %v, want window %s", e["details"], window)
+	}
+}
+
+func TestRateLimitMinuteThenDay(t *testing.T) {
+	t.Parallel()
+	clock := newTestClock(now) // 13:07:30 UTC
+	b := setup(t, func(o *setupOpts) {
+		o.redis = redistest.Client(t)
+		o.clock = clock.now
+		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 3, PerDay: 5}}
+	})
+	const path = "/v1/markets?coin=BTC&limit=1"
+	for i := range 3 {
+		r := b.get(store.Starter, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+		}
+		wantLimitHeaders(t, r, store.Starter, 5, 4-i, clock.now())
+	}
+	r := b.get(store.Starter, path)
+	wantLimited(t, r, 30, "minute") // 30 s to 13:08:00
+	wantLimitHeaders(t, r, store.Starter, 5, 2, clock.now())
+	wantLimited(t, b.get(store.Starter, path), 30, "minute") // refused requests are not counted
+
+	clock.set(now.Add(40 * time.Second)) // 13:08:10
+	for i := range 2 {
+		r := b.get(store.Starter, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("next minute, request %d: %d %s", i+1, r.status, r.body)
+		}
+		wantLimitHeaders(t, r, store.Starter, 5, 1-i, clock.now())
+	}
+	r = b.get(store.Starter, path)
+	wantLimited(t, r, int(nextMidnight(clock.now()).Sub(clock.now())/time.Second), "day")
+	wantLimitHeaders(t, r, store.Starter, 5, 0, clock.now())
+
+	// Other customers have their own counters.
+	if r := b.get(store.Pro, path); r.status != http.StatusOK {
+		t.Errorf("another customer: %d", r.status)
+	}
+
+	clock.set(nextMidnight(now).Add(5 * time.Second)) // 00:00:05 the next day
+	r = b.get(store.Starter, path)
+	if r.status != http.StatusOK {
+		t.Fatalf("after midnight: %d %s", r.status, r.body)
+	}
+	wantLimitHeaders(t, r, store.Starter, 5, 4, clock.now())
+}
+
+func TestRateLimitPlanDefaults(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *setupOpts) { o.redis = redistest.Client(t) })
+	const path = "/v1/markets?coin=BTC&limit=1"
+	for i := range 60 {
+		r := b.get(store.Starter, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("STARTER request %d of 60: %d %s", i+1, r.status, r.body)
+		}
+		if i == 59 {
+			wantLimitHeaders(t, r, store.Starter, 1000, 940, now)
+		}
+	}
+	wantLimited(t, b.get(store.Starter, path), 30, "minute")
+
+	for _, tc := range []struct {
+		tier  store.Tier
+		limit int
+	}{{store.Pro, 50_000}, {store.ProTrial, 50_000}, {store.Suite, 50_000}} {
+		wantLimitHeaders(t, b.get(tc.tier, path), tc.tier, tc.limit, tc.limit-1, now)
+	}
+	// Enterprise is unlimited: no X-RateLimit-* headers, never 429.
+	for range 70 {
+		r := b.get(store.Enterprise, path)
+		if r.status != http.StatusOK || r.header.Get("X-Tier") != "ENTERPRISE" || r.header.Get("X-RateLimit-Limit") != "" {
+			t.Fatalf("ENTERPRISE: %d, headers %v", r.status, r.header)
+		}
+	}
+}
+
+func TestRateLimitHeadersOnErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *setupOpts) { o.redis = redistest.Client(t) })
+	r := b.get(store.Starter, "/v1/markets/btc-updown-15m-1")
+	wantError(t, r, http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	wantLimitHeaders(t, r, store.Starter, 1000, 999, now)
+	r = b.get(store.Starter, "/v1/markets?coin=ETH")
+	wantError(t, r, http.StatusForbidden, "TIER_ACCESS_DENIED")
+	wantLimitHeaders(t, r, store.Starter, 1000, 998, now)
+	r = b.get(store.Starter, "/v1/markets?coin=DOGE")
+	wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+	wantLimitHeaders(t, r, store.Starter, 1000, 997, now)
+
+	// Unauthenticated answers name no tier.
+	r = b.do(http.MethodGet, "/v1/markets?coin=BTC", "ud_live_nope", "", "")
+	wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+	if r.header.Get("X-Tier") != "" || r.header.Get("X-RateLimit-Limit") != "" {
+		t.Errorf("401 carries rate-limit headers: %v", r.header)
+	}
+}
+
+// TestRateLimitSharedAcrossProcesses sends requests of one customer
+// through two api processes at once: together they allow exactly the limit.
+func TestRateLimitSharedAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	limits := map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 50, PerDay: 1000}}
+	a := setup(t, func(o *setupOpts) { o.redis = rdb; o.rateLimits = limits })
+	other := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb; c.RateLimits = limits })
+
+	var ok, limited atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			base := a.srv.URL
+			if g%2 == 1 {
+				base = other.URL
+			}
+			for range 10 {
+				switch status := getStatus(t, base+"/v1/markets?coin=BTC&limit=1", a.keys[store.Starter]); status {
+				case http.StatusOK:
+					ok.Add(1)
+				case http.StatusTooManyRequests:
+					limited.Add(1)
+				default:
+					t.Errorf("status %d", status)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 50 || limited.Load() != 30 {
+		t.Errorf("%d allowed and %d refused of 80, want exactly 50 and 30", ok.Load(), limited.Load())
+	}
+}
+
+func getStatus(t *testing.T, url, key string) int {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("X-API-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// secondProcess starts another api server on the bundle's store, as a
+// second api process of the same deployment would be.
+func secondProcess(t *testing.T, b *bundle, configure func(*api.Config)) *httptest.Server {
+	t.Helper()
+	cfg := api.Config{Store: b.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
+	configure(&cfg)
+	srv, err := api.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// TestTierChangeAcrossProcesses: a webhook received by one api process
+// changes the plan and the rate-limit state the very next request through
+// another process sees.
+func TestTierChangeAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	limits := map[store.Tier]api.RateLimit{
+		store.Starter: {PerMinute: 2, PerDay: 100},
+		store.Pro:     {PerMinute: 2, PerDay: 200},
+	}
+	a := setup(t, func(o *setupOpts) { o.redis = rdb; o.rateLimits = limits; o.webhookSecret = hookSecret })
+	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb; c.RateLimits = limits; c.WebhookSecret = hookSecret })
+	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
+	const path = "/v1/markets?coin=ETH&limit=1"
+	const btc = "/v1/markets?coin=BTC&limit=1"
+
+	// The STARTER customer spends its minute through process A.
+	for range 2 {
+		if r := a.get(store.Starter, btc); r.status != http.StatusOK {
+			t.Fatalf("STARTER: %d", r.status)
+		}
+	}
+	wantLimited(t, a.get(store.Starter, btc), 30, "minute")
+
+	// The upgrade arrives at process B.
+	wantHook(t, b.post(b.activate("msg_up", store.Starter, "PRO", now.Add(-time.Minute))), "applied", false)
+	ctx := context.Background()
+	if n, err := rdb.Exists(ctx, starterKeys(a.ids[store.Starter])...).Result(); err != nil || n != 0 {
+		t.Errorf("STARTER counters left in Redis after the tier change: %d (%v)", n, err)
+	}
+
+	// The very next request through A has the PRO plan and fresh counters.
+	r := a.get(store.Starter, path)
+	if r.status != http.StatusOK {
+		t.Fatalf("after the upgrade through the other process: %d %s", r.status, r.body)
+	}
+	wantLimitHeaders(t, r, store.Pro, 200, 199, now)
+
+	// And back: a cancellation through A; B's next request is STARTER with
+	// fresh counters, though the STARTER minute was spent before.
+	cancel := a.activate("msg_down", store.Starter, "", now)
+	cancel.typ = "subscription.cancelled"
+	wantHook(t, a.post(cancel), "applied", false)
+	r = b.get(store.Starter, btc)
+	if r.status != http.StatusOK {
+		t.Fatalf("after the downgrade through the other process: %d %s", r.status, r.body)
+	}
+	wantLimitHeaders(t, r, store.Starter, 100, 99, now)
+	wantError(t, b.get(store.Starter, path), http.StatusForbidden, "TIER_ACCESS_DENIED")
+}
+
+// starterKeys are the customer's STARTER counters of the pinned now.
+func starterKeys(customerID string) []string {
+	base := "updown:rl:{" + customerID + "}:STARTER"
+	return []string{base + ":m:" + strconv.FormatInt(now.Unix()/60, 10), base + ":d:" + strconv.FormatInt(now.Unix()/86400, 10)}
+}
+
+func TestRateLimitOffWithoutRedis(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 70 {
+		r := b.get(store.Starter, "/v1/markets?coin=BTC&limit=1")
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d without Redis: %d", i+1, r.status)
+		}
+		if r.header.Get("X-Tier") != "STARTER" || r.header.Get("X-RateLimit-Limit") != "" {
+			t.Fatalf("headers without Redis: %v", r.header)
+		}
+	}
+}
+
+// TestRateLimitRedisDown: requests fail open, unmetered, with a warning.
+func TestRateLimitRedisDown(t *testing.T) {
+	t.Parallel()
+	dead := redis.NewClient(&redis.Options{Addr: deadAddr(t), DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = dead.Close() })
+	logs := &logBuffer{}
+	b := setup(t, func(o *setupOpts) { o.redis = dead; o.logger = logs.logger() })
+	start := time.Now()
+	r := b.get(store.Starter, "/v1/markets?coin=BTC&limit=1")
+	if r.status != http.StatusOK || r.header.Get("X-Tier") != "STARTER" || r.header.Get("X-RateLimit-Limit") != "" {
+		t.Errorf("with Redis down: %d, headers %v", r.status, r.header)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a request with Redis down took %v", took)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "rate limiter unavailable") {
+		t.Errorf("no warning logged:\n%s", logs)
+	}
+	var acc struct {
+		Data struct {
+			Usage struct {
+				Today *int64 `json:"today"`
+			} `json:"usage"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b.get(store.Starter, "/v1/account").body, &acc); err != nil || acc.Data.Usage.Today != nil {
+		t.Errorf("usage with Redis down = %v (%v), want null", acc.Data.Usage.Today, err)
+	}
+}
+
+// deadAddr is a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	addr := srv.Listener.Addr().String()
+	srv.Close()
+	return addr
+}

@@ -1,0 +1,369 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/store"
+)
+
+// Billing webhooks (SPEC 3.2, 6; DESIGN 4): the billing provider (Dodo
+// Payments) posts subscription and payment events to /v1/webhook/dodo,
+// signed the Standard Webhooks way (REFERENCE.md).
+//
+// The raw body is verified before it is parsed, and the event is recorded
+// and applied in one atomic store step (store.BillingStore) keyed by the
+// webhook-id, so redeliveries and out-of-order events are harmless. Events
+// that cannot be acted on (unknown customer or tier, stale, unknown type)
+// are recorded and answered 200, so that the provider stops retrying; the
+// ones that need a person are logged as errors.
+
+// DevWebhookSecret is the webhook secret `updown dev` uses when
+// WEBHOOK_SECRET is not set. It is public: never use it in production.
+const DevWebhookSecret = "whsec_dXBkb3duLWRldi13ZWJob29rLXNlY3JldC0wMDAwMDA="
+
+// webhookTolerance is how far webhook-timestamp may be from the server's
+// clock, either way, before a delivery is refused as a replay.
+const webhookTolerance = 5 * time.Minute
+
+// maxWebhookIDLen bounds the webhook-id kept as the idempotency key.
+const maxWebhookIDLen = 256
+
+// webhookSecretPrefix starts a Standard Webhooks secret.
+const webhookSecretPrefix = "whsec_"
+
+// Billing event types of SPEC 6.
+const (
+	eventSubscriptionActive    = "subscription.active"
+	eventSubscriptionCancelled = "subscription.cancelled"
+	eventPaymentSucceeded      = "payment.succeeded"
+)
+
+// webhookKey decodes a Standard Webhooks secret ("whsec_" and the base64
+// of the key bytes) into the HMAC key.
+func webhookKey(secret string) ([]byte, error) {
+	b64, ok := strings.CutPrefix(secret, webhookSecretPrefix)
+	if !ok {
+		return nil, fmt.Errorf("api: webhook secret must start with %q", webhookSecretPrefix)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		key, err = base64.RawStdEncoding.DecodeString(b64)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("api: webhook secret: the part after %q is not base64: %w", webhookSecretPrefix, err)
+	}
+	if len(key) < 16 {
+		return nil, fmt.Errorf("api: webhook secret: the key is %d bytes, want at least 16", len(key))
+	}
+	return key, nil
+}
+
+// webhookSignature is the base64 HMAC-SHA256 of "{id}.{timestamp}.{body}".
+func webhookSignature(key []byte, id, timestamp string, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id))
+	mac.Write([]byte{'.'})
+	mac.Write([]byte(timestamp))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// SignWebhook returns the webhook-signature header value ("v1,<base64>")
+// the billing provider would send with body under secret, for tools and
+// tests that play the provider.
+func SignWebhook(secret, id string, timestamp time.Time, body []byte) (string, error) {
+	key, err := webhookKey(secret)
+	if err != nil {
+		return "", err
+	}
+	return "v1," + webhookSignature(key, id, strconv.FormatInt(timestamp.Unix(), 10), body), nil
+}
+
+// verifyWebhook checks a delivery's Standard Webhooks signature: the
+// headers are present, webhook-timestamp is within webhookTolerance of now
+// either way, and one of the space-separated "v1,<base64>" entries of
+// signatures is the HMAC of the raw body (entries of other versions, such
+// as "v1a,", are skipped). Signatures are compared in constant time.
+func verifyWebhook(key []byte, id, timestamp, signatures string, body []byte, now time.Time) error {
+	var missing []string
+	for _, h := range []struct{ name, value string }{
+		{"webhook-id", id}, {"webhook-timestamp", timestamp}, {"webhook-signature", signatures},
+	} {
+		if h.value == "" {
+			missing = append(missing, h.name)
+		}
+	}
+	if len(missing) > 0 {
+		return Errorf(http.StatusUnauthorized, CodeUnauthorized, "unsigned webhook: missing header(s) %s", strings.Join(missing, ", "))
+	}
+	sec, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return Errorf(http.StatusUnauthorized, CodeUnauthorized, "webhook-timestamp must be integer unix seconds")
+	}
+	sent := time.Unix(sec, 0)
+	if d := now.Sub(sent); d > webhookTolerance || d < -webhookTolerance {
+		return Errorf(http.StatusUnauthorized, CodeUnauthorized,
+			"webhook-timestamp %s is more than %s from the server's clock (%s): refused as a possible replay",
+			sent.UTC().Format(time.RFC3339), webhookTolerance, now.UTC().Format(time.RFC3339))
+	}
+	want := []byte(webhookSignature(key, id, timestamp, body))
+	for _, entry := range strings.Fields(signatures) {
+		version, sig, ok := strings.Cut(entry, ",")
+		if !ok || version != "v1" {
+			continue
+		}
+		if hmac.Equal([]byte(sig), want) {
+			return nil
+		}
+	}
+	return Errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid webhook signature: no v1 signature matches this body under the configured secret")
+}
+
+// webhookPayload is the part of SPEC 6's payload the service reads. Other
+// fields, whatever their shape, are ignored (and kept in the recorded
+// payload).
+type webhookPayload struct {
+	BusinessID string `json:"business_id"`
+	Type       string `json:"type" doc:"Event kind: subscription.active, subscription.cancelled, payment.succeeded; others are recorded only."`
+	Timestamp  string `json:"timestamp" format:"date-time" doc:"When the event happened (ISO 8601); orders a customer's events."`
+	Data       struct {
+		SubscriptionID string `json:"subscription_id"`
+		Status         string `json:"status"`
+		ProductID      string `json:"product_id"`
+		Customer       struct {
+			Email string `json:"email" doc:"Finds the customer when metadata.updown_customer_id does not."`
+			Name  string `json:"name"`
+		} `json:"customer"`
+		Metadata struct {
+			CustomerID string `json:"updown_customer_id" doc:"The updown customer id."`
+			Tier       string `json:"tier" doc:"Target tier of subscription.active: STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE (any case)."`
+		} `json:"metadata"`
+		NextBillingDate string `json:"next_billing_date"`
+	} `json:"data"`
+}
+
+// billingEvent is a verified delivery, parsed.
+type billingEvent struct {
+	Type           string
+	OccurredAt     time.Time
+	SubscriptionID string
+	CustomerRef    string
+	Email          string
+	SetTier        bool
+	Tier           store.Tier // upper-cased as sent; may be unknown
+}
+
+// parseWebhookPayload reads a billing event from a verified body. A body
+// that is not a JSON object, lacks type or timestamp, has a timestamp that
+// is not ISO 8601, or carries a field the service reads in the wrong shape
+// (or with a NUL character) is 400 VALIDATION_ERROR.
+func parseWebhookPayload(body []byte) (billingEvent, error) {
+	var ev billingEvent
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 {
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "the webhook body is empty: want the event as a JSON object")
+	}
+	if trimmed[0] != '{' {
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "the webhook body must be a JSON object")
+	}
+	var p webhookPayload
+	if err := json.Unmarshal(body, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field %s must be a %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value).With("field", te.Field)
+		}
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "the webhook body is not valid JSON: %s", err.Error())
+	}
+	for _, f := range []struct{ name, value string }{
+		{"type", p.Type}, {"timestamp", p.Timestamp}, {"data.subscription_id", p.Data.SubscriptionID},
+		{"data.customer.email", p.Data.Customer.Email}, {"data.metadata.updown_customer_id", p.Data.Metadata.CustomerID},
+		{"data.metadata.tier", p.Data.Metadata.Tier},
+	} {
+		// Decoded strings are valid UTF-8 (encoding/json replaces bad
+		// bytes), but \u0000 decodes to a NUL no database text can hold.
+		if strings.ContainsRune(f.value, 0) {
+			return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field %s holds a NUL character", f.name).With("field", f.name)
+		}
+	}
+	ev.Type = strings.TrimSpace(p.Type)
+	if ev.Type == "" {
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field type is missing").With("field", "type")
+	}
+	if p.Timestamp == "" {
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp is missing").With("field", "timestamp")
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(p.Timestamp))
+	if err != nil {
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %q is not an ISO 8601 date-time", p.Timestamp).With("field", "timestamp")
+	}
+	ev.OccurredAt = t.UTC()
+	ev.SubscriptionID = strings.TrimSpace(p.Data.SubscriptionID)
+	ev.CustomerRef = strings.TrimSpace(p.Data.Metadata.CustomerID)
+	ev.Email = strings.TrimSpace(p.Data.Customer.Email)
+	ev.Tier = store.Tier(strings.ToUpper(strings.TrimSpace(p.Data.Metadata.Tier)))
+	switch strings.ToLower(ev.Type) {
+	case eventSubscriptionActive:
+		ev.SetTier = true
+	case eventSubscriptionCancelled:
+		ev.SetTier, ev.Tier = true, store.Starter
+	}
+	return ev, nil
+}
+
+type webhookInput struct {
+	ContentType string `header:"Content-Type"`
+	ID          string `header:"webhook-id" doc:"Unique delivery id; the idempotency key (a redelivery is acknowledged and not applied twice)."`
+	Timestamp   string `header:"webhook-timestamp" doc:"Unix seconds when the delivery was signed; refused beyond 5 minutes either way."`
+	Signature   string `header:"webhook-signature" doc:"Space-separated v1,<base64 HMAC-SHA256> signatures (Standard Webhooks)."`
+	RawBody     []byte
+}
+
+// webhookResult says what a delivery did.
+type webhookResult struct {
+	ID           string  `json:"id" doc:"The webhook-id."`
+	Type         string  `json:"type"`
+	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event already set the tier; unknown_customer, unknown_tier: recorded, nothing changed."`
+	Duplicate    bool    `json:"duplicate" doc:"True when this webhook-id was received before; the first delivery's result is answered and nothing is applied again."`
+	CustomerID   *string `json:"customer_id" nullable:"true"`
+	Tier         *string `json:"tier" nullable:"true" doc:"The tier the event asked for."`
+	PreviousTier *string `json:"previous_tier" nullable:"true" doc:"The customer's tier before an applied change."`
+}
+
+type webhookBody struct {
+	Success   bool          `json:"success"`
+	Data      webhookResult `json:"data"`
+	Timestamp string        `json:"timestamp" format:"date-time"`
+}
+
+type webhookOutput struct{ Body webhookBody }
+
+// registerBilling registers the billing webhook and GET /v1/account, and
+// builds the rate limiter the authentication middleware uses. A
+// malformed Config.WebhookSecret is an error: a process must not start
+// with a secret that can verify nothing.
+func (s *Server) registerBilling() error {
+	if s.cfg.WebhookSecret != "" {
+		if _, err := webhookKey(s.cfg.WebhookSecret); err != nil {
+			return err
+		}
+	}
+	if s.cfg.Redis != nil {
+		s.limiter = newRateLimiter(s.cfg.Redis)
+	}
+	payloadSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[webhookPayload](), true, "BillingWebhookPayload")
+	huma.Register(s.api, huma.Operation{
+		OperationID: "billing-webhook",
+		Method:      http.MethodPost,
+		Path:        "/v1/webhook/dodo",
+		Summary:     "Receive a billing event (Dodo Payments)",
+		Description: "Called by the billing provider, not by API clients: no X-API-Key. Deliveries are verified with the Standard Webhooks signature " +
+			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
+			"subscription.cancelled sets STARTER, payment.succeeded and other types are recorded only. The customer is found by " +
+			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
+			"and starts their rate-limit windows afresh. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
+			"the provider stops retrying; 503 when no webhook secret is configured.",
+		Tags:        []string{"Billing"},
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: payloadSchema}}},
+		Errors:      []int{400, 401, 413, 415, 500, 503},
+		// The handler verifies the raw bytes before anything reads them.
+		SkipValidateBody: true,
+		// Huma bounds only operations with a Body field by default; without
+		// this the outer limit would surface as a 500, not a 413.
+		MaxBodyBytes: maxBodyBytes,
+	}, s.billingWebhook)
+	s.registerAccount()
+	return nil
+}
+
+func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhookOutput, error) {
+	if s.cfg.WebhookSecret == "" {
+		s.log.ErrorContext(ctx, "billing webhook refused: no webhook secret is configured (set WEBHOOK_SECRET); the provider will retry",
+			"request_id", RequestID(ctx), "webhook_id", in.ID[:min(len(in.ID), 64)])
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "billing webhooks are not configured on this server: no webhook secret is set")
+	}
+	key, err := webhookKey(s.cfg.WebhookSecret)
+	if err != nil { // checked in New; kept for safety
+		return nil, s.internal(ctx, "decode webhook secret", err)
+	}
+	if err := verifyWebhook(key, in.ID, in.Timestamp, in.Signature, in.RawBody, s.now()); err != nil {
+		// The id is unverified here: log no more than a short prefix of it.
+		s.log.WarnContext(ctx, "billing webhook refused", "request_id", RequestID(ctx), "webhook_id", in.ID[:min(len(in.ID), 64)], "err", err)
+		return nil, err
+	}
+	if len(in.ID) > maxWebhookIDLen || strings.ContainsFunc(in.ID, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return nil, Errorf(http.StatusBadRequest, CodeValidation, "webhook-id must be at most %d printable ASCII characters", maxWebhookIDLen)
+	}
+	if err := requireJSON(in.ContentType); err != nil {
+		return nil, err
+	}
+	ev, err := parseWebhookPayload(in.RawBody)
+	if err != nil {
+		s.log.WarnContext(ctx, "billing webhook payload refused", "request_id", RequestID(ctx), "webhook_id", in.ID, "err", err)
+		return nil, err
+	}
+	rec, dup, err := s.store.RecordBillingEvent(ctx, store.BillingEvent{
+		ID: in.ID, Type: ev.Type, OccurredAt: ev.OccurredAt, SubscriptionID: ev.SubscriptionID,
+		CustomerRef: ev.CustomerRef, Email: ev.Email, SetTier: ev.SetTier, Tier: ev.Tier, Payload: in.RawBody,
+	})
+	if err != nil {
+		return nil, s.storeFailure(ctx, "record billing event", err)
+	}
+	s.logBillingEvent(ctx, rec, dup)
+	if !dup && rec.Outcome == store.BillingApplied && rec.PreviousTier != rec.Tier {
+		if err := s.resetRateLimits(ctx, rec.CustomerID); err != nil {
+			// The new tier's counters are fresh anyway (keys name the tier).
+			s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
+				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)
+		}
+	}
+	return &webhookOutput{Body: webhookBody{Success: true, Data: webhookResultOf(rec, dup), Timestamp: formatTime(s.now())}}, nil
+}
+
+// logBillingEvent logs what an event did; the outcomes a person must act
+// on (money taken for a customer or tier the service does not know) are
+// errors.
+func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup bool) {
+	attrs := []any{"request_id", RequestID(ctx), "webhook_id", e.ID, "type", e.Type, "outcome", string(e.Outcome),
+		"customer_id", e.CustomerID, "customer_ref", e.CustomerRef, "email", e.Email,
+		"subscription_id", e.SubscriptionID, "tier", string(e.Tier), "occurred_at", e.OccurredAt}
+	switch {
+	case dup:
+		s.log.InfoContext(ctx, "billing event redelivered: acknowledged, not applied again", attrs...)
+	case e.Outcome == store.BillingApplied:
+		s.log.InfoContext(ctx, "billing event applied", append(attrs, "previous_tier", string(e.PreviousTier))...)
+	case e.Outcome == store.BillingUnknownCustomer:
+		s.log.ErrorContext(ctx, "billing event names no known customer (by metadata.updown_customer_id or email): recorded, nothing changed; fix by hand", attrs...)
+	case e.Outcome == store.BillingUnknownTier:
+		s.log.ErrorContext(ctx, "billing event asks for an unknown tier: recorded, nothing changed; check the product's metadata.tier", attrs...)
+	case e.Outcome == store.BillingStale:
+		s.log.WarnContext(ctx, "billing event is older than the customer's last applied one: recorded, not applied", attrs...)
+	default:
+		s.log.InfoContext(ctx, "billing event recorded", attrs...)
+	}
+}
+
+func webhookResultOf(e store.BillingEvent, dup bool) webhookResult {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return webhookResult{ID: e.ID, Type: e.Type, Outcome: string(e.Outcome), Duplicate: dup,
+		CustomerID: opt(e.CustomerID), Tier: opt(string(e.Tier)), PreviousTier: opt(string(e.PreviousTier))}
+}

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// BillingStore keeps the billing provider's webhook events and applies the
+// tier changes they carry (SPEC 3.2, 6).
+//
+// Recording and applying are one atomic step, so that a redelivered event
+// is never applied twice and events delivered out of order never let an
+// older one undo a newer one, however many api processes receive them.
+type BillingStore interface {
+	// RecordBillingEvent records e under its ID (the webhook-id) and, when
+	// e.SetTier is true, applies the tier change, all or nothing.
+	//
+	// The customer is the one whose ID is e.CustomerRef or, when no such
+	// customer exists, the one whose email is e.Email (exactly); the record
+	// keeps the customer found in CustomerID ("" when none was).
+	//
+	// The tier change is applied (Outcome BillingApplied) only when e.Tier
+	// is a known tier, the customer was found, and e.OccurredAt is not
+	// before the OccurredAt of the newest event already applied to that
+	// customer; otherwise the event is recorded with the outcome saying why
+	// nothing changed (BillingUnknownTier, BillingUnknownCustomer,
+	// BillingStale). Events without SetTier are recorded with
+	// BillingRecorded. Staleness is judged per customer rather than per
+	// subscription because the tier belongs to the customer: a late
+	// "cancelled" of an old subscription must not undo the activation of
+	// its replacement.
+	//
+	// The store sets ReceivedAt, Outcome and PreviousTier (the customer's
+	// tier before the change, on applied events). It returns the record
+	// and duplicate false; or, when an event with the ID is already
+	// recorded, that earlier record untouched and duplicate true, whatever
+	// e holds. An empty ID or Type, or a zero OccurredAt, is ErrInvalid.
+	RecordBillingEvent(ctx context.Context, e BillingEvent) (rec BillingEvent, duplicate bool, err error)
+	// GetBillingEvent returns the event recorded under the webhook id, or
+	// ErrNotFound.
+	GetBillingEvent(ctx context.Context, id string) (BillingEvent, error)
+	// ListBillingEvents returns recorded events matching f, the most
+	// recently received first (ID descending on ties).
+	ListBillingEvents(ctx context.Context, f BillingEventFilter) ([]BillingEvent, error)
+}
+
+// BillingOutcome is what recording a billing event did.
+type BillingOutcome string
+
+// Outcomes of RecordBillingEvent.
+const (
+	// BillingApplied: the customer's tier was set to the event's tier.
+	BillingApplied BillingOutcome = "applied"
+	// BillingRecorded: the event asks for no tier change (payment.succeeded,
+	// event types the service does not act on); it is kept for support.
+	BillingRecorded BillingOutcome = "recorded"
+	// BillingStale: the customer's tier was already set by an event that
+	// occurred later; this older one changes nothing.
+	BillingStale BillingOutcome = "stale"
+	// BillingUnknownCustomer: no customer has the event's id or email.
+	BillingUnknownCustomer BillingOutcome = "unknown_customer"
+	// BillingUnknownTier: the event asks for a tier the service does not
+	// know (or none at all).
+	BillingUnknownTier BillingOutcome = "unknown_tier"
+)
+
+// BillingEvent is one billing webhook event as received, and what it did.
+type BillingEvent struct {
+	// ID is the webhook-id header: the provider's idempotency key.
+	ID string
+	// Type is the event kind, e.g. subscription.active.
+	Type string
+	// OccurredAt is the payload's timestamp: when the provider says the
+	// event happened. It orders the events of a customer.
+	OccurredAt time.Time
+	// ReceivedAt is when the store recorded the event (set by the store).
+	ReceivedAt time.Time
+	// Outcome is what recording did (set by the store).
+	Outcome BillingOutcome
+	// SubscriptionID is the provider's subscription id ("" when absent).
+	SubscriptionID string
+	// CustomerRef is the customer id the payload's metadata names, as sent.
+	CustomerRef string
+	// Email is the payload's customer email, as sent.
+	Email string
+	// CustomerID is the customer the event was matched to (set by the
+	// store; "" when none matched).
+	CustomerID string
+	// SetTier says the event asks for the customer's tier to become Tier
+	// (subscription.active, subscription.cancelled).
+	SetTier bool
+	// Tier is the tier the event asks for, as a wire name; it may be
+	// unknown (then the outcome is BillingUnknownTier) or empty.
+	Tier Tier
+	// PreviousTier is the customer's tier before an applied change (set by
+	// the store; "" unless Outcome is BillingApplied).
+	PreviousTier Tier
+	// Payload is the request body exactly as signed and received.
+	Payload []byte
+}
+
+// BillingEventFilter selects recorded billing events. Zero fields do not
+// filter.
+type BillingEventFilter struct {
+	CustomerID string
+	Limit      int // 0 means no limit
+}

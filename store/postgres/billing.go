@@ -1,0 +1,189 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
+)
+
+var _ store.BillingStore = (*Store)(nil)
+
+const billingColumns = `id, type, occurred_at, received_at, outcome, subscription_id, customer_ref, email,
+	coalesce(customer_id::text, ''), set_tier, tier, previous_tier, payload`
+
+// RecordBillingEvent records e and applies its tier change in one
+// transaction. The customer's row is locked (FOR UPDATE) before the
+// staleness check reads the newest applied event, so concurrent events of
+// one customer queue and each sees what the one before applied. Two
+// deliveries of one webhook id racing past the duplicate check collide on
+// the primary key: the loser's transaction, tier change included, rolls
+// back and it answers the winner's record as a duplicate.
+func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (store.BillingEvent, bool, error) {
+	op := fmt.Sprintf("record billing event %q", e.ID)
+	if e.ID == "" || e.Type == "" || e.OccurredAt.IsZero() {
+		return store.BillingEvent{}, false, invalid(op, "id, type and occurrence time are required")
+	}
+	e.OccurredAt = micro(e.OccurredAt).UTC()
+	e.ReceivedAt = s.stamp()
+	e.CustomerID, e.PreviousTier = "", ""
+	if e.Payload == nil {
+		e.Payload = []byte{}
+	}
+
+	var rec store.BillingEvent
+	var duplicate bool
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		prev, err := getBillingEvent(ctx, tx, e.ID)
+		if err == nil {
+			rec, duplicate = prev, true
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		c, found, err := lockBillingCustomer(ctx, tx, e.CustomerRef, e.Email)
+		if err != nil {
+			return err
+		}
+		if found {
+			e.CustomerID = c.ID
+		}
+		switch {
+		case !e.SetTier:
+			e.Outcome = store.BillingRecorded
+		case !e.Tier.Valid():
+			e.Outcome = store.BillingUnknownTier
+		case !found:
+			e.Outcome = store.BillingUnknownCustomer
+		default:
+			var newest *time.Time
+			err := tx.QueryRow(ctx, `
+				select max(occurred_at) from billing_events
+				where customer_id = $1 and outcome = 'applied'`, c.ID).Scan(&newest)
+			if err != nil {
+				return err
+			}
+			if newest != nil && e.OccurredAt.Before(*newest) {
+				e.Outcome = store.BillingStale
+				break
+			}
+			if _, err := tx.Exec(ctx, `update customers set tier = $2, updated_at = $3 where id = $1`,
+				c.ID, string(e.Tier), e.ReceivedAt); err != nil {
+				return err
+			}
+			e.Outcome, e.PreviousTier = store.BillingApplied, c.Tier
+		}
+		var customerID *string
+		if e.CustomerID != "" {
+			customerID = &e.CustomerID
+		}
+		_, err = tx.Exec(ctx, `
+			insert into billing_events (id, type, occurred_at, received_at, outcome, subscription_id,
+				customer_ref, email, customer_id, set_tier, tier, previous_tier, payload)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			e.ID, e.Type, e.OccurredAt, e.ReceivedAt, string(e.Outcome), e.SubscriptionID,
+			e.CustomerRef, e.Email, customerID, e.SetTier, string(e.Tier), string(e.PreviousTier), e.Payload)
+		if err != nil {
+			return err
+		}
+		rec = e
+		return nil
+	})
+	if pgCode(err) == uniqueViolation {
+		// Another delivery of the same id committed first.
+		prev, gerr := s.GetBillingEvent(ctx, e.ID)
+		if gerr != nil {
+			return store.BillingEvent{}, false, gerr
+		}
+		return prev, true, nil
+	}
+	if err != nil {
+		return store.BillingEvent{}, false, wrap(op, err)
+	}
+	return rec, duplicate, nil
+}
+
+// lockBillingCustomer finds the customer an event names, by id and then
+// by email, and locks its row for the rest of the transaction.
+func lockBillingCustomer(ctx context.Context, tx pgx.Tx, ref, email string) (store.Customer, bool, error) {
+	const lock = `select ` + customerColumns + ` from customers where %s = $1 for update`
+	if validID(ref) {
+		rows, _ := tx.Query(ctx, fmt.Sprintf(lock, "id"), ref)
+		c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+		if err == nil {
+			return c, true, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.Customer{}, false, err
+		}
+	}
+	if email == "" {
+		return store.Customer{}, false, nil
+	}
+	rows, _ := tx.Query(ctx, fmt.Sprintf(lock, "email"), email)
+	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Customer{}, false, nil
+	}
+	return c, err == nil, err
+}
+
+// GetBillingEvent returns the event recorded under the webhook id.
+func (s *Store) GetBillingEvent(ctx context.Context, id string) (store.BillingEvent, error) {
+	e, err := getBillingEvent(ctx, s.pool, id)
+	return e, wrap(fmt.Sprintf("get billing event %q", id), err)
+}
+
+// billingReader is what both a pool and a transaction answer.
+type billingReader interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func getBillingEvent(ctx context.Context, q billingReader, id string) (store.BillingEvent, error) {
+	rows, _ := q.Query(ctx, `select `+billingColumns+` from billing_events where id = $1`, id)
+	return pgx.CollectExactlyOneRow(rows, scanBillingEvent)
+}
+
+// ListBillingEvents returns the events matching f, newest received first.
+func (s *Store) ListBillingEvents(ctx context.Context, f store.BillingEventFilter) ([]store.BillingEvent, error) {
+	op := "list billing events"
+	var limit any // nil: LIMIT NULL, no limit
+	if f.Limit > 0 {
+		limit = f.Limit
+	}
+	var rows pgx.Rows
+	switch {
+	case f.CustomerID == "":
+		rows, _ = s.pool.Query(ctx, `select `+billingColumns+` from billing_events
+			order by received_at desc, id desc limit $1`, limit)
+	case !validID(f.CustomerID):
+		if err := ctx.Err(); err != nil {
+			return nil, wrap(op, err)
+		}
+		return []store.BillingEvent{}, nil
+	default:
+		op = fmt.Sprintf("list billing events of customer %q", f.CustomerID)
+		rows, _ = s.pool.Query(ctx, `select `+billingColumns+` from billing_events
+			where customer_id = $1 order by received_at desc, id desc limit $2`, f.CustomerID, limit)
+	}
+	events, err := pgx.CollectRows(rows, scanBillingEvent)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	return events, nil
+}
+
+func scanBillingEvent(row pgx.CollectableRow) (store.BillingEvent, error) {
+	var e store.BillingEvent
+	var outcome, tier, previous string
+	err := row.Scan(&e.ID, &e.Type, &e.OccurredAt, &e.ReceivedAt, &outcome, &e.SubscriptionID,
+		&e.CustomerRef, &e.Email, &e.CustomerID, &e.SetTier, &tier, &previous, &e.Payload)
+	e.Outcome, e.Tier, e.PreviousTier = store.BillingOutcome(outcome), store.Tier(tier), store.Tier(previous)
+	e.OccurredAt, e.ReceivedAt = utc(e.OccurredAt), utc(e.ReceivedAt)
+	return e, err
+}

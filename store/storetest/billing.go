@@ -1,0 +1,497 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+func billingTests() []test {
+	return []test{
+		{"RecordAndGet", testBillingRecordAndGet},
+		{"AppliesTier", testBillingAppliesTier},
+		{"EmailFallback", testBillingEmailFallback},
+		{"UnknownCustomer", testBillingUnknownCustomer},
+		{"UnknownTier", testBillingUnknownTier},
+		{"Duplicate", testBillingDuplicate},
+		{"OutOfOrder", testBillingOutOfOrder},
+		{"List", testBillingList},
+		{"Invalid", testBillingInvalid},
+		{"CancelledContext", testBillingCancelledContext},
+		{"CallersCannotMutateStoredData", testBillingCopies},
+		{"ConcurrentDuplicates", testBillingConcurrentDuplicates},
+		{"ConcurrentOrdering", testBillingConcurrentOrdering},
+	}
+}
+
+// billingAt is the suite's event time minutes after t0, written in another
+// zone with sub-microsecond digits that a store drops.
+func billingAt(minutes int) time.Time {
+	return t0().Add(time.Duration(minutes)*time.Minute + 789*time.Nanosecond).In(elsewhere())
+}
+
+// newBillingEvent is an event of the customer asking for tier (no tier
+// change when tier is "").
+func newBillingEvent(id string, c store.Customer, tier store.Tier, minutes int) store.BillingEvent {
+	e := store.BillingEvent{
+		ID: id, Type: "payment.succeeded", OccurredAt: billingAt(minutes),
+		SubscriptionID: "sub_" + id, CustomerRef: c.ID, Email: c.Email,
+		Payload: []byte(fmt.Sprintf(`{"type":"x","id":%q}`, id)),
+	}
+	if tier != "" {
+		e.Type, e.SetTier, e.Tier = "subscription.active", true, tier
+	}
+	return e
+}
+
+func recordBilling(t *testing.T, s store.Store, e store.BillingEvent) store.BillingEvent {
+	t.Helper()
+	rec, dup, err := s.RecordBillingEvent(t.Context(), e)
+	mustOK(t, err, "RecordBillingEvent "+e.ID)
+	if dup {
+		t.Fatalf("RecordBillingEvent %s: duplicate = true on first delivery", e.ID)
+	}
+	return rec
+}
+
+func billingEventDiff(want, got store.BillingEvent) diff {
+	var d diff
+	eq(&d, "ID", want.ID, got.ID)
+	eq(&d, "Type", want.Type, got.Type)
+	eqTime(&d, "OccurredAt", want.OccurredAt, got.OccurredAt)
+	eqStamp(&d, "ReceivedAt", want.ReceivedAt, got.ReceivedAt)
+	eq(&d, "Outcome", want.Outcome, got.Outcome)
+	eq(&d, "SubscriptionID", want.SubscriptionID, got.SubscriptionID)
+	eq(&d, "CustomerRef", want.CustomerRef, got.CustomerRef)
+	eq(&d, "Email", want.Email, got.Email)
+	eq(&d, "CustomerID", want.CustomerID, got.CustomerID)
+	eq(&d, "SetTier", want.SetTier, got.SetTier)
+	eq(&d, "Tier", want.Tier, got.Tier)
+	eq(&d, "PreviousTier", want.PreviousTier, got.PreviousTier)
+	eqSlice(&d, "Payload", want.Payload, got.Payload)
+	return d
+}
+
+func checkBillingEvent(t testing.TB, op string, want, got store.BillingEvent) {
+	t.Helper()
+	billingEventDiff(want, got).check(t, fmt.Sprintf("%s: billing event %q", op, want.ID))
+}
+
+// tierOf returns the customer's tier as stored now.
+func tierOf(t *testing.T, s store.Store, id string) store.Tier {
+	t.Helper()
+	c, err := s.GetCustomer(t.Context(), id)
+	mustOK(t, err, "GetCustomer")
+	return c.Tier
+}
+
+func testBillingRecordAndGet(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, newCustomer("ada"))
+	in := newBillingEvent("msg_1", c, "", 0)
+	before := time.Now()
+	rec := recordBilling(t, s, in)
+	after := time.Now()
+
+	want := in
+	want.Outcome, want.CustomerID = store.BillingRecorded, c.ID
+	checkBillingEvent(t, "RecordBillingEvent", want, rec)
+	checkRecent(t, "ReceivedAt", rec.ReceivedAt, before, after)
+	if rec.OccurredAt.Location() != time.UTC {
+		t.Errorf("OccurredAt location = %v, want UTC", rec.OccurredAt.Location())
+	}
+
+	got, err := s.GetBillingEvent(ctx, in.ID)
+	mustOK(t, err, "GetBillingEvent")
+	checkBillingEvent(t, "GetBillingEvent", rec, got)
+	checkCustomer(t, "customer after a payment event", c, mustCustomer(t, s, c.ID))
+
+	for _, id := range []string{"msg_unknown", ""} {
+		_, err := s.GetBillingEvent(ctx, id)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("GetBillingEvent(%q)", id))
+	}
+}
+
+func mustCustomer(t *testing.T, s store.Store, id string) store.Customer {
+	t.Helper()
+	c, err := s.GetCustomer(t.Context(), id)
+	mustOK(t, err, "GetCustomer")
+	return c
+}
+
+func testBillingAppliesTier(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, newCustomer("ada"))
+	other := createCustomer(t, s, newCustomer("bea"))
+	k := createKey(t, s, newKey(c.ID, "ud_live_a"))
+	prev := c
+	for i, tier := range []store.Tier{store.Pro, store.Enterprise, store.Starter} {
+		tick()
+		in := newBillingEvent(fmt.Sprintf("msg_%d", i), c, tier, i)
+		rec := recordBilling(t, s, in)
+		want := in
+		want.Outcome, want.CustomerID, want.PreviousTier = store.BillingApplied, c.ID, prev.Tier
+		checkBillingEvent(t, "RecordBillingEvent", want, rec)
+
+		got := mustCustomer(t, s, c.ID)
+		wantC := prev
+		wantC.Tier, wantC.UpdatedAt = tier, time.Time{}
+		checkCustomer(t, "customer after an applied event", wantC, got)
+		if !got.UpdatedAt.After(prev.UpdatedAt) {
+			t.Errorf("UpdatedAt = %v after a tier change, want later than %v", got.UpdatedAt, prev.UpdatedAt)
+		}
+		_, owner, err := s.LookupAPIKey(ctx, k.Hash)
+		mustOK(t, err, "LookupAPIKey")
+		checkCustomer(t, "key owner after an applied event", got, owner)
+		prev = got
+	}
+	checkCustomer(t, "another customer", other, mustCustomer(t, s, other.ID))
+}
+
+func testBillingEmailFallback(t *testing.T, s store.Store) {
+	a := createCustomer(t, s, newCustomer("ada"))
+	b := createCustomer(t, s, newCustomer("bea"))
+	for i, ref := range append(unknownIDs(), "") {
+		in := newBillingEvent(fmt.Sprintf("msg_%d", i), a, store.Pro, i)
+		in.CustomerRef = ref
+		rec := recordBilling(t, s, in)
+		if rec.Outcome != store.BillingApplied || rec.CustomerID != a.ID {
+			t.Errorf("ref %q, email of %s: outcome %s, customer %q; want applied to %s", ref, a.Email, rec.Outcome, rec.CustomerID, a.ID)
+		}
+	}
+	if tier := tierOf(t, s, a.ID); tier != store.Pro {
+		t.Errorf("tier after the email fallback = %s, want PRO", tier)
+	}
+
+	// The id wins over the email.
+	in := newBillingEvent("msg_both", b, store.Suite, 10)
+	in.Email = a.Email
+	rec := recordBilling(t, s, in)
+	if rec.Outcome != store.BillingApplied || rec.CustomerID != b.ID {
+		t.Errorf("id of %s, email of %s: outcome %s, customer %q; want applied to the id's customer", b.Email, a.Email, rec.Outcome, rec.CustomerID)
+	}
+	if tier := tierOf(t, s, a.ID); tier != store.Pro {
+		t.Errorf("tier of the email's customer = %s, want PRO unchanged", tier)
+	}
+	if tier := tierOf(t, s, b.ID); tier != store.Suite {
+		t.Errorf("tier of the id's customer = %s, want SUITE", tier)
+	}
+}
+
+func testBillingUnknownCustomer(t *testing.T, s store.Store) {
+	c := createCustomer(t, s, newCustomer("ada"))
+	for i, ref := range append(unknownIDs(), "") {
+		in := newBillingEvent(fmt.Sprintf("msg_%d", i), c, store.Pro, i)
+		in.CustomerRef, in.Email = ref, "nobody@example.com"
+		rec := recordBilling(t, s, in)
+		want := in
+		want.Outcome = store.BillingUnknownCustomer
+		checkBillingEvent(t, "RecordBillingEvent of an unknown customer", want, rec)
+	}
+	checkCustomer(t, "customer after events of unknown customers", c, mustCustomer(t, s, c.ID))
+}
+
+func testBillingUnknownTier(t *testing.T, s store.Store) {
+	c := createCustomer(t, s, newCustomer("ada"))
+	for i, tier := range []store.Tier{"GOLD", "pro", ""} {
+		in := newBillingEvent(fmt.Sprintf("msg_%d", i), c, store.Pro, i)
+		in.Tier = tier
+		rec := recordBilling(t, s, in)
+		want := in
+		want.Outcome, want.CustomerID = store.BillingUnknownTier, c.ID
+		checkBillingEvent(t, fmt.Sprintf("RecordBillingEvent of tier %q", tier), want, rec)
+	}
+	checkCustomer(t, "customer after events of unknown tiers", c, mustCustomer(t, s, c.ID))
+
+	// Events that changed nothing do not hold later ones back.
+	rec := recordBilling(t, s, newBillingEvent("msg_real", c, store.Pro, -10))
+	if rec.Outcome != store.BillingApplied {
+		t.Errorf("an event older than events that applied nothing: outcome %s, want applied", rec.Outcome)
+	}
+}
+
+func testBillingDuplicate(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, newCustomer("ada"))
+	first := recordBilling(t, s, newBillingEvent("msg_1", c, store.Pro, 0))
+	_, err := s.SetCustomerTier(ctx, c.ID, store.Starter)
+	mustOK(t, err, "SetCustomerTier")
+
+	for _, again := range []store.BillingEvent{
+		newBillingEvent("msg_1", c, store.Pro, 0),        // the same delivery
+		newBillingEvent("msg_1", c, store.Enterprise, 5), // same id, other content
+		newBillingEvent("msg_1", c, "", 9),
+	} {
+		tick()
+		rec, dup, err := s.RecordBillingEvent(ctx, again)
+		mustOK(t, err, "RecordBillingEvent of a redelivery")
+		if !dup {
+			t.Errorf("redelivery of %s: duplicate = false", again.ID)
+		}
+		checkBillingEvent(t, "redelivery", first, rec)
+		if tier := tierOf(t, s, c.ID); tier != store.Starter {
+			t.Errorf("tier after a redelivery = %s, want STARTER (set after the first delivery)", tier)
+		}
+	}
+	got, err := s.GetBillingEvent(ctx, "msg_1")
+	mustOK(t, err, "GetBillingEvent")
+	checkBillingEvent(t, "GetBillingEvent after redeliveries", first, got)
+	all, err := s.ListBillingEvents(ctx, store.BillingEventFilter{})
+	mustOK(t, err, "ListBillingEvents")
+	if len(all) != 1 {
+		t.Errorf("ListBillingEvents after redeliveries: %d events, want 1", len(all))
+	}
+
+	// A duplicate of an event that applied nothing is still a duplicate.
+	recordBilling(t, s, newBillingEvent("msg_2", c, "", 1))
+	if _, dup, err := s.RecordBillingEvent(ctx, newBillingEvent("msg_2", c, store.Pro, 1)); err != nil || !dup {
+		t.Errorf("redelivery of a recorded-only event: duplicate %v, err %v", dup, err)
+	}
+	if tier := tierOf(t, s, c.ID); tier != store.Starter {
+		t.Errorf("tier = %s, want STARTER", tier)
+	}
+}
+
+func testBillingOutOfOrder(t *testing.T, s store.Store) {
+	a := createCustomer(t, s, newCustomer("ada"))
+	b := createCustomer(t, s, newCustomer("bea"))
+
+	recordBilling(t, s, newBillingEvent("a_activated", a, store.Pro, 10))
+	// A cancellation that happened before the activation arrives late.
+	late := newBillingEvent("a_cancelled_early", a, store.Starter, 5)
+	late.Type = "subscription.cancelled"
+	rec := recordBilling(t, s, late)
+	want := late
+	want.Outcome, want.CustomerID = store.BillingStale, a.ID
+	checkBillingEvent(t, "an older event", want, rec)
+	if tier := tierOf(t, s, a.ID); tier != store.Pro {
+		t.Errorf("tier after a stale event = %s, want PRO", tier)
+	}
+	// Another subscription's older event is stale too: the tier is the
+	// customer's.
+	other := newBillingEvent("a_other_sub", a, store.Suite, 9)
+	other.SubscriptionID = "sub_other"
+	if rec := recordBilling(t, s, other); rec.Outcome != store.BillingStale {
+		t.Errorf("an older event of another subscription: outcome %s, want stale", rec.Outcome)
+	}
+
+	// The same instant as the newest applied one applies (arrival order).
+	if rec := recordBilling(t, s, newBillingEvent("a_same_time", a, store.Enterprise, 10)); rec.Outcome != store.BillingApplied {
+		t.Errorf("an event as old as the newest applied: outcome %s, want applied", rec.Outcome)
+	}
+	// A newer one applies; stale events did not move the mark.
+	if rec := recordBilling(t, s, newBillingEvent("a_newer", a, store.Starter, 11)); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Enterprise {
+		t.Errorf("a newer event: outcome %s, previous %s; want applied over ENTERPRISE", rec.Outcome, rec.PreviousTier)
+	}
+	if tier := tierOf(t, s, a.ID); tier != store.Starter {
+		t.Errorf("tier = %s, want STARTER", tier)
+	}
+	// Marks are per customer.
+	if rec := recordBilling(t, s, newBillingEvent("b_old", b, store.Pro, 0)); rec.Outcome != store.BillingApplied {
+		t.Errorf("another customer's older event: outcome %s, want applied", rec.Outcome)
+	}
+}
+
+func testBillingList(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := createCustomer(t, s, newCustomer("ada"))
+	b := createCustomer(t, s, newCustomer("bea"))
+	var recs []store.BillingEvent
+	for i, e := range []store.BillingEvent{
+		newBillingEvent("msg_c", a, store.Pro, 0),
+		newBillingEvent("msg_a", b, "", 1),
+		newBillingEvent("msg_b", a, "", 2),
+	} {
+		if i == 2 {
+			e.CustomerRef, e.Email = "", "nobody@example.com"
+		}
+		recs = append(recs, recordBilling(t, s, e))
+		tick()
+	}
+	list := func(f store.BillingEventFilter) []store.BillingEvent {
+		t.Helper()
+		got, err := s.ListBillingEvents(ctx, f)
+		mustOK(t, err, "ListBillingEvents")
+		return got
+	}
+	check := func(op string, want, got []store.BillingEvent) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Errorf("%s: %d events, want %d", op, len(got), len(want))
+			return
+		}
+		for i := range want {
+			checkBillingEvent(t, op, want[i], got[i])
+		}
+	}
+	check("ListBillingEvents", []store.BillingEvent{recs[2], recs[1], recs[0]}, list(store.BillingEventFilter{}))
+	check("ListBillingEvents with a limit", []store.BillingEvent{recs[2], recs[1]}, list(store.BillingEventFilter{Limit: 2}))
+	check("ListBillingEvents of a customer", []store.BillingEvent{recs[0]}, list(store.BillingEventFilter{CustomerID: a.ID}))
+	check("ListBillingEvents of another customer", []store.BillingEvent{recs[1]}, list(store.BillingEventFilter{CustomerID: b.ID}))
+	for _, id := range unknownIDs() {
+		check("ListBillingEvents of an unknown customer", nil, list(store.BillingEventFilter{CustomerID: id}))
+	}
+}
+
+func testBillingInvalid(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, newCustomer("ada"))
+	valid := newBillingEvent("msg_1", c, store.Pro, 0)
+	for name, mutate := range map[string]func(*store.BillingEvent){
+		"empty id":        func(e *store.BillingEvent) { e.ID = "" },
+		"empty type":      func(e *store.BillingEvent) { e.Type = "" },
+		"zero occurrence": func(e *store.BillingEvent) { e.OccurredAt = time.Time{} },
+	} {
+		e := valid
+		mutate(&e)
+		_, _, err := s.RecordBillingEvent(ctx, e)
+		wantErr(t, err, store.ErrInvalid, "RecordBillingEvent with "+name)
+	}
+	if all, err := s.ListBillingEvents(ctx, store.BillingEventFilter{}); err != nil || len(all) != 0 {
+		t.Errorf("ListBillingEvents after invalid events = %d events, %v; want none", len(all), err)
+	}
+	checkCustomer(t, "customer after invalid events", c, mustCustomer(t, s, c.ID))
+}
+
+func testBillingCancelledContext(t *testing.T, s store.Store) {
+	c := createCustomer(t, s, newCustomer("ada"))
+	recordBilling(t, s, newBillingEvent("msg_1", c, "", 0))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	calls := map[string]func() error{
+		"RecordBillingEvent": func() error {
+			_, _, err := s.RecordBillingEvent(ctx, newBillingEvent("msg_2", c, store.Pro, 1))
+			return err
+		},
+		"GetBillingEvent":   func() error { _, err := s.GetBillingEvent(ctx, "msg_1"); return err },
+		"ListBillingEvents": func() error { _, err := s.ListBillingEvents(ctx, store.BillingEventFilter{}); return err },
+		"ListBillingEvents of a customer": func() error {
+			_, err := s.ListBillingEvents(ctx, store.BillingEventFilter{CustomerID: c.ID})
+			return err
+		},
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a cancelled context: error = %v, want one matching context.Canceled", name, err)
+		}
+	}
+	if _, err := s.GetBillingEvent(t.Context(), "msg_2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the event recorded with a cancelled context exists: %v", err)
+	}
+	checkCustomer(t, "customer", c, mustCustomer(t, s, c.ID))
+}
+
+func testBillingCopies(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, newCustomer("ada"))
+	in := newBillingEvent("msg_1", c, "", 0)
+	payload := slices.Clone(in.Payload)
+	rec := recordBilling(t, s, in)
+	in.Payload[0]++  // what was written
+	rec.Payload[1]++ // what was returned
+	got, err := s.GetBillingEvent(ctx, "msg_1")
+	mustOK(t, err, "GetBillingEvent")
+	got.Payload[2]++
+	all, err := s.ListBillingEvents(ctx, store.BillingEventFilter{})
+	mustOK(t, err, "ListBillingEvents")
+	all[0].Payload[3]++
+	got, err = s.GetBillingEvent(ctx, "msg_1")
+	mustOK(t, err, "GetBillingEvent")
+	if !slices.Equal(got.Payload, payload) {
+		t.Errorf("Payload = %q after changing copies, want %q", got.Payload, payload)
+	}
+}
+
+// testBillingConcurrentDuplicates delivers one event from many processes
+// at once: exactly one delivery records it.
+func testBillingConcurrentDuplicates(t *testing.T, s store.Store) {
+	c := createCustomer(t, s, newCustomer("ada"))
+	const n = 16
+	var wg sync.WaitGroup
+	recs := make([]store.BillingEvent, n)
+	dups := make([]bool, n)
+	for i := range n {
+		wg.Go(func() {
+			var err error
+			recs[i], dups[i], err = s.RecordBillingEvent(t.Context(), newBillingEvent("msg_1", c, store.Pro, 0))
+			if err != nil {
+				t.Errorf("delivery %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	firsts := 0
+	for i := range n {
+		if !dups[i] {
+			firsts++
+		}
+		checkBillingEvent(t, fmt.Sprintf("delivery %d", i), recs[0], recs[i])
+	}
+	if firsts != 1 {
+		t.Errorf("%d deliveries were not duplicates, want exactly 1", firsts)
+	}
+	if recs[0].Outcome != store.BillingApplied || recs[0].PreviousTier != store.Starter {
+		t.Errorf("record: outcome %s, previous %s; want applied over STARTER", recs[0].Outcome, recs[0].PreviousTier)
+	}
+}
+
+// testBillingConcurrentOrdering delivers events of one customer with
+// shuffled times from many processes at once: the tier ends as the newest
+// event says, whatever order they were applied in.
+func testBillingConcurrentOrdering(t *testing.T, s store.Store) {
+	c := createCustomer(t, s, newCustomer("ada"))
+	tiers := []store.Tier{store.Pro, store.Suite, store.Enterprise, store.ProTrial, store.Starter}
+	const n = 20
+	minutes := rand.Perm(n)
+	var wg sync.WaitGroup
+	recs := make([]store.BillingEvent, n)
+	for i := range n {
+		wg.Go(func() {
+			e := newBillingEvent(fmt.Sprintf("msg_%02d", i), c, tiers[minutes[i]%len(tiers)], minutes[i])
+			var err error
+			recs[i], _, err = s.RecordBillingEvent(t.Context(), e)
+			if err != nil {
+				t.Errorf("event %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	newest := tiers[(n-1)%len(tiers)]
+	if tier := tierOf(t, s, c.ID); tier != newest {
+		t.Errorf("tier after concurrent events = %s, want %s (the newest event's)", tier, newest)
+	}
+	// Applied in time order: sorted by occurrence, each applied event
+	// found the tier the one before it set. An event applied after a newer
+	// one would break the chain.
+	var applied []store.BillingEvent
+	for _, r := range recs {
+		switch r.Outcome {
+		case store.BillingApplied:
+			applied = append(applied, r)
+		case store.BillingStale:
+		default:
+			t.Errorf("event %s: outcome %s, want applied or stale", r.ID, r.Outcome)
+		}
+	}
+	slices.SortFunc(applied, func(a, b store.BillingEvent) int { return a.OccurredAt.Compare(b.OccurredAt) })
+	prev := store.Starter
+	for _, r := range applied {
+		if r.PreviousTier != prev {
+			t.Errorf("applied %s (occurred %v) over %s, want over %s: events were applied out of time order", r.ID, r.OccurredAt, r.PreviousTier, prev)
+		}
+		prev = r.Tier
+	}
+}
