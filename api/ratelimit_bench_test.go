@@ -20,6 +20,7 @@ import (
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 	"github.com/updown/updown/store/redis/redistest"
 )
 
@@ -37,10 +38,17 @@ import (
 //	                          throughput on a busy machine
 //	unmetered                 limited requests let through because Redis
 //	                          did not answer in time (should be 0)
+//
+// It runs on the memory store and on Postgres, the production store, whose
+// key lookup costs a round trip of its own on both sides.
 func BenchmarkRateLimitCost(b *testing.B) {
+	b.Run("store=memory", func(b *testing.B) { benchRateLimitCost(b, memory.New()) })
+	b.Run("store=postgres", func(b *testing.B) { benchRateLimitCost(b, pgtest.NewStore(b)) })
+}
+
+func benchRateLimitCost(b *testing.B, st store.Store) {
 	const clients = 16
 	rdb := redistest.Client(b)
-	st := memory.New()
 	ctx := context.Background()
 	start := now.Truncate(15 * time.Minute)
 	m := store.Market{Slug: slugOf(store.BTC, store.M15, start), MarketID: "bench-1", EventID: "ev-1", Coin: store.BTC, MarketType: store.M15,
