@@ -226,12 +226,6 @@ func errOrSelf(e *Error) error {
 	return e
 }
 
-// internal wraps an unexpected failure; the cause is logged, not answered.
-func internal(op string, err error) *Error {
-	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
-		Message: "internal server error", Cause: fmt.Errorf("%s: %w", op, err)}
-}
-
 // timeLayout is ISO 8601 in UTC with millisecond precision, as JavaScript's
 // toISOString writes it (the reference service's format).
 const timeLayout = "2006-01-02T15:04:05.000Z"

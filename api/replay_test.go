@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -277,5 +276,5 @@ func TestReplayTimeoutThenJob(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal(fmt.Sprintf("job %s never completed", id))
+	t.Fatalf("job %s never completed", id)
 }

@@ -42,7 +42,7 @@ func sameDepth(a, b store.DepthSnapshot) bool {
 // numbers bit for bit.
 func FuzzDepthRoundTrip(f *testing.F) {
 	f.Add("BTCUSDT", int64(1_777_467_600_123), 95_123.456789, int64(73_829_374_829), 95_123.45, 0.123456789, uint8(20), uint8(20))
-	f.Add("", int64(-1), math.NaN(), int64(math.MinInt64), math.Inf(1), -0.0, uint8(0), uint8(3))
+	f.Add("", int64(-1), math.NaN(), int64(math.MinInt64), math.Inf(1), math.Copysign(0, -1), uint8(0), uint8(3))
 	f.Fuzz(func(t *testing.T, symbol string, ms int64, coinPrice float64, id int64, price, qty float64, bids, asks uint8) {
 		d := store.DepthSnapshot{Symbol: symbol, Time: time.UnixMilli(ms).UTC(), CoinPrice: coinPrice, LastUpdateID: id}
 		for i := range int(bids) {
@@ -101,7 +101,7 @@ func sameTrade(a, b store.Trade) bool {
 
 func FuzzTradeRoundTrip(f *testing.F) {
 	f.Add(int64(4_123_456_789), int64(1_777_467_600_123), 95_123.456789, 0.123456789, 11_743.3, true, uint8(2))
-	f.Add(int64(math.MaxInt64), int64(math.MinInt64), math.NaN(), math.Inf(-1), -0.0, false, uint8(0))
+	f.Add(int64(math.MaxInt64), int64(math.MinInt64), math.NaN(), math.Inf(-1), math.Copysign(0, -1), false, uint8(0))
 	f.Fuzz(func(t *testing.T, id, ms int64, price, qty, quote float64, buyerMaker bool, bestMatch uint8) {
 		tr := store.Trade{ID: id, Time: time.UnixMilli(ms).UTC(), Price: price, Qty: qty, QuoteQty: quote, IsBuyerMaker: buyerMaker}
 		if bestMatch%3 != 0 {
