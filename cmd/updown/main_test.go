@@ -18,31 +18,20 @@ import (
 	"github.com/updown/updown/store/redis/redistest"
 )
 
-// get performs a GET with an API key and decodes the JSON answer.
-func get(t *testing.T, url, key string) (int, map[string]any) {
+// call sends a request with one auth header (name: value, or "" for
+// none) and decodes the JSON answer.
+func call(t *testing.T, method, url, auth, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if key != "" {
-		req.Header.Set("X-API-Key", key)
-	}
-	res, err := http.DefaultClient.Do(req)
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var body map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+	if name, value, ok := strings.Cut(auth, ": "); ok {
+		req.Header.Set(name, value)
 	}
-	return res.StatusCode, body
-}
-
-// post sends a JSON POST with an API key and decodes the JSON answer.
-func post(t *testing.T, url, key, body string) (int, map[string]any) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("X-API-Key", key)
-	req.Header.Set("Content-Type", "application/json")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -50,27 +39,34 @@ func post(t *testing.T, url, key, body string) (int, map[string]any) {
 	defer res.Body.Close()
 	var out map[string]any
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	return res.StatusCode, out
+}
+
+// get performs a GET with an API key ("" for none).
+func get(t *testing.T, url, key string) (int, map[string]any) {
+	t.Helper()
+	return call(t, http.MethodGet, url, apiKey(key), "")
+}
+
+// post sends a JSON POST with an API key.
+func post(t *testing.T, url, key, body string) (int, map[string]any) {
+	t.Helper()
+	return call(t, http.MethodPost, url, apiKey(key), body)
 }
 
 // postBearer sends a JSON POST with a bearer token.
 func postBearer(t *testing.T, url, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	return call(t, http.MethodPost, url, "Authorization: Bearer "+token, body)
+}
+
+func apiKey(key string) string {
+	if key == "" {
+		return ""
 	}
-	defer res.Body.Close()
-	var out map[string]any
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		t.Fatalf("POST %s: %v", url, err)
-	}
-	return res.StatusCode, out
+	return "X-API-Key: " + key
 }
 
 // TestDevEndToEnd runs `updown dev` as `make run` does and uses it as a
