@@ -30,6 +30,9 @@ func QueuePriorities() map[string]int {
 // is a replay.Request (JSON); its result a replay.Result.
 const TypeReplay = "updown:replay"
 
+// TypeResolve settles one ended market (queue collect); payload collect.ResolveRequest.
+const TypeResolve = "updown:resolve"
+
 // Failure is a task outcome a user should see: the request was fine when it
 // was checked but the work cannot be done (the market vanished, has no
 // data). Code is a SPEC 7 error code; the api maps it to a status.

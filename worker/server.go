@@ -68,6 +68,7 @@ func NewServer(cfg Config) (*Server, error) {
 		Queues:            jobs.QueuePriorities(),
 		TaskCheckInterval: cfg.TaskCheckInterval,
 		ShutdownTimeout:   cfg.ShutdownTimeout,
+		RetryDelayFunc:    retryDelay,
 		Logger:            slogAdapter{log},
 		LogLevel:          asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
@@ -90,6 +91,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log, metrics: tm}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
+	s.registerCollect()
 	s.registerBacktest(cfg.Backtest)
 	return s, nil
 }
@@ -106,6 +108,17 @@ func (s *Server) Run(ctx context.Context) error {
 	s.srv.Shutdown()
 	s.log.Info("worker stopped")
 	return nil
+}
+
+// retryDelay is Asynq's default backoff, except for a task whose worker
+// died (SIGKILL, OOM, lost host): Asynq only notices a minute after the
+// lease lapsed, and someone may be waiting for the answer, so the task is
+// retried at once rather than after another 15-45 s.
+func retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if errors.Is(err, asynq.ErrLeaseExpired) {
+		return 0
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
 // slogAdapter gives Asynq a structured logger.

@@ -1,0 +1,590 @@
+package collect
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// Collector records markets, snapshots and exchange data (see the package
+// documentation). Run it once; it is not restartable.
+type Collector struct {
+	cfg     Config
+	log     *slog.Logger
+	gamma   *gamma
+	clob    *clob
+	spot    *binance
+	futures *binance
+	w       *writer
+
+	snapFeed    *feed // the snapshot requests of all markets
+	marketFeeds feeds // one market's data within a snapshot answer
+	exFeeds     feeds // one exchange book or trade stream
+
+	mu       sync.Mutex
+	markets  map[string]store.Market // known and not long ended, by slug
+	upstream map[string]string       // upstream slug → slug, of markets found on Gamma
+}
+
+// New validates cfg and returns a collector ready to Run.
+func New(cfg Config) (*Collector, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With("component", "collector")
+	mk := func(name, base string) (*upstream, error) {
+		return newUpstream(name, base, cfg.HTTPClient, log, cfg.Now)
+	}
+	g, err := mk("gamma", cfg.Upstreams.Gamma)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := mk("clob", cfg.Upstreams.CLOB)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := mk("binance-spot", cfg.Upstreams.BinanceSpot)
+	if err != nil {
+		return nil, err
+	}
+	fu, err := mk("binance-futures", cfg.Upstreams.BinanceFutures)
+	if err != nil {
+		return nil, err
+	}
+	c := &Collector{
+		cfg:         cfg,
+		log:         log,
+		gamma:       &gamma{u: g, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
+		clob:        &clob{u: cl, timeout: cfg.MaxLag},
+		spot:        &binance{u: sp, kind: store.Spot, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
+		futures:     &binance{u: fu, kind: store.Future, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
+		w:           newWriter(&cfg, log),
+		snapFeed:    &feed{name: "snapshots", log: log, backoff: cfg.Backoff},
+		marketFeeds: feeds{log: log},
+		exFeeds:     feeds{log: log, backoff: cfg.Backoff},
+		markets:     make(map[string]store.Market),
+		upstream:    make(map[string]string),
+	}
+	return c, nil
+}
+
+// Stats counts what a collector has written so far.
+type Stats struct {
+	Snapshots int64 // market snapshots the store accepted
+	Depth     int64 // depth history snapshots the store accepted
+}
+
+// Stats returns what the collector has written so far.
+func (c *Collector) Stats() Stats {
+	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load()}
+}
+
+// Run records until ctx is done, then writes what it holds and returns.
+// Upstream and store failures are logged and retried, never returned: a
+// collector keeps going through outages and records them as gaps.
+func (c *Collector) Run(ctx context.Context) error {
+	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval,
+		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB,
+		"binance_spot", c.cfg.Upstreams.BinanceSpot, "binance_futures", c.cfg.Upstreams.BinanceFutures)
+	c.load(ctx)
+
+	stop := make(chan struct{})
+	written := make(chan struct{})
+	go func() { defer close(written); c.w.run(ctx, stop) }()
+
+	var wg sync.WaitGroup
+	wg.Go(func() { c.every(ctx, c.cfg.DiscoveryInterval, c.discover) })
+	wg.Go(func() { c.every(ctx, c.cfg.SweepInterval, c.sweep) })
+	wg.Go(func() { c.snapshots(ctx) })
+	wg.Go(func() { c.onGrid(ctx, c.cfg.DepthInterval, c.depth) })
+	wg.Go(func() { c.onGrid(ctx, c.cfg.TradesInterval, c.trades) })
+	wg.Wait()
+	close(stop)
+	<-written
+	st := c.Stats()
+	c.log.InfoContext(ctx, "collector stopped", "snapshots", st.Snapshots, "depth", st.Depth)
+	return nil
+}
+
+// every calls fn now and then every d until ctx is done.
+func (c *Collector) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
+	for {
+		fn(ctx)
+		if sleep(ctx, d) != nil {
+			return
+		}
+	}
+}
+
+// onGrid calls fn at every multiple of d (by the collector's clock) until
+// ctx is done. Instants that pass while fn runs are skipped: a stalled
+// process loses them, it does not catch up with a burst.
+func (c *Collector) onGrid(ctx context.Context, d time.Duration, fn func(ctx context.Context, at time.Time)) {
+	for {
+		now := c.cfg.Now()
+		next := now.Truncate(d).Add(d)
+		if sleep(ctx, next.Sub(now)) != nil {
+			return
+		}
+		fn(ctx, next)
+	}
+}
+
+// load picks up the markets a previous run (or another collector) stored,
+// so that a restarted collector records live markets at once.
+func (c *Collector) load(ctx context.Context) {
+	now := c.cfg.Now()
+	after := now.Add(-store.H24.Duration())
+	err := c.eachUnresolved(ctx, &after, nil, func(m store.Market) {
+		if m.EndTime.After(now) {
+			c.remember(m)
+		}
+	})
+	if err != nil {
+		c.log.WarnContext(ctx, "could not load known markets; discovery will find them", "err", err)
+	}
+}
+
+// eachUnresolved calls fn for every unresolved market that started in
+// (after, before), a page at a time.
+func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time, fn func(store.Market)) error {
+	const page = 500
+	no := false
+	// Offsets shift if a market resolves while we page; a market missed
+	// is met on the next sweep.
+	for off := 0; ; off += page {
+		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{Resolved: &no, StartAfter: after, StartBefore: before, Limit: page, Offset: off})
+		if err != nil {
+			return fmt.Errorf("list unresolved markets: %w", err)
+		}
+		for _, m := range ms {
+			fn(m)
+		}
+		if len(ms) < page {
+			return nil
+		}
+	}
+}
+
+func (c *Collector) remember(m store.Market) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.markets[m.Slug] = m
+}
+
+func (c *Collector) known(slug string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.markets[slug]
+	return ok
+}
+
+// liveAt returns the known markets whose window contains at, in slug order.
+func (c *Collector) liveAt(at time.Time) []store.Market {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []store.Market
+	for _, m := range c.markets {
+		if !at.Before(m.StartTime) && at.Before(m.EndTime) {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Market) int { return cmp.Compare(a.Slug, b.Slug) })
+	return out
+}
+
+// discover looks up the current and next market of every series, records
+// start prices of markets that have begun, and forgets ended markets.
+func (c *Collector) discover(ctx context.Context) {
+	now := c.cfg.Now()
+	var wg sync.WaitGroup
+	for _, s := range c.cfg.Series {
+		wg.Go(func() {
+			start, end := c.cfg.Scheme.Window(s.Coin, s.MarketType, now)
+			c.discoverWindow(ctx, s, start, end)
+			nextStart, nextEnd := c.cfg.Scheme.Window(s.Coin, s.MarketType, end)
+			c.discoverWindow(ctx, s, nextStart, nextEnd)
+		})
+	}
+	wg.Wait()
+	c.recordStartPrices(ctx, now)
+
+	c.mu.Lock()
+	for slug, m := range c.markets {
+		if m.EndTime.Before(now.Add(-time.Minute)) {
+			delete(c.markets, slug)
+		}
+	}
+	for up, slug := range c.upstream {
+		if _, ok := c.markets[slug]; !ok {
+			delete(c.upstream, up)
+		}
+	}
+	live := maps.Clone(c.markets)
+	c.mu.Unlock()
+	c.marketFeeds.drop(func(slug string) bool { _, ok := live[slug]; return ok })
+}
+
+// discoverWindow makes sure the market of the window is stored and
+// scheduled for resolution. The store is asked before Gamma, and a market
+// stored already is never written again here: discovery must not undo
+// what recording the start price or resolution wrote.
+func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end time.Time) {
+	slug := Slug(s.Coin, s.MarketType, start)
+	ups := c.cfg.Scheme.Slugs(s.Coin, s.MarketType, start)
+	if c.known(slug) || c.foundUpstream(ups) {
+		return
+	}
+	if ok := c.fromStore(ctx, slug); ok {
+		return
+	}
+	for _, up := range ups {
+		gm, eventID, found, err := c.gamma.bySlug(ctx, up)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.WarnContext(ctx, "discovery: Gamma lookup failed; retrying next round", "market", slug, "upstream_slug", up, "err", err)
+			}
+			return
+		}
+		if !found {
+			continue
+		}
+		m, note, err := toMarket(gm, eventID, s.Coin, s.MarketType, start, end)
+		if err != nil {
+			c.log.WarnContext(ctx, "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
+			return
+		}
+		if note != "" {
+			c.log.WarnContext(ctx, "discovery: upstream times differ from the slug scheme's window; keeping upstream's",
+				"market", m.Slug, "upstream_slug", up, "detail", note)
+		}
+		if m.Slug != slug && c.fromStore(ctx, m.Slug) {
+			c.noteUpstream(up, m.Slug)
+			return
+		}
+		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			c.log.WarnContext(ctx, "discovery: storing market failed", "market", m.Slug, "err", err)
+			return
+		}
+		c.remember(m)
+		c.noteUpstream(up, m.Slug)
+		c.schedule(ctx, m)
+		c.log.InfoContext(ctx, "market discovered", "market", m.Slug, "upstream_slug", up, "market_id", m.MarketID,
+			"start", m.StartTime, "end", m.EndTime)
+		return
+	}
+	c.log.DebugContext(ctx, "discovery: not listed upstream yet", "market", slug)
+}
+
+// fromStore remembers the market with the slug if the store has it.
+func (c *Collector) fromStore(ctx context.Context, slug string) bool {
+	m, err := c.cfg.Store.GetMarket(ctx, slug)
+	switch {
+	case err == nil:
+		c.remember(m)
+		c.schedule(ctx, m)
+		return true
+	case !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil:
+		c.log.WarnContext(ctx, "discovery: store lookup failed", "market", slug, "err", err)
+	}
+	return false
+}
+
+// noteUpstream records that the upstream slug is the known market slug,
+// so that its window is not looked up again.
+func (c *Collector) noteUpstream(up, slug string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.upstream[up] = slug
+}
+
+// foundUpstream reports whether one of the upstream slugs is a market
+// known and not yet forgotten.
+func (c *Collector) foundUpstream(ups []string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, up := range ups {
+		if slug, ok := c.upstream[up]; ok {
+			if _, ok := c.markets[slug]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// schedule queues the market's resolution for ResolveDelay after its end.
+func (c *Collector) schedule(ctx context.Context, m store.Market) {
+	if m.Resolved() {
+		return
+	}
+	delay := m.EndTime.Add(c.cfg.ResolveDelay).Sub(c.cfg.Now())
+	if err := c.cfg.Scheduler.ScheduleResolution(ctx, m.Slug, delay); err != nil && ctx.Err() == nil {
+		c.log.WarnContext(ctx, "scheduling resolution failed; the sweep will retry", "market", m.Slug, "err", err)
+	}
+}
+
+// sweep schedules the resolution of every ended market still unresolved:
+// markets whose task was lost, or that another collector discovered.
+func (c *Collector) sweep(ctx context.Context) {
+	now := c.cfg.Now()
+	after := now.Add(-c.cfg.SweepHorizon)
+	err := c.eachUnresolved(ctx, &after, &now, func(m store.Market) {
+		if !m.EndTime.After(now) {
+			c.schedule(ctx, m)
+		}
+	})
+	if err != nil && ctx.Err() == nil {
+		c.log.WarnContext(ctx, "resolution sweep failed", "err", err)
+	}
+}
+
+// startPriceDelay is how long after a market's start its start price is
+// looked up: the 1-second candle that opens at the start must exist.
+const startPriceDelay = 2 * time.Second
+
+// recordStartPrices sets coin_price_start of live markets that lack it,
+// from the same source resolution uses (see binance.priceAt).
+func (c *Collector) recordStartPrices(ctx context.Context, now time.Time) {
+	c.mu.Lock()
+	var todo []store.Market
+	for _, m := range c.markets {
+		if m.CoinPriceStart == nil && !now.Before(m.StartTime.Add(startPriceDelay)) && now.Before(m.EndTime) {
+			todo = append(todo, m)
+		}
+	}
+	c.mu.Unlock()
+	for _, m := range todo {
+		price, ok, err := c.spot.priceAt(ctx, m.Coin, m.StartTime)
+		if err != nil || !ok {
+			if err != nil && ctx.Err() == nil {
+				c.log.WarnContext(ctx, "start price lookup failed; retrying next round", "market", m.Slug, "err", err)
+			}
+			continue
+		}
+		cur, err := c.cfg.Store.GetMarket(ctx, m.Slug)
+		if err != nil {
+			c.log.WarnContext(ctx, "start price: reading market failed", "market", m.Slug, "err", err)
+			continue
+		}
+		if cur.CoinPriceStart == nil && !cur.Resolved() {
+			cur.CoinPriceStart = &price
+			cur.UpdatedAt = time.Time{} // the store stamps the update
+			if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
+				c.log.WarnContext(ctx, "start price: storing failed", "market", m.Slug, "err", err)
+				continue
+			}
+		}
+		c.remember(cur)
+	}
+}
+
+// snapshots takes a snapshot of every live market at every Interval.
+func (c *Collector) snapshots(ctx context.Context) {
+	sem := make(chan struct{}, c.cfg.MaxInFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	c.onGrid(ctx, c.cfg.Interval, func(ctx context.Context, at time.Time) {
+		markets := c.liveAt(at)
+		if len(markets) == 0 || !c.snapFeed.ready(at) {
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			c.snapFeed.fail(ctx, at, c.cfg.Now(), fmt.Errorf("%d snapshot requests still under way", c.cfg.MaxInFlight))
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c.snapshot(ctx, at, markets)
+		})
+	})
+}
+
+// errLate is data that arrived too long after the instant it was asked for
+// to be recorded as that instant.
+var errLate = errors.New("answer arrived too late to be recorded at its instant")
+
+// snapshot records the markets at the instant at: one book request for all
+// their tokens and one price request for their coins, made together.
+func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.Market) {
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.MaxLag)
+	defer cancel()
+	tokens := make([]string, 0, 2*len(markets))
+	var coins []store.Coin
+	for _, m := range markets {
+		tokens = append(tokens, m.ClobTokenUp, m.ClobTokenDown)
+		if !slices.Contains(coins, m.Coin) {
+			coins = append(coins, m.Coin)
+		}
+	}
+	var books map[string]clobBook
+	var bookErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		books, bookErr = c.clob.books(rctx, tokens)
+	}()
+	prices, priceErr := c.spot.prices(rctx, coins)
+	<-done
+	now := c.cfg.Now()
+	if ctx.Err() != nil {
+		return // shutting down: not a gap worth a log line
+	}
+	if err := errors.Join(bookErr, priceErr); err != nil {
+		c.snapFeed.fail(ctx, at, now, err)
+		return
+	}
+	if lag := now.Sub(at); lag > c.cfg.MaxLag {
+		c.snapFeed.fail(ctx, at, now, fmt.Errorf("%w (%v)", errLate, lag.Round(time.Millisecond)))
+		return
+	}
+	c.snapFeed.ok(ctx, at)
+	for _, m := range markets {
+		f := c.marketFeeds.get(m.Slug)
+		s, err := c.buildSnapshot(m, at, books, prices)
+		if err != nil {
+			f.fail(ctx, at, now, err)
+			continue
+		}
+		if c.w.addSnapshot(m.Slug, s) {
+			f.ok(ctx, at)
+		}
+	}
+}
+
+// buildSnapshot assembles one market's snapshot from a tick's answers.
+func (c *Collector) buildSnapshot(m store.Market, at time.Time, books map[string]clobBook, prices map[store.Coin]float64) (store.Snapshot, error) {
+	price, ok := prices[m.Coin]
+	if !ok {
+		return store.Snapshot{}, fmt.Errorf("binance sent no price for %s", Symbol(m.Coin))
+	}
+	up, err := c.outcomeBook(books, m.ClobTokenUp, "Up")
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	down, err := c.outcomeBook(books, m.ClobTokenDown, "Down")
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	return store.Snapshot{
+		Time:      at,
+		CoinPrice: price,
+		PriceUp:   up.price,
+		PriceDown: down.price,
+		BookUp:    &up.book,
+		BookDown:  &down.book,
+	}, nil
+}
+
+type outcomeBook struct {
+	book  store.Book
+	price float64
+}
+
+// outcomeBook converts the book of one outcome token and prices the
+// outcome: its best ask (what buying costs now), else the last trade price
+// the CLOB reports with the book. A book with neither is not recorded.
+func (c *Collector) outcomeBook(books map[string]clobBook, token, outcome string) (outcomeBook, error) {
+	raw, ok := books[token]
+	if !ok {
+		return outcomeBook{}, fmt.Errorf("clob sent no book for the %s token", outcome)
+	}
+	b, err := raw.book(c.cfg.BookLevels)
+	if err != nil {
+		return outcomeBook{}, fmt.Errorf("%s book: %w", outcome, err)
+	}
+	switch {
+	case len(b.Asks) > 0:
+		return outcomeBook{book: b, price: b.Asks[0].Price}, nil
+	case raw.LastTradePrice.Set && raw.LastTradePrice.V > 0 && raw.LastTradePrice.V <= 1:
+		return outcomeBook{book: b, price: raw.LastTradePrice.V}, nil
+	}
+	return outcomeBook{}, fmt.Errorf("the %s book has no asks and no last trade price", outcome)
+}
+
+// exchangeKinds are the Binance markets kept live.
+var exchangeKinds = [...]store.ExchangeKind{store.Spot, store.Future}
+
+func (c *Collector) market(k store.ExchangeKind) *binance {
+	if k == store.Future {
+		return c.futures
+	}
+	return c.spot
+}
+
+// depth records the book of every exchange coin on spot and futures at the
+// instant at: as the latest depth, and for BTCUSDT in the history.
+func (c *Collector) depth(ctx context.Context, at time.Time) {
+	c.eachExchange(ctx, at, "depth", c.cfg.MaxLag, func(ctx context.Context, coin store.Coin, k store.ExchangeKind) error {
+		raw, err := c.market(k).depth(ctx, coin, c.cfg.DepthLevels)
+		if err != nil {
+			return err
+		}
+		if lag := c.cfg.Now().Sub(at); lag > c.cfg.MaxLag {
+			return fmt.Errorf("%w (%v)", errLate, lag.Round(time.Millisecond))
+		}
+		d, err := raw.snapshot(coin, k, at, c.cfg.DepthLevels)
+		if err != nil {
+			return fmt.Errorf("binance %s depth of %s: %w", k, coin, err)
+		}
+		if err := c.cfg.Live.SetLatestDepth(ctx, coin, k, d); err != nil {
+			return fmt.Errorf("keep latest depth: %w", err)
+		}
+		if coin == store.BTC {
+			c.w.addDepth(d)
+		}
+		return nil
+	})
+}
+
+// trades records the recent trades of every exchange coin on spot and
+// futures.
+func (c *Collector) trades(ctx context.Context, at time.Time) {
+	c.eachExchange(ctx, at, "trades", c.cfg.RequestTimeout, func(ctx context.Context, coin store.Coin, k store.ExchangeKind) error {
+		ts, err := c.market(k).trades(ctx, coin, c.cfg.TradesLimit)
+		if err != nil {
+			return err
+		}
+		if err := c.cfg.Live.AddTrades(ctx, coin, k, ts); err != nil {
+			return fmt.Errorf("keep recent trades: %w", err)
+		}
+		return nil
+	})
+}
+
+// eachExchange runs fn for every exchange coin and kind at once, each
+// through its own feed, all of them bounded by timeout.
+func (c *Collector) eachExchange(ctx context.Context, at time.Time, what string, timeout time.Duration, fn func(ctx context.Context, coin store.Coin, k store.ExchangeKind) error) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, coin := range c.cfg.ExchangeCoins {
+		for _, k := range exchangeKinds {
+			f := c.exFeeds.get(what + " " + Symbol(coin) + " " + string(k))
+			if !f.ready(at) {
+				continue
+			}
+			wg.Go(func() {
+				err := fn(rctx, coin, k)
+				switch {
+				case ctx.Err() != nil:
+				case err != nil:
+					f.fail(ctx, at, c.cfg.Now(), err)
+				default:
+					f.ok(ctx, at)
+				}
+			})
+		}
+	}
+	wg.Wait()
+}

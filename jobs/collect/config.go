@@ -1,0 +1,260 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// Upstreams are the base URLs of the APIs the collector and the resolver
+// speak to.
+type Upstreams struct {
+	Gamma          string // Polymarket market metadata
+	CLOB           string // Polymarket order books
+	BinanceSpot    string
+	BinanceFutures string
+}
+
+// Public base URLs of the real upstreams.
+const (
+	DefaultGammaURL          = "https://gamma-api.polymarket.com"
+	DefaultCLOBURL           = "https://clob.polymarket.com"
+	DefaultBinanceSpotURL    = "https://api.binance.com"
+	DefaultBinanceFuturesURL = "https://fapi.binance.com"
+)
+
+// Environment variables that override the default base URLs.
+const (
+	EnvGammaURL          = "POLYMARKET_GAMMA_URL"
+	EnvCLOBURL           = "POLYMARKET_CLOB_URL"
+	EnvBinanceSpotURL    = "BINANCE_SPOT_URL"
+	EnvBinanceFuturesURL = "BINANCE_FUTURES_URL"
+)
+
+// DefaultUpstreams are the real public APIs.
+func DefaultUpstreams() Upstreams {
+	return Upstreams{Gamma: DefaultGammaURL, CLOB: DefaultCLOBURL, BinanceSpot: DefaultBinanceSpotURL, BinanceFutures: DefaultBinanceFuturesURL}
+}
+
+// UpstreamsFromEnv returns the default upstreams overridden by the
+// environment variables getenv reports (os.Getenv in a process). Every
+// process of a deployment shares its environment, so the collector and the
+// workers resolving its markets speak to the same upstreams.
+func UpstreamsFromEnv(getenv func(string) string) Upstreams {
+	u := DefaultUpstreams()
+	for _, f := range []struct {
+		env string
+		dst *string
+	}{{EnvGammaURL, &u.Gamma}, {EnvCLOBURL, &u.CLOB}, {EnvBinanceSpotURL, &u.BinanceSpot}, {EnvBinanceFuturesURL, &u.BinanceFutures}} {
+		if v := getenv(f.env); v != "" {
+			*f.dst = v
+		}
+	}
+	return u
+}
+
+// Store is the part of a store.Store the collector writes through.
+type Store interface {
+	UpsertMarkets(ctx context.Context, markets []store.Market) error
+	GetMarket(ctx context.Context, slug string) (store.Market, error)
+	ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error)
+	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
+	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
+}
+
+var _ Store = store.Store(nil)
+
+// LiveWriter is the part of a store.LiveExchange the collector writes.
+type LiveWriter interface {
+	SetLatestDepth(ctx context.Context, coin store.Coin, kind store.ExchangeKind, d store.DepthSnapshot) error
+	AddTrades(ctx context.Context, coin store.Coin, kind store.ExchangeKind, trades []store.Trade) error
+}
+
+var _ LiveWriter = store.LiveExchange(nil)
+
+// Scheduler queues the resolution of a market, to run after delay (at once
+// when delay ≤ 0). Scheduling one market twice must queue it once: the
+// collector schedules on discovery and again on every sweep until the
+// market is resolved. Package worker implements it on Asynq.
+type Scheduler interface {
+	ScheduleResolution(ctx context.Context, slug string, delay time.Duration) error
+}
+
+// Series is one coin and market type.
+type Series struct {
+	Coin       store.Coin
+	MarketType store.MarketType
+}
+
+func (s Series) String() string { return string(s.Coin) + " " + string(s.MarketType) }
+
+// AllSeries lists every series SPEC allows: 5m, 15m and 1hr for every coin,
+// 4hr and 24hr for BTC.
+func AllSeries() []Series {
+	var out []Series
+	for _, c := range store.Coins {
+		for _, mt := range store.MarketTypes {
+			if mt.AvailableFor(c) {
+				out = append(out, Series{Coin: c, MarketType: mt})
+			}
+		}
+	}
+	return out
+}
+
+// Config configures a Collector. Zero fields take the defaults noted.
+type Config struct {
+	Upstreams Upstreams // DefaultUpstreams() when zero
+	// HTTPClient sends every request (a client with sane transport limits
+	// when nil). Per-request timeouts come from RequestTimeout.
+	HTTPClient *http.Client
+	Store      Store      // required
+	Live       LiveWriter // required: latest depth and recent trades
+	Scheduler  Scheduler  // required: resolution tasks
+	Scheme     SlugScheme // NewPolymarketScheme() when nil
+	Logger     *slog.Logger
+	// Now is the clock (time.Now). Tests move it; pacing stays real time.
+	Now func() time.Time
+
+	// Series to record (AllSeries when nil); ExchangeCoins to keep live
+	// exchange data of (every coin when nil). Depth history is BTCUSDT's.
+	Series        []Series
+	ExchangeCoins []store.Coin
+
+	// Interval is the snapshot cadence (300 ms).
+	Interval time.Duration
+	// BookLevels is how many levels of each side of each book a snapshot
+	// keeps (10).
+	BookLevels int
+	// MaxInFlight bounds the snapshot requests under way at once (4): a
+	// slow answer does not stop the next tick, but a stalled upstream
+	// cannot pile requests up either; ticks beyond it are gaps.
+	MaxInFlight int
+	// MaxLag is how late after its tick a snapshot's data may arrive and
+	// still be recorded at the tick's time (1 s); later ones are gaps.
+	MaxLag time.Duration
+	// RequestTimeout bounds one request (5 s; snapshot requests MaxLag).
+	RequestTimeout time.Duration
+	// Backoff paces retries after failures (200 ms doubling to 10 s).
+	Backoff Backoff
+
+	// DiscoveryInterval is how often markets are looked up (20 s).
+	DiscoveryInterval time.Duration
+	// ResolveDelay is how long after a market's end its resolution first
+	// runs (30 s): upstream settles it within seconds to minutes, and the
+	// task retries with backoff until it has; a first attempt that comes
+	// too early costs a retry and a log line.
+	ResolveDelay time.Duration
+	// SweepInterval is how often ended, unresolved markets are scheduled
+	// for resolution again (1 min); SweepHorizon how far back the sweep
+	// looks (7 days).
+	SweepInterval time.Duration
+	SweepHorizon  time.Duration
+
+	// DepthInterval is the cadence of exchange depth, live and history
+	// (1 s); DepthLevels the levels a side kept (20).
+	DepthInterval time.Duration
+	DepthLevels   int
+	// TradesInterval is the cadence of recent trades (2 s); TradesLimit
+	// how many the upstream is asked for (1,000, its most).
+	TradesInterval time.Duration
+	TradesLimit    int
+
+	// FlushInterval is how often recorded snapshots and depth are written
+	// (1 s), FlushSize how many pending snapshots force a write sooner
+	// (5,000), MaxPending how many may wait while the store is failing
+	// before new ones are dropped as gaps (200,000, about 30 minutes of
+	// every series).
+	FlushInterval time.Duration
+	FlushSize     int
+	MaxPending    int
+}
+
+func (c *Config) setDefaults() error {
+	var missing []string
+	if c.Store == nil {
+		missing = append(missing, "Store")
+	}
+	if c.Live == nil {
+		missing = append(missing, "Live")
+	}
+	if c.Scheduler == nil {
+		missing = append(missing, "Scheduler")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("collect: config lacks %v", missing)
+	}
+	if c.Upstreams == (Upstreams{}) {
+		c.Upstreams = DefaultUpstreams()
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = defaultHTTPClient()
+	}
+	if c.Scheme == nil {
+		c.Scheme = NewPolymarketScheme()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Series == nil {
+		c.Series = AllSeries()
+	}
+	for _, s := range c.Series {
+		if !s.MarketType.AvailableFor(s.Coin) {
+			return fmt.Errorf("collect: no %s markets exist for %s", s.MarketType, s.Coin)
+		}
+	}
+	if c.ExchangeCoins == nil {
+		c.ExchangeCoins = store.Coins
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt := func(n *int, v int) {
+		if *n <= 0 {
+			*n = v
+		}
+	}
+	def(&c.Interval, 300*time.Millisecond)
+	defInt(&c.BookLevels, 10)
+	defInt(&c.MaxInFlight, 4)
+	def(&c.MaxLag, time.Second)
+	def(&c.RequestTimeout, 5*time.Second)
+	if c.Backoff == (Backoff{}) {
+		c.Backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
+	}
+	def(&c.DiscoveryInterval, 20*time.Second)
+	def(&c.ResolveDelay, 30*time.Second)
+	def(&c.SweepInterval, time.Minute)
+	def(&c.SweepHorizon, 7*24*time.Hour)
+	def(&c.DepthInterval, time.Second)
+	defInt(&c.DepthLevels, 20)
+	def(&c.TradesInterval, 2*time.Second)
+	defInt(&c.TradesLimit, 1000)
+	def(&c.FlushInterval, time.Second)
+	defInt(&c.FlushSize, 5000)
+	defInt(&c.MaxPending, 200_000)
+	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
+		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
+	}
+	return nil
+}
+
+// defaultHTTPClient keeps enough idle connections for every request of a
+// tick to reuse one: a TLS handshake per snapshot would cost more than the
+// request.
+func defaultHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 32
+	return &http.Client{Transport: t}
+}

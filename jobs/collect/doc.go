@@ -1,0 +1,57 @@
+// Package collect records real data from the upstreams: up/down markets,
+// their outcome prices and order books from Polymarket, and exchange depth
+// and trades from Binance. It also resolves markets once they have ended.
+//
+// The package is the work itself, free of transport (DESIGN 2): it speaks
+// HTTP to the upstreams and writes through the store interfaces; the
+// process wiring lives in cmd/updown (`updown collect`) and the resolution
+// task's queue handling in package worker.
+//
+// # What a Collector does
+//
+//   - Discovery: for every series (coin × market type SPEC allows) it looks
+//     up the market of the current window and of the next on Gamma
+//     (/events?slug=, then /markets?slug=), by the upstream slug a
+//     SlugScheme gives, and stores it under SPEC's slug,
+//     <coin>-updown-<market_type>-<epoch seconds of the window start>.
+//     Gamma's outcomes[i] is paired with clobTokenIds[i].
+//   - Snapshots: every Interval (300 ms), for every market whose window
+//     contains the instant, one POST /books to the CLOB for the books of
+//     both outcomes of all live markets and one Binance ticker request for
+//     the coin prices, made together. price_up and price_down are the best
+//     asks of the two books (what buying the outcome costs, the convention
+//     jobs/gen follows), or, for a book without asks, the last trade price
+//     the CLOB sends with it; books keep their top BookLevels levels a
+//     side, best first. Snapshots are written in batches (see
+//     Config.FlushInterval).
+//   - Exchange: the depth of every coin on spot and futures each
+//     DepthInterval, kept as the latest depth in a store.LiveExchange and,
+//     for BTCUSDT, appended to the depth history; recent trades each
+//     TradesInterval into the LiveExchange.
+//   - Resolution: each market, once discovered, gets a resolution task
+//     scheduled for a little after its end (Config.Scheduler); a sweep
+//     schedules it again for any ended market still unresolved. The task
+//     runs Resolver.Resolve on a worker.
+//
+// # Gaps, restarts and several collectors
+//
+// A snapshot is taken at an instant of a fixed grid (the multiples of
+// Interval; for an Interval that divides a day, counted from the Unix
+// epoch) and keyed by it, not by when its answer came; depth likewise on
+// its own grid. When an
+// upstream fails, answers late, or a book or price is missing, nothing is
+// recorded for that instant: a gap is a gap, never filled with invented
+// data. Stores ignore a snapshot whose (market, time), or a depth snapshot
+// whose (symbol, kind, time), they hold already, so a collector restarted
+// after a crash resumes on the same grid and loses only the instants it
+// was down (plus at most one unflushed batch), and two collectors running
+// at once write each instant once: whichever arrives second is ignored.
+// Resolution tasks carry a deterministic task id, so they are never queued
+// twice either.
+//
+// # Websocket
+//
+// Polymarket's websocket market channel would push book changes instead of
+// being polled, but go.mod holds no websocket library and this package may
+// not add one, so REST polling of POST /books is the only path.
+package collect

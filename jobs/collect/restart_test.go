@@ -1,0 +1,134 @@
+package collect_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/store"
+)
+
+// TestCollectorRestartLosesOnlyDowntime stops a collector and starts
+// another on the same store: the markets are neither rediscovered as new
+// records nor overwritten, the snapshots continue on the same grid, and
+// the only hole is the time no collector ran.
+func TestCollectorRestartLosesOnlyDowntime(t *testing.T) {
+	for name, mk := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			scheme := hourScheme()
+			r := newRig(t, mk(t), scheme)
+			now := time.Now()
+			r.poly.AddRange(twoSeries, now, now.Add(time.Hour))
+			cfg := r.config(scheme, twoSeries)
+			ctx := context.Background()
+
+			first, stopFirst := start(t, cfg)
+			eventually(t, 10*time.Second, "start prices recorded", func() bool {
+				m, err := r.st.GetMarket(ctx, collect.Slug(store.BTC, store.M5, scheme.Origin))
+				return err == nil && m.CoinPriceStart != nil
+			})
+			time.Sleep(time.Second)
+			stopFirst()
+			down := time.Now()
+			before, _ := r.st.GetMarket(ctx, collect.Slug(store.BTC, store.M5, scheme.Origin))
+			time.Sleep(700 * time.Millisecond)
+			up := time.Now()
+			second, stopSecond := start(t, cfg)
+			time.Sleep(1500 * time.Millisecond)
+			stopSecond()
+
+			markets, total, err := r.st.ListMarkets(ctx, store.MarketFilter{})
+			if err != nil || total != 2*len(twoSeries) {
+				t.Fatalf("%d markets stored (%v), want the current and next of %d series", total, err, len(twoSeries))
+			}
+			after, _ := r.st.GetMarket(ctx, before.Slug)
+			if after.CoinPriceStart == nil || *after.CoinPriceStart != *before.CoinPriceStart || !after.CreatedAt.Equal(before.CreatedAt) {
+				t.Errorf("the restart rewrote %s: %+v, was %+v", before.Slug, after, before)
+			}
+			if want := r.bin.Price(store.BTC, scheme.Origin); *after.CoinPriceStart != want {
+				t.Errorf("start price %v, Binance opened the second at %v", *after.CoinPriceStart, want)
+			}
+
+			stored := 0
+			for _, m := range markets {
+				if m.StartTime.After(now) {
+					continue // the next window: not live yet
+				}
+				snaps := allSnapshots(t, r.st, m.Slug)
+				stored += len(snaps)
+				checkSnapshots(t, r.bin, m.Coin, m.Slug, snaps, cfg.Interval, m.StartTime, m.EndTime)
+				// The hole around the downtime is the downtime, give or
+				// take a tick, the last answers in flight and a loaded
+				// machine's start-up.
+				for i := 1; i < len(snaps); i++ {
+					prev, next := snaps[i-1].Time, snaps[i].Time
+					if !prev.After(up) && !next.Before(down) && next.Sub(prev) > up.Sub(down)+cfg.MaxLag+time.Second {
+						t.Errorf("%s: no snapshots from %v to %v, but no collector ran only from %v to %v", m.Slug, prev, next, down, up)
+					}
+				}
+			}
+			if got := first.Stats().Snapshots + second.Stats().Snapshots; got != int64(stored) {
+				t.Errorf("the collectors wrote %d snapshots, the store holds %d: something was written twice or lost at shutdown", got, stored)
+			}
+			if strings.Contains(r.logs.String(), "level=ERROR") {
+				t.Errorf("errors logged:\n%s", r.logs)
+			}
+		})
+	}
+}
+
+// TestTwoCollectorsWriteEachInstantOnce runs two collectors at once on one
+// store: they record the same grid instants, and the store keeps each once.
+func TestTwoCollectorsWriteEachInstantOnce(t *testing.T) {
+	for name, mk := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			scheme := hourScheme()
+			r := newRig(t, mk(t), scheme)
+			now := time.Now()
+			r.poly.AddRange(twoSeries, now, now.Add(time.Hour))
+			cfg := r.config(scheme, twoSeries)
+
+			began := time.Now()
+			a, stopA := start(t, cfg)
+			b, stopB := start(t, cfg)
+			time.Sleep(2500 * time.Millisecond)
+			stopA()
+			stopB()
+			ran := time.Since(began)
+
+			stored := 0
+			for _, sr := range twoSeries {
+				start, end := scheme.Window(sr.Coin, sr.MarketType, now)
+				slug := collect.Slug(sr.Coin, sr.MarketType, start)
+				snaps := allSnapshots(t, r.st, slug)
+				checkSnapshots(t, r.bin, sr.Coin, slug, snaps, cfg.Interval, start, end)
+				if max := int(ran/cfg.Interval) + 1; len(snaps) > max {
+					t.Errorf("%s: %d snapshots in %v: more than the %d instants of the grid", slug, len(snaps), ran, max)
+				}
+				stored += len(snaps)
+			}
+			written := a.Stats().Snapshots + b.Stats().Snapshots
+			if written < int64(stored)*5/4 {
+				t.Errorf("the collectors wrote %d and %d snapshots, the store holds %d: they should overlap on most instants",
+					a.Stats().Snapshots, b.Stats().Snapshots, stored)
+			}
+			t.Logf("two collectors wrote %d + %d snapshots; the store keeps %d", a.Stats().Snapshots, b.Stats().Snapshots, stored)
+
+			// Depth history likewise: one snapshot per grid instant.
+			hist, n, err := r.st.ListDepth(context.Background(), store.DepthFilter{Symbol: "BTCUSDT", Kind: store.Spot})
+			if err != nil || n > int(ran/cfg.DepthInterval)+1 {
+				t.Errorf("%d BTCUSDT spot depth snapshots in %v (%v): more than the grid's instants", n, ran, err)
+			}
+			for i := 1; i < len(hist); i++ {
+				if hist[i].Time.Equal(hist[i-1].Time) {
+					t.Errorf("two depth snapshots at %v", hist[i].Time)
+				}
+			}
+			if strings.Contains(r.logs.String(), "level=ERROR") {
+				t.Errorf("errors logged:\n%s", r.logs)
+			}
+		})
+	}
+}

@@ -1,0 +1,204 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// writer batches recorded snapshots and depth and writes them to the store:
+// one AppendSnapshots per market per flush (a COPY-sized transaction in
+// Postgres rather than one per snapshot), so that recording never waits on
+// the store and the store sees few, large writes.
+//
+// A batch the store refuses stays pending and is written with the next
+// flush (writes are idempotent, so a batch that did reach the store before
+// an error costs nothing twice). Pending work is bounded: beyond maxPending
+// new snapshots are dropped and logged as a gap.
+type writer struct {
+	st            Store
+	log           *slog.Logger
+	flushInterval time.Duration
+	flushSize     int
+	maxPending    int
+	backoff       Backoff
+
+	mu      sync.Mutex
+	snaps   map[string][]store.Snapshot // by market slug
+	pending int                         // snapshots in snaps
+	depth   []store.DepthSnapshot
+	dropped int // snapshots dropped since last logged
+	kick    chan struct{}
+
+	written      atomic.Int64 // snapshots the store accepted
+	depthWritten atomic.Int64
+}
+
+func newWriter(cfg *Config, log *slog.Logger) *writer {
+	return &writer{
+		st: cfg.Store, log: log, flushInterval: cfg.FlushInterval, flushSize: cfg.FlushSize,
+		maxPending: cfg.MaxPending, backoff: cfg.Backoff,
+		snaps: make(map[string][]store.Snapshot), kick: make(chan struct{}, 1),
+	}
+}
+
+// addSnapshot queues a snapshot of the market; false when it was dropped.
+func (w *writer) addSnapshot(slug string, s store.Snapshot) bool {
+	w.mu.Lock()
+	if w.pending >= w.maxPending {
+		w.dropped++
+		w.mu.Unlock()
+		return false
+	}
+	w.snaps[slug] = append(w.snaps[slug], s)
+	w.pending++
+	full := w.pending >= w.flushSize
+	w.mu.Unlock()
+	if full {
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// addDepth queues a depth snapshot for the history.
+func (w *writer) addDepth(d store.DepthSnapshot) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.depth) < w.maxPending {
+		w.depth = append(w.depth, d)
+	}
+}
+
+// run flushes every flushInterval, or sooner when a batch is full, until
+// stop is closed; then it flushes what is left, for up to finalFlush.
+// Writes keep ctx's values but not its cancellation: what was recorded is
+// written even while the collector shuts down (a SIGTERM must not lose the
+// last second).
+func (w *writer) run(ctx context.Context, stop <-chan struct{}) {
+	wctx := context.WithoutCancel(ctx)
+	t := time.NewTicker(w.flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			w.final(wctx)
+			return
+		case <-t.C:
+		case <-w.kick:
+		}
+		fctx, cancel := context.WithTimeout(wctx, flushTimeout)
+		w.flush(fctx)
+		cancel()
+	}
+}
+
+// final writes what is pending at shutdown, retrying briefly.
+func (w *writer) final(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, finalFlush)
+	defer cancel()
+	for range 3 {
+		if w.flush(ctx) || sleep(ctx, w.backoff.Delay(1)) != nil {
+			break
+		}
+	}
+	w.mu.Lock()
+	lost := w.pending
+	w.mu.Unlock()
+	if lost > 0 {
+		w.log.ErrorContext(ctx, "gap: snapshots not written at shutdown", "snapshots", lost)
+	}
+}
+
+// flushTimeout bounds one flush; finalFlush the flush at shutdown.
+const (
+	flushTimeout = 30 * time.Second
+	finalFlush   = 10 * time.Second
+)
+
+// flushParallel bounds the markets written at once.
+const flushParallel = 4
+
+// flush writes everything pending once; it reports whether all of it was
+// written.
+func (w *writer) flush(ctx context.Context) bool {
+	w.mu.Lock()
+	snaps, depth, dropped := w.snaps, w.depth, w.dropped
+	w.snaps, w.pending, w.depth, w.dropped = make(map[string][]store.Snapshot, len(snaps)), 0, nil, 0
+	w.mu.Unlock()
+	if dropped > 0 {
+		w.log.ErrorContext(ctx, "gap: snapshots dropped, the store is not keeping up", "dropped", dropped)
+	}
+
+	var failed sync.Map // slug → []store.Snapshot
+	sem := make(chan struct{}, flushParallel)
+	var wg sync.WaitGroup
+	for slug, batch := range snaps {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := w.st.AppendSnapshots(ctx, slug, batch)
+			switch {
+			case err == nil:
+				w.written.Add(int64(len(batch)))
+			case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
+				// No retry mends it; dropping is the honest gap.
+				w.log.ErrorContext(ctx, "gap: snapshots refused by the store", "market", slug, "snapshots", len(batch), "err", err)
+			default:
+				w.log.WarnContext(ctx, "writing snapshots failed; kept for the next flush", "market", slug, "snapshots", len(batch), "err", err)
+				failed.Store(slug, batch)
+			}
+		})
+	}
+	wg.Wait()
+
+	ok := true
+	if len(depth) > 0 {
+		if err := w.st.AppendDepth(ctx, depth); err != nil {
+			w.log.WarnContext(ctx, "writing depth history failed; kept for the next flush", "snapshots", len(depth), "err", err)
+			w.requeueDepth(depth)
+			ok = false
+		} else {
+			w.depthWritten.Add(int64(len(depth)))
+		}
+	}
+	failed.Range(func(k, v any) bool {
+		w.requeue(k.(string), v.([]store.Snapshot))
+		ok = false
+		return true
+	})
+	return ok
+}
+
+// requeue puts a batch that failed back in front of what arrived since,
+// within maxPending.
+func (w *writer) requeue(slug string, batch []store.Snapshot) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	room := w.maxPending - w.pending
+	if room <= 0 {
+		w.dropped += len(batch)
+		return
+	}
+	if len(batch) > room { // keep the newest
+		w.dropped += len(batch) - room
+		batch = batch[len(batch)-room:]
+	}
+	w.snaps[slug] = append(slices.Clip(batch), w.snaps[slug]...)
+	w.pending += len(batch)
+}
+
+func (w *writer) requeueDepth(batch []store.DepthSnapshot) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := min(len(batch), max(w.maxPending-len(w.depth), 0))
+	w.depth = append(slices.Clip(batch[len(batch)-n:]), w.depth...)
+}

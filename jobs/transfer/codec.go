@@ -1,0 +1,103 @@
+package transfer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// timeLayout writes times as stores keep them: UTC, to the microsecond.
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+func appendTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, timeLayout)
+}
+
+// parseTime reads an RFC 3339 time, with any fraction and offset, as UTC.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("not an RFC 3339 time: %q", s)
+	}
+	return t.UTC(), nil
+}
+
+// errNotFinite is a NaN or an infinity, which neither JSON nor a store
+// means.
+var errNotFinite = errors.New("not a finite number")
+
+// appendNum writes v in the shortest decimal that reads back as v, without
+// an exponent (CSV readers and spreadsheets take it as it is).
+func appendNum(b []byte, v float64) ([]byte, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return b, errNotFinite
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64), nil
+}
+
+func parseNum(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a number: %q", s)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w: %q", errNotFinite, s)
+	}
+	return v, nil
+}
+
+// checkMarket reports what makes m unfit for a store.
+func checkMarket(m *store.Market) error {
+	switch {
+	case m.Slug == "":
+		return errors.New("market without a slug")
+	case !m.Coin.Valid():
+		return fmt.Errorf("market %s: coin %q is not BTC, ETH or SOL", m.Slug, m.Coin)
+	case !m.MarketType.Valid():
+		return fmt.Errorf("market %s: unknown market_type %q", m.Slug, m.MarketType)
+	case m.StartTime.IsZero() || m.EndTime.IsZero():
+		return fmt.Errorf("market %s: start_time and end_time are required", m.Slug)
+	case !m.EndTime.After(m.StartTime):
+		return fmt.Errorf("market %s: end_time %s is not after start_time %s", m.Slug,
+			m.EndTime.Format(time.RFC3339Nano), m.StartTime.Format(time.RFC3339Nano))
+	case m.Winner != nil && *m.Winner != store.OutcomeUp && *m.Winner != store.OutcomeDown:
+		return fmt.Errorf("market %s: winner %q is not Up or Down", m.Slug, *m.Winner)
+	}
+	for name, p := range map[string]*float64{"coin_price_start": m.CoinPriceStart, "coin_price_end": m.CoinPriceEnd,
+		"final_volume": m.FinalVolume, "final_liquidity": m.FinalLiquidity} {
+		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
+			return fmt.Errorf("market %s: %s: %w", m.Slug, name, errNotFinite)
+		}
+	}
+	return nil
+}
+
+// checkSnapshot reports what makes s unfit for a store.
+func checkSnapshot(slug string, s *store.Snapshot) error {
+	if slug == "" {
+		return errors.New("snapshot without a slug")
+	}
+	if s.Time.IsZero() {
+		return fmt.Errorf("snapshot of %s without a time", slug)
+	}
+	for _, v := range []float64{s.CoinPrice, s.PriceUp, s.PriceDown} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("snapshot of %s at %s: %w", slug, s.Time.Format(time.RFC3339Nano), errNotFinite)
+		}
+	}
+	for _, b := range []*store.Book{s.BookUp, s.BookDown} {
+		if b == nil {
+			continue
+		}
+		for _, l := range append(b.Bids[:len(b.Bids):len(b.Bids)], b.Asks...) {
+			if math.IsNaN(l.Price) || math.IsInf(l.Price, 0) || math.IsNaN(l.Size) || math.IsInf(l.Size, 0) {
+				return fmt.Errorf("snapshot of %s at %s: book level: %w", slug, s.Time.Format(time.RFC3339Nano), errNotFinite)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,425 @@
+package transfer
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/updown/updown/store"
+)
+
+// jsonlEncoder writes JSON Lines by appending into one buffer: an export is
+// millions of snapshots, and encoding/json's reflection would cost more
+// than reading them from the store.
+type jsonlEncoder struct {
+	w   *bufio.Writer
+	buf []byte
+}
+
+func newJSONLEncoder(w io.Writer) *jsonlEncoder {
+	return &jsonlEncoder{w: bufio.NewWriterSize(w, 1<<16)}
+}
+
+func (e *jsonlEncoder) Flush() error { return e.w.Flush() }
+
+func (e *jsonlEncoder) Encode(r Record) error {
+	b := e.buf[:0]
+	var err error
+	switch {
+	case r.Market != nil:
+		b, err = appendMarketJSON(b, r.Market)
+	case r.Snapshot != nil:
+		b, err = appendSnapshotJSON(b, r.Slug, r.Snapshot)
+	default:
+		return errors.New("transfer: empty record")
+	}
+	if err != nil {
+		return fmt.Errorf("transfer: encode: %w", err)
+	}
+	b = append(b, '\n')
+	e.buf = b
+	_, err = e.w.Write(b)
+	return err
+}
+
+// jsonObj appends the fields of one JSON object, keeping the first error.
+type jsonObj struct {
+	b   []byte
+	err error
+	n   int
+}
+
+func (o *jsonObj) key(k string) {
+	if o.n > 0 {
+		o.b = append(o.b, ',')
+	}
+	o.n++
+	o.b = append(o.b, '"')
+	o.b = append(o.b, k...)
+	o.b = append(o.b, '"', ':')
+}
+
+func (o *jsonObj) str(k, v string) {
+	o.key(k)
+	o.b = appendJSONString(o.b, v)
+}
+
+func (o *jsonObj) num(k string, v float64) {
+	o.key(k)
+	var err error
+	o.b, err = appendNum(o.b, v)
+	if err != nil && o.err == nil {
+		o.err = fmt.Errorf("%s: %w", k, err)
+	}
+}
+
+func (o *jsonObj) optNum(k string, v *float64) {
+	if v == nil {
+		o.key(k)
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.num(k, *v)
+}
+
+func (o *jsonObj) optStr(k string, v *string) {
+	if v == nil {
+		o.key(k)
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.str(k, *v)
+}
+
+func (o *jsonObj) time(k string, t time.Time) {
+	o.key(k)
+	o.b = append(o.b, '"')
+	o.b = appendTime(o.b, t)
+	o.b = append(o.b, '"')
+}
+
+func (o *jsonObj) optTime(k string, t *time.Time) {
+	if t == nil {
+		o.key(k)
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.time(k, *t)
+}
+
+func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
+	o := jsonObj{b: append(b, '{')}
+	o.str("type", "market")
+	o.str("slug", m.Slug)
+	o.str("market_id", m.MarketID)
+	o.str("event_id", m.EventID)
+	o.str("coin", string(m.Coin))
+	o.str("market_type", string(m.MarketType))
+	o.time("start_time", m.StartTime)
+	o.time("end_time", m.EndTime)
+	o.optNum("coin_price_start", m.CoinPriceStart)
+	o.optNum("coin_price_end", m.CoinPriceEnd)
+	o.str("condition_id", m.ConditionID)
+	o.str("clob_token_up", m.ClobTokenUp)
+	o.str("clob_token_down", m.ClobTokenDown)
+	o.optStr("winner", m.Winner)
+	o.optNum("final_volume", m.FinalVolume)
+	o.optNum("final_liquidity", m.FinalLiquidity)
+	o.optTime("resolved_at", m.ResolvedAt)
+	o.time("created_at", m.CreatedAt)
+	o.time("updated_at", m.UpdatedAt)
+	return append(o.b, '}'), o.err
+}
+
+func appendSnapshotJSON(b []byte, slug string, s *store.Snapshot) ([]byte, error) {
+	o := jsonObj{b: append(b, '{')}
+	o.str("type", "snapshot")
+	o.str("slug", slug)
+	o.time("time", s.Time)
+	o.num("coin_price", s.CoinPrice)
+	o.num("price_up", s.PriceUp)
+	o.num("price_down", s.PriceDown)
+	for _, side := range []struct {
+		name string
+		book *store.Book
+	}{{"orderbook_up", s.BookUp}, {"orderbook_down", s.BookDown}} {
+		if side.book == nil {
+			continue
+		}
+		o.key(side.name)
+		o.b = append(o.b, `{"bids":`...)
+		o.levels(side.book.Bids)
+		o.b = append(o.b, `,"asks":`...)
+		o.levels(side.book.Asks)
+		o.b = append(o.b, '}')
+	}
+	return append(o.b, '}'), o.err
+}
+
+func (o *jsonObj) levels(ls []store.Level) {
+	o.b = append(o.b, '[')
+	for i, l := range ls {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = append(o.b, `{"price":`...)
+		var e1, e2 error
+		o.b, e1 = appendNum(o.b, l.Price)
+		o.b = append(o.b, `,"size":`...)
+		o.b, e2 = appendNum(o.b, l.Size)
+		o.b = append(o.b, '}')
+		if err := errors.Join(e1, e2); err != nil && o.err == nil {
+			o.err = fmt.Errorf("book level: %w", err)
+		}
+	}
+	o.b = append(o.b, ']')
+}
+
+// appendJSONString appends s quoted as JSON: the escapes JSON requires,
+// invalid UTF-8 as U+FFFD (as encoding/json does), the rest as it is.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// jsonlDecoder reads JSON Lines one line at a time.
+type jsonlDecoder struct {
+	sc   *bufio.Scanner
+	line int
+}
+
+// maxLine bounds one line: a snapshot with two books of a hundred levels
+// a side is under 20 KB.
+const maxLine = 16 << 20
+
+func newJSONLDecoder(r io.Reader) *jsonlDecoder {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
+	return &jsonlDecoder{sc: sc}
+}
+
+// jsonLine is any line; which fields matter depends on Type. Pointers tell
+// a missing field from a zero one.
+type jsonLine struct {
+	Type string `json:"type"`
+	Slug string `json:"slug"`
+
+	MarketID       string   `json:"market_id"`
+	EventID        string   `json:"event_id"`
+	Coin           string   `json:"coin"`
+	MarketType     string   `json:"market_type"`
+	StartTime      string   `json:"start_time"`
+	EndTime        string   `json:"end_time"`
+	CoinPriceStart *float64 `json:"coin_price_start"`
+	CoinPriceEnd   *float64 `json:"coin_price_end"`
+	ConditionID    string   `json:"condition_id"`
+	ClobTokenUp    string   `json:"clob_token_up"`
+	ClobTokenDown  string   `json:"clob_token_down"`
+	Winner         *string  `json:"winner"`
+	FinalVolume    *float64 `json:"final_volume"`
+	FinalLiquidity *float64 `json:"final_liquidity"`
+	ResolvedAt     *string  `json:"resolved_at"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
+
+	Time          string    `json:"time"`
+	CoinPrice     *float64  `json:"coin_price"`
+	PriceUp       *float64  `json:"price_up"`
+	PriceDown     *float64  `json:"price_down"`
+	OrderbookUp   *jsonBook `json:"orderbook_up"`
+	OrderbookDown *jsonBook `json:"orderbook_down"`
+
+	// fast is set by fastSnapshotLine, which reads books into fastUp and
+	// fastDown instead of the Orderbook fields.
+	fast             bool
+	fastUp, fastDown *store.Book
+}
+
+type jsonBook struct {
+	Bids []jsonLevel `json:"bids"`
+	Asks []jsonLevel `json:"asks"`
+}
+
+type jsonLevel struct {
+	Price *float64 `json:"price"`
+	Size  *float64 `json:"size"`
+}
+
+func (d *jsonlDecoder) Decode() (Record, error) {
+	for d.sc.Scan() {
+		d.line++
+		raw := d.sc.Bytes()
+		if len(trimSpace(raw)) == 0 {
+			continue
+		}
+		l, ok := fastSnapshotLine(raw)
+		if !ok {
+			l = jsonLine{}
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return Record{}, d.fail(err)
+			}
+		}
+		rec, err := l.record()
+		if err != nil {
+			return Record{}, d.fail(err)
+		}
+		return rec, nil
+	}
+	if err := d.sc.Err(); err != nil {
+		return Record{}, fmt.Errorf("transfer: line %d: %w", d.line+1, err)
+	}
+	return Record{}, io.EOF
+}
+
+func (d *jsonlDecoder) fail(err error) error {
+	return fmt.Errorf("transfer: line %d: %w", d.line, err)
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func (l *jsonLine) record() (Record, error) {
+	switch l.Type {
+	case "market":
+		m, err := l.market()
+		if err != nil {
+			return Record{}, err
+		}
+		return Record{Market: m}, nil
+	case "snapshot":
+		s, err := l.snapshot()
+		if err != nil {
+			return Record{}, err
+		}
+		return Record{Slug: l.Slug, Snapshot: s}, nil
+	}
+	return Record{}, fmt.Errorf("type %q is neither market nor snapshot", l.Type)
+}
+
+func (l *jsonLine) market() (*store.Market, error) {
+	m := &store.Market{
+		Slug: l.Slug, MarketID: l.MarketID, EventID: l.EventID,
+		Coin: store.Coin(l.Coin), MarketType: store.MarketType(l.MarketType),
+		CoinPriceStart: l.CoinPriceStart, CoinPriceEnd: l.CoinPriceEnd,
+		ConditionID: l.ConditionID, ClobTokenUp: l.ClobTokenUp, ClobTokenDown: l.ClobTokenDown,
+		Winner: l.Winner, FinalVolume: l.FinalVolume, FinalLiquidity: l.FinalLiquidity,
+	}
+	var err error
+	for _, f := range []struct {
+		name     string
+		v        string
+		dst      *time.Time
+		optional bool
+	}{
+		{"start_time", l.StartTime, &m.StartTime, false},
+		{"end_time", l.EndTime, &m.EndTime, false},
+		{"created_at", l.CreatedAt, &m.CreatedAt, true},
+		{"updated_at", l.UpdatedAt, &m.UpdatedAt, true},
+	} {
+		if f.v == "" && f.optional {
+			continue
+		}
+		if *f.dst, err = parseTime(f.v); err != nil {
+			return nil, fmt.Errorf("market %s: %s: %w", l.Slug, f.name, err)
+		}
+	}
+	if l.ResolvedAt != nil {
+		t, err := parseTime(*l.ResolvedAt)
+		if err != nil {
+			return nil, fmt.Errorf("market %s: resolved_at: %w", l.Slug, err)
+		}
+		m.ResolvedAt = &t
+	}
+	return m, checkMarket(m)
+}
+
+func (l *jsonLine) snapshot() (*store.Snapshot, error) {
+	t, err := parseTime(l.Time)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s: time: %w", l.Slug, err)
+	}
+	if l.CoinPrice == nil || l.PriceUp == nil || l.PriceDown == nil {
+		return nil, fmt.Errorf("snapshot of %s at %s: coin_price, price_up and price_down are required", l.Slug, l.Time)
+	}
+	s := &store.Snapshot{Time: t, CoinPrice: *l.CoinPrice, PriceUp: *l.PriceUp, PriceDown: *l.PriceDown}
+	if l.fast {
+		s.BookUp, s.BookDown = l.fastUp, l.fastDown
+		return s, checkSnapshot(l.Slug, s)
+	}
+	if s.BookUp, err = l.OrderbookUp.book(); err != nil {
+		return nil, fmt.Errorf("snapshot of %s at %s: orderbook_up: %w", l.Slug, l.Time, err)
+	}
+	if s.BookDown, err = l.OrderbookDown.book(); err != nil {
+		return nil, fmt.Errorf("snapshot of %s at %s: orderbook_down: %w", l.Slug, l.Time, err)
+	}
+	return s, checkSnapshot(l.Slug, s)
+}
+
+func (b *jsonBook) book() (*store.Book, error) {
+	if b == nil {
+		return nil, nil
+	}
+	bids, err := jsonLevels(b.Bids)
+	if err != nil {
+		return nil, fmt.Errorf("bids: %w", err)
+	}
+	asks, err := jsonLevels(b.Asks)
+	if err != nil {
+		return nil, fmt.Errorf("asks: %w", err)
+	}
+	return &store.Book{Bids: bids, Asks: asks}, nil
+}
+
+func jsonLevels(in []jsonLevel) ([]store.Level, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Level, len(in))
+	for i, l := range in {
+		if l.Price == nil || l.Size == nil {
+			return nil, errors.New("a level needs price and size")
+		}
+		out[i] = store.Level{Price: *l.Price, Size: *l.Size}
+	}
+	return out, nil
+}

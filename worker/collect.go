@@ -1,0 +1,96 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/collect"
+)
+
+// Resolution tasks are retried with Asynq's backoff (about n⁴ seconds
+// before the n-th retry, jittered): within the resolver's hour before the
+// coin prices decide an unsettled market, and for days if an upstream is
+// down.
+const (
+	resolveMaxRetry = 20
+	resolveTimeout  = 2 * time.Minute
+)
+
+// registerCollect adds the handler that resolves ended markets, which the
+// collector schedules on the collect queue (ResolutionScheduler).
+//
+// The resolver speaks to the upstreams the environment names
+// (collect.UpstreamsFromEnv): every process of a deployment shares its
+// environment, so workers resolve against the upstreams the collector
+// recorded from.
+func (s *Server) registerCollect() {
+	res, err := collect.NewResolver(collect.ResolverConfig{
+		Upstreams: collect.UpstreamsFromEnv(os.Getenv),
+		Store:     s.store,
+		Logger:    s.log,
+	})
+	if err != nil {
+		s.log.Error("market resolution is misconfigured; its tasks will fail until it is fixed", "err", err)
+	}
+	s.mux.HandleFunc(jobs.TypeResolve, func(ctx context.Context, t *asynq.Task) error {
+		if err != nil {
+			return fmt.Errorf("resolve: %w", err) // retried: a fixed environment and a restart mend it
+		}
+		var req collect.ResolveRequest
+		if jerr := json.Unmarshal(t.Payload(), &req); jerr != nil || req.Slug == "" {
+			return fmt.Errorf("resolve: undecodable payload %q: %v: %w", t.Payload(), jerr, asynq.SkipRetry)
+		}
+		m, rerr := res.Resolve(ctx, req.Slug)
+		if errors.Is(rerr, collect.ErrNoRetry) {
+			return fmt.Errorf("%w: %w", rerr, asynq.SkipRetry)
+		}
+		if rerr != nil {
+			return rerr // Asynq retries with backoff
+		}
+		s.log.DebugContext(ctx, "market resolved", "market", m.Slug, "winner", *m.Winner)
+		return nil
+	})
+}
+
+// ResolutionScheduler queues resolution tasks on Asynq: the collector's
+// collect.Scheduler.
+type ResolutionScheduler struct {
+	client *asynq.Client
+}
+
+var _ collect.Scheduler = (*ResolutionScheduler)(nil)
+
+// NewResolutionScheduler returns a scheduler on rdb; it holds nothing of
+// its own to release.
+func NewResolutionScheduler(rdb redis.UniversalClient) *ResolutionScheduler {
+	return &ResolutionScheduler{client: asynq.NewClientFromRedisClient(rdb)}
+}
+
+// ResolutionTaskID is the task id of a market's resolution: one per
+// market, so that the collector's repeated scheduling (on discovery, on
+// every sweep, from several collectors) queues it once.
+func ResolutionTaskID(slug string) string { return "resolve:" + slug }
+
+// ScheduleResolution implements collect.Scheduler: the market's resolution
+// runs on the collect queue after delay, unless it is queued already.
+func (r *ResolutionScheduler) ScheduleResolution(ctx context.Context, slug string, delay time.Duration) error {
+	payload, err := json.Marshal(collect.ResolveRequest{Slug: slug})
+	if err != nil {
+		return fmt.Errorf("schedule resolution of %s: %w", slug, err)
+	}
+	_, err = r.client.EnqueueContext(ctx, asynq.NewTask(jobs.TypeResolve, payload),
+		asynq.TaskID(ResolutionTaskID(slug)), asynq.Queue(jobs.QueueCollect), asynq.ProcessIn(max(delay, 0)),
+		asynq.MaxRetry(resolveMaxRetry), asynq.Timeout(resolveTimeout))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("schedule resolution of %s: %w", slug, err)
+	}
+	return nil
+}
