@@ -292,6 +292,13 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		h.Set("X-Request-Id", id)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		// JSON needs no scripts, styles or frames; the docs page and the
+		// monitoring UI are HTML that loads scripts, so they are left
+		// without a policy rather than broken.
+		if !strings.HasPrefix(r.URL.Path, "/docs") && !strings.HasPrefix(r.URL.Path, "/monitoring") {
+			h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+		}
 		if strings.HasPrefix(r.URL.Path, "/v1/") {
 			h.Set("Cache-Control", "no-store")
 		}

@@ -74,7 +74,7 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	}
 
 	addr := freeAddr(b)
-	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "LOG_LEVEL=warn", "TOKEN_SECRET="+strings.Repeat("b", 32), "WEBHOOK_SECRET="+api.DevWebhookSecret)
+	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "LOG_LEVEL=warn", "TOKEN_SECRET="+strings.Repeat("b", 32), "WEBHOOK_SECRET="+testWebhookSecret)
 	for _, args := range [][]string{{"api", "--addr", addr}, {"worker"}} {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/updown/updown/api"
 	"github.com/updown/updown/store/postgres/pgtest"
 	"github.com/updown/updown/store/redis/redistest"
 )
@@ -185,7 +184,7 @@ func waitForBanner(t *testing.T, r io.Reader) string {
 }
 
 // runCmd runs one CLI command and returns what it printed.
-func runCmd(t *testing.T, args ...string) []byte {
+func runCmd(t testing.TB, args ...string) []byte {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	if err := run(context.Background(), args, &out, &errOut); err != nil {
@@ -213,7 +212,7 @@ func TestProductionProcesses(t *testing.T) {
 	t.Setenv("DATABASE_URL", dbURL)
 	t.Setenv("REDIS_URL", redisURL)
 	t.Setenv("TOKEN_SECRET", strings.Repeat("s", 32))
-	t.Setenv("WEBHOOK_SECRET", api.DevWebhookSecret)
+	t.Setenv("WEBHOOK_SECRET", testWebhookSecret)
 
 	runCmd(t, "migrate")
 	runCmd(t, "migrate") // idempotent

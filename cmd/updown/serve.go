@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,6 +76,15 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The dev secrets are public (printed by `updown dev`, in the source):
+	// a production process holding one would accept forged tokens and
+	// webhooks.
+	if string(secret) == devTokenSecret {
+		return errors.New("TOKEN_SECRET is the built-in dev secret, which is public: set a secret of your own (e.g. openssl rand -hex 32)")
+	}
+	if hookSecret == api.DevWebhookSecret {
+		return errors.New("WEBHOOK_SECRET is the built-in dev secret, which is public: set the billing provider's signing secret")
+	}
 	log := newLogger(stderr, "json")
 	st, err := openPostgres(ctx, f.databaseURL, *migrate)
 	if err != nil {
@@ -86,7 +97,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer rdb.Close()
 	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
-		tokenSecret: secret, webhookSecret: hookSecret})
+		tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: os.Getenv("MONITORING_ADMIN_TOKEN")})
 	if err != nil {
 		return err
 	}
@@ -100,6 +111,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	var f serviceFlags
 	f.register(fs)
 	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
+		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else PORT, else :9090; \"off\" disables)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -124,7 +137,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	defer rdb.Close()
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		Backtest: worker.BacktestConfig{Generator: generator}})
+		ShutdownTimeout: *shutdownTimeout,
+		Backtest:        worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
@@ -214,6 +228,9 @@ type apiDeps struct {
 	dev           bool // accept the ud_dev_ demo keys
 	tokenSecret   []byte
 	webhookSecret string
+	// monitoringToken, when set, makes the monitoring UI writable for
+	// requests bearing it; without it the UI is read-only.
+	monitoringToken string
 }
 
 // newAPIServer wires the api with its Redis-backed parts. The returned
@@ -223,7 +240,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
-	mon := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: d.connOpt, ReadOnly: true})
+	mon := monitoringUI(d.connOpt, d.monitoringToken)
 	srv, err := api.New(api.Config{
 		Store:         d.store,
 		Logger:        d.log,
@@ -322,4 +339,24 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	}
 	log.Info("api stopped")
 	return nil
+}
+
+// monitoringUI is the Asynq monitoring UI at /monitoring: read-only, and,
+// when adminToken is set, writable (retry, delete, pause queues) for
+// requests carrying "Authorization: Bearer <adminToken>".
+func monitoringUI(connOpt asynq.RedisConnOpt, adminToken string) http.Handler {
+	ro := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
+	if adminToken == "" {
+		return ro
+	}
+	rw := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt})
+	want := sha256.Sum256([]byte("Bearer " + adminToken))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+			rw.ServeHTTP(w, r)
+			return
+		}
+		ro.ServeHTTP(w, r)
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,29 +65,90 @@ func unavailable(t testing.TB, why string) {
 
 func startServer(t testing.TB, bin string) string {
 	t.Helper()
+	return Start(t).URL
+}
+
+// Server is a throwaway redis-server a test controls: fault tests stop it
+// and start it again on the same port, as an operator restarting Redis
+// would. It holds no data across a restart (no persistence).
+type Server struct {
+	// URL is the server's address; it stays the same across restarts.
+	URL string
+
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+}
+
+// Start starts a redis-server of this test's own (see New for what
+// happens without the binary), stopped when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		unavailable(t, "no redis-server binary on PATH")
+		return nil
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir()}
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
-		if err != nil {
+		if s.port, err = freePort(); err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", t.TempDir(), "--loglevel", "warning")
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("redistest: start redis-server: %v", err)
+		s.URL = fmt.Sprintf("redis://127.0.0.1:%d/0", s.port)
+		if err := s.launch(); err == nil {
+			t.Cleanup(s.Stop)
+			return s
 		}
-		url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-		if waitReady(url, 5*time.Second) {
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			})
-			return url
-		}
+	}
+	unavailable(t, "redis-server did not start")
+	return nil
+}
+
+func (s *Server) launch() error {
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("redistest: start redis-server: %v", err)
+	}
+	if !waitReady(s.URL, 5*time.Second) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("redis-server on port %d did not answer", s.port)
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	return nil
+}
+
+// Stop kills the server (as a crash would); clients see refused
+// connections until Restart. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}
-	unavailable(t, "redis-server did not start")
-	return ""
+}
+
+// Restart starts the server again on the same port, empty.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	var err error
+	for attempt := 0; attempt < 3; attempt++ { // the port may linger a moment
+		if err = s.launch(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("redistest: restart: %v", err)
 }
 
 func waitReady(url string, within time.Duration) bool {
