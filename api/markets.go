@@ -83,6 +83,7 @@ type marketOutput struct{ Body marketJSON }
 type snapshotPageParams struct {
 	Limit, Offset    int
 	IncludeOrderbook bool
+	CSV              bool // Accept: text/csv; CSV pages are not cached
 }
 
 // Huma reads parameters from a struct's own fields only, so the two
@@ -92,6 +93,7 @@ type snapshotsBySlugInput struct {
 	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
 	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
+	Accept           string `header:"Accept" hidden:"true"`
 }
 
 type snapshotsByMarketIDInput struct {
@@ -99,6 +101,7 @@ type snapshotsByMarketIDInput struct {
 	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
 	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
+	Accept           string `header:"Accept" hidden:"true"`
 }
 
 type snapshotsOutput struct{ Body *snapshotPageBody }
@@ -147,7 +150,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots-by-market-id",
@@ -162,7 +165,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
 	})
 }
 
@@ -294,7 +297,7 @@ func (s *Server) findMarket(ctx context.Context, key string, get func(context.Co
 }
 
 func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
-	settled := m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
+	settled := !p.CSV && m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
 	key := fmt.Sprintf("%s|%d|%d|%t|%d", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro())
 	if settled {
 		if body, ok := pages.get(key); ok {

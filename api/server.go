@@ -17,6 +17,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -117,6 +118,8 @@ func New(cfg Config) (*Server, error) {
 	hc.Formats = map[string]huma.Format{
 		"application/json": jsonFormat,
 		"json":             jsonFormat,
+		"text/csv":         csvFormat,
+		"csv":              csvFormat,
 	}
 	s.api = humago.New(s.mux, hc)
 	s.api.UseMiddleware(s.authenticate)
@@ -129,6 +132,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	fixErrorResponses(s.api.OpenAPI())
+	documentCSV(s.api.OpenAPI())
 
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
@@ -141,7 +145,9 @@ func New(cfg Config) (*Server, error) {
 
 	// Metrics wrap the mux directly: the mux records the matched pattern on
 	// the request it is handed, which the metrics read back as the route.
-	s.handler = s.withRequestID(s.withRecover(http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes)))
+	// Responses are gzipped for clients that accept it (bodies over 1 KiB).
+	s.handler = s.withRequestID(s.withRecover(gzhttp.GzipHandler(withCSVNegotiation(
+		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes)))))
 	return s, nil
 }
 
@@ -205,6 +211,19 @@ func fixErrorResponses(doc *huma.OpenAPI) {
 					op.Responses["400"] = r
 				}
 			}
+		}
+	}
+}
+
+// documentCSV adds the text/csv form to the answers that have one.
+func documentCSV(doc *huma.OpenAPI) {
+	for path, item := range doc.Paths {
+		if item.Get == nil || !csvRoute(path) {
+			continue
+		}
+		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
+			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
+				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
 		}
 	}
 }

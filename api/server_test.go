@@ -182,6 +182,11 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Errorf("%s 400 schema = %v, want the envelope", p, bad.Content["application/json"].Schema)
 		}
 	}
+	for _, p := range []string{"/v1/markets/{slug}/snapshots", "/v1/btc/spot/snapshots"} {
+		if _, ok := doc.Paths[p]["get"].Responses["200"].Content["text/csv"]; !ok {
+			t.Errorf("%s does not document its text/csv form", p)
+		}
+	}
 	if _, ok := doc.Components.Schemas["SnapshotPage"]; !ok {
 		t.Errorf("SnapshotPage schema missing")
 	}

@@ -1,0 +1,103 @@
+package api
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/jobs/transfer"
+)
+
+// csvWriter is a response body with a CSV form, served on Accept: text/csv.
+type csvWriter interface {
+	WriteCSV(w io.Writer) error
+}
+
+// csvFormat writes CSV bodies. withCSVNegotiation keeps text/csv to the
+// routes whose bodies have a CSV form, so Marshal never meets another.
+var csvFormat = huma.Format{
+	Marshal: func(w io.Writer, v any) error {
+		if c, ok := v.(csvWriter); ok {
+			return c.WriteCSV(w)
+		}
+		return fmt.Errorf("api: %T has no CSV form", v)
+	},
+	Unmarshal: func([]byte, any) error { return errors.New("request bodies are JSON, not CSV") },
+}
+
+// csvRoute reports whether the path's answer has a CSV form: snapshot
+// pages and exchange depth history.
+func csvRoute(path string) bool {
+	switch path {
+	case "/v1/btc/spot/snapshots", "/v1/btc/future/snapshots":
+		return true
+	}
+	return strings.HasPrefix(path, "/v1/markets/") && strings.HasSuffix(path, "/snapshots")
+}
+
+// withCSVNegotiation answers JSON to a client that accepts CSV on a route
+// without a CSV form, rather than letting Huma pick a format the body
+// cannot take.
+func withCSVNegotiation(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if accept := r.Header.Get("Accept"); strings.Contains(accept, "csv") && !csvRoute(r.URL.Path) {
+			r.Header.Set("Accept", "application/json")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wantsCSV reports whether the client asked for CSV (the Accept header's
+// first choice).
+func wantsCSV(accept string) bool {
+	first, _, _ := strings.Cut(accept, ",")
+	return strings.HasPrefix(strings.TrimSpace(first), "text/csv")
+}
+
+// ContentType keeps errors JSON whatever format was negotiated.
+func (e *Error) ContentType(string) string { return "application/json" }
+
+// WriteCSV writes the page in the export's CSV form (updown export
+// --format csv): one snapshot a line, books as JSON in their cells.
+func (p *snapshotPageBody) WriteCSV(w io.Writer) error {
+	enc, err := transfer.NewEncoder(w, transfer.CSV, transfer.Snapshots)
+	if err != nil {
+		return err
+	}
+	for i := range p.Snapshots {
+		if err := enc.Encode(transfer.Record{Slug: p.Market.Slug, Snapshot: &p.Snapshots[i]}); err != nil {
+			return err
+		}
+	}
+	return enc.Flush()
+}
+
+// WriteCSV writes depth history one snapshot a line, levels as JSON.
+func (p *depthPageBody) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"symbol", "time_epoch_ms", "coin_price", "bids", "asks", "last_update_id"}); err != nil {
+		return err
+	}
+	for i := range p.Data {
+		d := &p.Data[i]
+		row := []string{
+			d.Symbol,
+			strconv.FormatInt(d.Time.UnixMilli(), 10),
+			string(appendFloat(nil, d.CoinPrice)),
+			string(appendDepthLevels(nil, d.Bids, false)),
+			string(appendDepthLevels(nil, d.Asks, false)),
+			strconv.FormatInt(d.LastUpdateID, 10),
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
