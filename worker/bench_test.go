@@ -20,7 +20,7 @@ func BenchmarkQueueOverhead(b *testing.B) {
 	for _, tc := range []struct {
 		name     string
 		interval time.Duration
-	}{{"check=1ms", time.Millisecond}, {"check=1s(stock)", time.Second}} {
+	}{{"check=500us", 500 * time.Microsecond}, {"check=1ms", time.Millisecond}, {"check=1s(stock)", time.Second}} {
 		b.Run(tc.name, func(b *testing.B) {
 			rdb := redistest.Client(b)
 			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog(), TaskCheckInterval: tc.interval})
@@ -37,9 +37,9 @@ func BenchmarkQueueOverhead(b *testing.B) {
 			}
 			defer c.Close()
 
-			n := b.N
-			if tc.interval >= time.Second && n > 20 {
-				n = 20 // each costs up to a second; 20 samples tell the story
+			n := max(b.N, 200)
+			if tc.interval >= time.Second {
+				n = 10 // each costs up to a second; 10 samples tell the story
 			}
 			lat := make([]time.Duration, 0, n)
 			b.ResetTimer()
