@@ -50,21 +50,17 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	log := newLogger(stderr, "json")
-	st, err := openPostgres(ctx, f.databaseURL, false)
+	b, closeBackends, err := openBackends(ctx, f, false)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	rdb, _, err := openRedis(ctx, f.redisURL)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer closeBackends()
+	st, rdb := b.store, b.rdb
 
 	c, err := collect.New(collect.Config{
 		Upstreams:  up,
 		Store:      st,
-		Live:       redislive.New(rdb, ""),
+		Live:       redislive.New(rdb, redislive.DefaultPrefix),
 		Scheduler:  worker.NewResolutionScheduler(rdb),
 		Logger:     log,
 		Series:     series,

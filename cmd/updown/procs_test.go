@@ -134,13 +134,12 @@ func (p *proc) wait(t testing.TB, within time.Duration) error {
 	}
 }
 
-// services is a deployment for a test: a database with data, a Redis, and
-// the environment the binary's processes need to use them.
+// services is a deployment for a test: a database with data, a Redis,
+// and an ENTERPRISE customer's key.
 type services struct {
 	dbURL    string
 	redisURL string
-	key      string // an ENTERPRISE customer's key
-	env      []string
+	key      string
 }
 
 // testSecrets are production-like secrets, distinct from the dev ones.

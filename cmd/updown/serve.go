@@ -86,16 +86,12 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return errors.New("WEBHOOK_SECRET is the built-in dev secret, which is public: set the billing provider's signing secret")
 	}
 	log := newLogger(stderr, "json")
-	st, err := openPostgres(ctx, f.databaseURL, *migrate)
+	b, closeBackends, err := openBackends(ctx, f, *migrate)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	rdb, connOpt, err := openRedis(ctx, f.redisURL)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer closeBackends()
+	st, rdb, connOpt := b.store, b.rdb, b.connOpt
 	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
 		tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: os.Getenv("MONITORING_ADMIN_TOKEN")})
 	if err != nil {
@@ -125,16 +121,12 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	st, err := openPostgres(ctx, f.databaseURL, false)
+	b, closeBackends, err := openBackends(ctx, f, false)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	rdb, _, err := openRedis(ctx, f.redisURL)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer closeBackends()
+	st, rdb := b.store, b.rdb
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
 		ShutdownTimeout: *shutdownTimeout,
@@ -174,6 +166,28 @@ func newRegistry(rdb redis.UniversalClient, log *slog.Logger) *prometheus.Regist
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		worker.NewQueueCollector(rdb, log))
 	return reg
+}
+
+// backends are a service process's Postgres and Redis.
+type backends struct {
+	store   *postgres.Store
+	rdb     *redis.Client
+	connOpt asynq.RedisConnOpt
+}
+
+// openBackends opens the flags' Postgres (migrated when asked) and Redis;
+// close releases both.
+func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends, close func(), err error) {
+	st, err := openPostgres(ctx, f.databaseURL, migrate)
+	if err != nil {
+		return b, nil, err
+	}
+	rdb, connOpt, err := openRedis(ctx, f.redisURL)
+	if err != nil {
+		st.Close()
+		return b, nil, err
+	}
+	return backends{store: st, rdb: rdb, connOpt: connOpt}, func() { _ = rdb.Close(); st.Close() }, nil
 }
 
 func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Store, error) {
