@@ -86,6 +86,15 @@ func appendMicros(b []byte, n int64) []byte {
 	if frac == 0 {
 		return b
 	}
+	if frac%10000 == 0 {
+		// Two decimals: every price on a 0.01 tick and most sizes.
+		d := byte(frac / 10000)
+		b = append(b, '.', '0'+d/10)
+		if d%10 != 0 {
+			b = append(b, '0'+d%10)
+		}
+		return b
+	}
 	var digits [7]byte
 	digits[0] = '.'
 	for i := 6; i >= 1; i-- {
