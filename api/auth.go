@@ -54,6 +54,13 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	s.meter(ctx, p, next)
+}
+
+// meter counts the caller's request against its plan's rate limits, sets
+// the X-Tier and X-RateLimit-* headers, and answers 429 past a limit; it is
+// the same for API keys and bearer tokens.
+func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 	p.Usage = s.countRequest(ctx.Context(), p)
 	setRateHeaders(ctx, p.Plan.Tier, p.Usage)
 	if p.Usage.Exceeded != "" {

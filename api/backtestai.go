@@ -263,6 +263,11 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 		// generator refuses is the prompt.
 		err = e.With("field", "prompt")
 	}
+	if errors.As(err, &e) && e.Code == CodeJobTimeout {
+		// The generation goes on and GET /v1/jobs/{id} answers it: it
+		// counts, as an answered one does.
+		succeeded = true
+	}
 	if err != nil {
 		return spec, nil, nil, err
 	}
@@ -274,6 +279,29 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	}
 	succeeded = true
 	return spec, quotaOf(used, limit, period), giveBack, nil
+}
+
+// generatedAnswer turns a finished generation job's result into the answer
+// /generate gives, so GET /v1/jobs/{id} after a 504 answers the same shape.
+func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawMessage) (json.RawMessage, error) {
+	var spec strategy.Spec
+	if err := json.Unmarshal(raw, &spec); err != nil {
+		return nil, s.internal(ctx, "decode generated strategy", err)
+	}
+	if err := spec.Normalize(); err != nil {
+		return nil, s.internal(ctx, "generated strategy", err)
+	}
+	period := monthStart(s.now())
+	used, err := s.store.AIGenerationsUsed(ctx, p.Customer.ID, period)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "count AI generations", err)
+	}
+	out, err := s.success(ctx, generateData{GeneratedStrategy: spec, StrategyCode: strategy.FormatCode(spec.Rules),
+		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period)})
+	if err != nil {
+		return nil, err
+	}
+	return out.Body.Data, nil
 }
 
 // backtestMarkets picks the newest n resolved markets of the coin and type

@@ -85,7 +85,7 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin) (*st
 		for mt, n := range p.LastN {
 			t, ok, err := s.store.NthNewestStart(ctx, coin, mt, n)
 			if err != nil {
-				return nil, s.internal(ctx, "compute data window", err)
+				return nil, s.storeFailure(ctx, "compute data window", err)
 			}
 			if ok {
 				w.MinStartByType[mt] = t

@@ -210,6 +210,12 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 	if err != nil {
 		return nil, err
 	}
+	if strings.HasPrefix(in.ID, jobs.QueueAI+"-") {
+		// A generation: answer as /generate would have.
+		if data, err = s.generatedAnswer(ctx, principalFrom(ctx), data); err != nil {
+			return nil, err
+		}
+	}
 	return &jobOutput{Status: http.StatusOK, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
 }
 

@@ -109,7 +109,7 @@ func (s *Server) requireBearer(ctx huma.Context, next func(huma.Context)) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	next(huma.WithValue(ctx, principalKey{}, p))
+	s.meter(ctx, p, next)
 }
 
 // principalForToken verifies a bearer token and that what it names still

@@ -1,0 +1,81 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// TestGenerateTimeoutKeepsGeneration: a /generate that outlasts the wait
+// keeps its generation (the job goes on and its answer can be fetched), and
+// GET /v1/jobs/{id} answers exactly what /generate would have.
+func TestGenerateTimeoutKeepsGeneration(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.jobWait = time.Nanosecond })
+	r := b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	if !strings.HasPrefix(id, "ai-") {
+		t.Fatalf("job id %q", id)
+	}
+	if n := b.used(store.Pro); n != 1 {
+		t.Errorf("used after a 504: %d, want 1 (the generation goes on)", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		got := b.get(store.Pro, "/v1/jobs/"+id)
+		if got.status == http.StatusOK {
+			var ans generateAnswer
+			data(t, got, &ans)
+			if ans.StrategyCode == "" || ans.GeneratedStrategy.Strategy.Side != "UP" || ans.Quota.Used != 1 {
+				t.Fatalf("job answer is not /generate's: %s", got.body)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("generation job never answered")
+}
+
+// TestBearerRequestsAreRateLimited: the agent's endpoints count against
+// the plan's limits like API-key requests, with the same headers and 429.
+func TestBearerRequestsAreRateLimited(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	b := setup(t, func(o *setupOpts) { o.store = st }) // customers and keys
+	// A server with a token secret and limits counted in a real Redis.
+	srv, err := api.New(api.Config{Store: st, Logger: quiet(), Now: func() time.Time { return now },
+		Redis: redistest.Client(t), RateLimits: map[store.Tier]api.RateLimit{store.Pro: {PerMinute: 2, PerDay: 100}},
+		AI: api.AIConfig{TokenSecret: testSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptestServer(t, srv)
+	tokReq, _ := http.NewRequest(http.MethodPost, ts.URL+"/v1/auth/token", nil)
+	tokReq.Header.Set("X-API-Key", b.keys[store.Pro])
+	tok := send(t, tokReq) // the first counted request
+	if tok.status != http.StatusOK {
+		t.Fatalf("token: %d %s", tok.status, tok.body)
+	}
+	token := tok.json(t)["access_token"].(string)
+	quota := func() response {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/v1/backtest-ai/quota", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		return send(t, req)
+	}
+	first := quota()
+	if first.status != http.StatusOK || first.header.Get("X-Tier") != "PRO" || first.header.Get("X-RateLimit-Limit") != "100" {
+		t.Fatalf("quota: %d, headers %v", first.status, first.header)
+	}
+	r := quota() // the third request this minute
+	wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if r.header.Get("Retry-After") == "" {
+		t.Errorf("429 without Retry-After")
+	}
+}
