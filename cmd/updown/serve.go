@@ -355,11 +355,14 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	return nil
 }
 
-// monitoringUI is the Asynq monitoring UI at /monitoring: read-only, and,
-// when adminToken is set, writable (retry, delete, pause queues) for
-// requests carrying "Authorization: Bearer <adminToken>".
+// monitoringUI is the Asynq monitoring UI at /monitoring: read-only, with
+// task payloads and results (customers' strategies and reports) hidden,
+// and, when adminToken is set, whole and writable (retry, delete, pause
+// queues) for requests carrying "Authorization: Bearer <adminToken>".
 func monitoringUI(connOpt asynq.RedisConnOpt, adminToken string) http.Handler {
-	ro := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true})
+	hide := func(_ string, b []byte) string { return fmt.Sprintf("(%d bytes, shown with the admin token)", len(b)) }
+	ro := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true,
+		PayloadFormatter: asynqmon.PayloadFormatterFunc(hide), ResultFormatter: asynqmon.ResultFormatterFunc(hide)})
 	if adminToken == "" {
 		return ro
 	}
