@@ -22,6 +22,12 @@ func validID(id string) bool {
 // CreateCustomer stores c, assigning an ID when it has none.
 func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Customer, error) {
 	const op = "create customer"
+	if c.Tier == "" {
+		c.Tier = store.Starter
+	}
+	if c.Email == "" || !storable(c.Email) || !storable(c.Name) || !c.Tier.Valid() {
+		return store.Customer{}, invalid(op, fmt.Sprintf("email %q, tier %q", c.Email, c.Tier))
+	}
 	if c.ID == "" {
 		c.ID = uuid.NewString()
 	} else if !validID(c.ID) {
@@ -49,6 +55,9 @@ func (s *Store) GetCustomer(ctx context.Context, id string) (store.Customer, err
 
 // GetCustomerByEmail returns the customer with the email.
 func (s *Store) GetCustomerByEmail(ctx context.Context, email string) (store.Customer, error) {
+	if !storable(email) {
+		return store.Customer{}, notFound(fmt.Sprintf("get customer by email %q", email))
+	}
 	rows, _ := s.pool.Query(ctx, `select `+customerColumns+` from customers where email = $1`, email)
 	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
 	return c, wrap(fmt.Sprintf("get customer by email %q", email), err)
@@ -69,6 +78,9 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	op := fmt.Sprintf("set tier of customer %q", id)
 	if !validID(id) {
 		return store.Customer{}, notFound(op)
+	}
+	if !tier.Valid() {
+		return store.Customer{}, invalid(op, fmt.Sprintf("tier %q", tier))
 	}
 	rows, _ := s.pool.Query(ctx, `
 		update customers set tier = $2, updated_at = $3 where id = $1

@@ -81,6 +81,9 @@ func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error
 
 // GetMarket returns the market with the slug.
 func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if !storable(slug) {
+		return store.Market{}, notFound(fmt.Sprintf("get market %q", slug))
+	}
 	rows, _ := s.pool.Query(ctx, `select `+marketColumns+` from markets where slug = $1`, slug)
 	m, err := pgx.CollectExactlyOneRow(rows, scanMarket)
 	return m, wrap(fmt.Sprintf("get market %q", slug), err)
@@ -88,6 +91,9 @@ func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error
 
 // GetMarketByMarketID returns the market with the external market id.
 func (s *Store) GetMarketByMarketID(ctx context.Context, marketID string) (store.Market, error) {
+	if !storable(marketID) {
+		return store.Market{}, notFound(fmt.Sprintf("get market by market id %q", marketID))
+	}
 	rows, _ := s.pool.Query(ctx, `select `+marketColumns+` from markets where market_id = $1`, marketID)
 	m, err := pgx.CollectExactlyOneRow(rows, scanMarket)
 	return m, wrap(fmt.Sprintf("get market by market id %q", marketID), err)

@@ -15,6 +15,7 @@ import (
 	"net"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -143,6 +144,12 @@ func unreachable(err error) bool {
 	}
 	code := pgCode(err)
 	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+}
+
+// storable reports whether Postgres can hold s as text: valid UTF-8 with no
+// NUL. A key that is not can match no row; asking would be an encoding error.
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // notFound is store.ErrNotFound for op.

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"context"
 	"crypto/sha256"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,6 +20,7 @@ func customerTests() []test {
 		{"NotFound", testCustomerNotFound},
 		{"List", testCustomerList},
 		{"SetTier", testCustomerSetTier},
+		{"Validation", testCustomerValidation},
 	}
 }
 
@@ -390,5 +393,38 @@ func testAPIKeyCopies(t *testing.T, s store.Store) {
 	keys = listKeys(t, s, c.ID)
 	if keys[0].RevokedAt == nil || keys[0].RevokedAt.IsZero() {
 		t.Errorf("RevokedAt = %v after changing a copy read earlier, want the revocation time", keys[0].RevokedAt)
+	}
+}
+
+// testCustomerValidation: both stores refuse what no customer can be and
+// give an unset tier STARTER; keys that cannot be text (NUL, invalid UTF-8)
+// find nothing rather than fail.
+func testCustomerValidation(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, c := range []store.Customer{
+		{Email: "", Tier: store.Pro},
+		{Email: "gold@example.com", Tier: "GOLD"},
+	} {
+		if _, err := s.CreateCustomer(ctx, c); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("CreateCustomer(%+v) = %v, want ErrInvalid", c, err)
+		}
+	}
+	c, err := s.CreateCustomer(ctx, store.Customer{Email: "plain@example.com"})
+	if err != nil || c.Tier != store.Starter {
+		t.Fatalf("unset tier: %+v %v", c, err)
+	}
+	if _, err := s.SetCustomerTier(ctx, c.ID, "GOLD"); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("SetCustomerTier(GOLD) = %v, want ErrInvalid", err)
+	}
+	for _, key := range []string{"a\x00b", "a\xffb"} {
+		if _, err := s.GetCustomerByEmail(ctx, key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetCustomerByEmail(%q) = %v, want ErrNotFound", key, err)
+		}
+		if _, err := s.GetMarket(ctx, key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetMarket(%q) = %v, want ErrNotFound", key, err)
+		}
+		if _, err := s.GetMarketByMarketID(ctx, key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetMarketByMarketID(%q) = %v, want ErrNotFound", key, err)
+		}
 	}
 }
