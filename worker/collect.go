@@ -64,6 +64,7 @@ func (s *Server) registerCollect() {
 // collect.Scheduler.
 type ResolutionScheduler struct {
 	client *asynq.Client
+	insp   *asynq.Inspector
 }
 
 var _ collect.Scheduler = (*ResolutionScheduler)(nil)
@@ -71,7 +72,7 @@ var _ collect.Scheduler = (*ResolutionScheduler)(nil)
 // NewResolutionScheduler returns a scheduler on rdb; it holds nothing of
 // its own to release.
 func NewResolutionScheduler(rdb redis.UniversalClient) *ResolutionScheduler {
-	return &ResolutionScheduler{client: asynq.NewClientFromRedisClient(rdb)}
+	return &ResolutionScheduler{client: asynq.NewClientFromRedisClient(rdb), insp: asynq.NewInspectorFromRedisClient(rdb)}
 }
 
 // ResolutionTaskID is the task id of a market's resolution: one per
@@ -86,9 +87,27 @@ func (r *ResolutionScheduler) ScheduleResolution(ctx context.Context, slug strin
 	if err != nil {
 		return fmt.Errorf("schedule resolution of %s: %w", slug, err)
 	}
-	_, err = r.client.EnqueueContext(ctx, asynq.NewTask(jobs.TypeResolve, payload),
-		asynq.TaskID(ResolutionTaskID(slug)), asynq.Queue(jobs.QueueCollect), asynq.ProcessIn(max(delay, 0)),
-		asynq.MaxRetry(resolveMaxRetry), asynq.Timeout(resolveTimeout))
+	id := ResolutionTaskID(slug)
+	enqueue := func() error {
+		_, err := r.client.EnqueueContext(ctx, asynq.NewTask(jobs.TypeResolve, payload),
+			asynq.TaskID(id), asynq.Queue(jobs.QueueCollect), asynq.ProcessIn(max(delay, 0)),
+			asynq.MaxRetry(resolveMaxRetry), asynq.Timeout(resolveTimeout))
+		return err
+	}
+	err = enqueue()
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		// Queued or running: nothing to do. Archived (every retry spent,
+		// e.g. a long upstream outage): its id would block the market
+		// forever, so clear it and schedule afresh.
+		info, iErr := r.insp.GetTaskInfo(jobs.QueueCollect, id)
+		if iErr != nil || info.State != asynq.TaskStateArchived {
+			return nil
+		}
+		if dErr := r.insp.DeleteTask(jobs.QueueCollect, id); dErr != nil && !errors.Is(dErr, asynq.ErrTaskNotFound) {
+			return fmt.Errorf("schedule resolution of %s: clear the failed task: %w", slug, dErr)
+		}
+		err = enqueue()
+	}
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("schedule resolution of %s: %w", slug, err)
 	}
