@@ -50,6 +50,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	databaseURL := fs.String("database-url", envOr("DATABASE_URL", ""), "use Postgres instead of the in-memory store (env DATABASE_URL)")
 	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
 	perMarket := fs.Int("snapshots-per-market", 1000, "at most this many generated snapshots per market")
+	collectEvery := fs.Duration("collect-every", 5*time.Second, "how often the dev collector moves generated data to the present (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,7 +66,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 
-	st, storeName, err := devStore(ctx, *databaseURL, genConfig(*seed, *perMarket, time.Now()), log)
+	cfg := genConfig(*seed, *perMarket, start)
+	st, storeName, err := devStore(ctx, *databaseURL, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -73,7 +75,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := ensureDemoCustomers(ctx, st); err != nil {
 		return err
 	}
-	liveStats, err := gen.LoadLive(ctx, genConfig(*seed, *perMarket, time.Now()), redislive.New(rdb, redislive.DefaultPrefix))
+	live := redislive.New(rdb, redislive.DefaultPrefix)
+	liveStats, err := gen.LoadLive(ctx, cfg, live)
 	if err != nil {
 		return fmt.Errorf("load live exchange data: %w", err)
 	}
@@ -113,6 +116,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })
+	if *collectEvery > 0 {
+		dc := &devCollector{store: st, live: live, cfg: cfg, log: log, last: cfg.Now}
+		g.Go(func() error { return dc.run(gctx, *collectEvery) })
+	}
 	g.Go(func() error {
 		return serveHTTP(gctx, *addr, srv, log, func(a net.Addr) {
 			printBanner(stdout, a, storeName, time.Since(start), secrets)

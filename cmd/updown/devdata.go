@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/store"
+)
+
+// devCollector keeps dev mode's generated data moving as the real collector
+// keeps recorded data moving: new markets start, live ones gain snapshots
+// and resolve once they end, and the exchange's latest depth and trades
+// advance. The generator continues its own history for a later Now, and
+// every write is idempotent, so a tick only adds what time has brought.
+type devCollector struct {
+	store store.Store
+	live  store.LiveExchange
+	cfg   gen.Config
+	log   *slog.Logger
+	last  time.Time // the Now of the previous tick
+}
+
+// tick brings the data up to now.
+func (d *devCollector) tick(ctx context.Context, now time.Time) error {
+	cfg := d.cfg
+	cfg.Now = now
+	g, err := gen.New(cfg)
+	if err != nil {
+		return fmt.Errorf("dev collector: %w", err)
+	}
+	markets := g.Markets()
+	if err := d.store.UpsertMarkets(ctx, markets); err != nil {
+		return fmt.Errorf("dev collector: markets: %w", err)
+	}
+	snapshots := 0
+	for _, m := range markets {
+		if m.EndTime.Before(d.last) || m.StartTime.After(now) {
+			continue // nothing new can have happened in it
+		}
+		snaps, err := g.Snapshots(m)
+		if err != nil {
+			return fmt.Errorf("dev collector: snapshots of %s: %w", m.Slug, err)
+		}
+		fresh := snaps[:0:0]
+		for _, s := range snaps {
+			if s.Time.After(d.last) {
+				fresh = append(fresh, s)
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		if err := d.store.AppendSnapshots(ctx, m.Slug, fresh); err != nil {
+			return fmt.Errorf("dev collector: snapshots of %s: %w", m.Slug, err)
+		}
+		snapshots += len(fresh)
+	}
+	var depth []store.DepthSnapshot
+	for _, ds := range g.DepthHistory() {
+		if ds.Time.After(d.last) {
+			depth = append(depth, ds)
+		}
+	}
+	if err := d.store.AppendDepth(ctx, depth); err != nil {
+		return fmt.Errorf("dev collector: depth: %w", err)
+	}
+	if d.live != nil {
+		if _, err := g.LoadLive(ctx, d.live); err != nil {
+			return fmt.Errorf("dev collector: live exchange data: %w", err)
+		}
+	}
+	d.log.Debug("dev collector", "snapshots", snapshots, "depth", len(depth))
+	d.last = now
+	return nil
+}
+
+// run ticks every interval until ctx is done; a failed tick is logged and
+// the next one tries again.
+func (d *devCollector) run(ctx context.Context, every time.Duration) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			if err := d.tick(ctx, now); err != nil && ctx.Err() == nil {
+				d.log.Warn("dev collector tick failed", "err", err)
+			}
+		}
+	}
+}

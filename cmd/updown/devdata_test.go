@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// TestDevCollectorMovesData: after time passes, a new 5m market exists with
+// snapshots up to the new now, and the market live before has resolved.
+func TestDevCollectorMovesData(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 29, 13, 2, 0, 0, time.UTC)
+	cfg := genConfig(1, 100, t0)
+	st := memory.New()
+	if _, err := gen.Seed(ctx, cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	live := memory.NewLive()
+	d := &devCollector{store: st, live: live, cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), last: t0}
+
+	liveBefore := gen.Slug(store.BTC, store.M5, t0.Truncate(5*time.Minute))
+	if m, err := st.GetMarket(ctx, liveBefore); err != nil || m.Resolved() {
+		t.Fatalf("live market at t0: %+v %v", m, err)
+	}
+	t1 := t0.Add(6 * time.Minute)
+	if err := d.tick(ctx, t1); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := st.GetMarket(ctx, liveBefore); err != nil || !m.Resolved() {
+		t.Errorf("the market live at t0 is not resolved 6 minutes later: %+v %v", m, err)
+	}
+	next := gen.Slug(store.BTC, store.M5, t1.Truncate(5*time.Minute))
+	if _, err := st.GetMarket(ctx, next); err != nil {
+		t.Fatalf("the market live at t1 is missing: %v", err)
+	}
+	snaps, n, err := st.ListSnapshots(ctx, next, store.SnapshotQuery{Limit: 1})
+	if err != nil || n == 0 || snaps[0].Time.After(t1) || t1.Sub(snaps[0].Time) > 10*time.Second {
+		t.Errorf("newest snapshot of %s: %v (of %d), want just before %v; err %v", next, snaps, n, t1, err)
+	}
+	if d, err := live.LatestDepth(ctx, store.ETH, store.Future); err != nil || d.Time.Before(t1.Add(-10*time.Second)) {
+		t.Errorf("latest ETH futures depth %v, %v: not moved to t1", d.Time, err)
+	}
+}
