@@ -33,6 +33,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	up := collect.UpstreamsFromEnv(os.Getenv)
 	fs.StringVar(&up.Gamma, "gamma-url", up.Gamma, "Polymarket Gamma API base URL (env "+collect.EnvGammaURL+")")
 	fs.StringVar(&up.CLOB, "clob-url", up.CLOB, "Polymarket CLOB API base URL (env "+collect.EnvCLOBURL+")")
+	fs.StringVar(&up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel URL, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")
 	fs.StringVar(&up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base URL (env "+collect.EnvBinanceSpotURL+")")
 	fs.StringVar(&up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base URL (env "+collect.EnvBinanceFuturesURL+")")
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", 300*time.Millisecond), "snapshot cadence (env COLLECT_INTERVAL)")

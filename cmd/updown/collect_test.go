@@ -40,6 +40,7 @@ func TestCollectProcess(t *testing.T) {
 	poly.AddRange(series, now, now.Add(time.Minute))
 	t.Setenv(collect.EnvBinanceSpotURL, bin.URL)
 	t.Setenv(collect.EnvBinanceFuturesURL, bin.URL)
+	t.Setenv(collect.EnvPolymarketWSURL, poly.WSURL)
 
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -75,6 +76,9 @@ func TestCollectProcess(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+	if ws := poly.WSStats(); ws.Connections == 0 || ws.Subscribes == 0 {
+		t.Errorf("websocket %+v: the collector never subscribed to the market channel", ws)
 	}
 	if _, n, _ := st.ListMarkets(ctx, store.MarketFilter{Coin: store.ETH, MarketType: store.M5}); n != 0 {
 		t.Errorf("%d ETH 5m markets recorded; --series left them out", n)

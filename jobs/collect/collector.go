@@ -21,6 +21,7 @@ type Collector struct {
 	log     *slog.Logger
 	gamma   *gamma
 	clob    *clob
+	ws      *wsBooks // nil: books are polled only
 	spot    *binance
 	futures *binance
 	w       *writer
@@ -59,7 +60,14 @@ func New(cfg Config) (*Collector, error) {
 	if err != nil {
 		return nil, err
 	}
+	var ws *wsBooks
+	if cfg.Upstreams.PolymarketWS != "" {
+		if ws, err = newWSBooks(cfg.Upstreams.PolymarketWS, &cfg, log); err != nil {
+			return nil, err
+		}
+	}
 	c := &Collector{
+		ws:          ws,
 		cfg:         cfg,
 		log:         log,
 		gamma:       &gamma{u: g, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
@@ -92,7 +100,7 @@ func (c *Collector) Stats() Stats {
 // collector keeps going through outages and records them as gaps.
 func (c *Collector) Run(ctx context.Context) error {
 	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval,
-		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB,
+		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB, "clob_ws", c.cfg.Upstreams.PolymarketWS,
 		"binance_spot", c.cfg.Upstreams.BinanceSpot, "binance_futures", c.cfg.Upstreams.BinanceFutures)
 	c.load(ctx)
 
@@ -104,6 +112,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.every(ctx, c.cfg.DiscoveryInterval, c.discover) })
 	wg.Go(func() { c.every(ctx, c.cfg.SweepInterval, c.sweep) })
 	wg.Go(func() { c.snapshots(ctx) })
+	if c.ws != nil {
+		wg.Go(func() { c.ws.run(ctx) })
+	}
 	wg.Go(func() { c.onGrid(ctx, c.cfg.DepthInterval, c.depth) })
 	wg.Go(func() { c.onGrid(ctx, c.cfg.TradesInterval, c.trades) })
 	wg.Wait()
@@ -393,6 +404,9 @@ func (c *Collector) snapshots(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	c.onGrid(ctx, c.cfg.Interval, func(ctx context.Context, at time.Time) {
+		if c.ws != nil {
+			c.ws.watch(c.tokensFrom(at))
+		}
 		markets := c.liveAt(at)
 		if len(markets) == 0 || !c.snapFeed.ready(at) {
 			return
@@ -419,10 +433,9 @@ var errLate = errors.New("answer arrived too late to be recorded at its instant"
 func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.Market) {
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.MaxLag)
 	defer cancel()
-	tokens := make([]string, 0, 2*len(markets))
+	tokens := tokensOf(markets)
 	var coins []store.Coin
 	for _, m := range markets {
-		tokens = append(tokens, m.ClobTokenUp, m.ClobTokenDown)
 		if !slices.Contains(coins, m.Coin) {
 			coins = append(coins, m.Coin)
 		}
@@ -432,7 +445,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		books, bookErr = c.clob.books(rctx, tokens)
+		books, bookErr = c.books(rctx, tokens)
 	}()
 	prices, priceErr := c.spot.prices(rctx, coins)
 	<-done
@@ -460,6 +473,53 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 			f.ok(ctx, at)
 		}
 	}
+}
+
+// tokensOf lists the outcome tokens of the markets.
+func tokensOf(markets []store.Market) []string {
+	tokens := make([]string, 0, 2*len(markets))
+	for _, m := range markets {
+		tokens = append(tokens, m.ClobTokenUp, m.ClobTokenDown)
+	}
+	return tokens
+}
+
+// tokensFrom lists the outcome tokens of the known markets that have not
+// ended by at: the live ones and the next, so that the socket holds a
+// market's books when its window opens.
+func (c *Collector) tokensFrom(at time.Time) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tokens := make([]string, 0, 2*len(c.markets))
+	for _, m := range c.markets {
+		if at.Before(m.EndTime) {
+			tokens = append(tokens, m.ClobTokenUp, m.ClobTokenDown)
+		}
+	}
+	return tokens
+}
+
+// books returns the books of the tokens: from the websocket those it
+// holds, the rest (all of them while it is down or stale) from one REST
+// poll. A token neither source has is absent, and its market's instant a
+// gap.
+func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clobBook, error) {
+	if c.ws == nil {
+		return c.clob.books(ctx, tokens)
+	}
+	books, missing := c.ws.get(tokens)
+	if len(missing) == 0 {
+		return books, nil
+	}
+	polled, err := c.clob.books(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	if books == nil {
+		return polled, nil
+	}
+	maps.Copy(books, polled)
+	return books, nil
 }
 
 // buildSnapshot assembles one market's snapshot from a tick's answers.

@@ -14,8 +14,12 @@ import (
 // Upstreams are the base URLs of the APIs the collector and the resolver
 // speak to.
 type Upstreams struct {
-	Gamma          string // Polymarket market metadata
-	CLOB           string // Polymarket order books
+	Gamma string // Polymarket market metadata
+	CLOB  string // Polymarket order books
+	// PolymarketWS is the CLOB's websocket market channel, the first
+	// source of books (REST polling of CLOB is the fallback). Empty: no
+	// websocket, books are polled only.
+	PolymarketWS   string
 	BinanceSpot    string
 	BinanceFutures string
 }
@@ -24,6 +28,7 @@ type Upstreams struct {
 const (
 	DefaultGammaURL          = "https://gamma-api.polymarket.com"
 	DefaultCLOBURL           = "https://clob.polymarket.com"
+	DefaultPolymarketWSURL   = "wss://ws-subscriptions-clob.polymarket.com/ws/market"
 	DefaultBinanceSpotURL    = "https://api.binance.com"
 	DefaultBinanceFuturesURL = "https://fapi.binance.com"
 )
@@ -32,13 +37,14 @@ const (
 const (
 	EnvGammaURL          = "POLYMARKET_GAMMA_URL"
 	EnvCLOBURL           = "POLYMARKET_CLOB_URL"
+	EnvPolymarketWSURL   = "POLYMARKET_WS_URL"
 	EnvBinanceSpotURL    = "BINANCE_SPOT_URL"
 	EnvBinanceFuturesURL = "BINANCE_FUTURES_URL"
 )
 
 // DefaultUpstreams are the real public APIs.
 func DefaultUpstreams() Upstreams {
-	return Upstreams{Gamma: DefaultGammaURL, CLOB: DefaultCLOBURL, BinanceSpot: DefaultBinanceSpotURL, BinanceFutures: DefaultBinanceFuturesURL}
+	return Upstreams{Gamma: DefaultGammaURL, CLOB: DefaultCLOBURL, PolymarketWS: DefaultPolymarketWSURL, BinanceSpot: DefaultBinanceSpotURL, BinanceFutures: DefaultBinanceFuturesURL}
 }
 
 // UpstreamsFromEnv returns the default upstreams overridden by the
@@ -50,7 +56,7 @@ func UpstreamsFromEnv(getenv func(string) string) Upstreams {
 	for _, f := range []struct {
 		env string
 		dst *string
-	}{{EnvGammaURL, &u.Gamma}, {EnvCLOBURL, &u.CLOB}, {EnvBinanceSpotURL, &u.BinanceSpot}, {EnvBinanceFuturesURL, &u.BinanceFutures}} {
+	}{{EnvGammaURL, &u.Gamma}, {EnvCLOBURL, &u.CLOB}, {EnvPolymarketWSURL, &u.PolymarketWS}, {EnvBinanceSpotURL, &u.BinanceSpot}, {EnvBinanceFuturesURL, &u.BinanceFutures}} {
 		if v := getenv(f.env); v != "" {
 			*f.dst = v
 		}
@@ -140,8 +146,17 @@ type Config struct {
 	MaxLag time.Duration
 	// RequestTimeout bounds one request (5 s; snapshot requests MaxLag).
 	RequestTimeout time.Duration
-	// Backoff paces retries after failures (200 ms doubling to 10 s).
+	// Backoff paces retries after failures (200 ms doubling to 10 s),
+	// websocket reconnections included.
 	Backoff Backoff
+
+	// WSPingInterval is how often the websocket is sent PING (10 s, as
+	// Polymarket asks). WSStaleAfter is how long the websocket may say
+	// nothing before its books are not trusted and REST is polled instead
+	// (3 s); silent for WSPingInterval+WSStaleAfter, the PING went
+	// unanswered and the connection is dropped and made again.
+	WSPingInterval time.Duration
+	WSStaleAfter   time.Duration
 
 	// DiscoveryInterval is how often markets are looked up (20 s).
 	DiscoveryInterval time.Duration
@@ -233,6 +248,8 @@ func (c *Config) setDefaults() error {
 	if c.Backoff == (Backoff{}) {
 		c.Backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
 	}
+	def(&c.WSPingInterval, 10*time.Second)
+	def(&c.WSStaleAfter, 3*time.Second)
 	def(&c.DiscoveryInterval, 20*time.Second)
 	def(&c.ResolveDelay, 30*time.Second)
 	def(&c.SweepInterval, time.Minute)

@@ -16,9 +16,10 @@
 //     <coin>-updown-<market_type>-<epoch seconds of the window start>.
 //     Gamma's outcomes[i] is paired with clobTokenIds[i].
 //   - Snapshots: every Interval (300 ms), for every market whose window
-//     contains the instant, one POST /books to the CLOB for the books of
-//     both outcomes of all live markets and one Binance ticker request for
-//     the coin prices, made together. price_up and price_down are the best
+//     contains the instant, the books of both outcomes (from the websocket
+//     when it serves them, see below, otherwise one POST /books to the
+//     CLOB for all live markets) and one Binance ticker request for the
+//     coin prices, made together. price_up and price_down are the best
 //     asks of the two books (what buying the outcome costs, the convention
 //     jobs/gen follows), or, for a book without asks, the last trade price
 //     the CLOB sends with it; books keep their top BookLevels levels a
@@ -51,7 +52,24 @@
 //
 // # Websocket
 //
-// Polymarket's websocket market channel would push book changes instead of
-// being polled, but go.mod holds no websocket library and this package may
-// not add one, so REST polling of POST /books is the only path.
+// Books come first from the CLOB's websocket market channel
+// (Upstreams.PolymarketWS), REST polling of POST /books being the
+// fallback. One connection subscribes to the tokens of every known market
+// that has not ended (the live ones and the next, so a market's books are
+// there when its window opens), and follows changes of that set with
+// subscribe and unsubscribe operations. Each token's book is kept from its
+// `book` events (a full book) and `price_change` events (the new size of
+// a level, 0 removing it); a change after which upstream's best bid or ask
+// is not the book's means a missed event, so that book is dropped and
+// asked for again. PING goes every WSPingInterval (10 s).
+//
+// A book is used only while its connection is up and has said something
+// within WSStaleAfter (PONGs count; a quiet connection is pinged before it
+// goes stale). Otherwise, and for a token without a book yet, the tick
+// polls REST for what the socket lacks, so a dropped socket costs no
+// instant; a tick that neither source can serve is a gap, as before. The
+// books die with their connection: it is made again with backoff and full
+// jitter (Config.Backoff), silent past WSPingInterval+WSStaleAfter counts
+// as dropped, and a new subscription brings fresh `book` events. An empty
+// Upstreams.PolymarketWS turns the websocket off.
 package collect

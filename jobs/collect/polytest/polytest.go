@@ -1,5 +1,6 @@
 // Package polytest is a fake Polymarket for tests: Gamma's /events and
-// /markets and the CLOB's /book and /books on one local server, answering
+// /markets, the CLOB's /book and /books, and the CLOB's websocket market
+// channel on one local server, answering
 // in the real shapes (string numbers, JSON-encoded outcomes, outcomePrices
 // and clobTokenIds, books listed worst level first) and failing on demand
 // the ways the real ones do (see Fault).
@@ -12,18 +13,25 @@
 package polytest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/collect/internal/fault"
@@ -40,6 +48,9 @@ const (
 	RouteMarkets = "/markets"
 	RouteBook    = "/book"
 	RouteBooks   = "/books"
+	// RouteWS is the websocket market channel; a Fault on it fails the
+	// handshake.
+	RouteWS = "/ws/market"
 )
 
 // Options configure a Server. Zero fields take the defaults noted.
@@ -55,12 +66,16 @@ type Options struct {
 	// SettleAfter is how long after its end a market reports closed with
 	// its outcome (0: at once).
 	SettleAfter time.Duration
+	// WSInterval is how often the websocket sends the changes of the books
+	// (100 ms).
+	WSInterval time.Duration
 }
 
 // Server is a fake Polymarket. Its URL serves as both the Gamma and the
-// CLOB base URL.
+// CLOB base URL; WSURL is the CLOB's websocket market channel.
 type Server struct {
 	URL    string
+	WSURL  string
 	srv    *httptest.Server
 	faults fault.Set
 	opts   Options
@@ -72,6 +87,11 @@ type Server struct {
 	byID    map[string]*Market
 	byToken map[string]*Market
 	next    int64
+
+	wsMu      sync.Mutex
+	sockets   map[*socket]bool
+	wsStats   WSStats
+	wsHistory map[string][]store.Book // by token
 }
 
 // Market is a market the fake lists.
@@ -108,6 +128,9 @@ func New(t testing.TB, opts Options) *Server {
 	if opts.BookLevels <= 0 {
 		opts.BookLevels = 15
 	}
+	if opts.WSInterval <= 0 {
+		opts.WSInterval = 100 * time.Millisecond
+	}
 	cfg := gen.DefaultConfig(opts.Clock())
 	cfg.Seed = opts.Seed
 	g, err := gen.New(cfg)
@@ -117,7 +140,8 @@ func New(t testing.TB, opts Options) *Server {
 	s := &Server{
 		opts: opts, gen: g, vols: map[store.Coin]float64{},
 		bySlug: map[string]*Market{}, byID: map[string]*Market{}, byToken: map[string]*Market{},
-		next: 1_000_000,
+		next:    1_000_000,
+		sockets: map[*socket]bool{}, wsHistory: map[string][]store.Book{},
 	}
 	for _, m := range cfg.Coins {
 		s.vols[m.Coin] = m.Vol / math.Sqrt(365*86400)
@@ -132,14 +156,17 @@ func New(t testing.TB, opts Options) *Server {
 	mux.HandleFunc("GET /markets", s.faults.Wrap(RouteMarkets, s.markets))
 	mux.HandleFunc("GET /book", s.faults.Wrap(RouteBook, s.book))
 	mux.HandleFunc("POST /books", s.faults.Wrap(RouteBooks, s.books))
+	mux.HandleFunc("GET "+RouteWS, s.faults.Wrap(RouteWS, s.ws))
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
+	s.WSURL = "ws" + strings.TrimPrefix(s.URL, "http") + RouteWS
 	t.Cleanup(s.Close)
 	return s
 }
 
 // Close stops the server; requests under way are cut.
 func (s *Server) Close() {
+	s.DropSockets()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
@@ -515,4 +542,335 @@ func (q QuickScheme) Window(_ store.Coin, _ store.MarketType, t time.Time) (star
 // Slugs implements collect.SlugScheme.
 func (q QuickScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
 	return []string{fmt.Sprintf("%s-quick-%s-%d", strings.ToLower(string(c)), mt, start.UnixMilli())}
+}
+
+// The websocket market channel.
+//
+// A client connects to WSURL and subscribes with
+// {"assets_ids":[...],"type":"market"}; it is sent a `book` event of every
+// token it names that the fake lists (in one array, as upstream does), then
+// every Options.WSInterval a `price_change` event per market whose books
+// moved, setting the changed levels (size "0" removes one), with the best
+// bid and ask after the change. {"assets_ids":[...],"operation":"subscribe"}
+// and "unsubscribe" change the set on the open connection; "PING" is
+// answered "PONG". Books follow the same price model as /books.
+
+// socket is one websocket client's connection.
+type socket struct {
+	conn    *websocket.Conn
+	stalled atomic.Bool
+	mu      sync.Mutex
+	sent    map[string]clobBook // last book sent, by subscribed token
+}
+
+// WSStats counts what the websocket endpoint has seen.
+type WSStats struct {
+	Connections int // websocket sessions accepted
+	Open        int // open now
+	Pings       int // PING messages received
+	Subscribes  int // subscription messages received, the first included
+}
+
+// WSStats returns what the websocket endpoint has seen so far.
+func (s *Server) WSStats() WSStats {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	st := s.wsStats
+	st.Open = len(s.sockets)
+	return st
+}
+
+// DropSockets cuts every open websocket connection without a close
+// handshake, as a network failure does, and returns how many it cut.
+func (s *Server) DropSockets() int {
+	s.wsMu.Lock()
+	open := slices.Collect(maps.Keys(s.sockets))
+	s.wsMu.Unlock()
+	for _, sc := range open {
+		_ = sc.conn.CloseNow()
+	}
+	return len(open)
+}
+
+// StallSockets makes the open websocket connections go silent for good
+// (no events, no PONGs; new connections are served), as a connection that
+// died without TCP noticing does, and returns how many it silenced.
+func (s *Server) StallSockets() int {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	for sc := range s.sockets {
+		sc.stalled.Store(true)
+	}
+	return len(s.sockets)
+}
+
+// SocketBooks returns every book of token the websocket has conveyed so
+// far, whole, in the order sent: what a client that applied every event
+// held after each one.
+func (s *Server) SocketBooks(token string) []store.Book {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	return slices.Clone(s.wsHistory[token])
+}
+
+func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer conn.CloseNow()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sc := &socket{conn: conn, sent: map[string]clobBook{}}
+	s.wsMu.Lock()
+	s.sockets[sc] = true
+	s.wsStats.Connections++
+	s.wsMu.Unlock()
+	defer func() {
+		s.wsMu.Lock()
+		delete(s.sockets, sc)
+		s.wsMu.Unlock()
+	}()
+
+	var sub wsRequest
+	_, data, err := conn.Read(ctx)
+	if err != nil {
+		return
+	}
+	if json.Unmarshal(data, &sub) != nil || !strings.EqualFold(sub.Type, "market") {
+		_ = conn.Close(websocket.StatusPolicyViolation, "first message must subscribe to the market channel")
+		return
+	}
+	s.countSubscribe()
+	if s.subscribe(ctx, sc, sub.AssetsIDs) != nil {
+		return
+	}
+	go func() {
+		defer cancel()
+		for {
+			_, data, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			if string(data) == "PING" {
+				s.wsMu.Lock()
+				s.wsStats.Pings++
+				s.wsMu.Unlock()
+				if !sc.stalled.Load() && conn.Write(ctx, websocket.MessageText, []byte("PONG")) != nil {
+					return
+				}
+				continue
+			}
+			var op wsRequest
+			if json.Unmarshal(data, &op) != nil {
+				_ = conn.Close(websocket.StatusUnsupportedData, "bad message")
+				return
+			}
+			s.countSubscribe()
+			switch strings.ToLower(op.Operation) {
+			case "subscribe":
+				if s.subscribe(ctx, sc, op.AssetsIDs) != nil {
+					return
+				}
+			case "unsubscribe":
+				sc.mu.Lock()
+				for _, t := range op.AssetsIDs {
+					delete(sc.sent, t)
+				}
+				sc.mu.Unlock()
+			}
+		}
+	}()
+	tick := time.NewTicker(s.opts.WSInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if sc.stalled.Load() {
+			continue
+		}
+		if s.changes(ctx, sc) != nil {
+			return
+		}
+	}
+}
+
+type wsRequest struct {
+	AssetsIDs []string `json:"assets_ids"`
+	Type      string   `json:"type"`
+	Operation string   `json:"operation"`
+}
+
+func (s *Server) countSubscribe() {
+	s.wsMu.Lock()
+	s.wsStats.Subscribes++
+	s.wsMu.Unlock()
+}
+
+// wsBook is a `book` event.
+type wsBook struct {
+	EventType string `json:"event_type"`
+	clobBook
+}
+
+// subscribe adds the tokens to the socket and sends their books.
+func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) error {
+	now := s.opts.Clock()
+	var events []wsBook
+	s.mu.Lock()
+	sc.mu.Lock()
+	for _, t := range tokens {
+		if b, ok := s.bookJSON(t, now); ok {
+			sc.sent[t] = b
+			events = append(events, wsBook{EventType: "book", clobBook: b})
+		}
+	}
+	sc.mu.Unlock()
+	s.mu.Unlock()
+	for _, e := range events {
+		s.remember(e.clobBook)
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	return s.send(ctx, sc, events)
+}
+
+type wsPriceChange struct {
+	EventType    string     `json:"event_type"`
+	Market       string     `json:"market"`
+	PriceChanges []wsChange `json:"price_changes"`
+	Timestamp    string     `json:"timestamp"`
+}
+
+type wsChange struct {
+	AssetID string `json:"asset_id"`
+	Price   string `json:"price"`
+	Size    string `json:"size"`
+	Side    string `json:"side"`
+	Hash    string `json:"hash"`
+	BestBid string `json:"best_bid"`
+	BestAsk string `json:"best_ask"`
+}
+
+// changes sends a price_change event per market whose subscribed books
+// moved since last sent.
+func (s *Server) changes(ctx context.Context, sc *socket) error {
+	now := s.opts.Clock()
+	byMarket := map[string]*wsPriceChange{}
+	var markets []string
+	var moved []clobBook
+	s.mu.Lock()
+	sc.mu.Lock()
+	tokens := slices.Sorted(maps.Keys(sc.sent))
+	for _, t := range tokens {
+		nb, ok := s.bookJSON(t, now)
+		if !ok {
+			continue
+		}
+		cs := diffBooks(sc.sent[t], nb)
+		if len(cs) == 0 {
+			continue
+		}
+		sc.sent[t] = nb
+		moved = append(moved, nb)
+		e := byMarket[nb.Market]
+		if e == nil {
+			e = &wsPriceChange{EventType: "price_change", Market: nb.Market, Timestamp: nb.Timestamp}
+			byMarket[nb.Market] = e
+			markets = append(markets, nb.Market)
+		}
+		e.PriceChanges = append(e.PriceChanges, cs...)
+	}
+	sc.mu.Unlock()
+	s.mu.Unlock()
+	for _, b := range moved {
+		s.remember(b)
+	}
+	for _, m := range markets {
+		if err := s.send(ctx, sc, byMarket[m]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffBooks lists the level changes from old to nb, with nb's best prices.
+func diffBooks(old, nb clobBook) []wsChange {
+	bestOf := func(levels []clobLevel) string {
+		if len(levels) == 0 {
+			return "0"
+		}
+		return levels[len(levels)-1].Price // worst first
+	}
+	bb, ba := bestOf(nb.Bids), bestOf(nb.Asks)
+	var out []wsChange
+	side := func(name string, was, is []clobLevel) {
+		prev := map[string]string{}
+		for _, l := range was {
+			prev[l.Price] = l.Size
+		}
+		cur := map[string]bool{}
+		for _, l := range is {
+			cur[l.Price] = true
+			if prev[l.Price] != l.Size {
+				out = append(out, wsChange{AssetID: nb.AssetID, Price: l.Price, Size: l.Size, Side: name})
+			}
+		}
+		for _, l := range was {
+			if !cur[l.Price] {
+				out = append(out, wsChange{AssetID: nb.AssetID, Price: l.Price, Size: "0", Side: name})
+			}
+		}
+	}
+	side("BUY", old.Bids, nb.Bids)
+	side("SELL", old.Asks, nb.Asks)
+	for i := range out {
+		out[i].Hash = nb.Hash
+		out[i].BestBid, out[i].BestAsk = bb, ba
+	}
+	return out
+}
+
+func (s *Server) send(ctx context.Context, sc *socket, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return sc.conn.Write(ctx, websocket.MessageText, b)
+}
+
+// remember adds a book sent on a websocket to the history SocketBooks
+// returns.
+func (s *Server) remember(b clobBook) {
+	sb := toStoreBook(b)
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	h := s.wsHistory[b.AssetID]
+	if n := len(h); n > 0 && reflect.DeepEqual(h[n-1], sb) {
+		return
+	}
+	if len(h) >= maxHistory {
+		h = h[len(h)-maxHistory/2:]
+	}
+	s.wsHistory[b.AssetID] = append(h, sb)
+}
+
+// maxHistory bounds the books of a token SocketBooks keeps.
+const maxHistory = 20_000
+
+func toStoreBook(b clobBook) store.Book {
+	conv := func(levels []clobLevel) []store.Level {
+		out := make([]store.Level, 0, len(levels))
+		for i := len(levels) - 1; i >= 0; i-- { // best first
+			p, _ := strconv.ParseFloat(levels[i].Price, 64)
+			sz, _ := strconv.ParseFloat(levels[i].Size, 64)
+			out = append(out, store.Level{Price: p, Size: sz})
+		}
+		return out
+	}
+	return store.Book{Bids: conv(b.Bids), Asks: conv(b.Asks)}
 }

@@ -1,0 +1,240 @@
+package collect_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// wsRig is a rig whose collector takes books from the fake's websocket.
+type wsRig struct {
+	*rig
+	scheme polytest.QuickScheme
+	cfg    collect.Config
+	began  time.Time
+}
+
+func newWSRig(t *testing.T) *wsRig {
+	t.Helper()
+	scheme := hourScheme()
+	r := newRig(t, memory.New(), scheme)
+	now := time.Now()
+	r.poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.WSPingInterval = 200 * time.Millisecond
+	cfg.WSStaleAfter = 600 * time.Millisecond
+	return &wsRig{rig: r, scheme: scheme, cfg: cfg, began: now}
+}
+
+func (r *wsRig) slugs() []string {
+	var out []string
+	for _, sr := range twoSeries {
+		start, _ := r.scheme.Window(sr.Coin, sr.MarketType, r.began)
+		out = append(out, collect.Slug(sr.Coin, sr.MarketType, start))
+	}
+	return out
+}
+
+// count is how many snapshots the live markets have.
+func (r *wsRig) count() int {
+	n := 0
+	for _, s := range r.slugs() {
+		if _, total, err := r.st.ListSnapshots(context.Background(), s, store.SnapshotQuery{Limit: 1}); err == nil {
+			n += total
+		}
+	}
+	return n
+}
+
+// socketServes waits until snapshots flow and REST /books is not polled
+// for 600 ms: the websocket serves every book.
+func (r *wsRig) socketServes(t *testing.T, within time.Duration, what string) {
+	t.Helper()
+	n := r.count()
+	hits, since := r.poly.Hits(polytest.RouteBooks), time.Now()
+	eventually(t, within, what, func() bool {
+		if h := r.poly.Hits(polytest.RouteBooks); h != hits {
+			hits, since = h, time.Now()
+		}
+		return time.Since(since) >= 600*time.Millisecond && r.count() > n
+	})
+}
+
+// TestWebsocketServesBooks checks that while the websocket is healthy the
+// snapshots' books are the ones its book and price_change events built,
+// REST /books is not polled at all, and PING is sent.
+func TestWebsocketServesBooks(t *testing.T) {
+	r := newWSRig(t)
+	c, stop := start(t, r.cfg)
+	r.socketServes(t, 5*time.Second, "the websocket taking over from REST")
+	from, hits, n := time.Now(), r.poly.Hits(polytest.RouteBooks), c.Stats().Snapshots
+	time.Sleep(1500 * time.Millisecond)
+	if h := r.poly.Hits(polytest.RouteBooks); h != hits {
+		t.Errorf("REST /books polled %d times in 1.5s while the websocket was healthy", h-hits)
+	}
+	// 15 instants of two markets; a loaded machine loses a few.
+	if got := c.Stats().Snapshots - n; got < 15 {
+		t.Errorf("%d snapshots written in 1.5s from the websocket, want about 30", got)
+	}
+	stop()
+
+	markets := r.poly.Markets()
+	checked := 0
+	for i, slug := range r.slugs() {
+		start, end := r.scheme.Window(twoSeries[i].Coin, twoSeries[i].MarketType, r.began)
+		snaps := allSnapshots(t, r.st, slug)
+		checkSnapshots(t, r.bin, twoSeries[i].Coin, slug, snaps, r.cfg.Interval, start, end)
+		m := markets[r.scheme.Slugs(twoSeries[i].Coin, twoSeries[i].MarketType, start)[0]]
+		up, down := r.poly.SocketBooks(m.UpToken), r.poly.SocketBooks(m.DownToken)
+		for _, s := range snaps {
+			if s.Time.Before(from) {
+				continue
+			}
+			checked++
+			if !conveyed(up, *s.BookUp) || !conveyed(down, *s.BookDown) {
+				t.Fatalf("%s at %v: books %+v / %+v are not ones the websocket conveyed", slug, s.Time, *s.BookUp, *s.BookDown)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no snapshot from the websocket to check")
+	}
+	if st := r.poly.WSStats(); st.Pings == 0 || st.Connections != 1 {
+		t.Errorf("websocket stats %+v: want PINGs on one connection", st)
+	}
+}
+
+// conveyed reports whether book is the top 10 levels of one of the books.
+func conveyed(books []store.Book, book store.Book) bool {
+	top := func(l []store.Level) []store.Level { return l[:min(len(l), 10)] }
+	return slices.ContainsFunc(books, func(b store.Book) bool {
+		return reflect.DeepEqual(top(b.Bids), book.Bids) && reflect.DeepEqual(top(b.Asks), book.Asks)
+	})
+}
+
+// TestWebsocketDropFallsBackToREST cuts the websocket, refuses it for a
+// while, and makes it go silent, and checks each time that REST takes over
+// within a second, that snapshots keep their cadence, and that the socket
+// comes back and takes over again.
+func TestWebsocketDropFallsBackToREST(t *testing.T) {
+	r := newWSRig(t)
+	_, stop := start(t, r.cfg)
+	r.socketServes(t, 5*time.Second, "the websocket taking over from REST")
+	var outages []string
+
+	fallback := func(what string, cut func()) {
+		t.Helper()
+		outages = append(outages, what)
+		hits := r.poly.Hits(polytest.RouteBooks)
+		cut()
+		eventually(t, time.Second, what+": REST polled", func() bool { return r.poly.Hits(polytest.RouteBooks) > hits })
+	}
+
+	// A drop alone: the socket is back at once (the backoff starts at
+	// 20 ms here), quicker than the next tick may need REST.
+	conns := r.poly.WSStats().Connections
+	if n := r.poly.DropSockets(); n != 1 {
+		t.Fatalf("%d websockets open, want 1", n)
+	}
+	eventually(t, time.Second, "reconnecting after a drop", func() bool { return r.poly.WSStats().Connections == conns+1 })
+	r.socketServes(t, 3*time.Second, "the websocket back after a drop")
+
+	// A drop, then handshakes cut or refused for a while: REST serves.
+	for _, f := range []polytest.Fault{{Drop: true}, {Status: 503}} {
+		what := fmt.Sprintf("a drop and handshakes failing with %+v", f)
+		fallback(what, func() {
+			r.poly.FailAlways(polytest.RouteWS, f)
+			r.poly.DropSockets()
+		})
+		n := r.count()
+		time.Sleep(500 * time.Millisecond)
+		if r.count() <= n {
+			t.Errorf("%s: no snapshots from REST", what)
+		}
+		r.poly.Recover(polytest.RouteWS)
+		r.socketServes(t, 3*time.Second, "the websocket back after "+what)
+	}
+
+	// Silence: the connection stays open but nothing comes, PONGs included.
+	fallback("a silent connection", func() {
+		if n := r.poly.StallSockets(); n != 1 {
+			t.Fatalf("%d websockets open, want 1", n)
+		}
+	})
+	r.socketServes(t, 3*time.Second, "the websocket back after going silent")
+	stop()
+
+	// No instant was lost to any of it beyond a tick or two.
+	for _, slug := range r.slugs() {
+		snaps := allSnapshots(t, r.st, slug)
+		for i := 1; i < len(snaps); i++ {
+			if gap := snaps[i].Time.Sub(snaps[i-1].Time); gap > 5*r.cfg.Interval {
+				t.Errorf("%s: a gap of %v from %v across %s", slug, gap, snaps[i-1].Time, strings.Join(outages, ", "))
+			}
+		}
+	}
+	logs := r.logs.String()
+	if !strings.Contains(logs, "websocket lost") {
+		t.Errorf("the websocket's loss is not logged:\n%s", logs)
+	}
+	if strings.Contains(logs, `msg="gap opened`) {
+		t.Errorf("a gap opened although REST was there:\n%s", logs)
+	}
+}
+
+// TestWebsocketFollowsMarkets runs markets of 1-second windows: the
+// socket subscribes to each next market on the open connection before its
+// window opens, so the books of market after market come from it and REST
+// is never needed once it serves.
+func TestWebsocketFollowsMarkets(t *testing.T) {
+	scheme := polytest.QuickScheme{Origin: time.Now().Truncate(time.Second), Length: time.Second}
+	r := newRig(t, memory.New(), scheme)
+	now := time.Now()
+	r.poly.AddRange(twoSeries, now, now.Add(8*time.Second))
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	wr := &wsRig{rig: r, scheme: scheme, cfg: cfg, began: now}
+	_, stop := start(t, cfg)
+	wr.socketServes(t, 5*time.Second, "the websocket taking over from REST")
+	hits, served := r.poly.Hits(polytest.RouteBooks), time.Now()
+	time.Sleep(2500 * time.Millisecond)
+	stop()
+	if h := r.poly.Hits(polytest.RouteBooks); h != hits {
+		t.Errorf("REST /books polled %d times across market changes while the websocket was healthy", h-hits)
+	}
+	if st := r.poly.WSStats(); st.Connections != 1 || st.Subscribes < 3 {
+		t.Errorf("websocket stats %+v: want one connection that subscribed again as markets came", st)
+	}
+	// Every market whose window opened after the socket served was
+	// recorded from it.
+	checked := 0
+	for _, m := range r.poly.Markets() {
+		if m.Start.Before(served) || !m.End.Before(time.Now()) {
+			continue
+		}
+		snaps := allSnapshots(t, r.st, polytest.SlugOf(&m))
+		if len(snaps) < 5 {
+			t.Errorf("%s: %d snapshots in its 1s window", m.Slug, len(snaps))
+		}
+		up, down := r.poly.SocketBooks(m.UpToken), r.poly.SocketBooks(m.DownToken)
+		for _, s := range snaps {
+			if !conveyed(up, *s.BookUp) || !conveyed(down, *s.BookDown) {
+				t.Fatalf("%s at %v: books not from the websocket", m.Slug, s.Time)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no market opened and closed while the websocket served")
+	}
+}
