@@ -197,7 +197,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 			}
 		}
 		if g.outcomes[i] == nil {
-			if err := b.take(ctx, stop, g, i, js[i], ids[i]); err != nil {
+			if err := b.claim(ctx, stop, g, i, js[i], ids[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -243,27 +243,13 @@ func (g *gathering) record(i int, o jobs.Outcome) {
 	}
 }
 
-// take tries to take a shard off the queue and run it here, in one round
-// trip: Asynq deletes a task that is queued (or waiting for a retry) and
-// refuses one a worker is running, which is then left to it. A shard that
-// finished a moment ago and was not heard of yet is deleted and run again:
-// wasted work, never a wrong result, and rarer than the round trip a look
-// first would cost every shard.
-func (b *backtester) take(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
-	err := b.jobs.insp.DeleteTask(j.Queue, id)
-	switch {
-	case err == nil:
-		return b.runAndRecord(ctx, stop, g, i, j, id)
-	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
-		return b.resubmit(ctx, g, i, j, id)
-	}
-	return nil // running on a worker (or Redis hiccuped: the poll looks again)
-}
-
 // claim looks at an unfinished shard in Redis: a finished one is recorded,
 // a queued one (pending, or waiting to be retried) is taken off the queue
 // and run here, a vanished one is submitted again. One that a worker is
-// running is left to it.
+// running is left to it. Looking before taking costs a round trip but
+// keeps a shard that just finished (its announcement not yet heard) from
+// being deleted and run again; that is left to the instant between the
+// look and the take.
 func (b *backtester) claim(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
 	info, err := b.jobs.insp.GetTaskInfo(j.Queue, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
