@@ -76,7 +76,7 @@ func (r *wsRig) socketServes(t *testing.T, within time.Duration, what string) {
 func TestWebsocketServesBooks(t *testing.T) {
 	r := newWSRig(t)
 	c, stop := start(t, r.cfg)
-	r.socketServes(t, 5*time.Second, "the websocket taking over from REST")
+	r.socketServes(t, 10*time.Second, "the websocket taking over from REST")
 	from, hits, n := time.Now(), r.poly.Hits(polytest.RouteBooks), c.Stats().Snapshots
 	time.Sleep(1500 * time.Millisecond)
 	if h := r.poly.Hits(polytest.RouteBooks); h != hits {
@@ -129,7 +129,7 @@ func conveyed(books []store.Book, book store.Book) bool {
 func TestWebsocketDropFallsBackToREST(t *testing.T) {
 	r := newWSRig(t)
 	_, stop := start(t, r.cfg)
-	r.socketServes(t, 5*time.Second, "the websocket taking over from REST")
+	r.socketServes(t, 10*time.Second, "the websocket taking over from REST")
 	var outages []string
 
 	fallback := func(what string, cut func()) {
@@ -147,7 +147,7 @@ func TestWebsocketDropFallsBackToREST(t *testing.T) {
 		t.Fatalf("%d websockets open, want 1", n)
 	}
 	eventually(t, time.Second, "reconnecting after a drop", func() bool { return r.poly.WSStats().Connections == conns+1 })
-	r.socketServes(t, 3*time.Second, "the websocket back after a drop")
+	r.socketServes(t, 6*time.Second, "the websocket back after a drop")
 
 	// A drop, then handshakes cut or refused for a while: REST serves.
 	for _, f := range []polytest.Fault{{Drop: true}, {Status: 503}} {
@@ -162,7 +162,7 @@ func TestWebsocketDropFallsBackToREST(t *testing.T) {
 			t.Errorf("%s: no snapshots from REST", what)
 		}
 		r.poly.Recover(polytest.RouteWS)
-		r.socketServes(t, 3*time.Second, "the websocket back after "+what)
+		r.socketServes(t, 6*time.Second, "the websocket back after "+what)
 	}
 
 	// Silence: the connection stays open but nothing comes, PONGs included.
@@ -171,7 +171,7 @@ func TestWebsocketDropFallsBackToREST(t *testing.T) {
 			t.Fatalf("%d websockets open, want 1", n)
 		}
 	})
-	r.socketServes(t, 3*time.Second, "the websocket back after going silent")
+	r.socketServes(t, 6*time.Second, "the websocket back after going silent")
 	stop()
 
 	// No instant was lost to any of it beyond a tick or two.
@@ -192,22 +192,25 @@ func TestWebsocketDropFallsBackToREST(t *testing.T) {
 	}
 }
 
-// TestWebsocketFollowsMarkets runs markets of 1-second windows: the
+// TestWebsocketFollowsMarkets runs markets of 2-second windows: the
 // socket subscribes to each next market on the open connection before its
 // window opens, so the books of market after market come from it and REST
 // is never needed once it serves.
 func TestWebsocketFollowsMarkets(t *testing.T) {
-	scheme := polytest.QuickScheme{Origin: time.Now().Truncate(time.Second), Length: time.Second}
+	// Windows of 2 s and markets well past the test's end: on a loaded
+	// machine (CI runs the race detector on every package at once) the
+	// takeover and each subscription ahead of a window take a while.
+	scheme := polytest.QuickScheme{Origin: time.Now().Truncate(time.Second), Length: 2 * time.Second}
 	r := newRig(t, memory.New(), scheme)
 	now := time.Now()
-	r.poly.AddRange(twoSeries, now, now.Add(8*time.Second))
+	r.poly.AddRange(twoSeries, now, now.Add(40*time.Second))
 	cfg := r.config(scheme, twoSeries)
 	cfg.Upstreams.PolymarketWS = r.poly.WSURL
 	wr := &wsRig{rig: r, scheme: scheme, cfg: cfg, began: now}
 	_, stop := start(t, cfg)
-	wr.socketServes(t, 5*time.Second, "the websocket taking over from REST")
+	wr.socketServes(t, 15*time.Second, "the websocket taking over from REST")
 	hits, served := r.poly.Hits(polytest.RouteBooks), time.Now()
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(4500 * time.Millisecond)
 	stop()
 	if h := r.poly.Hits(polytest.RouteBooks); h != hits {
 		t.Errorf("REST /books polled %d times across market changes while the websocket was healthy", h-hits)
@@ -224,7 +227,7 @@ func TestWebsocketFollowsMarkets(t *testing.T) {
 		}
 		snaps := allSnapshots(t, r.st, polytest.SlugOf(&m))
 		if len(snaps) < 5 {
-			t.Errorf("%s: %d snapshots in its 1s window", m.Slug, len(snaps))
+			t.Errorf("%s: %d snapshots in its 2s window", m.Slug, len(snaps))
 		}
 		up, down := r.poly.SocketBooks(m.UpToken), r.poly.SocketBooks(m.DownToken)
 		for _, s := range snaps {
