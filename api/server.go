@@ -20,7 +20,6 @@ import (
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/store"
@@ -134,9 +133,14 @@ func New(cfg Config) (*Server, error) {
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
 
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{Registry: cfg.Metrics}))
+	checks := map[string]func(context.Context) error{"store": s.store.Ping}
+	for name, c := range cfg.Checks {
+		checks[name] = c
+	}
+	ops := OpsHandler(cfg.Metrics, checks, s.log)
+	for _, route := range []string{"GET /healthz", "GET /readyz", "GET /metrics"} {
+		s.mux.Handle(route, ops)
+	}
 	if cfg.Monitoring != nil {
 		s.mux.Handle("/monitoring/", cfg.Monitoring)
 		s.mux.Handle("GET /monitoring", http.RedirectHandler("/monitoring/", http.StatusMovedPermanently))
@@ -255,38 +259,6 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", r.Method, r.URL.Path))
-}
-
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"status":"ok"}`))
-}
-
-// readyz reports whether the store and every configured dependency answer.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	checks := map[string]string{}
-	ok := true
-	run := func(name string, check func(context.Context) error) {
-		if err := check(ctx); err != nil {
-			ok = false
-			checks[name] = "unavailable"
-			s.log.WarnContext(ctx, "readiness check failed", "check", name, "err", err)
-			return
-		}
-		checks[name] = "ok"
-	}
-	run("store", s.store.Ping)
-	for name, c := range s.cfg.Checks {
-		run(name, c)
-	}
-	status := http.StatusOK
-	state := "ready"
-	if !ok {
-		status, state = http.StatusServiceUnavailable, "unavailable"
-	}
-	writeJSON(w, status, map[string]any{"status": state, "checks": checks})
 }
 
 type requestIDKey struct{}

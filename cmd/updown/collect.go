@@ -2,19 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/store"
 	redislive "github.com/updown/updown/store/redis"
@@ -39,7 +36,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", 300*time.Millisecond), "snapshot cadence (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
-	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz and /readyz at this address; off when empty (env COLLECT_HEALTH_ADDR)")
+	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz, /readyz and /metrics at this address; off when empty (env COLLECT_HEALTH_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,11 +71,8 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Run(gctx) })
 	if *healthAddr != "" {
-		checks := map[string]func(context.Context) error{
-			"store": st.Ping,
-			"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
-		}
-		g.Go(func() error { return serveHealth(gctx, *healthAddr, checks, log) })
+		ops := api.OpsHandler(newRegistry(rdb, log), b.checks(), log)
+		g.Go(func() error { return serveHTTP(gctx, "collector ops", *healthAddr, ops, log, nil) })
 	}
 	return g.Wait()
 }
@@ -98,44 +92,4 @@ func parseSeries(v string) ([]collect.Series, error) {
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// serveHealth answers /healthz (the process is alive) and /readyz (the
-// store and Redis answer) until ctx is done.
-func serveHealth(ctx context.Context, addr string, checks map[string]func(context.Context) error, log *slog.Logger) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		for name, check := range checks {
-			if err := check(ctx); err != nil {
-				http.Error(w, name+" unreachable", http.StatusServiceUnavailable)
-				return
-			}
-		}
-		fmt.Fprintln(w, "ready")
-	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("health: listen on %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("collector health endpoints listening", "addr", ln.Addr().String())
-	select {
-	case err := <-errc:
-		return fmt.Errorf("health: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("health: shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }

@@ -53,6 +53,15 @@ func TestCollectProcess(t *testing.T) {
 	if res, err := http.Get("http://" + addr + "/healthz"); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz: %v %v", res, err)
 	}
+	if res, err := http.Get("http://" + addr + "/metrics"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %v %v", res, err)
+	} else {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(body), "updown_queue_scrape_ok 1") {
+			t.Errorf("collector /metrics lacks the queue metrics")
+		}
+	}
 
 	st, err := postgres.Open(ctx, dbURL)
 	if err != nil {

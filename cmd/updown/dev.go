@@ -121,7 +121,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		g.Go(func() error { return dc.run(gctx, *collectEvery) })
 	}
 	g.Go(func() error {
-		return serveHTTP(gctx, *addr, srv, log, func(a net.Addr) {
+		return serveHTTP(gctx, "api", *addr, srv, log, func(a net.Addr) {
 			printBanner(stdout, a, storeName, time.Since(start), secrets)
 		})
 	})

@@ -98,7 +98,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer jobs.Close()
-	return serveHTTP(ctx, f.addr, srv, log, nil)
+	return serveHTTP(ctx, "api", f.addr, srv, log, nil)
 }
 
 func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
@@ -137,13 +137,10 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if *opsAddr == "off" {
 		return w.Run(ctx)
 	}
-	ops := api.OpsHandler(reg, map[string]func(context.Context) error{
-		"store": st.Ping,
-		"redis": func(ctx context.Context) error { return rdb.Ping(ctx).Err() },
-	}, log)
+	ops := api.OpsHandler(reg, b.checks(), log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })
-	g.Go(func() error { return serveHTTP(gctx, *opsAddr, ops, log, nil) })
+	g.Go(func() error { return serveHTTP(gctx, "worker ops", *opsAddr, ops, log, nil) })
 	return g.Wait()
 }
 
@@ -173,6 +170,14 @@ type backends struct {
 	store   *postgres.Store
 	rdb     *redis.Client
 	connOpt asynq.RedisConnOpt
+}
+
+// checks are the readiness checks of a process using the backends.
+func (b backends) checks() map[string]func(context.Context) error {
+	return map[string]func(context.Context) error{
+		"store": b.store.Ping,
+		"redis": func(ctx context.Context) error { return b.rdb.Ping(ctx).Err() },
+	}
 }
 
 // openBackends opens the flags' Postgres (migrated when asked) and Redis;
@@ -320,7 +325,7 @@ func envDuration(key string, def time.Duration) time.Duration {
 // serveHTTP serves h until ctx is done, then shuts down gracefully:
 // in-flight requests get up to 25 s to finish. ready, when set, is called
 // with the bound address once the listener is open.
-func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
+func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -334,7 +339,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("api listening", "addr", ln.Addr().String())
+	log.Info(name+" listening", "addr", ln.Addr().String())
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -351,7 +356,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	log.Info("api stopped")
+	log.Info(name+" stopped", "addr", ln.Addr().String())
 	return nil
 }
 
