@@ -196,7 +196,7 @@ func testDepthRepeated(t *testing.T, s store.Store) {
 	mustOK(t, err, "ListDepth")
 	if total != len(want)+1 || len(got) != 1 || !got[0].Time.Equal(again.Time) {
 		t.Errorf("ListDepth after writing one instant twice: total %d, newest %v; want total %d, newest at %v",
-			total, depthTimes(got), len(want)+1, again.Time.UTC())
+			total, timesOf(got, depthTime), len(want)+1, again.Time.UTC())
 	}
 	checkDepthList(t, s, store.DepthFilter{Symbol: btcusdt, Kind: store.Future}, []store.DepthSnapshot{fut}, 1)
 }

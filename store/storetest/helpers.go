@@ -206,22 +206,32 @@ func snapshotDiff(want, got store.Snapshot, withBooks bool) diff {
 // checkSnapshots fails the test unless got is want, element by element.
 func checkSnapshots(t testing.TB, op string, want, got []store.Snapshot, withBooks bool) {
 	t.Helper()
+	checkEach(t, op, "snapshot", want, got, func(s store.Snapshot) time.Time { return s.Time },
+		func(w, g store.Snapshot) diff { return snapshotDiff(w, g, withBooks) })
+}
+
+// checkEach fails the test unless got is want, element by element; a
+// length mismatch lists both sides' times.
+func checkEach[T any](t testing.TB, op, what string, want, got []T, at func(T) time.Time, differ func(want, got T) diff) {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Errorf("%s: got %d snapshots (%v), want %d (%v)", op, len(got), snapshotTimes(got), len(want), snapshotTimes(want))
+		t.Errorf("%s: got %d %ss (%v), want %d (%v)", op, len(got), what, timesOf(got, at), len(want), timesOf(want, at))
 		return
 	}
 	for i := range want {
-		snapshotDiff(want[i], got[i], withBooks).check(t, fmt.Sprintf("%s: snapshot %d", op, i))
+		differ(want[i], got[i]).check(t, fmt.Sprintf("%s: %s %d", op, what, i))
 	}
 }
 
-func snapshotTimes(snaps []store.Snapshot) []string {
-	out := make([]string, len(snaps))
-	for i, s := range snaps {
-		out[i] = s.Time.UTC().Format(time.RFC3339Nano)
+func timesOf[T any](xs []T, at func(T) time.Time) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = at(x).UTC().Format(time.RFC3339Nano)
 	}
 	return out
 }
+
+func depthTime(d store.DepthSnapshot) time.Time { return d.Time }
 
 func depthDiff(want, got store.DepthSnapshot) diff {
 	var d diff
@@ -238,21 +248,7 @@ func depthDiff(want, got store.DepthSnapshot) diff {
 // checkDepth fails the test unless got is want, element by element.
 func checkDepth(t testing.TB, op string, want, got []store.DepthSnapshot) {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("%s: got %d depth snapshots (%v), want %d (%v)", op, len(got), depthTimes(got), len(want), depthTimes(want))
-		return
-	}
-	for i := range want {
-		depthDiff(want[i], got[i]).check(t, fmt.Sprintf("%s: depth snapshot %d", op, i))
-	}
-}
-
-func depthTimes(snaps []store.DepthSnapshot) []string {
-	out := make([]string, len(snaps))
-	for i, s := range snaps {
-		out[i] = s.Time.UTC().Format(time.RFC3339Nano)
-	}
-	return out
+	checkEach(t, op, "depth snapshot", want, got, depthTime, depthDiff)
 }
 
 func customerDiff(want, got store.Customer) diff {
