@@ -233,25 +233,10 @@ type generateAnswer struct {
 
 type backtestAnswer = backtest.Report
 
-// directReport is the report of req computed without HTTP or a queue:
-// jobs.Replay on each market.
+// directReport is the report of req computed without HTTP or a queue.
 func directReport(t *testing.T, st store.Store, req backtest.Request) backtest.Report {
 	t.Helper()
-	outcomes := make([]*jobs.Outcome, len(req.Markets))
-	for i, sh := range req.Shards() {
-		res, err := jobs.Replay(t.Context(), st, sh)
-		var f *jobs.Failure
-		switch {
-		case errors.As(err, &f):
-			outcomes[i] = &jobs.Outcome{Failure: f}
-		case err != nil:
-			t.Fatal(err)
-		default:
-			raw, _ := json.Marshal(backtest.ShardResult(sh.MarketSlug, res))
-			outcomes[i] = &jobs.Outcome{Result: raw}
-		}
-	}
-	rep, err := backtest.Collect(req, outcomes)
+	rep, err := backtest.Direct(t.Context(), st, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -146,24 +145,10 @@ func (f *btFixture) run(t *testing.T, req backtest.Request, timeout time.Duratio
 	return rep
 }
 
-// want is the report computed without any queue: jobs.Replay per market.
+// want is the report computed without any queue.
 func (f *btFixture) want(t *testing.T, req backtest.Request) backtest.Report {
 	t.Helper()
-	outcomes := make([]*jobs.Outcome, len(req.Markets))
-	for i, sh := range req.Shards() {
-		res, err := jobs.Replay(t.Context(), f.st, sh)
-		var fl *jobs.Failure
-		switch {
-		case errors.As(err, &fl):
-			outcomes[i] = &jobs.Outcome{Failure: fl}
-		case err != nil:
-			t.Fatal(err)
-		default:
-			raw, _ := json.Marshal(backtest.ShardResult(sh.MarketSlug, res))
-			outcomes[i] = &jobs.Outcome{Result: raw}
-		}
-	}
-	rep, err := backtest.Collect(req, outcomes)
+	rep, err := backtest.Direct(t.Context(), f.st, req)
 	if err != nil {
 		t.Fatal(err)
 	}

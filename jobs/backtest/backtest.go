@@ -23,13 +23,16 @@
 package backtest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/jobs/strategy"
+	"github.com/updown/updown/store"
 )
 
 // Task types. A batch's payload is a Request and its result a Report; a
@@ -236,4 +239,37 @@ func round6(x float64) float64 {
 		return 0 // no -0 in JSON
 	}
 	return r
+}
+
+// RunShard replays one market as a shard task does and returns the outcome
+// the batch records: the shard's result, or the failure a user sees (an
+// unknown market, no data). Other errors are faults worth a retry.
+func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
+	res, err := jobs.Replay(ctx, st, sh)
+	var f *jobs.Failure
+	switch {
+	case errors.As(err, &f):
+		return jobs.Outcome{Failure: f}, nil
+	case err != nil:
+		return jobs.Outcome{}, err
+	}
+	raw, err := json.Marshal(ShardResult(sh.MarketSlug, res))
+	if err != nil {
+		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
+	}
+	return jobs.Outcome{Result: raw}, nil
+}
+
+// Direct computes req's report here, market after market, without a
+// queue: the reference a sharded batch must equal.
+func Direct(ctx context.Context, st store.Store, req Request) (Report, error) {
+	outcomes := make([]*jobs.Outcome, len(req.Markets))
+	for i, sh := range req.Shards() {
+		o, err := RunShard(ctx, st, sh)
+		if err != nil {
+			return Report{}, err
+		}
+		outcomes[i] = &o
+	}
+	return Collect(req, outcomes)
 }
