@@ -307,7 +307,7 @@ func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawM
 // backtestMarkets picks the newest n resolved markets of the coin and type
 // within the caller's data window.
 func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) ([]string, error) {
-	w, err := s.marketWindow(ctx, p.Plan, coin)
+	w, err := s.marketWindow(ctx, p.Plan, coin, mt)
 	if err != nil {
 		return nil, err
 	}

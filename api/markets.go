@@ -175,7 +175,7 @@ func (s *Server) listMarkets(ctx context.Context, in *listMarketsInput) (*market
 		return nil, err
 	}
 	p := principalFrom(ctx).Plan
-	w, err := s.marketWindow(ctx, p, f.Coin)
+	w, err := s.marketWindow(ctx, p, f.Coin, f.MarketType)
 	if err != nil {
 		return nil, err
 	}

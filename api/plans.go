@@ -76,21 +76,26 @@ func tierDenied(p Plan, required store.Tier, format string, args ...any) *Error 
 
 // marketWindow returns the plan's window over markets of coin (nil when
 // unlimited), or a tier error when the plan has no access to the coin.
-func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin) (*store.Window, error) {
+// A caller that needs one market type only names it (mt), so a last-N
+// window costs one look-up rather than one per type; "" means every type.
+func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt store.MarketType) (*store.Window, error) {
 	if coin != store.BTC && !p.AltCoins {
 		return nil, tierDenied(p, store.Pro, "%s prediction markets need the PRO plan; the %s plan covers BTC markets only", coin, p.Tier)
 	}
 	if p.LastN != nil {
 		w := &store.Window{MinStartByType: make(map[store.MarketType]time.Time, len(p.LastN))}
-		for mt, n := range p.LastN {
-			t, ok, err := s.store.NthNewestStart(ctx, coin, mt, n)
+		for typ, n := range p.LastN {
+			if mt != "" && typ != mt {
+				continue // excluded from the window, as the caller looks at mt only
+			}
+			t, ok, err := s.store.NthNewestStart(ctx, coin, typ, n)
 			if err != nil {
 				return nil, s.storeFailure(ctx, "compute data window", err)
 			}
 			if ok {
-				w.MinStartByType[mt] = t
+				w.MinStartByType[typ] = t
 			} else {
-				w.MinStartByType[mt] = time.Time{}
+				w.MinStartByType[typ] = time.Time{}
 			}
 		}
 		return w, nil
@@ -104,7 +109,7 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin) (*st
 // checkMarketAccess answers 403 TIER_ACCESS_DENIED when m is outside the
 // plan's data window.
 func (s *Server) checkMarketAccess(ctx context.Context, p Plan, m store.Market) error {
-	w, err := s.marketWindow(ctx, p, m.Coin)
+	w, err := s.marketWindow(ctx, p, m.Coin, m.MarketType)
 	if err != nil {
 		return err
 	}
