@@ -263,12 +263,7 @@ func decodeError(err error) *Error {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te):
-		// The strategy decodes through an alias type, so the path may carry
-		// its name ("plain.side"): keep the JSON field.
 		field := te.Field
-		if i := strings.IndexByte(field, '.'); i >= 0 && !strings.Contains(field[:i], "Conditions") {
-			field = field[i+1:]
-		}
 		code := CodeValidation
 		switch field {
 		case "side":
