@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -240,7 +239,7 @@ func decodeReplayRequest(body []byte) (replay.Request, error) {
 		return req, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send the replay request as JSON")
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return req, decodeError(err)
+		return req, bodyError(err, "")
 	}
 	if err := req.Normalize(); err != nil {
 		var re *replay.Error
@@ -254,29 +253,6 @@ func decodeReplayRequest(body []byte) (replay.Request, error) {
 		return req, Errorf(http.StatusBadRequest, CodeValidation, "%s", err.Error())
 	}
 	return req, nil
-}
-
-// decodeError explains a JSON decoding failure, with the replay code of
-// the field where one applies.
-func decodeError(err error) *Error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		field := te.Field
-		code := CodeValidation
-		switch field {
-		case "side":
-			code = replay.CodeInvalidSide
-		case "orderType":
-			code = replay.CodeInvalidOrderType
-		}
-		return (&Error{Status: http.StatusBadRequest, Code: code,
-			Message: field + " must be a " + jsonKind(te.Type) + ", not a JSON " + te.Value}).With("field", field)
-	case errors.As(err, &se):
-		return Errorf(http.StatusBadRequest, CodeValidation, "the body is not valid JSON: %s (at byte %s)", se.Error(), strconv.FormatInt(se.Offset, 10))
-	}
-	return Errorf(http.StatusBadRequest, CodeValidation, "the body could not be read as a replay request: %s", err.Error())
 }
 
 func jsonKind(t reflect.Type) string {
