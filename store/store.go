@@ -182,11 +182,36 @@ func (t MarketType) AvailableFor(c Coin) bool {
 	return false
 }
 
-// Outcome names as the upstream spells them.
+// Outcome names as the upstream spells them. OutcomeFiftyFifty is the
+// winner of a market that resolved as a tie (outcomePrices ["0.5","0.5"],
+// a daily market whose close equals its open): each share settles at 0.5.
 const (
-	OutcomeUp   = "Up"
-	OutcomeDown = "Down"
+	OutcomeUp         = "Up"
+	OutcomeDown       = "Down"
+	OutcomeFiftyFifty = "50-50"
 )
+
+// Resolution sources: where a market's winner and reference prices came from.
+const (
+	// SourceChainlink is Polymarket's verdict for the Chainlink-settled series
+	// (5m, 15m, 4h), with its priceToBeat/finalPrice.
+	SourceChainlink = "chainlink"
+	// SourceBinance1h is the hourly series' rule: the Binance 1h candle's
+	// open and close.
+	SourceBinance1h = "binance-1h"
+	// SourceBinance1mNoonET is the daily series' rule: the Binance 1m candle
+	// close at 12:00 US Eastern, day over day.
+	SourceBinance1mNoonET = "binance-1m-noon-et"
+	// SourceRecorded is the fallback from the collector's own recorded
+	// reference prices at the window's start and end.
+	SourceRecorded = "recorded"
+)
+
+// TickSizeChange is a change of a market's minimum price increment.
+type TickSizeChange struct {
+	Time     time.Time
+	TickSize float64
+}
 
 // Market is one up/down prediction market.
 type Market struct {
@@ -208,6 +233,29 @@ type Market struct {
 	ResolvedAt     *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+
+	// What the upstream records beside SPEC's fields (DESIGN 9). The API
+	// serves them as extra fields of the market object.
+
+	// UpstreamSlug is Polymarket's own slug ("" when unknown).
+	UpstreamSlug string
+	// TakerFeeRate and FeeExponent are the market's taker fee schedule:
+	// fee = shares × rate × (p(1−p))^exponent. nil where it has none.
+	TakerFeeRate *float64
+	FeeExponent  *int
+	// TickSize is the latest minimum price increment; TickSizeChanges the
+	// changes seen while recording, oldest first.
+	TickSize        *float64
+	TickSizeChanges []TickSizeChange
+	// MinOrderSize is the smallest order in shares.
+	MinOrderSize *float64
+	// ResolutionSource says where the winner and reference prices came from
+	// (one of the Source constants; "" while unresolved or unknown).
+	ResolutionSource string
+	// PriceToBeat and FinalPrice are the start and end reference prices as
+	// Polymarket published them (nil until published).
+	PriceToBeat *float64
+	FinalPrice  *float64
 }
 
 // Resolved reports whether the market has a winner.

@@ -27,6 +27,13 @@ func cloneMarket(m store.Market) store.Market {
 	m.FinalVolume = clonePtr(m.FinalVolume)
 	m.FinalLiquidity = clonePtr(m.FinalLiquidity)
 	m.ResolvedAt = clonePtr(m.ResolvedAt)
+	m.TakerFeeRate = clonePtr(m.TakerFeeRate)
+	m.FeeExponent = clonePtr(m.FeeExponent)
+	m.TickSize = clonePtr(m.TickSize)
+	m.TickSizeChanges = slices.Clone(m.TickSizeChanges)
+	m.MinOrderSize = clonePtr(m.MinOrderSize)
+	m.PriceToBeat = clonePtr(m.PriceToBeat)
+	m.FinalPrice = clonePtr(m.FinalPrice)
 	return m
 }
 
