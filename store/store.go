@@ -433,3 +433,51 @@ type Trade struct {
 	IsBuyerMaker bool
 	IsBestMatch  *bool // spot only; nil on futures
 }
+
+// MarketTrade is one trade on a market's order book as Polymarket reported
+// it (a last_trade_price event).
+type MarketTrade struct {
+	Time    time.Time // the upstream's timestamp (millisecond precision)
+	Outcome string    // OutcomeUp or OutcomeDown: the token traded
+	Price   float64
+	Size    float64 // shares
+	Side    string  // BUY or SELL, the taker's side
+	// FeeRateBps is the fee rate the upstream reported for the trade, in
+	// basis points.
+	FeeRateBps float64
+	// TxHash is the settlement transaction when the upstream names it.
+	TxHash string
+}
+
+// MarketTradeQuery selects a page of one market's trades.
+type MarketTradeQuery struct {
+	Limit     int  // 0 means all
+	Offset    int  // counted in the chosen order
+	Ascending bool // false: newest first (the API's order)
+}
+
+// Gap is a stretch of a live market with no recorded snapshot for longer
+// than the recorder's cadence allows (DESIGN 9: over 3 s).
+type Gap struct {
+	From time.Time // the last snapshot before the gap (or the window's start)
+	To   time.Time // the first snapshot after it (or the window's end)
+}
+
+// MarketActivityStore keeps what happens on a market beside its snapshots:
+// its trades and its recording gaps (DESIGN 9).
+type MarketActivityStore interface {
+	// AppendMarketTrades stores trades of the market with the slug
+	// (ErrNotFound if there is no such market). A trade equal in every
+	// field to one already stored is ignored, so a repeated write stores
+	// nothing twice.
+	AppendMarketTrades(ctx context.Context, slug string, trades []MarketTrade) error
+	// ListMarketTrades returns trades of the market per q and the number of
+	// trades the market has in all; an unknown slug is ErrNotFound.
+	ListMarketTrades(ctx context.Context, slug string, q MarketTradeQuery) ([]MarketTrade, int, error)
+	// RecordGaps stores recording gaps of the market (ErrNotFound if there
+	// is no such market). Gaps that overlap or touch one already stored are
+	// merged with it, so recording the same gap twice keeps one.
+	RecordGaps(ctx context.Context, slug string, gaps []Gap) error
+	// ListGaps returns the market's gaps, oldest first.
+	ListGaps(ctx context.Context, slug string) ([]Gap, error)
+}
