@@ -43,6 +43,12 @@ func normMarket(m store.Market) store.Market {
 	m.StartTime = normTime(m.StartTime)
 	m.EndTime = normTime(m.EndTime)
 	m.ResolvedAt = normTimePtr(m.ResolvedAt)
+	if len(m.TickSizeChanges) == 0 {
+		m.TickSizeChanges = nil // none is none, however the caller spelled it
+	}
+	for i := range m.TickSizeChanges {
+		m.TickSizeChanges[i].Time = normTime(m.TickSizeChanges[i].Time)
+	}
 	m.CreatedAt = normTime(m.CreatedAt)
 	m.UpdatedAt = normTime(m.UpdatedAt)
 	return m
