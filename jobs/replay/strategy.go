@@ -183,8 +183,8 @@ func DecodeStrategy(b []byte, other ...string) (Strategy, error) {
 		}
 		return Strategy{}, err
 	}
-	s := Strategy{Side: w.Side, PositionSize: w.PositionSize, OrderType: w.OrderType,
-		FeeModel: w.FeeModel, FeeRate: w.FeeRate, rawExponent: w.FeeExponent, rawLatency: w.LatencyMs}
+	s := Strategy{Side: w.Side, PositionSize: w.PositionSize, OrderType: w.OrderType}
+	s.SetCosts(w.FeeModel, w.FeeRate, w.FeeExponent, w.LatencyMs)
 	var err error
 	if s.EntryConditions, err = decodeConditions(w.EntryConditions, "entryConditions"); err != nil {
 		return Strategy{}, err
@@ -194,14 +194,6 @@ func DecodeStrategy(b []byte, other ...string) (Strategy, error) {
 	}
 	if w.MaxLossPercent != nil {
 		s.MaxLossPercent, s.maxLossGiven = *w.MaxLossPercent, true
-	}
-	// Integral values in range go to the public fields at once, so that a
-	// decoded strategy reads as it will run; Validate judges the raw ones.
-	if v := w.FeeExponent; v != nil && *v == math.Trunc(*v) && *v >= MinFeeExponent && *v <= MaxFeeExponent {
-		s.FeeExponent = int(*v)
-	}
-	if v := w.LatencyMs; v != nil && *v == math.Trunc(*v) && *v >= 0 && *v <= MaxLatencyMs {
-		s.LatencyMs = int(*v)
 	}
 	return s, nil
 }
@@ -263,12 +255,12 @@ func CheckKeys(b []byte, path string, known, other []string) error {
 			if path != "" {
 				field = path + "." + key
 			}
-			where := "the body"
+			whose := "the body's"
 			if path != "" {
-				where = path
+				whose = path + "'s"
 			}
 			return &Error{Code: CodeValidation, Field: field,
-				Message: fmt.Sprintf("unknown field %q in %s: the fields are %s", key, where, strings.Join(append(append([]string{}, other...), known...), ", "))}
+				Message: fmt.Sprintf("unknown field %q: %s fields are %s", field, whose, strings.Join(append(append([]string{}, other...), known...), ", "))}
 		}
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
@@ -440,6 +432,28 @@ func (s *Strategy) check(p *problems) {
 		p.add(CodeInvalidOrderType, "orderType", "orderType %q is not one of MARKET, LIMIT%s", s.OrderType, caseHint(s.OrderType, OrderTypes()))
 	}
 	s.checkCosts(p)
+}
+
+// SetCosts sets the fee model and latency as a request states them: the
+// numbers as given (nil for absent), so that Validate judges 1.5 or 1e12
+// by name as it does for a decoded body. A nil rate clears the rate.
+func (s *Strategy) SetCosts(model string, rate, exponent, latencyMs *float64) {
+	s.FeeModel, s.FeeRate = model, rate
+	s.FeeExponent, s.LatencyMs, s.rawExponent, s.rawLatency = 0, 0, exponent, latencyMs
+	if v := exponent; v != nil && *v == math.Trunc(*v) && *v >= MinFeeExponent && *v <= MaxFeeExponent {
+		s.FeeExponent = int(*v)
+	}
+	if v := latencyMs; v != nil && *v == math.Trunc(*v) && *v >= 0 && *v <= MaxLatencyMs {
+		s.LatencyMs = int(*v)
+	}
+}
+
+// CheckCosts reports the first problem with the fee model and latency
+// alone, as an *Error, or nil.
+func (s *Strategy) CheckCosts() error {
+	var p problems
+	s.checkCosts(&p)
+	return p.err()
 }
 
 // checkCosts checks the fee model and the latency (DESIGN 6).
