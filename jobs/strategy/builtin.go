@@ -207,12 +207,12 @@ var (
 	reNoFees      = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
 	reLatency     = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
-	reMarketType  = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\b(?:\s+(?:markets?|windows?))?|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\b(?:\s+(?:markets?|windows?))?`)
-	reExitWord    = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
-	reTimeLeft    = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
-	reTimeLast    = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
-	reCompare     = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
-	reDigit       = regexp.MustCompile(`[0-9]`)
+	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\b(?:\s+(?:markets?|windows?))?|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\b(?:\s+(?:markets?|windows?))?`)
+	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
+	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
+	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
+	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
+	reDigit      = regexp.MustCompile(`[0-9]`)
 )
 
 // promptText is the lower-cased prompt; what a phrase uses is blanked, so

@@ -47,7 +47,7 @@ func Schema() json.RawMessage {
 			"feeRate":     map[string]any{"type": []string{"number", "null"}, "description": "CUSTOM only: the fee rate, 0 to 1 (7% is 0.07); null otherwise."},
 			"feeExponent": map[string]any{"type": []string{"integer", "null"}, "description": "CUSTOM only: the exponent of p(1-p) in the fee, 1 to 4 (usually 1); null otherwise."},
 			"latencyMs":   map[string]any{"type": "integer", "description": "The order delay to simulate, in milliseconds, 0 to 60000; 0 unless the user mentions latency or delay."},
-			"explanation":     map[string]any{"type": "string", "description": "One or two sentences on what the strategy does and why."},
+			"explanation": map[string]any{"type": "string", "description": "One or two sentences on what the strategy does and why."},
 		},
 		"required": []string{"side", "entryConditions", "exitConditions", "positionSize", "maxLossPercent", "orderType",
 			"feeModel", "feeRate", "feeExponent", "latencyMs", "explanation"},
