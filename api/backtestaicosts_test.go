@@ -122,7 +122,6 @@ func TestAgentBodiesStrict(t *testing.T) {
 	}
 }
 
-
 // TestAgentOpenAPICosts: the agent's bodies document the four settings.
 func TestAgentOpenAPICosts(t *testing.T) {
 	t.Parallel()

@@ -88,8 +88,8 @@ func (s *Server) registerReplay() {
 		Summary:     "Replay a strategy against a resolved market",
 		Description: "Evaluates every snapshot oldest first, walks the recorded order book for fills and reports trades, PnL, drawdown, slippage and an equity curve. " +
 			"Runs on the workers; the answer is synchronous. A replay that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id}.",
-		Tags:        []string{"Replay"},
-		Security:    []map[string][]string{{schemeAPIKey: {}}},
+		Tags:     []string{"Replay"},
+		Security: []map[string][]string{{schemeAPIKey: {}}},
 		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: reqSchema,
 			Examples: map[string]*huma.Example{
 				"plain": {Summary: "Buy UP under 0.35 while 20% of the market is left; sell at 0.6", Value: replayExample(false)},
@@ -277,17 +277,17 @@ type replayCondition struct {
 }
 
 type replayRequest struct {
-	MarketSlug      string               `json:"marketSlug" minLength:"1" example:"btc-updown-15m-1764000000" doc:"A resolved market's slug."`
-	Side            string               `json:"side" enum:"UP,DOWN" example:"UP" doc:"The token to buy (case-sensitive)."`
+	MarketSlug      string            `json:"marketSlug" minLength:"1" example:"btc-updown-15m-1764000000" doc:"A resolved market's slug."`
+	Side            string            `json:"side" enum:"UP,DOWN" example:"UP" doc:"The token to buy (case-sensitive)."`
 	EntryConditions []replayCondition `json:"entryConditions" minItems:"1" maxItems:"20" doc:"All must hold to enter."`
 	ExitConditions  []replayCondition `json:"exitConditions" minItems:"1" maxItems:"20" doc:"Any one exits."`
-	PositionSize    float64              `json:"positionSize" minimum:"1" maximum:"10000" example:"100" doc:"Shares per trade."`
-	MaxLossPercent  float64              `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" default:"50" doc:"Exit (MAX_LOSS, at MARKET) once the open position has lost this percent of its entry cost, fees included."`
-	OrderType       string               `json:"orderType,omitempty" enum:"MARKET,LIMIT" default:"MARKET" doc:"MARKET walks the book; LIMIT fills only at the signal's price or better."`
-	FeeModel        string               `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" default:"NONE" doc:"Taker fees on every fill, shares × rate × (p(1−p))^exponent, rounded down to 5 decimals: MARKET uses the market's recorded schedule (Polymarket's crypto markets: rate 0.07, exponent 1), CUSTOM feeRate and feeExponent. When feeModel or latencyMs is given, every trade carries fee and performance total_fees."`
-	FeeRate         float64              `json:"feeRate,omitempty" minimum:"0" maximum:"1" example:"0.07" doc:"CUSTOM only, and required there."`
-	FeeExponent     int                  `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
-	LatencyMs       int                  `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay: a decision on one snapshot executes on the first snapshot at least this many milliseconds later, against its book; price and slippage stay relative to the deciding snapshot."`
+	PositionSize    float64           `json:"positionSize" minimum:"1" maximum:"10000" example:"100" doc:"Shares per trade."`
+	MaxLossPercent  float64           `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" default:"50" doc:"Exit (MAX_LOSS, at MARKET) once the open position has lost this percent of its entry cost, fees included."`
+	OrderType       string            `json:"orderType,omitempty" enum:"MARKET,LIMIT" default:"MARKET" doc:"MARKET walks the book; LIMIT fills only at the signal's price or better."`
+	FeeModel        string            `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" default:"NONE" doc:"Taker fees on every fill, shares × rate × (p(1−p))^exponent, rounded down to 5 decimals: MARKET uses the market's recorded schedule (Polymarket's crypto markets: rate 0.07, exponent 1), CUSTOM feeRate and feeExponent. When feeModel or latencyMs is given, every trade carries fee and performance total_fees."`
+	FeeRate         float64           `json:"feeRate,omitempty" minimum:"0" maximum:"1" example:"0.07" doc:"CUSTOM only, and required there."`
+	FeeExponent     int               `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
+	LatencyMs       int               `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay: a decision on one snapshot executes on the first snapshot at least this many milliseconds later, against its book; price and slippage stay relative to the deciding snapshot."`
 }
 
 // replayExample is a body that passes validation (its slug is a shape;
