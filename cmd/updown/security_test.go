@@ -26,12 +26,29 @@ func TestAPIRefusesDevSecrets(t *testing.T) {
 	for _, c := range []struct{ token, hook, want string }{
 		{devTokenSecret, testWebhookSecret, "TOKEN_SECRET is the built-in dev secret"},
 		{testTokenSecret, api.DevWebhookSecret, "WEBHOOK_SECRET is the built-in dev secret"},
+		// The same key spelt otherwise verifies the same signatures.
+		{testTokenSecret, strings.TrimRight(api.DevWebhookSecret, "="), "WEBHOOK_SECRET is the built-in dev secret"},
+		{testTokenSecret, "whsec_dXBkb3duLWRldi13ZWJob29rLXNl\nY3JldC0wMDAwMDA=", "WEBHOOK_SECRET is the built-in dev secret"},
 	} {
 		t.Setenv("TOKEN_SECRET", c.token)
 		t.Setenv("WEBHOOK_SECRET", c.hook)
 		if err := run(context.Background(), []string{"api"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("api with a dev secret: %v; want %q", err, c.want)
 		}
+	}
+}
+
+// TestRefuseDevSecretsAsKeys: the dev token secret is refused as the HMAC
+// key it is; HMAC pads a short key with zero bytes, so a key with some
+// added signs the same tokens. (A NUL cannot reach TOKEN_SECRET through
+// the environment; the guard does not rely on that.)
+func TestRefuseDevSecretsAsKeys(t *testing.T) {
+	t.Parallel()
+	if err := refuseDevSecrets([]byte(devTokenSecret+"\x00"), testWebhookSecret); err == nil {
+		t.Error("the dev token secret with a zero byte was accepted")
+	}
+	if err := refuseDevSecrets([]byte(testTokenSecret), testWebhookSecret); err != nil {
+		t.Errorf("production secrets refused: %v", err)
 	}
 }
 

@@ -76,14 +76,8 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The dev secrets are public (printed by `updown dev`, in the source):
-	// a production process holding one would accept forged tokens and
-	// webhooks.
-	if string(secret) == devTokenSecret {
-		return errors.New("TOKEN_SECRET is the built-in dev secret, which is public: set a secret of your own (e.g. openssl rand -hex 32)")
-	}
-	if hookSecret == api.DevWebhookSecret {
-		return errors.New("WEBHOOK_SECRET is the built-in dev secret, which is public: set the billing provider's signing secret")
+	if err := refuseDevSecrets(secret, hookSecret); err != nil {
+		return err
 	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, *migrate)
@@ -291,6 +285,21 @@ func tokenSecret() ([]byte, error) {
 		return nil, fmt.Errorf("TOKEN_SECRET must be set, at least %d bytes (e.g. openssl rand -hex 32)", api.MinTokenSecret)
 	}
 	return []byte(s), nil
+}
+
+// refuseDevSecrets fails when either secret is one of the dev secrets,
+// which are public (printed by `updown dev`, in the source): a production
+// process holding one would accept forged tokens and webhooks. Keys are
+// compared as the HMAC keys they are, so no other spelling of a dev secret
+// (unpadded base64, say) gets through.
+func refuseDevSecrets(token []byte, webhook string) error {
+	if api.SameHMACKey(token, []byte(devTokenSecret)) {
+		return errors.New("TOKEN_SECRET is the built-in dev secret, which is public: set a secret of your own (e.g. openssl rand -hex 32)")
+	}
+	if api.IsDevWebhookSecret(webhook) {
+		return errors.New("WEBHOOK_SECRET is the built-in dev secret, which is public: set the billing provider's signing secret")
+	}
+	return nil
 }
 
 // webhookSecret reads WEBHOOK_SECRET, the billing provider's Standard
