@@ -177,11 +177,16 @@ func (b backends) checks() map[string]func(context.Context) error {
 // openBackends opens the flags' Postgres (migrated when asked) and Redis;
 // close releases both.
 func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends, close func(), err error) {
+	// A REDIS_URL that does not parse is told before anything connects.
+	opt, connOpt, err := parseRedisURL(f.redisURL)
+	if err != nil {
+		return b, nil, err
+	}
 	st, err := openPostgres(ctx, f.databaseURL, migrate)
 	if err != nil {
 		return b, nil, err
 	}
-	rdb, connOpt, err := openRedis(ctx, f.redisURL)
+	rdb, err := openRedis(ctx, opt)
 	if err != nil {
 		st.Close()
 		return b, nil, err
@@ -207,11 +212,22 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 	return st, nil
 }
 
-func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnOpt, error) {
-	opt, err := redis.ParseURL(url)
+// parseRedisURL reads REDIS_URL for go-redis and for Asynq. Its errors
+// never print the URL's password.
+func parseRedisURL(raw string) (*redis.Options, asynq.RedisConnOpt, error) {
+	opt, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
 	}
+	connOpt, err := asynq.ParseRedisURI(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
+	}
+	return opt, connOpt, nil
+}
+
+// openRedis connects to Redis and checks that it answers.
+func openRedis(ctx context.Context, opt *redis.Options) (*redis.Client, error) {
 	// Fail fast when Redis is gone: requests answer 503 (or pass the rate
 	// limiter unmetered) rather than hang on retries.
 	opt.ContextTimeoutEnabled = true
@@ -221,14 +237,9 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis unreachable at REDIS_URL: %w", err)
+		return nil, fmt.Errorf("redis unreachable at REDIS_URL: %w", err)
 	}
-	connOpt, err := asynq.ParseRedisURI(url)
-	if err != nil {
-		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	return rdb, connOpt, nil
+	return rdb, nil
 }
 
 // apiDeps is what the api process (or dev) hands the api.
