@@ -62,6 +62,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	var f serviceFlags
 	f.register(fs)
 	migrate := fs.Bool("migrate", envOr("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	fs.Usage = commandUsage(fs, "updown api [flags]\n\nThe HTTP API: market data, replays and backtests (run by workers), the Backtest AI agent, billing webhooks.", apiEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -104,6 +105,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else PORT, else :9090; \"off\" disables)")
+	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
