@@ -31,6 +31,9 @@ type Plan struct {
 	AIGenerationsPerMonth int
 	// PerMinute and PerDay are the default rate limits (0 unlimited).
 	PerMinute, PerDay int
+	// CustomLimits: a customer's own limits (`updown customers
+	// set-limits`) replace PerMinute and PerDay.
+	CustomLimits bool
 }
 
 // starterLastN is the Starter window: the newest markets per type (BTC only).
@@ -51,7 +54,7 @@ func planFor(t store.Tier) Plan {
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, PerMinute: 300, PerDay: 50_000}
 	case store.Enterprise:
 		return Plan{Tier: t, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: -1}
+			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true}
 	default:
 		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000}
 	}

@@ -80,6 +80,8 @@ type Server struct {
 	metrics *httpMetrics
 	// limiter counts requests in Redis; nil when Config.Redis is nil.
 	limiter *rateLimiter
+	// auth caches API key look-ups (authcache.go); nil without a limiter.
+	auth *authCache
 }
 
 // New builds the API and registers every route.
