@@ -79,3 +79,36 @@ func TestBearerRequestsAreRateLimited(t *testing.T) {
 		t.Errorf("429 without Retry-After")
 	}
 }
+
+// TestJobAnswersToItsBearerToken: after an agent request timed out, the
+// bearer token that made it fetches the job (issue 16, item 15), as the
+// customer's API key does; another customer's credentials do not, and a
+// bad token is refused as the agent's endpoints refuse it.
+func TestJobAnswersToItsBearerToken(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.jobWait = time.Nanosecond })
+	token := b.token(store.Pro)
+	r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", "Bearer "+token, `{"prompt":"buy UP when price_up drops below 0.3, exit above 0.7"}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	var got response
+	for time.Now().Before(deadline) {
+		if got = b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer "+token, ""); got.status != http.StatusAccepted {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var ans generateAnswer
+	data(t, got, &ans)
+	if ans.StrategyCode == "" || got.header.Get("X-Tier") != "PRO" {
+		t.Fatalf("job answer by bearer token: %s, headers %v", got.body, got.header)
+	}
+	if byKey := b.get(store.Pro, "/v1/jobs/"+id); byKey.status != http.StatusOK || string(byKey.body[:20]) != string(got.body[:20]) {
+		t.Errorf("the owner's key: %d %s", byKey.status, byKey.body)
+	}
+	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer "+b.token(store.Enterprise), ""), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	wantError(t, b.get(store.Enterprise, "/v1/jobs/"+id), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer nope", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}

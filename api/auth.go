@@ -42,9 +42,18 @@ func principalFrom(ctx context.Context) principal {
 // authenticate enforces the security schemes an operation declares, then
 // counts the request against the caller's rate limits (ratelimit.go).
 //
-// The plan is read from the customer's row on every request, never cached
-// in the process, so a tier change made through any api process (a billing
-// webhook) holds for the very next request everywhere.
+// An operation behind the apiKey scheme may accept other credentials of
+// the same customer as alternatives (GET /v1/jobs/{id} takes the bearer
+// token that made an agent request too): the request is authenticated by
+// the credential it carries (credentialFor). What a credential resolves to
+// is the customer, and that is all a handler compares, so a job answers to
+// whichever credential of its owner asks (a key, a token, and any scheme
+// added later, a dashboard session, that resolves to the customer).
+//
+// The plan is read from the customer's row (or the auth cache, whose
+// entries every change invalidates at once: authcache.go), so a tier
+// change made through any api process (a billing webhook) holds for the
+// very next request everywhere.
 //
 // Every authenticated answer, errors included, carries X-Tier and the
 // X-RateLimit-* headers, so they are set here before the handler runs.
@@ -54,13 +63,30 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
-	p, err := s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"))
+	var p principal
+	var err error
+	if credentialFor(ctx, op) == schemeBearer {
+		p, err = s.principalForToken(ctx.Context(), ctx.Header("Authorization"))
+	} else {
+		p, err = s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"))
+	}
 	if err != nil {
 		r, w := humago.Unwrap(ctx)
 		writeError(w, r, s.log, err)
 		return
 	}
 	s.meter(ctx, p, next)
+}
+
+// credentialFor is the scheme that authenticates a request to an operation
+// behind the apiKey scheme: the bearer token when the operation accepts
+// one and the request carries an Authorization header but no X-API-Key;
+// else the API key (whose absence is the 401 that names it).
+func credentialFor(ctx huma.Context, op *huma.Operation) string {
+	if requires(op, schemeBearer) && ctx.Header("X-API-Key") == "" && ctx.Header("Authorization") != "" {
+		return schemeBearer
+	}
+	return schemeAPIKey
 }
 
 // meter counts the caller's request against its plan's rate limits, sets
