@@ -108,8 +108,8 @@ func (s *Server) registerReplay() {
 		Summary:     "Fetch a job that outlasted its request",
 		Description: "202 with {id, state} while the job runs; once done, the very answer the original request would have given. " +
 			"The job answers to its owner, with the credentials that made the request: an X-API-Key, or the bearer token of an agent request.",
-		Tags:        []string{"Replay"},
-		Security:    []map[string][]string{{schemeAPIKey: {}}, {schemeBearer: {}}},
+		Tags:     []string{"Replay"},
+		Security: []map[string][]string{{schemeAPIKey: {}}, {schemeBearer: {}}},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "The job's answer", Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}},
 			"202": {Description: "Still running: data is {id, state}"},
