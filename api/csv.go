@@ -46,7 +46,7 @@ func csvRoute(path string) bool {
 // cannot take.
 func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if accept := r.Header.Get("Accept"); strings.Contains(accept, "csv") && !csvRoute(r.URL.Path) {
+		if accept := r.Header.Get("Accept"); (strings.Contains(accept, "csv") || strings.Contains(accept, "parquet")) && !csvRoute(r.URL.Path) {
 			r.Header.Set("Accept", "application/json")
 		}
 		next.ServeHTTP(w, r)

@@ -119,6 +119,9 @@ func New(cfg Config) (*Server, error) {
 		"json":             jsonFormat,
 		"text/csv":         csvFormat,
 		"csv":              csvFormat,
+		// DESIGN 13: the same routes answer Parquet (parquet.go).
+		"application/vnd.apache.parquet": parquetFormat,
+		"parquet":                        parquetFormat,
 	}
 	s.api = humago.New(s.mux, hc)
 	s.api.UseMiddleware(s.authenticate)
@@ -228,6 +231,8 @@ func documentCSV(doc *huma.OpenAPI) {
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
 				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
+			ok.Content["application/vnd.apache.parquet"] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Format: "binary",
+				Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page: a row a snapshot, time as a UTC microsecond timestamp, books as lists of {price, size}."}}
 		}
 	}
 }
