@@ -123,10 +123,11 @@ func New(cfg Config) (*Server, error) {
 		"application/vnd.apache.parquet": parquetFormat,
 		"parquet":                        parquetFormat,
 	}
-	s.api = humago.New(s.mux, hc)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
 	s.api.UseMiddleware(s.authenticate)
 
 	s.registerMarkets()
+	s.registerActivity() // activity.go
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
@@ -230,9 +231,9 @@ func documentCSV(doc *huma.OpenAPI) {
 		}
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
-				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
+				Description: "With Accept: text/csv, one record a line after a header row, in the form `updown export --format csv` writes."}}
 			ok.Content["application/vnd.apache.parquet"] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Format: "binary",
-				Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page: a row a snapshot, time as a UTC microsecond timestamp, books as lists of {price, size}."}}
+				Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page: a row a record, times as UTC microsecond timestamps, books as lists of {price, size}."}}
 		}
 	}
 }
