@@ -46,7 +46,7 @@ func csvRoute(path string) bool {
 // cannot take.
 func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if accept := r.Header.Get("Accept"); strings.Contains(accept, "csv") && !csvRoute(r.URL.Path) {
+		if accept := r.Header.Get("Accept"); (strings.Contains(accept, "csv") || strings.Contains(accept, "parquet")) && !csvRoute(r.URL.Path) {
 			r.Header.Set("Accept", "application/json")
 		}
 		next.ServeHTTP(w, r)
@@ -62,8 +62,18 @@ func (s *Server) wantsCSV(accept string) bool {
 	return err == nil && csvFormats[ct]
 }
 
-// csvFormats are the format keys (server.go) that write CSV.
-var csvFormats = map[string]bool{"text/csv": true, "csv": true}
+// wantsParquet is wantsCSV for the Parquet form (DESIGN 13).
+func (s *Server) wantsParquet(accept string) bool {
+	ct, err := s.api.Negotiate(accept)
+	return err == nil && parquetFormats[ct]
+}
+
+// csvFormats and parquetFormats are the format keys (server.go) that write
+// CSV and Parquet.
+var (
+	csvFormats     = map[string]bool{"text/csv": true, "csv": true}
+	parquetFormats = map[string]bool{transfer.ParquetMediaType: true, "parquet": true}
+)
 
 // ContentType keeps errors JSON whatever format was negotiated.
 func (e *Error) ContentType(string) string { return "application/json" }
