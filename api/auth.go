@@ -48,6 +48,10 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
+	if ctx.Header("X-API-Key") == "" && hasSessionCookie(ctx) {
+		s.requireSession(ctx, next) // the dashboard (session.go)
+		return
+	}
 	p, err := s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"))
 	if err != nil {
 		r, w := humago.Unwrap(ctx)

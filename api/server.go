@@ -67,6 +67,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// PublicURL is the address users reach the service at; https makes the
+	// session cookie Secure. BillingURL is the checkout link
+	// GET /v1/account/billing answers (none when empty).
+	PublicURL, BillingURL string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -130,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}
+	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
 
