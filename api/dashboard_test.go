@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +169,7 @@ type seriesResp struct {
 		BucketMs  int64 `json:"bucket_ms"`
 		Snapshots int   `json:"snapshots"`
 		Time      []int64
+		Index     []int
 		PriceUp   struct{ First, Min, Max []float64 } `json:"price_up"`
 		PriceDown struct{ First, Min, Max []float64 } `json:"price_down"`
 		CoinPrice struct{ First, Min, Max []float64 } `json:"coin_price"`
@@ -219,6 +222,18 @@ func TestSeries(t *testing.T) {
 	}
 	if d.Time[0] != start.UnixMilli() || d.Time[1] != start.Add(44*time.Second).UnixMilli() || d.CoinPrice.Min[1] != 95_044 || d.CoinPrice.Max[1] != 95_086 {
 		t.Errorf("bucket 1: time %d, coin %v..%v", d.Time[1], d.CoinPrice.Min[1], d.CoinPrice.Max[1])
+	}
+	if d.Index[1] != 44 || d.Index[1999] != 86_357 {
+		t.Errorf("index %d, %d: want 44 and 86,357", d.Index[1], d.Index[1999])
+	}
+	// The index finds the bucket's first snapshot through the snapshots API.
+	var page struct{ Snapshots []struct{ Time string } }
+	r0 := b.get(store.Pro, fmt.Sprintf("/v1/markets/%s/snapshots?limit=1&offset=%d", slug, d.Snapshots-1-d.Index[1234]))
+	if err := json.Unmarshal(r0.body, &page); err != nil || len(page.Snapshots) != 1 {
+		t.Fatalf("snapshot page: %v %s", err, r0.body)
+	}
+	if at, _ := time.Parse(time.RFC3339Nano, page.Snapshots[0].Time); at.UnixMilli() != d.Time[1234] {
+		t.Errorf("snapshot at offset: %s, bucket time %d", page.Snapshots[0].Time, d.Time[1234])
 	}
 	if s := get("?points=100").Data; len(s.Time) != 100 || s.BucketMs != 864_000 {
 		t.Errorf("points=100: %d buckets of %d ms", len(s.Time), s.BucketMs)
@@ -279,5 +294,48 @@ func TestDashboardOpenAPI(t *testing.T) {
 	}
 	if s := doc.Paths["/v1/markets"]["get"].Security; len(s) != 2 || s[1]["session"] == nil {
 		t.Errorf("markets security %v: key or session", s)
+	}
+}
+
+// TestDashboardAssets: / leads to /app/; the app and /docs come from the
+// binary under a strict CSP and load nothing from elsewhere.
+func TestDashboardAssets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noRedirect.Get(b.srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/app/" {
+		t.Errorf("/ answers %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	for _, page := range []string{"/app/", "/app/market/btc-updown-5m-1", "/docs"} {
+		r := b.get("", page)
+		csp := r.header.Get("Content-Security-Policy")
+		if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			t.Fatalf("%s: %d %s", page, r.status, r.header.Get("Content-Type"))
+		}
+		if !strings.Contains(csp, "default-src 'self'") || !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe") {
+			t.Errorf("%s CSP %q", page, csp)
+		}
+		html := string(r.body)
+		if strings.Contains(html, "http://") || strings.Contains(html, "https://") || strings.Contains(html, "<script>") {
+			t.Errorf("%s refers outside the binary or inlines a script:\n%s", page, html)
+		}
+		// Every script and stylesheet it names is served from the binary.
+		for _, ref := range regexp.MustCompile(`(?:src|href)="(/app/assets/[^"]+)"`).FindAllStringSubmatch(html, -1) {
+			a := b.get("", ref[1])
+			if a.status != http.StatusOK || !strings.Contains(a.header.Get("Cache-Control"), "immutable") || len(a.body) == 0 {
+				t.Errorf("%s: %d %v", ref[1], a.status, a.header)
+			}
+			if bytes.Contains(a.body, []byte("cdn.")) || bytes.Contains(a.body, []byte("unpkg.com")) || bytes.Contains(a.body, []byte("eval(")) {
+				t.Errorf("%s loads from a CDN or evals", ref[1])
+			}
+		}
+	}
+	if r := b.get("", "/app/assets/nope.js"); r.status != http.StatusNotFound {
+		t.Errorf("a missing asset answers %d", r.status)
 	}
 }

@@ -38,6 +38,7 @@ type seriesJSON struct {
 	BucketMs  int64      `json:"bucket_ms" doc:"Each bucket's width in milliseconds; buckets tile the market from start_time to end_time."`
 	Snapshots int        `json:"snapshots" doc:"Snapshots the buckets summarize (all the market has)."`
 	Time      []int64    `json:"time" doc:"Epoch milliseconds of each non-empty bucket's first snapshot, ascending. Buckets without snapshots are left out."`
+	Index     []int      `json:"index" doc:"Each bucket's first snapshot's position in time order (0: the oldest), so that /snapshots?limit=1&offset={snapshots-1-index} answers that very snapshot (with its books)."`
 	PriceUp   seriesBand `json:"price_up"`
 	PriceDown seriesBand `json:"price_down"`
 	CoinPrice seriesBand `json:"coin_price"`
@@ -94,7 +95,7 @@ func downsample(m store.Market, snaps []store.Snapshot, points int) seriesJSON {
 	width := max(int64(math.Ceil(float64(span)/float64(points))), 1)
 	out := seriesJSON{Market: toMarketJSON(m), Points: points, BucketMs: width, Snapshots: len(snaps)}
 	n := min(len(snaps), points)
-	out.Time = make([]int64, 0, n)
+	out.Time, out.Index = make([]int64, 0, n), make([]int, 0, n)
 	bands := []*seriesBand{&out.PriceUp, &out.PriceDown, &out.CoinPrice}
 	for _, b := range bands {
 		b.First, b.Min, b.Max = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
@@ -107,7 +108,7 @@ func downsample(m store.Market, snaps []store.Snapshot, points int) seriesJSON {
 		vals := [3]float64{sn.PriceUp, sn.PriceDown, sn.CoinPrice}
 		if bucket != cur {
 			cur = bucket
-			out.Time = append(out.Time, t)
+			out.Time, out.Index = append(out.Time, t), append(out.Index, i)
 			for j, b := range bands {
 				b.First, b.Min, b.Max = append(b.First, vals[j]), append(b.Min, vals[j]), append(b.Max, vals[j])
 			}
