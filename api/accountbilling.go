@@ -26,7 +26,9 @@ type planJSON struct {
 	RateLimits    accountRateLimits `json:"rate_limits"`
 }
 
-func (s *Server) planJSON(p Plan) planJSON {
+// planJSON describes p; c is the customer whose own limits apply (a zero
+// Customer: the plan's defaults, as the catalogue shows them).
+func (s *Server) planJSON(p Plan, c store.Customer) planJSON {
 	out := planJSON{Tier: string(p.Tier), AltCoins: p.AltCoins, Exchange: p.Exchange, Replay: p.Replay, BacktestAI: p.BacktestAI}
 	switch {
 	case p.LastN != nil:
@@ -45,7 +47,7 @@ func (s *Server) planJSON(p Plan) planJSON {
 	if n := p.AIGenerationsPerMonth; n >= 0 {
 		out.AIGenerations = &n
 	}
-	l := s.rateLimitFor(p)
+	l := s.rateLimitFor(p, c)
 	if l.PerMinute > 0 {
 		out.RateLimits.PerMinute = &l.PerMinute
 	}
@@ -87,7 +89,7 @@ func (s *Server) billing(ctx context.Context, _ *struct{}) (*billingOutput, erro
 	p := principalFrom(ctx)
 	out := billingJSON{CurrentTier: string(p.Plan.Tier), Plans: make([]planJSON, 0, len(store.Tiers))}
 	for _, t := range store.Tiers {
-		out.Plans = append(out.Plans, s.planJSON(planFor(t)))
+		out.Plans = append(out.Plans, s.planJSON(planFor(t), store.Customer{}))
 	}
 	if s.cfg.BillingURL != "" {
 		u := s.cfg.BillingURL

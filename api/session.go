@@ -184,7 +184,7 @@ func (s *Server) principalForKeyID(ctx context.Context, customerID, keyID string
 		if k.RevokedAt != nil || strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
 			return principal{}, false, nil
 		}
-		return principal{Customer: c, Key: k, Plan: planFor(c.Tier)}, true, nil
+		return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, true, nil
 	}
 	return principal{}, false, nil
 }
@@ -290,7 +290,7 @@ func (s *Server) getSession(ctx context.Context, _ *struct{}) (*sessionInfoOutpu
 	c := p.Customer
 	return &sessionInfoOutput{Body: sessionInfoBody{Success: true, Timestamp: formatTime(s.now()), Data: sessionInfoJSON{
 		CustomerID: c.ID, Email: c.Email, Name: c.Name, Tier: string(p.Plan.Tier), KeyID: sess.KeyID,
-		CSRFToken: sess.CSRF, ExpiresAt: formatTime(sess.ExpiresAt), Plan: s.planJSON(p.Plan),
+		CSRFToken: sess.CSRF, ExpiresAt: formatTime(sess.ExpiresAt), Plan: s.planJSON(p.Plan, p.Customer),
 	}}}, nil
 }
 
