@@ -71,6 +71,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// PublicURL is the address users reach the service at; https makes the
+	// session cookie Secure. BillingURL is the checkout link
+	// GET /v1/account/billing answers (none when empty).
+	PublicURL, BillingURL string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -116,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 	hc := huma.DefaultConfig("updown API", Version)
 	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
 	hc.OpenAPIPath = "/openapi"
+	hc.DocsPath = "" // dashboard.go serves /docs from embedded assets
 	hc.Info.Description = "History of short-interval up/down prediction markets (BTC, ETH, SOL), exchange data, strategy replay and a Backtest AI agent."
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key created with `updown customers create` or `updown keys create`."},
@@ -140,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}
+	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
 

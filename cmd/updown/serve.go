@@ -280,6 +280,8 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
+		PublicURL:     os.Getenv("PUBLIC_URL"),
+		BillingURL:    os.Getenv("BILLING_URL"),
 		Checks: map[string]func(context.Context) error{
 			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
 		},
