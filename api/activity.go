@@ -133,7 +133,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, wantsCSV(in.Accept)})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept)})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-trades-by-market-id",
@@ -148,7 +148,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, wantsCSV(in.Accept)})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept)})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-gaps",

@@ -116,7 +116,7 @@ type marketOutput struct{ Body marketJSON }
 type snapshotPageParams struct {
 	Limit, Offset    int
 	IncludeOrderbook bool
-	CSV              bool // Accept: text/csv; CSV pages are not cached
+	CSV              bool // the negotiated answer is CSV (s.wantsCSV); CSV pages are not cached
 }
 
 // Huma reads parameters from a struct's own fields only, so the two
@@ -183,7 +183,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept)}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots-by-market-id",
@@ -198,7 +198,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept)}, pages)
 	})
 }
 
