@@ -75,7 +75,7 @@ func TestDevCollectorMovesData(t *testing.T) {
 	// the last tick) is what a dev started at t1 has for that window.
 	fresh := cfg
 	fresh.Now = t1
-	g, err := gen.New(fresh)
+	g, err = gen.New(fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
