@@ -48,6 +48,25 @@ func TestDevCollectorMovesData(t *testing.T) {
 	if err != nil || n == 0 || snaps[0].Time.After(t1) || t1.Sub(snaps[0].Time) > 10*time.Second {
 		t.Errorf("newest snapshot of %s: %v (of %d), want just before %v; err %v", next, snaps, n, t1, err)
 	}
+	// Trades arrive with the snapshots, each once: the collector's trades
+	// are the generator's, up to t1.
+	g, err := gen.New(func() gen.Config { c := cfg; c.Now = t1; return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{liveBefore, next} {
+		m, err := st.GetMarket(ctx, slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := g.MarketTrades(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, n, err := st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{}); err != nil || n != len(want) || n == 0 {
+			t.Errorf("%s: %d trades stored (%v), the generator has %d up to t1", slug, n, err, len(want))
+		}
+	}
 	if d, err := live.LatestDepth(ctx, store.ETH, store.Future); err != nil || d.Time.Before(t1.Add(-10*time.Second)) {
 		t.Errorf("latest ETH futures depth %v, %v: not moved to t1", d.Time, err)
 	}
@@ -56,7 +75,7 @@ func TestDevCollectorMovesData(t *testing.T) {
 	// the last tick) is what a dev started at t1 has for that window.
 	fresh := cfg
 	fresh.Now = t1
-	g, err := gen.New(fresh)
+	g, err = gen.New(fresh)
 	if err != nil {
 		t.Fatal(err)
 	}
