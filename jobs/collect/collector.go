@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -33,6 +34,11 @@ type Collector struct {
 	mu       sync.Mutex
 	markets  map[string]store.Market // known and not long ended, by slug
 	upstream map[string]string       // upstream slug → slug, of markets found on Gamma
+	missing  map[string]time.Time    // slug → window end, of started windows not found upstream
+
+	missed atomic.Int64 // started windows not found upstream
+	health *upstreamHealth
+	warn   *rateLog
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -41,8 +47,15 @@ func New(cfg Config) (*Collector, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("component", "collector")
+	health := newUpstreamHealth(cfg.Now, cfg.UnhealthyAfter)
+	warn := newRateLog(log, cfg.WarnEvery)
 	mk := func(name, base string) (*upstream, error) {
-		return newUpstream(name, base, cfg.HTTPClient, log, cfg.Now)
+		u, err := newUpstream(name, base, cfg.HTTPClient, log, cfg.Now)
+		if err == nil {
+			u.health, u.warn = health, warn
+			health.track(name)
+		}
+		return u, err
 	}
 	g, err := mk("gamma", cfg.Upstreams.Gamma)
 	if err != nil {
@@ -80,6 +93,9 @@ func New(cfg Config) (*Collector, error) {
 		exFeeds:     feeds{log: log, backoff: cfg.Backoff},
 		markets:     make(map[string]store.Market),
 		upstream:    make(map[string]string),
+		missing:     make(map[string]time.Time),
+		health:      health,
+		warn:        warn,
 	}
 	return c, nil
 }
@@ -239,6 +255,11 @@ func (c *Collector) discover(ctx context.Context) {
 			delete(c.upstream, up)
 		}
 	}
+	for slug, end := range c.missing {
+		if end.Before(now) {
+			delete(c.missing, slug)
+		}
+	}
 	live := maps.Clone(c.markets)
 	c.mu.Unlock()
 	c.marketFeeds.drop(func(slug string) bool { _, ok := live[slug]; return ok })
@@ -258,23 +279,23 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 		return
 	}
 	for _, up := range ups {
-		gm, eventID, found, err := c.gamma.bySlug(ctx, up)
+		f, found, err := c.gamma.bySlug(ctx, up)
 		if err != nil {
 			if ctx.Err() == nil {
-				c.log.WarnContext(ctx, "discovery: Gamma lookup failed; retrying next round", "market", slug, "upstream_slug", up, "err", err)
+				c.warn.warn(ctx, "discovery", "discovery: Gamma lookup failed; retrying next round", "market", slug, "upstream_slug", up, "err", err)
 			}
 			return
 		}
 		if !found {
 			continue
 		}
-		m, note, err := toMarket(gm, eventID, s.Coin, s.MarketType, start, end)
+		m, note, err := toMarket(f, s.Coin, s.MarketType, start, end)
 		if err != nil {
 			c.log.WarnContext(ctx, "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
 			return
 		}
 		if note != "" {
-			c.log.WarnContext(ctx, "discovery: upstream times differ from the slug scheme's window; keeping upstream's",
+			c.log.WarnContext(ctx, "discovery: Gamma's eventStartTime/endDate differ from the series' window; keeping Gamma's",
 				"market", m.Slug, "upstream_slug", up, "detail", note)
 		}
 		if m.Slug != slug && c.fromStore(ctx, m.Slug) {
@@ -289,10 +310,32 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 		c.noteUpstream(up, m.Slug)
 		c.schedule(ctx, m)
 		c.log.InfoContext(ctx, "market discovered", "market", m.Slug, "upstream_slug", up, "market_id", m.MarketID,
-			"start", m.StartTime, "end", m.EndTime)
+			"start", m.StartTime, "end", m.EndTime, "tick_size", fmtPtr(m.TickSize), "taker_fee_rate", fmtPtr(m.TakerFeeRate))
+		return
+	}
+	if now := c.cfg.Now(); !now.Before(start) {
+		c.notFound(ctx, slug, ups, end)
 		return
 	}
 	c.log.DebugContext(ctx, "discovery: not listed upstream yet", "market", slug)
+}
+
+// notFound notes a window that has started without its market being found
+// upstream: a warning once per window, naming the slugs tried, and a count
+// for /metrics. A series Polymarket renamed shows here, not in silence.
+func (c *Collector) notFound(ctx context.Context, slug string, tried []string, end time.Time) {
+	c.mu.Lock()
+	_, warned := c.missing[slug]
+	if !warned {
+		c.missing[slug] = end
+	}
+	c.mu.Unlock()
+	if warned {
+		return
+	}
+	c.missed.Add(1)
+	c.log.WarnContext(ctx, "discovery: a window has started and its market is not found upstream", "market", slug,
+		"slugs_tried", tried, "window_end", end)
 }
 
 // fromStore remembers the market with the slug if the store has it.

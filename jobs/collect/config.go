@@ -188,6 +188,17 @@ type Config struct {
 	FlushInterval time.Duration
 	FlushSize     int
 	MaxPending    int
+
+	// UnhealthyAfter is how long an upstream may fail without a good answer
+	// before the collector reports it unhealthy (Ready fails) (30 s).
+	UnhealthyAfter time.Duration
+	// WarnEvery bounds repeated warnings of one kind (an upstream's failed
+	// requests, say) to one per period, with a count of those held back
+	// (30 s).
+	WarnEvery time.Duration
+	// GapAfter is the longest a live market may go without a snapshot
+	// before the stretch is recorded as a gap (3 s, DESIGN 9).
+	GapAfter time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -261,6 +272,9 @@ func (c *Config) setDefaults() error {
 	def(&c.FlushInterval, time.Second)
 	defInt(&c.FlushSize, 5000)
 	defInt(&c.MaxPending, 200_000)
+	def(&c.UnhealthyAfter, 30*time.Second)
+	def(&c.WarnEvery, 30*time.Second)
+	def(&c.GapAfter, 3*time.Second)
 	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}
