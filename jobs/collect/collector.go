@@ -39,6 +39,12 @@ type Collector struct {
 	missed atomic.Int64 // started windows not found upstream
 	health *upstreamHealth
 	warn   *rateLog
+
+	work        chan func(context.Context) // off the websocket's reader
+	discoverNow chan struct{}              // a new_market of a window we look for
+
+	gapMu    sync.Mutex
+	lastSnap map[string]time.Time // last snapshot recorded, by live market
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -94,8 +100,16 @@ func New(cfg Config) (*Collector, error) {
 		markets:     make(map[string]store.Market),
 		upstream:    make(map[string]string),
 		missing:     make(map[string]time.Time),
+		work:        make(chan func(context.Context), 256),
+		discoverNow: make(chan struct{}, 1),
+		lastSnap:    make(map[string]time.Time),
 		health:      health,
 		warn:        warn,
+	}
+	if ws != nil {
+		ws.listener = c
+		health.track("clob-ws")
+		ws.health = health
 	}
 	return c, nil
 }
@@ -104,18 +118,23 @@ func New(cfg Config) (*Collector, error) {
 type Stats struct {
 	Snapshots int64 // market snapshots the store accepted
 	Depth     int64 // depth history snapshots the store accepted
+	Trades    int64 // Polymarket trades the store accepted
+	Gaps      int64 // recording gaps the store accepted
 }
 
 // Stats returns what the collector has written so far.
 func (c *Collector) Stats() Stats {
-	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load()}
+	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load(), Trades: c.w.tradesWritten.Load(), Gaps: c.w.gapsWritten.Load()}
 }
 
 // Run records until ctx is done, then writes what it holds and returns.
 // Upstream and store failures are logged and retried, never returned: a
 // collector keeps going through outages and records them as gaps.
 func (c *Collector) Run(ctx context.Context) error {
-	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval,
+	if c.cfg.Activity == nil {
+		c.log.WarnContext(ctx, "the store keeps no Polymarket trades or recording gaps; trades are dropped and gaps only logged")
+	}
+	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval.String(),
 		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB, "clob_ws", c.cfg.Upstreams.PolymarketWS,
 		"binance_spot", c.cfg.Upstreams.BinanceSpot, "binance_futures", c.cfg.Upstreams.BinanceFutures)
 	c.load(ctx)
@@ -125,8 +144,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	go func() { defer close(written); c.w.run(ctx, stop) }()
 
 	var wg sync.WaitGroup
-	wg.Go(func() { c.every(ctx, c.cfg.DiscoveryInterval, c.discover) })
-	wg.Go(func() { c.every(ctx, c.cfg.SweepInterval, c.sweep) })
+	wg.Go(func() { c.every(ctx, c.cfg.DiscoveryInterval, c.discoverNow, c.discover) })
+	wg.Go(func() { c.runWork(ctx) })
+	wg.Go(func() { c.every(ctx, c.cfg.SweepInterval, nil, c.sweep) })
 	wg.Go(func() { c.snapshots(ctx) })
 	if c.ws != nil {
 		wg.Go(func() { c.ws.run(ctx) })
@@ -141,12 +161,19 @@ func (c *Collector) Run(ctx context.Context) error {
 	return nil
 }
 
-// every calls fn now and then every d until ctx is done.
-func (c *Collector) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
+// every calls fn now and then every d, or sooner when kick fires, until
+// ctx is done.
+func (c *Collector) every(ctx context.Context, d time.Duration, kick <-chan struct{}, fn func(context.Context)) {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	for {
 		fn(ctx)
-		if sleep(ctx, d) != nil {
+		t.Reset(d)
+		select {
+		case <-ctx.Done():
 			return
+		case <-t.C:
+		case <-kick:
 		}
 	}
 }
@@ -245,9 +272,11 @@ func (c *Collector) discover(ctx context.Context) {
 	c.recordStartPrices(ctx, now)
 
 	c.mu.Lock()
+	var ended []store.Market
 	for slug, m := range c.markets {
 		if m.EndTime.Before(now.Add(-time.Minute)) {
 			delete(c.markets, slug)
+			ended = append(ended, m)
 		}
 	}
 	for up, slug := range c.upstream {
@@ -263,6 +292,9 @@ func (c *Collector) discover(ctx context.Context) {
 	live := maps.Clone(c.markets)
 	c.mu.Unlock()
 	c.marketFeeds.drop(func(slug string) bool { _, ok := live[slug]; return ok })
+	for _, m := range ended {
+		c.closeGaps(ctx, m)
+	}
 }
 
 // discoverWindow makes sure the market of the window is stored and
@@ -514,6 +546,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		}
 		if c.w.addSnapshot(m.Slug, s) {
 			f.ok(ctx, at)
+			c.sawSnapshot(ctx, m, at)
 		}
 	}
 }

@@ -71,6 +71,7 @@ type Store interface {
 	ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error)
 	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
 	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
+	ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error)
 }
 
 var _ Store = store.Store(nil)
@@ -122,6 +123,10 @@ type Config struct {
 	Store      Store      // required
 	Live       LiveWriter // required: latest depth and recent trades
 	Scheduler  Scheduler  // required: resolution tasks
+	// Activity keeps Polymarket's trades and the recording gaps: the Store
+	// when it implements ActivityWriter and Activity is nil; when neither
+	// does, trades are not kept and gaps are only logged.
+	Activity ActivityWriter
 	Scheme     SlugScheme // NewPolymarketScheme() when nil
 	Logger     *slog.Logger
 	// Now is the clock (time.Now). Tests move it; pacing stays real time.
@@ -220,6 +225,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = defaultHTTPClient()
+	}
+	if c.Activity == nil {
+		c.Activity, _ = c.Store.(ActivityWriter)
 	}
 	if c.Scheme == nil {
 		c.Scheme = NewPolymarketScheme()
