@@ -259,20 +259,35 @@ func (b *binance) candle(ctx context.Context, c store.Coin, interval string, ope
 	if len(rows) == 0 {
 		return 0, 0, false, nil
 	}
-	row := rows[0]
+	k, err := parseKline(rows[0])
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%s kline: %w", interval, err)
+	}
+	openMs, closeMs, op, cp := k.openTime.UnixMilli(), k.closeTime.UnixMilli(), k.open, k.close
+	if !time.UnixMilli(openMs).Equal(open) || !b.u.now().After(time.UnixMilli(closeMs)) {
+		return 0, 0, false, nil // not this candle, or not final yet
+	}
+	return op, cp, true, nil
+}
+
+// kline is one candle: [openTime, open, high, low, close, volume,
+// closeTime, ...] with string numbers.
+type kline struct {
+	openTime, closeTime time.Time
+	open, close         float64
+}
+
+func parseKline(row []json.RawMessage) (kline, error) {
 	if len(row) < 7 {
-		return 0, 0, false, fmt.Errorf("%w: %s kline of %d fields", errMalformed, interval, len(row))
+		return kline{}, fmt.Errorf("%w: kline of %d fields", errMalformed, len(row))
 	}
 	var openMs, closeMs int64
 	var op, cp flexFloat
 	if json.Unmarshal(row[0], &openMs) != nil || json.Unmarshal(row[6], &closeMs) != nil ||
 		json.Unmarshal(row[1], &op) != nil || json.Unmarshal(row[4], &cp) != nil || !op.Set || !cp.Set || op.V <= 0 || cp.V <= 0 {
-		return 0, 0, false, fmt.Errorf("%w: %s kline %s", errMalformed, interval, snippetOf(row))
+		return kline{}, fmt.Errorf("%w: kline %s", errMalformed, snippetOf(row))
 	}
-	if !time.UnixMilli(openMs).Equal(open) || !b.u.now().After(time.UnixMilli(closeMs)) {
-		return 0, 0, false, nil // not this candle, or not final yet
-	}
-	return op.V, cp.V, true, nil
+	return kline{openTime: time.UnixMilli(openMs).UTC(), closeTime: time.UnixMilli(closeMs).UTC(), open: op.V, close: cp.V}, nil
 }
 
 func snippetOf(row []json.RawMessage) string {
