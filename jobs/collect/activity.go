@@ -82,33 +82,43 @@ func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, a
 	c.log.InfoContext(ctx, "tick size changed", "market", slug, "from", fmtPtr(old), "to", tick, "at", at)
 }
 
-// newMarket implements wsListener: a listing of one of the windows we
-// look for starts discovery at once, instead of at its next round.
+// newMarket implements wsListener: the listing of a market of one of the
+// next windows we record is looked up at once, instead of at a discovery
+// round.
 func (c *Collector) newMarket(slug string, _ []string) {
-	if slug == "" || !c.expected(slug) {
+	if slug == "" {
 		return
 	}
-	select {
-	case c.discoverNow <- struct{}{}:
-	default:
+	s, start, end, ok := c.windowOf(slug)
+	if !ok {
+		return
 	}
+	c.later(func(ctx context.Context) {
+		c.log.InfoContext(ctx, "new_market: a market of ours was listed; looking it up", "upstream_slug", slug)
+		c.discoverWindow(ctx, s, start, end)
+	})
 }
 
-// expected reports whether slug is the upstream slug of a current or next
-// window of a series recorded.
-func (c *Collector) expected(slug string) bool {
+// lookAhead is how many windows past the current one new_market is
+// listened to for.
+const lookAhead = 4
+
+// windowOf returns the series and window, among the current and the next
+// lookAhead windows of every series recorded, that upstream slug names.
+func (c *Collector) windowOf(slug string) (Series, time.Time, time.Time, bool) {
 	now := c.cfg.Now()
 	for _, s := range c.cfg.Series {
 		start, end := c.cfg.Scheme.Window(s.Coin, s.MarketType, now)
-		for _, st := range []time.Time{start, end} {
-			for _, up := range c.cfg.Scheme.Slugs(s.Coin, s.MarketType, st) {
+		for range lookAhead + 1 {
+			for _, up := range c.cfg.Scheme.Slugs(s.Coin, s.MarketType, start) {
 				if up == slug {
-					return true
+					return s, start, end, true
 				}
 			}
+			start, end = c.cfg.Scheme.Window(s.Coin, s.MarketType, end)
 		}
 	}
-	return false
+	return Series{}, time.Time{}, time.Time{}, false
 }
 
 // resolved implements wsListener: Polymarket settled a market we follow,

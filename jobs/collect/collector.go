@@ -274,7 +274,7 @@ func (c *Collector) discover(ctx context.Context) {
 	c.mu.Lock()
 	var ended []store.Market
 	for slug, m := range c.markets {
-		if m.EndTime.Before(now.Add(-time.Minute)) {
+		if m.EndTime.Before(now.Add(-c.cfg.WatchAfterEnd)) {
 			delete(c.markets, slug)
 			ended = append(ended, m)
 		}
@@ -560,15 +560,16 @@ func tokensOf(markets []store.Market) []string {
 	return tokens
 }
 
-// tokensFrom lists the outcome tokens of the known markets that have not
-// ended by at: the live ones and the next, so that the socket holds a
-// market's books when its window opens.
+// tokensFrom lists the outcome tokens of the known markets: the live
+// ones, the next, so that the socket holds a market's books when its
+// window opens, and those ended within WatchAfterEnd, so that it hears
+// their market_resolved.
 func (c *Collector) tokensFrom(at time.Time) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	tokens := make([]string, 0, 2*len(c.markets))
 	for _, m := range c.markets {
-		if at.Before(m.EndTime) {
+		if at.Before(m.EndTime.Add(c.cfg.WatchAfterEnd)) {
 			tokens = append(tokens, m.ClobTokenUp, m.ClobTokenDown)
 		}
 	}

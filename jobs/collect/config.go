@@ -201,6 +201,10 @@ type Config struct {
 	// requests, say) to one per period, with a count of those held back
 	// (30 s).
 	WarnEvery time.Duration
+	// WatchAfterEnd is how long after its end a market's tokens stay
+	// subscribed, to hear Polymarket's market_resolved (15 min: hourly and
+	// daily markets settle about 13 minutes after their end).
+	WatchAfterEnd time.Duration
 	// GapAfter is the longest a live market may go without a snapshot
 	// before the stretch is recorded as a gap (3 s, DESIGN 9).
 	GapAfter time.Duration
@@ -283,6 +287,7 @@ func (c *Config) setDefaults() error {
 	def(&c.UnhealthyAfter, 30*time.Second)
 	def(&c.WarnEvery, 30*time.Second)
 	def(&c.GapAfter, 3*time.Second)
+	def(&c.WatchAfterEnd, 15*time.Minute)
 	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}
