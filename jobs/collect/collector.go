@@ -323,7 +323,7 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 		}
 		m, note, err := toMarket(f, s.Coin, s.MarketType, start, end)
 		if err != nil {
-			c.log.WarnContext(ctx, "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
+			c.warn.warn(ctx, "unusable", "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
 			return
 		}
 		if note != "" {
@@ -335,7 +335,7 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 			return
 		}
 		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			c.log.WarnContext(ctx, "discovery: storing market failed", "market", m.Slug, "err", err)
+			c.warn.warn(ctx, "store", "discovery: storing market failed", "market", m.Slug, "err", err)
 			return
 		}
 		c.remember(m)
@@ -379,7 +379,7 @@ func (c *Collector) fromStore(ctx context.Context, slug string) bool {
 		c.schedule(ctx, m)
 		return true
 	case !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil:
-		c.log.WarnContext(ctx, "discovery: store lookup failed", "market", slug, "err", err)
+		c.warn.warn(ctx, "store", "discovery: store lookup failed", "market", slug, "err", err)
 	}
 	return false
 }
@@ -414,7 +414,7 @@ func (c *Collector) schedule(ctx context.Context, m store.Market) {
 	}
 	delay := m.EndTime.Add(c.cfg.ResolveDelay).Sub(c.cfg.Now())
 	if err := c.cfg.Scheduler.ScheduleResolution(ctx, m.Slug, delay); err != nil && ctx.Err() == nil {
-		c.log.WarnContext(ctx, "scheduling resolution failed; the sweep will retry", "market", m.Slug, "err", err)
+		c.warn.warn(ctx, "schedule", "scheduling resolution failed; the sweep will retry", "market", m.Slug, "err", err)
 	}
 }
 
@@ -452,20 +452,20 @@ func (c *Collector) recordStartPrices(ctx context.Context, now time.Time) {
 		price, ok, err := c.spot.priceAt(ctx, m.Coin, m.StartTime)
 		if err != nil || !ok {
 			if err != nil && ctx.Err() == nil {
-				c.log.WarnContext(ctx, "start price lookup failed; retrying next round", "market", m.Slug, "err", err)
+				c.warn.warn(ctx, "start price", "start price lookup failed; retrying next round", "market", m.Slug, "err", err)
 			}
 			continue
 		}
 		cur, err := c.cfg.Store.GetMarket(ctx, m.Slug)
 		if err != nil {
-			c.log.WarnContext(ctx, "start price: reading market failed", "market", m.Slug, "err", err)
+			c.warn.warn(ctx, "store", "start price: reading market failed", "market", m.Slug, "err", err)
 			continue
 		}
 		if cur.CoinPriceStart == nil && !cur.Resolved() {
 			cur.CoinPriceStart = &price
 			cur.UpdatedAt = time.Time{} // the store stamps the update
 			if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-				c.log.WarnContext(ctx, "start price: storing failed", "market", m.Slug, "err", err)
+				c.warn.warn(ctx, "store", "start price: storing failed", "market", m.Slug, "err", err)
 				continue
 			}
 		}

@@ -156,8 +156,10 @@ func newRateLog(log *slog.Logger, every time.Duration) *rateLog {
 	return &rateLog{log: log, every: every, last: map[string]time.Time{}, held: map[string]int{}}
 }
 
-// warn logs msg at warn level unless key was logged within the interval.
+// warn logs msg at warn level unless the same key and message were
+// logged within the interval.
 func (r *rateLog) warn(ctx context.Context, key, msg string, args ...any) {
+	key += "|" + msg
 	now := time.Now()
 	r.mu.Lock()
 	if last, ok := r.last[key]; ok && now.Sub(last) < r.every {

@@ -222,7 +222,7 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 		return store.Market{}, fmt.Errorf("resolve %s: store: %w", slug, err)
 	}
 	r.log.InfoContext(ctx, "market resolved", "market", slug, "winner", winner, "source", source,
-		"start", start, "end", end, "lag", now.Sub(m.EndTime).Round(time.Millisecond))
+		"start", start, "end", end, "lag", now.Sub(m.EndTime).Round(time.Millisecond).String())
 	return r.cfg.Store.GetMarket(ctx, slug)
 }
 
