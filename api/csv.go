@@ -31,14 +31,14 @@ var csvFormat = huma.Format{
 	Unmarshal: func([]byte, any) error { return errors.New("request bodies are JSON, not CSV") },
 }
 
-// csvRoute reports whether the path's answer has a CSV form: snapshot
-// pages and exchange depth history.
+// csvRoute reports whether the path's answer has a CSV form: snapshot and
+// trade pages and exchange depth history.
 func csvRoute(path string) bool {
 	switch path {
 	case "/v1/btc/spot/snapshots", "/v1/btc/future/snapshots":
 		return true
 	}
-	return strings.HasPrefix(path, "/v1/markets/") && strings.HasSuffix(path, "/snapshots")
+	return strings.HasPrefix(path, "/v1/markets/") && (strings.HasSuffix(path, "/snapshots") || strings.HasSuffix(path, "/trades"))
 }
 
 // withCSVNegotiation answers JSON to a client that accepts CSV on a route

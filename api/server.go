@@ -120,10 +120,11 @@ func New(cfg Config) (*Server, error) {
 		"text/csv":         csvFormat,
 		"csv":              csvFormat,
 	}
-	s.api = humago.New(s.mux, hc)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
 	s.api.UseMiddleware(s.authenticate)
 
 	s.registerMarkets()
+	s.registerActivity() // activity.go
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
@@ -227,7 +228,7 @@ func documentCSV(doc *huma.OpenAPI) {
 		}
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
-				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
+				Description: "With Accept: text/csv, one record a line after a header row, in the form `updown export --format csv` writes."}}
 		}
 	}
 }

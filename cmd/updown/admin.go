@@ -71,8 +71,8 @@ func genConfig(seed int64, perMarket int, now time.Time) gen.Config {
 }
 
 func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("customers: want create, list or set-tier")
+	if len(args) == 0 || isHelp(args[0]) {
+		return subcommandHelp("customers", args, customersUsage, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("customers "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -90,8 +90,8 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		if strings.TrimSpace(*email) == "" {
-			return errors.New("customers create: --email is required")
+		if err := validateEmail(*email); err != nil {
+			return fmt.Errorf("customers create: %w", err)
 		}
 		c, err := st.CreateCustomer(ctx, store.Customer{Email: strings.TrimSpace(*email), Name: *name, Tier: t})
 		if errors.Is(err, store.ErrConflict) {
@@ -101,10 +101,10 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("create customer: %w", err)
 		}
 		plain, k := api.NewKey(c.ID)
-		if _, err := st.CreateAPIKey(ctx, k); err != nil {
+		if k, err = st.CreateAPIKey(ctx, k); err != nil {
 			return fmt.Errorf("create API key: %w", err)
 		}
-		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "api_key": plain})
+		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "key_id": k.ID, "api_key": plain})
 	case "list":
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
@@ -149,8 +149,8 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("keys: want create or revoke")
+	if len(args) == 0 || isHelp(args[0]) {
+		return subcommandHelp("keys", args, keysUsage, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -173,8 +173,10 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("create API key: %w", err)
 		}
 		return writeJSON(stdout, map[string]string{"key_id": k.ID, "customer_id": c.ID, "api_key": plain})
+	case "list":
+		return listKeys(ctx, fs, args[1:], stdout)
 	case "revoke":
-		id := fs.String("id", "", "key id (from keys create)")
+		id := fs.String("id", "", "key id (from keys create or keys list)")
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
 			return err
@@ -190,7 +192,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return writeJSON(stdout, map[string]string{"key_id": *id, "status": "revoked"})
 	default:
-		return fmt.Errorf("keys: unknown subcommand %q (want create or revoke)", args[0])
+		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
 }
 
