@@ -39,6 +39,8 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
 	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address; off when empty (env COLLECT_HEALTH_ADDR)")
 	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
+	discovery := fs.Duration("discovery-interval", envDuration("COLLECT_DISCOVERY_INTERVAL", 20*time.Second), "how often the current and next market of every series are looked up; under --quick-windows at most a quarter window (env COLLECT_DISCOVERY_INTERVAL)")
+	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
 	quick := fs.Duration("quick-windows", envDuration("COLLECT_QUICK_WINDOWS", 0), "tests and demos against a fake upstream only: every series' windows last this long, named <coin>-quick-<type>-<unix ms> upstream (env COLLECT_QUICK_WINDOWS); 0 follows Polymarket's series")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -56,6 +58,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("--quick-windows: %v is under a second", *quick)
 		}
 		scheme = collect.QuickScheme{Length: *quick}
+		*discovery = min(*discovery, *quick/4)
 	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, false)
@@ -66,17 +69,19 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	st, rdb := b.store, b.rdb
 
 	c, err := collect.New(collect.Config{
-		Upstreams:  up,
-		Store:      st,
-		Live:       redislive.New(rdb, redislive.DefaultPrefix),
-		Scheduler:  worker.NewResolutionScheduler(rdb),
-		Scheme:     scheme,
-		Logger:     log,
+		Upstreams: up,
+		Store:     st,
+		Live:      redislive.New(rdb, redislive.DefaultPrefix),
+		Scheduler: worker.NewResolutionScheduler(rdb),
+		Scheme:    scheme,
+		Logger:    log,
 
-		UnhealthyAfter: *unhealthy,
-		Series:     series,
-		Interval:   *interval,
-		BookLevels: *bookLevels,
+		UnhealthyAfter:    *unhealthy,
+		DiscoveryInterval: *discovery,
+		ResolveDelay:      *resolveDelay,
+		Series:            series,
+		Interval:          *interval,
+		BookLevels:        *bookLevels,
 	})
 	if err != nil {
 		return err

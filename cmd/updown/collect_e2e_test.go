@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -47,7 +50,7 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 		collect.EnvBinanceSpotURL + "=" + bin.URL, collect.EnvBinanceFuturesURL + "=" + bin.URL}
 	startProc(t, "worker", env, "worker", "--ops-addr", "off")
 	ops := freeAddr(t)
-	collector := startProc(t, "collect", env, "collect", "--quick-windows", length.String(), "--health-addr", ops)
+	collector := startProc(t, "collect", env, "collect", "--quick-windows", length.String(), "--resolve-delay", "2s", "--health-addr", ops)
 	waitUp(t, collector, "http://"+ops)
 	began := time.Now()
 
@@ -107,7 +110,7 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 					break
 				}
 			}
-			want := int(length / grid)
+			want := int((length + grid - 1) / grid)
 			if !ws.Equal(w3) {
 				snapsWhole += n
 				gridWhole += want
@@ -166,7 +169,11 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 			if ws.Equal(w3) {
 				if len(gaps) != 1 || gaps[0].To.Sub(gaps[0].From) < 3500*time.Millisecond ||
 					gaps[0].From.Before(faultFrom.Add(-time.Second)) || gaps[0].To.After(faultTo.Add(2*time.Second)) {
-					t.Errorf("%s: gaps %+v; books failed from %v to %v", slug, gaps, faultFrom, faultTo)
+					var times []string
+					for _, s := range snaps {
+						times = append(times, s.Time.Format("05.0"))
+					}
+					t.Errorf("%s: gaps %+v; books failed from %v to %v; snapshots at %v", slug, gaps, faultFrom, faultTo, times)
 				}
 			} else if len(gaps) != 0 {
 				t.Errorf("%s: gaps %+v in a window recorded whole", slug, gaps)
@@ -181,9 +188,71 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 			maxLag = max(maxLag, l)
 		}
 		report = append(report, fmt.Sprintf("%-10s markets %d/3, snapshots %.1f per whole window of %d (%.1f%%), settled %d, max lag after end %v",
-			sr, found, float64(snapsWhole)/2, int(length/grid), 100*ratio, len(lags), maxLag.Round(10*time.Millisecond)))
+			sr, found, float64(snapsWhole)/2, int((length+grid-1)/grid), 100*ratio, len(lags), maxLag.Round(10*time.Millisecond)))
 	}
 	t.Logf("per series, windows of %v:\n%s", length, strings.Join(report, "\n"))
+
+	// The same through the API: the market object's extra fields, its
+	// trades and its gap.
+	key := createKey(t, dbURL, "collect-e2e@example.com", store.Enterprise)
+	_, base := startAPI(t, services{dbURL: dbURL, redisURL: redisURL, key: key})
+	slug := polytest.SlugOf(tickMarket)
+	get := func(path string, out any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("X-API-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(res.Body)
+			t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+		}
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+	type apiMarket struct {
+		Winner           *string  `json:"winner"`
+		UpstreamSlug     *string  `json:"upstream_slug"`
+		TakerFeeRate     *float64 `json:"taker_fee_rate"`
+		FeeExponent      *int     `json:"fee_exponent"`
+		TickSize         *float64 `json:"tick_size"`
+		TickSizeChanges  []any    `json:"tick_size_changes"`
+		ResolutionSource *string  `json:"resolution_source"`
+		PriceToBeat      *float64 `json:"price_to_beat"`
+		FinalPrice       *float64 `json:"final_price"`
+	}
+	var trades struct {
+		Market apiMarket `json:"market"`
+		Trades []struct {
+			Price   float64 `json:"price"`
+			Outcome string  `json:"outcome"`
+		} `json:"trades"`
+		Total int `json:"total"`
+	}
+	get("/v1/markets/"+slug+"/trades?limit=1000", &trades)
+	_, stored, _ := act.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Limit: 1})
+	mk := trades.Market
+	start, end := poly.ReferencePrices(tickMarket)
+	if trades.Total == 0 || trades.Total != stored || len(trades.Trades) != stored || mk.Winner == nil || *mk.Winner != poly.Winner(tickMarket) ||
+		ptrVal(mk.UpstreamSlug) != tickMarket.Slug || ptrVal(mk.TakerFeeRate) != 0.07 || ptrVal(mk.FeeExponent) != 1 ||
+		ptrVal(mk.TickSize) != 0.001 || len(mk.TickSizeChanges) != 1 || ptrVal(mk.ResolutionSource) != store.SourceChainlink ||
+		ptrVal(mk.PriceToBeat) != start || ptrVal(mk.FinalPrice) != end {
+		t.Errorf("API trades of %s: %d (%d stored), market %+v", slug, trades.Total, stored, mk)
+	}
+	var gaps struct {
+		Gaps []struct {
+			From time.Time `json:"from"`
+			To   time.Time `json:"to"`
+		} `json:"gaps"`
+	}
+	get("/v1/markets/"+slug+"/gaps", &gaps)
+	if len(gaps.Gaps) != 1 || gaps.Gaps[0].To.Sub(gaps.Gaps[0].From) < 3500*time.Millisecond {
+		t.Errorf("API gaps of %s: %+v", slug, gaps.Gaps)
+	}
 }
 
 func ptrVal[T any](p *T) any {

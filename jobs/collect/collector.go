@@ -43,8 +43,9 @@ type Collector struct {
 	work        chan func(context.Context) // off the websocket's reader
 	discoverNow chan struct{}              // a new_market of a window we look for
 
-	gapMu    sync.Mutex
-	lastSnap map[string]time.Time // last snapshot recorded, by live market
+	gapMu      sync.Mutex
+	lastSnap   map[string]time.Time // last snapshot recorded, by live market
+	gapsClosed map[string]bool      // markets whose window's end was handled
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -103,6 +104,7 @@ func New(cfg Config) (*Collector, error) {
 		work:        make(chan func(context.Context), 256),
 		discoverNow: make(chan struct{}, 1),
 		lastSnap:    make(map[string]time.Time),
+		gapsClosed:  make(map[string]bool),
 		health:      health,
 		warn:        warn,
 	}
@@ -292,8 +294,35 @@ func (c *Collector) discover(ctx context.Context) {
 	live := maps.Clone(c.markets)
 	c.mu.Unlock()
 	c.marketFeeds.drop(func(slug string) bool { _, ok := live[slug]; return ok })
+	c.gapMu.Lock()
 	for _, m := range ended {
-		c.closeGaps(ctx, m)
+		delete(c.gapsClosed, m.Slug)
+	}
+	c.gapMu.Unlock()
+}
+
+// closeEnded closes the recording of the markets whose window ended by
+// at: a stretch without snapshots up to the end is a gap.
+func (c *Collector) closeEnded(at time.Time) {
+	c.mu.Lock()
+	var ended []store.Market
+	for _, m := range c.markets {
+		if !at.Before(m.EndTime) {
+			ended = append(ended, m)
+		}
+	}
+	c.mu.Unlock()
+	c.gapMu.Lock()
+	var todo []store.Market
+	for _, m := range ended {
+		if !c.gapsClosed[m.Slug] {
+			c.gapsClosed[m.Slug] = true
+			todo = append(todo, m)
+		}
+	}
+	c.gapMu.Unlock()
+	for _, m := range todo {
+		c.later(func(ctx context.Context) { c.closeGaps(ctx, m) })
 	}
 }
 
@@ -479,6 +508,7 @@ func (c *Collector) snapshots(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	c.onGrid(ctx, c.cfg.Interval, func(ctx context.Context, at time.Time) {
+		c.closeEnded(at)
 		if c.ws != nil {
 			c.ws.watch(c.tokensFrom(at))
 		}
