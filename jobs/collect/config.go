@@ -127,8 +127,8 @@ type Config struct {
 	// when it implements ActivityWriter and Activity is nil; when neither
 	// does, trades are not kept and gaps are only logged.
 	Activity ActivityWriter
-	Scheme     SlugScheme // NewPolymarketScheme() when nil
-	Logger     *slog.Logger
+	Scheme   SlugScheme // NewPolymarketScheme() when nil
+	Logger   *slog.Logger
 	// Now is the clock (time.Now). Tests move it; pacing stays real time.
 	Now func() time.Time
 

@@ -36,7 +36,7 @@ type writer struct {
 	depth   []store.DepthSnapshot
 	trades  map[string][]store.MarketTrade // by market slug
 	gaps    map[string][]store.Gap         // by market slug
-	dropped int // snapshots dropped since last logged
+	dropped int                            // snapshots dropped since last logged
 	kick    chan struct{}
 
 	written       atomic.Int64 // snapshots the store accepted
