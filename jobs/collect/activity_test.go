@@ -66,7 +66,7 @@ func TestWebsocketRecordsWhatMarketsDo(t *testing.T) {
 		return err == nil && m.TickSize != nil && *m.TickSize == 0.001 && len(m.TickSizeChanges) == 1
 	})
 	<-done
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the last market's market_resolved
 	stop()
 
 	ws := r.poly.WSStats()
