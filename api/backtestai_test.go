@@ -785,7 +785,9 @@ func TestStrategyBacktestFails(t *testing.T) {
 		code   string
 		used   int
 	}{
-		{errors.New("queue down"), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", 0},
+		// The generation succeeded either way, and its job answers GET
+		// /v1/jobs/{id}: it is spent (DESIGN 8).
+		{errors.New("queue down"), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", 1},
 		{&worker.TimeoutError{JobID: "backtest-x"}, http.StatusGatewayTimeout, "JOB_TIMEOUT", 1},
 	} {
 		b := aiSetup(t, func(o *aiOpts) {

@@ -16,7 +16,8 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// marketJSON is SPEC 2.1's market object.
+// marketJSON is SPEC 2.1's market object, with what the upstream records
+// beside SPEC's fields (DESIGN 9) after them.
 type marketJSON struct {
 	Slug           string   `json:"slug" example:"btc-updown-15m-1777467600"`
 	MarketID       string   `json:"market_id"`
@@ -29,12 +30,28 @@ type marketJSON struct {
 	ConditionID    string   `json:"condition_id"`
 	ClobTokenUp    string   `json:"clob_token_up"`
 	ClobTokenDown  string   `json:"clob_token_down"`
-	Winner         *string  `json:"winner" nullable:"true" enum:"Up,Down"`
+	Winner         *string  `json:"winner" nullable:"true" enum:"Up,Down,50-50" doc:"Up, Down, or 50-50 for a tie (each share settles at 0.5); null while unresolved."`
 	FinalVolume    *float64 `json:"final_volume" nullable:"true"`
 	FinalLiquidity *float64 `json:"final_liquidity" nullable:"true"`
 	ResolvedAt     *string  `json:"resolved_at" nullable:"true" format:"date-time"`
 	CreatedAt      string   `json:"created_at" format:"date-time"`
 	UpdatedAt      string   `json:"updated_at" format:"date-time"`
+
+	UpstreamSlug     *string              `json:"upstream_slug" nullable:"true" doc:"Polymarket's own slug of the market." example:"bitcoin-up-or-down-november-24-2026-1am-et"`
+	TakerFeeRate     *float64             `json:"taker_fee_rate" nullable:"true" doc:"Taker fee schedule: fee = shares × taker_fee_rate × (p × (1 − p))^fee_exponent per fill at price p; null where the market has none."`
+	FeeExponent      *int                 `json:"fee_exponent" nullable:"true" doc:"Exponent of the taker fee schedule; null where the market has none."`
+	TickSize         *float64             `json:"tick_size" nullable:"true" doc:"The market's latest minimum price increment."`
+	TickSizeChanges  []tickSizeChangeJSON `json:"tick_size_changes" doc:"Changes of the tick size seen while recording, oldest first."`
+	MinOrderSize     *float64             `json:"min_order_size" nullable:"true" doc:"Smallest order, in shares."`
+	ResolutionSource *string              `json:"resolution_source" nullable:"true" doc:"Where the winner and the reference prices came from: chainlink, binance-1h, binance-1m-noon-et (Polymarket's sources) or recorded (our recorded prices, until Polymarket publishes); null while unresolved."`
+	PriceToBeat      *float64             `json:"price_to_beat" nullable:"true" doc:"The start reference price as Polymarket published it."`
+	FinalPrice       *float64             `json:"final_price" nullable:"true" doc:"The end reference price as Polymarket published it."`
+}
+
+// tickSizeChangeJSON is one change of a market's tick size.
+type tickSizeChangeJSON struct {
+	Time     string  `json:"time" format:"date-time"`
+	TickSize float64 `json:"tick_size"`
 }
 
 func toMarketJSON(m store.Market) marketJSON {
@@ -50,7 +67,23 @@ func toMarketJSON(m store.Market) marketJSON {
 		s := formatTime(*m.ResolvedAt)
 		out.ResolvedAt = &s
 	}
+	out.UpstreamSlug, out.ResolutionSource = nonEmpty(m.UpstreamSlug), nonEmpty(m.ResolutionSource)
+	out.TakerFeeRate, out.FeeExponent = m.TakerFeeRate, m.FeeExponent
+	out.TickSize, out.MinOrderSize = m.TickSize, m.MinOrderSize
+	out.PriceToBeat, out.FinalPrice = m.PriceToBeat, m.FinalPrice
+	out.TickSizeChanges = make([]tickSizeChangeJSON, len(m.TickSizeChanges))
+	for i, c := range m.TickSizeChanges {
+		out.TickSizeChanges[i] = tickSizeChangeJSON{Time: formatTime(c.Time), TickSize: c.TickSize}
+	}
 	return out
+}
+
+// nonEmpty is s, or nil (JSON null) when s is empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 type listMarketsInput struct {
@@ -83,7 +116,7 @@ type marketOutput struct{ Body marketJSON }
 type snapshotPageParams struct {
 	Limit, Offset    int
 	IncludeOrderbook bool
-	CSV              bool // Accept: text/csv; CSV pages are not cached
+	CSV              bool // the negotiated answer is CSV (s.wantsCSV); CSV pages are not cached
 }
 
 // Huma reads parameters from a struct's own fields only, so the two
@@ -150,7 +183,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept)}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots-by-market-id",
@@ -165,7 +198,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept)}, pages)
 	})
 }
 

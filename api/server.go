@@ -53,6 +53,10 @@ type Config struct {
 	// RateLimits overrides the plan table's rate limits per tier (fields
 	// of 0: unlimited). Limiting counts in Redis: with Redis nil it is off.
 	RateLimits map[store.Tier]RateLimit
+	// JobsInFlight overrides the plan table's cap on a customer's jobs
+	// (replays, backtests, generations) running at once, per tier (0: no
+	// cap). The slots are counted in Redis: with Redis nil there is no cap.
+	JobsInFlight map[store.Tier]int
 	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.
@@ -80,6 +84,8 @@ type Server struct {
 	metrics *httpMetrics
 	// limiter counts requests in Redis; nil when Config.Redis is nil.
 	limiter *rateLimiter
+	// auth caches API key look-ups (authcache.go); nil without a limiter.
+	auth *authCache
 }
 
 // New builds the API and registers every route.
@@ -120,10 +126,11 @@ func New(cfg Config) (*Server, error) {
 		"text/csv":         csvFormat,
 		"csv":              csvFormat,
 	}
-	s.api = humago.New(s.mux, hc)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
 	s.api.UseMiddleware(s.authenticate)
 
 	s.registerMarkets()
+	s.registerActivity() // activity.go
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
@@ -227,7 +234,7 @@ func documentCSV(doc *huma.OpenAPI) {
 		}
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
-				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
+				Description: "With Accept: text/csv, one record a line after a header row, in the form `updown export --format csv` writes."}}
 		}
 	}
 }

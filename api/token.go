@@ -170,7 +170,7 @@ func (s *Server) principalForToken(ctx context.Context, header string) (principa
 			// As principalForKey refuses the demo keys outside dev mode.
 			break
 		}
-		return principal{Customer: c, Key: k, Plan: planFor(c.Tier)}, nil
+		return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, nil
 	}
 	return principal{}, unauthorized(invalidToken, "the API key this bearer token was issued for has been revoked")
 }

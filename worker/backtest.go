@@ -106,7 +106,7 @@ func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
 	}
-	res, err := jobs.Replay(ctx, b.s.store, req)
+	res, err := jobs.Replay(ctx, b.s.cache.view(b.s.store), req)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +179,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 			g.record(i, o)
 		}
 	}
+	b.jobs.wake(ctx) // one wake for the whole batch: a woken worker drains the queue
 
 	stop := batchDeadline(ctx)
 	hear := func(m *redis.Message) {
@@ -289,6 +290,8 @@ func (b *backtester) resubmit(ctx context.Context, g *gathering, i int, j Job, i
 	}
 	if done {
 		g.record(i, o)
+	} else {
+		b.jobs.wake(ctx)
 	}
 	return nil
 }
@@ -344,6 +347,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id stri
 		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
 			return nil, fmt.Errorf("requeue shard: %w", err)
 		}
+		b.jobs.wake(ctx)
 		return nil, nil
 	}
 	data, err := json.Marshal(o)

@@ -103,5 +103,5 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	return jobs.Replay(ctx, s.store, req)
+	return jobs.Replay(ctx, s.cache.view(s.store), req)
 }

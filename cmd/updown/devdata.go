@@ -27,6 +27,12 @@ type devCollector struct {
 func (d *devCollector) tick(ctx context.Context, now time.Time) error {
 	cfg := d.cfg
 	cfg.Now = now
+	// Only the depth since the last tick is new: generating the whole
+	// history again each tick was most of an idle dev's CPU. A depth
+	// snapshot depends on its own time only, so the window changes nothing.
+	if since := now.Sub(d.last) + cfg.DepthInterval; cfg.DepthHistory > since {
+		cfg.DepthHistory = since
+	}
 	g, err := gen.New(cfg)
 	if err != nil {
 		return fmt.Errorf("dev collector: %w", err)

@@ -17,7 +17,7 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// runExport is `updown export`: markets and snapshots of DATABASE_URL,
+// runExport is `updown export`: markets, snapshots, trades and gaps of DATABASE_URL,
 // streamed as JSON Lines or CSV to a file or stdout (gzipped when the file
 // name ends in .gz).
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -25,7 +25,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	out := fs.String("out", "-", "file to write; - is stdout; a name ending in .gz is gzipped")
 	format := fs.String("format", "", "jsonl or csv (default: from --out's extension, else jsonl)")
-	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots), markets or snapshots (CSV holds one kind)")
+	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots, trades and gaps), markets, snapshots, trades or gaps (CSV holds one kind)")
 	coin := fs.String("coin", "", "only markets of this coin (BTC, ETH, SOL)")
 	marketType := fs.String("market-type", "", "only markets of this type (5m, 15m, 1hr, 4hr, 24hr)")
 	from := fs.String("from", "", "only markets starting at or after this time (RFC 3339, a date, or epoch ms)")
@@ -43,7 +43,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		opt.Format = formatOf(*out)
 	}
 	if opt.What == "" && opt.Format == transfer.CSV {
-		return errors.New("export: a CSV file holds one kind of record: give --what markets or --what snapshots")
+		return errors.New("export: a CSV file holds one kind of record: give --what markets, snapshots, trades or gaps")
 	}
 	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
 		return err
@@ -89,13 +89,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	began := time.Now()
 	stats, err := transfer.Import(ctx, st, r, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
-		return fmt.Errorf("import (%d markets and %d snapshots stored before the error): %w", stats.Markets, stats.Snapshots, err)
+		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %w",
+			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
 }
 
 func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
-	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "seconds": took.Seconds(),
+	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "trades": s.Trades, "gaps": s.Gaps, "seconds": took.Seconds(),
 		"snapshots_per_second": float64(s.Snapshots) / max(took.Seconds(), 1e-9)}
 }
 
