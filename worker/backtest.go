@@ -85,7 +85,13 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 		if se.Cause != nil {
 			b.s.log.WarnContext(ctx, "strategy generation failed", "code", se.Code, "err", se.Cause)
 		}
-		return nil, &jobs.Failure{Code: se.Code, Message: se.Message}
+		f := &jobs.Failure{Code: se.Code, Message: se.Message}
+		if se.Code != strategy.CodeGenerationFailed {
+			// The prompt was read and refused: the user's error, not the
+			// queue's.
+			return nil, &refusal{f}
+		}
+		return nil, f
 	}
 	if err != nil {
 		return nil, err // cancelled: the task goes back to the queue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hibiken/asynq"
 	"reflect"
 	"sync"
 	"testing"
@@ -306,5 +307,14 @@ func TestGenerateTask(t *testing.T) {
 	}
 	if o := run("buy UP when the RSI is low"); o.Failure == nil || o.Failure.Code != strategy.CodeValidation {
 		t.Errorf("an unreadable prompt: %+v", o)
+	}
+	// A refused prompt is the user's error: the task completes and the
+	// queue counts no failure (issue 16, item 20).
+	info, err := asynq.NewInspectorFromRedisClient(f.rdb).GetQueueInfo(jobs.QueueAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Failed != 0 || info.FailedTotal != 0 || info.Archived != 0 || info.Completed != 2 {
+		t.Errorf("queue ai: %d failed (%d total), %d archived, %d completed; want 0, 0, 0, 2", info.Failed, info.FailedTotal, info.Archived, info.Completed)
 	}
 }
