@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -23,7 +24,10 @@ type Config struct {
 	Redis  redis.UniversalClient
 	Store  store.Store
 	Logger *slog.Logger
-	// Concurrency is the number of tasks run at once (GOMAXPROCS*2 when 0).
+	// Concurrency is the number of tasks run at once (8 per GOMAXPROCS
+	// when 0). It is well above the CPUs: replays large enough to matter
+	// are admitted by MemoryBudget, not by slots, and one customer's jobs
+	// (capped by the api, DESIGN 4) must leave slots for everyone else's.
 	Concurrency int
 	// TaskCheckInterval is how often an idle server looks for work. Asynq's
 	// 1 s default would add up to a second to every synchronous request
@@ -36,6 +40,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long shutdown waits for running tasks
 	// before returning them to the queue (default 25 s).
 	ShutdownTimeout time.Duration
+	// MemoryBudget bounds the bytes of market data the replays running at
+	// once hold (DefaultMemoryBudget when 0; membudget.go).
+	MemoryBudget int64
 }
 
 // Server is an Asynq server with updown's handlers.
@@ -46,6 +53,7 @@ type Server struct {
 	store   store.Store
 	log     *slog.Logger
 	metrics *taskMetrics
+	budget  *memoryBudget
 }
 
 // NewServer builds a worker server; Run starts it.
@@ -61,6 +69,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 25 * time.Second
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 8 * runtime.GOMAXPROCS(0)
 	}
 	log := cfg.Logger.With("component", "worker")
 	srv := asynq.NewServerFromRedisClient(cfg.Redis, asynq.Config{
@@ -88,7 +99,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: register metrics: %w", err)
 	}
-	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log, metrics: tm}
+	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log, metrics: tm,
+		budget: newMemoryBudget(cfg.MemoryBudget)}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerCollect()

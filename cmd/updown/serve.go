@@ -106,7 +106,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var f serviceFlags
 	f.register(fs)
-	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
+	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 8 per CPU; large replays wait for WORKER_MEMORY_MB)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else PORT, else :9090; \"off\" disables)")
@@ -120,6 +120,10 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	memory, err := workerMemory()
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, false)
 	if err != nil {
@@ -129,8 +133,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	st, rdb := b.store, b.rdb
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		ShutdownTimeout: *shutdownTimeout,
-		Backtest:        worker.BacktestConfig{Generator: generator}})
+		ShutdownTimeout: *shutdownTimeout, MemoryBudget: memory,
+		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
@@ -255,6 +259,10 @@ type apiDeps struct {
 // newAPIServer wires the api with its Redis-backed parts. The returned
 // job client is closed by the caller when the server stops.
 func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, error) {
+	caps, err := jobsInFlight()
+	if err != nil {
+		return nil, nil, err
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
@@ -269,6 +277,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		Monitoring:    mon,
 		Jobs:          jobs,
 		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
+		JobsInFlight:  caps,
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
