@@ -100,7 +100,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var f serviceFlags
 	f.register(fs)
-	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
+	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 8 per CPU; large replays wait for WORKER_MEMORY_MB)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
@@ -118,6 +118,10 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	memory, err := workerMemory()
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, false)
 	if err != nil {
@@ -127,7 +131,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	st, rdb := b.store, b.rdb
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB),
+		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB), MemoryBudget: memory,
 		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
@@ -293,6 +297,10 @@ type apiDeps struct {
 // newAPIServer wires the api with its Redis-backed parts. The returned
 // job client is closed by the caller when the server stops.
 func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, error) {
+	caps, err := jobsInFlight()
+	if err != nil {
+		return nil, nil, err
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
@@ -307,6 +315,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		Monitoring:    mon,
 		Jobs:          jobs,
 		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
+		JobsInFlight:  caps,
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
