@@ -306,10 +306,6 @@ func TestDashboardInBrowser(t *testing.T) {
 	if canvases != 1 {
 		t.Errorf("%d canvases in the market chart", canvases)
 	}
-	if shots != "" {
-		screenshot(t, pro, filepath.Join(shots, "dashboard-market.png"))
-	}
-
 	t.Run("books at a picked instant", func(t *testing.T) {
 		pro := pro.in(t)
 		var series struct {
@@ -369,6 +365,10 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 		}
 	})
+
+	if shots != "" { // the market with the books of the picked instant
+		screenshot(t, pro, filepath.Join(shots, "dashboard-market.png"))
+	}
 
 	// Replays: from the builder and from a pasted strategy_code, each
 	// against POST /v1/replay's own answer.
