@@ -41,11 +41,11 @@ type marketTradesOutput struct{ Body *marketTradePageBody }
 
 // marketTradePageBody is the trades response.
 type marketTradePageBody struct {
-	Market marketJSON  `json:"market"`
+	Market marketJSON        `json:"market"`
 	Trades []marketTradeJSON `json:"trades" doc:"Trades, newest first."`
-	Total  int         `json:"total" doc:"All trades the market has."`
-	Limit  int         `json:"limit"`
-	Offset int         `json:"offset"`
+	Total  int               `json:"total" doc:"All trades the market has."`
+	Limit  int               `json:"limit"`
+	Offset int               `json:"offset"`
 
 	trades []store.MarketTrade // the page as stored, for the CSV form
 }
@@ -133,7 +133,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, wantsCSV(in.Accept)})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept)})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-trades-by-market-id",
@@ -148,7 +148,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, wantsCSV(in.Accept)})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept)})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-gaps",

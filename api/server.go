@@ -130,6 +130,9 @@ func New(cfg Config) (*Server, error) {
 		"json":             jsonFormat,
 		"text/csv":         csvFormat,
 		"csv":              csvFormat,
+		// DESIGN 13: the same routes answer Parquet (parquet.go).
+		"application/vnd.apache.parquet": parquetFormat,
+		"parquet":                        parquetFormat,
 	}
 	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
 	s.api.UseMiddleware(s.authenticate)
@@ -241,6 +244,8 @@ func documentCSV(doc *huma.OpenAPI) {
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
 				Description: "With Accept: text/csv, one record a line after a header row, in the form `updown export --format csv` writes."}}
+			ok.Content["application/vnd.apache.parquet"] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Format: "binary",
+				Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page: a row a record, times as UTC microsecond timestamps, books as lists of {price, size}."}}
 		}
 	}
 }

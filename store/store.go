@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -78,6 +79,11 @@ type SnapshotStore interface {
 	// snapshots the market has in all. A market with no snapshots returns
 	// an empty slice and 0; an unknown slug is ErrNotFound.
 	ListSnapshots(ctx context.Context, slug string, q SnapshotQuery) ([]Snapshot, int, error)
+	// CountSnapshots returns how many of the market's snapshots fall in q's
+	// time range (From, To); After, Limit and Offset are ignored, so the
+	// count stays the same along a cursor walk. An unknown slug is
+	// ErrNotFound.
+	CountSnapshots(ctx context.Context, slug string, q SnapshotQuery) (int, error)
 }
 
 // CustomerStore keeps customers and their API keys.
@@ -334,12 +340,22 @@ type Snapshot struct {
 	BookDown *Book
 }
 
-// SnapshotQuery selects a page of one market's snapshots.
+// SnapshotQuery selects a page of one market's snapshots. Its times
+// (From, To, After) are compared at the stores' precision: each is
+// truncated to the microsecond.
 type SnapshotQuery struct {
 	Limit     int  // 0 means all
 	Offset    int  // counted in the chosen order
 	Ascending bool // false: newest first (the API's order); true: oldest first (replay)
 	WithBooks bool // false: BookUp/BookDown are left nil
+	// From keeps snapshots at or after it, To those strictly before it
+	// (nil: no bound).
+	From, To *time.Time
+	// After is a keyset position: only snapshots strictly past it in the
+	// chosen order are listed (later when Ascending, earlier otherwise), so
+	// a walk that passes each page's last time goes on where it stopped
+	// however many snapshots arrive meanwhile. nil: from the first.
+	After *time.Time
 }
 
 // Tier is a customer's plan, by its wire name.
@@ -432,6 +448,12 @@ type DepthFilter struct {
 	MinTime time.Time
 	Limit   int // 0 means no limit
 	Offset  int
+	// Ascending lists oldest first; false lists newest first.
+	Ascending bool
+	// After is a keyset position, as SnapshotQuery.After: only snapshots
+	// strictly past it in the chosen order. The count ListDepth returns
+	// ignores it.
+	After *time.Time
 }
 
 // Trade is one exchange trade.
@@ -511,4 +533,25 @@ type MarketActivityStore interface {
 	// ListGaps returns the market's gaps, oldest first; an unknown slug is
 	// ErrNotFound.
 	ListGaps(ctx context.Context, slug string) ([]Gap, error)
+}
+
+// MicroRange returns the Unix-microsecond range [lo, hi) that q selects,
+// with its keyset position applied when keyset is true. Open ends are
+// math.MinInt64 and math.MaxInt64; lo ≥ hi selects nothing.
+func (q SnapshotQuery) MicroRange(keyset bool) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if q.From != nil {
+		lo = q.From.UnixMicro()
+	}
+	if q.To != nil {
+		hi = q.To.UnixMicro()
+	}
+	if keyset && q.After != nil {
+		if a := q.After.UnixMicro(); q.Ascending {
+			lo = max(lo, a+1)
+		} else {
+			hi = min(hi, a)
+		}
+	}
+	return lo, hi
 }

@@ -59,7 +59,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	elapsed := time.Since(start)
 	return writeJSON(stdout, map[string]any{
-		"markets": stats.Markets, "snapshots": stats.Snapshots, "depth_snapshots": stats.Depth,
+		"markets": stats.Markets, "snapshots": stats.Snapshots, "trades": stats.Trades, "gaps": stats.Gaps, "depth_snapshots": stats.Depth,
 		"seconds": elapsed.Seconds(), "snapshots_per_second": float64(stats.Snapshots) / elapsed.Seconds(),
 	})
 }

@@ -43,8 +43,9 @@ type Format string
 
 // Formats.
 const (
-	JSONL Format = "jsonl"
-	CSV   Format = "csv"
+	JSONL   Format = "jsonl"
+	CSV     Format = "csv"
+	Parquet Format = "parquet" // export only: see NewParquetEncoder
 )
 
 // What says which records an export holds.
@@ -197,21 +198,40 @@ type Stats struct {
 }
 
 // Export writes the markets Filter selects, oldest start first, and their
-// snapshots, trades and gaps, each oldest first, to w.
-//
-// Markets are paged from the oldest, whose place counted from the end of
-// the newest-first listing does not move when a collector adds new markets
-// during the export; snapshots are paged oldest first, where new ones only
-// append.
+// snapshots, trades and gaps, each oldest first, to w. Snapshots are paged
+// oldest first, where new ones only append.
 func Export(ctx context.Context, src Source, w io.Writer, opt ExportOptions) (Stats, error) {
+	opt = exportDefaults(opt)
+	if !opt.What.valid() {
+		return Stats{}, fmt.Errorf("transfer: unknown export %q (want all, markets, snapshots, trades or gaps)", opt.What)
+	}
+	var enc Encoder
+	var err error
+	if opt.Format == Parquet {
+		enc, err = NewParquetEncoder(w, opt.What, opt.Books)
+	} else {
+		enc, err = NewEncoder(w, opt.Format, opt.What)
+	}
+	if err != nil {
+		return Stats{}, err
+	}
+	var st Stats
+	err = eachMarket(ctx, src, opt, func(m *store.Market) error {
+		return exportMarket(ctx, src, enc, m, opt, &st)
+	})
+	if err != nil {
+		return st, err
+	}
+	return st, enc.Flush()
+}
+
+// exportDefaults fills in opt's zero fields.
+func exportDefaults(opt ExportOptions) ExportOptions {
 	if opt.Format == "" {
 		opt.Format = JSONL
 	}
 	if opt.What == "" {
 		opt.What = All
-	}
-	if !opt.What.valid() {
-		return Stats{}, fmt.Errorf("transfer: unknown export %q (want all, markets, snapshots, trades or gaps)", opt.What)
 	}
 	if opt.MarketPage <= 0 {
 		opt.MarketPage = 500
@@ -219,44 +239,47 @@ func Export(ctx context.Context, src Source, w io.Writer, opt ExportOptions) (St
 	if opt.SnapshotPage <= 0 {
 		opt.SnapshotPage = 5000
 	}
-	enc, err := NewEncoder(w, opt.Format, opt.What)
-	if err != nil {
-		return Stats{}, err
-	}
+	return opt
+}
+
+// eachMarket calls fn with each market opt.Filter selects, oldest start
+// first, a page of opt.MarketPage at a time.
+//
+// Markets are paged from the oldest, whose place counted from the end of
+// the newest-first listing does not move when a collector adds new markets
+// meanwhile.
+func eachMarket(ctx context.Context, src Source, opt ExportOptions, fn func(*store.Market) error) error {
 	f := opt.Filter
 	f.Window, f.Limit, f.Offset = nil, 0, 0
-
-	var st Stats
 	for done := 0; ; {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return err
 		}
 		total, err := countMarkets(ctx, src, f)
 		if err != nil {
-			return st, err
+			return err
 		}
 		left := total - done
 		if left <= 0 {
-			break
+			return nil
 		}
 		n := min(left, opt.MarketPage)
 		f.Offset, f.Limit = left-n, n
 		page, _, err := src.ListMarkets(ctx, f)
 		if err != nil {
-			return st, fmt.Errorf("transfer: list markets: %w", err)
+			return fmt.Errorf("transfer: list markets: %w", err)
 		}
 		if len(page) == 0 {
-			break
+			return nil
 		}
 		slices.Reverse(page)
 		for i := range page {
-			if err := exportMarket(ctx, src, enc, &page[i], opt, &st); err != nil {
-				return st, err
+			if err := fn(&page[i]); err != nil {
+				return err
 			}
 		}
 		done += len(page)
 	}
-	return st, enc.Flush()
 }
 
 func countMarkets(ctx context.Context, src Source, f store.MarketFilter) (int, error) {
