@@ -53,6 +53,10 @@ type Config struct {
 	// RateLimits overrides the plan table's rate limits per tier (fields
 	// of 0: unlimited). Limiting counts in Redis: with Redis nil it is off.
 	RateLimits map[store.Tier]RateLimit
+	// JobsInFlight overrides the plan table's cap on a customer's jobs
+	// (replays, backtests, generations) running at once, per tier (0: no
+	// cap). The slots are counted in Redis: with Redis nil there is no cap.
+	JobsInFlight map[store.Tier]int
 	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.
@@ -67,6 +71,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// PublicURL is the address users reach the service at; https makes the
+	// session cookie Secure. BillingURL is the checkout link
+	// GET /v1/account/billing answers (none when empty).
+	PublicURL, BillingURL string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -80,6 +88,8 @@ type Server struct {
 	metrics *httpMetrics
 	// limiter counts requests in Redis; nil when Config.Redis is nil.
 	limiter *rateLimiter
+	// auth caches API key look-ups (authcache.go); nil without a limiter.
+	auth *authCache
 }
 
 // New builds the API and registers every route.
@@ -110,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 	hc := huma.DefaultConfig("updown API", Version)
 	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
 	hc.OpenAPIPath = "/openapi"
+	hc.DocsPath = "" // dashboard.go serves /docs from embedded assets
 	hc.Info.Description = "History of short-interval up/down prediction markets (BTC, ETH, SOL), exchange data, strategy replay and a Backtest AI agent."
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key created with `updown customers create` or `updown keys create`."},
@@ -119,17 +130,22 @@ func New(cfg Config) (*Server, error) {
 		"json":             jsonFormat,
 		"text/csv":         csvFormat,
 		"csv":              csvFormat,
+		// DESIGN 13: the same routes answer Parquet (parquet.go).
+		"application/vnd.apache.parquet": parquetFormat,
+		"parquet":                        parquetFormat,
 	}
-	s.api = humago.New(s.mux, hc)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
 	s.api.UseMiddleware(s.authenticate)
 
 	s.registerMarkets()
+	s.registerActivity() // activity.go
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}
+	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
 
@@ -227,7 +243,9 @@ func documentCSV(doc *huma.OpenAPI) {
 		}
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
-				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
+				Description: "With Accept: text/csv, one record a line after a header row, in the form `updown export --format csv` writes."}}
+			ok.Content["application/vnd.apache.parquet"] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Format: "binary",
+				Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page: a row a record, times as UTC microsecond timestamps, books as lists of {price, size}."}}
 		}
 	}
 }

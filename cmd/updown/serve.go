@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -102,6 +103,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
+	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
+		"memory for decoded resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
 		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
@@ -124,8 +127,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	st, rdb := b.store, b.rdb
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		ShutdownTimeout: *shutdownTimeout,
-		Backtest:        worker.BacktestConfig{Generator: generator}})
+		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB),
+		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
@@ -307,6 +310,8 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
+		PublicURL:     os.Getenv("PUBLIC_URL"),
+		BillingURL:    os.Getenv("BILLING_URL"),
 		Checks: map[string]func(context.Context) error{
 			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
 		},
@@ -413,4 +418,20 @@ func serveOn(ctx context.Context, name string, ln net.Listener, h http.Handler, 
 	}
 	log.Info(name+" stopped", "addr", ln.Addr().String())
 	return nil
+}
+// envInt64 reads an integer variable, def when it is unset or not a number.
+func envInt64(key string, def int64) int64 {
+	if n, err := strconv.ParseInt(os.Getenv(key), 10, 64); err == nil {
+		return n
+	}
+	return def
+}
+
+// cacheBytes turns --cache-mib into worker.Config.CacheBytes, where 0 is
+// the default and a negative size is off.
+func cacheBytes(mib int64) int64 {
+	if mib <= 0 {
+		return -1
+	}
+	return mib << 20
 }

@@ -20,6 +20,9 @@
 //     markets' own: every market is a separate run starting from
 //     positionSize of capital, so their drawdowns do not add up.
 //   - Money is rounded to 6 decimals, as the replay rounds it.
+//   - total_fees sums the markets' own total_fees; it is present when the
+//     strategy names a fee model or a latency (the replays then report
+//     their fees), absent otherwise, as in a single replay.
 package backtest
 
 import (
@@ -176,6 +179,7 @@ type Aggregate struct {
 	LosingTrades       int        `json:"losing_trades"`
 	WinRate            float64    `json:"win_rate"`
 	TotalPnL           float64    `json:"total_pnl"`
+	TotalFees          *float64   `json:"total_fees,omitempty"`
 	AvgMarketPnL       float64    `json:"avg_market_pnl"`
 	AvgTradePnL        float64    `json:"avg_trade_pnl"`
 	BestMarket         *MarketPnL `json:"best_market"`
@@ -194,8 +198,8 @@ type MarketPnL struct {
 // function of its input.
 func Summarize(results []MarketResult) Aggregate {
 	a := Aggregate{MarketsTested: len(results)}
-	var total float64
-	replayed := 0
+	var total, fees float64
+	replayed, withFees := 0, false
 	for _, r := range results {
 		p := r.Performance
 		if r.Error != nil || p == nil {
@@ -204,6 +208,10 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 		replayed++
 		total += p.TotalPnL
+		if p.TotalFees != nil {
+			fees += *p.TotalFees
+			withFees = true
+		}
 		a.TotalTrades += p.TotalTrades
 		a.WinningTrades += p.WinningTrades
 		a.LosingTrades += p.LosingTrades
@@ -222,6 +230,10 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 	}
 	a.TotalPnL = round6(total)
+	if withFees {
+		f := round6(fees)
+		a.TotalFees = &f
+	}
 	if replayed > 0 {
 		a.AvgMarketPnL = round6(total / float64(replayed))
 	}
