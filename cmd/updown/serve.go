@@ -419,6 +419,7 @@ func serveOn(ctx context.Context, name string, ln net.Listener, h http.Handler, 
 	log.Info(name+" stopped", "addr", ln.Addr().String())
 	return nil
 }
+
 // envInt64 reads an integer variable, def when it is unset or not a number.
 func envInt64(key string, def int64) int64 {
 	if n, err := strconv.ParseInt(os.Getenv(key), 10, 64); err == nil {
