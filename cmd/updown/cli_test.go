@@ -81,7 +81,7 @@ func TestVersion(t *testing.T) {
 }
 
 // envLiteral finds where a process reads an environment variable.
-var envLiteral = regexp.MustCompile(`(?:os\.Getenv|envOr|envDuration)\("([A-Z][A-Z0-9_]*)"`)
+var envLiteral = regexp.MustCompile(`(?:os\.Getenv|envOr|envDuration|envInt64)\("([A-Z][A-Z0-9_]*)"`)
 
 // TestHelpNamesEveryVariable: `api -h` names every environment variable
 // the api reads, and every variable read in the service code is named by
@@ -92,7 +92,7 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 	_, workerOut, workerErr := runBinary(t, nil, "worker", "-h")
 	apiHelp, workerHelp := apiOut+apiErr, workerOut+workerErr
 	for _, name := range []string{"PORT", "DATABASE_URL", "REDIS_URL", "TOKEN_SECRET", "WEBHOOK_SECRET", "MONITORING_ADMIN_TOKEN",
-		"MIGRATE_ON_START", "JOB_WAIT", "LOG_LEVEL", "LOG_FORMAT"} {
+		"MIGRATE_ON_START", "JOB_WAIT", "PUBLIC_URL", "BILLING_URL", "LOG_LEVEL", "LOG_FORMAT"} {
 		if !strings.Contains(apiHelp, name) {
 			t.Errorf("updown api -h does not name %s", name)
 		}
@@ -108,7 +108,7 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"WORKER_ADDR", "SHUTDOWN_TIMEOUT", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "REDIS_URL"} {
+	for _, name := range []string{"WORKER_ADDR", "SHUTDOWN_TIMEOUT", "REPLAY_CACHE_MIB", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "REDIS_URL"} {
 		if !strings.Contains(workerHelp, name) {
 			t.Errorf("updown worker -h does not name %s", name)
 		}

@@ -32,6 +32,8 @@ var (
 		{"MONITORING_ADMIN_TOKEN", "turns /monitoring on, behind HTTP Basic auth: any user name, this token as password (off when unset)"},
 		{"MIGRATE_ON_START", "apply migrations at start: true (default) or false; --migrate overrides"},
 		{"JOB_WAIT", "how long a request waits for its replay or backtest before 504 JOB_TIMEOUT (default 60s)"},
+		{"PUBLIC_URL", "the address users reach the service at; https://... makes the dashboard's session cookie Secure"},
+		{"BILLING_URL", "the checkout link GET /v1/account/billing and the dashboard offer (none when empty)"},
 	}, logEnv...)
 	devEnv = []envDoc{
 		{"PORT", "listen port on 127.0.0.1 (default 8080); --addr overrides"},
@@ -49,6 +51,7 @@ var (
 		{"PORT", "without WORKER_ADDR, the ops address is :$PORT (a Procfile runner gives each process its own), else :9090;\n" +
 			"                           a default address another worker holds is skipped with a warning"},
 		{"SHUTDOWN_TIMEOUT", "on SIGTERM, how long running tasks may finish (default 25s); --shutdown-timeout overrides"},
+		{"REPLAY_CACHE_MIB", "memory for decoded resolved markets kept for the next replay, in MiB (0: off); --cache-mib overrides"},
 		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY is set, else builtin)"},
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},
 		{"OPENAI_BASE_URL", "base URL of that endpoint (default OpenAI's)"},
