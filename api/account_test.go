@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/redis/redistest"
 )
@@ -92,10 +93,11 @@ func TestAccount(t *testing.T) {
 		t.Errorf("ai_quota after 2 generations = %+v", d.AIQuota)
 	}
 
-	// Unlimited is null.
+	// ENTERPRISE: the per-customer defaults (DESIGN 4); an unlimited
+	// quota is null.
 	d = b.account(store.Enterprise).Data
-	if d.RateLimits.PerMinute != nil || d.RateLimits.PerDay != nil || d.AIQuota.Limit != nil || d.AIQuota.Remaining != nil {
-		t.Errorf("ENTERPRISE rate_limits %+v, ai_quota %+v; want nulls", d.RateLimits, d.AIQuota)
+	if !intIs(d.RateLimits.PerMinute, 10_000) || !intIs(d.RateLimits.PerDay, 1_000_000) || d.AIQuota.Limit != nil || d.AIQuota.Remaining != nil {
+		t.Errorf("ENTERPRISE rate_limits %+v, ai_quota %+v; want 10000/1000000 and null quota", d.RateLimits, d.AIQuota)
 	}
 	if !int64Is(d.Usage.Today, 1) {
 		t.Errorf("ENTERPRISE usage = %v, want counted", d.Usage.Today)
@@ -118,11 +120,15 @@ func TestAccountWithoutRedis(t *testing.T) {
 	}
 }
 
-// TestAccountRevokedKey: a revoked key is refused on the next request.
+// TestAccountRevokedKey: a revoked key is refused on the next request, in
+// every api process, though each holds the key's look-up in its cache.
 func TestAccountRevokedKey(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(o *setupOpts) { o.redis = redistest.Client(t) })
+	rdb := redistest.Client(t)
+	b := setup(t, func(o *setupOpts) { o.redis = rdb })
+	other := &bundle{t: t, srv: secondProcess(t, b, func(c *api.Config) { c.Redis = rdb }), store: b.store, keys: b.keys, ids: b.ids}
 	b.account(store.Suite)
+	other.account(store.Suite)
 	keys, err := b.store.ListAPIKeys(context.Background(), b.ids[store.Suite])
 	if err != nil || len(keys) != 1 {
 		t.Fatal(keys, err)
@@ -130,7 +136,11 @@ func TestAccountRevokedKey(t *testing.T) {
 	if err := b.store.RevokeAPIKey(context.Background(), keys[0].ID); err != nil {
 		t.Fatal(err)
 	}
+	if err := api.InvalidateCustomer(context.Background(), rdb, b.ids[store.Suite]); err != nil {
+		t.Fatal(err)
+	}
 	wantError(t, b.get(store.Suite, "/v1/account"), http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, other.get(store.Suite, "/v1/account"), http.StatusUnauthorized, "UNAUTHORIZED")
 	wantError(t, b.get("", "/v1/account"), http.StatusUnauthorized, "UNAUTHORIZED")
 }
 
@@ -139,7 +149,7 @@ func TestAccountAfterTierChange(t *testing.T) {
 	t.Parallel()
 	b, _ := hookSetup(t)
 	wantHook(t, b.post(b.activate("msg_1", store.ProTrial, "ENTERPRISE", now.Add(-time.Minute))), "applied", false)
-	if d := b.account(store.ProTrial).Data; d.Tier != "ENTERPRISE" || d.RateLimits.PerDay != nil {
+	if d := b.account(store.ProTrial).Data; d.Tier != "ENTERPRISE" || !intIs(d.RateLimits.PerDay, 1_000_000) {
 		t.Errorf("account after the upgrade: %+v", d)
 	}
 }

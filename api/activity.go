@@ -136,7 +136,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, wantsCSV(in.Accept), in.Order == "asc"})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept), in.Order == "asc"})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-trades-by-market-id",
@@ -151,7 +151,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, wantsCSV(in.Accept), in.Order == "asc"})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept), in.Order == "asc"})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-gaps",

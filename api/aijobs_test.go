@@ -1,12 +1,17 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
@@ -77,5 +82,129 @@ func TestBearerRequestsAreRateLimited(t *testing.T) {
 	wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	if r.header.Get("Retry-After") == "" {
 		t.Errorf("429 without Retry-After")
+	}
+}
+
+// TestJobAnswersToItsBearerToken: after an agent request timed out, the
+// bearer token that made it fetches the job (issue 16, item 15), as the
+// customer's API key does; another customer's credentials do not, and a
+// bad token is refused as the agent's endpoints refuse it.
+func TestJobAnswersToItsBearerToken(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.jobWait = time.Nanosecond })
+	token := b.token(store.Pro)
+	r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", "Bearer "+token, `{"prompt":"buy UP when price_up drops below 0.3, exit above 0.7"}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	deadline := time.Now().Add(10 * time.Second)
+	var got response
+	for time.Now().Before(deadline) {
+		if got = b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer "+token, ""); got.status != http.StatusAccepted {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var ans generateAnswer
+	data(t, got, &ans)
+	if ans.StrategyCode == "" || got.header.Get("X-Tier") != "PRO" {
+		t.Fatalf("job answer by bearer token: %s, headers %v", got.body, got.header)
+	}
+	if byKey := b.get(store.Pro, "/v1/jobs/"+id); byKey.status != http.StatusOK || string(byKey.body[:20]) != string(got.body[:20]) {
+		t.Errorf("the owner's key: %d %s", byKey.status, byKey.body)
+	}
+	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer "+b.token(store.Enterprise), ""), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	wantError(t, b.get(store.Enterprise, "/v1/jobs/"+id), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer nope", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}
+
+// slowGenerator answers after a delay: the builtin generator's strategy,
+// or fails as a model that gave up would.
+type slowGenerator struct {
+	delay time.Duration
+	fail  bool
+}
+
+func (g slowGenerator) Generate(ctx context.Context, req strategy.Request) (strategy.Spec, error) {
+	select {
+	case <-time.After(g.delay):
+	case <-ctx.Done():
+		return strategy.Spec{}, ctx.Err()
+	}
+	if g.fail {
+		return strategy.Spec{}, &strategy.Error{Code: strategy.CodeGenerationFailed, Message: "the model gave up"}
+	}
+	builtin, err := strategy.New(strategy.Config{Provider: strategy.ProviderBuiltin})
+	if err != nil {
+		return strategy.Spec{}, err
+	}
+	return builtin.Generate(ctx, req)
+}
+
+// hangUp sends /generate with the tier's token and goes away after
+// 100 ms, long before the generation ends.
+func (b *aiBundle) hangUp(tier store.Tier, body string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.t.Context(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.srv.URL+"/v1/backtest-ai/generate", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+b.token(tier))
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		b.t.Fatalf("the request was answered (%d) before the client went away", res.StatusCode)
+	}
+}
+
+// aiJobsDone waits until n generation tasks have finished.
+func (b *aiBundle) aiJobsDone(n int) {
+	b.t.Helper()
+	insp := asynq.NewInspectorFromRedisClient(b.q.rdb)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		done, _ := insp.ListCompletedTasks(jobs.QueueAI)
+		failed, _ := insp.ListArchivedTasks(jobs.QueueAI)
+		if len(done)+len(failed) >= n {
+			time.Sleep(300 * time.Millisecond) // what follows the outcome (the watcher's poll) settles
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.t.Fatalf("%d generation(s) did not finish within 10 s", n)
+}
+
+// TestGenerationSpentWhenClientHangsUp (issue 16, item 3): a client that
+// hangs up during /generate does not get its generation back while the job
+// runs on; the generation is spent when it succeeds, and given back only
+// when it fails.
+func TestGenerationSpentWhenClientHangsUp(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		fail bool
+		used int
+	}{{"succeeds", false, 5}, {"fails", true, 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := aiSetup(t, func(o *aiOpts) { o.generator = slowGenerator{delay: 700 * time.Millisecond, fail: tc.fail} })
+			for range 4 { // one generation left of PRO's 5
+				if _, err := b.store.ReserveAIGeneration(t.Context(), b.ids[store.Pro], now, 5); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b.hangUp(store.Pro, `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
+			if n := b.used(store.Pro); n != 5 {
+				t.Errorf("used while the generation runs on: %d, want 5 (its reservation held)", n)
+			}
+			b.aiJobsDone(1)
+			if n := b.used(store.Pro); n != tc.used {
+				t.Fatalf("used after the generation %s: %d, want %d", tc.name, n, tc.used)
+			}
+			if tc.fail {
+				return
+			}
+			r := b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy DOWN when price_down drops below 0.3, exit above 0.6"}`)
+			wantError(t, r, http.StatusTooManyRequests, "BACKTEST_AI_QUOTA_EXCEEDED")
+		})
 	}
 }

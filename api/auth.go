@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -22,6 +23,11 @@ type principal struct {
 	Plan     Plan
 	// Usage is the rate limiter's count of this request.
 	Usage rateUsage
+	// keyHash is the hash of the API key the request came with ("" for
+	// other credentials); cachedGen the customer generation the principal
+	// was cached at (authcache.go), -1 when it was not read from the cache.
+	keyHash   string
+	cachedGen int64
 }
 
 type principalKey struct{}
@@ -36,9 +42,18 @@ func principalFrom(ctx context.Context) principal {
 // authenticate enforces the security schemes an operation declares, then
 // counts the request against the caller's rate limits (ratelimit.go).
 //
-// The plan is read from the customer's row on every request, never cached
-// in the process, so a tier change made through any api process (a billing
-// webhook) holds for the very next request everywhere.
+// An operation behind the apiKey scheme may accept other credentials of
+// the same customer as alternatives (GET /v1/jobs/{id} takes the bearer
+// token that made an agent request too): the request is authenticated by
+// the credential it carries (credentialFor). What a credential resolves to
+// is the customer, and that is all a handler compares, so a job answers to
+// whichever credential of its owner asks (a key, a token, and any scheme
+// added later, a dashboard session, that resolves to the customer).
+//
+// The plan is read from the customer's row (or the auth cache, whose
+// entries every change invalidates at once: authcache.go), so a tier
+// change made through any api process (a billing webhook) holds for the
+// very next request everywhere.
 //
 // Every authenticated answer, errors included, carries X-Tier and the
 // X-RateLimit-* headers, so they are set here before the handler runs.
@@ -48,7 +63,17 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
-	p, err := s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"))
+	if ctx.Header("X-API-Key") == "" && ctx.Header("Authorization") == "" && hasSessionCookie(ctx) {
+		s.requireSession(ctx, next) // the dashboard (session.go)
+		return
+	}
+	var p principal
+	var err error
+	if credentialFor(ctx, op) == schemeBearer {
+		p, err = s.principalForToken(ctx.Context(), ctx.Header("Authorization"))
+	} else {
+		p, err = s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"))
+	}
 	if err != nil {
 		r, w := humago.Unwrap(ctx)
 		writeError(w, r, s.log, err)
@@ -57,11 +82,34 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	s.meter(ctx, p, next)
 }
 
+// credentialFor is the scheme that authenticates a request to an operation
+// behind the apiKey scheme: the bearer token when the operation accepts
+// one and the request carries an Authorization header but no X-API-Key;
+// else the API key (whose absence is the 401 that names it).
+func credentialFor(ctx huma.Context, op *huma.Operation) string {
+	if requires(op, schemeBearer) && ctx.Header("X-API-Key") == "" && ctx.Header("Authorization") != "" {
+		return schemeBearer
+	}
+	return schemeAPIKey
+}
+
 // meter counts the caller's request against its plan's rate limits, sets
 // the X-Tier and X-RateLimit-* headers, and answers 429 past a limit; it is
-// the same for API keys and bearer tokens.
+// the same for API keys and bearer tokens. A principal from the auth cache
+// that the customer's changes have made stale is looked up afresh first.
 func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 	p.Usage = s.countRequest(ctx.Context(), p)
+	if p.Usage.stale {
+		s.auth.drop(p.keyHash)
+		fresh, err := s.lookupKey(ctx.Context(), p.keyHash)
+		if err != nil {
+			r, w := humago.Unwrap(ctx)
+			writeError(w, r, s.log, err)
+			return
+		}
+		p = fresh
+		p.Usage = s.countRequest(ctx.Context(), p)
+	}
 	setRateHeaders(ctx, p.Plan.Tier, p.Usage)
 	if p.Usage.Exceeded != "" {
 		r, w := humago.Unwrap(ctx)
@@ -80,8 +128,9 @@ func requires(op *huma.Operation, scheme string) bool {
 	return false
 }
 
-// principalForKey looks an API key up. Keys are found by their hash, so no
-// secret is ever compared byte by byte.
+// principalForKey looks an API key up, in the auth cache first when there
+// is one (authcache.go). Keys are found by their hash, so no secret is ever
+// compared byte by byte.
 func (s *Server) principalForKey(ctx context.Context, key string) (principal, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
@@ -90,12 +139,45 @@ func (s *Server) principalForKey(ctx context.Context, key string) (principal, er
 	if strings.HasPrefix(key, DevKeyPrefix) && !s.cfg.DevKeys {
 		return principal{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid API key: demo keys (ud_dev_...) work only with `updown dev`")
 	}
-	k, c, err := s.store.LookupAPIKey(ctx, HashKey(key))
+	hash := string(HashKey(key))
+	if s.auth != nil {
+		if p, ok := s.auth.get(hash, time.Now()); ok {
+			return p, nil
+		}
+	}
+	return s.lookupKey(ctx, hash)
+}
+
+// lookupKey looks the key with the hash up in the store and, with an auth
+// cache, caches what it found. The customer's generation is read between
+// two look-ups, so that the entry is never newer in generation than in
+// content: a change stored before the generation was read is in the
+// second look-up, one stored after it bumps the generation past the
+// entry's.
+func (s *Server) lookupKey(ctx context.Context, hash string) (principal, error) {
+	p, err := s.lookupKeyInStore(ctx, hash)
+	if err != nil || s.auth == nil {
+		return p, err
+	}
+	gen, err := s.limiter.customerGen(ctx, p.Customer.ID)
+	if err != nil {
+		return p, nil // Redis is failing: the request goes on unmetered, uncached
+	}
+	if p, err = s.lookupKeyInStore(ctx, hash); err != nil {
+		return p, err
+	}
+	s.auth.put(hash, p, gen, time.Now())
+	p.cachedGen = gen
+	return p, nil
+}
+
+func (s *Server) lookupKeyInStore(ctx context.Context, hash string) (principal, error) {
+	k, c, err := s.store.LookupAPIKey(ctx, []byte(hash))
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid or revoked API key")
 	}
 	if err != nil {
 		return principal{}, s.storeFailure(ctx, "look up API key", err)
 	}
-	return principal{Customer: c, Key: k, Plan: planFor(c.Tier)}, nil
+	return principal{Customer: c, Key: k, Plan: planFor(c.Tier), keyHash: hash, cachedGen: -1}, nil
 }

@@ -206,7 +206,7 @@ func (s *Server) generate(ctx context.Context, in *aiInput) (*aiOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec, q, _, err := s.generateStrategy(ctx, p, req)
+	spec, q, err := s.generateStrategy(ctx, p, req)
 	if err != nil {
 		return nil, err
 	}
@@ -224,78 +224,67 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	if err != nil {
 		return nil, err
 	}
-	spec, q, release, err := s.generateStrategy(ctx, p, req)
+	spec, q, err := s.generateStrategy(ctx, p, req)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q})
-	var e *Error
-	if err != nil && !(errors.As(err, &e) && e.Code == CodeJobTimeout) {
-		// The caller never sees the strategy; after a 504 it can, by the
-		// job id, so that generation stands.
-		release()
-	}
-	return out, err
+	// The generation succeeded: it is spent whatever becomes of the
+	// backtest (its job answers GET /v1/jobs/{id}).
+	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q})
 }
 
-// generateStrategy reserves a generation, runs it on the ai queue, and
-// gives the generation back unless it succeeded (also when the wait ends
-// in 504 or the caller goes away: only an answered generation counts).
-// release gives a successful generation back, for a caller that cannot
-// answer it after all.
-func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy.Request) (spec strategy.Spec, q *backtest.Quota, release func(), err error) {
+// generateStrategy reserves a generation and runs it on the ai queue. A
+// generation is spent once it succeeds, however it is collected (DESIGN
+// 8): by this request, or by GET /v1/jobs/{id} after a 504 or a client
+// that hung up. So the reservation is settled by the job's outcome, not by
+// the request: only a generation that failed (or never reached the queue)
+// gives it back, also when that is known only after the request ended.
+func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy.Request) (spec strategy.Spec, q *backtest.Quota, err error) {
 	period := monthStart(s.now())
 	limit := p.Plan.AIGenerationsPerMonth
 	used, err := s.store.ReserveAIGeneration(ctx, p.Customer.ID, period, limit)
 	if errors.Is(err, store.ErrQuotaExceeded) {
-		return spec, nil, nil, s.quotaExceeded(used, limit, period)
+		return spec, nil, s.quotaExceeded(used, limit, period)
 	}
 	if err != nil {
-		return spec, nil, nil, s.storeFailure(ctx, "reserve AI generation", err)
+		return spec, nil, s.storeFailure(ctx, "reserve AI generation", err)
 	}
 	giveBack := func() {
-		// Not the request's context: a caller that went away must not
-		// keep the generation.
+		// Not the request's context: it may be long gone.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if rErr := s.store.ReleaseAIGeneration(rctx, p.Customer.ID, period); rErr != nil {
 			s.log.ErrorContext(ctx, "release AI generation", "request_id", RequestID(ctx), "customer_id", p.Customer.ID, "err", rErr)
 		}
 	}
-	succeeded := false
-	defer func() {
-		if !succeeded {
-			giveBack()
-		}
-	}()
-
 	payload, err := json.Marshal(req)
 	if err != nil {
-		return spec, nil, nil, s.internal(ctx, "encode generation payload", err)
+		giveBack()
+		return spec, nil, s.internal(ctx, "encode generation payload", err)
 	}
-	raw, err := s.runJob(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, p)
+	raw, err := s.runJobThen(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, p, func(o *jobs.Outcome) {
+		if o != nil && o.Failure != nil {
+			giveBack()
+		}
+	})
 	var e *Error
 	if errors.As(err, &e) && e.Code == CodeValidation {
 		// The request was checked before it was queued: what the
 		// generator refuses is the prompt.
 		err = e.With("field", "prompt")
 	}
-	if errors.As(err, &e) && e.Code == CodeJobTimeout {
-		// The generation goes on and GET /v1/jobs/{id} answers it: it
-		// counts, as an answered one does.
-		succeeded = true
-	}
 	if err != nil {
-		return spec, nil, nil, err
+		return spec, nil, err
 	}
 	if err := json.Unmarshal(raw, &spec); err != nil {
-		return spec, nil, nil, s.internal(ctx, "decode generated strategy", err)
+		giveBack() // GET /v1/jobs/{id} cannot read it either
+		return spec, nil, s.internal(ctx, "decode generated strategy", err)
 	}
 	if err := spec.Normalize(); err != nil {
-		return spec, nil, nil, s.internal(ctx, "generated strategy", err)
+		giveBack()
+		return spec, nil, s.internal(ctx, "generated strategy", err)
 	}
-	succeeded = true
-	return spec, quotaOf(used, limit, period), giveBack, nil
+	return spec, quotaOf(used, limit, period), nil
 }
 
 // generatedAnswer turns a finished generation job's result into the answer

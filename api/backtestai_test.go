@@ -751,11 +751,11 @@ func TestBacktestAIOpenAPI(t *testing.T) {
 		{"post", "/v1/backtest-ai/run", "504"}, {"get", "/v1/backtest-ai/quota", "403"},
 	} {
 		op := doc.Paths[p.path][p.method]
-		if !reflect.DeepEqual(op.Security, []map[string][]string{{"bearer": {}}}) || op.Responses[p.code] == nil || op.Responses["422"] != nil {
+		if !reflect.DeepEqual(op.Security, []map[string][]string{{"bearer": {}}, {"session": {}}}) || op.Responses[p.code] == nil || op.Responses["422"] != nil {
 			t.Errorf("%s %s: security %v, responses %v", p.method, p.path, op.Security, op.Responses)
 		}
 	}
-	if op := doc.Paths["/v1/auth/token"]["post"]; !reflect.DeepEqual(op.Security, []map[string][]string{{"apiKey": {}}}) {
+	if op := doc.Paths["/v1/auth/token"]["post"]; !reflect.DeepEqual(op.Security, []map[string][]string{{"apiKey": {}}, {"session": {}}}) {
 		t.Errorf("token security %v", op.Security)
 	}
 }
@@ -785,7 +785,9 @@ func TestStrategyBacktestFails(t *testing.T) {
 		code   string
 		used   int
 	}{
-		{errors.New("queue down"), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", 0},
+		// The generation succeeded either way, and its job answers GET
+		// /v1/jobs/{id}: it is spent (DESIGN 8).
+		{errors.New("queue down"), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", 1},
 		{&worker.TimeoutError{JobID: "backtest-x"}, http.StatusGatewayTimeout, "JOB_TIMEOUT", 1},
 	} {
 		b := aiSetup(t, func(o *aiOpts) {

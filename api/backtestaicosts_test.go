@@ -111,6 +111,12 @@ func TestAgentBodiesStrict(t *testing.T) {
 			t.Errorf("%s %s: %v, want field %s", tc.path, tc.body, e, tc.field)
 		}
 	}
+	// A prompt the generator refuses (a completed task on the worker, not
+	// a failed one) is still the user's 400.
+	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when the RSI is low"}`), http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); d["field"] != "prompt" || !strings.Contains(e["message"].(string), "rsi") {
+		t.Errorf("refused prompt: %v", e)
+	}
 	if n := b.used(store.Pro); n != 0 {
 		t.Errorf("refused requests used %d generations", n)
 	}

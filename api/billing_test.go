@@ -496,6 +496,22 @@ func TestWebhookEmailFallback(t *testing.T) {
 	}
 }
 
+// TestWebhookEmailAnyCase: the email fallback matches whatever case the
+// provider sends the address in (issue 16, item 7).
+func TestWebhookEmailAnyCase(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	e := b.activate("msg_case", store.Starter, "PRO", now)
+	e.customerID, e.email = "", "  STARTER@Test.EXAMPLE "
+	res := wantHook(t, b.post(e), "applied", false)
+	if res.CustomerID == nil || *res.CustomerID != b.ids[store.Starter] {
+		t.Errorf("customer %v, want the email's %s", res.CustomerID, b.ids[store.Starter])
+	}
+	if tier := b.tierOf(b.ids[store.Starter]); tier != store.Pro {
+		t.Errorf("tier = %s, want PRO", tier)
+	}
+}
+
 func TestWebhookCancelledAndPayments(t *testing.T) {
 	t.Parallel()
 	b, _ := hookSetup(t)

@@ -116,8 +116,8 @@ type marketOutput struct{ Body marketJSON }
 type snapshotPageParams struct {
 	Limit, Offset    int
 	IncludeOrderbook bool
-	CSV              bool // Accept: text/csv; CSV pages are not cached
-	Parquet          bool // Accept: application/vnd.apache.parquet; not cached either
+	CSV              bool // the negotiated answer is CSV (s.wantsCSV); CSV pages are not cached
+	Parquet          bool // the negotiated answer is Parquet (s.wantsParquet); not cached either
 	Series           seriesParams
 }
 
@@ -195,7 +195,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept), wantsParquet(in.Accept),
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept), s.wantsParquet(in.Accept),
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
@@ -211,7 +211,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept), wantsParquet(in.Accept),
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept), s.wantsParquet(in.Accept),
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 }

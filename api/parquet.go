@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -26,13 +25,6 @@ var parquetFormat = huma.Format{
 		return fmt.Errorf("api: %T has no Parquet form", v)
 	},
 	Unmarshal: func([]byte, any) error { return errors.New("request bodies are JSON, not Parquet") },
-}
-
-// wantsParquet reports whether the client asked for Parquet (the Accept
-// header's first choice).
-func wantsParquet(accept string) bool {
-	first, _, _ := strings.Cut(accept, ",")
-	return strings.HasPrefix(strings.TrimSpace(first), transfer.ParquetMediaType)
 }
 
 // WriteParquet writes the page's snapshots as one Parquet file, with the

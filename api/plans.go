@@ -31,6 +31,12 @@ type Plan struct {
 	AIGenerationsPerMonth int
 	// PerMinute and PerDay are the default rate limits (0 unlimited).
 	PerMinute, PerDay int
+	// JobsInFlight caps the customer's jobs (replays, backtests,
+	// generations) running at once (0: no cap).
+	JobsInFlight int
+	// CustomLimits: a customer's own limits (`updown customers
+	// set-limits`) replace PerMinute and PerDay.
+	CustomLimits bool
 }
 
 // starterLastN is the Starter window: the newest markets per type (BTC only).
@@ -44,14 +50,14 @@ func planFor(t store.Tier) Plan {
 	switch t {
 	case store.Pro:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000}
+			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4}
 	case store.ProTrial:
-		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000}
+		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4}
 	case store.Suite:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, PerMinute: 300, PerDay: 50_000}
 	case store.Enterprise:
 		return Plan{Tier: t, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: -1}
+			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true, JobsInFlight: 16}
 	default:
 		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000}
 	}

@@ -71,14 +71,21 @@ const rateLimitTimeout = 250 * time.Millisecond
 const rateKeyPrefix = "updown:rl:{"
 
 // rateScript checks and counts one request. KEYS: the minute and day
-// counters. ARGV: the per-minute and per-day limits (0: none) and the two
-// keys' time to live in seconds. Returns {minute count, day count, refused}
-// where refused is 0 (counted), 1 (minute limit) or 2 (day limit); the
-// counts include the request when it was counted. It counts first and
+// counters and the customer's generation (authGenKey). ARGV: the
+// per-minute and per-day limits (0: none), the two counters' time to live
+// in seconds, and the generation the caller's principal was cached at (-1:
+// not cached, nothing to check). Returns {minute count, day count,
+// refused, generation} where refused is 0 (counted), 1 (minute limit), 2
+// (day limit) or 3 (stale: the customer changed since the principal was
+// cached; nothing counted, the caller looks it up afresh and asks again);
+// the counts include the request when it was counted. It counts first and
 // takes a refused request back out, all in one atomic step: the common
-// path is two INCRs, the cheapest script that can be (Redis runs it in
-// about 3 µs).
+// path is a GET and two INCRs, the cheapest script that can be (Redis runs
+// it in about 3 µs).
 var rateScript = redis.NewScript(`
+local g = tonumber(redis.call('GET', KEYS[3]) or '0')
+local want = tonumber(ARGV[5])
+if want >= 0 and want ~= g then return {0, 0, 3, g} end
 local m = redis.call('INCR', KEYS[1])
 local d = redis.call('INCR', KEYS[2])
 if m == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
@@ -89,9 +96,9 @@ if ld > 0 and d > ld then refused = 2 elseif lm > 0 and m > lm then refused = 1 
 if refused > 0 then
 	redis.call('DECR', KEYS[1])
 	redis.call('DECR', KEYS[2])
-	return {m - 1, d - 1, refused}
+	return {m - 1, d - 1, refused, g}
 end
-return {m, d, 0}
+return {m, d, 0, g}
 `)
 
 // rateWindow names a limiter window.
@@ -117,15 +124,30 @@ type rateUsage struct {
 	// Exceeded names the window whose limit refused the request ("": let
 	// through).
 	Exceeded rateWindow
+	// stale: nothing was counted, because the principal was cached before
+	// the customer last changed (authcache.go).
+	stale bool
 }
 
-// rateLimitFor returns the allowance of a plan: Config.RateLimits' entry
-// for its tier when there is one, else the plan table's.
-func (s *Server) rateLimitFor(p Plan) RateLimit {
-	if l, ok := s.cfg.RateLimits[p.Tier]; ok {
-		return l
+// rateLimitFor returns the caller's allowance: on a plan with limits per
+// customer (ENTERPRISE), the customer's own where set
+// (`updown customers set-limits`); otherwise, or for a limit the customer
+// has not set, Config.RateLimits' entry for the tier when there is one,
+// else the plan table's.
+func (s *Server) rateLimitFor(p Plan, c store.Customer) RateLimit {
+	l, ok := s.cfg.RateLimits[p.Tier]
+	if !ok {
+		l = RateLimit{PerMinute: p.PerMinute, PerDay: p.PerDay}
 	}
-	return RateLimit{PerMinute: p.PerMinute, PerDay: p.PerDay}
+	if p.CustomLimits {
+		if c.RatePerMinute > 0 {
+			l.PerMinute = c.RatePerMinute
+		}
+		if c.RatePerDay > 0 {
+			l.PerDay = c.RatePerDay
+		}
+	}
+	return l
 }
 
 // rateWindows returns the windows containing now: their numbers (unix
@@ -150,13 +172,23 @@ func rateKeys(customerID string, tier store.Tier, minute, day int64) (string, st
 	return base + ":m:" + strconv.FormatInt(minute, 10), base + ":d:" + strconv.FormatInt(day, 10)
 }
 
+// authGenKey is the customer's generation: a counter bumped by every
+// change that touches how the customer's requests are authenticated or
+// limited (tier, limits, a revoked key; InvalidateCustomer). It shares the
+// counters' hash tag, so the rate script reads it in the same step.
+func authGenKey(customerID string) string {
+	return rateKeyPrefix + customerID + "}:gen"
+}
+
 // countRequest checks the caller's request against its plan's limits and
 // counts it. It never fails: without Redis, or when Redis fails (logged),
-// the request is let through uncounted.
+// the request is let through uncounted. A principal from the auth cache
+// whose customer has changed since is not counted: the usage is stale, and
+// the caller looks the principal up afresh and counts again.
 func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
 	now := s.now()
 	minute, day, minuteEnd, dayEnd := rateWindows(now)
-	u := rateUsage{Limit: s.rateLimitFor(p.Plan), MinuteReset: minuteEnd, DayReset: dayEnd}
+	u := rateUsage{Limit: s.rateLimitFor(p.Plan, p.Customer), MinuteReset: minuteEnd, DayReset: dayEnd}
 	if s.limiter == nil {
 		return u
 	}
@@ -164,22 +196,25 @@ func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
 	// Keys outlive their window by a minute, so that processes whose
 	// clocks differ a little still find them.
 	c := &rateCall{
-		keys: []string{mk, dk},
+		keys: []string{mk, dk, authGenKey(p.Customer.ID)},
 		args: []any{max(u.Limit.PerMinute, 0), max(u.Limit.PerDay, 0),
-			int64(minuteEnd.Sub(now)/time.Second) + 61, int64(dayEnd.Sub(now)/time.Second) + 61},
+			int64(minuteEnd.Sub(now)/time.Second) + 61, int64(dayEnd.Sub(now)/time.Second) + 61, p.cachedGen},
 	}
 	res, err := s.limiter.count(ctx, c)
 	if err != nil {
 		s.limiter.warn(ctx, s.log, p.Customer.ID, err)
 		return u
 	}
-	u.Counted, u.Minute, u.Day = true, res[0], res[1]
 	switch res[2] {
+	case 3:
+		u.stale = true
+		return u
 	case 1:
 		u.Exceeded = windowMinute
 	case 2:
 		u.Exceeded = windowDay
 	}
+	u.Counted, u.Minute, u.Day = true, res[0], res[1]
 	return u
 }
 
@@ -216,7 +251,7 @@ func newRateLimiter(rdb redis.UniversalClient) *rateLimiter {
 	return &rateLimiter{rdb: rdb}
 }
 
-// count runs c's check and returns {minute, day, refused}. It gives up
+// count runs c's check and returns {minute, day, refused, generation}. It gives up
 // after rateLimitTimeout or when ctx ends; a call given up on is skipped
 // if it has not been sent yet.
 func (l *rateLimiter) count(ctx context.Context, c *rateCall) ([]int64, error) {
@@ -280,7 +315,7 @@ func (l *rateLimiter) send(batch []*rateCall) {
 		var again []*rateCall
 		for i, c := range calls {
 			c.res, c.err = cmds[i].Int64Slice()
-			if c.err == nil && len(c.res) != 3 {
+			if c.err == nil && len(c.res) != 4 {
 				c.err = fmt.Errorf("rate limit script answered %v", c.res)
 			}
 			if redis.HasErrorPrefix(c.err, "NOSCRIPT") {
@@ -315,8 +350,10 @@ func (l *rateLimiter) warn(ctx context.Context, log *slog.Logger, customerID str
 }
 
 // resetRateLimits clears the customer's counters of the current windows
-// under every tier, so that a tier change starts from nothing (SPEC 3.2).
-// It does nothing without Redis.
+// under every tier, so that a tier change starts from nothing (SPEC 3.2),
+// and bumps the customer's generation, so that every process's auth cache
+// drops what it holds of the customer at its next request. It does nothing
+// without Redis.
 func (s *Server) resetRateLimits(ctx context.Context, customerID string) error {
 	if s.limiter == nil {
 		return nil
@@ -333,26 +370,50 @@ func (s *Server) resetRateLimits(ctx context.Context, customerID string) error {
 		mk, _ := rateKeys(customerID, t, minute-1, day)
 		keys = append(keys, mk)
 	}
-	if err := s.limiter.rdb.Del(ctx, keys...).Err(); err != nil {
+	pipe := s.limiter.rdb.TxPipeline()
+	pipe.Del(ctx, keys...)
+	pipe.Incr(ctx, authGenKey(customerID))
+	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("reset rate limits of customer %s: %w", customerID, err)
 	}
 	return nil
 }
 
-// setRateHeaders writes X-Tier and, when the request was counted against a
-// daily limit, X-RateLimit-Limit (the daily limit), X-RateLimit-Remaining
-// and X-RateLimit-Reset (unix seconds of the next 00:00 UTC).
+// InvalidateCustomer tells every api process sharing rdb that the
+// customer changed (tier, limits, a key revoked): the next request of the
+// customer through any of them is authenticated and limited afresh. Every
+// change made to a customer or its keys outside the api (the CLI, a
+// dashboard) calls it after the change is stored.
+func InvalidateCustomer(ctx context.Context, rdb redis.UniversalClient, customerID string) error {
+	if err := rdb.Incr(ctx, authGenKey(customerID)).Err(); err != nil {
+		return fmt.Errorf("invalidate customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// setRateHeaders writes X-Tier and, when the request was counted, the
+// X-RateLimit-* headers of one limit: the limit that refused it on a 429,
+// else the daily limit (the per-minute one on a plan with no daily limit).
+// X-RateLimit-Limit is the limit, X-RateLimit-Remaining what is left of it
+// and X-RateLimit-Reset the unix second its window ends (the next 00:00
+// UTC for the daily limit).
 func setRateHeaders(ctx huma.Context, tier store.Tier, u rateUsage) {
 	// Names in Go's canonical form (the form written on the wire), so
 	// setting them does not allocate.
 	ctx.SetHeader("X-Tier", string(tier))
-	if !u.Counted || u.Limit.PerDay <= 0 {
+	if !u.Counted {
 		return
 	}
-	remaining := max(int64(u.Limit.PerDay)-u.Day, 0)
-	ctx.SetHeader("X-Ratelimit-Limit", strconv.Itoa(u.Limit.PerDay))
-	ctx.SetHeader("X-Ratelimit-Remaining", strconv.FormatInt(remaining, 10))
-	ctx.SetHeader("X-Ratelimit-Reset", strconv.FormatInt(u.DayReset.Unix(), 10))
+	limit, used, reset := u.Limit.PerDay, u.Day, u.DayReset
+	if u.Exceeded == windowMinute || (limit <= 0 && u.Exceeded == "") {
+		limit, used, reset = u.Limit.PerMinute, u.Minute, u.MinuteReset
+	}
+	if limit <= 0 {
+		return
+	}
+	ctx.SetHeader("X-Ratelimit-Limit", strconv.Itoa(limit))
+	ctx.SetHeader("X-Ratelimit-Remaining", strconv.FormatInt(max(int64(limit)-used, 0), 10))
+	ctx.SetHeader("X-Ratelimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 }
 
 // rateLimited is the 429 of a refused request: Retry-After is the whole

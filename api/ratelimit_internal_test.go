@@ -11,9 +11,9 @@ import (
 )
 
 // testCall is a check of the keys {t}:m and {t}:d against lm per minute
-// and ld per day.
+// and ld per day, of a principal not from the cache.
 func testCall(lm, ld int) *rateCall {
-	return &rateCall{keys: []string{"{t}:m", "{t}:d"}, args: []any{lm, ld, 120, 90000}}
+	return &rateCall{keys: []string{"{t}:m", "{t}:d", "{t}:gen"}, args: []any{lm, ld, 120, 90000, -1}}
 }
 
 // TestRateLimiterBatches sends many checks at once through one limiter:

@@ -56,6 +56,21 @@ func wantLimitHeaders(t *testing.T, r response, tier store.Tier, limit, remainin
 	}
 }
 
+// wantMinuteHeaders checks the headers of the per-minute limit.
+func wantMinuteHeaders(t *testing.T, r response, limit, remaining int, at time.Time) {
+	t.Helper()
+	h := r.header
+	if got, want := h.Get("X-RateLimit-Limit"), strconv.Itoa(limit); got != want {
+		t.Errorf("X-RateLimit-Limit = %q, want %s (the minute's limit)", got, want)
+	}
+	if got, want := h.Get("X-RateLimit-Remaining"), strconv.Itoa(remaining); got != want {
+		t.Errorf("X-RateLimit-Remaining = %q, want %s", got, want)
+	}
+	if got, want := h.Get("X-RateLimit-Reset"), strconv.FormatInt(at.Truncate(time.Minute).Add(time.Minute).Unix(), 10); got != want {
+		t.Errorf("X-RateLimit-Reset = %q, want %s (the next minute)", got, want)
+	}
+}
+
 // wantLimited checks a 429 and its Retry-After.
 func wantLimited(t *testing.T, r response, retryAfter int, window string) {
 	t.Helper()
@@ -86,7 +101,8 @@ func TestRateLimitMinuteThenDay(t *testing.T) {
 	}
 	r := b.get(store.Starter, path)
 	wantLimited(t, r, 30, "minute") // 30 s to 13:08:00
-	wantLimitHeaders(t, r, store.Starter, 5, 2, clock.now())
+	// A 429 of the minute limit carries that limit's headers.
+	wantMinuteHeaders(t, r, 3, 0, clock.now())
 	wantLimited(t, b.get(store.Starter, path), 30, "minute") // refused requests are not counted
 
 	clock.set(now.Add(40 * time.Second)) // 13:08:10
@@ -129,19 +145,51 @@ func TestRateLimitPlanDefaults(t *testing.T) {
 	}
 	wantLimited(t, b.get(store.Starter, path), 30, "minute")
 
+	// Every plan sends the headers; ENTERPRISE's defaults are 10,000 a
+	// minute and 1,000,000 a day (DESIGN 4).
 	for _, tc := range []struct {
 		tier  store.Tier
 		limit int
-	}{{store.Pro, 50_000}, {store.ProTrial, 50_000}, {store.Suite, 50_000}} {
+	}{{store.Pro, 50_000}, {store.ProTrial, 50_000}, {store.Suite, 50_000}, {store.Enterprise, 1_000_000}} {
 		wantLimitHeaders(t, b.get(tc.tier, path), tc.tier, tc.limit, tc.limit-1, now)
 	}
-	// Enterprise is unlimited: no X-RateLimit-* headers, never 429.
-	for range 70 {
+	for i := range 70 {
 		r := b.get(store.Enterprise, path)
-		if r.status != http.StatusOK || r.header.Get("X-Tier") != "ENTERPRISE" || r.header.Get("X-RateLimit-Limit") != "" {
-			t.Fatalf("ENTERPRISE: %d, headers %v", r.status, r.header)
+		if r.status != http.StatusOK {
+			t.Fatalf("ENTERPRISE request %d: %d", i+2, r.status)
+		}
+		wantLimitHeaders(t, r, store.Enterprise, 1_000_000, 1_000_000-2-i, now)
+	}
+}
+
+// TestRateLimitPerCustomer: ENTERPRISE limits are the customer's own
+// (`updown customers set-limits`); a change holds for the next request in
+// every api process, though both hold the customer in their caches; on
+// other plans a customer's own limits do nothing.
+func TestRateLimitPerCustomer(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	a := setup(t, func(o *setupOpts) { o.redis = rdb })
+	b := &bundle{t: t, srv: secondProcess(t, a, func(c *api.Config) { c.Redis = rdb }), store: a.store, keys: a.keys, ids: a.ids}
+	ctx := context.Background()
+	const path = "/v1/markets?coin=BTC&limit=1"
+	wantLimitHeaders(t, a.get(store.Enterprise, path), store.Enterprise, 1_000_000, 999_999, now)
+	wantLimitHeaders(t, b.get(store.Enterprise, path), store.Enterprise, 1_000_000, 999_998, now)
+
+	for _, tier := range []store.Tier{store.Enterprise, store.Pro} {
+		if _, err := a.store.SetCustomerLimits(ctx, a.ids[tier], 4, 2_000_000); err != nil {
+			t.Fatal(err)
+		}
+		if err := api.InvalidateCustomer(ctx, rdb, a.ids[tier]); err != nil {
+			t.Fatal(err)
 		}
 	}
+	wantLimitHeaders(t, b.get(store.Enterprise, path), store.Enterprise, 2_000_000, 2_000_000-3, now)
+	wantLimitHeaders(t, a.get(store.Enterprise, path), store.Enterprise, 2_000_000, 2_000_000-4, now)
+	r := b.get(store.Enterprise, path) // the 5th this minute, past the customer's 4
+	wantLimited(t, r, 30, "minute")
+	wantMinuteHeaders(t, r, 4, 0, now)
+	wantLimitHeaders(t, a.get(store.Pro, path), store.Pro, 50_000, 49_999, now)
 }
 
 func TestRateLimitHeadersOnErrors(t *testing.T) {

@@ -110,9 +110,10 @@ func (s *Server) registerReplay() {
 		Method:      http.MethodGet,
 		Path:        "/v1/jobs/{id}",
 		Summary:     "Fetch a job that outlasted its request",
-		Description: "202 with {id, state} while the job runs; once done, the very answer the original request would have given.",
-		Tags:        []string{"Replay"},
-		Security:    []map[string][]string{{schemeAPIKey: {}}},
+		Description: "202 with {id, state} while the job runs; once done, the very answer the original request would have given. " +
+			"The job answers to its owner, with the credentials that made the request: an X-API-Key, or the bearer token of an agent request.",
+		Tags:     []string{"Replay"},
+		Security: []map[string][]string{{schemeAPIKey: {}}, {schemeBearer: {}}},
 		Responses: map[string]*huma.Response{
 			"200": {Description: "The job's answer", Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}},
 			"202": {Description: "Still running: data is {id, state}"},
@@ -167,21 +168,57 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 // runJob runs a job on the workers for the caller and turns its outcome
 // into a result or an API error.
 func (s *Server) runJob(ctx context.Context, j worker.Job, p principal) (json.RawMessage, error) {
+	return s.runJobThen(ctx, j, p, nil)
+}
+
+// notQueued is the outcome runJobThen reports for a job that never
+// reached the queue.
+var notQueued = &jobs.Outcome{Failure: &jobs.Failure{Code: CodeServiceUnavailable, Message: "the job was not queued"}}
+
+// runJobThen is runJob holding one of the caller's slots of jobs in flight
+// (jobcap.go) for as long as the job runs. done, when set, is called once
+// with the job's final outcome: before runJobThen returns when the wait
+// saw the job end, or when the job never reached the queue (notQueued);
+// else, after a 504, later from a watcher, with nil when the outcome never
+// became known.
+//
+// The wait does not end when the client goes away: the job runs on
+// either way, so its slot stays taken and its outcome settles what it
+// must (a generation's quota) exactly as if the client had stayed, and a
+// client cannot shed its jobs' slots by hanging up.
+func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done func(*jobs.Outcome)) (json.RawMessage, error) {
+	if done == nil {
+		done = func(*jobs.Outcome) {}
+	}
 	if s.cfg.Jobs == nil {
+		done(notQueued)
 		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
 	}
-	o, id, err := s.cfg.Jobs.Run(ctx, j, p.Customer.ID, s.cfg.JobWait)
+	release, err := s.takeJobSlot(ctx, p, j.ID(), s.cfg.JobWait)
+	if err != nil {
+		done(notQueued)
+		return nil, err
+	}
+	o, id, err := s.cfg.Jobs.Run(context.WithoutCancel(ctx), j, p.Customer.ID, s.cfg.JobWait)
 	var te *worker.TimeoutError
 	switch {
 	case errors.As(err, &te):
+		// The job goes on without its request.
+		go s.watchJob(p, id, jobBound(j), release, done)
 		return nil, Errorf(http.StatusGatewayTimeout, CodeJobTimeout,
 			"the job did not finish within %s; it goes on: fetch its result with GET /v1/jobs/%s", s.cfg.JobWait, id).With("job_id", id)
-	case err != nil && ctx.Err() != nil:
-		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "request cancelled while waiting for job %s", id).With("job_id", id)
 	case err != nil:
+		if release != nil {
+			release()
+		}
+		done(notQueued)
 		s.log.ErrorContext(ctx, "run job", "request_id", RequestID(ctx), "job_id", id, "err", err)
 		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff (request id %s)", RequestID(ctx))
 	}
+	if release != nil {
+		release()
+	}
+	done(&o)
 	return outcomeResult(o)
 }
 

@@ -1,124 +1,123 @@
 package api
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
+	"context"
+	"math"
+	"net/http"
 	"strconv"
-	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/store"
 )
 
-// Time series by time (DESIGN 13): the snapshot pages, market trades and
-// depth history take a time range, an order and a keyset cursor beside
-// SPEC's offset paging.
+// Chart series (DESIGN 12): a whole market in one answer, downsampled per
+// time bucket with each bucket's first, min and max kept, so a spike that
+// lasts one snapshot still shows on a chart of a 24hr market.
+const (
+	seriesDefaultPoints = 2000
+	seriesMinPoints     = 100
+	seriesMaxPoints     = 5000
+)
 
-// seriesQuery is a time-series request's selection: its range, its order
-// and, when it continues a walk, the position after which it goes on.
-type seriesQuery struct {
-	From, To  *time.Time
-	Ascending bool
-	After     *time.Time
-	// scope is what the cursor is bound to: the series (route and market)
-	// and the query (range and order).
-	scope []byte
+type seriesInput struct {
+	Slug   string `path:"slug" doc:"Market slug." example:"btc-updown-24hr-1777420800"`
+	Points int    `query:"points" default:"2000" minimum:"100" maximum:"5000" doc:"Most buckets to answer (100 to 5,000). A market with fewer snapshots answers each one as its own bucket."`
 }
 
-// seriesParams are the raw time-series query parameters.
-type seriesParams struct {
-	StartTime, EndTime, Order, Cursor string
-	Offset                            int
+// seriesBand is one value's buckets, aligned with seriesJSON.Time.
+type seriesBand struct {
+	First []float64 `json:"first" doc:"The bucket's first snapshot's value."`
+	Min   []float64 `json:"min"`
+	Max   []float64 `json:"max"`
 }
 
-// cursorVersion is the first byte of a cursor, so their form can change.
-const cursorVersion = 1
+type seriesJSON struct {
+	Market    marketJSON `json:"market"`
+	Points    int        `json:"points" doc:"The number of buckets asked for."`
+	BucketMs  int64      `json:"bucket_ms" doc:"Each bucket's width in milliseconds; buckets tile the market from start_time to end_time."`
+	Snapshots int        `json:"snapshots" doc:"Snapshots the buckets summarize (all the market has)."`
+	Time      []int64    `json:"time" doc:"Epoch milliseconds of each non-empty bucket's first snapshot, ascending. Buckets without snapshots are left out."`
+	Index     []int      `json:"index" doc:"Each bucket's first snapshot's position in time order (0: the oldest), so that /snapshots?limit=1&offset={snapshots-1-index} answers that very snapshot (with its books)."`
+	PriceUp   seriesBand `json:"price_up"`
+	PriceDown seriesBand `json:"price_down"`
+	CoinPrice seriesBand `json:"coin_price"`
+}
 
-// parseSeriesQuery reads the parameters of a request on series (the route
-// and the market: a cursor of one series is refused on another). With
-// endInclusive, end_time keeps what is at it (depth history, as SPEC says);
-// otherwise the range is [start_time, end_time).
-func parseSeriesQuery(series string, p seriesParams, endInclusive bool) (seriesQuery, error) {
-	var q seriesQuery
-	var err error
-	if q.From, err = parseTimeParam("query.start_time", p.StartTime); err != nil {
-		return q, err
+type seriesBody struct {
+	Success   bool       `json:"success"`
+	Data      seriesJSON `json:"data"`
+	Timestamp string     `json:"timestamp" format:"date-time"`
+}
+
+type seriesOutput struct{ Body seriesBody }
+
+func (s *Server) registerSeries() {
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-market-series",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/{slug}/series",
+		Summary:     "A market's prices for a chart, downsampled",
+		Description: "price_up, price_down and coin_price over the whole market in one answer, whatever its length: the market's span cut into " +
+			"`points` equal buckets, each non-empty bucket giving its first, min and max value, so spikes survive. Same plan rules as the snapshots.",
+		Tags:     []string{"Markets"},
+		Security: []map[string][]string{{schemeAPIKey: {}}},
+		Errors:   []int{400, 401, 403, 404, 429, 500, 503},
+	}, s.series)
+}
+
+func (s *Server) series(ctx context.Context, in *seriesInput) (*seriesOutput, error) {
+	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+	if err != nil {
+		return nil, err
 	}
-	if q.To, err = parseTimeParam("query.end_time", p.EndTime); err != nil {
-		return q, err
+	snaps, _, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true})
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list snapshots", err)
 	}
-	if q.From != nil && q.To != nil {
-		if endInclusive && q.To.Before(*q.From) {
-			return q, invalidParam("query.end_time", p.EndTime, "end_time must not be earlier than start_time")
+	points := in.Points
+	if points == 0 {
+		points = seriesDefaultPoints
+	}
+	out := downsample(m, snaps, points)
+	return &seriesOutput{Body: seriesBody{Success: true, Data: out, Timestamp: formatTime(s.now())}}, nil
+}
+
+// downsample cuts the market's span into points buckets (snapshots ascending).
+func downsample(m store.Market, snaps []store.Snapshot, points int) seriesJSON {
+	start := m.StartTime.UnixMilli()
+	span := m.EndTime.UnixMilli() - start
+	if n := len(snaps); n > 0 { // recorded data past the end still counts
+		if last := snaps[n-1].Time.UnixMilli() - start; last >= span {
+			span = last + 1
 		}
-		if !endInclusive && !q.From.Before(*q.To) {
-			return q, invalidParam("query.end_time", p.EndTime, "end_time must be later than start_time (the range is start_time inclusive to end_time exclusive)")
+	}
+	width := max(int64(math.Ceil(float64(span)/float64(points))), 1)
+	out := seriesJSON{Market: toMarketJSON(m), Points: points, BucketMs: width, Snapshots: len(snaps)}
+	n := min(len(snaps), points)
+	out.Time, out.Index = make([]int64, 0, n), make([]int, 0, n)
+	bands := []*seriesBand{&out.PriceUp, &out.PriceDown, &out.CoinPrice}
+	for _, b := range bands {
+		b.First, b.Min, b.Max = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	}
+	cur := int64(math.MinInt64)
+	for i := range snaps {
+		sn := &snaps[i]
+		t := sn.Time.UnixMilli()
+		bucket := max((t-start)/width, 0) // snapshots before start_time join the first bucket
+		vals := [3]float64{sn.PriceUp, sn.PriceDown, sn.CoinPrice}
+		if bucket != cur {
+			cur = bucket
+			out.Time, out.Index = append(out.Time, t), append(out.Index, i)
+			for j, b := range bands {
+				b.First, b.Min, b.Max = append(b.First, vals[j]), append(b.Min, vals[j]), append(b.Max, vals[j])
+			}
+			continue
+		}
+		k := len(out.Time) - 1
+		for j, b := range bands {
+			b.Min[k], b.Max[k] = min(b.Min[k], vals[j]), max(b.Max[k], vals[j])
 		}
 	}
-	switch p.Order {
-	case "", "desc":
-	case "asc":
-		q.Ascending = true
-	default:
-		return q, invalidParam("query.order", p.Order, "order must be asc or desc")
-	}
-	q.scope = cursorScope(series, q)
-	if p.Cursor == "" {
-		return q, nil
-	}
-	if p.Offset != 0 {
-		return q, invalidParam("query.cursor", p.Cursor, "cursor and offset cannot be combined: a cursor already says where the page starts")
-	}
-	after, ok := decodeCursor(p.Cursor, q.scope)
-	if !ok {
-		return q, invalidParam("query.cursor", p.Cursor,
-			"cursor is not a next_cursor of this series and query: pass it back with the same path, start_time, end_time and order")
-	}
-	q.After = &after
-	return q, nil
+	return out
 }
-
-// cursorScope binds a cursor to the series and the query's range and order.
-func cursorScope(series string, q seriesQuery) []byte {
-	b := append([]byte(series), 0)
-	for _, t := range []*time.Time{q.From, q.To} {
-		if t != nil {
-			b = strconv.AppendInt(b, t.UnixMicro(), 10)
-		}
-		b = append(b, 0)
-	}
-	b = strconv.AppendBool(b, q.Ascending)
-	sum := sha256.Sum256(b)
-	return sum[:8]
-}
-
-// cursor returns the next_cursor of a page whose last element is at last:
-// URL-safe base64 of the version, the position in Unix microseconds and
-// the scope.
-func (q seriesQuery) cursor(last time.Time) *string {
-	b := make([]byte, 0, 1+8+len(q.scope))
-	b = append(b, cursorVersion)
-	b = binary.BigEndian.AppendUint64(b, uint64(last.UnixMicro()))
-	b = append(b, q.scope...)
-	s := base64.RawURLEncoding.EncodeToString(b)
-	return &s
-}
-
-// decodeCursor returns the position a cursor holds if it was made for
-// scope.
-func decodeCursor(c string, scope []byte) (time.Time, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) != 1+8+len(scope) || b[0] != cursorVersion || string(b[9:]) != string(scope) {
-		return time.Time{}, false
-	}
-	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[1:9]))).UTC(), true
-}
-
-// cacheKey is the query's part of a page cache key.
-func (q seriesQuery) cacheKey() string {
-	if q.After == nil {
-		return base64.RawURLEncoding.EncodeToString(q.scope)
-	}
-	return base64.RawURLEncoding.EncodeToString(q.scope) + "@" + strconv.FormatInt(q.After.UnixMicro(), 10)
-}
-
-// ranged reports whether the query narrows the series by time.
-func (q seriesQuery) ranged() bool { return q.From != nil || q.To != nil }

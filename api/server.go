@@ -53,6 +53,10 @@ type Config struct {
 	// RateLimits overrides the plan table's rate limits per tier (fields
 	// of 0: unlimited). Limiting counts in Redis: with Redis nil it is off.
 	RateLimits map[store.Tier]RateLimit
+	// JobsInFlight overrides the plan table's cap on a customer's jobs
+	// (replays, backtests, generations) running at once, per tier (0: no
+	// cap). The slots are counted in Redis: with Redis nil there is no cap.
+	JobsInFlight map[store.Tier]int
 	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.
@@ -67,6 +71,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// PublicURL is the address users reach the service at; https makes the
+	// session cookie Secure. BillingURL is the checkout link
+	// GET /v1/account/billing answers (none when empty).
+	PublicURL, BillingURL string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -80,6 +88,8 @@ type Server struct {
 	metrics *httpMetrics
 	// limiter counts requests in Redis; nil when Config.Redis is nil.
 	limiter *rateLimiter
+	// auth caches API key look-ups (authcache.go); nil without a limiter.
+	auth *authCache
 }
 
 // New builds the API and registers every route.
@@ -110,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 	hc := huma.DefaultConfig("updown API", Version)
 	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
 	hc.OpenAPIPath = "/openapi"
+	hc.DocsPath = "" // dashboard.go serves /docs from embedded assets
 	hc.Info.Description = "History of short-interval up/down prediction markets (BTC, ETH, SOL), exchange data, strategy replay and a Backtest AI agent."
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key created with `updown customers create` or `updown keys create`."},
@@ -134,6 +145,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}
+	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
 
@@ -373,6 +385,8 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// withMetrics records each request's latency by route and status, and
+// logs the request.
 func (s *Server) withMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -385,6 +399,11 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
-		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(time.Since(start).Seconds())
+		took := time.Since(start)
+		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(took.Seconds())
+		// The request log: the route pattern, never the path or query, so
+		// nothing a client put in the URL is written down.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("route", route),
+			slog.Int("status", rec.status), slog.Duration("duration", took), slog.String("request_id", RequestID(r.Context())))
 	})
 }

@@ -16,8 +16,9 @@ type BillingStore interface {
 	// e.SetTier is true, applies the tier change, all or nothing.
 	//
 	// The customer is the one whose ID is e.CustomerRef or, when no such
-	// customer exists, the one whose email is e.Email (exactly); the record
-	// keeps the customer found in CustomerID ("" when none was).
+	// customer exists, the one whose email is e.Email (case-insensitively:
+	// as NormalizeEmail compares); the record keeps the customer found in
+	// CustomerID ("" when none was) and e.Email as sent.
 	//
 	// The tier change is applied (Outcome BillingApplied) only when e.Tier
 	// is a known tier, the customer was found, and e.OccurredAt is not

@@ -89,7 +89,8 @@ type SnapshotStore interface {
 // CustomerStore keeps customers and their API keys.
 type CustomerStore interface {
 	// CreateCustomer stores c; the store assigns ID (a UUID) when empty and
-	// the timestamps. A taken email is ErrConflict.
+	// the timestamps. Emails are kept and matched in NormalizeEmail's form,
+	// so they match case-insensitively; a taken email is ErrConflict.
 	CreateCustomer(ctx context.Context, c Customer) (Customer, error)
 	GetCustomer(ctx context.Context, id string) (Customer, error)
 	GetCustomerByEmail(ctx context.Context, email string) (Customer, error)
@@ -98,6 +99,10 @@ type CustomerStore interface {
 	// SetCustomerTier changes the customer's tier (ErrNotFound if absent)
 	// and returns the updated customer.
 	SetCustomerTier(ctx context.Context, id string, tier Tier) (Customer, error)
+	// SetCustomerLimits sets the customer's own request allowances (0:
+	// the plan's default; negative is ErrInvalid) and returns the updated
+	// customer (ErrNotFound if absent).
+	SetCustomerLimits(ctx context.Context, id string, perMinute, perDay int) (Customer, error)
 
 	// CreateAPIKey stores a key of the customer. Only the hash of the key is
 	// kept; Prefix is a short, non-secret label for listings. The store
@@ -380,12 +385,17 @@ func (t Tier) Valid() bool {
 
 // Customer is an account holder.
 type Customer struct {
-	ID        string
-	Email     string
-	Name      string
-	Tier      Tier
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	ID    string
+	Email string
+	Name  string
+	Tier  Tier
+	// RatePerMinute and RatePerDay are the customer's own request
+	// allowances (the ENTERPRISE plan's custom limits, DESIGN 4); 0 keeps
+	// the plan's default.
+	RatePerMinute int
+	RatePerDay    int
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // APIKey is a customer's key as stored: its hash, never the key itself.

@@ -85,7 +85,13 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 		if se.Cause != nil {
 			b.s.log.WarnContext(ctx, "strategy generation failed", "code", se.Code, "err", se.Cause)
 		}
-		return nil, &jobs.Failure{Code: se.Code, Message: se.Message}
+		f := &jobs.Failure{Code: se.Code, Message: se.Message}
+		if se.Code != strategy.CodeGenerationFailed {
+			// The prompt was read and refused: the user's error, not the
+			// queue's.
+			return nil, &refusal{f}
+		}
+		return nil, f
 	}
 	if err != nil {
 		return nil, err // cancelled: the task goes back to the queue
@@ -100,7 +106,7 @@ func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
 	}
-	res, err := jobs.Replay(ctx, b.s.store, req)
+	res, err := jobs.Replay(ctx, b.s.cache.view(b.s.store), req)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +179,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 			g.record(i, o)
 		}
 	}
+	b.jobs.wake(ctx) // one wake for the whole batch: a woken worker drains the queue
 
 	stop := batchDeadline(ctx)
 	hear := func(m *redis.Message) {
@@ -283,6 +290,8 @@ func (b *backtester) resubmit(ctx context.Context, g *gathering, i int, j Job, i
 	}
 	if done {
 		g.record(i, o)
+	} else {
+		b.jobs.wake(ctx)
 	}
 	return nil
 }
@@ -338,6 +347,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id stri
 		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
 			return nil, fmt.Errorf("requeue shard: %w", err)
 		}
+		b.jobs.wake(ctx)
 		return nil, nil
 	}
 	data, err := json.Marshal(o)

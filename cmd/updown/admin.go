@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/store"
@@ -57,7 +59,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	elapsed := time.Since(start)
 	return writeJSON(stdout, map[string]any{
-		"markets": stats.Markets, "snapshots": stats.Snapshots, "depth_snapshots": stats.Depth,
+		"markets": stats.Markets, "snapshots": stats.Snapshots, "trades": stats.Trades, "gaps": stats.Gaps, "depth_snapshots": stats.Depth,
 		"seconds": elapsed.Seconds(), "snapshots_per_second": float64(stats.Snapshots) / elapsed.Seconds(),
 	})
 }
@@ -125,6 +127,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		id := fs.String("id", "", "customer id")
 		email := fs.String("email", "", "customer email (instead of --id)")
 		tier := fs.String("tier", "", "new plan")
+		redisURL := redisURLFlag(fs)
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
 			return err
@@ -142,9 +145,38 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fmt.Errorf("set tier: %w", err)
 		}
+		tellAPIs(ctx, *redisURL, c.ID, stderr)
 		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "tier": string(c.Tier)})
+	case "set-limits":
+		id := fs.String("id", "", "customer id")
+		email := fs.String("email", "", "customer email (instead of --id)")
+		perMinute := fs.Int("per-minute", 0, "requests allowed per UTC minute (0: the plan's default, 10000)")
+		perDay := fs.Int("per-day", 0, "requests allowed per UTC day (0: the plan's default, 1000000)")
+		redisURL := redisURLFlag(fs)
+		st, err := adminStore(ctx, fs, args[1:])
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if *perMinute < 0 || *perDay < 0 {
+			return errors.New("customers set-limits: --per-minute and --per-day are 0 (the plan's default) or more")
+		}
+		c, err := findCustomer(ctx, st, *id, *email)
+		if err != nil {
+			return err
+		}
+		if c.Tier != store.Enterprise {
+			return fmt.Errorf("customer %s is on the %s plan: limits per customer are an ENTERPRISE feature (set-tier first)", c.ID, c.Tier)
+		}
+		c, err = st.SetCustomerLimits(ctx, c.ID, *perMinute, *perDay)
+		if err != nil {
+			return fmt.Errorf("set limits: %w", err)
+		}
+		tellAPIs(ctx, *redisURL, c.ID, stderr)
+		return writeJSON(stdout, map[string]any{"customer_id": c.ID, "tier": string(c.Tier),
+			"rate_limits": map[string]int{"per_minute": c.RatePerMinute, "per_day": c.RatePerDay}})
 	default:
-		return fmt.Errorf("customers: unknown subcommand %q (want create, list or set-tier)", args[0])
+		return fmt.Errorf("customers: unknown subcommand %q (want create, list, set-tier or set-limits)", args[0])
 	}
 }
 
@@ -177,6 +209,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return listKeys(ctx, fs, args[1:], stdout)
 	case "revoke":
 		id := fs.String("id", "", "key id (from keys create or keys list)")
+		redisURL := redisURLFlag(fs)
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
 			return err
@@ -190,10 +223,66 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		} else if err != nil {
 			return fmt.Errorf("revoke key: %w", err)
 		}
+		owner, err := keyOwner(ctx, st, *id)
+		if err != nil {
+			return err
+		}
+		tellAPIs(ctx, *redisURL, owner, stderr)
 		return writeJSON(stdout, map[string]string{"key_id": *id, "status": "revoked"})
 	default:
 		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
+}
+
+// redisURLFlag registers --redis-url, which the commands that change a
+// customer use to tell the api processes at once.
+func redisURLFlag(fs *flag.FlagSet) *string {
+	return fs.String("redis-url", envOr("REDIS_URL", ""), "Redis URL of the api processes, told of the change at once (env REDIS_URL)")
+}
+
+// tellAPIs tells the api processes sharing the Redis at redisURL that the
+// customer changed, so that its next request is authenticated and limited
+// afresh everywhere (api.InvalidateCustomer). The change is stored
+// already: without Redis, or when Redis fails, it says so and when the
+// processes see the change anyway (their auth cache's lifetime).
+func tellAPIs(ctx context.Context, redisURL, customerID string, stderr io.Writer) {
+	const later = "running api processes apply the change within 5 s (their key cache) rather than at once"
+	if redisURL == "" {
+		fmt.Fprintln(stderr, "note: REDIS_URL is not set: "+later)
+		return
+	}
+	opt, _, err := parseRedisURL(redisURL)
+	var rdb *redis.Client
+	if err == nil {
+		rdb, err = openRedis(ctx, opt)
+	}
+	if err == nil {
+		err = api.InvalidateCustomer(ctx, rdb, customerID)
+		_ = rdb.Close()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: the change is stored, but the api processes could not be told (%v): %s\n", err, later)
+	}
+}
+
+// keyOwner finds the customer a key belongs to.
+func keyOwner(ctx context.Context, st store.CustomerStore, keyID string) (string, error) {
+	cs, err := st.ListCustomers(ctx)
+	if err != nil {
+		return "", fmt.Errorf("find the key's customer: %w", err)
+	}
+	for _, c := range cs {
+		keys, err := st.ListAPIKeys(ctx, c.ID)
+		if err != nil {
+			return "", fmt.Errorf("find the key's customer: %w", err)
+		}
+		for _, k := range keys {
+			if k.ID == keyID {
+				return c.ID, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no key with id %s", keyID)
 }
 
 func parseTier(s string) (store.Tier, error) {

@@ -46,7 +46,8 @@ var (
 		{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
 		{"REDIS_URL", "Redis URL (required); --redis-url overrides"},
 		{"WORKER_ADDR", "address of /healthz, /readyz and /metrics, or \"off\"; --ops-addr overrides"},
-		{"PORT", "without WORKER_ADDR, the ops address is :$PORT (a Procfile runner gives each process its own)"},
+		{"PORT", "without WORKER_ADDR, the ops address is :$PORT (a Procfile runner gives each process its own), else :9090;\n" +
+			"                           a default address another worker holds is skipped with a warning"},
 		{"SHUTDOWN_TIMEOUT", "on SIGTERM, how long running tasks may finish (default 25s); --shutdown-timeout overrides"},
 		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY is set, else builtin)"},
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},
@@ -79,6 +80,8 @@ const customersUsage = `Usage: updown customers <subcommand> [flags]    (on DATA
                                             {"customer_id","key_id","api_key"}: the key is shown once
   list                                      every customer, as JSON
   set-tier (--id ID | --email E) --tier T   change a customer's plan
+  set-limits (--id ID | --email E) --per-minute N --per-day N
+                                            an ENTERPRISE customer's own rate limits (0: the plan's default)
 
 Plans: STARTER (default), PRO, PRO_TRIAL, SUITE, ENTERPRISE.
 Run 'updown customers <subcommand> -h' for its flags.

@@ -325,6 +325,20 @@ func TestProductionProcesses(t *testing.T) {
 		t.Errorf("revoked key: %d", status)
 	}
 
+	// Limits per customer are ENTERPRISE's, and hold at the next request.
+	if err := run(context.Background(), []string{"customers", "set-limits", "--email", "ADA@example.com", "--per-day", "777"}, io.Discard, &cerr); err == nil ||
+		!strings.Contains(err.Error(), "ENTERPRISE") {
+		t.Errorf("set-limits on a PRO customer: %v, want a refusal naming ENTERPRISE", err)
+	}
+	runCmd(t, "customers", "set-tier", "--email", "ada@example.com", "--tier", "ENTERPRISE")
+	if h := getHeaders(t, base+"/v1/markets?coin=BTC&limit=1", created.APIKey); h.Get("X-RateLimit-Limit") != "1000000" {
+		t.Errorf("ENTERPRISE X-RateLimit-Limit = %q, want the default 1000000", h.Get("X-RateLimit-Limit"))
+	}
+	runCmd(t, "customers", "set-limits", "--email", "ada@example.com", "--per-minute", "50", "--per-day", "777")
+	if h := getHeaders(t, base+"/v1/markets?coin=BTC&limit=1", created.APIKey); h.Get("X-RateLimit-Limit") != "777" {
+		t.Errorf("after set-limits, X-RateLimit-Limit = %q, want 777", h.Get("X-RateLimit-Limit"))
+	}
+
 	cancel()
 	for name, c := range map[string]chan error{"api": apiDone, "worker": workerDone} {
 		select {
@@ -336,6 +350,16 @@ func TestProductionProcesses(t *testing.T) {
 			t.Errorf("%s did not stop within 30s", name)
 		}
 	}
+}
+
+// getHeaders sends a GET with the key and returns the answer's headers.
+func getHeaders(t *testing.T, url, key string) http.Header {
+	t.Helper()
+	a := do(nil, http.MethodGet, url, key, "")
+	if a.err != nil || a.status != http.StatusOK {
+		t.Fatalf("GET %s: %v", url, a)
+	}
+	return a.header
 }
 
 func waitHealthy(t testing.TB, base string) {

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	// Embedded zone data: the default scheme names hourly and daily markets
-	// in US Eastern time, which must not depend on the host's tzdata.
+	// Embedded zone data: the default scheme lays hourly, 4-hour and daily
+	// windows out in US Eastern time, which must not depend on the host's
+	// tzdata.
 	_ "time/tzdata"
 
 	"github.com/updown/updown/store"
@@ -20,11 +21,6 @@ func Slug(c store.Coin, mt store.MarketType, start time.Time) string {
 }
 
 // SlugScheme lays out a series' windows and names their markets upstream.
-//
-// Polymarket names 5m and 15m up/down markets by the Unix start of their
-// window ({coin}-updown-15m-1777467600), but longer windows by other forms,
-// which have changed over time; a deployment that meets another form
-// supplies its own scheme instead of changing the collector.
 type SlugScheme interface {
 	// Window returns the window [start, end) of the market of coin c and
 	// type mt that contains t.
@@ -34,23 +30,26 @@ type SlugScheme interface {
 	Slugs(c store.Coin, mt store.MarketType, start time.Time) []string
 }
 
-// PolymarketScheme is the default SlugScheme: what Polymarket was seen to
-// use. Only the 5m and 15m forms are documented facts (REFERENCE.md); the
-// others are assumptions, checked at run time against Gamma's eventStartTime
-// and endDate (a disagreement is logged):
+// PolymarketScheme is the default SlugScheme: Polymarket's series as
+// REFERENCE.md's table gives them (2026), with the older forms as
+// fallbacks:
 //
 //   - 5m, 15m: {coin}-updown-{5m|15m}-{unix start}, windows aligned to
-//     their length (fact).
-//   - 1hr: {name}-up-or-down-{month}-{day}-{hour}{am|pm}-et, naming the US
-//     Eastern hour the window starts, e.g.
-//     bitcoin-up-or-down-january-20-5pm-et for 17:00–18:00 ET; windows on
-//     whole hours.
-//   - 4hr: {coin}-updown-4h-{unix start}, windows aligned to four hours of
-//     Unix time (00:00, 04:00, … UTC).
-//   - 24hr: {name}-up-or-down-on-{month}-{day}, the window from 12:00 ET the
-//     day before to 12:00 ET on the named day.
+//     their length in UTC.
+//   - 1hr: {name}-up-or-down-{month}-{day}-{year}-{h}{am|pm}-et, naming the
+//     US Eastern hour the window starts (12am for midnight, 12pm for noon),
+//     e.g. bitcoin-up-or-down-november-24-2026-1am-et; before March 2026
+//     the same without the year.
+//   - 4hr: {coin}-updown-4h-{unix start}, windows aligned to US Eastern
+//     00/04/08/12/16/20 (not UTC): on the days summer time starts or ends
+//     the window holding the change lasts 3 or 5 hours.
+//   - 24hr: {name}-up-or-down-on-{month}-{day}-{year}, the window from 12:00
+//     ET the day before to 12:00 ET on the named day (23 or 25 hours across
+//     a change of summer time); before 2026 the same without the year.
 //
 // {coin} is btc, eth or sol and {name} bitcoin, ethereum or solana.
+// Discovery checks every window against Gamma's eventStartTime and endDate
+// and keeps Gamma's when they differ (and logs it).
 type PolymarketScheme struct {
 	et *time.Location
 }
@@ -64,19 +63,31 @@ func NewPolymarketScheme() *PolymarketScheme {
 	return &PolymarketScheme{et: et}
 }
 
+// Eastern returns US Eastern time, the zone the hourly, 4-hour and daily
+// series are laid out in.
+func (s *PolymarketScheme) Eastern() *time.Location { return s.et }
+
 // Window implements SlugScheme.
 func (s *PolymarketScheme) Window(_ store.Coin, mt store.MarketType, t time.Time) (start, end time.Time) {
 	t = t.UTC()
-	if mt != store.H24 {
-		start = t.Truncate(mt.Duration())
-		return start, start.Add(mt.Duration())
-	}
 	local := t.In(s.et)
-	noon := time.Date(local.Year(), local.Month(), local.Day(), 12, 0, 0, 0, s.et)
-	if local.Before(noon) {
-		return noon.AddDate(0, 0, -1).UTC(), noon.UTC()
+	switch mt {
+	case store.H4:
+		h := local.Hour() / 4 * 4
+		start = time.Date(local.Year(), local.Month(), local.Day(), h, 0, 0, 0, s.et)
+		// Hour 24 is midnight of the next day: time.Date normalises it.
+		end = time.Date(local.Year(), local.Month(), local.Day(), h+4, 0, 0, 0, s.et)
+		return start.UTC(), end.UTC()
+	case store.H24:
+		noon := time.Date(local.Year(), local.Month(), local.Day(), 12, 0, 0, 0, s.et)
+		if local.Before(noon) {
+			return noon.AddDate(0, 0, -1).UTC(), noon.UTC()
+		}
+		return noon.UTC(), noon.AddDate(0, 0, 1).UTC()
 	}
-	return noon.UTC(), noon.AddDate(0, 0, 1).UTC()
+	// 5m, 15m in UTC; whole hours are whole hours in every US zone.
+	start = t.Truncate(mt.Duration())
+	return start, start.Add(mt.Duration())
 }
 
 // Slugs implements SlugScheme.
@@ -97,13 +108,14 @@ func (s *PolymarketScheme) Slugs(c store.Coin, mt store.MarketType, start time.T
 		if h == 0 {
 			h = 12
 		}
-		return []string{fmt.Sprintf("%s-up-or-down-%s-%d-%d%s-et", coinName(c),
-			strings.ToLower(local.Month().String()), local.Day(), h, half)}
+		day := fmt.Sprintf("%s-up-or-down-%s-%d", coinName(c), strings.ToLower(local.Month().String()), local.Day())
+		hour := fmt.Sprintf("-%d%s-et", h, half)
+		return []string{day + fmt.Sprintf("-%d", local.Year()) + hour, day + hour}
 	case store.H24:
 		_, end := s.Window(c, mt, start)
 		local := end.In(s.et)
-		return []string{fmt.Sprintf("%s-up-or-down-on-%s-%d", coinName(c),
-			strings.ToLower(local.Month().String()), local.Day())}
+		day := fmt.Sprintf("%s-up-or-down-on-%s-%d", coinName(c), strings.ToLower(local.Month().String()), local.Day())
+		return []string{day + fmt.Sprintf("-%d", local.Year()), day}
 	}
 	return nil
 }
@@ -119,4 +131,33 @@ func coinName(c store.Coin) string {
 		return "solana"
 	}
 	return strings.ToLower(string(c))
+}
+
+// QuickScheme is a SlugScheme of short windows, for tests and demos in
+// which markets start, end and resolve within seconds: every series'
+// windows are Length long from Origin (the Unix epoch when zero), named
+// upstream {coin}-quick-{type}-{unix ms of start}. Length must be at least
+// a second, so that slugs, which carry the start in seconds, stay unique.
+type QuickScheme struct {
+	Origin time.Time
+	Length time.Duration
+}
+
+// Window implements SlugScheme.
+func (q QuickScheme) Window(_ store.Coin, _ store.MarketType, t time.Time) (start, end time.Time) {
+	origin := q.Origin
+	if origin.IsZero() {
+		origin = time.Unix(0, 0)
+	}
+	k := t.Sub(origin) / q.Length
+	if t.Before(origin.Add(k * q.Length)) {
+		k--
+	}
+	start = origin.Add(k * q.Length).UTC()
+	return start, start.Add(q.Length)
+}
+
+// Slugs implements SlugScheme.
+func (q QuickScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
+	return []string{fmt.Sprintf("%s-quick-%s-%d", strings.ToLower(string(c)), mt, start.UnixMilli())}
 }

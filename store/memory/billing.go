@@ -36,7 +36,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	s.customersMu.Lock()
 	c, found := s.customers[e.CustomerRef]
 	if !found && e.Email != "" {
-		if id, ok := s.byEmail[e.Email]; ok {
+		if id, ok := s.byEmail[store.NormalizeEmail(e.Email)]; ok {
 			c, found = s.customers[id]
 		}
 	}

@@ -19,8 +19,10 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 	if c.Tier == "" {
 		c.Tier = store.Starter
 	}
-	if c.Email == "" || !c.Tier.Valid() {
-		return store.Customer{}, fmt.Errorf("memory: create customer: email %q, tier %q: %w", c.Email, c.Tier, store.ErrInvalid)
+	c.Email = store.NormalizeEmail(c.Email)
+	if c.Email == "" || !c.Tier.Valid() || c.RatePerMinute < 0 || c.RatePerDay < 0 {
+		return store.Customer{}, fmt.Errorf("memory: create customer: email %q, tier %q, limits %d/%d: %w",
+			c.Email, c.Tier, c.RatePerMinute, c.RatePerDay, store.ErrInvalid)
 	}
 	if c.ID == "" {
 		id, err := newID()
@@ -72,7 +74,7 @@ func (s *Store) GetCustomerByEmail(ctx context.Context, email string) (store.Cus
 	}
 	s.customersMu.RLock()
 	defer s.customersMu.RUnlock()
-	id, ok := s.byEmail[email]
+	id, ok := s.byEmail[store.NormalizeEmail(email)]
 	if !ok {
 		return store.Customer{}, fmt.Errorf("memory: customer with email %q: %w", email, store.ErrNotFound)
 	}
@@ -115,6 +117,27 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 		return store.Customer{}, err
 	}
 	c.Tier = tier
+	c.UpdatedAt = now
+	s.customers[id] = c
+	return c, nil
+}
+
+// SetCustomerLimits sets the customer's own request allowances.
+func (s *Store) SetCustomerLimits(ctx context.Context, id string, perMinute, perDay int) (store.Customer, error) {
+	if err := live(ctx, "set customer limits"); err != nil {
+		return store.Customer{}, err
+	}
+	if perMinute < 0 || perDay < 0 {
+		return store.Customer{}, fmt.Errorf("memory: set customer limits: %d per minute, %d per day: %w", perMinute, perDay, store.ErrInvalid)
+	}
+	now := s.clock()
+	s.customersMu.Lock()
+	defer s.customersMu.Unlock()
+	c, err := s.customer(id)
+	if err != nil {
+		return store.Customer{}, err
+	}
+	c.RatePerMinute, c.RatePerDay = perMinute, perDay
 	c.UpdatedAt = now
 	s.customers[id] = c
 	return c, nil

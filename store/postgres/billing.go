@@ -122,7 +122,8 @@ func lockBillingCustomer(ctx context.Context, tx pgx.Tx, ref, email string) (sto
 			return store.Customer{}, false, err
 		}
 	}
-	if email == "" {
+	email = store.NormalizeEmail(email)
+	if email == "" || !storable(email) {
 		return store.Customer{}, false, nil
 	}
 	rows, _ := tx.Query(ctx, fmt.Sprintf(lock, "email"), email)

@@ -10,7 +10,7 @@ import (
 	"github.com/updown/updown/store"
 )
 
-const customerColumns = `id::text, email, name, tier, created_at, updated_at`
+const customerColumns = `id::text, email, name, tier, rate_per_minute, rate_per_day, created_at, updated_at`
 
 // validID reports whether id is a UUID. Other strings name no row: lookups
 // by them are store.ErrNotFound without asking the database.
@@ -25,8 +25,9 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 	if c.Tier == "" {
 		c.Tier = store.Starter
 	}
-	if c.Email == "" || !storable(c.Email) || !storable(c.Name) || !c.Tier.Valid() {
-		return store.Customer{}, invalid(op, fmt.Sprintf("email %q, tier %q", c.Email, c.Tier))
+	c.Email = store.NormalizeEmail(c.Email)
+	if c.Email == "" || !storable(c.Email) || !storable(c.Name) || !c.Tier.Valid() || c.RatePerMinute < 0 || c.RatePerDay < 0 {
+		return store.Customer{}, invalid(op, fmt.Sprintf("email %q, tier %q, limits %d/%d", c.Email, c.Tier, c.RatePerMinute, c.RatePerDay))
 	}
 	if c.ID == "" {
 		c.ID = uuid.NewString()
@@ -35,9 +36,9 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 	}
 	now := s.stamp()
 	rows, _ := s.pool.Query(ctx, `
-		insert into customers (id, email, name, tier, created_at, updated_at)
-		values ($1, $2, $3, $4, $5, $5)
-		returning `+customerColumns, c.ID, c.Email, c.Name, string(c.Tier), now)
+		insert into customers (id, email, name, tier, rate_per_minute, rate_per_day, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $7)
+		returning `+customerColumns, c.ID, c.Email, c.Name, string(c.Tier), c.RatePerMinute, c.RatePerDay, now)
 	got, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
 	return got, wrap(op, err)
 }
@@ -55,6 +56,7 @@ func (s *Store) GetCustomer(ctx context.Context, id string) (store.Customer, err
 
 // GetCustomerByEmail returns the customer with the email.
 func (s *Store) GetCustomerByEmail(ctx context.Context, email string) (store.Customer, error) {
+	email = store.NormalizeEmail(email)
 	if !storable(email) {
 		return store.Customer{}, notFound(fmt.Sprintf("get customer by email %q", email))
 	}
@@ -89,10 +91,26 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	return c, wrap(op, err)
 }
 
+// SetCustomerLimits sets the customer's own request allowances.
+func (s *Store) SetCustomerLimits(ctx context.Context, id string, perMinute, perDay int) (store.Customer, error) {
+	op := fmt.Sprintf("set limits of customer %q", id)
+	if !validID(id) {
+		return store.Customer{}, notFound(op)
+	}
+	if perMinute < 0 || perDay < 0 {
+		return store.Customer{}, invalid(op, fmt.Sprintf("%d per minute, %d per day", perMinute, perDay))
+	}
+	rows, _ := s.pool.Query(ctx, `
+		update customers set rate_per_minute = $2, rate_per_day = $3, updated_at = $4 where id = $1
+		returning `+customerColumns, id, perMinute, perDay, s.stamp())
+	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
+	return c, wrap(op, err)
+}
+
 func scanCustomer(row pgx.CollectableRow) (store.Customer, error) {
 	var c store.Customer
 	var tier string
-	err := row.Scan(&c.ID, &c.Email, &c.Name, &tier, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(&c.ID, &c.Email, &c.Name, &tier, &c.RatePerMinute, &c.RatePerDay, &c.CreatedAt, &c.UpdatedAt)
 	c.Tier = store.Tier(tier)
 	c.CreatedAt, c.UpdatedAt = utc(c.CreatedAt), utc(c.UpdatedAt)
 	return c, err
@@ -131,11 +149,11 @@ func (s *Store) LookupAPIKey(ctx context.Context, hash []byte) (store.APIKey, st
 	var c store.Customer
 	var tier string
 	err := s.pool.QueryRow(ctx, `
-		select `+apiKeyColumns+`, c.email, c.name, c.tier, c.created_at, c.updated_at
+		select `+apiKeyColumns+`, c.email, c.name, c.tier, c.rate_per_minute, c.rate_per_day, c.created_at, c.updated_at
 		from api_keys k join customers c on c.id = k.customer_id
 		where k.hash = $1 and k.revoked_at is null`, hash).Scan(
 		&k.ID, &k.CustomerID, &k.Prefix, &k.Hash, &k.CreatedAt, &k.RevokedAt,
-		&c.Email, &c.Name, &tier, &c.CreatedAt, &c.UpdatedAt)
+		&c.Email, &c.Name, &tier, &c.RatePerMinute, &c.RatePerDay, &c.CreatedAt, &c.UpdatedAt)
 	if err != nil {
 		return store.APIKey{}, store.Customer{}, wrap("look up API key", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,6 +21,8 @@ func customerTests() []test {
 		{"NotFound", testCustomerNotFound},
 		{"List", testCustomerList},
 		{"SetTier", testCustomerSetTier},
+		{"EmailCaseInsensitive", testCustomerEmailCase},
+		{"SetLimits", testCustomerSetLimits},
 		{"Validation", testCustomerValidation},
 	}
 }
@@ -215,6 +218,86 @@ func testCustomerSetTier(t *testing.T, s store.Store) {
 	read, err := s.GetCustomer(ctx, other.ID)
 	mustOK(t, err, "GetCustomer")
 	checkCustomer(t, "another customer after SetCustomerTier", other, read)
+}
+
+// testCustomerEmailCase: emails are kept trimmed and lower-cased and match
+// case-insensitively in every look-up: by email, for uniqueness, and in a
+// billing webhook's fallback by email.
+func testCustomerEmailCase(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, store.Customer{Email: "  Ada.Lovelace@Example.COM ", Name: "Ada", Tier: store.Starter})
+	if c.Email != "ada.lovelace@example.com" {
+		t.Errorf("stored email %q, want ada.lovelace@example.com", c.Email)
+	}
+	for _, email := range []string{"ada.lovelace@example.com", "ADA.LOVELACE@EXAMPLE.COM", "Ada.Lovelace@example.com "} {
+		got, err := s.GetCustomerByEmail(ctx, email)
+		mustOK(t, err, "GetCustomerByEmail "+email)
+		checkCustomer(t, "GetCustomerByEmail "+email, c, got)
+	}
+	for _, email := range []string{"ADA.LOVELACE@example.com", "ada.lovelace@EXAMPLE.com"} {
+		_, err := s.CreateCustomer(ctx, store.Customer{Email: email, Tier: store.Pro})
+		wantErr(t, err, store.ErrConflict, "CreateCustomer "+email+" beside ada.lovelace@example.com")
+	}
+
+	// A webhook naming no known id finds the customer by its email in
+	// another case, and keeps the email as sent.
+	e := newBillingEvent("evt_case", store.Customer{ID: "00000000-0000-4000-8000-000000000000", Email: "ADA.LOVELACE@EXAMPLE.COM"}, store.Pro, 1)
+	rec := recordBilling(t, s, e)
+	if rec.Outcome != store.BillingApplied || rec.CustomerID != c.ID || rec.Email != "ADA.LOVELACE@EXAMPLE.COM" {
+		t.Errorf("webhook by upper-case email: outcome %s, customer %q, email %q; want applied to %s, email as sent",
+			rec.Outcome, rec.CustomerID, rec.Email, c.ID)
+	}
+	if got := tierOf(t, s, c.ID); got != store.Pro {
+		t.Errorf("tier after the webhook = %s, want PRO", got)
+	}
+}
+
+// testCustomerSetLimits: a customer's own limits are kept, read back by
+// every look-up (the API key's included) and refused when negative.
+func testCustomerSetLimits(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := createCustomer(t, s, store.Customer{Email: "big@example.com", Tier: store.Enterprise})
+	other := createCustomer(t, s, newCustomer("small"))
+	if c.RatePerMinute != 0 || c.RatePerDay != 0 {
+		t.Errorf("new customer has limits %d/%d, want 0/0 (the plan's)", c.RatePerMinute, c.RatePerDay)
+	}
+	k := createKey(t, s, newKey(c.ID, "ud_live_big"))
+	tick()
+	got, err := s.SetCustomerLimits(ctx, c.ID, 20_000, 3_000_000)
+	mustOK(t, err, "SetCustomerLimits")
+	want := c
+	want.RatePerMinute, want.RatePerDay, want.UpdatedAt = 20_000, 3_000_000, time.Time{}
+	checkCustomer(t, "SetCustomerLimits", want, got)
+	if !got.UpdatedAt.After(c.UpdatedAt) {
+		t.Errorf("UpdatedAt = %v after SetCustomerLimits, want later than %v", got.UpdatedAt, c.UpdatedAt)
+	}
+	read, err := s.GetCustomer(ctx, c.ID)
+	mustOK(t, err, "GetCustomer")
+	checkCustomer(t, "GetCustomer after SetCustomerLimits", got, read)
+	read, err = s.GetCustomerByEmail(ctx, c.Email)
+	mustOK(t, err, "GetCustomerByEmail")
+	checkCustomer(t, "GetCustomerByEmail after SetCustomerLimits", got, read)
+	_, owner, err := s.LookupAPIKey(ctx, k.Hash)
+	mustOK(t, err, "LookupAPIKey")
+	checkCustomer(t, "LookupAPIKey's owner after SetCustomerLimits", got, owner)
+	// A tier change keeps them.
+	read, err = s.SetCustomerTier(ctx, c.ID, store.Pro)
+	mustOK(t, err, "SetCustomerTier")
+	if read.RatePerMinute != 20_000 || read.RatePerDay != 3_000_000 {
+		t.Errorf("limits after a tier change = %d/%d, want kept", read.RatePerMinute, read.RatePerDay)
+	}
+
+	for _, l := range [][2]int{{-1, 5}, {5, -1}} {
+		_, err := s.SetCustomerLimits(ctx, c.ID, l[0], l[1])
+		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("SetCustomerLimits(%d, %d)", l[0], l[1]))
+	}
+	for _, id := range unknownIDs() {
+		_, err := s.SetCustomerLimits(ctx, id, 1, 1)
+		wantErr(t, err, store.ErrNotFound, "SetCustomerLimits("+id+")")
+	}
+	read, err = s.GetCustomer(ctx, other.ID)
+	mustOK(t, err, "GetCustomer")
+	checkCustomer(t, "another customer after SetCustomerLimits", other, read)
 }
 
 func testAPIKeyCreate(t *testing.T, s store.Store) {

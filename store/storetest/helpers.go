@@ -273,6 +273,8 @@ func customerDiff(want, got store.Customer) diff {
 	eq(&d, "Email", want.Email, got.Email)
 	eq(&d, "Name", want.Name, got.Name)
 	eq(&d, "Tier", want.Tier, got.Tier)
+	eq(&d, "RatePerMinute", want.RatePerMinute, got.RatePerMinute)
+	eq(&d, "RatePerDay", want.RatePerDay, got.RatePerDay)
 	eqStamp(&d, "CreatedAt", want.CreatedAt, got.CreatedAt)
 	eqStamp(&d, "UpdatedAt", want.UpdatedAt, got.UpdatedAt)
 	return d

@@ -14,7 +14,7 @@ import (
 	"github.com/updown/updown/store"
 )
 
-type seriesResp struct {
+type rangePage struct {
 	Snapshots  []map[string]any `json:"snapshots"`
 	Total      int              `json:"total"`
 	Matched    int              `json:"matched"`
@@ -25,7 +25,7 @@ type seriesResp struct {
 
 // times returns the snapshots' times as the fixture's indexes (30 s apart
 // from the market's start).
-func (p seriesResp) indexes(t *testing.T, start time.Time) []int {
+func (p rangePage) indexes(t *testing.T, start time.Time) []int {
 	t.Helper()
 	out := make([]int, len(p.Snapshots))
 	for i, s := range p.Snapshots {
@@ -73,7 +73,7 @@ func TestSnapshotsByTime(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := decode[seriesResp](t, b.get(store.Pro, base+"?"+tc.query))
+			p := decode[rangePage](t, b.get(store.Pro, base+"?"+tc.query))
 			if got := p.indexes(t, start); fmt.Sprint(got) != fmt.Sprint(tc.want) && len(got)+len(tc.want) > 0 {
 				t.Errorf("snapshots %v, want %v", got, tc.want)
 			}
@@ -96,7 +96,7 @@ func TestSnapshotsByTime(t *testing.T) {
 			if pages > 10 {
 				t.Fatal("walk does not end")
 			}
-			p := decode[seriesResp](t, b.get(store.Pro, path))
+			p := decode[rangePage](t, b.get(store.Pro, path))
 			got = append(got, p.indexes(t, start)...)
 			if p.NextCursor == nil {
 				break
@@ -122,13 +122,13 @@ func TestSnapshotsByTime(t *testing.T) {
 
 	// A walk of a page size that divides the range ends on a full page
 	// whose next_cursor is null: the store was asked for one more.
-	p := decode[seriesResp](t, b.get(store.Pro, base+"?order=asc&limit=15"))
-	p = decode[seriesResp](t, b.get(store.Pro, base+"?order=asc&limit=15&cursor="+*p.NextCursor))
+	p := decode[rangePage](t, b.get(store.Pro, base+"?order=asc&limit=15"))
+	p = decode[rangePage](t, b.get(store.Pro, base+"?order=asc&limit=15&cursor="+*p.NextCursor))
 	if len(p.Snapshots) != 15 || p.NextCursor != nil {
 		t.Errorf("last full page: %d snapshots, next_cursor %v", len(p.Snapshots), p.NextCursor)
 	}
 
-	cursor := *decode[seriesResp](t, b.get(store.Pro, base+"?limit=2&start_time="+ms(1))).NextCursor
+	cursor := *decode[rangePage](t, b.get(store.Pro, base+"?limit=2&start_time="+ms(1))).NextCursor
 	other := slugOf(store.BTC, store.M15, start.Add(-15*time.Minute))
 	for _, bad := range []string{
 		base + "?cursor=" + cursor + "&start_time=" + ms(1) + "&offset=2",               // cursor with offset

@@ -1,0 +1,141 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/worker"
+)
+
+// TestJobsInFlightCap (issue 16, item 1; DESIGN 4): a PRO customer runs at
+// most 4 jobs at once, counted across two api processes; the next is 429
+// RATE_LIMIT_EXCEEDED with details.limit "concurrent_jobs" and
+// Retry-After: 1; an identical request joins its job without counting
+// twice; another customer is not held back; the slots come back when the
+// jobs end.
+func TestJobsInFlightCap(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	// Replays on the worker take about 400 ms: long enough to be in
+	// flight together.
+	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: slowStore{st, 400 * time.Millisecond}, Logger: quiet(), Concurrency: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 10*time.Second, q.rdb })
+	b := &bundle{t: t, store: st, keys: a.keys, ids: a.ids,
+		srv: secondProcess(t, a, func(c *api.Config) { c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 10*time.Second })}
+	slug, _ := snapshotMarket()
+	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+
+	var wg sync.WaitGroup
+	answers := make([]response, 4)
+	for i := range 4 {
+		via := a
+		if i%2 == 1 {
+			via = b
+		}
+		wg.Go(func() { answers[i] = via.replay(store.Pro, body(i+1)) })
+	}
+	slots := "updown:rl:{" + a.ids[store.Pro] + "}:jobs"
+	deadline := time.Now().Add(5 * time.Second)
+	for q.rdb.ZCard(t.Context(), slots).Val() < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("4 replays never in flight together: %d slots", q.rdb.ZCard(t.Context(), slots).Val())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+
+	for _, via := range []*bundle{a, b} {
+		r := via.replay(store.Pro, body(5))
+		e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+		if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_jobs" {
+			t.Errorf("details = %v, want limit concurrent_jobs", d)
+		}
+		if r.header.Get("Retry-After") != "1" {
+			t.Errorf("Retry-After = %q, want 1", r.header.Get("Retry-After"))
+		}
+	}
+	// The same request as one in flight joins it: no slot of its own.
+	if r := b.replay(store.Pro, body(1)); r.status != http.StatusOK {
+		t.Errorf("identical request beside its job: %d %s", r.status, r.body)
+	}
+	if r := a.replay(store.Enterprise, body(1)); r.status != http.StatusOK {
+		t.Errorf("another customer while PRO is at its cap: %d %s", r.status, r.body)
+	}
+	wg.Wait()
+	for i, r := range answers {
+		if r.status != http.StatusOK {
+			t.Errorf("replay %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if n := q.rdb.ZCard(t.Context(), slots).Val(); n != 0 {
+		t.Errorf("%d slots still taken after every job ended", n)
+	}
+	if r := b.replay(store.Pro, body(5)); r.status != http.StatusOK {
+		t.Errorf("after the jobs ended: %d %s", r.status, r.body)
+	}
+}
+
+// TestJobsInFlightAfterTimeout: a job that outlasts its request's wait
+// (504) keeps its slot until it ends; Config.JobsInFlight sets the cap.
+func TestJobsInFlightAfterTimeout(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: slowStore{st, 1500 * time.Millisecond}, Logger: quiet(), Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
+	srv := secondProcess(t, b, func(c *api.Config) {
+		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
+		c.JobsInFlight = map[store.Tier]int{store.Pro: 1}
+	})
+	one := &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}
+	slug, _ := snapshotMarket()
+	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+
+	e := wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id := e["details"].(map[string]any)["job_id"].(string)
+	wantError(t, one.replay(store.Pro, body(2)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	deadline := time.Now().Add(10 * time.Second)
+	for one.get(store.Pro, "/v1/jobs/"+id).status != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("the job never finished")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The watcher gives the slot back within its poll.
+	for {
+		r := one.replay(store.Pro, body(3))
+		if r.status != http.StatusTooManyRequests {
+			if r.status != http.StatusGatewayTimeout {
+				t.Errorf("after the job ended: %d %s", r.status, r.body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot never came back: %s", r.body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
