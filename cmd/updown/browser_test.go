@@ -569,6 +569,22 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("phone width", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.run("narrow", chromedp.EmulateViewport(390, 844))
+		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+		for _, p := range []struct{ hash, page string }{
+			{"#/markets", "markets"}, {"#/market/" + slug24, "market"}, {"#/replay", "replay"}, {"#/account", "account"},
+		} {
+			pro.visit(p.hash, p.page)
+			var overflow float64
+			pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+			if overflow > 1 {
+				t.Errorf("%s is %v px wider than a 390 px screen", p.hash, overflow)
+			}
+		}
+	})
+
 	t.Run("sign out", func(t *testing.T) {
 		pro := pro.in(t)
 		var cookies []*network.Cookie
