@@ -18,9 +18,11 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 30m $(PKGS)
 
-## build: the one binary, in bin/
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
+## build: the one binary, in bin/ (where the Procfile runs it); `bin/updown version` names its commit
 build:
-	$(GO) build -o bin/updown ./cmd/updown
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/updown ./cmd/updown
 
 ## lint: formatting, vet and staticcheck
 lint:

@@ -154,9 +154,26 @@ func (s *Server) principalForKey(ctx context.Context, key string) (principal, er
 // content: a change stored before the generation was read is in the
 // second look-up, one stored after it bumps the generation past the
 // entry's.
+//
+// Concurrent look-ups of one key (a client's burst arriving at once) share
+// one: the first caller's.
 func (s *Server) lookupKey(ctx context.Context, hash string) (principal, error) {
+	if s.auth == nil {
+		return s.lookupKeyInStore(ctx, hash)
+	}
+	v, err, _ := s.auth.flight.Do(hash, func() (any, error) {
+		// Not the first caller's context alone: the others wait on it.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return s.lookupAndCache(lctx, hash)
+	})
+	p, _ := v.(principal)
+	return p, err
+}
+
+func (s *Server) lookupAndCache(ctx context.Context, hash string) (principal, error) {
 	p, err := s.lookupKeyInStore(ctx, hash)
-	if err != nil || s.auth == nil {
+	if err != nil {
 		return p, err
 	}
 	gen, err := s.limiter.customerGen(ctx, p.Customer.ID)

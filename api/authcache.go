@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 )
 
 // The auth cache (issue 14: one round trip per request).
@@ -48,6 +49,8 @@ type authEntry struct {
 type authCache struct {
 	mu sync.RWMutex
 	m  map[string]authEntry
+	// flight joins concurrent look-ups of one key.
+	flight singleflight.Group
 }
 
 func newAuthCache() *authCache { return &authCache{m: map[string]authEntry{}} }

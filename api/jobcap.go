@@ -50,14 +50,16 @@ func jobSlotKey(customerID string) string {
 }
 
 // takeSlotScript takes a slot for a job. KEYS: the customer's set. ARGV:
-// now (unix ms), the cap, the job id, when the slot lapses (unix ms).
-// Returns 1 when the job holds a slot (newly taken, or already its own: a
-// coalesced request), else 0, and the jobs in flight.
+// now (unix ms), the cap, the job id, when the slot lapses (unix ms), and
+// "peek" to only look. Returns 1 when the job holds a slot (newly taken,
+// or already its own: a coalesced request) or could take one, else 0, and
+// the jobs in flight.
 var takeSlotScript = redis.NewScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local held = redis.call('ZSCORE', KEYS[1], ARGV[3])
 local n = redis.call('ZCARD', KEYS[1])
 if not held and n >= tonumber(ARGV[2]) then return {0, n} end
+if ARGV[5] == 'peek' then return {1, n} end
 if held then
 	redis.call('ZADD', KEYS[1], 'GT', ARGV[4], ARGV[3])
 else
@@ -77,10 +79,22 @@ func (s *Server) jobCap(p Plan) int {
 	return p.JobsInFlight
 }
 
+// jobCapReached answers the 429 takeJobSlot would, without taking a slot:
+// a request checks it before the store reads that precede its job, so a
+// customer knocking at its cap costs a Redis round trip, not a database's.
+func (s *Server) jobCapReached(ctx context.Context, p principal, id string) error {
+	_, err := s.slot(ctx, p, id, 0, true)
+	return err
+}
+
 // takeJobSlot takes a slot for job id of the caller, or answers 429
 // RATE_LIMIT_EXCEEDED with details.limit "concurrent_jobs". release gives
 // the slot back (nil when nothing was taken).
 func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait time.Duration) (release func(), err error) {
+	return s.slot(ctx, p, id, wait, false)
+}
+
+func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Duration, peek bool) (release func(), err error) {
 	limit := s.jobCap(p.Plan)
 	if s.cfg.Redis == nil || limit <= 0 {
 		return nil, nil
@@ -89,8 +103,12 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 	key := jobSlotKey(p.Customer.ID)
 	tctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
 	defer cancel()
+	mode := "take"
+	if peek {
+		mode = "peek"
+	}
 	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
-		now.UnixMilli(), limit, id, now.Add(wait+jobSlotLease).UnixMilli()).Int64Slice()
+		now.UnixMilli(), limit, id, now.Add(wait+jobSlotLease).UnixMilli(), mode).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("job slot script answered %v", res)
 	}
@@ -107,6 +125,9 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 		e = e.With("limit", "concurrent_jobs").With("max", limit).With("retry_after", 1).With("upgrade_url", upgradeURL)
 		e.GetHeaders().Set("Retry-After", "1")
 		return nil, e
+	}
+	if peek {
+		return nil, nil
 	}
 	return func() {
 		// Not the request's context: a slot is given back whatever became

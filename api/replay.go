@@ -136,6 +136,14 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	if err != nil {
 		return nil, err
 	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return nil, s.internal(ctx, "encode replay payload", err)
+	}
+	job := worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}
+	if err := s.jobCapReached(ctx, p, job.ID()); err != nil {
+		return nil, err
+	}
 	m, err := s.store.GetMarket(ctx, req.MarketSlug)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug)
@@ -154,11 +162,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	} else if n == 0 {
 		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
 	}
-	payload, err := json.Marshal(req)
-	if err != nil {
-		return nil, s.internal(ctx, "encode replay payload", err)
-	}
-	data, err := s.runJob(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, p)
+	data, err := s.runJob(ctx, job, p)
 	if err != nil {
 		return nil, err
 	}

@@ -385,6 +385,8 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// withMetrics records each request's latency by route and status, and
+// logs the request.
 func (s *Server) withMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -397,6 +399,11 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
-		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(time.Since(start).Seconds())
+		took := time.Since(start)
+		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(took.Seconds())
+		// The request log: the route pattern, never the path or query, so
+		// nothing a client put in the URL is written down.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("route", route),
+			slog.Int("status", rec.status), slog.Duration("duration", took), slog.String("request_id", RequestID(r.Context())))
 	})
 }

@@ -22,7 +22,8 @@ type BacktestConfig struct {
 	// Generator turns prompts into strategies for strategy.TaskType tasks
 	// (the built-in generator when nil).
 	Generator strategy.Generator
-	// ShardTimeout bounds one market's replay on a worker (default 2 min).
+	// ShardTimeout bounds one shard task, a group of markets' replays, on a
+	// worker (default 2 min).
 	ShardTimeout time.Duration
 	// Retention keeps finished shards so that batches sharing a market and
 	// strategy, and a batch retried after a crash, reuse them (default
@@ -99,23 +100,20 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 	return spec, nil
 }
 
-// shard runs backtest.ShardType: one market's replay, through the same
-// jobs.Replay as POST /v1/replay, answering its performance only.
+// shard runs backtest.ShardType: a group of markets' replays, each through
+// the same jobs.Replay as POST /v1/replay and the worker's cache of decoded
+// markets, answering their performance only.
 func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
-	var req replay.Request
-	if err := json.Unmarshal(payload, &req); err != nil {
+	var group []replay.Request
+	if err := json.Unmarshal(payload, &group); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
 	}
-	res, err := jobs.Replay(ctx, b.s.cache.view(b.s.store), req)
-	if err != nil {
-		return nil, err
-	}
-	return backtest.ShardResult(req.MarketSlug, res), nil
+	return backtest.RunGroup(ctx, b.s.cache.view(b.s.store), group)
 }
 
-// batch runs backtest.TaskType: it fans the strategy out as one shard per
-// market on the backtest queue, so every worker process takes part, and
-// gathers their results into the report.
+// batch runs backtest.TaskType: it fans the strategy out as shard tasks,
+// each a group of markets, on the backtest queue, so every worker process
+// takes part, and gathers their results into the report.
 func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	var req backtest.Request
 	if err := json.Unmarshal(payload, &req); err != nil {
@@ -124,12 +122,12 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	if err := req.Normalize(); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: err.Error()}
 	}
-	shards := req.Shards()
-	js := make([]Job, len(shards))
-	for i, sh := range shards {
-		p, err := json.Marshal(sh)
+	groups := backtest.Group(req.Shards())
+	js := make([]Job, len(groups))
+	for i, g := range groups {
+		p, err := json.Marshal(g)
 		if err != nil {
-			return nil, fmt.Errorf("encode shard %s: %w", sh.MarketSlug, err)
+			return nil, fmt.Errorf("encode shards of %s: %w", g[0].MarketSlug, err)
 		}
 		js[i] = Job{Type: backtest.ShardType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout}
 	}
@@ -137,7 +135,11 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backtest.Collect(req, outcomes)
+	perMarket, err := backtest.Ungroup(groups, outcomes)
+	if err != nil {
+		return nil, err
+	}
+	return backtest.Collect(req, perMarket)
 }
 
 // gather submits the shards and waits for their outcomes, one per shard in

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -23,7 +24,10 @@ type Config struct {
 	Redis  redis.UniversalClient
 	Store  store.Store
 	Logger *slog.Logger
-	// Concurrency is the number of tasks run at once (GOMAXPROCS*2 when 0).
+	// Concurrency is the number of tasks run at once (8 per GOMAXPROCS
+	// when 0). It is well above the CPUs: replays large enough to matter
+	// are admitted by MemoryBudget, not by slots, and one customer's jobs
+	// (capped by the api, DESIGN 4) must leave slots for everyone else's.
 	Concurrency int
 	// TaskCheckInterval is how long a server whose queues were empty
 	// waits before it looks again. Asynq's 1 s default would add up to a
@@ -42,6 +46,9 @@ type Config struct {
 	// the next replay of the same market (DefaultCacheBytes when 0; a
 	// negative value turns the cache off).
 	CacheBytes int64
+	// MemoryBudget bounds the bytes of market data the replays running at
+	// once hold (DefaultMemoryBudget when 0; membudget.go).
+	MemoryBudget int64
 }
 
 // Server is an Asynq server with updown's handlers.
@@ -54,6 +61,7 @@ type Server struct {
 	cache   *marketCache
 	log     *slog.Logger
 	metrics *taskMetrics
+	budget  *memoryBudget
 }
 
 // NewServer builds a worker server; Run starts it.
@@ -69,6 +77,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 25 * time.Second
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 8 * runtime.GOMAXPROCS(0)
 	}
 	log := cfg.Logger.With("component", "worker")
 	queues := jobs.QueuePriorities()
@@ -105,7 +116,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: register cache metrics: %w", err)
 	}
-	s := &Server{srv: srv, gate: g, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, cache: cache, log: log, metrics: tm}
+	s := &Server{srv: srv, gate: g, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, cache: cache, log: log, metrics: tm,
+		budget: newMemoryBudget(cfg.MemoryBudget)}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerCollect()

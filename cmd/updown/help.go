@@ -46,7 +46,8 @@ var (
 		{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
 		{"REDIS_URL", "Redis URL (required); --redis-url overrides"},
 		{"WORKER_ADDR", "address of /healthz, /readyz and /metrics, or \"off\"; --ops-addr overrides"},
-		{"PORT", "without WORKER_ADDR, the ops address is :$PORT (a Procfile runner gives each process its own)"},
+		{"PORT", "without WORKER_ADDR, the ops address is :$PORT (a Procfile runner gives each process its own), else :9090;\n" +
+			"                           a default address another worker holds is skipped with a warning"},
 		{"SHUTDOWN_TIMEOUT", "on SIGTERM, how long running tasks may finish (default 25s); --shutdown-timeout overrides"},
 		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY is set, else builtin)"},
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},

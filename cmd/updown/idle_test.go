@@ -3,10 +3,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,20 +41,4 @@ func idleCPU(b *testing.B, p *proc, d time.Duration) float64 {
 	used := procCPU(b, p.cmd.Process.Pid) - before
 	b.ResetTimer()
 	return 100 * used.Seconds() / d.Seconds()
-}
-
-// procCPU is the user and system time of a process, from /proc/<pid>/stat.
-func procCPU(b *testing.B, pid int) time.Duration {
-	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Fields after the command name, which is in parentheses and may hold
-	// spaces: utime and stime are the 14th and 15th fields of the line.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticksPerSecond = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / ticksPerSecond
 }

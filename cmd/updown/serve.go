@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -99,12 +100,13 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var f serviceFlags
 	f.register(fs)
-	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 2 per CPU)")
+	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 8 per CPU; large replays wait for WORKER_MEMORY_MB)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
 		"memory for decoded resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
-	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else PORT, else :9090; \"off\" disables)")
+	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
+		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,6 +115,10 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	generator, err := aiGenerator(os.Getenv("AI_PROVIDER"))
+	if err != nil {
+		return err
+	}
+	memory, err := workerMemory()
 	if err != nil {
 		return err
 	}
@@ -125,19 +131,47 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	st, rdb := b.store, b.rdb
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB),
+		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB), MemoryBudget: memory,
 		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
-	if *opsAddr == "off" {
+	explicit := os.Getenv("WORKER_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ops-addr" })
+	opsLn, err := listenOps(*opsAddr, explicit, log)
+	if err != nil {
+		return err
+	}
+	if opsLn == nil {
 		return w.Run(ctx)
 	}
 	ops := api.OpsHandler(reg, b.checks(), log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })
-	g.Go(func() error { return serveHTTP(gctx, "worker ops", *opsAddr, ops, log, nil) })
+	g.Go(func() error { return serveOn(gctx, "worker ops", opsLn, ops, log, nil) })
 	return g.Wait()
+}
+
+// listenOps opens a worker's ops address; nil when it is "off". An
+// address the operator chose (explicit) must be had; the default one, when
+// taken, most likely by another worker on the machine started without a
+// PORT of its own, is given up with a warning rather than the worker: work
+// matters more than its metrics.
+func listenOps(addr string, explicit bool, log *slog.Logger) (net.Listener, error) {
+	if addr == "off" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case err == nil:
+		return ln, nil
+	case !explicit && errors.Is(err, syscall.EADDRINUSE):
+		log.Warn("worker ops address taken, serving no /healthz, /readyz or /metrics: set WORKER_ADDR (or PORT) per worker to have them",
+			"addr", addr)
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("worker ops: listen on %s: %w", addr, err)
+	}
 }
 
 // workerOpsAddr is where a worker serves its health and metrics: WORKER_ADDR,
@@ -263,6 +297,10 @@ type apiDeps struct {
 // newAPIServer wires the api with its Redis-backed parts. The returned
 // job client is closed by the caller when the server stops.
 func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, error) {
+	caps, err := jobsInFlight()
+	if err != nil {
+		return nil, nil, err
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
@@ -277,6 +315,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		Monitoring:    mon,
 		Jobs:          jobs,
 		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
+		JobsInFlight:  caps,
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
@@ -355,6 +394,11 @@ func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	return serveOn(ctx, name, ln, h, log, ready)
+}
+
+// serveOn is serveHTTP on an open listener, which it closes.
+func serveOn(ctx context.Context, name string, ln net.Listener, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -384,6 +428,7 @@ func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog
 	log.Info(name+" stopped", "addr", ln.Addr().String())
 	return nil
 }
+
 // envInt64 reads an integer variable, def when it is unset or not a number.
 func envInt64(key string, def int64) int64 {
 	if n, err := strconv.ParseInt(os.Getenv(key), 10, 64); err == nil {

@@ -39,12 +39,33 @@ import (
 )
 
 // Task types. A batch's payload is a Request and its result a Report; a
-// shard's payload is a replay.Request and its result a MarketResult. Both
-// run on the backtest queue.
+// shard task's payload is a group of shards, []replay.Request (see Group),
+// and its result their outcomes, []jobs.Outcome, one per shard in order,
+// each a MarketResult or the failure a user sees. Both run on the backtest
+// queue.
 const (
 	TaskType  = "updown:backtest"
-	ShardType = "updown:backtest-shard"
+	ShardType = "updown:backtest-shards"
 )
+
+// maxGroups is how many shard tasks a batch fans out at most. A task costs
+// a few Redis round trips (enqueue, dequeue, result, announcement) besides
+// its replays, several times what the engine spends on a 15m market; so
+// markets travel in groups, while there are still enough groups to keep
+// every worker busy and to even out their sizes.
+const maxGroups = 16
+
+// Group splits shards into at most maxGroups runs of consecutive shards of
+// nearly equal size, in order: the same markets make the same groups, so a
+// repeated batch reuses its groups' retained results.
+func Group(shards []replay.Request) [][]replay.Request {
+	k := min(len(shards), maxGroups)
+	out := make([][]replay.Request, k)
+	for i := range out {
+		out[i] = shards[i*len(shards)/k : (i+1)*len(shards)/k]
+	}
+	return out
+}
 
 // MaxMarkets bounds a batch (SPEC 8: the agent targets 1 to 100 markets).
 const MaxMarkets = strategy.MaxMarketCount
@@ -270,6 +291,56 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
 	}
 	return jobs.Outcome{Result: raw}, nil
+}
+
+// RunGroup runs a group of shards as a shard task does, one after the
+// other, and returns their outcomes in order. An error is a fault worth a
+// retry of the whole group.
+func RunGroup(ctx context.Context, st store.Store, group []replay.Request) ([]jobs.Outcome, error) {
+	out := make([]jobs.Outcome, len(group))
+	for i, sh := range group {
+		o, err := RunShard(ctx, st, sh)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
+// Ungroup turns the outcomes of group tasks into one per market, in the
+// order of the groups: a group without an outcome (unfinished, nil) leaves
+// its markets without one, a group that failed as a whole gives each of
+// its markets its failure.
+func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outcome, error) {
+	if len(outcomes) != len(groups) {
+		return nil, fmt.Errorf("backtest: %d outcomes for %d groups", len(outcomes), len(groups))
+	}
+	var out []*jobs.Outcome
+	for i, g := range groups {
+		o := outcomes[i]
+		switch {
+		case o == nil:
+			out = append(out, make([]*jobs.Outcome, len(g))...)
+			continue
+		case o.Failure != nil:
+			for range g {
+				out = append(out, &jobs.Outcome{Failure: o.Failure})
+			}
+			continue
+		}
+		var each []jobs.Outcome
+		if err := json.Unmarshal(o.Result, &each); err != nil {
+			return nil, fmt.Errorf("backtest: decode the outcomes of group %d: %w", i, err)
+		}
+		if len(each) != len(g) {
+			return nil, fmt.Errorf("backtest: group %d has %d outcomes for %d markets", i, len(each), len(g))
+		}
+		for j := range each {
+			out = append(out, &each[j])
+		}
+	}
+	return out, nil
 }
 
 // Direct computes req's report here, market after market, without a

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/updown/updown/store"
+)
+
+// jobsInFlight reads JOBS_IN_FLIGHT, the caps on a customer's jobs running
+// at once that differ from the plan table's (DESIGN 4: PRO and PRO_TRIAL
+// 4, ENTERPRISE 16), as "TIER=N,..." ("PRO=2,ENTERPRISE=32"; 0: no cap).
+func jobsInFlight() (map[store.Tier]int, error) {
+	v := strings.TrimSpace(os.Getenv("JOBS_IN_FLIGHT"))
+	if v == "" {
+		return nil, nil
+	}
+	caps := map[store.Tier]int{}
+	for _, part := range strings.Split(v, ",") {
+		name, num, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(strings.TrimSpace(num))
+		tier, tErr := parseTier(name)
+		if !ok || err != nil || n < 0 || tErr != nil {
+			return nil, fmt.Errorf("JOBS_IN_FLIGHT: %q is not TIER=N (e.g. PRO=4,ENTERPRISE=16)", part)
+		}
+		caps[tier] = n
+	}
+	return caps, nil
+}
+
+// workerMemory reads WORKER_MEMORY_MB, the MiB of market data a worker's
+// running replays may hold at once (0 or unset: the worker's default).
+func workerMemory() (int64, error) {
+	v := strings.TrimSpace(os.Getenv("WORKER_MEMORY_MB"))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("WORKER_MEMORY_MB: %q is not a number of MiB", v)
+	}
+	return n << 20, nil
+}

@@ -1,0 +1,62 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/updown/updown/store"
+)
+
+// The memory budget (issue 16, item 1): a replay holds its market's whole
+// history while it runs (a 24hr market at the 300 ms cadence: 288,000
+// snapshots with books, about 170 MB decoded), so a worker running several
+// at once grew to about a gigabyte, and its garbage collector stole the
+// CPU small replays needed. A worker therefore admits replays against a
+// budget of the bytes their data takes once decoded (estimated from the
+// snapshot count before anything is loaded): one that does not fit waits
+// until earlier ones have finished, one larger than the whole budget runs
+// alone, and small ones (under smallTaskBytes) run at once, so that they
+// never queue behind large ones.
+
+// DefaultMemoryBudget is a worker's budget when Config.MemoryBudget is 0.
+const DefaultMemoryBudget = 256 << 20
+
+// estSnapshotBytes estimates the decoded size of one snapshot with books.
+const estSnapshotBytes = 600
+
+// smallTaskBytes: replays estimated under this run outside the budget.
+const smallTaskBytes = 16 << 20
+
+// memoryBudget admits replays by the bytes their data will take.
+type memoryBudget struct {
+	sem   *semaphore.Weighted
+	total int64
+}
+
+func newMemoryBudget(bytes int64) *memoryBudget {
+	if bytes <= 0 {
+		bytes = DefaultMemoryBudget
+	}
+	return &memoryBudget{sem: semaphore.NewWeighted(bytes), total: bytes}
+}
+
+// admit waits until the market's replay fits the budget and returns what
+// gives its share back. A market the store cannot count is admitted as
+// small: loading it will report the problem.
+func (b *memoryBudget) admit(ctx context.Context, st store.Store, slug string) (release func(), err error) {
+	_, n, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
+	if err != nil {
+		return func() {}, nil
+	}
+	need := int64(n) * estSnapshotBytes
+	if need < smallTaskBytes {
+		return func() {}, nil
+	}
+	need = min(need, b.total)
+	if err := b.sem.Acquire(ctx, need); err != nil {
+		return nil, fmt.Errorf("wait for memory to replay %s: %w", slug, err)
+	}
+	return func() { b.sem.Release(need) }, nil
+}
