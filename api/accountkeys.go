@@ -179,6 +179,13 @@ func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevo
 		if err := s.store.RevokeAPIKey(ctx, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, s.storeFailure(ctx, "revoke API key", err)
 		}
+		// Every api process's auth cache drops the key at its next use.
+		if s.cfg.Redis != nil {
+			if err := InvalidateCustomer(ctx, s.cfg.Redis, p.Customer.ID); err != nil {
+				// Stored all the same; caches expire within authCacheTTL.
+				s.log.WarnContext(ctx, "invalidate revoked key", "request_id", RequestID(ctx), "err", err)
+			}
+		}
 		if keys, err = s.ownKeys(ctx, p.Customer.ID); err != nil {
 			return nil, err
 		}

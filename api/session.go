@@ -193,7 +193,7 @@ func (s *Server) principalForKeyID(ctx context.Context, customerID, keyID string
 func (s *Server) redisFailure(ctx context.Context, op string, err error) *Error {
 	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
 	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
-		Message: "sessions are unavailable; retry with backoff (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
+		Message: "Redis, which keeps sessions, is unavailable; retry with backoff (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
 }
 
 type sessionCreatedOutput struct {

@@ -271,3 +271,31 @@ func TestDepthHistoryCursor(t *testing.T) {
 		t.Errorf("start_time = end_time: total %d", p.Total)
 	}
 }
+
+func TestMarketTradesOrderAndParquet(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	addActivity(t, b.store)
+	slug, _ := snapshotMarket()
+	want := activityTrades()
+	rows := readParquet[transfer.ParquetTrade](t, b.getAccept(store.Pro, "/v1/markets/"+slug+"/trades?order=asc&limit=5&offset=2", transfer.ParquetMediaType))
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want 5", len(rows))
+	}
+	for i, r := range rows {
+		w := want[2+i]
+		if r.Slug != slug || !r.Time.Equal(w.Time) || r.Outcome != w.Outcome || r.Side != w.Side || r.Price != w.Price ||
+			r.Size != w.Size || r.FeeRateBps != w.FeeRateBps || r.TxHash != w.TxHash {
+			t.Errorf("row %d = %+v, want %+v", i, r, w)
+		}
+	}
+	page := decode[struct {
+		Trades []struct {
+			Time string `json:"time"`
+		} `json:"trades"`
+	}](t, b.get(store.Pro, "/v1/markets/"+slug+"/trades?limit=2"))
+	if len(page.Trades) != 2 || page.Trades[0].Time <= page.Trades[1].Time {
+		t.Errorf("default order is not newest first: %+v", page.Trades)
+	}
+	wantError(t, b.get(store.Pro, "/v1/markets/"+slug+"/trades?order=sideways"), http.StatusBadRequest, "VALIDATION_ERROR")
+}

@@ -124,9 +124,15 @@ func (b *browserSession) signIn(key string) time.Duration {
 // start to its data shown).
 func (b *browserSession) visit(hash, page string) time.Duration {
 	b.t.Helper()
-	var ms string
+	var ms, here string
 	var ok bool
-	b.run("open "+hash, chromedp.Navigate(b.base+"/app/"+hash), chromedp.WaitVisible(`main[data-ready="`+page+`"]`),
+	target := b.base + "/app/" + hash
+	b.run("where", chromedp.Location(&here))
+	nav := chromedp.Navigate(target)
+	if here == target { // the same address: no hashchange, so load the page afresh
+		nav = chromedp.Reload()
+	}
+	b.run("open "+hash, nav, chromedp.WaitVisible(`main[data-ready="`+page+`"]`),
 		chromedp.AttributeValue(`main`, "data-ready-ms", &ms, &ok))
 	v, err := strconv.ParseFloat(ms, 64)
 	if err != nil {
@@ -292,15 +298,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	if draw > 1000 {
 		t.Errorf("24hr chart drew in %s ms, want under 1 s", drawMS)
 	}
+	if g := pro.text(byID("market-gaps")); strings.Contains(g, "not available") || g == "" {
+		t.Errorf("recording gaps: %q", g)
+	}
 	var canvases int
 	pro.eval(`document.querySelectorAll('[data-testid=market-chart] canvas').length`, &canvases)
 	if canvases != 1 {
 		t.Errorf("%d canvases in the market chart", canvases)
 	}
-	if shots != "" {
-		screenshot(t, pro, filepath.Join(shots, "dashboard-market.png"))
-	}
-
 	t.Run("books at a picked instant", func(t *testing.T) {
 		pro := pro.in(t)
 		var series struct {
@@ -361,6 +366,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	})
 
+	if shots != "" { // the market with the books of the picked instant
+		screenshot(t, pro, filepath.Join(shots, "dashboard-market.png"))
+	}
+
 	// Replays: from the builder and from a pasted strategy_code, each
 	// against POST /v1/replay's own answer.
 	slug15 := marketWithData(t, base, "15m")
@@ -372,6 +381,14 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 			Trades []json.RawMessage
 		}
+	}
+	// submitReplay clicks Run and waits for this run's result.
+	submitReplay := func(b *browserSession) {
+		var run string
+		var ok bool
+		b.run("previous run", chromedp.AttributeValue(byID("replay-results"), "data-run", &run, &ok))
+		n, _ := strconv.Atoi(run)
+		b.run("submit", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("replay-results")+`[data-run="`+strconv.Itoa(n+1)+`"]`))
 	}
 	checkReplay := func(t *testing.T, body string) {
 		pro := pro.in(t)
@@ -414,9 +431,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		if !strings.Contains(code, "or spread crosses_above 0.3 size=50") {
 			t.Errorf("the code box did not follow the builder: %q", code)
 		}
-		pro.run("submit", chromedp.Click(byID("replay-submit")))
+		submitReplay(pro)
 		if shots != "" {
-			pro.run("result", chromedp.WaitVisible(byID("replay-total-pnl")))
 			screenshot(t, pro, filepath.Join(shots, "dashboard-replay.png"))
 		}
 		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"UP","positionSize":50,"maxLossPercent":50,"orderType":"MARKET",
@@ -433,8 +449,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		if side != "DOWN" || order != "LIMIT" {
 			t.Errorf("the builder shows side %s, order %s after the code", side, order)
 		}
-		pro.run("submit", chromedp.Click(byID("replay-submit")))
-		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"DOWN","positionSize":25,"maxLossPercent":20,"orderType":"LIMIT",
+		pro.setValue(byID("replay-fee-model"), "MARKET")
+		pro.setValue(byID("replay-latency"), "500")
+		submitReplay(pro)
+		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"DOWN","positionSize":25,"maxLossPercent":20,"orderType":"LIMIT","feeModel":"MARKET","latencyMs":500,
 			"entryConditions":[{"field":"price_down","operator":"<=","value":0.55},{"field":"time_remaining_pct","operator":">","value":30}],
 			"exitConditions":[{"field":"price_down","operator":">=","value":0.7}]}`)
 	})
@@ -452,7 +470,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if !strings.Contains(code, "side=UP entry: price_up < 0.45") {
 			t.Errorf("generated code %q", code)
 		}
-		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-total-pnl")))
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
 		status, tok := post(t, base+"/v1/auth/token", "ud_dev_pro", "")
 		if status != http.StatusOK {
 			t.Fatalf("token: %d %v", status, tok)

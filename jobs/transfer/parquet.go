@@ -91,6 +91,24 @@ type ParquetDepth struct {
 	LastUpdateID int64               `parquet:"last_update_id,delta"`
 }
 
+// ParquetTrade is a market trade row.
+type ParquetTrade struct {
+	Slug       string    `parquet:"slug,dict"`
+	Time       time.Time `parquet:"time,timestamp(microsecond:utc),delta"`
+	Outcome    string    `parquet:"outcome,dict"`
+	Side       string    `parquet:"side,dict"`
+	Price      float64   `parquet:"price"`
+	Size       float64   `parquet:"size"`
+	FeeRateBps float64   `parquet:"fee_rate_bps"`
+	TxHash     string    `parquet:"tx_hash"`
+}
+
+// ParquetTradeRow is the row of a market trade.
+func ParquetTradeRow(slug string, t *store.MarketTrade) ParquetTrade {
+	return ParquetTrade{Slug: slug, Time: t.Time.UTC(), Outcome: t.Outcome, Side: t.Side, Price: t.Price, Size: t.Size,
+		FeeRateBps: t.FeeRateBps, TxHash: t.TxHash}
+}
+
 // ParquetWriter writes rows of T to a Parquet file, a row group at a time.
 // Close writes the footer: the file is complete only then.
 type ParquetWriter[T any] struct {
@@ -202,10 +220,11 @@ type parquetEncoder struct {
 	markets *ParquetWriter[ParquetMarket]
 	snaps   *ParquetWriter[ParquetSnapshot]
 	booked  *ParquetWriter[ParquetBookSnapshot]
+	trades  *ParquetWriter[ParquetTrade]
 }
 
-// NewParquetEncoder returns an encoder of markets or snapshots (with their
-// books when books is set) as one Parquet file.
+// NewParquetEncoder returns an encoder of markets, snapshots (with their
+// books when books is set) or market trades as one Parquet file.
 func NewParquetEncoder(w io.Writer, what What, books bool) (Encoder, error) {
 	e := &parquetEncoder{what: what, books: books}
 	switch {
@@ -215,8 +234,10 @@ func NewParquetEncoder(w io.Writer, what What, books bool) (Encoder, error) {
 		e.booked = NewParquetWriter[ParquetBookSnapshot](w)
 	case what == Snapshots:
 		e.snaps = NewParquetWriter[ParquetSnapshot](w)
+	case what == Trades:
+		e.trades = NewParquetWriter[ParquetTrade](w)
 	default:
-		return nil, errors.New("transfer: a Parquet file holds one kind of record: export markets or snapshots")
+		return nil, errors.New("transfer: a Parquet file holds one kind of record: export markets, snapshots or trades")
 	}
 	return e, nil
 }
@@ -229,6 +250,8 @@ func (e *parquetEncoder) Encode(r Record) error {
 		return e.booked.Write(ParquetBookSnapshotRow(r.Slug, r.Snapshot))
 	case r.Snapshot != nil && e.snaps != nil:
 		return e.snaps.Write(ParquetSnapshotRow(r.Slug, r.Snapshot))
+	case r.Trade != nil && e.trades != nil:
+		return e.trades.Write(ParquetTradeRow(r.Slug, r.Trade))
 	}
 	return fmt.Errorf("transfer: this Parquet file holds %s only", e.what)
 }
@@ -239,6 +262,8 @@ func (e *parquetEncoder) Flush() error {
 		return e.markets.Close()
 	case e.booked != nil:
 		return e.booked.Close()
+	case e.trades != nil:
+		return e.trades.Close()
 	}
 	return e.snaps.Close()
 }

@@ -108,6 +108,17 @@ def test_exchange(ent):
     assert ent.latest_trade("sol", "future").is_best_match is None
 
 
+def test_market_trades(pro, resolved):
+    trades = pro.all_market_trades(resolved.slug, page_size=50)
+    assert all(isinstance(t, updown.MarketTrade) for t in trades)
+    assert [t.time for t in trades] == sorted(t.time for t in trades)
+    newest = pro.market_trades(resolved.slug, limit=1)
+    if trades:
+        assert newest[0].time == trades[-1].time
+        pytest.importorskip("pandas")
+        assert {"time", "outcome", "price", "size", "side"} <= set(trades.to_frame().columns)
+
+
 def test_replay(pro, resolved):
     cond = [{"field": "price_up", "operator": ">", "value": 0}]
     r = pro.replay(resolved.slug, "UP", cond, [{"field": "time_remaining_pct", "operator": "<", "value": 50}], 10)

@@ -46,7 +46,8 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const generate = h('button', { type: 'button', testid: 'agent-generate' }, 'Generate (uses 1 of the quota)');
   const backtest = h('button', { type: 'button', testid: 'agent-backtest' }, 'Backtest this code');
   const quota = h('div', { testid: 'agent-quota', class: 'quota' });
-  const results = h('section', { 'aria-live': 'polite' });
+  const results = h('section', { 'aria-live': 'polite', testid: 'agent-results' });
+  let runs = 0;
 
   const settings = () => {
     const s: Record<string, unknown> = { coin: coin.value, marketType: type.value, marketCount: Number(count.value) };
@@ -97,8 +98,10 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   );
   backtest.addEventListener('click', () =>
     busy(backtest, async () => {
+      clear(results);
       const r = await post<{ data: Backtest }>('/v1/backtest-ai/run', { strategy_code: code.value.trim(), ...settings(), ...exec.read() });
       showBacktest(results, r.data);
+      results.setAttribute('data-run', String(++runs));
     }),
   );
 

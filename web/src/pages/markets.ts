@@ -24,7 +24,8 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const plan = ctx.session.plan;
   const coins = plan.eth_sol_markets ? ['BTC', 'ETH', 'SOL'] : ['BTC'];
   const coin = select('markets-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], p.get('coin') ?? 'BTC');
-  const type = select('markets-type', [['', 'any'], ...TYPES.BTC.map((t): [string, string] => [t, t])], p.get('type') ?? '');
+  // 4hr and 24hr markets exist for BTC only.
+  const type = select('markets-type', [['', 'any'], ...(TYPES[coin.value] ?? TYPES.BTC).map((t): [string, string] => [t, t])], p.get('type') ?? '');
   const resolved = select('markets-resolved', [['', 'any'], ['true', 'resolved'], ['false', 'active']], p.get('resolved') ?? '');
   const from = h('input', { type: 'datetime-local', testid: 'markets-from', value: p.get('from') ?? '' });
   const to = h('input', { type: 'datetime-local', testid: 'markets-to', value: p.get('to') ?? '' });

@@ -68,7 +68,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   const code = h('textarea', { testid: 'replay-code', rows: '3', spellcheck: 'false', class: 'code' });
   const codeMsg = h('p', { class: 'muted', role: 'status' });
   const submit = h('button', { type: 'submit', testid: 'replay-submit' }, 'Run replay');
-  const results = h('section', { class: 'results', 'aria-live': 'polite' });
+  const results = h('section', { class: 'results', 'aria-live': 'polite', testid: 'replay-results' });
 
   const addRow = (box: HTMLElement, testid: string, c: Condition) => {
     const row = conditionRow(testid, c, sync, () => {
@@ -132,9 +132,11 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     codeMsg,
     submit,
   );
+  let runs = 0;
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     ctx.clearError();
+    clear(results);
     submit.disabled = true;
     submit.textContent = 'Running…';
     try {
@@ -142,6 +144,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
       const body = { marketSlug: market.value.trim(), ...r, ...exec.read() };
       const res = await post<{ data: ReplayResult }>('/v1/replay', body);
       showResult(results, res.data);
+      results.setAttribute('data-run', String(++runs)); // tests wait for their own run
     } catch (e) {
       clear(results);
       ctx.error(e);

@@ -274,23 +274,23 @@ class Client:
 
     # ---- market trades ----------------------------------------------------
 
-    def market_trades(self, slug: str, *, start: TimeLike = None, end: TimeLike = None, order: str = "desc",
-                      limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> Dict[str, Any]:
-        """One page of a market's trades (the answer as JSON, trades under
-        "trades" as MarketTrade)."""
-        d = self._get(f"/v1/markets/{_seg(slug)}/trades", _series_params(start, end, order, limit, offset, cursor))
-        d["trades"] = records(MarketTradeList, map(MarketTrade.from_json, d.get("trades") or []))
-        return d
+    def market_trades(self, slug: str, *, order: str = "desc", limit: int = 1000, offset: int = 0) -> MarketTradeList:
+        """One page of a market's trades on Polymarket, newest first (order="asc": oldest first)."""
+        if order not in ("asc", "desc"):
+            raise ValueError("order is asc or desc")
+        d = self._get(f"/v1/markets/{_seg(slug)}/trades", {"order": order, "limit": limit, "offset": offset})
+        return records(MarketTradeList, map(MarketTrade.from_json, d.get("trades") or []))
 
-    def iter_market_trades(self, slug: str, *, start: TimeLike = None, end: TimeLike = None,
-                           order: str = "asc", page_size: int = 1000) -> Iterator[MarketTrade]:
-        cursor = None
+    def all_market_trades(self, slug: str, *, page_size: int = 1000) -> MarketTradeList:
+        """Every trade of the market, oldest first (paged by offset from the
+        oldest, which new trades do not shift)."""
+        out, offset = MarketTradeList(), 0
         while True:
-            d = self.market_trades(slug, start=start, end=end, order=order, limit=page_size, cursor=cursor)
-            yield from d["trades"]
-            cursor = d.get("next_cursor")
-            if cursor is None:
-                return
+            page = self.market_trades(slug, order="asc", limit=page_size, offset=offset)
+            out.extend(page)
+            offset += len(page)
+            if len(page) < page_size:
+                return out
 
     # ---- exchange ----------------------------------------------------------
 

@@ -290,18 +290,22 @@ class TradeList(Records[Trade]):
 
 @dataclass
 class MarketTrade:
-    """A trade on a market's order book."""
+    """A trade on a market's order book (a last_trade_price event)."""
 
     time: datetime
-    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+    outcome: str
+    price: float
+    size: float
+    side: str
+    fee_rate_bps: float
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MarketTrade":
-        return cls(time=parse_time(d["time"]), raw=d)
+        return cls(time=parse_time(d["time"]), outcome=d["outcome"], price=d["price"], size=d["size"],
+                   side=d["side"], fee_rate_bps=d.get("fee_rate_bps", 0.0))
 
 
 class MarketTradeList(Records[MarketTrade]):
-    _row = staticmethod(lambda t: dict(t.raw, time=t.time))
     _times = ("time",)
 
 
