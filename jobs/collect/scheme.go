@@ -6,11 +6,7 @@ import (
 	"strings"
 	"time"
 
-	// Embedded zone data: the default scheme lays hourly, 4-hour and daily
-	// windows out in US Eastern time, which must not depend on the host's
-	// tzdata.
-	_ "time/tzdata"
-
+	"github.com/updown/updown/jobs/series"
 	"github.com/updown/updown/store"
 )
 
@@ -56,81 +52,37 @@ type PolymarketScheme struct {
 
 // NewPolymarketScheme returns the default scheme.
 func NewPolymarketScheme() *PolymarketScheme {
-	et, err := time.LoadLocation("America/New_York")
-	if err != nil { // cannot happen: time/tzdata is embedded
-		panic(fmt.Sprintf("collect: load US Eastern time: %v", err))
-	}
-	return &PolymarketScheme{et: et}
+	return &PolymarketScheme{et: series.Eastern()}
 }
 
 // Eastern returns US Eastern time, the zone the hourly, 4-hour and daily
 // series are laid out in.
 func (s *PolymarketScheme) Eastern() *time.Location { return s.et }
 
-// Window implements SlugScheme.
+// Window implements SlugScheme, by package series' arithmetic (shared with
+// the generator).
 func (s *PolymarketScheme) Window(_ store.Coin, mt store.MarketType, t time.Time) (start, end time.Time) {
-	t = t.UTC()
-	local := t.In(s.et)
-	switch mt {
-	case store.H4:
-		h := local.Hour() / 4 * 4
-		start = time.Date(local.Year(), local.Month(), local.Day(), h, 0, 0, 0, s.et)
-		// Hour 24 is midnight of the next day: time.Date normalises it.
-		end = time.Date(local.Year(), local.Month(), local.Day(), h+4, 0, 0, 0, s.et)
-		return start.UTC(), end.UTC()
-	case store.H24:
-		noon := time.Date(local.Year(), local.Month(), local.Day(), 12, 0, 0, 0, s.et)
-		if local.Before(noon) {
-			return noon.AddDate(0, 0, -1).UTC(), noon.UTC()
-		}
-		return noon.UTC(), noon.AddDate(0, 0, 1).UTC()
-	}
-	// 5m, 15m in UTC; whole hours are whole hours in every US zone.
-	start = t.Truncate(mt.Duration())
-	return start, start.Add(mt.Duration())
+	start = series.Start(mt, t)
+	return start, series.End(mt, start)
 }
 
-// Slugs implements SlugScheme.
+// Slugs implements SlugScheme: the 2026 form (package series), then for
+// hourly and daily markets the older form without the year.
 func (s *PolymarketScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
-	coin := strings.ToLower(string(c))
-	unix := strconv.FormatInt(start.Unix(), 10)
+	now := series.UpstreamSlug(c, mt, start)
 	switch mt {
-	case store.M5, store.M15:
-		return []string{coin + "-updown-" + string(mt) + "-" + unix}
-	case store.H4:
-		return []string{coin + "-updown-4h-" + unix}
 	case store.H1:
-		local := start.In(s.et)
-		h, half := local.Hour()%12, "am"
-		if local.Hour() >= 12 {
-			half = "pm"
+		year := strconv.Itoa(start.In(s.et).Year())
+		if i := strings.LastIndex(now, "-"+year+"-"); i >= 0 {
+			return []string{now, now[:i] + now[i+len(year)+1:]}
 		}
-		if h == 0 {
-			h = 12
-		}
-		day := fmt.Sprintf("%s-up-or-down-%s-%d", coinName(c), strings.ToLower(local.Month().String()), local.Day())
-		hour := fmt.Sprintf("-%d%s-et", h, half)
-		return []string{day + fmt.Sprintf("-%d", local.Year()) + hour, day + hour}
 	case store.H24:
-		_, end := s.Window(c, mt, start)
-		local := end.In(s.et)
-		day := fmt.Sprintf("%s-up-or-down-on-%s-%d", coinName(c), strings.ToLower(local.Month().String()), local.Day())
-		return []string{day + fmt.Sprintf("-%d", local.Year()), day}
+		year := strconv.Itoa(series.End(mt, start).In(s.et).Year())
+		if old, ok := strings.CutSuffix(now, "-"+year); ok {
+			return []string{now, old}
+		}
 	}
-	return nil
-}
-
-// coinName is the coin's name as Polymarket's longer slugs spell it.
-func coinName(c store.Coin) string {
-	switch c {
-	case store.BTC:
-		return "bitcoin"
-	case store.ETH:
-		return "ethereum"
-	case store.SOL:
-		return "solana"
-	}
-	return strings.ToLower(string(c))
+	return []string{now}
 }
 
 // QuickScheme is a SlugScheme of short windows, for tests and demos in
