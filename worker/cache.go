@@ -15,7 +15,7 @@ import (
 // DefaultCacheBytes bounds the decoded markets a worker keeps (Config.CacheBytes).
 const DefaultCacheBytes = 512 << 20
 
-// marketCache keeps the decoded snapshots of resolved markets, whose
+// Cache keeps the decoded snapshots of resolved markets, whose
 // history no longer changes, so that a second replay of a market (another
 // strategy, a sweep, the agent's next /run on the same markets) skips the
 // store and the decode: the engine then runs on snapshots already in
@@ -28,7 +28,7 @@ const DefaultCacheBytes = 512 << 20
 // count means equal snapshots, and a late write or an import is seen on
 // the next replay. That check costs one small read instead of the whole
 // market.
-type marketCache struct {
+type Cache struct {
 	mu    sync.Mutex
 	max   int64
 	size  int64
@@ -47,8 +47,10 @@ type cachedMarket struct {
 	bytes   int64
 }
 
-func newMarketCache(maxBytes int64, reg prometheus.Registerer) (*marketCache, error) {
-	c := &marketCache{
+// NewCache returns a cache of at most maxBytes (off when maxBytes ≤ 0),
+// its metrics registered on reg when reg is not nil.
+func NewCache(maxBytes int64, reg prometheus.Registerer) (*Cache, error) {
+	c := &Cache{
 		max:   maxBytes,
 		order: list.New(),
 		items: map[string]*list.Element{},
@@ -71,7 +73,7 @@ func newMarketCache(maxBytes int64, reg prometheus.Registerer) (*marketCache, er
 
 // get returns the market's snapshots if they are cached for this version
 // of its record and total.
-func (c *marketCache) get(slug string, updated time.Time, total int) ([]store.Snapshot, bool) {
+func (c *Cache) get(slug string, updated time.Time, total int) ([]store.Snapshot, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[slug]
@@ -89,7 +91,7 @@ func (c *marketCache) get(slug string, updated time.Time, total int) ([]store.Sn
 
 // put keeps a market's snapshots, unless they alone would take more than
 // half the cache.
-func (c *marketCache) put(slug string, updated time.Time, total int, snaps []store.Snapshot) {
+func (c *Cache) put(slug string, updated time.Time, total int, snaps []store.Snapshot) {
 	n := snapshotBytes(snaps)
 	if n > c.max/2 {
 		return
@@ -107,7 +109,7 @@ func (c *marketCache) put(slug string, updated time.Time, total int, snaps []sto
 	c.bytes.Set(float64(c.size))
 }
 
-func (c *marketCache) remove(el *list.Element) {
+func (c *Cache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*cachedMarket)
 	delete(c.items, e.slug)
 	c.size -= e.bytes
@@ -155,13 +157,13 @@ var fullReplayQuery = store.SnapshotQuery{Ascending: true, WithBooks: true}
 // made afresh for every task (view).
 type cachedStore struct {
 	store.Store
-	c      *marketCache
+	c      *Cache
 	market *store.Market
 }
 
 // view returns st as a task sees it through the cache (st itself when
 // there is no cache).
-func (c *marketCache) view(st store.Store) store.Store {
+func (c *Cache) view(st store.Store) store.Store {
 	if c == nil || c.max <= 0 {
 		return st
 	}

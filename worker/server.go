@@ -49,6 +49,10 @@ type Config struct {
 	// MemoryBudget bounds the bytes of market data the replays running at
 	// once hold (DefaultMemoryBudget when 0; membudget.go).
 	MemoryBudget int64
+	// Cache, when set, is the cache to use instead of a new one of
+	// CacheBytes: what a worker process keeps across the servers it runs
+	// one after another (tests that restart a worker in one process).
+	Cache *Cache
 }
 
 // Server is an Asynq server with updown's handlers.
@@ -58,7 +62,7 @@ type Server struct {
 	mux     *asynq.ServeMux
 	rdb     redis.UniversalClient
 	store   store.Store
-	cache   *marketCache
+	cache   *Cache
 	log     *slog.Logger
 	metrics *taskMetrics
 	budget  *memoryBudget
@@ -109,12 +113,14 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: register metrics: %w", err)
 	}
-	if cfg.CacheBytes == 0 {
-		cfg.CacheBytes = DefaultCacheBytes
-	}
-	cache, err := newMarketCache(cfg.CacheBytes, cfg.Metrics)
-	if err != nil {
-		return nil, fmt.Errorf("worker: register cache metrics: %w", err)
+	cache := cfg.Cache
+	if cache == nil {
+		if cfg.CacheBytes == 0 {
+			cfg.CacheBytes = DefaultCacheBytes
+		}
+		if cache, err = NewCache(cfg.CacheBytes, cfg.Metrics); err != nil {
+			return nil, fmt.Errorf("worker: register cache metrics: %w", err)
+		}
 	}
 	s := &Server{srv: srv, gate: g, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, cache: cache, log: log, metrics: tm,
 		budget: newMemoryBudget(cfg.MemoryBudget)}

@@ -109,7 +109,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		"Webhook secret (POST /v1/webhook/dodo, Standard Webhooks): " + hookNote,
 	}
 	reg := newRegistry(rdb, log)
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg,
+	// A small replay cache: dev keeps its whole store in memory already,
+	// and promises to stay under 1 GiB.
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Metrics: reg, CacheBytes: 64 << 20,
 		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err

@@ -481,9 +481,8 @@ func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
 	return dst, nil
 }
 
-// decodeColumn decodes one price column of a head into out, through set,
-// which the compiler inlines (decodeColumn is generic in nothing but is
-// small enough to be inlined at each of its three call sites).
+// decodeColumn decodes one price column of a head into out, storing each
+// value through set.
 func decodeColumn(r *reader, b []byte, out []store.Snapshot, set func(*store.Snapshot, float64)) []byte {
 	sc, n := binary.Uvarint(b)
 	if n <= 0 {
