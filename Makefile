@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 BENCH   ?= .
 
-.PHONY: run test bench build lint fmt clean
+.PHONY: run test bench build lint fmt clean ui
 
 ## run: start the whole service on embedded defaults (no Postgres or Redis needed)
 run:
@@ -18,15 +18,22 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 30m $(PKGS)
 
-## build: the one binary, in bin/
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+
+## build: the one binary, in bin/ (where the Procfile runs it); `bin/updown version` names its commit
 build:
-	$(GO) build -o bin/updown ./cmd/updown
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/updown ./cmd/updown
 
 ## lint: formatting, vet and staticcheck
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@latest $(PKGS)
+
+## ui: rebuild the dashboard (web/) into api/dashboard from the npm lockfile;
+## commit the result (go build embeds it and never needs Node)
+ui:
+	cd web && npm ci --no-audit --no-fund && npm run build
 
 clean:
 	rm -rf bin

@@ -63,6 +63,10 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
+	if ctx.Header("X-API-Key") == "" && ctx.Header("Authorization") == "" && hasSessionCookie(ctx) {
+		s.requireSession(ctx, next) // the dashboard (session.go)
+		return
+	}
 	var p principal
 	var err error
 	if credentialFor(ctx, op) == schemeBearer {

@@ -105,7 +105,8 @@ func (s *Server) registerBacktestAI() {
 
 	o = op("backtest-ai-run", http.MethodPost, "/v1/backtest-ai/run", "Backtest a strategy or a strategy code",
 		"Backtests a generatedStrategy object (as /generate answers it) or a strategy_code string on the newest marketCount resolved "+
-			"markets. Does not use the quota.")
+			"markets; feeModel, feeRate, feeExponent and latencyMs, when given, replace the strategy's costs. Does not use the quota, "+
+			"and answers it.")
 	o.RequestBody, o.Responses = body(runReq), answer("The strategy, the aggregate and every market's result", btResp)
 	o.Errors = []int{400, 401, 403, 404, 413, 415, 500, 503, 504}
 	huma.Register(s.api, o, s.runStrategy)
@@ -176,12 +177,28 @@ func (s *Server) generationRequest(ctx context.Context, in *aiInput) (principal,
 		return p, req, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send {\"prompt\": \"...\"} as JSON")
 	}
 	if err := json.Unmarshal(in.RawBody, &req); err != nil {
-		return p, req, bodyError(err, "")
+		return p, req, decodeError(err, "")
 	}
 	if err := req.Normalize(); err != nil {
 		return p, req, strategyError(err)
 	}
 	return p, req, nil
+}
+
+// decodeError explains a failure to decode an agent body (or its part at
+// prefix): an unknown key as the replay names it, else as bodyError does.
+func decodeError(err error, prefix string) *Error {
+	var re *replay.Error
+	if !errors.As(err, &re) {
+		return bodyError(err, prefix)
+	}
+	if prefix != "" {
+		c := *re
+		c.Field = prefix + "." + c.Field
+		c.Message = strings.Replace(c.Message, `"`+re.Field+`"`, `"`+c.Field+`"`, 1)
+		re = &c
+	}
+	return replayError(re)
 }
 
 func (s *Server) generate(ctx context.Context, in *aiInput) (*aiOutput, error) {
@@ -349,7 +366,15 @@ type runRequest struct {
 	Coin              string          `json:"coin"`
 	MarketType        string          `json:"marketType"`
 	MarketCount       *int            `json:"marketCount"`
+	// The replay's costs, replacing the strategy's when given.
+	FeeModel    string   `json:"feeModel"`
+	FeeRate     *float64 `json:"feeRate"`
+	FeeExponent *float64 `json:"feeExponent"`
+	LatencyMs   *float64 `json:"latencyMs"`
 }
+
+// runKeys are the JSON keys of a /run body.
+var runKeys = []string{"generatedStrategy", "strategy_code", "coin", "marketType", "marketCount", "feeModel", "feeRate", "feeExponent", "latencyMs"}
 
 func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error) {
 	p := principalFrom(ctx)
@@ -362,6 +387,9 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 	var req runRequest
 	if len(bytes.TrimSpace(in.RawBody)) == 0 {
 		return nil, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send {\"generatedStrategy\": {...}} or {\"strategy_code\": \"...\"}")
+	}
+	if err := replay.CheckKeys(in.RawBody, "", runKeys, nil); err != nil {
+		return nil, decodeError(err, "")
 	}
 	if err := json.Unmarshal(in.RawBody, &req); err != nil {
 		return nil, bodyError(err, "")
@@ -381,7 +409,15 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 	if err != nil {
 		return nil, err
 	}
-	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets})
+	// /run answers the quota it leaves alone (DESIGN 8); it travels in
+	// the request so that GET /v1/jobs/{id} answers it too.
+	period := monthStart(s.now())
+	used, err := s.store.AIGenerationsUsed(ctx, p.Customer.ID, period)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "count AI generations", err)
+	}
+	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets,
+		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period)})
 }
 
 // spec reads the strategy of a /run body: exactly one of generatedStrategy
@@ -395,7 +431,7 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 		return spec, Errorf(http.StatusBadRequest, CodeValidation, "send generatedStrategy or strategy_code, not both")
 	case hasObject:
 		if err := json.Unmarshal(r.GeneratedStrategy, &spec); err != nil {
-			return spec, bodyError(err, "generatedStrategy")
+			return spec, decodeError(err, "generatedStrategy")
 		}
 	case r.StrategyCode != nil:
 		rules, err := strategy.ParseCode(*r.StrategyCode)
@@ -421,6 +457,28 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 			return spec, Errorf(http.StatusBadRequest, CodeValidation, "marketType %q is not one of 5m, 15m, 1h, 4h, 24h", r.MarketType).With("field", "marketType")
 		}
 		spec.MarketType = mt
+	}
+	if r.FeeModel != "" || r.FeeRate != nil || r.FeeExponent != nil || r.LatencyMs != nil {
+		var costs replay.Strategy
+		costs.SetCosts(r.FeeModel, r.FeeRate, r.FeeExponent, r.LatencyMs)
+		if err := costs.CheckCosts(); err != nil {
+			var re *replay.Error
+			errors.As(err, &re)
+			return spec, replayError(re)
+		}
+		st := &spec.Strategy
+		if r.FeeModel != "" {
+			lat := float64(st.LatencyMs)
+			st.SetCosts(r.FeeModel, r.FeeRate, r.FeeExponent, &lat)
+		}
+		if r.LatencyMs != nil {
+			var exp *float64
+			if st.FeeExponent != 0 {
+				e := float64(st.FeeExponent)
+				exp = &e
+			}
+			st.SetCosts(st.FeeModel, st.FeeRate, exp, r.LatencyMs)
+		}
 	}
 	if spec.Coin == "" {
 		spec.Coin = store.BTC
@@ -532,14 +590,18 @@ func bodyError(err error, prefix string) *Error {
 // decode with the jobs types; these mirror their JSON.
 
 type backtestAIGenerateRequest struct {
-	Prompt         string  `json:"prompt" minLength:"1" maxLength:"2000" doc:"The strategy idea in plain English." example:"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left"`
-	Preset         string  `json:"preset,omitempty" enum:"mean_reversion,dip_buying,momentum_entry,quick_scalp" doc:"A starting strategy; the prompt's entry or exit conditions, when it has any, replace the preset's."`
+	Prompt         string  `json:"prompt,omitempty" maxLength:"2000" doc:"The strategy idea in plain English; required unless a preset is given." example:"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left"`
+	Preset         string  `json:"preset,omitempty" enum:"mean_reversion,dip_buying,momentum_entry,quick_scalp" doc:"A starting strategy, alone ({\"preset\":\"dip_buying\"}) or with a prompt, whose entry or exit conditions, when it has any, replace the preset's."`
 	Coin           string  `json:"coin,omitempty" enum:"BTC,ETH,SOL" default:"BTC"`
 	MarketType     string  `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" default:"15m" doc:"4h and 24h are BTC only."`
 	MarketCount    int     `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10" doc:"Resolved markets to backtest on (/strategy)."`
 	PositionSize   float64 `json:"positionSize,omitempty" minimum:"1" maximum:"10000" doc:"Shares per trade; wins over the prompt (default 100)."`
 	MaxLossPercent float64 `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" doc:"Stop loss in percent of the entry cost; wins over the prompt."`
 	OrderType      string  `json:"orderType,omitempty" enum:"MARKET,LIMIT" doc:"Wins over the prompt (default MARKET)."`
+	FeeModel       string  `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Taker fees on every fill of every market, as POST /v1/replay counts them: MARKET the market's own schedule, CUSTOM feeRate and feeExponent. Wins over the prompt."`
+	FeeRate        float64 `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there."`
+	FeeExponent    int     `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
+	LatencyMs      int     `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay in milliseconds. Wins over the prompt."`
 }
 
 type generatedStrategy struct {
@@ -549,6 +611,10 @@ type generatedStrategy struct {
 	PositionSize    float64            `json:"positionSize"`
 	MaxLossPercent  float64            `json:"maxLossPercent"`
 	OrderType       string             `json:"orderType" enum:"MARKET,LIMIT"`
+	FeeModel        string             `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Present when the strategy counts fees (DESIGN 6)."`
+	FeeRate         float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only."`
+	FeeExponent     int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" doc:"CUSTOM only."`
+	LatencyMs       int                `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" doc:"Present when orders are delayed."`
 	Coin            string             `json:"coin" enum:"BTC,ETH,SOL"`
 	MarketType      string             `json:"marketType" enum:"5m,15m,1hr,4hr,24hr"`
 	Explanation     string             `json:"explanation"`
@@ -560,6 +626,10 @@ type backtestAIRunRequest struct {
 	Coin              string             `json:"coin,omitempty" enum:"BTC,ETH,SOL" doc:"Backtest on this coin instead of the strategy's (default BTC when neither says)."`
 	MarketType        string             `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" doc:"Backtest on this market type instead of the strategy's (default 15m)."`
 	MarketCount       int                `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10"`
+	FeeModel          string             `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Taker fees on every fill of every market, as POST /v1/replay counts them: MARKET the market's own schedule, CUSTOM feeRate and feeExponent. Replaces the strategy's."`
+	FeeRate           float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there."`
+	FeeExponent       int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
+	LatencyMs         int                `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay in milliseconds. Replaces the strategy's."`
 }
 
 type backtestAIGenerateResponse struct {
@@ -579,7 +649,7 @@ type backtestAIBacktestResponse struct {
 		StrategyCode      string                  `json:"strategy_code"`
 		Aggregate         backtest.Aggregate      `json:"aggregate"`
 		Results           []backtest.MarketResult `json:"results" doc:"Newest market first: its performance, or the error that stopped its replay."`
-		Quota             *backtest.Quota         `json:"quota,omitempty" doc:"/strategy only."`
+		Quota             *backtest.Quota         `json:"quota" doc:"The monthly generation quota: /strategy after its generation, /run as it is (/run uses none)."`
 	} `json:"data"`
 	Timestamp string `json:"timestamp" format:"date-time"`
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -198,6 +200,24 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	b.ReportMetric(w2/floor, "x_floor-2workers")
 	b.ReportMetric(medianF(cores1), "cores-1worker")
 	b.ReportMetric(medianF(cores2), "cores-2workers")
+	// The process holds the store, the api and both workers: its peak
+	// resident memory bounds what the workers used.
+	b.ReportMetric(peakRSSMiB(), "process-peak-MiB")
+}
+
+// peakRSSMiB is this process's peak resident memory (VmHWM), in MiB.
+func peakRSSMiB() float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }
 
 func medianF(xs []float64) float64 {

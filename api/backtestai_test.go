@@ -436,6 +436,12 @@ func TestGenerateQuotaExceeded(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Errorf("/run with the quota spent: %d %s", r.status, r.body)
 	}
+	// ... and answers it, unchanged (issue 16, item 11).
+	var rep backtestAnswer
+	data(t, r, &rep)
+	if q := rep.Quota; q == nil || q.Used != 5 || q.Limit == nil || *q.Limit != 5 || q.Remaining == nil || *q.Remaining != 0 {
+		t.Errorf("/run quota %+v", q)
+	}
 }
 
 // TestGenerateQuotaConcurrent: 20 requests at once against one remaining
@@ -588,7 +594,7 @@ func TestStrategyNoMarkets(t *testing.T) {
 }
 
 // TestRun: /run backtests a generated strategy object or its code, the
-// same way, without touching the quota.
+// same way, without touching the quota, which it answers (issue 16, item 11).
 func TestRun(t *testing.T) {
 	t.Parallel()
 	b := aiSetup(t)
@@ -604,7 +610,8 @@ func TestRun(t *testing.T) {
 		t.Errorf("object and code disagree:\n%+v\n%+v", byObject.Aggregate, byCode.Aggregate)
 	}
 	want := directReport(t, b.store, backtest.Request{Strategy: byObject.GeneratedStrategy, Markets: newestResolved(t, b.store, store.BTC, store.M15, 5)})
-	if !reflect.DeepEqual(byObject.Aggregate, want.Aggregate) || byObject.Quota != nil || byObject.StrategyCode != g.StrategyCode {
+	if !reflect.DeepEqual(byObject.Aggregate, want.Aggregate) || byObject.Quota == nil || byObject.Quota.Used != 1 || byObject.Quota.Limit != nil ||
+		byObject.StrategyCode != g.StrategyCode {
 		t.Errorf("run: %+v\nwant %+v", byObject, want)
 	}
 	if byCode.GeneratedStrategy.Explanation == "" {
@@ -744,11 +751,11 @@ func TestBacktestAIOpenAPI(t *testing.T) {
 		{"post", "/v1/backtest-ai/run", "504"}, {"get", "/v1/backtest-ai/quota", "403"},
 	} {
 		op := doc.Paths[p.path][p.method]
-		if !reflect.DeepEqual(op.Security, []map[string][]string{{"bearer": {}}}) || op.Responses[p.code] == nil || op.Responses["422"] != nil {
+		if !reflect.DeepEqual(op.Security, []map[string][]string{{"bearer": {}}, {"session": {}}}) || op.Responses[p.code] == nil || op.Responses["422"] != nil {
 			t.Errorf("%s %s: security %v, responses %v", p.method, p.path, op.Security, op.Responses)
 		}
 	}
-	if op := doc.Paths["/v1/auth/token"]["post"]; !reflect.DeepEqual(op.Security, []map[string][]string{{"apiKey": {}}}) {
+	if op := doc.Paths["/v1/auth/token"]["post"]; !reflect.DeepEqual(op.Security, []map[string][]string{{"apiKey": {}}, {"session": {}}}) {
 		t.Errorf("token security %v", op.Security)
 	}
 }

@@ -31,14 +31,14 @@ var csvFormat = huma.Format{
 	Unmarshal: func([]byte, any) error { return errors.New("request bodies are JSON, not CSV") },
 }
 
-// csvRoute reports whether the path's answer has a CSV form: snapshot
-// pages and exchange depth history.
+// csvRoute reports whether the path's answer has a CSV form: snapshot and
+// trade pages and exchange depth history.
 func csvRoute(path string) bool {
 	switch path {
 	case "/v1/btc/spot/snapshots", "/v1/btc/future/snapshots":
 		return true
 	}
-	return strings.HasPrefix(path, "/v1/markets/") && strings.HasSuffix(path, "/snapshots")
+	return strings.HasPrefix(path, "/v1/markets/") && (strings.HasSuffix(path, "/snapshots") || strings.HasSuffix(path, "/trades"))
 }
 
 // withCSVNegotiation answers JSON to a client that accepts CSV on a route
@@ -46,19 +46,34 @@ func csvRoute(path string) bool {
 // cannot take.
 func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if accept := r.Header.Get("Accept"); strings.Contains(accept, "csv") && !csvRoute(r.URL.Path) {
+		if accept := r.Header.Get("Accept"); (strings.Contains(accept, "csv") || strings.Contains(accept, "parquet")) && !csvRoute(r.URL.Path) {
 			r.Header.Set("Accept", "application/json")
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// wantsCSV reports whether the client asked for CSV (the Accept header's
-// first choice).
-func wantsCSV(accept string) bool {
-	first, _, _ := strings.Cut(accept, ",")
-	return strings.HasPrefix(strings.TrimSpace(first), "text/csv")
+// wantsCSV reports whether the answer to this Accept header is CSV, by the
+// very negotiation Huma runs to pick the response format: the page cache,
+// which holds JSON, must never stand in for an answer Huma then writes in
+// another format.
+func (s *Server) wantsCSV(accept string) bool {
+	ct, err := s.api.Negotiate(accept)
+	return err == nil && csvFormats[ct]
 }
+
+// wantsParquet is wantsCSV for the Parquet form (DESIGN 13).
+func (s *Server) wantsParquet(accept string) bool {
+	ct, err := s.api.Negotiate(accept)
+	return err == nil && parquetFormats[ct]
+}
+
+// csvFormats and parquetFormats are the format keys (server.go) that write
+// CSV and Parquet.
+var (
+	csvFormats     = map[string]bool{"text/csv": true, "csv": true}
+	parquetFormats = map[string]bool{transfer.ParquetMediaType: true, "parquet": true}
+)
 
 // ContentType keeps errors JSON whatever format was negotiated.
 func (e *Error) ContentType(string) string { return "application/json" }
@@ -66,6 +81,11 @@ func (e *Error) ContentType(string) string { return "application/json" }
 // WriteCSV writes the page in the export's CSV form (updown export
 // --format csv): one snapshot a line, books as JSON in their cells.
 func (p *snapshotPageBody) WriteCSV(w io.Writer) error {
+	if p.encoded != nil {
+		// A page served from the cache is JSON bytes only: writing its
+		// (empty) snapshots as CSV would answer a header and nothing else.
+		return errors.New("api: a cached JSON page has no CSV form")
+	}
 	enc, err := transfer.NewEncoder(w, transfer.CSV, transfer.Snapshots)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -131,5 +132,66 @@ func TestGzip(t *testing.T) {
 	}
 	if !strings.Contains(zipped.header.Get("Vary"), "Accept-Encoding") {
 		t.Errorf("Vary = %q", zipped.header.Get("Vary"))
+	}
+}
+
+// TestSnapshotsAcceptForms: whatever Accept header a client sends, the
+// format Huma negotiates is the format of the whole answer, also once the
+// page is in the page cache (which holds JSON). Before one negotiation
+// decided both, a CSV answer chosen past a first JSON or unknown entry was
+// the cached JSON page written as CSV: a header row and nothing else.
+func TestSnapshotsAcceptForms(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	const limit = 5
+	cases := []struct {
+		accept string
+		csv    bool
+	}{
+		{"", false},
+		{"*/*", false},
+		{"application/json", false},
+		{"application/json; charset=utf-8", false},
+		{"text/csv", true},
+		{"text/csv; charset=utf-8", true},
+		{"text/csv;q=0.9", true},
+		{"application/json;q=0.1, text/csv", true},
+		{"application/json;q=0.1,text/csv;q=0.2", true},
+		{"text/plain, text/csv;q=0.9", true},
+		{"text/plain, text/csv;q=0.9, */*;q=0.1", true},
+		{"text/csv;q=0.5, application/json", false},
+		{"application/json, text/csv", false},
+		{"application/json, text/csv;q=0.9", false},
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", false},
+		{"text/*", false},
+		{"text/plain", false},
+	}
+	for _, books := range []bool{true, false} {
+		path := fmt.Sprintf("/v1/markets/%s/snapshots?include_orderbook=%t&limit=%d", slug, books, limit)
+		// Twice over: the first round may fill the page cache, the second
+		// meets it for every form.
+		for round := range 2 {
+			for _, tc := range cases {
+				r := b.getWith(store.Pro, path, map[string]string{"Accept": tc.accept})
+				ct := r.header.Get("Content-Type")
+				if r.status != http.StatusOK {
+					t.Fatalf("Accept %q: %d %s", tc.accept, r.status, r.body)
+				}
+				if tc.csv {
+					rows, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+					if !strings.HasPrefix(ct, "text/csv") || err != nil || len(rows) != limit+1 {
+						t.Errorf("books=%t round %d, Accept %q: %s, %d rows (%v), want text/csv with %d:\n%s",
+							books, round, tc.accept, ct, len(rows), err, limit+1, r.body)
+					}
+					continue
+				}
+				var page snapshotResp
+				if !strings.HasPrefix(ct, "application/json") || json.Unmarshal(r.body, &page) != nil || len(page.Snapshots) != limit {
+					t.Errorf("books=%t round %d, Accept %q: %s, want JSON with %d snapshots:\n%.200s",
+						books, round, tc.accept, ct, limit, r.body)
+				}
+			}
+		}
 	}
 }

@@ -72,6 +72,8 @@ type depthHistoryInput struct {
 	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
 	StartTime string `query:"start_time" doc:"Snapshots at or after this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777467600000"`
 	EndTime   string `query:"end_time" doc:"Snapshots at or before this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777471200000"`
+	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
+	Cursor    string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
 }
 
 // coinInput is the path of the latest-data endpoints.
@@ -265,18 +267,16 @@ func (s *Server) depthHistory(ctx context.Context, k store.ExchangeKind, in *dep
 	if err := exchangeAccess(p); err != nil {
 		return nil, err
 	}
-	from, err := parseTimeParam("query.start_time", in.StartTime)
+	sq, err := parseSeriesQuery("depth\x00"+string(k), seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}, true)
 	if err != nil {
 		return nil, err
 	}
-	to, err := parseTimeParam("query.end_time", in.EndTime)
-	if err != nil {
-		return nil, err
+	from, to := sq.From, sq.To
+	f := store.DepthFilter{Symbol: historySymbol, Kind: k, From: from, To: to, Limit: in.Limit, Offset: in.Offset,
+		Ascending: sq.Ascending, After: sq.After}
+	if sq.After != nil {
+		f.Limit++ // one more tells whether another page follows
 	}
-	if from != nil && to != nil && to.Before(*from) {
-		return nil, invalidParam("query.end_time", in.EndTime, "end_time must not be earlier than start_time")
-	}
-	f := store.DepthFilter{Symbol: historySymbol, Kind: k, From: from, To: to, Limit: in.Limit, Offset: in.Offset}
 	var warning string
 	if p.WindowDays > 0 {
 		f.MinTime = s.now().Add(-time.Duration(p.WindowDays) * 24 * time.Hour).Truncate(time.Millisecond)
@@ -286,9 +286,16 @@ func (s *Server) depthHistory(ctx context.Context, k store.ExchangeKind, in *dep
 	if err != nil {
 		return nil, s.storeFailure(ctx, "list depth history", err)
 	}
-	return &depthHistoryOutput{Body: &depthPageBody{
-		Data: snaps, Total: total, Limit: in.Limit, Offset: in.Offset, Warning: warning,
-	}}, nil
+	more := in.Offset+len(snaps) < total
+	if sq.After != nil {
+		more = len(snaps) > in.Limit
+		snaps = snaps[:min(len(snaps), in.Limit)]
+	}
+	body := &depthPageBody{Data: snaps, Total: total, Limit: in.Limit, Offset: in.Offset, Warning: warning}
+	if more && len(snaps) > 0 {
+		body.NextCursor = sq.cursor(snaps[len(snaps)-1].Time)
+	}
+	return &depthHistoryOutput{Body: body}, nil
 }
 
 // historyWindowWarning says what the plan's window cut from a request whose
@@ -352,11 +359,12 @@ type depthSnapshotJSON struct {
 }
 
 type depthPage struct {
-	Data    []depthSnapshotJSON `json:"data" doc:"Depth snapshots, newest first."`
-	Total   int                 `json:"total" doc:"Snapshots matching the filters inside the plan's data window."`
-	Limit   int                 `json:"limit"`
-	Offset  int                 `json:"offset"`
-	Warning string              `json:"warning,omitempty" doc:"Present only when start_time or end_time reached before the plan's 31-day window."`
+	Data       []depthSnapshotJSON `json:"data" doc:"Depth snapshots, newest first (oldest first with order=asc)."`
+	Total      int                 `json:"total" doc:"Snapshots matching the filters inside the plan's data window."`
+	Limit      int                 `json:"limit"`
+	Offset     int                 `json:"offset"`
+	NextCursor *string             `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null after the last."`
+	Warning    string              `json:"warning,omitempty" doc:"Present only when start_time or end_time reached before the plan's 31-day window."`
 }
 
 type latestDepthJSON struct {
@@ -413,6 +421,7 @@ type depthPageBody struct {
 	Data                 []store.DepthSnapshot
 	Total, Limit, Offset int
 	Warning              string
+	NextCursor           *string // nil after the last page
 }
 
 // Schema documents the page.
@@ -458,6 +467,7 @@ func (p *depthPageBody) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(p.Limit), 10)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, int64(p.Offset), 10)
+	b = appendCursor(b, p.NextCursor)
 	if p.Warning != "" {
 		b = append(b, `,"warning":`...)
 		b = appendString(b, p.Warning)

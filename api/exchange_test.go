@@ -320,11 +320,12 @@ func loadHistory(t *testing.T, st store.Store) {
 }
 
 type depthPage struct {
-	Data    []map[string]any `json:"data"`
-	Total   int              `json:"total"`
-	Limit   int              `json:"limit"`
-	Offset  int              `json:"offset"`
-	Warning *string          `json:"warning"`
+	Data       []map[string]any `json:"data"`
+	Total      int              `json:"total"`
+	Limit      int              `json:"limit"`
+	Offset     int              `json:"offset"`
+	NextCursor string           `json:"next_cursor"`
+	Warning    *string          `json:"warning"`
 }
 
 // ids returns the last_update_id of each snapshot of a page, which
@@ -346,7 +347,7 @@ func TestDepthHistory(t *testing.T) {
 	one := b.get(store.Enterprise, "/v1/btc/spot/snapshots?limit=1")
 	want := fmt.Sprintf(`{"data":[{"symbol":"BTCUSDT","time_epoch_ms":%d,"coin_price":95000.123456789,`+
 		`"bids":[{"price":94999.99,"quantity":0.123456789}],"asks":[{"price":95000.01,"quantity":1.5},{"price":95000.02,"quantity":3}],`+
-		`"last_update_id":1000}],"total":80,"limit":1,"offset":0}`, historyAt(0).UnixMilli())
+		`"last_update_id":1000}],"total":80,"limit":1,"offset":0,"next_cursor":%q}`, historyAt(0).UnixMilli(), decode[depthPage](t, one).NextCursor)
 	if one.status != http.StatusOK || string(one.body) != want {
 		t.Errorf("newest spot snapshot: %d\n got %s\nwant %s", one.status, one.body, want)
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// marketJSON is SPEC 2.1's market object.
+// marketJSON is SPEC 2.1's market object, with what the upstream records
+// beside SPEC's fields (DESIGN 9) after them.
 type marketJSON struct {
 	Slug           string   `json:"slug" example:"btc-updown-15m-1777467600"`
 	MarketID       string   `json:"market_id"`
@@ -29,12 +30,28 @@ type marketJSON struct {
 	ConditionID    string   `json:"condition_id"`
 	ClobTokenUp    string   `json:"clob_token_up"`
 	ClobTokenDown  string   `json:"clob_token_down"`
-	Winner         *string  `json:"winner" nullable:"true" enum:"Up,Down"`
+	Winner         *string  `json:"winner" nullable:"true" enum:"Up,Down,50-50" doc:"Up, Down, or 50-50 for a tie (each share settles at 0.5); null while unresolved."`
 	FinalVolume    *float64 `json:"final_volume" nullable:"true"`
 	FinalLiquidity *float64 `json:"final_liquidity" nullable:"true"`
 	ResolvedAt     *string  `json:"resolved_at" nullable:"true" format:"date-time"`
 	CreatedAt      string   `json:"created_at" format:"date-time"`
 	UpdatedAt      string   `json:"updated_at" format:"date-time"`
+
+	UpstreamSlug     *string              `json:"upstream_slug" nullable:"true" doc:"Polymarket's own slug of the market." example:"bitcoin-up-or-down-november-24-2026-1am-et"`
+	TakerFeeRate     *float64             `json:"taker_fee_rate" nullable:"true" doc:"Taker fee schedule: fee = shares × taker_fee_rate × (p × (1 − p))^fee_exponent per fill at price p; null where the market has none."`
+	FeeExponent      *int                 `json:"fee_exponent" nullable:"true" doc:"Exponent of the taker fee schedule; null where the market has none."`
+	TickSize         *float64             `json:"tick_size" nullable:"true" doc:"The market's latest minimum price increment."`
+	TickSizeChanges  []tickSizeChangeJSON `json:"tick_size_changes" doc:"Changes of the tick size seen while recording, oldest first."`
+	MinOrderSize     *float64             `json:"min_order_size" nullable:"true" doc:"Smallest order, in shares."`
+	ResolutionSource *string              `json:"resolution_source" nullable:"true" doc:"Where the winner and the reference prices came from: chainlink, binance-1h, binance-1m-noon-et (Polymarket's sources) or recorded (our recorded prices, until Polymarket publishes); null while unresolved."`
+	PriceToBeat      *float64             `json:"price_to_beat" nullable:"true" doc:"The start reference price as Polymarket published it."`
+	FinalPrice       *float64             `json:"final_price" nullable:"true" doc:"The end reference price as Polymarket published it."`
+}
+
+// tickSizeChangeJSON is one change of a market's tick size.
+type tickSizeChangeJSON struct {
+	Time     string  `json:"time" format:"date-time"`
+	TickSize float64 `json:"tick_size"`
 }
 
 func toMarketJSON(m store.Market) marketJSON {
@@ -50,7 +67,23 @@ func toMarketJSON(m store.Market) marketJSON {
 		s := formatTime(*m.ResolvedAt)
 		out.ResolvedAt = &s
 	}
+	out.UpstreamSlug, out.ResolutionSource = nonEmpty(m.UpstreamSlug), nonEmpty(m.ResolutionSource)
+	out.TakerFeeRate, out.FeeExponent = m.TakerFeeRate, m.FeeExponent
+	out.TickSize, out.MinOrderSize = m.TickSize, m.MinOrderSize
+	out.PriceToBeat, out.FinalPrice = m.PriceToBeat, m.FinalPrice
+	out.TickSizeChanges = make([]tickSizeChangeJSON, len(m.TickSizeChanges))
+	for i, c := range m.TickSizeChanges {
+		out.TickSizeChanges[i] = tickSizeChangeJSON{Time: formatTime(c.Time), TickSize: c.TickSize}
+	}
 	return out
+}
+
+// nonEmpty is s, or nil (JSON null) when s is empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 type listMarketsInput struct {
@@ -83,7 +116,9 @@ type marketOutput struct{ Body marketJSON }
 type snapshotPageParams struct {
 	Limit, Offset    int
 	IncludeOrderbook bool
-	CSV              bool // Accept: text/csv; CSV pages are not cached
+	CSV              bool // the negotiated answer is CSV (s.wantsCSV); CSV pages are not cached
+	Parquet          bool // the negotiated answer is Parquet (s.wantsParquet); not cached either
+	Series           seriesParams
 }
 
 // Huma reads parameters from a struct's own fields only, so the two
@@ -91,16 +126,24 @@ type snapshotPageParams struct {
 type snapshotsBySlugInput struct {
 	Slug             string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
 	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
+	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, in the chosen order."`
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
+	StartTime        string `query:"start_time" doc:"Snapshots at or after this time: epoch milliseconds or ISO 8601."`
+	EndTime          string `query:"end_time" doc:"Snapshots before this time (exclusive): epoch milliseconds or ISO 8601."`
+	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
+	Cursor           string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
 	Accept           string `header:"Accept" hidden:"true"`
 }
 
 type snapshotsByMarketIDInput struct {
 	MarketID         string `path:"marketId" doc:"External (prediction-market) market id."`
 	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
+	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, in the chosen order."`
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
+	StartTime        string `query:"start_time" doc:"Snapshots at or after this time: epoch milliseconds or ISO 8601."`
+	EndTime          string `query:"end_time" doc:"Snapshots before this time (exclusive): epoch milliseconds or ISO 8601."`
+	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
+	Cursor           string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
 	Accept           string `header:"Accept" hidden:"true"`
 }
 
@@ -141,16 +184,19 @@ func (s *Server) registerMarkets() {
 		Method:      http.MethodGet,
 		Path:        "/v1/markets/{slug}/snapshots",
 		Summary:     "List a market's snapshots",
-		Description: "Snapshots newest first; order books only with include_orderbook=true.",
-		Tags:        []string{"Markets"},
-		Security:    security,
-		Errors:      []int{400, 401, 403, 404, 429, 500},
+		Description: "Snapshots newest first (order=asc: oldest first); order books only with include_orderbook=true. " +
+			"start_time (inclusive) and end_time (exclusive) select a time range; `matched` counts its snapshots and `total` all the market's. " +
+			"next_cursor continues a walk that new snapshots cannot shift (null after the last page).",
+		Tags:     []string{"Markets"},
+		Security: security,
+		Errors:   []int{400, 401, 403, 404, 429, 500},
 	}, func(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
 		m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept), s.wantsParquet(in.Accept),
+			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots-by-market-id",
@@ -165,7 +211,8 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, wantsCSV(in.Accept)}, pages)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept), s.wantsParquet(in.Accept),
+			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 }
 
@@ -297,23 +344,58 @@ func (s *Server) findMarket(ctx context.Context, key string, get func(context.Co
 }
 
 func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
-	settled := !p.CSV && m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
-	key := fmt.Sprintf("%s|%d|%d|%t|%d", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro())
+	sq, err := parseSeriesQuery("snapshots\x00"+m.Slug, p.Series, false)
+	if err != nil {
+		return nil, err
+	}
+	settled := !p.CSV && !p.Parquet && m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
+	key := fmt.Sprintf("%s|%d|%d|%t|%d|%s", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro(), sq.cacheKey())
 	if settled {
 		if body, ok := pages.get(key); ok {
 			return &snapshotsOutput{Body: &snapshotPageBody{encoded: body}}, nil
 		}
 	}
-	snaps, total, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: p.Limit, Offset: p.Offset, WithBooks: p.IncludeOrderbook})
+	body, err := s.snapshotPage(ctx, m, p, sq)
 	if err != nil {
-		return nil, s.storeFailure(ctx, "list snapshots", err)
+		return nil, err
 	}
-	body := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: total, Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook}
 	if settled {
 		body.encoded = body.AppendJSON(nil)
 		pages.put(key, body.encoded)
 	}
 	return &snapshotsOutput{Body: body}, nil
+}
+
+// snapshotPage reads a page of the market's snapshots: with a cursor, one
+// snapshot more than the page tells whether another page follows; without,
+// the counts do.
+func (s *Server) snapshotPage(ctx context.Context, m store.Market, p snapshotPageParams, sq seriesQuery) (*snapshotPageBody, error) {
+	q := store.SnapshotQuery{Limit: p.Limit, Offset: p.Offset, WithBooks: p.IncludeOrderbook,
+		Ascending: sq.Ascending, From: sq.From, To: sq.To, After: sq.After}
+	if sq.After != nil {
+		q.Limit++
+	}
+	snaps, total, err := s.store.ListSnapshots(ctx, m.Slug, q)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list snapshots", err)
+	}
+	matched := total
+	if sq.ranged() {
+		if matched, err = s.store.CountSnapshots(ctx, m.Slug, q); err != nil {
+			return nil, s.storeFailure(ctx, "count snapshots", err)
+		}
+	}
+	more := p.Offset+len(snaps) < matched
+	if sq.After != nil {
+		more = len(snaps) > p.Limit
+		snaps = snaps[:min(len(snaps), p.Limit)]
+	}
+	body := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: total, Matched: matched,
+		Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook, market: m}
+	if more && len(snaps) > 0 {
+		body.NextCursor = sq.cursor(snaps[len(snaps)-1].Time)
+	}
+	return body, nil
 }
 
 // snapshotPageBody is the snapshots response. It writes its own JSON (see
@@ -322,9 +404,13 @@ type snapshotPageBody struct {
 	Market    marketJSON       `json:"market"`
 	Snapshots []store.Snapshot `json:"-"`
 	Total     int              `json:"total" doc:"All snapshots the market has."`
+	Matched   int              `json:"matched"`
 	Limit     int              `json:"limit"`
 	Offset    int              `json:"offset"`
-	books     bool
+	// NextCursor continues the walk; nil after the last page.
+	NextCursor *string `json:"next_cursor"`
+	books      bool
+	market     store.Market // for the Parquet form
 	// encoded, when set, is the page already written (from the cache).
 	encoded []byte
 }
@@ -355,11 +441,13 @@ func (p *snapshotPageBody) Schema(r huma.Registry) *huma.Schema {
 }
 
 type snapshotPage struct {
-	Market    marketJSON     `json:"market"`
-	Snapshots []snapshotJSON `json:"snapshots" doc:"Snapshots, newest first."`
-	Total     int            `json:"total" doc:"All snapshots the market has."`
-	Limit     int            `json:"limit"`
-	Offset    int            `json:"offset"`
+	Market     marketJSON     `json:"market"`
+	Snapshots  []snapshotJSON `json:"snapshots" doc:"Snapshots, newest first (oldest first with order=asc)."`
+	Total      int            `json:"total" doc:"All snapshots the market has."`
+	Matched    int            `json:"matched" doc:"Snapshots in the start_time/end_time range (total when neither is given)."`
+	Limit      int            `json:"limit"`
+	Offset     int            `json:"offset"`
+	NextCursor *string        `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null after the last."`
 }
 
 // MarshalJSON keeps encoding/json callers (tests, the job results) on the
@@ -391,11 +479,25 @@ func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `],"total":`...)
 	b = strconv.AppendInt(b, int64(p.Total), 10)
+	b = append(b, `,"matched":`...)
+	b = strconv.AppendInt(b, int64(p.Matched), 10)
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(p.Limit), 10)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, int64(p.Offset), 10)
-	return append(b, '}')
+	return append(appendCursor(b, p.NextCursor), '}')
+}
+
+// appendCursor writes the next_cursor field (a cursor is URL-safe base64:
+// nothing to escape).
+func appendCursor(b []byte, c *string) []byte {
+	b = append(b, `,"next_cursor":`...)
+	if c == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '"')
+	b = append(b, *c...)
+	return append(b, '"')
 }
 
 func appendSnapshot(b []byte, s *store.Snapshot, books bool) []byte {

@@ -79,7 +79,7 @@ type jobOutput struct {
 }
 
 func (s *Server) registerReplay() {
-	reqSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[replay.Request](), true, "ReplayRequest")
+	reqSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[replayRequest](), true, "ReplayRequest")
 	respSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[replayResponseDoc](), true, "ReplayResponse")
 	huma.Register(s.api, huma.Operation{
 		OperationID: "replay",
@@ -88,9 +88,13 @@ func (s *Server) registerReplay() {
 		Summary:     "Replay a strategy against a resolved market",
 		Description: "Evaluates every snapshot oldest first, walks the recorded order book for fills and reports trades, PnL, drawdown, slippage and an equity curve. " +
 			"Runs on the workers; the answer is synchronous. A replay that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id}.",
-		Tags:        []string{"Replay"},
-		Security:    []map[string][]string{{schemeAPIKey: {}}},
-		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: reqSchema}}},
+		Tags:     []string{"Replay"},
+		Security: []map[string][]string{{schemeAPIKey: {}}},
+		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: reqSchema,
+			Examples: map[string]*huma.Example{
+				"plain": {Summary: "Buy UP under 0.35 while 20% of the market is left; sell at 0.6", Value: replayExample(false)},
+				"costs": {Summary: "The same with Polymarket's taker fees and a 250 ms order delay", Value: replayExample(true)},
+			}}}},
 		Responses: map[string]*huma.Response{"200": {Description: "Replay result",
 			Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}}},
 		Errors: []int{400, 401, 403, 404, 413, 415, 429, 500, 503, 504},
@@ -279,21 +283,73 @@ func decodeReplayRequest(body []byte) (replay.Request, error) {
 	if len(body) == 0 {
 		return req, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send the replay request as JSON")
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
+	var re *replay.Error
+	if err := json.Unmarshal(body, &req); errors.As(err, &re) {
+		return req, replayError(re)
+	} else if err != nil {
 		return req, bodyError(err, "")
 	}
 	if err := req.Normalize(); err != nil {
-		var re *replay.Error
 		if errors.As(err, &re) {
-			e := &Error{Status: http.StatusBadRequest, Code: re.Code, Message: re.Message}
-			if re.Field != "" {
-				e = e.With("field", re.Field)
-			}
-			return req, e
+			return req, replayError(re)
 		}
 		return req, Errorf(http.StatusBadRequest, CodeValidation, "%s", err.Error())
 	}
 	return req, nil
+}
+
+// replayError answers a replay validation problem with its code and field.
+func replayError(re *replay.Error) *Error {
+	e := &Error{Status: http.StatusBadRequest, Code: re.Code, Message: re.Message}
+	if re.Field != "" {
+		e = e.With("field", re.Field)
+	}
+	return e
+}
+
+// Documentation of the replay body, for the OpenAPI document: the handler
+// decodes with replay.Request, whose JSON this mirrors, and answers SPEC 7's
+// codes itself (the schema is not used to validate).
+
+type replayCondition struct {
+	Field    string  `json:"field" enum:"price_up,price_down,coin_price,spread,time_remaining_pct" example:"price_up" doc:"What the condition reads at each snapshot: token prices (0 to 1), the coin's price, |price_up − price_down|, or the percent of the market's window left."`
+	Operator string  `json:"operator" enum:"<,>,<=,>=,==,crosses_above,crosses_below" example:"<" doc:"== compares within 1e-9; crosses_above/crosses_below compare with the previous snapshot (nothing crosses on the first)."`
+	Value    float64 `json:"value" example:"0.35" doc:"The number the field is compared with. Required."`
+}
+
+type replayRequest struct {
+	MarketSlug      string            `json:"marketSlug" minLength:"1" example:"btc-updown-15m-1764000000" doc:"A resolved market's slug."`
+	Side            string            `json:"side" enum:"UP,DOWN" example:"UP" doc:"The token to buy (case-sensitive)."`
+	EntryConditions []replayCondition `json:"entryConditions" minItems:"1" maxItems:"20" doc:"All must hold to enter."`
+	ExitConditions  []replayCondition `json:"exitConditions" minItems:"1" maxItems:"20" doc:"Any one exits."`
+	PositionSize    float64           `json:"positionSize" minimum:"1" maximum:"10000" example:"100" doc:"Shares per trade."`
+	MaxLossPercent  float64           `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" default:"50" doc:"Exit (MAX_LOSS, at MARKET) once the open position has lost this percent of its entry cost, fees included."`
+	OrderType       string            `json:"orderType,omitempty" enum:"MARKET,LIMIT" default:"MARKET" doc:"MARKET walks the book; LIMIT fills only at the signal's price or better."`
+	FeeModel        string            `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" default:"NONE" doc:"Taker fees on every fill, shares × rate × (p(1−p))^exponent, rounded down to 5 decimals: MARKET uses the market's recorded schedule (Polymarket's crypto markets: rate 0.07, exponent 1), CUSTOM feeRate and feeExponent. When feeModel or latencyMs is given, every trade carries fee and performance total_fees."`
+	FeeRate         float64           `json:"feeRate,omitempty" minimum:"0" maximum:"1" example:"0.07" doc:"CUSTOM only, and required there."`
+	FeeExponent     int               `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
+	LatencyMs       int               `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay: a decision on one snapshot executes on the first snapshot at least this many milliseconds later, against its book; price and slippage stay relative to the deciding snapshot."`
+}
+
+// replayExample is a body that passes validation (its slug is a shape;
+// take a real one from GET /v1/markets?resolved=true).
+func replayExample(withCosts bool) map[string]any {
+	ex := map[string]any{
+		"marketSlug": "btc-updown-15m-1764000000",
+		"side":       "UP",
+		"entryConditions": []map[string]any{
+			{"field": "price_up", "operator": "<", "value": 0.35},
+			{"field": "time_remaining_pct", "operator": ">", "value": 20},
+		},
+		"exitConditions": []map[string]any{{"field": "price_up", "operator": ">=", "value": 0.6}},
+		"positionSize":   100,
+		"maxLossPercent": 25,
+		"orderType":      "MARKET",
+	}
+	if withCosts {
+		ex["feeModel"], ex["latencyMs"] = "MARKET", 250
+	}
+	return ex
 }
 
 func jsonKind(t reflect.Type) string {

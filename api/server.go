@@ -71,6 +71,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// PublicURL is the address users reach the service at; https makes the
+	// session cookie Secure. BillingURL is the checkout link
+	// GET /v1/account/billing answers (none when empty).
+	PublicURL, BillingURL string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -116,6 +120,7 @@ func New(cfg Config) (*Server, error) {
 	hc := huma.DefaultConfig("updown API", Version)
 	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
 	hc.OpenAPIPath = "/openapi"
+	hc.DocsPath = "" // dashboard.go serves /docs from embedded assets
 	hc.Info.Description = "History of short-interval up/down prediction markets (BTC, ETH, SOL), exchange data, strategy replay and a Backtest AI agent."
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		schemeAPIKey: {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key created with `updown customers create` or `updown keys create`."},
@@ -125,17 +130,22 @@ func New(cfg Config) (*Server, error) {
 		"json":             jsonFormat,
 		"text/csv":         csvFormat,
 		"csv":              csvFormat,
+		// DESIGN 13: the same routes answer Parquet (parquet.go).
+		"application/vnd.apache.parquet": parquetFormat,
+		"parquet":                        parquetFormat,
 	}
-	s.api = humago.New(s.mux, hc)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
 	s.api.UseMiddleware(s.authenticate)
 
 	s.registerMarkets()
+	s.registerActivity() // activity.go
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}
+	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
 
@@ -233,7 +243,9 @@ func documentCSV(doc *huma.OpenAPI) {
 		}
 		if ok := item.Get.Responses["200"]; ok != nil && ok.Content != nil {
 			ok.Content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
-				Description: "With Accept: text/csv, one snapshot a line with a header row; order books as JSON in their cells."}}
+				Description: "With Accept: text/csv, one record a line after a header row, in the form `updown export --format csv` writes."}}
+			ok.Content["application/vnd.apache.parquet"] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Format: "binary",
+				Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page: a row a record, times as UTC microsecond timestamps, books as lists of {price, size}."}}
 		}
 	}
 }
@@ -373,6 +385,8 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// withMetrics records each request's latency by route and status, and
+// logs the request.
 func (s *Server) withMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -385,6 +399,11 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
-		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(time.Since(start).Seconds())
+		took := time.Since(start)
+		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(took.Seconds())
+		// The request log: the route pattern, never the path or query, so
+		// nothing a client put in the URL is written down.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("route", route),
+			slog.Int("status", rec.status), slog.Duration("duration", took), slog.String("request_id", RequestID(r.Context())))
 	})
 }

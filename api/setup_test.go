@@ -41,6 +41,8 @@ type setupOpts struct {
 	redis         redis.UniversalClient
 	webhookSecret string
 	rateLimits    map[store.Tier]api.RateLimit
+	publicURL     string
+	billingURL    string
 	clock         func() time.Time // the pinned now when nil
 	logger        *slog.Logger     // discards when nil
 }
@@ -76,6 +78,8 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		Jobs:          o.jobs,
 		JobWait:       o.jobWait,
 		Live:          o.live,
+		PublicURL:     o.publicURL,
+		BillingURL:    o.billingURL,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/updown/updown/store"
 )
 
 // schemeBearer is the security scheme of the dashboard (Backtest AI)
@@ -103,6 +101,10 @@ func (s *Server) issueToken(ctx context.Context, _ *struct{}) (*tokenOutput, err
 // operation registered after this point, whoever registers it, and to none
 // before).
 func (s *Server) requireBearer(ctx huma.Context, next func(huma.Context)) {
+	if ctx.Header("Authorization") == "" && hasSessionCookie(ctx) {
+		s.requireSession(ctx, next) // the dashboard (session.go)
+		return
+	}
 	p, err := s.principalForToken(ctx.Context(), ctx.Header("Authorization"))
 	if err != nil {
 		r, w := humago.Unwrap(ctx)
@@ -148,29 +150,12 @@ func (s *Server) principalForToken(ctx context.Context, header string) (principa
 	case err != nil, claims.Subject == "", claims.KeyID == "":
 		return principal{}, unauthorized(invalidToken, "invalid bearer token: get one from POST /v1/auth/token")
 	}
-	c, err := s.store.GetCustomer(ctx, claims.Subject)
-	if errors.Is(err, store.ErrNotFound) {
-		return principal{}, unauthorized(invalidToken, "the bearer token's customer no longer exists")
-	}
+	p, ok, err := s.principalForKeyID(ctx, claims.Subject, claims.KeyID)
 	if err != nil {
-		return principal{}, s.storeFailure(ctx, "get customer", err)
+		return principal{}, err
 	}
-	keys, err := s.store.ListAPIKeys(ctx, c.ID)
-	if err != nil {
-		return principal{}, s.storeFailure(ctx, "list API keys", err)
+	if ok {
+		return p, nil
 	}
-	for _, k := range keys {
-		if k.ID != claims.KeyID {
-			continue
-		}
-		if k.RevokedAt != nil {
-			break
-		}
-		if strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
-			// As principalForKey refuses the demo keys outside dev mode.
-			break
-		}
-		return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, nil
-	}
-	return principal{}, unauthorized(invalidToken, "the API key this bearer token was issued for has been revoked")
+	return principal{}, unauthorized(invalidToken, "the API key this bearer token was issued for has been revoked, or its customer no longer exists")
 }

@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -37,6 +38,7 @@ type Store interface {
 	ExchangeStore
 	QuotaStore
 	BillingStore
+	MarketActivityStore
 	// Ping reports whether the backend is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.
@@ -77,6 +79,11 @@ type SnapshotStore interface {
 	// snapshots the market has in all. A market with no snapshots returns
 	// an empty slice and 0; an unknown slug is ErrNotFound.
 	ListSnapshots(ctx context.Context, slug string, q SnapshotQuery) ([]Snapshot, int, error)
+	// CountSnapshots returns how many of the market's snapshots fall in q's
+	// time range (From, To); After, Limit and Offset are ignored, so the
+	// count stays the same along a cursor walk. An unknown slug is
+	// ErrNotFound.
+	CountSnapshots(ctx context.Context, slug string, q SnapshotQuery) (int, error)
 }
 
 // CustomerStore keeps customers and their API keys.
@@ -333,12 +340,22 @@ type Snapshot struct {
 	BookDown *Book
 }
 
-// SnapshotQuery selects a page of one market's snapshots.
+// SnapshotQuery selects a page of one market's snapshots. Its times
+// (From, To, After) are compared at the stores' precision: each is
+// truncated to the microsecond.
 type SnapshotQuery struct {
 	Limit     int  // 0 means all
 	Offset    int  // counted in the chosen order
 	Ascending bool // false: newest first (the API's order); true: oldest first (replay)
 	WithBooks bool // false: BookUp/BookDown are left nil
+	// From keeps snapshots at or after it, To those strictly before it
+	// (nil: no bound).
+	From, To *time.Time
+	// After is a keyset position: only snapshots strictly past it in the
+	// chosen order are listed (later when Ascending, earlier otherwise), so
+	// a walk that passes each page's last time goes on where it stopped
+	// however many snapshots arrive meanwhile. nil: from the first.
+	After *time.Time
 }
 
 // Tier is a customer's plan, by its wire name.
@@ -431,6 +448,12 @@ type DepthFilter struct {
 	MinTime time.Time
 	Limit   int // 0 means no limit
 	Offset  int
+	// Ascending lists oldest first; false lists newest first.
+	Ascending bool
+	// After is a keyset position, as SnapshotQuery.After: only snapshots
+	// strictly past it in the chosen order. The count ListDepth returns
+	// ignores it.
+	After *time.Time
 }
 
 // Trade is one exchange trade.
@@ -451,7 +474,7 @@ type MarketTrade struct {
 	Outcome string    // OutcomeUp or OutcomeDown: the token traded
 	Price   float64
 	Size    float64 // shares
-	Side    string  // BUY or SELL, the taker's side
+	Side    string  // SideBuy or SideSell, the taker's side
 	// FeeRateBps is the fee rate the upstream reported for the trade, in
 	// basis points.
 	FeeRateBps float64
@@ -459,7 +482,18 @@ type MarketTrade struct {
 	TxHash string
 }
 
+// Taker sides of a MarketTrade, as the upstream spells them.
+const (
+	SideBuy  = "BUY"
+	SideSell = "SELL"
+)
+
 // MarketTradeQuery selects a page of one market's trades.
+//
+// Oldest first, trades are ordered by Time, then (for trades at the same
+// instant) by Outcome, Side, Price, Size, FeeRateBps and TxHash, strings
+// compared bytewise (CompareMarketTrades); newest first is exactly the
+// reverse, so a page is the same on every store.
 type MarketTradeQuery struct {
 	Limit     int  // 0 means all
 	Offset    int  // counted in the chosen order
@@ -474,20 +508,50 @@ type Gap struct {
 }
 
 // MarketActivityStore keeps what happens on a market beside its snapshots:
-// its trades and its recording gaps (DESIGN 9).
+// its trades and its recording gaps (DESIGN 9). Times are kept to the
+// microsecond, as everywhere (see Store).
 type MarketActivityStore interface {
 	// AppendMarketTrades stores trades of the market with the slug
-	// (ErrNotFound if there is no such market). A trade equal in every
-	// field to one already stored is ignored, so a repeated write stores
-	// nothing twice.
+	// (ErrNotFound if there is no such market). Trades need not be sorted.
+	// A trade equal in every field (its time to the microsecond) to one
+	// already stored, or to an earlier one of the call, is ignored, so a
+	// repeated write stores nothing twice. A trade that fails
+	// MarketTrade.Check is ErrInvalid, and then nothing of the call is
+	// stored.
 	AppendMarketTrades(ctx context.Context, slug string, trades []MarketTrade) error
-	// ListMarketTrades returns trades of the market per q and the number of
-	// trades the market has in all; an unknown slug is ErrNotFound.
+	// ListMarketTrades returns trades of the market per q (see
+	// MarketTradeQuery for the order) and the number of trades the market
+	// has in all; an unknown slug is ErrNotFound, a negative Limit or
+	// Offset ErrInvalid.
 	ListMarketTrades(ctx context.Context, slug string, q MarketTradeQuery) ([]MarketTrade, int, error)
 	// RecordGaps stores recording gaps of the market (ErrNotFound if there
-	// is no such market). Gaps that overlap or touch one already stored are
-	// merged with it, so recording the same gap twice keeps one.
+	// is no such market). Gaps that overlap or touch one already stored (or
+	// one of the call) are merged with it (MergeGaps), so recording the same
+	// gap twice keeps one. A gap whose To is not after its From (to the
+	// microsecond) is ErrInvalid, and then nothing of the call is stored.
 	RecordGaps(ctx context.Context, slug string, gaps []Gap) error
-	// ListGaps returns the market's gaps, oldest first.
+	// ListGaps returns the market's gaps, oldest first; an unknown slug is
+	// ErrNotFound.
 	ListGaps(ctx context.Context, slug string) ([]Gap, error)
+}
+
+// MicroRange returns the Unix-microsecond range [lo, hi) that q selects,
+// with its keyset position applied when keyset is true. Open ends are
+// math.MinInt64 and math.MaxInt64; lo ≥ hi selects nothing.
+func (q SnapshotQuery) MicroRange(keyset bool) (lo, hi int64) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	if q.From != nil {
+		lo = q.From.UnixMicro()
+	}
+	if q.To != nil {
+		hi = q.To.UnixMicro()
+	}
+	if keyset && q.After != nil {
+		if a := q.After.UnixMicro(); q.Ascending {
+			lo = max(lo, a+1)
+		} else {
+			hi = min(hi, a)
+		}
+	}
+	return lo, hi
 }

@@ -22,7 +22,8 @@ type BacktestConfig struct {
 	// Generator turns prompts into strategies for strategy.TaskType tasks
 	// (the built-in generator when nil).
 	Generator strategy.Generator
-	// ShardTimeout bounds one market's replay on a worker (default 2 min).
+	// ShardTimeout bounds one shard task, a group of markets' replays, on a
+	// worker (default 2 min).
 	ShardTimeout time.Duration
 	// Retention keeps finished shards so that batches sharing a market and
 	// strategy, and a batch retried after a crash, reuse them (default
@@ -85,7 +86,13 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 		if se.Cause != nil {
 			b.s.log.WarnContext(ctx, "strategy generation failed", "code", se.Code, "err", se.Cause)
 		}
-		return nil, &jobs.Failure{Code: se.Code, Message: se.Message}
+		f := &jobs.Failure{Code: se.Code, Message: se.Message}
+		if se.Code != strategy.CodeGenerationFailed {
+			// The prompt was read and refused: the user's error, not the
+			// queue's.
+			return nil, &refusal{f}
+		}
+		return nil, f
 	}
 	if err != nil {
 		return nil, err // cancelled: the task goes back to the queue
@@ -93,23 +100,20 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 	return spec, nil
 }
 
-// shard runs backtest.ShardType: one market's replay, through the same
-// jobs.Replay as POST /v1/replay, answering its performance only.
+// shard runs backtest.ShardType: a group of markets' replays, each through
+// the same jobs.Replay as POST /v1/replay and the worker's cache of decoded
+// markets, answering their performance only.
 func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
-	var req replay.Request
-	if err := json.Unmarshal(payload, &req); err != nil {
+	var group []replay.Request
+	if err := json.Unmarshal(payload, &group); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
 	}
-	res, err := jobs.Replay(ctx, b.s.store, req)
-	if err != nil {
-		return nil, err
-	}
-	return backtest.ShardResult(req.MarketSlug, res), nil
+	return backtest.RunGroup(ctx, b.s.cache.view(b.s.store), group)
 }
 
-// batch runs backtest.TaskType: it fans the strategy out as one shard per
-// market on the backtest queue, so every worker process takes part, and
-// gathers their results into the report.
+// batch runs backtest.TaskType: it fans the strategy out as shard tasks,
+// each a group of markets, on the backtest queue, so every worker process
+// takes part, and gathers their results into the report.
 func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	var req backtest.Request
 	if err := json.Unmarshal(payload, &req); err != nil {
@@ -118,12 +122,12 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	if err := req.Normalize(); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: err.Error()}
 	}
-	shards := req.Shards()
-	js := make([]Job, len(shards))
-	for i, sh := range shards {
-		p, err := json.Marshal(sh)
+	groups := backtest.Group(req.Shards())
+	js := make([]Job, len(groups))
+	for i, g := range groups {
+		p, err := json.Marshal(g)
 		if err != nil {
-			return nil, fmt.Errorf("encode shard %s: %w", sh.MarketSlug, err)
+			return nil, fmt.Errorf("encode shards of %s: %w", g[0].MarketSlug, err)
 		}
 		js[i] = Job{Type: backtest.ShardType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout}
 	}
@@ -131,7 +135,11 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return backtest.Collect(req, outcomes)
+	perMarket, err := backtest.Ungroup(groups, outcomes)
+	if err != nil {
+		return nil, err
+	}
+	return backtest.Collect(req, perMarket)
 }
 
 // gather submits the shards and waits for their outcomes, one per shard in
@@ -173,6 +181,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 			g.record(i, o)
 		}
 	}
+	b.jobs.wake(ctx) // one wake for the whole batch: a woken worker drains the queue
 
 	stop := batchDeadline(ctx)
 	hear := func(m *redis.Message) {
@@ -283,6 +292,8 @@ func (b *backtester) resubmit(ctx context.Context, g *gathering, i int, j Job, i
 	}
 	if done {
 		g.record(i, o)
+	} else {
+		b.jobs.wake(ctx)
 	}
 	return nil
 }
@@ -338,6 +349,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id stri
 		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
 			return nil, fmt.Errorf("requeue shard: %w", err)
 		}
+		b.jobs.wake(ctx)
 		return nil, nil
 	}
 	data, err := json.Marshal(o)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hibiken/asynq"
 	"reflect"
 	"sync"
 	"testing"
@@ -26,8 +27,8 @@ import (
 var btNow = time.Date(2026, 4, 29, 13, 7, 30, 0, time.UTC)
 
 // servedStore is one worker's view of the store: it records which markets
-// the worker replayed (every replay lists the market's snapshots once) and
-// can make each replay slow.
+// the worker replayed (every replay that misses the worker's cache lists
+// the market's snapshots once) and can make each replay slow.
 type servedStore struct {
 	store.Store
 	delay time.Duration
@@ -37,6 +38,9 @@ type servedStore struct {
 }
 
 func (s *servedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	if q.Limit > 0 { // a page, such as the replay cache's count: not a replay
+		return s.Store.ListSnapshots(ctx, slug, q)
+	}
 	s.mu.Lock()
 	s.served[slug]++
 	s.mu.Unlock()
@@ -303,5 +307,14 @@ func TestGenerateTask(t *testing.T) {
 	}
 	if o := run("buy UP when the RSI is low"); o.Failure == nil || o.Failure.Code != strategy.CodeValidation {
 		t.Errorf("an unreadable prompt: %+v", o)
+	}
+	// A refused prompt is the user's error: the task completes and the
+	// queue counts no failure (issue 16, item 20).
+	info, err := asynq.NewInspectorFromRedisClient(f.rdb).GetQueueInfo(jobs.QueueAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Failed != 0 || info.FailedTotal != 0 || info.Archived != 0 || info.Completed != 2 {
+		t.Errorf("queue ai: %d failed (%d total), %d archived, %d completed; want 0, 0, 0, 2", info.Failed, info.FailedTotal, info.Archived, info.Completed)
 	}
 }

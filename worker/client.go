@@ -192,6 +192,7 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 	if o, ok, err := c.submit(ctx, j, id); err != nil || ok {
 		return o, err
 	}
+	c.wake(ctx)
 
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -210,6 +211,13 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 		case <-ctx.Done():
 			return jobs.Outcome{}, ctx.Err()
 		}
+	}
+}
+
+// wake tells idle workers that work is queued (see gate).
+func (c *Client) wake(ctx context.Context) {
+	if err := wake(ctx, c.rdb); err != nil {
+		c.log.WarnContext(ctx, "wake the workers", "err", err)
 	}
 }
 

@@ -24,6 +24,26 @@ const (
 	resolveTimeout  = 2 * time.Minute
 )
 
+// A market settled by its series' rule because Polymarket had not
+// published in time (collect.AwaitsVerdict) is looked at again, up to
+// verifyMax times, after verifyFirst and then twice as long each time (up
+// to verifyMaxDelay): about four days in all. Polymarket's verdict, when it
+// comes, corrects the market.
+const (
+	verifyMax      = 12
+	verifyFirst    = 10 * time.Minute
+	verifyMaxDelay = 12 * time.Hour
+)
+
+// verifyDelay is the wait before the n-th check (n ≥ 1).
+func verifyDelay(n int) time.Duration {
+	d := verifyFirst
+	for i := 1; i < n && d < verifyMaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, verifyMaxDelay)
+}
+
 // registerCollect adds the handler that resolves ended markets, which the
 // collector schedules on the collect queue (ResolutionScheduler).
 //
@@ -40,6 +60,7 @@ func (s *Server) registerCollect() {
 	if err != nil {
 		s.log.Error("market resolution is misconfigured; its tasks will fail until it is fixed", "err", err)
 	}
+	verify := NewResolutionScheduler(s.rdb)
 	s.mux.HandleFunc(jobs.TypeResolve, func(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return fmt.Errorf("resolve: %w", err) // retried: a fixed environment and a restart mend it
@@ -55,9 +76,39 @@ func (s *Server) registerCollect() {
 		if rerr != nil {
 			return rerr // Asynq retries with backoff
 		}
-		s.log.DebugContext(ctx, "market resolved", "market", m.Slug, "winner", *m.Winner)
+		s.log.DebugContext(ctx, "market resolved", "market", m.Slug, "winner", *m.Winner, "source", m.ResolutionSource)
+		if collect.AwaitsVerdict(m) {
+			if req.Verify >= verifyMax {
+				s.log.WarnContext(ctx, "Polymarket never published this market's settlement; the series' rule stands",
+					"market", m.Slug, "winner", *m.Winner, "source", m.ResolutionSource, "checks", req.Verify)
+				return nil
+			}
+			if err := verify.scheduleVerify(ctx, m.Slug, req.Verify+1); err != nil {
+				return err // retried: the follow-up must not be lost
+			}
+		}
 		return nil
 	})
+}
+
+// VerifyTaskID is the task id of the n-th check of a market resolved
+// before Polymarket's verdict.
+func VerifyTaskID(slug string, n int) string { return fmt.Sprintf("resolve:%s:verify:%d", slug, n) }
+
+// scheduleVerify queues the n-th check of a market resolved by its
+// series' rule, to run after verifyDelay(n).
+func (r *ResolutionScheduler) scheduleVerify(ctx context.Context, slug string, n int) error {
+	payload, err := json.Marshal(collect.ResolveRequest{Slug: slug, Verify: n})
+	if err != nil {
+		return fmt.Errorf("schedule check %d of %s: %w", n, slug, err)
+	}
+	_, err = r.client.EnqueueContext(ctx, asynq.NewTask(jobs.TypeResolve, payload),
+		asynq.TaskID(VerifyTaskID(slug, n)), asynq.Queue(jobs.QueueCollect), asynq.ProcessIn(verifyDelay(n)),
+		asynq.MaxRetry(resolveMaxRetry), asynq.Timeout(resolveTimeout))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("schedule check %d of %s: %w", n, slug, err)
+	}
+	return nil
 }
 
 // ResolutionScheduler queues resolution tasks on Asynq: the collector's
@@ -67,7 +118,7 @@ type ResolutionScheduler struct {
 	insp   *asynq.Inspector
 }
 
-var _ collect.Scheduler = (*ResolutionScheduler)(nil)
+var _ collect.NowScheduler = (*ResolutionScheduler)(nil)
 
 // NewResolutionScheduler returns a scheduler on rdb; it holds nothing of
 // its own to release.
@@ -110,6 +161,24 @@ func (r *ResolutionScheduler) ScheduleResolution(ctx context.Context, slug strin
 	}
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("schedule resolution of %s: %w", slug, err)
+	}
+	return nil
+}
+
+// ResolveNow implements collect.NowScheduler: the market's resolution runs
+// at once (Polymarket said it settled), moving a scheduled or retrying
+// task forward rather than queueing a second one.
+func (r *ResolutionScheduler) ResolveNow(ctx context.Context, slug string) error {
+	if err := r.ScheduleResolution(ctx, slug, 0); err != nil {
+		return err
+	}
+	id := ResolutionTaskID(slug)
+	info, err := r.insp.GetTaskInfo(jobs.QueueCollect, id)
+	if err != nil || (info.State != asynq.TaskStateScheduled && info.State != asynq.TaskStateRetry) {
+		return nil // pending, running or done: nothing to move forward
+	}
+	if err := r.insp.RunTask(jobs.QueueCollect, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		return fmt.Errorf("resolve %s now: %w", slug, err)
 	}
 	return nil
 }

@@ -125,11 +125,48 @@ func TestCollectorResolvesThroughWorker(t *testing.T) {
 		t.Errorf("%d tasks for a market scheduled twice, want 1", n)
 	}
 
+	// Polymarket's market_resolved: the scheduled task runs now.
+	if err := sched.ResolveNow(ctx, "btc-updown-5m-4102444800"); err != nil {
+		t.Fatal(err)
+	}
+	if ti, err := insp.GetTaskInfo(jobs.QueueCollect, worker.ResolutionTaskID("btc-updown-5m-4102444800")); err == nil && ti.State == asynq.TaskStateScheduled {
+		t.Errorf("ResolveNow left the task scheduled for %v", ti.NextProcessAt)
+	}
+
+	// A market Polymarket never settled, ended two hours ago: the worker
+	// settles it by the series' rule and books a check for Polymarket's
+	// verdict.
+	gone := time.Now().Add(-2 * time.Hour).Truncate(5 * time.Minute)
+	lost := store.Market{Slug: collect.Slug(store.BTC, store.M5, gone), MarketID: "424242", Coin: store.BTC, MarketType: store.M5,
+		StartTime: gone, EndTime: gone.Add(5 * time.Minute), ClobTokenUp: "1", ClobTokenDown: "2"}
+	if err := st.UpsertMarkets(ctx, []store.Market{lost}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.ScheduleResolution(ctx, lost.Slug, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		m, err := st.GetMarket(ctx, lost.Slug)
+		ti, terr := insp.GetTaskInfo(jobs.QueueCollect, worker.VerifyTaskID(lost.Slug, 1))
+		if err == nil && m.Resolved() && terr == nil {
+			if m.ResolutionSource != store.SourceRecorded || !collect.AwaitsVerdict(m) || ti.State != asynq.TaskStateScheduled ||
+				time.Until(ti.NextProcessAt) < 5*time.Minute {
+				t.Errorf("fallback %+v; check %+v", m, ti)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fallback resolution and its check: %+v %v; %v", m, err, terr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	// A market that does not exist is archived at once, not retried.
 	if err := sched.ScheduleResolution(ctx, "eth-updown-5m-1", 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for {
 		ti, err := insp.GetTaskInfo(jobs.QueueCollect, worker.ResolutionTaskID("eth-updown-5m-1"))
 		if err == nil && ti.State == asynq.TaskStateArchived {

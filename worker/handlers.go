@@ -14,8 +14,17 @@ import (
 )
 
 // work is a task's job once its payload is decoded: a result to encode, a
-// *jobs.Failure to answer, or an error worth a retry.
+// *jobs.Failure to answer, a *refusal, or an error worth a retry.
 type work func(ctx context.Context, payload []byte) (any, error)
+
+// refusal is an answer that refuses the user's input after judging it (a
+// prompt the generator cannot read): the task did its work, so it
+// completes rather than fails, and Asynq counts it as processed, not in
+// the queue's failed count or error rate (issue 16). A *jobs.Failure, by
+// contrast, is archived with SkipRetry and counts as failed.
+type refusal struct{ failure *jobs.Failure }
+
+func (r *refusal) Error() string { return r.failure.Error() }
 
 // handler wraps work with what every task does when it ends: write the
 // outcome as the task's retained result, announce it on Redis for the
@@ -23,8 +32,12 @@ type work func(ctx context.Context, payload []byte) (any, error)
 func (s *Server) handler(w work) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) (err error) {
 		start := time.Now()
+		refused := false
 		defer func() {
 			outcome := "ok"
+			if refused {
+				outcome = "refused"
+			}
 			if err != nil {
 				outcome = "error"
 				if errors.Is(err, asynq.SkipRetry) {
@@ -35,7 +48,11 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 		}()
 		v, err := w(ctx, t.Payload())
 		var f *jobs.Failure
+		var r *refusal
 		switch {
+		case errors.As(err, &r):
+			refused = true
+			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure}, nil)
 		case err == nil:
 			raw, mErr := json.Marshal(v)
 			if mErr != nil {
@@ -91,5 +108,5 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 		return nil, err // shutting down or timed out: Asynq requeues it
 	}
 	defer release()
-	return jobs.Replay(ctx, s.store, req)
+	return jobs.Replay(ctx, s.cache.view(s.store), req)
 }

@@ -23,8 +23,8 @@ import (
 // DefaultMemoryBudget is a worker's budget when Config.MemoryBudget is 0.
 const DefaultMemoryBudget = 256 << 20
 
-// snapshotBytes estimates the decoded size of one snapshot with books.
-const snapshotBytes = 600
+// estSnapshotBytes estimates the decoded size of one snapshot with books.
+const estSnapshotBytes = 600
 
 // smallTaskBytes: replays estimated under this run outside the budget.
 const smallTaskBytes = 16 << 20
@@ -50,7 +50,7 @@ func (b *memoryBudget) admit(ctx context.Context, st store.Store, slug string) (
 	if err != nil {
 		return func() {}, nil
 	}
-	need := int64(n) * snapshotBytes
+	need := int64(n) * estSnapshotBytes
 	if need < smallTaskBytes {
 		return func() {}, nil
 	}

@@ -29,9 +29,11 @@ type Config struct {
 	// are admitted by MemoryBudget, not by slots, and one customer's jobs
 	// (capped by the api, DESIGN 4) must leave slots for everyone else's.
 	Concurrency int
-	// TaskCheckInterval is how often an idle server looks for work. Asynq's
-	// 1 s default would add up to a second to every synchronous request
-	// (DESIGN 7); the default here is 1 ms.
+	// TaskCheckInterval is how long a server whose queues were empty
+	// waits before it looks again. Asynq's 1 s default would add up to a
+	// second to every synchronous request (DESIGN 7); the default here is
+	// 1 ms. A server idle for a whole round then waits for a wake from
+	// whoever enqueues (see gate), so at rest it does not poll.
 	TaskCheckInterval time.Duration
 	// Metrics, when set, receives the task duration histogram.
 	Metrics prometheus.Registerer
@@ -40,6 +42,10 @@ type Config struct {
 	// ShutdownTimeout bounds how long shutdown waits for running tasks
 	// before returning them to the queue (default 25 s).
 	ShutdownTimeout time.Duration
+	// CacheBytes bounds the decoded resolved markets the worker keeps for
+	// the next replay of the same market (DefaultCacheBytes when 0; a
+	// negative value turns the cache off).
+	CacheBytes int64
 	// MemoryBudget bounds the bytes of market data the replays running at
 	// once hold (DefaultMemoryBudget when 0; membudget.go).
 	MemoryBudget int64
@@ -48,9 +54,11 @@ type Config struct {
 // Server is an Asynq server with updown's handlers.
 type Server struct {
 	srv     *asynq.Server
+	gate    *gate
 	mux     *asynq.ServeMux
 	rdb     redis.UniversalClient
 	store   store.Store
+	cache   *marketCache
 	log     *slog.Logger
 	metrics *taskMetrics
 	budget  *memoryBudget
@@ -74,9 +82,11 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Concurrency = 8 * runtime.GOMAXPROCS(0)
 	}
 	log := cfg.Logger.With("component", "worker")
-	srv := asynq.NewServerFromRedisClient(cfg.Redis, asynq.Config{
+	queues := jobs.QueuePriorities()
+	g := newGate(len(queues), idlePoll)
+	srv := asynq.NewServerFromRedisClient(gatedRedis{cfg.Redis, g}, asynq.Config{
 		Concurrency:       cfg.Concurrency,
-		Queues:            jobs.QueuePriorities(),
+		Queues:            queues,
 		TaskCheckInterval: cfg.TaskCheckInterval,
 		ShutdownTimeout:   cfg.ShutdownTimeout,
 		RetryDelayFunc:    retryDelay,
@@ -99,7 +109,14 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: register metrics: %w", err)
 	}
-	s := &Server{srv: srv, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, log: log, metrics: tm,
+	if cfg.CacheBytes == 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
+	cache, err := newMarketCache(cfg.CacheBytes, cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("worker: register cache metrics: %w", err)
+	}
+	s := &Server{srv: srv, gate: g, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, cache: cache, log: log, metrics: tm,
 		budget: newMemoryBudget(cfg.MemoryBudget)}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
@@ -112,11 +129,14 @@ func NewServer(cfg Config) (*Server, error) {
 // running tasks get ShutdownTimeout to finish, unfinished ones go back to
 // the queue.
 func (s *Server) Run(ctx context.Context) error {
+	stopListening := listenForWakes(ctx, s.rdb, s.gate)
+	defer stopListening()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	s.log.Info("worker started")
 	<-ctx.Done()
+	s.gate.close() // a waiting dequeue returns, and the processor sees the shutdown
 	s.srv.Shutdown()
 	s.log.Info("worker stopped")
 	return nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/store"
@@ -57,7 +59,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	elapsed := time.Since(start)
 	return writeJSON(stdout, map[string]any{
-		"markets": stats.Markets, "snapshots": stats.Snapshots, "depth_snapshots": stats.Depth,
+		"markets": stats.Markets, "snapshots": stats.Snapshots, "trades": stats.Trades, "gaps": stats.Gaps, "depth_snapshots": stats.Depth,
 		"seconds": elapsed.Seconds(), "snapshots_per_second": float64(stats.Snapshots) / elapsed.Seconds(),
 	})
 }
@@ -71,8 +73,8 @@ func genConfig(seed int64, perMarket int, now time.Time) gen.Config {
 }
 
 func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("customers: want create, list, set-tier or set-limits")
+	if len(args) == 0 || isHelp(args[0]) {
+		return subcommandHelp("customers", args, customersUsage, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("customers "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -90,8 +92,8 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		if strings.TrimSpace(*email) == "" {
-			return errors.New("customers create: --email is required")
+		if err := validateEmail(*email); err != nil {
+			return fmt.Errorf("customers create: %w", err)
 		}
 		c, err := st.CreateCustomer(ctx, store.Customer{Email: strings.TrimSpace(*email), Name: *name, Tier: t})
 		if errors.Is(err, store.ErrConflict) {
@@ -101,10 +103,10 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("create customer: %w", err)
 		}
 		plain, k := api.NewKey(c.ID)
-		if _, err := st.CreateAPIKey(ctx, k); err != nil {
+		if k, err = st.CreateAPIKey(ctx, k); err != nil {
 			return fmt.Errorf("create API key: %w", err)
 		}
-		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "api_key": plain})
+		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "key_id": k.ID, "api_key": plain})
 	case "list":
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
@@ -179,8 +181,8 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("keys: want create or revoke")
+	if len(args) == 0 || isHelp(args[0]) {
+		return subcommandHelp("keys", args, keysUsage, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -203,8 +205,10 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("create API key: %w", err)
 		}
 		return writeJSON(stdout, map[string]string{"key_id": k.ID, "customer_id": c.ID, "api_key": plain})
+	case "list":
+		return listKeys(ctx, fs, args[1:], stdout)
 	case "revoke":
-		id := fs.String("id", "", "key id (from keys create)")
+		id := fs.String("id", "", "key id (from keys create or keys list)")
 		redisURL := redisURLFlag(fs)
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
@@ -226,7 +230,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		tellAPIs(ctx, *redisURL, owner, stderr)
 		return writeJSON(stdout, map[string]string{"key_id": *id, "status": "revoked"})
 	default:
-		return fmt.Errorf("keys: unknown subcommand %q (want create or revoke)", args[0])
+		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
 }
 
@@ -247,7 +251,11 @@ func tellAPIs(ctx context.Context, redisURL, customerID string, stderr io.Writer
 		fmt.Fprintln(stderr, "note: REDIS_URL is not set: "+later)
 		return
 	}
-	rdb, _, err := openRedis(ctx, redisURL)
+	opt, _, err := parseRedisURL(redisURL)
+	var rdb *redis.Client
+	if err == nil {
+		rdb, err = openRedis(ctx, opt)
+	}
 	if err == nil {
 		err = api.InvalidateCustomer(ctx, rdb, customerID)
 		_ = rdb.Close()

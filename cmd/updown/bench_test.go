@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,19 +76,24 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	}
 
 	addr := freeAddr(b)
-	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "LOG_LEVEL=warn", "TOKEN_SECRET="+strings.Repeat("b", 32), "WEBHOOK_SECRET="+testWebhookSecret)
-	for _, args := range [][]string{{"api", "--addr", addr}, {"worker"}} {
+	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+redisURL, "LOG_LEVEL=warn", "TOKEN_SECRET="+strings.Repeat("b", 32), "WEBHOOK_SECRET="+testWebhookSecret,
+		"JOB_WAIT=5m") // a burst of 16 uncached 24hr replays on a loaded 2-core machine takes its time
+	start := func(args ...string) (pid int, stop func()) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+		var once sync.Once
+		stop = func() { once.Do(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }) }
+		b.Cleanup(stop)
+		return cmd.Process.Pid, stop
 	}
+	start("api", "--addr", addr)
 	base := "http://" + addr
 	waitHealthy(b, base)
 
-	run := func(slug string, size int) time.Duration {
+	try := func(slug string, size int) (time.Duration, error) {
 		body := fmt.Sprintf(`{"marketSlug":%q,"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45},`+
 			`{"field":"time_remaining_pct","operator":">","value":10}],"exitConditions":[{"field":"price_up","operator":">","value":0.6}],"positionSize":%d}`, slug, size)
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/replay", strings.NewReader(body))
@@ -95,31 +102,148 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 		start := time.Now()
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return 0, err
 		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusOK {
-			b.Fatalf("replay of %s: %d", slug, res.StatusCode)
+			return 0, fmt.Errorf("replay of %s: %d", slug, res.StatusCode)
 		}
-		return time.Since(start)
+		return time.Since(start), nil
 	}
-	run(slugs[store.M15], 1) // warm the connections
-	n := min(max(b.N, 30), 200)
-	b.ResetTimer()
-	var m15, h24 []time.Duration
-	for i := 0; i < n; i++ {
-		m15 = append(m15, run(slugs[store.M15], 10+i))
-	}
-	for i := 0; i < 5; i++ {
-		h24 = append(h24, run(slugs[store.H24], 10+i))
-	}
-	b.StopTimer()
-	for _, d := range [][]time.Duration{m15, h24} {
-		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	run := func(slug string, size int) time.Duration {
+		d, err := try(slug, size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return d
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	b.ReportMetric(ms(m15[len(m15)/2]), "15m-p50-ms")
-	b.ReportMetric(ms(m15[(len(m15)-1)*99/100]), "15m-p99-ms")
-	b.ReportMetric(ms(h24[len(h24)/2]), "24hr-p50-ms")
-	b.ReportMetric(ms(h24[len(h24)-1]), "24hr-max-ms")
+	p50 := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return ms(d[len(d)/2])
+	}
+	size := 10 // each request differs: none is answered from a retained result
+	series := func(slug string, n int) []time.Duration {
+		out := make([]time.Duration, n)
+		for i := range out {
+			size++
+			out[i] = run(slug, size)
+		}
+		return out
+	}
+	// concurrent sends 16 replays of the 24hr market at once and returns
+	// the wall time of the burst.
+	concurrent := func() time.Duration {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		begin := time.Now()
+		for range 16 {
+			size++
+			wg.Add(1)
+			go func(size int) {
+				defer wg.Done()
+				if _, err := try(slugs[store.H24], size); err != nil {
+					errs <- err
+				}
+			}(size)
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			b.Error(err)
+		}
+		return time.Since(begin)
+	}
+	n := min(max(b.N, 30), 200)
+	b.ResetTimer()
+
+	// First time: a worker without the replay cache reads and decodes the
+	// market from Postgres for every replay.
+	// cpuPer is the worker's CPU time per replay over a series.
+	cpuPer := func(w benchWorker, f func() []time.Duration) ([]time.Duration, float64) {
+		before := procCPU(b, w.pid)
+		d := f()
+		return d, ms(procCPU(b, w.pid)-before) / float64(len(d))
+	}
+	w := startBenchWorker(b, start, "--cache-mib", "0")
+	run(slugs[store.M15], 1) // warm the connections
+	m15First, m15FirstCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.M15], n) })
+	h24First, h24FirstCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.H24], 5) })
+	burstFirst := concurrent()
+	rssFirst := w.peakRSS(b)
+	w.stop()
+
+	// Again: the default worker keeps decoded resolved markets, so every
+	// replay of a market but its first runs on snapshots in memory.
+	w = startBenchWorker(b, start)
+	run(slugs[store.M15], 2)
+	run(slugs[store.H24], 3)
+	m15Again, m15AgainCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.M15], n) })
+	h24Again, h24AgainCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.H24], 5) })
+	burstAgain := concurrent()
+	rssAgain := w.peakRSS(b)
+	b.StopTimer()
+
+	b.ReportMetric(p50(m15First), "15m-first-p50-ms")
+	b.ReportMetric(p50(m15Again), "15m-again-p50-ms")
+	b.ReportMetric(p50(h24First), "24hr-first-p50-ms")
+	b.ReportMetric(p50(h24Again), "24hr-again-p50-ms")
+	b.ReportMetric(m15FirstCPU, "15m-first-worker-cpu-ms")
+	b.ReportMetric(m15AgainCPU, "15m-again-worker-cpu-ms")
+	b.ReportMetric(h24FirstCPU, "24hr-first-worker-cpu-ms")
+	b.ReportMetric(h24AgainCPU, "24hr-again-worker-cpu-ms")
+	b.ReportMetric(ms(burstFirst), "16x24hr-first-ms")
+	b.ReportMetric(ms(burstAgain), "16x24hr-again-ms")
+	b.ReportMetric(rssFirst, "worker-peak-MiB-first")
+	b.ReportMetric(rssAgain, "worker-peak-MiB-again")
+}
+
+// benchWorker is a running `updown worker`.
+type benchWorker struct {
+	pid  int
+	stop func()
+}
+
+// startBenchWorker starts a worker with start and waits until it is up.
+func startBenchWorker(b *testing.B, start func(args ...string) (int, func()), args ...string) benchWorker {
+	b.Helper()
+	ops := freeAddr(b)
+	pid, stop := start(append([]string{"worker", "--ops-addr", ops}, args...)...)
+	waitHealthy(b, "http://"+ops)
+	return benchWorker{pid: pid, stop: stop}
+}
+
+// peakRSS is the worker's peak resident memory so far (VmHWM), in MiB.
+func (w benchWorker) peakRSS(b *testing.B) float64 {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// procCPU is the user and system time of a process, from /proc/<pid>/stat
+// (Linux): on a machine shared with other work, the CPU a process spends is
+// a steadier figure than the wall time it takes.
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: utime and stime are the 14th and 15th fields of the line.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticksPerSecond
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/updown/updown/api"
@@ -36,7 +37,11 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", 300*time.Millisecond), "snapshot cadence (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
-	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz, /readyz and /metrics at this address; off when empty (env COLLECT_HEALTH_ADDR)")
+	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address; off when empty (env COLLECT_HEALTH_ADDR)")
+	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
+	discovery := fs.Duration("discovery-interval", envDuration("COLLECT_DISCOVERY_INTERVAL", 20*time.Second), "how often the current and next market of every series are looked up; under --quick-windows at most a quarter window (env COLLECT_DISCOVERY_INTERVAL)")
+	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
+	quick := fs.Duration("quick-windows", envDuration("COLLECT_QUICK_WINDOWS", 0), "tests and demos against a fake upstream only: every series' windows last this long, named <coin>-quick-<type>-<unix ms> upstream (env COLLECT_QUICK_WINDOWS); 0 follows Polymarket's series")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,6 +52,14 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	var scheme collect.SlugScheme
+	if *quick > 0 {
+		if *quick < time.Second {
+			return fmt.Errorf("--quick-windows: %v is under a second", *quick)
+		}
+		scheme = collect.QuickScheme{Length: *quick}
+		*discovery = min(*discovery, *quick/4)
+	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, false)
 	if err != nil {
@@ -56,14 +69,19 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	st, rdb := b.store, b.rdb
 
 	c, err := collect.New(collect.Config{
-		Upstreams:  up,
-		Store:      st,
-		Live:       redislive.New(rdb, redislive.DefaultPrefix),
-		Scheduler:  worker.NewResolutionScheduler(rdb),
-		Logger:     log,
-		Series:     series,
-		Interval:   *interval,
-		BookLevels: *bookLevels,
+		Upstreams: up,
+		Store:     st,
+		Live:      redislive.New(rdb, redislive.DefaultPrefix),
+		Scheduler: worker.NewResolutionScheduler(rdb),
+		Scheme:    scheme,
+		Logger:    log,
+
+		UnhealthyAfter:    *unhealthy,
+		DiscoveryInterval: *discovery,
+		ResolveDelay:      *resolveDelay,
+		Series:            series,
+		Interval:          *interval,
+		BookLevels:        *bookLevels,
 	})
 	if err != nil {
 		return err
@@ -71,7 +89,11 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Run(gctx) })
 	if *healthAddr != "" {
-		ops := api.OpsHandler(newRegistry(rdb, log), b.checks(), log)
+		reg := newRegistry(rdb, log)
+		reg.MustRegister(collectorMetrics{c})
+		checks := b.checks()
+		checks["upstreams"] = c.Ready
+		ops := api.OpsHandler(reg, checks, log)
 		g.Go(func() error { return serveHTTP(gctx, "collector ops", *healthAddr, ops, log, nil) })
 	}
 	return g.Wait()
@@ -92,4 +114,51 @@ func parseSeries(v string) ([]collect.Series, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// collectorMetrics exports a collector's upstream health and what it has
+// written, read at scrape time.
+type collectorMetrics struct{ c *collect.Collector }
+
+var (
+	descUpstreamRequests = prometheus.NewDesc("updown_collector_upstream_requests_total",
+		"Requests to an upstream, retries included.", []string{"upstream"}, nil)
+	descUpstreamErrors = prometheus.NewDesc("updown_collector_upstream_errors_total",
+		"Failed requests to an upstream, retries included.", []string{"upstream"}, nil)
+	descUpstreamLastOK = prometheus.NewDesc("updown_collector_upstream_last_success_timestamp_seconds",
+		"Unix time of an upstream's last good answer (0: none since start).", []string{"upstream"}, nil)
+	descUpstreamUp = prometheus.NewDesc("updown_collector_upstream_up",
+		"1 while an upstream answers, 0 once it has failed without a good answer for a while.", []string{"upstream"}, nil)
+	descNotFound = prometheus.NewDesc("updown_collector_windows_not_found_total",
+		"Windows that started without their market being found upstream.", nil, nil)
+	descWritten = prometheus.NewDesc("updown_collector_written_total",
+		"Records the store accepted, by kind (snapshots, depth, trades, gaps).", []string{"kind"}, nil)
+)
+
+func (m collectorMetrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten} {
+		ch <- d
+	}
+}
+
+func (m collectorMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, u := range m.c.Health() {
+		ch <- prometheus.MustNewConstMetric(descUpstreamRequests, prometheus.CounterValue, float64(u.Requests), u.Name)
+		ch <- prometheus.MustNewConstMetric(descUpstreamErrors, prometheus.CounterValue, float64(u.Errors), u.Name)
+		last := 0.0
+		if !u.LastSuccess.IsZero() {
+			last = float64(u.LastSuccess.UnixMilli()) / 1000
+		}
+		ch <- prometheus.MustNewConstMetric(descUpstreamLastOK, prometheus.GaugeValue, last, u.Name)
+		up := 0.0
+		if u.Healthy {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descUpstreamUp, prometheus.GaugeValue, up, u.Name)
+	}
+	ch <- prometheus.MustNewConstMetric(descNotFound, prometheus.CounterValue, float64(m.c.MissingWindows()))
+	st := m.c.Stats()
+	for kind, n := range map[string]int64{"snapshots": st.Snapshots, "depth": st.Depth, "trades": st.Trades, "gaps": st.Gaps} {
+		ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(n), kind)
+	}
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +150,84 @@ func TestCollectNeedsItsConfig(t *testing.T) {
 			t.Errorf("--series %s: %v", s, err)
 		}
 	}
+}
+
+// TestCollectUnreachableUpstreams runs `updown collect` with every upstream
+// unreachable and checks that it says so: /readyz fails naming the
+// upstreams, /metrics counts each upstream's errors with no last success,
+// and the log does not repeat itself (warnings are rate-limited; durations
+// are written as durations).
+func TestCollectUnreachableUpstreams(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	redisURL := redistest.New(t)
+	t.Setenv("DATABASE_URL", dbURL)
+	t.Setenv("REDIS_URL", redisURL)
+	dead := "http://" + freeAddr(t) // nothing listens there
+	addr := freeAddr(t)
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"collect", "--gamma-url", dead, "--clob-url", dead, "--ws-url", "ws" + strings.TrimPrefix(dead, "http") + "/ws",
+			"--binance-spot-url", dead, "--binance-futures-url", dead, "--health-addr", addr, "--unhealthy-after", "2s"}, io.Discard, logs)
+	}()
+	waitHealthy(t, "http://"+addr)
+	const runFor = 8 * time.Second
+	time.Sleep(runFor)
+
+	res, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"upstreams":"unavailable"`) {
+		t.Errorf("/readyz with every upstream down: %d %s", res.StatusCode, body)
+	}
+	res, err = http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, up := range []string{"gamma", "binance-spot", "binance-futures"} {
+		for _, want := range []string{
+			`updown_collector_upstream_up{upstream="` + up + `"} 0`,
+			`updown_collector_upstream_last_success_timestamp_seconds{upstream="` + up + `"} 0`,
+		} {
+			if !strings.Contains(string(metrics), want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		if !regexp.MustCompile(`updown_collector_upstream_errors_total\{upstream="` + up + `"\} [1-9]`).Match(metrics) {
+			t.Errorf("/metrics counts no errors of %s", up)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// Each kind of warning at most a few times, not once per request.
+	perMsg := map[string]int{}
+	warns := 0
+	for line := range strings.SplitSeq(logs.String(), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) != nil || e["level"] != "WARN" {
+			continue
+		}
+		warns++
+		perMsg[fmt.Sprint(e["msg"], e["feed"], e["upstream"])]++
+		for k, v := range e {
+			if f, ok := v.(float64); ok && (k == "retry_in" || k == "lasted" || k == "lag") {
+				t.Errorf("duration %s logged as the number %v", k, f)
+			}
+		}
+	}
+	for msg, n := range perMsg {
+		if n > 2 {
+			t.Errorf("warned %d times in %v: %s", n, runFor, msg)
+		}
+	}
+	t.Logf("%d warnings in %v with every upstream down (%.0f a minute)", warns, runFor, float64(warns)/runFor.Minutes())
 }

@@ -46,15 +46,22 @@ func demoKey(t store.Tier) string { return api.DevKeyPrefix + strings.ToLower(st
 func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", ":"+envOr("PORT", "8080"), "listen address (env PORT)")
-	databaseURL := fs.String("database-url", envOr("DATABASE_URL", ""), "use Postgres instead of the in-memory store (env DATABASE_URL)")
+	// Dev is for one machine: loopback unless --addr says otherwise, and
+	// Postgres only when named here, never DATABASE_URL (DESIGN 3).
+	addr := fs.String("addr", "127.0.0.1:"+envOr("PORT", "8080"), "listen address (env PORT, on 127.0.0.1); e.g. :8080 for every interface")
+	databaseURL := fs.String("database", "", "use this Postgres database instead of the in-memory store: an empty one, or one dev made (DATABASE_URL is ignored)")
 	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
 	perMarket := fs.Int("snapshots-per-market", 1000, "at most this many generated snapshots per market")
 	collectEvery := fs.Duration("collect-every", 5*time.Second, "how often the dev collector moves generated data to the present (0: never)")
+	fs.Usage = commandUsage(fs, "updown dev [flags]\n\nThe api, a worker and generated data in one process, on an embedded Redis and the in-memory store;\n"+
+		"demo keys and built-in secrets that work only here.", devEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := newLogger(stderr, "text")
+	if os.Getenv("DATABASE_URL") != "" && *databaseURL == "" {
+		log.Info("DATABASE_URL is ignored: updown dev uses Postgres only when given --database")
+	}
 	start := time.Now()
 
 	mr := miniredis.NewMiniRedis()
@@ -128,8 +135,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return g.Wait()
 }
 
-// devStore is the memory store filled with generated data, or Postgres
-// (migrated, seeded when it has no markets yet) when a URL is given.
+// devStore is the memory store filled with generated data, or, given
+// --database, that Postgres database once dev has claimed it as its own
+// (claimDevDatabase), migrated, and seeded when it has no markets yet.
 func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog.Logger) (store.Store, string, error) {
 	if databaseURL == "" {
 		st := memory.New()
@@ -140,9 +148,21 @@ func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog
 		log.Info("generated dev data", "markets", stats.Markets, "snapshots", stats.Snapshots)
 		return st, "memory (generated data)", nil
 	}
-	st, err := openPostgres(ctx, databaseURL, true)
+	st, err := openPostgres(ctx, databaseURL, false)
 	if err != nil {
 		return nil, "", err
+	}
+	fresh, err := claimDevDatabase(ctx, st.Pool())
+	if err != nil {
+		st.Close()
+		return nil, "", err
+	}
+	if fresh {
+		log.Info("claimed an empty database for dev: marked it as dev's own (table " + devMarkerTable + ")")
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, "", fmt.Errorf("migrate: %w", err)
 	}
 	n, err := st.CountMarkets(ctx, store.MarketFilter{})
 	if err != nil {

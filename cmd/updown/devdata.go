@@ -27,6 +27,12 @@ type devCollector struct {
 func (d *devCollector) tick(ctx context.Context, now time.Time) error {
 	cfg := d.cfg
 	cfg.Now = now
+	// Only the depth since the last tick is new: generating the whole
+	// history again each tick was most of an idle dev's CPU. A depth
+	// snapshot depends on its own time only, so the window changes nothing.
+	if since := now.Sub(d.last) + cfg.DepthInterval; cfg.DepthHistory > since {
+		cfg.DepthHistory = since
+	}
 	g, err := gen.New(cfg)
 	if err != nil {
 		return fmt.Errorf("dev collector: %w", err)
@@ -49,6 +55,9 @@ func (d *devCollector) tick(ctx context.Context, now time.Time) error {
 			if s.Time.After(d.last) {
 				fresh = append(fresh, s)
 			}
+		}
+		if err := d.activity(ctx, g, m); err != nil {
+			return err
 		}
 		if len(fresh) == 0 {
 			continue
@@ -74,6 +83,36 @@ func (d *devCollector) tick(ctx context.Context, now time.Time) error {
 	}
 	d.log.Debug("dev collector", "snapshots", snapshots, "depth", len(depth))
 	d.last = now
+	return nil
+}
+
+// activity writes the trades of m since the last tick and its gaps (the
+// store merges a gap it holds already).
+func (d *devCollector) activity(ctx context.Context, g *gen.Generator, m store.Market) error {
+	trades, err := g.MarketTrades(m)
+	if err != nil {
+		return fmt.Errorf("dev collector: trades of %s: %w", m.Slug, err)
+	}
+	fresh := trades[:0:0]
+	for _, t := range trades {
+		if t.Time.After(d.last) {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) > 0 {
+		if err := d.store.AppendMarketTrades(ctx, m.Slug, fresh); err != nil {
+			return fmt.Errorf("dev collector: trades of %s: %w", m.Slug, err)
+		}
+	}
+	gaps, err := g.Gaps(m)
+	if err != nil {
+		return fmt.Errorf("dev collector: gaps of %s: %w", m.Slug, err)
+	}
+	if len(gaps) > 0 {
+		if err := d.store.RecordGaps(ctx, m.Slug, gaps); err != nil {
+			return fmt.Errorf("dev collector: gaps of %s: %w", m.Slug, err)
+		}
+	}
 	return nil
 }
 

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,7 +48,54 @@ func TestDevCollectorMovesData(t *testing.T) {
 	if err != nil || n == 0 || snaps[0].Time.After(t1) || t1.Sub(snaps[0].Time) > 10*time.Second {
 		t.Errorf("newest snapshot of %s: %v (of %d), want just before %v; err %v", next, snaps, n, t1, err)
 	}
+	// Trades arrive with the snapshots, each once: the collector's trades
+	// are the generator's, up to t1.
+	g, err := gen.New(func() gen.Config { c := cfg; c.Now = t1; return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{liveBefore, next} {
+		m, err := st.GetMarket(ctx, slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := g.MarketTrades(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, n, err := st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{}); err != nil || n != len(want) || n == 0 {
+			t.Errorf("%s: %d trades stored (%v), the generator has %d up to t1", slug, n, err, len(want))
+		}
+	}
 	if d, err := live.LatestDepth(ctx, store.ETH, store.Future); err != nil || d.Time.Before(t1.Add(-10*time.Second)) {
 		t.Errorf("latest ETH futures depth %v, %v: not moved to t1", d.Time, err)
+	}
+
+	// The depth history the tick added (it generates only the window since
+	// the last tick) is what a dev started at t1 has for that window.
+	fresh := cfg
+	fresh.Now = t1
+	g, err = gen.New(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []store.ExchangeKind{store.Spot, store.Future} {
+		after := t0.Add(time.Millisecond) // what the seed had at t0 is not the tick's
+		got, _, err := st.ListDepth(ctx, store.DepthFilter{Symbol: gen.Symbol(store.BTC), Kind: kind, From: &after, To: &t1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []store.DepthSnapshot
+		for _, ds := range g.DepthHistory() {
+			if ds.Kind == kind && ds.Time.After(t0) {
+				want = append(want, ds)
+			}
+		}
+		slices.SortFunc(got, func(a, b store.DepthSnapshot) int { return a.Time.Compare(b.Time) })
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(want)
+		if len(want) == 0 || !bytes.Equal(gotJSON, wantJSON) {
+			t.Errorf("%s depth after the tick: %d snapshots, a fresh start has %d, or they differ", kind, len(got), len(want))
+		}
 	}
 }

@@ -5,6 +5,7 @@
 //	updown migrate | seed           database set-up
 //	updown export | import          bulk JSONL/CSV out of and into the database
 //	updown customers ... | keys ...
+//	updown version
 //
 // Configuration is environment first, flags override; see `updown help`.
 package main
@@ -38,25 +39,29 @@ Database:
   export                 stream markets and snapshots out of DATABASE_URL as JSONL or CSV
   import                 load an export into DATABASE_URL
 
-Customers and keys (DATABASE_URL):
-  customers create --email E [--name N] --tier T   prints {"customer_id","api_key"}
+Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
+  customers create --email E [--name N] --tier T   prints {"customer_id","key_id","api_key"}
   customers list
   customers set-tier (--id ID | --email E) --tier T
   customers set-limits (--id ID | --email E) --per-minute N --per-day N   ENTERPRISE; 0: the plan's default
-  keys create (--customer ID | --email E)           prints {"key_id","api_key"}
+  keys create (--customer ID | --email E)           prints {"key_id","customer_id","api_key"}
+  keys list (--customer ID | --email E)
   keys revoke --id KEY_ID
 
+  version                prints the release, commit and Go version
+
 Environment: PORT (8080), DATABASE_URL, REDIS_URL, LOG_LEVEL (info), LOG_FORMAT (json|text).
-Run 'updown <command> -h' for a command's flags.
+Run 'updown <command> -h' for a command's flags and every variable it reads.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "updown:", err)
-		}
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // help asked for is success
+	default:
+		fmt.Fprintln(os.Stderr, "updown:", err)
 		os.Exit(2)
 	}
 }
@@ -89,7 +94,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCustomers(ctx, rest, stdout, stderr)
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr)
-	case "help", "-h", "--help":
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return nil
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:

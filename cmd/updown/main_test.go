@@ -213,6 +213,7 @@ func TestProductionProcesses(t *testing.T) {
 	t.Setenv("REDIS_URL", redisURL)
 	t.Setenv("TOKEN_SECRET", strings.Repeat("s", 32))
 	t.Setenv("WEBHOOK_SECRET", testWebhookSecret)
+	t.Setenv("MONITORING_ADMIN_TOKEN", "")
 
 	runCmd(t, "migrate")
 	runCmd(t, "migrate") // idempotent
@@ -255,6 +256,17 @@ func TestProductionProcesses(t *testing.T) {
 	}
 	if status, _ := get(t, base+"/v1/markets?coin=BTC", "ud_dev_pro"); status != http.StatusUnauthorized {
 		t.Errorf("a dev key was accepted in production: %d", status)
+	}
+	// Without MONITORING_ADMIN_TOKEN, production has no monitoring UI.
+	for _, p := range []string{"/monitoring/", "/monitoring/api/queues", "/monitoring/api/redis_info"} {
+		res, err := http.Get(base + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s without MONITORING_ADMIN_TOKEN: %s, want 404", p, res.Status)
+		}
 	}
 	runCmd(t, "customers", "set-tier", "--email", "ada@example.com", "--tier", "PRO")
 	if status, eth := get(t, base+"/v1/markets?coin=ETH&limit=1&resolved=true", created.APIKey); status != http.StatusOK {

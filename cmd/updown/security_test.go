@@ -26,6 +26,9 @@ func TestAPIRefusesDevSecrets(t *testing.T) {
 	for _, c := range []struct{ token, hook, want string }{
 		{devTokenSecret, testWebhookSecret, "TOKEN_SECRET is the built-in dev secret"},
 		{testTokenSecret, api.DevWebhookSecret, "WEBHOOK_SECRET is the built-in dev secret"},
+		// The same key spelt otherwise verifies the same signatures.
+		{testTokenSecret, strings.TrimRight(api.DevWebhookSecret, "="), "WEBHOOK_SECRET is the built-in dev secret"},
+		{testTokenSecret, "whsec_dXBkb3duLWRldi13ZWJob29rLXNl\nY3JldC0wMDAwMDA=", "WEBHOOK_SECRET is the built-in dev secret"},
 	} {
 		t.Setenv("TOKEN_SECRET", c.token)
 		t.Setenv("WEBHOOK_SECRET", c.hook)
@@ -35,11 +38,25 @@ func TestAPIRefusesDevSecrets(t *testing.T) {
 	}
 }
 
+// TestRefuseDevSecretsAsKeys: the dev token secret is refused as the HMAC
+// key it is; HMAC pads a short key with zero bytes, so a key with some
+// added signs the same tokens. (A NUL cannot reach TOKEN_SECRET through
+// the environment; the guard does not rely on that.)
+func TestRefuseDevSecretsAsKeys(t *testing.T) {
+	t.Parallel()
+	if err := refuseDevSecrets([]byte(devTokenSecret+"\x00"), testWebhookSecret); err == nil {
+		t.Error("the dev token secret with a zero byte was accepted")
+	}
+	if err := refuseDevSecrets([]byte(testTokenSecret), testWebhookSecret); err != nil {
+		t.Errorf("production secrets refused: %v", err)
+	}
+}
+
 // TestSecretsStayHidden runs the CLI and the real api and worker
 // processes with keys, bearer tokens and signed webhooks in use, then
 // checks that no plain key is stored, no secret reaches a log, dev keys
 // are refused, the responses carry the security headers, and the
-// monitoring UI is writable only with the admin token.
+// monitoring UI opens only to the admin token.
 func TestSecretsStayHidden(t *testing.T) {
 	updownBinary(t)
 	dbURL := pgtest.NewDatabase(t)
@@ -130,7 +147,14 @@ func TestSecretsStayHidden(t *testing.T) {
 		t.Errorf("a 404's headers: %v", h)
 	}
 	for _, p := range []string{"/docs", "/monitoring/"} {
-		a := do(nil, http.MethodGet, base+p, "", "")
+		req, _ := http.NewRequest(http.MethodGet, base+p, nil)
+		req.SetBasicAuth("ops", adminToken)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		a := answer{status: res.StatusCode, header: res.Header}
 		// /docs carries Huma's own policy, which admits its scripts.
 		if a.status != http.StatusOK || strings.HasPrefix(a.header.Get("Content-Security-Policy"), "default-src 'none'; frame-ancestors") ||
 			a.header.Get("X-Content-Type-Options") != "nosniff" {
@@ -138,11 +162,11 @@ func TestSecretsStayHidden(t *testing.T) {
 		}
 	}
 
-	// Monitoring: read-only, unless the request bears the admin token.
-	pause := func(auth string) int {
+	// Monitoring: only with the admin token, as the HTTP Basic password.
+	pause := func(auth func(*http.Request)) int {
 		req, _ := http.NewRequest(http.MethodPost, base+"/monitoring/api/queues/replay:pause", nil)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
+		if auth != nil {
+			auth(req)
 		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -151,15 +175,21 @@ func TestSecretsStayHidden(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
-	for _, auth := range []string{"", "Bearer wrong", "Bearer " + adminToken + "x", adminToken} {
-		if got := pause(auth); got != http.StatusMethodNotAllowed {
-			t.Errorf("pause a queue with Authorization %q: %d, want 405 (read-only)", auth, got)
+	header := func(v string) func(*http.Request) { return func(r *http.Request) { r.Header.Set("Authorization", v) } }
+	basic := func(user, password string) func(*http.Request) {
+		return func(r *http.Request) { r.SetBasicAuth(user, password) }
+	}
+	for name, auth := range map[string]func(*http.Request){"none": nil, "bearer wrong": header("Bearer wrong"),
+		"bearer token": header("Bearer " + adminToken), "bare token": header(adminToken), "basic wrong": basic("admin", adminToken+"x"),
+		"basic token as user": basic(adminToken, "")} {
+		if got := pause(auth); got != http.StatusUnauthorized {
+			t.Errorf("pause a queue with auth %s: %d, want 401", name, got)
 		}
 	}
-	if got := pause("Bearer " + adminToken); got >= 300 {
+	if got := pause(basic("ops", adminToken)); got >= 300 {
 		t.Errorf("pause a queue with the admin token: %d", got)
 	}
-	if a := do(nil, http.MethodGet, base+"/monitoring/api/queues", "", ""); a.status != http.StatusOK {
+	if a := do(nil, http.MethodGet, base+"/monitoring/api/queues", "", ""); a.status != http.StatusUnauthorized {
 		t.Errorf("read the queues without a token: %v", a)
 	}
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,10 +10,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -62,6 +61,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	var f serviceFlags
 	f.register(fs)
 	migrate := fs.Bool("migrate", envOr("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	fs.Usage = commandUsage(fs, "updown api [flags]\n\nThe HTTP API: market data, replays and backtests (run by workers), the Backtest AI agent, billing webhooks.", apiEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,14 +76,8 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The dev secrets are public (printed by `updown dev`, in the source):
-	// a production process holding one would accept forged tokens and
-	// webhooks.
-	if string(secret) == devTokenSecret {
-		return errors.New("TOKEN_SECRET is the built-in dev secret, which is public: set a secret of your own (e.g. openssl rand -hex 32)")
-	}
-	if hookSecret == api.DevWebhookSecret {
-		return errors.New("WEBHOOK_SECRET is the built-in dev secret, which is public: set the billing provider's signing secret")
+	if err := refuseDevSecrets(secret, hookSecret); err != nil {
+		return err
 	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, *migrate)
@@ -109,7 +103,11 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 8 per CPU; large replays wait for WORKER_MEMORY_MB)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
-	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else PORT, else :9090; \"off\" disables)")
+	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
+		"memory for decoded resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
+	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
+		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
+	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -133,19 +131,47 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	st, rdb := b.store, b.rdb
 	reg := newRegistry(rdb, log)
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		ShutdownTimeout: *shutdownTimeout, MemoryBudget: memory,
+		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB), MemoryBudget: memory,
 		Backtest: worker.BacktestConfig{Generator: generator}})
 	if err != nil {
 		return err
 	}
-	if *opsAddr == "off" {
+	explicit := os.Getenv("WORKER_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ops-addr" })
+	opsLn, err := listenOps(*opsAddr, explicit, log)
+	if err != nil {
+		return err
+	}
+	if opsLn == nil {
 		return w.Run(ctx)
 	}
 	ops := api.OpsHandler(reg, b.checks(), log)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.Run(gctx) })
-	g.Go(func() error { return serveHTTP(gctx, "worker ops", *opsAddr, ops, log, nil) })
+	g.Go(func() error { return serveOn(gctx, "worker ops", opsLn, ops, log, nil) })
 	return g.Wait()
+}
+
+// listenOps opens a worker's ops address; nil when it is "off". An
+// address the operator chose (explicit) must be had; the default one, when
+// taken, most likely by another worker on the machine started without a
+// PORT of its own, is given up with a warning rather than the worker: work
+// matters more than its metrics.
+func listenOps(addr string, explicit bool, log *slog.Logger) (net.Listener, error) {
+	if addr == "off" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case err == nil:
+		return ln, nil
+	case !explicit && errors.Is(err, syscall.EADDRINUSE):
+		log.Warn("worker ops address taken, serving no /healthz, /readyz or /metrics: set WORKER_ADDR (or PORT) per worker to have them",
+			"addr", addr)
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("worker ops: listen on %s: %w", addr, err)
+	}
 }
 
 // workerOpsAddr is where a worker serves its health and metrics: WORKER_ADDR,
@@ -187,11 +213,16 @@ func (b backends) checks() map[string]func(context.Context) error {
 // openBackends opens the flags' Postgres (migrated when asked) and Redis;
 // close releases both.
 func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends, close func(), err error) {
+	// A REDIS_URL that does not parse is told before anything connects.
+	opt, connOpt, err := parseRedisURL(f.redisURL)
+	if err != nil {
+		return b, nil, err
+	}
 	st, err := openPostgres(ctx, f.databaseURL, migrate)
 	if err != nil {
 		return b, nil, err
 	}
-	rdb, connOpt, err := openRedis(ctx, f.redisURL)
+	rdb, err := openRedis(ctx, opt)
 	if err != nil {
 		st.Close()
 		return b, nil, err
@@ -217,11 +248,22 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 	return st, nil
 }
 
-func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnOpt, error) {
-	opt, err := redis.ParseURL(url)
+// parseRedisURL reads REDIS_URL for go-redis and for Asynq. Its errors
+// never print the URL's password.
+func parseRedisURL(raw string) (*redis.Options, asynq.RedisConnOpt, error) {
+	opt, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
 	}
+	connOpt, err := asynq.ParseRedisURI(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
+	}
+	return opt, connOpt, nil
+}
+
+// openRedis connects to Redis and checks that it answers.
+func openRedis(ctx context.Context, opt *redis.Options) (*redis.Client, error) {
 	// Fail fast when Redis is gone: requests answer 503 (or pass the rate
 	// limiter unmetered) rather than hang on retries.
 	opt.ContextTimeoutEnabled = true
@@ -231,14 +273,9 @@ func openRedis(ctx context.Context, url string) (*redis.Client, asynq.RedisConnO
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis unreachable at REDIS_URL: %w", err)
+		return nil, fmt.Errorf("redis unreachable at REDIS_URL: %w", err)
 	}
-	connOpt, err := asynq.ParseRedisURI(url)
-	if err != nil {
-		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	return rdb, connOpt, nil
+	return rdb, nil
 }
 
 // apiDeps is what the api process (or dev) hands the api.
@@ -251,8 +288,9 @@ type apiDeps struct {
 	dev           bool // accept the ud_dev_ demo keys
 	tokenSecret   []byte
 	webhookSecret string
-	// monitoringToken, when set, makes the monitoring UI writable for
-	// requests bearing it; without it the UI is read-only.
+	// monitoringToken, when set, turns the monitoring UI on in production,
+	// behind HTTP Basic auth with it as the password; without it the UI is
+	// off (dev has it open).
 	monitoringToken string
 }
 
@@ -267,7 +305,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
-	mon := monitoringUI(d.connOpt, d.monitoringToken)
+	mon := monitoringUI(d.connOpt, d.dev, d.monitoringToken)
 	srv, err := api.New(api.Config{
 		Store:         d.store,
 		Logger:        d.log,
@@ -281,6 +319,8 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
+		PublicURL:     os.Getenv("PUBLIC_URL"),
+		BillingURL:    os.Getenv("BILLING_URL"),
 		Checks: map[string]func(context.Context) error{
 			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
 		},
@@ -300,6 +340,21 @@ func tokenSecret() ([]byte, error) {
 		return nil, fmt.Errorf("TOKEN_SECRET must be set, at least %d bytes (e.g. openssl rand -hex 32)", api.MinTokenSecret)
 	}
 	return []byte(s), nil
+}
+
+// refuseDevSecrets fails when either secret is one of the dev secrets,
+// which are public (printed by `updown dev`, in the source): a production
+// process holding one would accept forged tokens and webhooks. Keys are
+// compared as the HMAC keys they are, so no other spelling of a dev secret
+// (unpadded base64, say) gets through.
+func refuseDevSecrets(token []byte, webhook string) error {
+	if api.SameHMACKey(token, []byte(devTokenSecret)) {
+		return errors.New("TOKEN_SECRET is the built-in dev secret, which is public: set a secret of your own (e.g. openssl rand -hex 32)")
+	}
+	if api.IsDevWebhookSecret(webhook) {
+		return errors.New("WEBHOOK_SECRET is the built-in dev secret, which is public: set the billing provider's signing secret")
+	}
+	return nil
 }
 
 // webhookSecret reads WEBHOOK_SECRET, the billing provider's Standard
@@ -339,6 +394,11 @@ func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	return serveOn(ctx, name, ln, h, log, ready)
+}
+
+// serveOn is serveHTTP on an open listener, which it closes.
+func serveOn(ctx context.Context, name string, ln net.Listener, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -369,25 +429,19 @@ func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog
 	return nil
 }
 
-// monitoringUI is the Asynq monitoring UI at /monitoring: read-only, with
-// task payloads and results (customers' strategies and reports) hidden,
-// and, when adminToken is set, whole and writable (retry, delete, pause
-// queues) for requests carrying "Authorization: Bearer <adminToken>".
-func monitoringUI(connOpt asynq.RedisConnOpt, adminToken string) http.Handler {
-	hide := func(_ string, b []byte) string { return fmt.Sprintf("(%d bytes, shown with the admin token)", len(b)) }
-	ro := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt, ReadOnly: true,
-		PayloadFormatter: asynqmon.PayloadFormatterFunc(hide), ResultFormatter: asynqmon.ResultFormatterFunc(hide)})
-	if adminToken == "" {
-		return ro
+// envInt64 reads an integer variable, def when it is unset or not a number.
+func envInt64(key string, def int64) int64 {
+	if n, err := strconv.ParseInt(os.Getenv(key), 10, 64); err == nil {
+		return n
 	}
-	rw := asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: connOpt})
-	want := sha256.Sum256([]byte("Bearer " + adminToken))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
-			rw.ServeHTTP(w, r)
-			return
-		}
-		ro.ServeHTTP(w, r)
-	})
+	return def
+}
+
+// cacheBytes turns --cache-mib into worker.Config.CacheBytes, where 0 is
+// the default and a negative size is off.
+func cacheBytes(mib int64) int64 {
+	if mib <= 0 {
+		return -1
+	}
+	return mib << 20
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,15 +18,16 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// runExport is `updown export`: markets and snapshots of DATABASE_URL,
+// runExport is `updown export`: markets, snapshots, trades and gaps of DATABASE_URL,
 // streamed as JSON Lines or CSV to a file or stdout (gzipped when the file
 // name ends in .gz).
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "-", "file to write; - is stdout; a name ending in .gz is gzipped")
-	format := fs.String("format", "", "jsonl or csv (default: from --out's extension, else jsonl)")
-	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots), markets or snapshots (CSV holds one kind)")
+	format := fs.String("format", "", "jsonl, csv or parquet (default: from --out's extension, else jsonl)")
+	split := fs.String("split", "", "market or day: --out is a directory that gets markets.<format> and snapshots/<slug or YYYY-MM-DD>.<format>")
+	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots, trades and gaps), markets, snapshots, trades or gaps (CSV and Parquet hold one kind)")
 	coin := fs.String("coin", "", "only markets of this coin (BTC, ETH, SOL)")
 	marketType := fs.String("market-type", "", "only markets of this type (5m, 15m, 1hr, 4hr, 24hr)")
 	from := fs.String("from", "", "only markets starting at or after this time (RFC 3339, a date, or epoch ms)")
@@ -42,11 +44,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if opt.Format == "" {
 		opt.Format = formatOf(*out)
 	}
-	if opt.What == "" && opt.Format == transfer.CSV {
-		return errors.New("export: a CSV file holds one kind of record: give --what markets or --what snapshots")
+	if opt.What == "" && *split == "" && (opt.Format == transfer.CSV || opt.Format == transfer.Parquet) {
+		return fmt.Errorf("export: a %s file holds one kind of record: give --what markets, snapshots, trades or gaps, or --split market|day", opt.Format)
 	}
 	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
 		return err
+	}
+	if *split != "" {
+		return exportSplit(ctx, st, *out, transfer.Split(*split), opt, stdout)
 	}
 
 	w, closeOut, err := createOut(*out, stdout)
@@ -89,23 +94,64 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	began := time.Now()
 	stats, err := transfer.Import(ctx, st, r, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
-		return fmt.Errorf("import (%d markets and %d snapshots stored before the error): %w", stats.Markets, stats.Snapshots, err)
+		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %w",
+			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
 }
 
 func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
-	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "seconds": took.Seconds(),
+	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "trades": s.Trades, "gaps": s.Gaps, "seconds": took.Seconds(),
 		"snapshots_per_second": float64(s.Snapshots) / max(took.Seconds(), 1e-9)}
 }
 
 // formatOf tells the format from a file name.
 func formatOf(name string) transfer.Format {
-	if strings.HasSuffix(strings.TrimSuffix(name, ".gz"), ".csv") {
+	switch base := strings.TrimSuffix(name, ".gz"); {
+	case strings.HasSuffix(base, ".csv"):
 		return transfer.CSV
+	case strings.HasSuffix(name, ".parquet"):
+		return transfer.Parquet
 	}
 	return transfer.JSONL
 }
+
+// exportSplit is `updown export --split`: a directory of files, markets in
+// one and snapshots in one per market or per day (DESIGN 13).
+func exportSplit(ctx context.Context, st transfer.Source, dir string, split transfer.Split, opt transfer.ExportOptions, stdout io.Writer) error {
+	if dir == "-" || dir == "" {
+		return errors.New("export: --split writes a directory of files: give it as --out")
+	}
+	if split != transfer.SplitMarket && split != transfer.SplitDay {
+		return fmt.Errorf("export: --split %q is not market or day", split)
+	}
+	ext := "." + string(opt.Format)
+	create := func(name string) (io.WriteCloser, error) {
+		path := filepath.Join(dir, filepath.FromSlash(name)+ext)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		w, closeOut, err := createOut(path, nil)
+		if err != nil {
+			return nil, err
+		}
+		return writeCloser{w, closeOut}, nil
+	}
+	began := time.Now()
+	stats, err := transfer.ExportSplit(ctx, st, create, split, opt)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+}
+
+// writeCloser pairs a writer with the function that completes it.
+type writeCloser struct {
+	io.Writer
+	close func() error
+}
+
+func (w writeCloser) Close() error { return w.close() }
 
 func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
 	var f store.MarketFilter

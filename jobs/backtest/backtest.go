@@ -20,6 +20,9 @@
 //     markets' own: every market is a separate run starting from
 //     positionSize of capital, so their drawdowns do not add up.
 //   - Money is rounded to 6 decimals, as the replay rounds it.
+//   - total_fees sums the markets' own total_fees; it is present when the
+//     strategy names a fee model or a latency (the replays then report
+//     their fees), absent otherwise, as in a single replay.
 package backtest
 
 import (
@@ -36,12 +39,33 @@ import (
 )
 
 // Task types. A batch's payload is a Request and its result a Report; a
-// shard's payload is a replay.Request and its result a MarketResult. Both
-// run on the backtest queue.
+// shard task's payload is a group of shards, []replay.Request (see Group),
+// and its result their outcomes, []jobs.Outcome, one per shard in order,
+// each a MarketResult or the failure a user sees. Both run on the backtest
+// queue.
 const (
 	TaskType  = "updown:backtest"
-	ShardType = "updown:backtest-shard"
+	ShardType = "updown:backtest-shards"
 )
+
+// maxGroups is how many shard tasks a batch fans out at most. A task costs
+// a few Redis round trips (enqueue, dequeue, result, announcement) besides
+// its replays, several times what the engine spends on a 15m market; so
+// markets travel in groups, while there are still enough groups to keep
+// every worker busy and to even out their sizes.
+const maxGroups = 16
+
+// Group splits shards into at most maxGroups runs of consecutive shards of
+// nearly equal size, in order: the same markets make the same groups, so a
+// repeated batch reuses its groups' retained results.
+func Group(shards []replay.Request) [][]replay.Request {
+	k := min(len(shards), maxGroups)
+	out := make([][]replay.Request, k)
+	for i := range out {
+		out[i] = shards[i*len(shards)/k : (i+1)*len(shards)/k]
+	}
+	return out
+}
 
 // MaxMarkets bounds a batch (SPEC 8: the agent targets 1 to 100 markets).
 const MaxMarkets = strategy.MaxMarketCount
@@ -176,6 +200,7 @@ type Aggregate struct {
 	LosingTrades       int        `json:"losing_trades"`
 	WinRate            float64    `json:"win_rate"`
 	TotalPnL           float64    `json:"total_pnl"`
+	TotalFees          *float64   `json:"total_fees,omitempty"`
 	AvgMarketPnL       float64    `json:"avg_market_pnl"`
 	AvgTradePnL        float64    `json:"avg_trade_pnl"`
 	BestMarket         *MarketPnL `json:"best_market"`
@@ -194,8 +219,8 @@ type MarketPnL struct {
 // function of its input.
 func Summarize(results []MarketResult) Aggregate {
 	a := Aggregate{MarketsTested: len(results)}
-	var total float64
-	replayed := 0
+	var total, fees float64
+	replayed, withFees := 0, false
 	for _, r := range results {
 		p := r.Performance
 		if r.Error != nil || p == nil {
@@ -204,6 +229,10 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 		replayed++
 		total += p.TotalPnL
+		if p.TotalFees != nil {
+			fees += *p.TotalFees
+			withFees = true
+		}
 		a.TotalTrades += p.TotalTrades
 		a.WinningTrades += p.WinningTrades
 		a.LosingTrades += p.LosingTrades
@@ -222,6 +251,10 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 	}
 	a.TotalPnL = round6(total)
+	if withFees {
+		f := round6(fees)
+		a.TotalFees = &f
+	}
 	if replayed > 0 {
 		a.AvgMarketPnL = round6(total / float64(replayed))
 	}
@@ -258,6 +291,56 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
 	}
 	return jobs.Outcome{Result: raw}, nil
+}
+
+// RunGroup runs a group of shards as a shard task does, one after the
+// other, and returns their outcomes in order. An error is a fault worth a
+// retry of the whole group.
+func RunGroup(ctx context.Context, st store.Store, group []replay.Request) ([]jobs.Outcome, error) {
+	out := make([]jobs.Outcome, len(group))
+	for i, sh := range group {
+		o, err := RunShard(ctx, st, sh)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
+// Ungroup turns the outcomes of group tasks into one per market, in the
+// order of the groups: a group without an outcome (unfinished, nil) leaves
+// its markets without one, a group that failed as a whole gives each of
+// its markets its failure.
+func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outcome, error) {
+	if len(outcomes) != len(groups) {
+		return nil, fmt.Errorf("backtest: %d outcomes for %d groups", len(outcomes), len(groups))
+	}
+	var out []*jobs.Outcome
+	for i, g := range groups {
+		o := outcomes[i]
+		switch {
+		case o == nil:
+			out = append(out, make([]*jobs.Outcome, len(g))...)
+			continue
+		case o.Failure != nil:
+			for range g {
+				out = append(out, &jobs.Outcome{Failure: o.Failure})
+			}
+			continue
+		}
+		var each []jobs.Outcome
+		if err := json.Unmarshal(o.Result, &each); err != nil {
+			return nil, fmt.Errorf("backtest: decode the outcomes of group %d: %w", i, err)
+		}
+		if len(each) != len(g) {
+			return nil, fmt.Errorf("backtest: group %d has %d outcomes for %d markets", i, len(each), len(g))
+		}
+		for j := range each {
+			out = append(out, &each[j])
+		}
+	}
+	return out, nil
 }
 
 // Direct computes req's report here, market after market, without a

@@ -2,6 +2,7 @@ package backtest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,5 +133,70 @@ func TestRequestNormalize(t *testing.T) {
 		if err := r.Normalize(); err == nil {
 			t.Errorf("case %d accepted", i)
 		}
+	}
+}
+
+// TestSummarizeFees: total_fees sums the markets' fees when the replays
+// report them (a fee model or latency was named), and is absent otherwise.
+func TestSummarizeFees(t *testing.T) {
+	withFees := func(p *replay.Performance, fees float64) *replay.Performance { p.TotalFees = &fees; return p }
+	got := backtest.Summarize([]backtest.MarketResult{
+		{Slug: "m1", Performance: withFees(perf(1, 1, 1, 0, 0, 0), 1.75)},
+		{Slug: "m2", Error: &jobs.Failure{Code: "NO_DATA"}},
+		{Slug: "m3", Performance: withFees(perf(0, 0, 0, 0, 0, 0), 0)},
+		{Slug: "m4", Performance: withFees(perf(-2, 1, 0, 1, 0, 0), 0.33333)},
+	})
+	if got.TotalFees == nil || *got.TotalFees != 2.08333 {
+		t.Errorf("total_fees %v, want 2.08333", got.TotalFees)
+	}
+	b, _ := json.Marshal(backtest.Summarize([]backtest.MarketResult{{Slug: "m1", Performance: perf(1, 1, 1, 0, 0, 0)}}))
+	if strings.Contains(string(b), "total_fees") {
+		t.Errorf("total_fees without fees: %s", b)
+	}
+}
+
+// TestGroupUngroup: markets travel to the workers in at most 16 groups of
+// consecutive markets of nearly equal size, and their outcomes come back
+// one per market in the request's order, whatever befell each group.
+func TestGroupUngroup(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 15, 16, 17, 100} {
+		var shards []replay.Request
+		for i := range n {
+			shards = append(shards, replay.Request{MarketSlug: fmt.Sprint("m", i)})
+		}
+		groups := backtest.Group(shards)
+		if len(groups) != min(n, 16) {
+			t.Fatalf("%d markets: %d groups", n, len(groups))
+		}
+		var flat []replay.Request
+		small, large := n, 0
+		for _, g := range groups {
+			flat = append(flat, g...)
+			small, large = min(small, len(g)), max(large, len(g))
+		}
+		if !reflect.DeepEqual(flat, shards) || large-small > 1 {
+			t.Fatalf("%d markets: groups %v", n, groups)
+		}
+	}
+
+	shards := []replay.Request{{MarketSlug: "a"}, {MarketSlug: "b"}, {MarketSlug: "c"}, {MarketSlug: "d"}, {MarketSlug: "e"}}
+	groups := [][]replay.Request{shards[:2], shards[2:4], shards[4:]}
+	ok, _ := json.Marshal([]jobs.Outcome{{Result: []byte(`{"slug":"a"}`)}, {Failure: &jobs.Failure{Code: "NO_DATA"}}})
+	failed := &jobs.Failure{Code: "INTERNAL_ERROR"}
+	got, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: ok}, {Failure: failed}, nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || string(got[0].Result) != `{"slug":"a"}` || got[1].Failure.Code != "NO_DATA" ||
+		got[2].Failure != failed || got[3].Failure != failed || got[4] != nil {
+		t.Errorf("ungrouped %+v", got)
+	}
+	bad, _ := json.Marshal([]jobs.Outcome{{}})
+	if _, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: bad}, nil, nil}); err == nil {
+		t.Error("a group answering for 1 of its 2 markets was accepted")
+	}
+	if _, err := backtest.Ungroup(groups, nil); err == nil {
+		t.Error("missing outcomes accepted")
 	}
 }

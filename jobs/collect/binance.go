@@ -239,3 +239,61 @@ func (b *binance) priceAt(ctx context.Context, c store.Coin, at time.Time) (pric
 	}
 	return px.V, true, nil
 }
+
+// candle returns the open and close of coin c's candle of the interval
+// ("1m", "1h") that opens at open, once it has closed. ok is false while
+// Binance has no such candle, or it is still open.
+func (b *binance) candle(ctx context.Context, c store.Coin, interval string, open time.Time) (o, cl float64, ok bool, err error) {
+	var rows [][]json.RawMessage
+	q := url.Values{
+		"symbol":    {Symbol(c)},
+		"interval":  {interval},
+		"startTime": {strconv.FormatInt(open.UnixMilli(), 10)},
+		"limit":     {"1"},
+	}
+	err = b.u.do(ctx, request{method: http.MethodGet, path: "/api/v3/klines", query: q,
+		timeout: b.timeout, attempts: lookupAttempts, backoff: b.backoff}, &rows)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if len(rows) == 0 {
+		return 0, 0, false, nil
+	}
+	k, err := parseKline(rows[0])
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("%s kline: %w", interval, err)
+	}
+	openMs, closeMs, op, cp := k.openTime.UnixMilli(), k.closeTime.UnixMilli(), k.open, k.close
+	if !time.UnixMilli(openMs).Equal(open) || !b.u.now().After(time.UnixMilli(closeMs)) {
+		return 0, 0, false, nil // not this candle, or not final yet
+	}
+	return op, cp, true, nil
+}
+
+// kline is one candle: [openTime, open, high, low, close, volume,
+// closeTime, ...] with string numbers.
+type kline struct {
+	openTime, closeTime time.Time
+	open, close         float64
+}
+
+func parseKline(row []json.RawMessage) (kline, error) {
+	if len(row) < 7 {
+		return kline{}, fmt.Errorf("%w: kline of %d fields", errMalformed, len(row))
+	}
+	var openMs, closeMs int64
+	var op, cp flexFloat
+	if json.Unmarshal(row[0], &openMs) != nil || json.Unmarshal(row[6], &closeMs) != nil ||
+		json.Unmarshal(row[1], &op) != nil || json.Unmarshal(row[4], &cp) != nil || !op.Set || !cp.Set || op.V <= 0 || cp.V <= 0 {
+		return kline{}, fmt.Errorf("%w: kline %s", errMalformed, snippetOf(row))
+	}
+	return kline{openTime: time.UnixMilli(openMs).UTC(), closeTime: time.UnixMilli(closeMs).UTC(), open: op.V, close: cp.V}, nil
+}
+
+func snippetOf(row []json.RawMessage) string {
+	b, _ := json.Marshal(row)
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return string(b)
+}

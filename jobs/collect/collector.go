@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -33,6 +34,18 @@ type Collector struct {
 	mu       sync.Mutex
 	markets  map[string]store.Market // known and not long ended, by slug
 	upstream map[string]string       // upstream slug → slug, of markets found on Gamma
+	missing  map[string]time.Time    // slug → window end, of started windows not found upstream
+
+	missed atomic.Int64 // started windows not found upstream
+	health *upstreamHealth
+	warn   *rateLog
+
+	work        chan func(context.Context) // off the websocket's reader
+	discoverNow chan struct{}              // a new_market of a window we look for
+
+	gapMu      sync.Mutex
+	lastSnap   map[string]time.Time // last snapshot recorded, by live market
+	gapsClosed map[string]bool      // markets whose window's end was handled
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -41,8 +54,15 @@ func New(cfg Config) (*Collector, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("component", "collector")
+	health := newUpstreamHealth(cfg.Now, cfg.UnhealthyAfter)
+	warn := newRateLog(log, cfg.WarnEvery)
 	mk := func(name, base string) (*upstream, error) {
-		return newUpstream(name, base, cfg.HTTPClient, log, cfg.Now)
+		u, err := newUpstream(name, base, cfg.HTTPClient, log, cfg.Now)
+		if err == nil {
+			u.health, u.warn = health, warn
+			health.track(name)
+		}
+		return u, err
 	}
 	g, err := mk("gamma", cfg.Upstreams.Gamma)
 	if err != nil {
@@ -80,6 +100,18 @@ func New(cfg Config) (*Collector, error) {
 		exFeeds:     feeds{log: log, backoff: cfg.Backoff},
 		markets:     make(map[string]store.Market),
 		upstream:    make(map[string]string),
+		missing:     make(map[string]time.Time),
+		work:        make(chan func(context.Context), 256),
+		discoverNow: make(chan struct{}, 1),
+		lastSnap:    make(map[string]time.Time),
+		gapsClosed:  make(map[string]bool),
+		health:      health,
+		warn:        warn,
+	}
+	if ws != nil {
+		ws.listener = c
+		health.track("clob-ws")
+		ws.health = health
 	}
 	return c, nil
 }
@@ -88,18 +120,23 @@ func New(cfg Config) (*Collector, error) {
 type Stats struct {
 	Snapshots int64 // market snapshots the store accepted
 	Depth     int64 // depth history snapshots the store accepted
+	Trades    int64 // Polymarket trades the store accepted
+	Gaps      int64 // recording gaps the store accepted
 }
 
 // Stats returns what the collector has written so far.
 func (c *Collector) Stats() Stats {
-	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load()}
+	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load(), Trades: c.w.tradesWritten.Load(), Gaps: c.w.gapsWritten.Load()}
 }
 
 // Run records until ctx is done, then writes what it holds and returns.
 // Upstream and store failures are logged and retried, never returned: a
 // collector keeps going through outages and records them as gaps.
 func (c *Collector) Run(ctx context.Context) error {
-	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval,
+	if c.cfg.Activity == nil {
+		c.log.WarnContext(ctx, "the store keeps no Polymarket trades or recording gaps; trades are dropped and gaps only logged")
+	}
+	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval.String(),
 		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB, "clob_ws", c.cfg.Upstreams.PolymarketWS,
 		"binance_spot", c.cfg.Upstreams.BinanceSpot, "binance_futures", c.cfg.Upstreams.BinanceFutures)
 	c.load(ctx)
@@ -109,8 +146,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	go func() { defer close(written); c.w.run(ctx, stop) }()
 
 	var wg sync.WaitGroup
-	wg.Go(func() { c.every(ctx, c.cfg.DiscoveryInterval, c.discover) })
-	wg.Go(func() { c.every(ctx, c.cfg.SweepInterval, c.sweep) })
+	wg.Go(func() { c.every(ctx, c.cfg.DiscoveryInterval, c.discoverNow, c.discover) })
+	wg.Go(func() { c.runWork(ctx) })
+	wg.Go(func() { c.every(ctx, c.cfg.SweepInterval, nil, c.sweep) })
 	wg.Go(func() { c.snapshots(ctx) })
 	if c.ws != nil {
 		wg.Go(func() { c.ws.run(ctx) })
@@ -125,12 +163,19 @@ func (c *Collector) Run(ctx context.Context) error {
 	return nil
 }
 
-// every calls fn now and then every d until ctx is done.
-func (c *Collector) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
+// every calls fn now and then every d, or sooner when kick fires, until
+// ctx is done.
+func (c *Collector) every(ctx context.Context, d time.Duration, kick <-chan struct{}, fn func(context.Context)) {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	for {
 		fn(ctx)
-		if sleep(ctx, d) != nil {
+		t.Reset(d)
+		select {
+		case <-ctx.Done():
 			return
+		case <-t.C:
+		case <-kick:
 		}
 	}
 }
@@ -229,9 +274,11 @@ func (c *Collector) discover(ctx context.Context) {
 	c.recordStartPrices(ctx, now)
 
 	c.mu.Lock()
+	var ended []store.Market
 	for slug, m := range c.markets {
-		if m.EndTime.Before(now.Add(-time.Minute)) {
+		if m.EndTime.Before(now.Add(-c.cfg.WatchAfterEnd)) {
 			delete(c.markets, slug)
+			ended = append(ended, m)
 		}
 	}
 	for up, slug := range c.upstream {
@@ -239,9 +286,44 @@ func (c *Collector) discover(ctx context.Context) {
 			delete(c.upstream, up)
 		}
 	}
+	for slug, end := range c.missing {
+		if end.Before(now) {
+			delete(c.missing, slug)
+		}
+	}
 	live := maps.Clone(c.markets)
 	c.mu.Unlock()
 	c.marketFeeds.drop(func(slug string) bool { _, ok := live[slug]; return ok })
+	c.gapMu.Lock()
+	for _, m := range ended {
+		delete(c.gapsClosed, m.Slug)
+	}
+	c.gapMu.Unlock()
+}
+
+// closeEnded closes the recording of the markets whose window ended by
+// at: a stretch without snapshots up to the end is a gap.
+func (c *Collector) closeEnded(at time.Time) {
+	c.mu.Lock()
+	var ended []store.Market
+	for _, m := range c.markets {
+		if !at.Before(m.EndTime) {
+			ended = append(ended, m)
+		}
+	}
+	c.mu.Unlock()
+	c.gapMu.Lock()
+	var todo []store.Market
+	for _, m := range ended {
+		if !c.gapsClosed[m.Slug] {
+			c.gapsClosed[m.Slug] = true
+			todo = append(todo, m)
+		}
+	}
+	c.gapMu.Unlock()
+	for _, m := range todo {
+		c.later(func(ctx context.Context) { c.closeGaps(ctx, m) })
+	}
 }
 
 // discoverWindow makes sure the market of the window is stored and
@@ -258,23 +340,23 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 		return
 	}
 	for _, up := range ups {
-		gm, eventID, found, err := c.gamma.bySlug(ctx, up)
+		f, found, err := c.gamma.bySlug(ctx, up)
 		if err != nil {
 			if ctx.Err() == nil {
-				c.log.WarnContext(ctx, "discovery: Gamma lookup failed; retrying next round", "market", slug, "upstream_slug", up, "err", err)
+				c.warn.warn(ctx, "discovery", "discovery: Gamma lookup failed; retrying next round", "market", slug, "upstream_slug", up, "err", err)
 			}
 			return
 		}
 		if !found {
 			continue
 		}
-		m, note, err := toMarket(gm, eventID, s.Coin, s.MarketType, start, end)
+		m, note, err := toMarket(f, s.Coin, s.MarketType, start, end)
 		if err != nil {
-			c.log.WarnContext(ctx, "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
+			c.warn.warn(ctx, "unusable", "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
 			return
 		}
 		if note != "" {
-			c.log.WarnContext(ctx, "discovery: upstream times differ from the slug scheme's window; keeping upstream's",
+			c.log.WarnContext(ctx, "discovery: Gamma's eventStartTime/endDate differ from the series' window; keeping Gamma's",
 				"market", m.Slug, "upstream_slug", up, "detail", note)
 		}
 		if m.Slug != slug && c.fromStore(ctx, m.Slug) {
@@ -282,17 +364,39 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 			return
 		}
 		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			c.log.WarnContext(ctx, "discovery: storing market failed", "market", m.Slug, "err", err)
+			c.warn.warn(ctx, "store", "discovery: storing market failed", "market", m.Slug, "err", err)
 			return
 		}
 		c.remember(m)
 		c.noteUpstream(up, m.Slug)
 		c.schedule(ctx, m)
 		c.log.InfoContext(ctx, "market discovered", "market", m.Slug, "upstream_slug", up, "market_id", m.MarketID,
-			"start", m.StartTime, "end", m.EndTime)
+			"start", m.StartTime, "end", m.EndTime, "tick_size", fmtPtr(m.TickSize), "taker_fee_rate", fmtPtr(m.TakerFeeRate))
+		return
+	}
+	if now := c.cfg.Now(); !now.Before(start) {
+		c.notFound(ctx, slug, ups, end)
 		return
 	}
 	c.log.DebugContext(ctx, "discovery: not listed upstream yet", "market", slug)
+}
+
+// notFound notes a window that has started without its market being found
+// upstream: a warning once per window, naming the slugs tried, and a count
+// for /metrics. A series Polymarket renamed shows here, not in silence.
+func (c *Collector) notFound(ctx context.Context, slug string, tried []string, end time.Time) {
+	c.mu.Lock()
+	_, warned := c.missing[slug]
+	if !warned {
+		c.missing[slug] = end
+	}
+	c.mu.Unlock()
+	if warned {
+		return
+	}
+	c.missed.Add(1)
+	c.log.WarnContext(ctx, "discovery: a window has started and its market is not found upstream", "market", slug,
+		"slugs_tried", tried, "window_end", end)
 }
 
 // fromStore remembers the market with the slug if the store has it.
@@ -304,7 +408,7 @@ func (c *Collector) fromStore(ctx context.Context, slug string) bool {
 		c.schedule(ctx, m)
 		return true
 	case !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil:
-		c.log.WarnContext(ctx, "discovery: store lookup failed", "market", slug, "err", err)
+		c.warn.warn(ctx, "store", "discovery: store lookup failed", "market", slug, "err", err)
 	}
 	return false
 }
@@ -339,7 +443,7 @@ func (c *Collector) schedule(ctx context.Context, m store.Market) {
 	}
 	delay := m.EndTime.Add(c.cfg.ResolveDelay).Sub(c.cfg.Now())
 	if err := c.cfg.Scheduler.ScheduleResolution(ctx, m.Slug, delay); err != nil && ctx.Err() == nil {
-		c.log.WarnContext(ctx, "scheduling resolution failed; the sweep will retry", "market", m.Slug, "err", err)
+		c.warn.warn(ctx, "schedule", "scheduling resolution failed; the sweep will retry", "market", m.Slug, "err", err)
 	}
 }
 
@@ -377,20 +481,20 @@ func (c *Collector) recordStartPrices(ctx context.Context, now time.Time) {
 		price, ok, err := c.spot.priceAt(ctx, m.Coin, m.StartTime)
 		if err != nil || !ok {
 			if err != nil && ctx.Err() == nil {
-				c.log.WarnContext(ctx, "start price lookup failed; retrying next round", "market", m.Slug, "err", err)
+				c.warn.warn(ctx, "start price", "start price lookup failed; retrying next round", "market", m.Slug, "err", err)
 			}
 			continue
 		}
 		cur, err := c.cfg.Store.GetMarket(ctx, m.Slug)
 		if err != nil {
-			c.log.WarnContext(ctx, "start price: reading market failed", "market", m.Slug, "err", err)
+			c.warn.warn(ctx, "store", "start price: reading market failed", "market", m.Slug, "err", err)
 			continue
 		}
 		if cur.CoinPriceStart == nil && !cur.Resolved() {
 			cur.CoinPriceStart = &price
 			cur.UpdatedAt = time.Time{} // the store stamps the update
 			if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-				c.log.WarnContext(ctx, "start price: storing failed", "market", m.Slug, "err", err)
+				c.warn.warn(ctx, "store", "start price: storing failed", "market", m.Slug, "err", err)
 				continue
 			}
 		}
@@ -404,6 +508,7 @@ func (c *Collector) snapshots(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	c.onGrid(ctx, c.cfg.Interval, func(ctx context.Context, at time.Time) {
+		c.closeEnded(at)
 		if c.ws != nil {
 			c.ws.watch(c.tokensFrom(at))
 		}
@@ -471,6 +576,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		}
 		if c.w.addSnapshot(m.Slug, s) {
 			f.ok(ctx, at)
+			c.sawSnapshot(ctx, m, at)
 		}
 	}
 }
@@ -484,15 +590,16 @@ func tokensOf(markets []store.Market) []string {
 	return tokens
 }
 
-// tokensFrom lists the outcome tokens of the known markets that have not
-// ended by at: the live ones and the next, so that the socket holds a
-// market's books when its window opens.
+// tokensFrom lists the outcome tokens of the known markets: the live
+// ones, the next, so that the socket holds a market's books when its
+// window opens, and those ended within WatchAfterEnd, so that it hears
+// their market_resolved.
 func (c *Collector) tokensFrom(at time.Time) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	tokens := make([]string, 0, 2*len(c.markets))
 	for _, m := range c.markets {
-		if at.Before(m.EndTime) {
+		if at.Before(m.EndTime.Add(c.cfg.WatchAfterEnd)) {
 			tokens = append(tokens, m.ClobTokenUp, m.ClobTokenDown)
 		}
 	}

@@ -71,6 +71,7 @@ type Store interface {
 	ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error)
 	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
 	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
+	ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error)
 }
 
 var _ Store = store.Store(nil)
@@ -122,8 +123,12 @@ type Config struct {
 	Store      Store      // required
 	Live       LiveWriter // required: latest depth and recent trades
 	Scheduler  Scheduler  // required: resolution tasks
-	Scheme     SlugScheme // NewPolymarketScheme() when nil
-	Logger     *slog.Logger
+	// Activity keeps Polymarket's trades and the recording gaps: the Store
+	// when it implements ActivityWriter and Activity is nil; when neither
+	// does, trades are not kept and gaps are only logged.
+	Activity ActivityWriter
+	Scheme   SlugScheme // NewPolymarketScheme() when nil
+	Logger   *slog.Logger
 	// Now is the clock (time.Now). Tests move it; pacing stays real time.
 	Now func() time.Time
 
@@ -188,6 +193,21 @@ type Config struct {
 	FlushInterval time.Duration
 	FlushSize     int
 	MaxPending    int
+
+	// UnhealthyAfter is how long an upstream may fail without a good answer
+	// before the collector reports it unhealthy (Ready fails) (30 s).
+	UnhealthyAfter time.Duration
+	// WarnEvery bounds repeated warnings of one kind (an upstream's failed
+	// requests, say) to one per period, with a count of those held back
+	// (30 s).
+	WarnEvery time.Duration
+	// WatchAfterEnd is how long after its end a market's tokens stay
+	// subscribed, to hear Polymarket's market_resolved (15 min: hourly and
+	// daily markets settle about 13 minutes after their end).
+	WatchAfterEnd time.Duration
+	// GapAfter is the longest a live market may go without a snapshot
+	// before the stretch is recorded as a gap (3 s, DESIGN 9).
+	GapAfter time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -209,6 +229,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = defaultHTTPClient()
+	}
+	if c.Activity == nil {
+		c.Activity, _ = c.Store.(ActivityWriter)
 	}
 	if c.Scheme == nil {
 		c.Scheme = NewPolymarketScheme()
@@ -261,6 +284,10 @@ func (c *Config) setDefaults() error {
 	def(&c.FlushInterval, time.Second)
 	defInt(&c.FlushSize, 5000)
 	defInt(&c.MaxPending, 200_000)
+	def(&c.UnhealthyAfter, 30*time.Second)
+	def(&c.WarnEvery, 30*time.Second)
+	def(&c.GapAfter, 3*time.Second)
+	def(&c.WatchAfterEnd, 15*time.Minute)
 	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}

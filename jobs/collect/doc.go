@@ -11,10 +11,14 @@
 //
 //   - Discovery: for every series (coin × market type SPEC allows) it looks
 //     up the market of the current window and of the next on Gamma
-//     (/events?slug=, then /markets?slug=), by the upstream slug a
-//     SlugScheme gives, and stores it under SPEC's slug,
-//     <coin>-updown-<market_type>-<epoch seconds of the window start>.
-//     Gamma's outcomes[i] is paired with clobTokenIds[i].
+//     (/events?slug=, then /markets?slug=, with closed=true too), by the
+//     upstream slugs a SlugScheme gives (PolymarketScheme: today's forms,
+//     then the older ones), and stores it under SPEC's slug,
+//     <coin>-updown-<market_type>-<epoch seconds of the window start>, with
+//     the upstream slug, fee schedule, tick and minimum order beside it.
+//     Gamma's outcomes[i] is paired with clobTokenIds[i]; Gamma's
+//     eventStartTime and endDate win over the scheme's window. A started
+//     window not found is warned of once and counted (MissingWindows).
 //   - Snapshots: every Interval (300 ms), for every market whose window
 //     contains the instant, the books of both outcomes (from the websocket
 //     when it serves them, see below, otherwise one POST /books to the
@@ -30,9 +34,17 @@
 //     for BTCUSDT, appended to the depth history; recent trades each
 //     TradesInterval into the LiveExchange.
 //   - Resolution: each market, once discovered, gets a resolution task
-//     scheduled for a little after its end (Config.Scheduler); a sweep
-//     schedules it again for any ended market still unresolved. The task
-//     runs Resolver.Resolve on a worker.
+//     scheduled for a little after its end (Config.Scheduler), moved
+//     forward when the websocket says market_resolved; a sweep schedules
+//     it again for any ended market still unresolved. The task runs
+//     Resolver.Resolve on a worker, which settles as Polymarket does
+//     (outcomePrices, 50-50 ties, eventMetadata's reference prices) or,
+//     when Polymarket is late, by the series' own rule until its verdict
+//     comes (AwaitsVerdict).
+//   - Activity: Polymarket's trades (last_trade_price) and the recording
+//     gaps (over GapAfter, 3 s, without a snapshot in a live market) go to
+//     Config.Activity (a store.MarketActivityStore); tick size changes are
+//     kept on the market with their times.
 //
 // # Gaps, restarts and several collectors
 //

@@ -2,7 +2,9 @@ package collect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,16 +31,89 @@ type gammaMarket struct {
 	Volume         flexFloat  `json:"volume"`
 	LiquidityNum   flexFloat  `json:"liquidityNum"`
 	Liquidity      flexFloat  `json:"liquidity"`
-	Events         []struct {
-		ID flexString `json:"id"`
-	} `json:"events"`
+	// UMAResolutionStatus is "resolved" once the outcome is final.
+	UMAResolutionStatus string `json:"umaResolutionStatus"`
+	// OrderPriceMinTickSize is the tick (0.01 or 0.001), OrderMinSize the
+	// smallest order in shares.
+	OrderPriceMinTickSize flexFloat    `json:"orderPriceMinTickSize"`
+	OrderMinSize          flexFloat    `json:"orderMinSize"`
+	ResolutionSource      string       `json:"resolutionSource"`
+	FeesEnabled           *flexBool    `json:"feesEnabled"`
+	FeeType               string       `json:"feeType"`
+	FeeSchedule           *feeSchedule `json:"feeSchedule"`
+	// Events is set on /markets answers: the market's event, whose
+	// eventMetadata may carry the reference prices.
+	Events []gammaEvent `json:"events"`
+}
+
+// feeSchedule is a market's taker fee curve: fee = shares × rate ×
+// (p(1−p))^exponent. Gamma writes numbers, the websocket's new_market
+// strings.
+type feeSchedule struct {
+	Rate       flexFloat `json:"rate"`
+	Exponent   flexFloat `json:"exponent"`
+	TakerOnly  flexBool  `json:"takerOnly"`
+	RebateRate flexFloat `json:"rebateRate"`
 }
 
 // gammaEvent is an event as /events answers it.
 type gammaEvent struct {
-	ID      flexString    `json:"id"`
-	Slug    string        `json:"slug"`
-	Markets []gammaMarket `json:"markets"`
+	ID               flexString    `json:"id"`
+	Slug             string        `json:"slug"`
+	StartTime        string        `json:"startTime"`
+	EndDate          string        `json:"endDate"`
+	Closed           flexBool      `json:"closed"`
+	ResolutionSource string        `json:"resolutionSource"`
+	EventMetadata    eventMetadata `json:"eventMetadata"`
+	Markets          []gammaMarket `json:"markets"`
+}
+
+// eventMetadata carries the official start and end reference prices of an
+// up/down event (null until published). A value that is not a number is
+// taken as not published rather than failing the lookup.
+type eventMetadata struct {
+	PriceToBeat looseFloat `json:"priceToBeat"`
+	FinalPrice  looseFloat `json:"finalPrice"`
+}
+
+// looseFloat is a flexFloat that reads anything it cannot parse as unset.
+type looseFloat struct{ flexFloat }
+
+func (f *looseFloat) UnmarshalJSON(b []byte) error {
+	if err := f.flexFloat.UnmarshalJSON(b); err != nil || (f.Set && f.V <= 0) {
+		f.flexFloat = flexFloat{}
+	}
+	return nil
+}
+
+// UnmarshalJSON accepts eventMetadata as an object, null, or an object
+// encoded in a string (Gamma's habit for nested JSON).
+func (m *eventMetadata) UnmarshalJSON(b []byte) error {
+	type plain eventMetadata
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		b = []byte(s)
+		if strings.TrimSpace(s) == "" {
+			*m = eventMetadata{}
+			return nil
+		}
+	}
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		*m = eventMetadata{} // a shape we do not know: not published
+		return nil
+	}
+	*m = eventMetadata(v)
+	return nil
+}
+
+// ptr returns the value as a pointer, nil when unset.
+func (f flexFloat) ptr() *float64 {
+	if !f.Set {
+		return nil
+	}
+	v := f.V
+	return &v
 }
 
 // volume is the market's traded volume: volumeNum, else volume.
@@ -83,14 +158,14 @@ func (g gammaMarket) tokens() (up, down string, err error) {
 	return up, down, nil
 }
 
-// outcome returns the winning outcome of a closed market ("Up" or "Down"),
-// or "" while Gamma does not say: not closed, or prices not settled at 1
-// and 0.
+// outcome returns the winning outcome of a closed market: "Up" or "Down"
+// for prices ["1","0"] or ["0","1"], "50-50" for ["0.5","0.5"] (a tie);
+// "" while Gamma does not say: not closed, or prices not settled.
 func (g gammaMarket) outcome() string {
 	if !bool(g.Closed) || len(g.OutcomePrices) != 2 || len(g.Outcomes) != 2 {
 		return ""
 	}
-	win := -1
+	win, halves := -1, 0
 	for i, s := range g.OutcomePrices {
 		p, err := parseNum(s)
 		if err != nil {
@@ -102,9 +177,14 @@ func (g gammaMarket) outcome() string {
 				return ""
 			}
 			win = i
+		case math.Abs(p-0.5) < 1e-9:
+			halves++
 		case p > 0.01:
 			return "" // not settled
 		}
+	}
+	if halves == 2 {
+		return store.OutcomeFiftyFifty
 	}
 	if win < 0 {
 		return ""
@@ -134,31 +214,51 @@ func (g *gamma) get(ctx context.Context, path string, q url.Values, out any) err
 		timeout: g.timeout, attempts: lookupAttempts, backoff: g.backoff}, out)
 }
 
-// bySlug looks a market up by its upstream slug: /events?slug= (which also
-// gives the event id), then /markets?slug=. found is false when Gamma knows
-// no such market yet.
-func (g *gamma) bySlug(ctx context.Context, slug string) (m gammaMarket, eventID string, found bool, err error) {
+// gammaFound is a market Gamma answered with its event (the event's id
+// and eventMetadata, where known).
+type gammaFound struct {
+	market gammaMarket
+	event  gammaEvent
+}
+
+// bySlug looks a market up by its upstream slug: /events?slug= (which
+// answers closed markets too, and carries eventMetadata), then
+// /markets?slug= and, since /markets hides closed markets unless asked,
+// /markets?slug=&closed=true. found is false when Gamma knows no such
+// market.
+func (g *gamma) bySlug(ctx context.Context, slug string) (f gammaFound, found bool, err error) {
 	var events []gammaEvent
 	if err := g.get(ctx, "/events", url.Values{"slug": {slug}}, &events); err != nil {
-		return gammaMarket{}, "", false, err
+		return gammaFound{}, false, err
 	}
 	for _, e := range events {
 		if m, ok := pick(e.Markets, slug); ok {
-			return m, string(e.ID), true, nil
+			return gammaFound{market: m, event: e}, true, nil
 		}
 	}
-	var markets []gammaMarket
-	if err := g.get(ctx, "/markets", url.Values{"slug": {slug}}, &markets); err != nil {
-		return gammaMarket{}, "", false, err
-	}
-	if m, ok := pick(markets, slug); ok {
-		eventID := ""
-		if len(m.Events) > 0 {
-			eventID = string(m.Events[0].ID)
+	for _, closed := range []string{"", "true"} {
+		q := url.Values{"slug": {slug}}
+		if closed != "" {
+			q.Set("closed", closed)
 		}
-		return m, eventID, true, nil
+		var markets []gammaMarket
+		if err := g.get(ctx, "/markets", q, &markets); err != nil {
+			return gammaFound{}, false, err
+		}
+		if m, ok := pick(markets, slug); ok {
+			return withEvent(m), true, nil
+		}
 	}
-	return gammaMarket{}, "", false, nil
+	return gammaFound{}, false, nil
+}
+
+// withEvent pairs a /markets answer with the first event it names.
+func withEvent(m gammaMarket) gammaFound {
+	f := gammaFound{market: m}
+	if len(m.Events) > 0 {
+		f.event = m.Events[0]
+	}
+	return f
 }
 
 // pick returns the market with the slug, else the only market.
@@ -174,19 +274,57 @@ func pick(ms []gammaMarket, slug string) (gammaMarket, bool) {
 	return gammaMarket{}, false
 }
 
-// byID looks a market up by its Gamma id. found is false when Gamma has no
-// such market.
-func (g *gamma) byID(ctx context.Context, id string) (gammaMarket, bool, error) {
-	var markets []gammaMarket
-	if err := g.get(ctx, "/markets", url.Values{"id": {id}}, &markets); err != nil {
-		return gammaMarket{}, false, err
-	}
-	for _, m := range markets {
-		if string(m.ID) == id {
-			return m, true, nil
+// byID looks a market up by its Gamma id, closed ones first (/markets
+// hides them without closed=true). found is false when Gamma has no such
+// market.
+func (g *gamma) byID(ctx context.Context, id string) (gammaFound, bool, error) {
+	for _, closed := range []string{"true", ""} {
+		q := url.Values{"id": {id}}
+		if closed != "" {
+			q.Set("closed", closed)
+		}
+		var markets []gammaMarket
+		if err := g.get(ctx, "/markets", q, &markets); err != nil {
+			return gammaFound{}, false, err
+		}
+		for _, m := range markets {
+			if string(m.ID) == id {
+				return withEvent(m), true, nil
+			}
 		}
 	}
-	return gammaMarket{}, false, nil
+	return gammaFound{}, false, nil
+}
+
+// applyDetails copies what Gamma says of a market beside SPEC's fields
+// into m: the upstream slug, fee schedule, tick and minimum order, and the
+// reference prices once published. Fields Gamma leaves out keep m's.
+func applyDetails(m *store.Market, f gammaFound) {
+	g := f.market
+	if g.Slug != "" {
+		m.UpstreamSlug = g.Slug
+	}
+	if g.FeeSchedule != nil && g.FeeSchedule.Rate.Set {
+		m.TakerFeeRate = g.FeeSchedule.Rate.ptr()
+		if g.FeeSchedule.Exponent.Set {
+			e := int(math.Round(g.FeeSchedule.Exponent.V))
+			m.FeeExponent = &e
+		}
+	}
+	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
+		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {
+			m.TickSize = g.OrderPriceMinTickSize.ptr()
+		}
+	}
+	if g.OrderMinSize.Set && g.OrderMinSize.V > 0 {
+		m.MinOrderSize = g.OrderMinSize.ptr()
+	}
+	if p := f.event.EventMetadata.PriceToBeat; p.Set {
+		m.PriceToBeat = p.ptr()
+	}
+	if p := f.event.EventMetadata.FinalPrice; p.Set {
+		m.FinalPrice = p.ptr()
+	}
 }
 
 // toMarket builds the store record of the upstream market g, found for the
@@ -196,7 +334,8 @@ func (g *gamma) byID(ctx context.Context, id string) (gammaMarket, bool, error) 
 // note describes a disagreement between the two, for the log: a slug
 // scheme whose windows are wrong. A market whose length is far from the
 // window's is refused: it is not the market of this series.
-func toMarket(g gammaMarket, eventID string, c store.Coin, mt store.MarketType, start, end time.Time) (m store.Market, note string, err error) {
+func toMarket(f gammaFound, c store.Coin, mt store.MarketType, start, end time.Time) (m store.Market, note string, err error) {
+	g := f.market
 	if strings.TrimSpace(string(g.ID)) == "" {
 		return store.Market{}, "", fmt.Errorf("%w: market %q has no id", errMalformed, g.Slug)
 	}
@@ -224,10 +363,10 @@ func toMarket(g gammaMarket, eventID string, c store.Coin, mt store.MarketType, 
 		return store.Market{}, "", fmt.Errorf("%w: market %s runs %s to %s, the window %s to %s", errMalformed, g.ID,
 			s.Format(time.RFC3339), e.Format(time.RFC3339), start.Format(time.RFC3339), end.Format(time.RFC3339))
 	}
-	return store.Market{
+	m = store.Market{
 		Slug:          Slug(c, mt, s),
 		MarketID:      string(g.ID),
-		EventID:       eventID,
+		EventID:       string(f.event.ID),
 		Coin:          c,
 		MarketType:    mt,
 		StartTime:     s,
@@ -235,5 +374,7 @@ func toMarket(g gammaMarket, eventID string, c store.Coin, mt store.MarketType, 
 		ConditionID:   g.ConditionID,
 		ClobTokenUp:   up,
 		ClobTokenDown: down,
-	}, strings.Join(notes, "; "), nil
+	}
+	applyDetails(&m, f)
+	return m, strings.Join(notes, "; "), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,7 @@ type rig struct {
 	st    store.Store
 	live  *memory.LiveExchange
 	sched *recordingScheduler
+	act   *activityRecorder
 	logs  *syncBuffer
 	log   *slog.Logger
 }
@@ -44,6 +46,7 @@ func newRig(t testing.TB, st store.Store, scheme collect.SlugScheme) *rig {
 		st:    st,
 		live:  memory.NewLive(),
 		sched: &recordingScheduler{},
+		act:   &activityRecorder{},
 		logs:  logs,
 		log:   log,
 	}
@@ -57,6 +60,7 @@ func (r *rig) config(scheme collect.SlugScheme, series []collect.Series) collect
 		Store:     r.st,
 		Live:      r.live,
 		Scheduler: r.sched,
+		Activity:  r.act,
 		Scheme:    scheme,
 		Logger:    r.log,
 		Series:    series,
@@ -139,7 +143,65 @@ func allSnapshots(t testing.TB, st store.Store, slug string) []store.Snapshot {
 type recordingScheduler struct {
 	mu      sync.Mutex
 	calls   map[string][]time.Duration
+	now     map[string]time.Time
 	resolve func(slug string)
+}
+
+// activityRecorder keeps the trades and gaps the collector writes, the
+// way store.MarketActivityStore promises (an equal trade once; touching
+// gaps merged), for tests that read them back.
+type activityRecorder struct {
+	mu     sync.Mutex
+	trades map[string][]store.MarketTrade
+	gaps   map[string][]store.Gap
+}
+
+func (a *activityRecorder) AppendMarketTrades(_ context.Context, slug string, trades []store.MarketTrade) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.trades == nil {
+		a.trades = map[string][]store.MarketTrade{}
+	}
+	for _, t := range trades {
+		if !slices.Contains(a.trades[slug], t) {
+			a.trades[slug] = append(a.trades[slug], t)
+		}
+	}
+	return nil
+}
+
+func (a *activityRecorder) RecordGaps(_ context.Context, slug string, gaps []store.Gap) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gaps == nil {
+		a.gaps = map[string][]store.Gap{}
+	}
+	all := append(a.gaps[slug], gaps...)
+	slices.SortFunc(all, func(x, y store.Gap) int { return x.From.Compare(y.From) })
+	var merged []store.Gap
+	for _, g := range all {
+		if n := len(merged); n > 0 && !g.From.After(merged[n-1].To) {
+			if g.To.After(merged[n-1].To) {
+				merged[n-1].To = g.To
+			}
+			continue
+		}
+		merged = append(merged, g)
+	}
+	a.gaps[slug] = merged
+	return nil
+}
+
+func (a *activityRecorder) tradesOf(slug string) []store.MarketTrade {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.trades[slug])
+}
+
+func (a *activityRecorder) gapsOf(slug string) []store.Gap {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.gaps[slug])
 }
 
 func (s *recordingScheduler) ScheduleResolution(_ context.Context, slug string, delay time.Duration) error {
@@ -155,6 +217,27 @@ func (s *recordingScheduler) ScheduleResolution(_ context.Context, slug string, 
 		time.AfterFunc(max(delay, 0), func() { fn(slug) })
 	}
 	return nil
+}
+
+// ResolveNow implements collect.NowScheduler: it records the call.
+func (s *recordingScheduler) ResolveNow(_ context.Context, slug string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.now == nil {
+		s.now = map[string]time.Time{}
+	}
+	if _, ok := s.now[slug]; !ok {
+		s.now[slug] = time.Now()
+	}
+	return nil
+}
+
+// nowAt returns when ResolveNow was first asked for the market.
+func (s *recordingScheduler) nowAt(slug string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.now[slug]
+	return t, ok
 }
 
 func (s *recordingScheduler) delays(slug string) []time.Duration {

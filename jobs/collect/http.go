@@ -107,6 +107,10 @@ type upstream struct {
 	hc   *http.Client
 	log  *slog.Logger
 	now  func() time.Time
+	// health, when set, follows the requests' outcomes; warn, when set,
+	// rate-limits the retry warnings.
+	health *upstreamHealth
+	warn   *rateLog
 
 	mu    sync.Mutex
 	until time.Time // no request before this
@@ -146,12 +150,22 @@ func (u *upstream) do(ctx context.Context, r request, out any) error {
 	attempts := max(r.attempts, 1)
 	for n := 1; ; n++ {
 		err := u.once(ctx, r, out)
+		switch {
+		case err == nil:
+			u.health.ok(u.name)
+		case ctx.Err() == nil && !errors.Is(err, errBackingOff):
+			u.health.fail(u.name, err)
+		}
 		if err == nil || !temporary(err) || n >= attempts || ctx.Err() != nil {
 			return err
 		}
 		wait := max(r.backoff.Delay(n), retryAfter(err))
-		u.log.WarnContext(ctx, "upstream request failed; retrying", "upstream", u.name, "op", r.op(),
-			"attempt", n, "of", attempts, "retry_in", wait.Round(time.Millisecond), "err", err)
+		args := []any{"upstream", u.name, "op", r.op(), "attempt", n, "of", attempts, "retry_in", wait.Round(time.Millisecond).String(), "err", err}
+		if u.warn != nil {
+			u.warn.warn(ctx, u.name+" retry", "upstream request failed; retrying", args...)
+		} else {
+			u.log.WarnContext(ctx, "upstream request failed; retrying", args...)
+		}
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}

@@ -12,10 +12,18 @@ import (
 )
 
 // ResolveRequest is the payload of a resolution task (jobs.TypeResolve),
-// JSON encoded.
+// JSON encoded. Verify counts the checks of a market resolved before
+// Polymarket's verdict (see AwaitsVerdict); 0 for the first resolution.
 type ResolveRequest struct {
-	Slug string `json:"slug"`
+	Slug   string `json:"slug"`
+	Verify int    `json:"verify,omitempty"`
 }
+
+// AwaitsVerdict reports whether a resolved market still lacks Polymarket's
+// own verdict and reference prices: it was settled by the series' rule
+// because Polymarket had not published in time, and a later look at Gamma
+// may correct it.
+func AwaitsVerdict(m store.Market) bool { return m.Resolved() && m.FinalPrice == nil }
 
 // ErrNoRetry marks a resolution no retry can mend (the market does not
 // exist): the task should be dropped, not retried.
@@ -43,10 +51,14 @@ type ResolverConfig struct {
 	// retried by the queue, with its own backoff, when Resolve fails.
 	RequestTimeout time.Duration
 	Backoff        Backoff
-	// FallbackAfter is how long after a market's end Gamma may leave it
-	// unsettled (or unknown) before the coin prices decide the winner
-	// (1 h): Up if the end price is at or above the start price, the
-	// up/down markets' own rule. Gamma's outcome wins whenever it has one.
+	// FallbackAfter is how long after a market's end Polymarket may leave
+	// it unsettled, or its reference prices unpublished, before the
+	// series' own rule settles it (1 h; Polymarket settles within ~90 s
+	// for 5m/15m and ~13 min for hourly and daily): hourly, the Binance 1h
+	// candle's open and close; daily, the Binance 1m candle closes at 12:00
+	// ET day over day (equal is 50-50); 5m, 15m and 4h, the recorded
+	// reference prices at start and end. Polymarket's verdict wins whenever
+	// it has one, and corrects a fallback when it arrives later.
 	FallbackAfter time.Duration
 }
 
@@ -103,7 +115,9 @@ func NewResolver(cfg ResolverConfig) (*Resolver, error) {
 }
 
 // Resolve settles the market with the slug and returns it as stored. A
-// market resolved already is returned as it is (the task is at least once).
+// market resolved already is returned as it is (the task is at least
+// once), unless it awaits Polymarket's verdict (AwaitsVerdict): then Gamma
+// is asked again and the market corrected when the verdict has arrived.
 // Errors wrap ErrNoRetry when retrying cannot help and ErrNotSettled when
 // the upstream has not settled the market yet; others are upstream or
 // store failures worth a retry.
@@ -115,71 +129,194 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 	if err != nil {
 		return store.Market{}, fmt.Errorf("resolve %s: %w", slug, err)
 	}
-	if m.Resolved() {
+	if m.Resolved() && !AwaitsVerdict(m) {
 		return m, nil
 	}
 	now := r.cfg.Now()
 	if now.Before(m.EndTime) {
 		return store.Market{}, fmt.Errorf("resolve %s: %w: it ends at %s", slug, ErrNotSettled, m.EndTime.Format(time.RFC3339))
 	}
+	before := m
 
-	gm, found, err := r.gamma.byID(ctx, m.MarketID)
+	f, found, err := r.lookup(ctx, m)
 	if err != nil {
 		return store.Market{}, fmt.Errorf("resolve %s: %w", slug, err)
 	}
-	start, err := r.price(ctx, m, m.StartTime, m.CoinPriceStart)
-	if err != nil {
-		return store.Market{}, err
+	if found {
+		applyDetails(&m, f)
 	}
-	end, err := r.price(ctx, m, m.EndTime, nil)
-	if err != nil {
-		return store.Market{}, err
-	}
-	byPrice := store.OutcomeDown
-	if end >= start {
-		byPrice = store.OutcomeUp
-	}
-	winner := gm.outcome()
+	verdict := f.market.outcome()
+	published := m.PriceToBeat != nil && m.FinalPrice != nil
 	late := now.Sub(m.EndTime) >= r.cfg.FallbackAfter
+	var winner, source string
+	var start, end float64
 	switch {
-	case winner != "":
-		if winner != byPrice {
-			// Upstream settles on its oracle (Chainlink); ours is
-			// Binance's price. Upstream's word is the outcome.
-			r.log.InfoContext(ctx, "upstream outcome differs from the Binance prices; keeping upstream's",
-				"market", slug, "upstream", winner, "start", start, "end", end)
+	case verdict != "" && published:
+		winner, source = verdict, seriesSource(m.MarketType)
+		start, end = *m.PriceToBeat, *m.FinalPrice
+		if rule := ruleWinner(m.MarketType, start, end); rule != verdict {
+			r.log.WarnContext(ctx, "Polymarket's verdict differs from its own reference prices; keeping the verdict",
+				"market", slug, "verdict", verdict, "price_to_beat", start, "final_price", end)
 		}
-	case late:
-		winner = byPrice
-		r.log.WarnContext(ctx, "upstream has not settled the market; the coin prices decide",
-			"market", slug, "found_upstream", found, "closed_upstream", bool(gm.Closed), "winner", winner, "ended", m.EndTime)
-	case !found:
-		return store.Market{}, fmt.Errorf("resolve %s: %w: Gamma has no market %s", slug, ErrNotSettled, m.MarketID)
+	case m.Resolved():
+		// Settled by the rule before; Polymarket has still not spoken.
+		if verdict != "" && verdict != *m.Winner {
+			r.log.WarnContext(ctx, "Polymarket's verdict differs from the fallback; waiting for its reference prices to correct it",
+				"market", slug, "verdict", verdict, "fallback", *m.Winner)
+		}
+		return before, nil
+	case !late && !found:
+		return store.Market{}, fmt.Errorf("resolve %s: %w: Gamma has no market %s (upstream slug %q)", slug, ErrNotSettled, m.MarketID, m.UpstreamSlug)
+	case !late:
+		return store.Market{}, fmt.Errorf("resolve %s: %w: Gamma market %s closed=%v outcomePrices=%q priceToBeat=%v finalPrice=%v",
+			slug, ErrNotSettled, m.MarketID, bool(f.market.Closed), []string(f.market.OutcomePrices), fmtPtr(m.PriceToBeat), fmtPtr(m.FinalPrice))
 	default:
-		return store.Market{}, fmt.Errorf("resolve %s: %w: Gamma market %s closed=%v outcomePrices=%q",
-			slug, ErrNotSettled, m.MarketID, bool(gm.Closed), []string(gm.OutcomePrices))
+		// Polymarket has not published in time: the series' own rule.
+		start, end, source, err = r.rulePrices(ctx, m)
+		if err != nil {
+			return store.Market{}, err
+		}
+		winner = ruleWinner(m.MarketType, start, end)
+		if verdict != "" && verdict != winner {
+			if now.Sub(m.EndTime) < 4*r.cfg.FallbackAfter {
+				return store.Market{}, fmt.Errorf("resolve %s: %w: verdict %s but %s prices %v → %v say %s; waiting for Polymarket's reference prices",
+					slug, ErrNotSettled, verdict, source, start, end, winner)
+			}
+			r.log.ErrorContext(ctx, "Polymarket's verdict contradicts the series' rule and its prices never came; keeping the verdict",
+				"market", slug, "verdict", verdict, "source", source, "start", start, "end", end)
+		}
+		if verdict != "" {
+			winner = verdict
+		}
+		r.log.WarnContext(ctx, "Polymarket has not published the settlement; the series' rule decides until it does",
+			"market", slug, "found_upstream", found, "closed_upstream", bool(f.market.Closed), "winner", winner,
+			"source", source, "start", start, "end", end, "ended", m.EndTime)
 	}
 
 	resolvedAt := now.UTC()
-	if t, ok := parseTime(gm.ClosedTime); ok && !t.Before(m.EndTime) && !t.After(now) {
+	if t, ok := parseTime(f.market.ClosedTime); ok && !t.Before(m.EndTime) && !t.After(now) {
 		resolvedAt = t
+	}
+	if before.Resolved() {
+		if *before.Winner != winner {
+			r.log.WarnContext(ctx, "Polymarket's verdict corrects the fallback", "market", slug,
+				"was", *before.Winner, "now", winner, "was_source", before.ResolutionSource)
+		}
+		if before.ResolvedAt != nil {
+			resolvedAt = *before.ResolvedAt
+		}
 	}
 	m.Winner = &winner
 	m.CoinPriceStart = &start
 	m.CoinPriceEnd = &end
-	m.FinalVolume = gm.volume()
-	m.FinalLiquidity = gm.liquidity()
+	m.ResolutionSource = source
+	if v := f.market.volume(); v != nil || m.FinalVolume == nil {
+		m.FinalVolume = v
+	}
+	if l := f.market.liquidity(); l != nil || m.FinalLiquidity == nil {
+		m.FinalLiquidity = l
+	}
 	m.ResolvedAt = &resolvedAt
 	m.UpdatedAt = time.Time{} // the store stamps the update
 	if err := r.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		return store.Market{}, fmt.Errorf("resolve %s: store: %w", slug, err)
 	}
-	r.log.InfoContext(ctx, "market resolved", "market", slug, "winner", winner, "start", start, "end", end)
+	r.log.InfoContext(ctx, "market resolved", "market", slug, "winner", winner, "source", source,
+		"start", start, "end", end, "lag", now.Sub(m.EndTime).Round(time.Millisecond).String())
 	return r.cfg.Store.GetMarket(ctx, slug)
 }
 
-// price returns the coin's price at the instant: known, when the collector
-// recorded it, else from Binance.
+func fmtPtr(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// lookup finds the market on Gamma the ways that work once it has closed:
+// by its upstream slug through /events, else by id with closed=true.
+func (r *Resolver) lookup(ctx context.Context, m store.Market) (gammaFound, bool, error) {
+	if m.UpstreamSlug != "" {
+		f, found, err := r.gamma.bySlug(ctx, m.UpstreamSlug)
+		if err != nil || found {
+			return f, found, err
+		}
+	}
+	if m.MarketID == "" {
+		return gammaFound{}, false, nil
+	}
+	return r.gamma.byID(ctx, m.MarketID)
+}
+
+// seriesSource is where Polymarket settles a series (REFERENCE.md).
+func seriesSource(mt store.MarketType) string {
+	switch mt {
+	case store.H1:
+		return store.SourceBinance1h
+	case store.H24:
+		return store.SourceBinance1mNoonET
+	}
+	return store.SourceChainlink
+}
+
+// ruleWinner is the series' rule: daily markets compare closes (equal is
+// 50-50); the others are Up when the end is at or above the start.
+func ruleWinner(mt store.MarketType, start, end float64) string {
+	switch {
+	case end > start:
+		return store.OutcomeUp
+	case end < start:
+		return store.OutcomeDown
+	case mt == store.H24:
+		return store.OutcomeFiftyFifty
+	}
+	return store.OutcomeUp
+}
+
+// rulePrices returns the market's start and end reference prices by the
+// series' own rule, and the source that names it: hourly, the Binance 1h
+// candle that opens at the start; daily, the closes of the Binance 1m
+// candles that open at the start and at the end (12:00 ET); the others,
+// the recorded reference price at start and end.
+func (r *Resolver) rulePrices(ctx context.Context, m store.Market) (start, end float64, source string, err error) {
+	notYet := func(what string) error {
+		return fmt.Errorf("resolve %s: %w: Binance has no final %s %s yet", m.Slug, ErrNotSettled, Symbol(m.Coin), what)
+	}
+	switch m.MarketType {
+	case store.H1:
+		o, c, ok, err := r.spot.candle(ctx, m.Coin, "1h", m.StartTime)
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("resolve %s: 1h candle: %w", m.Slug, err)
+		}
+		if !ok {
+			return 0, 0, "", notYet("1h candle at " + m.StartTime.Format(time.RFC3339))
+		}
+		return o, c, store.SourceBinance1h, nil
+	case store.H24:
+		var closes [2]float64
+		for i, at := range []time.Time{m.StartTime, m.EndTime} {
+			_, c, ok, err := r.spot.candle(ctx, m.Coin, "1m", at)
+			if err != nil {
+				return 0, 0, "", fmt.Errorf("resolve %s: 1m candle: %w", m.Slug, err)
+			}
+			if !ok {
+				return 0, 0, "", notYet("1m candle at " + at.Format(time.RFC3339))
+			}
+			closes[i] = c
+		}
+		return closes[0], closes[1], store.SourceBinance1mNoonET, nil
+	}
+	if start, err = r.price(ctx, m, m.StartTime, m.CoinPriceStart); err != nil {
+		return 0, 0, "", err
+	}
+	if end, err = r.price(ctx, m, m.EndTime, nil); err != nil {
+		return 0, 0, "", err
+	}
+	return start, end, store.SourceRecorded, nil
+}
+
+// price returns the coin's recorded reference price at the instant: known,
+// when the collector recorded it, else the open of Binance's 1 s candle.
 func (r *Resolver) price(ctx context.Context, m store.Market, at time.Time, known *float64) (float64, error) {
 	if known != nil {
 		return *known, nil

@@ -122,7 +122,7 @@ func TestResolverErrors(t *testing.T) {
 	// A market that ended a minute ago.
 	up := r.poly.AddWindow(store.BTC, store.M5, now.Add(-6*time.Minute))
 	m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, EventID: up.EventID, Coin: up.Coin, MarketType: up.MarketType,
-		StartTime: up.Start, EndTime: up.End, ClobTokenUp: up.UpToken, ClobTokenDown: up.DownToken}
+		StartTime: up.Start, EndTime: up.End, ClobTokenUp: up.UpToken, ClobTokenDown: up.DownToken, UpstreamSlug: up.Slug}
 	// One that has not ended.
 	live := r.poly.AddWindow(store.ETH, store.M5, now)
 	lm := store.Market{Slug: polytest.SlugOf(live), MarketID: live.ID, Coin: live.Coin, MarketType: live.MarketType,
@@ -139,50 +139,171 @@ func TestResolverErrors(t *testing.T) {
 		t.Errorf("live market: %v, want ErrNotSettled", err)
 	}
 
-	// Binance's candles failing: a retryable error, not ErrNoRetry.
-	r.bin.FailAlways(binancetest.RouteKlines, binancetest.Fault{Status: 502})
+	// Gamma failing: a retryable error, not ErrNoRetry.
+	r.poly.FailAlways(polytest.RouteEvents, polytest.Fault{Status: 502})
 	if _, err := res.Resolve(ctx, m.Slug); err == nil || errors.Is(err, collect.ErrNoRetry) || !strings.Contains(err.Error(), "502") {
-		t.Errorf("Binance failing: %v", err)
+		t.Errorf("Gamma failing: %v", err)
 	}
-	r.bin.Recover(binancetest.RouteKlines)
+	r.poly.Recover(polytest.RouteEvents)
 
 	// Gamma failing twice, then answering: the request retries.
-	r.poly.Fail(polytest.RouteMarkets, polytest.Fault{Status: 500}, polytest.Fault{Status: 429, RetryAfter: time.Second})
+	r.poly.Fail(polytest.RouteEvents, polytest.Fault{Status: 500}, polytest.Fault{Status: 429, RetryAfter: time.Second})
 	got, err := res.Resolve(ctx, m.Slug)
 	if err != nil || !got.Resolved() || *got.Winner != r.poly.Winner(up) {
 		t.Fatalf("resolve through Gamma's failures: %+v %v", got, err)
 	}
 	// Resolving again changes nothing and asks nobody.
-	hits := r.poly.Hits(polytest.RouteMarkets)
+	hits := r.poly.Hits(polytest.RouteEvents) + r.poly.Hits(polytest.RouteMarkets)
 	again, err := res.Resolve(ctx, m.Slug)
-	if err != nil || !again.UpdatedAt.Equal(got.UpdatedAt) || r.poly.Hits(polytest.RouteMarkets) != hits {
-		t.Errorf("second resolution: %v, updated %v→%v, %d Gamma requests", err, got.UpdatedAt, again.UpdatedAt, r.poly.Hits(polytest.RouteMarkets)-hits)
+	if err != nil || !again.UpdatedAt.Equal(got.UpdatedAt) || r.poly.Hits(polytest.RouteEvents)+r.poly.Hits(polytest.RouteMarkets) != hits {
+		t.Errorf("second resolution: %v, updated %v→%v, %d Gamma requests", err, got.UpdatedAt, again.UpdatedAt,
+			r.poly.Hits(polytest.RouteEvents)+r.poly.Hits(polytest.RouteMarkets)-hits)
 	}
 }
 
-// TestResolverFallsBackToPrices checks a market Gamma leaves unsettled:
-// retried while young, decided by the coin prices once FallbackAfter has
-// passed.
-func TestResolverFallsBackToPrices(t *testing.T) {
+// TestResolverSettlesAsPolymarket checks the settlement of every series
+// against the fake's: a closed market is found through /events by its
+// upstream slug (and, without one, through /markets by id with
+// closed=true, since /markets hides closed markets), its winner read from
+// outcomePrices (50-50 for a tie) and its prices from eventMetadata, with
+// the series' resolution source.
+func TestResolverSettlesAsPolymarket(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, memory.New(), collect.NewPolymarketScheme())
+	ctx := context.Background()
+	now := time.Now()
+	for _, tc := range []struct {
+		coin     store.Coin
+		mt       store.MarketType
+		ago      time.Duration
+		tie      bool
+		noSlug   bool
+		source   string
+		fiftyOne bool
+	}{
+		{store.BTC, store.M5, 6 * time.Minute, false, false, store.SourceChainlink, false},
+		{store.ETH, store.M15, 16 * time.Minute, false, true, store.SourceChainlink, false},
+		{store.BTC, store.H4, 5 * time.Hour, false, false, store.SourceChainlink, false},
+		{store.SOL, store.H1, 70 * time.Minute, false, false, store.SourceBinance1h, false},
+		{store.BTC, store.H24, 26 * time.Hour, false, false, store.SourceBinance1mNoonET, false},
+		{store.BTC, store.H24, 50 * time.Hour, true, false, store.SourceBinance1mNoonET, true},
+	} {
+		up := r.poly.AddWindow(tc.coin, tc.mt, now.Add(-tc.ago))
+		r.poly.Edit(up, func(m *polytest.Market) { m.Tie = tc.tie })
+		m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+			StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug}
+		if tc.noSlug {
+			m.UpstreamSlug = ""
+		}
+		if err := r.st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Slug, err)
+		}
+		start, end := r.poly.ReferencePrices(up)
+		if *got.Winner != r.poly.Winner(up) || (*got.Winner == store.OutcomeFiftyFifty) != tc.fiftyOne {
+			t.Errorf("%s: winner %s, Polymarket's %s", m.Slug, *got.Winner, r.poly.Winner(up))
+		}
+		if *got.CoinPriceStart != start || *got.CoinPriceEnd != end || got.PriceToBeat == nil || *got.PriceToBeat != start ||
+			got.FinalPrice == nil || *got.FinalPrice != end {
+			t.Errorf("%s: prices %v → %v (to beat %v, final %v), Polymarket's %v → %v", m.Slug, *got.CoinPriceStart,
+				*got.CoinPriceEnd, got.PriceToBeat, got.FinalPrice, start, end)
+		}
+		if got.ResolutionSource != tc.source || got.TakerFeeRate == nil || *got.TakerFeeRate != 0.07 {
+			t.Errorf("%s: source %q fee %v", m.Slug, got.ResolutionSource, got.TakerFeeRate)
+		}
+		if collect.AwaitsVerdict(got) {
+			t.Errorf("%s: resolved from Polymarket's verdict still awaits it", m.Slug)
+		}
+	}
+}
+
+// TestResolverFallsBackToTheSeriesRule checks markets Polymarket leaves
+// unsettled: retried while young, then settled by the series' own rule
+// (hourly: the Binance 1h candle; daily: the 1m closes at 12:00 ET, equal
+// being 50-50; others: the recorded prices), and corrected once
+// Polymarket's verdict arrives.
+func TestResolverFallsBackToTheSeriesRule(t *testing.T) {
 	t.Parallel()
 	st := memory.New()
 	r := newRig(t, st, collect.NewPolymarketScheme())
-	r.poly = polytest.New(t, polytest.Options{SettleAfter: 24 * time.Hour})
 	ctx := context.Background()
-	up := r.poly.AddWindow(store.SOL, store.M15, time.Now().Add(-20*time.Minute))
-	m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType, StartTime: up.Start, EndTime: up.End}
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug); !errors.Is(err, collect.ErrNotSettled) {
-		t.Fatalf("unsettled upstream: %v, want ErrNotSettled", err)
-	}
+	now := time.Now()
 	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
-	got, err := newResolver(t, r, later).Resolve(ctx, m.Slug)
-	if err != nil || !got.Resolved() {
-		t.Fatalf("after FallbackAfter: %+v %v", got, err)
+	for _, tc := range []struct {
+		coin   store.Coin
+		mt     store.MarketType
+		ago    time.Duration
+		source string
+	}{
+		{store.SOL, store.M15, 20 * time.Minute, store.SourceRecorded},
+		{store.ETH, store.H1, 70 * time.Minute, store.SourceBinance1h},
+		{store.BTC, store.H24, 26 * time.Hour, store.SourceBinance1mNoonET},
+	} {
+		up := r.poly.AddWindow(tc.coin, tc.mt, now.Add(-tc.ago))
+		r.poly.Edit(up, func(m *polytest.Market) { m.Unsettled = true })
+		m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+			StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug}
+		// The recorded start price says the opposite of Polymarket, so
+		// that its verdict must correct the fallback.
+		wantStart, wantEnd := r.poly.ReferencePrices(up)
+		if tc.mt == store.M15 {
+			wrong := wantEnd + 1
+			if r.poly.Winner(up) == store.OutcomeDown {
+				wrong = wantEnd - 1
+			}
+			m.CoinPriceStart = &wrong
+		}
+		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		soon := func() time.Time { return up.End.Add(time.Minute) }
+		if _, err := newResolver(t, r, soon).Resolve(ctx, m.Slug); !errors.Is(err, collect.ErrNotSettled) {
+			t.Fatalf("%s unsettled upstream: %v, want ErrNotSettled", m.Slug, err)
+		}
+		// Binance failing: retried, not settled on a guess.
+		r.bin.FailAlways(binancetest.RouteKlines, binancetest.Fault{Status: 502})
+		if _, err := newResolver(t, r, later).Resolve(ctx, m.Slug); err == nil || errors.Is(err, collect.ErrNoRetry) {
+			t.Errorf("%s with Binance failing: %v", m.Slug, err)
+		}
+		r.bin.Recover(binancetest.RouteKlines)
+
+		got, err := newResolver(t, r, later).Resolve(ctx, m.Slug)
+		if err != nil || !got.Resolved() {
+			t.Fatalf("%s after FallbackAfter: %+v %v", m.Slug, got, err)
+		}
+		if got.ResolutionSource != tc.source || !collect.AwaitsVerdict(got) {
+			t.Errorf("%s: source %q, awaits verdict %v", m.Slug, got.ResolutionSource, collect.AwaitsVerdict(got))
+		}
+		var ruleStart, ruleEnd float64
+		switch tc.mt {
+		case store.H1:
+			ruleStart, ruleEnd = r.bin.Price(up.Coin, up.Start), r.bin.Price(up.Coin, up.End)
+		case store.H24:
+			ruleStart, ruleEnd = r.bin.Price(up.Coin, up.Start.Add(time.Minute)), r.bin.Price(up.Coin, up.End.Add(time.Minute))
+		default:
+			ruleStart, ruleEnd = *m.CoinPriceStart, r.bin.Price(up.Coin, up.End)
+		}
+		if *got.CoinPriceStart != ruleStart || *got.CoinPriceEnd != ruleEnd {
+			t.Errorf("%s: fallback prices %v → %v, the rule's %v → %v", m.Slug, *got.CoinPriceStart, *got.CoinPriceEnd, ruleStart, ruleEnd)
+		}
+		if w := *got.Winner; (w == store.OutcomeUp) != (ruleEnd >= ruleStart) && !(w == store.OutcomeFiftyFifty && ruleEnd == ruleStart) {
+			t.Errorf("%s: fallback winner %s contradicts its prices %v → %v", m.Slug, w, ruleStart, ruleEnd)
+		}
+
+		// Polymarket speaks at last: the verdict and its prices replace
+		// the fallback.
+		r.poly.Edit(up, func(m *polytest.Market) { m.Unsettled = false })
+		fixed, err := newResolver(t, r, later).Resolve(ctx, m.Slug)
+		if err != nil || *fixed.Winner != r.poly.Winner(up) || *fixed.CoinPriceStart != wantStart || *fixed.CoinPriceEnd != wantEnd ||
+			collect.AwaitsVerdict(fixed) || fixed.ResolutionSource == store.SourceRecorded {
+			t.Errorf("%s after the verdict: %v winner %v prices %v → %v source %q; Polymarket %s %v → %v", m.Slug, err,
+				*fixed.Winner, *fixed.CoinPriceStart, *fixed.CoinPriceEnd, fixed.ResolutionSource, r.poly.Winner(up), wantStart, wantEnd)
+		}
 	}
-	if *got.Winner != r.poly.Winner(up) || !strings.Contains(r.logs.String(), "coin prices decide") {
-		t.Errorf("fallback winner %s, by prices %s; log:\n%s", *got.Winner, r.poly.Winner(up), r.logs)
+	if !strings.Contains(r.logs.String(), "corrects the fallback") {
+		t.Errorf("no correction logged:\n%s", r.logs)
 	}
 }

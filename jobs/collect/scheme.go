@@ -6,10 +6,7 @@ import (
 	"strings"
 	"time"
 
-	// Embedded zone data: the default scheme names hourly and daily markets
-	// in US Eastern time, which must not depend on the host's tzdata.
-	_ "time/tzdata"
-
+	"github.com/updown/updown/jobs/series"
 	"github.com/updown/updown/store"
 )
 
@@ -20,11 +17,6 @@ func Slug(c store.Coin, mt store.MarketType, start time.Time) string {
 }
 
 // SlugScheme lays out a series' windows and names their markets upstream.
-//
-// Polymarket names 5m and 15m up/down markets by the Unix start of their
-// window ({coin}-updown-15m-1777467600), but longer windows by other forms,
-// which have changed over time; a deployment that meets another form
-// supplies its own scheme instead of changing the collector.
 type SlugScheme interface {
 	// Window returns the window [start, end) of the market of coin c and
 	// type mt that contains t.
@@ -34,89 +26,90 @@ type SlugScheme interface {
 	Slugs(c store.Coin, mt store.MarketType, start time.Time) []string
 }
 
-// PolymarketScheme is the default SlugScheme: what Polymarket was seen to
-// use. Only the 5m and 15m forms are documented facts (REFERENCE.md); the
-// others are assumptions, checked at run time against Gamma's eventStartTime
-// and endDate (a disagreement is logged):
+// PolymarketScheme is the default SlugScheme: Polymarket's series as
+// REFERENCE.md's table gives them (2026), with the older forms as
+// fallbacks:
 //
 //   - 5m, 15m: {coin}-updown-{5m|15m}-{unix start}, windows aligned to
-//     their length (fact).
-//   - 1hr: {name}-up-or-down-{month}-{day}-{hour}{am|pm}-et, naming the US
-//     Eastern hour the window starts, e.g.
-//     bitcoin-up-or-down-january-20-5pm-et for 17:00–18:00 ET; windows on
-//     whole hours.
-//   - 4hr: {coin}-updown-4h-{unix start}, windows aligned to four hours of
-//     Unix time (00:00, 04:00, … UTC).
-//   - 24hr: {name}-up-or-down-on-{month}-{day}, the window from 12:00 ET the
-//     day before to 12:00 ET on the named day.
+//     their length in UTC.
+//   - 1hr: {name}-up-or-down-{month}-{day}-{year}-{h}{am|pm}-et, naming the
+//     US Eastern hour the window starts (12am for midnight, 12pm for noon),
+//     e.g. bitcoin-up-or-down-november-24-2026-1am-et; before March 2026
+//     the same without the year.
+//   - 4hr: {coin}-updown-4h-{unix start}, windows aligned to US Eastern
+//     00/04/08/12/16/20 (not UTC): on the days summer time starts or ends
+//     the window holding the change lasts 3 or 5 hours.
+//   - 24hr: {name}-up-or-down-on-{month}-{day}-{year}, the window from 12:00
+//     ET the day before to 12:00 ET on the named day (23 or 25 hours across
+//     a change of summer time); before 2026 the same without the year.
 //
 // {coin} is btc, eth or sol and {name} bitcoin, ethereum or solana.
+// Discovery checks every window against Gamma's eventStartTime and endDate
+// and keeps Gamma's when they differ (and logs it).
 type PolymarketScheme struct {
 	et *time.Location
 }
 
 // NewPolymarketScheme returns the default scheme.
 func NewPolymarketScheme() *PolymarketScheme {
-	et, err := time.LoadLocation("America/New_York")
-	if err != nil { // cannot happen: time/tzdata is embedded
-		panic(fmt.Sprintf("collect: load US Eastern time: %v", err))
+	return &PolymarketScheme{et: series.Eastern()}
+}
+
+// Eastern returns US Eastern time, the zone the hourly, 4-hour and daily
+// series are laid out in.
+func (s *PolymarketScheme) Eastern() *time.Location { return s.et }
+
+// Window implements SlugScheme, by package series' arithmetic (shared with
+// the generator).
+func (s *PolymarketScheme) Window(_ store.Coin, mt store.MarketType, t time.Time) (start, end time.Time) {
+	start = series.Start(mt, t)
+	return start, series.End(mt, start)
+}
+
+// Slugs implements SlugScheme: the 2026 form (package series), then for
+// hourly and daily markets the older form without the year.
+func (s *PolymarketScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
+	now := series.UpstreamSlug(c, mt, start)
+	switch mt {
+	case store.H1:
+		year := strconv.Itoa(start.In(s.et).Year())
+		if i := strings.LastIndex(now, "-"+year+"-"); i >= 0 {
+			return []string{now, now[:i] + now[i+len(year)+1:]}
+		}
+	case store.H24:
+		year := strconv.Itoa(series.End(mt, start).In(s.et).Year())
+		if old, ok := strings.CutSuffix(now, "-"+year); ok {
+			return []string{now, old}
+		}
 	}
-	return &PolymarketScheme{et: et}
+	return []string{now}
+}
+
+// QuickScheme is a SlugScheme of short windows, for tests and demos in
+// which markets start, end and resolve within seconds: every series'
+// windows are Length long from Origin (the Unix epoch when zero), named
+// upstream {coin}-quick-{type}-{unix ms of start}. Length must be at least
+// a second, so that slugs, which carry the start in seconds, stay unique.
+type QuickScheme struct {
+	Origin time.Time
+	Length time.Duration
 }
 
 // Window implements SlugScheme.
-func (s *PolymarketScheme) Window(_ store.Coin, mt store.MarketType, t time.Time) (start, end time.Time) {
-	t = t.UTC()
-	if mt != store.H24 {
-		start = t.Truncate(mt.Duration())
-		return start, start.Add(mt.Duration())
+func (q QuickScheme) Window(_ store.Coin, _ store.MarketType, t time.Time) (start, end time.Time) {
+	origin := q.Origin
+	if origin.IsZero() {
+		origin = time.Unix(0, 0)
 	}
-	local := t.In(s.et)
-	noon := time.Date(local.Year(), local.Month(), local.Day(), 12, 0, 0, 0, s.et)
-	if local.Before(noon) {
-		return noon.AddDate(0, 0, -1).UTC(), noon.UTC()
+	k := t.Sub(origin) / q.Length
+	if t.Before(origin.Add(k * q.Length)) {
+		k--
 	}
-	return noon.UTC(), noon.AddDate(0, 0, 1).UTC()
+	start = origin.Add(k * q.Length).UTC()
+	return start, start.Add(q.Length)
 }
 
 // Slugs implements SlugScheme.
-func (s *PolymarketScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
-	coin := strings.ToLower(string(c))
-	unix := strconv.FormatInt(start.Unix(), 10)
-	switch mt {
-	case store.M5, store.M15:
-		return []string{coin + "-updown-" + string(mt) + "-" + unix}
-	case store.H4:
-		return []string{coin + "-updown-4h-" + unix}
-	case store.H1:
-		local := start.In(s.et)
-		h, half := local.Hour()%12, "am"
-		if local.Hour() >= 12 {
-			half = "pm"
-		}
-		if h == 0 {
-			h = 12
-		}
-		return []string{fmt.Sprintf("%s-up-or-down-%s-%d-%d%s-et", coinName(c),
-			strings.ToLower(local.Month().String()), local.Day(), h, half)}
-	case store.H24:
-		_, end := s.Window(c, mt, start)
-		local := end.In(s.et)
-		return []string{fmt.Sprintf("%s-up-or-down-on-%s-%d", coinName(c),
-			strings.ToLower(local.Month().String()), local.Day())}
-	}
-	return nil
-}
-
-// coinName is the coin's name as Polymarket's longer slugs spell it.
-func coinName(c store.Coin) string {
-	switch c {
-	case store.BTC:
-		return "bitcoin"
-	case store.ETH:
-		return "ethereum"
-	case store.SOL:
-		return "solana"
-	}
-	return strings.ToLower(string(c))
+func (q QuickScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
+	return []string{fmt.Sprintf("%s-quick-%s-%d", strings.ToLower(string(c)), mt, start.UnixMilli())}
 }

@@ -60,7 +60,7 @@ func TestGammaMarketShapes(t *testing.T) {
 	}
 
 	start, end := time.Date(2025, 12, 29, 1, 40, 0, 0, time.UTC), time.Date(2025, 12, 29, 1, 45, 0, 0, time.UTC)
-	m, note, err := toMarket(g, "98765", store.BTC, store.M5, start, end)
+	m, note, err := toMarket(gammaFound{market: g, event: g.Events[0]}, store.BTC, store.M5, start, end)
 	if err != nil || note != "" {
 		t.Fatalf("toMarket: %v %q", err, note)
 	}
@@ -71,12 +71,12 @@ func TestGammaMarketShapes(t *testing.T) {
 	}
 
 	// Gamma's times win over a window that disagrees, and are noted.
-	m, note, err = toMarket(g, "", store.BTC, store.M5, start.Add(5*time.Minute), end.Add(5*time.Minute))
+	m, note, err = toMarket(gammaFound{market: g}, store.BTC, store.M5, start.Add(5*time.Minute), end.Add(5*time.Minute))
 	if err != nil || !m.StartTime.Equal(start) || !strings.Contains(note, "eventStartTime") {
 		t.Errorf("disagreeing window: %v %v %q", m.StartTime, err, note)
 	}
 	// A market far longer than the window is not this series' market.
-	if _, _, err := toMarket(g, "", store.BTC, store.H1, start, start.Add(time.Hour)); !errors.Is(err, errMalformed) {
+	if _, _, err := toMarket(gammaFound{market: g}, store.BTC, store.H1, start, start.Add(time.Hour)); !errors.Is(err, errMalformed) {
 		t.Errorf("a 5-minute market accepted for an hour window: %v", err)
 	}
 }
@@ -92,13 +92,15 @@ func TestGammaOutcome(t *testing.T) {
 		{true, []string{"Up", "Down"}, []string{"1", "0"}, store.OutcomeUp},
 		{true, []string{"Up", "Down"}, []string{"0", "1"}, store.OutcomeDown},
 		{true, []string{"Up", "Down"}, []string{"0.9999", "0.0001"}, store.OutcomeUp},
-		{false, []string{"Up", "Down"}, []string{"1", "0"}, ""},     // not closed
-		{true, []string{"Up", "Down"}, []string{"0.5", "0.5"}, ""},  // not settled
-		{true, []string{"Up", "Down"}, []string{"1", "1"}, ""},      // nonsense
-		{true, []string{"Up", "Down"}, []string{"one", "0"}, ""},    // malformed
-		{true, []string{"Yes", "No"}, []string{"1", "0"}, ""},       // not an up/down market
-		{true, []string{"Up", "Down", "X"}, []string{"1", "0"}, ""}, // three outcomes
-		{true, []string{"Up", "Down"}, []string{"1"}, ""},           // missing price
+		{false, []string{"Up", "Down"}, []string{"1", "0"}, ""},                         // not closed
+		{true, []string{"Up", "Down"}, []string{"0.5", "0.5"}, store.OutcomeFiftyFifty}, // a daily tie
+		{false, []string{"Up", "Down"}, []string{"0.5", "0.5"}, ""},                     // open, not settled
+		{true, []string{"Up", "Down"}, []string{"0.505", "0.495"}, ""},                  // not settled
+		{true, []string{"Up", "Down"}, []string{"1", "1"}, ""},                          // nonsense
+		{true, []string{"Up", "Down"}, []string{"one", "0"}, ""},                        // malformed
+		{true, []string{"Yes", "No"}, []string{"1", "0"}, ""},                           // not an up/down market
+		{true, []string{"Up", "Down", "X"}, []string{"1", "0"}, ""},                     // three outcomes
+		{true, []string{"Up", "Down"}, []string{"1"}, ""},                               // missing price
 	} {
 		g := gammaMarket{Closed: flexBool(tc.closed), Outcomes: tc.outcomes, OutcomePrices: tc.prices}
 		if got := g.outcome(); got != tc.want {
@@ -268,7 +270,7 @@ func FuzzUpstreamShapes(f *testing.F) {
 		if json.Unmarshal(body, &g) == nil {
 			_, _, _ = g.tokens()
 			_ = g.outcome()
-			if m, _, err := toMarket(g, "", store.BTC, store.M5, start, start.Add(5*time.Minute)); err == nil && (m.ClobTokenUp == "" || m.MarketID == "") {
+			if m, _, err := toMarket(gammaFound{market: g}, store.BTC, store.M5, start, start.Add(5*time.Minute)); err == nil && (m.ClobTokenUp == "" || m.MarketID == "") {
 				t.Errorf("toMarket accepted a market without tokens or id: %+v", m)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 // new snapshots are dropped and logged as a gap.
 type writer struct {
 	st            Store
+	act           ActivityWriter // nil: trades and gaps are not kept
 	log           *slog.Logger
 	flushInterval time.Duration
 	flushSize     int
@@ -33,19 +34,49 @@ type writer struct {
 	snaps   map[string][]store.Snapshot // by market slug
 	pending int                         // snapshots in snaps
 	depth   []store.DepthSnapshot
-	dropped int // snapshots dropped since last logged
+	trades  map[string][]store.MarketTrade // by market slug
+	gaps    map[string][]store.Gap         // by market slug
+	dropped int                            // snapshots dropped since last logged
 	kick    chan struct{}
 
-	written      atomic.Int64 // snapshots the store accepted
-	depthWritten atomic.Int64
+	written       atomic.Int64 // snapshots the store accepted
+	depthWritten  atomic.Int64
+	tradesWritten atomic.Int64
+	gapsWritten   atomic.Int64
 }
 
 func newWriter(cfg *Config, log *slog.Logger) *writer {
 	return &writer{
-		st: cfg.Store, log: log, flushInterval: cfg.FlushInterval, flushSize: cfg.FlushSize,
+		st: cfg.Store, act: cfg.Activity, log: log, flushInterval: cfg.FlushInterval, flushSize: cfg.FlushSize,
 		maxPending: cfg.MaxPending, backoff: cfg.Backoff,
 		snaps: make(map[string][]store.Snapshot), kick: make(chan struct{}, 1),
+		trades: map[string][]store.MarketTrade{}, gaps: map[string][]store.Gap{},
 	}
+}
+
+// addTrade queues a Polymarket trade of the market.
+func (w *writer) addTrade(slug string, t store.MarketTrade) {
+	if w.act == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.trades[slug]) < w.maxPending {
+		w.trades[slug] = append(w.trades[slug], t)
+	}
+}
+
+// addGap queues a recording gap of the market. Gaps are logged as they
+// are found, whether or not the store keeps them.
+func (w *writer) addGap(slug string, g store.Gap) {
+	w.log.Warn("gap recorded: a live market went without a snapshot", "market", slug, "from", g.From, "to", g.To,
+		"lasted", g.To.Sub(g.From).Round(time.Millisecond).String())
+	if w.act == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gaps[slug] = append(w.gaps[slug], g)
 }
 
 // addSnapshot queues a snapshot of the market; false when it was dropped.
@@ -133,6 +164,8 @@ func (w *writer) flush(ctx context.Context) bool {
 	w.mu.Lock()
 	snaps, depth, dropped := w.snaps, w.depth, w.dropped
 	w.snaps, w.pending, w.depth, w.dropped = make(map[string][]store.Snapshot, len(snaps)), 0, nil, 0
+	trades, gaps := w.trades, w.gaps
+	w.trades, w.gaps = map[string][]store.MarketTrade{}, map[string][]store.Gap{}
 	w.mu.Unlock()
 	if dropped > 0 {
 		w.log.ErrorContext(ctx, "gap: snapshots dropped, the store is not keeping up", "dropped", dropped)
@@ -175,6 +208,49 @@ func (w *writer) flush(ctx context.Context) bool {
 		ok = false
 		return true
 	})
+	if !w.flushActivity(ctx, trades, gaps) {
+		ok = false
+	}
+	return ok
+}
+
+// flushActivity writes pending trades and gaps; what fails for a reason a
+// retry may mend goes back in the queue. Snapshots are written first, so
+// that a market's gaps land beside its snapshots.
+func (w *writer) flushActivity(ctx context.Context, trades map[string][]store.MarketTrade, gaps map[string][]store.Gap) bool {
+	ok := true
+	for slug, ts := range trades {
+		err := w.act.AppendMarketTrades(ctx, slug, ts)
+		switch {
+		case err == nil:
+			w.tradesWritten.Add(int64(len(ts)))
+		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
+			w.log.ErrorContext(ctx, "trades refused by the store", "market", slug, "trades", len(ts), "err", err)
+		default:
+			w.log.WarnContext(ctx, "writing trades failed; kept for the next flush", "market", slug, "trades", len(ts), "err", err)
+			w.mu.Lock()
+			if len(w.trades[slug]) < w.maxPending {
+				w.trades[slug] = append(ts, w.trades[slug]...)
+			}
+			w.mu.Unlock()
+			ok = false
+		}
+	}
+	for slug, gs := range gaps {
+		err := w.act.RecordGaps(ctx, slug, gs)
+		switch {
+		case err == nil:
+			w.gapsWritten.Add(int64(len(gs)))
+		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
+			w.log.ErrorContext(ctx, "gaps refused by the store", "market", slug, "gaps", len(gs), "err", err)
+		default:
+			w.log.WarnContext(ctx, "writing gaps failed; kept for the next flush", "market", slug, "gaps", len(gs), "err", err)
+			w.mu.Lock()
+			w.gaps[slug] = append(gs, w.gaps[slug]...)
+			w.mu.Unlock()
+			ok = false
+		}
+	}
 	return ok
 }
 

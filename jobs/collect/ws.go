@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,36 @@ type wsBooks struct {
 	lastMsg time.Time          // last message of the live connection
 	books   map[string]*wsBook // books of the live connection, by token
 	resync  map[string]bool    // tokens whose book went out of step
+	heard   []wsEvent          // events for the listener, handed over after apply
+
+	listener wsListener      // nil: only books are kept
+	health   *upstreamHealth // nil: not followed
+}
+
+// wsListener hears what the market channel says beyond the books: the
+// collector records it (see Collector.wsHeard). Its methods are called from
+// the connection's reader, never with the books locked, and must not block
+// for long.
+type wsListener interface {
+	// tickChanged: the token's market trades in a new tick from at.
+	tickChanged(token string, tick float64, at time.Time)
+	// traded: a trade on the token's book (last_trade_price).
+	traded(token string, tr wsTrade)
+	// newMarket: Polymarket listed a market (new_market).
+	newMarket(slug string, tokens []string)
+	// resolved: Polymarket settled the market of the tokens
+	// (market_resolved).
+	resolved(tokens []string)
+}
+
+// wsTrade is a last_trade_price event.
+type wsTrade struct {
+	Time       time.Time
+	Price      float64
+	Size       float64
+	Side       string
+	FeeRateBps float64
+	TxHash     string
 }
 
 // wsBook is one token's book: size by price, a side each.
@@ -152,11 +183,12 @@ func (w *wsBooks) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		w.health.fail("clob-ws", err)
 		if served {
 			// It worked for a while: the next failure starts the backoff
 			// over.
 			failures, down = 0, time.Now()
-			w.log.WarnContext(ctx, "websocket lost; books come from REST polling until it is back", "err", err, "lasted", time.Since(began).Round(time.Millisecond))
+			w.log.WarnContext(ctx, "websocket lost; books come from REST polling until it is back", "err", err, "lasted", time.Since(began).Round(time.Millisecond).String())
 		}
 		failures++
 		if failures == 2 || (failures > 2 && failures%20 == 0) {
@@ -193,7 +225,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 	subscribed := slices.Clone(w.want)
 	clear(w.resync)
 	w.mu.Unlock()
-	if err := w.send(ctx, conn, wsSubscribe{AssetsIDs: subscribed, Type: "market"}); err != nil {
+	if err := w.send(ctx, conn, wsSubscribe{AssetsIDs: subscribed, Type: "market", InitialDump: true, CustomFeatureEnabled: true}); err != nil {
 		return false, err
 	}
 	w.mu.Lock()
@@ -227,6 +259,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 			return served, err
 		case <-gotBook:
 			served = true
+			w.health.ok("clob-ws")
 			w.log.InfoContext(ctx, "websocket serving books", "tokens", len(subscribed))
 		case <-ping.C:
 			pinged = time.Now()
@@ -242,6 +275,9 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 			if silent > w.ping+w.stale {
 				return served, fmt.Errorf("%w for %v", errWSSilent, silent.Round(time.Millisecond))
 			}
+			if served && silent <= w.stale {
+				w.health.ok("clob-ws")
+			}
 			// A quiet market is not a dead connection: a PING's PONG
 			// proves the books current before they go stale.
 			if silent > w.stale/2 && time.Since(pinged) > w.stale/2 {
@@ -256,7 +292,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 				if err := w.send(ctx, conn, wsOperation{AssetsIDs: resync, Operation: "unsubscribe"}); err != nil {
 					return served, err
 				}
-				if err := w.send(ctx, conn, wsOperation{AssetsIDs: resync, Operation: "subscribe"}); err != nil {
+				if err := w.send(ctx, conn, wsOperation{AssetsIDs: resync, Operation: "subscribe", CustomFeatureEnabled: true}); err != nil {
 					return served, err
 				}
 			}
@@ -276,7 +312,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 				w.mu.Unlock()
 			}
 			if len(add) > 0 {
-				if err := w.send(ctx, conn, wsOperation{AssetsIDs: add, Operation: "subscribe"}); err != nil {
+				if err := w.send(ctx, conn, wsOperation{AssetsIDs: add, Operation: "subscribe", CustomFeatureEnabled: true}); err != nil {
 					return served, err
 				}
 			}
@@ -309,14 +345,20 @@ func diffSorted(have, want []string) (add, drop []string) {
 	return add, drop
 }
 
+// wsSubscribe is the first message: the tokens, their books at once
+// (initial_dump), and best_bid_ask, new_market and market_resolved
+// (custom_feature_enabled).
 type wsSubscribe struct {
-	AssetsIDs []string `json:"assets_ids"`
-	Type      string   `json:"type"`
+	AssetsIDs            []string `json:"assets_ids"`
+	Type                 string   `json:"type"`
+	InitialDump          bool     `json:"initial_dump"`
+	CustomFeatureEnabled bool     `json:"custom_feature_enabled"`
 }
 
 type wsOperation struct {
-	AssetsIDs []string `json:"assets_ids"`
-	Operation string   `json:"operation"`
+	AssetsIDs            []string `json:"assets_ids"`
+	Operation            string   `json:"operation"`
+	CustomFeatureEnabled bool     `json:"custom_feature_enabled"`
 }
 
 func (w *wsBooks) send(ctx context.Context, conn *websocket.Conn, v any) error {
@@ -354,7 +396,10 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 				books++
 			}
 		}
+		heard := w.heard
+		w.heard = nil
 		w.mu.Unlock()
+		w.tell(heard)
 		if books > 0 && !signalled {
 			signalled = true
 			gotBook <- struct{}{}
@@ -408,9 +453,32 @@ func (w *wsBooks) apply(e *wsEvent) bool {
 		if b := w.books[e.AssetID]; b != nil && e.Price.Set && e.Price.V > 0 && e.Price.V <= 1 {
 			b.last = e.Price
 		}
+		w.heard = append(w.heard, *e)
+	case "tick_size_change", "new_market", "market_resolved":
+		// No level changes: a book keeps its levels in the tick they came
+		// in, and the next changes come in the new one.
+		w.heard = append(w.heard, *e)
 	}
-	// tick_size_change and the rest change no level.
 	return false
+}
+
+// tell hands events to the listener.
+func (w *wsBooks) tell(events []wsEvent) {
+	if w.listener == nil {
+		return
+	}
+	for _, e := range events {
+		switch e.EventType {
+		case "last_trade_price":
+			w.listener.traded(e.AssetID, e.Trade)
+		case "tick_size_change":
+			w.listener.tickChanged(e.AssetID, e.NewTick, e.Time)
+		case "new_market":
+			w.listener.newMarket(e.Slug, e.Tokens)
+		case "market_resolved":
+			w.listener.resolved(e.Tokens)
+		}
+	}
 }
 
 func setLevel(m map[float64]float64, price, size float64) {
@@ -452,6 +520,15 @@ type wsEvent struct {
 	LastTradePrice flexFloat
 	Price          flexFloat // of a last_trade_price event
 	Changes        []wsChange
+	Time           time.Time // the event's timestamp, when it has one
+
+	Trade   wsTrade  // last_trade_price
+	NewTick float64  // tick_size_change
+	Slug    string   // new_market
+	Tokens  []string // new_market, market_resolved: the market's tokens
+	Fees    *feeSchedule
+	// Winner is market_resolved's winning token.
+	Winner string
 }
 
 type wsChange struct {
@@ -463,7 +540,26 @@ type wsChange struct {
 
 type wireEvent struct {
 	EventType      string       `json:"event_type"`
+	Market         string       `json:"market"`
+	Timestamp      flexString   `json:"timestamp"`
 	AssetID        flexString   `json:"asset_id"`
+	Size           flexFloat    `json:"size"`
+	Side           string       `json:"side"`
+	FeeRateBps     flexFloat    `json:"fee_rate_bps"`
+	TxHash         string       `json:"transaction_hash"`
+	OldTickSize    flexFloat    `json:"old_tick_size"`
+	NewTickSize    flexFloat    `json:"new_tick_size"`
+	TickSize       flexFloat    `json:"tick_size"`
+	BestBid        flexFloat    `json:"best_bid"`
+	BestAsk        flexFloat    `json:"best_ask"`
+	ID             flexString   `json:"id"`
+	Slug           string       `json:"slug"`
+	AssetsIDs      []flexString `json:"assets_ids"`
+	ClobTokenIDs   []flexString `json:"clob_token_ids"`
+	Outcomes       []string     `json:"outcomes"`
+	WinningAssetID flexString   `json:"winning_asset_id"`
+	WinningOutcome string       `json:"winning_outcome"`
+	FeeSchedule    *wireFees    `json:"fee_schedule"`
 	Bids           []clobLevel  `json:"bids"`
 	Asks           []clobLevel  `json:"asks"`
 	Buys           []clobLevel  `json:"buys"`
@@ -472,6 +568,14 @@ type wireEvent struct {
 	Price          flexFloat    `json:"price"`
 	PriceChanges   []wireChange `json:"price_changes"`
 	Changes        []wireChange `json:"changes"`
+}
+
+// wireFees is new_market's fee_schedule: snake_case, string numbers.
+type wireFees struct {
+	Rate       flexFloat `json:"rate"`
+	Exponent   flexFloat `json:"exponent"`
+	TakerOnly  flexBool  `json:"taker_only"`
+	RebateRate flexFloat `json:"rebate_rate"`
 }
 
 type wireChange struct {
@@ -522,6 +626,9 @@ func decodeWS(data []byte) ([]wsEvent, error) {
 
 func (r *wireEvent) check() (wsEvent, error) {
 	e := wsEvent{EventType: r.EventType, AssetID: string(r.AssetID)}
+	if ms, err := strconv.ParseInt(strings.TrimSpace(string(r.Timestamp)), 10, 64); err == nil && ms > 0 {
+		e.Time = time.UnixMilli(ms).UTC()
+	}
 	switch r.EventType {
 	case "book":
 		if e.AssetID == "" {
@@ -540,7 +647,12 @@ func (r *wireEvent) check() (wsEvent, error) {
 			e.LastTradePrice = r.LastTradePrice
 		}
 	case "price_change":
-		for _, c := range slices.Concat(r.PriceChanges, r.Changes) {
+		list := slices.Concat(r.PriceChanges, r.Changes)
+		if len(list) == 0 && r.Price.Set {
+			// The flat 2024 form: one change on the event itself.
+			list = []wireChange{{AssetID: r.AssetID, Price: r.Price, Size: r.Size, Side: r.Side}}
+		}
+		for _, c := range list {
 			ch := wsChange{AssetID: cmp.Or(string(c.AssetID), e.AssetID), Price: c.Price, Size: c.Size, BestBid: c.BestBid, BestAsk: c.BestAsk}
 			switch strings.ToUpper(c.Side) {
 			case "BUY":
@@ -560,8 +672,41 @@ func (r *wireEvent) check() (wsEvent, error) {
 		}
 	case "last_trade_price":
 		e.Price = r.Price
+		if e.AssetID == "" || !r.Price.Set || r.Price.V <= 0 || r.Price.V >= 1 || r.Size.V < 0 {
+			return e, fmt.Errorf("%w: last_trade_price of %q at %v × %v", errMalformed, e.AssetID, r.Price.V, r.Size.V)
+		}
+		side := strings.ToUpper(r.Side)
+		if side != "BUY" && side != "SELL" {
+			side = ""
+		}
+		e.Trade = wsTrade{Time: e.Time, Price: r.Price.V, Size: r.Size.V, Side: side, FeeRateBps: r.FeeRateBps.V, TxHash: r.TxHash}
+	case "tick_size_change":
+		if e.AssetID == "" || !r.NewTickSize.Set || r.NewTickSize.V <= 0 || r.NewTickSize.V >= 1 {
+			return e, fmt.Errorf("%w: tick_size_change of %q to %v", errMalformed, e.AssetID, r.NewTickSize.V)
+		}
+		e.NewTick = r.NewTickSize.V
+	case "new_market":
+		e.Slug = r.Slug
+		e.Tokens = flexStrings(r.ClobTokenIDs)
+		if len(e.Tokens) == 0 {
+			e.Tokens = flexStrings(r.AssetsIDs)
+		}
+		if r.FeeSchedule != nil {
+			e.Fees = &feeSchedule{Rate: r.FeeSchedule.Rate, Exponent: r.FeeSchedule.Exponent, TakerOnly: r.FeeSchedule.TakerOnly, RebateRate: r.FeeSchedule.RebateRate}
+		}
+	case "market_resolved":
+		e.Tokens = flexStrings(r.AssetsIDs)
+		e.Winner = string(r.WinningAssetID)
 	}
 	return e, nil
+}
+
+func flexStrings(in []flexString) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = string(s)
+	}
+	return out
 }
 
 func checkLevel(price, size flexFloat) error {

@@ -15,6 +15,10 @@ type discard struct{}
 func (discard) UpsertMarkets(context.Context, []store.Market) error             { return nil }
 func (discard) AppendSnapshots(context.Context, string, []store.Snapshot) error { return nil }
 func (discard) AppendDepth(context.Context, []store.DepthSnapshot) error        { return nil }
+func (discard) AppendMarketTrades(context.Context, string, []store.MarketTrade) error {
+	return nil
+}
+func (discard) RecordGaps(context.Context, string, []store.Gap) error { return nil }
 
 // BenchmarkGenerateDefault generates the dev data set, as `updown dev` does
 // at start-up (DESIGN 3 allows 5 s for all of start-up; generation should

@@ -36,9 +36,9 @@ func ExampleGenerator_Market() {
 	fmt.Printf("first: up %.2f down %.2f, %d bids and %d asks on Up\n",
 		first.PriceUp, first.PriceDown, len(first.BookUp.Bids), len(first.BookUp.Asks))
 	// Output:
-	// btc-updown-24hr-1773273600 288000 snapshots
-	// start 108357.42, end 108885.74: Up wins
-	// first: up 0.56 down 0.45, 10 bids and 10 asks on Up
+	// btc-updown-24hr-1773244800 288000 snapshots
+	// start 112214.86, end 108906.99: Down wins
+	// first: up 0.50 down 0.51, 10 bids and 10 asks on Up
 }
 
 // Seed writes generated data into any store: `updown dev` seeds
@@ -60,6 +60,6 @@ func ExampleSeed() {
 	live, _ := s.GetMarket(context.Background(), "btc-updown-5m-1773500700")
 	fmt.Println(live.Slug, "resolved:", live.Resolved())
 	// Output:
-	// {Markets:3 Unresolved:1 NoData:0 Snapshots:2887 Depth:12}
+	// {Markets:3 Unresolved:1 NoData:0 Snapshots:2887 Trades:87 Gaps:0 Depth:12}
 	// btc-updown-5m-1773500700 resolved: false
 }

@@ -54,6 +54,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/updown/updown/jobs/series"
 	"github.com/updown/updown/store"
 )
 
@@ -111,9 +112,10 @@ func (g *Generator) Markets() []store.Market {
 			if n == 0 || !mt.AvailableFor(cm.Coin) {
 				continue
 			}
-			live := g.cfg.Now.Truncate(mt.Duration())
-			for k := range n {
-				out = append(out, g.market(cm.Coin, mt, live.Add(-time.Duration(k)*mt.Duration())))
+			start := series.Start(mt, g.cfg.Now)
+			for range n {
+				out = append(out, g.market(cm.Coin, mt, start))
+				start = series.Previous(mt, start)
 			}
 		}
 	}
@@ -121,15 +123,16 @@ func (g *Generator) Markets() []store.Market {
 }
 
 // Market returns the market of coin c and type mt whose window contains
-// start (windows are aligned to their length: 5m markets start on 5-minute
-// boundaries, 24hr markets at midnight UTC), as it stands at Config.Now. It
+// start (windows fall as Polymarket's do, see package series: 5m markets
+// start on 5-minute boundaries, 4hr markets at 00/04/…/20 US Eastern, 24hr
+// markets at 12:00 Eastern), as it stands at Config.Now. It
 // need not be one of Markets: benchmarks use it for one long market, e.g. a
 // 24hr market at the 300 ms cadence (MaxSnapshotsPerMarket 0).
 func (g *Generator) Market(c store.Coin, mt store.MarketType, start time.Time) (store.Market, error) {
 	if !mt.Valid() {
 		return store.Market{}, fmt.Errorf("gen: unknown market type %q", mt)
 	}
-	start = start.UTC().Truncate(mt.Duration())
+	start = series.Start(mt, start)
 	if err := g.check(c, mt, start); err != nil {
 		return store.Market{}, err
 	}
@@ -151,7 +154,7 @@ func (g *Generator) Snapshots(m store.Market) ([]store.Snapshot, error) {
 	if err := g.check(m.Coin, m.MarketType, start); err != nil {
 		return nil, err
 	}
-	if !start.Truncate(m.MarketType.Duration()).Equal(start) {
+	if !series.Start(m.MarketType, start).Equal(start) {
 		return nil, fmt.Errorf("gen: %s market start %v is not aligned to its window", m.MarketType, start)
 	}
 	return g.snapshots(m.Coin, m.MarketType, start), nil
@@ -184,7 +187,7 @@ const (
 // the aligned instant start.
 func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) store.Market {
 	now := g.cfg.Now
-	end := start.Add(mt.Duration())
+	end := series.End(mt, start)
 	slug := Slug(c, mt, start)
 	marketID, eventID := marketIDs(c, mt, start)
 	m := store.Market{
@@ -209,16 +212,37 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 	volume := roundTo(logNormal(r, medianVolume(c, mt), 0.5), 6)
 	liquidity := roundTo(logNormal(r, medianVolume(c, mt)/4, 0.4), 6)
 
+	// Drawn after the values above, so that adding them changed none.
+	tickChange := r.IntN(tickChangeOneIn) == 0
+	tickChangeAt := start.Add(uniformDuration(r, 0, end.Sub(start))).Truncate(time.Millisecond)
+
 	path := g.paths[c]
 	startPrice := roundTo(path.segment(start, start).at(start), 2)
 	m.CoinPriceStart = &startPrice
 	m.CreatedAt = start.Add(-lead)
 	m.UpdatedAt = minTime(start.Add(touch), now)
+
+	// What Polymarket's crypto up/down markets carry (DESIGN 9).
+	rate, exponent, tick, minSize := takerFeeRate, feeExponent, tickSize, minOrderSize
+	m.UpstreamSlug = series.UpstreamSlug(c, mt, start)
+	m.TakerFeeRate, m.FeeExponent, m.TickSize, m.MinOrderSize = &rate, &exponent, &tick, &minSize
+	if tickChange && !tickChangeAt.After(now) {
+		fine := fineTickSize
+		m.TickSize = &fine
+		m.TickSizeChanges = []store.TickSizeChange{{Time: tickChangeAt, TickSize: fine}}
+	}
+
 	if resolvedAt := end.Add(delay); !resolvedAt.After(now) {
 		endPrice := roundTo(path.segment(end, end).at(end), 2)
 		winner := store.OutcomeDown
 		if endPrice >= startPrice {
 			winner = store.OutcomeUp
+		}
+		if tie(mt, end) {
+			endPrice = startPrice // the noon closes were equal
+		}
+		if mt == store.H24 && endPrice == startPrice {
+			winner = store.OutcomeFiftyFifty // the daily rule: equal is 50-50
 		}
 		m.CoinPriceEnd = &endPrice
 		m.Winner = &winner
@@ -226,8 +250,42 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 		m.FinalLiquidity = &liquidity
 		m.ResolvedAt = &resolvedAt
 		m.UpdatedAt = minTime(resolvedAt.Add(touch), now)
+		// Polymarket's reference prices are the ones the market settled on.
+		m.PriceToBeat, m.FinalPrice = &startPrice, &endPrice
+		m.ResolutionSource = resolutionSource(mt)
 	}
 	return m
+}
+
+// The fee schedule, tick and minimum order of Polymarket's crypto up/down
+// markets in 2026 (REFERENCE); one market in tickChangeOneIn switches to
+// the fine tick at some point of its window.
+const (
+	takerFeeRate    = 0.07
+	feeExponent     = 1
+	tickSize        = 0.01
+	fineTickSize    = 0.001
+	minOrderSize    = 5.0
+	tickChangeOneIn = 8
+)
+
+// tie reports whether the market of type mt ending at end resolved 50-50:
+// a daily market every fourth day (by its end's day number), so that dev
+// data has a few, whatever the seed.
+func tie(mt store.MarketType, end time.Time) bool {
+	return mt == store.H24 && end.Unix()/secondsPerDay%4 == 1
+}
+
+// resolutionSource is the source of the verdict of a market of type mt
+// that Polymarket settled.
+func resolutionSource(mt store.MarketType) string {
+	switch mt {
+	case store.H1:
+		return store.SourceBinance1h
+	case store.H24:
+		return store.SourceBinance1mNoonET
+	}
+	return store.SourceChainlink
 }
 
 // medianVolume is a market's typical final volume in USD: longer markets
@@ -283,11 +341,17 @@ const (
 	noiseTau = 20 * time.Second // correlation time
 )
 
-// cadence is the time between snapshots of a market of type mt.
-func (g *Generator) cadence(mt store.MarketType) time.Duration {
+// cadence is the time between snapshots of a market of type mt whose window
+// lasts the type's length.
+func (g *Generator) cadence(mt store.MarketType) time.Duration { return g.cadenceOf(mt.Duration()) }
+
+// cadenceOf is the time between snapshots of a market whose window lasts
+// length (an Eastern window on a daylight-saving day lasts an hour more or
+// less than its type's length, and has as many snapshots as any other).
+func (g *Generator) cadenceOf(length time.Duration) time.Duration {
 	step := g.cfg.Interval
 	if n := time.Duration(g.cfg.MaxSnapshotsPerMarket); n > 0 {
-		coarse := (mt.Duration() + n - 1) / n
+		coarse := (length + n - 1) / n
 		coarse = (coarse + time.Millisecond - 1).Truncate(time.Millisecond)
 		step = max(step, coarse)
 	}
@@ -297,9 +361,9 @@ func (g *Generator) cadence(mt store.MarketType) time.Duration {
 // snapshots generates the snapshots of one market (see Snapshots).
 func (g *Generator) snapshots(c store.Coin, mt store.MarketType, start time.Time) []store.Snapshot {
 	now := g.cfg.Now
-	end := start.Add(mt.Duration())
-	step := g.cadence(mt)
-	n := int((mt.Duration() + step - 1) / step)
+	end := series.End(mt, start)
+	step := g.cadenceOf(end.Sub(start))
+	n := int((end.Sub(start) + step - 1) / step)
 	stop := minTime(end, now)
 
 	// One allocation each for snapshots, books and levels: a dev store

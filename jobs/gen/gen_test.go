@@ -22,11 +22,14 @@ type checkingWriter struct {
 	mu       sync.Mutex
 	markets  map[string]store.Market
 	checkers map[string]*snapshotChecker
+	trades   map[string]int
+	gaps     map[string][]store.Gap
 	depth    []store.DepthSnapshot
 }
 
 func newCheckingWriter(t *testing.T, g *Generator) *checkingWriter {
-	return &checkingWriter{t: t, g: g, markets: map[string]store.Market{}, checkers: map[string]*snapshotChecker{}}
+	return &checkingWriter{t: t, g: g, markets: map[string]store.Market{}, checkers: map[string]*snapshotChecker{},
+		trades: map[string]int{}, gaps: map[string][]store.Gap{}}
 }
 
 func (w *checkingWriter) UpsertMarkets(_ context.Context, ms []store.Market) error {
@@ -50,6 +53,30 @@ func (w *checkingWriter) AppendSnapshots(_ context.Context, slug string, s []sto
 		w.t.Errorf("%s: batch of %d (cap %d), want 1 to %d, clipped", slug, len(s), cap(s), w.g.Config().BatchSize)
 	}
 	c.check(w.t, s)
+	return nil
+}
+
+func (w *checkingWriter) AppendMarketTrades(_ context.Context, slug string, tr []store.MarketTrade) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m, ok := w.markets[slug]
+	if !ok {
+		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+	}
+	checkMarketTrades(w.t, w.g, m, tr)
+	w.trades[slug] += len(tr)
+	return nil
+}
+
+func (w *checkingWriter) RecordGaps(_ context.Context, slug string, gaps []store.Gap) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m, ok := w.markets[slug]
+	if !ok {
+		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+	}
+	checkGaps(w.t, w.g, m, gaps)
+	w.gaps[slug] = append(w.gaps[slug], gaps...)
 	return nil
 }
 
@@ -115,9 +142,9 @@ func TestDefaultConfigCoverage(t *testing.T) {
 				}
 				// Newest first, back to back, the first live at Now with
 				// snapshots up to Now.
-				for k, m := range got {
-					if want := got[0].StartTime.Add(-time.Duration(k) * mt.Duration()); !m.StartTime.Equal(want) {
-						t.Errorf("market %d starts %v, want %v", k, m.StartTime, want)
+				for k, m := range got[1:] {
+					if !m.EndTime.Equal(got[k].StartTime) {
+						t.Errorf("market %d ends %v, want the start of the next, %v", k+1, m.EndTime, got[k].StartTime)
 					}
 				}
 				live := got[0]
@@ -172,7 +199,28 @@ func TestDefaultConfigCoverage(t *testing.T) {
 	if now.Sub(newest) > cfg.Interval*5/4 {
 		t.Errorf("newest snapshot %v, want one within %v of Now %v", newest, cfg.Interval, now)
 	}
-	want := Stats{Markets: len(ms), Unresolved: unresolved, NoData: noData, Snapshots: snapshots, Depth: len(w.depth)}
+	// What real markets carry (DESIGN 3): trades, a gap where the outage
+	// fell, tick changes on a few markets, a few daily ties.
+	var trades, gaps, tickChanges, ties int
+	for _, m := range ms {
+		trades += w.trades[m.Slug]
+		gaps += len(w.gaps[m.Slug])
+		tickChanges += len(m.TickSizeChanges)
+		if m.Winner != nil && *m.Winner == store.OutcomeFiftyFifty {
+			ties++
+		}
+		inOutage := !m.StartTime.Before(from) && !m.EndTime.After(to)
+		if inOutage && (len(w.gaps[m.Slug]) != 1 || !w.gaps[m.Slug][0].From.Equal(m.StartTime) || !w.gaps[m.Slug][0].To.Equal(m.EndTime)) {
+			t.Errorf("%s lies in the outage; gaps %v, want its whole window", m.Slug, w.gaps[m.Slug])
+		}
+		if !inOutage && m.Resolved() && w.trades[m.Slug] == 0 {
+			t.Errorf("%s: no trades", m.Slug)
+		}
+	}
+	if gaps == 0 || tickChanges < 3 || ties < 1 || ties > 3 {
+		t.Errorf("%d gaps, %d tick changes, %d daily ties: want a gap, a few tick changes, one to three ties", gaps, tickChanges, ties)
+	}
+	want := Stats{Markets: len(ms), Unresolved: unresolved, NoData: noData, Snapshots: snapshots, Trades: trades, Gaps: gaps, Depth: len(w.depth)}
 	if st != want {
 		t.Errorf("Stats = %+v, want %+v", st, want)
 	}
@@ -226,6 +274,20 @@ func TestDeterminism(t *testing.T) {
 	for i := len(ms) - 1; i >= 0; i-- {
 		if s := mustSnapshots(t, g, ms[i]); len(s) > 0 {
 			_ = c.AppendSnapshots(context.Background(), ms[i].Slug, s)
+		}
+		tr, err := g.MarketTrades(ms[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr) > 0 {
+			_ = c.AppendMarketTrades(context.Background(), ms[i].Slug, tr)
+		}
+		gaps, err := g.Gaps(ms[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gaps) > 0 {
+			_ = c.RecordGaps(context.Background(), ms[i].Slug, gaps)
 		}
 	}
 	c.depth = g.DepthHistory()

@@ -57,12 +57,35 @@ type recorder struct {
 	mu      sync.Mutex
 	markets map[string]store.Market
 	snaps   map[string][]store.Snapshot
+	trades  map[string][]store.MarketTrade
+	gaps    map[string][]store.Gap
 	depth   []store.DepthSnapshot
 	calls   int // AppendSnapshots calls
 }
 
 func newRecorder() *recorder {
-	return &recorder{markets: map[string]store.Market{}, snaps: map[string][]store.Snapshot{}}
+	return &recorder{markets: map[string]store.Market{}, snaps: map[string][]store.Snapshot{},
+		trades: map[string][]store.MarketTrade{}, gaps: map[string][]store.Gap{}}
+}
+
+func (r *recorder) AppendMarketTrades(_ context.Context, slug string, tr []store.MarketTrade) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.markets[slug]; !ok {
+		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+	}
+	r.trades[slug] = append(r.trades[slug], tr...)
+	return nil
+}
+
+func (r *recorder) RecordGaps(_ context.Context, slug string, g []store.Gap) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.markets[slug]; !ok {
+		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+	}
+	r.gaps[slug] = append(r.gaps[slug], g...)
+	return nil
 }
 
 func (r *recorder) UpsertMarkets(_ context.Context, ms []store.Market) error {
@@ -104,6 +127,12 @@ func (r *recorder) digest(t testing.TB) string {
 			t.Fatal(err)
 		}
 		if err := enc.Encode(r.snaps[slug]); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(r.trades[slug]); err != nil {
+			t.Fatal(err)
+		}
+		if err := enc.Encode(r.gaps[slug]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/series"
 	"github.com/updown/updown/store"
 )
 
@@ -52,9 +53,15 @@ func checkMarkets(t *testing.T, g *Generator, ms []store.Market) {
 				t.Errorf("%s: clob token %q is not a 256-bit decimal", m.Slug, tok)
 			}
 		}
-		if !m.StartTime.Truncate(d).Equal(m.StartTime) || !m.EndTime.Equal(m.StartTime.Add(d)) {
-			t.Errorf("%s: window %v–%v is not aligned to %v", m.Slug, m.StartTime, m.EndTime, d)
+		// Windows fall as Polymarket's do: 4hr and 24hr ones in US Eastern
+		// time, an hour shorter or longer on a daylight-saving day.
+		if !series.Start(m.MarketType, m.StartTime).Equal(m.StartTime) || !m.EndTime.Equal(series.End(m.MarketType, m.StartTime)) {
+			t.Errorf("%s: window %v–%v is not the series' window", m.Slug, m.StartTime, m.EndTime)
 		}
+		if l := m.EndTime.Sub(m.StartTime); l != d && !(m.MarketType == store.H4 || m.MarketType == store.H24) || l < d-time.Hour || l > d+time.Hour {
+			t.Errorf("%s: window lasts %v", m.Slug, l)
+		}
+		checkUpstreamFields(t, now, m)
 		if m.StartTime.After(now) {
 			t.Errorf("%s starts after Now", m.Slug)
 		}
@@ -92,7 +99,10 @@ func checkResolved(t *testing.T, now time.Time, m store.Market) {
 		return
 	}
 	want := store.OutcomeDown
-	if *m.CoinPriceEnd >= *m.CoinPriceStart {
+	switch {
+	case m.MarketType == store.H24 && *m.CoinPriceEnd == *m.CoinPriceStart:
+		want = store.OutcomeFiftyFifty // the daily rule
+	case *m.CoinPriceEnd >= *m.CoinPriceStart:
 		want = store.OutcomeUp
 	}
 	if *m.Winner != want {
@@ -259,5 +269,89 @@ func checkDepth(t *testing.T, d store.DepthSnapshot, c store.Coin, k store.Excha
 	}
 	if d.LastUpdateID <= 0 {
 		t.Errorf("%s: last update id %d", where, d.LastUpdateID)
+	}
+}
+
+// checkUpstreamFields checks what real markets carry beside SPEC's fields
+// (DESIGN 3, 9): the fee schedule, tick, minimum order, upstream slug, and
+// once resolved the reference prices it settled on and their source.
+func checkUpstreamFields(t *testing.T, now time.Time, m store.Market) {
+	t.Helper()
+	if m.UpstreamSlug != series.UpstreamSlug(m.Coin, m.MarketType, m.StartTime) || m.UpstreamSlug == "" {
+		t.Errorf("%s: upstream slug %q", m.Slug, m.UpstreamSlug)
+	}
+	if m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 || m.FeeExponent == nil || *m.FeeExponent != 1 {
+		t.Errorf("%s: fee schedule %v, %v; want 0.07, 1", m.Slug, m.TakerFeeRate, m.FeeExponent)
+	}
+	if m.MinOrderSize == nil || *m.MinOrderSize != 5 {
+		t.Errorf("%s: min order size %v", m.Slug, m.MinOrderSize)
+	}
+	switch len(m.TickSizeChanges) {
+	case 0:
+		if m.TickSize == nil || *m.TickSize != 0.01 {
+			t.Errorf("%s: tick %v without changes, want 0.01", m.Slug, m.TickSize)
+		}
+	case 1:
+		c := m.TickSizeChanges[0]
+		if m.TickSize == nil || *m.TickSize != c.TickSize || c.TickSize != 0.001 ||
+			c.Time.Before(m.StartTime) || !c.Time.Before(m.EndTime) || c.Time.After(now) {
+			t.Errorf("%s: tick %v after change %+v", m.Slug, m.TickSize, c)
+		}
+	default:
+		t.Errorf("%s: %d tick changes", m.Slug, len(m.TickSizeChanges))
+	}
+	if !m.Resolved() {
+		if m.PriceToBeat != nil || m.FinalPrice != nil || m.ResolutionSource != "" {
+			t.Errorf("%s is unresolved but has reference prices or a resolution source", m.Slug)
+		}
+		return
+	}
+	if m.PriceToBeat == nil || m.FinalPrice == nil || *m.PriceToBeat != *m.CoinPriceStart || *m.FinalPrice != *m.CoinPriceEnd {
+		t.Errorf("%s: price to beat %v, final %v; want the settled prices %v, %v", m.Slug, m.PriceToBeat, m.FinalPrice, *m.CoinPriceStart, *m.CoinPriceEnd)
+	}
+	want := map[store.MarketType]string{store.M5: store.SourceChainlink, store.M15: store.SourceChainlink, store.H4: store.SourceChainlink,
+		store.H1: store.SourceBinance1h, store.H24: store.SourceBinance1mNoonET}[m.MarketType]
+	if m.ResolutionSource != want {
+		t.Errorf("%s: resolution source %q, want %q", m.Slug, m.ResolutionSource, want)
+	}
+}
+
+// checkMarketTrades checks one batch of a market's trades.
+func checkMarketTrades(t *testing.T, g *Generator, m store.Market, trades []store.MarketTrade) {
+	t.Helper()
+	now := g.Config().Now
+	from, to, _ := g.Outage()
+	for i, tr := range trades {
+		where := m.Slug + " trade at " + tr.Time.Format(time.RFC3339Nano)
+		switch {
+		case tr.Time.Before(m.StartTime) || !tr.Time.Before(m.EndTime) || tr.Time.After(now):
+			t.Errorf("%s: outside the window or after now", where)
+		case !tr.Time.Before(from) && tr.Time.Before(to):
+			t.Errorf("%s: recorded during the outage", where)
+		case tr.Time.Location() != time.UTC || !tr.Time.Truncate(time.Millisecond).Equal(tr.Time):
+			t.Errorf("%s: time not UTC to the millisecond", where)
+		case i > 0 && tr.Time.Before(trades[i-1].Time):
+			t.Errorf("%s: not oldest first", where)
+		case tr.Check() != nil:
+			t.Errorf("%s: %v", where, tr.Check())
+		case tr.Price < 0.01 || tr.Price > 0.99 || !onCent(tr.Price):
+			t.Errorf("%s: price %v off the 0.01 tick in [0.01, 0.99]", where, tr.Price)
+		case tr.Size < 5 || roundTo(tr.Size, 2) != tr.Size:
+			t.Errorf("%s: size %v, want at least the minimum order, two decimals", where, tr.Size)
+		case !strings.HasPrefix(tr.TxHash, "0x") || len(tr.TxHash) != 66:
+			t.Errorf("%s: tx hash %q", where, tr.TxHash)
+		}
+	}
+}
+
+// checkGaps checks a market's gaps: the part of its window in the outage.
+func checkGaps(t *testing.T, g *Generator, m store.Market, gaps []store.Gap) {
+	t.Helper()
+	from, to, _ := g.Outage()
+	for _, gp := range gaps {
+		if !gp.To.After(gp.From) || gp.From.Before(m.StartTime) || gp.To.After(m.EndTime) ||
+			gp.From.Before(from) || gp.To.After(to) || gp.To.After(g.Config().Now) {
+			t.Errorf("%s: gap %v–%v outside its window %v–%v or the outage %v–%v", m.Slug, gp.From, gp.To, m.StartTime, m.EndTime, from, to)
+		}
 	}
 }

@@ -17,6 +17,8 @@ type Writer interface {
 	UpsertMarkets(ctx context.Context, markets []store.Market) error
 	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
 	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
+	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
+	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
 }
 
 var _ Writer = store.Store(nil)
@@ -27,6 +29,8 @@ type Stats struct {
 	Unresolved int // of those, live at Now or awaiting resolution
 	NoData     int // resolved markets without snapshots (the collector outage)
 	Snapshots  int
+	Trades     int // Polymarket trades of the markets
+	Gaps       int // recording gaps of the markets (the outage)
 	Depth      int // BTCUSDT spot and futures depth snapshots
 }
 
@@ -40,8 +44,8 @@ func Seed(ctx context.Context, cfg Config, w Writer) (Stats, error) {
 }
 
 // Seed writes the generator's markets, their snapshots (at most BatchSize
-// per call, each batch's capacity clipped to its length) and the depth
-// history into w. Markets are generated on up to GOMAXPROCS goroutines,
+// per call, each batch's capacity clipped to its length), trades and gaps,
+// and the depth history into w. Markets are generated on up to GOMAXPROCS goroutines,
 // each writing its own markets' snapshots, so w must be safe for concurrent
 // use (as stores are); what is written does not depend on the scheduling,
 // only the order of the calls does. Writes are idempotent (stores upsert
@@ -67,6 +71,7 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	counts := make([]int, len(markets))
+	trades, gaps := make([]int, len(markets)), make([]int, len(markets))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(markets)) {
@@ -85,6 +90,10 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 					}
 				}
 				counts[i] = len(snaps)
+				if err := g.seedActivity(ctx, w, m, &trades[i], &gaps[i]); err != nil {
+					cancel(err)
+					return
+				}
 			}
 		})
 	}
@@ -94,6 +103,8 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 	}
 	for i, n := range counts {
 		st.Snapshots += n
+		st.Trades += trades[i]
+		st.Gaps += gaps[i]
 		if n == 0 && markets[i].Resolved() {
 			st.NoData++
 		}
@@ -106,4 +117,22 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 		st.Depth += len(batch)
 	}
 	return st, nil
+}
+
+// seedActivity writes the trades and gaps of market m and counts them.
+func (g *Generator) seedActivity(ctx context.Context, w Writer, m store.Market, trades, gaps *int) error {
+	tr := g.marketTrades(m.Coin, m.MarketType, m.StartTime)
+	for batch := range slices.Chunk(tr, g.cfg.BatchSize) {
+		if err := w.AppendMarketTrades(ctx, m.Slug, batch); err != nil {
+			return fmt.Errorf("gen: seed trades of %s: %w", m.Slug, err)
+		}
+	}
+	gp := g.gaps(m.MarketType, m.StartTime)
+	if len(gp) > 0 {
+		if err := w.RecordGaps(ctx, m.Slug, gp); err != nil {
+			return fmt.Errorf("gen: seed gaps of %s: %w", m.Slug, err)
+		}
+	}
+	*trades, *gaps = len(tr), len(gp)
+	return nil
 }

@@ -12,8 +12,15 @@ import (
 // failingWriter fails the n-th call of the chosen kind (1-based).
 type failingWriter struct {
 	*recorder
-	markets, snaps, depth int64 // fail on this call; 0 never
-	nm, ns, nd            atomic.Int64
+	markets, snaps, depth, trades int64 // fail on this call; 0 never
+	nm, ns, nd, nt                atomic.Int64
+}
+
+func (w *failingWriter) AppendMarketTrades(ctx context.Context, slug string, tr []store.MarketTrade) error {
+	if w.nt.Add(1) == w.trades {
+		return errDisk
+	}
+	return w.recorder.AppendMarketTrades(ctx, slug, tr)
 }
 
 var errDisk = errors.New("disk full")
@@ -46,6 +53,7 @@ func TestSeedErrors(t *testing.T) {
 		"markets":   {recorder: newRecorder(), markets: 1},
 		"snapshots": {recorder: newRecorder(), snaps: 5},
 		"depth":     {recorder: newRecorder(), depth: 1},
+		"trades":    {recorder: newRecorder(), trades: 3},
 	} {
 		if _, err := Seed(context.Background(), cfg, w); !errors.Is(err, errDisk) {
 			t.Errorf("%s: Seed = %v, want the writer's error", name, err)

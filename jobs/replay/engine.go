@@ -164,6 +164,7 @@ type event struct {
 	price  float64 // the snapshot's price of the side (or the settlement)
 	fill   float64
 	shares float64
+	fee    float64 // paid on this fill, rounded down to 5 decimals
 	pnl    float64 // realized by this event
 	cum    float64 // realized through this event
 	coin   float64
@@ -181,9 +182,12 @@ type engine struct {
 	exit     ruleSet
 	endNs    int64
 	trpScale float64   // time_remaining_pct per nanosecond before end_time
-	won      bool      // the side won: a MARKET_END settles at 1, else 0
+	settle   float64   // a MARKET_END's price per share: 1 won, 0 lost, 0.5 for 50-50
 	coinEnd  float64   // coin price for a MARKET_END event
 	settleAt time.Time // time of a MARKET_END event
+	fee      feeSchedule
+	costs    bool  // the request named a fee model or a latency: the answer shows fees
+	delayNs  int64 // latencyMs in nanoseconds; 0 executes on the deciding snapshot
 
 	// The position and the realized pnl live here rather than in the loop's
 	// locals: the loop then holds nothing across the calls of a trade, and
@@ -191,8 +195,16 @@ type engine struct {
 	open      bool
 	shares    float64
 	entryFill float64
-	stopLoss  float64 // the loss that forces a MAX_LOSS exit; +Inf for none
+	entryFee  float64
+	stopLoss  float64 // shares×(entry fill − mark) that forces a MAX_LOSS exit; +Inf for none
 	realized  float64
+
+	// An order decided but not yet executed (latency): what it is, the
+	// deciding snapshot's price of the side, and the earliest time it
+	// executes at.
+	pending order
+	decided float64
+	dueNs   int64
 
 	events []event
 	dd     drawdown
@@ -208,12 +220,21 @@ func newEngine(m store.Market, snaps []store.Snapshot, s Strategy) *engine {
 		entry:   compile(s.EntryConditions),
 		exit:    compile(s.ExitConditions),
 		endNs:   m.EndTime.UnixNano(),
-		// Compared without case: the side is UP/DOWN, the winner Up/Down.
-		won:     strings.EqualFold(*m.Winner, s.Side),
 		coinEnd: snaps[len(snaps)-1].CoinPrice,
+		fee:     feeScheduleOf(m, s),
+		costs:   s.FeeModel != "" || s.LatencyMs > 0,
+		delayNs: int64(s.LatencyMs) * int64(time.Millisecond),
 		events:  make([]event, 0, 16),
 		// Equity starts at positionSize: the most one position can cost.
 		dd: drawdown{peak: s.PositionSize},
+	}
+	// Compared without case: the side is UP/DOWN, the winner Up/Down. A
+	// tie settles both sides at half (DESIGN 6).
+	switch {
+	case *m.Winner == store.OutcomeFiftyFifty:
+		e.settle = 0.5
+	case strings.EqualFold(*m.Winner, s.Side):
+		e.settle = 1
 	}
 	// A market without a positive span has no time left at any snapshot.
 	if span := e.endNs - m.StartTime.UnixNano(); span > 0 {
@@ -276,9 +297,23 @@ func (e *engine) replay() error {
 		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
 		book, price := e.side(sn)
 
+		if e.pending != noOrder {
+			// An order waits for the first snapshot at or after its time;
+			// until then nothing else is decided.
+			if ns >= e.dueNs {
+				e.execute(i, book, price)
+			} else if e.open {
+				e.dd.observe(e.size + e.realized + e.shares*(bestBid(book, price)-e.entryFill) - e.entryFee)
+			}
+			continue
+		}
 		if !e.open {
 			if e.entry.all(cur, prev) {
-				e.enter(i, book, price)
+				if e.delayNs != 0 {
+					e.delay(orderEntry, ns, price)
+					continue
+				}
+				e.enter(i, book, price, price, price)
 			}
 			continue
 		}
@@ -286,22 +321,66 @@ func (e *engine) replay() error {
 		// continued above.
 		mark := bestBid(book, price)
 		if e.shares*(e.entryFill-mark) >= e.stopLoss {
-			e.close(i, ReasonMaxLoss, price, sellMarket(book, price, e.shares))
+			if e.delayNs != 0 {
+				e.delay(orderMaxLoss, ns, price)
+				e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+				continue
+			}
+			fill, fee := e.sellMarket(book, price, e.shares)
+			e.close(i, ReasonMaxLoss, price, fill, fee)
 			continue
 		}
-		if e.exit.any(cur, prev) && e.exitSignal(i, book, price) {
-			continue
+		if e.exit.any(cur, prev) {
+			if e.delayNs != 0 {
+				e.delay(orderExit, ns, price)
+			} else if e.exitSignal(i, book, price, price, price) {
+				continue
+			}
 		}
-		e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill))
+		e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 	}
 	if e.open {
-		settle := 0.0
-		if e.won {
-			settle = 1
-		}
-		e.close(len(e.snaps), ReasonMarketEnd, settle, settle)
+		// An order still pending never executes: no snapshot came after it.
+		e.close(len(e.snaps), ReasonMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
+}
+
+// order is a decision awaiting execution (latency).
+type order uint8
+
+const (
+	noOrder order = iota
+	orderEntry
+	orderExit    // a SIGNAL exit
+	orderMaxLoss // a MAX_LOSS exit, always MARKET
+)
+
+// delay records a decision taken at time ns, at the side's price there,
+// to execute on the first snapshot at or after ns + latencyMs.
+func (e *engine) delay(o order, ns int64, price float64) {
+	e.pending, e.decided, e.dueNs = o, price, ns+e.delayNs
+}
+
+// execute carries out the pending order at snapshot j, whose side has book
+// and price: it walks j's book, with the decision's price as a LIMIT's
+// limit and as the event's price (so slippage includes what the delay
+// cost). An order that cannot fill does nothing.
+func (e *engine) execute(j int, book *store.Book, price float64) {
+	o, decided := e.pending, e.decided
+	e.pending = noOrder
+	switch o {
+	case orderEntry:
+		e.enter(j, book, decided, price, decided)
+		return
+	case orderMaxLoss:
+		fill, fee := e.sellMarket(book, price, e.shares)
+		e.close(j, ReasonMaxLoss, decided, fill, fee)
+		return
+	}
+	if !e.exitSignal(j, book, decided, price, decided) {
+		e.dd.observe(e.size + e.realized + e.shares*(bestBid(book, price)-e.entryFill) - e.entryFee)
+	}
 }
 
 // badSnapshot reports bad data at snapshot i. It is a function of its own
@@ -310,48 +389,55 @@ func (e *engine) badSnapshot(i int, problem string) error {
 	return fmt.Errorf("replay: snapshot %d (%s) %s", i, e.snaps[i].Time.UTC().Format(timeLayout), problem)
 }
 
-// enter buys at snapshot i, if the order fills.
-func (e *engine) enter(i int, book *store.Book, price float64) {
-	fill, shares, ok := e.buy(book, price)
+// enter buys at snapshot i, whose side has book and price, if the order
+// fills. limit is a LIMIT order's limit price and shown the price the
+// event shows; without latency all three prices are the snapshot's.
+func (e *engine) enter(i int, book *store.Book, limit, price, shown float64) {
+	fill, shares, fee, ok := e.buy(book, limit, price)
 	if !ok {
 		return
 	}
-	e.open, e.shares, e.entryFill = true, shares, fill
-	// DESIGN 6: the loss reaches maxLossPercent of the entry cost, within
-	// 1e-9. A position that cost nothing cannot lose.
+	e.open, e.shares, e.entryFill, e.entryFee = true, shares, fill, fee
+	// DESIGN 6: the loss, entry cost − shares × mark, reaches
+	// maxLossPercent of the entry cost (fee included), within 1e-9. A
+	// position that cost nothing cannot lose.
 	e.stopLoss = math.Inf(1)
-	if cost := shares * fill; cost > 0 {
-		e.stopLoss = e.maxLoss*cost - tolerance
+	if cost := shares*fill + fee; cost > 0 {
+		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
-	e.events = append(e.events, event{idx: i, reason: ReasonSignal, price: price,
-		fill: fill, shares: shares, cum: e.realized, coin: e.snaps[i].CoinPrice})
-	e.dd.observe(e.size + e.realized + shares*(bestBid(book, price)-fill))
+	e.events = append(e.events, event{idx: i, reason: ReasonSignal, price: shown,
+		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: e.snaps[i].CoinPrice})
+	e.dd.observe(e.size + e.realized + shares*(bestBid(book, price)-fill) - fee)
 }
 
-// exitSignal sells on an exit signal at snapshot i and reports whether the
-// order filled.
-func (e *engine) exitSignal(i int, book *store.Book, price float64) bool {
-	fill, ok := sellMarket(book, price, e.shares), true
-	if e.limit {
-		fill, ok = sellLimit(book, price, e.shares)
+// exitSignal sells on an exit signal at snapshot i, whose side has book and
+// price, and reports whether the order filled. limit and shown are as for
+// enter.
+func (e *engine) exitSignal(i int, book *store.Book, limit, price, shown float64) bool {
+	if !e.limit {
+		fill, fee := e.sellMarket(book, price, e.shares)
+		e.close(i, ReasonSignal, shown, fill, fee)
+		return true
 	}
+	fill, fee, ok := e.sellLimit(book, limit, price, e.shares)
 	if ok {
-		e.close(i, ReasonSignal, price, fill)
+		e.close(i, ReasonSignal, shown, fill, fee)
 	}
 	return ok
 }
 
-// close ends the position at snapshot i (len(snaps) for a settlement).
-func (e *engine) close(i int, reason string, price, fill float64) {
-	pnl := e.shares * (fill - e.entryFill)
+// close ends the position at snapshot i (len(snaps) for a settlement),
+// paying fee on the exit's fill.
+func (e *engine) close(i int, reason string, price, fill, fee float64) {
+	pnl := e.shares*(fill-e.entryFill) - e.entryFee - fee
 	e.realized += pnl
 	coin := e.coinEnd
 	if i < len(e.snaps) {
 		coin = e.snaps[i].CoinPrice
 	}
 	e.events = append(e.events, event{idx: i, exit: true, reason: reason, price: price,
-		fill: fill, shares: e.shares, pnl: pnl, cum: e.realized, coin: coin})
-	e.open = false
+		fill: fill, shares: e.shares, fee: fee, pnl: pnl, cum: e.realized, coin: coin})
+	e.open, e.entryFee = false, 0
 	e.dd.observe(e.size + e.realized)
 }
 
@@ -387,11 +473,62 @@ func bestBid(b *store.Book, price float64) float64 {
 	return price
 }
 
+// feeSchedule is the taker fee of DESIGN 6: shares × rate × (p(1−p))^exp
+// per (price, shares) pair a fill takes. A zero rate charges nothing.
+type feeSchedule struct {
+	rate float64
+	exp  float64
+}
+
+// feeScheduleOf is the schedule s's fee model applies to market m. A
+// market without a recorded schedule (or with one that is not a rate)
+// charges nothing; a missing or negative exponent counts as 1.
+func feeScheduleOf(m store.Market, s Strategy) feeSchedule {
+	switch s.FeeModel {
+	case FeeCustom:
+		return feeSchedule{rate: *s.FeeRate, exp: float64(s.FeeExponent)}
+	case FeeMarket:
+		return marketFees(m)
+	}
+	return feeSchedule{}
+}
+
+func marketFees(m store.Market) feeSchedule {
+	f := feeSchedule{exp: DefaultFeeExponent}
+	if r := m.TakerFeeRate; r != nil && finite(*r) && *r > 0 {
+		f.rate = *r
+	}
+	if x := m.FeeExponent; x != nil && *x >= 0 {
+		f.exp = float64(*x)
+	}
+	return f
+}
+
+// on is the unrounded fee of q shares taken at price p. p(1−p) is floored
+// at 0, so a corrupt price beyond [0, 1] charges nothing rather than a
+// negative fee.
+func (f feeSchedule) on(p, q float64) float64 {
+	if f.rate == 0 {
+		return 0
+	}
+	return q * f.rate * math.Pow(max(0, p*(1-p)), f.exp)
+}
+
+// roundFee rounds a fill's fee down to 5 decimals, as Polymarket does; the
+// 1e-9 keeps a fee that is a whole number of units in float noise whole.
+func roundFee(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return math.Floor(x*1e5+1e-9) / 1e5
+}
+
 // walk is the outcome of taking liquidity from one side of a book.
 type walk struct {
 	seen  bool    // the side has at least one level
 	taken float64 // shares taken
 	cost  float64 // their total price
+	fee   float64 // their fee, unrounded
 	left  float64 // shares still wanted
 	last  float64 // price of the last level taken from
 }
@@ -400,7 +537,7 @@ type walk struct {
 // better than limit (asks: price ≤ limit; bids: price ≥ limit) and stopping
 // at the first level beyond it. The book is read, never changed: a replay
 // takes one action per snapshot, so no level is consumed twice in a tick.
-func take(levels []store.Level, want, limit float64, asks bool) walk {
+func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule) walk {
 	w := walk{left: want}
 	for _, l := range levels {
 		if !isLevel(l) {
@@ -413,6 +550,7 @@ func take(levels []store.Level, want, limit float64, asks bool) walk {
 		q := min(w.left, l.Size)
 		w.taken += q
 		w.cost += q * l.Price
+		w.fee += fee.on(l.Price, q)
 		w.left -= q
 		w.last = l.Price
 		if w.left <= 0 {
@@ -423,60 +561,65 @@ func take(levels []store.Level, want, limit float64, asks bool) walk {
 }
 
 // buy fills an entry of e.size shares at a snapshot whose side has book b
-// and price p. It returns the volume-weighted fill price and the shares
-// bought; ok is false when a LIMIT order finds nothing at or under p.
-func (e *engine) buy(b *store.Book, p float64) (fill, shares float64, ok bool) {
+// and price p; a LIMIT order takes only asks at or under limit. It returns
+// the volume-weighted fill price, the shares bought and their fee; ok is
+// false when a LIMIT order finds nothing at or under its limit.
+func (e *engine) buy(b *store.Book, limit, p float64) (fill, shares, fee float64, ok bool) {
 	var asks []store.Level
 	if b != nil {
 		asks = b.Asks
 	}
-	limit := math.Inf(1)
+	ceiling := math.Inf(1)
 	if e.limit {
-		limit = p + tolerance
+		ceiling = limit + tolerance
 	}
-	w := take(asks, e.size, limit, true)
+	w := take(asks, e.size, ceiling, true, e.fee)
 	switch {
 	case !w.seen:
-		return p, e.size, true
+		return p, e.size, roundFee(e.fee.on(p, e.size)), true
 	case w.taken == 0:
-		return 0, 0, false
+		return 0, 0, 0, false
 	case w.left <= 0:
 		// Filled in full: the position is exactly the size asked for, not a
 		// float sum of the pieces.
-		return w.cost / e.size, e.size, true
+		return w.cost / e.size, e.size, roundFee(w.fee), true
 	}
 	// A thin book (MARKET) or a limit (LIMIT): buy what there is.
-	return w.cost / w.taken, w.taken, true
+	return w.cost / w.taken, w.taken, roundFee(w.fee), true
 }
 
-// sellMarket sells the whole position. What the recorded levels cannot
-// absorb goes at the worst recorded level's price: recorded books are
-// truncated to their top levels and deeper liquidity is assumed there.
-func sellMarket(b *store.Book, p, shares float64) float64 {
+// sellMarket sells the whole position and returns the fill price and its
+// fee. What the recorded levels cannot absorb goes at the worst recorded
+// level's price (and pays that level's fee): recorded books are truncated
+// to their top levels and deeper liquidity is assumed there.
+func (e *engine) sellMarket(b *store.Book, p, shares float64) (fill, fee float64) {
 	var bids []store.Level
 	if b != nil {
 		bids = b.Bids
 	}
-	w := take(bids, shares, math.Inf(-1), false)
+	w := take(bids, shares, math.Inf(-1), false, e.fee)
 	if !w.seen {
-		return p
+		return p, roundFee(e.fee.on(p, shares))
 	}
-	return (w.cost + max(w.left, 0)*w.last) / shares
+	rest := max(w.left, 0)
+	return (w.cost + rest*w.last) / shares, roundFee(w.fee + e.fee.on(w.last, rest))
 }
 
-// sellLimit sells the whole position at p or better, or nothing (ok false).
-func sellLimit(b *store.Book, p, shares float64) (fill float64, ok bool) {
+// sellLimit sells the whole position at limit or better, or nothing (ok
+// false). Without levels it fills at p.
+func (e *engine) sellLimit(b *store.Book, limit, p, shares float64) (fill, fee float64, ok bool) {
 	var bids []store.Level
 	if b != nil {
 		bids = b.Bids
 	}
-	w := take(bids, shares, p-tolerance, false)
+	w := take(bids, shares, limit-tolerance, false, e.fee)
 	switch {
 	case !w.seen:
-		return p, true
+		return p, roundFee(e.fee.on(p, shares)), true
 	case w.left > tolerance:
-		return 0, false
+		return 0, 0, false
 	}
 	// A sliver within tolerance goes at the last price taken.
-	return (w.cost + max(w.left, 0)*w.last) / shares, true
+	rest := max(w.left, 0)
+	return (w.cost + rest*w.last) / shares, roundFee(w.fee + e.fee.on(w.last, rest)), true
 }

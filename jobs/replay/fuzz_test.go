@@ -25,6 +25,11 @@ func FuzzValidate(f *testing.F) {
 		`{"side":"UP","entryConditions":null,"exitConditions":[null],"positionSize":-1e400}`,
 		`{"marketSlug":"x","side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.6}],` +
 			`"exitConditions":[{"field":"price_up","operator":">","value":0.55}],"positionSize":1.000001,"maxLossPercent":null}`,
+		`{"marketSlug":"x","side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.6}],` +
+			`"exitConditions":[{"field":"price_up","operator":">","value":0.55}],"positionSize":100,"feeModel":"MARKET","latencyMs":250}`,
+		`{"marketSlug":"x","side":"DOWN","entryConditions":[{"field":"price_down","operator":"<","value":0.6}],` +
+			`"exitConditions":[{"field":"price_down","operator":">","value":0.55}],"positionSize":7,"orderType":"LIMIT","feeModel":"CUSTOM","feeRate":0.3,"feeExponent":3,"latencyMs":1e3}`,
+		`{"marketSlug":"x","side":"UP","entryConditions":[{"field":"price_up","operator":"<"}],"exitConditions":[{"val":1}],"feeModel":"CUSTOM","feeExponent":0.5,"latencyMs":-0}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -198,8 +198,9 @@ func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Sn
 		if tr.Shares != entry.Shares {
 			fail("exit %d sells %v of %v shares", k, tr.Shares, entry.Shares)
 		}
-		// Round trip: pnl = (exit fill - entry fill) × shares, up to the rounding of each fill.
-		if want := (tr.FillPrice - entry.FillPrice) * tr.Shares; !near(tr.PositionPnL, want, 1e-6*(tr.Shares+1)) {
+		// Round trip: pnl = (exit fill - entry fill) × shares less both
+		// fees, up to the rounding of each fill.
+		if want := (tr.FillPrice-entry.FillPrice)*tr.Shares - feeOf(entry) - feeOf(tr); !near(tr.PositionPnL, want, 1e-6*(tr.Shares+3)) {
 			fail("exit %d: pnl %v, want (%v-%v)×%v = %v", k, tr.PositionPnL, tr.FillPrice, entry.FillPrice, tr.Shares, want)
 		}
 		cum = tr.CumulativePnL
@@ -276,6 +277,14 @@ func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Sn
 	}
 }
 
+// feeOf is a trade event's fee, 0 when the answer shows none.
+func feeOf(tr TradeEvent) float64 {
+	if tr.Fee == nil {
+		return 0
+	}
+	return *tr.Fee
+}
+
 // checkFinite fails on any NaN or Inf in v.
 func checkFinite(t *testing.T, name string, v reflect.Value) {
 	t.Helper()
@@ -292,6 +301,10 @@ func checkFinite(t *testing.T, name string, v reflect.Value) {
 		for i := range v.Len() {
 			checkFinite(t, name, v.Index(i))
 		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			checkFinite(t, name, v.Elem())
+		}
 	}
 }
 
@@ -303,7 +316,8 @@ func checkAgainstReference(t *testing.T, name string, m store.Market, snaps []st
 	}
 	for k, want := range ref.trades {
 		got := r.Trades[k]
-		if got.Type != want.Type || got.Reason != want.Reason || got.Time != want.Time ||
+		if got.Type != want.Type || got.Reason != want.Reason || got.Time != want.Time || !near(got.Price, want.Price, 1e-6) ||
+			!near(feeOf(got), feeOf(want), 1e-6) || !near(got.CoinPrice, want.CoinPrice, 1e-6) ||
 			!near(got.FillPrice, want.FillPrice, 1e-6) || !near(got.Shares, want.Shares, 1e-6) ||
 			!near(got.PositionPnL, want.PositionPnL, 1e-6) || !near(got.Slippage, want.Slippage, 1e-6) {
 			t.Fatalf("%s: trade %d\n got %+v\nwant %+v", name, k, got, want)
@@ -410,9 +424,34 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 		return price
 	}
 
+	// Fees: the schedule the model names, and a fill's fee over the
+	// (price, shares) pairs it took, rounded down to 5 decimals.
+	rate, exp := 0.0, 1.0
+	switch s.FeeModel {
+	case FeeCustom:
+		rate, exp = *s.FeeRate, float64(s.FeeExponent)
+	case FeeMarket:
+		if m.TakerFeeRate != nil {
+			rate = *m.TakerFeeRate
+		}
+		if m.FeeExponent != nil {
+			exp = float64(*m.FeeExponent)
+		}
+	}
+	type pair struct{ p, q float64 }
+	feeOf := func(pairs []pair) float64 {
+		var sum float64
+		for _, pq := range pairs {
+			sum += pq.q * rate * math.Pow(math.Max(0, pq.p*(1-pq.p)), exp)
+		}
+		return math.Floor(sum*1e5+1e-9) / 1e5
+	}
+	latency := time.Duration(s.LatencyMs) * time.Millisecond
+
 	var (
 		open                        bool
 		shares, entryFill, realized float64
+		entryFee                    float64
 		peak                        = s.PositionSize
 	)
 	observe := func(equity float64) {
@@ -423,7 +462,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			out.maxDD, out.maxDDPct = dd, dd/peak*100
 		}
 	}
-	event := func(typ, reason string, i int, price, fill, sh, pnl float64) {
+	event := func(typ, reason string, i int, price, fill, sh, fee, pnl float64) {
 		tm, coin := m.EndTime, snaps[n-1].CoinPrice
 		if tm.Before(snaps[n-1].Time) {
 			tm = snaps[n-1].Time
@@ -439,103 +478,152 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			slip = price - fill
 		}
 		out.trades = append(out.trades, TradeEvent{Type: typ, Reason: reason, Time: formatTime(tm), Price: price,
-			FillPrice: fill, Shares: sh, Slippage: slip, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
+			FillPrice: fill, Shares: sh, Slippage: slip, Fee: &fee, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
 	}
-	sellAll := func(bids []store.Level, price float64, limit bool) (float64, bool) {
+	// sellAll sells the position into bids, LIMIT orders at limit or
+	// better and all or none; without bids at price.
+	sellAll := func(bids []store.Level, price, limit float64, isLimit bool) (float64, float64, bool) {
 		if len(bids) == 0 {
-			return price, true
+			return price, feeOf([]pair{{price, shares}}), true
 		}
 		left, proceeds := shares, 0.0
+		var pairs []pair
 		for _, l := range bids {
-			if limit && l.Price < price-1e-9 {
+			if isLimit && l.Price < limit-1e-9 {
 				break
 			}
 			q := math.Min(left, l.Size)
 			proceeds += q * l.Price
+			pairs = append(pairs, pair{l.Price, q})
 			left -= q
 			if left <= 0 {
 				break
 			}
 		}
-		if limit && left > 1e-9 {
-			return 0, false // all or none
+		if isLimit && left > 1e-9 {
+			return 0, 0, false // all or none
 		}
 		if left > 0 { // beyond the recorded levels: at the worst one
 			proceeds += left * bids[len(bids)-1].Price
+			pairs = append(pairs, pair{bids[len(bids)-1].Price, left})
 		}
-		return proceeds / shares, true
+		return proceeds / shares, feeOf(pairs), true
 	}
+	// buy enters at snapshot j, a LIMIT at limit or better; shown is the
+	// price the event shows.
+	buy := func(j int, limit, shown float64) {
+		price, _, asks := side(j)
+		fill, got, fee := price, s.PositionSize, feeOf([]pair{{price, s.PositionSize}})
+		if len(asks) > 0 {
+			cost, left := 0.0, s.PositionSize
+			var pairs []pair
+			for _, l := range asks {
+				if s.OrderType == OrderLimit && l.Price > limit+1e-9 {
+					break
+				}
+				q := math.Min(left, l.Size)
+				cost += q * l.Price
+				pairs = append(pairs, pair{l.Price, q})
+				left -= q
+				if left <= 0 {
+					break
+				}
+			}
+			got = s.PositionSize - max(left, 0)
+			if got <= 0 {
+				return
+			}
+			fill, fee = cost/got, feeOf(pairs)
+		}
+		open, shares, entryFill, entryFee = true, got, fill, fee
+		event(TradeEntry, ReasonSignal, j, shown, fill, got, fee, 0)
+	}
+	sell := func(j int, reason string, limit, shown float64, isLimit bool) {
+		price, bids, _ := side(j)
+		fill, fee, ok := sellAll(bids, price, limit, isLimit)
+		if !ok {
+			return
+		}
+		pnl := shares*(fill-entryFill) - entryFee - fee
+		realized += pnl
+		open = false
+		event(TradeExit, reason, j, shown, fill, shares, fee, pnl)
+	}
+
+	// A decision waiting for its snapshot (latency).
+	var (
+		waiting   string // "", "entry", SIGNAL or MAX_LOSS
+		decidedAt time.Time
+		decided   float64
+	)
 	for i := range snaps {
-		price, bids, asks := side(i)
-		if !open {
+		price, _, _ := side(i)
+		switch {
+		case waiting != "":
+			if snaps[i].Time.Before(decidedAt.Add(latency)) {
+				break
+			}
+			switch waiting {
+			case "entry":
+				buy(i, decided, decided)
+			case ReasonMaxLoss:
+				sell(i, ReasonMaxLoss, 0, decided, false)
+			default:
+				sell(i, ReasonSignal, decided, decided, s.OrderType == OrderLimit)
+			}
+			waiting = ""
+		case !open:
 			all := true
 			for _, c := range s.EntryConditions {
 				all = all && holds(i, c)
 			}
 			if all {
-				fill, got := price, s.PositionSize
-				ok := true
-				if len(asks) > 0 {
-					cost, left := 0.0, s.PositionSize
-					for _, l := range asks {
-						if s.OrderType == OrderLimit && l.Price > price+1e-9 {
-							break
-						}
-						q := math.Min(left, l.Size)
-						cost += q * l.Price
-						left -= q
-						if left <= 0 {
-							break
-						}
-					}
-					got = s.PositionSize - max(left, 0)
-					fill, ok = cost/got, got > 0
-				}
-				if ok {
-					open, shares, entryFill = true, got, fill
-					event(TradeEntry, ReasonSignal, i, price, fill, got, 0)
+				waiting, decidedAt, decided = "entry", snaps[i].Time, price
+			}
+		default:
+			cost := shares*entryFill + entryFee
+			loss := cost - shares*mark(i)
+			if cost > 0 && loss >= s.MaxLossPercent/100*cost-1e-9 {
+				waiting, decidedAt, decided = ReasonMaxLoss, snaps[i].Time, price
+				break
+			}
+			for _, c := range s.ExitConditions {
+				if holds(i, c) {
+					waiting, decidedAt, decided = ReasonSignal, snaps[i].Time, price
+					break
 				}
 			}
-		} else {
-			loss := shares * (entryFill - mark(i))
-			var fill float64
-			var reason string
-			if cost := shares * entryFill; cost > 0 && loss >= s.MaxLossPercent/100*cost-1e-9 {
-				fill, _ = sellAll(bids, price, false)
-				reason = ReasonMaxLoss
-			} else {
-				for _, c := range s.ExitConditions {
-					if holds(i, c) {
-						var ok bool
-						if fill, ok = sellAll(bids, price, s.OrderType == OrderLimit); ok {
-							reason = ReasonSignal
-						}
-						break
-					}
-				}
+		}
+		if waiting != "" && latency == 0 {
+			// No delay: the decision executes on its own snapshot.
+			switch waiting {
+			case "entry":
+				buy(i, price, price)
+			case ReasonMaxLoss:
+				sell(i, ReasonMaxLoss, 0, price, false)
+			default:
+				sell(i, ReasonSignal, price, price, s.OrderType == OrderLimit)
 			}
-			if reason != "" {
-				pnl := shares * (fill - entryFill)
-				realized += pnl
-				open = false
-				event(TradeExit, reason, i, price, fill, shares, pnl)
-			}
+			waiting = ""
 		}
 		out.inPos[i] = open
 		if open {
-			out.unrealized[i] = shares * (mark(i) - entryFill)
+			out.unrealized[i] = shares*(mark(i)-entryFill) - entryFee
 		}
 		out.pnl[i] = realized + out.unrealized[i]
 		observe(s.PositionSize + out.pnl[i])
 	}
 	if open {
 		settle := 0.0
-		if (*m.Winner == store.OutcomeUp) == (s.Side == SideUp) {
+		switch {
+		case *m.Winner == store.OutcomeFiftyFifty:
+			settle = 0.5
+		case (*m.Winner == store.OutcomeUp) == (s.Side == SideUp):
 			settle = 1
 		}
-		pnl := shares * (settle - entryFill)
+		pnl := shares*(settle-entryFill) - entryFee
 		realized += pnl
-		event(TradeExit, ReasonMarketEnd, n, settle, settle, shares, pnl)
+		event(TradeExit, ReasonMarketEnd, n, settle, settle, shares, 0, pnl)
 		observe(s.PositionSize + realized)
 	}
 	return out

@@ -34,46 +34,60 @@ type MarketSummary struct {
 	EndTime    string `json:"end_time"`
 }
 
-// StrategySummary echoes the normalized strategy.
+// StrategySummary echoes the normalized strategy. The cost fields appear
+// only when the request named a fee model or a latency: feeModel and
+// latencyMs then, and feeRate and feeExponent when a fee schedule applied
+// (the request's under CUSTOM, the market's under MARKET, rate 0 for a
+// market without one).
 type StrategySummary struct {
-	Side                string  `json:"side"`
-	PositionSize        float64 `json:"positionSize"`
-	OrderType           string  `json:"orderType"`
-	EntryConditionCount int     `json:"entryConditionCount"`
-	ExitConditionCount  int     `json:"exitConditionCount"`
+	Side                string   `json:"side"`
+	PositionSize        float64  `json:"positionSize"`
+	OrderType           string   `json:"orderType"`
+	EntryConditionCount int      `json:"entryConditionCount"`
+	ExitConditionCount  int      `json:"exitConditionCount"`
+	FeeModel            string   `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM"`
+	FeeRate             *float64 `json:"feeRate,omitempty"`
+	FeeExponent         *int     `json:"feeExponent,omitempty"`
+	LatencyMs           *int     `json:"latencyMs,omitempty"`
 }
 
 // Performance sums up the replay's trades and equity (DESIGN 6).
 type Performance struct {
-	TotalPnL           float64 `json:"total_pnl"`
-	TotalPnLPercent    float64 `json:"total_pnl_percent"`
-	MaxDrawdown        float64 `json:"max_drawdown"`
-	MaxDrawdownPercent float64 `json:"max_drawdown_percent"`
-	TotalTrades        int     `json:"total_trades"`
-	WinningTrades      int     `json:"winning_trades"`
-	LosingTrades       int     `json:"losing_trades"`
-	WinRate            float64 `json:"win_rate"`
-	AvgTradePnL        float64 `json:"avg_trade_pnl"`
-	BestTrade          float64 `json:"best_trade"`
-	WorstTrade         float64 `json:"worst_trade"`
-	TimeInPositionPct  float64 `json:"time_in_position_pct"`
-	FinalMarketOutcome string  `json:"final_market_outcome"`
+	TotalPnL        float64 `json:"total_pnl"`
+	TotalPnLPercent float64 `json:"total_pnl_percent"`
+	// TotalFees sums the fees of every fill; present when the request
+	// named a fee model or a latency (see StrategySummary).
+	TotalFees          *float64 `json:"total_fees,omitempty"`
+	MaxDrawdown        float64  `json:"max_drawdown"`
+	MaxDrawdownPercent float64  `json:"max_drawdown_percent"`
+	TotalTrades        int      `json:"total_trades"`
+	WinningTrades      int      `json:"winning_trades"`
+	LosingTrades       int      `json:"losing_trades"`
+	WinRate            float64  `json:"win_rate"`
+	AvgTradePnL        float64  `json:"avg_trade_pnl"`
+	BestTrade          float64  `json:"best_trade"`
+	WorstTrade         float64  `json:"worst_trade"`
+	TimeInPositionPct  float64  `json:"time_in_position_pct"`
+	FinalMarketOutcome string   `json:"final_market_outcome"`
 }
 
 // TradeEvent is an ENTRY or an EXIT. Price is the snapshot's price of the
 // side (the settlement price for MARKET_END), FillPrice what was paid or
 // received per share, Slippage the per-share cost of the difference.
 type TradeEvent struct {
-	Type          string  `json:"type"`
-	Reason        string  `json:"reason"`
-	Time          string  `json:"time"`
-	Price         float64 `json:"price"`
-	FillPrice     float64 `json:"fill_price"`
-	Shares        float64 `json:"shares"`
-	Slippage      float64 `json:"slippage"`
-	PositionPnL   float64 `json:"position_pnl"`
-	CumulativePnL float64 `json:"cumulative_pnl"`
-	CoinPrice     float64 `json:"coin_price"`
+	Type      string  `json:"type"`
+	Reason    string  `json:"reason"`
+	Time      string  `json:"time"`
+	Price     float64 `json:"price"`
+	FillPrice float64 `json:"fill_price"`
+	Shares    float64 `json:"shares"`
+	Slippage  float64 `json:"slippage"`
+	// Fee is the taker fee paid on this fill (0 at MARKET_END); present
+	// when the request named a fee model or a latency.
+	Fee           *float64 `json:"fee,omitempty"`
+	PositionPnL   float64  `json:"position_pnl"`
+	CumulativePnL float64  `json:"cumulative_pnl"`
+	CoinPrice     float64  `json:"coin_price"`
 }
 
 // EquityPoint is the replay's state after the action at one snapshot. PnL
@@ -109,6 +123,18 @@ func (e *engine) result(m store.Market, s Strategy) Result {
 		Trades:         make([]TradeEvent, 0, len(e.events)),
 		TotalSnapshots: len(e.snaps),
 	}
+	if e.costs {
+		r.Strategy.FeeModel = s.FeeModel
+		if r.Strategy.FeeModel == "" {
+			r.Strategy.FeeModel = FeeNone
+		}
+		if s.FeeModel == FeeMarket || s.FeeModel == FeeCustom {
+			rate, exp := e.fee.rate, int(e.fee.exp)
+			r.Strategy.FeeRate, r.Strategy.FeeExponent = &rate, &exp
+		}
+		lat := s.LatencyMs
+		r.Strategy.LatencyMs = &lat
+	}
 	for _, ev := range e.events {
 		r.Trades = append(r.Trades, e.tradeEvent(m, ev))
 	}
@@ -129,6 +155,10 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 		CumulativePnL: round6(ev.cum),
 		CoinPrice:     round6(ev.coin),
 	}
+	if e.costs {
+		fee := round6(ev.fee)
+		t.Fee = &fee
+	}
 	if ev.exit {
 		t.Type = TradeExit
 		t.Slippage = round6(ev.price - ev.fill) // a sell receives below it
@@ -144,13 +174,14 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 func (e *engine) performance(m store.Market) Performance {
 	p := Performance{FinalMarketOutcome: *m.Winner}
 	var (
-		total, entryCosts, best, worst float64
-		inPosNs, entryNs               int64
+		total, entryCosts, best, worst, fees float64
+		inPosNs, entryNs                     int64
 	)
 	first, last := e.snaps[0].Time.UnixNano(), e.snaps[len(e.snaps)-1].Time.UnixNano()
 	for _, ev := range e.events {
+		fees += ev.fee
 		if !ev.exit {
-			entryCosts += ev.shares * ev.fill
+			entryCosts += ev.shares*ev.fill + ev.fee
 			entryNs = e.snaps[ev.idx].Time.UnixNano()
 			continue
 		}
@@ -178,6 +209,10 @@ func (e *engine) performance(m store.Market) Performance {
 		}
 	}
 	p.TotalPnL = round6(total)
+	if e.costs {
+		f := round6(fees)
+		p.TotalFees = &f
+	}
 	p.BestTrade = round6(best)
 	p.WorstTrade = round6(worst)
 	if entryCosts > 0 {
@@ -216,21 +251,21 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 	idx := curveIndices(len(e.snaps), e.events, budget)
 	points := make([]EquityPoint, 0, len(idx)+1)
 	var (
-		k                       int
-		inPos                   bool
-		shares, entry, realized float64
+		k                            int
+		inPos                        bool
+		shares, entry, fee, realized float64
 	)
 	for _, i := range idx {
 		for ; k < n && e.events[k].idx <= i; k++ {
 			ev := &e.events[k]
 			inPos, realized = !ev.exit, ev.cum
-			shares, entry = ev.shares, ev.fill
+			shares, entry, fee = ev.shares, ev.fill, ev.fee
 		}
 		sn := &e.snaps[i]
 		book, price := e.side(sn)
 		unrealized := 0.0
 		if inPos {
-			unrealized = shares * (bestBid(book, price) - entry)
+			unrealized = shares*(bestBid(book, price)-entry) - fee
 		}
 		points = append(points, EquityPoint{
 			Time:          formatTime(sn.Time),

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,14 @@ const (
 
 	OrderMarket = "MARKET"
 	OrderLimit  = "LIMIT"
+)
+
+// Fee models (DESIGN 6): no fees, the market's recorded taker fee
+// schedule, or the request's own rate and exponent.
+const (
+	FeeNone   = "NONE"
+	FeeMarket = "MARKET"
+	FeeCustom = "CUSTOM"
 )
 
 // Condition fields (SPEC 2.6).
@@ -49,6 +58,14 @@ const (
 	MaxMaxLossPercent     = 100
 	DefaultMaxLossPercent = 50
 	MaxConditions         = 20
+
+	// Fees and latency (DESIGN 6).
+	MinFeeRate         = 0
+	MaxFeeRate         = 1
+	MinFeeExponent     = 1
+	MaxFeeExponent     = 4
+	DefaultFeeExponent = 1
+	MaxLatencyMs       = 60_000
 )
 
 // Sides returns the allowed values of side, in a new slice the caller may keep.
@@ -56,6 +73,9 @@ func Sides() []string { return []string{SideUp, SideDown} }
 
 // OrderTypes returns the allowed values of orderType.
 func OrderTypes() []string { return []string{OrderMarket, OrderLimit} }
+
+// FeeModels returns the allowed values of feeModel.
+func FeeModels() []string { return []string{FeeNone, FeeMarket, FeeCustom} }
 
 // Fields returns the allowed values of a condition's field, in SPEC order.
 func Fields() []string {
@@ -72,6 +92,10 @@ type Condition struct {
 	Field    string  `json:"field"`
 	Operator string  `json:"operator"`
 	Value    float64 `json:"value"`
+
+	// noValue records that a decoded condition had no value, or null: it
+	// is refused by name rather than read as 0.
+	noValue bool
 }
 
 // Strategy is the replay request without its market: what to buy, when to
@@ -81,6 +105,12 @@ type Condition struct {
 // them with the defaults. A JSON body that states maxLossPercent explicitly
 // as 0 is rejected instead, because a client sending 0 most likely means "no
 // stop loss" and silently getting 50% would surprise them.
+//
+// FeeModel "" means none was asked for: the replay charges no fee and its
+// answer carries no fee fields, exactly as before fees existed. "NONE" asks
+// for no fees explicitly, and the answer shows every fee as 0. FeeRate and
+// FeeExponent belong to CUSTOM only (Normalize sets the exponent's default
+// 1 there). LatencyMs 0 is no delay.
 type Strategy struct {
 	Side            string      `json:"side"`
 	EntryConditions []Condition `json:"entryConditions"`
@@ -88,41 +118,165 @@ type Strategy struct {
 	PositionSize    float64     `json:"positionSize"`
 	MaxLossPercent  float64     `json:"maxLossPercent,omitempty"`
 	OrderType       string      `json:"orderType,omitempty"`
+	FeeModel        string      `json:"feeModel,omitempty"`
+	FeeRate         *float64    `json:"feeRate,omitempty"`
+	FeeExponent     int         `json:"feeExponent,omitempty"`
+	LatencyMs       int         `json:"latencyMs,omitempty"`
 
 	// maxLossGiven records that a decoded body carried maxLossPercent, so
-	// that an explicit 0 can be told from an absent field. Normalize clears
-	// it, so normalized strategies compare equal however they were made.
-	maxLossGiven bool
+	// that an explicit 0 can be told from an absent field. rawExponent and
+	// rawLatency hold the numbers a decoded body gave for feeExponent and
+	// latencyMs, so that 1.5, 0 or 1e12 is refused by name rather than
+	// truncated into an int. Normalize clears them, so normalized
+	// strategies compare equal however they were made.
+	maxLossGiven            bool
+	rawExponent, rawLatency *float64
 }
 
-// UnmarshalJSON decodes a strategy, remembering whether maxLossPercent was
-// present (see Strategy).
+// strategyKeys are the JSON keys of a Strategy; conditionKeys those of a
+// Condition.
+var (
+	strategyKeys  = []string{"side", "entryConditions", "exitConditions", "positionSize", "maxLossPercent", "orderType", "feeModel", "feeRate", "feeExponent", "latencyMs"}
+	conditionKeys = []string{"field", "operator", "value"}
+)
+
+// UnmarshalJSON decodes a strategy object (see DecodeStrategy).
 func (s *Strategy) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	type plain Strategy // drops the methods, so decoding does not recurse
-	var w struct {
-		plain
-		// Shallower than plain's field of the same name, so it wins.
-		MaxLossPercent *float64 `json:"maxLossPercent"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		// Name the offending value by its JSON path, not through the alias.
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			te.Field = strings.TrimPrefix(te.Field, "plain.")
-			if te.Struct == "" {
-				te.Struct = "Strategy"
-			}
-		}
+	st, err := DecodeStrategy(b)
+	if err != nil {
 		return err
 	}
-	*s = Strategy(w.plain)
+	*s = st
+	return nil
+}
+
+// DecodeStrategy decodes the JSON object b as a strategy. The object may
+// also carry the keys named in other (those of an object the strategy is
+// part of, such as a request's marketSlug); any other key, at the top or in
+// a condition, is an *Error with code VALIDATION_ERROR naming it. Type
+// errors are *json.UnmarshalTypeError with the JSON path of the value
+// ("entryConditions[1].value"). It remembers what Validate needs to tell
+// an absent value from an explicit one.
+func DecodeStrategy(b []byte, other ...string) (Strategy, error) {
+	if string(bytes.TrimSpace(b)) == "null" {
+		return Strategy{}, nil
+	}
+	if err := CheckKeys(b, "", strategyKeys, other); err != nil {
+		return Strategy{}, err
+	}
+	var w struct {
+		Side            string            `json:"side"`
+		EntryConditions []json.RawMessage `json:"entryConditions"`
+		ExitConditions  []json.RawMessage `json:"exitConditions"`
+		PositionSize    float64           `json:"positionSize"`
+		MaxLossPercent  *float64          `json:"maxLossPercent"`
+		OrderType       string            `json:"orderType"`
+		FeeModel        string            `json:"feeModel"`
+		FeeRate         *float64          `json:"feeRate"`
+		FeeExponent     *float64          `json:"feeExponent"`
+		LatencyMs       *float64          `json:"latencyMs"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Struct = "Strategy"
+		}
+		return Strategy{}, err
+	}
+	s := Strategy{Side: w.Side, PositionSize: w.PositionSize, OrderType: w.OrderType}
+	s.SetCosts(w.FeeModel, w.FeeRate, w.FeeExponent, w.LatencyMs)
+	var err error
+	if s.EntryConditions, err = decodeConditions(w.EntryConditions, "entryConditions"); err != nil {
+		return Strategy{}, err
+	}
+	if s.ExitConditions, err = decodeConditions(w.ExitConditions, "exitConditions"); err != nil {
+		return Strategy{}, err
+	}
 	if w.MaxLossPercent != nil {
 		s.MaxLossPercent, s.maxLossGiven = *w.MaxLossPercent, true
 	}
+	return s, nil
+}
+
+func decodeConditions(raws []json.RawMessage, name string) ([]Condition, error) {
+	if raws == nil {
+		return nil, nil
+	}
+	out := make([]Condition, len(raws))
+	for i, raw := range raws {
+		path := fmt.Sprintf("%s[%d]", name, i)
+		if string(raw) == "null" {
+			out[i].noValue = true
+			continue
+		}
+		if err := CheckKeys(raw, path, conditionKeys, nil); err != nil {
+			return nil, err
+		}
+		var w struct {
+			Field    string   `json:"field"`
+			Operator string   `json:"operator"`
+			Value    *float64 `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &w); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				te.Struct, te.Field = "Condition", strings.TrimSuffix(path+"."+te.Field, ".")
+			}
+			return nil, err
+		}
+		out[i] = Condition{Field: w.Field, Operator: w.Operator}
+		if w.Value == nil {
+			out[i].noValue = true
+		} else {
+			out[i].Value = *w.Value
+		}
+	}
+	return out, nil
+}
+
+// CheckKeys reports the first key of the JSON object b (in body order)
+// that is neither in known nor in other, as an *Error with code
+// VALIDATION_ERROR whose Field is the key's path inside path. Keys match
+// without regard to case, as encoding/json matches them. Anything but an
+// object is left for the decoder to judge.
+func CheckKeys(b []byte, path string, known, other []string) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the decoder reports bad JSON itself
+		}
+		key, _ := tok.(string)
+		if !hasFold(known, key) && !hasFold(other, key) {
+			field := key
+			if path != "" {
+				field = path + "." + key
+			}
+			whose := "the body's"
+			if path != "" {
+				whose = path + "'s"
+			}
+			return &Error{Code: CodeValidation, Field: field,
+				Message: fmt.Sprintf("unknown field %q: %s fields are %s", field, whose, strings.Join(append(append([]string{}, other...), known...), ", "))}
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
 	return nil
+}
+
+func hasFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Request is the body of POST /v1/replay (SPEC 4.2).
@@ -133,7 +287,8 @@ type Request struct {
 
 // UnmarshalJSON decodes a request. It exists because the embedded
 // Strategy's UnmarshalJSON would otherwise be promoted and decode the whole
-// body into the strategy, dropping marketSlug. Unknown fields are ignored.
+// body into the strategy, dropping marketSlug. A key that is neither
+// marketSlug nor the strategy's is an *Error naming it.
 func (r *Request) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -144,8 +299,8 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &slug); err != nil {
 		return err
 	}
-	var s Strategy
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := DecodeStrategy(b, "marketSlug")
+	if err != nil {
 		return err
 	}
 	*r = Request{MarketSlug: slug.MarketSlug, Strategy: s}
@@ -210,6 +365,20 @@ func (s *Strategy) applyDefaults() {
 	s.maxLossGiven = false
 	s.EntryConditions = canonicalConditions(s.EntryConditions)
 	s.ExitConditions = canonicalConditions(s.ExitConditions)
+	if v := s.rawExponent; v != nil {
+		s.FeeExponent = int(*v)
+	}
+	if v := s.rawLatency; v != nil {
+		s.LatencyMs = int(*v)
+	}
+	s.rawExponent, s.rawLatency = nil, nil
+	if s.FeeRate != nil {
+		r := *s.FeeRate + 0 // a copy of its own, and -0 becomes 0
+		s.FeeRate = &r
+	}
+	if s.FeeModel == FeeCustom && s.FeeExponent == 0 {
+		s.FeeExponent = DefaultFeeExponent
+	}
 }
 
 // canonicalConditions copies cs, turning -0 into 0 so that equal strategies
@@ -262,6 +431,73 @@ func (s *Strategy) check(p *problems) {
 	default:
 		p.add(CodeInvalidOrderType, "orderType", "orderType %q is not one of MARKET, LIMIT%s", s.OrderType, caseHint(s.OrderType, OrderTypes()))
 	}
+	s.checkCosts(p)
+}
+
+// SetCosts sets the fee model and latency as a request states them: the
+// numbers as given (nil for absent), so that Validate judges 1.5 or 1e12
+// by name as it does for a decoded body. A nil rate clears the rate.
+func (s *Strategy) SetCosts(model string, rate, exponent, latencyMs *float64) {
+	s.FeeModel, s.FeeRate = model, rate
+	s.FeeExponent, s.LatencyMs, s.rawExponent, s.rawLatency = 0, 0, exponent, latencyMs
+	if v := exponent; v != nil && *v == math.Trunc(*v) && *v >= MinFeeExponent && *v <= MaxFeeExponent {
+		s.FeeExponent = int(*v)
+	}
+	if v := latencyMs; v != nil && *v == math.Trunc(*v) && *v >= 0 && *v <= MaxLatencyMs {
+		s.LatencyMs = int(*v)
+	}
+}
+
+// CheckCosts reports the first problem with the fee model and latency
+// alone, as an *Error, or nil.
+func (s *Strategy) CheckCosts() error {
+	var p problems
+	s.checkCosts(&p)
+	return p.err()
+}
+
+// checkCosts checks the fee model and the latency (DESIGN 6).
+func (s *Strategy) checkCosts(p *problems) {
+	custom := s.FeeModel == FeeCustom
+	switch s.FeeModel {
+	case "", FeeNone, FeeMarket, FeeCustom:
+	default:
+		p.add(CodeValidation, "feeModel", "feeModel %q is not one of NONE, MARKET, CUSTOM%s", s.FeeModel, caseHint(s.FeeModel, FeeModels()))
+		custom = true // judge feeRate and feeExponent on their own
+	}
+
+	const rateRule = "it must be between 0 and 1 (0.07 is Polymarket's crypto rate)"
+	switch r := s.FeeRate; {
+	case r != nil && !custom:
+		p.add(CodeValidation, "feeRate", "feeRate applies only with feeModel CUSTOM (MARKET takes the market's own rate)")
+	case r == nil && s.FeeModel == FeeCustom:
+		p.add(CodeValidation, "feeRate", "feeRate is missing: feeModel CUSTOM needs a rate; "+rateRule)
+	case r == nil:
+	case !finite(*r) || *r < MinFeeRate || *r > MaxFeeRate:
+		p.add(CodeValidation, "feeRate", "feeRate %s is out of range: "+rateRule, num(*r))
+	}
+
+	const expRule = "it must be a whole number from 1 to 4, or left out for the default 1"
+	exp, given := float64(s.FeeExponent), s.FeeExponent != 0
+	if s.rawExponent != nil {
+		exp, given = *s.rawExponent, true
+	}
+	switch {
+	case !given:
+	case !custom:
+		p.add(CodeValidation, "feeExponent", "feeExponent applies only with feeModel CUSTOM (MARKET takes the market's own exponent)")
+	case !finite(exp) || exp != math.Trunc(exp) || exp < MinFeeExponent || exp > MaxFeeExponent:
+		p.add(CodeValidation, "feeExponent", "feeExponent %s is not allowed: "+expRule, num(exp))
+	}
+
+	const latencyRule = "it must be a whole number of milliseconds from 0 to 60000"
+	lat := float64(s.LatencyMs)
+	if s.rawLatency != nil {
+		lat = *s.rawLatency
+	}
+	if !finite(lat) || lat != math.Trunc(lat) || lat < 0 || lat > MaxLatencyMs {
+		p.add(CodeValidation, "latencyMs", "latencyMs %s is not allowed: "+latencyRule, num(lat))
+	}
 }
 
 func checkConditions(p *problems, name string, cs []Condition) {
@@ -288,8 +524,10 @@ func checkConditions(p *problems, name string, cs []Condition) {
 				p.add(CodeInvalidOperator, path, "%s %q is not one of %s%s", path, c.Operator, strings.Join(Operators(), ", "), caseHint(c.Operator, Operators()))
 			}
 		}
-		if !finite(c.Value) {
-			path := fmt.Sprintf("%s[%d].value", name, i)
+		switch path := fmt.Sprintf("%s[%d].value", name, i); {
+		case c.noValue:
+			p.add(CodeValidation, path, "%s is missing: give the number the field is compared with", path)
+		case !finite(c.Value):
 			p.add(CodeValidation, path, "%s is not a finite number", path)
 		}
 	}

@@ -251,7 +251,7 @@ func TestRequestJSON(t *testing.T) {
 	for body, field := range map[string]string{
 		`{"side":5}`:                               "side",
 		`{"positionSize":"10"}`:                    "positionSize",
-		`{"exitConditions":[{"value":"0.5"}]}`:     "exitConditions.value",
+		`{"exitConditions":[{"value":"0.5"}]}`:     "exitConditions[0].value",
 		`{"marketSlug":1,"maxLossPercent":"high"}`: "marketSlug",
 	} {
 		var te *json.UnmarshalTypeError
@@ -286,5 +286,139 @@ func TestAllowedValues(t *testing.T) {
 	}
 	if got := strings.Join(Operators(), " "); got != "< > <= >= == crosses_above crosses_below" {
 		t.Errorf("Operators() = %s", got)
+	}
+}
+
+// TestRequestCosts checks feeModel, feeRate, feeExponent and latencyMs
+// (DESIGN 6): each problem is a VALIDATION_ERROR naming its field.
+func TestRequestCosts(t *testing.T) {
+	t.Parallel()
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	tests := []struct {
+		name    string
+		changes map[string]any
+		field   string // "" for valid
+		message string // checked when set
+	}{
+		{name: "MARKET with latency", changes: map[string]any{"feeModel": "MARKET", "latencyMs": 250}},
+		{name: "NONE", changes: map[string]any{"feeModel": "NONE"}},
+		{name: "CUSTOM with a rate", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 0.07}},
+		{name: "CUSTOM bounds", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 1, "feeExponent": 4, "latencyMs": 60000}},
+		{name: "CUSTOM zero rate", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 0, "feeExponent": 1}},
+		{name: "integral floats", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 0.5, "feeExponent": raw("2.0"), "latencyMs": raw("250.0")}},
+		{name: "null latency", changes: map[string]any{"latencyMs": raw("null")}},
+
+		{name: "unknown model", changes: map[string]any{"feeModel": "POLYMARKET"}, field: "feeModel",
+			message: `feeModel "POLYMARKET" is not one of NONE, MARKET, CUSTOM`},
+		{name: "lower-case model", changes: map[string]any{"feeModel": "market"}, field: "feeModel",
+			message: `feeModel "market" is not one of NONE, MARKET, CUSTOM (values are case-sensitive: use "MARKET")`},
+		{name: "CUSTOM without a rate", changes: map[string]any{"feeModel": "CUSTOM"}, field: "feeRate"},
+		{name: "rate over 1", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 1.5}, field: "feeRate",
+			message: "feeRate 1.5 is out of range: it must be between 0 and 1 (0.07 is Polymarket's crypto rate)"},
+		{name: "negative rate", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": -0.01}, field: "feeRate"},
+		{name: "rate with MARKET", changes: map[string]any{"feeModel": "MARKET", "feeRate": 0.07}, field: "feeRate",
+			message: "feeRate applies only with feeModel CUSTOM (MARKET takes the market's own rate)"},
+		{name: "rate without a model", changes: map[string]any{"feeRate": 0.07}, field: "feeRate"},
+		{name: "exponent with NONE", changes: map[string]any{"feeModel": "NONE", "feeExponent": 1}, field: "feeExponent"},
+		{name: "exponent 0", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 0.1, "feeExponent": 0}, field: "feeExponent",
+			message: "feeExponent 0 is not allowed: it must be a whole number from 1 to 4, or left out for the default 1"},
+		{name: "exponent 5", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 0.1, "feeExponent": 5}, field: "feeExponent"},
+		{name: "fractional exponent", changes: map[string]any{"feeModel": "CUSTOM", "feeRate": 0.1, "feeExponent": 1.5}, field: "feeExponent"},
+		{name: "negative latency", changes: map[string]any{"latencyMs": -1}, field: "latencyMs",
+			message: "latencyMs -1 is not allowed: it must be a whole number of milliseconds from 0 to 60000"},
+		{name: "latency over a minute", changes: map[string]any{"latencyMs": 60001}, field: "latencyMs"},
+		{name: "fractional latency", changes: map[string]any{"latencyMs": 2.5}, field: "latencyMs"},
+		{name: "huge latency", changes: map[string]any{"latencyMs": 1e300}, field: "latencyMs"},
+		{name: "condition without value", changes: map[string]any{"exitConditions": []any{map[string]any{"field": "price_up", "operator": "<"}}},
+			field: "exitConditions[0].value", message: "exitConditions[0].value is missing: give the number the field is compared with"},
+		{name: "condition with null value", changes: map[string]any{"entryConditions": []any{okCond(), map[string]any{"field": "price_up", "operator": "<", "value": nil}}},
+			field: "entryConditions[1].value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := body(t, tt.changes)
+			var r Request
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			err := r.Normalize()
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				again := r
+				if err := again.Normalize(); err != nil || !reflect.DeepEqual(again, r) {
+					t.Errorf("normalizing twice: %+v, %v", again, err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != tt.field {
+				t.Fatalf("got %v, want VALIDATION_ERROR at %s", err, tt.field)
+			}
+			if tt.message != "" && e.Message != tt.message {
+				t.Errorf("message\n got %s\nwant %s", e.Message, tt.message)
+			}
+		})
+	}
+}
+
+// TestNormalizeCosts pins the canonical form: CUSTOM gets exponent 1, an
+// explicit latency of 0 is the same request as none.
+func TestNormalizeCosts(t *testing.T) {
+	t.Parallel()
+	var a, b Request
+	if err := json.Unmarshal(body(t, map[string]any{"feeModel": "CUSTOM", "feeRate": 0.07, "latencyMs": 0}), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(body(t, map[string]any{"feeModel": "CUSTOM", "feeRate": 0.07, "feeExponent": 1}), &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Request{&a, &b} {
+		if err := r.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(a, b) || a.FeeExponent != 1 || *a.FeeRate != 0.07 {
+		t.Errorf("%+v\n%+v", a, b)
+	}
+	got, _ := json.Marshal(a)
+	if !strings.Contains(string(got), `"feeModel":"CUSTOM","feeRate":0.07,"feeExponent":1}`) {
+		t.Errorf("encoded %s", got)
+	}
+}
+
+// TestUnknownKeys: a key the request does not have is a VALIDATION_ERROR
+// naming it, at the top or in a condition (issue 16, item 14).
+func TestUnknownKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		body, field string
+	}{
+		{`{"marketSlug":"x","side":"UP","foo":1}`, "foo"},
+		{`{"marketSlug":"x","maxLossPct":5,"side":"UP"}`, "maxLossPct"},
+		{`{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","val":0.6}]}`, "entryConditions[0].val"},
+		{`{"side":"UP","exitConditions":[{"field":"price_up","operator":"<","value":0.6},{"field":"price_up","operator":"<","value":0.6,"x":{}}]}`, "exitConditions[1].x"},
+	}
+	for _, tt := range tests {
+		var r Request
+		err := json.Unmarshal([]byte(tt.body), &r)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != tt.field || !strings.Contains(e.Message, "unknown field") {
+			t.Errorf("%s: got %v, want VALIDATION_ERROR at %s", tt.body, err, tt.field)
+		}
+	}
+	// Keys match without regard to case, as encoding/json reads them.
+	var r Request
+	if err := json.Unmarshal([]byte(`{"MarketSlug":"x","SIDE":"UP"}`), &r); err != nil || r.MarketSlug != "x" || r.Side != "UP" {
+		t.Errorf("case-insensitive keys: %+v, %v", r, err)
+	}
+	// A strategy inside another object may carry that object's keys.
+	if _, err := DecodeStrategy([]byte(`{"side":"UP","coin":"BTC"}`), "coin"); err != nil {
+		t.Errorf("DecodeStrategy with other keys: %v", err)
+	}
+	if _, err := DecodeStrategy([]byte(`{"side":"UP","coin":"BTC"}`)); err == nil {
+		t.Error("DecodeStrategy took a key it was not told of")
 	}
 }

@@ -34,7 +34,11 @@ import (
 //     minutes left" (converted with the market's length), "in the last 10%";
 //   - "take profit at 0.6" (a price) or "at 20%" (20% above the entry's
 //     price threshold), "stop loss of 25%" (maxLossPercent) or "stop loss
-//     at 0.2" (a price), "200 shares", "limit orders".
+//     at 0.2" (a price), "200 shares", "limit orders";
+//   - costs (DESIGN 6): "with fees" (also "including Polymarket fees": the
+//     market's own schedule, MARKET), "fee rate 7%" or "fee rate of 0.07"
+//     (CUSTOM), "fee exponent 2", "no fees" (NONE), "250 ms latency" or
+//     "latency of 1 s" (latencyMs).
 //
 // Comparisons before the first "exit", "sell", "close" or "get out" are
 // entry conditions (all must hold); those after it, and take-profit and
@@ -63,6 +67,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 		return Spec{}, err
 	}
 	st := replay.Strategy{Side: pr.side, EntryConditions: pr.entry, ExitConditions: pr.exit, OrderType: pr.order}
+	st.SetCosts(pr.feeModel, pr.feeRate, pr.feeExp, pr.latency)
 	var from []string
 	if base != nil {
 		if len(st.EntryConditions) == 0 {
@@ -124,6 +129,15 @@ func Describe(r Rules) string {
 	}
 	fmt.Fprintf(&b, ", or at the market's end. %s shares a trade with %s orders; a loss of %s%% of the entry cost forces an exit.",
 		num(s.PositionSize), s.OrderType, num(s.MaxLossPercent))
+	switch s.FeeModel {
+	case replay.FeeMarket:
+		b.WriteString(" Every fill pays the market's taker fee.")
+	case replay.FeeCustom:
+		fmt.Fprintf(&b, " Every fill pays a taker fee of shares × %s × (p(1−p))^%d.", formatNumber(*s.FeeRate), s.FeeExponent)
+	}
+	if s.LatencyMs > 0 {
+		fmt.Fprintf(&b, " Orders execute %d ms after their signal.", s.LatencyMs)
+	}
 	return b.String()
 }
 
@@ -143,6 +157,9 @@ type promptRules struct {
 	size        *float64
 	order       string
 	notes       []string
+
+	feeModel                 string
+	feeRate, feeExp, latency *float64
 }
 
 // placed is a condition and where in the prompt it was written: phrases
@@ -184,12 +201,18 @@ var (
 	reTakePrice   = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
 	reShares      = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
 	reOrder       = regexp.MustCompile(`\b(limit|market) orders?\b`)
-	reMarketType  = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\b(?:\s+(?:markets?|windows?))?|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\b(?:\s+(?:markets?|windows?))?`)
-	reExitWord    = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
-	reTimeLeft    = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
-	reTimeLast    = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
-	reCompare     = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
-	reDigit       = regexp.MustCompile(`[0-9]`)
+	reFeeRate     = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)
+	reFeeExp      = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
+	reWithFees    = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
+	reNoFees      = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
+	reLatency     = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
+		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
+	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\b(?:\s+(?:markets?|windows?))?|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\b(?:\s+(?:markets?|windows?))?`)
+	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
+	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
+	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
+	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
+	reDigit      = regexp.MustCompile(`[0-9]`)
 )
 
 // promptText is the lower-cased prompt; what a phrase uses is blanked, so
@@ -269,6 +292,47 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		re *regexp.Regexp
 		fn func(at int, m []string) (bool, error)
 	}{
+		// Costs first: "15 ms" must not read as a 15m market, nor "7%" as
+		// anything else.
+		{reLatency, func(_ int, m []string) (bool, error) {
+			v, _ := number(m[1] + m[3])
+			if unit := m[2] + m[4]; !strings.HasPrefix(unit, "m") {
+				v *= 1000
+			}
+			if v != math.Trunc(v) || v > replay.MaxLatencyMs {
+				return false, refuse("a latency of %s ms is not allowed: it must be a whole number of milliseconds up to 60000 (one minute)", num(v))
+			}
+			pr.latency = &v
+			return true, nil
+		}},
+		{reFeeRate, func(_ int, m []string) (bool, error) {
+			v, _ := number(m[1] + m[3])
+			if m[2] != "" || m[4] != "" {
+				v = roundTo(v/100, 8)
+			}
+			if v > 1 {
+				return false, refuse("a fee rate of %s is more than 1: write it as a percentage (\"fee rate 7%%\") or a fraction (\"fee rate 0.07\")", num(v))
+			}
+			pr.feeModel, pr.feeRate = replay.FeeCustom, &v
+			return true, nil
+		}},
+		{reFeeExp, func(_ int, m []string) (bool, error) {
+			v, _ := number(m[1])
+			pr.feeExp = &v
+			return true, nil
+		}},
+		{reNoFees, func(int, []string) (bool, error) {
+			if pr.feeModel == "" {
+				pr.feeModel = replay.FeeNone
+			}
+			return true, nil
+		}},
+		{reWithFees, func(int, []string) (bool, error) {
+			if pr.feeModel == "" {
+				pr.feeModel = replay.FeeMarket
+			}
+			return true, nil
+		}},
 		{reStopPct, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1] + m[2])
 			if v < replay.MinMaxLossPercent || v > replay.MaxMaxLossPercent {

@@ -18,6 +18,8 @@ const MaxCodeLength = 4096
 // ParseCode reads back to the same rules.
 //
 //	coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 or time_remaining_pct <= 10 size=100 maxloss=25 order=MARKET
+//	side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 maxloss=50 order=MARKET fees=market latency=250
+//	side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 maxloss=50 order=LIMIT fees=custom feerate=0.05 feeexp=2
 //
 // Entry conditions are joined by "and" (all must hold), exit conditions by
 // "or" (any one exits), so the line reads as the engine behaves. coin= and
@@ -42,6 +44,18 @@ func FormatCode(r Rules) string {
 	}
 	if s.OrderType != "" {
 		b.WriteString(" order=" + s.OrderType)
+	}
+	if s.FeeModel != "" {
+		b.WriteString(" fees=" + strings.ToLower(s.FeeModel))
+	}
+	if s.FeeRate != nil {
+		b.WriteString(" feerate=" + formatNumber(*s.FeeRate))
+	}
+	if s.FeeExponent != 0 {
+		b.WriteString(" feeexp=" + strconv.Itoa(s.FeeExponent))
+	}
+	if s.LatencyMs != 0 {
+		b.WriteString(" latency=" + strconv.Itoa(s.LatencyMs))
 	}
 	return b.String()
 }
@@ -76,7 +90,12 @@ var decimal = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][
 // The grammar, word by word (words are separated by white space):
 //
 //	[coin=C] [type=T] side=S entry: COND {and COND} exit: COND {or COND} size=N [maxloss=N] [order=O]
+//	    [fees=none|market|custom [feerate=N] [feeexp=N]] [latency=MS]
 //	COND = FIELD OPERATOR NUMBER
+//
+// fees=, feerate=, feeexp= and latency= are the replay's feeModel,
+// feeRate, feeExponent and latencyMs (DESIGN 6); the fee model is written
+// in lower case and read in any case.
 //
 // An error is an *Error whose Field is "strategy_code" and whose message
 // names the word at fault ("word 7 ("=<"): expected an operator ...").
@@ -148,8 +167,11 @@ func ParseCode(code string) (Rules, error) {
 		}
 		s.OrderType = v
 	}
+	if err := p.costs(s); err != nil {
+		return Rules{}, err
+	}
 	if !p.done() {
-		return Rules{}, p.fail(CodeValidation, "unexpected %q after the strategy: the code ends with size=, maxloss= and order=", p.peek())
+		return Rules{}, p.fail(CodeValidation, "unexpected %q after the strategy: the code ends with size=, maxloss=, order=, fees=, feerate=, feeexp= and latency=", p.peek())
 	}
 	if err := r.normalize(false); err != nil {
 		// What is left is a range or a count; say it in the code's words.
@@ -157,6 +179,33 @@ func ParseCode(code string) (Rules, error) {
 		return Rules{}, codeError(e.Code, ": %s", codeWords.Replace(e.Message))
 	}
 	return r, nil
+}
+
+// costs reads the optional fees=, feerate=, feeexp= and latency= words
+// into s; the replay validator judges them with the rest.
+func (p *codeParser) costs(s *replay.Strategy) error {
+	var model string
+	var rate, exp, latency *float64
+	if v, ok := p.optional("fees="); ok {
+		model = strings.ToUpper(v)
+		if !oneOf(model, replay.FeeModels()) {
+			return p.failPrev(CodeValidation, "fees %q is not one of none, market, custom", v)
+		}
+	}
+	for _, kv := range []struct {
+		key string
+		to  **float64
+	}{{"feerate=", &rate}, {"feeexp=", &exp}, {"latency=", &latency}} {
+		if v, ok := p.optional(kv.key); ok {
+			n, err := p.number(v, kv.key)
+			if err != nil {
+				return err
+			}
+			*kv.to = &n
+		}
+	}
+	s.SetCosts(model, rate, exp, latency)
+	return nil
 }
 
 // exampleCode shows the grammar in messages.
@@ -289,7 +338,8 @@ func (p *codeParser) failAt(i int, code, format string, args ...any) *Error {
 
 // codeWords renames the replay validator's JSON names to the code's.
 var codeWords = strings.NewReplacer("positionSize", "size", "maxLossPercent", "maxloss",
-	"entryConditions", "entry", "exitConditions", "exit", "marketType", "type")
+	"entryConditions", "entry", "exitConditions", "exit", "marketType", "type",
+	"feeModel", "fees", "feeRate", "feerate", "feeExponent", "feeexp", "latencyMs", "latency")
 
 // caseHint says which allowed value v matches but for case, if any.
 func caseHint(v string, allowed []string) string {

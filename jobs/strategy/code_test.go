@@ -128,6 +128,16 @@ func randomRules(r *rand.Rand) Rules {
 		MaxLossPercent:  1 + r.Float64()*99,
 		OrderType:       replay.OrderTypes()[r.IntN(2)],
 	}}
+	switch r.IntN(4) { // the replay's costs, a model with each of its fields
+	case 1:
+		rules.Strategy.FeeModel = replay.FeeModels()[r.IntN(2)]
+	case 2:
+		rate := []float64{0, 1, 0.07, r.Float64()}[r.IntN(4)]
+		rules.Strategy.FeeModel, rules.Strategy.FeeRate, rules.Strategy.FeeExponent = replay.FeeCustom, &rate, r.IntN(5)
+	}
+	if r.IntN(2) == 0 {
+		rules.Strategy.LatencyMs = r.IntN(replay.MaxLatencyMs + 1)
+	}
 	if r.IntN(3) > 0 {
 		rules.Coin = store.BTC
 		rules.MarketType = store.MarketTypes[r.IntN(len(store.MarketTypes))]

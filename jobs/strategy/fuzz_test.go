@@ -18,6 +18,10 @@ func FuzzParseStrategyCode(f *testing.F) {
 		"coin= type= side=",
 		"side=UP entry: price_up < 1 or",
 		"\xff side=UP",
+		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 fees=market latency=250",
+		"side=DOWN entry: price_down < 0.35 exit: price_down >= 0.6 size=1 order=LIMIT fees=CUSTOM feerate=.07 feeexp=2.0 latency=60000",
+		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 fees=none latency=0",
+		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 fees=custom feeexp=1.5",
 	} {
 		f.Add(seed)
 	}

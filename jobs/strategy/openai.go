@@ -131,6 +131,10 @@ type answer struct {
 	PositionSize    float64            `json:"positionSize"`
 	MaxLossPercent  *float64           `json:"maxLossPercent"`
 	OrderType       string             `json:"orderType"`
+	FeeModel        string             `json:"feeModel"`
+	FeeRate         *float64           `json:"feeRate"`
+	FeeExponent     *float64           `json:"feeExponent"`
+	LatencyMs       *float64           `json:"latencyMs"`
 	Explanation     string             `json:"explanation"`
 }
 
@@ -151,19 +155,24 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	if dec.More() {
 		return Spec{}, invalid("", "the answer has text after the JSON object; answer with the object alone")
 	}
-	// replay.Strategy decodes the rules itself so that an explicit
-	// maxLossPercent of 0 is refused, not taken for the default.
-	var st replay.Strategy
-	if err := json.Unmarshal([]byte(content), &st); err != nil {
+	// replay decodes the rules itself so that an explicit maxLossPercent
+	// of 0 is refused, not taken for the default.
+	st, err := replay.DecodeStrategy([]byte(content), "explanation")
+	if err != nil {
 		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
 	}
-	spec, err := finish(req, st, "")
-	if err != nil {
+	if st.FeeModel == replay.FeeNone {
+		// The schema makes the model answer a fee model; its NONE is "no
+		// fees asked for", as a strategy without one says.
+		st.FeeModel = ""
+	}
+	spec, ferr := finish(req, st, "")
+	if ferr != nil {
 		var e *Error
-		if errors.As(err, &e) {
+		if errors.As(ferr, &e) {
 			return Spec{}, e
 		}
-		return Spec{}, invalid("", err.Error())
+		return Spec{}, invalid("", ferr.Error())
 	}
 	spec.Explanation = truncate(strings.TrimSpace(a.Explanation), maxExplanation)
 	if spec.Explanation == "" {
@@ -191,6 +200,7 @@ A condition compares one field of a snapshot with a number:
 - time_remaining_pct: percent of the market's window left, 100 at the start, 0 at the end
 Operators: <, >, <=, >=, == (exact equality, rarely useful), crosses_above and crosses_below (the field passed the value since the previous snapshot).
 Give 1 to 20 entry conditions and 1 to 20 exit conditions. positionSize is shares per trade (1 to 10000), maxLossPercent is 1 to 100, orderType is MARKET or LIMIT (a LIMIT order fills only at the signal price or better).
+The backtest can count costs when the user asks: feeModel MARKET charges the market's own taker fee (Polymarket's: shares x 0.07 x p(1-p)), CUSTOM charges feeRate (0 to 1) with feeExponent (1 to 4), NONE charges nothing (the default); latencyMs (0 to 60000) delays every order by that many milliseconds. feeRate and feeExponent are null unless feeModel is CUSTOM.
 Answer with the JSON object the schema describes. The explanation says in one or two sentences what the strategy does. If the idea needs something these fields cannot express (indicators, volume, news), approximate it with them and say so in the explanation.`
 
 // userPrompt states the request: the idea, the markets, and the values the
@@ -211,6 +221,16 @@ func userPrompt(req Request) string {
 	}
 	if req.OrderType != "" {
 		fmt.Fprintf(&b, "Use orderType %s.\n", req.OrderType)
+	}
+	if req.FeeModel != "" {
+		fmt.Fprintf(&b, "Use feeModel %s.\n", req.FeeModel)
+	}
+	if req.LatencyMs != nil {
+		fmt.Fprintf(&b, "Use latencyMs %s.\n", num(*req.LatencyMs))
+	}
+	if req.Prompt == "" {
+		b.WriteString("The user gave no idea of their own: use the preset as it is.")
+		return b.String()
 	}
 	fmt.Fprintf(&b, "The idea, in the user's words:\n%s", req.Prompt)
 	return b.String()

@@ -278,3 +278,36 @@ func TestNewChoosesProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAICosts: the model answers the costs the strict schema asks for;
+// its NONE means none asked for, and the request's settings reach the
+// prompt and win.
+func TestOpenAICosts(t *testing.T) {
+	t.Parallel()
+	costly := with(with(with(with(good(), "feeModel", "MARKET"), "feeRate", nil), "feeExponent", nil), "latencyMs", 250)
+	none := with(with(with(with(good(), "feeModel", "NONE"), "feeRate", nil), "feeExponent", nil), "latencyMs", 0)
+	fake := openaitest.New(t, openaitest.JSON(costly), openaitest.JSON(none), openaitest.JSON(none))
+	g := newOpenAI(fake, time.Second)
+	spec, err := g.Generate(context.Background(), request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := spec.Strategy; s.FeeModel != "MARKET" || s.FeeRate != nil || s.LatencyMs != 250 {
+		t.Errorf("costs of the answer: %+v", s)
+	}
+	if spec, err = g.Generate(context.Background(), request(t)); err != nil || spec.Strategy.FeeModel != "" || spec.Strategy.LatencyMs != 0 {
+		t.Errorf("NONE answer: %+v, %v", spec.Strategy, err)
+	}
+	req := request(t)
+	lat := 300.0
+	req.FeeModel, req.LatencyMs = "MARKET", &lat
+	if spec, err = g.Generate(context.Background(), req); err != nil || spec.Strategy.FeeModel != "MARKET" || spec.Strategy.LatencyMs != 300 {
+		t.Errorf("request's costs: %+v, %v", spec.Strategy, err)
+	}
+	prompt := fake.Calls()[2].Request.Messages[1].Content
+	for _, want := range []string{"Use feeModel MARKET", "Use latencyMs 300"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -45,6 +46,44 @@ type Request struct {
 	PositionSize   *float64 `json:"positionSize,omitempty"`
 	MaxLossPercent *float64 `json:"maxLossPercent,omitempty"`
 	OrderType      string   `json:"orderType,omitempty"`
+	// The replay's costs (DESIGN 6), passed to every market of a backtest;
+	// given here they win over what the prompt says. The exponent and the
+	// latency are read as numbers so that 1.5 is refused by name.
+	FeeModel    string   `json:"feeModel,omitempty"`
+	FeeRate     *float64 `json:"feeRate,omitempty"`
+	FeeExponent *float64 `json:"feeExponent,omitempty"`
+	LatencyMs   *float64 `json:"latencyMs,omitempty"`
+}
+
+// requestKeys are the JSON keys of a Request.
+var requestKeys = []string{"prompt", "preset", "coin", "marketType", "marketCount", "positionSize", "maxLossPercent", "orderType",
+	"feeModel", "feeRate", "feeExponent", "latencyMs"}
+
+// UnmarshalJSON decodes a request; a key it does not have is a
+// *replay.Error (VALIDATION_ERROR) naming it.
+func (r *Request) UnmarshalJSON(b []byte) error {
+	if err := replay.CheckKeys(b, "", requestKeys, nil); err != nil {
+		return err
+	}
+	type plain Request // drops the methods, so decoding does not recurse
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = Request(p)
+	return nil
+}
+
+// hasCosts reports whether the request states any of the replay's costs.
+func (r *Request) hasCosts() bool {
+	return r.FeeModel != "" || r.FeeRate != nil || r.FeeExponent != nil || r.LatencyMs != nil
+}
+
+// costs is a strategy carrying only the request's costs, for checking them.
+func (r *Request) costs() replay.Strategy {
+	var st replay.Strategy
+	st.SetCosts(r.FeeModel, r.FeeRate, r.FeeExponent, r.LatencyMs)
+	return st
 }
 
 // Count is the number of markets to backtest (after Normalize).
@@ -68,8 +107,8 @@ func (r *Request) Normalize() error {
 	}
 	prompt := strings.TrimSpace(r.Prompt)
 	switch n := utf8.RuneCountInString(prompt); {
-	case n == 0:
-		return invalid("prompt", "prompt is missing: describe the strategy in a sentence, e.g. \"buy UP when price_up drops below 0.35, exit above 0.6\"")
+	case n == 0 && r.Preset == "":
+		return invalid("prompt", "prompt is missing: describe the strategy in a sentence, e.g. \"buy UP when price_up drops below 0.35, exit above 0.6\", or choose a preset ("+strings.Join(Presets(), ", ")+")")
 	case n > MaxPromptLength:
 		return invalid("prompt", fmt.Sprintf("prompt is %d characters long: at most %d are allowed", n, MaxPromptLength))
 	}
@@ -106,8 +145,23 @@ func (r *Request) Normalize() error {
 	if v := r.MaxLossPercent; v != nil && !inRange(*v, replay.MinMaxLossPercent, replay.MaxMaxLossPercent) {
 		return invalid("maxLossPercent", fmt.Sprintf("maxLossPercent %s is out of range: it must be between 1 and 100", num(*v)))
 	}
+	if r.hasCosts() {
+		st := r.costs()
+		if err := st.CheckCosts(); err != nil {
+			return fromReplay(err)
+		}
+	}
 	r.Prompt, r.Coin, r.MarketType = prompt, coin, mt
 	return nil
+}
+
+// floatOf is n as a number a request states, nil for 0 (not given).
+func floatOf(n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	f := float64(n)
+	return &f
 }
 
 func inRange(v, lo, hi float64) bool { return v >= lo && v <= hi && !math.IsNaN(v) }
@@ -126,6 +180,15 @@ func finish(req Request, st replay.Strategy, explanation string) (Spec, error) {
 	}
 	if req.OrderType != "" {
 		st.OrderType = req.OrderType
+	}
+	if req.FeeModel != "" {
+		// The request's model replaces the generator's, with its own rate
+		// and exponent (none unless CUSTOM).
+		lat := floatOf(st.LatencyMs)
+		st.SetCosts(req.FeeModel, req.FeeRate, req.FeeExponent, lat)
+	}
+	if req.LatencyMs != nil {
+		st.SetCosts(st.FeeModel, st.FeeRate, floatOf(st.FeeExponent), req.LatencyMs)
 	}
 	s := Spec{Rules: Rules{Coin: req.Coin, MarketType: req.MarketType, Strategy: st}, Explanation: explanation}
 	if err := s.Normalize(); err != nil {

@@ -40,9 +40,17 @@ func Schema() json.RawMessage {
 			"positionSize":    map[string]any{"type": "number", "description": "Shares per trade, 1 to 10000."},
 			"maxLossPercent":  map[string]any{"type": "number", "description": "Forced exit when the position has lost this percent of its cost, 1 to 100."},
 			"orderType":       map[string]any{"type": "string", "enum": replay.OrderTypes()},
-			"explanation":     map[string]any{"type": "string", "description": "One or two sentences on what the strategy does and why."},
+			// Strict mode wants every property, so "no fees" and "no
+			// delay" are answers too: NONE, null, null, 0.
+			"feeModel": map[string]any{"type": "string", "enum": replay.FeeModels(),
+				"description": "NONE unless the user asks to count fees: MARKET for the market's own taker fees (Polymarket's), CUSTOM for a rate the user gives."},
+			"feeRate":     map[string]any{"type": []string{"number", "null"}, "description": "CUSTOM only: the fee rate, 0 to 1 (7% is 0.07); null otherwise."},
+			"feeExponent": map[string]any{"type": []string{"integer", "null"}, "description": "CUSTOM only: the exponent of p(1-p) in the fee, 1 to 4 (usually 1); null otherwise."},
+			"latencyMs":   map[string]any{"type": "integer", "description": "The order delay to simulate, in milliseconds, 0 to 60000; 0 unless the user mentions latency or delay."},
+			"explanation": map[string]any{"type": "string", "description": "One or two sentences on what the strategy does and why."},
 		},
-		"required":             []string{"side", "entryConditions", "exitConditions", "positionSize", "maxLossPercent", "orderType", "explanation"},
+		"required": []string{"side", "entryConditions", "exitConditions", "positionSize", "maxLossPercent", "orderType",
+			"feeModel", "feeRate", "feeExponent", "latencyMs", "explanation"},
 		"additionalProperties": false,
 	}
 	b, err := json.Marshal(s)

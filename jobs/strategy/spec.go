@@ -27,7 +27,10 @@ type Rules struct {
 // Its JSON is one flat object:
 //
 //	{"side","entryConditions","exitConditions","positionSize","maxLossPercent",
-//	 "orderType","coin","marketType","explanation"}
+//	 "orderType","feeModel"?,"feeRate"?,"feeExponent"?,"latencyMs"?,
+//	 "coin","marketType","explanation"}
+//
+// The cost fields appear when set, as in a replay request.
 type Spec struct {
 	Rules
 	// Explanation says in a sentence or two what the rules do (and what a
@@ -43,6 +46,10 @@ type specJSON struct {
 	PositionSize    float64            `json:"positionSize"`
 	MaxLossPercent  float64            `json:"maxLossPercent"`
 	OrderType       string             `json:"orderType"`
+	FeeModel        string             `json:"feeModel,omitempty"`
+	FeeRate         *float64           `json:"feeRate,omitempty"`
+	FeeExponent     int                `json:"feeExponent,omitempty"`
+	LatencyMs       int                `json:"latencyMs,omitempty"`
 	Coin            store.Coin         `json:"coin"`
 	MarketType      store.MarketType   `json:"marketType"`
 	Explanation     string             `json:"explanation"`
@@ -59,15 +66,16 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	err := enc.Encode(specJSON{
 		Side: st.Side, EntryConditions: nonNil(st.EntryConditions), ExitConditions: nonNil(st.ExitConditions),
 		PositionSize: st.PositionSize, MaxLossPercent: st.MaxLossPercent, OrderType: st.OrderType,
+		FeeModel: st.FeeModel, FeeRate: st.FeeRate, FeeExponent: st.FeeExponent, LatencyMs: st.LatencyMs,
 		Coin: s.Coin, MarketType: s.MarketType, Explanation: s.Explanation,
 	})
 	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }
 
 // UnmarshalJSON reads a generated_strategy object. The rules are decoded by
-// replay.Strategy itself, so that an explicit maxLossPercent of 0 is told
-// from an absent one exactly as POST /v1/replay tells them; Normalize
-// judges what was decoded.
+// replay.DecodeStrategy, so that an explicit maxLossPercent of 0 is told
+// from an absent one, and an unknown key refused, exactly as POST
+// /v1/replay does; Normalize judges what was decoded.
 func (s *Spec) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -80,8 +88,8 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &extra); err != nil {
 		return err
 	}
-	var st replay.Strategy
-	if err := json.Unmarshal(b, &st); err != nil {
+	st, err := replay.DecodeStrategy(b, "coin", "marketType", "explanation")
+	if err != nil {
 		return err
 	}
 	*s = Spec{Rules: Rules{Coin: extra.Coin, MarketType: extra.MarketType, Strategy: st}, Explanation: extra.Explanation}

@@ -64,14 +64,47 @@ func checkMarket(m *store.Market) error {
 	case !m.EndTime.After(m.StartTime):
 		return fmt.Errorf("market %s: end_time %s is not after start_time %s", m.Slug,
 			m.EndTime.Format(time.RFC3339Nano), m.StartTime.Format(time.RFC3339Nano))
-	case m.Winner != nil && *m.Winner != store.OutcomeUp && *m.Winner != store.OutcomeDown:
-		return fmt.Errorf("market %s: winner %q is not Up or Down", m.Slug, *m.Winner)
+	case m.Winner != nil && *m.Winner != store.OutcomeUp && *m.Winner != store.OutcomeDown && *m.Winner != store.OutcomeFiftyFifty:
+		return fmt.Errorf("market %s: winner %q is not Up, Down or 50-50", m.Slug, *m.Winner)
 	}
 	for name, p := range map[string]*float64{"coin_price_start": m.CoinPriceStart, "coin_price_end": m.CoinPriceEnd,
-		"final_volume": m.FinalVolume, "final_liquidity": m.FinalLiquidity} {
+		"final_volume": m.FinalVolume, "final_liquidity": m.FinalLiquidity, "taker_fee_rate": m.TakerFeeRate,
+		"tick_size": m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
 		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
 			return fmt.Errorf("market %s: %s: %w", m.Slug, name, errNotFinite)
 		}
+	}
+	for _, c := range m.TickSizeChanges {
+		if c.Time.IsZero() {
+			return fmt.Errorf("market %s: a tick size change without a time", m.Slug)
+		}
+		if math.IsNaN(c.TickSize) || math.IsInf(c.TickSize, 0) {
+			return fmt.Errorf("market %s: tick size change at %s: %w", m.Slug, c.Time.Format(time.RFC3339Nano), errNotFinite)
+		}
+	}
+	return nil
+}
+
+// checkTrade reports what makes t, a trade of the market with the slug,
+// unfit for a store.
+func checkTrade(slug string, t *store.MarketTrade) error {
+	if slug == "" {
+		return errors.New("trade without a slug")
+	}
+	if err := t.Check(); err != nil {
+		return fmt.Errorf("trade of %s: %w", slug, err)
+	}
+	return nil
+}
+
+// checkGap reports what makes g, a gap of the market with the slug, unfit
+// for a store.
+func checkGap(slug string, g *store.Gap) error {
+	if slug == "" {
+		return errors.New("gap without a slug")
+	}
+	if err := g.Check(); err != nil {
+		return fmt.Errorf("gap of %s: %w", slug, err)
 	}
 	return nil
 }

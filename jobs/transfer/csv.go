@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -15,18 +16,24 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// Columns of the two kinds of CSV file, in the order written.
+// Columns of the kinds of CSV file, in the order written.
 var (
 	marketColumns = []string{"slug", "market_id", "event_id", "coin", "market_type", "start_time", "end_time",
 		"coin_price_start", "coin_price_end", "condition_id", "clob_token_up", "clob_token_down", "winner",
-		"final_volume", "final_liquidity", "resolved_at", "created_at", "updated_at"}
+		"final_volume", "final_liquidity", "resolved_at", "created_at", "updated_at",
+		"upstream_slug", "taker_fee_rate", "fee_exponent", "tick_size", "tick_size_changes", "min_order_size",
+		"resolution_source", "price_to_beat", "final_price"}
 	snapshotColumns = []string{"slug", "time", "coin_price", "price_up", "price_down", "orderbook_up", "orderbook_down"}
+	tradeColumns    = []string{"slug", "time", "outcome", "price", "size", "side", "fee_rate_bps", "tx_hash"}
+	gapColumns      = []string{"slug", "from", "to"}
 )
 
 // Columns a CSV file must have; the others may be left out (empty).
 var (
 	marketRequired   = []string{"slug", "coin", "market_type", "start_time", "end_time"}
 	snapshotRequired = []string{"slug", "time", "coin_price", "price_up", "price_down"}
+	tradeRequired    = []string{"slug", "time", "outcome", "price", "size", "side"}
+	gapRequired      = gapColumns
 )
 
 // csvEncoder writes CSV rows by appending into one buffer, quoting as
@@ -59,10 +66,7 @@ func (e *csvEncoder) writeHeader() error {
 		return nil
 	}
 	e.header = true
-	cols := marketColumns
-	if e.what == Snapshots {
-		cols = snapshotColumns
-	}
+	cols := map[What][]string{Markets: marketColumns, Snapshots: snapshotColumns, Trades: tradeColumns, Gaps: gapColumns}[e.what]
 	_, err := e.w.WriteString(strings.Join(cols, ",") + "\n")
 	return err
 }
@@ -77,6 +81,12 @@ func (e *csvEncoder) Encode(r Record) error {
 		e.market(r.Market)
 	case r.Snapshot != nil && e.what == Snapshots:
 		e.snapshot(r.Slug, r.Snapshot)
+	case r.Trade != nil && e.what == Trades:
+		e.trade(r.Slug, r.Trade)
+	case r.Gap != nil && e.what == Gaps:
+		e.text(r.Slug)
+		e.time(r.Gap.From)
+		e.time(r.Gap.To)
 	default:
 		return fmt.Errorf("transfer: a CSV file of %s holds no other record", e.what)
 	}
@@ -159,6 +169,62 @@ func (e *csvEncoder) market(m *store.Market) {
 	}
 	e.time(m.CreatedAt)
 	e.time(m.UpdatedAt)
+	e.text(m.UpstreamSlug)
+	e.optNum(m.TakerFeeRate)
+	if m.FeeExponent != nil {
+		e.b = strconv.AppendInt(e.b, int64(*m.FeeExponent), 10)
+	}
+	e.b = append(e.b, ',')
+	e.optNum(m.TickSize)
+	for i, c := range m.TickSizeChanges {
+		if i > 0 {
+			e.b = append(e.b, ' ')
+		}
+		e.b = appendTime(e.b, c.Time)
+		e.b = append(e.b, '=')
+		var err error
+		if e.b, err = appendNum(e.b, c.TickSize); err != nil {
+			e.errs = append(e.errs, fmt.Errorf("tick_size_changes: %w", err))
+		}
+	}
+	e.b = append(e.b, ',')
+	e.optNum(m.MinOrderSize)
+	e.text(m.ResolutionSource)
+	e.optNum(m.PriceToBeat)
+	e.optNum(m.FinalPrice)
+}
+
+func (e *csvEncoder) trade(slug string, t *store.MarketTrade) {
+	e.text(slug)
+	e.time(t.Time)
+	e.text(t.Outcome)
+	e.num(t.Price)
+	e.num(t.Size)
+	e.text(t.Side)
+	e.num(t.FeeRateBps)
+	e.text(t.TxHash)
+}
+
+// parseTickChanges reads a tick_size_changes cell: space-separated
+// time=size pairs.
+func parseTickChanges(s string) ([]store.TickSizeChange, error) {
+	var out []store.TickSizeChange
+	for _, f := range strings.Fields(s) {
+		ts, size, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("change %q is not time=size", f)
+		}
+		t, err := parseTime(ts)
+		if err != nil {
+			return nil, fmt.Errorf("change %q: %w", f, err)
+		}
+		x, err := parseNum(size)
+		if err != nil {
+			return nil, fmt.Errorf("change %q: %w", f, err)
+		}
+		out = append(out, store.TickSizeChange{Time: t, TickSize: x})
+	}
+	return out, nil
 }
 
 func deref(s *string) string {
@@ -287,11 +353,15 @@ func newCSVDecoder(r io.Reader) (*csvDecoder, error) {
 	switch {
 	case has(snapshotRequired):
 		d.what = Snapshots
+	case has(tradeRequired):
+		d.what = Trades
+	case has(gapRequired):
+		d.what = Gaps
 	case has(marketRequired):
 		d.what = Markets
 	default:
-		return nil, fmt.Errorf("transfer: CSV header %q has neither the market columns %q nor the snapshot columns %q",
-			header, marketRequired, snapshotRequired)
+		return nil, fmt.Errorf("transfer: CSV header %q has neither the market columns %q nor the snapshot columns %q nor the trade columns %q nor the gap columns %q",
+			header, marketRequired, snapshotRequired, tradeRequired, gapRequired)
 	}
 	return d, nil
 }
@@ -311,21 +381,59 @@ func (d *csvDecoder) Decode() (Record, error) {
 		}
 		return ""
 	}
-	var rec Record
-	if d.what == Markets {
-		m, err := csvMarket(get)
-		if err != nil {
-			return Record{}, fmt.Errorf("transfer: line %d: %w", line, err)
-		}
-		rec.Market = m
-	} else {
-		s, err := csvSnapshot(get)
-		if err != nil {
-			return Record{}, fmt.Errorf("transfer: line %d: %w", line, err)
-		}
-		rec.Slug, rec.Snapshot = get("slug"), s
+	rec := Record{Slug: get("slug")}
+	switch d.what {
+	case Markets:
+		rec.Slug = ""
+		rec.Market, err = csvMarket(get)
+	case Snapshots:
+		rec.Snapshot, err = csvSnapshot(get)
+	case Trades:
+		rec.Trade, err = csvTrade(get)
+	case Gaps:
+		rec.Gap, err = csvGap(get)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("transfer: line %d: %w", line, err)
 	}
 	return rec, nil
+}
+
+func csvTrade(get func(string) string) (*store.MarketTrade, error) {
+	slug := get("slug")
+	t, err := parseTime(get("time"))
+	if err != nil {
+		return nil, fmt.Errorf("trade of %s: time: %w", slug, err)
+	}
+	tr := &store.MarketTrade{Time: t, Outcome: get("outcome"), Side: get("side"), TxHash: get("tx_hash")}
+	for _, f := range []struct {
+		name     string
+		dst      *float64
+		optional bool
+	}{{"price", &tr.Price, false}, {"size", &tr.Size, false}, {"fee_rate_bps", &tr.FeeRateBps, true}} {
+		v := get(f.name)
+		if v == "" && f.optional {
+			continue
+		}
+		if *f.dst, err = parseNum(v); err != nil {
+			return nil, fmt.Errorf("trade of %s at %s: %s: %w", slug, get("time"), f.name, err)
+		}
+	}
+	return tr, checkTrade(slug, tr)
+}
+
+func csvGap(get func(string) string) (*store.Gap, error) {
+	slug := get("slug")
+	from, err := parseTime(get("from"))
+	if err != nil {
+		return nil, fmt.Errorf("gap of %s: from: %w", slug, err)
+	}
+	to, err := parseTime(get("to"))
+	if err != nil {
+		return nil, fmt.Errorf("gap of %s: to: %w", slug, err)
+	}
+	g := &store.Gap{From: from, To: to}
+	return g, checkGap(slug, g)
 }
 
 func csvMarket(get func(string) string) (*store.Market, error) {
@@ -333,16 +441,29 @@ func csvMarket(get func(string) string) (*store.Market, error) {
 		Slug: get("slug"), MarketID: get("market_id"), EventID: get("event_id"),
 		Coin: store.Coin(get("coin")), MarketType: store.MarketType(get("market_type")),
 		ConditionID: get("condition_id"), ClobTokenUp: get("clob_token_up"), ClobTokenDown: get("clob_token_down"),
+		UpstreamSlug: get("upstream_slug"), ResolutionSource: get("resolution_source"),
 	}
 	if w := get("winner"); w != "" {
 		m.Winner = &w
 	}
 	var err error
+	if v := get("fee_exponent"); v != "" {
+		x, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("market %s: fee_exponent: not an integer: %q", m.Slug, v)
+		}
+		m.FeeExponent = &x
+	}
+	if m.TickSizeChanges, err = parseTickChanges(get("tick_size_changes")); err != nil {
+		return nil, fmt.Errorf("market %s: tick_size_changes: %w", m.Slug, err)
+	}
 	for _, f := range []struct {
 		name string
 		dst  **float64
 	}{{"coin_price_start", &m.CoinPriceStart}, {"coin_price_end", &m.CoinPriceEnd},
-		{"final_volume", &m.FinalVolume}, {"final_liquidity", &m.FinalLiquidity}} {
+		{"final_volume", &m.FinalVolume}, {"final_liquidity", &m.FinalLiquidity},
+		{"taker_fee_rate", &m.TakerFeeRate}, {"tick_size", &m.TickSize}, {"min_order_size", &m.MinOrderSize},
+		{"price_to_beat", &m.PriceToBeat}, {"final_price", &m.FinalPrice}} {
 		v := get(f.name)
 		if v == "" {
 			continue

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -34,6 +35,10 @@ func (e *jsonlEncoder) Encode(r Record) error {
 		b, err = appendMarketJSON(b, r.Market)
 	case r.Snapshot != nil:
 		b, err = appendSnapshotJSON(b, r.Slug, r.Snapshot)
+	case r.Trade != nil:
+		b, err = appendTradeJSON(b, r.Slug, r.Trade)
+	case r.Gap != nil:
+		b = appendGapJSON(b, r.Slug, r.Gap)
 	default:
 		return errors.New("transfer: empty record")
 	}
@@ -95,6 +100,25 @@ func (o *jsonObj) optStr(k string, v *string) {
 	o.str(k, *v)
 }
 
+// optText writes "" as null: a text field the upstream did not give.
+func (o *jsonObj) optText(k, v string) {
+	if v == "" {
+		o.key(k)
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.str(k, v)
+}
+
+func (o *jsonObj) optInt(k string, v *int) {
+	o.key(k)
+	if v == nil {
+		o.b = append(o.b, "null"...)
+		return
+	}
+	o.b = strconv.AppendInt(o.b, int64(*v), 10)
+}
+
 func (o *jsonObj) time(k string, t time.Time) {
 	o.key(k)
 	o.b = append(o.b, '"')
@@ -132,7 +156,54 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 	o.optTime("resolved_at", m.ResolvedAt)
 	o.time("created_at", m.CreatedAt)
 	o.time("updated_at", m.UpdatedAt)
+	o.optText("upstream_slug", m.UpstreamSlug)
+	o.optNum("taker_fee_rate", m.TakerFeeRate)
+	o.optInt("fee_exponent", m.FeeExponent)
+	o.optNum("tick_size", m.TickSize)
+	o.key("tick_size_changes")
+	o.b = append(o.b, '[')
+	for i, c := range m.TickSizeChanges {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = append(o.b, `{"time":"`...)
+		o.b = appendTime(o.b, c.Time)
+		o.b = append(o.b, `","tick_size":`...)
+		var err error
+		if o.b, err = appendNum(o.b, c.TickSize); err != nil && o.err == nil {
+			o.err = fmt.Errorf("tick_size_changes: %w", err)
+		}
+		o.b = append(o.b, '}')
+	}
+	o.b = append(o.b, ']')
+	o.optNum("min_order_size", m.MinOrderSize)
+	o.optText("resolution_source", m.ResolutionSource)
+	o.optNum("price_to_beat", m.PriceToBeat)
+	o.optNum("final_price", m.FinalPrice)
 	return append(o.b, '}'), o.err
+}
+
+func appendTradeJSON(b []byte, slug string, t *store.MarketTrade) ([]byte, error) {
+	o := jsonObj{b: append(b, '{')}
+	o.str("type", "trade")
+	o.str("slug", slug)
+	o.time("time", t.Time)
+	o.str("outcome", t.Outcome)
+	o.num("price", t.Price)
+	o.num("size", t.Size)
+	o.str("side", t.Side)
+	o.num("fee_rate_bps", t.FeeRateBps)
+	o.str("tx_hash", t.TxHash)
+	return append(o.b, '}'), o.err
+}
+
+func appendGapJSON(b []byte, slug string, g *store.Gap) []byte {
+	o := jsonObj{b: append(b, '{')}
+	o.str("type", "gap")
+	o.str("slug", slug)
+	o.time("from", g.From)
+	o.time("to", g.To)
+	return append(o.b, '}')
 }
 
 func appendSnapshotJSON(b []byte, slug string, s *store.Snapshot) ([]byte, error) {
@@ -255,6 +326,29 @@ type jsonLine struct {
 	CreatedAt      string   `json:"created_at"`
 	UpdatedAt      string   `json:"updated_at"`
 
+	UpstreamSlug     string           `json:"upstream_slug"`
+	TakerFeeRate     *float64         `json:"taker_fee_rate"`
+	FeeExponent      *int             `json:"fee_exponent"`
+	TickSize         *float64         `json:"tick_size"`
+	TickSizeChanges  []jsonTickChange `json:"tick_size_changes"`
+	MinOrderSize     *float64         `json:"min_order_size"`
+	ResolutionSource string           `json:"resolution_source"`
+	PriceToBeat      *float64         `json:"price_to_beat"`
+	FinalPrice       *float64         `json:"final_price"`
+
+	// A trade's; Time, Price and Size are shared with the snapshot's and the
+	// trade's fields.
+	Outcome    string   `json:"outcome"`
+	Price      *float64 `json:"price"`
+	Size       *float64 `json:"size"`
+	Side       string   `json:"side"`
+	FeeRateBps *float64 `json:"fee_rate_bps"`
+	TxHash     string   `json:"tx_hash"`
+
+	// A gap's.
+	From string `json:"from"`
+	To   string `json:"to"`
+
 	Time          string    `json:"time"`
 	CoinPrice     *float64  `json:"coin_price"`
 	PriceUp       *float64  `json:"price_up"`
@@ -266,6 +360,11 @@ type jsonLine struct {
 	// fastDown instead of the Orderbook fields.
 	fast             bool
 	fastUp, fastDown *store.Book
+}
+
+type jsonTickChange struct {
+	Time     string   `json:"time"`
+	TickSize *float64 `json:"tick_size"`
 }
 
 type jsonBook struct {
@@ -332,8 +431,48 @@ func (l *jsonLine) record() (Record, error) {
 			return Record{}, err
 		}
 		return Record{Slug: l.Slug, Snapshot: s}, nil
+	case "trade":
+		t, err := l.trade()
+		if err != nil {
+			return Record{}, err
+		}
+		return Record{Slug: l.Slug, Trade: t}, nil
+	case "gap":
+		g, err := l.gap()
+		if err != nil {
+			return Record{}, err
+		}
+		return Record{Slug: l.Slug, Gap: g}, nil
 	}
-	return Record{}, fmt.Errorf("type %q is neither market nor snapshot", l.Type)
+	return Record{}, fmt.Errorf("type %q is not market, snapshot, trade or gap", l.Type)
+}
+
+func (l *jsonLine) trade() (*store.MarketTrade, error) {
+	t, err := parseTime(l.Time)
+	if err != nil {
+		return nil, fmt.Errorf("trade of %s: time: %w", l.Slug, err)
+	}
+	if l.Price == nil || l.Size == nil {
+		return nil, fmt.Errorf("trade of %s at %s: price and size are required", l.Slug, l.Time)
+	}
+	tr := &store.MarketTrade{Time: t, Outcome: l.Outcome, Price: *l.Price, Size: *l.Size, Side: l.Side, TxHash: l.TxHash}
+	if l.FeeRateBps != nil {
+		tr.FeeRateBps = *l.FeeRateBps
+	}
+	return tr, checkTrade(l.Slug, tr)
+}
+
+func (l *jsonLine) gap() (*store.Gap, error) {
+	from, err := parseTime(l.From)
+	if err != nil {
+		return nil, fmt.Errorf("gap of %s: from: %w", l.Slug, err)
+	}
+	to, err := parseTime(l.To)
+	if err != nil {
+		return nil, fmt.Errorf("gap of %s: to: %w", l.Slug, err)
+	}
+	g := &store.Gap{From: from, To: to}
+	return g, checkGap(l.Slug, g)
 }
 
 func (l *jsonLine) market() (*store.Market, error) {
@@ -343,6 +482,18 @@ func (l *jsonLine) market() (*store.Market, error) {
 		CoinPriceStart: l.CoinPriceStart, CoinPriceEnd: l.CoinPriceEnd,
 		ConditionID: l.ConditionID, ClobTokenUp: l.ClobTokenUp, ClobTokenDown: l.ClobTokenDown,
 		Winner: l.Winner, FinalVolume: l.FinalVolume, FinalLiquidity: l.FinalLiquidity,
+		UpstreamSlug: l.UpstreamSlug, TakerFeeRate: l.TakerFeeRate, FeeExponent: l.FeeExponent, TickSize: l.TickSize,
+		MinOrderSize: l.MinOrderSize, ResolutionSource: l.ResolutionSource, PriceToBeat: l.PriceToBeat, FinalPrice: l.FinalPrice,
+	}
+	for _, c := range l.TickSizeChanges {
+		t, err := parseTime(c.Time)
+		if err != nil {
+			return nil, fmt.Errorf("market %s: tick_size_changes: %w", l.Slug, err)
+		}
+		if c.TickSize == nil {
+			return nil, fmt.Errorf("market %s: tick_size_changes: a change needs time and tick_size", l.Slug)
+		}
+		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: t, TickSize: *c.TickSize})
 	}
 	var err error
 	for _, f := range []struct {

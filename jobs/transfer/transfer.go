@@ -1,20 +1,26 @@
-// Package transfer moves markets and snapshots (with their books) out of a
-// store and into one, as JSON Lines or CSV, streaming: months of data pass
-// through a page at a time, never whole.
+// Package transfer moves markets and their snapshots (with their books),
+// trades and recording gaps out of a store and into one, as JSON Lines or
+// CSV, streaming: months of data pass through a page at a time, never whole.
 //
 // Formats:
 //
-//   - JSON Lines: one object per line, "type" "market" or "snapshot". A
-//     market line carries SPEC's market fields (and coin); a snapshot line
-//     the market's slug and SPEC's snapshot fields, with orderbook_up and
-//     orderbook_down ({"bids":[{"price","size"}],"asks":[…]}) when books
-//     were recorded. An export lists each market followed by its snapshots,
-//     so one file restores a store.
-//   - CSV: one kind of record per file, markets or snapshots, told apart by
-//     the header; columns may come in any order. Empty cells are nulls. A
-//     book is one cell, "bids|asks", each side space-separated price:size
-//     levels best first ("0.51:100 0.5:20|0.52:75"); an empty cell is no
-//     book.
+//   - JSON Lines: one object per line, "type" "market", "snapshot",
+//     "trade" or "gap". A market line carries SPEC's market fields (and
+//     coin) and the upstream's (upstream_slug, taker_fee_rate,
+//     fee_exponent, tick_size, tick_size_changes [{time, tick_size}],
+//     min_order_size, resolution_source, price_to_beat, final_price); a
+//     snapshot line the market's slug and SPEC's snapshot fields, with
+//     orderbook_up and orderbook_down ({"bids":[{"price","size"}],"asks":[…]})
+//     when books were recorded; a trade line the slug and time, outcome,
+//     price, size, side, fee_rate_bps, tx_hash; a gap line the slug, from
+//     and to. An export lists each market followed by its snapshots, trades
+//     and gaps, so one file restores a store.
+//   - CSV: one kind of record per file, markets, snapshots, trades or gaps,
+//     told apart by the header; columns may come in any order. Empty cells
+//     are nulls. A book is one cell, "bids|asks", each side space-separated
+//     price:size levels best first ("0.51:100 0.5:20|0.52:75"); an empty
+//     cell is no book. A market's tick size changes are one cell of
+//     space-separated time=size pairs, oldest first.
 //
 // Times are UTC with microseconds (what stores keep) and numbers are
 // written in the shortest form that reads back to the same float64, so an
@@ -37,8 +43,9 @@ type Format string
 
 // Formats.
 const (
-	JSONL Format = "jsonl"
-	CSV   Format = "csv"
+	JSONL   Format = "jsonl"
+	CSV     Format = "csv"
+	Parquet Format = "parquet" // export only: see NewParquetEncoder
 )
 
 // What says which records an export holds.
@@ -46,17 +53,45 @@ type What string
 
 // What an export holds.
 const (
-	All       What = "all" // each market, then its snapshots (JSON Lines only)
+	All       What = "all" // each market, then its snapshots, trades and gaps (JSON Lines only)
 	Markets   What = "markets"
 	Snapshots What = "snapshots"
+	Trades    What = "trades"
+	Gaps      What = "gaps"
 )
 
-// Record is one line of an export: a market, or one snapshot of the market
-// named by Slug.
+// valid reports whether w is one of the Whats.
+func (w What) valid() bool {
+	switch w {
+	case All, Markets, Snapshots, Trades, Gaps:
+		return true
+	}
+	return false
+}
+
+// Record is one line of an export: a market, or one snapshot, trade or gap
+// of the market named by Slug. Exactly one of the pointers is set.
 type Record struct {
 	Market   *store.Market
 	Slug     string
 	Snapshot *store.Snapshot
+	Trade    *store.MarketTrade
+	Gap      *store.Gap
+}
+
+// What is the kind of record r is.
+func (r Record) What() What {
+	switch {
+	case r.Market != nil:
+		return Markets
+	case r.Snapshot != nil:
+		return Snapshots
+	case r.Trade != nil:
+		return Trades
+	case r.Gap != nil:
+		return Gaps
+	}
+	return ""
 }
 
 // Encoder writes records.
@@ -77,8 +112,8 @@ func NewEncoder(w io.Writer, f Format, what What) (Encoder, error) {
 	case JSONL:
 		return newJSONLEncoder(w), nil
 	case CSV:
-		if what != Markets && what != Snapshots {
-			return nil, errors.New("transfer: a CSV file holds one kind of record: export markets or snapshots")
+		if what == All || !what.valid() {
+			return nil, errors.New("transfer: a CSV file holds one kind of record: export markets, snapshots, trades or gaps")
 		}
 		return newCSVEncoder(w, what), nil
 	}
@@ -120,12 +155,16 @@ func NewDecoder(r io.Reader, f Format) (Decoder, error) {
 type Source interface {
 	ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error)
 	ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error)
+	ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error)
+	ListGaps(ctx context.Context, slug string) ([]store.Gap, error)
 }
 
 // Sink is what Import writes: every store.Store is one.
 type Sink interface {
 	UpsertMarkets(ctx context.Context, markets []store.Market) error
 	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
+	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
+	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
 }
 
 var (
@@ -136,7 +175,7 @@ var (
 // ExportOptions configure Export. Zero fields take the defaults noted.
 type ExportOptions struct {
 	Format Format // JSONL
-	What   What   // All for JSON Lines; CSV needs Markets or Snapshots
+	What   What   // All for JSON Lines; CSV needs Markets, Snapshots, Trades or Gaps
 	// Filter selects the markets (and so the snapshots) exported: Coin,
 	// MarketType, Resolved, StartAfter, StartBefore. Limit, Offset and
 	// Window are ignored.
@@ -144,7 +183,8 @@ type ExportOptions struct {
 	// Books exports the snapshots' order books.
 	Books bool
 	// MarketPage and SnapshotPage are how many records one store read
-	// returns (500 and 5,000): what Export holds in memory at once.
+	// returns (500 and 5,000; SnapshotPage also pages trades): what Export
+	// holds in memory at once.
 	MarketPage   int
 	SnapshotPage int
 }
@@ -153,16 +193,40 @@ type ExportOptions struct {
 type Stats struct {
 	Markets   int `json:"markets"`
 	Snapshots int `json:"snapshots"`
+	Trades    int `json:"trades"`
+	Gaps      int `json:"gaps"`
 }
 
 // Export writes the markets Filter selects, oldest start first, and their
-// snapshots, oldest first, to w.
-//
-// Markets are paged from the oldest, whose place counted from the end of
-// the newest-first listing does not move when a collector adds new markets
-// during the export; snapshots are paged oldest first, where new ones only
-// append.
+// snapshots, trades and gaps, each oldest first, to w. Snapshots are paged
+// oldest first, where new ones only append.
 func Export(ctx context.Context, src Source, w io.Writer, opt ExportOptions) (Stats, error) {
+	opt = exportDefaults(opt)
+	if !opt.What.valid() {
+		return Stats{}, fmt.Errorf("transfer: unknown export %q (want all, markets, snapshots, trades or gaps)", opt.What)
+	}
+	var enc Encoder
+	var err error
+	if opt.Format == Parquet {
+		enc, err = NewParquetEncoder(w, opt.What, opt.Books)
+	} else {
+		enc, err = NewEncoder(w, opt.Format, opt.What)
+	}
+	if err != nil {
+		return Stats{}, err
+	}
+	var st Stats
+	err = eachMarket(ctx, src, opt, func(m *store.Market) error {
+		return exportMarket(ctx, src, enc, m, opt, &st)
+	})
+	if err != nil {
+		return st, err
+	}
+	return st, enc.Flush()
+}
+
+// exportDefaults fills in opt's zero fields.
+func exportDefaults(opt ExportOptions) ExportOptions {
 	if opt.Format == "" {
 		opt.Format = JSONL
 	}
@@ -175,55 +239,47 @@ func Export(ctx context.Context, src Source, w io.Writer, opt ExportOptions) (St
 	if opt.SnapshotPage <= 0 {
 		opt.SnapshotPage = 5000
 	}
-	enc, err := NewEncoder(w, opt.Format, opt.What)
-	if err != nil {
-		return Stats{}, err
-	}
+	return opt
+}
+
+// eachMarket calls fn with each market opt.Filter selects, oldest start
+// first, a page of opt.MarketPage at a time.
+//
+// Markets are paged from the oldest, whose place counted from the end of
+// the newest-first listing does not move when a collector adds new markets
+// meanwhile.
+func eachMarket(ctx context.Context, src Source, opt ExportOptions, fn func(*store.Market) error) error {
 	f := opt.Filter
 	f.Window, f.Limit, f.Offset = nil, 0, 0
-
-	var st Stats
 	for done := 0; ; {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return err
 		}
 		total, err := countMarkets(ctx, src, f)
 		if err != nil {
-			return st, err
+			return err
 		}
 		left := total - done
 		if left <= 0 {
-			break
+			return nil
 		}
 		n := min(left, opt.MarketPage)
 		f.Offset, f.Limit = left-n, n
 		page, _, err := src.ListMarkets(ctx, f)
 		if err != nil {
-			return st, fmt.Errorf("transfer: list markets: %w", err)
+			return fmt.Errorf("transfer: list markets: %w", err)
 		}
 		if len(page) == 0 {
-			break
+			return nil
 		}
 		slices.Reverse(page)
 		for i := range page {
-			m := &page[i]
-			if opt.What != Snapshots {
-				if err := enc.Encode(Record{Market: m}); err != nil {
-					return st, err
-				}
-				st.Markets++
-			}
-			if opt.What != Markets {
-				n, err := exportSnapshots(ctx, src, enc, m.Slug, opt)
-				st.Snapshots += n
-				if err != nil {
-					return st, err
-				}
+			if err := fn(&page[i]); err != nil {
+				return err
 			}
 		}
 		done += len(page)
 	}
-	return st, enc.Flush()
 }
 
 func countMarkets(ctx context.Context, src Source, f store.MarketFilter) (int, error) {
@@ -233,6 +289,63 @@ func countMarkets(ctx context.Context, src Source, f store.MarketFilter) (int, e
 		return 0, fmt.Errorf("transfer: count markets: %w", err)
 	}
 	return total, nil
+}
+
+// exportMarket writes the market and its records that opt.What asks for.
+func exportMarket(ctx context.Context, src Source, enc Encoder, m *store.Market, opt ExportOptions, st *Stats) error {
+	want := func(w What) bool { return opt.What == All || opt.What == w }
+	if want(Markets) {
+		if err := enc.Encode(Record{Market: m}); err != nil {
+			return err
+		}
+		st.Markets++
+	}
+	if want(Snapshots) {
+		n, err := exportSnapshots(ctx, src, enc, m.Slug, opt)
+		st.Snapshots += n
+		if err != nil {
+			return err
+		}
+	}
+	if want(Trades) {
+		n, err := exportTrades(ctx, src, enc, m.Slug, opt)
+		st.Trades += n
+		if err != nil {
+			return err
+		}
+	}
+	if want(Gaps) {
+		gaps, err := src.ListGaps(ctx, m.Slug)
+		if err != nil {
+			return fmt.Errorf("transfer: gaps of %s: %w", m.Slug, err)
+		}
+		for i := range gaps {
+			if err := enc.Encode(Record{Slug: m.Slug, Gap: &gaps[i]}); err != nil {
+				return err
+			}
+			st.Gaps++
+		}
+	}
+	return nil
+}
+
+func exportTrades(ctx context.Context, src Source, enc Encoder, slug string, opt ExportOptions) (int, error) {
+	n := 0
+	for off := 0; ; off += opt.SnapshotPage {
+		page, _, err := src.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true, Limit: opt.SnapshotPage, Offset: off})
+		if err != nil {
+			return n, fmt.Errorf("transfer: trades of %s: %w", slug, err)
+		}
+		for i := range page {
+			if err := enc.Encode(Record{Slug: slug, Trade: &page[i]}); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if len(page) < opt.SnapshotPage {
+			return n, nil
+		}
+	}
 }
 
 func exportSnapshots(ctx context.Context, src Source, enc Encoder, slug string, opt ExportOptions) (int, error) {
@@ -259,15 +372,16 @@ type ImportOptions struct {
 	// Format of the input; empty tells it from the first byte.
 	Format Format
 	// MarketBatch and SnapshotBatch are how many records one store write
-	// takes (500 and 5,000).
+	// takes (500 and 5,000; SnapshotBatch also batches trades and gaps).
 	MarketBatch   int
 	SnapshotBatch int
 }
 
 // Import reads records from r and writes them into dst in batches:
-// markets upserted, snapshots appended (a snapshot whose time the market
-// has already is ignored, so importing twice stores nothing twice). A
-// snapshot's market must come earlier in the input or be in dst already.
+// markets upserted, snapshots and trades appended (one the market has
+// already is ignored), gaps merged, so importing twice stores nothing
+// twice. A record's market must come earlier in the input or be in dst
+// already.
 func Import(ctx context.Context, dst Sink, r io.Reader, opt ImportOptions) (Stats, error) {
 	if opt.MarketBatch <= 0 {
 		opt.MarketBatch = 500
@@ -279,68 +393,112 @@ func Import(ctx context.Context, dst Sink, r io.Reader, opt ImportOptions) (Stat
 	if err != nil {
 		return Stats{}, err
 	}
-	var (
-		st      Stats
-		markets []store.Market
-		slug    string
-		snaps   []store.Snapshot
-	)
-	flushMarkets := func() error {
-		if len(markets) == 0 {
-			return nil
-		}
-		if err := dst.UpsertMarkets(ctx, markets); err != nil {
-			return fmt.Errorf("transfer: store %d markets: %w", len(markets), err)
-		}
-		st.Markets += len(markets)
-		markets = markets[:0]
-		return nil
-	}
-	flushSnapshots := func() error {
-		if len(snaps) == 0 {
-			return nil
-		}
-		if err := flushMarkets(); err != nil { // a snapshot's market first
-			return err
-		}
-		if err := dst.AppendSnapshots(ctx, slug, snaps); err != nil {
-			return fmt.Errorf("transfer: store %d snapshots of %s: %w", len(snaps), slug, err)
-		}
-		st.Snapshots += len(snaps)
-		snaps = snaps[:0]
-		return nil
-	}
+	im := importer{ctx: ctx, dst: dst, batch: opt.SnapshotBatch}
 	for {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return im.st, err
 		}
 		rec, err := dec.Decode()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return st, err
+			return im.st, err
 		}
-		switch {
-		case rec.Market != nil:
-			markets = append(markets, *rec.Market)
-			if len(markets) >= opt.MarketBatch {
-				if err := flushMarkets(); err != nil {
-					return st, err
+		if rec.Market != nil {
+			im.markets = append(im.markets, *rec.Market)
+			if len(im.markets) >= opt.MarketBatch {
+				if err := im.flushMarkets(); err != nil {
+					return im.st, err
 				}
 			}
-		case rec.Snapshot != nil:
-			if rec.Slug != slug || len(snaps) >= opt.SnapshotBatch {
-				if err := flushSnapshots(); err != nil {
-					return st, err
-				}
-				slug = rec.Slug
-			}
-			snaps = append(snaps, *rec.Snapshot)
+			continue
+		}
+		if err := im.add(rec); err != nil {
+			return im.st, err
 		}
 	}
-	if err := flushSnapshots(); err != nil {
-		return st, err
+	if err := im.flush(); err != nil {
+		return im.st, err
 	}
-	return st, flushMarkets()
+	return im.st, im.flushMarkets()
+}
+
+// importer batches records for Import: markets, and the records of one
+// market of one kind at a time (an export's order), written when the
+// market or kind changes or the batch is full.
+type importer struct {
+	ctx   context.Context
+	dst   Sink
+	batch int
+	st    Stats
+
+	markets []store.Market
+	slug    string
+	what    What
+	snaps   []store.Snapshot
+	trades  []store.MarketTrade
+	gaps    []store.Gap
+}
+
+func (im *importer) flushMarkets() error {
+	if len(im.markets) == 0 {
+		return nil
+	}
+	if err := im.dst.UpsertMarkets(im.ctx, im.markets); err != nil {
+		return fmt.Errorf("transfer: store %d markets: %w", len(im.markets), err)
+	}
+	im.st.Markets += len(im.markets)
+	im.markets = im.markets[:0]
+	return nil
+}
+
+// add batches a snapshot, trade or gap.
+func (im *importer) add(rec Record) error {
+	what := rec.What()
+	if rec.Slug != im.slug || what != im.what || im.pending() >= im.batch {
+		if err := im.flush(); err != nil {
+			return err
+		}
+		im.slug, im.what = rec.Slug, what
+	}
+	switch what {
+	case Snapshots:
+		im.snaps = append(im.snaps, *rec.Snapshot)
+	case Trades:
+		im.trades = append(im.trades, *rec.Trade)
+	case Gaps:
+		im.gaps = append(im.gaps, *rec.Gap)
+	}
+	return nil
+}
+
+func (im *importer) pending() int { return len(im.snaps) + len(im.trades) + len(im.gaps) }
+
+// flush writes the batched records of im.slug, after the markets batched
+// before them (their market may be among those).
+func (im *importer) flush() error {
+	n := im.pending()
+	if n == 0 {
+		return nil
+	}
+	if err := im.flushMarkets(); err != nil {
+		return err
+	}
+	var err error
+	var count *int
+	switch im.what {
+	case Snapshots:
+		err, count = im.dst.AppendSnapshots(im.ctx, im.slug, im.snaps), &im.st.Snapshots
+	case Trades:
+		err, count = im.dst.AppendMarketTrades(im.ctx, im.slug, im.trades), &im.st.Trades
+	case Gaps:
+		err, count = im.dst.RecordGaps(im.ctx, im.slug, im.gaps), &im.st.Gaps
+	}
+	if err != nil {
+		return fmt.Errorf("transfer: store %d %s of %s: %w", n, im.what, im.slug, err)
+	}
+	*count += n
+	im.snaps, im.trades, im.gaps = im.snaps[:0], im.trades[:0], im.gaps[:0]
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // seeded is a memory store with generated data: every series, a live
@@ -53,40 +55,125 @@ func importInto(t testing.TB, st transfer.Sink, data []byte, opt transfer.Import
 	return stats
 }
 
+// enrich gives some of the store's markets what the generator may leave
+// out: the upstream's fields, a 50-50 winner, trades and gaps, so that the
+// round trip carries every kind of record whatever the generator makes.
+func enrich(t testing.TB, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	ms, _, err := st.ListMarkets(ctx, store.MarketFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate, exp, tick := 0.07, 1, 0.01
+	for i := 0; i < len(ms); i += 3 {
+		m := ms[i]
+		m.UpstreamSlug = "up-" + m.Slug
+		m.TakerFeeRate, m.FeeExponent, m.TickSize = &rate, &exp, &tick
+		m.TickSizeChanges = []store.TickSizeChange{{Time: m.StartTime.Add(time.Second + 1234*time.Microsecond), TickSize: 0.001}}
+		m.ResolutionSource = store.SourceBinance1h
+		if m.Winner != nil && i%2 == 0 {
+			ff := store.OutcomeFiftyFifty
+			m.Winner, m.FinalPrice = &ff, m.CoinPriceStart
+		}
+		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		var trades []store.MarketTrade
+		for k := range 3 + i%40 {
+			trades = append(trades, store.MarketTrade{Time: m.StartTime.Add(time.Duration(k) * 700 * time.Millisecond),
+				Outcome: []string{store.OutcomeUp, store.OutcomeDown}[k%2], Price: 0.01 * float64(1+k%99), Size: 5 + float64(k)/8,
+				Side: []string{store.SideBuy, store.SideSell}[k%3%2], FeeRateBps: float64(k % 2 * 1000), TxHash: fmt.Sprintf("0x%x", k)})
+		}
+		if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
+			t.Fatal(err)
+		}
+		gaps := []store.Gap{{From: m.StartTime.Add(10 * time.Second), To: m.StartTime.Add(14*time.Second + 3*time.Microsecond)}}
+		if i%2 == 1 {
+			gaps = append(gaps, store.Gap{From: m.StartTime.Add(30 * time.Second), To: m.StartTime.Add(40 * time.Second)})
+		}
+		if err := st.RecordGaps(ctx, m.Slug, gaps); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// activity counts the trades and gaps of every market of the store.
+func activity(t testing.TB, st store.Store) (trades, gaps int) {
+	t.Helper()
+	ctx := context.Background()
+	ms, _, err := st.ListMarkets(ctx, store.MarketFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		_, n, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := st.ListGaps(ctx, m.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trades, gaps = trades+n, gaps+len(g)
+	}
+	return trades, gaps
+}
+
 // TestRoundTrip exports a store, imports the export into an empty store
-// and exports that: the two exports must be the same bytes, in each
-// format, with and without books, in small pages and batches (so that
-// paging and batching are crossed many times).
+// (memory or Postgres) and exports that: the two exports must be the same
+// bytes, in each format, with and without books, in small pages and
+// batches (so that paging and batching are crossed many times).
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	src, seed := seeded(t, 3, 200)
+	enrich(t, src)
+	trades, gaps := activity(t, src)
+	if trades == 0 || gaps == 0 {
+		t.Fatalf("the source has %d trades and %d gaps: nothing to carry", trades, gaps)
+	}
 	small := func(o transfer.ExportOptions) transfer.ExportOptions {
 		o.MarketPage, o.SnapshotPage = 7, 50
 		return o
 	}
+	csvFiles := []transfer.ExportOptions{
+		{Format: transfer.CSV, What: transfer.Markets},
+		small(transfer.ExportOptions{Format: transfer.CSV, What: transfer.Snapshots, Books: true}),
+		small(transfer.ExportOptions{Format: transfer.CSV, What: transfer.Trades}),
+		{Format: transfer.CSV, What: transfer.Gaps},
+	}
 	for _, tc := range []struct {
-		name string
-		opts []transfer.ExportOptions // files imported one after another
+		name     string
+		opts     []transfer.ExportOptions // files imported one after another
+		postgres bool
 	}{
-		{"jsonl", []transfer.ExportOptions{{Format: transfer.JSONL, Books: true}}},
-		{"jsonl-small-pages", []transfer.ExportOptions{small(transfer.ExportOptions{Format: transfer.JSONL, Books: true})}},
-		{"jsonl-without-books", []transfer.ExportOptions{{Format: transfer.JSONL}}},
-		{"csv", []transfer.ExportOptions{{Format: transfer.CSV, What: transfer.Markets}, small(transfer.ExportOptions{Format: transfer.CSV, What: transfer.Snapshots, Books: true})}},
+		{"jsonl", []transfer.ExportOptions{{Format: transfer.JSONL, Books: true}}, false},
+		{"jsonl-small-pages", []transfer.ExportOptions{small(transfer.ExportOptions{Format: transfer.JSONL, Books: true})}, false},
+		{"jsonl-without-books", []transfer.ExportOptions{{Format: transfer.JSONL}}, false},
+		{"csv", csvFiles, false},
+		{"jsonl-postgres", []transfer.ExportOptions{small(transfer.ExportOptions{Format: transfer.JSONL, Books: true})}, true},
+		{"csv-postgres", csvFiles, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dst := memory.New()
+			var dst store.Store = memory.New()
+			if tc.postgres {
+				dst = pgtest.NewStore(t)
+			}
 			var first [][]byte
 			for _, o := range tc.opts {
 				data, stats := export(t, src, o)
-				if o.What != transfer.Snapshots && stats.Markets != seed.Markets {
-					t.Errorf("exported %d markets, the store has %d", stats.Markets, seed.Markets)
-				}
-				if o.What != transfer.Markets && stats.Snapshots != seed.Snapshots {
-					t.Errorf("exported %d snapshots, the store has %d", stats.Snapshots, seed.Snapshots)
+				all := transfer.Stats{Markets: seed.Markets, Snapshots: seed.Snapshots, Trades: trades, Gaps: gaps}
+				want := map[transfer.What]transfer.Stats{
+					"": all, transfer.All: all,
+					transfer.Markets: {Markets: all.Markets}, transfer.Snapshots: {Snapshots: all.Snapshots},
+					transfer.Trades: {Trades: all.Trades}, transfer.Gaps: {Gaps: all.Gaps},
+				}[o.What]
+				if stats != want {
+					t.Errorf("exported %+v, the store has %+v", stats, want)
 				}
 				in := importInto(t, dst, data, transfer.ImportOptions{MarketBatch: 5, SnapshotBatch: 64})
-				if in.Markets != stats.Markets || in.Snapshots != stats.Snapshots {
+				if in != stats {
 					t.Errorf("imported %+v of an export of %+v", in, stats)
 				}
 				first = append(first, data)
@@ -122,10 +209,24 @@ func TestExportShapes(t *testing.T) {
 	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
 	up, p := store.OutcomeUp, 95000.5
 	resolved := start.Add(5*time.Minute + 12345*time.Microsecond)
+	rate, exp, tick, minSize := 0.07, 1, 0.001, 5.0
 	m := store.Market{Slug: "btc-updown-5m-1777467600", MarketID: "1043567", EventID: "98765", Coin: store.BTC, MarketType: store.M5,
 		StartTime: start, EndTime: start.Add(5 * time.Minute), CoinPriceStart: &p, ConditionID: "0xab\"c", ClobTokenUp: "1", ClobTokenDown: "2",
-		Winner: &up, ResolvedAt: &resolved, CreatedAt: start.Add(-time.Minute), UpdatedAt: resolved}
+		Winner: &up, ResolvedAt: &resolved, CreatedAt: start.Add(-time.Minute), UpdatedAt: resolved,
+		UpstreamSlug: "btc-updown-5m-1777467600", TakerFeeRate: &rate, FeeExponent: &exp, TickSize: &tick,
+		TickSizeChanges: []store.TickSizeChange{{Time: start.Add(90 * time.Second), TickSize: 0.001}}, MinOrderSize: &minSize,
+		ResolutionSource: store.SourceChainlink, PriceToBeat: &p}
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	trades := []store.MarketTrade{
+		{Time: start.Add(1500 * time.Millisecond), Outcome: store.OutcomeUp, Price: 0.52, Size: 12.5, Side: store.SideBuy, FeeRateBps: 1000, TxHash: "0x1"},
+		{Time: start.Add(2 * time.Second), Outcome: store.OutcomeDown, Price: 0.48, Size: 5, Side: store.SideSell},
+	}
+	if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordGaps(ctx, m.Slug, []store.Gap{{From: start.Add(time.Minute), To: start.Add(65 * time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 	snaps := []store.Snapshot{
@@ -141,10 +242,16 @@ func TestExportShapes(t *testing.T) {
 	want := `{"type":"market","slug":"btc-updown-5m-1777467600","market_id":"1043567","event_id":"98765","coin":"BTC","market_type":"5m",` +
 		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z","coin_price_start":95000.5,"coin_price_end":null,` +
 		`"condition_id":"0xab\"c","clob_token_up":"1","clob_token_down":"2","winner":"Up","final_volume":null,"final_liquidity":null,` +
-		`"resolved_at":"2026-04-29T13:05:00.012345Z","created_at":"2026-04-29T12:59:00.000000Z","updated_at":"2026-04-29T13:05:00.012345Z"}` + "\n" +
+		`"resolved_at":"2026-04-29T13:05:00.012345Z","created_at":"2026-04-29T12:59:00.000000Z","updated_at":"2026-04-29T13:05:00.012345Z",` +
+		`"upstream_slug":"btc-updown-5m-1777467600","taker_fee_rate":0.07,"fee_exponent":1,"tick_size":0.001,` +
+		`"tick_size_changes":[{"time":"2026-04-29T13:01:30.000000Z","tick_size":0.001}],"min_order_size":5,` +
+		`"resolution_source":"chainlink","price_to_beat":95000.5,"final_price":null}` + "\n" +
 		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.000000Z","coin_price":95000.5,"price_up":0.52,"price_down":0.49,` +
 		`"orderbook_up":{"bids":[{"price":0.51,"size":100}],"asks":[{"price":0.52,"size":12.5},{"price":0.53,"size":1}]},"orderbook_down":{"bids":[],"asks":[]}}` + "\n" +
-		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.300000Z","coin_price":95001,"price_up":0.5,"price_down":0.51}` + "\n"
+		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.300000Z","coin_price":95001,"price_up":0.5,"price_down":0.51}` + "\n" +
+		`{"type":"trade","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:01.500000Z","outcome":"Up","price":0.52,"size":12.5,"side":"BUY","fee_rate_bps":1000,"tx_hash":"0x1"}` + "\n" +
+		`{"type":"trade","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:02.000000Z","outcome":"Down","price":0.48,"size":5,"side":"SELL","fee_rate_bps":0,"tx_hash":""}` + "\n" +
+		`{"type":"gap","slug":"btc-updown-5m-1777467600","from":"2026-04-29T13:01:00.000000Z","to":"2026-04-29T13:01:05.000000Z"}` + "\n"
 	if string(data) != want {
 		t.Errorf("JSON Lines export:\n%s\nwant:\n%s", data, want)
 	}
@@ -156,8 +263,21 @@ func TestExportShapes(t *testing.T) {
 		t.Errorf("CSV snapshots export:\n%s\nwant:\n%s", data, want)
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Markets})
-	if !strings.Contains(string(data), `"0xab""c"`) || !strings.HasPrefix(string(data), "slug,market_id,event_id,coin,market_type,") {
+	if !strings.Contains(string(data), `"0xab""c"`) || !strings.HasPrefix(string(data), "slug,market_id,event_id,coin,market_type,") ||
+		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,\n") {
 		t.Errorf("CSV markets export:\n%s", data)
+	}
+	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Trades})
+	want = "slug,time,outcome,price,size,side,fee_rate_bps,tx_hash\n" +
+		"btc-updown-5m-1777467600,2026-04-29T13:00:01.500000Z,Up,0.52,12.5,BUY,1000,0x1\n" +
+		"btc-updown-5m-1777467600,2026-04-29T13:00:02.000000Z,Down,0.48,5,SELL,0,\n"
+	if string(data) != want {
+		t.Errorf("CSV trades export:\n%s\nwant:\n%s", data, want)
+	}
+	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Gaps})
+	want = "slug,from,to\nbtc-updown-5m-1777467600,2026-04-29T13:01:00.000000Z,2026-04-29T13:01:05.000000Z\n"
+	if string(data) != want {
+		t.Errorf("CSV gaps export:\n%s\nwant:\n%s", data, want)
 	}
 	if _, err := transfer.Export(ctx, st, io.Discard, transfer.ExportOptions{Format: transfer.CSV}); err == nil {
 		t.Errorf("a CSV export of markets and snapshots together was accepted")
@@ -174,7 +294,16 @@ func TestImportRejectsBadInput(t *testing.T) {
 	const market = `{"type":"market","slug":"btc-updown-5m-1","coin":"BTC","market_type":"5m","start_time":"2026-01-01T00:00:00Z","end_time":"2026-01-01T00:05:00Z"}`
 	for _, tc := range []struct{ name, in, want string }{
 		{"not JSON", "{nope\n", "line 1"},
-		{"unknown type", `{"type":"trade"}`, "neither market nor snapshot"},
+		{"unknown type", `{"type":"order"}`, "not market, snapshot, trade or gap"},
+		{"bad 50/50", strings.Replace(market, `"coin"`, `"winner":"50/50","coin"`, 1), "50/50"},
+		{"bad tick change", strings.Replace(market, `"coin"`, `"tick_size_changes":[{"time":"2026-01-01T00:01:00Z"}],"coin"`, 1), "tick_size"},
+		{"trade with a bad outcome", market + "\n" + `{"type":"trade","slug":"btc-updown-5m-1","time":"2026-01-01T00:00:01Z","outcome":"Yes","price":0.5,"size":1,"side":"BUY"}`, "outcome"},
+		{"trade without a size", market + "\n" + `{"type":"trade","slug":"btc-updown-5m-1","time":"2026-01-01T00:00:01Z","outcome":"Up","price":0.5,"side":"BUY"}`, "price and size"},
+		{"trade of no market", `{"type":"trade","slug":"btc-updown-5m-9","time":"2026-01-01T00:00:01Z","outcome":"Up","price":0.5,"size":1,"side":"SELL"}`, "not found"},
+		{"gap ending before it starts", market + "\n" + `{"type":"gap","slug":"btc-updown-5m-1","from":"2026-01-01T00:00:05Z","to":"2026-01-01T00:00:01Z"}`, "does not end after"},
+		{"csv trade side", "slug,time,outcome,price,size,side\nx,2026-01-01T00:00:00Z,Up,0.5,1,HOLD\n", "HOLD"},
+		{"csv gap time", "slug,from,to\nx,2026-01-01T00:00:00Z,later\n", "to: not an RFC 3339"},
+		{"csv tick change", "slug,coin,market_type,start_time,end_time,tick_size_changes\nx,BTC,5m,2026-01-01T00:00:00Z,2026-01-01T00:05:00Z,0.01\n", "time=size"},
 		{"bad coin", strings.Replace(market, `"BTC"`, `"DOGE"`, 1), "DOGE"},
 		{"bad type", strings.Replace(market, `"5m"`, `"7m"`, 1), "7m"},
 		{"end before start", strings.Replace(market, `00:05:00Z`, `00:00:00Z`, 1), "not after"},

@@ -76,7 +76,15 @@ func (s *Store) ListDepth(ctx context.Context, f store.DepthFilter) ([]store.Dep
 		return []store.DepthSnapshot{}, 0, nil
 	}
 	from, to := depthRange(f)
-	entries, total := tl.page(from, to, f.Offset, f.Limit, false)
+	total := tl.count(from, to)
+	if f.After != nil {
+		if a := f.After.UnixMicro(); f.Ascending {
+			from = max(from, a+1)
+		} else {
+			to = min(to, a-1)
+		}
+	}
+	entries, _ := tl.page(from, to, f.Offset, f.Limit, f.Ascending)
 	out, err := unpackDepths(entries)
 	if err != nil {
 		return nil, 0, fmt.Errorf("memory: list depth of %s %s: %w", f.Symbol, f.Kind, err)

@@ -10,12 +10,13 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// marketEntry is a stored market and its snapshots. The market is replaced
-// under marketsMu; the timeline, made with the entry, is never replaced and
-// has a lock of its own.
+// marketEntry is a stored market, its snapshots, trades and gaps. The
+// market is replaced under marketsMu; the timeline and the activity, made
+// with the entry, are never replaced and have locks of their own.
 type marketEntry struct {
 	m     store.Market // as kept: times normalized, pointers owned
 	snaps *timeline
+	act   *activity
 }
 
 // cloneMarket returns m with pointer fields copied, so that neither side
@@ -43,6 +44,12 @@ func normMarket(m store.Market) store.Market {
 	m.StartTime = normTime(m.StartTime)
 	m.EndTime = normTime(m.EndTime)
 	m.ResolvedAt = normTimePtr(m.ResolvedAt)
+	if len(m.TickSizeChanges) == 0 {
+		m.TickSizeChanges = nil // none is none, however the caller spelled it
+	}
+	for i := range m.TickSizeChanges {
+		m.TickSizeChanges[i].Time = normTime(m.TickSizeChanges[i].Time)
+	}
 	m.CreatedAt = normTime(m.CreatedAt)
 	m.UpdatedAt = normTime(m.UpdatedAt)
 	return m
@@ -127,7 +134,7 @@ func (s *Store) putMarket(m store.Market, now time.Time) {
 	e, ok := s.markets[m.Slug]
 	if !ok {
 		m.CreatedAt = stamp(m.CreatedAt, now)
-		e = &marketEntry{m: m, snaps: &timeline{}}
+		e = &marketEntry{m: m, snaps: &timeline{}, act: &activity{}}
 		s.markets[m.Slug] = e
 		s.indexMarketID(e)
 		s.insertOrdered(e)

@@ -53,12 +53,27 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 	if err != nil {
 		return nil, 0, fmt.Errorf("memory: list snapshots: %w", err)
 	}
-	entries, total := tl.page(minMicros, maxMicros, q.Offset, q.Limit, q.Ascending)
+	lo, hi := q.MicroRange(true)
+	entries, _ := tl.page(lo, hi-1, q.Offset, q.Limit, q.Ascending)
 	snaps, err := unpackSnapshots(entries, q.WithBooks)
 	if err != nil {
 		return nil, 0, fmt.Errorf("memory: list snapshots of %q: %w", slug, err)
 	}
-	return snaps, total, nil
+	return snaps, tl.count(minMicros, maxMicros), nil
+}
+
+// CountSnapshots returns how many of the market's snapshots q's time range
+// holds.
+func (s *Store) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
+	if err := live(ctx, "count snapshots"); err != nil {
+		return 0, err
+	}
+	tl, err := s.snapshotsOf(slug)
+	if err != nil {
+		return 0, fmt.Errorf("memory: count snapshots: %w", err)
+	}
+	lo, hi := q.MicroRange(false)
+	return tl.count(lo, hi-1), nil
 }
 
 // snapshotsOf returns the timeline of the market with the slug.

@@ -116,6 +116,18 @@ func (tl *timeline) page(from, to int64, offset, limit int, ascending bool) ([]e
 	return out, total
 }
 
+// count returns the number of rows with from ≤ time ≤ to.
+func (tl *timeline) count(from, to int64) int {
+	tl.mu.RLock()
+	defer tl.mu.RUnlock()
+	lo, _ := tl.search(from)
+	hi := len(tl.rows)
+	if to < maxMicros {
+		hi, _ = tl.search(to + 1)
+	}
+	return max(hi-lo, 0)
+}
+
 // arena is append-only byte storage in chunks, so that growing it never
 // moves what it holds and a stored payload is never written again.
 type arena struct {

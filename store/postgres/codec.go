@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -456,28 +457,53 @@ func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
 		return dst, r.err
 	}
 	start := len(dst)
-	dst = append(dst, make([]store.Snapshot, n)...)
+	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
 	decodeTimes(&r, out)
-	for _, field := range [...]func(*store.Snapshot) *float64{
-		func(s *store.Snapshot) *float64 { return &s.CoinPrice },
-		func(s *store.Snapshot) *float64 { return &s.PriceUp },
-		func(s *store.Snapshot) *float64 { return &s.PriceDown },
-	} {
-		s := scale(r.uvarint())
-		var u int64
-		for i := range out {
-			u += r.varint()
-			*field(&out[i]) = s.value(u)
-		}
+	// One loop per column, written out: a call through a field accessor
+	// per value costs more than the value.
+	if r.err == nil {
+		r.b = decodeColumn(&r, r.b, out, func(s *store.Snapshot, v float64) { s.CoinPrice = v })
+	}
+	if r.err == nil {
+		r.b = decodeColumn(&r, r.b, out, func(s *store.Snapshot, v float64) { s.PriceUp = v })
+	}
+	if r.err == nil {
+		r.b = decodeColumn(&r, r.b, out, func(s *store.Snapshot, v float64) { s.PriceDown = v })
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d trailing bytes in head", len(r.b))
 	}
 	if r.err != nil {
+		clear(out)
 		return dst[:start], r.err
 	}
 	return dst, nil
+}
+
+// decodeColumn decodes one price column of a head into out, through set,
+// which the compiler inlines (decodeColumn is generic in nothing but is
+// small enough to be inlined at each of its three call sites).
+func decodeColumn(r *reader, b []byte, out []store.Snapshot, set func(*store.Snapshot, float64)) []byte {
+	sc, n := binary.Uvarint(b)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return nil
+	}
+	b = b[n:]
+	s := scale(sc)
+	var u int64
+	for i := range out {
+		d, rest, ok := varint(b)
+		if !ok {
+			r.fail("bad varint")
+			return nil
+		}
+		b = rest
+		u += d
+		set(&out[i], s.value(u))
+	}
+	return b
 }
 
 func decodeTimes(r *reader, out []store.Snapshot) {
@@ -492,8 +518,15 @@ func decodeTimes(r *reader, out []store.Snapshot) {
 		return
 	}
 	var gap int64
+	b := r.b
 	for i := 1; i < len(out); i++ {
-		gap += r.varint()
+		d, rest, ok := varint(b)
+		if !ok {
+			r.fail("bad varint")
+			return
+		}
+		b = rest
+		gap += d
 		if gap <= 0 {
 			r.fail("times not increasing")
 			return
@@ -501,13 +534,19 @@ func decodeTimes(r *reader, out []store.Snapshot) {
 		t += gap * int64(g)
 		out[i].Time = time.UnixMicro(t).UTC()
 	}
+	r.b = b
 }
-
-// span locates one decoded side in the level arena; off < 0 means nil.
-type span struct{ off, n int }
 
 // decodeBooks sets the books of snaps, the snapshots decodeHead returned
 // for the same chunk.
+//
+// A side the chunk marks as unchanged is the very slice of the snapshot
+// before, and a book whose two sides are both unchanged the very Book:
+// nothing is copied or allocated for what did not change, so a chunk of
+// books that barely move decodes in little more time and memory than its
+// prices. Every slice handed out is capped at its length, so appending to
+// one never writes into another; callers treat decoded books as read-only,
+// as they do any store's answer.
 func decodeBooks(snaps []store.Snapshot, books []byte) error {
 	r := reader{b: books}
 	if v := r.byte(); r.err == nil && v != codecVersion {
@@ -525,171 +564,283 @@ func decodeBooks(snaps []store.Snapshot, books []byte) error {
 		return fmt.Errorf("%w: books truncated", errCorrupt)
 	}
 	flags, body := r.b[:len(snaps)], r.b[len(snaps):]
-	r.b = body
-
 	if total > maxLevels {
 		return fmt.Errorf("%w: %d levels", errCorrupt, total)
 	}
-	d := bookDecoder{
-		r:      &r,
-		pScale: pScale,
-		sScale: sScale,
-		total:  int(total),
-		// The writer's count sizes the arena, bounded so that corrupt
-		// input cannot make it huge before it is checked.
-		arena: make([]store.Level, 0, max(1, min(int(total), 4*len(books)))),
-	}
-	for k := range d.last {
-		d.last[k] = span{off: -1}
-	}
-	spans := make([][numSides]span, len(snaps))
+	// Count the books that must be built, checking the flags on the way.
 	nbooks := 0
-	for i, f := range flags {
+	var prevFlags byte
+	for _, f := range flags {
 		if f&^flagsKnown != 0 {
 			return fmt.Errorf("%w: flags %#x", errCorrupt, f)
 		}
-		for k := range numSides {
-			if present(f, k) {
-				spans[i][k] = d.side(k, f&(flagSame<<k) != 0)
+		for _, bk := range [2]byte{flagUp, flagDown} {
+			if f&bk != 0 && !reused(f, prevFlags, bk) {
+				nbooks++
 			}
 		}
-		nbooks += popBooks(f)
-		if r.err != nil {
-			return r.err
+		prevFlags = f
+	}
+	d := bookDecoder{
+		b:      body,
+		pScale: pScale,
+		sScale: sScale,
+		total:  int(total),
+		// Every level written takes at least two bytes, so the arena never
+		// grows past this and slices into it stay valid as it fills.
+		arena: make([]store.Level, 0, min(int(total), len(body)/2)),
+		books: make([]store.Book, 0, nbooks),
+	}
+	d.pv.fill(pScale)
+	d.sv.fill(sScale)
+	prevFlags = 0
+	var prevUp, prevDown *store.Book
+	for i, f := range flags {
+		sn := &snaps[i]
+		sn.BookUp, sn.BookDown = nil, nil
+		if f&flagUp != 0 {
+			sn.BookUp = d.book(f, prevFlags, flagUp, 0, prevUp)
+			prevUp = sn.BookUp
 		}
+		if f&flagDown != 0 {
+			sn.BookDown = d.book(f, prevFlags, flagDown, 2, prevDown)
+			prevDown = sn.BookDown
+		}
+		if d.err != nil {
+			clearBooks(snaps)
+			return d.err
+		}
+		prevFlags = f
 	}
-	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, len(r.b))
+	switch {
+	case len(d.b) != 0:
+		d.err = fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, len(d.b))
+	case d.levels != d.total:
+		d.err = fmt.Errorf("%w: %d levels, header says %d", errCorrupt, d.levels, d.total)
 	}
-	if len(d.arena) != d.total {
-		return fmt.Errorf("%w: %d levels, header says %d", errCorrupt, len(d.arena), d.total)
+	if d.err != nil {
+		clearBooks(snaps)
 	}
-	d.attach(snaps, flags, spans, nbooks)
-	return nil
+	return d.err
 }
 
-func popBooks(f byte) int {
-	n := 0
-	if f&flagUp != 0 {
-		n++
+func clearBooks(snaps []store.Snapshot) {
+	for i := range snaps {
+		snaps[i].BookUp, snaps[i].BookDown = nil, nil
 	}
-	if f&flagDown != 0 {
-		n++
-	}
-	return n
 }
 
-// bookDecoder decodes the sides of a books section into one arena of levels.
+// reused reports whether the book bk (flagUp or flagDown) of a snapshot
+// with flags f is the previous snapshot's book: both its sides unchanged,
+// and the previous snapshot had the book too.
+func reused(f, prev, bk byte) bool {
+	k := 0
+	if bk == flagDown {
+		k = 2
+	}
+	both := byte(flagSame<<k | flagSame<<(k+1))
+	return f&both == both && prev&bk != 0
+}
+
+// bookDecoder decodes the sides of a books section.
 type bookDecoder struct {
-	r              *reader
+	b              []byte // what is left of the section
+	err            error
 	pScale, sScale scale
-	total          int // levels the header announces; the arena never exceeds it
+	total          int // levels the header announces, repeats included
+	levels         int // levels decoded or repeated so far
 	arena          []store.Level
-	last           [numSides]span
+	books          []store.Book
+	last           [numSides][]store.Level // each position's side as last decoded
 	refs           [numSides]sideRef
 	next           sideRef // scratch for the side being decoded
+	pv, sv         valueTable
+}
+
+// book returns the book of a snapshot with flags f whose sides are at
+// positions k and k+1: the previous snapshot's (prev) when neither side
+// changed, else a new one.
+func (d *bookDecoder) book(f, prevFlags, bk byte, k int, prev *store.Book) *store.Book {
+	if reused(f, prevFlags, bk) && prev != nil {
+		d.levels += len(prev.Bids) + len(prev.Asks)
+		if d.levels > d.total {
+			d.fail("more levels than the %d announced", d.total)
+		}
+		return prev
+	}
+	bids := d.side(k, f&(flagSame<<k) != 0)
+	asks := d.side(k+1, f&(flagSame<<(k+1)) != 0)
+	if len(d.books) == cap(d.books) {
+		d.fail("more books than the flags announce")
+		return nil
+	}
+	d.books = append(d.books, store.Book{Bids: bids, Asks: asks})
+	return &d.books[len(d.books)-1]
+}
+
+func (d *bookDecoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
+	}
+	d.b = nil
 }
 
 // side decodes (or repeats, when same) the next side at position k.
-func (d *bookDecoder) side(k int, same bool) span {
+func (d *bookDecoder) side(k int, same bool) []store.Level {
+	if d.err != nil {
+		return nil
+	}
 	if same {
 		prev := d.last[k]
-		if prev.off < 0 {
-			return prev
-		}
-		if !d.room(prev.n) {
-			return span{off: -1}
-		}
-		s := span{off: len(d.arena), n: prev.n}
-		d.arena = append(d.arena, d.arena[prev.off:prev.off+prev.n]...)
-		d.last[k] = s
-		return s
-	}
-	n, isNil := d.r.side()
-	if d.r.err != nil {
-		return span{off: -1}
-	}
-	if isNil {
-		d.last[k] = span{off: -1}
-		d.refs[k].price, d.refs[k].size = d.refs[k].price[:0], d.refs[k].size[:0]
-		return d.last[k]
-	}
-	if !d.room(n) {
-		return span{off: -1}
-	}
-	s := span{off: len(d.arena), n: n}
-	p := predictor{ref: &d.refs[k], bids: k%2 == 0}
-	// The hot loop keeps its state in locals: stores into d would cost a
-	// GC write barrier per level while a collection runs.
-	b, arena := d.r.b, d.arena
-	prices, sizes := d.next.price[:0], d.next.size[:0]
-	for j := range n {
-		dp, rest, ok := varint(b)
-		if !ok {
-			d.r.fail("bad varint")
-			return span{off: -1}
-		}
-		pu := dp + p.price(j)
-		p.observe(j, pu)
-		ds, rest, ok := varint(rest)
-		if !ok {
-			d.r.fail("bad varint")
-			return span{off: -1}
-		}
-		b = rest
-		su := ds + p.size(pu)
-		prices, sizes = append(prices, pu), append(sizes, su)
-		arena = append(arena, store.Level{Price: d.pScale.value(pu), Size: d.sScale.value(su)})
-	}
-	d.r.b, d.arena = b, arena
-	d.next.price, d.next.size = prices, sizes
-	d.refs[k], d.next = d.next, d.refs[k]
-	d.last[k] = s
-	return s
-}
-
-// varint decodes a zigzag varint from the front of b, with a fast path for
-// the one-byte values that dominate book data.
-func varint(b []byte) (v int64, rest []byte, ok bool) {
-	if len(b) > 0 && b[0] < 0x80 {
-		u := int64(b[0])
-		return u>>1 ^ -(u & 1), b[1:], true
-	}
-	v, n := binary.Varint(b)
-	if n <= 0 {
-		return 0, nil, false
-	}
-	return v, b[n:], true
-}
-
-// room reports whether n more levels fit the announced total.
-func (d *bookDecoder) room(n int) bool {
-	if n > d.total-len(d.arena) {
-		d.r.fail("more levels than the %d announced", d.total)
-		return false
-	}
-	return true
-}
-
-// attach points the snapshots' books into the arena, now that it no longer grows.
-func (d *bookDecoder) attach(snaps []store.Snapshot, flags []byte, spans [][numSides]span, nbooks int) {
-	books := make([]store.Book, 0, nbooks)
-	levels := func(s span) []store.Level {
-		if s.off < 0 {
+		d.levels += len(prev)
+		if d.levels > d.total {
+			d.fail("more levels than the %d announced", d.total)
 			return nil
 		}
-		return d.arena[s.off : s.off+s.n : s.off+s.n]
+		return prev
 	}
-	for i, f := range flags {
-		sp := spans[i]
-		if f&flagUp != 0 {
-			books = append(books, store.Book{Bids: levels(sp[0]), Asks: levels(sp[1])})
-			snaps[i].BookUp = &books[len(books)-1]
+	c, m := binary.Uvarint(d.b)
+	switch {
+	case m <= 0:
+		d.fail("bad uvarint")
+		return nil
+	case c == 0:
+		d.b = d.b[m:]
+		d.last[k] = nil
+		d.refs[k].price, d.refs[k].size = d.refs[k].price[:0], d.refs[k].size[:0]
+		return nil
+	case c-1 > uint64(len(d.b)/2):
+		d.fail("side of %d levels exceeds the %d bytes left", c-1, len(d.b))
+		return nil
+	}
+	d.b = d.b[m:]
+	n := int(c - 1)
+	if n > d.total-d.levels || n > cap(d.arena)-len(d.arena) {
+		d.fail("more levels than the %d announced", d.total)
+		return nil
+	}
+	d.levels += n
+	off := len(d.arena)
+	d.arena = d.arena[:off+n]
+	out := d.arena[off : off+n : off+n]
+	d.next.price = grow(d.next.price, n)
+	d.next.size = grow(d.next.size, n)
+	rest, ok := decodeLevels(d.b, out, d.next.price, d.next.size, &d.refs[k], k%2 == 0, &d.pv, &d.sv, d.pScale, d.sScale)
+	if !ok {
+		d.fail("bad varint")
+		return nil
+	}
+	d.b = rest
+	d.refs[k], d.next = d.next, d.refs[k]
+	d.last[k] = out
+	return out
+}
+
+// grow returns s with length n, reusing its array when it is large enough.
+func grow(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n, max(n, 2*cap(s)))
+	}
+	return s[:n]
+}
+
+// decodeLevels decodes len(out) levels from b into out, and their units
+// into prices and sizes (of the same length), predicting them from ref as
+// appendSide did. The loop keeps its state in locals.
+func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideRef, bids bool,
+	pv, sv *valueTable, ps, ss scale) ([]byte, bool) {
+	rp, rs := ref.price, ref.size
+	rs = rs[:len(rp)]
+	prices, sizes = prices[:len(out)], sizes[:len(out)]
+	// ahead(a, b) is a > b for bids, a < b for asks: a*dir < b*dir.
+	dir := int64(1)
+	if bids {
+		dir = -1
+	}
+	var prev, gap int64
+	match := 0
+	for j := range out {
+		var dp, ds int64
+		if len(b) > 0 && b[0] < 0x80 {
+			u := int64(b[0])
+			dp, b = u>>1^-(u&1), b[1:]
+		} else {
+			v, n := binary.Varint(b)
+			if n <= 0 {
+				return nil, false
+			}
+			dp, b = v, b[n:]
 		}
-		if f&flagDown != 0 {
-			books = append(books, store.Book{Bids: levels(sp[2]), Asks: levels(sp[3])})
-			snaps[i].BookDown = &books[len(books)-1]
+		var pred int64
+		switch {
+		case j == 0:
+			if len(rp) > 0 {
+				pred = rp[0]
+			}
+		case j < len(rp):
+			pred = prev + (rp[j] - rp[j-1])
+		default:
+			pred = prev + gap
 		}
+		pu := dp + pred
+		if j > 0 {
+			gap = pu - prev
+		}
+		prev = pu
+
+		if len(b) > 0 && b[0] < 0x80 {
+			u := int64(b[0])
+			ds, b = u>>1^-(u&1), b[1:]
+		} else {
+			v, n := binary.Varint(b)
+			if n <= 0 {
+				return nil, false
+			}
+			ds, b = v, b[n:]
+		}
+		for match < len(rp) && rp[match]*dir < pu*dir {
+			match++
+		}
+		su := ds
+		if match < len(rp) && rp[match] == pu {
+			su += rs[match]
+		}
+		prices[j], sizes[j] = pu, su
+		var l store.Level
+		if uint64(pu) < tableSize {
+			l.Price = pv.v[pu]
+		} else {
+			l.Price = ps.value(pu)
+		}
+		if uint64(su) < tableSize {
+			l.Size = sv.v[su]
+		} else {
+			l.Size = ss.value(su)
+		}
+		out[j] = l
+	}
+	return b, true
+}
+
+// valueTable holds scale.value of the units below tableSize, which are
+// most of a books column (prices on a tick, small sizes): a lookup instead
+// of a division, giving the very float64 that scale.value computes.
+type valueTable struct {
+	s   scale
+	set bool
+	v   [tableSize]float64
+}
+
+const tableSize = 256
+
+// fill makes t the table of s, unless it is already.
+func (t *valueTable) fill(s scale) {
+	if t.set && t.s == s {
+		return
+	}
+	t.s, t.set = s, true
+	for u := range t.v {
+		t.v[u] = s.value(int64(u))
 	}
 }
 
@@ -754,4 +905,18 @@ func decodeDepthBook(b []byte) (bids, asks []store.DepthLevel, err error) {
 		return nil, nil, r.err
 	}
 	return sides[0], sides[1], nil
+}
+
+// varint decodes a zigzag varint from the front of b, with a fast path for
+// the one-byte values that dominate chunk data.
+func varint(b []byte) (v int64, rest []byte, ok bool) {
+	if len(b) > 0 && b[0] < 0x80 {
+		u := int64(b[0])
+		return u>>1 ^ -(u & 1), b[1:], true
+	}
+	v, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, nil, false
+	}
+	return v, b[n:], true
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,16 +54,27 @@ func (s *Store) ListDepth(ctx context.Context, f store.DepthFilter) ([]store.Dep
 	if !f.MinTime.IsZero() {
 		w.add("time >= ?", micro(f.MinTime))
 	}
-	where := w.sql()
+	where, whereArgs := w.sql(), slices.Clone(w.args)
+	order := " order by time desc"
+	if f.Ascending {
+		order = " order by time"
+	}
+	if f.After != nil {
+		if f.Ascending {
+			w.add("time > ?", micro(*f.After))
+		} else {
+			w.add("time < ?", micro(*f.After))
+		}
+	}
 
 	batch := &pgx.Batch{}
 	var total int
-	batch.Queue(`select count(*) from depth_snapshots`+where, w.args...).QueryRow(func(row pgx.Row) error {
+	batch.Queue(`select count(*) from depth_snapshots`+where, whereArgs...).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&total)
 	})
 	page := []store.DepthSnapshot{}
-	batch.Queue(`select symbol, kind, time, coin_price, last_update_id, book from depth_snapshots`+where+
-		` order by time desc`+limitOffset(f.Limit, f.Offset), w.args...).Query(func(rows pgx.Rows) error {
+	batch.Queue(`select symbol, kind, time, coin_price, last_update_id, book from depth_snapshots`+w.sql()+
+		order+limitOffset(f.Limit, f.Offset), w.args...).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var d store.DepthSnapshot
 			var kind string

@@ -18,11 +18,14 @@ import (
 // marketColumns are the columns scanMarket reads, in its order.
 const marketColumns = `slug, market_id, event_id, coin, market_type, start_time, end_time,
 	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
-	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at`
+	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at,
+	upstream_slug, taker_fee_rate, fee_exponent, tick_size, tick_change_times, tick_change_sizes,
+	min_order_size, resolution_source, price_to_beat, final_price`
 
 const upsertMarketSQL = `
 insert into markets (` + marketColumns + `)
-values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
 on conflict (slug) do update set
 	market_id = excluded.market_id,
 	event_id = excluded.event_id,
@@ -39,7 +42,17 @@ on conflict (slug) do update set
 	final_volume = excluded.final_volume,
 	final_liquidity = excluded.final_liquidity,
 	resolved_at = excluded.resolved_at,
-	updated_at = excluded.updated_at`
+	updated_at = excluded.updated_at,
+	upstream_slug = excluded.upstream_slug,
+	taker_fee_rate = excluded.taker_fee_rate,
+	fee_exponent = excluded.fee_exponent,
+	tick_size = excluded.tick_size,
+	tick_change_times = excluded.tick_change_times,
+	tick_change_sizes = excluded.tick_change_sizes,
+	min_order_size = excluded.min_order_size,
+	resolution_source = excluded.resolution_source,
+	price_to_beat = excluded.price_to_beat,
+	final_price = excluded.final_price`
 
 // UpsertMarkets inserts or updates the markets in one transaction: all of
 // them are stored or none.
@@ -68,10 +81,13 @@ func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error
 			t := micro(*m.ResolvedAt)
 			resolvedAt = &t
 		}
+		tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
 		batch.Queue(upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
 			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
 			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
-			resolvedAt, created, updated)
+			resolvedAt, created, updated,
+			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
+			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice)
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, batch).Close()
@@ -237,12 +253,36 @@ func limitOffset(limit, offset int) string {
 func scanMarket(row pgx.CollectableRow) (store.Market, error) {
 	var m store.Market
 	var coin, mt string
+	var tickTimes []time.Time
+	var tickSizes []float64
 	err := row.Scan(&m.Slug, &m.MarketID, &m.EventID, &coin, &mt, &m.StartTime, &m.EndTime,
 		&m.CoinPriceStart, &m.CoinPriceEnd, &m.ConditionID, &m.ClobTokenUp, &m.ClobTokenDown,
-		&m.Winner, &m.FinalVolume, &m.FinalLiquidity, &m.ResolvedAt, &m.CreatedAt, &m.UpdatedAt)
+		&m.Winner, &m.FinalVolume, &m.FinalLiquidity, &m.ResolvedAt, &m.CreatedAt, &m.UpdatedAt,
+		&m.UpstreamSlug, &m.TakerFeeRate, &m.FeeExponent, &m.TickSize, &tickTimes, &tickSizes,
+		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice)
+	if err != nil {
+		return m, err
+	}
+	if len(tickTimes) != len(tickSizes) { // the table's check constraint rules this out
+		return m, fmt.Errorf("market %q: %d tick change times for %d sizes", m.Slug, len(tickTimes), len(tickSizes))
+	}
+	for i, t := range tickTimes {
+		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: utc(t), TickSize: tickSizes[i]})
+	}
 	m.Coin, m.MarketType = store.Coin(coin), store.MarketType(mt)
 	m.StartTime, m.EndTime = utc(m.StartTime), utc(m.EndTime)
 	m.ResolvedAt = utcPtr(m.ResolvedAt)
 	m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)
-	return m, err
+	return m, nil
+}
+
+// splitTickChanges returns the changes' times (to the microsecond) and
+// sizes as the two arrays the markets table keeps them in; never nil, so
+// that no changes is '{}', not null.
+func splitTickChanges(changes []store.TickSizeChange) ([]time.Time, []float64) {
+	times, sizes := make([]time.Time, len(changes)), make([]float64, len(changes))
+	for i, c := range changes {
+		times[i], sizes[i] = micro(c.Time), c.TickSize
+	}
+	return times, sizes
 }

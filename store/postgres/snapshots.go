@@ -366,6 +366,9 @@ var (
 // It reads only the chunks the page overlaps, and without books never
 // touches the book bytes.
 func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	if q.From != nil || q.To != nil || q.After != nil {
+		return s.listSnapshotRange(ctx, slug, q) // snaprange.go
+	}
 	op := fmt.Sprintf("list snapshots of %q", slug)
 	off, lim := int64(max(q.Offset, 0)), int64(q.Limit)
 	if lim <= 0 {

@@ -152,6 +152,14 @@ func testDepthFilters(t *testing.T, s store.Store) {
 		{"offset past the end", store.DepthFilter{Offset: 50}, nil, 10},
 		{"from with paging", store.DepthFilter{From: tp(2), Limit: 2, Offset: 1}, idx(spot, 7, 8), 8},
 		{"future with everything", store.DepthFilter{Kind: store.Future, From: tp(1), To: tp(8), MinTime: depthAt(2), Limit: 4, Offset: 2}, idx(future, 3, 6), 7},
+		{"ascending", store.DepthFilter{Ascending: true, Limit: 3, Offset: 1}, spot[1:4], 10},
+		{"ascending in a range", store.DepthFilter{Ascending: true, From: tp(2), To: tp(7)}, spot[2:8], 6},
+		// A keyset position narrows the page, not the count.
+		{"after, newest first", store.DepthFilter{After: tp(6), Limit: 3}, idx(spot, 3, 5), 10},
+		{"after between snapshots", store.DepthFilter{After: ptr(depthAt(6).Add(time.Millisecond))}, idx(spot, 0, 6), 10},
+		{"after, ascending", store.DepthFilter{After: tp(6), Ascending: true}, spot[7:10], 10},
+		{"after in a range", store.DepthFilter{After: tp(4), Ascending: true, From: tp(2), To: tp(7), Limit: 2}, spot[5:7], 6},
+		{"after the last", store.DepthFilter{After: tp(9), Ascending: true}, nil, 10},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

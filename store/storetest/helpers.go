@@ -164,6 +164,22 @@ func marketDiff(want, got store.Market) diff {
 	eqTimePtr(&d, "ResolvedAt", want.ResolvedAt, got.ResolvedAt)
 	eqStamp(&d, "CreatedAt", want.CreatedAt, got.CreatedAt)
 	eqStamp(&d, "UpdatedAt", want.UpdatedAt, got.UpdatedAt)
+	eq(&d, "UpstreamSlug", want.UpstreamSlug, got.UpstreamSlug)
+	eqPtr(&d, "TakerFeeRate", want.TakerFeeRate, got.TakerFeeRate)
+	eqPtr(&d, "FeeExponent", want.FeeExponent, got.FeeExponent)
+	eqPtr(&d, "TickSize", want.TickSize, got.TickSize)
+	if len(want.TickSizeChanges) != len(got.TickSizeChanges) {
+		d.add("TickSizeChanges", want.TickSizeChanges, got.TickSizeChanges)
+	} else {
+		for i, w := range want.TickSizeChanges {
+			eqTime(&d, fmt.Sprintf("TickSizeChanges[%d].Time", i), w.Time, got.TickSizeChanges[i].Time)
+			eq(&d, fmt.Sprintf("TickSizeChanges[%d].TickSize", i), w.TickSize, got.TickSizeChanges[i].TickSize)
+		}
+	}
+	eqPtr(&d, "MinOrderSize", want.MinOrderSize, got.MinOrderSize)
+	eq(&d, "ResolutionSource", want.ResolutionSource, got.ResolutionSource)
+	eqPtr(&d, "PriceToBeat", want.PriceToBeat, got.PriceToBeat)
+	eqPtr(&d, "FinalPrice", want.FinalPrice, got.FinalPrice)
 	return d
 }
 

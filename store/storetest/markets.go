@@ -25,6 +25,9 @@ func marketTests() []test {
 		{"ListPaging", testListMarketsPaging},
 		{"ListFullRecords", testListMarketsRecords},
 		{"NthNewestStart", testNthNewestStart},
+		{"PolymarketFieldsUnknown", testMarketPolymarketUnknown},
+		{"PolymarketFieldsKeptOnUpdate", testMarketPolymarketKept},
+		{"FiftyFiftyWinner", testMarketFiftyFifty},
 	}
 	return append(tests, conflictTests()...)
 }
@@ -89,6 +92,18 @@ func newMarket(coin store.Coin, typ store.MarketType, start time.Time, winner st
 		ConditionID:    "cond-" + slug,
 		ClobTokenUp:    "tok-up-" + slug,
 		ClobTokenDown:  "tok-down-" + slug,
+
+		UpstreamSlug: fmt.Sprintf("%s-updown-%s-%d", strings.ToLower(string(coin)), strings.TrimSuffix(string(typ), "r"), start.Unix()),
+		TakerFeeRate: ptr(micros(70000)),
+		FeeExponent:  ptr(1),
+		TickSize:     ptr(micros(1000)),
+		// Times with sub-microsecond digits in another zone: the store keeps
+		// them to the microsecond, in UTC.
+		TickSizeChanges: []store.TickSizeChange{
+			{Time: start.Add(time.Minute + 123456789*time.Nanosecond).In(elsewhere()), TickSize: micros(1000)},
+		},
+		MinOrderSize: ptr(micros(5_000000)),
+		PriceToBeat:  ptr(micros(startPriceMicros(coin))),
 	}
 	if winner != "" {
 		resolve(&m, winner)
@@ -108,6 +123,8 @@ func resolve(m *store.Market, winner string) {
 	m.FinalVolume = ptr(micros(123456_789012))
 	m.FinalLiquidity = ptr(micros(9876_543210))
 	m.ResolvedAt = ptr(m.EndTime.Add(3*time.Second + 123456789*time.Nanosecond))
+	m.FinalPrice = ptr(*m.CoinPriceEnd)
+	m.ResolutionSource = store.SourceChainlink
 }
 
 // fixture is the market set as written, by key.
@@ -212,6 +229,15 @@ func changed(m store.Market) store.Market {
 	m.ClobTokenUp += "-new"
 	m.ClobTokenDown += "-new"
 	resolve(&m, store.OutcomeDown)
+	m.UpstreamSlug += "-new"
+	m.TakerFeeRate = ptr(micros(62500))
+	m.FeeExponent = ptr(2)
+	m.TickSize = ptr(micros(10000))
+	m.TickSizeChanges = append(slices.Clone(m.TickSizeChanges),
+		store.TickSizeChange{Time: start.Add(2 * time.Minute), TickSize: micros(10000)})
+	m.MinOrderSize = ptr(micros(1_000000))
+	m.PriceToBeat = ptr(micros(1_000001))
+	m.ResolutionSource = store.SourceRecorded
 	return m
 }
 
@@ -256,6 +282,15 @@ func testMarketUpdateClears(t *testing.T, s store.Store) {
 	cleared.FinalVolume = nil
 	cleared.FinalLiquidity = nil
 	cleared.ResolvedAt = nil
+	cleared.UpstreamSlug = ""
+	cleared.TakerFeeRate = nil
+	cleared.FeeExponent = nil
+	cleared.TickSize = nil
+	cleared.TickSizeChanges = nil
+	cleared.MinOrderSize = nil
+	cleared.ResolutionSource = ""
+	cleared.PriceToBeat = nil
+	cleared.FinalPrice = nil
 	got := upsert(t, s, cleared)
 
 	want := cleared
@@ -290,6 +325,10 @@ func testMarketCopies(t *testing.T, s store.Store) {
 	want.CoinPriceStart, want.CoinPriceEnd = ptr(*in.CoinPriceStart), ptr(*in.CoinPriceEnd)
 	want.Winner, want.ResolvedAt = ptr(*in.Winner), ptr(*in.ResolvedAt)
 	want.FinalVolume, want.FinalLiquidity = ptr(*in.FinalVolume), ptr(*in.FinalLiquidity)
+	want.TakerFeeRate, want.FeeExponent = ptr(*in.TakerFeeRate), ptr(*in.FeeExponent)
+	want.TickSize, want.TickSizeChanges = ptr(*in.TickSize), slices.Clone(in.TickSizeChanges)
+	want.MinOrderSize = ptr(*in.MinOrderSize)
+	want.PriceToBeat, want.FinalPrice = ptr(*in.PriceToBeat), ptr(*in.FinalPrice)
 	stored := upsert(t, s, in)
 	want.CreatedAt, want.UpdatedAt = stored.CreatedAt, stored.UpdatedAt
 
@@ -298,6 +337,9 @@ func testMarketCopies(t *testing.T, s store.Store) {
 		*m.Winner = "Sideways"
 		*m.FinalVolume, *m.FinalLiquidity = 3, 4
 		*m.ResolvedAt = time.Time{}
+		*m.TakerFeeRate, *m.FeeExponent, *m.TickSize, *m.MinOrderSize = 5, 6, 7, 8
+		*m.PriceToBeat, *m.FinalPrice = 9, 10
+		m.TickSizeChanges[0] = store.TickSizeChange{TickSize: 11}
 	}
 	scribble(in)
 	checkMarket(t, "after changing what was written", want, get(t, s, want.Slug))
@@ -607,4 +649,80 @@ func testNthNewestStart(t *testing.T, s store.Store) {
 			d.check(t, "NthNewestStart")
 		})
 	}
+}
+
+// testMarketPolymarketUnknown writes a market that knows none of the
+// upstream's extra fields: they read back unknown (nil, "", no tick
+// changes), not as zeros, and a later write that knows them sets them.
+func testMarketPolymarketUnknown(t *testing.T, s store.Store) {
+	full := newMarket(store.ETH, store.H1, t0(), store.OutcomeDown)
+	bare := full
+	bare.UpstreamSlug = ""
+	bare.TakerFeeRate, bare.FeeExponent = nil, nil
+	bare.TickSize, bare.TickSizeChanges = nil, nil
+	bare.MinOrderSize = nil
+	bare.ResolutionSource = ""
+	bare.PriceToBeat, bare.FinalPrice = nil, nil
+	got := upsert(t, s, bare)
+	checkMarket(t, "market without upstream fields", bare, got)
+	if got.TakerFeeRate != nil || got.FeeExponent != nil || got.TickSize != nil || got.MinOrderSize != nil ||
+		got.PriceToBeat != nil || got.FinalPrice != nil || len(got.TickSizeChanges) != 0 {
+		t.Errorf("market without upstream fields reads back with some set: %+v", got)
+	}
+
+	// Zero is a value, not unknown: a zero fee rate is a market without fees.
+	zero := bare
+	zero.TakerFeeRate, zero.FeeExponent = ptr(0.0), ptr(0)
+	zero.TickSizeChanges = []store.TickSizeChange{} // empty is none
+	want := zero
+	want.CreatedAt = got.CreatedAt
+	checkMarket(t, "market with a zero fee schedule", want, upsert(t, s, zero))
+
+	want = full
+	want.CreatedAt = got.CreatedAt
+	checkMarket(t, "market with upstream fields", want, upsert(t, s, full))
+}
+
+// testMarketPolymarketKept resolves a market the way the resolver does
+// (an upsert of the market read back, with the resolution set): every
+// upstream field written before is kept, tick changes in order.
+func testMarketPolymarketKept(t *testing.T, s store.Store) {
+	m := newMarket(store.BTC, store.H4, t0(), "")
+	m.TickSizeChanges = append(m.TickSizeChanges,
+		store.TickSizeChange{Time: m.StartTime.Add(30 * time.Minute), TickSize: micros(10000)},
+		store.TickSizeChange{Time: m.StartTime.Add(90 * time.Minute), TickSize: micros(1000)})
+	first := upsert(t, s, m)
+	checkMarket(t, "before resolution", m, first)
+
+	upd := first
+	upd.UpdatedAt = time.Time{}
+	resolve(&upd, store.OutcomeUp)
+	got := upsert(t, s, upd)
+	want := upd
+	want.CreatedAt = first.CreatedAt
+	checkMarket(t, "after resolution", want, got)
+	if len(got.TickSizeChanges) != 3 {
+		t.Fatalf("tick size changes after resolution = %v, want the 3 written", got.TickSizeChanges)
+	}
+
+	// Listings carry the same fields as a lookup.
+	ms, _, err := s.ListMarkets(t.Context(), store.MarketFilter{})
+	mustOK(t, err, "ListMarkets")
+	if len(ms) != 1 {
+		t.Fatalf("ListMarkets = %d markets, want 1", len(ms))
+	}
+	checkMarket(t, "ListMarkets", got, ms[0])
+}
+
+// testMarketFiftyFifty stores a daily tie: winner 50-50, equal start and
+// end prices; it counts as resolved.
+func testMarketFiftyFifty(t *testing.T, s store.Store) {
+	m := newMarket(store.BTC, store.H24, t0(), store.OutcomeUp)
+	m.Winner = ptr(store.OutcomeFiftyFifty)
+	m.CoinPriceEnd = ptr(*m.CoinPriceStart)
+	m.FinalPrice = ptr(*m.PriceToBeat)
+	m.ResolutionSource = store.SourceBinance1mNoonET
+	checkMarket(t, "50-50 market", m, upsert(t, s, m))
+	checkList(t, s, store.MarketFilter{Resolved: ptr(true)}, []string{m.Slug}, 1)
+	checkList(t, s, store.MarketFilter{Resolved: ptr(false)}, []string{}, 0)
 }

@@ -20,6 +20,9 @@ func snapshotTests() []test {
 		{"DuplicatesInOneBatch", testSnapshotsDuplicatesInBatch},
 		{"SeparateMarkets", testSnapshotsSeparateMarkets},
 		{"CallersCannotMutateStoredData", testSnapshotsCopies},
+		{"TimeRange", testSnapshotsTimeRange},
+		{"Cursor", testSnapshotsCursor},
+		{"CursorStableUnderInserts", testSnapshotsCursorStable},
 	}
 }
 
@@ -110,6 +113,12 @@ func testSnapshotsUnknownMarket(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound, "AppendSnapshots to an unknown market")
 	_, _, err = s.ListSnapshots(ctx, "btc-updown-5m-0", store.SnapshotQuery{})
 	wantErr(t, err, store.ErrNotFound, "ListSnapshots of an unknown market")
+	_, _, err = s.ListSnapshots(ctx, "btc-updown-5m-0", store.SnapshotQuery{From: ptr(t0())})
+	wantErr(t, err, store.ErrNotFound, "ListSnapshots of an unknown market in a time range")
+	_, err = s.CountSnapshots(ctx, "btc-updown-5m-0", store.SnapshotQuery{})
+	wantErr(t, err, store.ErrNotFound, "CountSnapshots of an unknown market")
+	_, err = s.CountSnapshots(ctx, "btc-updown-5m-0", store.SnapshotQuery{To: ptr(t0())})
+	wantErr(t, err, store.ErrNotFound, "CountSnapshots of an unknown market in a time range")
 }
 
 func testSnapshotsNone(t *testing.T, s store.Store) {

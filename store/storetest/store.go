@@ -26,6 +26,8 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	m := newMarket(store.BTC, store.M5, t0(), "")
 	mustOK(t, s.UpsertMarkets(live, []store.Market{m}), "UpsertMarkets")
 	appendSnapshots(t, s, m.Slug, newSnapshots(t0(), 0, 2))
+	appendTrades(t, s, m.Slug, tradesFrom(0, 1))
+	mustOK(t, s.RecordGaps(live, m.Slug, []store.Gap{gap(10, 20)}), "RecordGaps")
 	c := createCustomer(t, s, newCustomer("ada"))
 	k := createKey(t, s, newKey(c.ID, "ud_live_a"))
 	appendDepth(t, s, newDepths(btcusdt, store.Spot, 0, 2))
@@ -46,6 +48,13 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		{"NthNewestStart", func() error { _, _, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1); return err }},
 		{"AppendSnapshots", func() error { return s.AppendSnapshots(ctx, m.Slug, newSnapshots(t0(), 3, 4)) }},
 		{"ListSnapshots", func() error { _, _, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{}); return err }},
+		{"AppendMarketTrades", func() error { return s.AppendMarketTrades(ctx, m.Slug, tradesFrom(2, 3)) }},
+		{"ListMarketTrades", func() error {
+			_, _, err := s.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{})
+			return err
+		}},
+		{"RecordGaps", func() error { return s.RecordGaps(ctx, m.Slug, []store.Gap{gap(30, 40)}) }},
+		{"ListGaps", func() error { _, err := s.ListGaps(ctx, m.Slug); return err }},
 		{"CreateCustomer", func() error { _, err := s.CreateCustomer(ctx, newCustomer("bea")); return err }},
 		{"GetCustomer", func() error { _, err := s.GetCustomer(ctx, c.ID); return err }},
 		{"GetCustomerByEmail", func() error { _, err := s.GetCustomerByEmail(ctx, c.Email); return err }},
@@ -72,6 +81,8 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		t.Errorf("CountMarkets = %d, want 1", n)
 	}
 	checkSeries(t, s, m.Slug, newSnapshots(t0(), 0, 2))
+	checkMarketTrades(t, s, m.Slug, store.MarketTradeQuery{Ascending: true}, tradesFrom(0, 1), 2)
+	checkGaps(t, s, m.Slug, []store.Gap{gap(10, 20)})
 	got, err := s.GetCustomer(live, c.ID)
 	mustOK(t, err, "GetCustomer")
 	checkCustomer(t, "customer", c, got)

@@ -39,6 +39,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}{
 		{"Markets", marketTests()},
 		{"Snapshots", snapshotTests()},
+		{"Trades", tradeTests()},
+		{"Gaps", gapTests()},
 		{"Customers", customerTests()},
 		{"APIKeys", apiKeyTests()},
 		{"Depth", depthTests()},

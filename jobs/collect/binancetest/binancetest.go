@@ -312,7 +312,7 @@ func (s *Server) ticker(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, out)
 }
 
-// klines serves candles of 1s and 1m: [openTime, open, high, low, close,
+// klines serves candles of 1s, 1m and 1h: [openTime, open, high, low, close,
 // volume, closeTime, quoteVolume, trades, takerBase, takerQuote, ignore],
 // from startTime, the newest one possibly still open.
 func (s *Server) klines(w http.ResponseWriter, r *http.Request) {
@@ -328,6 +328,8 @@ func (s *Server) klines(w http.ResponseWriter, r *http.Request) {
 		step = time.Second
 	case "1m":
 		step = time.Minute
+	case "1h":
+		step = time.Hour
 	default:
 		errorBody(w, http.StatusBadRequest, -1120, "Invalid interval.")
 		return

@@ -1,15 +1,20 @@
 // Package polytest is a fake Polymarket for tests: Gamma's /events and
 // /markets, the CLOB's /book and /books, and the CLOB's websocket market
-// channel on one local server, answering
-// in the real shapes (string numbers, JSON-encoded outcomes, outcomePrices
-// and clobTokenIds, books listed worst level first) and failing on demand
-// the ways the real ones do (see Fault).
+// channel on one local server, answering in the real shapes of
+// ../../shared/realdata (string numbers, JSON-encoded outcomes,
+// outcomePrices and clobTokenIds, feeSchedule, eventMetadata with the
+// reference prices once settled, bids ascending and asks descending, an
+// initial dump as an array) with the real habits (/markets hides closed
+// markets unless closed=true, ties settle 50-50, tick sizes change) and
+// failing on demand the ways the real ones do (see Fault).
 //
 // Prices are realistic and consistent with binancetest at the same seed:
 // an Up book is quoted around Φ(ln(S_t/S_0)/(σ√(T−t))) of the coin price
-// path jobs/gen models, and a market settles Up when the price at its end,
-// in cents, is at or above the price at its start, which is what
-// binancetest's 1-second candles open at.
+// path jobs/gen models, and a market settles by its series' rule on the
+// prices binancetest serves: 5m, 15m, 4h and hourly markets Up when the
+// price at the end, in cents, is at or above the price at the start (what
+// binancetest's candles open at); daily markets on the closes of the 1m
+// candles opening at start and end, equal being 50-50.
 package polytest
 
 import (
@@ -69,6 +74,12 @@ type Options struct {
 	// WSInterval is how often the websocket sends the changes of the books
 	// (100 ms).
 	WSInterval time.Duration
+	// OldSlugs lists markets under the older form of their upstream slug
+	// (the scheme's last one: hourly and daily slugs without the year).
+	OldSlugs bool
+	// TradeEvery is the mean time between a token's trades, sent as
+	// last_trade_price events (1 s).
+	TradeEvery time.Duration
 }
 
 // Server is a fake Polymarket. Its URL serves as both the Gamma and the
@@ -91,7 +102,9 @@ type Server struct {
 	wsMu      sync.Mutex
 	sockets   map[*socket]bool
 	wsStats   WSStats
-	wsHistory map[string][]store.Book // by token
+	wsHistory map[string][]store.Book        // by token
+	trades    map[string][]store.MarketTrade // sent on a websocket, by token
+	listed    []*Market                      // in the order added, for new_market
 }
 
 // Market is a market the fake lists.
@@ -107,10 +120,18 @@ type Market struct {
 	DownToken   string
 	Volume      float64
 	Liquidity   float64
+	// TickSize is the market's tick (0.01); see ChangeTick.
+	TickSize float64
 	// Quirks of how the market is answered, each a real variation.
 	DownFirst          bool // outcomes and clobTokenIds list Down first
 	NumericID          bool // id as a JSON number instead of a string
 	OmitEventStartTime bool
+	// Tie settles the market 50-50, finalPrice equal to priceToBeat (a
+	// daily tie).
+	Tie bool
+	// Unsettled never settles: Gamma keeps it open with no eventMetadata
+	// prices, as when Polymarket is late.
+	Unsettled bool
 }
 
 // New starts a fake Polymarket, closed when the test ends.
@@ -131,6 +152,9 @@ func New(t testing.TB, opts Options) *Server {
 	if opts.WSInterval <= 0 {
 		opts.WSInterval = 100 * time.Millisecond
 	}
+	if opts.TradeEvery <= 0 {
+		opts.TradeEvery = time.Second
+	}
 	cfg := gen.DefaultConfig(opts.Clock())
 	cfg.Seed = opts.Seed
 	g, err := gen.New(cfg)
@@ -141,7 +165,7 @@ func New(t testing.TB, opts Options) *Server {
 		opts: opts, gen: g, vols: map[store.Coin]float64{},
 		bySlug: map[string]*Market{}, byID: map[string]*Market{}, byToken: map[string]*Market{},
 		next:    1_000_000,
-		sockets: map[*socket]bool{}, wsHistory: map[string][]store.Book{},
+		sockets: map[*socket]bool{}, wsHistory: map[string][]store.Book{}, trades: map[string][]store.MarketTrade{},
 	}
 	for _, m := range cfg.Coins {
 		s.vols[m.Coin] = m.Vol / math.Sqrt(365*86400)
@@ -187,7 +211,11 @@ func (s *Server) Hits(route string) int { return s.faults.Hits(route) }
 // and returns it; listing it twice returns the first.
 func (s *Server) AddWindow(c store.Coin, mt store.MarketType, t time.Time) *Market {
 	start, end := s.opts.Scheme.Window(c, mt, t)
-	slug := s.opts.Scheme.Slugs(c, mt, start)[0]
+	slugs := s.opts.Scheme.Slugs(c, mt, start)
+	slug := slugs[0]
+	if s.opts.OldSlugs {
+		slug = slugs[len(slugs)-1]
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m, ok := s.bySlug[slug]; ok {
@@ -205,6 +233,7 @@ func (s *Server) AddWindow(c store.Coin, mt store.MarketType, t time.Time) *Mark
 		DownToken: strconv.FormatUint(sum>>1, 10) + "2",
 		Volume:    math.Round(float64(sum%5_000_000)) / 100,
 		Liquidity: math.Round(float64(sum%1_000_000)) / 100,
+		TickSize:  0.01,
 	}
 	s.add(m)
 	return m
@@ -219,6 +248,10 @@ func (s *Server) Add(m *Market) {
 }
 
 func (s *Server) add(m *Market) {
+	if m.TickSize == 0 {
+		m.TickSize = 0.01
+	}
+	s.listed = append(s.listed, m)
 	s.bySlug[m.Slug] = m
 	s.byID[m.ID] = m
 	s.byToken[m.UpToken] = m
@@ -262,17 +295,50 @@ func (s *Server) CoinPrice(c store.Coin, t time.Time) float64 {
 	return math.Round(p*100) / 100
 }
 
-// Winner is the outcome the market settles to.
-func (s *Server) Winner(m *Market) string {
-	if s.CoinPrice(m.Coin, m.End) >= s.CoinPrice(m.Coin, m.Start) {
-		return store.OutcomeUp
+// ReferencePrices are the start and end prices the market settles on,
+// as Polymarket publishes them (eventMetadata.priceToBeat and finalPrice):
+// for a daily market the closes of binancetest's 1m candles opening at its
+// start and end, for the others the prices at start and end.
+func (s *Server) ReferencePrices(m *Market) (start, end float64) {
+	if m.MarketType == store.H24 {
+		start, end = s.CoinPrice(m.Coin, m.Start.Add(time.Minute)), s.CoinPrice(m.Coin, m.End.Add(time.Minute))
+	} else {
+		start, end = s.CoinPrice(m.Coin, m.Start), s.CoinPrice(m.Coin, m.End)
 	}
-	return store.OutcomeDown
+	if m.Tie {
+		end = start
+	}
+	return start, end
+}
+
+// Winner is the outcome the market settles to: "Up", "Down", or "50-50"
+// for a daily tie.
+func (s *Server) Winner(m *Market) string {
+	start, end := s.ReferencePrices(m)
+	switch {
+	case end > start || (end == start && m.MarketType != store.H24):
+		return store.OutcomeUp
+	case end < start:
+		return store.OutcomeDown
+	}
+	return store.OutcomeFiftyFifty
 }
 
 // closed reports whether the market has settled by now.
 func (s *Server) closed(m *Market, now time.Time) bool {
-	return !now.Before(m.End.Add(s.opts.SettleAfter))
+	return !m.Unsettled && !now.Before(m.End.Add(s.opts.SettleAfter))
+}
+
+// SettledAt is when the market reports closed with its outcome.
+func (s *Server) SettledAt(m *Market) time.Time { return m.End.Add(s.opts.SettleAfter) }
+
+// resolutionSource is the market's resolutionSource, as Gamma gives it.
+func resolutionSource(m *Market) string {
+	switch m.MarketType {
+	case store.H1, store.H24:
+		return "https://www.binance.com/en/trade/" + string(m.Coin) + "_USDT"
+	}
+	return "https://data.chain.link/streams/" + strings.ToLower(string(m.Coin)) + "-usd"
 }
 
 // fairUp is the probability of Up at t.
@@ -301,9 +367,13 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 	prices := []string{fmt.Sprintf("%.3f", up), fmt.Sprintf("%.3f", 1-up)}
 	closed := s.closed(m, now)
 	if closed {
-		prices = []string{"0", "1"}
-		if s.Winner(m) == store.OutcomeUp {
+		switch s.Winner(m) {
+		case store.OutcomeUp:
 			prices = []string{"1", "0"}
+		case store.OutcomeDown:
+			prices = []string{"0", "1"}
+		default:
+			prices = []string{"0.5", "0.5"}
 		}
 	}
 	if m.DownFirst {
@@ -330,12 +400,19 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 		"closed":                closed,
 		"acceptingOrders":       !closed,
 		"enableOrderBook":       true,
-		"orderPriceMinTickSize": 0.01,
+		"orderPriceMinTickSize": m.TickSize,
+		"orderMinSize":          5,
+		"resolutionSource":      resolutionSource(m),
+		"feesEnabled":           true,
+		"feeType":               "crypto_fees_v2",
+		"feeSchedule":           map[string]any{"exponent": 1, "rate": 0.07, "takerOnly": true, "rebateRate": 0.2},
+		"umaResolutionStatuses": "[]",
 	}
 	if !m.OmitEventStartTime {
 		out["eventStartTime"] = m.Start.Format(time.RFC3339)
 	}
 	if closed {
+		out["umaResolutionStatus"] = "resolved"
 		// Gamma writes closedTime the Postgres way.
 		out["closedTime"] = m.End.Add(s.opts.SettleAfter).Add(3 * time.Second).Format("2006-01-02 15:04:05-07")
 	}
@@ -344,9 +421,19 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 		out["id"] = id
 	}
 	if withEvents {
-		out["events"] = []map[string]any{{"id": m.EventID, "slug": m.Slug}}
+		out["events"] = []map[string]any{{"id": m.EventID, "slug": m.Slug, "eventMetadata": s.metadataJSON(m, now)}}
 	}
 	return out
+}
+
+// metadataJSON is an event's eventMetadata: the reference prices once
+// settled, null before (as Polymarket publishes them).
+func (s *Server) metadataJSON(m *Market, now time.Time) any {
+	if !s.closed(m, now) {
+		return nil
+	}
+	start, end := s.ReferencePrices(m)
+	return map[string]any{"priceToBeat": start, "finalPrice": end}
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
@@ -356,10 +443,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	out := []map[string]any{}
 	if m, ok := s.bySlug[r.URL.Query().Get("slug")]; ok {
 		out = append(out, map[string]any{
-			"id": m.EventID, "slug": m.Slug, "title": fmt.Sprintf("%s Up or Down", m.Coin),
-			"startDate": m.Start.Add(-24 * time.Hour).Format(time.RFC3339), "endDate": m.End.Format(time.RFC3339),
-			"closed":  s.closed(m, now),
-			"markets": []map[string]any{s.marketJSON(m, now, false)},
+			"id": m.EventID, "ticker": m.Slug, "slug": m.Slug, "title": fmt.Sprintf("%s Up or Down", m.Coin),
+			"resolutionSource": resolutionSource(m),
+			"startDate":        m.Start.Add(-24 * time.Hour).Format("2006-01-02T15:04:05.000000Z"),
+			"endDate":          m.End.Format(time.RFC3339), "startTime": m.Start.Format(time.RFC3339),
+			"closed":        s.closed(m, now),
+			"eventMetadata": s.metadataJSON(m, now),
+			"markets":       []map[string]any{s.marketJSON(m, now, false)},
 		})
 	}
 	writeJSON(w, out)
@@ -370,15 +460,23 @@ func (s *Server) markets(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// /markets answers closed markets only to closed=true, open ones only
+	// without it (Gamma's default is closed=false).
+	wantClosed := strings.EqualFold(q.Get("closed"), "true")
 	out := []map[string]any{}
+	add := func(m *Market) {
+		if s.closed(m, now) == wantClosed {
+			out = append(out, s.marketJSON(m, now, true))
+		}
+	}
 	for _, slug := range q["slug"] {
 		if m, ok := s.bySlug[slug]; ok {
-			out = append(out, s.marketJSON(m, now, true))
+			add(m)
 		}
 	}
 	for _, id := range q["id"] {
 		if m, ok := s.byID[id]; ok {
-			out = append(out, s.marketJSON(m, now, true))
+			add(m)
 		}
 	}
 	writeJSON(w, out)
@@ -392,29 +490,37 @@ func (s *Server) bookJSON(token string, now time.Time) (clobBook, bool) {
 		return clobBook{}, false
 	}
 	up := s.fairUp(m, now)
-	// The Up book's best ask and bid in cents, one to three ticks apart.
+	// The Up book's best ask and bid in ticks (100 or 1,000 to the
+	// dollar), one to three cents apart.
+	units := int(math.Round(1 / m.TickSize))
+	step := max(units/100, 1) // ticks to a cent
 	h := fnv.New64a()
 	h.Write([]byte(token))
 	r := rand.New(rand.NewPCG(h.Sum64(), uint64(now.UnixMilli()/100)))
-	spread := 1 + r.IntN(3)
-	ask := min(max(int(math.Round(up*100+float64(spread)/2)), 1+spread), 99)
+	spread := (1 + r.IntN(3)) * step
+	ask := min(max(int(math.Round(up*float64(units)+float64(spread)/2)), 1+spread), units-1)
 	bid := ask - spread
 	if token == m.DownToken {
-		ask, bid = 100-bid, 100-ask
+		ask, bid = units-bid, units-ask
 	}
-	level := func(cents int) clobLevel {
+	digits := 2
+	if units > 100 {
+		digits = 3
+	}
+	level := func(t int) clobLevel {
 		size := 50 + r.Float64()*r.Float64()*4950
-		return clobLevel{Price: strconv.FormatFloat(float64(cents)/100, 'f', -1, 64), Size: strconv.FormatFloat(math.Round(size*100)/100, 'f', 2, 64)}
+		return clobLevel{Price: strconv.FormatFloat(float64(t)/float64(units), 'f', digits, 64), Size: strconv.FormatFloat(math.Round(size*100)/100, 'f', 2, 64)}
 	}
 	bids := make([]clobLevel, 0, s.opts.BookLevels)
 	asks := make([]clobLevel, 0, s.opts.BookLevels)
-	for p := bid; p >= 1 && len(bids) < s.opts.BookLevels; p-- {
+	for p := bid; p >= 1 && len(bids) < s.opts.BookLevels; p -= step {
 		bids = append(bids, level(p))
 	}
-	for p := ask; p <= 99 && len(asks) < s.opts.BookLevels; p++ {
+	for p := ask; p <= units-1 && len(asks) < s.opts.BookLevels; p += step {
 		asks = append(asks, level(p))
 	}
-	// Worst first, as the CLOB lists them.
+	// Worst first, as the CLOB lists them: bids ascending, asks
+	// descending.
 	reverse(bids)
 	reverse(asks)
 	return clobBook{
@@ -425,8 +531,8 @@ func (s *Server) bookJSON(token string, now time.Time) (clobBook, bool) {
 		Bids:           bids,
 		Asks:           asks,
 		MinOrderSize:   "5",
-		TickSize:       "0.01",
-		LastTradePrice: strconv.FormatFloat(float64(ask)/100, 'f', -1, 64),
+		TickSize:       strconv.FormatFloat(m.TickSize, 'f', -1, 64),
+		LastTradePrice: strconv.FormatFloat(float64(ask)/float64(units), 'f', digits, 64),
 	}, true
 }
 
@@ -515,34 +621,9 @@ func (s *Server) Markets() map[string]Market {
 // SlugOf returns the SPEC slug the collector stores m under.
 func SlugOf(m *Market) string { return collect.Slug(m.Coin, m.MarketType, m.Start) }
 
-// QuickScheme is a collect.SlugScheme of short windows, so that a test sees
-// markets start, end and resolve in seconds: every series' windows are
-// Length long from Origin (the Unix epoch when zero), named
-// {coin}-quick-{type}-{unix ms of start}. Length must be at least a second,
-// so that slugs, which carry the start in seconds, stay unique.
-type QuickScheme struct {
-	Origin time.Time
-	Length time.Duration
-}
-
-// Window implements collect.SlugScheme.
-func (q QuickScheme) Window(_ store.Coin, _ store.MarketType, t time.Time) (start, end time.Time) {
-	origin := q.Origin
-	if origin.IsZero() {
-		origin = time.Unix(0, 0)
-	}
-	k := t.Sub(origin) / q.Length
-	if t.Before(origin.Add(k * q.Length)) {
-		k--
-	}
-	start = origin.Add(k * q.Length).UTC()
-	return start, start.Add(q.Length)
-}
-
-// Slugs implements collect.SlugScheme.
-func (q QuickScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) []string {
-	return []string{fmt.Sprintf("%s-quick-%s-%d", strings.ToLower(string(c)), mt, start.UnixMilli())}
-}
+// QuickScheme is collect.QuickScheme: short windows, so that a test sees
+// markets start, end and resolve in seconds.
+type QuickScheme = collect.QuickScheme
 
 // The websocket market channel.
 //
@@ -559,8 +640,14 @@ func (q QuickScheme) Slugs(c store.Coin, mt store.MarketType, start time.Time) [
 type socket struct {
 	conn    *websocket.Conn
 	stalled atomic.Bool
+	custom  bool // custom_feature_enabled: best_bid_ask, new_market, market_resolved
 	mu      sync.Mutex
 	sent    map[string]clobBook // last book sent, by subscribed token
+	ticks   map[string]float64  // tick size last told, by subscribed token
+	// announced holds the markets new_market or market_resolved was sent
+	// for; known how many of s.listed existed at connection.
+	resolved map[string]bool
+	known    int
 }
 
 // WSStats counts what the websocket endpoint has seen.
@@ -569,6 +656,14 @@ type WSStats struct {
 	Open        int // open now
 	Pings       int // PING messages received
 	Subscribes  int // subscription messages received, the first included
+	// InitialDump and CustomFeatures are the flags of the last connection's
+	// first subscription.
+	InitialDump    bool
+	CustomFeatures bool
+	Trades         int // last_trade_price events sent
+	TickChanges    int // tick_size_change events sent
+	Resolved       int // market_resolved events sent
+	NewMarkets     int // new_market events sent
 }
 
 // WSStats returns what the websocket endpoint has seen so far.
@@ -621,7 +716,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 	defer conn.CloseNow()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	sc := &socket{conn: conn, sent: map[string]clobBook{}}
+	sc := &socket{conn: conn, sent: map[string]clobBook{}, ticks: map[string]float64{}, resolved: map[string]bool{}}
 	s.wsMu.Lock()
 	s.sockets[sc] = true
 	s.wsStats.Connections++
@@ -642,6 +737,14 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.countSubscribe()
+	sc.custom = sub.CustomFeatureEnabled
+	s.mu.Lock()
+	sc.known = len(s.listed)
+	s.mu.Unlock()
+	s.wsMu.Lock()
+	s.wsStats.InitialDump = sub.InitialDump != nil && *sub.InitialDump
+	s.wsStats.CustomFeatures = sub.CustomFeatureEnabled
+	s.wsMu.Unlock()
 	if s.subscribe(ctx, sc, sub.AssetsIDs) != nil {
 		return
 	}
@@ -692,16 +795,18 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 		if sc.stalled.Load() {
 			continue
 		}
-		if s.changes(ctx, sc) != nil {
+		if s.extras(ctx, sc) != nil || s.changes(ctx, sc) != nil {
 			return
 		}
 	}
 }
 
 type wsRequest struct {
-	AssetsIDs []string `json:"assets_ids"`
-	Type      string   `json:"type"`
-	Operation string   `json:"operation"`
+	AssetsIDs            []string `json:"assets_ids"`
+	Type                 string   `json:"type"`
+	Operation            string   `json:"operation"`
+	InitialDump          *bool    `json:"initial_dump"`
+	CustomFeatureEnabled bool     `json:"custom_feature_enabled"`
 }
 
 func (s *Server) countSubscribe() {
@@ -725,6 +830,7 @@ func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) err
 	for _, t := range tokens {
 		if b, ok := s.bookJSON(t, now); ok {
 			sc.sent[t] = b
+			sc.ticks[t] = s.byToken[t].TickSize
 			events = append(events, wsBook{EventType: "book", clobBook: b})
 		}
 	}
@@ -816,13 +922,17 @@ func diffBooks(old, nb clobBook) []wsChange {
 		cur := map[string]bool{}
 		for _, l := range is {
 			cur[l.Price] = true
-			if prev[l.Price] != l.Size {
-				out = append(out, wsChange{AssetID: nb.AssetID, Price: l.Price, Size: l.Size, Side: name})
-			}
 		}
+		// Removals first: after a tick change "0.50" goes and "0.500"
+		// comes, the same price written two ways.
 		for _, l := range was {
 			if !cur[l.Price] {
 				out = append(out, wsChange{AssetID: nb.AssetID, Price: l.Price, Size: "0", Side: name})
+			}
+		}
+		for _, l := range is {
+			if prev[l.Price] != l.Size {
+				out = append(out, wsChange{AssetID: nb.AssetID, Price: l.Price, Size: l.Size, Side: name})
 			}
 		}
 	}
@@ -873,4 +983,177 @@ func toStoreBook(b clobBook) store.Book {
 		return out
 	}
 	return store.Book{Bids: conv(b.Bids), Asks: conv(b.Asks)}
+}
+
+// ChangeTick sets the market's tick size (0.01 or 0.001): its books are
+// quoted in the new tick from now on, and every websocket subscribed to
+// its tokens is sent tick_size_change.
+func (s *Server) ChangeTick(m *Market, tick float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.TickSize = tick
+}
+
+// Trades returns the trades the websocket has sent for the token
+// (last_trade_price events), oldest first.
+func (s *Server) Trades(token string) []store.MarketTrade {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	return slices.Clone(s.trades[token])
+}
+
+type wsTickChange struct {
+	EventType   string `json:"event_type"`
+	AssetID     string `json:"asset_id"`
+	Market      string `json:"market"`
+	OldTickSize string `json:"old_tick_size"`
+	NewTickSize string `json:"new_tick_size"`
+	Timestamp   string `json:"timestamp"`
+}
+
+type wsTrade struct {
+	EventType       string `json:"event_type"`
+	AssetID         string `json:"asset_id"`
+	Market          string `json:"market"`
+	FeeRateBps      string `json:"fee_rate_bps"`
+	Price           string `json:"price"`
+	Side            string `json:"side"`
+	Size            string `json:"size"`
+	Timestamp       string `json:"timestamp"`
+	TransactionHash string `json:"transaction_hash"`
+}
+
+type wsBestBidAsk struct {
+	EventType string `json:"event_type"`
+	Market    string `json:"market"`
+	AssetID   string `json:"asset_id"`
+	BestBid   string `json:"best_bid"`
+	BestAsk   string `json:"best_ask"`
+	Spread    string `json:"spread"`
+	Timestamp string `json:"timestamp"`
+}
+
+type wsResolved struct {
+	EventType      string   `json:"event_type"`
+	ID             string   `json:"id"`
+	Market         string   `json:"market"`
+	AssetsIDs      []string `json:"assets_ids"`
+	WinningAssetID string   `json:"winning_asset_id"`
+	WinningOutcome string   `json:"winning_outcome"`
+	Timestamp      string   `json:"timestamp"`
+}
+
+type wsNewMarket struct {
+	EventType             string            `json:"event_type"`
+	ID                    string            `json:"id"`
+	Question              string            `json:"question"`
+	Market                string            `json:"market"`
+	Slug                  string            `json:"slug"`
+	AssetsIDs             []string          `json:"assets_ids"`
+	Outcomes              []string          `json:"outcomes"`
+	EventMessage          map[string]string `json:"event_message"`
+	Timestamp             string            `json:"timestamp"`
+	ConditionID           string            `json:"condition_id"`
+	Active                bool              `json:"active"`
+	ClobTokenIDs          []string          `json:"clob_token_ids"`
+	OrderPriceMinTickSize string            `json:"order_price_min_tick_size"`
+	FeesEnabled           bool              `json:"fees_enabled"`
+	FeeSchedule           map[string]any    `json:"fee_schedule"`
+}
+
+// extras sends what follows the books on a websocket: tick_size_change
+// for a market whose tick changed, trades (last_trade_price), and with
+// custom features best_bid_ask for every book that moved, new_market for
+// markets listed since the connection, and market_resolved for subscribed
+// markets that settled.
+func (s *Server) extras(ctx context.Context, sc *socket) error {
+	now := s.opts.Clock()
+	ms := strconv.FormatInt(now.UnixMilli(), 10)
+	var out []any
+	var trades []store.MarketTrade
+	var tradeTokens []string
+	ticks, resolved, fresh := 0, 0, 0
+	s.mu.Lock()
+	sc.mu.Lock()
+	for _, t := range slices.Sorted(maps.Keys(sc.sent)) {
+		m := s.byToken[t]
+		if m == nil {
+			continue
+		}
+		if old := sc.ticks[t]; old != m.TickSize {
+			sc.ticks[t] = m.TickSize
+			out = append(out, wsTickChange{EventType: "tick_size_change", AssetID: t, Market: m.ConditionID,
+				OldTickSize: strconv.FormatFloat(old, 'f', -1, 64), NewTickSize: strconv.FormatFloat(m.TickSize, 'f', -1, 64), Timestamp: ms})
+			ticks++
+		}
+		b := sc.sent[t]
+		if sc.custom && len(b.Bids) > 0 && len(b.Asks) > 0 {
+			bb, ba := b.Bids[len(b.Bids)-1].Price, b.Asks[len(b.Asks)-1].Price
+			out = append(out, wsBestBidAsk{EventType: "best_bid_ask", Market: m.ConditionID, AssetID: t, BestBid: bb, BestAsk: ba, Timestamp: ms})
+		}
+		// A trade in this interval with probability WSInterval/TradeEvery,
+		// drawn from (token, interval) so every socket sees the same.
+		h := fnv.New64a()
+		h.Write([]byte(t))
+		slot := now.UnixNano() / int64(s.opts.WSInterval)
+		r := rand.New(rand.NewPCG(h.Sum64(), uint64(slot)))
+		live := !now.Before(m.Start) && now.Before(m.End)
+		if live && r.Float64() < float64(s.opts.WSInterval)/float64(s.opts.TradeEvery) && len(b.Asks) > 0 && len(b.Bids) > 0 {
+			side, price := "BUY", b.Asks[len(b.Asks)-1].Price
+			if r.IntN(2) == 0 {
+				side, price = "SELL", b.Bids[len(b.Bids)-1].Price
+			}
+			size := math.Round((5+r.Float64()*200)*100) / 100
+			tx := fmt.Sprintf("0x%016x%016x", h.Sum64(), uint64(slot))
+			out = append(out, wsTrade{EventType: "last_trade_price", AssetID: t, Market: m.ConditionID, FeeRateBps: "0",
+				Price: price, Side: side, Size: strconv.FormatFloat(size, 'f', 2, 64), Timestamp: ms, TransactionHash: tx})
+			p, _ := strconv.ParseFloat(price, 64)
+			outcome := store.OutcomeUp
+			if t == m.DownToken {
+				outcome = store.OutcomeDown
+			}
+			trades = append(trades, store.MarketTrade{Time: now.Truncate(time.Millisecond), Outcome: outcome, Price: p, Size: size, Side: side, TxHash: tx})
+			tradeTokens = append(tradeTokens, t)
+		}
+		if sc.custom && s.closed(m, now) && !sc.resolved[m.ID] && s.Winner(m) != store.OutcomeFiftyFifty {
+			sc.resolved[m.ID] = true
+			win := m.UpToken
+			if s.Winner(m) == store.OutcomeDown {
+				win = m.DownToken
+			}
+			out = append(out, wsResolved{EventType: "market_resolved", ID: m.ID, Market: m.ConditionID,
+				AssetsIDs: []string{m.UpToken, m.DownToken}, WinningAssetID: win, WinningOutcome: s.Winner(m), Timestamp: ms})
+			resolved++
+		}
+	}
+	sc.mu.Unlock()
+	if sc.custom {
+		for _, m := range s.listed[sc.known:] {
+			out = append(out, wsNewMarket{EventType: "new_market", ID: m.ID, Question: fmt.Sprintf("%s Up or Down", m.Coin),
+				Market: m.ConditionID, Slug: m.Slug, AssetsIDs: []string{m.UpToken, m.DownToken}, Outcomes: []string{"Up", "Down"},
+				EventMessage: map[string]string{"id": m.EventID, "ticker": m.Slug, "slug": m.Slug, "title": fmt.Sprintf("%s Up or Down", m.Coin)},
+				Timestamp:    ms, ConditionID: m.ConditionID, Active: true, ClobTokenIDs: []string{m.UpToken, m.DownToken},
+				OrderPriceMinTickSize: strconv.FormatFloat(m.TickSize, 'f', -1, 64), FeesEnabled: true,
+				FeeSchedule: map[string]any{"exponent": "1", "rate": "0.07", "taker_only": true, "rebate_rate": "0.2"}})
+			fresh++
+		}
+		sc.known = len(s.listed)
+	}
+	s.mu.Unlock()
+
+	s.wsMu.Lock()
+	for i, tr := range trades {
+		s.trades[tradeTokens[i]] = append(s.trades[tradeTokens[i]], tr)
+	}
+	s.wsStats.Trades += len(trades)
+	s.wsStats.TickChanges += ticks
+	s.wsStats.Resolved += resolved
+	s.wsStats.NewMarkets += fresh
+	s.wsMu.Unlock()
+	for _, e := range out {
+		if err := s.send(ctx, sc, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,200 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/store"
+)
+
+// maxLiveKeys bounds a customer's unrevoked keys (DESIGN 12).
+const maxLiveKeys = 10
+
+// CodeKeyLimit answers a key creation past maxLiveKeys.
+const CodeKeyLimit = "KEY_LIMIT_REACHED"
+
+type apiKeyJSON struct {
+	ID        string  `json:"id"`
+	Prefix    string  `json:"prefix" doc:"The key's first characters, to recognise it."`
+	CreatedAt string  `json:"created_at" format:"date-time"`
+	RevokedAt *string `json:"revoked_at" nullable:"true" format:"date-time"`
+	Current   bool    `json:"current" doc:"The key this request was authenticated with (or its session or token was opened with)."`
+}
+
+func toAPIKeyJSON(k store.APIKey, current string) apiKeyJSON {
+	out := apiKeyJSON{ID: k.ID, Prefix: k.Prefix, CreatedAt: formatTime(k.CreatedAt), Current: k.ID == current}
+	if k.RevokedAt != nil {
+		r := formatTime(*k.RevokedAt)
+		out.RevokedAt = &r
+	}
+	return out
+}
+
+type keyListBody struct {
+	Success bool `json:"success"`
+	Data    struct {
+		Keys    []apiKeyJSON `json:"keys" doc:"The caller's keys, newest first, revoked ones included."`
+		Live    int          `json:"live" doc:"Unrevoked keys."`
+		MaxLive int          `json:"max_live" doc:"The most unrevoked keys a customer may hold."`
+	} `json:"data"`
+	Timestamp string `json:"timestamp" format:"date-time"`
+}
+
+type keyListOutput struct{ Body keyListBody }
+
+type newKeyJSON struct {
+	apiKeyJSON
+	Key string `json:"key" doc:"The new API key. It is shown this once: only its hash is kept."`
+}
+
+type newKeyBody struct {
+	Success   bool       `json:"success"`
+	Data      newKeyJSON `json:"data"`
+	Timestamp string     `json:"timestamp" format:"date-time"`
+}
+
+type newKeyOutput struct{ Body newKeyBody }
+
+type keyIDInput struct {
+	ID string `path:"id" maxLength:"64" doc:"The key's id, from GET /v1/account/keys."`
+}
+
+type keyRevokedOutput struct {
+	Body struct {
+		Success   bool       `json:"success"`
+		Data      apiKeyJSON `json:"data"`
+		Timestamp string     `json:"timestamp" format:"date-time"`
+	}
+}
+
+func (s *Server) registerAccountKeys() {
+	security := []map[string][]string{{schemeAPIKey: {}}}
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-account-keys", Method: http.MethodGet, Path: "/v1/account/keys",
+		Summary: "The caller's API keys", Tags: []string{"Account"}, Security: security,
+		Errors: []int{401, 429, 500, 503},
+	}, s.listAccountKeys)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "create-account-key", Method: http.MethodPost, Path: "/v1/account/keys",
+		Summary:     "Create an API key (shown once)",
+		Description: "At most 10 unrevoked keys per customer (409 KEY_LIMIT_REACHED beyond). The key is in the answer only; the server keeps its hash.",
+		Tags:        []string{"Account"}, Security: security, DefaultStatus: http.StatusCreated,
+		Errors: []int{401, 403, 409, 429, 500, 503},
+	}, s.createAccountKey)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "revoke-account-key", Method: http.MethodDelete, Path: "/v1/account/keys/{id}",
+		Summary:     "Revoke one of the caller's API keys",
+		Description: "Requests with the key, and the sessions and bearer tokens opened with it, are refused from the next request on. Another customer's key is 404.",
+		Tags:        []string{"Account"}, Security: security,
+		Errors: []int{400, 401, 403, 404, 429, 500, 503},
+	}, s.revokeAccountKey)
+}
+
+// ownKeys lists the caller's keys, newest first.
+func (s *Server) ownKeys(ctx context.Context, customerID string) ([]store.APIKey, error) {
+	keys, err := s.store.ListAPIKeys(ctx, customerID)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list API keys", err)
+	}
+	slices.SortStableFunc(keys, func(a, b store.APIKey) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return keys, nil
+}
+
+func liveCount(keys []store.APIKey) int {
+	n := 0
+	for _, k := range keys {
+		if k.RevokedAt == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) listAccountKeys(ctx context.Context, _ *struct{}) (*keyListOutput, error) {
+	p := principalFrom(ctx)
+	keys, err := s.ownKeys(ctx, p.Customer.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := &keyListOutput{}
+	out.Body.Success, out.Body.Timestamp = true, formatTime(s.now())
+	out.Body.Data.Keys = make([]apiKeyJSON, len(keys))
+	for i, k := range keys {
+		out.Body.Data.Keys[i] = toAPIKeyJSON(k, p.Key.ID)
+	}
+	out.Body.Data.Live, out.Body.Data.MaxLive = liveCount(keys), maxLiveKeys
+	return out, nil
+}
+
+func keyLimit() *Error {
+	return Errorf(http.StatusConflict, CodeKeyLimit, "a customer may hold at most %d unrevoked API keys: revoke one first", maxLiveKeys)
+}
+
+func (s *Server) createAccountKey(ctx context.Context, _ *struct{}) (*newKeyOutput, error) {
+	p := principalFrom(ctx)
+	keys, err := s.ownKeys(ctx, p.Customer.ID)
+	if err != nil {
+		return nil, err
+	}
+	if liveCount(keys) >= maxLiveKeys {
+		return nil, keyLimit()
+	}
+	plain, rec := NewKey(p.Customer.ID)
+	k, err := s.store.CreateAPIKey(ctx, rec)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "create API key", err)
+	}
+	// Two creations at once may both pass the count above; the store has
+	// no conditional insert, so count again and take the new key back if
+	// the customer went past the bound.
+	if keys, err = s.ownKeys(ctx, p.Customer.ID); err != nil || liveCount(keys) > maxLiveKeys {
+		if rerr := s.store.RevokeAPIKey(ctx, k.ID); rerr != nil {
+			return nil, s.storeFailure(ctx, "revoke surplus API key", rerr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return nil, keyLimit()
+	}
+	return &newKeyOutput{Body: newKeyBody{Success: true, Timestamp: formatTime(s.now()),
+		Data: newKeyJSON{apiKeyJSON: toAPIKeyJSON(k, p.Key.ID), Key: plain}}}, nil
+}
+
+func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevokedOutput, error) {
+	p := principalFrom(ctx)
+	keys, err := s.ownKeys(ctx, p.Customer.ID)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(keys, func(k store.APIKey) bool { return k.ID == in.ID })
+	if i < 0 {
+		// Another customer's key is answered as a missing one.
+		return nil, Errorf(http.StatusNotFound, CodeNotFound, "API key %q not found among your keys", in.ID)
+	}
+	if keys[i].RevokedAt == nil {
+		if err := s.store.RevokeAPIKey(ctx, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, s.storeFailure(ctx, "revoke API key", err)
+		}
+		// Every api process's auth cache drops the key at its next use.
+		if s.cfg.Redis != nil {
+			if err := InvalidateCustomer(ctx, s.cfg.Redis, p.Customer.ID); err != nil {
+				// Stored all the same; caches expire within authCacheTTL.
+				s.log.WarnContext(ctx, "invalidate revoked key", "request_id", RequestID(ctx), "err", err)
+			}
+		}
+		if keys, err = s.ownKeys(ctx, p.Customer.ID); err != nil {
+			return nil, err
+		}
+		if i = slices.IndexFunc(keys, func(k store.APIKey) bool { return k.ID == in.ID }); i < 0 {
+			return nil, Errorf(http.StatusNotFound, CodeNotFound, "API key %q not found among your keys", in.ID)
+		}
+	}
+	out := &keyRevokedOutput{}
+	out.Body.Success, out.Body.Timestamp = true, formatTime(s.now())
+	out.Body.Data = toAPIKeyJSON(keys[i], p.Key.ID)
+	return out, nil
+}

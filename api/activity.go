@@ -1,0 +1,249 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/jobs/transfer"
+	"github.com/updown/updown/store"
+)
+
+// A market's Polymarket trades and recording gaps (DESIGN 9), by slug and
+// by external market id, under the same plan rules as its snapshots.
+
+// marketTradePageParams are the paging parameters of both trade routes.
+type marketTradePageParams struct {
+	Limit, Offset int
+	CSV           bool // Accept: text/csv
+	Ascending     bool // order=asc (DESIGN 13)
+}
+
+// Huma reads parameters from a struct's own fields only, so the two trade
+// inputs repeat the page parameters.
+type marketTradesBySlugInput struct {
+	Slug   string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+	Limit  int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
+	Accept string `header:"Accept" hidden:"true"`
+	Order  string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+}
+
+type marketTradesByMarketIDInput struct {
+	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
+	Limit    int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset   int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
+	Accept   string `header:"Accept" hidden:"true"`
+	Order    string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+}
+
+type marketTradesOutput struct{ Body *marketTradePageBody }
+
+// marketTradePageBody is the trades response.
+type marketTradePageBody struct {
+	Market marketJSON        `json:"market"`
+	Trades []marketTradeJSON `json:"trades" doc:"Trades, newest first."`
+	Total  int               `json:"total" doc:"All trades the market has."`
+	Limit  int               `json:"limit"`
+	Offset int               `json:"offset"`
+
+	trades []store.MarketTrade // the page as stored, for the CSV form
+}
+
+// marketTradeJSON is one Polymarket trade (a last_trade_price event).
+type marketTradeJSON struct {
+	Time       string  `json:"time" format:"date-time" doc:"Polymarket's timestamp of the trade."`
+	Outcome    string  `json:"outcome" enum:"Up,Down" doc:"The outcome token traded."`
+	Price      float64 `json:"price" minimum:"0" maximum:"1"`
+	Size       float64 `json:"size" doc:"Shares."`
+	Side       string  `json:"side" enum:"BUY,SELL" doc:"The taker's side."`
+	FeeRateBps float64 `json:"fee_rate_bps" doc:"The fee rate Polymarket reported for the trade, in basis points."`
+}
+
+type gapsBySlugInput struct {
+	Slug string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+}
+
+type gapsByMarketIDInput struct {
+	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
+}
+
+type gapsOutput struct{ Body gapsBody }
+
+type gapsBody struct {
+	Market marketJSON `json:"market"`
+	Gaps   []gapJSON  `json:"gaps" doc:"Stretches of over 3 s in which the recorder stored no snapshot of the live market, oldest first. Outside them a missing change means a flat market, not missing data."`
+}
+
+type gapJSON struct {
+	From string `json:"from" format:"date-time" doc:"The last snapshot before the gap (or the window's start)."`
+	To   string `json:"to" format:"date-time" doc:"The first snapshot after it (or the window's end)."`
+}
+
+// marketTradesPattern is the market trades route as documented and as Huma
+// registers it.
+const marketTradesPattern = "GET /v1/markets/{slug}/trades"
+
+// routeMux is the ServeMux Huma registers on. Go's ServeMux refuses
+// /v1/markets/{slug}/trades beside the exchange's /v1/{coin}/spot/trades
+// (both would match /v1/markets/spot/trades and neither is more specific),
+// so the market trades route is registered under the more general
+// /v1/{collection}/{slug}/trades, which the exchange's routes refine, and
+// answers only for the collection "markets".
+type routeMux struct {
+	*http.ServeMux
+	notFound http.HandlerFunc
+}
+
+func (m routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	if pattern != marketTradesPattern {
+		m.ServeMux.HandleFunc(pattern, h)
+		return
+	}
+	m.ServeMux.HandleFunc("GET /v1/{collection}/{slug}/trades", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("collection") != "markets" {
+			m.notFound(w, r)
+			return
+		}
+		r.Pattern = marketTradesPattern // the route metrics name
+		h(w, r)
+	})
+}
+
+func (s *Server) registerActivity() {
+	security := []map[string][]string{{schemeAPIKey: {}}}
+	errs := []int{400, 401, 403, 404, 429, 500, 503}
+	bySlug := func(ctx context.Context, slug string) (store.Market, error) {
+		return s.findMarket(ctx, slug, s.store.GetMarket, "market "+strconv.Quote(slug))
+	}
+	byID := func(ctx context.Context, id string) (store.Market, error) {
+		return s.findMarket(ctx, id, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(id))
+	}
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-trades",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/{slug}/trades",
+		Summary:     "List a market's trades",
+		Description: "Polymarket trades of the market (last_trade_price events), newest first.",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      errs,
+	}, func(ctx context.Context, in *marketTradesBySlugInput) (*marketTradesOutput, error) {
+		m, err := bySlug(ctx, in.Slug)
+		if err != nil {
+			return nil, err
+		}
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept), in.Order == "asc"})
+	})
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-trades-by-market-id",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/by-market-id/{marketId}/trades",
+		Summary:     "List a market's trades by external market id",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      errs,
+	}, func(ctx context.Context, in *marketTradesByMarketIDInput) (*marketTradesOutput, error) {
+		m, err := byID(ctx, in.MarketID)
+		if err != nil {
+			return nil, err
+		}
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept), in.Order == "asc"})
+	})
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-gaps",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/{slug}/gaps",
+		Summary:     "List a market's recording gaps",
+		Description: "Stretches of over 3 s without a recorded snapshot while the market was live, so that no data can be told from a flat market.",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      errs,
+	}, func(ctx context.Context, in *gapsBySlugInput) (*gapsOutput, error) {
+		m, err := bySlug(ctx, in.Slug)
+		if err != nil {
+			return nil, err
+		}
+		return s.gaps(ctx, m)
+	})
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-gaps-by-market-id",
+		Method:      http.MethodGet,
+		Path:        "/v1/markets/by-market-id/{marketId}/gaps",
+		Summary:     "List a market's recording gaps by external market id",
+		Tags:        []string{"Markets"},
+		Security:    security,
+		Errors:      errs,
+	}, func(ctx context.Context, in *gapsByMarketIDInput) (*gapsOutput, error) {
+		m, err := byID(ctx, in.MarketID)
+		if err != nil {
+			return nil, err
+		}
+		return s.gaps(ctx, m)
+	})
+}
+
+// marketTradeQuery is the store query of a trades request: the one place that
+// turns the request's paging into what the store reads.
+func marketTradeQuery(p marketTradePageParams) store.MarketTradeQuery {
+	return store.MarketTradeQuery{Limit: p.Limit, Offset: p.Offset, Ascending: p.Ascending}
+}
+
+// trades answers one page of the market's trades.
+func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTradePageParams) (*marketTradesOutput, error) {
+	trades, total, err := s.store.ListMarketTrades(ctx, m.Slug, marketTradeQuery(p))
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list trades", err)
+	}
+	body := &marketTradePageBody{Market: toMarketJSON(m), Total: total, Limit: p.Limit, Offset: p.Offset, trades: trades}
+	if !p.CSV {
+		body.Trades = make([]marketTradeJSON, len(trades))
+		for i, t := range trades {
+			body.Trades[i] = marketTradeJSON{Time: formatTime(t.Time), Outcome: t.Outcome, Price: t.Price, Size: t.Size,
+				Side: t.Side, FeeRateBps: t.FeeRateBps}
+		}
+	}
+	return &marketTradesOutput{Body: body}, nil
+}
+
+// WriteCSV writes the page in the export's CSV form (updown export
+// --format csv --what trades): one trade a line, newest first.
+func (p *marketTradePageBody) WriteCSV(w io.Writer) error {
+	enc, err := transfer.NewEncoder(w, transfer.CSV, transfer.Trades)
+	if err != nil {
+		return err
+	}
+	for i := range p.trades {
+		if err := enc.Encode(transfer.Record{Slug: p.Market.Slug, Trade: &p.trades[i]}); err != nil {
+			return err
+		}
+	}
+	return enc.Flush()
+}
+
+// WriteParquet writes the page as one Parquet file (DESIGN 13).
+func (p *marketTradePageBody) WriteParquet(w io.Writer) error {
+	pw := transfer.NewParquetWriter[transfer.ParquetTrade](w)
+	for i := range p.trades {
+		if err := pw.Write(transfer.ParquetTradeRow(p.Market.Slug, &p.trades[i])); err != nil {
+			return err
+		}
+	}
+	return pw.Close()
+}
+
+// gaps answers the market's recording gaps.
+func (s *Server) gaps(ctx context.Context, m store.Market) (*gapsOutput, error) {
+	gaps, err := s.store.ListGaps(ctx, m.Slug)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list gaps", err)
+	}
+	out := &gapsOutput{Body: gapsBody{Market: toMarketJSON(m), Gaps: make([]gapJSON, len(gaps))}}
+	for i, g := range gaps {
+		out.Body.Gaps[i] = gapJSON{From: formatTime(g.From), To: formatTime(g.To)}
+	}
+	return out, nil
+}

@@ -1,0 +1,204 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// TestReplayCostsThroughWorker replays the fixture market with MARKET fees
+// and 250 ms latency beside the same request without them: the plain
+// answer has no cost fields, the other pays Polymarket's fee on every
+// fill, and both are the engine's answers byte for byte.
+func TestReplayCostsThroughWorker(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	m, err := q.store.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TakerFeeRate, m.FeeExponent = ptr(0.07), ptr(1)
+	if err := q.store.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	plainBody := replayBody(slug, nil)
+	costBody := replayBody(slug, func(m map[string]any) { m["feeModel"], m["latencyMs"] = "MARKET", 250 })
+	answers := map[string]replay.Result{}
+	for name, body := range map[string]string{"plain": plainBody, "costs": costBody} {
+		r := b.replay(store.Pro, body)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", name, r.status, r.body)
+		}
+		var env struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(r.body, &env); err != nil {
+			t.Fatal(err)
+		}
+		var req replay.Request
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatal(err)
+		}
+		want, err := jobs.Replay(t.Context(), q.store, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, _ := json.Marshal(want); string(w) != string(env.Data) {
+			t.Errorf("%s: data differs from a direct engine run:\n got %.400s\nwant %.400s", name, env.Data, w)
+		}
+		if strings.Contains(string(env.Data), `"fee"`) != (name == "costs") || strings.Contains(string(env.Data), "total_fees") != (name == "costs") {
+			t.Errorf("%s: fee fields: %.600s", name, env.Data)
+		}
+		var res replay.Result
+		if err := json.Unmarshal(env.Data, &res); err != nil {
+			t.Fatal(err)
+		}
+		answers[name] = res
+	}
+	plain, costs := answers["plain"], answers["costs"]
+	if len(costs.Trades) == 0 || costs.Performance.TotalFees == nil || *costs.Performance.TotalFees <= 0 {
+		t.Fatalf("the replay with costs paid no fee: %+v", costs.Performance)
+	}
+	var sum float64
+	for _, tr := range costs.Trades {
+		if tr.Fee == nil {
+			t.Fatalf("trade without fee: %+v", tr)
+		}
+		sum += *tr.Fee
+	}
+	if d := sum - *costs.Performance.TotalFees; d > 1e-6 || d < -1e-6 {
+		t.Errorf("total_fees %v, trades' fees sum to %v", *costs.Performance.TotalFees, sum)
+	}
+	s := costs.Strategy
+	if s.FeeModel != "MARKET" || s.FeeRate == nil || *s.FeeRate != 0.07 || s.FeeExponent == nil || *s.FeeExponent != 1 || s.LatencyMs == nil || *s.LatencyMs != 250 {
+		t.Errorf("strategy echo %+v", s)
+	}
+	// The fixture's snapshots are 30 s apart, so every order executes one
+	// snapshot after its signal: the entry's time moves.
+	if plain.Trades[0].Time == costs.Trades[0].Time {
+		t.Errorf("latency did not move the entry: %s", plain.Trades[0].Time)
+	}
+	if plain.Trades[0].Price != costs.Trades[0].Price {
+		t.Errorf("the delayed entry shows price %v, the deciding snapshot's is %v", costs.Trades[0].Price, plain.Trades[0].Price)
+	}
+}
+
+// TestReplayCostsRejected: bad costs, unknown keys and conditions without
+// values are 400 VALIDATION_ERROR naming the field, before any queueing.
+func TestReplayCostsRejected(t *testing.T) {
+	t.Parallel()
+	b, _ := replaySetup(t, 5*time.Second, false)
+	slug, _ := snapshotMarket()
+	set := func(kv ...any) func(map[string]any) {
+		return func(m map[string]any) {
+			for i := 0; i < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, body, field string
+	}{
+		{"unknown model", replayBody(slug, set("feeModel", "POLY")), "feeModel"},
+		{"rate without CUSTOM", replayBody(slug, set("feeModel", "MARKET", "feeRate", 0.07)), "feeRate"},
+		{"rate over 1", replayBody(slug, set("feeModel", "CUSTOM", "feeRate", 2)), "feeRate"},
+		{"CUSTOM without rate", replayBody(slug, set("feeModel", "CUSTOM")), "feeRate"},
+		{"exponent 5", replayBody(slug, set("feeModel", "CUSTOM", "feeRate", 0.1, "feeExponent", 5)), "feeExponent"},
+		{"exponent 1.5", replayBody(slug, set("feeModel", "CUSTOM", "feeRate", 0.1, "feeExponent", 1.5)), "feeExponent"},
+		{"latency over a minute", replayBody(slug, set("latencyMs", 60001)), "latencyMs"},
+		{"latency fractional", replayBody(slug, set("latencyMs", 0.5)), "latencyMs"},
+		{"latency a string", replayBody(slug, set("latencyMs", "250")), "latencyMs"},
+		{"unknown key", replayBody(slug, set("foo", 1)), "foo"},
+		{"misspelt max loss", replayBody(slug, set("maxLossPct", 5)), "maxLossPct"},
+		{"misspelt value", replayBody(slug, set("entryConditions", []any{map[string]any{"field": "price_up", "operator": "<", "val": 0.6}})), "entryConditions[0].val"},
+		{"no value", replayBody(slug, set("exitConditions", []any{map[string]any{"field": "price_up", "operator": "<"}})), "exitConditions[0].value"},
+		{"null value", replayBody(slug, set("exitConditions", []any{map[string]any{"field": "price_up", "operator": "<", "value": nil}})), "exitConditions[0].value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := wantError(t, b.replay(store.Pro, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")
+			if d, _ := e["details"].(map[string]any); d["field"] != tc.field || !strings.Contains(e["message"].(string), tc.field) {
+				t.Errorf("error %v, want field %s named", e, tc.field)
+			}
+		})
+	}
+}
+
+// TestReplayOpenAPIBody: the documented body shows its enums, ranges and
+// defaults, refuses unknown keys, and its examples pass validation.
+func TestReplayOpenAPIBody(t *testing.T) {
+	t.Parallel()
+	b, _ := replaySetup(t, 5*time.Second, false)
+	type schema struct {
+		Properties           map[string]json.RawMessage `json:"properties"`
+		AdditionalProperties *bool                      `json:"additionalProperties"`
+		Required             []string                   `json:"required"`
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]schema `json:"schemas"`
+		} `json:"components"`
+		Paths map[string]map[string]struct {
+			RequestBody struct {
+				Content map[string]struct {
+					Examples map[string]struct {
+						Value json.RawMessage `json:"value"`
+					} `json:"examples"`
+				} `json:"content"`
+			} `json:"requestBody"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	req := doc.Components.Schemas["ReplayRequest"]
+	if req.AdditionalProperties == nil || *req.AdditionalProperties {
+		t.Errorf("ReplayRequest takes unknown keys: %v", req.AdditionalProperties)
+	}
+	want := map[string][]string{
+		"side":           {`"enum":["UP","DOWN"]`},
+		"orderType":      {`"enum":["MARKET","LIMIT"]`, `"default":"MARKET"`},
+		"positionSize":   {`"minimum":1`, `"maximum":10000`},
+		"maxLossPercent": {`"minimum":1`, `"maximum":100`, `"default":50`},
+		"feeModel":       {`"enum":["NONE","MARKET","CUSTOM"]`, `"default":"NONE"`},
+		"feeRate":        {`"minimum":0`, `"maximum":1`},
+		"feeExponent":    {`"minimum":1`, `"maximum":4`, `"default":1`},
+		"latencyMs":      {`"minimum":0`, `"maximum":60000`, `"default":0`},
+	}
+	for prop, parts := range want {
+		for _, part := range parts {
+			if !strings.Contains(string(req.Properties[prop]), part) {
+				t.Errorf("%s: %s lacks %s", prop, req.Properties[prop], part)
+			}
+		}
+	}
+	var cond schema
+	for name, sc := range doc.Components.Schemas {
+		if strings.Contains(name, "Condition") && sc.Properties["operator"] != nil && strings.Contains(string(sc.Properties["operator"]), "crosses_above") {
+			cond = sc
+		}
+	}
+	if !strings.Contains(string(cond.Properties["field"]), `"time_remaining_pct"`) || cond.AdditionalProperties == nil || *cond.AdditionalProperties ||
+		!strings.Contains(strings.Join(cond.Required, ","), "value") {
+		t.Errorf("condition schema %+v", cond)
+	}
+	examples := doc.Paths["/v1/replay"]["post"].RequestBody.Content["application/json"].Examples
+	if len(examples) != 2 {
+		t.Fatalf("examples %v", examples)
+	}
+	for name, ex := range examples {
+		var r replay.Request
+		if err := json.Unmarshal(ex.Value, &r); err != nil {
+			t.Fatalf("example %s: %v", name, err)
+		}
+		if err := r.Normalize(); err != nil {
+			t.Errorf("example %s does not validate: %v", name, err)
+		}
+	}
+}

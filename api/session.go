@@ -1,0 +1,320 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/store"
+)
+
+// Dashboard sessions (DESIGN 12): an API key signs in once; the browser
+// then carries an opaque cookie. The session is a Redis hash naming the
+// customer and the key it was opened with; the plan is read from the
+// customer's row on every request and the key is checked on every request,
+// so a tier change or a revocation holds for the session's next request,
+// as it does for keys and bearer tokens.
+const (
+	schemeSession    = "session"
+	sessionCookie    = "updown_session"
+	sessionTTL       = 12 * time.Hour
+	csrfHeader       = "X-CSRF-Token"
+	sessionKeyPrefix = "updown:session:"
+	// CodeCSRF answers a cookie-authenticated POST or DELETE without the
+	// session's CSRF token.
+	CodeCSRF = "CSRF_TOKEN_INVALID"
+)
+
+// session is what Redis keeps of a sign-in.
+type session struct {
+	id         string // the cookie's value; only its hash names the Redis key
+	CustomerID string
+	KeyID      string
+	CSRF       string
+	ExpiresAt  time.Time
+}
+
+type sessionCtxKey struct{}
+
+// sessionFrom returns the session a request was authenticated by (nil when
+// it came with a key or a token).
+func sessionFrom(ctx context.Context) *session {
+	s, _ := ctx.Value(sessionCtxKey{}).(*session)
+	return s
+}
+
+// sessionRedisKey hides the cookie value: a Redis dump holds no usable id.
+func sessionRedisKey(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return sessionKeyPrefix + hex.EncodeToString(h[:])
+}
+
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hasSessionCookie tells whether a request carries the session cookie;
+// authentication falls back to it when no key or token is sent.
+func hasSessionCookie(ctx huma.Context) bool {
+	r, _ := humago.Unwrap(ctx)
+	_, err := r.Cookie(sessionCookie)
+	return err == nil
+}
+
+// secureCookies is true when the public address is https.
+func (s *Server) secureCookies() bool {
+	return strings.HasPrefix(strings.ToLower(s.cfg.PublicURL), "https://")
+}
+
+func (s *Server) sessionCookie(value string, maxAge int) http.Cookie {
+	return http.Cookie{Name: sessionCookie, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: s.secureCookies()}
+}
+
+// clearCookie goes with every answer that finds the session gone, so the
+// browser drops it.
+func (s *Server) clearCookie(e *Error) *Error {
+	c := s.sessionCookie("", -1)
+	e.GetHeaders().Add("Set-Cookie", c.String())
+	return e
+}
+
+func (s *Server) sessionsConfigured() error {
+	if s.cfg.Redis == nil {
+		return Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "sessions are not available on this server (no Redis configured)")
+	}
+	return nil
+}
+
+// requireSession authenticates a request by its session cookie, checks the
+// CSRF token on state-changing methods, and meters it like a key.
+func (s *Server) requireSession(ctx huma.Context, next func(huma.Context)) {
+	p, sess, err := s.principalForSession(ctx)
+	if err != nil {
+		r, w := humago.Unwrap(ctx)
+		writeError(w, r, s.log, err)
+		return
+	}
+	s.meter(huma.WithValue(ctx, sessionCtxKey{}, sess), p, next)
+}
+
+func (s *Server) principalForSession(hctx huma.Context) (principal, *session, error) {
+	ctx := hctx.Context()
+	if err := s.sessionsConfigured(); err != nil {
+		return principal{}, nil, err
+	}
+	r, _ := humago.Unwrap(hctx)
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return principal{}, nil, Errorf(http.StatusUnauthorized, CodeUnauthorized,
+			"not signed in: sign in with POST /v1/auth/session (X-API-Key), or send an X-API-Key or bearer token")
+	}
+	rkey := sessionRedisKey(c.Value)
+	var get *redis.MapStringStringCmd
+	_, err = s.cfg.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.HGetAll(ctx, rkey)
+		p.Expire(ctx, rkey, sessionTTL) // sliding: every use extends it
+		return nil
+	})
+	if err != nil {
+		return principal{}, nil, s.redisFailure(ctx, "read session", err)
+	}
+	v := get.Val()
+	sess := &session{id: c.Value, CustomerID: v["customer"], KeyID: v["key"], CSRF: v["csrf"], ExpiresAt: s.now().Add(sessionTTL)}
+	if sess.CustomerID == "" || sess.KeyID == "" || sess.CSRF == "" {
+		return principal{}, nil, s.clearCookie(Errorf(http.StatusUnauthorized, CodeUnauthorized, "the session has expired or was signed out: sign in again"))
+	}
+	switch hctx.Method() {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		got := hctx.Header(csrfHeader)
+		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
+			return principal{}, nil, Errorf(http.StatusForbidden, CodeCSRF,
+				"a request authenticated by the session cookie that changes state must carry the session's CSRF token in %s (GET /v1/auth/session answers it)", csrfHeader)
+		}
+	}
+	p, ok, err := s.principalForKeyID(ctx, sess.CustomerID, sess.KeyID)
+	if err != nil {
+		return principal{}, nil, err
+	}
+	if !ok {
+		// The key was revoked (or the customer removed): the session dies with it.
+		if err := s.cfg.Redis.Del(ctx, rkey).Err(); err != nil {
+			s.log.WarnContext(ctx, "delete dead session", "request_id", RequestID(ctx), "err", err)
+		}
+		return principal{}, nil, s.clearCookie(Errorf(http.StatusUnauthorized, CodeUnauthorized,
+			"the API key this session was opened with has been revoked: sign in again with a live key"))
+	}
+	return p, sess, nil
+}
+
+// principalForKeyID is the caller behind a key id, when the customer exists
+// and the key is live (and, outside dev, not a demo key). ok is false
+// otherwise. Sessions and bearer tokens name their key by id.
+func (s *Server) principalForKeyID(ctx context.Context, customerID, keyID string) (p principal, ok bool, err error) {
+	c, err := s.store.GetCustomer(ctx, customerID)
+	if errors.Is(err, store.ErrNotFound) {
+		return principal{}, false, nil
+	}
+	if err != nil {
+		return principal{}, false, s.storeFailure(ctx, "get customer", err)
+	}
+	keys, err := s.store.ListAPIKeys(ctx, c.ID)
+	if err != nil {
+		return principal{}, false, s.storeFailure(ctx, "list API keys", err)
+	}
+	for _, k := range keys {
+		if k.ID != keyID {
+			continue
+		}
+		if k.RevokedAt != nil || strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
+			return principal{}, false, nil
+		}
+		return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, true, nil
+	}
+	return principal{}, false, nil
+}
+
+// redisFailure answers a failed Redis call as 503 (clients retry).
+func (s *Server) redisFailure(ctx context.Context, op string, err error) *Error {
+	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
+		Message: "Redis, which keeps sessions, is unavailable; retry with backoff (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
+}
+
+type sessionCreatedOutput struct {
+	SetCookie string `header:"Set-Cookie" doc:"updown_session: HttpOnly; SameSite=Strict; Path=/; Secure when the server's public URL is https."`
+}
+
+type sessionInfoJSON struct {
+	CustomerID string   `json:"customer_id" format:"uuid"`
+	Email      string   `json:"email"`
+	Name       string   `json:"name"`
+	Tier       string   `json:"tier" enum:"STARTER,PRO,PRO_TRIAL,SUITE,ENTERPRISE"`
+	KeyID      string   `json:"key_id" doc:"The API key the session was opened with."`
+	CSRFToken  string   `json:"csrf_token" doc:"Send it as X-CSRF-Token on every POST and DELETE authenticated by the session cookie."`
+	ExpiresAt  string   `json:"expires_at" format:"date-time" doc:"When the session ends unless used again (12 h, sliding)."`
+	Plan       planJSON `json:"plan" doc:"What the plan allows."`
+}
+
+type sessionInfoBody struct {
+	Success   bool            `json:"success"`
+	Data      sessionInfoJSON `json:"data"`
+	Timestamp string          `json:"timestamp" format:"date-time"`
+}
+
+type sessionInfoOutput struct{ Body sessionInfoBody }
+
+type sessionEndedOutput struct {
+	SetCookie string `header:"Set-Cookie" doc:"Expires the session cookie."`
+}
+
+func (s *Server) registerSession() {
+	doc := s.api.OpenAPI()
+	doc.Components.SecuritySchemes[schemeSession] = &huma.SecurityScheme{Type: "apiKey", In: "cookie", Name: sessionCookie,
+		Description: "The dashboard's session, from POST /v1/auth/session. POST and DELETE requests authenticated by it must carry X-CSRF-Token."}
+	sessionOnly := []map[string][]string{{schemeSession: {}}}
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "create-session",
+		Method:        http.MethodPost,
+		Path:          "/v1/auth/session",
+		Summary:       "Sign in: trade an API key for a dashboard session",
+		Description:   "Answers 204 and sets the updown_session cookie (12 h, sliding). GET /v1/auth/session then answers the CSRF token.",
+		Tags:          []string{"Auth"},
+		Security:      []map[string][]string{{schemeAPIKey: {}}},
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{401, 429, 500, 503},
+	}, s.createSession)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-session",
+		Method:      http.MethodGet,
+		Path:        "/v1/auth/session",
+		Summary:     "The signed-in customer, plan and CSRF token",
+		Tags:        []string{"Auth"},
+		Security:    sessionOnly,
+		Middlewares: huma.Middlewares{s.requireSession},
+		Errors:      []int{401, 429, 500, 503},
+	}, s.getSession)
+	huma.Register(s.api, huma.Operation{
+		OperationID:   "delete-session",
+		Method:        http.MethodDelete,
+		Path:          "/v1/auth/session",
+		Summary:       "Sign out",
+		Description:   "Ends the session (X-CSRF-Token required) and expires the cookie.",
+		Tags:          []string{"Auth"},
+		Security:      sessionOnly,
+		Middlewares:   huma.Middlewares{s.requireSession},
+		DefaultStatus: http.StatusNoContent,
+		Errors:        []int{401, 403, 429, 500, 503},
+	}, s.deleteSession)
+}
+
+func (s *Server) createSession(ctx context.Context, _ *struct{}) (*sessionCreatedOutput, error) {
+	if err := s.sessionsConfigured(); err != nil {
+		return nil, err
+	}
+	if sessionFrom(ctx) != nil {
+		return nil, Errorf(http.StatusUnauthorized, CodeUnauthorized, "signing in needs an API key in the X-API-Key header")
+	}
+	p := principalFrom(ctx)
+	id := randomToken(32)
+	rkey := sessionRedisKey(id)
+	_, err := s.cfg.Redis.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.HSet(ctx, rkey, "customer", p.Customer.ID, "key", p.Key.ID, "csrf", randomToken(32))
+		pipe.Expire(ctx, rkey, sessionTTL)
+		return nil
+	})
+	if err != nil {
+		return nil, s.redisFailure(ctx, "create session", err)
+	}
+	c := s.sessionCookie(id, int(sessionTTL/time.Second))
+	return &sessionCreatedOutput{SetCookie: c.String()}, nil
+}
+
+func (s *Server) getSession(ctx context.Context, _ *struct{}) (*sessionInfoOutput, error) {
+	p, sess := principalFrom(ctx), sessionFrom(ctx)
+	c := p.Customer
+	return &sessionInfoOutput{Body: sessionInfoBody{Success: true, Timestamp: formatTime(s.now()), Data: sessionInfoJSON{
+		CustomerID: c.ID, Email: c.Email, Name: c.Name, Tier: string(p.Plan.Tier), KeyID: sess.KeyID,
+		CSRFToken: sess.CSRF, ExpiresAt: formatTime(sess.ExpiresAt), Plan: s.planJSON(p.Plan, p.Customer),
+	}}}, nil
+}
+
+func (s *Server) deleteSession(ctx context.Context, _ *struct{}) (*sessionEndedOutput, error) {
+	sess := sessionFrom(ctx)
+	if err := s.cfg.Redis.Del(ctx, sessionRedisKey(sess.id)).Err(); err != nil {
+		return nil, s.redisFailure(ctx, "delete session", err)
+	}
+	c := s.sessionCookie("", -1)
+	return &sessionEndedOutput{SetCookie: c.String()}, nil
+}
+
+// documentSessions adds the session cookie as an alternative to every
+// operation that takes a key or a bearer token: the dashboard calls them
+// all (DESIGN 12).
+func documentSessions(doc *huma.OpenAPI) {
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil || op.OperationID == "create-session" || requires(op, schemeSession) {
+				continue
+			}
+			if requires(op, schemeAPIKey) || requires(op, schemeBearer) {
+				op.Security = append(op.Security, map[string][]string{schemeSession: {}})
+			}
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"strconv"
+	"time"
+)
+
+// Time series by time (DESIGN 13): the snapshot pages, market trades and
+// depth history take a time range, an order and a keyset cursor beside
+// SPEC's offset paging.
+
+// seriesQuery is a time-series request's selection: its range, its order
+// and, when it continues a walk, the position after which it goes on.
+type seriesQuery struct {
+	From, To  *time.Time
+	Ascending bool
+	After     *time.Time
+	// scope is what the cursor is bound to: the series (route and market)
+	// and the query (range and order).
+	scope []byte
+}
+
+// seriesParams are the raw time-series query parameters.
+type seriesParams struct {
+	StartTime, EndTime, Order, Cursor string
+	Offset                            int
+}
+
+// cursorVersion is the first byte of a cursor, so their form can change.
+const cursorVersion = 1
+
+// parseSeriesQuery reads the parameters of a request on series (the route
+// and the market: a cursor of one series is refused on another). With
+// endInclusive, end_time keeps what is at it (depth history, as SPEC says);
+// otherwise the range is [start_time, end_time).
+func parseSeriesQuery(series string, p seriesParams, endInclusive bool) (seriesQuery, error) {
+	var q seriesQuery
+	var err error
+	if q.From, err = parseTimeParam("query.start_time", p.StartTime); err != nil {
+		return q, err
+	}
+	if q.To, err = parseTimeParam("query.end_time", p.EndTime); err != nil {
+		return q, err
+	}
+	if q.From != nil && q.To != nil {
+		if endInclusive && q.To.Before(*q.From) {
+			return q, invalidParam("query.end_time", p.EndTime, "end_time must not be earlier than start_time")
+		}
+		if !endInclusive && !q.From.Before(*q.To) {
+			return q, invalidParam("query.end_time", p.EndTime, "end_time must be later than start_time (the range is start_time inclusive to end_time exclusive)")
+		}
+	}
+	switch p.Order {
+	case "", "desc":
+	case "asc":
+		q.Ascending = true
+	default:
+		return q, invalidParam("query.order", p.Order, "order must be asc or desc")
+	}
+	q.scope = cursorScope(series, q)
+	if p.Cursor == "" {
+		return q, nil
+	}
+	if p.Offset != 0 {
+		return q, invalidParam("query.cursor", p.Cursor, "cursor and offset cannot be combined: a cursor already says where the page starts")
+	}
+	after, ok := decodeCursor(p.Cursor, q.scope)
+	if !ok {
+		return q, invalidParam("query.cursor", p.Cursor,
+			"cursor is not a next_cursor of this series and query: pass it back with the same path, start_time, end_time and order")
+	}
+	q.After = &after
+	return q, nil
+}
+
+// cursorScope binds a cursor to the series and the query's range and order.
+func cursorScope(series string, q seriesQuery) []byte {
+	b := append([]byte(series), 0)
+	for _, t := range []*time.Time{q.From, q.To} {
+		if t != nil {
+			b = strconv.AppendInt(b, t.UnixMicro(), 10)
+		}
+		b = append(b, 0)
+	}
+	b = strconv.AppendBool(b, q.Ascending)
+	sum := sha256.Sum256(b)
+	return sum[:8]
+}
+
+// cursor returns the next_cursor of a page whose last element is at last:
+// URL-safe base64 of the version, the position in Unix microseconds and
+// the scope.
+func (q seriesQuery) cursor(last time.Time) *string {
+	b := make([]byte, 0, 1+8+len(q.scope))
+	b = append(b, cursorVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(last.UnixMicro()))
+	b = append(b, q.scope...)
+	s := base64.RawURLEncoding.EncodeToString(b)
+	return &s
+}
+
+// decodeCursor returns the position a cursor holds if it was made for
+// scope.
+func decodeCursor(c string, scope []byte) (time.Time, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) != 1+8+len(scope) || b[0] != cursorVersion || string(b[9:]) != string(scope) {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[1:9]))).UTC(), true
+}
+
+// cacheKey is the query's part of a page cache key.
+func (q seriesQuery) cacheKey() string {
+	if q.After == nil {
+		return base64.RawURLEncoding.EncodeToString(q.scope)
+	}
+	return base64.RawURLEncoding.EncodeToString(q.scope) + "@" + strconv.FormatInt(q.After.UnixMicro(), 10)
+}
+
+// ranged reports whether the query narrows the series by time.
+func (q seriesQuery) ranged() bool { return q.From != nil || q.To != nil }

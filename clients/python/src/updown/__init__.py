@@ -1,0 +1,26 @@
+"""Python client of the updown API.
+
+    from updown import Client
+    c = Client("http://localhost:8080", "ud_dev_pro")
+    df = c.snapshots_frame("btc-updown-15m-1777467600", start="2026-04-29T13:00:00Z")
+"""
+
+from .client import Agent, Client
+from .errors import (
+    AuthenticationError, ConnectionError, JobTimeoutError, NotFoundError, PermissionDeniedError, RateLimitError,
+    ServerError, UpdownError, ValidationError,
+)
+from .models import (
+    Account, DepthLevel, DepthList, DepthPage, DepthSnapshot, Job, LatestDepth, Level, Market, MarketList,
+    MarketPage, MarketTrade, MarketTradeList, OrderBook, ReplayResult, Snapshot, SnapshotList, SnapshotPage,
+    Trade, TradeList,
+)
+
+__all__ = [
+    "Account", "Agent", "AuthenticationError", "Client", "ConnectionError", "DepthLevel", "DepthList", "DepthPage",
+    "DepthSnapshot", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
+    "MarketTrade", "MarketTradeList", "NotFoundError", "OrderBook", "PermissionDeniedError", "RateLimitError",
+    "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Trade", "TradeList",
+    "UpdownError", "ValidationError",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,441 @@
+"""The updown API client: standard library only (urllib)."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import time as _time
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import date, datetime, timezone
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
+
+from . import errors
+from .models import (
+    Account, DepthList, DepthPage, DepthLevel, DepthSnapshot, Job, LatestDepth, Market, MarketList, MarketPage,
+    MarketTrade, MarketTradeList, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Trade, TradeList, records,
+)
+
+TimeLike = Union[datetime, date, str, int, float, None]
+
+PARQUET = "application/vnd.apache.parquet"
+
+
+def _time_param(t: TimeLike) -> Optional[str]:
+    """A time as the API takes it: epoch milliseconds (int), ISO 8601
+    (str, passed through) or a datetime (naive ones are UTC)."""
+    if t is None:
+        return None
+    if isinstance(t, bool):
+        raise TypeError("a time cannot be a bool")
+    if isinstance(t, (int, float)):
+        return str(int(t))
+    if isinstance(t, str):
+        return t
+    if isinstance(t, datetime):  # pandas.Timestamp is one too
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=timezone.utc)
+        return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    if isinstance(t, date):
+        return t.isoformat()
+    raise TypeError(f"cannot use {type(t).__name__} as a time: give a datetime, ISO 8601 string or epoch milliseconds")
+
+
+def _clean(params: Dict[str, Any]) -> Dict[str, str]:
+    out = {}
+    for k, v in params.items():
+        if v is None:
+            continue
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        out[k] = str(v)
+    return out
+
+
+class Client:
+    """A client of one updown server.
+
+    Retries follow SPEC 7: 429 and 5xx (and unreachable servers) are retried
+    with exponential backoff and full jitter, waiting at least what
+    Retry-After says; 400, 401, 403 and other 4xx never are. A 504
+    JOB_TIMEOUT is followed by polling GET /v1/jobs/{id} until the job
+    answers or job_wait seconds pass.
+    """
+
+    def __init__(
+        self,
+        base_url: str = "http://localhost:8080",
+        api_key: Optional[str] = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        max_retry_after: float = 60.0,
+        job_wait: float = 600.0,
+        job_poll: float = 1.0,
+        user_agent: str = "updown-python/0.1",
+        sleep: Callable[[float], None] = _time.sleep,
+    ) -> None:
+        if api_key is None:
+            raise ValueError("api_key is required (send your key from the dashboard, or ud_dev_pro on `updown dev`)")
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.job_wait = job_wait
+        self.job_poll = job_poll
+        self.user_agent = user_agent
+        self._sleep = sleep
+        self._token: Optional[Tuple[str, float]] = None  # bearer token and when to renew it
+        self.agent = Agent(self)
+
+    # ---- transport -------------------------------------------------------
+
+    def _url(self, path: str, params: Optional[Dict[str, Any]] = None) -> str:
+        url = self.base_url + path
+        if params:
+            q = _clean(params)
+            if q:
+                url += "?" + urllib.parse.urlencode(q)
+        return url
+
+    def _delay(self, attempt: int, retry_after: Optional[float]) -> float:
+        d = random.uniform(0, min(self.max_backoff, self.backoff * (2 ** attempt)))
+        if retry_after is not None:
+            d = max(d, retry_after)
+        return d
+
+    def _send(self, method: str, path: str, params=None, body=None, headers=None) -> Tuple[int, Dict[str, str], bytes]:
+        """One request, with retries; returns status, headers, body of a
+        2xx answer, raises the matching UpdownError otherwise."""
+        url = self._url(path, params)
+        data = json.dumps(body).encode() if body is not None else None
+        h = {"Accept": "application/json", "User-Agent": self.user_agent}
+        if data is not None:
+            h["Content-Type"] = "application/json"
+        h.update(headers or {})
+        attempt = 0
+        while True:
+            req = urllib.request.Request(url, data=data, method=method, headers=h)
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as res:
+                    return res.status, {k.lower(): v for k, v in res.headers.items()}, res.read()
+            except urllib.error.HTTPError as e:
+                status, hdrs, raw = e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+                err = self._error(status, hdrs, raw)
+            except (urllib.error.URLError, socket.timeout, ConnectionError, OSError) as e:
+                reason = getattr(e, "reason", e)
+                err = errors.ConnectionError(f"cannot reach {self.base_url}: {reason}")
+            retriable = isinstance(err, errors.ConnectionError) or err.status == 429 or err.status >= 500
+            if isinstance(err, errors.JobTimeoutError) and err.job_id:
+                return self._await_job(err)
+            if not retriable or attempt >= self.max_retries:
+                raise err
+            retry_after = getattr(err, "retry_after", None)
+            if retry_after is not None and retry_after > self.max_retry_after:
+                raise err  # e.g. a daily limit: waiting hours is the caller's call
+            self._sleep(self._delay(attempt, retry_after))
+            attempt += 1
+
+    def _error(self, status: int, headers: Dict[str, str], raw: bytes) -> errors.UpdownError:
+        code, message, details = "", raw.decode("utf-8", "replace")[:500] or f"HTTP {status}", {}
+        try:
+            e = json.loads(raw).get("error") or {}
+            code, message, details = e.get("code", ""), e.get("message", message), e.get("details") or {}
+        except (ValueError, AttributeError):
+            pass
+        cls = errors.error_class(status, code)
+        kw: Dict[str, Any] = dict(code=code, status=status, details=details, request_id=headers.get("x-request-id"))
+        if cls is errors.RateLimitError:
+            ra = headers.get("retry-after")
+            try:
+                kw["retry_after"] = float(ra) if ra is not None else None
+            except ValueError:
+                kw["retry_after"] = None
+        return cls(message, **kw)
+
+    def _await_job(self, err: errors.JobTimeoutError) -> Tuple[int, Dict[str, str], bytes]:
+        """Polls GET /v1/jobs/{id} after a 504 JOB_TIMEOUT until it answers."""
+        deadline = _time.monotonic() + self.job_wait
+        while True:
+            status, headers, raw = self._send("GET", f"/v1/jobs/{urllib.parse.quote(err.job_id, safe='')}",
+                                              headers={"X-API-Key": self.api_key})
+            if status != 202:
+                return status, headers, raw
+            if _time.monotonic() >= deadline:
+                raise err
+            self._sleep(self.job_poll)
+
+    def _get(self, path: str, params=None, *, accept: Optional[str] = None) -> Any:
+        headers = {"X-API-Key": self.api_key}
+        if accept:
+            headers["Accept"] = accept
+            return self._send("GET", path, params, headers=headers)[2]
+        return json.loads(self._send("GET", path, params, headers=headers)[2])
+
+    def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None) -> Any:
+        h = {"X-API-Key": self.api_key}
+        h.update(headers or {})
+        return json.loads(self._send("POST", path, body=body, headers=h)[2])
+
+    # ---- markets ---------------------------------------------------------
+
+    def markets(self, coin: str, *, market_type: Optional[str] = None, resolved: Optional[bool] = None,
+                start: TimeLike = None, end: TimeLike = None, limit: int = 100, offset: int = 0) -> MarketPage:
+        """One page of markets of a coin, newest start first (start/end
+        bound the start time)."""
+        d = self._get("/v1/markets", {"coin": coin, "market_type": market_type, "resolved": resolved,
+                                       "start_time": _time_param(start), "end_time": _time_param(end),
+                                       "limit": limit, "offset": offset})
+        return MarketPage(markets=records(MarketList, map(Market.from_json, d["markets"])), total=d["total"],
+                          limit=d["limit"], offset=d["offset"], warning=d.get("warning"))
+
+    def iter_markets(self, coin: str, **filters: Any) -> Iterator[Market]:
+        """Every market matching the filters, newest start first."""
+        offset = 0
+        while True:
+            page = self.markets(coin, limit=100, offset=offset, **filters)
+            yield from page.markets
+            offset += len(page.markets)
+            if not page.markets or offset >= page.total:
+                return
+
+    def all_markets(self, coin: str, **filters: Any) -> MarketList:
+        return records(MarketList, self.iter_markets(coin, **filters))
+
+    def market(self, slug: str) -> Market:
+        return Market.from_json(self._get(f"/v1/markets/{_seg(slug)}"))
+
+    # ---- snapshots -------------------------------------------------------
+
+    def snapshots(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
+                  end: TimeLike = None, order: str = "desc", limit: int = 1000, offset: int = 0,
+                  cursor: Optional[str] = None, include_orderbook: bool = False) -> SnapshotPage:
+        """One page of a market's snapshots (by slug or external market id):
+        start inclusive, end exclusive; pass a page's next_cursor as cursor
+        for the next."""
+        d = self._get(_snapshots_path(slug, market_id),
+                      _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook))
+        return SnapshotPage(market=Market.from_json(d["market"]),
+                            snapshots=records(SnapshotList, (Snapshot.from_json(s) for s in d["snapshots"])),
+                            total=d["total"], matched=d.get("matched", d["total"]), limit=d["limit"],
+                            offset=d["offset"], next_cursor=d.get("next_cursor"))
+
+    def iter_snapshots(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
+                       end: TimeLike = None, order: str = "asc", include_orderbook: bool = False,
+                       page_size: int = 1000, tag_slug: bool = False) -> Iterator[Snapshot]:
+        """Every snapshot of the market in [start, end), oldest first by
+        default, following next_cursor: snapshots that arrive meanwhile
+        never shift the walk."""
+        cursor = None
+        while True:
+            page = self.snapshots(slug, market_id=market_id, start=start, end=end, order=order, limit=page_size,
+                                  cursor=cursor, include_orderbook=include_orderbook)
+            for s in page.snapshots:
+                if tag_slug:
+                    s.slug = page.market.slug
+                yield s
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    def all_snapshots(self, slug: Optional[str] = None, **kw: Any) -> SnapshotList:
+        """iter_snapshots as one list (to_frame() for a DataFrame)."""
+        return records(SnapshotList, self.iter_snapshots(slug, **kw))
+
+    def snapshots_frame(self, slug: Optional[str] = None, **kw: Any):
+        """Any time range of a market as a DataFrame, in one call."""
+        return self.all_snapshots(slug, **kw).to_frame()
+
+    def snapshots_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
+                          end: TimeLike = None, order: str = "asc", limit: int = 1000, offset: int = 0,
+                          cursor: Optional[str] = None, include_orderbook: bool = False) -> bytes:
+        """One page of snapshots as a Parquet file's bytes."""
+        return self._get(_snapshots_path(slug, market_id),
+                         _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook),
+                         accept=PARQUET)
+
+    def series(self, coin: str, market_type: str, start: TimeLike, end: TimeLike, *,
+               include_orderbook: bool = False) -> SnapshotList:
+        """The snapshots of every market of a series (coin and type) that
+        starts in [start, end), oldest market first, each tagged with its
+        slug: a day of BTC 15m markets in one call."""
+        out = SnapshotList()
+        ms = self.all_markets(coin, market_type=market_type, start=_just_before(start), end=end)
+        for m in sorted(ms, key=lambda m: m.start_time):
+            out.extend(self.iter_snapshots(m.slug, include_orderbook=include_orderbook, tag_slug=True))
+        return out
+
+    # ---- market trades ----------------------------------------------------
+
+    def market_trades(self, slug: str, *, order: str = "desc", limit: int = 1000, offset: int = 0) -> MarketTradeList:
+        """One page of a market's trades on Polymarket, newest first (order="asc": oldest first)."""
+        if order not in ("asc", "desc"):
+            raise ValueError("order is asc or desc")
+        d = self._get(f"/v1/markets/{_seg(slug)}/trades", {"order": order, "limit": limit, "offset": offset})
+        return records(MarketTradeList, map(MarketTrade.from_json, d.get("trades") or []))
+
+    def all_market_trades(self, slug: str, *, page_size: int = 1000) -> MarketTradeList:
+        """Every trade of the market, oldest first (paged by offset from the
+        oldest, which new trades do not shift)."""
+        out, offset = MarketTradeList(), 0
+        while True:
+            page = self.market_trades(slug, order="asc", limit=page_size, offset=offset)
+            out.extend(page)
+            offset += len(page)
+            if len(page) < page_size:
+                return out
+
+    # ---- exchange ----------------------------------------------------------
+
+    def depth(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "desc",
+              limit: int = 100, offset: int = 0, cursor: Optional[str] = None) -> DepthPage:
+        """One page of BTCUSDT depth history (kind spot or future); start
+        and end are inclusive, as SPEC has them."""
+        d = self._get(f"/v1/btc/{_seg(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor))
+        return DepthPage(data=records(DepthList, map(DepthSnapshot.from_json, d["data"])), total=d["total"],
+                         limit=d["limit"], offset=d["offset"], next_cursor=d.get("next_cursor"),
+                         warning=d.get("warning"))
+
+    def iter_depth(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "asc",
+                   page_size: int = 1000) -> Iterator[DepthSnapshot]:
+        cursor = None
+        while True:
+            page = self.depth(kind, start=start, end=end, order=order, limit=page_size, cursor=cursor)
+            yield from page.data
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    def latest_depth(self, coin: str = "btc", kind: str = "spot") -> LatestDepth:
+        d = self._get(f"/v1/{_seg(coin.lower())}/{_seg(kind)}/latest")["data"]
+        return LatestDepth(coin_price=d["coin_price"], bids=[DepthLevel(l["price"], l["quantity"]) for l in d["bids"]],
+                           asks=[DepthLevel(l["price"], l["quantity"]) for l in d["asks"]])
+
+    def trades(self, coin: str = "btc", kind: str = "spot", *, limit: int = 100) -> TradeList:
+        """Recent exchange trades, newest first."""
+        d = self._get(f"/v1/{_seg(coin.lower())}/{_seg(kind)}/trades", {"limit": limit})
+        return records(TradeList, map(Trade.from_json, d["data"]))
+
+    def latest_trade(self, coin: str = "btc", kind: str = "spot") -> Trade:
+        return Trade.from_json(self._get(f"/v1/{_seg(coin.lower())}/{_seg(kind)}/trade/latest")["data"])
+
+    # ---- replay, account, jobs ------------------------------------------
+
+    def replay(self, market_slug: str, side: str, entry_conditions: Sequence[Dict[str, Any]],
+               exit_conditions: Sequence[Dict[str, Any]], position_size: float, *,
+               max_loss_percent: Optional[float] = None, order_type: Optional[str] = None) -> ReplayResult:
+        """Replays a strategy on a resolved market (SPEC 4.2). Conditions
+        are {"field", "operator", "value"}."""
+        body: Dict[str, Any] = {"marketSlug": market_slug, "side": side, "entryConditions": list(entry_conditions),
+                                "exitConditions": list(exit_conditions), "positionSize": position_size}
+        if max_loss_percent is not None:
+            body["maxLossPercent"] = max_loss_percent
+        if order_type is not None:
+            body["orderType"] = order_type
+        return ReplayResult.from_json(self._post("/v1/replay", body)["data"])
+
+    def account(self) -> Account:
+        return Account.from_json(self._get("/v1/account")["data"])
+
+    def job(self, job_id: str) -> Job:
+        """A job's state, or its answer once done."""
+        status, _, raw = self._send("GET", f"/v1/jobs/{_seg(job_id)}", headers={"X-API-Key": self.api_key})
+        d = json.loads(raw)
+        data = d.get("data", d)
+        if status == 202:
+            return Job(id=data.get("id", job_id), state=data.get("state", ""), done=False)
+        return Job(id=job_id, state="completed", done=True, result=data)
+
+    # ---- bearer token (Backtest AI) ----------------------------------------
+
+    def _bearer(self, renew: bool = False) -> str:
+        now = _time.monotonic()
+        if renew or self._token is None or now >= self._token[1]:
+            d = self._post("/v1/auth/token", None)
+            d = d.get("data", d)
+            self._token = (d["access_token"], now + max(0.0, float(d.get("expires_in", 900)) - 30))
+        return self._token[0]
+
+    def _agent_send(self, method: str, path: str, body: Any = None) -> Any:
+        for renew in (False, True):
+            headers = {"Authorization": "Bearer " + self._bearer(renew)}
+            try:
+                return json.loads(self._send(method, path, body=body, headers=headers)[2])
+            except errors.AuthenticationError:
+                if renew:
+                    raise
+        raise AssertionError("unreachable")
+
+
+class Agent:
+    """The Backtest AI agent (SPEC 4.4): the client fetches and renews its
+    own bearer token with the API key."""
+
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def generate(self, prompt: str, **options: Any) -> Dict[str, Any]:
+        """A replay-ready strategy from a prompt. options: preset, coin,
+        marketType, marketCount, positionSize, maxLossPercent, orderType."""
+        return self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt))
+
+    def strategy(self, prompt: str, **options: Any) -> Dict[str, Any]:
+        """Generates a strategy and backtests it across resolved markets."""
+        return self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt))
+
+    def run(self, *, generated_strategy: Optional[Dict[str, Any]] = None, strategy_code: Optional[str] = None,
+            **options: Any) -> Dict[str, Any]:
+        """Backtests a strategy /generate returned (or its strategy code)."""
+        body = dict(options)
+        if generated_strategy is not None:
+            body["generatedStrategy"] = generated_strategy
+        if strategy_code is not None:
+            body["strategy_code"] = strategy_code
+        return self._c._agent_send("POST", "/v1/backtest-ai/run", body)
+
+    def quota(self) -> Dict[str, Any]:
+        return self._c._agent_send("GET", "/v1/backtest-ai/quota")
+
+
+def _seg(s: str) -> str:
+    return urllib.parse.quote(s, safe="")
+
+
+def _snapshots_path(slug: Optional[str], market_id: Optional[str]) -> str:
+    if (slug is None) == (market_id is None):
+        raise ValueError("give a slug or a market_id")
+    if slug is not None:
+        return f"/v1/markets/{_seg(slug)}/snapshots"
+    return f"/v1/markets/by-market-id/{_seg(market_id)}/snapshots"
+
+
+def _series_params(start, end, order, limit, offset, cursor, **extra) -> Dict[str, Any]:
+    if order not in ("asc", "desc"):
+        raise ValueError("order is asc or desc")
+    p: Dict[str, Any] = {"start_time": _time_param(start), "end_time": _time_param(end), "order": order,
+                         "limit": limit, "cursor": cursor}
+    if cursor is None or offset:
+        p["offset"] = offset
+    p.update(extra)
+    return p
+
+
+def _just_before(t: TimeLike) -> Optional[str]:
+    """The /v1/markets start_time filter keeps markets starting strictly
+    after it; series() means at or after, so it asks from 1 ms before."""
+    s = _time_param(t)
+    if s is None:
+        return None
+    if s.isdigit():
+        return str(int(s) - 1)
+    dt = datetime.fromisoformat(s.replace("Z", "+00:00")) if "T" in s else datetime.fromisoformat(s + "T00:00:00+00:00")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return str(int(dt.timestamp() * 1000) - 1)

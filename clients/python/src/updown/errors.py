@@ -1,0 +1,119 @@
+"""Exceptions: one type per SPEC 7 code family, each carrying the error's
+code, message, details, HTTP status and the request id (X-Request-Id)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+
+class UpdownError(Exception):
+    """An error answer of the API (or a failure to reach it)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "",
+        status: int = 0,
+        details: Optional[Dict[str, Any]] = None,
+        request_id: Optional[str] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.details: Dict[str, Any] = details or {}
+        self.request_id = request_id
+
+    def __str__(self) -> str:
+        s = f"{self.status} {self.code}: {self.message}" if self.code else self.message
+        return f"{s} (request id {self.request_id})" if self.request_id else s
+
+
+class ValidationError(UpdownError):
+    """400: invalid parameters or body (VALIDATION_ERROR and the replay
+    codes INVALID_SIDE, INVALID_FIELD, INVALID_OPERATOR, INVALID_ORDER_TYPE,
+    MARKET_NOT_RESOLVED)."""
+
+
+class AuthenticationError(UpdownError):
+    """401 UNAUTHORIZED: a missing or invalid API key or bearer token."""
+
+
+class PermissionDeniedError(UpdownError):
+    """403: the plan does not include this (TIER_ACCESS_DENIED,
+    TIER_REQUIRED, BACKTEST_AI_REQUIRED). details carries required_tier,
+    current_tier and upgrade_url where the server gives them."""
+
+
+class NotFoundError(UpdownError):
+    """404: RESOURCE_NOT_FOUND, MARKET_NOT_FOUND, NO_DATA,
+    NO_BACKTEST_MARKETS."""
+
+
+class RateLimitError(UpdownError):
+    """429: RATE_LIMIT_EXCEEDED or BACKTEST_AI_QUOTA_EXCEEDED, after the
+    client's retries (or at once when Retry-After is longer than it waits).
+    retry_after is the server's Retry-After in seconds, if any."""
+
+    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
+class ServerError(UpdownError):
+    """5xx: INTERNAL_ERROR, SERVICE_UNAVAILABLE, AI_STRATEGY_GENERATION_FAILED
+    and other server-side failures, after the client's retries."""
+
+
+class JobTimeoutError(ServerError):
+    """504 JOB_TIMEOUT whose job did not finish within the client's wait;
+    job_id can be fetched later with Client.job()."""
+
+    @property
+    def job_id(self) -> Optional[str]:
+        return self.details.get("job_id")
+
+
+class ConnectionError(UpdownError):  # noqa: A001 - the package's own, by design
+    """The server could not be reached (after the client's retries)."""
+
+
+_BY_CODE = {
+    "VALIDATION_ERROR": ValidationError,
+    "INVALID_SIDE": ValidationError,
+    "INVALID_FIELD": ValidationError,
+    "INVALID_OPERATOR": ValidationError,
+    "INVALID_ORDER_TYPE": ValidationError,
+    "MARKET_NOT_RESOLVED": ValidationError,
+    "UNAUTHORIZED": AuthenticationError,
+    "TIER_ACCESS_DENIED": PermissionDeniedError,
+    "TIER_REQUIRED": PermissionDeniedError,
+    "BACKTEST_AI_REQUIRED": PermissionDeniedError,
+    "RESOURCE_NOT_FOUND": NotFoundError,
+    "MARKET_NOT_FOUND": NotFoundError,
+    "NO_DATA": NotFoundError,
+    "NO_BACKTEST_MARKETS": NotFoundError,
+    "RATE_LIMIT_EXCEEDED": RateLimitError,
+    "BACKTEST_AI_QUOTA_EXCEEDED": RateLimitError,
+    "JOB_TIMEOUT": JobTimeoutError,
+}
+
+
+def error_class(status: int, code: str) -> type:
+    """The exception type of an answer: by its code, else by its status."""
+    if code in _BY_CODE:
+        return _BY_CODE[code]
+    if status == 401:
+        return AuthenticationError
+    if status == 403:
+        return PermissionDeniedError
+    if status == 404:
+        return NotFoundError
+    if status == 429:
+        return RateLimitError
+    if status >= 500:
+        return ServerError
+    if status >= 400:
+        return ValidationError
+    return UpdownError

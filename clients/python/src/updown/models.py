@@ -1,0 +1,381 @@
+"""Typed results. Each keeps the answer's JSON as `raw`; lists of results
+have to_frame() (pandas, imported only when called)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, TypeVar
+
+T = TypeVar("T")
+
+
+def parse_time(s: Optional[str]) -> Optional[datetime]:
+    """An ISO 8601 time of the API as an aware UTC datetime."""
+    if s is None:
+        return None
+    if s.endswith("Z"):
+        s = s[:-1] + "+00:00"
+    # Python < 3.11 wants exactly 3 or 6 fractional digits.
+    if "." in s:
+        head, frac = s.split(".", 1)
+        i = 0
+        while i < len(frac) and frac[i].isdigit():
+            i += 1
+        digits, rest = frac[:i], frac[i:]
+        s = head + "." + (digits + "000000")[:6] + rest
+    return datetime.fromisoformat(s).astimezone(timezone.utc)
+
+
+def from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+def _pandas():
+    try:
+        import pandas as pd  # noqa: F401
+    except ImportError as e:  # pragma: no cover - exercised without pandas
+        raise ImportError("to_frame() needs pandas: pip install pandas (or apt install python3-pandas)") from e
+    return pd
+
+
+class Records(List[T], Generic[T]):
+    """A list of results that converts to a pandas DataFrame."""
+
+    _row: Callable[[Any], Dict[str, Any]] = staticmethod(lambda r: dict(r.__dict__))
+    _times: tuple = ()
+
+    def to_frame(self):
+        pd = _pandas()
+        df = pd.DataFrame([type(self)._row(r) for r in self])
+        for col in type(self)._times:
+            if col in df.columns:
+                df[col] = pd.to_datetime(df[col], utc=True)
+        return df
+
+
+@dataclass
+class Level:
+    price: float
+    size: float
+
+
+@dataclass
+class OrderBook:
+    bids: List[Level]
+    asks: List[Level]
+
+    @classmethod
+    def from_json(cls, d: Optional[Dict[str, Any]]) -> Optional["OrderBook"]:
+        if d is None:
+            return None
+        return cls(
+            bids=[Level(l["price"], l["size"]) for l in d.get("bids") or []],
+            asks=[Level(l["price"], l["size"]) for l in d.get("asks") or []],
+        )
+
+    @property
+    def best_bid(self) -> Optional[float]:
+        return self.bids[0].price if self.bids else None
+
+    @property
+    def best_ask(self) -> Optional[float]:
+        return self.asks[0].price if self.asks else None
+
+
+@dataclass
+class Market:
+    slug: str
+    market_id: str
+    event_id: str
+    market_type: str
+    start_time: datetime
+    end_time: datetime
+    coin_price_start: Optional[float]
+    coin_price_end: Optional[float]
+    condition_id: str
+    clob_token_up: str
+    clob_token_down: str
+    winner: Optional[str]
+    final_volume: Optional[float]
+    final_liquidity: Optional[float]
+    resolved_at: Optional[datetime]
+    created_at: Optional[datetime]
+    updated_at: Optional[datetime]
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def coin(self) -> str:
+        return self.slug.split("-", 1)[0].upper()
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Market":
+        return cls(
+            slug=d["slug"], market_id=d.get("market_id", ""), event_id=d.get("event_id", ""),
+            market_type=d.get("market_type", ""),
+            start_time=parse_time(d["start_time"]), end_time=parse_time(d["end_time"]),
+            coin_price_start=d.get("coin_price_start"), coin_price_end=d.get("coin_price_end"),
+            condition_id=d.get("condition_id", ""), clob_token_up=d.get("clob_token_up", ""),
+            clob_token_down=d.get("clob_token_down", ""), winner=d.get("winner"),
+            final_volume=d.get("final_volume"), final_liquidity=d.get("final_liquidity"),
+            resolved_at=parse_time(d.get("resolved_at")), created_at=parse_time(d.get("created_at")),
+            updated_at=parse_time(d.get("updated_at")), raw=d,
+        )
+
+
+def _market_row(m: Market) -> Dict[str, Any]:
+    row = {k: v for k, v in m.__dict__.items() if k != "raw"}
+    row["coin"] = m.coin
+    return row
+
+
+class MarketList(Records[Market]):
+    _row = staticmethod(_market_row)
+    _times = ("start_time", "end_time", "resolved_at", "created_at", "updated_at")
+
+
+@dataclass
+class MarketPage:
+    markets: MarketList
+    total: int
+    limit: int
+    offset: int
+    warning: Optional[str]
+
+    def to_frame(self):
+        return self.markets.to_frame()
+
+
+@dataclass
+class Snapshot:
+    time: datetime
+    coin_price: float
+    price_up: float
+    price_down: float
+    orderbook_up: Optional[OrderBook] = None
+    orderbook_down: Optional[OrderBook] = None
+    slug: Optional[str] = None  # set when snapshots of several markets are listed together
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any], slug: Optional[str] = None) -> "Snapshot":
+        return cls(
+            time=parse_time(d["time"]), coin_price=d["coin_price"], price_up=d["price_up"], price_down=d["price_down"],
+            orderbook_up=OrderBook.from_json(d.get("orderbook_up")),
+            orderbook_down=OrderBook.from_json(d.get("orderbook_down")), slug=slug,
+        )
+
+
+def _levels(ls: List[Level]) -> List[Dict[str, float]]:
+    return [{"price": l.price, "size": l.size} for l in ls]
+
+
+def _snapshot_row(s: Snapshot) -> Dict[str, Any]:
+    row: Dict[str, Any] = {}
+    if s.slug is not None:
+        row["slug"] = s.slug
+    row.update(time=s.time, coin_price=s.coin_price, price_up=s.price_up, price_down=s.price_down)
+    for side, book in (("up", s.orderbook_up), ("down", s.orderbook_down)):
+        if book is None:
+            continue
+        row[f"best_bid_{side}"] = book.best_bid
+        row[f"best_ask_{side}"] = book.best_ask
+        row[f"bids_{side}"] = _levels(book.bids)
+        row[f"asks_{side}"] = _levels(book.asks)
+    return row
+
+
+class SnapshotList(Records[Snapshot]):
+    """Snapshots; to_frame() flattens books to best bid/ask plus the levels
+    as lists of {price, size}."""
+
+    _row = staticmethod(_snapshot_row)
+    _times = ("time",)
+
+
+@dataclass
+class SnapshotPage:
+    market: Market
+    snapshots: SnapshotList
+    total: int
+    matched: int
+    limit: int
+    offset: int
+    next_cursor: Optional[str]
+
+    def to_frame(self):
+        return self.snapshots.to_frame()
+
+
+@dataclass
+class DepthLevel:
+    price: float
+    quantity: float
+
+
+@dataclass
+class DepthSnapshot:
+    symbol: str
+    time: datetime
+    coin_price: float
+    bids: List[DepthLevel]
+    asks: List[DepthLevel]
+    last_update_id: int
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "DepthSnapshot":
+        return cls(
+            symbol=d["symbol"], time=from_ms(d["time_epoch_ms"]), coin_price=d["coin_price"],
+            bids=[DepthLevel(l["price"], l["quantity"]) for l in d.get("bids") or []],
+            asks=[DepthLevel(l["price"], l["quantity"]) for l in d.get("asks") or []],
+            last_update_id=d["last_update_id"],
+        )
+
+
+def _depth_row(d: DepthSnapshot) -> Dict[str, Any]:
+    return {
+        "symbol": d.symbol, "time": d.time, "coin_price": d.coin_price,
+        "best_bid": d.bids[0].price if d.bids else None, "best_ask": d.asks[0].price if d.asks else None,
+        "bids": [{"price": l.price, "quantity": l.quantity} for l in d.bids],
+        "asks": [{"price": l.price, "quantity": l.quantity} for l in d.asks],
+        "last_update_id": d.last_update_id,
+    }
+
+
+class DepthList(Records[DepthSnapshot]):
+    _row = staticmethod(_depth_row)
+    _times = ("time",)
+
+
+@dataclass
+class DepthPage:
+    data: DepthList
+    total: int
+    limit: int
+    offset: int
+    next_cursor: Optional[str]
+    warning: Optional[str]
+
+    def to_frame(self):
+        return self.data.to_frame()
+
+
+@dataclass
+class LatestDepth:
+    coin_price: float
+    bids: List[DepthLevel]
+    asks: List[DepthLevel]
+
+
+@dataclass
+class Trade:
+    """An exchange trade."""
+
+    id: int
+    price: float
+    qty: float
+    quote_qty: float
+    time: datetime
+    is_buyer_maker: bool
+    is_best_match: Optional[bool] = None
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Trade":
+        return cls(id=d["id"], price=d["price"], qty=d["qty"], quote_qty=d["quoteQty"], time=from_ms(d["time"]),
+                   is_buyer_maker=d["isBuyerMaker"], is_best_match=d.get("isBestMatch"))
+
+
+class TradeList(Records[Trade]):
+    _times = ("time",)
+
+
+@dataclass
+class MarketTrade:
+    """A trade on a market's order book (a last_trade_price event)."""
+
+    time: datetime
+    outcome: str
+    price: float
+    size: float
+    side: str
+    fee_rate_bps: float
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "MarketTrade":
+        return cls(time=parse_time(d["time"]), outcome=d["outcome"], price=d["price"], size=d["size"],
+                   side=d["side"], fee_rate_bps=d.get("fee_rate_bps", 0.0))
+
+
+class MarketTradeList(Records[MarketTrade]):
+    _times = ("time",)
+
+
+class _Rows(Records[Dict[str, Any]]):
+    _row = staticmethod(lambda d: d)
+    _times = ("time",)
+
+
+@dataclass
+class ReplayResult:
+    """A replay's result (SPEC 2.6): performance, trades and the equity
+    curve."""
+
+    market: Dict[str, Any]
+    strategy: Dict[str, Any]
+    performance: Dict[str, Any]
+    trades: List[Dict[str, Any]]
+    pnl_curve: List[Dict[str, Any]]
+    total_snapshots: int
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ReplayResult":
+        return cls(market=d.get("market", {}), strategy=d.get("strategy", {}), performance=d.get("performance", {}),
+                   trades=d.get("trades") or [], pnl_curve=d.get("pnl_curve") or [],
+                   total_snapshots=d.get("total_snapshots", 0), raw=d)
+
+    def trades_frame(self):
+        """The trade events, one a row."""
+        return _Rows(self.trades).to_frame()
+
+    def equity_frame(self):
+        """The sampled equity curve, one point a row."""
+        return _Rows(self.pnl_curve).to_frame()
+
+    def to_frame(self):
+        """The trades (see equity_frame for the curve)."""
+        return self.trades_frame()
+
+
+@dataclass
+class Account:
+    customer_id: str
+    email: str
+    name: str
+    tier: str
+    rate_limits: Dict[str, Any]
+    usage: Dict[str, Any]
+    ai_quota: Dict[str, Any]
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Account":
+        return cls(customer_id=d.get("customer_id", ""), email=d.get("email", ""), name=d.get("name", ""),
+                   tier=d.get("tier", ""), rate_limits=d.get("rate_limits", {}), usage=d.get("usage", {}),
+                   ai_quota=d.get("ai_quota", {}), raw=d)
+
+
+@dataclass
+class Job:
+    """A job that outlasted its request: state while it runs; result (the
+    original request's data) once done."""
+
+    id: str
+    state: str
+    done: bool
+    result: Any = None
+
+
+def records(cls: type, items: Iterable[T]) -> Any:
+    out = cls()
+    out.extend(items)
+    return out

@@ -1,0 +1,154 @@
+"""The client against a live `updown dev` (see conftest.py)."""
+
+from datetime import timedelta
+
+import pytest
+
+import updown
+from conftest import ENTERPRISE_KEY, PRO_KEY, STARTER_KEY
+
+
+@pytest.fixture(scope="module")
+def pro(base_url):
+    return updown.Client(base_url, PRO_KEY)
+
+
+@pytest.fixture(scope="module")
+def ent(base_url):
+    return updown.Client(base_url, ENTERPRISE_KEY)
+
+
+@pytest.fixture(scope="module")
+def resolved(pro):
+    """A resolved BTC 15m market with snapshots."""
+    for m in pro.markets("BTC", market_type="15m", resolved=True, limit=20).markets:
+        if pro.snapshots(m.slug, limit=1).total > 10:
+            return m
+    pytest.fail("no resolved BTC 15m market with snapshots in dev data")
+
+
+def test_markets(pro):
+    page = pro.markets("BTC", market_type="15m", limit=5)
+    assert isinstance(page, updown.MarketPage) and len(page.markets) == 5 and page.total >= 5
+    assert all(isinstance(m, updown.Market) and m.coin == "BTC" for m in page.markets)
+    starts = [m.start_time for m in page.markets]
+    assert starts == sorted(starts, reverse=True)
+    assert pro.market(page.markets[0].slug).slug == page.markets[0].slug
+
+
+def test_cursor_walk_equals_offset_paging(pro, resolved):
+    by_cursor = list(pro.iter_snapshots(resolved.slug, order="desc", page_size=37))
+    by_offset, off = [], 0
+    while True:
+        page = pro.snapshots(resolved.slug, limit=37, offset=off)
+        by_offset.extend(page.snapshots)
+        off += len(page.snapshots)
+        if off >= page.total:
+            break
+    assert [s.time for s in by_cursor] == [s.time for s in by_offset]
+    assert len(by_cursor) == page.total
+    asc = pro.all_snapshots(resolved.slug, page_size=50)
+    assert [s.time for s in asc] == sorted(s.time for s in by_cursor)
+
+
+def test_time_range(pro, resolved):
+    all_ = pro.all_snapshots(resolved.slug)
+    lo, hi = all_[5].time, all_[15].time
+    got = pro.all_snapshots(resolved.slug, start=lo, end=hi, page_size=4)
+    assert [s.time for s in got] == [s.time for s in all_[5:15]]
+    page = pro.snapshots(resolved.slug, start=lo, end=hi, limit=3)
+    assert page.matched == 10 and page.total == len(all_) and page.next_cursor is not None
+    # epoch milliseconds and ISO strings are times too
+    ms = int(lo.timestamp() * 1000)
+    assert pro.snapshots(resolved.slug, start=ms, end=hi.isoformat(), limit=1).matched == page.matched
+
+
+def test_snapshots_frame_with_books(pro, resolved):
+    pd = pytest.importorskip("pandas")
+    df = pro.snapshots_frame(resolved.slug, include_orderbook=True)
+    assert len(df) == pro.snapshots(resolved.slug, limit=1).total
+    assert str(df["time"].dt.tz) == "UTC" and df["time"].is_monotonic_increasing
+    for col in ("price_up", "price_down", "coin_price", "best_bid_up", "best_ask_up", "bids_up", "asks_down"):
+        assert col in df.columns, col
+    row = df.dropna(subset=["best_bid_up"]).iloc[0]
+    assert row["best_bid_up"] == row["bids_up"][0]["price"]
+    assert pd.api.types.is_float_dtype(df["price_up"])
+
+
+def test_series_day_of_markets(pro, resolved):
+    pd = pytest.importorskip("pandas")
+    start = resolved.start_time - timedelta(hours=1)
+    snaps = pro.series("BTC", "15m", start, resolved.end_time)
+    df = snaps.to_frame()
+    slugs = set(df["slug"])
+    assert resolved.slug in slugs and len(slugs) >= 2
+    markets = pro.all_markets("BTC", market_type="15m", start=start - timedelta(milliseconds=1), end=resolved.end_time)
+    assert slugs <= {m.slug for m in markets}
+    assert isinstance(markets.to_frame(), pd.DataFrame) and "winner" in markets.to_frame().columns
+
+
+def test_parquet_page(pro, resolved):
+    data = pro.snapshots_parquet(resolved.slug, limit=10, include_orderbook=True)
+    assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
+
+
+def test_exchange(ent):
+    page = ent.depth("spot", limit=5)
+    assert len(page.data) == 5 and page.total >= 5 and page.next_cursor
+    walked = []
+    for d in ent.iter_depth("future", order="asc", page_size=200):
+        walked.append(d)
+        if len(walked) == 450:
+            break
+    times = [d.time for d in walked]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    assert ent.latest_depth("eth", "future").coin_price > 0
+    trades = ent.trades("btc", "spot", limit=3)
+    assert len(trades) == 3 and all(isinstance(t, updown.Trade) for t in trades)
+    assert ent.latest_trade("sol", "future").is_best_match is None
+
+
+def test_market_trades(pro, resolved):
+    trades = pro.all_market_trades(resolved.slug, page_size=50)
+    assert all(isinstance(t, updown.MarketTrade) for t in trades)
+    assert [t.time for t in trades] == sorted(t.time for t in trades)
+    newest = pro.market_trades(resolved.slug, limit=1)
+    if trades:
+        assert newest[0].time == trades[-1].time
+        pytest.importorskip("pandas")
+        assert {"time", "outcome", "price", "size", "side"} <= set(trades.to_frame().columns)
+
+
+def test_replay(pro, resolved):
+    cond = [{"field": "price_up", "operator": ">", "value": 0}]
+    r = pro.replay(resolved.slug, "UP", cond, [{"field": "time_remaining_pct", "operator": "<", "value": 50}], 10)
+    assert isinstance(r, updown.ReplayResult) and r.total_snapshots > 0 and r.trades
+    pytest.importorskip("pandas")
+    assert list(r.trades_frame()["type"])[0] == "ENTRY"
+    assert "pnl" in r.equity_frame().columns
+
+
+def test_account_and_agent(pro):
+    acct = pro.account()
+    assert isinstance(acct, updown.Account) and acct.tier == "PRO"
+    q = pro.agent.quota()
+    assert "used" in str(q)
+    gen = pro.agent.generate("buy UP when price_up drops below 0.35, exit above 0.6", coin="BTC", marketType="15m")
+    assert "generated_strategy" in gen.get("data", gen)
+
+
+def test_errors(base_url, pro, resolved):
+    with pytest.raises(updown.NotFoundError) as e:
+        pro.market("btc-updown-15m-1")
+    assert e.value.code == "RESOURCE_NOT_FOUND" and e.value.status == 404 and e.value.request_id
+    with pytest.raises(updown.AuthenticationError):
+        updown.Client(base_url, "ud_nope").market(resolved.slug)
+    with pytest.raises(updown.PermissionDeniedError) as e:
+        updown.Client(base_url, STARTER_KEY).depth("spot")
+    assert e.value.code == "TIER_ACCESS_DENIED"
+    page = pro.snapshots(resolved.slug, limit=2, order="asc")
+    with pytest.raises(updown.ValidationError) as e:
+        pro.snapshots(resolved.slug, limit=2, cursor=page.next_cursor)  # the cursor of another order
+    assert e.value.code == "VALIDATION_ERROR" and e.value.details["errors"][0]["location"] == "query.cursor"
+    with pytest.raises(updown.NotFoundError):
+        pro.job("no-such-job")

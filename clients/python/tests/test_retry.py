@@ -1,0 +1,107 @@
+"""Retry paths (SPEC 7) against a scripted server: 429 and 503 first."""
+
+import time
+
+import pytest
+
+import updown
+
+MARKET = {"slug": "btc-updown-15m-1", "market_id": "1", "event_id": "e", "market_type": "15m",
+          "start_time": "2026-04-29T13:00:00Z", "end_time": "2026-04-29T13:15:00Z", "coin_price_start": None,
+          "coin_price_end": None, "condition_id": "", "clob_token_up": "", "clob_token_down": "", "winner": None,
+          "final_volume": None, "final_liquidity": None, "resolved_at": None,
+          "created_at": "2026-04-29T13:00:00.123456Z", "updated_at": "2026-04-29T13:00:00.123Z"}
+
+
+def err(code, message="x", **details):
+    return {"success": False, "error": {"code": code, "message": message, "details": details},
+            "timestamp": "2026-04-29T13:00:00Z"}
+
+
+def client(fake, **kw):
+    kw.setdefault("backoff", 0.01)
+    return updown.Client(fake.url, "k", **kw)
+
+
+def test_retries_429_then_503_honouring_retry_after(fake):
+    fake.on("GET", "/v1/markets/m",
+            (429, {"Retry-After": "1"}, err("RATE_LIMIT_EXCEEDED")),
+            (503, {}, err("SERVICE_UNAVAILABLE")),
+            (200, {}, MARKET))
+    began = time.monotonic()
+    m = client(fake).market("m")
+    assert m.slug == "btc-updown-15m-1"
+    assert m.created_at.microsecond == 123456 and m.updated_at.microsecond == 123000
+    assert fake.count("/v1/markets/m") == 3
+    # the wait after the 429 is at least its Retry-After
+    t429, t503 = fake.seen[0][2], fake.seen[1][2]
+    assert t503 - t429 >= 1.0
+    assert time.monotonic() - began < 10
+
+
+def test_backoff_grows_and_gives_up(fake):
+    fake.on("GET", "/v1/markets/m", (500, {}, err("INTERNAL_ERROR", "boom")))
+    waits = []
+    c = client(fake, max_retries=3, backoff=1.0, sleep=waits.append)
+    with pytest.raises(updown.ServerError) as e:
+        c.market("m")
+    assert fake.count("/v1/markets/m") == 4
+    assert len(waits) == 3
+    assert all(0 <= w <= 2 ** i for i, w in enumerate(waits))  # full jitter under the exponential cap
+    assert e.value.code == "INTERNAL_ERROR" and e.value.status == 500 and e.value.message == "boom"
+    assert e.value.request_id == "req-4"
+
+
+@pytest.mark.parametrize("status,code,cls", [
+    (400, "VALIDATION_ERROR", updown.ValidationError),
+    (400, "INVALID_SIDE", updown.ValidationError),
+    (401, "UNAUTHORIZED", updown.AuthenticationError),
+    (403, "TIER_ACCESS_DENIED", updown.PermissionDeniedError),
+    (403, "BACKTEST_AI_REQUIRED", updown.PermissionDeniedError),
+    (404, "NO_DATA", updown.NotFoundError),
+])
+def test_never_retries_client_errors(fake, status, code, cls):
+    fake.on("GET", "/v1/markets/m", (status, {}, err(code, "nope", required_tier="PRO")), (200, {}, MARKET))
+    with pytest.raises(cls) as e:
+        client(fake).market("m")
+    assert fake.count("/v1/markets/m") == 1
+    assert e.value.code == code and e.value.details["required_tier"] == "PRO"
+    assert isinstance(e.value, updown.UpdownError)
+
+
+def test_long_retry_after_is_not_waited(fake):
+    fake.on("GET", "/v1/markets/m", (429, {"Retry-After": "3600"}, err("RATE_LIMIT_EXCEEDED")))
+    with pytest.raises(updown.RateLimitError) as e:
+        client(fake).market("m")
+    assert e.value.retry_after == 3600
+    assert fake.count("/v1/markets/m") == 1
+
+
+def test_job_timeout_polls_the_job(fake):
+    result = {"market": {"slug": "m"}, "strategy": {}, "performance": {"total_pnl": 1.5},
+              "trades": [{"type": "ENTRY", "time": "2026-04-29T13:00:00Z", "price": 0.4}],
+              "pnl_curve": [{"time": "2026-04-29T13:00:00Z", "pnl": 0}], "total_snapshots": 10}
+    fake.on("POST", "/v1/replay", (504, {}, err("JOB_TIMEOUT", "still running", job_id="j1")))
+    fake.on("GET", "/v1/jobs/j1",
+            (503, {}, err("SERVICE_UNAVAILABLE")),
+            (202, {}, {"success": True, "data": {"id": "j1", "state": "active"}}),
+            (200, {}, {"success": True, "data": result}))
+    polls = []
+    r = client(fake, job_poll=0.0, sleep=polls.append).replay("m", "UP", [], [], 10)
+    assert r.performance["total_pnl"] == 1.5 and r.total_snapshots == 10
+    assert fake.count("/v1/replay") == 1  # the job is polled, the replay not sent again
+    assert fake.count("/v1/jobs/j1") == 3
+
+
+def test_job_timeout_gives_up_after_job_wait(fake):
+    fake.on("POST", "/v1/replay", (504, {}, err("JOB_TIMEOUT", "still running", job_id="j2")))
+    fake.on("GET", "/v1/jobs/j2", (202, {}, {"success": True, "data": {"id": "j2", "state": "active"}}))
+    with pytest.raises(updown.JobTimeoutError) as e:
+        client(fake, job_wait=0.2, job_poll=0.05).replay("m", "UP", [], [], 10)
+    assert e.value.job_id == "j2"
+
+
+def test_unreachable_server(fake):
+    c = updown.Client("http://127.0.0.1:9", "k", max_retries=1, backoff=0.01)
+    with pytest.raises(updown.ConnectionError):
+        c.market("m")

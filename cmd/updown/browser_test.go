@@ -1,0 +1,656 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// The dashboard in a real browser (DESIGN 12): Debian's Chromium, headless,
+// driven over the DevTools protocol against `updown dev` on loopback. What
+// the screen shows is checked against the API's own answers.
+
+// chromiumPath finds the browser; without one the test skips on a
+// developer's machine and fails under CI=true.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium: install Debian's chromium package (.ci/run does)")
+	}
+	t.Skip("no chromium on this machine (apt-get install chromium)")
+	return ""
+}
+
+// browserSession is one signed-in browser context (its own cookies).
+type browserSession struct {
+	t     *testing.T
+	ctx   context.Context
+	base  string
+	close func()
+}
+
+// open starts a Chromium of its own (its own profile, so no cookies are
+// shared with other sessions) with the flags a closed network needs. It is
+// closed by close, or when the test ends.
+func open(t *testing.T, base string) *browserSession {
+	t.Helper()
+	// Chromium may still write its profile as it exits: removed without
+	// checking, rather than by t.TempDir, which fails on that.
+	profile, err := os.MkdirTemp("", "updown-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(profile) })
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 800),
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	b := &browserSession{t: t, ctx: ctx, base: base, close: func() { cancel(); cancelAlloc() }}
+	t.Cleanup(b.close)
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+// run runs actions with a bound on how long they may take.
+func (b *browserSession) run(what string, actions ...chromedp.Action) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		var banner string
+		_ = chromedp.Run(b.ctx, chromedp.Evaluate(`(document.querySelector('[data-testid=error-banner]')||{}).textContent||''`, &banner))
+		b.t.Fatalf("%s: %v (error banner: %q)", what, err, banner)
+	}
+}
+
+// in is the session reporting to a subtest's t.
+func (b *browserSession) in(t *testing.T) *browserSession {
+	c := *b
+	c.t = t
+	return &c
+}
+
+func byID(id string) string { return `[data-testid="` + id + `"]` }
+
+// signIn loads / (redirected to /app/), signs in with the key and waits
+// for the markets page; it answers the time to usable.
+func (b *browserSession) signIn(key string) time.Duration {
+	b.t.Helper()
+	b.run("load the sign-in page", chromedp.Navigate(b.base+"/"), chromedp.WaitVisible(byID("signin-key")))
+	start := time.Now()
+	b.run("sign in with "+key,
+		chromedp.SendKeys(byID("signin-key"), key),
+		chromedp.Click(byID("signin-submit")),
+		chromedp.WaitVisible(`main[data-ready="markets"]`),
+	)
+	return time.Since(start)
+}
+
+// visit goes to a dashboard page by its address and answers the time until
+// the page marks itself usable, as the page measured it (from the route's
+// start to its data shown).
+func (b *browserSession) visit(hash, page string) time.Duration {
+	b.t.Helper()
+	var ms, here string
+	var ok bool
+	target := b.base + "/app/" + hash
+	b.run("where", chromedp.Location(&here))
+	nav := chromedp.Navigate(target)
+	if here == target { // the same address: no hashchange, so load the page afresh
+		nav = chromedp.Reload()
+	}
+	b.run("open "+hash, nav, chromedp.WaitVisible(`main[data-ready="`+page+`"]`),
+		chromedp.AttributeValue(`main`, "data-ready-ms", &ms, &ok))
+	v, err := strconv.ParseFloat(ms, 64)
+	if err != nil {
+		b.t.Fatalf("%s: no data-ready-ms (%q)", hash, ms)
+	}
+	return time.Duration(v * float64(time.Millisecond))
+}
+
+func (b *browserSession) text(sel string) string {
+	b.t.Helper()
+	var s string
+	b.run("read "+sel, chromedp.Text(sel, &s, chromedp.NodeVisible))
+	return strings.TrimSpace(s)
+}
+
+func (b *browserSession) eval(js string, out any) {
+	b.t.Helper()
+	b.run("evaluate "+js[:min(len(js), 60)], chromedp.Evaluate(js, out))
+}
+
+// setValue sets a control's value as a user would and fires its events.
+func (b *browserSession) setValue(sel, value string) {
+	b.t.Helper()
+	js := fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q;
+		el.dispatchEvent(new Event('input', {bubbles: true})); el.dispatchEvent(new Event('change', {bubbles: true})); return true })()`, sel, value)
+	var ok bool
+	b.eval(js, &ok)
+}
+
+// apiGet asks the API directly, for the answers the screen must match.
+func apiGet(t *testing.T, base, path, key string, out any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	req.Header.Set("X-API-Key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, res.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+func apiPost(t *testing.T, base, path, auth, body string, out any) {
+	t.Helper()
+	status, m := call(t, http.MethodPost, base+path, auth, body)
+	if status != http.StatusOK {
+		t.Fatalf("POST %s: %d %v", path, status, m)
+	}
+	raw, _ := json.Marshal(m)
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// marketWithData is the newest resolved market of the type that has snapshots.
+func marketWithData(t *testing.T, base, mt string) string {
+	t.Helper()
+	var list struct{ Markets []struct{ Slug string } }
+	apiGet(t, base, "/v1/markets?coin=BTC&resolved=true&limit=20&market_type="+mt, "ud_dev_pro", &list)
+	for _, m := range list.Markets {
+		var page struct{ Total int }
+		apiGet(t, base, "/v1/markets/"+m.Slug+"/snapshots?limit=1", "ud_dev_pro", &page)
+		if page.Total > 0 {
+			return m.Slug
+		}
+	}
+	t.Fatalf("no resolved %s market with snapshots", mt)
+	return ""
+}
+
+type level struct{ Side, Price, Size string }
+
+func TestDashboardInBrowser(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--addr", "127.0.0.1:0"}, pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	base := waitForBanner(t, pr)
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	shots := os.Getenv("UPDOWN_SCREENSHOTS") // a folder: save the README's screenshots there
+	timings := map[string]time.Duration{}
+
+	// Every demo plan signs in and sees its tier.
+	for _, c := range []struct{ key, tier string }{
+		{"ud_dev_starter", "STARTER"}, {"ud_dev_pro", "PRO"}, {"ud_dev_pro_trial", "PRO_TRIAL"},
+		{"ud_dev_suite", "SUITE"}, {"ud_dev_enterprise", "ENTERPRISE"},
+	} {
+		b := open(t, base)
+		d := b.signIn(c.key)
+		if got := b.text(".tier"); got != c.tier {
+			t.Errorf("%s signed in as %q", c.key, got)
+		}
+		t.Logf("sign-in to usable markets page as %s: %v", c.tier, d)
+		b.close()
+	}
+
+	pro := open(t, base)
+	t.Logf("sign-in as PRO to a usable markets page, wall time from the click: %v", pro.signIn("ud_dev_pro"))
+
+	t.Run("cookie flags", func(t *testing.T) {
+		pro := pro.in(t)
+		var cookies []*network.Cookie
+		pro.run("read cookies", chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			cookies, err = network.GetCookies().WithURLs([]string{base}).Do(ctx)
+			return err
+		}))
+		if len(cookies) != 1 || cookies[0].Name != "updown_session" || !cookies[0].HTTPOnly || cookies[0].SameSite != network.CookieSameSiteStrict ||
+			cookies[0].Path != "/" || cookies[0].Secure {
+			t.Errorf("cookies %+v: want one updown_session, HttpOnly, SameSite=Strict, Path=/, not Secure on http", cookies)
+		}
+		var visible string
+		pro.eval(`document.cookie`, &visible)
+		if visible != "" {
+			t.Errorf("page script can read cookies: %q", visible)
+		}
+	})
+
+	// List and filter markets.
+	slug24 := marketWithData(t, base, "24hr")
+	timings["markets"] = pro.visit("#/markets", "markets")
+	pro.setValue(byID("markets-type"), "24hr")
+	pro.run("filter 24hr", chromedp.WaitVisible(`main[data-ready="markets"] `+byID("market-row")+`[data-slug*="-24hr-"]`))
+	pro.setValue(byID("markets-resolved"), "true")
+	pro.run("filter resolved", chromedp.WaitVisible(`main[data-ready="markets"] `+byID("market-row")+`[data-slug="`+slug24+`"]`))
+	var rows []string
+	pro.eval(`[...document.querySelectorAll('[data-testid=market-row]')].map(r => r.dataset.slug)`, &rows)
+	var want struct {
+		Markets []struct{ Slug string }
+		Total   int
+	}
+	apiGet(t, base, "/v1/markets?coin=BTC&market_type=24hr&resolved=true&limit=25", "ud_dev_pro", &want)
+	if len(rows) != len(want.Markets) || len(rows) == 0 || rows[0] != want.Markets[0].Slug {
+		t.Errorf("filtered table %v, API %v", rows, want.Markets)
+	}
+
+	// A resolved 24hr market: its chart drawn with data.
+	var drawMS, points, readyMS string
+	var ok bool
+	pro.run("open the 24hr market", chromedp.Click(byID("market-row")+`[data-slug="`+slug24+`"] a`), chromedp.WaitVisible(`main[data-ready="market"]`),
+		chromedp.AttributeValue(`main`, "data-ready-ms", &readyMS, &ok))
+	if v, err := strconv.ParseFloat(readyMS, 64); err == nil {
+		timings["market 24hr"] = time.Duration(v * float64(time.Millisecond))
+	} else {
+		t.Errorf("market page: data-ready-ms %q", readyMS)
+	}
+	pro.run("chart drawn", chromedp.AttributeValue(byID("market-chart"), "data-draw-ms", &drawMS, &ok), chromedp.AttributeValue(byID("market-chart"), "data-points", &points, &ok))
+	draw, _ := strconv.ParseFloat(drawMS, 64)
+	if n, _ := strconv.Atoi(points); n < 100 || draw <= 0 {
+		t.Errorf("24hr chart: %s points drawn in %s ms", points, drawMS)
+	}
+	t.Logf("24hr market chart (%s): %s points drawn in %s ms", slug24, points, drawMS)
+	if draw > 1000 {
+		t.Errorf("24hr chart drew in %s ms, want under 1 s", drawMS)
+	}
+	if g := pro.text(byID("market-gaps")); strings.Contains(g, "not available") || g == "" {
+		t.Errorf("recording gaps: %q", g)
+	}
+	var canvases int
+	pro.eval(`document.querySelectorAll('[data-testid=market-chart] canvas').length`, &canvases)
+	if canvases != 1 {
+		t.Errorf("%d canvases in the market chart", canvases)
+	}
+	t.Run("books at a picked instant", func(t *testing.T) {
+		pro := pro.in(t)
+		var series struct {
+			Data struct {
+				Snapshots int
+				Time      []int64
+				Index     []int
+			}
+		}
+		apiGet(t, base, "/v1/markets/"+slug24+"/series?points=2000", "ud_dev_pro", &series)
+		k := len(series.Data.Time) / 3
+		pro.setValue(byID("market-instant-slider"), strconv.Itoa(k))
+		var at string
+		pro.run("instant picked", chromedp.WaitVisible(byID("market-instant")+`[data-time]`), chromedp.AttributeValue(byID("market-instant"), "data-time", &at, &ok))
+		var page struct {
+			Snapshots []struct {
+				Time string
+				Up   struct {
+					Asks, Bids []struct{ Price, Size float64 }
+				} `json:"orderbook_up"`
+				Down struct {
+					Asks, Bids []struct{ Price, Size float64 }
+				} `json:"orderbook_down"`
+			}
+		}
+		offset := series.Data.Snapshots - 1 - series.Data.Index[k]
+		apiGet(t, base, fmt.Sprintf("/v1/markets/%s/snapshots?limit=1&offset=%d&include_orderbook=true", slug24, offset), "ud_dev_pro", &page)
+		s := page.Snapshots[0]
+		if s.Time != at || time.UnixMilli(series.Data.Time[k]).UTC().Format("2006-01-02T15:04:05") != at[:19] {
+			t.Errorf("picked %s, the snapshot API's is %s (bucket %d)", at, s.Time, series.Data.Time[k])
+		}
+		for _, side := range []struct {
+			id   string
+			book struct {
+				Asks, Bids []struct{ Price, Size float64 }
+			}
+		}{{"market-book-up", s.Up}, {"market-book-down", s.Down}} {
+			var shown []level
+			pro.eval(`[...document.querySelectorAll('[data-testid=`+side.id+`] tbody tr[data-side]')].map(r => ({Side: r.dataset.side, Price: r.cells[1].textContent, Size: r.cells[2].textContent}))`, &shown)
+			var api []level
+			for _, l := range side.book.Asks {
+				api = append(api, level{"ask", strconv.FormatFloat(l.Price, 'f', -1, 64), strconv.FormatFloat(l.Size, 'f', -1, 64)})
+			}
+			for _, l := range side.book.Bids {
+				api = append(api, level{"bid", strconv.FormatFloat(l.Price, 'f', -1, 64), strconv.FormatFloat(l.Size, 'f', -1, 64)})
+			}
+			key := func(ls []level) []string {
+				out := make([]string, len(ls))
+				for i, l := range ls {
+					out[i] = l.Side + " " + l.Price + " " + l.Size
+				}
+				sort.Strings(out)
+				return out
+			}
+			if fmt.Sprint(key(shown)) != fmt.Sprint(key(api)) || len(api) == 0 {
+				t.Errorf("%s shows %v, the API %v", side.id, key(shown), key(api))
+			}
+		}
+	})
+
+	if shots != "" { // the market with the books of the picked instant
+		screenshot(t, pro, filepath.Join(shots, "dashboard-market.png"))
+	}
+
+	// Replays: from the builder and from a pasted strategy_code, each
+	// against POST /v1/replay's own answer.
+	slug15 := marketWithData(t, base, "15m")
+	type replayAnswer struct {
+		Data struct {
+			Performance struct {
+				TotalPnL    float64 `json:"total_pnl"`
+				TotalTrades int     `json:"total_trades"`
+			}
+			Trades []json.RawMessage
+		}
+	}
+	// submitReplay clicks Run and waits for this run's result.
+	submitReplay := func(b *browserSession) {
+		var run string
+		var ok bool
+		b.run("previous run", chromedp.AttributeValue(byID("replay-results"), "data-run", &run, &ok))
+		n, _ := strconv.Atoi(run)
+		b.run("submit", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("replay-results")+`[data-run="`+strconv.Itoa(n+1)+`"]`))
+	}
+	checkReplay := func(t *testing.T, body string) {
+		pro := pro.in(t)
+		var want replayAnswer
+		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", body, &want)
+		pro.run("replay result", chromedp.WaitVisible(byID("replay-total-pnl")))
+		if got := pro.text(byID("replay-total-pnl")); got != strconv.FormatFloat(want.Data.Performance.TotalPnL, 'f', -1, 64) {
+			t.Errorf("shown total pnl %q, API %v", got, want.Data.Performance.TotalPnL)
+		}
+		if got := pro.text(byID("replay-total-trades")); got != strconv.Itoa(want.Data.Performance.TotalTrades) {
+			t.Errorf("shown trades %q, API %d", got, want.Data.Performance.TotalTrades)
+		}
+		var n int
+		pro.eval(`document.querySelectorAll('[data-testid=trade-row]').length`, &n)
+		if n != len(want.Data.Trades) {
+			t.Errorf("%d trade rows, API %d events", n, len(want.Data.Trades))
+		}
+		var eq string
+		pro.run("equity chart", chromedp.AttributeValue(byID("equity-chart"), "data-draw-ms", &eq, &ok))
+		if !ok {
+			t.Error("no equity chart")
+		}
+	}
+	t.Run("replay from the builder", func(t *testing.T) {
+		pro := pro.in(t)
+		timings["replay"] = pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		var code string
+		pro.eval(`document.querySelector('[data-testid=replay-code]').value`, &code)
+		want := "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 or time_remaining_pct <= 5 size=100 maxloss=50 order=MARKET"
+		if code != want {
+			t.Errorf("the code box shows %q, want %q", code, want)
+		}
+		// Build: one more exit condition through the form.
+		pro.run("add exit", chromedp.Click(byID("replay-add-exit")))
+		pro.setValue(`[data-testid=replay-exit]:last-child [name=field]`, "spread")
+		pro.setValue(`[data-testid=replay-exit]:last-child [name=operator]`, "crosses_above")
+		pro.setValue(`[data-testid=replay-exit]:last-child [name=value]`, "0.3")
+		pro.setValue(byID("replay-size"), "50")
+		pro.eval(`document.querySelector('[data-testid=replay-code]').value`, &code)
+		if !strings.Contains(code, "or spread crosses_above 0.3 size=50") {
+			t.Errorf("the code box did not follow the builder: %q", code)
+		}
+		submitReplay(pro)
+		if shots != "" {
+			screenshot(t, pro, filepath.Join(shots, "dashboard-replay.png"))
+		}
+		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"UP","positionSize":50,"maxLossPercent":50,"orderType":"MARKET",
+			"entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6},{"field":"time_remaining_pct","operator":"<=","value":5},{"field":"spread","operator":"crosses_above","value":0.3}]}`)
+	})
+	t.Run("replay from a pasted strategy_code", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.setValue(byID("replay-code"), "side=DOWN entry: price_down <= 0.55 and time_remaining_pct > 30 exit: price_down >= 0.7 size=25 maxloss=20 order=LIMIT")
+		var side, order string
+		pro.eval(`document.querySelector('[data-testid=replay-side]').value`, &side)
+		pro.eval(`document.querySelector('[data-testid=replay-order-type]').value`, &order)
+		if side != "DOWN" || order != "LIMIT" {
+			t.Errorf("the builder shows side %s, order %s after the code", side, order)
+		}
+		pro.setValue(byID("replay-fee-model"), "MARKET")
+		pro.setValue(byID("replay-latency"), "500")
+		submitReplay(pro)
+		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"DOWN","positionSize":25,"maxLossPercent":20,"orderType":"LIMIT","feeModel":"MARKET","latencyMs":500,
+			"entryConditions":[{"field":"price_down","operator":"<=","value":0.55},{"field":"time_remaining_pct","operator":">","value":30}],
+			"exitConditions":[{"field":"price_down","operator":">=","value":0.7}]}`)
+	})
+
+	t.Run("agent generates and backtests", func(t *testing.T) {
+		pro := pro.in(t)
+		timings["agent"] = pro.visit("#/agent", "agent")
+		var before string
+		pro.run("quota", chromedp.AttributeValue(byID("agent-quota"), "data-used", &before, &ok))
+		pro.setValue(byID("agent-prompt"), "buy UP when price_up drops below 0.45, exit above 0.6 or with 10% left")
+		pro.setValue(byID("agent-count"), "5")
+		pro.run("generate", chromedp.Click(byID("agent-generate")), chromedp.WaitVisible(byID("agent-quota")+`:not([data-used="`+before+`"])`))
+		var code string
+		pro.eval(`document.querySelector('[data-testid=agent-code]').value`, &code)
+		if !strings.Contains(code, "side=UP entry: price_up < 0.45") {
+			t.Errorf("generated code %q", code)
+		}
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		status, tok := post(t, base+"/v1/auth/token", "ud_dev_pro", "")
+		if status != http.StatusOK {
+			t.Fatalf("token: %d %v", status, tok)
+		}
+		body, _ := json.Marshal(map[string]any{"strategy_code": code, "coin": "BTC", "marketType": "15m", "marketCount": 5})
+		var want struct {
+			Data struct {
+				Aggregate struct {
+					TotalPnL float64 `json:"total_pnl"`
+				}
+				Results []json.RawMessage
+			}
+		}
+		apiPost(t, base, "/v1/backtest-ai/run", "Authorization: Bearer "+tok["access_token"].(string), string(body), &want)
+		if got := pro.text(byID("agent-total-pnl")); got != strconv.FormatFloat(want.Data.Aggregate.TotalPnL, 'f', -1, 64) {
+			t.Errorf("agent total pnl %q, API %v", got, want.Data.Aggregate.TotalPnL)
+		}
+		var n int
+		pro.eval(`document.querySelectorAll('[data-testid=agent-results-table] tbody tr').length`, &n)
+		if n != len(want.Data.Results) || n != 5 {
+			t.Errorf("%d result rows, API %d", n, len(want.Data.Results))
+		}
+	})
+
+	t.Run("exchange", func(t *testing.T) {
+		pro := pro.in(t)
+		timings["exchange"] = pro.visit("#/exchange?coin=eth", "exchange")
+		var n int
+		pro.eval(`document.querySelectorAll('[data-testid=exchange-trades-table] tbody tr').length`, &n)
+		var drawn bool
+		pro.eval(`document.querySelector('[data-testid=depth-chart]').hasAttribute('data-draw-ms')`, &drawn)
+		if n == 0 || !drawn {
+			t.Errorf("exchange: %d trades, depth chart drawn %t", n, drawn)
+		}
+	})
+
+	t.Run("keys: create, use, revoke", func(t *testing.T) {
+		pro := pro.in(t)
+		timings["account"] = pro.visit("#/account", "account")
+		if got := pro.text(byID("account-tier")); got != "PRO" {
+			t.Errorf("account tier %q", got)
+		}
+		pro.run("create a key", chromedp.Click(byID("key-create")), chromedp.WaitVisible(byID("key-new-value")))
+		key := pro.text(byID("key-new-value"))
+		var me struct {
+			Data struct {
+				Keys []struct {
+					ID      string
+					Current bool
+				}
+			}
+		}
+		apiGet(t, base, "/v1/account/keys", key, &me) // the new key works over HTTP
+		id := ""
+		for _, k := range me.Data.Keys {
+			if k.Current {
+				id = k.ID
+			}
+		}
+		pro.run("revoke it", chromedp.Click(byID("key-revoke")+`[data-key-id="`+id+`"]`), chromedp.WaitVisible(`tr.revoked[data-key-id="`+id+`"]`))
+		if status, _ := get(t, base+"/v1/account", key); status != http.StatusUnauthorized {
+			t.Errorf("the revoked key answers %d", status)
+		}
+		var plans int
+		pro.eval(`document.querySelectorAll('[data-testid=billing-plans] thead th').length`, &plans)
+		if plans != 6 {
+			t.Errorf("billing table has %d columns, want a label and 5 plans", plans)
+		}
+	})
+
+	t.Run("starter sees what it may not do", func(t *testing.T) {
+		st := open(t, base)
+		st.signIn("ud_dev_starter")
+		for _, p := range []struct{ hash, page, what string }{
+			{"#/replay", "replay", "strategy replay"}, {"#/agent", "agent", "backtest ai agent"}, {"#/exchange", "exchange", "exchange data"},
+		} {
+			st.visit(p.hash, p.page)
+			msg := strings.ToLower(st.text(byID("plan-denied")))
+			if !strings.Contains(msg, "starter") || !strings.Contains(msg, p.what) {
+				t.Errorf("%s: %q", p.hash, msg)
+			}
+			var forms int
+			st.eval(`document.querySelectorAll('main form').length`, &forms)
+			if forms != 0 {
+				t.Errorf("%s shows a form to a plan that cannot use it", p.hash)
+			}
+			var link string
+			st.run("upgrade link", chromedp.AttributeValue(byID("plan-denied")+" a.upgrade", "href", &link, &ok))
+			if link == "" {
+				t.Errorf("%s: no upgrade link", p.hash)
+			}
+		}
+		st.visit("#/markets?coin=ETH", "markets")
+		if msg := st.text(byID("error-banner")); !strings.Contains(msg, "TIER_ACCESS_DENIED") {
+			t.Errorf("ETH for a Starter: banner %q", msg)
+		}
+	})
+
+	t.Run("phone width", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.run("narrow", chromedp.EmulateViewport(390, 844))
+		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+		for _, p := range []struct{ hash, page string }{
+			{"#/markets", "markets"}, {"#/market/" + slug24, "market"}, {"#/replay", "replay"}, {"#/account", "account"},
+		} {
+			pro.visit(p.hash, p.page)
+			var overflow float64
+			pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+			if overflow > 1 {
+				t.Errorf("%s is %v px wider than a 390 px screen", p.hash, overflow)
+			}
+		}
+	})
+
+	t.Run("sign out", func(t *testing.T) {
+		pro := pro.in(t)
+		var cookies []*network.Cookie
+		pro.run("read cookie", chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			cookies, err = network.GetCookies().WithURLs([]string{base}).Do(ctx)
+			return err
+		}))
+		pro.run("sign out", chromedp.Click(byID("signout")), chromedp.WaitVisible(byID("signin-key")))
+		var status int
+		pro.run("fetch after sign-out", chromedp.Evaluate(`fetch('/v1/account').then(r => r.status)`, &status,
+			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		if status != http.StatusUnauthorized {
+			t.Errorf("after sign-out the page's call answers %d", status)
+		}
+		// The old cookie, replayed from elsewhere, is dead too.
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/account", nil)
+		req.AddCookie(&http.Cookie{Name: cookies[0].Name, Value: cookies[0].Value})
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the signed-out cookie answers %d", res.StatusCode)
+		}
+	})
+
+	t.Run("docs from embedded assets", func(t *testing.T) {
+		d := open(t, base)
+		var ms string
+		var ok bool
+		d.run("docs", chromedp.Navigate(base+"/docs"), chromedp.WaitVisible(`#docs[data-ready="docs"]`),
+			chromedp.AttributeValue(`#docs`, "data-ready-ms", &ms, &ok))
+		v, err := strconv.ParseFloat(ms, 64)
+		if err != nil {
+			t.Fatalf("docs: data-ready-ms %q", ms)
+		}
+		timings["docs (from navigation start)"] = time.Duration(v * float64(time.Millisecond))
+		var ops int
+		d.eval(`document.querySelectorAll('section.op').length`, &ops)
+		if ops < 20 {
+			t.Errorf("the docs show %d operations", ops)
+		}
+	})
+
+	names := make([]string, 0, len(timings))
+	for n := range timings {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		t.Logf("time to usable, %s: %v", n, timings[n].Round(time.Millisecond))
+		// DESIGN 12 asks for under 1 s; the bound here leaves room for a
+		// machine shared with other test packages.
+		if timings[n] > 2*time.Second {
+			t.Errorf("%s took %v to be usable, want under 1 s", n, timings[n])
+		}
+	}
+}
+
+func screenshot(t *testing.T, b *browserSession, path string) {
+	t.Helper()
+	var png []byte
+	b.run("screenshot", chromedp.Sleep(200*time.Millisecond), chromedp.FullScreenshot(&png, 100))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

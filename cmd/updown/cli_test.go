@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+// runBinary runs the real binary and returns its exit code and output.
+func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(updownBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("updown %v: %v", args, err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// TestHelpIsSuccess: asking any command for help exits 0 and prints its
+// usage; a bad flag or a missing subcommand exits 2.
+func TestHelpIsSuccess(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"help"}, {"--help"}, {"-h"},
+		{"dev", "--help"}, {"api", "--help"}, {"api", "-h"}, {"worker", "--help"}, {"collect", "--help"},
+		{"migrate", "--help"}, {"seed", "-h"}, {"export", "--help"}, {"import", "--help"},
+		{"customers", "--help"}, {"customers", "-h"}, {"customers", "help"}, {"customers", "create", "--help"},
+		{"customers", "list", "-h"}, {"customers", "set-tier", "--help"},
+		{"keys", "--help"}, {"keys", "create", "--help"}, {"keys", "list", "--help"}, {"keys", "revoke", "-h"},
+	} {
+		code, stdout, stderr := runBinary(t, nil, args...)
+		if code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {
+			t.Errorf("updown %s: exit %d, want 0 and usage\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"api", "--bogus"}, {"worker", "--nope=1"}, {"dev", "--port", "1"}, {"customers", "create", "--mail", "a@b.co"},
+		{"keys", "list", "--bogus"}, {"customers"}, {"keys"}, {"frobnicate"}, {},
+	} {
+		if code, stdout, stderr := runBinary(t, nil, args...); code != 2 {
+			t.Errorf("updown %s: exit %d, want 2\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	// The subcommands are named in their command's help.
+	for cmd, subs := range map[string][]string{"customers": {"create", "list", "set-tier", "key_id"}, "keys": {"create", "list", "revoke"}} {
+		_, stdout, _ := runBinary(t, nil, cmd, "--help")
+		for _, s := range subs {
+			if !strings.Contains(stdout, s) {
+				t.Errorf("updown %s --help does not name %s:\n%s", cmd, s, stdout)
+			}
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"version", "--version"} {
+		code, stdout, _ := runBinary(t, nil, arg)
+		if code != 0 || !regexp.MustCompile(`^updown \S+ \(.*go1\.\d+.*, API \d+\.\d+\.\d+\)\n$`).MatchString(stdout) {
+			t.Errorf("updown %s: exit %d, %q", arg, code, stdout)
+		}
+	}
+}
+
+// envLiteral finds where a process reads an environment variable.
+var envLiteral = regexp.MustCompile(`(?:os\.Getenv|envOr|envDuration|envInt64)\("([A-Z][A-Z0-9_]*)"`)
+
+// TestHelpNamesEveryVariable: `api -h` names every environment variable
+// the api reads, and every variable read in the service code is named by
+// the -h of the api or the worker.
+func TestHelpNamesEveryVariable(t *testing.T) {
+	t.Parallel()
+	_, apiOut, apiErr := runBinary(t, nil, "api", "-h")
+	_, workerOut, workerErr := runBinary(t, nil, "worker", "-h")
+	apiHelp, workerHelp := apiOut+apiErr, workerOut+workerErr
+	for _, name := range []string{"PORT", "DATABASE_URL", "REDIS_URL", "TOKEN_SECRET", "WEBHOOK_SECRET", "MONITORING_ADMIN_TOKEN",
+		"MIGRATE_ON_START", "JOB_WAIT", "PUBLIC_URL", "BILLING_URL", "LOG_LEVEL", "LOG_FORMAT"} {
+		if !strings.Contains(apiHelp, name) {
+			t.Errorf("updown api -h does not name %s", name)
+		}
+	}
+	for _, file := range []string{"serve.go", "main.go"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range envLiteral.FindAllStringSubmatch(string(src), -1) {
+			if !strings.Contains(apiHelp, m[1]) && !strings.Contains(workerHelp, m[1]) {
+				t.Errorf("%s reads %s, which neither api -h nor worker -h names", file, m[1])
+			}
+		}
+	}
+	for _, name := range []string{"WORKER_ADDR", "SHUTDOWN_TIMEOUT", "REPLAY_CACHE_MIB", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "REDIS_URL"} {
+		if !strings.Contains(workerHelp, name) {
+			t.Errorf("updown worker -h does not name %s", name)
+		}
+	}
+}
+
+// TestCustomersAndKeys: customers create validates the email and prints
+// the key id; keys list shows a customer's keys by id and prefix, revoked
+// ones marked, never a key itself.
+func TestCustomersAndKeys(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
+	for _, bad := range []string{"", "ada", "ada@", "@example.com", "ada@example", "Ada <ada@example.com>", "ada@example.com, bob@example.com", "ada example@x.com"} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), []string{"customers", "create", "--email", bad, "--tier", "PRO"}, io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "--email") {
+			t.Errorf("customers create --email %q: %v", bad, err)
+		}
+	}
+	if out := runCmd(t, "customers", "list"); strings.TrimSpace(string(out)) != "[]" {
+		t.Fatalf("a bad email made a customer: %s", out)
+	}
+	var created struct {
+		CustomerID string `json:"customer_id"`
+		KeyID      string `json:"key_id"`
+		APIKey     string `json:"api_key"`
+	}
+	if err := json.Unmarshal(runCmd(t, "customers", "create", "--email", "ada@example.com", "--tier", "PRO"), &created); err != nil {
+		t.Fatal(err)
+	}
+	if created.KeyID == "" || created.CustomerID == "" || !strings.HasPrefix(created.APIKey, "ud_live_") {
+		t.Fatalf("customers create: %+v", created)
+	}
+	var second struct {
+		KeyID  string `json:"key_id"`
+		APIKey string `json:"api_key"`
+	}
+	if err := json.Unmarshal(runCmd(t, "keys", "create", "--customer", created.CustomerID), &second); err != nil {
+		t.Fatal(err)
+	}
+	runCmd(t, "keys", "revoke", "--id", created.KeyID)
+
+	out := runCmd(t, "keys", "list", "--email", "ada@example.com")
+	var keys []struct {
+		KeyID      string  `json:"key_id"`
+		CustomerID string  `json:"customer_id"`
+		Prefix     string  `json:"prefix"`
+		CreatedAt  string  `json:"created_at"`
+		RevokedAt  *string `json:"revoked_at"`
+	}
+	if err := json.Unmarshal(out, &keys); err != nil || len(keys) != 2 {
+		t.Fatalf("keys list: %s %v", out, err)
+	}
+	revoked := map[string]bool{}
+	for _, k := range keys {
+		if k.CustomerID != created.CustomerID || k.CreatedAt == "" || !strings.HasPrefix(k.Prefix, "ud_live_") {
+			t.Errorf("keys list row: %+v", k)
+		}
+		revoked[k.KeyID] = k.RevokedAt != nil
+	}
+	if !revoked[created.KeyID] || revoked[second.KeyID] || len(revoked) != 2 {
+		t.Errorf("keys list: revoked %v; want %s revoked, %s not", revoked, created.KeyID, second.KeyID)
+	}
+	for _, key := range []string{created.APIKey, second.APIKey} {
+		if bytes.Contains(out, []byte(key)) || bytes.Contains(out, []byte(key[len(key)-16:])) {
+			t.Errorf("keys list shows a key: %s", out)
+		}
+	}
+	if err := run(context.Background(), []string{"keys", "list"}, io.Discard, io.Discard); err == nil {
+		t.Error("keys list without a customer: no error")
+	}
+}

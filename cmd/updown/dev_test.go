@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+// devRun is an `updown dev` running in this process.
+type devRun struct {
+	base   string // http://host:port
+	banner string // what it printed up to the API line
+	stop   func() error
+}
+
+// startDev runs `updown dev args...` until the test ends (or stop), with
+// small generated data and no collector ticks.
+func startDev(t *testing.T, args ...string) devRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"dev", "--snapshots-per-market", "20", "--collect-every", "0"}, args...), pw, io.Discard)
+		pw.CloseWithError(errors.Join(err, io.EOF))
+		done <- err
+	}()
+	found := make(chan devRun, 1)
+	go func() {
+		var banner strings.Builder
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			banner.WriteString(sc.Text() + "\n")
+			if m := bannerURL.FindStringSubmatch(sc.Text()); m != nil {
+				found <- devRun{base: m[1], banner: banner.String()}
+				_, _ = io.Copy(io.Discard, pr)
+				return
+			}
+		}
+	}()
+	stop := sync.OnceValue(func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return errors.New("dev did not stop within 30s")
+		}
+	})
+	select {
+	case d := <-found:
+		d.stop = stop
+		t.Cleanup(func() { _ = stop() })
+		return d
+	case err := <-done:
+		cancel()
+		t.Fatalf("updown dev %v exited: %v", args, err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("updown dev printed no URL within 60s")
+	}
+	return devRun{}
+}
+
+// TestDevLeavesProductionAlone: with DATABASE_URL pointing at a production
+// database, `updown dev` runs on its in-memory store, writes nothing into
+// that database, and listens on loopback only (DESIGN 3's dev contract).
+func TestDevLeavesProductionAlone(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	prodKey := createKey(t, dbURL, "real@customer.com", store.Enterprise)
+	t.Setenv("DATABASE_URL", dbURL)
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	t.Setenv("PORT", port)
+
+	d := startDev(t) // no --addr, no --database
+	if !strings.Contains(d.banner, "store: memory") {
+		t.Errorf("dev adopted DATABASE_URL:\n%s", d.banner)
+	}
+	if want := "http://127.0.0.1:" + port; d.base != want {
+		t.Errorf("dev serves %s, want %s (loopback only unless --addr says otherwise)", d.base, want)
+	}
+	if a := do(nil, http.MethodGet, d.base+"/v1/markets?coin=BTC&limit=1", "ud_dev_enterprise", ""); a.status != http.StatusOK {
+		t.Errorf("a demo key in dev: %v", a)
+	}
+	if a := do(nil, http.MethodGet, d.base+"/v1/markets?coin=BTC&limit=1", prodKey, ""); a.status != http.StatusUnauthorized {
+		t.Errorf("a production key works in dev: %v", a)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatalf("dev: %v", err)
+	}
+	assertNoDevTraces(t, dbURL)
+}
+
+// TestDevRefusesAForeignDatabase: --database with a database dev did not
+// make (tables, no mark) is refused, clearly and before anything is written.
+func TestDevRefusesAForeignDatabase(t *testing.T) {
+	dbURL := pgtest.NewDatabase(t)
+	createKey(t, dbURL, "real@customer.com", store.Enterprise)
+	err := run(context.Background(), []string{"dev", "--addr", "127.0.0.1:0", "--database", dbURL, "--snapshots-per-market", "20"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "only an empty database or one it made itself") {
+		t.Fatalf("dev on a production database: %v", err)
+	}
+	assertNoDevTraces(t, dbURL)
+}
+
+// TestDevClaimsAnEmptyDatabase: --database with an empty database works,
+// and dev takes the same database again on its next start.
+func TestDevClaimsAnEmptyDatabase(t *testing.T) {
+	dbURL := pgtest.NewEmptyDatabase(t)
+	for i := range 2 {
+		d := startDev(t, "--addr", "127.0.0.1:0", "--database", dbURL)
+		if !strings.Contains(d.banner, "store: postgres") {
+			t.Errorf("run %d: not on postgres:\n%s", i, d.banner)
+		}
+		if a := do(nil, http.MethodGet, d.base+"/v1/markets?coin=BTC&limit=1", "ud_dev_pro", ""); a.status != http.StatusOK {
+			t.Errorf("run %d: a demo key: %v", i, a)
+		}
+		if err := d.stop(); err != nil {
+			t.Fatalf("run %d: dev: %v", i, err)
+		}
+	}
+}
+
+// assertNoDevTraces checks that no demo customer and no dev mark made it
+// into the database at dbURL.
+func assertNoDevTraces(t *testing.T, dbURL string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range demoCustomers() {
+		if _, err := st.GetCustomerByEmail(ctx, c.Email); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("demo customer %s in the production database: %v", c.Email, err)
+		}
+	}
+	var marked bool
+	if err := st.Pool().QueryRow(ctx, `select to_regclass($1) is not null`, devMarkerTable).Scan(&marked); err != nil || marked {
+		t.Errorf("the production database carries dev's mark (%v)", err)
+	}
+	if n, err := st.CountMarkets(ctx, store.MarketFilter{}); err != nil || n != 0 {
+		t.Errorf("dev wrote %d markets into the production database (%v)", n, err)
+	}
+}

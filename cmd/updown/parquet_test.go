@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/transfer"
+	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+func readParquetFile[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.Read[T](f, fi.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
+}
+
+// TestExportParquet: `updown export --format parquet` as one file and split
+// by market and by day; every market and snapshot lands once, in the file
+// its split names, in time order.
+func TestExportParquet(t *testing.T) {
+	src := pgtest.NewDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st, err := postgres.Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeded, err := gen.Seed(ctx, smallGenConfig(time.Now()), st)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+
+	one := filepath.Join(dir, "snapshots.parquet")
+	runCmd(t, "export", "--database-url", src, "--out", one, "--what", "snapshots")
+	if rows := readParquetFile[transfer.ParquetBookSnapshot](t, one); len(rows) != seeded.Snapshots {
+		t.Errorf("one file: %d rows, seeded %d", len(rows), seeded.Snapshots)
+	}
+
+	for _, split := range []string{"market", "day"} {
+		t.Run(split, func(t *testing.T) {
+			out := filepath.Join(dir, split)
+			var sum map[string]float64
+			if err := json.Unmarshal(runCmd(t, "export", "--database-url", src, "--format", "parquet", "--split", split, "--out", out), &sum); err != nil {
+				t.Fatal(err)
+			}
+			markets := readParquetFile[transfer.ParquetMarket](t, filepath.Join(out, "markets.parquet"))
+			if len(markets) != seeded.Markets || int(sum["markets"]) != seeded.Markets {
+				t.Fatalf("markets file: %d rows, summary %v, seeded %d", len(markets), sum, seeded.Markets)
+			}
+			start := map[string]time.Time{}
+			for _, m := range markets {
+				start[m.Slug] = m.StartTime
+			}
+			files, err := filepath.Glob(filepath.Join(out, "snapshots", "*.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, f := range files {
+				key := strings.TrimSuffix(filepath.Base(f), ".parquet")
+				rows := readParquetFile[transfer.ParquetBookSnapshot](t, f)
+				n += len(rows)
+				for i, r := range rows {
+					s, ok := start[r.Slug]
+					switch {
+					case !ok:
+						t.Fatalf("%s: snapshot of unknown market %s", f, r.Slug)
+					case split == "market" && r.Slug != key:
+						t.Fatalf("%s holds a snapshot of %s", f, r.Slug)
+					case split == "day" && s.UTC().Format(time.DateOnly) != key:
+						t.Fatalf("%s holds a snapshot of %s, which starts %s", f, r.Slug, s)
+					case i > 0 && r.Slug == rows[i-1].Slug && !r.Time.After(rows[i-1].Time):
+						t.Fatalf("%s: snapshots of %s out of order at row %d", f, r.Slug, i)
+					}
+				}
+			}
+			if n != seeded.Snapshots || int(sum["snapshots"]) != seeded.Snapshots {
+				t.Errorf("%d snapshot rows in %d files, summary %v, seeded %d", n, len(files), sum, seeded.Snapshots)
+			}
+		})
+	}
+	for _, bad := range [][]string{
+		{"export", "--database-url", src, "--format", "parquet"},
+		{"export", "--database-url", src, "--format", "parquet", "--split", "week", "--out", dir},
+		{"export", "--database-url", src, "--format", "parquet", "--split", "day"},
+	} {
+		if err := run(ctx, bad, os.Stderr, os.Stderr); err == nil {
+			t.Errorf("updown %s succeeded", strings.Join(bad, " "))
+		}
+	}
+}

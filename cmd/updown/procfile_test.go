@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres/pgtest"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// waitWorkers waits until n Asynq servers are registered in Redis.
+func waitWorkers(t *testing.T, redisURL string, n int, procs ...*proc) {
+	t.Helper()
+	connOpt, err := asynq.ParseRedisURI(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspector(connOpt)
+	defer insp.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	got := 0
+	for time.Now().Before(deadline) {
+		for _, p := range procs {
+			select {
+			case <-p.done:
+				t.Fatalf("%s exited: %v\n%s", p.name, p.err, lastN(p.out.String(), 2000))
+			default:
+			}
+		}
+		servers, err := insp.Servers()
+		if got = len(servers); err == nil && got == n {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%d workers registered within 60s, want %d", got, n)
+}
+
+// TestWorkersShareTheDefaultOpsAddress: two workers started without an ops
+// address of their own (the same PORT, no WORKER_ADDR) both run; the one
+// that finds the address taken works without it and says so. An address
+// given explicitly must still be had.
+func TestWorkersShareTheDefaultOpsAddress(t *testing.T) {
+	s := services{dbURL: pgtest.NewDatabase(t), redisURL: redistest.New(t)}
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	env := s.environ("WORKER_ADDR=", "PORT="+port)
+	first := startProc(t, "worker 1", env, "worker")
+	waitHealthy(t, "http://"+addr)
+	second := startProc(t, "worker 2", env, "worker")
+	waitWorkers(t, s.redisURL, 2, first, second)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(second.out.String(), "worker ops address taken") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second worker does not say its ops address is taken:\n%s", second.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	explicit := startProc(t, "worker 3", s.environ("WORKER_ADDR="+addr), "worker")
+	if err := explicit.wait(t, 30*time.Second); err == nil || !strings.Contains(explicit.out.String(), "address already in use") {
+		t.Errorf("a worker given a taken WORKER_ADDR: %v\n%s", err, explicit.out.String())
+	}
+}
+
+// TestProcfileScales runs the repository's Procfile under foreman, as the
+// README shows, with four workers: every process runs (bin/updown is
+// found, the workers' ops addresses do not collide), each worker answers
+// on the port foreman gave it, and a replay goes through.
+func TestProcfileScales(t *testing.T) {
+	foreman, err := exec.LookPath("foreman")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("foreman is required under CI=true (.ci/run installs ruby-foreman)")
+		}
+		t.Skip("foreman is not installed (apt-get install ruby-foreman)")
+	}
+	s := services{dbURL: pgtest.NewDatabase(t), redisURL: redistest.New(t)}
+	slugs := seedMarkets(t, s.dbURL, store.M15)
+	key := createKey(t, s.dbURL, "procfile@example.com", store.Enterprise)
+
+	// The app as a Procfile runner sees it: the Procfile and bin/updown
+	// (make build), nothing on PATH.
+	root := t.TempDir()
+	procfile, err := os.ReadFile("../../Procfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "Procfile"), procfile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(updownBinary(t), filepath.Join(root, "bin", "updown")); err != nil {
+		t.Fatal(err)
+	}
+	base := freePortRange(t, 200)
+	cmd := exec.Command(foreman, "start", "--no-timestamp", "-d", root, "-f", filepath.Join(root, "Procfile"),
+		"-m", "web=1,worker=4,collector=0", "-p", fmt.Sprint(base))
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "PORT" && k != "WORKER_ADDR" {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "DATABASE_URL="+s.dbURL, "REDIS_URL="+s.redisURL, "TOKEN_SECRET="+testTokenSecret,
+		"WEBHOOK_SECRET="+testWebhookSecret, "AI_PROVIDER=builtin")
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // foreman and every process it started
+		if t.Failed() {
+			t.Logf("foreman's output:\n%s", lastN(out.String(), 6000))
+		}
+	})
+
+	web := fmt.Sprintf("http://127.0.0.1:%d", base)
+	waitHealthy(t, web)
+	waitWorkers(t, s.redisURL, 4)
+	for i := range 4 { // foreman gives worker.N the port base+100+N-1
+		waitHealthy(t, fmt.Sprintf("http://127.0.0.1:%d", base+100+i))
+	}
+	if a := do(nil, http.MethodPost, web+"/v1/replay", key, replayBody(slugs[store.M15], 3)); a.status != http.StatusOK {
+		t.Errorf("replay through the Procfile's processes: %v", a)
+	}
+	if strings.Contains(out.String(), "not found") || strings.Contains(out.String(), "address already in use") {
+		t.Errorf("a process failed to start:\n%s", out.String())
+	}
+
+	// foreman passes SIGTERM on; every process stops gracefully.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("foreman did not stop within 30s of SIGTERM")
+	}
+	for _, p := range []string{"web.1", "worker.1", "worker.2", "worker.3", "worker.4"} {
+		if !strings.Contains(out.String(), p) {
+			t.Errorf("no output from %s", p)
+		}
+	}
+}
+
+// freePortRange finds a base port with base, base+100 ... base+103 free on
+// loopback, for a Procfile runner's port numbering (web, then worker.1-4).
+func freePortRange(t *testing.T, span int) int {
+	t.Helper()
+	for range 50 {
+		base := 20000 + int(time.Now().UnixNano()%20000)
+		free := true
+		for _, off := range []int{0, 100, 101, 102, 103} {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+off))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free && base+span < 65536 {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
+}

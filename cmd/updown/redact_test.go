@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestRedisURLErrorsHidePassword: a REDIS_URL that does not parse is
+// quoted in the error without its password, for every process that reads
+// it, before any connection is tried.
+func TestRedisURLErrorsHidePassword(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/none")
+	t.Setenv("TOKEN_SECRET", testTokenSecret)
+	t.Setenv("WEBHOOK_SECRET", testWebhookSecret)
+	const password = "s3cret-Pa55"
+	for _, url := range []string{
+		"redis://:" + password + "@127.0.0.1:6379/zz",           // bad database number
+		"redis://user:" + password + " x@127.0.0.1:6379/0",      // invalid user info
+		"redis://user:" + password + "@[::1/0",                  // bad host
+		"redis://default:" + password + "@127.0.0.1:6379/0?x=1", // unknown option
+		"http://:" + password + "@127.0.0.1:6379/0",             // wrong scheme
+	} {
+		t.Setenv("REDIS_URL", url)
+		for _, cmd := range []string{"api", "worker"} {
+			err := run(context.Background(), []string{cmd}, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+				t.Errorf("%s with REDIS_URL %q: %v; want a REDIS_URL error", cmd, url, err)
+				continue
+			}
+			if strings.Contains(err.Error(), password) || strings.Contains(err.Error(), "Pa55") {
+				t.Errorf("%s prints the password: %v", cmd, err)
+			}
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"redis://:pw@h:6379/0":           "redis://:xxxxx@h:6379/0",
+		"redis://u:pw@h:6379/0":          "redis://u:xxxxx@h:6379/0",
+		"redis://u:p@w@h:6379/0":         "redis://u:xxxxx@h:6379/0",
+		"redis://u:p w@[::1/0":           "redis://u:xxxxx@[::1/0",
+		"redis://u@h:6379/0":             "redis://u@h:6379/0",
+		"redis://h:6379/0":               "redis://h:6379/0",
+		"not a url at all":               "not a url at all",
+		"rediss://:pw@h:6379/0?x=1#frag": "rediss://:xxxxx@h:6379/0?x=1#frag",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

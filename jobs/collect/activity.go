@@ -1,0 +1,226 @@
+package collect
+
+import (
+	"context"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// ActivityWriter is the part of a store.MarketActivityStore the collector
+// writes: Polymarket's trades and the collector's own recording gaps.
+type ActivityWriter interface {
+	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
+	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
+}
+
+var _ ActivityWriter = store.MarketActivityStore(nil)
+
+// marketOf returns the known market trading the token, and the outcome the
+// token stands for.
+func (c *Collector) marketOf(token string) (store.Market, string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.markets {
+		switch token {
+		case m.ClobTokenUp:
+			return m, store.OutcomeUp, true
+		case m.ClobTokenDown:
+			return m, store.OutcomeDown, true
+		}
+	}
+	return store.Market{}, "", false
+}
+
+// traded implements wsListener: a Polymarket trade is kept for the
+// market's trade history.
+func (c *Collector) traded(token string, tr wsTrade) {
+	m, outcome, ok := c.marketOf(token)
+	if !ok {
+		return // a token we no longer follow
+	}
+	at := tr.Time
+	if at.IsZero() {
+		at = c.cfg.Now()
+	}
+	c.w.addTrade(m.Slug, store.MarketTrade{Time: at.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
+		Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash})
+}
+
+// tickChanged implements wsListener: the market's tick and the time it
+// changed are recorded. Books keep the levels they hold, in the tick they
+// came in.
+func (c *Collector) tickChanged(token string, tick float64, at time.Time) {
+	m, _, ok := c.marketOf(token)
+	if !ok {
+		return
+	}
+	if at.IsZero() {
+		at = c.cfg.Now()
+	}
+	c.later(func(ctx context.Context) { c.recordTick(ctx, m.Slug, tick, at.UTC()) })
+}
+
+func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, at time.Time) {
+	cur, err := c.cfg.Store.GetMarket(ctx, slug)
+	if err != nil {
+		c.warn.warn(ctx, "tick", "tick size change: reading market failed", "market", slug, "err", err)
+		return
+	}
+	if cur.TickSize != nil && *cur.TickSize == tick {
+		return // the other outcome's event, or heard before
+	}
+	old := cur.TickSize
+	cur.TickSize = &tick
+	cur.TickSizeChanges = append(cur.TickSizeChanges, store.TickSizeChange{Time: at, TickSize: tick})
+	cur.UpdatedAt = time.Time{}
+	if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
+		c.warn.warn(ctx, "tick", "tick size change: storing failed", "market", slug, "err", err)
+		return
+	}
+	c.remember(cur)
+	c.log.InfoContext(ctx, "tick size changed", "market", slug, "from", fmtPtr(old), "to", tick, "at", at)
+}
+
+// newMarket implements wsListener: the listing of a market of one of the
+// next windows we record is looked up at once, instead of at a discovery
+// round.
+func (c *Collector) newMarket(slug string, _ []string) {
+	if slug == "" {
+		return
+	}
+	s, start, end, ok := c.windowOf(slug)
+	if !ok {
+		return
+	}
+	c.later(func(ctx context.Context) {
+		c.log.InfoContext(ctx, "new_market: a market of ours was listed; looking it up", "upstream_slug", slug)
+		c.discoverWindow(ctx, s, start, end)
+	})
+}
+
+// lookAhead is how many windows past the current one new_market is
+// listened to for.
+const lookAhead = 4
+
+// windowOf returns the series and window, among the current and the next
+// lookAhead windows of every series recorded, that upstream slug names.
+func (c *Collector) windowOf(slug string) (Series, time.Time, time.Time, bool) {
+	now := c.cfg.Now()
+	for _, s := range c.cfg.Series {
+		start, end := c.cfg.Scheme.Window(s.Coin, s.MarketType, now)
+		for range lookAhead + 1 {
+			for _, up := range c.cfg.Scheme.Slugs(s.Coin, s.MarketType, start) {
+				if up == slug {
+					return s, start, end, true
+				}
+			}
+			start, end = c.cfg.Scheme.Window(s.Coin, s.MarketType, end)
+		}
+	}
+	return Series{}, time.Time{}, time.Time{}, false
+}
+
+// resolved implements wsListener: Polymarket settled a market we follow,
+// so its resolution runs now rather than on its schedule.
+func (c *Collector) resolved(tokens []string) {
+	for _, t := range tokens {
+		if m, _, ok := c.marketOf(t); ok {
+			c.later(func(ctx context.Context) {
+				if err := c.resolveNow(ctx, m.Slug); err != nil && ctx.Err() == nil {
+					c.warn.warn(ctx, "resolve-now", "market_resolved: scheduling resolution failed; its schedule stands", "market", m.Slug, "err", err)
+					return
+				}
+				c.log.InfoContext(ctx, "market resolved upstream; resolution runs now", "market", m.Slug)
+			})
+			return
+		}
+	}
+}
+
+// NowScheduler is a Scheduler that can also run a market's resolution at
+// once, ahead of a schedule already made.
+type NowScheduler interface {
+	Scheduler
+	ResolveNow(ctx context.Context, slug string) error
+}
+
+func (c *Collector) resolveNow(ctx context.Context, slug string) error {
+	if ns, ok := c.cfg.Scheduler.(NowScheduler); ok {
+		return ns.ResolveNow(ctx, slug)
+	}
+	return c.cfg.Scheduler.ScheduleResolution(ctx, slug, 0)
+}
+
+// later queues work off the websocket's reader.
+func (c *Collector) later(fn func(context.Context)) {
+	select {
+	case c.work <- fn:
+	default:
+		c.warn.warn(context.Background(), "work-full", "collector work queue full; a tick change or resolution signal was dropped")
+	}
+}
+
+// runWork does what later queued until ctx is done.
+func (c *Collector) runWork(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case fn := <-c.work:
+			fn(ctx)
+		}
+	}
+}
+
+// sawSnapshot notes that the market was recorded at the instant at, and
+// records the stretch since its previous snapshot as a gap when it was
+// longer than GapAfter (DESIGN 9). The first snapshot a process records
+// of a market is measured from the market's last stored snapshot, else
+// from the window's start.
+func (c *Collector) sawSnapshot(ctx context.Context, m store.Market, at time.Time) {
+	c.gapMu.Lock()
+	last, ok := c.lastSnap[m.Slug]
+	c.gapMu.Unlock()
+	if !ok {
+		last = c.storedBefore(ctx, m, at)
+	}
+	c.gapMu.Lock()
+	defer c.gapMu.Unlock()
+	if cur, ok := c.lastSnap[m.Slug]; ok && cur.After(last) {
+		last = cur
+	}
+	if at.Sub(last) > c.cfg.GapAfter {
+		c.w.addGap(m.Slug, store.Gap{From: last, To: at})
+	}
+	if at.After(last) {
+		c.lastSnap[m.Slug] = at
+	} else {
+		c.lastSnap[m.Slug] = last
+	}
+}
+
+// storedBefore is the time of the market's latest stored snapshot before
+// at, else the window's start.
+func (c *Collector) storedBefore(ctx context.Context, m store.Market, at time.Time) time.Time {
+	snaps, _, err := c.cfg.Store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1})
+	if err == nil && len(snaps) > 0 && snaps[0].Time.Before(at) && !snaps[0].Time.Before(m.StartTime) {
+		return snaps[0].Time
+	}
+	return m.StartTime
+}
+
+// closeGaps records, for a market whose window has ended, the stretch from
+// its last snapshot to its end when longer than GapAfter.
+func (c *Collector) closeGaps(ctx context.Context, m store.Market) {
+	c.gapMu.Lock()
+	last, ok := c.lastSnap[m.Slug]
+	delete(c.lastSnap, m.Slug)
+	c.gapMu.Unlock()
+	if !ok {
+		last = c.storedBefore(ctx, m, m.EndTime)
+	}
+	if m.EndTime.Sub(last) > c.cfg.GapAfter {
+		c.w.addGap(m.Slug, store.Gap{From: last, To: m.EndTime})
+	}
+}

@@ -1,0 +1,176 @@
+package collect_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// TestWebsocketRecordsWhatMarketsDo runs the collector on the fake's
+// websocket over markets of four seconds with discovery rounds too rare to
+// matter, and checks what the market channel brings beyond books: the
+// subscription asks for the initial dump and the custom features; each
+// next market is learnt from new_market; Polymarket's trades are kept as
+// sent; a tick change is recorded with its time while snapshots go on in
+// the new tick; and market_resolved runs the resolution at once.
+func TestWebsocketRecordsWhatMarketsDo(t *testing.T) {
+	scheme := polytest.QuickScheme{Length: 4 * time.Second}
+	r := newRig(t, memory.New(), scheme)
+	r.poly = polytest.New(t, polytest.Options{Scheme: scheme, TradeEvery: 300 * time.Millisecond})
+	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
+	sr := series[0]
+	// Begin just after a window opens, so that timings below hold.
+	_, first := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+	time.Sleep(time.Until(first) + 100*time.Millisecond)
+	now := time.Now()
+	r.poly.AddAround(series, now)
+	cfg := r.config(scheme, series)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.DiscoveryInterval = time.Hour // only the first round and new_market
+	cfg.Interval = 200 * time.Millisecond
+	_, stop := start(t, cfg)
+	eventually(t, 5*time.Second, "the websocket subscribed", func() bool { return r.poly.WSStats().Subscribes > 0 })
+
+	// List each next window while the one before runs: new_market tells
+	// the collector.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 3; i++ {
+			_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+			r.poly.AddWindow(sr.Coin, sr.MarketType, end.Add(scheme.Length))
+			time.Sleep(time.Until(end) + 100*time.Millisecond)
+		}
+	}()
+
+	// A tick change on the next market, before it opens: its books come
+	// in thousandths from then on.
+	_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+	cur := r.poly.AddWindow(sr.Coin, sr.MarketType, end)
+	curSlug := polytest.SlugOf(cur)
+	eventually(t, 5*time.Second, "the next market known", func() bool {
+		_, err := r.st.GetMarket(context.Background(), curSlug)
+		return err == nil
+	})
+	time.Sleep(300 * time.Millisecond) // its tokens subscribed
+	changed := time.Now()
+	r.poly.ChangeTick(cur, 0.001)
+	eventually(t, 3*time.Second, "the tick change recorded", func() bool {
+		m, err := r.st.GetMarket(context.Background(), curSlug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.001 && len(m.TickSizeChanges) == 1
+	})
+	<-done
+	time.Sleep(1500 * time.Millisecond) // the last market's market_resolved
+	stop()
+
+	ws := r.poly.WSStats()
+	if !ws.InitialDump || !ws.CustomFeatures || ws.NewMarkets < 3 || ws.Trades == 0 || ws.TickChanges == 0 || ws.Resolved == 0 {
+		t.Errorf("websocket %+v: subscription flags or events missing", ws)
+	}
+	ctx := context.Background()
+	m, _ := r.st.GetMarket(ctx, curSlug)
+	if c := m.TickSizeChanges[0]; c.TickSize != 0.001 || c.Time.Before(changed.Add(-time.Second)) || c.Time.After(changed.Add(2*time.Second)) {
+		t.Errorf("tick change %+v, made at %v", c, changed)
+	}
+	thousandths := 0
+	for _, s := range allSnapshots(t, r.st, curSlug) {
+		if math.Abs(s.PriceUp*100-math.Round(s.PriceUp*100)) > 1e-6 || math.Abs(s.PriceDown*100-math.Round(s.PriceDown*100)) > 1e-6 {
+			thousandths++
+		}
+	}
+	if thousandths == 0 {
+		t.Errorf("no snapshot after the tick change is priced in thousandths")
+	}
+
+	// Every market the fake listed while running was discovered through
+	// new_market, recorded, and its trades kept as sent.
+	for _, up := range r.poly.Markets() {
+		if up.End.After(time.Now()) || up.Start.Before(now) {
+			continue
+		}
+		slug := polytest.SlugOf(&up)
+		if _, err := r.st.GetMarket(ctx, slug); err != nil {
+			t.Errorf("%s not discovered: %v", slug, err)
+			continue
+		}
+		if n := len(allSnapshots(t, r.st, slug)); n < 5 {
+			t.Errorf("%s: %d snapshots", slug, n)
+		}
+		stored := r.act.tradesOf(slug)
+		sent := append(r.poly.Trades(up.UpToken), r.poly.Trades(up.DownToken)...)
+		if len(stored) == 0 || len(stored) < len(sent)/2 {
+			t.Errorf("%s: %d trades stored of %d sent", slug, len(stored), len(sent))
+		}
+		for _, tr := range stored {
+			found := false
+			for _, s := range sent {
+				found = found || (s.TxHash == tr.TxHash && s.Price == tr.Price && s.Size == tr.Size && s.Side == tr.Side &&
+					s.Outcome == tr.Outcome && s.Time.Equal(tr.Time))
+			}
+			if !found {
+				t.Errorf("%s: stored trade %+v was never sent", slug, tr)
+				break
+			}
+		}
+		// market_resolved scheduled the resolution at once, not only on
+		// its delay.
+		if at, ok := r.sched.nowAt(slug); !ok || at.Sub(up.End) > 2*time.Second {
+			t.Errorf("%s: market_resolved did not run its resolution at once (%v %v)", slug, at, ok)
+		}
+	}
+}
+
+// TestGapsAreRecorded stops every source of books for longer than 3 s in a
+// live market and checks one gap is recorded for the stretch, from the
+// last snapshot before to the first after, and none while recording.
+func TestGapsAreRecorded(t *testing.T) {
+	scheme := polytest.QuickScheme{Length: 20 * time.Second, Origin: time.Now().Add(-time.Second)}
+	r := newRig(t, memory.New(), scheme)
+	series := []collect.Series{{Coin: store.ETH, MarketType: store.M15}}
+	r.poly.AddAround(series, time.Now())
+	cfg := r.config(scheme, series)
+	_, stop := start(t, cfg)
+	up := r.poly.AddWindow(store.ETH, store.M15, time.Now())
+	slug := polytest.SlugOf(up)
+	eventually(t, 5*time.Second, "recording", func() bool { return snapCount(r.st, slug) >= 10 })
+	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 503})
+	time.Sleep(4 * time.Second)
+	r.poly.Recover(polytest.RouteBooks)
+	eventually(t, 5*time.Second, "a gap recorded", func() bool { return len(r.act.gapsOf(slug)) > 0 })
+	stop()
+
+	gaps := r.act.gapsOf(slug)
+	if len(gaps) != 1 {
+		t.Fatalf("gaps %+v, want the one stretch", gaps)
+	}
+	g := gaps[0]
+	if d := g.To.Sub(g.From); d < 3500*time.Millisecond || d > 8*time.Second {
+		t.Errorf("gap %v → %v lasts %v; books failed for 4s", g.From, g.To, d)
+	}
+	var before, after bool
+	for _, s := range allSnapshots(t, r.st, slug) {
+		before = before || s.Time.Equal(g.From)
+		after = after || s.Time.Equal(g.To)
+		if s.Time.After(g.From) && s.Time.Before(g.To) {
+			t.Errorf("snapshot at %v inside the gap %v → %v", s.Time, g.From, g.To)
+		}
+	}
+	if !before || !after {
+		t.Errorf("gap %v → %v is not bounded by snapshots (%v %v)", g.From, g.To, before, after)
+	}
+}
+
+// snapCount is how many snapshots the market has; 0 while it is unknown.
+func snapCount(st store.Store, slug string) int {
+	_, n, err := st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Limit: 1})
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,113 @@
+package collect_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// TestDiscoveryFindsEverySeries checks discovery of every series by the
+// slugs Polymarket uses today and by the older forms (hourly and daily
+// without the year), and that the stored market carries what Gamma says
+// beside SPEC's fields: upstream slug, fee schedule, tick, minimum order.
+// A started window whose market is not listed is warned of once, naming
+// the slugs tried, and counted.
+func TestDiscoveryFindsEverySeries(t *testing.T) {
+	t.Parallel()
+	for _, old := range []bool{false, true} {
+		scheme := collect.NewPolymarketScheme()
+		r := newRig(t, memory.New(), scheme)
+		r.poly = polytest.New(t, polytest.Options{OldSlugs: old})
+		series := collect.AllSeries()
+		now := time.Now()
+		var listed, unlisted []collect.Series
+		for _, sr := range series {
+			if sr.Coin == store.SOL && sr.MarketType == store.H1 {
+				unlisted = append(unlisted, sr) // never listed upstream
+				continue
+			}
+			listed = append(listed, sr)
+		}
+		r.poly.AddAround(listed, now)
+		cfg := r.config(scheme, series)
+		cfg.Interval = time.Second
+		c, stop := start(t, cfg)
+		ctx := context.Background()
+		for _, sr := range listed {
+			up := r.poly.AddWindow(sr.Coin, sr.MarketType, now)
+			want := scheme.Slugs(sr.Coin, sr.MarketType, up.Start)
+			if old && (sr.MarketType == store.H1 || sr.MarketType == store.H24) {
+				if up.Slug != want[1] || strings.Contains(up.Slug, "-2026") {
+					t.Fatalf("old form %q, want %q", up.Slug, want[1])
+				}
+			} else if up.Slug != want[0] {
+				t.Fatalf("%s listed as %q, want %q", sr, up.Slug, want[0])
+			}
+			var m store.Market
+			eventually(t, 10*time.Second, sr.String()+" discovered", func() bool {
+				var err error
+				m, err = r.st.GetMarket(ctx, polytest.SlugOf(up))
+				return err == nil
+			})
+			if m.UpstreamSlug != up.Slug || m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 || m.FeeExponent == nil || *m.FeeExponent != 1 ||
+				m.TickSize == nil || *m.TickSize != 0.01 || m.MinOrderSize == nil || *m.MinOrderSize != 5 || m.EventID != up.EventID {
+				t.Errorf("%s (old forms %v): stored upstream %q fee %v^%v tick %v min %v event %q; listed %q", sr, old, m.UpstreamSlug,
+					ptrV(m.TakerFeeRate), ptrV(m.FeeExponent), ptrV(m.TickSize), ptrV(m.MinOrderSize), m.EventID, up.Slug)
+			}
+			if m.Resolved() || m.PriceToBeat != nil || m.FinalPrice != nil {
+				t.Errorf("%s: a live market stored with settlement fields %+v", sr, m)
+			}
+		}
+		eventually(t, 5*time.Second, "the unlisted series counted", func() bool { return c.MissingWindows() == int64(len(unlisted)) })
+		time.Sleep(3 * cfg.DiscoveryInterval)
+		stop()
+		logs := r.logs.String()
+		if n := strings.Count(logs, "its market is not found upstream"); n != len(unlisted) || c.MissingWindows() != int64(len(unlisted)) {
+			t.Errorf("unlisted window warned %d times, counted %d; want once each for %d", n, c.MissingWindows(), len(unlisted))
+		}
+		start, _ := scheme.Window(store.SOL, store.H1, now)
+		for _, s := range scheme.Slugs(store.SOL, store.H1, start) {
+			if !strings.Contains(logs, s) {
+				t.Errorf("the warning does not name the slug tried %q:\n%s", s, logs)
+			}
+		}
+	}
+}
+
+// TestDiscoveryTrustsGammaTimes checks a market whose Gamma times differ
+// from the series' arithmetic: Gamma's are kept (and the SPEC slug follows
+// them), and the disagreement is logged.
+func TestDiscoveryTrustsGammaTimes(t *testing.T) {
+	t.Parallel()
+	scheme := collect.NewPolymarketScheme()
+	r := newRig(t, memory.New(), scheme)
+	now := time.Now()
+	ws, we := scheme.Window(store.BTC, store.H4, now)
+	// Listed under the window's slug, but running an hour later.
+	r.poly.Add(&polytest.Market{Slug: scheme.Slugs(store.BTC, store.H4, ws)[0], ID: "4242", EventID: "77", ConditionID: "0xc",
+		Coin: store.BTC, MarketType: store.H4, Start: ws.Add(time.Hour), End: we.Add(time.Hour), UpToken: "9001", DownToken: "9002"})
+	cfg := r.config(scheme, []collect.Series{{Coin: store.BTC, MarketType: store.H4}})
+	_, stop := start(t, cfg)
+	defer stop()
+	want := collect.Slug(store.BTC, store.H4, ws.Add(time.Hour))
+	eventually(t, 10*time.Second, "market stored", func() bool {
+		m, err := r.st.GetMarket(context.Background(), want)
+		return err == nil && m.StartTime.Equal(ws.Add(time.Hour)) && m.EndTime.Equal(we.Add(time.Hour))
+	})
+	if !strings.Contains(r.logs.String(), "keeping Gamma's") {
+		t.Errorf("disagreement not logged:\n%s", r.logs)
+	}
+}
+
+func ptrV[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,142 @@
+package strategy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/jobs/replay"
+)
+
+// TestBuiltinCosts: the built-in generator reads fees and latency.
+func TestBuiltinCosts(t *testing.T) {
+	const rules = "side=UP entry: price_up < 0.35 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET"
+	cases := []struct{ prompt, code string }{
+		{"buy UP when price_up drops below 0.35, exit above 0.6, with fees", rules + " fees=market"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 including Polymarket fees and 250 ms latency", rules + " fees=market latency=250"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6; fee rate 7%", rules + " fees=custom feerate=0.07 feeexp=1"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, fee rate of 0.02 and fee exponent 2, latency of 1 s", rules + " fees=custom feerate=0.02 feeexp=2 latency=1000"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 with 15ms delay and no fees", rules + " fees=none latency=15"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 with 2% fees", rules + " fees=custom feerate=0.02 feeexp=1"},
+	}
+	for _, tc := range cases {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	// Refused honestly, by name.
+	for prompt, want := range map[string]string{
+		"buy UP below 0.35, exit above 0.6, latency 90 s":               "60000",
+		"buy UP below 0.35, exit above 0.6, fee rate 7":                 "more than 1",
+		"buy UP below 0.35, exit above 0.6, fee exponent 2":             "feeExponent applies only with feeModel CUSTOM",
+		"buy UP below 0.35, exit above 0.6, latency 2.5 ms":             "whole number",
+		"buy UP below 0.35, exit above 0.6, fee rate 5% fee exponent 9": "feeExponent 9",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, want) {
+			t.Errorf("%q: %v, want a refusal saying %q", prompt, err, want)
+		}
+	}
+}
+
+// TestRequestCosts: the four settings are checked as /v1/replay checks
+// them, and win over the prompt.
+func TestRequestCosts(t *testing.T) {
+	bad := []struct {
+		req   Request
+		field string
+	}{
+		{Request{Prompt: "x", FeeModel: "FREE"}, "feeModel"},
+		{Request{Prompt: "x", FeeModel: "MARKET", FeeRate: ptr(0.1)}, "feeRate"},
+		{Request{Prompt: "x", FeeModel: "CUSTOM"}, "feeRate"},
+		{Request{Prompt: "x", FeeModel: "CUSTOM", FeeRate: ptr(0.1), FeeExponent: ptr(1.5)}, "feeExponent"},
+		{Request{Prompt: "x", LatencyMs: ptr(60001.0)}, "latencyMs"},
+		{Request{Prompt: "x", LatencyMs: ptr(-1.0)}, "latencyMs"},
+	}
+	for _, tc := range bad {
+		req := tc.req
+		var e *Error
+		if err := req.Normalize(); !errors.As(err, &e) || e.Code != CodeValidation || e.Field != tc.field {
+			t.Errorf("%+v: %v, want VALIDATION_ERROR on %s", tc.req, err, tc.field)
+		}
+	}
+	req := normalized(t, Request{Prompt: "buy UP below 0.4 exit above 0.6 with fees and 100 ms latency",
+		FeeModel: "CUSTOM", FeeRate: ptr(0.03)})
+	spec, err := Builtin{}.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec.Strategy
+	if s.FeeModel != "CUSTOM" || *s.FeeRate != 0.03 || s.FeeExponent != 1 || s.LatencyMs != 100 {
+		t.Errorf("request's model or prompt's latency lost: %+v", s)
+	}
+	req = normalized(t, Request{Prompt: "buy UP below 0.4 exit above 0.6 fee rate 9% and 100 ms latency",
+		FeeModel: "MARKET", LatencyMs: ptr(0.0)})
+	if spec, err = (Builtin{}).Generate(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if s := spec.Strategy; s.FeeModel != "MARKET" || s.FeeRate != nil || s.FeeExponent != 0 || s.LatencyMs != 0 {
+		t.Errorf("request's costs lost: %+v", s)
+	}
+	// A preset alone needs no prompt (issue 16, item 20).
+	spec, err = Builtin{}.Generate(context.Background(), normalized(t, Request{Preset: "dip_buying"}))
+	if err != nil || spec.Strategy.EntryConditions[0].Operator != replay.OpCrossesBelow {
+		t.Errorf("preset alone: %+v, %v", spec, err)
+	}
+}
+
+// TestSpecCostsJSON: generated_strategy carries the costs when set, reads
+// them back, and refuses keys it does not have.
+func TestSpecCostsJSON(t *testing.T) {
+	r, err := ParseCode("coin=BTC type=15m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 fees=custom feerate=0.07 feeexp=2 latency=250")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(Spec{Rules: r, Explanation: "e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"orderType":"MARKET","feeModel":"CUSTOM","feeRate":0.07,"feeExponent":2,"latencyMs":250,"coin":"BTC"`) {
+		t.Errorf("encoded %s", b)
+	}
+	var back Spec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Normalize(); err != nil || !reflect.DeepEqual(back.Rules, r) {
+		t.Errorf("round trip %+v (%v), want %+v", back.Rules, err, r)
+	}
+	var re *replay.Error
+	if err := json.Unmarshal([]byte(`{"side":"UP","coin":"BTC","feeModle":"MARKET"}`), &back); !errors.As(err, &re) || re.Field != "feeModle" {
+		t.Errorf("unknown key: %v", err)
+	}
+}
+
+// TestParseCodeCosts pins the cost words' errors.
+func TestParseCodeCosts(t *testing.T) {
+	const base = "side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 "
+	for code, want := range map[string]string{
+		base + "fees=free":                        `fees "free" is not one of none, market, custom`,
+		base + "fees=market feerate=0.1":          "feerate applies only with fees CUSTOM",
+		base + "fees=custom":                      "feerate is missing",
+		base + "fees=custom feerate=0.1 feeexp=7": "feeexp 7 is not allowed",
+		base + "latency=1e6":                      "latency 1000000 is not allowed",
+		base + "latency=fast":                     "expected a number after latency=",
+		base + "latency=5 fees=market":            `unexpected "fees=market"`,
+	} {
+		_, err := ParseCode(code)
+		var e *Error
+		if !errors.As(err, &e) || e.Field != "strategy_code" || !strings.Contains(e.Message, want) {
+			t.Errorf("%q: %v, want %q", code, err, want)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package store
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Check reports why t cannot be stored (an error matching ErrInvalid), or
+// nil: it needs a time, an outcome of OutcomeUp or OutcomeDown, a side of
+// SideBuy or SideSell, and finite numbers.
+func (t MarketTrade) Check() error {
+	why := ""
+	switch {
+	case t.Time.IsZero():
+		why = "no time"
+	case t.Outcome != OutcomeUp && t.Outcome != OutcomeDown:
+		why = fmt.Sprintf("outcome %q is not %s or %s", t.Outcome, OutcomeUp, OutcomeDown)
+	case t.Side != SideBuy && t.Side != SideSell:
+		why = fmt.Sprintf("side %q is not %s or %s", t.Side, SideBuy, SideSell)
+	case !finite(t.Price) || !finite(t.Size) || !finite(t.FeeRateBps):
+		why = fmt.Sprintf("price %v, size %v, fee rate %v bps: not all finite", t.Price, t.Size, t.FeeRateBps)
+	default:
+		return nil
+	}
+	return fmt.Errorf("trade at %s: %s: %w", t.Time.UTC().Format(time.RFC3339Nano), why, ErrInvalid)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// CompareMarketTrades orders trades oldest first, as MarketTradeQuery
+// describes: by Time, then Outcome, Side, Price, Size, FeeRateBps and
+// TxHash. It is 0 only for trades a store keeps once.
+func CompareMarketTrades(a, b MarketTrade) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Outcome, b.Outcome); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Side, b.Side); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Price, b.Price); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Size, b.Size); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.FeeRateBps, b.FeeRateBps); c != 0 {
+		return c
+	}
+	return strings.Compare(a.TxHash, b.TxHash)
+}
+
+// Check reports why g cannot be stored (an error matching ErrInvalid), or
+// nil: To must be after From.
+func (g Gap) Check() error {
+	if g.To.After(g.From) {
+		return nil
+	}
+	return fmt.Errorf("gap from %s to %s: does not end after it starts: %w",
+		g.From.UTC().Format(time.RFC3339Nano), g.To.UTC().Format(time.RFC3339Nano), ErrInvalid)
+}
+
+// MergeGaps returns the gaps sorted by From, with gaps that overlap or
+// touch (one's To equal to the next one's From) merged into one. It does
+// not change its argument.
+func MergeGaps(gaps []Gap) []Gap {
+	if len(gaps) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(gaps)
+	slices.SortFunc(sorted, func(a, b Gap) int { return a.From.Compare(b.From) })
+	out := sorted[:1]
+	for _, g := range sorted[1:] {
+		last := &out[len(out)-1]
+		if g.From.After(last.To) {
+			out = append(out, g)
+			continue
+		}
+		if g.To.After(last.To) {
+			last.To = g.To
+		}
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/updown/updown/store"
+)
+
+// activity is a market's trades and recording gaps.
+type activity struct {
+	mu     sync.RWMutex
+	trades []store.MarketTrade // oldest first (store.CompareMarketTrades), no two equal
+	gaps   []store.Gap         // oldest first, merged (store.MergeGaps)
+}
+
+// activityOf returns the activity of the market with the slug.
+func (s *Store) activityOf(slug string) (*activity, error) {
+	s.marketsMu.RLock()
+	defer s.marketsMu.RUnlock()
+	e, ok := s.markets[slug]
+	if !ok {
+		return nil, fmt.Errorf("market %q: %w", slug, store.ErrNotFound)
+	}
+	return e.act, nil
+}
+
+// AppendMarketTrades stores the trades the market does not have yet.
+func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error {
+	const op = "append market trades"
+	if err := live(ctx, op); err != nil {
+		return err
+	}
+	batch := make([]store.MarketTrade, len(trades))
+	for i, t := range trades {
+		t.Time = normTime(t.Time)
+		if err := t.Check(); err != nil {
+			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
+		}
+		batch[i] = t
+	}
+	a, err := s.activityOf(slug)
+	if err != nil {
+		return fmt.Errorf("memory: %s: %w", op, err)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	slices.SortFunc(batch, store.CompareMarketTrades)
+	batch = slices.CompactFunc(batch, func(x, y store.MarketTrade) bool { return store.CompareMarketTrades(x, y) == 0 })
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.trades); n == 0 || store.CompareMarketTrades(a.trades[n-1], batch[0]) < 0 {
+		a.trades = append(a.trades, batch...) // the recorder's case: newer than all
+		return nil
+	}
+	a.trades = mergeTrades(a.trades, batch)
+	return nil
+}
+
+// mergeTrades merges two sorted, duplicate-free runs into a new one,
+// keeping one of two equal trades.
+func mergeTrades(old, add []store.MarketTrade) []store.MarketTrade {
+	out := make([]store.MarketTrade, 0, len(old)+len(add))
+	i, j := 0, 0
+	for i < len(old) && j < len(add) {
+		switch c := store.CompareMarketTrades(old[i], add[j]); {
+		case c < 0:
+			out = append(out, old[i])
+			i++
+		case c > 0:
+			out = append(out, add[j])
+			j++
+		default:
+			out = append(out, old[i])
+			i, j = i+1, j+1
+		}
+	}
+	out = append(out, old[i:]...)
+	return append(out, add[j:]...)
+}
+
+// ListMarketTrades returns a page of the market's trades and how many it
+// has.
+func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error) {
+	const op = "list market trades"
+	if err := live(ctx, op); err != nil {
+		return nil, 0, err
+	}
+	if err := checkPage(q.Limit, q.Offset); err != nil {
+		return nil, 0, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	a, err := s.activityOf(slug)
+	if err != nil {
+		return nil, 0, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	total := len(a.trades)
+	n := max(0, total-q.Offset)
+	if q.Limit > 0 {
+		n = min(n, q.Limit)
+	}
+	page := make([]store.MarketTrade, n)
+	for i := range page {
+		if q.Ascending {
+			page[i] = a.trades[q.Offset+i]
+		} else {
+			page[i] = a.trades[total-1-q.Offset-i]
+		}
+	}
+	return page, total, nil
+}
+
+// RecordGaps merges the gaps into the market's.
+func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error {
+	const op = "record gaps"
+	if err := live(ctx, op); err != nil {
+		return err
+	}
+	batch := make([]store.Gap, len(gaps))
+	for i, g := range gaps {
+		g = store.Gap{From: normTime(g.From), To: normTime(g.To)}
+		if err := g.Check(); err != nil {
+			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
+		}
+		batch[i] = g
+	}
+	a, err := s.activityOf(slug)
+	if err != nil {
+		return fmt.Errorf("memory: %s: %w", op, err)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.gaps = store.MergeGaps(append(slices.Clone(a.gaps), batch...))
+	return nil
+}
+
+// ListGaps returns the market's gaps, oldest first.
+func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) {
+	const op = "list gaps"
+	if err := live(ctx, op); err != nil {
+		return nil, err
+	}
+	a, err := s.activityOf(slug)
+	if err != nil {
+		return nil, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return append([]store.Gap{}, a.gaps...), nil
+}

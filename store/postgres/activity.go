@@ -1,0 +1,196 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
+)
+
+// marketTradeColumns are the columns of market_trades scanMarketTrade
+// reads, in its order; their order is also the table key's after market.
+const marketTradeColumns = `time, outcome, side, price, size, fee_rate_bps, tx_hash`
+
+// Trades of a market in the order of MarketTradeQuery: the primary key's,
+// forwards or backwards, so a page is an index range scan.
+const (
+	tradesAscending  = ` order by time, outcome, side, price, size, fee_rate_bps, tx_hash`
+	tradesDescending = ` order by time desc, outcome desc, side desc, price desc, size desc, fee_rate_bps desc, tx_hash desc`
+)
+
+// appendTradesSQL inserts a batch of trades passed as one array per column
+// ($2..$8): one statement however many trades, and trades stored already
+// are skipped by the key.
+const appendTradesSQL = `
+insert into market_trades (market, ` + marketTradeColumns + `)
+select $1, t.* from unnest($2::timestamptz[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::text[])
+	as t (time, outcome, side, price, size, fee_rate_bps, tx_hash)
+on conflict do nothing`
+
+// AppendMarketTrades stores the trades the market does not have yet.
+func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error {
+	op := fmt.Sprintf("append market trades of %q", slug)
+	sorted := make([]store.MarketTrade, len(trades))
+	for i, t := range trades {
+		if err := t.Check(); err != nil {
+			return fmt.Errorf("postgres: %s: %w", op, err)
+		}
+		if !storable(t.TxHash) {
+			return invalid(op, fmt.Sprintf("trade %d: tx hash is not text", i+1))
+		}
+		t.Time = micro(t.Time)
+		sorted[i] = t
+	}
+	// Rows go in in key order, so that concurrent writers of overlapping
+	// batches wait for each other's keys in one order, never in a cycle.
+	slices.SortFunc(sorted, store.CompareMarketTrades)
+	n := len(sorted)
+	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
+	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
+	for i, t := range sorted {
+		times[i], outcomes[i], sides[i] = t.Time, t.Outcome, t.Side
+		prices[i], sizes[i], fees[i], hashes[i] = t.Price, t.Size, t.FeeRateBps, t.TxHash
+	}
+	if !storable(slug) {
+		return notFound(op)
+	}
+	id, err := s.marketKey(ctx, slug)
+	if err != nil || n == 0 {
+		return wrap(op, err)
+	}
+	_, err = s.pool.Exec(ctx, appendTradesSQL, id, times, outcomes, sides, prices, sizes, fees, hashes)
+	return wrap(op, err)
+}
+
+// ListMarketTrades returns a page of the market's trades and how many it
+// has, in one round trip.
+func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error) {
+	op := fmt.Sprintf("list market trades of %q", slug)
+	if q.Limit < 0 || q.Offset < 0 {
+		return nil, 0, invalid(op, fmt.Sprintf("limit %d, offset %d", q.Limit, q.Offset))
+	}
+	if !storable(slug) {
+		return nil, 0, notFound(op)
+	}
+	const market = `(select id from markets where slug = $1)`
+	order := tradesDescending
+	if q.Ascending {
+		order = tradesAscending
+	}
+	batch := &pgx.Batch{}
+	var exists bool
+	var total int
+	batch.Queue(`select exists (select from markets where slug = $1),
+		(select count(*) from market_trades where market = `+market+`)`, slug).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&exists, &total)
+	})
+	var trades []store.MarketTrade
+	batch.Queue(`select `+marketTradeColumns+` from market_trades where market = `+market+order+limitOffset(q.Limit, q.Offset),
+		slug).Query(func(rows pgx.Rows) error {
+		var err error
+		trades, err = pgx.CollectRows(rows, scanMarketTrade)
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return nil, 0, wrap(op, err)
+	}
+	if !exists {
+		return nil, 0, notFound(op)
+	}
+	if trades == nil {
+		trades = []store.MarketTrade{}
+	}
+	return trades, total, nil
+}
+
+func scanMarketTrade(row pgx.CollectableRow) (store.MarketTrade, error) {
+	var t store.MarketTrade
+	err := row.Scan(&t.Time, &t.Outcome, &t.Side, &t.Price, &t.Size, &t.FeeRateBps, &t.TxHash)
+	t.Time = utc(t.Time)
+	return t, err
+}
+
+// RecordGaps merges the gaps into the market's. Writers of one market's
+// gaps take turns on its row, so two merges never interleave.
+func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error {
+	op := fmt.Sprintf("record gaps of %q", slug)
+	batch := make([]store.Gap, len(gaps))
+	for i, g := range gaps {
+		g = store.Gap{From: micro(g.From), To: micro(g.To)}
+		if err := g.Check(); err != nil {
+			return fmt.Errorf("postgres: %s: %w", op, err)
+		}
+		batch[i] = g
+	}
+	if !storable(slug) {
+		return notFound(op)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// No key update: the lock waits for other gap writers but not for
+		// inserts of trades, which only hold the row's key.
+		var id int64
+		err := tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		rows, _ := tx.Query(ctx, `select from_time, to_time from market_gaps where market = $1`, id)
+		stored, err := pgx.CollectRows(rows, scanGap)
+		if err != nil {
+			return err
+		}
+		merged := store.MergeGaps(append(stored, batch...))
+		froms, tos := make([]time.Time, len(merged)), make([]time.Time, len(merged))
+		for i, g := range merged {
+			froms[i], tos[i] = g.From, g.To
+		}
+		if _, err := tx.Exec(ctx, `delete from market_gaps where market = $1`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time)
+			select $1, f, t from unnest($2::timestamptz[], $3::timestamptz[]) as g (f, t)`, id, froms, tos)
+		return err
+	})
+	return wrap(op, err)
+}
+
+// ListGaps returns the market's gaps, oldest first: one query, whose single
+// row of nulls is a market without gaps and whose no rows an unknown one.
+func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) {
+	op := fmt.Sprintf("list gaps of %q", slug)
+	if !storable(slug) {
+		return nil, notFound(op)
+	}
+	rows, _ := s.pool.Query(ctx, `
+		select g.from_time, g.to_time
+		from markets m left join market_gaps g on g.market = m.id
+		where m.slug = $1
+		order by g.from_time`, slug)
+	var from, to *time.Time
+	found := false
+	gaps := []store.Gap{}
+	_, err := pgx.ForEachRow(rows, []any{&from, &to}, func() error {
+		found = true
+		if from != nil && to != nil {
+			gaps = append(gaps, store.Gap{From: utc(*from), To: utc(*to)})
+		}
+		return nil
+	})
+	if err == nil && !found {
+		err = pgx.ErrNoRows
+	}
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	return gaps, nil
+}
+
+func scanGap(row pgx.CollectableRow) (store.Gap, error) {
+	var g store.Gap
+	err := row.Scan(&g.From, &g.To)
+	g.From, g.To = utc(g.From), utc(g.To)
+	return g, err
+}

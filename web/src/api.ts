@@ -1,0 +1,66 @@
+// The dashboard talks to the same /v1 API as every client, authenticated
+// by the session cookie; state-changing calls carry the CSRF token.
+
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+    public details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+let csrf = '';
+let onUnauthorized: (e: ApiError) => void = () => {};
+
+export function setCsrf(token: string): void {
+  csrf = token;
+}
+
+export function setUnauthorizedHandler(f: (e: ApiError) => void): void {
+  onUnauthorized = f;
+}
+
+export interface CallOptions {
+  headers?: Record<string, string>;
+  raw?: boolean; // answer the body as text
+}
+
+export async function call<T = any>(method: string, path: string, body?: unknown, opts: CallOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
+  if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'the server cannot be reached');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  if (res.ok && opts.raw) return text as T;
+  let j: any;
+  try {
+    j = JSON.parse(text);
+  } catch {
+    throw new ApiError(res.status, 'BAD_RESPONSE', `unexpected answer from the server (HTTP ${res.status})`);
+  }
+  if (!res.ok) {
+    const e = j?.error ?? {};
+    const err = new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
+    if (res.status === 401 && !path.startsWith('/v1/auth/session')) onUnauthorized(err);
+    throw err;
+  }
+  return j as T;
+}
+
+export const get = <T = any>(path: string) => call<T>('GET', path);
+export const post = <T = any>(path: string, body?: unknown) => call<T>('POST', path, body);
+export const del = <T = any>(path: string) => call<T>('DELETE', path);

@@ -1,0 +1,61 @@
+import { h } from './dom';
+
+export interface PlanInfo {
+  tier: string;
+  markets_window: string;
+  window_days: number | null;
+  last_n: Record<string, number> | null;
+  eth_sol_markets: boolean;
+  exchange_data: boolean;
+  replay: boolean;
+  backtest_ai: boolean;
+  ai_generations_per_month: number | null;
+  rate_limits: { per_minute: number | null; per_day: number | null };
+}
+
+export interface Session {
+  customer_id: string;
+  email: string;
+  name: string;
+  tier: string;
+  key_id: string;
+  csrf_token: string;
+  expires_at: string;
+  plan: PlanInfo;
+}
+
+export interface Ctx {
+  session: Session;
+  checkoutURL: string | null;
+  el: HTMLElement;
+  path: string[];
+  params: URLSearchParams;
+  error(e: unknown): void;
+  clearError(): void;
+  /** Marks the page usable (tests measure the time to it). */
+  ready(): void;
+  /** False once the user has moved to another page. */
+  current(): boolean;
+}
+
+/** The upgrade link: the checkout when the server has one, else the plans. */
+export function upgradeLink(ctx: Ctx): HTMLAnchorElement {
+  return ctx.checkoutURL
+    ? h('a', { href: ctx.checkoutURL, class: 'upgrade', rel: 'noopener' }, 'Upgrade your plan')
+    : h('a', { href: '#/account', class: 'upgrade' }, 'See the plans and upgrade');
+}
+
+/** A page's plain statement of what the plan does not allow. */
+export function denied(ctx: Ctx, what: string, needs: string): HTMLElement {
+  return h(
+    'section',
+    { class: 'card denied', testid: 'plan-denied' },
+    h('h2', null, `${what} is not in your plan`),
+    h('p', null, `Your plan, ${ctx.session.tier}, does not include ${what.toLowerCase()}. It needs ${needs}.`),
+    upgradeLink(ctx),
+  );
+}
+
+export function planNote(ctx: Ctx, text: string): HTMLElement {
+  return h('p', { class: 'plan-note' }, text, ' ', upgradeLink(ctx));
+}

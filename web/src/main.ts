@@ -1,0 +1,168 @@
+import './style.css';
+import { ApiError, call, del, get, setCsrf, setUnauthorizedHandler } from './api';
+import { clear, h } from './dom';
+import type { Ctx, Session } from './ctx';
+import { marketsPage, marketPage } from './pages/markets';
+import { replayPage } from './pages/replay';
+import { agentPage } from './pages/agent';
+import { exchangePage } from './pages/exchange';
+import { accountPage } from './pages/account';
+
+const root = document.getElementById('app') as HTMLElement;
+const banner = h('div', { class: 'error-banner', role: 'alert', testid: 'error-banner', hidden: true });
+
+function showError(e: unknown): void {
+  const msg = e instanceof ApiError ? `${e.message}${e.code && e.status ? ` (${e.code})` : ''}` : String((e as Error)?.message ?? e);
+  banner.textContent = msg;
+  banner.hidden = false;
+}
+
+function hideError(): void {
+  banner.hidden = true;
+  banner.textContent = '';
+}
+
+let session: Session | null = null;
+let checkoutURL: string | null = null;
+
+async function loadSession(): Promise<Session | null> {
+  try {
+    const s = await get<{ data: Session }>('/v1/auth/session');
+    setCsrf(s.data.csrf_token);
+    return s.data;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return null;
+    throw e;
+  }
+}
+
+function signInPage(message?: string): void {
+  session = null;
+  setCsrf('');
+  const key = h('input', { id: 'signin-key', type: 'password', testid: 'signin-key', autocomplete: 'off', required: true, placeholder: 'ud_live_… or ud_dev_pro' });
+  const form = h(
+    'form',
+    { class: 'signin card' },
+    h('h1', null, 'updown'),
+    h('p', null, 'Sign in with an API key. The key opens a session in this browser (12 hours, renewed as you use it); the key itself is not stored here.'),
+    h('div', { class: 'field' }, h('label', { for: 'signin-key' }, 'API key'), key),
+    h('button', { type: 'submit', testid: 'signin-submit' }, 'Sign in'),
+    h('p', { class: 'muted' }, 'Running `updown dev`? Try ud_dev_pro, ud_dev_starter, ud_dev_pro_trial, ud_dev_suite or ud_dev_enterprise. The API reference is at ', h('a', { href: '/docs' }, '/docs'), '.'),
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    hideError();
+    try {
+      await call('POST', '/v1/auth/session', undefined, { headers: { 'X-API-Key': key.value.trim() } });
+      key.value = '';
+      await start();
+    } catch (e) {
+      showError(e);
+    }
+  });
+  clear(root, banner, h('main', { class: 'center', 'data-ready': 'signin' }, form));
+  if (message) showError(message);
+  key.focus();
+}
+
+const NAV: [string, string, string][] = [
+  ['markets', 'Markets', 'nav-markets'],
+  ['replay', 'Replay', 'nav-replay'],
+  ['agent', 'Backtest AI', 'nav-agent'],
+  ['exchange', 'Exchange', 'nav-exchange'],
+  ['account', 'Account', 'nav-account'],
+];
+
+let main: HTMLElement;
+let navLinks: HTMLAnchorElement[] = [];
+
+function shell(s: Session): void {
+  navLinks = NAV.map(([route, text, testid]) => h('a', { href: `#/${route}`, testid, 'data-route': route }, text));
+  const signout = h('button', { type: 'button', class: 'link', testid: 'signout' }, 'Sign out');
+  signout.addEventListener('click', async () => {
+    try {
+      await del('/v1/auth/session');
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 401)) return showError(e);
+    }
+    location.hash = '';
+    signInPage();
+  });
+  main = h('main', { id: 'main', tabindex: '-1' });
+  clear(
+    root,
+    h(
+      'header',
+      null,
+      h('a', { href: '#/markets', class: 'brand' }, 'updown'),
+      h('nav', { 'aria-label': 'Dashboard' }, navLinks),
+      h('span', { class: 'who' }, h('span', { class: 'tier', title: 'Your plan' }, s.tier), ' ', s.email),
+      signout,
+    ),
+    banner,
+    main,
+  );
+}
+
+async function route(): Promise<void> {
+  if (!session) return;
+  hideError();
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [pathPart, query] = hash.split('?');
+  const path = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
+  const page = path[0] || 'markets';
+  for (const a of navLinks) {
+    if (a.dataset.route === page || (page === 'market' && a.dataset.route === 'markets')) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  const t0 = performance.now();
+  const box = h('div', { class: 'page' });
+  clear(main, box);
+  main.removeAttribute('data-ready');
+  main.removeAttribute('data-ready-ms');
+  const ctx: Ctx = {
+    session,
+    checkoutURL,
+    el: box,
+    path,
+    params: new URLSearchParams(query ?? ''),
+    error: showError,
+    clearError: hideError,
+    ready: () => {
+      main.setAttribute('data-ready-ms', (performance.now() - t0).toFixed(1));
+      main.setAttribute('data-ready', page);
+    },
+    current: () => main.contains(box),
+  };
+  const pages: Record<string, (c: Ctx) => Promise<void> | void> = {
+    markets: marketsPage,
+    market: marketPage,
+    replay: replayPage,
+    agent: agentPage,
+    exchange: exchangePage,
+    account: accountPage,
+  };
+  const f = pages[page] ?? marketsPage;
+  try {
+    await f(ctx);
+  } catch (e) {
+    showError(e);
+    ctx.ready();
+  }
+}
+
+async function start(): Promise<void> {
+  hideError();
+  session = await loadSession();
+  if (!session) return signInPage();
+  // The checkout link only decorates upgrade links: fetched beside the page.
+  get<{ data: { checkout_url: string | null } }>('/v1/account/billing')
+    .then((b) => (checkoutURL = b.data.checkout_url))
+    .catch(() => (checkoutURL = null));
+  shell(session);
+  await route();
+}
+
+setUnauthorizedHandler((e) => signInPage(e.message));
+window.addEventListener('hashchange', () => void route());
+start().catch(showError);

@@ -1,0 +1,203 @@
+import { get, post } from '../api';
+import { executionControls } from '../builder';
+import { chartWidth, COLORS, draw, uPlot } from '../chart';
+import { type Ctx, denied } from '../ctx';
+import { clear, field, fmtNum, h, select } from '../dom';
+
+interface Quota {
+  used: number;
+  limit: number | null;
+  remaining: number | null;
+  resets_at: string;
+}
+
+interface MarketResult {
+  slug: string;
+  performance?: Record<string, number | string>;
+  error?: { code: string; message: string };
+}
+
+interface Backtest {
+  strategy_code: string;
+  aggregate: Record<string, unknown>;
+  results: MarketResult[];
+}
+
+const TYPES: [string, string][] = ['5m', '15m', '1hr', '4hr', '24hr'].map((t) => [t, t]);
+
+export async function agentPage(ctx: Ctx): Promise<void> {
+  if (!ctx.session.plan.backtest_ai) {
+    clear(ctx.el, h('h1', null, 'Backtest AI agent'), denied(ctx, 'The Backtest AI agent', 'PRO or ENTERPRISE'));
+    ctx.ready();
+    return;
+  }
+  const prompt = h('textarea', { testid: 'agent-prompt', rows: '3', required: true }, 'buy UP when price_up drops below 0.45, exit above 0.6 or with 10% left');
+  const preset = select('agent-preset', [['', 'none'], ['mean_reversion', 'mean reversion'], ['dip_buying', 'dip buying'], ['momentum_entry', 'momentum entry'], ['quick_scalp', 'quick scalp']], '');
+  const coin = select('agent-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], 'BTC');
+  const type = select('agent-type', TYPES, '15m');
+  const count = h('input', { type: 'number', min: '1', max: '100', value: '10', testid: 'agent-count' });
+  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
+  const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
+  const order = select('agent-order-type', [['', 'from the prompt'], ['MARKET', 'MARKET'], ['LIMIT', 'LIMIT']], '');
+  const exec = executionControls('agent');
+  const code = h('textarea', { testid: 'agent-code', rows: '3', spellcheck: 'false', class: 'code', placeholder: 'Generate a strategy, or paste a strategy_code' });
+  const explanation = h('p', { class: 'muted', role: 'status' });
+  const copy = h('button', { type: 'button', testid: 'agent-copy' }, 'Copy code');
+  const generate = h('button', { type: 'button', testid: 'agent-generate' }, 'Generate (uses 1 of the quota)');
+  const backtest = h('button', { type: 'button', testid: 'agent-backtest' }, 'Backtest this code');
+  const quota = h('div', { testid: 'agent-quota', class: 'quota' });
+  const results = h('section', { 'aria-live': 'polite', testid: 'agent-results' });
+  let runs = 0;
+
+  const settings = () => {
+    const s: Record<string, unknown> = { coin: coin.value, marketType: type.value, marketCount: Number(count.value) };
+    return s;
+  };
+  const showQuota = (q: Quota) => {
+    clear(
+      quota,
+      h('label', { for: 'agent-quota-meter' }, 'AI generations this month: '),
+      q.limit === null
+        ? h('span', null, `${q.used} used (unlimited)`)
+        : [h('meter', { id: 'agent-quota-meter', min: '0', max: String(q.limit), value: String(q.used) }), h('span', null, ` ${q.used} of ${q.limit} used, ${q.remaining} left`)],
+      h('small', null, ` — resets ${q.resets_at.slice(0, 10)}`),
+    );
+    quota.setAttribute('data-used', String(q.used));
+  };
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(code.value);
+      explanation.textContent = 'Copied. Paste it into the replay page\'s strategy_code box.';
+    } catch {
+      code.select();
+      explanation.textContent = 'Select-all done: copy with Ctrl+C.';
+    }
+  });
+  const busy = async (b: HTMLButtonElement, f: () => Promise<void>) => {
+    ctx.clearError();
+    b.disabled = true;
+    try {
+      await f();
+    } catch (e) {
+      ctx.error(e);
+    } finally {
+      b.disabled = false;
+    }
+  };
+  generate.addEventListener('click', () =>
+    busy(generate, async () => {
+      const body: Record<string, unknown> = { prompt: prompt.value, ...settings(), positionSize: Number(size.value), ...exec.read() };
+      if (preset.value) body.preset = preset.value;
+      if (maxloss.value) body.maxLossPercent = Number(maxloss.value);
+      if (order.value) body.orderType = order.value;
+      const r = await post<{ data: { strategy_code: string; generated_strategy: { explanation: string }; quota: Quota } }>('/v1/backtest-ai/generate', body);
+      code.value = r.data.strategy_code;
+      explanation.textContent = r.data.generated_strategy.explanation;
+      showQuota(r.data.quota);
+    }),
+  );
+  backtest.addEventListener('click', () =>
+    busy(backtest, async () => {
+      clear(results);
+      const r = await post<{ data: Backtest }>('/v1/backtest-ai/run', { strategy_code: code.value.trim(), ...settings(), ...exec.read() });
+      showBacktest(results, r.data);
+      results.setAttribute('data-run', String(++runs));
+    }),
+  );
+
+  clear(
+    ctx.el,
+    h('h1', null, 'Backtest AI agent'),
+    quota,
+    h(
+      'form',
+      { class: 'builder', 'aria-label': 'Agent settings' },
+      field('Describe the strategy in plain English', prompt),
+      h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count)),
+      h('div', { class: 'row' }, field('Shares per trade', size), field('Stop loss %', maxloss), field('Order type', order)),
+      exec.el,
+      h('p', null, generate),
+      field('strategy_code', code),
+      explanation,
+      h('p', null, copy, ' ', backtest),
+    ),
+    results,
+  );
+  try {
+    showQuota((await get<{ data: Quota }>('/v1/backtest-ai/quota')).data);
+  } catch (e) {
+    ctx.error(e);
+  }
+  ctx.ready();
+}
+
+function showBacktest(box: HTMLElement, d: Backtest): void {
+  const a = d.aggregate as Record<string, any>;
+  const rows = d.results.map((r) => ({ slug: r.slug, pnl: Number(r.performance?.total_pnl ?? NaN), trades: Number(r.performance?.total_trades ?? NaN), win: Number(r.performance?.win_rate ?? NaN), err: r.error?.code ?? '' }));
+  const tbody = h('tbody');
+  let sortKey: keyof (typeof rows)[0] = 'slug';
+  let asc = false;
+  const render = () => {
+    const sorted = [...rows].sort((x, y) => {
+      const a = x[sortKey];
+      const b = y[sortKey];
+      const c = typeof a === 'number' && typeof b === 'number' ? (Number.isNaN(a) ? -Infinity : a) - (Number.isNaN(b) ? -Infinity : b) : String(a).localeCompare(String(b));
+      return asc ? c : -c;
+    });
+    clear(
+      tbody,
+      sorted.map((r) =>
+        h('tr', { 'data-slug': r.slug }, h('td', null, h('a', { href: `#/market/${encodeURIComponent(r.slug)}` }, r.slug)), h('td', { class: 'num' }, fmtNum(r.pnl, 4)), h('td', { class: 'num' }, Number.isNaN(r.trades) ? '—' : String(r.trades)), h('td', { class: 'num' }, fmtNum(r.win, 2)), h('td', null, r.err)),
+      ),
+    );
+  };
+  const header = (label: string, key: keyof (typeof rows)[0]) => {
+    const b = h('button', { type: 'button', class: 'sort' }, label);
+    const th = h('th', { scope: 'col', 'aria-sort': 'none' }, b);
+    b.addEventListener('click', () => {
+      asc = sortKey === key ? !asc : false;
+      sortKey = key;
+      th.parentElement?.querySelectorAll('th').forEach((x) => x.setAttribute('aria-sort', 'none'));
+      th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+      render();
+    });
+    return th;
+  };
+  const chart = h('div', { class: 'chart', testid: 'agent-pnl-chart', role: 'img', 'aria-label': 'Total pnl per market' });
+  clear(
+    box,
+    h('h2', null, 'Backtest'),
+    h(
+      'dl',
+      { class: 'figures' },
+      h('dt', null, 'Total pnl'), h('dd', { testid: 'agent-total-pnl' }, String(a.total_pnl)),
+      h('dt', null, 'Markets tested'), h('dd', null, String(a.markets_tested)),
+      h('dt', null, 'Markets traded'), h('dd', null, String(a.markets_traded)),
+      h('dt', null, 'Trades'), h('dd', { testid: 'agent-total-trades' }, String(a.total_trades)),
+      h('dt', null, 'Win rate %'), h('dd', null, fmtNum(a.win_rate, 2)),
+      h('dt', null, 'Average per market'), h('dd', null, fmtNum(a.avg_market_pnl, 4)),
+      h('dt', null, 'Max drawdown'), h('dd', null, fmtNum(a.max_drawdown, 4)),
+      'total_fees' in a ? [h('dt', null, 'Fees'), h('dd', null, fmtNum(a.total_fees, 5))] : null,
+      h('dt', null, 'Best market'), h('dd', null, a.best_market ? `${a.best_market.slug} (${fmtNum(a.best_market.total_pnl, 4)})` : '—'),
+      h('dt', null, 'Worst market'), h('dd', null, a.worst_market ? `${a.worst_market.slug} (${fmtNum(a.worst_market.total_pnl, 4)})` : '—'),
+    ),
+    chart,
+    h('table', { class: 'data', testid: 'agent-results-table' }, h('caption', null, 'Per market (click a heading to sort)'), h('thead', null, h('tr', null, header('Market', 'slug'), header('Total pnl', 'pnl'), header('Trades', 'trades'), header('Win rate %', 'win'), header('Error', 'err'))), tbody),
+  );
+  render();
+  const ok = rows.filter((r) => !Number.isNaN(r.pnl)).reverse(); // oldest market first
+  if (ok.length) {
+    draw(
+      chart,
+      {
+        width: chartWidth(box),
+        height: 240,
+        scales: { x: { time: false } },
+        axes: [{ label: 'market (oldest to newest)', values: (_u, vals) => vals.map((v) => String(v + 1)) }, { label: 'total pnl', size: 60 }],
+        series: [{ label: 'market' }, { label: 'total pnl', stroke: COLORS.equity, fill: 'rgba(111,66,193,0.3)', paths: uPlot.paths.bars!({ size: [0.6, 40] }), points: { show: false } }],
+        legend: { show: false },
+      },
+      [ok.map((_, i) => i), ok.map((r) => r.pnl)],
+    );
+  }
+}

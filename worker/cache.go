@@ -1,0 +1,202 @@
+package worker
+
+import (
+	"container/list"
+	"context"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/updown/updown/store"
+)
+
+// DefaultCacheBytes bounds the decoded markets a worker keeps (Config.CacheBytes).
+const DefaultCacheBytes = 512 << 20
+
+// marketCache keeps the decoded snapshots of resolved markets, whose
+// history no longer changes, so that a second replay of a market (another
+// strategy, a sweep, the agent's next /run on the same markets) skips the
+// store and the decode: the engine then runs on snapshots already in
+// memory. It is per process, least recently used first out, and bounded in
+// bytes.
+//
+// An entry is used only while the market's record is unchanged and the
+// store still counts the same snapshots: stores only ever add snapshots
+// (a write at a time already stored keeps the stored one), so an equal
+// count means equal snapshots, and a late write or an import is seen on
+// the next replay. That check costs one small read instead of the whole
+// market.
+type marketCache struct {
+	mu    sync.Mutex
+	max   int64
+	size  int64
+	order *list.List // most recently used first
+	items map[string]*list.Element
+
+	hits, misses prometheus.Counter
+	bytes        prometheus.Gauge
+}
+
+type cachedMarket struct {
+	slug    string
+	updated time.Time
+	total   int
+	snaps   []store.Snapshot
+	bytes   int64
+}
+
+func newMarketCache(maxBytes int64, reg prometheus.Registerer) (*marketCache, error) {
+	c := &marketCache{
+		max:   maxBytes,
+		order: list.New(),
+		items: map[string]*list.Element{},
+		hits: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "updown", Name: "replay_cache_hits_total",
+			Help: "Replays and backtest shards that found their market's snapshots decoded in the worker's cache."}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "updown", Name: "replay_cache_misses_total",
+			Help: "Replays and backtest shards that read their market's snapshots from the store."}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "updown", Name: "replay_cache_bytes",
+			Help: "Bytes of decoded snapshots the worker's replay cache holds."}),
+	}
+	if reg != nil {
+		for _, m := range []prometheus.Collector{c.hits, c.misses, c.bytes} {
+			if err := reg.Register(m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+// get returns the market's snapshots if they are cached for this version
+// of its record and total.
+func (c *marketCache) get(slug string, updated time.Time, total int) ([]store.Snapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[slug]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*cachedMarket)
+	if !e.updated.Equal(updated) || e.total != total {
+		c.remove(el)
+		return nil, false
+	}
+	c.order.MoveToFront(el)
+	return e.snaps, true
+}
+
+// put keeps a market's snapshots, unless they alone would take more than
+// half the cache.
+func (c *marketCache) put(slug string, updated time.Time, total int, snaps []store.Snapshot) {
+	n := snapshotBytes(snaps)
+	if n > c.max/2 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[slug]; ok {
+		c.remove(el)
+	}
+	c.items[slug] = c.order.PushFront(&cachedMarket{slug: slug, updated: updated, total: total, snaps: snaps, bytes: n})
+	c.size += n
+	for c.size > c.max {
+		c.remove(c.order.Back())
+	}
+	c.bytes.Set(float64(c.size))
+}
+
+func (c *marketCache) remove(el *list.Element) {
+	e := c.order.Remove(el).(*cachedMarket)
+	delete(c.items, e.slug)
+	c.size -= e.bytes
+	c.bytes.Set(float64(c.size))
+}
+
+// snapshotBytes is the memory snaps hold: the slice, and every book and
+// side once, though neighbours share them (a decoded side that did not
+// change is the very slice of the snapshot before).
+func snapshotBytes(snaps []store.Snapshot) int64 {
+	const (
+		snapSize  = int64(unsafe.Sizeof(store.Snapshot{}))
+		bookSize  = int64(unsafe.Sizeof(store.Book{}))
+		levelSize = int64(unsafe.Sizeof(store.Level{}))
+	)
+	n := int64(cap(snaps)) * snapSize
+	var prev [2]*store.Book
+	var prevSide [4]*store.Level
+	for i := range snaps {
+		for k, b := range [2]*store.Book{snaps[i].BookUp, snaps[i].BookDown} {
+			if b == nil || b == prev[k] {
+				prev[k] = b
+				continue
+			}
+			prev[k] = b
+			n += bookSize
+			for s, side := range [2][]store.Level{b.Bids, b.Asks} {
+				if p := unsafe.SliceData(side); len(side) > 0 && p != prevSide[2*k+s] {
+					n += int64(cap(side)) * levelSize
+					prevSide[2*k+s] = p
+				}
+			}
+		}
+	}
+	return n
+}
+
+// fullReplayQuery is what a replay reads: every snapshot, oldest first,
+// with books (jobs.Replay).
+var fullReplayQuery = store.SnapshotQuery{Ascending: true, WithBooks: true}
+
+// cachedStore is the store as one replay task sees it: a resolved market's
+// full history comes from the cache when it is there, and goes into it
+// when it is not. It remembers the market the task looked up, so it is
+// made afresh for every task (view).
+type cachedStore struct {
+	store.Store
+	c      *marketCache
+	market *store.Market
+}
+
+// view returns st as a task sees it through the cache (st itself when
+// there is no cache).
+func (c *marketCache) view(st store.Store) store.Store {
+	if c == nil || c.max <= 0 {
+		return st
+	}
+	return &cachedStore{Store: st, c: c}
+}
+
+func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	m, err := s.Store.GetMarket(ctx, slug)
+	if err == nil {
+		s.market = &m
+	}
+	return m, err
+}
+
+func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	m := s.market
+	if m == nil || m.Slug != slug || !m.Resolved() || q != fullReplayQuery {
+		return s.Store.ListSnapshots(ctx, slug, q)
+	}
+	// The count, as cheaply as the store gives it: one snapshot, no books.
+	_, total, err := s.Store.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
+	if err != nil {
+		return nil, 0, err
+	}
+	if snaps, ok := s.c.get(slug, m.UpdatedAt, total); ok {
+		s.c.hits.Inc()
+		return snaps, total, nil
+	}
+	s.c.misses.Inc()
+	snaps, total2, err := s.Store.ListSnapshots(ctx, slug, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	if total2 == total { // else written to meanwhile: use, but do not keep
+		s.c.put(slug, m.UpdatedAt, total, snaps)
+	}
+	return snaps, total2, nil
+}

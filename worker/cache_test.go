@@ -1,0 +1,152 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// TestReplayCacheAnswersAsTheStore: replays through a worker, the first of
+// a market read from the store and the next from the worker's cache of
+// decoded markets, answer byte for byte what jobs.Replay answers straight
+// from the store, on both stores; and a market written to after it was
+// cached is read afresh.
+func TestReplayCacheAnswersAsTheStore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		st   func(t *testing.T) store.Store
+	}{
+		{"memory", func(*testing.T) store.Store { return memory.New() }},
+		{"postgres", func(t *testing.T) store.Store { return pgtest.NewStore(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			st := tc.st(t)
+			cfg := gen.DefaultConfig(btNow)
+			cfg.Coins = gen.DefaultCoins()[:1]
+			cfg.Markets = map[store.MarketType]int{store.M15: 4}
+			cfg.MaxSnapshotsPerMarket = 400
+			cfg.BookLevels = 6
+			cfg.DepthHistory = 0
+			cfg.Outage = 0
+			if _, err := gen.Seed(ctx, cfg, st); err != nil {
+				t.Fatal(err)
+			}
+			resolved := true
+			ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved})
+			if err != nil || len(ms) < 2 {
+				t.Fatalf("%d resolved markets, %v", len(ms), err)
+			}
+
+			rdb := redistest.Client(t)
+			reg := prometheus.NewRegistry()
+			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Metrics: reg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { _ = w.Run(wctx); close(done) }()
+			t.Cleanup(func() { cancel(); <-done })
+			c, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+
+			size := 0
+			check := func(slug, side, order string) {
+				t.Helper()
+				size++ // a new request each time: none is a retained result
+				req := replay.Request{MarketSlug: slug, Strategy: replay.Strategy{
+					Side:            side,
+					EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 90}},
+					ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}},
+					PositionSize:    float64(100 + size), OrderType: order,
+				}}
+				payload, _ := json.Marshal(req)
+				o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
+				if err != nil || o.Failure != nil {
+					t.Fatalf("replay %s: %v %+v", slug, err, o.Failure)
+				}
+				res, err := jobs.Replay(ctx, st, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := json.Marshal(res)
+				if !bytes.Equal(o.Result, want) {
+					t.Fatalf("replay of %s (%s %s) through the worker:\n%s\nstraight from the store:\n%s", slug, side, order, o.Result, want)
+				}
+			}
+			for round := range 2 {
+				for _, m := range ms {
+					for _, side := range []string{"UP", "DOWN"} {
+						for _, order := range []string{"MARKET", "LIMIT"} {
+							check(m.Slug, side, order)
+						}
+					}
+				}
+				t.Logf("round %d: %v hits, %v misses", round, metric(t, reg, "updown_replay_cache_hits_total"),
+					metric(t, reg, "updown_replay_cache_misses_total"))
+			}
+			hits := metric(t, reg, "updown_replay_cache_hits_total")
+			misses := metric(t, reg, "updown_replay_cache_misses_total")
+			if n := float64(len(ms)); misses != n || hits != 8*n-n {
+				t.Errorf("%v hits and %v misses for %v markets replayed 8 times each", hits, misses, n)
+			}
+
+			// A late snapshot written to a cached market: the next replay
+			// sees it.
+			m := ms[0]
+			last, _, err := st.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1, WithBooks: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			late := last[0]
+			late.Time = late.Time.Add(time.Millisecond)
+			late.PriceUp = 0.01
+			if err := st.AppendSnapshots(ctx, m.Slug, []store.Snapshot{late}); err != nil {
+				t.Fatal(err)
+			}
+			check(m.Slug, "UP", "MARKET")
+			if got := metric(t, reg, "updown_replay_cache_misses_total"); got != misses+1 {
+				t.Errorf("after a late write: %v misses, want %v", got, misses+1)
+			}
+			if b := metric(t, reg, "updown_replay_cache_bytes"); b <= 0 {
+				t.Errorf("cache bytes %v", b)
+			}
+		})
+	}
+}
+
+// metric returns the value of the registered counter or gauge with the name.
+func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			return m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
