@@ -1,3 +1,5 @@
+//go:build burst
+
 package main
 
 import (
@@ -25,12 +27,12 @@ import (
 // usual latency: p99 under 1 s. The PRO customer never has more than its 4
 // jobs in flight, and each worker's peak resident memory stays bounded.
 //
-// It takes about 30 s (seeding a 24hr market at the real cadence
-// included), so `go test -short` skips it; `make test` (and so CI) runs it.
+// It takes a minute or two and judges latency, which only an otherwise idle
+// machine can: it is built with the burst tag, and .ci/run runs it on its
+// own after `make test`:
+//
+//	go test -tags burst -run TestReplayBurstFairness -v ./cmd/updown/
 func TestReplayBurstFairness(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the burst takes about 30 s")
-	}
 	updownBinary(t)
 	dbURL := pgtest.NewDatabase(t)
 	slugs := seedMarkets(t, dbURL, store.M15, store.H24)
@@ -153,11 +155,8 @@ func TestReplayBurstFairness(t *testing.T) {
 		p(during, .5).Round(time.Millisecond), p(during, .99).Round(time.Millisecond), len(during), strings.Join(in, " "))
 	t.Logf("burst of %d 24hr replays over %v: %d answered, %d after the wait (504), %d refused for the jobs cap, %d for the rate limit; most PRO jobs in flight %d, cap full in %d of %d samples; worker peak RSS: %s",
 		burst, elapsed.Round(time.Second), answered.Load(), late.Load(), capped.Load(), limited.Load(), mostInFlight, full, samples, strings.Join(rss, ", "))
-	// Under 1 s on an idle machine (where the usual p99 is tens of ms);
-	// a machine busy with other work slows every replay, burst or not, so
-	// the bound is 1 s on top of the usual p99 measured in this run.
-	if got, bound := p(during, .99), time.Second+p(usual, .99); got >= bound {
-		t.Errorf("small replays' p99 during the burst = %v, want under %v (1 s over their usual p99)", got, bound)
+	if got := p(during, .99); got >= time.Second {
+		t.Errorf("small replays' p99 during the burst = %v, want under 1 s", got)
 	}
 	if mostInFlight > 4 {
 		t.Errorf("the PRO customer had %d jobs in flight, over its cap of 4", mostInFlight)
