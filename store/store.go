@@ -498,6 +498,16 @@ type MarketTradeQuery struct {
 	Limit     int  // 0 means all
 	Offset    int  // counted in the chosen order
 	Ascending bool // false: newest first (the API's order)
+	// From keeps trades at or after it, To those strictly before it (nil:
+	// no bound); both are truncated to the microsecond.
+	From, To *time.Time
+	// After is a keyset position, a whole trade key: only trades strictly
+	// past it in the chosen order (CompareMarketTrades; later when
+	// Ascending, earlier otherwise) are listed, so a walk that passes each
+	// page's last trade goes on where it stopped, however many trades
+	// arrive meanwhile and however many share an instant. nil: from the
+	// first.
+	After *MarketTrade
 }
 
 // Gap is a stretch of a live market with no recorded snapshot for longer
@@ -524,6 +534,11 @@ type MarketActivityStore interface {
 	// has in all; an unknown slug is ErrNotFound, a negative Limit or
 	// Offset ErrInvalid.
 	ListMarketTrades(ctx context.Context, slug string, q MarketTradeQuery) ([]MarketTrade, int, error)
+	// CountMarketTrades returns how many of the market's trades fall in q's
+	// time range (From, To); After, Limit and Offset are ignored, so the
+	// count stays the same along a cursor walk. An unknown slug is
+	// ErrNotFound.
+	CountMarketTrades(ctx context.Context, slug string, q MarketTradeQuery) (int, error)
 	// RecordGaps stores recording gaps of the market (ErrNotFound if there
 	// is no such market). Gaps that overlap or touch one already stored (or
 	// one of the call) are merged with it (MergeGaps), so recording the same

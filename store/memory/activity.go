@@ -99,20 +99,73 @@ func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.Marke
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	total := len(a.trades)
-	n := max(0, total-q.Offset)
+	lo, hi := a.tradeRange(q, true)
+	n := max(0, hi-lo-q.Offset)
 	if q.Limit > 0 {
 		n = min(n, q.Limit)
 	}
 	page := make([]store.MarketTrade, n)
 	for i := range page {
 		if q.Ascending {
-			page[i] = a.trades[q.Offset+i]
+			page[i] = a.trades[lo+q.Offset+i]
 		} else {
-			page[i] = a.trades[total-1-q.Offset-i]
+			page[i] = a.trades[hi-1-q.Offset-i]
 		}
 	}
-	return page, total, nil
+	return page, len(a.trades), nil
+}
+
+// CountMarketTrades returns how many of the market's trades fall in q's
+// time range.
+func (s *Store) CountMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) (int, error) {
+	const op = "count market trades"
+	if err := live(ctx, op); err != nil {
+		return 0, err
+	}
+	a, err := s.activityOf(slug)
+	if err != nil {
+		return 0, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	lo, hi := a.tradeRange(q, false)
+	return max(0, hi-lo), nil
+}
+
+// tradeRange returns the indexes [lo, hi) of the trades q selects before
+// paging, with its keyset position applied when keyset is true. The caller
+// holds a.mu.
+func (a *activity) tradeRange(q store.MarketTradeQuery, keyset bool) (lo, hi int) {
+	// first returns the index of the first trade for which past is true
+	// (past is false, then true, along the sorted trades).
+	first := func(past func(store.MarketTrade) bool) int {
+		i, _ := slices.BinarySearchFunc(a.trades, true, func(t store.MarketTrade, _ bool) int {
+			if past(t) {
+				return 1
+			}
+			return -1
+		})
+		return i
+	}
+	lo, hi = 0, len(a.trades)
+	if q.From != nil {
+		from := normTime(*q.From)
+		lo = first(func(t store.MarketTrade) bool { return !t.Time.Before(from) })
+	}
+	if q.To != nil {
+		to := normTime(*q.To)
+		hi = first(func(t store.MarketTrade) bool { return !t.Time.Before(to) })
+	}
+	if keyset && q.After != nil {
+		after := *q.After
+		after.Time = normTime(after.Time)
+		if q.Ascending {
+			lo = max(lo, first(func(t store.MarketTrade) bool { return store.CompareMarketTrades(t, after) > 0 }))
+		} else {
+			hi = min(hi, first(func(t store.MarketTrade) bool { return store.CompareMarketTrades(t, after) >= 0 }))
+		}
+	}
+	return lo, hi
 }
 
 // RecordGaps merges the gaps into the market's.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,7 +69,9 @@ func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []st
 }
 
 // ListMarketTrades returns a page of the market's trades and how many it
-// has, in one round trip.
+// has, in one round trip. The page is one range scan of the primary key:
+// the time range and the keyset position bound it (the position compared
+// as a row, in the key's order).
 func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error) {
 	op := fmt.Sprintf("list market trades of %q", slug)
 	if q.Limit < 0 || q.Offset < 0 {
@@ -76,21 +80,21 @@ func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.Marke
 	if !storable(slug) {
 		return nil, 0, notFound(op)
 	}
-	const market = `(select id from markets where slug = $1)`
 	order := tradesDescending
 	if q.Ascending {
 		order = tradesAscending
 	}
+	where, args := tradeRangeSQL(slug, q, true)
 	batch := &pgx.Batch{}
 	var exists bool
 	var total int
 	batch.Queue(`select exists (select from markets where slug = $1),
-		(select count(*) from market_trades where market = `+market+`)`, slug).QueryRow(func(row pgx.Row) error {
+		(select count(*) from market_trades where market = `+tradesMarket+`)`, slug).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&exists, &total)
 	})
 	var trades []store.MarketTrade
-	batch.Queue(`select `+marketTradeColumns+` from market_trades where market = `+market+order+limitOffset(q.Limit, q.Offset),
-		slug).Query(func(rows pgx.Rows) error {
+	batch.Queue(`select `+marketTradeColumns+` from market_trades where `+where+order+limitOffset(q.Limit, q.Offset),
+		args...).Query(func(rows pgx.Rows) error {
 		var err error
 		trades, err = pgx.CollectRows(rows, scanMarketTrade)
 		return err
@@ -105,6 +109,56 @@ func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.Marke
 		trades = []store.MarketTrade{}
 	}
 	return trades, total, nil
+}
+
+// CountMarketTrades returns how many of the market's trades fall in q's
+// time range: one index range count.
+func (s *Store) CountMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) (int, error) {
+	op := fmt.Sprintf("count market trades of %q", slug)
+	if !storable(slug) {
+		return 0, notFound(op)
+	}
+	where, args := tradeRangeSQL(slug, q, false)
+	var exists bool
+	var n int
+	err := s.pool.QueryRow(ctx, `select exists (select from markets where slug = $1),
+		(select count(*) from market_trades where `+where+`)`, args...).Scan(&exists, &n)
+	if err == nil && !exists {
+		return 0, notFound(op)
+	}
+	return n, wrap(op, err)
+}
+
+// tradesMarket is the market key of the slug passed as $1.
+const tradesMarket = `(select id from markets where slug = $1)`
+
+// tradeRangeSQL returns the condition on market_trades that selects q's
+// trades of the market (before paging) and its arguments, the slug first;
+// with keyset, q.After bounds it too.
+func tradeRangeSQL(slug string, q store.MarketTradeQuery, keyset bool) (string, []any) {
+	var b strings.Builder
+	args := []any{slug}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	b.WriteString("market = " + tradesMarket)
+	if q.From != nil {
+		b.WriteString(" and time >= " + arg(micro(*q.From)))
+	}
+	if q.To != nil {
+		b.WriteString(" and time < " + arg(micro(*q.To)))
+	}
+	if a := q.After; keyset && a != nil {
+		cmp := " < "
+		if q.Ascending {
+			cmp = " > "
+		}
+		b.WriteString(" and (" + marketTradeColumns + ")" + cmp + "(" + arg(micro(a.Time)) + "::timestamptz, " +
+			arg(a.Outcome) + "::text, " + arg(a.Side) + "::text, " + arg(a.Price) + "::float8, " + arg(a.Size) + "::float8, " +
+			arg(a.FeeRateBps) + "::float8, " + arg(a.TxHash) + "::text)")
+	}
+	return b.String(), args
 }
 
 func scanMarketTrade(row pgx.CollectableRow) (store.MarketTrade, error) {

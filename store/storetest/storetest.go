@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Markets", marketTests()},
 		{"Snapshots", snapshotTests()},
 		{"Trades", tradeTests()},
+		{"TradeRanges", tradeRangeTests()},
 		{"Gaps", gapTests()},
 		{"Customers", customerTests()},
 		{"APIKeys", apiKeyTests()},
