@@ -2,9 +2,13 @@ package api
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
+	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -18,37 +22,46 @@ import (
 // marketTradePageParams are the paging parameters of both trade routes.
 type marketTradePageParams struct {
 	Limit, Offset int
-	CSV           bool // Accept: text/csv
-	Ascending     bool // order=asc (DESIGN 13)
+	CSV           bool         // Accept: text/csv
+	Series        seriesParams // time range, order and cursor (DESIGN 13)
 }
 
 // Huma reads parameters from a struct's own fields only, so the two trade
 // inputs repeat the page parameters.
 type marketTradesBySlugInput struct {
-	Slug   string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
-	Limit  int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
-	Accept string `header:"Accept" hidden:"true"`
-	Order  string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+	Slug      string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+	Limit     int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
+	Accept    string `header:"Accept" hidden:"true"`
+	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+	StartTime string `query:"start_time" doc:"Trades at or after this time: epoch milliseconds or ISO 8601."`
+	EndTime   string `query:"end_time" doc:"Trades before this time (exclusive): epoch milliseconds or ISO 8601."`
+	Cursor    string `query:"cursor" doc:"A next_cursor of the same path, start_time, end_time and order: the page after it. Not with offset."`
 }
 
 type marketTradesByMarketIDInput struct {
-	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
-	Limit    int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset   int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
-	Accept   string `header:"Accept" hidden:"true"`
-	Order    string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+	MarketID  string `path:"marketId" doc:"External (prediction-market) market id."`
+	Limit     int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
+	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
+	Accept    string `header:"Accept" hidden:"true"`
+	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+	StartTime string `query:"start_time" doc:"Trades at or after this time: epoch milliseconds or ISO 8601."`
+	EndTime   string `query:"end_time" doc:"Trades before this time (exclusive): epoch milliseconds or ISO 8601."`
+	Cursor    string `query:"cursor" doc:"A next_cursor of the same path, start_time, end_time and order: the page after it. Not with offset."`
 }
 
 type marketTradesOutput struct{ Body *marketTradePageBody }
 
 // marketTradePageBody is the trades response.
 type marketTradePageBody struct {
-	Market marketJSON        `json:"market"`
-	Trades []marketTradeJSON `json:"trades" doc:"Trades, newest first."`
-	Total  int               `json:"total" doc:"All trades the market has."`
-	Limit  int               `json:"limit"`
-	Offset int               `json:"offset"`
+	Market  marketJSON        `json:"market"`
+	Trades  []marketTradeJSON `json:"trades" doc:"Trades, newest first (oldest first with order=asc)."`
+	Total   int               `json:"total" doc:"All trades the market has."`
+	Matched int               `json:"matched" doc:"Trades in the start_time/end_time range (total when neither is given)."`
+	Limit   int               `json:"limit"`
+	Offset  int               `json:"offset"`
+	// NextCursor continues the walk; nil after the last page.
+	NextCursor *string `json:"next_cursor" nullable:"true" doc:"Pass as cursor for the next page; null after the last."`
 
 	trades []store.MarketTrade // the page as stored, for the CSV form
 }
@@ -127,16 +140,19 @@ func (s *Server) registerActivity() {
 		Method:      http.MethodGet,
 		Path:        "/v1/markets/{slug}/trades",
 		Summary:     "List a market's trades",
-		Description: "Polymarket trades of the market (last_trade_price events), newest first.",
-		Tags:        []string{"Markets"},
-		Security:    security,
-		Errors:      errs,
+		Description: "Polymarket trades of the market (last_trade_price events), newest first (order=asc: oldest first). " +
+			"start_time (inclusive) and end_time (exclusive) select a time range; `matched` counts its trades and `total` all the market's. " +
+			"next_cursor continues a walk that new trades cannot shift (null after the last page).",
+		Tags:     []string{"Markets"},
+		Security: security,
+		Errors:   errs,
 	}, func(ctx context.Context, in *marketTradesBySlugInput) (*marketTradesOutput, error) {
 		m, err := bySlug(ctx, in.Slug)
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept), in.Order == "asc"})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept),
+			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-trades-by-market-id",
@@ -151,7 +167,8 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept), in.Order == "asc"})
+		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept),
+			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}})
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-gaps",
@@ -186,19 +203,38 @@ func (s *Server) registerActivity() {
 	})
 }
 
-// marketTradeQuery is the store query of a trades request: the one place that
-// turns the request's paging into what the store reads.
-func marketTradeQuery(p marketTradePageParams) store.MarketTradeQuery {
-	return store.MarketTradeQuery{Limit: p.Limit, Offset: p.Offset, Ascending: p.Ascending}
-}
-
-// trades answers one page of the market's trades.
+// marketTrades answers one page of the market's trades: with a cursor, one
+// trade more than the page tells whether another page follows; without,
+// the counts do.
 func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTradePageParams) (*marketTradesOutput, error) {
-	trades, total, err := s.store.ListMarketTrades(ctx, m.Slug, marketTradeQuery(p))
+	sq, err := parseSeriesQuery("trades\x00"+m.Slug, p.Series, false)
+	if err != nil {
+		return nil, err
+	}
+	q := store.MarketTradeQuery{Limit: sq.readLimit(p.Limit), Offset: p.Offset, Ascending: sq.Ascending, From: sq.From, To: sq.To}
+	if sq.After != nil {
+		after, ok := decodeTradeKey(*sq.After, sq.AfterKey)
+		if !ok {
+			return nil, invalidParam("query.cursor", p.Series.Cursor, "cursor is not a next_cursor of this market's trades")
+		}
+		q.After = &after
+	}
+	trades, total, err := s.store.ListMarketTrades(ctx, m.Slug, q)
 	if err != nil {
 		return nil, s.storeFailure(ctx, "list trades", err)
 	}
-	body := &marketTradePageBody{Market: toMarketJSON(m), Total: total, Limit: p.Limit, Offset: p.Offset, trades: trades}
+	matched := total
+	if sq.ranged() {
+		if matched, err = s.store.CountMarketTrades(ctx, m.Slug, q); err != nil {
+			return nil, s.storeFailure(ctx, "count trades", err)
+		}
+	}
+	trades, more := page(sq, trades, p.Limit, p.Offset, matched)
+	body := &marketTradePageBody{Market: toMarketJSON(m), Total: total, Matched: matched, Limit: p.Limit, Offset: p.Offset, trades: trades}
+	if more && len(trades) > 0 {
+		last := trades[len(trades)-1]
+		body.NextCursor = sq.cursorAt(last.Time, appendTradeKey(nil, last))
+	}
 	if !p.CSV {
 		body.Trades = make([]marketTradeJSON, len(trades))
 		for i, t := range trades {
@@ -207,6 +243,52 @@ func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTrade
 		}
 	}
 	return &marketTradesOutput{Body: body}, nil
+}
+
+// appendTradeKey appends the key of t past its time (the rest of
+// store.CompareMarketTrades' order) to b: outcome and side as a byte each,
+// price, size and fee rate as float64 bits, then the transaction hash
+// after its length (so that a cut cursor is refused, not read as another
+// hash).
+func appendTradeKey(b []byte, t store.MarketTrade) []byte {
+	b = append(b, boolByte(t.Outcome == store.OutcomeDown), boolByte(t.Side == store.SideSell))
+	for _, x := range []float64{t.Price, t.Size, t.FeeRateBps} {
+		b = binary.BigEndian.AppendUint64(b, math.Float64bits(x))
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.TxHash)))
+	return append(b, t.TxHash...)
+}
+
+// decodeTradeKey returns the trade at the instant at with the key
+// appendTradeKey wrote, if key is one.
+func decodeTradeKey(at time.Time, key []byte) (store.MarketTrade, bool) {
+	const fixed = 2 + 3*8
+	if len(key) < fixed || key[0] > 1 || key[1] > 1 {
+		return store.MarketTrade{}, false
+	}
+	n, w := binary.Uvarint(key[fixed:])
+	hash := key[min(len(key), fixed+max(w, 0)):]
+	if w <= 0 || n != uint64(len(hash)) || !utf8.Valid(hash) {
+		return store.MarketTrade{}, false
+	}
+	t := store.MarketTrade{Time: at, Outcome: store.OutcomeUp, Side: store.SideBuy, TxHash: string(hash)}
+	if key[0] == 1 {
+		t.Outcome = store.OutcomeDown
+	}
+	if key[1] == 1 {
+		t.Side = store.SideSell
+	}
+	for i, x := range []*float64{&t.Price, &t.Size, &t.FeeRateBps} {
+		*x = math.Float64frombits(binary.BigEndian.Uint64(key[2+8*i:]))
+	}
+	return t, true
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // WriteCSV writes the page in the export's CSV form (updown export

@@ -274,9 +274,7 @@ func (s *Server) depthHistory(ctx context.Context, k store.ExchangeKind, in *dep
 	from, to := sq.From, sq.To
 	f := store.DepthFilter{Symbol: historySymbol, Kind: k, From: from, To: to, Limit: in.Limit, Offset: in.Offset,
 		Ascending: sq.Ascending, After: sq.After}
-	if sq.After != nil {
-		f.Limit++ // one more tells whether another page follows
-	}
+	f.Limit = sq.readLimit(in.Limit)
 	var warning string
 	if p.WindowDays > 0 {
 		f.MinTime = s.now().Add(-time.Duration(p.WindowDays) * 24 * time.Hour).Truncate(time.Millisecond)
@@ -286,11 +284,7 @@ func (s *Server) depthHistory(ctx context.Context, k store.ExchangeKind, in *dep
 	if err != nil {
 		return nil, s.storeFailure(ctx, "list depth history", err)
 	}
-	more := in.Offset+len(snaps) < total
-	if sq.After != nil {
-		more = len(snaps) > in.Limit
-		snaps = snaps[:min(len(snaps), in.Limit)]
-	}
+	snaps, more := page(sq, snaps, in.Limit, in.Offset, total)
 	body := &depthPageBody{Data: snaps, Total: total, Limit: in.Limit, Offset: in.Offset, Warning: warning}
 	if more && len(snaps) > 0 {
 		body.NextCursor = sq.cursor(snaps[len(snaps)-1].Time)

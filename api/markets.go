@@ -372,9 +372,7 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 func (s *Server) snapshotPage(ctx context.Context, m store.Market, p snapshotPageParams, sq seriesQuery) (*snapshotPageBody, error) {
 	q := store.SnapshotQuery{Limit: p.Limit, Offset: p.Offset, WithBooks: p.IncludeOrderbook,
 		Ascending: sq.Ascending, From: sq.From, To: sq.To, After: sq.After}
-	if sq.After != nil {
-		q.Limit++
-	}
+	q.Limit = sq.readLimit(p.Limit)
 	snaps, total, err := s.store.ListSnapshots(ctx, m.Slug, q)
 	if err != nil {
 		return nil, s.storeFailure(ctx, "list snapshots", err)
@@ -385,11 +383,7 @@ func (s *Server) snapshotPage(ctx context.Context, m store.Market, p snapshotPag
 			return nil, s.storeFailure(ctx, "count snapshots", err)
 		}
 	}
-	more := p.Offset+len(snaps) < matched
-	if sq.After != nil {
-		more = len(snaps) > p.Limit
-		snaps = snaps[:min(len(snaps), p.Limit)]
-	}
+	snaps, more := page(sq, snaps, p.Limit, p.Offset, matched)
 	body := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: total, Matched: matched,
 		Limit: p.Limit, Offset: p.Offset, books: p.IncludeOrderbook, market: m}
 	if more && len(snaps) > 0 {

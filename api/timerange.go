@@ -18,6 +18,10 @@ type seriesQuery struct {
 	From, To  *time.Time
 	Ascending bool
 	After     *time.Time
+	// AfterKey is the rest of the position past its time, for a series
+	// whose elements can share an instant (market trades: the trade's key);
+	// empty for the others.
+	AfterKey []byte
 	// scope is what the cursor is bound to: the series (route and market)
 	// and the query (range and order).
 	scope []byte
@@ -67,12 +71,12 @@ func parseSeriesQuery(series string, p seriesParams, endInclusive bool) (seriesQ
 	if p.Offset != 0 {
 		return q, invalidParam("query.cursor", p.Cursor, "cursor and offset cannot be combined: a cursor already says where the page starts")
 	}
-	after, ok := decodeCursor(p.Cursor, q.scope)
+	after, key, ok := decodeCursor(p.Cursor, q.scope)
 	if !ok {
 		return q, invalidParam("query.cursor", p.Cursor,
 			"cursor is not a next_cursor of this series and query: pass it back with the same path, start_time, end_time and order")
 	}
-	q.After = &after
+	q.After, q.AfterKey = &after, key
 	return q, nil
 }
 
@@ -90,26 +94,51 @@ func cursorScope(series string, q seriesQuery) []byte {
 	return sum[:8]
 }
 
-// cursor returns the next_cursor of a page whose last element is at last:
-// URL-safe base64 of the version, the position in Unix microseconds and
-// the scope.
-func (q seriesQuery) cursor(last time.Time) *string {
-	b := make([]byte, 0, 1+8+len(q.scope))
+// cursor returns the next_cursor of a page whose last element is at last.
+func (q seriesQuery) cursor(last time.Time) *string { return q.cursorAt(last, nil) }
+
+// cursorAt returns the next_cursor of a page whose last element is at last
+// with key (the rest of its position, for series whose elements can share
+// an instant): URL-safe base64 of the version, the time in Unix
+// microseconds, the scope and the key.
+func (q seriesQuery) cursorAt(last time.Time, key []byte) *string {
+	b := make([]byte, 0, 1+8+len(q.scope)+len(key))
 	b = append(b, cursorVersion)
 	b = binary.BigEndian.AppendUint64(b, uint64(last.UnixMicro()))
 	b = append(b, q.scope...)
+	b = append(b, key...)
 	s := base64.RawURLEncoding.EncodeToString(b)
 	return &s
 }
 
-// decodeCursor returns the position a cursor holds if it was made for
-// scope.
-func decodeCursor(c string, scope []byte) (time.Time, bool) {
+// decodeCursor returns the position a cursor holds (its time and the key
+// after it) if it was made for scope.
+func decodeCursor(c string, scope []byte) (time.Time, []byte, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) != 1+8+len(scope) || b[0] != cursorVersion || string(b[9:]) != string(scope) {
-		return time.Time{}, false
+	n := 1 + 8 + len(scope)
+	if err != nil || len(b) < n || b[0] != cursorVersion || string(b[9:n]) != string(scope) {
+		return time.Time{}, nil, false
 	}
-	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[1:9]))).UTC(), true
+	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[1:9]))).UTC(), b[n:], true
+}
+
+// page cuts a page read with one element more when the query continues a
+// cursor (see readLimit) to limit, and reports whether another page
+// follows: by that extra element, or else by the matched count.
+func page[T any](q seriesQuery, items []T, limit, offset, matched int) ([]T, bool) {
+	if q.After == nil {
+		return items, offset+len(items) < matched
+	}
+	return items[:min(len(items), limit)], len(items) > limit
+}
+
+// readLimit is how many elements to read for a page of limit: one more
+// when the query continues a cursor, which tells whether another follows.
+func (q seriesQuery) readLimit(limit int) int {
+	if q.After != nil {
+		return limit + 1
+	}
+	return limit
 }
 
 // cacheKey is the query's part of a page cache key.
