@@ -108,6 +108,32 @@ def test_exchange(ent):
     assert ent.latest_trade("sol", "future").is_best_match is None
 
 
+def test_iter_market_trades(pro, resolved):
+    # The whole market by cursor, in small pages, equals it by offset.
+    by_offset = updown.MarketTradeList()
+    while True:
+        page = pro.market_trades(resolved.slug, order="asc", limit=1000, offset=len(by_offset))
+        by_offset.extend(page)
+        if len(page) < 1000:
+            break
+    assert len(by_offset) > 10, "the dev market has trades"
+    key = lambda t: (t.time, t.outcome, t.side, t.price, t.size, t.fee_rate_bps)  # noqa: E731
+    walked = list(pro.iter_market_trades(resolved.slug, page_size=7))
+    assert [key(t) for t in walked] == [key(t) for t in by_offset]
+    newest_first = list(pro.iter_market_trades(market_id=resolved.market_id, order="desc", page_size=9))
+    assert [key(t) for t in newest_first] == [key(t) for t in reversed(by_offset)]
+    # A time range: start inclusive, end exclusive, counted as matched.
+    start, end = by_offset[3].time, by_offset[-3].time
+    ranged = list(pro.iter_market_trades(resolved.slug, start=start, end=end, page_size=5))
+    assert [key(t) for t in ranged] == [key(t) for t in by_offset if start <= t.time < end]
+    page = pro.market_trades_page(resolved.slug, start=start, end=end, limit=2)
+    assert page.matched == len(ranged) and page.total == len(by_offset) and page.next_cursor
+    with pytest.raises(updown.ValidationError):
+        pro.market_trades_page(resolved.slug, start=start, end=end, limit=2, cursor=page.next_cursor, offset=1)
+    with pytest.raises(updown.ValidationError):
+        pro.market_trades_page(resolved.slug, start=end, end=start)
+
+
 def test_market_trades(pro, resolved):
     trades = pro.all_market_trades(resolved.slug, page_size=50)
     assert all(isinstance(t, updown.MarketTrade) for t in trades)

@@ -12,14 +12,14 @@ from .errors import (
 )
 from .models import (
     Account, DepthLevel, DepthList, DepthPage, DepthSnapshot, Job, LatestDepth, Level, Market, MarketList,
-    MarketPage, MarketTrade, MarketTradeList, OrderBook, ReplayResult, Snapshot, SnapshotList, SnapshotPage,
+    MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, ReplayResult, Snapshot, SnapshotList, SnapshotPage,
     Trade, TradeList,
 )
 
 __all__ = [
     "Account", "Agent", "AuthenticationError", "Client", "ConnectionError", "DepthLevel", "DepthList", "DepthPage",
     "DepthSnapshot", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
-    "MarketTrade", "MarketTradeList", "NotFoundError", "OrderBook", "PermissionDeniedError", "RateLimitError",
+    "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "RateLimitError",
     "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]

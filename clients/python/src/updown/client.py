@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Uni
 from . import errors
 from .models import (
     Account, DepthList, DepthPage, DepthLevel, DepthSnapshot, Job, LatestDepth, Market, MarketList, MarketPage,
-    MarketTrade, MarketTradeList, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Trade, TradeList, records,
+    MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Trade, TradeList, records,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -274,23 +274,42 @@ class Client:
 
     # ---- market trades ----------------------------------------------------
 
-    def market_trades(self, slug: str, *, order: str = "desc", limit: int = 1000, offset: int = 0) -> MarketTradeList:
-        """One page of a market's trades on Polymarket, newest first (order="asc": oldest first)."""
-        if order not in ("asc", "desc"):
-            raise ValueError("order is asc or desc")
-        d = self._get(f"/v1/markets/{_seg(slug)}/trades", {"order": order, "limit": limit, "offset": offset})
-        return records(MarketTradeList, map(MarketTrade.from_json, d.get("trades") or []))
+    def market_trades_page(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                           start: TimeLike = None, end: TimeLike = None, order: str = "desc", limit: int = 1000,
+                           offset: int = 0, cursor: Optional[str] = None) -> MarketTradePage:
+        """One page of a market's trades on Polymarket (by slug or external
+        market id): start inclusive, end exclusive, newest first
+        (order="asc": oldest first); pass a page's next_cursor as cursor for
+        the next."""
+        d = self._get(_market_path(slug, market_id, "trades"), _series_params(start, end, order, limit, offset, cursor))
+        return MarketTradePage(market=Market.from_json(d["market"]),
+                               trades=records(MarketTradeList, map(MarketTrade.from_json, d.get("trades") or [])),
+                               total=d["total"], matched=d.get("matched", d["total"]), limit=d["limit"],
+                               offset=d["offset"], next_cursor=d.get("next_cursor"))
 
-    def all_market_trades(self, slug: str, *, page_size: int = 1000) -> MarketTradeList:
-        """Every trade of the market, oldest first (paged by offset from the
-        oldest, which new trades do not shift)."""
-        out, offset = MarketTradeList(), 0
+    def market_trades(self, slug: str, *, start: TimeLike = None, end: TimeLike = None, order: str = "desc",
+                      limit: int = 1000, offset: int = 0) -> MarketTradeList:
+        """One page of a market's trades, as a list."""
+        return self.market_trades_page(slug, start=start, end=end, order=order, limit=limit, offset=offset).trades
+
+    def iter_market_trades(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                           start: TimeLike = None, end: TimeLike = None, order: str = "asc",
+                           page_size: int = 1000) -> Iterator[MarketTrade]:
+        """Every trade of the market in [start, end), oldest first by
+        default, following next_cursor: trades that arrive meanwhile never
+        shift the walk, and trades sharing an instant are each read once."""
+        cursor = None
         while True:
-            page = self.market_trades(slug, order="asc", limit=page_size, offset=offset)
-            out.extend(page)
-            offset += len(page)
-            if len(page) < page_size:
-                return out
+            page = self.market_trades_page(slug, market_id=market_id, start=start, end=end, order=order,
+                                           limit=page_size, cursor=cursor)
+            yield from page.trades
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    def all_market_trades(self, slug: Optional[str] = None, **kw: Any) -> MarketTradeList:
+        """iter_market_trades as one list (to_frame() for a DataFrame)."""
+        return records(MarketTradeList, self.iter_market_trades(slug, **kw))
 
     # ---- exchange ----------------------------------------------------------
 
@@ -409,11 +428,15 @@ def _seg(s: str) -> str:
 
 
 def _snapshots_path(slug: Optional[str], market_id: Optional[str]) -> str:
+    return _market_path(slug, market_id, "snapshots")
+
+
+def _market_path(slug: Optional[str], market_id: Optional[str], what: str) -> str:
     if (slug is None) == (market_id is None):
         raise ValueError("give a slug or a market_id")
     if slug is not None:
-        return f"/v1/markets/{_seg(slug)}/snapshots"
-    return f"/v1/markets/by-market-id/{_seg(market_id)}/snapshots"
+        return f"/v1/markets/{_seg(slug)}/{what}"
+    return f"/v1/markets/by-market-id/{_seg(market_id)}/{what}"
 
 
 def _series_params(start, end, order, limit, offset, cursor, **extra) -> Dict[str, Any]:

@@ -309,6 +309,23 @@ class MarketTradeList(Records[MarketTrade]):
     _times = ("time",)
 
 
+@dataclass
+class MarketTradePage:
+    """One page of a market's trades: total counts all the market's trades,
+    matched those in the requested time range."""
+
+    market: Market
+    trades: MarketTradeList
+    total: int
+    matched: int
+    limit: int
+    offset: int
+    next_cursor: Optional[str]
+
+    def to_frame(self):
+        return self.trades.to_frame()
+
+
 class _Rows(Records[Dict[str, Any]]):
     _row = staticmethod(lambda d: d)
     _times = ("time",)
