@@ -100,6 +100,26 @@ func TestExportParquet(t *testing.T) {
 			if n != seeded.Snapshots || int(sum["snapshots"]) != seeded.Snapshots {
 				t.Errorf("%d snapshot rows in %d files, summary %v, seeded %d", n, len(files), sum, seeded.Snapshots)
 			}
+			// Trades and gaps beside the snapshots, in files of the same keys.
+			count := func(kind string, read func(string) int) int {
+				files, err := filepath.Glob(filepath.Join(out, kind, "*.parquet"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, f := range files {
+					if _, err := os.Stat(filepath.Join(out, "snapshots", filepath.Base(f))); err != nil {
+						t.Errorf("%s has no snapshots file beside it: %v", f, err)
+					}
+					n += read(f)
+				}
+				return n
+			}
+			trades := count("trades", func(f string) int { return len(readParquetFile[transfer.ParquetTrade](t, f)) })
+			gaps := count("gaps", func(f string) int { return len(readParquetFile[transfer.ParquetGap](t, f)) })
+			if trades != seeded.Trades || gaps != seeded.Gaps || int(sum["trades"]) != seeded.Trades || seeded.Trades == 0 {
+				t.Errorf("%d trade rows and %d gap rows, summary %v, seeded %d and %d", trades, gaps, sum, seeded.Trades, seeded.Gaps)
+			}
 		})
 	}
 	for _, bad := range [][]string{

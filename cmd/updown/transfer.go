@@ -26,7 +26,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	out := fs.String("out", "-", "file to write; - is stdout; a name ending in .gz is gzipped")
 	format := fs.String("format", "", "jsonl, csv or parquet (default: from --out's extension, else jsonl)")
-	split := fs.String("split", "", "market or day: --out is a directory that gets markets.<format> and snapshots/<slug or YYYY-MM-DD>.<format>")
+	split := fs.String("split", "", "market or day: --out is a directory that gets markets.<format>, snapshots/<slug or YYYY-MM-DD>.<format>, and trades/ and gaps/ files of the same keys")
 	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots, trades and gaps), markets, snapshots, trades or gaps (CSV and Parquet hold one kind)")
 	coin := fs.String("coin", "", "only markets of this coin (BTC, ETH, SOL)")
 	marketType := fs.String("market-type", "", "only markets of this type (5m, 15m, 1hr, 4hr, 24hr)")
@@ -117,7 +117,8 @@ func formatOf(name string) transfer.Format {
 }
 
 // exportSplit is `updown export --split`: a directory of files, markets in
-// one and snapshots in one per market or per day (DESIGN 13).
+// one and snapshots, trades and gaps in one per market or per day (DESIGN
+// 13).
 func exportSplit(ctx context.Context, st transfer.Source, dir string, split transfer.Split, opt transfer.ExportOptions, stdout io.Writer) error {
 	if dir == "-" || dir == "" {
 		return errors.New("export: --split writes a directory of files: give it as --out")

@@ -14,8 +14,9 @@ import (
 // Parquet (DESIGN 13): flat columns that pandas/pyarrow, polars and DuckDB
 // read as they are. Times are timestamps in microseconds, UTC; prices and
 // sizes doubles; an order book side a list of {price, size} structs (empty
-// when no book was recorded). Columns are zstd-compressed. A file holds one kind of record: snapshots
-// (with or without books), markets, or depth snapshots.
+// when no book was recorded). Columns are zstd-compressed. A file holds one
+// kind of record: snapshots (with or without books), markets, market trades,
+// recording gaps, or depth snapshots.
 
 // ParquetMediaType is Parquet's media type, for Accept and Content-Type.
 const ParquetMediaType = "application/vnd.apache.parquet"
@@ -53,7 +54,14 @@ type ParquetBookSnapshot struct {
 	BookDownAsks []ParquetLevel `parquet:"book_down_asks,list"`
 }
 
-// ParquetMarket is a market row: SPEC 2.1's fields and the coin.
+// ParquetTickSizeChange is one change of a market's tick size.
+type ParquetTickSizeChange struct {
+	Time     time.Time `parquet:"time,timestamp(microsecond:utc)"`
+	TickSize float64   `parquet:"tick_size"`
+}
+
+// ParquetMarket is a market row: SPEC 2.1's fields, the coin and the
+// upstream's fields of DESIGN 9.
 type ParquetMarket struct {
 	Slug           string     `parquet:"slug"`
 	MarketID       string     `parquet:"market_id"`
@@ -73,6 +81,17 @@ type ParquetMarket struct {
 	ResolvedAt     *time.Time `parquet:"resolved_at,optional,timestamp(microsecond:utc)"`
 	CreatedAt      time.Time  `parquet:"created_at,timestamp(microsecond:utc)"`
 	UpdatedAt      time.Time  `parquet:"updated_at,timestamp(microsecond:utc)"`
+	// DESIGN 9: the upstream's slug, fee schedule, order rules, and where
+	// the winner and reference prices came from.
+	UpstreamSlug     string                  `parquet:"upstream_slug"`
+	TakerFeeRate     *float64                `parquet:"taker_fee_rate,optional"`
+	FeeExponent      *int64                  `parquet:"fee_exponent,optional"`
+	TickSize         *float64                `parquet:"tick_size,optional"`
+	TickSizeChanges  []ParquetTickSizeChange `parquet:"tick_size_changes,list"`
+	MinOrderSize     *float64                `parquet:"min_order_size,optional"`
+	ResolutionSource string                  `parquet:"resolution_source,dict"`
+	PriceToBeat      *float64                `parquet:"price_to_beat,optional"`
+	FinalPrice       *float64                `parquet:"final_price,optional"`
 }
 
 // ParquetDepthLevel is one exchange order-book level.
@@ -192,12 +211,34 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		ConditionID: m.ConditionID, ClobTokenUp: m.ClobTokenUp, ClobTokenDown: m.ClobTokenDown,
 		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
 		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC(),
+		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
+		ResolutionSource: m.ResolutionSource, PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
+		TickSizeChanges: make([]ParquetTickSizeChange, len(m.TickSizeChanges)),
 	}
 	if m.ResolvedAt != nil {
 		t := m.ResolvedAt.UTC()
 		r.ResolvedAt = &t
 	}
+	if m.FeeExponent != nil {
+		e := int64(*m.FeeExponent)
+		r.FeeExponent = &e
+	}
+	for i, c := range m.TickSizeChanges {
+		r.TickSizeChanges[i] = ParquetTickSizeChange{Time: c.Time.UTC(), TickSize: c.TickSize}
+	}
 	return r
+}
+
+// ParquetGap is a market's recording gap.
+type ParquetGap struct {
+	Slug string    `parquet:"slug,dict"`
+	From time.Time `parquet:"from,timestamp(microsecond:utc)"`
+	To   time.Time `parquet:"to,timestamp(microsecond:utc)"`
+}
+
+// ParquetGapRow is the row of a recording gap.
+func ParquetGapRow(slug string, g *store.Gap) ParquetGap {
+	return ParquetGap{Slug: slug, From: g.From.UTC(), To: g.To.UTC()}
 }
 
 // ParquetDepthRow is the row of an exchange depth snapshot.
@@ -221,10 +262,12 @@ type parquetEncoder struct {
 	snaps   *ParquetWriter[ParquetSnapshot]
 	booked  *ParquetWriter[ParquetBookSnapshot]
 	trades  *ParquetWriter[ParquetTrade]
+	gaps    *ParquetWriter[ParquetGap]
 }
 
 // NewParquetEncoder returns an encoder of markets, snapshots (with their
-// books when books is set) or market trades as one Parquet file.
+// books when books is set), market trades or recording gaps as one Parquet
+// file.
 func NewParquetEncoder(w io.Writer, what What, books bool) (Encoder, error) {
 	e := &parquetEncoder{what: what, books: books}
 	switch {
@@ -236,8 +279,10 @@ func NewParquetEncoder(w io.Writer, what What, books bool) (Encoder, error) {
 		e.snaps = NewParquetWriter[ParquetSnapshot](w)
 	case what == Trades:
 		e.trades = NewParquetWriter[ParquetTrade](w)
+	case what == Gaps:
+		e.gaps = NewParquetWriter[ParquetGap](w)
 	default:
-		return nil, errors.New("transfer: a Parquet file holds one kind of record: export markets, snapshots or trades")
+		return nil, errors.New("transfer: a Parquet file holds one kind of record: export markets, snapshots, trades or gaps")
 	}
 	return e, nil
 }
@@ -252,6 +297,8 @@ func (e *parquetEncoder) Encode(r Record) error {
 		return e.snaps.Write(ParquetSnapshotRow(r.Slug, r.Snapshot))
 	case r.Trade != nil && e.trades != nil:
 		return e.trades.Write(ParquetTradeRow(r.Slug, r.Trade))
+	case r.Gap != nil && e.gaps != nil:
+		return e.gaps.Write(ParquetGapRow(r.Slug, r.Gap))
 	}
 	return fmt.Errorf("transfer: this Parquet file holds %s only", e.what)
 }
@@ -264,6 +311,8 @@ func (e *parquetEncoder) Flush() error {
 		return e.booked.Close()
 	case e.trades != nil:
 		return e.trades.Close()
+	case e.gaps != nil:
+		return e.gaps.Close()
 	}
 	return e.snaps.Close()
 }

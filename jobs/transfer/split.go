@@ -22,15 +22,17 @@ const (
 )
 
 // Create opens a file of a split export by its name relative to the
-// export's root ("markets", "snapshots/<key>"; the caller adds the
-// extension). Closing it completes the file.
+// export's root ("markets", "snapshots/<key>", "trades/<key>",
+// "gaps/<key>"; the caller adds the extension). Closing it completes the
+// file.
 type Create func(name string) (io.WriteCloser, error)
 
-// ExportSplit writes the markets opt.Filter selects to the file "markets"
-// and their snapshots to a file "snapshots/<key>" per market or per day,
-// all in opt.Format (each file holds one kind of record, so JSON Lines
-// files hold markets or snapshots too). Like Export it streams: one page of
-// snapshots and one file's buffer are held at a time.
+// ExportSplit writes the markets opt.Filter selects to the file "markets",
+// their snapshots to a file "snapshots/<key>" per market or per day, and
+// their trades and recording gaps beside them in "trades/<key>" and
+// "gaps/<key>" (written only for a key that has some), all in opt.Format:
+// each file holds one kind of record. Like Export it streams: one page of
+// records and the open files' buffers are held at a time.
 func ExportSplit(ctx context.Context, src Source, create Create, split Split, opt ExportOptions) (st Stats, err error) {
 	if split != SplitMarket && split != SplitDay {
 		return st, fmt.Errorf("transfer: unknown split %q (want market or day)", split)
@@ -50,24 +52,11 @@ func ExportSplit(ctx context.Context, src Source, create Create, split Split, op
 	if err != nil {
 		return st, errors.Join(err, mf.Close())
 	}
-	var (
-		key   string
-		file  io.WriteCloser
-		snaps Encoder
-	)
-	closeSnaps := func() error {
-		if file == nil {
-			return nil
-		}
-		err := errors.Join(snaps.Flush(), file.Close())
-		file, snaps = nil, nil
-		return err
-	}
+	snaps := &splitFile{what: Snapshots, create: create, newEncoder: newEncoder}
+	trades := &splitFile{what: Trades, create: create, newEncoder: newEncoder}
+	gaps := &splitFile{what: Gaps, create: create, newEncoder: newEncoder}
 	defer func() {
-		err = errors.Join(err, closeSnaps())
-		if mf != nil {
-			err = errors.Join(err, markets.Flush(), mf.Close())
-		}
+		err = errors.Join(err, snaps.close(), trades.close(), gaps.close(), markets.Flush(), mf.Close())
 	}()
 	err = eachMarket(ctx, src, opt, func(m *store.Market) error {
 		if err := markets.Encode(Record{Market: m}); err != nil {
@@ -78,22 +67,81 @@ func ExportSplit(ctx context.Context, src Source, create Create, split Split, op
 		if split == SplitDay {
 			k = m.StartTime.UTC().Format("2006-01-02")
 		}
-		if file == nil || k != key {
-			if err := closeSnaps(); err != nil {
-				return err
-			}
-			f, err := create("snapshots/" + k)
-			if err != nil {
-				return err
-			}
-			if snaps, err = newEncoder(f, Snapshots); err != nil {
-				return errors.Join(err, f.Close())
-			}
-			file, key = f, k
+		enc, err := snaps.at(k)
+		if err != nil {
+			return err
 		}
-		n, err := exportSnapshots(ctx, src, snaps, m.Slug, opt)
+		n, err := exportSnapshots(ctx, src, enc, m.Slug, opt)
 		st.Snapshots += n
+		if err != nil {
+			return err
+		}
+		n, err = exportTrades(ctx, src, lazyEncoder{trades, k}, m.Slug, opt)
+		st.Trades += n
+		if err != nil {
+			return err
+		}
+		n, err = exportGaps(ctx, src, lazyEncoder{gaps, k}, m.Slug)
+		st.Gaps += n
 		return err
 	})
 	return st, err
 }
+
+// splitFile is the open file of one kind of record of a split export: the
+// one of the current key.
+type splitFile struct {
+	what       What
+	create     Create
+	newEncoder func(io.Writer, What) (Encoder, error)
+	key        string
+	file       io.WriteCloser
+	enc        Encoder
+}
+
+// at returns the encoder of the file of key k, completing the file of the
+// key before (keys come in order: each market's records go to one file).
+func (f *splitFile) at(k string) (Encoder, error) {
+	if f.file != nil && f.key == k {
+		return f.enc, nil
+	}
+	if err := f.close(); err != nil {
+		return nil, err
+	}
+	w, err := f.create(string(f.what) + "/" + k)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := f.newEncoder(w, f.what)
+	if err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
+	f.file, f.enc, f.key = w, enc, k
+	return enc, nil
+}
+
+// close completes the open file, if any.
+func (f *splitFile) close() error {
+	if f.file == nil {
+		return nil
+	}
+	err := errors.Join(f.enc.Flush(), f.file.Close())
+	f.file, f.enc = nil, nil
+	return err
+}
+
+// lazyEncoder writes to the file of key, opening it at its first record.
+type lazyEncoder struct {
+	f   *splitFile
+	key string
+}
+
+func (l lazyEncoder) Encode(r Record) error {
+	enc, err := l.f.at(l.key)
+	if err != nil {
+		return err
+	}
+	return enc.Encode(r)
+}
+
+func (l lazyEncoder) Flush() error { return nil }

@@ -315,24 +315,36 @@ func exportMarket(ctx context.Context, src Source, enc Encoder, m *store.Market,
 		}
 	}
 	if want(Gaps) {
-		gaps, err := src.ListGaps(ctx, m.Slug)
+		n, err := exportGaps(ctx, src, enc, m.Slug)
+		st.Gaps += n
 		if err != nil {
-			return fmt.Errorf("transfer: gaps of %s: %w", m.Slug, err)
-		}
-		for i := range gaps {
-			if err := enc.Encode(Record{Slug: m.Slug, Gap: &gaps[i]}); err != nil {
-				return err
-			}
-			st.Gaps++
+			return err
 		}
 	}
 	return nil
 }
 
+func exportGaps(ctx context.Context, src Source, enc Encoder, slug string) (int, error) {
+	gaps, err := src.ListGaps(ctx, slug)
+	if err != nil {
+		return 0, fmt.Errorf("transfer: gaps of %s: %w", slug, err)
+	}
+	for i := range gaps {
+		if err := enc.Encode(Record{Slug: slug, Gap: &gaps[i]}); err != nil {
+			return i, err
+		}
+	}
+	return len(gaps), nil
+}
+
+// exportTrades writes the market's trades oldest first, a page at a time,
+// each page after the last one's trade (a keyset walk: the store seeks,
+// where an offset would skip what came before).
 func exportTrades(ctx context.Context, src Source, enc Encoder, slug string, opt ExportOptions) (int, error) {
 	n := 0
-	for off := 0; ; off += opt.SnapshotPage {
-		page, _, err := src.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true, Limit: opt.SnapshotPage, Offset: off})
+	q := store.MarketTradeQuery{Ascending: true, Limit: opt.SnapshotPage}
+	for {
+		page, _, err := src.ListMarketTrades(ctx, slug, q)
 		if err != nil {
 			return n, fmt.Errorf("transfer: trades of %s: %w", slug, err)
 		}
@@ -345,6 +357,7 @@ func exportTrades(ctx context.Context, src Source, enc Encoder, slug string, opt
 		if len(page) < opt.SnapshotPage {
 			return n, nil
 		}
+		q.After = &page[len(page)-1]
 	}
 }
 
