@@ -80,11 +80,7 @@ func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.Marke
 	if !storable(slug) {
 		return nil, 0, notFound(op)
 	}
-	order := tradesDescending
-	if q.Ascending {
-		order = tradesAscending
-	}
-	where, args := tradeRangeSQL(slug, q, true)
+	page, args := tradePageSQL(slug, q)
 	batch := &pgx.Batch{}
 	var exists bool
 	var total int
@@ -93,8 +89,7 @@ func (s *Store) ListMarketTrades(ctx context.Context, slug string, q store.Marke
 		return row.Scan(&exists, &total)
 	})
 	var trades []store.MarketTrade
-	batch.Queue(`select `+marketTradeColumns+` from market_trades where `+where+order+limitOffset(q.Limit, q.Offset),
-		args...).Query(func(rows pgx.Rows) error {
+	batch.Queue(page, args...).Query(func(rows pgx.Rows) error {
 		var err error
 		trades, err = pgx.CollectRows(rows, scanMarketTrade)
 		return err
@@ -127,6 +122,17 @@ func (s *Store) CountMarketTrades(ctx context.Context, slug string, q store.Mark
 		return 0, notFound(op)
 	}
 	return n, wrap(op, err)
+}
+
+// tradePageSQL returns the query of q's page of the market's trades and
+// its arguments.
+func tradePageSQL(slug string, q store.MarketTradeQuery) (string, []any) {
+	order := tradesDescending
+	if q.Ascending {
+		order = tradesAscending
+	}
+	where, args := tradeRangeSQL(slug, q, true)
+	return `select ` + marketTradeColumns + ` from market_trades where ` + where + order + limitOffset(q.Limit, q.Offset), args
 }
 
 // tradesMarket is the market key of the slug passed as $1.

@@ -105,3 +105,55 @@ func BenchmarkListMarketTrades(b *testing.B) {
 	b.ReportMetric(float64(store_.Microseconds())/float64(n), "µs/page")
 	b.ReportMetric(store_.Seconds()/floor.Seconds(), "x-range-floor")
 }
+
+// BenchmarkWalkMarketTrades walks a market of 20,000 trades newest first
+// in pages of 1,000 by keyset position (what the API's cursor asks the
+// store), beside the floor measured in the same run: the same walk by
+// offset, which reads past every page before the one it answers.
+func BenchmarkWalkMarketTrades(b *testing.B) {
+	const held, size = 20_000, 1000
+	s := pgtest.NewStore(b)
+	slug := newMarket(b, s, t0)
+	ctx := context.Background()
+	for i := 0; i < held; i += 5000 {
+		if err := s.AppendMarketTrades(ctx, slug, benchTrades(t0, i, 5000)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := s.Pool().Exec(ctx, `vacuum analyze market_trades`); err != nil {
+		b.Fatal(err)
+	}
+	walk := func(keyset bool) time.Duration {
+		began := time.Now()
+		q := store.MarketTradeQuery{Limit: size}
+		read := 0
+		for {
+			page, _, err := s.ListMarketTrades(ctx, slug, q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			read += len(page)
+			if len(page) < size {
+				break
+			}
+			if keyset {
+				q.After = &page[len(page)-1]
+			} else {
+				q.Offset += size
+			}
+		}
+		if read != held {
+			b.Fatalf("walk read %d trades, want %d", read, held)
+		}
+		return time.Since(began)
+	}
+	var cursor, offset time.Duration
+	n := 0
+	for b.Loop() {
+		cursor += walk(true)
+		offset += walk(false)
+		n++
+	}
+	b.ReportMetric(float64(cursor.Milliseconds())/float64(n), "ms/walk")
+	b.ReportMetric(cursor.Seconds()/offset.Seconds(), "x-offset-walk")
+}

@@ -7,6 +7,8 @@ var (
 	DecodeBooks     = decodeBooks
 	EncodeDepthBook = encodeDepthBook
 	DecodeDepthBook = decodeDepthBook
+	// TradePageSQL is the query of a page of ListMarketTrades.
+	TradePageSQL = tradePageSQL
 )
 
 // ChunkSize is the most snapshots a chunk holds.
