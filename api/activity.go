@@ -26,10 +26,10 @@ type marketTradePageParams struct {
 	Series        seriesParams // time range, order and cursor (DESIGN 13)
 }
 
-// Huma reads parameters from a struct's own fields only, so the two trade
-// inputs repeat the page parameters.
-type marketTradesBySlugInput struct {
-	Slug      string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+// MarketTradesQuery holds the page parameters both trade routes share.
+// Huma reads the parameters of an embedded struct only when its type is
+// exported, hence the exported name.
+type MarketTradesQuery struct {
 	Limit     int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
 	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
 	Accept    string `header:"Accept" hidden:"true"`
@@ -39,15 +39,20 @@ type marketTradesBySlugInput struct {
 	Cursor    string `query:"cursor" doc:"A next_cursor of the same path, start_time, end_time and order: the page after it. Not with offset."`
 }
 
+// page is the query as the handler reads it, the format negotiated by s.
+func (q *MarketTradesQuery) page(s *Server) marketTradePageParams {
+	return marketTradePageParams{q.Limit, q.Offset, s.wantsCSV(q.Accept),
+		seriesParams{q.StartTime, q.EndTime, q.Order, q.Cursor, q.Offset}}
+}
+
+type marketTradesBySlugInput struct {
+	Slug string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+	MarketTradesQuery
+}
+
 type marketTradesByMarketIDInput struct {
-	MarketID  string `path:"marketId" doc:"External (prediction-market) market id."`
-	Limit     int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
-	Accept    string `header:"Accept" hidden:"true"`
-	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
-	StartTime string `query:"start_time" doc:"Trades at or after this time: epoch milliseconds or ISO 8601."`
-	EndTime   string `query:"end_time" doc:"Trades before this time (exclusive): epoch milliseconds or ISO 8601."`
-	Cursor    string `query:"cursor" doc:"A next_cursor of the same path, start_time, end_time and order: the page after it. Not with offset."`
+	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
+	MarketTradesQuery
 }
 
 type marketTradesOutput struct{ Body *marketTradePageBody }
@@ -151,8 +156,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept),
-			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}})
+		return s.marketTrades(ctx, m, in.page(s))
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-trades-by-market-id",
@@ -167,8 +171,7 @@ func (s *Server) registerActivity() {
 		if err != nil {
 			return nil, err
 		}
-		return s.marketTrades(ctx, m, marketTradePageParams{in.Limit, in.Offset, s.wantsCSV(in.Accept),
-			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}})
+		return s.marketTrades(ctx, m, in.page(s))
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-gaps",
