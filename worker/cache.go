@@ -183,8 +183,8 @@ func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.Sn
 	if m == nil || m.Slug != slug || !m.Resolved() || q != fullReplayQuery {
 		return s.Store.ListSnapshots(ctx, slug, q)
 	}
-	// The count, as cheaply as the store gives it: one snapshot, no books.
-	_, total, err := s.Store.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
+	// The count alone: the store keeps it, nothing is decoded.
+	total, err := s.Store.CountSnapshots(ctx, slug, store.SnapshotQuery{})
 	if err != nil {
 		return nil, 0, err
 	}

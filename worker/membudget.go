@@ -46,7 +46,7 @@ func newMemoryBudget(bytes int64) *memoryBudget {
 // gives its share back. A market the store cannot count is admitted as
 // small: loading it will report the problem.
 func (b *memoryBudget) admit(ctx context.Context, st store.Store, slug string) (release func(), err error) {
-	_, n, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
+	n, err := st.CountSnapshots(ctx, slug, store.SnapshotQuery{})
 	if err != nil {
 		return func() {}, nil
 	}
