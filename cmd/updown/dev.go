@@ -207,6 +207,7 @@ func printBanner(w io.Writer, a net.Addr, storeName string, took time.Duration, 
 	}
 	base := "http://" + host
 	fmt.Fprintf(w, "\nupdown dev is up in %.1fs (store: %s, redis: embedded)\n\n", took.Seconds(), storeName)
+	fmt.Fprintf(w, "  Dashboard  %s/app/ (sign in with a demo key below)\n", base)
 	fmt.Fprintf(w, "  API        %s/v1/markets?coin=BTC\n", base)
 	fmt.Fprintf(w, "  Docs       %s/docs\n", base)
 	fmt.Fprintf(w, "  OpenAPI    %s/openapi.json\n", base)
