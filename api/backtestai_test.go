@@ -694,6 +694,16 @@ func (s slowStore) ListSnapshots(ctx context.Context, slug string, q store.Snaps
 	return s.Store.ListSnapshots(ctx, slug, q)
 }
 
+// CountSnapshots is as slow as a read: a slow store is slow to count too.
+func (s slowStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return s.Store.CountSnapshots(ctx, slug, q)
+}
+
 // TestRunTimeout: a backtest that outlasts the wait answers 504 with its
 // job id; GET /v1/jobs/{id} (with the API key) then answers the report.
 func TestRunTimeout(t *testing.T) {
