@@ -17,10 +17,14 @@ type jsonAppender interface {
 	AppendJSON(dst []byte) []byte
 }
 
-// jsonFormat is Huma's JSON format with a fast path for jsonAppender
-// bodies. The OpenAPI schema still comes from the body's Go type.
+// jsonFormat is Huma's JSON format with fast paths for bodies that write
+// themselves (io.WriterTo: bytes already encoded) and jsonAppender bodies. The OpenAPI schema still comes from the body's Go type.
 var jsonFormat = huma.Format{
 	Marshal: func(w io.Writer, v any) error {
+		if wt, ok := v.(io.WriterTo); ok {
+			_, err := wt.WriteTo(w)
+			return err
+		}
 		if a, ok := v.(jsonAppender); ok {
 			_, err := w.Write(a.AppendJSON(make([]byte, 0, 4096)))
 			return err

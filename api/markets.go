@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -450,6 +451,17 @@ func (p *snapshotPageBody) MarshalJSON() ([]byte, error) { return p.AppendJSON(n
 
 // AppendJSON writes the page without reflection: a page of 1,000 snapshots
 // with books is ~40,000 levels.
+// WriteTo writes the page: its encoded bytes as they are when the cache
+// had them, else as AppendJSON writes it.
+func (p *snapshotPageBody) WriteTo(w io.Writer) (int64, error) {
+	b := p.encoded
+	if b == nil {
+		b = p.AppendJSON(nil)
+	}
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
 func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
 	if p.encoded != nil {
 		return append(b, p.encoded...)

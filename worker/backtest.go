@@ -185,8 +185,8 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 
 	stop := batchDeadline(ctx)
 	hear := func(m *redis.Message) {
-		var o jobs.Outcome
-		if err := json.Unmarshal([]byte(m.Payload), &o); err != nil {
+		o, err := jobs.DecodeOutcome([]byte(m.Payload))
+		if err != nil {
 			b.s.log.WarnContext(ctx, "undecodable shard completion", "channel", m.Channel, "err", err)
 			return
 		}
@@ -352,7 +352,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id stri
 		b.jobs.wake(ctx)
 		return nil, nil
 	}
-	data, err := json.Marshal(o)
+	data, err := o.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("encode shard outcome: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -126,8 +125,8 @@ func (c *Client) Close() error {
 func (c *Client) listen() {
 	defer close(c.done)
 	for msg := range c.pubsub.Channel() {
-		var o jobs.Outcome
-		if err := json.Unmarshal([]byte(msg.Payload), &o); err != nil {
+		o, err := jobs.DecodeOutcome([]byte(msg.Payload))
+		if err != nil {
 			c.log.Warn("undecodable completion", "channel", msg.Channel, "err", err)
 			continue
 		}
@@ -297,7 +296,8 @@ func decodeOutcome(info *asynq.TaskInfo) (jobs.Outcome, error) {
 		}
 		return o, fmt.Errorf("job %s finished without a result", info.ID)
 	}
-	if err := json.Unmarshal(info.Result, &o); err != nil {
+	o, err := jobs.DecodeOutcome(info.Result)
+	if err != nil {
 		return o, fmt.Errorf("decode result of job %s: %w", info.ID, err)
 	}
 	return o, nil

@@ -82,7 +82,7 @@ func lastAttempt(ctx context.Context) bool {
 
 // finish records and announces the outcome, then returns taskErr.
 func (s *Server) finish(ctx context.Context, t *asynq.Task, o jobs.Outcome, taskErr error) error {
-	data, err := json.Marshal(o)
+	data, err := o.Encode()
 	if err != nil {
 		return fmt.Errorf("encode outcome: %w", err)
 	}

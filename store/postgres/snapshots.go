@@ -379,7 +379,10 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 		sql = listWithBooksSQL
 	}
 	rows, _ := s.pool.Query(ctx, sql, slug, q.Ascending, off, lim)
-	pg, err := readPage(rows, q.WithBooks)
+	pg, err := readPage(rows, q.WithBooks, func(total int64) int64 {
+		lo, hi := pageRange(total, off, lim, q.Ascending)
+		return hi - lo
+	})
 	switch {
 	case err != nil:
 		return nil, 0, wrap(op, err)
@@ -410,8 +413,11 @@ type page struct {
 	snaps        []store.Snapshot
 }
 
-// readPage decodes the rows of listSnapshotsSQL.
-func readPage(rows pgx.Rows, withBooks bool) (page, error) {
+// readPage decodes the rows of listSnapshotsSQL. size tells, from the
+// total, how many snapshots the page holds: the chunks it overlaps hold at
+// most two chunks more, and the slice is made that large at once rather
+// than regrown (and copied) chunk by chunk.
+func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (page, error) {
 	defer rows.Close()
 	var pg page
 	for rows.Next() {
@@ -426,6 +432,7 @@ func readPage(rows pgx.Rows, withBooks bool) (page, error) {
 				break // no chunk overlaps the page
 			}
 			pg.start = *before
+			pg.snaps = make([]store.Snapshot, 0, max(min(size(pg.total)+2*chunkSize, pg.total-pg.start), 0))
 		}
 		n := len(pg.snaps)
 		var err error
