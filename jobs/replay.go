@@ -9,7 +9,14 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// Replay loads a market and all its snapshots with books, oldest first,
+// ReplayQuery is what a replay reads of its market: every snapshot, oldest
+// first, with the books of the outcome it trades (outcome: store.OutcomeUp
+// or store.OutcomeDown).
+func ReplayQuery(outcome string) store.SnapshotQuery {
+	return store.SnapshotQuery{Ascending: true, WithBooks: true, BooksOf: outcome}
+}
+
+// Replay loads a market and all its snapshots with its side's books, oldest first,
 // and runs the strategy against them. Problems a user can mend or should
 // know of (unknown market, unresolved, no data, a bad strategy) are a
 // *Failure; anything else is an error worth retrying.
@@ -21,7 +28,7 @@ func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Res
 	if err != nil {
 		return replay.Result{}, fmt.Errorf("load market %s: %w", req.MarketSlug, err)
 	}
-	snaps, _, err := st.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	snaps, _, err := st.ListSnapshots(ctx, m.Slug, ReplayQuery(req.Strategy.Outcome()))
 	if err != nil {
 		return replay.Result{}, fmt.Errorf("load snapshots of %s: %w", m.Slug, err)
 	}

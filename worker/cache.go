@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store"
 )
 
@@ -40,7 +41,7 @@ type Cache struct {
 }
 
 type cachedMarket struct {
-	slug    string
+	key     string
 	updated time.Time
 	total   int
 	snaps   []store.Snapshot
@@ -71,12 +72,13 @@ func NewCache(maxBytes int64, reg prometheus.Registerer) (*Cache, error) {
 	return c, nil
 }
 
-// get returns the market's snapshots if they are cached for this version
+// get returns a market's snapshots (key: its slug and the outcome whose
+// books were read) if they are cached for this version
 // of its record and total.
-func (c *Cache) get(slug string, updated time.Time, total int) ([]store.Snapshot, bool) {
+func (c *Cache) get(key string, updated time.Time, total int) ([]store.Snapshot, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[slug]
+	el, ok := c.items[key]
 	if !ok {
 		return nil, false
 	}
@@ -91,17 +93,17 @@ func (c *Cache) get(slug string, updated time.Time, total int) ([]store.Snapshot
 
 // put keeps a market's snapshots, unless they alone would take more than
 // half the cache.
-func (c *Cache) put(slug string, updated time.Time, total int, snaps []store.Snapshot) {
+func (c *Cache) put(key string, updated time.Time, total int, snaps []store.Snapshot) {
 	n := snapshotBytes(snaps)
 	if n > c.max/2 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[slug]; ok {
+	if el, ok := c.items[key]; ok {
 		c.remove(el)
 	}
-	c.items[slug] = c.order.PushFront(&cachedMarket{slug: slug, updated: updated, total: total, snaps: snaps, bytes: n})
+	c.items[key] = c.order.PushFront(&cachedMarket{key: key, updated: updated, total: total, snaps: snaps, bytes: n})
 	c.size += n
 	for c.size > c.max {
 		c.remove(c.order.Back())
@@ -111,7 +113,7 @@ func (c *Cache) put(slug string, updated time.Time, total int, snaps []store.Sna
 
 func (c *Cache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*cachedMarket)
-	delete(c.items, e.slug)
+	delete(c.items, e.key)
 	c.size -= e.bytes
 	c.bytes.Set(float64(c.size))
 }
@@ -147,10 +149,6 @@ func snapshotBytes(snaps []store.Snapshot) int64 {
 	return n
 }
 
-// fullReplayQuery is what a replay reads: every snapshot, oldest first,
-// with books (jobs.Replay).
-var fullReplayQuery = store.SnapshotQuery{Ascending: true, WithBooks: true}
-
 // cachedStore is the store as one replay task sees it: a resolved market's
 // full history comes from the cache when it is there, and goes into it
 // when it is not. It remembers the market the task looked up, so it is
@@ -180,15 +178,17 @@ func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market,
 
 func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
 	m := s.market
-	if m == nil || m.Slug != slug || !m.Resolved() || q != fullReplayQuery {
+	if m == nil || m.Slug != slug || !m.Resolved() || q != jobs.ReplayQuery(q.BooksOf) {
 		return s.Store.ListSnapshots(ctx, slug, q)
 	}
+	// A market's snapshots are kept once per outcome whose books were read.
+	key := slug + "\x00" + q.BooksOf
 	// The count alone: the store keeps it, nothing is decoded.
 	total, err := s.Store.CountSnapshots(ctx, slug, store.SnapshotQuery{})
 	if err != nil {
 		return nil, 0, err
 	}
-	if snaps, ok := s.c.get(slug, m.UpdatedAt, total); ok {
+	if snaps, ok := s.c.get(key, m.UpdatedAt, total); ok {
 		s.c.hits.Inc()
 		return snaps, total, nil
 	}
@@ -198,7 +198,7 @@ func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.Sn
 		return nil, 0, err
 	}
 	if total2 == total { // else written to meanwhile: use, but do not keep
-		s.c.put(slug, m.UpdatedAt, total, snaps)
+		s.c.put(key, m.UpdatedAt, total, snaps)
 	}
 	return snaps, total2, nil
 }

@@ -92,6 +92,23 @@ func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 				if !bytes.Equal(o.Result, want) {
 					t.Fatalf("replay of %s (%s %s) through the worker:\n%s\nstraight from the store:\n%s", slug, side, order, o.Result, want)
 				}
+				// A replay reads its side's books alone: the answer is the
+				// engine's on both outcomes' books.
+				m, err := st.GetMarket(ctx, slug)
+				if err != nil {
+					t.Fatal(err)
+				}
+				both, _, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := replay.Run(m, both, req.Strategy)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, _ = json.Marshal(full); !bytes.Equal(o.Result, want) {
+					t.Fatalf("replay of %s (%s %s) on its side's books:\n%s\non both outcomes' books:\n%s", slug, side, order, o.Result, want)
+				}
 			}
 			for round := range 2 {
 				for _, m := range ms {
@@ -106,8 +123,9 @@ func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 			}
 			hits := metric(t, reg, "updown_replay_cache_hits_total")
 			misses := metric(t, reg, "updown_replay_cache_misses_total")
-			if n := float64(len(ms)); misses != n || hits != 8*n-n {
-				t.Errorf("%v hits and %v misses for %v markets replayed 8 times each", hits, misses, n)
+			// A market is read once for each side's books.
+			if n := float64(len(ms)); misses != 2*n || hits != 8*n-2*n {
+				t.Errorf("%v hits and %v misses for %v markets replayed 8 times each (4 times a side)", hits, misses, n)
 			}
 
 			// A late snapshot written to a cached market: the next replay

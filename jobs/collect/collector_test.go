@@ -45,6 +45,14 @@ func TestCollectorRecordsEverySeries(t *testing.T) {
 			cfg.Interval = 300 * time.Millisecond
 			c, stop := start(t, cfg)
 			time.Sleep(3 * time.Second)
+			// Discovery writes two markets of each series, current and
+			// next: on a loaded machine the first round can outlast the
+			// sleep, so wait for it (bounded) rather than stop it midway.
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				if allDiscovered(t.Context(), r.st, scheme, series, time.Now()) {
+					break
+				}
+			}
 			stop()
 			ended := time.Now()
 
@@ -214,4 +222,18 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// allDiscovered reports whether the current and next market of every
+// series at the time at are stored.
+func allDiscovered(ctx context.Context, st store.Store, scheme collect.SlugScheme, series []collect.Series, at time.Time) bool {
+	for _, sr := range series {
+		start, end := scheme.Window(sr.Coin, sr.MarketType, at)
+		for _, t := range []time.Time{start, end} {
+			if _, err := st.GetMarket(ctx, collect.Slug(sr.Coin, sr.MarketType, t)); err != nil {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/updown/updown/store"
 )
 
 // Sides and order types as the wire spells them. They are case-sensitive:
@@ -392,6 +394,15 @@ func canonicalConditions(cs []Condition) []Condition {
 		out[i] = c
 	}
 	return out
+}
+
+// Outcome is the outcome whose books the replay reads: the side's
+// (store.OutcomeUp or store.OutcomeDown).
+func (s *Strategy) Outcome() string {
+	if s.Side == SideDown {
+		return store.OutcomeDown
+	}
+	return store.OutcomeUp
 }
 
 // check adds every problem of s to p, in body order.

@@ -55,7 +55,11 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 	}
 	lo, hi := q.MicroRange(true)
 	entries, _ := tl.page(lo, hi-1, q.Offset, q.Limit, q.Ascending)
-	snaps, err := unpackSnapshots(entries, q.WithBooks)
+	var keep byte
+	if q.WithBooks {
+		keep = bookMask(q.BooksOf)
+	}
+	snaps, err := unpackSnapshots(entries, keep)
 	if err != nil {
 		return nil, 0, fmt.Errorf("memory: list snapshots of %q: %w", slug, err)
 	}
@@ -179,21 +183,42 @@ func (h *snapshotHeader) read(r *reader) {
 	}
 }
 
-func (h *snapshotHeader) books() int {
-	return bits.OnesCount8(h.flags)
+// books counts the snapshot's books of those keep names.
+func (h *snapshotHeader) books(keep byte) int {
+	return bits.OnesCount8(h.flags & keep)
 }
 
-func (h *snapshotHeader) levels() int {
-	return h.counts[0] + h.counts[1] + h.counts[2] + h.counts[3]
+// levels counts the levels of the snapshot's books of those keep names.
+func (h *snapshotHeader) levels(keep byte) int {
+	n := 0
+	if h.flags&keep&bookUpFlag != 0 {
+		n += h.counts[0] + h.counts[1]
+	}
+	if h.flags&keep&bookDownFlag != 0 {
+		n += h.counts[2] + h.counts[3]
+	}
+	return n
+}
+
+// bookMask returns the books a listing keeps, as flag bits: an outcome's
+// alone (store.SnapshotQuery.BooksOf), or both.
+func bookMask(outcome string) byte {
+	switch outcome {
+	case store.OutcomeUp:
+		return bookUpFlag
+	case store.OutcomeDown:
+		return bookDownFlag
+	}
+	return bookUpFlag | bookDownFlag
 }
 
 // unpackSnapshots decodes a page. With books, every level of the page
 // shares one allocation and every book another; each side is capped so
 // that appending to it cannot overwrite its neighbour.
-func unpackSnapshots(entries []entry, withBooks bool) ([]store.Snapshot, error) {
+func unpackSnapshots(entries []entry, keep byte) ([]store.Snapshot, error) {
 	out := make([]store.Snapshot, len(entries))
 	var pool bookPool
-	if withBooks {
+	if keep != 0 {
 		var books, levels int
 		for _, e := range entries {
 			var h snapshotHeader
@@ -202,20 +227,20 @@ func unpackSnapshots(entries []entry, withBooks bool) ([]store.Snapshot, error) 
 			if r.err != nil {
 				return nil, r.err
 			}
-			books += h.books()
-			levels += h.levels()
+			books += h.books(keep)
+			levels += h.levels(keep)
 		}
 		pool = bookPool{books: make([]store.Book, books), levels: make([]store.Level, levels)}
 	}
 	for i, e := range entries {
-		if err := unpackSnapshot(&out[i], e, withBooks, &pool); err != nil {
+		if err := unpackSnapshot(&out[i], e, keep, &pool); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func unpackSnapshot(snap *store.Snapshot, e entry, withBooks bool, pool *bookPool) error {
+func unpackSnapshot(snap *store.Snapshot, e entry, keep byte, pool *bookPool) error {
 	r := reader{b: e.data}
 	var h snapshotHeader
 	h.read(&r)
@@ -223,13 +248,20 @@ func unpackSnapshot(snap *store.Snapshot, e entry, withBooks bool, pool *bookPoo
 	snap.CoinPrice = r.num()
 	snap.PriceUp = r.num()
 	snap.PriceDown = r.num()
-	if withBooks {
-		if h.flags&bookUpFlag != 0 {
-			snap.BookUp = pool.take(&r, h.counts[0], h.counts[1])
+	if keep == 0 {
+		return r.err
+	}
+	switch {
+	case h.flags&bookUpFlag == 0:
+	case keep&bookUpFlag != 0:
+		snap.BookUp = pool.take(&r, h.counts[0], h.counts[1])
+	case keep&bookDownFlag != 0 && h.flags&bookDownFlag != 0:
+		for range 2 * (h.counts[0] + h.counts[1]) { // step over the up book
+			r.num()
 		}
-		if h.flags&bookDownFlag != 0 {
-			snap.BookDown = pool.take(&r, h.counts[2], h.counts[3])
-		}
+	}
+	if h.flags&bookDownFlag != 0 && keep&bookDownFlag != 0 {
+		snap.BookDown = pool.take(&r, h.counts[2], h.counts[3])
 	}
 	return r.err
 }

@@ -547,6 +547,26 @@ func decodeTimes(r *reader, out []store.Snapshot) {
 // one never writes into another; callers treat decoded books as read-only,
 // as they do any store's answer.
 func decodeBooks(snaps []store.Snapshot, books []byte) error {
+	return decodeBooksOf(snaps, books, flagUp|flagDown)
+}
+
+// bookMask returns the books a listing keeps, as flag bits: an outcome's
+// alone, or both.
+func bookMask(outcome string) byte {
+	switch outcome {
+	case store.OutcomeUp:
+		return flagUp
+	case store.OutcomeDown:
+		return flagDown
+	}
+	return flagUp | flagDown
+}
+
+// decodeBooksOf is decodeBooks for the books keep names (flagUp,
+// flagDown or both); the others are left nil. The sides of a book not kept
+// are stepped over, their varints counted but not decoded: a replay reads
+// one outcome's books, and the other's cost nearly half the decode.
+func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
 	r := reader{b: books}
 	if v := r.byte(); r.err == nil && v != codecVersion {
 		return fmt.Errorf("%w: books version %d", errCorrupt, v)
@@ -574,7 +594,7 @@ func decodeBooks(snaps []store.Snapshot, books []byte) error {
 			return fmt.Errorf("%w: flags %#x", errCorrupt, f)
 		}
 		for _, bk := range [2]byte{flagUp, flagDown} {
-			if f&bk != 0 && !reused(f, prevFlags, bk) {
+			if f&bk&keep != 0 && !reused(f, prevFlags, bk) {
 				nbooks++
 			}
 		}
@@ -585,10 +605,7 @@ func decodeBooks(snaps []store.Snapshot, books []byte) error {
 		pScale: pScale,
 		sScale: sScale,
 		total:  int(total),
-		// Every level written takes at least two bytes, so the arena never
-		// grows past this and slices into it stay valid as it fills.
-		arena: make([]store.Level, 0, min(int(total), len(body)/2)),
-		books: make([]store.Book, 0, nbooks),
+		books:  make([]store.Book, 0, nbooks),
 	}
 	d.pv.fill(pScale)
 	d.sv.fill(sScale)
@@ -597,13 +614,21 @@ func decodeBooks(snaps []store.Snapshot, books []byte) error {
 	for i, f := range flags {
 		sn := &snaps[i]
 		sn.BookUp, sn.BookDown = nil, nil
-		if f&flagUp != 0 {
+		switch {
+		case f&flagUp == 0:
+		case keep&flagUp != 0:
 			sn.BookUp = d.book(f, prevFlags, flagUp, 0, prevUp)
 			prevUp = sn.BookUp
+		default:
+			d.skipBook(f, 0)
 		}
-		if f&flagDown != 0 {
+		switch {
+		case f&flagDown == 0:
+		case keep&flagDown != 0:
 			sn.BookDown = d.book(f, prevFlags, flagDown, 2, prevDown)
 			prevDown = sn.BookDown
+		default:
+			d.skipBook(f, 2)
 		}
 		if d.err != nil {
 			clearBooks(snaps)
@@ -646,11 +671,12 @@ type bookDecoder struct {
 	b              []byte // what is left of the section
 	err            error
 	pScale, sScale scale
-	total          int // levels the header announces, repeats included
-	levels         int // levels decoded or repeated so far
-	arena          []store.Level
+	total          int           // levels the header announces, repeats included
+	levels         int           // levels decoded or repeated so far
+	arena          []store.Level // the block decoded levels are cut from
 	books          []store.Book
 	last           [numSides][]store.Level // each position's side as last decoded
+	skipped        [numSides]int           // each position's length as last stepped over (skipBook)
 	refs           [numSides]sideRef
 	next           sideRef // scratch for the side being decoded
 	pv, sv         valueTable
@@ -714,9 +740,16 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	}
 	d.b = d.b[m:]
 	n := int(c - 1)
-	if n > d.total-d.levels || n > cap(d.arena)-len(d.arena) {
+	if n > d.total-d.levels {
 		d.fail("more levels than the %d announced", d.total)
 		return nil
+	}
+	if d.arena == nil || n > cap(d.arena)-len(d.arena) { // (an empty side is not nil)
+		// A new block; the sides decoded so far keep theirs. Blocks are
+		// bounded by what can still come (every level written takes at
+		// least two bytes), so a chunk whose sides mostly repeat, or
+		// whose other outcome is not kept, allocates little.
+		d.arena = make([]store.Level, 0, max(n, min(arenaBlock, d.total-d.levels, len(d.b)/2)))
 	}
 	d.levels += n
 	off := len(d.arena)
@@ -734,6 +767,58 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	d.last[k] = out
 	return out
 }
+
+// skipBook steps over the book at positions k and k+1 of a snapshot with
+// flags f, counting its levels.
+func (d *bookDecoder) skipBook(f byte, k int) {
+	for j := k; j < k+2 && d.err == nil; j++ {
+		if f&(flagSame<<j) == 0 {
+			d.skipSide(j)
+		}
+		d.levels += d.skipped[j]
+		if d.levels > d.total {
+			d.fail("more levels than the %d announced", d.total)
+		}
+	}
+}
+
+// skipSide steps over the side written at position j: its count, then two
+// varints a level.
+func (d *bookDecoder) skipSide(j int) {
+	c, m := binary.Uvarint(d.b)
+	switch {
+	case m <= 0:
+		d.fail("bad uvarint")
+		return
+	case c == 0:
+		d.b, d.skipped[j] = d.b[m:], 0
+		return
+	case c-1 > uint64(len(d.b)/2):
+		d.fail("side of %d levels exceeds the %d bytes left", c-1, len(d.b))
+		return
+	}
+	b := d.b[m:]
+	n := int(c - 1)
+	// A varint ends at its first byte below 0x80, and is at most
+	// binary.MaxVarintLen64 bytes long.
+	i, run := 0, 0
+	for ends := 2 * n; ends > 0; i++ {
+		if i == len(b) || run == binary.MaxVarintLen64 {
+			d.fail("bad varint")
+			return
+		}
+		if b[i] < 0x80 {
+			ends--
+			run = 0
+		} else {
+			run++
+		}
+	}
+	d.b, d.skipped[j] = b[i:], n
+}
+
+// arenaBlock is the levels of one block of a chunk's decoded sides.
+const arenaBlock = 2048
 
 // grow returns s with length n, reusing its array when it is large enough.
 func grow(s []int64, n int) []int64 {

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,8 +156,39 @@ func TestChunkCodecRoundTrip(t *testing.T) {
 					t.Errorf("withBooks=%v: %s", withBooks, msg)
 				}
 			}
+			if msg := oneSidedMismatch(t, tc.snaps); msg != "" {
+				t.Error(msg)
+			}
 		})
 	}
+}
+
+// oneSidedMismatch decodes the chunk of snaps with one outcome's books at
+// a time, and describes how that differs from snaps with the other
+// outcome's books left out ("" when it does not).
+func oneSidedMismatch(t testing.TB, snaps []store.Snapshot) string {
+	head, books := postgres.EncodeChunk(snaps)
+	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+		got, err := postgres.DecodeHead(nil, head)
+		if err != nil {
+			t.Fatalf("DecodeHead: %v", err)
+		}
+		if err := postgres.DecodeBooksOf(got, books, outcome); err != nil {
+			return fmt.Sprintf("books of %s: %v", outcome, err)
+		}
+		want := slices.Clone(snaps)
+		for i := range want {
+			if outcome == store.OutcomeUp {
+				want[i].BookDown = nil
+			} else {
+				want[i].BookUp = nil
+			}
+		}
+		if msg := snapshotMismatch(want, got, true); msg != "" {
+			return fmt.Sprintf("books of %s: %s", outcome, msg)
+		}
+	}
+	return ""
 }
 
 // TestChunkCodecSlicesDoNotAlias: growing a decoded side must not
@@ -191,6 +223,9 @@ func TestChunkCodecRejectsCorruptInput(t *testing.T) {
 	}
 	for cut := range len(books) {
 		corrupt(fmt.Sprintf("books cut at %d of %d", cut, len(books)), postgres.DecodeBooks(decoded, books[:cut]))
+		for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+			corrupt(fmt.Sprintf("books of %s cut at %d of %d", outcome, cut, len(books)), postgres.DecodeBooksOf(decoded, books[:cut], outcome))
+		}
 	}
 	_, err = postgres.DecodeHead(nil, append([]byte{9}, head[1:]...))
 	corrupt("unknown version", err)
@@ -350,9 +385,13 @@ func FuzzChunkCodec(f *testing.F) {
 				t.Fatalf("withBooks=%v: %s", withBooks, msg)
 			}
 		}
+		if msg := oneSidedMismatch(t, snaps); msg != "" {
+			t.Fatal(msg)
+		}
 		// Arbitrary bytes as a head, and as the books of what they decode to.
 		if got, err := postgres.DecodeHead(nil, data); err == nil {
 			_ = postgres.DecodeBooks(got, data)
+			_ = postgres.DecodeBooksOf(got, data, store.OutcomeDown)
 		}
 		_ = postgres.DecodeBooks(make([]store.Snapshot, len(data)%8), data)
 		_, _, _ = postgres.DecodeDepthBook(data)
@@ -371,8 +410,10 @@ func BenchmarkEncodeChunk(b *testing.B) {
 func BenchmarkDecodeChunk(b *testing.B) {
 	snaps := newMarketSim(10, t0).series(postgres.ChunkSize)
 	head, books := postgres.EncodeChunk(snaps)
-	for _, withBooks := range []bool{true, false} {
-		b.Run(fmt.Sprintf("books=%v", withBooks), func(b *testing.B) {
+	// books=up is what a replay of the UP side decodes: the head, and the
+	// books of its outcome.
+	for _, books_ := range []string{"true", "up", "false"} {
+		b.Run("books="+books_, func(b *testing.B) {
 			b.ReportAllocs()
 			dst := make([]store.Snapshot, 0, len(snaps))
 			cpu := threadCPU(b)
@@ -381,10 +422,14 @@ func BenchmarkDecodeChunk(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if withBooks {
-					if err := postgres.DecodeBooks(got, books); err != nil {
-						b.Fatal(err)
-					}
+				switch books_ {
+				case "true":
+					err = postgres.DecodeBooks(got, books)
+				case "up":
+					err = postgres.DecodeBooksOf(got, books, store.OutcomeUp)
+				}
+				if err != nil {
+					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.N*len(snaps))/b.Elapsed().Seconds(), "snapshots/s")

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/updown/updown/store"
 )
@@ -379,7 +382,11 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 		sql = listWithBooksSQL
 	}
 	rows, _ := s.pool.Query(ctx, sql, slug, q.Ascending, off, lim)
-	pg, err := readPage(rows, q.WithBooks, func(total int64) int64 {
+	var keep byte
+	if q.WithBooks {
+		keep = bookMask(q.BooksOf)
+	}
+	pg, err := readPage(rows, keep, func(total int64) int64 {
 		lo, hi := pageRange(total, off, lim, q.Ascending)
 		return hi - lo
 	})
@@ -413,17 +420,23 @@ type page struct {
 	snaps        []store.Snapshot
 }
 
-// readPage decodes the rows of listSnapshotsSQL. size tells, from the
-// total, how many snapshots the page holds: the chunks it overlaps hold at
-// most two chunks more, and the slice is made that large at once rather
-// than regrown (and copied) chunk by chunk.
-func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (page, error) {
+// readPage decodes the rows of listSnapshotsSQL, with the books keep names
+// (flag bits; 0 for none). size tells, from the total, how many snapshots
+// the page holds: the chunks it overlaps hold at most two chunks more, and
+// the slice is made that large at once rather than regrown (and copied)
+// chunk by chunk.
+func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, err error) {
 	defer rows.Close()
-	var pg page
+	books := newBookDecodes(keep)
+	defer func() {
+		if werr := books.wait(); err == nil {
+			err = werr
+		}
+	}()
 	for rows.Next() {
 		var before *int64
-		var head, books pgtype.DriverBytes // valid until the next row: decoded at once
-		if err := rows.Scan(&pg.total, &before, &head, &books); err != nil {
+		var head, bk pgtype.DriverBytes // valid until the next row
+		if err := rows.Scan(&pg.total, &before, &head, &bk); err != nil {
 			return pg, err
 		}
 		if !pg.found {
@@ -435,18 +448,63 @@ func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (page
 			pg.snaps = make([]store.Snapshot, 0, max(min(size(pg.total)+2*chunkSize, pg.total-pg.start), 0))
 		}
 		n := len(pg.snaps)
-		var err error
+		if n+chunkSize > cap(pg.snaps) {
+			// The slice may move: the books of the chunks before must be
+			// in it first.
+			if err := books.wait(); err != nil {
+				return pg, err
+			}
+		}
 		if pg.snaps, err = decodeHead(pg.snaps, head); err != nil {
 			return pg, err
 		}
-		if withBooks {
-			if err := decodeBooks(pg.snaps[n:], books); err != nil {
-				return pg, err
-			}
+		if keep != 0 {
+			books.add(pg.snaps[n:], bk)
 		}
 	}
 	return pg, rows.Err()
 }
+
+// bookDecodes decodes the books of a listing's chunks on up to GOMAXPROCS
+// goroutines while the rows of later chunks arrive: chunks decode
+// independently, and a 24hr market's books are 563 of them.
+type bookDecodes struct {
+	keep byte
+	g    *errgroup.Group
+}
+
+func newBookDecodes(keep byte) *bookDecodes {
+	b := &bookDecodes{keep: keep}
+	b.reset()
+	return b
+}
+
+func (b *bookDecodes) reset() {
+	b.g = new(errgroup.Group)
+	b.g.SetLimit(runtime.GOMAXPROCS(0))
+}
+
+// add decodes books, a row's bytes (copied, as the row's are reused), into
+// snaps, which nothing else writes until wait returns.
+func (b *bookDecodes) add(snaps []store.Snapshot, books []byte) {
+	buf := bookBuffers.Get().(*[]byte)
+	*buf = append((*buf)[:0], books...)
+	b.g.Go(func() error {
+		defer bookBuffers.Put(buf)
+		return decodeBooksOf(snaps, *buf, b.keep)
+	})
+}
+
+// wait returns once every book added is decoded, with the first error.
+func (b *bookDecodes) wait() error {
+	err := b.g.Wait()
+	b.reset()
+	return err
+}
+
+// bookBuffers holds copies of books columns being decoded: decoded levels
+// do not point into them, so each is reused once its chunk is decoded.
+var bookBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // pageRange returns the ascending positions [lo, hi) of a page of total
 // snapshots, as listSnapshotsSQL computes them, clamped to [0, total].

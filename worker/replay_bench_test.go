@@ -1,0 +1,78 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+// BenchmarkReplayPath times what a worker does for one replay of a 24hr
+// market (288,000 snapshots with books) on Postgres, beside the engine
+// alone on the same snapshots: read and decode from the store (first
+// time), from the replay cache (again), and the engine (the floor).
+func BenchmarkReplayPath(b *testing.B) {
+	ctx := context.Background()
+	st := pgtest.NewStore(b)
+	now := time.Now().UTC()
+	cfg := gen.DefaultConfig(now)
+	cfg.MaxSnapshotsPerMarket = 0
+	g, err := gen.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := g.Market(store.BTC, store.H24, now.Add(-2*store.H24.Duration()).Truncate(store.H24.Duration()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	snaps, err := g.Snapshots(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+		b.Fatal(err)
+	}
+	m, err = st.GetMarket(ctx, m.Slug)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{
+		Side:            "UP",
+		EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.45}},
+		ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}},
+		PositionSize:    100,
+	}}
+	cache, err := NewCache(DefaultCacheBytes, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		run  func() error
+	}{
+		{"store", func() error { _, err := jobs.Replay(ctx, st, req); return err }},
+		{"cache", func() error { _, err := jobs.Replay(ctx, cache.view(st), req); return err }},
+		{"engine", func() error { _, err := replay.Run(m, snaps, req.Strategy); return err }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			if err := tc.run(); err != nil { // and fill the cache
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tc.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/replay")
+		})
+	}
+}
