@@ -11,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/jobs/transfer"
 )
 
@@ -109,7 +110,7 @@ func (p *depthPageBody) WriteCSV(w io.Writer) error {
 		row := []string{
 			d.Symbol,
 			strconv.FormatInt(d.Time.UnixMilli(), 10),
-			string(appendFloat(nil, d.CoinPrice)),
+			string(jsonenc.AppendFloat(nil, d.CoinPrice)),
 			string(appendDepthLevels(nil, d.Bids, false)),
 			string(appendDepthLevels(nil, d.Asks, false)),
 			strconv.FormatInt(d.LastUpdateID, 10),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/store"
 )
 
@@ -442,11 +443,11 @@ func (p *depthPageBody) AppendJSON(b []byte) []byte {
 		}
 		d := &p.Data[i]
 		b = append(b, `{"symbol":`...)
-		b = appendString(b, d.Symbol)
+		b = jsonenc.AppendString(b, d.Symbol)
 		b = append(b, `,"time_epoch_ms":`...)
 		b = strconv.AppendInt(b, d.Time.UnixMilli(), 10)
 		b = append(b, `,"coin_price":`...)
-		b = appendFloat(b, d.CoinPrice)
+		b = jsonenc.AppendFloat(b, d.CoinPrice)
 		b = append(b, `,"bids":`...)
 		b = appendDepthLevels(b, d.Bids, false)
 		b = append(b, `,"asks":`...)
@@ -464,7 +465,7 @@ func (p *depthPageBody) AppendJSON(b []byte) []byte {
 	b = appendCursor(b, p.NextCursor)
 	if p.Warning != "" {
 		b = append(b, `,"warning":`...)
-		b = appendString(b, p.Warning)
+		b = jsonenc.AppendString(b, p.Warning)
 	}
 	return append(b, '}')
 }
@@ -490,9 +491,9 @@ func appendDepthLevels(b []byte, ls []store.DepthLevel, rounded bool) []byte {
 			price, qty = round(price, pricePlaces), round(qty, quantityPlaces)
 		}
 		b = append(b, `{"price":`...)
-		b = appendFloat(b, price)
+		b = jsonenc.AppendFloat(b, price)
 		b = append(b, `,"quantity":`...)
-		b = appendFloat(b, qty)
+		b = jsonenc.AppendFloat(b, qty)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -512,7 +513,7 @@ func (l *latestDepthBody) MarshalJSON() ([]byte, error) { return l.AppendJSON(ni
 func (l *latestDepthBody) AppendJSON(b []byte) []byte {
 	b = slices.Grow(b, 64+levelBytes*(len(l.d.Bids)+len(l.d.Asks)))
 	b = append(b, `{"data":{"coin_price":`...)
-	b = appendFloat(b, round(l.d.CoinPrice, pricePlaces))
+	b = jsonenc.AppendFloat(b, round(l.d.CoinPrice, pricePlaces))
 	b = append(b, `,"bids":`...)
 	b = appendDepthLevels(b, l.d.Bids, true)
 	b = append(b, `,"asks":`...)
@@ -575,11 +576,11 @@ func appendTrade(b []byte, t *store.Trade, spot bool) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, t.ID, 10)
 	b = append(b, `,"price":`...)
-	b = appendFloat(b, round(t.Price, pricePlaces))
+	b = jsonenc.AppendFloat(b, round(t.Price, pricePlaces))
 	b = append(b, `,"qty":`...)
-	b = appendFloat(b, round(t.Qty, quantityPlaces))
+	b = jsonenc.AppendFloat(b, round(t.Qty, quantityPlaces))
 	b = append(b, `,"quoteQty":`...)
-	b = appendFloat(b, round(t.QuoteQty, quantityPlaces))
+	b = jsonenc.AppendFloat(b, round(t.QuoteQty, quantityPlaces))
 	b = append(b, `,"time":`...)
 	b = strconv.AppendInt(b, t.Time.UnixMilli(), 10)
 	b = append(b, `,"isBuyerMaker":`...)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/store"
 )
 
@@ -119,7 +120,7 @@ func TestRound(t *testing.T) {
 		{0.125, 2, "0.13"}, // halves away from zero
 		{2.5e-5, 5, "0.00003"},
 	} {
-		if got := string(appendFloat(nil, round(tc.x, tc.places))); got != tc.want {
+		if got := string(jsonenc.AppendFloat(nil, round(tc.x, tc.places))); got != tc.want {
 			t.Errorf("round(%v, %d) = %s, want %s", tc.x, tc.places, got, tc.want)
 		}
 	}
@@ -138,7 +139,7 @@ func FuzzRound(f *testing.F) {
 		}
 		for _, places := range []int{pricePlaces, quantityPlaces} {
 			r := round(x, places)
-			s := string(appendFloat(nil, r))
+			s := string(jsonenc.AppendFloat(nil, r))
 			if i := strings.IndexByte(s, '.'); i >= 0 && len(s)-i-1 > places {
 				t.Fatalf("round(%v, %d) is written %s", x, places, s)
 			}

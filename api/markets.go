@@ -14,6 +14,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/store"
 )
 
@@ -510,11 +511,11 @@ func appendSnapshot(b []byte, s *store.Snapshot, books bool) []byte {
 	b = append(b, `{"time":"`...)
 	b = s.Time.UTC().AppendFormat(b, timeLayout)
 	b = append(b, `","coin_price":`...)
-	b = appendFloat(b, s.CoinPrice)
+	b = jsonenc.AppendFloat(b, s.CoinPrice)
 	b = append(b, `,"price_up":`...)
-	b = appendFloat(b, s.PriceUp)
+	b = jsonenc.AppendFloat(b, s.PriceUp)
 	b = append(b, `,"price_down":`...)
-	b = appendFloat(b, s.PriceDown)
+	b = jsonenc.AppendFloat(b, s.PriceDown)
 	if books {
 		b = append(b, `,"orderbook_up":`...)
 		b = appendBook(b, s.BookUp)
@@ -545,9 +546,9 @@ func appendLevels(b []byte, ls []store.Level) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"size":`...)
-		b = appendFloat(b, l.Size)
+		b = jsonenc.AppendFloat(b, l.Size)
 		b = append(b, `,"price":`...)
-		b = appendFloat(b, l.Price)
+		b = jsonenc.AppendFloat(b, l.Price)
 		b = append(b, '}')
 	}
 	return append(b, ']')

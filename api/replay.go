@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/worker"
@@ -74,7 +75,7 @@ func (b successBody) WriteTo(w io.Writer) (int64, error) {
 	if len(data) == 0 {
 		data = []byte("null")
 	}
-	tail := appendString(append(make([]byte, 0, 48), `,"timestamp":`...), b.Timestamp)
+	tail := jsonenc.AppendString(append(make([]byte, 0, 48), `,"timestamp":`...), b.Timestamp)
 	tail = append(tail, "}\n"...)
 	var n int64
 	for _, p := range [][]byte{head, data, tail} {

@@ -54,7 +54,7 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			refused = true
 			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure}, nil)
 		case err == nil:
-			raw, mErr := json.Marshal(v)
+			raw, mErr := encodeResult(v)
 			if mErr != nil {
 				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the result could not be encoded"}},
 					fmt.Errorf("encode result: %w: %w", mErr, asynq.SkipRetry))
@@ -72,6 +72,16 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			return err
 		}
 	}
+}
+
+// encodeResult writes a task's result as JSON: with its own AppendJSON
+// when it has one (a replay's answer, which runs to megabytes), else with
+// encoding/json.
+func encodeResult(v any) ([]byte, error) {
+	if a, ok := v.(interface{ AppendJSON([]byte) []byte }); ok {
+		return a.AppendJSON(nil), nil
+	}
+	return json.Marshal(v)
 }
 
 func lastAttempt(ctx context.Context) bool {

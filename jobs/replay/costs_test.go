@@ -486,6 +486,11 @@ func TestRunCostsProperties(t *testing.T) {
 		if !bytes.Equal(mustJSON(t, r2), mustJSON(t, r)) {
 			t.Fatalf("%s: not deterministic", name)
 		}
+		// The worker writes answers with AppendJSON: the same bytes, fees
+		// and costs echo included.
+		if a, b := r.AppendJSON(nil), mustJSON(t, r); !bytes.Equal(a, b) {
+			t.Fatalf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, a, b)
+		}
 	}
 	if fees < cases/10 || delayed < cases/10 || traded < cases/5 {
 		t.Errorf("weak generator: %d cases paid fees, %d traded with latency, %d traded, of %d", fees, delayed, traded, cases)

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -49,6 +50,10 @@ func TestRunGolden(t *testing.T) {
 		b, err := json.Marshal(res)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The worker writes answers with AppendJSON: the same bytes.
+		if a := res.AppendJSON(nil); !bytes.Equal(a, b) {
+			t.Fatalf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, a, b)
 		}
 		h := sha256.Sum256(b)
 		sums[c] = hex.EncodeToString(h[:])

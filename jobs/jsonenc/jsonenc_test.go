@@ -1,0 +1,59 @@
+package jsonenc_test
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/updown/updown/jobs/jsonenc"
+)
+
+// FuzzAppendFloat pins the fast encoder to encoding/json's output.
+func FuzzAppendFloat(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 0.1, 0.57, 95123.45, 1e-7, 1e21, 123456789.123456, -0.000001, 5e-324, math.MaxFloat64} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if got := string(jsonenc.AppendFloat(nil, v)); got != "0" {
+				t.Fatalf("non-finite %v written as %s", v, got)
+			}
+			return
+		}
+		want, _ := json.Marshal(v)
+		if got := jsonenc.AppendFloat(nil, v); string(got) != string(want) {
+			t.Fatalf("jsonenc.AppendFloat(%v) = %s, encoding/json writes %s", v, got, want)
+		}
+	})
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "btc-updown-5m-1", "quote\"", "back\\slash", "new\nline", "ünïcode", "\x00", "<html>&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var back string
+		if err := json.Unmarshal(jsonenc.AppendString(nil, s), &back); err != nil {
+			t.Fatalf("jsonenc.AppendString(%q) is not JSON: %v", s, err)
+		}
+		want := s
+		if b, _ := json.Marshal(s); json.Unmarshal(b, &want) != nil {
+			t.Fatal("json round trip failed")
+		}
+		if back != want {
+			t.Fatalf("round trip of %q gave %q, want %q", s, back, want)
+		}
+	})
+}
+
+func FuzzAppendStringHTML(f *testing.F) {
+	for _, s := range []string{"", "btc-updown-5m-1", "quote\"", "<html>&", "ünïcode", "\x00", "2026-04-29T13:00:00.300000Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := jsonenc.AppendStringHTML(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendStringHTML(%q) = %s, json.Marshal writes %s", s, got, want)
+		}
+	})
+}

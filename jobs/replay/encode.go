@@ -1,0 +1,104 @@
+package replay
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/updown/updown/jobs/jsonenc"
+)
+
+// AppendJSON appends r as json.Marshal writes it, byte for byte, without
+// reflection over the trades and the curve: a 24hr replay that trades
+// often answers megabytes, which encoding/json writes several times
+// slower. The small summaries go through encoding/json as they are.
+func (r Result) AppendJSON(b []byte) []byte {
+	b = append(b, `{"market":`...)
+	b = appendMarshal(b, r.Market)
+	b = append(b, `,"strategy":`...)
+	b = appendMarshal(b, r.Strategy)
+	b = append(b, `,"performance":`...)
+	b = appendMarshal(b, r.Performance)
+	b = append(b, `,"trades":`...)
+	if r.Trades == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Trades {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = r.Trades[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"pnl_curve":`...)
+	if r.PnLCurve == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.PnLCurve {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = r.PnLCurve[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"total_snapshots":`...)
+	b = strconv.AppendInt(b, int64(r.TotalSnapshots), 10)
+	return append(b, '}')
+}
+
+// appendMarshal appends json.Marshal(v) of a summary: flat structs of
+// strings, numbers and pointers to them, which cannot fail to encode.
+func appendMarshal(b []byte, v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
+func (t *TradeEvent) appendJSON(b []byte) []byte {
+	b = append(b, `{"type":`...)
+	b = jsonenc.AppendStringHTML(b, t.Type)
+	b = append(b, `,"reason":`...)
+	b = jsonenc.AppendStringHTML(b, t.Reason)
+	b = append(b, `,"time":`...)
+	b = jsonenc.AppendStringHTML(b, t.Time)
+	b = append(b, `,"price":`...)
+	b = jsonenc.AppendFloat(b, t.Price)
+	b = append(b, `,"fill_price":`...)
+	b = jsonenc.AppendFloat(b, t.FillPrice)
+	b = append(b, `,"shares":`...)
+	b = jsonenc.AppendFloat(b, t.Shares)
+	b = append(b, `,"slippage":`...)
+	b = jsonenc.AppendFloat(b, t.Slippage)
+	if t.Fee != nil {
+		b = append(b, `,"fee":`...)
+		b = jsonenc.AppendFloat(b, *t.Fee)
+	}
+	b = append(b, `,"position_pnl":`...)
+	b = jsonenc.AppendFloat(b, t.PositionPnL)
+	b = append(b, `,"cumulative_pnl":`...)
+	b = jsonenc.AppendFloat(b, t.CumulativePnL)
+	b = append(b, `,"coin_price":`...)
+	b = jsonenc.AppendFloat(b, t.CoinPrice)
+	return append(b, '}')
+}
+
+func (p *EquityPoint) appendJSON(b []byte) []byte {
+	b = append(b, `{"time":`...)
+	b = jsonenc.AppendStringHTML(b, p.Time)
+	b = append(b, `,"pnl":`...)
+	b = jsonenc.AppendFloat(b, p.PnL)
+	b = append(b, `,"unrealized_pnl":`...)
+	b = jsonenc.AppendFloat(b, p.UnrealizedPnL)
+	b = append(b, `,"price":`...)
+	b = jsonenc.AppendFloat(b, p.Price)
+	b = append(b, `,"coin_price":`...)
+	b = jsonenc.AppendFloat(b, p.CoinPrice)
+	b = append(b, `,"in_position":`...)
+	b = strconv.AppendBool(b, p.InPosition)
+	return append(b, '}')
+}
