@@ -18,6 +18,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/klauspost/compress/gzhttp"
+	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -165,8 +166,14 @@ func New(cfg Config) (*Server, error) {
 
 	// Metrics wrap the mux directly: the mux records the matched pattern on
 	// the request it is handed, which the metrics read back as the route.
-	// Responses are gzipped for clients that accept it (bodies over 1 KiB).
-	s.handler = s.withRequestID(s.withRecover(gzhttp.GzipHandler(withCSVNegotiation(
+	// Responses are compressed for clients that accept it (bodies over
+	// 1 KiB), gzip at its fastest level: a megabyte page or replay then
+	// costs about a third less time for about an eighth more bytes.
+	compress, err := gzhttp.NewWrapper(gzhttp.CompressionLevel(gzip.BestSpeed))
+	if err != nil {
+		return nil, fmt.Errorf("response compression: %w", err)
+	}
+	s.handler = s.withRequestID(s.withRecover(compress(withCSVNegotiation(
 		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes)))))
 	return s, nil
 }

@@ -5,7 +5,13 @@ package jobs
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Task types, one per kind of work the workers do.
@@ -59,28 +65,94 @@ type Outcome struct {
 // resultPrefix starts an encoded outcome that holds a result alone.
 const resultPrefix = `{"result":`
 
-// Encode writes o as JSON. An outcome with a result alone, which a worker
-// encoded with encoding/json (compact, valid), is framed as it is rather
-// than scanned again: a 24hr replay's result runs to megabytes, and
-// encoding/json would check and copy every byte of it.
+// compressAbove is the size past which an encoded outcome is gzipped: a
+// 24hr replay that trades often answers megabytes of JSON, which Redis
+// would otherwise store (retained for reuse) and carry (announced) whole,
+// at a few hundred MB/s. Gzip at its fastest level shrinks it tenfold in
+// less time than Redis takes to move it.
+const compressAbove = 64 << 10
+
+// maxOutcome bounds the size a compressed outcome may announce, so that a
+// corrupt one cannot ask for an absurd allocation.
+const maxOutcome = 1 << 30
+
+// Encode writes o as JSON, gzipped past compressAbove. An outcome with a
+// result alone, which a worker encoded with encoding/json or a writer
+// pinned to it (compact, valid), is framed as it is rather than scanned
+// again: encoding/json would check and copy every byte of it.
 func (o Outcome) Encode() ([]byte, error) {
+	var b []byte
 	if o.Failure != nil || len(o.Result) == 0 {
-		return json.Marshal(o)
+		var err error
+		if b, err = json.Marshal(o); err != nil {
+			return nil, err
+		}
+	} else {
+		b = make([]byte, 0, len(resultPrefix)+len(o.Result)+1)
+		b = append(b, resultPrefix...)
+		b = append(b, o.Result...)
+		b = append(b, '}')
 	}
-	b := make([]byte, 0, len(resultPrefix)+len(o.Result)+1)
-	b = append(b, resultPrefix...)
-	b = append(b, o.Result...)
-	return append(b, '}'), nil
+	if len(b) <= compressAbove {
+		return b, nil
+	}
+	return compress(b)
 }
 
-// DecodeOutcome reads an outcome Encode wrote. A result alone is taken as
-// it is, without a scan of its bytes (see Encode); anything else is
-// decoded by encoding/json. The Result shares b's memory.
+func compress(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(b)/8 + 1024)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&buf)
+	if _, err := zw.Write(b); err != nil {
+		return nil, fmt.Errorf("compress outcome: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compress outcome: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed) // a valid level: no error
+	return zw
+}}
+
+// DecodeOutcome reads an outcome Encode wrote, gzipped or not. A result
+// alone is taken as it is, without a scan of its bytes (see Encode);
+// anything else is decoded by encoding/json. The Result may share b's
+// memory.
 func DecodeOutcome(b []byte) (Outcome, error) {
+	if len(b) > 18 && b[0] == 0x1f && b[1] == 0x8b { // gzip's magic: no JSON starts so
+		var err error
+		if b, err = decompress(b); err != nil {
+			return Outcome{}, err
+		}
+	}
 	if bytes.HasPrefix(b, []byte(resultPrefix)) && len(b) > len(resultPrefix)+1 && b[len(b)-1] == '}' {
 		return Outcome{Result: b[len(resultPrefix) : len(b)-1]}, nil
 	}
 	var o Outcome
 	err := json.Unmarshal(b, &o)
 	return o, err
+}
+
+func decompress(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("decompress outcome: %w", err)
+	}
+	// The trailer holds the size: the buffer is made once, not regrown,
+	// unless the size claims more than JSON ever shrinks by.
+	size := int(binary.LittleEndian.Uint32(b[len(b)-4:]))
+	var out bytes.Buffer
+	out.Grow(min(size, 128*len(b)) + bytes.MinRead)
+	if _, err := out.ReadFrom(io.LimitReader(zr, maxOutcome+1)); err != nil {
+		return nil, fmt.Errorf("decompress outcome: %w", err)
+	}
+	if out.Len() > maxOutcome {
+		return nil, fmt.Errorf("decompress outcome: over %d bytes", maxOutcome)
+	}
+	return out.Bytes(), nil
 }

@@ -2,8 +2,12 @@ package jobs_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/updown/updown/jobs"
@@ -22,6 +26,8 @@ func TestOutcomeRoundTrip(t *testing.T) {
 		{"failure", jobs.Outcome{Failure: &jobs.Failure{Code: "NO_DATA", Message: `no "data"`}}},
 		{"both", jobs.Outcome{Failure: &jobs.Failure{Code: "X", Message: "y"}, Result: json.RawMessage(`{"a":1}`)}},
 		{"empty", jobs.Outcome{}},
+		{"large result", jobs.Outcome{Result: largeResult(200_000)}},
+		{"large failure", jobs.Outcome{Failure: &jobs.Failure{Code: "X", Message: strings.Repeat("m", 100_000)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -37,6 +43,15 @@ func TestOutcomeRoundTrip(t *testing.T) {
 				t.Errorf("decoded %+v, want %+v (wire %s)", got, tc.o, b)
 			}
 			var std jobs.Outcome
+			if b[0] == 0x1f { // gzipped: JSON inside
+				zr, err := gzip.NewReader(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if b, err = io.ReadAll(zr); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if err := json.Unmarshal(b, &std); err != nil {
 				t.Fatalf("encoding/json cannot read %s: %v", b, err)
 			}
@@ -44,6 +59,49 @@ func TestOutcomeRoundTrip(t *testing.T) {
 				t.Errorf("encoding/json read %+v, want %+v", std, tc.o)
 			}
 		})
+	}
+}
+
+// largeResult is valid compact JSON of about n bytes, as a replay that
+// trades often answers.
+func largeResult(n int) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString(`{"trades":[`)
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"ENTRY","price":0.%d,"shares":%d}`, i%97, i)
+	}
+	b.WriteString(`]}`)
+	return b.Bytes()
+}
+
+// TestLargeOutcomesAreCompressed: a large outcome is stored and announced
+// gzipped, and a corrupt one is an error, not a panic or a huge
+// allocation.
+func TestLargeOutcomesAreCompressed(t *testing.T) {
+	t.Parallel()
+	o := jobs.Outcome{Result: largeResult(1 << 20)}
+	b, err := o.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 0x1f || b[1] != 0x8b || len(b) > len(o.Result)/4 {
+		t.Fatalf("a %d-byte result encodes to %d bytes starting % x", len(o.Result), len(b), b[:2])
+	}
+	small, _ := jobs.Outcome{Result: largeResult(1000)}.Encode()
+	if small[0] != '{' {
+		t.Fatalf("a small result is compressed: % x", small[:2])
+	}
+	for _, bad := range [][]byte{
+		b[:len(b)/2],
+		append(b[:len(b)-4:len(b)-4], 0xff, 0xff, 0xff, 0x7f), // a lying size
+		append([]byte{0x1f, 0x8b}, make([]byte, 40)...),
+	} {
+		if got, err := jobs.DecodeOutcome(bad); err == nil {
+			t.Errorf("corrupt outcome of %d bytes decoded: %d result bytes", len(bad), len(got.Result))
+		}
 	}
 }
 

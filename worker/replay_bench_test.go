@@ -2,6 +2,9 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -10,12 +13,14 @@ import (
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres/pgtest"
+	"github.com/updown/updown/store/redis/redistest"
 )
 
 // BenchmarkReplayPath times what a worker does for one replay of a 24hr
 // market (288,000 snapshots with books) on Postgres, beside the engine
 // alone on the same snapshots: read and decode from the store (first
-// time), from the replay cache (again), and the engine (the floor).
+// time), from the replay cache (again), the engine (the floor), and the
+// whole job through Redis with the market cached.
 func BenchmarkReplayPath(b *testing.B) {
 	ctx := context.Background()
 	st := pgtest.NewStore(b)
@@ -54,6 +59,34 @@ func BenchmarkReplayPath(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The queue: a worker with its cache on a real redis-server, and the
+	// api's client waiting on each job.
+	rdb := redistest.Client(b)
+	w, err := NewServer(Config{Redis: rdb, Store: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	size := 100
+	viaQueue := func() error {
+		size++ // a new request each time: none is a retained result
+		r := req
+		r.Strategy.PositionSize = float64(size)
+		payload, _ := json.Marshal(r)
+		o, _, err := client.Run(ctx, Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "bench", time.Minute)
+		if err == nil && o.Failure != nil {
+			err = o.Failure
+		}
+		return err
+	}
 	for _, tc := range []struct {
 		name string
 		run  func() error
@@ -61,6 +94,9 @@ func BenchmarkReplayPath(b *testing.B) {
 		{"store", func() error { _, err := jobs.Replay(ctx, st, req); return err }},
 		{"cache", func() error { _, err := jobs.Replay(ctx, cache.view(st), req); return err }},
 		{"engine", func() error { _, err := replay.Run(m, snaps, req.Strategy); return err }},
+		// The cache and the answer's encoding, the queue's round trip and
+		// the answer through Redis: what a worker adds to the engine.
+		{"queue", viaQueue},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			if err := tc.run(); err != nil { // and fill the cache
