@@ -185,7 +185,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	if !m.Resolved() {
 		return nil, Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug)
 	}
-	if _, n, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1}); err != nil {
+	if n, err := s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{}); err != nil {
 		return nil, s.storeFailure(ctx, "count snapshots", err)
 	} else if n == 0 {
 		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)

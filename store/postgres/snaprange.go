@@ -216,6 +216,18 @@ func readRangePage(ctx context.Context, tx pgx.Tx, market int64, chunks []rangeC
 func (s *Store) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
 	op := fmt.Sprintf("count snapshots of %q", slug)
 	var n int
+	if q.From == nil && q.To == nil {
+		// The series row alone: one round trip, no transaction. Workers
+		// ask it before every replay (memory budget, replay cache).
+		if !storable(slug) {
+			return 0, notFound(op)
+		}
+		err := s.pool.QueryRow(ctx, `
+			select coalesce(ss.n, 0)
+			from markets m left join snapshot_series ss on ss.market = m.id
+			where m.slug = $1`, slug).Scan(&n)
+		return n, wrap(op, err)
+	}
 	err := s.readOnly(ctx, func(tx pgx.Tx) error {
 		ser, err := seriesOf(ctx, tx, slug)
 		if err != nil {
