@@ -18,7 +18,13 @@ type pageCache struct {
 	size     int
 	order    *list.List // most recently used first
 	items    map[string]*list.Element
+	// seen holds keys asked once and not kept (see admit).
+	seen map[string]struct{}
 }
+
+// maxSeen bounds the keys admit remembers; past it they are forgotten at
+// once, as a doorkeeper's filter is reset.
+const maxSeen = 16 << 10
 
 type cachedPage struct {
 	key     string
@@ -27,7 +33,26 @@ type cachedPage struct {
 }
 
 func newPageCache(maxBytes int, ttl time.Duration, now func() time.Time) *pageCache {
-	return &pageCache{maxBytes: maxBytes, ttl: ttl, now: now, order: list.New(), items: map[string]*list.Element{}}
+	return &pageCache{maxBytes: maxBytes, ttl: ttl, now: now, order: list.New(), items: map[string]*list.Element{}, seen: map[string]struct{}{}}
+}
+
+// admit reports whether a page missing from the cache should be kept: on
+// its second request, not its first. A page walked once (an export, a
+// researcher's sweep) is then written from a reused buffer instead of
+// a megabyte of fresh memory the cache would churn through, while a page
+// asked again is kept from then on.
+func (c *pageCache) admit(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[key]; ok {
+		delete(c.seen, key)
+		return true
+	}
+	if len(c.seen) >= maxSeen {
+		clear(c.seen)
+	}
+	c.seen[key] = struct{}{}
+	return false
 }
 
 func (c *pageCache) get(key string) ([]byte, bool) {

@@ -39,3 +39,25 @@ func TestPageCache(t *testing.T) {
 		t.Errorf("expired page served")
 	}
 }
+
+// TestPageCacheAdmitsOnSecondRequest: a page is kept from its second
+// request on, and the keys remembered stay bounded.
+func TestPageCacheAdmitsOnSecondRequest(t *testing.T) {
+	t.Parallel()
+	c := newPageCache(100, time.Minute, time.Now)
+	if c.admit("a") {
+		t.Error("a page was admitted on its first request")
+	}
+	if !c.admit("a") {
+		t.Error("a page was not admitted on its second request")
+	}
+	if c.admit("a") {
+		t.Error("an admitted key stayed remembered")
+	}
+	for i := range 3 * maxSeen {
+		c.admit(strconv.Itoa(i))
+	}
+	if len(c.seen) > maxSeen {
+		t.Errorf("%d keys remembered, bound %d", len(c.seen), maxSeen)
+	}
+}
