@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // TestAppendJSONEdges: AppendJSON writes what json.Marshal writes where the
@@ -29,6 +30,34 @@ func TestAppendJSONEdges(t *testing.T) {
 		}
 		if got := r.AppendJSON(nil); !bytes.Equal(got, want) {
 			t.Errorf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, got, want)
+		}
+	}
+}
+
+// FuzzFormatTime pins formatTime to time.Format with timeLayout.
+func FuzzFormatTime(f *testing.F) {
+	for _, ns := range []int64{0, 1, -1, 1777467600123456789, -62135596800000000, 253402300799999999} {
+		f.Add(ns, int64(0))
+	}
+	f.Add(int64(1777467600000000000), int64(7200))
+	f.Fuzz(func(t *testing.T, ns, zoneSec int64) {
+		at := time.Unix(0, ns).In(time.FixedZone("z", int(zoneSec%86400)))
+		if got, want := formatTime(at), at.UTC().Format(timeLayout); got != want {
+			t.Fatalf("formatTime(%v) = %s, time.Format %s", at, got, want)
+		}
+	})
+}
+
+func TestFormatTimeYears(t *testing.T) {
+	t.Parallel()
+	for _, at := range []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 6, 1, 12, 0, 0, 1000, time.UTC),
+	} {
+		if got, want := formatTime(at), at.Format(timeLayout); got != want {
+			t.Errorf("formatTime(%v) = %s, time.Format %s", at, got, want)
 		}
 	}
 }

@@ -348,4 +348,36 @@ func round6(x float64) float64 {
 	return r
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// formatTime writes t as timeLayout does, by hand for the years 0 to
+// 9999: a replay formats a time for every trade and curve point, and
+// time.Format's layout walk costs several times the digits.
+func formatTime(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	var b [27]byte // 2006-01-02T15:04:05.000000Z
+	put := func(at, v, digits int) {
+		for i := at + digits - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, year, 4)
+	b[4] = '-'
+	put(5, int(month), 2)
+	b[7] = '-'
+	put(8, day, 2)
+	b[10] = 'T'
+	put(11, hour, 2)
+	b[13] = ':'
+	put(14, minute, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	b[19] = '.'
+	put(20, t.Nanosecond()/1000, 6)
+	b[26] = 'Z'
+	return string(b[:])
+}
