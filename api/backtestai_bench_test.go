@@ -52,18 +52,8 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	}
 	var all []loaded
 	for i := 1; i <= markets; i++ {
-		m, err := g.Market(store.BTC, store.M15, end.Add(-time.Duration(i)*15*time.Minute))
+		m, snaps, err := g.WriteMarket(ctx, st, store.BTC, store.M15, end.Add(-time.Duration(i)*15*time.Minute))
 		if err != nil {
-			b.Fatal(err)
-		}
-		snaps, err := g.Snapshots(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			b.Fatal(err)
-		}
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 			b.Fatal(err)
 		}
 		all = append(all, loaded{m, snaps})

@@ -27,19 +27,8 @@ func benchMarket(b *testing.B, st store.Store, mt store.MarketType) store.Market
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := g.Market(store.BTC, mt, now.Add(-2*mt.Duration()).Truncate(mt.Duration()))
+	m, _, err := g.WriteMarket(context.Background(), st, store.BTC, mt, now.Add(-2*mt.Duration()).Truncate(mt.Duration()))
 	if err != nil {
-		b.Fatal(err)
-	}
-	snaps, err := g.Snapshots(m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		b.Fatal(err)
-	}
-	if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 		b.Fatal(err)
 	}
 	return m

@@ -31,18 +31,8 @@ func BenchmarkReplayPath(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := g.Market(store.BTC, store.H24, now.Add(-2*store.H24.Duration()).Truncate(store.H24.Duration()))
+	m, snaps, err := g.WriteMarket(ctx, st, store.BTC, store.H24, now.Add(-2*store.H24.Duration()).Truncate(store.H24.Duration()))
 	if err != nil {
-		b.Fatal(err)
-	}
-	snaps, err := g.Snapshots(m)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		b.Fatal(err)
-	}
-	if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 		b.Fatal(err)
 	}
 	m, err = st.GetMarket(ctx, m.Slug)

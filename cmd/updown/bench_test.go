@@ -50,18 +50,8 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	}
 	slugs := map[store.MarketType]string{}
 	for _, mt := range []store.MarketType{store.M15, store.H24} {
-		m, err := g.Market(store.BTC, mt, now.Add(-2*mt.Duration()).Truncate(mt.Duration()))
+		m, _, err := g.WriteMarket(ctx, st, store.BTC, mt, now.Add(-2*mt.Duration()).Truncate(mt.Duration()))
 		if err != nil {
-			b.Fatal(err)
-		}
-		snaps, err := g.Snapshots(m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			b.Fatal(err)
-		}
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 			b.Fatal(err)
 		}
 		slugs[mt] = m.Slug

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -135,4 +136,26 @@ func (g *Generator) seedActivity(ctx context.Context, w Writer, m store.Market, 
 	}
 	*trades, *gaps = len(tr), len(gp)
 	return nil
+}
+
+// WriteMarket generates the market of the coin and type that starts at
+// start and writes it, with its snapshots (in one append), into w: one
+// market at the configured cadence, as benchmarks and tests want it. It
+// returns what it wrote.
+func (g *Generator) WriteMarket(ctx context.Context, w Writer, c store.Coin, mt store.MarketType, start time.Time) (store.Market, []store.Snapshot, error) {
+	m, err := g.Market(c, mt, start)
+	if err != nil {
+		return m, nil, err
+	}
+	snaps, err := g.Snapshots(m)
+	if err != nil {
+		return m, nil, err
+	}
+	if err := w.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		return m, nil, fmt.Errorf("gen: write market %s: %w", m.Slug, err)
+	}
+	if err := w.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+		return m, nil, fmt.Errorf("gen: write snapshots of %s: %w", m.Slug, err)
+	}
+	return m, snaps, nil
 }

@@ -23,34 +23,28 @@ func (r Result) AppendJSON(b []byte) []byte {
 	b = append(b, `,"performance":`...)
 	b = appendMarshal(b, r.Performance)
 	b = append(b, `,"trades":`...)
-	if r.Trades == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.Trades {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = r.Trades[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = appendList(b, r.Trades, (*TradeEvent).appendJSON)
 	b = append(b, `,"pnl_curve":`...)
-	if r.PnLCurve == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i := range r.PnLCurve {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = r.PnLCurve[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = appendList(b, r.PnLCurve, (*EquityPoint).appendJSON)
 	b = append(b, `,"total_snapshots":`...)
 	b = strconv.AppendInt(b, int64(r.TotalSnapshots), 10)
 	return append(b, '}')
+}
+
+// appendList appends xs as a JSON array, each element by appendOne; nil
+// as null, as encoding/json writes a nil slice.
+func appendList[T any](b []byte, xs []T, appendOne func(*T, []byte) []byte) []byte {
+	if xs == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendOne(&xs[i], b)
+	}
+	return append(b, ']')
 }
 
 // appendMarshal appends json.Marshal(v) of a summary: flat structs of
