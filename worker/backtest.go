@@ -172,6 +172,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 	msgs := sub.Channel()
 
 	g := &gathering{outcomes: make([]*jobs.Outcome, n), left: n}
+	woken := false
 	for i, j := range js {
 		o, done, err := b.jobs.submit(ctx, j, ids[i])
 		if err != nil {
@@ -179,9 +180,18 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 		}
 		if done {
 			g.record(i, o)
+		} else if !woken {
+			// Idle workers start on the first shard while the rest are
+			// submitted, rather than after all of them (16 round trips).
+			b.jobs.wake(ctx)
+			woken = true
 		}
 	}
-	b.jobs.wake(ctx) // one wake for the whole batch: a woken worker drains the queue
+	if woken && n > 1 {
+		// Once more for the whole batch: a worker that drained the queue
+		// faster than it filled has gone back to waiting.
+		b.jobs.wake(ctx)
+	}
 
 	stop := batchDeadline(ctx)
 	hear := func(m *redis.Message) {
