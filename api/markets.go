@@ -451,8 +451,6 @@ type snapshotPage struct {
 // same bytes as the fast path.
 func (p *snapshotPageBody) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
 
-// AppendJSON writes the page without reflection: a page of 1,000 snapshots
-// with books is ~40,000 levels.
 // WriteTo writes the page: its encoded bytes as they are when the cache
 // had them, else as AppendJSON writes it.
 func (p *snapshotPageBody) WriteTo(w io.Writer) (int64, error) {
@@ -478,6 +476,8 @@ var pageBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledPage = 4 << 20
 
+// AppendJSON writes the page without reflection: a page of 1,000 snapshots
+// with books is ~40,000 levels.
 func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
 	if p.encoded != nil {
 		return append(b, p.encoded...)

@@ -103,7 +103,10 @@ func compress(b []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(b)/8 + 1024)
 	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
+	defer func() {
+		zw.Reset(io.Discard) // let go of buf: the pool keeps the writer, not the outcome
+		gzipWriters.Put(zw)
+	}()
 	zw.Reset(&buf)
 	if _, err := zw.Write(b); err != nil {
 		return nil, fmt.Errorf("compress outcome: %w", err)

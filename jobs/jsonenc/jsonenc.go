@@ -5,6 +5,7 @@
 package jsonenc
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -75,18 +76,27 @@ func appendMicros(b []byte, n int64) []byte {
 	return append(b, digits[:end]...)
 }
 
-// AppendString writes s as a JSON string.
+// AppendString writes s as a JSON string, as an encoding/json Encoder
+// with SetEscapeHTML(false) writes it (Huma's, the api's).
 func AppendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return appendEncoded(b, s, false)
 		}
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// appendEncoded writes s through an encoding/json Encoder: the rare string
+// that needs escaping.
+func appendEncoded(b []byte, s string, escapeHTML bool) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 // AppendStringHTML writes s as json.Marshal does, which also escapes <, >
@@ -96,8 +106,7 @@ func AppendStringHTML(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c < 0x20, c == '"', c == '\\', c >= 0x80, c == '<', c == '>', c == '&':
-			q, _ := json.Marshal(s)
-			return append(b, q...)
+			return appendEncoded(b, s, true)
 		}
 	}
 	b = append(b, '"')

@@ -488,8 +488,8 @@ func TestRunCostsProperties(t *testing.T) {
 		}
 		// The worker writes answers with AppendJSON: the same bytes, fees
 		// and costs echo included.
-		if a, b := r.AppendJSON(nil), mustJSON(t, r); !bytes.Equal(a, b) {
-			t.Fatalf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, a, b)
+		if a, err := r.AppendJSON(nil); err != nil || !bytes.Equal(a, mustJSON(t, r)) {
+			t.Fatalf("%s: AppendJSON writes\n%s (%v)\njson.Marshal\n%s", name, a, err, mustJSON(t, r))
 		}
 	}
 	if fees < cases/10 || delayed < cases/10 || traded < cases/5 {

@@ -2,33 +2,43 @@ package replay
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/updown/updown/jobs/jsonenc"
 )
 
-// AppendJSON appends r as json.Marshal writes it, byte for byte, without
+// AppendJSON appends r as json.Marshal writes it, byte for byte (and
+// fails where it fails, in the summaries: the lists hold only finite
+// numbers and strings), without
 // reflection over the trades and the curve: a 24hr replay that trades
 // often answers megabytes, which encoding/json writes several times
 // slower. The small summaries go through encoding/json as they are.
-func (r Result) AppendJSON(b []byte) []byte {
+func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	// Sized once: regrowing megabytes by a quarter at a time costs more
 	// than writing them (a trade takes about 200 bytes, a point 150).
 	b = slices.Grow(b, 1024+224*len(r.Trades)+160*len(r.PnLCurve))
 	b = append(b, `{"market":`...)
-	b = appendMarshal(b, r.Market)
+	var err error
+	if b, err = appendMarshal(b, r.Market); err != nil {
+		return nil, err
+	}
 	b = append(b, `,"strategy":`...)
-	b = appendMarshal(b, r.Strategy)
+	if b, err = appendMarshal(b, r.Strategy); err != nil {
+		return nil, err
+	}
 	b = append(b, `,"performance":`...)
-	b = appendMarshal(b, r.Performance)
+	if b, err = appendMarshal(b, r.Performance); err != nil {
+		return nil, err
+	}
 	b = append(b, `,"trades":`...)
 	b = appendList(b, r.Trades, (*TradeEvent).appendJSON)
 	b = append(b, `,"pnl_curve":`...)
 	b = appendList(b, r.PnLCurve, (*EquityPoint).appendJSON)
 	b = append(b, `,"total_snapshots":`...)
 	b = strconv.AppendInt(b, int64(r.TotalSnapshots), 10)
-	return append(b, '}')
+	return append(b, '}'), nil
 }
 
 // appendList appends xs as a JSON array, each element by appendOne; nil
@@ -47,14 +57,13 @@ func appendList[T any](b []byte, xs []T, appendOne func(*T, []byte) []byte) []by
 	return append(b, ']')
 }
 
-// appendMarshal appends json.Marshal(v) of a summary: flat structs of
-// strings, numbers and pointers to them, which cannot fail to encode.
-func appendMarshal(b []byte, v any) []byte {
+// appendMarshal appends json.Marshal(v) of a summary.
+func appendMarshal(b []byte, v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return append(b, "null"...)
+		return nil, fmt.Errorf("encode replay result: %w", err)
 	}
-	return append(b, raw...)
+	return append(b, raw...), nil
 }
 
 func (t *TradeEvent) appendJSON(b []byte) []byte {

@@ -28,7 +28,7 @@ func TestAppendJSONEdges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.AppendJSON(nil); !bytes.Equal(got, want) {
+		if got, err := r.AppendJSON(nil); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, got, want)
 		}
 	}

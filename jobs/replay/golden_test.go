@@ -52,7 +52,7 @@ func TestRunGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The worker writes answers with AppendJSON: the same bytes.
-		if a := res.AppendJSON(nil); !bytes.Equal(a, b) {
+		if a, err := res.AppendJSON(nil); err != nil || !bytes.Equal(a, b) {
 			t.Fatalf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, a, b)
 		}
 		h := sha256.Sum256(b)

@@ -446,6 +446,19 @@ func (r *reader) side() (n int, isNil bool) {
 	return int(c - 1), false
 }
 
+// headCount is the number of snapshots a chunk's head announces (0 when
+// it cannot be read: decodeHead then reports why).
+func headCount(head []byte) int {
+	if len(head) < 2 || head[0] != codecVersion {
+		return 0
+	}
+	n, m := binary.Uvarint(head[1:])
+	if m <= 0 || n > maxLevels {
+		return 0
+	}
+	return int(n)
+}
+
 // decodeHead appends the chunk's snapshots, without books, to dst.
 func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
 	r := reader{b: head}
@@ -800,10 +813,11 @@ func (d *bookDecoder) skipSide(j int) {
 	b := d.b[m:]
 	n := int(c - 1)
 	// A varint ends at its first byte below 0x80, and is at most
-	// binary.MaxVarintLen64 bytes long.
+	// binary.MaxVarintLen64 bytes long, the last of them 0 or 1 (as
+	// binary.Varint, which decodeLevels uses, requires).
 	i, run := 0, 0
 	for ends := 2 * n; ends > 0; i++ {
-		if i == len(b) || run == binary.MaxVarintLen64 {
+		if i == len(b) || run == binary.MaxVarintLen64 || run == binary.MaxVarintLen64-1 && b[i] > 1 {
 			d.fail("bad varint")
 			return
 		}

@@ -389,9 +389,15 @@ func FuzzChunkCodec(f *testing.F) {
 			t.Fatal(msg)
 		}
 		// Arbitrary bytes as a head, and as the books of what they decode to.
+		// One outcome's books fail exactly when both outcomes' do: the
+		// sides stepped over are checked as the decoded ones are.
 		if got, err := postgres.DecodeHead(nil, data); err == nil {
-			_ = postgres.DecodeBooks(got, data)
-			_ = postgres.DecodeBooksOf(got, data, store.OutcomeDown)
+			full := postgres.DecodeBooks(slices.Clone(got), data)
+			for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+				if one := postgres.DecodeBooksOf(slices.Clone(got), data, outcome); (one == nil) != (full == nil) {
+					t.Fatalf("books of %s: %v; both outcomes' books: %v", outcome, one, full)
+				}
+			}
 		}
 		_ = postgres.DecodeBooks(make([]store.Snapshot, len(data)%8), data)
 		_, _, _ = postgres.DecodeDepthBook(data)

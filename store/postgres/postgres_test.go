@@ -397,3 +397,58 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 		t.Fatalf("GetMarket on a closed pool: %v, want store.ErrUnavailable", err)
 	}
 }
+
+// TestListingReadsOversizedChunks: a chunk of more snapshots than the
+// writer makes (a repair by hand, another chunk size before) is read whole
+// and with its books, the chunks around it too: the listing decodes books
+// on other goroutines while it appends heads, and must not move the slice
+// under them.
+func TestListingReadsOversizedChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := pgtest.NewStore(t)
+	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	slug := newMarket(t, s, start)
+	snaps := newMarketSim(21, start).series(postgres.ChunkSize + 3*postgres.ChunkSize + 10)
+	// The first chunk as the writer makes it, then one three chunks long.
+	first, big := snaps[:postgres.ChunkSize], snaps[postgres.ChunkSize:]
+	if err := s.AppendSnapshots(ctx, slug, first); err != nil {
+		t.Fatal(err)
+	}
+	head, books := postgres.EncodeChunk(big)
+	last := big[len(big)-1].Time
+	if _, err := s.Pool().Exec(ctx, `
+		insert into snapshot_chunks (market, first_time, last_time, n, head, books)
+		select id, $2, $3, $4, $5, $6 from markets where slug = $1`,
+		slug, big[0].Time, last, len(big), head, books); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `
+		update snapshot_series set n = n + $2, last_time = $3
+		where market = (select id from markets where slug = $1)`, slug, len(big), last); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []store.SnapshotQuery{
+		{Ascending: true, WithBooks: true},
+		{Ascending: true, WithBooks: true, Limit: 1000},
+		{Ascending: true, WithBooks: true, BooksOf: store.OutcomeUp, Offset: 100, Limit: 1000},
+	} {
+		got, total := list(t, s, slug, q)
+		want := snaps[q.Offset:]
+		if q.Limit > 0 {
+			want = want[:q.Limit]
+		}
+		if q.BooksOf == store.OutcomeUp {
+			want = slices.Clone(want)
+			for i := range want {
+				want[i].BookDown = nil
+			}
+		}
+		if total != len(snaps) {
+			t.Errorf("%+v: total %d, want %d", q, total, len(snaps))
+		}
+		if msg := snapshotMismatch(want, got, true); msg != "" {
+			t.Errorf("%+v: %s", q, msg)
+		}
+	}
+}

@@ -186,7 +186,7 @@ func readRangePage(ctx context.Context, tx pgx.Tx, market int64, chunks []rangeC
 			return nil, err
 		}
 		if q.WithBooks {
-			if err := decodeBooks(buf, bk); err != nil {
+			if err := decodeBooksOf(buf, bk, bookMask(q.BooksOf)); err != nil {
 				return nil, err
 			}
 		}
@@ -232,10 +232,6 @@ func (s *Store) CountSnapshots(ctx context.Context, slug string, q store.Snapsho
 		ser, err := seriesOf(ctx, tx, slug)
 		if err != nil {
 			return err
-		}
-		if q.From == nil && q.To == nil {
-			n = int(ser.n)
-			return nil
 		}
 		lo, hi := q.MicroRange(false)
 		from, to, ok := clampRange(ser, lo, hi)

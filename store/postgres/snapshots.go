@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -433,10 +434,10 @@ func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, 
 			err = werr
 		}
 	}()
-	for rows.Next() {
+	for rows.Next() && !books.failed() {
 		var before *int64
 		var head, bk pgtype.DriverBytes // valid until the next row
-		if err := rows.Scan(&pg.total, &before, &head, &bk); err != nil {
+		if err = rows.Scan(&pg.total, &before, &head, &bk); err != nil {
 			return pg, err
 		}
 		if !pg.found {
@@ -448,10 +449,10 @@ func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, 
 			pg.snaps = make([]store.Snapshot, 0, max(min(size(pg.total)+2*chunkSize, pg.total-pg.start), 0))
 		}
 		n := len(pg.snaps)
-		if n+chunkSize > cap(pg.snaps) {
-			// The slice may move: the books of the chunks before must be
+		if n+headCount(head) > cap(pg.snaps) {
+			// The slice will move: the books of the chunks before must be
 			// in it first.
-			if err := books.wait(); err != nil {
+			if err = books.wait(); err != nil {
 				return pg, err
 			}
 		}
@@ -471,6 +472,7 @@ func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, 
 type bookDecodes struct {
 	keep byte
 	g    *errgroup.Group
+	bad  atomic.Bool // a decode failed: the rest is not worth reading
 }
 
 func newBookDecodes(keep byte) *bookDecodes {
@@ -485,15 +487,28 @@ func (b *bookDecodes) reset() {
 }
 
 // add decodes books, a row's bytes (copied, as the row's are reused), into
-// snaps, which nothing else writes until wait returns.
+// snaps, which nothing else writes until wait returns. A panic in the
+// decode, which on the caller's goroutine the api or Asynq would have
+// recovered, is an error here rather than the end of the process.
 func (b *bookDecodes) add(snaps []store.Snapshot, books []byte) {
 	buf := bookBuffers.Get().(*[]byte)
 	*buf = append((*buf)[:0], books...)
-	b.g.Go(func() error {
+	b.g.Go(func() (err error) {
 		defer bookBuffers.Put(buf)
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("%w: decoding panicked: %v", errCorrupt, v)
+			}
+			if err != nil {
+				b.bad.Store(true)
+			}
+		}()
 		return decodeBooksOf(snaps, *buf, b.keep)
 	})
 }
+
+// failed reports whether a decode has failed.
+func (b *bookDecodes) failed() bool { return b.bad.Load() }
 
 // wait returns once every book added is decoded, with the first error.
 func (b *bookDecodes) wait() error {

@@ -248,16 +248,20 @@ func testSnapshotsBooks(t *testing.T, s store.Store) {
 			}
 		}
 		for _, ascending := range []bool{true, false} {
-			for _, page := range []struct{ limit, offset int }{{0, 0}, {3, 2}} {
+			for _, page := range []struct{ limit, offset, from int }{{0, 0, 0}, {3, 2, 0}, {4, 0, 5}} {
 				q := store.SnapshotQuery{Ascending: ascending, WithBooks: true, BooksOf: outcome, Limit: page.limit, Offset: page.offset}
-				got, total := listSnapshots(t, s, slug, q)
 				exp := one
+				if page.from > 0 { // a time range: the other way of reading a page
+					from := one[page.from].Time
+					q.From, exp = &from, one[page.from:]
+				}
 				if !ascending {
-					exp = reversed(one)
+					exp = reversed(exp)
 				}
 				if page.limit > 0 {
 					exp = exp[page.offset : page.offset+page.limit]
 				}
+				got, total := listSnapshots(t, s, slug, q)
 				if total != len(want) || len(got) != len(exp) {
 					t.Fatalf("books of %s %+v: %d snapshots of %d, want %d of %d", outcome, q, len(got), total, len(exp), len(want))
 				}
