@@ -174,10 +174,15 @@ func (c *Collector) runWork(ctx context.Context) {
 }
 
 // sawSnapshot notes that the market was recorded at the instant at, and
-// records the stretch since its previous snapshot as a gap when it was
+// holds the stretch since its previous snapshot as a gap when it was
 // longer than GapAfter (DESIGN 9). The first snapshot a process records
 // of a market is measured from the market's last stored snapshot, else
 // from the window's start.
+//
+// Instants are recorded by requests that run side by side, so they can
+// arrive out of order: a gap is held back until no snapshot can still come
+// for an instant inside it (MaxLag after its end), and a snapshot that
+// does splits it, so that no recorded gap has a snapshot inside.
 func (c *Collector) sawSnapshot(ctx context.Context, m store.Market, at time.Time) {
 	c.gapMu.Lock()
 	last, ok := c.lastSnap[m.Slug]
@@ -190,13 +195,63 @@ func (c *Collector) sawSnapshot(ctx context.Context, m store.Market, at time.Tim
 	if cur, ok := c.lastSnap[m.Slug]; ok && cur.After(last) {
 		last = cur
 	}
+	held := splitGaps(c.heldGaps[m.Slug], at, c.cfg.GapAfter)
 	if at.Sub(last) > c.cfg.GapAfter {
-		c.w.addGap(m.Slug, store.Gap{From: last, To: at})
+		held = append(held, store.Gap{From: last, To: at})
 	}
 	if at.After(last) {
 		c.lastSnap[m.Slug] = at
 	} else {
 		c.lastSnap[m.Slug] = last
+	}
+	// Gaps that ended MaxLag before this instant can no longer be entered.
+	kept := held[:0]
+	for _, g := range held {
+		if !g.To.Add(c.cfg.MaxLag).After(at) {
+			c.w.addGap(m.Slug, g)
+		} else {
+			kept = append(kept, g)
+		}
+	}
+	if len(kept) == 0 {
+		delete(c.heldGaps, m.Slug)
+	} else {
+		c.heldGaps[m.Slug] = kept
+	}
+}
+
+// splitGaps returns gaps with the one that holds the instant at strictly
+// inside cut there, each part kept when longer than after.
+func splitGaps(gaps []store.Gap, at time.Time, after time.Duration) []store.Gap {
+	for i, g := range gaps {
+		if !at.After(g.From) || !at.Before(g.To) {
+			continue
+		}
+		out := append([]store.Gap{}, gaps[:i]...)
+		if at.Sub(g.From) > after {
+			out = append(out, store.Gap{From: g.From, To: at})
+		}
+		if g.To.Sub(at) > after {
+			out = append(out, store.Gap{From: at, To: g.To})
+		}
+		return append(out, gaps[i+1:]...)
+	}
+	return gaps
+}
+
+// releaseGaps records the gaps held back for the market (all markets when
+// slug is ""): its window ended, or the collector is stopping.
+func (c *Collector) releaseGaps(slug string) {
+	c.gapMu.Lock()
+	defer c.gapMu.Unlock()
+	for s, gs := range c.heldGaps {
+		if slug != "" && s != slug {
+			continue
+		}
+		for _, g := range gs {
+			c.w.addGap(s, g)
+		}
+		delete(c.heldGaps, s)
 	}
 }
 
@@ -213,6 +268,7 @@ func (c *Collector) storedBefore(ctx context.Context, m store.Market, at time.Ti
 // closeGaps records, for a market whose window has ended, the stretch from
 // its last snapshot to its end when longer than GapAfter.
 func (c *Collector) closeGaps(ctx context.Context, m store.Market) {
+	c.releaseGaps(m.Slug)
 	c.gapMu.Lock()
 	last, ok := c.lastSnap[m.Slug]
 	delete(c.lastSnap, m.Slug)

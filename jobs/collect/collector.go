@@ -44,8 +44,9 @@ type Collector struct {
 	discoverNow chan struct{}              // a new_market of a window we look for
 
 	gapMu      sync.Mutex
-	lastSnap   map[string]time.Time // last snapshot recorded, by live market
-	gapsClosed map[string]bool      // markets whose window's end was handled
+	lastSnap   map[string]time.Time   // last snapshot recorded, by live market
+	heldGaps   map[string][]store.Gap // gaps a late snapshot may still cut (sawSnapshot)
+	gapsClosed map[string]bool        // markets whose window's end was handled
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -104,6 +105,7 @@ func New(cfg Config) (*Collector, error) {
 		work:        make(chan func(context.Context), 256),
 		discoverNow: make(chan struct{}, 1),
 		lastSnap:    make(map[string]time.Time),
+		heldGaps:    make(map[string][]store.Gap),
 		gapsClosed:  make(map[string]bool),
 		health:      health,
 		warn:        warn,
@@ -156,6 +158,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.onGrid(ctx, c.cfg.DepthInterval, c.depth) })
 	wg.Go(func() { c.onGrid(ctx, c.cfg.TradesInterval, c.trades) })
 	wg.Wait()
+	c.releaseGaps("") // nothing records a snapshot any more
 	close(stop)
 	<-written
 	st := c.Stats()

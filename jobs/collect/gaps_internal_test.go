@@ -1,0 +1,77 @@
+package collect
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// TestGapsWaitForLateSnapshots: snapshots of instants recorded side by side
+// arrive out of order; a gap is recorded only once no snapshot can still
+// come for an instant inside it, and one that does cuts it.
+func TestGapsWaitForLateSnapshots(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	cfg := Config{GapAfter: 3 * time.Second, MaxLag: time.Second, Activity: memory.New()}
+	c := &Collector{cfg: cfg, lastSnap: map[string]time.Time{}, heldGaps: map[string][]store.Gap{},
+		w: newWriter(&cfg, slog.New(slog.DiscardHandler))}
+	m := store.Market{Slug: "eth-updown-15m-1", StartTime: t0, EndTime: t0.Add(15 * time.Minute)}
+	c.lastSnap[m.Slug] = t0
+	gaps := func() []store.Gap {
+		c.w.mu.Lock()
+		defer c.w.mu.Unlock()
+		return append([]store.Gap(nil), c.w.gaps[m.Slug]...)
+	}
+	ctx := context.Background()
+
+	c.sawSnapshot(ctx, m, at(4100)) // 4.1 s without a snapshot
+	if g := gaps(); len(g) != 0 {
+		t.Fatalf("gap recorded while a late snapshot may still cut it: %+v", g)
+	}
+	c.sawSnapshot(ctx, m, at(4000)) // the instant before, late
+	c.sawSnapshot(ctx, m, at(4400))
+	if g := gaps(); len(g) != 0 {
+		t.Fatalf("gap recorded before MaxLag passed: %+v", g)
+	}
+	c.sawSnapshot(ctx, m, at(5000)) // 4.0 s + MaxLag: nothing can cut it now
+	if g, want := gaps(), []store.Gap{{From: t0, To: at(4000)}}; !reflect.DeepEqual(g, want) {
+		t.Fatalf("gaps %+v, want %+v", g, want)
+	}
+
+	// A gap still held when the collector stops is recorded then.
+	c.sawSnapshot(ctx, m, at(9000))
+	c.releaseGaps("")
+	if g, want := gaps(), []store.Gap{{From: t0, To: at(4000)}, {From: at(5000), To: at(9000)}}; !reflect.DeepEqual(g, want) {
+		t.Fatalf("gaps %+v, want %+v", g, want)
+	}
+}
+
+func TestSplitGaps(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	s := func(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+	g := func(from, to float64) store.Gap { return store.Gap{From: s(from), To: s(to)} }
+	for _, tc := range []struct {
+		name string
+		in   []store.Gap
+		at   float64
+		want []store.Gap
+	}{
+		{"outside", []store.Gap{g(0, 10)}, 11, []store.Gap{g(0, 10)}},
+		{"on an end", []store.Gap{g(0, 10)}, 10, []store.Gap{g(0, 10)}},
+		{"both parts long", []store.Gap{g(0, 10)}, 5, []store.Gap{g(0, 5), g(5, 10)}},
+		{"one part short", []store.Gap{g(0, 10)}, 8, []store.Gap{g(0, 8)}},
+		{"both short", []store.Gap{g(0, 5)}, 2.5, []store.Gap{}},
+		{"the second of two", []store.Gap{g(0, 4), g(10, 20)}, 15, []store.Gap{g(0, 4), g(10, 15), g(15, 20)}},
+	} {
+		if got := splitGaps(tc.in, s(tc.at), 3*time.Second); !reflect.DeepEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
