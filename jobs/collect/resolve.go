@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/updown/updown/jobs/series"
 	"github.com/updown/updown/store"
 )
 
@@ -152,7 +153,7 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 	var start, end float64
 	switch {
 	case verdict != "" && published:
-		winner, source = verdict, seriesSource(m.MarketType)
+		winner, source = verdict, series.SettlementSource(m.MarketType)
 		start, end = *m.PriceToBeat, *m.FinalPrice
 		if rule := ruleWinner(m.MarketType, start, end); rule != verdict {
 			r.log.WarnContext(ctx, "Polymarket's verdict differs from its own reference prices; keeping the verdict",
@@ -246,17 +247,6 @@ func (r *Resolver) lookup(ctx context.Context, m store.Market) (gammaFound, bool
 		return gammaFound{}, false, nil
 	}
 	return r.gamma.byID(ctx, m.MarketID)
-}
-
-// seriesSource is where Polymarket settles a series (REFERENCE.md).
-func seriesSource(mt store.MarketType) string {
-	switch mt {
-	case store.H1:
-		return store.SourceBinance1h
-	case store.H24:
-		return store.SourceBinance1mNoonET
-	}
-	return store.SourceChainlink
 }
 
 // ruleWinner is the series' rule: daily markets compare closes (equal is

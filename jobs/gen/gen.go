@@ -252,7 +252,7 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 		m.UpdatedAt = minTime(resolvedAt.Add(touch), now)
 		// Polymarket's reference prices are the ones the market settled on.
 		m.PriceToBeat, m.FinalPrice = &startPrice, &endPrice
-		m.ResolutionSource = resolutionSource(mt)
+		m.ResolutionSource = series.SettlementSource(mt)
 	}
 	return m
 }
@@ -274,18 +274,6 @@ const (
 // data has a few, whatever the seed.
 func tie(mt store.MarketType, end time.Time) bool {
 	return mt == store.H24 && end.Unix()/secondsPerDay%4 == 1
-}
-
-// resolutionSource is the source of the verdict of a market of type mt
-// that Polymarket settled.
-func resolutionSource(mt store.MarketType) string {
-	switch mt {
-	case store.H1:
-		return store.SourceBinance1h
-	case store.H24:
-		return store.SourceBinance1mNoonET
-	}
-	return store.SourceChainlink
 }
 
 // medianVolume is a market's typical final volume in USD: longer markets

@@ -102,3 +102,17 @@ func UpstreamSlug(c store.Coin, mt store.MarketType, start time.Time) string {
 	}
 	return ""
 }
+
+// SettlementSource is where Polymarket settles markets of type mt
+// (REFERENCE.md): the Binance 1h candle for hourly markets, the Binance 1m
+// close at noon Eastern for daily ones, Chainlink's stream for the rest.
+// It is the resolution_source of a market settled by the series' rule.
+func SettlementSource(mt store.MarketType) string {
+	switch mt {
+	case store.H1:
+		return store.SourceBinance1h
+	case store.H24:
+		return store.SourceBinance1mNoonET
+	}
+	return store.SourceChainlink
+}
