@@ -157,6 +157,10 @@ type cachedStore struct {
 	store.Store
 	c      *Cache
 	market *store.Market
+	// counted is the last market counted whole, and its count: the memory
+	// budget counts a replay's market before the cache checks it.
+	counted      string
+	countedTotal int
 }
 
 // view returns st as a task sees it through the cache (st itself when
@@ -176,6 +180,20 @@ func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market,
 	return m, err
 }
 
+// CountSnapshots asks the store, but a market counted whole a moment ago
+// by this task is not counted again.
+func (s *cachedStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
+	whole := q.From == nil && q.To == nil
+	if whole && slug == s.counted {
+		return s.countedTotal, nil
+	}
+	n, err := s.Store.CountSnapshots(ctx, slug, q)
+	if err == nil && whole {
+		s.counted, s.countedTotal = slug, n
+	}
+	return n, err
+}
+
 func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
 	m := s.market
 	if m == nil || m.Slug != slug || !m.Resolved() || q != jobs.ReplayQuery(q.BooksOf) {
@@ -184,7 +202,7 @@ func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.Sn
 	// A market's snapshots are kept once per outcome whose books were read.
 	key := slug + "\x00" + q.BooksOf
 	// The count alone: the store keeps it, nothing is decoded.
-	total, err := s.Store.CountSnapshots(ctx, slug, store.SnapshotQuery{})
+	total, err := s.CountSnapshots(ctx, slug, store.SnapshotQuery{})
 	if err != nil {
 		return nil, 0, err
 	}

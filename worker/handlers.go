@@ -117,10 +117,11 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	release, err := s.budget.admit(ctx, s.store, req.MarketSlug)
+	st := s.cache.view(s.store) // counts the market once for the budget and the cache
+	release, err := s.budget.admit(ctx, st, req.MarketSlug)
 	if err != nil {
 		return nil, err // shutting down or timed out: Asynq requeues it
 	}
 	defer release()
-	return jobs.Replay(ctx, s.cache.view(s.store), req)
+	return jobs.Replay(ctx, st, req)
 }
