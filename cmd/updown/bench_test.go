@@ -224,10 +224,13 @@ func startBenchWorker(b *testing.B, start func(args ...string) (int, func()), ar
 	return benchWorker{pid: pid, stop: stop}
 }
 
-// peakRSS is the worker's peak resident memory so far (VmHWM), in MiB.
-func (w benchWorker) peakRSS(b *testing.B) float64 {
-	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.pid))
+// peakRSS is the worker's peak resident memory so far, in MiB.
+func (w benchWorker) peakRSS(*testing.B) float64 { return peakRSSMiB(w.pid) }
+
+// peakRSSMiB is a process's peak resident memory (VmHWM, as Linux reports
+// it), in MiB; 0 when it cannot be read.
+func peakRSSMiB(pid int) float64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}

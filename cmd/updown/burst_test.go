@@ -4,8 +4,8 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,7 +144,7 @@ func TestReplayBurstFairness(t *testing.T) {
 	}
 	var rss []string
 	for _, w := range workers {
-		rss = append(rss, w.name+" "+peakRSS(t, w.cmd.Process.Pid))
+		rss = append(rss, fmt.Sprintf("%s %.0f MiB", w.name, peakRSSMiB(w.cmd.Process.Pid)))
 	}
 	var in []string
 	for _, d := range during {
@@ -164,19 +164,4 @@ func TestReplayBurstFairness(t *testing.T) {
 	if capped.Load() == 0 || answered.Load() == 0 {
 		t.Errorf("the burst met no cap (%d) or got nothing done (%d)", capped.Load(), answered.Load())
 	}
-}
-
-// peakRSS is a process's peak resident memory (VmHWM), as Linux reports it.
-func peakRSS(t *testing.T, pid int) string {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return "unknown"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }
