@@ -262,7 +262,7 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 		giveBack()
 		return spec, nil, s.internal(ctx, "encode generation payload", err)
 	}
-	raw, err := s.runJobThen(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, p, func(o *jobs.Outcome) {
+	o, err := s.runJobThen(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, p, func(o *jobs.Outcome) {
 		if o != nil && o.Failure != nil {
 			giveBack()
 		}
@@ -275,6 +275,11 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	}
 	if err != nil {
 		return spec, nil, err
+	}
+	raw, err := o.Data()
+	if err != nil {
+		giveBack() // GET /v1/jobs/{id} cannot read it either
+		return spec, nil, s.internal(ctx, "read generated strategy", err)
 	}
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		giveBack() // GET /v1/jobs/{id} cannot read it either

@@ -16,9 +16,9 @@ import (
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
-// benchMarket writes one resolved 15m market at the real 300 ms cadence
-// (3,000 snapshots, 10-level books on both sides) into st.
-func benchMarket(b *testing.B, st store.Store, mt store.MarketType) store.Market {
+// benchMarket writes one resolved market of type mt at the real 300 ms
+// cadence (3,000 snapshots for 15m, 10-level books on both sides) into st.
+func benchMarket(b testing.TB, st store.Store, mt store.MarketType) store.Market {
 	b.Helper()
 	cfg := gen.DefaultConfig(now)
 	cfg.MaxSnapshotsPerMarket = 0 // the real cadence

@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/gzjoin"
 	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
@@ -50,9 +51,39 @@ func failureStatus(code string) int {
 	return http.StatusBadRequest
 }
 
+// Operations that answer a job's result read the request's
+// Accept-Encoding (AcceptEncoding, hidden from the OpenAPI document:
+// responses are compressed by the middleware all the same) so that a
+// result the worker deflated goes to a client that takes gzip without
+// being inflated (jobAnswer).
 type replayInput struct {
-	ContentType string `header:"Content-Type"`
-	RawBody     []byte
+	ContentType    string `header:"Content-Type"`
+	AcceptEncoding string `header:"Accept-Encoding" hidden:"true"`
+	RawBody        []byte
+}
+
+// takesGzip reports whether an Accept-Encoding accepts gzip: a "gzip"
+// (or "x-gzip", or "*") coding whose q-value is not zero (RFC 9110 12.5.3).
+func takesGzip(acceptEncoding string) bool {
+	for _, c := range strings.Split(acceptEncoding, ",") {
+		coding, params, _ := strings.Cut(c, ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		if q > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // successBody is the {success, data, timestamp} wrapper of job answers.
@@ -61,22 +92,25 @@ type successBody struct {
 	Success   bool            `json:"success"`
 	Data      json.RawMessage `json:"data"`
 	Timestamp string          `json:"timestamp"`
+	// deflated, when set, replaces Data: the body is then written as one
+	// gzip member around the result's DEFLATE blocks, for a response whose
+	// Content-Encoding is gzip (jobAnswer).
+	deflated *gzjoin.Deflated
 }
 
 // WriteTo writes the body as encoding/json would, newline included, but
 // with Data as it is: a worker encoded it, and a 24hr replay's result runs
 // to megabytes that encoding/json would scan and copy again.
 func (b successBody) WriteTo(w io.Writer) (int64, error) {
-	head := make([]byte, 0, 32)
-	head = append(head, `{"success":`...)
-	head = strconv.AppendBool(head, b.Success)
-	head = append(head, `,"data":`...)
+	if b.deflated != nil {
+		head, tail := b.frame()
+		return gzjoin.WriteMember(w, head, *b.deflated, tail)
+	}
+	head, tail := b.frame()
 	data := []byte(b.Data)
 	if len(data) == 0 {
 		data = []byte("null")
 	}
-	tail := jsonenc.AppendString(append(make([]byte, 0, 48), `,"timestamp":`...), b.Timestamp)
-	tail = append(tail, "}\n"...)
 	var n int64
 	for _, p := range [][]byte{head, data, tail} {
 		m, err := w.Write(p)
@@ -88,7 +122,38 @@ func (b successBody) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
-type replayOutput struct{ Body successBody }
+// frame returns what is written before and after the data.
+func (b successBody) frame() (head, tail []byte) {
+	head = make([]byte, 0, 32)
+	head = append(head, `{"success":`...)
+	head = strconv.AppendBool(head, b.Success)
+	head = append(head, `,"data":`...)
+	tail = jsonenc.AppendString(append(make([]byte, 0, 48), `,"timestamp":`...), b.Timestamp)
+	tail = append(tail, "}\n"...)
+	return head, tail
+}
+
+// jobAnswer is the body of a finished job's answer. A result the worker
+// deflated goes to a client that takes gzip as it is, in one gzip member
+// (a 24hr replay's megabytes are then never inflated nor compressed
+// again here), and encoding is "gzip"; any other client gets it inflated.
+func (s *Server) jobAnswer(ctx context.Context, o jobs.Outcome, acceptEncoding string) (body successBody, encoding *string, err error) {
+	body = successBody{Success: true, Timestamp: formatTime(s.now())}
+	if o.Deflated != nil && takesGzip(acceptEncoding) {
+		body.deflated = o.Deflated
+		gz := "gzip"
+		return body, &gz, nil
+	}
+	if body.Data, err = o.Data(); err != nil {
+		return body, nil, s.internal(ctx, "read job result", err)
+	}
+	return body, nil, nil
+}
+
+type replayOutput struct {
+	ContentEncoding *string `header:"Content-Encoding"`
+	Body            successBody
+}
 
 // replayResponseDoc documents the replay answer.
 type replayResponseDoc struct {
@@ -98,12 +163,14 @@ type replayResponseDoc struct {
 }
 
 type jobInput struct {
-	ID string `path:"id" doc:"Job id from a 504 JOB_TIMEOUT answer's details.job_id."`
+	ID             string `path:"id" doc:"Job id from a 504 JOB_TIMEOUT answer's details.job_id."`
+	AcceptEncoding string `header:"Accept-Encoding" hidden:"true"`
 }
 
 type jobOutput struct {
-	Status int
-	Body   successBody
+	Status          int
+	ContentEncoding *string `header:"Content-Encoding"`
+	Body            successBody
 }
 
 func (s *Server) registerReplay() {
@@ -190,24 +257,36 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	} else if n == 0 {
 		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
 	}
-	data, err := s.runJob(ctx, job, p)
+	o, err := s.runJobThen(ctx, job, p, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &replayOutput{Body: successBody{Success: true, Data: data, Timestamp: formatTime(s.now())}}, nil
+	body, enc, err := s.jobAnswer(ctx, o, in.AcceptEncoding)
+	if err != nil {
+		return nil, err
+	}
+	return &replayOutput{ContentEncoding: enc, Body: body}, nil
 }
 
 // runJob runs a job on the workers for the caller and turns its outcome
 // into a result or an API error.
 func (s *Server) runJob(ctx context.Context, j worker.Job, p principal) (json.RawMessage, error) {
-	return s.runJobThen(ctx, j, p, nil)
+	o, err := s.runJobThen(ctx, j, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	data, err := o.Data()
+	if err != nil {
+		return nil, s.internal(ctx, "read job result", err)
+	}
+	return data, nil
 }
 
 // notQueued is the outcome runJobThen reports for a job that never
 // reached the queue.
 var notQueued = &jobs.Outcome{Failure: &jobs.Failure{Code: CodeServiceUnavailable, Message: "the job was not queued"}}
 
-// runJobThen is runJob holding one of the caller's slots of jobs in flight
+// runJobThen is runJob, with the result as the outcome holds it, holding one of the caller's slots of jobs in flight
 // (jobcap.go) for as long as the job runs. done, when set, is called once
 // with the job's final outcome: before runJobThen returns when the wait
 // saw the job end, or when the job never reached the queue (notQueued);
@@ -218,18 +297,18 @@ var notQueued = &jobs.Outcome{Failure: &jobs.Failure{Code: CodeServiceUnavailabl
 // either way, so its slot stays taken and its outcome settles what it
 // must (a generation's quota) exactly as if the client had stayed, and a
 // client cannot shed its jobs' slots by hanging up.
-func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done func(*jobs.Outcome)) (json.RawMessage, error) {
+func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done func(*jobs.Outcome)) (jobs.Outcome, error) {
 	if done == nil {
 		done = func(*jobs.Outcome) {}
 	}
 	if s.cfg.Jobs == nil {
 		done(notQueued)
-		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
+		return jobs.Outcome{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
 	}
 	release, err := s.takeJobSlot(ctx, p, j.ID(), s.cfg.JobWait)
 	if err != nil {
 		done(notQueued)
-		return nil, err
+		return jobs.Outcome{}, err
 	}
 	o, id, err := s.cfg.Jobs.Run(context.WithoutCancel(ctx), j, p.Customer.ID, s.cfg.JobWait)
 	var te *worker.TimeoutError
@@ -237,7 +316,7 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 	case errors.As(err, &te):
 		// The job goes on without its request.
 		go s.watchJob(p, id, jobBound(j), release, done)
-		return nil, Errorf(http.StatusGatewayTimeout, CodeJobTimeout,
+		return jobs.Outcome{}, Errorf(http.StatusGatewayTimeout, CodeJobTimeout,
 			"the job did not finish within %s; it goes on: fetch its result with GET /v1/jobs/%s", s.cfg.JobWait, id).With("job_id", id)
 	case err != nil:
 		if release != nil {
@@ -245,20 +324,21 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 		}
 		done(notQueued)
 		s.log.ErrorContext(ctx, "run job", "request_id", RequestID(ctx), "job_id", id, "err", err)
-		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff (request id %s)", RequestID(ctx))
+		return jobs.Outcome{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff (request id %s)", RequestID(ctx))
 	}
 	if release != nil {
 		release()
 	}
 	done(&o)
-	return outcomeResult(o)
+	return o, outcomeFailure(o)
 }
 
-func outcomeResult(o jobs.Outcome) (json.RawMessage, error) {
+// outcomeFailure is the API error of a job that failed, else nil.
+func outcomeFailure(o jobs.Outcome) error {
 	if o.Failure != nil {
-		return nil, &Error{Status: failureStatus(o.Failure.Code), Code: o.Failure.Code, Message: o.Failure.Message}
+		return &Error{Status: failureStatus(o.Failure.Code), Code: o.Failure.Code, Message: o.Failure.Message}
 	}
-	return o.Result, nil
+	return nil
 }
 
 func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
@@ -278,17 +358,25 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 		data, _ := json.Marshal(map[string]string{"id": st.ID, "state": st.State})
 		return &jobOutput{Status: http.StatusAccepted, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
 	}
-	data, err := outcomeResult(*st.Outcome)
-	if err != nil {
+	if err := outcomeFailure(*st.Outcome); err != nil {
 		return nil, err
 	}
 	if strings.HasPrefix(in.ID, jobs.QueueAI+"-") {
 		// A generation: answer as /generate would have.
+		data, err := st.Outcome.Data()
+		if err != nil {
+			return nil, s.internal(ctx, "read job result", err)
+		}
 		if data, err = s.generatedAnswer(ctx, principalFrom(ctx), data); err != nil {
 			return nil, err
 		}
+		return &jobOutput{Status: http.StatusOK, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
 	}
-	return &jobOutput{Status: http.StatusOK, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
+	body, enc, err := s.jobAnswer(ctx, *st.Outcome, in.AcceptEncoding)
+	if err != nil {
+		return nil, err
+	}
+	return &jobOutput{Status: http.StatusOK, ContentEncoding: enc, Body: body}, nil
 }
 
 // requireJSON answers 415 unless the body is declared JSON.

@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -191,6 +194,127 @@ func TestReplayThroughWorker(t *testing.T) {
 	for _, tier := range []store.Tier{store.ProTrial, store.Enterprise} {
 		if r := b.replay(tier, body); r.status != http.StatusOK {
 			t.Errorf("%s: %d %s", tier, r.status, r.body)
+		}
+	}
+}
+
+// TestLargeAnswersGoGzippedAsTheWorkerDeflated: a replay whose result the
+// worker deflated (a 15m market that trades often: hundreds of KB) is
+// answered to a client that takes gzip as one gzip member made from the
+// worker's bytes, and to any other client as plain JSON; both carry the
+// engine's result byte for byte, from POST /v1/replay and from
+// GET /v1/jobs/{id} alike.
+func TestLargeAnswersGoGzippedAsTheWorkerDeflated(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 100*time.Millisecond, false)
+	m := benchMarket(t, q.store, store.M15)
+	body := replayBody(m.Slug, func(r map[string]any) {
+		r["entryConditions"] = []map[string]any{{"field": "price_up", "operator": "<", "value": 0.45}}
+		r["exitConditions"] = []map[string]any{{"field": "price_up", "operator": ">", "value": 0.6}}
+	})
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	res, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(res)
+	if len(want) < 100<<10 { // outcomes over 64 KiB are deflated
+		t.Fatalf("the result is %d bytes: too small to be deflated", len(want))
+	}
+
+	// No worker yet: the wait ends with the job's id.
+	e := wantError(t, b.replay(store.Pro, body), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	q.startWorker(t)
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sees the bytes as sent
+	send := func(method, path, payload, acceptEncoding string) (*http.Response, []byte) {
+		t.Helper()
+		r, _ := http.NewRequest(method, b.srv.URL+path, strings.NewReader(payload))
+		r.Header.Set("X-API-Key", b.keys[store.Pro])
+		r.Header.Set("Content-Type", "application/json")
+		if acceptEncoding != "" {
+			r.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		res, err := client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, raw
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		res, raw := send(http.MethodGet, "/v1/jobs/"+id, "", "")
+		if res.StatusCode == http.StatusOK {
+			break
+		}
+		if res.StatusCode != http.StatusAccepted || time.Now().After(deadline) {
+			t.Fatalf("job %s: %d %.200s", id, res.StatusCode, raw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	for _, tc := range []struct {
+		acceptEncoding string
+		gzipped        bool
+	}{
+		{"gzip", true},
+		{"GZIP", true},
+		{"deflate, gzip;q=0.5, br", true},
+		{"x-gzip", true},
+		{"*", true},
+		{"", false},
+		{"identity", false},
+		{"gzip;q=0", false},
+		{"br, deflate", false},
+	} {
+		for _, call := range []struct{ method, path, payload string }{
+			{http.MethodPost, "/v1/replay", body},
+			{http.MethodGet, "/v1/jobs/" + id, ""},
+		} {
+			res, raw := send(call.method, call.path, call.payload, tc.acceptEncoding)
+			name := fmt.Sprintf("%s %s, Accept-Encoding %q", call.method, call.path, tc.acceptEncoding)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %d %.200s", name, res.StatusCode, raw)
+			}
+			if got := res.Header.Get("Content-Encoding") == "gzip"; got != tc.gzipped {
+				t.Errorf("%s: Content-Encoding %q", name, res.Header.Get("Content-Encoding"))
+				continue
+			}
+			if tc.gzipped {
+				// The envelope's head went in as a stored block, ahead of
+				// the worker's blocks: the result was not compressed again.
+				if !bytes.Contains(raw[:min(len(raw), 64)], []byte(`{"success":true,"data":`)) {
+					t.Errorf("%s: the gzip member was not made from the worker's deflated result: % x", name, raw[:min(len(raw), 64)])
+				}
+				br := bytes.NewReader(raw)
+				zr, err := gzip.NewReader(br)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				zr.Multistream(false) // one member, nothing after it
+				if raw, err = io.ReadAll(zr); err != nil || br.Len() != 0 {
+					t.Fatalf("%s: gzip member: %v, %d bytes after it", name, err, br.Len())
+				}
+			}
+			var env struct {
+				Success   bool            `json:"success"`
+				Data      json.RawMessage `json:"data"`
+				Timestamp string          `json:"timestamp"`
+			}
+			if err := json.Unmarshal(raw, &env); err != nil || !env.Success || env.Timestamp == "" {
+				t.Fatalf("%s: envelope: %v %.200s", name, err, raw)
+			}
+			if !bytes.Equal(env.Data, want) {
+				t.Errorf("%s: data of %d bytes differs from the engine's %d", name, len(env.Data), len(want))
+			}
 		}
 	}
 }

@@ -7,11 +7,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/updown/updown/jobs/gzjoin"
 )
 
 // Task types, one per kind of work the workers do.
@@ -54,33 +58,71 @@ func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 
 // Outcome is what a finished task leaves for whoever waits on it: its
 // result, or the failure to answer. Workers write it as the task result
-// and announce it on Redis (Encode); the api decodes it (DecodeOutcome).
-// The failure comes first on the wire, so that an encoded outcome that
-// starts with the result holds nothing else.
+// and announce it on Redis (Encode); the api decodes it (DecodeOutcome,
+// PeekOutcome). The failure comes first on the wire, so that an encoded
+// outcome that starts with the result holds nothing else.
 type Outcome struct {
 	Failure *Failure        `json:"failure,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
+	// Deflated, when set, is the result still deflated as the worker sent
+	// it (PeekOutcome), and Result is empty: Data inflates it, and the api
+	// can hand it to a client that takes gzip as it is.
+	Deflated *gzjoin.Deflated `json:"-"`
+}
+
+// Data returns the result, inflated when it is still deflated.
+func (o Outcome) Data() (json.RawMessage, error) {
+	if o.Deflated == nil {
+		return o.Result, nil
+	}
+	b, err := o.Deflated.Inflate(maxOutcome)
+	if err != nil {
+		return nil, fmt.Errorf("inflate outcome: %w", err)
+	}
+	return b, nil
 }
 
 // resultPrefix starts an encoded outcome that holds a result alone.
 const resultPrefix = `{"result":`
 
-// compressAbove is the size past which an encoded outcome is gzipped: a
+// compressAbove is the size past which an encoded outcome is compressed: a
 // 24hr replay that trades often answers megabytes of JSON, which Redis
 // would otherwise store (retained for reuse) and carry (announced) whole,
-// at a few hundred MB/s. Gzip at its fastest level shrinks it tenfold in
-// less time than Redis takes to move it.
+// at a few hundred MB/s. DEFLATE at its fastest level shrinks it tenfold in
+// less time than Redis takes to move it, and the api passes the deflated
+// bytes on to a client that takes gzip without inflating them.
 const compressAbove = 64 << 10
 
 // maxOutcome bounds the size a compressed outcome may announce, so that a
 // corrupt one cannot ask for an absurd allocation.
 const maxOutcome = 1 << 30
 
-// Encode writes o as JSON, gzipped past compressAbove. An outcome with a
-// result alone, which a worker encoded with encoding/json or a writer
-// pinned to it (compact, valid), is framed as it is rather than scanned
-// again: encoding/json would check and copy every byte of it.
+// deflatedMagic starts an outcome that is a result alone, deflated: the
+// magic, the result's CRC-32 and length (uint32, little-endian), then its
+// DEFLATE blocks (gzjoin.Deflated). No JSON text, and no gzip stream,
+// starts with a zero byte.
+var deflatedMagic = []byte{0, 'u', 'd', 1}
+
+const deflatedHeader = 12 // magic, CRC-32, length
+
+// Encode writes o as JSON; past compressAbove, a result alone is written
+// deflated and anything else gzipped. An outcome with a result alone,
+// which a worker encoded with encoding/json or a writer pinned to it
+// (compact, valid), is framed as it is rather than scanned again:
+// encoding/json would check and copy every byte of it.
 func (o Outcome) Encode() ([]byte, error) {
+	switch {
+	case len(o.Result) > maxOutcome:
+		return nil, fmt.Errorf("encode outcome: a result of %d bytes is over the bound of %d", len(o.Result), maxOutcome)
+	case o.Failure == nil && len(o.Result) == 0 && o.Deflated != nil:
+		return appendDeflated(nil, *o.Deflated), nil
+	case o.Failure == nil && len(o.Result) > compressAbove:
+		d, err := gzjoin.Deflate(o.Result)
+		if err != nil {
+			return nil, fmt.Errorf("compress outcome: %w", err)
+		}
+		return appendDeflated(nil, d), nil
+	}
 	var b []byte
 	if o.Failure != nil || len(o.Result) == 0 {
 		var err error
@@ -97,6 +139,14 @@ func (o Outcome) Encode() ([]byte, error) {
 		return b, nil
 	}
 	return compress(b)
+}
+
+func appendDeflated(b []byte, d gzjoin.Deflated) []byte {
+	b = slices.Grow(b, deflatedHeader+len(d.Blocks))
+	b = append(b, deflatedMagic...)
+	b = binary.LittleEndian.AppendUint32(b, d.CRC)
+	b = binary.LittleEndian.AppendUint32(b, uint32(d.Len))
+	return append(b, d.Blocks...)
 }
 
 func compress(b []byte) ([]byte, error) {
@@ -122,11 +172,37 @@ var gzipWriters = sync.Pool{New: func() any {
 	return zw
 }}
 
-// DecodeOutcome reads an outcome Encode wrote, gzipped or not. A result
-// alone is taken as it is, without a scan of its bytes (see Encode);
-// anything else is decoded by encoding/json. The Result may share b's
-// memory.
+// DecodeOutcome reads an outcome Encode wrote, compressed or not, with its
+// result inflated. A result alone is taken as it is, without a scan of its
+// bytes (see Encode); anything else is decoded by encoding/json. The
+// Result may share b's memory.
 func DecodeOutcome(b []byte) (Outcome, error) {
+	o, err := PeekOutcome(b)
+	if err != nil || o.Deflated == nil {
+		return o, err
+	}
+	if o.Result, err = o.Data(); err != nil {
+		return Outcome{}, err
+	}
+	o.Deflated = nil
+	return o, nil
+}
+
+// PeekOutcome is DecodeOutcome, except that a deflated result stays so,
+// in Deflated, until Data is called: the api hands it on to a client that
+// takes gzip as it is, and inflates it for one that does not. Deflated
+// may share b's memory.
+func PeekOutcome(b []byte) (Outcome, error) {
+	if bytes.HasPrefix(b, deflatedMagic) {
+		if len(b) < deflatedHeader {
+			return Outcome{}, errors.New("decode outcome: deflated outcome truncated")
+		}
+		return Outcome{Deflated: &gzjoin.Deflated{
+			CRC:    binary.LittleEndian.Uint32(b[4:]),
+			Len:    int(binary.LittleEndian.Uint32(b[8:])),
+			Blocks: b[deflatedHeader:],
+		}}, nil
+	}
 	if len(b) > 18 && b[0] == 0x1f && b[1] == 0x8b { // gzip's magic: no JSON starts so
 		var err error
 		if b, err = decompress(b); err != nil {

@@ -42,6 +42,21 @@ func TestOutcomeRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(norm(got), norm(tc.o)) {
 				t.Errorf("decoded %+v, want %+v (wire %s)", got, tc.o, b)
 			}
+			// PeekOutcome leaves a large result deflated; Data inflates it,
+			// and Encode writes it again as it came.
+			peeked, err := jobs.PeekOutcome(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, err := peeked.Data(); err != nil || !bytes.Equal(data, got.Result) {
+				t.Errorf("PeekOutcome's data: %d bytes, %v; want %d", len(data), err, len(got.Result))
+			}
+			if again, err := peeked.Encode(); err != nil || !bytes.Equal(again, b) {
+				t.Errorf("a peeked outcome encodes to %d other bytes (%v)", len(again), err)
+			}
+			if peeked.Deflated != nil {
+				return // not JSON on the wire: TestLargeOutcomesAreCompressed
+			}
 			var std jobs.Outcome
 			if b[0] == 0x1f { // gzipped: JSON inside
 				zr, err := gzip.NewReader(bytes.NewReader(b))
@@ -77,9 +92,9 @@ func largeResult(n int) json.RawMessage {
 	return b.Bytes()
 }
 
-// TestLargeOutcomesAreCompressed: a large outcome is stored and announced
-// gzipped, and a corrupt one is an error, not a panic or a huge
-// allocation.
+// TestLargeOutcomesAreCompressed: a large result is stored and announced
+// deflated (and kept so by PeekOutcome), a large failure gzipped, and a
+// corrupt one is an error, not a panic or a huge allocation.
 func TestLargeOutcomesAreCompressed(t *testing.T) {
 	t.Parallel()
 	o := jobs.Outcome{Result: largeResult(1 << 20)}
@@ -87,20 +102,45 @@ func TestLargeOutcomesAreCompressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b[0] != 0x1f || b[1] != 0x8b || len(b) > len(o.Result)/4 {
-		t.Fatalf("a %d-byte result encodes to %d bytes starting % x", len(o.Result), len(b), b[:2])
+	if b[0] != 0 || len(b) > len(o.Result)/4 {
+		t.Fatalf("a %d-byte result encodes to %d bytes starting % x", len(o.Result), len(b), b[:4])
+	}
+	peeked, err := jobs.PeekOutcome(b)
+	if err != nil || peeked.Deflated == nil || peeked.Result != nil || peeked.Deflated.Len != len(o.Result) {
+		t.Fatalf("PeekOutcome: %+v, %v", peeked, err)
 	}
 	small, _ := jobs.Outcome{Result: largeResult(1000)}.Encode()
 	if small[0] != '{' {
 		t.Fatalf("a small result is compressed: % x", small[:2])
 	}
-	for _, bad := range [][]byte{
-		b[:len(b)/2],
-		append(b[:len(b)-4:len(b)-4], 0xff, 0xff, 0xff, 0x7f), // a lying size
-		append([]byte{0x1f, 0x8b}, make([]byte, 40)...),
+	failure, _ := jobs.Outcome{Failure: &jobs.Failure{Code: "X", Message: strings.Repeat("m", 100_000)}}.Encode()
+	if failure[0] != 0x1f || failure[1] != 0x8b {
+		t.Fatalf("a large failure encodes to bytes starting % x", failure[:2])
+	}
+	lying := func(b []byte, at int, v byte) []byte {
+		b = bytes.Clone(b)
+		b[at] ^= v
+		return b
+	}
+	for name, bad := range map[string][]byte{
+		"deflated cut short":       b[:len(b)/2],
+		"deflated header only":     b[:12],
+		"deflated header cut":      b[:7],
+		"deflated with a bad CRC":  lying(b, 4, 1),
+		"deflated claiming 2^31":   lying(b, 11, 0x80),
+		"deflated claiming less":   lying(b, 8, 1),
+		"deflated, a flipped bit":  lying(b, len(b)/2, 0x20),
+		"gzip cut short":           failure[:len(failure)/2],
+		"gzip with a lying size":   append(failure[:len(failure)-4:len(failure)-4], 0xff, 0xff, 0xff, 0x7f),
+		"gzip magic, zeros behind": append([]byte{0x1f, 0x8b}, make([]byte, 40)...),
 	} {
 		if got, err := jobs.DecodeOutcome(bad); err == nil {
-			t.Errorf("corrupt outcome of %d bytes decoded: %d result bytes", len(bad), len(got.Result))
+			t.Errorf("%s: decoded %d result bytes", name, len(got.Result))
+		}
+		if p, err := jobs.PeekOutcome(bad); err == nil {
+			if _, err := p.Data(); err == nil {
+				t.Errorf("%s: peeked and inflated", name)
+			}
 		}
 	}
 }

@@ -142,8 +142,12 @@ func (f *btFixture) run(t *testing.T, req backtest.Request, timeout time.Duratio
 	if o.Failure != nil {
 		t.Fatalf("batch %s failed: %+v", id, o.Failure)
 	}
+	data, err := o.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var rep backtest.Report
-	if err := json.Unmarshal(o.Result, &rep); err != nil {
+	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
 	return rep
@@ -302,7 +306,7 @@ func TestGenerateTask(t *testing.T) {
 	}
 	o := run("buy UP when price_up drops below 0.35, exit above 0.6")
 	var spec strategy.Spec
-	if o.Failure != nil || json.Unmarshal(o.Result, &spec) != nil || spec.Normalize() != nil || spec.Strategy.Side != "UP" {
+	if data, err := o.Data(); o.Failure != nil || err != nil || json.Unmarshal(data, &spec) != nil || spec.Normalize() != nil || spec.Strategy.Side != "UP" {
 		t.Errorf("outcome %+v", o)
 	}
 	if o := run("buy UP when the RSI is low"); o.Failure == nil || o.Failure.Code != strategy.CodeValidation {

@@ -125,7 +125,7 @@ func (c *Client) Close() error {
 func (c *Client) listen() {
 	defer close(c.done)
 	for msg := range c.pubsub.Channel() {
-		o, err := jobs.DecodeOutcome([]byte(msg.Payload))
+		o, err := jobs.PeekOutcome([]byte(msg.Payload))
 		if err != nil {
 			c.log.Warn("undecodable completion", "channel", msg.Channel, "err", err)
 			continue
@@ -168,7 +168,8 @@ func (c *Client) unwait(id string, ch chan jobs.Outcome) {
 // Run submits the job on behalf of owner and waits up to wait for its
 // outcome. An identical job already queued, running or finished (and
 // retained) is joined rather than run again. When the wait ends first the
-// error is a *TimeoutError carrying the job id.
+// error is a *TimeoutError carrying the job id. A large result may come
+// still deflated: read it with the outcome's Data.
 func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duration) (jobs.Outcome, string, error) {
 	id := j.ID()
 	ch := c.wait(id) // before enqueueing, so the announcement cannot be missed
@@ -296,7 +297,7 @@ func decodeOutcome(info *asynq.TaskInfo) (jobs.Outcome, error) {
 		}
 		return o, fmt.Errorf("job %s finished without a result", info.ID)
 	}
-	o, err := jobs.DecodeOutcome(info.Result)
+	o, err := jobs.PeekOutcome(info.Result)
 	if err != nil {
 		return o, fmt.Errorf("decode result of job %s: %w", info.ID, err)
 	}
