@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -54,7 +55,9 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			refused = true
 			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure}, nil)
 		case err == nil:
-			raw, mErr := encodeResult(v)
+			buf := s.results.get()
+			raw, mErr := encodeResult(v, buf)
+			defer s.results.put(raw) // the outcome holds no reference once finish returns
 			if mErr != nil {
 				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the result could not be encoded"}},
 					fmt.Errorf("encode result: %w: %w", mErr, asynq.SkipRetry))
@@ -80,12 +83,39 @@ type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
-// encodeResult writes a task's result as JSON.
-func encodeResult(v any) ([]byte, error) {
+// encodeResult writes a task's result as JSON, into buf when the result
+// writes itself.
+func encodeResult(v any, buf []byte) ([]byte, error) {
 	if a, ok := v.(jsonAppender); ok {
-		return a.AppendJSON(nil)
+		return a.AppendJSON(buf[:0])
 	}
 	return json.Marshal(v)
+}
+
+// resultBuffers recycles the buffers results are written into. A replay's
+// answer runs to hundreds of kilobytes, and on a fresh buffer each time
+// the page faults of new memory cost as much as writing it.
+type resultBuffers struct{ pool sync.Pool }
+
+// maxPooledResult bounds the buffers kept: a rare 24hr answer of many
+// megabytes is left to the collector.
+const maxPooledResult = 8 << 20
+
+func (r *resultBuffers) get() []byte {
+	if b, ok := r.pool.Get().(*[]byte); ok {
+		return *b
+	}
+	return nil
+}
+
+// put keeps b for a later result. Its contents must no longer be used:
+// Outcome.Encode copies or compresses a result, and nothing else keeps it.
+func (r *resultBuffers) put(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledResult {
+		return
+	}
+	b = b[:0]
+	r.pool.Put(&b)
 }
 
 func lastAttempt(ctx context.Context) bool {

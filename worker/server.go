@@ -66,6 +66,7 @@ type Server struct {
 	log     *slog.Logger
 	metrics *taskMetrics
 	budget  *memoryBudget
+	results resultBuffers
 }
 
 // NewServer builds a worker server; Run starts it.
