@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,10 +169,14 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	// CPU the process used per second of wall time: on a machine shared
 	// with other work, the speed-up is bounded by the cores it can get.
 	// machine is the same for the whole machine (every process: this
-	// one, redis-server, anything else running): with two workers it
-	// tells whether the 2 cores were all busy, which bounds the speed-up.
+	// one, redis-server, anything else running). With one worker it
+	// bounds the speed-up a second can bring: a run costs the machine
+	// machine1 x w1 seconds of CPU, and NumCPU cores can do that in no
+	// less than that over NumCPU, so the speed-up is at most
+	// NumCPU / machine1 (x_speedup-bound). With two it tells whether the
+	// cores were all busy.
 	var one, two []time.Duration
-	var cores1, cores2, machine2 []float64
+	var cores1, cores2, machine1, machine2 []float64
 	timed := func(n int, walls *[]time.Duration, cores, machine *[]float64) {
 		stop := workers(n)
 		defer stop()
@@ -185,7 +190,7 @@ func BenchmarkBacktestRun100(b *testing.B) {
 		}
 	}
 	for range 5 {
-		timed(1, &one, &cores1, nil)
+		timed(1, &one, &cores1, &machine1)
 		timed(2, &two, &cores2, &machine2)
 	}
 
@@ -205,7 +210,9 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	b.ReportMetric(w2/floor, "x_floor-2workers")
 	b.ReportMetric(medianF(cores1), "cores-1worker")
 	b.ReportMetric(medianF(cores2), "cores-2workers")
+	b.ReportMetric(medianF(machine1), "machine-cores-1worker")
 	b.ReportMetric(medianF(machine2), "machine-cores-2workers")
+	b.ReportMetric(float64(runtime.NumCPU())/medianF(machine1), "x_speedup-bound")
 	// The process holds the store, the api and both workers: its peak
 	// resident memory bounds what the workers used.
 	b.ReportMetric(peakRSSMiB(), "process-peak-MiB")
