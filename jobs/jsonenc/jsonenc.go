@@ -15,18 +15,24 @@ import (
 // round-trips; exponent form only for very small or large magnitudes).
 // Non-finite values, which JSON cannot carry, are written as 0.
 func AppendFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	// Prices and sizes carry at most 6 decimals (stores keep 1e-6). When
+	// f is exactly such a decimal below 1e9, its digits are the shortest
+	// representation (no shorter decimal lies within half an ulp of it),
+	// written here without strconv's search. The candidate is checked
+	// exactly: float64(n)/1e6 is the float64 nearest n millionths.
+	switch {
+	case f > 0 && f < 1e9:
+		if n := uint64(f*1e6 + 0.5); float64(n)/1e6 == f {
+			return appendMicros(b, n)
+		}
+	case f < 0 && f > -1e9:
+		if n := uint64(-f*1e6 + 0.5); float64(n)/1e6 == -f {
+			return appendMicros(append(b, '-'), n)
+		}
+	case math.IsNaN(f) || math.IsInf(f, 0):
 		return append(b, '0')
 	}
 	abs := math.Abs(f)
-	if abs < 1e9 && f != 0 {
-		// Prices and sizes carry at most 6 decimals (stores keep 1e-6).
-		// When f is exactly such a decimal, its digits are the shortest
-		// representation, written here without strconv's search.
-		if n := math.Round(f * 1e6); n/1e6 == f {
-			return appendMicros(b, int64(n))
-		}
-	}
 	fmtc := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		fmtc = 'e'
@@ -43,37 +49,53 @@ func AppendFloat(b []byte, f float64) []byte {
 	return b
 }
 
+// pairs holds "00" to "99": two digits a lookup.
+const pairs = "0001020304050607080910111213141516171819" +
+	"2021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859" +
+	"6061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
 // appendMicros writes n millionths as a decimal with trailing zeros trimmed.
-func appendMicros(b []byte, n int64) []byte {
-	if n < 0 {
-		b = append(b, '-')
-		n = -n
+func appendMicros(b []byte, n uint64) []byte {
+	ip := n / 1e6
+	frac := n - ip*1e6
+	switch {
+	case ip < 10:
+		b = append(b, byte('0'+ip))
+	case ip < 100:
+		b = append(b, pairs[2*ip], pairs[2*ip+1])
+	case ip < 10000:
+		hi, lo := ip/100, ip%100
+		if hi < 10 {
+			b = append(b, byte('0'+hi))
+		} else {
+			b = append(b, pairs[2*hi], pairs[2*hi+1])
+		}
+		b = append(b, pairs[2*lo], pairs[2*lo+1])
+	default:
+		b = strconv.AppendUint(b, ip, 10)
 	}
-	b = strconv.AppendInt(b, n/1e6, 10)
-	frac := n % 1e6
 	if frac == 0 {
 		return b
 	}
-	if frac%10000 == 0 {
-		// Two decimals: every price on a 0.01 tick and most sizes.
-		d := byte(frac / 10000)
-		b = append(b, '.', '0'+d/10)
-		if d%10 != 0 {
-			b = append(b, '0'+d%10)
-		}
-		return b
+	// The six decimals as three pairs; the last pair written drops a
+	// trailing zero, and pairs after it are all zeros.
+	d := [3]uint64{frac / 10000, frac / 100 % 100, frac % 100}
+	last := 2
+	for d[last] == 0 {
+		last--
 	}
-	var digits [7]byte
-	digits[0] = '.'
-	for i := 6; i >= 1; i-- {
-		digits[i] = byte('0' + frac%10)
-		frac /= 10
+	b = append(b, '.')
+	for i := 0; i < last; i++ {
+		b = append(b, pairs[2*d[i]], pairs[2*d[i]+1])
 	}
-	end := 7
-	for digits[end-1] == '0' {
-		end--
+	if p := d[last]; p%10 == 0 {
+		b = append(b, byte('0'+p/10))
+	} else {
+		b = append(b, pairs[2*p], pairs[2*p+1])
 	}
-	return append(b, digits[:end]...)
+	return b
 }
 
 // AppendString writes s as a JSON string, as an encoding/json Encoder

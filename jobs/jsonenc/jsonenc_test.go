@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/updown/updown/jobs/jsonenc"
@@ -56,4 +57,36 @@ func FuzzAppendStringHTML(f *testing.F) {
 			t.Fatalf("AppendStringHTML(%q) = %s, json.Marshal writes %s", s, got, want)
 		}
 	})
+}
+
+// BenchmarkAppendFloat writes the numbers of an order book page: prices on
+// a 0.01 tick and sizes in hundredths of a share, beside strconv's
+// shortest formatting of the same numbers (the general path).
+func BenchmarkAppendFloat(b *testing.B) {
+	vals := make([]float64, 4096)
+	for i := range vals {
+		if i%2 == 0 {
+			vals[i] = float64(1+i%99) / 100 // a price
+		} else {
+			vals[i] = float64(5000+(i*7919)%495000) / 100 // a size
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		f    func([]byte, float64) []byte
+	}{
+		{"jsonenc", jsonenc.AppendFloat},
+		{"strconv", func(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 'f', -1, 64) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			buf := make([]byte, 0, 64<<10)
+			for b.Loop() {
+				buf = buf[:0]
+				for _, v := range vals {
+					buf = bc.f(buf, v)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(vals)), "ns/number")
+		})
+	}
 }
