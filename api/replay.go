@@ -62,15 +62,13 @@ type replayInput struct {
 	RawBody        []byte
 }
 
-// takesGzip reports whether an Accept-Encoding accepts gzip: a "gzip"
-// (or "x-gzip", or "*") coding whose q-value is not zero (RFC 9110 12.5.3).
+// takesGzip reports whether an Accept-Encoding accepts gzip (RFC 9110
+// 12.5.3): "gzip" (or its alias "x-gzip") with a q-value above zero, or,
+// when neither is named, "*" with one.
 func takesGzip(acceptEncoding string) bool {
+	named, star := -1.0, -1.0 // the q-values given; -1: none
 	for _, c := range strings.Split(acceptEncoding, ",") {
 		coding, params, _ := strings.Cut(c, ";")
-		coding = strings.ToLower(strings.TrimSpace(coding))
-		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
-			continue
-		}
 		q := 1.0
 		for _, p := range strings.Split(params, ";") {
 			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
@@ -79,11 +77,17 @@ func takesGzip(acceptEncoding string) bool {
 				}
 			}
 		}
-		if q > 0 {
-			return true
+		switch strings.ToLower(strings.TrimSpace(coding)) {
+		case "gzip", "x-gzip":
+			named = max(named, q)
+		case "*":
+			star = max(star, q)
 		}
 	}
-	return false
+	if named >= 0 {
+		return named > 0
+	}
+	return star > 0
 }
 
 // successBody is the {success, data, timestamp} wrapper of job answers.

@@ -274,6 +274,9 @@ func TestLargeAnswersGoGzippedAsTheWorkerDeflated(t *testing.T) {
 		{"identity", false},
 		{"gzip;q=0", false},
 		{"br, deflate", false},
+		{"gzip;q=0, *", false}, // "*" stands for the codings not named
+		{"*;q=0.5, x-gzip;q=0", false},
+		{"*;q=0, gzip;q=0.1", true},
 	} {
 		for _, call := range []struct{ method, path, payload string }{
 			{http.MethodPost, "/v1/replay", body},

@@ -178,8 +178,12 @@ func marketResult(slug string, o *jobs.Outcome) (MarketResult, error) {
 	case o.Failure != nil:
 		return MarketResult{Slug: slug, Error: o.Failure}, nil
 	}
+	data, err := o.Data() // a large outcome may come still deflated
+	if err != nil {
+		return MarketResult{}, fmt.Errorf("backtest: result of %s: %w", slug, err)
+	}
 	var r MarketResult
-	if err := json.Unmarshal(o.Result, &r); err != nil {
+	if err := json.Unmarshal(data, &r); err != nil {
 		return MarketResult{}, fmt.Errorf("backtest: decode result of %s: %w", slug, err)
 	}
 	if r.Performance == nil {
@@ -329,8 +333,12 @@ func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outco
 			}
 			continue
 		}
+		data, err := o.Data() // a large outcome may come still deflated
+		if err != nil {
+			return nil, fmt.Errorf("backtest: the outcomes of group %d: %w", i, err)
+		}
 		var each []jobs.Outcome
-		if err := json.Unmarshal(o.Result, &each); err != nil {
+		if err := json.Unmarshal(data, &each); err != nil {
 			return nil, fmt.Errorf("backtest: decode the outcomes of group %d: %w", i, err)
 		}
 		if len(each) != len(g) {

@@ -192,6 +192,24 @@ func TestGroupUngroup(t *testing.T) {
 		got[2].Failure != failed || got[3].Failure != failed || got[4] != nil {
 		t.Errorf("ungrouped %+v", got)
 	}
+	// A group's outcome over 64 KiB arrives deflated when the worker
+	// client read it (PeekOutcome): it ungroups the same.
+	var many []jobs.Outcome
+	for range 2 {
+		many = append(many, jobs.Outcome{Failure: &jobs.Failure{Code: "NO_DATA", Message: strings.Repeat("m", 40_000)}})
+	}
+	largeJSON, _ := json.Marshal(many)
+	wire, err := jobs.Outcome{Result: largeJSON}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peeked, err := jobs.PeekOutcome(wire)
+	if err != nil || peeked.Deflated == nil {
+		t.Fatalf("a %d-byte group outcome was not deflated: %v", len(largeJSON), err)
+	}
+	if got, err := backtest.Ungroup(groups[:1], []*jobs.Outcome{&peeked}); err != nil || len(got) != 2 || got[1].Failure.Code != "NO_DATA" {
+		t.Errorf("a deflated group outcome ungrouped to %+v, %v", got, err)
+	}
 	bad, _ := json.Marshal([]jobs.Outcome{{}})
 	if _, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: bad}, nil, nil}); err == nil {
 		t.Error("a group answering for 1 of its 2 markets was accepted")

@@ -65,6 +65,11 @@ var finalEmpty = []byte{0x03, 0x00}
 // their length and checksum say.
 var ErrCorrupt = errors.New("gzjoin: corrupt deflated data")
 
+// maxRatio bounds how many bytes one byte of DEFLATE can inflate to
+// (258 bytes for a 2-bit code, with room to spare): a corrupt length is
+// not believed beyond it before the bytes are there.
+const maxRatio = 1032
+
 // Inflate returns the bytes d holds, checked against its length and CRC.
 // max bounds the length d may claim.
 func (d Deflated) Inflate(max int) ([]byte, error) {
@@ -73,22 +78,19 @@ func (d Deflated) Inflate(max int) ([]byte, error) {
 	}
 	zr := flate.NewReader(io.MultiReader(bytes.NewReader(d.Blocks), bytes.NewReader(finalEmpty)))
 	defer zr.Close()
-	out := make([]byte, d.Len+1) // one more, to see a longer stream
-	n, err := io.ReadFull(zr, out)
-	switch {
-	case err == io.ErrUnexpectedEOF || err == io.EOF:
-		// shorter than announced
-	case err != nil:
+	var out bytes.Buffer
+	out.Grow(min(d.Len, maxRatio*(len(d.Blocks)+len(finalEmpty))) + bytes.MinRead) // sized once when the length is true
+	// One byte more than announced, to see a longer stream.
+	if _, err := out.ReadFrom(io.LimitReader(zr, int64(d.Len)+1)); err != nil && err != io.ErrUnexpectedEOF {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if n != d.Len {
+	if out.Len() != d.Len {
 		return nil, fmt.Errorf("%w: inflates to more or less than %d bytes", ErrCorrupt, d.Len)
 	}
-	out = out[:n]
-	if crc32.ChecksumIEEE(out) != d.CRC {
+	if crc32.ChecksumIEEE(out.Bytes()) != d.CRC {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	return out, nil
+	return out.Bytes(), nil
 }
 
 // gzipHeader starts a member: magic, DEFLATE, no flags, no time, no extra

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,26 @@ func TestInflate(t *testing.T) {
 	}
 	if _, err := d.Inflate(len(body) - 1); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a length over the bound: err %v, want ErrCorrupt", err)
+	}
+}
+
+// TestInflateDoesNotBelieveALength: a corrupt length within the bound
+// costs an allocation the size of what the blocks can hold, not of what
+// the length claims.
+func TestInflateDoesNotBelieveALength(t *testing.T) {
+	empty, err := Deflate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lying := Deflated{Blocks: empty.Blocks, CRC: empty.CRC, Len: 1 << 30}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := lying.Inflate(1 << 30); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("err %v, want ErrCorrupt", err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("a 1 GiB claim on %d bytes of blocks allocated %d bytes", len(empty.Blocks), got)
 	}
 }
 
