@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -416,6 +418,19 @@ func BenchmarkEncodeChunk(b *testing.B) {
 func BenchmarkDecodeChunk(b *testing.B) {
 	snaps := newMarketSim(10, t0).series(postgres.ChunkSize)
 	head, books := postgres.EncodeChunk(snaps)
+	decode := func(dst []store.Snapshot, books_ string) error {
+		got, err := postgres.DecodeHead(dst[:0], head)
+		if err != nil {
+			return err
+		}
+		switch books_ {
+		case "true":
+			err = postgres.DecodeBooks(got, books)
+		case "up":
+			err = postgres.DecodeBooksOf(got, books, store.OutcomeUp)
+		}
+		return err
+	}
 	// books=up is what a replay of the UP side decodes: the head, and the
 	// books of its outcome.
 	for _, books_ := range []string{"true", "up", "false"} {
@@ -424,17 +439,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			dst := make([]store.Snapshot, 0, len(snaps))
 			cpu := threadCPU(b)
 			for b.Loop() {
-				got, err := postgres.DecodeHead(dst[:0], head)
-				if err != nil {
-					b.Fatal(err)
-				}
-				switch books_ {
-				case "true":
-					err = postgres.DecodeBooks(got, books)
-				case "up":
-					err = postgres.DecodeBooksOf(got, books, store.OutcomeUp)
-				}
-				if err != nil {
+				if err := decode(dst, books_); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -442,6 +447,21 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			// The same per second of this thread's CPU time: on a machine
 			// shared with other work, wall time counts the waits too.
 			b.ReportMetric(float64(b.N*len(snaps))/cpu().Seconds(), "snapshots/cpu-s")
+		})
+		// A listing decodes a market's chunks on every core (readPage):
+		// the same chunk decoded on GOMAXPROCS goroutines at once.
+		b.Run("books="+books_+",cores="+strconv.Itoa(runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				dst := make([]store.Snapshot, 0, len(snaps))
+				for pb.Next() {
+					if err := decode(dst, books_); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N*len(snaps))/b.Elapsed().Seconds(), "snapshots/s")
 		})
 	}
 }
