@@ -40,6 +40,12 @@ type Config struct {
 	// BookLevels is the number of levels on each side of each outcome book;
 	// zero records snapshots without books.
 	BookLevels int
+	// BookChurn, when positive, makes books move as Polymarket's do: each
+	// outcome keeps a resting size (or none) at every price, and each
+	// snapshot redraws BookChurn of those, across both outcomes, so that
+	// most sides are what they were 300 ms before. Zero draws every book
+	// afresh at every snapshot (dev data), the storage codec's worst case.
+	BookChurn int
 	// Outage is the length of a collector outage: snapshots that fall into
 	// it are not recorded, so the markets wholly inside it are resolved
 	// markets with no snapshots (replay answers NO_DATA) and longer markets
@@ -170,6 +176,9 @@ func (c Config) validate() error {
 	}
 	if c.BookLevels < 0 || c.BookLevels > maxBookLevels {
 		bad("BookLevels %d is outside [0, %d]", c.BookLevels, maxBookLevels)
+	}
+	if c.BookChurn < 0 || c.BookChurn > 2*maxBookLevels {
+		bad("BookChurn %d is outside [0, %d]", c.BookChurn, 2*maxBookLevels)
 	}
 	if c.Outage < 0 {
 		bad("Outage %v is negative", c.Outage)

@@ -381,6 +381,10 @@ func (g *Generator) snapshots(c store.Coin, mt store.MarketType, start time.Time
 	// shift a market's times or prices, and a book of fewer levels is the
 	// top of one of more, so BookLevels changes nothing else.
 	sides := newStreams(g.cfg.Seed, "books/"+slug)
+	var resting *restingBooks
+	if levels > 0 && g.cfg.BookChurn > 0 {
+		resting = newRestingBooks(sides.at(-1))
+	}
 	noise := noiseSD * r.NormFloat64()
 	for k := range n {
 		// The first snapshot is taken at the start itself, so that it
@@ -399,6 +403,10 @@ func (g *Generator) snapshots(c store.Coin, mt store.MarketType, start time.Time
 		up := fairUp(price, s0, sigma, end.Sub(t).Seconds(), noise)
 		spread := spreadTicks(r)
 		ask, bid := quote(up, spread)
+		if resting != nil {
+			// Redrawn for every snapshot, lost or not (see above).
+			resting.churn(sides.at(int64(k)), g.cfg.BookChurn)
+		}
 		if g.inOutage(t) {
 			continue
 		}
@@ -406,13 +414,24 @@ func (g *Generator) snapshots(c store.Coin, mt store.MarketType, start time.Time
 		var bookUp, bookDown *store.Book
 		if levels > 0 {
 			lv := slab[4*levels*i : 4*levels*(i+1)]
-			books[2*i] = store.Book{
-				Bids: bookSide(sides.at(int64(4*k+0)), lv[0:0:levels], bid, -1),
-				Asks: bookSide(sides.at(int64(4*k+1)), lv[levels:levels:2*levels], ask, +1),
-			}
-			books[2*i+1] = store.Book{
-				Bids: bookSide(sides.at(int64(4*k+2)), lv[2*levels:2*levels:3*levels], 100-ask, -1),
-				Asks: bookSide(sides.at(int64(4*k+3)), lv[3*levels:3*levels:4*levels], 100-bid, +1),
+			if resting != nil {
+				books[2*i] = store.Book{
+					Bids: resting.side(0, lv[0:0:levels], bid, -1),
+					Asks: resting.side(0, lv[levels:levels:2*levels], ask, +1),
+				}
+				books[2*i+1] = store.Book{
+					Bids: resting.side(1, lv[2*levels:2*levels:3*levels], 100-ask, -1),
+					Asks: resting.side(1, lv[3*levels:3*levels:4*levels], 100-bid, +1),
+				}
+			} else {
+				books[2*i] = store.Book{
+					Bids: bookSide(sides.at(int64(4*k+0)), lv[0:0:levels], bid, -1),
+					Asks: bookSide(sides.at(int64(4*k+1)), lv[levels:levels:2*levels], ask, +1),
+				}
+				books[2*i+1] = store.Book{
+					Bids: bookSide(sides.at(int64(4*k+2)), lv[2*levels:2*levels:3*levels], 100-ask, -1),
+					Asks: bookSide(sides.at(int64(4*k+3)), lv[3*levels:3*levels:4*levels], 100-bid, +1),
+				}
 			}
 			bookUp, bookDown = &books[2*i], &books[2*i+1]
 		}
@@ -499,6 +518,52 @@ func bookSide(r *rand.Rand, dst []store.Level, best, dir int) []store.Level {
 		dst = append(dst, store.Level{Price: cents(p), Size: cents(size)})
 		if x&0x3ff < 154 {
 			p += dir
+		}
+	}
+	return dst
+}
+
+// restingBooks is what rests at every price of both outcomes' books, for
+// BookChurn: books that change a few levels at a time, as Polymarket's do
+// between two snapshots.
+type restingBooks struct {
+	size [2][100]int  // [outcome][price in cents], in hundredths of a share
+	gap  [2][100]bool // nothing rests there, unless it is the best price
+}
+
+func newRestingBooks(r *rand.Rand) *restingBooks {
+	var b restingBooks
+	for o := range b.size {
+		for p := 1; p < 100; p++ {
+			b.draw(r, o, p)
+		}
+	}
+	return &b
+}
+
+// draw draws the level at price p of outcome o as bookSide draws a level:
+// its size, and whether the price is skipped (about 15% of the time).
+func (b *restingBooks) draw(r *rand.Rand, o, p int) {
+	x := r.Uint64()
+	u := float64(x>>11) / (1 << 53)
+	b.size[o][p] = 100*minLevelSize + int(u*u*u*100*(maxLevelSize-minLevelSize))
+	b.gap[o][p] = x&0x3ff < 154
+}
+
+// churn redraws n levels at prices drawn at random.
+func (b *restingBooks) churn(r *rand.Rand, n int) {
+	for range n {
+		b.draw(r, r.IntN(2), 1+r.IntN(99))
+	}
+}
+
+// side fills dst (empty, with capacity for the side's levels) with the
+// levels resting on outcome o from best (in cents) outwards in direction
+// dir, within (0, 1). The best price always has a level: it is the quote.
+func (b *restingBooks) side(o int, dst []store.Level, best, dir int) []store.Level {
+	for p := best; len(dst) < cap(dst) && p >= 1 && p <= 99; p += dir {
+		if p == best || !b.gap[o][p] {
+			dst = append(dst, store.Level{Price: cents(p), Size: cents(b.size[o][p])})
 		}
 	}
 	return dst

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -493,10 +494,17 @@ func TestOneMarket(t *testing.T) {
 }
 
 // TestBookLevelsOnlyDeepen: BookLevels changes the books alone, and a book
-// of fewer levels is the top of one of more.
+// of fewer levels is the top of one of more, with BookChurn or without.
 func TestBookLevelsOnlyDeepen(t *testing.T) {
 	t.Parallel()
+	for _, churn := range []int{0, 2} {
+		bookLevelsOnlyDeepen(t, churn)
+	}
+}
+
+func bookLevelsOnlyDeepen(t *testing.T, churn int) {
 	cfg := smallConfig(testNow())
+	cfg.BookChurn = churn
 	cfg.BookLevels = 10
 	deep := mustNew(t, cfg)
 	cfg.BookLevels = 3
@@ -517,9 +525,60 @@ func TestBookLevelsOnlyDeepen(t *testing.T) {
 				{d[i].BookDown.Bids, s[i].BookDown.Bids}, {d[i].BookDown.Asks, s[i].BookDown.Asks},
 			} {
 				if !sameJSON(t, pair[0][:len(pair[1])], pair[1]) {
-					t.Fatalf("%s snapshot %d: %v is not the top of %v", m.Slug, i, pair[1], pair[0])
+					t.Fatalf("churn %d, %s snapshot %d: %v is not the top of %v", churn, m.Slug, i, pair[1], pair[0])
 				}
 			}
+		}
+	}
+}
+
+// TestBookChurn: with BookChurn, books pass the same checks, change a few
+// levels at a time (most sides are the previous snapshot's, as on
+// Polymarket), and everything else is what it is without churn, the same
+// for the same seed.
+func TestBookChurn(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig(testNow())
+	cfg.MaxSnapshotsPerMarket = 0 // 300 ms, where books move little
+	fresh := mustNew(t, cfg)
+	cfg.BookChurn = 2
+	churned, again := mustNew(t, cfg), mustNew(t, cfg)
+	m, err := churned.Market(store.BTC, store.M15, testNow().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, f := mustSnapshots(t, churned, m), mustSnapshots(t, fresh, m)
+	(&snapshotChecker{g: churned, m: m, levels: cfg.BookLevels}).check(t, s)
+	if !sameJSON(t, s, mustSnapshots(t, again, m)) {
+		t.Error("the same seed gave other books")
+	}
+	if len(s) != len(f) {
+		t.Fatalf("%d snapshots with churn, %d without", len(s), len(f))
+	}
+	same := func(snaps []store.Snapshot) (n int) {
+		for i := 1; i < len(snaps); i++ {
+			for _, pair := range [][2][]store.Level{
+				{snaps[i].BookUp.Bids, snaps[i-1].BookUp.Bids}, {snaps[i].BookUp.Asks, snaps[i-1].BookUp.Asks},
+				{snaps[i].BookDown.Bids, snaps[i-1].BookDown.Bids}, {snaps[i].BookDown.Asks, snaps[i-1].BookDown.Asks},
+			} {
+				if slices.Equal(pair[0], pair[1]) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	sides := 4 * (len(s) - 1)
+	t.Logf("sides as the previous snapshot's: %d of %d with churn, %d without", same(s), sides, same(f))
+	if n := same(s); n < sides/2 {
+		t.Errorf("with churn %d of %d sides are the previous snapshot's, want most", n, sides)
+	}
+	if n := same(f); n > sides/100 {
+		t.Errorf("without churn %d of %d sides are the previous snapshot's, want almost none", n, sides)
+	}
+	for i := range s {
+		if s[i].Time != f[i].Time || s[i].CoinPrice != f[i].CoinPrice || s[i].PriceUp != f[i].PriceUp || s[i].PriceDown != f[i].PriceDown {
+			t.Fatalf("snapshot %d: %+v with churn, %+v without", i, s[i], f[i])
 		}
 	}
 }
@@ -568,6 +627,7 @@ func TestConfigValidation(t *testing.T) {
 		"negative count":  {func(c *Config) { c.Markets[store.M5] = -1 }, "negative"},
 		"zero interval":   {func(c *Config) { c.Interval = 0 }, "Interval"},
 		"too many levels": {func(c *Config) { c.BookLevels = 100 }, "BookLevels"},
+		"negative churn":  {func(c *Config) { c.BookChurn = -1 }, "BookChurn"},
 		"outage too late": {func(c *Config) { c.OutageAgo = c.Outage }, "OutageAgo"},
 		"no depth levels": {func(c *Config) { c.DepthLevels = 0 }, "DepthLevels"},
 		"zero batch":      {func(c *Config) { c.BatchSize = 0 }, "BatchSize"},
