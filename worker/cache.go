@@ -161,6 +161,14 @@ type cachedStore struct {
 	// budget counts a replay's market before the cache checks it.
 	counted      string
 	countedTotal int
+	// fetching, while open, is a read of the market begun by prefetch, and
+	// fetched its answer once it is closed.
+	fetching chan struct{}
+	fetched  struct {
+		slug string
+		m    store.Market
+		err  error
+	}
 }
 
 // view returns st as a task sees it through the cache (st itself when
@@ -172,8 +180,32 @@ func (c *Cache) view(st store.Store) store.Store {
 	return &cachedStore{Store: st, c: c}
 }
 
+// prefetch begins reading the market, for a task about to count its
+// snapshots first (the memory budget): the two reads then cost the time of
+// one round trip to the store. The next GetMarket of slug answers from it.
+func (s *cachedStore) prefetch(ctx context.Context, slug string) {
+	done := make(chan struct{})
+	s.fetching = done
+	go func() {
+		defer close(done)
+		m, err := s.Store.GetMarket(ctx, slug)
+		s.fetched.slug, s.fetched.m, s.fetched.err = slug, m, err
+	}()
+}
+
 func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
-	m, err := s.Store.GetMarket(ctx, slug)
+	var m store.Market
+	var err error
+	if s.fetching != nil {
+		<-s.fetching
+		s.fetching = nil
+	}
+	if s.fetched.slug == slug && slug != "" {
+		m, err = s.fetched.m, s.fetched.err
+		s.fetched.slug = "" // once: a later look-up reads the store again
+	} else {
+		m, err = s.Store.GetMarket(ctx, slug)
+	}
 	if err == nil {
 		s.market = &m
 	}

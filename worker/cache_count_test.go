@@ -2,28 +2,36 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
 
-// tallyStore counts the store's whole-market counts.
+// tallyStore counts the store's reads of a market's record and count.
 type tallyStore struct {
 	store.Store
-	counts int
+	counts, gets atomic.Int64
 }
 
 func (c *tallyStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
-	c.counts++
+	c.counts.Add(1)
 	return c.Store.CountSnapshots(ctx, slug, q)
 }
 
+func (c *tallyStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	c.gets.Add(1)
+	return c.Store.GetMarket(ctx, slug)
+}
+
 // TestReplayCountsItsMarketOnce: a replay task counts its market for the
-// memory budget and the cache's currency check with one store read.
+// memory budget and the cache's currency check with one store read, and
+// reads its record once (beside the count).
 func TestReplayCountsItsMarketOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -43,22 +51,21 @@ func TestReplayCountsItsMarketOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := &Server{store: st, cache: c, budget: newMemoryBudget(0)}
+	payload, _ := json.Marshal(replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
+		EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}},
+		ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}}, PositionSize: 10}})
 	for round := range 2 { // a miss, then a hit
-		st.counts = 0
-		view := c.view(st)
-		release, err := newMemoryBudget(0).admit(ctx, view, m.Slug)
-		if err != nil {
+		st.counts.Store(0)
+		st.gets.Store(0)
+		if _, err := s.replayWork(ctx, payload); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := view.GetMarket(ctx, m.Slug); err != nil {
-			t.Fatal(err)
+		if n := st.counts.Load(); n != 1 {
+			t.Errorf("round %d: the market was counted %d times", round, n)
 		}
-		if _, _, err := view.ListSnapshots(ctx, m.Slug, jobs.ReplayQuery(store.OutcomeUp)); err != nil {
-			t.Fatal(err)
-		}
-		release()
-		if st.counts != 1 {
-			t.Errorf("round %d: the market was counted %d times", round, st.counts)
+		if n := st.gets.Load(); n != 1 {
+			t.Errorf("round %d: the market's record was read %d times", round, n)
 		}
 	}
 }
