@@ -106,11 +106,10 @@ type successBody struct {
 // with Data as it is: a worker encoded it, and a 24hr replay's result runs
 // to megabytes that encoding/json would scan and copy again.
 func (b successBody) WriteTo(w io.Writer) (int64, error) {
+	head, tail := b.frame()
 	if b.deflated != nil {
-		head, tail := b.frame()
 		return gzjoin.WriteMember(w, head, *b.deflated, tail)
 	}
-	head, tail := b.frame()
 	data := []byte(b.Data)
 	if len(data) == 0 {
 		data = []byte("null")
@@ -301,12 +300,13 @@ func (s *Server) runJob(ctx context.Context, j worker.Job, p principal) (json.Ra
 // reached the queue.
 var notQueued = &jobs.Outcome{Failure: &jobs.Failure{Code: CodeServiceUnavailable, Message: "the job was not queued"}}
 
-// runJobThen is runJob, with the result as the outcome holds it, holding one of the caller's slots of jobs in flight
-// (jobcap.go) for as long as the job runs. done, when set, is called once
-// with the job's final outcome: before runJobThen returns when the wait
-// saw the job end, or when the job never reached the queue (notQueued);
-// else, after a 504, later from a watcher, with nil when the outcome never
-// became known.
+// runJobThen is runJob answering the outcome as it came (its result
+// perhaps still deflated), holding one of the caller's slots of jobs in
+// flight (jobcap.go) for as long as the job runs. done, when set, is
+// called once with the job's final outcome: before runJobThen returns
+// when the wait saw the job end, or when the job never reached the queue
+// (notQueued); else, after a 504, later from a watcher, with nil when the
+// outcome never became known.
 //
 // The wait does not end when the client goes away: the job runs on
 // either way, so its slot stays taken and its outcome settles what it
