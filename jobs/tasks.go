@@ -58,14 +58,14 @@ func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 
 // Outcome is what a finished task leaves for whoever waits on it: its
 // result, or the failure to answer. Workers write it as the task result
-// and announce it on Redis (Encode); the api decodes it (DecodeOutcome,
-// PeekOutcome). The failure comes first on the wire, so that an encoded
+// and announce it on Redis (Encode); the api decodes it (DecodeOutcome)
+// and reads its result with Data. The failure comes first on the wire, so that an encoded
 // outcome that starts with the result holds nothing else.
 type Outcome struct {
 	Failure *Failure        `json:"failure,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	// Deflated, when set, is the result still deflated as the worker sent
-	// it (PeekOutcome), and Result is empty: Data inflates it, and the api
+	// it (DecodeOutcome), and Result is empty: Data inflates it, and the api
 	// can hand it to a client that takes gzip as it is.
 	Deflated *gzjoin.Deflated `json:"-"`
 }
@@ -172,27 +172,13 @@ var gzipWriters = sync.Pool{New: func() any {
 	return zw
 }}
 
-// DecodeOutcome reads an outcome Encode wrote, compressed or not, with its
-// result inflated. A result alone is taken as it is, without a scan of its
-// bytes (see Encode); anything else is decoded by encoding/json. The
-// Result may share b's memory.
+// DecodeOutcome reads an outcome Encode wrote, compressed or not. A
+// deflated result stays so, in Deflated, until Data is called: the api
+// hands it on to a client that takes gzip as it is, and inflates it for
+// one that does not. A result alone is taken as it is, without a scan of
+// its bytes (see Encode); anything else is decoded by encoding/json.
+// Result and Deflated may share b's memory; read the result with Data.
 func DecodeOutcome(b []byte) (Outcome, error) {
-	o, err := PeekOutcome(b)
-	if err != nil || o.Deflated == nil {
-		return o, err
-	}
-	if o.Result, err = o.Data(); err != nil {
-		return Outcome{}, err
-	}
-	o.Deflated = nil
-	return o, nil
-}
-
-// PeekOutcome is DecodeOutcome, except that a deflated result stays so,
-// in Deflated, until Data is called: the api hands it on to a client that
-// takes gzip as it is, and inflates it for one that does not. Deflated
-// may share b's memory.
-func PeekOutcome(b []byte) (Outcome, error) {
 	if bytes.HasPrefix(b, deflatedMagic) {
 		if len(b) < deflatedHeader {
 			return Outcome{}, errors.New("decode outcome: deflated outcome truncated")

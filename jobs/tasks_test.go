@@ -35,24 +35,24 @@ func TestOutcomeRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := jobs.DecodeOutcome(b)
+			got, err := decodeWhole(b)
 			if err != nil {
 				t.Fatalf("decode %s: %v", b, err)
 			}
 			if !reflect.DeepEqual(norm(got), norm(tc.o)) {
 				t.Errorf("decoded %+v, want %+v (wire %s)", got, tc.o, b)
 			}
-			// PeekOutcome leaves a large result deflated; Data inflates it,
-			// and Encode writes it again as it came.
-			peeked, err := jobs.PeekOutcome(b)
+			// DecodeOutcome leaves a large result deflated; Data inflates
+			// it, and Encode writes it again as it came.
+			peeked, err := jobs.DecodeOutcome(b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if data, err := peeked.Data(); err != nil || !bytes.Equal(data, got.Result) {
-				t.Errorf("PeekOutcome's data: %d bytes, %v; want %d", len(data), err, len(got.Result))
+				t.Errorf("the decoded outcome's data: %d bytes, %v; want %d", len(data), err, len(got.Result))
 			}
 			if again, err := peeked.Encode(); err != nil || !bytes.Equal(again, b) {
-				t.Errorf("a peeked outcome encodes to %d other bytes (%v)", len(again), err)
+				t.Errorf("a decoded outcome encodes to %d other bytes (%v)", len(again), err)
 			}
 			if peeked.Deflated != nil {
 				return // not JSON on the wire: TestLargeOutcomesAreCompressed
@@ -93,7 +93,7 @@ func largeResult(n int) json.RawMessage {
 }
 
 // TestLargeOutcomesAreCompressed: a large result is stored and announced
-// deflated (and kept so by PeekOutcome), a large failure gzipped, and a
+// deflated (and kept so by DecodeOutcome), a large failure gzipped, and a
 // corrupt one is an error, not a panic or a huge allocation.
 func TestLargeOutcomesAreCompressed(t *testing.T) {
 	t.Parallel()
@@ -105,9 +105,9 @@ func TestLargeOutcomesAreCompressed(t *testing.T) {
 	if b[0] != 0 || len(b) > len(o.Result)/4 {
 		t.Fatalf("a %d-byte result encodes to %d bytes starting % x", len(o.Result), len(b), b[:4])
 	}
-	peeked, err := jobs.PeekOutcome(b)
+	peeked, err := jobs.DecodeOutcome(b)
 	if err != nil || peeked.Deflated == nil || peeked.Result != nil || peeked.Deflated.Len != len(o.Result) {
-		t.Fatalf("PeekOutcome: %+v, %v", peeked, err)
+		t.Fatalf("DecodeOutcome: %+v, %v", peeked, err)
 	}
 	small, _ := jobs.Outcome{Result: largeResult(1000)}.Encode()
 	if small[0] != '{' {
@@ -134,13 +134,8 @@ func TestLargeOutcomesAreCompressed(t *testing.T) {
 		"gzip with a lying size":   append(failure[:len(failure)-4:len(failure)-4], 0xff, 0xff, 0xff, 0x7f),
 		"gzip magic, zeros behind": append([]byte{0x1f, 0x8b}, make([]byte, 40)...),
 	} {
-		if got, err := jobs.DecodeOutcome(bad); err == nil {
+		if got, err := decodeWhole(bad); err == nil {
 			t.Errorf("%s: decoded %d result bytes", name, len(got.Result))
-		}
-		if p, err := jobs.PeekOutcome(bad); err == nil {
-			if _, err := p.Data(); err == nil {
-				t.Errorf("%s: peeked and inflated", name)
-			}
 		}
 	}
 }
@@ -159,7 +154,7 @@ func TestDecodeOutcomeOfEncodingJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(wire), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := jobs.DecodeOutcome([]byte(wire))
+		got, err := decodeWhole([]byte(wire))
 		if err != nil {
 			t.Fatalf("%s: %v", wire, err)
 		}
@@ -182,11 +177,25 @@ func FuzzOutcomeResult(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := jobs.DecodeOutcome(b)
+		got, err := decodeWhole(b)
 		if err != nil || got.Failure != nil || !bytes.Equal(got.Result, compact) {
 			t.Fatalf("%s: decoded %+v, %v", compact, got, err)
 		}
 	})
+}
+
+// decodeWhole decodes b and inflates its result, as a reader that needs
+// the bytes does.
+func decodeWhole(b []byte) (jobs.Outcome, error) {
+	o, err := jobs.DecodeOutcome(b)
+	if err != nil {
+		return o, err
+	}
+	if o.Result, err = o.Data(); err != nil {
+		return jobs.Outcome{}, err
+	}
+	o.Deflated = nil
+	return o, nil
 }
 
 // norm compacts a result so that equal JSON compares equal.

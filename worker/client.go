@@ -125,7 +125,7 @@ func (c *Client) Close() error {
 func (c *Client) listen() {
 	defer close(c.done)
 	for msg := range c.pubsub.Channel() {
-		o, err := jobs.PeekOutcome([]byte(msg.Payload))
+		o, err := jobs.DecodeOutcome([]byte(msg.Payload))
 		if err != nil {
 			c.log.Warn("undecodable completion", "channel", msg.Channel, "err", err)
 			continue
@@ -297,7 +297,7 @@ func decodeOutcome(info *asynq.TaskInfo) (jobs.Outcome, error) {
 		}
 		return o, fmt.Errorf("job %s finished without a result", info.ID)
 	}
-	o, err := jobs.PeekOutcome(info.Result)
+	o, err := jobs.DecodeOutcome(info.Result)
 	if err != nil {
 		return o, fmt.Errorf("decode result of job %s: %w", info.ID, err)
 	}

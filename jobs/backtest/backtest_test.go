@@ -193,7 +193,7 @@ func TestGroupUngroup(t *testing.T) {
 		t.Errorf("ungrouped %+v", got)
 	}
 	// A group's outcome over 64 KiB arrives deflated when the worker
-	// client read it (PeekOutcome): it ungroups the same.
+	// client read it (DecodeOutcome): it ungroups the same.
 	var many []jobs.Outcome
 	for range 2 {
 		many = append(many, jobs.Outcome{Failure: &jobs.Failure{Code: "NO_DATA", Message: strings.Repeat("m", 40_000)}})
@@ -203,7 +203,7 @@ func TestGroupUngroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peeked, err := jobs.PeekOutcome(wire)
+	peeked, err := jobs.DecodeOutcome(wire)
 	if err != nil || peeked.Deflated == nil {
 		t.Fatalf("a %d-byte group outcome was not deflated: %v", len(largeJSON), err)
 	}
