@@ -55,8 +55,7 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			refused = true
 			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure}, nil)
 		case err == nil:
-			buf := s.results.get()
-			raw, mErr := encodeResult(v, buf)
+			raw, mErr := s.results.encode(v)
 			defer s.results.put(raw) // the outcome holds no reference once finish returns
 			if mErr != nil {
 				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the result could not be encoded"}},
@@ -83,15 +82,6 @@ type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
-// encodeResult writes a task's result as JSON, into buf when the result
-// writes itself.
-func encodeResult(v any, buf []byte) ([]byte, error) {
-	if a, ok := v.(jsonAppender); ok {
-		return a.AppendJSON(buf[:0])
-	}
-	return json.Marshal(v)
-}
-
 // resultBuffers recycles the buffers results are written into. A replay's
 // answer runs to hundreds of kilobytes, and on a fresh buffer each time
 // the page faults of new memory cost as much as writing it.
@@ -101,11 +91,18 @@ type resultBuffers struct{ pool sync.Pool }
 // megabytes is left to the collector.
 const maxPooledResult = 8 << 20
 
-func (r *resultBuffers) get() []byte {
-	if b, ok := r.pool.Get().(*[]byte); ok {
-		return *b
+// encode writes a task's result as JSON: into a recycled buffer when the
+// result writes itself, else with encoding/json.
+func (r *resultBuffers) encode(v any) ([]byte, error) {
+	a, ok := v.(jsonAppender)
+	if !ok {
+		return json.Marshal(v)
 	}
-	return nil
+	var buf []byte
+	if b, ok := r.pool.Get().(*[]byte); ok {
+		buf = *b
+	}
+	return a.AppendJSON(buf[:0])
 }
 
 // put keeps b for a later result. Its contents must no longer be used:
