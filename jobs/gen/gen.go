@@ -510,17 +510,22 @@ const (
 // was half the cost of generating dev data.
 func bookSide(r *rand.Rand, dst []store.Level, best, dir int) []store.Level {
 	for p := best; len(dst) < cap(dst) && p >= 1 && p <= 99; p += dir {
-		// One draw gives both the size (high 53 bits) and whether the
-		// next price is skipped (low 10 bits, about 15% of the time).
-		x := r.Uint64()
-		u := float64(x>>11) / (1 << 53)
-		size := 100*minLevelSize + int(u*u*u*100*(maxLevelSize-minLevelSize))
+		size, skip := drawLevel(r)
 		dst = append(dst, store.Level{Price: cents(p), Size: cents(size)})
-		if x&0x3ff < 154 {
+		if skip {
 			p += dir
 		}
 	}
 	return dst
+}
+
+// drawLevel draws a level's size, in hundredths of a share, and whether a
+// price beside it is skipped. One draw gives both: the size from its high
+// 53 bits, the skip from its low 10 bits (about 15% of the time).
+func drawLevel(r *rand.Rand) (size int, skip bool) {
+	x := r.Uint64()
+	u := float64(x>>11) / (1 << 53)
+	return 100*minLevelSize + int(u*u*u*100*(maxLevelSize-minLevelSize)), x&0x3ff < 154
 }
 
 // restingBooks is what rests at every price of both outcomes' books, for
@@ -541,13 +546,9 @@ func newRestingBooks(r *rand.Rand) *restingBooks {
 	return &b
 }
 
-// draw draws the level at price p of outcome o as bookSide draws a level:
-// its size, and whether the price is skipped (about 15% of the time).
+// draw draws the level at price p of outcome o as bookSide draws a level.
 func (b *restingBooks) draw(r *rand.Rand, o, p int) {
-	x := r.Uint64()
-	u := float64(x>>11) / (1 << 53)
-	b.size[o][p] = 100*minLevelSize + int(u*u*u*100*(maxLevelSize-minLevelSize))
-	b.gap[o][p] = x&0x3ff < 154
+	b.size[o][p], b.gap[o][p] = drawLevel(r)
 }
 
 // churn redraws n levels at prices drawn at random.
