@@ -69,55 +69,66 @@ func benchStrategy() Strategy {
 	}
 }
 
-// floor reads what the engine reads of every snapshot, its time and three
-// prices, and does nothing else: the memory floor Run is measured against.
-func floor(snaps []store.Snapshot) float64 {
+// benchTape is benchMarket's tape with the books of outcome.
+func benchTape(tb testing.TB, outcome string) (store.Market, *store.Tape) {
+	m, snaps := benchMarket()
+	t, err := store.TapeOf(snaps, outcome)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m, t
+}
+
+// floor reads what the engine reads of every tick, its time and three
+// prices, and does nothing else: the memory floor RunTape is measured
+// against.
+func floor(t *store.Tape) float64 {
 	var acc float64
 	var ns int64
-	for i := range snaps {
-		sn := &snaps[i]
-		ns += sn.Time.UnixNano()
-		acc += sn.PriceUp + sn.PriceDown + sn.CoinPrice
+	for i := range t.Ticks {
+		tk := &t.Ticks[i]
+		ns += tk.Nanos
+		acc += tk.PriceUp + tk.PriceDown + tk.CoinPrice
 	}
 	return acc + float64(ns)
 }
 
-// floorBooks also reads the best bid of the UP book of every snapshot, as
-// the engine must on every snapshot it spends in position (to mark the
-// position and test MAX_LOSS). Following the book pointers into the levels
-// is most of a replay's memory traffic.
-func floorBooks(snaps []store.Snapshot) float64 {
+// floorBooks also reads the best bid of every tick, as the engine must on
+// every tick it spends in position (to mark the position and test
+// MAX_LOSS). Reaching into the levels is most of a replay's memory
+// traffic.
+func floorBooks(t *store.Tape) float64 {
 	var acc float64
 	var ns int64
-	for i := range snaps {
-		sn := &snaps[i]
-		ns += sn.Time.UnixNano()
-		acc += sn.PriceUp + sn.PriceDown + sn.CoinPrice
-		if b := sn.BookUp; b != nil && len(b.Bids) > 0 {
-			acc += b.Bids[0].Price
+	for i := range t.Ticks {
+		tk := &t.Ticks[i]
+		ns += tk.Nanos
+		acc += tk.PriceUp + tk.PriceDown + tk.CoinPrice
+		if tk.Bids.Len > 0 {
+			acc += t.Levels[tk.Bids.Off].Price
 		}
 	}
 	return acc + float64(ns)
 }
 
 func BenchmarkRun(b *testing.B) {
-	m, snaps := benchMarket()
+	m, snaps := benchTape(b, store.OutcomeUp)
 	s := benchStrategy()
 	var r Result
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if r, err = Run(m, snaps, s); err != nil {
+		if r, err = RunTape(m, snaps, s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(len(snaps))*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+	b.ReportMetric(float64(snaps.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
 	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
 	// DESIGN 10: print the ratio to the reference in the same run. Both
 	// sides are the best of several passes, which shared machines disturb
 	// least.
 	var sink float64
-	run := bestOf(20, func() { r, _ = Run(m, snaps, s) })
+	run := bestOf(20, func() { r, _ = RunTape(m, snaps, s) })
 	fl := bestOf(20, func() { sink += floor(snaps) })
 	fb := bestOf(20, func() { sink += floorBooks(snaps) })
 	runtime.KeepAlive(sink)
@@ -129,14 +140,14 @@ func BenchmarkFloor(b *testing.B) { benchmarkFloor(b, floor) }
 
 func BenchmarkFloorBooks(b *testing.B) { benchmarkFloor(b, floorBooks) }
 
-func benchmarkFloor(b *testing.B, read func([]store.Snapshot) float64) {
-	_, snaps := benchMarket()
+func benchmarkFloor(b *testing.B, read func(*store.Tape) float64) {
+	_, t := benchTape(b, store.OutcomeUp)
 	var sink float64
 	for b.Loop() {
-		sink += read(snaps)
+		sink += read(t)
 	}
 	runtime.KeepAlive(sink)
-	b.ReportMetric(float64(len(snaps))*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
 }
 
 // bestOf returns the shortest of k timed calls of f, in seconds.
@@ -155,7 +166,7 @@ func bestOf(k int, f func()) float64 {
 // time over the same replay without costs, measured side by side in this
 // run (x_no_costs; the issue asks for at most 1.15).
 func BenchmarkRunCosts(b *testing.B) {
-	m, snaps := benchMarket()
+	m, snaps := benchTape(b, store.OutcomeUp)
 	m.TakerFeeRate, m.FeeExponent = new(0.07), new(1)
 	plain := benchStrategy()
 	s := plain
@@ -164,11 +175,11 @@ func BenchmarkRunCosts(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		if r, err = Run(m, snaps, s); err != nil {
+		if r, err = RunTape(m, snaps, s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(len(snaps))*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+	b.ReportMetric(float64(snaps.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
 	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
 	b.ReportMetric(*r.Performance.TotalFees, "fees_$")
 	// Pairs run back to back, so that a disturbance of the shared machine
@@ -176,8 +187,8 @@ func BenchmarkRunCosts(b *testing.B) {
 	// the pairs it hit unevenly.
 	ratios := make([]float64, 25)
 	for k := range ratios {
-		costs := bestOf(1, func() { r, _ = Run(m, snaps, s) })
-		none := bestOf(1, func() { r, _ = Run(m, snaps, plain) })
+		costs := bestOf(1, func() { r, _ = RunTape(m, snaps, s) })
+		none := bestOf(1, func() { r, _ = RunTape(m, snaps, plain) })
 		ratios[k] = costs / none
 	}
 	slices.Sort(ratios)

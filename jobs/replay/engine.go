@@ -32,7 +32,8 @@ const tolerance = 1e-9
 
 // Run replays s against the resolved market m, tick by tick over snaps
 // (oldest first, as store.SnapshotQuery{Ascending: true} returns them), and
-// reports trades, performance and an equity curve, following DESIGN 6.
+// reports trades, performance and an equity curve, following DESIGN 6. It
+// packs snaps into a tape and runs RunTape.
 //
 // Run is a pure function: it keeps no state, changes none of its inputs,
 // and the same inputs give the same Result, byte for byte once encoded. It
@@ -42,6 +43,18 @@ const tolerance = 1e-9
 // out of time order or with a non-finite price are a plain error: that is
 // bad data, not a bad request.
 func Run(m store.Market, snaps []store.Snapshot, s Strategy) (Result, error) {
+	tape, err := store.TapeOf(snaps, s.Outcome())
+	if err != nil {
+		return Result{}, fmt.Errorf("replay: %w", err)
+	}
+	return RunTape(m, tape, s)
+}
+
+// RunTape is Run over a tape that carries the books of the outcome s trades
+// (Strategy.Outcome), as store.Store.ReadTape returns it. A replay reads
+// nothing else of a market, and a tape holds no pointers, so a worker can
+// keep many of them without slowing its garbage collections.
+func RunTape(m store.Market, t *store.Tape, s Strategy) (Result, error) {
 	if err := s.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -49,12 +62,16 @@ func Run(m store.Market, snaps []store.Snapshot, s Strategy) (Result, error) {
 		return Result{}, &Error{Code: CodeMarketNotResolved,
 			Message: fmt.Sprintf("market %q is not resolved yet: only resolved markets can be replayed", m.Slug)}
 	}
-	if len(snaps) == 0 {
+	if t.Len() == 0 {
 		return Result{}, &Error{Code: CodeNoData,
 			Message: fmt.Sprintf("market %q has no recorded snapshots to replay", m.Slug)}
 	}
-	s.applyDefaults() // on Run's copy: the caller's strategy is left alone
-	e := newEngine(m, snaps, s)
+	if t.Outcome != s.Outcome() {
+		return Result{}, fmt.Errorf("replay: the tape of %s carries the books of %q, the strategy trades %q",
+			m.Slug, t.Outcome, s.Outcome())
+	}
+	s.applyDefaults() // on RunTape's copy: the caller's strategy is left alone
+	e := newEngine(m, t, s)
 	if err := e.replay(); err != nil {
 		return Result{}, err
 	}
@@ -173,7 +190,8 @@ type event struct {
 // engine holds one replay: its inputs, precomputed once, the open
 // position, and what the replay produced.
 type engine struct {
-	snaps    []store.Snapshot
+	ticks    []store.Tick
+	levels   []store.Level // the books of the ticks' side
 	up       bool
 	limit    bool // LIMIT orders (MAX_LOSS exits are MARKET regardless)
 	size     float64
@@ -210,9 +228,11 @@ type engine struct {
 	dd     drawdown
 }
 
-func newEngine(m store.Market, snaps []store.Snapshot, s Strategy) *engine {
+func newEngine(m store.Market, t *store.Tape, s Strategy) *engine {
+	ticks := t.Ticks
 	e := &engine{
-		snaps:   snaps,
+		ticks:   ticks,
+		levels:  t.Levels,
 		up:      s.Side == SideUp,
 		limit:   s.OrderType == OrderLimit,
 		size:    s.PositionSize,
@@ -220,7 +240,7 @@ func newEngine(m store.Market, snaps []store.Snapshot, s Strategy) *engine {
 		entry:   compile(s.EntryConditions),
 		exit:    compile(s.ExitConditions),
 		endNs:   m.EndTime.UnixNano(),
-		coinEnd: snaps[len(snaps)-1].CoinPrice,
+		coinEnd: ticks[len(ticks)-1].CoinPrice,
 		fee:     feeScheduleOf(m, s),
 		costs:   s.FeeModel != "" || s.LatencyMs > 0,
 		delayNs: int64(s.LatencyMs) * int64(time.Millisecond),
@@ -243,7 +263,7 @@ func newEngine(m store.Market, snaps []store.Snapshot, s Strategy) *engine {
 	// A settlement follows the last snapshot, also when snapshots were
 	// recorded past end_time, so that trades and the curve stay in order.
 	e.settleAt = m.EndTime
-	if last := snaps[len(snaps)-1].Time; last.After(e.settleAt) {
+	if last := t.Time(len(ticks) - 1); last.After(e.settleAt) {
 		e.settleAt = last
 	}
 	if m.CoinPriceEnd != nil && finite(*m.CoinPriceEnd) {
@@ -252,12 +272,24 @@ func newEngine(m store.Market, snaps []store.Snapshot, s Strategy) *engine {
 	return e
 }
 
-// side returns the book and price of the strategy's side at a snapshot.
-func (e *engine) side(sn *store.Snapshot) (*store.Book, float64) {
+// price returns the price of the strategy's side at a tick.
+func (e *engine) price(tk *store.Tick) float64 {
 	if e.up {
-		return sn.BookUp, sn.PriceUp
+		return tk.PriceUp
 	}
-	return sn.BookDown, sn.PriceDown
+	return tk.PriceDown
+}
+
+// time returns the time of tick i.
+func (e *engine) time(i int) time.Time { return time.Unix(0, e.ticks[i].Nanos).UTC() }
+
+// bids and asks return the sides of the book at a tick.
+func (e *engine) bids(tk *store.Tick) []store.Level {
+	return e.levels[tk.Bids.Off : tk.Bids.Off+tk.Bids.Len]
+}
+
+func (e *engine) asks(tk *store.Tick) []store.Level {
+	return e.levels[tk.Asks.Off : tk.Asks.Off+tk.Asks.Len]
 }
 
 // replay is the inner loop: one pass over the snapshots that allocates
@@ -279,10 +311,10 @@ func (e *engine) replay() error {
 		endNs          = e.endNs
 		trpScale       = e.trpScale
 	)
-	for i := range e.snaps {
-		sn := &e.snaps[i]
+	for i := range e.ticks {
+		sn := &e.ticks[i]
 		cur, prev = prev, cur
-		ns := sn.Time.UnixNano()
+		ns := sn.Nanos
 		if ns < lastNs {
 			return e.badSnapshot(i, "is older than the one before it: snapshots must be oldest first")
 		}
@@ -295,15 +327,15 @@ func (e *engine) replay() error {
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
 		cur[fSpread] = math.Abs(pu - pd)
 		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
-		book, price := e.side(sn)
+		price := e.price(sn)
 
 		if e.pending != noOrder {
 			// An order waits for the first snapshot at or after its time;
 			// until then nothing else is decided.
 			if ns >= e.dueNs {
-				e.execute(i, book, price)
+				e.execute(i, sn, price)
 			} else if e.open {
-				e.dd.observe(e.size + e.realized + e.shares*(bestBid(book, price)-e.entryFill) - e.entryFee)
+				e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(sn), price)-e.entryFill) - e.entryFee)
 			}
 			continue
 		}
@@ -313,27 +345,27 @@ func (e *engine) replay() error {
 					e.delay(orderEntry, ns, price)
 					continue
 				}
-				e.enter(i, book, price, price, price)
+				e.enter(i, sn, price, price, price)
 			}
 			continue
 		}
 		// In position, and not on the entry's own snapshot: that one
 		// continued above.
-		mark := bestBid(book, price)
+		mark := bestBid(e.bids(sn), price)
 		if e.shares*(e.entryFill-mark) >= e.stopLoss {
 			if e.delayNs != 0 {
 				e.delay(orderMaxLoss, ns, price)
 				e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 				continue
 			}
-			fill, fee := e.sellMarket(book, price, e.shares)
+			fill, fee := e.sellMarket(e.bids(sn), price, e.shares)
 			e.close(i, ReasonMaxLoss, price, fill, fee)
 			continue
 		}
 		if e.exit.any(cur, prev) {
 			if e.delayNs != 0 {
 				e.delay(orderExit, ns, price)
-			} else if e.exitSignal(i, book, price, price, price) {
+			} else if e.exitSignal(i, sn, price, price, price) {
 				continue
 			}
 		}
@@ -341,7 +373,7 @@ func (e *engine) replay() error {
 	}
 	if e.open {
 		// An order still pending never executes: no snapshot came after it.
-		e.close(len(e.snaps), ReasonMarketEnd, e.settle, e.settle, 0)
+		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
 }
@@ -362,38 +394,38 @@ func (e *engine) delay(o order, ns int64, price float64) {
 	e.pending, e.decided, e.dueNs = o, price, ns+e.delayNs
 }
 
-// execute carries out the pending order at snapshot j, whose side has book
-// and price: it walks j's book, with the decision's price as a LIMIT's
+// execute carries out the pending order at tick j, whose side has price:
+// it walks j's book, with the decision's price as a LIMIT's
 // limit and as the event's price (so slippage includes what the delay
 // cost). An order that cannot fill does nothing.
-func (e *engine) execute(j int, book *store.Book, price float64) {
+func (e *engine) execute(j int, tk *store.Tick, price float64) {
 	o, decided := e.pending, e.decided
 	e.pending = noOrder
 	switch o {
 	case orderEntry:
-		e.enter(j, book, decided, price, decided)
+		e.enter(j, tk, decided, price, decided)
 		return
 	case orderMaxLoss:
-		fill, fee := e.sellMarket(book, price, e.shares)
+		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
 		e.close(j, ReasonMaxLoss, decided, fill, fee)
 		return
 	}
-	if !e.exitSignal(j, book, decided, price, decided) {
-		e.dd.observe(e.size + e.realized + e.shares*(bestBid(book, price)-e.entryFill) - e.entryFee)
+	if !e.exitSignal(j, tk, decided, price, decided) {
+		e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
 	}
 }
 
 // badSnapshot reports bad data at snapshot i. It is a function of its own
 // so that the loop keeps nothing alive for the message.
 func (e *engine) badSnapshot(i int, problem string) error {
-	return fmt.Errorf("replay: snapshot %d (%s) %s", i, e.snaps[i].Time.UTC().Format(timeLayout), problem)
+	return fmt.Errorf("replay: snapshot %d (%s) %s", i, e.time(i).Format(timeLayout), problem)
 }
 
-// enter buys at snapshot i, whose side has book and price, if the order
+// enter buys at tick i, whose side has price, if the order
 // fills. limit is a LIMIT order's limit price and shown the price the
 // event shows; without latency all three prices are the snapshot's.
-func (e *engine) enter(i int, book *store.Book, limit, price, shown float64) {
-	fill, shares, fee, ok := e.buy(book, limit, price)
+func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
+	fill, shares, fee, ok := e.buy(e.asks(tk), limit, price)
 	if !ok {
 		return
 	}
@@ -406,20 +438,19 @@ func (e *engine) enter(i int, book *store.Book, limit, price, shown float64) {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
 	e.events = append(e.events, event{idx: i, reason: ReasonSignal, price: shown,
-		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: e.snaps[i].CoinPrice})
-	e.dd.observe(e.size + e.realized + shares*(bestBid(book, price)-fill) - fee)
+		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice})
+	e.dd.observe(e.size + e.realized + shares*(bestBid(e.bids(tk), price)-fill) - fee)
 }
 
-// exitSignal sells on an exit signal at snapshot i, whose side has book and
-// price, and reports whether the order filled. limit and shown are as for
+// exitSignal sells on an exit signal at tick i, whose side has price, and reports whether the order filled. limit and shown are as for
 // enter.
-func (e *engine) exitSignal(i int, book *store.Book, limit, price, shown float64) bool {
+func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) bool {
 	if !e.limit {
-		fill, fee := e.sellMarket(book, price, e.shares)
+		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
 		e.close(i, ReasonSignal, shown, fill, fee)
 		return true
 	}
-	fill, fee, ok := e.sellLimit(book, limit, price, e.shares)
+	fill, fee, ok := e.sellLimit(e.bids(tk), limit, price, e.shares)
 	if ok {
 		e.close(i, ReasonSignal, shown, fill, fee)
 	}
@@ -432,8 +463,8 @@ func (e *engine) close(i int, reason string, price, fill, fee float64) {
 	pnl := e.shares*(fill-e.entryFill) - e.entryFee - fee
 	e.realized += pnl
 	coin := e.coinEnd
-	if i < len(e.snaps) {
-		coin = e.snaps[i].CoinPrice
+	if i < len(e.ticks) {
+		coin = e.ticks[i].CoinPrice
 	}
 	e.events = append(e.events, event{idx: i, exit: true, reason: reason, price: price,
 		fill: fill, shares: e.shares, fee: fee, pnl: pnl, cum: e.realized, coin: coin})
@@ -460,14 +491,12 @@ func (d *drawdown) observe(equity float64) {
 // is not) and a finite price.
 func isLevel(l store.Level) bool { return l.Size > 0 && l.Price-l.Price == 0 }
 
-// bestBid is the price the open position could sell at now: the best bid
-// of the side, or its snapshot price where no bid is recorded.
-func bestBid(b *store.Book, price float64) float64 {
-	if b != nil {
-		for _, l := range b.Bids {
-			if isLevel(l) {
-				return l.Price
-			}
+// bestBid is the price the open position could sell at now: the best of
+// the side's bids, or its snapshot price where no bid is recorded.
+func bestBid(bids []store.Level, price float64) float64 {
+	for _, l := range bids {
+		if isLevel(l) {
+			return l.Price
 		}
 	}
 	return price
@@ -560,15 +589,11 @@ func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule)
 	return w
 }
 
-// buy fills an entry of e.size shares at a snapshot whose side has book b
+// buy fills an entry of e.size shares at a snapshot whose side has asks
 // and price p; a LIMIT order takes only asks at or under limit. It returns
 // the volume-weighted fill price, the shares bought and their fee; ok is
 // false when a LIMIT order finds nothing at or under its limit.
-func (e *engine) buy(b *store.Book, limit, p float64) (fill, shares, fee float64, ok bool) {
-	var asks []store.Level
-	if b != nil {
-		asks = b.Asks
-	}
+func (e *engine) buy(asks []store.Level, limit, p float64) (fill, shares, fee float64, ok bool) {
 	ceiling := math.Inf(1)
 	if e.limit {
 		ceiling = limit + tolerance
@@ -592,11 +617,7 @@ func (e *engine) buy(b *store.Book, limit, p float64) (fill, shares, fee float64
 // fee. What the recorded levels cannot absorb goes at the worst recorded
 // level's price (and pays that level's fee): recorded books are truncated
 // to their top levels and deeper liquidity is assumed there.
-func (e *engine) sellMarket(b *store.Book, p, shares float64) (fill, fee float64) {
-	var bids []store.Level
-	if b != nil {
-		bids = b.Bids
-	}
+func (e *engine) sellMarket(bids []store.Level, p, shares float64) (fill, fee float64) {
 	w := take(bids, shares, math.Inf(-1), false, e.fee)
 	if !w.seen {
 		return p, roundFee(e.fee.on(p, shares))
@@ -607,11 +628,7 @@ func (e *engine) sellMarket(b *store.Book, p, shares float64) (fill, fee float64
 
 // sellLimit sells the whole position at limit or better, or nothing (ok
 // false). Without levels it fills at p.
-func (e *engine) sellLimit(b *store.Book, limit, p, shares float64) (fill, fee float64, ok bool) {
-	var bids []store.Level
-	if b != nil {
-		bids = b.Bids
-	}
+func (e *engine) sellLimit(bids []store.Level, limit, p, shares float64) (fill, fee float64, ok bool) {
 	w := take(bids, shares, limit-tolerance, false, e.fee)
 	switch {
 	case !w.seen:

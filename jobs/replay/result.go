@@ -121,7 +121,7 @@ func (e *engine) result(m store.Market, s Strategy) Result {
 			ExitConditionCount:  len(s.ExitConditions),
 		},
 		Trades:         make([]TradeEvent, 0, len(e.events)),
-		TotalSnapshots: len(e.snaps),
+		TotalSnapshots: len(e.ticks),
 	}
 	if e.costs {
 		r.Strategy.FeeModel = s.FeeModel
@@ -163,8 +163,8 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 		t.Type = TradeExit
 		t.Slippage = round6(ev.price - ev.fill) // a sell receives below it
 	}
-	if ev.idx < len(e.snaps) {
-		t.Time = formatTime(e.snaps[ev.idx].Time)
+	if ev.idx < len(e.ticks) {
+		t.Time = formatTime(e.time(ev.idx))
 	} else {
 		t.Time = formatTime(e.settleAt)
 	}
@@ -177,18 +177,18 @@ func (e *engine) performance(m store.Market) Performance {
 		total, entryCosts, best, worst, fees float64
 		inPosNs, entryNs                     int64
 	)
-	first, last := e.snaps[0].Time.UnixNano(), e.snaps[len(e.snaps)-1].Time.UnixNano()
+	first, last := e.ticks[0].Nanos, e.ticks[len(e.ticks)-1].Nanos
 	for _, ev := range e.events {
 		fees += ev.fee
 		if !ev.exit {
 			entryCosts += ev.shares*ev.fill + ev.fee
-			entryNs = e.snaps[ev.idx].Time.UnixNano()
+			entryNs = e.ticks[ev.idx].Nanos
 			continue
 		}
 		// A MARKET_END position is held to the end of the recorded span.
 		exitNs := last
-		if ev.idx < len(e.snaps) {
-			exitNs = e.snaps[ev.idx].Time.UnixNano()
+		if ev.idx < len(e.ticks) {
+			exitNs = e.ticks[ev.idx].Nanos
 		}
 		inPosNs += exitNs - entryNs
 		if p.TotalTrades == 0 || ev.pnl > best {
@@ -243,12 +243,12 @@ func (e *engine) performance(m store.Market) Performance {
 // gives the same numbers the loop saw.
 func (e *engine) curve(m store.Market) []EquityPoint {
 	n := len(e.events)
-	settled := n > 0 && e.events[n-1].idx == len(e.snaps)
+	settled := n > 0 && e.events[n-1].idx == len(e.ticks)
 	budget := MaxCurvePoints
 	if settled {
 		budget--
 	}
-	idx := curveIndices(len(e.snaps), e.events, budget)
+	idx := curveIndices(len(e.ticks), e.events, budget)
 	points := make([]EquityPoint, 0, len(idx)+1)
 	var (
 		k                            int
@@ -261,14 +261,14 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 			inPos, realized = !ev.exit, ev.cum
 			shares, entry, fee = ev.shares, ev.fill, ev.fee
 		}
-		sn := &e.snaps[i]
-		book, price := e.side(sn)
+		sn := &e.ticks[i]
+		price := e.price(sn)
 		unrealized := 0.0
 		if inPos {
-			unrealized = shares*(bestBid(book, price)-entry) - fee
+			unrealized = shares*(bestBid(e.bids(sn), price)-entry) - fee
 		}
 		points = append(points, EquityPoint{
-			Time:          formatTime(sn.Time),
+			Time:          formatTime(e.time(i)),
 			PnL:           round6(realized + unrealized),
 			UnrealizedPnL: round6(unrealized),
 			Price:         round6(price),

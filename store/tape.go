@@ -1,0 +1,126 @@
+package store
+
+import (
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+)
+
+// Tape is a market's snapshots as a replay reads them: oldest first, each
+// with the order book of one outcome, packed in two arrays that hold no
+// pointers.
+//
+// Decoded as []Snapshot, a market holds a pointer per book and a slice per
+// side, and every garbage collection marks them all: a worker that keeps
+// markets decoded for the next replay (a 24hr market is 288,000 snapshots)
+// would spend its collections walking them, and slow every other decode in
+// the process. The collector never looks inside a tape's arrays.
+//
+// A side that did not change from one tick to the next is the same Span of
+// Levels, as the stores share unchanged sides; a missing book and an empty
+// one are both empty spans, which a replay treats alike. A tape is read-only
+// once built.
+type Tape struct {
+	// Outcome names the books the ticks carry: OutcomeUp or OutcomeDown.
+	Outcome string
+	Ticks   []Tick
+	Levels  []Level
+}
+
+// Tick is one snapshot on a tape.
+type Tick struct {
+	// Nanos is the snapshot's time in nanoseconds since the Unix epoch.
+	Nanos                         int64
+	CoinPrice, PriceUp, PriceDown float64
+	// Bids and Asks are the outcome's book, in Tape.Levels.
+	Bids, Asks Span
+}
+
+// Span is a run of a tape's Levels.
+type Span struct{ Off, Len uint32 }
+
+// Len returns the number of ticks.
+func (t *Tape) Len() int { return len(t.Ticks) }
+
+// Time returns the time of tick i, in UTC.
+func (t *Tape) Time(i int) time.Time { return time.Unix(0, t.Ticks[i].Nanos).UTC() }
+
+// Side returns the levels sp spans.
+func (t *Tape) Side(sp Span) []Level {
+	return t.Levels[sp.Off : sp.Off+sp.Len : sp.Off+sp.Len]
+}
+
+// Bytes returns the memory the tape's arrays take.
+func (t *Tape) Bytes() int64 {
+	return int64(cap(t.Ticks))*int64(unsafe.Sizeof(Tick{})) + int64(cap(t.Levels))*int64(unsafe.Sizeof(Level{}))
+}
+
+// MaxTapeLevels bounds the levels of one tape, so that a Span can address
+// them.
+const MaxTapeLevels = math.MaxUint32
+
+// AddSide appends levels to the tape's Levels and returns their span. A
+// side with the same backing array and length as prev's (the side a store
+// shared with the snapshot before) is not copied again: prev is returned.
+func (t *Tape) AddSide(levels []Level, prev Span, prevLevels []Level) (Span, error) {
+	if len(levels) == 0 {
+		return Span{}, nil
+	}
+	if len(prevLevels) == len(levels) && unsafe.SliceData(prevLevels) == unsafe.SliceData(levels) {
+		return prev, nil
+	}
+	off := len(t.Levels)
+	if off+len(levels) > MaxTapeLevels {
+		return Span{}, fmt.Errorf("store: a tape holds at most %d levels", uint64(MaxTapeLevels))
+	}
+	t.Levels = append(t.Levels, levels...)
+	return Span{Off: uint32(off), Len: uint32(len(levels))}, nil
+}
+
+// TapeOf packs snaps, oldest first, with the books of outcome (OutcomeUp or
+// OutcomeDown), into a tape. Times must fit Unix nanoseconds (the years
+// 1678 to 2262).
+func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
+	t := &Tape{Outcome: outcome, Ticks: make([]Tick, len(snaps))}
+	n := 0
+	for i := range snaps {
+		if b := snaps[i].book(outcome); b != nil {
+			n += len(b.Bids) + len(b.Asks)
+		}
+	}
+	t.Levels = make([]Level, 0, min(n, MaxTapeLevels))
+	var prevBids, prevAsks []Level
+	var bids, asks Span
+	var err error
+	for i := range snaps {
+		sn := &snaps[i]
+		tk := &t.Ticks[i]
+		tk.Nanos, tk.CoinPrice, tk.PriceUp, tk.PriceDown = sn.Time.UnixNano(), sn.CoinPrice, sn.PriceUp, sn.PriceDown
+		b := sn.book(outcome)
+		if b == nil {
+			prevBids, prevAsks, bids, asks = nil, nil, Span{}, Span{}
+			continue
+		}
+		if bids, err = t.AddSide(b.Bids, bids, prevBids); err != nil {
+			return nil, err
+		}
+		if asks, err = t.AddSide(b.Asks, asks, prevAsks); err != nil {
+			return nil, err
+		}
+		tk.Bids, tk.Asks = bids, asks
+		prevBids, prevAsks = b.Bids, b.Asks
+	}
+	return t, nil
+}
+
+// book returns the snapshot's book of outcome, nil when there is none.
+func (s *Snapshot) book(outcome string) *Book {
+	switch outcome {
+	case OutcomeUp:
+		return s.BookUp
+	case OutcomeDown:
+		return s.BookDown
+	}
+	return nil
+}
