@@ -84,6 +84,11 @@ type SnapshotStore interface {
 	// count stays the same along a cursor walk. An unknown slug is
 	// ErrNotFound.
 	CountSnapshots(ctx context.Context, slug string, q SnapshotQuery) (int, error)
+	// ReadTape returns all the market's snapshots, oldest first, with the
+	// books of outcome (OutcomeUp or OutcomeDown): what a replay reads,
+	// packed without pointers. A market with no snapshots is an empty
+	// tape; an unknown slug is ErrNotFound.
+	ReadTape(ctx context.Context, slug, outcome string) (*Tape, error)
 }
 
 // CustomerStore keeps customers and their API keys.

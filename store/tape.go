@@ -124,3 +124,11 @@ func (s *Snapshot) book(outcome string) *Book {
 	}
 	return nil
 }
+
+// CheckOutcome reports an outcome a tape cannot carry the books of.
+func CheckOutcome(outcome string) error {
+	if outcome != OutcomeUp && outcome != OutcomeDown {
+		return fmt.Errorf("store: a tape carries the books of %q or %q, not %q", OutcomeUp, OutcomeDown, outcome)
+	}
+	return nil
+}

@@ -291,3 +291,75 @@ func (p *bookPool) take(r *reader, bids, asks int) *store.Book {
 	}
 	return b
 }
+
+// ReadTape returns all the market's snapshots, oldest first, with the books
+// of outcome, decoded straight into a tape.
+func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
+	if err := live(ctx, "read tape"); err != nil {
+		return nil, err
+	}
+	if err := store.CheckOutcome(outcome); err != nil {
+		return nil, fmt.Errorf("memory: read tape: %w", err)
+	}
+	tl, err := s.snapshotsOf(slug)
+	if err != nil {
+		return nil, fmt.Errorf("memory: read tape: %w", err)
+	}
+	entries, _ := tl.page(minMicros, maxMicros, 0, 0, true)
+	t, err := unpackTape(entries, outcome)
+	if err != nil {
+		return nil, fmt.Errorf("memory: read tape of %q: %w", slug, err)
+	}
+	return t, nil
+}
+
+// unpackTape decodes entries, oldest first, with the books of outcome. The
+// levels are counted first, so that they take one allocation.
+func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
+	keep := bookMask(outcome)
+	levels := 0
+	for _, e := range entries {
+		var h snapshotHeader
+		r := reader{b: e.data}
+		h.read(&r)
+		if r.err != nil {
+			return nil, r.err
+		}
+		levels += h.levels(keep)
+	}
+	if levels > store.MaxTapeLevels {
+		return nil, fmt.Errorf("%d levels: a tape holds at most %d", levels, uint64(store.MaxTapeLevels))
+	}
+	t := &store.Tape{Outcome: outcome, Ticks: make([]store.Tick, len(entries)), Levels: make([]store.Level, levels)}
+	k := 0 // the kept book's first count: up bids, or down bids at 2
+	if keep == bookDownFlag {
+		k = 2
+	}
+	off := 0
+	for i, e := range entries {
+		r := reader{b: e.data}
+		var h snapshotHeader
+		h.read(&r)
+		tk := &t.Ticks[i]
+		tk.Nanos = e.micros * 1000
+		tk.CoinPrice, tk.PriceUp, tk.PriceDown = r.num(), r.num(), r.num()
+		if k == 2 && h.flags&bookUpFlag != 0 {
+			for range 2 * (h.counts[0] + h.counts[1]) { // step over the up book
+				r.num()
+			}
+		}
+		if h.flags&keep != 0 {
+			tk.Bids = store.Span{Off: uint32(off), Len: uint32(h.counts[k])}
+			tk.Asks = store.Span{Off: uint32(off + h.counts[k]), Len: uint32(h.counts[k+1])}
+			for j := off; j < off+h.counts[k]+h.counts[k+1]; j++ {
+				t.Levels[j].Price = r.num()
+				t.Levels[j].Size = r.num()
+			}
+			off += h.counts[k] + h.counts[k+1]
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return t, nil
+}

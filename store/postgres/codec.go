@@ -461,6 +461,39 @@ func headCount(head []byte) int {
 
 // decodeHead appends the chunk's snapshots, without books, to dst.
 func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
+	return decodeHeadOf(dst, head, &snapshotHead)
+}
+
+// decodeTicks appends the chunk's snapshots to dst as the ticks of a tape,
+// their books not set.
+func decodeTicks(dst []store.Tick, head []byte) ([]store.Tick, error) {
+	return decodeHeadOf(dst, head, &tickHead)
+}
+
+// headFields says where the numbers of a head go in an element of the
+// slice decoded into: a snapshot or a tick.
+type headFields[T any] struct {
+	time             func(*T, int64) // from microseconds since the epoch
+	coin, up, down func(*T, float64)
+}
+
+var (
+	snapshotHead = headFields[store.Snapshot]{
+		time: func(s *store.Snapshot, us int64) { s.Time = time.UnixMicro(us).UTC() },
+		coin: func(s *store.Snapshot, v float64) { s.CoinPrice = v },
+		up:   func(s *store.Snapshot, v float64) { s.PriceUp = v },
+		down: func(s *store.Snapshot, v float64) { s.PriceDown = v },
+	}
+	tickHead = headFields[store.Tick]{
+		time: func(t *store.Tick, us int64) { t.Nanos = us * 1000 },
+		coin: func(t *store.Tick, v float64) { t.CoinPrice = v },
+		up:   func(t *store.Tick, v float64) { t.PriceUp = v },
+		down: func(t *store.Tick, v float64) { t.PriceDown = v },
+	}
+)
+
+// decodeHeadOf appends the chunk's snapshots to dst, setting what f names.
+func decodeHeadOf[T any](dst []T, head []byte, f *headFields[T]) ([]T, error) {
 	r := reader{b: head}
 	if v := r.byte(); r.err == nil && v != codecVersion {
 		return dst, fmt.Errorf("%w: head version %d", errCorrupt, v)
@@ -472,17 +505,12 @@ func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
-	decodeTimes(&r, out)
-	// One loop per column, written out: a call through a field accessor
-	// per value costs more than the value.
-	if r.err == nil {
-		r.b = decodeColumn(&r, r.b, out, func(s *store.Snapshot, v float64) { s.CoinPrice = v })
-	}
-	if r.err == nil {
-		r.b = decodeColumn(&r, r.b, out, func(s *store.Snapshot, v float64) { s.PriceUp = v })
-	}
-	if r.err == nil {
-		r.b = decodeColumn(&r, r.b, out, func(s *store.Snapshot, v float64) { s.PriceDown = v })
+	decodeTimes(&r, out, f.time)
+	// One loop per column: a column's values are decoded together.
+	for _, set := range [...]func(*T, float64){f.coin, f.up, f.down} {
+		if r.err == nil {
+			r.b = decodeColumn(&r, r.b, out, set)
+		}
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d trailing bytes in head", len(r.b))
@@ -496,7 +524,7 @@ func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
 
 // decodeColumn decodes one price column of a head into out, storing each
 // value through set.
-func decodeColumn(r *reader, b []byte, out []store.Snapshot, set func(*store.Snapshot, float64)) []byte {
+func decodeColumn[T any](r *reader, b []byte, out []T, set func(*T, float64)) []byte {
 	sc, n := binary.Uvarint(b)
 	if n <= 0 {
 		r.fail("bad uvarint")
@@ -518,9 +546,11 @@ func decodeColumn(r *reader, b []byte, out []store.Snapshot, set func(*store.Sna
 	return b
 }
 
-func decodeTimes(r *reader, out []store.Snapshot) {
+// decodeTimes decodes the times of a head into out, storing each, in
+// microseconds since the epoch, through set.
+func decodeTimes[T any](r *reader, out []T, set func(*T, int64)) {
 	t := r.varint()
-	out[0].Time = time.UnixMicro(t).UTC()
+	set(&out[0], t)
 	if len(out) == 1 {
 		return
 	}
@@ -544,7 +574,7 @@ func decodeTimes(r *reader, out []store.Snapshot) {
 			return
 		}
 		t += gap * int64(g)
-		out[i].Time = time.UnixMicro(t).UTC()
+		set(&out[i], t)
 	}
 	r.b = b
 }
@@ -580,49 +610,13 @@ func bookMask(outcome string) byte {
 // are stepped over, their varints counted but not decoded: a replay reads
 // one outcome's books, and the other's cost nearly half the decode.
 func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
-	r := reader{b: books}
-	if v := r.byte(); r.err == nil && v != codecVersion {
-		return fmt.Errorf("%w: books version %d", errCorrupt, v)
+	var d bookDecoder
+	flags, nbooks, err := d.open(books, len(snaps), keep)
+	if err != nil {
+		return err
 	}
-	if n := r.uvarint(); r.err == nil && n != uint64(len(snaps)) {
-		return fmt.Errorf("%w: books of %d snapshots, head of %d", errCorrupt, n, len(snaps))
-	}
-	pScale, sScale := scale(r.uvarint()), scale(r.uvarint())
-	total := r.uvarint()
-	if r.err != nil {
-		return r.err
-	}
-	if len(r.b) < len(snaps) {
-		return fmt.Errorf("%w: books truncated", errCorrupt)
-	}
-	flags, body := r.b[:len(snaps)], r.b[len(snaps):]
-	if total > maxLevels {
-		return fmt.Errorf("%w: %d levels", errCorrupt, total)
-	}
-	// Count the books that must be built, checking the flags on the way.
-	nbooks := 0
+	d.books = make([]store.Book, 0, nbooks)
 	var prevFlags byte
-	for _, f := range flags {
-		if f&^flagsKnown != 0 {
-			return fmt.Errorf("%w: flags %#x", errCorrupt, f)
-		}
-		for _, bk := range [2]byte{flagUp, flagDown} {
-			if f&bk&keep != 0 && !reused(f, prevFlags, bk) {
-				nbooks++
-			}
-		}
-		prevFlags = f
-	}
-	d := bookDecoder{
-		b:      body,
-		pScale: pScale,
-		sScale: sScale,
-		total:  int(total),
-		books:  make([]store.Book, 0, nbooks),
-	}
-	d.pv.fill(pScale)
-	d.sv.fill(sScale)
-	prevFlags = 0
 	var prevUp, prevDown *store.Book
 	for i, f := range flags {
 		sn := &snaps[i]
@@ -649,14 +643,108 @@ func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
 		}
 		prevFlags = f
 	}
+	if err := d.close(); err != nil {
+		clearBooks(snaps)
+		return err
+	}
+	return nil
+}
+
+// decodeTapeBooks sets the books of one outcome (keep: flagUp or flagDown)
+// on ticks, the ticks decodeTicks returned for the same chunk, and returns
+// the levels their spans index. The levels are one array, as a tape's are:
+// a side the chunk marks as unchanged is the span before, not a copy.
+func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte) ([]store.Level, error) {
+	var d bookDecoder
+	flags, _, err := d.open(books, len(ticks), keep)
+	if err != nil {
+		return nil, err
+	}
+	// Every level decoded takes at least two bytes, so the arena never
+	// needs a second block: the spans are offsets in one array.
+	d.arena = levelBuffers.get(min(d.total, len(d.b)/2))
+	d.oneBlock = true
+	k := 0 // the kept book's first side
+	if keep == flagDown {
+		k = 2
+	}
+	for i, f := range flags {
+		tk := &ticks[i]
+		tk.Bids, tk.Asks = store.Span{}, store.Span{}
+		if keep == flagDown && f&flagUp != 0 {
+			d.skipBook(f, 0)
+		}
+		if f&keep != 0 {
+			d.side(k, f&(flagSame<<k) != 0)
+			d.side(k+1, f&(flagSame<<(k+1)) != 0)
+			tk.Bids, tk.Asks = d.span[k], d.span[k+1]
+		}
+		if keep == flagUp && f&flagDown != 0 {
+			d.skipBook(f, 2)
+		}
+		if d.err != nil {
+			break
+		}
+	}
+	if err := d.close(); err != nil {
+		levelBuffers.put(d.arena)
+		return nil, err
+	}
+	return d.arena, nil
+}
+
+// open reads the header and flags of a books section of n snapshots into
+// d, which it positions at the first side, and returns the flags and how
+// many books of those keep names must be built (those not the previous
+// snapshot's book).
+func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks int, err error) {
+	r := reader{b: books}
+	if v := r.byte(); r.err == nil && v != codecVersion {
+		return nil, 0, fmt.Errorf("%w: books version %d", errCorrupt, v)
+	}
+	if c := r.uvarint(); r.err == nil && c != uint64(n) {
+		return nil, 0, fmt.Errorf("%w: books of %d snapshots, head of %d", errCorrupt, c, n)
+	}
+	pScale, sScale := scale(r.uvarint()), scale(r.uvarint())
+	total := r.uvarint()
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	if len(r.b) < n {
+		return nil, 0, fmt.Errorf("%w: books truncated", errCorrupt)
+	}
+	flags, body := r.b[:n], r.b[n:]
+	if total > maxLevels {
+		return nil, 0, fmt.Errorf("%w: %d levels", errCorrupt, total)
+	}
+	// Count the books that must be built, checking the flags on the way.
+	var prevFlags byte
+	for _, f := range flags {
+		if f&^flagsKnown != 0 {
+			return nil, 0, fmt.Errorf("%w: flags %#x", errCorrupt, f)
+		}
+		for _, bk := range [2]byte{flagUp, flagDown} {
+			if f&bk&keep != 0 && !reused(f, prevFlags, bk) {
+				nbooks++
+			}
+		}
+		prevFlags = f
+	}
+	d.b, d.pScale, d.sScale, d.total = body, pScale, sScale, int(total)
+	d.pv.fill(pScale)
+	d.sv.fill(sScale)
+	return flags, nbooks, nil
+}
+
+// close checks that the section was read to its end and held the levels
+// its header announced.
+func (d *bookDecoder) close() error {
 	switch {
+	case d.err != nil:
 	case len(d.b) != 0:
 		d.err = fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, len(d.b))
 	case d.levels != d.total:
 		d.err = fmt.Errorf("%w: %d levels, header says %d", errCorrupt, d.levels, d.total)
-	}
-	if d.err != nil {
-		clearBooks(snaps)
 	}
 	return d.err
 }
@@ -687,8 +775,10 @@ type bookDecoder struct {
 	total          int           // levels the header announces, repeats included
 	levels         int           // levels decoded or repeated so far
 	arena          []store.Level // the block decoded levels are cut from
+	oneBlock       bool          // the arena was made large enough for the section: no second block
 	books          []store.Book
 	last           [numSides][]store.Level // each position's side as last decoded
+	span           [numSides]store.Span    // where in the arena each position's last side is
 	skipped        [numSides]int           // each position's length as last stepped over (skipBook)
 	refs           [numSides]sideRef
 	next           sideRef // scratch for the side being decoded
@@ -744,7 +834,7 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 		return nil
 	case c == 0:
 		d.b = d.b[m:]
-		d.last[k] = nil
+		d.last[k], d.span[k] = nil, store.Span{}
 		d.refs[k].price, d.refs[k].size = d.refs[k].price[:0], d.refs[k].size[:0]
 		return nil
 	case c-1 > uint64(len(d.b)/2):
@@ -758,6 +848,10 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 		return nil
 	}
 	if d.arena == nil || n > cap(d.arena)-len(d.arena) { // (an empty side is not nil)
+		if d.oneBlock {
+			d.fail("more levels than the section can hold")
+			return nil
+		}
 		// A new block; the sides decoded so far keep theirs. Blocks are
 		// bounded by what can still come (every level written takes at
 		// least two bytes), so a chunk whose sides mostly repeat, or
@@ -777,7 +871,7 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	}
 	d.b = rest
 	d.refs[k], d.next = d.next, d.refs[k]
-	d.last[k] = out
+	d.last[k], d.span[k] = out, store.Span{Off: uint32(off), Len: uint32(n)}
 	return out
 }
 

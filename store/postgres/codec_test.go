@@ -12,6 +12,7 @@ import (
 
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/store/storetest"
 )
 
 // t0 is the tests' reference instant, 2025-06-01T12:00:00Z.
@@ -189,6 +190,18 @@ func oneSidedMismatch(t testing.TB, snaps []store.Snapshot) string {
 		if msg := snapshotMismatch(want, got, true); msg != "" {
 			return fmt.Sprintf("books of %s: %s", outcome, msg)
 		}
+		// The same chunk decoded as a tape.
+		tape, err := postgres.DecodeTape(head, books, outcome)
+		if err != nil {
+			return fmt.Sprintf("tape of %s: %v", outcome, err)
+		}
+		exp, err := store.TapeOf(snaps, outcome)
+		if err != nil {
+			t.Fatalf("TapeOf: %v", err)
+		}
+		if msg := storetest.TapeDiff(exp, tape); msg != "" {
+			return fmt.Sprintf("tape of %s: %s", outcome, msg)
+		}
 	}
 	return ""
 }
@@ -227,6 +240,8 @@ func TestChunkCodecRejectsCorruptInput(t *testing.T) {
 		corrupt(fmt.Sprintf("books cut at %d of %d", cut, len(books)), postgres.DecodeBooks(decoded, books[:cut]))
 		for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
 			corrupt(fmt.Sprintf("books of %s cut at %d of %d", outcome, cut, len(books)), postgres.DecodeBooksOf(decoded, books[:cut], outcome))
+			_, err := postgres.DecodeTape(head, books[:cut], outcome)
+			corrupt(fmt.Sprintf("tape of %s cut at %d of %d", outcome, cut, len(books)), err)
 		}
 	}
 	_, err = postgres.DecodeHead(nil, append([]byte{9}, head[1:]...))
@@ -399,6 +414,19 @@ func FuzzChunkCodec(f *testing.F) {
 				if one := postgres.DecodeBooksOf(slices.Clone(got), data, outcome); (one == nil) != (full == nil) {
 					t.Fatalf("books of %s: %v; both outcomes' books: %v", outcome, one, full)
 				}
+				// A tape decodes what the snapshots do, and fails when they fail.
+				tape, err := postgres.DecodeTape(data, data, outcome)
+				if (err == nil) != (full == nil) {
+					t.Fatalf("tape of %s: %v; both outcomes' books: %v", outcome, err, full)
+				}
+				if err == nil {
+					snaps := slices.Clone(got)
+					_ = postgres.DecodeBooks(snaps, data)
+					exp, _ := store.TapeOf(snaps, outcome)
+					if msg := storetest.TapeDiff(exp, tape); msg != "" {
+						t.Fatalf("tape of %s: %s", outcome, msg)
+					}
+				}
 			}
 		}
 		_ = postgres.DecodeBooks(make([]store.Snapshot, len(data)%8), data)
@@ -482,6 +510,50 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			runtime.KeepAlive(held)
 		})
 	}
+}
+
+// BenchmarkDecodeTape decodes the chunk of BenchmarkDecodeChunk into a tape
+// with the UP books, as a replay reads it (ReadTape): no book or side is
+// allocated, and the levels are one array without pointers. Its figures
+// stand beside BenchmarkDecodeChunk's books=up, run in the same process.
+func BenchmarkDecodeTape(b *testing.B) {
+	snaps := newMarketSim(10, t0).series(postgres.ChunkSize)
+	head, books := postgres.EncodeChunk(snaps)
+	decode := func() error {
+		_, err := postgres.DecodeTape(head, books, store.OutcomeUp)
+		return err
+	}
+	b.Run("outcome=up", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := threadCPU(b)
+		for b.Loop() {
+			if err := decode(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(snaps))/b.Elapsed().Seconds(), "snapshots/s")
+		b.ReportMetric(float64(b.N*len(snaps))/cpu().Seconds(), "snapshots/cpu-s")
+	})
+	cores := ",cores=" + strconv.Itoa(runtime.GOMAXPROCS(0))
+	b.Run("outcome=up"+cores, func(b *testing.B) {
+		parallelDecode(b, len(snaps), func([]store.Snapshot) error { return decode() })
+	})
+	// Beside 256 MiB of tapes, as a worker's warm replay cache holds them:
+	// the collector has nothing in them to mark.
+	b.Run("outcome=up"+cores+",cache=256MiB", func(b *testing.B) {
+		var held []*store.Tape
+		for size := int64(0); size < 256<<20; {
+			tape, err := postgres.DecodeTape(head, books, store.OutcomeUp)
+			if err != nil {
+				b.Fatal(err)
+			}
+			held = append(held, tape)
+			size += tape.Bytes()
+		}
+		b.ResetTimer()
+		parallelDecode(b, len(snaps), func([]store.Snapshot) error { return decode() })
+		runtime.KeepAlive(held)
+	})
 }
 
 // parallelDecode runs decode on GOMAXPROCS goroutines, each with its own

@@ -12,6 +12,20 @@ var (
 	DecodeBooksOf = func(snaps []store.Snapshot, books []byte, outcome string) error {
 		return decodeBooksOf(snaps, books, bookMask(outcome))
 	}
+	// DecodeTape decodes a chunk into a tape with the books of outcome,
+	// as ReadTape decodes each chunk of a market.
+	DecodeTape = func(head, books []byte, outcome string) (*store.Tape, error) {
+		t := &store.Tape{Outcome: outcome, Ticks: make([]store.Tick, 0, headCount(head))}
+		var err error
+		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
+			return nil, err
+		}
+		levels, err := decodeTapeBooks(t.Ticks, books, bookMask(outcome))
+		if err != nil {
+			return nil, err
+		}
+		return t, joinParts(t, []*tapePart{{lo: 0, hi: t.Len(), levels: levels}})
+	}
 	EncodeDepthBook = encodeDepthBook
 	DecodeDepthBook = decodeDepthBook
 	// TradePageSQL is the query of a page of ListMarketTrades.

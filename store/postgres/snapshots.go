@@ -531,3 +531,159 @@ func pageRange(total, off, lim int64, ascending bool) (lo, hi int64) {
 	}
 	return max(lo, 0), min(hi, total)
 }
+
+// ReadTape returns all the market's snapshots, oldest first, with the books
+// of outcome, decoded straight into a tape: the same rows as a listing of
+// the whole market, with no book or side allocated.
+func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
+	op := fmt.Sprintf("read the tape of %q", slug)
+	if err := store.CheckOutcome(outcome); err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	rows, _ := s.pool.Query(ctx, listWithBooksSQL, slug, true, 0, math.MaxInt32)
+	t, found, err := readTape(rows, bookMask(outcome))
+	switch {
+	case err != nil:
+		return nil, wrap(op, err)
+	case !found:
+		return nil, notFound(op)
+	}
+	t.Outcome = outcome
+	return t, nil
+}
+
+// tapePart is the levels of one chunk of a tape being read, which its
+// ticks [lo, hi) index from 0.
+type tapePart struct {
+	lo, hi int
+	levels []store.Level
+}
+
+// readTape decodes the rows of listSnapshotsSQL for a whole market into a
+// tape, with the books keep names (flagUp or flagDown). The chunks' books
+// decode side by side, each into levels of its own; once all are decoded
+// the levels are joined into one array and the spans moved to match.
+func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
+	defer rows.Close()
+	t = &store.Tape{}
+	var (
+		total, start int64
+		parts        []*tapePart
+		g            errgroup.Group
+		bad          atomic.Bool
+	)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	defer func() {
+		if werr := g.Wait(); err == nil {
+			err = werr
+		}
+		if err != nil {
+			for _, p := range parts {
+				levelBuffers.put(p.levels)
+			}
+		}
+	}()
+	for rows.Next() && !bad.Load() {
+		var before *int64
+		var head, bk pgtype.DriverBytes // valid until the next row
+		if err = rows.Scan(&total, &before, &head, &bk); err != nil {
+			return nil, found, err
+		}
+		if !found {
+			found = true
+			if before == nil {
+				break // no chunks
+			}
+			start = *before
+			t.Ticks = make([]store.Tick, 0, total)
+		}
+		n := len(t.Ticks)
+		if n+headCount(head) > cap(t.Ticks) {
+			// The ticks will move: the spans of the chunks before must be
+			// in them first.
+			if err = g.Wait(); err != nil {
+				return nil, found, err
+			}
+		}
+		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
+			return nil, found, err
+		}
+		p := &tapePart{lo: n, hi: len(t.Ticks)}
+		parts = append(parts, p)
+		buf := bookBuffers.Get().(*[]byte)
+		*buf = append((*buf)[:0], bk...)
+		ticks := t.Ticks[n:]
+		g.Go(func() (err error) {
+			defer bookBuffers.Put(buf)
+			defer func() {
+				if v := recover(); v != nil {
+					err = fmt.Errorf("%w: decoding panicked: %v", errCorrupt, v)
+				}
+				if err != nil {
+					bad.Store(true)
+				}
+			}()
+			p.levels, err = decodeTapeBooks(ticks, *buf, keep)
+			return err
+		})
+	}
+	if err = rows.Err(); err != nil {
+		return nil, found, err
+	}
+	if err = g.Wait(); err != nil {
+		return nil, found, err
+	}
+	if start != 0 || int64(len(t.Ticks)) != total {
+		return nil, found, fmt.Errorf("chunks hold %d snapshots from position %d, the series %d (series and chunks disagree)",
+			len(t.Ticks), start, total)
+	}
+	return t, found, joinParts(t, parts)
+}
+
+// joinParts copies the parts' levels into the tape's one array, and moves
+// each part's spans by where its levels went.
+func joinParts(t *store.Tape, parts []*tapePart) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p.levels)
+	}
+	if n > store.MaxTapeLevels {
+		return fmt.Errorf("%d levels: a tape holds at most %d", n, uint64(store.MaxTapeLevels))
+	}
+	t.Levels = make([]store.Level, n)
+	base := 0
+	for _, p := range parts {
+		copy(t.Levels[base:], p.levels)
+		if base != 0 {
+			for i := range t.Ticks[p.lo:p.hi] {
+				tk := &t.Ticks[p.lo+i]
+				tk.Bids.Off += uint32(base)
+				tk.Asks.Off += uint32(base)
+			}
+		}
+		base += len(p.levels)
+		levelBuffers.put(p.levels)
+		p.levels = nil
+	}
+	return nil
+}
+
+// levelBuffers recycles the levels of a tape's parts, which are copied into
+// the tape once decoded.
+var levelBuffers levelPool
+
+type levelPool struct{ p sync.Pool }
+
+// get returns an empty buffer of at least n levels, never nil.
+func (lp *levelPool) get(n int) []store.Level {
+	if b, ok := lp.p.Get().(*[]store.Level); ok && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	return make([]store.Level, 0, n)
+}
+
+func (lp *levelPool) put(b []store.Level) {
+	if b != nil {
+		lp.p.Put(&b)
+	}
+}

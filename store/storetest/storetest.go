@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}{
 		{"Markets", marketTests()},
 		{"Snapshots", snapshotTests()},
+		{"Tapes", tapeTests()},
 		{"Trades", tradeTests()},
 		{"TradeRanges", tradeRangeTests()},
 		{"Gaps", gapTests()},

@@ -1,0 +1,164 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+func tapeTests() []test {
+	return []test{
+		{"UnknownMarket", testTapeUnknownMarket},
+		{"MarketWithoutSnapshots", testTapeNone},
+		{"UnknownOutcome", testTapeUnknownOutcome},
+		{"Books", testTapeBooks},
+		{"LongSeriesWithRestingBooks", testTapeLong},
+	}
+}
+
+func readTape(t *testing.T, s store.Store, slug, outcome string) *store.Tape {
+	t.Helper()
+	tape, err := s.ReadTape(t.Context(), slug, outcome)
+	mustOK(t, err, fmt.Sprintf("ReadTape(%s)", outcome))
+	if tape.Outcome != outcome {
+		t.Errorf("ReadTape(%s): the tape carries the books of %q", outcome, tape.Outcome)
+	}
+	return tape
+}
+
+// checkTape fails the test unless got holds what store.TapeOf makes of
+// want, the snapshots as written, at the stores' precision.
+func checkTape(t *testing.T, what string, want []store.Snapshot, outcome string, got *store.Tape) {
+	t.Helper()
+	stored := slices.Clone(want)
+	for i := range stored {
+		stored[i].Time = stored[i].Time.Truncate(time.Microsecond)
+	}
+	exp, err := store.TapeOf(stored, outcome)
+	mustOK(t, err, "TapeOf")
+	if msg := TapeDiff(exp, got); msg != "" {
+		t.Fatalf("%s: %s", what, msg)
+	}
+}
+
+// TapeDiff describes how got differs from want ("" when it does not): the
+// same outcome and ticks, bit for bit, and the same levels on each side,
+// wherever in Levels they are.
+func TapeDiff(want, got *store.Tape) string {
+	if got.Outcome != want.Outcome {
+		return fmt.Sprintf("the books of %q, want %q", got.Outcome, want.Outcome)
+	}
+	if got.Len() != want.Len() {
+		return fmt.Sprintf("%d ticks, want %d", got.Len(), want.Len())
+	}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for i := range want.Ticks {
+		w, g := &want.Ticks[i], &got.Ticks[i]
+		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) {
+			return fmt.Sprintf("tick %d = %+v, want %+v", i, *g, *w)
+		}
+		for _, side := range []struct {
+			name string
+			w, g store.Span
+		}{{"bids", w.Bids, g.Bids}, {"asks", w.Asks, g.Asks}} {
+			if uint64(side.g.Off)+uint64(side.g.Len) > uint64(len(got.Levels)) {
+				return fmt.Sprintf("tick %d %s span %+v beyond the %d levels", i, side.name, side.g, len(got.Levels))
+			}
+			wl, gl := want.Side(side.w), got.Side(side.g)
+			if len(gl) != len(wl) {
+				return fmt.Sprintf("tick %d has %d %s, want %d", i, len(gl), side.name, len(wl))
+			}
+			for k := range wl {
+				if !same(gl[k].Price, wl[k].Price) || !same(gl[k].Size, wl[k].Size) {
+					return fmt.Sprintf("tick %d %s level %d = %+v, want %+v", i, side.name, k, gl[k], wl[k])
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func testTapeUnknownMarket(t *testing.T, s store.Store) {
+	_, err := s.ReadTape(t.Context(), "btc-updown-5m-1", store.OutcomeUp)
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("ReadTape of an unknown market: %v, want ErrNotFound", err)
+	}
+}
+
+func testTapeNone(t *testing.T, s store.Store) {
+	slug := seedSnapshotMarket(t, s, 0)
+	if tape := readTape(t, s, slug, store.OutcomeDown); tape.Len() != 0 || len(tape.Levels) != 0 {
+		t.Fatalf("a market without snapshots: %d ticks, %d levels", tape.Len(), len(tape.Levels))
+	}
+}
+
+func testTapeUnknownOutcome(t *testing.T, s store.Store) {
+	slug := seedSnapshotMarket(t, s, 0)
+	appendSnapshots(t, s, slug, newSnapshots(t0(), 0, 2))
+	for _, outcome := range []string{"", "UP", "Yes"} {
+		if _, err := s.ReadTape(t.Context(), slug, outcome); err == nil || errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ReadTape(%q) = %v, want an error that is not ErrNotFound", outcome, err)
+		}
+	}
+}
+
+func testTapeBooks(t *testing.T, s store.Store) {
+	slug := seedSnapshotMarket(t, s, 0)
+	books := []struct{ up, down *store.Book }{
+		{newBook(1, 10, 10), newBook(2, 10, 10)},
+		{nil, nil},
+		{newBook(3, 10, 10), nil},
+		{nil, newBook(4, 10, 10)},
+		{&store.Book{Asks: newBook(5, 0, 3).Asks}, newBook(6, 1, 1)},
+		{newBook(7, 4, 0), &store.Book{Bids: newBook(8, 2, 0).Bids, Asks: []store.Level{}}},
+		{&store.Book{}, &store.Book{Bids: []store.Level{}, Asks: []store.Level{}}},
+		{newBook(9, 50, 60), newBook(10, 75, 40)},
+	}
+	var want []store.Snapshot
+	for i, b := range books {
+		snap := newSnapshot(t0(), i)
+		snap.BookUp, snap.BookDown = b.up, b.down
+		want = append(want, snap)
+	}
+	appendSnapshots(t, s, slug, want)
+	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+		checkTape(t, outcome, want, outcome, readTape(t, s, slug, outcome))
+	}
+}
+
+// testTapeLong reads a series longer than a store's unit of storage, whose
+// books rest: each side keeps its levels for a few snapshots, as a real
+// book does between trades, and some snapshots have no book.
+func testTapeLong(t *testing.T, s store.Store) {
+	slug := seedSnapshotMarket(t, s, 0)
+	const n = 1500
+	want := make([]store.Snapshot, n)
+	var up, down *store.Book
+	for i := range want {
+		want[i] = newSnapshot(t0(), i)
+		if i%3 == 0 || up == nil {
+			up = newBook(i, 1+i%12, 1+i%7)
+		}
+		if i%5 == 0 || down == nil {
+			asks := newBook(i+9, 0, 1+i%4).Asks
+			if down != nil && i%2 == 0 {
+				asks = down.Asks // one side moves, the other rests
+			}
+			down = &store.Book{Bids: newBook(i+7, 1+i%9, 0).Bids, Asks: asks}
+		}
+		want[i].BookUp, want[i].BookDown = up, down
+		if i%97 == 0 {
+			want[i].BookUp = nil
+		}
+	}
+	appendSnapshots(t, s, slug, want[n/2:])
+	appendSnapshots(t, s, slug, want[:n/2]) // older ones later: stores merge
+	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+		checkTape(t, outcome, want, outcome, readTape(t, s, slug, outcome))
+	}
+}
