@@ -473,7 +473,7 @@ func decodeTicks(dst []store.Tick, head []byte) ([]store.Tick, error) {
 // headFields says where the numbers of a head go in an element of the
 // slice decoded into: a snapshot or a tick.
 type headFields[T any] struct {
-	time             func(*T, int64) // from microseconds since the epoch
+	time           func(*T, int64) // from microseconds since the epoch
 	coin, up, down func(*T, float64)
 }
 
