@@ -9,15 +9,8 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// ReplayQuery is what a replay reads of its market: every snapshot, oldest
-// first, with the books of the outcome it trades (outcome: store.OutcomeUp
-// or store.OutcomeDown).
-func ReplayQuery(outcome string) store.SnapshotQuery {
-	return store.SnapshotQuery{Ascending: true, WithBooks: true, BooksOf: outcome}
-}
-
-// Replay loads a market and all its snapshots with its side's books, oldest first,
-// and runs the strategy against them. Problems a user can mend or should
+// Replay loads a market and its tape, every snapshot oldest first with the
+// books of the side it trades, and runs the strategy against them. Problems a user can mend or should
 // know of (unknown market, unresolved, no data, a bad strategy) are a
 // *Failure; anything else is an error worth retrying.
 func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
@@ -28,11 +21,11 @@ func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Res
 	if err != nil {
 		return replay.Result{}, fmt.Errorf("load market %s: %w", req.MarketSlug, err)
 	}
-	snaps, _, err := st.ListSnapshots(ctx, m.Slug, ReplayQuery(req.Strategy.Outcome()))
+	tape, err := st.ReadTape(ctx, m.Slug, req.Strategy.Outcome())
 	if err != nil {
 		return replay.Result{}, fmt.Errorf("load snapshots of %s: %w", m.Slug, err)
 	}
-	res, err := replay.Run(m, snaps, req.Strategy)
+	res, err := replay.RunTape(m, tape, req.Strategy)
 	var re *replay.Error
 	if errors.As(err, &re) {
 		return res, &Failure{Code: re.Code, Message: re.Message}

@@ -27,8 +27,8 @@ import (
 var btNow = time.Date(2026, 4, 29, 13, 7, 30, 0, time.UTC)
 
 // servedStore is one worker's view of the store: it records which markets
-// the worker replayed (every replay that misses the worker's cache lists
-// the market's snapshots once) and can make each replay slow.
+// the worker replayed (every replay that misses the worker's cache reads
+// the market's tape once) and can make each replay slow.
 type servedStore struct {
 	store.Store
 	delay time.Duration
@@ -37,19 +37,16 @@ type servedStore struct {
 	served map[string]int
 }
 
-func (s *servedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
-	if q.Limit > 0 { // a page, such as the replay cache's count: not a replay
-		return s.Store.ListSnapshots(ctx, slug, q)
-	}
+func (s *servedStore) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
 	s.mu.Lock()
 	s.served[slug]++
 	s.mu.Unlock()
 	select {
 	case <-time.After(s.delay):
 	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		return nil, ctx.Err()
 	}
-	return s.Store.ListSnapshots(ctx, slug, q)
+	return s.Store.ReadTape(ctx, slug, outcome)
 }
 
 func (s *servedStore) slugs() map[string]int {

@@ -5,23 +5,22 @@ import (
 	"context"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store"
 )
 
 // DefaultCacheBytes bounds the decoded markets a worker keeps (Config.CacheBytes).
 const DefaultCacheBytes = 512 << 20
 
-// Cache keeps the decoded snapshots of resolved markets, whose
-// history no longer changes, so that a second replay of a market (another
-// strategy, a sweep, the agent's next /run on the same markets) skips the
-// store and the decode: the engine then runs on snapshots already in
-// memory. It is per process, least recently used first out, and bounded in
-// bytes.
+// Cache keeps the tapes of resolved markets, whose history no longer
+// changes, so that a second replay of a market (another strategy, a sweep,
+// the agent's next /run on the same markets) skips the store and the
+// decode: the engine then runs on a tape already in memory. It is per
+// process, least recently used first out, and bounded in bytes. A tape
+// holds no pointers, so a full cache costs the garbage collector nothing
+// to mark, and slows no decode beside it.
 //
 // An entry is used only while the market's record is unchanged and the
 // store still counts the same snapshots: stores only ever add snapshots
@@ -44,7 +43,7 @@ type cachedMarket struct {
 	key     string
 	updated time.Time
 	total   int
-	snaps   []store.Snapshot
+	tape    *store.Tape
 	bytes   int64
 }
 
@@ -60,7 +59,7 @@ func NewCache(maxBytes int64, reg prometheus.Registerer) (*Cache, error) {
 		misses: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "updown", Name: "replay_cache_misses_total",
 			Help: "Replays and backtest shards that read their market's snapshots from the store."}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "updown", Name: "replay_cache_bytes",
-			Help: "Bytes of decoded snapshots the worker's replay cache holds."}),
+			Help: "Bytes of market tapes the worker's replay cache holds."}),
 	}
 	if reg != nil {
 		for _, m := range []prometheus.Collector{c.hits, c.misses, c.bytes} {
@@ -72,10 +71,9 @@ func NewCache(maxBytes int64, reg prometheus.Registerer) (*Cache, error) {
 	return c, nil
 }
 
-// get returns a market's snapshots (key: its slug and the outcome whose
-// books were read) if they are cached for this version
-// of its record and total.
-func (c *Cache) get(key string, updated time.Time, total int) ([]store.Snapshot, bool) {
+// get returns a market's tape (key: its slug and the outcome whose books
+// it carries) if it is cached for this version of its record and total.
+func (c *Cache) get(key string, updated time.Time, total int) (*store.Tape, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[key]
@@ -88,13 +86,13 @@ func (c *Cache) get(key string, updated time.Time, total int) ([]store.Snapshot,
 		return nil, false
 	}
 	c.order.MoveToFront(el)
-	return e.snaps, true
+	return e.tape, true
 }
 
-// put keeps a market's snapshots, unless they alone would take more than
-// half the cache.
-func (c *Cache) put(key string, updated time.Time, total int, snaps []store.Snapshot) {
-	n := snapshotBytes(snaps)
+// put keeps a market's tape, unless it alone would take more than half
+// the cache.
+func (c *Cache) put(key string, updated time.Time, total int, tape *store.Tape) {
+	n := tape.Bytes()
 	if n > c.max/2 {
 		return
 	}
@@ -103,7 +101,7 @@ func (c *Cache) put(key string, updated time.Time, total int, snaps []store.Snap
 	if el, ok := c.items[key]; ok {
 		c.remove(el)
 	}
-	c.items[key] = c.order.PushFront(&cachedMarket{key: key, updated: updated, total: total, snaps: snaps, bytes: n})
+	c.items[key] = c.order.PushFront(&cachedMarket{key: key, updated: updated, total: total, tape: tape, bytes: n})
 	c.size += n
 	for c.size > c.max {
 		c.remove(c.order.Back())
@@ -116,37 +114,6 @@ func (c *Cache) remove(el *list.Element) {
 	delete(c.items, e.key)
 	c.size -= e.bytes
 	c.bytes.Set(float64(c.size))
-}
-
-// snapshotBytes is the memory snaps hold: the slice, and every book and
-// side once, though neighbours share them (a decoded side that did not
-// change is the very slice of the snapshot before).
-func snapshotBytes(snaps []store.Snapshot) int64 {
-	const (
-		snapSize  = int64(unsafe.Sizeof(store.Snapshot{}))
-		bookSize  = int64(unsafe.Sizeof(store.Book{}))
-		levelSize = int64(unsafe.Sizeof(store.Level{}))
-	)
-	n := int64(cap(snaps)) * snapSize
-	var prev [2]*store.Book
-	var prevSide [4]*store.Level
-	for i := range snaps {
-		for k, b := range [2]*store.Book{snaps[i].BookUp, snaps[i].BookDown} {
-			if b == nil || b == prev[k] {
-				prev[k] = b
-				continue
-			}
-			prev[k] = b
-			n += bookSize
-			for s, side := range [2][]store.Level{b.Bids, b.Asks} {
-				if p := unsafe.SliceData(side); len(side) > 0 && p != prevSide[2*k+s] {
-					n += int64(cap(side)) * levelSize
-					prevSide[2*k+s] = p
-				}
-			}
-		}
-	}
-	return n
 }
 
 // cachedStore is the store as one replay task sees it: a resolved market's
@@ -226,29 +193,31 @@ func (s *cachedStore) CountSnapshots(ctx context.Context, slug string, q store.S
 	return n, err
 }
 
-func (s *cachedStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+// ReadTape answers from the cache for the resolved market the task looked
+// up, and keeps what the store answers.
+func (s *cachedStore) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
 	m := s.market
-	if m == nil || m.Slug != slug || !m.Resolved() || q != jobs.ReplayQuery(q.BooksOf) {
-		return s.Store.ListSnapshots(ctx, slug, q)
+	if m == nil || m.Slug != slug || !m.Resolved() {
+		return s.Store.ReadTape(ctx, slug, outcome)
 	}
-	// A market's snapshots are kept once per outcome whose books were read.
-	key := slug + "\x00" + q.BooksOf
+	// A market is kept once per outcome whose books were read.
+	key := slug + "\x00" + outcome
 	// The count alone: the store keeps it, nothing is decoded.
 	total, err := s.CountSnapshots(ctx, slug, store.SnapshotQuery{})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	if snaps, ok := s.c.get(key, m.UpdatedAt, total); ok {
+	if tape, ok := s.c.get(key, m.UpdatedAt, total); ok {
 		s.c.hits.Inc()
-		return snaps, total, nil
+		return tape, nil
 	}
 	s.c.misses.Inc()
-	snaps, total2, err := s.Store.ListSnapshots(ctx, slug, q)
+	tape, err := s.Store.ReadTape(ctx, slug, outcome)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	if total2 == total { // else written to meanwhile: use, but do not keep
-		s.c.put(key, m.UpdatedAt, total, snaps)
+	if tape.Len() == total { // else written to meanwhile: use, but do not keep
+		s.c.put(key, m.UpdatedAt, total, tape)
 	}
-	return snaps, total2, nil
+	return tape, nil
 }
