@@ -17,15 +17,17 @@ import (
 // would spend its collections walking them, and slow every other decode in
 // the process. The collector never looks inside a tape's arrays.
 //
-// A side that did not change from one tick to the next is the same Span of
-// Levels, as the stores share unchanged sides; a missing book and an empty
-// one are both empty spans, which a replay treats alike. A tape is read-only
-// once built.
+// The levels are in blocks, so that a store can decode its units of storage
+// side by side, each into a block of its own, and hand them over as they
+// are. A side that did not change from one tick to the next is the same
+// Span, as the stores share unchanged sides; a missing book and an empty
+// one are both empty spans, which a replay treats alike. A tape is
+// read-only once built.
 type Tape struct {
 	// Outcome names the books the ticks carry: OutcomeUp or OutcomeDown.
 	Outcome string
 	Ticks   []Tick
-	Levels  []Level
+	Blocks  [][]Level
 }
 
 // Tick is one snapshot on a tape.
@@ -33,12 +35,24 @@ type Tick struct {
 	// Nanos is the snapshot's time in nanoseconds since the Unix epoch.
 	Nanos                         int64
 	CoinPrice, PriceUp, PriceDown float64
-	// Bids and Asks are the outcome's book, in Tape.Levels.
+	// Bids and Asks are the outcome's book, in Tape.Blocks.
 	Bids, Asks Span
 }
 
-// Span is a run of a tape's Levels.
-type Span struct{ Off, Len uint32 }
+// Span is a run of levels in one of a tape's blocks.
+type Span struct {
+	Off   uint32
+	Len   uint16
+	Block uint16
+}
+
+// Limits of a tape's layout: the levels of one block, the levels of one
+// side, and the blocks of one tape.
+const (
+	MaxBlockLevels = math.MaxUint32
+	MaxSideLevels  = math.MaxUint16
+	MaxTapeBlocks  = math.MaxUint16 + 1
+)
 
 // Len returns the number of ticks.
 func (t *Tape) Len() int { return len(t.Ticks) }
@@ -48,39 +62,54 @@ func (t *Tape) Time(i int) time.Time { return time.Unix(0, t.Ticks[i].Nanos).UTC
 
 // Side returns the levels sp spans.
 func (t *Tape) Side(sp Span) []Level {
-	return t.Levels[sp.Off : sp.Off+sp.Len : sp.Off+sp.Len]
+	end := sp.Off + uint32(sp.Len)
+	return t.Blocks[sp.Block][sp.Off:end:end]
 }
 
 // Bytes returns the memory the tape's arrays take.
 func (t *Tape) Bytes() int64 {
-	return int64(cap(t.Ticks))*int64(unsafe.Sizeof(Tick{})) + int64(cap(t.Levels))*int64(unsafe.Sizeof(Level{}))
+	n := int64(cap(t.Ticks))*int64(unsafe.Sizeof(Tick{})) + int64(cap(t.Blocks))*int64(unsafe.Sizeof([]Level{}))
+	for _, b := range t.Blocks {
+		n += int64(cap(b)) * int64(unsafe.Sizeof(Level{}))
+	}
+	return n
 }
 
-// MaxTapeLevels bounds the levels of one tape, so that a Span can address
-// them.
-const MaxTapeLevels = math.MaxUint32
+// SideSpan returns the span of a side of n levels at off in block, or an
+// error if the layout cannot hold it.
+func SideSpan(block, off, n int) (Span, error) {
+	switch {
+	case n > MaxSideLevels:
+		return Span{}, fmt.Errorf("store: a side of %d levels: a tape holds at most %d a side", n, MaxSideLevels)
+	case off+n > MaxBlockLevels:
+		return Span{}, fmt.Errorf("store: a tape holds at most %d levels a block", uint64(MaxBlockLevels))
+	case block >= MaxTapeBlocks:
+		return Span{}, fmt.Errorf("store: a tape holds at most %d blocks", MaxTapeBlocks)
+	}
+	return Span{Off: uint32(off), Len: uint16(n), Block: uint16(block)}, nil
+}
 
-// AddSide appends levels to the tape's Levels and returns their span. A
+// addSide appends levels to the tape's one block and returns their span. A
 // side with the same backing array and length as prev's (the side a store
 // shared with the snapshot before) is not copied again: prev is returned.
-func (t *Tape) AddSide(levels []Level, prev Span, prevLevels []Level) (Span, error) {
+func (t *Tape) addSide(levels []Level, prev Span, prevLevels []Level) (Span, error) {
 	if len(levels) == 0 {
 		return Span{}, nil
 	}
 	if len(prevLevels) == len(levels) && unsafe.SliceData(prevLevels) == unsafe.SliceData(levels) {
 		return prev, nil
 	}
-	off := len(t.Levels)
-	if off+len(levels) > MaxTapeLevels {
-		return Span{}, fmt.Errorf("store: a tape holds at most %d levels", uint64(MaxTapeLevels))
+	sp, err := SideSpan(0, len(t.Blocks[0]), len(levels))
+	if err != nil {
+		return Span{}, err
 	}
-	t.Levels = append(t.Levels, levels...)
-	return Span{Off: uint32(off), Len: uint32(len(levels))}, nil
+	t.Blocks[0] = append(t.Blocks[0], levels...)
+	return sp, nil
 }
 
 // TapeOf packs snaps, oldest first, with the books of outcome (OutcomeUp or
-// OutcomeDown), into a tape. Times must fit Unix nanoseconds (the years
-// 1678 to 2262).
+// OutcomeDown), into a tape of one block. Times must fit Unix nanoseconds
+// (the years 1678 to 2262).
 func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 	t := &Tape{Outcome: outcome, Ticks: make([]Tick, len(snaps))}
 	n := 0
@@ -89,7 +118,7 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 			n += len(b.Bids) + len(b.Asks)
 		}
 	}
-	t.Levels = make([]Level, 0, min(n, MaxTapeLevels))
+	t.Blocks = [][]Level{make([]Level, 0, min(n, MaxBlockLevels))}
 	var prevBids, prevAsks []Level
 	var bids, asks Span
 	var err error
@@ -102,10 +131,10 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 			prevBids, prevAsks, bids, asks = nil, nil, Span{}, Span{}
 			continue
 		}
-		if bids, err = t.AddSide(b.Bids, bids, prevBids); err != nil {
+		if bids, err = t.addSide(b.Bids, bids, prevBids); err != nil {
 			return nil, err
 		}
-		if asks, err = t.AddSide(b.Asks, asks, prevAsks); err != nil {
+		if asks, err = t.addSide(b.Asks, asks, prevAsks); err != nil {
 			return nil, err
 		}
 		tk.Bids, tk.Asks = bids, asks

@@ -105,7 +105,7 @@ func floorBooks(t *store.Tape) float64 {
 		ns += tk.Nanos
 		acc += tk.PriceUp + tk.PriceDown + tk.CoinPrice
 		if tk.Bids.Len > 0 {
-			acc += t.Levels[tk.Bids.Off].Price
+			acc += t.Blocks[tk.Bids.Block][tk.Bids.Off].Price
 		}
 	}
 	return acc + float64(ns)

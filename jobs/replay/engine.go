@@ -191,7 +191,7 @@ type event struct {
 // position, and what the replay produced.
 type engine struct {
 	ticks    []store.Tick
-	levels   []store.Level // the books of the ticks' side
+	blocks   [][]store.Level // the books of the ticks' side
 	up       bool
 	limit    bool // LIMIT orders (MAX_LOSS exits are MARKET regardless)
 	size     float64
@@ -232,7 +232,7 @@ func newEngine(m store.Market, t *store.Tape, s Strategy) *engine {
 	ticks := t.Ticks
 	e := &engine{
 		ticks:   ticks,
-		levels:  t.Levels,
+		blocks:  t.Blocks,
 		up:      s.Side == SideUp,
 		limit:   s.OrderType == OrderLimit,
 		size:    s.PositionSize,
@@ -284,12 +284,12 @@ func (e *engine) price(tk *store.Tick) float64 {
 func (e *engine) time(i int) time.Time { return time.Unix(0, e.ticks[i].Nanos).UTC() }
 
 // bids and asks return the sides of the book at a tick.
-func (e *engine) bids(tk *store.Tick) []store.Level {
-	return e.levels[tk.Bids.Off : tk.Bids.Off+tk.Bids.Len]
-}
+func (e *engine) bids(tk *store.Tick) []store.Level { return e.side(tk.Bids) }
 
-func (e *engine) asks(tk *store.Tick) []store.Level {
-	return e.levels[tk.Asks.Off : tk.Asks.Off+tk.Asks.Len]
+func (e *engine) asks(tk *store.Tick) []store.Level { return e.side(tk.Asks) }
+
+func (e *engine) side(sp store.Span) []store.Level {
+	return e.blocks[sp.Block][sp.Off : sp.Off+uint32(sp.Len)]
 }
 
 // replay is the inner loop: one pass over the snapshots that allocates

@@ -327,10 +327,11 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 		}
 		levels += h.levels(keep)
 	}
-	if levels > store.MaxTapeLevels {
-		return nil, fmt.Errorf("%d levels: a tape holds at most %d", levels, uint64(store.MaxTapeLevels))
+	if levels > store.MaxBlockLevels {
+		return nil, fmt.Errorf("%d levels: a tape holds at most %d a block", levels, uint64(store.MaxBlockLevels))
 	}
-	t := &store.Tape{Outcome: outcome, Ticks: make([]store.Tick, len(entries)), Levels: make([]store.Level, levels)}
+	block := make([]store.Level, levels)
+	t := &store.Tape{Outcome: outcome, Ticks: make([]store.Tick, len(entries)), Blocks: [][]store.Level{block}}
 	k := 0 // the kept book's first count: up bids, or down bids at 2
 	if keep == bookDownFlag {
 		k = 2
@@ -349,13 +350,19 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 			}
 		}
 		if h.flags&keep != 0 {
-			tk.Bids = store.Span{Off: uint32(off), Len: uint32(h.counts[k])}
-			tk.Asks = store.Span{Off: uint32(off + h.counts[k]), Len: uint32(h.counts[k+1])}
-			for j := off; j < off+h.counts[k]+h.counts[k+1]; j++ {
-				t.Levels[j].Price = r.num()
-				t.Levels[j].Size = r.num()
+			var err error
+			nb, na := h.counts[k], h.counts[k+1]
+			if tk.Bids, err = store.SideSpan(0, off, nb); err != nil {
+				return nil, err
 			}
-			off += h.counts[k] + h.counts[k+1]
+			if tk.Asks, err = store.SideSpan(0, off+nb, na); err != nil {
+				return nil, err
+			}
+			for j := off; j < off+nb+na; j++ {
+				block[j].Price = r.num()
+				block[j].Size = r.num()
+			}
+			off += nb + na
 		}
 		if r.err != nil {
 			return nil, r.err

@@ -652,9 +652,12 @@ func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
 
 // decodeTapeBooks sets the books of one outcome (keep: flagUp or flagDown)
 // on ticks, the ticks decodeTicks returned for the same chunk, and returns
-// the levels their spans index. The levels are one array, as a tape's are:
-// a side the chunk marks as unchanged is the span before, not a copy.
-func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte) ([]store.Level, error) {
+// the levels their spans index, which are the tape's block number block. A
+// side the chunk marks as unchanged is the span before, not a copy.
+func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]store.Level, error) {
+	if block >= store.MaxTapeBlocks {
+		return nil, fmt.Errorf("postgres: %d chunks: a tape holds at most %d blocks", block+1, store.MaxTapeBlocks)
+	}
 	var d bookDecoder
 	flags, _, err := d.open(books, len(ticks), keep)
 	if err != nil {
@@ -662,8 +665,8 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte) ([]store.Level
 	}
 	// Every level decoded takes at least two bytes, so the arena never
 	// needs a second block: the spans are offsets in one array.
-	d.arena = levelBuffers.get(min(d.total, len(d.b)/2))
-	d.oneBlock = true
+	arena := levelBuffers.get(min(d.total, len(d.b)/2))
+	d.arena, d.oneBlock, d.block = arena, true, uint16(block)
 	k := 0 // the kept book's first side
 	if keep == flagDown {
 		k = 2
@@ -687,10 +690,17 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte) ([]store.Level
 		}
 	}
 	if err := d.close(); err != nil {
-		levelBuffers.put(d.arena)
+		levelBuffers.put(arena)
 		return nil, err
 	}
-	return d.arena, nil
+	// The arena was sized for the worst case: a tape that is kept gets the
+	// levels alone, unless they fill it nearly.
+	if len(d.arena) >= cap(d.arena)-cap(d.arena)/8 {
+		return d.arena, nil
+	}
+	levels := slices.Clone(d.arena)
+	levelBuffers.put(arena)
+	return levels, nil
 }
 
 // open reads the header and flags of a books section of n snapshots into
@@ -776,6 +786,7 @@ type bookDecoder struct {
 	levels         int           // levels decoded or repeated so far
 	arena          []store.Level // the block decoded levels are cut from
 	oneBlock       bool          // the arena was made large enough for the section: no second block
+	block          uint16        // with oneBlock, the arena's block in the tape
 	books          []store.Book
 	last           [numSides][]store.Level // each position's side as last decoded
 	span           [numSides]store.Span    // where in the arena each position's last side is
@@ -871,7 +882,15 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	}
 	d.b = rest
 	d.refs[k], d.next = d.next, d.refs[k]
-	d.last[k], d.span[k] = out, store.Span{Off: uint32(off), Len: uint32(n)}
+	d.last[k] = out
+	if d.oneBlock {
+		sp, err := store.SideSpan(int(d.block), off, n)
+		if err != nil {
+			d.err, d.b = err, nil
+			return nil
+		}
+		d.span[k] = sp
+	}
 	return out
 }
 

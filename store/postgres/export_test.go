@@ -20,11 +20,12 @@ var (
 		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
 			return nil, err
 		}
-		levels, err := decodeTapeBooks(t.Ticks, books, bookMask(outcome))
+		levels, err := decodeTapeBooks(t.Ticks, books, bookMask(outcome), 0)
 		if err != nil {
 			return nil, err
 		}
-		return t, joinParts(t, []*tapePart{{lo: 0, hi: t.Len(), levels: levels}})
+		t.Blocks = [][]store.Level{levels}
+		return t, nil
 	}
 	EncodeDepthBook = encodeDepthBook
 	DecodeDepthBook = decodeDepthBook

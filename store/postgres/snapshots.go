@@ -552,23 +552,14 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 	return t, nil
 }
 
-// tapePart is the levels of one chunk of a tape being read, which its
-// ticks [lo, hi) index from 0.
-type tapePart struct {
-	lo, hi int
-	levels []store.Level
-}
-
 // readTape decodes the rows of listSnapshotsSQL for a whole market into a
 // tape, with the books keep names (flagUp or flagDown). The chunks' books
-// decode side by side, each into levels of its own; once all are decoded
-// the levels are joined into one array and the spans moved to match.
+// decode side by side, each into a block of the tape.
 func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 	defer rows.Close()
 	t = &store.Tape{}
 	var (
 		total, start int64
-		parts        []*tapePart
 		g            errgroup.Group
 		bad          atomic.Bool
 	)
@@ -576,11 +567,6 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 	defer func() {
 		if werr := g.Wait(); err == nil {
 			err = werr
-		}
-		if err != nil {
-			for _, p := range parts {
-				levelBuffers.put(p.levels)
-			}
 		}
 	}()
 	for rows.Next() && !bad.Load() {
@@ -596,11 +582,12 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 			}
 			start = *before
 			t.Ticks = make([]store.Tick, 0, total)
+			t.Blocks = make([][]store.Level, 0, total/chunkSize+2)
 		}
 		n := len(t.Ticks)
-		if n+headCount(head) > cap(t.Ticks) {
-			// The ticks will move: the spans of the chunks before must be
-			// in them first.
+		if n+headCount(head) > cap(t.Ticks) || len(t.Blocks) == cap(t.Blocks) {
+			// The ticks or the blocks will move (when chunks are smaller
+			// than most): the decodes writing into them must be done first.
 			if err = g.Wait(); err != nil {
 				return nil, found, err
 			}
@@ -608,8 +595,9 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
 			return nil, found, err
 		}
-		p := &tapePart{lo: n, hi: len(t.Ticks)}
-		parts = append(parts, p)
+		block := len(t.Blocks)
+		t.Blocks = append(t.Blocks, nil)
+		blocks := t.Blocks
 		buf := bookBuffers.Get().(*[]byte)
 		*buf = append((*buf)[:0], bk...)
 		ticks := t.Ticks[n:]
@@ -623,7 +611,7 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 					bad.Store(true)
 				}
 			}()
-			p.levels, err = decodeTapeBooks(ticks, *buf, keep)
+			blocks[block], err = decodeTapeBooks(ticks, *buf, keep, block)
 			return err
 		})
 	}
@@ -637,39 +625,11 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 		return nil, found, fmt.Errorf("chunks hold %d snapshots from position %d, the series %d (series and chunks disagree)",
 			len(t.Ticks), start, total)
 	}
-	return t, found, joinParts(t, parts)
+	return t, found, nil
 }
 
-// joinParts copies the parts' levels into the tape's one array, and moves
-// each part's spans by where its levels went.
-func joinParts(t *store.Tape, parts []*tapePart) error {
-	n := 0
-	for _, p := range parts {
-		n += len(p.levels)
-	}
-	if n > store.MaxTapeLevels {
-		return fmt.Errorf("%d levels: a tape holds at most %d", n, uint64(store.MaxTapeLevels))
-	}
-	t.Levels = make([]store.Level, n)
-	base := 0
-	for _, p := range parts {
-		copy(t.Levels[base:], p.levels)
-		if base != 0 {
-			for i := range t.Ticks[p.lo:p.hi] {
-				tk := &t.Ticks[p.lo+i]
-				tk.Bids.Off += uint32(base)
-				tk.Asks.Off += uint32(base)
-			}
-		}
-		base += len(p.levels)
-		levelBuffers.put(p.levels)
-		p.levels = nil
-	}
-	return nil
-}
-
-// levelBuffers recycles the levels of a tape's parts, which are copied into
-// the tape once decoded.
+// levelBuffers recycles the arenas a tape's chunks are decoded into, which
+// are sized for the worst case: the levels are copied out of them.
 var levelBuffers levelPool
 
 type levelPool struct{ p sync.Pool }
