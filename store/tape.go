@@ -8,14 +8,15 @@ import (
 )
 
 // Tape is a market's snapshots as a replay reads them: oldest first, each
-// with the order book of one outcome, packed in two arrays that hold no
-// pointers.
+// with the order book of one outcome, packed in arrays of numbers: the
+// ticks, and blocks of levels.
 //
 // Decoded as []Snapshot, a market holds a pointer per book and a slice per
 // side, and every garbage collection marks them all: a worker that keeps
 // markets decoded for the next replay (a 24hr market is 288,000 snapshots)
 // would spend its collections walking them, and slow every other decode in
-// the process. The collector never looks inside a tape's arrays.
+// the process. The collector never looks inside a tape's arrays; a 24hr
+// market's tape holds one pointer per block, a few hundred.
 //
 // The levels are in blocks, so that a store can decode its units of storage
 // side by side, each into a block of its own, and hand them over as they

@@ -190,8 +190,8 @@ type event struct {
 // engine holds one replay: its inputs, precomputed once, the open
 // position, and what the replay produced.
 type engine struct {
-	ticks    []store.Tick
-	blocks   [][]store.Level // the books of the ticks' side
+	tape     *store.Tape
+	ticks    []store.Tick // tape.Ticks
 	up       bool
 	limit    bool // LIMIT orders (MAX_LOSS exits are MARKET regardless)
 	size     float64
@@ -231,8 +231,8 @@ type engine struct {
 func newEngine(m store.Market, t *store.Tape, s Strategy) *engine {
 	ticks := t.Ticks
 	e := &engine{
+		tape:    t,
 		ticks:   ticks,
-		blocks:  t.Blocks,
 		up:      s.Side == SideUp,
 		limit:   s.OrderType == OrderLimit,
 		size:    s.PositionSize,
@@ -284,13 +284,9 @@ func (e *engine) price(tk *store.Tick) float64 {
 func (e *engine) time(i int) time.Time { return time.Unix(0, e.ticks[i].Nanos).UTC() }
 
 // bids and asks return the sides of the book at a tick.
-func (e *engine) bids(tk *store.Tick) []store.Level { return e.side(tk.Bids) }
+func (e *engine) bids(tk *store.Tick) []store.Level { return e.tape.Side(tk.Bids) }
 
-func (e *engine) asks(tk *store.Tick) []store.Level { return e.side(tk.Asks) }
-
-func (e *engine) side(sp store.Span) []store.Level {
-	return e.blocks[sp.Block][sp.Off : sp.Off+uint32(sp.Len)]
-}
+func (e *engine) asks(tk *store.Tick) []store.Level { return e.tape.Side(tk.Asks) }
 
 // replay is the inner loop: one pass over the snapshots that allocates
 // only for a trade event and reads each snapshot's instant once, as
