@@ -145,11 +145,13 @@ func (fx faultFixture) workerKilled(t *testing.T) {
 // workerTerminated: SIGTERM to a worker running a replay longer than its
 // shutdown timeout returns the task to the queue; the worker exits cleanly
 // and the next worker runs it, while the client, still waiting, gets 200.
+// The timeout is 1 ms: a 24hr replay read from Postgres takes well under a
+// second, even under the race detector.
 func (fx faultFixture) workerTerminated(t *testing.T) {
 	rd := redistest.Start(t)
 	s := fx.services(rd.URL)
 	_, base := startAPI(t, s, "JOB_WAIT=28s")
-	leaving := startWorker(t, s, "worker-leaving", "--shutdown-timeout", "300ms")
+	leaving := startWorker(t, s, "worker-leaving", "--shutdown-timeout", "1ms")
 
 	res := make(chan answer, 1)
 	go func() { res <- do(nil, http.MethodPost, base+"/v1/replay", fx.key, replayBody(fx.h24, 12)) }()
