@@ -45,6 +45,10 @@ func BenchmarkReplayPath(b *testing.B) {
 		ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}},
 		PositionSize:    100,
 	}}
+	tape, err := store.TapeOf(snaps, req.Strategy.Outcome())
+	if err != nil {
+		b.Fatal(err)
+	}
 	cache, err := NewCache(DefaultCacheBytes, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -83,7 +87,7 @@ func BenchmarkReplayPath(b *testing.B) {
 	}{
 		{"store", func() error { _, err := jobs.Replay(ctx, st, req); return err }},
 		{"cache", func() error { _, err := jobs.Replay(ctx, cache.view(st), req); return err }},
-		{"engine", func() error { _, err := replay.Run(m, snaps, req.Strategy); return err }},
+		{"engine", func() error { _, err := replay.RunTape(m, tape, req.Strategy); return err }},
 		// The cache and the answer's encoding, the queue's round trip and
 		// the answer through Redis: what a worker adds to the engine.
 		{"queue", viaQueue},
