@@ -2,9 +2,13 @@ package postgres_test
 
 import (
 	"context"
+	"math"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
@@ -98,6 +102,76 @@ func BenchmarkListSnapshots(b *testing.B) {
 				if err != nil || len(snaps) == 0 {
 					b.Fatal(len(snaps), err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadTape reads a 24hr market (288,000 snapshots whose books move
+// as Polymarket's do) as a replay does: straight into a tape (tape), as
+// snapshots with the same outcome's books (snapshots), and, as the floor,
+// the very rows fetched with their bytes untouched (fetch). x_fetch is a
+// read's time over the fetch's, each the median of its runs.
+func BenchmarkReadTape(b *testing.B) {
+	ctx := context.Background()
+	s := pgtest.NewStore(b)
+	slug := newMarket(b, s, t0)
+	sim := newMarketSim(24, t0)
+	for range 288_000 / 32_000 {
+		if err := s.AppendSnapshots(ctx, slug, sim.series(32_000)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// A resolved market is read long after autovacuum has been by.
+	if _, err := s.Pool().Exec(ctx, "vacuum analyze"); err != nil {
+		b.Fatal(err)
+	}
+	reads := []struct {
+		name string
+		read func() (int, error)
+	}{
+		{"fetch", func() (int, error) {
+			rows, _ := s.Pool().Query(ctx, postgres.ListWithBooksSQL, slug, true, 0, math.MaxInt32)
+			defer rows.Close()
+			n := 0
+			for rows.Next() {
+				var total, before *int64
+				var head, books pgtype.DriverBytes
+				if err := rows.Scan(&total, &before, &head, &books); err != nil {
+					return 0, err
+				}
+				n += len(head) + len(books)
+			}
+			return n, rows.Err()
+		}},
+		{"tape", func() (int, error) {
+			t, err := s.ReadTape(ctx, slug, store.OutcomeUp)
+			if err != nil {
+				return 0, err
+			}
+			return t.Len(), nil
+		}},
+		{"snapshots", func() (int, error) {
+			snaps, _, err := s.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: true, BooksOf: store.OutcomeUp})
+			return len(snaps), err
+		}},
+	}
+	median := map[string]float64{}
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) {
+			var times []float64
+			for b.Loop() {
+				start := time.Now()
+				if n, err := r.read(); err != nil || n == 0 {
+					b.Fatal(n, err)
+				}
+				times = append(times, time.Since(start).Seconds()*1000)
+			}
+			slices.Sort(times)
+			median[r.name] = times[len(times)/2]
+			b.ReportMetric(median[r.name], "p50-ms")
+			if r.name != "fetch" && median["fetch"] > 0 {
+				b.ReportMetric(median[r.name]/median["fetch"], "x_fetch")
 			}
 		})
 	}

@@ -29,6 +29,8 @@ var (
 	}
 	EncodeDepthBook = encodeDepthBook
 	DecodeDepthBook = decodeDepthBook
+	// ListWithBooksSQL is the query of a listing with books.
+	ListWithBooksSQL = listWithBooksSQL
 	// TradePageSQL is the query of a page of ListMarketTrades.
 	TradePageSQL = tradePageSQL
 )
