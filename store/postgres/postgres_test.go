@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -450,5 +451,57 @@ func TestListingReadsOversizedChunks(t *testing.T) {
 		if msg := snapshotMismatch(want, got, true); msg != "" {
 			t.Errorf("%+v: %s", q, msg)
 		}
+	}
+	// A replay's read of the whole market.
+	tape, err := s.ReadTape(ctx, slug, store.OutcomeDown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := store.TapeOf(snaps, store.OutcomeDown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := storetest.TapeDiff(want, tape); msg != "" {
+		t.Errorf("tape: %s", msg)
+	}
+}
+
+// TestReadsOfACorruptChunkFail: a chunk whose bytes do not decode (a disk
+// fault, a repair by hand gone wrong) fails every read that reaches it
+// with an error that says so, and panics nowhere, however the bytes are
+// cut.
+func TestReadsOfACorruptChunkFail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := pgtest.NewStore(t)
+	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	snaps := newMarketSim(22, start).series(3 * postgres.ChunkSize)
+	head, books := postgres.EncodeChunk(snaps[postgres.ChunkSize : 2*postgres.ChunkSize])
+	for i, bad := range []struct{ head, books []byte }{
+		{head[:len(head)/2], books},
+		{head, books[:len(books)/2]},
+		{append([]byte{9}, head[1:]...), books},
+		{head, append([]byte{9}, books[1:]...)},
+	} {
+		slug := newMarket(t, s, start.Add(time.Duration(i)*time.Hour))
+		if err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Pool().Exec(ctx, `
+			update snapshot_chunks set head = $3, books = $4
+			where market = (select id from markets where slug = $1) and first_time = $2`,
+			slug, snaps[postgres.ChunkSize].Time, bad.head, bad.books); err != nil {
+			t.Fatal(err)
+		}
+		corrupt := func(what string, err error) {
+			t.Helper()
+			if err == nil || !strings.Contains(err.Error(), "corrupt snapshot chunk") {
+				t.Errorf("case %d, %s: %v, want a corrupt chunk error", i, what, err)
+			}
+		}
+		_, err := s.ReadTape(ctx, slug, store.OutcomeUp)
+		corrupt("ReadTape", err)
+		_, _, err = s.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: true, BooksOf: store.OutcomeUp})
+		corrupt("ListSnapshots", err)
 	}
 }

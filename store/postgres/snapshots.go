@@ -553,8 +553,9 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 }
 
 // readTape decodes the rows of listSnapshotsSQL for a whole market into a
-// tape, with the books keep names (flagUp or flagDown). The chunks' books
-// decode side by side, each into a block of the tape.
+// tape, with the books keep names (flagUp or flagDown). Each chunk decodes
+// on its own goroutine, at most GOMAXPROCS at once, into its place in the
+// ticks and a block of its own, while the rows of later chunks arrive.
 func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 	defer rows.Close()
 	t = &store.Tape{}
@@ -584,23 +585,23 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 			t.Ticks = make([]store.Tick, 0, total)
 			t.Blocks = make([][]store.Level, 0, total/chunkSize+2)
 		}
-		n := len(t.Ticks)
-		if n+headCount(head) > cap(t.Ticks) || len(t.Blocks) == cap(t.Blocks) {
-			// The ticks or the blocks will move (when chunks are smaller
-			// than most): the decodes writing into them must be done first.
+		n, c := len(t.Ticks), headCount(head)
+		if n+c > cap(t.Ticks) || len(t.Blocks) == cap(t.Blocks) {
+			// The ticks or the blocks will move (when chunks are larger or
+			// smaller than most): the decodes writing into them must be
+			// done first.
 			if err = g.Wait(); err != nil {
 				return nil, found, err
 			}
 		}
-		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
-			return nil, found, err
-		}
+		t.Ticks = slices.Grow(t.Ticks, c)[:n+c]
+		ticks := t.Ticks[n : n+c : n+c]
 		block := len(t.Blocks)
 		t.Blocks = append(t.Blocks, nil)
 		blocks := t.Blocks
 		buf := bookBuffers.Get().(*[]byte)
-		*buf = append((*buf)[:0], bk...)
-		ticks := t.Ticks[n:]
+		*buf = append(append((*buf)[:0], head...), bk...)
+		h := len(head)
 		g.Go(func() (err error) {
 			defer bookBuffers.Put(buf)
 			defer func() {
@@ -611,7 +612,14 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 					bad.Store(true)
 				}
 			}()
-			blocks[block], err = decodeTapeBooks(ticks, *buf, keep, block)
+			got, err := decodeTicks(ticks[:0], (*buf)[:h])
+			if err != nil {
+				return err
+			}
+			if len(got) != len(ticks) {
+				return fmt.Errorf("%w: a head of %d snapshots decodes to %d", errCorrupt, len(ticks), len(got))
+			}
+			blocks[block], err = decodeTapeBooks(ticks, (*buf)[h:], keep, block)
 			return err
 		})
 	}
