@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,7 +45,9 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	}
 	defer st.Close()
 
-	now := time.Now().UTC()
+	// A fixed day: the generated markets' price paths, and so the trades
+	// of a strategy, depend on their start.
+	now := benchDay
 	cfg := gen.DefaultConfig(now)
 	cfg.MaxSnapshotsPerMarket = 0 // the real 300 ms cadence
 	g, err := gen.New(cfg)
@@ -110,11 +113,13 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	waitHealthy(b, base)
 
 	// The strategy buys whenever price_up is under 0.45 and sells over
-	// 0.6: on the generated 24hr market, whose price_up jitters across
-	// both, that is 21,040 trades and a 4.3 MB answer. crosses (below 0.45
-	// to buy, above 0.6 to sell) makes 8 trades there, as a real strategy
-	// might: the same market, with an answer of 200 KB.
+	// 0.6: on the generated 24hr market of benchDay, whose price_up
+	// jitters across both, that is 24,920 trades and a 4.5 MB answer.
+	// crosses (below 0.45 to buy, above 0.6 to sell) makes 4 trades there,
+	// as a real strategy might: the same market, with an answer of 131 KB.
 	crosses := false
+	answerBytes := map[string]int64{} // the last answer's size, by market and strategy
+	var answerMu sync.Mutex
 	try := func(slug string, size int) (time.Duration, error) {
 		entry, exit := "<", ">"
 		if crosses {
@@ -131,10 +136,19 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 		if err != nil {
 			return 0, err
 		}
+		// The whole answer, as a client reads it (Go's client asks for
+		// gzip and inflates it).
+		n, err := io.Copy(io.Discard, res.Body)
 		res.Body.Close()
+		if err != nil {
+			return 0, err
+		}
 		if res.StatusCode != http.StatusOK {
 			return 0, fmt.Errorf("replay of %s: %d", slug, res.StatusCode)
 		}
+		answerMu.Lock()
+		answerBytes[slug+strconv.FormatBool(crosses)] = n
+		answerMu.Unlock()
 		return time.Since(start), nil
 	}
 	run := func(slug string, size int) time.Duration {
@@ -257,6 +271,10 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	b.ReportMetric(h24AgainCPU, "24hr-again-worker-cpu-ms")
 	b.ReportMetric(ms(burstFirst), "16x24hr-first-ms")
 	b.ReportMetric(ms(burstAgain), "16x24hr-again-ms")
+	// How large the answers are: the generated 24hr market's price path,
+	// and so the trades of the first strategy, depends on its day.
+	b.ReportMetric(float64(answerBytes[slugs[store.H24]+"false"])/1000, "24hr-answer-KB")
+	b.ReportMetric(float64(answerBytes[slugs[store.H24]+"true"])/1000, "24hr-8trades-answer-KB")
 	b.ReportMetric(rssFirst, "worker-peak-MiB-first")
 	b.ReportMetric(rssAgain, "worker-peak-MiB-again")
 }
@@ -312,3 +330,6 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	const ticksPerSecond = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / ticksPerSecond
 }
+
+// benchDay is the "now" of the generated markets the benchmark replays.
+var benchDay = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
