@@ -256,13 +256,13 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	b.ReportMetric(p50(m15Again), "15m-again-p50-ms")
 	b.ReportMetric(p50(h24First), "24hr-first-p50-ms")
 	b.ReportMetric(p50(h24Again), "24hr-again-p50-ms")
-	b.ReportMetric(p50(h24FewFirst), "24hr-8trades-first-p50-ms")
-	b.ReportMetric(p50(h24FewAgain), "24hr-8trades-again-p50-ms")
+	b.ReportMetric(p50(h24FewFirst), "24hr-crosses-first-p50-ms")
+	b.ReportMetric(p50(h24FewAgain), "24hr-crosses-again-p50-ms")
 	// The same strategy on the market whose books move as Polymarket's do.
 	b.ReportMetric(p50(churnFirst), "24hr-realbooks-first-p50-ms")
 	b.ReportMetric(p50(churnAgain), "24hr-realbooks-again-p50-ms")
 	b.ReportMetric(p50(churnFirstWarm), "24hr-realbooks-first-warm-worker-p50-ms")
-	b.ReportMetric(h24FewAgainCPU, "24hr-8trades-again-worker-cpu-ms")
+	b.ReportMetric(h24FewAgainCPU, "24hr-crosses-again-worker-cpu-ms")
 	b.ReportMetric(m15FirstCPU, "15m-first-worker-cpu-ms")
 	b.ReportMetric(m15AgainCPU, "15m-again-worker-cpu-ms")
 	b.ReportMetric(m15AgainAPICPU, "15m-again-api-cpu-ms")
@@ -274,7 +274,7 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	// How large the answers are: the generated 24hr market's price path,
 	// and so the trades of the first strategy, depends on its day.
 	b.ReportMetric(float64(answerBytes[slugs[store.H24]+"false"])/1000, "24hr-answer-KB")
-	b.ReportMetric(float64(answerBytes[slugs[store.H24]+"true"])/1000, "24hr-8trades-answer-KB")
+	b.ReportMetric(float64(answerBytes[slugs[store.H24]+"true"])/1000, "24hr-crosses-answer-KB")
 	b.ReportMetric(rssFirst, "worker-peak-MiB-first")
 	b.ReportMetric(rssAgain, "worker-peak-MiB-again")
 }
