@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/jobs/replay"
@@ -118,8 +120,10 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	// process does across requests: the rounds stop and start servers in
 	// this process, but a real worker's cache lives as long as it runs.
 	var caches [2]*worker.Cache
+	cacheMetrics := prometheus.NewRegistry()
 	for i := range caches {
-		if caches[i], err = worker.NewCache(worker.DefaultCacheBytes, nil); err != nil {
+		reg := prometheus.WrapRegistererWith(prometheus.Labels{"worker": strconv.Itoa(i)}, cacheMetrics)
+		if caches[i], err = worker.NewCache(worker.DefaultCacheBytes, reg); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -209,6 +213,22 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	}
 	b.StopTimer()
 	w1, w2 := median(one), median(two)
+	// The replay caches: every market is read from the store once a
+	// worker, after which every replay of the timed runs is a hit.
+	if mfs, err := cacheMetrics.Gather(); err == nil {
+		for _, mf := range mfs {
+			var sum float64
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+			switch mf.GetName() {
+			case "updown_replay_cache_hits_total":
+				b.ReportMetric(sum, "cache-hits")
+			case "updown_replay_cache_misses_total":
+				b.ReportMetric(sum, "cache-misses")
+			}
+		}
+	}
 	b.ReportMetric(w1*1000, "ms/run-1worker")
 	b.ReportMetric(w2*1000, "ms/run-2workers")
 	b.ReportMetric(w1/w2, "x_speedup")
