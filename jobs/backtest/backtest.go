@@ -129,14 +129,6 @@ type MarketResult struct {
 	Error       *jobs.Failure       `json:"error,omitempty"`
 }
 
-// ShardResult is the result a shard returns for a replay: its performance
-// only. The trades and the equity curve stay on the worker, which keeps
-// what crosses Redis to a few hundred bytes a market.
-func ShardResult(slug string, res replay.Result) MarketResult {
-	p := res.Performance
-	return MarketResult{Slug: slug, Performance: &p}
-}
-
 // Report is a finished backtest: the data of /strategy and /run.
 type Report struct {
 	GeneratedStrategy strategy.Spec  `json:"generated_strategy"`
@@ -279,10 +271,12 @@ func round6(x float64) float64 {
 }
 
 // RunShard replays one market as a shard task does and returns the outcome
-// the batch records: the shard's result, or the failure a user sees (an
-// unknown market, no data). Other errors are faults worth a retry.
+// the batch records: the market's performance alone (the trades and the
+// equity curve are never rendered, and what crosses Redis is a few hundred
+// bytes a market), or the failure a user sees (an unknown market, no
+// data). Other errors are faults worth a retry.
 func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
-	res, err := jobs.Replay(ctx, st, sh)
+	perf, err := jobs.ReplayPerformance(ctx, st, sh)
 	var f *jobs.Failure
 	switch {
 	case errors.As(err, &f):
@@ -290,7 +284,7 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	case err != nil:
 		return jobs.Outcome{}, err
 	}
-	raw, err := json.Marshal(ShardResult(sh.MarketSlug, res))
+	raw, err := json.Marshal(MarketResult{Slug: sh.MarketSlug, Performance: &perf})
 	if err != nil {
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
 	}

@@ -91,7 +91,7 @@ func TestCollect(t *testing.T) {
 	if len(shards) != 3 || shards[1].MarketSlug != "b" || !reflect.DeepEqual(shards[1].Strategy, req.Strategy.Strategy) {
 		t.Fatalf("shards %+v", shards)
 	}
-	ok, _ := json.Marshal(backtest.ShardResult("a", replay.Result{Performance: replay.Performance{TotalPnL: 3, TotalTrades: 1, WinningTrades: 1}}))
+	ok, _ := json.Marshal(backtest.MarketResult{Slug: "a", Performance: &replay.Performance{TotalPnL: 3, TotalTrades: 1, WinningTrades: 1}})
 	rep, err := backtest.Collect(req, []*jobs.Outcome{
 		{Result: ok},
 		{Failure: &jobs.Failure{Code: "NO_DATA", Message: "none"}},

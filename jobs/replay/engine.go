@@ -55,27 +55,48 @@ func Run(m store.Market, snaps []store.Snapshot, s Strategy) (Result, error) {
 // nothing else of a market, and a tape holds no pointers, so a worker can
 // keep many of them without slowing its garbage collections.
 func RunTape(m store.Market, t *store.Tape, s Strategy) (Result, error) {
-	if err := s.Validate(); err != nil {
-		return Result{}, err
-	}
-	if !m.Resolved() {
-		return Result{}, &Error{Code: CodeMarketNotResolved,
-			Message: fmt.Sprintf("market %q is not resolved yet: only resolved markets can be replayed", m.Slug)}
-	}
-	if t.Len() == 0 {
-		return Result{}, &Error{Code: CodeNoData,
-			Message: fmt.Sprintf("market %q has no recorded snapshots to replay", m.Slug)}
-	}
-	if t.Outcome != s.Outcome() {
-		return Result{}, fmt.Errorf("replay: the tape of %s carries the books of %q, the strategy trades %q",
-			m.Slug, t.Outcome, s.Outcome())
-	}
-	s.applyDefaults() // on RunTape's copy: the caller's strategy is left alone
-	e := newEngine(m, t, s)
-	if err := e.replay(); err != nil {
+	e, s, err := replayTape(m, t, s)
+	if err != nil {
 		return Result{}, err
 	}
 	return e.result(m, s), nil
+}
+
+// RunPerformance is RunTape for a caller that wants the performance alone,
+// as a backtest does: the same figures, without the trades and the equity
+// curve, whose rendering costs twice what the replay itself does.
+func RunPerformance(m store.Market, t *store.Tape, s Strategy) (Performance, error) {
+	e, _, err := replayTape(m, t, s)
+	if err != nil {
+		return Performance{}, err
+	}
+	return e.performance(m), nil
+}
+
+// replayTape checks its inputs, replays s over t, and returns the engine
+// that holds what the replay recorded, with s as it ran (defaults applied).
+func replayTape(m store.Market, t *store.Tape, s Strategy) (*engine, Strategy, error) {
+	if err := s.Validate(); err != nil {
+		return nil, s, err
+	}
+	if !m.Resolved() {
+		return nil, s, &Error{Code: CodeMarketNotResolved,
+			Message: fmt.Sprintf("market %q is not resolved yet: only resolved markets can be replayed", m.Slug)}
+	}
+	if t.Len() == 0 {
+		return nil, s, &Error{Code: CodeNoData,
+			Message: fmt.Sprintf("market %q has no recorded snapshots to replay", m.Slug)}
+	}
+	if t.Outcome != s.Outcome() {
+		return nil, s, fmt.Errorf("replay: the tape of %s carries the books of %q, the strategy trades %q",
+			m.Slug, t.Outcome, s.Outcome())
+	}
+	s.applyDefaults() // on this copy: the caller's strategy is left alone
+	e := newEngine(m, t, s)
+	if err := e.replay(); err != nil {
+		return nil, s, err
+	}
+	return e, s, nil
 }
 
 // values holds one snapshot's condition values, indexed by field, and a

@@ -130,6 +130,20 @@ func TestRunProperties(t *testing.T) {
 		checkInvariants(t, name, m, snaps, r)
 		checkAgainstReference(t, name, m, snaps, s, r)
 
+		// A backtest's replay, the performance alone, reports the very
+		// same figures.
+		tape, err := store.TapeOf(snaps, s.Outcome())
+		if err != nil {
+			t.Fatal(err)
+		}
+		perf, err := RunPerformance(m, tape, s)
+		if err != nil {
+			t.Fatalf("%s: RunPerformance: %v", name, err)
+		}
+		if got, want := mustJSON(t, perf), mustJSON(t, r.Performance); !bytes.Equal(got, want) {
+			t.Fatalf("%s: RunPerformance:\n%s\nRun's performance:\n%s", name, got, want)
+		}
+
 		// Determinism: the same input, also via JSON and copies, gives the same bytes.
 		want := mustJSON(t, r)
 		var s2 Strategy
