@@ -60,7 +60,8 @@ func (s *Server) registerBacktest(cfg BacktestConfig) {
 			queue: asynq.NewClientFromRedisClient(s.rdb), insp: asynq.NewInspectorFromRedisClient(s.rdb)},
 	}
 	s.mux.HandleFunc(backtest.TaskType, s.handler(b.batch))
-	s.mux.HandleFunc(backtest.ShardType, s.handler(b.shard))
+	s.mux.HandleFunc(backtest.GroupType, s.handler(b.shard))
+	s.mux.HandleFunc(backtest.ShardType, s.handler(b.olderShard))
 	s.mux.HandleFunc(strategy.TaskType, s.handler(b.generate))
 }
 
@@ -100,10 +101,20 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 	return spec, nil
 }
 
-// shard runs backtest.ShardType: a group of markets' replays, each through
-// the same jobs.Replay as POST /v1/replay and the worker's cache of decoded
-// markets, answering their performance only.
+// shard runs backtest.GroupType: a group of markets' replays, each through
+// the same store reads as POST /v1/replay and the worker's replay cache,
+// answering their performance only.
 func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
+	var group backtest.ShardGroup
+	if err := json.Unmarshal(payload, &group); err != nil {
+		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
+	}
+	return backtest.RunShardGroup(ctx, b.s.cache.view(b.s.store), group)
+}
+
+// olderShard runs backtest.ShardType, the shards of a batch an older worker
+// began: the same replays, a request a market.
+func (b *backtester) olderShard(ctx context.Context, payload []byte) (any, error) {
 	var group []replay.Request
 	if err := json.Unmarshal(payload, &group); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
@@ -122,14 +133,14 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	if err := req.Normalize(); err != nil {
 		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: err.Error()}
 	}
-	groups := backtest.Group(req.Shards())
+	groups := req.Groups()
 	js := make([]Job, len(groups))
 	for i, g := range groups {
 		p, err := json.Marshal(g)
 		if err != nil {
-			return nil, fmt.Errorf("encode shards of %s: %w", g[0].MarketSlug, err)
+			return nil, fmt.Errorf("encode shards of %s: %w", g.Markets[0], err)
 		}
-		js[i] = Job{Type: backtest.ShardType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout}
+		js[i] = Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout}
 	}
 	outcomes, err := b.gather(ctx, js)
 	if err != nil {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/hibiken/asynq"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
@@ -326,5 +327,45 @@ func TestGenerateTask(t *testing.T) {
 	}
 	if info.Failed != 0 || info.FailedTotal != 0 || info.Archived != 0 || info.Completed != 2 {
 		t.Errorf("queue ai: %d failed (%d total), %d archived, %d completed; want 0, 0, 0, 2", info.Failed, info.FailedTotal, info.Archived, info.Completed)
+	}
+}
+
+// TestOlderShardTasksStillRun: a shard task as an older worker's batch
+// enqueued it (backtest.ShardType, a request a market) runs on this worker
+// and answers what the group task answers for the same markets, so that a
+// batch begun before a rolling upgrade finishes after it.
+func TestOlderShardTasksStillRun(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	f.start(t, 1, 0)
+	spec := testSpec(t, 40)
+	if err := spec.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	markets := f.markets[:3]
+	var older []replay.Request
+	for _, slug := range markets {
+		older = append(older, replay.Request{MarketSlug: slug, Strategy: spec.Strategy})
+	}
+	answer := func(typ string, v any) string {
+		t.Helper()
+		payload, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, id, err := f.client.Run(t.Context(), worker.Job{Type: typ, Queue: jobs.QueueBacktest, Payload: payload}, "test", 30*time.Second)
+		if err != nil || o.Failure != nil {
+			t.Fatalf("%s task %s: %v %+v", typ, id, err, o.Failure)
+		}
+		data, err := o.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	got := answer(backtest.ShardType, older)
+	want := answer(backtest.GroupType, backtest.ShardGroup{Strategy: spec.Strategy, Markets: markets})
+	if got != want || !strings.Contains(got, `"total_trades"`) {
+		t.Errorf("older shard task answered\n%s\nthe group task\n%s", got, want)
 	}
 }

@@ -39,14 +39,25 @@ import (
 )
 
 // Task types. A batch's payload is a Request and its result a Report; a
-// shard task's payload is a group of shards, []replay.Request (see Group),
-// and its result their outcomes, []jobs.Outcome, one per shard in order,
-// each a MarketResult or the failure a user sees. Both run on the backtest
-// queue.
+// shard task's payload is a ShardGroup (see Request.Groups), and its
+// result the outcomes of its markets, []jobs.Outcome in order, each a
+// MarketResult or the failure a user sees. Both run on the backtest queue.
 const (
 	TaskType  = "updown:backtest"
+	GroupType = "updown:backtest-group"
+	// ShardType is the shard task of a batch that an older worker began,
+	// whose payload is []replay.Request (RunGroup): workers still run it,
+	// so that a batch lives through a rolling upgrade.
 	ShardType = "updown:backtest-shards"
 )
+
+// ShardGroup is a shard task's payload: markets replayed, in order, with
+// one strategy. The strategy travels once a group rather than once a
+// market: decoding it cost as much as replaying a 15m market.
+type ShardGroup struct {
+	Strategy replay.Strategy `json:"strategy"`
+	Markets  []string        `json:"markets"`
+}
 
 // maxGroups is how many shard tasks a batch fans out at most. A task costs
 // a few Redis round trips (enqueue, dequeue, result, announcement) besides
@@ -55,14 +66,14 @@ const (
 // every worker busy and to even out their sizes.
 const maxGroups = 16
 
-// Group splits shards into at most maxGroups runs of consecutive shards of
-// nearly equal size, in order: the same markets make the same groups, so a
-// repeated batch reuses its groups' retained results.
-func Group(shards []replay.Request) [][]replay.Request {
-	k := min(len(shards), maxGroups)
-	out := make([][]replay.Request, k)
+// Groups splits the request's markets into at most maxGroups runs of
+// consecutive markets of nearly equal size, in order: the same markets make
+// the same groups, so a repeated batch reuses its groups' retained results.
+func (r *Request) Groups() []ShardGroup {
+	k := min(len(r.Markets), maxGroups)
+	out := make([]ShardGroup, k)
 	for i := range out {
-		out[i] = shards[i*len(shards)/k : (i+1)*len(shards)/k]
+		out[i] = ShardGroup{Strategy: r.Strategy.Strategy, Markets: r.Markets[i*len(r.Markets)/k : (i+1)*len(r.Markets)/k]}
 	}
 	return out
 }
@@ -101,15 +112,6 @@ func (r *Request) Normalize() error {
 		seen[m] = true
 	}
 	return nil
-}
-
-// Shards returns one replay request per market, in the request's order.
-func (r *Request) Shards() []replay.Request {
-	out := make([]replay.Request, len(r.Markets))
-	for i, slug := range r.Markets {
-		out[i] = replay.Request{MarketSlug: slug, Strategy: r.Strategy.Strategy}
-	}
-	return out
 }
 
 // Quota is the caller's monthly Backtest AI quota (DESIGN 8). Limit and
@@ -291,9 +293,23 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	return jobs.Outcome{Result: raw}, nil
 }
 
-// RunGroup runs a group of shards as a shard task does, one after the
+// RunShardGroup runs a group as a shard task does, one market after the
 // other, and returns their outcomes in order. An error is a fault worth a
 // retry of the whole group.
+func RunShardGroup(ctx context.Context, st store.Store, g ShardGroup) ([]jobs.Outcome, error) {
+	out := make([]jobs.Outcome, len(g.Markets))
+	for i, slug := range g.Markets {
+		o, err := RunShard(ctx, st, replay.Request{MarketSlug: slug, Strategy: g.Strategy})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
+// RunGroup is RunShardGroup for the payload of a ShardType task, a
+// request a market.
 func RunGroup(ctx context.Context, st store.Store, group []replay.Request) ([]jobs.Outcome, error) {
 	out := make([]jobs.Outcome, len(group))
 	for i, sh := range group {
@@ -310,7 +326,7 @@ func RunGroup(ctx context.Context, st store.Store, group []replay.Request) ([]jo
 // order of the groups: a group without an outcome (unfinished, nil) leaves
 // its markets without one, a group that failed as a whole gives each of
 // its markets its failure.
-func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outcome, error) {
+func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]*jobs.Outcome, error) {
 	if len(outcomes) != len(groups) {
 		return nil, fmt.Errorf("backtest: %d outcomes for %d groups", len(outcomes), len(groups))
 	}
@@ -319,10 +335,10 @@ func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outco
 		o := outcomes[i]
 		switch {
 		case o == nil:
-			out = append(out, make([]*jobs.Outcome, len(g))...)
+			out = append(out, make([]*jobs.Outcome, len(g.Markets))...)
 			continue
 		case o.Failure != nil:
-			for range g {
+			for range g.Markets {
 				out = append(out, &jobs.Outcome{Failure: o.Failure})
 			}
 			continue
@@ -335,8 +351,8 @@ func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outco
 		if err := json.Unmarshal(data, &each); err != nil {
 			return nil, fmt.Errorf("backtest: decode the outcomes of group %d: %w", i, err)
 		}
-		if len(each) != len(g) {
-			return nil, fmt.Errorf("backtest: group %d has %d outcomes for %d markets", i, len(each), len(g))
+		if len(each) != len(g.Markets) {
+			return nil, fmt.Errorf("backtest: group %d has %d outcomes for %d markets", i, len(each), len(g.Markets))
 		}
 		for j := range each {
 			out = append(out, &each[j])
@@ -349,8 +365,8 @@ func Ungroup(groups [][]replay.Request, outcomes []*jobs.Outcome) ([]*jobs.Outco
 // queue: the reference a sharded batch must equal.
 func Direct(ctx context.Context, st store.Store, req Request) (Report, error) {
 	outcomes := make([]*jobs.Outcome, len(req.Markets))
-	for i, sh := range req.Shards() {
-		o, err := RunShard(ctx, st, sh)
+	for i, slug := range req.Markets {
+		o, err := RunShard(ctx, st, replay.Request{MarketSlug: slug, Strategy: req.Strategy.Strategy})
 		if err != nil {
 			return Report{}, err
 		}

@@ -87,9 +87,9 @@ func TestCollect(t *testing.T) {
 	if err := req.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	shards := req.Shards()
-	if len(shards) != 3 || shards[1].MarketSlug != "b" || !reflect.DeepEqual(shards[1].Strategy, req.Strategy.Strategy) {
-		t.Fatalf("shards %+v", shards)
+	groups := req.Groups()
+	if len(groups) != 3 || groups[1].Markets[0] != "b" || !reflect.DeepEqual(groups[1].Strategy, req.Strategy.Strategy) {
+		t.Fatalf("groups %+v", groups)
 	}
 	ok, _ := json.Marshal(backtest.MarketResult{Slug: "a", Performance: &replay.Performance{TotalPnL: 3, TotalTrades: 1, WinningTrades: 1}})
 	rep, err := backtest.Collect(req, []*jobs.Outcome{
@@ -160,28 +160,31 @@ func TestSummarizeFees(t *testing.T) {
 // one per market in the request's order, whatever befell each group.
 func TestGroupUngroup(t *testing.T) {
 	t.Parallel()
+	st := spec(t)
 	for _, n := range []int{1, 2, 15, 16, 17, 100} {
-		var shards []replay.Request
+		req := backtest.Request{Strategy: st}
 		for i := range n {
-			shards = append(shards, replay.Request{MarketSlug: fmt.Sprint("m", i)})
+			req.Markets = append(req.Markets, fmt.Sprint("m", i))
 		}
-		groups := backtest.Group(shards)
+		groups := req.Groups()
 		if len(groups) != min(n, 16) {
 			t.Fatalf("%d markets: %d groups", n, len(groups))
 		}
-		var flat []replay.Request
+		var flat []string
 		small, large := n, 0
 		for _, g := range groups {
-			flat = append(flat, g...)
-			small, large = min(small, len(g)), max(large, len(g))
+			if !reflect.DeepEqual(g.Strategy, st.Strategy) {
+				t.Fatalf("%d markets: a group's strategy is %+v", n, g.Strategy)
+			}
+			flat = append(flat, g.Markets...)
+			small, large = min(small, len(g.Markets)), max(large, len(g.Markets))
 		}
-		if !reflect.DeepEqual(flat, shards) || large-small > 1 {
+		if !reflect.DeepEqual(flat, req.Markets) || large-small > 1 {
 			t.Fatalf("%d markets: groups %v", n, groups)
 		}
 	}
 
-	shards := []replay.Request{{MarketSlug: "a"}, {MarketSlug: "b"}, {MarketSlug: "c"}, {MarketSlug: "d"}, {MarketSlug: "e"}}
-	groups := [][]replay.Request{shards[:2], shards[2:4], shards[4:]}
+	groups := []backtest.ShardGroup{{Markets: []string{"a", "b"}}, {Markets: []string{"c", "d"}}, {Markets: []string{"e"}}}
 	ok, _ := json.Marshal([]jobs.Outcome{{Result: []byte(`{"slug":"a"}`)}, {Failure: &jobs.Failure{Code: "NO_DATA"}}})
 	failed := &jobs.Failure{Code: "INTERNAL_ERROR"}
 	got, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: ok}, {Failure: failed}, nil})
