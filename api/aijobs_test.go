@@ -19,10 +19,15 @@ import (
 
 // TestGenerateTimeoutKeepsGeneration: a /generate that outlasts the wait
 // keeps its generation (the job goes on and its answer can be fetched), and
-// GET /v1/jobs/{id} answers exactly what /generate would have.
+// GET /v1/jobs/{id} answers exactly what /generate would have. The
+// generation takes 100 ms, so that it cannot finish within the wait on a
+// busy machine either.
 func TestGenerateTimeoutKeepsGeneration(t *testing.T) {
 	t.Parallel()
-	b := aiSetup(t, func(o *aiOpts) { o.jobWait = time.Nanosecond })
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = time.Nanosecond
+		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+	})
 	r := b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
 	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
