@@ -212,6 +212,22 @@ func bookMask(outcome string) byte {
 	return bookUpFlag | bookDownFlag
 }
 
+// countBooks counts the books of those keep names that entries hold, and
+// their levels, from the entries' headers.
+func countBooks(entries []entry, keep byte) (books, levels int, err error) {
+	for _, e := range entries {
+		var h snapshotHeader
+		r := reader{b: e.data}
+		h.read(&r)
+		if r.err != nil {
+			return 0, 0, r.err
+		}
+		books += h.books(keep)
+		levels += h.levels(keep)
+	}
+	return books, levels, nil
+}
+
 // unpackSnapshots decodes a page. With books, every level of the page
 // shares one allocation and every book another; each side is capped so
 // that appending to it cannot overwrite its neighbour.
@@ -219,16 +235,9 @@ func unpackSnapshots(entries []entry, keep byte) ([]store.Snapshot, error) {
 	out := make([]store.Snapshot, len(entries))
 	var pool bookPool
 	if keep != 0 {
-		var books, levels int
-		for _, e := range entries {
-			var h snapshotHeader
-			r := reader{b: e.data}
-			h.read(&r)
-			if r.err != nil {
-				return nil, r.err
-			}
-			books += h.books(keep)
-			levels += h.levels(keep)
+		books, levels, err := countBooks(entries, keep)
+		if err != nil {
+			return nil, err
 		}
 		pool = bookPool{books: make([]store.Book, books), levels: make([]store.Level, levels)}
 	}
@@ -317,15 +326,9 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 // levels are counted first, so that they take one allocation.
 func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 	keep := bookMask(outcome)
-	levels := 0
-	for _, e := range entries {
-		var h snapshotHeader
-		r := reader{b: e.data}
-		h.read(&r)
-		if r.err != nil {
-			return nil, r.err
-		}
-		levels += h.levels(keep)
+	_, levels, err := countBooks(entries, keep)
+	if err != nil {
+		return nil, err
 	}
 	if levels > store.MaxBlockLevels {
 		return nil, fmt.Errorf("%d levels: a tape holds at most %d a block", levels, uint64(store.MaxBlockLevels))
@@ -350,7 +353,6 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 			}
 		}
 		if h.flags&keep != 0 {
-			var err error
 			nb, na := h.counts[k], h.counts[k+1]
 			if tk.Bids, err = store.SideSpan(0, off, nb); err != nil {
 				return nil, err
