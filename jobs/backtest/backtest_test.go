@@ -160,27 +160,45 @@ func TestSummarizeFees(t *testing.T) {
 // one per market in the request's order, whatever befell each group.
 func TestGroupUngroup(t *testing.T) {
 	t.Parallel()
-	st := spec(t)
-	for _, n := range []int{1, 2, 15, 16, 17, 100} {
-		req := backtest.Request{Strategy: st}
-		for i := range n {
+	for _, tc := range []struct {
+		window string // the strategy's market type; "" for none
+		n      int
+		groups int
+	}{
+		{"15m", 1, 1}, {"15m", 2, 2}, {"15m", 15, 4}, {"15m", 17, 4}, {"15m", 100, 4}, // 300,000 snapshots
+		{"5m", 100, 4},                 // at least minGroups
+		{"1h", 15, 4}, {"1h", 100, 16}, // 180,000 and 1,200,000 snapshots
+		{"4h", 17, 11}, // 816,000
+		{"24hr", 5, 5}, {"24hr", 100, 16},
+		{"", 17, 16}, {"", 100, 16}, // the window unknown: as many as may be
+	} {
+		code := "coin=BTC side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=10"
+		if tc.window != "" {
+			code = "coin=BTC type=" + tc.window + " side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=10"
+		}
+		rules, err := strategy.ParseCode(code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := backtest.Request{Strategy: strategy.Spec{Rules: rules}}
+		for i := range tc.n {
 			req.Markets = append(req.Markets, fmt.Sprint("m", i))
 		}
 		groups := req.Groups()
-		if len(groups) != min(n, 16) {
-			t.Fatalf("%d markets: %d groups", n, len(groups))
+		if len(groups) != tc.groups {
+			t.Fatalf("%d markets of %q: %d groups, want %d", tc.n, tc.window, len(groups), tc.groups)
 		}
 		var flat []string
-		small, large := n, 0
+		small, large := tc.n, 0
 		for _, g := range groups {
-			if !reflect.DeepEqual(g.Strategy, st.Strategy) {
-				t.Fatalf("%d markets: a group's strategy is %+v", n, g.Strategy)
+			if !reflect.DeepEqual(g.Strategy, req.Strategy.Strategy) {
+				t.Fatalf("%d markets: a group's strategy is %+v", tc.n, g.Strategy)
 			}
 			flat = append(flat, g.Markets...)
 			small, large = min(small, len(g.Markets)), max(large, len(g.Markets))
 		}
 		if !reflect.DeepEqual(flat, req.Markets) || large-small > 1 {
-			t.Fatalf("%d markets: groups %v", n, groups)
+			t.Fatalf("%d markets: groups %v", tc.n, groups)
 		}
 	}
 
