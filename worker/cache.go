@@ -11,7 +11,7 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// DefaultCacheBytes bounds the decoded markets a worker keeps (Config.CacheBytes).
+// DefaultCacheBytes bounds the market tapes a worker keeps (Config.CacheBytes).
 const DefaultCacheBytes = 512 << 20
 
 // Cache keeps the tapes of resolved markets, whose history no longer

@@ -42,7 +42,7 @@ type Config struct {
 	// ShutdownTimeout bounds how long shutdown waits for running tasks
 	// before returning them to the queue (default 25 s).
 	ShutdownTimeout time.Duration
-	// CacheBytes bounds the decoded resolved markets the worker keeps for
+	// CacheBytes bounds the tapes of resolved markets the worker keeps for
 	// the next replay of the same market (DefaultCacheBytes when 0; a
 	// negative value turns the cache off).
 	CacheBytes int64

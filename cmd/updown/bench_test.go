@@ -228,7 +228,7 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	rssFirst := w.peakRSS(b)
 	w.stop()
 
-	// Again: the default worker keeps decoded resolved markets, so every
+	// Again: the default worker keeps the tapes of resolved markets, so every
 	// replay of a market but its first runs on snapshots in memory.
 	w = startBenchWorker(b, start)
 	run(slugs[store.M15], 2)

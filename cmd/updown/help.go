@@ -51,7 +51,7 @@ var (
 		{"PORT", "without WORKER_ADDR, the ops address is :$PORT (a Procfile runner gives each process its own), else :9090;\n" +
 			"                           a default address another worker holds is skipped with a warning"},
 		{"SHUTDOWN_TIMEOUT", "on SIGTERM, how long running tasks may finish (default 25s); --shutdown-timeout overrides"},
-		{"REPLAY_CACHE_MIB", "memory for decoded resolved markets kept for the next replay, in MiB (0: off); --cache-mib overrides"},
+		{"REPLAY_CACHE_MIB", "memory for the tapes of resolved markets kept for the next replay, in MiB (0: off); --cache-mib overrides"},
 		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY is set, else builtin)"},
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},
 		{"OPENAI_BASE_URL", "base URL of that endpoint (default OpenAI's)"},

@@ -104,7 +104,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
-		"memory for decoded resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
+		"memory for the tapes of resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
 		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
