@@ -679,19 +679,19 @@ func TestRunRejects(t *testing.T) {
 	}
 }
 
-// slowStore makes every replay's snapshot read take delay.
+// slowStore makes every replay's read of its market take delay.
 type slowStore struct {
 	store.Store
 	delay time.Duration
 }
 
-func (s slowStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+func (s slowStore) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
 	select {
 	case <-time.After(s.delay):
 	case <-ctx.Done():
-		return nil, 0, ctx.Err()
+		return nil, ctx.Err()
 	}
-	return s.Store.ListSnapshots(ctx, slug, q)
+	return s.Store.ReadTape(ctx, slug, outcome)
 }
 
 // CountSnapshots is as slow as a read: a slow store is slow to count too.

@@ -82,7 +82,7 @@ func SideSpan(block, off, n int) (Span, error) {
 	switch {
 	case n > MaxSideLevels:
 		return Span{}, fmt.Errorf("store: a side of %d levels: a tape holds at most %d a side", n, MaxSideLevels)
-	case off+n > MaxBlockLevels:
+	case uint64(off)+uint64(n) > MaxBlockLevels:
 		return Span{}, fmt.Errorf("store: a tape holds at most %d levels a block", uint64(MaxBlockLevels))
 	case block >= MaxTapeBlocks:
 		return Span{}, fmt.Errorf("store: a tape holds at most %d blocks", MaxTapeBlocks)
@@ -119,7 +119,10 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 			n += len(b.Bids) + len(b.Asks)
 		}
 	}
-	t.Blocks = [][]Level{make([]Level, 0, min(n, MaxBlockLevels))}
+	if uint64(n) > MaxBlockLevels {
+		return nil, fmt.Errorf("store: %d levels: a tape holds at most %d a block", n, uint64(MaxBlockLevels))
+	}
+	t.Blocks = [][]Level{make([]Level, 0, n)}
 	var prevBids, prevAsks []Level
 	var bids, asks Span
 	var err error

@@ -330,7 +330,7 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 	if err != nil {
 		return nil, err
 	}
-	if levels > store.MaxBlockLevels {
+	if uint64(levels) > store.MaxBlockLevels {
 		return nil, fmt.Errorf("%d levels: a tape holds at most %d a block", levels, uint64(store.MaxBlockLevels))
 	}
 	block := make([]store.Level, levels)
