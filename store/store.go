@@ -351,12 +351,8 @@ type Snapshot struct {
 type SnapshotQuery struct {
 	Limit     int  // 0 means all
 	Offset    int  // counted in the chosen order
-	Ascending bool // false: newest first (the API's order); true: oldest first (replay)
+	Ascending bool // false: newest first (the API's order); true: oldest first
 	WithBooks bool // false: BookUp/BookDown are left nil
-	// BooksOf, with WithBooks, keeps one outcome's books: OutcomeUp keeps
-	// BookUp and leaves BookDown nil, OutcomeDown the reverse, "" keeps
-	// both. A replay reads its side's books alone.
-	BooksOf string
 	// From keeps snapshots at or after it, To those strictly before it
 	// (nil: no bound).
 	From, To *time.Time

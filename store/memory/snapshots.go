@@ -55,11 +55,7 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 	}
 	lo, hi := q.MicroRange(true)
 	entries, _ := tl.page(lo, hi-1, q.Offset, q.Limit, q.Ascending)
-	var keep byte
-	if q.WithBooks {
-		keep = bookMask(q.BooksOf)
-	}
-	snaps, err := unpackSnapshots(entries, keep)
+	snaps, err := unpackSnapshots(entries, q.WithBooks)
 	if err != nil {
 		return nil, 0, fmt.Errorf("memory: list snapshots of %q: %w", slug, err)
 	}
@@ -200,8 +196,8 @@ func (h *snapshotHeader) levels(keep byte) int {
 	return n
 }
 
-// bookMask returns the books a listing keeps, as flag bits: an outcome's
-// alone (store.SnapshotQuery.BooksOf), or both.
+// bookMask returns the book of outcome as a flag bit (a tape's books), or
+// both books' bits for any other value.
 func bookMask(outcome string) byte {
 	switch outcome {
 	case store.OutcomeUp:
@@ -231,25 +227,25 @@ func countBooks(entries []entry, keep byte) (books, levels int, err error) {
 // unpackSnapshots decodes a page. With books, every level of the page
 // shares one allocation and every book another; each side is capped so
 // that appending to it cannot overwrite its neighbour.
-func unpackSnapshots(entries []entry, keep byte) ([]store.Snapshot, error) {
+func unpackSnapshots(entries []entry, withBooks bool) ([]store.Snapshot, error) {
 	out := make([]store.Snapshot, len(entries))
 	var pool bookPool
-	if keep != 0 {
-		books, levels, err := countBooks(entries, keep)
+	if withBooks {
+		books, levels, err := countBooks(entries, bookUpFlag|bookDownFlag)
 		if err != nil {
 			return nil, err
 		}
 		pool = bookPool{books: make([]store.Book, books), levels: make([]store.Level, levels)}
 	}
 	for i, e := range entries {
-		if err := unpackSnapshot(&out[i], e, keep, &pool); err != nil {
+		if err := unpackSnapshot(&out[i], e, withBooks, &pool); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func unpackSnapshot(snap *store.Snapshot, e entry, keep byte, pool *bookPool) error {
+func unpackSnapshot(snap *store.Snapshot, e entry, withBooks bool, pool *bookPool) error {
 	r := reader{b: e.data}
 	var h snapshotHeader
 	h.read(&r)
@@ -257,19 +253,13 @@ func unpackSnapshot(snap *store.Snapshot, e entry, keep byte, pool *bookPool) er
 	snap.CoinPrice = r.num()
 	snap.PriceUp = r.num()
 	snap.PriceDown = r.num()
-	if keep == 0 {
+	if !withBooks {
 		return r.err
 	}
-	switch {
-	case h.flags&bookUpFlag == 0:
-	case keep&bookUpFlag != 0:
+	if h.flags&bookUpFlag != 0 {
 		snap.BookUp = pool.take(&r, h.counts[0], h.counts[1])
-	case keep&bookDownFlag != 0 && h.flags&bookDownFlag != 0:
-		for range 2 * (h.counts[0] + h.counts[1]) { // step over the up book
-			r.num()
-		}
 	}
-	if h.flags&bookDownFlag != 0 && keep&bookDownFlag != 0 {
+	if h.flags&bookDownFlag != 0 {
 		snap.BookDown = pool.take(&r, h.counts[2], h.counts[3])
 	}
 	return r.err

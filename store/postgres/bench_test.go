@@ -108,8 +108,9 @@ func BenchmarkListSnapshots(b *testing.B) {
 }
 
 // BenchmarkReadTape reads a 24hr market (288,000 snapshots whose books move
-// as Polymarket's do) as a replay does: straight into a tape (tape), as
-// snapshots with the same outcome's books (snapshots), and, as the floor,
+// as Polymarket's do) as a replay does: straight into a tape with one
+// outcome's books (tape); as snapshots with both outcomes' books, as a
+// listing reads it (snapshots); and, as the floor,
 // the very rows fetched with their bytes untouched (fetch). x_fetch is a
 // read's time over the fetch's, each the median of its runs.
 func BenchmarkReadTape(b *testing.B) {
@@ -152,7 +153,7 @@ func BenchmarkReadTape(b *testing.B) {
 			return t.Len(), nil
 		}},
 		{"snapshots", func() (int, error) {
-			snaps, _, err := s.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: true, BooksOf: store.OutcomeUp})
+			snaps, _, err := s.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
 			return len(snaps), err
 		}},
 	}

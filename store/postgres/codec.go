@@ -590,28 +590,8 @@ func decodeTimes[T any](r *reader, out []T, set func(*T, int64)) {
 // one never writes into another; callers treat decoded books as read-only,
 // as they do any store's answer.
 func decodeBooks(snaps []store.Snapshot, books []byte) error {
-	return decodeBooksOf(snaps, books, flagUp|flagDown)
-}
-
-// bookMask returns the books a listing keeps, as flag bits: an outcome's
-// alone, or both.
-func bookMask(outcome string) byte {
-	switch outcome {
-	case store.OutcomeUp:
-		return flagUp
-	case store.OutcomeDown:
-		return flagDown
-	}
-	return flagUp | flagDown
-}
-
-// decodeBooksOf is decodeBooks for the books keep names (flagUp,
-// flagDown or both); the others are left nil. The sides of a book not kept
-// are stepped over, their varints counted but not decoded: a replay reads
-// one outcome's books, and the other's cost nearly half the decode.
-func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
 	var d bookDecoder
-	flags, nbooks, err := d.open(books, len(snaps), keep)
+	flags, nbooks, err := d.open(books, len(snaps), flagUp|flagDown)
 	if err != nil {
 		return err
 	}
@@ -621,21 +601,13 @@ func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
 	for i, f := range flags {
 		sn := &snaps[i]
 		sn.BookUp, sn.BookDown = nil, nil
-		switch {
-		case f&flagUp == 0:
-		case keep&flagUp != 0:
+		if f&flagUp != 0 {
 			sn.BookUp = d.book(f, prevFlags, flagUp, 0, prevUp)
 			prevUp = sn.BookUp
-		default:
-			d.skipBook(f, 0)
 		}
-		switch {
-		case f&flagDown == 0:
-		case keep&flagDown != 0:
+		if f&flagDown != 0 {
 			sn.BookDown = d.book(f, prevFlags, flagDown, 2, prevDown)
 			prevDown = sn.BookDown
-		default:
-			d.skipBook(f, 2)
 		}
 		if d.err != nil {
 			clearBooks(snaps)
@@ -648,6 +620,18 @@ func decodeBooksOf(snaps []store.Snapshot, books []byte, keep byte) error {
 		return err
 	}
 	return nil
+}
+
+// bookMask returns the book of outcome as a flag bit (the books a tape
+// keeps), or both books' bits for any other value.
+func bookMask(outcome string) byte {
+	switch outcome {
+	case store.OutcomeUp:
+		return flagUp
+	case store.OutcomeDown:
+		return flagDown
+	}
+	return flagUp | flagDown
 }
 
 // decodeTapeBooks sets the books of one outcome (keep: flagUp or flagDown)

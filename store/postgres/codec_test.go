@@ -166,31 +166,12 @@ func TestChunkCodecRoundTrip(t *testing.T) {
 	}
 }
 
-// oneSidedMismatch decodes the chunk of snaps with one outcome's books at
-// a time, and describes how that differs from snaps with the other
-// outcome's books left out ("" when it does not).
+// oneSidedMismatch decodes the chunk of snaps as a tape with one
+// outcome's books at a time, and describes how that differs from what
+// store.TapeOf makes of snaps ("" when it does not).
 func oneSidedMismatch(t testing.TB, snaps []store.Snapshot) string {
 	head, books := postgres.EncodeChunk(snaps)
 	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
-		got, err := postgres.DecodeHead(nil, head)
-		if err != nil {
-			t.Fatalf("DecodeHead: %v", err)
-		}
-		if err := postgres.DecodeBooksOf(got, books, outcome); err != nil {
-			return fmt.Sprintf("books of %s: %v", outcome, err)
-		}
-		want := slices.Clone(snaps)
-		for i := range want {
-			if outcome == store.OutcomeUp {
-				want[i].BookDown = nil
-			} else {
-				want[i].BookUp = nil
-			}
-		}
-		if msg := snapshotMismatch(want, got, true); msg != "" {
-			return fmt.Sprintf("books of %s: %s", outcome, msg)
-		}
-		// The same chunk decoded as a tape.
 		tape, err := postgres.DecodeTape(head, books, outcome)
 		if err != nil {
 			return fmt.Sprintf("tape of %s: %v", outcome, err)
@@ -239,7 +220,6 @@ func TestChunkCodecRejectsCorruptInput(t *testing.T) {
 	for cut := range len(books) {
 		corrupt(fmt.Sprintf("books cut at %d of %d", cut, len(books)), postgres.DecodeBooks(decoded, books[:cut]))
 		for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
-			corrupt(fmt.Sprintf("books of %s cut at %d of %d", outcome, cut, len(books)), postgres.DecodeBooksOf(decoded, books[:cut], outcome))
 			_, err := postgres.DecodeTape(head, books[:cut], outcome)
 			corrupt(fmt.Sprintf("tape of %s cut at %d of %d", outcome, cut, len(books)), err)
 		}
@@ -406,15 +386,12 @@ func FuzzChunkCodec(f *testing.F) {
 			t.Fatal(msg)
 		}
 		// Arbitrary bytes as a head, and as the books of what they decode to.
-		// One outcome's books fail exactly when both outcomes' do: the
-		// sides stepped over are checked as the decoded ones are.
+		// A tape of one outcome's books fails exactly when both outcomes'
+		// books do (the sides stepped over are checked as the decoded ones
+		// are), and otherwise holds what the snapshots do.
 		if got, err := postgres.DecodeHead(nil, data); err == nil {
 			full := postgres.DecodeBooks(slices.Clone(got), data)
 			for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
-				if one := postgres.DecodeBooksOf(slices.Clone(got), data, outcome); (one == nil) != (full == nil) {
-					t.Fatalf("books of %s: %v; both outcomes' books: %v", outcome, one, full)
-				}
-				// A tape decodes what the snapshots do, and fails when they fail.
 				tape, err := postgres.DecodeTape(data, data, outcome)
 				if (err == nil) != (full == nil) {
 					t.Fatalf("tape of %s: %v; both outcomes' books: %v", outcome, err, full)
@@ -451,17 +428,13 @@ func BenchmarkDecodeChunk(b *testing.B) {
 		if err != nil {
 			return err
 		}
-		switch books_ {
-		case "true":
+		if books_ == "true" {
 			err = postgres.DecodeBooks(got, books)
-		case "up":
-			err = postgres.DecodeBooksOf(got, books, store.OutcomeUp)
 		}
 		return err
 	}
-	// books=up is what a replay of the UP side decodes: the head, and the
-	// books of its outcome.
-	for _, books_ := range []string{"true", "up", "false"} {
+	// A replay decodes a tape (BenchmarkDecodeTape); pages decode these.
+	for _, books_ := range []string{"true", "false"} {
 		b.Run("books="+books_, func(b *testing.B) {
 			b.ReportAllocs()
 			dst := make([]store.Snapshot, 0, len(snaps))
@@ -515,7 +488,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 // BenchmarkDecodeTape decodes the chunk of BenchmarkDecodeChunk into a tape
 // with the UP books, as a replay reads it (ReadTape): no book or side is
 // allocated, and the levels are one array without pointers. Its figures
-// stand beside BenchmarkDecodeChunk's books=up, run in the same process.
+// stand beside BenchmarkDecodeChunk's, run in the same process.
 func BenchmarkDecodeTape(b *testing.B) {
 	snaps := newMarketSim(10, t0).series(postgres.ChunkSize)
 	head, books := postgres.EncodeChunk(snaps)

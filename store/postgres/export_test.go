@@ -7,11 +7,6 @@ var (
 	EncodeChunk = encodeChunk
 	DecodeHead  = decodeHead
 	DecodeBooks = decodeBooks
-	// DecodeBooksOf decodes the books of one outcome (store.OutcomeUp or
-	// store.OutcomeDown), or both for "".
-	DecodeBooksOf = func(snaps []store.Snapshot, books []byte, outcome string) error {
-		return decodeBooksOf(snaps, books, bookMask(outcome))
-	}
 	// DecodeTape decodes a chunk into a tape with the books of outcome,
 	// as ReadTape decodes each chunk of a market.
 	DecodeTape = func(head, books []byte, outcome string) (*store.Tape, error) {

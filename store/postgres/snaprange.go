@@ -186,7 +186,7 @@ func readRangePage(ctx context.Context, tx pgx.Tx, market int64, chunks []rangeC
 			return nil, err
 		}
 		if q.WithBooks {
-			if err := decodeBooksOf(buf, bk, bookMask(q.BooksOf)); err != nil {
+			if err := decodeBooks(buf, bk); err != nil {
 				return nil, err
 			}
 		}

@@ -383,11 +383,7 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 		sql = listWithBooksSQL
 	}
 	rows, _ := s.pool.Query(ctx, sql, slug, q.Ascending, off, lim)
-	var keep byte
-	if q.WithBooks {
-		keep = bookMask(q.BooksOf)
-	}
-	pg, err := readPage(rows, keep, func(total int64) int64 {
+	pg, err := readPage(rows, q.WithBooks, func(total int64) int64 {
 		lo, hi := pageRange(total, off, lim, q.Ascending)
 		return hi - lo
 	})
@@ -421,14 +417,14 @@ type page struct {
 	snaps        []store.Snapshot
 }
 
-// readPage decodes the rows of listSnapshotsSQL, with the books keep names
-// (flag bits; 0 for none). size tells, from the total, how many snapshots
+// readPage decodes the rows of listSnapshotsSQL, with their books when
+// withBooks. size tells, from the total, how many snapshots
 // the page holds: the chunks it overlaps hold at most two chunks more, and
 // the slice is made that large at once rather than regrown (and copied)
 // chunk by chunk.
-func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, err error) {
+func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (pg page, err error) {
 	defer rows.Close()
-	books := newBookDecodes(keep)
+	books := newBookDecodes()
 	defer func() {
 		if werr := books.wait(); err == nil {
 			err = werr
@@ -459,7 +455,7 @@ func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, 
 		if pg.snaps, err = decodeHead(pg.snaps, head); err != nil {
 			return pg, err
 		}
-		if keep != 0 {
+		if withBooks {
 			books.add(pg.snaps[n:], bk)
 		}
 	}
@@ -470,13 +466,12 @@ func readPage(rows pgx.Rows, keep byte, size func(total int64) int64) (pg page, 
 // goroutines while the rows of later chunks arrive: chunks decode
 // independently, and a 24hr market's books are 563 of them.
 type bookDecodes struct {
-	keep byte
-	g    *errgroup.Group
-	bad  atomic.Bool // a decode failed: the rest is not worth reading
+	g   *errgroup.Group
+	bad atomic.Bool // a decode failed: the rest is not worth reading
 }
 
-func newBookDecodes(keep byte) *bookDecodes {
-	b := &bookDecodes{keep: keep}
+func newBookDecodes() *bookDecodes {
+	b := &bookDecodes{}
 	b.reset()
 	return b
 }
@@ -503,7 +498,7 @@ func (b *bookDecodes) add(snaps []store.Snapshot, books []byte) {
 				b.bad.Store(true)
 			}
 		}()
-		return decodeBooksOf(snaps, *buf, b.keep)
+		return decodeBooks(snaps, *buf)
 	})
 }
 

@@ -236,41 +236,6 @@ func testSnapshotsBooks(t *testing.T, s store.Store) {
 			snapshotDiff(want[i], got[i], true).check(t, tc.name)
 		}
 	}
-	// One outcome's books: the other's are left out, in either order and
-	// in pages.
-	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
-		one := slices.Clone(want)
-		for i := range one {
-			if outcome == store.OutcomeUp {
-				one[i].BookDown = nil
-			} else {
-				one[i].BookUp = nil
-			}
-		}
-		for _, ascending := range []bool{true, false} {
-			for _, page := range []struct{ limit, offset, from int }{{0, 0, 0}, {3, 2, 0}, {4, 0, 5}} {
-				q := store.SnapshotQuery{Ascending: ascending, WithBooks: true, BooksOf: outcome, Limit: page.limit, Offset: page.offset}
-				exp := one
-				if page.from > 0 { // a time range: the other way of reading a page
-					from := one[page.from].Time
-					q.From, exp = &from, one[page.from:]
-				}
-				if !ascending {
-					exp = reversed(exp)
-				}
-				if page.limit > 0 {
-					exp = exp[page.offset : page.offset+page.limit]
-				}
-				got, total := listSnapshots(t, s, slug, q)
-				if total != len(want) || len(got) != len(exp) {
-					t.Fatalf("books of %s %+v: %d snapshots of %d, want %d of %d", outcome, q, len(got), total, len(exp), len(want))
-				}
-				for i := range exp {
-					snapshotDiff(exp[i], got[i], true).check(t, fmt.Sprintf("books of %s %+v, snapshot %d", outcome, q, i))
-				}
-			}
-		}
-	}
 }
 
 func testSnapshotsRepeated(t *testing.T, s store.Store) {
