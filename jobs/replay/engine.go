@@ -301,9 +301,6 @@ func (e *engine) price(tk *store.Tick) float64 {
 	return tk.PriceDown
 }
 
-// time returns the time of tick i.
-func (e *engine) time(i int) time.Time { return time.Unix(0, e.ticks[i].Nanos).UTC() }
-
 // bids and asks return the sides of the book at a tick.
 func (e *engine) bids(tk *store.Tick) []store.Level { return e.tape.Side(tk.Bids) }
 
@@ -435,7 +432,7 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 // badSnapshot reports bad data at snapshot i. It is a function of its own
 // so that the loop keeps nothing alive for the message.
 func (e *engine) badSnapshot(i int, problem string) error {
-	return fmt.Errorf("replay: snapshot %d (%s) %s", i, e.time(i).Format(timeLayout), problem)
+	return fmt.Errorf("replay: snapshot %d (%s) %s", i, e.tape.Time(i).Format(timeLayout), problem)
 }
 
 // enter buys at tick i, whose side has price, if the order

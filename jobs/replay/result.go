@@ -164,7 +164,7 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 		t.Slippage = round6(ev.price - ev.fill) // a sell receives below it
 	}
 	if ev.idx < len(e.ticks) {
-		t.Time = formatTime(e.time(ev.idx))
+		t.Time = formatTime(e.tape.Time(ev.idx))
 	} else {
 		t.Time = formatTime(e.settleAt)
 	}
@@ -268,7 +268,7 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 			unrealized = shares*(bestBid(e.bids(sn), price)-entry) - fee
 		}
 		points = append(points, EquityPoint{
-			Time:          formatTime(e.time(i)),
+			Time:          formatTime(e.tape.Time(i)),
 			PnL:           round6(realized + unrealized),
 			UnrealizedPnL: round6(unrealized),
 			Price:         round6(price),
