@@ -196,16 +196,13 @@ func (h *snapshotHeader) levels(keep byte) int {
 	return n
 }
 
-// bookMask returns the book of outcome as a flag bit (a tape's books), or
-// both books' bits for any other value.
-func bookMask(outcome string) byte {
-	switch outcome {
-	case store.OutcomeUp:
-		return bookUpFlag
-	case store.OutcomeDown:
+// bookFlag returns the flag bit of outcome's book, the one book a tape
+// carries; outcome is OutcomeUp or OutcomeDown (store.CheckOutcome).
+func bookFlag(outcome string) byte {
+	if outcome == store.OutcomeDown {
 		return bookDownFlag
 	}
-	return bookUpFlag | bookDownFlag
+	return bookUpFlag
 }
 
 // countBooks counts the books of those keep names that entries hold, and
@@ -315,7 +312,7 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 // unpackTape decodes entries, oldest first, with the books of outcome. The
 // levels are counted first, so that they take one allocation.
 func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
-	keep := bookMask(outcome)
+	keep := bookFlag(outcome)
 	_, levels, err := countBooks(entries, keep)
 	if err != nil {
 		return nil, err

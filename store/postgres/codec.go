@@ -622,16 +622,13 @@ func decodeBooks(snaps []store.Snapshot, books []byte) error {
 	return nil
 }
 
-// bookMask returns the book of outcome as a flag bit (the books a tape
-// keeps), or both books' bits for any other value.
-func bookMask(outcome string) byte {
-	switch outcome {
-	case store.OutcomeUp:
-		return flagUp
-	case store.OutcomeDown:
+// bookFlag returns the flag bit of outcome's book, the one book a tape
+// carries; outcome is OutcomeUp or OutcomeDown (store.CheckOutcome).
+func bookFlag(outcome string) byte {
+	if outcome == store.OutcomeDown {
 		return flagDown
 	}
-	return flagUp | flagDown
+	return flagUp
 }
 
 // decodeTapeBooks sets the books of one outcome (keep: flagUp or flagDown)

@@ -15,7 +15,7 @@ var (
 		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
 			return nil, err
 		}
-		levels, err := decodeTapeBooks(t.Ticks, books, bookMask(outcome), 0)
+		levels, err := decodeTapeBooks(t.Ticks, books, bookFlag(outcome), 0)
 		if err != nil {
 			return nil, err
 		}

@@ -536,7 +536,7 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 		return nil, fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	rows, _ := s.pool.Query(ctx, listWithBooksSQL, slug, true, 0, math.MaxInt32)
-	t, found, err := readTape(rows, bookMask(outcome))
+	t, found, err := readTape(rows, bookFlag(outcome))
 	switch {
 	case err != nil:
 		return nil, wrap(op, err)
