@@ -424,13 +424,13 @@ type page struct {
 // chunk by chunk.
 func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (pg page, err error) {
 	defer rows.Close()
-	books := newBookDecodes()
+	decodes := newChunkDecodes()
 	defer func() {
-		if werr := books.wait(); err == nil {
+		if werr := decodes.wait(); err == nil {
 			err = werr
 		}
 	}()
-	for rows.Next() && !books.failed() {
+	for rows.Next() && !decodes.failed() {
 		var before *int64
 		var head, bk pgtype.DriverBytes // valid until the next row
 		if err = rows.Scan(&pg.total, &before, &head, &bk); err != nil {
@@ -448,7 +448,7 @@ func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (pg p
 		if n+headCount(head) > cap(pg.snaps) {
 			// The slice will move: the books of the chunks before must be
 			// in it first.
-			if err = books.wait(); err != nil {
+			if err = decodes.wait(); err != nil {
 				return pg, err
 			}
 		}
@@ -456,40 +456,43 @@ func readPage(rows pgx.Rows, withBooks bool, size func(total int64) int64) (pg p
 			return pg, err
 		}
 		if withBooks {
-			books.add(pg.snaps[n:], bk)
+			snaps := pg.snaps[n:]
+			decodes.add(nil, bk, func(_, books []byte) error { return decodeBooks(snaps, books) })
 		}
 	}
 	return pg, rows.Err()
 }
 
-// bookDecodes decodes the books of a listing's chunks on up to GOMAXPROCS
-// goroutines while the rows of later chunks arrive: chunks decode
-// independently, and a 24hr market's books are 563 of them.
-type bookDecodes struct {
+// chunkDecodes decodes a listing's chunks on up to GOMAXPROCS goroutines
+// while the rows of later chunks arrive: chunks decode independently, and a
+// 24hr market is 563 of them.
+type chunkDecodes struct {
 	g   *errgroup.Group
 	bad atomic.Bool // a decode failed: the rest is not worth reading
 }
 
-func newBookDecodes() *bookDecodes {
-	b := &bookDecodes{}
+func newChunkDecodes() *chunkDecodes {
+	b := &chunkDecodes{}
 	b.reset()
 	return b
 }
 
-func (b *bookDecodes) reset() {
+func (b *chunkDecodes) reset() {
 	b.g = new(errgroup.Group)
 	b.g.SetLimit(runtime.GOMAXPROCS(0))
 }
 
-// add decodes books, a row's bytes (copied, as the row's are reused), into
-// snaps, which nothing else writes until wait returns. A panic in the
-// decode, which on the caller's goroutine the api or Asynq would have
-// recovered, is an error here rather than the end of the process.
-func (b *bookDecodes) add(snaps []store.Snapshot, books []byte) {
-	buf := bookBuffers.Get().(*[]byte)
-	*buf = append((*buf)[:0], books...)
+// add runs decode on a chunk's head and books, a row's bytes (copied, as
+// the row's are reused). What decode writes, nothing else writes until
+// wait returns. A panic in the decode, which on the caller's goroutine the
+// api or Asynq would have recovered, is an error here rather than the end
+// of the process.
+func (b *chunkDecodes) add(head, books []byte, decode func(head, books []byte) error) {
+	buf := rowBuffers.Get().(*[]byte)
+	*buf = append(append((*buf)[:0], head...), books...)
+	h := len(head)
 	b.g.Go(func() (err error) {
-		defer bookBuffers.Put(buf)
+		defer rowBuffers.Put(buf)
 		defer func() {
 			if v := recover(); v != nil {
 				err = fmt.Errorf("%w: decoding panicked: %v", errCorrupt, v)
@@ -498,23 +501,24 @@ func (b *bookDecodes) add(snaps []store.Snapshot, books []byte) {
 				b.bad.Store(true)
 			}
 		}()
-		return decodeBooks(snaps, *buf)
+		return decode((*buf)[:h], (*buf)[h:])
 	})
 }
 
 // failed reports whether a decode has failed.
-func (b *bookDecodes) failed() bool { return b.bad.Load() }
+func (b *chunkDecodes) failed() bool { return b.bad.Load() }
 
 // wait returns once every book added is decoded, with the first error.
-func (b *bookDecodes) wait() error {
+func (b *chunkDecodes) wait() error {
 	err := b.g.Wait()
 	b.reset()
 	return err
 }
 
-// bookBuffers holds copies of books columns being decoded: decoded levels
-// do not point into them, so each is reused once its chunk is decoded.
-var bookBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// rowBuffers holds copies of the rows being decoded: decoded snapshots and
+// levels do not point into them, so each is reused once its chunk is
+// decoded.
+var rowBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // pageRange returns the ascending positions [lo, hi) of a page of total
 // snapshots, as listSnapshotsSQL computes them, clamped to [0, total].
@@ -554,18 +558,14 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 	defer rows.Close()
 	t = &store.Tape{}
-	var (
-		total, start int64
-		g            errgroup.Group
-		bad          atomic.Bool
-	)
-	g.SetLimit(runtime.GOMAXPROCS(0))
+	var total, start int64
+	decodes := newChunkDecodes()
 	defer func() {
-		if werr := g.Wait(); err == nil {
+		if werr := decodes.wait(); err == nil {
 			err = werr
 		}
 	}()
-	for rows.Next() && !bad.Load() {
+	for rows.Next() && !decodes.failed() {
 		var before *int64
 		var head, bk pgtype.DriverBytes // valid until the next row
 		if err = rows.Scan(&total, &before, &head, &bk); err != nil {
@@ -585,7 +585,7 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 			// The ticks or the blocks will move (when chunks are larger or
 			// smaller than most): the decodes writing into them must be
 			// done first.
-			if err = g.Wait(); err != nil {
+			if err = decodes.wait(); err != nil {
 				return nil, found, err
 			}
 		}
@@ -594,34 +594,22 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 		block := len(t.Blocks)
 		t.Blocks = append(t.Blocks, nil)
 		blocks := t.Blocks
-		buf := bookBuffers.Get().(*[]byte)
-		*buf = append(append((*buf)[:0], head...), bk...)
-		h := len(head)
-		g.Go(func() (err error) {
-			defer bookBuffers.Put(buf)
-			defer func() {
-				if v := recover(); v != nil {
-					err = fmt.Errorf("%w: decoding panicked: %v", errCorrupt, v)
-				}
-				if err != nil {
-					bad.Store(true)
-				}
-			}()
-			got, err := decodeTicks(ticks[:0], (*buf)[:h])
+		decodes.add(head, bk, func(head, books []byte) error {
+			got, err := decodeTicks(ticks[:0], head)
 			if err != nil {
 				return err
 			}
 			if len(got) != len(ticks) {
 				return fmt.Errorf("%w: a head of %d snapshots decodes to %d", errCorrupt, len(ticks), len(got))
 			}
-			blocks[block], err = decodeTapeBooks(ticks, (*buf)[h:], keep, block)
+			blocks[block], err = decodeTapeBooks(ticks, books, keep, block)
 			return err
 		})
 	}
 	if err = rows.Err(); err != nil {
 		return nil, found, err
 	}
-	if err = g.Wait(); err != nil {
+	if err = decodes.wait(); err != nil {
 		return nil, found, err
 	}
 	if start != 0 || int64(len(t.Ticks)) != total {
