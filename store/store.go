@@ -170,6 +170,10 @@ var MarketTypes = []MarketType{M5, M15, H1, H4, H24}
 // Valid reports whether t is a known market type.
 func (t MarketType) Valid() bool { return t.Duration() > 0 }
 
+// SnapshotCadence is how often a market is recorded: the collector's
+// default interval, and what a market of a given window is sized by.
+const SnapshotCadence = 300 * time.Millisecond
+
 // Duration is the length of the market's window, or 0 for an unknown type.
 func (t MarketType) Duration() time.Duration {
 	switch t {

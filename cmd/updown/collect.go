@@ -34,7 +34,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.StringVar(&up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel URL, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")
 	fs.StringVar(&up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base URL (env "+collect.EnvBinanceSpotURL+")")
 	fs.StringVar(&up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base URL (env "+collect.EnvBinanceFuturesURL+")")
-	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", 300*time.Millisecond), "snapshot cadence (env COLLECT_INTERVAL)")
+	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
 	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address; off when empty (env COLLECT_HEALTH_ADDR)")

@@ -31,7 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/replay"
@@ -76,9 +75,6 @@ const (
 	minGroups      = 4
 )
 
-// snapshotEvery is the cadence at which markets are recorded.
-const snapshotEvery = 300 * time.Millisecond
-
 // Groups splits the request's markets into runs of consecutive markets of
 // nearly equal size, in order: the same markets make the same groups, so a
 // repeated batch reuses its groups' retained results. There are at most
@@ -88,7 +84,7 @@ func (r *Request) Groups() []ShardGroup {
 	n := len(r.Markets)
 	k := min(n, maxGroups)
 	if d := r.Strategy.MarketType.Duration(); d > 0 {
-		snapshots := n * int(d/snapshotEvery)
+		snapshots := n * int(d/store.SnapshotCadence)
 		k = min(k, max(minGroups, (snapshots+groupSnapshots-1)/groupSnapshots))
 	}
 	out := make([]ShardGroup, k)
@@ -317,15 +313,11 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 // other, and returns their outcomes in order. An error is a fault worth a
 // retry of the whole group.
 func RunShardGroup(ctx context.Context, st store.Store, g ShardGroup) ([]jobs.Outcome, error) {
-	out := make([]jobs.Outcome, len(g.Markets))
+	shards := make([]replay.Request, len(g.Markets))
 	for i, slug := range g.Markets {
-		o, err := RunShard(ctx, st, replay.Request{MarketSlug: slug, Strategy: g.Strategy})
-		if err != nil {
-			return nil, err
-		}
-		out[i] = o
+		shards[i] = replay.Request{MarketSlug: slug, Strategy: g.Strategy}
 	}
-	return out, nil
+	return RunGroup(ctx, st, shards)
 }
 
 // RunGroup is RunShardGroup for the payload of a ShardType task, a
@@ -384,13 +376,13 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]*jobs.Outcome, er
 // Direct computes req's report here, market after market, without a
 // queue: the reference a sharded batch must equal.
 func Direct(ctx context.Context, st store.Store, req Request) (Report, error) {
-	outcomes := make([]*jobs.Outcome, len(req.Markets))
-	for i, slug := range req.Markets {
-		o, err := RunShard(ctx, st, replay.Request{MarketSlug: slug, Strategy: req.Strategy.Strategy})
-		if err != nil {
-			return Report{}, err
-		}
-		outcomes[i] = &o
+	outcomes, err := RunShardGroup(ctx, st, ShardGroup{Strategy: req.Strategy.Strategy, Markets: req.Markets})
+	if err != nil {
+		return Report{}, err
 	}
-	return Collect(req, outcomes)
+	each := make([]*jobs.Outcome, len(outcomes))
+	for i := range outcomes {
+		each[i] = &outcomes[i]
+	}
+	return Collect(req, each)
 }

@@ -263,7 +263,7 @@ func (c *Config) setDefaults() error {
 			*n = v
 		}
 	}
-	def(&c.Interval, 300*time.Millisecond)
+	def(&c.Interval, store.SnapshotCadence)
 	defInt(&c.BookLevels, 10)
 	defInt(&c.MaxInFlight, 4)
 	def(&c.MaxLag, time.Second)

@@ -108,7 +108,7 @@ func DefaultConfig(now time.Time) Config {
 			store.H4:  30,
 			store.H24: 7,
 		},
-		Interval:              300 * time.Millisecond,
+		Interval:              store.SnapshotCadence,
 		MaxSnapshotsPerMarket: 1000,
 		BookLevels:            10,
 		Outage:                15 * time.Minute,
