@@ -23,7 +23,10 @@ import (
 // DefaultMemoryBudget is a worker's budget when Config.MemoryBudget is 0.
 const DefaultMemoryBudget = 256 << 20
 
-// estSnapshotBytes estimates the decoded size of one snapshot with books.
+// estSnapshotBytes estimates what a replay holds for each snapshot of its
+// market at most: the tape's tick (48 bytes) and its side's levels (16
+// bytes each, 20 for ten-level books redrawn every tick), and the arenas
+// its chunks are decoded through.
 const estSnapshotBytes = 600
 
 // smallTaskBytes: replays estimated under this run outside the budget.
