@@ -195,12 +195,16 @@ func testSnapshotsPaging(t *testing.T, s store.Store) {
 	}
 }
 
-func testSnapshotsBooks(t *testing.T, s store.Store) {
-	slug := seedSnapshotMarket(t, s, 0)
-	cases := []struct {
-		name     string
-		up, down *store.Book
-	}{
+// bookCase is a pair of books a snapshot may carry, named.
+type bookCase struct {
+	name     string
+	up, down *store.Book
+}
+
+// bookCases are the shapes of books a store must keep as they are, and
+// snapshots that carry them, one a case.
+func bookCases() ([]bookCase, []store.Snapshot) {
+	cases := []bookCase{
 		{"ten levels a side", newBook(1, 10, 10), newBook(2, 10, 10)},
 		{"no books", nil, nil},
 		{"up book only", newBook(3, 10, 10), nil},
@@ -212,12 +216,17 @@ func testSnapshotsBooks(t *testing.T, s store.Store) {
 		{"deep books", newBook(11, 50, 60), newBook(12, 75, 40)},
 		{"uneven sides", newBook(13, 10, 3), newBook(14, 2, 9)},
 	}
-	var want []store.Snapshot
+	snaps := make([]store.Snapshot, len(cases))
 	for i, tc := range cases {
-		snap := newSnapshot(t0(), i)
-		snap.BookUp, snap.BookDown = tc.up, tc.down
-		want = append(want, snap)
+		snaps[i] = newSnapshot(t0(), i)
+		snaps[i].BookUp, snaps[i].BookDown = tc.up, tc.down
 	}
+	return cases, snaps
+}
+
+func testSnapshotsBooks(t *testing.T, s store.Store) {
+	slug := seedSnapshotMarket(t, s, 0)
+	cases, want := bookCases()
 	appendSnapshots(t, s, slug, want)
 
 	checkSeries(t, s, slug, want)

@@ -109,22 +109,7 @@ func testTapeUnknownOutcome(t *testing.T, s store.Store) {
 
 func testTapeBooks(t *testing.T, s store.Store) {
 	slug := seedSnapshotMarket(t, s, 0)
-	books := []struct{ up, down *store.Book }{
-		{newBook(1, 10, 10), newBook(2, 10, 10)},
-		{nil, nil},
-		{newBook(3, 10, 10), nil},
-		{nil, newBook(4, 10, 10)},
-		{&store.Book{Asks: newBook(5, 0, 3).Asks}, newBook(6, 1, 1)},
-		{newBook(7, 4, 0), &store.Book{Bids: newBook(8, 2, 0).Bids, Asks: []store.Level{}}},
-		{&store.Book{}, &store.Book{Bids: []store.Level{}, Asks: []store.Level{}}},
-		{newBook(9, 50, 60), newBook(10, 75, 40)},
-	}
-	var want []store.Snapshot
-	for i, b := range books {
-		snap := newSnapshot(t0(), i)
-		snap.BookUp, snap.BookDown = b.up, b.down
-		want = append(want, snap)
-	}
+	_, want := bookCases()
 	appendSnapshots(t, s, slug, want)
 	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
 		checkTape(t, outcome, want, outcome, readTape(t, s, slug, outcome))
