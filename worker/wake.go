@@ -11,16 +11,18 @@ import (
 
 // An idle Asynq server polls: after a round of its queues finds nothing it
 // sleeps TaskCheckInterval and looks again, a Lua script per queue. At the
-// 1 ms interval a synchronous request needs (DESIGN 7) that is thousands of
-// Redis calls a second from every idle worker, and most of an idle `updown
-// dev`'s CPU. Asynq's sleep cannot be interrupted, so the gate sits in
-// front of the poll instead: a worker whose last round found nothing waits,
-// before its next round, until someone enqueues work and says so on
+// short interval a synchronous request needs (DESIGN 7) that is thousands
+// of Redis calls a second from every idle worker, and most of an idle
+// `updown dev`'s CPU. Asynq's sleep cannot be interrupted, so the gate sits
+// in front of the poll instead: a worker whose last round found nothing
+// waits, before its next round, until someone enqueues work and says so on
 // wakeChannel, or until idlePoll has passed (tasks nobody announces: a
 // retry coming due, a resolution scheduled for later, an old client).
-// A task announced on the channel starts within a Redis round trip and at
-// most one TaskCheckInterval, as before; at rest a worker costs a round of
-// polls per idlePoll.
+// The gate does all the waiting: the server's own sleep is 1 ns (see
+// Config.TaskCheckInterval), so a task announced on the channel starts
+// within a Redis round trip, even one enqueued while the server was
+// finding its queues empty; at rest a worker costs a round of polls per
+// idlePoll.
 
 // wakeChannel is where enqueuers tell idle workers to look at the queues.
 const wakeChannel = "updown:wake"
