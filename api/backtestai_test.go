@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -730,6 +731,19 @@ func TestRunTimeout(t *testing.T) {
 		data(t, r, &rep)
 		if len(rep.Results) != 10 || rep.Aggregate.MarketsTested != 10 {
 			t.Errorf("job answer %+v", rep.Aggregate)
+		}
+		// The same /run again joins the finished job: its data is the job
+		// answer's, byte for byte, and reads "<" as it is.
+		again := b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, body)
+		var runData, jobData struct{ Data json.RawMessage }
+		if again.status != http.StatusOK || json.Unmarshal(again.body, &runData) != nil || json.Unmarshal(r.body, &jobData) != nil {
+			t.Fatalf("/run again: %d %s", again.status, again.body)
+		}
+		if !bytes.Equal(runData.Data, jobData.Data) {
+			t.Errorf("/run answered\n%s\nGET /v1/jobs/%s answered\n%s", runData.Data, id, jobData.Data)
+		}
+		if !bytes.Contains(runData.Data, []byte(`price_up < 0.5`)) {
+			t.Errorf("the report escapes its conditions: %s", runData.Data)
 		}
 		wantError(t, b.get(store.Enterprise, "/v1/jobs/"+id), http.StatusNotFound, "RESOURCE_NOT_FOUND")
 		return

@@ -26,6 +26,7 @@
 package backtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,6 +155,19 @@ type Report struct {
 	Aggregate         Aggregate      `json:"aggregate"`
 	Results           []MarketResult `json:"results"`
 	Quota             *Quota         `json:"quota,omitempty"`
+}
+
+// AppendJSON writes the report as the api answers it, with < and > as they
+// are (conditions and strategy codes are full of them), so that the api
+// and GET /v1/jobs/{id} hand the worker's bytes on as they are.
+func (r Report) AppendJSON(b []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("backtest: encode report: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Collect builds the report of req from its shards' outcomes, one per
