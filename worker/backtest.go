@@ -146,11 +146,11 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	perMarket, err := backtest.Ungroup(groups, outcomes)
+	results, err := backtest.Ungroup(groups, outcomes)
 	if err != nil {
 		return nil, err
 	}
-	return backtest.Collect(req, perMarket)
+	return backtest.Collect(req, results)
 }
 
 // gather submits the shards and waits for their outcomes, one per shard in

@@ -170,20 +170,11 @@ func (r Report) AppendJSON(b []byte) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// Collect builds the report of req from its shards' outcomes, one per
-// market in req's order; a missing outcome (nil) is a market that did not
-// finish in time.
-func Collect(req Request, outcomes []*jobs.Outcome) (Report, error) {
-	if len(outcomes) != len(req.Markets) {
-		return Report{}, fmt.Errorf("backtest: %d outcomes for %d markets", len(outcomes), len(req.Markets))
-	}
-	results := make([]MarketResult, len(req.Markets))
-	for i, slug := range req.Markets {
-		r, err := marketResult(slug, outcomes[i])
-		if err != nil {
-			return Report{}, err
-		}
-		results[i] = r
+// Collect builds the report of req from its markets' results, one per
+// market in req's order (Ungroup).
+func Collect(req Request, results []MarketResult) (Report, error) {
+	if len(results) != len(req.Markets) {
+		return Report{}, fmt.Errorf("backtest: %d results for %d markets", len(results), len(req.Markets))
 	}
 	return Report{
 		GeneratedStrategy: req.Strategy,
@@ -194,11 +185,19 @@ func Collect(req Request, outcomes []*jobs.Outcome) (Report, error) {
 	}, nil
 }
 
+// timedOut is the result of a market whose shard did not finish before
+// the batch's deadline.
+func timedOut(slug string) MarketResult {
+	return MarketResult{Slug: slug, Error: &jobs.Failure{Code: CodeTimeout,
+		Message: "this market's replay did not finish before the backtest's deadline"}}
+}
+
+// marketResult reads one market's outcome (RunShard's); nil is a market
+// that did not finish in time.
 func marketResult(slug string, o *jobs.Outcome) (MarketResult, error) {
 	switch {
 	case o == nil:
-		return MarketResult{Slug: slug, Error: &jobs.Failure{Code: CodeTimeout,
-			Message: "this market's replay did not finish before the backtest's deadline"}}, nil
+		return timedOut(slug), nil
 	case o.Failure != nil:
 		return MarketResult{Slug: slug, Error: o.Failure}, nil
 	}
@@ -348,24 +347,27 @@ func RunGroup(ctx context.Context, st store.Store, group []replay.Request) ([]jo
 	return out, nil
 }
 
-// Ungroup turns the outcomes of group tasks into one per market, in the
-// order of the groups: a group without an outcome (unfinished, nil) leaves
-// its markets without one, a group that failed as a whole gives each of
-// its markets its failure.
-func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]*jobs.Outcome, error) {
+// Ungroup turns the outcomes of group tasks into the markets' results, in
+// the order of the groups: a group without an outcome (unfinished, nil)
+// leaves its markets timed out, a group that failed as a whole gives each
+// of its markets its failure. A group's result, []jobs.Outcome of
+// RunShard's, is decoded in one pass, each market's result as it is read.
+func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, error) {
 	if len(outcomes) != len(groups) {
 		return nil, fmt.Errorf("backtest: %d outcomes for %d groups", len(outcomes), len(groups))
 	}
-	var out []*jobs.Outcome
+	var out []MarketResult
 	for i, g := range groups {
 		o := outcomes[i]
 		switch {
 		case o == nil:
-			out = append(out, make([]*jobs.Outcome, len(g.Markets))...)
+			for _, slug := range g.Markets {
+				out = append(out, timedOut(slug))
+			}
 			continue
 		case o.Failure != nil:
-			for range g.Markets {
-				out = append(out, &jobs.Outcome{Failure: o.Failure})
+			for _, slug := range g.Markets {
+				out = append(out, MarketResult{Slug: slug, Error: o.Failure})
 			}
 			continue
 		}
@@ -373,15 +375,26 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]*jobs.Outcome, er
 		if err != nil {
 			return nil, fmt.Errorf("backtest: the outcomes of group %d: %w", i, err)
 		}
-		var each []jobs.Outcome
+		var each []struct {
+			Failure *jobs.Failure `json:"failure"`
+			Result  *MarketResult `json:"result"`
+		}
 		if err := json.Unmarshal(data, &each); err != nil {
 			return nil, fmt.Errorf("backtest: decode the outcomes of group %d: %w", i, err)
 		}
 		if len(each) != len(g.Markets) {
 			return nil, fmt.Errorf("backtest: group %d has %d outcomes for %d markets", i, len(each), len(g.Markets))
 		}
-		for j := range each {
-			out = append(out, &each[j])
+		for j, e := range each {
+			slug := g.Markets[j]
+			switch {
+			case e.Failure != nil:
+				out = append(out, MarketResult{Slug: slug, Error: e.Failure})
+			case e.Result == nil || e.Result.Performance == nil:
+				return nil, fmt.Errorf("backtest: result of %s has no performance", slug)
+			default:
+				out = append(out, MarketResult{Slug: slug, Performance: e.Result.Performance})
+			}
 		}
 	}
 	return out, nil
@@ -394,9 +407,11 @@ func Direct(ctx context.Context, st store.Store, req Request) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	each := make([]*jobs.Outcome, len(outcomes))
-	for i := range outcomes {
-		each[i] = &outcomes[i]
+	results := make([]MarketResult, len(outcomes))
+	for i, slug := range req.Markets {
+		if results[i], err = marketResult(slug, &outcomes[i]); err != nil {
+			return Report{}, err
+		}
 	}
-	return Collect(req, each)
+	return Collect(req, results)
 }

@@ -92,11 +92,16 @@ func TestCollect(t *testing.T) {
 		t.Fatalf("groups %+v", groups)
 	}
 	ok, _ := json.Marshal(backtest.MarketResult{Slug: "a", Performance: &replay.Performance{TotalPnL: 3, TotalTrades: 1, WinningTrades: 1}})
-	rep, err := backtest.Collect(req, []*jobs.Outcome{
-		{Result: ok},
+	okGroup, _ := json.Marshal([]jobs.Outcome{{Result: ok}})
+	results, err := backtest.Ungroup(groups, []*jobs.Outcome{
+		{Result: okGroup},
 		{Failure: &jobs.Failure{Code: "NO_DATA", Message: "none"}},
 		nil, // unfinished at the deadline
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := backtest.Collect(req, results)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +114,8 @@ func TestCollect(t *testing.T) {
 	if a := rep.Aggregate; a.MarketsTested != 3 || a.MarketsFailed != 2 || a.TotalPnL != 3 {
 		t.Errorf("aggregate %+v", a)
 	}
-	if _, err := backtest.Collect(req, []*jobs.Outcome{{Result: []byte(`{`)}, nil, nil}); err == nil {
-		t.Error("an undecodable shard result was accepted")
-	}
-	if _, err := backtest.Collect(req, nil); err == nil {
-		t.Error("missing outcomes were accepted")
+	if _, err := backtest.Collect(req, results[:2]); err == nil {
+		t.Error("missing results were accepted")
 	}
 }
 
@@ -203,14 +205,18 @@ func TestGroupUngroup(t *testing.T) {
 	}
 
 	groups := []backtest.ShardGroup{{Markets: []string{"a", "b"}}, {Markets: []string{"c", "d"}}, {Markets: []string{"e"}}}
-	ok, _ := json.Marshal([]jobs.Outcome{{Result: []byte(`{"slug":"a"}`)}, {Failure: &jobs.Failure{Code: "NO_DATA"}}})
+	// A market's result names it (RunShard's); Ungroup names it by its
+	// place in the group all the same.
+	ok, _ := json.Marshal([]jobs.Outcome{{Result: []byte(`{"slug":"x","performance":{"total_pnl":1.5,"total_trades":2}}`)},
+		{Failure: &jobs.Failure{Code: "NO_DATA"}}})
 	failed := &jobs.Failure{Code: "INTERNAL_ERROR"}
 	got, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: ok}, {Failure: failed}, nil})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 5 || string(got[0].Result) != `{"slug":"a"}` || got[1].Failure.Code != "NO_DATA" ||
-		got[2].Failure != failed || got[3].Failure != failed || got[4] != nil {
+	if len(got) != 5 || got[0].Slug != "a" || got[0].Performance == nil || got[0].Performance.TotalPnL != 1.5 || got[0].Performance.TotalTrades != 2 ||
+		got[1].Slug != "b" || got[1].Error.Code != "NO_DATA" || got[2].Slug != "c" || got[2].Error != failed || got[3].Error != failed ||
+		got[4].Slug != "e" || got[4].Error.Code != backtest.CodeTimeout {
 		t.Errorf("ungrouped %+v", got)
 	}
 	// A group's outcome over 64 KiB arrives deflated when the worker
@@ -228,12 +234,18 @@ func TestGroupUngroup(t *testing.T) {
 	if err != nil || peeked.Deflated == nil {
 		t.Fatalf("a %d-byte group outcome was not deflated: %v", len(largeJSON), err)
 	}
-	if got, err := backtest.Ungroup(groups[:1], []*jobs.Outcome{&peeked}); err != nil || len(got) != 2 || got[1].Failure.Code != "NO_DATA" {
+	if got, err := backtest.Ungroup(groups[:1], []*jobs.Outcome{&peeked}); err != nil || len(got) != 2 || got[1].Error.Code != "NO_DATA" {
 		t.Errorf("a deflated group outcome ungrouped to %+v, %v", got, err)
 	}
-	bad, _ := json.Marshal([]jobs.Outcome{{}})
-	if _, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: bad}, nil, nil}); err == nil {
-		t.Error("a group answering for 1 of its 2 markets was accepted")
+	for name, bad := range map[string]string{
+		"a group answering for 1 of its 2 markets": `[{"failure":{"code":"NO_DATA"}}]`,
+		"an undecodable group result":              `[{`,
+		"a market's result without performance":    `[{"result":{"slug":"a"}},{"failure":{"code":"NO_DATA"}}]`,
+		"a market without result or failure":       `[{},{"failure":{"code":"NO_DATA"}}]`,
+	} {
+		if _, err := backtest.Ungroup(groups, []*jobs.Outcome{{Result: []byte(bad)}, nil, nil}); err == nil {
+			t.Errorf("%s was accepted", name)
+		}
 	}
 	if _, err := backtest.Ungroup(groups, nil); err == nil {
 		t.Error("missing outcomes accepted")
