@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/jobs/strategy"
@@ -33,8 +34,9 @@ import (
 // BTC 15m markets at the real 300 ms cadence (3,000 snapshots each, 10-level
 // books), through the real router, a real redis-server and worker.Server
 // instances of one slot each in this process: first one worker, then two.
-// It reports the wall time of each, the speed-up the second worker brings,
-// and how far a run is above its floor: the summed time of the 100
+// It reports the wall time of each, the speed-up the second worker brings
+// beside the most it could bring (x_speedup-amdahl: the shards are all it
+// can share), and how far a run is above its floor: the summed time of the 100
 // replay.RunPerformance calls (what a shard runs) on tapes already in
 // memory.
 func BenchmarkBacktestRun100(b *testing.B) {
@@ -128,11 +130,16 @@ func BenchmarkBacktestRun100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// Each round's workers time their tasks, as a worker process does for
+	// /metrics: the shard tasks' time is what a second worker can share.
+	var taskMetrics *prometheus.Registry
 	workers := func(n int) (stop func()) {
 		cctx, cancel := context.WithCancel(ctx)
 		var done []chan struct{}
+		taskMetrics = prometheus.NewRegistry()
 		for i := range n {
-			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quiet(), Concurrency: 1, Cache: caches[i]})
+			reg := prometheus.WrapRegistererWith(prometheus.Labels{"worker": strconv.Itoa(i)}, taskMetrics)
+			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quiet(), Concurrency: 1, Cache: caches[i], Metrics: reg})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -196,22 +203,37 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	// less than that over NumCPU, so the speed-up is at most
 	// NumCPU / machine1 (x_speedup-bound). With two it tells whether the
 	// cores were all busy.
+	//
+	// With one worker, the time its shard tasks took (shards1) is all a
+	// second worker can take a share of: the rest of a run (the api, the
+	// batch task's round trips, fanning out and gathering) happens once
+	// whatever the workers. So a second worker can at best halve the
+	// shards, and the speed-up is at most w1 / (w1 - shards1/2)
+	// (x_speedup-amdahl), however many cores the machine has.
+	//
+	// A round is runsPerRound runs one after the other: the kernel counts
+	// the machine's CPU time in 10 ms ticks, as long as a run, so the CPU
+	// figures are over a round and the wall times each run's median.
+	const rounds, runsPerRound = 5, 20
 	var one, two []time.Duration
-	var cores1, cores2, machine1, machine2 []float64
-	timed := func(n int, walls *[]time.Duration, cores, machine *[]float64) {
+	var cores1, cores2, machine1, machine2, amdahl, shards1 []float64
+	timed := func(n int, walls *[]time.Duration, cores, machine *[]float64) (wall, shards float64) {
 		stop := workers(n)
 		defer stop()
 		run() // warm up: connections, first subscriptions
-		cpu, busy := processCPU(), machineBusy()
-		w := run()
-		*walls = append(*walls, w)
-		*cores = append(*cores, (processCPU()-cpu).Seconds()/w.Seconds())
-		if machine != nil {
-			*machine = append(*machine, (machineBusy()-busy).Seconds()/w.Seconds())
+		start, cpu, busy, sh := time.Now(), processCPU(), machineBusy(), shardSeconds(b, taskMetrics)
+		for range runsPerRound {
+			*walls = append(*walls, run())
 		}
+		wall = time.Since(start).Seconds()
+		*cores = append(*cores, (processCPU()-cpu).Seconds()/wall)
+		*machine = append(*machine, (machineBusy()-busy).Seconds()/wall)
+		return wall, shardSeconds(b, taskMetrics) - sh
 	}
-	for range 5 {
-		timed(1, &one, &cores1, &machine1)
+	for range rounds {
+		w1, sh1 := timed(1, &one, &cores1, &machine1)
+		amdahl = append(amdahl, w1/(w1-sh1/2))
+		shards1 = append(shards1, sh1/runsPerRound)
 		timed(2, &two, &cores2, &machine2)
 	}
 
@@ -252,9 +274,34 @@ func BenchmarkBacktestRun100(b *testing.B) {
 	b.ReportMetric(medianF(machine1), "machine-cores-1worker")
 	b.ReportMetric(medianF(machine2), "machine-cores-2workers")
 	b.ReportMetric(float64(runtime.NumCPU())/medianF(machine1), "x_speedup-bound")
+	b.ReportMetric(medianF(shards1)*1000, "ms_shards-1worker")
+	b.ReportMetric(medianF(amdahl), "x_speedup-amdahl")
 	// The process holds the store, the api and both workers: its peak
 	// resident memory bounds what the workers used.
 	b.ReportMetric(peakRSSMiB(), "process-peak-MiB")
+}
+
+// shardSeconds is the time the workers of reg have spent on backtest shard
+// tasks, on the queue or taken by their batch (task_duration_seconds).
+func shardSeconds(b *testing.B, reg *prometheus.Registry) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != "updown_task_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "type" && l.GetValue() == backtest.GroupType {
+					sum += m.GetHistogram().GetSampleSum()
+				}
+			}
+		}
+	}
+	return sum
 }
 
 // peakRSSMiB is this process's peak resident memory (VmHWM), in MiB.
