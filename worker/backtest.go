@@ -158,8 +158,8 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 // (shortly before ctx's, so the partial report can still be written).
 //
 // The batch holds a worker slot while it waits, so it works too: it takes
-// shards that no worker has started off the queue (Asynq deletes a pending
-// task atomically, so a shard runs here or on a worker, never both) and
+// shards that no worker has started off the queue (take, a script: a
+// shard runs here or on a worker, never both) and
 // runs them itself, from the newest end of the queue while workers take
 // the oldest. A batch therefore finishes even when every slot of every
 // worker holds a batch, and with Concurrency 1 on a single worker.
@@ -273,33 +273,35 @@ func (g *gathering) record(i int, o jobs.Outcome) {
 	}
 }
 
-// claim looks at an unfinished shard in Redis: a finished one is recorded,
-// a queued one (pending, or waiting to be retried) is taken off the queue
-// and run here, a vanished one is submitted again. One that a worker is
-// running is left to it. Looking before taking costs a round trip but
-// keeps a shard that just finished (its announcement not yet heard) from
-// being deleted and run again; that is left to the instant between the
-// look and the take.
+// claim looks at an unfinished shard in Redis and takes it if it is still
+// queued (pending, or waiting to be retried), to run it here; a finished
+// one is recorded, a vanished one is submitted again, and one that a
+// worker is running is left to it. The look and the take are one script
+// (take), so a shard that just finished, its announcement not yet heard,
+// is recorded rather than run again.
 func (b *backtester) claim(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
-	info, err := b.jobs.insp.GetTaskInfo(j.Queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
-		return b.resubmit(ctx, g, i, j, id)
-	}
+	state, err := take(ctx, b.s.rdb, j.Queue, id)
 	if err != nil {
-		return fmt.Errorf("inspect shard %s: %w", id, err)
+		return fmt.Errorf("claim shard: %w", err)
 	}
-	switch info.State {
-	case asynq.TaskStateCompleted, asynq.TaskStateArchived:
+	switch state {
+	case taken:
+		return b.runAndRecord(ctx, stop, g, i, j, id)
+	case gone:
+		return b.resubmit(ctx, g, i, j, id)
+	case asynq.TaskStateCompleted.String(), asynq.TaskStateArchived.String():
+		info, err := b.jobs.insp.GetTaskInfo(j.Queue, id)
+		if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+			return b.resubmit(ctx, g, i, j, id) // its retention ran out meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("inspect shard %s: %w", id, err)
+		}
 		o, err := decodeOutcome(info)
 		if err != nil {
 			return err
 		}
 		g.record(i, o)
-	case asynq.TaskStatePending, asynq.TaskStateRetry:
-		if err := b.jobs.insp.DeleteTask(j.Queue, id); err != nil {
-			return nil // a worker took it first
-		}
-		return b.runAndRecord(ctx, stop, g, i, j, id)
 	}
 	return nil
 }
