@@ -174,13 +174,13 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 		index[ids[i]] = i
 	}
 	// Subscribed before anything is submitted, so no announcement is
-	// missed; Receive waits for Redis to confirm the subscription.
-	sub := b.s.rdb.Subscribe(ctx, channels...)
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
+	// missed: wait returns once Redis has confirmed it.
+	msgs := make(chan *redis.Message, 2*n)
+	stopWaiting, err := b.s.waits.wait(ctx, channels, msgs)
+	if err != nil {
 		return nil, fmt.Errorf("subscribe to shard completions: %w", err)
 	}
-	msgs := sub.Channel()
+	defer stopWaiting()
 
 	g := &gathering{outcomes: make([]*jobs.Outcome, n), left: n}
 	woken := false

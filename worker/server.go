@@ -70,6 +70,7 @@ type Server struct {
 	metrics *taskMetrics
 	budget  *memoryBudget
 	results resultBuffers
+	waits   *shardWaits
 }
 
 // NewServer builds a worker server; Run starts it.
@@ -127,7 +128,7 @@ func NewServer(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{srv: srv, gate: g, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, cache: cache, log: log, metrics: tm,
-		budget: newMemoryBudget(cfg.MemoryBudget)}
+		budget: newMemoryBudget(cfg.MemoryBudget), waits: newShardWaits(cfg.Redis, log)}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerCollect()
@@ -141,6 +142,9 @@ func NewServer(cfg Config) (*Server, error) {
 func (s *Server) Run(ctx context.Context) error {
 	stopListening := listenForWakes(ctx, s.rdb, s.gate)
 	defer stopListening()
+	waiting := make(chan struct{})
+	go func() { s.waits.run(context.WithoutCancel(ctx)); close(waiting) }() // batches finishing in the shutdown still hear their shards
+	defer func() { _ = s.waits.close(); <-waiting }()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
