@@ -158,10 +158,9 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 // (shortly before ctx's, so the partial report can still be written).
 //
 // The batch holds a worker slot while it waits, so it works too: it takes
-// shards that no worker has started off the queue (take, a script: a
-// shard runs here or on a worker, never both) and
-// runs them itself, from the newest end of the queue while workers take
-// the oldest. A batch therefore finishes even when every slot of every
+// shards that no worker has started off the queue (take: one script, so a
+// shard runs here or on a worker, never both) and runs them itself, from
+// the newest end of the queue while workers take the oldest. A batch therefore finishes even when every slot of every
 // worker holds a batch, and with Concurrency 1 on a single worker.
 func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, error) {
 	n := len(js)
