@@ -26,95 +26,123 @@ func TestCollectorRecordsEverySeries(t *testing.T) {
 	for name, mk := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			scheme := collect.NewPolymarketScheme()
-			r := newRig(t, mk(t), scheme)
-			series := collect.AllSeries()
-			began := time.Now()
-			r.poly.AddAround(series, began)
-			r.poly.AddRange(series, began, began.Add(time.Minute))
-			// Quirks the real Gamma has shown, on some of the current markets.
-			quirks := map[store.MarketType]func(*polytest.Market){
-				store.M5:  func(m *polytest.Market) { m.DownFirst = true },
-				store.M15: func(m *polytest.Market) { m.NumericID = true },
-				store.H1:  func(m *polytest.Market) { m.OmitEventStartTime = true },
-			}
-			for mt, q := range quirks {
-				r.poly.Edit(r.poly.AddWindow(store.ETH, mt, began), q)
-			}
-
-			cfg := r.config(scheme, series)
-			cfg.Interval = 300 * time.Millisecond
-			c, stop := start(t, cfg)
-			time.Sleep(3 * time.Second)
-			// Discovery writes two markets of each series, current and
-			// next: on a loaded machine the first round can outlast the
-			// sleep, so wait for it (bounded) rather than stop it midway.
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-				if allDiscovered(t.Context(), r.st, scheme, series, time.Now()) {
-					break
-				}
-			}
-			stop()
-			ended := time.Now()
-
-			ctx := context.Background()
-			total, want := 0, 0.0
-			for _, sr := range series {
-				for _, at := range []time.Time{began, ended} {
-					start, end := scheme.Window(sr.Coin, sr.MarketType, at)
-					up := r.poly.AddWindow(sr.Coin, sr.MarketType, at) // the listed market
-					slug := collect.Slug(sr.Coin, sr.MarketType, start)
-					m, err := r.st.GetMarket(ctx, slug)
-					if err != nil {
-						t.Fatalf("%s: market %s not stored: %v", sr, slug, err)
-					}
-					if m.MarketID != up.ID || m.EventID != up.EventID || m.ConditionID != up.ConditionID ||
-						m.ClobTokenUp != up.UpToken || m.ClobTokenDown != up.DownToken ||
-						!m.StartTime.Equal(start) || !m.EndTime.Equal(end) || m.Coin != sr.Coin || m.MarketType != sr.MarketType {
-						t.Errorf("%s: stored %+v, upstream %+v", sr, m, *up)
-					}
-					if d := r.sched.delays(slug); len(d) == 0 {
-						t.Errorf("%s: resolution of %s not scheduled", sr, slug)
-					} else if due := time.Until(end.Add(cfg.ResolveDelay)); (d[0] - due).Abs() > 5*time.Second+time.Since(began) {
-						t.Errorf("%s: resolution of %s scheduled in %v, want about %v", sr, slug, d[0], due)
-					}
-					// The next market is stored before it starts.
-					_, next := scheme.Window(sr.Coin, sr.MarketType, end)
-					_ = next
-					if _, err := r.st.GetMarket(ctx, collect.Slug(sr.Coin, sr.MarketType, end)); err != nil {
-						t.Errorf("%s: next market not stored: %v", sr, err)
-					}
-				}
-				// Snapshots of the markets live during the run.
-				seen := map[string]bool{}
-				for _, at := range []time.Time{began, ended} {
-					start, end := scheme.Window(sr.Coin, sr.MarketType, at)
-					slug := collect.Slug(sr.Coin, sr.MarketType, start)
-					if seen[slug] {
-						continue
-					}
-					seen[slug] = true
-					live := minTime(end, ended).Sub(maxTime(start, began))
-					want += live.Seconds() / cfg.Interval.Seconds()
-					snaps := allSnapshots(t, r.st, slug)
-					total += len(snaps)
-					checkSnapshots(t, r.bin, sr.Coin, slug, snaps, cfg.Interval, start, end)
-				}
-			}
-			// Start-up (discovery, connections) costs the first tick or two,
-			// and a loaded test machine answers some ticks late.
-			if float64(total) < 0.5*want {
-				t.Errorf("%d snapshots recorded over every series, want about %.0f; log:\n%s", total, want, r.logs)
-			}
-			if got := c.Stats().Snapshots; got != int64(total) {
-				t.Errorf("collector reports %d snapshots written, the store holds %d", got, total)
-			}
-			t.Logf("%d snapshots of %d series in %v (%.0f expected at 300 ms)", total, len(series), ended.Sub(began).Round(time.Millisecond), want)
-
-			checkExchange(t, r, cfg, began)
-			if strings.Contains(r.logs.String(), "level=ERROR") {
-				t.Errorf("errors logged:\n%s", r.logs)
-			}
+			recordsEverySeries(t, newRig(t, mk(t), scheme), scheme)
 		})
+	}
+}
+
+// TestCollectorRecordsAcrossWindowEnds is TestCollectorRecordsEverySeries
+// begun 1.5 s before noon US Eastern, when the windows of every series end
+// at once (the daily ones included): the markets starting then are
+// recorded, and the ones after them are discovered before they start.
+func TestCollectorRecordsAcrossWindowEnds(t *testing.T) {
+	for name, mk := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			scheme := collect.NewPolymarketScheme()
+			_, noon := scheme.Window(store.BTC, store.H24, time.Now())
+			recordsEverySeries(t, newRigAt(t, mk(t), scheme, noon.Add(-1500*time.Millisecond)), scheme)
+		})
+	}
+}
+
+// recordsEverySeries is the body of the tests above, on the rig's clock.
+func recordsEverySeries(t *testing.T, r *rig, scheme collect.SlugScheme) {
+	series := collect.AllSeries()
+	began := r.clock()
+	// Gamma lists markets ahead of their windows. List every series'
+	// windows from the one before began's through the one after
+	// began+1min's: the run lasts well under a minute (3 s, and at most
+	// 20 s more waiting for discovery), so whenever it starts, across the
+	// end of a window too, the markets live during it and the next ones are
+	// listed.
+	r.poly.AddAround(series, began)
+	r.poly.AddRange(series, began, began.Add(time.Minute))
+	r.poly.AddAround(series, began.Add(time.Minute))
+	// Quirks the real Gamma has shown, on some of the current markets.
+	quirks := map[store.MarketType]func(*polytest.Market){
+		store.M5:  func(m *polytest.Market) { m.DownFirst = true },
+		store.M15: func(m *polytest.Market) { m.NumericID = true },
+		store.H1:  func(m *polytest.Market) { m.OmitEventStartTime = true },
+	}
+	for mt, q := range quirks {
+		r.poly.Edit(r.poly.AddWindow(store.ETH, mt, began), q)
+	}
+
+	cfg := r.config(scheme, series)
+	cfg.Interval = 300 * time.Millisecond
+	c, stop := start(t, cfg)
+	time.Sleep(3 * time.Second)
+	// Discovery writes two markets of each series, current and next: on a
+	// loaded machine the first round can outlast the sleep, so wait for it
+	// (bounded) rather than stop it midway. The markets are then checked
+	// at checked, the last instant waited at, while the collector still
+	// ran: a window that ends between then and ended (after stop) has a
+	// next market no discovery round looked for.
+	var checked time.Time
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		checked = r.clock()
+		if allDiscovered(t.Context(), r.st, scheme, series, checked) || time.Now().After(deadline) {
+			break
+		}
+	}
+	stop()
+	ended := r.clock()
+
+	ctx := context.Background()
+	total, want := 0, 0.0
+	for _, sr := range series {
+		for _, at := range []time.Time{began, checked} {
+			start, end := scheme.Window(sr.Coin, sr.MarketType, at)
+			up := r.poly.AddWindow(sr.Coin, sr.MarketType, at) // the listed market
+			slug := collect.Slug(sr.Coin, sr.MarketType, start)
+			m, err := r.st.GetMarket(ctx, slug)
+			if err != nil {
+				t.Fatalf("%s: market %s not stored: %v", sr, slug, err)
+			}
+			if m.MarketID != up.ID || m.EventID != up.EventID || m.ConditionID != up.ConditionID ||
+				m.ClobTokenUp != up.UpToken || m.ClobTokenDown != up.DownToken ||
+				!m.StartTime.Equal(start) || !m.EndTime.Equal(end) || m.Coin != sr.Coin || m.MarketType != sr.MarketType {
+				t.Errorf("%s: stored %+v, upstream %+v", sr, m, *up)
+			}
+			if d := r.sched.delays(slug); len(d) == 0 {
+				t.Errorf("%s: resolution of %s not scheduled", sr, slug)
+			} else if due := end.Add(cfg.ResolveDelay).Sub(r.clock()); (d[0] - due).Abs() > 5*time.Second+r.clock().Sub(began) {
+				t.Errorf("%s: resolution of %s scheduled in %v, want about %v", sr, slug, d[0], due)
+			}
+			// The next market is stored before it starts.
+			if _, err := r.st.GetMarket(ctx, collect.Slug(sr.Coin, sr.MarketType, end)); err != nil {
+				t.Errorf("%s: next market not stored: %v", sr, err)
+			}
+		}
+		// Snapshots of the markets live during the run.
+		seen := map[string]bool{}
+		for _, at := range []time.Time{began, ended} {
+			start, end := scheme.Window(sr.Coin, sr.MarketType, at)
+			slug := collect.Slug(sr.Coin, sr.MarketType, start)
+			if seen[slug] {
+				continue
+			}
+			seen[slug] = true
+			live := minTime(end, ended).Sub(maxTime(start, began))
+			want += live.Seconds() / cfg.Interval.Seconds()
+			snaps := allSnapshots(t, r.st, slug)
+			total += len(snaps)
+			checkSnapshots(t, r.bin, sr.Coin, slug, snaps, cfg.Interval, start, end)
+		}
+	}
+	// Start-up (discovery, connections) costs the first tick or two,
+	// and a loaded test machine answers some ticks late.
+	if float64(total) < 0.5*want {
+		t.Errorf("%d snapshots recorded over every series, want about %.0f; log:\n%s", total, want, r.logs)
+	}
+	if got := c.Stats().Snapshots; got != int64(total) {
+		t.Errorf("collector reports %d snapshots written, the store holds %d", got, total)
+	}
+	t.Logf("%d snapshots of %d series in %v (%.0f expected at 300 ms)", total, len(series), ended.Sub(began).Round(time.Millisecond), want)
+
+	checkExchange(t, r, cfg, began)
+	if strings.Contains(r.logs.String(), "level=ERROR") {
+		t.Errorf("errors logged:\n%s", r.logs)
 	}
 }
 

@@ -21,8 +21,10 @@ import (
 )
 
 // rig is a test bundle: the fake upstreams, a store, the live exchange
-// store, a scheduler that records what it is asked, and the logs.
+// store, a scheduler that records what it is asked, and the logs, all on
+// one clock.
 type rig struct {
+	clock func() time.Time // the fakes' and the collector's (time.Now)
 	poly  *polytest.Server
 	bin   *binancetest.Server
 	st    store.Store
@@ -35,14 +37,29 @@ type rig struct {
 
 func newRig(t testing.TB, st store.Store, scheme collect.SlugScheme) *rig {
 	t.Helper()
+	return newClockedRig(t, st, scheme, time.Now)
+}
+
+// newRigAt is newRig on a clock that reads at when called and runs at real
+// speed from there: a test can start just before the windows turn, say, at any
+// hour it runs. Pacing (timers, sleeps) stays real time.
+func newRigAt(t testing.TB, st store.Store, scheme collect.SlugScheme, at time.Time) *rig {
+	t.Helper()
+	offset := time.Until(at)
+	return newClockedRig(t, st, scheme, func() time.Time { return time.Now().Add(offset) })
+}
+
+func newClockedRig(t testing.TB, st store.Store, scheme collect.SlugScheme, clock func() time.Time) *rig {
+	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if os.Getenv("COLLECT_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return &rig{
-		poly:  polytest.New(t, polytest.Options{Scheme: scheme}),
-		bin:   binancetest.New(t, binancetest.Options{}),
+		clock: clock,
+		poly:  polytest.New(t, polytest.Options{Scheme: scheme, Clock: clock}),
+		bin:   binancetest.New(t, binancetest.Options{Clock: clock}),
 		st:    st,
 		live:  memory.NewLive(),
 		sched: &recordingScheduler{},
@@ -63,6 +80,7 @@ func (r *rig) config(scheme collect.SlugScheme, series []collect.Series) collect
 		Activity:  r.act,
 		Scheme:    scheme,
 		Logger:    r.log,
+		Now:       r.clock,
 		Series:    series,
 
 		Interval:          100 * time.Millisecond,
