@@ -143,7 +143,7 @@ func (s *Server) Run(ctx context.Context) error {
 	stopListening := listenForWakes(ctx, s.rdb, s.gate)
 	defer stopListening()
 	waiting := make(chan struct{})
-	go func() { s.waits.run(context.WithoutCancel(ctx)); close(waiting) }() // batches finishing in the shutdown still hear their shards
+	go func() { s.waits.run(); close(waiting) }() // until close: batches finishing in the shutdown still hear their shards
 	defer func() { _ = s.waits.close(); <-waiting }()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
