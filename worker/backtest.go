@@ -296,6 +296,9 @@ func (b *backtester) claim(ctx context.Context, stop time.Time, g *gathering, i 
 		if err != nil {
 			return fmt.Errorf("inspect shard %s: %w", id, err)
 		}
+		if info.State != asynq.TaskStateCompleted && info.State != asynq.TaskStateArchived {
+			return nil // another batch sent it round again meanwhile: wait for it
+		}
 		o, err := decodeOutcome(info)
 		if err != nil {
 			return err

@@ -24,7 +24,7 @@ func TestTakeQueuedTask(t *testing.T) {
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	enqueue := func(id string, opts ...asynq.Option) {
 		t.Helper()
-		opts = append(opts, asynq.TaskID(id), asynq.Queue(queue), asynq.Retention(time.Hour), asynq.MaxRetry(5))
+		opts = append([]asynq.Option{asynq.TaskID(id), asynq.Queue(queue), asynq.Retention(time.Hour), asynq.MaxRetry(5)}, opts...)
 		if _, err := client.EnqueueContext(ctx, asynq.NewTask("take:"+id, nil), opts...); err != nil {
 			t.Fatal(err)
 		}
@@ -49,11 +49,13 @@ func TestTakeQueuedTask(t *testing.T) {
 		}
 	}
 
-	// A server that fails "retry" (to be retried in an hour), holds
-	// "active" until released, and completes "completed".
+	// A server that fails "retry" (to be retried in an hour) and
+	// "archived" (no retries left), holds "active" until released, and
+	// completes "completed".
 	release := make(chan struct{})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc("take:retry", func(context.Context, *asynq.Task) error { return errors.New("try again") })
+	mux.HandleFunc("take:archived", func(context.Context, *asynq.Task) error { return errors.New("no more") })
 	mux.HandleFunc("take:active", func(ctx context.Context, _ *asynq.Task) error {
 		select {
 		case <-release:
@@ -73,7 +75,9 @@ func TestTakeQueuedTask(t *testing.T) {
 	enqueue("retry")
 	enqueue("active")
 	enqueue("completed")
+	enqueue("archived", asynq.MaxRetry(0))
 	until("retry", "retry")
+	until("archived", "archived")
 	until("active", "active")
 	until("completed", "completed")
 	srv.Stop() // no more dequeues: what is enqueued now stays pending
@@ -86,6 +90,7 @@ func TestTakeQueuedTask(t *testing.T) {
 		{"scheduled", "scheduled", "scheduled"},
 		{"active", "active", "active"},
 		{"completed", "completed", "completed"},
+		{"archived", "archived", "archived"},
 		{"never", gone, "unknown to Asynq"},
 		{"pending", gone, "unknown to Asynq"}, // taken already
 	} {
@@ -101,7 +106,7 @@ func TestTakeQueuedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Pending != 0 || q.Retry != 0 || q.Scheduled != 1 || q.Active != 1 || q.Completed != 1 {
+	if q.Pending != 0 || q.Retry != 0 || q.Scheduled != 1 || q.Active != 1 || q.Completed != 1 || q.Archived != 1 {
 		t.Errorf("queue after the takes: %+v", q)
 	}
 }
