@@ -86,7 +86,23 @@ func (g *gate) after(err error) {
 	case nil:
 		g.empty.Store(0)
 	}
-	// Other errors (Redis down) leave the count: Asynq backs off itself.
+	// Other errors (Redis down) leave the count; see pause.
+}
+
+// dequeueErrorPause is how long a dequeue that failed (Redis down or
+// refusing) holds the server back: Asynq tries again at once after an
+// error, and with no sleep between rounds (Config.TaskCheckInterval) an
+// error Redis answers at once would make the worker spin.
+const dequeueErrorPause = 100 * time.Millisecond
+
+// pause holds back a server whose dequeue failed, unless it is stopping.
+func (g *gate) pause() {
+	t := time.NewTimer(dequeueErrorPause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-g.closed:
+	}
 }
 
 // gatedRedis is the Redis client the Asynq server runs on: every call goes
@@ -113,6 +129,7 @@ func (c gatedRedis) EvalSha(ctx context.Context, sha1 string, keys []string, arg
 	cmd := c.UniversalClient.EvalSha(ctx, sha1, keys, args...)
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
 		c.g.after(cmd.Err())
+		c.pauseOnError(cmd.Err())
 	}
 	return cmd
 }
@@ -121,8 +138,15 @@ func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args
 	cmd := c.UniversalClient.Eval(ctx, script, keys, args...)
 	if isDequeue(keys) {
 		c.g.after(cmd.Err())
+		c.pauseOnError(cmd.Err())
 	}
 	return cmd
+}
+
+func (c gatedRedis) pauseOnError(err error) {
+	if err != nil && err != redis.Nil {
+		c.g.pause()
+	}
 }
 
 // listenForWakes opens the gate on every wake until ctx ends. The
