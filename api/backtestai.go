@@ -355,7 +355,12 @@ func (s *Server) runBacktest(ctx context.Context, p principal, req backtest.Requ
 	if err != nil {
 		return nil, err
 	}
-	// The worker wrote the report as this answer reads (Report.AppendJSON).
+	// The worker wrote the report as this answer reads (Report.AppendJSON);
+	// checked, so that a broken one is a clean 500 rather than a body cut
+	// short.
+	if !json.Valid(data) {
+		return nil, s.internal(ctx, "read backtest report", errors.New("the worker's report is not JSON"))
+	}
 	return &aiOutput{Body: successBody{Success: true, Data: data, Timestamp: formatTime(s.now())}}, nil
 }
 

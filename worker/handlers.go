@@ -76,8 +76,9 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 	}
 }
 
-// jsonAppender is a result that writes its own JSON, as json.Marshal
-// would but faster (replay.Result: an answer can run to megabytes).
+// jsonAppender is a result that writes its own JSON: faster than
+// json.Marshal (replay.Result: an answer can run to megabytes), or as the
+// api answers it (backtest.Report, its conditions' < and > unescaped).
 type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }

@@ -356,7 +356,11 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, err
 	if len(outcomes) != len(groups) {
 		return nil, fmt.Errorf("backtest: %d outcomes for %d groups", len(outcomes), len(groups))
 	}
-	var out []MarketResult
+	markets := 0
+	for _, g := range groups {
+		markets += len(g.Markets)
+	}
+	out := make([]MarketResult, 0, markets)
 	for i, g := range groups {
 		o := outcomes[i]
 		switch {
