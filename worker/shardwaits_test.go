@@ -15,6 +15,16 @@ import (
 	"github.com/updown/updown/store/redis/redistest"
 )
 
+// options are the client options of a test's own Redis server.
+func options(t *testing.T, srv *redistest.Server) *redis.Options {
+	t.Helper()
+	opt, err := redis.ParseURL(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opt
+}
+
 // startWaits runs a shardWaits on rdb until the test ends.
 func startWaits(t *testing.T, rdb redis.UniversalClient, tune func(*shardWaits)) *shardWaits {
 	t.Helper()
@@ -72,11 +82,7 @@ func waitOn(t *testing.T, w *shardWaits, channels []string, inbox chan *redis.Me
 func TestShardWaits(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	opt, err := redis.ParseURL(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
+	rdb := redis.NewClient(options(t, srv))
 	defer rdb.Close()
 	ctx := t.Context()
 	w := startWaits(t, rdb, nil)

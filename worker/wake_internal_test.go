@@ -16,11 +16,7 @@ import (
 // through as they are.
 func TestFailingDequeuePauses(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Start(t)
-	opt, err := redis.ParseURL(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opt := options(t, redistest.Start(t))
 	admin := redis.NewClient(opt)
 	defer admin.Close()
 	if err := admin.Do(t.Context(), "ACL", "SETUSER", "noscripts", "on", ">pw", "~*", "&*", "+@all", "-evalsha").Err(); err != nil {
