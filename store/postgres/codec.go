@@ -17,7 +17,14 @@ import (
 //
 //	head:  version, n, times, coin prices, up prices, down prices
 //	books: version, n, price column, size column, level count,
-//	       n flag bytes, then the levels of every side that changed
+//	       n flag bytes, the byte length of each outcome's section and
+//	       the levels of the up outcome's, then the up outcome's section
+//	       and the down outcome's: the levels of every side that changed
+//
+// Each outcome's sides are a section of their own (books version 2), so a
+// replay, which reads one outcome's books, never steps over the other's.
+// Books of version 1, which wrote the four sides of a snapshot one after
+// the other, are still read.
 //
 // Every number is turned into an int64 "unit" of its column before it is
 // written as a zigzag varint of its difference from a prediction:
@@ -45,6 +52,13 @@ import (
 // same gaps between levels) and its sizes from the size the previous side
 // had at the same price, so a book that barely moves costs a few bytes.
 const codecVersion = 1
+
+// booksVersion is the version of the books section written; booksVersion1
+// sections, one stream for both outcomes, are still read.
+const (
+	booksVersion  = 2
+	booksVersion1 = 1
+)
 
 // Flag bits of a snapshot in the books section.
 const (
@@ -158,7 +172,7 @@ func abs(x int64) int64 {
 // encodeChunk packs snaps, which must be sorted by time with distinct times
 // (after truncation to the microsecond), into a chunk's head and books.
 func encodeChunk(snaps []store.Snapshot) (head, books []byte) {
-	return appendHead(nil, snaps), appendBooks(nil, snaps)
+	return appendHead(nil, snaps), appendBooks(nil, snaps, booksVersion)
 }
 
 func appendHead(b []byte, snaps []store.Snapshot) []byte {
@@ -317,21 +331,27 @@ func (p *predictor) ahead(a, b int64) bool {
 	return a < b
 }
 
-func appendBooks(b []byte, snaps []store.Snapshot) []byte {
+// appendBooks writes the books section of snaps in the given version:
+// booksVersion, or booksVersion1 (what chunks written before it hold, for
+// the tests that read them).
+func appendBooks(b []byte, snaps []store.Snapshot, version byte) []byte {
 	var ps, ss scaler
-	total := 0
+	total, upLevels := 0, 0
 	for i := range snaps {
 		sd, _ := sides(&snaps[i])
-		for _, levels := range sd {
+		for k, levels := range sd {
 			for _, l := range levels {
 				ps.add(l.Price)
 				ss.add(l.Size)
 			}
 			total += len(levels)
+			if k < 2 {
+				upLevels += len(levels)
+			}
 		}
 	}
 	pScale, sScale := ps.scale(), ss.scale()
-	b = append(b, codecVersion)
+	b = append(b, version)
 	b = binary.AppendUvarint(b, uint64(len(snaps)))
 	b = binary.AppendUvarint(b, uint64(pScale))
 	b = binary.AppendUvarint(b, uint64(sScale))
@@ -339,6 +359,15 @@ func appendBooks(b []byte, snaps []store.Snapshot) []byte {
 	flagsAt := len(b)
 	b = append(b, make([]byte, len(snaps))...)
 
+	// Version 1 writes every side into b; version 2 each outcome's into a
+	// section of its own, appended once all are written.
+	var sections [2][]byte
+	stream := func(k int) *[]byte {
+		if version == booksVersion1 {
+			return &b
+		}
+		return &sections[k/2]
+	}
 	var last [numSides][]store.Level // sides as last written
 	var refs [numSides]sideRef
 	for i := range snaps {
@@ -351,13 +380,21 @@ func appendBooks(b []byte, snaps []store.Snapshot) []byte {
 				flags |= flagSame << k
 				continue
 			}
-			b = appendSide(b, levels, &refs[k], k%2 == 0, pScale, sScale)
+			out := stream(k)
+			*out = appendSide(*out, levels, &refs[k], k%2 == 0, pScale, sScale)
 			last[k] = levels
 			refs[k].set(levels, pScale, sScale)
 		}
 		b[flagsAt+i] = flags
 	}
-	return b
+	if version == booksVersion1 {
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(len(sections[0])))
+	b = binary.AppendUvarint(b, uint64(len(sections[1])))
+	b = binary.AppendUvarint(b, uint64(upLevels))
+	b = append(b, sections[0]...)
+	return append(b, sections[1]...)
 }
 
 func appendSide(b []byte, levels []store.Level, ref *sideRef, bids bool, ps, ss scale) []byte {
@@ -644,18 +681,20 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 	if err != nil {
 		return nil, err
 	}
-	// Every level decoded takes at least two bytes, so the arena never
-	// needs a second block: the spans are offsets in one array.
-	arena := levelBuffers.get(min(d.total, len(d.b)/2))
-	d.arena, d.oneBlock, d.block = arena, true, uint16(block)
 	k := 0 // the kept book's first side
 	if keep == flagDown {
 		k = 2
 	}
+	// Every level decoded takes at least two bytes, so the arena never
+	// needs a second block: the spans are offsets in one array.
+	arena := levelBuffers.get(min(d.total, len(*d.stream(k))/2))
+	d.arena, d.oneBlock, d.block = arena, true, uint16(block)
 	for i, f := range flags {
 		tk := &ticks[i]
 		tk.Bids, tk.Asks = store.Span{}, store.Span{}
-		if keep == flagDown && f&flagUp != 0 {
+		// Version 1 interleaves the outcomes: the other one's sides are
+		// stepped over (and counted) as they come.
+		if d.v1 && keep == flagDown && f&flagUp != 0 {
 			d.skipBook(f, 0)
 		}
 		if f&keep != 0 {
@@ -663,7 +702,7 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 			d.side(k+1, f&(flagSame<<(k+1)) != 0)
 			tk.Bids, tk.Asks = d.span[k], d.span[k+1]
 		}
-		if keep == flagUp && f&flagDown != 0 {
+		if d.v1 && keep == flagUp && f&flagDown != 0 {
 			d.skipBook(f, 2)
 		}
 		if d.err != nil {
@@ -685,12 +724,17 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 }
 
 // open reads the header and flags of a books section of n snapshots into
-// d, which it positions at the first side, and returns the flags and how
-// many books of those keep names must be built (those not the previous
-// snapshot's book).
+// d, which it positions at the first side of each outcome keep names, and
+// returns the flags and how many books of those keep names must be built
+// (those not the previous snapshot's book).
 func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks int, err error) {
 	r := reader{b: books}
-	if v := r.byte(); r.err == nil && v != codecVersion {
+	v := r.byte()
+	switch {
+	case r.err != nil, v == booksVersion, v == booksVersion1:
+	case v > booksVersion && v < 16:
+		return nil, 0, fmt.Errorf("%w: books version %d, newer than this build reads (%d): upgrade it", errCorrupt, v, booksVersion)
+	default:
 		return nil, 0, fmt.Errorf("%w: books version %d", errCorrupt, v)
 	}
 	if c := r.uvarint(); r.err == nil && c != uint64(n) {
@@ -704,7 +748,7 @@ func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks
 	if len(r.b) < n {
 		return nil, 0, fmt.Errorf("%w: books truncated", errCorrupt)
 	}
-	flags, body := r.b[:n], r.b[n:]
+	flags, r.b = r.b[:n], r.b[n:]
 	if total > maxLevels {
 		return nil, 0, fmt.Errorf("%w: %d levels", errCorrupt, total)
 	}
@@ -721,20 +765,47 @@ func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks
 		}
 		prevFlags = f
 	}
-	d.b, d.pScale, d.sScale, d.total = body, pScale, sScale, int(total)
+	d.v1, d.keep, d.pScale, d.sScale, d.total = v == booksVersion1, keep, pScale, sScale, int(total)
+	if d.v1 {
+		d.in[0] = r.b
+	} else {
+		// Each outcome's section, and the levels of the up one's: a
+		// section read alone is checked against its own count.
+		upBytes, downBytes, upLevels := r.uvarint(), r.uvarint(), r.uvarint()
+		switch {
+		case r.err != nil:
+			return nil, 0, r.err
+		case upBytes > uint64(len(r.b)) || downBytes != uint64(len(r.b))-upBytes:
+			return nil, 0, fmt.Errorf("%w: sections of %d and %d bytes in %d", errCorrupt, upBytes, downBytes, len(r.b))
+		case upLevels > total:
+			return nil, 0, fmt.Errorf("%w: %d up levels of %d", errCorrupt, upLevels, total)
+		}
+		d.in = [2][]byte{r.b[:upBytes], r.b[upBytes:]}
+		switch keep {
+		case flagUp:
+			d.total = int(upLevels)
+		case flagDown:
+			d.total = int(total - upLevels)
+		}
+	}
 	d.pv.fill(pScale)
 	d.sv.fill(sScale)
 	return flags, nbooks, nil
 }
 
-// close checks that the section was read to its end and held the levels
-// its header announced.
+// close checks that the sections read were read to their end and held the
+// levels the header announced for them.
 func (d *bookDecoder) close() error {
-	switch {
-	case d.err != nil:
-	case len(d.b) != 0:
-		d.err = fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, len(d.b))
-	case d.levels != d.total:
+	if d.err != nil {
+		return d.err
+	}
+	for o, bk := range [2]byte{flagUp, flagDown} {
+		if rest := len(d.in[o]); rest != 0 && (d.v1 || d.keep&bk != 0) {
+			d.err = fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, rest)
+			return d.err
+		}
+	}
+	if d.levels != d.total {
 		d.err = fmt.Errorf("%w: %d levels, header says %d", errCorrupt, d.levels, d.total)
 	}
 	return d.err
@@ -760,10 +831,12 @@ func reused(f, prev, bk byte) bool {
 
 // bookDecoder decodes the sides of a books section.
 type bookDecoder struct {
-	b              []byte // what is left of the section
+	in             [2][]byte // what is left of each outcome's section (version 1: in[0], both outcomes')
+	v1             bool      // a books section of version 1
+	keep           byte      // the books read: flagUp, flagDown or both
 	err            error
 	pScale, sScale scale
-	total          int           // levels the header announces, repeats included
+	total          int           // levels the header announces for the sections read, repeats included
 	levels         int           // levels decoded or repeated so far
 	arena          []store.Level // the block decoded levels are cut from
 	oneBlock       bool          // the arena was made large enough for the section: no second block
@@ -802,7 +875,15 @@ func (d *bookDecoder) fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
 	}
-	d.b = nil
+	d.in = [2][]byte{}
+}
+
+// stream is what is left of the section side position k is read from.
+func (d *bookDecoder) stream(k int) *[]byte {
+	if d.v1 {
+		return &d.in[0]
+	}
+	return &d.in[k/2]
 }
 
 // side decodes (or repeats, when same) the next side at position k.
@@ -819,21 +900,22 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 		}
 		return prev
 	}
-	c, m := binary.Uvarint(d.b)
+	bs := d.stream(k)
+	c, m := binary.Uvarint(*bs)
 	switch {
 	case m <= 0:
 		d.fail("bad uvarint")
 		return nil
 	case c == 0:
-		d.b = d.b[m:]
+		*bs = (*bs)[m:]
 		d.last[k], d.span[k] = nil, store.Span{}
 		d.refs[k].price, d.refs[k].size = d.refs[k].price[:0], d.refs[k].size[:0]
 		return nil
-	case c-1 > uint64(len(d.b)/2):
-		d.fail("side of %d levels exceeds the %d bytes left", c-1, len(d.b))
+	case c-1 > uint64(len(*bs)/2):
+		d.fail("side of %d levels exceeds the %d bytes left", c-1, len(*bs))
 		return nil
 	}
-	d.b = d.b[m:]
+	*bs = (*bs)[m:]
 	n := int(c - 1)
 	if n > d.total-d.levels {
 		d.fail("more levels than the %d announced", d.total)
@@ -848,7 +930,7 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 		// bounded by what can still come (every level written takes at
 		// least two bytes), so a chunk whose sides mostly repeat, or
 		// whose other outcome is not kept, allocates little.
-		d.arena = make([]store.Level, 0, max(n, min(arenaBlock, d.total-d.levels, len(d.b)/2)))
+		d.arena = make([]store.Level, 0, max(n, min(arenaBlock, d.total-d.levels, len(*bs)/2)))
 	}
 	d.levels += n
 	off := len(d.arena)
@@ -856,18 +938,18 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	out := d.arena[off : off+n : off+n]
 	d.next.price = grow(d.next.price, n)
 	d.next.size = grow(d.next.size, n)
-	rest, ok := decodeLevels(d.b, out, d.next.price, d.next.size, &d.refs[k], k%2 == 0, &d.pv, &d.sv, d.pScale, d.sScale)
+	rest, ok := decodeLevels(*bs, out, d.next.price, d.next.size, &d.refs[k], k%2 == 0, &d.pv, &d.sv, d.pScale, d.sScale)
 	if !ok {
 		d.fail("bad varint")
 		return nil
 	}
-	d.b = rest
+	*bs = rest
 	d.refs[k], d.next = d.next, d.refs[k]
 	d.last[k] = out
 	if d.oneBlock {
 		sp, err := store.SideSpan(int(d.block), off, n)
 		if err != nil {
-			d.err, d.b = err, nil
+			d.err, d.in = err, [2][]byte{}
 			return nil
 		}
 		d.span[k] = sp
@@ -892,19 +974,20 @@ func (d *bookDecoder) skipBook(f byte, k int) {
 // skipSide steps over the side written at position j: its count, then two
 // varints a level.
 func (d *bookDecoder) skipSide(j int) {
-	c, m := binary.Uvarint(d.b)
+	bs := d.stream(j)
+	c, m := binary.Uvarint(*bs)
 	switch {
 	case m <= 0:
 		d.fail("bad uvarint")
 		return
 	case c == 0:
-		d.b, d.skipped[j] = d.b[m:], 0
+		*bs, d.skipped[j] = (*bs)[m:], 0
 		return
-	case c-1 > uint64(len(d.b)/2):
-		d.fail("side of %d levels exceeds the %d bytes left", c-1, len(d.b))
+	case c-1 > uint64(len(*bs)/2):
+		d.fail("side of %d levels exceeds the %d bytes left", c-1, len(*bs))
 		return
 	}
-	b := d.b[m:]
+	b := (*bs)[m:]
 	n := int(c - 1)
 	// A varint ends at its first byte below 0x80, and is at most
 	// binary.MaxVarintLen64 bytes long, the last of them 0 or 1 (as
@@ -922,7 +1005,7 @@ func (d *bookDecoder) skipSide(j int) {
 			run++
 		}
 	}
-	d.b, d.skipped[j] = b[i:], n
+	*bs, d.skipped[j] = b[i:], n
 }
 
 // arenaBlock is the levels of one block of a chunk's decoded sides.

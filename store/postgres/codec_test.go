@@ -18,11 +18,23 @@ import (
 // t0 is the tests' reference instant, 2025-06-01T12:00:00Z.
 var t0 = time.Unix(1748779200, 0).UTC()
 
+// encoders write a chunk: as the store does (books version 2), and as
+// chunks written before hold it (version 1), which must still be read.
+var encoders = []struct {
+	name   string
+	encode func([]store.Snapshot) (head, books []byte)
+}{{"books v2", postgres.EncodeChunk}, {"books v1", postgres.EncodeChunkV1}}
+
 // roundTrip encodes snaps as one chunk and decodes them, with books when
 // withBooks.
 func roundTrip(t testing.TB, snaps []store.Snapshot, withBooks bool) []store.Snapshot {
 	t.Helper()
-	head, books := postgres.EncodeChunk(snaps)
+	return roundTripWith(t, postgres.EncodeChunk, snaps, withBooks)
+}
+
+func roundTripWith(t testing.TB, encode func([]store.Snapshot) ([]byte, []byte), snaps []store.Snapshot, withBooks bool) []store.Snapshot {
+	t.Helper()
+	head, books := encode(snaps)
 	got, err := postgres.DecodeHead(nil, head)
 	if err != nil {
 		t.Fatalf("DecodeHead: %v", err)
@@ -154,13 +166,15 @@ func TestChunkCodecRoundTrip(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, withBooks := range []bool{true, false} {
-				if msg := snapshotMismatch(tc.snaps, roundTrip(t, tc.snaps, withBooks), withBooks); msg != "" {
-					t.Errorf("withBooks=%v: %s", withBooks, msg)
+			for _, enc := range encoders {
+				for _, withBooks := range []bool{true, false} {
+					if msg := snapshotMismatch(tc.snaps, roundTripWith(t, enc.encode, tc.snaps, withBooks), withBooks); msg != "" {
+						t.Errorf("%s, withBooks=%v: %s", enc.name, withBooks, msg)
+					}
 				}
-			}
-			if msg := oneSidedMismatch(t, tc.snaps); msg != "" {
-				t.Error(msg)
+				if msg := oneSidedMismatch(t, enc.encode, tc.snaps); msg != "" {
+					t.Errorf("%s: %s", enc.name, msg)
+				}
 			}
 		})
 	}
@@ -169,8 +183,8 @@ func TestChunkCodecRoundTrip(t *testing.T) {
 // oneSidedMismatch decodes the chunk of snaps as a tape with one
 // outcome's books at a time, and describes how that differs from what
 // store.TapeOf makes of snaps ("" when it does not).
-func oneSidedMismatch(t testing.TB, snaps []store.Snapshot) string {
-	head, books := postgres.EncodeChunk(snaps)
+func oneSidedMismatch(t testing.TB, encode func([]store.Snapshot) ([]byte, []byte), snaps []store.Snapshot) string {
+	head, books := encode(snaps)
 	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
 		tape, err := postgres.DecodeTape(head, books, outcome)
 		if err != nil {
@@ -201,8 +215,14 @@ func TestChunkCodecSlicesDoNotAlias(t *testing.T) {
 }
 
 func TestChunkCodecRejectsCorruptInput(t *testing.T) {
+	for _, enc := range encoders {
+		t.Run(enc.name, func(t *testing.T) { rejectsCorruptInput(t, enc.encode) })
+	}
+}
+
+func rejectsCorruptInput(t *testing.T, encode func([]store.Snapshot) ([]byte, []byte)) {
 	snaps := newMarketSim(5, t0).series(50)
-	head, books := postgres.EncodeChunk(snaps)
+	head, books := encode(snaps)
 	corrupt := func(what string, err error) {
 		t.Helper()
 		if err == nil || !strings.Contains(err.Error(), "corrupt snapshot chunk") {
@@ -377,32 +397,46 @@ func FuzzChunkCodec(f *testing.F) {
 	f.Add(append(append([]byte{}, head...), books...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		snaps := snapshotsFrom(data)
-		for _, withBooks := range []bool{true, false} {
-			if msg := snapshotMismatch(snaps, roundTrip(t, snaps, withBooks), withBooks); msg != "" {
-				t.Fatalf("withBooks=%v: %s", withBooks, msg)
+		for _, enc := range encoders {
+			for _, withBooks := range []bool{true, false} {
+				if msg := snapshotMismatch(snaps, roundTripWith(t, enc.encode, snaps, withBooks), withBooks); msg != "" {
+					t.Fatalf("%s, withBooks=%v: %s", enc.name, withBooks, msg)
+				}
+			}
+			if msg := oneSidedMismatch(t, enc.encode, snaps); msg != "" {
+				t.Fatalf("%s: %s", enc.name, msg)
 			}
 		}
-		if msg := oneSidedMismatch(t, snaps); msg != "" {
-			t.Fatal(msg)
-		}
-		// Arbitrary bytes as a head, and as the books of what they decode to.
-		// A tape of one outcome's books fails exactly when both outcomes'
-		// books do (the sides stepped over are checked as the decoded ones
-		// are), and otherwise holds what the snapshots do.
+		// Arbitrary bytes as a head, and as the books of what they decode
+		// to, in both books versions. Where both outcomes' books decode, a
+		// tape of either outcome decodes too and holds what the snapshots
+		// do. In version 1 a tape fails whenever both outcomes' books do
+		// (the sides stepped over are checked as the decoded ones are); in
+		// version 2, whose outcomes are sections of their own, whenever
+		// the section it reads is corrupt: both tapes decode only when
+		// both outcomes' books do.
 		if got, err := postgres.DecodeHead(nil, data); err == nil {
-			full := postgres.DecodeBooks(slices.Clone(got), data)
-			for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
-				tape, err := postgres.DecodeTape(data, data, outcome)
-				if (err == nil) != (full == nil) {
-					t.Fatalf("tape of %s: %v; both outcomes' books: %v", outcome, err, full)
-				}
-				if err == nil {
-					snaps := slices.Clone(got)
-					_ = postgres.DecodeBooks(snaps, data)
-					exp, _ := store.TapeOf(snaps, outcome)
-					if msg := storetest.TapeDiff(exp, tape); msg != "" {
-						t.Fatalf("tape of %s: %s", outcome, msg)
+			v2 := append([]byte{2}, data[1:]...)
+			for _, books := range [][]byte{data, v2} {
+				full := postgres.DecodeBooks(slices.Clone(got), books)
+				tapesOK := true
+				for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+					tape, err := postgres.DecodeTape(data, books, outcome)
+					tapesOK = tapesOK && err == nil
+					if full == nil && err != nil || books[0] == 1 && full != nil && err == nil {
+						t.Fatalf("books v%d, tape of %s: %v; both outcomes' books: %v", books[0], outcome, err, full)
 					}
+					if err == nil && full == nil {
+						snaps := slices.Clone(got)
+						_ = postgres.DecodeBooks(snaps, books)
+						exp, _ := store.TapeOf(snaps, outcome)
+						if msg := storetest.TapeDiff(exp, tape); msg != "" {
+							t.Fatalf("books v%d, tape of %s: %s", books[0], outcome, msg)
+						}
+					}
+				}
+				if tapesOK != (full == nil) {
+					t.Fatalf("books v%d: both tapes decode: %v; both outcomes' books: %v", books[0], tapesOK, full)
 				}
 			}
 		}

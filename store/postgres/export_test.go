@@ -5,6 +5,11 @@ import "github.com/updown/updown/store"
 // Internals the external tests reach.
 var (
 	EncodeChunk = encodeChunk
+	// EncodeChunkV1 packs snaps as chunks written before books version 2
+	// hold them.
+	EncodeChunkV1 = func(snaps []store.Snapshot) (head, books []byte) {
+		return appendHead(nil, snaps), appendBooks(nil, snaps, booksVersion1)
+	}
 	DecodeHead  = decodeHead
 	DecodeBooks = decodeBooks
 	// DecodeTape decodes a chunk into a tape with the books of outcome,

@@ -460,6 +460,67 @@ func TestListingReadsOversizedChunks(t *testing.T) {
 	}
 }
 
+// TestChunksOfBooksVersion1StillRead: a market whose chunks were written
+// before each outcome's books had a section of their own (books version 1)
+// reads as it did, in listings and tapes, beside chunks of the version
+// written now.
+func TestChunksOfBooksVersion1StillRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := pgtest.NewStore(t)
+	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	slug := newMarket(t, s, start)
+	snaps := newMarketSim(23, start).series(3*postgres.ChunkSize + 7)
+	if err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+		t.Fatal(err)
+	}
+	// The first two chunks as version 1 wrote them.
+	rows, err := s.Pool().Query(ctx, `
+		select first_time, n from snapshot_chunks
+		where market = (select id from markets where slug = $1) order by first_time limit 2`, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type chunk struct {
+		First time.Time
+		N     int
+	}
+	chunks, err := pgx.CollectRows(rows, pgx.RowToStructByPos[chunk])
+	if err != nil || len(chunks) != 2 {
+		t.Fatalf("chunks %v: %v", chunks, err)
+	}
+	for _, c := range chunks {
+		i := slices.IndexFunc(snaps, func(sn store.Snapshot) bool { return sn.Time.Equal(c.First) })
+		if i < 0 {
+			t.Fatalf("no snapshot at %v", c.First)
+		}
+		_, books := postgres.EncodeChunkV1(snaps[i : i+c.N])
+		if _, err := s.Pool().Exec(ctx, `
+			update snapshot_chunks set books = $3
+			where market = (select id from markets where slug = $1) and first_time = $2`,
+			slug, c.First, books); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := list(t, s, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if msg := snapshotMismatch(snaps, got, true); msg != "" {
+		t.Errorf("listing: %s", msg)
+	}
+	for _, outcome := range []string{store.OutcomeUp, store.OutcomeDown} {
+		tape, err := s.ReadTape(ctx, slug, outcome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := store.TapeOf(snaps, outcome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := storetest.TapeDiff(want, tape); msg != "" {
+			t.Errorf("tape of %s: %s", outcome, msg)
+		}
+	}
+}
+
 // TestReadsOfACorruptChunkFail: a chunk whose bytes do not decode (a disk
 // fault, a repair by hand gone wrong) fails every read that reaches it
 // with an error that says so, and panics nowhere, however the bytes are
