@@ -687,7 +687,7 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 	}
 	// Every level decoded takes at least two bytes, so the arena never
 	// needs a second block: the spans are offsets in one array.
-	arena := levelBuffers.get(min(d.total, len(*d.stream(k))/2))
+	arena := levelBuffers.get(min(d.total[d.part(k)], len(*d.stream(k))/2))
 	d.arena, d.oneBlock, d.block = arena, true, uint16(block)
 	for i, f := range flags {
 		tk := &ticks[i]
@@ -724,16 +724,17 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 }
 
 // open reads the header and flags of a books section of n snapshots into
-// d, which it positions at the first side of each outcome keep names, and
-// returns the flags and how many books of those keep names must be built
-// (those not the previous snapshot's book).
+// d, which it positions at the first side of each outcome's section
+// (version 1: at the first side of the one section), and returns the flags
+// and how many books of those keep names must be built (those not the
+// previous snapshot's book).
 func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks int, err error) {
 	r := reader{b: books}
 	v := r.byte()
 	switch {
 	case r.err != nil, v == booksVersion, v == booksVersion1:
-	case v > booksVersion && v < 16:
-		return nil, 0, fmt.Errorf("%w: books version %d, newer than this build reads (%d): upgrade it", errCorrupt, v, booksVersion)
+	case v == booksVersion+1:
+		return nil, 0, fmt.Errorf("%w: books version %d, perhaps written by a newer build: this one reads %d and %d", errCorrupt, v, booksVersion1, booksVersion)
 	default:
 		return nil, 0, fmt.Errorf("%w: books version %d", errCorrupt, v)
 	}
@@ -765,9 +766,9 @@ func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks
 		}
 		prevFlags = f
 	}
-	d.v1, d.keep, d.pScale, d.sScale, d.total = v == booksVersion1, keep, pScale, sScale, int(total)
+	d.v1, d.keep, d.pScale, d.sScale = v == booksVersion1, keep, pScale, sScale
 	if d.v1 {
-		d.in[0] = r.b
+		d.in[0], d.total[0] = r.b, int(total)
 	} else {
 		// Each outcome's section, and the levels of the up one's: a
 		// section read alone is checked against its own count.
@@ -781,16 +782,23 @@ func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks
 			return nil, 0, fmt.Errorf("%w: %d up levels of %d", errCorrupt, upLevels, total)
 		}
 		d.in = [2][]byte{r.b[:upBytes], r.b[upBytes:]}
-		switch keep {
-		case flagUp:
-			d.total = int(upLevels)
-		case flagDown:
-			d.total = int(total - upLevels)
-		}
+		d.total = [2]int{int(upLevels), int(total - upLevels)}
 	}
 	d.pv.fill(pScale)
 	d.sv.fill(sScale)
 	return flags, nbooks, nil
+}
+
+// sectionName names section p in errors.
+func (d *bookDecoder) sectionName(p int) string {
+	switch {
+	case d.v1:
+		return "books"
+	case p == 0:
+		return "the up books"
+	default:
+		return "the down books"
+	}
 }
 
 // close checks that the sections read were read to their end and held the
@@ -799,16 +807,21 @@ func (d *bookDecoder) close() error {
 	if d.err != nil {
 		return d.err
 	}
-	for o, bk := range [2]byte{flagUp, flagDown} {
-		if rest := len(d.in[o]); rest != 0 && (d.v1 || d.keep&bk != 0) {
-			d.err = fmt.Errorf("%w: %d trailing bytes in books", errCorrupt, rest)
+	for p, bk := range [2]byte{flagUp, flagDown} {
+		if !d.v1 && d.keep&bk == 0 || d.v1 && p > 0 {
+			continue // a section not read
+		}
+		switch {
+		case len(d.in[p]) != 0:
+			d.err = fmt.Errorf("%w: %d trailing bytes in %s", errCorrupt, len(d.in[p]), d.sectionName(p))
+		case d.levels[p] != d.total[p]:
+			d.err = fmt.Errorf("%w: %d levels in %s, header says %d", errCorrupt, d.levels[p], d.sectionName(p), d.total[p])
+		}
+		if d.err != nil {
 			return d.err
 		}
 	}
-	if d.levels != d.total {
-		d.err = fmt.Errorf("%w: %d levels, header says %d", errCorrupt, d.levels, d.total)
-	}
-	return d.err
+	return nil
 }
 
 func clearBooks(snaps []store.Snapshot) {
@@ -836,8 +849,8 @@ type bookDecoder struct {
 	keep           byte      // the books read: flagUp, flagDown or both
 	err            error
 	pScale, sScale scale
-	total          int           // levels the header announces for the sections read, repeats included
-	levels         int           // levels decoded or repeated so far
+	total          [2]int        // levels the header announces for each section, repeats included
+	levels         [2]int        // levels decoded, repeated or stepped over so far in each section
 	arena          []store.Level // the block decoded levels are cut from
 	oneBlock       bool          // the arena was made large enough for the section: no second block
 	block          uint16        // with oneBlock, the arena's block in the tape
@@ -855,10 +868,7 @@ type bookDecoder struct {
 // changed, else a new one.
 func (d *bookDecoder) book(f, prevFlags, bk byte, k int, prev *store.Book) *store.Book {
 	if reused(f, prevFlags, bk) && prev != nil {
-		d.levels += len(prev.Bids) + len(prev.Asks)
-		if d.levels > d.total {
-			d.fail("more levels than the %d announced", d.total)
-		}
+		d.count(k, len(prev.Bids)+len(prev.Asks))
 		return prev
 	}
 	bids := d.side(k, f&(flagSame<<k) != 0)
@@ -878,12 +888,28 @@ func (d *bookDecoder) fail(format string, args ...any) {
 	d.in = [2][]byte{}
 }
 
-// stream is what is left of the section side position k is read from.
-func (d *bookDecoder) stream(k int) *[]byte {
+// part is the section side position k is read from: its outcome's in
+// version 2, the one section of version 1.
+func (d *bookDecoder) part(k int) int {
 	if d.v1 {
-		return &d.in[0]
+		return 0
 	}
-	return &d.in[k/2]
+	return k / 2
+}
+
+// stream is what is left of the section side position k is read from.
+func (d *bookDecoder) stream(k int) *[]byte { return &d.in[d.part(k)] }
+
+// count adds n levels to the section of side position k, and fails when
+// that is more than the header announced.
+func (d *bookDecoder) count(k, n int) bool {
+	p := d.part(k)
+	if n > d.total[p]-d.levels[p] {
+		d.fail("more levels than the %d announced", d.total[p])
+		return false
+	}
+	d.levels[p] += n
+	return true
 }
 
 // side decodes (or repeats, when same) the next side at position k.
@@ -893,9 +919,7 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	}
 	if same {
 		prev := d.last[k]
-		d.levels += len(prev)
-		if d.levels > d.total {
-			d.fail("more levels than the %d announced", d.total)
+		if !d.count(k, len(prev)) {
 			return nil
 		}
 		return prev
@@ -917,8 +941,9 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	}
 	*bs = (*bs)[m:]
 	n := int(c - 1)
-	if n > d.total-d.levels {
-		d.fail("more levels than the %d announced", d.total)
+	p := d.part(k)
+	if n > d.total[p]-d.levels[p] {
+		d.fail("more levels than the %d announced", d.total[p])
 		return nil
 	}
 	if d.arena == nil || n > cap(d.arena)-len(d.arena) { // (an empty side is not nil)
@@ -928,11 +953,11 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 		}
 		// A new block; the sides decoded so far keep theirs. Blocks are
 		// bounded by what can still come (every level written takes at
-		// least two bytes), so a chunk whose sides mostly repeat, or
-		// whose other outcome is not kept, allocates little.
-		d.arena = make([]store.Level, 0, max(n, min(arenaBlock, d.total-d.levels, len(*bs)/2)))
+		// least two bytes), so a chunk whose sides mostly repeat
+		// allocates little.
+		d.arena = make([]store.Level, 0, max(n, min(arenaBlock, d.total[p]-d.levels[p], len(*bs)/2)))
 	}
-	d.levels += n
+	d.levels[p] += n
 	off := len(d.arena)
 	d.arena = d.arena[:off+n]
 	out := d.arena[off : off+n : off+n]
@@ -964,10 +989,7 @@ func (d *bookDecoder) skipBook(f byte, k int) {
 		if f&(flagSame<<j) == 0 {
 			d.skipSide(j)
 		}
-		d.levels += d.skipped[j]
-		if d.levels > d.total {
-			d.fail("more levels than the %d announced", d.total)
-		}
+		d.count(j, d.skipped[j])
 	}
 }
 

@@ -249,6 +249,37 @@ func rejectsCorruptInput(t *testing.T, encode func([]store.Snapshot) ([]byte, []
 	corrupt("books of another chunk", postgres.DecodeBooks(decoded[:10], books))
 }
 
+// TestChunkSectionsDecodeAlone: in books version 2 a tape of one outcome
+// reads its own section alone, so a fault in the other outcome's section
+// fails a read of both outcomes' books and of that outcome, not of this one.
+func TestChunkSectionsDecodeAlone(t *testing.T) {
+	snaps := newMarketSim(6, t0).series(200)
+	head, books := postgres.EncodeChunk(snaps)
+	books = slices.Clone(books)
+	books[len(books)-1] ^= 0xff // the down section's last byte
+	decoded, err := postgres.DecodeHead(nil, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.DecodeBooks(decoded, books); err == nil {
+		t.Error("both outcomes' books decoded with a corrupt down section")
+	}
+	if _, err := postgres.DecodeTape(head, books, store.OutcomeDown); err == nil {
+		t.Error("the down tape decoded from a corrupt section")
+	}
+	tape, err := postgres.DecodeTape(head, books, store.OutcomeUp)
+	if err != nil {
+		t.Fatalf("the up tape: %v", err)
+	}
+	want, err := store.TapeOf(snaps, store.OutcomeUp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := storetest.TapeDiff(want, tape); msg != "" {
+		t.Errorf("the up tape: %s", msg)
+	}
+}
+
 func TestDepthBookRoundTrip(t *testing.T) {
 	level := func(p, q float64) store.DepthLevel { return store.DepthLevel{Price: p, Quantity: q} }
 	cases := []struct {
@@ -395,6 +426,9 @@ func FuzzChunkCodec(f *testing.F) {
 	f.Add(head)
 	f.Add(books)
 	f.Add(append(append([]byte{}, head...), books...))
+	// As books of version 2: sections that decode, but whose up levels
+	// the header miscounts (the whole read must fail, as the tapes do).
+	f.Add([]byte{1, 2, 0, 1, 2, 27, 63, 3, 1, 0, 2, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		snaps := snapshotsFrom(data)
 		for _, enc := range encoders {
