@@ -41,6 +41,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
 	discovery := fs.Duration("discovery-interval", envDuration("COLLECT_DISCOVERY_INTERVAL", 20*time.Second), "how often the current and next market of every series are looked up; under --quick-windows at most a quarter window (env COLLECT_DISCOVERY_INTERVAL)")
 	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
+	booksVersion := fs.Int("books-version", int(envInt64("SNAPSHOT_BOOKS_VERSION", 2)), "layout of the order books written: 2, each outcome's books a section of their own, or 1, which builds before version 2 read too: write 1 while you may roll the collector back past it (env SNAPSHOT_BOOKS_VERSION)")
 	quick := fs.Duration("quick-windows", envDuration("COLLECT_QUICK_WINDOWS", 0), "tests and demos against a fake upstream only: every series' windows last this long, named <coin>-quick-<type>-<unix ms> upstream (env COLLECT_QUICK_WINDOWS); 0 follows Polymarket's series")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -67,6 +68,9 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer closeBackends()
 	st, rdb := b.store, b.rdb
+	if err := st.WriteBooksVersion(*booksVersion); err != nil {
+		return fmt.Errorf("--books-version: %w", err)
+	}
 
 	c, err := collect.New(collect.Config{
 		Upstreams: up,

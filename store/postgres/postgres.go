@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -36,6 +37,9 @@ const versionTable = "schema_version"
 type Store struct {
 	pool  *pgxpool.Pool
 	parts *partitions
+	// booksVersion is the books layout chunks are written in (0: the
+	// current one); see WriteBooksVersion.
+	booksVersion atomic.Uint32
 }
 
 var _ store.Store = (*Store)(nil)
@@ -54,6 +58,27 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
 	return &Store{pool: pool, parts: newPartitions()}, nil
+}
+
+// WriteBooksVersion sets the layout of the order books in the chunks the
+// store writes from now on: 2, the current one (each outcome's books a
+// section of their own, read faster), or 1, which builds from before
+// books version 2 can read too, so that a writer upgraded with 1 can be
+// rolled back to one. Chunks of either are read whatever is set.
+func (s *Store) WriteBooksVersion(v int) error {
+	if v != booksVersion1 && v != booksVersion {
+		return fmt.Errorf("postgres: books version %d: this build writes %d or %d", v, booksVersion1, booksVersion)
+	}
+	s.booksVersion.Store(uint32(v))
+	return nil
+}
+
+// writeVersion is the books version chunks are written in.
+func (s *Store) writeVersion() byte {
+	if v := s.booksVersion.Load(); v != 0 {
+		return byte(v)
+	}
+	return booksVersion
 }
 
 // Pool returns the connection pool, for readiness checks and tools.

@@ -461,9 +461,10 @@ func TestListingReadsOversizedChunks(t *testing.T) {
 }
 
 // TestChunksOfBooksVersion1StillRead: a market whose chunks were written
-// before each outcome's books had a section of their own (books version 1)
-// reads as it did, in listings and tapes, beside chunks of the version
-// written now.
+// in books version 1 (before each outcome's books had a section of their
+// own, or by a writer told to keep to it) reads as it did, in listings and
+// tapes; and a writer of version 2 folds newer snapshots into its last
+// chunk and merges a late one into its first, rewriting those in version 2.
 func TestChunksOfBooksVersion1StillRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -471,38 +472,54 @@ func TestChunksOfBooksVersion1StillRead(t *testing.T) {
 	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
 	slug := newMarket(t, s, start)
 	snaps := newMarketSim(23, start).series(3*postgres.ChunkSize + 7)
-	if err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+	if err := s.WriteBooksVersion(3); err == nil {
+		t.Error("books version 3 accepted")
+	}
+	if err := s.WriteBooksVersion(1); err != nil {
 		t.Fatal(err)
 	}
-	// The first two chunks as version 1 wrote them.
-	rows, err := s.Pool().Query(ctx, `
-		select first_time, n from snapshot_chunks
-		where market = (select id from markets where slug = $1) order by first_time limit 2`, slug)
-	if err != nil {
+	cut := 2*postgres.ChunkSize + 100
+	late := snaps[10]
+	first := slices.Concat(snaps[:10], snaps[11:cut])
+	if err := s.AppendSnapshots(ctx, slug, first); err != nil {
 		t.Fatal(err)
 	}
-	type chunk struct {
-		First time.Time
-		N     int
-	}
-	chunks, err := pgx.CollectRows(rows, pgx.RowToStructByPos[chunk])
-	if err != nil || len(chunks) != 2 {
-		t.Fatalf("chunks %v: %v", chunks, err)
-	}
-	for _, c := range chunks {
-		i := slices.IndexFunc(snaps, func(sn store.Snapshot) bool { return sn.Time.Equal(c.First) })
-		if i < 0 {
-			t.Fatalf("no snapshot at %v", c.First)
+	versions := func() map[int]int {
+		t.Helper()
+		rows, err := s.Pool().Query(ctx, `
+			select get_byte(books, 0) from snapshot_chunks
+			where market = (select id from markets where slug = $1)`, slug)
+		if err != nil {
+			t.Fatal(err)
 		}
-		_, books := postgres.EncodeChunkV1(snaps[i : i+c.N])
-		if _, err := s.Pool().Exec(ctx, `
-			update snapshot_chunks set books = $3
-			where market = (select id from markets where slug = $1) and first_time = $2`,
-			slug, c.First, books); err != nil {
+		vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := map[int]int{}
+		for _, v := range vs {
+			n[int(v)]++
+		}
+		return n
+	}
+	if v := versions(); v[1] == 0 || v[2] != 0 {
+		t.Fatalf("chunks by books version after writing version 1: %v", v)
+	}
+	if err := s.WriteBooksVersion(2); err != nil {
+		t.Fatal(err)
+	}
+	for _, more := range [][]store.Snapshot{snaps[cut:], {late}} {
+		if err := s.AppendSnapshots(ctx, slug, more); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, _ := list(t, s, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if v := versions(); v[1] == 0 || v[2] == 0 {
+		t.Errorf("chunks by books version after writing version 2 too: %v, want both", v)
+	}
+	got, total := list(t, s, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if total != len(snaps) {
+		t.Errorf("total %d, want %d", total, len(snaps))
+	}
 	if msg := snapshotMismatch(snaps, got, true); msg != "" {
 		t.Errorf("listing: %s", msg)
 	}

@@ -285,7 +285,7 @@ func deleteChunks(ctx context.Context, tx pgx.Tx, market int64, firsts []time.Ti
 
 // writeChunks writes time-sorted snaps as chunks of nearly equal size.
 func (s *Store) writeChunks(ctx context.Context, tx pgx.Tx, market int64, snaps []store.Snapshot) error {
-	chunks := encodeChunks(snaps)
+	chunks := encodeChunks(snaps, s.writeVersion())
 	months := monthsOf(chunks, func(c newChunk) time.Time { return c.first })
 	if missing := s.parts.missing(months); len(missing) > 0 {
 		return needPartitions(missing)
@@ -300,13 +300,13 @@ func (s *Store) writeChunks(ctx context.Context, tx pgx.Tx, market int64, snaps 
 }
 
 // encodeChunks splits snaps into ceil(len/chunkSize) chunks of nearly
-// equal size and encodes them.
-func encodeChunks(snaps []store.Snapshot) []newChunk {
+// equal size and encodes them, their books in the given version.
+func encodeChunks(snaps []store.Snapshot, version byte) []newChunk {
 	k := (len(snaps) + chunkSize - 1) / chunkSize
 	chunks := make([]newChunk, k)
 	for i := range chunks {
 		part := snaps[i*len(snaps)/k : (i+1)*len(snaps)/k]
-		head, books := encodeChunk(part)
+		head, books := appendHead(nil, part), appendBooks(nil, part, version)
 		chunks[i] = newChunk{first: part[0].Time, last: part[len(part)-1].Time, n: len(part), head: head, books: books}
 	}
 	return chunks
