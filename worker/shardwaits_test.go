@@ -69,7 +69,7 @@ func waitOn(t *testing.T, w *shardWaits, channels []string, inbox chan *redis.Me
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > readyWait/2 {
+	if d := time.Since(start); d >= readyWait*9/10 {
 		t.Fatalf("wait took %v: its pong never came", d)
 	}
 	return stop

@@ -34,8 +34,12 @@ func TestFailingDequeuePauses(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	if d := call([]string{"other"}); d > dequeueErrorPause/2 {
-		t.Errorf("another script refused took %v: it was held back too", d)
+	var others time.Duration
+	for range 5 {
+		others += call([]string{"other"})
+	}
+	if others >= 5*dequeueErrorPause {
+		t.Errorf("5 other scripts refused took %v: they were held back too", others)
 	}
 	dequeue := []string{"asynq:{q}:pending", "asynq:{q}:paused", "asynq:{q}:active", "asynq:{q}:lease"}
 	if d := call(dequeue); d < dequeueErrorPause {
