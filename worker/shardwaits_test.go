@@ -244,10 +244,9 @@ func TestShardWaitsReplacesASilentConnection(t *testing.T) {
 // direction, without closing: a connection to a lost host. Connections
 // opened later work.
 type freezingProxy struct {
-	ln     net.Listener
-	mu     sync.Mutex
-	frozen []chan struct{}
-	live   chan struct{}
+	ln   net.Listener
+	mu   sync.Mutex
+	live chan struct{} // closed at freeze: the connections opened before stop carrying
 }
 
 func newFreezingProxy(t *testing.T, target string) *freezingProxy {
