@@ -170,9 +170,10 @@ func abs(x int64) int64 {
 }
 
 // encodeChunk packs snaps, which must be sorted by time with distinct times
-// (after truncation to the microsecond), into a chunk's head and books.
-func encodeChunk(snaps []store.Snapshot) (head, books []byte) {
-	return appendHead(nil, snaps), appendBooks(nil, snaps, booksVersion)
+// (after truncation to the microsecond), into a chunk's head and books, the
+// books in the given version (booksVersion or booksVersion1).
+func encodeChunk(snaps []store.Snapshot, version byte) (head, books []byte) {
+	return appendHead(nil, snaps), appendBooks(nil, snaps, version)
 }
 
 func appendHead(b []byte, snaps []store.Snapshot) []byte {
@@ -332,8 +333,8 @@ func (p *predictor) ahead(a, b int64) bool {
 }
 
 // appendBooks writes the books section of snaps in the given version:
-// booksVersion, or booksVersion1 (what chunks written before it hold, for
-// the tests that read them).
+// booksVersion, or booksVersion1 (what chunks written before it hold, and
+// what a writer keeping older builds able to read writes).
 func appendBooks(b []byte, snaps []store.Snapshot, version byte) []byte {
 	var ps, ss scaler
 	total, upLevels := 0, 0

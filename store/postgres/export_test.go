@@ -4,14 +4,13 @@ import "github.com/updown/updown/store"
 
 // Internals the external tests reach.
 var (
-	EncodeChunk = encodeChunk
+	// EncodeChunk packs snaps as the store writes them.
+	EncodeChunk = func(snaps []store.Snapshot) (head, books []byte) { return encodeChunk(snaps, booksVersion) }
 	// EncodeChunkV1 packs snaps as chunks written before books version 2
 	// hold them.
-	EncodeChunkV1 = func(snaps []store.Snapshot) (head, books []byte) {
-		return appendHead(nil, snaps), appendBooks(nil, snaps, booksVersion1)
-	}
-	DecodeHead  = decodeHead
-	DecodeBooks = decodeBooks
+	EncodeChunkV1 = func(snaps []store.Snapshot) (head, books []byte) { return encodeChunk(snaps, booksVersion1) }
+	DecodeHead    = decodeHead
+	DecodeBooks   = decodeBooks
 	// DecodeTape decodes a chunk into a tape with the books of outcome,
 	// as ReadTape decodes each chunk of a market.
 	DecodeTape = func(head, books []byte, outcome string) (*store.Tape, error) {

@@ -306,7 +306,7 @@ func encodeChunks(snaps []store.Snapshot, version byte) []newChunk {
 	chunks := make([]newChunk, k)
 	for i := range chunks {
 		part := snaps[i*len(snaps)/k : (i+1)*len(snaps)/k]
-		head, books := appendHead(nil, part), appendBooks(nil, part, version)
+		head, books := encodeChunk(part, version)
 		chunks[i] = newChunk{first: part[0].Time, last: part[len(part)-1].Time, n: len(part), head: head, books: books}
 	}
 	return chunks
