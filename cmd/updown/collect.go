@@ -41,7 +41,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
 	discovery := fs.Duration("discovery-interval", envDuration("COLLECT_DISCOVERY_INTERVAL", 20*time.Second), "how often the current and next market of every series are looked up; under --quick-windows at most a quarter window (env COLLECT_DISCOVERY_INTERVAL)")
 	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
-	booksVersion := fs.Int("books-version", int(envInt64("SNAPSHOT_BOOKS_VERSION", 2)), "layout of the order books written: 2, each outcome's books a section of their own, or 1, which builds before version 2 read too: write 1 while you may roll the collector back past it (env SNAPSHOT_BOOKS_VERSION)")
+	booksVersion := booksVersionFlag(fs)
 	quick := fs.Duration("quick-windows", envDuration("COLLECT_QUICK_WINDOWS", 0), "tests and demos against a fake upstream only: every series' windows last this long, named <coin>-quick-<type>-<unix ms> upstream (env COLLECT_QUICK_WINDOWS); 0 follows Polymarket's series")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -165,4 +165,11 @@ func (m collectorMetrics) Collect(ch chan<- prometheus.Metric) {
 	for kind, n := range map[string]int64{"snapshots": st.Snapshots, "depth": st.Depth, "trades": st.Trades, "gaps": st.Gaps} {
 		ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(n), kind)
 	}
+}
+
+// booksVersionFlag registers --books-version, the layout of the order
+// books a command that writes snapshots (collect, import) writes.
+func booksVersionFlag(fs *flag.FlagSet) *int {
+	return fs.Int("books-version", int(envInt64("SNAPSHOT_BOOKS_VERSION", 2)),
+		"layout of the order books written: 2, each outcome's books a section of their own, or 1, which builds before version 2 read too: write 1 while you may roll back past it (env SNAPSHOT_BOOKS_VERSION)")
 }

@@ -81,7 +81,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	in := fs.String("in", "-", "file to read; - is stdin; gzipped input is recognised")
 	format := fs.String("format", "", "jsonl or csv (default: told from the input)")
 	batch := fs.Int("batch", 5000, "snapshots per store write")
-	booksVersion := fs.Int("books-version", int(envInt64("SNAPSHOT_BOOKS_VERSION", 2)), "layout of the order books written: 2, or 1, which builds before version 2 read too (env SNAPSHOT_BOOKS_VERSION)")
+	booksVersion := booksVersionFlag(fs)
 	st, err := adminStore(ctx, fs, args)
 	if err != nil {
 		return err
