@@ -160,8 +160,9 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 // The batch holds a worker slot while it waits, so it works too: it takes
 // shards that no worker has started off the queue (take: one script, so a
 // shard runs here or on a worker, never both) and runs them itself, from
-// the newest end of the queue while workers take the oldest. A batch therefore finishes even when every slot of every
-// worker holds a batch, and with Concurrency 1 on a single worker.
+// the newest end of the queue while workers take the oldest. A batch
+// therefore finishes even when every slot of every worker holds a batch,
+// and with Concurrency 1 on a single worker.
 func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, error) {
 	n := len(js)
 	ids := make([]string, n)

@@ -36,8 +36,6 @@ type shardWaits struct {
 	waiting  map[string]map[*waiter]struct{} // channel: the batches waiting on it
 	pings    map[string]*ping                // ping payload: who waits for its pong
 	nextPing uint64
-	failures int       // receive errors in a row
-	warned   time.Time // the last receive error logged
 }
 
 // waiter is one batch's inbox. It is live once the batch's own ping has
@@ -77,6 +75,7 @@ func newShardWaits(rdb redis.UniversalClient, log *slog.Logger) *shardWaits {
 // connection's health, until close.
 func (w *shardWaits) run() {
 	go w.checkHealth()
+	failures, warned := 0, time.Time{} // receive errors in a row; the last one logged
 	for {
 		w.mu.Lock()
 		ps, closed := w.ps, w.closed
@@ -86,11 +85,23 @@ func (w *shardWaits) run() {
 		}
 		msg, err := ps.Receive(context.Background())
 		if err != nil {
-			w.receiveFailed(err)
+			// A closed subscription was replaced, or the worker is
+			// stopping; after any other error go-redis connects again,
+			// and subscribes again to every channel, on the next receive.
+			if errors.Is(err, redis.ErrClosed) {
+				continue
+			}
+			if time.Since(warned) > receiveWarnEvery {
+				warned = time.Now()
+				w.log.Warn("shard completions: receive failed; batches poll meanwhile", "err", err)
+			}
+			if failures++; failures > 1 {
+				time.Sleep(100 * time.Millisecond)
+			}
 			continue
 		}
+		failures = 0
 		w.mu.Lock()
-		w.failures = 0
 		switch m := msg.(type) {
 		case *redis.Message:
 			for wt := range w.waiting[m.Channel] {
@@ -112,28 +123,6 @@ func (w *shardWaits) run() {
 			}
 		}
 		w.mu.Unlock()
-	}
-}
-
-// receiveFailed notes a failed receive. A closed subscription was replaced
-// (or the worker is stopping); on any other error go-redis connects again,
-// and subscribes again to every channel, on the next receive.
-func (w *shardWaits) receiveFailed(err error) {
-	if errors.Is(err, redis.ErrClosed) {
-		return
-	}
-	w.mu.Lock()
-	w.failures++
-	failures, warn := w.failures, time.Since(w.warned) > receiveWarnEvery
-	if warn {
-		w.warned = time.Now()
-	}
-	w.mu.Unlock()
-	if warn {
-		w.log.Warn("shard completions: receive failed; batches poll meanwhile", "err", err)
-	}
-	if failures > 1 {
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
