@@ -58,26 +58,23 @@ func TestAgentCosts(t *testing.T) {
 	withCosts := run(string(code))
 	want := directReport(t, b.store, backtest.Request{Strategy: withCosts.GeneratedStrategy, Markets: newestResolved(t, b.store, store.BTC, store.M15, 5)})
 	a := withCosts.Aggregate
-	if a.TotalFees == nil || *a.TotalFees <= 0 || a.TotalTrades == 0 || want.Aggregate.TotalFees == nil || *want.Aggregate.TotalFees != *a.TotalFees {
+	if a.TotalFees <= 0 || a.TotalTrades == 0 || want.Aggregate.TotalFees != a.TotalFees {
 		t.Fatalf("aggregate %+v, direct %+v", a, want.Aggregate)
 	}
 	var sum float64
 	for _, r := range withCosts.Results {
 		if r.Performance != nil {
-			if r.Performance.TotalFees == nil {
-				t.Fatalf("%s carries no fees", r.Slug)
-			}
-			sum += *r.Performance.TotalFees
+			sum += r.Performance.TotalFees
 		}
 	}
-	if d := sum - *a.TotalFees; d > 1e-6 || d < -1e-6 {
-		t.Errorf("total_fees %v, markets' fees sum to %v", *a.TotalFees, sum)
+	if d := sum - a.TotalFees; d > 1e-6 || d < -1e-6 {
+		t.Errorf("total_fees %v, markets' fees sum to %v", a.TotalFees, sum)
 	}
 
 	// The same rules without costs: /run's settings replace the code's.
 	plainBody, _ := json.Marshal(map[string]any{"generatedStrategy": withCosts.GeneratedStrategy, "marketCount": 5, "feeModel": "NONE", "latencyMs": 0})
 	plain := run(string(plainBody))
-	if plain.Aggregate.TotalFees == nil || *plain.Aggregate.TotalFees != 0 || plain.GeneratedStrategy.Strategy.LatencyMs != 0 ||
+	if plain.Aggregate.TotalFees != 0 || plain.GeneratedStrategy.Strategy.LatencyMs != 0 ||
 		!strings.HasSuffix(plain.StrategyCode, " fees=none") || plain.Aggregate.TotalPnL == a.TotalPnL {
 		t.Errorf("NONE with latency 0: %+v, code %s", plain.Aggregate, plain.StrategyCode)
 	}

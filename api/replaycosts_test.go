@@ -53,7 +53,8 @@ func TestReplayCostsThroughWorker(t *testing.T) {
 		if w, _ := json.Marshal(want); string(w) != string(env.Data) {
 			t.Errorf("%s: data differs from a direct engine run:\n got %.400s\nwant %.400s", name, env.Data, w)
 		}
-		if strings.Contains(string(env.Data), `"fee"`) != (name == "costs") || strings.Contains(string(env.Data), "total_fees") != (name == "costs") {
+		// DESIGN 6: fee and total_fees in every answer, costs or not.
+		if !strings.Contains(string(env.Data), `"fee"`) || !strings.Contains(string(env.Data), "total_fees") {
 			t.Errorf("%s: fee fields: %.600s", name, env.Data)
 		}
 		var res replay.Result
@@ -63,18 +64,15 @@ func TestReplayCostsThroughWorker(t *testing.T) {
 		answers[name] = res
 	}
 	plain, costs := answers["plain"], answers["costs"]
-	if len(costs.Trades) == 0 || costs.Performance.TotalFees == nil || *costs.Performance.TotalFees <= 0 {
+	if len(costs.Trades) == 0 || costs.Performance.TotalFees <= 0 {
 		t.Fatalf("the replay with costs paid no fee: %+v", costs.Performance)
 	}
 	var sum float64
 	for _, tr := range costs.Trades {
-		if tr.Fee == nil {
-			t.Fatalf("trade without fee: %+v", tr)
-		}
-		sum += *tr.Fee
+		sum += tr.Fee
 	}
-	if d := sum - *costs.Performance.TotalFees; d > 1e-6 || d < -1e-6 {
-		t.Errorf("total_fees %v, trades' fees sum to %v", *costs.Performance.TotalFees, sum)
+	if d := sum - costs.Performance.TotalFees; d > 1e-6 || d < -1e-6 {
+		t.Errorf("total_fees %v, trades' fees sum to %v", costs.Performance.TotalFees, sum)
 	}
 	s := costs.Strategy
 	if s.FeeModel != "MARKET" || s.FeeRate == nil || *s.FeeRate != 0.07 || s.FeeExponent == nil || *s.FeeExponent != 1 || s.LatencyMs == nil || *s.LatencyMs != 250 {

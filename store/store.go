@@ -264,6 +264,9 @@ type Market struct {
 	// fee = shares × rate × (p(1−p))^exponent. nil where it has none.
 	TakerFeeRate *float64
 	FeeExponent  *int
+	// MakerRebateRate is the share of the taker fee paid back to makers
+	// (Gamma's feeSchedule.rebateRate); nil where none is published.
+	MakerRebateRate *float64
 	// TickSize is the latest minimum price increment; TickSizeChanges the
 	// changes seen while recording, oldest first.
 	TickSize        *float64

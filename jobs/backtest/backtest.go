@@ -227,7 +227,7 @@ type Aggregate struct {
 	LosingTrades       int        `json:"losing_trades"`
 	WinRate            float64    `json:"win_rate"`
 	TotalPnL           float64    `json:"total_pnl"`
-	TotalFees          *float64   `json:"total_fees,omitempty"`
+	TotalFees          float64    `json:"total_fees"`
 	AvgMarketPnL       float64    `json:"avg_market_pnl"`
 	AvgTradePnL        float64    `json:"avg_trade_pnl"`
 	BestMarket         *MarketPnL `json:"best_market"`
@@ -247,7 +247,7 @@ type MarketPnL struct {
 func Summarize(results []MarketResult) Aggregate {
 	a := Aggregate{MarketsTested: len(results)}
 	var total, fees float64
-	replayed, withFees := 0, false
+	replayed := 0
 	for _, r := range results {
 		p := r.Performance
 		if r.Error != nil || p == nil {
@@ -256,10 +256,7 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 		replayed++
 		total += p.TotalPnL
-		if p.TotalFees != nil {
-			fees += *p.TotalFees
-			withFees = true
-		}
+		fees += p.TotalFees
 		a.TotalTrades += p.TotalTrades
 		a.WinningTrades += p.WinningTrades
 		a.LosingTrades += p.LosingTrades
@@ -278,10 +275,7 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 	}
 	a.TotalPnL = round6(total)
-	if withFees {
-		f := round6(fees)
-		a.TotalFees = &f
-	}
+	a.TotalFees = round6(fees)
 	if replayed > 0 {
 		a.AvgMarketPnL = round6(total / float64(replayed))
 	}

@@ -138,21 +138,21 @@ func TestRequestNormalize(t *testing.T) {
 	}
 }
 
-// TestSummarizeFees: total_fees sums the markets' fees when the replays
-// report them (a fee model or latency was named), and is absent otherwise.
+// TestSummarizeFees: total_fees sums the markets' fees, and is 0 (never
+// absent) without any (DESIGN 6: total_fees in every answer).
 func TestSummarizeFees(t *testing.T) {
-	withFees := func(p *replay.Performance, fees float64) *replay.Performance { p.TotalFees = &fees; return p }
+	withFees := func(p *replay.Performance, fees float64) *replay.Performance { p.TotalFees = fees; return p }
 	got := backtest.Summarize([]backtest.MarketResult{
 		{Slug: "m1", Performance: withFees(perf(1, 1, 1, 0, 0, 0), 1.75)},
 		{Slug: "m2", Error: &jobs.Failure{Code: "NO_DATA"}},
 		{Slug: "m3", Performance: withFees(perf(0, 0, 0, 0, 0, 0), 0)},
 		{Slug: "m4", Performance: withFees(perf(-2, 1, 0, 1, 0, 0), 0.33333)},
 	})
-	if got.TotalFees == nil || *got.TotalFees != 2.08333 {
+	if got.TotalFees != 2.08333 {
 		t.Errorf("total_fees %v, want 2.08333", got.TotalFees)
 	}
 	b, _ := json.Marshal(backtest.Summarize([]backtest.MarketResult{{Slug: "m1", Performance: perf(1, 1, 1, 0, 0, 0)}}))
-	if strings.Contains(string(b), "total_fees") {
+	if !strings.Contains(string(b), `"total_fees":0`) {
 		t.Errorf("total_fees without fees: %s", b)
 	}
 }

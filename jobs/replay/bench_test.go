@@ -181,7 +181,7 @@ func BenchmarkRunCosts(b *testing.B) {
 	}
 	b.ReportMetric(float64(snaps.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
 	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
-	b.ReportMetric(*r.Performance.TotalFees, "fees_$")
+	b.ReportMetric(r.Performance.TotalFees, "fees_$")
 	// Pairs run back to back, so that a disturbance of the shared machine
 	// hits both sides of a pair; the median of the pairs' ratios ignores
 	// the pairs it hit unevenly.

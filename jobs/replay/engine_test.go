@@ -75,33 +75,53 @@ func TestRunArithmetic(t *testing.T) {
 				TimeInPositionPct: 100, FinalMarketOutcome: "Down"},
 		},
 		{
-			// No book at entry: 100 at 0.50. At 10 s the exit signal holds but the
-			// bids at or above 0.60 hold 40 < 100: nothing fills (equity marked
-			// at 0.60: 110). At 20 s bids at or above 0.62 hold 60: nothing
-			// (equity 112, the peak). At 30 s 70 at 0.61 and 30 at 0.60 hold all
-			// 100: (42.7 + 18)/100 = 0.607, slippage 0.60-0.607 = -0.007, pnl 10.7.
-			// Equity 110.7, drawdown 1.3 from 112 = 1.160714%.
+			// No book at entry: 100 at 0.50. A LIMIT exit's limit is the best
+			// bid at the decision (DESIGN 6). At 10 s the exit signal holds,
+			// limit 0.60, but the bids at or above it hold 40 < 100: nothing
+			// fills (equity marked at 0.60: 110). At 20 s limit 0.62, which
+			// holds 60: nothing (equity 112, the peak). At 30 s limit 0.61,
+			// which holds 120: all 100 at 0.61, slippage 0.60-0.61 = -0.01,
+			// pnl 11. Equity 111, drawdown 1 from 112 = 0.892857%.
 			name:   "LIMIT exit that cannot fill waits, then fills",
 			market: market(store.OutcomeUp),
 			snaps: []store.Snapshot{
 				snap(0, 0.50, 0.50),
 				withUp(snap(10, 0.60, 0.40), book(levels(lv(0.60, 40), lv(0.59, 100)), nil)),
 				withUp(snap(20, 0.62, 0.38), book(levels(lv(0.62, 60), lv(0.61, 50), lv(0.55, 10)), nil)),
-				withUp(snap(30, 0.60, 0.40), book(levels(lv(0.61, 70), lv(0.60, 30), lv(0.59, 500)), nil)),
+				withUp(snap(30, 0.60, 0.40), book(levels(lv(0.61, 120), lv(0.60, 30), lv(0.59, 500)), nil)),
 			},
 			strat: limit(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6)))),
 			trades: []TradeEvent{
 				entryEv(0, 0.5, 0.5, 100, 0),
-				exitEv(ReasonSignal, 30, 0.6, 0.607, 100, 10.7, 10.7),
+				exitEv(ReasonSignal, 30, 0.6, 0.61, 100, 11, 11),
 			},
-			perf: &Performance{TotalPnL: 10.7, TotalPnLPercent: 21.4, MaxDrawdown: 1.3, MaxDrawdownPercent: 1.160714,
-				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 10.7, BestTrade: 10.7, WorstTrade: 10.7,
+			perf: &Performance{TotalPnL: 11, TotalPnLPercent: 22, MaxDrawdown: 1, MaxDrawdownPercent: 0.892857,
+				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 11, BestTrade: 11, WorstTrade: 11,
 				TimeInPositionPct: 100, FinalMarketOutcome: "Up"},
 			curve: []EquityPoint{
 				point(0, 0, 0, 0.5, true),
 				point(10, 10, 10, 0.6, true),
 				point(20, 12, 12, 0.62, true),
-				point(30, 10.7, 0, 0.6, false),
+				point(30, 11, 0, 0.6, false),
+			},
+		},
+		{
+			// The same books, exits at the ask as before DESIGN 6's revision
+			// would have priced them: the limit 0.60 (the side's price) is
+			// under the best bid at 30 s, so the old rule filled 0.607 there;
+			// the bid rule waits for a bid that holds the whole position and
+			// here, with 70 at 0.61, never finds one: MARKET_END at 1.
+			name:   "LIMIT exit at the bid waits for the whole position at the best bid",
+			market: market(store.OutcomeUp),
+			snaps: []store.Snapshot{
+				snap(0, 0.50, 0.50),
+				withUp(snap(30, 0.60, 0.40), book(levels(lv(0.61, 70), lv(0.60, 30), lv(0.59, 500)), nil)),
+			},
+			strat: limit(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6)))),
+			trades: []TradeEvent{
+				entryEv(0, 0.5, 0.5, 100, 0),
+				{Type: TradeExit, Reason: ReasonMarketEnd, Time: ts(100), Price: 1, FillPrice: 1, Shares: 100,
+					PositionPnL: 50, CumulativePnL: 50, CoinPrice: 50030},
 			},
 		},
 		{

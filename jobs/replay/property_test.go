@@ -293,10 +293,7 @@ func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Sn
 
 // feeOf is a trade event's fee, 0 when the answer shows none.
 func feeOf(tr TradeEvent) float64 {
-	if tr.Fee == nil {
-		return 0
-	}
-	return *tr.Fee
+	return tr.Fee
 }
 
 // checkFinite fails on any NaN or Inf in v.
@@ -492,7 +489,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			slip = price - fill
 		}
 		out.trades = append(out.trades, TradeEvent{Type: typ, Reason: reason, Time: formatTime(tm), Price: price,
-			FillPrice: fill, Shares: sh, Slippage: slip, Fee: &fee, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
+			FillPrice: fill, Shares: sh, Slippage: slip, Fee: fee, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
 	}
 	// sellAll sells the position into bids, LIMIT orders at limit or
 	// better and all or none; without bids at price.
@@ -569,6 +566,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 		waiting   string // "", "entry", SIGNAL or MAX_LOSS
 		decidedAt time.Time
 		decided   float64
+		limitAt   float64 // a LIMIT exit's limit: the best bid at the decision
 	)
 	for i := range snaps {
 		price, _, _ := side(i)
@@ -583,7 +581,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			case ReasonMaxLoss:
 				sell(i, ReasonMaxLoss, 0, decided, false)
 			default:
-				sell(i, ReasonSignal, decided, decided, s.OrderType == OrderLimit)
+				sell(i, ReasonSignal, limitAt, decided, s.OrderType == OrderLimit)
 			}
 			waiting = ""
 		case !open:
@@ -603,7 +601,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			}
 			for _, c := range s.ExitConditions {
 				if holds(i, c) {
-					waiting, decidedAt, decided = ReasonSignal, snaps[i].Time, price
+					waiting, decidedAt, decided, limitAt = ReasonSignal, snaps[i].Time, price, mark(i)
 					break
 				}
 			}
@@ -616,7 +614,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			case ReasonMaxLoss:
 				sell(i, ReasonMaxLoss, 0, price, false)
 			default:
-				sell(i, ReasonSignal, price, price, s.OrderType == OrderLimit)
+				sell(i, ReasonSignal, mark(i), price, s.OrderType == OrderLimit)
 			}
 			waiting = ""
 		}
