@@ -118,6 +118,19 @@ func TestReplayCostsRejected(t *testing.T) {
 		{"misspelt value", replayBody(slug, set("entryConditions", []any{map[string]any{"field": "price_up", "operator": "<", "val": 0.6}})), "entryConditions[0].val"},
 		{"no value", replayBody(slug, set("exitConditions", []any{map[string]any{"field": "price_up", "operator": "<"}})), "exitConditions[0].value"},
 		{"null value", replayBody(slug, set("exitConditions", []any{map[string]any{"field": "price_up", "operator": "<", "value": nil}})), "exitConditions[0].value"},
+		// Re-entry control and resting orders (DESIGN 6).
+		{"cooldown over a day", replayBody(slug, set("reentryCooldownMs", 86400001)), "reentryCooldownMs"},
+		{"cooldown fractional", replayBody(slug, set("reentryCooldownMs", 1.5)), "reentryCooldownMs"},
+		{"no entries", replayBody(slug, set("maxEntriesPerMarket", 0)), "maxEntriesPerMarket"},
+		{"entries over 10000", replayBody(slug, set("maxEntriesPerMarket", 10001)), "maxEntriesPerMarket"},
+		{"postOnly with MARKET", replayBody(slug, set("postOnly", true)), "postOnly"},
+		{"postOnly false with LIMIT", replayBody(slug, set("orderType", "LIMIT", "postOnly", false)), "postOnly"},
+		{"offset with MARKET", replayBody(slug, set("limitOffsetTicks", 1)), "limitOffsetTicks"},
+		{"offset over 50", replayBody(slug, set("orderType", "GTC", "limitOffsetTicks", 51)), "limitOffsetTicks"},
+		{"cancel of 0", replayBody(slug, set("orderType", "GTC", "cancelAfterMs", 0)), "cancelAfterMs"},
+		{"cancel with LIMIT", replayBody(slug, set("orderType", "LIMIT", "cancelAfterMs", 1000)), "cancelAfterMs"},
+		{"unknown queue model", replayBody(slug, set("orderType", "GTC", "queueModel", "BACK")), "queueModel"},
+		{"queue model with MARKET", replayBody(slug, set("queueModel", "FRONT")), "queueModel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := wantError(t, b.replay(store.Pro, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")
@@ -161,13 +174,21 @@ func TestReplayOpenAPIBody(t *testing.T) {
 	}
 	want := map[string][]string{
 		"side":           {`"enum":["UP","DOWN"]`},
-		"orderType":      {`"enum":["MARKET","LIMIT"]`, `"default":"MARKET"`},
+		"orderType":      {`"enum":["MARKET","LIMIT","GTC"]`, `"default":"MARKET"`},
 		"positionSize":   {`"minimum":1`, `"maximum":10000`},
 		"maxLossPercent": {`"minimum":1`, `"maximum":100`, `"default":50`},
 		"feeModel":       {`"enum":["NONE","MARKET","CUSTOM"]`, `"default":"NONE"`},
 		"feeRate":        {`"minimum":0`, `"maximum":1`},
 		"feeExponent":    {`"minimum":1`, `"maximum":4`, `"default":1`},
 		"latencyMs":      {`"minimum":0`, `"maximum":60000`, `"default":0`},
+
+		"reentryCooldownMs":   {`"minimum":0`, `"maximum":86400000`, `"default":0`},
+		"maxEntriesPerMarket": {`"minimum":1`, `"maximum":10000`},
+		"postOnly":            {`"type":"boolean"`, `"default":false`},
+		"limitOffsetTicks":    {`"minimum":0`, `"maximum":50`, `"default":0`},
+		"cancelAfterMs":       {`"minimum":1`, `"maximum":86400000`},
+		"queueModel":          {`"enum":["RISK_AVERSE","FRONT"]`, `"default":"RISK_AVERSE"`},
+		"includeRebates":      {`"type":"boolean"`},
 	}
 	for prop, parts := range want {
 		for _, part := range parts {
