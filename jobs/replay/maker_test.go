@@ -115,7 +115,8 @@ func TestRestingOrders(t *testing.T) {
 			// its own is a sale of Up at 0.48: 10 + 90 = 100 at 6 s.
 			name:  "a mirrored Down print is counted once when its hash repeats",
 			snaps: []store.Snapshot{first, later},
-			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.48, 60, "0xaa"), mtrade(5000, "Down", "BUY", 0.52, 60, "0xaa"),
+			// In the stores' order: Down before Up at the same instant.
+			trades: []store.MarketTrade{mtrade(5000, "Down", "BUY", 0.52, 60, "0xaa"), mtrade(5000, "Up", "SELL", 0.48, 60, "0xaa"),
 				mtrade(6000, "Down", "BUY", 0.52, 90, "0xbb")},
 			events: []string{
 				"ENTRY SIGNAL " + tms(6000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
