@@ -201,63 +201,71 @@ func (r *resting) end(ns int64, action, reason string, price float64) {
 }
 
 // crossing is the size of the levels that cross the order at a tick (asks
-// under a BUY's limit, bids over a SELL's): counted at that tick only.
+// under a BUY's limit, bids over a SELL's): counted at that tick only. The
+// books are best first, so the walk stops at the first level that does
+// not cross.
 func (o *restOrder) crossing(bids, asks []store.Level) float64 {
 	var c float64
 	if o.buy {
 		for _, l := range asks {
-			if isLevel(l) && l.Price < o.limit-tolerance {
-				c += l.Size
+			if !isLevel(l) {
+				continue
 			}
+			if l.Price >= o.limit-tolerance {
+				break
+			}
+			c += l.Size
 		}
 		return c
 	}
 	for _, l := range bids {
-		if isLevel(l) && l.Price > o.limit+tolerance {
-			c += l.Size
+		if !isLevel(l) {
+			continue
 		}
+		if l.Price <= o.limit+tolerance {
+			break
+		}
+		c += l.Size
 	}
 	return c
 }
 
 // queueAt is the queue ahead of the order that a book's side (bids for a
-// BUY, asks for a SELL) shows: 0 with no level or a limit that improves on
-// the best, the size displayed at the limit when it lies within the
-// levels (0 when none is there), and +Inf, unknown, when it lies beyond
-// them.
+// BUY, asks for a SELL, best first) shows: 0 with no level or a limit that
+// improves on the best, the size displayed at the limit when it lies
+// within the levels (0 when none is there), and +Inf, unknown, when it
+// lies beyond them. The walk stops once it has passed the limit.
 func (o *restOrder) queueAt(levels []store.Level) float64 {
-	var best, worst float64
-	n := 0
+	var q float64
+	seen, at := false, false
 	for _, l := range levels {
 		if !isLevel(l) {
 			continue
 		}
-		if n == 0 {
-			best = l.Price
+		// d > 0: the level is better than the limit (a higher bid, a
+		// lower ask).
+		d := l.Price - o.limit
+		if !o.buy {
+			d = -d
 		}
-		worst = l.Price
-		n++
-	}
-	if n == 0 {
-		return 0
-	}
-	better, beyond := o.limit > best+tolerance, o.limit < worst-tolerance
-	if !o.buy {
-		better, beyond = o.limit < best-tolerance, o.limit > worst+tolerance
+		switch {
+		case d < -tolerance:
+			if !seen {
+				return 0 // the limit improves on the best level
+			}
+			return q // past the limit: it lies within the levels
+		case d <= tolerance:
+			q, at = q+l.Size, true
+		}
+		seen = true
 	}
 	switch {
-	case better:
-		return 0
-	case beyond:
-		return math.Inf(1)
+	case !seen:
+		return 0 // no level on the order's side
+	case at:
+		return q // the worst level is at the limit
 	}
-	var q float64
-	for _, l := range levels {
-		if isLevel(l) && math.Abs(l.Price-o.limit) <= tolerance {
-			q += l.Size
-		}
-	}
-	return q
+	return math.Inf(1) // every level is better: the limit lies beyond them
 }
 
 // evidence counts one recorded trade for the order (DESIGN 6): a taker
@@ -341,7 +349,9 @@ func (e *engine) replayResting() error {
 
 		// Trades up to this instant come first (at equal times a trade
 		// before a snapshot), then what ends the order by the clock.
-		e.walkTrades(i, ns)
+		if tt := &r.trades; r.next < tt.len() && tt.ns[r.next] <= ns {
+			e.walkTrades(i, ns)
+		}
 		if o.live {
 			switch {
 			case ns >= o.cancelNs:
@@ -367,7 +377,7 @@ func (e *engine) replayResting() error {
 				e.makerFill(i, ns)
 				continue
 			}
-			if !r.front && len(bids)+len(asks) > 0 {
+			if !r.front && o.queue > 0 && len(bids)+len(asks) > 0 {
 				side := bids
 				if !o.buy {
 					side = asks
