@@ -14,7 +14,7 @@ import (
 
 // TestReplayCostsThroughWorker replays the fixture market with MARKET fees
 // and 250 ms latency beside the same request without them: the plain
-// answer has no cost fields, the other pays Polymarket's fee on every
+// answer pays no fee (its fee fields are 0), the other pays Polymarket's fee on every
 // fill, and both are the engine's answers byte for byte.
 func TestReplayCostsThroughWorker(t *testing.T) {
 	t.Parallel()
@@ -219,5 +219,67 @@ func TestReplayOpenAPIBody(t *testing.T) {
 		if err := r.Normalize(); err != nil {
 			t.Errorf("example %s does not validate: %v", name, err)
 		}
+	}
+}
+
+// TestReplayRestingThroughWorker replays a GTC strategy through the api
+// and a worker: the worker reads the market's recorded trades beside its
+// snapshots, and the answer, the engine's byte for byte, carries the
+// orders and a maker fill at the instant a trade reached the order.
+func TestReplayRestingThroughWorker(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	m, err := q.store.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's first snapshot shows 100 bid at 0.49: a BUY resting
+	// there has 100 ahead. A taker sale of 300 at 0.49 at 45 s works
+	// them off and fills the 100 asked for.
+	fillAt := m.StartTime.Add(45 * time.Second)
+	trades := []store.MarketTrade{
+		{Time: m.StartTime.Add(10 * time.Second), Outcome: store.OutcomeUp, Side: store.SideBuy, Price: 0.51, Size: 500, TxHash: "0x01"},
+		{Time: fillAt, Outcome: store.OutcomeUp, Side: store.SideSell, Price: 0.49, Size: 300, TxHash: "0x02"},
+	}
+	if err := q.store.AppendMarketTrades(t.Context(), slug, trades); err != nil {
+		t.Fatal(err)
+	}
+	body := replayBody(slug, func(m map[string]any) { m["orderType"], m["reentryCooldownMs"] = "GTC", 30000 })
+	r := b.replay(store.Pro, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil {
+		t.Fatal(err)
+	}
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := json.Marshal(want); string(w) != string(env.Data) {
+		t.Errorf("data differs from a direct engine run:\n got %.600s\nwant %.600s", env.Data, w)
+	}
+	var res replay.Result
+	if err := json.Unmarshal(env.Data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trades) == 0 || res.Trades[0].Liquidity != replay.LiquidityMaker || res.Trades[0].FillPrice != 0.49 ||
+		res.Trades[0].Time != fillAt.UTC().Format("2006-01-02T15:04:05.000000Z") {
+		t.Fatalf("trades %+v", res.Trades)
+	}
+	if len(res.Orders) < 2 || res.Orders[0].Action != replay.OrderPlaced || res.Orders[1].Action != replay.OrderFilled ||
+		res.Orders[1].Reason != replay.OrderReasonTrade || res.Performance.OrdersPlaced == nil || *res.Performance.OrdersFilled < 1 {
+		t.Errorf("orders %+v, performance %+v", res.Orders, res.Performance)
+	}
+	if len(res.Warnings) != 0 || res.Strategy.OrderType != "GTC" || res.Strategy.QueueModel != replay.QueueRiskAverse || res.Strategy.ReentryCooldownMs != 30000 {
+		t.Errorf("warnings %q, strategy %+v", res.Warnings, res.Strategy)
 	}
 }
