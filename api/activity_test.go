@@ -93,7 +93,7 @@ func addActivity(t *testing.T, st store.Store) {
 }
 
 // upstreamFields are the market object's fields beyond SPEC's.
-var upstreamFields = []string{"upstream_slug", "taker_fee_rate", "fee_exponent", "tick_size", "tick_size_changes",
+var upstreamFields = []string{"upstream_slug", "taker_fee_rate", "fee_exponent", "maker_rebate_rate", "tick_size", "tick_size_changes",
 	"min_order_size", "resolution_source", "price_to_beat", "final_price"}
 
 func TestMarketUpstreamFields(t *testing.T) {

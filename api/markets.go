@@ -43,6 +43,7 @@ type marketJSON struct {
 	UpstreamSlug     *string              `json:"upstream_slug" nullable:"true" doc:"Polymarket's own slug of the market." example:"bitcoin-up-or-down-november-24-2026-1am-et"`
 	TakerFeeRate     *float64             `json:"taker_fee_rate" nullable:"true" doc:"Taker fee schedule: fee = shares × taker_fee_rate × (p × (1 − p))^fee_exponent per fill at price p; null where the market has none."`
 	FeeExponent      *int                 `json:"fee_exponent" nullable:"true" doc:"Exponent of the taker fee schedule; null where the market has none."`
+	MakerRebateRate  *float64             `json:"maker_rebate_rate" nullable:"true" doc:"Maker rebate of the fee schedule (Polymarket's feeSchedule.rebateRate, 0.2 on crypto markets): a maker fill at price p earns shares × taker_fee_rate × (p × (1 − p))^fee_exponent × maker_rebate_rate; null where the market has none."`
 	TickSize         *float64             `json:"tick_size" nullable:"true" doc:"The market's latest minimum price increment."`
 	TickSizeChanges  []tickSizeChangeJSON `json:"tick_size_changes" doc:"Changes of the tick size seen while recording, oldest first."`
 	MinOrderSize     *float64             `json:"min_order_size" nullable:"true" doc:"Smallest order, in shares."`
@@ -71,7 +72,7 @@ func toMarketJSON(m store.Market) marketJSON {
 		out.ResolvedAt = &s
 	}
 	out.UpstreamSlug, out.ResolutionSource = nonEmpty(m.UpstreamSlug), nonEmpty(m.ResolutionSource)
-	out.TakerFeeRate, out.FeeExponent = m.TakerFeeRate, m.FeeExponent
+	out.TakerFeeRate, out.FeeExponent, out.MakerRebateRate = m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate
 	out.TickSize, out.MinOrderSize = m.TickSize, m.MinOrderSize
 	out.PriceToBeat, out.FinalPrice = m.PriceToBeat, m.FinalPrice
 	out.TickSizeChanges = make([]tickSizeChangeJSON, len(m.TickSizeChanges))

@@ -223,9 +223,10 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 	m.UpdatedAt = minTime(start.Add(touch), now)
 
 	// What Polymarket's crypto up/down markets carry (DESIGN 9).
-	rate, exponent, tick, minSize := takerFeeRate, feeExponent, tickSize, minOrderSize
+	rate, exponent, rebate, tick, minSize := takerFeeRate, feeExponent, makerRebateRate, tickSize, minOrderSize
 	m.UpstreamSlug = series.UpstreamSlug(c, mt, start)
 	m.TakerFeeRate, m.FeeExponent, m.TickSize, m.MinOrderSize = &rate, &exponent, &tick, &minSize
+	m.MakerRebateRate = &rebate
 	if tickChange && !tickChangeAt.After(now) {
 		fine := fineTickSize
 		m.TickSize = &fine
@@ -259,10 +260,14 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 
 // The fee schedule, tick and minimum order of Polymarket's crypto up/down
 // markets in 2026 (REFERENCE); one market in tickChangeOneIn switches to
-// the fine tick at some point of its window.
+// the fine tick at some point of its window. The maker rebate is Gamma's
+// feeSchedule.rebateRate on those markets ({"exponent":1,"rate":0.07,
+// "takerOnly":true,"rebateRate":0.2}, REFERENCE "Trading mechanics" and
+// realdata/gamma): makers get 20% of the fee their volume would have paid.
 const (
 	takerFeeRate    = 0.07
 	feeExponent     = 1
+	makerRebateRate = 0.2
 	tickSize        = 0.01
 	fineTickSize    = 0.001
 	minOrderSize    = 5.0

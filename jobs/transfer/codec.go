@@ -69,7 +69,8 @@ func checkMarket(m *store.Market) error {
 	}
 	for name, p := range map[string]*float64{"coin_price_start": m.CoinPriceStart, "coin_price_end": m.CoinPriceEnd,
 		"final_volume": m.FinalVolume, "final_liquidity": m.FinalLiquidity, "taker_fee_rate": m.TakerFeeRate,
-		"tick_size": m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
+		"maker_rebate_rate": m.MakerRebateRate,
+		"tick_size":         m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
 		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
 			return fmt.Errorf("market %s: %s: %w", m.Slug, name, errNotFinite)
 		}

@@ -86,6 +86,7 @@ type ParquetMarket struct {
 	UpstreamSlug     string                  `parquet:"upstream_slug"`
 	TakerFeeRate     *float64                `parquet:"taker_fee_rate,optional"`
 	FeeExponent      *int64                  `parquet:"fee_exponent,optional"`
+	MakerRebateRate  *float64                `parquet:"maker_rebate_rate,optional"`
 	TickSize         *float64                `parquet:"tick_size,optional"`
 	TickSizeChanges  []ParquetTickSizeChange `parquet:"tick_size_changes,list"`
 	MinOrderSize     *float64                `parquet:"min_order_size,optional"`
@@ -211,7 +212,8 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		ConditionID: m.ConditionID, ClobTokenUp: m.ClobTokenUp, ClobTokenDown: m.ClobTokenDown,
 		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
 		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC(),
-		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
+		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, MakerRebateRate: m.MakerRebateRate,
+		TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
 		ResolutionSource: m.ResolutionSource, PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
 		TickSizeChanges: make([]ParquetTickSizeChange, len(m.TickSizeChanges)),
 	}
