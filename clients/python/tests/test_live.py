@@ -154,6 +154,26 @@ def test_replay(pro, resolved):
     assert "pnl" in r.equity_frame().columns
 
 
+def test_replay_costs_and_resting_orders(pro, resolved):
+    """replay() passes every optional field: costs, re-entry control and a
+    resting GTC order, whose orders the result lists."""
+    entry = [{"field": "time_remaining_pct", "operator": ">", "value": 50}]
+    exit_ = [{"field": "time_remaining_pct", "operator": "<", "value": 20}]
+    r = pro.replay(resolved.slug, "UP", entry, exit_, 10, order_type="GTC", limit_offset_ticks=1, post_only=True,
+                   cancel_after_ms=60_000, queue_model="FRONT", include_rebates=True, fee_model="MARKET",
+                   latency_ms=250, reentry_cooldown_ms=30_000, max_entries_per_market=2)
+    s = r.strategy
+    assert (s["orderType"], s["queueModel"], s["limitOffsetTicks"], s["cancelAfterMs"]) == ("GTC", "FRONT", 1, 60000)
+    assert (s["feeModel"], s["latencyMs"], s["reentryCooldownMs"], s["maxEntriesPerMarket"]) == ("MARKET", 250, 30000, 2)
+    assert s["postOnly"] is True and s["includeRebates"] is True
+    assert r.orders and r.orders[0]["action"] == "PLACED"
+    assert r.performance["orders_placed"] == sum(1 for o in r.orders if o["action"] == "PLACED")
+    assert "total_maker_rebates" in r.performance and "total_fees" in r.performance
+    with pytest.raises(updown.ValidationError) as e:
+        pro.replay(resolved.slug, "UP", entry, exit_, 10, post_only=True)
+    assert e.value.code == "VALIDATION_ERROR"
+
+
 def test_account_and_agent(pro):
     acct = pro.account()
     assert isinstance(acct, updown.Account) and acct.tier == "PRO"

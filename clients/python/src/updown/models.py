@@ -333,8 +333,9 @@ class _Rows(Records[Dict[str, Any]]):
 
 @dataclass
 class ReplayResult:
-    """A replay's result (SPEC 2.6): performance, trades and the equity
-    curve."""
+    """A replay's result (SPEC 2.6, DESIGN 6): performance, trades, the
+    equity curve and, for resting (GTC) orders, the orders list; warnings
+    say what the replay could not do as asked."""
 
     market: Dict[str, Any]
     strategy: Dict[str, Any]
@@ -342,13 +343,20 @@ class ReplayResult:
     trades: List[Dict[str, Any]]
     pnl_curve: List[Dict[str, Any]]
     total_snapshots: int
+    orders: List[Dict[str, Any]] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ReplayResult":
         return cls(market=d.get("market", {}), strategy=d.get("strategy", {}), performance=d.get("performance", {}),
                    trades=d.get("trades") or [], pnl_curve=d.get("pnl_curve") or [],
-                   total_snapshots=d.get("total_snapshots", 0), raw=d)
+                   total_snapshots=d.get("total_snapshots", 0), orders=d.get("orders") or [],
+                   warnings=d.get("warnings") or [], raw=d)
+
+    def orders_frame(self):
+        """A GTC strategy's orders (PLACED, FILLED, ...), one action a row."""
+        return _Rows(self.orders).to_frame()
 
     def trades_frame(self):
         """The trade events, one a row."""
