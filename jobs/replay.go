@@ -17,7 +17,10 @@ import (
 // no data, a bad strategy) are a *Failure; anything else is an error worth
 // retrying.
 func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
-	return replayWith(ctx, st, req, replay.RunInput)
+	w := req.Window()
+	return replayWith(ctx, st, req, func(in replay.Input, s replay.Strategy) (replay.Result, error) {
+		return replay.RunWindow(in, s, w)
+	})
 }
 
 // ReplayPerformance is Replay for the performance alone, as a backtest's

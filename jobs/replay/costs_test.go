@@ -383,7 +383,7 @@ func TestRunNoneEqualsNoCosts(t *testing.T) {
 		}
 		m, snaps := randomMarket(rng, n)
 		s := randomStrategy(rng, snaps[0].CoinPrice)
-		want, err := Run(m, snaps, s)
+		want, err := runFull(t, m, snaps, nil, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -393,7 +393,7 @@ func TestRunNoneEqualsNoCosts(t *testing.T) {
 			model string
 			m     store.Market
 		}{{FeeNone, m}, {FeeMarket, zero}, {FeeMarket, m}} {
-			got, err := Run(variant.m, snaps, costs(s, variant.model, 0))
+			got, err := runFull(t, variant.m, snaps, nil, costs(s, variant.model, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +454,7 @@ func TestRunCostsProperties(t *testing.T) {
 			s.LatencyMs = []int{1, 250, 300, 600, 1000, 5000, rng.IntN(MaxLatencyMs + 1)}[rng.IntN(7)]
 		}
 		name := fmt.Sprintf("case %d (n=%d, %s, %d ms)", c, n, s.FeeModel, s.LatencyMs)
-		r, err := Run(m, snaps, s)
+		r, err := runFull(t, m, snaps, nil, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -478,7 +478,7 @@ func TestRunCostsProperties(t *testing.T) {
 		if err := json.Unmarshal(mustJSON(t, s), &s2); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := Run(m, deepCopy(snaps), s2)
+		r2, err := runFull(t, m, deepCopy(snaps), nil, s2)
 		if err != nil {
 			t.Fatal(err)
 		}

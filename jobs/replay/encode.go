@@ -50,6 +50,9 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if r.TradesTruncated {
+		b = append(b, `,"trades_truncated":true`...)
+	}
 	return append(b, '}'), nil
 }
 

@@ -77,11 +77,16 @@ func RunTape(m store.Market, t *store.Tape, s Strategy) (Result, error) {
 // nothing else of a market, and a tape holds no pointers, so a worker can
 // keep many of them without slowing its garbage collections.
 func RunInput(in Input, s Strategy) (Result, error) {
+	return RunWindow(in, s, TradeWindow{})
+}
+
+// RunWindow is RunInput answering the trade events w selects.
+func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
 	e, s, err := replayInput(in, s)
 	if err != nil {
 		return Result{}, err
 	}
-	return e.result(in.Market, s), nil
+	return e.result(in.Market, s, w), nil
 }
 
 // RunPerformance is RunTape for a caller that wants the performance alone.

@@ -1,10 +1,14 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -620,6 +624,82 @@ func TestRound6(t *testing.T) {
 		got := round6(tt.in)
 		if got != tt.want || math.Signbit(got) != math.Signbit(tt.want) {
 			t.Errorf("round6(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestTradeEventsBounded: an answer lists at most MaxTradeEvents trade
+// events, the first and the last half, says so and counts them all; pages
+// of tradesOffset and tradesLimit put the full list back together.
+func TestTradeEventsBounded(t *testing.T) {
+	t.Parallel()
+	// Enter at 0.50 and exit at 0.60 on alternate snapshots: 1,200
+	// snapshots make 1,200 events.
+	var snaps []store.Snapshot
+	for i := range 1200 {
+		up := 0.50
+		if i%2 == 1 {
+			up = 0.60
+		}
+		s := snap(0, up, 1-up)
+		s.Time = t0.Add(time.Duration(i) * 50 * time.Millisecond)
+		snaps = append(snaps, s)
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6)))
+	full, err := runFull(t, market(store.OutcomeUp), snaps, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Trades) != 1200 || full.TradesTruncated {
+		t.Fatalf("full: %d events, truncated %v", len(full.Trades), full.TradesTruncated)
+	}
+	r, err := Run(market(store.OutcomeUp), snaps, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trades) != MaxTradeEvents || !r.TradesTruncated || r.Performance.TradeEvents == nil || *r.Performance.TradeEvents != 1200 {
+		t.Fatalf("default: %d events, truncated %v, count %v", len(r.Trades), r.TradesTruncated, r.Performance.TradeEvents)
+	}
+	if !reflect.DeepEqual(r.Trades[:500], full.Trades[:500]) || !reflect.DeepEqual(r.Trades[500:], full.Trades[700:]) {
+		t.Error("the default answer is not the first and last 500 events")
+	}
+	if a, err := r.AppendJSON(nil); err != nil || string(a) != string(mustJSON(t, r)) {
+		t.Errorf("AppendJSON of a truncated answer differs from json.Marshal: %v", err)
+	}
+	// Pages through a request, as the api passes them on.
+	var all []TradeEvent
+	for offset := 0; offset < 1300; offset += 400 {
+		body := fmt.Sprintf(`{"marketSlug":"m","side":"UP","positionSize":10,"tradesOffset":%d,"tradesLimit":400,
+			"entryConditions":[{"field":"price_up","operator":"<=","value":0.5}],"exitConditions":[{"field":"price_up","operator":">=","value":0.6}]}`, offset)
+		var req Request
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatal(err)
+		}
+		if err := req.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		page, err := RunWindow(inputOf(t, market(store.OutcomeUp), snaps, nil, req.Strategy), req.Strategy, req.Window())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !page.TradesTruncated || *page.Performance.TradeEvents != 1200 {
+			t.Errorf("page at %d: truncated %v", offset, page.TradesTruncated)
+		}
+		all = append(all, page.Trades...)
+	}
+	if !reflect.DeepEqual(all, full.Trades) {
+		t.Errorf("the pages hold %d events, not the full list", len(all))
+	}
+	for _, bad := range []string{`"tradesOffset":-1`, `"tradesLimit":0`, `"tradesLimit":1001`, `"tradesOffset":1.5`} {
+		var req Request
+		err := json.Unmarshal([]byte(`{"marketSlug":"m","side":"UP","positionSize":10,`+bad+`,
+			"entryConditions":[{"field":"price_up","operator":"<=","value":0.5}],"exitConditions":[{"field":"price_up","operator":">=","value":0.6}]}`), &req)
+		if err == nil {
+			err = req.Validate()
+		}
+		var re *Error
+		if !errors.As(err, &re) || re.Code != CodeValidation || !strings.HasPrefix(bad, `"`+re.Field+`"`) {
+			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/updown/updown/store"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden_sha256.txt from the engine as it is")
@@ -21,7 +23,7 @@ const goldenCases = 300
 
 // goldenCase builds random case c: the same market and strategy every run,
 // from a generator of its own so that other tests may draw as they like.
-func goldenCase(c int) (name string, r Request, res Result, err error) {
+func goldenCase(c int) (name string, r Request, res, full Result, err error) {
 	rng := rand.New(rand.NewPCG(uint64(c), 1212))
 	n := 1 + rng.IntN(60)
 	if c%5 == 0 {
@@ -29,8 +31,15 @@ func goldenCase(c int) (name string, r Request, res Result, err error) {
 	}
 	m, snaps := randomMarket(rng, n)
 	s := randomStrategy(rng, snaps[0].CoinPrice)
-	res, err = Run(m, snaps, s)
-	return fmt.Sprintf("case %d (n=%d)", c, n), Request{MarketSlug: m.Slug, Strategy: s}, res, err
+	if res, err = Run(m, snaps, s); err != nil {
+		return "", Request{}, res, full, err
+	}
+	tape, err := store.TapeOf(snaps, s.Outcome())
+	if err != nil {
+		return "", Request{}, res, full, err
+	}
+	full, err = RunWindow(Input{Market: m, Tape: tape}, s, fullWindow)
+	return fmt.Sprintf("case %d (n=%d)", c, n), Request{MarketSlug: m.Slug, Strategy: s}, res, full, err
 }
 
 // TestRunGolden pins the engine's answers, byte for byte, in two files of
@@ -40,8 +49,9 @@ func goldenCase(c int) (name string, r Request, res Result, err error) {
 //     fees, latency and resting orders existed. DESIGN 6 keeps them: every
 //     MARKET answer is the same, byte for byte, once the fields every
 //     answer now carries (fee, total_fees, and the strategy's feeModel
-//     NONE and latencyMs 0) are taken out. LIMIT answers are not compared
-//     there: their exits moved from the ask to the bid (DESIGN 6).
+//     NONE and latencyMs 0) are taken out and every trade event is listed
+//     (an answer now lists at most MaxTradeEvents). LIMIT answers are not
+//     compared there: their exits moved from the ask to the bid (DESIGN 6).
 //   - testdata/golden_v2_sha256.txt holds every answer whole, as the
 //     engine gives it now; an answer that changes by one byte fails here.
 func TestRunGolden(t *testing.T) {
@@ -50,7 +60,7 @@ func TestRunGolden(t *testing.T) {
 	v1, v2 := make([]string, goldenCases), make([]string, goldenCases)
 	limit := make([]bool, goldenCases)
 	for c := range goldenCases {
-		name, req, res, err := goldenCase(c)
+		name, req, res, full, err := goldenCase(c)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -63,7 +73,11 @@ func TestRunGolden(t *testing.T) {
 			t.Fatalf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, a, b)
 		}
 		v2[c] = sha(b)
-		v1[c] = sha(withoutCostFields(t, name, b))
+		fb, err := json.Marshal(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1[c] = sha(withoutCostFields(t, name, fb))
 		limit[c] = req.OrderType == OrderLimit
 	}
 	if *updateGolden {
@@ -79,12 +93,12 @@ func TestRunGolden(t *testing.T) {
 		if !limit[c] {
 			compared++
 			if v1[c] != want1[c] {
-				name, _, _, _ := goldenCase(c)
+				name, _, _, _, _ := goldenCase(c)
 				t.Errorf("%s: the MARKET answer changed from the one before costs (sha256 %s, golden %s)", name, v1[c], want1[c])
 			}
 		}
 		if v2[c] != want2[c] {
-			name, _, _, _ := goldenCase(c)
+			name, _, _, _, _ := goldenCase(c)
 			t.Errorf("%s: the answer changed (sha256 %s, golden %s)", name, v2[c], want2[c])
 		}
 	}

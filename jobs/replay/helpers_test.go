@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -84,4 +85,17 @@ func inputOf(t *testing.T, m store.Market, snaps []store.Snapshot, trades []stor
 		t.Fatal(err)
 	}
 	return Input{Market: m, Tape: side, Other: o, Trades: trades}
+}
+
+// fullWindow lists every trade event, however many: what the invariant and
+// reference tests compare.
+var fullWindow = TradeWindow{Paged: true, Limit: math.MaxInt}
+
+// runFull replays s with every trade event listed.
+func runFull(t *testing.T, m store.Market, snaps []store.Snapshot, trades []store.MarketTrade, s Strategy) (Result, error) {
+	t.Helper()
+	if err := s.Validate(); err != nil {
+		return Result{}, err
+	}
+	return RunWindow(inputOf(t, m, snaps, trades, s), s, fullWindow)
 }

@@ -149,7 +149,7 @@ func TestRunProperties(t *testing.T) {
 		m, snaps := randomMarket(rng, n)
 		s := randomStrategyExtended(rng, snaps[0].CoinPrice)
 		name := fmt.Sprintf("case %d (n=%d)", c, n)
-		r, err := RunTrades(m, snaps, nil, s)
+		r, err := runFull(t, m, snaps, nil, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -172,7 +172,7 @@ func TestRunProperties(t *testing.T) {
 		if err := json.Unmarshal(mustJSON(t, s), &s2); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := Run(m, deepCopy(snaps), s2)
+		r2, err := runFull(t, m, deepCopy(snaps), nil, s2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -682,7 +682,7 @@ func TestRestingAgainstReference(t *testing.T) {
 		}
 		s.FeeModel = []string{"", FeeMarket}[rng.IntN(2)]
 		name := fmt.Sprintf("case %d (n=%d, %d trades)", c, n, len(trades))
-		r, err := RunInput(inputOf(t, m, snaps, trades, s), s)
+		r, err := runFull(t, m, snaps, trades, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -10,6 +10,41 @@ import (
 // MaxCurvePoints bounds the equity curve (DESIGN 6).
 const MaxCurvePoints = 1000
 
+// MaxTradeEvents bounds the trade events an answer lists: past it, the
+// first and the last MaxTradeEvents/2 are listed, trades_truncated is set,
+// and performance.trade_events counts them all; tradesOffset and
+// tradesLimit page through the rest. A 24hr replay that trades on every
+// snapshot would otherwise answer 50 MB, held in Redis for reuse and in
+// the api for every client that reads it slowly.
+const MaxTradeEvents = 1000
+
+// MaxTradesOffset bounds a page's first event: more than a 24hr market's
+// snapshots, each with an entry and an exit.
+const MaxTradesOffset = 1_000_000
+
+// TradeWindow selects the trade events an answer lists. The zero window
+// lists them all up to MaxTradeEvents, then the first and last half; a
+// paged one lists the events from Offset on, at most Limit.
+type TradeWindow struct {
+	Paged         bool
+	Offset, Limit int
+}
+
+// pick returns the indices of the listed events out of n, and whether any
+// were left out.
+func (w TradeWindow) pick(n int) (lo1, hi1, lo2, hi2 int, truncated bool) {
+	if w.Paged {
+		lo := min(w.Offset, n)
+		hi := min(lo+w.Limit, n)
+		return lo, hi, hi, hi, lo > 0 || hi < n
+	}
+	if n <= MaxTradeEvents {
+		return 0, n, n, n, false
+	}
+	half := MaxTradeEvents / 2
+	return 0, half, n - half, n, true
+}
+
 // timeLayout is RFC 3339 in UTC with a fixed six-digit fraction: the store
 // keeps microseconds, and a fixed width keeps every time the same shape.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
@@ -29,6 +64,10 @@ type Result struct {
 	// Warnings says what the replay could not do as asked, e.g. fill
 	// resting orders from trades on a market that recorded none.
 	Warnings []string `json:"warnings,omitempty"`
+	// TradesTruncated says that trades lists some of the replay's trade
+	// events only (see MaxTradeEvents); performance.trade_events counts
+	// them all.
+	TradesTruncated bool `json:"trades_truncated,omitempty" doc:"Set when trades lists some of the trade events only: the first and last 500 of more than 1,000, or the page tradesOffset and tradesLimit asked for. performance.trade_events counts them all."`
 }
 
 // OrderEvent is one action on a GTC strategy's order (DESIGN 6): PLACED
@@ -94,6 +133,10 @@ type Performance struct {
 	TimeInPositionPct  float64 `json:"time_in_position_pct"`
 	FinalMarketOutcome string  `json:"final_market_outcome"`
 
+	// TradeEvents counts every trade event when the answer lists some
+	// only (Result.TradesTruncated).
+	TradeEvents *int `json:"trade_events,omitempty" doc:"Every trade event of the replay, when trades lists some only."`
+
 	// A GTC strategy's order counters and estimated maker rebates.
 	OrdersPlaced      *int     `json:"orders_placed,omitempty"`
 	OrdersFilled      *int     `json:"orders_filled,omitempty"`
@@ -140,7 +183,7 @@ type EquityPoint struct {
 
 // result renders what replay recorded. Rounding happens here and only here,
 // so no rounding error accumulates in the arithmetic.
-func (e *engine) result(m store.Market, s Strategy) Result {
+func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	r := Result{
 		Market: MarketSummary{
 			Slug:       m.Slug,
@@ -156,7 +199,6 @@ func (e *engine) result(m store.Market, s Strategy) Result {
 			EntryConditionCount: len(s.EntryConditions),
 			ExitConditionCount:  len(s.ExitConditions),
 		},
-		Trades:         make([]TradeEvent, 0, len(e.events)),
 		TotalSnapshots: len(e.ticks),
 	}
 	r.Strategy.FeeModel = s.FeeModel
@@ -172,10 +214,19 @@ func (e *engine) result(m store.Market, s Strategy) Result {
 	r.Strategy.ReentryCooldownMs, r.Strategy.MaxEntriesPerMarket = s.ReentryCooldownMs, s.MaxEntriesPerMarket
 	r.Strategy.PostOnly, r.Strategy.LimitOffsetTicks, r.Strategy.CancelAfterMs = s.PostOnly, s.LimitOffsetTicks, s.CancelAfterMs
 	r.Strategy.QueueModel, r.Strategy.IncludeRebates = s.QueueModel, s.IncludeRebates
-	for _, ev := range e.events {
+	lo1, hi1, lo2, hi2, truncated := w.pick(len(e.events))
+	r.Trades = make([]TradeEvent, 0, hi1-lo1+hi2-lo2)
+	for _, ev := range e.events[lo1:hi1] {
+		r.Trades = append(r.Trades, e.tradeEvent(m, ev))
+	}
+	for _, ev := range e.events[lo2:hi2] {
 		r.Trades = append(r.Trades, e.tradeEvent(m, ev))
 	}
 	r.Performance = e.performance(m)
+	if truncated {
+		n := len(e.events)
+		r.TradesTruncated, r.Performance.TradeEvents = true, &n
+	}
 	r.PnLCurve = e.curve(m)
 	if e.rest.on {
 		r.Orders = make([]OrderEvent, len(e.rest.orders))

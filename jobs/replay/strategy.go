@@ -351,9 +351,31 @@ func hasFold(list []string, s string) bool {
 }
 
 // Request is the body of POST /v1/replay (SPEC 4.2).
+//
+// TradesOffset and TradesLimit page through the trade events of a replay
+// whose answer lists more than MaxTradeEvents (Window): a replay is a pure
+// function, so each page replays the market again and lists the events
+// from TradesOffset on, at most TradesLimit of them.
 type Request struct {
-	MarketSlug string `json:"marketSlug"`
+	MarketSlug   string `json:"marketSlug"`
+	TradesOffset int    `json:"tradesOffset,omitempty"`
+	TradesLimit  int    `json:"tradesLimit,omitempty"`
 	Strategy
+
+	// The numbers a decoded body gave for the paging fields.
+	rawTradesOffset, rawTradesLimit *float64
+}
+
+// Window is the trade events the request's answer lists.
+func (r *Request) Window() TradeWindow {
+	if r.TradesOffset == 0 && r.TradesLimit == 0 && r.rawTradesOffset == nil && r.rawTradesLimit == nil {
+		return TradeWindow{}
+	}
+	w := TradeWindow{Paged: true, Offset: r.TradesOffset, Limit: r.TradesLimit}
+	if w.Limit == 0 {
+		w.Limit = MaxTradeEvents
+	}
+	return w
 }
 
 // UnmarshalJSON decodes a request. It exists because the embedded
@@ -365,16 +387,28 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var slug struct {
-		MarketSlug string `json:"marketSlug"`
+		MarketSlug   string   `json:"marketSlug"`
+		TradesOffset *float64 `json:"tradesOffset"`
+		TradesLimit  *float64 `json:"tradesLimit"`
 	}
 	if err := json.Unmarshal(b, &slug); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Struct = "Request"
+		}
 		return err
 	}
-	s, err := DecodeStrategy(b, "marketSlug")
+	s, err := DecodeStrategy(b, "marketSlug", "tradesOffset", "tradesLimit")
 	if err != nil {
 		return err
 	}
-	*r = Request{MarketSlug: slug.MarketSlug, Strategy: s}
+	*r = Request{MarketSlug: slug.MarketSlug, Strategy: s, rawTradesOffset: slug.TradesOffset, rawTradesLimit: slug.TradesLimit}
+	if v := slug.TradesOffset; v != nil && *v == math.Trunc(*v) && *v >= 0 && *v <= MaxTradesOffset {
+		r.TradesOffset = int(*v)
+	}
+	if v := slug.TradesLimit; v != nil && *v == math.Trunc(*v) && *v >= 1 && *v <= MaxTradeEvents {
+		r.TradesLimit = int(*v)
+	}
 	return nil
 }
 
@@ -412,6 +446,24 @@ func (r *Request) Validate() error {
 		p.add(CodeValidation, "marketSlug", "marketSlug is missing: give the slug of a resolved market")
 	}
 	r.Strategy.check(&p)
+	for _, f := range []struct {
+		name   string
+		v      int
+		raw    *float64
+		lo, hi float64
+		rule   string
+	}{
+		{"tradesOffset", r.TradesOffset, r.rawTradesOffset, 0, MaxTradesOffset, "it must be a whole number of trade events from 0"},
+		{"tradesLimit", r.TradesLimit, r.rawTradesLimit, 1, MaxTradeEvents, "it must be a whole number from 1 to 1000"},
+	} {
+		v, given := float64(f.v), f.v != 0
+		if f.raw != nil {
+			v, given = *f.raw, true
+		}
+		if given && (!finite(v) || v != math.Trunc(v) || v < f.lo || v > f.hi) {
+			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, num(v), f.rule)
+		}
+	}
 	return p.err()
 }
 
@@ -421,6 +473,12 @@ func (r *Request) Normalize() error {
 		return err
 	}
 	r.Strategy.applyDefaults()
+	if r.rawTradesOffset != nil || r.rawTradesLimit != nil {
+		// An explicit window, even [0, 1000), is a page: keep it so.
+		w := r.Window()
+		r.TradesOffset, r.TradesLimit = w.Offset, w.Limit
+	}
+	r.rawTradesOffset, r.rawTradesLimit = nil, nil
 	return nil
 }
 
