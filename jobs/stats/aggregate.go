@@ -70,7 +70,7 @@ type Edge struct {
 	// PortfolioMaxDrawdown is the largest fall of the markets' cumulative
 	// pnl, from 0 and in end_time order (a tie in input order).
 	PortfolioMaxDrawdown *float64 `json:"portfolio_max_drawdown" doc:"Largest fall of the markets' cumulative pnl in end_time order; null when an end_time is unknown."`
-	Calibration          []Bucket `json:"calibration" doc:"Ten buckets of entry fill price; null without per-trade results."`
+	Calibration          []Bucket `json:"calibration" doc:"Ten buckets of entry fill price; null without trades or per-trade results."`
 	BrierEntry           *float64 `json:"brier_entry" doc:"Mean (entry fill price − won)²; null without trades or per-trade results."`
 	BrierMarket          *float64 `json:"brier_market" doc:"Mean (the side's price at the entry snapshot − won)²; null as brier_entry."`
 	PSR0                 *float64 `json:"psr0" doc:"Probabilistic Sharpe ratio of sharpe_per_market against 0; null when sharpe_per_market is."`
@@ -127,7 +127,7 @@ func Aggregate(markets []Market, positionSize float64) Summary {
 			s.WinRateCI95 = &Interval{100 * ci[0], 100 * ci[1]}
 		}
 	}
-	if detailed {
+	if detailed && s.NTrades > 0 {
 		var trades []Trade
 		for _, m := range markets {
 			trades = append(trades, m.Trades...)

@@ -112,16 +112,7 @@ func TestAggregateEdges(t *testing.T) {
 		"total_pnl":0,"total_fees":0,"win_rate":null,"ev_per_trade":null,"ev_ci95":null,"sqn":null,
 		"win_rate_ci95":null,"pnl_per_market":null,"sharpe_per_market":null,"daily":null,
 		"sharpe_daily_ann":null,"sortino_daily_ann":null,"portfolio_max_drawdown":null,
-		"calibration":[{"from":0,"to":0.1,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.1,"to":0.2,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.2,"to":0.3,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.3,"to":0.4,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.4,"to":0.5,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.5,"to":0.6,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.6,"to":0.7,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.7,"to":0.8,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.8,"to":0.9,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null},
-		{"from":0.9,"to":1,"entries":0,"mean_price":null,"side_won":null,"side_won_ci95":null}],
+		"calibration":null,
 		"brier_entry":null,"brier_market":null,"psr0":null}`)
 
 	s := Aggregate([]Market{{Slug: "a", End: day(3, 1)}, {Slug: "b", PnL: 1, NTrades: 1, Wins: 1}}, 10)
