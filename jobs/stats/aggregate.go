@@ -85,15 +85,15 @@ type Day struct {
 
 // Bucket is one tenth of entry prices: [From, To), the last [0.9, 1.0].
 type Bucket struct {
-	From    float64 `json:"from"`
-	To      float64 `json:"to"`
+	From    float64 `json:"from" doc:"Lowest entry fill price of the bucket."`
+	To      float64 `json:"to" doc:"Entry fill prices below this (up to 1 in the last bucket)."`
 	Entries int     `json:"entries"`
 	// MeanPrice is the mean entry fill price, SideWon the share of
 	// entries whose side won (a 50-50 counts half) with its Wilson
 	// interval; nil for an empty bucket.
-	MeanPrice   *float64  `json:"mean_price"`
-	SideWon     *float64  `json:"side_won"`
-	SideWonCI95 *Interval `json:"side_won_ci95"`
+	MeanPrice   *float64  `json:"mean_price" doc:"Mean entry fill price; null for an empty bucket."`
+	SideWon     *float64  `json:"side_won" doc:"Share of entries whose side won (a 50-50 counts half), 0 to 1; null for an empty bucket."`
+	SideWonCI95 *Interval `json:"side_won_ci95" doc:"Wilson score interval of side_won (z = 1.96); null for an empty bucket."`
 }
 
 // MinDays is how many days the daily ratios need (DESIGN 14).
