@@ -34,8 +34,9 @@ type Trade struct {
 	// EntryPrice is the entry's fill price per share, the probability
 	// the strategy paid for its side.
 	EntryPrice float64
-	// EntryMid is the side's price at the entry snapshot (the entry
-	// event's price), the market's own forecast then.
+	// EntryMid is the side's mid, (best bid + best ask)/2, at the entry
+	// snapshot: the market's own forecast then. (A replay's entry event
+	// carries the side's recorded price, its best ask, not the mid.)
 	EntryMid float64
 	// Won is 1 when the side bought won the market, 0 when it lost, 0.5
 	// for a 50-50 resolution.
@@ -72,7 +73,7 @@ type Edge struct {
 	PortfolioMaxDrawdown *float64 `json:"portfolio_max_drawdown" doc:"Largest fall of the markets' cumulative pnl in end_time order; null when an end_time is unknown."`
 	Calibration          []Bucket `json:"calibration" doc:"Ten buckets of entry fill price; null without trades or per-trade results."`
 	BrierEntry           *float64 `json:"brier_entry" doc:"Mean (entry fill price − won)²; null without trades or per-trade results."`
-	BrierMarket          *float64 `json:"brier_market" doc:"Mean (the side's price at the entry snapshot − won)²; null as brier_entry."`
+	BrierMarket          *float64 `json:"brier_market" doc:"Mean (the side's mid at the entry snapshot − won)², the market's own forecast; null as brier_entry."`
 	PSR0                 *float64 `json:"psr0" doc:"Probabilistic Sharpe ratio of sharpe_per_market against 0; null when sharpe_per_market is."`
 }
 
