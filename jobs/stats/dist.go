@@ -66,7 +66,8 @@ var (
 // of freedom (df > 0), accurate to about 1e-12: closed forms for df 1,
 // tan(π(p − ½)), and 2, (2p − 1)/√(2p(1 − p)); the Cornish-Fisher
 // expansion about Φ⁻¹(p) to the 1/df⁴ term (Abramowitz and Stegun
-// 26.7.5) for df above 10⁴, where its error is below 1e-15; otherwise
+// 26.7.5) for df above 10⁴ and p within 1e-15 of neither end, where its
+// error is below 1e-12; otherwise
 // Newton's method on the upper tail ½·I_{df/(df+t²)}(df/2, ½) (A&S
 // 26.7.1, the regularized incomplete beta function by its continued
 // fraction), started from the expansion. It is NaN for a df ≤ 0 or a p
@@ -89,8 +90,9 @@ func TQuantile(p, df float64) float64 {
 	case 2:
 		return sign * (1 - 2*q) / math.Sqrt(2*q*(1-q))
 	}
-	t := cornishFisher(-NormalQuantile(q), df)
-	if df > 1e4 {
+	z := -NormalQuantile(q)
+	t := cornishFisher(z, df)
+	if df > 1e4 && z < 8 {
 		return sign * t
 	}
 	if !(t > 0) || math.IsInf(t, 0) {
