@@ -22,10 +22,10 @@ type Expectancy struct {
 // EV is the Expectancy of trade pnls (DESIGN 14).
 func EV(pnls []float64) Expectancy {
 	var e Expectancy
-	mean, sd, ok := meanSD(pnls)
 	if len(pnls) == 0 {
 		return e
 	}
+	mean, sd, ok := meanSD(pnls)
 	e.Mean = finite(mean)
 	if !ok {
 		return e
