@@ -255,8 +255,21 @@ func (s readmeShell) run(ctx context.Context, b readmeBlock, code string) ([]byt
 	defer cancel()
 	cmd := exec.CommandContext(bctx, "bash", path)
 	cmd.Dir = s.dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = readmeEnv()
 	return cmd.CombinedOutput()
+}
+
+// readmeEnv is the environment of the examples: this process's PATH, HOME
+// and TMPDIR and nothing else, so that no variable of the machine's (a
+// proxy, a KEY or SLUG of its own) changes what they do.
+func readmeEnv(extra ...string) []string {
+	env := []string{"LC_ALL=C"}
+	for _, name := range []string{"PATH", "HOME", "TMPDIR"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return append(env, extra...)
 }
 
 // readmePrelude is sourced by every shell block: the session's state, and
@@ -299,7 +312,8 @@ curl() {
   local h b a own=true rc=0 st ct fail=
   h=$(mktemp "$__tmp/headers.XXXXXX") b=$(mktemp "$__tmp/body.XXXXXX")
   for a in "$@"; do case $a in -o|--output|-O|--remote-name) own=false ;; esac; done
-  if $own; then command curl -D "$h" -o "$b" "$@" || rc=$?; else command curl -D "$h" "$@" || rc=$?; fi
+  # -q first: no ~/.curlrc
+  if $own; then command curl -q -D "$h" -o "$b" "$@" || rc=$?; else command curl -q -D "$h" "$@" || rc=$?; fi
   st=$(awk '/^HTTP\//{s=$2} END{print s}' "$h")
   ct=$(awk 'tolower($1)=="content-type:"{c=tolower($2)} END{print c}' "$h")
   if [ "$rc" != 0 ]; then fail="curl exited $rc (HTTP ${st:-none})"
@@ -413,7 +427,7 @@ func runPythonBlock(ctx context.Context, py, site, dir string, b readmeBlock, co
 	defer cancel()
 	cmd := exec.CommandContext(bctx, py, path)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+site, "PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg")
+	cmd.Env = readmeEnv("PYTHONPATH="+site, "PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg")
 	return cmd.CombinedOutput()
 }
 
