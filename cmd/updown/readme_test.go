@@ -55,6 +55,15 @@ func TestReadmeExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		runnable := 0
+		for _, b := range bs {
+			if !b.skip {
+				runnable++
+			}
+		}
+		if runnable == 0 {
+			t.Fatalf("%s: no sh or python block to run: has the test stopped finding them?", file)
+		}
 		blocks = append(blocks, bs...)
 	}
 	py := ""
@@ -163,7 +172,14 @@ func readmeBlocks(file string) ([]readmeBlock, error) {
 		m := fence.FindStringSubmatch(line)
 		switch {
 		case cur == nil && m != nil:
-			cur = &readmeBlock{file: file, line: n, lang: m[1]}
+			lang := m[1]
+			switch lang {
+			case "bash", "shell":
+				lang = "sh"
+			case "py":
+				lang = "python"
+			}
+			cur = &readmeBlock{file: file, line: n, lang: lang}
 			body.Reset()
 		case cur != nil && m != nil && m[1] == "":
 			if cur.lang == "sh" || cur.lang == "python" {
