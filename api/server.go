@@ -72,6 +72,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// WriteStall bounds how long one write of an answer may wait for a
+	// client that stopped reading (default DefaultWriteStall; negative: no
+	// bound), so that slow readers cannot pin answers in memory.
+	WriteStall time.Duration
 	// PublicURL is the address users reach the service at; https makes the
 	// session cookie Secure. BillingURL is the checkout link
 	// GET /v1/account/billing answers (none when empty).
@@ -106,6 +110,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.JobWait == 0 {
 		cfg.JobWait = 60 * time.Second
+	}
+	if cfg.WriteStall == 0 {
+		cfg.WriteStall = DefaultWriteStall
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
@@ -173,8 +180,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("response compression: %w", err)
 	}
-	s.handler = s.withRequestID(s.withRecover(compress(withCSVNegotiation(
-		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes)))))
+	s.handler = withWriteStall(s.withRequestID(s.withRecover(compress(withCSVNegotiation(
+		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes))))), cfg.WriteStall)
 	return s, nil
 }
 
