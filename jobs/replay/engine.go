@@ -105,6 +105,37 @@ func PerformanceOf(in Input, s Strategy) (Performance, error) {
 	return e.performance(in.Market), nil
 }
 
+// RoundTrip is one ENTRY and its EXIT as a sweep's statistics read them:
+// the entry's fill and the side's mid there, the trip's pnl and fees, and
+// what the side settled at (1 won, 0 lost, 0.5 for a 50-50 market).
+type RoundTrip struct {
+	EntryFill, EntryMid, PnL, Fees, Won float64
+}
+
+// Trips replays s over in and returns the performance and the round trips,
+// without rendering trades or a curve: what a sweep shard keeps of each
+// trial.
+func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
+	e, _, err := replayInput(in, s)
+	if err != nil {
+		return Performance{}, nil, err
+	}
+	trips := make([]RoundTrip, 0, len(e.events)/2)
+	var entry *event
+	for k := range e.events {
+		ev := &e.events[k]
+		if !ev.exit {
+			entry = ev
+			continue
+		}
+		if entry != nil {
+			trips = append(trips, RoundTrip{EntryFill: entry.fill, EntryMid: entry.mid, PnL: ev.pnl, Fees: entry.fee + ev.fee, Won: e.settle})
+		}
+		entry = nil
+	}
+	return e.performance(in.Market), trips, nil
+}
+
 // replayInput checks its inputs, replays s over them, and returns the
 // engine that holds what the replay recorded, with s as it ran (defaults
 // applied).
@@ -257,6 +288,9 @@ type event struct {
 	maker   bool
 	between bool
 	rebate  float64
+	// mid is an ENTRY's side mid at its snapshot (or the last one before a
+	// maker fill): the market's own forecast, for calibration.
+	mid float64
 }
 
 // visibleAt is the first snapshot whose state includes the event.
@@ -542,9 +576,20 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: ReasonSignal, price: shown,
-		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice})
+		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
 	e.countEntry()
 	e.dd.observe(e.size + e.realized + shares*(bestBid(e.bids(tk), price)-fill) - fee)
+}
+
+// midAt is the side's mid at a tick: (best bid + best ask) / 2, or its
+// price where either is missing.
+func (e *engine) midAt(tk *store.Tick, price float64) float64 {
+	bb, okb := bestLevel(e.bids(tk))
+	ba, oka := bestLevel(e.asks(tk))
+	if okb && oka {
+		return (bb + ba) / 2
+	}
+	return price
 }
 
 // countEntry counts an ENTRY event against maxEntriesPerMarket.

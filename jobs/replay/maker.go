@@ -627,16 +627,18 @@ func (e *engine) walkTrades(i int, ns int64) {
 // makerFillAt fills the active order at a trade's instant tns, after
 // snapshot i−1 and no later than snapshot i.
 func (e *engine) makerFillAt(i int, tns int64) {
-	coinAt := i - 1
+	at := i - 1
 	if e.ticks[i].Nanos == tns {
-		coinAt = i
+		at = i
 	}
-	e.makerFillEvent(event{idx: i - 1, ns: tns, between: true, coin: e.ticks[coinAt].CoinPrice}, OrderReasonTrade)
+	tk := &e.ticks[at]
+	e.makerFillEvent(event{idx: i - 1, ns: tns, between: true, coin: tk.CoinPrice, mid: e.midAt(tk, e.price(tk))}, OrderReasonTrade)
 }
 
 // makerFill fills the active order at snapshot i, whose book crossed it.
 func (e *engine) makerFill(i int, ns int64) {
-	e.makerFillEvent(event{idx: i, ns: ns, coin: e.ticks[i].CoinPrice}, OrderReasonCross)
+	tk := &e.ticks[i]
+	e.makerFillEvent(event{idx: i, ns: ns, coin: tk.CoinPrice, mid: e.midAt(tk, e.price(tk))}, OrderReasonCross)
 	if e.open {
 		e.observeOpen(&e.ticks[i], e.price(&e.ticks[i]))
 	}
