@@ -141,15 +141,13 @@ type generateData struct {
 }
 
 func (s *Server) success(ctx context.Context, data any) (*aiOutput, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Conditions and strategy codes are full of < and >: keep them
-	// readable rather than \u003c.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
+	// Conditions and strategy codes are full of < and >: marshalJSON
+	// keeps them readable rather than \u003c.
+	b, err := marshalJSON(data)
+	if err != nil {
 		return nil, s.internal(ctx, "encode answer", err)
 	}
-	return &aiOutput{Body: successBody{Success: true, Data: bytes.TrimRight(buf.Bytes(), "\n"), Timestamp: formatTime(s.now())}}, nil
+	return &aiOutput{Body: successBody{Success: true, Data: b, Timestamp: formatTime(s.now())}}, nil
 }
 
 // aiAllowed answers 403 BACKTEST_AI_REQUIRED for plans without the agent.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -489,7 +488,7 @@ func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
 		per = 1500
 	}
 	b = slices.Grow(b, 1024+per*len(p.Snapshots))
-	mk, _ := json.Marshal(p.Market) // a flat struct of strings and numbers: cannot fail
+	mk, _ := marshalJSON(p.Market) // a flat struct of strings and numbers: cannot fail
 	b = append(b, `{"market":`...)
 	b = append(b, mk...)
 	b = append(b, `,"snapshots":[`...)
