@@ -79,6 +79,7 @@ type marketTradeJSON struct {
 	Size       float64 `json:"size" doc:"Shares."`
 	Side       string  `json:"side" enum:"BUY,SELL" doc:"The taker's side."`
 	FeeRateBps float64 `json:"fee_rate_bps" doc:"The fee rate Polymarket reported for the trade, in basis points."`
+	TxHash     string  `json:"tx_hash" doc:"The trade's settlement transaction hash; empty when Polymarket did not name it. The CSV and Parquet forms carry the same fields, with the market's slug on every row."`
 }
 
 type gapsBySlugInput struct {
@@ -242,7 +243,7 @@ func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTrade
 		body.Trades = make([]marketTradeJSON, len(trades))
 		for i, t := range trades {
 			body.Trades[i] = marketTradeJSON{Time: formatTime(t.Time), Outcome: t.Outcome, Price: t.Price, Size: t.Size,
-				Side: t.Side, FeeRateBps: t.FeeRateBps}
+				Side: t.Side, FeeRateBps: t.FeeRateBps, TxHash: t.TxHash}
 		}
 	}
 	return &marketTradesOutput{Body: body}, nil

@@ -174,7 +174,8 @@ func TestMarketTrades(t *testing.T) {
 		for i, got := range page.Trades {
 			want := all[len(all)-1-i]
 			if got["time"] != want.Time.UTC().Format("2006-01-02T15:04:05.000Z") || got["outcome"] != want.Outcome ||
-				got["price"] != want.Price || got["size"] != want.Size || got["side"] != want.Side || got["fee_rate_bps"] != 1000.0 || len(got) != 6 {
+				got["price"] != want.Price || got["size"] != want.Size || got["side"] != want.Side || got["fee_rate_bps"] != 1000.0 ||
+				got["tx_hash"] != want.TxHash || len(got) != 7 {
 				t.Fatalf("trade %d = %v, want %+v", i, got, want)
 			}
 		}

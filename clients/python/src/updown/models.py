@@ -298,11 +298,12 @@ class MarketTrade:
     size: float
     side: str
     fee_rate_bps: float
+    tx_hash: str = ""  # the settlement transaction; "" when the upstream did not name it
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MarketTrade":
         return cls(time=parse_time(d["time"]), outcome=d["outcome"], price=d["price"], size=d["size"],
-                   side=d["side"], fee_rate_bps=d.get("fee_rate_bps", 0.0))
+                   side=d["side"], fee_rate_bps=d.get("fee_rate_bps", 0.0), tx_hash=d.get("tx_hash") or "")
 
 
 class MarketTradeList(Records[MarketTrade]):
