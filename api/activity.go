@@ -73,7 +73,7 @@ type marketTradePageBody struct {
 
 // marketTradeJSON is one Polymarket trade (a last_trade_price event).
 type marketTradeJSON struct {
-	Time       string  `json:"time" format:"date-time" doc:"Polymarket's timestamp of the trade."`
+	Time       string  `json:"time" format:"date-time" doc:"Polymarket's timestamp of the trade: UTC with microseconds (six fraction digits), as in every format of the trade (JSON, CSV, Parquet)."`
 	Outcome    string  `json:"outcome" enum:"Up,Down" doc:"The outcome token traded."`
 	Price      float64 `json:"price" minimum:"0" maximum:"1"`
 	Size       float64 `json:"size" doc:"Shares."`
@@ -98,8 +98,8 @@ type gapsBody struct {
 }
 
 type gapJSON struct {
-	From string `json:"from" format:"date-time" doc:"The last snapshot before the gap (or the window's start)."`
-	To   string `json:"to" format:"date-time" doc:"The first snapshot after it (or the window's end)."`
+	From string `json:"from" format:"date-time" doc:"The last snapshot before the gap (or the window's start); UTC with microseconds, as snapshots' times."`
+	To   string `json:"to" format:"date-time" doc:"The first snapshot after it (or the window's end); UTC with microseconds."`
 }
 
 // marketTradesPattern is the market trades route as documented and as Huma
@@ -242,7 +242,7 @@ func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTrade
 	if !p.CSV {
 		body.Trades = make([]marketTradeJSON, len(trades))
 		for i, t := range trades {
-			body.Trades[i] = marketTradeJSON{Time: formatTime(t.Time), Outcome: t.Outcome, Price: t.Price, Size: t.Size,
+			body.Trades[i] = marketTradeJSON{Time: formatRecordTime(t.Time), Outcome: t.Outcome, Price: t.Price, Size: t.Size,
 				Side: t.Side, FeeRateBps: t.FeeRateBps, TxHash: t.TxHash}
 		}
 	}
@@ -329,7 +329,7 @@ func (s *Server) gaps(ctx context.Context, m store.Market) (*gapsOutput, error) 
 	}
 	out := &gapsOutput{Body: gapsBody{Market: toMarketJSON(m), Gaps: make([]gapJSON, len(gaps))}}
 	for i, g := range gaps {
-		out.Body.Gaps[i] = gapJSON{From: formatTime(g.From), To: formatTime(g.To)}
+		out.Body.Gaps[i] = gapJSON{From: formatRecordTime(g.From), To: formatRecordTime(g.To)}
 	}
 	return out, nil
 }

@@ -23,7 +23,7 @@ func TestSnapshotPageMatchesSchemaTypes(t *testing.T) {
 	for _, books := range []bool{false, true} {
 		page := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: 1, Limit: 1000, books: books}
 		doc := snapshotPage{Market: page.Market, Total: 1, Limit: 1000, Snapshots: []snapshotJSON{{
-			Time: "2026-04-29T13:00:00.300Z", CoinPrice: 95000.12, PriceUp: 0.53, PriceDown: 0.48,
+			Time: "2026-04-29T13:00:00.300000Z", CoinPrice: 95000.12, PriceUp: 0.53, PriceDown: 0.48,
 		}}}
 		if books {
 			doc.Snapshots[0].OrderbookUp = &bookJSON{Asks: []levelJSON{{Size: 1e-7, Price: 0.54}}, Bids: []levelJSON{{Size: 10.5, Price: 0.52}}}

@@ -223,7 +223,9 @@ func errOrSelf(e *Error) error {
 }
 
 // timeLayout is ISO 8601 in UTC with millisecond precision, as JavaScript's
-// toISOString writes it (the reference service's format).
+// toISOString writes it (the reference service's format): the answers' own
+// times (the envelope's timestamp, quota resets). Stored records' times
+// have microseconds (formatRecordTime).
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
