@@ -141,15 +141,13 @@ type generateData struct {
 }
 
 func (s *Server) success(ctx context.Context, data any) (*aiOutput, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Conditions and strategy codes are full of < and >: keep them
-	// readable rather than \u003c.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
+	// Conditions and strategy codes are full of < and >: marshalJSON
+	// keeps them readable rather than \u003c.
+	b, err := marshalJSON(data)
+	if err != nil {
 		return nil, s.internal(ctx, "encode answer", err)
 	}
-	return &aiOutput{Body: successBody{Success: true, Data: bytes.TrimRight(buf.Bytes(), "\n"), Timestamp: formatTime(s.now())}}, nil
+	return &aiOutput{Body: successBody{Success: true, Data: b, Timestamp: formatTime(s.now())}}, nil
 }
 
 // aiAllowed answers 403 BACKTEST_AI_REQUIRED for plans without the agent.
@@ -220,7 +218,7 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// Markets first: a request that cannot be backtested must not spend
 	// a generation.
-	markets, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
+	markets, warning, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +228,7 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// The generation succeeded: it is spent whatever becomes of the
 	// backtest (its job answers GET /v1/jobs/{id}).
-	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q})
+	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning})
 }
 
 // generateStrategy reserves a generation and runs it on the ai queue. A
@@ -316,29 +314,36 @@ func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawM
 }
 
 // backtestMarkets picks the newest n resolved markets of the coin and type
-// within the caller's data window.
-func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) ([]string, error) {
+// within the caller's data window. When there are fewer than n, the
+// warning says so: the answer must not pass a smaller sample off as the
+// one asked for.
+func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) (slugs []string, warning *string, err error) {
 	w, err := s.marketWindow(ctx, p.Plan, coin, mt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resolved := true
 	ms, _, err := s.store.ListMarkets(ctx, store.MarketFilter{Coin: coin, MarketType: mt, Resolved: &resolved, Window: w, Limit: n})
 	if err != nil {
-		return nil, s.storeFailure(ctx, "list backtest markets", err)
+		return nil, nil, s.storeFailure(ctx, "list backtest markets", err)
+	}
+	window := "in your plan's data window"
+	if p.Plan.WindowDays > 0 {
+		window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
 	}
 	if len(ms) == 0 {
-		window := "in your plan's data window"
-		if p.Plan.WindowDays > 0 {
-			window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
-		}
-		return nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
+		return nil, nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
 	}
-	slugs := make([]string, len(ms))
+	if len(ms) < n {
+		msg := fmt.Sprintf("marketCount asked for %d markets, but only %d resolved %s %s markets are %s: the backtest ran on those %d",
+			n, len(ms), coin, mt, window, len(ms))
+		warning = &msg
+	}
+	slugs = make([]string, len(ms))
 	for i, m := range ms {
 		slugs[i] = m.Slug
 	}
-	return slugs, nil
+	return slugs, warning, nil
 }
 
 // runBacktest runs a batch on the workers; its result is the answer's data.
@@ -410,7 +415,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		}
 		n = *c
 	}
-	markets, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
+	markets, warning, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +427,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		return nil, s.storeFailure(ctx, "count AI generations", err)
 	}
 	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets,
-		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period)})
+		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period), Warning: warning})
 }
 
 // spec reads the strategy of a /run body: exactly one of generatedStrategy
@@ -655,6 +660,7 @@ type backtestAIBacktestResponse struct {
 		Aggregate         backtest.Aggregate      `json:"aggregate"`
 		Results           []backtest.MarketResult `json:"results" doc:"Newest market first: its performance, or the error that stopped its replay."`
 		Quota             *backtest.Quota         `json:"quota" doc:"The monthly generation quota: /strategy after its generation, /run as it is (/run uses none)."`
+		Warning           *string                 `json:"warning" nullable:"true" doc:"Set when fewer resolved markets than marketCount (or its default) were in the plan's data window, saying how many were asked for and how many were tested; null otherwise."`
 	} `json:"data"`
 	Timestamp string `json:"timestamp" format:"date-time"`
 }

@@ -121,6 +121,9 @@ type Request struct {
 	// Quota, when set, is echoed in the Report: /strategy answers it, and
 	// a result fetched later by job id must be the very answer.
 	Quota *Quota `json:"quota,omitempty"`
+	// Warning, when set, is echoed in the Report as Quota is: the api
+	// found fewer markets than were asked for.
+	Warning *string `json:"warning,omitempty"`
 }
 
 // Normalize checks that the request can run, 1 to MaxMarkets distinct
@@ -171,6 +174,9 @@ type Report struct {
 	Aggregate         Aggregate      `json:"aggregate"`
 	Results           []MarketResult `json:"results"`
 	Quota             *Quota         `json:"quota,omitempty"`
+	// Warning says the backtest ran on fewer markets than were asked for
+	// (the request's Warning); null otherwise.
+	Warning *string `json:"warning"`
 }
 
 // AppendJSON writes the report as the api answers it, with < and > as they
@@ -198,6 +204,7 @@ func Collect(req Request, results []MarketResult) (Report, error) {
 		Aggregate:         Summarize(results, req.Strategy.Strategy.PositionSize),
 		Results:           results,
 		Quota:             req.Quota,
+		Warning:           req.Warning,
 	}, nil
 }
 

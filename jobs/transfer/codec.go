@@ -10,11 +10,15 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// timeLayout writes times as stores keep them: UTC, to the microsecond.
-const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+// TimeLayout writes a record's times (markets, snapshots, trades, gaps)
+// as stores keep them: UTC, to the microsecond, six fraction digits always.
+// The api's JSON answers write them with it too, so that a row reads the
+// same in JSON, CSV and JSON Lines (and Parquet's microsecond timestamps).
+const TimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
-func appendTime(b []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(b, timeLayout)
+// AppendTime appends t in TimeLayout.
+func AppendTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, TimeLayout)
 }
 
 // parseTime reads an RFC 3339 time, with any fraction and offset, as UTC.

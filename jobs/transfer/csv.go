@@ -145,7 +145,7 @@ func (e *csvEncoder) optNum(v *float64) {
 }
 
 func (e *csvEncoder) time(t time.Time) {
-	e.b = appendTime(e.b, t)
+	e.b = AppendTime(e.b, t)
 	e.b = append(e.b, ',')
 }
 
@@ -181,7 +181,7 @@ func (e *csvEncoder) market(m *store.Market) {
 		if i > 0 {
 			e.b = append(e.b, ' ')
 		}
-		e.b = appendTime(e.b, c.Time)
+		e.b = AppendTime(e.b, c.Time)
 		e.b = append(e.b, '=')
 		var err error
 		if e.b, err = appendNum(e.b, c.TickSize); err != nil {

@@ -122,7 +122,7 @@ func (o *jsonObj) optInt(k string, v *int) {
 func (o *jsonObj) time(k string, t time.Time) {
 	o.key(k)
 	o.b = append(o.b, '"')
-	o.b = appendTime(o.b, t)
+	o.b = AppendTime(o.b, t)
 	o.b = append(o.b, '"')
 }
 
@@ -168,7 +168,7 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 			o.b = append(o.b, ',')
 		}
 		o.b = append(o.b, `{"time":"`...)
-		o.b = appendTime(o.b, c.Time)
+		o.b = AppendTime(o.b, c.Time)
 		o.b = append(o.b, `","tick_size":`...)
 		var err error
 		if o.b, err = appendNum(o.b, c.TickSize); err != nil && o.err == nil {

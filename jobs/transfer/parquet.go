@@ -140,7 +140,7 @@ type ParquetWriter[T any] struct {
 func NewParquetWriter[T any](w io.Writer) *ParquetWriter[T] {
 	return &ParquetWriter[T]{
 		w: parquet.NewGenericWriter[T](w, parquet.MaxRowsPerRowGroup(parquetRowGroup),
-			parquet.Compression(&parquet.Zstd), parquet.CreatedBy("updown", "", "")),
+			parquet.Compression(&parquet.Zstd), createdBy()),
 		buf: make([]T, 0, 256),
 	}
 }

@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Uni
 
 from . import errors
 from .models import (
-    Account, DepthList, DepthPage, DepthLevel, DepthSnapshot, Job, LatestDepth, Market, MarketList, MarketPage,
+    Account, Backtest, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
+    MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Trade, TradeList, records,
 )
 
@@ -416,27 +417,31 @@ class Agent:
     def __init__(self, client: Client) -> None:
         self._c = client
 
-    def generate(self, prompt: str, **options: Any) -> Dict[str, Any]:
+    def generate(self, prompt: str, **options: Any) -> Generation:
         """A replay-ready strategy from a prompt. options: preset, coin,
         marketType, marketCount, positionSize, maxLossPercent, orderType."""
-        return self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt))
+        d = self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt))
+        return Generation.from_json(d["data"])
 
-    def strategy(self, prompt: str, **options: Any) -> Dict[str, Any]:
+    def strategy(self, prompt: str, **options: Any) -> Backtest:
         """Generates a strategy and backtests it across resolved markets."""
-        return self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt))
+        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt))
+        return Backtest.from_json(d["data"])
 
     def run(self, *, generated_strategy: Optional[Dict[str, Any]] = None, strategy_code: Optional[str] = None,
-            **options: Any) -> Dict[str, Any]:
-        """Backtests a strategy /generate returned (or its strategy code)."""
+            **options: Any) -> Backtest:
+        """Backtests a strategy /generate returned (its generated_strategy,
+        or its strategy_code)."""
         body = dict(options)
         if generated_strategy is not None:
             body["generatedStrategy"] = generated_strategy
         if strategy_code is not None:
             body["strategy_code"] = strategy_code
-        return self._c._agent_send("POST", "/v1/backtest-ai/run", body)
+        return Backtest.from_json(self._c._agent_send("POST", "/v1/backtest-ai/run", body)["data"])
 
-    def quota(self) -> Dict[str, Any]:
-        return self._c._agent_send("GET", "/v1/backtest-ai/quota")
+    def quota(self) -> Quota:
+        """This month's generation quota."""
+        return Quota.from_json(self._c._agent_send("GET", "/v1/backtest-ai/quota")["data"])
 
 
 def _seg(s: str) -> str:
