@@ -311,3 +311,87 @@ func TestOpenAICosts(t *testing.T) {
 		}
 	}
 }
+
+// orderRules sets the seven keys of re-entry control and resting orders
+// on an answer, as the strict schema makes a model answer them.
+func orderRules(m map[string]any, cooldown, maxEntries any, postOnly bool, offset int, cancel, queue any, rebates bool) map[string]any {
+	for k, v := range map[string]any{"reentryCooldownMs": cooldown, "maxEntriesPerMarket": maxEntries, "postOnly": postOnly,
+		"limitOffsetTicks": offset, "cancelAfterMs": cancel, "queueModel": queue, "includeRebates": rebates} {
+		m[k] = v
+	}
+	return m
+}
+
+// TestOpenAIOrderRules: a model's answer of the strict schema decodes with
+// re-entry control and resting orders: null, false and 0 are absent (also
+// with MARKET, where /v1/replay refuses the GTC fields stated), and a GTC
+// answer keeps what it says. A GTC field with MARKET gets the repair round.
+func TestOpenAIOrderRules(t *testing.T) {
+	t.Parallel()
+	market := orderRules(good(), 30000, nil, false, 0, nil, nil, false)
+	gtc := orderRules(with(good(), "orderType", "GTC"), 0, 3, true, 2, 60000, "FRONT", true)
+	plainGTC := orderRules(with(good(), "orderType", "GTC"), 45000, nil, false, 0, nil, nil, false)
+	wrong := orderRules(good(), 30000, nil, false, 0, nil, "FRONT", false)
+	fake := openaitest.New(t, openaitest.JSON(market), openaitest.JSON(gtc), openaitest.JSON(plainGTC),
+		openaitest.JSON(wrong), openaitest.JSON(market))
+	g := newOpenAI(fake, time.Second)
+	for _, want := range []string{
+		" order=MARKET cooldown=30000",
+		" order=GTC postonly=true offset=2 cancel=60000 queue=front rebates=true maxentries=3",
+		" order=GTC cooldown=45000",
+		" order=MARKET cooldown=30000",
+	} {
+		spec, err := g.Generate(context.Background(), request(t))
+		if err != nil {
+			t.Fatalf("want %s: %v", want, err)
+		}
+		if got := strategy.FormatCode(spec.Rules); !strings.HasSuffix(got, want) {
+			t.Errorf("got %s\nwant ...%s", got, want)
+		}
+	}
+	calls := fake.Calls()
+	if repair := calls[len(calls)-1].Request.Messages; len(repair) != 4 || !strings.Contains(repair[3].Content, "queueModel applies only with orderType GTC") {
+		t.Errorf("repair round: %+v", repair)
+	}
+}
+
+// TestSchemaOrderRules: the schema asks for the new fields in the shapes
+// strict mode allows, nullable where absent means something, and says
+// what the new condition fields mean.
+func TestSchemaOrderRules(t *testing.T) {
+	var s struct {
+		Properties map[string]struct {
+			Type  any   `json:"type"`
+			Enum  []any `json:"enum"`
+			Items struct {
+				Properties map[string]struct {
+					Enum        []string `json:"enum"`
+					Description string   `json:"description"`
+				} `json:"properties"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(strategy.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"reentryCooldownMs": `"integer"`, "maxEntriesPerMarket": `["integer","null"]`, "postOnly": `"boolean"`,
+		"limitOffsetTicks": `"integer"`, "cancelAfterMs": `["integer","null"]`, "queueModel": `["string","null"]`, "includeRebates": `"boolean"`,
+	} {
+		if got := mustJSON(s.Properties[k].Type); got != want {
+			t.Errorf("%s: type %s, want %s", k, got, want)
+		}
+	}
+	if got := mustJSON(s.Properties["queueModel"].Enum); got != `["RISK_AVERSE","FRONT",null]` {
+		t.Errorf("queueModel enum %s", got)
+	}
+	if got := mustJSON(s.Properties["orderType"].Enum); got != `["MARKET","LIMIT","GTC"]` {
+		t.Errorf("orderType enum %s", got)
+	}
+	field := s.Properties["entryConditions"].Items.Properties["field"]
+	for _, f := range field.Enum {
+		if !strings.Contains(field.Description, f) {
+			t.Errorf("the field description does not say what %s means", f)
+		}
+	}
+}
