@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -127,6 +128,60 @@ func TestParseCodeOrderRulesErrors(t *testing.T) {
 		var e *Error
 		if !errors.As(err, &e) || e.Field != "strategy_code" || e.Code != CodeValidation && !strings.HasPrefix(want, "order ") || !strings.Contains(e.Message, want) {
 			t.Errorf("%q: %v, want %q", code, err, want)
+		}
+	}
+}
+
+// TestBuiltinOrderRules: the built-in generator reads resting orders,
+// re-entry control, the coin against the price to beat, time left in
+// seconds and the new fields by name.
+func TestBuiltinOrderRules(t *testing.T) {
+	const tail = " size=100 maxloss=50 order="
+	cases := []struct{ prompt, code string }{
+		{"buy UP when price_up drops below 0.45, exit above 0.6; rest a bid 1 tick above, post only, cancel after 60 s, " +
+			"queue at the front, include rebates, cool down 30 s, at most 3 entries",
+			"side=UP entry: price_up < 0.45 exit: price_up > 0.6" + tail + "GTC postonly=true offset=1 cancel=60000 queue=front rebates=true cooldown=30000 maxentries=3"},
+		{"Rest a bid at the best bid when BTC is 0.1% above the price to beat, exit when display_up above 0.6 or with 120 seconds left; " +
+			"cooldown of 2 minutes, at most 3 trades",
+			"side=UP entry: coin_move_pct >= 0.1 exit: display_up > 0.6 or time_remaining_s <= 120" + tail + "GTC cooldown=120000 maxentries=3"},
+		{"buy DOWN when BTC is 0.2% below the price to beat and imbalance_down > 0.3, exit when price_down reaches 0.7; " +
+			"post a maker order, optimistic queue, wait 30 seconds between trades",
+			"side=DOWN entry: coin_move_pct <= -0.2 and imbalance_down > 0.3 exit: price_down >= 0.7" + tail + "GTC queue=front cooldown=30000"},
+		{"buy UP when coin_return_60s < -0.2 with more than 60 seconds left, exit when bid_up >= 0.55; POST ONLY",
+			"side=UP entry: coin_return_60s < -0.2 and time_remaining_s > 60 exit: bid_up >= 0.55" + tail + "GTC postonly=true"},
+		{"buy UP when mid_up crosses below 0.4 in the first 300 s, exit in the last 30 seconds, once per market, GTC orders, risk-averse queue",
+			"side=UP entry: mid_up crosses_below 0.4 and time_remaining_s >= 600 exit: time_remaining_s <= 30" + tail + "GTC maxentries=1"},
+		{"buy when display_down is under 40%, exit when imbalance_down is below -50%, limit orders",
+			"side=DOWN entry: display_down < 0.4 exit: imbalance_down < -0.5" + tail + "LIMIT"},
+	}
+	for _, tc := range cases {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	// Refused honestly, saying why.
+	for prompt, want := range map[string]string{
+		"buy UP below 0.4, exit above 0.6, rest a bid 1.5 ticks above": "whole number of ticks from 0 to 50",
+		"buy UP below 0.4, exit above 0.6, rest a bid 60 ticks above":  "whole number of ticks from 0 to 50",
+		"buy UP below 0.4, exit above 0.6, cool down 2.5 ms":           "whole number of milliseconds from 0 to 86400000",
+		"buy UP below 0.4, exit above 0.6, at most 0 entries":          "whole number from 1 to 10000",
+		"buy UP below 0.4, exit above 0.6, cancel after 2 days":        `could not use "2"`,
+		"buy UP below 0.4, exit above 0.6, post only, limit orders":    "postOnly applies only with orderType GTC",
+		"buy UP below 0.4, exit above 0.6, cancel after 60 s":          "cancelAfterMs applies only with orderType GTC",
+		"buy UP when BTC is 0.1% above its open, exit above 0.6":       `could not use "0.1%"`,
+		"buy UP below 0.4, exit with 1000 seconds left":                "longer than a 15m market",
+		"buy UP when imbalance_up > 2, exit above 0.6":                 "between -1 and 1",
+		"buy UP when time_remaining_s > 50%, exit above 0.6":           "time_remaining_pct",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, want) {
+			t.Errorf("%q: %v, want a refusal saying %q", prompt, err, want)
 		}
 	}
 }
