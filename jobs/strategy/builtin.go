@@ -87,7 +87,6 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 	st := replay.Strategy{Side: pr.side, EntryConditions: pr.entry, ExitConditions: pr.exit, OrderType: pr.order,
 		PostOnly: pr.postOnly, QueueModel: pr.queue, IncludeRebates: pr.rebates}
 	st.SetCosts(pr.feeModel, pr.feeRate, pr.feeExp, pr.latency)
-	st.SetOrderRules(pr.cooldown, pr.maxEntries, pr.offset, pr.cancel)
 	var from []string
 	if base != nil {
 		if len(st.EntryConditions) == 0 {
@@ -124,7 +123,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 			notes = append([]string{"The prompt's conditions replace those of the " + base.name + " preset; its stop loss is kept unless the prompt gives one."}, notes...)
 		}
 	}
-	spec, err := finish(req, st, "")
+	spec, err := finish(req, st, orderRules{pr.cooldown, pr.maxEntries, pr.offset, pr.cancel}, "")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Field != "" {

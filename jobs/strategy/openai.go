@@ -205,7 +205,10 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 		// fees asked for", as a strategy without one says.
 		st.FeeModel = ""
 	}
-	spec, ferr := finish(req, st, "")
+	if a.LimitOffsetTicks != nil && *a.LimitOffsetTicks == 0 {
+		a.LimitOffsetTicks = nil // the default, as withoutDefaults read it
+	}
+	spec, ferr := finish(req, st, orderRules{a.ReentryCooldownMs, a.MaxEntriesPerMarket, a.LimitOffsetTicks, a.CancelAfterMs}, "")
 	if ferr != nil {
 		var e *Error
 		if errors.As(ferr, &e) {

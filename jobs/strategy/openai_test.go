@@ -53,7 +53,7 @@ func TestOpenAIGenerates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "coin=ETH type=5m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=50 maxloss=25 order=MARKET"
+	const want = "coin=ETH type=5m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=50 maxloss=25 order=MARKET cooldown=30000"
 	if got := strategy.FormatCode(spec.Rules); got != want || spec.Explanation != "Buys UP cheap and sells it back near 0.6." {
 		t.Errorf("got %s / %q", got, spec.Explanation)
 	}
@@ -392,6 +392,31 @@ func TestSchemaOrderRules(t *testing.T) {
 	for _, f := range field.Enum {
 		if !strings.Contains(field.Description, f) {
 			t.Errorf("the field description does not say what %s means", f)
+		}
+	}
+}
+
+// TestOpenAIDefaultCooldown: an answer without a cooldown (no key, or
+// null) gets DefaultReentryCooldownMs; the model's own, 0 included, is
+// kept.
+func TestOpenAIDefaultCooldown(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		answer map[string]any
+		want   int
+	}{
+		{good(), strategy.DefaultReentryCooldownMs},
+		{with(good(), "reentryCooldownMs", nil), strategy.DefaultReentryCooldownMs},
+		{with(good(), "reentryCooldownMs", 0), 0},
+		{with(good(), "reentryCooldownMs", 5000), 5000},
+	}
+	fake := openaitest.New(t)
+	g := newOpenAI(fake, time.Second)
+	for _, tc := range cases {
+		fake.Push(openaitest.JSON(tc.answer))
+		spec, err := g.Generate(context.Background(), request(t))
+		if err != nil || spec.Strategy.ReentryCooldownMs != tc.want {
+			t.Errorf("%v: cooldown %d (%v), want %d", tc.answer["reentryCooldownMs"], spec.Strategy.ReentryCooldownMs, err, tc.want)
 		}
 	}
 }

@@ -147,12 +147,12 @@ func TestBuiltinOrderRules(t *testing.T) {
 		{"buy DOWN when BTC is 0.2% below the price to beat and imbalance_down > 0.3, exit when price_down reaches 0.7; " +
 			"post a maker order, optimistic queue, wait 30 seconds between trades",
 			"side=DOWN entry: coin_move_pct <= -0.2 and imbalance_down > 0.3 exit: price_down >= 0.7" + tail + "GTC queue=front cooldown=30000"},
-		{"buy UP when coin_return_60s < -0.2 with more than 60 seconds left, exit when bid_up >= 0.55; POST ONLY",
+		{"buy UP when coin_return_60s < -0.2 with more than 60 seconds left, exit when bid_up >= 0.55; POST ONLY, no cooldown",
 			"side=UP entry: coin_return_60s < -0.2 and time_remaining_s > 60 exit: bid_up >= 0.55" + tail + "GTC postonly=true"},
 		{"buy UP when mid_up crosses below 0.4 in the first 300 s, exit in the last 30 seconds, once per market, GTC orders, risk-averse queue",
-			"side=UP entry: mid_up crosses_below 0.4 and time_remaining_s >= 600 exit: time_remaining_s <= 30" + tail + "GTC maxentries=1"},
+			"side=UP entry: mid_up crosses_below 0.4 and time_remaining_s >= 600 exit: time_remaining_s <= 30" + tail + "GTC cooldown=30000 maxentries=1"},
 		{"buy when display_down is under 40%, exit when imbalance_down is below -50%, limit orders",
-			"side=DOWN entry: display_down < 0.4 exit: imbalance_down < -0.5" + tail + "LIMIT"},
+			"side=DOWN entry: display_down < 0.4 exit: imbalance_down < -0.5" + tail + "LIMIT cooldown=30000"},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
@@ -182,6 +182,28 @@ func TestBuiltinOrderRules(t *testing.T) {
 		var e *Error
 		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, want) {
 			t.Errorf("%q: %v, want a refusal saying %q", prompt, err, want)
+		}
+	}
+}
+
+// TestBuiltinDefaultCooldown: a generated strategy waits 30 s after an
+// exit unless the prompt or the request says otherwise, and "no cooldown"
+// (or a request's 0) is 0, not the default.
+func TestBuiltinDefaultCooldown(t *testing.T) {
+	const prompt = "buy UP below 0.4, exit above 0.6"
+	for _, tc := range []struct {
+		prompt string
+		want   int
+	}{
+		{prompt, DefaultReentryCooldownMs},
+		{prompt + ", no cooldown", 0},
+		{prompt + ", without a cool-down", 0},
+		{prompt + ", cool down 10 s", 10_000},
+		{prompt + ", cooldown of 0 seconds", 0},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil || spec.Strategy.ReentryCooldownMs != tc.want {
+			t.Errorf("%q: cooldown %d (%v), want %d", tc.prompt, spec.Strategy.ReentryCooldownMs, err, tc.want)
 		}
 	}
 }

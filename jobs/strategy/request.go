@@ -24,6 +24,10 @@ const (
 	// DefaultPositionSize is the size when neither the request nor the
 	// prompt (nor a preset) gives one.
 	DefaultPositionSize = 100
+	// DefaultReentryCooldownMs is the wait after an exit before a
+	// generated strategy may enter again, when neither the request nor
+	// the prompt (nor the model) says (DESIGN 6).
+	DefaultReentryCooldownMs = 30_000
 )
 
 // Request is the body of POST /v1/backtest-ai/generate and /strategy, with
@@ -168,10 +172,25 @@ func inRange(v, lo, hi float64) bool { return v >= lo && v <= hi && !math.IsNaN(
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
+// orderRules are the integer rules of re-entry control and resting orders
+// as a generator read them (nil: not said), for finish to merge with the
+// request's and give to replay.Strategy.SetOrderRules.
+type orderRules struct{ cooldown, maxEntries, offset, cancel *float64 }
+
 // finish makes a generator's rules into a Spec for req: the request's
 // explicit parameters win over what the generator chose, then the replay
-// validator judges the result.
-func finish(req Request, st replay.Strategy, explanation string) (Spec, error) {
+// validator judges the result. rules are the generator's integer order
+// rules; st's own are replaced by them.
+//
+// A generated strategy waits DefaultReentryCooldownMs after an exit
+// unless the prompt (or the model) or the request says otherwise (DESIGN
+// 6). "Otherwise" includes no cooldown: a cooldown of 0 said anywhere is a
+// non-nil 0 and wins over the default, which only a nil (nothing said)
+// gets. Once finished, 0 simply means no cooldown, as everywhere else a
+// strategy goes (generated_strategy and strategy_code leave it out, and
+// the replay reads absent as 0): the default belongs to generation only,
+// and is never applied to a strategy read back.
+func finish(req Request, st replay.Strategy, rules orderRules, explanation string) (Spec, error) {
 	if req.PositionSize != nil {
 		st.PositionSize = *req.PositionSize
 	}
@@ -190,6 +209,11 @@ func finish(req Request, st replay.Strategy, explanation string) (Spec, error) {
 	if req.LatencyMs != nil {
 		st.SetCosts(st.FeeModel, st.FeeRate, floatOf(st.FeeExponent), req.LatencyMs)
 	}
+	if rules.cooldown == nil {
+		d := float64(DefaultReentryCooldownMs)
+		rules.cooldown = &d
+	}
+	st.SetOrderRules(rules.cooldown, rules.maxEntries, rules.offset, rules.cancel)
 	s := Spec{Rules: Rules{Coin: req.Coin, MarketType: req.MarketType, Strategy: st}, Explanation: explanation}
 	if err := s.Normalize(); err != nil {
 		return Spec{}, err
