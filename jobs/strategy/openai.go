@@ -272,6 +272,25 @@ func userPrompt(req Request) string {
 	if req.LatencyMs != nil {
 		fmt.Fprintf(&b, "Use latencyMs %s.\n", num(*req.LatencyMs))
 	}
+	o := req.OrderSettings
+	for _, n := range []struct {
+		key string
+		v   *float64
+	}{{"reentryCooldownMs", o.ReentryCooldownMs}, {"maxEntriesPerMarket", o.MaxEntriesPerMarket},
+		{"limitOffsetTicks", o.LimitOffsetTicks}, {"cancelAfterMs", o.CancelAfterMs}} {
+		if n.v != nil {
+			fmt.Fprintf(&b, "Use %s %s.\n", n.key, num(*n.v))
+		}
+	}
+	if o.PostOnly != nil {
+		fmt.Fprintf(&b, "Use postOnly %t.\n", *o.PostOnly)
+	}
+	if o.QueueModel != "" {
+		fmt.Fprintf(&b, "Use queueModel %s.\n", o.QueueModel)
+	}
+	if o.IncludeRebates != nil {
+		fmt.Fprintf(&b, "Use includeRebates %t.\n", *o.IncludeRebates)
+	}
 	if req.Prompt == "" {
 		b.WriteString("The user gave no idea of their own: use the preset as it is.")
 		return b.String()

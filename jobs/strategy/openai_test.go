@@ -420,3 +420,31 @@ func TestOpenAIDefaultCooldown(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIOrderSettings: the request's settings reach the prompt and win
+// over the model's answer, an explicit 0 cooldown included.
+func TestOpenAIOrderSettings(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.JSON(orderRules(good(), 30000, 2, false, 0, nil, nil, false)))
+	req := request(t)
+	zero, five, one := 0.0, 5000.0, 1.0
+	yes := true
+	req.OrderType = "GTC"
+	req.OrderSettings = strategy.OrderSettings{ReentryCooldownMs: &zero, CancelAfterMs: &five, LimitOffsetTicks: &one, PostOnly: &yes, QueueModel: "FRONT"}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strategy.FormatCode(spec.Rules), " order=GTC postonly=true offset=1 cancel=5000 queue=front maxentries=2"; !strings.HasSuffix(got, want) {
+		t.Errorf("got %s\nwant ...%s", got, want)
+	}
+	prompt := fake.Calls()[0].Request.Messages[1].Content
+	for _, want := range []string{"Use orderType GTC", "Use reentryCooldownMs 0", "Use limitOffsetTicks 1", "Use cancelAfterMs 5000", "Use postOnly true", "Use queueModel FRONT"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}

@@ -207,3 +207,55 @@ func TestBuiltinDefaultCooldown(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestOrderSettings: the settings of re-entry control and resting
+// orders are judged by the replay validator, naming the field; given,
+// they win over the prompt, 0 cooldown included, and a MARKET or LIMIT
+// order type drops the prompt's resting-order details.
+func TestRequestOrderSettings(t *testing.T) {
+	bad := []struct {
+		req   Request
+		code  string
+		field string
+	}{
+		{Request{Prompt: "x", OrderType: "gtc"}, "INVALID_ORDER_TYPE", "orderType"},
+		{Request{Prompt: "x", OrderSettings: OrderSettings{ReentryCooldownMs: ptr(1.5)}}, CodeValidation, "reentryCooldownMs"},
+		{Request{Prompt: "x", OrderSettings: OrderSettings{ReentryCooldownMs: ptr(-1.0)}}, CodeValidation, "reentryCooldownMs"},
+		{Request{Prompt: "x", OrderSettings: OrderSettings{MaxEntriesPerMarket: ptr(0.0)}}, CodeValidation, "maxEntriesPerMarket"},
+		{Request{Prompt: "x", OrderSettings: OrderSettings{PostOnly: ptr(false)}}, CodeValidation, "postOnly"},
+		{Request{Prompt: "x", OrderType: "LIMIT", OrderSettings: OrderSettings{LimitOffsetTicks: ptr(1.0)}}, CodeValidation, "limitOffsetTicks"},
+		{Request{Prompt: "x", OrderType: "GTC", OrderSettings: OrderSettings{LimitOffsetTicks: ptr(51.0)}}, CodeValidation, "limitOffsetTicks"},
+		{Request{Prompt: "x", OrderType: "GTC", OrderSettings: OrderSettings{CancelAfterMs: ptr(0.0)}}, CodeValidation, "cancelAfterMs"},
+		{Request{Prompt: "x", OrderType: "GTC", OrderSettings: OrderSettings{QueueModel: "front"}}, CodeValidation, "queueModel"},
+	}
+	for _, tc := range bad {
+		req := tc.req
+		var e *Error
+		if err := req.Normalize(); !errors.As(err, &e) || e.Code != tc.code || e.Field != tc.field {
+			t.Errorf("%+v: %v, want %s on %s", tc.req, err, tc.code, tc.field)
+		}
+	}
+
+	const prompt = "buy UP below 0.4, exit above 0.6, rest a bid 2 ticks above, post only, queue at the front, cool down 10 s, at most 5 trades"
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Prompt: prompt}, " order=GTC postonly=true offset=2 queue=front cooldown=10000 maxentries=5"},
+		{Request{Prompt: prompt, OrderType: "GTC", OrderSettings: OrderSettings{ReentryCooldownMs: ptr(0.0), MaxEntriesPerMarket: ptr(1.0),
+			PostOnly: ptr(false), LimitOffsetTicks: ptr(0.0), CancelAfterMs: ptr(5000.0), QueueModel: "RISK_AVERSE", IncludeRebates: ptr(true)}},
+			" order=GTC cancel=5000 rebates=true maxentries=1"},
+		{Request{Prompt: prompt, OrderType: "MARKET"}, " order=MARKET cooldown=10000 maxentries=5"},
+		{Request{Prompt: "buy UP below 0.4, exit above 0.6", OrderType: "GTC", OrderSettings: OrderSettings{PostOnly: ptr(true)}},
+			" order=GTC postonly=true cooldown=30000"},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, tc.req))
+		if err != nil {
+			t.Errorf("%+v: %v", tc.req, err)
+			continue
+		}
+		if got := FormatCode(spec.Rules); !strings.HasSuffix(got, tc.want) {
+			t.Errorf("%+v:\n got %s\nwant ...%s", tc.req, got, tc.want)
+		}
+	}
+}

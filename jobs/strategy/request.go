@@ -57,11 +57,15 @@ type Request struct {
 	FeeRate     *float64 `json:"feeRate,omitempty"`
 	FeeExponent *float64 `json:"feeExponent,omitempty"`
 	LatencyMs   *float64 `json:"latencyMs,omitempty"`
+	// Re-entry control and resting orders (DESIGN 6); the resting-order
+	// settings need orderType GTC here. A reentryCooldownMs given here,
+	// 0 included, replaces the generated strategy's default 30000.
+	OrderSettings
 }
 
 // requestKeys are the JSON keys of a Request.
-var requestKeys = []string{"prompt", "preset", "coin", "marketType", "marketCount", "positionSize", "maxLossPercent", "orderType",
-	"feeModel", "feeRate", "feeExponent", "latencyMs"}
+var requestKeys = append([]string{"prompt", "preset", "coin", "marketType", "marketCount", "positionSize", "maxLossPercent", "orderType",
+	"feeModel", "feeRate", "feeExponent", "latencyMs"}, orderSettingKeys...)
 
 // UnmarshalJSON decodes a request; a key it does not have is a
 // *replay.Error (VALIDATION_ERROR) naming it.
@@ -105,9 +109,9 @@ func (r *Request) Count() int {
 // VALIDATION_ERROR (as the replay endpoint ranks its codes), then body
 // order.
 func (r *Request) Normalize() error {
-	if r.OrderType != "" && r.OrderType != replay.OrderMarket && r.OrderType != replay.OrderLimit {
+	if r.OrderType != "" && !oneOf(r.OrderType, replay.OrderTypes()) {
 		return &Error{Code: replay.CodeInvalidOrderType, Field: "orderType",
-			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
+			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT, GTC%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
 	}
 	prompt := strings.TrimSpace(r.Prompt)
 	switch n := utf8.RuneCountInString(prompt); {
@@ -155,6 +159,11 @@ func (r *Request) Normalize() error {
 			return fromReplay(err)
 		}
 	}
+	// The request's own orderType: a resting-order setting without GTC
+	// here is refused, not left to a prompt that may not ask for GTC.
+	if err := r.OrderSettings.Check(r.OrderType); err != nil {
+		return err
+	}
 	r.Prompt, r.Coin, r.MarketType = prompt, coin, mt
 	return nil
 }
@@ -197,9 +206,7 @@ func finish(req Request, st replay.Strategy, rules orderRules, explanation strin
 	if req.MaxLossPercent != nil {
 		st.MaxLossPercent = *req.MaxLossPercent
 	}
-	if req.OrderType != "" {
-		st.OrderType = req.OrderType
-	}
+	req.OrderSettings.merge(&st, req.OrderType, &rules)
 	if req.FeeModel != "" {
 		// The request's model replaces the generator's, with its own rate
 		// and exponent (none unless CUSTOM).
