@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -76,6 +77,11 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	type plain Request // drops the methods, so decoding does not recurse
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// The settings' keys are the body's own, not OrderSettings'.
+			te.Field = strings.TrimPrefix(te.Field, "OrderSettings.")
+		}
 		return err
 	}
 	*r = Request(p)
