@@ -45,8 +45,9 @@ import (
 //     60 s" (cancelAfterMs); "queue at the front" or "optimistic queue"
 //     (queueModel FRONT), "risk-averse queue"; "include rebates"
 //     (includeRebates);
-//   - re-entry control: "cool down 30 s", "cooldown of 2 minutes", "wait
-//     30 seconds between trades" (reentryCooldownMs), "no cooldown" (0);
+//   - re-entry control: "cool down 30 s", "cooldown of 2 minutes", "a 30 s
+//     cooldown", "wait 30 seconds between trades" (reentryCooldownMs), "no
+//     cooldown" (0);
 //     "at most 3 entries", "at most 3 trades", "once per market"
 //     (maxEntriesPerMarket). Without a cooldown the request's or the
 //     default 30 s applies (DefaultReentryCooldownMs);
@@ -158,7 +159,15 @@ func Describe(r Rules) string {
 		fmt.Fprintf(&b, " Orders execute %d ms after their signal.", s.LatencyMs)
 	}
 	if s.OrderType == replay.OrderGTC {
-		fmt.Fprintf(&b, " Orders rest on the book %d ticks better than the best price", s.LimitOffsetTicks)
+		if s.LimitOffsetTicks == 0 {
+			b.WriteString(" Orders rest on the book at the best bid to buy and the best ask to sell")
+		} else {
+			ticks := "ticks"
+			if s.LimitOffsetTicks == 1 {
+				ticks = "tick"
+			}
+			fmt.Fprintf(&b, " Orders rest on the book %d %s above the best bid to buy and below the best ask to sell", s.LimitOffsetTicks, ticks)
+		}
 		if s.PostOnly {
 			b.WriteString(", post-only")
 		}
@@ -272,6 +281,7 @@ var (
 	reQueueBack  = regexp.MustCompile(`\b(?:risk[- ]averse|pessimistic|conservative)\s+queue(?:\s+model)?\b|\bback\s+of\s+the\s+queue\b`)
 	reRebates    = regexp.MustCompile(`\b(?:with|include|including|count|counting)\s+(?:the\s+)?(?:maker\s+)?rebates\b`)
 	reCooldown   = regexp.MustCompile(`\bcool(?:[- ]?down|ing[- ]off)(?:\s+(?:of|for|is))?\s+` + reNum + `\s*` + reDur + `\b|` +
+		reNum + `\s*` + reDur + `\s+cool(?:[- ]?down|ing[- ]off)\b|` +
 		`\bwait\s+` + reNum + `\s*` + reDur + `\s+(?:between\s+(?:trades|entries)|after\s+(?:each\s+|an\s+|every\s+)?(?:trade|exit)s?|before\s+(?:re-?entering|entering\s+again))`)
 	reNoCooldown = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
 	reMaxEntries = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
@@ -406,7 +416,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			return true, nil
 		}},
 		{reCooldown, func(_ int, m []string) (bool, error) {
-			ms := millis(m[1]+m[3], m[2]+m[4])
+			ms := millis(m[1]+m[3]+m[5], m[2]+m[4]+m[6])
 			if ms != math.Trunc(ms) || ms < 0 || ms > replay.MaxReentryCooldownMs {
 				return false, refuse("a cooldown of %s ms is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", num(ms))
 			}

@@ -200,6 +200,8 @@ func TestBuiltinDefaultCooldown(t *testing.T) {
 		{prompt + ", without a cool-down", 0},
 		{prompt + ", cool down 10 s", 10_000},
 		{prompt + ", cooldown of 0 seconds", 0},
+		{prompt + " with a 1.5 minute cooldown", 90_000},
+		{prompt + ", wait 1 hour after each trade", 3_600_000},
 	} {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if err != nil || spec.Strategy.ReentryCooldownMs != tc.want {
@@ -256,6 +258,18 @@ func TestRequestOrderSettings(t *testing.T) {
 		}
 		if got := FormatCode(spec.Rules); !strings.HasSuffix(got, tc.want) {
 			t.Errorf("%+v:\n got %s\nwant ...%s", tc.req, got, tc.want)
+		}
+	}
+}
+
+// TestDescribeOrderRules: the explanation says how orders rest and how the
+// strategy re-enters.
+func TestDescribeOrderRules(t *testing.T) {
+	got := Describe(gtcRules(t))
+	for _, want := range []string{"Orders rest on the book 1 tick above the best bid to buy and below the best ask to sell, post-only, cancelled after 60000 ms; queue model FRONT.",
+		"Estimated maker rebates count in the pnl.", "After an exit it waits 30000 ms before entering again.", "At most 3 entries a market."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Describe: %s\nlacks %q", got, want)
 		}
 	}
 }
