@@ -147,18 +147,14 @@ type answer struct {
 	Explanation string `json:"explanation"`
 }
 
-// withoutDefaults returns the answer b without the keys the schema makes
-// the model answer but that mean "not asked for" at their defaults:
-// postOnly false and limitOffsetTicks 0 belong to GTC, and /v1/replay
-// refuses them stated with MARKET or LIMIT. With GTC they mean what their
-// absence means. (null needs no help: the replay decoder reads it as
-// absent.)
-func withoutDefaults(b []byte, a answer) ([]byte, error) {
-	drop := map[string]bool{
-		"postonly":         a.PostOnly != nil && !*a.PostOnly,
-		"limitoffsetticks": a.LimitOffsetTicks != nil && *a.LimitOffsetTicks == 0,
-	}
-	if !drop["postonly"] && !drop["limitoffsetticks"] {
+// withoutPostOnlyFalse returns the answer b without postOnly when it is
+// false. The strict schema makes the model answer it, but /v1/replay
+// refuses postOnly stated with MARKET or LIMIT, even false; with GTC,
+// false is what its absence means. (null needs no help: the replay
+// decoder reads it as absent. The whole-number rules are the answer's
+// own numbers, given to finish, so limitOffsetTicks 0 is dropped there.)
+func withoutPostOnlyFalse(b []byte, a answer) ([]byte, error) {
+	if a.PostOnly == nil || *a.PostOnly {
 		return b, nil
 	}
 	var m map[string]json.RawMessage
@@ -166,7 +162,7 @@ func withoutDefaults(b []byte, a answer) ([]byte, error) {
 		return nil, err
 	}
 	for k := range m {
-		if drop[strings.ToLower(k)] { // keys match in any case, as encoding/json's
+		if strings.EqualFold(k, "postOnly") { // keys match in any case, as encoding/json's
 			delete(m, k)
 		}
 	}
@@ -192,7 +188,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	}
 	// replay decodes the rules itself so that an explicit maxLossPercent
 	// of 0 is refused, not taken for the default.
-	rules, err := withoutDefaults([]byte(content), a)
+	rules, err := withoutPostOnlyFalse([]byte(content), a)
 	if err != nil {
 		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
 	}
@@ -206,7 +202,8 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 		st.FeeModel = ""
 	}
 	if a.LimitOffsetTicks != nil && *a.LimitOffsetTicks == 0 {
-		a.LimitOffsetTicks = nil // the default, as withoutDefaults read it
+		// The default, and refused stated with MARKET or LIMIT: absent.
+		a.LimitOffsetTicks = nil
 	}
 	spec, ferr := finish(req, st, orderRules{a.ReentryCooldownMs, a.MaxEntriesPerMarket, a.LimitOffsetTicks, a.CancelAfterMs}, "")
 	if ferr != nil {
