@@ -20,6 +20,19 @@ const (
 		replays_done, result, error, created_at, updated_at, finished_at`
 	listColumns = `id, customer_id::text, status, request, trial_count, markets, replays_total,
 		replays_done, null::json, error, created_at, updated_at, finished_at`
+
+	// listSweepsSQL is a customer's sweeps in the listing's order (the
+	// sweeps_by_customer index), before its limit and offset.
+	listSweepsSQL = `select ` + listColumns + ` from sweeps where customer_id = $1
+		order by created_at desc, id desc`
+	// activeSweepsSQL counts a customer's sweeps in flight (the
+	// sweeps_active index).
+	activeSweepsSQL = `select count(*) from sweeps
+		where customer_id = $1 and status in ('QUEUED', 'RUNNING')`
+	// deleteFinishedSQL deletes the sweeps finished before $1 (the
+	// sweeps_finished index); their shards go with them (on delete
+	// cascade).
+	deleteFinishedSQL = `delete from sweeps where finished_at < $1`
 )
 
 // CreateSweep stores a new QUEUED sweep.
@@ -84,8 +97,7 @@ func (s *Store) ListSweeps(ctx context.Context, customerID string, limit, offset
 		return row.Scan(&total)
 	})
 	var sweeps []store.Sweep
-	batch.Queue(`select `+listColumns+` from sweeps where customer_id = $1
-		order by created_at desc, id desc`+limitOffset(limit, offset), customerID).Query(func(rows pgx.Rows) error {
+	batch.Queue(listSweepsSQL+limitOffset(limit, offset), customerID).Query(func(rows pgx.Rows) error {
 		var err error
 		sweeps, err = pgx.CollectRows(rows, scanSweep)
 		return err
@@ -106,8 +118,7 @@ func (s *Store) CountActiveSweeps(ctx context.Context, customerID string) (int, 
 		return 0, early(ctx, op, nil)
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, `select count(*) from sweeps
-		where customer_id = $1 and status in ('QUEUED', 'RUNNING')`, customerID).Scan(&n)
+	err := s.pool.QueryRow(ctx, activeSweepsSQL, customerID).Scan(&n)
 	return n, wrap(op, err)
 }
 
@@ -283,11 +294,11 @@ func (s *Store) ListSweepShards(ctx context.Context, sweepID string) ([]store.Sw
 	return out, nil
 }
 
-// DeleteSweepsFinishedBefore deletes the sweeps finished before t; their
-// shards go with them (on delete cascade).
+// DeleteSweepsFinishedBefore deletes the sweeps finished before t and
+// their shards, in one statement.
 func (s *Store) DeleteSweepsFinishedBefore(ctx context.Context, t time.Time) (int, error) {
 	op := fmt.Sprintf("delete sweeps finished before %s", t.UTC().Format(time.RFC3339Nano))
-	tag, err := s.pool.Exec(ctx, `delete from sweeps where finished_at < $1`, micro(t))
+	tag, err := s.pool.Exec(ctx, deleteFinishedSQL, micro(t))
 	if err != nil {
 		return 0, wrap(op, err)
 	}
