@@ -29,6 +29,7 @@ func sweepTests() []test {
 		{"ShardRefusals", testSweepShardRefusals},
 		{"ConcurrentShards", testSweepConcurrentShards},
 		{"ConcurrentEnds", testSweepConcurrentEnds},
+		{"CancelDuringShards", testSweepCancelDuringShards},
 		{"Retention", testSweepRetention},
 		{"CancelledContext", testSweepCancelledContext},
 	}
@@ -712,6 +713,59 @@ func testSweepConcurrentEnds(t *testing.T, s store.Store) {
 			t.Fatalf("%d ends won, want 1", winners)
 		}
 		checkSweep(t, "GetSweep after the race", won, getSweep(t, s, sw.ID))
+	}
+}
+
+// testSweepCancelDuringShards cancels a sweep while workers put its
+// shards: each put is stored and counted before the cancel or refused
+// after it (ErrConflict), never stored after it.
+func testSweepCancelDuringShards(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := sweepCustomer(t, s, "ada")
+	const trials = 3
+	markets := sweepMarkets(24)
+	sw := createSweep(t, s, newSweep(c, trials, markets))
+	_, err := s.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, "")
+	mustOK(t, err, "SetSweepStatus")
+
+	var mu sync.Mutex
+	stored := map[string]bool{}
+	var wg sync.WaitGroup
+	for i, m := range markets {
+		wg.Go(func() {
+			got, err := s.PutSweepShard(ctx, sw.ID, m, trials, trialResults(trials, "x"))
+			switch {
+			case errors.Is(err, store.ErrConflict):
+			case err != nil:
+				t.Errorf("PutSweepShard %s: %v", m, err)
+			case got.Status != store.SweepRunning:
+				t.Errorf("PutSweepShard %s stored a shard of a %s sweep", m, got.Status)
+			default:
+				mu.Lock()
+				stored[m] = true
+				mu.Unlock()
+			}
+		})
+		if i == len(markets)/2 {
+			wg.Go(func() {
+				_, err := s.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepRunning}, store.SweepCancelled, "")
+				mustOK(t, err, "SetSweepStatus CANCELLED")
+			})
+		}
+	}
+	wg.Wait()
+
+	got := getSweep(t, s, sw.ID)
+	shards, err := s.ListSweepShards(ctx, sw.ID)
+	mustOK(t, err, "ListSweepShards")
+	if got.Status != store.SweepCancelled || got.ReplaysDone != trials*len(shards) || len(shards) != len(stored) {
+		t.Errorf("after the cancel: %s, %d replays done, %d shards listed, %d puts stored; want CANCELLED, %d × shards, as many shards as puts",
+			got.Status, got.ReplaysDone, len(shards), len(stored), trials)
+	}
+	for _, sh := range shards {
+		if !stored[sh.Market] {
+			t.Errorf("shard %s is stored but its put was refused", sh.Market)
+		}
 	}
 }
 
