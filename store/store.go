@@ -39,6 +39,7 @@ type Store interface {
 	QuotaStore
 	BillingStore
 	MarketActivityStore
+	SweepStore
 	// Ping reports whether the backend is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.
