@@ -36,8 +36,8 @@ Service:
 Database:
   migrate                apply migrations to DATABASE_URL
   seed                   write generated data into DATABASE_URL
-  export                 stream markets and snapshots out of DATABASE_URL as JSONL or CSV
-  import                 load an export into DATABASE_URL
+  export                 stream markets and snapshots out of DATABASE_URL as JSONL, CSV or Parquet
+  import                 load a JSONL or CSV export into DATABASE_URL
 
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
   customers create --email E [--name N] --tier T   prints {"customer_id","key_id","api_key"}

@@ -34,22 +34,29 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	to := fs.String("to", "", "only markets starting before this time (RFC 3339, a date, or epoch ms)")
 	resolved := fs.String("resolved", "", "only resolved (true) or unresolved (false) markets")
 	books := fs.Bool("books", true, "include the snapshots' order books")
-	st, err := adminStore(ctx, fs, args)
-	if err != nil {
+	dbURL := databaseURLFlag(fs)
+	fs.Usage = commandUsage(fs, "updown export [flags]\n\n"+
+		"Markets, snapshots, trades and gaps of DATABASE_URL as JSON Lines, CSV or Parquet, to a file, stdout or (--split) a directory.", adminEnv)
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	defer st.Close()
 
 	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
 	if opt.Format == "" {
 		opt.Format = formatOf(*out)
 	}
-	if opt.What == "" && *split == "" && (opt.Format == transfer.CSV || opt.Format == transfer.Parquet) {
-		return fmt.Errorf("export: a %s file holds one kind of record: give --what markets, snapshots, trades or gaps, or --split market|day", opt.Format)
+	if err := checkExport(opt.Format, opt.What, *split); err != nil {
+		return err
 	}
+	var err error
 	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
 		return err
 	}
+	st, err := openAdminStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	if *split != "" {
 		return exportSplit(ctx, st, *out, transfer.Split(*split), opt, stdout)
 	}
@@ -102,6 +109,30 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+}
+
+// checkExport refuses a format, kind of record or split export cannot
+// write, before anything is opened or created.
+func checkExport(format transfer.Format, what transfer.What, split string) error {
+	switch format {
+	case transfer.JSONL, transfer.CSV, transfer.Parquet:
+	default:
+		return fmt.Errorf("export: --format %q is not jsonl, csv or parquet", format)
+	}
+	switch what {
+	case "", transfer.All, transfer.Markets, transfer.Snapshots, transfer.Trades, transfer.Gaps:
+	default:
+		return fmt.Errorf("export: --what %q is not all, markets, snapshots, trades or gaps", what)
+	}
+	switch transfer.Split(split) {
+	case "", transfer.SplitMarket, transfer.SplitDay:
+	default:
+		return fmt.Errorf("export: --split %q is not market or day", split)
+	}
+	if (what == "" || what == transfer.All) && split == "" && format != transfer.JSONL {
+		return fmt.Errorf("export: a %s file holds one kind of record: give --what markets, snapshots, trades or gaps, or --split market|day", format)
+	}
+	return nil
 }
 
 func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
