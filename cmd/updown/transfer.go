@@ -89,7 +89,18 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "", "jsonl or csv (default: told from the input)")
 	batch := fs.Int("batch", 5000, "snapshots per store write")
 	booksVersion := booksVersionFlag(fs)
-	st, err := adminStore(ctx, fs, args)
+	dbURL := databaseURLFlag(fs)
+	fs.Usage = commandUsage(fs, "updown import [flags]\n\n"+
+		"Load an export (JSON Lines or CSV, gzipped or not) from --in FILE, or piped to stdin, into DATABASE_URL.", adminEnv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	r, closeIn, err := openIn(*in, os.Stdin)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	st, err := openAdminStore(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
@@ -97,11 +108,6 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := st.WriteBooksVersion(*booksVersion); err != nil {
 		return fmt.Errorf("--books-version: %w", err)
 	}
-	r, closeIn, err := openIn(*in)
-	if err != nil {
-		return err
-	}
-	defer closeIn()
 	began := time.Now()
 	stats, err := transfer.Import(ctx, st, r, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
@@ -270,12 +276,18 @@ func createOut(name string, stdout io.Writer) (io.Writer, func() error, error) {
 	}, nil
 }
 
-// openIn opens the import's source, ungzipping input that starts with the
-// gzip magic bytes.
-func openIn(name string) (io.Reader, func(), error) {
-	var r io.Reader = os.Stdin
+// openIn opens the import's source, name or ("-") stdin, ungzipping input
+// that starts with the gzip magic bytes. Stdin must be piped or redirected
+// and carry something: a terminal, or nothing at all, is a mistake (a
+// forgotten --in) that would otherwise import nothing and succeed.
+func openIn(name string, stdin *os.File) (io.Reader, func(), error) {
+	var r io.Reader = stdin
 	closeIn := func() {}
-	if name != "-" {
+	if name == "-" {
+		if fi, err := stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, nil, errors.New("import: stdin is a terminal (or another device), not a piped export: give the file as --in FILE, or pipe it in (updown import < export.jsonl)")
+		}
+	} else {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("import: %w", err)
@@ -283,6 +295,13 @@ func openIn(name string) (io.Reader, func(), error) {
 		r, closeIn = f, func() { _ = f.Close() }
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
+	if _, err := br.Peek(1); name == "-" && err != nil {
+		closeIn()
+		if errors.Is(err, io.EOF) {
+			return nil, nil, errors.New("import: read nothing from stdin: give the export as --in FILE, or pipe it in (updown import < export.jsonl)")
+		}
+		return nil, nil, fmt.Errorf("import: read stdin: %w", err)
+	}
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
