@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,7 +51,7 @@ func (f *serviceFlags) require() error {
 		missing = append(missing, "REDIS_URL")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%v must be set (or use `updown dev` for an embedded setup)", missing)
+		return fmt.Errorf("%s must be set (or use `updown dev` for an embedded setup)", strings.Join(missing, " and "))
 	}
 	return nil
 }
