@@ -58,11 +58,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	start := time.Now()
+	// The address first: a port another process holds is told at once,
+	// before seconds of data generation and a worker that would be wasted.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("dev: cannot listen on %s (another updown dev, or another server, may hold it: stop it, or give --addr or PORT): %w", *addr, err)
+	}
+	defer ln.Close() // on an early return; serving closes it too
 	log := newLogger(stderr, "text")
 	if os.Getenv("DATABASE_URL") != "" && *databaseURL == "" {
 		log.Info("DATABASE_URL is ignored: updown dev uses Postgres only when given --database")
 	}
-	start := time.Now()
 
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
@@ -130,7 +137,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		g.Go(func() error { return dc.run(gctx, *collectEvery) })
 	}
 	g.Go(func() error {
-		return serveHTTP(gctx, "api", *addr, srv, log, func(a net.Addr) {
+		return serveOn(gctx, "api", ln, srv, log, func(a net.Addr) {
 			printBanner(stdout, a, storeName, time.Since(start), secrets)
 		})
 	})

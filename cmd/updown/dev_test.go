@@ -155,3 +155,25 @@ func assertNoDevTraces(t *testing.T, dbURL string) {
 		t.Errorf("dev wrote %d markets into the production database (%v)", n, err)
 	}
 }
+
+// TestDevBusyPortFailsFirst: dev on an address another process holds
+// fails naming the address, before it generates data or starts a worker.
+func TestDevBusyPortFailsFirst(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.Addr().String()
+	var log syncBuffer
+	err = run(context.Background(), []string{"dev", "--addr", addr, "--snapshots-per-market", "20"}, io.Discard, &log)
+	if err == nil || !strings.Contains(err.Error(), "listen on "+addr) {
+		t.Fatalf("dev on a held address: %v; want an error naming %s", err, addr)
+	}
+	for _, work := range []string{"generated dev data", "loaded live exchange data", "worker started"} {
+		if strings.Contains(log.String(), work) {
+			t.Errorf("dev did %q before it found its address taken:\n%s", work, log.String())
+		}
+	}
+}
