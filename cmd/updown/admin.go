@@ -33,7 +33,7 @@ func adminStore(ctx context.Context, fs *flag.FlagSet, args []string) (*postgres
 
 // databaseURLFlag registers an administration command's --database-url.
 func databaseURLFlag(fs *flag.FlagSet) *string {
-	return fs.String("database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
+	return urlFlag(fs, "database-url", envOr("DATABASE_URL", ""), "Postgres `URL` (env DATABASE_URL)")
 }
 
 // openAdminStore opens the database at url for an administration command,
@@ -252,7 +252,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // redisURLFlag registers --redis-url, which the commands that change a
 // customer use to tell the api processes at once.
 func redisURLFlag(fs *flag.FlagSet) *string {
-	return fs.String("redis-url", envOr("REDIS_URL", ""), "Redis URL of the api processes, told of the change at once (env REDIS_URL)")
+	return urlFlag(fs, "redis-url", envOr("REDIS_URL", ""), "Redis `URL` of the api processes, told of the change at once (env REDIS_URL)")
 }
 
 // tellAPIs tells the api processes sharing the Redis at redisURL that the

@@ -38,8 +38,14 @@ type serviceFlags struct {
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", ":"+envOr("PORT", "8080"), "listen address (env PORT)")
-	fs.StringVar(&f.databaseURL, "database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
-	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis URL (env REDIS_URL)")
+	f.registerBackends(fs)
+}
+
+// registerBackends registers --database-url and --redis-url, whose
+// defaults, from the environment, -h shows without their passwords.
+func (f *serviceFlags) registerBackends(fs *flag.FlagSet) {
+	urlFlagVar(fs, &f.databaseURL, "database-url", envOr("DATABASE_URL", ""), "Postgres `URL` (env DATABASE_URL)")
+	urlFlagVar(fs, &f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis `URL` (env REDIS_URL)")
 }
 
 func (f *serviceFlags) require() error {
