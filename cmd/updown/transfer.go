@@ -61,16 +61,17 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return exportSplit(ctx, st, *out, transfer.Split(*split), opt, stdout)
 	}
 
-	w, closeOut, err := createOut(*out, stdout)
+	o, err := createOut(*out, stdout)
 	if err != nil {
 		return err
 	}
 	began := time.Now()
-	stats, err := transfer.Export(ctx, st, w, opt)
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
+	stats, err := transfer.Export(ctx, st, o, opt)
 	if err != nil {
+		o.abort()
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := o.commit(); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	summary := stdout
@@ -173,11 +174,11 @@ func exportSplit(ctx context.Context, st transfer.Source, dir string, split tran
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		w, closeOut, err := createOut(path, nil)
+		o, err := createOut(path, nil)
 		if err != nil {
 			return nil, err
 		}
-		return writeCloser{w, closeOut}, nil
+		return writeCloser{o, o.commit}, nil
 	}
 	began := time.Now()
 	stats, err := transfer.ExportSplit(ctx, st, create, split, opt)
@@ -247,33 +248,70 @@ func parseWhen(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not RFC 3339, a date (2006-01-02) or epoch milliseconds", s)
 }
 
-// createOut opens the export's destination; close flushes and closes it.
-func createOut(name string, stdout io.Writer) (io.Writer, func() error, error) {
-	var w io.Writer = stdout
-	closers := []func() error{}
+// output is where an export goes: stdout, or a file written under a
+// temporary name beside it and renamed over it once complete, so that an
+// export that fails (or is interrupted) leaves the file as it was.
+type output struct {
+	io.Writer
+	flush []func() error // the compression and buffering, innermost first
+	tmp   *os.File       // nil for stdout
+	name  string
+}
+
+// createOut opens the export's destination, name or ("-") stdout;
+// gzipped when name ends in .gz. Commit or abort it.
+func createOut(name string, stdout io.Writer) (*output, error) {
+	o := &output{Writer: stdout, name: name}
 	if name != "-" {
-		f, err := os.Create(name)
+		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 		if err != nil {
-			return nil, nil, fmt.Errorf("export: %w", err)
+			return nil, fmt.Errorf("export: create %s: %w", name, err)
 		}
-		w = f
-		closers = append(closers, f.Close)
+		o.tmp, o.Writer = f, f
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	w = bw
-	closers = append([]func() error{bw.Flush}, closers...)
+	bw := bufio.NewWriterSize(o.Writer, 1<<20)
+	o.Writer, o.flush = bw, []func() error{bw.Flush}
 	if strings.HasSuffix(name, ".gz") {
 		zw := gzip.NewWriter(bw)
-		w = zw
-		closers = append([]func() error{zw.Close}, closers...)
+		o.Writer, o.flush = zw, []func() error{zw.Close, bw.Flush}
 	}
-	return w, func() error {
-		var errs []error
-		for _, c := range closers {
-			errs = append(errs, c())
-		}
+	return o, nil
+}
+
+// commit completes the output: flushed, and a file renamed into place,
+// with the permissions of the file it replaces (0644 for a new one). When
+// that fails, the temporary file is removed and the old one left.
+func (o *output) commit() error {
+	var errs []error
+	for _, f := range o.flush {
+		errs = append(errs, f())
+	}
+	if o.tmp == nil {
 		return errors.Join(errs...)
-	}, nil
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(o.name); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	errs = append(errs, o.tmp.Chmod(mode), o.tmp.Close())
+	if err := errors.Join(errs...); err != nil {
+		_ = os.Remove(o.tmp.Name())
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	if err := os.Rename(o.tmp.Name(), o.name); err != nil {
+		_ = os.Remove(o.tmp.Name())
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// abort gives up the output: a file's temporary is removed, leaving what
+// was at its name before.
+func (o *output) abort() {
+	if o.tmp != nil {
+		_ = o.tmp.Close()
+		_ = os.Remove(o.tmp.Name())
+	}
 }
 
 // openIn opens the import's source, name or ("-") stdin, ungzipping input
