@@ -25,7 +25,7 @@ var adminEnv = []envDoc{{"DATABASE_URL", "Postgres URL (required); --database-ur
 // DATABASE_URL for it, migrated.
 func adminStore(ctx context.Context, fs *flag.FlagSet, args []string) (*postgres.Store, error) {
 	url := databaseURLFlag(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	return openAdminStore(ctx, *url)

@@ -63,3 +63,32 @@ func TestHelpRedactsPasswords(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandsRefuseArguments: every command refuses positional
+// arguments, alone or after its flags, with a message naming them and a
+// non-zero exit, before it touches anything (no database or Redis here);
+// import's message says how to give it a file.
+func TestCommandsRefuseArguments(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "REDIS_URL=redis://127.0.0.1:1/0"}
+	lines := append(append([][]string{}, everyCommand...), []string{"version"})
+	for _, cmd := range lines {
+		for _, extra := range [][]string{{"stray.jsonl"}, {"--", "stray.jsonl", "more"}} {
+			args := append(append([]string{}, cmd...), extra...)
+			code, stdout, stderr := runBinary(t, env, args...)
+			if code == 0 || !strings.Contains(stderr, `unexpected argument`) || !strings.Contains(stderr, `"stray.jsonl"`) {
+				t.Errorf("updown %s: exit %d, want non-zero and the argument named\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+			}
+		}
+	}
+	if _, _, stderr := runBinary(t, env, "import", "notes.jsonl"); !strings.Contains(stderr, "--in notes.jsonl") {
+		t.Errorf("updown import notes.jsonl does not suggest --in:\n%s", stderr)
+	}
+	// `updown help CMD` is CMD's help.
+	for _, cmd := range everyCommand {
+		args := append([]string{"help"}, cmd...)
+		if code, stdout, stderr := runBinary(t, nil, args...); code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {
+			t.Errorf("updown %s: exit %d, want 0 and its usage\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}

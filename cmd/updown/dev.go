@@ -55,7 +55,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	collectEvery := fs.Duration("collect-every", 5*time.Second, "how often the dev collector moves generated data to the present (0: never)")
 	fs.Usage = commandUsage(fs, "updown dev [flags]\n\nThe api, a worker and generated data in one process, on an embedded Redis and the in-memory store;\n"+
 		"demo keys and built-in secrets that work only here.", devEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	start := time.Now()

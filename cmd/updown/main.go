@@ -19,6 +19,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -95,15 +97,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr)
 	case "version", "--version":
+		if len(rest) > 0 {
+			return fmt.Errorf("version: %s: it takes none", unexpected(rest))
+		}
 		fmt.Fprintln(stdout, versionString())
 		return nil
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 { // updown help export: that command's help
+			return run(ctx, append(rest, "-h"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// parseFlags parses a command's flags and refuses anything else: no
+// command takes positional arguments, and one ignored (updown import FILE)
+// would quietly do something other than what was asked.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: %s: it takes flags only (see updown %s -h)", fs.Name(), unexpected(fs.Args()), fs.Name())
+	}
+	return nil
+}
+
+// unexpected names arguments a command does not take.
+func unexpected(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = strconv.Quote(a)
+	}
+	if len(args) == 1 {
+		return "unexpected argument " + quoted[0]
+	}
+	return "unexpected arguments " + strings.Join(quoted, ", ")
 }
 
 // newLogger builds the process logger from LOG_LEVEL and LOG_FORMAT.

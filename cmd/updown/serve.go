@@ -69,7 +69,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	f.register(fs)
 	migrate := fs.Bool("migrate", envOr("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
 	fs.Usage = commandUsage(fs, "updown api [flags]\n\nThe HTTP API: market data, replays and backtests (run by workers), the Backtest AI agent, billing webhooks.", apiEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := f.require(); err != nil {
@@ -115,7 +115,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
 		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := f.require(); err != nil {

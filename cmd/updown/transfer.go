@@ -37,7 +37,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbURL := databaseURLFlag(fs)
 	fs.Usage = commandUsage(fs, "updown export [flags]\n\n"+
 		"Markets, snapshots, trades and gaps of DATABASE_URL as JSON Lines, CSV or Parquet, to a file, stdout or (--split) a directory.", adminEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 
@@ -93,7 +93,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbURL := databaseURLFlag(fs)
 	fs.Usage = commandUsage(fs, "updown import [flags]\n\n"+
 		"Load an export (JSON Lines or CSV, gzipped or not) from --in FILE, or piped to stdin, into DATABASE_URL.", adminEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
+		}
 		return err
 	}
 	r, closeIn, err := openIn(*in, os.Stdin)
