@@ -61,7 +61,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		*discovery = min(*discovery, *quick/4)
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, false)
+	b, closeBackends, err := openBackends(ctx, f, false, log)
 	if err != nil {
 		return err
 	}

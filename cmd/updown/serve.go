@@ -87,7 +87,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, *migrate)
+	b, closeBackends, err := openBackends(ctx, f, *migrate, log)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, false)
+	b, closeBackends, err := openBackends(ctx, f, false, log)
 	if err != nil {
 		return err
 	}
@@ -217,9 +217,10 @@ func (b backends) checks() map[string]func(context.Context) error {
 	}
 }
 
-// openBackends opens the flags' Postgres (migrated when asked) and Redis;
-// close releases both.
-func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends, close func(), err error) {
+// openBackends opens the flags' Postgres and Redis; close releases both.
+// Postgres is migrated when asked, else waited for until another process
+// has migrated it (waitForSchema).
+func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.Logger) (b backends, close func(), err error) {
 	// A REDIS_URL that does not parse is told before anything connects.
 	opt, connOpt, err := parseRedisURL(f.redisURL)
 	if err != nil {
@@ -228,6 +229,12 @@ func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends
 	st, err := openPostgres(ctx, f.databaseURL, migrate)
 	if err != nil {
 		return b, nil, err
+	}
+	if !migrate {
+		if err := waitForSchema(ctx, st, log, schemaPoll); err != nil {
+			st.Close()
+			return b, nil, err
+		}
 	}
 	rdb, err := openRedis(ctx, opt)
 	if err != nil {
@@ -253,6 +260,40 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 		}
 	}
 	return st, nil
+}
+
+// schemaPoll is how often a process waiting for the schema looks again.
+const schemaPoll = time.Second
+
+// waitForSchema returns once the database's schema is at the version this
+// build needs. The processes start together (Procfile) and only the api
+// migrates: a worker or collector that queried before it did would fail
+// on tables and columns not there yet, so it waits, saying so once.
+func waitForSchema(ctx context.Context, st *postgres.Store, log *slog.Logger, every time.Duration) error {
+	want := postgres.LatestSchemaVersion()
+	waited := false
+	for {
+		have, err := st.SchemaVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("database schema: %w", err)
+		}
+		if have >= want {
+			if waited {
+				log.Info("database schema ready", "version", have)
+			}
+			return nil
+		}
+		if !waited {
+			waited = true
+			log.Info(fmt.Sprintf("waiting for database schema version %d (have %d); run updown migrate or start the api", want, have),
+				"want", want, "have", have)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for database schema version %d: %w", want, context.Cause(ctx))
+		case <-time.After(every):
+		}
+	}
 }
 
 // parseRedisURL reads REDIS_URL for go-redis and for Asynq. Its errors
