@@ -77,13 +77,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "dev":
-		return runDev(ctx, rest, stdout, stderr)
+		return stopped(ctx, runDev(ctx, rest, stdout, stderr))
 	case "api":
-		return runAPI(ctx, rest, stderr)
+		return stopped(ctx, runAPI(ctx, rest, stderr))
 	case "worker":
-		return runWorker(ctx, rest, stderr)
+		return stopped(ctx, runWorker(ctx, rest, stderr))
 	case "collect":
-		return runCollect(ctx, rest, stdout, stderr)
+		return stopped(ctx, runCollect(ctx, rest, stdout, stderr))
 	case "export":
 		return runExport(ctx, rest, stdout, stderr)
 	case "import":
@@ -112,6 +112,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// stopped is a service's error, or none when it is only the signal that
+// stopped it, come before the service was up (generating dev's data,
+// waiting for the schema): stopping a service is what a signal asks, not
+// a failure. Commands that do a job (import, say) fail when interrupted:
+// their job is not done.
+func stopped(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.Cause(ctx))) {
+		return nil
+	}
+	return err
 }
 
 // parseFlags parses a command's flags and refuses anything else: no
