@@ -46,6 +46,10 @@ func TestWaitForSchema(t *testing.T) {
 	var out syncBuffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 
+	latest, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := waitForSchema(cctx, st, log, time.Millisecond); err == nil || !strings.Contains(err.Error(), "canceled") {
@@ -54,7 +58,7 @@ func TestWaitForSchema(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- waitForSchema(ctx, st, log, 10*time.Millisecond) }()
-	want := fmt.Sprintf("waiting for database schema version %d (have 0); run updown migrate or start the api", postgres.LatestSchemaVersion())
+	want := fmt.Sprintf("waiting for database schema version %d (have 0); run updown migrate or start the api", latest)
 	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), want); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no %q within 30s:\n%s", want, out.String())
@@ -101,8 +105,12 @@ func TestProcessesWaitForMigration(t *testing.T) {
 	addr := freeAddr(t)
 	api := startProc(t, "api", s.environ(), "api", "--addr", addr) // MIGRATE_ON_START=false
 	procs := []*proc{collector, worker, api}
+	latest, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	want := fmt.Sprintf("waiting for database schema version %d (have 0); run updown migrate or start the api", postgres.LatestSchemaVersion())
+	want := fmt.Sprintf("waiting for database schema version %d (have 0); run updown migrate or start the api", latest)
 	for _, p := range procs {
 		p.waitOutput(t, want, 60*time.Second)
 	}

@@ -270,7 +270,10 @@ const schemaPoll = time.Second
 // migrates: a worker or collector that queried before it did would fail
 // on tables and columns not there yet, so it waits, saying so once.
 func waitForSchema(ctx context.Context, st *postgres.Store, log *slog.Logger, every time.Duration) error {
-	want := postgres.LatestSchemaVersion()
+	want, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		return err
+	}
 	waited := false
 	for {
 		have, err := st.SchemaVersion(ctx)
