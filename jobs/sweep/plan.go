@@ -171,9 +171,10 @@ func (r *Request) normalizeRest() error {
 	switch s.Kind {
 	case "", SplitNone:
 		s.Kind = SplitNone
-		if s.TestFraction != 0 || s.EmbargoMarkets != 0 || s.Folds != 0 {
+		if s.TestFraction != 0 || s.EmbargoMarkets > 0 || s.Folds != 0 {
 			return invalid("split", "split NONE takes no testFraction, embargoMarkets or folds")
 		}
+		s.EmbargoMarkets = 0
 	case SplitHoldout:
 		if s.Folds != 0 {
 			return invalid("split.folds", "split.folds belongs to WALK_FORWARD")

@@ -94,7 +94,7 @@ type Markets struct {
 type Split struct {
 	Kind           string  `json:"kind"`
 	TestFraction   float64 `json:"testFraction,omitempty"`   // HOLDOUT
-	EmbargoMarkets int     `json:"embargoMarkets,omitempty"` // HOLDOUT, WALK_FORWARD
+	EmbargoMarkets int     `json:"embargoMarkets"`           // HOLDOUT, WALK_FORWARD
 	Folds          int     `json:"folds,omitempty"`          // WALK_FORWARD
 }
 
