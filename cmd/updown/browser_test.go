@@ -721,7 +721,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
 		pages := []struct{ name, hash, page string }{
 			{"markets", "#/markets", "markets"}, {"market", "#/market/" + slug24, "market"}, {"replay", "#/replay", "replay"},
-			{"agent", "#/agent", "agent"}, {"exchange", "#/exchange", "exchange"}, {"account", "#/account", "account"},
+			{"agent", "#/agent", "agent"}, {"exchange", "#/exchange", "exchange"}, {"account", "#/account", "account"}, {"docs", "/docs", ""},
 		}
 		for _, width := range []int64{1280, 390} {
 			height := int64(800)
@@ -808,6 +808,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		d.eval(`document.querySelectorAll('section.op').length`, &ops)
 		if ops < 20 {
 			t.Errorf("the docs show %d operations", ops)
+		}
+		// Markets first; the replay body shows ranges, defaults and examples,
+		// and entryConditions as a required array of conditions.
+		var tags []string
+		d.eval(`[...document.querySelectorAll('nav [data-tag]')].map(x => x.dataset.tag)`, &tags)
+		if len(tags) < 5 || tags[0] != "Markets" {
+			t.Errorf("docs sections %q: want Markets first", tags)
+		}
+		var body string
+		d.eval(`document.getElementById('replay') ? document.getElementById('replay').querySelector('table.schema').innerText : ''`, &body)
+		for _, want := range []string{"entryConditions required", "array of ReplayCondition", "range 1 to 100", "default 50", "one of NONE, MARKET, CUSTOM", "example 0.07"} {
+			if !strings.Contains(strings.Join(strings.Fields(body), " "), want) {
+				t.Errorf("the replay body in the docs lacks %q:\n%s", want, body)
+			}
+		}
+		if strings.Contains(body, "null") {
+			t.Errorf("the replay body in the docs shows null types:\n%s", body)
 		}
 	})
 
