@@ -53,8 +53,9 @@ function constraints(s: Schema | undefined): HTMLElement[] {
   if (lo !== undefined && hi !== undefined) line('range', `${lo} to ${hi}`);
   else if (lo !== undefined) line(s.exclusiveMinimum !== undefined ? 'more than' : 'minimum', String(lo));
   else if (hi !== undefined) line(s.exclusiveMaximum !== undefined ? 'less than' : 'maximum', String(hi));
-  if (s.minItems !== undefined || s.maxItems !== undefined) line('items', `${s.minItems ?? 0} to ${s.maxItems ?? 'any'}`);
-  if (s.minLength !== undefined || s.maxLength !== undefined) line('length', `${s.minLength ?? 0} to ${s.maxLength ?? 'any'}`);
+  const span = (lo: number | undefined, hi: number | undefined) => (lo !== undefined && hi !== undefined ? `${lo} to ${hi}` : lo !== undefined ? `at least ${lo}` : `at most ${hi}`);
+  if (s.minItems !== undefined || s.maxItems !== undefined) line('items', span(s.minItems, s.maxItems));
+  if (s.minLength !== undefined || s.maxLength !== undefined) line('length', span(s.minLength, s.maxLength));
   if (s.pattern) line('pattern', s.pattern);
   if (s.enum) line('one of', s.enum.map(show).join(', '));
   if (s.default !== undefined) line('default', show(s.default));

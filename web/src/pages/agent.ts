@@ -155,7 +155,7 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
           h('td', { class: 'slug' }, h('a', { href: `#/market/${encodeURIComponent(r.slug)}` }, r.slug)),
           td(pnl(r.pnl), true),
           td(int(r.trades), true),
-          td(pct(r.win), true),
+          td(r.trades > 0 ? pct(r.win) : '—', true),
           td(r.err),
         ),
       ),
@@ -231,7 +231,8 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
           { label: 'lost', stroke: COLORS.down, fill: 'rgba(207,34,46,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
         ],
       },
-      [xs, ok.map((r) => (r.pnl >= 0 ? r.pnl : null)), ok.map((r) => (r.pnl < 0 ? r.pnl : null))],
+      // A market without a trade (pnl 0) is neither won nor lost: no bar.
+      [xs, ok.map((r) => (r.pnl > 0 ? r.pnl : null)), ok.map((r) => (r.pnl < 0 ? r.pnl : null))],
     );
   }
 }
