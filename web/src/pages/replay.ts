@@ -179,6 +179,7 @@ export function showResult(box: HTMLElement, d: ReplayResult): void {
   const p = d.performance;
   const show = (k: string, f: Fmt) => {
     const v = p[k];
+    if (k === 'win_rate' && p.total_trades === 0) return '—'; // no trade, no rate
     return typeof v === 'number' ? f(v) : (v ?? '—');
   };
   const chart = h('div', { class: 'chart', testid: 'equity-chart', role: 'img', 'aria-label': 'Equity over the market, with in-position spans and trades' });
