@@ -72,9 +72,10 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     ),
     tbody,
   );
-  const warning = h('p', { class: 'warning', role: 'status' });
+  // When the plan's window hides older matches, it says so where they would be: under the table.
+  const warning = h('p', { class: 'plan-limit', role: 'status', testid: 'markets-plan-limit' });
   const pager = h('div', { class: 'pager' });
-  clear(ctx.el, h('h1', null, 'Markets'), filters, warning, table, pager);
+  clear(ctx.el, h('h1', null, 'Markets'), filters, table, pager, warning);
 
   const q = new URLSearchParams({ coin: coin.value, limit: String(PAGE), offset: String(offset) });
   if (type.value) q.set('market_type', type.value);
