@@ -1,8 +1,9 @@
 import { ApiError, get, post } from '../api';
 import { conditionRow, executionControls, readRow } from '../builder';
-import { chartWidth, COLORS, draw, uPlot } from '../chart';
+import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fmtNum, fmtTime, h, select } from '../dom';
+import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
+import { int, num, pct, pnl, shares, time, usd } from '../format';
 import { type Condition, formatCode, parseCode, type Rules } from '../strategy';
 
 interface Trade {
@@ -36,18 +37,19 @@ export interface ReplayResult {
   total_snapshots: number;
 }
 
-const FIGURES: [string, string][] = [
-  ['total_pnl', 'Total pnl'],
-  ['total_pnl_percent', 'Total pnl %'],
-  ['total_trades', 'Trades'],
-  ['win_rate', 'Win rate %'],
-  ['max_drawdown', 'Max drawdown'],
-  ['avg_trade_pnl', 'Average trade'],
-  ['best_trade', 'Best trade'],
-  ['worst_trade', 'Worst trade'],
-  ['time_in_position_pct', 'Time in position %'],
-  ['total_fees', 'Fees'],
-  ['final_market_outcome', 'Outcome'],
+type Fmt = (x: number) => string;
+const FIGURES: [string, string, Fmt][] = [
+  ['total_pnl', 'Total pnl', (x) => pnl(x)],
+  ['total_pnl_percent', 'Total pnl %', (x) => pct(x, 2)],
+  ['total_trades', 'Trades', int],
+  ['win_rate', 'Win rate', (x) => pct(x)],
+  ['max_drawdown', 'Max drawdown', (x) => usd(x)],
+  ['avg_trade_pnl', 'Average trade', (x) => pnl(x)],
+  ['best_trade', 'Best trade', (x) => pnl(x)],
+  ['worst_trade', 'Worst trade', (x) => pnl(x)],
+  ['time_in_position_pct', 'Time in position', (x) => pct(x)],
+  ['total_fees', 'Fees', (x) => usd(x, 3)],
+  ['final_market_outcome', 'Outcome', String],
 ];
 
 export async function replayPage(ctx: Ctx): Promise<void> {
@@ -175,48 +177,64 @@ export async function replayPage(ctx: Ctx): Promise<void> {
 
 export function showResult(box: HTMLElement, d: ReplayResult): void {
   const p = d.performance;
-  const fig = (k: string) => {
+  const show = (k: string, f: Fmt) => {
     const v = p[k];
-    return typeof v === 'number' ? String(v) : (v ?? '—');
+    if (k === 'win_rate' && p.total_trades === 0) return '—'; // no trade, no rate
+    return typeof v === 'number' ? f(v) : (v ?? '—');
   };
   const chart = h('div', { class: 'chart', testid: 'equity-chart', role: 'img', 'aria-label': 'Equity over the market, with in-position spans and trades' });
   const rows = d.trades.map((t) =>
     h(
       'tr',
       { testid: 'trade-row', class: t.type === 'ENTRY' ? 'entry' : 'exit' },
-      h('td', null, t.type),
-      h('td', null, t.reason),
-      h('td', null, fmtTime(t.time)),
-      h('td', { class: 'num' }, fmtNum(t.price, 4)),
-      h('td', { class: 'num' }, fmtNum(t.fill_price, 4)),
-      h('td', { class: 'num' }, fmtNum(t.shares, 4)),
-      h('td', { class: 'num' }, fmtNum(t.slippage, 4)),
-      h('td', { class: 'num' }, fmtNum(t.fee ?? 0, 5)),
-      h('td', { class: 'num' }, fmtNum(t.position_pnl, 4)),
-      h('td', { class: 'num' }, fmtNum(t.cumulative_pnl, 4)),
+      td(t.type),
+      td(t.reason),
+      tdTime(time(t.time, true)),
+      td(num(t.price, 3), true),
+      td(num(t.fill_price, 3), true),
+      td(shares(t.shares), true),
+      td(num(t.slippage, 3), true),
+      td(usd(t.fee ?? 0, 3), true),
+      td(pnl(t.position_pnl), true),
+      td(pnl(t.cumulative_pnl), true),
     ),
   );
+  const table = h(
+    'table',
+    { class: 'data cards', testid: 'trades-table' },
+    h('caption', null, `${int(d.trades.length)} trade events`),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        th('Type'),
+        th('Reason'),
+        th('Time (UTC)'),
+        th('Price', true),
+        th('Fill', true),
+        th('Shares', true),
+        th('Slippage', true),
+        th('Fee', true),
+        th('Position pnl', true),
+        th('Cumulative pnl', true),
+      ),
+    ),
+    h('tbody', null, rows),
+  );
+  labelCells(table);
   clear(
     box,
     h('h2', null, `Result on ${d.market.slug}`),
     h(
       'dl',
       { class: 'figures' },
-      FIGURES.filter(([k]) => k in p).map(([k, label]) => [
-        h('dt', null, label),
-        h('dd', { testid: k === 'total_pnl' ? 'replay-total-pnl' : k === 'total_trades' ? 'replay-total-trades' : undefined }, fig(k)),
-      ]),
-      h('dt', null, 'Snapshots'),
-      h('dd', null, String(d.total_snapshots)),
+      FIGURES.filter(([k]) => k in p).map(([k, label, f]) => fig(label, show(k, f), k === 'total_pnl' ? 'replay-total-pnl' : k === 'total_trades' ? 'replay-total-trades' : undefined)),
+      fig('Snapshots', int(d.total_snapshots)),
     ),
     chart,
-    h(
-      'table',
-      { class: 'data', testid: 'trades-table' },
-      h('caption', null, `${d.trades.length} trade events`),
-      h('thead', null, h('tr', null, ['Type', 'Reason', 'Time (UTC)', 'Price', 'Fill', 'Shares', 'Slippage', 'Fee', 'Position pnl', 'Cumulative pnl'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', null, rows),
-    ),
+    table,
   );
   equityChart(chart, d);
 }
@@ -268,12 +286,12 @@ function equityChart(el: HTMLElement, d: ReplayResult): void {
       height: 300,
       plugins: [shade],
       scales: { x: { time: true } },
-      axes: [{}, { label: 'equity pnl', size: 60 }],
+      axes: [timeAxis(), { label: 'pnl ($)', size: 60, values: numberTicks() }],
       series: [
-        { label: 'time (UTC)' },
-        { label: 'pnl (realized + unrealized)', stroke: COLORS.equity, width: 1.5 },
-        { label: 'realized', stroke: COLORS.muted, width: 1 },
-        { label: 'trades', stroke: '#000', width: 0, points: { show: true, size: 8, fill: '#fff', stroke: '#000' } },
+        timeSeries(),
+        { label: 'pnl (realized + unrealized)', stroke: COLORS.equity, width: 1.5, value: (_u, v) => pnl(v) },
+        { label: 'realized', stroke: COLORS.muted, width: 1, value: (_u, v) => pnl(v) },
+        { label: 'trades', stroke: '#000', width: 0, points: { show: true, size: 8, fill: '#fff', stroke: '#000' }, value: (_u, v) => pnl(v) },
       ],
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     },
