@@ -68,6 +68,9 @@ type Config struct {
 	AI AIConfig
 	// Jobs runs replays and backtests on the workers (worker.Client).
 	Jobs JobRunner
+	// Sweeps queues sweep shards on the workers (worker.Client); without
+	// it POST /v1/sweeps answers 503.
+	Sweeps SweepQueue
 	// JobWait bounds how long a request waits for its job (default 60 s)
 	// before answering 504 JOB_TIMEOUT with the job id.
 	JobWait time.Duration
@@ -154,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
+	s.registerSweeps() // sweeps.go
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}
