@@ -21,7 +21,6 @@ func sweepBody(count int, extra string) string {
 		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":` + strconv.Itoa(count) + `}` + extra + `}`
 }
 
-
 // TestSweepThroughWorkers posts a sweep, follows it to DONE through real
 // Asynq workers, pages its trials, and checks the plan gate, validation
 // and the size limit.
