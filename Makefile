@@ -22,7 +22,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 
 ## build: the one binary, in bin/ (where the Procfile runs it); `bin/updown version` names its commit
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/updown ./cmd/updown
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X github.com/updown/updown/jobs/transfer.version=$(VERSION)" -o bin/updown ./cmd/updown
 
 ## lint: formatting, vet and staticcheck
 lint:

@@ -74,12 +74,13 @@ type marketTradePageBody struct {
 
 // marketTradeJSON is one Polymarket trade (a last_trade_price event).
 type marketTradeJSON struct {
-	Time       string  `json:"time" format:"date-time" doc:"Polymarket's timestamp of the trade."`
+	Time       string  `json:"time" format:"date-time" doc:"Polymarket's timestamp of the trade: UTC with microseconds (six fraction digits), as in every format of the trade (JSON, CSV, Parquet)."`
 	Outcome    string  `json:"outcome" enum:"Up,Down" doc:"The outcome token traded."`
 	Price      float64 `json:"price" minimum:"0" maximum:"1"`
 	Size       float64 `json:"size" doc:"Shares."`
 	Side       string  `json:"side" enum:"BUY,SELL" doc:"The taker's side."`
 	FeeRateBps float64 `json:"fee_rate_bps" doc:"The fee rate Polymarket reported for the trade, in basis points."`
+	TxHash     string  `json:"tx_hash" doc:"The trade's settlement transaction hash; empty when Polymarket did not name it. The CSV and Parquet forms carry the same fields, with the market's slug on every row."`
 }
 
 type gapsBySlugInput struct {
@@ -98,8 +99,8 @@ type gapsBody struct {
 }
 
 type gapJSON struct {
-	From string `json:"from" format:"date-time" doc:"The last snapshot before the gap (or the window's start)."`
-	To   string `json:"to" format:"date-time" doc:"The first snapshot after it (or the window's end)."`
+	From string `json:"from" format:"date-time" doc:"The last snapshot before the gap (or the window's start); UTC with microseconds, as snapshots' times."`
+	To   string `json:"to" format:"date-time" doc:"The first snapshot after it (or the window's end); UTC with microseconds."`
 }
 
 // marketTradesPattern is the market trades route as documented and as Huma
@@ -242,8 +243,8 @@ func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTrade
 	if !p.CSV {
 		body.Trades = make([]marketTradeJSON, len(trades))
 		for i, t := range trades {
-			body.Trades[i] = marketTradeJSON{Time: formatTime(t.Time), Outcome: t.Outcome, Price: t.Price, Size: t.Size,
-				Side: t.Side, FeeRateBps: t.FeeRateBps}
+			body.Trades[i] = marketTradeJSON{Time: formatRecordTime(t.Time), Outcome: t.Outcome, Price: t.Price, Size: t.Size,
+				Side: t.Side, FeeRateBps: t.FeeRateBps, TxHash: t.TxHash}
 		}
 	}
 	return &marketTradesOutput{Body: body}, nil
@@ -334,7 +335,7 @@ func (s *Server) gaps(ctx context.Context, m store.Market) (*gapsOutput, error) 
 	}
 	out := &gapsOutput{Body: gapsBody{Market: toMarketJSON(m), Gaps: make([]gapJSON, len(gaps))}}
 	for i, g := range gaps {
-		out.Body.Gaps[i] = gapJSON{From: formatTime(g.From), To: formatTime(g.To)}
+		out.Body.Gaps[i] = gapJSON{From: formatRecordTime(g.From), To: formatRecordTime(g.To)}
 	}
 	return out, nil
 }

@@ -93,7 +93,7 @@ func addActivity(t *testing.T, st store.Store) {
 }
 
 // upstreamFields are the market object's fields beyond SPEC's.
-var upstreamFields = []string{"upstream_slug", "taker_fee_rate", "fee_exponent", "tick_size", "tick_size_changes",
+var upstreamFields = []string{"upstream_slug", "taker_fee_rate", "fee_exponent", "maker_rebate_rate", "tick_size", "tick_size_changes",
 	"min_order_size", "resolution_source", "price_to_beat", "final_price"}
 
 func TestMarketUpstreamFields(t *testing.T) {
@@ -115,7 +115,7 @@ func TestMarketUpstreamFields(t *testing.T) {
 				t.Fatalf("%s: tick_size_changes = %v", where, m["tick_size_changes"])
 			}
 			c := changes[0].(map[string]any)
-			if c["time"] != "2026-04-29T12:52:00.250Z" || c["tick_size"] != 0.001 || len(c) != 2 {
+			if c["time"] != "2026-04-29T12:52:00.250000Z" || c["tick_size"] != 0.001 || len(c) != 2 {
 				t.Errorf("%s: tick size change = %v", where, c)
 			}
 		}
@@ -173,13 +173,14 @@ func TestMarketTrades(t *testing.T) {
 		// Newest first, every field as stored.
 		for i, got := range page.Trades {
 			want := all[len(all)-1-i]
-			if got["time"] != want.Time.UTC().Format("2006-01-02T15:04:05.000Z") || got["outcome"] != want.Outcome ||
-				got["price"] != want.Price || got["size"] != want.Size || got["side"] != want.Side || got["fee_rate_bps"] != 1000.0 || len(got) != 6 {
+			if got["time"] != recordTime(want.Time) || got["outcome"] != want.Outcome ||
+				got["price"] != want.Price || got["size"] != want.Size || got["side"] != want.Side || got["fee_rate_bps"] != 1000.0 ||
+				got["tx_hash"] != want.TxHash || len(got) != 7 {
 				t.Fatalf("trade %d = %v, want %+v", i, got, want)
 			}
 		}
 		tail := decode[marketTradePage](t, b.get(store.Pro, "/v1/markets/"+slug+"/trades?limit=1000&offset=140"))
-		if tail.Total != 150 || len(tail.Trades) != 10 || tail.Limit != 1000 || tail.Trades[9]["time"] != formatMs(all[0].Time) {
+		if tail.Total != 150 || len(tail.Trades) != 10 || tail.Limit != 1000 || tail.Trades[9]["time"] != recordTime(all[0].Time) {
 			t.Errorf("last page: total %d, %d trades, limit %d", tail.Total, len(tail.Trades), tail.Limit)
 		}
 		past := decode[marketTradePage](t, b.get(store.Pro, "/v1/markets/"+slug+"/trades?offset=150"))
@@ -187,7 +188,7 @@ func TestMarketTrades(t *testing.T) {
 			t.Errorf("offset past the end: %+v", past)
 		}
 		byID := decode[marketTradePage](t, b.get(store.Pro, "/v1/markets/by-market-id/"+marketID+"/trades?limit=3&offset=1"))
-		if byID.Total != 150 || len(byID.Trades) != 3 || byID.Trades[0]["time"] != formatMs(all[148].Time) || byID.Market["market_id"] != marketID {
+		if byID.Total != 150 || len(byID.Trades) != 3 || byID.Trades[0]["time"] != recordTime(all[148].Time) || byID.Market["market_id"] != marketID {
 			t.Errorf("by market id: %+v", byID)
 		}
 		// A market without trades answers an empty page.
@@ -217,7 +218,9 @@ func TestMarketTrades(t *testing.T) {
 	})
 }
 
-func formatMs(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// recordTime is a stored record's time as every format writes it: UTC
+// with microseconds.
+func recordTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
 func TestMarketTradesAsCSV(t *testing.T) {
 	t.Parallel()
@@ -276,7 +279,7 @@ func TestMarketGaps(t *testing.T) {
 				t.Fatalf("%s: %+v", path, got)
 			}
 			for i, g := range want {
-				if got.Gaps[i]["from"] != formatMs(g.From) || got.Gaps[i]["to"] != formatMs(g.To) || len(got.Gaps[i]) != 2 {
+				if got.Gaps[i]["from"] != recordTime(g.From) || got.Gaps[i]["to"] != recordTime(g.To) || len(got.Gaps[i]) != 2 {
 					t.Errorf("%s: gap %d = %v, want %v", path, i, got.Gaps[i], g)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -141,15 +142,13 @@ type generateData struct {
 }
 
 func (s *Server) success(ctx context.Context, data any) (*aiOutput, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Conditions and strategy codes are full of < and >: keep them
-	// readable rather than \u003c.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
+	// Conditions and strategy codes are full of < and >: marshalJSON
+	// keeps them readable rather than \u003c.
+	b, err := marshalJSON(data)
+	if err != nil {
 		return nil, s.internal(ctx, "encode answer", err)
 	}
-	return &aiOutput{Body: successBody{Success: true, Data: bytes.TrimRight(buf.Bytes(), "\n"), Timestamp: formatTime(s.now())}}, nil
+	return &aiOutput{Body: successBody{Success: true, Data: b, Timestamp: formatTime(s.now())}}, nil
 }
 
 // aiAllowed answers 403 BACKTEST_AI_REQUIRED for plans without the agent.
@@ -220,7 +219,7 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// Markets first: a request that cannot be backtested must not spend
 	// a generation.
-	markets, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
+	markets, warning, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +229,7 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// The generation succeeded: it is spent whatever becomes of the
 	// backtest (its job answers GET /v1/jobs/{id}).
-	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q})
+	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning})
 }
 
 // generateStrategy reserves a generation and runs it on the ai queue. A
@@ -316,29 +315,36 @@ func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawM
 }
 
 // backtestMarkets picks the newest n resolved markets of the coin and type
-// within the caller's data window.
-func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) ([]string, error) {
+// within the caller's data window. When there are fewer than n, the
+// warning says so: the answer must not pass a smaller sample off as the
+// one asked for.
+func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) (slugs []string, warning *string, err error) {
 	w, err := s.marketWindow(ctx, p.Plan, coin, mt)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resolved := true
 	ms, _, err := s.store.ListMarkets(ctx, store.MarketFilter{Coin: coin, MarketType: mt, Resolved: &resolved, Window: w, Limit: n})
 	if err != nil {
-		return nil, s.storeFailure(ctx, "list backtest markets", err)
+		return nil, nil, s.storeFailure(ctx, "list backtest markets", err)
+	}
+	window := "in your plan's data window"
+	if p.Plan.WindowDays > 0 {
+		window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
 	}
 	if len(ms) == 0 {
-		window := "in your plan's data window"
-		if p.Plan.WindowDays > 0 {
-			window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
-		}
-		return nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
+		return nil, nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
 	}
-	slugs := make([]string, len(ms))
+	if len(ms) < n {
+		msg := fmt.Sprintf("marketCount asked for %d markets, but only %d resolved %s %s markets are %s: the backtest ran on those %d",
+			n, len(ms), coin, mt, window, len(ms))
+		warning = &msg
+	}
+	slugs = make([]string, len(ms))
 	for i, m := range ms {
 		slugs[i] = m.Slug
 	}
-	return slugs, nil
+	return slugs, warning, nil
 }
 
 // runBacktest runs a batch on the workers; its result is the answer's data.
@@ -376,10 +382,29 @@ type runRequest struct {
 	FeeRate     *float64 `json:"feeRate"`
 	FeeExponent *float64 `json:"feeExponent"`
 	LatencyMs   *float64 `json:"latencyMs"`
+	// The order type, re-entry control and resting orders, replacing the
+	// strategy's when given. (Not strategy.OrderSettings embedded: a type
+	// error would then name "OrderSettings.postOnly".)
+	OrderType           string   `json:"orderType"`
+	ReentryCooldownMs   *float64 `json:"reentryCooldownMs"`
+	MaxEntriesPerMarket *float64 `json:"maxEntriesPerMarket"`
+	PostOnly            *bool    `json:"postOnly"`
+	LimitOffsetTicks    *float64 `json:"limitOffsetTicks"`
+	CancelAfterMs       *float64 `json:"cancelAfterMs"`
+	QueueModel          string   `json:"queueModel"`
+	IncludeRebates      *bool    `json:"includeRebates"`
+}
+
+// orderSettings are the body's settings of re-entry control and resting
+// orders.
+func (r *runRequest) orderSettings() strategy.OrderSettings {
+	return strategy.OrderSettings{ReentryCooldownMs: r.ReentryCooldownMs, MaxEntriesPerMarket: r.MaxEntriesPerMarket, PostOnly: r.PostOnly,
+		LimitOffsetTicks: r.LimitOffsetTicks, CancelAfterMs: r.CancelAfterMs, QueueModel: r.QueueModel, IncludeRebates: r.IncludeRebates}
 }
 
 // runKeys are the JSON keys of a /run body.
-var runKeys = []string{"generatedStrategy", "strategy_code", "coin", "marketType", "marketCount", "feeModel", "feeRate", "feeExponent", "latencyMs"}
+var runKeys = append([]string{"generatedStrategy", "strategy_code", "coin", "marketType", "marketCount", "feeModel", "feeRate", "feeExponent", "latencyMs",
+	"orderType"}, strategy.OrderSettingKeys()...)
 
 func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error) {
 	p := principalFrom(ctx)
@@ -410,7 +435,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		}
 		n = *c
 	}
-	markets, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
+	markets, warning, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +447,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		return nil, s.storeFailure(ctx, "count AI generations", err)
 	}
 	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets,
-		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period)})
+		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period), Warning: warning})
 }
 
 // spec reads the strategy of a /run body: exactly one of generatedStrategy
@@ -485,6 +510,9 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 			st.SetCosts(st.FeeModel, st.FeeRate, exp, r.LatencyMs)
 		}
 	}
+	if err := r.applyOrderSettings(&spec, hasObject); err != nil {
+		return spec, err
+	}
 	if spec.Coin == "" {
 		spec.Coin = store.BTC
 	}
@@ -503,6 +531,40 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 	}
 	return spec, nil
 }
+
+// applyOrderSettings puts /run's orderType and order settings into the
+// strategy, after judging them on their own (400 naming the field) against
+// the order type the strategy will have.
+func (r *runRequest) applyOrderSettings(spec *strategy.Spec, hasObject bool) error {
+	settings := r.orderSettings()
+	if r.OrderType == "" && settings == (strategy.OrderSettings{}) {
+		return nil
+	}
+	if r.OrderType != "" && !slices.Contains(replay.OrderTypes(), r.OrderType) {
+		return strategyError(&strategy.Error{Code: replay.CodeInvalidOrderType, Field: "orderType",
+			Message: fmt.Sprintf("orderType %q is not one of %s", r.OrderType, strings.Join(replay.OrderTypes(), ", "))})
+	}
+	orderType := r.OrderType
+	if orderType == "" {
+		orderType = spec.Strategy.OrderType
+	}
+	if err := settings.Check(orderType); err != nil {
+		return strategyError(err)
+	}
+	if hasObject {
+		// Apply carries the object's whole-number rules over by value: one
+		// it cannot carry (1.5, 0 entries) is refused first, by name.
+		var re *replay.Error
+		if err := spec.Strategy.Validate(); errors.As(err, &re) && slices.Contains(wholeOrderRules, re.Field) {
+			return decodeError(re, "generatedStrategy")
+		}
+	}
+	settings.Apply(&spec.Strategy, r.OrderType)
+	return nil
+}
+
+// wholeOrderRules are the strategy's whole-number order rules.
+var wholeOrderRules = []string{"reentryCooldownMs", "maxEntriesPerMarket", "limitOffsetTicks", "cancelAfterMs"}
 
 func (s *Server) quota(ctx context.Context, _ *struct{}) (*aiOutput, error) {
 	p := principalFrom(ctx)
@@ -602,11 +664,26 @@ type backtestAIGenerateRequest struct {
 	MarketCount    int     `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10" doc:"Resolved markets to backtest on (/strategy)."`
 	PositionSize   float64 `json:"positionSize,omitempty" minimum:"1" maximum:"10000" doc:"Shares per trade; wins over the prompt (default 100)."`
 	MaxLossPercent float64 `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" doc:"Stop loss in percent of the entry cost; wins over the prompt."`
-	OrderType      string  `json:"orderType,omitempty" enum:"MARKET,LIMIT" doc:"Wins over the prompt (default MARKET)."`
+	OrderType      string  `json:"orderType,omitempty" enum:"MARKET,LIMIT,GTC" doc:"Wins over the prompt (default MARKET). GTC rests a maker order on the book (DESIGN 6); the resting-order settings need it."`
 	FeeModel       string  `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Taker fees on every fill of every market, as POST /v1/replay counts them: MARKET the market's own schedule, CUSTOM feeRate and feeExponent. Wins over the prompt."`
 	FeeRate        float64 `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there."`
 	FeeExponent    int     `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
 	LatencyMs      int     `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay in milliseconds. Wins over the prompt."`
+	OrderSettingsDoc
+}
+
+// OrderSettingsDoc documents, for the OpenAPI document only, the agent's
+// settings of re-entry control and resting orders
+// (strategy.OrderSettings). It is exported because Huma skips unexported
+// embedded structs.
+type OrderSettingsDoc struct {
+	ReentryCooldownMs   int    `json:"reentryCooldownMs,omitempty" minimum:"0" maximum:"86400000" doc:"Milliseconds after an exit before the strategy may enter again; 0 for none. Generated strategies wait 30000 unless the prompt or this says otherwise."`
+	MaxEntriesPerMarket int    `json:"maxEntriesPerMarket,omitempty" minimum:"1" maximum:"10000" doc:"At most this many entries in one market (default no limit)."`
+	PostOnly            bool   `json:"postOnly,omitempty" doc:"GTC only: an order that would cross the book at activation is rejected instead of taking."`
+	LimitOffsetTicks    int    `json:"limitOffsetTicks,omitempty" minimum:"0" maximum:"50" doc:"GTC only: a buy rests this many ticks above the best bid, a sell below the best ask (default 0)."`
+	CancelAfterMs       int    `json:"cancelAfterMs,omitempty" minimum:"1" maximum:"86400000" doc:"GTC only: cancel a resting order this long after its signal (default: rests until filled or the market ends)."`
+	QueueModel          string `json:"queueModel,omitempty" enum:"RISK_AVERSE,FRONT" doc:"GTC only: RISK_AVERSE (default) queues behind the displayed size at the order's price; FRONT at the front (the optimistic bound)."`
+	IncludeRebates      bool   `json:"includeRebates,omitempty" doc:"Count the estimated maker rebates of GTC fills in the pnl."`
 }
 
 type generatedStrategy struct {
@@ -615,14 +692,15 @@ type generatedStrategy struct {
 	ExitConditions  []replay.Condition `json:"exitConditions" doc:"Any one exits."`
 	PositionSize    float64            `json:"positionSize"`
 	MaxLossPercent  float64            `json:"maxLossPercent"`
-	OrderType       string             `json:"orderType" enum:"MARKET,LIMIT"`
+	OrderType       string             `json:"orderType" enum:"MARKET,LIMIT,GTC"`
 	FeeModel        string             `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Present when the strategy counts fees (DESIGN 6)."`
 	FeeRate         float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only."`
 	FeeExponent     int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" doc:"CUSTOM only."`
 	LatencyMs       int                `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" doc:"Present when orders are delayed."`
-	Coin            string             `json:"coin" enum:"BTC,ETH,SOL"`
-	MarketType      string             `json:"marketType" enum:"5m,15m,1hr,4hr,24hr"`
-	Explanation     string             `json:"explanation"`
+	OrderSettingsDoc
+	Coin        string `json:"coin" enum:"BTC,ETH,SOL"`
+	MarketType  string `json:"marketType" enum:"5m,15m,1hr,4hr,24hr"`
+	Explanation string `json:"explanation"`
 }
 
 type backtestAIRunRequest struct {
@@ -635,6 +713,8 @@ type backtestAIRunRequest struct {
 	FeeRate           float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there."`
 	FeeExponent       int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
 	LatencyMs         int                `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay in milliseconds. Replaces the strategy's."`
+	OrderType         string             `json:"orderType,omitempty" enum:"MARKET,LIMIT,GTC" doc:"Replaces the strategy's; MARKET or LIMIT drops its resting-order fields."`
+	OrderSettingsDoc
 }
 
 type backtestAIGenerateResponse struct {
@@ -655,6 +735,7 @@ type backtestAIBacktestResponse struct {
 		Aggregate         backtest.Aggregate      `json:"aggregate"`
 		Results           []backtest.MarketResult `json:"results" doc:"Newest market first: its performance, or the error that stopped its replay."`
 		Quota             *backtest.Quota         `json:"quota" doc:"The monthly generation quota: /strategy after its generation, /run as it is (/run uses none)."`
+		Warning           *string                 `json:"warning" nullable:"true" doc:"Set when fewer resolved markets than marketCount (or its default) were in the plan's data window, saying how many were asked for and how many were tested; null otherwise."`
 	} `json:"data"`
 	Timestamp string `json:"timestamp" format:"date-time"`
 }

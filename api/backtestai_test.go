@@ -373,11 +373,11 @@ func TestGenerateBuiltin(t *testing.T) {
 	tok := "Bearer " + b.token(store.Pro)
 	cases := []struct{ body, code string }{
 		{`{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left"}`,
-			"coin=BTC type=15m side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 20 size=100 maxloss=50 order=MARKET"},
+			"coin=BTC type=15m side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 20 size=100 maxloss=50 order=MARKET cooldown=30000"},
 		{`{"prompt":"dip buyer","preset":"dip_buying","coin":"eth","marketType":"1h","positionSize":250,"orderType":"LIMIT"}`,
-			"coin=ETH type=1hr side=UP entry: price_up crosses_below 0.4 and time_remaining_pct > 30 exit: price_up >= 0.55 or price_up <= 0.25 size=250 maxloss=30 order=LIMIT"},
+			"coin=ETH type=1hr side=UP entry: price_up crosses_below 0.4 and time_remaining_pct > 30 exit: price_up >= 0.55 or price_up <= 0.25 size=250 maxloss=30 order=LIMIT cooldown=30000"},
 		{`{"prompt":"buy DOWN when price_down is under 0.3, take profit at 0.5, stop loss of 40%","maxLossPercent":15}`,
-			"coin=BTC type=15m side=DOWN entry: price_down < 0.3 exit: price_down >= 0.5 size=100 maxloss=15 order=MARKET"},
+			"coin=BTC type=15m side=DOWN entry: price_down < 0.3 exit: price_down >= 0.5 size=100 maxloss=15 order=MARKET cooldown=30000"},
 	}
 	for i, tc := range cases {
 		var g generateAnswer
@@ -523,7 +523,8 @@ func TestGenerateOpenAI(t *testing.T) {
 		success++
 		var g generateAnswer
 		data(t, r, &g)
-		want := "coin=BTC type=15m side=DOWN entry: price_down < 0.4 exit: price_down > 0.6 size=12 maxloss=30 order=MARKET"
+		// The answer has no cooldown: a generated strategy's default applies.
+		want := "coin=BTC type=15m side=DOWN entry: price_down < 0.4 exit: price_down > 0.6 size=12 maxloss=30 order=MARKET cooldown=30000"
 		if g.StrategyCode != want || g.GeneratedStrategy.Explanation != "Fades UP." || g.Quota.Used != success {
 			t.Errorf("%s: %s %q %+v", tc.name, g.StrategyCode, g.GeneratedStrategy.Explanation, g.Quota)
 		}

@@ -38,14 +38,14 @@ func TestAgentCosts(t *testing.T) {
 	var g generateAnswer
 	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok,
 		`{"prompt":"buy UP below 0.48 with more than 30% left, exit above 0.52, with fees and 250 ms latency"}`), &g)
-	if s := g.GeneratedStrategy.Strategy; s.FeeModel != "MARKET" || s.LatencyMs != 250 || !strings.HasSuffix(g.StrategyCode, " fees=market latency=250") {
+	if s := g.GeneratedStrategy.Strategy; s.FeeModel != "MARKET" || s.LatencyMs != 250 || !strings.HasSuffix(g.StrategyCode, " fees=market latency=250 cooldown=30000") {
 		t.Fatalf("generated %+v, code %s", s, g.StrategyCode)
 	}
 	// The settings win over the prompt.
 	var custom generateAnswer
 	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok,
 		`{"prompt":"buy UP below 0.48, exit above 0.52, with fees","feeModel":"CUSTOM","feeRate":0.02,"feeExponent":2,"latencyMs":300}`), &custom)
-	if !strings.HasSuffix(custom.StrategyCode, " fees=custom feerate=0.02 feeexp=2 latency=300") {
+	if !strings.HasSuffix(custom.StrategyCode, " fees=custom feerate=0.02 feeexp=2 latency=300 cooldown=30000") {
 		t.Errorf("settings lost: %s", custom.StrategyCode)
 	}
 
@@ -58,27 +58,24 @@ func TestAgentCosts(t *testing.T) {
 	withCosts := run(string(code))
 	want := directReport(t, b.store, backtest.Request{Strategy: withCosts.GeneratedStrategy, Markets: newestResolved(t, b.store, store.BTC, store.M15, 5)})
 	a := withCosts.Aggregate
-	if a.TotalFees == nil || *a.TotalFees <= 0 || a.TotalTrades == 0 || want.Aggregate.TotalFees == nil || *want.Aggregate.TotalFees != *a.TotalFees {
+	if a.TotalFees <= 0 || a.TotalTrades == 0 || want.Aggregate.TotalFees != a.TotalFees {
 		t.Fatalf("aggregate %+v, direct %+v", a, want.Aggregate)
 	}
 	var sum float64
 	for _, r := range withCosts.Results {
 		if r.Performance != nil {
-			if r.Performance.TotalFees == nil {
-				t.Fatalf("%s carries no fees", r.Slug)
-			}
-			sum += *r.Performance.TotalFees
+			sum += r.Performance.TotalFees
 		}
 	}
-	if d := sum - *a.TotalFees; d > 1e-6 || d < -1e-6 {
-		t.Errorf("total_fees %v, markets' fees sum to %v", *a.TotalFees, sum)
+	if d := sum - a.TotalFees; d > 1e-6 || d < -1e-6 {
+		t.Errorf("total_fees %v, markets' fees sum to %v", a.TotalFees, sum)
 	}
 
 	// The same rules without costs: /run's settings replace the code's.
 	plainBody, _ := json.Marshal(map[string]any{"generatedStrategy": withCosts.GeneratedStrategy, "marketCount": 5, "feeModel": "NONE", "latencyMs": 0})
 	plain := run(string(plainBody))
-	if plain.Aggregate.TotalFees == nil || *plain.Aggregate.TotalFees != 0 || plain.GeneratedStrategy.Strategy.LatencyMs != 0 ||
-		!strings.HasSuffix(plain.StrategyCode, " fees=none") || plain.Aggregate.TotalPnL == a.TotalPnL {
+	if plain.Aggregate.TotalFees != 0 || plain.GeneratedStrategy.Strategy.LatencyMs != 0 ||
+		!strings.HasSuffix(plain.StrategyCode, " fees=none cooldown=30000") || plain.Aggregate.TotalPnL == a.TotalPnL {
 		t.Errorf("NONE with latency 0: %+v, code %s", plain.Aggregate, plain.StrategyCode)
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestSnapshotPageMatchesSchemaTypes(t *testing.T) {
 	for _, books := range []bool{false, true} {
 		page := &snapshotPageBody{Market: toMarketJSON(m), Snapshots: snaps, Total: 1, Limit: 1000, books: books}
 		doc := snapshotPage{Market: page.Market, Total: 1, Limit: 1000, Snapshots: []snapshotJSON{{
-			Time: "2026-04-29T13:00:00.300Z", CoinPrice: 95000.12, PriceUp: 0.53, PriceDown: 0.48,
+			Time: "2026-04-29T13:00:00.300000Z", CoinPrice: 95000.12, PriceUp: 0.53, PriceDown: 0.48,
 		}}}
 		if books {
 			doc.Snapshots[0].OrderbookUp = &bookJSON{Asks: []levelJSON{{Size: 1e-7, Price: 0.54}}, Bids: []levelJSON{{Size: 10.5, Price: 0.52}}}
@@ -31,6 +32,26 @@ func TestSnapshotPageMatchesSchemaTypes(t *testing.T) {
 		want, _ := json.Marshal(doc)
 		if got := page.AppendJSON(nil); string(got) != string(want) {
 			t.Errorf("books=%v:\n got %s\nwant %s", books, got, want)
+		}
+	}
+}
+
+// TestUnescapeHTML: the HTML escapes become their characters; an escaped
+// backslash before the text "u003c" stays what it is, and the result
+// decodes to the same value.
+func TestUnescapeHTML(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"a < b && c > d", `\u003c is text`, `\\u003c`, `"<\>"`, "\u2028<", "plain", ""} {
+		escaped, _ := json.Marshal(map[string]string{"k<": s})
+		got := unescapeHTML(append([]byte(nil), escaped...))
+		var back map[string]string
+		if err := json.Unmarshal(got, &back); err != nil || back["k<"] != s {
+			t.Errorf("%q: %s decodes to %q (%v)", s, got, back, err)
+		}
+		for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+			if n := strings.Count(string(got), esc); n != strings.Count(s, esc) {
+				t.Errorf("%q: %s keeps %s", s, got, esc)
+			}
 		}
 	}
 }

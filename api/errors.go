@@ -1,8 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -74,15 +72,11 @@ func (e *Error) With(key string, value any) *Error {
 
 // MarshalJSON writes the SPEC 7 envelope.
 func (e *Error) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // messages quote "<= 100"; keep them readable
-	err := enc.Encode(envelope{
+	return marshalJSON(envelope{
 		Success:   false,
 		Error:     errorBody{Code: e.Code, Message: e.Message, Details: e.Details},
 		Timestamp: formatTime(time.Now()),
 	})
-	return bytes.TrimRight(buf.Bytes(), "\n"), err
 }
 
 type envelope struct {
@@ -187,7 +181,7 @@ func describeDetail(d *huma.ErrorDetail) string {
 		s = loc + ": " + s
 	}
 	if d.Value != nil {
-		if b, err := json.Marshal(d.Value); err == nil && len(b) <= 64 {
+		if b, err := marshalJSON(d.Value); err == nil && len(b) <= 64 {
 			s += " (got " + string(b) + ")"
 		}
 	}
@@ -210,7 +204,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			w.Header().Add(k, v)
 		}
 	}
-	body, mErr := json.Marshal(e)
+	// Not json.Marshal(e): it would escape the < and > that
+	// MarshalJSON left as they are.
+	body, mErr := e.MarshalJSON()
 	if mErr != nil {
 		body = []byte(`{"success":false,"error":{"code":"INTERNAL_ERROR","message":"internal server error"}}`)
 	}
@@ -227,7 +223,9 @@ func errOrSelf(e *Error) error {
 }
 
 // timeLayout is ISO 8601 in UTC with millisecond precision, as JavaScript's
-// toISOString writes it (the reference service's format).
+// toISOString writes it (the reference service's format): the answers' own
+// times (the envelope's timestamp, quota resets). Stored records' times
+// have microseconds (formatRecordTime).
 const timeLayout = "2006-01-02T15:04:05.000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }

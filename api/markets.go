@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/updown/updown/jobs/jsonenc"
+	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 )
 
@@ -26,8 +26,8 @@ type marketJSON struct {
 	MarketID       string   `json:"market_id"`
 	EventID        string   `json:"event_id"`
 	MarketType     string   `json:"market_type" enum:"5m,15m,1hr,4hr,24hr"`
-	StartTime      string   `json:"start_time" format:"date-time"`
-	EndTime        string   `json:"end_time" format:"date-time"`
+	StartTime      string   `json:"start_time" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market: JSON, the export's CSV, JSON Lines and Parquet."`
+	EndTime        string   `json:"end_time" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market."`
 	CoinPriceStart *float64 `json:"coin_price_start" nullable:"true"`
 	CoinPriceEnd   *float64 `json:"coin_price_end" nullable:"true"`
 	ConditionID    string   `json:"condition_id"`
@@ -36,13 +36,14 @@ type marketJSON struct {
 	Winner         *string  `json:"winner" nullable:"true" enum:"Up,Down,50-50" doc:"Up, Down, or 50-50 for a tie (each share settles at 0.5); null while unresolved."`
 	FinalVolume    *float64 `json:"final_volume" nullable:"true"`
 	FinalLiquidity *float64 `json:"final_liquidity" nullable:"true"`
-	ResolvedAt     *string  `json:"resolved_at" nullable:"true" format:"date-time"`
-	CreatedAt      string   `json:"created_at" format:"date-time"`
-	UpdatedAt      string   `json:"updated_at" format:"date-time"`
+	ResolvedAt     *string  `json:"resolved_at" nullable:"true" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market; null while unresolved."`
+	CreatedAt      string   `json:"created_at" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market."`
+	UpdatedAt      string   `json:"updated_at" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market."`
 
 	UpstreamSlug     *string              `json:"upstream_slug" nullable:"true" doc:"Polymarket's own slug of the market." example:"bitcoin-up-or-down-november-24-2026-1am-et"`
 	TakerFeeRate     *float64             `json:"taker_fee_rate" nullable:"true" doc:"Taker fee schedule: fee = shares × taker_fee_rate × (p × (1 − p))^fee_exponent per fill at price p; null where the market has none."`
 	FeeExponent      *int                 `json:"fee_exponent" nullable:"true" doc:"Exponent of the taker fee schedule; null where the market has none."`
+	MakerRebateRate  *float64             `json:"maker_rebate_rate" nullable:"true" doc:"Maker rebate of the fee schedule (Polymarket's feeSchedule.rebateRate, 0.2 on crypto markets): a maker fill at price p earns shares × taker_fee_rate × (p × (1 − p))^fee_exponent × maker_rebate_rate; null where the market has none."`
 	TickSize         *float64             `json:"tick_size" nullable:"true" doc:"The market's latest minimum price increment."`
 	TickSizeChanges  []tickSizeChangeJSON `json:"tick_size_changes" doc:"Changes of the tick size seen while recording, oldest first."`
 	MinOrderSize     *float64             `json:"min_order_size" nullable:"true" doc:"Smallest order, in shares."`
@@ -53,30 +54,39 @@ type marketJSON struct {
 
 // tickSizeChangeJSON is one change of a market's tick size.
 type tickSizeChangeJSON struct {
-	Time     string  `json:"time" format:"date-time"`
+	Time     string  `json:"time" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market."`
 	TickSize float64 `json:"tick_size"`
+}
+
+// formatRecordTime writes a stored record's time (a market's, snapshot's,
+// trade's, gap's) as every format of the record writes it: UTC to the
+// microsecond, the stores' precision (transfer.TimeLayout). Answers' own
+// times (timestamp, resets_at) keep formatTime's milliseconds.
+func formatRecordTime(t time.Time) string {
+	var b [len(transfer.TimeLayout)]byte
+	return string(transfer.AppendTime(b[:0], t))
 }
 
 func toMarketJSON(m store.Market) marketJSON {
 	out := marketJSON{
 		Slug: m.Slug, MarketID: m.MarketID, EventID: m.EventID, MarketType: string(m.MarketType),
-		StartTime: formatTime(m.StartTime), EndTime: formatTime(m.EndTime),
+		StartTime: formatRecordTime(m.StartTime), EndTime: formatRecordTime(m.EndTime),
 		CoinPriceStart: m.CoinPriceStart, CoinPriceEnd: m.CoinPriceEnd,
 		ConditionID: m.ConditionID, ClobTokenUp: m.ClobTokenUp, ClobTokenDown: m.ClobTokenDown,
 		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
-		CreatedAt: formatTime(m.CreatedAt), UpdatedAt: formatTime(m.UpdatedAt),
+		CreatedAt: formatRecordTime(m.CreatedAt), UpdatedAt: formatRecordTime(m.UpdatedAt),
 	}
 	if m.ResolvedAt != nil {
-		s := formatTime(*m.ResolvedAt)
+		s := formatRecordTime(*m.ResolvedAt)
 		out.ResolvedAt = &s
 	}
 	out.UpstreamSlug, out.ResolutionSource = nonEmpty(m.UpstreamSlug), nonEmpty(m.ResolutionSource)
-	out.TakerFeeRate, out.FeeExponent = m.TakerFeeRate, m.FeeExponent
+	out.TakerFeeRate, out.FeeExponent, out.MakerRebateRate = m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate
 	out.TickSize, out.MinOrderSize = m.TickSize, m.MinOrderSize
 	out.PriceToBeat, out.FinalPrice = m.PriceToBeat, m.FinalPrice
 	out.TickSizeChanges = make([]tickSizeChangeJSON, len(m.TickSizeChanges))
 	for i, c := range m.TickSizeChanges {
-		out.TickSizeChanges[i] = tickSizeChangeJSON{Time: formatTime(c.Time), TickSize: c.TickSize}
+		out.TickSizeChanges[i] = tickSizeChangeJSON{Time: formatRecordTime(c.Time), TickSize: c.TickSize}
 	}
 	return out
 }
@@ -414,7 +424,7 @@ type snapshotPageBody struct {
 
 // snapshotJSON documents SPEC 2.2's snapshot in the OpenAPI schema.
 type snapshotJSON struct {
-	Time          string    `json:"time" format:"date-time"`
+	Time          string    `json:"time" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the snapshot: JSON, CSV (Accept: text/csv) and Parquet (a microsecond timestamp)." example:"2026-04-29T13:00:00.300000Z"`
 	CoinPrice     float64   `json:"coin_price"`
 	PriceUp       float64   `json:"price_up" minimum:"0" maximum:"1"`
 	PriceDown     float64   `json:"price_down" minimum:"0" maximum:"1"`
@@ -489,7 +499,7 @@ func (p *snapshotPageBody) AppendJSON(b []byte) []byte {
 		per = 1500
 	}
 	b = slices.Grow(b, 1024+per*len(p.Snapshots))
-	mk, _ := json.Marshal(p.Market) // a flat struct of strings and numbers: cannot fail
+	mk, _ := marshalJSON(p.Market) // a flat struct of strings and numbers: cannot fail
 	b = append(b, `{"market":`...)
 	b = append(b, mk...)
 	b = append(b, `,"snapshots":[`...)
@@ -524,7 +534,7 @@ func appendCursor(b []byte, c *string) []byte {
 
 func appendSnapshot(b []byte, s *store.Snapshot, books bool) []byte {
 	b = append(b, `{"time":"`...)
-	b = s.Time.UTC().AppendFormat(b, timeLayout)
+	b = transfer.AppendTime(b, s.Time)
 	b = append(b, `","coin_price":`...)
 	b = jsonenc.AppendFloat(b, s.CoinPrice)
 	b = append(b, `,"price_up":`...)

@@ -14,7 +14,7 @@ import (
 
 // TestReplayCostsThroughWorker replays the fixture market with MARKET fees
 // and 250 ms latency beside the same request without them: the plain
-// answer has no cost fields, the other pays Polymarket's fee on every
+// answer pays no fee (its fee fields are 0), the other pays Polymarket's fee on every
 // fill, and both are the engine's answers byte for byte.
 func TestReplayCostsThroughWorker(t *testing.T) {
 	t.Parallel()
@@ -53,7 +53,8 @@ func TestReplayCostsThroughWorker(t *testing.T) {
 		if w, _ := json.Marshal(want); string(w) != string(env.Data) {
 			t.Errorf("%s: data differs from a direct engine run:\n got %.400s\nwant %.400s", name, env.Data, w)
 		}
-		if strings.Contains(string(env.Data), `"fee"`) != (name == "costs") || strings.Contains(string(env.Data), "total_fees") != (name == "costs") {
+		// DESIGN 6: fee and total_fees in every answer, costs or not.
+		if !strings.Contains(string(env.Data), `"fee"`) || !strings.Contains(string(env.Data), "total_fees") {
 			t.Errorf("%s: fee fields: %.600s", name, env.Data)
 		}
 		var res replay.Result
@@ -63,18 +64,15 @@ func TestReplayCostsThroughWorker(t *testing.T) {
 		answers[name] = res
 	}
 	plain, costs := answers["plain"], answers["costs"]
-	if len(costs.Trades) == 0 || costs.Performance.TotalFees == nil || *costs.Performance.TotalFees <= 0 {
+	if len(costs.Trades) == 0 || costs.Performance.TotalFees <= 0 {
 		t.Fatalf("the replay with costs paid no fee: %+v", costs.Performance)
 	}
 	var sum float64
 	for _, tr := range costs.Trades {
-		if tr.Fee == nil {
-			t.Fatalf("trade without fee: %+v", tr)
-		}
-		sum += *tr.Fee
+		sum += tr.Fee
 	}
-	if d := sum - *costs.Performance.TotalFees; d > 1e-6 || d < -1e-6 {
-		t.Errorf("total_fees %v, trades' fees sum to %v", *costs.Performance.TotalFees, sum)
+	if d := sum - costs.Performance.TotalFees; d > 1e-6 || d < -1e-6 {
+		t.Errorf("total_fees %v, trades' fees sum to %v", costs.Performance.TotalFees, sum)
 	}
 	s := costs.Strategy
 	if s.FeeModel != "MARKET" || s.FeeRate == nil || *s.FeeRate != 0.07 || s.FeeExponent == nil || *s.FeeExponent != 1 || s.LatencyMs == nil || *s.LatencyMs != 250 {
@@ -120,6 +118,19 @@ func TestReplayCostsRejected(t *testing.T) {
 		{"misspelt value", replayBody(slug, set("entryConditions", []any{map[string]any{"field": "price_up", "operator": "<", "val": 0.6}})), "entryConditions[0].val"},
 		{"no value", replayBody(slug, set("exitConditions", []any{map[string]any{"field": "price_up", "operator": "<"}})), "exitConditions[0].value"},
 		{"null value", replayBody(slug, set("exitConditions", []any{map[string]any{"field": "price_up", "operator": "<", "value": nil}})), "exitConditions[0].value"},
+		// Re-entry control and resting orders (DESIGN 6).
+		{"cooldown over a day", replayBody(slug, set("reentryCooldownMs", 86400001)), "reentryCooldownMs"},
+		{"cooldown fractional", replayBody(slug, set("reentryCooldownMs", 1.5)), "reentryCooldownMs"},
+		{"no entries", replayBody(slug, set("maxEntriesPerMarket", 0)), "maxEntriesPerMarket"},
+		{"entries over 10000", replayBody(slug, set("maxEntriesPerMarket", 10001)), "maxEntriesPerMarket"},
+		{"postOnly with MARKET", replayBody(slug, set("postOnly", true)), "postOnly"},
+		{"postOnly false with LIMIT", replayBody(slug, set("orderType", "LIMIT", "postOnly", false)), "postOnly"},
+		{"offset with MARKET", replayBody(slug, set("limitOffsetTicks", 1)), "limitOffsetTicks"},
+		{"offset over 50", replayBody(slug, set("orderType", "GTC", "limitOffsetTicks", 51)), "limitOffsetTicks"},
+		{"cancel of 0", replayBody(slug, set("orderType", "GTC", "cancelAfterMs", 0)), "cancelAfterMs"},
+		{"cancel with LIMIT", replayBody(slug, set("orderType", "LIMIT", "cancelAfterMs", 1000)), "cancelAfterMs"},
+		{"unknown queue model", replayBody(slug, set("orderType", "GTC", "queueModel", "BACK")), "queueModel"},
+		{"queue model with MARKET", replayBody(slug, set("queueModel", "FRONT")), "queueModel"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := wantError(t, b.replay(store.Pro, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")
@@ -163,13 +174,21 @@ func TestReplayOpenAPIBody(t *testing.T) {
 	}
 	want := map[string][]string{
 		"side":           {`"enum":["UP","DOWN"]`},
-		"orderType":      {`"enum":["MARKET","LIMIT"]`, `"default":"MARKET"`},
+		"orderType":      {`"enum":["MARKET","LIMIT","GTC"]`, `"default":"MARKET"`},
 		"positionSize":   {`"minimum":1`, `"maximum":10000`},
 		"maxLossPercent": {`"minimum":1`, `"maximum":100`, `"default":50`},
 		"feeModel":       {`"enum":["NONE","MARKET","CUSTOM"]`, `"default":"NONE"`},
 		"feeRate":        {`"minimum":0`, `"maximum":1`},
 		"feeExponent":    {`"minimum":1`, `"maximum":4`, `"default":1`},
 		"latencyMs":      {`"minimum":0`, `"maximum":60000`, `"default":0`},
+
+		"reentryCooldownMs":   {`"minimum":0`, `"maximum":86400000`, `"default":0`},
+		"maxEntriesPerMarket": {`"minimum":1`, `"maximum":10000`},
+		"postOnly":            {`"type":"boolean"`, `"default":false`},
+		"limitOffsetTicks":    {`"minimum":0`, `"maximum":50`, `"default":0`},
+		"cancelAfterMs":       {`"minimum":1`, `"maximum":86400000`},
+		"queueModel":          {`"enum":["RISK_AVERSE","FRONT"]`, `"default":"RISK_AVERSE"`},
+		"includeRebates":      {`"type":"boolean"`},
 	}
 	for prop, parts := range want {
 		for _, part := range parts {
@@ -200,5 +219,67 @@ func TestReplayOpenAPIBody(t *testing.T) {
 		if err := r.Normalize(); err != nil {
 			t.Errorf("example %s does not validate: %v", name, err)
 		}
+	}
+}
+
+// TestReplayRestingThroughWorker replays a GTC strategy through the api
+// and a worker: the worker reads the market's recorded trades beside its
+// snapshots, and the answer, the engine's byte for byte, carries the
+// orders and a maker fill at the instant a trade reached the order.
+func TestReplayRestingThroughWorker(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	m, err := q.store.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's first snapshot shows 100 bid at 0.49: a BUY resting
+	// there has 100 ahead. A taker sale of 300 at 0.49 at 45 s works
+	// them off and fills the 100 asked for.
+	fillAt := m.StartTime.Add(45 * time.Second)
+	trades := []store.MarketTrade{
+		{Time: m.StartTime.Add(10 * time.Second), Outcome: store.OutcomeUp, Side: store.SideBuy, Price: 0.51, Size: 500, TxHash: "0x01"},
+		{Time: fillAt, Outcome: store.OutcomeUp, Side: store.SideSell, Price: 0.49, Size: 300, TxHash: "0x02"},
+	}
+	if err := q.store.AppendMarketTrades(t.Context(), slug, trades); err != nil {
+		t.Fatal(err)
+	}
+	body := replayBody(slug, func(m map[string]any) { m["orderType"], m["reentryCooldownMs"] = "GTC", 30000 })
+	r := b.replay(store.Pro, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil {
+		t.Fatal(err)
+	}
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := json.Marshal(want); string(w) != string(env.Data) {
+		t.Errorf("data differs from a direct engine run:\n got %.600s\nwant %.600s", env.Data, w)
+	}
+	var res replay.Result
+	if err := json.Unmarshal(env.Data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trades) == 0 || res.Trades[0].Liquidity != replay.LiquidityMaker || res.Trades[0].FillPrice != 0.49 ||
+		res.Trades[0].Time != fillAt.UTC().Format("2006-01-02T15:04:05.000000Z") {
+		t.Fatalf("trades %+v", res.Trades)
+	}
+	if len(res.Orders) < 2 || res.Orders[0].Action != replay.OrderPlaced || res.Orders[1].Action != replay.OrderFilled ||
+		res.Orders[1].Reason != replay.OrderReasonTrade || res.Performance.OrdersPlaced == nil || *res.Performance.OrdersFilled < 1 {
+		t.Errorf("orders %+v, performance %+v", res.Orders, res.Performance)
+	}
+	if len(res.Warnings) != 0 || res.Strategy.OrderType != "GTC" || res.Strategy.QueueModel != replay.QueueRiskAverse || res.Strategy.ReentryCooldownMs != 30000 {
+		t.Errorf("warnings %q, strategy %+v", res.Warnings, res.Strategy)
 	}
 }

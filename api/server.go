@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -76,6 +78,10 @@ type Config struct {
 	// Metrics is the Prometheus registry /metrics serves; a new one is
 	// made when nil. Other components (queues) may register on it.
 	Metrics *prometheus.Registry
+	// WriteStall bounds how long one write of an answer may wait for a
+	// client that stopped reading (default DefaultWriteStall; negative: no
+	// bound), so that slow readers cannot pin answers in memory.
+	WriteStall time.Duration
 	// PublicURL is the address users reach the service at; https makes the
 	// session cookie Secure. BillingURL is the checkout link
 	// GET /v1/account/billing answers (none when empty).
@@ -111,6 +117,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.JobWait == 0 {
 		cfg.JobWait = 60 * time.Second
 	}
+	if cfg.WriteStall == 0 {
+		cfg.WriteStall = DefaultWriteStall
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 		cfg.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -124,7 +133,9 @@ func New(cfg Config) (*Server, error) {
 
 	hc := huma.DefaultConfig("updown API", Version)
 	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
-	hc.OpenAPIPath = "/openapi"
+	// The document and its schemas are served by serveOpenAPI, not Huma,
+	// whose json.Marshal would write every "<" of a description as \u003c.
+	hc.OpenAPIPath, hc.SchemasPath = "", ""
 	hc.DocsPath = "" // dashboard.go serves /docs from embedded assets
 	hc.Info.Description = "History of short-interval up/down prediction markets (BTC, ETH, SOL), exchange data, strategy replay and a Backtest AI agent."
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
@@ -153,6 +164,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
+	s.serveOpenAPI()
 
 	checks := map[string]func(context.Context) error{"store": s.store.Ping}
 	for name, c := range cfg.Checks {
@@ -177,8 +189,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("response compression: %w", err)
 	}
-	s.handler = s.withRequestID(s.withRecover(compress(withCSVNegotiation(
-		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes)))))
+	s.handler = withWriteStall(s.withRequestID(s.withRecover(compress(withCSVNegotiation(
+		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes))))), cfg.WriteStall)
 	return s, nil
 }
 
@@ -260,6 +272,55 @@ func documentCSV(doc *huma.OpenAPI) {
 		}
 	}
 }
+
+// serveOpenAPI serves the OpenAPI document at the paths Huma serves it
+// (/openapi.json, /openapi-3.0.json, /openapi.yaml, /openapi-3.0.yaml) and
+// each schema at /schemas/{name}.json, with JSON as every answer is written
+// (marshalJSON: "<" as it is). Each form is encoded once, on first use.
+func (s *Server) serveOpenAPI() {
+	doc := s.api.OpenAPI()
+	unescaped := func(b []byte, err error) ([]byte, error) { return unescapeHTML(b), err }
+	forms := []struct {
+		path, contentType string
+		encode            func() ([]byte, error)
+	}{
+		{"/openapi.json", "application/openapi+json", func() ([]byte, error) { return marshalJSON(doc) }},
+		{"/openapi-3.0.json", "application/openapi+json", func() ([]byte, error) { return unescaped(doc.Downgrade()) }},
+		{"/openapi.yaml", "application/openapi+yaml", doc.YAML},
+		{"/openapi-3.0.yaml", "application/openapi+yaml", doc.DowngradeYAML},
+	}
+	for _, f := range forms {
+		encoded := sync.OnceValues(f.encode)
+		s.mux.HandleFunc("GET "+f.path, func(w http.ResponseWriter, r *http.Request) {
+			b, err := encoded()
+			if err != nil {
+				writeError(w, r, s.log, s.internal(r.Context(), "encode the OpenAPI document", err))
+				return
+			}
+			w.Header().Set("Content-Type", f.contentType)
+			_, _ = w.Write(b)
+		})
+	}
+	schemas := doc.Components.Schemas
+	s.mux.HandleFunc("GET /schemas/{schema}", func(w http.ResponseWriter, r *http.Request) {
+		schema, ok := schemas.Map()[strings.TrimSuffix(r.PathValue("schema"), ".json")]
+		if !ok {
+			s.notFound(w, r)
+			return
+		}
+		b, err := marshalJSON(schema)
+		if err != nil {
+			writeError(w, r, s.log, s.internal(r.Context(), "encode a schema", err))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(schemaRef.ReplaceAll(b, []byte(`/schemas/$1.json`)))
+	})
+}
+
+// schemaRef is a reference inside the document, which a schema served on
+// its own points at its own address instead.
+var schemaRef = regexp.MustCompile(`#/components/schemas/([^"]+)`)
 
 // notFound answers paths no route serves: 405 when the path exists for
 // another method, else 404 RESOURCE_NOT_FOUND.

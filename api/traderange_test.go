@@ -32,7 +32,7 @@ func (p tradeRangePage) keys() []string {
 func tradeKeys(trades []store.MarketTrade) []string {
 	out := make([]string, len(trades))
 	for i, tr := range trades {
-		out[i] = fmt.Sprint(formatMs(tr.Time), "|", tr.Price, "|", tr.Size)
+		out[i] = fmt.Sprint(recordTime(tr.Time), "|", tr.Price, "|", tr.Size)
 	}
 	return out
 }

@@ -10,22 +10,27 @@ import (
 )
 
 // Replay loads a market and its tape, every snapshot oldest first with the
-// books of the side it trades, and runs the strategy against them.
+// books of the side it trades (and, when the strategy reads them, the other
+// outcome's tape and the market's recorded trades), and runs the strategy
+// against them.
 // Problems a user can mend or should know of (unknown market, unresolved,
 // no data, a bad strategy) are a *Failure; anything else is an error worth
 // retrying.
 func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
-	return replayWith(ctx, st, req, replay.RunTape)
+	w := req.Window()
+	return replayWith(ctx, st, req, func(in replay.Input, s replay.Strategy) (replay.Result, error) {
+		return replay.RunWindow(in, s, w)
+	})
 }
 
 // ReplayPerformance is Replay for the performance alone, as a backtest's
 // shard reports it.
 func ReplayPerformance(ctx context.Context, st store.Store, req replay.Request) (replay.Performance, error) {
-	return replayWith(ctx, st, req, replay.RunPerformance)
+	return replayWith(ctx, st, req, replay.PerformanceOf)
 }
 
 func replayWith[R any](ctx context.Context, st store.Store, req replay.Request,
-	run func(store.Market, *store.Tape, replay.Strategy) (R, error)) (R, error) {
+	run func(replay.Input, replay.Strategy) (R, error)) (R, error) {
 	var zero R
 	m, err := st.GetMarket(ctx, req.MarketSlug)
 	if errors.Is(err, store.ErrNotFound) {
@@ -34,11 +39,11 @@ func replayWith[R any](ctx context.Context, st store.Store, req replay.Request,
 	if err != nil {
 		return zero, fmt.Errorf("load market %s: %w", req.MarketSlug, err)
 	}
-	tape, err := st.ReadTape(ctx, m.Slug, req.Strategy.Outcome())
+	in, err := loadInput(ctx, st, m, req.Strategy)
 	if err != nil {
-		return zero, fmt.Errorf("load snapshots of %s: %w", m.Slug, err)
+		return zero, err
 	}
-	res, err := run(m, tape, req.Strategy)
+	res, err := run(in, req.Strategy)
 	var re *replay.Error
 	if errors.As(err, &re) {
 		return res, &Failure{Code: re.Code, Message: re.Message}
@@ -47,4 +52,29 @@ func replayWith[R any](ctx context.Context, st store.Store, req replay.Request,
 		return res, fmt.Errorf("replay %s: %w", m.Slug, err)
 	}
 	return res, nil
+}
+
+// loadInput reads what a replay of s reads of market m (replay.Needs).
+func loadInput(ctx context.Context, st store.Store, m store.Market, s replay.Strategy) (replay.Input, error) {
+	in := replay.Input{Market: m}
+	var err error
+	if in.Tape, err = st.ReadTape(ctx, m.Slug, s.Outcome()); err != nil {
+		return in, fmt.Errorf("load snapshots of %s: %w", m.Slug, err)
+	}
+	needs := s.Needs()
+	if needs.OtherBook {
+		other := store.OutcomeUp
+		if s.Outcome() == store.OutcomeUp {
+			other = store.OutcomeDown
+		}
+		if in.Other, err = st.ReadTape(ctx, m.Slug, other); err != nil {
+			return in, fmt.Errorf("load the %s books of %s: %w", other, m.Slug, err)
+		}
+	}
+	if needs.Trades {
+		if in.Trades, _, err = st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true}); err != nil {
+			return in, fmt.Errorf("load the trades of %s: %w", m.Slug, err)
+		}
+	}
+	return in, nil
 }

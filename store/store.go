@@ -39,6 +39,7 @@ type Store interface {
 	QuotaStore
 	BillingStore
 	MarketActivityStore
+	SweepStore
 	// Ping reports whether the backend is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.
@@ -281,6 +282,11 @@ type Market struct {
 	// fee = shares × rate × (p(1−p))^exponent. nil where it has none.
 	TakerFeeRate *float64
 	FeeExponent  *int
+	// MakerRebateRate is the share of the taker fee a maker's filled volume
+	// would have paid that Polymarket pays back to makers (Gamma's
+	// feeSchedule.rebateRate, 0.2 on crypto markets in 2026). nil where the
+	// schedule has none.
+	MakerRebateRate *float64
 	// TickSize is the latest minimum price increment; TickSizeChanges the
 	// changes seen while recording, oldest first.
 	TickSize        *float64

@@ -23,6 +23,16 @@
 //   - total_fees sums the markets' own total_fees; it is present when the
 //     strategy names a fee model or a latency (the replays then report
 //     their fees), absent otherwise, as in a single replay.
+//   - Beside these, the aggregate carries DESIGN 14's statistics of an
+//     edge (stats.Edge, and n_markets, n_markets_traded, n_trades) over
+//     the markets replayed: n_markets leaves out the failed markets that
+//     markets_tested counts. A shard reports a market's performance, not
+//     its trades, so the statistics that need each trade (ev_ci95, sqn,
+//     calibration, brier_entry, brier_market) are null, and ev_per_trade
+//     is total_pnl over the trades. The daily figures and
+//     portfolio_max_drawdown read each market's end_time, which a shard
+//     reports beside its performance; a result without one (from a worker
+//     older than end_time) leaves them null.
 package backtest
 
 import (
@@ -32,9 +42,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
 	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 )
@@ -109,6 +121,9 @@ type Request struct {
 	// Quota, when set, is echoed in the Report: /strategy answers it, and
 	// a result fetched later by job id must be the very answer.
 	Quota *Quota `json:"quota,omitempty"`
+	// Warning, when set, is echoed in the Report as Quota is: the api
+	// found fewer markets than were asked for.
+	Warning *string `json:"warning,omitempty"`
 }
 
 // Normalize checks that the request can run, 1 to MaxMarkets distinct
@@ -140,10 +155,14 @@ type Quota struct {
 	ResetsAt  string `json:"resets_at"`
 }
 
-// MarketResult is one market of a backtest: its replay's performance, or
-// the error that stopped it.
+// MarketResult is one market of a backtest: its replay's performance and
+// the market's end_time, or the error that stopped it.
 type MarketResult struct {
-	Slug        string              `json:"slug"`
+	Slug string `json:"slug"`
+	// EndTime is the market's end_time (RFC 3339, UTC, as a replay writes
+	// it), which places the market in the aggregate's days; absent with an
+	// error, and from a worker older than it.
+	EndTime     string              `json:"end_time,omitempty" format:"date-time" doc:"The market's end_time."`
 	Performance *replay.Performance `json:"performance,omitempty"`
 	Error       *jobs.Failure       `json:"error,omitempty"`
 }
@@ -155,6 +174,9 @@ type Report struct {
 	Aggregate         Aggregate      `json:"aggregate"`
 	Results           []MarketResult `json:"results"`
 	Quota             *Quota         `json:"quota,omitempty"`
+	// Warning says the backtest ran on fewer markets than were asked for
+	// (the request's Warning); null otherwise.
+	Warning *string `json:"warning"`
 }
 
 // AppendJSON writes the report as the api answers it, with < and > as they
@@ -179,9 +201,10 @@ func Collect(req Request, results []MarketResult) (Report, error) {
 	return Report{
 		GeneratedStrategy: req.Strategy,
 		StrategyCode:      strategy.FormatCode(req.Strategy.Rules),
-		Aggregate:         Summarize(results),
+		Aggregate:         Summarize(results, req.Strategy.Strategy.PositionSize),
 		Results:           results,
 		Quota:             req.Quota,
+		Warning:           req.Warning,
 	}, nil
 }
 
@@ -216,8 +239,9 @@ func marketResult(slug string, o *jobs.Outcome) (MarketResult, error) {
 	return r, nil
 }
 
-// Aggregate is the combined performance of a backtest (DESIGN 8; see the
-// package documentation for how each figure is defined).
+// Aggregate is the combined performance of a backtest (DESIGN 8) and the
+// statistics of its edge (DESIGN 14); see the package documentation for
+// how each figure is defined.
 type Aggregate struct {
 	MarketsTested      int        `json:"markets_tested"`
 	MarketsFailed      int        `json:"markets_failed"`
@@ -227,13 +251,18 @@ type Aggregate struct {
 	LosingTrades       int        `json:"losing_trades"`
 	WinRate            float64    `json:"win_rate"`
 	TotalPnL           float64    `json:"total_pnl"`
-	TotalFees          *float64   `json:"total_fees,omitempty"`
+	TotalFees          float64    `json:"total_fees"`
 	AvgMarketPnL       float64    `json:"avg_market_pnl"`
 	AvgTradePnL        float64    `json:"avg_trade_pnl"`
 	BestMarket         *MarketPnL `json:"best_market"`
 	WorstMarket        *MarketPnL `json:"worst_market"`
 	MaxDrawdown        float64    `json:"max_drawdown"`
 	MaxDrawdownPercent float64    `json:"max_drawdown_percent"`
+
+	NMarkets       int `json:"n_markets" doc:"Markets replayed (markets_tested less markets_failed)."`
+	NMarketsTraded int `json:"n_markets_traded" doc:"Markets with at least one trade."`
+	NTrades        int `json:"n_trades" doc:"Round trips."`
+	stats.Edge
 }
 
 // MarketPnL names a market and its total pnl.
@@ -242,12 +271,14 @@ type MarketPnL struct {
 	TotalPnL float64 `json:"total_pnl"`
 }
 
-// Summarize combines per-market results (newest first). It is a pure
+// Summarize combines per-market results (newest first) of a strategy of
+// the given positionSize, which scales the daily returns. It is a pure
 // function of its input.
-func Summarize(results []MarketResult) Aggregate {
+func Summarize(results []MarketResult, positionSize float64) Aggregate {
 	a := Aggregate{MarketsTested: len(results)}
 	var total, fees float64
-	replayed, withFees := 0, false
+	replayed := 0
+	markets := make([]stats.Market, 0, len(results))
 	for _, r := range results {
 		p := r.Performance
 		if r.Error != nil || p == nil {
@@ -255,11 +286,9 @@ func Summarize(results []MarketResult) Aggregate {
 			continue
 		}
 		replayed++
+		markets = append(markets, statsMarket(r))
 		total += p.TotalPnL
-		if p.TotalFees != nil {
-			fees += *p.TotalFees
-			withFees = true
-		}
+		fees += p.TotalFees
 		a.TotalTrades += p.TotalTrades
 		a.WinningTrades += p.WinningTrades
 		a.LosingTrades += p.LosingTrades
@@ -278,10 +307,7 @@ func Summarize(results []MarketResult) Aggregate {
 		}
 	}
 	a.TotalPnL = round6(total)
-	if withFees {
-		f := round6(fees)
-		a.TotalFees = &f
-	}
+	a.TotalFees = round6(fees)
 	if replayed > 0 {
 		a.AvgMarketPnL = round6(total / float64(replayed))
 	}
@@ -289,8 +315,26 @@ func Summarize(results []MarketResult) Aggregate {
 		a.AvgTradePnL = round6(total / float64(a.TotalTrades))
 		a.WinRate = round6(100 * float64(a.WinningTrades) / float64(a.TotalTrades))
 	}
+	s := stats.Aggregate(markets, positionSize)
+	a.NMarkets, a.NMarketsTraded, a.NTrades, a.Edge = s.NMarkets, s.NMarketsTraded, s.NTrades, s.Edge
 	return a
 }
+
+// statsMarket is a replayed market as the statistics read it: its totals
+// and counts, without its trades (a shard does not return them), and its
+// end time when the result names one.
+func statsMarket(r MarketResult) stats.Market {
+	p := r.Performance
+	m := stats.Market{Slug: r.Slug, PnL: p.TotalPnL, Fees: p.TotalFees, NTrades: p.TotalTrades, Wins: p.WinningTrades}
+	if end, err := time.Parse(time.RFC3339Nano, r.EndTime); err == nil {
+		m.End = end
+	}
+	return m
+}
+
+// endTimeLayout writes end_time as a replay writes times: RFC 3339 in UTC
+// with six decimals.
+const endTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
 // round6 rounds money to 6 decimals, as the replay does at its edge.
 func round6(x float64) float64 {
@@ -315,7 +359,13 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	case err != nil:
 		return jobs.Outcome{}, err
 	}
-	raw, err := json.Marshal(MarketResult{Slug: sh.MarketSlug, Performance: &perf})
+	// The replay read the market too, but reports its performance alone;
+	// one more point read names its end.
+	m, err := st.GetMarket(ctx, sh.MarketSlug)
+	if err != nil {
+		return jobs.Outcome{}, fmt.Errorf("backtest: the end of %s: %w", sh.MarketSlug, err)
+	}
+	raw, err := json.Marshal(MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf})
 	if err != nil {
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
 	}
@@ -397,7 +447,7 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, err
 			case e.Result == nil || e.Result.Performance == nil:
 				return nil, fmt.Errorf("backtest: result of %s has no performance", slug)
 			default:
-				out = append(out, MarketResult{Slug: slug, Performance: e.Result.Performance})
+				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance})
 			}
 		}
 	}

@@ -58,9 +58,10 @@ func TestDiscoveryFindsEverySeries(t *testing.T) {
 				return err == nil
 			})
 			if m.UpstreamSlug != up.Slug || m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 || m.FeeExponent == nil || *m.FeeExponent != 1 ||
+				m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 ||
 				m.TickSize == nil || *m.TickSize != 0.01 || m.MinOrderSize == nil || *m.MinOrderSize != 5 || m.EventID != up.EventID {
-				t.Errorf("%s (old forms %v): stored upstream %q fee %v^%v tick %v min %v event %q; listed %q", sr, old, m.UpstreamSlug,
-					ptrV(m.TakerFeeRate), ptrV(m.FeeExponent), ptrV(m.TickSize), ptrV(m.MinOrderSize), m.EventID, up.Slug)
+				t.Errorf("%s (old forms %v): stored upstream %q fee %v^%v rebate %v tick %v min %v event %q; listed %q", sr, old, m.UpstreamSlug,
+					ptrV(m.TakerFeeRate), ptrV(m.FeeExponent), ptrV(m.MakerRebateRate), ptrV(m.TickSize), ptrV(m.MinOrderSize), m.EventID, up.Slug)
 			}
 			if m.Resolved() || m.PriceToBeat != nil || m.FinalPrice != nil {
 				t.Errorf("%s: a live market stored with settlement fields %+v", sr, m)

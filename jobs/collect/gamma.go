@@ -47,7 +47,8 @@ type gammaMarket struct {
 }
 
 // feeSchedule is a market's taker fee curve: fee = shares × rate ×
-// (p(1−p))^exponent. Gamma writes numbers, the websocket's new_market
+// (p(1−p))^exponent; makers get rebateRate of the fee their filled volume
+// would have paid. Gamma writes numbers, the websocket's new_market
 // strings.
 type feeSchedule struct {
 	Rate       flexFloat `json:"rate"`
@@ -310,6 +311,9 @@ func applyDetails(m *store.Market, f gammaFound) {
 			e := int(math.Round(g.FeeSchedule.Exponent.V))
 			m.FeeExponent = &e
 		}
+		// The schedule Gamma gives is the market's: one without a
+		// rebateRate has no maker rebate (null), whatever was stored.
+		m.MakerRebateRate = g.FeeSchedule.RebateRate.ptr()
 	}
 	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
 		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {

@@ -101,6 +101,9 @@ func TestRealGamma(t *testing.T) {
 	if *m.TakerFeeRate != 0.07 || *m.FeeExponent != 1 || *m.TickSize != 0.01 || *m.MinOrderSize != 5 || m.PriceToBeat != nil || m.FinalPrice != nil {
 		t.Errorf("fee %v^%v tick %v min %v to beat %v", *m.TakerFeeRate, *m.FeeExponent, *m.TickSize, *m.MinOrderSize, m.PriceToBeat)
 	}
+	if m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 {
+		t.Errorf("maker rebate rate %v, want feeSchedule.rebateRate 0.2", derefOrNil(m.MakerRebateRate))
+	}
 	if g.outcome() != "" || g.FeeType != "crypto_fees_v2" || !g.FeeSchedule.TakerOnly || g.FeeSchedule.RebateRate.V != 0.2 ||
 		ev.ResolutionSource != "https://data.chain.link/streams/btc-usd" || ev.StartTime != "2026-05-12T11:10:00Z" {
 		t.Errorf("open market: outcome %q fee type %q schedule %+v source %q", g.outcome(), g.FeeType, g.FeeSchedule, ev.ResolutionSource)
@@ -112,7 +115,7 @@ func TestRealGamma(t *testing.T) {
 	decodeReal(t, realGamma[1], &g)
 	start, end = scheme.Window(store.BTC, store.M5, time.Date(2026, 3, 12, 9, 20, 0, 0, time.UTC))
 	m, note, err = toMarket(withEvent(g), store.BTC, store.M5, start, end)
-	if err != nil || note != "" || m.Slug != "btc-updown-5m-1773307200" || m.EventID != "260654" || m.TakerFeeRate != nil ||
+	if err != nil || note != "" || m.Slug != "btc-updown-5m-1773307200" || m.EventID != "260654" || m.TakerFeeRate != nil || m.MakerRebateRate != nil ||
 		*m.TickSize != 0.01 || *m.MinOrderSize != 5 || *g.volume() != 9.999997 || *g.liquidity() != 20328.3747 {
 		t.Errorf("nautilus market: %v %q %+v", err, note, m)
 	}

@@ -60,6 +60,6 @@ func ExampleSeed() {
 	live, _ := s.GetMarket(context.Background(), "btc-updown-5m-1773500700")
 	fmt.Println(live.Slug, "resolved:", live.Resolved())
 	// Output:
-	// {Markets:3 Unresolved:1 NoData:0 Snapshots:2887 Trades:87 Gaps:0 Depth:12}
+	// {Markets:3 Unresolved:1 NoData:0 Snapshots:2887 Trades:291 Gaps:0 Depth:12}
 	// btc-updown-5m-1773500700 resolved: false
 }

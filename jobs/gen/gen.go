@@ -223,9 +223,10 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 	m.UpdatedAt = minTime(start.Add(touch), now)
 
 	// What Polymarket's crypto up/down markets carry (DESIGN 9).
-	rate, exponent, tick, minSize := takerFeeRate, feeExponent, tickSize, minOrderSize
+	rate, exponent, rebate, tick, minSize := takerFeeRate, feeExponent, makerRebateRate, tickSize, minOrderSize
 	m.UpstreamSlug = series.UpstreamSlug(c, mt, start)
 	m.TakerFeeRate, m.FeeExponent, m.TickSize, m.MinOrderSize = &rate, &exponent, &tick, &minSize
+	m.MakerRebateRate = &rebate
 	if tickChange && !tickChangeAt.After(now) {
 		fine := fineTickSize
 		m.TickSize = &fine
@@ -259,10 +260,14 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 
 // The fee schedule, tick and minimum order of Polymarket's crypto up/down
 // markets in 2026 (REFERENCE); one market in tickChangeOneIn switches to
-// the fine tick at some point of its window.
+// the fine tick at some point of its window. The maker rebate is Gamma's
+// feeSchedule.rebateRate on those markets ({"exponent":1,"rate":0.07,
+// "takerOnly":true,"rebateRate":0.2}, REFERENCE "Trading mechanics" and
+// realdata/gamma): makers get 20% of the fee their volume would have paid.
 const (
 	takerFeeRate    = 0.07
 	feeExponent     = 1
+	makerRebateRate = 0.2
 	tickSize        = 0.01
 	fineTickSize    = 0.001
 	minOrderSize    = 5.0
@@ -350,14 +355,13 @@ func (g *Generator) cadenceOf(length time.Duration) time.Duration {
 func (g *Generator) snapshots(c store.Coin, mt store.MarketType, start time.Time) []store.Snapshot {
 	now := g.cfg.Now
 	end := series.End(mt, start)
-	step := g.cadenceOf(end.Sub(start))
-	n := int((end.Sub(start) + step - 1) / step)
 	stop := minTime(end, now)
+	w := g.newQuoteWalk(c, mt, start, stop)
 
 	// One allocation each for snapshots, books and levels: a dev store
 	// holds half a million snapshots, and twenty small allocations apiece
 	// would cost the garbage collector more than generating them.
-	room := min(n, int(stop.Sub(start)/step)+1)
+	room := min(w.n, int(stop.Sub(start)/w.step)+1)
 	levels := g.cfg.BookLevels
 	snaps := make([]store.Snapshot, 0, room)
 	var books []store.Book
@@ -367,72 +371,31 @@ func (g *Generator) snapshots(c store.Coin, mt store.MarketType, start time.Time
 		slab = make([]store.Level, 4*levels*room)
 	}
 
-	model := g.paths[c].model
-	seg := g.paths[c].segment(start, stop)
-	s0 := roundTo(seg.at(start), 2) // as recorded in coin_price_start
-	sigma := model.Vol / math.Sqrt(secondsPerYear)
-	rho := math.Exp(-step.Seconds() / noiseTau.Seconds())
-	innovation := noiseSD * math.Sqrt(1-rho*rho)
-	jitter := step / 4 // collectors never tick exactly on the grid
-
-	slug := Slug(c, mt, start)
-	r := newRand(g.cfg.Seed, "snapshots/"+slug, 0)
 	// Each side of each book draws from a stream of its own: books never
 	// shift a market's times or prices, and a book of fewer levels is the
 	// top of one of more, so BookLevels changes nothing else.
-	sides := newStreams(g.cfg.Seed, "books/"+slug)
-	var resting *restingBooks
-	if levels > 0 && g.cfg.BookChurn > 0 {
-		resting = newRestingBooks(sides.at(-1))
+	var src *bookSource
+	if levels > 0 {
+		src = g.newBookSource(Slug(c, mt, start), g.cfg.BookChurn)
 	}
-	noise := noiseSD * r.NormFloat64()
-	for k := range n {
-		// The first snapshot is taken at the start itself, so that it
-		// records coin_price_start.
-		t := start.Add(time.Duration(k) * step)
-		if k > 0 {
-			t = t.Add(uniformDuration(r, 0, jitter))
-			noise = rho*noise + innovation*r.NormFloat64()
-		}
-		if t.After(now) {
+	for {
+		k, t, ok := w.next()
+		if !ok || t.After(now) {
 			break
 		}
 		// Draws for a snapshot lost in the outage are made all the same,
 		// so that what follows does not depend on where the outage falls.
-		price := roundTo(seg.at(t), 2)
-		up := fairUp(price, s0, sigma, end.Sub(t).Seconds(), noise)
-		spread := spreadTicks(r)
-		ask, bid := quote(up, spread)
-		if resting != nil {
-			// Redrawn for every snapshot, lost or not (see above).
-			resting.churn(sides.at(int64(k)), g.cfg.BookChurn)
+		price, ask, bid := w.quote(t)
+		if src != nil {
+			src.churn(k) // redrawn for every snapshot, lost or not (see above)
 		}
 		if g.inOutage(t) {
 			continue
 		}
 		i := len(snaps)
 		var bookUp, bookDown *store.Book
-		if levels > 0 {
-			lv := slab[4*levels*i : 4*levels*(i+1)]
-			if resting != nil {
-				books[2*i] = store.Book{
-					Bids: resting.side(0, lv[0:0:levels], bid, -1),
-					Asks: resting.side(0, lv[levels:levels:2*levels], ask, +1),
-				}
-				books[2*i+1] = store.Book{
-					Bids: resting.side(1, lv[2*levels:2*levels:3*levels], 100-ask, -1),
-					Asks: resting.side(1, lv[3*levels:3*levels:4*levels], 100-bid, +1),
-				}
-			} else {
-				books[2*i] = store.Book{
-					Bids: bookSide(sides.at(int64(4*k+0)), lv[0:0:levels], bid, -1),
-					Asks: bookSide(sides.at(int64(4*k+1)), lv[levels:levels:2*levels], ask, +1),
-				}
-				books[2*i+1] = store.Book{
-					Bids: bookSide(sides.at(int64(4*k+2)), lv[2*levels:2*levels:3*levels], 100-ask, -1),
-					Asks: bookSide(sides.at(int64(4*k+3)), lv[3*levels:3*levels:4*levels], 100-bid, +1),
-				}
-			}
+		if src != nil {
+			books[2*i], books[2*i+1] = src.books(k, slab[4*levels*i:4*levels*(i+1)], levels, ask, bid)
 			bookUp, bookDown = &books[2*i], &books[2*i+1]
 		}
 		snaps = append(snaps, store.Snapshot{

@@ -280,8 +280,9 @@ func checkUpstreamFields(t *testing.T, now time.Time, m store.Market) {
 	if m.UpstreamSlug != series.UpstreamSlug(m.Coin, m.MarketType, m.StartTime) || m.UpstreamSlug == "" {
 		t.Errorf("%s: upstream slug %q", m.Slug, m.UpstreamSlug)
 	}
-	if m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 || m.FeeExponent == nil || *m.FeeExponent != 1 {
-		t.Errorf("%s: fee schedule %v, %v; want 0.07, 1", m.Slug, m.TakerFeeRate, m.FeeExponent)
+	if m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 || m.FeeExponent == nil || *m.FeeExponent != 1 ||
+		m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 {
+		t.Errorf("%s: fee schedule %v, %v, rebate %v; want 0.07, 1, 0.2", m.Slug, m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate)
 	}
 	if m.MinOrderSize == nil || *m.MinOrderSize != 5 {
 		t.Errorf("%s: min order size %v", m.Slug, m.MinOrderSize)

@@ -27,7 +27,7 @@ func costs(s Strategy, model string, latencyMs int) Strategy {
 }
 
 // withFee gives a trade event the fee the answer shows.
-func withFee(tr TradeEvent, fee float64) TradeEvent { tr.Fee = &fee; return tr }
+func withFee(tr TradeEvent, fee float64) TradeEvent { tr.Fee = fee; return tr }
 
 // atMs is a snapshot at a whole millisecond, for latency tests.
 func atMs(ms int, up, down float64) store.Snapshot {
@@ -71,7 +71,7 @@ func TestRunCosts(t *testing.T) {
 				withFee(entryEv(0, 0.5, 0.512, 100, 0), 1.7479),
 				withFee(exitEv(ReasonSignal, 10, 0.6, 0.59, 100, 4.3588, 4.3588), 1.6933),
 			},
-			perf: &Performance{TotalPnL: 4.3588, TotalPnLPercent: 8.232243, TotalFees: ptr(3.4412), MaxDrawdown: 3.9479, MaxDrawdownPercent: 3.9479,
+			perf: &Performance{TotalPnL: 4.3588, TotalPnLPercent: 8.232243, TotalFees: 3.4412, MaxDrawdown: 3.9479, MaxDrawdownPercent: 3.9479,
 				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 4.3588, BestTrade: 4.3588, WorstTrade: 4.3588,
 				TimeInPositionPct: 50, FinalMarketOutcome: "Up"},
 			curve: []EquityPoint{
@@ -127,7 +127,7 @@ func TestRunCosts(t *testing.T) {
 				withFee(entryEv(0, 0.5, 0.508, 50, 0), 0.87444),
 				withFee(exitEv(ReasonSignal, 10, 0.58, 0.56, 50, 0.86456, 0.86456), 0.861),
 			},
-			perf: &Performance{TotalPnL: 0.86456, TotalPnLPercent: 3.290498, TotalFees: ptr(1.73544), MaxDrawdown: 1.77444, MaxDrawdownPercent: 1.77444,
+			perf: &Performance{TotalPnL: 0.86456, TotalPnLPercent: 3.290498, TotalFees: 1.73544, MaxDrawdown: 1.77444, MaxDrawdownPercent: 1.77444,
 				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 0.86456, BestTrade: 0.86456, WorstTrade: 0.86456,
 				TimeInPositionPct: 100, FinalMarketOutcome: "Up"},
 		},
@@ -204,7 +204,7 @@ func TestRunCosts(t *testing.T) {
 				withFee(TradeEvent{Type: TradeExit, Reason: ReasonSignal, Time: ts(15), Price: 0.62, FillPrice: 0.64, Shares: 100,
 					Slippage: -0.02, PositionPnL: 2.2, CumulativePnL: 2.2, CoinPrice: 50015}, 0),
 			},
-			perf: &Performance{TotalPnL: 2.2, TotalPnLPercent: 3.559871, TotalFees: ptr(0.0), MaxDrawdown: 32, MaxDrawdownPercent: 31.936128,
+			perf: &Performance{TotalPnL: 2.2, TotalPnLPercent: 3.559871, TotalFees: 0, MaxDrawdown: 32, MaxDrawdownPercent: 31.936128,
 				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 2.2, BestTrade: 2.2, WorstTrade: 2.2,
 				TimeInPositionPct: 66.666667, FinalMarketOutcome: "Up"},
 			curve: []EquityPoint{
@@ -239,7 +239,7 @@ func TestRunCosts(t *testing.T) {
 			snaps:  []store.Snapshot{atMs(0, 0.60, 0.40), atMs(300, 0.50, 0.50)},
 			strat:  costs(strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), never()), "", 1),
 			trades: []TradeEvent{},
-			perf:   &Performance{TotalFees: ptr(0.0), FinalMarketOutcome: "Down"},
+			perf:   &Performance{TotalFees: 0, FinalMarketOutcome: "Down"},
 		},
 		{
 			// A LIMIT entry at 0.50 would fill at the signal's own book. After
@@ -284,7 +284,7 @@ func TestRunCosts(t *testing.T) {
 				withFee(TradeEvent{Type: TradeExit, Reason: ReasonMarketEnd, Time: ts(100), Price: 0.5, FillPrice: 0.5, Shares: 100,
 					PositionPnL: 8.32, CumulativePnL: 8.32, CoinPrice: 50050}, 0),
 			},
-			perf: &Performance{TotalPnL: 8.32, TotalPnLPercent: 19.961612, TotalFees: ptr(1.68), MaxDrawdown: 1.68, MaxDrawdownPercent: 1.68,
+			perf: &Performance{TotalPnL: 8.32, TotalPnLPercent: 19.961612, TotalFees: 1.68, MaxDrawdown: 1.68, MaxDrawdownPercent: 1.68,
 				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 8.32, BestTrade: 8.32, WorstTrade: 8.32,
 				TimeInPositionPct: 100, FinalMarketOutcome: "50-50"},
 		},
@@ -334,18 +334,17 @@ func TestRunEchoesCosts(t *testing.T) {
 	custom := costs(base, FeeCustom, 0)
 	custom.FeeRate = ptr(0.02)
 	tests := []struct {
-		name   string
-		m      store.Market
-		s      Strategy
-		want   string
-		hasFee bool
+		name string
+		m    store.Market
+		s    Strategy
+		want string
 	}{
-		{"nothing asked", feeMarket(store.OutcomeUp), base, `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1}`, false},
-		{"NONE", feeMarket(store.OutcomeUp), costs(base, FeeNone, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":0}`, true},
-		{"latency alone", feeMarket(store.OutcomeUp), costs(base, "", 300), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":300}`, true},
-		{"MARKET", feeMarket(store.OutcomeUp), costs(base, FeeMarket, 250), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0.07,"feeExponent":1,"latencyMs":250}`, true},
-		{"MARKET without a schedule", market(store.OutcomeUp), costs(base, FeeMarket, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0,"feeExponent":1,"latencyMs":0}`, true},
-		{"CUSTOM", feeMarket(store.OutcomeUp), custom, `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"CUSTOM","feeRate":0.02,"feeExponent":1,"latencyMs":0}`, true},
+		{"nothing asked", feeMarket(store.OutcomeUp), base, `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":0}`},
+		{"NONE", feeMarket(store.OutcomeUp), costs(base, FeeNone, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":0}`},
+		{"latency alone", feeMarket(store.OutcomeUp), costs(base, "", 300), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":300}`},
+		{"MARKET", feeMarket(store.OutcomeUp), costs(base, FeeMarket, 250), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0.07,"feeExponent":1,"latencyMs":250}`},
+		{"MARKET without a schedule", market(store.OutcomeUp), costs(base, FeeMarket, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0,"feeExponent":1,"latencyMs":0}`},
+		{"CUSTOM", feeMarket(store.OutcomeUp), custom, `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"CUSTOM","feeRate":0.02,"feeExponent":1,"latencyMs":0}`},
 	}
 	for _, tt := range tests {
 		r, err := Run(tt.m, snaps, tt.s)
@@ -356,8 +355,10 @@ func TestRunEchoesCosts(t *testing.T) {
 			t.Errorf("%s: strategy\n got %s\nwant %s", tt.name, got, tt.want)
 		}
 		b := mustJSON(t, r)
-		if bytes.Contains(b, []byte(`"fee"`)) != tt.hasFee || bytes.Contains(b, []byte(`"total_fees"`)) != tt.hasFee {
-			t.Errorf("%s: fee fields present = %v, want %v: %s", tt.name, !tt.hasFee, tt.hasFee, b)
+		// DESIGN 6: every trade carries fee and performance total_fees,
+		// whether or not the request names a fee model.
+		if !bytes.Contains(b, []byte(`"fee"`)) || !bytes.Contains(b, []byte(`"total_fees"`)) {
+			t.Errorf("%s: fee fields missing: %s", tt.name, b)
 		}
 	}
 }
@@ -382,7 +383,7 @@ func TestRunNoneEqualsNoCosts(t *testing.T) {
 		}
 		m, snaps := randomMarket(rng, n)
 		s := randomStrategy(rng, snaps[0].CoinPrice)
-		want, err := Run(m, snaps, s)
+		want, err := runFull(t, m, snaps, nil, s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,21 +393,19 @@ func TestRunNoneEqualsNoCosts(t *testing.T) {
 			model string
 			m     store.Market
 		}{{FeeNone, m}, {FeeMarket, zero}, {FeeMarket, m}} {
-			got, err := Run(variant.m, snaps, costs(s, variant.model, 0))
+			got, err := runFull(t, variant.m, snaps, nil, costs(s, variant.model, 0))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for k := range got.Trades {
-				if f := got.Trades[k].Fee; f == nil || *f != 0 {
+				if f := got.Trades[k].Fee; f != 0 {
 					t.Fatalf("case %d %s: trade %d fee %v", c, variant.model, k, f)
 				}
-				got.Trades[k].Fee = nil
 			}
-			if f := got.Performance.TotalFees; f == nil || *f != 0 {
+			if f := got.Performance.TotalFees; f != 0 {
 				t.Fatalf("case %d %s: total_fees %v", c, variant.model, f)
 			}
-			got.Performance.TotalFees = nil
-			got.Strategy.FeeModel, got.Strategy.FeeRate, got.Strategy.FeeExponent, got.Strategy.LatencyMs = "", nil, nil, nil
+			got.Strategy.FeeModel, got.Strategy.FeeRate, got.Strategy.FeeExponent = want.Strategy.FeeModel, nil, nil
 			if a, b := mustJSON(t, got), mustJSON(t, want); !bytes.Equal(a, b) {
 				t.Fatalf("case %d (n=%d) %s differs from the answer without costs:\n%s\n%s", c, n, variant.model, a, b)
 			}
@@ -455,7 +454,7 @@ func TestRunCostsProperties(t *testing.T) {
 			s.LatencyMs = []int{1, 250, 300, 600, 1000, 5000, rng.IntN(MaxLatencyMs + 1)}[rng.IntN(7)]
 		}
 		name := fmt.Sprintf("case %d (n=%d, %s, %d ms)", c, n, s.FeeModel, s.LatencyMs)
-		r, err := Run(m, snaps, s)
+		r, err := runFull(t, m, snaps, nil, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -465,7 +464,7 @@ func TestRunCostsProperties(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkAgainstReference(t, name, m, snaps, ns, r)
-		if r.Performance.TotalFees != nil && *r.Performance.TotalFees > 0 {
+		if r.Performance.TotalFees > 0 {
 			fees++
 		}
 		if s.LatencyMs > 0 && len(r.Trades) > 0 {
@@ -479,7 +478,7 @@ func TestRunCostsProperties(t *testing.T) {
 		if err := json.Unmarshal(mustJSON(t, s), &s2); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := Run(m, deepCopy(snaps), s2)
+		r2, err := runFull(t, m, deepCopy(snaps), nil, s2)
 		if err != nil {
 			t.Fatal(err)
 		}

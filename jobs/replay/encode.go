@@ -38,6 +38,21 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	b = appendList(b, r.PnLCurve, (*EquityPoint).appendJSON)
 	b = append(b, `,"total_snapshots":`...)
 	b = strconv.AppendInt(b, int64(r.TotalSnapshots), 10)
+	if len(r.Orders) > 0 {
+		b = append(b, `,"orders":`...)
+		if b, err = appendMarshal(b, r.Orders); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b = append(b, `,"warnings":`...)
+		if b, err = appendMarshal(b, r.Warnings); err != nil {
+			return nil, err
+		}
+	}
+	if r.TradesTruncated {
+		b = append(b, `,"trades_truncated":true`...)
+	}
 	return append(b, '}'), nil
 }
 
@@ -81,16 +96,22 @@ func (t *TradeEvent) appendJSON(b []byte) []byte {
 	b = jsonenc.AppendFloat(b, t.Shares)
 	b = append(b, `,"slippage":`...)
 	b = jsonenc.AppendFloat(b, t.Slippage)
-	if t.Fee != nil {
-		b = append(b, `,"fee":`...)
-		b = jsonenc.AppendFloat(b, *t.Fee)
-	}
+	b = append(b, `,"fee":`...)
+	b = jsonenc.AppendFloat(b, t.Fee)
 	b = append(b, `,"position_pnl":`...)
 	b = jsonenc.AppendFloat(b, t.PositionPnL)
 	b = append(b, `,"cumulative_pnl":`...)
 	b = jsonenc.AppendFloat(b, t.CumulativePnL)
 	b = append(b, `,"coin_price":`...)
 	b = jsonenc.AppendFloat(b, t.CoinPrice)
+	if t.Liquidity != "" {
+		b = append(b, `,"liquidity":`...)
+		b = jsonenc.AppendStringHTML(b, t.Liquidity)
+	}
+	if t.MakerRebate != nil {
+		b = append(b, `,"maker_rebate":`...)
+		b = jsonenc.AppendFloat(b, *t.MakerRebate)
+	}
 	return append(b, '}')
 }
 

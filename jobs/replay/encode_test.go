@@ -17,8 +17,10 @@ func TestAppendJSONEdges(t *testing.T) {
 		"escapes": {
 			Market:   MarketSummary{Slug: `a<b&c>"d"`, Winner: "Up"},
 			Strategy: StrategySummary{Side: "UP", FeeModel: FeeCustom, FeeRate: &rate, FeeExponent: &exp, LatencyMs: &lat},
-			Trades: []TradeEvent{{Type: TradeEntry, Reason: "ü\n", Time: "t", Price: 1e-7, Fee: &fee, CoinPrice: 1e21},
-				{Type: TradeExit, Price: -0.5, Shares: 123456789.123456}},
+			Trades: []TradeEvent{{Type: TradeEntry, Reason: "ü\n", Time: "t", Price: 1e-7, Fee: fee, CoinPrice: 1e21},
+				{Type: TradeExit, Price: -0.5, Shares: 123456789.123456, Liquidity: LiquidityMaker, MakerRebate: &fee}},
+			Orders:         []OrderEvent{{Time: "t", Action: OrderPlaced, Side: OrderBuy, Price: 0.5, Shares: 10, Reason: "<"}},
+			Warnings:       []string{"a<b"},
 			PnLCurve:       []EquityPoint{{Time: "t", InPosition: true, PnL: -1e-9}, {}},
 			TotalSnapshots: 2,
 		},

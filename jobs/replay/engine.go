@@ -33,49 +33,114 @@ const tolerance = 1e-9
 // Run replays s against the resolved market m, tick by tick over snaps
 // (oldest first, as store.SnapshotQuery{Ascending: true} returns them), and
 // reports trades, performance and an equity curve, following DESIGN 6. It
-// packs snaps into a tape and runs RunTape.
-//
-// Run is a pure function: it keeps no state, changes none of its inputs,
-// and the same inputs give the same Result, byte for byte once encoded. It
-// validates s itself (an *Error as Strategy.Validate gives) and applies the
-// defaults, so s need not be normalized. An unresolved market is an *Error
-// with code MARKET_NOT_RESOLVED, no snapshots one with NO_DATA. Snapshots
-// out of time order or with a non-finite price are a plain error: that is
-// bad data, not a bad request.
+// is RunTrades without recorded trades.
 func Run(m store.Market, snaps []store.Snapshot, s Strategy) (Result, error) {
-	tape, err := store.TapeOf(snaps, s.Outcome())
-	if err != nil {
-		return Result{}, fmt.Errorf("replay: %w", err)
-	}
-	return RunTape(m, tape, s)
+	return RunTrades(m, snaps, nil, s)
 }
 
-// RunTape is Run over a tape that carries the books of the outcome s trades
-// (Strategy.Outcome), as store.Store.ReadTape returns it. A replay reads
+// RunTrades replays s against m over snaps and the market's recorded
+// trades (oldest first), which display prices and resting orders read. It
+// packs snaps into tapes and runs RunInput.
+//
+// A replay is a pure function: it keeps no state, changes none of its
+// inputs, and the same inputs give the same Result, byte for byte once
+// encoded. It validates s itself (an *Error as Strategy.Validate gives) and
+// applies the defaults, so s need not be normalized. An unresolved market
+// is an *Error with code MARKET_NOT_RESOLVED, no snapshots one with
+// NO_DATA. Snapshots out of time order or with a non-finite price are a
+// plain error: that is bad data, not a bad request.
+func RunTrades(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade, s Strategy) (Result, error) {
+	in := Input{Market: m, Trades: trades}
+	var err error
+	if in.Tape, err = store.TapeOf(snaps, s.Outcome()); err != nil {
+		return Result{}, fmt.Errorf("replay: %w", err)
+	}
+	if s.Needs().OtherBook {
+		other := store.OutcomeUp
+		if s.Outcome() == store.OutcomeUp {
+			other = store.OutcomeDown
+		}
+		if in.Other, err = store.TapeOf(snaps, other); err != nil {
+			return Result{}, fmt.Errorf("replay: %w", err)
+		}
+	}
+	return RunInput(in, s)
+}
+
+// RunTape is RunInput for a strategy that reads nothing but its side's
+// tape (see Strategy.Needs), as store.Store.ReadTape returns it.
+func RunTape(m store.Market, t *store.Tape, s Strategy) (Result, error) {
+	return RunInput(Input{Market: m, Tape: t}, s)
+}
+
+// RunInput replays s over what in carries of one market. A replay reads
 // nothing else of a market, and a tape holds no pointers, so a worker can
 // keep many of them without slowing its garbage collections.
-func RunTape(m store.Market, t *store.Tape, s Strategy) (Result, error) {
-	e, s, err := replayTape(m, t, s)
+func RunInput(in Input, s Strategy) (Result, error) {
+	return RunWindow(in, s, TradeWindow{})
+}
+
+// RunWindow is RunInput answering the trade events w selects.
+func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
+	e, s, err := replayInput(in, s)
 	if err != nil {
 		return Result{}, err
 	}
-	return e.result(m, s), nil
+	return e.result(in.Market, s, w), nil
 }
 
-// RunPerformance is RunTape for a caller that wants the performance alone,
-// as a backtest does: the same figures, without the trades and the equity
-// curve, whose rendering costs twice what the replay itself does.
+// RunPerformance is RunTape for a caller that wants the performance alone.
 func RunPerformance(m store.Market, t *store.Tape, s Strategy) (Performance, error) {
-	e, _, err := replayTape(m, t, s)
+	return PerformanceOf(Input{Market: m, Tape: t}, s)
+}
+
+// PerformanceOf is RunInput for a caller that wants the performance
+// alone, as a backtest does: the same figures, without the trades and the
+// equity curve, whose rendering costs twice what the replay itself does.
+func PerformanceOf(in Input, s Strategy) (Performance, error) {
+	e, _, err := replayInput(in, s)
 	if err != nil {
 		return Performance{}, err
 	}
-	return e.performance(m), nil
+	return e.performance(in.Market), nil
 }
 
-// replayTape checks its inputs, replays s over t, and returns the engine
-// that holds what the replay recorded, with s as it ran (defaults applied).
-func replayTape(m store.Market, t *store.Tape, s Strategy) (*engine, Strategy, error) {
+// RoundTrip is one ENTRY and its EXIT as a sweep's statistics read them:
+// the entry's fill and the side's mid there, the trip's pnl and fees, and
+// what the side settled at (1 won, 0 lost, 0.5 for a 50-50 market).
+type RoundTrip struct {
+	EntryFill, EntryMid, PnL, Fees, Won float64
+}
+
+// Trips replays s over in and returns the performance and the round trips,
+// without rendering trades or a curve: what a sweep shard keeps of each
+// trial.
+func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
+	e, _, err := replayInput(in, s)
+	if err != nil {
+		return Performance{}, nil, err
+	}
+	trips := make([]RoundTrip, 0, len(e.events)/2)
+	var entry *event
+	for k := range e.events {
+		ev := &e.events[k]
+		if !ev.exit {
+			entry = ev
+			continue
+		}
+		if entry != nil {
+			trips = append(trips, RoundTrip{EntryFill: entry.fill, EntryMid: entry.mid, PnL: ev.pnl, Fees: entry.fee + ev.fee, Won: e.settle})
+		}
+		entry = nil
+	}
+	return e.performance(in.Market), trips, nil
+}
+
+// replayInput checks its inputs, replays s over them, and returns the
+// engine that holds what the replay recorded, with s as it ran (defaults
+// applied).
+func replayInput(in Input, s Strategy) (*engine, Strategy, error) {
+	m, t := in.Market, in.Tape
 	if err := s.Validate(); err != nil {
 		return nil, s, err
 	}
@@ -83,7 +148,7 @@ func replayTape(m store.Market, t *store.Tape, s Strategy) (*engine, Strategy, e
 		return nil, s, &Error{Code: CodeMarketNotResolved,
 			Message: fmt.Sprintf("market %q is not resolved yet: only resolved markets can be replayed", m.Slug)}
 	}
-	if t.Len() == 0 {
+	if t == nil || t.Len() == 0 {
 		return nil, s, &Error{Code: CodeNoData,
 			Message: fmt.Sprintf("market %q has no recorded snapshots to replay", m.Slug)}
 	}
@@ -91,9 +156,18 @@ func replayTape(m store.Market, t *store.Tape, s Strategy) (*engine, Strategy, e
 		return nil, s, fmt.Errorf("replay: the tape of %s carries the books of %q, the strategy trades %q",
 			m.Slug, t.Outcome, s.Outcome())
 	}
+	if err := checkInput(in, s); err != nil {
+		return nil, s, err
+	}
 	s.applyDefaults() // on this copy: the caller's strategy is left alone
-	e := newEngine(m, t, s)
-	if err := e.replay(); err != nil {
+	e := newEngine(in, s)
+	var err error
+	if s.OrderType == OrderGTC {
+		err = e.replayResting()
+	} else {
+		err = e.replay()
+	}
+	if err != nil {
 		return nil, s, err
 	}
 	return e, s, nil
@@ -104,7 +178,7 @@ func replayTape(m store.Market, t *store.Tape, s Strategy) (*engine, Strategy, e
 // that indexing with field&fieldMask needs no bounds check.
 type values [fieldMask + 1]float64
 
-const fieldMask = 7
+const fieldMask = 31
 
 // Compile-time check that every field and fNone fit under fieldMask.
 const _ = uint(fieldMask - fNone)
@@ -196,7 +270,10 @@ func (s *ruleSet) any(cur, prev *values) bool {
 
 // event is a trade event as the engine records it; the Result renders it.
 type event struct {
-	idx    int // snapshot index; len(snaps) for a MARKET_END settlement
+	idx int // snapshot index; len(snaps) for a MARKET_END settlement
+	// ns is the event's time: its snapshot's, end_time's for a
+	// settlement, or a maker fill's own instant.
+	ns     int64
 	exit   bool
 	reason string
 	price  float64 // the snapshot's price of the side (or the settlement)
@@ -206,6 +283,22 @@ type event struct {
 	pnl    float64 // realized by this event
 	cum    float64 // realized through this event
 	coin   float64
+	// A maker fill (GTC): between is set when it happened after snapshot
+	// idx and before the next, and rebate is its estimated maker rebate.
+	maker   bool
+	between bool
+	rebate  float64
+	// mid is an ENTRY's side mid at its snapshot (or the last one before a
+	// maker fill): the market's own forecast, for calibration.
+	mid float64
+}
+
+// visibleAt is the first snapshot whose state includes the event.
+func (ev *event) visibleAt() int {
+	if ev.between {
+		return ev.idx + 1
+	}
+	return ev.idx
 }
 
 // engine holds one replay: its inputs, precomputed once, the open
@@ -225,8 +318,19 @@ type engine struct {
 	coinEnd  float64   // coin price for a MARKET_END event
 	settleAt time.Time // time of a MARKET_END event
 	fee      feeSchedule
-	costs    bool  // the request named a fee model or a latency: the answer shows fees
 	delayNs  int64 // latencyMs in nanoseconds; 0 executes on the deciding snapshot
+
+	// The fields beyond SPEC's five, when the strategy reads one.
+	extended bool
+	fields   fieldState
+
+	// Re-entry control: no entry is decided before reentryAt (the last
+	// exit's time plus the cooldown, or never once the entries allowed
+	// have happened).
+	cooldownNs int64
+	maxEntries int
+	entries    int
+	reentryAt  int64
 
 	// The position and the realized pnl live here rather than in the loop's
 	// locals: the loop then holds nothing across the calls of a trade, and
@@ -243,13 +347,19 @@ type engine struct {
 	// executes at.
 	pending order
 	decided float64
+	limitPx float64 // a LIMIT exit's limit: the held side's best bid at the decision
 	dueNs   int64
+
+	// Resting orders (GTC), and what the maker replay records beside
+	// the trades.
+	rest resting
 
 	events []event
 	dd     drawdown
 }
 
-func newEngine(m store.Market, t *store.Tape, s Strategy) *engine {
+func newEngine(in Input, s Strategy) *engine {
+	m, t := in.Market, in.Tape
 	ticks := t.Ticks
 	e := &engine{
 		tape:    t,
@@ -263,9 +373,12 @@ func newEngine(m store.Market, t *store.Tape, s Strategy) *engine {
 		endNs:   m.EndTime.UnixNano(),
 		coinEnd: ticks[len(ticks)-1].CoinPrice,
 		fee:     feeScheduleOf(m, s),
-		costs:   s.FeeModel != "" || s.LatencyMs > 0,
 		delayNs: int64(s.LatencyMs) * int64(time.Millisecond),
-		events:  make([]event, 0, 16),
+
+		cooldownNs: int64(s.ReentryCooldownMs) * int64(time.Millisecond),
+		maxEntries: s.MaxEntriesPerMarket,
+		reentryAt:  math.MinInt64,
+		events:     make([]event, 0, 16),
 		// Equity starts at positionSize: the most one position can cost.
 		dd: drawdown{peak: s.PositionSize},
 	}
@@ -289,6 +402,13 @@ func newEngine(m store.Market, t *store.Tape, s Strategy) *engine {
 	}
 	if m.CoinPriceEnd != nil && finite(*m.CoinPriceEnd) {
 		e.coinEnd = *m.CoinPriceEnd
+	}
+	if used := usedFields(s); used&extendedFields != 0 {
+		e.extended = true
+		e.fields = newFieldState(in, s, used)
+	}
+	if s.OrderType == OrderGTC {
+		e.rest = newResting(in, s)
 	}
 	return e
 }
@@ -341,6 +461,9 @@ func (e *engine) replay() error {
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
 		cur[fSpread] = math.Abs(pu - pd)
 		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
+		if e.extended {
+			e.extend(i, sn, cur)
+		}
 		price := e.price(sn)
 
 		if e.pending != noOrder {
@@ -354,7 +477,7 @@ func (e *engine) replay() error {
 			continue
 		}
 		if !e.open {
-			if e.entry.all(cur, prev) {
+			if ns >= e.reentryAt && e.entry.all(cur, prev) {
 				if e.delayNs != 0 {
 					e.delay(orderEntry, ns, price)
 					continue
@@ -379,7 +502,8 @@ func (e *engine) replay() error {
 		if e.exit.any(cur, prev) {
 			if e.delayNs != 0 {
 				e.delay(orderExit, ns, price)
-			} else if e.exitSignal(i, sn, price, price, price) {
+				e.limitPx = mark
+			} else if e.exitSignal(i, sn, mark, price, price) {
 				continue
 			}
 		}
@@ -424,7 +548,7 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 		e.close(j, ReasonMaxLoss, decided, fill, fee)
 		return
 	}
-	if !e.exitSignal(j, tk, decided, price, decided) {
+	if !e.exitSignal(j, tk, e.limitPx, price, decided) {
 		e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
 	}
 }
@@ -451,15 +575,35 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	if cost := shares*fill + fee; cost > 0 {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
-	e.events = append(e.events, event{idx: i, reason: ReasonSignal, price: shown,
-		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice})
+	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: ReasonSignal, price: shown,
+		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
+	e.countEntry()
 	e.dd.observe(e.size + e.realized + shares*(bestBid(e.bids(tk), price)-fill) - fee)
+}
+
+// midAt is the side's mid at a tick: (best bid + best ask) / 2, or its
+// price where either is missing.
+func (e *engine) midAt(tk *store.Tick, price float64) float64 {
+	bb, okb := bestLevel(e.bids(tk))
+	ba, oka := bestLevel(e.asks(tk))
+	if okb && oka {
+		return (bb + ba) / 2
+	}
+	return price
+}
+
+// countEntry counts an ENTRY event against maxEntriesPerMarket.
+func (e *engine) countEntry() {
+	e.entries++
+	if e.maxEntries > 0 && e.entries >= e.maxEntries {
+		e.reentryAt = math.MaxInt64
+	}
 }
 
 // exitSignal sells on an exit signal at tick i, whose side has price, and reports whether the order filled. limit and shown are as for
 // enter.
 func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) bool {
-	if !e.limit {
+	if !e.limit && !e.rest.on {
 		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
 		e.close(i, ReasonSignal, shown, fill, fee)
 		return true
@@ -474,15 +618,28 @@ func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) 
 // close ends the position at snapshot i (len(snaps) for a settlement),
 // paying fee on the exit's fill.
 func (e *engine) close(i int, reason string, price, fill, fee float64) {
-	pnl := e.shares*(fill-e.entryFill) - e.entryFee - fee
-	e.realized += pnl
-	coin := e.coinEnd
+	coin, ns := e.coinEnd, e.settleAt.UnixNano()
 	if i < len(e.ticks) {
-		coin = e.ticks[i].CoinPrice
+		coin, ns = e.ticks[i].CoinPrice, e.ticks[i].Nanos
 	}
-	e.events = append(e.events, event{idx: i, exit: true, reason: reason, price: price,
-		fill: fill, shares: e.shares, fee: fee, pnl: pnl, cum: e.realized, coin: coin})
+	e.closeAt(event{idx: i, ns: ns, exit: true, reason: reason, price: price, fill: fill, fee: fee, coin: coin})
+}
+
+// closeAt records ev, an EXIT of the whole position, and ends the position.
+func (e *engine) closeAt(ev event) {
+	ev.shares = e.shares
+	ev.pnl = e.shares*(ev.fill-e.entryFill) - e.entryFee - ev.fee
+	if e.rest.includeRebates {
+		ev.pnl += e.rest.entryRebate + ev.rebate
+	}
+	e.realized += ev.pnl
+	ev.cum = e.realized
+	e.events = append(e.events, ev)
 	e.open, e.entryFee = false, 0
+	e.rest.entryRebate = 0
+	if e.reentryAt != math.MaxInt64 {
+		e.reentryAt = ev.ns + e.cooldownNs
+	}
 	e.dd.observe(e.size + e.realized)
 }
 
@@ -609,7 +766,7 @@ func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule)
 // false when a LIMIT order finds nothing at or under its limit.
 func (e *engine) buy(asks []store.Level, limit, p float64) (fill, shares, fee float64, ok bool) {
 	ceiling := math.Inf(1)
-	if e.limit {
+	if e.limit || e.rest.on {
 		ceiling = limit + tolerance
 	}
 	w := take(asks, e.size, ceiling, true, e.fee)

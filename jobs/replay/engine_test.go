@@ -1,10 +1,14 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -75,33 +79,53 @@ func TestRunArithmetic(t *testing.T) {
 				TimeInPositionPct: 100, FinalMarketOutcome: "Down"},
 		},
 		{
-			// No book at entry: 100 at 0.50. At 10 s the exit signal holds but the
-			// bids at or above 0.60 hold 40 < 100: nothing fills (equity marked
-			// at 0.60: 110). At 20 s bids at or above 0.62 hold 60: nothing
-			// (equity 112, the peak). At 30 s 70 at 0.61 and 30 at 0.60 hold all
-			// 100: (42.7 + 18)/100 = 0.607, slippage 0.60-0.607 = -0.007, pnl 10.7.
-			// Equity 110.7, drawdown 1.3 from 112 = 1.160714%.
+			// No book at entry: 100 at 0.50. A LIMIT exit's limit is the best
+			// bid at the decision (DESIGN 6). At 10 s the exit signal holds,
+			// limit 0.60, but the bids at or above it hold 40 < 100: nothing
+			// fills (equity marked at 0.60: 110). At 20 s limit 0.62, which
+			// holds 60: nothing (equity 112, the peak). At 30 s limit 0.61,
+			// which holds 120: all 100 at 0.61, slippage 0.60-0.61 = -0.01,
+			// pnl 11. Equity 111, drawdown 1 from 112 = 0.892857%.
 			name:   "LIMIT exit that cannot fill waits, then fills",
 			market: market(store.OutcomeUp),
 			snaps: []store.Snapshot{
 				snap(0, 0.50, 0.50),
 				withUp(snap(10, 0.60, 0.40), book(levels(lv(0.60, 40), lv(0.59, 100)), nil)),
 				withUp(snap(20, 0.62, 0.38), book(levels(lv(0.62, 60), lv(0.61, 50), lv(0.55, 10)), nil)),
-				withUp(snap(30, 0.60, 0.40), book(levels(lv(0.61, 70), lv(0.60, 30), lv(0.59, 500)), nil)),
+				withUp(snap(30, 0.60, 0.40), book(levels(lv(0.61, 120), lv(0.60, 30), lv(0.59, 500)), nil)),
 			},
 			strat: limit(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6)))),
 			trades: []TradeEvent{
 				entryEv(0, 0.5, 0.5, 100, 0),
-				exitEv(ReasonSignal, 30, 0.6, 0.607, 100, 10.7, 10.7),
+				exitEv(ReasonSignal, 30, 0.6, 0.61, 100, 11, 11),
 			},
-			perf: &Performance{TotalPnL: 10.7, TotalPnLPercent: 21.4, MaxDrawdown: 1.3, MaxDrawdownPercent: 1.160714,
-				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 10.7, BestTrade: 10.7, WorstTrade: 10.7,
+			perf: &Performance{TotalPnL: 11, TotalPnLPercent: 22, MaxDrawdown: 1, MaxDrawdownPercent: 0.892857,
+				TotalTrades: 1, WinningTrades: 1, WinRate: 100, AvgTradePnL: 11, BestTrade: 11, WorstTrade: 11,
 				TimeInPositionPct: 100, FinalMarketOutcome: "Up"},
 			curve: []EquityPoint{
 				point(0, 0, 0, 0.5, true),
 				point(10, 10, 10, 0.6, true),
 				point(20, 12, 12, 0.62, true),
-				point(30, 10.7, 0, 0.6, false),
+				point(30, 11, 0, 0.6, false),
+			},
+		},
+		{
+			// The same books, exits at the ask as before DESIGN 6's revision
+			// would have priced them: the limit 0.60 (the side's price) is
+			// under the best bid at 30 s, so the old rule filled 0.607 there;
+			// the bid rule waits for a bid that holds the whole position and
+			// here, with 70 at 0.61, never finds one: MARKET_END at 1.
+			name:   "LIMIT exit at the bid waits for the whole position at the best bid",
+			market: market(store.OutcomeUp),
+			snaps: []store.Snapshot{
+				snap(0, 0.50, 0.50),
+				withUp(snap(30, 0.60, 0.40), book(levels(lv(0.61, 70), lv(0.60, 30), lv(0.59, 500)), nil)),
+			},
+			strat: limit(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6)))),
+			trades: []TradeEvent{
+				entryEv(0, 0.5, 0.5, 100, 0),
+				{Type: TradeExit, Reason: ReasonMarketEnd, Time: ts(100), Price: 1, FillPrice: 1, Shares: 100,
+					PositionPnL: 50, CumulativePnL: 50, CoinPrice: 50030},
 			},
 		},
 		{
@@ -600,6 +624,82 @@ func TestRound6(t *testing.T) {
 		got := round6(tt.in)
 		if got != tt.want || math.Signbit(got) != math.Signbit(tt.want) {
 			t.Errorf("round6(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestTradeEventsBounded: an answer lists at most MaxTradeEvents trade
+// events, the first and the last half, says so and counts them all; pages
+// of tradesOffset and tradesLimit put the full list back together.
+func TestTradeEventsBounded(t *testing.T) {
+	t.Parallel()
+	// Enter at 0.50 and exit at 0.60 on alternate snapshots: 1,200
+	// snapshots make 1,200 events.
+	var snaps []store.Snapshot
+	for i := range 1200 {
+		up := 0.50
+		if i%2 == 1 {
+			up = 0.60
+		}
+		s := snap(0, up, 1-up)
+		s.Time = t0.Add(time.Duration(i) * 50 * time.Millisecond)
+		snaps = append(snaps, s)
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6)))
+	full, err := runFull(t, market(store.OutcomeUp), snaps, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Trades) != 1200 || full.TradesTruncated {
+		t.Fatalf("full: %d events, truncated %v", len(full.Trades), full.TradesTruncated)
+	}
+	r, err := Run(market(store.OutcomeUp), snaps, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trades) != MaxTradeEvents || !r.TradesTruncated || r.Performance.TradeEvents == nil || *r.Performance.TradeEvents != 1200 {
+		t.Fatalf("default: %d events, truncated %v, count %v", len(r.Trades), r.TradesTruncated, r.Performance.TradeEvents)
+	}
+	if !reflect.DeepEqual(r.Trades[:500], full.Trades[:500]) || !reflect.DeepEqual(r.Trades[500:], full.Trades[700:]) {
+		t.Error("the default answer is not the first and last 500 events")
+	}
+	if a, err := r.AppendJSON(nil); err != nil || string(a) != string(mustJSON(t, r)) {
+		t.Errorf("AppendJSON of a truncated answer differs from json.Marshal: %v", err)
+	}
+	// Pages through a request, as the api passes them on.
+	var all []TradeEvent
+	for offset := 0; offset < 1300; offset += 400 {
+		body := fmt.Sprintf(`{"marketSlug":"m","side":"UP","positionSize":10,"tradesOffset":%d,"tradesLimit":400,
+			"entryConditions":[{"field":"price_up","operator":"<=","value":0.5}],"exitConditions":[{"field":"price_up","operator":">=","value":0.6}]}`, offset)
+		var req Request
+		if err := json.Unmarshal([]byte(body), &req); err != nil {
+			t.Fatal(err)
+		}
+		if err := req.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		page, err := RunWindow(inputOf(t, market(store.OutcomeUp), snaps, nil, req.Strategy), req.Strategy, req.Window())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !page.TradesTruncated || *page.Performance.TradeEvents != 1200 {
+			t.Errorf("page at %d: truncated %v", offset, page.TradesTruncated)
+		}
+		all = append(all, page.Trades...)
+	}
+	if !reflect.DeepEqual(all, full.Trades) {
+		t.Errorf("the pages hold %d events, not the full list", len(all))
+	}
+	for _, bad := range []string{`"tradesOffset":-1`, `"tradesLimit":0`, `"tradesLimit":1001`, `"tradesOffset":1.5`} {
+		var req Request
+		err := json.Unmarshal([]byte(`{"marketSlug":"m","side":"UP","positionSize":10,`+bad+`,
+			"entryConditions":[{"field":"price_up","operator":"<=","value":0.5}],"exitConditions":[{"field":"price_up","operator":">=","value":0.6}]}`), &req)
+		if err == nil {
+			err = req.Validate()
+		}
+		var re *Error
+		if !errors.As(err, &re) || re.Code != CodeValidation || !strings.HasPrefix(bad, `"`+re.Field+`"`) {
+			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }

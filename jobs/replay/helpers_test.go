@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"math"
+	"testing"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -64,4 +66,36 @@ func exitEv(reason string, sec int, price, fill, shares, pnl, cum float64) Trade
 func point(sec int, pnl, unrealized, price float64, in bool) EquityPoint {
 	return EquityPoint{Time: ts(sec), PnL: pnl, UnrealizedPnL: unrealized, Price: price,
 		CoinPrice: 50000 + float64(sec), InPosition: in}
+}
+
+// inputOf is what a store gives a replay of s: the tapes of both outcomes
+// (the side's first) and the trades.
+func inputOf(t *testing.T, m store.Market, snaps []store.Snapshot, trades []store.MarketTrade, s Strategy) Input {
+	t.Helper()
+	other := store.OutcomeUp
+	if s.Outcome() == store.OutcomeUp {
+		other = store.OutcomeDown
+	}
+	side, err := store.TapeOf(snaps, s.Outcome())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := store.TapeOf(snaps, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{Market: m, Tape: side, Other: o, Trades: trades}
+}
+
+// fullWindow lists every trade event, however many: what the invariant and
+// reference tests compare.
+var fullWindow = TradeWindow{Paged: true, Limit: math.MaxInt}
+
+// runFull replays s with every trade event listed.
+func runFull(t *testing.T, m store.Market, snaps []store.Snapshot, trades []store.MarketTrade, s Strategy) (Result, error) {
+	t.Helper()
+	if err := s.Validate(); err != nil {
+		return Result{}, err
+	}
+	return RunWindow(inputOf(t, m, snaps, trades, s), s, fullWindow)
 }

@@ -67,15 +67,41 @@ func randomBook(rng *rand.Rand, mid float64) *store.Book {
 	return &store.Book{Bids: side(-1), Asks: side(1)}
 }
 
-func randomStrategy(rng *rand.Rand, coin float64) Strategy {
+// randomStrategy draws a strategy on SPEC's five fields, as the golden
+// cases were drawn before the other fields existed.
+func randomStrategy(rng *rand.Rand, coin float64) Strategy { return drawStrategy(rng, coin, false) }
+
+// randomStrategyExtended draws on every field, with re-entry control now
+// and then.
+func randomStrategyExtended(rng *rand.Rand, coin float64) Strategy {
+	s := drawStrategy(rng, coin, true)
+	if rng.IntN(3) == 0 {
+		s.ReentryCooldownMs = []int{1, 300, 1000, 5000, 60_000}[rng.IntN(5)]
+	}
+	if rng.IntN(3) == 0 {
+		s.MaxEntriesPerMarket = 1 + rng.IntN(4)
+	}
+	return s
+}
+
+func drawStrategy(rng *rand.Rand, coin float64, extended bool) Strategy {
 	conditions := func() []Condition {
 		cs := make([]Condition, 1+rng.IntN(3))
 		for i := range cs {
 			f := Fields()[rng.IntN(5)]
+			if extended && rng.IntN(3) == 0 {
+				f = Fields()[rng.IntN(len(Fields()))]
+			}
 			var v float64
 			switch f {
-			case FieldPriceUp, FieldPriceDown:
+			case FieldPriceUp, FieldPriceDown, FieldBidUp, FieldBidDown, FieldMidUp, FieldMidDown, FieldDisplayUp, FieldDisplayDown:
 				v = float64(rng.IntN(101)) / 100
+			case FieldImbalanceUp, FieldImbalanceDown:
+				v = float64(rng.IntN(21)-10) / 10
+			case FieldCoinMovePct, FieldCoinReturn60s:
+				v = float64(rng.IntN(21)-10) / 100
+			case FieldTimeRemaining:
+				v = float64(rng.IntN(300))
 			case FieldSpread:
 				v = float64(rng.IntN(41)) / 100
 			case FieldCoinPrice:
@@ -121,9 +147,9 @@ func TestRunProperties(t *testing.T) {
 			n = 900 + rng.IntN(2500) // past the curve's cap
 		}
 		m, snaps := randomMarket(rng, n)
-		s := randomStrategy(rng, snaps[0].CoinPrice)
+		s := randomStrategyExtended(rng, snaps[0].CoinPrice)
 		name := fmt.Sprintf("case %d (n=%d)", c, n)
-		r, err := Run(m, snaps, s)
+		r, err := runFull(t, m, snaps, nil, s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -132,11 +158,7 @@ func TestRunProperties(t *testing.T) {
 
 		// A backtest's replay, the performance alone, reports the very
 		// same figures.
-		tape, err := store.TapeOf(snaps, s.Outcome())
-		if err != nil {
-			t.Fatal(err)
-		}
-		perf, err := RunPerformance(m, tape, s)
+		perf, err := PerformanceOf(inputOf(t, m, snaps, nil, s), s)
 		if err != nil {
 			t.Fatalf("%s: RunPerformance: %v", name, err)
 		}
@@ -150,7 +172,7 @@ func TestRunProperties(t *testing.T) {
 		if err := json.Unmarshal(mustJSON(t, s), &s2); err != nil {
 			t.Fatal(err)
 		}
-		r2, err := Run(m, deepCopy(snaps), s2)
+		r2, err := runFull(t, m, deepCopy(snaps), nil, s2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +236,11 @@ func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Sn
 		}
 		// Round trip: pnl = (exit fill - entry fill) × shares less both
 		// fees, up to the rounding of each fill.
-		if want := (tr.FillPrice-entry.FillPrice)*tr.Shares - feeOf(entry) - feeOf(tr); !near(tr.PositionPnL, want, 1e-6*(tr.Shares+3)) {
+		want := (tr.FillPrice-entry.FillPrice)*tr.Shares - feeOf(entry) - feeOf(tr)
+		if r.Strategy.IncludeRebates {
+			want += rebateOf(entry) + rebateOf(tr)
+		}
+		if !near(tr.PositionPnL, want, 1e-6*(tr.Shares+3)) {
 			fail("exit %d: pnl %v, want (%v-%v)×%v = %v", k, tr.PositionPnL, tr.FillPrice, entry.FillPrice, tr.Shares, want)
 		}
 		cum = tr.CumulativePnL
@@ -276,6 +302,9 @@ func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Sn
 			i = len(c) - 1
 			ok = c[i].Time == tr.Time
 		}
+		if !ok && tr.Liquidity == LiquidityMaker {
+			continue // a maker fill between snapshots: the next point shows it
+		}
 		if !ok {
 			fail("curve misses the trade at %s", tr.Time)
 		}
@@ -291,12 +320,17 @@ func checkInvariants(t *testing.T, name string, m store.Market, snaps []store.Sn
 	}
 }
 
-// feeOf is a trade event's fee, 0 when the answer shows none.
-func feeOf(tr TradeEvent) float64 {
-	if tr.Fee == nil {
+// rebateOf is a trade event's maker rebate, 0 for a taker fill.
+func rebateOf(tr TradeEvent) float64 {
+	if tr.MakerRebate == nil {
 		return 0
 	}
-	return *tr.Fee
+	return *tr.MakerRebate
+}
+
+// feeOf is a trade event's fee.
+func feeOf(tr TradeEvent) float64 {
+	return tr.Fee
 }
 
 // checkFinite fails on any NaN or Inf in v.
@@ -369,10 +403,19 @@ type referenceResult struct {
 // keeps every snapshot's state. It shares no code with the engine but the
 // strategy's defaults.
 func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResult {
+	return referenceWith(m, snaps, nil, s)
+}
+
+// referenceWith is reference over a market with recorded trades, which
+// the display fields read.
+func referenceWith(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade, s Strategy) referenceResult {
 	s.applyDefaults()
 	n := len(snaps)
 	out := referenceResult{pnl: make([]float64, n), unrealized: make([]float64, n), inPos: make([]bool, n)}
 	value := func(i int, f string) float64 {
+		if v, ok := refField(m, snaps, trades, i, f); ok {
+			return v
+		}
 		sn := snaps[i]
 		switch f {
 		case FieldPriceUp:
@@ -467,6 +510,8 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 		shares, entryFill, realized float64
 		entryFee                    float64
 		peak                        = s.PositionSize
+		entries                     int        // ENTRY events so far
+		lastExit                    *time.Time // the last EXIT event's time
 	)
 	observe := func(equity float64) {
 		if equity > peak {
@@ -492,7 +537,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			slip = price - fill
 		}
 		out.trades = append(out.trades, TradeEvent{Type: typ, Reason: reason, Time: formatTime(tm), Price: price,
-			FillPrice: fill, Shares: sh, Slippage: slip, Fee: &fee, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
+			FillPrice: fill, Shares: sh, Slippage: slip, Fee: fee, PositionPnL: pnl, CumulativePnL: realized, CoinPrice: coin})
 	}
 	// sellAll sells the position into bids, LIMIT orders at limit or
 	// better and all or none; without bids at price.
@@ -550,6 +595,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			fill, fee = cost/got, feeOf(pairs)
 		}
 		open, shares, entryFill, entryFee = true, got, fill, fee
+		entries++
 		event(TradeEntry, ReasonSignal, j, shown, fill, got, fee, 0)
 	}
 	sell := func(j int, reason string, limit, shown float64, isLimit bool) {
@@ -561,6 +607,8 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 		pnl := shares*(fill-entryFill) - entryFee - fee
 		realized += pnl
 		open = false
+		exitAt := snaps[j].Time
+		lastExit = &exitAt
 		event(TradeExit, reason, j, shown, fill, shares, fee, pnl)
 	}
 
@@ -569,6 +617,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 		waiting   string // "", "entry", SIGNAL or MAX_LOSS
 		decidedAt time.Time
 		decided   float64
+		limitAt   float64 // a LIMIT exit's limit: the best bid at the decision
 	)
 	for i := range snaps {
 		price, _, _ := side(i)
@@ -583,11 +632,12 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			case ReasonMaxLoss:
 				sell(i, ReasonMaxLoss, 0, decided, false)
 			default:
-				sell(i, ReasonSignal, decided, decided, s.OrderType == OrderLimit)
+				sell(i, ReasonSignal, limitAt, decided, s.OrderType == OrderLimit)
 			}
 			waiting = ""
 		case !open:
-			all := true
+			all := (s.MaxEntriesPerMarket == 0 || entries < s.MaxEntriesPerMarket) &&
+				(lastExit == nil || !snaps[i].Time.Before(lastExit.Add(time.Duration(s.ReentryCooldownMs)*time.Millisecond)))
 			for _, c := range s.EntryConditions {
 				all = all && holds(i, c)
 			}
@@ -603,7 +653,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			}
 			for _, c := range s.ExitConditions {
 				if holds(i, c) {
-					waiting, decidedAt, decided = ReasonSignal, snaps[i].Time, price
+					waiting, decidedAt, decided, limitAt = ReasonSignal, snaps[i].Time, price, mark(i)
 					break
 				}
 			}
@@ -616,7 +666,7 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 			case ReasonMaxLoss:
 				sell(i, ReasonMaxLoss, 0, price, false)
 			default:
-				sell(i, ReasonSignal, price, price, s.OrderType == OrderLimit)
+				sell(i, ReasonSignal, mark(i), price, s.OrderType == OrderLimit)
 			}
 			waiting = ""
 		}
@@ -641,4 +691,115 @@ func reference(m store.Market, snaps []store.Snapshot, s Strategy) referenceResu
 		observe(s.PositionSize + realized)
 	}
 	return out
+}
+
+// refField is DESIGN 6's fields beyond SPEC's five at snapshot i, written
+// from the text: ok is false for SPEC's own fields, and a field without a
+// value is NaN.
+func refField(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade, i int, f string) (float64, bool) {
+	sn := snaps[i]
+	nan := math.NaN()
+	outcome := func(up bool) (b *store.Book, price float64, name string) {
+		if up {
+			return sn.BookUp, sn.PriceUp, store.OutcomeUp
+		}
+		return sn.BookDown, sn.PriceDown, store.OutcomeDown
+	}
+	type top struct {
+		bid, ask       float64
+		hasBid, hasAsk bool
+		bids, asks     float64
+	}
+	topOf := func(b *store.Book) (t top) {
+		if b == nil {
+			return t
+		}
+		for _, l := range b.Bids {
+			if l.Size > 0 && !math.IsInf(l.Price, 0) && !math.IsNaN(l.Price) {
+				if !t.hasBid {
+					t.bid, t.hasBid = l.Price, true
+				}
+				t.bids += l.Size
+			}
+		}
+		for _, l := range b.Asks {
+			if l.Size > 0 && !math.IsInf(l.Price, 0) && !math.IsNaN(l.Price) {
+				if !t.hasAsk {
+					t.ask, t.hasAsk = l.Price, true
+				}
+				t.asks += l.Size
+			}
+		}
+		return t
+	}
+	lastTrade := func(name string) (float64, bool) {
+		p, ok := 0.0, false
+		for _, tr := range trades {
+			if tr.Outcome == name && !tr.Time.After(sn.Time) {
+				p, ok = tr.Price, true
+			}
+		}
+		return p, ok
+	}
+	var up bool
+	switch f {
+	case FieldBidUp, FieldMidUp, FieldDisplayUp, FieldImbalanceUp:
+		up = true
+	case FieldBidDown, FieldMidDown, FieldDisplayDown, FieldImbalanceDown:
+	case FieldTimeRemaining:
+		return m.EndTime.Sub(sn.Time).Seconds(), true
+	case FieldCoinMovePct:
+		var base float64
+		switch {
+		case m.PriceToBeat != nil && *m.PriceToBeat > 0:
+			base = *m.PriceToBeat
+		case m.CoinPriceStart != nil && *m.CoinPriceStart > 0:
+			base = *m.CoinPriceStart
+		case snaps[0].CoinPrice > 0:
+			base = snaps[0].CoinPrice
+		default:
+			return nan, true
+		}
+		return 100 * (sn.CoinPrice - base) / base, true
+	case FieldCoinReturn60s:
+		back := -1
+		for j := 0; j <= i; j++ {
+			if !snaps[j].Time.After(sn.Time.Add(-60 * time.Second)) {
+				back = j
+			}
+		}
+		if back < 0 || snaps[back].CoinPrice == 0 {
+			return nan, true
+		}
+		return 100 * (sn.CoinPrice - snaps[back].CoinPrice) / snaps[back].CoinPrice, true
+	default:
+		return 0, false
+	}
+	b, price, name := outcome(up)
+	t := topOf(b)
+	mid := price
+	if t.hasBid && t.hasAsk {
+		mid = (t.bid + t.ask) / 2
+	}
+	switch f {
+	case FieldBidUp, FieldBidDown:
+		if t.hasBid {
+			return t.bid, true
+		}
+		return price, true
+	case FieldMidUp, FieldMidDown:
+		return mid, true
+	case FieldDisplayUp, FieldDisplayDown:
+		if t.hasBid && t.hasAsk && t.ask-t.bid <= 0.10+1e-9 {
+			return mid, true
+		}
+		if p, ok := lastTrade(name); ok {
+			return p, true
+		}
+		return mid, true
+	}
+	if t.bids+t.asks == 0 {
+		return nan, true
+	}
+	return (t.bids - t.asks) / (t.bids + t.asks), true
 }

@@ -10,6 +10,41 @@ import (
 // MaxCurvePoints bounds the equity curve (DESIGN 6).
 const MaxCurvePoints = 1000
 
+// MaxTradeEvents bounds the trade events an answer lists: past it, the
+// first and the last MaxTradeEvents/2 are listed, trades_truncated is set,
+// and performance.trade_events counts them all; tradesOffset and
+// tradesLimit page through the rest. A 24hr replay that trades on every
+// snapshot would otherwise answer 50 MB, held in Redis for reuse and in
+// the api for every client that reads it slowly.
+const MaxTradeEvents = 1000
+
+// MaxTradesOffset bounds a page's first event: more than a 24hr market's
+// snapshots, each with an entry and an exit.
+const MaxTradesOffset = 1_000_000
+
+// TradeWindow selects the trade events an answer lists. The zero window
+// lists them all up to MaxTradeEvents, then the first and last half; a
+// paged one lists the events from Offset on, at most Limit.
+type TradeWindow struct {
+	Paged         bool
+	Offset, Limit int
+}
+
+// pick returns the indices of the listed events out of n, and whether any
+// were left out.
+func (w TradeWindow) pick(n int) (lo1, hi1, lo2, hi2 int, truncated bool) {
+	if w.Paged {
+		lo := min(w.Offset, n)
+		hi := min(lo+w.Limit, n)
+		return lo, hi, hi, hi, lo > 0 || hi < n
+	}
+	if n <= MaxTradeEvents {
+		return 0, n, n, n, false
+	}
+	half := MaxTradeEvents / 2
+	return 0, half, n - half, n, true
+}
+
 // timeLayout is RFC 3339 in UTC with a fixed six-digit fraction: the store
 // keeps microseconds, and a fixed width keeps every time the same shape.
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
@@ -23,6 +58,28 @@ type Result struct {
 	Trades         []TradeEvent    `json:"trades"`
 	PnLCurve       []EquityPoint   `json:"pnl_curve"`
 	TotalSnapshots int             `json:"total_snapshots"`
+	// Orders lists a GTC strategy's orders (at most MaxOrders; the
+	// performance counters count them all). Absent for MARKET and LIMIT.
+	Orders []OrderEvent `json:"orders,omitempty"`
+	// Warnings says what the replay could not do as asked, e.g. fill
+	// resting orders from trades on a market that recorded none.
+	Warnings []string `json:"warnings,omitempty"`
+	// TradesTruncated says that trades lists some of the replay's trade
+	// events only (see MaxTradeEvents); performance.trade_events counts
+	// them all.
+	TradesTruncated bool `json:"trades_truncated,omitempty" doc:"Set when trades lists some of the trade events only: the first and last 500 of more than 1,000, or the page tradesOffset and tradesLimit asked for. performance.trade_events counts them all."`
+}
+
+// OrderEvent is one action on a GTC strategy's order (DESIGN 6): PLACED
+// at the decision, then FILLED, REJECTED, CANCELLED or EXPIRED. Price is
+// the order's limit, or the fill price of a FILLED.
+type OrderEvent struct {
+	Time   string  `json:"time"`
+	Action string  `json:"action" enum:"PLACED,FILLED,REJECTED,CANCELLED,EXPIRED"`
+	Side   string  `json:"side" enum:"BUY,SELL"`
+	Price  float64 `json:"price"`
+	Shares float64 `json:"shares"`
+	Reason string  `json:"reason" enum:"SIGNAL,TRADE,CROSS,TAKER,POST_ONLY,CANCEL_AFTER,MAX_LOSS,NO_FILL,MARKET_END"`
 }
 
 // MarketSummary names the replayed market.
@@ -34,11 +91,11 @@ type MarketSummary struct {
 	EndTime    string `json:"end_time"`
 }
 
-// StrategySummary echoes the normalized strategy. The cost fields appear
-// only when the request named a fee model or a latency: feeModel and
-// latencyMs then, and feeRate and feeExponent when a fee schedule applied
-// (the request's under CUSTOM, the market's under MARKET, rate 0 for a
-// market without one).
+// StrategySummary echoes the normalized strategy: feeModel (NONE when none
+// was named) and latencyMs always, feeRate and feeExponent when a fee
+// schedule applied (the request's under CUSTOM, the market's under MARKET,
+// rate 0 for a market without one), and the re-entry and resting-order
+// rules when they were given.
 type StrategySummary struct {
 	Side                string   `json:"side"`
 	PositionSize        float64  `json:"positionSize"`
@@ -49,26 +106,44 @@ type StrategySummary struct {
 	FeeRate             *float64 `json:"feeRate,omitempty"`
 	FeeExponent         *int     `json:"feeExponent,omitempty"`
 	LatencyMs           *int     `json:"latencyMs,omitempty"`
+	ReentryCooldownMs   int      `json:"reentryCooldownMs,omitempty"`
+	MaxEntriesPerMarket int      `json:"maxEntriesPerMarket,omitempty"`
+	PostOnly            bool     `json:"postOnly,omitempty"`
+	LimitOffsetTicks    int      `json:"limitOffsetTicks,omitempty"`
+	CancelAfterMs       int      `json:"cancelAfterMs,omitempty"`
+	QueueModel          string   `json:"queueModel,omitempty"`
+	IncludeRebates      bool     `json:"includeRebates,omitempty"`
 }
 
 // Performance sums up the replay's trades and equity (DESIGN 6).
 type Performance struct {
-	TotalPnL        float64 `json:"total_pnl"`
-	TotalPnLPercent float64 `json:"total_pnl_percent"`
-	// TotalFees sums the fees of every fill; present when the request
-	// named a fee model or a latency (see StrategySummary).
-	TotalFees          *float64 `json:"total_fees,omitempty"`
-	MaxDrawdown        float64  `json:"max_drawdown"`
-	MaxDrawdownPercent float64  `json:"max_drawdown_percent"`
-	TotalTrades        int      `json:"total_trades"`
-	WinningTrades      int      `json:"winning_trades"`
-	LosingTrades       int      `json:"losing_trades"`
-	WinRate            float64  `json:"win_rate"`
-	AvgTradePnL        float64  `json:"avg_trade_pnl"`
-	BestTrade          float64  `json:"best_trade"`
-	WorstTrade         float64  `json:"worst_trade"`
-	TimeInPositionPct  float64  `json:"time_in_position_pct"`
-	FinalMarketOutcome string   `json:"final_market_outcome"`
+	TotalPnL        float64 `json:"total_pnl" doc:"Realized pnl in dollars, fees (and, with includeRebates, maker rebates) included."`
+	TotalPnLPercent float64 `json:"total_pnl_percent" doc:"total_pnl as a percentage of the summed entry costs (shares × entry fill + entry fee) of every trade."`
+	// TotalFees sums the taker fees of every fill (0 without a fee model).
+	TotalFees          float64 `json:"total_fees" doc:"Taker fees paid on every fill, in dollars (0 under feeModel NONE; makers pay none)."`
+	MaxDrawdown        float64 `json:"max_drawdown" doc:"Largest peak-to-trough fall of equity (positionSize + realized + unrealized pnl), in dollars."`
+	MaxDrawdownPercent float64 `json:"max_drawdown_percent" doc:"max_drawdown as a percentage of the equity peak it fell from."`
+	TotalTrades        int     `json:"total_trades"`
+	WinningTrades      int     `json:"winning_trades"`
+	LosingTrades       int     `json:"losing_trades"`
+	WinRate            float64 `json:"win_rate"`
+	AvgTradePnL        float64 `json:"avg_trade_pnl"`
+	BestTrade          float64 `json:"best_trade"`
+	WorstTrade         float64 `json:"worst_trade"`
+	TimeInPositionPct  float64 `json:"time_in_position_pct"`
+	FinalMarketOutcome string  `json:"final_market_outcome"`
+
+	// TradeEvents counts every trade event when the answer lists some
+	// only (Result.TradesTruncated).
+	TradeEvents *int `json:"trade_events,omitempty" doc:"Every trade event of the replay, when trades lists some only."`
+
+	// A GTC strategy's order counters and estimated maker rebates.
+	OrdersPlaced      *int     `json:"orders_placed,omitempty"`
+	OrdersFilled      *int     `json:"orders_filled,omitempty"`
+	OrdersRejected    *int     `json:"orders_rejected,omitempty"`
+	OrdersCancelled   *int     `json:"orders_cancelled,omitempty"`
+	OrdersExpired     *int     `json:"orders_expired,omitempty"`
+	TotalMakerRebates *float64 `json:"total_maker_rebates,omitempty" doc:"Estimated maker rebates of every maker fill, in dollars; in total_pnl only with includeRebates."`
 }
 
 // TradeEvent is an ENTRY or an EXIT. Price is the snapshot's price of the
@@ -82,12 +157,16 @@ type TradeEvent struct {
 	FillPrice float64 `json:"fill_price"`
 	Shares    float64 `json:"shares"`
 	Slippage  float64 `json:"slippage"`
-	// Fee is the taker fee paid on this fill (0 at MARKET_END); present
-	// when the request named a fee model or a latency.
-	Fee           *float64 `json:"fee,omitempty"`
-	PositionPnL   float64  `json:"position_pnl"`
-	CumulativePnL float64  `json:"cumulative_pnl"`
-	CoinPrice     float64  `json:"coin_price"`
+	// Fee is the taker fee paid on this fill (0 under NONE, for a maker
+	// fill and at MARKET_END).
+	Fee           float64 `json:"fee"`
+	PositionPnL   float64 `json:"position_pnl"`
+	CumulativePnL float64 `json:"cumulative_pnl"`
+	CoinPrice     float64 `json:"coin_price"`
+	// Liquidity and MakerRebate are a GTC strategy's: TAKER or MAKER for
+	// a fill (absent at MARKET_END), and a maker fill's estimated rebate.
+	Liquidity   string   `json:"liquidity,omitempty" enum:"TAKER,MAKER"`
+	MakerRebate *float64 `json:"maker_rebate,omitempty"`
 }
 
 // EquityPoint is the replay's state after the action at one snapshot. PnL
@@ -104,7 +183,7 @@ type EquityPoint struct {
 
 // result renders what replay recorded. Rounding happens here and only here,
 // so no rounding error accumulates in the arithmetic.
-func (e *engine) result(m store.Market, s Strategy) Result {
+func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	r := Result{
 		Market: MarketSummary{
 			Slug:       m.Slug,
@@ -120,26 +199,49 @@ func (e *engine) result(m store.Market, s Strategy) Result {
 			EntryConditionCount: len(s.EntryConditions),
 			ExitConditionCount:  len(s.ExitConditions),
 		},
-		Trades:         make([]TradeEvent, 0, len(e.events)),
 		TotalSnapshots: len(e.ticks),
 	}
-	if e.costs {
-		r.Strategy.FeeModel = s.FeeModel
-		if r.Strategy.FeeModel == "" {
-			r.Strategy.FeeModel = FeeNone
-		}
-		if s.FeeModel == FeeMarket || s.FeeModel == FeeCustom {
-			rate, exp := e.fee.rate, int(e.fee.exp)
-			r.Strategy.FeeRate, r.Strategy.FeeExponent = &rate, &exp
-		}
-		lat := s.LatencyMs
-		r.Strategy.LatencyMs = &lat
+	r.Strategy.FeeModel = s.FeeModel
+	if r.Strategy.FeeModel == "" {
+		r.Strategy.FeeModel = FeeNone
 	}
-	for _, ev := range e.events {
+	if s.FeeModel == FeeMarket || s.FeeModel == FeeCustom {
+		rate, exp := e.fee.rate, int(e.fee.exp)
+		r.Strategy.FeeRate, r.Strategy.FeeExponent = &rate, &exp
+	}
+	lat := s.LatencyMs
+	r.Strategy.LatencyMs = &lat
+	r.Strategy.ReentryCooldownMs, r.Strategy.MaxEntriesPerMarket = s.ReentryCooldownMs, s.MaxEntriesPerMarket
+	r.Strategy.PostOnly, r.Strategy.LimitOffsetTicks, r.Strategy.CancelAfterMs = s.PostOnly, s.LimitOffsetTicks, s.CancelAfterMs
+	r.Strategy.QueueModel, r.Strategy.IncludeRebates = s.QueueModel, s.IncludeRebates
+	lo1, hi1, lo2, hi2, truncated := w.pick(len(e.events))
+	r.Trades = make([]TradeEvent, 0, hi1-lo1+hi2-lo2)
+	for _, ev := range e.events[lo1:hi1] {
+		r.Trades = append(r.Trades, e.tradeEvent(m, ev))
+	}
+	for _, ev := range e.events[lo2:hi2] {
 		r.Trades = append(r.Trades, e.tradeEvent(m, ev))
 	}
 	r.Performance = e.performance(m)
+	if truncated {
+		n := len(e.events)
+		r.TradesTruncated, r.Performance.TradeEvents = true, &n
+	}
 	r.PnLCurve = e.curve(m)
+	if e.rest.on {
+		r.Orders = make([]OrderEvent, len(e.rest.orders))
+		for k, a := range e.rest.orders {
+			side := OrderSell
+			if a.buy {
+				side = OrderBuy
+			}
+			r.Orders[k] = OrderEvent{Time: formatTime(time.Unix(0, a.ns)), Action: a.action, Side: side,
+				Price: round6(a.price), Shares: round6(a.shares), Reason: a.reason}
+		}
+		if e.rest.noTrades {
+			r.Warnings = append(r.Warnings, "this market has no recorded trades: resting orders filled only where the book crossed them, so maker fills are undercounted")
+		}
+	}
 	return r
 }
 
@@ -154,19 +256,24 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 		PositionPnL:   round6(ev.pnl),
 		CumulativePnL: round6(ev.cum),
 		CoinPrice:     round6(ev.coin),
-	}
-	if e.costs {
-		fee := round6(ev.fee)
-		t.Fee = &fee
+		Fee:           round6(ev.fee),
 	}
 	if ev.exit {
 		t.Type = TradeExit
 		t.Slippage = round6(ev.price - ev.fill) // a sell receives below it
 	}
 	if ev.idx < len(e.ticks) {
-		t.Time = formatTime(e.tape.Time(ev.idx))
+		t.Time = formatTime(time.Unix(0, ev.ns))
 	} else {
 		t.Time = formatTime(e.settleAt)
+	}
+	if e.rest.on && ev.reason != ReasonMarketEnd {
+		t.Liquidity = LiquidityTaker
+		if ev.maker {
+			t.Liquidity = LiquidityMaker
+			rebate := round6(ev.rebate)
+			t.MakerRebate = &rebate
+		}
 	}
 	return t
 }
@@ -174,21 +281,22 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 func (e *engine) performance(m store.Market) Performance {
 	p := Performance{FinalMarketOutcome: *m.Winner}
 	var (
-		total, entryCosts, best, worst, fees float64
-		inPosNs, entryNs                     int64
+		total, entryCosts, best, worst, fees, rebates float64
+		inPosNs, entryNs                              int64
 	)
 	first, last := e.ticks[0].Nanos, e.ticks[len(e.ticks)-1].Nanos
 	for _, ev := range e.events {
 		fees += ev.fee
+		rebates += ev.rebate
 		if !ev.exit {
 			entryCosts += ev.shares*ev.fill + ev.fee
-			entryNs = e.ticks[ev.idx].Nanos
+			entryNs = ev.ns
 			continue
 		}
 		// A MARKET_END position is held to the end of the recorded span.
 		exitNs := last
 		if ev.idx < len(e.ticks) {
-			exitNs = e.ticks[ev.idx].Nanos
+			exitNs = ev.ns
 		}
 		inPosNs += exitNs - entryNs
 		if p.TotalTrades == 0 || ev.pnl > best {
@@ -209,9 +317,12 @@ func (e *engine) performance(m store.Market) Performance {
 		}
 	}
 	p.TotalPnL = round6(total)
-	if e.costs {
-		f := round6(fees)
-		p.TotalFees = &f
+	p.TotalFees = round6(fees)
+	if e.rest.on {
+		c := e.rest.counts
+		placed, filled, rejected, cancelled, expired, rb := c[0], c[1], c[2], c[3], c[4], round6(rebates)
+		p.OrdersPlaced, p.OrdersFilled, p.OrdersRejected, p.OrdersCancelled, p.OrdersExpired = &placed, &filled, &rejected, &cancelled, &expired
+		p.TotalMakerRebates = &rb
 	}
 	p.BestTrade = round6(best)
 	p.WorstTrade = round6(worst)
@@ -256,7 +367,7 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 		shares, entry, fee, realized float64
 	)
 	for _, i := range idx {
-		for ; k < n && e.events[k].idx <= i; k++ {
+		for ; k < n && e.events[k].visibleAt() <= i; k++ {
 			ev := &e.events[k]
 			inPos, realized = !ev.exit, ev.cum
 			shares, entry, fee = ev.shares, ev.fill, ev.fee
@@ -302,9 +413,9 @@ func curveIndices(n int, events []event, budget int) []int {
 		return all
 	}
 	must := make([]int, 0, len(events)+1)
-	for _, ev := range events {
-		if ev.idx < n-1 && (len(must) == 0 || must[len(must)-1] != ev.idx) {
-			must = append(must, ev.idx)
+	for k := range events {
+		if at := events[k].visibleAt(); at < n-1 && (len(must) == 0 || must[len(must)-1] != at) {
+			must = append(must, at)
 		}
 	}
 	must = append(must, n-1)

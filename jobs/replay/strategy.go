@@ -21,6 +21,17 @@ const (
 
 	OrderMarket = "MARKET"
 	OrderLimit  = "LIMIT"
+	// OrderGTC is a maker order that rests on the book until it fills, is
+	// cancelled or the market ends (DESIGN 6, "Resting orders").
+	OrderGTC = "GTC"
+)
+
+// Queue models of a resting order (DESIGN 6): RISK_AVERSE puts it behind
+// the size displayed at its price when it activates; FRONT at the front
+// of the queue, the optimistic bound.
+const (
+	QueueRiskAverse = "RISK_AVERSE"
+	QueueFront      = "FRONT"
 )
 
 // Fee models (DESIGN 6): no fees, the market's recorded taker fee
@@ -38,6 +49,19 @@ const (
 	FieldCoinPrice        = "coin_price"
 	FieldSpread           = "spread"
 	FieldTimeRemainingPct = "time_remaining_pct"
+
+	// Fields beyond SPEC's five (DESIGN 6).
+	FieldBidUp         = "bid_up"
+	FieldBidDown       = "bid_down"
+	FieldMidUp         = "mid_up"
+	FieldMidDown       = "mid_down"
+	FieldDisplayUp     = "display_up"
+	FieldDisplayDown   = "display_down"
+	FieldCoinMovePct   = "coin_move_pct"
+	FieldTimeRemaining = "time_remaining_s"
+	FieldCoinReturn60s = "coin_return_60s"
+	FieldImbalanceUp   = "imbalance_up"
+	FieldImbalanceDown = "imbalance_down"
 )
 
 // Condition operators (SPEC 2.6).
@@ -68,20 +92,31 @@ const (
 	MaxFeeExponent     = 4
 	DefaultFeeExponent = 1
 	MaxLatencyMs       = 60_000
+
+	// Re-entry control and resting orders (DESIGN 6).
+	MaxReentryCooldownMs   = 86_400_000
+	MaxEntriesPerMarketCap = 10_000
+	MaxLimitOffsetTicks    = 50
+	MaxCancelAfterMs       = 86_400_000
 )
 
 // Sides returns the allowed values of side, in a new slice the caller may keep.
 func Sides() []string { return []string{SideUp, SideDown} }
 
 // OrderTypes returns the allowed values of orderType.
-func OrderTypes() []string { return []string{OrderMarket, OrderLimit} }
+func OrderTypes() []string { return []string{OrderMarket, OrderLimit, OrderGTC} }
+
+// QueueModels returns the allowed values of queueModel.
+func QueueModels() []string { return []string{QueueRiskAverse, QueueFront} }
 
 // FeeModels returns the allowed values of feeModel.
 func FeeModels() []string { return []string{FeeNone, FeeMarket, FeeCustom} }
 
 // Fields returns the allowed values of a condition's field, in SPEC order.
 func Fields() []string {
-	return []string{FieldPriceUp, FieldPriceDown, FieldCoinPrice, FieldSpread, FieldTimeRemainingPct}
+	return []string{FieldPriceUp, FieldPriceDown, FieldCoinPrice, FieldSpread, FieldTimeRemainingPct,
+		FieldBidUp, FieldBidDown, FieldMidUp, FieldMidDown, FieldDisplayUp, FieldDisplayDown,
+		FieldCoinMovePct, FieldTimeRemaining, FieldCoinReturn60s, FieldImbalanceUp, FieldImbalanceDown}
 }
 
 // Operators returns the allowed values of a condition's operator, in SPEC order.
@@ -125,6 +160,21 @@ type Strategy struct {
 	FeeExponent     int         `json:"feeExponent,omitempty"`
 	LatencyMs       int         `json:"latencyMs,omitempty"`
 
+	// Re-entry control (DESIGN 6): an entry may be decided only
+	// ReentryCooldownMs after the last exit, and at most
+	// MaxEntriesPerMarket entries happen (0: no limit).
+	ReentryCooldownMs   int `json:"reentryCooldownMs,omitempty"`
+	MaxEntriesPerMarket int `json:"maxEntriesPerMarket,omitempty"`
+
+	// Resting orders (orderType GTC only). QueueModel is RISK_AVERSE once
+	// normalized; CancelAfterMs 0 rests until filled or the market ends.
+	PostOnly         bool   `json:"postOnly,omitempty"`
+	LimitOffsetTicks int    `json:"limitOffsetTicks,omitempty"`
+	CancelAfterMs    int    `json:"cancelAfterMs,omitempty"`
+	QueueModel       string `json:"queueModel,omitempty"`
+	// IncludeRebates counts estimated maker rebates in the pnl.
+	IncludeRebates bool `json:"includeRebates,omitempty"`
+
 	// maxLossGiven records that a decoded body carried maxLossPercent, so
 	// that an explicit 0 can be told from an absent field. rawExponent and
 	// rawLatency hold the numbers a decoded body gave for feeExponent and
@@ -133,12 +183,18 @@ type Strategy struct {
 	// strategies compare equal however they were made.
 	maxLossGiven            bool
 	rawExponent, rawLatency *float64
+	// The numbers a decoded body gave for the integer rules below, and
+	// whether it named postOnly at all (false with MARKET is refused too).
+	rawCooldown, rawMaxEntries, rawOffset, rawCancel *float64
+	postOnlyGiven                                    bool
 }
 
 // strategyKeys are the JSON keys of a Strategy; conditionKeys those of a
 // Condition.
 var (
-	strategyKeys  = []string{"side", "entryConditions", "exitConditions", "positionSize", "maxLossPercent", "orderType", "feeModel", "feeRate", "feeExponent", "latencyMs"}
+	strategyKeys = []string{"side", "entryConditions", "exitConditions", "positionSize", "maxLossPercent", "orderType",
+		"feeModel", "feeRate", "feeExponent", "latencyMs", "reentryCooldownMs", "maxEntriesPerMarket",
+		"postOnly", "limitOffsetTicks", "cancelAfterMs", "queueModel", "includeRebates"}
 	conditionKeys = []string{"field", "operator", "value"}
 )
 
@@ -177,6 +233,14 @@ func DecodeStrategy(b []byte, other ...string) (Strategy, error) {
 		FeeRate         *float64          `json:"feeRate"`
 		FeeExponent     *float64          `json:"feeExponent"`
 		LatencyMs       *float64          `json:"latencyMs"`
+
+		ReentryCooldownMs   *float64 `json:"reentryCooldownMs"`
+		MaxEntriesPerMarket *float64 `json:"maxEntriesPerMarket"`
+		PostOnly            *bool    `json:"postOnly"`
+		LimitOffsetTicks    *float64 `json:"limitOffsetTicks"`
+		CancelAfterMs       *float64 `json:"cancelAfterMs"`
+		QueueModel          string   `json:"queueModel"`
+		IncludeRebates      bool     `json:"includeRebates"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		var te *json.UnmarshalTypeError
@@ -187,6 +251,11 @@ func DecodeStrategy(b []byte, other ...string) (Strategy, error) {
 	}
 	s := Strategy{Side: w.Side, PositionSize: w.PositionSize, OrderType: w.OrderType}
 	s.SetCosts(w.FeeModel, w.FeeRate, w.FeeExponent, w.LatencyMs)
+	s.SetOrderRules(w.ReentryCooldownMs, w.MaxEntriesPerMarket, w.LimitOffsetTicks, w.CancelAfterMs)
+	if w.PostOnly != nil {
+		s.PostOnly, s.postOnlyGiven = *w.PostOnly, true
+	}
+	s.QueueModel, s.IncludeRebates = w.QueueModel, w.IncludeRebates
 	var err error
 	if s.EntryConditions, err = decodeConditions(w.EntryConditions, "entryConditions"); err != nil {
 		return Strategy{}, err
@@ -282,9 +351,31 @@ func hasFold(list []string, s string) bool {
 }
 
 // Request is the body of POST /v1/replay (SPEC 4.2).
+//
+// TradesOffset and TradesLimit page through the trade events of a replay
+// whose answer lists more than MaxTradeEvents (Window): a replay is a pure
+// function, so each page replays the market again and lists the events
+// from TradesOffset on, at most TradesLimit of them.
 type Request struct {
-	MarketSlug string `json:"marketSlug"`
+	MarketSlug   string `json:"marketSlug"`
+	TradesOffset int    `json:"tradesOffset,omitempty"`
+	TradesLimit  int    `json:"tradesLimit,omitempty"`
 	Strategy
+
+	// The numbers a decoded body gave for the paging fields.
+	rawTradesOffset, rawTradesLimit *float64
+}
+
+// Window is the trade events the request's answer lists.
+func (r *Request) Window() TradeWindow {
+	if r.TradesOffset == 0 && r.TradesLimit == 0 && r.rawTradesOffset == nil && r.rawTradesLimit == nil {
+		return TradeWindow{}
+	}
+	w := TradeWindow{Paged: true, Offset: r.TradesOffset, Limit: r.TradesLimit}
+	if w.Limit == 0 {
+		w.Limit = MaxTradeEvents
+	}
+	return w
 }
 
 // UnmarshalJSON decodes a request. It exists because the embedded
@@ -296,16 +387,28 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var slug struct {
-		MarketSlug string `json:"marketSlug"`
+		MarketSlug   string   `json:"marketSlug"`
+		TradesOffset *float64 `json:"tradesOffset"`
+		TradesLimit  *float64 `json:"tradesLimit"`
 	}
 	if err := json.Unmarshal(b, &slug); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Struct = "Request"
+		}
 		return err
 	}
-	s, err := DecodeStrategy(b, "marketSlug")
+	s, err := DecodeStrategy(b, "marketSlug", "tradesOffset", "tradesLimit")
 	if err != nil {
 		return err
 	}
-	*r = Request{MarketSlug: slug.MarketSlug, Strategy: s}
+	*r = Request{MarketSlug: slug.MarketSlug, Strategy: s, rawTradesOffset: slug.TradesOffset, rawTradesLimit: slug.TradesLimit}
+	if v := slug.TradesOffset; v != nil && *v == math.Trunc(*v) && *v >= 0 && *v <= MaxTradesOffset {
+		r.TradesOffset = int(*v)
+	}
+	if v := slug.TradesLimit; v != nil && *v == math.Trunc(*v) && *v >= 1 && *v <= MaxTradeEvents {
+		r.TradesLimit = int(*v)
+	}
 	return nil
 }
 
@@ -343,6 +446,24 @@ func (r *Request) Validate() error {
 		p.add(CodeValidation, "marketSlug", "marketSlug is missing: give the slug of a resolved market")
 	}
 	r.Strategy.check(&p)
+	for _, f := range []struct {
+		name   string
+		v      int
+		raw    *float64
+		lo, hi float64
+		rule   string
+	}{
+		{"tradesOffset", r.TradesOffset, r.rawTradesOffset, 0, MaxTradesOffset, "it must be a whole number of trade events from 0"},
+		{"tradesLimit", r.TradesLimit, r.rawTradesLimit, 1, MaxTradeEvents, "it must be a whole number from 1 to 1000"},
+	} {
+		v, given := float64(f.v), f.v != 0
+		if f.raw != nil {
+			v, given = *f.raw, true
+		}
+		if given && (!finite(v) || v != math.Trunc(v) || v < f.lo || v > f.hi) {
+			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, num(v), f.rule)
+		}
+	}
 	return p.err()
 }
 
@@ -352,6 +473,12 @@ func (r *Request) Normalize() error {
 		return err
 	}
 	r.Strategy.applyDefaults()
+	if r.rawTradesOffset != nil || r.rawTradesLimit != nil {
+		// An explicit window, even [0, 1000), is a page: keep it so.
+		w := r.Window()
+		r.TradesOffset, r.TradesLimit = w.Offset, w.Limit
+	}
+	r.rawTradesOffset, r.rawTradesLimit = nil, nil
 	return nil
 }
 
@@ -374,6 +501,15 @@ func (s *Strategy) applyDefaults() {
 		s.LatencyMs = int(*v)
 	}
 	s.rawExponent, s.rawLatency = nil, nil
+	for _, f := range s.wholeRules() {
+		if f.raw != nil {
+			*f.val = int(*f.raw)
+		}
+	}
+	s.rawCooldown, s.rawMaxEntries, s.rawOffset, s.rawCancel, s.postOnlyGiven = nil, nil, nil, nil, false
+	if s.OrderType == OrderGTC && s.QueueModel == "" {
+		s.QueueModel = QueueRiskAverse
+	}
 	if s.FeeRate != nil {
 		r := *s.FeeRate + 0 // a copy of its own, and -0 becomes 0
 		s.FeeRate = &r
@@ -403,6 +539,33 @@ func (s *Strategy) Outcome() string {
 		return store.OutcomeDown
 	}
 	return store.OutcomeUp
+}
+
+// Needs is what a replay of a strategy reads beyond the tape of its side.
+type Needs struct {
+	// OtherBook: a condition reads the book of the outcome the strategy
+	// does not trade (its bid, mid, display price or imbalance).
+	OtherBook bool
+	// Trades: the market's recorded trades, for display prices and for
+	// the evidence that fills resting orders.
+	Trades bool
+}
+
+// Needs reports what a replay of s reads beyond its side's tape.
+func (s *Strategy) Needs() Needs {
+	n := Needs{Trades: s.OrderType == OrderGTC}
+	for _, cs := range [][]Condition{s.EntryConditions, s.ExitConditions} {
+		for _, c := range cs {
+			f, _ := parseField(c.Field)
+			if bookOf(f) != 0 && (bookOf(f) == bookUp) != (s.Side != SideDown) {
+				n.OtherBook = true
+			}
+			if f == fDisplayUp || f == fDisplayDown {
+				n.Trades = true
+			}
+		}
+	}
+	return n
 }
 
 // check adds every problem of s to p, in body order.
@@ -438,11 +601,88 @@ func (s *Strategy) check(p *problems) {
 	}
 
 	switch s.OrderType {
-	case "", OrderMarket, OrderLimit:
+	case "", OrderMarket, OrderLimit, OrderGTC:
 	default:
-		p.add(CodeInvalidOrderType, "orderType", "orderType %q is not one of MARKET, LIMIT%s", s.OrderType, caseHint(s.OrderType, OrderTypes()))
+		p.add(CodeInvalidOrderType, "orderType", "orderType %q is not one of MARKET, LIMIT, GTC%s", s.OrderType, caseHint(s.OrderType, OrderTypes()))
 	}
 	s.checkCosts(p)
+	s.checkOrderRules(p)
+}
+
+// SetOrderRules sets the integer rules of re-entry and resting orders as a
+// request states them (nil for absent), so that Validate judges 1.5 or
+// 1e12 by name as it does for a decoded body.
+func (s *Strategy) SetOrderRules(reentryCooldownMs, maxEntriesPerMarket, limitOffsetTicks, cancelAfterMs *float64) {
+	s.rawCooldown, s.rawMaxEntries, s.rawOffset, s.rawCancel = reentryCooldownMs, maxEntriesPerMarket, limitOffsetTicks, cancelAfterMs
+	for _, f := range s.wholeRules() {
+		*f.val = 0
+		if v := f.raw; v != nil && *v == math.Trunc(*v) && *v >= f.lo && *v <= f.hi {
+			*f.val = int(*v)
+		}
+	}
+}
+
+// wholeRule is an integer field of the strategy with its bounds and the
+// number a decoded body gave for it.
+type wholeRule struct {
+	name   string
+	val    *int
+	raw    *float64
+	lo, hi float64
+	gtc    bool // allowed with orderType GTC only
+	rule   string
+}
+
+func (s *Strategy) wholeRules() []wholeRule {
+	return []wholeRule{
+		{"reentryCooldownMs", &s.ReentryCooldownMs, s.rawCooldown, 0, MaxReentryCooldownMs, false,
+			"it must be a whole number of milliseconds from 0 to 86400000 (a day)"},
+		{"maxEntriesPerMarket", &s.MaxEntriesPerMarket, s.rawMaxEntries, 1, MaxEntriesPerMarketCap, false,
+			"it must be a whole number from 1 to 10000, or left out for no limit"},
+		{"limitOffsetTicks", &s.LimitOffsetTicks, s.rawOffset, 0, MaxLimitOffsetTicks, true,
+			"it must be a whole number of ticks from 0 to 50"},
+		{"cancelAfterMs", &s.CancelAfterMs, s.rawCancel, 1, MaxCancelAfterMs, true,
+			"it must be a whole number of milliseconds from 1 to 86400000, or left out to rest until filled or the market ends"},
+	}
+}
+
+// checkOrderRules checks re-entry control and the resting-order fields
+// (DESIGN 6): each in range, and the resting-order fields with GTC only.
+func (s *Strategy) checkOrderRules(p *problems) {
+	gtc := s.OrderType == OrderGTC
+	known := s.OrderType == "" || s.OrderType == OrderMarket || s.OrderType == OrderLimit || gtc
+	for _, f := range s.wholeRules() {
+		v, given := float64(*f.val), *f.val != 0
+		if f.raw != nil {
+			v, given = *f.raw, true
+		}
+		switch {
+		case !given:
+		case f.gtc && known && !gtc:
+			p.add(CodeValidation, f.name, "%s applies only with orderType GTC (a resting order); %s", f.name, orderTypeNamed(s.OrderType))
+		case !finite(v) || v != math.Trunc(v) || v < f.lo || v > f.hi:
+			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, num(v), f.rule)
+		}
+		if f.name == "maxEntriesPerMarket" && (s.PostOnly || s.postOnlyGiven) && known && !gtc {
+			// postOnly comes between maxEntriesPerMarket and
+			// limitOffsetTicks in body order.
+			p.add(CodeValidation, "postOnly", "postOnly applies only with orderType GTC (a resting order); %s", orderTypeNamed(s.OrderType))
+		}
+	}
+	switch {
+	case s.QueueModel == "":
+	case known && !gtc:
+		p.add(CodeValidation, "queueModel", "queueModel applies only with orderType GTC (a resting order); %s", orderTypeNamed(s.OrderType))
+	case s.QueueModel != QueueRiskAverse && s.QueueModel != QueueFront:
+		p.add(CodeValidation, "queueModel", "queueModel %q is not one of RISK_AVERSE, FRONT%s", s.QueueModel, caseHint(s.QueueModel, QueueModels()))
+	}
+}
+
+func orderTypeNamed(t string) string {
+	if t == "" {
+		return "this request's orderType is MARKET (the default)"
+	}
+	return fmt.Sprintf("this request's orderType is %s", t)
 }
 
 // SetCosts sets the fee model and latency as a request states them: the
@@ -587,6 +827,17 @@ const (
 	fCoinPrice
 	fSpread
 	fTimeRemaining
+	fBidUp
+	fBidDown
+	fMidUp
+	fMidDown
+	fDisplayUp
+	fDisplayDown
+	fCoinMove
+	fTimeRemainingS
+	fCoinReturn60s
+	fImbalanceUp
+	fImbalanceDown
 	numFields
 )
 
@@ -602,6 +853,28 @@ func parseField(s string) (field, bool) {
 		return fSpread, true
 	case FieldTimeRemainingPct:
 		return fTimeRemaining, true
+	case FieldBidUp:
+		return fBidUp, true
+	case FieldBidDown:
+		return fBidDown, true
+	case FieldMidUp:
+		return fMidUp, true
+	case FieldMidDown:
+		return fMidDown, true
+	case FieldDisplayUp:
+		return fDisplayUp, true
+	case FieldDisplayDown:
+		return fDisplayDown, true
+	case FieldCoinMovePct:
+		return fCoinMove, true
+	case FieldTimeRemaining:
+		return fTimeRemainingS, true
+	case FieldCoinReturn60s:
+		return fCoinReturn60s, true
+	case FieldImbalanceUp:
+		return fImbalanceUp, true
+	case FieldImbalanceDown:
+		return fImbalanceDown, true
 	}
 	return 0, false
 }

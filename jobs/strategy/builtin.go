@@ -26,12 +26,31 @@ import (
 //   - comparisons: "[field] drops below|falls below|under|< 0.35",
 //     "rises above|over|> 0.6", "at least|reaches|>= 0.6", "at most|<=",
 //     "crosses above|crosses below 0.5", where field is price_up (or "up
-//     price", "up"), price_down, coin_price ("BTC price"), spread or
-//     time_remaining_pct; prices may be written as percentages ("below
-//     35%"); a comparison without a field is about the field before it, or
-//     the side's price;
+//     price", "up"), price_down, coin_price ("BTC price"), spread,
+//     time_remaining_pct or any field beyond SPEC's five by its name
+//     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
+//     -0.2"); prices (and imbalances) may be written as percentages
+//     ("below 35%"); a comparison without a field is about the field
+//     before it, or the side's price;
+//   - the coin against the price to beat: "when BTC is 0.1% above the
+//     price to beat" (coin_move_pct >= 0.1), "0.2% below the price to
+//     beat" (coin_move_pct <= -0.2);
 //   - time left: "with more than 20% left", "with 20% left", "with 3
-//     minutes left" (converted with the market's length), "in the last 10%";
+//     minutes left" (converted with the market's length), "in the last
+//     10%"; in seconds, "with 120 seconds left" or "in the last 30 s",
+//     they compare time_remaining_s;
+//   - resting orders (DESIGN 6): "rest a bid 1 tick above" (orderType GTC,
+//     limitOffsetTicks 1), "rest a bid at the best bid", "post a maker
+//     order", "GTC orders"; "post only" (postOnly, and GTC); "cancel after
+//     60 s" (cancelAfterMs); "queue at the front" or "optimistic queue"
+//     (queueModel FRONT), "risk-averse queue"; "include rebates"
+//     (includeRebates);
+//   - re-entry control: "cool down 30 s", "cooldown of 2 minutes", "a 30 s
+//     cooldown", "wait 30 seconds between trades" (reentryCooldownMs), "no
+//     cooldown" (0);
+//     "at most 3 entries", "at most 3 trades", "once per market"
+//     (maxEntriesPerMarket). Without a cooldown the request's or the
+//     default 30 s applies (DefaultReentryCooldownMs);
 //   - "take profit at 0.6" (a price) or "at 20%" (20% above the entry's
 //     price threshold), "stop loss of 25%" (maxLossPercent) or "stop loss
 //     at 0.2" (a price), "200 shares", "limit orders";
@@ -66,7 +85,8 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	st := replay.Strategy{Side: pr.side, EntryConditions: pr.entry, ExitConditions: pr.exit, OrderType: pr.order}
+	st := replay.Strategy{Side: pr.side, EntryConditions: pr.entry, ExitConditions: pr.exit, OrderType: pr.order,
+		PostOnly: pr.postOnly, QueueModel: pr.queue, IncludeRebates: pr.rebates}
 	st.SetCosts(pr.feeModel, pr.feeRate, pr.feeExp, pr.latency)
 	var from []string
 	if base != nil {
@@ -104,7 +124,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 			notes = append([]string{"The prompt's conditions replace those of the " + base.name + " preset; its stop loss is kept unless the prompt gives one."}, notes...)
 		}
 	}
-	spec, err := finish(req, st, "")
+	spec, err := finish(req, st, orderRules{pr.cooldown, pr.maxEntries, pr.offset, pr.cancel}, "")
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Field != "" {
@@ -138,6 +158,33 @@ func Describe(r Rules) string {
 	if s.LatencyMs > 0 {
 		fmt.Fprintf(&b, " Orders execute %d ms after their signal.", s.LatencyMs)
 	}
+	if s.OrderType == replay.OrderGTC {
+		if s.LimitOffsetTicks == 0 {
+			b.WriteString(" Orders rest on the book at the best bid to buy and the best ask to sell")
+		} else {
+			ticks := "ticks"
+			if s.LimitOffsetTicks == 1 {
+				ticks = "tick"
+			}
+			fmt.Fprintf(&b, " Orders rest on the book %d %s above the best bid to buy and below the best ask to sell", s.LimitOffsetTicks, ticks)
+		}
+		if s.PostOnly {
+			b.WriteString(", post-only")
+		}
+		if s.CancelAfterMs > 0 {
+			fmt.Fprintf(&b, ", cancelled after %d ms", s.CancelAfterMs)
+		}
+		fmt.Fprintf(&b, "; queue model %s.", s.QueueModel)
+	}
+	if s.IncludeRebates {
+		b.WriteString(" Estimated maker rebates count in the pnl.")
+	}
+	if s.ReentryCooldownMs > 0 {
+		fmt.Fprintf(&b, " After an exit it waits %d ms before entering again.", s.ReentryCooldownMs)
+	}
+	if s.MaxEntriesPerMarket > 0 {
+		fmt.Fprintf(&b, " At most %d entries a market.", s.MaxEntriesPerMarket)
+	}
 	return b.String()
 }
 
@@ -160,6 +207,12 @@ type promptRules struct {
 
 	feeModel                 string
 	feeRate, feeExp, latency *float64
+
+	// Resting orders and re-entry control, the numbers as SetOrderRules
+	// takes them (nil: not in the prompt).
+	postOnly, rebates                    bool
+	queue                                string
+	offset, cancel, cooldown, maxEntries *float64
 }
 
 // placed is a condition and where in the prompt it was written: phrases
@@ -181,14 +234,17 @@ func inOrder(ps []placed) []replay.Condition {
 
 // The grammar. Compiled once; regexps are safe for concurrent use.
 const (
-	reNum   = `\$?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)`
-	reField = `(price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|up|down)`
-	reOps   = `crosses above|crosses over|breaks above|crosses below|crosses under|breaks below|` +
+	reNum   = `\$?(-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+))`
+	reField = `(bid[ _]up|bid[ _]down|mid[ _]up|mid[ _]down|display[ _]up|display[ _]down|coin[ _]move[ _]pct|` +
+		`time[ _]remaining[ _]s|coin[ _]return[ _]60s|imbalance[ _]up|imbalance[ _]down|price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|up|down)`
+	reOps = `crosses above|crosses over|breaks above|crosses below|crosses under|breaks below|` +
 		`is at or above|at or above|at least|reaches|hits|is at or below|at or below|at most|` +
 		`drops below|drops under|falls below|falls under|dips below|dips under|goes below|goes under|sinks below|is below|is under|below|under|less than|lower than|` +
 		`rises above|rises over|goes above|goes over|climbs above|is above|is over|above|over|more than|greater than|higher than|exceeds|` +
 		`equals|is exactly`
-	reUnit = `(%|percent|minutes?|mins?|m|hours?|hrs?|h)`
+	reUnit = `(%|percent|minutes?|mins?|m|hours?|hrs?|h|seconds?|secs?|s)`
+	// reDur is a duration's unit.
+	reDur = `(ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)`
 )
 
 var (
@@ -213,6 +269,25 @@ var (
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit      = regexp.MustCompile(`[0-9]`)
+	reDownField  = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
+
+	// Resting orders and re-entry control (DESIGN 6).
+	reGTC = regexp.MustCompile(`\b(?:rest|post)(?:s|ing)?\s+(?:(?:a|an|the|our|my)\s+)?(?:(?:maker|limit|gtc)\s+)?(?:bid|order|buy)s?\b` +
+		`(?:\s+` + reNum + `\s+ticks?\s+(?:above|over|better than)(?:\s+the\s+best\s+bid)?|\s+at\s+the\s+best\s+bid)?|` +
+		`\b(?:maker|gtc|resting)\s+(?:bid|order)s?\b|\bgtc\b`)
+	rePostOnly   = regexp.MustCompile(`\bpost[- ]?only\b`)
+	reCancel     = regexp.MustCompile(`\bcancel(?:\s+(?:it|them|the\s+order|the\s+bid|unfilled\s+orders?|orders?))?\s+(?:after|in)\s+` + reNum + `\s*` + reDur + `\b`)
+	reQueueFront = regexp.MustCompile(`\bqueue\s+at\s+the\s+front\b|\bfront\s+of\s+the\s+queue\b|\boptimistic\s+queue(?:\s+model)?\b`)
+	reQueueBack  = regexp.MustCompile(`\b(?:risk[- ]averse|pessimistic|conservative)\s+queue(?:\s+model)?\b|\bback\s+of\s+the\s+queue\b`)
+	reRebates    = regexp.MustCompile(`\b(?:with|include|including|count|counting)\s+(?:the\s+)?(?:maker\s+)?rebates\b`)
+	reCooldown   = regexp.MustCompile(`\bcool(?:[- ]?down|ing[- ]off)(?:\s+(?:of|for|is))?\s+` + reNum + `\s*` + reDur + `\b|` +
+		reNum + `\s*` + reDur + `\s+cool(?:[- ]?down|ing[- ]off)\b|` +
+		`\bwait\s+` + reNum + `\s*` + reDur + `\s+(?:between\s+(?:trades|entries)|after\s+(?:each\s+|an\s+|every\s+)?(?:trade|exit)s?|before\s+(?:re-?entering|entering\s+again))`)
+	reNoCooldown = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
+	reMaxEntries = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
+	reOnce       = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b`)
+	reCoinMove   = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
+		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
 
 // promptText is the lower-cased prompt; what a phrase uses is blanked, so
@@ -249,7 +324,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	refuse := func(format string, args ...any) error { return invalid("prompt", fmt.Sprintf(format, args...)) }
 
 	if m := reUnsupported.Find(t.b); m != nil {
-		return pr, refuse("the built-in generator cannot use %q: conditions compare price_up, price_down, coin_price, spread or time_remaining_pct with a number", m)
+		return pr, refuse("the built-in generator cannot use %q: conditions compare one of %s with a number", m, strings.Join(replay.Fields(), ", "))
 	}
 	if reShort.Match(t.b) {
 		return pr, refuse("strategies only buy: to bet against UP, buy DOWN (\"buy DOWN when price_down drops below 0.4\")")
@@ -273,7 +348,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	case side != "":
 	case base != nil:
 		side = base.side
-	case strings.Contains(string(t.b), "price_down") || strings.Contains(string(t.b), "down price") || strings.Contains(string(t.b), "price down"):
+	case reDownField.Match(t.b):
 		side = replay.SideDown
 	default:
 		side = replay.SideUp
@@ -333,6 +408,70 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			}
 			return true, nil
 		}},
+		// Re-entry control and resting orders before the comparisons and
+		// market types: "at most 3 trades" is not a price, nor "cool down 5
+		// minutes" a 5m market.
+		{reNoCooldown, func(int, []string) (bool, error) {
+			pr.cooldown = new(float64) // 0: no cooldown, not the default
+			return true, nil
+		}},
+		{reCooldown, func(_ int, m []string) (bool, error) {
+			ms := millis(m[1]+m[3]+m[5], m[2]+m[4]+m[6])
+			if ms != math.Trunc(ms) || ms < 0 || ms > replay.MaxReentryCooldownMs {
+				return false, refuse("a cooldown of %s ms is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", num(ms))
+			}
+			pr.cooldown = &ms
+			return true, nil
+		}},
+		{reMaxEntries, func(_ int, m []string) (bool, error) {
+			v, _ := number(m[1])
+			if v != math.Trunc(v) || v < 1 || v > replay.MaxEntriesPerMarketCap {
+				return false, refuse("at most %s entries is not allowed: it must be a whole number from 1 to 10000", num(v))
+			}
+			pr.maxEntries = &v
+			return true, nil
+		}},
+		{reOnce, func(int, []string) (bool, error) {
+			one := 1.0
+			pr.maxEntries = &one
+			return true, nil
+		}},
+		{rePostOnly, func(int, []string) (bool, error) {
+			pr.postOnly = true
+			return true, nil
+		}},
+		{reGTC, func(_ int, m []string) (bool, error) {
+			pr.order = replay.OrderGTC
+			if m[1] == "" {
+				return true, nil
+			}
+			v, _ := number(m[1])
+			if v != math.Trunc(v) || v < 0 || v > replay.MaxLimitOffsetTicks {
+				return false, refuse("a resting order %s ticks above the best bid is not allowed: it must be a whole number of ticks from 0 to 50", num(v))
+			}
+			pr.offset = &v
+			return true, nil
+		}},
+		{reCancel, func(_ int, m []string) (bool, error) {
+			ms := millis(m[1], m[2])
+			if ms != math.Trunc(ms) || ms < 1 || ms > replay.MaxCancelAfterMs {
+				return false, refuse("cancelling after %s ms is not allowed: it must be a whole number of milliseconds from 1 to 86400000 (a day)", num(ms))
+			}
+			pr.cancel = &ms
+			return true, nil
+		}},
+		{reQueueFront, func(int, []string) (bool, error) {
+			pr.queue = replay.QueueFront
+			return true, nil
+		}},
+		{reQueueBack, func(int, []string) (bool, error) {
+			pr.queue = replay.QueueRiskAverse
+			return true, nil
+		}},
+		{reRebates, func(int, []string) (bool, error) {
+			pr.rebates = true
+			return true, nil
+		}},
 		{reStopPct, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1] + m[2])
 			if v < replay.MinMaxLossPercent || v > replay.MaxMaxLossPercent {
@@ -372,6 +511,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			return pr, err
 		}
 	}
+	if pr.postOnly && pr.order == "" {
+		pr.order = replay.OrderGTC // only a resting order can be post-only
+	}
 
 	// Entry before the first exit word, exit after it.
 	split := all
@@ -390,11 +532,23 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		if err := readTimeLeft(t, seg.lo, seg.hi, seg.exit, mt, conds, refuse); err != nil {
 			return pr, err
 		}
+		err := t.take(reCoinMove, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
+			v, _ := number(m[1])
+			c := replay.Condition{Field: replay.FieldCoinMovePct, Operator: replay.OpGreaterOrEqual, Value: v}
+			if m[2] == "below" || m[2] == "under" {
+				c = replay.Condition{Field: replay.FieldCoinMovePct, Operator: replay.OpLessOrEqual, Value: -v}
+			}
+			*conds = append(*conds, placed{at, c})
+			return true, nil
+		})
+		if err != nil {
+			return pr, err
+		}
 		last := ""
 		if seg.exit {
 			last = firstPriceField(inOrder(entry), sidePrice)
 		}
-		err := t.take(reCompare, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
+		err = t.take(reCompare, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
 			field := last
 			if m[1] != "" {
 				field = fieldNamed(m[1])
@@ -446,7 +600,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 // it.
 func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, conds *[]placed, refuse func(string, ...any) error) error {
 	err := t.take(reTimeLeft, lo, hi, func(at int, m []string) (bool, error) {
-		pct, err := percentOfMarket(m[2], m[3], mt, refuse)
+		field, v, err := timeLeft(m[2], m[3], mt, refuse)
 		if err != nil {
 			return false, err
 		}
@@ -466,24 +620,58 @@ func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, con
 				op = replay.OpLessOrEqual
 			}
 		}
-		*conds = append(*conds, placed{at, replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: op, Value: pct}})
+		*conds = append(*conds, placed{at, replay.Condition{Field: field, Operator: op, Value: v}})
 		return true, nil
 	})
 	if err != nil {
 		return err
 	}
 	return t.take(reTimeLast, lo, hi, func(at int, m []string) (bool, error) {
-		pct, err := percentOfMarket(m[2], m[3], mt, refuse)
+		field, v, err := timeLeft(m[2], m[3], mt, refuse)
 		if err != nil {
 			return false, err
 		}
-		c := replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: replay.OpLessOrEqual, Value: pct}
+		c := replay.Condition{Field: field, Operator: replay.OpLessOrEqual, Value: v}
 		if m[1] == "first" {
-			c = replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: replay.OpGreaterOrEqual, Value: roundTo(100-pct, 6)}
+			all := 100.0
+			if field == replay.FieldTimeRemaining {
+				all = mt.Duration().Seconds()
+			}
+			c = replay.Condition{Field: field, Operator: replay.OpGreaterOrEqual, Value: roundTo(all-v, 6)}
 		}
 		*conds = append(*conds, placed{at, c})
 		return true, nil
 	})
+}
+
+// timeLeft reads an amount of time left as the field that says it: in
+// seconds time_remaining_s, else time_remaining_pct (minutes and hours
+// converted with the market's length).
+func timeLeft(amount, unit string, mt store.MarketType, refuse func(string, ...any) error) (string, float64, error) {
+	if !strings.HasPrefix(unit, "s") {
+		pct, err := percentOfMarket(amount, unit, mt, refuse)
+		return replay.FieldTimeRemainingPct, pct, err
+	}
+	v, _ := number(amount)
+	if total := mt.Duration().Seconds(); total == 0 || v > total {
+		return "", 0, refuse("%s seconds is longer than a %s market", num(v), mt)
+	}
+	return replay.FieldTimeRemaining, v, nil
+}
+
+// millis reads an amount of time as milliseconds.
+func millis(amount, unit string) float64 {
+	v, _ := number(amount)
+	switch {
+	case unit == "ms" || strings.HasPrefix(unit, "milli"):
+	case strings.HasPrefix(unit, "s"):
+		v *= 1000
+	case strings.HasPrefix(unit, "h"):
+		v *= 3_600_000
+	default: // minutes
+		v *= 60_000
+	}
+	return roundTo(v, 6)
 }
 
 // percentOfMarket turns an amount of time into a percentage of the market.
@@ -516,7 +704,8 @@ func comparison(field, op, amount string, percent bool, refuse func(string, ...a
 	}
 	c := replay.Condition{Field: field, Operator: op, Value: v}
 	switch field {
-	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread:
+	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread, replay.FieldBidUp, replay.FieldBidDown,
+		replay.FieldMidUp, replay.FieldMidDown, replay.FieldDisplayUp, replay.FieldDisplayDown:
 		if percent {
 			c.Value = roundTo(v/100, 6)
 			if c.Value > 1 {
@@ -534,6 +723,17 @@ func comparison(field, op, amount string, percent bool, refuse func(string, ...a
 	case replay.FieldCoinPrice:
 		if percent {
 			return c, "", refuse("coin_price compares with a price in dollars; a change of %s%% cannot be expressed as a condition", num(v))
+		}
+	case replay.FieldImbalanceUp, replay.FieldImbalanceDown:
+		if percent {
+			c.Value = roundTo(v/100, 6)
+		}
+		if math.Abs(c.Value) > 1 {
+			return c, "", refuse("%s is between -1 and 1 (all asks to all bids): %s is outside", field, num(v))
+		}
+	case replay.FieldTimeRemaining:
+		if percent {
+			return c, "", refuse("time_remaining_s counts seconds: for a percentage of the market use time_remaining_pct")
 		}
 	}
 	return c, "", nil
@@ -576,6 +776,9 @@ func firstPriceField(cs []replay.Condition, def string) string {
 }
 
 func fieldNamed(s string) string {
+	if named := strings.ReplaceAll(s, " ", "_"); oneOf(named, replay.Fields()) {
+		return named // a field by its own name
+	}
 	s = strings.ReplaceAll(s, "_", " ")
 	switch {
 	case s == "up" || strings.Contains(s, "price up") || s == "up price" || s == "price of up":

@@ -24,15 +24,15 @@ func ptr[T any](v T) *T { return &v }
 // TestBuiltinPhrases pins what the grammar makes of plain phrases, as the
 // strategy code of the result (BTC 15m markets unless the case says).
 func TestBuiltinPhrases(t *testing.T) {
-	const tail = " size=100 maxloss=50 order=MARKET"
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000" // DefaultReentryCooldownMs
 	cases := []struct{ prompt, code string }{
 		// DESIGN 8's phrase.
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 20% left",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
 		{"Buy DOWN when price_down falls below 0.3 with more than 25% left, take profit at 0.55 and stop loss of 20%",
-			"side=DOWN entry: price_down < 0.3 and time_remaining_pct > 25 exit: price_down >= 0.55 size=100 maxloss=20 order=MARKET"},
+			"side=DOWN entry: price_down < 0.3 and time_remaining_pct > 25 exit: price_down >= 0.55 size=100 maxloss=20 order=MARKET cooldown=30000"},
 		{"buy up under 40% with at least 30% of the market left. Take profit at 20%. Stop loss at 0.2. 250 shares, limit orders",
-			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up >= 0.48 or price_up <= 0.2 size=250 maxloss=50 order=LIMIT"},
+			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up >= 0.48 or price_up <= 0.2 size=250 maxloss=50 order=LIMIT cooldown=30000"},
 		{"buy up when BTC price crosses above 95,000 on 15m markets, sell when time remaining < 10",
 			"side=UP entry: coin_price crosses_above 95000 exit: time_remaining_pct < 10" + tail},
 		{"go long when up is below 0.4; exit when up rises above 0.5",
@@ -46,7 +46,7 @@ func TestBuiltinPhrases(t *testing.T) {
 		{"BUY UP WHEN PRICE_UP CROSSES BELOW 0.5 AND TIME_REMAINING_PCT > 60, EXIT WHEN PRICE_UP CROSSES ABOVE 0.55",
 			"side=UP entry: price_up crosses_below 0.5 and time_remaining_pct > 60 exit: price_up crosses_above 0.55" + tail},
 		{"buy up < 0.3 take profit at 0.5 5% stop loss",
-			"side=UP entry: price_up < 0.3 exit: price_up >= 0.5 size=100 maxloss=5 order=MARKET"},
+			"side=UP entry: price_up < 0.3 exit: price_up >= 0.5 size=100 maxloss=5 order=MARKET cooldown=30000"},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
@@ -99,7 +99,8 @@ func TestBuiltinPresets(t *testing.T) {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		want := Rules{Coin: store.ETH, MarketType: store.H1, Strategy: replay.Strategy{Side: p.side, EntryConditions: p.entry,
-			ExitConditions: p.exit, PositionSize: DefaultPositionSize, MaxLossPercent: p.maxLoss, OrderType: replay.OrderMarket}}
+			ExitConditions: p.exit, PositionSize: DefaultPositionSize, MaxLossPercent: p.maxLoss, OrderType: replay.OrderMarket,
+			ReentryCooldownMs: DefaultReentryCooldownMs}}
 		if !reflect.DeepEqual(spec.Rules, want) {
 			t.Errorf("%s: %+v\nwant %+v", p.name, spec.Rules, want)
 		}
@@ -114,7 +115,7 @@ func TestBuiltinPresets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up > 0.7 size=7 maxloss=25 order=LIMIT"
+	const want = "coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up > 0.7 size=7 maxloss=25 order=LIMIT cooldown=30000"
 	if got := FormatCode(spec.Rules); got != want {
 		t.Errorf("mixed:\n got %s\nwant %s", got, want)
 	}

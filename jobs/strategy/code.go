@@ -20,6 +20,7 @@ const MaxCodeLength = 4096
 //	coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 or time_remaining_pct <= 10 size=100 maxloss=25 order=MARKET
 //	side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 maxloss=50 order=MARKET fees=market latency=250
 //	side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100 maxloss=50 order=LIMIT fees=custom feerate=0.05 feeexp=2
+//	side=UP entry: coin_move_pct >= 0.1 exit: bid_up >= 0.6 size=100 maxloss=50 order=GTC postonly=true offset=1 cancel=60000 queue=front rebates=true cooldown=30000 maxentries=3
 //
 // Entry conditions are joined by "and" (all must hold), exit conditions by
 // "or" (any one exits), so the line reads as the engine behaves. coin= and
@@ -45,6 +46,22 @@ func FormatCode(r Rules) string {
 	if s.OrderType != "" {
 		b.WriteString(" order=" + s.OrderType)
 	}
+	if s.PostOnly {
+		b.WriteString(" postonly=true")
+	}
+	if s.LimitOffsetTicks != 0 {
+		b.WriteString(" offset=" + strconv.Itoa(s.LimitOffsetTicks))
+	}
+	if s.CancelAfterMs != 0 {
+		b.WriteString(" cancel=" + strconv.Itoa(s.CancelAfterMs))
+	}
+	if s.QueueModel != "" && s.QueueModel != replay.QueueRiskAverse {
+		// RISK_AVERSE is what a GTC order without queue= gets.
+		b.WriteString(" queue=" + strings.ToLower(s.QueueModel))
+	}
+	if s.IncludeRebates {
+		b.WriteString(" rebates=true")
+	}
 	if s.FeeModel != "" {
 		b.WriteString(" fees=" + strings.ToLower(s.FeeModel))
 	}
@@ -56,6 +73,12 @@ func FormatCode(r Rules) string {
 	}
 	if s.LatencyMs != 0 {
 		b.WriteString(" latency=" + strconv.Itoa(s.LatencyMs))
+	}
+	if s.ReentryCooldownMs != 0 {
+		b.WriteString(" cooldown=" + strconv.Itoa(s.ReentryCooldownMs))
+	}
+	if s.MaxEntriesPerMarket != 0 {
+		b.WriteString(" maxentries=" + strconv.Itoa(s.MaxEntriesPerMarket))
 	}
 	return b.String()
 }
@@ -89,13 +112,21 @@ var decimal = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][
 //
 // The grammar, word by word (words are separated by white space):
 //
-//	[coin=C] [type=T] side=S entry: COND {and COND} exit: COND {or COND} size=N [maxloss=N] [order=O]
-//	    [fees=none|market|custom [feerate=N] [feeexp=N]] [latency=MS]
+//	[coin=C] [type=T] side=S entry: COND {and COND} exit: COND {or COND} size=N [maxloss=N] [order=MARKET|LIMIT|GTC]
+//	    [postonly=true|false] [offset=TICKS] [cancel=MS] [queue=risk_averse|front] [rebates=true|false]
+//	    [fees=none|market|custom [feerate=N] [feeexp=N]] [latency=MS] [cooldown=MS] [maxentries=N]
 //	COND = FIELD OPERATOR NUMBER
 //
-// fees=, feerate=, feeexp= and latency= are the replay's feeModel,
-// feeRate, feeExponent and latencyMs (DESIGN 6); the fee model is written
-// in lower case and read in any case.
+// The optional words come in this order, each at most once. fees=,
+// feerate=, feeexp= and latency= are the replay's feeModel, feeRate,
+// feeExponent and latencyMs (DESIGN 6); the fee model is written in lower
+// case and read in any case. The resting-order words are the replay's
+// GTC fields: postonly= is postOnly, offset= limitOffsetTicks, cancel=
+// cancelAfterMs, queue= queueModel (written in lower case, only when
+// FRONT: a GTC order without it queues RISK_AVERSE) and rebates=
+// includeRebates. cooldown= and maxentries= are the re-entry control,
+// reentryCooldownMs and maxEntriesPerMarket. A word at its default (0,
+// false, no limit) is not written, and reads back the same when it is.
 //
 // An error is an *Error whose Field is "strategy_code" and whose message
 // names the word at fault ("word 7 ("=<"): expected an operator ...").
@@ -162,16 +193,30 @@ func ParseCode(code string) (Rules, error) {
 		}
 	}
 	if v, ok := p.optional("order="); ok {
-		if v != replay.OrderMarket && v != replay.OrderLimit {
-			return Rules{}, p.failPrev(replay.CodeInvalidOrderType, "order %q is not one of MARKET, LIMIT%s", v, caseHint(v, replay.OrderTypes()))
+		if !oneOf(v, replay.OrderTypes()) {
+			return Rules{}, p.failPrev(replay.CodeInvalidOrderType, "order %q is not one of MARKET, LIMIT, GTC%s", v, caseHint(v, replay.OrderTypes()))
 		}
 		s.OrderType = v
+	}
+	offset, cancel, err := p.restingOrder(s)
+	if err != nil {
+		return Rules{}, err
 	}
 	if err := p.costs(s); err != nil {
 		return Rules{}, err
 	}
+	cooldown, err := p.optionalNumber("cooldown=")
+	if err != nil {
+		return Rules{}, err
+	}
+	maxEntries, err := p.optionalNumber("maxentries=")
+	if err != nil {
+		return Rules{}, err
+	}
+	s.SetOrderRules(cooldown, maxEntries, offset, cancel)
 	if !p.done() {
-		return Rules{}, p.fail(CodeValidation, "unexpected %q after the strategy: the code ends with size=, maxloss=, order=, fees=, feerate=, feeexp= and latency=", p.peek())
+		return Rules{}, p.fail(CodeValidation, "unexpected %q after the strategy: the code ends with size=, maxloss=, order=, postonly=, offset=, cancel=, queue=, rebates=, "+
+			"fees=, feerate=, feeexp=, latency=, cooldown= and maxentries=, in this order", p.peek())
 	}
 	if err := r.normalize(false); err != nil {
 		// What is left is a range or a count; say it in the code's words.
@@ -185,27 +230,81 @@ func ParseCode(code string) (Rules, error) {
 // into s; the replay validator judges them with the rest.
 func (p *codeParser) costs(s *replay.Strategy) error {
 	var model string
-	var rate, exp, latency *float64
 	if v, ok := p.optional("fees="); ok {
 		model = strings.ToUpper(v)
 		if !oneOf(model, replay.FeeModels()) {
 			return p.failPrev(CodeValidation, "fees %q is not one of none, market, custom", v)
 		}
 	}
-	for _, kv := range []struct {
-		key string
-		to  **float64
-	}{{"feerate=", &rate}, {"feeexp=", &exp}, {"latency=", &latency}} {
-		if v, ok := p.optional(kv.key); ok {
-			n, err := p.number(v, kv.key)
-			if err != nil {
-				return err
-			}
-			*kv.to = &n
+	var nums [3]*float64 // feerate=, feeexp=, latency=
+	for i, key := range []string{"feerate=", "feeexp=", "latency="} {
+		var err error
+		if nums[i], err = p.optionalNumber(key); err != nil {
+			return err
 		}
 	}
-	s.SetCosts(model, rate, exp, latency)
+	s.SetCosts(model, nums[0], nums[1], nums[2])
 	return nil
+}
+
+// restingOrder reads the optional postonly=, offset=, cancel=, queue= and
+// rebates= words: the booleans and the queue model into s, the numbers
+// returned as written (nil when absent) for SetOrderRules, so that the
+// replay validator judges 1.5 or a GTC word with another order type.
+func (p *codeParser) restingOrder(s *replay.Strategy) (offset, cancel *float64, err error) {
+	if v, ok := p.optional("postonly="); ok {
+		if s.PostOnly, err = p.boolean(v, "postonly="); err != nil {
+			return nil, nil, err
+		}
+		if s.OrderType != replay.OrderGTC {
+			// Even postonly=false: /v1/replay refuses postOnly with
+			// another order type, whatever its value.
+			return nil, nil, p.failPrev(CodeValidation, "postonly applies only with order=GTC (a resting order)")
+		}
+	}
+	if offset, err = p.optionalNumber("offset="); err != nil {
+		return nil, nil, err
+	}
+	if cancel, err = p.optionalNumber("cancel="); err != nil {
+		return nil, nil, err
+	}
+	if v, ok := p.optional("queue="); ok {
+		s.QueueModel = strings.ToUpper(v)
+		if !oneOf(s.QueueModel, replay.QueueModels()) {
+			return nil, nil, p.failPrev(CodeValidation, "queue %q is not one of risk_averse, front", v)
+		}
+	}
+	if v, ok := p.optional("rebates="); ok {
+		if s.IncludeRebates, err = p.boolean(v, "rebates="); err != nil {
+			return nil, nil, err
+		}
+	}
+	return offset, cancel, nil
+}
+
+// optionalNumber reads an optional numeric key=value word: nil when it
+// is not next.
+func (p *codeParser) optionalNumber(key string) (*float64, error) {
+	v, ok := p.optional(key)
+	if !ok {
+		return nil, nil
+	}
+	n, err := p.number(v, key)
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// boolean reads the value of a key=true|false word, in any case.
+func (p *codeParser) boolean(w, key string) (bool, error) {
+	switch strings.ToLower(w) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, p.failPrev(CodeValidation, "expected true or false after %s", key)
 }
 
 // exampleCode shows the grammar in messages.
@@ -339,7 +438,10 @@ func (p *codeParser) failAt(i int, code, format string, args ...any) *Error {
 // codeWords renames the replay validator's JSON names to the code's.
 var codeWords = strings.NewReplacer("positionSize", "size", "maxLossPercent", "maxloss",
 	"entryConditions", "entry", "exitConditions", "exit", "marketType", "type",
-	"feeModel", "fees", "feeRate", "feerate", "feeExponent", "feeexp", "latencyMs", "latency")
+	"feeModel", "fees", "feeRate", "feerate", "feeExponent", "feeexp", "latencyMs", "latency",
+	"reentryCooldownMs", "cooldown", "maxEntriesPerMarket", "maxentries", "postOnly", "postonly",
+	"limitOffsetTicks", "offset", "cancelAfterMs", "cancel", "queueModel", "queue", "includeRebates", "rebates",
+	"orderType", "order")
 
 // caseHint says which allowed value v matches but for case, if any.
 func caseHint(v string, allowed []string) string {

@@ -116,7 +116,7 @@ func randomRules(r *rand.Rand) Rules {
 	conds := func() []replay.Condition {
 		cs := make([]replay.Condition, 1+r.IntN(replay.MaxConditions))
 		for i := range cs {
-			cs[i] = cond(replay.Fields()[r.IntN(5)], replay.Operators()[r.IntN(7)], value())
+			cs[i] = cond(replay.Fields()[r.IntN(len(replay.Fields()))], replay.Operators()[r.IntN(7)], value())
 		}
 		return cs
 	}
@@ -126,7 +126,7 @@ func randomRules(r *rand.Rand) Rules {
 		ExitConditions:  conds(),
 		PositionSize:    1 + r.Float64()*9999,
 		MaxLossPercent:  1 + r.Float64()*99,
-		OrderType:       replay.OrderTypes()[r.IntN(2)],
+		OrderType:       replay.OrderTypes()[r.IntN(3)],
 	}}
 	switch r.IntN(4) { // the replay's costs, a model with each of its fields
 	case 1:
@@ -138,6 +138,27 @@ func randomRules(r *rand.Rand) Rules {
 	if r.IntN(2) == 0 {
 		rules.Strategy.LatencyMs = r.IntN(replay.MaxLatencyMs + 1)
 	}
+	// Re-entry control and resting orders, each at its default, at an
+	// edge or anywhere in its range; as a body states them (nil when
+	// absent, also 0 stated explicitly).
+	whole := func(lo, hi int) *float64 {
+		switch r.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return ptr(float64([]int{lo, hi}[r.IntN(2)]))
+		}
+		return ptr(float64(lo + r.IntN(hi-lo+1)))
+	}
+	var offset, cancel *float64
+	st := &rules.Strategy
+	if st.OrderType == replay.OrderGTC {
+		offset, cancel = whole(0, replay.MaxLimitOffsetTicks), whole(1, replay.MaxCancelAfterMs)
+		st.PostOnly = r.IntN(2) == 0
+		st.QueueModel = []string{"", replay.QueueRiskAverse, replay.QueueFront}[r.IntN(3)]
+	}
+	st.IncludeRebates = r.IntN(3) == 0
+	st.SetOrderRules(whole(0, replay.MaxReentryCooldownMs), whole(1, replay.MaxEntriesPerMarketCap), offset, cancel)
 	if r.IntN(3) > 0 {
 		rules.Coin = store.BTC
 		rules.MarketType = store.MarketTypes[r.IntN(len(store.MarketTypes))]

@@ -28,7 +28,7 @@ func TestBuiltinCosts(t *testing.T) {
 			t.Errorf("%q: %v", tc.prompt, err)
 			continue
 		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code+" cooldown=30000" {
 			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
 		}
 	}

@@ -34,4 +34,14 @@
 //   - In a code, entry conditions are joined by "and" and exit conditions
 //     by "or", because that is how the engine combines them; a code joining
 //     them the other way is refused rather than silently reinterpreted.
+//   - A generated strategy waits DefaultReentryCooldownMs (30 s) after an
+//     exit unless the prompt, the model or the request says otherwise
+//     (DESIGN 6). Only "nothing said" (a nil cooldown) gets the default;
+//     a said 0 is no cooldown. The default belongs to generation: once
+//     generated, 0 and absent are the same (no cooldown), and a strategy
+//     read back (generatedStrategy, strategy_code) is never given it.
+//   - The request's resting-order settings (postOnly, limitOffsetTicks,
+//     cancelAfterMs, queueModel) need its orderType GTC, as /v1/replay
+//     needs them with GTC; a request orderType MARKET or LIMIT drops the
+//     prompt's or model's resting-order details.
 package strategy

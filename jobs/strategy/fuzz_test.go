@@ -22,6 +22,13 @@ func FuzzParseStrategyCode(f *testing.F) {
 		"side=DOWN entry: price_down < 0.35 exit: price_down >= 0.6 size=1 order=LIMIT fees=CUSTOM feerate=.07 feeexp=2.0 latency=60000",
 		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 fees=none latency=0",
 		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 fees=custom feeexp=1.5",
+		"side=UP entry: coin_move_pct >= 0.1 and imbalance_up > 0.3 exit: display_up >= 0.6 or time_remaining_s <= 120 size=100 " +
+			"order=GTC postonly=true offset=1 cancel=60000 queue=front rebates=true cooldown=30000 maxentries=3",
+		"side=DOWN entry: bid_down < 0.4 and mid_down < .45 and coin_return_60s < -0.2 exit: imbalance_down < -0.5 size=1 " +
+			"order=GTC postonly=FALSE offset=0 queue=RISK_AVERSE rebates=false fees=market latency=100 cooldown=0",
+		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 order=MARKET rebates=true maxentries=10000",
+		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 order=LIMIT postonly=false",
+		"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=1 order=GTC offset=1.5 cancel=0 cooldown=-1 maxentries=1e9",
 	} {
 		f.Add(seed)
 	}

@@ -135,7 +135,38 @@ type answer struct {
 	FeeRate         *float64           `json:"feeRate"`
 	FeeExponent     *float64           `json:"feeExponent"`
 	LatencyMs       *float64           `json:"latencyMs"`
-	Explanation     string             `json:"explanation"`
+
+	ReentryCooldownMs   *float64 `json:"reentryCooldownMs"`
+	MaxEntriesPerMarket *float64 `json:"maxEntriesPerMarket"`
+	PostOnly            *bool    `json:"postOnly"`
+	LimitOffsetTicks    *float64 `json:"limitOffsetTicks"`
+	CancelAfterMs       *float64 `json:"cancelAfterMs"`
+	QueueModel          *string  `json:"queueModel"`
+	IncludeRebates      *bool    `json:"includeRebates"`
+
+	Explanation string `json:"explanation"`
+}
+
+// withoutPostOnlyFalse returns the answer b without postOnly when it is
+// false. The strict schema makes the model answer it, but /v1/replay
+// refuses postOnly stated with MARKET or LIMIT, even false; with GTC,
+// false is what its absence means. (null needs no help: the replay
+// decoder reads it as absent. The whole-number rules are the answer's
+// own numbers, given to finish, so limitOffsetTicks 0 is dropped there.)
+func withoutPostOnlyFalse(b []byte, a answer) ([]byte, error) {
+	if a.PostOnly == nil || *a.PostOnly {
+		return b, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k := range m {
+		if strings.EqualFold(k, "postOnly") { // keys match in any case, as encoding/json's
+			delete(m, k)
+		}
+	}
+	return json.Marshal(m)
 }
 
 // readAnswer judges a model's answer: JSON of the schema's shape whose
@@ -157,7 +188,11 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	}
 	// replay decodes the rules itself so that an explicit maxLossPercent
 	// of 0 is refused, not taken for the default.
-	st, err := replay.DecodeStrategy([]byte(content), "explanation")
+	rules, err := withoutPostOnlyFalse([]byte(content), a)
+	if err != nil {
+		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
+	}
+	st, err := replay.DecodeStrategy(rules, "explanation")
 	if err != nil {
 		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
 	}
@@ -166,7 +201,11 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 		// fees asked for", as a strategy without one says.
 		st.FeeModel = ""
 	}
-	spec, ferr := finish(req, st, "")
+	if a.LimitOffsetTicks != nil && *a.LimitOffsetTicks == 0 {
+		// The default, and refused stated with MARKET or LIMIT: absent.
+		a.LimitOffsetTicks = nil
+	}
+	spec, ferr := finish(req, st, orderRules{a.ReentryCooldownMs, a.MaxEntriesPerMarket, a.LimitOffsetTicks, a.CancelAfterMs}, "")
 	if ferr != nil {
 		var e *Error
 		if errors.As(ferr, &e) {
@@ -199,7 +238,9 @@ A condition compares one field of a snapshot with a number:
 - spread: |price_up - price_down|, 0 to 1
 - time_remaining_pct: percent of the market's window left, 100 at the start, 0 at the end
 Operators: <, >, <=, >=, == (exact equality, rarely useful), crosses_above and crosses_below (the field passed the value since the previous snapshot).
-Give 1 to 20 entry conditions and 1 to 20 exit conditions. positionSize is shares per trade (1 to 10000), maxLossPercent is 1 to 100, orderType is MARKET or LIMIT (a LIMIT order fills only at the signal price or better).
+Give 1 to 20 entry conditions and 1 to 20 exit conditions. positionSize is shares per trade (1 to 10000), maxLossPercent is 1 to 100, orderType is MARKET, LIMIT (fills only at the signal price or better) or GTC (a maker order resting on the book until trades fill it; postOnly, limitOffsetTicks, cancelAfterMs and queueModel tune it and are false, 0, null and null otherwise).
+More fields, beyond the five above: bid_up/bid_down (best bid), mid_up/mid_down, display_up/display_down (the price Polymarket shows), coin_move_pct (percent from the price to beat: >= 0 while UP wins), time_remaining_s (seconds left), coin_return_60s (percent change over 60 s), imbalance_up/imbalance_down (book imbalance, -1 to 1).
+After an exit the strategy waits reentryCooldownMs before entering again: 30000 unless the user asks otherwise (0 for none). maxEntriesPerMarket caps entries per market (null: no cap). includeRebates counts the estimated maker rebates of GTC fills.
 The backtest can count costs when the user asks: feeModel MARKET charges the market's own taker fee (Polymarket's: shares x 0.07 x p(1-p)), CUSTOM charges feeRate (0 to 1) with feeExponent (1 to 4), NONE charges nothing (the default); latencyMs (0 to 60000) delays every order by that many milliseconds. feeRate and feeExponent are null unless feeModel is CUSTOM.
 Answer with the JSON object the schema describes. The explanation says in one or two sentences what the strategy does. If the idea needs something these fields cannot express (indicators, volume, news), approximate it with them and say so in the explanation.`
 
@@ -227,6 +268,25 @@ func userPrompt(req Request) string {
 	}
 	if req.LatencyMs != nil {
 		fmt.Fprintf(&b, "Use latencyMs %s.\n", num(*req.LatencyMs))
+	}
+	o := req.OrderSettings
+	for _, n := range []struct {
+		key string
+		v   *float64
+	}{{"reentryCooldownMs", o.ReentryCooldownMs}, {"maxEntriesPerMarket", o.MaxEntriesPerMarket},
+		{"limitOffsetTicks", o.LimitOffsetTicks}, {"cancelAfterMs", o.CancelAfterMs}} {
+		if n.v != nil {
+			fmt.Fprintf(&b, "Use %s %s.\n", n.key, num(*n.v))
+		}
+	}
+	if o.PostOnly != nil {
+		fmt.Fprintf(&b, "Use postOnly %t.\n", *o.PostOnly)
+	}
+	if o.QueueModel != "" {
+		fmt.Fprintf(&b, "Use queueModel %s.\n", o.QueueModel)
+	}
+	if o.IncludeRebates != nil {
+		fmt.Fprintf(&b, "Use includeRebates %t.\n", *o.IncludeRebates)
 	}
 	if req.Prompt == "" {
 		b.WriteString("The user gave no idea of their own: use the preset as it is.")

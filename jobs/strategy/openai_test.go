@@ -53,7 +53,7 @@ func TestOpenAIGenerates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "coin=ETH type=5m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=50 maxloss=25 order=MARKET"
+	const want = "coin=ETH type=5m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=50 maxloss=25 order=MARKET cooldown=30000"
 	if got := strategy.FormatCode(spec.Rules); got != want || spec.Explanation != "Buys UP cheap and sells it back near 0.6." {
 		t.Errorf("got %s / %q", got, spec.Explanation)
 	}
@@ -306,6 +306,143 @@ func TestOpenAICosts(t *testing.T) {
 	}
 	prompt := fake.Calls()[2].Request.Messages[1].Content
 	for _, want := range []string{"Use feeModel MARKET", "Use latencyMs 300"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+}
+
+// orderRules sets the seven keys of re-entry control and resting orders
+// on an answer, as the strict schema makes a model answer them.
+func orderRules(m map[string]any, cooldown, maxEntries any, postOnly bool, offset int, cancel, queue any, rebates bool) map[string]any {
+	for k, v := range map[string]any{"reentryCooldownMs": cooldown, "maxEntriesPerMarket": maxEntries, "postOnly": postOnly,
+		"limitOffsetTicks": offset, "cancelAfterMs": cancel, "queueModel": queue, "includeRebates": rebates} {
+		m[k] = v
+	}
+	return m
+}
+
+// TestOpenAIOrderRules: a model's answer of the strict schema decodes with
+// re-entry control and resting orders: null, false and 0 are absent (also
+// with MARKET, where /v1/replay refuses the GTC fields stated), and a GTC
+// answer keeps what it says. A GTC field with MARKET gets the repair round.
+func TestOpenAIOrderRules(t *testing.T) {
+	t.Parallel()
+	market := orderRules(good(), 30000, nil, false, 0, nil, nil, false)
+	gtc := orderRules(with(good(), "orderType", "GTC"), 0, 3, true, 2, 60000, "FRONT", true)
+	plainGTC := orderRules(with(good(), "orderType", "GTC"), 45000, nil, false, 0, nil, nil, false)
+	wrong := orderRules(good(), 30000, nil, false, 0, nil, "FRONT", false)
+	fake := openaitest.New(t, openaitest.JSON(market), openaitest.JSON(gtc), openaitest.JSON(plainGTC),
+		openaitest.JSON(wrong), openaitest.JSON(market))
+	g := newOpenAI(fake, time.Second)
+	for _, want := range []string{
+		" order=MARKET cooldown=30000",
+		" order=GTC postonly=true offset=2 cancel=60000 queue=front rebates=true maxentries=3",
+		" order=GTC cooldown=45000",
+		" order=MARKET cooldown=30000",
+	} {
+		spec, err := g.Generate(context.Background(), request(t))
+		if err != nil {
+			t.Fatalf("want %s: %v", want, err)
+		}
+		if got := strategy.FormatCode(spec.Rules); !strings.HasSuffix(got, want) {
+			t.Errorf("got %s\nwant ...%s", got, want)
+		}
+	}
+	calls := fake.Calls()
+	if repair := calls[len(calls)-1].Request.Messages; len(repair) != 4 || !strings.Contains(repair[3].Content, "queueModel applies only with orderType GTC") {
+		t.Errorf("repair round: %+v", repair)
+	}
+}
+
+// TestSchemaOrderRules: the schema asks for the new fields in the shapes
+// strict mode allows, nullable where absent means something, and says
+// what the new condition fields mean.
+func TestSchemaOrderRules(t *testing.T) {
+	var s struct {
+		Properties map[string]struct {
+			Type  any   `json:"type"`
+			Enum  []any `json:"enum"`
+			Items struct {
+				Properties map[string]struct {
+					Enum        []string `json:"enum"`
+					Description string   `json:"description"`
+				} `json:"properties"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(strategy.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"reentryCooldownMs": `"integer"`, "maxEntriesPerMarket": `["integer","null"]`, "postOnly": `"boolean"`,
+		"limitOffsetTicks": `"integer"`, "cancelAfterMs": `["integer","null"]`, "queueModel": `["string","null"]`, "includeRebates": `"boolean"`,
+	} {
+		if got := mustJSON(s.Properties[k].Type); got != want {
+			t.Errorf("%s: type %s, want %s", k, got, want)
+		}
+	}
+	if got := mustJSON(s.Properties["queueModel"].Enum); got != `["RISK_AVERSE","FRONT",null]` {
+		t.Errorf("queueModel enum %s", got)
+	}
+	if got := mustJSON(s.Properties["orderType"].Enum); got != `["MARKET","LIMIT","GTC"]` {
+		t.Errorf("orderType enum %s", got)
+	}
+	field := s.Properties["entryConditions"].Items.Properties["field"]
+	for _, f := range field.Enum {
+		if !strings.Contains(field.Description, f) {
+			t.Errorf("the field description does not say what %s means", f)
+		}
+	}
+}
+
+// TestOpenAIDefaultCooldown: an answer without a cooldown (no key, or
+// null) gets DefaultReentryCooldownMs; the model's own, 0 included, is
+// kept.
+func TestOpenAIDefaultCooldown(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		answer map[string]any
+		want   int
+	}{
+		{good(), strategy.DefaultReentryCooldownMs},
+		{with(good(), "reentryCooldownMs", nil), strategy.DefaultReentryCooldownMs},
+		{with(good(), "reentryCooldownMs", 0), 0},
+		{with(good(), "reentryCooldownMs", 5000), 5000},
+	}
+	fake := openaitest.New(t)
+	g := newOpenAI(fake, time.Second)
+	for _, tc := range cases {
+		fake.Push(openaitest.JSON(tc.answer))
+		spec, err := g.Generate(context.Background(), request(t))
+		if err != nil || spec.Strategy.ReentryCooldownMs != tc.want {
+			t.Errorf("%v: cooldown %d (%v), want %d", tc.answer["reentryCooldownMs"], spec.Strategy.ReentryCooldownMs, err, tc.want)
+		}
+	}
+}
+
+// TestOpenAIOrderSettings: the request's settings reach the prompt and win
+// over the model's answer, an explicit 0 cooldown included.
+func TestOpenAIOrderSettings(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t, openaitest.JSON(orderRules(good(), 30000, 2, false, 0, nil, nil, false)))
+	req := request(t)
+	zero, five, one := 0.0, 5000.0, 1.0
+	yes := true
+	req.OrderType = "GTC"
+	req.OrderSettings = strategy.OrderSettings{ReentryCooldownMs: &zero, CancelAfterMs: &five, LimitOffsetTicks: &one, PostOnly: &yes, QueueModel: "FRONT"}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strategy.FormatCode(spec.Rules), " order=GTC postonly=true offset=1 cancel=5000 queue=front maxentries=2"; !strings.HasSuffix(got, want) {
+		t.Errorf("got %s\nwant ...%s", got, want)
+	}
+	prompt := fake.Calls()[0].Request.Messages[1].Content
+	for _, want := range []string{"Use orderType GTC", "Use reentryCooldownMs 0", "Use limitOffsetTicks 1", "Use cancelAfterMs 5000", "Use postOnly true", "Use queueModel FRONT"} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)
 		}

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -24,6 +25,10 @@ const (
 	// DefaultPositionSize is the size when neither the request nor the
 	// prompt (nor a preset) gives one.
 	DefaultPositionSize = 100
+	// DefaultReentryCooldownMs is the wait after an exit before a
+	// generated strategy may enter again, when neither the request nor
+	// the prompt (nor the model) says (DESIGN 6).
+	DefaultReentryCooldownMs = 30_000
 )
 
 // Request is the body of POST /v1/backtest-ai/generate and /strategy, with
@@ -53,11 +58,15 @@ type Request struct {
 	FeeRate     *float64 `json:"feeRate,omitempty"`
 	FeeExponent *float64 `json:"feeExponent,omitempty"`
 	LatencyMs   *float64 `json:"latencyMs,omitempty"`
+	// Re-entry control and resting orders (DESIGN 6); the resting-order
+	// settings need orderType GTC here. A reentryCooldownMs given here,
+	// 0 included, replaces the generated strategy's default 30000.
+	OrderSettings
 }
 
 // requestKeys are the JSON keys of a Request.
-var requestKeys = []string{"prompt", "preset", "coin", "marketType", "marketCount", "positionSize", "maxLossPercent", "orderType",
-	"feeModel", "feeRate", "feeExponent", "latencyMs"}
+var requestKeys = append([]string{"prompt", "preset", "coin", "marketType", "marketCount", "positionSize", "maxLossPercent", "orderType",
+	"feeModel", "feeRate", "feeExponent", "latencyMs"}, orderSettingKeys...)
 
 // UnmarshalJSON decodes a request; a key it does not have is a
 // *replay.Error (VALIDATION_ERROR) naming it.
@@ -68,6 +77,11 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	type plain Request // drops the methods, so decoding does not recurse
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// The settings' keys are the body's own, not OrderSettings'.
+			te.Field = strings.TrimPrefix(te.Field, "OrderSettings.")
+		}
 		return err
 	}
 	*r = Request(p)
@@ -101,9 +115,9 @@ func (r *Request) Count() int {
 // VALIDATION_ERROR (as the replay endpoint ranks its codes), then body
 // order.
 func (r *Request) Normalize() error {
-	if r.OrderType != "" && r.OrderType != replay.OrderMarket && r.OrderType != replay.OrderLimit {
+	if r.OrderType != "" && !oneOf(r.OrderType, replay.OrderTypes()) {
 		return &Error{Code: replay.CodeInvalidOrderType, Field: "orderType",
-			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
+			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT, GTC%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
 	}
 	prompt := strings.TrimSpace(r.Prompt)
 	switch n := utf8.RuneCountInString(prompt); {
@@ -151,6 +165,11 @@ func (r *Request) Normalize() error {
 			return fromReplay(err)
 		}
 	}
+	// The request's own orderType: a resting-order setting without GTC
+	// here is refused, not left to a prompt that may not ask for GTC.
+	if err := r.OrderSettings.Check(r.OrderType); err != nil {
+		return err
+	}
 	r.Prompt, r.Coin, r.MarketType = prompt, coin, mt
 	return nil
 }
@@ -168,19 +187,32 @@ func inRange(v, lo, hi float64) bool { return v >= lo && v <= hi && !math.IsNaN(
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
+// orderRules are the integer rules of re-entry control and resting orders
+// as a generator read them (nil: not said), for finish to merge with the
+// request's and give to replay.Strategy.SetOrderRules.
+type orderRules struct{ cooldown, maxEntries, offset, cancel *float64 }
+
 // finish makes a generator's rules into a Spec for req: the request's
 // explicit parameters win over what the generator chose, then the replay
-// validator judges the result.
-func finish(req Request, st replay.Strategy, explanation string) (Spec, error) {
+// validator judges the result. rules are the generator's integer order
+// rules; st's own are replaced by them.
+//
+// A generated strategy waits DefaultReentryCooldownMs after an exit
+// unless the prompt (or the model) or the request says otherwise (DESIGN
+// 6). "Otherwise" includes no cooldown: a cooldown of 0 said anywhere is a
+// non-nil 0 and wins over the default, which only a nil (nothing said)
+// gets. Once finished, 0 simply means no cooldown, as everywhere else a
+// strategy goes (generated_strategy and strategy_code leave it out, and
+// the replay reads absent as 0): the default belongs to generation only,
+// and is never applied to a strategy read back.
+func finish(req Request, st replay.Strategy, rules orderRules, explanation string) (Spec, error) {
 	if req.PositionSize != nil {
 		st.PositionSize = *req.PositionSize
 	}
 	if req.MaxLossPercent != nil {
 		st.MaxLossPercent = *req.MaxLossPercent
 	}
-	if req.OrderType != "" {
-		st.OrderType = req.OrderType
-	}
+	req.OrderSettings.merge(&st, req.OrderType, &rules)
 	if req.FeeModel != "" {
 		// The request's model replaces the generator's, with its own rate
 		// and exponent (none unless CUSTOM).
@@ -190,6 +222,11 @@ func finish(req Request, st replay.Strategy, explanation string) (Spec, error) {
 	if req.LatencyMs != nil {
 		st.SetCosts(st.FeeModel, st.FeeRate, floatOf(st.FeeExponent), req.LatencyMs)
 	}
+	if rules.cooldown == nil {
+		d := float64(DefaultReentryCooldownMs)
+		rules.cooldown = &d
+	}
+	st.SetOrderRules(rules.cooldown, rules.maxEntries, rules.offset, rules.cancel)
 	s := Spec{Rules: Rules{Coin: req.Coin, MarketType: req.MarketType, Strategy: st}, Explanation: explanation}
 	if err := s.Normalize(); err != nil {
 		return Spec{}, err

@@ -28,9 +28,13 @@ type Rules struct {
 //
 //	{"side","entryConditions","exitConditions","positionSize","maxLossPercent",
 //	 "orderType","feeModel"?,"feeRate"?,"feeExponent"?,"latencyMs"?,
+//	 "reentryCooldownMs"?,"maxEntriesPerMarket"?,"postOnly"?,"limitOffsetTicks"?,
+//	 "cancelAfterMs"?,"queueModel"?,"includeRebates"?,
 //	 "coin","marketType","explanation"}
 //
-// The cost fields appear when set, as in a replay request.
+// The cost fields, re-entry control and the resting-order fields (DESIGN
+// 6) appear when set, as in a replay request: an absent one is the
+// replay's default (no cooldown, no entry limit, and so on).
 type Spec struct {
 	Rules
 	// Explanation says in a sentence or two what the rules do (and what a
@@ -50,9 +54,18 @@ type specJSON struct {
 	FeeRate         *float64           `json:"feeRate,omitempty"`
 	FeeExponent     int                `json:"feeExponent,omitempty"`
 	LatencyMs       int                `json:"latencyMs,omitempty"`
-	Coin            store.Coin         `json:"coin"`
-	MarketType      store.MarketType   `json:"marketType"`
-	Explanation     string             `json:"explanation"`
+
+	ReentryCooldownMs   int    `json:"reentryCooldownMs,omitempty"`
+	MaxEntriesPerMarket int    `json:"maxEntriesPerMarket,omitempty"`
+	PostOnly            bool   `json:"postOnly,omitempty"`
+	LimitOffsetTicks    int    `json:"limitOffsetTicks,omitempty"`
+	CancelAfterMs       int    `json:"cancelAfterMs,omitempty"`
+	QueueModel          string `json:"queueModel,omitempty"`
+	IncludeRebates      bool   `json:"includeRebates,omitempty"`
+
+	Coin        store.Coin       `json:"coin"`
+	MarketType  store.MarketType `json:"marketType"`
+	Explanation string           `json:"explanation"`
 }
 
 // MarshalJSON writes the flat generated_strategy object. It does not
@@ -67,6 +80,9 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		Side: st.Side, EntryConditions: nonNil(st.EntryConditions), ExitConditions: nonNil(st.ExitConditions),
 		PositionSize: st.PositionSize, MaxLossPercent: st.MaxLossPercent, OrderType: st.OrderType,
 		FeeModel: st.FeeModel, FeeRate: st.FeeRate, FeeExponent: st.FeeExponent, LatencyMs: st.LatencyMs,
+		ReentryCooldownMs: st.ReentryCooldownMs, MaxEntriesPerMarket: st.MaxEntriesPerMarket,
+		PostOnly: st.PostOnly, LimitOffsetTicks: st.LimitOffsetTicks, CancelAfterMs: st.CancelAfterMs,
+		QueueModel: st.QueueModel, IncludeRebates: st.IncludeRebates,
 		Coin: s.Coin, MarketType: s.MarketType, Explanation: s.Explanation,
 	})
 	return bytes.TrimRight(buf.Bytes(), "\n"), err

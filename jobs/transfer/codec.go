@@ -10,11 +10,15 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// timeLayout writes times as stores keep them: UTC, to the microsecond.
-const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+// TimeLayout writes a record's times (markets, snapshots, trades, gaps)
+// as stores keep them: UTC, to the microsecond, six fraction digits always.
+// The api's JSON answers write them with it too, so that a row reads the
+// same in JSON, CSV and JSON Lines (and Parquet's microsecond timestamps).
+const TimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
-func appendTime(b []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(b, timeLayout)
+// AppendTime appends t in TimeLayout.
+func AppendTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, TimeLayout)
 }
 
 // parseTime reads an RFC 3339 time, with any fraction and offset, as UTC.
@@ -69,7 +73,8 @@ func checkMarket(m *store.Market) error {
 	}
 	for name, p := range map[string]*float64{"coin_price_start": m.CoinPriceStart, "coin_price_end": m.CoinPriceEnd,
 		"final_volume": m.FinalVolume, "final_liquidity": m.FinalLiquidity, "taker_fee_rate": m.TakerFeeRate,
-		"tick_size": m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
+		"maker_rebate_rate": m.MakerRebateRate,
+		"tick_size":         m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
 		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
 			return fmt.Errorf("market %s: %s: %w", m.Slug, name, errNotFinite)
 		}

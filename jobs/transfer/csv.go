@@ -21,8 +21,8 @@ var (
 	marketColumns = []string{"slug", "market_id", "event_id", "coin", "market_type", "start_time", "end_time",
 		"coin_price_start", "coin_price_end", "condition_id", "clob_token_up", "clob_token_down", "winner",
 		"final_volume", "final_liquidity", "resolved_at", "created_at", "updated_at",
-		"upstream_slug", "taker_fee_rate", "fee_exponent", "tick_size", "tick_size_changes", "min_order_size",
-		"resolution_source", "price_to_beat", "final_price"}
+		"upstream_slug", "taker_fee_rate", "fee_exponent", "maker_rebate_rate", "tick_size", "tick_size_changes",
+		"min_order_size", "resolution_source", "price_to_beat", "final_price"}
 	snapshotColumns = []string{"slug", "time", "coin_price", "price_up", "price_down", "orderbook_up", "orderbook_down"}
 	tradeColumns    = []string{"slug", "time", "outcome", "price", "size", "side", "fee_rate_bps", "tx_hash"}
 	gapColumns      = []string{"slug", "from", "to"}
@@ -145,7 +145,7 @@ func (e *csvEncoder) optNum(v *float64) {
 }
 
 func (e *csvEncoder) time(t time.Time) {
-	e.b = appendTime(e.b, t)
+	e.b = AppendTime(e.b, t)
 	e.b = append(e.b, ',')
 }
 
@@ -175,12 +175,13 @@ func (e *csvEncoder) market(m *store.Market) {
 		e.b = strconv.AppendInt(e.b, int64(*m.FeeExponent), 10)
 	}
 	e.b = append(e.b, ',')
+	e.optNum(m.MakerRebateRate)
 	e.optNum(m.TickSize)
 	for i, c := range m.TickSizeChanges {
 		if i > 0 {
 			e.b = append(e.b, ' ')
 		}
-		e.b = appendTime(e.b, c.Time)
+		e.b = AppendTime(e.b, c.Time)
 		e.b = append(e.b, '=')
 		var err error
 		if e.b, err = appendNum(e.b, c.TickSize); err != nil {
@@ -462,7 +463,8 @@ func csvMarket(get func(string) string) (*store.Market, error) {
 		dst  **float64
 	}{{"coin_price_start", &m.CoinPriceStart}, {"coin_price_end", &m.CoinPriceEnd},
 		{"final_volume", &m.FinalVolume}, {"final_liquidity", &m.FinalLiquidity},
-		{"taker_fee_rate", &m.TakerFeeRate}, {"tick_size", &m.TickSize}, {"min_order_size", &m.MinOrderSize},
+		{"taker_fee_rate", &m.TakerFeeRate}, {"maker_rebate_rate", &m.MakerRebateRate},
+		{"tick_size", &m.TickSize}, {"min_order_size", &m.MinOrderSize},
 		{"price_to_beat", &m.PriceToBeat}, {"final_price", &m.FinalPrice}} {
 		v := get(f.name)
 		if v == "" {

@@ -122,7 +122,7 @@ func (o *jsonObj) optInt(k string, v *int) {
 func (o *jsonObj) time(k string, t time.Time) {
 	o.key(k)
 	o.b = append(o.b, '"')
-	o.b = appendTime(o.b, t)
+	o.b = AppendTime(o.b, t)
 	o.b = append(o.b, '"')
 }
 
@@ -159,6 +159,7 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 	o.optText("upstream_slug", m.UpstreamSlug)
 	o.optNum("taker_fee_rate", m.TakerFeeRate)
 	o.optInt("fee_exponent", m.FeeExponent)
+	o.optNum("maker_rebate_rate", m.MakerRebateRate)
 	o.optNum("tick_size", m.TickSize)
 	o.key("tick_size_changes")
 	o.b = append(o.b, '[')
@@ -167,7 +168,7 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 			o.b = append(o.b, ',')
 		}
 		o.b = append(o.b, `{"time":"`...)
-		o.b = appendTime(o.b, c.Time)
+		o.b = AppendTime(o.b, c.Time)
 		o.b = append(o.b, `","tick_size":`...)
 		var err error
 		if o.b, err = appendNum(o.b, c.TickSize); err != nil && o.err == nil {
@@ -329,6 +330,7 @@ type jsonLine struct {
 	UpstreamSlug     string           `json:"upstream_slug"`
 	TakerFeeRate     *float64         `json:"taker_fee_rate"`
 	FeeExponent      *int             `json:"fee_exponent"`
+	MakerRebateRate  *float64         `json:"maker_rebate_rate"`
 	TickSize         *float64         `json:"tick_size"`
 	TickSizeChanges  []jsonTickChange `json:"tick_size_changes"`
 	MinOrderSize     *float64         `json:"min_order_size"`
@@ -482,7 +484,8 @@ func (l *jsonLine) market() (*store.Market, error) {
 		CoinPriceStart: l.CoinPriceStart, CoinPriceEnd: l.CoinPriceEnd,
 		ConditionID: l.ConditionID, ClobTokenUp: l.ClobTokenUp, ClobTokenDown: l.ClobTokenDown,
 		Winner: l.Winner, FinalVolume: l.FinalVolume, FinalLiquidity: l.FinalLiquidity,
-		UpstreamSlug: l.UpstreamSlug, TakerFeeRate: l.TakerFeeRate, FeeExponent: l.FeeExponent, TickSize: l.TickSize,
+		UpstreamSlug: l.UpstreamSlug, TakerFeeRate: l.TakerFeeRate, FeeExponent: l.FeeExponent, MakerRebateRate: l.MakerRebateRate,
+		TickSize:     l.TickSize,
 		MinOrderSize: l.MinOrderSize, ResolutionSource: l.ResolutionSource, PriceToBeat: l.PriceToBeat, FinalPrice: l.FinalPrice,
 	}
 	for _, c := range l.TickSizeChanges {

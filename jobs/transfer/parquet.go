@@ -86,6 +86,7 @@ type ParquetMarket struct {
 	UpstreamSlug     string                  `parquet:"upstream_slug"`
 	TakerFeeRate     *float64                `parquet:"taker_fee_rate,optional"`
 	FeeExponent      *int64                  `parquet:"fee_exponent,optional"`
+	MakerRebateRate  *float64                `parquet:"maker_rebate_rate,optional"`
 	TickSize         *float64                `parquet:"tick_size,optional"`
 	TickSizeChanges  []ParquetTickSizeChange `parquet:"tick_size_changes,list"`
 	MinOrderSize     *float64                `parquet:"min_order_size,optional"`
@@ -139,7 +140,7 @@ type ParquetWriter[T any] struct {
 func NewParquetWriter[T any](w io.Writer) *ParquetWriter[T] {
 	return &ParquetWriter[T]{
 		w: parquet.NewGenericWriter[T](w, parquet.MaxRowsPerRowGroup(parquetRowGroup),
-			parquet.Compression(&parquet.Zstd), parquet.CreatedBy("updown", "", "")),
+			parquet.Compression(&parquet.Zstd), createdBy()),
 		buf: make([]T, 0, 256),
 	}
 }
@@ -211,7 +212,8 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		ConditionID: m.ConditionID, ClobTokenUp: m.ClobTokenUp, ClobTokenDown: m.ClobTokenDown,
 		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
 		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC(),
-		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
+		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, MakerRebateRate: m.MakerRebateRate,
+		TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
 		ResolutionSource: m.ResolutionSource, PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
 		TickSizeChanges: make([]ParquetTickSizeChange, len(m.TickSizeChanges)),
 	}

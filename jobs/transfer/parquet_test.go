@@ -58,7 +58,7 @@ func checkParquetMarket(t *testing.T, got transfer.ParquetMarket, m store.Market
 		return &v
 	}(m.FeeExponent)
 	ok := got.Slug == m.Slug && got.MarketID == m.MarketID && got.UpstreamSlug == m.UpstreamSlug &&
-		eqFloat(got.TakerFeeRate, m.TakerFeeRate) && (got.FeeExponent == nil) == (exp == nil) &&
+		eqFloat(got.TakerFeeRate, m.TakerFeeRate) && eqFloat(got.MakerRebateRate, m.MakerRebateRate) && (got.FeeExponent == nil) == (exp == nil) &&
 		(exp == nil || *got.FeeExponent == *exp) && eqFloat(got.TickSize, m.TickSize) &&
 		eqFloat(got.MinOrderSize, m.MinOrderSize) && got.ResolutionSource == m.ResolutionSource &&
 		eqFloat(got.PriceToBeat, m.PriceToBeat) && eqFloat(got.FinalPrice, m.FinalPrice) &&
@@ -92,6 +92,7 @@ func TestParquetSplit(t *testing.T) {
 	}
 	m := all[0]
 	m.MinOrderSize, m.PriceToBeat, m.FinalPrice = ptrTo(5.0), ptrTo(84000.5), ptrTo(84100.25)
+	m.MakerRebateRate = ptrTo(0.2)
 	m.UpstreamSlug, m.TickSizeChanges = "up-"+m.Slug, []store.TickSizeChange{{Time: m.StartTime.Add(time.Second), TickSize: 0.001}}
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestParquetSplit(t *testing.T) {
 				if m.UpstreamSlug != "" && len(m.TickSizeChanges) > 0 {
 					upstream++
 				}
-				if m.MinOrderSize != nil && m.PriceToBeat != nil && m.FinalPrice != nil {
+				if m.MinOrderSize != nil && m.PriceToBeat != nil && m.FinalPrice != nil && m.MakerRebateRate != nil {
 					full++
 				}
 				trades, _, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})

@@ -7,8 +7,9 @@
 //   - JSON Lines: one object per line, "type" "market", "snapshot",
 //     "trade" or "gap". A market line carries SPEC's market fields (and
 //     coin) and the upstream's (upstream_slug, taker_fee_rate,
-//     fee_exponent, tick_size, tick_size_changes [{time, tick_size}],
-//     min_order_size, resolution_source, price_to_beat, final_price); a
+//     fee_exponent, maker_rebate_rate, tick_size, tick_size_changes
+//     [{time, tick_size}], min_order_size, resolution_source,
+//     price_to_beat, final_price); a
 //     snapshot line the market's slug and SPEC's snapshot fields, with
 //     orderbook_up and orderbook_down ({"bids":[{"price","size"}],"asks":[…]})
 //     when books were recorded; a trade line the slug and time, outcome,

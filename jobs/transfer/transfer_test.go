@@ -65,11 +65,17 @@ func enrich(t testing.TB, st store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rate, exp, tick := 0.07, 1, 0.01
+	rate, exp, rebate, tick := 0.07, 1, 0.2, 0.01
 	for i := 0; i < len(ms); i += 3 {
 		m := ms[i]
 		m.UpstreamSlug = "up-" + m.Slug
 		m.TakerFeeRate, m.FeeExponent, m.TickSize = &rate, &exp, &tick
+		// Some with a maker rebate, some without (null), whatever the
+		// generator gives.
+		m.MakerRebateRate = nil
+		if i%2 == 0 {
+			m.MakerRebateRate = &rebate
+		}
 		m.TickSizeChanges = []store.TickSizeChange{{Time: m.StartTime.Add(time.Second + 1234*time.Microsecond), TickSize: 0.001}}
 		m.ResolutionSource = store.SourceBinance1h
 		if m.Winner != nil && i%2 == 0 {
@@ -209,11 +215,11 @@ func TestExportShapes(t *testing.T) {
 	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
 	up, p := store.OutcomeUp, 95000.5
 	resolved := start.Add(5*time.Minute + 12345*time.Microsecond)
-	rate, exp, tick, minSize := 0.07, 1, 0.001, 5.0
+	rate, exp, rebate, tick, minSize := 0.07, 1, 0.2, 0.001, 5.0
 	m := store.Market{Slug: "btc-updown-5m-1777467600", MarketID: "1043567", EventID: "98765", Coin: store.BTC, MarketType: store.M5,
 		StartTime: start, EndTime: start.Add(5 * time.Minute), CoinPriceStart: &p, ConditionID: "0xab\"c", ClobTokenUp: "1", ClobTokenDown: "2",
 		Winner: &up, ResolvedAt: &resolved, CreatedAt: start.Add(-time.Minute), UpdatedAt: resolved,
-		UpstreamSlug: "btc-updown-5m-1777467600", TakerFeeRate: &rate, FeeExponent: &exp, TickSize: &tick,
+		UpstreamSlug: "btc-updown-5m-1777467600", TakerFeeRate: &rate, FeeExponent: &exp, MakerRebateRate: &rebate, TickSize: &tick,
 		TickSizeChanges: []store.TickSizeChange{{Time: start.Add(90 * time.Second), TickSize: 0.001}}, MinOrderSize: &minSize,
 		ResolutionSource: store.SourceChainlink, PriceToBeat: &p}
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
@@ -243,7 +249,7 @@ func TestExportShapes(t *testing.T) {
 		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z","coin_price_start":95000.5,"coin_price_end":null,` +
 		`"condition_id":"0xab\"c","clob_token_up":"1","clob_token_down":"2","winner":"Up","final_volume":null,"final_liquidity":null,` +
 		`"resolved_at":"2026-04-29T13:05:00.012345Z","created_at":"2026-04-29T12:59:00.000000Z","updated_at":"2026-04-29T13:05:00.012345Z",` +
-		`"upstream_slug":"btc-updown-5m-1777467600","taker_fee_rate":0.07,"fee_exponent":1,"tick_size":0.001,` +
+		`"upstream_slug":"btc-updown-5m-1777467600","taker_fee_rate":0.07,"fee_exponent":1,"maker_rebate_rate":0.2,"tick_size":0.001,` +
 		`"tick_size_changes":[{"time":"2026-04-29T13:01:30.000000Z","tick_size":0.001}],"min_order_size":5,` +
 		`"resolution_source":"chainlink","price_to_beat":95000.5,"final_price":null}` + "\n" +
 		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.000000Z","coin_price":95000.5,"price_up":0.52,"price_down":0.49,` +
@@ -264,7 +270,8 @@ func TestExportShapes(t *testing.T) {
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Markets})
 	if !strings.Contains(string(data), `"0xab""c"`) || !strings.HasPrefix(string(data), "slug,market_id,event_id,coin,market_type,") ||
-		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,\n") {
+		!strings.Contains(string(data), ",taker_fee_rate,fee_exponent,maker_rebate_rate,tick_size,") ||
+		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,0.2,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,\n") {
 		t.Errorf("CSV markets export:\n%s", data)
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Trades})
@@ -323,6 +330,54 @@ func TestImportRejectsBadInput(t *testing.T) {
 				t.Errorf("import of %s: %v, want an error mentioning %q", tc.name, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestImportWithoutMakerRebate imports market files written before
+// maker_rebate_rate existed (JSON Lines without the key, CSV without the
+// column) and files that give it: the old ones store it null, not 0.
+func TestImportWithoutMakerRebate(t *testing.T) {
+	t.Parallel()
+	const slug = "btc-updown-5m-1777467600"
+	const jsonOld = `{"type":"market","slug":"` + slug + `","coin":"BTC","market_type":"5m",` +
+		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z",` +
+		`"upstream_slug":"` + slug + `","taker_fee_rate":0.07,"fee_exponent":1,"tick_size":0.01}` + "\n"
+	const csvOld = "slug,coin,market_type,start_time,end_time,upstream_slug,taker_fee_rate,fee_exponent,tick_size\n" +
+		slug + ",BTC,5m,2026-04-29T13:00:00.000000Z,2026-04-29T13:05:00.000000Z," + slug + ",0.07,1,0.01\n"
+	const csvNew = "slug,coin,market_type,start_time,end_time,maker_rebate_rate,taker_fee_rate\n" +
+		slug + ",BTC,5m,2026-04-29T13:00:00.000000Z,2026-04-29T13:05:00.000000Z,0.2,0.07\n"
+	rebate := 0.2
+	for _, tc := range []struct {
+		name, in string
+		want     *float64
+	}{
+		{"jsonl without the key", jsonOld, nil},
+		{"jsonl null", strings.Replace(jsonOld, `"tick_size"`, `"maker_rebate_rate":null,"tick_size"`, 1), nil},
+		{"jsonl with a rebate", strings.Replace(jsonOld, `"tick_size"`, `"maker_rebate_rate":0.2,"tick_size"`, 1), &rebate},
+		{"csv without the column", csvOld, nil},
+		{"csv with the column", csvNew, &rebate},
+	} {
+		st := memory.New()
+		importInto(t, st, []byte(tc.in), transfer.ImportOptions{})
+		m, err := st.GetMarket(context.Background(), slug)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 {
+			t.Errorf("%s: taker fee rate %v, want 0.07", tc.name, m.TakerFeeRate)
+		}
+		switch {
+		case tc.want == nil && m.MakerRebateRate != nil:
+			t.Errorf("%s: maker rebate rate %v, want null", tc.name, *m.MakerRebateRate)
+		case tc.want != nil && (m.MakerRebateRate == nil || *m.MakerRebateRate != *tc.want):
+			t.Errorf("%s: maker rebate rate %v, want %v", tc.name, m.MakerRebateRate, *tc.want)
+		}
+	}
+	// A rebate that is not a number is refused, as every rate is.
+	bad := strings.Replace(csvNew, ",0.2,", ",NaN,", 1)
+	if _, err := transfer.Import(context.Background(), memory.New(), strings.NewReader(bad), transfer.ImportOptions{}); err == nil ||
+		!strings.Contains(err.Error(), "maker_rebate_rate") {
+		t.Errorf("import of a NaN maker_rebate_rate: %v, want an error naming it", err)
 	}
 }
 

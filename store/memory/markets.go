@@ -30,6 +30,7 @@ func cloneMarket(m store.Market) store.Market {
 	m.ResolvedAt = clonePtr(m.ResolvedAt)
 	m.TakerFeeRate = clonePtr(m.TakerFeeRate)
 	m.FeeExponent = clonePtr(m.FeeExponent)
+	m.MakerRebateRate = clonePtr(m.MakerRebateRate)
 	m.TickSize = clonePtr(m.TickSize)
 	m.TickSizeChanges = slices.Clone(m.TickSizeChanges)
 	m.MinOrderSize = clonePtr(m.MinOrderSize)

@@ -96,7 +96,10 @@ func newMarket(coin store.Coin, typ store.MarketType, start time.Time, winner st
 		UpstreamSlug: fmt.Sprintf("%s-updown-%s-%d", strings.ToLower(string(coin)), strings.TrimSuffix(string(typ), "r"), start.Unix()),
 		TakerFeeRate: ptr(micros(70000)),
 		FeeExponent:  ptr(1),
-		TickSize:     ptr(micros(1000)),
+		// Polymarket's crypto markets' rebate share (REFERENCE.md, Gamma's
+		// feeSchedule.rebateRate).
+		MakerRebateRate: ptr(micros(200000)),
+		TickSize:        ptr(micros(1000)),
 		// Times with sub-microsecond digits in another zone: the store keeps
 		// them to the microsecond, in UTC.
 		TickSizeChanges: []store.TickSizeChange{
@@ -232,6 +235,7 @@ func changed(m store.Market) store.Market {
 	m.UpstreamSlug += "-new"
 	m.TakerFeeRate = ptr(micros(62500))
 	m.FeeExponent = ptr(2)
+	m.MakerRebateRate = ptr(micros(250000))
 	m.TickSize = ptr(micros(10000))
 	m.TickSizeChanges = append(slices.Clone(m.TickSizeChanges),
 		store.TickSizeChange{Time: start.Add(2 * time.Minute), TickSize: micros(10000)})
@@ -285,6 +289,7 @@ func testMarketUpdateClears(t *testing.T, s store.Store) {
 	cleared.UpstreamSlug = ""
 	cleared.TakerFeeRate = nil
 	cleared.FeeExponent = nil
+	cleared.MakerRebateRate = nil
 	cleared.TickSize = nil
 	cleared.TickSizeChanges = nil
 	cleared.MinOrderSize = nil
@@ -326,6 +331,7 @@ func testMarketCopies(t *testing.T, s store.Store) {
 	want.Winner, want.ResolvedAt = ptr(*in.Winner), ptr(*in.ResolvedAt)
 	want.FinalVolume, want.FinalLiquidity = ptr(*in.FinalVolume), ptr(*in.FinalLiquidity)
 	want.TakerFeeRate, want.FeeExponent = ptr(*in.TakerFeeRate), ptr(*in.FeeExponent)
+	want.MakerRebateRate = ptr(*in.MakerRebateRate)
 	want.TickSize, want.TickSizeChanges = ptr(*in.TickSize), slices.Clone(in.TickSizeChanges)
 	want.MinOrderSize = ptr(*in.MinOrderSize)
 	want.PriceToBeat, want.FinalPrice = ptr(*in.PriceToBeat), ptr(*in.FinalPrice)
@@ -339,6 +345,7 @@ func testMarketCopies(t *testing.T, s store.Store) {
 		*m.ResolvedAt = time.Time{}
 		*m.TakerFeeRate, *m.FeeExponent, *m.TickSize, *m.MinOrderSize = 5, 6, 7, 8
 		*m.PriceToBeat, *m.FinalPrice = 9, 10
+		*m.MakerRebateRate = 12
 		m.TickSizeChanges[0] = store.TickSizeChange{TickSize: 11}
 	}
 	scribble(in)
@@ -658,21 +665,21 @@ func testMarketPolymarketUnknown(t *testing.T, s store.Store) {
 	full := newMarket(store.ETH, store.H1, t0(), store.OutcomeDown)
 	bare := full
 	bare.UpstreamSlug = ""
-	bare.TakerFeeRate, bare.FeeExponent = nil, nil
+	bare.TakerFeeRate, bare.FeeExponent, bare.MakerRebateRate = nil, nil, nil
 	bare.TickSize, bare.TickSizeChanges = nil, nil
 	bare.MinOrderSize = nil
 	bare.ResolutionSource = ""
 	bare.PriceToBeat, bare.FinalPrice = nil, nil
 	got := upsert(t, s, bare)
 	checkMarket(t, "market without upstream fields", bare, got)
-	if got.TakerFeeRate != nil || got.FeeExponent != nil || got.TickSize != nil || got.MinOrderSize != nil ||
+	if got.TakerFeeRate != nil || got.FeeExponent != nil || got.MakerRebateRate != nil || got.TickSize != nil || got.MinOrderSize != nil ||
 		got.PriceToBeat != nil || got.FinalPrice != nil || len(got.TickSizeChanges) != 0 {
 		t.Errorf("market without upstream fields reads back with some set: %+v", got)
 	}
 
 	// Zero is a value, not unknown: a zero fee rate is a market without fees.
 	zero := bare
-	zero.TakerFeeRate, zero.FeeExponent = ptr(0.0), ptr(0)
+	zero.TakerFeeRate, zero.FeeExponent, zero.MakerRebateRate = ptr(0.0), ptr(0), ptr(0.0)
 	zero.TickSizeChanges = []store.TickSizeChange{} // empty is none
 	want := zero
 	want.CreatedAt = got.CreatedAt

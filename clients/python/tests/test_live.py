@@ -1,5 +1,6 @@
 """The client against a live `updown dev` (see conftest.py)."""
 
+import io
 from datetime import timedelta
 
 import pytest
@@ -92,6 +93,24 @@ def test_parquet_page(pro, resolved):
     assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
 
 
+def test_parquet_or_snapshots_frame(pro, resolved):
+    """What the README says: pandas reads the Parquet only with pyarrow (or
+    fastparquet), which Debian's python3-pandas lacks; snapshots_frame()
+    needs pandas alone and gives the same snapshots."""
+    pd = pytest.importorskip("pandas")
+    data = pro.snapshots_parquet(resolved.slug, limit=10, order="asc")
+    first10 = pro.snapshots(resolved.slug, limit=10, order="asc").snapshots
+    frame = pro.snapshots_frame(resolved.slug, start=first10[0].time, end=first10[-1].time + timedelta(microseconds=1))
+    assert list(frame["time"]) == [pd.Timestamp(s.time) for s in first10]
+    assert list(frame["price_up"]) == [s.price_up for s in first10]
+    try:
+        pq = pd.read_parquet(io.BytesIO(data))
+    except ImportError as e:  # no pyarrow or fastparquet: the README's case
+        assert "pyarrow" in str(e)
+        return
+    assert list(pq["time"]) == list(frame["time"]) and list(pq["price_up"]) == list(frame["price_up"])
+
+
 def test_exchange(ent):
     page = ent.depth("spot", limit=5)
     assert len(page.data) == 5 and page.total >= 5 and page.next_cursor
@@ -141,8 +160,9 @@ def test_market_trades(pro, resolved):
     newest = pro.market_trades(resolved.slug, limit=1)
     if trades:
         assert newest[0].time == trades[-1].time
+        assert all(t.tx_hash.startswith("0x") for t in trades), "JSON trades carry tx_hash as CSV does"
         pytest.importorskip("pandas")
-        assert {"time", "outcome", "price", "size", "side"} <= set(trades.to_frame().columns)
+        assert {"time", "outcome", "price", "size", "side", "tx_hash"} <= set(trades.to_frame().columns)
 
 
 def test_replay(pro, resolved):
@@ -154,13 +174,50 @@ def test_replay(pro, resolved):
     assert "pnl" in r.equity_frame().columns
 
 
+def test_replay_costs_and_resting_orders(pro, resolved):
+    """replay() passes every optional field: costs, re-entry control and a
+    resting GTC order, whose orders the result lists."""
+    entry = [{"field": "time_remaining_pct", "operator": ">", "value": 50}]
+    exit_ = [{"field": "time_remaining_pct", "operator": "<", "value": 20}]
+    r = pro.replay(resolved.slug, "UP", entry, exit_, 10, order_type="GTC", limit_offset_ticks=1, post_only=True,
+                   cancel_after_ms=60_000, queue_model="FRONT", include_rebates=True, fee_model="MARKET",
+                   latency_ms=250, reentry_cooldown_ms=30_000, max_entries_per_market=2)
+    s = r.strategy
+    assert (s["orderType"], s["queueModel"], s["limitOffsetTicks"], s["cancelAfterMs"]) == ("GTC", "FRONT", 1, 60000)
+    assert (s["feeModel"], s["latencyMs"], s["reentryCooldownMs"], s["maxEntriesPerMarket"]) == ("MARKET", 250, 30000, 2)
+    assert s["postOnly"] is True and s["includeRebates"] is True
+    assert r.orders and r.orders[0]["action"] == "PLACED"
+    assert r.performance["orders_placed"] == sum(1 for o in r.orders if o["action"] == "PLACED")
+    assert "total_maker_rebates" in r.performance and "total_fees" in r.performance
+    with pytest.raises(updown.ValidationError) as e:
+        pro.replay(resolved.slug, "UP", entry, exit_, 10, post_only=True)
+    assert e.value.code == "VALIDATION_ERROR"
+
+
 def test_account_and_agent(pro):
     acct = pro.account()
     assert isinstance(acct, updown.Account) and acct.tier == "PRO"
+    # Every agent method answers a dataclass, as the rest of the client does.
     q = pro.agent.quota()
-    assert "used" in str(q)
+    assert isinstance(q, updown.Quota) and q.limit == 5 and q.remaining == q.limit - q.used
+    assert q.resets_at is not None and q.resets_at.tzinfo is not None and q.resets_at.day == 1
     gen = pro.agent.generate("buy UP when price_up drops below 0.35, exit above 0.6", coin="BTC", marketType="15m")
-    assert "generated_strategy" in gen.get("data", gen)
+    assert isinstance(gen, updown.Generation) and gen.generated_strategy["side"] == "UP"
+    assert "price_up < 0.35" in gen.strategy_code and gen.generated_strategy["entryConditions"]
+    assert isinstance(gen.quota, updown.Quota) and gen.quota.used == q.used + 1
+    assert pro.agent.quota().used == gen.quota.used
+    bt = pro.agent.run(generated_strategy=gen.generated_strategy, marketCount=3)
+    assert isinstance(bt, updown.Backtest) and len(bt.results) == 3 and bt.warning is None
+    assert bt.aggregate["markets_tested"] == 3 and bt.strategy_code == gen.strategy_code
+    assert isinstance(bt.quota, updown.Quota) and bt.quota.used == gen.quota.used  # /run uses none
+    # More markets than dev holds: the answer says how many it tested.
+    many = pro.agent.run(strategy_code=gen.strategy_code, marketCount=100)
+    assert (many.warning is not None) == (len(many.results) < 100)
+    if many.warning:
+        assert "100" in many.warning and str(len(many.results)) in many.warning
+    pytest.importorskip("pandas")
+    df = bt.to_frame()
+    assert list(df["slug"]) == [r["slug"] for r in bt.results] and "total_pnl" in df.columns
 
 
 def test_errors(base_url, pro, resolved):

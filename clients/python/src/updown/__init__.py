@@ -11,16 +11,16 @@ from .errors import (
     ServerError, UpdownError, ValidationError,
 )
 from .models import (
-    Account, DepthLevel, DepthList, DepthPage, DepthSnapshot, Job, LatestDepth, Level, Market, MarketList,
-    MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, ReplayResult, Snapshot, SnapshotList, SnapshotPage,
-    Trade, TradeList,
+    Account, Backtest, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
+    MarketList, MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, Quota, ReplayResult, Snapshot,
+    SnapshotList, SnapshotPage, Trade, TradeList,
 )
 
 __all__ = [
-    "Account", "Agent", "AuthenticationError", "Client", "ConnectionError", "DepthLevel", "DepthList", "DepthPage",
-    "DepthSnapshot", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
-    "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "RateLimitError",
-    "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Trade", "TradeList",
+    "Account", "Agent", "AuthenticationError", "Backtest", "Client", "ConnectionError", "DepthLevel", "DepthList",
+    "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
+    "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "Quota",
+    "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]
 __version__ = "0.1.0"

@@ -14,7 +14,8 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Uni
 
 from . import errors
 from .models import (
-    Account, DepthList, DepthPage, DepthLevel, DepthSnapshot, Job, LatestDepth, Market, MarketList, MarketPage,
+    Account, Backtest, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
+    MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Trade, TradeList, records,
 )
 
@@ -349,15 +350,31 @@ class Client:
 
     def replay(self, market_slug: str, side: str, entry_conditions: Sequence[Dict[str, Any]],
                exit_conditions: Sequence[Dict[str, Any]], position_size: float, *,
-               max_loss_percent: Optional[float] = None, order_type: Optional[str] = None) -> ReplayResult:
-        """Replays a strategy on a resolved market (SPEC 4.2). Conditions
-        are {"field", "operator", "value"}."""
+               max_loss_percent: Optional[float] = None, order_type: Optional[str] = None,
+               fee_model: Optional[str] = None, fee_rate: Optional[float] = None,
+               fee_exponent: Optional[int] = None, latency_ms: Optional[int] = None,
+               reentry_cooldown_ms: Optional[int] = None, max_entries_per_market: Optional[int] = None,
+               post_only: Optional[bool] = None, limit_offset_ticks: Optional[int] = None,
+               cancel_after_ms: Optional[int] = None, queue_model: Optional[str] = None,
+               include_rebates: Optional[bool] = None) -> ReplayResult:
+        """Replays a strategy on a resolved market (SPEC 4.2, DESIGN 6).
+        Conditions are {"field", "operator", "value"}. Every optional
+        keyword is the replay body's field of the same name in camelCase:
+        costs (fee_model NONE/MARKET/CUSTOM, fee_rate, fee_exponent,
+        latency_ms), re-entry control (reentry_cooldown_ms,
+        max_entries_per_market) and, with order_type="GTC", resting orders
+        (post_only, limit_offset_ticks, cancel_after_ms, queue_model
+        RISK_AVERSE/FRONT, include_rebates). None leaves a field out."""
         body: Dict[str, Any] = {"marketSlug": market_slug, "side": side, "entryConditions": list(entry_conditions),
                                 "exitConditions": list(exit_conditions), "positionSize": position_size}
-        if max_loss_percent is not None:
-            body["maxLossPercent"] = max_loss_percent
-        if order_type is not None:
-            body["orderType"] = order_type
+        for key, value in (("maxLossPercent", max_loss_percent), ("orderType", order_type),
+                           ("feeModel", fee_model), ("feeRate", fee_rate), ("feeExponent", fee_exponent),
+                           ("latencyMs", latency_ms), ("reentryCooldownMs", reentry_cooldown_ms),
+                           ("maxEntriesPerMarket", max_entries_per_market), ("postOnly", post_only),
+                           ("limitOffsetTicks", limit_offset_ticks), ("cancelAfterMs", cancel_after_ms),
+                           ("queueModel", queue_model), ("includeRebates", include_rebates)):
+            if value is not None:
+                body[key] = value
         return ReplayResult.from_json(self._post("/v1/replay", body)["data"])
 
     def account(self) -> Account:
@@ -400,27 +417,31 @@ class Agent:
     def __init__(self, client: Client) -> None:
         self._c = client
 
-    def generate(self, prompt: str, **options: Any) -> Dict[str, Any]:
+    def generate(self, prompt: str, **options: Any) -> Generation:
         """A replay-ready strategy from a prompt. options: preset, coin,
         marketType, marketCount, positionSize, maxLossPercent, orderType."""
-        return self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt))
+        d = self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt))
+        return Generation.from_json(d["data"])
 
-    def strategy(self, prompt: str, **options: Any) -> Dict[str, Any]:
+    def strategy(self, prompt: str, **options: Any) -> Backtest:
         """Generates a strategy and backtests it across resolved markets."""
-        return self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt))
+        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt))
+        return Backtest.from_json(d["data"])
 
     def run(self, *, generated_strategy: Optional[Dict[str, Any]] = None, strategy_code: Optional[str] = None,
-            **options: Any) -> Dict[str, Any]:
-        """Backtests a strategy /generate returned (or its strategy code)."""
+            **options: Any) -> Backtest:
+        """Backtests a strategy /generate returned (its generated_strategy,
+        or its strategy_code)."""
         body = dict(options)
         if generated_strategy is not None:
             body["generatedStrategy"] = generated_strategy
         if strategy_code is not None:
             body["strategy_code"] = strategy_code
-        return self._c._agent_send("POST", "/v1/backtest-ai/run", body)
+        return Backtest.from_json(self._c._agent_send("POST", "/v1/backtest-ai/run", body)["data"])
 
-    def quota(self) -> Dict[str, Any]:
-        return self._c._agent_send("GET", "/v1/backtest-ai/quota")
+    def quota(self) -> Quota:
+        """This month's generation quota."""
+        return Quota.from_json(self._c._agent_send("GET", "/v1/backtest-ai/quota")["data"])
 
 
 def _seg(s: str) -> str:

@@ -298,11 +298,12 @@ class MarketTrade:
     size: float
     side: str
     fee_rate_bps: float
+    tx_hash: str = ""  # the settlement transaction; "" when the upstream did not name it
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "MarketTrade":
         return cls(time=parse_time(d["time"]), outcome=d["outcome"], price=d["price"], size=d["size"],
-                   side=d["side"], fee_rate_bps=d.get("fee_rate_bps", 0.0))
+                   side=d["side"], fee_rate_bps=d.get("fee_rate_bps", 0.0), tx_hash=d.get("tx_hash") or "")
 
 
 class MarketTradeList(Records[MarketTrade]):
@@ -333,8 +334,9 @@ class _Rows(Records[Dict[str, Any]]):
 
 @dataclass
 class ReplayResult:
-    """A replay's result (SPEC 2.6): performance, trades and the equity
-    curve."""
+    """A replay's result (SPEC 2.6, DESIGN 6): performance, trades, the
+    equity curve and, for resting (GTC) orders, the orders list; warnings
+    say what the replay could not do as asked."""
 
     market: Dict[str, Any]
     strategy: Dict[str, Any]
@@ -342,13 +344,20 @@ class ReplayResult:
     trades: List[Dict[str, Any]]
     pnl_curve: List[Dict[str, Any]]
     total_snapshots: int
+    orders: List[Dict[str, Any]] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ReplayResult":
         return cls(market=d.get("market", {}), strategy=d.get("strategy", {}), performance=d.get("performance", {}),
                    trades=d.get("trades") or [], pnl_curve=d.get("pnl_curve") or [],
-                   total_snapshots=d.get("total_snapshots", 0), raw=d)
+                   total_snapshots=d.get("total_snapshots", 0), orders=d.get("orders") or [],
+                   warnings=d.get("warnings") or [], raw=d)
+
+    def orders_frame(self):
+        """A GTC strategy's orders (PLACED, FILLED, ...), one action a row."""
+        return _Rows(self.orders).to_frame()
 
     def trades_frame(self):
         """The trade events, one a row."""
@@ -379,6 +388,80 @@ class Account:
         return cls(customer_id=d.get("customer_id", ""), email=d.get("email", ""), name=d.get("name", ""),
                    tier=d.get("tier", ""), rate_limits=d.get("rate_limits", {}), usage=d.get("usage", {}),
                    ai_quota=d.get("ai_quota", {}), raw=d)
+
+
+@dataclass
+class Quota:
+    """The monthly Backtest AI generation quota (calendar month, UTC):
+    limit and remaining are None on an unlimited plan."""
+
+    used: int
+    limit: Optional[int]
+    remaining: Optional[int]
+    resets_at: Optional[datetime]
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Quota":
+        return cls(used=d.get("used", 0), limit=d.get("limit"), remaining=d.get("remaining"),
+                   resets_at=parse_time(d.get("resets_at")), raw=d)
+
+
+def _quota(d: Optional[Dict[str, Any]]) -> Optional[Quota]:
+    return None if d is None else Quota.from_json(d)
+
+
+@dataclass
+class Generation:
+    """A strategy the agent generated (/generate): the replay-ready rules,
+    their strategy code, and the quota after the generation."""
+
+    generated_strategy: Dict[str, Any]
+    strategy_code: str
+    quota: Optional[Quota]
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Generation":
+        return cls(generated_strategy=d.get("generated_strategy") or {}, strategy_code=d.get("strategy_code", ""),
+                   quota=_quota(d.get("quota")), raw=d)
+
+
+def _result_row(r: Dict[str, Any]) -> Dict[str, Any]:
+    row: Dict[str, Any] = {"slug": r.get("slug")}
+    row.update(r.get("performance") or {})
+    err = r.get("error") or {}
+    row["error_code"], row["error_message"] = err.get("code"), err.get("message")
+    return row
+
+
+class _Results(Records[Dict[str, Any]]):
+    _row = staticmethod(_result_row)
+
+
+@dataclass
+class Backtest:
+    """A strategy backtested across markets (/strategy, /run): aggregate,
+    each market's result, the quota, and a warning when fewer markets than
+    asked for were available (None otherwise)."""
+
+    generated_strategy: Dict[str, Any]
+    strategy_code: str
+    aggregate: Dict[str, Any]
+    results: List[Dict[str, Any]]
+    quota: Optional[Quota]
+    warning: Optional[str]
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Backtest":
+        return cls(generated_strategy=d.get("generated_strategy") or {}, strategy_code=d.get("strategy_code", ""),
+                   aggregate=d.get("aggregate") or {}, results=d.get("results") or [],
+                   quota=_quota(d.get("quota")), warning=d.get("warning"), raw=d)
+
+    def to_frame(self):
+        """One row a market: its slug, performance, or error code and message."""
+        return _Results(self.results).to_frame()
 
 
 @dataclass

@@ -1,0 +1,62 @@
+package api_test
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+
+	"github.com/updown/updown/store"
+)
+
+// TestJSONIsNotHTMLEscaped: every JSON the api writes carries <, > and &
+// as they are, never as \u003c, \u003e, \u0026: errors from Huma's
+// validation, from the router (404, 405), from the auth middleware, and
+// the OpenAPI document and its schemas.
+func TestJSONIsNotHTMLEscaped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	for _, tc := range []struct {
+		name, method, path, key string
+		status                  int
+		code, message           string
+	}{
+		{"validation", http.MethodGet, "/v1/markets?coin=BTC&limit=101", b.keys[store.Pro], 400, "VALIDATION_ERROR",
+			"invalid request: limit: expected number <= 100 (got 101)"},
+		{"validation value", http.MethodGet, "/v1/markets/" + slug + "/snapshots?start_time=%3Cx%26y%3E", b.keys[store.Pro], 400, "VALIDATION_ERROR", ""},
+		{"not found", http.MethodGet, "/v1/nothing%3Cx%3E", b.keys[store.Pro], 404, "RESOURCE_NOT_FOUND",
+			"no such endpoint: GET /v1/nothing<x> (see /docs)"},
+		{"method", http.MethodDelete, "/v1/markets/a%3Cb%3E", b.keys[store.Pro], 405, "METHOD_NOT_ALLOWED",
+			"DELETE is not allowed on /v1/markets/a<b>; use GET"},
+		{"market", http.MethodGet, "/v1/markets/a%3Cb%3E%26", b.keys[store.Pro], 404, "RESOURCE_NOT_FOUND", `market "a<b>&" not found`},
+	} {
+		r := b.do(tc.method, tc.path, tc.key, "", "")
+		e := wantError(t, r, tc.status, tc.code)
+		if tc.message != "" && e["message"] != tc.message {
+			t.Errorf("%s: message %q, want %q", tc.name, e["message"], tc.message)
+		}
+		if !bytes.ContainsAny(r.body, "<>") {
+			t.Errorf("%s: no < or > in %s", tc.name, r.body)
+		}
+		noHTMLEscapes(t, tc.name, r.body)
+	}
+	for _, path := range []string{"/openapi.json", "/openapi-3.0.json", "/schemas/ErrorEnvelopeErrorStruct.json"} {
+		r := b.get("", path)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		noHTMLEscapes(t, path, r.body)
+	}
+	if r := b.get("", "/openapi.json"); !bytes.Contains(r.body, []byte("price_up < 0.35")) {
+		t.Errorf("/openapi.json does not quote conditions with a plain <")
+	}
+}
+
+func noHTMLEscapes(t *testing.T, name string, body []byte) {
+	t.Helper()
+	for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+		if i := bytes.Index(body, []byte(esc)); i >= 0 {
+			t.Errorf("%s: %s at byte %d: %.120s", name, esc, i, body[max(0, i-60):])
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/updown/updown/jobs/transfer"
+	"github.com/updown/updown/store"
+)
+
+// formsOf fetches path as JSON, CSV and Parquet.
+func formsOf(b *bundle, path string) (js, cs, pq response) {
+	return b.getAccept(store.Pro, path, "application/json"), b.getAccept(store.Pro, path, "text/csv"),
+		b.getAccept(store.Pro, path, transfer.ParquetMediaType)
+}
+
+// csvTable is a CSV answer's header and rows.
+func csvTable(t *testing.T, r response) (header []string, rows [][]string) {
+	t.Helper()
+	if r.status != 200 {
+		t.Fatalf("csv: %d %s", r.status, r.body)
+	}
+	all, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	if err != nil || len(all) == 0 {
+		t.Fatalf("csv: %v\n%s", err, r.body)
+	}
+	return all[0], all[1:]
+}
+
+// parquetColumns are the top-level column names of a Parquet answer.
+func parquetColumns(t *testing.T, r response) []string {
+	t.Helper()
+	f, err := parquet.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
+	if err != nil {
+		t.Fatalf("parquet: %v", err)
+	}
+	var cols []string
+	for _, f := range f.Schema().Fields() {
+		cols = append(cols, f.Name())
+	}
+	return cols
+}
+
+// sameFields fails unless the JSON rows' keys plus "slug" (which a JSON
+// page carries once, in market.slug), the CSV header and the Parquet
+// columns are one set.
+func sameFields(t *testing.T, what string, jsonRow map[string]any, header, pqCols []string) {
+	t.Helper()
+	js := []string{"slug"}
+	for k := range jsonRow {
+		js = append(js, k)
+	}
+	slices.Sort(js)
+	header, pqCols = slices.Sorted(slices.Values(header)), slices.Sorted(slices.Values(pqCols))
+	if !slices.Equal(js, header) || !slices.Equal(js, pqCols) {
+		t.Errorf("%s fields differ:\n JSON    %v\n CSV     %v\n Parquet %v", what, js, header, pqCols)
+	}
+}
+
+// TestMarketTradesFormatsAgree: a trade page in JSON, CSV and Parquet
+// carries the same fields, tx_hash among them, with the same values.
+func TestMarketTradesFormatsAgree(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	addActivity(t, b.store)
+	slug, _ := snapshotMarket()
+	js, cs, pq := formsOf(b, "/v1/markets/"+slug+"/trades?limit=5&offset=3")
+	page := decode[marketTradePage](t, js)
+	header, rows := csvTable(t, cs)
+	pqRows := readParquet[transfer.ParquetTrade](t, pq)
+	if len(page.Trades) != 5 || len(rows) != 5 || len(pqRows) != 5 {
+		t.Fatalf("%d JSON, %d CSV, %d Parquet rows; want 5 each", len(page.Trades), len(rows), len(pqRows))
+	}
+	sameFields(t, "trades", page.Trades[0], header, parquetColumns(t, pq))
+	txCol := slices.Index(header, "tx_hash")
+	all := activityTrades()
+	for i, tr := range page.Trades {
+		want := all[len(all)-4-i].TxHash
+		if tr["tx_hash"] != want || txCol < 0 || rows[i][txCol] != want || pqRows[i].TxHash != want {
+			t.Errorf("row %d: tx_hash JSON %v, CSV %v, Parquet %q; want %q", i, tr["tx_hash"], fmt.Sprint(rows[i]), pqRows[i].TxHash, want)
+		}
+	}
+}
+
+// TestRecordTimesAgreeAcrossFormats: a record's time reads the same in
+// JSON and CSV, to the microsecond the store keeps, and Parquet's
+// timestamp is that instant: snapshots, trades, and markets (whose CSV is
+// the export's).
+func TestRecordTimesAgreeAcrossFormats(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	addActivity(t, b.store)
+	ctx := t.Context()
+	slug, _ := snapshotMarket()
+	m, err := b.store.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot and a trade after every other, at instants with a
+	// microsecond part that milliseconds would lose.
+	at := m.EndTime.Add(-time.Second + 123456*time.Microsecond)
+	if err := b.store.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: at, CoinPrice: 95001, PriceUp: 0.6, PriceDown: 0.4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.AppendMarketTrades(ctx, slug, []store.MarketTrade{{Time: at.Add(7 * time.Microsecond), Outcome: store.OutcomeUp,
+		Price: 0.6, Size: 1, Side: store.SideBuy, TxHash: "0xlast"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what, path, list string
+		want             time.Time
+	}{
+		{"snapshots", "/v1/markets/" + slug + "/snapshots?limit=1", "snapshots", at},
+		{"trades", "/v1/markets/" + slug + "/trades?limit=1", "trades", at.Add(7 * time.Microsecond)},
+	} {
+		js, cs, pq := formsOf(b, tc.path)
+		rows := decode[map[string]any](t, js)[tc.list].([]any)
+		jsTime, _ := rows[0].(map[string]any)["time"].(string)
+		header, csvRows := csvTable(t, cs)
+		csvTime := csvRows[0][slices.Index(header, "time")]
+		want := tc.want.UTC().Format("2006-01-02T15:04:05.000000Z")
+		if jsTime != want || csvTime != want {
+			t.Errorf("%s: time in JSON %q, in CSV %q; want %q in both", tc.what, jsTime, csvTime, want)
+		}
+		var pqTime time.Time
+		if tc.what == "trades" {
+			pqTime = readParquet[transfer.ParquetTrade](t, pq)[0].Time
+		} else {
+			pqTime = readParquet[transfer.ParquetSnapshot](t, pq)[0].Time
+		}
+		if !pqTime.Equal(tc.want) {
+			t.Errorf("%s: Parquet time %v, want %v", tc.what, pqTime, tc.want)
+		}
+	}
+
+	// Markets: the API's JSON and the export's CSV write the same strings.
+	m.CreatedAt, m.UpdatedAt = m.CreatedAt.Truncate(time.Second).Add(654321*time.Microsecond), m.UpdatedAt.Truncate(time.Second).Add(987654*time.Microsecond)
+	if err := b.store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	m, err = b.store.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var export bytes.Buffer
+	enc, err := transfer.NewEncoder(&export, transfer.CSV, transfer.Markets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Encode(transfer.Record{Market: &m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	header, rows := csvTable(t, response{status: 200, body: export.Bytes()})
+	js := decode[map[string]any](t, b.get(store.Pro, "/v1/markets/"+slug))
+	for _, f := range []string{"start_time", "end_time", "resolved_at", "created_at", "updated_at"} {
+		cell := rows[0][slices.Index(header, f)]
+		if js[f] != cell || len(cell) != len("2006-01-02T15:04:05.000000Z") {
+			t.Errorf("market %s: JSON %v, export CSV %q; want the same microsecond string", f, js[f], cell)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/updown/updown/store"
+)
+
+// Input is what a replay reads of one market: its record, the tape of the
+// outcome the strategy trades (Strategy.Outcome) and, when the strategy
+// reads them (Strategy.Needs), the other outcome's tape and the market's
+// recorded trades, oldest first (store.MarketTradeQuery{Ascending: true}).
+type Input struct {
+	Market store.Market
+	Tape   *store.Tape
+	Other  *store.Tape
+	Trades []store.MarketTrade
+}
+
+// bookOutcome is which outcome's book a field reads: none, UP's or DOWN's.
+type bookOutcome uint8
+
+const (
+	bookNone bookOutcome = iota
+	bookUp
+	bookDown
+)
+
+func bookOf(f field) bookOutcome {
+	switch f {
+	case fBidUp, fMidUp, fDisplayUp, fImbalanceUp:
+		return bookUp
+	case fBidDown, fMidDown, fDisplayDown, fImbalanceDown:
+		return bookDown
+	}
+	return bookNone
+}
+
+// extendedFields are the fields beyond SPEC's five: the loop computes them
+// only for a strategy that reads one (engine.extend).
+const extendedFields = 1<<fBidUp | 1<<fBidDown | 1<<fMidUp | 1<<fMidDown | 1<<fDisplayUp | 1<<fDisplayDown |
+	1<<fCoinMove | 1<<fTimeRemainingS | 1<<fCoinReturn60s | 1<<fImbalanceUp | 1<<fImbalanceDown
+
+// usedFields is the set of fields the conditions of s read, one bit a field.
+func usedFields(s Strategy) uint32 {
+	var u uint32
+	for _, cs := range [][]Condition{s.EntryConditions, s.ExitConditions} {
+		for _, c := range cs {
+			f, _ := parseField(c.Field)
+			u |= 1 << f
+		}
+	}
+	return u
+}
+
+// displayedSpread is the widest spread at which Polymarket shows the mid;
+// past it, it shows the last trade (DESIGN 6, display_*).
+const displayedSpread = 0.10
+
+// top is what a condition reads of one outcome's book at a tick.
+type top struct {
+	bid, ask       float64 // best levels; valid when hasBid, hasAsk
+	hasBid, hasAsk bool
+	bidSum, askSum float64 // sizes over the side's levels
+}
+
+func topOf(bids, asks []store.Level) top {
+	var t top
+	for _, l := range bids {
+		if isLevel(l) {
+			if !t.hasBid {
+				t.bid, t.hasBid = l.Price, true
+			}
+			t.bidSum += l.Size
+		}
+	}
+	for _, l := range asks {
+		if isLevel(l) {
+			if !t.hasAsk {
+				t.ask, t.hasAsk = l.Price, true
+			}
+			t.askSum += l.Size
+		}
+	}
+	return t
+}
+
+// tradeTape is the market's recorded trades as the engine walks them.
+type tradeTape struct {
+	ns    []int64
+	up    []bool // the UP token traded
+	price []float64
+	size  []float64
+	buy   []bool // the taker bought
+	hash  []string
+}
+
+func tradeTapeOf(trades []store.MarketTrade) tradeTape {
+	n := len(trades)
+	tt := tradeTape{ns: make([]int64, n), up: make([]bool, n), price: make([]float64, n),
+		size: make([]float64, n), buy: make([]bool, n), hash: make([]string, n)}
+	for i, tr := range trades {
+		tt.ns[i], tt.up[i], tt.price[i] = tr.Time.UnixNano(), tr.Outcome == store.OutcomeUp, tr.Price
+		tt.size[i], tt.buy[i], tt.hash[i] = tr.Size, tr.Side == store.SideBuy, tr.TxHash
+	}
+	return tt
+}
+
+func (tt *tradeTape) len() int { return len(tt.ns) }
+
+// fieldState is what the extended fields carry from one tick to the next.
+type fieldState struct {
+	used      uint32
+	other     *store.Tape // the outcome the strategy does not trade
+	coinBase  float64     // coin_move_pct's p₀; NaN: none
+	back      int         // coin_return_60s: the last tick at or before t − 60 s, −1 none yet
+	trades    tradeTape
+	next      int        // the first trade after the last tick extended
+	lastTrade [2]float64 // the last trade's price of UP and of DOWN; NaN: none yet
+}
+
+func newFieldState(in Input, s Strategy, used uint32) fieldState {
+	fs := fieldState{used: used, other: in.Other, back: -1, coinBase: math.NaN(), lastTrade: [2]float64{math.NaN(), math.NaN()}}
+	m := in.Market
+	switch {
+	case m.PriceToBeat != nil && positive(*m.PriceToBeat):
+		fs.coinBase = *m.PriceToBeat
+	case m.CoinPriceStart != nil && positive(*m.CoinPriceStart):
+		fs.coinBase = *m.CoinPriceStart
+	case in.Tape.Len() > 0 && positive(in.Tape.Ticks[0].CoinPrice):
+		fs.coinBase = in.Tape.Ticks[0].CoinPrice
+	}
+	if used&(1<<fDisplayUp|1<<fDisplayDown) != 0 {
+		fs.trades = tradeTapeOf(in.Trades)
+	}
+	return fs
+}
+
+func positive(x float64) bool { return x > 0 && finite(x) }
+
+// checkInput checks that in carries what s reads: the other outcome's
+// tape, tick for tick beside the side's, when a condition reads its book.
+func checkInput(in Input, s Strategy) error {
+	if !s.Needs().OtherBook {
+		return nil
+	}
+	o := in.Other
+	if o == nil {
+		return fmt.Errorf("replay: the strategy reads the book of the outcome it does not trade, and the input carries no tape of it")
+	}
+	if o.Len() != in.Tape.Len() {
+		return fmt.Errorf("replay: the other outcome's tape has %d ticks, the side's %d", o.Len(), in.Tape.Len())
+	}
+	for i := range o.Ticks {
+		if o.Ticks[i].Nanos != in.Tape.Ticks[i].Nanos {
+			return fmt.Errorf("replay: the other outcome's tick %d is at another time than the side's", i)
+		}
+	}
+	return nil
+}
+
+// extend sets the extended fields the strategy reads at tick i (DESIGN 6).
+// A field without a value is NaN, which fails every condition on it.
+func (e *engine) extend(i int, tk *store.Tick, cur *values) {
+	fs := &e.fields
+	used := fs.used
+	ns := tk.Nanos
+	if used&(1<<fDisplayUp|1<<fDisplayDown) != 0 {
+		tt := &fs.trades
+		for ; fs.next < tt.len() && tt.ns[fs.next] <= ns; fs.next++ {
+			k := 1
+			if tt.up[fs.next] {
+				k = 0
+			}
+			fs.lastTrade[k] = tt.price[fs.next]
+		}
+	}
+	for _, o := range [2]bookOutcome{bookUp, bookDown} {
+		bid, mid, display, imb := fBidUp, fMidUp, fDisplayUp, fImbalanceUp
+		price, last := tk.PriceUp, fs.lastTrade[0]
+		if o == bookDown {
+			bid, mid, display, imb = fBidDown, fMidDown, fDisplayDown, fImbalanceDown
+			price, last = tk.PriceDown, fs.lastTrade[1]
+		}
+		if used&(1<<bid|1<<mid|1<<display|1<<imb) == 0 {
+			continue
+		}
+		src := e.tape
+		if (o == bookUp) != e.up {
+			src = fs.other
+		}
+		otk := &src.Ticks[i]
+		t := topOf(src.Side(otk.Bids), src.Side(otk.Asks))
+		cur[bid] = price
+		if t.hasBid {
+			cur[bid] = t.bid
+		}
+		m := price
+		if t.hasBid && t.hasAsk {
+			m = (t.bid + t.ask) / 2
+		}
+		cur[mid] = m
+		switch {
+		case t.hasBid && t.hasAsk && t.ask-t.bid <= displayedSpread+tolerance:
+			cur[display] = m
+		case !math.IsNaN(last):
+			cur[display] = last
+		default:
+			cur[display] = m
+		}
+		cur[imb] = math.NaN()
+		if sum := t.bidSum + t.askSum; sum > 0 {
+			cur[imb] = (t.bidSum - t.askSum) / sum
+		}
+	}
+	if used&(1<<fCoinMove) != 0 {
+		cur[fCoinMove] = 100 * (tk.CoinPrice - fs.coinBase) / fs.coinBase
+	}
+	if used&(1<<fTimeRemainingS) != 0 {
+		cur[fTimeRemainingS] = float64(e.endNs-ns) / 1e9
+	}
+	if used&(1<<fCoinReturn60s) != 0 {
+		for fs.back+1 <= i && e.ticks[fs.back+1].Nanos <= ns-60e9 {
+			fs.back++
+		}
+		cur[fCoinReturn60s] = math.NaN()
+		if fs.back >= 0 {
+			if c := e.ticks[fs.back].CoinPrice; c != 0 {
+				cur[fCoinReturn60s] = 100 * (tk.CoinPrice - c) / c
+			}
+		}
+	}
+}

@@ -1,0 +1,668 @@
+package replay
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// Actions and reasons of the orders list (DESIGN 6, "Resting orders").
+const (
+	OrderPlaced    = "PLACED"
+	OrderFilled    = "FILLED"
+	OrderRejected  = "REJECTED"
+	OrderCancelled = "CANCELLED"
+	OrderExpired   = "EXPIRED"
+
+	OrderBuy  = "BUY"
+	OrderSell = "SELL"
+
+	// Why an order was placed, filled or ended.
+	OrderReasonSignal      = "SIGNAL"       // PLACED: the entry or exit conditions held
+	OrderReasonTrade       = "TRADE"        // FILLED: recorded trades reached it past its queue
+	OrderReasonCross       = "CROSS"        // FILLED: the book crossed it
+	OrderReasonTaker       = "TAKER"        // FILLED: it executed at once against the book, as a taker
+	OrderReasonPostOnly    = "POST_ONLY"    // REJECTED: it would have crossed the book
+	OrderReasonCancelAfter = "CANCEL_AFTER" // CANCELLED: cancelAfterMs ran out
+	OrderReasonMaxLoss     = "MAX_LOSS"     // CANCELLED: the stop loss took the position out
+	OrderReasonNoFill      = "NO_FILL"      // CANCELLED: a taker order found nothing to fill
+	OrderReasonMarketEnd   = "MARKET_END"   // EXPIRED: still resting at end_time
+
+	// Liquidity of a fill: a taker takes resting levels, a maker rests.
+	LiquidityTaker = "TAKER"
+	LiquidityMaker = "MAKER"
+
+	// MaxOrders bounds the orders list; its counters count every action.
+	MaxOrders = 1000
+)
+
+// orderAction is one entry of the orders list as the engine records it.
+type orderAction struct {
+	ns     int64
+	action string
+	buy    bool
+	price  float64
+	shares float64
+	reason string
+}
+
+// restOrder is a GTC order from its placement to its end.
+type restOrder struct {
+	live     bool // placed, not yet ended
+	active   bool // activated: resting on the book
+	buy      bool
+	limit    float64
+	shares   float64
+	placedNs int64
+	cancelNs int64   // when cancelAfterMs takes effect; MaxInt64 never
+	decided  float64 // the side's price at the decision
+	queue    float64 // size ahead at the limit; +Inf unknown
+	counted  float64 // trade sizes that reached the order past its queue
+	hashes   map[string]struct{}
+}
+
+// resting holds what a replay of a GTC strategy needs and records beside
+// the engine's position: the order, the trades that fill it, the orders
+// list and its counters.
+type resting struct {
+	on             bool
+	postOnly       bool
+	front          bool
+	includeRebates bool
+	offsetTicks    int
+	cancelAfterNs  int64 // 0: rests until filled or the market ends
+	rebate         feeSchedule
+	rebateRate     float64
+	tickNs         []int64 // tick size changes, oldest first
+	tickSize       []float64
+
+	trades tradeTape
+	next   int // the first trade not yet walked
+
+	o           restOrder
+	entryRebate float64 // the open position's entry rebate
+
+	orders   []orderAction
+	counts   [5]int // placed, filled, rejected, cancelled, expired
+	noTrades bool
+}
+
+func newResting(in Input, s Strategy) resting {
+	r := resting{
+		on:             true,
+		postOnly:       s.PostOnly,
+		front:          s.QueueModel == QueueFront,
+		includeRebates: s.IncludeRebates,
+		offsetTicks:    s.LimitOffsetTicks,
+		cancelAfterNs:  int64(s.CancelAfterMs) * int64(time.Millisecond),
+		trades:         tradeTapeOf(sameOutcomeFirst(in.Trades, s.Outcome())),
+		noTrades:       len(in.Trades) == 0,
+	}
+	if rr := in.Market.MakerRebateRate; rr != nil && finite(*rr) && *rr > 0 {
+		r.rebate, r.rebateRate = marketFees(in.Market), *rr
+	}
+	for _, c := range in.Market.TickSizeChanges {
+		if finite(c.TickSize) && c.TickSize > 0 {
+			r.tickNs = append(r.tickNs, c.Time.UnixNano())
+			r.tickSize = append(r.tickSize, c.TickSize)
+		}
+	}
+	return r
+}
+
+// sameOutcomeFirst orders trades as resting orders read them: by time, and
+// at equal times the outcome's own trades before the other's (DESIGN 6), so
+// that a match's twin on the other outcome comes after the trade it
+// mirrors. The stores list Down before Up at equal times; trades stay as
+// they are when already in this order.
+func sameOutcomeFirst(trades []store.MarketTrade, outcome string) []store.MarketTrade {
+	less := func(a, b *store.MarketTrade) bool {
+		if !a.Time.Equal(b.Time) {
+			return a.Time.Before(b.Time)
+		}
+		return a.Outcome == outcome && b.Outcome != outcome
+	}
+	sorted := true
+	for k := 1; k < len(trades) && sorted; k++ {
+		sorted = !less(&trades[k], &trades[k-1])
+	}
+	if sorted {
+		return trades
+	}
+	out := slices.Clone(trades)
+	slices.SortStableFunc(out, func(a, b store.MarketTrade) int {
+		switch {
+		case less(&a, &b):
+			return -1
+		case less(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// defaultTick is the tick before the first recorded change: the markets
+// open at 0.01.
+const defaultTick = 0.01
+
+// tickAt is the tick size in force at ns: the last change at or before it.
+func (r *resting) tickAt(ns int64) float64 {
+	tick := defaultTick
+	for k, t := range r.tickNs {
+		if t > ns {
+			break
+		}
+		tick = r.tickSize[k]
+	}
+	return tick
+}
+
+// onGrid rounds x to the decimals of tick, so that a limit is the decimal
+// price a person would write, not a float sum's neighbour.
+func onGrid(x, tick float64) float64 {
+	scale := 1.0
+	for d := 0; d < 10 && math.Abs(tick*scale-math.Round(tick*scale)) > 1e-9; d++ {
+		scale *= 10
+	}
+	return math.Round(x*scale) / scale
+}
+
+// rebateOn is a maker fill's estimated rebate, rounded down to 5 decimals.
+func (r *resting) rebateOn(price, shares float64) float64 {
+	return roundFee(r.rebate.on(price, shares) * r.rebateRate)
+}
+
+func (r *resting) record(a orderAction) {
+	switch a.action {
+	case OrderPlaced:
+		r.counts[0]++
+	case OrderFilled:
+		r.counts[1]++
+	case OrderRejected:
+		r.counts[2]++
+	case OrderCancelled:
+		r.counts[3]++
+	case OrderExpired:
+		r.counts[4]++
+	}
+	if len(r.orders) < MaxOrders {
+		r.orders = append(r.orders, a)
+	}
+}
+
+// end records the order's last action and forgets it.
+func (r *resting) end(ns int64, action, reason string, price float64) {
+	o := &r.o
+	r.record(orderAction{ns: ns, action: action, buy: o.buy, price: price, shares: o.shares, reason: reason})
+	o.live, o.active = false, false
+}
+
+// crossing is the size of the levels that cross the order at a tick (asks
+// under a BUY's limit, bids over a SELL's): counted at that tick only. The
+// books are best first, so the walk stops at the first level that does
+// not cross.
+func (o *restOrder) crossing(bids, asks []store.Level) float64 {
+	var c float64
+	if o.buy {
+		for _, l := range asks {
+			if !isLevel(l) {
+				continue
+			}
+			if l.Price >= o.limit-tolerance {
+				break
+			}
+			c += l.Size
+		}
+		return c
+	}
+	for _, l := range bids {
+		if !isLevel(l) {
+			continue
+		}
+		if l.Price <= o.limit+tolerance {
+			break
+		}
+		c += l.Size
+	}
+	return c
+}
+
+// queueAt is the queue ahead of the order that a book's side (bids for a
+// BUY, asks for a SELL, best first) shows: 0 with no level or a limit that
+// improves on the best, the size displayed at the limit when it lies
+// within the levels (0 when none is there), and +Inf, unknown, when it
+// lies beyond them. The walk stops once it has passed the limit.
+func (o *restOrder) queueAt(levels []store.Level) float64 {
+	var q float64
+	seen, at := false, false
+	for _, l := range levels {
+		if !isLevel(l) {
+			continue
+		}
+		// d > 0: the level is better than the limit (a higher bid, a
+		// lower ask).
+		d := l.Price - o.limit
+		if !o.buy {
+			d = -d
+		}
+		switch {
+		case d < -tolerance:
+			if !seen {
+				return 0 // the limit improves on the best level
+			}
+			return q // past the limit: it lies within the levels
+		case d <= tolerance:
+			q, at = q+l.Size, true
+		}
+		seen = true
+	}
+	switch {
+	case !seen:
+		return 0 // no level on the order's side
+	case at:
+		return q // the worst level is at the limit
+	}
+	return math.Inf(1) // every level is better: the limit lies beyond them
+}
+
+// evidence counts one recorded trade for the order (DESIGN 6): a taker
+// sale of the order's outcome at or under a BUY's limit (a purchase at or
+// over a SELL's), or the other outcome's mirror of one. A trade at the
+// limit first works off the queue ahead.
+func (o *restOrder) evidence(tt *tradeTape, k int, upOrder bool) {
+	price, size := tt.price[k], tt.size[k]
+	same := tt.up[k] == upOrder
+	takerSold := !tt.buy[k]
+	if !same {
+		// The other outcome's taker buy at p′ is a taker sale of this
+		// one at 1 − p′ (and its sale a purchase), unless its match was
+		// already counted on this outcome.
+		if h := tt.hash[k]; h != "" {
+			if _, ok := o.hashes[h]; ok {
+				return
+			}
+		}
+		price, takerSold = 1-price, !takerSold
+	}
+	if takerSold != o.buy {
+		return // a taker buy never fills a resting BUY, nor a sale a SELL
+	}
+	through := price < o.limit-tolerance
+	if !o.buy {
+		through = price > o.limit+tolerance
+	}
+	at := math.Abs(price-o.limit) <= tolerance
+	if !through && !at {
+		return
+	}
+	if same && tt.hash[k] != "" {
+		if o.hashes == nil {
+			o.hashes = map[string]struct{}{}
+		}
+		o.hashes[tt.hash[k]] = struct{}{}
+	}
+	if through {
+		o.counted += size
+		return
+	}
+	excess := size - o.queue
+	o.queue = max(0, o.queue-size)
+	if excess > 0 {
+		o.counted += excess
+	}
+}
+
+// replayResting is the replay of a GTC strategy: the loop of replay, with
+// a resting order, the recorded trades walked between snapshots, and the
+// orders list. It is a loop of its own so that the MARKET and LIMIT loop
+// stays as lean as it is.
+func (e *engine) replayResting() error {
+	var vals [2]values
+	for k := range numFields {
+		vals[1][k] = math.NaN()
+	}
+	prev, cur := &vals[0], &vals[1]
+	r, o := &e.rest, &e.rest.o
+	var lastNs int64 = math.MinInt64
+	for i := range e.ticks {
+		sn := &e.ticks[i]
+		cur, prev = prev, cur
+		ns := sn.Nanos
+		if ns < lastNs {
+			return e.badSnapshot(i, "is older than the one before it: snapshots must be oldest first")
+		}
+		lastNs = ns
+		pu, pd, cp := sn.PriceUp, sn.PriceDown, sn.CoinPrice
+		if (pu-pu)+(pd-pd)+(cp-cp) != 0 {
+			return e.badSnapshot(i, "has a non-finite price")
+		}
+		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
+		cur[fSpread] = math.Abs(pu - pd)
+		cur[fTimeRemaining] = float64(e.endNs-ns) * e.trpScale
+		if e.extended {
+			e.extend(i, sn, cur)
+		}
+		price := e.price(sn)
+
+		// Trades up to this instant come first (at equal times a trade
+		// before a snapshot), then what ends the order by the clock.
+		if tt := &r.trades; r.next < tt.len() && tt.ns[r.next] <= ns {
+			e.walkTrades(i, ns)
+		}
+		if o.live {
+			switch {
+			case ns >= o.cancelNs:
+				r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
+			case ns >= e.endNs:
+				r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+			}
+		}
+
+		if e.pending != noOrder {
+			if ns >= e.dueNs {
+				e.executeResting(i, sn, price)
+			} else if e.open {
+				e.observeOpen(sn, price)
+			}
+			continue
+		}
+		if o.active {
+			bids, asks := e.bids(sn), e.asks(sn)
+			if o.counted+o.crossing(bids, asks) >= o.shares-tolerance {
+				// The book crossed the order: it fills at this
+				// snapshot, which is then the fill's own.
+				e.makerFill(i, ns)
+				continue
+			}
+			if !r.front && o.queue > 0 && len(bids)+len(asks) > 0 {
+				side := bids
+				if !o.buy {
+					side = asks
+				}
+				o.queue = min(o.queue, o.queueAt(side))
+			}
+			if o.buy {
+				continue // while an entry rests, entry conditions wait
+			}
+			mark := bestBid(bids, price)
+			if e.shares*(e.entryFill-mark) >= e.stopLoss {
+				r.end(ns, OrderCancelled, OrderReasonMaxLoss, o.limit)
+				e.stopOut(i, sn, price, mark)
+				continue
+			}
+			e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+			continue
+		}
+		if !e.open {
+			if ns >= e.reentryAt && e.entry.all(cur, prev) {
+				e.place(i, sn, price, true)
+			}
+			continue
+		}
+		mark := bestBid(e.bids(sn), price)
+		if e.shares*(e.entryFill-mark) >= e.stopLoss {
+			e.stopOut(i, sn, price, mark)
+			continue
+		}
+		if e.exit.any(cur, prev) && e.place(i, sn, price, false) {
+			continue
+		}
+		if e.open {
+			e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+		}
+	}
+	if o.live {
+		r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+	}
+	if e.open {
+		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
+	}
+	return nil
+}
+
+func (e *engine) observeOpen(tk *store.Tick, price float64) {
+	e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
+}
+
+// stopOut starts a MAX_LOSS exit at tick i, always MARKET, after the
+// latency.
+func (e *engine) stopOut(i int, tk *store.Tick, price, mark float64) {
+	if e.delayNs != 0 {
+		e.delay(orderMaxLoss, tk.Nanos, price)
+		e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+		return
+	}
+	fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
+	e.close(i, ReasonMaxLoss, price, fill, fee)
+}
+
+// orderRest is a GTC placement waiting for its activation snapshot; the
+// taker orders a GTC turns into wait as orderEntry and orderExit.
+const orderRest order = orderMaxLoss + 1
+
+// place decides an order at tick i: a BUY to enter or a SELL to exit. It
+// reports whether the position changed at this tick (an exit that filled
+// at once).
+func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
+	r, o := &e.rest, &e.rest.o
+	ns := tk.Nanos
+	bids, asks := e.bids(tk), e.asks(tk)
+	bb, hasBid := bestLevel(bids)
+	ba, hasAsk := bestLevel(asks)
+	shares := e.size
+	if !buy {
+		shares = e.shares
+	}
+	*o = restOrder{live: true, buy: buy, shares: shares, placedNs: ns, decided: price, cancelNs: math.MaxInt64, queue: math.Inf(1)}
+	if buy && !hasBid || !buy && !hasAsk {
+		// No price to rest at: the order acts as LIMIT, at the side's ask
+		// for an entry (its recorded price) and its bid for an exit.
+		o.live = false
+		o.limit = price
+		if !buy {
+			o.limit = bestBid(bids, price)
+		}
+		r.record(orderAction{ns: ns, action: OrderPlaced, buy: buy, price: o.limit, shares: shares, reason: OrderReasonSignal})
+		if e.delayNs != 0 {
+			kind := orderEntry
+			if !buy {
+				kind = orderExit
+			}
+			e.delay(kind, ns, price)
+			e.limitPx = o.limit
+			return false
+		}
+		return e.takerAt(i, tk, o.limit, price, price, buy)
+	}
+	tick := r.tickAt(ns)
+	if buy {
+		o.limit = onGrid(min(bb+float64(r.offsetTicks)*tick, 1-tick), tick)
+	} else {
+		o.limit = onGrid(max(ba-float64(r.offsetTicks)*tick, tick), tick)
+	}
+	if r.cancelAfterNs > 0 {
+		o.cancelNs = ns + r.cancelAfterNs + e.delayNs
+	}
+	r.record(orderAction{ns: ns, action: OrderPlaced, buy: buy, price: o.limit, shares: shares, reason: OrderReasonSignal})
+	if e.delayNs != 0 {
+		e.delay(orderRest, ns, price)
+		return false
+	}
+	return e.activate(i, tk, price)
+}
+
+// bestLevel is the first real level of a side.
+func bestLevel(levels []store.Level) (float64, bool) {
+	for _, l := range levels {
+		if isLevel(l) {
+			return l.Price, true
+		}
+	}
+	return 0, false
+}
+
+// takerAt executes a GTC that acts as a taker at tick j: an entry buys
+// what levels at or under limit hold, an exit sells the whole position at
+// or over it or nothing. It records FILLED or CANCELLED and reports
+// whether the position changed.
+func (e *engine) takerAt(j int, tk *store.Tick, limit, price, shown float64, buy bool) bool {
+	r := &e.rest
+	var filled bool
+	if buy {
+		n := len(e.events)
+		e.enter(j, tk, limit, price, shown)
+		filled = len(e.events) > n
+	} else {
+		filled = e.exitSignal(j, tk, limit, price, shown)
+	}
+	if filled {
+		ev := &e.events[len(e.events)-1]
+		r.record(orderAction{ns: tk.Nanos, action: OrderFilled, buy: buy, price: ev.fill, shares: ev.shares, reason: OrderReasonTaker})
+		return true
+	}
+	shares := e.size
+	if !buy {
+		shares = e.shares
+	}
+	r.record(orderAction{ns: tk.Nanos, action: OrderCancelled, buy: buy, price: limit, shares: shares, reason: OrderReasonNoFill})
+	return false
+}
+
+// activate puts the placed order on the book at tick j: rejected or taken
+// at once when it would cross, else resting behind its queue. It reports
+// whether the position changed at this tick.
+func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
+	r, o := &e.rest, &e.rest.o
+	bids, asks := e.bids(tk), e.asks(tk)
+	hasBook := false
+	for _, ls := range [2][]store.Level{bids, asks} {
+		if _, ok := bestLevel(ls); ok {
+			hasBook = true
+		}
+	}
+	if hasBook {
+		cross := false
+		if o.buy {
+			ba, ok := bestLevel(asks)
+			cross = ok && o.limit >= ba-tolerance
+		} else {
+			bb, ok := bestLevel(bids)
+			cross = ok && o.limit <= bb+tolerance
+		}
+		if cross {
+			if r.postOnly {
+				r.end(tk.Nanos, OrderRejected, OrderReasonPostOnly, o.limit)
+				return false
+			}
+			o.live = false
+			return e.takerAt(j, tk, o.limit, price, o.decided, o.buy)
+		}
+	}
+	o.active = true
+	switch {
+	case r.front:
+		o.queue = 0
+	case hasBook:
+		side := bids
+		if !o.buy {
+			side = asks
+		}
+		o.queue = o.queueAt(side)
+	}
+	return false
+}
+
+// executeResting carries out the pending decision at tick j.
+func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
+	kind, decided := e.pending, e.decided
+	e.pending = noOrder
+	switch kind {
+	case orderRest:
+		// An order the clock ended before it activated does nothing.
+		if (!e.rest.o.live || !e.activate(j, tk, price)) && e.open {
+			e.observeOpen(tk, price)
+		}
+	case orderMaxLoss:
+		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
+		e.close(j, ReasonMaxLoss, decided, fill, fee)
+	case orderEntry:
+		e.takerAt(j, tk, e.limitPx, price, decided, true)
+	case orderExit:
+		if !e.takerAt(j, tk, e.limitPx, price, decided, false) {
+			e.observeOpen(tk, price)
+		}
+	}
+}
+
+// walkTrades walks the recorded trades up to ns (at or before it), as
+// evidence for the active order; a fill between snapshots happens at the
+// trade's instant.
+func (e *engine) walkTrades(i int, ns int64) {
+	r, o := &e.rest, &e.rest.o
+	tt := &r.trades
+	for ; r.next < tt.len() && tt.ns[r.next] <= ns; r.next++ {
+		k := r.next
+		if !o.active {
+			continue
+		}
+		tns := tt.ns[k]
+		switch {
+		case tns >= o.cancelNs:
+			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
+			continue
+		case tns >= e.endNs:
+			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+			continue
+		}
+		o.evidence(tt, k, e.up)
+		if o.counted >= o.shares-tolerance {
+			e.makerFillAt(i, tns)
+		}
+	}
+}
+
+// makerFillAt fills the active order at a trade's instant tns, after
+// snapshot i−1 and no later than snapshot i.
+func (e *engine) makerFillAt(i int, tns int64) {
+	at := i - 1
+	if e.ticks[i].Nanos == tns {
+		at = i
+	}
+	tk := &e.ticks[at]
+	e.makerFillEvent(event{idx: i - 1, ns: tns, between: true, coin: tk.CoinPrice, mid: e.midAt(tk, e.price(tk))}, OrderReasonTrade)
+}
+
+// makerFill fills the active order at snapshot i, whose book crossed it.
+func (e *engine) makerFill(i int, ns int64) {
+	tk := &e.ticks[i]
+	e.makerFillEvent(event{idx: i, ns: ns, coin: tk.CoinPrice, mid: e.midAt(tk, e.price(tk))}, OrderReasonCross)
+	if e.open {
+		e.observeOpen(&e.ticks[i], e.price(&e.ticks[i]))
+	}
+}
+
+// makerFillEvent fills the active order whole at its limit, as a maker: no
+// fee, no slippage, and an estimated rebate.
+func (e *engine) makerFillEvent(ev event, reason string) {
+	r, o := &e.rest, &e.rest.o
+	ev.price, ev.fill, ev.maker = o.limit, o.limit, true
+	ev.rebate = r.rebateOn(o.limit, o.shares)
+	r.end(ev.ns, OrderFilled, reason, o.limit)
+	if o.buy {
+		ev.reason, ev.shares, ev.cum = ReasonSignal, o.shares, e.realized
+		e.open, e.shares, e.entryFill, e.entryFee = true, o.shares, o.limit, 0
+		r.entryRebate = ev.rebate
+		e.stopLoss = math.Inf(1)
+		if cost := o.shares * o.limit; cost > 0 {
+			e.stopLoss = e.maxLoss*cost - tolerance
+		}
+		e.events = append(e.events, ev)
+		e.countEntry()
+		return
+	}
+	ev.reason, ev.exit = ReasonSignal, true
+	e.closeAt(ev)
+}

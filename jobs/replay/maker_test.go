@@ -1,0 +1,280 @@
+package replay
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+func gtc(s Strategy) Strategy { s.OrderType = OrderGTC; return s }
+
+// mtrade is a recorded Polymarket trade ms milliseconds after t0.
+func mtrade(ms int, outcome, side string, price, size float64, hash string) store.MarketTrade {
+	return store.MarketTrade{Time: t0.Add(time.Duration(ms) * time.Millisecond), Outcome: outcome, Side: side,
+		Price: price, Size: size, TxHash: hash}
+}
+
+// restBook is the UP book the resting tests start from: the best bid 0.48
+// shows 50 shares, the best ask 0.50.
+func restBook() *store.Book {
+	return book(levels(lv(0.48, 50), lv(0.47, 100)), levels(lv(0.50, 200), lv(0.51, 100)))
+}
+
+// ev renders what a test compares of a trade event.
+func ev(tr TradeEvent) string {
+	s := fmt.Sprintf("%s %s %s fill=%v shares=%v pnl=%v coin=%v %s", tr.Type, tr.Reason, tr.Time, tr.FillPrice, tr.Shares, tr.PositionPnL, tr.CoinPrice, tr.Liquidity)
+	if tr.MakerRebate != nil {
+		s += fmt.Sprintf(" rebate=%v", *tr.MakerRebate)
+	}
+	return s
+}
+
+func ord(o OrderEvent) string {
+	return fmt.Sprintf("%s %s %s %v×%v %s", o.Time, o.Action, o.Side, o.Price, o.Shares, o.Reason)
+}
+
+func tms(ms int) string { return formatTime(t0.Add(time.Duration(ms) * time.Millisecond)) }
+
+// TestRestingOrders pins resting (GTC) orders on markets worked by hand
+// (DESIGN 6, "Resting orders"). Every market runs from t0 for 100 s and Up
+// wins; the entry holds at the first snapshot (price_up 0.50), and the
+// BUY rests at the best bid 0.48 behind the 50 shares shown there.
+func TestRestingOrders(t *testing.T) {
+	t.Parallel()
+	entry := conds(cond(FieldPriceUp, OpLessOrEqual, 0.5))
+	base := gtc(strategy(SideUp, 100, entry, never()))
+	first := withUp(snap(0, 0.50, 0.50), restBook())
+	later := withUp(snap(10, 0.55, 0.45), book(levels(lv(0.54, 100)), levels(lv(0.56, 100))))
+	fees := func(m store.Market) store.Market {
+		m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate = ptr(0.07), ptr(1), ptr(0.2)
+		return m
+	}
+	tests := []struct {
+		name     string
+		market   store.Market
+		snaps    []store.Snapshot
+		trades   []store.MarketTrade
+		strat    func(Strategy) Strategy
+		events   []string
+		orders   []string
+		warnings bool
+	}{
+		{
+			// 80 at the limit works off the 50 ahead and counts 30; 70 more
+			// at the limit counts 70: 100, the order's size, at 7 s. Held
+			// to the end: 100 × (1 − 0.48) = 52.
+			name:   "a queue consumed by two prints",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.48, 80, "0x1"), mtrade(7000, "Up", "SELL", 0.48, 70, "0x2")},
+			events: []string{
+				"ENTRY SIGNAL " + tms(7000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(7000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// A sale through the limit counts whole, whatever the queue.
+			name:   "a trade-through",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1")},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// No trades: at 10 s asks under the limit, 60 + 50 = 110,
+			// cross it and fill it there; the answer warns that only
+			// crossing books could fill.
+			name: "a crossing book",
+			snaps: []store.Snapshot{first,
+				withUp(snap(10, 0.47, 0.53), book(levels(lv(0.45, 10)), levels(lv(0.46, 50), lv(0.47, 60))))},
+			events: []string{
+				"ENTRY SIGNAL " + ts(10) + " fill=0.48 shares=100 pnl=0 coin=50010 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders:   []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(10) + " FILLED BUY 0.48×100 CROSS"},
+			warnings: true,
+		},
+		{
+			// A taker buy at the limit never fills a resting BUY: the
+			// order rests until end_time and expires.
+			name:   "a taker buy does not fill a resting buy",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "BUY", 0.48, 1000, "0x1")},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(100) + " EXPIRED BUY 0.48×100 MARKET_END"},
+		},
+		{
+			// The Up sale of 60 at 0.48 counts 10 past the queue; its Down
+			// twin (a taker buy at 0.52, the same hash) is the same match
+			// and counts nothing. A Down buy of 90 at 0.52 with a hash of
+			// its own is a sale of Up at 0.48: 10 + 90 = 100 at 6 s.
+			name:  "a mirrored Down print is counted once when its hash repeats",
+			snaps: []store.Snapshot{first, later},
+			// In the stores' order: Down before Up at the same instant.
+			trades: []store.MarketTrade{mtrade(5000, "Down", "BUY", 0.52, 60, "0xaa"), mtrade(5000, "Up", "SELL", 0.48, 60, "0xaa"),
+				mtrade(6000, "Down", "BUY", 0.52, 90, "0xbb")},
+			events: []string{
+				"ENTRY SIGNAL " + tms(6000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(6000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// Two ticks over the bid is 0.50, the best ask: post only, it is
+			// rejected, and nothing trades.
+			name:     "a post-only rejection",
+			snaps:    []store.Snapshot{first, later},
+			strat:    func(s Strategy) Strategy { s.PostOnly, s.LimitOffsetTicks = true, 2; return s },
+			orders:   []string{ts(0) + " PLACED BUY 0.5×100 SIGNAL", ts(0) + " REJECTED BUY 0.5×100 POST_ONLY"},
+			warnings: true,
+		},
+		{
+			// The same order without postOnly takes the 200 at 0.50 as a
+			// LIMIT order would: a taker fill.
+			name:  "a crossing GTC without postOnly takes the book",
+			snaps: []store.Snapshot{first, later},
+			strat: func(s Strategy) Strategy { s.LimitOffsetTicks = 2; return s },
+			events: []string{
+				"ENTRY SIGNAL " + ts(0) + " fill=0.5 shares=100 pnl=0 coin=50000 TAKER",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=50 coin=50010 ",
+			},
+			orders:   []string{ts(0) + " PLACED BUY 0.5×100 SIGNAL", ts(0) + " FILLED BUY 0.5×100 TAKER"},
+			warnings: true,
+		},
+		{
+			// 3 s of latency: the order goes live at the 4 s snapshot, so the
+			// sale through its limit at 3 s does not reach it; the one at
+			// 5 s does.
+			name:   "activation after latency",
+			snaps:  []store.Snapshot{first, withUp(snap(2, 0.5, 0.5), restBook()), withUp(snap(4, 0.5, 0.5), restBook()), later},
+			trades: []store.MarketTrade{mtrade(3000, "Up", "SELL", 0.47, 100, "0x1"), mtrade(5000, "Up", "SELL", 0.47, 100, "0x2")},
+			strat:  func(s Strategy) Strategy { s.LatencyMs = 3000; return s },
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50004 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// cancelAfterMs 5000: a fill 1 ms before the cancel wins.
+			name:   "a fill just before the cancel",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(4999, "Up", "SELL", 0.47, 100, "0x1")},
+			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 5000; return s },
+			events: []string{
+				"ENTRY SIGNAL " + tms(4999) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(4999) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// The same trade at the cancel's instant comes too late.
+			name:   "a cancel racing a fill",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 5000; return s },
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(5) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
+		},
+		{
+			// Filled at 5 s; at 10 s the exit holds and a SELL rests at the
+			// best ask 0.56. At 20 s the bid is 0.30: the loss, 18, passes
+			// 20% of the 48 paid, so the resting exit is cancelled and a
+			// MARKET exit sells at 0.30: pnl −18.
+			name: "MAX_LOSS cancels a resting exit",
+			snaps: []store.Snapshot{first, later,
+				withUp(snap(20, 0.31, 0.69), book(levels(lv(0.30, 500)), levels(lv(0.32, 100))))},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat: func(s Strategy) Strategy {
+				s.ExitConditions, s.MaxLossPercent = conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.55)), 20
+				return s
+			},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MAX_LOSS " + ts(20) + " fill=0.3 shares=100 pnl=-18 coin=50020 TAKER",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE",
+				ts(10) + " PLACED SELL 0.56×100 SIGNAL", ts(20) + " CANCELLED SELL 0.56×100 MAX_LOSS"},
+		},
+		{
+			// 33 shares at 0.48 on a market with rate 0.07 and rebate rate
+			// 0.2: 33 × 0.07 × 0.48 × 0.52 × 0.2 = 0.1153152, rounded down
+			// to 0.11531, counted in the pnl with includeRebates:
+			// 33 × 0.52 + 0.11531 = 17.27531.
+			name:   "a rebate rounded down",
+			market: fees(market(store.OutcomeUp)),
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat:  func(s Strategy) Strategy { s.PositionSize, s.IncludeRebates = 33, true; return s },
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=33 pnl=0 coin=50000 MAKER rebate=0.11531",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=33 pnl=17.27531 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×33 SIGNAL", tms(5000) + " FILLED BUY 0.48×33 TRADE"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			m := tt.market
+			if m.Slug == "" {
+				m = market(store.OutcomeUp)
+			}
+			s := base
+			if tt.strat != nil {
+				s = tt.strat(s)
+			}
+			r, err := RunTrades(m, tt.snaps, tt.trades, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events, orders []string
+			for _, tr := range r.Trades {
+				events = append(events, ev(tr))
+			}
+			for _, o := range r.Orders {
+				orders = append(orders, ord(o))
+			}
+			if got, want := strings.Join(events, "\n"), strings.Join(tt.events, "\n"); got != want {
+				t.Errorf("trades\n got %s\nwant %s", got, want)
+			}
+			if got, want := strings.Join(orders, "\n"), strings.Join(tt.orders, "\n"); got != want {
+				t.Errorf("orders\n got %s\nwant %s", got, want)
+			}
+			if (len(r.Warnings) > 0) != tt.warnings {
+				t.Errorf("warnings %q", r.Warnings)
+			}
+			p := r.Performance
+			if p.OrdersPlaced == nil || *p.OrdersPlaced+0 != strings.Count(strings.Join(orders, "\n"), " PLACED ") ||
+				*p.OrdersFilled != strings.Count(strings.Join(orders, "\n"), " FILLED ") {
+				t.Errorf("counters %+v for orders %q", p, orders)
+			}
+		})
+	}
+}
+
+// TestFrontFillsNoLaterThanRiskAverse: at the front of the queue the same
+// prints fill what behind it they do not (80 + 30 at the limit: FRONT
+// counts 110; RISK_AVERSE works off the 50 ahead and counts 60).
+func TestFrontFillsNoLaterThanRiskAverse(t *testing.T) {
+	t.Parallel()
+	snaps := []store.Snapshot{withUp(snap(0, 0.50, 0.50), restBook()), snap(10, 0.55, 0.45)}
+	trades := []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.48, 80, "0x1"), mtrade(6000, "Up", "SELL", 0.48, 30, "0x2")}
+	s := gtc(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), never()))
+	ra, err := RunTrades(market(store.OutcomeUp), snaps, trades, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.QueueModel = QueueFront
+	front, err := RunTrades(market(store.OutcomeUp), snaps, trades, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ra.Trades) != 0 || len(front.Trades) != 2 || front.Trades[0].Time != tms(6000) {
+		t.Errorf("RISK_AVERSE %v, FRONT %v", ra.Trades, front.Trades)
+	}
+}

@@ -1,0 +1,191 @@
+package stats
+
+import (
+	"math"
+	"math/bits"
+)
+
+// Tally is the additive summary of a trial's replays on a set of markets,
+// from which every objective of DESIGN 14 is computed: the tally of a set
+// of markets is the sum (Add) of its markets' tallies, so that PBO scores
+// any subset of blocks from per-block sums rather than per-market results.
+type Tally struct {
+	Traded     int     // markets with at least one trade
+	Trades     int     // round trips
+	PnL        float64 // Σ pnl (a market's, equally its trades')
+	PnLSq      float64 // Σ pnl² over markets (an untraded market adds 0)
+	TradePnLSq float64 // Σ pnl² over trades
+}
+
+// Add is the tally of the union of two disjoint sets of markets.
+func (t Tally) Add(u Tally) Tally {
+	return Tally{t.Traded + u.Traded, t.Trades + u.Trades, t.PnL + u.PnL, t.PnLSq + u.PnLSq, t.TradePnLSq + u.TradePnLSq}
+}
+
+// TallyOf is m's tally. Its TradePnLSq needs m's trades (Market.Trades);
+// without them it is NaN, and so is SQN of any set that holds m.
+func TallyOf(m Market) Tally {
+	t := Tally{Trades: m.NTrades, PnL: m.PnL}
+	if m.NTrades > 0 {
+		t.Traded, t.PnLSq = 1, m.PnL*m.PnL
+	}
+	if !m.detailed() {
+		t.TradePnLSq = math.NaN()
+		return t
+	}
+	for _, tr := range m.Trades {
+		t.TradePnLSq += tr.PnL * tr.PnL
+	}
+	return t
+}
+
+// Objective scores a trial on a set of markets from its tally; higher is
+// better, NaN undefined (it ranks below every number).
+type Objective func(Tally) float64
+
+// ObjectiveNamed is DESIGN 14's objective of that name: total_pnl,
+// ev_per_trade, sharpe_per_market or sqn.
+func ObjectiveNamed(name string) (Objective, bool) {
+	switch name {
+	case "total_pnl":
+		return TotalPnL, true
+	case "ev_per_trade":
+		return EVPerTrade, true
+	case "sharpe_per_market":
+		return SharpePerMarket, true
+	case "sqn":
+		return SQN, true
+	}
+	return nil, false
+}
+
+// TotalPnL is the objective total_pnl: Σ pnl.
+func TotalPnL(t Tally) float64 { return t.PnL }
+
+// EVPerTrade is the objective ev_per_trade: Σ pnl / trades, NaN without a
+// trade.
+func EVPerTrade(t Tally) float64 {
+	if t.Trades == 0 {
+		return math.NaN()
+	}
+	return t.PnL / float64(t.Trades)
+}
+
+// SharpePerMarket is the objective sharpe_per_market: mean/sd of the
+// traded markets' pnl, sd² = (Σx² − n·x̄²)/(n − 1); NaN below two traded
+// markets or with no spread. The one-pass variance may differ from
+// Sharpe's two-pass one in the last digits; it serves to rank.
+func SharpePerMarket(t Tally) float64 { return sharpeOf(t.Traded, t.PnL, t.PnLSq) }
+
+// SQN is the objective sqn: √n·mean/sd over the trades; NaN below two
+// trades, with no spread, or without the trades' pnl (TallyOf).
+func SQN(t Tally) float64 {
+	return math.Sqrt(float64(t.Trades)) * sharpeOf(t.Trades, t.PnL, t.TradePnLSq)
+}
+
+func sharpeOf(n int, sum, sumSq float64) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	N := float64(n)
+	mean := sum / N
+	v := (sumSq - N*mean*mean) / (N - 1)
+	if !(v > 0) {
+		return math.NaN()
+	}
+	return mean / math.Sqrt(v)
+}
+
+// PBOBlocks is S, the blocks CSCV cuts the markets into; PBO needs two
+// markets a block.
+const PBOBlocks = 8
+
+// PBO is the probability of backtest overfitting by combinatorially
+// symmetric cross-validation (Bailey, Borwein, López de Prado and Zhu,
+// "The Probability of Backtest Overfitting", J. of Computational Finance
+// 20(4), 2017). trials[i][j] is trial i's tally on market j, the markets
+// in time order and the same for every trial.
+//
+// The T markets are cut into S = 8 contiguous blocks, block b holding
+// markets ⌊bT/8⌋ to ⌊(b+1)T/8⌋ − 1. For each of the C(8,4) = 70 choices
+// of 4 blocks as in-sample (the other 4 out-of-sample), the trial with the
+// best objective on the in-sample markets (the lowest index among ties)
+// is ranked among all N trials by the objective on the out-of-sample
+// markets, rank 1 the worst, tied trials sharing their average rank, NaN
+// below every number; with ω = rank/(N + 1), the choice counts as
+// overfit when the logit ln(ω/(1 − ω)) ≤ 0, that is when rank ≤ (N+1)/2.
+// PBO is the share of the 70 choices that overfit.
+//
+// Nil under 16 markets, under 2 trials, or when trials' rows differ in
+// length.
+func PBO(trials [][]Tally, objective Objective) *float64 {
+	n := len(trials)
+	if n < 2 {
+		return nil
+	}
+	markets := len(trials[0])
+	for _, row := range trials {
+		if len(row) != markets {
+			return nil
+		}
+	}
+	if markets < 2*PBOBlocks {
+		return nil
+	}
+	// Each trial's tally per block.
+	blocks := make([][PBOBlocks]Tally, n)
+	for i, row := range trials {
+		for b := range PBOBlocks {
+			for _, t := range row[b*markets/PBOBlocks : (b+1)*markets/PBOBlocks] {
+				blocks[i][b] = blocks[i][b].Add(t)
+			}
+		}
+	}
+	inScore, outScore := make([]float64, n), make([]float64, n)
+	splits, overfit := 0, 0
+	for mask := range 1 << PBOBlocks {
+		if bits.OnesCount(uint(mask)) != PBOBlocks/2 {
+			continue
+		}
+		splits++
+		for i := range blocks {
+			var in, out Tally
+			for b, t := range blocks[i] {
+				if mask&(1<<b) != 0 {
+					in = in.Add(t)
+				} else {
+					out = out.Add(t)
+				}
+			}
+			inScore[i], outScore[i] = objective(in), objective(out)
+		}
+		best := 0
+		for i := 1; i < n; i++ {
+			if better(inScore[i], inScore[best]) {
+				best = i
+			}
+		}
+		// Twice the average rank: 2 + 2·(lower) + (tied others).
+		rank2 := 2
+		for i, s := range outScore {
+			switch {
+			case i == best:
+			case better(outScore[best], s):
+				rank2 += 2
+			case !better(s, outScore[best]):
+				rank2++
+			}
+		}
+		if rank2 <= n+1 { // rank ≤ (N+1)/2: ω ≤ ½, logit ≤ 0
+			overfit++
+		}
+	}
+	pbo := float64(overfit) / float64(splits)
+	return &pbo
+}
+
+// better reports whether a ranks above b: a larger number, any number
+// above NaN.
+func better(a, b float64) bool {
+	return a > b || !math.IsNaN(a) && math.IsNaN(b)
+}

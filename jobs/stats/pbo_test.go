@@ -1,0 +1,133 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+// matrix makes trials × markets tallies of one traded market each, with
+// the pnl f(trial, market).
+func matrix(trials, markets int, f func(i, j int) float64) [][]Tally {
+	out := make([][]Tally, trials)
+	for i := range out {
+		out[i] = make([]Tally, markets)
+		for j := range out[i] {
+			out[i][j] = TallyOf(Market{PnL: f(i, j), NTrades: 1, Trades: []Trade{{PnL: f(i, j)}}})
+		}
+	}
+	return out
+}
+
+func TestPBO(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		trials [][]Tally
+		obj    Objective
+		want   float64 // NaN: nil
+	}{
+		// Trial 2 earns 3 a market, trial 1 2, trial 0 1: trial 2 is
+		// best in-sample in every split and best out of sample, rank 3 of
+		// N = 3, ω = 3/4, logit ln 3 > 0 in all 70: PBO 0.
+		{"best everywhere", matrix(3, 16, func(i, j int) float64 { return float64(i + 1) }), TotalPnL, 0},
+		// The same by the Sharpe ratio: each trial's pnl varies by market
+		// (i+1 + j%2), so the ratios order the trials as their means do.
+		{"best everywhere, sharpe", matrix(3, 24, func(i, j int) float64 { return float64(i+1) + float64(j%2) }), SharpePerMarket, 0},
+		// Two trials whose difference A − B is +1 on even blocks and −1 on
+		// odd ones (2 markets a block), a total of 0: a split whose
+		// in-sample difference is d has out-of-sample difference −d. With
+		// d > 0, A is chosen and is worst out of sample (rank 1, ω = ⅓);
+		// with d < 0 B likewise; with d = 0 A is chosen (the lower index)
+		// and ties B out of sample, average rank 1.5, ω = ½, logit 0 —
+		// overfit too. PBO 1.
+		{"best in-sample, worst out", matrix(2, 16, func(i, j int) float64 {
+			if i == 1 {
+				return 0
+			}
+			if (j/2)%2 == 0 {
+				return 0.5
+			}
+			return -0.5
+		}), TotalPnL, 1},
+		// A − B is 1 on block 0 and 0 elsewhere. The 35 splits with block 0
+		// in-sample choose A, which ties B out of sample: rank 1.5 of 2, ω
+		// = ½, overfit. The 35 with block 0 out of sample tie in-sample,
+		// choose A, and A is best out of sample: rank 2, ω = ⅔, not
+		// overfit. PBO 35/70 = 0.5.
+		{"ties", matrix(2, 16, func(i, j int) float64 {
+			if i == 0 && j < 2 {
+				return 0.5
+			}
+			return 0
+		}), TotalPnL, 0.5},
+		// An objective undefined everywhere (the Sharpe ratio of a constant
+		// pnl): every trial NaN, all tied, rank 1.5 of 2: overfit in every
+		// split.
+		{"undefined objective", matrix(2, 16, func(i, j int) float64 { return 1 }), SharpePerMarket, 1},
+		{"15 markets", matrix(3, 15, func(i, j int) float64 { return float64(i) }), TotalPnL, math.NaN()},
+		{"one trial", matrix(1, 40, func(i, j int) float64 { return 1 }), TotalPnL, math.NaN()},
+		{"ragged", append(matrix(1, 16, func(i, j int) float64 { return 1 }), make([]Tally, 17)), TotalPnL, math.NaN()},
+	} {
+		got := PBO(tc.trials, tc.obj)
+		switch {
+		case math.IsNaN(tc.want) && got != nil:
+			t.Errorf("%s: %v, want nil", tc.name, *got)
+		case !math.IsNaN(tc.want) && (got == nil || *got != tc.want):
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPBOBlocks: 17 markets cut into blocks ⌊17b/8⌋: sizes 2 2 2 2 2 2 2 3.
+// Trial 0 earns 1 on the last market only, trial 1 nothing: as in "ties"
+// above, PBO 0.5 — the last block is the one of 3 markets.
+func TestPBOBlocks(t *testing.T) {
+	t.Parallel()
+	m := matrix(2, 17, func(i, j int) float64 {
+		if i == 0 && j == 16 {
+			return 1
+		}
+		return 0
+	})
+	if got := PBO(m, TotalPnL); got == nil || *got != 0.5 {
+		t.Errorf("PBO %v, want 0.5", got)
+	}
+}
+
+// TestObjectives works each objective on one tally: markets 2, −1, 0
+// (untraded) and 5, trades 1, 1, −1, 2, 3.
+// total_pnl 6; ev_per_trade 6/5 = 1.2; sharpe over the traded 2, −1, 5:
+// mean 2, Σx² = 30, sd² = (30 − 3·4)/2 = 9, 2/3; sqn over the trades:
+// mean 1.2, Σx² = 16, sd² = (16 − 5·1.44)/4 = 2.2, √5·1.2/√2.2 = 1.809068.
+func TestObjectives(t *testing.T) {
+	t.Parallel()
+	ms := []Market{
+		{PnL: 2, NTrades: 2, Trades: []Trade{{PnL: 1}, {PnL: 1}}},
+		{PnL: -1, NTrades: 1, Trades: []Trade{{PnL: -1}}},
+		{},
+		{PnL: 5, NTrades: 2, Trades: []Trade{{PnL: 2}, {PnL: 3}}},
+	}
+	var sum Tally
+	for _, m := range ms {
+		sum = sum.Add(TallyOf(m))
+	}
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{{"total_pnl", 6}, {"ev_per_trade", 1.2}, {"sharpe_per_market", 2.0 / 3}, {"sqn", 1.809068}} {
+		obj, ok := ObjectiveNamed(tc.name)
+		if !ok || !near(obj(sum), tc.want, 1e-6) {
+			t.Errorf("%s: %v, want %v", tc.name, obj(sum), tc.want)
+		}
+	}
+	if _, ok := ObjectiveNamed("profit"); ok {
+		t.Error("an unknown objective")
+	}
+	if !math.IsNaN(SQN(TallyOf(Market{PnL: 1, NTrades: 2}))) || !math.IsNaN(EVPerTrade(Tally{})) {
+		t.Error("sqn without trades, or ev of none")
+	}
+	// The Sharpe objective agrees with Sharpe on the same values.
+	if s := Sharpe([]float64{2, -1, 5}); s == nil || !near(SharpePerMarket(sum), *s, 1e-12) {
+		t.Errorf("sharpe objective %v vs Sharpe %v", SharpePerMarket(sum), s)
+	}
+}

@@ -1,0 +1,110 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
+
+// TestDeflatedSharpeDesign is DESIGN 14's check. With N = 100 trials,
+// Φ⁻¹(1 − 1/100) = 2.326348 and Φ⁻¹(1 − 1/(100e)) = Φ⁻¹(0.996321) =
+// 2.680834, so SR₀ = √0.002·(0.422784·2.326348 + 0.577216·2.680834) =
+// 0.044721·(0.983537 + 1.547422) = 0.11317. Then
+// z = (0.158114 − 0.11317)·√1249 / √(1 + 3·0.158114 + 9/4·0.158114²)
+// = 0.044944·35.341194 / √1.530592 = 1.283858, and Φ(z) = 0.90040.
+func TestDeflatedSharpeDesign(t *testing.T) {
+	t.Parallel()
+	sr0 := ExpectedMaxSharpe(100, 0.002)
+	if math.Round(sr0*1e5)/1e5 != 0.11317 {
+		t.Errorf("SR₀ = %.7f, want 0.11317", sr0)
+	}
+	dsr := DeflatedSharpe(0.158114, 1250, -3, 10, 100, 0.002)
+	if dsr == nil || math.Round(*dsr*1e5)/1e5 != 0.90040 {
+		t.Fatalf("DSR = %v, want 0.90040", dsr)
+	}
+	for _, tc := range []struct {
+		name   string
+		trials int
+		v      float64
+	}{{"one trial", 1, 0.002}, {"negative variance", 100, -1}} {
+		if got := DeflatedSharpe(0.158114, 1250, -3, 10, tc.trials, tc.v); got != nil {
+			t.Errorf("%s: DSR %v, want nil", tc.name, *got)
+		}
+	}
+}
+
+// TestPSR: a normal case and the edges.
+func TestPSR(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		sr, sr0    float64
+		n          int
+		skew, kurt float64
+		want       float64 // -1: nil
+	}{
+		// √(1 + (3 − 1)/4·0.01) = √1.005 = 1.002497; z = 0.1·√100/1.002497
+		// = 0.997509; Φ(z) = 0.840741.
+		{"normal", 0.1, 0, 101, 0, 3, 0.840741},
+		// At sr = sr0 the probability is ½ whatever the moments.
+		{"at the benchmark", 0.3, 0.3, 50, -2, 9, 0.5},
+		// A negative skew widens the error of a positive Sharpe:
+		// √(1 + 1·0.2 + 0.5·0.04) = √1.22 = 1.104536; z = 0.2·√24/1.104536 =
+		// 0.887066; Φ(z) = 0.812478.
+		{"skewed", 0.2, 0, 25, -1, 3, 0.812478},
+		{"one observation", 0.1, 0, 1, 0, 3, -1},
+		// Two points: γ₃ = 0, γ₄ = 1, denominator 1 (positive): fine. A
+		// denominator 1 − 2·1 + 0 < 0 cannot come from data; nil.
+		{"impossible moments", 1, 0, 10, 2, 1, -1},
+	} {
+		got := PSR(tc.sr, tc.sr0, tc.n, tc.skew, tc.kurt)
+		switch {
+		case tc.want < 0 && got != nil:
+			t.Errorf("%s: %v, want nil", tc.name, *got)
+		case tc.want >= 0 && (got == nil || !near(*got, tc.want, 5e-7)):
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestMoments: a Bernoulli(¼) sample [0 0 0 1] has population skewness
+// (1 − 2p)/√(pq) = 0.5/√(3/16) = 2/√3 and kurtosis (1 − 6pq)/pq + 3 = 7/3.
+func TestMoments(t *testing.T) {
+	t.Parallel()
+	skew, kurt, ok := moments([]float64{0, 0, 0, 1})
+	if !ok || !near(skew, 2/math.Sqrt(3), 1e-12) || !near(kurt, 7.0/3, 1e-12) {
+		t.Errorf("skew %v kurt %v ok %v", skew, kurt, ok)
+	}
+	// Scale-free, and no overflow however large the values.
+	skew2, kurt2, _ := moments([]float64{0, 0, 0, 1e300})
+	if !near(skew2, skew, 1e-12) || !near(kurt2, kurt, 1e-12) {
+		t.Errorf("scaled: skew %v kurt %v", skew2, kurt2)
+	}
+	if _, _, ok := moments([]float64{2, 2}); ok {
+		t.Error("no spread has moments")
+	}
+}
+
+// TestDSR computes the deflated Sharpe ratio from data and checks it
+// against DeflatedSharpe of the data's own figures.
+func TestDSR(t *testing.T) {
+	t.Parallel()
+	best := []float64{1, -0.5, 2, 0.5, -1, 3, 0.25, 1.5}
+	sharpes := []float64{0.1, 0.3, -0.2, 0.05, 0.4}
+	sr := Sharpe(best)
+	skew, kurt, _ := moments(best)
+	// The sharpes' mean is 0.13 and Σ(s − 0.13)² = 0.0009 + 0.0289 +
+	// 0.1089 + 0.0064 + 0.0729 = 0.218, so v = 0.218/4 = 0.0545.
+	want := DeflatedSharpe(*sr, 8, skew, kurt, 5, 0.0545)
+	got := DSR(best, sharpes)
+	if got == nil || want == nil || !near(*got, *want, 1e-12) {
+		t.Errorf("DSR %v, want %v", got, want)
+	}
+	if DSR(best, sharpes[:1]) != nil || DSR(best[:1], sharpes) != nil || DSR([]float64{1, 1, 1}, sharpes) != nil {
+		t.Error("DSR of too little data")
+	}
+	if PSR0([]float64{1}) != nil || PSR0(nil) != nil {
+		t.Error("psr0 of one market")
+	}
+}

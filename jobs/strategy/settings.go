@@ -1,0 +1,92 @@
+package strategy
+
+import "github.com/updown/updown/jobs/replay"
+
+// OrderSettings are the agent's settings of re-entry control and resting
+// orders (DESIGN 6), as a request states them: nil or "" when not given.
+// Given, each wins over what the prompt, the model or the strategy says,
+// as the cost settings do. The numbers are read as numbers so that 1.5 is
+// refused by name; an explicit 0 (reentryCooldownMs: 0, no cooldown) is
+// a value, not "not given".
+type OrderSettings struct {
+	ReentryCooldownMs   *float64 `json:"reentryCooldownMs,omitempty"`
+	MaxEntriesPerMarket *float64 `json:"maxEntriesPerMarket,omitempty"`
+	PostOnly            *bool    `json:"postOnly,omitempty"`
+	LimitOffsetTicks    *float64 `json:"limitOffsetTicks,omitempty"`
+	CancelAfterMs       *float64 `json:"cancelAfterMs,omitempty"`
+	QueueModel          string   `json:"queueModel,omitempty"`
+	IncludeRebates      *bool    `json:"includeRebates,omitempty"`
+}
+
+// orderSettingKeys are the JSON keys of OrderSettings.
+var orderSettingKeys = []string{"reentryCooldownMs", "maxEntriesPerMarket", "postOnly", "limitOffsetTicks", "cancelAfterMs", "queueModel", "includeRebates"}
+
+// OrderSettingKeys returns the JSON keys of OrderSettings, for a body that
+// embeds them to list among its own.
+func OrderSettingKeys() []string { return append([]string(nil), orderSettingKeys...) }
+
+// Check reports the first problem of the settings, as an *Error naming
+// the field, for a strategy whose order type will be orderType (""
+// is MARKET): the replay validator judges them exactly as POST /v1/replay
+// judges the same fields, the resting-order ones allowed with GTC only
+// (postOnly even when false).
+func (o *OrderSettings) Check(orderType string) error {
+	always := []replay.Condition{{Field: replay.FieldPriceUp, Operator: replay.OpGreaterOrEqual, Value: 0}}
+	st := replay.Strategy{Side: replay.SideUp, EntryConditions: always, ExitConditions: always, PositionSize: replay.MinPositionSize,
+		OrderType: orderType, QueueModel: o.QueueModel,
+		PostOnly: o.PostOnly != nil} // given at all: false with MARKET is refused too
+	st.SetOrderRules(o.ReentryCooldownMs, o.MaxEntriesPerMarket, o.LimitOffsetTicks, o.CancelAfterMs)
+	if err := st.Validate(); err != nil {
+		return fromReplay(err)
+	}
+	return nil
+}
+
+// Apply puts orderType (when not empty) and the given settings into st, a
+// strategy as read back (a parsed code, or a normalized one), as the
+// settings of /v1/backtest-ai/run replace a strategy's. A MARKET or LIMIT
+// orderType drops st's resting-order fields, which belong to GTC.
+//
+// st's integer rules are carried over by value: a decoded strategy whose
+// own numbers are out of range (1.5) must be judged before, or they are
+// lost.
+func (o *OrderSettings) Apply(st *replay.Strategy, orderType string) {
+	rules := orderRules{floatOf(st.ReentryCooldownMs), floatOf(st.MaxEntriesPerMarket), floatOf(st.LimitOffsetTicks), floatOf(st.CancelAfterMs)}
+	o.merge(st, orderType, &rules)
+	st.SetOrderRules(rules.cooldown, rules.maxEntries, rules.offset, rules.cancel)
+}
+
+// merge puts orderType (when not empty) and the given settings into st and
+// rules, the integer rules for SetOrderRules.
+func (o *OrderSettings) merge(st *replay.Strategy, orderType string, rules *orderRules) {
+	if orderType != "" {
+		st.OrderType = orderType
+		if orderType != replay.OrderGTC {
+			// The settings' order type wins, and with it go the
+			// strategy's details of a resting order.
+			st.PostOnly, st.QueueModel = false, ""
+			rules.offset, rules.cancel = nil, nil
+		}
+	}
+	if o.ReentryCooldownMs != nil {
+		rules.cooldown = o.ReentryCooldownMs
+	}
+	if o.MaxEntriesPerMarket != nil {
+		rules.maxEntries = o.MaxEntriesPerMarket
+	}
+	if o.LimitOffsetTicks != nil {
+		rules.offset = o.LimitOffsetTicks
+	}
+	if o.CancelAfterMs != nil {
+		rules.cancel = o.CancelAfterMs
+	}
+	if o.PostOnly != nil {
+		st.PostOnly = *o.PostOnly
+	}
+	if o.QueueModel != "" {
+		st.QueueModel = o.QueueModel
+	}
+	if o.IncludeRebates != nil {
+		st.IncludeRebates = *o.IncludeRebates
+	}
+}

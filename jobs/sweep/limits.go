@@ -1,0 +1,43 @@
+package sweep
+
+import "fmt"
+
+// Limits bound one sweep (DESIGN 14): its trials, its markets, and its
+// replays (trials × markets). Plan is the plan's name in messages.
+type Limits struct {
+	Plan                     string
+	Trials, Markets, Replays uint64
+}
+
+// Plan sizes per DESIGN 14; an operator may configure others.
+var (
+	ProLimits        = Limits{Plan: "PRO", Trials: 200, Markets: 200, Replays: 20_000}
+	EnterpriseLimits = Limits{Plan: "ENTERPRISE", Trials: 10_000, Markets: 5_000, Replays: 2_000_000}
+)
+
+// check refuses a plan larger than l, naming the limit it passes.
+func (l Limits) check(p *Plan) error {
+	trials, markets := p.TrialCount(), uint64(p.Request.Markets.Count)
+	switch {
+	case trials > l.Trials:
+		return invalid("parameters", "this sweep has %s trials: %s allows %d a sweep (narrow the ranges or use RANDOM search)", count(trials), l.Plan, l.Trials)
+	case markets > l.Markets:
+		return invalid("markets.count", "markets.count %d is over the limit: %s allows %d markets a sweep", markets, l.Plan, l.Markets)
+	case satMul(trials, markets) > l.Replays:
+		return invalid("parameters", "this sweep is %s trials × %d markets = %s replays: %s allows %s a sweep",
+			count(trials), markets, count(satMul(trials, markets)), l.Plan, count(l.Replays))
+	}
+	return nil
+}
+
+// count writes n with thousands separators, or "more than 10^19".
+func count(n uint64) string {
+	if n == ^uint64(0) {
+		return "more than 10^19"
+	}
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,271 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/updown/updown/jobs/stats"
+)
+
+// MarketInfo names one of a sweep's markets, oldest first.
+type MarketInfo struct {
+	Slug string    `json:"slug"`
+	End  time.Time `json:"end_time"`
+}
+
+// Results is a finished sweep's answer (DESIGN 14): every trial's
+// statistics on its train and test markets, the best trial and how it did
+// out of sample, its stability among its grid neighbours, and the
+// deflated Sharpe ratio and the probability of backtest overfitting that
+// say whether its edge is more than the luck of many tries.
+type Results struct {
+	Objective string        `json:"objective"`
+	Split     string        `json:"split"`
+	Trials    []TrialResult `json:"trials"`
+	Best      *Best         `json:"best"`
+	// Folds is WALK_FORWARD's: the trial each fold chose on its train
+	// markets and how it did on its test block.
+	Folds     []FoldResult `json:"folds,omitempty"`
+	Stability *Stability   `json:"stability"`
+	DSR       *float64     `json:"dsr" doc:"Deflated Sharpe ratio of the best trial's per-market Sharpe on the train markets, against the best that as many trials would reach by luck; 0 to 1, the probability that its Sharpe is above 0 after the search is counted. Null below 2 trials or 2 traded markets."`
+	PBO       *float64     `json:"pbo" doc:"Probability of backtest overfitting (CSCV, 8 blocks of the train markets): the share of 70 splits in which the in-sample best trial ranks in the bottom half out of sample. Near 0: the search found something stable; 0.5 or more: the best trial is a coin toss. Null under 16 train markets or 2 trials."`
+}
+
+// TrialResult is one trial: its parameter values and its statistics.
+type TrialResult struct {
+	Trial      int              `json:"trial"`
+	Parameters []ParameterValue `json:"parameters"`
+	Train      stats.Summary    `json:"train"`
+	Test       *stats.Summary   `json:"test"`
+	// TrainObjective and TestObjective are the objective's values; nil
+	// where undefined (too few trades for sqn, …).
+	TrainObjective *float64 `json:"train_objective"`
+	TestObjective  *float64 `json:"test_objective"`
+}
+
+// ParameterValue is one parameter's value in a trial.
+type ParameterValue struct {
+	Path  string `json:"path"`
+	Value any    `json:"value"`
+}
+
+// Best is the train-best trial and how it did on the test markets.
+type Best struct {
+	Trial          int              `json:"trial"`
+	Parameters     []ParameterValue `json:"parameters"`
+	TrainObjective *float64         `json:"train_objective"`
+	TestObjective  *float64         `json:"test_objective"`
+	// Test is its statistics on the test markets; for WALK_FORWARD, on
+	// every fold's test block, each replayed with the trial its fold chose.
+	Test *stats.Summary `json:"test"`
+	// PerMarket is its pnl per market (train and test), oldest first.
+	PerMarket []MarketPnL `json:"per_market"`
+}
+
+// MarketPnL is one market's pnl for a trial.
+type MarketPnL struct {
+	Slug  string  `json:"slug"`
+	PnL   float64 `json:"pnl"`
+	Test  bool    `json:"test"`
+	Error string  `json:"error,omitempty"`
+}
+
+// FoldResult is one WALK_FORWARD fold.
+type FoldResult struct {
+	Fold           int           `json:"fold"`
+	Trial          int           `json:"trial"`
+	TrainObjective *float64      `json:"train_objective"`
+	Test           stats.Summary `json:"test"`
+	TestObjective  *float64      `json:"test_objective"`
+}
+
+// Stability sets the best trial's train objective beside the mean of its
+// grid neighbours' (one step each way in each parameter).
+type Stability struct {
+	Trial         int      `json:"trial"`
+	Objective     *float64 `json:"objective"`
+	NeighbourMean *float64 `json:"neighbour_mean"`
+	Neighbours    int      `json:"neighbours"`
+}
+
+// Summarize computes a sweep's results from its shards' outcomes:
+// outcomes[m][t] is trial t's replay of market m, the markets oldest first
+// as in markets. folds is Request.Split.Cut(len(markets)).
+func (p *Plan) Summarize(markets []MarketInfo, outcomes [][]TrialMarket, folds []Fold) (Results, error) {
+	r := p.Request
+	n, nt := len(markets), len(p.Trials)
+	if len(outcomes) != n {
+		return Results{}, fmt.Errorf("sweep: %d markets' outcomes for %d markets", len(outcomes), n)
+	}
+	for m := range outcomes {
+		if len(outcomes[m]) != nt {
+			return Results{}, fmt.Errorf("sweep: market %s has %d trials' outcomes of %d", markets[m].Slug, len(outcomes[m]), nt)
+		}
+	}
+	objective, ok := stats.ObjectiveNamed(r.Objective)
+	if !ok {
+		return Results{}, fmt.Errorf("sweep: objective %q", r.Objective)
+	}
+	size := r.Strategy.PositionSize
+	// The markets every trial trains and tests on: a NONE or HOLDOUT
+	// split's one fold; for WALK_FORWARD the largest train set (the last
+	// fold's) and every test block.
+	train := folds[len(folds)-1].Train
+	var test []int
+	for _, f := range folds {
+		test = append(test, f.Test...)
+	}
+	statsOf := func(t int, idx []int) []stats.Market {
+		out := make([]stats.Market, 0, len(idx))
+		for _, m := range idx {
+			if sm, ok := statsMarket(markets[m], outcomes[m][t]); ok {
+				out = append(out, sm)
+			}
+		}
+		return out
+	}
+	objectiveOf := func(ms []stats.Market) *float64 {
+		var tl stats.Tally
+		for _, m := range ms {
+			tl = tl.Add(stats.TallyOf(m))
+		}
+		return finitePtr(objective(tl))
+	}
+	res := Results{Objective: r.Objective, Split: r.Split.Kind, Trials: make([]TrialResult, nt)}
+	params := r.Parameters
+	valuesOf := func(t int) []ParameterValue {
+		out := make([]ParameterValue, len(params))
+		for j, pr := range params {
+			out[j] = ParameterValue{Path: pr.Path, Value: p.Trials[t].Values[j]}
+		}
+		return out
+	}
+	sharpes := make([]float64, 0, nt)
+	tallies := make([][]stats.Tally, nt) // per trial, per train market, for PBO
+	for t := range nt {
+		tr := statsOf(t, train)
+		res.Trials[t] = TrialResult{Trial: t, Parameters: valuesOf(t), Train: stats.Aggregate(tr, size), TrainObjective: objectiveOf(tr)}
+		if len(test) > 0 {
+			te := statsOf(t, test)
+			sum := stats.Aggregate(te, size)
+			res.Trials[t].Test, res.Trials[t].TestObjective = &sum, objectiveOf(te)
+		}
+		if s := res.Trials[t].Train.SharpePerMarket; s != nil {
+			sharpes = append(sharpes, *s)
+		}
+		tallies[t] = make([]stats.Tally, len(train))
+		for k, m := range train {
+			if sm, ok := statsMarket(markets[m], outcomes[m][t]); ok {
+				tallies[t][k] = stats.TallyOf(sm)
+			}
+		}
+	}
+	best := bestOf(res.Trials, func(tr TrialResult) *float64 { return tr.TrainObjective })
+	if best < 0 {
+		return res, nil // no trial has a defined objective: nothing to choose
+	}
+	b := &Best{Trial: best, Parameters: valuesOf(best), TrainObjective: res.Trials[best].TrainObjective,
+		TestObjective: res.Trials[best].TestObjective, Test: res.Trials[best].Test}
+	isTest := map[int]bool{}
+	for _, m := range test {
+		isTest[m] = true
+	}
+	for m := range markets {
+		o := outcomes[m][best]
+		mp := MarketPnL{Slug: markets[m].Slug, Test: isTest[m], Error: o.Error}
+		if o.Performance != nil {
+			mp.PnL = o.Performance.TotalPnL
+		}
+		b.PerMarket = append(b.PerMarket, mp)
+	}
+	if r.Split.Kind == SplitWalkForward {
+		var chosen []stats.Market
+		for k, f := range folds {
+			fr := FoldResult{Fold: k + 1}
+			ft := make([]TrialResult, nt)
+			for t := range nt {
+				ft[t].TrainObjective = objectiveOf(statsOf(t, f.Train))
+			}
+			fr.Trial = max(bestOf(ft, func(tr TrialResult) *float64 { return tr.TrainObjective }), 0)
+			fr.TrainObjective = ft[fr.Trial].TrainObjective
+			te := statsOf(fr.Trial, f.Test)
+			fr.Test, fr.TestObjective = stats.Aggregate(te, size), objectiveOf(te)
+			chosen = append(chosen, te...)
+			res.Folds = append(res.Folds, fr)
+		}
+		all := stats.Aggregate(chosen, size)
+		b.Test, b.TestObjective = &all, objectiveOf(chosen)
+	}
+	res.Best = b
+	st := &Stability{Trial: best, Objective: b.TrainObjective}
+	var sum float64
+	for _, k := range p.Neighbours(best) {
+		if v := res.Trials[k].TrainObjective; v != nil {
+			sum += *v
+			st.Neighbours++
+		}
+	}
+	if st.Neighbours > 0 {
+		st.NeighbourMean = finitePtr(sum / float64(st.Neighbours))
+	}
+	res.Stability = st
+	var bestPnL []float64
+	for _, m := range train {
+		if o := outcomes[m][best]; o.Performance != nil && o.Performance.TotalTrades > 0 {
+			bestPnL = append(bestPnL, o.Performance.TotalPnL)
+		}
+	}
+	res.DSR = stats.DSR(bestPnL, sharpes)
+	res.PBO = stats.PBO(tallies, objective)
+	return res, nil
+}
+
+// bestOf is the index of the trial with the highest defined score, the
+// lowest index among ties; −1 when none is defined.
+func bestOf(trials []TrialResult, score func(TrialResult) *float64) int {
+	best := -1
+	for t := range trials {
+		if v := score(trials[t]); v != nil && (best < 0 || *v > *score(trials[best])) {
+			best = t
+		}
+	}
+	return best
+}
+
+// statsMarket is one replay as the statistics read it; ok is false for a
+// market the trial could not replay.
+func statsMarket(m MarketInfo, o TrialMarket) (stats.Market, bool) {
+	if o.Performance == nil {
+		return stats.Market{}, false
+	}
+	p := o.Performance
+	sm := stats.Market{Slug: m.Slug, End: m.End, PnL: p.TotalPnL, Fees: p.TotalFees, NTrades: p.TotalTrades, Wins: p.WinningTrades}
+	if len(o.Trips) == p.TotalTrades {
+		sm.Trades = make([]stats.Trade, len(o.Trips))
+		for k, t := range o.Trips {
+			sm.Trades[k] = stats.Trade{PnL: t.PnL, EntryPrice: t.EntryFill, EntryMid: t.EntryMid, Won: t.Won}
+		}
+	}
+	return sm, true
+}
+
+func finitePtr(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	r := round6(x)
+	return &r
+}
+
+// round6 rounds to 6 decimals, as every figure of an answer.
+func round6(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= 1e15 {
+		return x
+	}
+	r := math.Round(x*1e6) / 1e6
+	if r == 0 {
+		return 0
+	}
+	return r
+}

@@ -1,0 +1,90 @@
+package sweep
+
+import (
+	"errors"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// MarketData is what a shard reads of its market, once for every trial:
+// the record, the tapes of the outcomes its trials trade or read, and the
+// recorded trades when a trial reads them (Needs).
+type MarketData struct {
+	Market   store.Market
+	Up, Down *store.Tape
+	Trades   []store.MarketTrade
+}
+
+// DataNeeds says which tapes and whether the trades a shard's trials read.
+type DataNeeds struct {
+	Up, Down, Trades bool
+}
+
+// NeedsOf is what the strategies read of a market, together.
+func NeedsOf(strategies []replay.Strategy) DataNeeds {
+	var n DataNeeds
+	for i := range strategies {
+		s := &strategies[i]
+		need := s.Needs()
+		up := s.Outcome() == store.OutcomeUp
+		n.Up = n.Up || up || need.OtherBook
+		n.Down = n.Down || !up || need.OtherBook
+		n.Trades = n.Trades || need.Trades
+	}
+	return n
+}
+
+// input is d as a replay of s reads it.
+func (d MarketData) input(s replay.Strategy) replay.Input {
+	in := replay.Input{Market: d.Market, Tape: d.Up, Other: d.Down, Trades: d.Trades}
+	if s.Outcome() == store.OutcomeDown {
+		in.Tape, in.Other = d.Down, d.Up
+	}
+	return in
+}
+
+// TrialMarket is one trial's replay of one market: its performance, as
+// POST /v1/replay answers it for the same strategy, and its round trips;
+// or the code of a replay that could not run (NO_DATA, …).
+type TrialMarket struct {
+	Performance *replay.Performance `json:"performance,omitempty"`
+	Trips       []Trip              `json:"trips,omitempty"`
+	Error       string              `json:"error,omitempty"`
+}
+
+// Trip is a round trip as a shard stores it (replay.RoundTrip).
+type Trip struct {
+	EntryFill float64 `json:"entry_fill"`
+	EntryMid  float64 `json:"entry_mid"`
+	PnL       float64 `json:"pnl"`
+	Fees      float64 `json:"fees"`
+	Won       float64 `json:"won"`
+}
+
+// RunShard replays every strategy over one market's data, in order: the
+// market is read and decoded once, and each trial costs its engine time
+// alone. A replay the data cannot serve is that trial's Error; an error
+// that is no fault of the request (bad data) fails the shard.
+func RunShard(d MarketData, strategies []replay.Strategy) ([]TrialMarket, error) {
+	out := make([]TrialMarket, len(strategies))
+	for i, s := range strategies {
+		perf, trips, err := replay.Trips(d.input(s), s)
+		var re *replay.Error
+		switch {
+		case errors.As(err, &re):
+			out[i].Error = re.Code
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out[i].Performance = &perf
+		if len(trips) > 0 {
+			out[i].Trips = make([]Trip, len(trips))
+			for k, t := range trips {
+				out[i].Trips[k] = Trip{EntryFill: round6(t.EntryFill), EntryMid: round6(t.EntryMid), PnL: round6(t.PnL), Fees: round6(t.Fees), Won: t.Won}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,175 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// walkMarket is a resolved 15m market of n snapshots a second apart, with
+// books on both outcomes and a few recorded trades.
+func walkMarket(rng *rand.Rand, k, n int) (store.Market, []store.Snapshot, []store.MarketTrade) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(k) * 15 * time.Minute)
+	winner := store.OutcomeUp
+	if rng.IntN(2) == 0 {
+		winner = store.OutcomeDown
+	}
+	m := store.Market{Slug: fmt.Sprintf("btc-updown-15m-%d", start.Unix()), Coin: store.BTC, MarketType: store.M15,
+		StartTime: start, EndTime: start.Add(15 * time.Minute), Winner: &winner}
+	up, coin := 0.5, 90000.0
+	snaps := make([]store.Snapshot, n)
+	var trades []store.MarketTrade
+	for i := range snaps {
+		up = math.Round(min(0.95, max(0.05, up+float64(rng.IntN(5)-2)/100))*100) / 100
+		coin += float64(rng.IntN(21) - 10)
+		book := func(p float64) *store.Book {
+			return &store.Book{Bids: []store.Level{{Price: p - 0.01, Size: float64(10 + rng.IntN(200))}, {Price: p - 0.02, Size: 100}},
+				Asks: []store.Level{{Price: p, Size: float64(10 + rng.IntN(200))}, {Price: p + 0.01, Size: 100}}}
+		}
+		t := start.Add(time.Duration(i) * time.Second)
+		snaps[i] = store.Snapshot{Time: t, CoinPrice: coin, PriceUp: up, PriceDown: math.Round((1-up+0.01)*100) / 100,
+			BookUp: book(up), BookDown: book(math.Round((1-up+0.01)*100) / 100)}
+		if rng.IntN(3) == 0 {
+			trades = append(trades, store.MarketTrade{Time: t.Add(500 * time.Millisecond), Outcome: store.OutcomeUp,
+				Side: store.SideSell, Price: up - 0.01, Size: float64(5 + rng.IntN(100)), TxHash: fmt.Sprintf("0x%x", rng.Uint32())})
+		}
+	}
+	return m, snaps, trades
+}
+
+// TestShardAnswersAsReplay: a sweep trial's result on a market is byte for
+// byte the performance POST /v1/replay answers for the same strategy with
+// the parameters substituted (every trial, MARKET and GTC, both sides).
+func TestShardAnswersAsReplay(t *testing.T) {
+	t.Parallel()
+	b := body(func(b map[string]any) {
+		b["parameters"] = []any{
+			map[string]any{"path": "/entryConditions/0/value", "values": []any{0.45, 0.5, 0.55}},
+			map[string]any{"path": "/orderType", "values": []any{"MARKET", "LIMIT", "GTC"}},
+			map[string]any{"path": "/side", "values": []any{"UP", "DOWN"}},
+		}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": 5}
+	})
+	p, err := plan(t, b, ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for k := range 5 {
+		m, snaps, trades := walkMarket(rng, k, 300)
+		up, _ := store.TapeOf(snaps, store.OutcomeUp)
+		down, _ := store.TapeOf(snaps, store.OutcomeDown)
+		strategies := make([]replay.Strategy, len(p.Trials))
+		for i, tr := range p.Trials {
+			strategies[i] = tr.Strategy
+		}
+		need := NeedsOf(strategies)
+		if !need.Up || !need.Down || !need.Trades {
+			t.Fatalf("needs %+v", need)
+		}
+		out, err := RunShard(MarketData{Market: m, Up: up, Down: down, Trades: trades}, strategies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traded := 0
+		for i, tr := range p.Trials {
+			want, err := replay.RunTrades(m, snaps, trades, tr.Strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(out[i].Performance)
+			w, _ := json.Marshal(want.Performance)
+			if string(got) != string(w) {
+				t.Fatalf("market %d, trial %d (%v): shard %s, replay %s", k, i, tr.Values, got, w)
+			}
+			if len(out[i].Trips) != want.Performance.TotalTrades {
+				t.Fatalf("market %d, trial %d: %d trips for %d trades", k, i, len(out[i].Trips), want.Performance.TotalTrades)
+			}
+			if want.Performance.TotalTrades > 0 {
+				traded++
+			}
+		}
+		if traded == 0 {
+			t.Fatalf("market %d: no trial traded", k)
+		}
+	}
+}
+
+// TestSummarizeHandWorked: two trials over four markets with a 0.5
+// holdout and no embargo (train markets 0-1, test 2-3). Trial 0 makes 1
+// on every market; trial 1 makes 3 and 2 in training, then −1 twice.
+// Trial 1 is the train-best by total pnl (5 against 2) and loses 2 on
+// test; its only neighbour, trial 0, has a train objective of 2.
+func TestSummarizeHandWorked(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": 4}
+		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.5, "embargoMarkets": 0}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pnl := [][]float64{{1, 3}, {1, 2}, {1, -1}, {1, -1}} // [market][trial]
+	markets := make([]MarketInfo, 4)
+	outcomes := make([][]TrialMarket, 4)
+	for m := range 4 {
+		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
+		outcomes[m] = make([]TrialMarket, 2)
+		for tr := range 2 {
+			win := 0
+			if pnl[m][tr] > 0 {
+				win = 1
+			}
+			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl[m][tr], TotalTrades: 1, WinningTrades: win},
+				Trips: []Trip{{EntryFill: 0.5, EntryMid: 0.49, PnL: pnl[m][tr], Won: float64(win)}}}
+		}
+	}
+	res, err := p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Best == nil || res.Best.Trial != 1 || *res.Best.TrainObjective != 5 || *res.Best.TestObjective != -2 {
+		t.Fatalf("best %+v", res.Best)
+	}
+	if *res.Trials[0].TrainObjective != 2 || *res.Trials[0].TestObjective != 2 || res.Trials[1].Test.NMarkets != 2 {
+		t.Errorf("trials %+v", res.Trials)
+	}
+	if st := res.Stability; st.Neighbours != 1 || *st.NeighbourMean != 2 || *st.Objective != 5 {
+		t.Errorf("stability %+v", st)
+	}
+	if len(res.Best.PerMarket) != 4 || !res.Best.PerMarket[2].Test || res.Best.PerMarket[0].Test || res.Best.PerMarket[3].PnL != -1 {
+		t.Errorf("per market %+v", res.Best.PerMarket)
+	}
+	if res.PBO != nil {
+		t.Errorf("PBO with 2 train markets: %v", *res.PBO)
+	}
+	// Walk forward over the same markets, 3 folds of one market each:
+	// fold 1 trains on market 0 (trial 1, 3 against 1) and tests on
+	// market 1 (2); fold 2 trains on 0-1 (trial 1, 5 against 2) and tests
+	// on 2 (−1); fold 3 trains on 0-2 (trial 1, 4 against 3) and tests on
+	// 3 (−1). The concatenated test pnl is 2 − 1 − 1 = 0.
+	p.Request.Split = Split{Kind: SplitWalkForward, Folds: 3}
+	folds, err = p.Request.Split.Cut(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Folds) != 3 || res.Folds[0].Trial != 1 || *res.Folds[0].TestObjective != 2 || res.Folds[1].Trial != 1 ||
+		res.Folds[2].Trial != 1 || *res.Folds[2].TrainObjective != 4 || *res.Best.TestObjective != 0 {
+		t.Errorf("folds %d, best test objective %v", len(res.Folds), *res.Best.TestObjective)
+	}
+}

@@ -1,0 +1,336 @@
+package sweep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/jobs/replay"
+)
+
+// body is a valid sweep with two thresholds over 200 BTC 15m markets.
+func body(mutate func(map[string]any)) []byte {
+	b := map[string]any{
+		"strategy": map[string]any{
+			"side":            "UP",
+			"entryConditions": []any{map[string]any{"field": "price_up", "operator": "<", "value": 0.4}},
+			"exitConditions":  []any{map[string]any{"field": "price_up", "operator": ">=", "value": 0.6}},
+			"positionSize":    100,
+		},
+		"parameters": []any{
+			map[string]any{"path": "/entryConditions/0/value", "range": map[string]any{"from": 0.3, "to": 0.5, "step": 0.1}},
+			map[string]any{"path": "/exitConditions/0/value", "values": []any{0.6, 0.7}},
+		},
+		"search":  map[string]any{"kind": "GRID"},
+		"markets": map[string]any{"coin": "BTC", "market_type": "15m", "count": 200},
+		"split":   map[string]any{"kind": "HOLDOUT"},
+	}
+	if mutate != nil {
+		mutate(b)
+	}
+	out, _ := json.Marshal(b)
+	return out
+}
+
+func plan(t *testing.T, b []byte, lim Limits) (Plan, error) {
+	t.Helper()
+	r, err := Decode(b)
+	if err != nil {
+		return Plan{}, err
+	}
+	return r.Normalize(lim)
+}
+
+func TestPlanGrid(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, body(nil), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first parameter slowest; 0.1 steps are decimal-exact.
+	want := [][]any{{0.3, 0.6}, {0.3, 0.7}, {0.4, 0.6}, {0.4, 0.7}, {0.5, 0.6}, {0.5, 0.7}}
+	if len(p.Trials) != len(want) {
+		t.Fatalf("%d trials, want %d", len(p.Trials), len(want))
+	}
+	for i, tr := range p.Trials {
+		if !reflect.DeepEqual(tr.Values, want[i]) || tr.Index != i {
+			t.Errorf("trial %d: %v, want %v", i, tr.Values, want[i])
+		}
+		if got := tr.Strategy.EntryConditions[0].Value; got != want[i][0] {
+			t.Errorf("trial %d: entry threshold %v", i, got)
+		}
+		if got := tr.Strategy.ExitConditions[0].Value; got != want[i][1] {
+			t.Errorf("trial %d: exit threshold %v", i, got)
+		}
+	}
+	r := p.Request
+	if r.Objective != ObjectiveTotalPnL || r.Split.TestFraction != 0.3 || r.Split.EmbargoMarkets != 1 || r.Strategy.MaxLossPercent != 50 {
+		t.Errorf("defaults: %+v", r)
+	}
+	// Neighbours of (0.4, 0.6): (0.3, 0.6), (0.5, 0.6), (0.4, 0.7).
+	if got := p.Neighbours(2); !reflect.DeepEqual(got, []int{0, 3, 4}) {
+		t.Errorf("neighbours of trial 2: %v", got)
+	}
+}
+
+func TestRandomSearchIsSeeded(t *testing.T) {
+	t.Parallel()
+	random := func(seed, trials int) Plan {
+		p, err := plan(t, body(func(b map[string]any) {
+			b["parameters"] = []any{
+				map[string]any{"path": "/entryConditions/0/value", "range": map[string]any{"from": 0.01, "to": 0.99, "step": 0.01}},
+				map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 5, "to": 100, "step": 5}},
+			}
+			b["search"] = map[string]any{"kind": "RANDOM", "trials": trials, "seed": seed}
+			b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": 10}
+		}), EnterpriseLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b, c := random(42, 50), random(42, 50), random(43, 50)
+	seen := map[string]bool{}
+	for i := range a.Trials {
+		if !reflect.DeepEqual(a.Trials[i].Values, b.Trials[i].Values) {
+			t.Fatalf("the same seed drew %v and %v", a.Trials[i].Values, b.Trials[i].Values)
+		}
+		k := fmt.Sprint(a.Trials[i].Values)
+		if seen[k] {
+			t.Fatalf("trial %v drawn twice", k)
+		}
+		seen[k] = true
+	}
+	if reflect.DeepEqual(a.Trials[0].Values, c.Trials[0].Values) && reflect.DeepEqual(a.Trials[1].Values, c.Trials[1].Values) {
+		t.Error("another seed drew the same trials")
+	}
+	// Pinned: PCG with the seed is the same on every machine.
+	if got := fmt.Sprint(a.Trials[0].Values, a.Trials[1].Values, a.Trials[2].Values); got != pinnedRandom {
+		t.Errorf("seed 42 drew %s, pinned %s", got, pinnedRandom)
+	}
+	// Asking for the whole grid or more gives the grid in order.
+	if all := random(1, 5000); len(all.Trials) != 99*20 || all.Trials[0].Values[0] != 0.01 || all.Trials[1].Values[1] != 10.0 {
+		t.Errorf("the whole grid: %d trials, first %v %v", len(all.Trials), all.Trials[0].Values, all.Trials[1].Values)
+	}
+}
+
+const pinnedRandom = "[0.32 70] [0.13 30] [0.58 10]"
+
+func TestSweepValidation(t *testing.T) {
+	t.Parallel()
+	set := func(kv ...any) func(map[string]any) {
+		return func(b map[string]any) {
+			for i := 0; i < len(kv); i += 2 {
+				b[kv[i].(string)] = kv[i+1]
+			}
+		}
+	}
+	param := func(p ...any) []any { return p }
+	tests := []struct {
+		name   string
+		body   []byte
+		lim    Limits
+		field  string
+		within string
+	}{
+		{"unknown key", body(set("foo", 1)), ProLimits, "foo", "unknown field"},
+		{"unknown key in a range", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 2, "stp": 1}}))), ProLimits, "parameters[0].range.stp", "unknown field"},
+		{"no strategy", body(set("strategy", nil)), ProLimits, "strategy", "missing"},
+		{"marketSlug in the strategy", body(set("strategy", map[string]any{"marketSlug": "x", "side": "UP"})), ProLimits, "strategy.marketSlug", "unknown field"},
+		{"bad strategy", body(func(b map[string]any) { b["strategy"].(map[string]any)["positionSize"] = 0 }), ProLimits, "strategy.positionSize", "positionSize"},
+		{"no parameters", body(set("parameters", []any{})), ProLimits, "parameters", "empty"},
+		{"five parameters", body(set("parameters", param(
+			map[string]any{"path": "/maxLossPercent", "values": []any{10}}, map[string]any{"path": "/positionSize", "values": []any{10}},
+			map[string]any{"path": "/latencyMs", "values": []any{10}}, map[string]any{"path": "/side", "values": []any{"UP"}},
+			map[string]any{"path": "/orderType", "values": []any{"LIMIT"}}))), ProLimits, "parameters", "at most 4"},
+		{"not a pointer", body(set("parameters", param(map[string]any{"path": "maxLossPercent", "values": []any{10}}))), ProLimits, "parameters[0].path", "JSON Pointer"},
+		{"bad escape", body(set("parameters", param(map[string]any{"path": "/a~2b", "values": []any{10}}))), ProLimits, "parameters[0].path", "JSON Pointer"},
+		{"not sweepable", body(set("parameters", param(map[string]any{"path": "/marketSlug", "values": []any{10}}))), ProLimits, "parameters[0].path", "not a sweepable"},
+		{"no such condition", body(set("parameters", param(map[string]any{"path": "/entryConditions/3/value", "values": []any{10}}))), ProLimits, "parameters[0].path", "has 1 entryConditions"},
+		{"swept twice", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{10}}, map[string]any{"path": "/maxLossPercent", "values": []any{20}}))), ProLimits, "parameters[1].path", "twice"},
+		{"values and range", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{10}, "range": map[string]any{"from": 1, "to": 2, "step": 1}}))), ProLimits, "parameters[0]", "both"},
+		{"no values", body(set("parameters", param(map[string]any{"path": "/maxLossPercent"}))), ProLimits, "parameters[0].values", "needs values"},
+		{"string for a number", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{"10"}}))), ProLimits, "parameters[0].values[0]", "must be a number"},
+		{"unknown enum value", body(set("parameters", param(map[string]any{"path": "/orderType", "values": []any{"FOK"}}))), ProLimits, "parameters[0].values[0]", "MARKET, LIMIT, GTC"},
+		{"repeated value", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{10, 10}}))), ProLimits, "parameters[0].values[1]", "repeats"},
+		{"zero step", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 2, "step": 0}}))), ProLimits, "parameters[0].range.step", "above 0"},
+		{"from above to", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 3, "to": 2, "step": 1}}))), ProLimits, "parameters[0].range.from", "above to"},
+		{"range on an enum", body(set("parameters", param(map[string]any{"path": "/side", "range": map[string]any{"from": 1, "to": 2, "step": 1}}))), ProLimits, "parameters[0].range", "not a number"},
+		{"too many values", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 0, "to": 100, "step": 0.001}}))), EnterpriseLimits, "parameters[0].range", "100,001 values"},
+		{"an invalid trial", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{50, 0}}))), ProLimits, "parameters", "trial 1 (/maxLossPercent=0)"},
+		{"GTC fields with MARKET", body(set("parameters", param(map[string]any{"path": "/limitOffsetTicks", "values": []any{1, 2}}))), ProLimits, "parameters", "only with orderType GTC"},
+		{"no search kind", body(set("search", map[string]any{})), ProLimits, "search.kind", "missing"},
+		{"random without trials", body(set("search", map[string]any{"kind": "RANDOM"})), ProLimits, "search.trials", "RANDOM draws"},
+		{"fractional trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 1.5})), ProLimits, "search.trials", "whole number"},
+		{"no coin", body(set("markets", map[string]any{"market_type": "15m", "count": 5})), ProLimits, "markets.coin", "missing"},
+		{"4hr for ETH", body(set("markets", map[string]any{"coin": "ETH", "market_type": "4hr", "count": 5})), ProLimits, "markets.market_type", "BTC only"},
+		{"no count", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m"})), ProLimits, "markets.count", "missing"},
+		{"bad time", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "start_time": "yesterday"})), ProLimits, "markets.start_time", "RFC 3339"},
+		{"test fraction", body(set("split", map[string]any{"kind": "HOLDOUT", "testFraction": 0.6})), ProLimits, "split.testFraction", "between 0.1 and 0.5"},
+		{"one fold", body(set("split", map[string]any{"kind": "WALK_FORWARD", "folds": 1})), ProLimits, "split.folds", "2 to 10"},
+		{"folds with HOLDOUT", body(set("split", map[string]any{"kind": "HOLDOUT", "folds": 3})), ProLimits, "split.folds", "WALK_FORWARD"},
+		{"unknown objective", body(set("objective", "profit")), ProLimits, "objective", "total_pnl, ev_per_trade"},
+		{"over PRO's markets", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 201})), ProLimits, "markets.count", "PRO allows 200"},
+		{"over PRO's trials", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters", "397 trials: PRO allows 200"},
+		{"over PRO's replays", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 101, "step": 1}}))), ProLimits, "parameters", "101 trials × 200 markets = 20,200 replays: PRO allows 20,000"},
+	}
+	for _, tt := range tests {
+		_, err := plan(t, tt.body, tt.lim)
+		var re *replay.Error
+		if !errors.As(err, &re) {
+			t.Errorf("%s: %v, want a *replay.Error", tt.name, err)
+			continue
+		}
+		if re.Field != tt.field || !strings.Contains(re.Message, tt.within) {
+			t.Errorf("%s: %s %q, want field %s containing %q", tt.name, re.Field, re.Message, tt.field, tt.within)
+		}
+	}
+}
+
+func TestPointerEscapes(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string][]string{
+		"/a~1b":   {"a/b"},
+		"/a~0b":   {"a~b"},
+		"/~01":    {"~1"},
+		"/x/0/y":  {"x", "0", "y"},
+		"/":       {""},
+		"/a~":     nil,
+		"a":       nil,
+		"":        nil,
+		"/a~2":    nil,
+		"/~1~0~1": {"/~/"},
+	} {
+		got, ok := splitPointer(p)
+		if ok != (want != nil) || ok && !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %q %v, want %q", p, got, ok, want)
+		}
+	}
+}
+
+// TestSplitsRespectTime cuts random market counts every way and checks
+// that each fold trains on markets before its test markets, with exactly
+// the embargo between them, and that no market trains and tests at once.
+func TestSplitsRespectTime(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	for range 2000 {
+		n := 1 + rng.IntN(400)
+		s := Split{Kind: []string{SplitHoldout, SplitWalkForward}[rng.IntN(2)], EmbargoMarkets: rng.IntN(4)}
+		if s.Kind == SplitHoldout {
+			s.TestFraction = 0.1 + float64(rng.IntN(41))/100
+		} else {
+			s.Folds = 2 + rng.IntN(9)
+		}
+		folds, err := s.Cut(n)
+		if err != nil {
+			continue // too few markets: said so
+		}
+		covered := 0
+		for k, f := range folds {
+			if len(f.Train) == 0 || len(f.Test) == 0 {
+				t.Fatalf("%+v of %d: fold %d is empty: %+v", s, n, k, f)
+			}
+			last, first := f.Train[len(f.Train)-1], f.Test[0]
+			if first-last-1 != s.EmbargoMarkets {
+				t.Fatalf("%+v of %d: fold %d has %d markets between train and test", s, n, k, first-last-1)
+			}
+			for i := 1; i < len(f.Train); i++ {
+				if f.Train[i] != f.Train[i-1]+1 || f.Train[0] != 0 {
+					t.Fatalf("%+v of %d: train not the oldest markets in order", s, n)
+				}
+			}
+			for i := 1; i < len(f.Test); i++ {
+				if f.Test[i] != f.Test[i-1]+1 {
+					t.Fatalf("%+v of %d: test not contiguous", s, n)
+				}
+			}
+			covered += len(f.Test)
+		}
+		if s.Kind == SplitHoldout && folds[0].Test[len(folds[0].Test)-1] != n-1 {
+			t.Fatalf("holdout of %d does not test the newest markets", n)
+		}
+		if s.Kind == SplitWalkForward && folds[len(folds)-1].Test[len(folds[len(folds)-1].Test)-1] != n-1 {
+			t.Fatalf("walk-forward of %d does not end with the newest market", n)
+		}
+	}
+	// Hand-worked: 10 markets, a 0.3 holdout with one embargoed: train
+	// 0-5, embargo 6, test 7-9.
+	f, err := Split{Kind: SplitHoldout, TestFraction: 0.3, EmbargoMarkets: 1}.Cut(10)
+	if err != nil || !reflect.DeepEqual(f[0].Train, []int{0, 1, 2, 3, 4, 5}) || !reflect.DeepEqual(f[0].Test, []int{7, 8, 9}) {
+		t.Errorf("holdout: %+v %v", f, err)
+	}
+	// 11 markets in 3 blocks of 4, 4, 3; two folds, no embargo.
+	f, err = Split{Kind: SplitWalkForward, Folds: 2}.Cut(11)
+	if err != nil || !reflect.DeepEqual(f[0].Train, []int{0, 1, 2, 3}) || !reflect.DeepEqual(f[0].Test, []int{4, 5, 6, 7}) ||
+		!reflect.DeepEqual(f[1].Train, []int{0, 1, 2, 3, 4, 5, 6, 7}) || !reflect.DeepEqual(f[1].Test, []int{8, 9, 10}) {
+		t.Errorf("walk-forward: %+v %v", f, err)
+	}
+	if _, err := (Split{Kind: SplitWalkForward, Folds: 4, EmbargoMarkets: 1}).Cut(9); err == nil || !strings.Contains(err.Error(), "at least 10 markets") {
+		t.Errorf("too few for a walk-forward: %v", err)
+	}
+}
+
+func TestShardRoundTrip(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, body(nil), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := p.Shards("sw_1", []string{"btc-updown-15m-1", "btc-updown-15m-2"})
+	b, err := json.Marshal(shards[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Shard
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	strategies, err := back.Strategies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Market != "btc-updown-15m-2" || len(strategies) != len(p.Trials) {
+		t.Fatalf("shard %+v", back)
+	}
+	for i, s := range strategies {
+		if got, want := mustJSON(t, s), mustJSON(t, p.Trials[i].Strategy); got != want {
+			t.Errorf("trial %d: %s, want %s", i, got, want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// FuzzDecode: no body makes the decoder or the planner panic, and every
+// refusal is a *replay.Error.
+func FuzzDecode(f *testing.F) {
+	f.Add(body(nil))
+	f.Add([]byte(`{"parameters":[{"path":"/~","values":[1]}]}`))
+	f.Add([]byte(`{"strategy":{"side":"UP"},"split":{"kind":"WALK_FORWARD","folds":3}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Decode(b)
+		if err == nil {
+			_, err = r.Normalize(ProLimits)
+		}
+		if err == nil {
+			return
+		}
+		var re *replay.Error
+		if !errors.As(err, &re) {
+			t.Fatalf("%T %v", err, err)
+		}
+	})
+}
