@@ -60,6 +60,10 @@ type Config struct {
 	// (replays, backtests, generations) running at once, per tier (0: no
 	// cap). The slots are counted in Redis: with Redis nil there is no cap.
 	JobsInFlight map[store.Tier]int
+	// JobSlotLease is how long a slot of jobs in flight outlives the last
+	// sign of its job when its api process stops keeping it (default 30 s;
+	// tests shorten it).
+	JobSlotLease time.Duration
 	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.

@@ -352,11 +352,15 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
+	write, err := monitoringWrite(os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
 	}
-	mon := monitoringUI(d.connOpt, d.dev, d.monitoringToken)
+	mon := monitoringUI(d.connOpt, monitoringOptions{Dev: d.dev, AdminToken: d.monitoringToken, Write: write})
 	srv, err := api.New(api.Config{
 		Store:         d.store,
 		Logger:        d.log,
