@@ -507,8 +507,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		// Trade times with milliseconds, prices with 3 decimals, pnl in dollars.
 		var trade []string
 		pro.eval(`[...(document.querySelector('[data-testid=trade-row]')||{cells: []}).cells].map(c => c.textContent)`, &trade)
-		if n > 0 && (len(trade) != 10 || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(trade[2]) ||
-			!regexp.MustCompile(`^\d\.\d{3}$`).MatchString(trade[3]) || !moneyForm.MatchString(trade[9])) {
+		if n > 0 && (len(trade) != 12 || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(trade[2]) ||
+			!regexp.MustCompile(`^\d\.\d{3}$`).MatchString(trade[3]) || !moneyForm.MatchString(trade[11])) {
 			t.Errorf("first trade row %q", trade)
 		}
 		pro.checkNumbers("replay result")
@@ -551,7 +551,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		pro.setValue(byID("replay-code"), "side=DOWN entry: price_down <= 0.55 and time_remaining_pct > 30 exit: price_down >= 0.7 size=25 maxloss=20 order=LIMIT")
 		var side, order string
 		pro.eval(`document.querySelector('[data-testid=replay-side]').value`, &side)
-		pro.eval(`document.querySelector('[data-testid=replay-order-type]').value`, &order)
+		pro.eval(`document.querySelector('[data-testid=order-type]').value`, &order)
 		if side != "DOWN" || order != "LIMIT" {
 			t.Errorf("the builder shows side %s, order %s after the code", side, order)
 		}
