@@ -21,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/updown/updown/jobs/strategy"
 )
 
 // The dashboard in a real browser (DESIGN 12): Debian's Chromium, headless,
@@ -507,8 +509,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		// Trade times with milliseconds, prices with 3 decimals, pnl in dollars.
 		var trade []string
 		pro.eval(`[...(document.querySelector('[data-testid=trade-row]')||{cells: []}).cells].map(c => c.textContent)`, &trade)
-		if n > 0 && (len(trade) != 10 || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(trade[2]) ||
-			!regexp.MustCompile(`^\d\.\d{3}$`).MatchString(trade[3]) || !moneyForm.MatchString(trade[9])) {
+		if n > 0 && (len(trade) != 12 || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(trade[2]) ||
+			!regexp.MustCompile(`^\d\.\d{3}$`).MatchString(trade[3]) || !moneyForm.MatchString(trade[11])) {
 			t.Errorf("first trade row %q", trade)
 		}
 		pro.checkNumbers("replay result")
@@ -551,7 +553,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		pro.setValue(byID("replay-code"), "side=DOWN entry: price_down <= 0.55 and time_remaining_pct > 30 exit: price_down >= 0.7 size=25 maxloss=20 order=LIMIT")
 		var side, order string
 		pro.eval(`document.querySelector('[data-testid=replay-side]').value`, &side)
-		pro.eval(`document.querySelector('[data-testid=replay-order-type]').value`, &order)
+		pro.eval(`document.querySelector('[data-testid=order-type]').value`, &order)
 		if side != "DOWN" || order != "LIMIT" {
 			t.Errorf("the builder shows side %s, order %s after the code", side, order)
 		}
@@ -561,6 +563,140 @@ func TestDashboardInBrowser(t *testing.T) {
 		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"DOWN","positionSize":25,"maxLossPercent":20,"orderType":"LIMIT","feeModel":"MARKET","latencyMs":500,
 			"entryConditions":[{"field":"price_down","operator":"<=","value":0.55},{"field":"time_remaining_pct","operator":">","value":30}],
 			"exitConditions":[{"field":"price_down","operator":">=","value":0.7}]}`)
+	})
+
+	t.Run("replay a GTC strategy from the builder", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		var hidden bool
+		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
+		if !hidden {
+			t.Error("the GTC options show with order type MARKET")
+		}
+		pro.setValue(byID("order-type"), "GTC")
+		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
+		if hidden {
+			t.Error("the GTC options stay hidden with order type GTC")
+		}
+		pro.run("post only", chromedp.Click(byID("gtc-post-only")))
+		pro.setValue(byID("gtc-cancel-after"), "60")
+		pro.setValue(byID("gtc-queue"), "FRONT")
+		pro.setValue(byID("reentry-cooldown"), "30")
+		pro.setValue(byID("max-entries"), "3")
+		pro.setValue(byID("replay-fee-model"), "MARKET")
+		pro.setValue(byID("replay-size"), "50")
+		// Every control is labelled.
+		var unlabelled []string
+		pro.eval(`['order-type','gtc-post-only','gtc-offset','gtc-cancel-after','gtc-queue','gtc-rebates','reentry-cooldown','max-entries']
+			.filter(id => { const el = document.querySelector('[data-testid='+id+']'); return !el || !el.labels || el.labels.length === 0 })`, &unlabelled)
+		if len(unlabelled) > 0 {
+			t.Errorf("controls without a label: %v", unlabelled)
+		}
+		const code = "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 or time_remaining_pct <= 5 size=50 maxloss=50 order=GTC postonly=true cancel=60000 queue=front fees=market cooldown=30000 maxentries=3"
+		var shown string
+		pro.eval(`document.querySelector('[data-testid=replay-code]').value`, &shown)
+		if shown != code {
+			t.Errorf("the code box shows %q\nwant %q", shown, code)
+		}
+		submitReplay(pro)
+		var want struct {
+			Data struct {
+				Performance struct {
+					TotalFees    float64 `json:"total_fees"`
+					OrdersPlaced int     `json:"orders_placed"`
+					OrdersFilled int     `json:"orders_filled"`
+				}
+				Orders []struct{ Action, Reason string }
+				Trades []struct{ Liquidity string }
+			}
+		}
+		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug":"`+slug15+`","side":"UP","positionSize":50,"orderType":"GTC","postOnly":true,
+			"cancelAfterMs":60000,"queueModel":"FRONT","feeModel":"MARKET","reentryCooldownMs":30000,"maxEntriesPerMarket":3,
+			"entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6},{"field":"time_remaining_pct","operator":"<=","value":5}]}`, &want)
+		w := want.Data
+		if len(w.Orders) == 0 || len(w.Trades) == 0 {
+			t.Fatalf("the dev market gives this GTC strategy %d orders and %d trade events: pick another", len(w.Orders), len(w.Trades))
+		}
+		var rows int
+		pro.eval(`document.querySelectorAll('[data-testid=orders-table] [data-testid=order-row]').length`, &rows)
+		if rows != len(w.Orders) {
+			t.Errorf("%d order rows, API %d orders", rows, len(w.Orders))
+		}
+		var first []string
+		pro.eval(`[...document.querySelector('[data-testid=order-row]').cells].map(c => c.textContent)`, &first)
+		if len(first) != 6 || first[1] != w.Orders[0].Action || first[5] != w.Orders[0].Reason ||
+			!regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(first[0]) {
+			t.Errorf("first order row %q, API %+v", first, w.Orders[0])
+		}
+		var help string
+		pro.eval(`document.querySelector('[data-testid=order-row] abbr').title`, &help)
+		if help == "" {
+			t.Error("the first order's reason has no explanation")
+		}
+		if got := pro.text(byID("orders-placed")); got != strconv.Itoa(w.Performance.OrdersPlaced) {
+			t.Errorf("orders placed shows %q, API %d", got, w.Performance.OrdersPlaced)
+		}
+		if got := pro.text(byID("orders-filled")); got != strconv.Itoa(w.Performance.OrdersFilled) {
+			t.Errorf("orders filled shows %q, API %d", got, w.Performance.OrdersFilled)
+		}
+		var liquidity []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=trade-liquidity]')].map(c => c.textContent)`, &liquidity)
+		for i, tr := range w.Trades {
+			if i >= len(liquidity) || liquidity[i] != tr.Liquidity || (tr.Liquidity != "MAKER" && tr.Liquidity != "TAKER") {
+				t.Errorf("trade %d liquidity shown %v, API %q", i, liquidity, tr.Liquidity)
+				break
+			}
+		}
+		if got, want := pro.text(byID("replay-total-fees")), "$"+fixed(w.Performance.TotalFees, 5); got != want {
+			t.Errorf("total fees shows %q, API %q", got, want)
+		}
+		if got := pro.text(byID("replay-total-rebates")); !strings.HasSuffix(got, "(not in pnl)") {
+			t.Errorf("maker rebates shows %q, want it marked not in pnl", got)
+		}
+		pro.checkNumbers("GTC replay result")
+		if shots != "" {
+			screenshot(t, pro, filepath.Join(shots, "dashboard-replay-gtc.png"))
+		}
+
+		// A bad value: the API's own message, under the code box at once and in the error banner on Run.
+		pro.setValue(byID("gtc-offset"), "60")
+		if got := pro.text(byID("replay-code-status")); got != "offset 60 is not allowed: it must be a whole number of ticks from 0 to 50" {
+			t.Errorf("an offset of 60 is explained as %q", got)
+		}
+		pro.run("submit a bad offset", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
+		if got := pro.text(byID("error-banner")); !strings.Contains(got, "limitOffsetTicks 60 is not allowed: it must be a whole number of ticks from 0 to 50") {
+			t.Errorf("the error banner shows %q", got)
+		}
+	})
+	t.Run("a pasted code with every word fills the builder", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		rules, err := strategy.ParseCode("side=DOWN entry: display_down < 0.45 and coin_return_60s > -0.1 and imbalance_down >= 0.2 " +
+			"exit: bid_down >= 0.6 or time_remaining_s < 30 or coin_move_pct crosses_above 0.05 size=20 maxloss=30 order=GTC postonly=true offset=2 " +
+			"cancel=45000 queue=front rebates=true fees=custom feerate=0.05 feeexp=2 latency=250 cooldown=15000 maxentries=4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := strategy.FormatCode(rules)
+		pro.setValue(byID("replay-code"), code)
+		var got map[string]any
+		pro.eval(`(() => { const v = id => { const el = document.querySelector('[data-testid='+id+']'); return el.type === 'checkbox' ? el.checked : el.value };
+			return { side: v('replay-side'), order: v('order-type'), postOnly: v('gtc-post-only'), offset: v('gtc-offset'), cancel: v('gtc-cancel-after'),
+				queue: v('gtc-queue'), rebates: v('gtc-rebates'), cooldown: v('reentry-cooldown'), maxEntries: v('max-entries'), fees: v('replay-fee-model'),
+				rate: v('replay-fee-rate'), exp: v('replay-fee-exponent'), latency: v('replay-latency'), size: v('replay-size'), maxloss: v('replay-maxloss'),
+				entry: [...document.querySelectorAll('[data-testid=replay-entry] [name=field]')].map(e => e.value).join(' '),
+				exit: [...document.querySelectorAll('[data-testid=replay-exit] [name=field]')].map(e => e.value).join(' '),
+				code: v('replay-code'), status: document.querySelector('[data-testid=replay-code-status]').textContent } })()`, &got)
+		want := map[string]any{"side": "DOWN", "order": "GTC", "postOnly": true, "offset": "2", "cancel": "45", "queue": "FRONT", "rebates": true,
+			"cooldown": "15", "maxEntries": "4", "fees": "CUSTOM", "rate": "0.05", "exp": "2", "latency": "250", "size": "20", "maxloss": "30",
+			"entry": "display_down coin_return_60s imbalance_down", "exit": "bid_down time_remaining_s coin_move_pct",
+			"code": code, "status": "The builder now shows this code."}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("after pasting %q the builder's %s is %v, want %v", code, k, got[k], v)
+			}
+		}
 	})
 
 	t.Run("agent generates and backtests", func(t *testing.T) {

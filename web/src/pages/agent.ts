@@ -40,7 +40,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
   const order = select('agent-order-type', [['', 'from the prompt'], ['MARKET', 'MARKET'], ['LIMIT', 'LIMIT']], '');
-  const exec = executionControls('agent');
+  const exec = executionControls('agent', undefined, false);
   const code = h('textarea', { testid: 'agent-code', rows: '3', spellcheck: 'false', class: 'code', placeholder: 'Generate a strategy, or paste a strategy_code' });
   const explanation = h('p', { class: 'muted', role: 'status' });
   const copy = h('button', { type: 'button', testid: 'agent-copy' }, 'Copy code');
