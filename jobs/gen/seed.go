@@ -85,6 +85,9 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 				m := markets[i]
 				snaps := g.snapshots(m.Coin, m.MarketType, m.StartTime)
 				for batch := range slices.Chunk(snaps, g.cfg.BatchSize) {
+					if ctx.Err() != nil {
+						return // another market's write failed: stop here too
+					}
 					if err := w.AppendSnapshots(ctx, m.Slug, batch); err != nil {
 						cancel(fmt.Errorf("gen: seed snapshots of %s: %w", m.Slug, err))
 						return
