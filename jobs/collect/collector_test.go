@@ -78,10 +78,12 @@ func recordsEverySeries(t *testing.T, r *rig, scheme collect.SlugScheme) {
 	// at checked, the last instant waited at, while the collector still
 	// ran: a window that ends between then and ended (after stop) has a
 	// next market no discovery round looked for.
+	// Exchange data (checkExchange) is waited for the same way: a loaded
+	// machine may not have polled every coin's trades within the sleep.
 	var checked time.Time
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		checked = r.clock()
-		if allDiscovered(t.Context(), r.st, scheme, series, checked) || time.Now().After(deadline) {
+		if allDiscovered(t.Context(), r.st, scheme, series, checked) && exchangeRecorded(t.Context(), r) || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -192,6 +194,24 @@ func cmpF(a, b float64) int {
 
 // checkExchange checks the latest depth and recent trades of every coin and
 // kind, and the BTCUSDT depth history.
+// exchangeRecorded reports whether the collector holds what checkExchange
+// looks for: recent trades of every coin and kind, and BTC's depth history.
+func exchangeRecorded(ctx context.Context, r *rig) bool {
+	for _, c := range store.Coins {
+		for _, k := range []store.ExchangeKind{store.Spot, store.Future} {
+			if trades, err := r.live.RecentTrades(ctx, c, k, 0); err != nil || len(trades) < 100 {
+				return false
+			}
+		}
+	}
+	for _, k := range []store.ExchangeKind{store.Spot, store.Future} {
+		if _, n, err := r.st.ListDepth(ctx, store.DepthFilter{Symbol: "BTCUSDT", Kind: k}); err != nil || n < 5 {
+			return false
+		}
+	}
+	return true
+}
+
 func checkExchange(t *testing.T, r *rig, cfg collect.Config, began time.Time) {
 	t.Helper()
 	ctx := context.Background()
