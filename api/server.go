@@ -82,6 +82,9 @@ type Config struct {
 	// session cookie Secure. BillingURL is the checkout link
 	// GET /v1/account/billing answers (none when empty).
 	PublicURL, BillingURL string
+	// SeriesCacheBytes bounds the chart series of resolved markets the
+	// process keeps (seriescache.go; default DefaultSeriesCacheBytes).
+	SeriesCacheBytes int
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -97,6 +100,8 @@ type Server struct {
 	limiter *rateLimiter
 	// auth caches API key look-ups (authcache.go); nil without a limiter.
 	auth *authCache
+	// seriesCache keeps and coalesces chart series (seriescache.go).
+	seriesCache *seriesCache
 }
 
 // New builds the API and registers every route.
@@ -116,11 +121,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteStall == 0 {
 		cfg.WriteStall = DefaultWriteStall
 	}
+	if cfg.SeriesCacheBytes == 0 {
+		cfg.SeriesCacheBytes = DefaultSeriesCacheBytes
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 		cfg.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(),
+		seriesCache: newSeriesCache(cfg.SeriesCacheBytes)}
 	m, err := newHTTPMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
