@@ -3,7 +3,9 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,22 +13,28 @@ import (
 
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
 )
 
-// heldStore counts the store's heavy reads (a whole market's snapshots,
-// snapshot pages with books, depth history) and holds each until
-// released, so that a test can keep a burst in flight for as long as it
-// looks; light reads pass straight through.
+// heldStore counts the store's heavy reads of one market (or one depth
+// series) and holds each until released, so that a test can keep a burst
+// in flight for as long as it looks; other reads pass straight through.
 type heldStore struct {
 	store.Store
-	release chan struct{} // closed: heavy reads go on
-	heavy   atomic.Int64  // heavy reads started
+	key     string        // the held market's slug, or depth kind
+	release chan struct{} // closed: held reads go on
+	heavy   atomic.Int64  // held reads started
 	counts  atomic.Int64  // CountSnapshots calls
 }
 
-func newHeldStore(st store.Store) *heldStore { return &heldStore{Store: st, release: make(chan struct{})} }
+func newHeldStore(st store.Store, key string) *heldStore {
+	return &heldStore{Store: st, key: key, release: make(chan struct{})}
+}
 
-func (h *heldStore) hold(ctx context.Context) error {
+func (h *heldStore) hold(ctx context.Context, key string) error {
+	if key != h.key {
+		return nil
+	}
 	h.heavy.Add(1)
 	select {
 	case <-h.release:
@@ -37,10 +45,8 @@ func (h *heldStore) hold(ctx context.Context) error {
 }
 
 func (h *heldStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
-	if q.Limit == 0 || q.WithBooks {
-		if err := h.hold(ctx); err != nil {
-			return nil, 0, err
-		}
+	if err := h.hold(ctx, slug); err != nil {
+		return nil, 0, err
 	}
 	return h.Store.ListSnapshots(ctx, slug, q)
 }
@@ -51,7 +57,7 @@ func (h *heldStore) CountSnapshots(ctx context.Context, slug string, q store.Sna
 }
 
 func (h *heldStore) ListDepth(ctx context.Context, f store.DepthFilter) ([]store.DepthSnapshot, int, error) {
-	if err := h.hold(ctx); err != nil {
+	if err := h.hold(ctx, string(f.Kind)); err != nil {
 		return nil, 0, err
 	}
 	return h.Store.ListDepth(ctx, f)
@@ -94,7 +100,7 @@ func TestSeriesCoalescedAndCached(t *testing.T) {
 	mem := memory.New()
 	loadFixtures(t, mem)
 	slug := seriesMarket(t, mem, 3_000)
-	st := newHeldStore(mem)
+	st := newHeldStore(mem, slug)
 	b := setup(t, func(o *setupOpts) { o.store = st })
 	path := "/v1/markets/" + slug + "/series"
 
@@ -165,5 +171,165 @@ func TestSeriesCoalescedAndCached(t *testing.T) {
 	market, _ := r.json(t)["data"].(map[string]any)["market"].(map[string]any)
 	if market["winner"] != store.OutcomeDown || st.heavy.Load() != 3 {
 		t.Errorf("after a correction: winner %v, %d reads; want %s and 3", market["winner"], st.heavy.Load(), store.OutcomeDown)
+	}
+}
+
+// burstCase is one heavy read fired in a burst by one customer while
+// another customer reads.
+type burstCase struct {
+	held   string // what heldStore holds: the burst's market slug or depth kind
+	path   string // the burst's request
+	accept string // its Accept header ("": JSON)
+	// small is another customer's small request, heavy another
+	// customer's heavy read of something the burst does not hold.
+	small, heavy string
+}
+
+// runBurst (issue 28, item 3; DESIGN 4): a PRO customer fires a burst of
+// heavy reads, twice its cap, which the store holds. Its cap (4) of them
+// reach the handlers; the rest are 429 RATE_LIMIT_EXCEEDED with
+// details.limit "concurrent_reads" and Retry-After: 1 while the four are
+// still in flight (so they did not queue behind them); another customer's
+// small request and heavy read answer 200 while the burst is still held;
+// then the burst's four answer 200 and give their slots back.
+func runBurst(t *testing.T, st *heldStore, c burstCase) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	b := setup(t, func(o *setupOpts) { o.store, o.redis = st, rdb })
+	const burst, limit = 12, 4
+	slots := "updown:rl:{" + b.ids[store.Pro] + "}:reads"
+
+	answers := make(chan response, burst)
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() { answers <- b.send(store.Pro, c.path, c.accept) })
+	}
+	waitFor(t, "the burst to take its slots", func() bool { return rdb.ZCard(t.Context(), slots).Val() == limit })
+	for i := range burst - limit {
+		var r response
+		select {
+		case r = <-answers:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of the burst's excess answered while the burst was held", i)
+		}
+		e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+		if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_reads" || d["max"] != float64(limit) {
+			t.Errorf("details = %v, want limit concurrent_reads, max %d", d, limit)
+		}
+		if got := r.header.Get("Retry-After"); got != "1" {
+			t.Errorf("Retry-After = %q, want 1", got)
+		}
+	}
+
+	// The burst is still held: another customer is answered meanwhile.
+	for _, path := range []string{c.small, c.heavy} {
+		if r := b.send(store.Enterprise, path, ""); r.status != http.StatusOK {
+			t.Errorf("another customer's %s during the burst: %d %s", path, r.status, r.body)
+		}
+	}
+	if n := len(answers); n != 0 {
+		t.Fatalf("%d of the burst's held reads answered before their release", n)
+	}
+	if n := rdb.ZCard(t.Context(), slots).Val(); n != limit {
+		t.Errorf("%d slots in flight during the burst, want %d", n, limit)
+	}
+
+	close(st.release)
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		if r.status != http.StatusOK {
+			t.Errorf("a held read of the burst: %d %s", r.status, r.body)
+		}
+	}
+	waitFor(t, "the slots to come back", func() bool { return rdb.ZCard(t.Context(), slots).Val() == 0 })
+	if r := b.send(store.Pro, c.path, c.accept); r.status != http.StatusOK {
+		t.Errorf("after the burst: %d %s", r.status, r.body)
+	}
+}
+
+// send is a GET with the tier's key and an Accept header.
+func (b *bundle) send(tier store.Tier, path, accept string) response {
+	req, err := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+	if err != nil {
+		return response{status: -1, body: []byte(err.Error())}
+	}
+	req.Header.Set("X-API-Key", b.keys[tier])
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	res, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		return response{status: -1, body: []byte(err.Error())}
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return response{status: -1, body: []byte(err.Error())}
+	}
+	return response{status: res.StatusCode, header: res.Header, body: data}
+}
+
+func TestBurstSeries(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	slug := seriesMarket(t, mem, 3_000)
+	small, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, slug), burstCase{held: slug, path: "/v1/markets/" + slug + "/series",
+		small: "/v1/markets/" + small + "/snapshots?limit=10", heavy: "/v1/markets/" + small + "/series"})
+}
+
+func TestBurstSnapshotsWithBooks(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	other := seriesMarket(t, mem, 100)
+	slug, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, slug), burstCase{held: slug, path: "/v1/markets/" + slug + "/snapshots?include_orderbook=true",
+		small: "/v1/markets/" + slug, heavy: "/v1/markets/" + other + "/snapshots?include_orderbook=true"})
+}
+
+func TestBurstParquet(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	other := seriesMarket(t, mem, 100)
+	slug, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, slug), burstCase{held: slug, path: "/v1/markets/" + slug + "/snapshots?limit=100",
+		accept: "application/vnd.apache.parquet",
+		small:  "/v1/markets/" + other + "/snapshots?limit=10", heavy: "/v1/markets/" + other + "/series"})
+}
+
+func TestBurstDepthHistory(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	slug, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, string(store.Spot)), burstCase{held: string(store.Spot), path: "/v1/btc/spot/snapshots?limit=100",
+		small: "/v1/markets/" + slug + "/snapshots?limit=10", heavy: "/v1/btc/future/snapshots?limit=100"})
+}
+
+// TestReadCapDocumented: every route that can be a heavy read says in its
+// 429 that concurrent_reads may answer it.
+func TestReadCapDocumented(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct{ Description string }
+		}
+	}
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/v1/markets/{slug}/series", "/v1/markets/{slug}/snapshots", "/v1/markets/by-market-id/{marketId}/snapshots",
+		"/v1/markets/{slug}/trades", "/v1/btc/spot/snapshots", "/v1/btc/future/snapshots"} {
+		if d := doc.Paths[path]["get"].Responses["429"].Description; !strings.Contains(d, `"concurrent_reads"`) {
+			t.Errorf("%s: 429 says %q", path, d)
+		}
+	}
+	if d := doc.Paths["/v1/markets/{slug}"]["get"].Responses["429"].Description; strings.Contains(d, "concurrent_reads") {
+		t.Errorf("a light route documents the read cap: %q", d)
 	}
 }

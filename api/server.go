@@ -60,6 +60,16 @@ type Config struct {
 	// (replays, backtests, generations) running at once, per tier (0: no
 	// cap). The slots are counted in Redis: with Redis nil there is no cap.
 	JobsInFlight map[store.Tier]int
+	// ReadsInFlight overrides the plan table's cap on a customer's heavy
+	// reads (series, snapshot pages with books, CSV and Parquet exports,
+	// depth history) answering at once, per tier (0: no cap); counted in
+	// Redis like JobsInFlight (readcap.go).
+	ReadsInFlight map[store.Tier]int
+	// HeavyReads bounds the heavy store reads the process runs at once,
+	// whoever asks, so that light queries always find a database
+	// connection (default DefaultHeavyReads(), half the default pool;
+	// negative: no bound). Set it below the pool's size.
+	HeavyReads int
 	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.
@@ -121,6 +131,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteStall == 0 {
 		cfg.WriteStall = DefaultWriteStall
 	}
+	if cfg.HeavyReads == 0 {
+		cfg.HeavyReads = DefaultHeavyReads()
+	}
 	if cfg.SeriesCacheBytes == 0 {
 		cfg.SeriesCacheBytes = DefaultSeriesCacheBytes
 	}
@@ -130,6 +143,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(),
 		seriesCache: newSeriesCache(cfg.SeriesCacheBytes)}
+	if cfg.HeavyReads > 0 {
+		s.store = heavyGate{Store: cfg.Store, sem: make(chan struct{}, cfg.HeavyReads)}
+	}
 	m, err := newHTTPMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
@@ -155,8 +171,8 @@ func New(cfg Config) (*Server, error) {
 		"application/vnd.apache.parquet": parquetFormat,
 		"parquet":                        parquetFormat,
 	}
-	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
-	s.api.UseMiddleware(s.authenticate)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc)  // routeMux: activity.go
+	s.api.UseMiddleware(s.authenticate, s.capHeavyReads) // readcap.go
 
 	s.registerMarkets()
 	s.registerActivity() // activity.go
@@ -169,6 +185,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
+	documentReadCap(s.api.OpenAPI()) // readcap.go
 	s.serveOpenAPI()
 
 	checks := map[string]func(context.Context) error{"store": s.store.Ping}
