@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
@@ -331,5 +332,50 @@ func TestReadCapDocumented(t *testing.T) {
 	}
 	if d := doc.Paths["/v1/markets/{slug}"]["get"].Responses["429"].Description; strings.Contains(d, "concurrent_reads") {
 		t.Errorf("a light route documents the read cap: %q", d)
+	}
+}
+
+// TestHeavyReadsBoundPerProcess: a process runs at most Config.HeavyReads
+// heavy store reads at once, whoever asks (here one ENTERPRISE customer
+// under its cap of 16), and light reads pass beside them meanwhile; the
+// reads waiting their turn then answer.
+func TestHeavyReadsBoundPerProcess(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	other := seriesMarket(t, mem, 100)
+	slug, _ := snapshotMarket()
+	st := newHeldStore(mem, slug)
+	a := setup(t, func(o *setupOpts) { o.store = st })
+	b := &bundle{t: t, store: st, keys: a.keys, ids: a.ids,
+		srv: secondProcess(t, a, func(c *api.Config) { c.HeavyReads = 2 })}
+
+	const burst = 6
+	answers := make(chan response, burst)
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() {
+			answers <- b.send(store.Enterprise, "/v1/markets/"+slug+"/snapshots?include_orderbook=true", "")
+		})
+	}
+	waitFor(t, "two heavy reads", func() bool { return st.heavy.Load() == 2 })
+	for _, path := range []string{"/v1/markets/" + slug, "/v1/markets/" + other + "/snapshots?limit=5", "/v1/markets?coin=BTC&limit=5"} {
+		if r := b.send(store.Pro, path, ""); r.status != http.StatusOK {
+			t.Errorf("a light read beside the heavy ones: %s: %d %s", path, r.status, r.body)
+		}
+	}
+	if n := st.heavy.Load(); n != 2 {
+		t.Errorf("%d heavy reads at once, want 2", n)
+	}
+	close(st.release)
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		if r.status != http.StatusOK {
+			t.Errorf("a heavy read that waited its turn: %d %s", r.status, r.body)
+		}
+	}
+	if n := st.heavy.Load(); n != burst {
+		t.Errorf("%d heavy reads in all, want %d", n, burst)
 	}
 }

@@ -301,6 +301,15 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
+	reads, err := readsInFlight()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Heavy reads take at most half the pool's connections (readcap.go).
+	heavy := 0
+	if ps, ok := d.store.(*postgres.Store); ok {
+		heavy = max(1, int(ps.Pool().Config().MaxConns)/2)
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
@@ -316,6 +325,8 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		Jobs:          jobs,
 		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
 		JobsInFlight:  caps,
+		ReadsInFlight: reads,
+		HeavyReads:    heavy,
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,
