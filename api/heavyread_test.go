@@ -105,7 +105,7 @@ func TestSeriesCoalescedAndCached(t *testing.T) {
 	b := setup(t, func(o *setupOpts) { o.store = st })
 	path := "/v1/markets/" + slug + "/series"
 
-	const burst = 100
+	const burst = 250
 	answers := make([]response, burst)
 	var wg sync.WaitGroup
 	for i := range burst {
