@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -34,10 +33,21 @@ func toAPIKeyJSON(k store.APIKey, current string) apiKeyJSON {
 	return out
 }
 
+// keyListInput pages the key list. Live keys come first, so the default
+// page holds every live key (at most maxLiveKeys) and the newest revoked
+// ones, and a customer's revoked keys never make one answer grow.
+type keyListInput struct {
+	Limit  int `query:"limit" default:"20" minimum:"1" maximum:"100" doc:"Keys per page (1-100)."`
+	Offset int `query:"offset" default:"0" minimum:"0" maximum:"1000000" doc:"Keys to skip."`
+}
+
 type keyListBody struct {
 	Success bool `json:"success"`
 	Data    struct {
-		Keys    []apiKeyJSON `json:"keys" doc:"The caller's keys, newest first, revoked ones included."`
+		Keys    []apiKeyJSON `json:"keys" doc:"A page of the caller's keys: unrevoked ones first, then revoked ones, each newest first."`
+		Total   int          `json:"total" doc:"All the caller's keys, revoked ones included."`
+		Limit   int          `json:"limit"`
+		Offset  int          `json:"offset"`
 		Live    int          `json:"live" doc:"Unrevoked keys."`
 		MaxLive int          `json:"max_live" doc:"The most unrevoked keys a customer may hold."`
 	} `json:"data"`
@@ -75,8 +85,10 @@ func (s *Server) registerAccountKeys() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-account-keys", Method: http.MethodGet, Path: "/v1/account/keys",
-		Summary: "The caller's API keys", Tags: []string{"Account"}, Security: security,
-		Errors: []int{401, 429, 500, 503},
+		Summary:     "The caller's API keys, a page at a time",
+		Description: "Unrevoked keys first, then revoked ones, each newest first; limit (default 20, at most 100) and offset page through them, total counts them all. The first page holds every live key.",
+		Tags:        []string{"Account"}, Security: security,
+		Errors: []int{400, 401, 429, 500, 503},
 	}, s.listAccountKeys)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "create-account-key", Method: http.MethodPost, Path: "/v1/account/keys",
@@ -94,39 +106,44 @@ func (s *Server) registerAccountKeys() {
 	}, s.revokeAccountKey)
 }
 
-// ownKeys lists the caller's keys, newest first.
-func (s *Server) ownKeys(ctx context.Context, customerID string) ([]store.APIKey, error) {
-	keys, err := s.store.ListAPIKeys(ctx, customerID)
+// keyPage reads a page of the caller's keys with the counts (limit 0: the
+// counts only).
+func (s *Server) keyPage(ctx context.Context, customerID string, limit, offset int) (store.APIKeyPage, error) {
+	page, err := s.store.PageAPIKeys(ctx, customerID, limit, offset)
 	if err != nil {
-		return nil, s.storeFailure(ctx, "list API keys", err)
+		return page, s.storeFailure(ctx, "page API keys", err)
 	}
-	slices.SortStableFunc(keys, func(a, b store.APIKey) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return keys, nil
+	return page, nil
 }
 
-func liveCount(keys []store.APIKey) int {
-	n := 0
-	for _, k := range keys {
-		if k.RevokedAt == nil {
-			n++
-		}
+// ownKey is the caller's key with the id, revoked or not; another
+// customer's key is answered as a missing one.
+func (s *Server) ownKey(ctx context.Context, customerID, id string) (store.APIKey, error) {
+	k, err := s.store.GetAPIKey(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && k.CustomerID != customerID {
+		return store.APIKey{}, Errorf(http.StatusNotFound, CodeNotFound, "API key %q not found among your keys", id)
 	}
-	return n
+	if err != nil {
+		return store.APIKey{}, s.storeFailure(ctx, "get API key", err)
+	}
+	return k, nil
 }
 
-func (s *Server) listAccountKeys(ctx context.Context, _ *struct{}) (*keyListOutput, error) {
+func (s *Server) listAccountKeys(ctx context.Context, in *keyListInput) (*keyListOutput, error) {
 	p := principalFrom(ctx)
-	keys, err := s.ownKeys(ctx, p.Customer.ID)
+	page, err := s.keyPage(ctx, p.Customer.ID, in.Limit, in.Offset)
 	if err != nil {
 		return nil, err
 	}
 	out := &keyListOutput{}
 	out.Body.Success, out.Body.Timestamp = true, formatTime(s.now())
-	out.Body.Data.Keys = make([]apiKeyJSON, len(keys))
-	for i, k := range keys {
-		out.Body.Data.Keys[i] = toAPIKeyJSON(k, p.Key.ID)
+	d := &out.Body.Data
+	d.Keys = make([]apiKeyJSON, len(page.Keys))
+	for i, k := range page.Keys {
+		d.Keys[i] = toAPIKeyJSON(k, p.Key.ID)
 	}
-	out.Body.Data.Live, out.Body.Data.MaxLive = liveCount(keys), maxLiveKeys
+	d.Total, d.Limit, d.Offset = page.Total, in.Limit, in.Offset
+	d.Live, d.MaxLive = page.Live, maxLiveKeys
 	return out, nil
 }
 
@@ -136,11 +153,11 @@ func keyLimit() *Error {
 
 func (s *Server) createAccountKey(ctx context.Context, _ *struct{}) (*newKeyOutput, error) {
 	p := principalFrom(ctx)
-	keys, err := s.ownKeys(ctx, p.Customer.ID)
+	page, err := s.keyPage(ctx, p.Customer.ID, 0, 0)
 	if err != nil {
 		return nil, err
 	}
-	if liveCount(keys) >= maxLiveKeys {
+	if page.Live >= maxLiveKeys {
 		return nil, keyLimit()
 	}
 	plain, rec := NewKey(p.Customer.ID)
@@ -151,7 +168,7 @@ func (s *Server) createAccountKey(ctx context.Context, _ *struct{}) (*newKeyOutp
 	// Two creations at once may both pass the count above; the store has
 	// no conditional insert, so count again and take the new key back if
 	// the customer went past the bound.
-	if keys, err = s.ownKeys(ctx, p.Customer.ID); err != nil || liveCount(keys) > maxLiveKeys {
+	if page, err = s.keyPage(ctx, p.Customer.ID, 0, 0); err != nil || page.Live > maxLiveKeys {
 		if rerr := s.store.RevokeAPIKey(ctx, k.ID); rerr != nil {
 			return nil, s.storeFailure(ctx, "revoke surplus API key", rerr)
 		}
@@ -166,16 +183,11 @@ func (s *Server) createAccountKey(ctx context.Context, _ *struct{}) (*newKeyOutp
 
 func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevokedOutput, error) {
 	p := principalFrom(ctx)
-	keys, err := s.ownKeys(ctx, p.Customer.ID)
+	k, err := s.ownKey(ctx, p.Customer.ID, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(keys, func(k store.APIKey) bool { return k.ID == in.ID })
-	if i < 0 {
-		// Another customer's key is answered as a missing one.
-		return nil, Errorf(http.StatusNotFound, CodeNotFound, "API key %q not found among your keys", in.ID)
-	}
-	if keys[i].RevokedAt == nil {
+	if k.RevokedAt == nil {
 		if err := s.store.RevokeAPIKey(ctx, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, s.storeFailure(ctx, "revoke API key", err)
 		}
@@ -186,15 +198,12 @@ func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevo
 				s.log.WarnContext(ctx, "invalidate revoked key", "request_id", RequestID(ctx), "err", err)
 			}
 		}
-		if keys, err = s.ownKeys(ctx, p.Customer.ID); err != nil {
+		if k, err = s.ownKey(ctx, p.Customer.ID, in.ID); err != nil {
 			return nil, err
-		}
-		if i = slices.IndexFunc(keys, func(k store.APIKey) bool { return k.ID == in.ID }); i < 0 {
-			return nil, Errorf(http.StatusNotFound, CodeNotFound, "API key %q not found among your keys", in.ID)
 		}
 	}
 	out := &keyRevokedOutput{}
 	out.Body.Success, out.Body.Timestamp = true, formatTime(s.now())
-	out.Body.Data = toAPIKeyJSON(keys[i], p.Key.ID)
+	out.Body.Data = toAPIKeyJSON(k, p.Key.ID)
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
@@ -264,7 +265,9 @@ func appendTradeKey(b []byte, t store.MarketTrade) []byte {
 }
 
 // decodeTradeKey returns the trade at the instant at with the key
-// appendTradeKey wrote, if key is one.
+// appendTradeKey wrote, if key is one that a store can compare: finite
+// numbers and a hash of valid UTF-8 without NUL (a cursor can be crafted,
+// and Postgres refuses a NUL in text: issue 28, item 7).
 func decodeTradeKey(at time.Time, key []byte) (store.MarketTrade, bool) {
 	const fixed = 2 + 3*8
 	if len(key) < fixed || key[0] > 1 || key[1] > 1 {
@@ -272,7 +275,7 @@ func decodeTradeKey(at time.Time, key []byte) (store.MarketTrade, bool) {
 	}
 	n, w := binary.Uvarint(key[fixed:])
 	hash := key[min(len(key), fixed+max(w, 0)):]
-	if w <= 0 || n != uint64(len(hash)) || !utf8.Valid(hash) {
+	if w <= 0 || n != uint64(len(hash)) || !utf8.Valid(hash) || bytes.IndexByte(hash, 0) >= 0 {
 		return store.MarketTrade{}, false
 	}
 	t := store.MarketTrade{Time: at, Outcome: store.OutcomeUp, Side: store.SideBuy, TxHash: string(hash)}
@@ -284,6 +287,9 @@ func decodeTradeKey(at time.Time, key []byte) (store.MarketTrade, bool) {
 	}
 	for i, x := range []*float64{&t.Price, &t.Size, &t.FeeRateBps} {
 		*x = math.Float64frombits(binary.BigEndian.Uint64(key[2+8*i:]))
+		if math.IsNaN(*x) || math.IsInf(*x, 0) {
+			return store.MarketTrade{}, false
+		}
 	}
 	return t, true
 }

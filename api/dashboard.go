@@ -38,6 +38,28 @@ func (s *Server) registerDashboard() {
 	s.mux.Handle("GET /app", http.RedirectHandler("/app/", http.StatusMovedPermanently))
 	s.mux.Handle("GET /app/", dashboardHandler(files, "index.html"))
 	s.mux.Handle("GET /docs", dashboardHandler(files, "docs.html"))
+	s.mux.Handle("GET /favicon.ico", faviconHandler(files))
+}
+
+// faviconHandler answers /favicon.ico, which browsers ask for on every
+// page whatever the pages link, with the build's SVG icon (the one the
+// pages' <link rel="icon"> names, under its hashed name).
+func faviconHandler(files fs.FS) http.Handler {
+	names, _ := fs.Glob(files, "assets/favicon-*.svg")
+	var icon []byte
+	if len(names) > 0 {
+		icon, _ = fs.ReadFile(files, names[0])
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if icon == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		_, _ = w.Write(icon)
+	})
 }
 
 // dashboardHandler serves the built assets under /app/assets/ (hashed

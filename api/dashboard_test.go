@@ -343,4 +343,13 @@ func TestDashboardAssets(t *testing.T) {
 	if r := b.get("", "/app/assets/nope.js"); r.status != http.StatusNotFound {
 		t.Errorf("a missing asset answers %d", r.status)
 	}
+	// The icon: linked by both pages, and at /favicon.ico for browsers that ask there.
+	for _, page := range []string{"/app/", "/docs"} {
+		if !regexp.MustCompile(`<link rel="icon" [^>]*href="/app/assets/favicon-[^"]+\.svg"`).Match(b.get("", page).body) {
+			t.Errorf("%s links no icon", page)
+		}
+	}
+	if r := b.get("", "/favicon.ico"); r.status != http.StatusOK || r.header.Get("Content-Type") != "image/svg+xml" || !bytes.HasPrefix(r.body, []byte("<svg")) {
+		t.Errorf("/favicon.ico answers %d %q", r.status, r.header.Get("Content-Type"))
+	}
 }

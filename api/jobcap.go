@@ -24,10 +24,15 @@ import (
 // them, and one customer's burst cannot hold another's replay behind it.
 //
 // The slots are a sorted set per customer in Redis, shared by every api
-// process, taken and given back by one script each, atomically: job ids
-// scored by when the slot lapses. A slot lapses on its own (jobSlotLease
-// after the request's wait, or after the watcher last saw the job run)
-// so that a process that dies holding slots does not keep them. A
+// process, taken, kept and given back by one script each, atomically: job
+// ids scored by when the slot lapses. A slot lapses on its own (the lease
+// after the request's wait, or after the watcher last saw the job queued
+// or running) so that a process that dies holding slots does not keep
+// them; while its process lives, a slot lives as long as its job, however
+// long that waits in the queue. The set itself expires when its latest
+// slot lapses, never before (issue 28, item 4: it used to expire one lease
+// after the last take, dropping slots whose watchers were still keeping
+// them), so a customer who never comes back leaves nothing behind. A
 // coalesced identical request (the same job id) shares its job's slot: it
 // does not count twice.
 //
@@ -35,9 +40,9 @@ import (
 // fails the request goes on uncapped (logged as the rate limiter logs):
 // the queue, on the same Redis, answers for itself.
 
-// jobSlotLease is how long a slot outlives the last sign that its job is
-// awaited, when nobody gives it back.
-const jobSlotLease = 30 * time.Second
+// defaultJobSlotLease is how long a slot outlives the last sign that its
+// job is awaited, when nobody gives it back (Config.JobSlotLease).
+const defaultJobSlotLease = 30 * time.Second
 
 // jobWatchEvery is how often a watcher asks about a job that outlived its
 // request.
@@ -53,7 +58,8 @@ func jobSlotKey(customerID string) string {
 // now (unix ms), the cap, the job id, when the slot lapses (unix ms), and
 // "peek" to only look. Returns 1 when the job holds a slot (newly taken,
 // or already its own: a coalesced request) or could take one, else 0, and
-// the jobs in flight.
+// the jobs in flight. The set expires with its latest slot: a take with a
+// short wait never cuts short a slot kept longer.
 var takeSlotScript = redis.NewScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local held = redis.call('ZSCORE', KEYS[1], ARGV[3])
@@ -66,8 +72,22 @@ else
 	redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
 	n = n + 1
 end
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], last[2])
 return {1, n}
+`)
+
+// keepSlotScript keeps a job's slot: it moves the slot's lapse to ARGV[1]
+// (unix ms, never earlier) and the set's expiry with it. KEYS: the
+// customer's set. ARGV: when the slot lapses, the job id. A slot that has
+// already lapsed is not taken again (the customer may have filled it):
+// returns 0 then, else 1.
+var keepSlotScript = redis.NewScript(`
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], last[2])
+return 1
 `)
 
 // jobCap is the caller's cap on jobs in flight (0: none): Config.JobsInFlight's
@@ -108,7 +128,7 @@ func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Dur
 		mode = "peek"
 	}
 	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
-		now.UnixMilli(), limit, id, now.Add(wait+jobSlotLease).UnixMilli(), mode).Int64Slice()
+		now.UnixMilli(), limit, id, now.Add(wait+s.slotLease()).UnixMilli(), mode).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("job slot script answered %v", res)
 	}
@@ -140,13 +160,26 @@ func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Dur
 	}, nil
 }
 
+// slotLease is Config.JobSlotLease, or its default.
+func (s *Server) slotLease() time.Duration {
+	if s.cfg.JobSlotLease > 0 {
+		return s.cfg.JobSlotLease
+	}
+	return defaultJobSlotLease
+}
+
 // watchJob waits, detached from any request, for a job whose request
-// ended before it did, keeping its slot alive while it runs; then it gives
-// the slot back and calls done with the job's outcome (nil when the job
-// could not be found any more, or did not end within bound).
+// ended before it did, keeping its slot alive while it is queued or runs;
+// then it gives the slot back and calls done with the job's outcome (nil
+// when the job could not be found any more, or did not end within bound).
+//
+// bound is how long the job can run, and counts from when the watcher last
+// saw it waiting (queued, or between attempts): a job queued behind paused
+// or saturated workers keeps its slot however long it waits (issue 28,
+// item 4). It is still known to the queue meanwhile; once it is not,
+// Status says so and the slot comes back.
 func (s *Server) watchJob(p principal, id string, bound time.Duration, release func(), done func(*jobs.Outcome)) {
-	ctx, cancel := context.WithTimeout(context.Background(), bound)
-	defer cancel()
+	ctx := context.Background()
 	var outcome *jobs.Outcome
 	defer func() {
 		if release != nil {
@@ -156,28 +189,40 @@ func (s *Server) watchJob(p principal, id string, bound time.Duration, release f
 			done(outcome)
 		}
 	}()
-	tick := time.NewTicker(jobWatchEvery)
+	lease := s.slotLease()
+	every := min(jobWatchEvery, lease/4)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	deadline := time.Now().Add(bound)
 	for {
-		st, err := s.cfg.Jobs.Status(ctx, id, p.Customer.ID)
+		sctx, scancel := context.WithTimeout(ctx, max(every, time.Second))
+		st, err := s.cfg.Jobs.Status(sctx, id, p.Customer.ID)
+		scancel()
 		switch {
 		case errors.Is(err, worker.ErrJobNotFound):
 			return
 		case err == nil && st.Outcome != nil:
 			outcome = st.Outcome
 			return
+		case err == nil && st.State != "active":
+			deadline = time.Now().Add(bound)
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("stop watching a job that outlived its bound; its slot comes back", "customer_id", p.Customer.ID, "job_id", id, "bound", bound)
+			return
 		}
 		if release != nil && s.cfg.Redis != nil {
-			// Still running (or Redis is failing, in which case the slot
-			// lapses): keep the slot alive.
-			_ = s.cfg.Redis.ZAddXX(ctx, jobSlotKey(p.Customer.ID),
-				redis.Z{Score: float64(time.Now().Add(jobSlotLease).UnixMilli()), Member: id}).Err()
+			// Still queued or running (or Redis is failing, in which case
+			// the slot lapses): keep the slot alive.
+			kctx, kcancel := context.WithTimeout(ctx, rateLimitTimeout)
+			err := keepSlotScript.Run(kctx, s.cfg.Redis, []string{jobSlotKey(p.Customer.ID)},
+				time.Now().Add(lease).UnixMilli(), id).Err()
+			kcancel()
+			if err != nil {
+				s.log.Debug("keep a job slot", "customer_id", p.Customer.ID, "job_id", id, "err", err)
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+		<-tick.C
 	}
 }
 

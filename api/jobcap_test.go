@@ -139,3 +139,45 @@ func TestJobsInFlightAfterTimeout(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestJobsInFlightCapOutlastsTheLease (issue 28, item 4): with no worker
+// to run them, jobs that outlast their request's wait stay queued, and
+// keep their slots however long they wait: the cap still holds after the
+// wait and several leases have passed (the customer's set used to expire
+// one lease after the last take, however long its jobs waited). The set
+// still expires on its own within a lease once nobody keeps it.
+func TestJobsInFlightCapOutlastsTheLease(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // and no worker: every job stays queued
+	const wait, lease = 200 * time.Millisecond, time.Second
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, wait, q.rdb })
+	srv := secondProcess(t, b, func(c *api.Config) {
+		c.Redis, c.Jobs, c.JobWait, c.JobSlotLease = q.rdb, q.client, wait, lease
+		c.JobsInFlight = map[store.Tier]int{store.Pro: 2}
+	})
+	one := &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}
+	slug, _ := snapshotMarket()
+	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+
+	for size := 1; size <= 2; size++ {
+		wantError(t, one.replay(store.Pro, body(size)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	}
+	wantError(t, one.replay(store.Pro, body(3)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	// Well past the wait and the lease of the last take.
+	time.Sleep(4 * (wait + lease))
+	e := wantError(t, one.replay(store.Pro, body(3)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_jobs" {
+		t.Errorf("details = %v, want limit concurrent_jobs", d)
+	}
+	slots := "updown:rl:{" + b.ids[store.Pro] + "}:jobs"
+	if n := q.rdb.ZCard(t.Context(), slots).Val(); n != 2 {
+		t.Errorf("%d slots, want the 2 queued jobs'", n)
+	}
+	// Kept, not kept forever: the set lapses within a lease unless its
+	// watchers go on keeping it.
+	if ttl := q.rdb.PTTL(t.Context(), slots).Val(); ttl <= 0 || ttl > lease {
+		t.Errorf("the slots' set expires in %s, want within the lease (%s)", ttl, lease)
+	}
+}

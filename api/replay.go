@@ -451,8 +451,8 @@ type replayCondition struct {
 type replayRequest struct {
 	MarketSlug      string            `json:"marketSlug" minLength:"1" example:"btc-updown-15m-1764000000" doc:"A resolved market's slug."`
 	Side            string            `json:"side" enum:"UP,DOWN" example:"UP" doc:"The token to buy (case-sensitive)."`
-	EntryConditions []replayCondition `json:"entryConditions" minItems:"1" maxItems:"20" doc:"All must hold to enter."`
-	ExitConditions  []replayCondition `json:"exitConditions" minItems:"1" maxItems:"20" doc:"Any one exits."`
+	EntryConditions []replayCondition `json:"entryConditions" nullable:"false" minItems:"1" maxItems:"20" doc:"All must hold to enter."`
+	ExitConditions  []replayCondition `json:"exitConditions" nullable:"false" minItems:"1" maxItems:"20" doc:"Any one exits."`
 	PositionSize    float64           `json:"positionSize" minimum:"1" maximum:"10000" example:"100" doc:"Shares per trade."`
 	MaxLossPercent  float64           `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" default:"50" doc:"Exit (MAX_LOSS, at MARKET) once the open position has lost this percent of its entry cost, fees included."`
 	OrderType       string            `json:"orderType,omitempty" enum:"MARKET,LIMIT,GTC" default:"MARKET" doc:"MARKET walks the book. LIMIT is immediate-or-cancel: an entry buys only asks at or under the signal's price (its best ask), an exit sells the whole position at or over the best bid or nothing. GTC rests a maker order on the book (a BUY at the best bid, a SELL at the best ask, moved by limitOffsetTicks) that fills at its limit, with no fee, once recorded trades at or through the limit have worked off the queue ahead of it or the book crosses it; MAX_LOSS exits are always MARKET."`

@@ -70,6 +70,10 @@ type Config struct {
 	// connection (default DefaultHeavyReads(), half the default pool;
 	// negative: no bound). Set it below the pool's size.
 	HeavyReads int
+	// JobSlotLease is how long a slot of jobs in flight outlives the last
+	// sign of its job when its api process stops keeping it (default 30 s;
+	// tests shorten it).
+	JobSlotLease time.Duration
 	// WebhookSecret verifies billing webhooks (Standard Webhooks: "whsec_"
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.
@@ -78,6 +82,9 @@ type Config struct {
 	AI AIConfig
 	// Jobs runs replays and backtests on the workers (worker.Client).
 	Jobs JobRunner
+	// Sweeps queues sweep shards on the workers (worker.Client); without
+	// it POST /v1/sweeps answers 503.
+	Sweeps SweepQueue
 	// JobWait bounds how long a request waits for its job (default 60 s)
 	// before answering 504 JOB_TIMEOUT with the job id.
 	JobWait time.Duration
@@ -179,6 +186,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerReplay()
 	s.registerExchange()
 	s.registerBacktestAI()
+	s.registerSweeps() // sweeps.go
 	if err := s.registerBilling(); err != nil {
 		return nil, err
 	}

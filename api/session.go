@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,12 @@ const (
 	CodeCSRF = "CSRF_TOKEN_INVALID"
 )
 
+// sessionCookieRenewEvery is how often a session in use sends its cookie
+// again with a full Max-Age: the session slides in Redis on every use, and
+// the browser's cookie must slide with it (issue 28, item 11: it expired
+// 12 h after sign-in however active the user).
+const sessionCookieRenewEvery = 5 * time.Minute
+
 // session is what Redis keeps of a sign-in.
 type session struct {
 	id         string // the cookie's value; only its hash names the Redis key
@@ -44,6 +51,9 @@ type session struct {
 	KeyID      string
 	CSRF       string
 	ExpiresAt  time.Time
+	// cookieAt is when the browser was last sent the cookie (unix seconds;
+	// 0 for a session from before it was recorded).
+	cookieAt int64
 }
 
 type sessionCtxKey struct{}
@@ -109,7 +119,37 @@ func (s *Server) requireSession(ctx huma.Context, next func(huma.Context)) {
 		writeError(w, r, s.log, err)
 		return
 	}
+	// Signing out sets its own cookie, the one that ends the session.
+	if ctx.Operation().OperationID != "delete-session" {
+		s.renewCookie(ctx, sess)
+	}
 	s.meter(huma.WithValue(ctx, sessionCtxKey{}, sess), p, next)
+}
+
+// renewedScript records when a session's cookie was last sent, unless the
+// session has ended meanwhile (signed out): it never makes a session again.
+var renewedScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'cookie_at', ARGV[1]) end
+return 1
+`)
+
+// renewCookie sends the session cookie again with a full Max-Age, the
+// same attributes and value, when it was last sent sessionCookieRenewEvery
+// or longer ago: the browser's cookie then ends with the session (12 h
+// after its last use, not after sign-in) at the cost of one Set-Cookie and
+// one Redis write per session every few minutes.
+func (s *Server) renewCookie(hctx huma.Context, sess *session) {
+	now := s.now()
+	if now.Sub(time.Unix(sess.cookieAt, 0)) < sessionCookieRenewEvery {
+		return
+	}
+	ctx := hctx.Context()
+	// Best effort: when the write fails, the next request renews again.
+	if err := renewedScript.Run(ctx, s.cfg.Redis, []string{sessionRedisKey(sess.id)}, now.Unix()).Err(); err != nil {
+		s.log.WarnContext(ctx, "record session cookie renewal", "request_id", RequestID(ctx), "err", err)
+	}
+	c := s.sessionCookie(sess.id, int(sessionTTL/time.Second))
+	hctx.AppendHeader("Set-Cookie", c.String())
 }
 
 func (s *Server) principalForSession(hctx huma.Context) (principal, *session, error) {
@@ -135,6 +175,7 @@ func (s *Server) principalForSession(hctx huma.Context) (principal, *session, er
 	}
 	v := get.Val()
 	sess := &session{id: c.Value, CustomerID: v["customer"], KeyID: v["key"], CSRF: v["csrf"], ExpiresAt: s.now().Add(sessionTTL)}
+	sess.cookieAt, _ = strconv.ParseInt(v["cookie_at"], 10, 64)
 	if sess.CustomerID == "" || sess.KeyID == "" || sess.CSRF == "" {
 		return principal{}, nil, s.clearCookie(Errorf(http.StatusUnauthorized, CodeUnauthorized, "the session has expired or was signed out: sign in again"))
 	}
@@ -173,20 +214,19 @@ func (s *Server) principalForKeyID(ctx context.Context, customerID, keyID string
 	if err != nil {
 		return principal{}, false, s.storeFailure(ctx, "get customer", err)
 	}
-	keys, err := s.store.ListAPIKeys(ctx, c.ID)
+	// The key by its id: one row, however many keys the customer has
+	// revoked (issue 28, item 5: every request read them all).
+	k, err := s.store.GetAPIKey(ctx, keyID)
+	if errors.Is(err, store.ErrNotFound) {
+		return principal{}, false, nil
+	}
 	if err != nil {
-		return principal{}, false, s.storeFailure(ctx, "list API keys", err)
+		return principal{}, false, s.storeFailure(ctx, "get API key", err)
 	}
-	for _, k := range keys {
-		if k.ID != keyID {
-			continue
-		}
-		if k.RevokedAt != nil || strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
-			return principal{}, false, nil
-		}
-		return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, true, nil
+	if k.CustomerID != c.ID || k.RevokedAt != nil || strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
+		return principal{}, false, nil
 	}
-	return principal{}, false, nil
+	return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, true, nil
 }
 
 // redisFailure answers a failed Redis call as 503 (clients retry).
@@ -274,7 +314,7 @@ func (s *Server) createSession(ctx context.Context, _ *struct{}) (*sessionCreate
 	id := randomToken(32)
 	rkey := sessionRedisKey(id)
 	_, err := s.cfg.Redis.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		pipe.HSet(ctx, rkey, "customer", p.Customer.ID, "key", p.Key.ID, "csrf", randomToken(32))
+		pipe.HSet(ctx, rkey, "customer", p.Customer.ID, "key", p.Key.ID, "csrf", randomToken(32), "cookie_at", s.now().Unix())
 		pipe.Expire(ctx, rkey, sessionTTL)
 		return nil
 	})

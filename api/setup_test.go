@@ -35,6 +35,7 @@ type setupOpts struct {
 	devKeys bool
 	store   store.Store
 	jobs    api.JobRunner
+	sweeps  api.SweepQueue
 	jobWait time.Duration
 	live    store.LiveExchange
 	// Billing and rate limits (billing_test.go, ratelimit_test.go).
@@ -76,6 +77,7 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		RateLimits:    o.rateLimits,
 		DevKeys:       o.devKeys,
 		Jobs:          o.jobs,
+		Sweeps:        o.sweeps,
 		JobWait:       o.jobWait,
 		Live:          o.live,
 		PublicURL:     o.publicURL,

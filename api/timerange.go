@@ -36,6 +36,14 @@ type seriesParams struct {
 // cursorVersion is the first byte of a cursor, so their form can change.
 const cursorVersion = 1
 
+// maxCursorMicros is the latest position a cursor may hold, the end of
+// year 9999 in Unix microseconds; the earliest is the epoch. A cursor is
+// not signed, so anyone can write one: its position is checked to be a
+// time the stores can hold and the time parameters accept (issue 28, item
+// 7: years -5000 or 300,000 failed in Postgres as 500, and the largest
+// time wrapped round to the first page).
+const maxCursorMicros = 253402300799999999
+
 // parseSeriesQuery reads the parameters of a request on series (the route
 // and the market: a cursor of one series is refused on another). With
 // endInclusive, end_time keeps what is at it (depth history, as SPEC says);
@@ -112,14 +120,20 @@ func (q seriesQuery) cursorAt(last time.Time, key []byte) *string {
 }
 
 // decodeCursor returns the position a cursor holds (its time and the key
-// after it) if it was made for scope.
+// after it) if it was made for scope and its time is one a page can start
+// after (between the epoch and maxCursorMicros). The key is the caller's
+// to check (decodeTradeKey).
 func decodeCursor(c string, scope []byte) (time.Time, []byte, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	n := 1 + 8 + len(scope)
 	if err != nil || len(b) < n || b[0] != cursorVersion || string(b[9:n]) != string(scope) {
 		return time.Time{}, nil, false
 	}
-	return time.UnixMicro(int64(binary.BigEndian.Uint64(b[1:9]))).UTC(), b[n:], true
+	us := int64(binary.BigEndian.Uint64(b[1:9]))
+	if us < 0 || us > maxCursorMicros {
+		return time.Time{}, nil, false
+	}
+	return time.UnixMicro(us).UTC(), b[n:], true
 }
 
 // page cuts a page read with one element more when the query continues a

@@ -32,11 +32,14 @@ const (
 	QueueBacktest = "backtest"
 	QueueAI       = "ai"
 	QueueCollect  = "collect"
+	// QueueSweeps holds sweep shards (DESIGN 14), below the user-facing
+	// queues so that a running sweep never holds a replay back.
+	QueueSweeps = "sweeps"
 )
 
 // QueuePriorities is the weight of each queue for the worker's scheduler.
 func QueuePriorities() map[string]int {
-	return map[string]int{QueueReplay: 6, QueueBacktest: 6, QueueAI: 3, QueueCollect: 1}
+	return map[string]int{QueueReplay: 6, QueueBacktest: 6, QueueAI: 3, QueueSweeps: 2, QueueCollect: 1}
 }
 
 // TypeReplay replays one strategy against one resolved market. Its payload

@@ -39,6 +39,7 @@ type Store interface {
 	QuotaStore
 	BillingStore
 	MarketActivityStore
+	SweepStore
 	// Ping reports whether the backend is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.
@@ -123,6 +124,23 @@ type CustomerStore interface {
 	// RevokeAPIKey marks the key revoked (ErrNotFound if absent). Revoking
 	// twice keeps the first revocation time.
 	RevokeAPIKey(ctx context.Context, id string) error
+	// GetAPIKey returns the key with the id, revoked or not; an unknown id
+	// is ErrNotFound. Sessions and bearer tokens name their key by id: the
+	// look-up costs the same however many keys the customer has revoked.
+	GetAPIKey(ctx context.Context, id string) (APIKey, error)
+	// PageAPIKeys returns a page of the customer's keys, unrevoked ones
+	// first, then revoked ones, each newest first (CreatedAt, then ID,
+	// descending), with the customer's counts. A limit of 0 answers the
+	// counts only; a negative limit or offset is ErrInvalid. An unknown
+	// customer has no keys.
+	PageAPIKeys(ctx context.Context, customerID string, limit, offset int) (APIKeyPage, error)
+}
+
+// APIKeyPage is a page of a customer's keys (PageAPIKeys).
+type APIKeyPage struct {
+	Keys []APIKey
+	// Live counts the customer's unrevoked keys, Total all its keys.
+	Live, Total int
 }
 
 // ExchangeStore keeps exchange depth history (BTC/USDT spot and futures).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/sweep"
 )
 
 // doneChannelPrefix + task id is the Redis channel a worker announces a
@@ -345,3 +347,26 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 
 // Ping checks the queue's Redis, for readiness.
 func (c *Client) Ping(ctx context.Context) error { return c.rdb.Ping(ctx).Err() }
+
+// EnqueueSweep puts a sweep's shards on the sweeps queue (DESIGN 14) and
+// wakes the workers. A shard's task id is its sweep and market, so that
+// enqueueing a sweep again (after a crash between two shards) adds only
+// the shards that are missing.
+func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) error {
+	for _, sh := range shards {
+		b, err := json.Marshal(sh)
+		if err != nil {
+			return fmt.Errorf("encode sweep shard: %w", err)
+		}
+		_, err = c.queue.EnqueueContext(ctx, asynq.NewTask(sweep.TaskType, b), asynq.Queue(jobs.QueueSweeps),
+			asynq.TaskID(sh.Sweep+":"+sh.Market), asynq.Timeout(30*time.Minute),
+			// A shard refused by a busy worker comes back (errSweepBusy),
+			// so it may be tried many times before it runs.
+			asynq.MaxRetry(100_000))
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
+		}
+	}
+	c.wake(ctx)
+	return nil
+}

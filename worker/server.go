@@ -103,6 +103,9 @@ func NewServer(cfg Config) (*Server, error) {
 		LogLevel:          asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 			id, _ := asynq.GetTaskID(ctx)
+			if errors.Is(err, errSweepBusy) {
+				return // back in the queue shortly: not a fault
+			}
 			var f *jobs.Failure
 			if errors.As(err, &f) { // answered to the user; not a fault
 				log.InfoContext(ctx, "task refused", "type", t.Type(), "task_id", id, "code", f.Code)
@@ -133,6 +136,9 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerCollect()
 	s.registerBacktest(cfg.Backtest)
+	// Sweep shards take at most half the worker's slots: the rest stay
+	// free for replays and backtests (DESIGN 14).
+	s.registerSweeps(cfg.Concurrency / 2)
 	return s, nil
 }
 
@@ -161,8 +167,11 @@ func (s *Server) Run(ctx context.Context) error {
 // lease lapsed, and someone may be waiting for the answer, so the task is
 // retried at once rather than after another 15-45 s.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if errors.Is(err, asynq.ErrLeaseExpired) {
+	switch {
+	case errors.Is(err, asynq.ErrLeaseExpired):
 		return 0
+	case errors.Is(err, errSweepBusy):
+		return sweepBusyDelay
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }

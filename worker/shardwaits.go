@@ -85,10 +85,16 @@ func (w *shardWaits) run() {
 		}
 		msg, err := ps.Receive(context.Background())
 		if err != nil {
-			// A closed subscription was replaced, or the worker is
-			// stopping; after any other error go-redis connects again,
-			// and subscribes again to every channel, on the next receive.
-			if errors.Is(err, redis.ErrClosed) {
+			// A subscription closed under its receive (the worker is
+			// stopping, or it was replaced) fails with whatever the
+			// connection said, redis.ErrClosed or a read on a closed
+			// socket: expected, not worth a word. After any other
+			// error go-redis connects again, and subscribes again to
+			// every channel, on the next receive.
+			w.mu.Lock()
+			gone := w.closed || w.ps != ps
+			w.mu.Unlock()
+			if gone || errors.Is(err, redis.ErrClosed) {
 				continue
 			}
 			if time.Since(warned) > receiveWarnEvery {

@@ -307,3 +307,46 @@ func pipeUntil(dst, src net.Conn, stop chan struct{}) {
 		}
 	}
 }
+
+// TestShardWaitsCloseIsQuiet: closing the subscription under its receive,
+// as a worker's shutdown does, fails that receive, which is expected: it
+// logs no warning.
+func TestShardWaitsCloseIsQuiet(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(options(t, redistest.Start(t)))
+	defer rdb.Close()
+	for i := range 5 {
+		var log syncLog
+		w := newShardWaits(rdb, slog.New(slog.NewTextHandler(&log, nil)))
+		running := make(chan struct{})
+		go func() { w.run(); close(running) }()
+		stop := waitOn(t, w, []string{"quiet-" + strconv.Itoa(i)}, make(chan *redis.Message, 1))
+		stop()
+		if err := w.close(); err != nil {
+			t.Fatal(err)
+		}
+		<-running
+		if out := log.String(); out != "" {
+			t.Fatalf("run %d: closing logged:\n%s", i, out)
+		}
+	}
+}
+
+// syncLog is a log destination safe for concurrent writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}

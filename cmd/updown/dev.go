@@ -55,14 +55,21 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	collectEvery := fs.Duration("collect-every", 5*time.Second, "how often the dev collector moves generated data to the present (0: never)")
 	fs.Usage = commandUsage(fs, "updown dev [flags]\n\nThe api, a worker and generated data in one process, on an embedded Redis and the in-memory store;\n"+
 		"demo keys and built-in secrets that work only here.", devEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	start := time.Now()
+	// The address first: a port another process holds is told at once,
+	// before seconds of data generation and a worker that would be wasted.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("dev: cannot listen on %s (another updown dev, or another server, may hold it: stop it, or give --addr or PORT): %w", *addr, err)
+	}
+	defer ln.Close() // on an early return; serving closes it too
 	log := newLogger(stderr, "text")
 	if os.Getenv("DATABASE_URL") != "" && *databaseURL == "" {
 		log.Info("DATABASE_URL is ignored: updown dev uses Postgres only when given --database")
 	}
-	start := time.Now()
 
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
@@ -130,7 +137,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		g.Go(func() error { return dc.run(gctx, *collectEvery) })
 	}
 	g.Go(func() error {
-		return serveHTTP(gctx, "api", *addr, srv, log, func(a net.Addr) {
+		return serveOn(gctx, "api", ln, srv, log, func(a net.Addr) {
 			printBanner(stdout, a, storeName, time.Since(start), secrets)
 		})
 	})
@@ -165,6 +172,18 @@ func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog
 	if err := st.Migrate(ctx); err != nil {
 		st.Close()
 		return nil, "", fmt.Errorf("migrate: %w", err)
+	}
+	demo := map[string][]byte{}
+	for _, c := range demoCustomers() {
+		demo[demoKey(c.Tier)] = api.HashKey(demoKey(c.Tier))
+	}
+	restored, err := restoreRevokedKeys(ctx, st.Pool(), demo)
+	if err != nil {
+		st.Close()
+		return nil, "", err
+	}
+	if len(restored) > 0 {
+		log.Info("restored demo keys an earlier run revoked: they are fixed, printed below, and always work in dev", "keys", restored)
 	}
 	n, err := st.CountMarkets(ctx, store.MarketFilter{})
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -28,11 +29,17 @@ type devRun struct {
 // small generated data and no collector ticks.
 func startDev(t *testing.T, args ...string) devRun {
 	t.Helper()
+	return startDevLogged(t, io.Discard, args...)
+}
+
+// startDevLogged is startDev with dev's log written to log.
+func startDevLogged(t *testing.T, log io.Writer, args ...string) devRun {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := run(ctx, append([]string{"dev", "--snapshots-per-market", "20", "--collect-every", "0"}, args...), pw, io.Discard)
+		err := run(ctx, append([]string{"dev", "--snapshots-per-market", "20", "--collect-every", "0"}, args...), pw, log)
 		pw.CloseWithError(errors.Join(err, io.EOF))
 		done <- err
 	}()
@@ -153,5 +160,66 @@ func assertNoDevTraces(t *testing.T, dbURL string) {
 	}
 	if n, err := st.CountMarkets(ctx, store.MarketFilter{}); err != nil || n != 0 {
 		t.Errorf("dev wrote %d markets into the production database (%v)", n, err)
+	}
+}
+
+// TestDevBusyPortFailsFirst: dev on an address another process holds
+// fails naming the address, before it generates data or starts a worker.
+func TestDevBusyPortFailsFirst(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	addr := held.Addr().String()
+	var log syncBuffer
+	err = run(context.Background(), []string{"dev", "--addr", addr, "--snapshots-per-market", "20"}, io.Discard, &log)
+	if err == nil || !strings.Contains(err.Error(), "listen on "+addr) {
+		t.Fatalf("dev on a held address: %v; want an error naming %s", err, addr)
+	}
+	for _, work := range []string{"generated dev data", "loaded live exchange data", "worker started"} {
+		if strings.Contains(log.String(), work) {
+			t.Errorf("dev did %q before it found its address taken:\n%s", work, log.String())
+		}
+	}
+}
+
+// TestDevRestoresRevokedDemoKeys: a demo key revoked in a dev database
+// (keys revoke, as a user trying the CLI would) works again on dev's next
+// start, which says it restored it; the other keys are left as they are.
+func TestDevRestoresRevokedDemoKeys(t *testing.T) {
+	dbURL := pgtest.NewEmptyDatabase(t)
+	d := startDev(t, "--addr", "127.0.0.1:0", "--database", dbURL)
+	if err := d.stop(); err != nil {
+		t.Fatalf("dev: %v", err)
+	}
+	var keys []struct {
+		KeyID string `json:"key_id"`
+	}
+	if err := json.Unmarshal(runCmd(t, "keys", "list", "--database-url", dbURL, "--email", "pro@example.com"), &keys); err != nil || len(keys) != 1 {
+		t.Fatalf("the demo PRO customer's keys: %+v %v", keys, err)
+	}
+	t.Setenv("REDIS_URL", "") // keys revoke tells no api processes
+	runCmd(t, "keys", "revoke", "--database-url", dbURL, "--id", keys[0].KeyID)
+
+	var log syncBuffer
+	d = startDevLogged(t, &log, "--addr", "127.0.0.1:0", "--database", dbURL)
+	for _, key := range []string{"ud_dev_pro", "ud_dev_starter"} {
+		if a := do(nil, http.MethodGet, d.base+"/v1/markets?coin=BTC&limit=1", key, ""); a.status != http.StatusOK {
+			t.Errorf("%s after dev restarted: %v", key, a)
+		}
+	}
+	if err := d.stop(); err != nil {
+		t.Fatalf("dev: %v", err)
+	}
+	var restored []string
+	for line := range strings.SplitSeq(log.String(), "\n") {
+		if strings.Contains(line, "restored demo keys") {
+			restored = append(restored, line)
+		}
+	}
+	if len(restored) != 1 || !strings.Contains(restored[0], "ud_dev_pro") || strings.Contains(restored[0], "ud_dev_starter") {
+		t.Errorf("dev's log names restored keys %q; want one line naming ud_dev_pro alone\n%s", restored, log.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -65,4 +66,24 @@ func claimDevDatabase(ctx context.Context, pool *pgxpool.Pool) (fresh bool, err 
 		return false, fmt.Errorf("dev database: %w", err)
 	}
 	return fresh, nil
+}
+
+// restoreRevokedKeys takes the revocation off those of keys (plain key:
+// its hash) that are stored revoked, and returns them, sorted: the demo
+// keys are fixed and printed, so a run of dev restores any an earlier
+// run's revoke took away. The store has no way to unrevoke a key, rightly
+// outside dev, hence SQL on the dev database here.
+func restoreRevokedKeys(ctx context.Context, pool *pgxpool.Pool, keys map[string][]byte) ([]string, error) {
+	var restored []string
+	for plain, hash := range keys {
+		tag, err := pool.Exec(ctx, `update api_keys set revoked_at = null where hash = $1 and revoked_at is not null`, hash)
+		if err != nil {
+			return nil, fmt.Errorf("restore demo key %s: %w", plain, err)
+		}
+		if tag.RowsAffected() > 0 {
+			restored = append(restored, plain)
+		}
+	}
+	slices.Sort(restored)
+	return restored, nil
 }

@@ -19,6 +19,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -36,8 +38,8 @@ Service:
 Database:
   migrate                apply migrations to DATABASE_URL
   seed                   write generated data into DATABASE_URL
-  export                 stream markets and snapshots out of DATABASE_URL as JSONL or CSV
-  import                 load an export into DATABASE_URL
+  export                 stream markets and snapshots out of DATABASE_URL as JSONL, CSV or Parquet
+  import                 load a JSONL or CSV export into DATABASE_URL
 
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
   customers create --email E [--name N] --tier T   prints {"customer_id","key_id","api_key"}
@@ -75,13 +77,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "dev":
-		return runDev(ctx, rest, stdout, stderr)
+		return stopped(ctx, runDev(ctx, rest, stdout, stderr))
 	case "api":
-		return runAPI(ctx, rest, stderr)
+		return stopped(ctx, runAPI(ctx, rest, stderr))
 	case "worker":
-		return runWorker(ctx, rest, stderr)
+		return stopped(ctx, runWorker(ctx, rest, stderr))
 	case "collect":
-		return runCollect(ctx, rest, stdout, stderr)
+		return stopped(ctx, runCollect(ctx, rest, stdout, stderr))
 	case "export":
 		return runExport(ctx, rest, stdout, stderr)
 	case "import":
@@ -95,15 +97,58 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr)
 	case "version", "--version":
+		if len(rest) > 0 {
+			return fmt.Errorf("version: %s: it takes none", unexpected(rest))
+		}
 		fmt.Fprintln(stdout, versionString())
 		return nil
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 { // updown help export: that command's help
+			return run(ctx, append(rest, "-h"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// stopped is a service's error, or none when it is only the signal that
+// stopped it, come before the service was up (generating dev's data,
+// waiting for the schema): stopping a service is what a signal asks, not
+// a failure. Commands that do a job (import, say) fail when interrupted:
+// their job is not done.
+func stopped(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.Cause(ctx))) {
+		return nil
+	}
+	return err
+}
+
+// parseFlags parses a command's flags and refuses anything else: no
+// command takes positional arguments, and one ignored (updown import FILE)
+// would quietly do something other than what was asked.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: %s: it takes flags only (see updown %s -h)", fs.Name(), unexpected(fs.Args()), fs.Name())
+	}
+	return nil
+}
+
+// unexpected names arguments a command does not take.
+func unexpected(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = strconv.Quote(a)
+	}
+	if len(args) == 1 {
+		return "unexpected argument " + quoted[0]
+	}
+	return "unexpected arguments " + strings.Join(quoted, ", ")
 }
 
 // newLogger builds the process logger from LOG_LEVEL and LOG_FORMAT.

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +37,7 @@ func TestMonitoringAccess(t *testing.T) {
 	}
 	failTask(t, connOpt, client, "prompt rejected: "+secret)
 
-	if h := monitoringUI(connOpt, false, ""); h != nil {
+	if h := monitoringUI(connOpt, monitoringOptions{}); h != nil {
 		t.Fatal("production without MONITORING_ADMIN_TOKEN serves the monitoring UI")
 	}
 	const token = "admin-token-123"
@@ -44,7 +48,7 @@ func TestMonitoringAccess(t *testing.T) {
 		t.Cleanup(srv.Close)
 		return srv.URL
 	}
-	prod, dev := serve(monitoringUI(connOpt, false, token)), serve(monitoringUI(connOpt, true, ""))
+	prod, dev := serve(monitoringUI(connOpt, monitoringOptions{AdminToken: token})), serve(monitoringUI(connOpt, monitoringOptions{Dev: true}))
 	get := func(url string, auth func(*http.Request)) (int, http.Header, string) {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if auth != nil {
@@ -116,4 +120,163 @@ func failTask(t *testing.T, connOpt asynq.RedisConnOpt, client *asynq.Client, ms
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatal("the failing task was not archived within 20s")
+}
+
+// TestMonitoringWrites (issue 28, item 6): the UI is read-only unless
+// MONITORING_WRITE; a request that changes the queues is refused with 403
+// when the browser says it comes from another origin, credentials or not;
+// with MONITORING_WRITE a same-origin one goes through.
+func TestMonitoringWrites(t *testing.T) {
+	t.Parallel()
+	connOpt, err := asynq.ParseRedisURI(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := asynq.NewClient(connOpt)
+	defer client.Close()
+	if _, err := client.Enqueue(asynq.NewTask("updown:replay", []byte(`{}`)), asynq.Queue("replay")); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspector(connOpt)
+	defer insp.Close()
+	paused := func() bool {
+		t.Helper()
+		q, err := insp.GetQueueInfo("replay")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q.Paused
+	}
+	const token = "admin-token-123"
+	serve := func(o monitoringOptions) string {
+		mux := http.NewServeMux()
+		mux.Handle("/monitoring/", monitoringUI(connOpt, o))
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	send := func(method, url string, headers map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url, nil)
+		req.SetBasicAuth("ops", token)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	crossSite := map[string]map[string]string{
+		"cross-site form":                {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+		"same-site, other origin":        {"Origin": "https://other.example.com", "Sec-Fetch-Site": "same-site"},
+		"old browser, other origin":      {"Origin": "https://evil.example"},
+		"opaque origin":                  {"Origin": "null"},
+		"fetch metadata only":            {"Sec-Fetch-Site": "cross-site"},
+		"user-typed, no origin (a link)": {"Sec-Fetch-Site": "none"},
+	}
+	sameOrigin := func(base string) map[string]string {
+		return map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}
+	}
+
+	for _, o := range []monitoringOptions{{AdminToken: token}, {Dev: true}, {AdminToken: token, Write: true}, {Dev: true, Write: true}} {
+		base := serve(o)
+		pause, resume := base+"/monitoring/api/queues/replay:pause", base+"/monitoring/api/queues/replay:resume"
+		for name, h := range crossSite {
+			for _, method := range []string{http.MethodPost, http.MethodDelete} {
+				if status, body := send(method, pause, h); status != http.StatusForbidden {
+					t.Errorf("%+v: %s %s: %d %s, want 403", o, name, method, status, body)
+				}
+			}
+		}
+		if paused() {
+			t.Fatalf("%+v: a cross-origin request paused the queue", o)
+		}
+		// The UI reads as before, whoever asks.
+		if status, _ := send(http.MethodGet, base+"/monitoring/api/queues", crossSite["cross-site form"]); status != http.StatusOK {
+			t.Errorf("%+v: GET the queues: %d", o, status)
+		}
+		status, body := send(http.MethodPost, pause, sameOrigin(base))
+		if !o.Write {
+			if status != http.StatusMethodNotAllowed || paused() {
+				t.Errorf("%+v: read-only UI, same-origin pause: %d %s (paused %v), want 405 and the queue running", o, status, body, paused())
+			}
+			continue
+		}
+		if status >= 300 || !paused() {
+			t.Errorf("%+v: same-origin pause with MONITORING_WRITE: %d %s (paused %v)", o, status, body, paused())
+		}
+		if status, body := send(http.MethodPost, resume, sameOrigin(base)); status >= 300 || paused() {
+			t.Errorf("%+v: same-origin resume: %d %s", o, status, body)
+		}
+	}
+
+	for v, want := range map[string]bool{"": false, "false": false, "true": true, "1": true} {
+		if got, err := monitoringWrite(func(string) string { return v }); err != nil || got != want {
+			t.Errorf("MONITORING_WRITE=%q: %v %v, want %v", v, got, err, want)
+		}
+	}
+	if _, err := monitoringWrite(func(string) string { return "yes please" }); err == nil {
+		t.Error("MONITORING_WRITE=\"yes please\" accepted")
+	}
+}
+
+// TestMonitoringPageSelfContained (issue 28, item 6): the UI's page loads
+// nothing from another host (operators run it air-gapped), under a policy
+// that admits only its own files and inline scripts, and that no site may
+// frame; it says it is read-only unless MONITORING_WRITE.
+func TestMonitoringPageSelfContained(t *testing.T) {
+	t.Parallel()
+	connOpt, err := asynq.ParseRedisURI(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, write := range []bool{false, true} {
+		mux := http.NewServeMux()
+		mux.Handle("/monitoring/", monitoringUI(connOpt, monitoringOptions{Dev: true, Write: write}))
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+		// The page, and the page again for an address of the app's own.
+		for _, p := range []string{"/monitoring/", "/monitoring/queues/replay"} {
+			res, err := http.Get(srv.URL + p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			page := string(b)
+			if res.StatusCode != http.StatusOK || !strings.Contains(page, `<div id="root">`) {
+				t.Fatalf("%s: %d %s", p, res.StatusCode, page)
+			}
+			for _, m := range regexp.MustCompile(`(?i)(?:src|href)=["']?([^"' >]*)`).FindAllStringSubmatch(page, -1) {
+				if u := m[1]; strings.Contains(u, "//") || strings.Contains(strings.ToLower(u), "http") {
+					t.Errorf("%s loads %s from outside", p, u)
+				}
+			}
+			if strings.Contains(page, "googleapis") || strings.Contains(page, "https://") {
+				t.Errorf("%s still names an external URL", p)
+			}
+			csp := res.Header.Get("Content-Security-Policy")
+			for _, want := range []string{"default-src 'self'", "frame-ancestors 'none'", "object-src 'none'"} {
+				if !strings.Contains(csp, want) {
+					t.Errorf("%s: Content-Security-Policy %q lacks %q", p, csp, want)
+				}
+			}
+			if strings.Contains(csp, "http") || strings.Contains(csp, "*") || strings.Contains(csp, "script-src 'self' 'unsafe-inline'") {
+				t.Errorf("%s: Content-Security-Policy %q admits other hosts or any inline script", p, csp)
+			}
+			for _, m := range inlineScript.FindAllStringSubmatch(page, -1) {
+				h := sha256.Sum256([]byte(m[1]))
+				if !strings.Contains(csp, base64.StdEncoding.EncodeToString(h[:])) {
+					t.Errorf("%s: an inline script is not admitted by its hash", p)
+				}
+			}
+			if flag := fmt.Sprintf(`FLAG_READ_ONLY="%v"`, !write); !strings.Contains(page, flag) {
+				t.Errorf("%s with write %v: the page does not say %s", p, write, flag)
+			}
+		}
+	}
 }

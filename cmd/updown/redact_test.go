@@ -39,14 +39,19 @@ func TestRedisURLErrorsHidePassword(t *testing.T) {
 func TestRedactURL(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"redis://:pw@h:6379/0":           "redis://:xxxxx@h:6379/0",
-		"redis://u:pw@h:6379/0":          "redis://u:xxxxx@h:6379/0",
-		"redis://u:p@w@h:6379/0":         "redis://u:xxxxx@h:6379/0",
-		"redis://u:p w@[::1/0":           "redis://u:xxxxx@[::1/0",
-		"redis://u@h:6379/0":             "redis://u@h:6379/0",
-		"redis://h:6379/0":               "redis://h:6379/0",
-		"not a url at all":               "not a url at all",
-		"rediss://:pw@h:6379/0?x=1#frag": "rediss://:xxxxx@h:6379/0?x=1#frag",
+		"redis://:pw@h:6379/0":                               "redis://:xxxxx@h:6379/0",
+		"redis://u:pw@h:6379/0":                              "redis://u:xxxxx@h:6379/0",
+		"redis://u:p@w@h:6379/0":                             "redis://u:xxxxx@h:6379/0",
+		"redis://u:p w@[::1/0":                               "redis://u:xxxxx@[::1/0",
+		"redis://u@h:6379/0":                                 "redis://u@h:6379/0",
+		"redis://h:6379/0":                                   "redis://h:6379/0",
+		"not a url at all":                                   "not a url at all",
+		"rediss://:pw@h:6379/0?x=1#frag":                     "rediss://:xxxxx@h:6379/0?x=1#frag",
+		"postgres://u@h/db?password=pw":                      "postgres://u@h/db?password=xxxxx",
+		"postgres://u@h/db?sslmode=disable&PASSWORD=p@w&x=1": "postgres://u@h/db?sslmode=disable&PASSWORD=xxxxx&x=1",
+		"postgres://u:pw@h/db?password=pw2":                  "postgres://u:xxxxx@h/db?password=xxxxx",
+		"host=h user=u password=pw dbname=d":                 "host=h user=u password=xxxxx dbname=d",
+		"host=h password = 'p w\\'x' dbname=d":               "host=h password = xxxxx dbname=d",
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)

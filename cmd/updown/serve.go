@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,8 +38,14 @@ type serviceFlags struct {
 
 func (f *serviceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", ":"+envOr("PORT", "8080"), "listen address (env PORT)")
-	fs.StringVar(&f.databaseURL, "database-url", envOr("DATABASE_URL", ""), "Postgres URL (env DATABASE_URL)")
-	fs.StringVar(&f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis URL (env REDIS_URL)")
+	f.registerBackends(fs)
+}
+
+// registerBackends registers --database-url and --redis-url, whose
+// defaults, from the environment, -h shows without their passwords.
+func (f *serviceFlags) registerBackends(fs *flag.FlagSet) {
+	urlFlagVar(fs, &f.databaseURL, "database-url", envOr("DATABASE_URL", ""), "Postgres `URL` (env DATABASE_URL)")
+	urlFlagVar(fs, &f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis `URL` (env REDIS_URL)")
 }
 
 func (f *serviceFlags) require() error {
@@ -50,7 +57,7 @@ func (f *serviceFlags) require() error {
 		missing = append(missing, "REDIS_URL")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%v must be set (or use `updown dev` for an embedded setup)", missing)
+		return fmt.Errorf("%s must be set (or use `updown dev` for an embedded setup)", strings.Join(missing, " and "))
 	}
 	return nil
 }
@@ -62,7 +69,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	f.register(fs)
 	migrate := fs.Bool("migrate", envOr("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
 	fs.Usage = commandUsage(fs, "updown api [flags]\n\nThe HTTP API: market data, replays and backtests (run by workers), the Backtest AI agent, billing webhooks.", apiEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := f.require(); err != nil {
@@ -80,7 +87,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, *migrate)
+	b, closeBackends, err := openBackends(ctx, f, *migrate, log)
 	if err != nil {
 		return err
 	}
@@ -108,7 +115,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
 		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := f.require(); err != nil {
@@ -123,7 +130,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, false)
+	b, closeBackends, err := openBackends(ctx, f, false, log)
 	if err != nil {
 		return err
 	}
@@ -210,9 +217,10 @@ func (b backends) checks() map[string]func(context.Context) error {
 	}
 }
 
-// openBackends opens the flags' Postgres (migrated when asked) and Redis;
-// close releases both.
-func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends, close func(), err error) {
+// openBackends opens the flags' Postgres and Redis; close releases both.
+// Postgres is migrated when asked, else waited for until another process
+// has migrated it (waitForSchema).
+func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.Logger) (b backends, close func(), err error) {
 	// A REDIS_URL that does not parse is told before anything connects.
 	opt, connOpt, err := parseRedisURL(f.redisURL)
 	if err != nil {
@@ -221,6 +229,12 @@ func openBackends(ctx context.Context, f serviceFlags, migrate bool) (b backends
 	st, err := openPostgres(ctx, f.databaseURL, migrate)
 	if err != nil {
 		return b, nil, err
+	}
+	if !migrate {
+		if err := waitForSchema(ctx, st, log, schemaPoll); err != nil {
+			st.Close()
+			return b, nil, err
+		}
 	}
 	rdb, err := openRedis(ctx, opt)
 	if err != nil {
@@ -246,6 +260,43 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 		}
 	}
 	return st, nil
+}
+
+// schemaPoll is how often a process waiting for the schema looks again.
+const schemaPoll = time.Second
+
+// waitForSchema returns once the database's schema is at the version this
+// build needs. The processes start together (Procfile) and only the api
+// migrates: a worker or collector that queried before it did would fail
+// on tables and columns not there yet, so it waits, saying so once.
+func waitForSchema(ctx context.Context, st *postgres.Store, log *slog.Logger, every time.Duration) error {
+	want, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		return err
+	}
+	waited := false
+	for {
+		have, err := st.SchemaVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("database schema: %w", err)
+		}
+		if have >= want {
+			if waited {
+				log.Info("database schema ready", "version", have)
+			}
+			return nil
+		}
+		if !waited {
+			waited = true
+			log.Info(fmt.Sprintf("waiting for database schema version %d (have %d); run updown migrate or start the api", want, have),
+				"want", want, "have", have)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for database schema version %d: %w", want, context.Cause(ctx))
+		case <-time.After(every):
+		}
+	}
 }
 
 // parseRedisURL reads REDIS_URL for go-redis and for Asynq. Its errors
@@ -310,11 +361,15 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if ps, ok := d.store.(*postgres.Store); ok {
 		heavy = max(1, int(ps.Pool().Config().MaxConns)/2)
 	}
+	write, err := monitoringWrite(os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
 	}
-	mon := monitoringUI(d.connOpt, d.dev, d.monitoringToken)
+	mon := monitoringUI(d.connOpt, monitoringOptions{Dev: d.dev, AdminToken: d.monitoringToken, Write: write})
 	srv, err := api.New(api.Config{
 		Store:         d.store,
 		Logger:        d.log,
@@ -323,6 +378,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		DevKeys:       d.dev,
 		Monitoring:    mon,
 		Jobs:          jobs,
+		Sweeps:        jobs,
 		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
 		JobsInFlight:  caps,
 		ReadsInFlight: reads,

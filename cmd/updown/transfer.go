@@ -34,36 +34,44 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	to := fs.String("to", "", "only markets starting before this time (RFC 3339, a date, or epoch ms)")
 	resolved := fs.String("resolved", "", "only resolved (true) or unresolved (false) markets")
 	books := fs.Bool("books", true, "include the snapshots' order books")
-	st, err := adminStore(ctx, fs, args)
-	if err != nil {
+	dbURL := databaseURLFlag(fs)
+	fs.Usage = commandUsage(fs, "updown export [flags]\n\n"+
+		"Markets, snapshots, trades and gaps of DATABASE_URL as JSON Lines, CSV or Parquet, to a file, stdout or (--split) a directory.", adminEnv)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	defer st.Close()
 
 	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
 	if opt.Format == "" {
 		opt.Format = formatOf(*out)
 	}
-	if opt.What == "" && *split == "" && (opt.Format == transfer.CSV || opt.Format == transfer.Parquet) {
-		return fmt.Errorf("export: a %s file holds one kind of record: give --what markets, snapshots, trades or gaps, or --split market|day", opt.Format)
+	if err := checkExport(opt.Format, opt.What, *split); err != nil {
+		return err
 	}
+	var err error
 	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
 		return err
 	}
+	st, err := openAdminStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	if *split != "" {
 		return exportSplit(ctx, st, *out, transfer.Split(*split), opt, stdout)
 	}
 
-	w, closeOut, err := createOut(*out, stdout)
+	o, err := createOut(*out, stdout)
 	if err != nil {
 		return err
 	}
 	began := time.Now()
-	stats, err := transfer.Export(ctx, st, w, opt)
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
+	stats, err := transfer.Export(ctx, st, o, opt)
 	if err != nil {
+		o.abort()
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := o.commit(); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	summary := stdout
@@ -82,7 +90,21 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "", "jsonl or csv (default: told from the input)")
 	batch := fs.Int("batch", 5000, "snapshots per store write")
 	booksVersion := booksVersionFlag(fs)
-	st, err := adminStore(ctx, fs, args)
+	dbURL := databaseURLFlag(fs)
+	fs.Usage = commandUsage(fs, "updown import [flags]\n\n"+
+		"Load an export (JSON Lines or CSV, gzipped or not) from --in FILE, or piped to stdin, into DATABASE_URL.", adminEnv)
+	if err := parseFlags(fs, args); err != nil {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
+		}
+		return err
+	}
+	r, closeIn, err := openIn(*in, os.Stdin)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	st, err := openAdminStore(ctx, *dbURL)
 	if err != nil {
 		return err
 	}
@@ -90,11 +112,6 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := st.WriteBooksVersion(*booksVersion); err != nil {
 		return fmt.Errorf("--books-version: %w", err)
 	}
-	r, closeIn, err := openIn(*in)
-	if err != nil {
-		return err
-	}
-	defer closeIn()
 	began := time.Now()
 	stats, err := transfer.Import(ctx, st, r, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
@@ -102,6 +119,30 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+}
+
+// checkExport refuses a format, kind of record or split export cannot
+// write, before anything is opened or created.
+func checkExport(format transfer.Format, what transfer.What, split string) error {
+	switch format {
+	case transfer.JSONL, transfer.CSV, transfer.Parquet:
+	default:
+		return fmt.Errorf("export: --format %q is not jsonl, csv or parquet", format)
+	}
+	switch what {
+	case "", transfer.All, transfer.Markets, transfer.Snapshots, transfer.Trades, transfer.Gaps:
+	default:
+		return fmt.Errorf("export: --what %q is not all, markets, snapshots, trades or gaps", what)
+	}
+	switch transfer.Split(split) {
+	case "", transfer.SplitMarket, transfer.SplitDay:
+	default:
+		return fmt.Errorf("export: --split %q is not market or day", split)
+	}
+	if (what == "" || what == transfer.All) && split == "" && format != transfer.JSONL {
+		return fmt.Errorf("export: a %s file holds one kind of record: give --what markets, snapshots, trades or gaps, or --split market|day", format)
+	}
+	return nil
 }
 
 func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
@@ -136,11 +177,11 @@ func exportSplit(ctx context.Context, st transfer.Source, dir string, split tran
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		w, closeOut, err := createOut(path, nil)
+		o, err := createOut(path, nil)
 		if err != nil {
 			return nil, err
 		}
-		return writeCloser{w, closeOut}, nil
+		return writeCloser{o, o.commit}, nil
 	}
 	began := time.Now()
 	stats, err := transfer.ExportSplit(ctx, st, create, split, opt)
@@ -210,41 +251,84 @@ func parseWhen(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not RFC 3339, a date (2006-01-02) or epoch milliseconds", s)
 }
 
-// createOut opens the export's destination; close flushes and closes it.
-func createOut(name string, stdout io.Writer) (io.Writer, func() error, error) {
-	var w io.Writer = stdout
-	closers := []func() error{}
-	if name != "-" {
-		f, err := os.Create(name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("export: %w", err)
-		}
-		w = f
-		closers = append(closers, f.Close)
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	w = bw
-	closers = append([]func() error{bw.Flush}, closers...)
-	if strings.HasSuffix(name, ".gz") {
-		zw := gzip.NewWriter(bw)
-		w = zw
-		closers = append([]func() error{zw.Close}, closers...)
-	}
-	return w, func() error {
-		var errs []error
-		for _, c := range closers {
-			errs = append(errs, c())
-		}
-		return errors.Join(errs...)
-	}, nil
+// output is where an export goes: stdout, or a file written under a
+// temporary name beside it and renamed over it once complete, so that an
+// export that fails (or is interrupted) leaves the file as it was.
+type output struct {
+	io.Writer
+	flush []func() error // the compression and buffering, innermost first
+	tmp   *os.File       // nil for stdout
+	name  string
 }
 
-// openIn opens the import's source, ungzipping input that starts with the
-// gzip magic bytes.
-func openIn(name string) (io.Reader, func(), error) {
-	var r io.Reader = os.Stdin
-	closeIn := func() {}
+// createOut opens the export's destination, name or ("-") stdout;
+// gzipped when name ends in .gz. Commit or abort it.
+func createOut(name string, stdout io.Writer) (*output, error) {
+	o := &output{Writer: stdout, name: name}
 	if name != "-" {
+		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+		if err != nil {
+			return nil, fmt.Errorf("export: create %s: %w", name, err)
+		}
+		o.tmp, o.Writer = f, f
+	}
+	bw := bufio.NewWriterSize(o.Writer, 1<<20)
+	o.Writer, o.flush = bw, []func() error{bw.Flush}
+	if strings.HasSuffix(name, ".gz") {
+		zw := gzip.NewWriter(bw)
+		o.Writer, o.flush = zw, []func() error{zw.Close, bw.Flush}
+	}
+	return o, nil
+}
+
+// commit completes the output: flushed, and a file renamed into place,
+// with the permissions of the file it replaces (0644 for a new one). When
+// that fails, the temporary file is removed and the old one left.
+func (o *output) commit() error {
+	var errs []error
+	for _, f := range o.flush {
+		errs = append(errs, f())
+	}
+	if o.tmp == nil {
+		return errors.Join(errs...)
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(o.name); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	errs = append(errs, o.tmp.Chmod(mode), o.tmp.Close())
+	if err := errors.Join(errs...); err != nil {
+		_ = os.Remove(o.tmp.Name())
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	if err := os.Rename(o.tmp.Name(), o.name); err != nil {
+		_ = os.Remove(o.tmp.Name())
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	return nil
+}
+
+// abort gives up the output: a file's temporary is removed, leaving what
+// was at its name before.
+func (o *output) abort() {
+	if o.tmp != nil {
+		_ = o.tmp.Close()
+		_ = os.Remove(o.tmp.Name())
+	}
+}
+
+// openIn opens the import's source, name or ("-") stdin, ungzipping input
+// that starts with the gzip magic bytes. Stdin must be piped or redirected
+// and carry something: a terminal, or nothing at all, is a mistake (a
+// forgotten --in) that would otherwise import nothing and succeed.
+func openIn(name string, stdin *os.File) (io.Reader, func(), error) {
+	var r io.Reader = stdin
+	closeIn := func() {}
+	if name == "-" {
+		if fi, err := stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil, nil, errors.New("import: stdin is a terminal (or another device), not a piped export: give the file as --in FILE, or pipe it in (updown import < export.jsonl)")
+		}
+	} else {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("import: %w", err)
@@ -252,6 +336,13 @@ func openIn(name string) (io.Reader, func(), error) {
 		r, closeIn = f, func() { _ = f.Close() }
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
+	if _, err := br.Peek(1); name == "-" && err != nil {
+		closeIn()
+		if errors.Is(err, io.EOF) {
+			return nil, nil, errors.New("import: read nothing from stdin: give the export as --in FILE, or pipe it in (updown import < export.jsonl)")
+		}
+		return nil, nil, fmt.Errorf("import: read stdin: %w", err)
+	}
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {

@@ -115,7 +115,7 @@ func smallGenConfig(now time.Time) gen.Config {
 
 func readMaybeGzip(t *testing.T, name string) []byte {
 	t.Helper()
-	r, closeIn, err := openIn(name)
+	r, closeIn, err := openIn(name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -412,47 +412,7 @@ func referenceWith(m store.Market, snaps []store.Snapshot, trades []store.Market
 	s.applyDefaults()
 	n := len(snaps)
 	out := referenceResult{pnl: make([]float64, n), unrealized: make([]float64, n), inPos: make([]bool, n)}
-	value := func(i int, f string) float64 {
-		if v, ok := refField(m, snaps, trades, i, f); ok {
-			return v
-		}
-		sn := snaps[i]
-		switch f {
-		case FieldPriceUp:
-			return sn.PriceUp
-		case FieldPriceDown:
-			return sn.PriceDown
-		case FieldCoinPrice:
-			return sn.CoinPrice
-		case FieldSpread:
-			return math.Abs(sn.PriceUp - sn.PriceDown)
-		}
-		span := m.EndTime.Sub(m.StartTime)
-		if span <= 0 {
-			return 0
-		}
-		return float64(m.EndTime.Sub(sn.Time)) * (100 / float64(span))
-	}
-	holds := func(i int, c Condition) bool {
-		v, x := value(i, c.Field), c.Value
-		switch c.Operator {
-		case OpLess:
-			return v < x
-		case OpGreater:
-			return v > x
-		case OpLessOrEqual:
-			return v <= x
-		case OpGreaterOrEqual:
-			return v >= x
-		case OpEqual:
-			return math.Abs(v-x) <= 1e-9
-		case OpCrossesAbove:
-			return i > 0 && value(i-1, c.Field) <= x && v > x
-		case OpCrossesBelow:
-			return i > 0 && value(i-1, c.Field) >= x && v < x
-		}
-		panic("operator " + c.Operator)
-	}
+	holds := refHolds(m, snaps, trades)
 	side := func(i int) (price float64, bids, asks []store.Level) {
 		sn := snaps[i]
 		b := sn.BookDown
@@ -802,4 +762,51 @@ func refField(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade
 		return nan, true
 	}
 	return (t.bids - t.asks) / (t.bids + t.asks), true
+}
+
+// refHolds is DESIGN 6's condition test at snapshot i, from the text: a
+// field's value (SPEC's five, or refField's), compared as the operator says;
+// on the first snapshot nothing crosses.
+func refHolds(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade) func(i int, c Condition) bool {
+	value := func(i int, f string) float64 {
+		if v, ok := refField(m, snaps, trades, i, f); ok {
+			return v
+		}
+		sn := snaps[i]
+		switch f {
+		case FieldPriceUp:
+			return sn.PriceUp
+		case FieldPriceDown:
+			return sn.PriceDown
+		case FieldCoinPrice:
+			return sn.CoinPrice
+		case FieldSpread:
+			return math.Abs(sn.PriceUp - sn.PriceDown)
+		}
+		span := m.EndTime.Sub(m.StartTime)
+		if span <= 0 {
+			return 0
+		}
+		return float64(m.EndTime.Sub(sn.Time)) * (100 / float64(span))
+	}
+	return func(i int, c Condition) bool {
+		v, x := value(i, c.Field), c.Value
+		switch c.Operator {
+		case OpLess:
+			return v < x
+		case OpGreater:
+			return v > x
+		case OpLessOrEqual:
+			return v <= x
+		case OpGreaterOrEqual:
+			return v >= x
+		case OpEqual:
+			return math.Abs(v-x) <= 1e-9
+		case OpCrossesAbove:
+			return i > 0 && value(i-1, c.Field) <= x && v > x
+		case OpCrossesBelow:
+			return i > 0 && value(i-1, c.Field) >= x && v < x
+		}
+		panic("operator " + c.Operator)
+	}
 }

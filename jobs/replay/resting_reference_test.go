@@ -63,47 +63,7 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		return price
 	}
-	value := func(i int, f string) float64 {
-		if v, ok := refField(m, snaps, trades, i, f); ok {
-			return v
-		}
-		sn := snaps[i]
-		switch f {
-		case FieldPriceUp:
-			return sn.PriceUp
-		case FieldPriceDown:
-			return sn.PriceDown
-		case FieldCoinPrice:
-			return sn.CoinPrice
-		case FieldSpread:
-			return math.Abs(sn.PriceUp - sn.PriceDown)
-		}
-		span := m.EndTime.Sub(m.StartTime)
-		if span <= 0 {
-			return 0
-		}
-		return float64(m.EndTime.Sub(sn.Time)) * (100 / float64(span))
-	}
-	holds := func(i int, c Condition) bool {
-		v, x := value(i, c.Field), c.Value
-		switch c.Operator {
-		case OpLess:
-			return v < x
-		case OpGreater:
-			return v > x
-		case OpLessOrEqual:
-			return v <= x
-		case OpGreaterOrEqual:
-			return v >= x
-		case OpEqual:
-			return math.Abs(v-x) <= 1e-9
-		case OpCrossesAbove:
-			return i > 0 && value(i-1, c.Field) <= x && v > x
-		case OpCrossesBelow:
-			return i > 0 && value(i-1, c.Field) >= x && v < x
-		}
-		panic(c.Operator)
-	}
+	holds := refHolds(m, snaps, trades)
 
 	// Fees, taker only, and the maker rebate.
 	rate, exp := 0.0, 1.0

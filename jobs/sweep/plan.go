@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 )
 
@@ -151,7 +152,7 @@ func (r *Request) normalizeRest() error {
 	default:
 		return invalid("markets.coin", "markets.coin %q is not one of BTC, ETH, SOL", m.Coin)
 	}
-	mt, ok := parseMarketType(string(m.MarketType))
+	mt, ok := strategy.ParseMarketType(string(m.MarketType))
 	switch {
 	case m.MarketType == "":
 		return invalid("markets.market_type", "markets.market_type is missing: it must be one of 5m, 15m, 1hr, 4hr, 24hr")
@@ -171,9 +172,10 @@ func (r *Request) normalizeRest() error {
 	switch s.Kind {
 	case "", SplitNone:
 		s.Kind = SplitNone
-		if s.TestFraction != 0 || s.EmbargoMarkets != 0 || s.Folds != 0 {
+		if s.TestFraction != 0 || s.EmbargoMarkets > 0 || s.Folds != 0 {
 			return invalid("split", "split NONE takes no testFraction, embargoMarkets or folds")
 		}
+		s.EmbargoMarkets = 0
 	case SplitHoldout:
 		if s.Folds != 0 {
 			return invalid("split.folds", "split.folds belongs to WALK_FORWARD")
@@ -212,22 +214,6 @@ func (r *Request) normalizeRest() error {
 		return invalid("objective", "objective %q is not one of %s", r.Objective, strings.Join(Objectives(), ", "))
 	}
 	return nil
-}
-
-func parseMarketType(s string) (store.MarketType, bool) {
-	switch strings.ToLower(s) {
-	case "5m":
-		return store.M5, true
-	case "15m":
-		return store.M15, true
-	case "1h", "1hr":
-		return store.H1, true
-	case "4h", "4hr":
-		return store.H4, true
-	case "24h", "24hr":
-		return store.H24, true
-	}
-	return "", false
 }
 
 // indices lists the trials' value indices: every combination in grid

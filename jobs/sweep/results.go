@@ -216,8 +216,8 @@ func (p *Plan) Summarize(markets []MarketInfo, outcomes [][]TrialMarket, folds [
 			bestPnL = append(bestPnL, o.Performance.TotalPnL)
 		}
 	}
-	res.DSR = stats.DSR(bestPnL, sharpes)
-	res.PBO = stats.PBO(tallies, objective)
+	res.DSR = roundPtr(stats.DSR(bestPnL, sharpes))
+	res.PBO = roundPtr(stats.PBO(tallies, objective))
 	return res, nil
 }
 
@@ -248,6 +248,13 @@ func statsMarket(m MarketInfo, o TrialMarket) (stats.Market, bool) {
 		}
 	}
 	return sm, true
+}
+
+func roundPtr(x *float64) *float64 {
+	if x == nil {
+		return nil
+	}
+	return finitePtr(*x)
 }
 
 func finitePtr(x float64) *float64 {

@@ -93,9 +93,9 @@ type Markets struct {
 // Split says which markets train and which test.
 type Split struct {
 	Kind           string  `json:"kind"`
-	TestFraction   float64 `json:"testFraction,omitempty"`   // HOLDOUT
-	EmbargoMarkets int     `json:"embargoMarkets,omitempty"` // HOLDOUT, WALK_FORWARD
-	Folds          int     `json:"folds,omitempty"`          // WALK_FORWARD
+	TestFraction   float64 `json:"testFraction,omitempty"` // HOLDOUT
+	EmbargoMarkets int     `json:"embargoMarkets"`         // HOLDOUT, WALK_FORWARD
+	Folds          int     `json:"folds,omitempty"`        // WALK_FORWARD
 }
 
 // invalid is a VALIDATION_ERROR on the field at path.

@@ -242,3 +242,57 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// GetAPIKey returns the key with the id, revoked or not, or ErrNotFound.
+func (s *Store) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	if err := live(ctx, "get api key"); err != nil {
+		return store.APIKey{}, err
+	}
+	s.customersMu.RLock()
+	defer s.customersMu.RUnlock()
+	k, ok := s.keys[id]
+	if !ok {
+		return store.APIKey{}, fmt.Errorf("memory: get api key %q: %w", id, store.ErrNotFound)
+	}
+	return cloneKey(*k), nil
+}
+
+// PageAPIKeys returns a page of the customer's keys, unrevoked first, then
+// revoked, each newest first, with the customer's counts.
+func (s *Store) PageAPIKeys(ctx context.Context, customerID string, limit, offset int) (store.APIKeyPage, error) {
+	if err := live(ctx, "page api keys"); err != nil {
+		return store.APIKeyPage{}, err
+	}
+	if limit < 0 || offset < 0 {
+		return store.APIKeyPage{}, fmt.Errorf("memory: page api keys: limit %d, offset %d: %w", limit, offset, store.ErrInvalid)
+	}
+	s.customersMu.RLock()
+	ids := s.keysOf[customerID]
+	all := make([]*store.APIKey, len(ids))
+	page := store.APIKeyPage{Keys: []store.APIKey{}, Total: len(ids)}
+	for i, id := range ids {
+		all[i] = s.keys[id]
+		if all[i].RevokedAt == nil {
+			page.Live++
+		}
+	}
+	if limit > 0 && offset < len(all) {
+		slices.SortFunc(all, func(a, b *store.APIKey) int {
+			if ar, br := a.RevokedAt != nil, b.RevokedAt != nil; ar != br {
+				if ar {
+					return 1
+				}
+				return -1
+			}
+			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+		for _, k := range all[offset:min(len(all), offset+limit)] {
+			page.Keys = append(page.Keys, cloneKey(*k))
+		}
+	}
+	s.customersMu.RUnlock()
+	return page, nil
+}

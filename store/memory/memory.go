@@ -48,6 +48,8 @@ type Store struct {
 	billingMu   sync.Mutex
 	billing     map[string]store.BillingEvent // by webhook id
 	lastApplied map[string]time.Time          // customer ID → newest applied OccurredAt
+
+	sweeps sweepTable
 }
 
 var _ store.Store = (*Store)(nil)

@@ -200,3 +200,47 @@ func scanAPIKey(row pgx.CollectableRow) (store.APIKey, error) {
 	k.CreatedAt, k.RevokedAt = utc(k.CreatedAt), utcPtr(k.RevokedAt)
 	return k, err
 }
+
+// GetAPIKey returns the key with the id, revoked or not.
+func (s *Store) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	op := fmt.Sprintf("get API key %q", id)
+	if !validID(id) {
+		return store.APIKey{}, notFound(op)
+	}
+	rows, _ := s.pool.Query(ctx, `select `+apiKeyColumns+` from api_keys k where k.id = $1`, id)
+	k, err := pgx.CollectExactlyOneRow(rows, scanAPIKey)
+	return k, wrap(op, err)
+}
+
+// PageAPIKeys returns a page of the customer's keys, unrevoked first, then
+// revoked, each newest first, with the customer's counts. The page reads
+// api_keys_live_first in its order: the live keys, then the revoked ones
+// up to the page's end, never the rest.
+func (s *Store) PageAPIKeys(ctx context.Context, customerID string, limit, offset int) (store.APIKeyPage, error) {
+	op := fmt.Sprintf("page API keys of customer %q", customerID)
+	if limit < 0 || offset < 0 {
+		return store.APIKeyPage{}, invalid(op, fmt.Sprintf("limit %d, offset %d", limit, offset))
+	}
+	page := store.APIKeyPage{Keys: []store.APIKey{}}
+	if !validID(customerID) {
+		return page, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`select count(*) filter (where revoked_at is null), count(*) from api_keys where customer_id = $1`, customerID).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&page.Live, &page.Total) })
+	if limit > 0 {
+		b.Queue(`
+			select `+apiKeyColumns+` from api_keys k where k.customer_id = $1
+			order by (k.revoked_at is not null), k.created_at desc, k.id desc
+			limit $2 offset $3`, customerID, limit, offset).
+			Query(func(rows pgx.Rows) error {
+				keys, err := pgx.CollectRows(rows, scanAPIKey)
+				page.Keys = append(page.Keys, keys...)
+				return err
+			})
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return store.APIKeyPage{}, wrap(op, err)
+	}
+	return page, nil
+}

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -137,6 +138,37 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// LatestSchemaVersion is the schema version this build needs: that of its
+// newest migration, which Migrate brings a database to.
+func LatestSchemaVersion() (int, error) {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return 0, fmt.Errorf("postgres: read the embedded migrations: %w", err)
+	}
+	latest := 0
+	for _, e := range entries {
+		digits, _, _ := strings.Cut(e.Name(), "_")
+		if n, err := strconv.Atoi(digits); err == nil && n > latest {
+			latest = n
+		}
+	}
+	return latest, nil
+}
+
+// SchemaVersion is the schema version the database is at: 0 when it was
+// never migrated.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int32
+	err := s.pool.QueryRow(ctx, `select version from `+versionTable).Scan(&v)
+	switch {
+	case pgCode(err) == undefinedTable, errors.Is(err, pgx.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, wrap("read the schema version", err)
+	}
+	return int(v), nil
+}
+
 // stamp is the time the store records for a write, at Postgres's precision.
 func (s *Store) stamp() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
@@ -145,6 +177,7 @@ const (
 	uniqueViolation     = "23505"
 	foreignKeyViolation = "23503"
 	checkViolation      = "23514" // also "no partition of relation found for row"
+	undefinedTable      = "42P01"
 )
 
 // pgCode returns err's SQLSTATE, or "" when it is not a server error.

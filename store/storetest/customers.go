@@ -34,6 +34,8 @@ func apiKeyTests() []test {
 		{"Lookup", testAPIKeyLookup},
 		{"Revoke", testAPIKeyRevoke},
 		{"List", testAPIKeyList},
+		{"Get", testAPIKeyGet},
+		{"Page", testAPIKeyPage},
 		{"CallersCannotMutateStoredData", testAPIKeyCopies},
 	}
 }
@@ -510,4 +512,100 @@ func testCustomerValidation(t *testing.T, s store.Store) {
 			t.Errorf("GetMarketByMarketID(%q) = %v, want ErrNotFound", key, err)
 		}
 	}
+}
+
+func testAPIKeyGet(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := createCustomer(t, s, newCustomer("ada"))
+	b := createCustomer(t, s, newCustomer("bea"))
+	ka := createKey(t, s, newKey(a.ID, "ud_live_a"))
+	kb := createKey(t, s, newKey(b.ID, "ud_live_b"))
+	for _, k := range []store.APIKey{ka, kb} {
+		got, err := s.GetAPIKey(ctx, k.ID)
+		mustOK(t, err, "GetAPIKey "+k.Prefix)
+		checkAPIKey(t, "GetAPIKey", k, got)
+	}
+	for _, id := range append(unknownIDs(), "") {
+		_, err := s.GetAPIKey(ctx, id)
+		wantErr(t, err, store.ErrNotFound, "GetAPIKey("+id+")")
+	}
+	mustOK(t, s.RevokeAPIKey(ctx, ka.ID), "RevokeAPIKey")
+	got, err := s.GetAPIKey(ctx, ka.ID)
+	mustOK(t, err, "GetAPIKey of a revoked key")
+	if got.RevokedAt == nil {
+		t.Fatalf("GetAPIKey of a revoked key = %+v, want RevokedAt set", got)
+	}
+	revoked := ka
+	revoked.RevokedAt = got.RevokedAt
+	checkAPIKey(t, "GetAPIKey of a revoked key", revoked, got)
+	checkAPIKeys(t, "ListAPIKeys after GetAPIKey", []store.APIKey{revoked}, listKeys(t, s, a.ID))
+	got.Hash[0]++
+	again, err := s.GetAPIKey(ctx, ka.ID)
+	mustOK(t, err, "GetAPIKey")
+	checkAPIKey(t, "GetAPIKey after changing a copy read earlier", revoked, again)
+}
+
+// testAPIKeyPage: keys come a page at a time, unrevoked first, then
+// revoked, each newest first, with the customer's counts (issue 28, item
+// 5: the dashboard's key list was every key ever revoked, unpaged).
+func testAPIKeyPage(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := createCustomer(t, s, newCustomer("ada"))
+	b := createCustomer(t, s, newCustomer("bea"))
+	var keys []store.APIKey
+	for i := range 7 {
+		keys = append(keys, createKey(t, s, newKey(a.ID, fmt.Sprintf("ud_%d", i))))
+		tick()
+	}
+	kb := createKey(t, s, newKey(b.ID, "ud_b"))
+	for _, i := range []int{0, 2, 3, 5} {
+		mustOK(t, s.RevokeAPIKey(ctx, keys[i].ID), "RevokeAPIKey")
+	}
+	// The revocation times, as stored.
+	for i, k := range listKeys(t, s, a.ID) {
+		if k.ID != keys[i].ID {
+			t.Fatalf("ListAPIKeys out of creation order: %+v", k)
+		}
+		keys[i].RevokedAt = k.RevokedAt
+	}
+	// Live 6, 4, 1; then revoked 5, 3, 2, 0.
+	want := []store.APIKey{keys[6], keys[4], keys[1], keys[5], keys[3], keys[2], keys[0]}
+
+	page := func(customerID string, limit, offset int) store.APIKeyPage {
+		t.Helper()
+		p, err := s.PageAPIKeys(ctx, customerID, limit, offset)
+		mustOK(t, err, fmt.Sprintf("PageAPIKeys(limit %d, offset %d)", limit, offset))
+		return p
+	}
+	for _, tc := range []struct{ limit, offset, from, to int }{
+		{10, 0, 0, 7}, {3, 0, 0, 3}, {3, 3, 3, 6}, {3, 6, 6, 7}, {3, 7, 7, 7}, {2, 100, 7, 7}, {1, 2, 2, 3}, {0, 0, 0, 0},
+	} {
+		p := page(a.ID, tc.limit, tc.offset)
+		op := fmt.Sprintf("PageAPIKeys(limit %d, offset %d)", tc.limit, tc.offset)
+		if p.Live != 3 || p.Total != 7 {
+			t.Errorf("%s: live %d, total %d, want 3 and 7", op, p.Live, p.Total)
+		}
+		if p.Keys == nil {
+			t.Errorf("%s: Keys is nil, want an empty page", op)
+		}
+		checkAPIKeys(t, op, want[tc.from:tc.to], p.Keys)
+	}
+	if p := page(b.ID, 10, 0); p.Live != 1 || p.Total != 1 {
+		t.Errorf("PageAPIKeys of another customer: live %d, total %d, want 1 and 1", p.Live, p.Total)
+	} else {
+		checkAPIKeys(t, "PageAPIKeys of another customer", []store.APIKey{kb}, p.Keys)
+	}
+	for _, id := range unknownIDs() {
+		if p := page(id, 10, 0); p.Live != 0 || p.Total != 0 || len(p.Keys) != 0 {
+			t.Errorf("PageAPIKeys of unknown customer %s = %+v, want nothing", id, p)
+		}
+	}
+	for _, bad := range [][2]int{{-1, 0}, {10, -1}} {
+		_, err := s.PageAPIKeys(ctx, a.ID, bad[0], bad[1])
+		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("PageAPIKeys(limit %d, offset %d)", bad[0], bad[1]))
+	}
+	// A page is the store's copy, not its data.
+	p := page(a.ID, 1, 0)
+	p.Keys[0].Hash[0]++
+	checkAPIKeys(t, "PageAPIKeys after changing a copy", want[:1], page(a.ID, 1, 0).Keys)
 }

@@ -64,6 +64,8 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		{"LookupAPIKey", func() error { _, _, err := s.LookupAPIKey(ctx, k.Hash); return err }},
 		{"ListAPIKeys", func() error { _, err := s.ListAPIKeys(ctx, c.ID); return err }},
 		{"RevokeAPIKey", func() error { return s.RevokeAPIKey(ctx, k.ID) }},
+		{"GetAPIKey", func() error { _, err := s.GetAPIKey(ctx, k.ID); return err }},
+		{"PageAPIKeys", func() error { _, err := s.PageAPIKeys(ctx, c.ID, 10, 0); return err }},
 		{"AppendDepth", func() error { return s.AppendDepth(ctx, newDepths(btcusdt, store.Spot, 3, 4)) }},
 		{"ListDepth", func() error {
 			_, _, err := s.ListDepth(ctx, store.DepthFilter{Symbol: btcusdt, Kind: store.Spot})

@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Depth", depthTests()},
 		{"Quota", quotaTests()},
 		{"Billing", billingTests()},
+		{"Sweeps", sweepTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Store", storeTests()},
 	}

@@ -1,16 +1,68 @@
 // The strategy builder shared by the replay page (and the agent's
 // settings): conditions with every field and operator, size, max loss,
-// order type, fees and latency.
-import { FIELDS, OPERATORS, type Condition } from './strategy';
+// order type (with the resting GTC order's options), re-entry control,
+// fees and latency.
+import { OPERATORS, type Condition, type Rules } from './strategy';
 import { field, h, select } from './dom';
 
+/** The condition fields in groups, each with what it is (DESIGN 6). */
+export const FIELD_GROUPS: [string, [string, string][]][] = [
+  [
+    'Prices',
+    [
+      ['price_up', 'the recorded price of UP (its best ask)'],
+      ['price_down', 'the recorded price of DOWN (its best ask)'],
+    ],
+  ],
+  [
+    'Book',
+    [
+      ['bid_up', "UP's best bid (what a sell gets now); its price without a book"],
+      ['bid_down', "DOWN's best bid (what a sell gets now); its price without a book"],
+      ['mid_up', "UP's (best bid + best ask) / 2, else its price"],
+      ['mid_down', "DOWN's (best bid + best ask) / 2, else its price"],
+      ['display_up', 'the price Polymarket shows for UP: the mid when the spread is at most 0.10, else the last trade'],
+      ['display_down', 'the price Polymarket shows for DOWN: the mid when the spread is at most 0.10, else the last trade'],
+      ['imbalance_up', "UP's book imbalance, −1 to 1: (bid size − ask size) / (bid size + ask size)"],
+      ['imbalance_down', "DOWN's book imbalance, −1 to 1: (bid size − ask size) / (bid size + ask size)"],
+    ],
+  ],
+  [
+    'Coin',
+    [
+      ['coin_price', "the coin's price in dollars"],
+      ['coin_move_pct', 'the coin’s move in % from the price to beat; ≥ 0 exactly while UP is winning'],
+      ['coin_return_60s', 'the coin’s return in % over the last 60 s (no value in the first minute)'],
+    ],
+  ],
+  [
+    'Time',
+    [
+      ['time_remaining_pct', 'the % of the market’s time still to run, 100 to 0'],
+      ['time_remaining_s', 'the seconds until the market ends'],
+    ],
+  ],
+  ['Spread', [['spread', '|price_up − price_down|']]],
+];
+const FIELD_HELP = new Map(FIELD_GROUPS.flatMap(([, fs]) => fs));
+
 export function conditionRow(testid: string, c: Condition, onChange: () => void, onRemove: () => void): HTMLElement {
-  const f = select('', FIELDS.map((x): [string, string] => [x, x]), c.field, { name: 'field', 'aria-label': 'Field' });
+  const f = h(
+    'select',
+    { name: 'field', 'aria-label': 'Field' },
+    FIELD_GROUPS.map(([label, fs]) => h('optgroup', { label }, fs.map(([v, help]) => h('option', { value: v, title: help }, v)))),
+  );
+  f.value = c.field;
   const op = select('', OPERATORS.map((x): [string, string] => [x, x]), c.operator, { name: 'operator', 'aria-label': 'Operator' });
   const v = h('input', { type: 'number', step: 'any', name: 'value', value: String(c.value), 'aria-label': 'Value', required: true });
   const rm = h('button', { type: 'button', class: 'link', 'aria-label': 'Remove this condition' }, 'Remove');
-  const row = h('div', { class: 'cond', testid }, f, op, v, rm);
+  const help = h('small', { class: 'muted cond-help' });
+  const showHelp = () => (help.textContent = FIELD_HELP.get(f.value) ?? '');
+  showHelp();
+  f.setAttribute('aria-describedby', (help.id = `h${Math.random().toString(36).slice(2)}`));
+  const row = h('div', { class: 'cond', testid }, f, op, v, rm, help);
   for (const x of [f, op, v]) x.addEventListener('input', onChange);
+  f.addEventListener('input', showHelp);
   rm.addEventListener('click', onRemove);
   return row;
 }
@@ -20,33 +72,160 @@ export function readRow(row: Element): Condition {
   return { field: q('field').value, operator: q('operator').value, value: Number(q('value').value) };
 }
 
+/** The rules' fields beyond the side, conditions, size and max loss. */
+export type OrderRules = Omit<Rules, 'side' | 'entryConditions' | 'exitConditions' | 'positionSize' | 'maxLossPercent' | 'coin' | 'marketType'>;
+
 export interface ExecutionControls {
   el: HTMLElement;
-  /** The optional request fields (DESIGN 6), only those that differ from the defaults. */
-  read(): Record<string, unknown>;
+  /** The order type, the GTC options, re-entry control, fees and latency: only what differs from the defaults. */
+  read(): OrderRules;
+  /** Shows r's values (a pasted strategy_code). */
+  write(r: OrderRules): void;
 }
 
-/** Fees and latency: feeModel NONE | MARKET | CUSTOM (feeRate, feeExponent), latencyMs. */
-export function executionControls(prefix: string): ExecutionControls {
+// A number box's value, or undefined when empty; NaN stays NaN so that the API names it.
+const val = (x: HTMLInputElement): number | undefined => (x.value.trim() === '' ? undefined : Number(x.value));
+// Seconds to whole milliseconds where they are whole (1.1 s is 1100 ms, not 1100.0000000000002).
+const ms = (s: number | undefined) => (s === undefined ? undefined : Number((s * 1000).toFixed(3)));
+const secs = (m: number | undefined) => (m ? String(m / 1000) : '');
+
+/**
+ * Order type (MARKET, LIMIT, GTC with its options shown only for GTC),
+ * re-entry control, fees (feeModel NONE | MARKET | CUSTOM with feeRate and
+ * feeExponent) and latency.
+ */
+export function executionControls(prefix: string, onChange: () => void = () => {}, withOrders = true): ExecutionControls {
+  const order = select(
+    'order-type',
+    [
+      ['MARKET', 'MARKET: take the book at once'],
+      ['LIMIT', 'LIMIT: take the book at the best price only'],
+      ['GTC', 'GTC: rest on the book as a maker'],
+    ],
+    'MARKET',
+  );
+  const postOnly = h('input', { type: 'checkbox', testid: 'gtc-post-only' });
+  const offset = h('input', { type: 'number', min: '0', max: '50', step: '1', value: '0', testid: 'gtc-offset', inputmode: 'numeric' });
+  const cancel = h('input', { type: 'number', min: '0.001', step: 'any', value: '', placeholder: 'never', testid: 'gtc-cancel-after' });
+  const queue = select(
+    'gtc-queue',
+    [
+      ['RISK_AVERSE', 'RISK_AVERSE: behind the size shown at its price'],
+      ['FRONT', 'FRONT: at the front of the queue (optimistic)'],
+    ],
+    'RISK_AVERSE',
+  );
+  const rebates = h('input', { type: 'checkbox', testid: 'gtc-rebates' });
+  const cooldown = h('input', { type: 'number', min: '0', max: '86400', step: 'any', value: '', placeholder: '0', testid: 'reentry-cooldown' });
+  const maxEntries = h('input', { type: 'number', min: '1', max: '10000', step: '1', value: '', placeholder: 'no limit', testid: 'max-entries', inputmode: 'numeric' });
   const model = select(`${prefix}-fee-model`, [['NONE', 'none'], ['MARKET', "the market's fee schedule"], ['CUSTOM', 'custom']], 'NONE');
   const rate = h('input', { type: 'number', min: '0', max: '1', step: 'any', value: '0.07', testid: `${prefix}-fee-rate` });
   const exp = h('input', { type: 'number', min: '1', max: '4', step: '1', value: '1', testid: `${prefix}-fee-exponent` });
   const latency = h('input', { type: 'number', min: '0', max: '60000', step: '1', value: '0', testid: `${prefix}-latency` });
+
+  const check = (label: string, box: HTMLInputElement, hint: string) => {
+    box.id ||= `c${Math.random().toString(36).slice(2)}`;
+    return h('div', { class: 'field check' }, h('label', { for: box.id }, box, ` ${label}`), h('small', null, hint));
+  };
+  const gtc = h(
+    'fieldset',
+    { testid: 'gtc-options', hidden: true },
+    h('legend', null, 'Resting order (GTC)'),
+    h(
+      'div',
+      { class: 'row' },
+      check('Post only', postOnly, 'Never take the book: an order that would cross it at once is rejected (REJECTED, POST_ONLY).'),
+      field('Offset (ticks)', offset, 'Ticks better than the best bid for a buy (the best ask for a sell), 0 to 50: more aggressive, filled sooner.'),
+      field('Cancel after (seconds)', cancel, 'Cancel an unfilled order this long after it was placed; empty rests until filled or the market ends.'),
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      field(
+        'Queue model',
+        queue,
+        'RISK_AVERSE puts the order behind everything shown at its price when it lands; FRONT puts it first in line, the optimistic bound.',
+      ),
+      check('Include rebates in pnl', rebates, 'Maker rebates are paid daily from a pool, so they are an estimate; without this they are shown but not counted.'),
+    ),
+  );
   const custom = h('div', { class: 'row', hidden: true }, field('Fee rate (0 to 1)', rate), field('Fee exponent (1 to 4)', exp));
-  model.addEventListener('change', () => (custom.hidden = model.value !== 'CUSTOM'));
-  const el = h('fieldset', null, h('legend', null, 'Execution'), h('div', { class: 'row' }, field('Fees', model), field('Latency (ms)', latency, 'Orders fill on the first snapshot at least this late.')), custom);
+  const show = () => {
+    gtc.hidden = order.value !== 'GTC';
+    custom.hidden = model.value !== 'CUSTOM';
+  };
+  for (const x of [order, postOnly, offset, cancel, queue, rebates, cooldown, maxEntries, model, rate, exp, latency]) {
+    x.addEventListener('input', () => {
+      show();
+      onChange();
+    });
+  }
+  const el = h(
+    'div',
+    null,
+    withOrders && h('div', { class: 'row' }, field('Order type', order, 'MARKET and LIMIT take liquidity (taker fees); GTC rests on the book and fills as a maker (no fee, a rebate).')),
+    withOrders && gtc,
+    withOrders &&
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Re-entry'),
+      h(
+        'div',
+        { class: 'row' },
+        field('Cooldown after an exit (seconds)', cooldown, 'No new entry until this long after the last exit; empty or 0 for none.'),
+        field('Max entries per market', maxEntries, 'At most this many entries in one market, 1 to 10,000; empty for no limit.'),
+      ),
+    ),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Execution'),
+      h('div', { class: 'row' }, field('Fees', model, 'Taker fees; makers pay none.'), field('Latency (ms)', latency, 'Orders fill on the first snapshot at least this late.')),
+      custom,
+    ),
+  );
   return {
     el,
     read() {
-      const out: Record<string, unknown> = {};
+      const out: OrderRules = withOrders ? { orderType: order.value } : {};
+      if (order.value === 'GTC') {
+        if (postOnly.checked) out.postOnly = true;
+        const o = val(offset);
+        if (o !== 0 && o !== undefined) out.limitOffsetTicks = o;
+        const c = ms(val(cancel));
+        if (c !== undefined) out.cancelAfterMs = c;
+        out.queueModel = queue.value;
+      }
+      if (withOrders && rebates.checked) out.includeRebates = true;
       if (model.value !== 'NONE') out.feeModel = model.value;
       if (model.value === 'CUSTOM') {
-        out.feeRate = Number(rate.value);
-        out.feeExponent = Number(exp.value);
+        out.feeRate = val(rate);
+        out.feeExponent = val(exp);
       }
-      const l = Number(latency.value);
-      if (l) out.latencyMs = l;
+      const l = val(latency);
+      if (l !== 0 && l !== undefined) out.latencyMs = l;
+      if (!withOrders) return out;
+      const cd = ms(val(cooldown));
+      if (cd !== 0 && cd !== undefined) out.reentryCooldownMs = cd;
+      const me = val(maxEntries);
+      if (me !== undefined) out.maxEntriesPerMarket = me;
       return out;
+    },
+    write(r) {
+      order.value = r.orderType ?? 'MARKET';
+      postOnly.checked = Boolean(r.postOnly);
+      offset.value = String(r.limitOffsetTicks ?? 0);
+      cancel.value = secs(r.cancelAfterMs);
+      queue.value = r.queueModel ?? 'RISK_AVERSE';
+      rebates.checked = Boolean(r.includeRebates);
+      model.value = r.feeModel && r.feeModel !== 'NONE' ? r.feeModel : 'NONE';
+      if (r.feeRate !== undefined) rate.value = String(r.feeRate);
+      if (r.feeExponent !== undefined) exp.value = String(r.feeExponent);
+      latency.value = String(r.latencyMs ?? 0);
+      cooldown.value = secs(r.reentryCooldownMs);
+      maxEntries.value = r.maxEntriesPerMarket ? String(r.maxEntriesPerMarket) : '';
+      show();
     },
   };
 }

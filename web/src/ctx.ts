@@ -56,6 +56,8 @@ export function denied(ctx: Ctx, what: string, needs: string): HTMLElement {
   );
 }
 
-export function planNote(ctx: Ctx, text: string): HTMLElement {
-  return h('p', { class: 'plan-note' }, text, ' ', upgradeLink(ctx));
+/** A plan's limit, written small beside the control or result it limits. */
+export function planHint(ctx: Ctx, text: string): HTMLElement {
+  const link = ctx.checkoutURL ? h('a', { href: ctx.checkoutURL, rel: 'noopener' }, 'upgrade') : h('a', { href: '#/account' }, 'plans');
+  return h('span', { class: 'plan-hint', testid: 'plan-hint' }, text, ' ', link);
 }

@@ -34,7 +34,7 @@ export function clear(el: Element, ...children: Child[]): void {
 
 let ids = 0;
 /** A labelled control: the label names it for screen readers and tests. */
-export function field(label: string, control: HTMLElement, hint?: string): HTMLElement {
+export function field(label: string, control: HTMLElement, hint?: string | HTMLElement): HTMLElement {
   const id = control.id || `f${++ids}`;
   control.id = id;
   return h('div', { class: 'field' }, h('label', { for: id }, label), control, hint ? h('small', null, hint) : null);
@@ -46,13 +46,33 @@ export function select(testid: string, options: [string, string][], value?: stri
   return s;
 }
 
-export function fmtTime(iso: string | number | null | undefined): string {
-  if (iso === null || iso === undefined) return '—';
-  const d = new Date(iso);
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+/** Names each body cell after its column heading (data-label), which the
+ * phone layout shows beside the value when a row becomes a card. */
+export function labelCells(table: HTMLTableElement): void {
+  const heads = [...table.querySelectorAll('thead th')].map((th) => th.textContent?.trim() ?? '');
+  for (const tr of table.querySelectorAll('tbody tr')) {
+    [...(tr as HTMLTableRowElement).cells].forEach((td, i) => {
+      if (heads[i] && td.colSpan === 1) td.setAttribute('data-label', heads[i]);
+    });
+  }
 }
 
-export function fmtNum(x: number | null | undefined, digits = 4): string {
-  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
-  return Number(x.toFixed(digits)).toString();
+/** A column heading; numeric columns are right-aligned like their cells. */
+export function th(label: string, numeric = false): HTMLTableCellElement {
+  return h('th', { scope: 'col', class: numeric ? 'num' : null }, label);
+}
+
+/** A table cell holding a time: kept on one line, and a whole line of a phone's card. */
+export function tdTime(text: string): HTMLTableCellElement {
+  return h('td', { class: 'time wide' }, text);
+}
+
+/** A table cell; numeric cells are right-aligned in tabular figures. */
+export function td(content: Node | string, numeric = false): HTMLTableCellElement {
+  return h('td', { class: numeric ? 'num' : null }, content);
+}
+
+/** One figure of a figures grid (dl.figures): its label above its value. */
+export function fig(label: string, value: string | Node, testid?: string, cls?: string): HTMLElement {
+  return h('div', { class: cls ?? null }, h('dt', null, label), h('dd', { testid: testid ?? null }, value));
 }

@@ -89,19 +89,25 @@ function shell(s: Session): void {
     signInPage();
   });
   main = h('main', { id: 'main', tabindex: '-1' });
-  clear(
-    root,
-    h(
-      'header',
-      null,
-      h('a', { href: '#/markets', class: 'brand' }, 'updown'),
-      h('nav', { 'aria-label': 'Dashboard' }, navLinks),
-      h('span', { class: 'who' }, h('span', { class: 'tier', title: 'Your plan' }, s.tier), ' ', s.email),
-      signout,
-    ),
-    banner,
-    main,
-  );
+  // On a phone the navigation folds behind a menu button.
+  const menu = h('div', { class: 'menu', id: 'menu' }, h('nav', { 'aria-label': 'Dashboard' }, navLinks), h('span', { class: 'who' }, h('span', { class: 'tier', title: 'Your plan' }, s.tier), ' ', h('span', { class: 'email' }, s.email)), signout);
+  const toggle = h('button', { type: 'button', class: 'menu-button', testid: 'menu-button', 'aria-controls': 'menu', 'aria-expanded': 'false', 'aria-label': 'Menu' }, h('span', { 'aria-hidden': 'true' }, '☰'), ' Menu');
+  const header = h('header', null, h('a', { href: '#/markets', class: 'brand' }, 'updown'), toggle, menu);
+  const setOpen = (open: boolean) => {
+    header.classList.toggle('open', open);
+    toggle.setAttribute('aria-expanded', String(open));
+  };
+  toggle.addEventListener('click', () => setOpen(!header.classList.contains('open')));
+  menu.addEventListener('click', (ev) => {
+    if ((ev.target as HTMLElement).closest('a')) setOpen(false);
+  });
+  header.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape' && header.classList.contains('open')) {
+      setOpen(false);
+      toggle.focus();
+    }
+  });
+  clear(root, header, banner, main);
 }
 
 async function route(): Promise<void> {

@@ -194,6 +194,26 @@ def test_replay_costs_and_resting_orders(pro, resolved):
     assert e.value.code == "VALIDATION_ERROR"
 
 
+def test_sweep(pro):
+    """sweep() waits for a sweep, reports progress, and trials_frame() has
+    a row a trial with its parameters and objectives."""
+    seen = []
+    s = pro.sweep({"side": "UP", "positionSize": 10,
+                   "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.4}],
+                   "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}]},
+                  [{"path": "/entryConditions/0/value", "values": [0.3, 0.4]},
+                   {"path": "/exitConditions/0/value", "values": [0.6, 0.7]}],
+                  {"coin": "BTC", "market_type": "15m", "count": 20}, split={"kind": "HOLDOUT"},
+                  progress=seen.append, poll=0.2, timeout=120)
+    assert isinstance(s, updown.Sweep) and s.status == "DONE" and seen and seen[-1].status == "DONE"
+    assert s.trials == 4 and s.progress["replays_done"] == 80 and s.best is not None
+    pytest.importorskip("pandas")
+    df = s.trials_frame()
+    assert len(df) == 4 and "/entryConditions/0/value" in df.columns and "train.total_pnl" in df.columns
+    with pytest.raises(updown.ValidationError):
+        pro.sweep({"side": "UP"}, [], {"coin": "BTC", "market_type": "15m", "count": 5})
+
+
 def test_account_and_agent(pro):
     acct = pro.account()
     assert isinstance(acct, updown.Account) and acct.tier == "PRO"

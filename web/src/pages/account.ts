@@ -1,6 +1,7 @@
 import { del, get, post } from '../api';
 import type { Ctx, PlanInfo } from '../ctx';
-import { clear, fmtTime, h } from '../dom';
+import { clear, fig, h, labelCells, td, tdTime, th } from '../dom';
+import { int, limit, ofLimit, time } from '../format';
 
 interface Key {
   id: string;
@@ -17,9 +18,10 @@ export async function accountPage(ctx: Ctx): Promise<void> {
     get<{ data: { current_tier: string; plans: PlanInfo[]; checkout_url: string | null } }>('/v1/account/billing'),
   ]);
   const a = acct.data;
-  const lim = (n: number | null) => (n === null ? 'unlimited' : String(n));
+  const lim = limit;
   const q = a.ai_quota;
   const keysBody = h('tbody');
+  const keysTable = h('table', { class: 'data cards', testid: 'keys-table' }, h('thead', null, h('tr', null, th('Key'), th('Created (UTC)'), th('Revoked (UTC)'), th(''))), keysBody);
   const newKey = h('div', { 'aria-live': 'polite' });
   const create = h('button', { type: 'button', testid: 'key-create' }, 'Create a key');
   const renderKeys = (list: Key[], live: number, max: number) => {
@@ -41,13 +43,14 @@ export async function accountPage(ctx: Ctx): Promise<void> {
         return h(
           'tr',
           { 'data-key-id': k.id, class: k.revoked_at ? 'revoked' : '' },
-          h('td', null, h('code', null, `${k.prefix}…`), k.current ? ' (this session)' : ''),
-          h('td', null, fmtTime(k.created_at)),
-          h('td', null, k.revoked_at ? fmtTime(k.revoked_at) : 'live'),
-          h('td', null, k.revoked_at ? '' : revoke),
+          h('td', { class: 'slug' }, h('code', null, `${k.prefix}…`), k.current ? ' (this session)' : ''),
+          tdTime(time(k.created_at)),
+          tdTime(k.revoked_at ? time(k.revoked_at) : 'live'),
+          h('td', { class: 'actions' }, k.revoked_at ? '' : revoke),
         );
       }),
     );
+    labelCells(keysTable);
   };
   const reload = async () => {
     const k = await get<{ data: { keys: Key[]; live: number; max_live: number } }>('/v1/account/keys');
@@ -83,23 +86,36 @@ export async function accountPage(ctx: Ctx): Promise<void> {
     h(
       'dl',
       { class: 'figures' },
-      h('dt', null, 'Plan'), h('dd', { testid: 'account-tier' }, a.tier),
-      h('dt', null, 'Email'), h('dd', null, a.email),
-      h('dt', null, 'Requests today'), h('dd', { testid: 'account-usage' }, a.usage.today === null ? 'not counted on this server' : `${a.usage.today} of ${lim(a.rate_limits.per_day)}`),
-      h('dt', null, 'This minute'), h('dd', null, a.usage.this_minute === null ? '—' : `${a.usage.this_minute} of ${lim(a.rate_limits.per_minute)}`),
-      h('dt', null, 'AI generations this month'), h('dd', { testid: 'account-ai-quota' }, q.limit === null ? `${q.used} (unlimited)` : `${q.used} of ${q.limit}`),
+      fig('Plan', a.tier, 'account-tier'),
+      fig('Email', a.email, undefined, 'wide'),
+      fig('Requests today', a.usage.today === null ? 'not counted on this server' : ofLimit(a.usage.today, a.rate_limits.per_day), 'account-usage'),
+      fig('This minute', a.usage.this_minute === null ? '—' : ofLimit(a.usage.this_minute, a.rate_limits.per_minute)),
+      fig('AI generations this month', ofLimit(q.used, q.limit), 'account-ai-quota'),
     ),
     h('h2', null, 'API keys'),
-    h('p', null, `Up to ${keys.data.max_live} live keys. A revoked key, and every session or token opened with it, stops working at its next request.`),
-    h('table', { class: 'data', testid: 'keys-table' }, h('thead', null, h('tr', null, ['Key', 'Created (UTC)', 'Revoked (UTC)', ''].map((t) => h('th', { scope: 'col' }, t)))), keysBody),
+    h('p', null, `Up to ${int(keys.data.max_live)} live keys. A revoked key, and every session or token opened with it, stops working at its next request.`),
+    keysTable,
     h('p', null, create),
     newKey,
     h('h2', { id: 'billing' }, 'Plans'),
     h(
       'table',
-      { class: 'data plans', testid: 'billing-plans' },
+      { class: 'data plans wide-scroll', testid: 'billing-plans' },
       h('thead', null, h('tr', null, h('th', { scope: 'col' }, ''), plans.map((p) => h('th', { scope: 'col', class: p.tier === a.tier ? 'current' : '' }, p.tier, p.tier === a.tier ? ' (yours)' : '')))),
       h('tbody', null, rowsOf.map(([label, f]) => h('tr', null, h('th', { scope: 'row' }, label), plans.map((p) => h('td', { class: p.tier === a.tier ? 'current' : '' }, f(p)))))),
+    ),
+    // On a phone the comparison is one card per plan.
+    h(
+      'div',
+      { class: 'plan-cards' },
+      plans.map((p) =>
+        h(
+          'section',
+          { class: p.tier === a.tier ? 'card current' : 'card' },
+          h('h3', null, p.tier, p.tier === a.tier ? ' (yours)' : ''),
+          h('dl', null, rowsOf.map(([label, f]) => h('div', null, h('dt', null, label), h('dd', null, f(p))))),
+        ),
+      ),
     ),
     billing.data.checkout_url
       ? h('p', null, h('a', { href: billing.data.checkout_url, class: 'upgrade', rel: 'noopener' }, 'Change plan'))

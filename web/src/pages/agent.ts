@@ -1,8 +1,9 @@
 import { get, post } from '../api';
 import { executionControls } from '../builder';
-import { chartWidth, COLORS, draw, uPlot } from '../chart';
-import { type Ctx, denied } from '../ctx';
-import { clear, field, fmtNum, h, select } from '../dom';
+import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
+import { type Ctx, denied, planHint } from '../ctx';
+import { clear, fig, field, h, labelCells, select, td } from '../dom';
+import { date, int, pct, pnl, usd } from '../format';
 
 interface Quota {
   used: number;
@@ -39,7 +40,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
   const order = select('agent-order-type', [['', 'from the prompt'], ['MARKET', 'MARKET'], ['LIMIT', 'LIMIT']], '');
-  const exec = executionControls('agent');
+  const exec = executionControls('agent', undefined, false);
   const code = h('textarea', { testid: 'agent-code', rows: '3', spellcheck: 'false', class: 'code', placeholder: 'Generate a strategy, or paste a strategy_code' });
   const explanation = h('p', { class: 'muted', role: 'status' });
   const copy = h('button', { type: 'button', testid: 'agent-copy' }, 'Copy code');
@@ -58,10 +59,12 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       quota,
       h('label', { for: 'agent-quota-meter' }, 'AI generations this month: '),
       q.limit === null
-        ? h('span', null, `${q.used} used (unlimited)`)
-        : [h('meter', { id: 'agent-quota-meter', min: '0', max: String(q.limit), value: String(q.used) }), h('span', null, ` ${q.used} of ${q.limit} used, ${q.remaining} left`)],
-      h('small', null, ` — resets ${q.resets_at.slice(0, 10)}`),
+        ? h('span', null, `${int(q.used)} used (unlimited)`)
+        : [h('meter', { id: 'agent-quota-meter', min: '0', max: String(q.limit), value: String(q.used) }), h('span', null, ` ${int(q.used)} of ${int(q.limit)} used, ${int(q.remaining)} left`)],
+      h('small', null, ` — resets ${date(q.resets_at)}`),
+      q.limit !== null && (q.remaining ?? 0) <= 0 ? planHint(ctx, 'No generations left this month on your plan; backtesting a code still works.') : null,
     );
+    generate.disabled = q.limit !== null && (q.remaining ?? 0) <= 0;
     quota.setAttribute('data-used', String(q.used));
   };
   copy.addEventListener('click', async () => {
@@ -108,15 +111,14 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   clear(
     ctx.el,
     h('h1', null, 'Backtest AI agent'),
-    quota,
     h(
       'form',
       { class: 'builder', 'aria-label': 'Agent settings' },
       field('Describe the strategy in plain English', prompt),
       h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count)),
-      h('div', { class: 'row' }, field('Shares per trade', size), field('Stop loss %', maxloss), field('Order type', order)),
+      h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss), field('Order type', order)),
       exec.el,
-      h('p', null, generate),
+      h('div', { class: 'generate' }, generate, quota),
       field('strategy_code', code),
       explanation,
       h('p', null, copy, ' ', backtest),
@@ -147,13 +149,22 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
     clear(
       tbody,
       sorted.map((r) =>
-        h('tr', { 'data-slug': r.slug }, h('td', null, h('a', { href: `#/market/${encodeURIComponent(r.slug)}` }, r.slug)), h('td', { class: 'num' }, fmtNum(r.pnl, 4)), h('td', { class: 'num' }, Number.isNaN(r.trades) ? '—' : String(r.trades)), h('td', { class: 'num' }, fmtNum(r.win, 2)), h('td', null, r.err)),
+        h(
+          'tr',
+          { 'data-slug': r.slug },
+          h('td', { class: 'slug' }, h('a', { href: `#/market/${encodeURIComponent(r.slug)}` }, r.slug)),
+          td(pnl(r.pnl), true),
+          td(int(r.trades), true),
+          td(r.trades > 0 ? pct(r.win) : '—', true),
+          td(r.err),
+        ),
       ),
     );
+    labelCells(table);
   };
   const header = (label: string, key: keyof (typeof rows)[0]) => {
     const b = h('button', { type: 'button', class: 'sort' }, label);
-    const th = h('th', { scope: 'col', 'aria-sort': 'none' }, b);
+    const th = h('th', { scope: 'col', 'aria-sort': 'none', class: key === 'slug' || key === 'err' ? null : 'num' }, b);
     b.addEventListener('click', () => {
       asc = sortKey === key ? !asc : false;
       sortKey = key;
@@ -163,41 +174,65 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
     });
     return th;
   };
-  const chart = h('div', { class: 'chart', testid: 'agent-pnl-chart', role: 'img', 'aria-label': 'Total pnl per market' });
+  const chart = h('div', { class: 'chart', testid: 'agent-pnl-chart', role: 'img', 'aria-label': 'Total pnl per market, oldest market first: green bars won, red bars lost' });
+  const market = (m: { slug: string; total_pnl: number } | null | undefined) =>
+    m ? h('span', { class: 'market-fig' }, h('a', { href: `#/market/${encodeURIComponent(m.slug)}`, class: 'slug' }, m.slug), ' ', h('span', null, pnl(m.total_pnl))) : '—';
+  const table = h(
+    'table',
+    { class: 'data cards', testid: 'agent-results-table' },
+    h('caption', null, 'Per market (click a heading to sort)'),
+    h('thead', null, h('tr', null, header('Market', 'slug'), header('Total pnl', 'pnl'), header('Trades', 'trades'), header('Win rate', 'win'), header('Error', 'err'))),
+    tbody,
+  );
   clear(
     box,
     h('h2', null, 'Backtest'),
     h(
       'dl',
       { class: 'figures' },
-      h('dt', null, 'Total pnl'), h('dd', { testid: 'agent-total-pnl' }, String(a.total_pnl)),
-      h('dt', null, 'Markets tested'), h('dd', null, String(a.markets_tested)),
-      h('dt', null, 'Markets traded'), h('dd', null, String(a.markets_traded)),
-      h('dt', null, 'Trades'), h('dd', { testid: 'agent-total-trades' }, String(a.total_trades)),
-      h('dt', null, 'Win rate %'), h('dd', null, fmtNum(a.win_rate, 2)),
-      h('dt', null, 'Average per market'), h('dd', null, fmtNum(a.avg_market_pnl, 4)),
-      h('dt', null, 'Max drawdown'), h('dd', null, fmtNum(a.max_drawdown, 4)),
-      'total_fees' in a ? [h('dt', null, 'Fees'), h('dd', null, fmtNum(a.total_fees, 5))] : null,
-      h('dt', null, 'Best market'), h('dd', null, a.best_market ? `${a.best_market.slug} (${fmtNum(a.best_market.total_pnl, 4)})` : '—'),
-      h('dt', null, 'Worst market'), h('dd', null, a.worst_market ? `${a.worst_market.slug} (${fmtNum(a.worst_market.total_pnl, 4)})` : '—'),
+      fig('Total pnl', pnl(a.total_pnl), 'agent-total-pnl'),
+      fig('Markets tested', int(a.markets_tested)),
+      fig('Markets traded', int(a.markets_traded)),
+      fig('Trades', int(a.total_trades), 'agent-total-trades'),
+      fig('Win rate', pct(a.win_rate)),
+      fig('Average per market', pnl(a.avg_market_pnl)),
+      fig('Max drawdown', usd(a.max_drawdown)),
+      'total_fees' in a ? fig('Fees', usd(a.total_fees, 3)) : null,
+      fig('Best market', market(a.best_market), undefined, 'wide'),
+      fig('Worst market', market(a.worst_market), undefined, 'wide'),
     ),
     chart,
-    h('table', { class: 'data', testid: 'agent-results-table' }, h('caption', null, 'Per market (click a heading to sort)'), h('thead', null, h('tr', null, header('Market', 'slug'), header('Total pnl', 'pnl'), header('Trades', 'trades'), header('Win rate %', 'win'), header('Error', 'err'))), tbody),
+    table,
   );
   render();
   const ok = rows.filter((r) => !Number.isNaN(r.pnl)).reverse(); // oldest market first
   if (ok.length) {
+    const n = ok.length;
+    const xs = ok.map((_, i) => i + 1); // market 1 is the oldest
+    const bars = uPlot.paths.bars!({ size: [0.7, 48], align: 0 });
     draw(
       chart,
       {
         width: chartWidth(box),
         height: 240,
-        scales: { x: { time: false } },
-        axes: [{ label: 'market (oldest to newest)', values: (_u, vals) => vals.map((v) => String(v + 1)) }, { label: 'total pnl', size: 60 }],
-        series: [{ label: 'market' }, { label: 'total pnl', stroke: COLORS.equity, fill: 'rgba(111,66,193,0.3)', paths: uPlot.paths.bars!({ size: [0.6, 40] }), points: { show: false } }],
-        legend: { show: false },
+        // Half a market of room each side: the first and last bars fit whole.
+        scales: { x: { time: false, range: [0.5, n + 0.5] }, y: { range: (_u, lo, hi) => [Math.min(0, lo) * 1.1, Math.max(0, hi) * 1.1 || 1] } },
+        axes: [
+          {
+            label: 'market (1 = oldest)',
+            incrs: [1, 2, 5, 10, 20, 25, 50, 100],
+            values: (_u, vals) => vals.map((v) => (Number.isInteger(v) && v >= 1 && v <= n ? String(v) : '')),
+          },
+          { label: 'total pnl ($)', size: 64, values: numberTicks() },
+        ],
+        series: [
+          { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ok[v - 1]?.slug ?? ''}`) },
+          { label: 'won', stroke: COLORS.up, fill: 'rgba(26,127,55,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+          { label: 'lost', stroke: COLORS.down, fill: 'rgba(207,34,46,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+        ],
       },
-      [ok.map((_, i) => i), ok.map((r) => r.pnl)],
+      // A market without a trade (pnl 0) is neither won nor lost: no bar.
+      [xs, ok.map((r) => (r.pnl > 0 ? r.pnl : null)), ok.map((r) => (r.pnl < 0 ? r.pnl : null))],
     );
   }
 }

@@ -1,7 +1,11 @@
 import { ApiError, get } from '../api';
-import { chartWidth, COLORS, draw, uPlot } from '../chart';
+import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fmtNum, fmtTime, h, select } from '../dom';
+import { clear, field, h, labelCells, select, td, tdTime, th } from '../dom';
+import { num, time, usd } from '../format';
+
+/** Decimals of a coin quantity (Binance's step sizes). */
+const QTY: Record<string, number> = { btc: 5, eth: 4, sol: 3 };
 
 interface Level {
   price: number;
@@ -19,7 +23,7 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
   const depth = h('div', { class: 'chart', testid: 'depth-chart', role: 'img', 'aria-label': 'Cumulative bid and ask depth' });
   const price = h('p', { class: 'big', role: 'status' });
   const trades = h('tbody');
-  const history = h('div', { class: 'chart', testid: 'depth-history-chart', role: 'img', 'aria-label': 'BTC depth history: coin price, best bid and best ask' });
+  const history = h('div', { class: 'chart', testid: 'depth-history-chart', role: 'img', 'aria-label': 'BTC depth history: coin price, and the spread between best ask and best bid on its own scale' });
   const go = () => (location.hash = `#/exchange?coin=${coin.value}&kind=${kind.value}`);
   coin.addEventListener('change', go);
   kind.addEventListener('change', go);
@@ -31,18 +35,29 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
     h('h2', null, 'Latest depth'),
     depth,
     h('h2', null, 'Recent trades'),
-    h('table', { class: 'data', testid: 'exchange-trades-table' }, h('caption', null, `${coin.value.toUpperCase()} ${kind.value} trades, newest first`), h('thead', null, h('tr', null, ['Time (UTC)', 'Price', 'Quantity', 'Quote', 'Maker side'].map((t) => h('th', { scope: 'col' }, t)))), trades),
+    h(
+      'table',
+      { class: 'data cards', testid: 'exchange-trades-table' },
+      h('caption', null, `${coin.value.toUpperCase()} ${kind.value} trades, newest first`),
+      h('thead', null, h('tr', null, th('Time (UTC)'), th('Price', true), th(`Quantity (${coin.value.toUpperCase()})`, true), th('Quote', true), th('Maker side'))),
+      trades,
+    ),
     h('h2', null, `BTC ${kind.value} depth history`),
     history,
   );
   const base = `/v1/${coin.value}/${kind.value}`;
   const [latest, recent] = await Promise.all([get<{ data: { coin_price: number; bids: Level[]; asks: Level[] } }>(`${base}/latest`), get<{ data: any[] }>(`${base}/trades?limit=50`)]);
   const d = latest.data;
-  price.textContent = `${coin.value.toUpperCase()} ${kind.value}: ${fmtNum(d.coin_price, 2)}`;
-  depthChart(depth, d.bids, d.asks);
+  price.textContent = `${coin.value.toUpperCase()} ${kind.value}: ${usd(d.coin_price)}`;
+  price.setAttribute('data-testid', 'exchange-price');
+  depthChart(depth, d.bids, d.asks, QTY[coin.value] ?? 4);
+  const qd = QTY[coin.value] ?? 4;
   for (const t of recent.data) {
-    trades.append(h('tr', { 'data-id': String(t.id) }, h('td', null, fmtTime(t.time)), h('td', { class: 'num' }, String(t.price)), h('td', { class: 'num' }, String(t.qty)), h('td', { class: 'num' }, String(t.quoteQty)), h('td', null, t.isBuyerMaker ? 'buyer' : 'seller')));
+    trades.append(
+      h('tr', { 'data-id': String(t.id) }, tdTime(time(t.time, true)), td(usd(t.price), true), td(num(t.qty, qd), true), td(usd(t.quoteQty), true), h('td', { class: 'after' }, t.isBuyerMaker ? 'buyer' : 'seller')),
+    );
   }
+  labelCells(trades.closest('table') as HTMLTableElement);
   ctx.ready();
   try {
     const hist = await get<{ data: { time_epoch_ms: number; coin_price: number; bids: Level[]; asks: Level[] }[] }>(`/v1/btc/${kind.value}/snapshots?limit=1000`);
@@ -51,29 +66,31 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
       history.textContent = 'No depth history recorded.';
       return;
     }
+    // Best bid and ask sit cents from the price: drawn on the price's scale
+    // they are one line. The spread between them gets its own scale.
+    const spread = pts.map((p) => (p.bids.length && p.asks.length ? Math.min(...p.asks.map((l) => l.price)) - Math.max(...p.bids.map((l) => l.price)) : null));
     draw(
       history,
       {
         width: chartWidth(ctx.el),
-        height: 240,
-        scales: { x: { time: true } },
+        height: 260,
+        scales: { x: { time: true }, $: {}, s: { range: (_u, lo, hi) => [Math.min(0, lo), hi > 0 ? hi * 1.1 : 1] } },
         series: [
-          { label: 'time (UTC)' },
-          { label: 'coin price', stroke: COLORS.coin },
-          { label: 'best bid', stroke: COLORS.up },
-          { label: 'best ask', stroke: COLORS.down },
+          timeSeries(),
+          { label: 'coin price', scale: '$', stroke: COLORS.coin, width: 1.25, value: (_u, v) => usd(v) },
+          { label: 'spread (best ask − best bid)', scale: 's', stroke: COLORS.spread, width: 1, value: (_u, v) => usd(v) },
         ],
-        axes: [{}, { size: 80 }],
+        axes: [timeAxis(), { scale: '$', label: 'coin price ($)', size: 78, values: numberTicks() }, { scale: 's', side: 1, label: 'spread ($)', size: 60, grid: { show: false }, values: numberTicks() }],
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       },
-      [pts.map((p) => p.time_epoch_ms / 1000), pts.map((p) => p.coin_price), pts.map((p) => (p.bids.length ? Math.max(...p.bids.map((l) => l.price)) : null)), pts.map((p) => (p.asks.length ? Math.min(...p.asks.map((l) => l.price)) : null))],
+      [pts.map((p) => p.time_epoch_ms / 1000), pts.map((p) => p.coin_price), spread],
     );
   } catch (e) {
     history.textContent = e instanceof ApiError ? e.message : String(e);
   }
 }
 
-function depthChart(el: HTMLElement, bids: Level[], asks: Level[]): void {
+function depthChart(el: HTMLElement, bids: Level[], asks: Level[], qd: number): void {
   const b = [...bids].sort((x, y) => y.price - x.price);
   const a = [...asks].sort((x, y) => x.price - y.price);
   const xs: number[] = [];
@@ -103,11 +120,11 @@ function depthChart(el: HTMLElement, bids: Level[], asks: Level[]): void {
       width: chartWidth(el.parentElement ?? el),
       height: 280,
       scales: { x: { time: false } },
-      axes: [{ label: 'price' }, { label: 'cumulative quantity', size: 70 }],
+      axes: [{ label: 'price ($)', values: numberTicks(), space: 70 }, { label: 'cumulative quantity', size: 70, values: numberTicks() }],
       series: [
-        { label: 'price' },
-        { label: 'bids', stroke: COLORS.up, fill: 'rgba(26,127,55,0.2)', paths: uPlot.paths.stepped!({ align: -1 }) },
-        { label: 'asks', stroke: COLORS.down, fill: 'rgba(207,34,46,0.2)', paths: uPlot.paths.stepped!({ align: 1 }) },
+        { label: 'price', value: (_u, v) => usd(v) },
+        { label: 'bids', stroke: COLORS.up, fill: 'rgba(26,127,55,0.2)', paths: uPlot.paths.stepped!({ align: -1 }), value: (_u, v) => num(v, qd) },
+        { label: 'asks', stroke: COLORS.down, fill: 'rgba(207,34,46,0.2)', paths: uPlot.paths.stepped!({ align: 1 }), value: (_u, v) => num(v, qd) },
       ],
     },
     [xs, bidCum, askCum],

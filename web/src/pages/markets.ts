@@ -1,7 +1,8 @@
 import { ApiError, call, get } from '../api';
-import { chartWidth, COLORS, draw, uPlot } from '../chart';
-import { type Ctx, planNote, upgradeLink } from '../ctx';
-import { clear, field, fmtNum, fmtTime, h, select } from '../dom';
+import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
+import { type Ctx, planHint, upgradeLink } from '../ctx';
+import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
+import { int, num, priceDecimals, shares, time, usd } from '../format';
 
 export interface Market {
   slug: string;
@@ -14,6 +15,8 @@ export interface Market {
   winner: string | null;
   final_volume: number | null;
   resolved_at: string | null;
+  tick_size?: number;
+  tick_size_changes?: { tick_size?: number }[];
 }
 
 const TYPES: Record<string, string[]> = { BTC: ['5m', '15m', '1hr', '4hr', '24hr'], ETH: ['5m', '15m', '1hr'], SOL: ['5m', '15m', '1hr'] };
@@ -30,13 +33,16 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const from = h('input', { type: 'datetime-local', testid: 'markets-from', value: p.get('from') ?? '' });
   const to = h('input', { type: 'datetime-local', testid: 'markets-to', value: p.get('to') ?? '' });
   const offset = Number(p.get('offset') ?? 0) || 0;
+  // The plan's limits, beside the controls they limit.
+  const coinHint = plan.eth_sol_markets ? undefined : planHint(ctx, 'BTC only on your plan; ETH and SOL need PRO or above.');
+  const fromHint = plan.window_days || !plan.eth_sol_markets ? planHint(ctx, `Your plan covers ${plan.markets_window}.`) : undefined;
   const filters = h(
     'form',
     { class: 'filters', 'aria-label': 'Market filters' },
-    field('Coin', coin),
+    field('Coin', coin, coinHint),
     field('Market type', type),
     field('Status', resolved),
-    field('Starting after (UTC)', from),
+    field('Starting after (UTC)', from, fromHint),
     field('Starting before (UTC)', to),
   );
   const apply = (off = 0) => {
@@ -54,21 +60,22 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     e.preventDefault();
     apply();
   });
-  const notes: HTMLElement[] = [];
-  if (!plan.eth_sol_markets) notes.push(planNote(ctx, `Your plan, ${plan.tier}, covers ${plan.markets_window}. ETH and SOL markets and older history need PRO or above.`));
-  else if (plan.window_days) notes.push(planNote(ctx, `Your plan, ${plan.tier}, covers ${plan.markets_window}.`));
-
   const tbody = h('tbody');
   const table = h(
     'table',
-    { testid: 'markets-table', class: 'data' },
-    h('caption', null, `${coin.value} markets, newest first`),
-    h('thead', null, h('tr', null, ['Market', 'Type', 'Start (UTC)', 'End (UTC)', 'Winner', 'Coin start', 'Coin end', 'Volume'].map((t) => h('th', { scope: 'col' }, t)))),
+    { testid: 'markets-table', class: 'data cards' },
+    h('caption', null, `${coin.value} markets, newest first (click a row to open it)`),
+    h(
+      'thead',
+      null,
+      h('tr', null, th('Market'), th('Type'), th('Start (UTC)'), th('End (UTC)'), th('Winner'), th('Coin start', true), th('Coin end', true), th('Volume', true)),
+    ),
     tbody,
   );
-  const warning = h('p', { class: 'warning', role: 'status' });
+  // When the plan's window hides older matches, it says so where they would be: under the table.
+  const warning = h('p', { class: 'plan-limit', role: 'status', testid: 'markets-plan-limit' });
   const pager = h('div', { class: 'pager' });
-  clear(ctx.el, h('h1', null, 'Markets'), notes, filters, warning, table, pager);
+  clear(ctx.el, h('h1', null, 'Markets'), filters, table, pager, warning);
 
   const q = new URLSearchParams({ coin: coin.value, limit: String(PAGE), offset: String(offset) });
   if (type.value) q.set('market_type', type.value);
@@ -78,28 +85,34 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   try {
     const r = await get<{ markets: Market[]; total: number; warning: string | null }>(`/v1/markets?${q}`);
     for (const m of r.markets) {
-      tbody.append(
-        h(
-          'tr',
-          { testid: 'market-row', 'data-slug': m.slug },
-          h('td', null, h('a', { href: `#/market/${encodeURIComponent(m.slug)}` }, m.slug)),
-          h('td', null, m.market_type),
-          h('td', null, fmtTime(m.start_time)),
-          h('td', null, fmtTime(m.end_time)),
-          h('td', null, m.winner ?? 'active'),
-          h('td', { class: 'num' }, fmtNum(m.coin_price_start, 2)),
-          h('td', { class: 'num' }, fmtNum(m.coin_price_end, 2)),
-          h('td', { class: 'num' }, fmtNum(m.final_volume, 2)),
-        ),
+      const href = `#/market/${encodeURIComponent(m.slug)}`;
+      const row = h(
+        'tr',
+        { testid: 'market-row', 'data-slug': m.slug, class: 'clickable' },
+        h('td', { class: 'slug' }, h('a', { href }, m.slug)),
+        td(m.market_type),
+        tdTime(time(m.start_time)),
+        tdTime(time(m.end_time)),
+        h('td', { class: m.winner ? `winner ${m.winner.toLowerCase()}` : 'winner' }, m.winner ?? 'active'),
+        td(usd(m.coin_price_start), true),
+        td(usd(m.coin_price_end), true),
+        td(usd(m.final_volume), true),
       );
+      // The whole row opens the market; the slug stays the link for the keyboard.
+      row.addEventListener('click', (ev) => {
+        if ((ev.target as HTMLElement).closest('a') || getSelection()?.toString()) return;
+        location.hash = href;
+      });
+      tbody.append(row);
     }
+    labelCells(table);
     if (r.markets.length === 0) tbody.append(h('tr', null, h('td', { colspan: 8 }, 'No markets match these filters.')));
     if (r.warning) warning.append(r.warning, ' ', upgradeLink(ctx));
     const prev = h('button', { type: 'button', disabled: offset === 0 }, '← Newer');
     const next = h('button', { type: 'button', disabled: offset + PAGE >= r.total }, 'Older →');
     prev.addEventListener('click', () => apply(Math.max(0, offset - PAGE)));
     next.addEventListener('click', () => apply(offset + PAGE));
-    pager.append(prev, h('span', null, `${r.total ? offset + 1 : 0}–${Math.min(offset + PAGE, r.total)} of ${r.total}`), next);
+    pager.append(prev, h('span', null, `${int(r.total ? offset + 1 : 0)}–${int(Math.min(offset + PAGE, r.total))} of ${int(r.total)}`), next);
   } catch (e) {
     if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
       tbody.append(h('tr', null, h('td', { colspan: 8 }, e.message, ' ', upgradeLink(ctx))));
@@ -134,24 +147,59 @@ interface Snapshot {
   orderbook_down?: { asks: Level[]; bids: Level[] };
 }
 
-function bookTable(testid: string, title: string, book?: { asks: Level[]; bids: Level[] }): HTMLElement {
+/** One token's book; before an instant is picked (book undefined) it asks for one. */
+function bookTable(testid: string, title: string, decimals: number, book?: { asks: Level[]; bids: Level[] } | null, picked = false): HTMLElement {
   const asks = [...(book?.asks ?? [])].sort((a, b) => b.price - a.price);
   const bids = [...(book?.bids ?? [])].sort((a, b) => b.price - a.price);
-  const row = (side: string, l: Level) => h('tr', { class: side, 'data-side': side }, h('td', null, side), h('td', { class: 'num' }, String(l.price)), h('td', { class: 'num' }, String(l.size)));
+  const row = (side: string, l: Level) => h('tr', { class: side, 'data-side': side }, td(side), td(num(l.price, decimals), true), td(shares(l.size), true));
+  const empty = !picked ? 'Pick an instant on the chart or with the slider to see this book.' : 'No book recorded at this instant.';
   return h(
     'table',
     { testid, class: 'data book' },
     h('caption', null, title),
-    h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Side'), h('th', { scope: 'col' }, 'Price'), h('th', { scope: 'col' }, 'Size'))),
-    h('tbody', null, asks.map((l) => row('ask', l)), bids.map((l) => row('bid', l)), !asks.length && !bids.length ? h('tr', null, h('td', { colspan: 3 }, 'No book recorded at this instant.')) : null),
+    h('thead', null, h('tr', null, th('Side'), th('Price', true), th('Size (shares)', true))),
+    h('tbody', null, asks.map((l) => row('ask', l)), bids.map((l) => row('bid', l)), !asks.length && !bids.length ? h('tr', null, h('td', { colspan: 3, class: 'muted' }, empty)) : null),
   );
+}
+
+/** Shades each bucket's min to max of a series behind its line (spikes stay visible). */
+function bandPlugin(bands: { min: (number | null)[]; max: (number | null)[]; scale: string; fill: string }[]): uPlot.Plugin {
+  return {
+    hooks: {
+      drawSeries: [
+        (u: uPlot, si: number) => {
+          if (si !== 1) return;
+          const ctx = u.ctx;
+          const xs = u.data[0];
+          ctx.save();
+          ctx.beginPath();
+          ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
+          ctx.clip();
+          for (const b of bands) {
+            ctx.fillStyle = b.fill;
+            for (let i = 0; i < xs.length; i++) {
+              const lo = b.min[i];
+              const hi = b.max[i];
+              if (lo === null || hi === null || hi - lo <= 0) continue;
+              const x0 = u.valToPos(xs[i], 'x', true);
+              const x1 = i + 1 < xs.length ? u.valToPos(xs[i + 1], 'x', true) : x0 + 1;
+              const y0 = u.valToPos(hi, b.scale, true);
+              const y1 = u.valToPos(lo, b.scale, true);
+              ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
+            }
+          }
+          ctx.restore();
+        },
+      ],
+    },
+  };
 }
 
 export async function marketPage(ctx: Ctx): Promise<void> {
   const slug = ctx.path[1] ?? '';
   const chartBox = h('div', { class: 'chart', testid: 'market-chart', role: 'img', 'aria-label': 'price_up, price_down and coin price over the market' });
-  const books = h('div', { class: 'books' }, bookTable('market-book-up', 'UP book'), bookTable('market-book-down', 'DOWN book'));
-  const instantInfo = h('p', { class: 'instant', role: 'status', testid: 'market-instant' }, 'Click the chart, or use the slider, to see both order books at that instant.');
+  const books = h('div', { class: 'books' }, bookTable('market-book-up', 'UP book', 2), bookTable('market-book-down', 'DOWN book', 2));
+  const instantInfo = h('p', { class: 'instant', role: 'status', testid: 'market-instant' }, 'Pick an instant: click the chart, or move the slider, to see both order books then.');
   const slider = h('input', { type: 'range', min: '0', max: '0', value: '0', testid: 'market-instant-slider' });
   const gaps = h('div', { testid: 'market-gaps', class: 'gaps' }, 'Loading recording gaps…');
   const csv = h('button', { type: 'button', testid: 'market-csv' }, 'Download CSV (1,000 snapshots around the instant)');
@@ -184,16 +232,19 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     throw e;
   }
   const m = series.market;
+  const ticks = [m.tick_size, ...(m.tick_size_changes ?? []).map((c) => c.tick_size)].filter((x): x is number => typeof x === 'number');
+  const pd = priceDecimals(ticks.length ? Math.min(...ticks) : undefined);
   head.append(
     h(
       'dl',
-      { class: 'facts' },
-      h('dt', null, 'Type'), h('dd', null, m.market_type),
-      h('dt', null, 'Start'), h('dd', null, fmtTime(m.start_time)),
-      h('dt', null, 'End'), h('dd', null, fmtTime(m.end_time)),
-      h('dt', null, 'Winner'), h('dd', null, m.winner ?? 'not resolved'),
-      h('dt', null, 'Coin price'), h('dd', null, `${fmtNum(m.coin_price_start, 2)} → ${fmtNum(m.coin_price_end, 2)}`),
-      h('dt', null, 'Snapshots'), h('dd', { testid: 'market-snapshots' }, String(series.snapshots)),
+      { class: 'figures' },
+      fig('Type', m.market_type),
+      fig('Start (UTC)', time(m.start_time), undefined, 'wide'),
+      fig('End (UTC)', time(m.end_time), undefined, 'wide'),
+      fig('Winner', m.winner ?? 'not resolved'),
+      fig('Coin price', `${usd(m.coin_price_start)} → ${usd(m.coin_price_end)}`, undefined, 'wide'),
+      fig('Volume', usd(m.final_volume)),
+      fig('Snapshots', int(series.snapshots), 'market-snapshots'),
     ),
   );
 
@@ -207,9 +258,13 @@ export async function marketPage(ctx: Ctx): Promise<void> {
       const r = await get<{ snapshots: Snapshot[] }>(`/v1/markets/${encodeURIComponent(slug)}/snapshots?limit=1&offset=${offset}&include_orderbook=true`);
       const s = r.snapshots[0];
       if (!s || picked !== k) return;
-      instantInfo.textContent = `${fmtTime(s.time)}: price_up ${s.price_up}, price_down ${s.price_down}, coin ${s.coin_price}`;
+      instantInfo.textContent = `${time(s.time, true)} UTC: price_up ${num(s.price_up, pd)}, price_down ${num(s.price_down, pd)}, coin ${usd(s.coin_price)}`;
       instantInfo.setAttribute('data-time', s.time);
-      clear(books, bookTable('market-book-up', `UP book at ${fmtTime(s.time)}`, s.orderbook_up), bookTable('market-book-down', `DOWN book at ${fmtTime(s.time)}`, s.orderbook_down));
+      clear(
+        books,
+        bookTable('market-book-up', `UP book at ${time(s.time, true)}`, pd, s.orderbook_up ?? null, true),
+        bookTable('market-book-down', `DOWN book at ${time(s.time, true)}`, pd, s.orderbook_down ?? null, true),
+      );
     } catch (e) {
       ctx.error(e);
     }
@@ -227,23 +282,28 @@ export async function marketPage(ctx: Ctx): Promise<void> {
         height: 360,
         scales: { x: { time: true }, p: { range: [0, 1] }, c: {} },
         axes: [
-          {},
-          { scale: 'p', label: 'price', size: 50 },
-          { scale: 'c', side: 1, label: 'coin price', size: 80, grid: { show: false } },
+          timeAxis(),
+          { scale: 'p', label: 'price', size: 50, values: numberTicks() },
+          { scale: 'c', side: 1, label: 'coin price ($)', size: 78, grid: { show: false }, values: numberTicks() },
         ],
         series: [
-          { label: 'time (UTC)' },
-          { label: 'price_up', scale: 'p', stroke: COLORS.up, width: 1.5 },
-          { label: 'price_down', scale: 'p', stroke: COLORS.down, width: 1.5 },
-          { label: 'coin price', scale: 'c', stroke: COLORS.coin, width: 1 },
-          { label: 'price_up max', scale: 'p', stroke: 'rgba(26,127,55,0.35)', width: 1 },
-          { label: 'price_up min', scale: 'p', stroke: 'rgba(26,127,55,0.35)', width: 1 },
+          timeSeries(),
+          { label: 'price_up', scale: 'p', stroke: COLORS.up, width: 1.5, value: (_u, v) => num(v, pd) },
+          { label: 'price_down', scale: 'p', stroke: COLORS.down, width: 1.5, value: (_u, v) => num(v, pd) },
+          { label: 'coin price', scale: 'c', stroke: COLORS.coin, width: 1, value: (_u, v) => usd(v) },
+        ],
+        plugins: [
+          bandPlugin([
+            { min: series.price_up.min, max: series.price_up.max, scale: 'p', fill: 'rgba(26,127,55,0.18)' },
+            { min: series.price_down.min, max: series.price_down.max, scale: 'p', fill: 'rgba(207,34,46,0.15)' },
+          ]),
         ],
         cursor: { drag: { x: true, y: false } },
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       },
-      [xs, series.price_up.first, series.price_down.first, series.coin_price.first, series.price_up.max, series.price_up.min],
+      [xs, series.price_up.first, series.price_down.first, series.coin_price.first],
     );
+    chartBox.after(h('p', { class: 'muted chart-note' }, 'Lines: each time bucket\'s first value. Shading: the lowest to highest price_up and price_down in the bucket.'));
     u.over.addEventListener('click', () => {
       const k = u.cursor.idx;
       if (k !== null && k !== undefined) void pick(k);
@@ -276,9 +336,10 @@ export async function marketPage(ctx: Ctx): Promise<void> {
       gaps,
       list.length === 0
         ? h('p', null, 'No recording gaps: every stretch without snapshots longer than 3 s would be listed here.')
-        : h('ul', null, list.map((x) => h('li', null, `${fmtTime(x.from)} → ${fmtTime(x.to)}`))),
+        : h('ul', null, list.map((x) => h('li', null, `${time(x.from, true)} → ${time(x.to, true)} UTC`))),
     );
   } catch (e) {
     clear(gaps, h('p', { class: 'muted' }, `Recording gaps are not available here (${(e as Error).message}).`));
   }
 }
+

@@ -1,8 +1,9 @@
 import { ApiError, get, post } from '../api';
 import { conditionRow, executionControls, readRow } from '../builder';
-import { chartWidth, COLORS, draw, uPlot } from '../chart';
+import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fmtNum, fmtTime, h, select } from '../dom';
+import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
+import { int, num, pct, pnl, price, shares, time, usd } from '../format';
 import { type Condition, formatCode, parseCode, type Rules } from '../strategy';
 
 interface Trade {
@@ -17,6 +18,17 @@ interface Trade {
   cumulative_pnl: number;
   coin_price: number;
   fee?: number;
+  liquidity?: string;
+  maker_rebate?: number;
+}
+
+interface OrderEvent {
+  time: string;
+  action: string;
+  side: string;
+  price: number;
+  shares: number;
+  reason: string;
 }
 
 interface EquityPoint {
@@ -31,23 +43,44 @@ interface EquityPoint {
 export interface ReplayResult {
   market: { slug: string; winner: string | null };
   performance: Record<string, number | string | null>;
+  strategy?: { includeRebates?: boolean; orderType?: string };
   trades: Trade[];
+  orders?: OrderEvent[] | null;
   pnl_curve: EquityPoint[];
   total_snapshots: number;
+  warnings?: string[] | null;
+  trades_truncated?: boolean;
 }
 
-const FIGURES: [string, string][] = [
-  ['total_pnl', 'Total pnl'],
-  ['total_pnl_percent', 'Total pnl %'],
-  ['total_trades', 'Trades'],
-  ['win_rate', 'Win rate %'],
-  ['max_drawdown', 'Max drawdown'],
-  ['avg_trade_pnl', 'Average trade'],
-  ['best_trade', 'Best trade'],
-  ['worst_trade', 'Worst trade'],
-  ['time_in_position_pct', 'Time in position %'],
-  ['total_fees', 'Fees'],
-  ['final_market_outcome', 'Outcome'],
+/** What an order event's reason means (DESIGN 6, resting orders). */
+export const ORDER_REASONS: Record<string, string> = {
+  SIGNAL: 'the strategy’s conditions decided it',
+  TRADE: 'recorded trades at its price reached it past the queue ahead of it',
+  CROSS: 'the book crossed its price',
+  TAKER: 'it took the book at once (it would have crossed when it landed, or there was no book to rest on)',
+  POST_ONLY: 'post only: it would have taken the book at once, so it was rejected',
+  CANCEL_AFTER: 'the cancel-after time passed before it filled',
+  MAX_LOSS: 'the max loss was hit: the resting exit was cancelled and a MARKET exit followed',
+  NO_FILL: 'it could fill nothing (an all-or-none exit the book could not take whole)',
+  MARKET_END: 'the market ended with it still resting',
+};
+
+/** Trade events per page when paging through a long replay (tradesLimit). */
+const TRADES_PAGE = 500;
+
+type Fmt = (x: number) => string;
+const FIGURES: [string, string, Fmt][] = [
+  ['total_pnl', 'Total pnl', (x) => pnl(x)],
+  ['total_pnl_percent', 'Total pnl %', (x) => pct(x, 2)],
+  ['total_trades', 'Trades', int],
+  ['win_rate', 'Win rate', (x) => pct(x)],
+  ['max_drawdown', 'Max drawdown', (x) => usd(x)],
+  ['avg_trade_pnl', 'Average trade', (x) => pnl(x)],
+  ['best_trade', 'Best trade', (x) => pnl(x)],
+  ['worst_trade', 'Worst trade', (x) => pnl(x)],
+  ['time_in_position_pct', 'Time in position', (x) => pct(x)],
+  ['total_fees', 'Total fees', (x) => usd(x, 5)],
+  ['final_market_outcome', 'Outcome', String],
 ];
 
 export async function replayPage(ctx: Ctx): Promise<void> {
@@ -61,12 +94,11 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   const side = select('replay-side', [['UP', 'UP'], ['DOWN', 'DOWN']], 'UP');
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'replay-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '50', testid: 'replay-maxloss' });
-  const order = select('replay-order-type', [['MARKET', 'MARKET'], ['LIMIT', 'LIMIT']], 'MARKET');
-  const exec = executionControls('replay');
+  const exec = executionControls('replay', () => sync());
   const entries = h('div', { class: 'conds' });
   const exits = h('div', { class: 'conds' });
   const code = h('textarea', { testid: 'replay-code', rows: '3', spellcheck: 'false', class: 'code' });
-  const codeMsg = h('p', { class: 'muted', role: 'status' });
+  const codeMsg = h('p', { class: 'muted', role: 'status', testid: 'replay-code-status' });
   const submit = h('button', { type: 'submit', testid: 'replay-submit' }, 'Run replay');
   const results = h('section', { class: 'results', 'aria-live': 'polite', testid: 'replay-results' });
 
@@ -83,11 +115,21 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     exitConditions: [...exits.children].map(readRow),
     positionSize: Number(size.value),
     maxLossPercent: Number(maxloss.value),
-    orderType: order.value,
+    ...exec.read(),
   });
+  // The code box follows the builder; a value the API would refuse is
+  // explained under it in the API's own words (strategy.ts is the server's
+  // parser, message for message).
   function sync(): void {
     code.value = formatCode(rules());
-    codeMsg.textContent = '';
+    try {
+      parseCode(code.value);
+      codeMsg.textContent = '';
+      codeMsg.className = 'muted';
+    } catch (e) {
+      codeMsg.textContent = problem(e);
+      codeMsg.className = 'warning';
+    }
   }
   const load = (r: Rules) => {
     side.value = r.side;
@@ -97,15 +139,17 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     r.exitConditions.forEach((c) => addRow(exits, 'replay-exit', c));
     size.value = String(r.positionSize);
     maxloss.value = String(r.maxLossPercent ?? 50);
-    order.value = r.orderType ?? 'MARKET';
+    exec.write(r);
     sync();
   };
   code.addEventListener('change', () => {
     try {
       load(parseCode(code.value));
       codeMsg.textContent = 'The builder now shows this code.';
+      codeMsg.className = 'muted';
     } catch (e) {
-      codeMsg.textContent = `Not a strategy code: ${(e as Error).message}`;
+      codeMsg.textContent = `Not a strategy code: ${problem(e)}`;
+      codeMsg.className = 'warning';
     }
   });
   const addEntry = h('button', { type: 'button', testid: 'replay-add-entry' }, '+ Entry condition');
@@ -118,15 +162,21 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     addRow(exits, 'replay-exit', { field: 'price_up', operator: '>=', value: 0.6 });
     sync();
   });
-  for (const x of [side, size, maxloss, order]) x.addEventListener('input', sync);
+  for (const x of [side, size, maxloss]) x.addEventListener('input', sync);
 
   const form = h(
     'form',
-    { class: 'builder', 'aria-label': 'Strategy builder' },
+    // novalidate: the API judges every value and its message is shown.
+    { class: 'builder', 'aria-label': 'Strategy builder', novalidate: true },
     h('div', { class: 'row' }, field('Market (slug of a resolved market)', market), options, field('Side', side)),
     h('fieldset', null, h('legend', null, 'Enter when all of these hold'), entries, addEntry),
     h('fieldset', null, h('legend', null, 'Exit when any of these holds'), exits, addExit),
-    h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss), field('Order type', order)),
+    h(
+      'div',
+      { class: 'row' },
+      field('Shares per trade', size, '1 to 10,000 shares of the side.'),
+      field('Max loss %', maxloss, 'Exit at once (MARKET) when the position has lost this % of its cost, 1 to 100.'),
+    ),
     exec.el,
     field('strategy_code (edit it, or paste one from the agent, to fill the builder)', code),
     codeMsg,
@@ -141,9 +191,12 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     submit.textContent = 'Running…';
     try {
       const r = rules();
-      const body = { marketSlug: market.value.trim(), ...r, ...exec.read() };
+      const body = { marketSlug: market.value.trim(), ...r };
       const res = await post<{ data: ReplayResult }>('/v1/replay', body);
-      showResult(results, res.data);
+      showResult(results, res.data, async (offset) => {
+        const page = await post<{ data: ReplayResult }>('/v1/replay', { ...body, tradesOffset: offset, tradesLimit: TRADES_PAGE });
+        return page.data;
+      });
       results.setAttribute('data-run', String(++runs)); // tests wait for their own run
     } catch (e) {
       clear(results);
@@ -173,52 +226,202 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   }
 }
 
-export function showResult(box: HTMLElement, d: ReplayResult): void {
+/** A problem in the words the API would use ("strategy_code : size …" reads as "size …"). */
+function problem(e: unknown): string {
+  return (e as Error).message.replace(/^strategy_code : /, '');
+}
+
+/**
+ * Shows a replay's answer. page, when given, fetches the trade events from
+ * an offset on (the same replay with tradesOffset and tradesLimit), for
+ * an answer that lists some of them only (trades_truncated).
+ */
+export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: number) => Promise<ReplayResult>): void {
   const p = d.performance;
-  const fig = (k: string) => {
+  const show = (k: string, f: Fmt) => {
     const v = p[k];
-    return typeof v === 'number' ? String(v) : (v ?? '—');
+    if (k === 'win_rate' && p.total_trades === 0) return '—'; // no trade, no rate
+    return typeof v === 'number' ? f(v) : (v ?? '—');
   };
+  const figureIds: Record<string, string> = { total_pnl: 'replay-total-pnl', total_trades: 'replay-total-trades', total_fees: 'replay-total-fees' };
   const chart = h('div', { class: 'chart', testid: 'equity-chart', role: 'img', 'aria-label': 'Equity over the market, with in-position spans and trades' });
+  const inPnl = Boolean(d.strategy?.includeRebates);
+  const rebates =
+    typeof p.total_maker_rebates === 'number'
+      ? fig('Est. maker rebates', `${usd(p.total_maker_rebates, 5)} (${inPnl ? 'in pnl' : 'not in pnl'})`, 'replay-total-rebates')
+      : null;
+  const warnings = (d.warnings ?? []).length
+    ? h('div', { class: 'warning', role: 'note', testid: 'replay-warnings' }, (d.warnings ?? []).map((w) => h('p', null, w)))
+    : null;
+  const tradesBox = h('div', { testid: 'trades-box' });
+  showTrades(tradesBox, d, page);
+  clear(
+    box,
+    h('h2', null, `Result on ${d.market.slug}`),
+    warnings,
+    h(
+      'dl',
+      { class: 'figures' },
+      FIGURES.filter(([k]) => k in p).map(([k, label, f]) => fig(label, show(k, f), figureIds[k])),
+      rebates,
+      fig('Snapshots', int(d.total_snapshots)),
+    ),
+    chart,
+    ordersSection(d),
+    tradesBox,
+  );
+  equityChart(chart, d);
+}
+
+const COUNTERS: [string, string][] = [
+  ['orders_placed', 'Placed'],
+  ['orders_filled', 'Filled'],
+  ['orders_rejected', 'Rejected'],
+  ['orders_cancelled', 'Cancelled'],
+  ['orders_expired', 'Expired'],
+];
+
+/** The orders list: every order event with its reason explained, and the counters. */
+function ordersSection(d: ReplayResult): HTMLElement | null {
+  const orders = d.orders ?? [];
+  const p = d.performance;
+  if (orders.length === 0 && !('orders_placed' in p)) return null;
+  const reason = (r: string) => h('abbr', { title: ORDER_REASONS[r] ?? r, tabindex: '0' }, r);
+  const rows = orders.map((o) =>
+    h(
+      'tr',
+      { testid: 'order-row', 'data-action': o.action },
+      tdTime(time(o.time, true)),
+      td(o.action),
+      td(o.side),
+      td(price(o.price, 3), true),
+      td(shares(o.shares), true),
+      h('td', null, reason(o.reason)),
+    ),
+  );
+  const table = h(
+    'table',
+    { class: 'data cards', testid: 'orders-table' },
+    h('caption', null, `${int(orders.length)} order events`),
+    h('thead', null, h('tr', null, th('Time (UTC)'), th('Action'), th('Side'), th('Price', true), th('Shares', true), th('Reason'))),
+    h('tbody', null, rows),
+  );
+  labelCells(table);
+  const used = new Set(orders.map((o) => o.reason));
+  return h(
+    'section',
+    { 'aria-label': 'Orders' },
+    h('h3', null, 'Orders'),
+    h(
+      'dl',
+      { class: 'figures', testid: 'orders-counters' },
+      COUNTERS.map(([k, label]) => fig(label, typeof p[k] === 'number' ? int(p[k] as number) : '—', `orders-${k.slice(7)}`)),
+    ),
+    orders.length ? table : h('p', { class: 'muted' }, 'No orders.'),
+    used.size
+      ? h(
+          'details',
+          { testid: 'order-reasons' },
+          h('summary', null, 'What the reasons mean'),
+          h(
+            'dl',
+            { class: 'reasons' },
+            Object.entries(ORDER_REASONS)
+              .filter(([r]) => used.has(r))
+              .map(([r, text]) => [h('dt', null, r), h('dd', null, text)]),
+          ),
+        )
+      : null,
+  );
+}
+
+/** The trades table, with the note and pager of an answer that lists some trade events only. */
+function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) => Promise<ReplayResult>, offset?: number): void {
+  const total = typeof d.performance.trade_events === 'number' ? (d.performance.trade_events as number) : d.trades.length;
+  let note: HTMLElement | null = null;
+  if (d.trades_truncated) {
+    const text =
+      offset === undefined
+        ? `Showing the first and last ${int(d.trades.length / 2)} of ${int(total)} trade events.`
+        : `Showing trade events ${int(offset + 1)} to ${int(offset + d.trades.length)} of ${int(total)}.`;
+    const go = (label: string, at: number, testid: string) => {
+      const b = h('button', { type: 'button', testid }, label);
+      b.addEventListener('click', async () => {
+        if (!page) return;
+        b.disabled = true;
+        b.textContent = 'Loading…';
+        try {
+          const next = await page(at);
+          showTrades(box, { ...d, trades: next.trades, trades_truncated: true, performance: { ...d.performance, trade_events: total } }, page, at);
+        } catch (e) {
+          b.disabled = false;
+          b.textContent = label;
+          box.prepend(h('p', { class: 'warning', role: 'alert' }, (e as Error).message));
+        }
+      });
+      return b;
+    };
+    const at = offset ?? -TRADES_PAGE;
+    note = h(
+      'div',
+      { class: 'plan-note', testid: 'trades-truncated', role: 'note' },
+      h('p', null, text),
+      page
+        ? h(
+            'div',
+            { class: 'row' },
+            at > 0 ? go(`Previous ${int(TRADES_PAGE)}`, Math.max(0, at - TRADES_PAGE), 'trades-prev') : null,
+            at + TRADES_PAGE < total ? go(offset === undefined ? `Events 1 to ${int(TRADES_PAGE)}` : `Next ${int(TRADES_PAGE)}`, at + TRADES_PAGE, 'trades-next') : null,
+          )
+        : null,
+    );
+  }
   const rows = d.trades.map((t) =>
     h(
       'tr',
       { testid: 'trade-row', class: t.type === 'ENTRY' ? 'entry' : 'exit' },
-      h('td', null, t.type),
-      h('td', null, t.reason),
-      h('td', null, fmtTime(t.time)),
-      h('td', { class: 'num' }, fmtNum(t.price, 4)),
-      h('td', { class: 'num' }, fmtNum(t.fill_price, 4)),
-      h('td', { class: 'num' }, fmtNum(t.shares, 4)),
-      h('td', { class: 'num' }, fmtNum(t.slippage, 4)),
-      h('td', { class: 'num' }, fmtNum(t.fee ?? 0, 5)),
-      h('td', { class: 'num' }, fmtNum(t.position_pnl, 4)),
-      h('td', { class: 'num' }, fmtNum(t.cumulative_pnl, 4)),
+      td(t.type),
+      td(t.reason),
+      tdTime(time(t.time, true)),
+      td(num(t.price, 3), true),
+      td(num(t.fill_price, 3), true),
+      td(shares(t.shares), true),
+      td(num(t.slippage, 3), true),
+      h('td', { testid: 'trade-liquidity' }, t.liquidity ?? '—'),
+      td(usd(t.fee ?? 0, 5), true),
+      td(usd(t.maker_rebate ?? 0, 5), true),
+      td(pnl(t.position_pnl), true),
+      td(pnl(t.cumulative_pnl), true),
     ),
   );
-  clear(
-    box,
-    h('h2', null, `Result on ${d.market.slug}`),
+  const table = h(
+    'table',
+    { class: 'data cards', testid: 'trades-table' },
+    h('caption', null, `${int(d.trades.length)} trade events`),
     h(
-      'dl',
-      { class: 'figures' },
-      FIGURES.filter(([k]) => k in p).map(([k, label]) => [
-        h('dt', null, label),
-        h('dd', { testid: k === 'total_pnl' ? 'replay-total-pnl' : k === 'total_trades' ? 'replay-total-trades' : undefined }, fig(k)),
-      ]),
-      h('dt', null, 'Snapshots'),
-      h('dd', null, String(d.total_snapshots)),
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        th('Type'),
+        th('Reason'),
+        th('Time (UTC)'),
+        th('Price', true),
+        th('Fill', true),
+        th('Shares', true),
+        th('Slippage', true),
+        h('th', { scope: 'col', title: 'TAKER took the book (pays the fee); MAKER rested on it and was filled (no fee, a rebate)' }, 'Liquidity'),
+        th('Fee', true),
+        th('Rebate', true),
+        th('Position pnl', true),
+        th('Cumulative pnl', true),
+      ),
     ),
-    chart,
-    h(
-      'table',
-      { class: 'data', testid: 'trades-table' },
-      h('caption', null, `${d.trades.length} trade events`),
-      h('thead', null, h('tr', null, ['Type', 'Reason', 'Time (UTC)', 'Price', 'Fill', 'Shares', 'Slippage', 'Fee', 'Position pnl', 'Cumulative pnl'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', null, rows),
-    ),
+    h('tbody', null, rows),
   );
-  equityChart(chart, d);
+  labelCells(table);
+  clear(box, note, table);
 }
 
 function equityChart(el: HTMLElement, d: ReplayResult): void {
@@ -268,12 +471,12 @@ function equityChart(el: HTMLElement, d: ReplayResult): void {
       height: 300,
       plugins: [shade],
       scales: { x: { time: true } },
-      axes: [{}, { label: 'equity pnl', size: 60 }],
+      axes: [timeAxis(), { label: 'pnl ($)', size: 60, values: numberTicks() }],
       series: [
-        { label: 'time (UTC)' },
-        { label: 'pnl (realized + unrealized)', stroke: COLORS.equity, width: 1.5 },
-        { label: 'realized', stroke: COLORS.muted, width: 1 },
-        { label: 'trades', stroke: '#000', width: 0, points: { show: true, size: 8, fill: '#fff', stroke: '#000' } },
+        timeSeries(),
+        { label: 'pnl (realized + unrealized)', stroke: COLORS.equity, width: 1.5, value: (_u, v) => pnl(v) },
+        { label: 'realized', stroke: COLORS.muted, width: 1, value: (_u, v) => pnl(v) },
+        { label: 'trades', stroke: '#000', width: 0, points: { show: true, size: 8, fill: '#fff', stroke: '#000' }, value: (_u, v) => pnl(v) },
       ],
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     },

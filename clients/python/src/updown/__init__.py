@@ -13,14 +13,14 @@ from .errors import (
 from .models import (
     Account, Backtest, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
     MarketList, MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, Quota, ReplayResult, Snapshot,
-    SnapshotList, SnapshotPage, Trade, TradeList,
+    SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
 )
 
 __all__ = [
     "Account", "Agent", "AuthenticationError", "Backtest", "Client", "ConnectionError", "DepthLevel", "DepthList",
     "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
     "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "Quota",
-    "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Trade", "TradeList",
+    "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]
 __version__ = "0.1.0"

@@ -16,7 +16,8 @@ from . import errors
 from .models import (
     Account, Backtest, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
     MarketPage, Quota,
-    MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Trade, TradeList, records,
+    MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
+    records,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -376,6 +377,48 @@ class Client:
             if value is not None:
                 body[key] = value
         return ReplayResult.from_json(self._post("/v1/replay", body)["data"])
+
+    # ---- sweeps ------------------------------------------------------------
+
+    def sweep(self, strategy: Dict[str, Any], parameters: Sequence[Dict[str, Any]], markets: Dict[str, Any], *,
+              search: Optional[Dict[str, Any]] = None, split: Optional[Dict[str, Any]] = None,
+              objective: Optional[str] = None, wait: bool = True, timeout: float = 600.0, poll: float = 1.0,
+              progress: Optional[Callable[[Sweep], None]] = None) -> Sweep:
+        """Starts a parameter sweep (DESIGN 14) and, with wait, follows it
+        until it ends, calling progress with each state seen. strategy is a
+        replay body without marketSlug; parameters 1 to 4 of {"path",
+        "values"} or {"path", "range": {"from", "to", "step"}} (JSON
+        Pointers into strategy); markets {"coin", "market_type", "count"};
+        search {"kind": "GRID"} (the default) or {"kind": "RANDOM",
+        "trials", "seed"}; split {"kind": "NONE" | "HOLDOUT" |
+        "WALK_FORWARD", ...}."""
+        body: Dict[str, Any] = {"strategy": strategy, "parameters": list(parameters), "markets": markets,
+                                "search": search or {"kind": "GRID"}}
+        if split is not None:
+            body["split"] = split
+        if objective is not None:
+            body["objective"] = objective
+        s = Sweep.from_json(self._post("/v1/sweeps", body)["data"])
+        if not wait:
+            return s
+        deadline = _time.monotonic() + timeout
+        while True:
+            s = self.get_sweep(s.sweep_id)
+            if progress is not None:
+                progress(s)
+            if s.done:
+                return s
+            if _time.monotonic() > deadline:
+                raise errors.JobTimeoutError(f"sweep {s.sweep_id} still {s.status} after {timeout} s", code="JOB_TIMEOUT",
+                                             status=504, details={"sweep_id": s.sweep_id})
+            _time.sleep(poll)
+
+    def get_sweep(self, sweep_id: str) -> Sweep:
+        return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])
+
+    def cancel_sweep(self, sweep_id: str) -> Sweep:
+        return Sweep.from_json(json.loads(self._send("DELETE", f"/v1/sweeps/{_seg(sweep_id)}",
+                                                     headers={"X-API-Key": self.api_key})[2])["data"])
 
     def account(self) -> Account:
         return Account.from_json(self._get("/v1/account")["data"])

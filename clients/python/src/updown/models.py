@@ -333,6 +333,63 @@ class _Rows(Records[Dict[str, Any]]):
 
 
 @dataclass
+class Sweep:
+    """A parameter sweep (DESIGN 14): its state and progress and, once
+    DONE, its results (every trial's train and test statistics, best,
+    stability, dsr and pbo)."""
+
+    sweep_id: str
+    status: str
+    trials: int
+    markets: int
+    replays: int
+    progress: Dict[str, Any]
+    results: Optional[Dict[str, Any]] = None
+    error: Optional[str] = None
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Sweep":
+        return cls(sweep_id=d["sweep_id"], status=d["status"], trials=d.get("trials", 0), markets=d.get("markets", 0),
+                   replays=d.get("replays", 0), progress=d.get("progress") or {}, results=d.get("results"),
+                   error=d.get("error"), raw=d)
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("DONE", "FAILED", "CANCELLED")
+
+    @property
+    def dsr(self) -> Optional[float]:
+        return (self.results or {}).get("dsr")
+
+    @property
+    def pbo(self) -> Optional[float]:
+        return (self.results or {}).get("pbo")
+
+    @property
+    def best(self) -> Optional[Dict[str, Any]]:
+        return (self.results or {}).get("best")
+
+    def trials_frame(self):
+        """One row a trial: its parameters by path, the objective on train
+        and test, and the train and test statistics flattened
+        (train.total_pnl, test.sqn, ...)."""
+        rows = []
+        for t in (self.results or {}).get("trials") or []:
+            row: Dict[str, Any] = {"trial": t["trial"]}
+            for p in t.get("parameters") or []:
+                row[p["path"]] = p["value"]
+            row["train_objective"], row["test_objective"] = t.get("train_objective"), t.get("test_objective")
+            for part in ("train", "test"):
+                for k, v in (t.get(part) or {}).items():
+                    if not isinstance(v, (dict, list)):
+                        row[f"{part}.{k}"] = v
+            rows.append(row)
+        import pandas as pd  # noqa: PLC0415 - pandas is optional
+        return pd.DataFrame(rows)
+
+
+@dataclass
 class ReplayResult:
     """A replay's result (SPEC 2.6, DESIGN 6): performance, trades, the
     equity curve and, for resting (GTC) orders, the orders list; warnings

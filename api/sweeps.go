@@ -1,0 +1,395 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/sweep"
+	"github.com/updown/updown/store"
+)
+
+// SweepQueue puts a sweep's shards on the workers' sweeps queue
+// (worker.Client).
+type SweepQueue interface {
+	EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) error
+}
+
+// Sweeps in flight per customer (DESIGN 14): PRO 1, ENTERPRISE 4.
+func sweepsInFlight(p Plan) int {
+	if p.Tier == store.Enterprise {
+		return 4
+	}
+	return 1
+}
+
+// sweepLimits are the plan's sweep sizes (DESIGN 14).
+func sweepLimits(p Plan) sweep.Limits {
+	if p.Tier == store.Enterprise {
+		return sweep.EnterpriseLimits
+	}
+	return sweep.ProLimits
+}
+
+type sweepInput struct {
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
+}
+
+type sweepIDInput struct {
+	ID string `path:"id" doc:"The sweep's id (sweep_id)."`
+}
+
+type sweepListInput struct {
+	Limit  int `query:"limit" minimum:"1" maximum:"100" default:"20"`
+	Offset int `query:"offset" minimum:"0" default:"0"`
+}
+
+type sweepTrialsInput struct {
+	ID     string `path:"id" doc:"The sweep's id (sweep_id)."`
+	Limit  int    `query:"limit" minimum:"1" maximum:"1000" default:"100"`
+	Offset int    `query:"offset" minimum:"0" default:"0"`
+}
+
+// sweepProgress is how far a sweep has come.
+type sweepProgress struct {
+	ReplaysDone  int      `json:"replays_done"`
+	ReplaysTotal int      `json:"replays_total"`
+	ETASeconds   *float64 `json:"eta_seconds" doc:"Seconds to the end at the pace so far; null before the first shard and once finished."`
+}
+
+// sweepJSON is a sweep as the api answers it.
+type sweepJSON struct {
+	SweepID    string          `json:"sweep_id"`
+	Status     string          `json:"status" enum:"QUEUED,RUNNING,DONE,FAILED,CANCELLED"`
+	Trials     int             `json:"trials"`
+	Markets    int             `json:"markets"`
+	Replays    int             `json:"replays"`
+	Progress   sweepProgress   `json:"progress"`
+	CreatedAt  string          `json:"created_at" format:"date-time"`
+	FinishedAt *string         `json:"finished_at" format:"date-time"`
+	Error      *string         `json:"error"`
+	Request    json.RawMessage `json:"request,omitempty" doc:"The sweep as it runs: its body, normalized."`
+	Results    json.RawMessage `json:"results,omitempty" doc:"When DONE: every trial's statistics on its train and test markets, best, folds (WALK_FORWARD), stability, dsr and pbo."`
+}
+
+type sweepBody struct {
+	Success   bool      `json:"success"`
+	Data      sweepJSON `json:"data"`
+	Timestamp string    `json:"timestamp" format:"date-time"`
+}
+
+type sweepOutput struct {
+	Status int
+	Body   sweepBody
+}
+
+type sweepListBody struct {
+	Success bool `json:"success"`
+	Data    struct {
+		Sweeps []sweepJSON `json:"sweeps"`
+		Total  int         `json:"total"`
+		Limit  int         `json:"limit"`
+		Offset int         `json:"offset"`
+	} `json:"data"`
+	Timestamp string `json:"timestamp" format:"date-time"`
+}
+
+type sweepListOutput struct{ Body sweepListBody }
+
+type sweepTrialsBody struct {
+	Success bool `json:"success"`
+	Data    struct {
+		SweepID string              `json:"sweep_id"`
+		Trials  []sweep.TrialResult `json:"trials"`
+		Total   int                 `json:"total"`
+		Limit   int                 `json:"limit"`
+		Offset  int                 `json:"offset"`
+	} `json:"data"`
+	Timestamp string `json:"timestamp" format:"date-time"`
+}
+
+type sweepTrialsOutput struct{ Body sweepTrialsBody }
+
+func (s *Server) registerSweeps() {
+	security := []map[string][]string{{schemeAPIKey: {}}}
+	huma.Register(s.api, huma.Operation{
+		OperationID: "create-sweep",
+		Method:      http.MethodPost,
+		Path:        "/v1/sweeps",
+		Summary:     "Sweep a strategy's parameters across many resolved markets",
+		Description: "Runs one strategy over a grid (or a seeded random draw) of up to 4 of its parameters, given as JSON Pointers into the strategy, " +
+			"across the newest resolved markets of a coin and type, split into train and test markets in time order (NONE, HOLDOUT or WALK_FORWARD with an embargo). " +
+			"Answers 202 at once; GET /v1/sweeps/{id} follows its progress and, when DONE, answers every trial's statistics, the train-best trial and how it did on test, " +
+			"its stability, the deflated Sharpe ratio (dsr) and the probability of backtest overfitting (pbo). PRO and ENTERPRISE; " +
+			"PRO runs 1 sweep at a time of up to 200 trials, 200 markets and 20,000 replays, ENTERPRISE 4 of up to 10,000 trials, 5,000 markets and 2,000,000 replays.",
+		Tags:             []string{"Sweeps"},
+		Security:         security,
+		DefaultStatus:    http.StatusAccepted,
+		Errors:           []int{400, 401, 403, 404, 413, 415, 429, 500, 503},
+		SkipValidateBody: true,
+		MaxBodyBytes:     maxBodyBytes,
+	}, s.createSweep)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-sweeps", Method: http.MethodGet, Path: "/v1/sweeps",
+		Summary: "The caller's sweeps, newest first", Tags: []string{"Sweeps"}, Security: security,
+		Errors: []int{401, 403, 429, 500, 503},
+	}, s.listSweeps)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "get-sweep", Method: http.MethodGet, Path: "/v1/sweeps/{id}",
+		Summary: "A sweep's state, progress and, when DONE, its results", Tags: []string{"Sweeps"}, Security: security,
+		Errors: []int{401, 403, 404, 429, 500, 503},
+	}, s.getSweep)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "cancel-sweep", Method: http.MethodDelete, Path: "/v1/sweeps/{id}",
+		Summary:     "Cancel a sweep",
+		Description: "A QUEUED or RUNNING sweep becomes CANCELLED; the workers stop its shards within about a second. A finished sweep is answered as it is.",
+		Tags:        []string{"Sweeps"}, Security: security,
+		Errors: []int{401, 403, 404, 429, 500, 503},
+	}, s.cancelSweep)
+	huma.Register(s.api, huma.Operation{
+		OperationID: "list-sweep-trials", Method: http.MethodGet, Path: "/v1/sweeps/{id}/trials",
+		Summary: "A finished sweep's trials, a page at a time", Tags: []string{"Sweeps"}, Security: security,
+		Errors: []int{401, 403, 404, 409, 429, 500, 503},
+	}, s.sweepTrials)
+}
+
+// sweepAllowed answers 403 for plans without sweeps (DESIGN 4: with the
+// Backtest AI agent, PRO and ENTERPRISE).
+func sweepAllowed(p principal) error {
+	if p.Plan.BacktestAI {
+		return nil
+	}
+	return tierDenied(p.Plan, store.Pro, "parameter sweeps need the PRO or ENTERPRISE plan; yours is %s", p.Plan.Tier)
+}
+
+func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput, error) {
+	p := principalFrom(ctx)
+	if err := sweepAllowed(p); err != nil {
+		return nil, err
+	}
+	if s.cfg.Sweeps == nil {
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "sweeps need the workers' queue, which this server was not given")
+	}
+	if err := requireJSON(in.ContentType); err != nil {
+		return nil, err
+	}
+	if len(in.RawBody) == 0 {
+		return nil, Errorf(http.StatusBadRequest, CodeValidation, "the request body is empty: send the sweep as JSON")
+	}
+	req, err := sweep.Decode(in.RawBody)
+	if err != nil {
+		return nil, sweepError(err)
+	}
+	plan, err := req.Normalize(sweepLimits(p.Plan))
+	if err != nil {
+		return nil, sweepError(err)
+	}
+	r := plan.Request
+	slugs, err := s.sweepMarkets(ctx, p, r.Markets)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Split.Cut(len(slugs)); err != nil {
+		return nil, sweepError(err)
+	}
+	active, err := s.store.CountActiveSweeps(ctx, p.Customer.ID)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "count sweeps in flight", err)
+	}
+	if limit := sweepsInFlight(p.Plan); active >= limit {
+		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
+			"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", p.Plan.Tier, limit)
+		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", 1)
+		e.GetHeaders().Set("Retry-After", "1")
+		return nil, e
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, s.internal(ctx, "encode sweep request", err)
+	}
+	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs})
+	if err != nil {
+		return nil, s.storeFailure(ctx, "create sweep", err)
+	}
+	shards := make([]sweep.ShardTask, len(slugs))
+	for i, m := range slugs {
+		shards[i] = sweep.ShardTask{Sweep: sw.ID, Market: m}
+	}
+	if err := s.cfg.Sweeps.EnqueueSweep(ctx, shards); err != nil {
+		_, _ = s.store.SetSweepStatus(context.WithoutCancel(ctx), sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepFailed, "its shards could not be queued")
+		s.log.ErrorContext(ctx, "enqueue sweep", "sweep", sw.ID, "err", err)
+		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the sweep could not be queued; try again shortly")
+	}
+	if running, err := s.store.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err == nil {
+		sw = running
+	} else if !errors.Is(err, store.ErrConflict) { // a fast worker may have finished it already
+		return nil, s.storeFailure(ctx, "start sweep", err)
+	}
+	return &sweepOutput{Status: http.StatusAccepted, Body: sweepBody{Success: true, Data: s.sweepJSON(sw, false), Timestamp: formatTime(s.now())}}, nil
+}
+
+// sweepMarkets picks the newest Count resolved markets of the coin and type
+// in the caller's window (and the request's time range), oldest first.
+func (s *Server) sweepMarkets(ctx context.Context, p principal, m sweep.Markets) ([]string, error) {
+	if (m.Coin == store.ETH || m.Coin == store.SOL) && !p.Plan.AltCoins {
+		return nil, tierDenied(p.Plan, store.Pro, "%s markets need the PRO plan or above; yours is %s", m.Coin, p.Plan.Tier)
+	}
+	w, err := s.marketWindow(ctx, p.Plan, m.Coin, m.MarketType)
+	if err != nil {
+		return nil, err
+	}
+	resolved := true
+	f := store.MarketFilter{Coin: m.Coin, MarketType: m.MarketType, Resolved: &resolved, Window: w, Limit: m.Count}
+	if m.StartTime != nil {
+		after := m.StartTime.Add(-time.Microsecond) // from inclusive
+		f.StartAfter = &after
+	}
+	f.StartBefore = m.EndTime
+	ms, _, err := s.store.ListMarkets(ctx, f)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list sweep markets", err)
+	}
+	if len(ms) == 0 {
+		return nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets in your plan's data window (and the sweep's time range) to sweep", m.Coin, m.MarketType)
+	}
+	slugs := make([]string, len(ms))
+	for i, mk := range ms { // newest first: reverse into time order
+		slugs[len(ms)-1-i] = mk.Slug
+	}
+	return slugs, nil
+}
+
+// sweepError answers a sweep validation problem with its code and field.
+func sweepError(err error) error {
+	var re *replay.Error
+	if errors.As(err, &re) {
+		return replayError(re)
+	}
+	return Errorf(http.StatusBadRequest, CodeValidation, "%s", err.Error())
+}
+
+func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
+	out := sweepJSON{SweepID: sw.ID, Status: string(sw.Status), Trials: sw.TrialCount, Markets: len(sw.Markets), Replays: sw.ReplaysTotal,
+		Progress:  sweepProgress{ReplaysDone: sw.ReplaysDone, ReplaysTotal: sw.ReplaysTotal},
+		CreatedAt: formatTime(sw.CreatedAt)}
+	if sw.FinishedAt != nil {
+		f := formatTime(*sw.FinishedAt)
+		out.FinishedAt = &f
+	}
+	if sw.Error != "" {
+		e := sw.Error
+		out.Error = &e
+	}
+	if sw.Status.Active() && sw.ReplaysDone > 0 && sw.ReplaysDone < sw.ReplaysTotal {
+		elapsed := max(s.now().Sub(sw.CreatedAt).Seconds(), 0)
+		eta := elapsed * float64(sw.ReplaysTotal-sw.ReplaysDone) / float64(sw.ReplaysDone)
+		eta = float64(int64(eta*10)) / 10
+		out.Progress.ETASeconds = &eta
+	}
+	if full {
+		out.Request = sw.Request
+		if sw.Status == store.SweepDone {
+			out.Results = sw.Result
+		}
+	}
+	return out
+}
+
+// ownSweep reads the caller's sweep; another customer's is 404 like an
+// unknown one.
+func (s *Server) ownSweep(ctx context.Context, p principal, id string) (store.Sweep, error) {
+	sw, err := s.store.GetSweep(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && sw.CustomerID != p.Customer.ID {
+		return store.Sweep{}, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", id)
+	}
+	if err != nil {
+		return store.Sweep{}, s.storeFailure(ctx, "read sweep", err)
+	}
+	return sw, nil
+}
+
+func (s *Server) getSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, error) {
+	p := principalFrom(ctx)
+	if err := sweepAllowed(p); err != nil {
+		return nil, err
+	}
+	sw, err := s.ownSweep(ctx, p, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &sweepOutput{Status: http.StatusOK, Body: sweepBody{Success: true, Data: s.sweepJSON(sw, true), Timestamp: formatTime(s.now())}}, nil
+}
+
+func (s *Server) listSweeps(ctx context.Context, in *sweepListInput) (*sweepListOutput, error) {
+	p := principalFrom(ctx)
+	if err := sweepAllowed(p); err != nil {
+		return nil, err
+	}
+	sws, total, err := s.store.ListSweeps(ctx, p.Customer.ID, in.Limit, in.Offset)
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list sweeps", err)
+	}
+	out := &sweepListOutput{Body: sweepListBody{Success: true, Timestamp: formatTime(s.now())}}
+	out.Body.Data.Sweeps = make([]sweepJSON, len(sws))
+	for i, sw := range sws {
+		out.Body.Data.Sweeps[i] = s.sweepJSON(sw, false)
+	}
+	out.Body.Data.Total, out.Body.Data.Limit, out.Body.Data.Offset = total, in.Limit, in.Offset
+	return out, nil
+}
+
+func (s *Server) cancelSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, error) {
+	p := principalFrom(ctx)
+	if err := sweepAllowed(p); err != nil {
+		return nil, err
+	}
+	sw, err := s.ownSweep(ctx, p, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if sw.Status.Active() {
+		got, err := s.store.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepCancelled, "")
+		switch {
+		case err == nil:
+			sw = got
+		case errors.Is(err, store.ErrConflict): // it finished meanwhile
+			if sw, err = s.ownSweep(ctx, p, in.ID); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, s.storeFailure(ctx, "cancel sweep", err)
+		}
+	}
+	return &sweepOutput{Status: http.StatusOK, Body: sweepBody{Success: true, Data: s.sweepJSON(sw, false), Timestamp: formatTime(s.now())}}, nil
+}
+
+func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepTrialsOutput, error) {
+	p := principalFrom(ctx)
+	if err := sweepAllowed(p); err != nil {
+		return nil, err
+	}
+	sw, err := s.ownSweep(ctx, p, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if sw.Status != store.SweepDone {
+		return nil, Errorf(http.StatusConflict, "SWEEP_NOT_DONE", "sweep %s is %s: its trials are listed once it is DONE", sw.ID, sw.Status)
+	}
+	var res sweep.Results
+	if err := json.Unmarshal(sw.Result, &res); err != nil {
+		return nil, s.internal(ctx, "decode sweep results", fmt.Errorf("sweep %s: %w", sw.ID, err))
+	}
+	out := &sweepTrialsOutput{Body: sweepTrialsBody{Success: true, Timestamp: formatTime(s.now())}}
+	d := &out.Body.Data
+	d.SweepID, d.Total, d.Limit, d.Offset = sw.ID, len(res.Trials), in.Limit, in.Offset
+	lo := min(in.Offset, len(res.Trials))
+	d.Trials = res.Trials[lo:min(lo+in.Limit, len(res.Trials))]
+	return out, nil
+}

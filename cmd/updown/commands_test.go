@@ -1,0 +1,94 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// everyCommand is every command line that reaches a command's own flags:
+// each command, and each subcommand of customers and keys.
+var everyCommand = [][]string{
+	{"dev"}, {"api"}, {"worker"}, {"collect"}, {"migrate"}, {"seed"}, {"export"}, {"import"},
+	{"customers", "create"}, {"customers", "list"}, {"customers", "set-tier"}, {"customers", "set-limits"},
+	{"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
+}
+
+// usageCommand finds a command or subcommand in `updown help`.
+var usageCommand = regexp.MustCompile(`(?m)^  ([a-z-]+)(?: ([a-z-]+))?(?: |$)`)
+
+// TestEveryCommandIsListed keeps everyCommand complete: every command and
+// subcommand `updown help` names is in it (version and help take no flags).
+func TestEveryCommandIsListed(t *testing.T) {
+	t.Parallel()
+	listed := map[string]bool{"version": true}
+	for _, c := range everyCommand {
+		listed[strings.Join(c, " ")] = true
+		listed[c[0]] = true
+	}
+	for _, m := range usageCommand.FindAllStringSubmatch(usage, -1) {
+		name := m[1]
+		if m[1] == "customers" || m[1] == "keys" {
+			name += " " + m[2]
+		}
+		if !listed[name] {
+			t.Errorf("updown help names %q, which everyCommand does not list", name)
+		}
+	}
+}
+
+// TestHelpRedactsPasswords: the -h of every command, whose flags default
+// to DATABASE_URL, REDIS_URL and the upstream URLs of the environment,
+// shows those defaults without their passwords, whatever form the URL
+// takes.
+func TestHelpRedactsPasswords(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][]string{
+		{"DATABASE_URL=postgres://updown:Pg-Secret-1@db.internal:5432/updown", "REDIS_URL=redis://default:Redis-Secret-2@cache:6379/0",
+			"POLYMARKET_GAMMA_URL=https://proxy:Gamma-Secret-3@gamma.internal", "BINANCE_SPOT_URL=https://u:Spot-Secret-4@spot.internal"},
+		{"DATABASE_URL=postgres://updown@db.internal/updown?sslmode=require&password=Pg-Secret-1", "REDIS_URL=rediss://:Redis-Secret-2@cache:6380"},
+		{"DATABASE_URL=host=db.internal user=updown password=Pg-Secret-1 dbname=updown", "REDIS_URL=redis://:Redis-Secret-2@cache"},
+		{"DATABASE_URL=host=db.internal password='Pg Secret-1' dbname=updown"},
+	} {
+		for _, args := range everyCommand {
+			args := append(append([]string{}, args...), "-h")
+			code, stdout, stderr := runBinary(t, env, args...)
+			out := stdout + stderr
+			if code != 0 || !strings.Contains(out, "-database-url") && args[0] != "dev" {
+				t.Errorf("updown %s: exit %d, want 0 and its flags\n%s", strings.Join(args, " "), code, out)
+			}
+			if strings.Contains(out, "Secret-") {
+				t.Errorf("updown %s with %q prints a password:\n%s", strings.Join(args, " "), env, out)
+			}
+		}
+	}
+}
+
+// TestCommandsRefuseArguments: every command refuses positional
+// arguments, alone or after its flags, with a message naming them and a
+// non-zero exit, before it touches anything (no database or Redis here);
+// import's message says how to give it a file.
+func TestCommandsRefuseArguments(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "REDIS_URL=redis://127.0.0.1:1/0"}
+	lines := append(append([][]string{}, everyCommand...), []string{"version"})
+	for _, cmd := range lines {
+		for _, extra := range [][]string{{"stray.jsonl"}, {"--", "stray.jsonl", "more"}} {
+			args := append(append([]string{}, cmd...), extra...)
+			code, stdout, stderr := runBinary(t, env, args...)
+			if code == 0 || !strings.Contains(stderr, `unexpected argument`) || !strings.Contains(stderr, `"stray.jsonl"`) {
+				t.Errorf("updown %s: exit %d, want non-zero and the argument named\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+			}
+		}
+	}
+	if _, _, stderr := runBinary(t, env, "import", "notes.jsonl"); !strings.Contains(stderr, "--in notes.jsonl") {
+		t.Errorf("updown import notes.jsonl does not suggest --in:\n%s", stderr)
+	}
+	// `updown help CMD` is CMD's help.
+	for _, cmd := range everyCommand {
+		args := append([]string{"help"}, cmd...)
+		if code, stdout, stderr := runBinary(t, nil, args...); code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {
+			t.Errorf("updown %s: exit %d, want 0 and its usage\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestExportHelpNamesParquet: the help of export, and the command list,
+// name Parquet among export's formats.
+func TestExportHelpNamesParquet(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	if err := run(context.Background(), []string{"export", "-h"}, io.Discard, &stderr); err == nil || !strings.Contains(err.Error(), "help") {
+		t.Fatalf("export -h: %v", err)
+	}
+	synopsis, _, _ := strings.Cut(stderr.String(), "Flags:")
+	if !strings.Contains(synopsis, "Parquet") || !strings.Contains(synopsis, "CSV") {
+		t.Errorf("export -h does not say it writes Parquet:\n%s", stderr.String())
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"help"}, &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(stdout.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "export ") && !strings.Contains(line, "Parquet") {
+			t.Errorf("updown help: %q does not name Parquet", line)
+		}
+	}
+}
+
+// TestExportRefusesBadOptions: a format, kind or split export cannot
+// write is refused with the choices named, before any database is opened
+// (the URL here answers nowhere).
+func TestExportRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	const nowhere = "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "xml"}, `--format "xml" is not jsonl, csv or parquet`},
+		{[]string{"--out", "x.csv"}, "a csv file holds one kind of record"},
+		{[]string{"--format", "parquet", "--what", "all"}, "a parquet file holds one kind of record"},
+		{[]string{"--what", "books"}, `--what "books" is not all, markets, snapshots, trades or gaps`},
+		{[]string{"--split", "week", "--out", "dir"}, `--split "week" is not market or day`},
+	} {
+		args := append([]string{"export", "--database-url", nowhere}, tc.args...)
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("updown %s: %v; want an error saying %q", strings.Join(args, " "), err, tc.want)
+		}
+	}
+}

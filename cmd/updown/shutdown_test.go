@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/binancetest"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store/postgres/pgtest"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// warnLine is a log line at WARN or above, in the JSON or the text format.
+var warnLine = regexp.MustCompile(`(?m)^.*(?:"level":"(?:WARN|ERROR)"|level=(?:WARN|ERROR)).*$`)
+
+// stopCleanly signals p, which must exit 0 having logged no warning or
+// error: a shutdown asked for is not a fault.
+func stopCleanly(t *testing.T, p *proc, sig syscall.Signal) {
+	t.Helper()
+	stopExits0(t, p, sig)
+	if w := warnLine.FindAllString(p.out.String(), -1); len(w) > 0 {
+		t.Errorf("%s logged on a clean %v:\n%q", p.name, sig, w)
+	}
+}
+
+// stopExits0 signals p, which must exit 0.
+func stopExits0(t *testing.T, p *proc, sig syscall.Signal) {
+	t.Helper()
+	p.signal(t, sig)
+	err := p.wait(t, 60*time.Second)
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		t.Errorf("%s exited %d on %v, want 0", p.name, exit.ExitCode(), sig)
+	case err != nil:
+		t.Errorf("%s on %v: %v", p.name, sig, err)
+	}
+}
+
+// TestCleanShutdown: each process, stopped by SIGTERM (or Ctrl-C, SIGINT,
+// for `updown dev`, as `make run` is stopped), exits 0 and logs no
+// warning.
+func TestCleanShutdown(t *testing.T) {
+	updownBinary(t)
+	dbURL := pgtest.NewDatabase(t)
+	s := services{dbURL: dbURL}
+
+	t.Run("worker", func(t *testing.T) {
+		t.Parallel()
+		s := s
+		s.redisURL = redistest.Start(t).URL
+		for i := range 3 { // the race it used to lose is a narrow one
+			w := startWorker(t, s, "worker")
+			w.waitOutput(t, "worker started", 60*time.Second)
+			stopCleanly(t, w, syscall.SIGTERM)
+			if t.Failed() {
+				t.Fatalf("run %d", i)
+			}
+		}
+	})
+	t.Run("api", func(t *testing.T) {
+		t.Parallel()
+		s := s
+		s.redisURL = redistest.Start(t).URL
+		p, _ := startAPI(t, s)
+		stopCleanly(t, p, syscall.SIGTERM)
+	})
+	t.Run("collect", func(t *testing.T) {
+		t.Parallel()
+		s := s
+		s.redisURL = redistest.Start(t).URL
+		const length = 8 * time.Second
+		scheme := collect.QuickScheme{Length: length}
+		poly := polytest.New(t, polytest.Options{Scheme: scheme})
+		bin := binancetest.New(t, binancetest.Options{})
+		now := time.Now()
+		poly.AddRange(collect.AllSeries(), now.Add(-length), now.Add(4*length))
+		env := s.environ(collect.EnvGammaURL+"="+poly.URL, collect.EnvCLOBURL+"="+poly.URL, collect.EnvPolymarketWSURL+"="+poly.WSURL,
+			collect.EnvBinanceSpotURL+"="+bin.URL, collect.EnvBinanceFuturesURL+"="+bin.URL)
+		p := startProc(t, "collect", env, "collect", "--quick-windows", length.String(), "--series", "btc:5m")
+		p.waitOutput(t, "market discovered", 60*time.Second)
+		// Exit 0 only: the collector (jobs/collect) still warns of writes
+		// its own cancellation broke off.
+		stopExits0(t, p, syscall.SIGTERM)
+	})
+	// Stopped while it waits for the schema, before it is up: a service
+	// stopped as asked all the same.
+	t.Run("worker-waiting", func(t *testing.T) {
+		t.Parallel()
+		s := services{dbURL: pgtest.NewEmptyDatabase(t), redisURL: redistest.Start(t).URL}
+		w := startWorker(t, s, "worker")
+		w.waitOutput(t, "waiting for database schema", 60*time.Second)
+		stopCleanly(t, w, syscall.SIGTERM)
+	})
+	// Ctrl-C while dev generates its data (DATABASE_URL makes it say a
+	// word first): a stop all the same.
+	t.Run("dev-starting", func(t *testing.T) {
+		t.Parallel()
+		p := startProc(t, "dev", []string{"DATABASE_URL=postgres://127.0.0.1:1/unused"}, "dev", "--addr", "127.0.0.1:0")
+		p.waitOutput(t, "DATABASE_URL is ignored", 60*time.Second)
+		stopCleanly(t, p, syscall.SIGINT)
+	})
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run("dev-"+sig.String(), func(t *testing.T) {
+			t.Parallel()
+			p := startProc(t, "dev", nil, "dev", "--addr", "127.0.0.1:0", "--snapshots-per-market", "20", "--collect-every", "1s")
+			p.waitOutput(t, "updown dev is up", 60*time.Second)
+			stopCleanly(t, p, sig)
+		})
+	}
+}

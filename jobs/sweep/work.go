@@ -1,0 +1,193 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// TaskType runs one shard of a stored sweep (queue jobs.QueueSweeps); its
+// payload is a ShardTask.
+const TaskType = "updown:sweep-shard"
+
+// ShardTask names one shard of a stored sweep: the sweep's request and
+// trials are read from the store, so the task stays small whatever the
+// sweep's size.
+type ShardTask struct {
+	Sweep  string `json:"sweep"`
+	Market string `json:"market"`
+}
+
+// noLimits re-plans a stored sweep, whose size was checked when it was
+// accepted.
+var noLimits = Limits{Plan: "stored", Trials: math.MaxUint64, Markets: math.MaxUint64, Replays: math.MaxUint64}
+
+// PlanOf re-plans a stored sweep from its normalized request.
+func PlanOf(sw store.Sweep) (Plan, error) {
+	r, err := Decode(sw.Request)
+	if err != nil {
+		return Plan{}, fmt.Errorf("sweep %s: decode its request: %w", sw.ID, err)
+	}
+	p, err := r.Normalize(noLimits)
+	if err != nil {
+		return Plan{}, fmt.Errorf("sweep %s: plan its request: %w", sw.ID, err)
+	}
+	if len(p.Trials) != sw.TrialCount {
+		return Plan{}, fmt.Errorf("sweep %s: its request plans %d trials, it was stored with %d", sw.ID, len(p.Trials), sw.TrialCount)
+	}
+	return p, nil
+}
+
+// ErrStopped is a shard that found its sweep cancelled or ended: there is
+// nothing to do, and nothing to retry.
+var ErrStopped = errors.New("sweep: the sweep is no longer running")
+
+// Work runs one shard: it reads the sweep and its market once, replays
+// every trial over it, and stores the results; the shard that completes
+// the sweep gathers every shard and finishes it (Finish). Running a shard
+// twice stores and counts it once. ctx's cancellation stops it between
+// trials.
+func Work(ctx context.Context, st store.Store, task ShardTask) error {
+	sw, err := st.GetSweep(ctx, task.Sweep)
+	if err != nil {
+		return fmt.Errorf("sweep %s: read it: %w", task.Sweep, err)
+	}
+	if !sw.Status.Active() {
+		return ErrStopped
+	}
+	p, err := PlanOf(sw)
+	if err != nil {
+		return err
+	}
+	strategies := make([]replay.Strategy, len(p.Trials))
+	for i, t := range p.Trials {
+		strategies[i] = t.Strategy
+	}
+	d, err := loadMarket(ctx, st, task.Market, NeedsOf(strategies))
+	var out []TrialMarket
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		// The market went away: every trial says so, as a replay would.
+		out = make([]TrialMarket, len(strategies))
+		for i := range out {
+			out[i].Error = "MARKET_NOT_FOUND"
+		}
+	case err != nil:
+		return err
+	default:
+		if out, err = runShard(ctx, d, strategies); err != nil {
+			return err
+		}
+	}
+	results, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("sweep %s: encode the shard of %s: %w", sw.ID, task.Market, err)
+	}
+	sw, err = st.PutSweepShard(ctx, sw.ID, task.Market, len(strategies), results)
+	if errors.Is(err, store.ErrConflict) {
+		return ErrStopped
+	}
+	if err != nil {
+		return fmt.Errorf("sweep %s: store the shard of %s: %w", task.Sweep, task.Market, err)
+	}
+	if sw.ReplaysDone < sw.ReplaysTotal {
+		return nil
+	}
+	return Finish(ctx, st, sw, p)
+}
+
+// runShard is RunShard stopping between trials when ctx is done.
+func runShard(ctx context.Context, d MarketData, strategies []replay.Strategy) ([]TrialMarket, error) {
+	out := make([]TrialMarket, 0, len(strategies))
+	const batch = 16 // trials between looks at ctx
+	for lo := 0; lo < len(strategies); lo += batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		part, err := RunShard(d, strategies[lo:min(lo+batch, len(strategies))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, part...)
+	}
+	return out, nil
+}
+
+// loadMarket reads what the trials read of one market, once.
+func loadMarket(ctx context.Context, st store.Store, slug string, need DataNeeds) (MarketData, error) {
+	m, err := st.GetMarket(ctx, slug)
+	if err != nil {
+		return MarketData{}, fmt.Errorf("read market %s: %w", slug, err)
+	}
+	d := MarketData{Market: m}
+	if need.Up {
+		if d.Up, err = st.ReadTape(ctx, slug, store.OutcomeUp); err != nil {
+			return MarketData{}, fmt.Errorf("read the Up books of %s: %w", slug, err)
+		}
+	}
+	if need.Down {
+		if d.Down, err = st.ReadTape(ctx, slug, store.OutcomeDown); err != nil {
+			return MarketData{}, fmt.Errorf("read the Down books of %s: %w", slug, err)
+		}
+	}
+	if need.Trades {
+		if d.Trades, _, err = st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true}); err != nil {
+			return MarketData{}, fmt.Errorf("read the trades of %s: %w", slug, err)
+		}
+	}
+	return d, nil
+}
+
+// Finish gathers a complete sweep's shards, summarizes them and stores
+// the results (DONE); a sweep whose shards cannot be summarized is FAILED.
+// A sweep already finished (another shard's run got there first) is left
+// as it is.
+func Finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan) error {
+	res, err := summarizeStored(ctx, st, sw, p)
+	if err != nil {
+		if _, serr := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed,
+			"the sweep's results could not be summarized"); serr != nil && !errors.Is(serr, store.ErrConflict) {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("sweep %s: encode its results: %w", sw.ID, err)
+	}
+	if _, err := st.FinishSweep(ctx, sw.ID, b); err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("sweep %s: store its results: %w", sw.ID, err)
+	}
+	return nil
+}
+
+func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan) (Results, error) {
+	shards, err := st.ListSweepShards(ctx, sw.ID)
+	if err != nil {
+		return Results{}, fmt.Errorf("sweep %s: read its shards: %w", sw.ID, err)
+	}
+	if len(shards) != len(sw.Markets) {
+		return Results{}, fmt.Errorf("sweep %s: %d of %d shards stored", sw.ID, len(shards), len(sw.Markets))
+	}
+	markets := make([]MarketInfo, len(sw.Markets))
+	outcomes := make([][]TrialMarket, len(sw.Markets))
+	for i, sh := range shards {
+		if err := json.Unmarshal(sh.Results, &outcomes[i]); err != nil {
+			return Results{}, fmt.Errorf("sweep %s: decode the shard of %s: %w", sw.ID, sh.Market, err)
+		}
+		markets[i].Slug = sh.Market
+		if m, err := st.GetMarket(ctx, sh.Market); err == nil {
+			markets[i].End = m.EndTime
+		}
+	}
+	folds, err := p.Request.Split.Cut(len(markets))
+	if err != nil {
+		return Results{}, fmt.Errorf("sweep %s: split its markets: %w", sw.ID, err)
+	}
+	return p.Summarize(markets, outcomes, folds)
+}

@@ -1,0 +1,132 @@
+package sweep
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// storedSweep puts n markets and a sweep over them in a memory store.
+func storedSweep(t *testing.T, n int) (store.Store, store.Sweep, Plan) {
+	t.Helper()
+	st := memory.New()
+	ctx := t.Context()
+	c, err := st.CreateCustomer(ctx, store.Customer{Email: "sweeper@example.com", Name: "Sweeper", Tier: store.Pro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 11))
+	var slugs []string
+	for k := range n {
+		m, snaps, trades := walkMarket(rng, k, 200)
+		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
+			t.Fatal(err)
+		}
+		slugs = append(slugs, m.Slug)
+	}
+	p, err := plan(t, body(func(b map[string]any) {
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["parameters"] = []any{
+			map[string]any{"path": "/entryConditions/0/value", "values": []any{0.45, 0.5}},
+			map[string]any{"path": "/orderType", "values": []any{"MARKET", "GTC"}},
+		}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := json.Marshal(p.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: req, TrialCount: len(p.Trials), Markets: slugs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw, err = st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	return st, sw, p
+}
+
+// TestWorkFinishesASweep runs every shard of a stored sweep, one of them
+// twice as a redelivered task would: the sweep ends DONE with results
+// whose every trial's per-market pnl is what a replay of that market
+// gives, and the repeated shard counted once.
+func TestWorkFinishesASweep(t *testing.T) {
+	t.Parallel()
+	st, sw, p := storedSweep(t, 6)
+	ctx := t.Context()
+	for i, m := range sw.Markets {
+		if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	done, err := st.GetSweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != store.SweepDone || done.ReplaysDone != 6*len(p.Trials) {
+		t.Fatalf("sweep %s, %d of %d replays", done.Status, done.ReplaysDone, done.ReplaysTotal)
+	}
+	var res Results
+	if err := json.Unmarshal(done.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != len(p.Trials) || res.Best == nil || len(res.Best.PerMarket) != 6 {
+		t.Fatalf("results %+v", res)
+	}
+	// The best trial's pnl on each market is a replay's of that market.
+	for _, mp := range res.Best.PerMarket {
+		m, _ := st.GetMarket(ctx, mp.Slug)
+		snaps, _, _ := st.ListSnapshots(ctx, mp.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+		trades, _, _ := st.ListMarketTrades(ctx, mp.Slug, store.MarketTradeQuery{Ascending: true})
+		r, err := replay.RunTrades(m, snaps, trades, p.Trials[res.Best.Trial].Strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Performance.TotalPnL != mp.PnL {
+			t.Errorf("%s: sweep pnl %v, replay %v", mp.Slug, mp.PnL, r.Performance.TotalPnL)
+		}
+	}
+	// A finished sweep takes no more work.
+	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[0]}); !errors.Is(err, ErrStopped) {
+		t.Errorf("a shard of a finished sweep: %v", err)
+	}
+}
+
+// TestWorkStopsOnACancelledSweep: a shard of a cancelled sweep does
+// nothing and says so.
+func TestWorkStopsOnACancelledSweep(t *testing.T) {
+	t.Parallel()
+	st, sw, _ := storedSweep(t, 2)
+	ctx := t.Context()
+	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepRunning}, store.SweepCancelled, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[1]}); !errors.Is(err, ErrStopped) {
+		t.Fatalf("a shard of a cancelled sweep: %v", err)
+	}
+	got, _ := st.GetSweep(ctx, sw.ID)
+	if got.Status != store.SweepCancelled || got.ReplaysDone != got.ReplaysTotal/2 {
+		t.Errorf("sweep %s with %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+	}
+}

@@ -1,0 +1,305 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+var _ store.SweepStore = (*Store)(nil)
+
+// sweepTable is the store's sweeps and their shards, under one lock: a
+// shard's put, its count and the status it depends on are one step, as in
+// a transaction. Its zero value is empty and ready.
+type sweepTable struct {
+	mu         sync.Mutex
+	byID       map[string]*sweepEntry
+	byCustomer map[string][]*sweepEntry
+}
+
+// sweepEntry is one sweep as kept, with its shards.
+type sweepEntry struct {
+	sw       store.Sweep
+	position map[string]int // market → its index in sw.Markets
+	shards   map[string]store.SweepShard
+}
+
+// CreateSweep stores a new QUEUED sweep.
+func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep) (store.Sweep, error) {
+	const op = "create sweep"
+	if err := live(ctx, op); err != nil {
+		return store.Sweep{}, err
+	}
+	if err := sw.Check(); err != nil {
+		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	if err := s.customerExists(sw.CustomerID); err != nil {
+		return store.Sweep{}, fmt.Errorf("memory: %s: customer %q: %w", op, sw.CustomerID, err)
+	}
+	now := s.clock()
+	e := &sweepEntry{
+		sw: store.Sweep{
+			ID:           store.NewSweepID(),
+			CustomerID:   sw.CustomerID,
+			Status:       store.SweepQueued,
+			Request:      bytes.Clone(sw.Request),
+			TrialCount:   sw.TrialCount,
+			Markets:      slices.Clone(sw.Markets),
+			ReplaysTotal: sw.TrialCount * len(sw.Markets),
+			CreatedAt:    now,
+			UpdatedAt:    now,
+		},
+		position: make(map[string]int, len(sw.Markets)),
+		shards:   map[string]store.SweepShard{},
+	}
+	for i, m := range sw.Markets {
+		e.position[m] = i
+	}
+
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byID == nil {
+		t.byID, t.byCustomer = map[string]*sweepEntry{}, map[string][]*sweepEntry{}
+	}
+	if _, taken := t.byID[e.sw.ID]; taken {
+		return store.Sweep{}, fmt.Errorf("memory: %s: id %q: %w", op, e.sw.ID, store.ErrConflict)
+	}
+	t.byID[e.sw.ID] = e
+	t.byCustomer[sw.CustomerID] = append(t.byCustomer[sw.CustomerID], e)
+	return cloneSweep(e.sw, true), nil
+}
+
+// GetSweep returns the sweep with the id.
+func (s *Store) GetSweep(ctx context.Context, id string) (store.Sweep, error) {
+	op := fmt.Sprintf("get sweep %q", id)
+	if err := live(ctx, op); err != nil {
+		return store.Sweep{}, err
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(op, id)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	return cloneSweep(e.sw, true), nil
+}
+
+// entry returns the sweep with the id; the caller holds t.mu.
+func (t *sweepTable) entry(op, id string) (*sweepEntry, error) {
+	e, ok := t.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("memory: %s: %w", op, store.ErrNotFound)
+	}
+	return e, nil
+}
+
+// ListSweeps returns one page of the customer's sweeps, newest first.
+func (s *Store) ListSweeps(ctx context.Context, customerID string, limit, offset int) ([]store.Sweep, int, error) {
+	op := fmt.Sprintf("list sweeps of customer %q", customerID)
+	if err := live(ctx, op); err != nil {
+		return nil, 0, err
+	}
+	if limit < 0 || offset < 0 {
+		return nil, 0, fmt.Errorf("memory: %s: limit %d, offset %d: %w", op, limit, offset, store.ErrInvalid)
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	mine := slices.Clone(t.byCustomer[customerID])
+	all := make([]store.Sweep, len(mine))
+	for i, e := range mine {
+		all[i] = e.sw // shares slices with the entry: cloned below, under the lock
+	}
+	slices.SortFunc(all, func(a, b store.Sweep) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	page := all[min(offset, len(all)):]
+	if limit > 0 && limit < len(page) {
+		page = page[:limit]
+	}
+	out := make([]store.Sweep, len(page))
+	for i, sw := range page {
+		out[i] = cloneSweep(sw, false)
+	}
+	t.mu.Unlock()
+	return out, len(all), nil
+}
+
+// CountActiveSweeps counts the customer's QUEUED and RUNNING sweeps.
+func (s *Store) CountActiveSweeps(ctx context.Context, customerID string) (int, error) {
+	if err := live(ctx, fmt.Sprintf("count active sweeps of customer %q", customerID)); err != nil {
+		return 0, err
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, e := range t.byCustomer[customerID] {
+		if e.sw.Status.Active() {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SetSweepStatus moves the sweep from one of from to to.
+func (s *Store) SetSweepStatus(ctx context.Context, id string, from []store.SweepStatus, to store.SweepStatus, errText string) (store.Sweep, error) {
+	op := fmt.Sprintf("set status of sweep %q to %s", id, to)
+	if err := live(ctx, op); err != nil {
+		return store.Sweep{}, err
+	}
+	if err := store.CheckSweepTransition(from, to, errText); err != nil {
+		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	return s.transition(op, id, from, func(sw *store.Sweep, now time.Time) {
+		if sw.Status == to {
+			return
+		}
+		sw.Status, sw.Error, sw.UpdatedAt = to, errText, now
+		if to.Final() {
+			sw.FinishedAt = &now
+		}
+	})
+}
+
+// FinishSweep moves a RUNNING sweep to DONE with its result.
+func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (store.Sweep, error) {
+	op := fmt.Sprintf("finish sweep %q", id)
+	if err := live(ctx, op); err != nil {
+		return store.Sweep{}, err
+	}
+	if err := store.CheckSweepJSON("result", result); err != nil {
+		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	result = bytes.Clone(result)
+	return s.transition(op, id, []store.SweepStatus{store.SweepRunning}, func(sw *store.Sweep, now time.Time) {
+		sw.Status, sw.Result, sw.UpdatedAt, sw.FinishedAt = store.SweepDone, result, now, &now
+	})
+}
+
+// transition applies change to the sweep if its status is one of from
+// (ErrConflict otherwise), under the lock.
+func (s *Store) transition(op, id string, from []store.SweepStatus, change func(sw *store.Sweep, now time.Time)) (store.Sweep, error) {
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(op, id)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	if !slices.Contains(from, e.sw.Status) {
+		return store.Sweep{}, fmt.Errorf("memory: %s: the sweep is %s, not %v: %w", op, e.sw.Status, from, store.ErrConflict)
+	}
+	change(&e.sw, s.clock())
+	return cloneSweep(e.sw, true), nil
+}
+
+// PutSweepShard stores a shard's results once and counts its replays.
+func (s *Store) PutSweepShard(ctx context.Context, sweepID, market string, trials int, results []byte) (store.Sweep, error) {
+	op := fmt.Sprintf("put shard %q of sweep %q", market, sweepID)
+	if err := live(ctx, op); err != nil {
+		return store.Sweep{}, err
+	}
+	if err := store.CheckSweepJSON("shard results", results); err != nil {
+		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(op, sweepID)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	switch _, ok := e.position[market]; {
+	case !ok:
+		return store.Sweep{}, fmt.Errorf("memory: %s: the market is not one of the sweep's: %w", op, store.ErrInvalid)
+	case trials != e.sw.TrialCount:
+		return store.Sweep{}, fmt.Errorf("memory: %s: %d trials, the sweep has %d: %w", op, trials, e.sw.TrialCount, store.ErrInvalid)
+	case !e.sw.Status.Active():
+		return store.Sweep{}, fmt.Errorf("memory: %s: the sweep is %s: %w", op, e.sw.Status, store.ErrConflict)
+	}
+	if _, done := e.shards[market]; !done {
+		now := s.clock()
+		e.shards[market] = store.SweepShard{SweepID: sweepID, Market: market, Trials: trials,
+			Results: bytes.Clone(results), CreatedAt: now}
+		e.sw.ReplaysDone += trials
+		e.sw.UpdatedAt = now
+	}
+	return cloneSweep(e.sw, true), nil
+}
+
+// ListSweepShards returns the sweep's shards in its markets' order.
+func (s *Store) ListSweepShards(ctx context.Context, sweepID string) ([]store.SweepShard, error) {
+	op := fmt.Sprintf("list shards of sweep %q", sweepID)
+	if err := live(ctx, op); err != nil {
+		return nil, err
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(op, sweepID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.SweepShard, 0, len(e.shards))
+	for _, m := range e.sw.Markets {
+		if sh, ok := e.shards[m]; ok {
+			sh.Results = bytes.Clone(sh.Results)
+			out = append(out, sh)
+		}
+	}
+	return out, nil
+}
+
+// DeleteSweepsFinishedBefore deletes the sweeps finished before t, with
+// their shards.
+func (s *Store) DeleteSweepsFinishedBefore(ctx context.Context, before time.Time) (int, error) {
+	if err := live(ctx, "delete finished sweeps"); err != nil {
+		return 0, err
+	}
+	before = normTime(before)
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	gone := func(e *sweepEntry) bool { return e.sw.FinishedAt != nil && e.sw.FinishedAt.Before(before) }
+	n := 0
+	for id, e := range t.byID {
+		if gone(e) {
+			delete(t.byID, id)
+			n++
+		}
+	}
+	if n > 0 {
+		for c, es := range t.byCustomer {
+			if es = slices.DeleteFunc(es, gone); len(es) == 0 {
+				delete(t.byCustomer, c)
+			} else {
+				t.byCustomer[c] = es
+			}
+		}
+	}
+	return n, nil
+}
+
+// cloneSweep returns a copy of sw that shares nothing with it, without
+// its result unless withResult.
+func cloneSweep(sw store.Sweep, withResult bool) store.Sweep {
+	sw.Request = bytes.Clone(sw.Request)
+	sw.Markets = slices.Clone(sw.Markets)
+	sw.Result = bytes.Clone(sw.Result)
+	if !withResult {
+		sw.Result = nil
+	}
+	sw.FinishedAt = clonePtr(sw.FinishedAt)
+	return sw
+}

@@ -1,0 +1,9 @@
+package postgres
+
+// The sweep queries whose plans the external tests check.
+const (
+	ListSweepsSQL   = listSweepsSQL
+	ActiveSweepsSQL = activeSweepsSQL
+	// DeleteFinishedSQL is retention's delete.
+	DeleteFinishedSQL = deleteFinishedSQL
+)

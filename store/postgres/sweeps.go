@@ -1,0 +1,334 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
+)
+
+var _ store.SweepStore = (*Store)(nil)
+
+// sweepColumns are a sweep's columns in scanSweep's order; listColumns
+// the same without the result, which listings leave out.
+const (
+	sweepColumns = `id, customer_id::text, status, request, trial_count, markets, replays_total,
+		replays_done, result, error, created_at, updated_at, finished_at`
+	listColumns = `id, customer_id::text, status, request, trial_count, markets, replays_total,
+		replays_done, null::json, error, created_at, updated_at, finished_at`
+
+	// listSweepsSQL is a customer's sweeps in the listing's order (the
+	// sweeps_by_customer index), before its limit and offset.
+	listSweepsSQL = `select ` + listColumns + ` from sweeps where customer_id = $1
+		order by created_at desc, id desc`
+	// activeSweepsSQL counts a customer's sweeps in flight (the
+	// sweeps_active index).
+	activeSweepsSQL = `select count(*) from sweeps
+		where customer_id = $1 and status in ('QUEUED', 'RUNNING')`
+	// deleteFinishedSQL deletes the sweeps finished before $1 (the
+	// sweeps_finished index); their shards go with them (on delete
+	// cascade).
+	deleteFinishedSQL = `delete from sweeps where finished_at < $1`
+)
+
+// CreateSweep stores a new QUEUED sweep.
+func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep) (store.Sweep, error) {
+	const op = "create sweep"
+	if err := sw.Check(); err != nil {
+		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	if !validID(sw.CustomerID) {
+		return store.Sweep{}, early(ctx, op, fmt.Errorf("customer %q: %w", sw.CustomerID, store.ErrNotFound))
+	}
+	now := s.stamp()
+	rows, _ := s.pool.Query(ctx, `
+		insert into sweeps (id, customer_id, status, request, trial_count, markets, replays_total,
+			created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+		returning `+sweepColumns,
+		store.NewSweepID(), sw.CustomerID, string(store.SweepQueued), sw.Request, sw.TrialCount,
+		sw.Markets, sw.TrialCount*len(sw.Markets), now)
+	got, err := pgx.CollectExactlyOneRow(rows, scanSweep)
+	if pgCode(err) == foreignKeyViolation {
+		return store.Sweep{}, notFound(fmt.Sprintf("%s: customer %q", op, sw.CustomerID))
+	}
+	return got, wrap(op, err)
+}
+
+// GetSweep returns the sweep with the id.
+func (s *Store) GetSweep(ctx context.Context, id string) (store.Sweep, error) {
+	op := fmt.Sprintf("get sweep %q", id)
+	if !storable(id) {
+		return store.Sweep{}, early(ctx, op, store.ErrNotFound)
+	}
+	sw, err := getSweep(ctx, s.pool, id, "")
+	return sw, wrap(op, err)
+}
+
+// querier is what both a pool and a transaction answer.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// getSweep reads the sweep with the id; lock, when not empty, is the
+// locking clause (for no key update).
+func getSweep(ctx context.Context, q querier, id, lock string) (store.Sweep, error) {
+	rows, _ := q.Query(ctx, `select `+sweepColumns+` from sweeps where id = $1 `+lock, id)
+	return pgx.CollectExactlyOneRow(rows, scanSweep)
+}
+
+// ListSweeps returns one page of the customer's sweeps, newest first, and
+// their number. The count and the page are one batch, as in ListMarkets.
+func (s *Store) ListSweeps(ctx context.Context, customerID string, limit, offset int) ([]store.Sweep, int, error) {
+	op := fmt.Sprintf("list sweeps of customer %q", customerID)
+	if limit < 0 || offset < 0 {
+		return nil, 0, invalid(op, fmt.Sprintf("limit %d, offset %d: want neither negative", limit, offset))
+	}
+	if !validID(customerID) {
+		return []store.Sweep{}, 0, early(ctx, op, nil)
+	}
+	batch := &pgx.Batch{}
+	var total int
+	batch.Queue(`select count(*) from sweeps where customer_id = $1`, customerID).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&total)
+	})
+	var sweeps []store.Sweep
+	batch.Queue(listSweepsSQL+limitOffset(limit, offset), customerID).Query(func(rows pgx.Rows) error {
+		var err error
+		sweeps, err = pgx.CollectRows(rows, scanSweep)
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return nil, 0, wrap(op, err)
+	}
+	if sweeps == nil {
+		sweeps = []store.Sweep{}
+	}
+	return sweeps, total, nil
+}
+
+// CountActiveSweeps counts the customer's QUEUED and RUNNING sweeps.
+func (s *Store) CountActiveSweeps(ctx context.Context, customerID string) (int, error) {
+	op := fmt.Sprintf("count active sweeps of customer %q", customerID)
+	if !validID(customerID) {
+		return 0, early(ctx, op, nil)
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, activeSweepsSQL, customerID).Scan(&n)
+	return n, wrap(op, err)
+}
+
+// SetSweepStatus moves the sweep from one of from to to. The sweep's row
+// is locked while its status is compared and changed, so that of two
+// callers racing exactly one sees the status it expects.
+func (s *Store) SetSweepStatus(ctx context.Context, id string, from []store.SweepStatus, to store.SweepStatus, errText string) (store.Sweep, error) {
+	op := fmt.Sprintf("set status of sweep %q to %s", id, to)
+	if err := store.CheckSweepTransition(from, to, errText); err != nil {
+		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return s.transition(ctx, op, id, from, func(tx pgx.Tx, sw store.Sweep, now time.Time) (store.Sweep, error) {
+		if sw.Status == to {
+			return sw, nil
+		}
+		var finished *time.Time
+		if to.Final() {
+			finished = &now
+		}
+		rows, _ := tx.Query(ctx, `update sweeps set status = $2, error = $3, updated_at = $4, finished_at = $5
+			where id = $1 returning `+sweepColumns, id, string(to), errText, now, finished)
+		return pgx.CollectExactlyOneRow(rows, scanSweep)
+	})
+}
+
+// FinishSweep moves a RUNNING sweep to DONE with its result.
+func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (store.Sweep, error) {
+	op := fmt.Sprintf("finish sweep %q", id)
+	if err := store.CheckSweepJSON("result", result); err != nil {
+		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	from := []store.SweepStatus{store.SweepRunning}
+	return s.transition(ctx, op, id, from, func(tx pgx.Tx, _ store.Sweep, now time.Time) (store.Sweep, error) {
+		rows, _ := tx.Query(ctx, `update sweeps set status = 'DONE', result = $2, updated_at = $3, finished_at = $3
+			where id = $1 returning `+sweepColumns, id, result, now)
+		return pgx.CollectExactlyOneRow(rows, scanSweep)
+	})
+}
+
+// transition locks the sweep, checks that its status is one of from
+// (ErrConflict otherwise) and applies change, in one transaction.
+func (s *Store) transition(ctx context.Context, op, id string, from []store.SweepStatus,
+	change func(tx pgx.Tx, sw store.Sweep, now time.Time) (store.Sweep, error)) (store.Sweep, error) {
+	if !storable(id) {
+		return store.Sweep{}, early(ctx, op, store.ErrNotFound)
+	}
+	var out store.Sweep
+	var conflict error
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		sw, err := getSweep(ctx, tx, id, "for no key update")
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(from, sw.Status) {
+			conflict = fmt.Errorf("postgres: %s: the sweep is %s, not %v: %w", op, sw.Status, from, store.ErrConflict)
+			return nil
+		}
+		out, err = change(tx, sw, s.stamp())
+		return err
+	})
+	switch {
+	case err != nil:
+		return store.Sweep{}, wrap(op, err)
+	case conflict != nil:
+		return store.Sweep{}, conflict
+	}
+	return out, nil
+}
+
+// PutSweepShard stores a shard's results once. The sweep's row is locked
+// (for no key update) for the transaction, so that the status check, the
+// insert and the count are one step: of two workers racing on a shard the
+// second waits, finds the row and counts nothing, and a cancel waits for
+// a put in progress or refuses the ones after it.
+func (s *Store) PutSweepShard(ctx context.Context, sweepID, market string, trials int, results []byte) (store.Sweep, error) {
+	op := fmt.Sprintf("put shard %q of sweep %q", market, sweepID)
+	if err := store.CheckSweepJSON("shard results", results); err != nil {
+		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	if !storable(sweepID) {
+		return store.Sweep{}, early(ctx, op, store.ErrNotFound)
+	}
+	key := market
+	if !storable(market) {
+		key = "" // no sweep has it: not one of the sweep's markets
+	}
+	var out store.Sweep
+	var refused error
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var status string
+		var trialCount int
+		var position *int32 // nil: not one of the sweep's markets
+		err := tx.QueryRow(ctx, `select status, trial_count, array_position(markets, $2)
+			from sweeps where id = $1 for no key update`, sweepID, key).Scan(&status, &trialCount, &position)
+		if err != nil {
+			return err
+		}
+		switch {
+		case position == nil:
+			refused = invalid(op, "the market is not one of the sweep's")
+			return nil
+		case trials != trialCount:
+			refused = invalid(op, fmt.Sprintf("%d trials, the sweep has %d", trials, trialCount))
+			return nil
+		case !store.SweepStatus(status).Active():
+			refused = fmt.Errorf("postgres: %s: the sweep is %s: %w", op, status, store.ErrConflict)
+			return nil
+		}
+		now := s.stamp()
+		tag, err := tx.Exec(ctx, `insert into sweep_shards (sweep_id, market, position, trials, results, created_at)
+			values ($1, $2, $3, $4, $5, $6) on conflict (sweep_id, market) do nothing`,
+			sweepID, market, *position-1, trials, results, now)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			out, err = getSweep(ctx, tx, sweepID, "")
+			return err
+		}
+		rows, _ := tx.Query(ctx, `update sweeps set replays_done = replays_done + $2, updated_at = $3
+			where id = $1 returning `+sweepColumns, sweepID, trials, now)
+		out, err = pgx.CollectExactlyOneRow(rows, scanSweep)
+		return err
+	})
+	switch {
+	case err != nil:
+		return store.Sweep{}, wrap(op, err)
+	case refused != nil:
+		return store.Sweep{}, refused
+	}
+	return out, nil
+}
+
+// ListSweepShards returns the sweep's shards in its markets' order.
+func (s *Store) ListSweepShards(ctx context.Context, sweepID string) ([]store.SweepShard, error) {
+	op := fmt.Sprintf("list shards of sweep %q", sweepID)
+	if !storable(sweepID) {
+		return nil, early(ctx, op, store.ErrNotFound)
+	}
+	// The sweep and its shards in one statement, so that an unknown sweep
+	// (no row) is told from one without shards (a row of nulls).
+	rows, _ := s.pool.Query(ctx, `
+		select sh.market, sh.trials, sh.results, sh.created_at
+		from sweeps sw left join sweep_shards sh on sh.sweep_id = sw.id
+		where sw.id = $1 order by sh.position`, sweepID)
+	var out []store.SweepShard
+	found := false
+	for rows.Next() {
+		found = true
+		var market *string
+		var trials *int
+		var results []byte
+		var created *time.Time
+		if err := rows.Scan(&market, &trials, &results, &created); err != nil {
+			rows.Close()
+			return nil, wrap(op, err)
+		}
+		if market == nil {
+			continue
+		}
+		out = append(out, store.SweepShard{SweepID: sweepID, Market: *market, Trials: *trials,
+			Results: results, CreatedAt: utc(*created)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(op, err)
+	}
+	if !found {
+		return nil, notFound(op)
+	}
+	if out == nil {
+		out = []store.SweepShard{}
+	}
+	return out, nil
+}
+
+// DeleteSweepsFinishedBefore deletes the sweeps finished before t and
+// their shards, in one statement.
+func (s *Store) DeleteSweepsFinishedBefore(ctx context.Context, t time.Time) (int, error) {
+	op := fmt.Sprintf("delete sweeps finished before %s", t.UTC().Format(time.RFC3339Nano))
+	tag, err := s.pool.Exec(ctx, deleteFinishedSQL, micro(t))
+	if err != nil {
+		return 0, wrap(op, err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// early answers a call decided before asking the server (a key no row can
+// have): ctx's error if it is done, as a call to the server would,
+// otherwise err (nil for an empty answer) for op.
+func early(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return wrap(op, cerr)
+	}
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+// scanSweep reads a row of sweepColumns (or listColumns).
+func scanSweep(row pgx.CollectableRow) (store.Sweep, error) {
+	var sw store.Sweep
+	var status string
+	var total, done int64
+	err := row.Scan(&sw.ID, &sw.CustomerID, &status, &sw.Request, &sw.TrialCount, &sw.Markets, &total,
+		&done, &sw.Result, &sw.Error, &sw.CreatedAt, &sw.UpdatedAt, &sw.FinishedAt)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	sw.Status, sw.ReplaysTotal, sw.ReplaysDone = store.SweepStatus(status), int(total), int(done)
+	sw.CreatedAt, sw.UpdatedAt, sw.FinishedAt = utc(sw.CreatedAt), utc(sw.UpdatedAt), utcPtr(sw.FinishedAt)
+	return sw, nil
+}

@@ -1,0 +1,137 @@
+// Every figure and time the dashboard shows goes through here, so that a
+// column has one number of decimals, thousands are separated, units are
+// written, and times have one form: 24-hour UTC, "2026-11-27 10:20:00"
+// (with ".123" milliseconds in trade tables, where trades share a second).
+
+const DASH = '—';
+const MINUS = '−'; // U+2212: the same width as "+" in tabular figures
+
+const formats = new Map<number, Intl.NumberFormat>();
+function nf(decimals: number): Intl.NumberFormat {
+  let f = formats.get(decimals);
+  if (!f) {
+    f = new Intl.NumberFormat('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals, useGrouping: true });
+    formats.set(decimals, f);
+  }
+  return f;
+}
+
+const bad = (x: unknown): x is null | undefined => x === null || x === undefined || typeof x !== 'number' || !Number.isFinite(x);
+
+/** x with a fixed number of decimals and thousands separators: 76,132.68. */
+export function num(x: number | null | undefined, decimals = 2): string {
+  if (bad(x)) return DASH;
+  const s = nf(decimals).format(Math.abs(x));
+  return isZero(s) || x >= 0 ? s : MINUS + s;
+}
+
+/** A whole count: 50,000. */
+export function int(x: number | null | undefined): string {
+  return num(x, 0);
+}
+
+/** Money in dollars: $76,132.68, −$1.20. */
+export function usd(x: number | null | undefined, decimals = 2): string {
+  if (bad(x)) return DASH;
+  const s = nf(decimals).format(Math.abs(x));
+  return isZero(s) || x >= 0 ? `$${s}` : `${MINUS}$${s}`;
+}
+
+/** A gain or loss in dollars, always signed: +$1.20, −$0.35, $0.00. */
+export function pnl(x: number | null | undefined, decimals = 2): string {
+  if (bad(x)) return DASH;
+  const s = nf(decimals).format(Math.abs(x));
+  if (isZero(s)) return `$${s}`;
+  return `${x > 0 ? '+' : MINUS}$${s}`;
+}
+
+/** A percentage given in percent (55.5 → "55.5%"). */
+export function pct(x: number | null | undefined, decimals = 1): string {
+  if (bad(x)) return DASH;
+  return `${num(x, decimals)}%`;
+}
+
+/** A share price of a market token, 0 to 1 ("0.45"); 3 decimals where the tick is finer than a cent. */
+export function price(x: number | null | undefined, decimals = 2): string {
+  return num(x, decimals);
+}
+
+/** The decimals of a market's token prices, from its tick size. */
+export function priceDecimals(tick: number | null | undefined): number {
+  return typeof tick === 'number' && tick > 0 && tick < 0.01 ? 3 : 2;
+}
+
+/** Shares (sizes): 2 decimals. */
+export function shares(x: number | null | undefined): string {
+  return num(x, 2);
+}
+
+/** "164 of 50,000", or "164 (unlimited)" when there is no limit. */
+export function ofLimit(used: number | null | undefined, limit: number | null | undefined): string {
+  if (limit === null || limit === undefined) return `${int(used)} (unlimited)`;
+  return `${int(used)} of ${int(limit)}`;
+}
+
+/** A limit, or "unlimited". */
+export function limit(x: number | null | undefined): string {
+  return x === null || x === undefined ? 'unlimited' : int(x);
+}
+
+function isZero(s: string): boolean {
+  return !/[1-9]/.test(s);
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+function toDate(t: string | number | Date | null | undefined): Date | null {
+  if (t === null || t === undefined || t === '') return null;
+  const d = t instanceof Date ? t : new Date(t);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** "2026-11-27" (UTC). */
+export function date(t: string | number | Date | null | undefined): string {
+  const d = toDate(t);
+  if (!d) return DASH;
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+}
+
+/** "10:20:00" (UTC, 24-hour), or "10:20:00.123" with ms. */
+export function clock(t: string | number | Date | null | undefined, ms = false): string {
+  const d = toDate(t);
+  if (!d) return DASH;
+  const s = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+  return ms ? `${s}.${pad(d.getUTCMilliseconds(), 3)}` : s;
+}
+
+/** "2026-11-27 10:20:00" (UTC; the label or heading says so), or with ".123" when ms. */
+export function time(t: string | number | Date | null | undefined, ms = false): string {
+  const d = toDate(t);
+  if (!d) return DASH;
+  return `${date(d)} ${clock(d, ms)}`;
+}
+
+/**
+ * A time axis for uPlot in the tables' form: 24-hour UTC ticks ("10:05",
+ * or "10:05:30" when ticks are under a minute apart), the date under the
+ * first tick and wherever the day changes. Values are epoch seconds.
+ */
+export function timeAxisValues(_u: unknown, splits: number[], _axis?: number, _space?: number, incr?: number): string[] {
+  const step = incr ?? (splits.length > 1 ? splits[1] - splits[0] : 60);
+  let lastDay = '';
+  return splits.map((s) => {
+    if (s === null || s === undefined) return '';
+    const d = new Date(s * 1000);
+    const c = clock(d);
+    const hm = step < 60 ? c : c.slice(0, 5);
+    const day = date(d);
+    const label = day !== lastDay ? `${hm}\n${day}` : hm;
+    lastDay = day;
+    return label;
+  });
+}
+
+/** The legend's value of a time (epoch seconds). */
+export function timeLegend(_u: unknown, v: number | null): string {
+  return v === null || v === undefined ? DASH : time(v * 1000);
+}
