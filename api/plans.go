@@ -34,6 +34,10 @@ type Plan struct {
 	// JobsInFlight caps the customer's jobs (replays, backtests,
 	// generations) running at once (0: no cap).
 	JobsInFlight int
+	// ReadsInFlight caps the customer's heavy reads (chart series,
+	// snapshot pages with books, CSV and Parquet exports, depth history)
+	// answering at once (readcap.go; 0: no cap).
+	ReadsInFlight int
 	// CustomLimits: a customer's own limits (`updown customers
 	// set-limits`) replace PerMinute and PerDay.
 	CustomLimits bool
@@ -50,16 +54,16 @@ func planFor(t store.Tier) Plan {
 	switch t {
 	case store.Pro:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4}
+			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4}
 	case store.ProTrial:
-		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4}
+		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4}
 	case store.Suite:
-		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, PerMinute: 300, PerDay: 50_000}
+		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, PerMinute: 300, PerDay: 50_000, ReadsInFlight: 4}
 	case store.Enterprise:
 		return Plan{Tier: t, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true, JobsInFlight: 16}
+			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true, JobsInFlight: 16, ReadsInFlight: 16}
 	default:
-		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000}
+		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000, ReadsInFlight: 2}
 	}
 }
 

@@ -71,15 +71,27 @@ func (s *Server) series(ctx context.Context, in *seriesInput) (*seriesOutput, er
 	if err != nil {
 		return nil, err
 	}
-	snaps, _, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true})
-	if err != nil {
-		return nil, s.storeFailure(ctx, "list snapshots", err)
-	}
 	points := in.Points
 	if points == 0 {
 		points = seriesDefaultPoints
 	}
-	out := downsample(m, snaps, points)
+	// The count alone (nothing decoded) keys the cache: see seriesCache.
+	total, err := s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{})
+	if err != nil {
+		return nil, s.storeFailure(ctx, "count snapshots", err)
+	}
+	out, err := s.seriesCache.load(ctx, seriesKey(m, points, total), func(ctx context.Context) (seriesJSON, bool, error) {
+		snaps, _, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true})
+		if err != nil {
+			return seriesJSON{}, false, err
+		}
+		// Kept once resolved, and only when no snapshot arrived between
+		// the count and the read.
+		return downsample(m, snaps, points), m.Resolved() && len(snaps) == total, nil
+	})
+	if err != nil {
+		return nil, s.storeFailure(ctx, "list snapshots", err)
+	}
 	return &seriesOutput{Body: seriesBody{Success: true, Data: out, Timestamp: formatTime(s.now())}}, nil
 }
 

@@ -60,6 +60,16 @@ type Config struct {
 	// (replays, backtests, generations) running at once, per tier (0: no
 	// cap). The slots are counted in Redis: with Redis nil there is no cap.
 	JobsInFlight map[store.Tier]int
+	// ReadsInFlight overrides the plan table's cap on a customer's heavy
+	// reads (series, snapshot pages with books, CSV and Parquet exports,
+	// depth history) answering at once, per tier (0: no cap); counted in
+	// Redis like JobsInFlight (readcap.go).
+	ReadsInFlight map[store.Tier]int
+	// HeavyReads bounds the heavy store reads the process runs at once,
+	// whoever asks, so that light queries always find a database
+	// connection (default DefaultHeavyReads(), half the default pool;
+	// negative: no bound). Set it below the pool's size.
+	HeavyReads int
 	// JobSlotLease is how long a slot of jobs in flight outlives the last
 	// sign of its job when its api process stops keeping it (default 30 s;
 	// tests shorten it).
@@ -89,6 +99,9 @@ type Config struct {
 	// session cookie Secure. BillingURL is the checkout link
 	// GET /v1/account/billing answers (none when empty).
 	PublicURL, BillingURL string
+	// SeriesCacheBytes bounds the chart series of resolved markets the
+	// process keeps (seriescache.go; default DefaultSeriesCacheBytes).
+	SeriesCacheBytes int
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -104,6 +117,8 @@ type Server struct {
 	limiter *rateLimiter
 	// auth caches API key look-ups (authcache.go); nil without a limiter.
 	auth *authCache
+	// seriesCache keeps and coalesces chart series (seriescache.go).
+	seriesCache *seriesCache
 }
 
 // New builds the API and registers every route.
@@ -123,11 +138,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.WriteStall == 0 {
 		cfg.WriteStall = DefaultWriteStall
 	}
+	if cfg.HeavyReads == 0 {
+		cfg.HeavyReads = DefaultHeavyReads()
+	}
+	if cfg.SeriesCacheBytes == 0 {
+		cfg.SeriesCacheBytes = DefaultSeriesCacheBytes
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 		cfg.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(),
+		seriesCache: newSeriesCache(cfg.SeriesCacheBytes)}
+	if cfg.HeavyReads > 0 {
+		s.store = heavyGate{Store: cfg.Store, sem: make(chan struct{}, cfg.HeavyReads)}
+	}
 	m, err := newHTTPMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
@@ -153,8 +178,8 @@ func New(cfg Config) (*Server, error) {
 		"application/vnd.apache.parquet": parquetFormat,
 		"parquet":                        parquetFormat,
 	}
-	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
-	s.api.UseMiddleware(s.authenticate)
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc)  // routeMux: activity.go
+	s.api.UseMiddleware(s.authenticate, s.capHeavyReads) // readcap.go
 
 	s.registerMarkets()
 	s.registerActivity() // activity.go
@@ -168,6 +193,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
+	documentReadCap(s.api.OpenAPI()) // readcap.go
 	s.serveOpenAPI()
 
 	checks := map[string]func(context.Context) error{"store": s.store.Ping}

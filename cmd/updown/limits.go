@@ -13,7 +13,20 @@ import (
 // at once that differ from the plan table's (DESIGN 4: PRO and PRO_TRIAL
 // 4, ENTERPRISE 16), as "TIER=N,..." ("PRO=2,ENTERPRISE=32"; 0: no cap).
 func jobsInFlight() (map[store.Tier]int, error) {
-	v := strings.TrimSpace(os.Getenv("JOBS_IN_FLIGHT"))
+	return tierCaps("JOBS_IN_FLIGHT", "PRO=4,ENTERPRISE=16")
+}
+
+// readsInFlight reads READS_IN_FLIGHT, per-tier caps on a customer's heavy
+// reads answering at once (series, snapshot pages with books, exports,
+// depth history), as TIER=N pairs like JOBS_IN_FLIGHT.
+func readsInFlight() (map[store.Tier]int, error) {
+	return tierCaps("READS_IN_FLIGHT", "PRO=4,ENTERPRISE=16")
+}
+
+// tierCaps reads the environment variable env as comma-separated TIER=N
+// pairs (nil when unset); example goes in the error.
+func tierCaps(env, example string) (map[store.Tier]int, error) {
+	v := strings.TrimSpace(os.Getenv(env))
 	if v == "" {
 		return nil, nil
 	}
@@ -23,7 +36,7 @@ func jobsInFlight() (map[store.Tier]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(num))
 		tier, tErr := parseTier(name)
 		if !ok || err != nil || n < 0 || tErr != nil {
-			return nil, fmt.Errorf("JOBS_IN_FLIGHT: %q is not TIER=N (e.g. PRO=4,ENTERPRISE=16)", part)
+			return nil, fmt.Errorf("%s: %q is not TIER=N (e.g. %s)", env, part, example)
 		}
 		caps[tier] = n
 	}

@@ -352,6 +352,15 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
+	reads, err := readsInFlight()
+	if err != nil {
+		return nil, nil, err
+	}
+	// Heavy reads take at most half the pool's connections (readcap.go).
+	heavy := 0
+	if ps, ok := d.store.(*postgres.Store); ok {
+		heavy = max(1, int(ps.Pool().Config().MaxConns)/2)
+	}
 	write, err := monitoringWrite(os.Getenv)
 	if err != nil {
 		return nil, nil, err
@@ -372,6 +381,8 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		Sweeps:        jobs,
 		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
 		JobsInFlight:  caps,
+		ReadsInFlight: reads,
+		HeavyReads:    heavy,
 		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
 		Redis:         d.rdb,
 		WebhookSecret: d.webhookSecret,

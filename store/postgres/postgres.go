@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -45,12 +46,27 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// DefaultMaxConns is the pool's size when databaseURL does not set
+// pool_max_conns: max(16, 4×GOMAXPROCS), above pgx's own max(4, NumCPU)
+// so that an api process's heavy reads (half the pool at most, see
+// api.Config.HeavyReads) leave connections for its light queries.
+func DefaultMaxConns() int32 {
+	return int32(max(16, 4*runtime.GOMAXPROCS(0)))
+}
+
 // Open connects to the database at databaseURL (a postgres:// URL or a
 // key=value connection string; pool settings such as pool_max_conns go in
-// it too) and checks that it answers. Call Migrate before first use of a
-// new database.
+// it too, the pool's size DefaultMaxConns unless it says) and checks that
+// it answers. Call Migrate before first use of a new database.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, databaseURL)
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}

@@ -1,0 +1,381 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// heldStore counts the store's heavy reads of one market (or one depth
+// series) and holds each until released, so that a test can keep a burst
+// in flight for as long as it looks; other reads pass straight through.
+type heldStore struct {
+	store.Store
+	key     string        // the held market's slug, or depth kind
+	release chan struct{} // closed: held reads go on
+	heavy   atomic.Int64  // held reads started
+	counts  atomic.Int64  // CountSnapshots calls
+}
+
+func newHeldStore(st store.Store, key string) *heldStore {
+	return &heldStore{Store: st, key: key, release: make(chan struct{})}
+}
+
+func (h *heldStore) hold(ctx context.Context, key string) error {
+	if key != h.key {
+		return nil
+	}
+	h.heavy.Add(1)
+	select {
+	case <-h.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *heldStore) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	if err := h.hold(ctx, slug); err != nil {
+		return nil, 0, err
+	}
+	return h.Store.ListSnapshots(ctx, slug, q)
+}
+
+func (h *heldStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
+	h.counts.Add(1)
+	return h.Store.CountSnapshots(ctx, slug, q)
+}
+
+func (h *heldStore) ListDepth(ctx context.Context, f store.DepthFilter) ([]store.DepthSnapshot, int, error) {
+	if err := h.hold(ctx, string(f.Kind)); err != nil {
+		return nil, 0, err
+	}
+	return h.Store.ListDepth(ctx, f)
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// seriesMarket appends n snapshots, one a second, to the resolved 24hr
+// fixture market and returns its slug.
+func seriesMarket(t *testing.T, st store.Store, n int) string {
+	t.Helper()
+	start := now.Truncate(24 * time.Hour).Add(-24 * time.Hour)
+	slug := slugOf(store.BTC, store.H24, start)
+	snaps := make([]store.Snapshot, n)
+	for i := range snaps {
+		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i) * time.Second), PriceUp: 0.5, PriceDown: 0.5, CoinPrice: 95_000 + float64(i%100)}
+	}
+	if err := st.AppendSnapshots(context.Background(), slug, snaps); err != nil {
+		t.Fatal(err)
+	}
+	return slug
+}
+
+// TestSeriesCoalescedAndCached (issue 28, item 3): a burst of the same
+// /series call costs one store read, a resolved market's series is then
+// served from the cache, and a late snapshot or a corrected winner shows
+// on the next call.
+func TestSeriesCoalescedAndCached(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	slug := seriesMarket(t, mem, 3_000)
+	st := newHeldStore(mem, slug)
+	b := setup(t, func(o *setupOpts) { o.store = st })
+	path := "/v1/markets/" + slug + "/series"
+
+	const burst = 250
+	answers := make([]response, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Go(func() { answers[i] = b.get(store.Pro, path) })
+	}
+	// Every call has counted the snapshots (the step before the read)
+	// while the one read is held.
+	waitFor(t, "the burst to reach the read", func() bool { return st.counts.Load() >= burst && st.heavy.Load() >= 1 })
+	close(st.release)
+	wg.Wait()
+	if n := st.heavy.Load(); n != 1 {
+		t.Errorf("%d concurrent identical calls made %d store reads, want 1", burst, n)
+	}
+	for i, r := range answers {
+		if r.status != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i, r.status, r.body)
+		}
+	}
+	decode := func(r response) seriesResp {
+		t.Helper()
+		if r.status != http.StatusOK {
+			t.Fatalf("series: %d %s", r.status, r.body)
+		}
+		var s seriesResp
+		if err := json.Unmarshal(r.body, &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if d := decode(answers[0]).Data; d.Snapshots != 3_000 {
+		t.Errorf("snapshots = %d, want 3,000", d.Snapshots)
+	}
+
+	// Resolved and unchanged: from the cache.
+	decode(b.get(store.Pro, path))
+	if n := st.heavy.Load(); n != 1 {
+		t.Errorf("a cached series read the store again: %d reads", n)
+	}
+
+	// A late snapshot changes the count: read again, and kept again.
+	ctx := context.Background()
+	m, err := mem.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: m.EndTime.Add(-time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_500}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := decode(b.get(store.Pro, path)).Data; d.Snapshots != 3_001 || st.heavy.Load() != 2 {
+		t.Errorf("after a late snapshot: %d snapshots, %d reads; want 3,001 and 2", d.Snapshots, st.heavy.Load())
+	}
+	decode(b.get(store.Pro, path))
+	if n := st.heavy.Load(); n != 2 {
+		t.Errorf("the re-read series was not kept: %d reads", n)
+	}
+
+	// A corrected winner changes the record.
+	m.Winner, m.UpdatedAt = ptr(store.OutcomeDown), m.UpdatedAt.Add(time.Second)
+	if err := mem.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	r := b.get(store.Pro, path)
+	decode(r)
+	market, _ := r.json(t)["data"].(map[string]any)["market"].(map[string]any)
+	if market["winner"] != store.OutcomeDown || st.heavy.Load() != 3 {
+		t.Errorf("after a correction: winner %v, %d reads; want %s and 3", market["winner"], st.heavy.Load(), store.OutcomeDown)
+	}
+}
+
+// burstCase is one heavy read fired in a burst by one customer while
+// another customer reads.
+type burstCase struct {
+	held   string // what heldStore holds: the burst's market slug or depth kind
+	path   string // the burst's request
+	accept string // its Accept header ("": JSON)
+	// small is another customer's small request, heavy another
+	// customer's heavy read of something the burst does not hold.
+	small, heavy string
+}
+
+// runBurst (issue 28, item 3; DESIGN 4): a PRO customer fires a burst of
+// heavy reads, twice its cap, which the store holds. Its cap (4) of them
+// reach the handlers; the rest are 429 RATE_LIMIT_EXCEEDED with
+// details.limit "concurrent_reads" and Retry-After: 1 while the four are
+// still in flight (so they did not queue behind them); another customer's
+// small request and heavy read answer 200 while the burst is still held;
+// then the burst's four answer 200 and give their slots back.
+func runBurst(t *testing.T, st *heldStore, c burstCase) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	b := setup(t, func(o *setupOpts) { o.store, o.redis = st, rdb })
+	const burst, limit = 12, 4
+	slots := "updown:rl:{" + b.ids[store.Pro] + "}:reads"
+
+	answers := make(chan response, burst)
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() { answers <- b.send(store.Pro, c.path, c.accept) })
+	}
+	waitFor(t, "the burst to take its slots", func() bool { return rdb.ZCard(t.Context(), slots).Val() == limit })
+	for i := range burst - limit {
+		var r response
+		select {
+		case r = <-answers:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of the burst's excess answered while the burst was held", i)
+		}
+		e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+		if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_reads" || d["max"] != float64(limit) {
+			t.Errorf("details = %v, want limit concurrent_reads, max %d", d, limit)
+		}
+		if got := r.header.Get("Retry-After"); got != "1" {
+			t.Errorf("Retry-After = %q, want 1", got)
+		}
+	}
+
+	// The burst is still held: another customer is answered meanwhile.
+	for _, path := range []string{c.small, c.heavy} {
+		if r := b.send(store.Enterprise, path, ""); r.status != http.StatusOK {
+			t.Errorf("another customer's %s during the burst: %d %s", path, r.status, r.body)
+		}
+	}
+	if n := len(answers); n != 0 {
+		t.Fatalf("%d of the burst's held reads answered before their release", n)
+	}
+	if n := rdb.ZCard(t.Context(), slots).Val(); n != limit {
+		t.Errorf("%d slots in flight during the burst, want %d", n, limit)
+	}
+
+	close(st.release)
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		if r.status != http.StatusOK {
+			t.Errorf("a held read of the burst: %d %s", r.status, r.body)
+		}
+	}
+	waitFor(t, "the slots to come back", func() bool { return rdb.ZCard(t.Context(), slots).Val() == 0 })
+	if r := b.send(store.Pro, c.path, c.accept); r.status != http.StatusOK {
+		t.Errorf("after the burst: %d %s", r.status, r.body)
+	}
+}
+
+// send is a GET with the tier's key and an Accept header.
+func (b *bundle) send(tier store.Tier, path, accept string) response {
+	req, err := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+	if err != nil {
+		return response{status: -1, body: []byte(err.Error())}
+	}
+	req.Header.Set("X-API-Key", b.keys[tier])
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	res, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		return response{status: -1, body: []byte(err.Error())}
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return response{status: -1, body: []byte(err.Error())}
+	}
+	return response{status: res.StatusCode, header: res.Header, body: data}
+}
+
+func TestBurstSeries(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	slug := seriesMarket(t, mem, 3_000)
+	small, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, slug), burstCase{held: slug, path: "/v1/markets/" + slug + "/series",
+		small: "/v1/markets/" + small + "/snapshots?limit=10", heavy: "/v1/markets/" + small + "/series"})
+}
+
+func TestBurstSnapshotsWithBooks(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	other := seriesMarket(t, mem, 100)
+	slug, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, slug), burstCase{held: slug, path: "/v1/markets/" + slug + "/snapshots?include_orderbook=true",
+		small: "/v1/markets/" + slug, heavy: "/v1/markets/" + other + "/snapshots?include_orderbook=true"})
+}
+
+func TestBurstParquet(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	other := seriesMarket(t, mem, 100)
+	slug, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, slug), burstCase{held: slug, path: "/v1/markets/" + slug + "/snapshots?limit=100",
+		accept: "application/vnd.apache.parquet",
+		small:  "/v1/markets/" + other + "/snapshots?limit=10", heavy: "/v1/markets/" + other + "/series"})
+}
+
+func TestBurstDepthHistory(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	slug, _ := snapshotMarket()
+	runBurst(t, newHeldStore(mem, string(store.Spot)), burstCase{held: string(store.Spot), path: "/v1/btc/spot/snapshots?limit=100",
+		small: "/v1/markets/" + slug + "/snapshots?limit=10", heavy: "/v1/btc/future/snapshots?limit=100"})
+}
+
+// TestReadCapDocumented: every route that can be a heavy read says in its
+// 429 that concurrent_reads may answer it.
+func TestReadCapDocumented(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct{ Description string }
+		}
+	}
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/v1/markets/{slug}/series", "/v1/markets/{slug}/snapshots", "/v1/markets/by-market-id/{marketId}/snapshots",
+		"/v1/markets/{slug}/trades", "/v1/btc/spot/snapshots", "/v1/btc/future/snapshots"} {
+		if d := doc.Paths[path]["get"].Responses["429"].Description; !strings.Contains(d, `"concurrent_reads"`) {
+			t.Errorf("%s: 429 says %q", path, d)
+		}
+	}
+	if d := doc.Paths["/v1/markets/{slug}"]["get"].Responses["429"].Description; strings.Contains(d, "concurrent_reads") {
+		t.Errorf("a light route documents the read cap: %q", d)
+	}
+}
+
+// TestHeavyReadsBoundPerProcess: a process runs at most Config.HeavyReads
+// heavy store reads at once, whoever asks (here one ENTERPRISE customer
+// under its cap of 16), and light reads pass beside them meanwhile; the
+// reads waiting their turn then answer.
+func TestHeavyReadsBoundPerProcess(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	other := seriesMarket(t, mem, 100)
+	slug, _ := snapshotMarket()
+	st := newHeldStore(mem, slug)
+	a := setup(t, func(o *setupOpts) { o.store = st })
+	b := &bundle{t: t, store: st, keys: a.keys, ids: a.ids,
+		srv: secondProcess(t, a, func(c *api.Config) { c.HeavyReads = 2 })}
+
+	const burst = 6
+	answers := make(chan response, burst)
+	var wg sync.WaitGroup
+	for range burst {
+		wg.Go(func() {
+			answers <- b.send(store.Enterprise, "/v1/markets/"+slug+"/snapshots?include_orderbook=true", "")
+		})
+	}
+	waitFor(t, "two heavy reads", func() bool { return st.heavy.Load() == 2 })
+	for _, path := range []string{"/v1/markets/" + slug, "/v1/markets/" + other + "/snapshots?limit=5", "/v1/markets?coin=BTC&limit=5"} {
+		if r := b.send(store.Pro, path, ""); r.status != http.StatusOK {
+			t.Errorf("a light read beside the heavy ones: %s: %d %s", path, r.status, r.body)
+		}
+	}
+	if n := st.heavy.Load(); n != 2 {
+		t.Errorf("%d heavy reads at once, want 2", n)
+	}
+	close(st.release)
+	wg.Wait()
+	close(answers)
+	for r := range answers {
+		if r.status != http.StatusOK {
+			t.Errorf("a heavy read that waited its turn: %d %s", r.status, r.body)
+		}
+	}
+	if n := st.heavy.Load(); n != burst {
+		t.Errorf("%d heavy reads in all, want %d", n, burst)
+	}
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/store"
+)
+
+// TestReadsInFlight: READS_IN_FLIGHT reads as JOBS_IN_FLIGHT does, and a
+// bad pair names the variable.
+func TestReadsInFlight(t *testing.T) {
+	t.Setenv("READS_IN_FLIGHT", "PRO=2, ENTERPRISE=32,starter=0")
+	caps, err := readsInFlight()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[store.Tier]int{store.Pro: 2, store.Enterprise: 32, store.Starter: 0}; !maps.Equal(caps, want) {
+		t.Errorf("caps = %v, want %v", caps, want)
+	}
+	t.Setenv("READS_IN_FLIGHT", "PRO=-1")
+	if _, err := readsInFlight(); err == nil || !strings.Contains(err.Error(), "READS_IN_FLIGHT") {
+		t.Errorf("PRO=-1: %v", err)
+	}
+	t.Setenv("READS_IN_FLIGHT", "")
+	if caps, err := readsInFlight(); caps != nil || err != nil {
+		t.Errorf("unset: %v, %v", caps, err)
+	}
+}
