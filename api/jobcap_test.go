@@ -151,7 +151,9 @@ func TestJobsInFlightCapOutlastsTheLease(t *testing.T) {
 	st := memory.New()
 	loadFixtures(t, st)
 	q := newQueue(t, st) // and no worker: every job stays queued
-	const wait, lease = 200 * time.Millisecond, time.Second
+	// A lease long enough that a loaded machine's watcher renews it in
+	// time (a 1 s lease lapsed under load, and the third job got a slot).
+	const wait, lease = 200 * time.Millisecond, 3 * time.Second
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, wait, q.rdb })
 	srv := secondProcess(t, b, func(c *api.Config) {
 		c.Redis, c.Jobs, c.JobWait, c.JobSlotLease = q.rdb, q.client, wait, lease
@@ -166,7 +168,7 @@ func TestJobsInFlightCapOutlastsTheLease(t *testing.T) {
 	}
 	wantError(t, one.replay(store.Pro, body(3)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	// Well past the wait and the lease of the last take.
-	time.Sleep(4 * (wait + lease))
+	time.Sleep(2 * (wait + lease))
 	e := wantError(t, one.replay(store.Pro, body(3)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 	if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_jobs" {
 		t.Errorf("details = %v, want limit concurrent_jobs", d)
