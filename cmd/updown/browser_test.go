@@ -567,7 +567,36 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	t.Run("replay a GTC strategy from the builder", func(t *testing.T) {
 		pro := pro.in(t)
-		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		// Dev data ends now, so which market fills this strategy's orders
+		// moves with the clock: take the newest resolved 15m market on
+		// which the API says it trades.
+		gtcBody := func(slug string) string {
+			return `{"marketSlug":"` + slug + `","side":"UP","positionSize":50,"orderType":"GTC","postOnly":true,
+			"cancelAfterMs":60000,"queueModel":"FRONT","feeModel":"MARKET","reentryCooldownMs":30000,"maxEntriesPerMarket":3,
+			"entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6},{"field":"time_remaining_pct","operator":"<=","value":5}]}`
+		}
+		var list struct {
+			Markets []struct{ Slug string }
+		}
+		apiGet(t, base, "/v1/markets?coin=BTC&market_type=15m&resolved=true&limit=40", "ud_dev_pro", &list)
+		gtcSlug := ""
+		for _, m := range list.Markets {
+			var probe struct {
+				Data struct {
+					Trades []json.RawMessage
+				}
+			}
+			apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", gtcBody(m.Slug), &probe)
+			if len(probe.Data.Trades) > 0 {
+				gtcSlug = m.Slug
+				break
+			}
+		}
+		if gtcSlug == "" {
+			t.Fatalf("this GTC strategy trades on none of the newest %d resolved BTC 15m dev markets", len(list.Markets))
+		}
+		pro.visit("#/replay?market="+url.QueryEscape(gtcSlug), "replay")
 		var hidden bool
 		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
 		if !hidden {
@@ -610,10 +639,7 @@ func TestDashboardInBrowser(t *testing.T) {
 				Trades []struct{ Liquidity string }
 			}
 		}
-		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug":"`+slug15+`","side":"UP","positionSize":50,"orderType":"GTC","postOnly":true,
-			"cancelAfterMs":60000,"queueModel":"FRONT","feeModel":"MARKET","reentryCooldownMs":30000,"maxEntriesPerMarket":3,
-			"entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
-			"exitConditions":[{"field":"price_up","operator":">=","value":0.6},{"field":"time_remaining_pct","operator":"<=","value":5}]}`, &want)
+		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", gtcBody(gtcSlug), &want)
 		w := want.Data
 		if len(w.Orders) == 0 || len(w.Trades) == 0 {
 			t.Fatalf("the dev market gives this GTC strategy %d orders and %d trade events: pick another", len(w.Orders), len(w.Trades))
