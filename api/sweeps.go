@@ -302,9 +302,13 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 	return out
 }
 
-// ownSweep reads the caller's sweep; another customer's is 404 like an
-// unknown one.
-func (s *Server) ownSweep(ctx context.Context, p principal, id string) (store.Sweep, error) {
+// callersSweep reads the caller's sweep, once the plan allows sweeps;
+// another customer's is 404 like an unknown one.
+func (s *Server) callersSweep(ctx context.Context, id string) (store.Sweep, error) {
+	p := principalFrom(ctx)
+	if err := sweepAllowed(p); err != nil {
+		return store.Sweep{}, err
+	}
 	sw, err := s.store.GetSweep(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && sw.CustomerID != p.Customer.ID {
 		return store.Sweep{}, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", id)
@@ -316,11 +320,7 @@ func (s *Server) ownSweep(ctx context.Context, p principal, id string) (store.Sw
 }
 
 func (s *Server) getSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, error) {
-	p := principalFrom(ctx)
-	if err := sweepAllowed(p); err != nil {
-		return nil, err
-	}
-	sw, err := s.ownSweep(ctx, p, in.ID)
+	sw, err := s.callersSweep(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -346,11 +346,7 @@ func (s *Server) listSweeps(ctx context.Context, in *sweepListInput) (*sweepList
 }
 
 func (s *Server) cancelSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, error) {
-	p := principalFrom(ctx)
-	if err := sweepAllowed(p); err != nil {
-		return nil, err
-	}
-	sw, err := s.ownSweep(ctx, p, in.ID)
+	sw, err := s.callersSweep(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +356,7 @@ func (s *Server) cancelSweep(ctx context.Context, in *sweepIDInput) (*sweepOutpu
 		case err == nil:
 			sw = got
 		case errors.Is(err, store.ErrConflict): // it finished meanwhile
-			if sw, err = s.ownSweep(ctx, p, in.ID); err != nil {
+			if sw, err = s.callersSweep(ctx, in.ID); err != nil {
 				return nil, err
 			}
 		default:
@@ -371,11 +367,7 @@ func (s *Server) cancelSweep(ctx context.Context, in *sweepIDInput) (*sweepOutpu
 }
 
 func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepTrialsOutput, error) {
-	p := principalFrom(ctx)
-	if err := sweepAllowed(p); err != nil {
-		return nil, err
-	}
-	sw, err := s.ownSweep(ctx, p, in.ID)
+	sw, err := s.callersSweep(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
