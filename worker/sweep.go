@@ -29,6 +29,7 @@ const SweepWatch = 250 * time.Millisecond
 // once on this worker.
 func (s *Server) registerSweeps(slots int) {
 	sem := make(chan struct{}, max(slots, 1))
+	var plans sweep.Plans // a sweep's plan, once for all its shards here
 	s.mux.HandleFunc(sweep.TaskType, func(ctx context.Context, t *asynq.Task) error {
 		var task sweep.ShardTask
 		if err := json.Unmarshal(t.Payload(), &task); err != nil {
@@ -44,7 +45,7 @@ func (s *Server) registerSweeps(slots int) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go watchSweep(ctx, s.store, task.Sweep, cancel)
-		err := sweep.Work(ctx, s.store, task)
+		err := sweep.Work(ctx, s.store, task, &plans)
 		outcome := "ok"
 		switch {
 		case errors.Is(err, sweep.ErrStopped), err != nil && ctx.Err() != nil && stopped(s.store, task.Sweep):

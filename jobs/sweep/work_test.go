@@ -67,12 +67,13 @@ func TestWorkFinishesASweep(t *testing.T) {
 	t.Parallel()
 	st, sw, p := storedSweep(t, 6)
 	ctx := t.Context()
+	var plans Plans
 	for i, m := range sw.Markets {
-		if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}); err != nil {
+		if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}, &plans); err != nil {
 			t.Fatal(err)
 		}
 		if i == 2 {
-			if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}); err != nil {
+			if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}, &plans); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -105,7 +106,7 @@ func TestWorkFinishesASweep(t *testing.T) {
 		}
 	}
 	// A finished sweep takes no more work.
-	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[0]}); !errors.Is(err, ErrStopped) {
+	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[0]}, nil); !errors.Is(err, ErrStopped) {
 		t.Errorf("a shard of a finished sweep: %v", err)
 	}
 }
@@ -116,17 +117,43 @@ func TestWorkStopsOnACancelledSweep(t *testing.T) {
 	t.Parallel()
 	st, sw, _ := storedSweep(t, 2)
 	ctx := t.Context()
-	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[0]}); err != nil {
+	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[0]}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepRunning}, store.SweepCancelled, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[1]}); !errors.Is(err, ErrStopped) {
+	if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: sw.Markets[1]}, nil); !errors.Is(err, ErrStopped) {
 		t.Fatalf("a shard of a cancelled sweep: %v", err)
 	}
 	got, _ := st.GetSweep(ctx, sw.ID)
 	if got.Status != store.SweepCancelled || got.ReplaysDone != got.ReplaysTotal/2 {
 		t.Errorf("sweep %s with %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+	}
+}
+
+// TestPlansKeepsAFewPlans: a sweep is planned once for all its shards on a
+// worker, and the cache holds at most maxPlans sweeps.
+func TestPlansKeepsAFewPlans(t *testing.T) {
+	t.Parallel()
+	_, sw, _ := storedSweep(t, 2)
+	var plans Plans
+	for i := range maxPlans + 3 {
+		s := sw
+		s.ID = sw.ID + string(rune('a'+i))
+		if _, err := plans.of(s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plans.of(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(plans.plans) != maxPlans || len(plans.order) != maxPlans {
+		t.Errorf("%d plans kept (%d in order), want %d", len(plans.plans), len(plans.order), maxPlans)
+	}
+	bad := sw
+	bad.ID, bad.TrialCount = "other", sw.TrialCount+1
+	if _, err := plans.of(bad); err == nil {
+		t.Error("a sweep whose request plans other trials than stored was planned")
 	}
 }
