@@ -403,12 +403,18 @@ func newEngine(in Input, s Strategy) *engine {
 	if m.CoinPriceEnd != nil && finite(*m.CoinPriceEnd) {
 		e.coinEnd = *m.CoinPriceEnd
 	}
+	// The trades are packed once, for display prices and resting orders
+	// alike.
+	var trades tradeTape
+	if s.Needs().Trades {
+		trades = tradeTapeOf(in.Trades, s.Outcome())
+	}
 	if used := usedFields(s); used&extendedFields != 0 {
 		e.extended = true
-		e.fields = newFieldState(in, s, used)
+		e.fields = newFieldState(in, used, trades)
 	}
 	if s.OrderType == OrderGTC {
-		e.rest = newResting(in, s)
+		e.rest = newResting(in, s, trades)
 	}
 	return e
 }

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/updown/updown/store"
 )
@@ -96,13 +98,49 @@ type tradeTape struct {
 	hash  []string
 }
 
-func tradeTapeOf(trades []store.MarketTrade) tradeTape {
+// tradeTapeOf packs a market's trades in the order the replay walks them:
+// by time, and at equal times outcome's own trades before the other's
+// (DESIGN 6: a match's twin on the other outcome comes after the trade it
+// mirrors; the stores list Down before Up). Trades already in that order,
+// as a store lists them for an UP strategy, are packed as they are.
+func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 	n := len(trades)
 	tt := tradeTape{ns: make([]int64, n), up: make([]bool, n), price: make([]float64, n),
 		size: make([]float64, n), buy: make([]bool, n), hash: make([]string, n)}
-	for i, tr := range trades {
-		tt.ns[i], tt.up[i], tt.price[i] = tr.Time.UnixNano(), tr.Outcome == store.OutcomeUp, tr.Price
-		tt.size[i], tt.buy[i], tt.hash[i] = tr.Size, tr.Side == store.SideBuy, tr.TxHash
+	ns, own := make([]int64, n), make([]bool, n)
+	sorted := true
+	for i := range trades {
+		ns[i], own[i] = trades[i].Time.UnixNano(), trades[i].Outcome == outcome
+		if i > 0 && (ns[i] < ns[i-1] || ns[i] == ns[i-1] && own[i] && !own[i-1]) {
+			sorted = false
+		}
+	}
+	var order []int // nil: as given
+	if !sorted {
+		order = make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case ns[a] != ns[b]:
+				return cmp.Compare(ns[a], ns[b])
+			case own[a] == own[b]:
+				return 0
+			case own[a]:
+				return -1
+			}
+			return 1
+		})
+	}
+	for k := range n {
+		i := k
+		if order != nil {
+			i = order[k]
+		}
+		tr := &trades[i]
+		tt.ns[k], tt.up[k], tt.price[k] = ns[i], tr.Outcome == store.OutcomeUp, tr.Price
+		tt.size[k], tt.buy[k], tt.hash[k] = tr.Size, tr.Side == store.SideBuy, tr.TxHash
 	}
 	return tt
 }
@@ -120,7 +158,7 @@ type fieldState struct {
 	lastTrade [2]float64 // the last trade's price of UP and of DOWN; NaN: none yet
 }
 
-func newFieldState(in Input, s Strategy, used uint32) fieldState {
+func newFieldState(in Input, used uint32, trades tradeTape) fieldState {
 	fs := fieldState{used: used, other: in.Other, back: -1, coinBase: math.NaN(), lastTrade: [2]float64{math.NaN(), math.NaN()}}
 	m := in.Market
 	switch {
@@ -132,7 +170,7 @@ func newFieldState(in Input, s Strategy, used uint32) fieldState {
 		fs.coinBase = in.Tape.Ticks[0].CoinPrice
 	}
 	if used&(1<<fDisplayUp|1<<fDisplayDown) != 0 {
-		fs.trades = tradeTapeOf(in.Trades)
+		fs.trades = trades
 	}
 	return fs
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/updown/updown/store"
@@ -90,6 +91,12 @@ func TestFieldsAtTheirEdges(t *testing.T) {
 	for _, tt := range tests {
 		if got := valuesAt(t, tt.m, snaps, trades, tt.field); !sameValues(got, tt.want) {
 			t.Errorf("%s: got %v, want %v", tt.field, got, tt.want)
+		}
+		// Trades in any order are read in time order.
+		reversed := slices.Clone(trades)
+		slices.Reverse(reversed)
+		if got := valuesAt(t, tt.m, snaps, reversed, tt.field); !sameValues(got, tt.want) {
+			t.Errorf("%s with the trades reversed: got %v, want %v", tt.field, got, tt.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -89,7 +88,7 @@ type resting struct {
 	noTrades bool
 }
 
-func newResting(in Input, s Strategy) resting {
+func newResting(in Input, s Strategy, trades tradeTape) resting {
 	r := resting{
 		on:             true,
 		postOnly:       s.PostOnly,
@@ -97,7 +96,7 @@ func newResting(in Input, s Strategy) resting {
 		includeRebates: s.IncludeRebates,
 		offsetTicks:    s.LimitOffsetTicks,
 		cancelAfterNs:  int64(s.CancelAfterMs) * int64(time.Millisecond),
-		trades:         tradeTapeOf(sameOutcomeFirst(in.Trades, s.Outcome())),
+		trades:         trades,
 		noTrades:       len(in.Trades) == 0,
 	}
 	if rr := in.Market.MakerRebateRate; rr != nil && finite(*rr) && *rr > 0 {
@@ -110,38 +109,6 @@ func newResting(in Input, s Strategy) resting {
 		}
 	}
 	return r
-}
-
-// sameOutcomeFirst orders trades as resting orders read them: by time, and
-// at equal times the outcome's own trades before the other's (DESIGN 6), so
-// that a match's twin on the other outcome comes after the trade it
-// mirrors. The stores list Down before Up at equal times; trades stay as
-// they are when already in this order.
-func sameOutcomeFirst(trades []store.MarketTrade, outcome string) []store.MarketTrade {
-	less := func(a, b *store.MarketTrade) bool {
-		if !a.Time.Equal(b.Time) {
-			return a.Time.Before(b.Time)
-		}
-		return a.Outcome == outcome && b.Outcome != outcome
-	}
-	sorted := true
-	for k := 1; k < len(trades) && sorted; k++ {
-		sorted = !less(&trades[k], &trades[k-1])
-	}
-	if sorted {
-		return trades
-	}
-	out := slices.Clone(trades)
-	slices.SortStableFunc(out, func(a, b store.MarketTrade) int {
-		switch {
-		case less(&a, &b):
-			return -1
-		case less(&b, &a):
-			return 1
-		}
-		return 0
-	})
-	return out
 }
 
 // defaultTick is the tick before the first recorded change: the markets
