@@ -134,11 +134,11 @@ var decimal = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][
 // INVALID_OPERATOR, INVALID_ORDER_TYPE, else VALIDATION_ERROR.
 func ParseCode(code string) (Rules, error) {
 	if len(code) > MaxCodeLength {
-		return Rules{}, codeError(CodeValidation, "strategy_code is %d bytes long: at most %d are allowed", len(code), MaxCodeLength)
+		return Rules{}, codeError(CodeValidation, " is %d bytes long: at most %d are allowed", len(code), MaxCodeLength)
 	}
 	p := codeParser{words: strings.Fields(code)}
 	if len(p.words) == 0 {
-		return Rules{}, codeError(CodeValidation, "strategy_code is empty: it reads like %q", exampleCode)
+		return Rules{}, codeError(CodeValidation, " is empty: it reads like %q", exampleCode)
 	}
 	var r Rules
 	if v, ok := p.optional("coin="); ok {
@@ -432,7 +432,7 @@ func (p *codeParser) failAt(i int, code, format string, args ...any) *Error {
 	if i < len(p.words) {
 		where = fmt.Sprintf("at word %d (%q)", i+1, p.words[i])
 	}
-	return codeError(code, "%s: %s", where, fmt.Sprintf(format, args...))
+	return codeError(code, " %s: %s", where, fmt.Sprintf(format, args...))
 }
 
 // codeWords renames the replay validator's JSON names to the code's.
@@ -454,7 +454,7 @@ func caseHint(v string, allowed []string) string {
 }
 
 func codeError(code, format string, args ...any) *Error {
-	return &Error{Code: code, Field: "strategy_code", Message: "strategy_code " + fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Field: "strategy_code", Message: "strategy_code" + fmt.Sprintf(format, args...)}
 }
 
 func oneOf(s string, allowed []string) bool {

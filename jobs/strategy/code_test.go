@@ -64,7 +64,8 @@ func TestParseCodeCanonicalizes(t *testing.T) {
 
 func TestParseCodeErrors(t *testing.T) {
 	cases := []struct{ in, code, msg string }{
-		{"", CodeValidation, "strategy_code is empty"},
+		{"", CodeValidation, "strategy_code is empty: it reads like"},
+		{strings.Repeat("x ", MaxCodeLength), CodeValidation, "strategy_code is 8192 bytes long"},
 		{"side=SIDEWAYS entry: price_up < 1 exit: price_up > 1 size=1", "INVALID_SIDE", `word 1 ("side=SIDEWAYS"): side "SIDEWAYS" is not one of UP, DOWN`},
 		{"side=up entry: price_up < 1 exit: price_up > 1 size=1", "INVALID_SIDE", `case-sensitive: use "UP"`},
 		{"entry: price_up < 1 exit: price_up > 1 size=1", "INVALID_SIDE", "expected side="},
@@ -97,7 +98,8 @@ func TestParseCodeErrors(t *testing.T) {
 			t.Errorf("%.60q: error %v, want *Error", tc.in, err)
 			continue
 		}
-		if e.Code != tc.code || e.Field != "strategy_code" || !strings.Contains(e.Message, tc.msg) || !strings.HasPrefix(e.Message, "strategy_code") {
+		if e.Code != tc.code || e.Field != "strategy_code" || !strings.Contains(e.Message, tc.msg) || !strings.HasPrefix(e.Message, "strategy_code") ||
+			strings.Count(e.Message, "strategy_code") != 1 || strings.Contains(e.Message, "strategy_code :") {
 			t.Errorf("%.60q:\n got %s %s %q\nwant %s strategy_code ...%q...", tc.in, e.Code, e.Field, e.Message, tc.code, tc.msg)
 		}
 	}

@@ -226,9 +226,9 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   }
 }
 
-/** A problem in the words the API would use ("strategy_code : size …" reads as "size …"). */
+/** A problem in the words the API would use ("strategy_code: size …" reads as "size …"). */
 function problem(e: unknown): string {
-  return (e as Error).message.replace(/^strategy_code : /, '');
+  return (e as Error).message.replace(/^strategy_code: /, '');
 }
 
 /**
