@@ -39,6 +39,7 @@ func readParquetFile[T any](t *testing.T, path string) []T {
 // by market and by day; every market and snapshot lands once, in the file
 // its split names, in time order.
 func TestExportParquet(t *testing.T) {
+	t.Parallel()
 	src := pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

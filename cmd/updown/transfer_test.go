@@ -18,6 +18,7 @@ import (
 // export` and `updown import` into a fresh one and exports that: JSON
 // Lines (plain and gzipped) and CSV come out byte for byte as they went in.
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	src := pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -30,6 +31,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	st.Close()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seeded.Snapshots <= 5000 {
+		t.Fatalf("seeded %d snapshots: want more than export's page of 5000", seeded.Snapshots)
 	}
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name) }
@@ -107,7 +111,7 @@ func smallGenConfig(now time.Time) gen.Config {
 		cfg.Markets[mt] = 3
 	}
 	cfg.Markets["5m"] = 15
-	cfg.MaxSnapshotsPerMarket = 300
+	cfg.MaxSnapshotsPerMarket = 110
 	cfg.OutageAgo = 40 * time.Minute
 	cfg.DepthHistory = 0
 	return cfg
