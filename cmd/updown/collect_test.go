@@ -74,7 +74,7 @@ func TestCollectProcess(t *testing.T) {
 	chosen := []collect.Series{{Coin: store.BTC, MarketType: store.M5}, {Coin: store.ETH, MarketType: store.M15},
 		{Coin: store.SOL, MarketType: store.H1}, {Coin: store.BTC, MarketType: store.H24}}
 	scheme := collect.NewPolymarketScheme()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(patience)
 	for _, sr := range chosen {
 		start, _ := scheme.Window(sr.Coin, sr.MarketType, time.Now())
 		slug := collect.Slug(sr.Coin, sr.MarketType, start)
@@ -128,8 +128,8 @@ func TestCollectProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("collect exited with %v", err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("collect did not stop within 30s")
+	case <-time.After(patience):
+		t.Fatalf("collect did not stop within %v", patience)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -61,8 +62,8 @@ func startDevLogged(t *testing.T, log io.Writer, args ...string) devRun {
 		select {
 		case err := <-done:
 			return err
-		case <-time.After(30 * time.Second):
-			return errors.New("dev did not stop within 30s")
+		case <-time.After(patience):
+			return fmt.Errorf("dev did not stop within %v", patience)
 		}
 	})
 	select {
@@ -73,9 +74,9 @@ func startDevLogged(t *testing.T, log io.Writer, args ...string) devRun {
 	case err := <-done:
 		cancel()
 		t.Fatalf("updown dev %v exited: %v", args, err)
-	case <-time.After(60 * time.Second):
+	case <-time.After(patience):
 		cancel()
-		t.Fatal("updown dev printed no URL within 60s")
+		t.Fatalf("updown dev printed no URL within %v", patience)
 	}
 	return devRun{}
 }

@@ -28,7 +28,7 @@ func waitWorkers(t *testing.T, redisURL string, n int, procs ...*proc) {
 	}
 	insp := asynq.NewInspector(connOpt)
 	defer insp.Close()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(patience)
 	got := 0
 	for time.Now().Before(deadline) {
 		for _, p := range procs {
@@ -44,7 +44,7 @@ func waitWorkers(t *testing.T, redisURL string, n int, procs ...*proc) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%d workers registered within 60s, want %d", got, n)
+	t.Fatalf("%d workers registered within %v, want %d", got, patience, n)
 }
 
 // TestWorkersShareTheDefaultOpsAddress: two workers started without an ops
@@ -151,8 +151,8 @@ func TestProcfileScales(t *testing.T) {
 	}
 	select {
 	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("foreman did not stop within 30s of SIGTERM")
+	case <-time.After(patience):
+		t.Fatalf("foreman did not stop within %v of SIGTERM", patience)
 	}
 	for _, p := range []string{"web.1", "worker.1", "worker.2", "worker.3", "worker.4"} {
 		if !strings.Contains(out.String(), p) {

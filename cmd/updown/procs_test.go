@@ -175,7 +175,7 @@ func startWorker(t testing.TB, s services, name string, args ...string) *proc {
 // while a dependency is down).
 func waitUp(t testing.TB, p *proc, base string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(patience)
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.done:
@@ -190,7 +190,7 @@ func waitUp(t testing.TB, p *proc, base string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("%s not up within 30s", base)
+	t.Fatalf("%s not up within %v", base, patience)
 }
 
 // seedMarkets writes one BTC market of each given type, at the real 300 ms

@@ -59,9 +59,9 @@ func TestWaitForSchema(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- waitForSchema(ctx, st, log, 10*time.Millisecond) }()
 	want := fmt.Sprintf("waiting for database schema version %d (have 0); run updown migrate or start the api", latest)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), want); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(patience); !strings.Contains(out.String(), want); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q within 30s:\n%s", want, out.String())
+			t.Fatalf("no %q within %v:\n%s", want, patience, out.String())
 		}
 	}
 	select {
@@ -75,8 +75,8 @@ func TestWaitForSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the wait did not return within 30s of the migration")
+	case <-time.After(patience):
+		t.Fatalf("the wait did not return within %v of the migration", patience)
 	}
 	if n := strings.Count(out.String(), "waiting for database schema"); n != 1 {
 		t.Errorf("said it was waiting %d times, want once:\n%s", n, out.String())
@@ -112,11 +112,11 @@ func TestProcessesWaitForMigration(t *testing.T) {
 
 	want := fmt.Sprintf("waiting for database schema version %d (have 0); run updown migrate or start the api", latest)
 	for _, p := range procs {
-		p.waitOutput(t, want, 60*time.Second)
+		p.waitOutput(t, want, patience)
 	}
 	runCmd(t, "migrate", "--database-url", dbURL)
-	collector.waitOutput(t, "collector starting", 60*time.Second)
-	worker.waitOutput(t, "worker started", 60*time.Second)
+	collector.waitOutput(t, "collector starting", patience)
+	worker.waitOutput(t, "worker started", patience)
 	waitUp(t, api, "http://"+addr)
 	for _, p := range procs {
 		out := p.out.String()

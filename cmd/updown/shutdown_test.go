@@ -32,7 +32,7 @@ func stopCleanly(t *testing.T, p *proc, sig syscall.Signal) {
 func stopExits0(t *testing.T, p *proc, sig syscall.Signal) {
 	t.Helper()
 	p.signal(t, sig)
-	err := p.wait(t, 60*time.Second)
+	err := p.wait(t, patience)
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
@@ -56,7 +56,7 @@ func TestCleanShutdown(t *testing.T) {
 		s.redisURL = redistest.Start(t).URL
 		for i := range 3 { // the race it used to lose is a narrow one
 			w := startWorker(t, s, "worker")
-			w.waitOutput(t, "worker started", 60*time.Second)
+			w.waitOutput(t, "worker started", patience)
 			stopCleanly(t, w, syscall.SIGTERM)
 			if t.Failed() {
 				t.Fatalf("run %d", i)
@@ -83,7 +83,7 @@ func TestCleanShutdown(t *testing.T) {
 		env := s.environ(collect.EnvGammaURL+"="+poly.URL, collect.EnvCLOBURL+"="+poly.URL, collect.EnvPolymarketWSURL+"="+poly.WSURL,
 			collect.EnvBinanceSpotURL+"="+bin.URL, collect.EnvBinanceFuturesURL+"="+bin.URL)
 		p := startProc(t, "collect", env, "collect", "--quick-windows", length.String(), "--series", "btc:5m")
-		p.waitOutput(t, "market discovered", 60*time.Second)
+		p.waitOutput(t, "market discovered", patience)
 		// Exit 0 only: the collector (jobs/collect) still warns of writes
 		// its own cancellation broke off.
 		stopExits0(t, p, syscall.SIGTERM)
@@ -94,7 +94,7 @@ func TestCleanShutdown(t *testing.T) {
 		t.Parallel()
 		s := services{dbURL: pgtest.NewEmptyDatabase(t), redisURL: redistest.Start(t).URL}
 		w := startWorker(t, s, "worker")
-		w.waitOutput(t, "waiting for database schema", 60*time.Second)
+		w.waitOutput(t, "waiting for database schema", patience)
 		stopCleanly(t, w, syscall.SIGTERM)
 	})
 	// Ctrl-C while dev generates its data (DATABASE_URL makes it say a
@@ -102,14 +102,14 @@ func TestCleanShutdown(t *testing.T) {
 	t.Run("dev-starting", func(t *testing.T) {
 		t.Parallel()
 		p := startProc(t, "dev", []string{"DATABASE_URL=postgres://127.0.0.1:1/unused"}, "dev", "--addr", "127.0.0.1:0")
-		p.waitOutput(t, "DATABASE_URL is ignored", 60*time.Second)
+		p.waitOutput(t, "DATABASE_URL is ignored", patience)
 		stopCleanly(t, p, syscall.SIGINT)
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run("dev-"+sig.String(), func(t *testing.T) {
 			t.Parallel()
 			p := startProc(t, "dev", nil, "dev", "--addr", "127.0.0.1:0", "--snapshots-per-market", "20", "--collect-every", "1s")
-			p.waitOutput(t, "updown dev is up", 60*time.Second)
+			p.waitOutput(t, "updown dev is up", patience)
 			stopCleanly(t, p, sig)
 		})
 	}
