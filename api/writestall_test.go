@@ -18,6 +18,9 @@ import (
 func TestWriteStallDropsAClientThatStopsReading(t *testing.T) {
 	t.Parallel()
 	const size = 64 << 20
+	// The stall is long enough that a loaded machine's scheduling never
+	// makes the steady reader look stalled, and short for the test.
+	const stall = 2 * time.Second
 	chunk := make([]byte, 1<<20)
 	done := make(chan error, 2)
 	h := withWriteStall(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -29,7 +32,7 @@ func TestWriteStallDropsAClientThatStopsReading(t *testing.T) {
 			}
 		}
 		done <- nil
-	}), 300*time.Millisecond)
+	}), stall)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 
@@ -45,7 +48,7 @@ func TestWriteStallDropsAClientThatStopsReading(t *testing.T) {
 		if err == nil {
 			t.Fatal("the handler wrote 64 MB to a client that reads nothing")
 		}
-	case <-time.After(30 * time.Second): // the stall is 0.3 s; generous for a loaded machine
+	case <-time.After(30 * time.Second): // generous for a loaded machine
 		t.Fatal("a client that stopped reading still holds the handler")
 	}
 
@@ -65,7 +68,7 @@ func TestWriteStallDropsAClientThatStopsReading(t *testing.T) {
 		if err != nil {
 			break
 		}
-		time.Sleep(60 * time.Millisecond)
+		time.Sleep(stall / 6) // 8 pauses: longer than the stall in all
 	}
 	if got != size {
 		t.Fatalf("a steady reader got %d of %d bytes", got, size)

@@ -155,7 +155,13 @@ func TestOpenAIFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fake := openaitest.New(t, tc.answers...)
-			_, err := newOpenAI(fake, 200*time.Millisecond).Generate(context.Background(), request(t))
+			// Only the slow cases meet the timeout; the others get one a
+			// loaded machine cannot miss.
+			timeout := 30 * time.Second
+			if strings.HasPrefix(tc.name, "slow") {
+				timeout = 200 * time.Millisecond
+			}
+			_, err := newOpenAI(fake, timeout).Generate(context.Background(), request(t))
 			var e *strategy.Error
 			if !errors.As(err, &e) || e.Code != strategy.CodeGenerationFailed || !strings.Contains(e.Message, tc.msg) {
 				t.Fatalf("error %v, want AI_STRATEGY_GENERATION_FAILED saying %q", err, tc.msg)
