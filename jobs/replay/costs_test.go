@@ -372,10 +372,7 @@ func TestRunEchoesCosts(t *testing.T) {
 func TestRunNoneEqualsNoCosts(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(12, 16))
-	cases := 300
-	if testing.Short() {
-		cases = 50
-	}
+	cases := propertyCases(300, 50)
 	for c := range cases {
 		n := 1 + rng.IntN(80)
 		if c%6 == 0 {
@@ -420,10 +417,7 @@ func TestRunNoneEqualsNoCosts(t *testing.T) {
 func TestRunCostsProperties(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 12))
-	cases := 400
-	if testing.Short() {
-		cases = 60
-	}
+	cases := propertyCases(400, 60)
 	var fees, delayed, traded int
 	for c := range cases {
 		n := 1 + rng.IntN(60)

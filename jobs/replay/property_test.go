@@ -136,10 +136,7 @@ func drawStrategy(rng *rand.Rand, coin float64, extended bool) Strategy {
 func TestRunProperties(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	cases := 400
-	if testing.Short() {
-		cases = 50
-	}
+	cases := propertyCases(400, 50)
 	var traded, trades, overCap int
 	for c := range cases {
 		n := 1 + rng.IntN(60)
@@ -809,4 +806,16 @@ func refHolds(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade
 		}
 		panic("operator " + c.Operator)
 	}
+}
+
+// propertyCases is how many random cases a property test draws: full
+// without -race, half under it (make test), a few with -short.
+func propertyCases(full, short int) int {
+	switch {
+	case testing.Short():
+		return short
+	case raceEnabled:
+		return full / 2
+	}
+	return full
 }
