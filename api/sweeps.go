@@ -232,22 +232,22 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	if _, err := r.Split.Cut(len(slugs)); err != nil {
 		return nil, sweepError(err)
 	}
-	active, err := s.store.CountActiveSweeps(ctx, p.Customer.ID)
+	body, err := json.Marshal(r)
 	if err != nil {
-		return nil, s.storeFailure(ctx, "count sweeps in flight", err)
+		return nil, s.internal(ctx, "encode sweep request", err)
 	}
-	if limit := sweepsInFlight(p.Plan); active >= limit {
+	// The cap is checked where the sweep is stored, in one step with it:
+	// of two concurrent POSTs at the cap's edge, one is stored and the
+	// other refused.
+	limit := sweepsInFlight(p.Plan)
+	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs}, limit)
+	if errors.Is(err, store.ErrSweepsInFlight) {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
 			"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", p.Plan.Tier, limit)
 		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", 1)
 		e.GetHeaders().Set("Retry-After", "1")
 		return nil, e
 	}
-	body, err := json.Marshal(r)
-	if err != nil {
-		return nil, s.internal(ctx, "encode sweep request", err)
-	}
-	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs})
 	if err != nil {
 		return nil, s.storeFailure(ctx, "create sweep", err)
 	}

@@ -2,11 +2,13 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // sweepBody sweeps the entry threshold over the fixture's newest BTC 15m
@@ -281,5 +284,89 @@ func checkTrialForms(t *testing.T, b *bundle, id string, page []byte) {
 		if _, ok := content[ct]; !ok {
 			t.Errorf("OpenAPI: the trials page has no %s form (%v)", ct, content)
 		}
+	}
+}
+
+// gatedCreate holds every CreateSweep until n have reached the store, so
+// that racing requests all reach it before any sweep is stored: a cap
+// checked before the store's own step would let them all through. A
+// request that never comes (one refused earlier) opens the gate after
+// a long wait instead.
+type gatedCreate struct {
+	store.Store
+	n       int
+	mu      sync.Mutex
+	arrived int
+	open    chan struct{}
+}
+
+func newGatedCreate(st store.Store, n int) *gatedCreate {
+	return &gatedCreate{Store: st, n: n, open: make(chan struct{})}
+}
+
+func (g *gatedCreate) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) (store.Sweep, error) {
+	g.mu.Lock()
+	if g.arrived++; g.arrived == g.n {
+		close(g.open)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.open:
+	case <-time.After(30 * time.Second):
+	}
+	return g.Store.CreateSweep(ctx, sw, maxActive)
+}
+
+// TestSweepsInFlightRace posts sweeps of one PRO customer at the same
+// moment, on both stores: exactly one is 202, every other 429 with
+// details.limit concurrent_sweeps, and one sweep is stored in flight.
+func TestSweepsInFlightRace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) store.Store
+	}{
+		{"memory", func(*testing.T) store.Store { return memory.New() }},
+		{"postgres", func(t *testing.T) store.Store { return pgtest.NewStore(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := tc.store(t)
+			loadFixtures(t, st)
+			q := newQueue(t, st) // no worker: the sweep stays in flight
+			const racers = 6
+			b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = newGatedCreate(st, racers), q.client, q.client })
+			var wg sync.WaitGroup
+			responses := make([]response, racers)
+			start := make(chan struct{})
+			for i := range racers {
+				wg.Go(func() {
+					<-start
+					responses[i] = b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", sweepBody(3, ""))
+				})
+			}
+			close(start)
+			wg.Wait()
+			accepted := 0
+			for _, r := range responses {
+				switch r.status {
+				case http.StatusAccepted:
+					accepted++
+				case http.StatusTooManyRequests:
+					e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+					if d, _ := e["details"].(map[string]any); d == nil || d["limit"] != "concurrent_sweeps" {
+						t.Errorf("429 details %v, want limit concurrent_sweeps", e["details"])
+					}
+				default:
+					t.Errorf("POST: %d %s", r.status, r.body)
+				}
+			}
+			if accepted != 1 {
+				t.Errorf("%d of %d simultaneous PRO sweeps accepted, want exactly 1", accepted, racers)
+			}
+			if n, err := st.CountActiveSweeps(t.Context(), b.ids[store.Pro]); err != nil || n != 1 {
+				t.Errorf("sweeps in flight: %d, %v; want 1", n, err)
+			}
+		})
 	}
 }
