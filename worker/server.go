@@ -151,6 +151,10 @@ func (s *Server) Run(ctx context.Context) error {
 	waiting := make(chan struct{})
 	go func() { s.waits.run(); close(waiting) }() // until close: batches finishing in the shutdown still hear their shards
 	defer func() { _ = s.waits.close(); <-waiting }()
+	pruneCtx, stopPruning := context.WithCancel(ctx) // sweep_prune.go: finished sweeps are kept 30 days
+	pruning := make(chan struct{})
+	go func() { SweepPruner{Store: s.store, Log: s.log}.Run(pruneCtx); close(pruning) }()
+	defer func() { stopPruning(); <-pruning }()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
