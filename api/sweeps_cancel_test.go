@@ -32,7 +32,7 @@ func seedSweepMarkets(t *testing.T, st store.Store, n int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newest := now.Truncate(15*time.Minute).Add(-30 * time.Minute)
+	newest := now.Truncate(15 * time.Minute).Add(-30 * time.Minute)
 	slugs := make([]string, n)
 	for k := range n {
 		m, err := g.Market(store.BTC, store.M15, newest.Add(-time.Duration(n-1-k)*15*time.Minute))
