@@ -99,8 +99,13 @@ func NewServer(cfg Config) (*Server, error) {
 		TaskCheckInterval: cfg.TaskCheckInterval,
 		ShutdownTimeout:   cfg.ShutdownTimeout,
 		RetryDelayFunc:    retryDelay,
-		Logger:            slogAdapter{log},
-		LogLevel:          asynq.WarnLevel,
+		// Retried tasks (a sweep shard refused by a busy worker, a dead
+		// worker's task) are due at once or in sweepBusyDelay: look for
+		// them that often, not every 5 s (Asynq's default), which held a
+		// refused shard 5 s and made a worker's sweeps crawl (sweep.go).
+		DelayedTaskCheckInterval: sweepBusyDelay,
+		Logger:                   slogAdapter{log},
+		LogLevel:                 asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 			id, _ := asynq.GetTaskID(ctx)
 			if errors.Is(err, errSweepBusy) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 )
@@ -27,8 +28,19 @@ const SweepWatch = 250 * time.Millisecond
 
 // registerSweeps adds the sweep shard handler; at most slots shards run at
 // once on this worker.
+//
+// A server whose sweep slots are all busy does not take shards at all
+// (gate.full): refusing them (errSweepBusy) sends each to the retry set,
+// whence it comes back only after sweepBusyDelay and a pass of Asynq's
+// forwarder, so that a worker's free goroutine would empty the queue of
+// shards while its slot was busy and leave the slot idle waiting for them.
+// A slot that frees wakes the gate, so that the next shard is taken at
+// once. A shard taken in the instant before the last slot filled is still
+// refused.
 func (s *Server) registerSweeps(slots int) {
 	sem := make(chan struct{}, max(slots, 1))
+	pending := "asynq:{" + jobs.QueueSweeps + "}:pending" // Asynq's key of the queue's pending tasks
+	s.gate.full = func(key string) bool { return key == pending && len(sem) == cap(sem) }
 	var plans sweep.Plans // a sweep's plan, once for all its shards here
 	s.mux.HandleFunc(sweep.TaskType, func(ctx context.Context, t *asynq.Task) error {
 		var task sweep.ShardTask
@@ -37,7 +49,7 @@ func (s *Server) registerSweeps(slots int) {
 		}
 		select {
 		case sem <- struct{}{}:
-			defer func() { <-sem }()
+			defer func() { <-sem; s.gate.wake() }()
 		default:
 			return errSweepBusy
 		}
