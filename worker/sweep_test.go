@@ -43,13 +43,10 @@ func (s *heldStore) GetMarket(ctx context.Context, slug string) (store.Market, e
 	return s.Store.GetMarket(ctx, slug)
 }
 
-// TestBusyWorkerLeavesShardsQueued: a worker whose one sweep slot is busy
-// takes no other shard (none is refused into the retry set, where it
-// would wait for Asynq's forwarder) but still runs a replay at once; when
-// the slot frees, the worker takes the remaining shards and the sweep
-// finishes.
-func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
-	t.Parallel()
+// busyFixture is a running sweep of 2 trials over 3 generated 15m markets
+// in a memory store, and its shards.
+func busyFixture(t *testing.T) (*memory.Store, store.Sweep, []sweep.ShardTask) {
+	t.Helper()
 	ctx := t.Context()
 	mem := memory.New()
 	g, err := gen.New(gen.DefaultConfig(time.Now()))
@@ -89,6 +86,23 @@ func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	shards := make([]sweep.ShardTask, len(slugs))
+	for i, m := range slugs {
+		shards[i] = sweep.ShardTask{Sweep: sw.ID, Market: m}
+	}
+	return mem, sw, shards
+}
+
+// TestBusyWorkerLeavesShardsQueued: a worker whose one sweep slot is busy
+// takes no other shard (none is refused into the retry set, where it
+// would wait for Asynq's forwarder) but still runs a replay at once; when
+// the slot frees, the worker takes the remaining shards and the sweep
+// finishes.
+func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	slugs := sw.Markets
 	rdb := redistest.Client(t)
 	held := &heldStore{Store: mem, held: make(chan struct{}), release: make(chan struct{})}
 	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: held, Logger: quietLog(), Concurrency: 2}) // one sweep slot
@@ -104,10 +118,6 @@ func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	shards := make([]sweep.ShardTask, len(slugs))
-	for i, m := range slugs {
-		shards[i] = sweep.ShardTask{Sweep: sw.ID, Market: m}
-	}
 	// The first shard fills the slot; the others come once it is held
 	// (two shards queued at once may both be taken, and one refused, in
 	// the instant before the slot fills).
@@ -153,6 +163,121 @@ func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
 		}
 		if got.Status.Final() || time.Now().After(deadline) {
 			t.Fatalf("sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// blockedStore blocks the reads of one market until release and counts
+// the shards stored.
+type blockedStore struct {
+	store.Store
+	slug    string
+	reading chan struct{} // closed at the first read of slug
+	once    sync.Once
+	release chan struct{}
+	mu      sync.Mutex
+	puts    int
+}
+
+func (s *blockedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if slug == s.slug {
+		s.once.Do(func() { close(s.reading) })
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return store.Market{}, ctx.Err()
+		}
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+func (s *blockedStore) PutSweepShard(ctx context.Context, id, market string, trials int, results []byte) (store.Sweep, error) {
+	s.mu.Lock()
+	s.puts++
+	s.mu.Unlock()
+	return s.Store.PutSweepShard(ctx, id, market, trials, results)
+}
+
+// TestShardsGiveWayToReplays: while a replay runs on a worker, its sweep
+// shards pause between trials; they finish once it has.
+func TestShardsGiveWayToReplays(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	st := &blockedStore{Store: mem, slug: unheld, reading: make(chan struct{}), release: make(chan struct{})}
+	rdb := redistest.Client(t)
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Concurrency: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	// A replay holds the worker (its market read blocks) ...
+	replayed := make(chan error, 1)
+	go func() {
+		payload, _ := json.Marshal(replay.Request{MarketSlug: unheld, Strategy: replay.Strategy{Side: "UP",
+			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}}, PositionSize: 10}})
+		_, _, err := client.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "other", 2*time.Minute)
+		replayed <- err
+	}()
+	select {
+	case <-st.reading:
+	case <-time.After(time.Minute):
+		t.Fatal("the replay did not start within a minute")
+	}
+	// ... while the sweep's shards are queued: they start, and wait.
+	if err := client.EnqueueSweep(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		qi, err := insp.GetQueueInfo(jobs.QueueSweeps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		stored := st.puts
+		st.mu.Unlock()
+		if qi.Active == len(shards) || stored > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("shards active: %d of %d after a minute", qi.Active, len(shards))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // long enough for shards of 3 small markets to finish, did they not wait
+	st.mu.Lock()
+	puts := st.puts
+	st.mu.Unlock()
+	if puts != 0 {
+		t.Errorf("%d shards stored while a replay ran; want none", puts)
+	}
+	close(st.release)
+	if err := <-replayed; err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		got, err := mem.GetSweep(ctx, sw.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.SweepDone {
+			return
+		}
+		if got.Status.Final() || time.Now().After(deadline) {
+			t.Fatalf("after the replay: sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
