@@ -33,10 +33,13 @@ var csvFormat = huma.Format{
 }
 
 // csvRoute reports whether the path's answer has a CSV form: snapshot and
-// trade pages and exchange depth history.
+// trade pages, exchange depth history and a sweep's trials.
 func csvRoute(path string) bool {
 	switch path {
 	case "/v1/btc/spot/snapshots", "/v1/btc/future/snapshots":
+		return true
+	}
+	if strings.HasPrefix(path, "/v1/sweeps/") && strings.HasSuffix(path, "/trials") { // a sweep's trials (sweeps.go)
 		return true
 	}
 	return strings.HasPrefix(path, "/v1/markets/") && (strings.HasSuffix(path, "/snapshots") || strings.HasSuffix(path, "/trades"))

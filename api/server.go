@@ -193,7 +193,8 @@ func New(cfg Config) (*Server, error) {
 	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
 	documentCSV(s.api.OpenAPI())
-	documentReadCap(s.api.OpenAPI()) // readcap.go
+	documentSweepTrials(s.api.OpenAPI()) // sweeps.go
+	documentReadCap(s.api.OpenAPI())     // readcap.go
 	s.serveOpenAPI()
 
 	checks := map[string]func(context.Context) error{"store": s.store.Ping}

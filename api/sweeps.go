@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/jobs/sweep"
+	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 )
 
@@ -113,9 +115,38 @@ type sweepTrialsBody struct {
 		Offset  int                 `json:"offset"`
 	} `json:"data"`
 	Timestamp string `json:"timestamp" format:"date-time"`
+	// paths are the sweep's parameters, the CSV and Parquet columns.
+	paths []string
 }
 
-type sweepTrialsOutput struct{ Body sweepTrialsBody }
+type sweepTrialsOutput struct{ Body *sweepTrialsBody }
+
+// WriteCSV writes the page's trials a row each (sweep.TrialTable).
+func (b *sweepTrialsBody) WriteCSV(w io.Writer) error {
+	return sweep.TrialTable(b.paths, b.Data.Trials).WriteCSV(w)
+}
+
+// WriteParquet writes the page's trials as one Parquet file.
+func (b *sweepTrialsBody) WriteParquet(w io.Writer) error {
+	return sweep.TrialTable(b.paths, b.Data.Trials).WriteParquet(w)
+}
+
+// documentSweepTrials describes the CSV and Parquet forms of the trials
+// page (documentCSV lists them as every route's with such forms).
+func documentSweepTrials(doc *huma.OpenAPI) {
+	item := doc.Paths["/v1/sweeps/{id}/trials"]
+	if item == nil || item.Get == nil || item.Get.Responses["200"] == nil || item.Get.Responses["200"].Content == nil {
+		return
+	}
+	const columns = "a row a trial: `trial`, each parameter by its path (`/entryConditions/0/value`), `train_objective`, `test_objective`, " +
+		"then every figure of the train and test statistics as `train.<name>` and `test.<name>` (an interval as `_low` and `_high`, " +
+		"`pnl_per_market` as `_mean`, `_sd`, `_p5`, `_p50`, `_p95`; `daily` and `calibration` only in JSON); a null is "
+	content := item.Get.Responses["200"].Content
+	content["text/csv"] = &huma.MediaType{Schema: &huma.Schema{Type: "string",
+		Description: "With Accept: text/csv, a header row and " + columns + "an empty cell."}}
+	content[transfer.ParquetMediaType] = &huma.MediaType{Schema: &huma.Schema{Type: "string", Format: "binary",
+		Description: "With Accept: application/vnd.apache.parquet, one Parquet file of the page, " + columns + "a null (counts int64, figures double, parameters double, boolean or string; Parquet orders the columns by name)."}}
+}
 
 func (s *Server) registerSweeps() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
@@ -155,7 +186,9 @@ func (s *Server) registerSweeps() {
 	}, s.cancelSweep)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-sweep-trials", Method: http.MethodGet, Path: "/v1/sweeps/{id}/trials",
-		Summary: "A finished sweep's trials, a page at a time", Tags: []string{"Sweeps"}, Security: security,
+		Summary:     "A finished sweep's trials, a page at a time",
+		Description: "A DONE sweep's trials in trial order, as JSON, or with Accept: text/csv or application/vnd.apache.parquet a row a trial (the columns of the Python client's trials_frame). limit and offset page every form.",
+		Tags:        []string{"Sweeps"}, Security: security,
 		Errors: []int{401, 403, 404, 409, 429, 500, 503},
 	}, s.sweepTrials)
 }
@@ -199,22 +232,22 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	if _, err := r.Split.Cut(len(slugs)); err != nil {
 		return nil, sweepError(err)
 	}
-	active, err := s.store.CountActiveSweeps(ctx, p.Customer.ID)
+	body, err := json.Marshal(r)
 	if err != nil {
-		return nil, s.storeFailure(ctx, "count sweeps in flight", err)
+		return nil, s.internal(ctx, "encode sweep request", err)
 	}
-	if limit := sweepsInFlight(p.Plan); active >= limit {
+	// The cap is checked where the sweep is stored, in one step with it:
+	// of two concurrent POSTs at the cap's edge, one is stored and the
+	// other refused.
+	limit := sweepsInFlight(p.Plan)
+	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs}, limit)
+	if errors.Is(err, store.ErrSweepsInFlight) {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
 			"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", p.Plan.Tier, limit)
 		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", 1)
 		e.GetHeaders().Set("Retry-After", "1")
 		return nil, e
 	}
-	body, err := json.Marshal(r)
-	if err != nil {
-		return nil, s.internal(ctx, "encode sweep request", err)
-	}
-	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs})
 	if err != nil {
 		return nil, s.storeFailure(ctx, "create sweep", err)
 	}
@@ -378,7 +411,14 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	if err := json.Unmarshal(sw.Result, &res); err != nil {
 		return nil, s.internal(ctx, "decode sweep results", fmt.Errorf("sweep %s: %w", sw.ID, err))
 	}
-	out := &sweepTrialsOutput{Body: sweepTrialsBody{Success: true, Timestamp: formatTime(s.now())}}
+	var req sweep.Request
+	if err := json.Unmarshal(sw.Request, &req); err != nil {
+		return nil, s.internal(ctx, "decode sweep request", fmt.Errorf("sweep %s: %w", sw.ID, err))
+	}
+	out := &sweepTrialsOutput{Body: &sweepTrialsBody{Success: true, Timestamp: formatTime(s.now())}}
+	for _, p := range req.Parameters {
+		out.Body.paths = append(out.Body.paths, p.Path)
+	}
 	d := &out.Body.Data
 	d.SweepID, d.Total, d.Limit, d.Offset = sw.ID, len(res.Trials), in.Limit, in.Offset
 	lo := min(in.Offset, len(res.Trials))

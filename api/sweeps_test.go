@@ -1,15 +1,23 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // sweepBody sweeps the entry threshold over the fixture's newest BTC 15m
@@ -94,6 +102,7 @@ func TestSweepThroughWorkers(t *testing.T) {
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"total":3`) {
 		t.Fatalf("trials: %d %s", r.status, r.body)
 	}
+	checkTrialForms(t, b, c.SweepID, r.body)
 	r = b.do(http.MethodGet, "/v1/sweeps", key, "", "")
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), c.SweepID) {
 		t.Fatalf("list: %d %s", r.status, r.body)
@@ -157,5 +166,207 @@ func TestSweepsInFlightAndCancel(t *testing.T) {
 	}
 	if r = b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, "")); r.status != http.StatusAccepted {
 		t.Fatalf("after the cancel: %d %s", r.status, r.body)
+	}
+}
+
+// checkTrialForms fetches the page of trials (limit 2, offset 1) whose
+// JSON answer is page as CSV and as Parquet, and checks that both hold
+// the same trials, parameters and figures, and that OpenAPI lists both.
+func checkTrialForms(t *testing.T, b *bundle, id string, page []byte) {
+	t.Helper()
+	var want struct {
+		Data struct {
+			Trials []struct {
+				Trial      int `json:"trial"`
+				Parameters []struct {
+					Path  string  `json:"path"`
+					Value float64 `json:"value"`
+				} `json:"parameters"`
+				Train struct {
+					NMarkets int     `json:"n_markets"`
+					TotalPnL float64 `json:"total_pnl"`
+				} `json:"train"`
+			} `json:"trials"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(page, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Data.Trials) != 2 {
+		t.Fatalf("JSON page: %s", page)
+	}
+	path := "/v1/sweeps/" + id + "/trials?limit=2&offset=1"
+
+	r := b.getAccept(store.Pro, path, "text/csv")
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("CSV: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(r.body)).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV: %v\n%s", err, r.body)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("CSV: %d records, want a header and 2 trials:\n%s", len(recs), r.body)
+	}
+	col := map[string]int{}
+	for j, name := range recs[0] {
+		col[name] = j
+	}
+	for i, tr := range want.Data.Trials {
+		row := recs[i+1]
+		for _, cell := range []struct{ name, want string }{
+			{"trial", strconv.Itoa(tr.Trial)},
+			{"/entryConditions/0/value", strconv.FormatFloat(tr.Parameters[0].Value, 'g', -1, 64)},
+			{"train.n_markets", strconv.Itoa(tr.Train.NMarkets)},
+			{"train.total_pnl", strconv.FormatFloat(tr.Train.TotalPnL, 'g', -1, 64)},
+		} {
+			j, ok := col[cell.name]
+			if !ok || row[j] != cell.want {
+				t.Errorf("CSV trial %d %s: %q (column found %v), want %q", tr.Trial, cell.name, row[min(j, len(row)-1)], ok, cell.want)
+			}
+		}
+	}
+
+	r = b.getAccept(store.Pro, path, transfer.ParquetMediaType)
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != transfer.ParquetMediaType {
+		t.Fatalf("Parquet: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
+	if err != nil {
+		t.Fatalf("Parquet: %v", err)
+	}
+	if f.NumRows() != 2 {
+		t.Fatalf("Parquet: %d rows, want 2", f.NumRows())
+	}
+	var trial, value int = -1, -1
+	for i, c := range f.Schema().Columns() {
+		switch c[0] {
+		case "trial":
+			trial = i
+		case "/entryConditions/0/value":
+			value = i
+		}
+	}
+	if trial < 0 || value < 0 {
+		t.Fatalf("Parquet columns %v", f.Schema().Columns())
+	}
+	pr := parquet.NewReader(f)
+	defer pr.Close()
+	rows := make([]parquet.Row, 2)
+	if n, _ := pr.ReadRows(rows); n != 2 {
+		t.Fatalf("Parquet: read %d rows", n)
+	}
+	for i, tr := range want.Data.Trials {
+		if got := rows[i][trial].Int64(); got != int64(tr.Trial) {
+			t.Errorf("Parquet row %d trial %d, want %d", i, got, tr.Trial)
+		}
+		if got := rows[i][value].Double(); got != tr.Parameters[0].Value {
+			t.Errorf("Parquet row %d value %v, want %v", i, got, tr.Parameters[0].Value)
+		}
+	}
+
+	// The document lists both forms.
+	r = b.get(store.Pro, "/openapi.json")
+	var doc struct {
+		Paths map[string]struct {
+			Get struct {
+				Responses map[string]struct {
+					Content map[string]json.RawMessage `json:"content"`
+				} `json:"responses"`
+			} `json:"get"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	content := doc.Paths["/v1/sweeps/{id}/trials"].Get.Responses["200"].Content
+	for _, ct := range []string{"application/json", "text/csv", transfer.ParquetMediaType} {
+		if _, ok := content[ct]; !ok {
+			t.Errorf("OpenAPI: the trials page has no %s form (%v)", ct, content)
+		}
+	}
+}
+
+// gatedCreate holds every CreateSweep until n have reached the store, so
+// that racing requests all reach it before any sweep is stored: a cap
+// checked before the store's own step would let them all through. A
+// request that never comes (one refused earlier) opens the gate after
+// a long wait instead.
+type gatedCreate struct {
+	store.Store
+	n       int
+	mu      sync.Mutex
+	arrived int
+	open    chan struct{}
+}
+
+func newGatedCreate(st store.Store, n int) *gatedCreate {
+	return &gatedCreate{Store: st, n: n, open: make(chan struct{})}
+}
+
+func (g *gatedCreate) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) (store.Sweep, error) {
+	g.mu.Lock()
+	if g.arrived++; g.arrived == g.n {
+		close(g.open)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.open:
+	case <-time.After(30 * time.Second):
+	}
+	return g.Store.CreateSweep(ctx, sw, maxActive)
+}
+
+// TestSweepsInFlightRace posts sweeps of one PRO customer at the same
+// moment, on both stores: exactly one is 202, every other 429 with
+// details.limit concurrent_sweeps, and one sweep is stored in flight.
+func TestSweepsInFlightRace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) store.Store
+	}{
+		{"memory", func(*testing.T) store.Store { return memory.New() }},
+		{"postgres", func(t *testing.T) store.Store { return pgtest.NewStore(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := tc.store(t)
+			loadFixtures(t, st)
+			q := newQueue(t, st) // no worker: the sweep stays in flight
+			const racers = 6
+			b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = newGatedCreate(st, racers), q.client, q.client })
+			var wg sync.WaitGroup
+			responses := make([]response, racers)
+			start := make(chan struct{})
+			for i := range racers {
+				wg.Go(func() {
+					<-start
+					responses[i] = b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", sweepBody(3, ""))
+				})
+			}
+			close(start)
+			wg.Wait()
+			accepted := 0
+			for _, r := range responses {
+				switch r.status {
+				case http.StatusAccepted:
+					accepted++
+				case http.StatusTooManyRequests:
+					e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+					if d, _ := e["details"].(map[string]any); d == nil || d["limit"] != "concurrent_sweeps" {
+						t.Errorf("429 details %v, want limit concurrent_sweeps", e["details"])
+					}
+				default:
+					t.Errorf("POST: %d %s", r.status, r.body)
+				}
+			}
+			if accepted != 1 {
+				t.Errorf("%d of %d simultaneous PRO sweeps accepted, want exactly 1", accepted, racers)
+			}
+			if n, err := st.CountActiveSweeps(t.Context(), b.ids[store.Pro]); err != nil || n != 1 {
+				t.Errorf("sweeps in flight: %d, %v; want 1", n, err)
+			}
+		})
 	}
 }

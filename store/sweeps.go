@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -33,7 +34,15 @@ type SweepStore interface {
 	// those fields and in Result, Error and FinishedAt is ignored. A sweep
 	// failing Sweep.Check is ErrInvalid; an unknown customer is
 	// ErrNotFound.
-	CreateSweep(ctx context.Context, sw Sweep) (Sweep, error)
+	//
+	// maxActive > 0 caps the customer's sweeps in flight (QUEUED or
+	// RUNNING): a customer who has maxActive already gets
+	// ErrSweepsInFlight and nothing is stored. The count and the insert
+	// are one step against every other CreateSweep of the customer, in
+	// every process: of concurrent creates, no more succeed than the cap
+	// leaves room for. maxActive 0 is no cap; a negative one is
+	// ErrInvalid.
+	CreateSweep(ctx context.Context, sw Sweep, maxActive int) (Sweep, error)
 	// GetSweep returns the sweep with the id, or ErrNotFound.
 	GetSweep(ctx context.Context, id string) (Sweep, error)
 	// ListSweeps returns one page of the customer's sweeps, newest first
@@ -75,6 +84,19 @@ type SweepStore interface {
 	// before t, with its shards, and returns how many sweeps it deleted.
 	// Sweeps still QUEUED or RUNNING are never deleted.
 	DeleteSweepsFinishedBefore(ctx context.Context, t time.Time) (int, error)
+}
+
+// ErrSweepsInFlight is a CreateSweep refused because the customer already
+// has as many sweeps in flight as its cap allows.
+var ErrSweepsInFlight = errors.New("sweeps in flight at the customer's cap")
+
+// CheckSweepCap reports why maxActive is not a CreateSweep cap (an error
+// matching ErrInvalid), or nil.
+func CheckSweepCap(maxActive int) error {
+	if maxActive < 0 {
+		return fmt.Errorf("sweep: a cap of %d sweeps in flight: want 0 (none) or more: %w", maxActive, ErrInvalid)
+	}
+	return nil
 }
 
 // SweepStatus is where a sweep is in its life, by its wire name.

@@ -44,6 +44,11 @@ type gate struct {
 	wakes  chan struct{} // a pending wake (capacity 1)
 	closed chan struct{} // closed at shutdown: never wait again
 	idle   time.Duration
+	// full, when set, reports whether the server would refuse a task of
+	// the queue whose pending key this is (every sweep slot busy,
+	// sweep.go): its dequeue is skipped as if the queue were empty. Set
+	// before the server starts.
+	full func(pendingKey string) bool
 }
 
 func newGate(queues int, idle time.Duration) *gate {
@@ -124,6 +129,11 @@ func isDequeue(keys []string) bool {
 func (c gatedRedis) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
 	if !isDequeue(keys) {
 		return c.UniversalClient.EvalSha(ctx, sha1, keys, args...)
+	}
+	if c.g.full != nil && c.g.full(keys[0]) {
+		// Neither counted as an empty queue nor fetched: the task stays
+		// pending for a slot that frees (which wakes the gate).
+		return redis.NewCmdResult(nil, redis.Nil)
 	}
 	c.g.before()
 	cmd := c.UniversalClient.EvalSha(ctx, sha1, keys, args...)

@@ -100,6 +100,18 @@ var ErrStopped = errors.New("sweep: the sweep is no longer running")
 // twice stores and counts it once. ctx's cancellation stops it between
 // trials. plans (nil: none) keeps the sweep's plan for its other shards.
 func Work(ctx context.Context, st store.Store, task ShardTask, plans *Plans) error {
+	return WorkYielding(ctx, st, task, plans, nil)
+}
+
+// Yield is called between a shard's trials: it returns at once when the
+// shard may go on, blocks while work that comes first runs (a worker's
+// replays, DESIGN 14), and returns ctx's error if ctx ends meanwhile.
+type Yield func(ctx context.Context) error
+
+// WorkYielding is Work calling yield (nil: none) every few trials, so
+// that a shard gives way to work of a higher priority within a few
+// replays' time.
+func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Plans, yield Yield) error {
 	sw, err := st.GetSweep(ctx, task.Sweep)
 	if err != nil {
 		return fmt.Errorf("sweep %s: read it: %w", task.Sweep, err)
@@ -127,7 +139,7 @@ func Work(ctx context.Context, st store.Store, task ShardTask, plans *Plans) err
 	case err != nil:
 		return err
 	default:
-		if out, err = runShard(ctx, d, strategies); err != nil {
+		if out, err = runShard(ctx, d, strategies, yield); err != nil {
 			return err
 		}
 	}
@@ -148,13 +160,19 @@ func Work(ctx context.Context, st store.Store, task ShardTask, plans *Plans) err
 	return Finish(ctx, st, sw, p)
 }
 
-// runShard is RunShard stopping between trials when ctx is done.
-func runShard(ctx context.Context, d MarketData, strategies []replay.Strategy) ([]TrialMarket, error) {
+// runShard is RunShard stopping between trials when ctx is done, and
+// giving way (yield) between them.
+func runShard(ctx context.Context, d MarketData, strategies []replay.Strategy, yield Yield) ([]TrialMarket, error) {
 	out := make([]TrialMarket, 0, len(strategies))
-	const batch = 16 // trials between looks at ctx
+	const batch = 4 // trials between looks at ctx and yields: a few replays' time
 	for lo := 0; lo < len(strategies); lo += batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if yield != nil {
+			if err := yield(ctx); err != nil {
+				return nil, err
+			}
 		}
 		part, err := RunShard(d, strategies[lo:min(lo+batch, len(strategies))])
 		if err != nil {

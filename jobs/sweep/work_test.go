@@ -49,7 +49,7 @@ func storedSweep(t *testing.T, n int) (store.Store, store.Sweep, Plan) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: req, TrialCount: len(p.Trials), Markets: slugs})
+	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: req, TrialCount: len(p.Trials), Markets: slugs}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,13 +30,17 @@ type sweepEntry struct {
 	shards   map[string]store.SweepShard
 }
 
-// CreateSweep stores a new QUEUED sweep.
-func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep) (store.Sweep, error) {
+// CreateSweep stores a new QUEUED sweep. The cap's count and the insert
+// are one step under the table's lock.
+func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) (store.Sweep, error) {
 	const op = "create sweep"
 	if err := live(ctx, op); err != nil {
 		return store.Sweep{}, err
 	}
 	if err := sw.Check(); err != nil {
+		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	if err := store.CheckSweepCap(maxActive); err != nil {
 		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
 	}
 	if err := s.customerExists(sw.CustomerID); err != nil {
@@ -67,6 +71,17 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep) (store.Sweep, e
 	defer t.mu.Unlock()
 	if t.byID == nil {
 		t.byID, t.byCustomer = map[string]*sweepEntry{}, map[string][]*sweepEntry{}
+	}
+	if maxActive > 0 {
+		n := 0
+		for _, other := range t.byCustomer[sw.CustomerID] {
+			if other.sw.Status.Active() {
+				n++
+			}
+		}
+		if n >= maxActive {
+			return store.Sweep{}, fmt.Errorf("memory: %s: customer %q has %d sweeps in flight, its cap: %w", op, sw.CustomerID, n, store.ErrSweepsInFlight)
+		}
 	}
 	if _, taken := t.byID[e.sw.ID]; taken {
 		return store.Sweep{}, fmt.Errorf("memory: %s: id %q: %w", op, e.sw.ID, store.ErrConflict)

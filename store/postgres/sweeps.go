@@ -35,28 +35,61 @@ const (
 	deleteFinishedSQL = `delete from sweeps where finished_at < $1`
 )
 
-// CreateSweep stores a new QUEUED sweep.
-func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep) (store.Sweep, error) {
+// sweepCapLock is the advisory lock key (with hashtext of the customer's
+// id) that serialises a customer's CreateSweeps under a cap, across
+// processes: two customers whose ids hash alike merely wait for each
+// other.
+const sweepCapLock = 0x75707377 // "upsw"
+
+// CreateSweep stores a new QUEUED sweep. Under a cap, the count of the
+// customer's sweeps in flight and the insert are one transaction holding
+// the customer's advisory lock, so that a concurrent create counts after
+// this one commits (read committed: each statement sees what committed
+// before it began).
+func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) (store.Sweep, error) {
 	const op = "create sweep"
 	if err := sw.Check(); err != nil {
+		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	if err := store.CheckSweepCap(maxActive); err != nil {
 		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	if !validID(sw.CustomerID) {
 		return store.Sweep{}, early(ctx, op, fmt.Errorf("customer %q: %w", sw.CustomerID, store.ErrNotFound))
 	}
 	now := s.stamp()
-	rows, _ := s.pool.Query(ctx, `
-		insert into sweeps (id, customer_id, status, request, trial_count, markets, replays_total,
-			created_at, updated_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-		returning `+sweepColumns,
-		store.NewSweepID(), sw.CustomerID, string(store.SweepQueued), sw.Request, sw.TrialCount,
-		sw.Markets, sw.TrialCount*len(sw.Markets), now)
-	got, err := pgx.CollectExactlyOneRow(rows, scanSweep)
+	var got store.Sweep
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if maxActive > 0 {
+			if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock($1, hashtext($2))`, sweepCapLock, sw.CustomerID); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, activeSweepsSQL, sw.CustomerID).Scan(&n); err != nil {
+				return err
+			}
+			if n >= maxActive {
+				return fmt.Errorf("customer %q has %d sweeps in flight, its cap: %w", sw.CustomerID, n, store.ErrSweepsInFlight)
+			}
+		}
+		rows, _ := tx.Query(ctx, `
+			insert into sweeps (id, customer_id, status, request, trial_count, markets, replays_total,
+				created_at, updated_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+			returning `+sweepColumns,
+			store.NewSweepID(), sw.CustomerID, string(store.SweepQueued), sw.Request, sw.TrialCount,
+			sw.Markets, sw.TrialCount*len(sw.Markets), now)
+		var err error
+		got, err = pgx.CollectExactlyOneRow(rows, scanSweep)
+		return err
+	})
 	if pgCode(err) == foreignKeyViolation {
 		return store.Sweep{}, notFound(fmt.Sprintf("%s: customer %q", op, sw.CustomerID))
 	}
-	return got, wrap(op, err)
+	if err != nil {
+		return store.Sweep{}, wrap(op, err)
+	}
+	return got, nil
 }
 
 // GetSweep returns the sweep with the id.

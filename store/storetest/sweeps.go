@@ -22,6 +22,8 @@ func sweepTests() []test {
 		{"Copies", testSweepCopies},
 		{"List", testSweepList},
 		{"CountActive", testSweepCountActive},
+		{"Cap", testSweepCap},
+		{"ConcurrentCap", testSweepConcurrentCap},
 		{"Transitions", testSweepTransitions},
 		{"TransitionValidation", testSweepTransitionValidation},
 		{"Finish", testSweepFinish},
@@ -60,7 +62,7 @@ func newSweep(customerID string, trials int, markets []string) store.Sweep {
 
 func createSweep(t *testing.T, s store.Store, sw store.Sweep) store.Sweep {
 	t.Helper()
-	got, err := s.CreateSweep(t.Context(), sw)
+	got, err := s.CreateSweep(t.Context(), sw, 0)
 	mustOK(t, err, "CreateSweep")
 	return got
 }
@@ -216,7 +218,7 @@ func testSweepCreateValidation(t *testing.T, s store.Store) {
 	for _, tc := range cases {
 		sw := newSweep(c, 2, sweepMarkets(2))
 		tc.change(&sw)
-		_, err := s.CreateSweep(t.Context(), sw)
+		_, err := s.CreateSweep(t.Context(), sw, 0)
 		wantErr(t, err, tc.want, "CreateSweep with "+tc.name)
 	}
 	list, total, err := s.ListSweeps(t.Context(), c, 0, 0)
@@ -362,6 +364,82 @@ func testSweepCountActive(t *testing.T, s store.Store) {
 		mustOK(t, err, "CountActiveSweeps")
 		if n != tc.want {
 			t.Errorf("CountActiveSweeps(%q) = %d, want %d", tc.customer, n, tc.want)
+		}
+	}
+}
+
+// testSweepCap creates sweeps under a cap on those in flight: it counts the
+// customer's QUEUED and RUNNING sweeps only, never another customer's; a
+// refused create stores nothing; 0 is no cap and a negative cap invalid.
+func testSweepCap(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	ada, bea := sweepCustomer(t, s, "ada"), sweepCustomer(t, s, "bea")
+	for _, st := range []store.SweepStatus{store.SweepDone, store.SweepFailed, store.SweepCancelled} {
+		sweepIn(t, s, ada, st)
+	}
+	sweepIn(t, s, bea, store.SweepRunning)
+	first, err := s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), 2)
+	mustOK(t, err, "CreateSweep 1 under a cap of 2 (3 finished)")
+	_, err = s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), 2)
+	mustOK(t, err, "CreateSweep 2 under a cap of 2")
+	_, err = s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), 2)
+	wantErr(t, err, store.ErrSweepsInFlight, "CreateSweep 3 under a cap of 2")
+	_, err = s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), 1)
+	wantErr(t, err, store.ErrSweepsInFlight, "CreateSweep under a cap of 1 with 2 in flight")
+	_, err = s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), -1)
+	wantErr(t, err, store.ErrInvalid, "CreateSweep under a cap of -1")
+	if n, err := s.CountActiveSweeps(ctx, ada); err != nil || n != 2 {
+		t.Errorf("CountActiveSweeps after refused creates = %d, %v; want 2", n, err)
+	}
+	// A sweep that ends makes room; the other customer's in flight never
+	// counted.
+	_, err = s.SetSweepStatus(ctx, first.ID, []store.SweepStatus{store.SweepQueued}, store.SweepCancelled, "")
+	mustOK(t, err, "SetSweepStatus")
+	_, err = s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), 2)
+	mustOK(t, err, "CreateSweep after a cancel")
+	_, err = s.CreateSweep(ctx, newSweep(bea, 1, sweepMarkets(1)), 2)
+	mustOK(t, err, "CreateSweep by another customer")
+	_, err = s.CreateSweep(ctx, newSweep(ada, 1, sweepMarkets(1)), 0)
+	mustOK(t, err, "CreateSweep without a cap")
+	_, err = s.CreateSweep(ctx, newSweep(unknownIDs()[0], 1, sweepMarkets(1)), 1)
+	wantErr(t, err, store.ErrNotFound, "CreateSweep of an unknown customer under a cap")
+}
+
+// testSweepConcurrentCap races creates of one customer under caps of 1 and
+// 3: exactly the cap's number succeed, the rest are ErrSweepsInFlight, and
+// the store holds exactly that many in flight.
+func testSweepConcurrentCap(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const racers = 8
+	for _, limit := range []int{1, 3} {
+		c := sweepCustomer(t, s, fmt.Sprintf("cap%d", limit))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		ok, refused := 0, 0
+		start := make(chan struct{})
+		for r := range racers {
+			wg.Go(func() {
+				<-start
+				_, err := s.CreateSweep(ctx, newSweep(c, 1, sweepMarkets(1)), limit)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					ok++
+				case errors.Is(err, store.ErrSweepsInFlight):
+					refused++
+				default:
+					t.Errorf("cap %d: racer %d: %v", limit, r, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if ok != limit || refused != racers-limit {
+			t.Errorf("cap %d, %d racers: %d created, %d refused; want %d and %d", limit, racers, ok, refused, limit, racers-limit)
+		}
+		if n, err := s.CountActiveSweeps(ctx, c); err != nil || n != limit {
+			t.Errorf("cap %d: CountActiveSweeps = %d, %v; want %d", limit, n, err, limit)
 		}
 	}
 }
@@ -843,9 +921,9 @@ func testSweepCancelledContext(t *testing.T, s store.Store) {
 		name string
 		call func() error
 	}{
-		{"CreateSweep", func() error { _, err := s.CreateSweep(ctx, newSweep(c, 1, sweepMarkets(1))); return err }},
+		{"CreateSweep", func() error { _, err := s.CreateSweep(ctx, newSweep(c, 1, sweepMarkets(1)), 1); return err }},
 		{"CreateSweep of an unknown customer", func() error {
-			_, err := s.CreateSweep(ctx, newSweep(unknownIDs()[1], 1, sweepMarkets(1)))
+			_, err := s.CreateSweep(ctx, newSweep(unknownIDs()[1], 1, sweepMarkets(1)), 0)
 			return err
 		}},
 		{"GetSweep", func() error { _, err := s.GetSweep(ctx, sw.ID); return err }},

@@ -1,0 +1,284 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/sweep"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// unheld is a market that is not there, which a replay asks for.
+const unheld = "btc-updown-15m-1"
+
+// heldStore holds every read of a market but unheld until release.
+type heldStore struct {
+	store.Store
+	once    sync.Once
+	held    chan struct{} // closed when the first shard is held
+	release chan struct{}
+}
+
+func (s *heldStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if slug == unheld {
+		return s.Store.GetMarket(ctx, slug)
+	}
+	s.once.Do(func() { close(s.held) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return store.Market{}, ctx.Err()
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+// busyFixture is a running sweep of 2 trials over 3 generated 15m markets
+// in a memory store, and its shards.
+func busyFixture(t *testing.T) (*memory.Store, store.Sweep, []sweep.ShardTask) {
+	t.Helper()
+	ctx := t.Context()
+	mem := memory.New()
+	g, err := gen.New(gen.DefaultConfig(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slugs []string
+	newest := time.Now().Truncate(15 * time.Minute).Add(-time.Hour)
+	for k := range 3 {
+		m, _, err := g.WriteMarket(ctx, mem, store.BTC, store.M15, newest.Add(-time.Duration(k)*15*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		slugs = append([]string{m.Slug}, slugs...)
+	}
+	c, err := mem.CreateCustomer(ctx, store.Customer{Email: "busy@example.com", Tier: store.Pro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sweep.Decode([]byte(`{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.5}],
+		"exitConditions":[{"field":"price_up","operator":">=","value":0.7}],"positionSize":10},
+		"parameters":[{"path":"/entryConditions/0/value","values":[0.4,0.5]}],
+		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":3}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Normalize(sweep.ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := json.Marshal(p.Request)
+	sw, err := mem.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: req, TrialCount: len(p.Trials), Markets: slugs}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	shards := make([]sweep.ShardTask, len(slugs))
+	for i, m := range slugs {
+		shards[i] = sweep.ShardTask{Sweep: sw.ID, Market: m}
+	}
+	return mem, sw, shards
+}
+
+// TestBusyWorkerLeavesShardsQueued: a worker whose one sweep slot is busy
+// takes no other shard (none is refused into the retry set, where it
+// would wait for Asynq's forwarder) but still runs a replay at once; when
+// the slot frees, the worker takes the remaining shards and the sweep
+// finishes.
+func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	slugs := sw.Markets
+	rdb := redistest.Client(t)
+	held := &heldStore{Store: mem, held: make(chan struct{}), release: make(chan struct{})}
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: held, Logger: quietLog(), Concurrency: 2}) // one sweep slot
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	// The first shard fills the slot; the others come once it is held
+	// (two shards queued at once may both be taken, and one refused, in
+	// the instant before the slot fills).
+	if err := client.EnqueueSweep(ctx, shards[:1]); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held.held:
+	case <-time.After(time.Minute):
+		t.Fatal("no shard started within a minute")
+	}
+	if err := client.EnqueueSweep(ctx, shards[1:]); err != nil {
+		t.Fatal(err)
+	}
+
+	// The other goroutine is free: a replay runs (and is refused for lack
+	// of data: the answer is what matters, not the replay).
+	payload, _ := json.Marshal(replay.Request{MarketSlug: unheld, Strategy: replay.Strategy{Side: "UP",
+		EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}}, PositionSize: 10}})
+	if _, _, err := client.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "other", time.Minute); err != nil {
+		t.Fatalf("a replay while the sweep slot is busy: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond) // rounds in which a worker would take (and refuse) shards
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	qi, err := insp.GetQueueInfo(jobs.QueueSweeps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qi.Failed != 0 || qi.Retry != 0 || qi.Active != 1 || qi.Pending != len(slugs)-1 {
+		t.Errorf("with the slot busy: %d active, %d pending; %d refused, %d in retry; want 1, %d, 0, 0",
+			qi.Active, qi.Pending, qi.Failed, qi.Retry, len(slugs)-1)
+	}
+
+	close(held.release)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := mem.GetSweep(ctx, sw.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.SweepDone {
+			break
+		}
+		if got.Status.Final() || time.Now().After(deadline) {
+			t.Fatalf("sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// blockedStore blocks the reads of one market until release and counts
+// the shards stored.
+type blockedStore struct {
+	store.Store
+	slug    string
+	reading chan struct{} // closed at the first read of slug
+	once    sync.Once
+	release chan struct{}
+	mu      sync.Mutex
+	puts    int
+}
+
+func (s *blockedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if slug == s.slug {
+		s.once.Do(func() { close(s.reading) })
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return store.Market{}, ctx.Err()
+		}
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+func (s *blockedStore) PutSweepShard(ctx context.Context, id, market string, trials int, results []byte) (store.Sweep, error) {
+	s.mu.Lock()
+	s.puts++
+	s.mu.Unlock()
+	return s.Store.PutSweepShard(ctx, id, market, trials, results)
+}
+
+// TestShardsGiveWayToReplays: while a replay runs on a worker, its sweep
+// shards pause between trials; they finish once it has.
+func TestShardsGiveWayToReplays(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	st := &blockedStore{Store: mem, slug: unheld, reading: make(chan struct{}), release: make(chan struct{})}
+	rdb := redistest.Client(t)
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Concurrency: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	// A replay holds the worker (its market read blocks) ...
+	replayed := make(chan error, 1)
+	go func() {
+		payload, _ := json.Marshal(replay.Request{MarketSlug: unheld, Strategy: replay.Strategy{Side: "UP",
+			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}}, PositionSize: 10}})
+		_, _, err := client.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "other", 2*time.Minute)
+		replayed <- err
+	}()
+	select {
+	case <-st.reading:
+	case <-time.After(time.Minute):
+		t.Fatal("the replay did not start within a minute")
+	}
+	// ... while the sweep's shards are queued: they start, and wait.
+	if err := client.EnqueueSweep(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		qi, err := insp.GetQueueInfo(jobs.QueueSweeps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.mu.Lock()
+		stored := st.puts
+		st.mu.Unlock()
+		if qi.Active == len(shards) || stored > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("shards active: %d of %d after a minute", qi.Active, len(shards))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // long enough for shards of 3 small markets to finish, did they not wait
+	st.mu.Lock()
+	puts := st.puts
+	st.mu.Unlock()
+	if puts != 0 {
+		t.Errorf("%d shards stored while a replay ran; want none", puts)
+	}
+	close(st.release)
+	if err := <-replayed; err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		got, err := mem.GetSweep(ctx, sw.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.SweepDone {
+			return
+		}
+		if got.Status.Final() || time.Now().After(deadline) {
+			t.Fatalf("after the replay: sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
