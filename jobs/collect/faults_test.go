@@ -1,0 +1,71 @@
+package collect_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// jumpClock is a clock that runs at real speed and can be moved forward,
+// as a stalled process sees its clock move.
+type jumpClock struct{ offset atomic.Int64 }
+
+func (j *jumpClock) now() time.Time       { return time.Now().Add(time.Duration(j.offset.Load())) }
+func (j *jumpClock) jump(d time.Duration) { j.offset.Add(int64(d)) }
+
+// liveSlugs returns the SPEC slugs of the series' windows at t.
+func liveSlugs(scheme collect.SlugScheme, series []collect.Series, t time.Time) []string {
+	out := make([]string, len(series))
+	for i, sr := range series {
+		start, _ := scheme.Window(sr.Coin, sr.MarketType, t)
+		out[i] = collect.Slug(sr.Coin, sr.MarketType, start)
+	}
+	return out
+}
+
+// snapshotCount is how many snapshots the store holds of the market.
+func snapshotCount(t testing.TB, st store.Store, slug string) int {
+	t.Helper()
+	_, total, err := st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Limit: 1})
+	if err != nil {
+		return 0
+	}
+	return total
+}
+
+// TestSkippedInstantsAreCounted moves the collector's clock forward by
+// three seconds, as a process stalled that long sees it: the instants of
+// the grid it passed over are lost for every market at once, and each is
+// counted (DroppedInstants, exported on /metrics) and the stretch logged
+// once.
+func TestSkippedInstantsAreCounted(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme()
+	clock := &jumpClock{}
+	r := newClockedRig(t, memory.New(), scheme, clock.now)
+	now := clock.now()
+	r.poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	c, _ := start(t, cfg)
+	slug := liveSlugs(scheme, twoSeries, now)[0]
+	eventually(t, 30*time.Second, "first snapshots", func() bool { return snapshotCount(t, r.st, slug) > 0 })
+	if n := c.DroppedInstants()[collect.DropStalled]; n != 0 {
+		t.Logf("%d instants skipped before the jump (a loaded machine)", n)
+	}
+	before := c.DroppedInstants()[collect.DropStalled]
+	clock.jump(3 * time.Second)
+	// 3 s of a 100 ms grid: 29 instants strictly between the last handled
+	// and the next.
+	eventually(t, 30*time.Second, "the skipped instants counted", func() bool {
+		return c.DroppedInstants()[collect.DropStalled]-before >= 29
+	})
+	if !strings.Contains(r.logs.String(), "snapshot instants skipped") {
+		t.Errorf("the skipped stretch is not logged:\n%s", r.logs)
+	}
+}
