@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/binancetest"
+	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
@@ -68,4 +70,70 @@ func TestSkippedInstantsAreCounted(t *testing.T) {
 	if !strings.Contains(r.logs.String(), "snapshot instants skipped") {
 		t.Errorf("the skipped stretch is not logged:\n%s", r.logs)
 	}
+}
+
+// TestRecoveryAfterEveryUpstreamFails takes every upstream down (Gamma,
+// the CLOB's REST and websocket, Binance) for a few seconds, long enough
+// for the retries to back off to their cap, and brings them back: the
+// collector resumes recording by itself, and the outage is one recorded
+// gap per market. How soon it resumes is bounded by the backoff's cap
+// (TestBackoffCapsRecovery); the figure measured here is logged, not
+// asserted, since a loaded machine stretches it.
+func TestRecoveryAfterEveryUpstreamFails(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme()
+	r := newRig(t, memory.New(), scheme)
+	now := time.Now()
+	r.poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.Backoff = collect.DefaultBackoff()
+	c, _ := start(t, cfg)
+	slugs := liveSlugs(scheme, twoSeries, now)
+	eventually(t, 30*time.Second, "first snapshots", func() bool { return snapshotCount(t, r.st, slugs[0]) > 0 })
+
+	down := polytest.Fault{Status: 503}
+	polyRoutes := []string{polytest.RouteEvents, polytest.RouteMarkets, polytest.RouteBook, polytest.RouteBooks, polytest.RouteWS}
+	binRoutes := []string{binancetest.RouteSpotDepth, binancetest.RouteFuturesDepth, binancetest.RouteSpotTrades,
+		binancetest.RouteFuturesTrades, binancetest.RouteTicker, binancetest.RouteKlines}
+	for _, route := range polyRoutes {
+		r.poly.FailAlways(route, down)
+	}
+	for _, route := range binRoutes {
+		r.bin.FailAlways(route, down)
+	}
+	r.poly.DropSockets()
+	wentDown := time.Now()
+	// Long enough for every retry schedule to reach its cap.
+	eventually(t, 60*time.Second, "the outage noticed", func() bool {
+		return time.Since(wentDown) > 4*time.Second && c.DroppedInstants()[collect.DropUpstream] > 0
+	})
+	for _, route := range polyRoutes {
+		r.poly.Recover(route)
+	}
+	for _, route := range binRoutes {
+		r.bin.Recover(route)
+	}
+	back := time.Now()
+	eventually(t, 60*time.Second, "snapshots after the upstreams are back", func() bool {
+		for _, s := range slugs {
+			snaps, _, err := r.st.ListSnapshots(context.Background(), s, store.SnapshotQuery{Limit: 1})
+			if err != nil || len(snaps) == 0 || !snaps[0].Time.After(back) {
+				return false
+			}
+		}
+		return true
+	})
+	first, _, _ := r.st.ListSnapshots(context.Background(), slugs[0], store.SnapshotQuery{Limit: 1, From: &back, Ascending: true})
+	if len(first) > 0 {
+		t.Logf("recording resumed %v after the upstreams were back", first[0].Time.Sub(back).Round(time.Millisecond))
+	}
+	eventually(t, 30*time.Second, "the outage recorded as a gap", func() bool {
+		for _, g := range r.act.gapsOf(slugs[0]) {
+			if !g.From.After(wentDown) && g.To.After(wentDown.Add(3*time.Second)) {
+				return true
+			}
+		}
+		return false
+	})
 }
