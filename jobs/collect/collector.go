@@ -277,6 +277,7 @@ func (c *Collector) discover(ctx context.Context) {
 	}
 	wg.Wait()
 	c.recordStartPrices(ctx, now)
+	c.refreshPriceToBeat(ctx, now)
 
 	c.mu.Lock()
 	var ended []store.Market

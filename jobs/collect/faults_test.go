@@ -137,3 +137,41 @@ func TestRecoveryAfterEveryUpstreamFails(t *testing.T) {
 		return false
 	})
 }
+
+// TestPriceToBeatRefreshedUntilPublished lists live markets whose
+// priceToBeat Gamma publishes a few seconds after the collector has found
+// them (in production about a minute into the window): the collector looks
+// again until it appears and stores it, long before settlement.
+func TestPriceToBeatRefreshedUntilPublished(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme() // windows began ≤ 11 s ago and last an hour
+	r := newRig(t, memory.New(), scheme)
+	poly := polytest.New(t, polytest.Options{Scheme: scheme, PriceToBeatAfter: 15 * time.Second})
+	now := time.Now()
+	poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.Gamma, cfg.Upstreams.CLOB = poly.URL, poly.URL
+	start(t, cfg)
+	ctx := context.Background()
+	slugs := liveSlugs(scheme, twoSeries, now)
+	eventually(t, 30*time.Second, "markets discovered", func() bool {
+		for _, s := range slugs {
+			if _, err := r.st.GetMarket(ctx, s); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for _, up := range poly.Markets() {
+		slug := polytest.SlugOf(&up)
+		want, _ := poly.ReferencePrices(&up)
+		eventually(t, 60*time.Second, "price_to_beat of "+slug, func() bool {
+			m, err := r.st.GetMarket(ctx, slug)
+			return err == nil && m.PriceToBeat != nil
+		})
+		m, _ := r.st.GetMarket(ctx, slug)
+		if *m.PriceToBeat != want || m.Resolved() || m.FinalPrice != nil {
+			t.Errorf("%s: price_to_beat %v (want %v), resolved %v, final price %v", slug, *m.PriceToBeat, want, m.Resolved(), m.FinalPrice)
+		}
+	}
+}

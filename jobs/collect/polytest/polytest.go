@@ -80,6 +80,11 @@ type Options struct {
 	// TradeEvery is the mean time between a token's trades, sent as
 	// last_trade_price events (1 s).
 	TradeEvery time.Duration
+	// PriceToBeatAfter, when set, is how long after its start a market's
+	// eventMetadata carries its priceToBeat (finalPrice still null), as
+	// Gamma publishes it about a minute into the window. Zero: the
+	// reference prices appear together, once settled.
+	PriceToBeatAfter time.Duration
 }
 
 // Server is a fake Polymarket. Its URL serves as both the Gamma and the
@@ -429,10 +434,13 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 // metadataJSON is an event's eventMetadata: the reference prices once
 // settled, null before (as Polymarket publishes them).
 func (s *Server) metadataJSON(m *Market, now time.Time) any {
+	start, end := s.ReferencePrices(m)
 	if !s.closed(m, now) {
+		if s.opts.PriceToBeatAfter > 0 && !now.Before(m.Start.Add(s.opts.PriceToBeatAfter)) {
+			return map[string]any{"priceToBeat": start, "finalPrice": nil}
+		}
 		return nil
 	}
-	start, end := s.ReferencePrices(m)
 	return map[string]any{"priceToBeat": start, "finalPrice": end}
 }
 
