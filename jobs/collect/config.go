@@ -162,6 +162,13 @@ type Config struct {
 	// unanswered and the connection is dropped and made again.
 	WSPingInterval time.Duration
 	WSStaleAfter   time.Duration
+	// BookStaleAfter is how long a book on the websocket may go without a
+	// change before it is not trusted (5 s): the tick polls it from REST
+	// and resubscribes it (see bookAges). Polymarket's live up/down books
+	// change several times a second; five seconds without a change, while
+	// the connection may still answer PING, is a frozen book far more often
+	// than a quiet market, and a quiet market costs only a REST poll.
+	BookStaleAfter time.Duration
 
 	// DiscoveryInterval is how often markets are looked up (20 s).
 	DiscoveryInterval time.Duration
@@ -273,6 +280,7 @@ func (c *Config) setDefaults() error {
 	}
 	def(&c.WSPingInterval, 10*time.Second)
 	def(&c.WSStaleAfter, 3*time.Second)
+	def(&c.BookStaleAfter, 5*time.Second)
 	def(&c.DiscoveryInterval, 20*time.Second)
 	def(&c.ResolveDelay, 30*time.Second)
 	def(&c.SweepInterval, time.Minute)

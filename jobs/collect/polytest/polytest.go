@@ -648,6 +648,7 @@ type QuickScheme = collect.QuickScheme
 type socket struct {
 	conn    *websocket.Conn
 	stalled atomic.Bool
+	muted   atomic.Bool // PONGs still answered, no market data
 	custom  bool // custom_feature_enabled: best_bid_ask, new_market, market_resolved
 	mu      sync.Mutex
 	sent    map[string]clobBook // last book sent, by subscribed token
@@ -703,6 +704,19 @@ func (s *Server) StallSockets() int {
 	defer s.wsMu.Unlock()
 	for sc := range s.sockets {
 		sc.stalled.Store(true)
+	}
+	return len(s.sockets)
+}
+
+// MuteSockets makes the open websocket connections stop sending market
+// data for good while still answering PING with PONG (new connections are
+// served), as an upstream whose feed froze behind a live connection does,
+// and returns how many it muted.
+func (s *Server) MuteSockets() int {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	for sc := range s.sockets {
+		sc.muted.Store(true)
 	}
 	return len(s.sockets)
 }
@@ -800,7 +814,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
-		if sc.stalled.Load() {
+		if sc.stalled.Load() || sc.muted.Load() {
 			continue
 		}
 		if s.extras(ctx, sc) != nil || s.changes(ctx, sc) != nil {
@@ -844,11 +858,11 @@ func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) err
 	}
 	sc.mu.Unlock()
 	s.mu.Unlock()
+	if len(events) == 0 || sc.muted.Load() {
+		return nil
+	}
 	for _, e := range events {
 		s.remember(e.clobBook)
-	}
-	if len(events) == 0 {
-		return nil
 	}
 	return s.send(ctx, sc, events)
 }

@@ -1,0 +1,85 @@
+package collect_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+)
+
+// TestMuteWebsocketIsNotRecordedAsFresh mutes the fake's websocket: the
+// connection stays up and answers every PING, but sends no market data,
+// so its books freeze while looking live. No snapshot past the staleness
+// bound may carry the frozen book: the books are polled from REST, and
+// the connection is made again. With REST and reconnection failing as
+// well, nothing is recorded and the stretch is a gap.
+func TestMuteWebsocketIsNotRecordedAsFresh(t *testing.T) {
+	t.Parallel()
+	const bound = time.Second
+	r := newWSRig(t)
+	r.cfg.BookStaleAfter = bound
+	start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	slug := r.slugs()[0]
+	m, err := r.st.GetMarket(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := r.poly.WSStats().Connections
+	if r.poly.MuteSockets() == 0 {
+		t.Fatal("no socket to mute")
+	}
+	muted := time.Now()
+	hist := r.poly.SocketBooks(m.ClobTokenUp)
+	frozen := hist[len(hist)-1]
+
+	eventually(t, 60*time.Second, "the mute connection made again", func() bool { return r.poly.WSStats().Connections > conns })
+	eventually(t, 60*time.Second, "snapshots past the bound", func() bool {
+		snaps, _, err := r.st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Limit: 1})
+		return err == nil && len(snaps) > 0 && snaps[0].Time.After(muted.Add(3*bound))
+	})
+	from := muted.Add(bound)
+	snaps, _, err := r.st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{From: &from, Ascending: true, WithBooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) == 0 {
+		t.Fatal("nothing recorded past the bound")
+	}
+	for _, s := range snaps {
+		if s.BookUp != nil && sameTop(*s.BookUp, frozen) {
+			t.Fatalf("snapshot at %v (%v after the socket went mute) carries the frozen book", s.Time, s.Time.Sub(muted))
+		}
+	}
+
+	// Mute again, with REST and new connections failing: nothing fresh
+	// is to be had, so nothing is recorded, and the stretch is a gap.
+	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 503})
+	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+	r.poly.MuteSockets()
+	muted = time.Now()
+	time.Sleep(5 * bound)
+	r.poly.Recover(polytest.RouteBooks)
+	r.poly.Recover(polytest.RouteWS)
+	back := time.Now()
+	eventually(t, 60*time.Second, "the stale stretch recorded as a gap", func() bool {
+		for _, g := range r.act.gapsOf(slug) {
+			if !g.From.After(muted.Add(bound)) && !g.To.Before(back) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// sameTop reports whether the recorded book is the top of the full book
+// (snapshots keep the top levels a side).
+func sameTop(rec, full store.Book) bool {
+	if len(rec.Bids) > len(full.Bids) || len(rec.Asks) > len(full.Asks) {
+		return false
+	}
+	return reflect.DeepEqual(rec.Bids, full.Bids[:len(rec.Bids)]) && reflect.DeepEqual(rec.Asks, full.Asks[:len(rec.Asks)])
+}
