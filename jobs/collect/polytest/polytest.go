@@ -649,7 +649,7 @@ type socket struct {
 	conn    *websocket.Conn
 	stalled atomic.Bool
 	muted   atomic.Bool // PONGs still answered, no market data
-	custom  bool // custom_feature_enabled: best_bid_ask, new_market, market_resolved
+	custom  bool        // custom_feature_enabled: best_bid_ask, new_market, market_resolved
 	mu      sync.Mutex
 	sent    map[string]clobBook // last book sent, by subscribed token
 	ticks   map[string]float64  // tick size last told, by subscribed token
