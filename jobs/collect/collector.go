@@ -36,10 +36,11 @@ type Collector struct {
 	upstream map[string]string       // upstream slug → slug, of markets found on Gamma
 	missing  map[string]time.Time    // slug → window end, of started windows not found upstream
 
-	missed atomic.Int64 // started windows not found upstream
-	drops  *dropCounter // grid instants lost for every live market
-	health *upstreamHealth
-	warn   *rateLog
+	missed    atomic.Int64 // started windows not found upstream
+	drops     *dropCounter // grid instants lost for every live market
+	tradeFeed tradeWatch   // whether Polymarket's trades reach us (tradegaps.go)
+	health    *upstreamHealth
+	warn      *rateLog
 
 	work        chan func(context.Context) // off the websocket's reader
 	discoverNow chan struct{}              // a new_market of a window we look for
@@ -161,6 +162,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.onGrid(ctx, c.cfg.TradesInterval, c.trades) })
 	wg.Wait()
 	c.releaseGaps("") // nothing records a snapshot any more
+	c.closeTrades(c.cfg.Now())
 	close(stop)
 	<-written
 	st := c.Stats()
@@ -519,6 +521,7 @@ func (c *Collector) snapshots(ctx context.Context) {
 		if c.ws != nil {
 			c.ws.watch(c.tokensFrom(at))
 		}
+		c.watchTrades(at)
 		markets := c.liveAt(at)
 		if len(markets) == 0 {
 			last = time.Time{}

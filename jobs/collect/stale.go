@@ -86,3 +86,14 @@ func (w *wsBooks) mutedNow() bool {
 	defer w.mu.Unlock()
 	return w.ages.mute(w.now())
 }
+
+// tradesFlowing reports whether the socket is delivering market data, and
+// so trades (last_trade_price), now: a connection is up, holds books, and
+// has sent data within the staleness bound (or WSStaleAfter, whichever is
+// longer).
+func (w *wsBooks) tradesFlowing() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	bound := max(w.ages.after, w.stale)
+	return w.live && len(w.books) > 0 && !w.ages.data.IsZero() && w.now().Sub(w.ages.data) <= bound
+}

@@ -83,3 +83,44 @@ func sameTop(rec, full store.Book) bool {
 	}
 	return reflect.DeepEqual(rec.Bids, full.Bids[:len(rec.Bids)]) && reflect.DeepEqual(rec.Asks, full.Asks[:len(rec.Asks)])
 }
+
+// TestTradeGapsRecorded cuts the websocket for a few seconds while REST
+// keeps the books coming: snapshots go on, but the trades of that stretch
+// never reach the collector, so it is recorded as a gap of kind trades
+// (and not as a snapshots gap).
+func TestTradeGapsRecorded(t *testing.T) {
+	t.Parallel()
+	r := newWSRig(t)
+	start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	slug := r.slugs()[0]
+	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+	r.poly.DropSockets()
+	down := time.Now()
+	n := r.count()
+	eventually(t, 60*time.Second, "snapshots from REST while the socket is down", func() bool {
+		return time.Since(down) > 5*time.Second && r.count() > n
+	})
+	r.poly.Recover(polytest.RouteWS)
+	back := time.Now()
+	var got store.Gap
+	eventually(t, 60*time.Second, "a trades gap over the outage", func() bool {
+		for _, g := range r.act.gapsOf(slug) {
+			// The drop is noticed when the connection's read fails: the
+			// gap may begin a little after it.
+			if g.Kind == store.GapTrades && g.From.Before(down.Add(3*time.Second)) && g.To.After(down.Add(5*time.Second)) {
+				got = g
+				return true
+			}
+		}
+		return false
+	})
+	if got.To.Before(back) {
+		t.Errorf("trades gap %v–%v ends before the socket was back at %v", got.From, got.To, back)
+	}
+	for _, g := range r.act.gapsOf(slug) {
+		if g.Kind == store.GapSnapshots && g.From.Before(back) && g.To.After(down) {
+			t.Errorf("snapshots gap %v–%v while REST kept the books", g.From, g.To)
+		}
+	}
+}
