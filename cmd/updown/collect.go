@@ -137,7 +137,7 @@ var (
 	descWritten = prometheus.NewDesc("updown_collector_written_total",
 		"Records the store accepted, by kind (snapshots, depth, trades, gaps).", []string{"kind"}, nil)
 	descDropped = prometheus.NewDesc("updown_collector_instants_dropped_total",
-		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream).", []string{"reason"}, nil)
+		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream, late).", []string{"reason"}, nil)
 )
 
 func (m collectorMetrics) Describe(ch chan<- *prometheus.Desc) {

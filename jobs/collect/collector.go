@@ -582,7 +582,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		return
 	}
 	if lag := now.Sub(at); lag > c.cfg.MaxLag {
-		c.drops.add(DropUpstream, 1)
+		c.drops.add(DropLate, 1)
 		c.snapFeed.fail(ctx, at, now, fmt.Errorf("%w (%v)", errLate, lag.Round(time.Millisecond)))
 		return
 	}

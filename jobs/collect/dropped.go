@@ -18,9 +18,11 @@ const (
 	DropBackoff = "backoff"
 	// DropBusy: MaxInFlight snapshot requests were still under way.
 	DropBusy = "busy"
-	// DropUpstream: the books or the coin prices failed or came after
-	// MaxLag.
+	// DropUpstream: the books or the coin prices failed.
 	DropUpstream = "upstream"
+	// DropLate: the books and prices came, but after MaxLag (a slow
+	// upstream, or a loaded machine).
+	DropLate = "late"
 )
 
 // dropCounter counts the grid instants lost for every live market, by
@@ -67,13 +69,13 @@ func (d *dropCounter) counts() map[string]int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := make(map[string]int64, 4)
-	for _, r := range []string{DropStalled, DropBackoff, DropBusy, DropUpstream} {
+	for _, r := range []string{DropStalled, DropBackoff, DropBusy, DropUpstream, DropLate} {
 		out[r] = d.n[r]
 	}
 	return out
 }
 
 // DroppedInstants counts, by reason (DropStalled, DropBackoff, DropBusy,
-// DropUpstream), the instants of the snapshot grid at which markets were
+// DropUpstream, DropLate), the instants of the snapshot grid at which markets were
 // live and none was recorded.
 func (c *Collector) DroppedInstants() map[string]int64 { return c.drops.counts() }
