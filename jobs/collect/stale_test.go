@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
 )
@@ -56,18 +57,34 @@ func TestMuteWebsocketIsNotRecordedAsFresh(t *testing.T) {
 	}
 
 	// Mute again, with REST and new connections failing: nothing fresh
-	// is to be had, so nothing is recorded, and the stretch is a gap.
-	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 503})
-	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
-	r.poly.MuteSockets()
-	muted = time.Now()
-	time.Sleep(5 * bound)
-	r.poly.Recover(polytest.RouteBooks)
-	r.poly.Recover(polytest.RouteWS)
-	back := time.Now()
+	// is to be had, so nothing is recorded, and the stretch is a gap. (A
+	// handshake already past the fault when it was set would serve fresh
+	// books: such an attempt is made again.)
+	var recovered time.Time
+	for attempt := 1; ; attempt++ {
+		r.socketServes(t, 60*time.Second, "the websocket serving books again")
+		r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 503})
+		r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+		r.poly.MuteSockets()
+		muted = time.Now()
+		conns := r.poly.WSStats().Connections
+		time.Sleep(5 * bound)
+		clean := r.poly.WSStats().Connections == conns
+		recovered = time.Now()
+		r.poly.Recover(polytest.RouteBooks)
+		r.poly.Recover(polytest.RouteWS)
+		if clean {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal("a connection was made during every muted stretch")
+		}
+	}
+	// The first instant recorded after may precede the recovery a little:
+	// its request, made up to MaxLag after it, came after.
 	eventually(t, 60*time.Second, "the stale stretch recorded as a gap", func() bool {
 		for _, g := range r.act.gapsOf(slug) {
-			if !g.From.After(muted.Add(bound)) && !g.To.Before(back) {
+			if g.Kind == store.GapSnapshots && !g.From.After(muted.Add(bound)) && !g.To.Before(recovered.Add(-r.cfg.MaxLag)) {
 				return true
 			}
 		}
@@ -91,7 +108,7 @@ func sameTop(rec, full store.Book) bool {
 func TestTradeGapsRecorded(t *testing.T) {
 	t.Parallel()
 	r := newWSRig(t)
-	start(t, r.cfg)
+	c, _ := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
 	slug := r.slugs()[0]
 	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
@@ -102,25 +119,19 @@ func TestTradeGapsRecorded(t *testing.T) {
 		return time.Since(down) > 5*time.Second && r.count() > n
 	})
 	r.poly.Recover(polytest.RouteWS)
-	back := time.Now()
-	var got store.Gap
 	eventually(t, 60*time.Second, "a trades gap over the outage", func() bool {
 		for _, g := range r.act.gapsOf(slug) {
 			// The drop is noticed when the connection's read fails: the
 			// gap may begin a little after it.
 			if g.Kind == store.GapTrades && g.From.Before(down.Add(3*time.Second)) && g.To.After(down.Add(5*time.Second)) {
-				got = g
 				return true
 			}
 		}
 		return false
 	})
-	if got.To.Before(back) {
-		t.Errorf("trades gap %v–%v ends before the socket was back at %v", got.From, got.To, back)
-	}
-	for _, g := range r.act.gapsOf(slug) {
-		if g.Kind == store.GapSnapshots && g.From.Before(back) && g.To.After(down) {
-			t.Errorf("snapshots gap %v–%v while REST kept the books", g.From, g.To)
-		}
+	// REST kept the books: no instant was lost for want of them (a loaded
+	// machine's late instants are counted apart).
+	if n := c.DroppedInstants()[collect.DropUpstream]; n != 0 {
+		t.Errorf("%d instants lost for want of books while REST kept them", n)
 	}
 }
