@@ -95,12 +95,13 @@ type gapsOutput struct{ Body gapsBody }
 
 type gapsBody struct {
 	Market marketJSON `json:"market"`
-	Gaps   []gapJSON  `json:"gaps" doc:"Stretches of over 3 s in which the recorder stored no snapshot of the live market, oldest first. Outside them a missing change means a flat market, not missing data."`
+	Gaps   []gapJSON  `json:"gaps" doc:"Stretches of over 3 s in which the recorder lacked data of the live market, oldest first: of kind snapshots, no snapshot was stored (outside them a missing change means a flat market, not missing data); of kind trades, snapshots went on but Polymarket's trade feed was down, so trades may be missing (resting orders fill on trades). Gaps of different kinds may overlap."`
 }
 
 type gapJSON struct {
 	From string `json:"from" format:"date-time" doc:"The last snapshot before the gap (or the window's start); UTC with microseconds, as snapshots' times."`
 	To   string `json:"to" format:"date-time" doc:"The first snapshot after it (or the window's end); UTC with microseconds."`
+	Kind string `json:"kind" enum:"snapshots,trades" doc:"What is missing: snapshots (no snapshot stored; every gap recorded before gaps had kinds) or trades (snapshots went on, trades may be missing). An addition to SPEC's {from, to}."`
 }
 
 // marketTradesPattern is the market trades route as documented and as Huma
@@ -335,7 +336,7 @@ func (s *Server) gaps(ctx context.Context, m store.Market) (*gapsOutput, error) 
 	}
 	out := &gapsOutput{Body: gapsBody{Market: toMarketJSON(m), Gaps: make([]gapJSON, len(gaps))}}
 	for i, g := range gaps {
-		out.Body.Gaps[i] = gapJSON{From: formatRecordTime(g.From), To: formatRecordTime(g.To)}
+		out.Body.Gaps[i] = gapJSON{From: formatRecordTime(g.From), To: formatRecordTime(g.To), Kind: g.Kind.Name()}
 	}
 	return out, nil
 }

@@ -57,6 +57,7 @@ func activityGaps() []store.Gap {
 	return []store.Gap{
 		{From: start.Add(2 * time.Minute), To: start.Add(2*time.Minute + 4500*time.Millisecond)},
 		{From: start.Add(9 * time.Minute), To: start.Add(10 * time.Minute)},
+		{From: start.Add(9*time.Minute + 30*time.Second), To: start.Add(11 * time.Minute), Kind: store.GapTrades},
 	}
 }
 
@@ -279,7 +280,7 @@ func TestMarketGaps(t *testing.T) {
 				t.Fatalf("%s: %+v", path, got)
 			}
 			for i, g := range want {
-				if got.Gaps[i]["from"] != recordTime(g.From) || got.Gaps[i]["to"] != recordTime(g.To) || len(got.Gaps[i]) != 2 {
+				if got.Gaps[i]["from"] != recordTime(g.From) || got.Gaps[i]["to"] != recordTime(g.To) || got.Gaps[i]["kind"] != g.Kind.Name() || len(got.Gaps[i]) != 3 {
 					t.Errorf("%s: gap %d = %v, want %v", path, i, got.Gaps[i], g)
 				}
 			}

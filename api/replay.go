@@ -239,9 +239,6 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, s.internal(ctx, "encode replay payload", err)
 	}
 	job := worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}
-	if err := s.jobCapReached(ctx, p, job.ID()); err != nil {
-		return nil, err
-	}
 	// The market and its snapshots' count are read side by side: the two
 	// round trips to the store then cost the time of one. The count is
 	// used only once the market is known to exist and to be the caller's.
@@ -270,6 +267,12 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, s.storeFailure(ctx, "count snapshots", countErr)
 	} else if n == 0 {
 		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
+	}
+	// A result is reused only for the market as it is now: a corrected
+	// winner (or any other change) makes a new job.
+	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	if err := s.jobCapReached(ctx, p, job.ID()); err != nil {
+		return nil, err
 	}
 	o, err := s.runJobThen(ctx, job, p, nil)
 	if err != nil {

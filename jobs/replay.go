@@ -75,6 +75,9 @@ func loadInput(ctx context.Context, st store.Store, m store.Market, s replay.Str
 		if in.Trades, _, err = st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true}); err != nil {
 			return in, fmt.Errorf("load the trades of %s: %w", m.Slug, err)
 		}
+		if in.Gaps, err = st.ListGaps(ctx, m.Slug); err != nil {
+			return in, fmt.Errorf("load the gaps of %s: %w", m.Slug, err)
+		}
 	}
 	return in, nil
 }

@@ -57,8 +57,11 @@ func CompareMarketTrades(a, b MarketTrade) int {
 }
 
 // Check reports why g cannot be stored (an error matching ErrInvalid), or
-// nil: To must be after From.
+// nil: To must be after From, and Kind one of the GapKinds.
 func (g Gap) Check() error {
+	if g.Kind != GapSnapshots && g.Kind != GapTrades {
+		return fmt.Errorf("gap from %s: kind %q is not snapshots or trades: %w", g.From.UTC().Format(time.RFC3339Nano), g.Kind, ErrInvalid)
+	}
 	if g.To.After(g.From) {
 		return nil
 	}
@@ -66,24 +69,55 @@ func (g Gap) Check() error {
 		g.From.UTC().Format(time.RFC3339Nano), g.To.UTC().Format(time.RFC3339Nano), ErrInvalid)
 }
 
-// MergeGaps returns the gaps sorted by From, with gaps that overlap or
-// touch (one's To equal to the next one's From) merged into one. It does
-// not change its argument.
+// Name is the kind as the API and the database write it: "snapshots" or
+// "trades".
+func (k GapKind) Name() string {
+	if k == GapSnapshots {
+		return "snapshots"
+	}
+	return string(k)
+}
+
+// ParseGapKind reads a Name back; anything else is ErrInvalid.
+func ParseGapKind(name string) (GapKind, error) {
+	switch name {
+	case "snapshots", "":
+		return GapSnapshots, nil
+	case string(GapTrades):
+		return GapTrades, nil
+	}
+	return "", fmt.Errorf("gap kind %q is not snapshots or trades: %w", name, ErrInvalid)
+}
+
+// CompareGaps orders gaps as ListGaps lists them: by From, then Kind
+// (snapshots first).
+func CompareGaps(a, b Gap) int {
+	if c := a.From.Compare(b.From); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.Kind), string(b.Kind))
+}
+
+// MergeGaps returns the gaps in CompareGaps order, with gaps of one kind
+// that overlap or touch (one's To equal to the next one's From) merged
+// into one. It does not change its argument.
 func MergeGaps(gaps []Gap) []Gap {
 	if len(gaps) == 0 {
 		return nil
 	}
 	sorted := slices.Clone(gaps)
-	slices.SortFunc(sorted, func(a, b Gap) int { return a.From.Compare(b.From) })
-	out := sorted[:1]
-	for _, g := range sorted[1:] {
-		last := &out[len(out)-1]
-		if g.From.After(last.To) {
+	slices.SortFunc(sorted, CompareGaps)
+	var out []Gap
+	open := map[GapKind]int{} // kind → index in out of its last gap
+	for _, g := range sorted {
+		i, ok := open[g.Kind]
+		if !ok || g.From.After(out[i].To) {
+			open[g.Kind] = len(out)
 			out = append(out, g)
 			continue
 		}
-		if g.To.After(last.To) {
-			last.To = g.To
+		if g.To.After(out[i].To) {
+			out[i].To = g.To
 		}
 	}
 	return out

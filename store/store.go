@@ -542,12 +542,29 @@ type MarketTradeQuery struct {
 	After *MarketTrade
 }
 
-// Gap is a stretch of a live market with no recorded snapshot for longer
-// than the recorder's cadence allows (DESIGN 9: over 3 s).
+// Gap is a stretch of a live market the recorder lacks data of, for longer
+// than its cadence allows (DESIGN 9: over 3 s). Its Kind says what is
+// missing: snapshots (the zero Kind), or trade data alone.
 type Gap struct {
-	From time.Time // the last snapshot before the gap (or the window's start)
-	To   time.Time // the first snapshot after it (or the window's end)
+	From time.Time // the last snapshot (or trade data) before the gap, or the window's start
+	To   time.Time // the first snapshot (or trade data) after it, or the window's end
+	Kind GapKind
 }
+
+// GapKind is what a gap lacks.
+type GapKind string
+
+// Gap kinds. A store keeps the gaps of each kind apart: a trades gap is
+// merged only with trades gaps.
+const (
+	// GapSnapshots: no snapshot was recorded (the zero value, and the kind
+	// of every gap recorded before gaps had kinds).
+	GapSnapshots GapKind = ""
+	// GapTrades: snapshots went on (from REST) but the trade feed was
+	// down, so trades of the stretch may be missing. Resting orders fill on
+	// trades (DESIGN 6), so a replay over one says so.
+	GapTrades GapKind = "trades"
+)
 
 // MarketActivityStore keeps what happens on a market beside its snapshots:
 // its trades and its recording gaps (DESIGN 9). Times are kept to the
@@ -572,12 +589,14 @@ type MarketActivityStore interface {
 	// ErrNotFound.
 	CountMarketTrades(ctx context.Context, slug string, q MarketTradeQuery) (int, error)
 	// RecordGaps stores recording gaps of the market (ErrNotFound if there
-	// is no such market). Gaps that overlap or touch one already stored (or
-	// one of the call) are merged with it (MergeGaps), so recording the same
-	// gap twice keeps one. A gap whose To is not after its From (to the
-	// microsecond) is ErrInvalid, and then nothing of the call is stored.
+	// is no such market). Gaps that overlap or touch one of the same kind
+	// already stored (or one of the call) are merged with it (MergeGaps),
+	// so recording the same gap twice keeps one. A gap whose To is not
+	// after its From (to the microsecond), or of an unknown kind, is
+	// ErrInvalid, and then nothing of the call is stored.
 	RecordGaps(ctx context.Context, slug string, gaps []Gap) error
-	// ListGaps returns the market's gaps, oldest first; an unknown slug is
+	// ListGaps returns the market's gaps of every kind, oldest first (at
+	// an equal From, snapshots gaps first); an unknown slug is
 	// ErrNotFound.
 	ListGaps(ctx context.Context, slug string) ([]Gap, error)
 }

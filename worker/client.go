@@ -45,6 +45,12 @@ type Job struct {
 	Timeout time.Duration
 	// MaxRetry is how often a failed attempt is retried (default 3).
 	MaxRetry int
+	// Version, when set, is a version of what the job reads beyond its
+	// payload (a replay's market: its updated_at), part of the job's id
+	// but not of its payload: a finished result is reused only while what
+	// it was computed from is unchanged, so a corrected winner is never
+	// answered from the result of the old one.
+	Version string
 }
 
 // ID is the job's deterministic id: identical jobs share one task.
@@ -53,6 +59,10 @@ func (j Job) ID() string {
 	h.Write([]byte(j.Type))
 	h.Write([]byte{0})
 	h.Write(j.Payload)
+	if j.Version != "" {
+		h.Write([]byte{0})
+		h.Write([]byte(j.Version))
+	}
 	return j.Queue + "-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/store"
 )
 
@@ -116,6 +117,10 @@ func NewServer(cfg Config) (*Server, error) {
 			var f *jobs.Failure
 			if errors.As(err, &f) { // answered to the user; not a fault
 				log.InfoContext(ctx, "task refused", "type", t.Type(), "task_id", id, "code", f.Code)
+				return
+			}
+			if errors.Is(err, collect.ErrNotSettled) { // an expected wait, retried
+				log.InfoContext(ctx, "not settled upstream yet; retrying later", "type", t.Type(), "task_id", id, "err", err)
 				return
 			}
 			log.ErrorContext(ctx, "task failed", "type", t.Type(), "task_id", id, "err", err)

@@ -136,10 +136,12 @@ var (
 		"Windows that started without their market being found upstream.", nil, nil)
 	descWritten = prometheus.NewDesc("updown_collector_written_total",
 		"Records the store accepted, by kind (snapshots, depth, trades, gaps).", []string{"kind"}, nil)
+	descDropped = prometheus.NewDesc("updown_collector_instants_dropped_total",
+		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream, late).", []string{"reason"}, nil)
 )
 
 func (m collectorMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten} {
+	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten, descDropped} {
 		ch <- d
 	}
 }
@@ -163,6 +165,9 @@ func (m collectorMetrics) Collect(ch chan<- prometheus.Metric) {
 	st := m.c.Stats()
 	for kind, n := range map[string]int64{"snapshots": st.Snapshots, "depth": st.Depth, "trades": st.Trades, "gaps": st.Gaps} {
 		ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(n), kind)
+	}
+	for reason, n := range m.c.DroppedInstants() {
+		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(n), reason)
 	}
 }
 

@@ -203,6 +203,9 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 			t.Errorf("/metrics counts no errors of %s", up)
 		}
 	}
+	if !strings.Contains(string(metrics), `updown_collector_instants_dropped_total{reason="stalled"} 0`) {
+		t.Errorf("/metrics does not count dropped instants")
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -36,9 +36,11 @@ type Collector struct {
 	upstream map[string]string       // upstream slug → slug, of markets found on Gamma
 	missing  map[string]time.Time    // slug → window end, of started windows not found upstream
 
-	missed atomic.Int64 // started windows not found upstream
-	health *upstreamHealth
-	warn   *rateLog
+	missed    atomic.Int64 // started windows not found upstream
+	drops     *dropCounter // grid instants lost for every live market
+	tradeFeed tradeWatch   // whether Polymarket's trades reach us (tradegaps.go)
+	health    *upstreamHealth
+	warn      *rateLog
 
 	work        chan func(context.Context) // off the websocket's reader
 	discoverNow chan struct{}              // a new_market of a window we look for
@@ -109,6 +111,7 @@ func New(cfg Config) (*Collector, error) {
 		gapsClosed:  make(map[string]bool),
 		health:      health,
 		warn:        warn,
+		drops:       newDropCounter(log),
 	}
 	if ws != nil {
 		ws.listener = c
@@ -159,6 +162,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.onGrid(ctx, c.cfg.TradesInterval, c.trades) })
 	wg.Wait()
 	c.releaseGaps("") // nothing records a snapshot any more
+	c.closeTrades(c.cfg.Now())
 	close(stop)
 	<-written
 	st := c.Stats()
@@ -275,6 +279,7 @@ func (c *Collector) discover(ctx context.Context) {
 	}
 	wg.Wait()
 	c.recordStartPrices(ctx, now)
+	c.refreshPriceToBeat(ctx, now)
 
 	c.mu.Lock()
 	var ended []store.Market
@@ -510,18 +515,28 @@ func (c *Collector) snapshots(ctx context.Context) {
 	sem := make(chan struct{}, c.cfg.MaxInFlight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var last time.Time // the previous instant of the grid handled
 	c.onGrid(ctx, c.cfg.Interval, func(ctx context.Context, at time.Time) {
 		c.closeEnded(at)
 		if c.ws != nil {
 			c.ws.watch(c.tokensFrom(at))
 		}
+		c.watchTrades(at)
 		markets := c.liveAt(at)
-		if len(markets) == 0 || !c.snapFeed.ready(at) {
+		if len(markets) == 0 {
+			last = time.Time{}
+			return
+		}
+		c.drops.skipped(ctx, last, at, c.cfg.Interval)
+		last = at
+		if !c.snapFeed.ready(at) {
+			c.drops.add(DropBackoff, 1)
 			return
 		}
 		select {
 		case sem <- struct{}{}:
 		default:
+			c.drops.add(DropBusy, 1)
 			c.snapFeed.fail(ctx, at, c.cfg.Now(), fmt.Errorf("%d snapshot requests still under way", c.cfg.MaxInFlight))
 			return
 		}
@@ -562,10 +577,12 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		return // shutting down: not a gap worth a log line
 	}
 	if err := errors.Join(bookErr, priceErr); err != nil {
+		c.drops.add(DropUpstream, 1)
 		c.snapFeed.fail(ctx, at, now, err)
 		return
 	}
 	if lag := now.Sub(at); lag > c.cfg.MaxLag {
+		c.drops.add(DropLate, 1)
 		c.snapFeed.fail(ctx, at, now, fmt.Errorf("%w (%v)", errLate, lag.Round(time.Millisecond)))
 		return
 	}

@@ -80,10 +80,13 @@ func recordsEverySeries(t *testing.T, r *rig, scheme collect.SlugScheme) {
 	// next market no discovery round looked for.
 	// Exchange data (checkExchange) is waited for the same way: a loaded
 	// machine may not have polled every coin's trades within the sleep.
+	// Snapshots likewise: each market live at checked is waited for until
+	// it has a few, however slowly a loaded machine records them.
 	var checked time.Time
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		checked = r.clock()
-		if allDiscovered(t.Context(), r.st, scheme, series, checked) && exchangeRecorded(t.Context(), r) || time.Now().After(deadline) {
+		if allDiscovered(t.Context(), r.st, scheme, series, checked) && exchangeRecorded(t.Context(), r) &&
+			liveRecorded(t.Context(), r.st, scheme, series, checked, minLiveSnapshots) || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -132,10 +135,12 @@ func recordsEverySeries(t *testing.T, r *rig, scheme collect.SlugScheme) {
 			checkSnapshots(t, r.bin, sr.Coin, slug, snaps, cfg.Interval, start, end)
 		}
 	}
-	// Start-up (discovery, connections) costs the first tick or two,
-	// and a loaded test machine answers some ticks late.
-	if float64(total) < 0.5*want {
-		t.Errorf("%d snapshots recorded over every series, want about %.0f; log:\n%s", total, want, r.logs)
+	// How many of the instants were recorded is the machine's speed (a
+	// loaded one answers some ticks late, and they are dropped as gaps):
+	// logged below, not asserted. What is asserted is that every market
+	// live at checked was recorded.
+	if !liveRecorded(ctx, r.st, scheme, series, checked, minLiveSnapshots) {
+		t.Errorf("markets live at %v lack snapshots (want %d each); log:\n%s", checked, minLiveSnapshots, r.logs)
 	}
 	if got := c.Stats().Snapshots; got != int64(total) {
 		t.Errorf("collector reports %d snapshots written, the store holds %d", got, total)
@@ -270,6 +275,21 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// minLiveSnapshots is how many snapshots each live market is waited for.
+const minLiveSnapshots = 3
+
+// liveRecorded reports whether every series' market live at the time at has
+// at least n snapshots.
+func liveRecorded(ctx context.Context, st store.Store, scheme collect.SlugScheme, series []collect.Series, at time.Time, n int) bool {
+	for _, sr := range series {
+		start, _ := scheme.Window(sr.Coin, sr.MarketType, at)
+		if _, total, err := st.ListSnapshots(ctx, collect.Slug(sr.Coin, sr.MarketType, start), store.SnapshotQuery{Limit: 1}); err != nil || total < n {
+			return false
+		}
+	}
+	return true
 }
 
 // allDiscovered reports whether the current and next market of every

@@ -151,8 +151,8 @@ type Config struct {
 	MaxLag time.Duration
 	// RequestTimeout bounds one request (5 s; snapshot requests MaxLag).
 	RequestTimeout time.Duration
-	// Backoff paces retries after failures (200 ms doubling to 10 s),
-	// websocket reconnections included.
+	// Backoff paces retries after failures (DefaultBackoff: 200 ms
+	// doubling to 1 s), websocket reconnections included.
 	Backoff Backoff
 
 	// WSPingInterval is how often the websocket is sent PING (10 s, as
@@ -162,6 +162,13 @@ type Config struct {
 	// unanswered and the connection is dropped and made again.
 	WSPingInterval time.Duration
 	WSStaleAfter   time.Duration
+	// BookStaleAfter is how long a book on the websocket may go without a
+	// change before it is not trusted (5 s): the tick polls it from REST
+	// and resubscribes it (see bookAges). Polymarket's live up/down books
+	// change several times a second; five seconds without a change, while
+	// the connection may still answer PING, is a frozen book far more often
+	// than a quiet market, and a quiet market costs only a REST poll.
+	BookStaleAfter time.Duration
 
 	// DiscoveryInterval is how often markets are looked up (20 s).
 	DiscoveryInterval time.Duration
@@ -269,10 +276,11 @@ func (c *Config) setDefaults() error {
 	def(&c.MaxLag, time.Second)
 	def(&c.RequestTimeout, 5*time.Second)
 	if c.Backoff == (Backoff{}) {
-		c.Backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
+		c.Backoff = DefaultBackoff()
 	}
 	def(&c.WSPingInterval, 10*time.Second)
 	def(&c.WSStaleAfter, 3*time.Second)
+	def(&c.BookStaleAfter, 5*time.Second)
 	def(&c.DiscoveryInterval, 20*time.Second)
 	def(&c.ResolveDelay, 30*time.Second)
 	def(&c.SweepInterval, time.Minute)
@@ -292,6 +300,17 @@ func (c *Config) setDefaults() error {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}
 	return nil
+}
+
+// DefaultBackoff is the collector's pacing of retries: 200 ms doubling to
+// at most 1 s, with full jitter. The cap bounds recovery: once an upstream
+// is back, every feed asks it again within 1 s (plus one grid interval),
+// so recording resumes within 2 s of the upstream's return (issue 28). A
+// failing upstream is asked no more often than a healthy one is (a feed
+// asks about once a second either way); a Retry-After it sends is still
+// waited out in full.
+func DefaultBackoff() Backoff {
+	return Backoff{Base: 200 * time.Millisecond, Max: time.Second}
 }
 
 // defaultHTTPClient keeps enough idle connections for every request of a

@@ -52,7 +52,7 @@ func TestDiscoveryFindsEverySeries(t *testing.T) {
 				t.Fatalf("%s listed as %q, want %q", sr, up.Slug, want[0])
 			}
 			var m store.Market
-			eventually(t, 10*time.Second, sr.String()+" discovered", func() bool {
+			eventually(t, 60*time.Second, sr.String()+" discovered", func() bool {
 				var err error
 				m, err = r.st.GetMarket(ctx, polytest.SlugOf(up))
 				return err == nil
@@ -67,7 +67,7 @@ func TestDiscoveryFindsEverySeries(t *testing.T) {
 				t.Errorf("%s: a live market stored with settlement fields %+v", sr, m)
 			}
 		}
-		eventually(t, 5*time.Second, "the unlisted series counted", func() bool { return c.MissingWindows() == int64(len(unlisted)) })
+		eventually(t, 60*time.Second, "the unlisted series counted", func() bool { return c.MissingWindows() == int64(len(unlisted)) })
 		time.Sleep(3 * cfg.DiscoveryInterval)
 		stop()
 		logs := r.logs.String()
@@ -99,7 +99,7 @@ func TestDiscoveryTrustsGammaTimes(t *testing.T) {
 	_, stop := start(t, cfg)
 	defer stop()
 	want := collect.Slug(store.BTC, store.H4, ws.Add(time.Hour))
-	eventually(t, 10*time.Second, "market stored", func() bool {
+	eventually(t, 60*time.Second, "market stored", func() bool {
 		m, err := r.st.GetMarket(context.Background(), want)
 		return err == nil && m.StartTime.Equal(ws.Add(time.Hour)) && m.EndTime.Equal(we.Add(time.Hour))
 	})

@@ -79,7 +79,12 @@
 // within WSStaleAfter (PONGs count; a quiet connection is pinged before it
 // goes stale). Otherwise, and for a token without a book yet, the tick
 // polls REST for what the socket lacks, so a dropped socket costs no
-// instant; a tick that neither source can serve is a gap, as before. The
+// instant; a tick that neither source can serve is a gap, as before. A
+// book that has not changed for BookStaleAfter (5 s) is not trusted either,
+// even on a connection that answers PING: it is polled from REST and
+// subscribed again, and a connection that sends no market data while its
+// books go stale is made again (see bookAges), so a mute feed is recorded
+// from REST or as a gap, never as frozen books. The
 // books die with their connection: it is made again with backoff and full
 // jitter (Config.Backoff), silent past WSPingInterval+WSStaleAfter counts
 // as dropped, and a new subscription brings fresh `book` events. An empty

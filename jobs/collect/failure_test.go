@@ -64,7 +64,7 @@ func TestCollectorSurvivesUpstreamFailures(t *testing.T) {
 	// its own.
 	resumed := func(what string) {
 		n := count()
-		eventually(t, 10*time.Second, "snapshots after "+what, func() bool {
+		eventually(t, 60*time.Second, "snapshots after "+what, func() bool {
 			logs := r.logs.String()
 			return count() >= n+2*len(slugs) &&
 				strings.Count(logs, `msg="gap opened`) == strings.Count(logs, `msg="gap closed"`)
@@ -98,7 +98,7 @@ func TestCollectorSurvivesUpstreamFailures(t *testing.T) {
 			// refused too. Once a refusal is in, nothing may be sent until
 			// its second is over: at 100 ms a tick, 5 requests would go in
 			// the half second watched here without the wait.
-			eventually(t, 2*time.Second, "a refused book request", func() bool { return r.poly.Hits(polytest.RouteBooks) > books })
+			eventually(t, 30*time.Second, "a refused book request", func() bool { return r.poly.Hits(polytest.RouteBooks) > books })
 			time.Sleep(250 * time.Millisecond)
 			held := r.poly.Hits(polytest.RouteBooks)
 			time.Sleep(500 * time.Millisecond)
@@ -165,7 +165,7 @@ func TestCollectorSurvivesStoreFailures(t *testing.T) {
 	r.poly.AddRange(twoSeries, now, now)
 	cfg := r.config(scheme, twoSeries)
 	c, stop := start(t, cfg)
-	eventually(t, 10*time.Second, "first snapshots", func() bool { return c.Stats().Snapshots > 0 })
+	eventually(t, 60*time.Second, "first snapshots", func() bool { return c.Stats().Snapshots > 0 })
 	st.failing.Store(true)
 	time.Sleep(time.Second)
 	held := c.Stats().Snapshots
@@ -175,11 +175,19 @@ func TestCollectorSurvivesStoreFailures(t *testing.T) {
 
 	start, _ := scheme.Window(store.BTC, store.M5, now)
 	snaps := allSnapshots(t, r.st, collect.Slug(store.BTC, store.M5, start))
-	// Every instant of the store's outage was recorded and written later.
+	// Every instant of the store's outage was recorded and written later:
+	// an instant missing is one the collector dropped (a loaded machine
+	// answers some late) and counted, never one the store's failure lost.
+	missing := 0
 	for i := 1; i < len(snaps); i++ {
-		if gap := snaps[i].Time.Sub(snaps[i-1].Time); gap > 5*cfg.Interval {
-			t.Errorf("a gap of %v from %v: snapshots were lost while the store failed", gap, snaps[i-1].Time)
-		}
+		missing += int(snaps[i].Time.Sub(snaps[i-1].Time)/cfg.Interval) - 1
+	}
+	dropped := int64(0)
+	for _, n := range c.DroppedInstants() {
+		dropped += n
+	}
+	if int64(missing) > dropped {
+		t.Errorf("%d instants missing between the first and last snapshot, %d dropped and counted: snapshots were lost while the store failed", missing, dropped)
 	}
 	if c.Stats().Snapshots <= held || !strings.Contains(r.logs.String(), "kept for the next flush") {
 		t.Errorf("writes after the store recovered: %d then %d; log:\n%s", held, c.Stats().Snapshots, r.logs)

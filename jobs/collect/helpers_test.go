@@ -167,7 +167,7 @@ type recordingScheduler struct {
 
 // activityRecorder keeps the trades and gaps the collector writes, the
 // way store.MarketActivityStore promises (an equal trade once; touching
-// gaps merged), for tests that read them back.
+// gaps of a kind merged), for tests that read them back.
 type activityRecorder struct {
 	mu     sync.Mutex
 	trades map[string][]store.MarketTrade
@@ -194,19 +194,7 @@ func (a *activityRecorder) RecordGaps(_ context.Context, slug string, gaps []sto
 	if a.gaps == nil {
 		a.gaps = map[string][]store.Gap{}
 	}
-	all := append(a.gaps[slug], gaps...)
-	slices.SortFunc(all, func(x, y store.Gap) int { return x.From.Compare(y.From) })
-	var merged []store.Gap
-	for _, g := range all {
-		if n := len(merged); n > 0 && !g.From.After(merged[n-1].To) {
-			if g.To.After(merged[n-1].To) {
-				merged[n-1].To = g.To
-			}
-			continue
-		}
-		merged = append(merged, g)
-	}
-	a.gaps[slug] = merged
+	a.gaps[slug] = store.MergeGaps(append(a.gaps[slug], gaps...)) // each kind with its own
 	return nil
 }
 

@@ -69,7 +69,11 @@ func (w *writer) addTrade(slug string, t store.MarketTrade) {
 // addGap queues a recording gap of the market. Gaps are logged as they
 // are found, whether or not the store keeps them.
 func (w *writer) addGap(slug string, g store.Gap) {
-	w.log.Warn("gap recorded: a live market went without a snapshot", "market", slug, "from", g.From, "to", g.To,
+	what := "gap recorded: a live market went without a snapshot"
+	if g.Kind == store.GapTrades {
+		what = "gap recorded: a live market's trades may be missing"
+	}
+	w.log.Warn(what, "market", slug, "from", g.From, "to", g.To, "kind", g.Kind.Name(),
 		"lasted", g.To.Sub(g.From).Round(time.Millisecond).String())
 	if w.act == nil {
 		return

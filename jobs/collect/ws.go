@@ -49,6 +49,7 @@ type wsBooks struct {
 	lastMsg time.Time          // last message of the live connection
 	books   map[string]*wsBook // books of the live connection, by token
 	resync  map[string]bool    // tokens whose book went out of step
+	ages    *bookAges          // when each book last changed (stale.go)
 	heard   []wsEvent          // events for the listener, handed over after apply
 
 	listener wsListener      // nil: only books are kept
@@ -103,6 +104,7 @@ func newWSBooks(rawURL string, cfg *Config, log *slog.Logger) (*wsBooks, error) 
 		changed: make(chan struct{}, 1),
 		books:   map[string]*wsBook{},
 		resync:  map[string]bool{},
+		ages:    newBookAges(cfg.BookStaleAfter),
 	}, nil
 }
 
@@ -142,8 +144,15 @@ func (w *wsBooks) get(tokens []string) (map[string]clobBook, []string) {
 	}
 	out := make(map[string]clobBook, len(tokens))
 	var missing []string
+	now := w.now()
 	for _, t := range tokens {
 		b := w.books[t]
+		if stale, resync := w.ages.stale(t, now); stale && b != nil {
+			b = nil // frozen: REST is asked, and the socket for a fresh book
+			if resync {
+				w.resync[t] = true
+			}
+		}
 		if b == nil {
 			missing = append(missing, t)
 			continue
@@ -230,6 +239,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 	}
 	w.mu.Lock()
 	w.live, w.lastMsg = true, w.now()
+	w.ages.reset(w.lastMsg)
 	w.mu.Unlock()
 	readErr := make(chan error, 1)
 	gotBook := make(chan struct{}, 1)
@@ -274,6 +284,9 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 			w.mu.Unlock()
 			if silent > w.ping+w.stale {
 				return served, fmt.Errorf("%w for %v", errWSSilent, silent.Round(time.Millisecond))
+			}
+			if w.mutedNow() {
+				return served, errWSMute
 			}
 			if served && silent <= w.stale {
 				w.health.ok("clob-ws")
@@ -390,6 +403,7 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 		}
 		w.mu.Lock()
 		w.lastMsg = w.now()
+		w.ages.saw(events, w.lastMsg)
 		books := 0
 		for i := range events {
 			if w.apply(&events[i]) {

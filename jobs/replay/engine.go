@@ -86,7 +86,11 @@ func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return e.result(in.Market, s, w), nil
+	r := e.result(in.Market, s, w)
+	if warn := tradeGapWarning(in.Gaps, r.Orders); warn != "" {
+		r.Warnings = append(r.Warnings, warn)
+	}
+	return r, nil
 }
 
 // RunPerformance is RunTape for a caller that wants the performance alone.

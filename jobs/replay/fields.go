@@ -18,6 +18,9 @@ type Input struct {
 	Tape   *store.Tape
 	Other  *store.Tape
 	Trades []store.MarketTrade
+	// Gaps are the market's recording gaps; a trades gap while orders
+	// rest is a warning (tradeGapWarning).
+	Gaps []store.Gap
 }
 
 // bookOutcome is which outcome's book a field reads: none, UP's or DOWN's.

@@ -176,7 +176,7 @@ func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) e
 	}
 	batch := make([]store.Gap, len(gaps))
 	for i, g := range gaps {
-		g = store.Gap{From: normTime(g.From), To: normTime(g.To)}
+		g = store.Gap{From: normTime(g.From), To: normTime(g.To), Kind: g.Kind}
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
 		}

@@ -180,7 +180,7 @@ func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) e
 	op := fmt.Sprintf("record gaps of %q", slug)
 	batch := make([]store.Gap, len(gaps))
 	for i, g := range gaps {
-		g = store.Gap{From: micro(g.From), To: micro(g.To)}
+		g = store.Gap{From: micro(g.From), To: micro(g.To), Kind: g.Kind}
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("postgres: %s: %w", op, err)
 		}
@@ -197,21 +197,21 @@ func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) e
 		if err != nil || len(batch) == 0 {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `select from_time, to_time from market_gaps where market = $1`, id)
+		rows, _ := tx.Query(ctx, `select from_time, to_time, kind from market_gaps where market = $1`, id)
 		stored, err := pgx.CollectRows(rows, scanGap)
 		if err != nil {
 			return err
 		}
 		merged := store.MergeGaps(append(stored, batch...))
-		froms, tos := make([]time.Time, len(merged)), make([]time.Time, len(merged))
+		froms, tos, kinds := make([]time.Time, len(merged)), make([]time.Time, len(merged)), make([]string, len(merged))
 		for i, g := range merged {
-			froms[i], tos[i] = g.From, g.To
+			froms[i], tos[i], kinds[i] = g.From, g.To, g.Kind.Name()
 		}
 		if _, err := tx.Exec(ctx, `delete from market_gaps where market = $1`, id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time)
-			select $1, f, t from unnest($2::timestamptz[], $3::timestamptz[]) as g (f, t)`, id, froms, tos)
+		_, err = tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
+			select $1, f, t, k from unnest($2::timestamptz[], $3::timestamptz[], $4::text[]) as g (f, t, k)`, id, froms, tos, kinds)
 		return err
 	})
 	return wrap(op, err)
@@ -225,20 +225,27 @@ func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) 
 		return nil, notFound(op)
 	}
 	rows, _ := s.pool.Query(ctx, `
-		select g.from_time, g.to_time
+		select g.from_time, g.to_time, g.kind
 		from markets m left join market_gaps g on g.market = m.id
 		where m.slug = $1
 		order by g.from_time`, slug)
 	var from, to *time.Time
+	var kind *string
 	found := false
 	gaps := []store.Gap{}
-	_, err := pgx.ForEachRow(rows, []any{&from, &to}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&from, &to, &kind}, func() error {
 		found = true
-		if from != nil && to != nil {
-			gaps = append(gaps, store.Gap{From: utc(*from), To: utc(*to)})
+		if from != nil && to != nil && kind != nil {
+			k, err := store.ParseGapKind(*kind)
+			if err != nil {
+				return err
+			}
+			gaps = append(gaps, store.Gap{From: utc(*from), To: utc(*to), Kind: k})
 		}
 		return nil
 	})
+	// Kinds sort in Go's order (CompareGaps), not the database's.
+	slices.SortStableFunc(gaps, store.CompareGaps)
 	if err == nil && !found {
 		err = pgx.ErrNoRows
 	}
@@ -250,7 +257,11 @@ func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) 
 
 func scanGap(row pgx.CollectableRow) (store.Gap, error) {
 	var g store.Gap
-	err := row.Scan(&g.From, &g.To)
-	g.From, g.To = utc(g.From), utc(g.To)
+	var kind string
+	if err := row.Scan(&g.From, &g.To, &kind); err != nil {
+		return g, err
+	}
+	k, err := store.ParseGapKind(kind)
+	g.From, g.To, g.Kind = utc(g.From), utc(g.To), k
 	return g, err
 }

@@ -32,6 +32,7 @@ func gapTests() []test {
 		{"Invalid", testGapsInvalid},
 		{"Microseconds", testGapsMicroseconds},
 		{"ConcurrentRecords", testGapsConcurrent},
+		{"Kinds", testGapKinds},
 	}
 }
 
@@ -330,6 +331,7 @@ func checkGaps(t *testing.T, s store.Store, slug string, want []store.Gap) {
 		var d diff
 		eqTime(&d, "From", w.From, g.From)
 		eqTime(&d, "To", w.To, g.To)
+		eq(&d, "Kind", w.Kind, g.Kind)
 		return d
 	})
 }

@@ -80,6 +80,11 @@ type Options struct {
 	// TradeEvery is the mean time between a token's trades, sent as
 	// last_trade_price events (1 s).
 	TradeEvery time.Duration
+	// PriceToBeatAfter, when set, is how long after its start a market's
+	// eventMetadata carries its priceToBeat (finalPrice still null), as
+	// Gamma publishes it about a minute into the window. Zero: the
+	// reference prices appear together, once settled.
+	PriceToBeatAfter time.Duration
 }
 
 // Server is a fake Polymarket. Its URL serves as both the Gamma and the
@@ -429,10 +434,13 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 // metadataJSON is an event's eventMetadata: the reference prices once
 // settled, null before (as Polymarket publishes them).
 func (s *Server) metadataJSON(m *Market, now time.Time) any {
+	start, end := s.ReferencePrices(m)
 	if !s.closed(m, now) {
+		if s.opts.PriceToBeatAfter > 0 && !now.Before(m.Start.Add(s.opts.PriceToBeatAfter)) {
+			return map[string]any{"priceToBeat": start, "finalPrice": nil}
+		}
 		return nil
 	}
-	start, end := s.ReferencePrices(m)
 	return map[string]any{"priceToBeat": start, "finalPrice": end}
 }
 
@@ -640,7 +648,8 @@ type QuickScheme = collect.QuickScheme
 type socket struct {
 	conn    *websocket.Conn
 	stalled atomic.Bool
-	custom  bool // custom_feature_enabled: best_bid_ask, new_market, market_resolved
+	muted   atomic.Bool // PONGs still answered, no market data
+	custom  bool        // custom_feature_enabled: best_bid_ask, new_market, market_resolved
 	mu      sync.Mutex
 	sent    map[string]clobBook // last book sent, by subscribed token
 	ticks   map[string]float64  // tick size last told, by subscribed token
@@ -695,6 +704,19 @@ func (s *Server) StallSockets() int {
 	defer s.wsMu.Unlock()
 	for sc := range s.sockets {
 		sc.stalled.Store(true)
+	}
+	return len(s.sockets)
+}
+
+// MuteSockets makes the open websocket connections stop sending market
+// data for good while still answering PING with PONG (new connections are
+// served), as an upstream whose feed froze behind a live connection does,
+// and returns how many it muted.
+func (s *Server) MuteSockets() int {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	for sc := range s.sockets {
+		sc.muted.Store(true)
 	}
 	return len(s.sockets)
 }
@@ -792,7 +814,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-tick.C:
 		}
-		if sc.stalled.Load() {
+		if sc.stalled.Load() || sc.muted.Load() {
 			continue
 		}
 		if s.extras(ctx, sc) != nil || s.changes(ctx, sc) != nil {
@@ -836,11 +858,11 @@ func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) err
 	}
 	sc.mu.Unlock()
 	s.mu.Unlock()
+	if len(events) == 0 || sc.muted.Load() {
+		return nil
+	}
 	for _, e := range events {
 		s.remember(e.clobBook)
-	}
-	if len(events) == 0 {
-		return nil
 	}
 	return s.send(ctx, sc, events)
 }

@@ -1,0 +1,81 @@
+package collect
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Reasons an instant of the snapshot grid is dropped for every live
+// market at once (Collector.DroppedInstants).
+const (
+	// DropStalled: the collector woke up past the instant (a stalled
+	// process, a loaded machine) and skipped it.
+	DropStalled = "stalled"
+	// DropBackoff: the snapshot requests were failing and this instant
+	// fell in the pause before the next attempt.
+	DropBackoff = "backoff"
+	// DropBusy: MaxInFlight snapshot requests were still under way.
+	DropBusy = "busy"
+	// DropUpstream: the books or the coin prices failed.
+	DropUpstream = "upstream"
+	// DropLate: the books and prices came, but after MaxLag (a slow
+	// upstream, or a loaded machine).
+	DropLate = "late"
+)
+
+// dropCounter counts the grid instants lost for every live market, by
+// reason, and logs the stretches of skipped instants (the one reason no
+// feed logs): once when a stretch is seen, with its extent and count.
+type dropCounter struct {
+	log *slog.Logger
+
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func newDropCounter(log *slog.Logger) *dropCounter {
+	return &dropCounter{log: log, n: map[string]int64{}}
+}
+
+// add counts n instants dropped for reason.
+func (d *dropCounter) add(reason string, n int64) {
+	if n <= 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.n[reason] += n
+}
+
+// skipped counts and logs the instants strictly between last and next,
+// which the grid passed over while the collector was not running.
+func (d *dropCounter) skipped(ctx context.Context, last, next time.Time, every time.Duration) {
+	if last.IsZero() || every <= 0 {
+		return
+	}
+	n := int64(next.Sub(last)/every) - 1
+	if n <= 0 {
+		return
+	}
+	d.add(DropStalled, n)
+	d.log.WarnContext(ctx, "snapshot instants skipped: the collector fell behind its grid; nothing is recorded for them",
+		"from", last.Add(every), "to", next.Add(-every), "instants", n)
+}
+
+// counts returns the dropped instants by reason.
+func (d *dropCounter) counts() map[string]int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]int64, 4)
+	for _, r := range []string{DropStalled, DropBackoff, DropBusy, DropUpstream, DropLate} {
+		out[r] = d.n[r]
+	}
+	return out
+}
+
+// DroppedInstants counts, by reason (DropStalled, DropBackoff, DropBusy,
+// DropUpstream, DropLate), the instants of the snapshot grid at which markets were
+// live and none was recorded.
+func (c *Collector) DroppedInstants() map[string]int64 { return c.drops.counts() }

@@ -1,0 +1,177 @@
+package collect_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/binancetest"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// jumpClock is a clock that runs at real speed and can be moved forward,
+// as a stalled process sees its clock move.
+type jumpClock struct{ offset atomic.Int64 }
+
+func (j *jumpClock) now() time.Time       { return time.Now().Add(time.Duration(j.offset.Load())) }
+func (j *jumpClock) jump(d time.Duration) { j.offset.Add(int64(d)) }
+
+// liveSlugs returns the SPEC slugs of the series' windows at t.
+func liveSlugs(scheme collect.SlugScheme, series []collect.Series, t time.Time) []string {
+	out := make([]string, len(series))
+	for i, sr := range series {
+		start, _ := scheme.Window(sr.Coin, sr.MarketType, t)
+		out[i] = collect.Slug(sr.Coin, sr.MarketType, start)
+	}
+	return out
+}
+
+// snapshotCount is how many snapshots the store holds of the market.
+func snapshotCount(t testing.TB, st store.Store, slug string) int {
+	t.Helper()
+	_, total, err := st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Limit: 1})
+	if err != nil {
+		return 0
+	}
+	return total
+}
+
+// TestSkippedInstantsAreCounted moves the collector's clock forward by
+// three seconds, as a process stalled that long sees it: the instants of
+// the grid it passed over are lost for every market at once, and each is
+// counted (DroppedInstants, exported on /metrics) and the stretch logged
+// once.
+func TestSkippedInstantsAreCounted(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme()
+	clock := &jumpClock{}
+	r := newClockedRig(t, memory.New(), scheme, clock.now)
+	now := clock.now()
+	r.poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	c, _ := start(t, cfg)
+	slug := liveSlugs(scheme, twoSeries, now)[0]
+	eventually(t, 30*time.Second, "first snapshots", func() bool { return snapshotCount(t, r.st, slug) > 0 })
+	if n := c.DroppedInstants()[collect.DropStalled]; n != 0 {
+		t.Logf("%d instants skipped before the jump (a loaded machine)", n)
+	}
+	before := c.DroppedInstants()[collect.DropStalled]
+	clock.jump(3 * time.Second)
+	// 3 s of a 100 ms grid: 29 instants strictly between the last handled
+	// and the next.
+	eventually(t, 30*time.Second, "the skipped instants counted", func() bool {
+		return c.DroppedInstants()[collect.DropStalled]-before >= 29
+	})
+	if !strings.Contains(r.logs.String(), "snapshot instants skipped") {
+		t.Errorf("the skipped stretch is not logged:\n%s", r.logs)
+	}
+}
+
+// TestRecoveryAfterEveryUpstreamFails takes every upstream down (Gamma,
+// the CLOB's REST and websocket, Binance) for a few seconds, long enough
+// for the retries to back off to their cap, and brings them back: the
+// collector resumes recording by itself, and the outage is one recorded
+// gap per market. How soon it resumes is bounded by the backoff's cap
+// (TestBackoffCapsRecovery); the figure measured here is logged, not
+// asserted, since a loaded machine stretches it.
+func TestRecoveryAfterEveryUpstreamFails(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme()
+	r := newRig(t, memory.New(), scheme)
+	now := time.Now()
+	r.poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.Backoff = collect.DefaultBackoff()
+	c, _ := start(t, cfg)
+	slugs := liveSlugs(scheme, twoSeries, now)
+	eventually(t, 30*time.Second, "first snapshots", func() bool { return snapshotCount(t, r.st, slugs[0]) > 0 })
+
+	down := polytest.Fault{Status: 503}
+	polyRoutes := []string{polytest.RouteEvents, polytest.RouteMarkets, polytest.RouteBook, polytest.RouteBooks, polytest.RouteWS}
+	binRoutes := []string{binancetest.RouteSpotDepth, binancetest.RouteFuturesDepth, binancetest.RouteSpotTrades,
+		binancetest.RouteFuturesTrades, binancetest.RouteTicker, binancetest.RouteKlines}
+	for _, route := range polyRoutes {
+		r.poly.FailAlways(route, down)
+	}
+	for _, route := range binRoutes {
+		r.bin.FailAlways(route, down)
+	}
+	r.poly.DropSockets()
+	wentDown := time.Now()
+	// Long enough for every retry schedule to reach its cap.
+	eventually(t, 60*time.Second, "the outage noticed", func() bool {
+		return time.Since(wentDown) > 4*time.Second && c.DroppedInstants()[collect.DropUpstream] > 0
+	})
+	for _, route := range polyRoutes {
+		r.poly.Recover(route)
+	}
+	for _, route := range binRoutes {
+		r.bin.Recover(route)
+	}
+	back := time.Now()
+	eventually(t, 60*time.Second, "snapshots after the upstreams are back", func() bool {
+		for _, s := range slugs {
+			snaps, _, err := r.st.ListSnapshots(context.Background(), s, store.SnapshotQuery{Limit: 1})
+			if err != nil || len(snaps) == 0 || !snaps[0].Time.After(back) {
+				return false
+			}
+		}
+		return true
+	})
+	first, _, _ := r.st.ListSnapshots(context.Background(), slugs[0], store.SnapshotQuery{Limit: 1, From: &back, Ascending: true})
+	if len(first) > 0 {
+		t.Logf("recording resumed %v after the upstreams were back", first[0].Time.Sub(back).Round(time.Millisecond))
+	}
+	eventually(t, 30*time.Second, "the outage recorded as a gap", func() bool {
+		for _, g := range r.act.gapsOf(slugs[0]) {
+			if !g.From.After(wentDown) && g.To.After(wentDown.Add(3*time.Second)) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestPriceToBeatRefreshedUntilPublished lists live markets whose
+// priceToBeat Gamma publishes a few seconds after the collector has found
+// them (in production about a minute into the window): the collector looks
+// again until it appears and stores it, long before settlement.
+func TestPriceToBeatRefreshedUntilPublished(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme() // windows began ≤ 11 s ago and last an hour
+	r := newRig(t, memory.New(), scheme)
+	poly := polytest.New(t, polytest.Options{Scheme: scheme, PriceToBeatAfter: 15 * time.Second})
+	now := time.Now()
+	poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.Gamma, cfg.Upstreams.CLOB = poly.URL, poly.URL
+	start(t, cfg)
+	ctx := context.Background()
+	slugs := liveSlugs(scheme, twoSeries, now)
+	eventually(t, 30*time.Second, "markets discovered", func() bool {
+		for _, s := range slugs {
+			if _, err := r.st.GetMarket(ctx, s); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for _, up := range poly.Markets() {
+		slug := polytest.SlugOf(&up)
+		want, _ := poly.ReferencePrices(&up)
+		eventually(t, 60*time.Second, "price_to_beat of "+slug, func() bool {
+			m, err := r.st.GetMarket(ctx, slug)
+			return err == nil && m.PriceToBeat != nil
+		})
+		m, _ := r.st.GetMarket(ctx, slug)
+		if *m.PriceToBeat != want || m.Resolved() || m.FinalPrice != nil {
+			t.Errorf("%s: price_to_beat %v (want %v), resolved %v, final price %v", slug, *m.PriceToBeat, want, m.Resolved(), m.FinalPrice)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package collect_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+)
+
+// TestMuteWebsocketIsNotRecordedAsFresh mutes the fake's websocket: the
+// connection stays up and answers every PING, but sends no market data,
+// so its books freeze while looking live. No snapshot past the staleness
+// bound may carry the frozen book: the books are polled from REST, and
+// the connection is made again. With REST and reconnection failing as
+// well, nothing is recorded and the stretch is a gap.
+func TestMuteWebsocketIsNotRecordedAsFresh(t *testing.T) {
+	t.Parallel()
+	const bound = time.Second
+	r := newWSRig(t)
+	r.cfg.BookStaleAfter = bound
+	start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	slug := r.slugs()[0]
+	m, err := r.st.GetMarket(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := r.poly.WSStats().Connections
+	if r.poly.MuteSockets() == 0 {
+		t.Fatal("no socket to mute")
+	}
+	muted := time.Now()
+	hist := r.poly.SocketBooks(m.ClobTokenUp)
+	frozen := hist[len(hist)-1]
+
+	eventually(t, 60*time.Second, "the mute connection made again", func() bool { return r.poly.WSStats().Connections > conns })
+	eventually(t, 60*time.Second, "snapshots past the bound", func() bool {
+		snaps, _, err := r.st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Limit: 1})
+		return err == nil && len(snaps) > 0 && snaps[0].Time.After(muted.Add(3*bound))
+	})
+	from := muted.Add(bound)
+	snaps, _, err := r.st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{From: &from, Ascending: true, WithBooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snaps) == 0 {
+		t.Fatal("nothing recorded past the bound")
+	}
+	for _, s := range snaps {
+		if s.BookUp != nil && sameTop(*s.BookUp, frozen) {
+			t.Fatalf("snapshot at %v (%v after the socket went mute) carries the frozen book", s.Time, s.Time.Sub(muted))
+		}
+	}
+
+	// Mute again, with REST and new connections failing: nothing fresh
+	// is to be had, so nothing is recorded, and the stretch is a gap. (A
+	// handshake already past the fault when it was set would serve fresh
+	// books: such an attempt is made again.)
+	var recovered time.Time
+	for attempt := 1; ; attempt++ {
+		r.socketServes(t, 60*time.Second, "the websocket serving books again")
+		r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 503})
+		r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+		r.poly.MuteSockets()
+		muted = time.Now()
+		conns := r.poly.WSStats().Connections
+		time.Sleep(5 * bound)
+		clean := r.poly.WSStats().Connections == conns
+		recovered = time.Now()
+		r.poly.Recover(polytest.RouteBooks)
+		r.poly.Recover(polytest.RouteWS)
+		if clean {
+			break
+		}
+		if attempt == 3 {
+			t.Fatal("a connection was made during every muted stretch")
+		}
+	}
+	// The first instant recorded after may precede the recovery a little:
+	// its request, made up to MaxLag after it, came after.
+	eventually(t, 60*time.Second, "the stale stretch recorded as a gap", func() bool {
+		for _, g := range r.act.gapsOf(slug) {
+			if g.Kind == store.GapSnapshots && !g.From.After(muted.Add(bound)) && !g.To.Before(recovered.Add(-r.cfg.MaxLag)) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// sameTop reports whether the recorded book is the top of the full book
+// (snapshots keep the top levels a side).
+func sameTop(rec, full store.Book) bool {
+	if len(rec.Bids) > len(full.Bids) || len(rec.Asks) > len(full.Asks) {
+		return false
+	}
+	return reflect.DeepEqual(rec.Bids, full.Bids[:len(rec.Bids)]) && reflect.DeepEqual(rec.Asks, full.Asks[:len(rec.Asks)])
+}
+
+// TestTradeGapsRecorded cuts the websocket for a few seconds while REST
+// keeps the books coming: snapshots go on, but the trades of that stretch
+// never reach the collector, so it is recorded as a gap of kind trades
+// (and not as a snapshots gap).
+func TestTradeGapsRecorded(t *testing.T) {
+	t.Parallel()
+	r := newWSRig(t)
+	c, _ := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	slug := r.slugs()[0]
+	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+	r.poly.DropSockets()
+	down := time.Now()
+	n := r.count()
+	eventually(t, 60*time.Second, "snapshots from REST while the socket is down", func() bool {
+		return time.Since(down) > 5*time.Second && r.count() > n
+	})
+	r.poly.Recover(polytest.RouteWS)
+	eventually(t, 60*time.Second, "a trades gap over the outage", func() bool {
+		for _, g := range r.act.gapsOf(slug) {
+			// The drop is noticed when the connection's read fails: the
+			// gap may begin a little after it.
+			if g.Kind == store.GapTrades && g.From.Before(down.Add(3*time.Second)) && g.To.After(down.Add(5*time.Second)) {
+				return true
+			}
+		}
+		return false
+	})
+	// REST kept the books: no instant was lost for want of them (a loaded
+	// machine's late instants are counted apart).
+	if n := c.DroppedInstants()[collect.DropUpstream]; n != 0 {
+		t.Errorf("%d instants lost for want of books while REST kept them", n)
+	}
+}

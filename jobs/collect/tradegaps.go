@@ -1,0 +1,111 @@
+package collect
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// tradeWatch follows whether Polymarket's trades reach the collector.
+// Trades come only from the websocket (last_trade_price); while it is down
+// or mute, books come from REST and snapshots go on, but the trades of
+// that stretch are missing. Such a stretch, longer than GapAfter, is
+// recorded for every market live in it as a gap of kind trades
+// (store.GapTrades), so that a replay relying on trades (resting orders,
+// DESIGN 6) can say so. Without a websocket configured no trade is ever
+// recorded, and no trades gap either: the replay already warns of a
+// market without trades.
+type tradeWatch struct {
+	mu      sync.Mutex
+	covered time.Time // last instant the trades were flowing
+	down    time.Time // first instant seen not flowing; zero while flowing
+}
+
+// watchTrades checks the trade feed at the grid instant at, and records
+// the stretch it was down once it flows again.
+func (c *Collector) watchTrades(at time.Time) {
+	if c.ws == nil || c.cfg.Activity == nil {
+		return
+	}
+	flowing := c.ws.tradesFlowing()
+	c.tradeFeed.mu.Lock()
+	defer c.tradeFeed.mu.Unlock()
+	tw := &c.tradeFeed
+	if !flowing {
+		if tw.down.IsZero() {
+			tw.down = at
+		}
+		return
+	}
+	if !tw.down.IsZero() {
+		from := tw.covered
+		if from.IsZero() {
+			from = tw.down
+		}
+		c.recordTradeGaps(from, at)
+	}
+	tw.covered, tw.down = at, time.Time{}
+}
+
+// closeTrades records a stretch still open when the collector stops.
+func (c *Collector) closeTrades(now time.Time) {
+	if c.ws == nil || c.cfg.Activity == nil {
+		return
+	}
+	c.tradeFeed.mu.Lock()
+	defer c.tradeFeed.mu.Unlock()
+	tw := &c.tradeFeed
+	if tw.down.IsZero() {
+		return
+	}
+	from := tw.covered
+	if from.IsZero() {
+		from = tw.down
+	}
+	c.recordTradeGaps(from, now)
+	tw.down = time.Time{}
+}
+
+// recordTradeGaps records [from, to) as a trades gap of every known market
+// whose window overlaps it, cut to the window, when longer than GapAfter.
+func (c *Collector) recordTradeGaps(from, to time.Time) {
+	if to.Sub(from) <= c.cfg.GapAfter {
+		return
+	}
+	c.mu.Lock()
+	var gaps []struct {
+		slug string
+		g    store.Gap
+	}
+	for _, m := range c.markets {
+		g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
+		if g.To.Sub(g.From) > c.cfg.GapAfter {
+			gaps = append(gaps, struct {
+				slug string
+				g    store.Gap
+			}{m.Slug, g})
+		}
+	}
+	c.mu.Unlock()
+	for _, x := range gaps {
+		c.w.addGap(x.slug, x.g)
+	}
+	c.log.WarnContext(context.Background(), "trades gap: Polymarket's trades did not reach the collector (websocket down or mute)",
+		"from", from, "to", to, "markets", len(gaps))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
