@@ -128,7 +128,7 @@ func (s *Server) finish(ctx context.Context, t *asynq.Task, o jobs.Outcome, task
 	if err != nil {
 		return fmt.Errorf("encode outcome: %w", err)
 	}
-	if _, err := t.ResultWriter().Write(data); err != nil {
+	if err := writeResult(ctx, t, data); err != nil {
 		return fmt.Errorf("write result: %w", err) // retried: the result must be kept
 	}
 	id := t.ResultWriter().TaskID()

@@ -156,6 +156,9 @@ func TestRedisSentinelFailover(t *testing.T) {
 
 	// Every answer was one a client can act on.
 	for _, c := range rec.all() {
+		if c.a.status != http.StatusOK {
+			t.Logf("%s started %+.3fs, answered %+.3fs from the kill: %d %s", c.what, c.start.Sub(killed).Seconds(), c.end.Sub(killed).Seconds(), c.a.status, c.a.code())
+		}
 		switch {
 		case c.a.status == http.StatusOK:
 		case c.a.status == http.StatusServiceUnavailable && c.a.code() == "SERVICE_UNAVAILABLE":
