@@ -36,6 +36,7 @@ import (
 func TestRedisSentinelFailover(t *testing.T) {
 	updownBinary(t) // build before the clocks start
 	began := time.Now()
+	defer func() { t.Logf("the test took %s after the build", time.Since(began).Round(time.Millisecond)) }()
 	dbURL := pgtest.NewDatabase(t)
 	slug := seedMarkets(t, dbURL, store.M15)[store.M15]
 	key := createKey(t, dbURL, "sentinel@example.com", store.Enterprise)
@@ -46,7 +47,9 @@ func TestRedisSentinelFailover(t *testing.T) {
 	// The load runs as many replays at once as the customer's cap: a slot
 	// that was not given back would show as a 429.
 	const loaders, jobCap = 4, 4
-	apiProc, base := startAPI(t, s, "JOB_WAIT=5s", fmt.Sprintf("JOBS_IN_FLIGHT=ENTERPRISE=%d", jobCap))
+	const monitoringToken = "sentinel-monitoring-token"
+	apiProc, base := startAPI(t, s, "JOB_WAIT=5s", fmt.Sprintf("JOBS_IN_FLIGHT=ENTERPRISE=%d", jobCap),
+		"MONITORING_ADMIN_TOKEN="+monitoringToken)
 	workerProc := startWorker(t, s, "worker")
 	t.Logf("api and worker up at %s", time.Since(began).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -138,6 +141,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	})
 	close(stop)
 	wg.Wait()
+	t.Logf("load stopped %s after the kill", time.Since(killed).Round(time.Millisecond))
 	rec.mu.Lock()
 	probesAfter := probes
 	rec.mu.Unlock()
@@ -207,6 +211,24 @@ func TestRedisSentinelFailover(t *testing.T) {
 		t.Errorf("job slots still held after the load: %v", slots.Keys(ctx, "*:jobs").Val())
 	}
 
+	// /monitoring (asynqmon, with clients of its own from Asynq's
+	// RedisFailoverClientOpt) reads the queues on the new primary.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/monitoring/api/queues", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("ops", monitoringToken)
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Errorf("/monitoring after the failover: %v", err)
+	} else {
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"replay"`) {
+			t.Errorf("/monitoring/api/queues after the failover: %s %.300s", res.Status, body)
+		}
+	}
+
+	t.Logf("checks done %s after the kill", time.Since(killed).Round(time.Millisecond))
 	for _, p := range []*proc{apiProc, workerProc} {
 		if strings.Contains(p.out.String(), "panic") {
 			t.Errorf("%s panicked:\n%s", p.name, lastN(p.out.String(), 3000))
@@ -269,23 +291,34 @@ func (r *recorder) count(what string, status int) int {
 	return n
 }
 
-// recoveredAt is when service came back after t0: the start of the first
-// call from which on every call started answered 200, with at least one
-// replay among them. ok is false while calls still fail.
+// recoveredAt is when service came back after t0: the end of the last
+// failed answer (a 504 counts when its job answered, as a client then
+// has its result), from which on every answer was 200; t0 when nothing
+// failed after it. ok is false until a replay has answered 200 since.
 func (r *recorder) recoveredAt(t0 time.Time) (time.Time, bool) {
 	calls := r.all()
-	sort.Slice(calls, func(i, j int) bool { return calls[i].start.Before(calls[j].start) })
-	at, replays := time.Time{}, 0
-	for i := len(calls) - 1; i >= 0 && calls[i].start.After(t0); i-- {
-		if calls[i].a.status != http.StatusOK {
-			break
+	r.mu.Lock()
+	later := r.later
+	r.mu.Unlock()
+	at := t0
+	for _, c := range calls {
+		end := c.end
+		if c.a.status == http.StatusGatewayTimeout {
+			if _, ok := later[jobID(c.a)]; !ok {
+				return time.Time{}, false // still waiting for its job
+			}
+			continue // its job's answer is judged on its own
 		}
-		at = calls[i].start
-		if calls[i].what == "replay" {
-			replays++
+		if c.a.status != http.StatusOK && end.After(at) {
+			at = end
 		}
 	}
-	return at, replays > 0
+	for _, c := range calls {
+		if c.what == "replay" && c.a.status == http.StatusOK && c.end.After(at) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // summary counts the calls by kind and answer.
