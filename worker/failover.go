@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 )
 
 // Redis failing over (DESIGN 1: Sentinel) is a few seconds in which every
@@ -26,6 +27,32 @@ func writeResult(ctx context.Context, t *asynq.Task, data []byte) error {
 	backoff := 50 * time.Millisecond
 	for {
 		_, err := t.ResultWriter().Write(data)
+		if err == nil || time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// publishDone announces a finished task to the api processes waiting for
+// it, trying again while Redis fails (a failover). Besides sparing the
+// waiting request its fallback poll, this hands the task back to Asynq
+// only once Redis answers again: Asynq's own retry of a failed completion
+// reuses a context it has cancelled (asynq v0.26 processor.markAsComplete),
+// so a completion that meets the failover is lost, and the task stays
+// active until its lease lapses and the recoverer, which looks once a
+// minute, runs it again. An announcement heard twice is harmless: a
+// waiter takes the first.
+func publishDone(ctx context.Context, rdb redis.UniversalClient, id string, data []byte) error {
+	deadline := time.Now().Add(failoverWindow)
+	backoff := 50 * time.Millisecond
+	for {
+		err := rdb.Publish(ctx, doneChannelPrefix+id, data).Err()
 		if err == nil || time.Now().Add(backoff).After(deadline) {
 			return err
 		}
