@@ -188,6 +188,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	// The probes in between (a session read and a list each: both count),
 	// and this one.
 	sent := 2*int64(probesAfter-probesBefore) + 2
+	t.Logf("PRO's X-RateLimit-Remaining: %d before the failover, %d after, %d requests sent in between", before, after, sent)
 	if after >= before {
 		t.Errorf("X-RateLimit-Remaining went from %d before the failover to %d after: counts were lost", before, after)
 	}
