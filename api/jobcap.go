@@ -149,15 +149,46 @@ func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Dur
 	if peek {
 		return nil, nil
 	}
-	return func() {
-		// Not the request's context: a slot is given back whatever became
-		// of the request.
+	lapse := now.Add(wait + s.slotLease())
+	return func() { s.giveBackSlot(key, p.Customer.ID, id, lapse) }, nil
+}
+
+// giveBackSlot removes a job's slot. Not the request's context: a slot is
+// given back whatever became of the request. When Redis fails (a primary
+// failing over, a restart) it tries again in the background until the
+// slot would have lapsed anyway: else a moment's outage would hold the
+// slot a whole lease, and a customer at its cap would be refused (429)
+// for that long after the outage (issue 28, item 12).
+func (s *Server) giveBackSlot(key, customerID, id string, lapse time.Time) {
+	giveBack := func() error {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := s.cfg.Redis.ZRem(rctx, key, id).Err(); err != nil {
-			s.log.Warn("give back a job slot (it lapses on its own)", "customer_id", p.Customer.ID, "job_id", id, "err", err)
+		return s.cfg.Redis.ZRem(rctx, key, id).Err()
+	}
+	err := giveBack()
+	if err == nil {
+		return
+	}
+	// The slot lapses when its take said, or a lease after a watcher
+	// last kept it, whichever is later.
+	lapse = later(lapse, time.Now().Add(s.slotLease()))
+	go func() {
+		err := err
+		for backoff := 50 * time.Millisecond; time.Now().Add(backoff).Before(lapse); backoff = min(2*backoff, time.Second) {
+			time.Sleep(backoff)
+			if err = giveBack(); err == nil {
+				return
+			}
 		}
-	}, nil
+		s.log.Warn("give back a job slot (it lapses on its own)", "customer_id", customerID, "job_id", id, "err", err)
+	}()
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // slotLease is Config.JobSlotLease, or its default.

@@ -191,7 +191,22 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	// write it beside the enqueue instead of before it, off the fast path.
 	owned := make(chan error, 1)
 	go func() { owned <- c.recordOwner(ctx, id, j.Queue, owner, wait) }()
-	o, err := c.await(ctx, j, id, ch, wait)
+	// A task that vanishes while waited for was lost with a Redis primary
+	// that failed over before its replica had the enqueue (issue 28, item
+	// 12): enqueued again, with its owner record, so that the wait, or
+	// GET /v1/jobs/{id} after a 504, still finds it.
+	lost := func() {
+		if _, _, err := c.submit(ctx, j, id); err != nil {
+			c.log.WarnContext(ctx, "enqueue a job lost with Redis again", "job_id", id, "err", err)
+			return
+		}
+		c.log.InfoContext(ctx, "job lost with Redis (a failover) enqueued again", "job_id", id)
+		c.wake(ctx)
+		if err := c.recordOwner(ctx, id, j.Queue, owner, wait); err != nil {
+			c.log.WarnContext(ctx, "record the owner of a job enqueued again", "job_id", id, "err", err)
+		}
+	}
+	o, err := c.await(ctx, j, id, ch, wait, lost)
 	var te *TimeoutError
 	if oErr := <-owned; oErr != nil && errors.As(err, &te) {
 		return o, id, oErr // without its owner record the job could not be fetched later
@@ -199,8 +214,9 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	return o, id, err
 }
 
-// await submits the job and waits for its outcome on ch.
-func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outcome, wait time.Duration) (jobs.Outcome, error) {
+// await submits the job and waits for its outcome on ch; lost is called
+// when the task is found gone meanwhile.
+func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outcome, wait time.Duration, lost func()) (jobs.Outcome, error) {
 	if o, ok, err := c.submit(ctx, j, id); err != nil || ok {
 		return o, err
 	}
@@ -215,8 +231,12 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 		case o := <-ch:
 			return o, nil
 		case <-poll.C:
-			if o, ok, err := c.finished(j.Queue, id); err == nil && ok {
+			o, ok, err := c.finished(j.Queue, id)
+			switch {
+			case err == nil && ok:
 				return o, nil
+			case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
+				lost()
 			}
 		case <-timer.C:
 			return jobs.Outcome{}, &TimeoutError{JobID: id}

@@ -128,11 +128,11 @@ func (s *Server) finish(ctx context.Context, t *asynq.Task, o jobs.Outcome, task
 	if err != nil {
 		return fmt.Errorf("encode outcome: %w", err)
 	}
-	if _, err := t.ResultWriter().Write(data); err != nil {
+	if err := writeResult(ctx, t, data); err != nil {
 		return fmt.Errorf("write result: %w", err) // retried: the result must be kept
 	}
 	id := t.ResultWriter().TaskID()
-	if err := s.rdb.Publish(ctx, doneChannelPrefix+id, data).Err(); err != nil {
+	if err := publishDone(ctx, s.rdb, id, data); err != nil {
 		// The waiting api falls back to polling the result; not fatal.
 		s.log.WarnContext(ctx, "announce completion", "task_id", id, "err", err)
 	}

@@ -266,10 +266,10 @@ func tellAPIs(ctx context.Context, redisURL, customerID string, stderr io.Writer
 		fmt.Fprintln(stderr, "note: REDIS_URL is not set: "+later)
 		return
 	}
-	opt, _, err := parseRedisURL(redisURL)
-	var rdb *redis.Client
+	conn, err := parseRedisURL(redisURL)
+	var rdb redis.UniversalClient
 	if err == nil {
-		rdb, err = openRedis(ctx, opt)
+		rdb, err = openRedis(ctx, conn)
 	}
 	if err == nil {
 		err = api.InvalidateCustomer(ctx, rdb, customerID)

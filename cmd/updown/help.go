@@ -26,7 +26,8 @@ var (
 	apiEnv = append([]envDoc{
 		{"PORT", "listen port (default 8080); --addr overrides"},
 		{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
-		{"REDIS_URL", "Redis URL, e.g. redis://127.0.0.1:6379/0 (required); --redis-url overrides"},
+		{"REDIS_URL", "Redis URL, e.g. redis://127.0.0.1:6379/0, or a Sentinel group,\n" +
+			"                           redis+sentinel://[:password@]host:port,host:port/master-name/db (required); --redis-url overrides"},
 		{"TOKEN_SECRET", "signs the agent's bearer tokens (required, at least 32 bytes; never the dev one)"},
 		{"WEBHOOK_SECRET", "the billing provider's whsec_... webhook signing secret (required; never the dev one)"},
 		{"MONITORING_ADMIN_TOKEN", "turns /monitoring on, behind HTTP Basic auth: any user name, this token as password (off when unset)"},

@@ -14,10 +14,11 @@ import (
 const redactedPassword = "xxxxx"
 
 // Passwords outside a URL's user info: a password parameter of its query
-// (postgres://u@h/db?password=pw), or of a key=value connection string
+// (postgres://u@h/db?password=pw, the sentinels' sentinel_password of a
+// redis+sentinel:// REDIS_URL), or of a key=value connection string
 // (host=h user=u password=pw), the other form DATABASE_URL takes.
 var (
-	queryPassword = regexp.MustCompile(`(?i)([?&]password=)([^&#]*)`)
+	queryPassword = regexp.MustCompile(`(?i)([?&](?:sentinel_)?password=)([^&#]*)`)
 	dsnPassword   = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
 )
 

@@ -205,7 +205,7 @@ func newRegistry(rdb redis.UniversalClient, log *slog.Logger) *prometheus.Regist
 // backends are a service process's Postgres and Redis.
 type backends struct {
 	store   *postgres.Store
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	connOpt asynq.RedisConnOpt
 }
 
@@ -222,7 +222,7 @@ func (b backends) checks() map[string]func(context.Context) error {
 // has migrated it (waitForSchema).
 func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.Logger) (b backends, close func(), err error) {
 	// A REDIS_URL that does not parse is told before anything connects.
-	opt, connOpt, err := parseRedisURL(f.redisURL)
+	conn, err := parseRedisURL(f.redisURL)
 	if err != nil {
 		return b, nil, err
 	}
@@ -236,12 +236,12 @@ func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.L
 			return b, nil, err
 		}
 	}
-	rdb, err := openRedis(ctx, opt)
+	rdb, err := openRedis(ctx, conn)
 	if err != nil {
 		st.Close()
 		return b, nil, err
 	}
-	return backends{store: st, rdb: rdb, connOpt: connOpt}, func() { _ = rdb.Close(); st.Close() }, nil
+	return backends{store: st, rdb: rdb, connOpt: conn.asynq}, func() { _ = rdb.Close(); st.Close() }, nil
 }
 
 func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Store, error) {
@@ -297,36 +297,6 @@ func waitForSchema(ctx context.Context, st *postgres.Store, log *slog.Logger, ev
 		case <-time.After(every):
 		}
 	}
-}
-
-// parseRedisURL reads REDIS_URL for go-redis and for Asynq. Its errors
-// never print the URL's password.
-func parseRedisURL(raw string) (*redis.Options, asynq.RedisConnOpt, error) {
-	opt, err := redis.ParseURL(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
-	}
-	connOpt, err := asynq.ParseRedisURI(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
-	}
-	return opt, connOpt, nil
-}
-
-// openRedis connects to Redis and checks that it answers.
-func openRedis(ctx context.Context, opt *redis.Options) (*redis.Client, error) {
-	// Fail fast when Redis is gone: requests answer 503 (or pass the rate
-	// limiter unmetered) rather than hang on retries.
-	opt.ContextTimeoutEnabled = true
-	opt.MaxRetries = 1
-	rdb := redis.NewClient(opt)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := rdb.Ping(pctx).Err(); err != nil {
-		_ = rdb.Close()
-		return nil, fmt.Errorf("redis unreachable at REDIS_URL: %w", err)
-	}
-	return rdb, nil
 }
 
 // apiDeps is what the api process (or dev) hands the api.

@@ -1,0 +1,75 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// TestJobSlotGivenBackAfterAnOutage (issue 28, item 12): a slot whose
+// give-back fails, Redis failing over at that moment, comes back once
+// Redis answers again, not a whole lease later: a customer at its cap is
+// not refused (429) for that long after a failover.
+func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
+	t.Parallel()
+	opt, err := redis.ParseURL(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(opt)
+	defer admin.Close()
+	var down atomic.Bool
+	flaky := *opt
+	flaky.MaxRetries = -1
+	flaky.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if down.Load() {
+			return nil, errors.New("redis failing over")
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}
+	rdb := redis.NewClient(&flaky)
+	defer rdb.Close()
+	s, err := New(Config{Store: memory.New(), Redis: rdb, JobSlotLease: time.Minute, JobsInFlight: map[store.Tier]int{store.Pro: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
+	ctx := t.Context()
+	release, err := s.takeJobSlot(ctx, p, "job-1", time.Second)
+	if err != nil || release == nil {
+		t.Fatalf("take a slot: %v", err)
+	}
+
+	// Redis goes: connections cut, new ones refused.
+	down.Store(true)
+	if err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := admin.ZScore(ctx, jobSlotKey("c1"), "job-1").Err(); err != nil {
+		t.Fatalf("the slot went back while Redis was unreachable: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	down.Store(false) // the new primary
+
+	deadline := time.Now().Add(15 * time.Second) // well inside the minute's lease
+	for admin.ZScore(ctx, jobSlotKey("c1"), "job-1").Err() != redis.Nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was not given back once Redis answered again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.jobCapReached(ctx, p, "job-2"); err != nil {
+		t.Fatalf("the customer's next job after the outage: %v", err)
+	}
+}

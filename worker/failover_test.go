@@ -1,0 +1,85 @@
+package worker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// TestRunSurvivesALostEnqueue (issue 28, item 12): a Redis primary that
+// fails over before its replica had a job's enqueue loses the task and
+// its owner record while a request waits for it. The wait notices the
+// task gone and enqueues it again: the job runs once a worker is there,
+// the request gets its answer, and GET /v1/jobs/{id} finds the job.
+func TestRunSurvivesALostEnqueue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog(), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	job := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(`{}`)}
+	type result struct {
+		o   jobs.Outcome
+		id  string
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		o, id, err := client.Run(ctx, job, "customer-1", 15*time.Second)
+		res <- result{o, id, err}
+	}()
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	for {
+		if _, err := insp.GetTaskInfo(jobs.QueueReplay, job.ID()); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the job was never enqueued")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// What the new primary does not have, written the moment before the
+	// old one died: the task and its owner record (the queue itself is
+	// older, so replicated).
+	id := job.ID()
+	pipe := rdb.TxPipeline()
+	pipe.Del(ctx, "asynq:{"+jobs.QueueReplay+"}:t:"+id, "updown:job:"+id)
+	pipe.LRem(ctx, "asynq:{"+jobs.QueueReplay+"}:pending", 0, id)
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := insp.GetTaskInfo(jobs.QueueReplay, id); err == nil {
+		t.Fatal("the task is still there")
+	}
+	time.Sleep(200 * time.Millisecond) // a few polls of the wait see it gone
+
+	srv, err := worker.NewServer(worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(sctx) }()
+	defer func() { scancel(); <-done }()
+
+	r := <-res
+	if r.err != nil || r.o.Failure != nil {
+		t.Fatalf("the wait for a job lost with Redis: %v %+v", r.err, r.o.Failure)
+	}
+	st, err := client.Status(ctx, r.id, "customer-1")
+	if err != nil || st.State != "completed" {
+		t.Fatalf("GET /v1/jobs/{id} of the job enqueued again: %+v %v", st, err)
+	}
+}
