@@ -54,8 +54,10 @@ type ImportTx interface {
 	// this import) with the condition ids.
 	MarketsByCondition(ctx context.Context, conditionIDs []string) ([]Market, error)
 	// AddMarket stores m unless a market with its slug exists, and adds
-	// source to the data sources of the market with that slug. created
-	// reports whether m was stored.
+	// source to the data sources of the market with that slug; a market
+	// this import created is written again as m (what the import learnt
+	// of it since, such as tick changes). created reports whether m was
+	// stored as a new market.
 	AddMarket(ctx context.Context, m Market, source string) (created bool, err error)
 	// AppendSnapshots stores the snapshots the market does not have (as
 	// SnapshotStore.AppendSnapshots) and returns how many it stored.

@@ -118,6 +118,12 @@ func (tx *importTx) AddMarket(ctx context.Context, m store.Market, source string
 	if m.Slug == "" || source == "" {
 		return false, fmt.Errorf("memory: %s: a market without a slug or a source without a name: %w", op, store.ErrInvalid)
 	}
+	if sm, ok := tx.markets[m.Slug]; ok && sm.created {
+		m = normMarket(m)
+		m.DataSources = []string{source}
+		sm.m = m
+		return false, nil
+	}
 	if sm, ok := tx.staged(m.Slug); ok {
 		sm.m.DataSources = store.AddDataSource(sm.m.DataSources, source)
 		return false, nil

@@ -22,7 +22,7 @@ func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 	if err != nil {
 		return nil, wrap("begin import", err)
 	}
-	return &importTx{s: s, tx: tx}, nil
+	return &importTx{s: s, tx: tx, created: map[string]bool{}}, nil
 }
 
 const importColumns = `id, key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at`
@@ -55,6 +55,7 @@ func (s *Store) ListImports(ctx context.Context) ([]store.Import, error) {
 type importTx struct {
 	s                          *Store
 	tx                         pgx.Tx
+	created                    map[string]bool
 	markets, snapshots, trades int64
 	gaps                       int64
 }
@@ -90,6 +91,15 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		resolvedAt = &r
 	}
 	tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
+	if t.created[m.Slug] {
+		_, err := t.tx.Exec(ctx, upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
+			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
+			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
+			resolvedAt, now, now,
+			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
+			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, []string{source})
+		return false, wrap(op, err)
+	}
 	var created bool
 	err := t.tx.QueryRow(ctx, addMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
 		micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
@@ -102,6 +112,7 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 	}
 	if created {
 		t.markets++
+		t.created[m.Slug] = true
 	}
 	return created, nil
 }
