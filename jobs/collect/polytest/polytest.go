@@ -80,6 +80,9 @@ type Options struct {
 	// TradeEvery is the mean time between a token's trades, sent as
 	// last_trade_price events (1 s).
 	TradeEvery time.Duration
+	// Tap, when set, is given every frame the websocket sends (PONG
+	// aside), as sent: what a raw dump of the market channel keeps.
+	Tap func(frame []byte)
 }
 
 // Server is a fake Polymarket. Its URL serves as both the Gamma and the
@@ -949,6 +952,9 @@ func (s *Server) send(ctx context.Context, sc *socket, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
+	}
+	if s.opts.Tap != nil {
+		s.opts.Tap(b)
 	}
 	return sc.conn.Write(ctx, websocket.MessageText, b)
 }
