@@ -84,7 +84,7 @@ func TestFetchImportReplay(t *testing.T) {
 	}
 	s := replay.Strategy{Side: replay.SideUp, PositionSize: 10, OrderType: replay.OrderGTC, LimitOffsetTicks: 1,
 		EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: ">", Value: 50}},
-		ExitConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 0}}, MaxEntriesPerMarket: 1}
+		ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 0}}, MaxEntriesPerMarket: 1}
 	r, err := replay.RunTrades(stored, snaps, trades, s)
 	if err != nil {
 		t.Fatal(err)
