@@ -1,7 +1,9 @@
 package book
 
 import (
+	"bytes"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -138,6 +140,38 @@ func FuzzDecode(f *testing.F) {
 			if err == nil && !(p > 0 && p <= 1) {
 				t.Fatalf("price %v after %q", p, msg)
 			}
+		}
+	})
+}
+
+// FuzzFastDecode checks the fast path of frames against encoding/json:
+// where the fast path accepts a frame, the general way reads the same.
+func FuzzFastDecode(f *testing.F) {
+	for _, s := range []string{
+		`[{"event_type":"book","asset_id":"A","market":"0x1","timestamp":"1","bids":[{"price":".48","size":"30"}],"asks":[],"hash":"x"}]`,
+		`{"event_type":"price_change","market":"0x1","timestamp":1703875201000,"price_changes":[{"asset_id":"7","price":"0.5","size":"0","side":"BUY","hash":"h","best_bid":"0","best_ask":"1"}]}`,
+		`{"event_type":"last_trade_price","asset_id":7,"price":0.51,"size":"1","side":"SELL","fee_rate_bps":"0","transaction_hash":"0x"}`,
+		`{"event_type":"tick_size_change","asset_id":"A","old_tick_size":"0.01","new_tick_size":"0.001"}`,
+		`{"event_type":"book","asset_id":"A","buys":null,"sells":[{"size":1,"price":0.2}]}`,
+		`{"Event_Type":"book"}`, `{"price":"1","price":"2"}`, `{"x":{"y":1}}`, `[]`, `{}`, `{"price":" 0.5 "}`, `{"side":"\u0042UY"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		b = bytes.TrimSpace(b) // as Decode does
+		if len(b) == 0 {
+			return
+		}
+		fast, ok := fastDecode(b)
+		if !ok {
+			return
+		}
+		slow, err := slowDecode(b)
+		if err != nil {
+			t.Fatalf("fast path read %q, encoding/json refuses it: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", b, fast, slow)
 		}
 	})
 }

@@ -152,24 +152,12 @@ func DecodeAppend(out []Event, data []byte) ([]Event, error) {
 	if string(data) == "PONG" {
 		return out, nil
 	}
-	var raw []Wire
-	switch data[0] {
-	case '[':
-		if err := json.Unmarshal(data, &raw); err != nil {
-			return out, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+	raw, ok := fastDecode(data)
+	if !ok {
+		var err error
+		if raw, err = slowDecode(data); err != nil {
+			return out, err
 		}
-	case '{':
-		var e Wire
-		if err := json.Unmarshal(data, &e); err != nil {
-			return out, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
-		}
-		raw = []Wire{e}
-	default:
-		s := data
-		if len(s) > 200 {
-			s = s[:200]
-		}
-		return out, fmt.Errorf("%w: websocket message %q", ErrMalformed, s)
 	}
 	n := len(out)
 	for i := range raw {
@@ -180,6 +168,31 @@ func DecodeAppend(out []Event, data []byte) ([]Event, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// slowDecode reads a frame with encoding/json: every form it accepts, and
+// the errors.
+func slowDecode(data []byte) ([]Wire, error) {
+	var raw []Wire
+	switch data[0] {
+	case '[':
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return nil, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+		}
+	case '{':
+		var e Wire
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+		}
+		raw = []Wire{e}
+	default:
+		s := data
+		if len(s) > 200 {
+			s = s[:200]
+		}
+		return nil, fmt.Errorf("%w: websocket message %q", ErrMalformed, s)
+	}
+	return raw, nil
 }
 
 // Check validates the event and returns it normalised.
