@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -219,12 +220,16 @@ type importer struct {
 	fileMarkets map[string]store.Market // by condition id
 	fileTokens  map[string]store.Market // by token
 
+	// w writes through tx off the reading goroutine, in order (see
+	// writer); every use of tx goes through it.
+	w *writer
+
 	covFrom, covTo time.Time
 	events         int64
 	skipped        int64
 	noPrice        int64
 	done, total    atomic.Int64
-	imported       int
+	imported       atomic.Int64
 }
 
 func (im *importer) run(began time.Time) (Summary, error) {
@@ -232,7 +237,7 @@ func (im *importer) run(began time.Time) (Summary, error) {
 	progressDone := make(chan struct{})
 	report := func(final bool) {
 		if im.opt.Progress != nil {
-			im.opt.Progress(Progress{Events: atomic.LoadInt64(&im.events), Markets: im.imported, Done: im.done.Load(),
+			im.opt.Progress(Progress{Events: atomic.LoadInt64(&im.events), Markets: int(im.imported.Load()), Done: im.done.Load(),
 				Total: im.total.Load(), Elapsed: time.Since(began), Final: final})
 		}
 	}
@@ -249,6 +254,7 @@ func (im *importer) run(began time.Time) (Summary, error) {
 			}
 		}
 	}()
+	im.w = newWriter()
 	sum, err := im.read()
 	close(stop)
 	<-progressDone
@@ -258,6 +264,9 @@ func (im *importer) run(began time.Time) (Summary, error) {
 				break
 			}
 		}
+	}
+	if werr := im.w.close(); err == nil {
+		err = werr
 	}
 	report(true)
 	sum.Events, sum.Skipped, sum.SkippedMarkets, sum.NoPrice = atomic.LoadInt64(&im.events), im.skipped, len(im.unknown), im.noPrice
@@ -349,7 +358,12 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	var m store.Market
 	found := false
 	if cond != "" {
-		ms, err := im.tx.MarketsByCondition(im.ctx, []string{cond})
+		var ms []store.Market
+		err := im.w.do(func() error {
+			var err error
+			ms, err = im.tx.MarketsByCondition(im.ctx, []string{cond})
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("archive: %w", err)
 		}
@@ -540,9 +554,12 @@ func (r *run) advance(until time.Time, inclusive bool) error {
 }
 
 // ensure stores the market (or adds the source to it) before its first
-// rows; a market the import created is written again with what was
-// learnt since (its tick changes).
-func (r *run) ensure() error {
+// rows; final writes a market the import created again with what was
+// learnt of it since (its tick changes).
+func (r *run) ensure(final bool) error {
+	if r.added && !(final && r.created && len(r.ticks) > 0) {
+		return nil
+	}
 	m := r.m
 	if len(r.ticks) > 0 && (!r.added || r.created) {
 		m.TickSizeChanges = mergeTicks(m.TickSizeChanges, r.ticks)
@@ -551,19 +568,21 @@ func (r *run) ensure() error {
 			m.TickSize = &last
 		}
 	}
-	if r.added && !r.created {
-		return nil
-	}
-	created, err := r.im.tx.AddMarket(r.im.ctx, m, r.im.source)
-	if err != nil {
-		return fmt.Errorf("archive: %w", err)
-	}
-	if !r.added {
-		r.created = created
+	first := !r.added
+	if first {
 		r.added = true
-		r.im.imported++
+		r.im.imported.Add(1)
 	}
-	return nil
+	return r.im.w.do(func() error {
+		created, err := r.im.tx.AddMarket(r.im.ctx, m, r.im.source)
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if first {
+			r.created = created
+		}
+		return nil
+	})
 }
 
 func mergeTicks(old, add []store.TickSizeChange) []store.TickSizeChange {
@@ -581,23 +600,25 @@ func (r *run) flush() error {
 	if len(r.snaps) == 0 && len(r.trades) == 0 {
 		return nil
 	}
-	if err := r.ensure(); err != nil {
+	if err := r.ensure(false); err != nil {
 		return err
 	}
-	if len(r.snaps) > 0 {
-		if _, err := r.im.tx.AppendSnapshots(r.im.ctx, r.m.Slug, r.snaps); err != nil {
-			return fmt.Errorf("archive: %w", err)
-		}
-		r.snaps = r.snaps[:0]
-	}
-	if len(r.trades) > 0 {
-		if _, err := r.im.tx.AppendMarketTrades(r.im.ctx, r.m.Slug, r.trades); err != nil {
-			return fmt.Errorf("archive: %w", err)
-		}
-		r.trades = r.trades[:0]
-	}
+	snaps, trades, slug := r.snaps, r.trades, r.m.Slug
+	r.snaps, r.trades = make([]store.Snapshot, 0, flushEvery), nil
 	r.wrote = true
-	return nil
+	return r.im.w.later(func() error {
+		if len(snaps) > 0 {
+			if _, err := r.im.tx.AppendSnapshots(r.im.ctx, slug, snaps); err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+		}
+		if len(trades) > 0 {
+			if _, err := r.im.tx.AppendMarketTrades(r.im.ctx, slug, trades); err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // finish takes the snapshots up to the end of what the input covers,
@@ -621,10 +642,8 @@ func (r *run) finish() error {
 	if !r.wrote {
 		return nil
 	}
-	if r.created && len(r.ticks) > 0 {
-		if err := r.ensure(); err != nil { // the tick changes seen after the first flush
-			return err
-		}
+	if err := r.ensure(true); err != nil { // the tick changes seen after the first flush
+		return err
 	}
 	from, to := r.im.covFrom, r.im.covTo
 	if from.Before(r.m.StartTime) {
@@ -643,10 +662,13 @@ func (r *run) finish() error {
 	times = append(times, r.times...)
 	slices.Sort(times)
 	gaps := findGaps(times, from, to, r.im.opt.GapAfter)
-	if err := r.im.tx.ReplaceGaps(r.im.ctx, r.m.Slug, from, to, gaps); err != nil {
-		return fmt.Errorf("archive: %w", err)
-	}
-	return nil
+	slug := r.m.Slug
+	return r.im.w.later(func() error {
+		if err := r.im.tx.ReplaceGaps(r.im.ctx, slug, from, to, gaps); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		return nil
+	})
 }
 
 // storedTimes are the instants of the market's snapshots stored before
@@ -686,4 +708,78 @@ func findGaps(times []int64, from, to time.Time, after time.Duration) []store.Ga
 		gaps = append(gaps, store.Gap{From: time.UnixMicro(prev).UTC(), To: to.UTC()})
 	}
 	return gaps
+}
+
+// writer runs an import's store writes on a goroutine of their own, in
+// the order given, so that reading and rebuilding the next events overlap
+// the store's work; a few batches wait at most, which bounds memory. The
+// first error stops it, and is returned by every call after.
+type writer struct {
+	jobs chan func() error
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+func newWriter() *writer {
+	w := &writer{jobs: make(chan func() error, 4), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for job := range w.jobs {
+			if err := job(); err != nil {
+				w.mu.Lock()
+				if w.err == nil {
+					w.err = err
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+func (w *writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// later queues job, which does not run once a job has failed; it reports
+// an earlier job's failure.
+func (w *writer) later(job func() error) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	w.jobs <- func() error {
+		if w.failed() != nil {
+			return nil
+		}
+		return job()
+	}
+	return nil
+}
+
+// do runs job after everything queued and waits for it.
+func (w *writer) do(job func() error) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	res := make(chan error, 1)
+	w.jobs <- func() error {
+		if err := w.failed(); err != nil {
+			res <- err
+			return nil
+		}
+		err := job()
+		res <- err
+		return err
+	}
+	return <-res
+}
+
+// close waits for the queued jobs and returns the first failure.
+func (w *writer) close() error {
+	close(w.jobs)
+	<-w.done
+	return w.failed()
 }
