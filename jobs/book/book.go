@@ -245,11 +245,11 @@ func OnGrid(t time.Time, d time.Duration) bool {
 func Snapshot(at time.Time, coinPrice float64, up, down *Book, n int) (store.Snapshot, error) {
 	bu, pu, err := up.Store(n)
 	if err != nil {
-		return store.Snapshot{}, fmt.Errorf("Up: %w", err)
+		return store.Snapshot{}, fmt.Errorf("the up outcome: %w", err)
 	}
 	bd, pd, err := down.Store(n)
 	if err != nil {
-		return store.Snapshot{}, fmt.Errorf("Down: %w", err)
+		return store.Snapshot{}, fmt.Errorf("the down outcome: %w", err)
 	}
 	return store.Snapshot{Time: at, CoinPrice: coinPrice, PriceUp: pu, PriceDown: pd, BookUp: &bu, BookDown: &bd}, nil
 }

@@ -71,9 +71,8 @@ type wsListener interface {
 // The market channel's events and the books they build follow the book
 // package's rules, which the archive importer shares (DESIGN 2).
 type (
-	wsEvent  = book.Event
-	wsChange = book.Change
-	wsTrade  = book.Trade
+	wsEvent = book.Event
+	wsTrade = book.Trade
 )
 
 func newWSBooks(rawURL string, cfg *Config, log *slog.Logger) (*wsBooks, error) {
