@@ -50,6 +50,7 @@ type marketJSON struct {
 	ResolutionSource *string              `json:"resolution_source" nullable:"true" doc:"Where the winner and the reference prices came from: chainlink, binance-1h, binance-1m-noon-et (Polymarket's sources) or recorded (our recorded prices, until Polymarket publishes); null while unresolved."`
 	PriceToBeat      *float64             `json:"price_to_beat" nullable:"true" doc:"The start reference price as Polymarket published it."`
 	FinalPrice       *float64             `json:"final_price" nullable:"true" doc:"The end reference price as Polymarket published it."`
+	DataSources      []string             `json:"data_sources" doc:"Where the market's snapshots and trades came from: recorder (updown's collector) and the archive formats imported into it (ws-jsonl, pmxt-v2; updown import events), e.g. [\"recorder\", \"pmxt-v2\"]." example:"[\"recorder\",\"pmxt-v2\"]"`
 }
 
 // tickSizeChangeJSON is one change of a market's tick size.
@@ -84,6 +85,10 @@ func toMarketJSON(m store.Market) marketJSON {
 	out.TakerFeeRate, out.FeeExponent, out.MakerRebateRate = m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate
 	out.TickSize, out.MinOrderSize = m.TickSize, m.MinOrderSize
 	out.PriceToBeat, out.FinalPrice = m.PriceToBeat, m.FinalPrice
+	out.DataSources = m.DataSources
+	if len(out.DataSources) == 0 {
+		out.DataSources = []string{store.DataRecorder}
+	}
 	out.TickSizeChanges = make([]tickSizeChangeJSON, len(m.TickSizeChanges))
 	for i, c := range m.TickSizeChanges {
 		out.TickSizeChanges[i] = tickSizeChangeJSON{Time: formatRecordTime(c.Time), TickSize: c.TickSize}

@@ -123,6 +123,7 @@ func TestMarketObjectShape(t *testing.T) {
 		"coin_price_end", "condition_id", "clob_token_up", "clob_token_down", "winner", "final_volume",
 		"final_liquidity", "resolved_at", "created_at", "updated_at"}
 	want = append(want, upstreamFields...) // DESIGN 9's extra fields (activity_test.go)
+	want = append(want, "data_sources")    // where the data came from (issue 26)
 	if len(m) != len(want) {
 		t.Errorf("market has %d fields, want %d: %v", len(m), len(want), m)
 	}
@@ -130,6 +131,9 @@ func TestMarketObjectShape(t *testing.T) {
 		if _, ok := m[f]; !ok {
 			t.Errorf("field %s missing", f)
 		}
+	}
+	if ds, _ := m["data_sources"].([]any); len(ds) != 1 || ds[0] != "recorder" {
+		t.Errorf("data_sources = %v, want [recorder]", m["data_sources"])
 	}
 	if m["slug"] != slug || m["market_type"] != "15m" || m["winner"] != "Up" || m["coin_price_end"] != 95100.0 {
 		t.Errorf("market = %v", m)

@@ -300,6 +300,11 @@ type Market struct {
 	// Polymarket published them (nil until published).
 	PriceToBeat *float64
 	FinalPrice  *float64
+	// DataSources says where the market's data came from: DataRecorder
+	// and the archive formats imported (Import.Source), e.g. ["recorder",
+	// "pmxt-v2"]. UpsertMarkets keeps a stored market's sources when it is
+	// given none, and gives a new market ["recorder"].
+	DataSources []string
 }
 
 // Resolved reports whether the market has a winner.

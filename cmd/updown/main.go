@@ -39,7 +39,10 @@ Database:
   migrate                apply migrations to DATABASE_URL
   seed                   write generated data into DATABASE_URL
   export                 stream markets and snapshots out of DATABASE_URL as JSONL, CSV or Parquet
-  import                 load a JSONL or CSV export into DATABASE_URL
+  import                 load a JSONL, CSV or Parquet export into DATABASE_URL
+  import events FILE...  import archived Polymarket events (ws-jsonl, pmxt-v2) into DATABASE_URL
+  import list            the archive imports of DATABASE_URL
+  markets fetch          save Gamma's markets of a series (--series btc-5m --from --to --out markets.json)
 
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
   customers create --email E [--name N] --tier T   prints {"customer_id","key_id","api_key"}
@@ -88,6 +91,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runExport(ctx, rest, stdout, stderr)
 	case "import":
 		return runImport(ctx, rest, stdout, stderr)
+	case "markets":
+		return runMarkets(ctx, rest, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, stdout, stderr)
 	case "seed":

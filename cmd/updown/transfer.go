@@ -84,6 +84,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // runImport is `updown import`: an export (JSON Lines or CSV, gzipped or
 // not) from a file or stdin into DATABASE_URL.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "events":
+			return runImportEvents(ctx, args[1:], stdout, stderr)
+		case "list":
+			return runImportList(ctx, args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	in := fs.String("in", "-", "file to read; - is stdin; gzipped input is recognised")
@@ -98,6 +106,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
 		}
 		return err
+	}
+	if isParquet(*in) {
+		return importParquet(ctx, *in, *dbURL, stdout)
 	}
 	r, closeIn, err := openIn(*in, os.Stdin)
 	if err != nil {

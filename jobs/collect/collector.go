@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/updown/updown/jobs/book"
 	"github.com/updown/updown/store"
 )
 
@@ -193,7 +194,7 @@ func (c *Collector) every(ctx context.Context, d time.Duration, kick <-chan stru
 func (c *Collector) onGrid(ctx context.Context, d time.Duration, fn func(ctx context.Context, at time.Time)) {
 	for {
 		now := c.cfg.Now()
-		next := now.Truncate(d).Add(d)
+		next := book.Next(now, d)
 		if sleep(ctx, next.Sub(now)) != nil {
 			return
 		}
@@ -690,13 +691,11 @@ func (c *Collector) outcomeBook(books map[string]clobBook, token, outcome string
 	if err != nil {
 		return outcomeBook{}, fmt.Errorf("%s book: %w", outcome, err)
 	}
-	switch {
-	case len(b.Asks) > 0:
-		return outcomeBook{book: b, price: b.Asks[0].Price}, nil
-	case raw.LastTradePrice.Set && raw.LastTradePrice.V > 0 && raw.LastTradePrice.V <= 1:
-		return outcomeBook{book: b, price: raw.LastTradePrice.V}, nil
+	price, err := book.Price(b, raw.LastTradePrice)
+	if err != nil {
+		return outcomeBook{}, fmt.Errorf("the %s book has no asks and no last trade price", outcome)
 	}
-	return outcomeBook{}, fmt.Errorf("the %s book has no asks and no last trade price", outcome)
+	return outcomeBook{book: b, price: price}, nil
 }
 
 // exchangeKinds are the Binance markets kept live.

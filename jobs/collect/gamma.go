@@ -108,15 +108,6 @@ func (m *eventMetadata) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ptr returns the value as a pointer, nil when unset.
-func (f flexFloat) ptr() *float64 {
-	if !f.Set {
-		return nil
-	}
-	v := f.V
-	return &v
-}
-
 // volume is the market's traded volume: volumeNum, else volume.
 func (g gammaMarket) volume() *float64 {
 	return firstSet(g.VolumeNum, g.Volume)
@@ -306,28 +297,28 @@ func applyDetails(m *store.Market, f gammaFound) {
 		m.UpstreamSlug = g.Slug
 	}
 	if g.FeeSchedule != nil && g.FeeSchedule.Rate.Set {
-		m.TakerFeeRate = g.FeeSchedule.Rate.ptr()
+		m.TakerFeeRate = g.FeeSchedule.Rate.Ptr()
 		if g.FeeSchedule.Exponent.Set {
 			e := int(math.Round(g.FeeSchedule.Exponent.V))
 			m.FeeExponent = &e
 		}
 		// The schedule Gamma gives is the market's: one without a
 		// rebateRate has no maker rebate (null), whatever was stored.
-		m.MakerRebateRate = g.FeeSchedule.RebateRate.ptr()
+		m.MakerRebateRate = g.FeeSchedule.RebateRate.Ptr()
 	}
 	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
 		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {
-			m.TickSize = g.OrderPriceMinTickSize.ptr()
+			m.TickSize = g.OrderPriceMinTickSize.Ptr()
 		}
 	}
 	if g.OrderMinSize.Set && g.OrderMinSize.V > 0 {
-		m.MinOrderSize = g.OrderMinSize.ptr()
+		m.MinOrderSize = g.OrderMinSize.Ptr()
 	}
 	if p := f.event.EventMetadata.PriceToBeat; p.Set {
-		m.PriceToBeat = p.ptr()
+		m.PriceToBeat = p.Ptr()
 	}
 	if p := f.event.EventMetadata.FinalPrice; p.Set {
-		m.FinalPrice = p.ptr()
+		m.FinalPrice = p.Ptr()
 	}
 }
 

@@ -43,7 +43,7 @@ func (c *Collector) refreshPriceToBeat(ctx context.Context, now time.Time) {
 			continue
 		}
 		if cur.PriceToBeat == nil && !cur.Resolved() {
-			cur.PriceToBeat = p.ptr()
+			cur.PriceToBeat = p.Ptr()
 			cur.UpdatedAt = time.Time{} // the store stamps the update
 			if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
 				c.warn.warn(ctx, "store", "price_to_beat: storing failed", "market", m.Slug, "err", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/book"
 	"github.com/updown/updown/store"
 )
 
@@ -272,7 +273,7 @@ func TestRealWebsocketMessages(t *testing.T) {
 	w.listener = h
 	play := func(msg []byte) {
 		t.Helper()
-		events, err := decodeWS(msg)
+		events, err := book.Decode(msg)
 		if err != nil {
 			t.Fatalf("decode %.80s: %v", msg, err)
 		}
@@ -338,7 +339,7 @@ func TestRealWebsocketMessages(t *testing.T) {
 	decodeReal(t, realWS[0], &all)
 	for _, m := range all {
 		if strings.Contains(string(m), `"new_market"`) {
-			ev, err := decodeWS(m)
+			ev, err := book.Decode(m)
 			if err != nil || ev[0].Fees == nil || ev[0].Fees.Rate.V != 0.07 || ev[0].Fees.Exponent.V != 1 || len(ev[0].Tokens) != 2 {
 				t.Errorf("new_market: %v %+v", err, ev)
 			}

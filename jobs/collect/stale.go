@@ -95,5 +95,5 @@ func (w *wsBooks) tradesFlowing() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	bound := max(w.ages.after, w.stale)
-	return w.live && len(w.books) > 0 && !w.ages.data.IsZero() && w.now().Sub(w.ages.data) <= bound
+	return w.live && w.books.Len() > 0 && !w.ages.data.IsZero() && w.now().Sub(w.ages.data) <= bound
 }

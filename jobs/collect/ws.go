@@ -1,23 +1,20 @@
 package collect
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/updown/updown/jobs/book"
 )
 
 // wsBooks keeps the order books of the tokens it watches from Polymarket's
@@ -44,13 +41,13 @@ type wsBooks struct {
 	changed chan struct{} // cap 1: want changed
 
 	mu      sync.Mutex
-	want    []string           // tokens to subscribe, sorted
-	live    bool               // a connection is up and subscribed
-	lastMsg time.Time          // last message of the live connection
-	books   map[string]*wsBook // books of the live connection, by token
-	resync  map[string]bool    // tokens whose book went out of step
-	ages    *bookAges          // when each book last changed (stale.go)
-	heard   []wsEvent          // events for the listener, handed over after apply
+	want    []string        // tokens to subscribe, sorted
+	live    bool            // a connection is up and subscribed
+	lastMsg time.Time       // last message of the live connection
+	books   *book.Books     // books of the live connection, by token
+	resync  map[string]bool // tokens whose book went out of step
+	ages    *bookAges       // when each book last changed (stale.go)
+	heard   []wsEvent       // events for the listener, handed over after apply
 
 	listener wsListener      // nil: only books are kept
 	health   *upstreamHealth // nil: not followed
@@ -72,21 +69,12 @@ type wsListener interface {
 	resolved(tokens []string)
 }
 
-// wsTrade is a last_trade_price event.
-type wsTrade struct {
-	Time       time.Time
-	Price      float64
-	Size       float64
-	Side       string
-	FeeRateBps float64
-	TxHash     string
-}
-
-// wsBook is one token's book: size by price, a side each.
-type wsBook struct {
-	bids, asks map[float64]float64
-	last       flexFloat // last trade price
-}
+// The market channel's events and the books they build follow the book
+// package's rules, which the archive importer shares (DESIGN 2).
+type (
+	wsEvent = book.Event
+	wsTrade = book.Trade
+)
 
 func newWSBooks(rawURL string, cfg *Config, log *slog.Logger) (*wsBooks, error) {
 	u, err := url.Parse(rawURL)
@@ -102,7 +90,7 @@ func newWSBooks(rawURL string, cfg *Config, log *slog.Logger) (*wsBooks, error) 
 		url: rawURL, hc: &http.Client{Transport: t}, log: log.With("upstream", "clob-ws"), now: cfg.Now,
 		backoff: cfg.Backoff, ping: cfg.WSPingInterval, stale: cfg.WSStaleAfter, timeout: cfg.RequestTimeout,
 		changed: make(chan struct{}, 1),
-		books:   map[string]*wsBook{},
+		books:   book.NewBooks(),
 		resync:  map[string]bool{},
 		ages:    newBookAges(cfg.BookStaleAfter),
 	}, nil
@@ -146,7 +134,7 @@ func (w *wsBooks) get(tokens []string) (map[string]clobBook, []string) {
 	var missing []string
 	now := w.now()
 	for _, t := range tokens {
-		b := w.books[t]
+		b := w.books.Get(t)
 		if stale, resync := w.ages.stale(t, now); stale && b != nil {
 			b = nil // frozen: REST is asked, and the socket for a fresh book
 			if resync {
@@ -157,17 +145,9 @@ func (w *wsBooks) get(tokens []string) (map[string]clobBook, []string) {
 			missing = append(missing, t)
 			continue
 		}
-		out[t] = clobBook{AssetID: flexString(t), Bids: levelsOf(b.bids), Asks: levelsOf(b.asks), LastTradePrice: b.last}
+		out[t] = clobBook{AssetID: flexString(t), Bids: book.Levels(b.Bids), Asks: book.Levels(b.Asks), LastTradePrice: b.Last}
 	}
 	return out, missing
-}
-
-func levelsOf(m map[float64]float64) []clobLevel {
-	out := make([]clobLevel, 0, len(m))
-	for p, s := range m {
-		out = append(out, clobLevel{Price: flexFloat{V: p, Set: true}, Size: flexFloat{V: s, Set: true}})
-	}
-	return out
 }
 
 // run keeps a connection subscribed to the watched tokens until ctx is
@@ -252,7 +232,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 		<-readDone
 		w.mu.Lock()
 		w.live = false
-		clear(w.books)
+		w.books.Reset()
 		w.mu.Unlock()
 	}()
 
@@ -320,7 +300,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 				}
 				w.mu.Lock()
 				for _, t := range drop {
-					delete(w.books, t)
+					w.books.Drop(t)
 				}
 				w.mu.Unlock()
 			}
@@ -396,7 +376,7 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 		if err != nil {
 			return err
 		}
-		events, err := decodeWS(data)
+		events, err := book.Decode(data)
 		if err != nil {
 			// The books may have missed a change: start over.
 			return err
@@ -421,56 +401,20 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 	}
 }
 
-// apply folds one event into the books and reports whether it was a book.
-// Callers hold mu.
+// apply folds one event into the books (book.Books.Apply: the rules the
+// importer shares) and reports whether it was a book. A book that went
+// out of step is asked for again (see session). Callers hold mu.
 func (w *wsBooks) apply(e *wsEvent) bool {
-	switch e.EventType {
-	case "book":
-		b := &wsBook{bids: make(map[float64]float64, len(e.Bids)), asks: make(map[float64]float64, len(e.Asks)), last: e.LastTradePrice}
-		if old := w.books[e.AssetID]; old != nil && !b.last.Set {
-			b.last = old.last
-		}
-		for _, l := range e.Bids {
-			setLevel(b.bids, l.Price.V, l.Size.V)
-		}
-		for _, l := range e.Asks {
-			setLevel(b.asks, l.Price.V, l.Size.V)
-		}
-		w.books[e.AssetID] = b
+	isBook, outOfStep := w.books.Apply(e)
+	if isBook {
 		delete(w.resync, e.AssetID)
 		return true
-	case "price_change":
-		touched := map[string]wsChange{}
-		for _, c := range e.Changes {
-			b := w.books[c.AssetID]
-			if b == nil {
-				continue // no book yet: its `book` event is on its way
-			}
-			if c.Side == "BUY" {
-				setLevel(b.bids, c.Price.V, c.Size.V)
-			} else {
-				setLevel(b.asks, c.Price.V, c.Size.V)
-			}
-			touched[c.AssetID] = c
-		}
-		// The best prices upstream reports after the change check the
-		// book: a book that disagrees missed something.
-		for token, c := range touched {
-			b := w.books[token]
-			if (c.BestBid.Set && !samePrice(best(b.bids, true), c.BestBid.V)) ||
-				(c.BestAsk.Set && !samePrice(best(b.asks, false), c.BestAsk.V)) {
-				delete(w.books, token)
-				w.resync[token] = true
-			}
-		}
-	case "last_trade_price":
-		if b := w.books[e.AssetID]; b != nil && e.Price.Set && e.Price.V > 0 && e.Price.V <= 1 {
-			b.last = e.Price
-		}
-		w.heard = append(w.heard, *e)
-	case "tick_size_change", "new_market", "market_resolved":
-		// No level changes: a book keeps its levels in the tick they came
-		// in, and the next changes come in the new one.
+	}
+	for _, t := range outOfStep {
+		w.resync[t] = true
+	}
+	switch e.EventType {
+	case "last_trade_price", "tick_size_change", "new_market", "market_resolved":
 		w.heard = append(w.heard, *e)
 	}
 	return false
@@ -493,242 +437,4 @@ func (w *wsBooks) tell(events []wsEvent) {
 			w.listener.resolved(e.Tokens)
 		}
 	}
-}
-
-func setLevel(m map[float64]float64, price, size float64) {
-	if size == 0 {
-		delete(m, price)
-		return
-	}
-	m[price] = size
-}
-
-// best is a side's best price, 0 for an empty side (as upstream writes
-// best_bid and best_ask of an empty side).
-func best(m map[float64]float64, bids bool) float64 {
-	var p float64
-	first := true
-	for q := range m {
-		if first || (bids && q > p) || (!bids && q < p) {
-			p, first = q, false
-		}
-	}
-	return p
-}
-
-func samePrice(a, b float64) bool {
-	// An empty ask side is reported as 0 or as 1 (nothing below 1).
-	if (a == 0 && b == 1) || (a == 1 && b == 0) {
-		return true
-	}
-	return math.Abs(a-b) < 1e-9
-}
-
-// wsEvent is one event of the market channel, checked and normalised: the
-// older shapes (buys/sells for bids/asks, a price_change's changes with
-// its asset_id on the event) read as the current ones.
-type wsEvent struct {
-	EventType      string
-	AssetID        string
-	Bids, Asks     []clobLevel
-	LastTradePrice flexFloat
-	Price          flexFloat // of a last_trade_price event
-	Changes        []wsChange
-	Time           time.Time // the event's timestamp, when it has one
-
-	Trade   wsTrade  // last_trade_price
-	NewTick float64  // tick_size_change
-	Slug    string   // new_market
-	Tokens  []string // new_market, market_resolved: the market's tokens
-	Fees    *feeSchedule
-	// Winner is market_resolved's winning token.
-	Winner string
-}
-
-type wsChange struct {
-	AssetID          string
-	Price, Size      flexFloat
-	Side             string // BUY (a bid) or SELL (an ask)
-	BestBid, BestAsk flexFloat
-}
-
-type wireEvent struct {
-	EventType      string       `json:"event_type"`
-	Market         string       `json:"market"`
-	Timestamp      flexString   `json:"timestamp"`
-	AssetID        flexString   `json:"asset_id"`
-	Size           flexFloat    `json:"size"`
-	Side           string       `json:"side"`
-	FeeRateBps     flexFloat    `json:"fee_rate_bps"`
-	TxHash         string       `json:"transaction_hash"`
-	OldTickSize    flexFloat    `json:"old_tick_size"`
-	NewTickSize    flexFloat    `json:"new_tick_size"`
-	TickSize       flexFloat    `json:"tick_size"`
-	BestBid        flexFloat    `json:"best_bid"`
-	BestAsk        flexFloat    `json:"best_ask"`
-	ID             flexString   `json:"id"`
-	Slug           string       `json:"slug"`
-	AssetsIDs      []flexString `json:"assets_ids"`
-	ClobTokenIDs   []flexString `json:"clob_token_ids"`
-	Outcomes       []string     `json:"outcomes"`
-	WinningAssetID flexString   `json:"winning_asset_id"`
-	WinningOutcome string       `json:"winning_outcome"`
-	FeeSchedule    *wireFees    `json:"fee_schedule"`
-	Bids           []clobLevel  `json:"bids"`
-	Asks           []clobLevel  `json:"asks"`
-	Buys           []clobLevel  `json:"buys"`
-	Sells          []clobLevel  `json:"sells"`
-	LastTradePrice flexFloat    `json:"last_trade_price"`
-	Price          flexFloat    `json:"price"`
-	PriceChanges   []wireChange `json:"price_changes"`
-	Changes        []wireChange `json:"changes"`
-}
-
-// wireFees is new_market's fee_schedule: snake_case, string numbers.
-type wireFees struct {
-	Rate       flexFloat `json:"rate"`
-	Exponent   flexFloat `json:"exponent"`
-	TakerOnly  flexBool  `json:"taker_only"`
-	RebateRate flexFloat `json:"rebate_rate"`
-}
-
-type wireChange struct {
-	AssetID flexString `json:"asset_id"`
-	Price   flexFloat  `json:"price"`
-	Size    flexFloat  `json:"size"`
-	Side    string     `json:"side"`
-	BestBid flexFloat  `json:"best_bid"`
-	BestAsk flexFloat  `json:"best_ask"`
-}
-
-// decodeWS reads one message of the market channel: PONG, one event, or
-// an array of them. It checks what the books rely on and fails the whole
-// message otherwise: a change applied halfway would leave a wrong book.
-func decodeWS(data []byte) ([]wsEvent, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, fmt.Errorf("%w: empty websocket message", errMalformed)
-	}
-	if string(data) == "PONG" {
-		return nil, nil
-	}
-	var raw []wireEvent
-	switch data[0] {
-	case '[':
-		if err := json.Unmarshal(data, &raw); err != nil {
-			return nil, fmt.Errorf("%w: websocket message: %v", errMalformed, err)
-		}
-	case '{':
-		var e wireEvent
-		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: websocket message: %v", errMalformed, err)
-		}
-		raw = []wireEvent{e}
-	default:
-		return nil, fmt.Errorf("%w: websocket message %s", errMalformed, snippet(data))
-	}
-	out := make([]wsEvent, 0, len(raw))
-	for _, r := range raw {
-		e, err := r.check()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-func (r *wireEvent) check() (wsEvent, error) {
-	e := wsEvent{EventType: r.EventType, AssetID: string(r.AssetID)}
-	if ms, err := strconv.ParseInt(strings.TrimSpace(string(r.Timestamp)), 10, 64); err == nil && ms > 0 {
-		e.Time = time.UnixMilli(ms).UTC()
-	}
-	switch r.EventType {
-	case "book":
-		if e.AssetID == "" {
-			return e, fmt.Errorf("%w: book event without asset_id", errMalformed)
-		}
-		e.Bids, e.Asks = r.Bids, r.Asks
-		if e.Bids == nil && e.Asks == nil {
-			e.Bids, e.Asks = r.Buys, r.Sells
-		}
-		for _, l := range slices.Concat(e.Bids, e.Asks) {
-			if err := checkLevel(l.Price, l.Size); err != nil {
-				return e, fmt.Errorf("book of %s: %w", e.AssetID, err)
-			}
-		}
-		if r.LastTradePrice.Set && r.LastTradePrice.V > 0 && r.LastTradePrice.V <= 1 {
-			e.LastTradePrice = r.LastTradePrice
-		}
-	case "price_change":
-		list := slices.Concat(r.PriceChanges, r.Changes)
-		if len(list) == 0 && r.Price.Set {
-			// The flat 2024 form: one change on the event itself.
-			list = []wireChange{{AssetID: r.AssetID, Price: r.Price, Size: r.Size, Side: r.Side}}
-		}
-		for _, c := range list {
-			ch := wsChange{AssetID: cmp.Or(string(c.AssetID), e.AssetID), Price: c.Price, Size: c.Size, BestBid: c.BestBid, BestAsk: c.BestAsk}
-			switch strings.ToUpper(c.Side) {
-			case "BUY":
-				ch.Side = "BUY"
-			case "SELL":
-				ch.Side = "SELL"
-			default:
-				return e, fmt.Errorf("%w: price_change of side %q", errMalformed, c.Side)
-			}
-			if ch.AssetID == "" {
-				return e, fmt.Errorf("%w: price_change without asset_id", errMalformed)
-			}
-			if err := checkLevel(c.Price, c.Size); err != nil {
-				return e, fmt.Errorf("price_change of %s: %w", ch.AssetID, err)
-			}
-			e.Changes = append(e.Changes, ch)
-		}
-	case "last_trade_price":
-		e.Price = r.Price
-		if e.AssetID == "" || !r.Price.Set || r.Price.V <= 0 || r.Price.V >= 1 || r.Size.V < 0 {
-			return e, fmt.Errorf("%w: last_trade_price of %q at %v × %v", errMalformed, e.AssetID, r.Price.V, r.Size.V)
-		}
-		side := strings.ToUpper(r.Side)
-		if side != "BUY" && side != "SELL" {
-			side = ""
-		}
-		e.Trade = wsTrade{Time: e.Time, Price: r.Price.V, Size: r.Size.V, Side: side, FeeRateBps: r.FeeRateBps.V, TxHash: r.TxHash}
-	case "tick_size_change":
-		if e.AssetID == "" || !r.NewTickSize.Set || r.NewTickSize.V <= 0 || r.NewTickSize.V >= 1 {
-			return e, fmt.Errorf("%w: tick_size_change of %q to %v", errMalformed, e.AssetID, r.NewTickSize.V)
-		}
-		e.NewTick = r.NewTickSize.V
-	case "new_market":
-		e.Slug = r.Slug
-		e.Tokens = flexStrings(r.ClobTokenIDs)
-		if len(e.Tokens) == 0 {
-			e.Tokens = flexStrings(r.AssetsIDs)
-		}
-		if r.FeeSchedule != nil {
-			e.Fees = &feeSchedule{Rate: r.FeeSchedule.Rate, Exponent: r.FeeSchedule.Exponent, TakerOnly: r.FeeSchedule.TakerOnly, RebateRate: r.FeeSchedule.RebateRate}
-		}
-	case "market_resolved":
-		e.Tokens = flexStrings(r.AssetsIDs)
-		e.Winner = string(r.WinningAssetID)
-	}
-	return e, nil
-}
-
-func flexStrings(in []flexString) []string {
-	out := make([]string, len(in))
-	for i, s := range in {
-		out[i] = string(s)
-	}
-	return out
-}
-
-func checkLevel(price, size flexFloat) error {
-	if !price.Set || !size.Set {
-		return fmt.Errorf("%w: a level without price or size", errMalformed)
-	}
-	if price.V <= 0 || price.V >= 1 || size.V < 0 {
-		return fmt.Errorf("%w: level %v × %v is outside (0, 1) × [0, ∞)", errMalformed, price.V, size.V)
-	}
-	return nil
 }

@@ -2,12 +2,12 @@ package collect
 
 import (
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/book"
 	"github.com/updown/updown/store"
 )
 
@@ -28,7 +28,7 @@ func wsState(t *testing.T) (*wsBooks, *time.Time) {
 // feed applies one message as read does.
 func (w *wsBooks) feed(t *testing.T, msg string) {
 	t.Helper()
-	events, err := decodeWS([]byte(msg))
+	events, err := book.Decode([]byte(msg))
 	if err != nil {
 		t.Fatalf("decode %s: %v", msg, err)
 	}
@@ -146,11 +146,11 @@ func TestDecodeWSRejects(t *testing.T) {
 		`{"event_type":"price_change","price_changes":[{"asset_id":"A","price":"NaN","size":"1","side":"BUY"}]}`,
 		`{"event_type":"price_change","price_changes":[{"asset_id":"A","size":"1","side":"BUY"}]}`,
 	} {
-		if _, err := decodeWS([]byte(msg)); err == nil {
-			t.Errorf("decodeWS accepted %q", msg)
+		if _, err := book.Decode([]byte(msg)); err == nil {
+			t.Errorf("book.Decode accepted %q", msg)
 		}
 	}
-	if ev, err := decodeWS([]byte(`{"event_type":"new_market","id":"1","assets_ids":["1","2"]}`)); err != nil || len(ev) != 1 {
+	if ev, err := book.Decode([]byte(`{"event_type":"new_market","id":"1","assets_ids":["1","2"]}`)); err != nil || len(ev) != 1 {
 		t.Errorf("an event the books ignore: %v %v", ev, err)
 	}
 }
@@ -170,7 +170,7 @@ func FuzzDecodeWS(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		events, err := decodeWS(msg)
+		events, err := book.Decode(msg)
 		if err != nil {
 			return
 		}
@@ -180,7 +180,7 @@ func FuzzDecodeWS(f *testing.F) {
 		for i := range events {
 			w.apply(&events[i])
 		}
-		tokens := slices.Collect(maps.Keys(w.books))
+		tokens := w.books.Tokens()
 		w.mu.Unlock()
 		got, _ := w.get(tokens)
 		for token, b := range got {

@@ -36,6 +36,7 @@ func cloneMarket(m store.Market) store.Market {
 	m.MinOrderSize = clonePtr(m.MinOrderSize)
 	m.PriceToBeat = clonePtr(m.PriceToBeat)
 	m.FinalPrice = clonePtr(m.FinalPrice)
+	m.DataSources = slices.Clone(m.DataSources)
 	return m
 }
 
@@ -133,6 +134,15 @@ func (s *Store) checkMarketIDs(batch []store.Market) error {
 func (s *Store) putMarket(m store.Market, now time.Time) {
 	m.UpdatedAt = stamp(m.UpdatedAt, now)
 	e, ok := s.markets[m.Slug]
+	if len(m.DataSources) == 0 {
+		// None given: a stored market keeps its sources, a new one was
+		// recorded.
+		if ok {
+			m.DataSources = slices.Clone(e.m.DataSources)
+		} else {
+			m.DataSources = []string{store.DataRecorder}
+		}
+	}
 	if !ok {
 		m.CreatedAt = stamp(m.CreatedAt, now)
 		e = &marketEntry{m: m, snaps: &timeline{}, act: &activity{}}

@@ -50,6 +50,9 @@ type Store struct {
 	lastApplied map[string]time.Time          // customer ID → newest applied OccurredAt
 
 	sweeps sweepTable
+
+	importsMu sync.Mutex // held by an import from BeginImport to its end
+	imports   []store.Import
 }
 
 var _ store.Store = (*Store)(nil)

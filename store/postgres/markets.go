@@ -20,12 +20,13 @@ const marketColumns = `slug, market_id, event_id, coin, market_type, start_time,
 	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
 	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at,
 	upstream_slug, taker_fee_rate, fee_exponent, tick_size, tick_change_times, tick_change_sizes,
-	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate`
+	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, data_sources`
 
 const upsertMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,
+	case when cardinality($30::text[]) = 0 then '{recorder}'::text[] else $30::text[] end)
 on conflict (slug) do update set
 	market_id = excluded.market_id,
 	event_id = excluded.event_id,
@@ -53,7 +54,8 @@ on conflict (slug) do update set
 	resolution_source = excluded.resolution_source,
 	price_to_beat = excluded.price_to_beat,
 	final_price = excluded.final_price,
-	maker_rebate_rate = excluded.maker_rebate_rate`
+	maker_rebate_rate = excluded.maker_rebate_rate,
+	data_sources = case when cardinality($30::text[]) = 0 then markets.data_sources else $30::text[] end`
 
 // UpsertMarkets inserts or updates the markets in one transaction: all of
 // them are stored or none.
@@ -88,7 +90,7 @@ func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error
 			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
 			resolvedAt, created, updated,
 			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate)
+			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, dataSources(m.DataSources))
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, batch).Close()
@@ -260,7 +262,7 @@ func scanMarket(row pgx.CollectableRow) (store.Market, error) {
 		&m.CoinPriceStart, &m.CoinPriceEnd, &m.ConditionID, &m.ClobTokenUp, &m.ClobTokenDown,
 		&m.Winner, &m.FinalVolume, &m.FinalLiquidity, &m.ResolvedAt, &m.CreatedAt, &m.UpdatedAt,
 		&m.UpstreamSlug, &m.TakerFeeRate, &m.FeeExponent, &m.TickSize, &tickTimes, &tickSizes,
-		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice, &m.MakerRebateRate)
+		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice, &m.MakerRebateRate, &m.DataSources)
 	if err != nil {
 		return m, err
 	}
@@ -275,6 +277,15 @@ func scanMarket(row pgx.CollectableRow) (store.Market, error) {
 	m.ResolvedAt = utcPtr(m.ResolvedAt)
 	m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)
 	return m, nil
+}
+
+// dataSources is a market's data sources as the upsert passes them: never
+// nil, so that none is '{}' (keep the stored ones), not null.
+func dataSources(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // splitTickChanges returns the changes' times (to the microsecond) and

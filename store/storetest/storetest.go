@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Quota", quotaTests()},
 		{"Billing", billingTests()},
 		{"Sweeps", sweepTests()},
+		{"Imports", importTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Store", storeTests()},
 	}

@@ -85,6 +85,9 @@ type Options struct {
 	// Gamma publishes it about a minute into the window. Zero: the
 	// reference prices appear together, once settled.
 	PriceToBeatAfter time.Duration
+	// Tap, when set, is given every frame the websocket sends (PONG
+	// aside), as sent: what a raw dump of the market channel keeps.
+	Tap func(frame []byte)
 }
 
 // Server is a fake Polymarket. Its URL serves as both the Gamma and the
@@ -971,6 +974,9 @@ func (s *Server) send(ctx context.Context, sc *socket, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
+	}
+	if s.opts.Tap != nil {
+		s.opts.Tap(b)
 	}
 	return sc.conn.Write(ctx, websocket.MessageText, b)
 }

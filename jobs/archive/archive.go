@@ -1,0 +1,785 @@
+// Package archive imports archived market-channel events into the store
+// (DESIGN 9, `updown import events`): raw websocket dumps (ws-jsonl) and
+// the PMXT archive's hourly Parquet (pmxt-v2) become one event stream,
+// whose books are rebuilt and sampled by the collector's own rules
+// (package book), so that an imported market equals a recorded one.
+//
+// Markets are found by condition id among the stored markets and those of
+// a markets file; the events of any other market are skipped and counted.
+// Each market's events, in time order, rebuild its two books; a snapshot
+// is taken at every instant of the 300 ms grid inside the market's window
+// at which both books are known and the coin price is (Binance klines, or
+// the stream's Chainlink frames). A stretch of over 3 s without an event
+// of a market (a quiet feed, a missing hour file) is a gap: its books are
+// forgotten, and no snapshot is taken again until a `book` event brings
+// each back. Gaps are the stretches of the window the import covers with
+// no snapshot for over 3 s, stored or imported.
+//
+// Everything goes through one store.ImportTx: a failed import leaves the
+// store as it was; stored rows win over imported ones; an import of the
+// same inputs again changes nothing. Memory stays bounded: ws-jsonl is
+// read a line at a time, pmxt-v2 a row group at a time and held one
+// market at a time (the archive sorts by market), snapshots are written in
+// batches.
+package archive
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/updown/updown/jobs/book"
+	"github.com/updown/updown/store"
+)
+
+// Store is what an import needs of a store.
+type Store interface {
+	store.ImportStore
+	// ListSnapshots reads the snapshots stored before the import, whose
+	// instants count when gaps are found.
+	ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error)
+}
+
+// Options configure an import.
+type Options struct {
+	Format Format
+	// Files are the event files; pmxt-v2 files are read in the order of
+	// the hours they hold.
+	Files []string
+	// Markets are the markets of a markets file (--markets): events of
+	// markets neither stored nor here are skipped and counted. Without a
+	// markets file (nil) an event of a market not stored is an error,
+	// unless SkipUnknown.
+	Markets     []store.Market
+	SkipUnknown bool
+	// Prices are the coin prices; nil is none but the stream's Chainlink
+	// frames.
+	Prices *CoinPrices
+	// KeyExtra is folded into the import's key: the digests of the
+	// markets and klines files.
+	KeyExtra []string
+	// BookLevels is how many levels of each side a snapshot keeps (the
+	// collector's 10 when 0).
+	BookLevels int
+	// Interval is the snapshot grid (300 ms) and GapAfter the silence that
+	// is a gap (3 s), when 0.
+	Interval, GapAfter time.Duration
+	// Progress, when set, is called about every ProgressEvery (1 s) and
+	// once at the end.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+	Logger        *slog.Logger
+}
+
+// Progress is how far an import has come.
+type Progress struct {
+	Events  int64 // events (frames' events or rows) read
+	Markets int   // markets imported so far
+	// Done and Total measure the input: bytes for ws-jsonl, rows for
+	// pmxt-v2 (Total 0 when unknown).
+	Done, Total int64
+	Elapsed     time.Duration
+	Final       bool
+}
+
+// Summary is what an import did.
+type Summary struct {
+	Import store.Import
+	// Fresh is false when these inputs were imported before: nothing
+	// was written.
+	Fresh bool
+	// Events were read; Skipped belonged to markets not imported, of
+	// SkippedMarkets condition ids.
+	Events, Skipped int64
+	SkippedMarkets  int
+	// NoPrice counts grid instants inside a market's window with both
+	// books but no coin price (klines not covering them): gaps.
+	NoPrice int64
+	// MissingHours are the hours between pmxt-v2 files with no file.
+	MissingHours []time.Time
+	Elapsed      time.Duration
+}
+
+// Source of a market created or extended by an import of the format.
+func (f Format) Source() string { return string(f) }
+
+// Import reads the files and writes what they hold through one import
+// transaction of st.
+func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
+	began := time.Now()
+	if opt.Format != WSJSONL && opt.Format != PMXTv2 {
+		return Summary{}, fmt.Errorf("archive: format %q: want ws-jsonl or pmxt-v2", opt.Format)
+	}
+	if len(opt.Files) == 0 {
+		return Summary{}, errors.New("archive: no event files to import")
+	}
+	opt.BookLevels = cmp.Or(opt.BookLevels, 10)
+	opt.Interval = cmp.Or(opt.Interval, book.Interval)
+	opt.GapAfter = cmp.Or(opt.GapAfter, 3*time.Second)
+	opt.ProgressEvery = cmp.Or(opt.ProgressEvery, time.Second)
+	if opt.Prices == nil {
+		opt.Prices = NewCoinPrices()
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	key, err := importKey(opt)
+	if err != nil {
+		return Summary{}, err
+	}
+	if old, ok, err := findImport(ctx, st, key); err != nil {
+		return Summary{}, err
+	} else if ok {
+		return Summary{Import: old, Fresh: false, Elapsed: time.Since(began)}, nil
+	}
+
+	tx, err := st.BeginImport(ctx)
+	if err != nil {
+		return Summary{}, fmt.Errorf("archive: %w", err)
+	}
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
+		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{},
+		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
+	for _, m := range opt.Markets {
+		im.fileMarkets[m.ConditionID] = m
+		im.fileTokens[m.ClobTokenUp], im.fileTokens[m.ClobTokenDown] = m, m
+	}
+	sum, err := im.run(began)
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return sum, err
+	}
+	imp := store.Import{Key: key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
+	stored, fresh, err := tx.Commit(ctx, imp)
+	if err != nil {
+		return sum, fmt.Errorf("archive: %w", err)
+	}
+	sum.Import, sum.Fresh = stored, fresh
+	sum.Elapsed = time.Since(began)
+	return sum, nil
+}
+
+// importKey digests the inputs' contents and the options that shape what
+// is written.
+func importKey(opt Options) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|%d|%v|%v|", opt.Format, opt.BookLevels, opt.Interval, opt.GapAfter)
+	for _, name := range opt.Files {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", fmt.Errorf("archive: %w", err)
+		}
+		fh := sha256.New()
+		_, err = io.Copy(fh, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("archive: read %s: %w", name, err)
+		}
+		h.Write(fh.Sum(nil))
+	}
+	for _, x := range opt.KeyExtra {
+		fmt.Fprintf(h, "|%s", x)
+	}
+	return opt.Format.Source() + ":" + hex.EncodeToString(h.Sum(nil)[:16]), nil
+}
+
+func findImport(ctx context.Context, st Store, key string) (store.Import, bool, error) {
+	imps, err := st.ListImports(ctx)
+	if err != nil {
+		return store.Import{}, false, fmt.Errorf("archive: list imports: %w", err)
+	}
+	for _, imp := range imps {
+		if imp.Key == key {
+			return imp, true, nil
+		}
+	}
+	return store.Import{}, false, nil
+}
+
+type importer struct {
+	ctx    context.Context
+	st     Store
+	tx     store.ImportTx
+	opt    Options
+	source string
+
+	byCond      map[string]*run
+	byToken     map[string]*run
+	runs        []*run // in the order met
+	unknown     map[string]bool
+	fileMarkets map[string]store.Market // by condition id
+	fileTokens  map[string]store.Market // by token
+
+	// w writes through tx off the reading goroutine, in order (see
+	// writer); every use of tx goes through it.
+	w *writer
+
+	covFrom, covTo time.Time
+	events         int64
+	skipped        int64
+	noPrice        int64
+	done, total    atomic.Int64
+	imported       atomic.Int64
+}
+
+func (im *importer) run(began time.Time) (Summary, error) {
+	stop := make(chan struct{})
+	progressDone := make(chan struct{})
+	report := func(final bool) {
+		if im.opt.Progress != nil {
+			im.opt.Progress(Progress{Events: atomic.LoadInt64(&im.events), Markets: int(im.imported.Load()), Done: im.done.Load(),
+				Total: im.total.Load(), Elapsed: time.Since(began), Final: final})
+		}
+	}
+	go func() {
+		defer close(progressDone)
+		t := time.NewTicker(im.opt.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				report(false)
+			}
+		}
+	}()
+	im.w = newWriter()
+	sum, err := im.read()
+	close(stop)
+	<-progressDone
+	if err == nil {
+		for _, r := range im.runs {
+			if err = r.finish(); err != nil {
+				break
+			}
+		}
+	}
+	if werr := im.w.close(); err == nil {
+		err = werr
+	}
+	report(true)
+	sum.Events, sum.Skipped, sum.SkippedMarkets, sum.NoPrice = atomic.LoadInt64(&im.events), im.skipped, len(im.unknown), im.noPrice
+	return sum, err
+}
+
+func (im *importer) read() (Summary, error) {
+	var sum Summary
+	switch im.opt.Format {
+	case WSJSONL:
+		for _, name := range im.opt.Files {
+			if st, err := os.Stat(name); err == nil {
+				im.total.Add(st.Size())
+			}
+		}
+		for _, name := range im.opt.Files {
+			err := readWSJSONL(im.ctx, name, &im.done, im.items, im.opt.Prices.addPoint)
+			if err != nil {
+				return sum, err
+			}
+		}
+	case PMXTv2:
+		files := make([]*pmxtFile, 0, len(im.opt.Files))
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		for _, name := range im.opt.Files {
+			f, err := openPMXT(name)
+			if err != nil {
+				return sum, err
+			}
+			files = append(files, f)
+			if f.hour, err = f.firstHour(); err != nil {
+				return sum, err
+			}
+			im.total.Add(f.pf.NumRows())
+		}
+		slices.SortStableFunc(files, func(a, b *pmxtFile) int { return a.hour.Compare(b.hour) })
+		for i, f := range files {
+			if i > 0 {
+				for h := files[i-1].hour.Add(time.Hour); h.Before(f.hour); h = h.Add(time.Hour) {
+					sum.MissingHours = append(sum.MissingHours, h)
+				}
+			}
+			if im.covFrom.IsZero() && !f.hour.IsZero() {
+				im.covFrom = f.hour
+			}
+			im.covTo = f.hour.Add(time.Hour)
+			if err := f.read(im.ctx, &im.done, im.want, im.items, &im.skipped); err != nil {
+				return sum, err
+			}
+		}
+		if len(sum.MissingHours) > 0 {
+			im.opt.Logger.Warn("hours missing between the files: their stretches are gaps", "hours", len(sum.MissingHours))
+		}
+	}
+	return sum, nil
+}
+
+// want reports whether the market's events are imported; a market not
+// stored and not in the markets file is an error without one.
+func (im *importer) want(cond string, pos Pos) (bool, error) {
+	if _, ok := im.byCond[cond]; ok {
+		return true, nil
+	}
+	if im.unknown[cond] {
+		return false, nil
+	}
+	r, err := im.lookup(cond, "", pos)
+	return r != nil, err
+}
+
+// lookup finds the run of the market of the condition id (or, for an
+// event without one, the token).
+func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
+	if cond != "" {
+		if r, ok := im.byCond[cond]; ok {
+			return r, nil
+		}
+	} else if r, ok := im.byToken[token]; ok {
+		return r, nil
+	}
+	key := cmp.Or(cond, "token:"+token)
+	if im.unknown[key] {
+		return nil, nil
+	}
+	var m store.Market
+	found := false
+	if cond != "" {
+		var ms []store.Market
+		err := im.w.do(func() error {
+			var err error
+			ms, err = im.tx.MarketsByCondition(im.ctx, []string{cond})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("archive: %w", err)
+		}
+		if len(ms) > 0 {
+			m, found = ms[0], true
+		}
+	}
+	if !found {
+		if fm, ok := im.fileMarkets[cond]; ok && cond != "" {
+			m, found = fm, true
+		} else if fm, ok := im.fileTokens[token]; ok && token != "" {
+			m, found = fm, true
+		}
+	}
+	if !found {
+		if im.opt.Markets == nil && !im.opt.SkipUnknown {
+			field, what := "market", "condition id "+cond
+			if cond == "" {
+				field, what = "asset_id", "token "+token
+			}
+			return nil, &InputError{Pos: pos, Field: field, Err: fmt.Errorf("%s is not a stored market: give the markets with --markets FILE (`updown markets fetch` writes one), or --skip-unknown to skip markets not stored", what)}
+		}
+		im.unknown[key] = true
+		return nil, nil
+	}
+	r := &run{im: im, m: m, books: book.NewBooks()}
+	im.byCond[m.ConditionID] = r
+	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
+	im.runs = append(im.runs, r)
+	return r, nil
+}
+
+// items folds a run of events into their markets.
+func (im *importer) items(items []item) error {
+	for i := range items {
+		it := &items[i]
+		atomic.AddInt64(&im.events, 1)
+		e := &it.ev
+		switch e.EventType {
+		case "book", "price_change", "last_trade_price", "tick_size_change":
+		default:
+			continue // new_market, market_resolved, best_bid_ask: no book change
+		}
+		token := e.AssetID
+		if token == "" && len(e.Changes) > 0 {
+			token = e.Changes[0].AssetID
+		}
+		r, err := im.lookup(e.Market, token, it.pos)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			im.skipped++
+			continue
+		}
+		if im.opt.Format == WSJSONL && !e.Time.IsZero() {
+			if im.covFrom.IsZero() || e.Time.Before(im.covFrom) {
+				im.covFrom = e.Time
+			}
+			if e.Time.After(im.covTo) {
+				im.covTo = e.Time
+			}
+		}
+		if err := r.event(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushEvery is how many snapshots of a market are held before they are
+// written.
+const flushEvery = 2048
+
+// run is one market's import.
+type run struct {
+	im    *importer
+	m     store.Market
+	books *book.Books
+	last  time.Time // the last event's time
+	next  time.Time // the next grid instant to consider
+	// added: AddMarket was called; created: the import created the market.
+	added, created bool
+
+	snaps  []store.Snapshot
+	trades []store.MarketTrade
+	ticks  []store.TickSizeChange
+	times  []int64 // instants of the snapshots imported, µs
+	wrote  bool
+}
+
+func (r *run) event(e *book.Event) error {
+	t := e.Time
+	if t.IsZero() || t.Before(r.last) {
+		t = r.last // an event without a time, or the clock going back: no instant passes
+	}
+	switch {
+	case r.last.IsZero():
+		r.next = firstAtOrAfter(t, r.im.opt.Interval)
+	case t.Sub(r.last) > r.im.opt.GapAfter:
+		// A silence: the books are trusted GapAfter past the last event,
+		// then forgotten until their next `book`.
+		if err := r.advance(r.last.Add(r.im.opt.GapAfter), true); err != nil {
+			return err
+		}
+		r.books.Reset()
+		r.next = firstAtOrAfter(t, r.im.opt.Interval)
+	default:
+		if err := r.advance(t, false); err != nil {
+			return err
+		}
+	}
+	r.last = t
+	if e.EventType == "price_change" {
+		// Only this market's tokens: a frame may carry other markets'.
+		kept := e.Changes[:0:0]
+		for _, c := range e.Changes {
+			if c.AssetID == r.m.ClobTokenUp || c.AssetID == r.m.ClobTokenDown {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) != len(e.Changes) {
+			cp := *e
+			cp.Changes = kept
+			e = &cp
+		}
+	}
+	r.books.Apply(e)
+	switch e.EventType {
+	case "last_trade_price":
+		outcome := store.OutcomeUp
+		if e.AssetID == r.m.ClobTokenDown {
+			outcome = store.OutcomeDown
+		} else if e.AssetID != r.m.ClobTokenUp {
+			return nil
+		}
+		tr := e.Trade
+		r.trades = append(r.trades, store.MarketTrade{Time: t.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
+			Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash})
+	case "tick_size_change":
+		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick {
+			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.NewTick})
+		}
+	}
+	if len(r.snaps) >= flushEvery || len(r.trades) >= flushEvery {
+		return r.flush()
+	}
+	return nil
+}
+
+func firstAtOrAfter(t time.Time, d time.Duration) time.Time {
+	if book.OnGrid(t, d) {
+		return t
+	}
+	return book.Next(t, d)
+}
+
+// advance takes the snapshots of the instants from r.next up to until
+// (included when inclusive).
+func (r *run) advance(until time.Time, inclusive bool) error {
+	d := r.im.opt.Interval
+	if r.next.Before(r.m.StartTime) {
+		r.next = firstAtOrAfter(r.m.StartTime, d)
+	}
+	for ; r.next.Before(until) || (inclusive && r.next.Equal(until)); r.next = r.next.Add(d) {
+		at := r.next
+		if !at.Before(r.m.EndTime) {
+			r.next = until.Add(d) // nothing more in this window
+			return nil
+		}
+		up, down := r.books.Get(r.m.ClobTokenUp), r.books.Get(r.m.ClobTokenDown)
+		if up == nil || down == nil {
+			continue
+		}
+		price, ok := r.im.opt.Prices.At(r.m.Coin, at)
+		if !ok {
+			r.im.noPrice++
+			continue
+		}
+		s, err := book.Snapshot(at, price, up, down, r.im.opt.BookLevels)
+		if err != nil {
+			continue // an outcome without a price: not recorded, as by the collector
+		}
+		r.snaps = append(r.snaps, s)
+		r.times = append(r.times, at.UnixMicro())
+	}
+	return nil
+}
+
+// ensure stores the market (or adds the source to it) before its first
+// rows; final writes a market the import created again with what was
+// learnt of it since (its tick changes).
+func (r *run) ensure(final bool) error {
+	if r.added && !(final && r.created && len(r.ticks) > 0) {
+		return nil
+	}
+	m := r.m
+	if len(r.ticks) > 0 && (!r.added || r.created) {
+		m.TickSizeChanges = mergeTicks(m.TickSizeChanges, r.ticks)
+		if len(m.TickSizeChanges) > 0 {
+			last := m.TickSizeChanges[len(m.TickSizeChanges)-1].TickSize
+			m.TickSize = &last
+		}
+	}
+	first := !r.added
+	if first {
+		r.added = true
+		r.im.imported.Add(1)
+	}
+	return r.im.w.do(func() error {
+		created, err := r.im.tx.AddMarket(r.im.ctx, m, r.im.source)
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if first {
+			r.created = created
+		}
+		return nil
+	})
+}
+
+func mergeTicks(old, add []store.TickSizeChange) []store.TickSizeChange {
+	out := slices.Clone(old)
+	for _, c := range add {
+		if !slices.ContainsFunc(out, func(o store.TickSizeChange) bool { return o.Time.Equal(c.Time) }) {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b store.TickSizeChange) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+func (r *run) flush() error {
+	if len(r.snaps) == 0 && len(r.trades) == 0 {
+		return nil
+	}
+	if err := r.ensure(false); err != nil {
+		return err
+	}
+	snaps, trades, slug := r.snaps, r.trades, r.m.Slug
+	r.snaps, r.trades = make([]store.Snapshot, 0, flushEvery), nil
+	r.wrote = true
+	return r.im.w.later(func() error {
+		if len(snaps) > 0 {
+			if _, err := r.im.tx.AppendSnapshots(r.im.ctx, slug, snaps); err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+		}
+		if len(trades) > 0 {
+			if _, err := r.im.tx.AppendMarketTrades(r.im.ctx, slug, trades); err != nil {
+				return fmt.Errorf("archive: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// finish takes the snapshots up to the end of what the input covers,
+// writes what is held, and records the market's gaps in that stretch.
+func (r *run) finish() error {
+	if !r.last.IsZero() {
+		end := r.last.Add(r.im.opt.GapAfter)
+		if r.im.opt.Format == PMXTv2 && r.im.covTo.Before(end) {
+			end = r.im.covTo
+		}
+		if err := r.advance(end, true); err != nil {
+			return err
+		}
+	}
+	if len(r.ticks) > 0 && !r.wrote && len(r.snaps) == 0 && len(r.trades) == 0 {
+		return nil // nothing but tick changes: not worth a market
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if !r.wrote {
+		return nil
+	}
+	if err := r.ensure(true); err != nil { // the tick changes seen after the first flush
+		return err
+	}
+	from, to := r.im.covFrom, r.im.covTo
+	if from.Before(r.m.StartTime) {
+		from = r.m.StartTime
+	}
+	if to.After(r.m.EndTime) {
+		to = r.m.EndTime
+	}
+	if !to.After(from) {
+		return nil
+	}
+	times, err := r.storedTimes(from, to)
+	if err != nil {
+		return err
+	}
+	times = append(times, r.times...)
+	slices.Sort(times)
+	gaps := findGaps(times, from, to, r.im.opt.GapAfter)
+	slug := r.m.Slug
+	return r.im.w.later(func() error {
+		if err := r.im.tx.ReplaceGaps(r.im.ctx, slug, from, to, gaps); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		return nil
+	})
+}
+
+// storedTimes are the instants of the market's snapshots stored before
+// the import, within [from, to].
+func (r *run) storedTimes(from, to time.Time) ([]int64, error) {
+	if r.created {
+		return nil, nil
+	}
+	end := to.Add(time.Microsecond)
+	snaps, _, err := r.im.st.ListSnapshots(r.im.ctx, r.m.Slug, store.SnapshotQuery{From: &from, To: &end, Ascending: true})
+	if err != nil {
+		return nil, fmt.Errorf("archive: read stored snapshots of %s: %w", r.m.Slug, err)
+	}
+	out := make([]int64, len(snaps))
+	for i, s := range snaps {
+		out[i] = s.Time.UnixMicro()
+	}
+	return out, nil
+}
+
+// findGaps returns the stretches of [from, to] longer than after without
+// an instant of times (sorted µs).
+func findGaps(times []int64, from, to time.Time, after time.Duration) []store.Gap {
+	var gaps []store.Gap
+	prev := from.UnixMicro()
+	lim := after.Microseconds()
+	for _, t := range times {
+		if t < prev {
+			continue
+		}
+		if t-prev > lim {
+			gaps = append(gaps, store.Gap{From: time.UnixMicro(prev).UTC(), To: time.UnixMicro(t).UTC()})
+		}
+		prev = t
+	}
+	if end := to.UnixMicro(); end-prev > lim {
+		gaps = append(gaps, store.Gap{From: time.UnixMicro(prev).UTC(), To: to.UTC()})
+	}
+	return gaps
+}
+
+// writer runs an import's store writes on a goroutine of their own, in
+// the order given, so that reading and rebuilding the next events overlap
+// the store's work; a few batches wait at most, which bounds memory. The
+// first error stops it, and is returned by every call after.
+type writer struct {
+	jobs chan func() error
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+func newWriter() *writer {
+	w := &writer{jobs: make(chan func() error, 4), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for job := range w.jobs {
+			if err := job(); err != nil {
+				w.mu.Lock()
+				if w.err == nil {
+					w.err = err
+				}
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+func (w *writer) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// later queues job, which does not run once a job has failed; it reports
+// an earlier job's failure.
+func (w *writer) later(job func() error) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	w.jobs <- func() error {
+		if w.failed() != nil {
+			return nil
+		}
+		return job()
+	}
+	return nil
+}
+
+// do runs job after everything queued and waits for it.
+func (w *writer) do(job func() error) error {
+	if err := w.failed(); err != nil {
+		return err
+	}
+	res := make(chan error, 1)
+	w.jobs <- func() error {
+		if err := w.failed(); err != nil {
+			res <- err
+			return nil
+		}
+		err := job()
+		res <- err
+		return err
+	}
+	return <-res
+}
+
+// close waits for the queued jobs and returns the first failure.
+func (w *writer) close() error {
+	close(w.jobs)
+	<-w.done
+	return w.failed()
+}

@@ -1,0 +1,196 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/updown/updown/jobs/transfer"
+	"github.com/updown/updown/store"
+)
+
+// ParquetKind is what a Parquet file holds, told by its columns.
+type ParquetKind string
+
+// Kinds of Parquet file: an `updown export` of one kind of record, or a
+// PMXT archive hour.
+const (
+	ParquetMarkets   ParquetKind = "markets"
+	ParquetSnapshots ParquetKind = "snapshots"
+	ParquetTrades    ParquetKind = "trades"
+	ParquetGaps      ParquetKind = "gaps"
+	ParquetPMXT      ParquetKind = "pmxt-v2"
+)
+
+// KindOfParquet tells what the Parquet file holds.
+func KindOfParquet(name string) (ParquetKind, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable Parquet file: %w", err)}
+	}
+	has := func(c string) bool { _, ok := pf.Schema().Lookup(c); return ok }
+	switch {
+	case has("event_type") && has("asset_id"):
+		return ParquetPMXT, nil
+	case has("market_id") && has("condition_id"):
+		return ParquetMarkets, nil
+	case has("price_up"):
+		return ParquetSnapshots, nil
+	case has("outcome") && has("tx_hash"):
+		return ParquetTrades, nil
+	case has("from") && has("to") && has("slug"):
+		return ParquetGaps, nil
+	}
+	return "", &InputError{Pos: Pos{File: name}, Err: errors.New("neither an `updown export` Parquet file (markets, snapshots, trades or gaps) nor a PMXT archive hour")}
+}
+
+// ImportExportParquet loads a Parquet file `updown export --format
+// parquet` wrote (the round trip of DESIGN 9) into dst: markets upserted,
+// snapshots, trades and gaps appended as `updown import` does (a row the
+// store has is ignored). A file of snapshots, trades or gaps needs its
+// markets stored first.
+func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (transfer.Stats, error) {
+	kind, err := KindOfParquet(name)
+	if err != nil {
+		return transfer.Stats{}, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return transfer.Stats{}, err
+	}
+	defer f.Close()
+	var st transfer.Stats
+	switch kind {
+	case ParquetPMXT:
+		return st, &InputError{Pos: Pos{File: name}, Err: errors.New("this is a PMXT archive hour of raw events: import it with `updown import events --format pmxt-v2 " + name + "`")}
+	case ParquetMarkets:
+		err = readParquet(ctx, f, func(rows []transfer.ParquetMarket) error {
+			ms := make([]store.Market, len(rows))
+			for i := range rows {
+				ms[i] = marketOfRow(&rows[i])
+			}
+			st.Markets += len(ms)
+			return dst.UpsertMarkets(ctx, ms)
+		})
+	case ParquetSnapshots:
+		err = readParquet(ctx, f, func(rows []transfer.ParquetBookSnapshot) error {
+			return bySlug(rows, func(r *transfer.ParquetBookSnapshot) string { return r.Slug }, func(slug string, rs []transfer.ParquetBookSnapshot) error {
+				snaps := make([]store.Snapshot, len(rs))
+				for i, r := range rs {
+					snaps[i] = store.Snapshot{Time: r.Time, CoinPrice: r.CoinPrice, PriceUp: r.PriceUp, PriceDown: r.PriceDown}
+					if len(r.BookUpBids)+len(r.BookUpAsks)+len(r.BookDownBids)+len(r.BookDownAsks) > 0 {
+						snaps[i].BookUp = &store.Book{Bids: levelsOf(r.BookUpBids), Asks: levelsOf(r.BookUpAsks)}
+						snaps[i].BookDown = &store.Book{Bids: levelsOf(r.BookDownBids), Asks: levelsOf(r.BookDownAsks)}
+					}
+				}
+				st.Snapshots += len(snaps)
+				return dst.AppendSnapshots(ctx, slug, snaps)
+			})
+		})
+	case ParquetTrades:
+		err = readParquet(ctx, f, func(rows []transfer.ParquetTrade) error {
+			return bySlug(rows, func(r *transfer.ParquetTrade) string { return r.Slug }, func(slug string, rs []transfer.ParquetTrade) error {
+				ts := make([]store.MarketTrade, len(rs))
+				for i, r := range rs {
+					ts[i] = store.MarketTrade{Time: r.Time, Outcome: r.Outcome, Side: r.Side, Price: r.Price, Size: r.Size, FeeRateBps: r.FeeRateBps, TxHash: r.TxHash}
+				}
+				st.Trades += len(ts)
+				return dst.AppendMarketTrades(ctx, slug, ts)
+			})
+		})
+	case ParquetGaps:
+		err = readParquet(ctx, f, func(rows []transfer.ParquetGap) error {
+			return bySlug(rows, func(r *transfer.ParquetGap) string { return r.Slug }, func(slug string, rs []transfer.ParquetGap) error {
+				gs := make([]store.Gap, len(rs))
+				for i, r := range rs {
+					gs[i] = store.Gap{From: r.From, To: r.To}
+				}
+				st.Gaps += len(gs)
+				return dst.RecordGaps(ctx, slug, gs)
+			})
+		})
+	}
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", name, err)
+	}
+	return st, nil
+}
+
+// readParquet reads the file's rows as T a batch at a time.
+func readParquet[T any](ctx context.Context, f *os.File, fn func([]T) error) error {
+	r := parquet.NewGenericReader[T](f)
+	defer r.Close()
+	buf := make([]T, 2048)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if ferr := fn(buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// bySlug hands runs of rows of one market to fn.
+func bySlug[T any](rows []T, slug func(*T) string, fn func(string, []T) error) error {
+	start := 0
+	for i := 1; i <= len(rows); i++ {
+		if i == len(rows) || slug(&rows[i]) != slug(&rows[start]) {
+			if err := fn(slug(&rows[start]), rows[start:i]); err != nil {
+				return err
+			}
+			start = i
+		}
+	}
+	return nil
+}
+
+func levelsOf(ls []transfer.ParquetLevel) []store.Level {
+	out := make([]store.Level, len(ls))
+	for i, l := range ls {
+		out[i] = store.Level{Price: l.Price, Size: l.Size}
+	}
+	return out
+}
+
+func marketOfRow(r *transfer.ParquetMarket) store.Market {
+	m := store.Market{
+		Slug: r.Slug, MarketID: r.MarketID, EventID: r.EventID, Coin: store.Coin(r.Coin), MarketType: store.MarketType(r.MarketType),
+		StartTime: r.StartTime, EndTime: r.EndTime, CoinPriceStart: r.CoinPriceStart, CoinPriceEnd: r.CoinPriceEnd,
+		ConditionID: r.ConditionID, ClobTokenUp: r.ClobTokenUp, ClobTokenDown: r.ClobTokenDown,
+		Winner: r.Winner, FinalVolume: r.FinalVolume, FinalLiquidity: r.FinalLiquidity, ResolvedAt: r.ResolvedAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpstreamSlug: r.UpstreamSlug, TakerFeeRate: r.TakerFeeRate,
+		MakerRebateRate: r.MakerRebateRate, TickSize: r.TickSize, MinOrderSize: r.MinOrderSize,
+		ResolutionSource: r.ResolutionSource, PriceToBeat: r.PriceToBeat, FinalPrice: r.FinalPrice,
+	}
+	if r.FeeExponent != nil {
+		e := int(*r.FeeExponent)
+		m.FeeExponent = &e
+	}
+	for _, c := range r.TickSizeChanges {
+		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: c.Time, TickSize: c.TickSize})
+	}
+	return m
+}

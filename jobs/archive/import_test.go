@@ -1,0 +1,257 @@
+package archive_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/archive"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// fxHour is the hour the generated archives hold.
+var fxHour = time.Date(2026, 5, 12, 13, 0, 0, 0, time.UTC)
+
+type fxSet struct {
+	known, unknown store.Market
+	events         []fxEvent
+	silence        time.Duration
+}
+
+// newFxSet generates a known market's stream (with a silence) and an
+// unknown market's, inside fxHour.
+func newFxSet() fxSet {
+	known := fxMarket(store.BTC, fxHour.Add(10*time.Minute), 1)
+	unknown := fxMarket(store.ETH, fxHour.Add(10*time.Minute), 2)
+	s := fxSet{known: known, unknown: unknown, silence: 5 * time.Second}
+	s.events = append(fxStream(known, known.StartTime.Add(-20*time.Second), known.EndTime.Add(10*time.Second), 1, s.silence),
+		fxStream(unknown, unknown.StartTime.Add(-20*time.Second), unknown.EndTime, 2, 0)...)
+	return s
+}
+
+// klines gives BTC 1 s klines from the hour's start to 30 s before the
+// known market ends: its last 30 s have no coin price.
+func (s fxSet) klines(t *testing.T) *archive.CoinPrices {
+	cp := archive.NewCoinPrices()
+	writeKlines(t, cp, store.BTC, fxHour, s.known.EndTime.Add(-30*time.Second), func(at time.Time) float64 { return 80000 + float64(at.Unix()%97) })
+	return cp
+}
+
+func snapshotsOf(t *testing.T, st store.Store, slug string) []store.Snapshot {
+	t.Helper()
+	out, _, err := st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if err != nil {
+		t.Fatalf("snapshots of %s: %v", slug, err)
+	}
+	return out
+}
+
+// TestFormatsAgree imports one generated stream written both ways: the
+// two imports must be the same (one importer), and each must follow the
+// rules: snapshots on the grid inside the window, none after a silence
+// until both books come back, none without a coin price, those stretches
+// recorded as gaps, the unknown market skipped and counted, trades and
+// tick changes kept, and a re-run changing nothing.
+func TestFormatsAgree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "dump.jsonl")
+	writeJSONL(t, jsonl, fx.events)
+	pq := filepath.Join(dir, "2026-05-12T13.parquet")
+	writePMXT(t, pq, pmxtRows(fx.events))
+
+	stores := map[archive.Format]*memory.Store{}
+	for _, c := range []struct {
+		f    archive.Format
+		file string
+	}{{archive.WSJSONL, jsonl}, {archive.PMXTv2, pq}} {
+		st := memory.New()
+		sum, err := archive.Import(ctx, st, archive.Options{Format: c.f, Files: []string{c.file}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.f, err)
+		}
+		if !sum.Fresh || sum.Import.Markets != 1 || sum.Import.Snapshots == 0 || sum.Import.Trades == 0 {
+			t.Fatalf("%s: summary %+v", c.f, sum)
+		}
+		if sum.Skipped == 0 || sum.SkippedMarkets != 1 {
+			t.Errorf("%s: skipped %d events of %d markets, want the unknown market's", c.f, sum.Skipped, sum.SkippedMarkets)
+		}
+		if sum.NoPrice == 0 {
+			t.Errorf("%s: no instant lacked a coin price, but the klines stop 30 s before the end", c.f)
+		}
+		if _, err := st.GetMarket(ctx, fx.unknown.Slug); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: the unknown market was stored (%v)", c.f, err)
+		}
+		m, err := st.GetMarket(ctx, fx.known.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(m.DataSources, []string{string(c.f)}) || len(m.TickSizeChanges) == 0 {
+			t.Errorf("%s: market sources %v, %d tick changes", c.f, m.DataSources, len(m.TickSizeChanges))
+		}
+		stores[c.f] = st
+
+		// The same inputs again: nothing changes.
+		again, err := archive.Import(ctx, st, archive.Options{Format: c.f, Files: []string{c.file}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)})
+		if err != nil || again.Fresh || again.Import.ID != sum.Import.ID {
+			t.Errorf("%s: re-run %+v %v, want the first import back", c.f, again, err)
+		}
+		if imps, _ := st.ListImports(ctx); len(imps) != 1 {
+			t.Errorf("%s: %d imports after a re-run", c.f, len(imps))
+		}
+	}
+
+	a, b := snapshotsOf(t, stores[archive.WSJSONL], fx.known.Slug), snapshotsOf(t, stores[archive.PMXTv2], fx.known.Slug)
+	if len(a) != len(b) || len(a) < 500 {
+		t.Fatalf("ws-jsonl %d snapshots, pmxt-v2 %d", len(a), len(b))
+	}
+	for i := range a {
+		if !a[i].Time.Equal(b[i].Time) || !sameSnapshot(a[i], b[i]) {
+			t.Fatalf("snapshot %d: ws-jsonl %s %s, pmxt-v2 %s %s", i, a[i].Time, fmtSnap(a[i]), b[i].Time, fmtSnap(b[i]))
+		}
+	}
+	ta, _, _ := stores[archive.WSJSONL].ListMarketTrades(ctx, fx.known.Slug, store.MarketTradeQuery{Ascending: true})
+	tb, _, _ := stores[archive.PMXTv2].ListMarketTrades(ctx, fx.known.Slug, store.MarketTradeQuery{Ascending: true})
+	if !slices.Equal(ta, tb) || len(ta) == 0 {
+		t.Errorf("trades: ws-jsonl %d, pmxt-v2 %d", len(ta), len(tb))
+	}
+
+	// The rules, on one of them.
+	st := stores[archive.PMXTv2]
+	var silentFrom, back time.Time // the last event before the silence, the second book after it
+	var lastEv time.Time
+	for _, e := range fx.events {
+		if e.market != fx.known.ConditionID {
+			continue
+		}
+		at := time.UnixMilli(e.ts).UTC()
+		if silentFrom.IsZero() && !lastEv.IsZero() && at.Sub(lastEv) > 3*time.Second {
+			silentFrom = lastEv
+		}
+		if !silentFrom.IsZero() && back.IsZero() && e.kind == "book" && e.asset == fx.known.ClobTokenDown {
+			back = at
+		}
+		lastEv = at
+	}
+	if silentFrom.IsZero() || back.IsZero() {
+		t.Fatal("the fixture has no silence")
+	}
+	for _, s := range a {
+		if s.Time.Before(fx.known.StartTime) || !s.Time.Before(fx.known.EndTime) || s.Time.UnixMilli()%300 != 0 {
+			t.Fatalf("snapshot at %s: off the grid or outside the window", s.Time)
+		}
+		if s.Time.After(silentFrom.Add(3*time.Second)) && s.Time.Before(back) {
+			t.Fatalf("snapshot at %s, inside the silence from %s until both books came back at %s", s.Time, silentFrom, back)
+		}
+		if !s.Time.Before(fx.known.EndTime.Add(-30 * time.Second)) {
+			t.Fatalf("snapshot at %s, where the klines end", s.Time)
+		}
+	}
+	gaps, err := st.ListGaps(ctx, fx.known.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covers := func(from, to time.Time) bool {
+		return slices.ContainsFunc(gaps, func(g store.Gap) bool { return !g.From.After(from) && !g.To.Before(to) })
+	}
+	if !covers(silentFrom.Add(3*time.Second+300*time.Millisecond), back) || !covers(fx.known.EndTime.Add(-29*time.Second), fx.known.EndTime) {
+		t.Errorf("gaps %v: want the silence (%s to %s) and the stretch without klines (to %s)", gaps, silentFrom, back, fx.known.EndTime)
+	}
+}
+
+// TestBadInput checks that bad input names the file, line or row and
+// field, and leaves the store as it was.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	fx := newFxSet()
+	good := fx.events[:200]
+	tests := []struct {
+		name    string
+		format  archive.Format
+		write   func(t *testing.T, path string)
+		markets []store.Market
+		want    []string
+	}{
+		{"truncated gzip", archive.WSJSONL, func(t *testing.T, path string) {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			for _, e := range good {
+				zw.Write(append(e.frame(), '\n'))
+			}
+			zw.Close()
+			os.WriteFile(path, buf.Bytes()[:buf.Len()*2/3], 0o644)
+		}, []store.Market{fx.known}, []string{"dump", "line ", "truncated"}},
+		{"frame not JSON", archive.WSJSONL, func(t *testing.T, path string) {
+			var buf bytes.Buffer
+			for _, e := range good[:50] {
+				buf.Write(append(e.frame(), '\n'))
+			}
+			buf.WriteString("{\"event_type\":\"book\",\"asset_id\":\n")
+			os.WriteFile(path, buf.Bytes(), 0o644)
+		}, []store.Market{fx.known}, []string{"dump", "line 51", "not JSON"}},
+		{"bad field", archive.WSJSONL, func(t *testing.T, path string) {
+			var buf bytes.Buffer
+			for _, e := range good[:10] {
+				buf.Write(append(e.frame(), '\n'))
+			}
+			buf.WriteString(`{"event_type":"price_change","market":"` + fx.known.ConditionID + `","timestamp":"1","price_changes":[{"asset_id":"` + fx.known.ClobTokenUp + `","price":"1.5","size":"3","side":"BUY"}]}` + "\n")
+			os.WriteFile(path, buf.Bytes(), 0o644)
+		}, []store.Market{fx.known}, []string{"dump", "line 11", "price"}},
+		{"unknown market without --markets", archive.WSJSONL, func(t *testing.T, path string) {
+			writeJSONL(t, path, good)
+		}, nil, []string{"dump", "line 1", "field market", "--markets"}},
+		{"Parquet missing a column", archive.PMXTv2, func(t *testing.T, path string) {
+			type partial struct {
+				TimestampReceived int64  `parquet:"timestamp_received"`
+				Timestamp         int64  `parquet:"timestamp"`
+				Market            string `parquet:"market"`
+				EventType         string `parquet:"event_type"`
+			}
+			writePMXT(t, path, []partial{{1, 1, "0x1", "book"}})
+		}, []store.Market{fx.known}, []string{"dump", "asset_id", "16 columns"}},
+		{"Parquet bad number", archive.PMXTv2, func(t *testing.T, path string) {
+			rows := pmxtRows(fx.events)
+			for i := range rows {
+				if rows[i].Market == fx.known.ConditionID && rows[i].EventType == "last_trade_price" {
+					bad := "cheap"
+					rows[i].Price = &bad
+					break
+				}
+			}
+			writePMXT(t, path, rows)
+		}, []store.Market{fx.known}, []string{"dump", "row ", "field price"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "dump")
+			tc.write(t, path)
+			st := memory.New()
+			_, err := archive.Import(context.Background(), st, archive.Options{Format: tc.format, Files: []string{path}, Markets: tc.markets, Prices: fx.klines(t)})
+			if err == nil {
+				t.Fatal("imported bad input")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if ms, n, _ := st.ListMarkets(context.Background(), store.MarketFilter{}); n != 0 {
+				t.Errorf("a failed import stored %d markets: %v", n, ms)
+			}
+			if imps, _ := st.ListImports(context.Background()); len(imps) != 0 {
+				t.Errorf("a failed import was listed: %+v", imps)
+			}
+		})
+	}
+}

@@ -1,0 +1,318 @@
+package archive
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/updown/updown/jobs/book"
+)
+
+// PMXTColumns are the PMXT archive v2's 16 columns (REFERENCE.md).
+var PMXTColumns = []string{"timestamp_received", "timestamp", "market", "event_type", "asset_id", "bids", "asks",
+	"price", "size", "side", "best_bid", "best_ask", "fee_rate_bps", "transaction_hash", "old_tick_size", "new_tick_size"}
+
+const (
+	colReceived = iota
+	colTimestamp
+	colMarket
+	colEventType
+	colAssetID
+	colBids
+	colAsks
+	colPrice
+	colSize
+	colSide
+	colBestBid
+	colBestAsk
+	colFee
+	colTxHash
+	colOldTick
+	colNewTick
+)
+
+// pmxtFile is an open PMXT hourly file.
+type pmxtFile struct {
+	name string
+	f    *os.File
+	pf   *parquet.File
+	cols [16]int // PMXTColumns[i]'s column index in the file
+	// hour is the UTC hour the file holds (its first row's).
+	hour time.Time
+}
+
+func openPMXT(name string) (*pmxtFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		f.Close()
+		return nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable Parquet file: %w", err)}
+	}
+	p := &pmxtFile{name: name, f: f, pf: pf}
+	for i, c := range PMXTColumns {
+		leaf, ok := pf.Schema().Lookup(c)
+		if !ok || leaf.Node == nil {
+			f.Close()
+			return nil, &InputError{Pos: Pos{File: name}, Field: c, Err: fmt.Errorf("the Parquet file has no column %q: pmxt-v2 files have the 16 columns %v", c, PMXTColumns)}
+		}
+		p.cols[i] = leaf.ColumnIndex
+	}
+	return p, nil
+}
+
+func (p *pmxtFile) Close() error { return p.f.Close() }
+
+// firstHour reads the first row's timestamp_received, the file's hour.
+func (p *pmxtFile) firstHour() (time.Time, error) {
+	for _, rg := range p.pf.RowGroups() {
+		rows := rg.Rows()
+		buf := make([]parquet.Row, 1)
+		n, err := rows.ReadRows(buf)
+		rows.Close()
+		if n == 1 {
+			var vals [16]parquet.Value
+			p.pick(buf[0], &vals)
+			ms, err := intOf(vals[colReceived])
+			if err != nil {
+				return time.Time{}, &InputError{Pos: Pos{File: p.name, Row: 1}, Field: "timestamp_received", Err: err}
+			}
+			return time.UnixMilli(ms).UTC().Truncate(time.Hour), nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return time.Time{}, &InputError{Pos: Pos{File: p.name, Row: 1}, Err: err}
+		}
+	}
+	return time.Time{}, nil
+}
+
+// pick spreads a row's values over the 16 columns.
+func (p *pmxtFile) pick(row parquet.Row, vals *[16]parquet.Value) {
+	for i := range vals {
+		vals[i] = parquet.Value{}
+	}
+	for _, v := range row {
+		c := v.Column()
+		for i, ci := range p.cols {
+			if ci == c {
+				vals[i] = v
+				break
+			}
+		}
+	}
+}
+
+// read streams the file's rows a row group at a time. Rows of one market
+// (the file is sorted by market, then asset and time) are gathered, put in
+// time order across the market's two tokens, and handed to fn; want says
+// whether a market's rows are worth decoding (a market not imported is
+// skipped unread, its rows counted in skipped).
+func (p *pmxtFile) read(ctx context.Context, rowsRead *atomic.Int64, want func(conditionID string, pos Pos) (bool, error), fn func([]item) error, skipped *int64) error {
+	var (
+		cur     string
+		keep    bool
+		items   []item
+		recv    []int64
+		rowNum  int64
+		vals    [16]parquet.Value
+		started bool
+	)
+	flush := func() error {
+		if !keep || len(items) == 0 {
+			items, recv = items[:0], recv[:0]
+			return nil
+		}
+		idx := make([]int, len(items))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			return cmp.Or(items[a].ev.Time.Compare(items[b].ev.Time), cmp.Compare(recv[a], recv[b]))
+		})
+		sorted := make([]item, len(items))
+		for i, j := range idx {
+			sorted[i] = items[j]
+		}
+		items, recv = items[:0], recv[:0]
+		return fn(sorted)
+	}
+	buf := make([]parquet.Row, 512)
+	for _, rg := range p.pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			if ctx.Err() != nil {
+				rows.Close()
+				return ctx.Err()
+			}
+			n, err := rows.ReadRows(buf)
+			for _, row := range buf[:n] {
+				rowNum++
+				p.pick(row, &vals)
+				pos := Pos{File: p.name, Row: rowNum}
+				market := string(vals[colMarket].ByteArray())
+				if !started || market != cur {
+					if err := flush(); err != nil {
+						rows.Close()
+						return err
+					}
+					started, cur = true, market
+					var werr error
+					if keep, werr = want(market, pos); werr != nil {
+						rows.Close()
+						return werr
+					}
+				}
+				if !keep {
+					*skipped++
+					continue
+				}
+				ev, received, err := p.event(&vals, pos)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				items = append(items, item{ev: ev, pos: pos})
+				recv = append(recv, received)
+			}
+			rowsRead.Add(int64(n))
+			if err != nil {
+				rows.Close()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return &InputError{Pos: Pos{File: p.name, Row: rowNum + 1}, Err: fmt.Errorf("reading Parquet: %w", err)}
+			}
+		}
+	}
+	return flush()
+}
+
+// event turns a row into the market channel's event, checked as a frame
+// is (book.Wire.Check).
+func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, error) {
+	bad := func(field string, err error) (book.Event, int64, error) {
+		return book.Event{}, 0, &InputError{Pos: pos, Field: field, Err: err}
+	}
+	received, err := intOf(vals[colReceived])
+	if err != nil {
+		return bad("timestamp_received", err)
+	}
+	ts, err := intOf(vals[colTimestamp])
+	if err != nil {
+		return bad("timestamp", err)
+	}
+	w := book.Wire{
+		EventType: string(vals[colEventType].ByteArray()),
+		Market:    string(vals[colMarket].ByteArray()),
+		Timestamp: book.Text(strconv.FormatInt(ts, 10)),
+		AssetID:   book.Text(vals[colAssetID].ByteArray()),
+		Side:      string(vals[colSide].ByteArray()),
+		TxHash:    string(vals[colTxHash].ByteArray()),
+	}
+	nums := []struct {
+		col  int
+		name string
+		dst  *book.Num
+	}{{colPrice, "price", &w.Price}, {colSize, "size", &w.Size}, {colBestBid, "best_bid", &w.BestBid}, {colBestAsk, "best_ask", &w.BestAsk},
+		{colFee, "fee_rate_bps", &w.FeeRateBps}, {colOldTick, "old_tick_size", &w.OldTickSize}, {colNewTick, "new_tick_size", &w.NewTickSize}}
+	for _, n := range nums {
+		if *n.dst, err = numOf(vals[n.col]); err != nil {
+			return bad(n.name, err)
+		}
+	}
+	switch w.EventType {
+	case "book":
+		for _, s := range []struct {
+			col  int
+			name string
+			dst  *[]book.Level
+		}{{colBids, "bids", &w.Bids}, {colAsks, "asks", &w.Asks}} {
+			raw := vals[s.col].ByteArray()
+			if len(raw) == 0 || vals[s.col].IsNull() {
+				*s.dst = []book.Level{}
+				continue
+			}
+			if err := json.Unmarshal(raw, s.dst); err != nil {
+				return bad(s.name, fmt.Errorf("not a JSON list of levels: %w", err))
+			}
+		}
+	case "price_change":
+		w.PriceChanges = []book.WireChange{{AssetID: w.AssetID, Price: w.Price, Size: w.Size, Side: w.Side, BestBid: w.BestBid, BestAsk: w.BestAsk}}
+	case "last_trade_price", "tick_size_change":
+	default:
+		return bad("event_type", fmt.Errorf("%q is not an event of the market channel (book, price_change, last_trade_price, tick_size_change)", w.EventType))
+	}
+	ev, err := w.Check()
+	if err != nil {
+		return book.Event{}, 0, frameError(pos, []byte("{}"), err)
+	}
+	return ev, received, nil
+}
+
+// intOf reads an integer column written as an integer or as text.
+func intOf(v parquet.Value) (int64, error) {
+	if v.IsNull() {
+		return 0, errors.New("missing")
+	}
+	switch v.Kind() {
+	case parquet.Int64:
+		return v.Int64(), nil
+	case parquet.Int32:
+		return int64(v.Int32()), nil
+	case parquet.Double:
+		return int64(v.Double()), nil
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		n, err := strconv.ParseInt(string(v.ByteArray()), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not an integer", v.ByteArray())
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("a %v is not an integer", v.Kind())
+}
+
+// numOf reads a decimal column written as a number or as text; null and
+// "" are unset.
+func numOf(v parquet.Value) (book.Num, error) {
+	if v.IsNull() {
+		return book.Num{}, nil
+	}
+	switch v.Kind() {
+	case parquet.Double:
+		return book.Num{V: v.Double(), Set: true}, nil
+	case parquet.Float:
+		return book.Num{V: float64(v.Float()), Set: true}, nil
+	case parquet.Int64:
+		return book.Num{V: float64(v.Int64()), Set: true}, nil
+	case parquet.Int32:
+		return book.Num{V: float64(v.Int32()), Set: true}, nil
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		s := v.ByteArray()
+		if len(s) == 0 {
+			return book.Num{}, nil
+		}
+		f, err := book.ParseNum(string(s))
+		if err != nil {
+			return book.Num{}, err
+		}
+		return book.Num{V: f, Set: true}, nil
+	}
+	return book.Num{}, fmt.Errorf("a %v is not a number", v.Kind())
+}

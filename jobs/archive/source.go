@@ -1,0 +1,238 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/updown/updown/jobs/book"
+)
+
+// Format is an archive's encoding of the market channel's events.
+type Format string
+
+// Formats `updown import events` reads.
+const (
+	// WSJSONL is the market channel's own frames, one JSON frame (an
+	// object or an array) per line, as the websocket sends them and raw
+	// dumps keep them; gzip is recognised.
+	WSJSONL Format = "ws-jsonl"
+	// PMXTv2 is the PMXT archive's hourly Parquet (REFERENCE.md, Archives).
+	PMXTv2 Format = "pmxt-v2"
+)
+
+// Pos is where an event was read: a file and its line (ws-jsonl) or row
+// (pmxt-v2), counted from 1.
+type Pos struct {
+	File string
+	Line int64
+	Row  int64
+}
+
+func (p Pos) String() string {
+	switch {
+	case p.Row > 0:
+		return fmt.Sprintf("%s: row %d", p.File, p.Row)
+	case p.Line > 0:
+		return fmt.Sprintf("%s: line %d", p.File, p.Line)
+	}
+	return p.File
+}
+
+// InputError is bad input: the file, the line or row, and the field.
+type InputError struct {
+	Pos   Pos
+	Field string // "" when the whole line or file is at fault
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: field %s: %v", e.Pos, e.Field, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Pos, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// batch is a run of one market's events in time order, or of the time
+// ordered stream of every market (ws-jsonl), with where each came from.
+type item struct {
+	ev  book.Event
+	pos Pos
+}
+
+// coinPoint is a coin price the stream itself carries (Chainlink frames).
+type coinPoint struct {
+	symbol string
+	at     time.Time
+	value  float64
+}
+
+// openFile opens an input, gunzipping it when it starts like gzip.
+func openFile(name string, counted *atomic.Int64) (io.Reader, func() error, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	cr := &countingReader{r: f, n: counted}
+	br := bufio.NewReaderSize(cr, 1<<20)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("gzip header: %w", err)}
+		}
+		return zr, f.Close, nil
+	}
+	return br, f.Close, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.n != nil {
+		c.n.Add(int64(n))
+	}
+	return n, err
+}
+
+// maxLine bounds one frame: an initial dump of every book of a busy
+// subscription is a few megabytes.
+const maxLine = 64 << 20
+
+// readWSJSONL reads a ws-jsonl file and hands its events, one frame at a
+// time, to fn, and Chainlink price frames to price.
+func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn func([]item) error, price func(coinPoint)) error {
+	r, closeFn, err := openFile(name, counted)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	br := bufio.NewReaderSize(r, 1<<20)
+	var line int64
+	var evs []book.Event
+	var items []item
+	for {
+		if line%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		data, err := readLine(br)
+		if len(data) > 0 || err == nil {
+			line++
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			pos := Pos{File: name, Line: line}
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) {
+				return &InputError{Pos: pos, Err: fmt.Errorf("the gzip stream is truncated or corrupt (%w): the file ends before its data does", err)}
+			}
+			return &InputError{Pos: pos, Err: err}
+		}
+		if t := bytes.TrimSpace(data); len(t) > 0 {
+			if p, ok, perr := chainlinkFrame(t); ok {
+				if perr != nil {
+					return &InputError{Pos: Pos{File: name, Line: line}, Field: "payload", Err: perr}
+				}
+				price(p)
+			} else {
+				evs, err = book.DecodeAppend(evs[:0], t)
+				if err != nil {
+					return frameError(Pos{File: name, Line: line}, t, err)
+				}
+				items = items[:0]
+				for _, e := range evs {
+					items = append(items, item{ev: e, pos: Pos{File: name, Line: line}})
+				}
+				if err := fn(items); err != nil {
+					return err
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+	}
+}
+
+// readLine returns the next line without its end; io.EOF with the last.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	data, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return data, err
+	}
+	buf := append([]byte(nil), data...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		if len(buf) > maxLine {
+			return nil, fmt.Errorf("a line longer than %d MiB", maxLine>>20)
+		}
+		data, err = br.ReadSlice('\n')
+		buf = append(buf, data...)
+	}
+	return buf, err
+}
+
+// frameError names what is wrong with a frame: not JSON, or which field.
+func frameError(pos Pos, frame []byte, err error) error {
+	if !json.Valid(frame) {
+		s := frame
+		if len(s) > 80 {
+			s = s[:80]
+		}
+		return &InputError{Pos: pos, Err: fmt.Errorf("the frame is not JSON (%q…): %w", s, err)}
+	}
+	field := ""
+	msg := err.Error()
+	for _, f := range []string{"asset_id", "price", "size", "side", "new_tick_size", "bids", "asks", "timestamp"} {
+		if strings.Contains(msg, f) {
+			field = f
+			break
+		}
+	}
+	if strings.Contains(msg, "level") && field == "" {
+		field = "price/size"
+	}
+	return &InputError{Pos: pos, Field: field, Err: err}
+}
+
+// chainlinkFrame reads a real-time data frame of the Chainlink price
+// feed, {"topic":"crypto_prices_chainlink","payload":{"symbol":"btc/usd",
+// "timestamp":ms,"value":N}}, as raw dumps keep them beside the market
+// channel; ok is false for any other frame.
+func chainlinkFrame(b []byte) (coinPoint, bool, error) {
+	if b[0] != '{' || !bytes.Contains(b[:min(len(b), 200)], []byte(`"topic"`)) {
+		return coinPoint{}, false, nil
+	}
+	var f struct {
+		Topic   string `json:"topic"`
+		Payload struct {
+			Symbol    string    `json:"symbol"`
+			Timestamp book.Text `json:"timestamp"`
+			Value     book.Num  `json:"value"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || !strings.Contains(f.Topic, "crypto_prices") {
+		return coinPoint{}, false, nil
+	}
+	var ms int64
+	if _, err := fmt.Sscan(string(f.Payload.Timestamp), &ms); err != nil || ms <= 0 {
+		return coinPoint{}, true, fmt.Errorf("timestamp %q is not epoch milliseconds", f.Payload.Timestamp)
+	}
+	if !f.Payload.Value.Set || f.Payload.Value.V <= 0 {
+		return coinPoint{}, true, errors.New("value is not a positive price")
+	}
+	return coinPoint{symbol: strings.ToLower(f.Payload.Symbol), at: time.UnixMilli(ms).UTC(), value: f.Payload.Value.V}, true, nil
+}

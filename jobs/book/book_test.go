@@ -1,0 +1,177 @@
+package book
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+func feed(t *testing.T, bs *Books, msgs ...string) (outOfStep []string) {
+	t.Helper()
+	for _, m := range msgs {
+		evs, err := Decode([]byte(m))
+		if err != nil {
+			t.Fatalf("decode %s: %v", m, err)
+		}
+		for i := range evs {
+			_, oos := bs.Apply(&evs[i])
+			outOfStep = append(outOfStep, oos...)
+		}
+	}
+	return outOfStep
+}
+
+// TestBooksRules checks each rule of the package documentation.
+func TestBooksRules(t *testing.T) {
+	t.Parallel()
+	const bookA = `{"event_type":"book","asset_id":"A","market":"0xc","timestamp":"1000","bids":[{"price":"0.48","size":"30"},{"price":"0.47","size":"10"}],"asks":[{"price":"0.52","size":"25"},{"price":"0.53","size":"5"}]}`
+	tests := []struct {
+		name      string
+		msgs      []string
+		wantBids  []store.Level
+		wantAsks  []store.Level
+		wantPrice float64
+		noBook    bool
+		outOfStep []string
+	}{
+		{name: "book replaces", msgs: []string{bookA},
+			wantBids: []store.Level{{Price: 0.48, Size: 30}, {Price: 0.47, Size: 10}}, wantAsks: []store.Level{{Price: 0.52, Size: 25}, {Price: 0.53, Size: 5}}, wantPrice: 0.52},
+		{name: "price_change sets a level", msgs: []string{bookA, `{"event_type":"price_change","market":"0xc","price_changes":[{"asset_id":"A","price":"0.51","size":"7","side":"SELL","best_bid":"0.48","best_ask":"0.51"}]}`},
+			wantBids: []store.Level{{Price: 0.48, Size: 30}, {Price: 0.47, Size: 10}}, wantAsks: []store.Level{{Price: 0.51, Size: 7}, {Price: 0.52, Size: 25}, {Price: 0.53, Size: 5}}, wantPrice: 0.51},
+		{name: "size 0 removes", msgs: []string{bookA, `{"event_type":"price_change","asset_id":"A","changes":[{"price":"0.52","size":"0","side":"SELL"}]}`},
+			wantBids: []store.Level{{Price: 0.48, Size: 30}, {Price: 0.47, Size: 10}}, wantAsks: []store.Level{{Price: 0.53, Size: 5}}, wantPrice: 0.53},
+		{name: "change before any book waits", msgs: []string{`{"event_type":"price_change","price_changes":[{"asset_id":"A","price":"0.51","size":"7","side":"SELL"}]}`}, noBook: true},
+		{name: "out of step drops the book", msgs: []string{bookA, `{"event_type":"price_change","price_changes":[{"asset_id":"A","price":"0.49","size":"1","side":"BUY","best_bid":"0.50","best_ask":"0.52"}]}`},
+			noBook: true, outOfStep: []string{"A"}},
+		{name: "no asks: last trade prices", msgs: []string{`{"event_type":"book","asset_id":"A","bids":[{"price":"0.4","size":"1"}],"asks":[]}`, `{"event_type":"last_trade_price","asset_id":"A","price":"0.45","size":"3","side":"BUY"}`},
+			wantBids: []store.Level{{Price: 0.4, Size: 1}}, wantAsks: []store.Level{}, wantPrice: 0.45},
+		{name: "tick change keeps levels", msgs: []string{bookA, `{"event_type":"tick_size_change","asset_id":"A","old_tick_size":"0.01","new_tick_size":"0.001"}`},
+			wantBids: []store.Level{{Price: 0.48, Size: 30}, {Price: 0.47, Size: 10}}, wantAsks: []store.Level{{Price: 0.52, Size: 25}, {Price: 0.53, Size: 5}}, wantPrice: 0.52},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bs := NewBooks()
+			oos := feed(t, bs, tc.msgs...)
+			if !slices.Equal(oos, tc.outOfStep) {
+				t.Errorf("out of step %v, want %v", oos, tc.outOfStep)
+			}
+			b := bs.Get("A")
+			if tc.noBook {
+				if b != nil {
+					t.Fatalf("book kept: %+v", b)
+				}
+				return
+			}
+			if b == nil {
+				t.Fatal("no book")
+			}
+			sb, p, err := b.Store(10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(sb.Bids, tc.wantBids) || !slices.Equal(sb.Asks, tc.wantAsks) || p != tc.wantPrice {
+				t.Errorf("book %+v price %v, want bids %v asks %v price %v", sb, p, tc.wantBids, tc.wantAsks, tc.wantPrice)
+			}
+		})
+	}
+}
+
+func TestPriceWithoutAsksOrTrade(t *testing.T) {
+	t.Parallel()
+	if _, err := Price(store.Book{Bids: []store.Level{{Price: 0.4, Size: 1}}}, Num{}); !errors.Is(err, ErrNoPrice) {
+		t.Fatalf("err %v, want ErrNoPrice", err)
+	}
+}
+
+func TestGrid(t *testing.T) {
+	t.Parallel()
+	base := time.UnixMilli(1_778_584_200_000).UTC()
+	for _, tc := range []struct {
+		in   time.Duration
+		want time.Duration
+	}{{0, 300 * time.Millisecond}, {1, 300 * time.Millisecond}, {299 * time.Millisecond, 300 * time.Millisecond}, {300 * time.Millisecond, 600 * time.Millisecond}} {
+		if got := Next(base.Add(tc.in), Interval); !got.Equal(base.Add(tc.want)) {
+			t.Errorf("Next(+%v) = %v, want +%v", tc.in, got.Sub(base), tc.want)
+		}
+	}
+	if !OnGrid(base.Add(900*time.Millisecond), Interval) || OnGrid(base.Add(901*time.Millisecond), Interval) {
+		t.Error("OnGrid")
+	}
+}
+
+// FuzzDecode checks that whatever Decode accepts folds into books that
+// only hold levels in (0, 1) × (0, ∞) and price as the rules say.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`[{"event_type":"book","asset_id":"A","bids":[{"price":".48","size":"30"}],"asks":[{"price":".52","size":"25"}]}]`,
+		`{"event_type":"price_change","market":"0x1","price_changes":[{"asset_id":"A","price":"0.5","size":"0","side":"BUY","best_bid":"0","best_ask":"1"}]}`,
+		`{"event_type":"last_trade_price","asset_id":"A","price":"0.51","size":"1","side":"SELL","transaction_hash":"0x"}`,
+		`{"event_type":"tick_size_change","asset_id":"A","old_tick_size":"0.01","new_tick_size":"0.001"}`,
+		`PONG`, `[]`, `[{}]`, `{"event_type":"book"}`, `not json`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		evs, err := Decode(msg)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		bs := NewBooks()
+		feed(t, bs, `{"event_type":"book","asset_id":"A","bids":[{"price":".48","size":"30"}],"asks":[{"price":".52","size":"25"}]}`)
+		for i := range evs {
+			bs.Apply(&evs[i])
+		}
+		for _, tok := range bs.Tokens() {
+			sb, p, err := bs.Get(tok).Store(1000)
+			for _, l := range slices.Concat(sb.Bids, sb.Asks) {
+				if !(l.Price > 0 && l.Price < 1 && l.Size > 0) {
+					t.Fatalf("kept level %+v after %q", l, msg)
+				}
+			}
+			if err == nil && !(p > 0 && p <= 1) {
+				t.Fatalf("price %v after %q", p, msg)
+			}
+		}
+	})
+}
+
+// FuzzFastDecode checks the fast path of frames against encoding/json:
+// where the fast path accepts a frame, the general way reads the same.
+func FuzzFastDecode(f *testing.F) {
+	for _, s := range []string{
+		`[{"event_type":"book","asset_id":"A","market":"0x1","timestamp":"1","bids":[{"price":".48","size":"30"}],"asks":[],"hash":"x"}]`,
+		`{"event_type":"price_change","market":"0x1","timestamp":1703875201000,"price_changes":[{"asset_id":"7","price":"0.5","size":"0","side":"BUY","hash":"h","best_bid":"0","best_ask":"1"}]}`,
+		`{"event_type":"last_trade_price","asset_id":7,"price":0.51,"size":"1","side":"SELL","fee_rate_bps":"0","transaction_hash":"0x"}`,
+		`{"event_type":"tick_size_change","asset_id":"A","old_tick_size":"0.01","new_tick_size":"0.001"}`,
+		`{"event_type":"book","asset_id":"A","buys":null,"sells":[{"size":1,"price":0.2}]}`,
+		`{"Event_Type":"book"}`, `{"price":"1","price":"2"}`, `{"x":{"y":1}}`, `[]`, `{}`, `{"price":" 0.5 "}`, `{"side":"\u0042UY"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		b = bytes.TrimSpace(b) // as Decode does
+		if len(b) == 0 {
+			return
+		}
+		fast, ok := fastDecode(b)
+		if !ok {
+			return
+		}
+		slow, err := slowDecode(b)
+		if err != nil {
+			t.Fatalf("fast path read %q, encoding/json refuses it: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", b, fast, slow)
+		}
+	})
+}

@@ -1,0 +1,287 @@
+package book
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event is one event of the market channel, checked and normalised: the
+// older shapes (buys/sells for bids/asks, a price_change's changes with
+// its asset_id on the event, the flat 2024 form) read as the current ones.
+type Event struct {
+	EventType      string
+	Market         string // the condition id, when the event names it
+	AssetID        string
+	Bids, Asks     []Level
+	LastTradePrice Num
+	Price          Num // of a last_trade_price event
+	Changes        []Change
+	Time           time.Time // the event's timestamp, when it has one
+
+	Trade   Trade    // last_trade_price
+	NewTick float64  // tick_size_change
+	Slug    string   // new_market
+	Tokens  []string // new_market, market_resolved: the market's tokens
+	Fees    *Fees    // new_market's fee schedule
+	// Winner is market_resolved's winning token.
+	Winner string
+}
+
+// Change is one level a price_change sets.
+type Change struct {
+	AssetID          string
+	Price, Size      Num
+	Side             string // BUY (a bid) or SELL (an ask)
+	BestBid, BestAsk Num
+}
+
+// Trade is a last_trade_price event.
+type Trade struct {
+	Time       time.Time
+	Price      float64
+	Size       float64
+	Side       string
+	FeeRateBps float64
+	TxHash     string
+}
+
+// Fees is new_market's fee_schedule.
+type Fees struct {
+	Rate, Exponent Num
+	TakerOnly      bool
+	RebateRate     Num
+}
+
+// Wire is an event as the market channel spells it. Readers of other
+// encodings of the same events (the PMXT archive's columns) fill one and
+// Check it, so that every source is checked alike.
+type Wire struct {
+	EventType      string       `json:"event_type"`
+	Market         string       `json:"market"`
+	Timestamp      Text         `json:"timestamp"`
+	AssetID        Text         `json:"asset_id"`
+	Size           Num          `json:"size"`
+	Side           string       `json:"side"`
+	FeeRateBps     Num          `json:"fee_rate_bps"`
+	TxHash         string       `json:"transaction_hash"`
+	OldTickSize    Num          `json:"old_tick_size"`
+	NewTickSize    Num          `json:"new_tick_size"`
+	TickSize       Num          `json:"tick_size"`
+	BestBid        Num          `json:"best_bid"`
+	BestAsk        Num          `json:"best_ask"`
+	ID             Text         `json:"id"`
+	Slug           string       `json:"slug"`
+	AssetsIDs      []Text       `json:"assets_ids"`
+	ClobTokenIDs   []Text       `json:"clob_token_ids"`
+	Outcomes       []string     `json:"outcomes"`
+	WinningAssetID Text         `json:"winning_asset_id"`
+	WinningOutcome string       `json:"winning_outcome"`
+	FeeSchedule    *WireFees    `json:"fee_schedule"`
+	Bids           []Level      `json:"bids"`
+	Asks           []Level      `json:"asks"`
+	Buys           []Level      `json:"buys"`
+	Sells          []Level      `json:"sells"`
+	LastTradePrice Num          `json:"last_trade_price"`
+	Price          Num          `json:"price"`
+	PriceChanges   []WireChange `json:"price_changes"`
+	Changes        []WireChange `json:"changes"`
+}
+
+// WireFees is new_market's fee_schedule: snake_case, string numbers.
+type WireFees struct {
+	Rate       Num  `json:"rate"`
+	Exponent   Num  `json:"exponent"`
+	TakerOnly  Bool `json:"taker_only"`
+	RebateRate Num  `json:"rebate_rate"`
+}
+
+// WireChange is one entry of a price_change's price_changes.
+type WireChange struct {
+	AssetID Text   `json:"asset_id"`
+	Price   Num    `json:"price"`
+	Size    Num    `json:"size"`
+	Side    string `json:"side"`
+	BestBid Num    `json:"best_bid"`
+	BestAsk Num    `json:"best_ask"`
+}
+
+// Bool is a JSON boolean or a string "true"/"false".
+type Bool bool
+
+// UnmarshalJSON reads true, false, "true", "false", "1", "0" or "".
+func (f *Bool) UnmarshalJSON(b []byte) error {
+	var s Text
+	if err := s.UnmarshalJSON(b); err != nil {
+		var v bool
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*f = Bool(v)
+		return nil
+	}
+	switch strings.ToLower(strings.TrimSpace(string(s))) {
+	case "true", "1":
+		*f = true
+	case "false", "0", "":
+		*f = false
+	default:
+		return fmt.Errorf("want a boolean, got %q", s)
+	}
+	return nil
+}
+
+// Decode reads one message of the market channel: PONG, one event, or an
+// array of them. It checks what the books rely on and fails the whole
+// message otherwise: a change applied halfway would leave a wrong book.
+func Decode(data []byte) ([]Event, error) {
+	return DecodeAppend(nil, data)
+}
+
+// DecodeAppend is Decode appending to out, for readers that reuse a slice.
+func DecodeAppend(out []Event, data []byte) ([]Event, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return out, fmt.Errorf("%w: empty websocket message", ErrMalformed)
+	}
+	if string(data) == "PONG" {
+		return out, nil
+	}
+	raw, ok := fastDecode(data)
+	if !ok {
+		var err error
+		if raw, err = slowDecode(data); err != nil {
+			return out, err
+		}
+	}
+	n := len(out)
+	for i := range raw {
+		e, err := raw[i].Check()
+		if err != nil {
+			return out[:n], err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// slowDecode reads a frame with encoding/json: every form it accepts, and
+// the errors.
+func slowDecode(data []byte) ([]Wire, error) {
+	var raw []Wire
+	switch data[0] {
+	case '[':
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return nil, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+		}
+	case '{':
+		var e Wire
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+		}
+		raw = []Wire{e}
+	default:
+		s := data
+		if len(s) > 200 {
+			s = s[:200]
+		}
+		return nil, fmt.Errorf("%w: websocket message %q", ErrMalformed, s)
+	}
+	return raw, nil
+}
+
+// Check validates the event and returns it normalised.
+func (r *Wire) Check() (Event, error) {
+	e := Event{EventType: r.EventType, Market: r.Market, AssetID: string(r.AssetID)}
+	if ms, err := strconv.ParseInt(strings.TrimSpace(string(r.Timestamp)), 10, 64); err == nil && ms > 0 {
+		e.Time = time.UnixMilli(ms).UTC()
+	}
+	switch r.EventType {
+	case "book":
+		if e.AssetID == "" {
+			return e, fmt.Errorf("%w: book event without asset_id", ErrMalformed)
+		}
+		e.Bids, e.Asks = r.Bids, r.Asks
+		if e.Bids == nil && e.Asks == nil {
+			e.Bids, e.Asks = r.Buys, r.Sells
+		}
+		for _, l := range e.Bids {
+			if err := CheckLevel(l.Price, l.Size); err != nil {
+				return e, fmt.Errorf("book of %s: %w", e.AssetID, err)
+			}
+		}
+		for _, l := range e.Asks {
+			if err := CheckLevel(l.Price, l.Size); err != nil {
+				return e, fmt.Errorf("book of %s: %w", e.AssetID, err)
+			}
+		}
+		if r.LastTradePrice.Set && r.LastTradePrice.V > 0 && r.LastTradePrice.V <= 1 {
+			e.LastTradePrice = r.LastTradePrice
+		}
+	case "price_change":
+		list := slices.Concat(r.PriceChanges, r.Changes)
+		if len(list) == 0 && r.Price.Set {
+			// The flat 2024 form: one change on the event itself.
+			list = []WireChange{{AssetID: r.AssetID, Price: r.Price, Size: r.Size, Side: r.Side}}
+		}
+		for _, c := range list {
+			ch := Change{AssetID: cmp.Or(string(c.AssetID), e.AssetID), Price: c.Price, Size: c.Size, BestBid: c.BestBid, BestAsk: c.BestAsk}
+			switch strings.ToUpper(c.Side) {
+			case "BUY":
+				ch.Side = "BUY"
+			case "SELL":
+				ch.Side = "SELL"
+			default:
+				return e, fmt.Errorf("%w: price_change of side %q", ErrMalformed, c.Side)
+			}
+			if ch.AssetID == "" {
+				return e, fmt.Errorf("%w: price_change without asset_id", ErrMalformed)
+			}
+			if err := CheckLevel(c.Price, c.Size); err != nil {
+				return e, fmt.Errorf("price_change of %s: %w", ch.AssetID, err)
+			}
+			e.Changes = append(e.Changes, ch)
+		}
+	case "last_trade_price":
+		e.Price = r.Price
+		if e.AssetID == "" || !r.Price.Set || r.Price.V <= 0 || r.Price.V >= 1 || r.Size.V < 0 {
+			return e, fmt.Errorf("%w: last_trade_price of %q at %v × %v", ErrMalformed, e.AssetID, r.Price.V, r.Size.V)
+		}
+		side := strings.ToUpper(r.Side)
+		if side != "BUY" && side != "SELL" {
+			side = ""
+		}
+		e.Trade = Trade{Time: e.Time, Price: r.Price.V, Size: r.Size.V, Side: side, FeeRateBps: r.FeeRateBps.V, TxHash: r.TxHash}
+	case "tick_size_change":
+		if e.AssetID == "" || !r.NewTickSize.Set || r.NewTickSize.V <= 0 || r.NewTickSize.V >= 1 {
+			return e, fmt.Errorf("%w: tick_size_change of %q to %v", ErrMalformed, e.AssetID, r.NewTickSize.V)
+		}
+		e.NewTick = r.NewTickSize.V
+	case "new_market":
+		e.Slug = r.Slug
+		e.Tokens = texts(r.ClobTokenIDs)
+		if len(e.Tokens) == 0 {
+			e.Tokens = texts(r.AssetsIDs)
+		}
+		if r.FeeSchedule != nil {
+			e.Fees = &Fees{Rate: r.FeeSchedule.Rate, Exponent: r.FeeSchedule.Exponent, TakerOnly: bool(r.FeeSchedule.TakerOnly), RebateRate: r.FeeSchedule.RebateRate}
+		}
+	case "market_resolved":
+		e.Tokens = texts(r.AssetsIDs)
+		e.Winner = string(r.WinningAssetID)
+	}
+	return e, nil
+}
+
+func texts(in []Text) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = string(s)
+	}
+	return out
+}

@@ -1,0 +1,446 @@
+package book
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The fast path of Decode: the market channel's frames in the forms
+// upstream sends them, read without reflection (an archive import is tens
+// of millions of frames, and encoding/json's reflection was three
+// quarters of its time). It accepts only what encoding/json reads the
+// same way: known keys spelled as sent (a key that differs from one only
+// in case goes the general way, since encoding/json matches keys without
+// regard to case), each once, strings without escapes, numbers in JSON's
+// grammar, levels and changes as objects; unknown keys with scalar values
+// are skipped, as encoding/json skips them. On anything else ok is false
+// and the caller decodes the general way, which also reports errors.
+
+type fastParser struct {
+	b []byte
+	i int
+}
+
+func (p *fastParser) ws() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *fastParser) lit(c byte) bool {
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *fastParser) peek() byte {
+	p.ws()
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+// str reads a string without escapes or control characters.
+func (p *fastParser) str() ([]byte, bool) {
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false
+	}
+	j := p.i + 1
+	for j < len(p.b) && p.b[j] != '"' {
+		if c := p.b[j]; c == '\\' || c < 0x20 || c >= 0x80 {
+			return nil, false // escapes and non-ASCII: the general way checks them
+		}
+		j++
+	}
+	if j >= len(p.b) {
+		return nil, false
+	}
+	s := p.b[p.i+1 : j]
+	p.i = j + 1
+	return s, true
+}
+
+// number reads a number in JSON's grammar.
+func (p *fastParser) number() ([]byte, bool) {
+	p.ws()
+	j := p.i
+	if j < len(p.b) && p.b[j] == '-' {
+		j++
+	}
+	if j >= len(p.b) {
+		return nil, false
+	}
+	switch {
+	case p.b[j] == '0':
+		j++
+	case p.b[j] >= '1' && p.b[j] <= '9':
+		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+			j++
+		}
+	default:
+		return nil, false
+	}
+	if j < len(p.b) && p.b[j] == '.' {
+		j++
+		k := j
+		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			return nil, false
+		}
+	}
+	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
+		j++
+		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			return nil, false
+		}
+	}
+	s := p.b[p.i:j]
+	p.i = j
+	return s, true
+}
+
+func (p *fastParser) word(w string) bool {
+	p.ws()
+	if strings.HasPrefix(string(p.b[p.i:min(len(p.b), p.i+len(w))]), w) {
+		p.i += len(w)
+		return true
+	}
+	return false
+}
+
+// null reads null.
+func (p *fastParser) null() bool { return p.peek() == 'n' && p.word("null") }
+
+// skipScalar skips a string, number, true, false or null.
+func (p *fastParser) skipScalar() bool {
+	switch c := p.peek(); {
+	case c == '"':
+		_, ok := p.str()
+		return ok
+	case c == 't':
+		return p.word("true")
+	case c == 'f':
+		return p.word("false")
+	case c == 'n':
+		return p.word("null")
+	default:
+		_, ok := p.number()
+		return ok
+	}
+}
+
+// text reads a Text: a string, a number or null.
+func (p *fastParser) text(dst *Text) bool {
+	switch p.peek() {
+	case '"':
+		s, ok := p.str()
+		*dst = Text(s)
+		return ok
+	case 'n':
+		*dst = ""
+		return p.null()
+	}
+	s, ok := p.number()
+	*dst = Text(s)
+	return ok
+}
+
+// plain reads a string field: a string or null.
+func (p *fastParser) plain(dst *string) bool {
+	if p.null() {
+		*dst = ""
+		return true
+	}
+	s, ok := p.str()
+	*dst = string(s)
+	return ok
+}
+
+// num reads a Num: a number, a string holding one, "" or null.
+func (p *fastParser) num(dst *Num) bool {
+	switch p.peek() {
+	case 'n':
+		*dst = Num{}
+		return p.null()
+	case '"':
+		s, ok := p.str()
+		if !ok {
+			return false
+		}
+		s = bytes.TrimSpace(s)
+		if len(s) == 0 {
+			*dst = Num{}
+			return true
+		}
+		v, err := ParseNum(string(s))
+		if err != nil {
+			return false
+		}
+		*dst = Num{V: v, Set: true}
+		return true
+	}
+	s, ok := p.number()
+	if !ok {
+		return false
+	}
+	v, err := ParseNum(string(s))
+	if err != nil {
+		return false
+	}
+	*dst = Num{V: v, Set: true}
+	return true
+}
+
+// levels reads a list of levels or null.
+func (p *fastParser) levels(dst *[]Level) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	if !p.lit('[') {
+		return false
+	}
+	out := []Level{}
+	if p.lit(']') {
+		*dst = out
+		return true
+	}
+	for {
+		p.ws()
+		start := p.i
+		end := bytes.IndexByte(p.b[start:], '}')
+		if end < 0 {
+			return false
+		}
+		price, size, ok := FastLevel(p.b[start : start+end+1])
+		if !ok {
+			return false
+		}
+		p.i = start + end + 1
+		out = append(out, Level{Price: price, Size: size})
+		if p.lit(',') {
+			continue
+		}
+		if p.lit(']') {
+			*dst = out
+			return true
+		}
+		return false
+	}
+}
+
+// changes reads a list of price changes or null.
+func (p *fastParser) changes(dst *[]WireChange) bool {
+	if p.null() {
+		*dst = nil
+		return true
+	}
+	if !p.lit('[') {
+		return false
+	}
+	out := []WireChange{}
+	if p.lit(']') {
+		*dst = out
+		return true
+	}
+	for {
+		var c WireChange
+		if !p.lit('{') {
+			return false
+		}
+		var seen uint8
+		if !p.lit('}') {
+			for {
+				key, ok := p.str()
+				if !ok || !p.lit(':') {
+					return false
+				}
+				var bit uint8
+				switch string(key) {
+				case "asset_id":
+					bit, ok = 1, p.text(&c.AssetID)
+				case "price":
+					bit, ok = 2, p.num(&c.Price)
+				case "size":
+					bit, ok = 4, p.num(&c.Size)
+				case "side":
+					bit, ok = 8, p.plain(&c.Side)
+				case "best_bid":
+					bit, ok = 16, p.num(&c.BestBid)
+				case "best_ask":
+					bit, ok = 32, p.num(&c.BestAsk)
+				default:
+					if foldsTo(key, "asset_id", "price", "size", "side", "best_bid", "best_ask") {
+						return false
+					}
+					ok = p.skipScalar()
+				}
+				if !ok || seen&bit != 0 {
+					return false
+				}
+				seen |= bit
+				if p.lit(',') {
+					continue
+				}
+				if p.lit('}') {
+					break
+				}
+				return false
+			}
+		}
+		out = append(out, c)
+		if p.lit(',') {
+			continue
+		}
+		if p.lit(']') {
+			*dst = out
+			return true
+		}
+		return false
+	}
+}
+
+// wireKeys are the keys of Wire the fast path reads.
+var wireKeys = []string{"event_type", "market", "timestamp", "asset_id", "size", "side", "fee_rate_bps", "transaction_hash",
+	"old_tick_size", "new_tick_size", "tick_size", "best_bid", "best_ask", "bids", "asks", "buys", "sells",
+	"last_trade_price", "price", "price_changes", "changes",
+	// Read the general way: the fast path bails on them.
+	"id", "slug", "assets_ids", "clob_token_ids", "outcomes", "winning_asset_id", "winning_outcome", "fee_schedule"}
+
+func foldsTo(key []byte, keys ...string) bool {
+	for _, k := range keys {
+		if strings.EqualFold(string(key), k) {
+			return true
+		}
+	}
+	return false
+}
+
+// fastWire reads one event object.
+func (p *fastParser) wire(w *Wire) bool {
+	if !p.lit('{') {
+		return false
+	}
+	var seen uint32
+	if p.lit('}') {
+		return true
+	}
+	for {
+		key, ok := p.str()
+		if !ok || !p.lit(':') {
+			return false
+		}
+		var bit uint32
+		switch string(key) {
+		case "event_type":
+			bit, ok = 1<<0, p.plain(&w.EventType)
+		case "market":
+			bit, ok = 1<<1, p.plain(&w.Market)
+		case "timestamp":
+			bit, ok = 1<<2, p.text(&w.Timestamp)
+		case "asset_id":
+			bit, ok = 1<<3, p.text(&w.AssetID)
+		case "size":
+			bit, ok = 1<<4, p.num(&w.Size)
+		case "side":
+			bit, ok = 1<<5, p.plain(&w.Side)
+		case "fee_rate_bps":
+			bit, ok = 1<<6, p.num(&w.FeeRateBps)
+		case "transaction_hash":
+			bit, ok = 1<<7, p.plain(&w.TxHash)
+		case "old_tick_size":
+			bit, ok = 1<<8, p.num(&w.OldTickSize)
+		case "new_tick_size":
+			bit, ok = 1<<9, p.num(&w.NewTickSize)
+		case "tick_size":
+			bit, ok = 1<<10, p.num(&w.TickSize)
+		case "best_bid":
+			bit, ok = 1<<11, p.num(&w.BestBid)
+		case "best_ask":
+			bit, ok = 1<<12, p.num(&w.BestAsk)
+		case "bids":
+			bit, ok = 1<<13, p.levels(&w.Bids)
+		case "asks":
+			bit, ok = 1<<14, p.levels(&w.Asks)
+		case "buys":
+			bit, ok = 1<<15, p.levels(&w.Buys)
+		case "sells":
+			bit, ok = 1<<16, p.levels(&w.Sells)
+		case "last_trade_price":
+			bit, ok = 1<<17, p.num(&w.LastTradePrice)
+		case "price":
+			bit, ok = 1<<18, p.num(&w.Price)
+		case "price_changes":
+			bit, ok = 1<<19, p.changes(&w.PriceChanges)
+		case "changes":
+			bit, ok = 1<<20, p.changes(&w.Changes)
+		default:
+			if foldsTo(key, wireKeys...) {
+				return false
+			}
+			ok = p.skipScalar()
+		}
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if p.lit(',') {
+			continue
+		}
+		if p.lit('}') {
+			return true
+		}
+		return false
+	}
+}
+
+// fastDecode reads a frame of one event object or an array of them.
+func fastDecode(data []byte) ([]Wire, bool) {
+	p := fastParser{b: data}
+	var out []Wire
+	switch p.peek() {
+	case '{':
+		var w Wire
+		if !p.wire(&w) {
+			return nil, false
+		}
+		out = []Wire{w}
+	case '[':
+		p.i++
+		out = []Wire{}
+		if !p.lit(']') {
+			for {
+				var w Wire
+				if !p.wire(&w) {
+					return nil, false
+				}
+				out = append(out, w)
+				if p.lit(',') {
+					continue
+				}
+				if p.lit(']') {
+					break
+				}
+				return nil, false
+			}
+		}
+	default:
+		return nil, false
+	}
+	p.ws()
+	return out, p.i == len(p.b)
+}

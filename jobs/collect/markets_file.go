@@ -1,0 +1,234 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/updown/updown/jobs/series"
+	"github.com/updown/updown/store"
+)
+
+// A markets file (`updown markets fetch`, DESIGN 9) is Gamma's own answer
+// for the markets of a series, so that the archive importer learns them by
+// the collector's client, slug rules and settlement rules.
+
+// FetchConfig configures FetchMarkets. Zero fields take the collector's
+// defaults.
+type FetchConfig struct {
+	Upstreams      Upstreams
+	HTTPClient     *http.Client
+	Scheme         SlugScheme
+	Logger         *slog.Logger
+	RequestTimeout time.Duration
+	Backoff        Backoff
+}
+
+// FetchResult is what FetchMarkets found.
+type FetchResult struct {
+	// Events are Gamma's /events answers' events, as Gamma wrote them.
+	Events []json.RawMessage
+	// Windows counts the windows looked up, Missing those Gamma has no
+	// market for.
+	Windows, Missing int
+}
+
+// FetchMarkets looks up on Gamma the market of every window of the series
+// that starts in [from, to), closed ones included (/events answers them),
+// by the upstream slugs the scheme gives, and returns Gamma's events as
+// they came.
+func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.Time) (FetchResult, error) {
+	if cfg.Upstreams.Gamma == "" {
+		cfg.Upstreams.Gamma = DefaultGammaURL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = defaultHTTPClient()
+	}
+	if cfg.Scheme == nil {
+		cfg.Scheme = NewPolymarketScheme()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 5 * time.Second
+	}
+	if cfg.Backoff == (Backoff{}) {
+		cfg.Backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
+	}
+	if !s.Coin.Valid() || !s.MarketType.AvailableFor(s.Coin) {
+		return FetchResult{}, fmt.Errorf("collect: no series %s %s", s.Coin, s.MarketType)
+	}
+	u, err := newUpstream("gamma", cfg.Upstreams.Gamma, cfg.HTTPClient, cfg.Logger, time.Now)
+	if err != nil {
+		return FetchResult{}, err
+	}
+	g := &gamma{u: u, timeout: cfg.RequestTimeout, backoff: cfg.Backoff}
+	var res FetchResult
+	start, end := cfg.Scheme.Window(s.Coin, s.MarketType, from)
+	if start.Before(from) {
+		start, end = cfg.Scheme.Window(s.Coin, s.MarketType, end)
+	}
+	for ; start.Before(to); start, end = cfg.Scheme.Window(s.Coin, s.MarketType, end) {
+		res.Windows++
+		found := false
+		for _, slug := range cfg.Scheme.Slugs(s.Coin, s.MarketType, start) {
+			var events []json.RawMessage
+			if err := g.get(ctx, "/events", url.Values{"slug": {slug}}, &events); err != nil {
+				return res, fmt.Errorf("collect: Gamma /events?slug=%s: %w", slug, err)
+			}
+			if len(events) > 0 {
+				res.Events = append(res.Events, events...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			res.Missing++
+			cfg.Logger.WarnContext(ctx, "no market on Gamma for a window", "series", string(s.Coin)+" "+string(s.MarketType), "start", start)
+		}
+	}
+	return res, nil
+}
+
+// MarketsFromGamma reads Gamma's events (a JSON array, as FetchMarkets
+// returns them, or a /markets answer) and returns the markets of the
+// scheme's series in them as the collector stores them: SPEC's slug,
+// tokens paired with outcomes, fees, tick, and, for a market Gamma shows
+// settled with its reference prices published, the winner and prices as
+// the resolver sets them. Markets of no series are skipped and counted.
+func MarketsFromGamma(data []byte, scheme SlugScheme) ([]store.Market, int, error) {
+	if scheme == nil {
+		scheme = NewPolymarketScheme()
+	}
+	data = bytes.TrimSpace(data)
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, 0, fmt.Errorf("collect: a markets file is Gamma's JSON array of events: %w", err)
+	}
+	var found []gammaFound
+	for i, r := range raw {
+		var probe struct {
+			Markets json.RawMessage `json:"markets"`
+		}
+		if err := json.Unmarshal(r, &probe); err != nil {
+			return nil, 0, fmt.Errorf("collect: markets file entry %d: %w", i+1, err)
+		}
+		if probe.Markets != nil {
+			var e gammaEvent
+			if err := json.Unmarshal(r, &e); err != nil {
+				return nil, 0, fmt.Errorf("collect: markets file event %d: %w", i+1, err)
+			}
+			for _, m := range e.Markets {
+				found = append(found, gammaFound{market: m, event: e})
+			}
+			continue
+		}
+		var m gammaMarket
+		if err := json.Unmarshal(r, &m); err != nil {
+			return nil, 0, fmt.Errorf("collect: markets file market %d: %w", i+1, err)
+		}
+		found = append(found, withEvent(m))
+	}
+	var out []store.Market
+	skipped := 0
+	for _, f := range found {
+		m, ok, err := fromGamma(f, scheme)
+		if err != nil {
+			return nil, 0, fmt.Errorf("collect: markets file: %w", err)
+		}
+		if !ok {
+			skipped++
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, skipped, nil
+}
+
+// fromGamma finds the series and window whose upstream slug is the
+// market's and builds its record; ok is false for a market of no series.
+func fromGamma(f gammaFound, scheme SlugScheme) (store.Market, bool, error) {
+	g := f.market
+	at, ok := parseTime(g.EventStartTime)
+	if !ok {
+		at, ok = parseTime(f.event.StartTime)
+	}
+	if !ok {
+		return store.Market{}, false, nil
+	}
+	for _, c := range store.Coins {
+		for _, mt := range store.MarketTypes {
+			if !mt.AvailableFor(c) {
+				continue
+			}
+			start, end := scheme.Window(c, mt, at)
+			if !slices.Contains(scheme.Slugs(c, mt, start), g.Slug) {
+				continue
+			}
+			m, _, err := toMarket(f, c, mt, start, end)
+			if err != nil {
+				return store.Market{}, false, err
+			}
+			settle(&m, f)
+			return m, true, nil
+		}
+	}
+	return store.Market{}, false, nil
+}
+
+// settle sets the winner and reference prices of a market Gamma shows
+// settled with both reference prices published: the resolver's first
+// rule (Resolve), which needs no other source.
+func settle(m *store.Market, f gammaFound) {
+	verdict := f.market.outcome()
+	if verdict == "" || m.PriceToBeat == nil || m.FinalPrice == nil {
+		return
+	}
+	start, end := *m.PriceToBeat, *m.FinalPrice
+	m.Winner = &verdict
+	m.CoinPriceStart, m.CoinPriceEnd = &start, &end
+	m.ResolutionSource = series.SettlementSource(m.MarketType)
+	resolvedAt := m.EndTime
+	if t, ok := parseTime(f.market.ClosedTime); ok && !t.Before(m.EndTime) {
+		resolvedAt = t
+	}
+	m.ResolvedAt = &resolvedAt
+	m.FinalVolume, m.FinalLiquidity = f.market.volume(), f.market.liquidity()
+}
+
+// ErrNoSeries is a series name that is not <coin>-<type>.
+var ErrNoSeries = errors.New("not a series")
+
+// ParseSeries reads a series as `updown markets fetch --series` names it:
+// btc-5m, eth-15m, sol-1hr (or 1h), btc-4hr (4h), btc-24hr (24h).
+func ParseSeries(s string) (Series, error) {
+	var coin, typ string
+	for i := range s {
+		if s[i] == '-' {
+			coin, typ = s[:i], s[i+1:]
+			break
+		}
+	}
+	c := store.Coin(bytes.ToUpper([]byte(coin)))
+	mt := store.MarketType(typ)
+	switch typ {
+	case "1h":
+		mt = store.H1
+	case "4h":
+		mt = store.H4
+	case "24h", "1d":
+		mt = store.H24
+	}
+	if !c.Valid() || !mt.Valid() || !mt.AvailableFor(c) {
+		return Series{}, fmt.Errorf("%w: %q (want e.g. btc-5m, eth-15m, sol-1hr, btc-4hr, btc-24hr)", ErrNoSeries, s)
+	}
+	return Series{Coin: c, MarketType: mt}, nil
+}

@@ -1,0 +1,235 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+)
+
+// importTests check archive imports (DESIGN 9): all or nothing, recorded
+// rows win, a re-run changes nothing, and data sources.
+func importTests() []test {
+	return []test{
+		{"DataSourcesDefault", testDataSourcesDefault},
+		{"CommitsAll", testImportCommits},
+		{"RollbackLeavesStore", testImportRollback},
+		{"RecordedWins", testImportRecordedWins},
+		{"SameKeyChangesNothing", testImportSameKey},
+		{"ReplaceGaps", testImportReplaceGaps},
+	}
+}
+
+func importer(t *testing.T, s store.Store) store.ImportStore {
+	t.Helper()
+	is, ok := s.(store.ImportStore)
+	if !ok {
+		t.Fatalf("%T does not keep imports (store.ImportStore)", s)
+	}
+	return is
+}
+
+func begin(t *testing.T, s store.Store) store.ImportTx {
+	t.Helper()
+	tx, err := importer(t, s).BeginImport(context.Background())
+	mustOK(t, err, "begin import")
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return tx
+}
+
+func importSnaps(start time.Time, n int, price float64) []store.Snapshot {
+	out := make([]store.Snapshot, n)
+	for i := range out {
+		out[i] = store.Snapshot{Time: start.Add(time.Duration(i) * 300 * time.Millisecond), CoinPrice: 100000, PriceUp: price, PriceDown: 1 - price + 0.01,
+			BookUp:   &store.Book{Bids: []store.Level{{Price: price - 0.01, Size: 10}}, Asks: []store.Level{{Price: price, Size: 5}}},
+			BookDown: &store.Book{Bids: []store.Level{{Price: 1 - price, Size: 3}}, Asks: []store.Level{{Price: 1 - price + 0.01, Size: 4}}}}
+	}
+	return out
+}
+
+func testDataSourcesDefault(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	m := upsert(t, s, newMarket(store.BTC, store.M5, at(0), ""))
+	if got := get(t, s, m.Slug).DataSources; !slices.Equal(got, []string{store.DataRecorder}) {
+		t.Fatalf("new market's data sources %v, want [recorder]", got)
+	}
+	m.DataSources = []string{store.DataRecorder, "pmxt-v2"}
+	mustOK(t, s.UpsertMarkets(ctx, []store.Market{m}), "upsert with sources")
+	m.DataSources = nil
+	mustOK(t, s.UpsertMarkets(ctx, []store.Market{m}), "upsert without sources")
+	if got := get(t, s, m.Slug).DataSources; !slices.Equal(got, []string{store.DataRecorder, "pmxt-v2"}) {
+		t.Fatalf("data sources %v after an upsert without, want them kept", got)
+	}
+}
+
+func testImportCommits(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tx := begin(t, s)
+	m := newMarket(store.BTC, store.M5, at(0), "")
+	created, err := tx.AddMarket(ctx, m, "pmxt-v2")
+	mustOK(t, err, "add market")
+	if !created {
+		t.Fatal("AddMarket did not create a new market")
+	}
+	got, err := tx.MarketsByCondition(ctx, []string{m.ConditionID, "other"})
+	mustOK(t, err, "markets by condition")
+	if len(got) != 1 || got[0].Slug != m.Slug {
+		t.Fatalf("markets by condition %v, want %s", slugsOf(got), m.Slug)
+	}
+	if _, err := s.GetMarket(ctx, m.Slug); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("market visible before commit: %v", err)
+	}
+	snaps := importSnaps(m.StartTime, 10, 0.5)
+	_, err = tx.AppendSnapshots(ctx, m.Slug, snaps)
+	mustOK(t, err, "append snapshots")
+	trades := []store.MarketTrade{{Time: m.StartTime.Add(time.Second), Outcome: store.OutcomeUp, Price: 0.5, Size: 10, Side: store.SideBuy, TxHash: "0xa"}}
+	_, err = tx.AppendMarketTrades(ctx, m.Slug, trades)
+	mustOK(t, err, "append trades")
+	gap := store.Gap{From: m.StartTime.Add(3 * time.Second), To: m.EndTime}
+	mustOK(t, tx.ReplaceGaps(ctx, m.Slug, m.StartTime, m.EndTime, []store.Gap{gap}), "replace gaps")
+	imp, fresh, err := tx.Commit(ctx, store.Import{Key: "k1", Source: "pmxt-v2", Files: []string{"a.parquet"}, From: m.StartTime, To: m.EndTime, Skipped: 7})
+	mustOK(t, err, "commit")
+	if !fresh || imp.Markets != 1 || imp.Snapshots != 10 || imp.Trades != 1 || imp.Gaps != 1 || imp.Skipped != 7 || imp.ID == 0 {
+		t.Fatalf("commit: %+v fresh %v, want 1 market, 10 snapshots, 1 trade, 1 gap, 7 skipped", imp, fresh)
+	}
+	stored := get(t, s, m.Slug)
+	if !slices.Equal(stored.DataSources, []string{"pmxt-v2"}) {
+		t.Errorf("imported market's data sources %v, want [pmxt-v2]", stored.DataSources)
+	}
+	list, n, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	mustOK(t, err, "list snapshots")
+	if n != 10 {
+		t.Fatalf("%d snapshots stored, want 10", n)
+	}
+	checkSnapshots(t, "imported snapshots", snaps, list, true)
+	gaps, err := s.ListGaps(ctx, m.Slug)
+	mustOK(t, err, "list gaps")
+	if len(gaps) != 1 || !gaps[0].From.Equal(gap.From) || !gaps[0].To.Equal(gap.To.UTC()) {
+		t.Errorf("gaps %v, want [%v]", gaps, gap)
+	}
+	imps, err := importer(t, s).ListImports(ctx)
+	mustOK(t, err, "list imports")
+	if len(imps) != 1 || imps[0].Key != "k1" || imps[0].Source != "pmxt-v2" || !slices.Equal(imps[0].Files, []string{"a.parquet"}) ||
+		!imps[0].From.Equal(m.StartTime) || !imps[0].To.Equal(m.EndTime) || imps[0].Snapshots != 10 {
+		t.Errorf("imports %+v", imps)
+	}
+}
+
+func testImportRollback(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	rec := upsert(t, s, newMarket(store.ETH, store.M15, at(0), ""))
+	tx := begin(t, s)
+	m := newMarket(store.BTC, store.M5, at(0), "")
+	_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+	mustOK(t, err, "add market")
+	_, err = tx.AppendSnapshots(ctx, m.Slug, importSnaps(m.StartTime, 5, 0.4))
+	mustOK(t, err, "append snapshots")
+	_, err = tx.AddMarket(ctx, rec, "ws-jsonl")
+	mustOK(t, err, "add source to a recorded market")
+	_, err = tx.AppendSnapshots(ctx, rec.Slug, importSnaps(rec.StartTime, 5, 0.4))
+	mustOK(t, err, "append snapshots to a recorded market")
+	mustOK(t, tx.Rollback(ctx), "rollback")
+	if _, err := s.GetMarket(ctx, m.Slug); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("rolled back market stored: %v", err)
+	}
+	if got := get(t, s, rec.Slug).DataSources; !slices.Equal(got, []string{store.DataRecorder}) {
+		t.Errorf("rolled back source kept: %v", got)
+	}
+	if _, n, _ := s.ListSnapshots(ctx, rec.Slug, store.SnapshotQuery{}); n != 0 {
+		t.Errorf("%d rolled back snapshots stored", n)
+	}
+	imps, err := importer(t, s).ListImports(ctx)
+	mustOK(t, err, "list imports")
+	if len(imps) != 0 {
+		t.Errorf("rolled back import listed: %+v", imps)
+	}
+	// The store takes a new import after a rollback.
+	tx2 := begin(t, s)
+	_, _, err = tx2.Commit(ctx, store.Import{Key: "after", Source: "ws-jsonl"})
+	mustOK(t, err, "commit after rollback")
+}
+
+func testImportRecordedWins(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	rec := newMarket(store.BTC, store.M5, at(0), "")
+	rec = upsert(t, s, rec)
+	recorded := importSnaps(rec.StartTime, 4, 0.6)
+	mustOK(t, s.AppendSnapshots(ctx, rec.Slug, recorded), "record snapshots")
+	tx := begin(t, s)
+	other := rec
+	other.MarketID, other.UpstreamSlug = "different", "other"
+	created, err := tx.AddMarket(ctx, other, "pmxt-v2")
+	mustOK(t, err, "add market")
+	if created {
+		t.Fatal("AddMarket created a market over a stored one")
+	}
+	imported := importSnaps(rec.StartTime, 8, 0.3) // the first 4 collide
+	_, err = tx.AppendSnapshots(ctx, rec.Slug, imported)
+	mustOK(t, err, "append")
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "k", Source: "pmxt-v2"})
+	mustOK(t, err, "commit")
+	if imp.Snapshots != 4 || imp.Markets != 0 {
+		t.Errorf("commit counted %d snapshots, %d markets; want 4 new, 0", imp.Snapshots, imp.Markets)
+	}
+	got := get(t, s, rec.Slug)
+	if got.MarketID != rec.MarketID || got.UpstreamSlug != rec.UpstreamSlug || !slices.Equal(got.DataSources, []string{store.DataRecorder, "pmxt-v2"}) {
+		t.Errorf("stored market %s/%s sources %v: the recorded one must win, with pmxt-v2 added", got.MarketID, got.UpstreamSlug, got.DataSources)
+	}
+	list, _, err := s.ListSnapshots(ctx, rec.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	mustOK(t, err, "list")
+	checkSnapshots(t, "recorded then imported", append(slices.Clone(recorded), imported[4:]...), list, true)
+}
+
+func testImportSameKey(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	m := newMarket(store.SOL, store.H1, at(0), "")
+	run := func() (store.Import, bool) {
+		tx := begin(t, s)
+		_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+		mustOK(t, err, "add market")
+		_, err = tx.AppendSnapshots(ctx, m.Slug, importSnaps(m.StartTime, 3, 0.5))
+		mustOK(t, err, "append")
+		imp, fresh, err := tx.Commit(ctx, store.Import{Key: "same", Source: "ws-jsonl", Files: []string{"x"}})
+		mustOK(t, err, "commit")
+		return imp, fresh
+	}
+	first, fresh := run()
+	if !fresh || first.Snapshots != 3 {
+		t.Fatalf("first run %+v fresh %v", first, fresh)
+	}
+	second, fresh := run()
+	if fresh || second.ID != first.ID || second.Snapshots != 3 {
+		t.Fatalf("second run %+v fresh %v, want the first import back", second, fresh)
+	}
+	imps, err := importer(t, s).ListImports(ctx)
+	mustOK(t, err, "list imports")
+	if len(imps) != 1 {
+		t.Fatalf("%d imports listed after a re-run, want 1", len(imps))
+	}
+}
+
+func testImportReplaceGaps(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	m := upsert(t, s, newMarket(store.BTC, store.H1, at(0), ""))
+	st := m.StartTime.UTC()
+	sec := func(n int) time.Time { return st.Add(time.Duration(n) * time.Second) }
+	mustOK(t, s.RecordGaps(ctx, m.Slug, []store.Gap{{From: sec(0), To: sec(100)}, {From: sec(200), To: sec(300)}}), "record gaps")
+	tx := begin(t, s)
+	mustOK(t, tx.ReplaceGaps(ctx, m.Slug, sec(50), sec(250), []store.Gap{{From: sec(60), To: sec(70)}}), "replace gaps")
+	_, _, err := tx.Commit(ctx, store.Import{Key: "g", Source: "pmxt-v2"})
+	mustOK(t, err, "commit")
+	got, err := s.ListGaps(ctx, m.Slug)
+	mustOK(t, err, "list gaps")
+	want := []store.Gap{{From: sec(0), To: sec(50)}, {From: sec(60), To: sec(70)}, {From: sec(250), To: sec(300)}}
+	if len(got) != len(want) {
+		t.Fatalf("gaps %v, want %v", got, want)
+	}
+	for i := range want {
+		if !got[i].From.Equal(want[i].From) || !got[i].To.Equal(want[i].To) {
+			t.Fatalf("gaps %v, want %v", got, want)
+		}
+	}
+}
