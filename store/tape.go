@@ -38,6 +38,22 @@ type Tick struct {
 	CoinPrice, PriceUp, PriceDown float64
 	// Bids and Asks are the outcome's book, in Tape.Blocks.
 	Bids, Asks Span
+	// BestBid and BestAsk are the prices of the best level of Bids and of
+	// Asks (BestOf), NaN for a side without one: what a replay reads of the
+	// book at most ticks, kept beside the tick so that it need not reach
+	// into the levels.
+	BestBid, BestAsk float64
+}
+
+// BestOf is the price of the first of levels (best first) with a positive
+// size and a finite price, NaN when there is none.
+func BestOf(levels []Level) float64 {
+	for _, l := range levels {
+		if l.Size > 0 && l.Price-l.Price == 0 {
+			return l.Price
+		}
+	}
+	return math.NaN()
 }
 
 // Span is a run of levels in one of a tape's blocks.
@@ -90,16 +106,19 @@ func SideSpan(block, off, n int) (Span, error) {
 	return Span{Off: uint32(off), Len: uint16(n), Block: uint16(block)}, nil
 }
 
-// addSide appends levels to the tape's one block and returns their span. A
-// side with the same backing array and length as prev's (the side a store
-// shared with the snapshot before) is not copied again: prev is returned.
-func (t *Tape) addSide(levels []Level, prev Span, prevLevels []Level) (Span, error) {
+// addSide appends levels to the tape's one block and returns their span,
+// and sets *best to their best price. A side with the same backing array
+// and length as prev's (the side a store shared with the snapshot before)
+// is not copied again: prev is returned, and *best left as it is.
+func (t *Tape) addSide(levels []Level, prev Span, prevLevels []Level, best *float64) (Span, error) {
 	if len(levels) == 0 {
+		*best = math.NaN()
 		return Span{}, nil
 	}
 	if len(prevLevels) == len(levels) && unsafe.SliceData(prevLevels) == unsafe.SliceData(levels) {
 		return prev, nil
 	}
+	*best = BestOf(levels)
 	sp, err := SideSpan(0, len(t.Blocks[0]), len(levels))
 	if err != nil {
 		return Span{}, err
@@ -125,6 +144,7 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 	t.Blocks = [][]Level{make([]Level, 0, n)}
 	var prevBids, prevAsks []Level
 	var bids, asks Span
+	bestBid, bestAsk := math.NaN(), math.NaN()
 	var err error
 	for i := range snaps {
 		sn := &snaps[i]
@@ -133,15 +153,16 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 		b := sn.book(outcome)
 		if b == nil {
 			prevBids, prevAsks, bids, asks = nil, nil, Span{}, Span{}
+			tk.BestBid, tk.BestAsk = math.NaN(), math.NaN()
 			continue
 		}
-		if bids, err = t.addSide(b.Bids, bids, prevBids); err != nil {
+		if bids, err = t.addSide(b.Bids, bids, prevBids, &bestBid); err != nil {
 			return nil, err
 		}
-		if asks, err = t.addSide(b.Asks, asks, prevAsks); err != nil {
+		if asks, err = t.addSide(b.Asks, asks, prevAsks, &bestAsk); err != nil {
 			return nil, err
 		}
-		tk.Bids, tk.Asks = bids, asks
+		tk.Bids, tk.Asks, tk.BestBid, tk.BestAsk = bids, asks, bestBid, bestAsk
 		prevBids, prevAsks = b.Bids, b.Asks
 	}
 	return t, nil

@@ -407,7 +407,7 @@ func newEngine(in Input, s Strategy) *engine {
 	// alike.
 	var trades tradeTape
 	if s.Needs().Trades {
-		trades = tradeTapeOf(in.Trades, s.Outcome())
+		trades = in.trades(s.Outcome())
 	}
 	if used := usedFields(s); used&extendedFields != 0 {
 		e.extended = true
@@ -478,7 +478,7 @@ func (e *engine) replay() error {
 			if ns >= e.dueNs {
 				e.execute(i, sn, price)
 			} else if e.open {
-				e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(sn), price)-e.entryFill) - e.entryFee)
+				e.dd.observe(e.size + e.realized + e.shares*(mark(sn, price)-e.entryFill) - e.entryFee)
 			}
 			continue
 		}
@@ -494,7 +494,7 @@ func (e *engine) replay() error {
 		}
 		// In position, and not on the entry's own snapshot: that one
 		// continued above.
-		mark := bestBid(e.bids(sn), price)
+		mark := mark(sn, price)
 		if e.shares*(e.entryFill-mark) >= e.stopLoss {
 			if e.delayNs != 0 {
 				e.delay(orderMaxLoss, ns, price)
@@ -555,7 +555,7 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 		return
 	}
 	if !e.exitSignal(j, tk, e.limitPx, price, decided) {
-		e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
+		e.dd.observe(e.size + e.realized + e.shares*(mark(tk, price)-e.entryFill) - e.entryFee)
 	}
 }
 
@@ -584,15 +584,13 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: ReasonSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
 	e.countEntry()
-	e.dd.observe(e.size + e.realized + shares*(bestBid(e.bids(tk), price)-fill) - fee)
+	e.dd.observe(e.size + e.realized + shares*(mark(tk, price)-fill) - fee)
 }
 
 // midAt is the side's mid at a tick: (best bid + best ask) / 2, or its
 // price where either is missing.
 func (e *engine) midAt(tk *store.Tick, price float64) float64 {
-	bb, okb := bestLevel(e.bids(tk))
-	ba, oka := bestLevel(e.asks(tk))
-	if okb && oka {
+	if bb, ba := tk.BestBid, tk.BestAsk; bb == bb && ba == ba {
 		return (bb + ba) / 2
 	}
 	return price
@@ -668,13 +666,12 @@ func (d *drawdown) observe(equity float64) {
 // is not) and a finite price.
 func isLevel(l store.Level) bool { return l.Size > 0 && l.Price-l.Price == 0 }
 
-// bestBid is the price the open position could sell at now: the best of
-// the side's bids, or its snapshot price where no bid is recorded.
-func bestBid(bids []store.Level, price float64) float64 {
-	for _, l := range bids {
-		if isLevel(l) {
-			return l.Price
-		}
+// mark is the price the open position could sell at at tk: the side's
+// best bid (Tick.BestBid, the first level DESIGN 6 counts), or its
+// snapshot price where no bid is recorded.
+func mark(tk *store.Tick, price float64) float64 {
+	if b := tk.BestBid; b == b {
+		return b
 	}
 	return price
 }

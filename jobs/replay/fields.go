@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"unsafe"
 
 	"github.com/updown/updown/store"
 )
@@ -18,6 +20,11 @@ type Input struct {
 	Tape   *store.Tape
 	Other  *store.Tape
 	Trades []store.MarketTrade
+	// Packed, when not nil, is Trades packed by PackTrades, which a replay
+	// then reads instead of packing Trades itself: a caller replaying one
+	// market many times packs its trades once. It must hold the same
+	// trades as Trades.
+	Packed *Trades
 }
 
 // bookOutcome is which outcome's book a field reads: none, UP's or DOWN's.
@@ -88,7 +95,8 @@ func topOf(bids, asks []store.Level) top {
 	return t
 }
 
-// tradeTape is the market's recorded trades as the engine walks them.
+// tradeTape is the market's recorded trades as the engine walks them. A
+// tape is read-only once packed: replays on many goroutines share one.
 type tradeTape struct {
 	ns    []int64
 	up    []bool // the UP token traded
@@ -96,6 +104,50 @@ type tradeTape struct {
 	size  []float64
 	buy   []bool // the taker bought
 	hash  []string
+}
+
+// Trades is a market's recorded trades packed for replays, once for any
+// number of them: a worker keeps it beside the market's tapes, and a sweep
+// shard packs it once for all its trials (Input.Packed). The walk order
+// depends on the outcome a strategy trades, so each outcome's order is
+// packed on first use. It is safe for concurrent use.
+type Trades struct {
+	src   []store.MarketTrade
+	once  [2]sync.Once
+	tapes [2]tradeTape // UP's walk order, DOWN's
+}
+
+// PackTrades readies a market's recorded trades, oldest first
+// (store.MarketTradeQuery{Ascending: true}), for replays. trades must not
+// change afterwards.
+func PackTrades(trades []store.MarketTrade) *Trades {
+	return &Trades{src: trades}
+}
+
+// Len returns the number of trades.
+func (t *Trades) Len() int { return len(t.src) }
+
+// Bytes is the memory the packed trades take once both outcomes' orders
+// are packed, the trades themselves included.
+func (t *Trades) Bytes() int64 {
+	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+1+8+8+1+int64(unsafe.Sizeof("")))
+	var strs int64
+	for i := range t.src {
+		tr := &t.src[i]
+		strs += int64(len(tr.TxHash) + len(tr.Outcome) + len(tr.Side))
+	}
+	return int64(len(t.src))*per + strs
+}
+
+// tape returns the trades in the order a strategy trading outcome walks
+// them.
+func (t *Trades) tape(outcome string) tradeTape {
+	k := 0
+	if outcome != store.OutcomeUp {
+		k = 1
+	}
+	t.once[k].Do(func() { t.tapes[k] = tradeTapeOf(t.src, outcome) })
+	return t.tapes[k]
 }
 
 // tradeTapeOf packs a market's trades in the order the replay walks them:
@@ -229,7 +281,12 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 			src = fs.other
 		}
 		otk := &src.Ticks[i]
-		t := topOf(src.Side(otk.Bids), src.Side(otk.Asks))
+		// The best levels are the tick's; the sizes (imbalance) are read
+		// from the levels only when a condition reads them.
+		t := top{bid: otk.BestBid, ask: otk.BestAsk, hasBid: otk.BestBid == otk.BestBid, hasAsk: otk.BestAsk == otk.BestAsk}
+		if used&(1<<imb) != 0 {
+			t = topOf(src.Side(otk.Bids), src.Side(otk.Asks))
+		}
 		cur[bid] = price
 		if t.hasBid {
 			cur[bid] = t.bid
@@ -269,4 +326,13 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 			}
 		}
 	}
+}
+
+// trades returns the market's trades in the order a strategy trading
+// outcome walks them: in.Packed's when there is one.
+func (in *Input) trades(outcome string) tradeTape {
+	if in.Packed != nil {
+		return in.Packed.tape(outcome)
+	}
+	return tradeTapeOf(in.Trades, outcome)
 }

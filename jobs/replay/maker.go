@@ -60,6 +60,16 @@ type restOrder struct {
 	queue    float64 // size ahead at the limit; +Inf unknown
 	counted  float64 // trade sizes that reached the order past its queue
 	hashes   map[string]struct{}
+
+	// checked is set once the order was checked against a book: the sides
+	// it read there and what counted was then. A tick with the same sides
+	// and no trade counted since cannot cross the order nor shorten its
+	// queue, so it is not read again (real books repeat a side from one
+	// snapshot to the next more often than not).
+	checked          bool
+	checkedBids      store.Span
+	checkedAsks      store.Span
+	checkedCountedAt float64
 }
 
 // resting holds what a replay of a GTC strategy needs and records beside
@@ -97,7 +107,7 @@ func newResting(in Input, s Strategy, trades tradeTape) resting {
 		offsetTicks:    s.LimitOffsetTicks,
 		cancelAfterNs:  int64(s.CancelAfterMs) * int64(time.Millisecond),
 		trades:         trades,
-		noTrades:       len(in.Trades) == 0,
+		noTrades:       trades.len() == 0,
 	}
 	if rr := in.Market.MakerRebateRate; rr != nil && finite(*rr) && *rr > 0 {
 		r.rebate, r.rebateRate = marketFees(in.Market), *rr
@@ -171,10 +181,15 @@ func (r *resting) end(ns int64, action, reason string, price float64) {
 // under a BUY's limit, bids over a SELL's): counted at that tick only. The
 // books are best first, so the walk stops at the first level that does
 // not cross.
-func (o *restOrder) crossing(bids, asks []store.Level) float64 {
+func (o *restOrder) crossing(tk *store.Tick, t *store.Tape) float64 {
 	var c float64
 	if o.buy {
-		for _, l := range asks {
+		// Most ticks: the best ask does not cross (or there is none), and
+		// the levels are not read.
+		if !(tk.BestAsk < o.limit-tolerance) {
+			return 0
+		}
+		for _, l := range t.Side(tk.Asks) {
 			if !isLevel(l) {
 				continue
 			}
@@ -185,7 +200,10 @@ func (o *restOrder) crossing(bids, asks []store.Level) float64 {
 		}
 		return c
 	}
-	for _, l := range bids {
+	if !(tk.BestBid > o.limit+tolerance) {
+		return 0
+	}
+	for _, l := range t.Side(tk.Bids) {
 		if !isLevel(l) {
 			continue
 		}
@@ -201,8 +219,19 @@ func (o *restOrder) crossing(bids, asks []store.Level) float64 {
 // BUY, asks for a SELL, best first) shows: 0 with no level or a limit that
 // improves on the best, the size displayed at the limit when it lies
 // within the levels (0 when none is there), and +Inf, unknown, when it
-// lies beyond them. The walk stops once it has passed the limit.
-func (o *restOrder) queueAt(levels []store.Level) float64 {
+// lies beyond them. The walk stops once it has passed the limit; a limit
+// that improves on the best level (Tick.BestBid, BestAsk) reads no level.
+func (o *restOrder) queueAt(tk *store.Tick, t *store.Tape) float64 {
+	levels, best := t.Side(tk.Bids), tk.BestBid
+	if !o.buy {
+		levels, best = t.Side(tk.Asks), tk.BestAsk
+	}
+	if best != best {
+		return 0 // no level on the order's side
+	}
+	if d := best - o.limit; o.buy && d < -tolerance || !o.buy && -d < -tolerance {
+		return 0 // the limit improves on the best level
+	}
 	var q float64
 	seen, at := false, false
 	for _, l := range levels {
@@ -316,7 +345,9 @@ func (e *engine) replayResting() error {
 
 		// Trades up to this instant come first (at equal times a trade
 		// before a snapshot), then what ends the order by the clock.
-		if tt := &r.trades; r.next < tt.len() && tt.ns[r.next] <= ns {
+		// Only an active order reads them: activate skips the trades that
+		// came before it.
+		if tt := &r.trades; o.active && r.next < tt.len() && tt.ns[r.next] <= ns {
 			e.walkTrades(i, ns)
 		}
 		if o.live {
@@ -337,24 +368,22 @@ func (e *engine) replayResting() error {
 			continue
 		}
 		if o.active {
-			bids, asks := e.bids(sn), e.asks(sn)
-			if o.counted+o.crossing(bids, asks) >= o.shares-tolerance {
-				// The book crossed the order: it fills at this
-				// snapshot, which is then the fill's own.
-				e.makerFill(i, ns)
-				continue
-			}
-			if !r.front && o.queue > 0 && len(bids)+len(asks) > 0 {
-				side := bids
-				if !o.buy {
-					side = asks
+			if !o.checked || sn.Bids != o.checkedBids || sn.Asks != o.checkedAsks || o.counted != o.checkedCountedAt {
+				if o.counted+o.crossing(sn, e.tape) >= o.shares-tolerance {
+					// The book crossed the order: it fills at this
+					// snapshot, which is then the fill's own.
+					e.makerFill(i, ns)
+					continue
 				}
-				o.queue = min(o.queue, o.queueAt(side))
+				if !r.front && o.queue > 0 && (sn.Bids.Len > 0 || sn.Asks.Len > 0) {
+					o.queue = min(o.queue, o.queueAt(sn, e.tape))
+				}
+				o.checked, o.checkedBids, o.checkedAsks, o.checkedCountedAt = true, sn.Bids, sn.Asks, o.counted
 			}
 			if o.buy {
 				continue // while an entry rests, entry conditions wait
 			}
-			mark := bestBid(bids, price)
+			mark := mark(sn, price)
 			if e.shares*(e.entryFill-mark) >= e.stopLoss {
 				r.end(ns, OrderCancelled, OrderReasonMaxLoss, o.limit)
 				e.stopOut(i, sn, price, mark)
@@ -369,7 +398,7 @@ func (e *engine) replayResting() error {
 			}
 			continue
 		}
-		mark := bestBid(e.bids(sn), price)
+		mark := mark(sn, price)
 		if e.shares*(e.entryFill-mark) >= e.stopLoss {
 			e.stopOut(i, sn, price, mark)
 			continue
@@ -391,7 +420,7 @@ func (e *engine) replayResting() error {
 }
 
 func (e *engine) observeOpen(tk *store.Tick, price float64) {
-	e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
+	e.dd.observe(e.size + e.realized + e.shares*(mark(tk, price)-e.entryFill) - e.entryFee)
 }
 
 // stopOut starts a MAX_LOSS exit at tick i, always MARKET, after the
@@ -416,9 +445,8 @@ const orderRest order = orderMaxLoss + 1
 func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 	r, o := &e.rest, &e.rest.o
 	ns := tk.Nanos
-	bids, asks := e.bids(tk), e.asks(tk)
-	bb, hasBid := bestLevel(bids)
-	ba, hasAsk := bestLevel(asks)
+	bb, ba := tk.BestBid, tk.BestAsk
+	hasBid, hasAsk := bb == bb, ba == ba
 	shares := e.size
 	if !buy {
 		shares = e.shares
@@ -430,7 +458,7 @@ func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 		o.live = false
 		o.limit = price
 		if !buy {
-			o.limit = bestBid(bids, price)
+			o.limit = mark(tk, price)
 		}
 		r.record(orderAction{ns: ns, action: OrderPlaced, buy: buy, price: o.limit, shares: shares, reason: OrderReasonSignal})
 		if e.delayNs != 0 {
@@ -459,16 +487,6 @@ func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 		return false
 	}
 	return e.activate(i, tk, price)
-}
-
-// bestLevel is the first real level of a side.
-func bestLevel(levels []store.Level) (float64, bool) {
-	for _, l := range levels {
-		if isLevel(l) {
-			return l.Price, true
-		}
-	}
-	return 0, false
 }
 
 // takerAt executes a GTC that acts as a taker at tick j: an entry buys
@@ -503,21 +521,14 @@ func (e *engine) takerAt(j int, tk *store.Tick, limit, price, shown float64, buy
 // whether the position changed at this tick.
 func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	r, o := &e.rest, &e.rest.o
-	bids, asks := e.bids(tk), e.asks(tk)
-	hasBook := false
-	for _, ls := range [2][]store.Level{bids, asks} {
-		if _, ok := bestLevel(ls); ok {
-			hasBook = true
-		}
-	}
+	bb, ba := tk.BestBid, tk.BestAsk
+	hasBook := bb == bb || ba == ba
 	if hasBook {
 		cross := false
 		if o.buy {
-			ba, ok := bestLevel(asks)
-			cross = ok && o.limit >= ba-tolerance
+			cross = ba == ba && o.limit >= ba-tolerance
 		} else {
-			bb, ok := bestLevel(bids)
-			cross = ok && o.limit <= bb+tolerance
+			cross = bb == bb && o.limit <= bb+tolerance
 		}
 		if cross {
 			if r.postOnly {
@@ -529,15 +540,17 @@ func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 		}
 	}
 	o.active = true
+	// The trades up to this tick came before the order rested: the walk
+	// starts after them.
+	tt := &r.trades
+	for r.next < tt.len() && tt.ns[r.next] <= tk.Nanos {
+		r.next++
+	}
 	switch {
 	case r.front:
 		o.queue = 0
 	case hasBook:
-		side := bids
-		if !o.buy {
-			side = asks
-		}
-		o.queue = o.queueAt(side)
+		o.queue = o.queueAt(tk, e.tape)
 	}
 	return false
 }
@@ -565,16 +578,13 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 }
 
 // walkTrades walks the recorded trades up to ns (at or before it), as
-// evidence for the active order; a fill between snapshots happens at the
-// trade's instant.
+// evidence for the active order, until the order ends; a fill between
+// snapshots happens at the trade's instant.
 func (e *engine) walkTrades(i int, ns int64) {
 	r, o := &e.rest, &e.rest.o
 	tt := &r.trades
-	for ; r.next < tt.len() && tt.ns[r.next] <= ns; r.next++ {
+	for ; o.active && r.next < tt.len() && tt.ns[r.next] <= ns; r.next++ {
 		k := r.next
-		if !o.active {
-			continue
-		}
 		tns := tt.ns[k]
 		switch {
 		case tns >= o.cancelNs:

@@ -376,7 +376,7 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 		price := e.price(sn)
 		unrealized := 0.0
 		if inPos {
-			unrealized = shares*(bestBid(e.bids(sn), price)-entry) - fee
+			unrealized = shares*(mark(sn, price)-entry) - fee
 		}
 		points = append(points, EquityPoint{
 			Time:          formatTime(e.tape.Time(i)),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -351,7 +352,10 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 				block[j].Price = r.num()
 				block[j].Size = r.num()
 			}
+			tk.BestBid, tk.BestAsk = store.BestOf(block[off:off+nb]), store.BestOf(block[off+nb:off+nb+na])
 			off += nb + na
+		} else {
+			tk.BestBid, tk.BestAsk = math.NaN(), math.NaN()
 		}
 		if r.err != nil {
 			return nil, r.err

@@ -62,6 +62,10 @@ func TapeDiff(want, got *store.Tape) string {
 		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) {
 			return fmt.Sprintf("tick %d = %+v, want %+v", i, *g, *w)
 		}
+		if bb, ba := store.BestOf(got.Side(g.Bids)), store.BestOf(got.Side(g.Asks)); !same(g.BestBid, w.BestBid) ||
+			!same(g.BestAsk, w.BestAsk) || !same(g.BestBid, bb) || !same(g.BestAsk, ba) {
+			return fmt.Sprintf("tick %d best bid %v and ask %v, want %v and %v (its levels' %v and %v)", i, g.BestBid, g.BestAsk, w.BestBid, w.BestAsk, bb, ba)
+		}
 		for _, side := range []struct {
 			name string
 			w, g store.Span
