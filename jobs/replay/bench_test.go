@@ -150,6 +150,20 @@ func benchmarkFloor(b *testing.B, read func(*store.Tape) float64) {
 	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
 }
 
+// cpuBestOf is bestOf in CPU time of the calling thread (on Linux), which
+// the other processes of a shared machine do not inflate.
+func cpuBestOf(k int, f func()) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := math.Inf(1)
+	for range k {
+		t := threadTime()
+		f()
+		best = min(best, (threadTime() - t).Seconds())
+	}
+	return best
+}
+
 // bestOf returns the shortest of k timed calls of f, in seconds.
 func bestOf(k int, f func()) float64 {
 	best := math.Inf(1)
@@ -228,7 +242,9 @@ func benchTrades(snaps []store.Snapshot) []store.MarketTrade {
 // market with its recorded trades, packed once (Input.Packed, as a worker's
 // cache and a sweep shard hold them), and reports its engine time over the
 // same strategy with MARKET orders, measured side by side in this run
-// (x_market; the issue asks for at most 1.3). x_market_unpacked is the
+// (x_market, wall clock; x_market_cpu the same in the thread's CPU time,
+// which a loaded machine disturbs less; the issue asks for at most 1.3).
+// x_market_unpacked is the
 // same with the trades packed by each replay (RunTrades, a replay of a
 // market no one packed), and x_pack the packing alone over the MARKET
 // replay.
@@ -254,19 +270,23 @@ func BenchmarkRunGTC(b *testing.B) {
 	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
 	b.ReportMetric(float64(len(trades)), "recorded_trades")
 	b.ReportMetric(float64(*r.Performance.OrdersFilled), "orders_filled")
-	var ratios, unpackedRatios, packRatios [25]float64
+	// Each side of a pair is the best of three calls, so that a
+	// preemption on the shared machine hits neither; the median of the
+	// pairs' ratios ignores the pairs it hit unevenly anyway.
+	var ratios, cpuRatios, unpackedRatios, packRatios [15]float64
 	market := benchStrategy()
 	for k := range ratios {
-		g := bestOf(1, func() { r, _ = RunInput(in, gtc) })
-		u := bestOf(1, func() { r, _ = RunInput(unpacked, gtc) })
-		p := bestOf(1, func() { PackTrades(trades).tape(store.OutcomeUp) })
-		mk := bestOf(1, func() { r, _ = RunInput(in, market) })
+		g := bestOf(3, func() { r, _ = RunInput(in, gtc) })
+		u := bestOf(3, func() { r, _ = RunInput(unpacked, gtc) })
+		p := bestOf(3, func() { PackTrades(trades).tape(store.OutcomeUp) })
+		mk := bestOf(3, func() { r, _ = RunInput(in, market) })
 		ratios[k], unpackedRatios[k], packRatios[k] = g/mk, u/mk, p/mk
+		cpuRatios[k] = cpuBestOf(3, func() { r, _ = RunInput(in, gtc) }) / cpuBestOf(3, func() { r, _ = RunInput(in, market) })
 	}
 	for _, x := range []struct {
 		r    []float64
 		unit string
-	}{{ratios[:], "x_market"}, {unpackedRatios[:], "x_market_unpacked"}, {packRatios[:], "x_pack"}} {
+	}{{ratios[:], "x_market"}, {cpuRatios[:], "x_market_cpu"}, {unpackedRatios[:], "x_market_unpacked"}, {packRatios[:], "x_pack"}} {
 		slices.Sort(x.r)
 		b.ReportMetric(x.r[len(x.r)/2], x.unit)
 	}

@@ -322,7 +322,11 @@ func (e *engine) replayResting() error {
 	}
 	prev, cur := &vals[0], &vals[1]
 	r, o := &e.rest, &e.rest.o
-	var lastNs int64 = math.MinInt64
+	var (
+		lastNs   int64 = math.MinInt64
+		endNs          = e.endNs
+		trpScale       = e.trpScale
+	)
 	for i := range e.ticks {
 		sn := &e.ticks[i]
 		cur, prev = prev, cur
@@ -337,59 +341,16 @@ func (e *engine) replayResting() error {
 		}
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
 		cur[fSpread] = math.Abs(pu - pd)
-		cur[fTimeRemaining] = float64(e.endNs-ns) * e.trpScale
+		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
 		price := e.price(sn)
 
-		// Trades up to this instant come first (at equal times a trade
-		// before a snapshot), then what ends the order by the clock.
-		// Only an active order reads them: activate skips the trades that
-		// came before it.
-		if tt := &r.trades; o.active && r.next < tt.len() && tt.ns[r.next] <= ns {
-			e.walkTrades(i, ns)
-		}
-		if o.live {
-			switch {
-			case ns >= o.cancelNs:
-				r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
-			case ns >= e.endNs:
-				r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
-			}
-		}
-
-		if e.pending != noOrder {
-			if ns >= e.dueNs {
-				e.executeResting(i, sn, price)
-			} else if e.open {
-				e.observeOpen(sn, price)
-			}
-			continue
-		}
-		if o.active {
-			if !o.checked || sn.Bids != o.checkedBids || sn.Asks != o.checkedAsks || o.counted != o.checkedCountedAt {
-				if o.counted+o.crossing(sn, e.tape) >= o.shares-tolerance {
-					// The book crossed the order: it fills at this
-					// snapshot, which is then the fill's own.
-					e.makerFill(i, ns)
-					continue
-				}
-				if !r.front && o.queue > 0 && (sn.Bids.Len > 0 || sn.Asks.Len > 0) {
-					o.queue = min(o.queue, o.queueAt(sn, e.tape))
-				}
-				o.checked, o.checkedBids, o.checkedAsks, o.checkedCountedAt = true, sn.Bids, sn.Asks, o.counted
-			}
-			if o.buy {
-				continue // while an entry rests, entry conditions wait
-			}
-			mark := mark(sn, price)
-			if e.shares*(e.entryFill-mark) >= e.stopLoss {
-				r.end(ns, OrderCancelled, OrderReasonMaxLoss, o.limit)
-				e.stopOut(i, sn, price, mark)
-				continue
-			}
-			e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+		// An order placed or a decision pending: a call of its own, so
+		// that the loop of a strategy waiting for its conditions stays as
+		// lean as replay's.
+		if (o.live || e.pending != noOrder) && e.restingTick(i, sn, price) {
 			continue
 		}
 		if !e.open {
@@ -417,6 +378,78 @@ func (e *engine) replayResting() error {
 		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
+}
+
+// restingTick is tick i of replayResting while an order is placed or a
+// decision pending, the side's price there price. It reports whether the
+// tick is done; if not, the order ended and nothing is pending, and the
+// loop goes on to the conditions.
+func (e *engine) restingTick(i int, sn *store.Tick, price float64) bool {
+	r, o := &e.rest, &e.rest.o
+	ns := sn.Nanos
+	// Trades up to this instant come first (at equal times a trade before
+	// a snapshot), then what ends the order by the clock. Only an active
+	// order reads them: activate skips the trades that came before it.
+	if tt := &r.trades; o.active && r.next < tt.len() && tt.ns[r.next] <= ns {
+		e.walkTrades(i, ns)
+	}
+	if o.live {
+		switch {
+		case ns >= o.cancelNs:
+			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
+		case ns >= e.endNs:
+			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+		}
+	}
+
+	if e.pending != noOrder {
+		if ns >= e.dueNs {
+			e.executeResting(i, sn, price)
+		} else if e.open {
+			e.observeOpen(sn, price)
+		}
+		return true
+	}
+	if !o.active {
+		return false
+	}
+	if !o.checked || sn.Bids != o.checkedBids || sn.Asks != o.checkedAsks || o.counted != o.checkedCountedAt {
+		// Most ticks the best level does not cross the order, and the
+		// levels are not read.
+		var c float64
+		if o.buy && sn.BestAsk < o.limit-tolerance || !o.buy && sn.BestBid > o.limit+tolerance {
+			c = o.crossing(sn, e.tape)
+		}
+		if o.counted+c >= o.shares-tolerance {
+			// The book crossed the order: it fills at this snapshot,
+			// which is then the fill's own.
+			e.makerFill(i, ns)
+			return true
+		}
+		if !r.front && o.queue > 0 && (sn.Bids.Len > 0 || sn.Asks.Len > 0) {
+			best := sn.BestBid
+			if !o.buy {
+				best = sn.BestAsk
+			}
+			if d := best - o.limit; best != best || o.buy && d < -tolerance || !o.buy && -d < -tolerance {
+				o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
+			} else {
+				o.queue = min(o.queue, o.queueAt(sn, e.tape))
+			}
+		}
+		o.checked, o.checkedBids, o.checkedAsks, o.checkedCountedAt = true, sn.Bids, sn.Asks, o.counted
+	}
+	if o.buy {
+		return true // while an entry rests, entry conditions wait
+	}
+	mark := mark(sn, price)
+	if e.shares*(e.entryFill-mark) >= e.stopLoss {
+		r.end(ns, OrderCancelled, OrderReasonMaxLoss, o.limit)
+		e.stopOut(i, sn, price, mark)
+		return true
+	}
+	e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+	return true
 }
 
 func (e *engine) observeOpen(tk *store.Tick, price float64) {
