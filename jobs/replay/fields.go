@@ -98,12 +98,17 @@ func topOf(bids, asks []store.Level) top {
 // tradeTape is the market's recorded trades as the engine walks them. A
 // tape is read-only once packed: replays on many goroutines share one.
 type tradeTape struct {
-	ns    []int64
-	up    []bool // the UP token traded
-	price []float64
-	size  []float64
-	buy   []bool // the taker bought
-	hash  []string
+	ns   []int64 // what the walks scan
+	rec  []tradeRec
+	hash []string // read only for a trade with one (tradeRec.hashed)
+}
+
+// tradeRec is what a walk reads of a trade once it reaches it.
+type tradeRec struct {
+	price, size float64
+	up          bool // the UP token traded
+	buy         bool // the taker bought
+	hashed      bool // it has a transaction hash
 }
 
 // Trades is a market's recorded trades packed for replays, once for any
@@ -130,7 +135,7 @@ func (t *Trades) Len() int { return len(t.src) }
 // Bytes is the memory the packed trades take once both outcomes' orders
 // are packed, the trades themselves included.
 func (t *Trades) Bytes() int64 {
-	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+1+8+8+1+int64(unsafe.Sizeof("")))
+	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+int64(unsafe.Sizeof(tradeRec{}))+int64(unsafe.Sizeof("")))
 	var strs int64
 	for i := range t.src {
 		tr := &t.src[i]
@@ -157,8 +162,7 @@ func (t *Trades) tape(outcome string) tradeTape {
 // as a store lists them for an UP strategy, are packed as they are.
 func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 	n := len(trades)
-	tt := tradeTape{ns: make([]int64, n), up: make([]bool, n), price: make([]float64, n),
-		size: make([]float64, n), buy: make([]bool, n), hash: make([]string, n)}
+	tt := tradeTape{ns: make([]int64, n), rec: make([]tradeRec, n), hash: make([]string, n)}
 	ns, own := make([]int64, n), make([]bool, n)
 	sorted := true
 	for i := range trades {
@@ -191,8 +195,9 @@ func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 			i = order[k]
 		}
 		tr := &trades[i]
-		tt.ns[k], tt.up[k], tt.price[k] = ns[i], tr.Outcome == store.OutcomeUp, tr.Price
-		tt.size[k], tt.buy[k], tt.hash[k] = tr.Size, tr.Side == store.SideBuy, tr.TxHash
+		tt.ns[k], tt.hash[k] = ns[i], tr.TxHash
+		tt.rec[k] = tradeRec{price: tr.Price, size: tr.Size, up: tr.Outcome == store.OutcomeUp, buy: tr.Side == store.SideBuy,
+			hashed: tr.TxHash != ""}
 	}
 	return tt
 }
@@ -260,10 +265,10 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 		tt := &fs.trades
 		for ; fs.next < tt.len() && tt.ns[fs.next] <= ns; fs.next++ {
 			k := 1
-			if tt.up[fs.next] {
+			if tt.rec[fs.next].up {
 				k = 0
 			}
-			fs.lastTrade[k] = tt.price[fs.next]
+			fs.lastTrade[k] = tt.rec[fs.next].price
 		}
 	}
 	for _, o := range [2]bookOutcome{bookUp, bookDown} {

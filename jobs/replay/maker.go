@@ -58,6 +58,10 @@ type restOrder struct {
 	cancelNs int64   // when cancelAfterMs takes effect; MaxInt64 never
 	decided  float64 // the side's price at the decision
 	queue    float64 // size ahead at the limit; +Inf unknown
+	// shown is the first tick whose book has not yet shortened queue: the
+	// books are read only when a trade at the limit needs the queue (see
+	// showQueue), since most ticks see none.
+	shown int
 	counted  float64 // trade sizes that reached the order past its queue
 	hashes   map[string]struct{}
 
@@ -268,16 +272,18 @@ func (o *restOrder) queueAt(tk *store.Tick, t *store.Tape) float64 {
 // sale of the order's outcome at or under a BUY's limit (a purchase at or
 // over a SELL's), or the other outcome's mirror of one. A trade at the
 // limit first works off the queue ahead.
-func (o *restOrder) evidence(tt *tradeTape, k int, upOrder bool) {
-	price, size := tt.price[k], tt.size[k]
-	same := tt.up[k] == upOrder
-	takerSold := !tt.buy[k]
+func (e *engine) evidence(tt *tradeTape, k, i int) {
+	o, upOrder := &e.rest.o, e.up
+	rec := &tt.rec[k]
+	price, size := rec.price, rec.size
+	same := rec.up == upOrder
+	takerSold := !rec.buy
 	if !same {
 		// The other outcome's taker buy at p′ is a taker sale of this
 		// one at 1 − p′ (and its sale a purchase), unless its match was
 		// already counted on this outcome.
-		if h := tt.hash[k]; h != "" {
-			if _, ok := o.hashes[h]; ok {
+		if rec.hashed {
+			if _, ok := o.hashes[tt.hash[k]]; ok {
 				return
 			}
 		}
@@ -294,7 +300,7 @@ func (o *restOrder) evidence(tt *tradeTape, k int, upOrder bool) {
 	if !through && !at {
 		return
 	}
-	if same && tt.hash[k] != "" {
+	if same && rec.hashed {
 		if o.hashes == nil {
 			o.hashes = map[string]struct{}{}
 		}
@@ -304,6 +310,7 @@ func (o *restOrder) evidence(tt *tradeTape, k int, upOrder bool) {
 		o.counted += size
 		return
 	}
+	e.showQueue(i)
 	excess := size - o.queue
 	o.queue = max(0, o.queue-size)
 	if excess > 0 {
@@ -413,6 +420,8 @@ func (e *engine) restingTick(i int, sn *store.Tick, price float64) bool {
 	if !o.active {
 		return false
 	}
+	// The tick's book shortens the queue once a trade at the limit needs
+	// it (showQueue); here it is read only when it crosses the order.
 	if !o.checked || sn.Bids != o.checkedBids || sn.Asks != o.checkedAsks || o.counted != o.checkedCountedAt {
 		// Most ticks the best level does not cross the order, and the
 		// levels are not read.
@@ -425,17 +434,6 @@ func (e *engine) restingTick(i int, sn *store.Tick, price float64) bool {
 			// which is then the fill's own.
 			e.makerFill(i, ns)
 			return true
-		}
-		if !r.front && o.queue > 0 && (sn.Bids.Len > 0 || sn.Asks.Len > 0) {
-			best := sn.BestBid
-			if !o.buy {
-				best = sn.BestAsk
-			}
-			if d := best - o.limit; best != best || o.buy && d < -tolerance || !o.buy && -d < -tolerance {
-				o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
-			} else {
-				o.queue = min(o.queue, o.queueAt(sn, e.tape))
-			}
 		}
 		o.checked, o.checkedBids, o.checkedAsks, o.checkedCountedAt = true, sn.Bids, sn.Asks, o.counted
 	}
@@ -585,6 +583,7 @@ func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	case hasBook:
 		o.queue = o.queueAt(tk, e.tape)
 	}
+	o.shown = j + 1
 	return false
 }
 
@@ -627,11 +626,38 @@ func (e *engine) walkTrades(i int, ns int64) {
 			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 			continue
 		}
-		o.evidence(tt, k, e.up)
+		e.evidence(tt, k, i)
 		if o.counted >= o.shares-tolerance {
 			e.makerFillAt(i, tns)
 		}
 	}
+}
+
+// showQueue shortens the active order's queue to what the books of the
+// ticks before tick i show at its limit (queueAt), each in turn: the
+// queue a trade between ticks i−1 and i meets. RISK_AVERSE only; a
+// queue already 0 stays so.
+func (e *engine) showQueue(i int) {
+	o := &e.rest.o
+	if e.rest.front {
+		return
+	}
+	for j := o.shown; j < i && o.queue > 0; j++ {
+		tk := &e.ticks[j]
+		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
+			continue
+		}
+		best := tk.BestBid
+		if !o.buy {
+			best = tk.BestAsk
+		}
+		if d := best - o.limit; best != best || o.buy && d < -tolerance || !o.buy && -d < -tolerance {
+			o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
+			break
+		}
+		o.queue = min(o.queue, o.queueAt(tk, e.tape))
+	}
+	o.shown = max(o.shown, i)
 }
 
 // makerFillAt fills the active order at a trade's instant tns, after
