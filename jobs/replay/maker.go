@@ -61,9 +61,9 @@ type restOrder struct {
 	// shown is the first tick whose book has not yet shortened queue: the
 	// books are read only when a trade at the limit needs the queue (see
 	// showQueue), since most ticks see none.
-	shown int
-	counted  float64 // trade sizes that reached the order past its queue
-	hashes   map[string]struct{}
+	shown   int
+	counted float64 // trade sizes that reached the order past its queue
+	hashes  map[string]struct{}
 
 	// checked is set once the order was checked against a book: the sides
 	// it read there and what counted was then. A tick with the same sides
