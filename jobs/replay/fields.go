@@ -98,17 +98,18 @@ func topOf(bids, asks []store.Level) top {
 // tradeTape is the market's recorded trades as the engine walks them. A
 // tape is read-only once packed: replays on many goroutines share one.
 type tradeTape struct {
-	ns   []int64 // what the walks scan
-	rec  []tradeRec
-	hash []string // read only for a trade with one (tradeRec.hashed)
+	ns  []int64 // what the walks scan
+	rec []tradeRec
+	src []store.MarketTrade // the trades as given: their hashes (hashOf)
 }
 
 // tradeRec is what a walk reads of a trade once it reaches it.
 type tradeRec struct {
 	price, size float64
-	up          bool // the UP token traded
-	buy         bool // the taker bought
-	hashed      bool // it has a transaction hash
+	src         int32 // its index in tradeTape.src
+	up          bool  // the UP token traded
+	buy         bool  // the taker bought
+	hashed      bool  // it has a transaction hash
 }
 
 // Trades is a market's recorded trades packed for replays, once for any
@@ -135,7 +136,7 @@ func (t *Trades) Len() int { return len(t.src) }
 // Bytes is the memory the packed trades take once both outcomes' orders
 // are packed, the trades themselves included.
 func (t *Trades) Bytes() int64 {
-	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+int64(unsafe.Sizeof(tradeRec{}))+int64(unsafe.Sizeof("")))
+	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+int64(unsafe.Sizeof(tradeRec{})))
 	var strs int64
 	for i := range t.src {
 		tr := &t.src[i]
@@ -162,45 +163,86 @@ func (t *Trades) tape(outcome string) tradeTape {
 // as a store lists them for an UP strategy, are packed as they are.
 func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 	n := len(trades)
-	tt := tradeTape{ns: make([]int64, n), rec: make([]tradeRec, n), hash: make([]string, n)}
-	ns, own := make([]int64, n), make([]bool, n)
-	sorted := true
+	tt := tradeTape{ns: make([]int64, n), rec: make([]tradeRec, n), src: trades}
+	timeSorted, ownFirst := true, true
+	prevOwn := false
 	for i := range trades {
-		ns[i], own[i] = trades[i].Time.UnixNano(), trades[i].Outcome == outcome
-		if i > 0 && (ns[i] < ns[i-1] || ns[i] == ns[i-1] && own[i] && !own[i-1]) {
-			sorted = false
-		}
-	}
-	var order []int // nil: as given
-	if !sorted {
-		order = make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			switch {
-			case ns[a] != ns[b]:
-				return cmp.Compare(ns[a], ns[b])
-			case own[a] == own[b]:
-				return 0
-			case own[a]:
-				return -1
-			}
-			return 1
-		})
-	}
-	for k := range n {
-		i := k
-		if order != nil {
-			i = order[k]
-		}
 		tr := &trades[i]
-		tt.ns[k], tt.hash[k] = ns[i], tr.TxHash
-		tt.rec[k] = tradeRec{price: tr.Price, size: tr.Size, up: tr.Outcome == store.OutcomeUp, buy: tr.Side == store.SideBuy,
-			hashed: tr.TxHash != ""}
+		ns, own := tr.Time.UnixNano(), tr.Outcome == outcome
+		tt.ns[i] = ns
+		tt.rec[i] = tradeRec{price: tr.Price, size: tr.Size, src: int32(i), up: tr.Outcome == store.OutcomeUp,
+			buy: tr.Side == store.SideBuy, hashed: tr.TxHash != ""}
+		if i > 0 {
+			switch prev := tt.ns[i-1]; {
+			case ns < prev:
+				timeSorted = false
+			case ns == prev && own && !prevOwn:
+				ownFirst = false
+			}
+		}
+		prevOwn = own
+	}
+	switch {
+	case !timeSorted:
+		tt.sortBy(outcome)
+	case !ownFirst:
+		// In time order, as a store lists them, with another outcome's
+		// trade before one of outcome's at an instant: each such instant's
+		// trades are put in order where they are.
+		for lo := 0; lo < n; {
+			hi := lo + 1
+			for hi < n && tt.ns[hi] == tt.ns[lo] {
+				hi++
+			}
+			if hi-lo > 1 {
+				run := tt.rec[lo:hi]
+				slices.SortStableFunc(run, func(a, b tradeRec) int {
+					ao, bo := trades[a.src].Outcome == outcome, trades[b.src].Outcome == outcome
+					switch {
+					case ao == bo:
+						return 0
+					case ao:
+						return -1
+					}
+					return 1
+				})
+			}
+			lo = hi
+		}
 	}
 	return tt
 }
+
+// sortBy puts the packed trades in walk order for outcome: by time, and at
+// an instant outcome's own before the other's, each as given otherwise.
+func (tt *tradeTape) sortBy(outcome string) {
+	type keyed struct {
+		ns  int64
+		own bool
+		rec tradeRec
+	}
+	ks := make([]keyed, len(tt.ns))
+	for i := range ks {
+		ks[i] = keyed{ns: tt.ns[i], own: tt.src[tt.rec[i].src].Outcome == outcome, rec: tt.rec[i]}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.ns != b.ns:
+			return cmp.Compare(a.ns, b.ns)
+		case a.own == b.own:
+			return 0
+		case a.own:
+			return -1
+		}
+		return 1
+	})
+	for i := range ks {
+		tt.ns[i], tt.rec[i] = ks[i].ns, ks[i].rec
+	}
+}
+
+// hashOf is the transaction hash of the packed trade k ("" none).
+func (tt *tradeTape) hashOf(k int) string { return tt.src[tt.rec[k].src].TxHash }
 
 func (tt *tradeTape) len() int { return len(tt.ns) }
 

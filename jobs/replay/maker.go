@@ -282,8 +282,8 @@ func (e *engine) evidence(tt *tradeTape, k, i int) {
 		// The other outcome's taker buy at p′ is a taker sale of this
 		// one at 1 − p′ (and its sale a purchase), unless its match was
 		// already counted on this outcome.
-		if rec.hashed {
-			if _, ok := o.hashes[tt.hash[k]]; ok {
+		if rec.hashed && len(o.hashes) > 0 {
+			if _, ok := o.hashes[tt.hashOf(k)]; ok {
 				return
 			}
 		}
@@ -304,7 +304,7 @@ func (e *engine) evidence(tt *tradeTape, k, i int) {
 		if o.hashes == nil {
 			o.hashes = map[string]struct{}{}
 		}
-		o.hashes[tt.hash[k]] = struct{}{}
+		o.hashes[tt.hashOf(k)] = struct{}{}
 	}
 	if through {
 		o.counted += size

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -84,5 +85,36 @@ func TestPackTradesBytes(t *testing.T) {
 	}
 	if a, b := PackTrades(one).Bytes(), PackTrades(two).Bytes(); b <= a {
 		t.Errorf("Bytes: one %d, two %d", a, b)
+	}
+}
+
+// TestTradesOutOfTimeOrder: trades given out of time order are walked in
+// it, each instant's as given: a replay of the trades with their halves
+// swapped answers as one of the trades in order.
+func TestTradesOutOfTimeOrder(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(27, 2))
+	for c := range 30 {
+		m, snaps := randomMarket(rng, 20+rng.IntN(200))
+		trades := randomTrades(rng, snaps)
+		k := len(trades) / 2
+		for k > 0 && k < len(trades) && trades[k].Time.Equal(trades[k-1].Time) {
+			k++
+		}
+		if k == 0 || k >= len(trades) {
+			continue
+		}
+		swapped := append(slices.Clone(trades[k:]), trades[:k]...)
+		s := randomStrategyExtended(rng, snaps[0].CoinPrice)
+		s.OrderType = OrderGTC
+		want := answer(t, inputOf(t, m, snaps, trades, s), s)
+		in := inputOf(t, m, snaps, nil, s)
+		in.Packed = PackTrades(swapped)
+		if got := answer(t, in, s); !bytes.Equal(got, want) {
+			t.Fatalf("case %d: trades out of order\n%s\nin order\n%s", c, got, want)
+		}
+		if got := answer(t, inputOf(t, m, snaps, swapped, s), s); !bytes.Equal(got, want) {
+			t.Fatalf("case %d: trades out of order, packed by the replay\n%s\nin order\n%s", c, got, want)
+		}
 	}
 }
