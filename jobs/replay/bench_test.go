@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/gzjoin"
 	"github.com/updown/updown/store"
 )
 
@@ -289,5 +290,68 @@ func BenchmarkRunGTC(b *testing.B) {
 	}{{ratios[:], "x_market"}, {cpuRatios[:], "x_market_cpu"}, {unpackedRatios[:], "x_market_unpacked"}, {packRatios[:], "x_pack"}} {
 		slices.Sort(x.r)
 		b.ReportMetric(x.r[len(x.r)/2], x.unit)
+	}
+}
+
+// heavyStrategy trades on almost every other snapshot of benchMarket: it
+// buys UP whenever its price is under 0.5 and sells on the next snapshot.
+func heavyStrategy() Strategy {
+	return Strategy{
+		Side:            SideUp,
+		EntryConditions: conds(cond(FieldPriceUp, OpLess, 0.5)),
+		ExitConditions:  conds(cond(FieldTimeRemainingPct, OpGreaterOrEqual, 0)),
+		PositionSize:    100,
+	}
+}
+
+// BenchmarkRunHeavy replays heavyStrategy (tens of thousands of trades)
+// on the 24hr market and reports, stage by stage, its time over
+// benchStrategy's (a few dozen trades) on the same snapshots, so per
+// snapshot, measured side by side in this run: the engine alone
+// (x_few_engine: the performance, as a backtest shard computes it), the
+// Result (x_few_result: the trade events listed and the equity curve),
+// its JSON (x_few_json) and the JSON deflated as a worker sends it
+// (x_few_deflate, the whole answer; the issue asks for at most 3).
+func BenchmarkRunHeavy(b *testing.B) {
+	m, tape := benchTape(b, store.OutcomeUp)
+	in := Input{Market: m, Tape: tape}
+	heavy, few := heavyStrategy(), benchStrategy()
+	var buf []byte
+	stages := []struct {
+		unit string
+		run  func(s Strategy)
+	}{
+		{"x_few_engine", func(s Strategy) { _, _ = PerformanceOf(in, s) }},
+		{"x_few_result", func(s Strategy) { _, _ = RunInput(in, s) }},
+		{"x_few_json", func(s Strategy) {
+			r, _ := RunInput(in, s)
+			buf, _ = r.AppendJSON(buf[:0])
+		}},
+		{"x_few_deflate", func(s Strategy) {
+			r, _ := RunInput(in, s)
+			buf, _ = r.AppendJSON(buf[:0])
+			if _, err := gzjoin.Deflate(buf); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		stages[len(stages)-1].run(heavy)
+	}
+	r, err := RunInput(in, heavy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(tape.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
+	b.ReportMetric(float64(len(buf))/1000, "answer_KB")
+	for _, st := range stages {
+		var ratios [9]float64
+		for k := range ratios {
+			ratios[k] = cpuBestOf(3, func() { st.run(heavy) }) / cpuBestOf(3, func() { st.run(few) })
+		}
+		slices.Sort(ratios[:])
+		b.ReportMetric(ratios[len(ratios)/2], st.unit)
 	}
 }

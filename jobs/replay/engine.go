@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -86,6 +87,7 @@ func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer e.release()
 	return e.result(in.Market, s, w), nil
 }
 
@@ -102,6 +104,7 @@ func PerformanceOf(in Input, s Strategy) (Performance, error) {
 	if err != nil {
 		return Performance{}, err
 	}
+	defer e.release()
 	return e.performance(in.Market), nil
 }
 
@@ -120,6 +123,7 @@ func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
 	if err != nil {
 		return Performance{}, nil, err
 	}
+	defer e.release()
 	trips := make([]RoundTrip, 0, len(e.events)/2)
 	var entry *event
 	for k := range e.events {
@@ -274,8 +278,6 @@ type event struct {
 	// ns is the event's time: its snapshot's, end_time's for a
 	// settlement, or a maker fill's own instant.
 	ns     int64
-	exit   bool
-	reason string
 	price  float64 // the snapshot's price of the side (or the settlement)
 	fill   float64
 	shares float64
@@ -283,14 +285,63 @@ type event struct {
 	pnl    float64 // realized by this event
 	cum    float64 // realized through this event
 	coin   float64
-	// A maker fill (GTC): between is set when it happened after snapshot
-	// idx and before the next, and rebate is its estimated maker rebate.
-	maker   bool
-	between bool
-	rebate  float64
+	// rebate is a maker fill's estimated maker rebate.
+	rebate float64
 	// mid is an ENTRY's side mid at its snapshot (or the last one before a
 	// maker fill): the market's own forecast, for calibration.
-	mid float64
+	mid    float64
+	reason evReason
+	exit   bool
+	// A maker fill (GTC): between is set when it happened after snapshot
+	// idx and before the next.
+	maker   bool
+	between bool
+}
+
+// evReason is a trade event's reason; an event holds no pointer, so that
+// the events of a replay trading tens of thousands of times cost the
+// collector nothing to mark.
+type evReason uint8
+
+const (
+	evSignal evReason = iota
+	evMaxLoss
+	evMarketEnd
+)
+
+func (r evReason) String() string {
+	return [...]string{ReasonSignal, ReasonMaxLoss, ReasonMarketEnd}[r]
+}
+
+// eventBuffers recycles the engine's lists of events: a replay trading
+// tens of thousands of times grows its list through a dozen copies, which
+// cost more than the replay itself.
+var eventBuffers eventPool
+
+type eventPool struct{ p sync.Pool }
+
+// maxPooledEvents bounds the lists kept (one of them is 25 MB).
+const maxPooledEvents = 1 << 18
+
+func (ep *eventPool) get() []event {
+	if b, ok := ep.p.Get().(*[]event); ok {
+		return (*b)[:0]
+	}
+	return make([]event, 0, 16)
+}
+
+func (ep *eventPool) put(b []event) {
+	if cap(b) > 16 && cap(b) <= maxPooledEvents {
+		b = b[:0]
+		ep.p.Put(&b)
+	}
+}
+
+// release hands the engine's events back once the answer is built from
+// them; the engine is not used after.
+func (e *engine) release() {
+	eventBuffers.put(e.events)
+	e.events = nil
 }
 
 // visibleAt is the first snapshot whose state includes the event.
@@ -378,7 +429,7 @@ func newEngine(in Input, s Strategy) *engine {
 		cooldownNs: int64(s.ReentryCooldownMs) * int64(time.Millisecond),
 		maxEntries: s.MaxEntriesPerMarket,
 		reentryAt:  math.MinInt64,
-		events:     make([]event, 0, 16),
+		events:     eventBuffers.get(),
 		// Equity starts at positionSize: the most one position can cost.
 		dd: drawdown{peak: s.PositionSize},
 	}
@@ -502,7 +553,7 @@ func (e *engine) replay() error {
 				continue
 			}
 			fill, fee := e.sellMarket(e.bids(sn), price, e.shares)
-			e.close(i, ReasonMaxLoss, price, fill, fee)
+			e.close(i, evMaxLoss, price, fill, fee)
 			continue
 		}
 		if e.exit.any(cur, prev) {
@@ -517,7 +568,7 @@ func (e *engine) replay() error {
 	}
 	if e.open {
 		// An order still pending never executes: no snapshot came after it.
-		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
+		e.close(len(e.ticks), evMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
 }
@@ -551,7 +602,7 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 		return
 	case orderMaxLoss:
 		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-		e.close(j, ReasonMaxLoss, decided, fill, fee)
+		e.close(j, evMaxLoss, decided, fill, fee)
 		return
 	}
 	if !e.exitSignal(j, tk, e.limitPx, price, decided) {
@@ -581,7 +632,7 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	if cost := shares*fill + fee; cost > 0 {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
-	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: ReasonSignal, price: shown,
+	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
 	e.countEntry()
 	e.dd.observe(e.size + e.realized + shares*(mark(tk, price)-fill) - fee)
@@ -609,19 +660,19 @@ func (e *engine) countEntry() {
 func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) bool {
 	if !e.limit && !e.rest.on {
 		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-		e.close(i, ReasonSignal, shown, fill, fee)
+		e.close(i, evSignal, shown, fill, fee)
 		return true
 	}
 	fill, fee, ok := e.sellLimit(e.bids(tk), limit, price, e.shares)
 	if ok {
-		e.close(i, ReasonSignal, shown, fill, fee)
+		e.close(i, evSignal, shown, fill, fee)
 	}
 	return ok
 }
 
 // close ends the position at snapshot i (len(snaps) for a settlement),
 // paying fee on the exit's fill.
-func (e *engine) close(i int, reason string, price, fill, fee float64) {
+func (e *engine) close(i int, reason evReason, price, fill, fee float64) {
 	coin, ns := e.coinEnd, e.settleAt.UnixNano()
 	if i < len(e.ticks) {
 		coin, ns = e.ticks[i].CoinPrice, e.ticks[i].Nanos

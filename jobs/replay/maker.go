@@ -382,7 +382,7 @@ func (e *engine) replayResting() error {
 		r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 	}
 	if e.open {
-		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
+		e.close(len(e.ticks), evMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
 }
@@ -463,7 +463,7 @@ func (e *engine) stopOut(i int, tk *store.Tick, price, mark float64) {
 		return
 	}
 	fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-	e.close(i, ReasonMaxLoss, price, fill, fee)
+	e.close(i, evMaxLoss, price, fill, fee)
 }
 
 // orderRest is a GTC placement waiting for its activation snapshot; the
@@ -599,7 +599,7 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 		}
 	case orderMaxLoss:
 		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-		e.close(j, ReasonMaxLoss, decided, fill, fee)
+		e.close(j, evMaxLoss, decided, fill, fee)
 	case orderEntry:
 		e.takerAt(j, tk, e.limitPx, price, decided, true)
 	case orderExit:
@@ -688,7 +688,7 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 	ev.rebate = r.rebateOn(o.limit, o.shares)
 	r.end(ev.ns, OrderFilled, reason, o.limit)
 	if o.buy {
-		ev.reason, ev.shares, ev.cum = ReasonSignal, o.shares, e.realized
+		ev.reason, ev.shares, ev.cum = evSignal, o.shares, e.realized
 		e.open, e.shares, e.entryFill, e.entryFee = true, o.shares, o.limit, 0
 		r.entryRebate = ev.rebate
 		e.stopLoss = math.Inf(1)
@@ -699,6 +699,6 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 		e.countEntry()
 		return
 	}
-	ev.reason, ev.exit = ReasonSignal, true
+	ev.reason, ev.exit = evSignal, true
 	e.closeAt(ev)
 }

@@ -248,7 +248,7 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 	t := TradeEvent{
 		Type:          TradeEntry,
-		Reason:        ev.reason,
+		Reason:        ev.reason.String(),
 		Price:         round6(ev.price),
 		FillPrice:     round6(ev.fill),
 		Shares:        round6(ev.shares),
@@ -267,7 +267,7 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 	} else {
 		t.Time = formatTime(e.settleAt)
 	}
-	if e.rest.on && ev.reason != ReasonMarketEnd {
+	if e.rest.on && ev.reason != evMarketEnd {
 		t.Liquidity = LiquidityTaker
 		if ev.maker {
 			t.Liquidity = LiquidityMaker
