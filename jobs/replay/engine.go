@@ -552,7 +552,7 @@ func (e *engine) replay() error {
 				e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 				continue
 			}
-			fill, fee := e.sellMarket(e.bids(sn), price, e.shares)
+			fill, fee := e.sellMarket(sn, price, e.shares)
 			e.close(i, evMaxLoss, price, fill, fee)
 			continue
 		}
@@ -601,7 +601,7 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 		e.enter(j, tk, decided, price, decided)
 		return
 	case orderMaxLoss:
-		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
+		fill, fee := e.sellMarket(tk, price, e.shares)
 		e.close(j, evMaxLoss, decided, fill, fee)
 		return
 	}
@@ -620,7 +620,7 @@ func (e *engine) badSnapshot(i int, problem string) error {
 // fills. limit is a LIMIT order's limit price and shown the price the
 // event shows; without latency all three prices are the snapshot's.
 func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
-	fill, shares, fee, ok := e.buy(e.asks(tk), limit, price)
+	fill, shares, fee, ok := e.buy(tk, limit, price)
 	if !ok {
 		return
 	}
@@ -659,11 +659,11 @@ func (e *engine) countEntry() {
 // enter.
 func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) bool {
 	if !e.limit && !e.rest.on {
-		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
+		fill, fee := e.sellMarket(tk, price, e.shares)
 		e.close(i, evSignal, shown, fill, fee)
 		return true
 	}
-	fill, fee, ok := e.sellLimit(e.bids(tk), limit, price, e.shares)
+	fill, fee, ok := e.sellLimit(tk, limit, price, e.shares)
 	if ok {
 		e.close(i, evSignal, shown, fill, fee)
 	}
@@ -787,13 +787,28 @@ type walk struct {
 	last  float64 // price of the last level taken from
 }
 
-// take walks levels best first, taking up to want shares from those at or
+// take walks the levels of side best first, taking up to want shares from those at or
 // better than limit (asks: price ≤ limit; bids: price ≥ limit) and stopping
 // at the first level beyond it. The book is read, never changed: a replay
 // takes one action per snapshot, so no level is consumed twice in a tick.
-func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule) walk {
+//
+// best and bestSize are the side's first level (Tick.BestBid and
+// BestBidSize, or the ask's): an order it fills alone, as most are, is
+// taken from it without reading the levels, in the very arithmetic of the
+// walk.
+func take(t *store.Tape, side store.Span, best, bestSize, want, limit float64, asks bool, fee feeSchedule) walk {
 	w := walk{left: want}
-	for _, l := range levels {
+	if best == best && bestSize >= want && !(asks && best > limit || !asks && best < limit) {
+		w.seen = true
+		q := min(w.left, bestSize)
+		w.taken += q
+		w.cost += q * best
+		w.fee += fee.on(best, q)
+		w.left -= q
+		w.last = best
+		return w
+	}
+	for _, l := range t.Side(side) {
 		if !isLevel(l) {
 			continue
 		}
@@ -818,12 +833,12 @@ func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule)
 // and price p; a LIMIT order takes only asks at or under limit. It returns
 // the volume-weighted fill price, the shares bought and their fee; ok is
 // false when a LIMIT order finds nothing at or under its limit.
-func (e *engine) buy(asks []store.Level, limit, p float64) (fill, shares, fee float64, ok bool) {
+func (e *engine) buy(tk *store.Tick, limit, p float64) (fill, shares, fee float64, ok bool) {
 	ceiling := math.Inf(1)
 	if e.limit || e.rest.on {
 		ceiling = limit + tolerance
 	}
-	w := take(asks, e.size, ceiling, true, e.fee)
+	w := take(e.tape, tk.Asks, tk.BestAsk, tk.BestAskSize, e.size, ceiling, true, e.fee)
 	switch {
 	case !w.seen:
 		return p, e.size, roundFee(e.fee.on(p, e.size)), true
@@ -842,8 +857,8 @@ func (e *engine) buy(asks []store.Level, limit, p float64) (fill, shares, fee fl
 // fee. What the recorded levels cannot absorb goes at the worst recorded
 // level's price (and pays that level's fee): recorded books are truncated
 // to their top levels and deeper liquidity is assumed there.
-func (e *engine) sellMarket(bids []store.Level, p, shares float64) (fill, fee float64) {
-	w := take(bids, shares, math.Inf(-1), false, e.fee)
+func (e *engine) sellMarket(tk *store.Tick, p, shares float64) (fill, fee float64) {
+	w := take(e.tape, tk.Bids, tk.BestBid, tk.BestBidSize, shares, math.Inf(-1), false, e.fee)
 	if !w.seen {
 		return p, roundFee(e.fee.on(p, shares))
 	}
@@ -853,8 +868,8 @@ func (e *engine) sellMarket(bids []store.Level, p, shares float64) (fill, fee fl
 
 // sellLimit sells the whole position at limit or better, or nothing (ok
 // false). Without levels it fills at p.
-func (e *engine) sellLimit(bids []store.Level, limit, p, shares float64) (fill, fee float64, ok bool) {
-	w := take(bids, shares, limit-tolerance, false, e.fee)
+func (e *engine) sellLimit(tk *store.Tick, limit, p, shares float64) (fill, fee float64, ok bool) {
+	w := take(e.tape, tk.Bids, tk.BestBid, tk.BestBidSize, shares, limit-tolerance, false, e.fee)
 	switch {
 	case !w.seen:
 		return p, roundFee(e.fee.on(p, shares)), true

@@ -462,7 +462,7 @@ func (e *engine) stopOut(i int, tk *store.Tick, price, mark float64) {
 		e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 		return
 	}
-	fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
+	fill, fee := e.sellMarket(tk, price, e.shares)
 	e.close(i, evMaxLoss, price, fill, fee)
 }
 
@@ -598,7 +598,7 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 			e.observeOpen(tk, price)
 		}
 	case orderMaxLoss:
-		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
+		fill, fee := e.sellMarket(tk, price, e.shares)
 		e.close(j, evMaxLoss, decided, fill, fee)
 	case orderEntry:
 		e.takerAt(j, tk, e.limitPx, price, decided, true)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -352,10 +351,10 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 				block[j].Price = r.num()
 				block[j].Size = r.num()
 			}
-			tk.BestBid, tk.BestAsk = store.BestOf(block[off:off+nb]), store.BestOf(block[off+nb:off+nb+na])
+			tk.SetBest(block[off:off+nb], block[off+nb:off+nb+na])
 			off += nb + na
 		} else {
-			tk.BestBid, tk.BestAsk = math.NaN(), math.NaN()
+			tk.SetBest(nil, nil)
 		}
 		if r.err != nil {
 			return nil, r.err

@@ -691,24 +691,21 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 	arena := levelBuffers.get(min(d.total[d.part(k)], len(*d.stream(k))/2))
 	d.arena, d.oneBlock, d.block = arena, true, uint16(block)
 	// The best prices of the sides last decoded: a repeated side keeps its.
-	bestBid, bestAsk := math.NaN(), math.NaN()
+	var bids, asks []store.Level
 	for i, f := range flags {
 		tk := &ticks[i]
 		tk.Bids, tk.Asks = store.Span{}, store.Span{}
-		tk.BestBid, tk.BestAsk = math.NaN(), math.NaN()
 		// Version 1 interleaves the outcomes: the other one's sides are
 		// stepped over (and counted) as they come.
 		if d.v1 && keep == flagDown && f&flagUp != 0 {
 			d.skipBook(f, 0)
 		}
 		if f&keep != 0 {
-			if same, bids := f&(flagSame<<k) != 0, d.side(k, f&(flagSame<<k) != 0); !same {
-				bestBid = store.BestOf(bids)
-			}
-			if same, asks := f&(flagSame<<(k+1)) != 0, d.side(k+1, f&(flagSame<<(k+1)) != 0); !same {
-				bestAsk = store.BestOf(asks)
-			}
-			tk.Bids, tk.Asks, tk.BestBid, tk.BestAsk = d.span[k], d.span[k+1], bestBid, bestAsk
+			bids, asks = d.side(k, f&(flagSame<<k) != 0), d.side(k+1, f&(flagSame<<(k+1)) != 0)
+			tk.Bids, tk.Asks = d.span[k], d.span[k+1]
+			tk.SetBest(bids, asks)
+		} else {
+			tk.SetBest(nil, nil)
 		}
 		if d.v1 && keep == flagUp && f&flagDown != 0 {
 			d.skipBook(f, 2)

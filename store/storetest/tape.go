@@ -62,9 +62,15 @@ func TapeDiff(want, got *store.Tape) string {
 		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) {
 			return fmt.Sprintf("tick %d = %+v, want %+v", i, *g, *w)
 		}
-		if bb, ba := store.BestOf(got.Side(g.Bids)), store.BestOf(got.Side(g.Asks)); !same(g.BestBid, w.BestBid) ||
-			!same(g.BestAsk, w.BestAsk) || !same(g.BestBid, bb) || !same(g.BestAsk, ba) {
-			return fmt.Sprintf("tick %d best bid %v and ask %v, want %v and %v (its levels' %v and %v)", i, g.BestBid, g.BestAsk, w.BestBid, w.BestAsk, bb, ba)
+		var own store.Tick
+		own.SetBest(got.Side(g.Bids), got.Side(g.Asks))
+		for _, b := range []struct{ g, w, own float64 }{{g.BestBid, w.BestBid, own.BestBid}, {g.BestAsk, w.BestAsk, own.BestAsk},
+			{g.BestBidSize, w.BestBidSize, own.BestBidSize}, {g.BestAskSize, w.BestAskSize, own.BestAskSize}} {
+			if !same(b.g, b.w) || !same(b.g, b.own) {
+				return fmt.Sprintf("tick %d best bid %v×%v and ask %v×%v, want %v×%v and %v×%v (its levels': %v×%v and %v×%v)", i,
+					g.BestBid, g.BestBidSize, g.BestAsk, g.BestAskSize, w.BestBid, w.BestBidSize, w.BestAsk, w.BestAskSize,
+					own.BestBid, own.BestBidSize, own.BestAsk, own.BestAskSize)
+			}
 		}
 		for _, side := range []struct {
 			name string
