@@ -478,11 +478,6 @@ func (e *engine) price(tk *store.Tick) float64 {
 	return tk.PriceDown
 }
 
-// bids and asks return the sides of the book at a tick.
-func (e *engine) bids(tk *store.Tick) []store.Level { return e.tape.Side(tk.Bids) }
-
-func (e *engine) asks(tk *store.Tick) []store.Level { return e.tape.Side(tk.Asks) }
-
 // replay is the inner loop: one pass over the snapshots that allocates
 // only for a trade event and reads each snapshot's instant once, as
 // nanoseconds, with time_remaining_pct a linear function of it. The rare
