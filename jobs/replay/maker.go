@@ -356,7 +356,19 @@ func (e *engine) replayResting() error {
 
 		// An order placed or a decision pending: a call of its own, so
 		// that the loop of a strategy waiting for its conditions stays as
-		// lean as replay's.
+		// lean as replay's. Most ticks of a resting order see no trade,
+		// no clock ending it and a best level that does not cross it: they
+		// are restingTick's without the call.
+		if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && (r.next >= len(r.trades.ns) || r.trades.ns[r.next] > ns) &&
+			o.counted < o.shares-tolerance && (o.buy && !(sn.BestAsk < o.limit-tolerance) || !o.buy && !(sn.BestBid > o.limit+tolerance)) {
+			if o.buy {
+				continue // while an entry rests, entry conditions wait
+			}
+			if m := mark(sn, price); e.shares*(e.entryFill-m) < e.stopLoss {
+				e.dd.observe(e.size + e.realized + e.shares*(m-e.entryFill) - e.entryFee)
+				continue
+			}
+		}
 		if (o.live || e.pending != noOrder) && e.restingTick(i, sn, price) {
 			continue
 		}
@@ -642,18 +654,28 @@ func (e *engine) showQueue(i int) {
 	if e.rest.front {
 		return
 	}
+walk:
 	for j := o.shown; j < i && o.queue > 0; j++ {
 		tk := &e.ticks[j]
 		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
 			continue
 		}
-		best := tk.BestBid
+		best, size := tk.BestBid, tk.BestBidSize
 		if !o.buy {
-			best = tk.BestAsk
+			best, size = tk.BestAsk, tk.BestAskSize
 		}
-		if d := best - o.limit; best != best || o.buy && d < -tolerance || !o.buy && -d < -tolerance {
+		d := best - o.limit
+		if !o.buy {
+			d = -d
+		}
+		switch {
+		case best != best || d < -tolerance:
 			o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
-			break
+			break walk
+		case d <= tolerance && o.queue <= size:
+			// The best level is at the limit: the book shows at least its
+			// size there, no less than the queue already is.
+			continue
 		}
 		o.queue = min(o.queue, o.queueAt(tk, e.tape))
 	}
