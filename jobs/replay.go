@@ -72,6 +72,12 @@ func loadInput(ctx context.Context, st store.Store, m store.Market, s replay.Str
 		}
 	}
 	if needs.Trades {
+		if tp, ok := st.(TradePacker); ok {
+			if in.Packed, err = tp.PackedTrades(ctx, m.Slug); err != nil {
+				return in, fmt.Errorf("load the trades of %s: %w", m.Slug, err)
+			}
+			return in, nil
+		}
 		if in.Trades, _, err = st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true}); err != nil {
 			return in, fmt.Errorf("load the trades of %s: %w", m.Slug, err)
 		}
@@ -80,4 +86,12 @@ func loadInput(ctx context.Context, st store.Store, m store.Market, s replay.Str
 		}
 	}
 	return in, nil
+}
+
+// TradePacker is a store that keeps markets' recorded trades packed for
+// replays (replay.PackTrades), as a worker's cache does, so that a market
+// replayed again is not listed and packed again. Replay reads the trades
+// through it when the store is one.
+type TradePacker interface {
+	PackedTrades(ctx context.Context, slug string) (*replay.Trades, error)
 }

@@ -38,7 +38,43 @@ type Tick struct {
 	CoinPrice, PriceUp, PriceDown float64
 	// Bids and Asks are the outcome's book, in Tape.Blocks.
 	Bids, Asks Span
+	// BestBid and BestAsk are the prices of the best level of Bids and of
+	// Asks (BestOf), NaN for a side without one, and BestBidSize and
+	// BestAskSize their sizes (0 without one): what a replay reads of the
+	// book at most ticks, and all a fill within the best level takes,
+	// kept beside the tick so that it need not reach into the levels.
+	BestBid, BestAsk         float64
+	BestBidSize, BestAskSize float64
 }
+
+// BestOf is the price and size of the first of levels (best first) with a
+// positive size and a finite price; NaN and 0 when there is none.
+func BestOf(levels []Level) (price, size float64) {
+	for _, l := range levels {
+		if l.Size > 0 && l.Price-l.Price == 0 {
+			return l.Price, l.Size
+		}
+	}
+	return math.NaN(), 0
+}
+
+// setBest sets the tick's best levels from its sides' (BestOf).
+func (tk *Tick) setBest(bid, ask Level) {
+	tk.BestBid, tk.BestBidSize, tk.BestAsk, tk.BestAskSize = bid.Price, bid.Size, ask.Price, ask.Size
+}
+
+// SetBest sets the tick's best bid and ask, and their sizes, from its
+// sides' levels (BestOf): what a store that builds tapes does for each
+// tick.
+func (tk *Tick) SetBest(bids, asks []Level) {
+	var b, a Level
+	b.Price, b.Size = BestOf(bids)
+	a.Price, a.Size = BestOf(asks)
+	tk.setBest(b, a)
+}
+
+// noBest is a side without a level, as BestOf answers it.
+var noBest = Level{Price: math.NaN()}
 
 // Span is a run of levels in one of a tape's blocks.
 type Span struct {
@@ -90,16 +126,19 @@ func SideSpan(block, off, n int) (Span, error) {
 	return Span{Off: uint32(off), Len: uint16(n), Block: uint16(block)}, nil
 }
 
-// addSide appends levels to the tape's one block and returns their span. A
-// side with the same backing array and length as prev's (the side a store
-// shared with the snapshot before) is not copied again: prev is returned.
-func (t *Tape) addSide(levels []Level, prev Span, prevLevels []Level) (Span, error) {
+// addSide appends levels to the tape's one block and returns their span,
+// and sets *best to their best price. A side with the same backing array
+// and length as prev's (the side a store shared with the snapshot before)
+// is not copied again: prev is returned, and *best left as it is.
+func (t *Tape) addSide(levels []Level, prev Span, prevLevels []Level, best *Level) (Span, error) {
 	if len(levels) == 0 {
+		*best = noBest
 		return Span{}, nil
 	}
 	if len(prevLevels) == len(levels) && unsafe.SliceData(prevLevels) == unsafe.SliceData(levels) {
 		return prev, nil
 	}
+	best.Price, best.Size = BestOf(levels)
 	sp, err := SideSpan(0, len(t.Blocks[0]), len(levels))
 	if err != nil {
 		return Span{}, err
@@ -125,6 +164,7 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 	t.Blocks = [][]Level{make([]Level, 0, n)}
 	var prevBids, prevAsks []Level
 	var bids, asks Span
+	bestBid, bestAsk := noBest, noBest
 	var err error
 	for i := range snaps {
 		sn := &snaps[i]
@@ -133,15 +173,17 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 		b := sn.book(outcome)
 		if b == nil {
 			prevBids, prevAsks, bids, asks = nil, nil, Span{}, Span{}
+			tk.setBest(noBest, noBest)
 			continue
 		}
-		if bids, err = t.addSide(b.Bids, bids, prevBids); err != nil {
+		if bids, err = t.addSide(b.Bids, bids, prevBids, &bestBid); err != nil {
 			return nil, err
 		}
-		if asks, err = t.addSide(b.Asks, asks, prevAsks); err != nil {
+		if asks, err = t.addSide(b.Asks, asks, prevAsks, &bestAsk); err != nil {
 			return nil, err
 		}
 		tk.Bids, tk.Asks = bids, asks
+		tk.setBest(bestBid, bestAsk)
 		prevBids, prevAsks = b.Bids, b.Asks
 	}
 	return t, nil

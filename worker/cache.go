@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 )
 
@@ -39,11 +40,15 @@ type Cache struct {
 	bytes        prometheus.Gauge
 }
 
+// cachedMarket is one entry: a tape, or a market's trades packed for
+// replays (key: the slug and "\x00trades"), with the version of the
+// market's record and the count it was read at.
 type cachedMarket struct {
 	key     string
 	updated time.Time
 	total   int
 	tape    *store.Tape
+	trades  *replay.Trades
 	bytes   int64
 }
 
@@ -71,9 +76,10 @@ func NewCache(maxBytes int64, reg prometheus.Registerer) (*Cache, error) {
 	return c, nil
 }
 
-// get returns a market's tape (key: its slug and the outcome whose books
-// it carries) if it is cached for this version of its record and total.
-func (c *Cache) get(key string, updated time.Time, total int) (*store.Tape, bool) {
+// get returns a market's entry (key: its slug and the outcome whose books
+// its tape carries, or "\x00trades") if it is cached for this version of
+// its record and total.
+func (c *Cache) get(key string, updated time.Time, total int) (*cachedMarket, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[key]
@@ -86,23 +92,28 @@ func (c *Cache) get(key string, updated time.Time, total int) (*store.Tape, bool
 		return nil, false
 	}
 	c.order.MoveToFront(el)
-	return e.tape, true
+	return e, true
 }
 
-// put keeps a market's tape, unless it alone would take more than half
+// put keeps a market's entry, unless it alone would take more than half
 // the cache.
-func (c *Cache) put(key string, updated time.Time, total int, tape *store.Tape) {
-	n := tape.Bytes()
-	if n > c.max/2 {
+func (c *Cache) put(e *cachedMarket) {
+	switch {
+	case e.tape != nil:
+		e.bytes = e.tape.Bytes()
+	case e.trades != nil:
+		e.bytes = e.trades.Bytes()
+	}
+	if e.bytes > c.max/2 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[key]; ok {
+	if el, ok := c.items[e.key]; ok {
 		c.remove(el)
 	}
-	c.items[key] = c.order.PushFront(&cachedMarket{key: key, updated: updated, total: total, tape: tape, bytes: n})
-	c.size += n
+	c.items[e.key] = c.order.PushFront(e)
+	c.size += e.bytes
 	for c.size > c.max {
 		c.remove(c.order.Back())
 	}
@@ -207,9 +218,9 @@ func (s *cachedStore) ReadTape(ctx context.Context, slug, outcome string) (*stor
 	if err != nil {
 		return nil, err
 	}
-	if tape, ok := s.c.get(key, m.UpdatedAt, total); ok {
+	if e, ok := s.c.get(key, m.UpdatedAt, total); ok {
 		s.c.hits.Inc()
-		return tape, nil
+		return e.tape, nil
 	}
 	s.c.misses.Inc()
 	tape, err := s.Store.ReadTape(ctx, slug, outcome)
@@ -217,7 +228,42 @@ func (s *cachedStore) ReadTape(ctx context.Context, slug, outcome string) (*stor
 		return nil, err
 	}
 	if tape.Len() == total { // else written to meanwhile: use, but do not keep
-		s.c.put(key, m.UpdatedAt, total, tape)
+		s.c.put(&cachedMarket{key: key, updated: m.UpdatedAt, total: total, tape: tape})
 	}
 	return tape, nil
+}
+
+// PackedTrades returns the market's recorded trades packed for replays
+// (jobs.TradePacker): from the cache for the resolved market the task
+// looked up, packed once and kept when they are not there. Like a tape, an
+// entry is used only while the market's record and its count of trades
+// are unchanged: a late trade or an import is seen on the next replay.
+func (s *cachedStore) PackedTrades(ctx context.Context, slug string) (*replay.Trades, error) {
+	m := s.market
+	if m == nil || m.Slug != slug || !m.Resolved() {
+		trades, _, err := s.Store.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true})
+		if err != nil {
+			return nil, err
+		}
+		return replay.PackTrades(trades), nil
+	}
+	key := slug + "\x00trades"
+	total, err := s.Store.CountMarketTrades(ctx, slug, store.MarketTradeQuery{})
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := s.c.get(key, m.UpdatedAt, total); ok {
+		s.c.hits.Inc()
+		return e.trades, nil
+	}
+	s.c.misses.Inc()
+	trades, n, err := s.Store.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true})
+	if err != nil {
+		return nil, err
+	}
+	packed := replay.PackTrades(trades)
+	if len(trades) == total && n == total { // else written to meanwhile: use, but do not keep
+		s.c.put(&cachedMarket{key: key, updated: m.UpdatedAt, total: total, trades: packed})
+	}
+	return packed, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/gzjoin"
 	"github.com/updown/updown/store"
 )
 
@@ -150,6 +151,20 @@ func benchmarkFloor(b *testing.B, read func(*store.Tape) float64) {
 	b.ReportMetric(float64(t.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
 }
 
+// cpuBestOf is bestOf in CPU time of the calling thread (on Linux), which
+// the other processes of a shared machine do not inflate.
+func cpuBestOf(k int, f func()) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := math.Inf(1)
+	for range k {
+		t := threadTime()
+		f()
+		best = min(best, (threadTime() - t).Seconds())
+	}
+	return best
+}
+
 // bestOf returns the shortest of k timed calls of f, in seconds.
 func bestOf(k int, f func()) float64 {
 	best := math.Inf(1)
@@ -225,9 +240,15 @@ func benchTrades(snaps []store.Snapshot) []store.MarketTrade {
 }
 
 // BenchmarkRunGTC replays benchStrategy as resting GTC orders on the 24hr
-// market with its recorded trades, and reports its engine time over the
+// market with its recorded trades, packed once (Input.Packed, as a worker's
+// cache and a sweep shard hold them), and reports its engine time over the
 // same strategy with MARKET orders, measured side by side in this run
-// (x_market; the issue asks for at most 1.3).
+// (x_market, wall clock; x_market_cpu the same in the thread's CPU time,
+// which a loaded machine disturbs less; the issue asks for at most 1.3).
+// x_market_unpacked is the
+// same with the trades packed by each replay (RunTrades, a replay of a
+// market no one packed), and x_pack the packing alone over the MARKET
+// replay.
 func BenchmarkRunGTC(b *testing.B) {
 	m, snaps := benchMarket()
 	trades := benchTrades(snaps)
@@ -237,7 +258,8 @@ func BenchmarkRunGTC(b *testing.B) {
 	}
 	gtc := benchStrategy()
 	gtc.OrderType = OrderGTC
-	in := Input{Market: m, Tape: tape, Trades: trades}
+	in := Input{Market: m, Tape: tape, Trades: trades, Packed: PackTrades(trades)}
+	unpacked := Input{Market: m, Tape: tape, Trades: trades}
 	var r Result
 	b.ReportAllocs()
 	for b.Loop() {
@@ -249,13 +271,87 @@ func BenchmarkRunGTC(b *testing.B) {
 	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
 	b.ReportMetric(float64(len(trades)), "recorded_trades")
 	b.ReportMetric(float64(*r.Performance.OrdersFilled), "orders_filled")
-	ratios := make([]float64, 25)
+	// Each side of a pair is the best of three calls, so that a
+	// preemption on the shared machine hits neither; the median of the
+	// pairs' ratios ignores the pairs it hit unevenly anyway.
+	var ratios, cpuRatios, unpackedRatios, packRatios [15]float64
 	market := benchStrategy()
 	for k := range ratios {
-		g := bestOf(1, func() { r, _ = RunInput(in, gtc) })
-		mk := bestOf(1, func() { r, _ = RunInput(in, market) })
-		ratios[k] = g / mk
+		g := bestOf(3, func() { r, _ = RunInput(in, gtc) })
+		u := bestOf(3, func() { r, _ = RunInput(unpacked, gtc) })
+		p := bestOf(3, func() { PackTrades(trades).tape(store.OutcomeUp) })
+		mk := bestOf(3, func() { r, _ = RunInput(in, market) })
+		ratios[k], unpackedRatios[k], packRatios[k] = g/mk, u/mk, p/mk
+		cpuRatios[k] = cpuBestOf(3, func() { r, _ = RunInput(in, gtc) }) / cpuBestOf(3, func() { r, _ = RunInput(in, market) })
 	}
-	slices.Sort(ratios)
-	b.ReportMetric(ratios[len(ratios)/2], "x_market")
+	for _, x := range []struct {
+		r    []float64
+		unit string
+	}{{ratios[:], "x_market"}, {cpuRatios[:], "x_market_cpu"}, {unpackedRatios[:], "x_market_unpacked"}, {packRatios[:], "x_pack"}} {
+		slices.Sort(x.r)
+		b.ReportMetric(x.r[len(x.r)/2], x.unit)
+	}
+}
+
+// heavyStrategy trades on almost every other snapshot of benchMarket: it
+// buys UP whenever its price is under 0.5 and sells on the next snapshot.
+func heavyStrategy() Strategy {
+	return Strategy{
+		Side:            SideUp,
+		EntryConditions: conds(cond(FieldPriceUp, OpLess, 0.5)),
+		ExitConditions:  conds(cond(FieldTimeRemainingPct, OpGreaterOrEqual, 0)),
+		PositionSize:    100,
+	}
+}
+
+// BenchmarkRunHeavy replays heavyStrategy (tens of thousands of trades)
+// on the 24hr market and reports, stage by stage, its time over
+// benchStrategy's (a few dozen trades) on the same snapshots, so per
+// snapshot, measured side by side in this run: the engine alone
+// (x_few_engine: the performance, as a backtest shard computes it), the
+// Result (x_few_result: the trade events listed and the equity curve),
+// its JSON (x_few_json) and the JSON deflated as a worker sends it
+// (x_few_deflate, the whole answer; the issue asks for at most 3).
+func BenchmarkRunHeavy(b *testing.B) {
+	m, tape := benchTape(b, store.OutcomeUp)
+	in := Input{Market: m, Tape: tape}
+	heavy, few := heavyStrategy(), benchStrategy()
+	var buf []byte
+	stages := []struct {
+		unit string
+		run  func(s Strategy)
+	}{
+		{"x_few_engine", func(s Strategy) { _, _ = PerformanceOf(in, s) }},
+		{"x_few_result", func(s Strategy) { _, _ = RunInput(in, s) }},
+		{"x_few_json", func(s Strategy) {
+			r, _ := RunInput(in, s)
+			buf, _ = r.AppendJSON(buf[:0])
+		}},
+		{"x_few_deflate", func(s Strategy) {
+			r, _ := RunInput(in, s)
+			buf, _ = r.AppendJSON(buf[:0])
+			if _, err := gzjoin.Deflate(buf); err != nil {
+				b.Fatal(err)
+			}
+		}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		stages[len(stages)-1].run(heavy)
+	}
+	r, err := RunInput(in, heavy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(tape.Len())*float64(b.N)/b.Elapsed().Seconds(), "snapshots/s")
+	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
+	b.ReportMetric(float64(len(buf))/1000, "answer_KB")
+	for _, st := range stages {
+		var ratios [9]float64
+		for k := range ratios {
+			ratios[k] = cpuBestOf(3, func() { st.run(heavy) }) / cpuBestOf(3, func() { st.run(few) })
+		}
+		slices.Sort(ratios[:])
+		b.ReportMetric(ratios[len(ratios)/2], st.unit)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -86,6 +87,7 @@ func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer e.release()
 	r := e.result(in.Market, s, w)
 	if warn := tradeGapWarning(in.Gaps, r.Orders); warn != "" {
 		r.Warnings = append(r.Warnings, warn)
@@ -106,6 +108,7 @@ func PerformanceOf(in Input, s Strategy) (Performance, error) {
 	if err != nil {
 		return Performance{}, err
 	}
+	defer e.release()
 	return e.performance(in.Market), nil
 }
 
@@ -124,6 +127,7 @@ func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
 	if err != nil {
 		return Performance{}, nil, err
 	}
+	defer e.release()
 	trips := make([]RoundTrip, 0, len(e.events)/2)
 	var entry *event
 	for k := range e.events {
@@ -278,8 +282,6 @@ type event struct {
 	// ns is the event's time: its snapshot's, end_time's for a
 	// settlement, or a maker fill's own instant.
 	ns     int64
-	exit   bool
-	reason string
 	price  float64 // the snapshot's price of the side (or the settlement)
 	fill   float64
 	shares float64
@@ -287,14 +289,63 @@ type event struct {
 	pnl    float64 // realized by this event
 	cum    float64 // realized through this event
 	coin   float64
-	// A maker fill (GTC): between is set when it happened after snapshot
-	// idx and before the next, and rebate is its estimated maker rebate.
-	maker   bool
-	between bool
-	rebate  float64
+	// rebate is a maker fill's estimated maker rebate.
+	rebate float64
 	// mid is an ENTRY's side mid at its snapshot (or the last one before a
 	// maker fill): the market's own forecast, for calibration.
-	mid float64
+	mid    float64
+	reason evReason
+	exit   bool
+	// A maker fill (GTC): between is set when it happened after snapshot
+	// idx and before the next.
+	maker   bool
+	between bool
+}
+
+// evReason is a trade event's reason; an event holds no pointer, so that
+// the events of a replay trading tens of thousands of times cost the
+// collector nothing to mark.
+type evReason uint8
+
+const (
+	evSignal evReason = iota
+	evMaxLoss
+	evMarketEnd
+)
+
+func (r evReason) String() string {
+	return [...]string{ReasonSignal, ReasonMaxLoss, ReasonMarketEnd}[r]
+}
+
+// eventBuffers recycles the engine's lists of events: a replay trading
+// tens of thousands of times grows its list through a dozen copies, which
+// cost more than the replay itself.
+var eventBuffers eventPool
+
+type eventPool struct{ p sync.Pool }
+
+// maxPooledEvents bounds the lists kept (one of them is 25 MB).
+const maxPooledEvents = 1 << 18
+
+func (ep *eventPool) get() []event {
+	if b, ok := ep.p.Get().(*[]event); ok {
+		return (*b)[:0]
+	}
+	return make([]event, 0, 16)
+}
+
+func (ep *eventPool) put(b []event) {
+	if cap(b) > 16 && cap(b) <= maxPooledEvents {
+		b = b[:0]
+		ep.p.Put(&b)
+	}
+}
+
+// release hands the engine's events back once the answer is built from
+// them; the engine is not used after.
+func (e *engine) release() {
+	eventBuffers.put(e.events)
+	e.events = nil
 }
 
 // visibleAt is the first snapshot whose state includes the event.
@@ -382,7 +433,7 @@ func newEngine(in Input, s Strategy) *engine {
 		cooldownNs: int64(s.ReentryCooldownMs) * int64(time.Millisecond),
 		maxEntries: s.MaxEntriesPerMarket,
 		reentryAt:  math.MinInt64,
-		events:     make([]event, 0, 16),
+		events:     eventBuffers.get(),
 		// Equity starts at positionSize: the most one position can cost.
 		dd: drawdown{peak: s.PositionSize},
 	}
@@ -411,7 +462,7 @@ func newEngine(in Input, s Strategy) *engine {
 	// alike.
 	var trades tradeTape
 	if s.Needs().Trades {
-		trades = tradeTapeOf(in.Trades, s.Outcome())
+		trades = in.trades(s.Outcome())
 	}
 	if used := usedFields(s); used&extendedFields != 0 {
 		e.extended = true
@@ -430,11 +481,6 @@ func (e *engine) price(tk *store.Tick) float64 {
 	}
 	return tk.PriceDown
 }
-
-// bids and asks return the sides of the book at a tick.
-func (e *engine) bids(tk *store.Tick) []store.Level { return e.tape.Side(tk.Bids) }
-
-func (e *engine) asks(tk *store.Tick) []store.Level { return e.tape.Side(tk.Asks) }
 
 // replay is the inner loop: one pass over the snapshots that allocates
 // only for a trade event and reads each snapshot's instant once, as
@@ -482,7 +528,7 @@ func (e *engine) replay() error {
 			if ns >= e.dueNs {
 				e.execute(i, sn, price)
 			} else if e.open {
-				e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(sn), price)-e.entryFill) - e.entryFee)
+				e.dd.observe(e.size + e.realized + e.shares*(mark(sn, price)-e.entryFill) - e.entryFee)
 			}
 			continue
 		}
@@ -498,15 +544,15 @@ func (e *engine) replay() error {
 		}
 		// In position, and not on the entry's own snapshot: that one
 		// continued above.
-		mark := bestBid(e.bids(sn), price)
+		mark := mark(sn, price)
 		if e.shares*(e.entryFill-mark) >= e.stopLoss {
 			if e.delayNs != 0 {
 				e.delay(orderMaxLoss, ns, price)
 				e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 				continue
 			}
-			fill, fee := e.sellMarket(e.bids(sn), price, e.shares)
-			e.close(i, ReasonMaxLoss, price, fill, fee)
+			fill, fee := e.sellMarket(sn, price, e.shares)
+			e.close(i, evMaxLoss, price, fill, fee)
 			continue
 		}
 		if e.exit.any(cur, prev) {
@@ -521,7 +567,7 @@ func (e *engine) replay() error {
 	}
 	if e.open {
 		// An order still pending never executes: no snapshot came after it.
-		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
+		e.close(len(e.ticks), evMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
 }
@@ -554,12 +600,12 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 		e.enter(j, tk, decided, price, decided)
 		return
 	case orderMaxLoss:
-		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-		e.close(j, ReasonMaxLoss, decided, fill, fee)
+		fill, fee := e.sellMarket(tk, price, e.shares)
+		e.close(j, evMaxLoss, decided, fill, fee)
 		return
 	}
 	if !e.exitSignal(j, tk, e.limitPx, price, decided) {
-		e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
+		e.dd.observe(e.size + e.realized + e.shares*(mark(tk, price)-e.entryFill) - e.entryFee)
 	}
 }
 
@@ -573,7 +619,7 @@ func (e *engine) badSnapshot(i int, problem string) error {
 // fills. limit is a LIMIT order's limit price and shown the price the
 // event shows; without latency all three prices are the snapshot's.
 func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
-	fill, shares, fee, ok := e.buy(e.asks(tk), limit, price)
+	fill, shares, fee, ok := e.buy(tk, limit, price)
 	if !ok {
 		return
 	}
@@ -585,18 +631,16 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	if cost := shares*fill + fee; cost > 0 {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
-	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: ReasonSignal, price: shown,
+	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
 	e.countEntry()
-	e.dd.observe(e.size + e.realized + shares*(bestBid(e.bids(tk), price)-fill) - fee)
+	e.dd.observe(e.size + e.realized + shares*(mark(tk, price)-fill) - fee)
 }
 
 // midAt is the side's mid at a tick: (best bid + best ask) / 2, or its
 // price where either is missing.
 func (e *engine) midAt(tk *store.Tick, price float64) float64 {
-	bb, okb := bestLevel(e.bids(tk))
-	ba, oka := bestLevel(e.asks(tk))
-	if okb && oka {
+	if bb, ba := tk.BestBid, tk.BestAsk; bb == bb && ba == ba {
 		return (bb + ba) / 2
 	}
 	return price
@@ -614,20 +658,20 @@ func (e *engine) countEntry() {
 // enter.
 func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) bool {
 	if !e.limit && !e.rest.on {
-		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-		e.close(i, ReasonSignal, shown, fill, fee)
+		fill, fee := e.sellMarket(tk, price, e.shares)
+		e.close(i, evSignal, shown, fill, fee)
 		return true
 	}
-	fill, fee, ok := e.sellLimit(e.bids(tk), limit, price, e.shares)
+	fill, fee, ok := e.sellLimit(tk, limit, price, e.shares)
 	if ok {
-		e.close(i, ReasonSignal, shown, fill, fee)
+		e.close(i, evSignal, shown, fill, fee)
 	}
 	return ok
 }
 
 // close ends the position at snapshot i (len(snaps) for a settlement),
 // paying fee on the exit's fill.
-func (e *engine) close(i int, reason string, price, fill, fee float64) {
+func (e *engine) close(i int, reason evReason, price, fill, fee float64) {
 	coin, ns := e.coinEnd, e.settleAt.UnixNano()
 	if i < len(e.ticks) {
 		coin, ns = e.ticks[i].CoinPrice, e.ticks[i].Nanos
@@ -672,13 +716,12 @@ func (d *drawdown) observe(equity float64) {
 // is not) and a finite price.
 func isLevel(l store.Level) bool { return l.Size > 0 && l.Price-l.Price == 0 }
 
-// bestBid is the price the open position could sell at now: the best of
-// the side's bids, or its snapshot price where no bid is recorded.
-func bestBid(bids []store.Level, price float64) float64 {
-	for _, l := range bids {
-		if isLevel(l) {
-			return l.Price
-		}
+// mark is the price the open position could sell at at tk: the side's
+// best bid (Tick.BestBid, the first level DESIGN 6 counts), or its
+// snapshot price where no bid is recorded.
+func mark(tk *store.Tick, price float64) float64 {
+	if b := tk.BestBid; b == b {
+		return b
 	}
 	return price
 }
@@ -743,13 +786,28 @@ type walk struct {
 	last  float64 // price of the last level taken from
 }
 
-// take walks levels best first, taking up to want shares from those at or
+// take walks the levels of side best first, taking up to want shares from those at or
 // better than limit (asks: price ≤ limit; bids: price ≥ limit) and stopping
 // at the first level beyond it. The book is read, never changed: a replay
 // takes one action per snapshot, so no level is consumed twice in a tick.
-func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule) walk {
+//
+// best and bestSize are the side's first level (Tick.BestBid and
+// BestBidSize, or the ask's): an order it fills alone, as most are, is
+// taken from it without reading the levels, in the very arithmetic of the
+// walk.
+func take(t *store.Tape, side store.Span, best, bestSize, want, limit float64, asks bool, fee feeSchedule) walk {
 	w := walk{left: want}
-	for _, l := range levels {
+	if best == best && bestSize >= want && !(asks && best > limit || !asks && best < limit) {
+		w.seen = true
+		q := min(w.left, bestSize)
+		w.taken += q
+		w.cost += q * best
+		w.fee += fee.on(best, q)
+		w.left -= q
+		w.last = best
+		return w
+	}
+	for _, l := range t.Side(side) {
 		if !isLevel(l) {
 			continue
 		}
@@ -774,12 +832,12 @@ func take(levels []store.Level, want, limit float64, asks bool, fee feeSchedule)
 // and price p; a LIMIT order takes only asks at or under limit. It returns
 // the volume-weighted fill price, the shares bought and their fee; ok is
 // false when a LIMIT order finds nothing at or under its limit.
-func (e *engine) buy(asks []store.Level, limit, p float64) (fill, shares, fee float64, ok bool) {
+func (e *engine) buy(tk *store.Tick, limit, p float64) (fill, shares, fee float64, ok bool) {
 	ceiling := math.Inf(1)
 	if e.limit || e.rest.on {
 		ceiling = limit + tolerance
 	}
-	w := take(asks, e.size, ceiling, true, e.fee)
+	w := take(e.tape, tk.Asks, tk.BestAsk, tk.BestAskSize, e.size, ceiling, true, e.fee)
 	switch {
 	case !w.seen:
 		return p, e.size, roundFee(e.fee.on(p, e.size)), true
@@ -798,8 +856,8 @@ func (e *engine) buy(asks []store.Level, limit, p float64) (fill, shares, fee fl
 // fee. What the recorded levels cannot absorb goes at the worst recorded
 // level's price (and pays that level's fee): recorded books are truncated
 // to their top levels and deeper liquidity is assumed there.
-func (e *engine) sellMarket(bids []store.Level, p, shares float64) (fill, fee float64) {
-	w := take(bids, shares, math.Inf(-1), false, e.fee)
+func (e *engine) sellMarket(tk *store.Tick, p, shares float64) (fill, fee float64) {
+	w := take(e.tape, tk.Bids, tk.BestBid, tk.BestBidSize, shares, math.Inf(-1), false, e.fee)
 	if !w.seen {
 		return p, roundFee(e.fee.on(p, shares))
 	}
@@ -809,8 +867,8 @@ func (e *engine) sellMarket(bids []store.Level, p, shares float64) (fill, fee fl
 
 // sellLimit sells the whole position at limit or better, or nothing (ok
 // false). Without levels it fills at p.
-func (e *engine) sellLimit(bids []store.Level, limit, p, shares float64) (fill, fee float64, ok bool) {
-	w := take(bids, shares, limit-tolerance, false, e.fee)
+func (e *engine) sellLimit(tk *store.Tick, limit, p, shares float64) (fill, fee float64, ok bool) {
+	w := take(e.tape, tk.Bids, tk.BestBid, tk.BestBidSize, shares, limit-tolerance, false, e.fee)
 	switch {
 	case !w.seen:
 		return p, roundFee(e.fee.on(p, shares)), true

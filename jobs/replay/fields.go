@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"unsafe"
 
 	"github.com/updown/updown/store"
 )
@@ -21,6 +23,11 @@ type Input struct {
 	// Gaps are the market's recording gaps; a trades gap while orders
 	// rest is a warning (tradeGapWarning).
 	Gaps []store.Gap
+	// Packed, when not nil, is Trades packed by PackTrades, which a replay
+	// then reads instead of packing Trades itself: a caller replaying one
+	// market many times packs its trades once. It must hold the same
+	// trades as Trades.
+	Packed *Trades
 }
 
 // bookOutcome is which outcome's book a field reads: none, UP's or DOWN's.
@@ -91,14 +98,65 @@ func topOf(bids, asks []store.Level) top {
 	return t
 }
 
-// tradeTape is the market's recorded trades as the engine walks them.
+// tradeTape is the market's recorded trades as the engine walks them. A
+// tape is read-only once packed: replays on many goroutines share one.
 type tradeTape struct {
-	ns    []int64
-	up    []bool // the UP token traded
-	price []float64
-	size  []float64
-	buy   []bool // the taker bought
-	hash  []string
+	ns  []int64 // what the walks scan
+	rec []tradeRec
+	src []store.MarketTrade // the trades as given: their hashes (hashOf)
+}
+
+// tradeRec is what a walk reads of a trade once it reaches it.
+type tradeRec struct {
+	price, size float64
+	src         int32 // its index in tradeTape.src
+	up          bool  // the UP token traded
+	buy         bool  // the taker bought
+	hashed      bool  // it has a transaction hash
+}
+
+// Trades is a market's recorded trades packed for replays, once for any
+// number of them: a worker keeps it beside the market's tapes, and a sweep
+// shard packs it once for all its trials (Input.Packed). The walk order
+// depends on the outcome a strategy trades, so each outcome's order is
+// packed on first use. It is safe for concurrent use.
+type Trades struct {
+	src   []store.MarketTrade
+	once  [2]sync.Once
+	tapes [2]tradeTape // UP's walk order, DOWN's
+}
+
+// PackTrades readies a market's recorded trades, oldest first
+// (store.MarketTradeQuery{Ascending: true}), for replays. trades must not
+// change afterwards.
+func PackTrades(trades []store.MarketTrade) *Trades {
+	return &Trades{src: trades}
+}
+
+// Len returns the number of trades.
+func (t *Trades) Len() int { return len(t.src) }
+
+// Bytes is the memory the packed trades take once both outcomes' orders
+// are packed, the trades themselves included.
+func (t *Trades) Bytes() int64 {
+	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+int64(unsafe.Sizeof(tradeRec{})))
+	var strs int64
+	for i := range t.src {
+		tr := &t.src[i]
+		strs += int64(len(tr.TxHash) + len(tr.Outcome) + len(tr.Side))
+	}
+	return int64(len(t.src))*per + strs
+}
+
+// tape returns the trades in the order a strategy trading outcome walks
+// them.
+func (t *Trades) tape(outcome string) tradeTape {
+	k := 0
+	if outcome != store.OutcomeUp {
+		k = 1
+	}
+	t.once[k].Do(func() { t.tapes[k] = tradeTapeOf(t.src, outcome) })
+	return t.tapes[k]
 }
 
 // tradeTapeOf packs a market's trades in the order the replay walks them:
@@ -108,45 +166,86 @@ type tradeTape struct {
 // as a store lists them for an UP strategy, are packed as they are.
 func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 	n := len(trades)
-	tt := tradeTape{ns: make([]int64, n), up: make([]bool, n), price: make([]float64, n),
-		size: make([]float64, n), buy: make([]bool, n), hash: make([]string, n)}
-	ns, own := make([]int64, n), make([]bool, n)
-	sorted := true
+	tt := tradeTape{ns: make([]int64, n), rec: make([]tradeRec, n), src: trades}
+	timeSorted, ownFirst := true, true
+	prevOwn := false
 	for i := range trades {
-		ns[i], own[i] = trades[i].Time.UnixNano(), trades[i].Outcome == outcome
-		if i > 0 && (ns[i] < ns[i-1] || ns[i] == ns[i-1] && own[i] && !own[i-1]) {
-			sorted = false
-		}
-	}
-	var order []int // nil: as given
-	if !sorted {
-		order = make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			switch {
-			case ns[a] != ns[b]:
-				return cmp.Compare(ns[a], ns[b])
-			case own[a] == own[b]:
-				return 0
-			case own[a]:
-				return -1
-			}
-			return 1
-		})
-	}
-	for k := range n {
-		i := k
-		if order != nil {
-			i = order[k]
-		}
 		tr := &trades[i]
-		tt.ns[k], tt.up[k], tt.price[k] = ns[i], tr.Outcome == store.OutcomeUp, tr.Price
-		tt.size[k], tt.buy[k], tt.hash[k] = tr.Size, tr.Side == store.SideBuy, tr.TxHash
+		ns, own := tr.Time.UnixNano(), tr.Outcome == outcome
+		tt.ns[i] = ns
+		tt.rec[i] = tradeRec{price: tr.Price, size: tr.Size, src: int32(i), up: tr.Outcome == store.OutcomeUp,
+			buy: tr.Side == store.SideBuy, hashed: tr.TxHash != ""}
+		if i > 0 {
+			switch prev := tt.ns[i-1]; {
+			case ns < prev:
+				timeSorted = false
+			case ns == prev && own && !prevOwn:
+				ownFirst = false
+			}
+		}
+		prevOwn = own
+	}
+	switch {
+	case !timeSorted:
+		tt.sortBy(outcome)
+	case !ownFirst:
+		// In time order, as a store lists them, with another outcome's
+		// trade before one of outcome's at an instant: each such instant's
+		// trades are put in order where they are.
+		for lo := 0; lo < n; {
+			hi := lo + 1
+			for hi < n && tt.ns[hi] == tt.ns[lo] {
+				hi++
+			}
+			if hi-lo > 1 {
+				run := tt.rec[lo:hi]
+				slices.SortStableFunc(run, func(a, b tradeRec) int {
+					ao, bo := trades[a.src].Outcome == outcome, trades[b.src].Outcome == outcome
+					switch {
+					case ao == bo:
+						return 0
+					case ao:
+						return -1
+					}
+					return 1
+				})
+			}
+			lo = hi
+		}
 	}
 	return tt
 }
+
+// sortBy puts the packed trades in walk order for outcome: by time, and at
+// an instant outcome's own before the other's, each as given otherwise.
+func (tt *tradeTape) sortBy(outcome string) {
+	type keyed struct {
+		ns  int64
+		own bool
+		rec tradeRec
+	}
+	ks := make([]keyed, len(tt.ns))
+	for i := range ks {
+		ks[i] = keyed{ns: tt.ns[i], own: tt.src[tt.rec[i].src].Outcome == outcome, rec: tt.rec[i]}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.ns != b.ns:
+			return cmp.Compare(a.ns, b.ns)
+		case a.own == b.own:
+			return 0
+		case a.own:
+			return -1
+		}
+		return 1
+	})
+	for i := range ks {
+		tt.ns[i], tt.rec[i] = ks[i].ns, ks[i].rec
+	}
+}
+
+// hashOf is the transaction hash of the packed trade k ("" none).
+func (tt *tradeTape) hashOf(k int) string { return tt.src[tt.rec[k].src].TxHash }
 
 func (tt *tradeTape) len() int { return len(tt.ns) }
 
@@ -211,10 +310,10 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 		tt := &fs.trades
 		for ; fs.next < tt.len() && tt.ns[fs.next] <= ns; fs.next++ {
 			k := 1
-			if tt.up[fs.next] {
+			if tt.rec[fs.next].up {
 				k = 0
 			}
-			fs.lastTrade[k] = tt.price[fs.next]
+			fs.lastTrade[k] = tt.rec[fs.next].price
 		}
 	}
 	for _, o := range [2]bookOutcome{bookUp, bookDown} {
@@ -232,7 +331,12 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 			src = fs.other
 		}
 		otk := &src.Ticks[i]
-		t := topOf(src.Side(otk.Bids), src.Side(otk.Asks))
+		// The best levels are the tick's; the sizes (imbalance) are read
+		// from the levels only when a condition reads them.
+		t := top{bid: otk.BestBid, ask: otk.BestAsk, hasBid: otk.BestBid == otk.BestBid, hasAsk: otk.BestAsk == otk.BestAsk}
+		if used&(1<<imb) != 0 {
+			t = topOf(src.Side(otk.Bids), src.Side(otk.Asks))
+		}
 		cur[bid] = price
 		if t.hasBid {
 			cur[bid] = t.bid
@@ -272,4 +376,13 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 			}
 		}
 	}
+}
+
+// trades returns the market's trades in the order a strategy trading
+// outcome walks them: in.Packed's when there is one.
+func (in *Input) trades(outcome string) tradeTape {
+	if in.Packed != nil {
+		return in.Packed.tape(outcome)
+	}
+	return tradeTapeOf(in.Trades, outcome)
 }

@@ -58,8 +58,22 @@ type restOrder struct {
 	cancelNs int64   // when cancelAfterMs takes effect; MaxInt64 never
 	decided  float64 // the side's price at the decision
 	queue    float64 // size ahead at the limit; +Inf unknown
-	counted  float64 // trade sizes that reached the order past its queue
-	hashes   map[string]struct{}
+	// shown is the first tick whose book has not yet shortened queue: the
+	// books are read only when a trade at the limit needs the queue (see
+	// showQueue), since most ticks see none.
+	shown   int
+	counted float64 // trade sizes that reached the order past its queue
+	hashes  map[string]struct{}
+
+	// checked is set once the order was checked against a book: the sides
+	// it read there and what counted was then. A tick with the same sides
+	// and no trade counted since cannot cross the order nor shorten its
+	// queue, so it is not read again (real books repeat a side from one
+	// snapshot to the next more often than not).
+	checked          bool
+	checkedBids      store.Span
+	checkedAsks      store.Span
+	checkedCountedAt float64
 }
 
 // resting holds what a replay of a GTC strategy needs and records beside
@@ -97,7 +111,7 @@ func newResting(in Input, s Strategy, trades tradeTape) resting {
 		offsetTicks:    s.LimitOffsetTicks,
 		cancelAfterNs:  int64(s.CancelAfterMs) * int64(time.Millisecond),
 		trades:         trades,
-		noTrades:       len(in.Trades) == 0,
+		noTrades:       trades.len() == 0,
 	}
 	if rr := in.Market.MakerRebateRate; rr != nil && finite(*rr) && *rr > 0 {
 		r.rebate, r.rebateRate = marketFees(in.Market), *rr
@@ -171,10 +185,15 @@ func (r *resting) end(ns int64, action, reason string, price float64) {
 // under a BUY's limit, bids over a SELL's): counted at that tick only. The
 // books are best first, so the walk stops at the first level that does
 // not cross.
-func (o *restOrder) crossing(bids, asks []store.Level) float64 {
+func (o *restOrder) crossing(tk *store.Tick, t *store.Tape) float64 {
 	var c float64
 	if o.buy {
-		for _, l := range asks {
+		// Most ticks: the best ask does not cross (or there is none), and
+		// the levels are not read.
+		if !(tk.BestAsk < o.limit-tolerance) {
+			return 0
+		}
+		for _, l := range t.Side(tk.Asks) {
 			if !isLevel(l) {
 				continue
 			}
@@ -185,7 +204,10 @@ func (o *restOrder) crossing(bids, asks []store.Level) float64 {
 		}
 		return c
 	}
-	for _, l := range bids {
+	if !(tk.BestBid > o.limit+tolerance) {
+		return 0
+	}
+	for _, l := range t.Side(tk.Bids) {
 		if !isLevel(l) {
 			continue
 		}
@@ -201,8 +223,19 @@ func (o *restOrder) crossing(bids, asks []store.Level) float64 {
 // BUY, asks for a SELL, best first) shows: 0 with no level or a limit that
 // improves on the best, the size displayed at the limit when it lies
 // within the levels (0 when none is there), and +Inf, unknown, when it
-// lies beyond them. The walk stops once it has passed the limit.
-func (o *restOrder) queueAt(levels []store.Level) float64 {
+// lies beyond them. The walk stops once it has passed the limit; a limit
+// that improves on the best level (Tick.BestBid, BestAsk) reads no level.
+func (o *restOrder) queueAt(tk *store.Tick, t *store.Tape) float64 {
+	levels, best := t.Side(tk.Bids), tk.BestBid
+	if !o.buy {
+		levels, best = t.Side(tk.Asks), tk.BestAsk
+	}
+	if best != best {
+		return 0 // no level on the order's side
+	}
+	if d := best - o.limit; o.buy && d < -tolerance || !o.buy && -d < -tolerance {
+		return 0 // the limit improves on the best level
+	}
 	var q float64
 	seen, at := false, false
 	for _, l := range levels {
@@ -239,16 +272,18 @@ func (o *restOrder) queueAt(levels []store.Level) float64 {
 // sale of the order's outcome at or under a BUY's limit (a purchase at or
 // over a SELL's), or the other outcome's mirror of one. A trade at the
 // limit first works off the queue ahead.
-func (o *restOrder) evidence(tt *tradeTape, k int, upOrder bool) {
-	price, size := tt.price[k], tt.size[k]
-	same := tt.up[k] == upOrder
-	takerSold := !tt.buy[k]
+func (e *engine) evidence(tt *tradeTape, k, i int) {
+	o, upOrder := &e.rest.o, e.up
+	rec := &tt.rec[k]
+	price, size := rec.price, rec.size
+	same := rec.up == upOrder
+	takerSold := !rec.buy
 	if !same {
 		// The other outcome's taker buy at p′ is a taker sale of this
 		// one at 1 − p′ (and its sale a purchase), unless its match was
 		// already counted on this outcome.
-		if h := tt.hash[k]; h != "" {
-			if _, ok := o.hashes[h]; ok {
+		if rec.hashed && len(o.hashes) > 0 {
+			if _, ok := o.hashes[tt.hashOf(k)]; ok {
 				return
 			}
 		}
@@ -265,16 +300,17 @@ func (o *restOrder) evidence(tt *tradeTape, k int, upOrder bool) {
 	if !through && !at {
 		return
 	}
-	if same && tt.hash[k] != "" {
+	if same && rec.hashed {
 		if o.hashes == nil {
 			o.hashes = map[string]struct{}{}
 		}
-		o.hashes[tt.hash[k]] = struct{}{}
+		o.hashes[tt.hashOf(k)] = struct{}{}
 	}
 	if through {
 		o.counted += size
 		return
 	}
+	e.showQueue(i)
 	excess := size - o.queue
 	o.queue = max(0, o.queue-size)
 	if excess > 0 {
@@ -293,7 +329,11 @@ func (e *engine) replayResting() error {
 	}
 	prev, cur := &vals[0], &vals[1]
 	r, o := &e.rest, &e.rest.o
-	var lastNs int64 = math.MinInt64
+	var (
+		lastNs   int64 = math.MinInt64
+		endNs          = e.endNs
+		trpScale       = e.trpScale
+	)
 	for i := range e.ticks {
 		sn := &e.ticks[i]
 		cur, prev = prev, cur
@@ -308,59 +348,28 @@ func (e *engine) replayResting() error {
 		}
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
 		cur[fSpread] = math.Abs(pu - pd)
-		cur[fTimeRemaining] = float64(e.endNs-ns) * e.trpScale
+		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
 		price := e.price(sn)
 
-		// Trades up to this instant come first (at equal times a trade
-		// before a snapshot), then what ends the order by the clock.
-		if tt := &r.trades; r.next < tt.len() && tt.ns[r.next] <= ns {
-			e.walkTrades(i, ns)
-		}
-		if o.live {
-			switch {
-			case ns >= o.cancelNs:
-				r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
-			case ns >= e.endNs:
-				r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
-			}
-		}
-
-		if e.pending != noOrder {
-			if ns >= e.dueNs {
-				e.executeResting(i, sn, price)
-			} else if e.open {
-				e.observeOpen(sn, price)
-			}
-			continue
-		}
-		if o.active {
-			bids, asks := e.bids(sn), e.asks(sn)
-			if o.counted+o.crossing(bids, asks) >= o.shares-tolerance {
-				// The book crossed the order: it fills at this
-				// snapshot, which is then the fill's own.
-				e.makerFill(i, ns)
-				continue
-			}
-			if !r.front && o.queue > 0 && len(bids)+len(asks) > 0 {
-				side := bids
-				if !o.buy {
-					side = asks
-				}
-				o.queue = min(o.queue, o.queueAt(side))
-			}
+		// An order placed or a decision pending: a call of its own, so
+		// that the loop of a strategy waiting for its conditions stays as
+		// lean as replay's. Most ticks of a resting order see no trade,
+		// no clock ending it and a best level that does not cross it: they
+		// are restingTick's without the call.
+		if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && (r.next >= len(r.trades.ns) || r.trades.ns[r.next] > ns) &&
+			o.counted < o.shares-tolerance && (o.buy && !(sn.BestAsk < o.limit-tolerance) || !o.buy && !(sn.BestBid > o.limit+tolerance)) {
 			if o.buy {
 				continue // while an entry rests, entry conditions wait
 			}
-			mark := bestBid(bids, price)
-			if e.shares*(e.entryFill-mark) >= e.stopLoss {
-				r.end(ns, OrderCancelled, OrderReasonMaxLoss, o.limit)
-				e.stopOut(i, sn, price, mark)
+			if m := mark(sn, price); e.shares*(e.entryFill-m) < e.stopLoss {
+				e.dd.observe(e.size + e.realized + e.shares*(m-e.entryFill) - e.entryFee)
 				continue
 			}
-			e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+		}
+		if (o.live || e.pending != noOrder) && e.restingTick(i, sn, price) {
 			continue
 		}
 		if !e.open {
@@ -369,7 +378,7 @@ func (e *engine) replayResting() error {
 			}
 			continue
 		}
-		mark := bestBid(e.bids(sn), price)
+		mark := mark(sn, price)
 		if e.shares*(e.entryFill-mark) >= e.stopLoss {
 			e.stopOut(i, sn, price, mark)
 			continue
@@ -385,13 +394,76 @@ func (e *engine) replayResting() error {
 		r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 	}
 	if e.open {
-		e.close(len(e.ticks), ReasonMarketEnd, e.settle, e.settle, 0)
+		e.close(len(e.ticks), evMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
 }
 
+// restingTick is tick i of replayResting while an order is placed or a
+// decision pending, the side's price there price. It reports whether the
+// tick is done; if not, the order ended and nothing is pending, and the
+// loop goes on to the conditions.
+func (e *engine) restingTick(i int, sn *store.Tick, price float64) bool {
+	r, o := &e.rest, &e.rest.o
+	ns := sn.Nanos
+	// Trades up to this instant come first (at equal times a trade before
+	// a snapshot), then what ends the order by the clock. Only an active
+	// order reads them: activate skips the trades that came before it.
+	if tt := &r.trades; o.active && r.next < tt.len() && tt.ns[r.next] <= ns {
+		e.walkTrades(i, ns)
+	}
+	if o.live {
+		switch {
+		case ns >= o.cancelNs:
+			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
+		case ns >= e.endNs:
+			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+		}
+	}
+
+	if e.pending != noOrder {
+		if ns >= e.dueNs {
+			e.executeResting(i, sn, price)
+		} else if e.open {
+			e.observeOpen(sn, price)
+		}
+		return true
+	}
+	if !o.active {
+		return false
+	}
+	// The tick's book shortens the queue once a trade at the limit needs
+	// it (showQueue); here it is read only when it crosses the order.
+	if !o.checked || sn.Bids != o.checkedBids || sn.Asks != o.checkedAsks || o.counted != o.checkedCountedAt {
+		// Most ticks the best level does not cross the order, and the
+		// levels are not read.
+		var c float64
+		if o.buy && sn.BestAsk < o.limit-tolerance || !o.buy && sn.BestBid > o.limit+tolerance {
+			c = o.crossing(sn, e.tape)
+		}
+		if o.counted+c >= o.shares-tolerance {
+			// The book crossed the order: it fills at this snapshot,
+			// which is then the fill's own.
+			e.makerFill(i, ns)
+			return true
+		}
+		o.checked, o.checkedBids, o.checkedAsks, o.checkedCountedAt = true, sn.Bids, sn.Asks, o.counted
+	}
+	if o.buy {
+		return true // while an entry rests, entry conditions wait
+	}
+	mark := mark(sn, price)
+	if e.shares*(e.entryFill-mark) >= e.stopLoss {
+		r.end(ns, OrderCancelled, OrderReasonMaxLoss, o.limit)
+		e.stopOut(i, sn, price, mark)
+		return true
+	}
+	e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
+	return true
+}
+
 func (e *engine) observeOpen(tk *store.Tick, price float64) {
-	e.dd.observe(e.size + e.realized + e.shares*(bestBid(e.bids(tk), price)-e.entryFill) - e.entryFee)
+	e.dd.observe(e.size + e.realized + e.shares*(mark(tk, price)-e.entryFill) - e.entryFee)
 }
 
 // stopOut starts a MAX_LOSS exit at tick i, always MARKET, after the
@@ -402,8 +474,8 @@ func (e *engine) stopOut(i int, tk *store.Tick, price, mark float64) {
 		e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 		return
 	}
-	fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-	e.close(i, ReasonMaxLoss, price, fill, fee)
+	fill, fee := e.sellMarket(tk, price, e.shares)
+	e.close(i, evMaxLoss, price, fill, fee)
 }
 
 // orderRest is a GTC placement waiting for its activation snapshot; the
@@ -416,9 +488,8 @@ const orderRest order = orderMaxLoss + 1
 func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 	r, o := &e.rest, &e.rest.o
 	ns := tk.Nanos
-	bids, asks := e.bids(tk), e.asks(tk)
-	bb, hasBid := bestLevel(bids)
-	ba, hasAsk := bestLevel(asks)
+	bb, ba := tk.BestBid, tk.BestAsk
+	hasBid, hasAsk := bb == bb, ba == ba
 	shares := e.size
 	if !buy {
 		shares = e.shares
@@ -430,7 +501,7 @@ func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 		o.live = false
 		o.limit = price
 		if !buy {
-			o.limit = bestBid(bids, price)
+			o.limit = mark(tk, price)
 		}
 		r.record(orderAction{ns: ns, action: OrderPlaced, buy: buy, price: o.limit, shares: shares, reason: OrderReasonSignal})
 		if e.delayNs != 0 {
@@ -459,16 +530,6 @@ func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 		return false
 	}
 	return e.activate(i, tk, price)
-}
-
-// bestLevel is the first real level of a side.
-func bestLevel(levels []store.Level) (float64, bool) {
-	for _, l := range levels {
-		if isLevel(l) {
-			return l.Price, true
-		}
-	}
-	return 0, false
 }
 
 // takerAt executes a GTC that acts as a taker at tick j: an entry buys
@@ -503,21 +564,14 @@ func (e *engine) takerAt(j int, tk *store.Tick, limit, price, shown float64, buy
 // whether the position changed at this tick.
 func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	r, o := &e.rest, &e.rest.o
-	bids, asks := e.bids(tk), e.asks(tk)
-	hasBook := false
-	for _, ls := range [2][]store.Level{bids, asks} {
-		if _, ok := bestLevel(ls); ok {
-			hasBook = true
-		}
-	}
+	bb, ba := tk.BestBid, tk.BestAsk
+	hasBook := bb == bb || ba == ba
 	if hasBook {
 		cross := false
 		if o.buy {
-			ba, ok := bestLevel(asks)
-			cross = ok && o.limit >= ba-tolerance
+			cross = ba == ba && o.limit >= ba-tolerance
 		} else {
-			bb, ok := bestLevel(bids)
-			cross = ok && o.limit <= bb+tolerance
+			cross = bb == bb && o.limit <= bb+tolerance
 		}
 		if cross {
 			if r.postOnly {
@@ -529,16 +583,19 @@ func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 		}
 	}
 	o.active = true
+	// The trades up to this tick came before the order rested: the walk
+	// starts after them.
+	tt := &r.trades
+	for r.next < tt.len() && tt.ns[r.next] <= tk.Nanos {
+		r.next++
+	}
 	switch {
 	case r.front:
 		o.queue = 0
 	case hasBook:
-		side := bids
-		if !o.buy {
-			side = asks
-		}
-		o.queue = o.queueAt(side)
+		o.queue = o.queueAt(tk, e.tape)
 	}
+	o.shown = j + 1
 	return false
 }
 
@@ -553,8 +610,8 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 			e.observeOpen(tk, price)
 		}
 	case orderMaxLoss:
-		fill, fee := e.sellMarket(e.bids(tk), price, e.shares)
-		e.close(j, ReasonMaxLoss, decided, fill, fee)
+		fill, fee := e.sellMarket(tk, price, e.shares)
+		e.close(j, evMaxLoss, decided, fill, fee)
 	case orderEntry:
 		e.takerAt(j, tk, e.limitPx, price, decided, true)
 	case orderExit:
@@ -565,16 +622,13 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 }
 
 // walkTrades walks the recorded trades up to ns (at or before it), as
-// evidence for the active order; a fill between snapshots happens at the
-// trade's instant.
+// evidence for the active order, until the order ends; a fill between
+// snapshots happens at the trade's instant.
 func (e *engine) walkTrades(i int, ns int64) {
 	r, o := &e.rest, &e.rest.o
 	tt := &r.trades
-	for ; r.next < tt.len() && tt.ns[r.next] <= ns; r.next++ {
+	for ; o.active && r.next < tt.len() && tt.ns[r.next] <= ns; r.next++ {
 		k := r.next
-		if !o.active {
-			continue
-		}
 		tns := tt.ns[k]
 		switch {
 		case tns >= o.cancelNs:
@@ -584,11 +638,48 @@ func (e *engine) walkTrades(i int, ns int64) {
 			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 			continue
 		}
-		o.evidence(tt, k, e.up)
+		e.evidence(tt, k, i)
 		if o.counted >= o.shares-tolerance {
 			e.makerFillAt(i, tns)
 		}
 	}
+}
+
+// showQueue shortens the active order's queue to what the books of the
+// ticks before tick i show at its limit (queueAt), each in turn: the
+// queue a trade between ticks i−1 and i meets. RISK_AVERSE only; a
+// queue already 0 stays so.
+func (e *engine) showQueue(i int) {
+	o := &e.rest.o
+	if e.rest.front {
+		return
+	}
+walk:
+	for j := o.shown; j < i && o.queue > 0; j++ {
+		tk := &e.ticks[j]
+		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
+			continue
+		}
+		best, size := tk.BestBid, tk.BestBidSize
+		if !o.buy {
+			best, size = tk.BestAsk, tk.BestAskSize
+		}
+		d := best - o.limit
+		if !o.buy {
+			d = -d
+		}
+		switch {
+		case best != best || d < -tolerance:
+			o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
+			break walk
+		case d <= tolerance && o.queue <= size:
+			// The best level is at the limit: the book shows at least its
+			// size there, no less than the queue already is.
+			continue
+		}
+		o.queue = min(o.queue, o.queueAt(tk, e.tape))
+	}
+	o.shown = max(o.shown, i)
 }
 
 // makerFillAt fills the active order at a trade's instant tns, after
@@ -619,7 +710,7 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 	ev.rebate = r.rebateOn(o.limit, o.shares)
 	r.end(ev.ns, OrderFilled, reason, o.limit)
 	if o.buy {
-		ev.reason, ev.shares, ev.cum = ReasonSignal, o.shares, e.realized
+		ev.reason, ev.shares, ev.cum = evSignal, o.shares, e.realized
 		e.open, e.shares, e.entryFill, e.entryFee = true, o.shares, o.limit, 0
 		r.entryRebate = ev.rebate
 		e.stopLoss = math.Inf(1)
@@ -630,6 +721,6 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 		e.countEntry()
 		return
 	}
-	ev.reason, ev.exit = ReasonSignal, true
+	ev.reason, ev.exit = evSignal, true
 	e.closeAt(ev)
 }

@@ -48,6 +48,7 @@ func TestRestingOrders(t *testing.T) {
 	base := gtc(strategy(SideUp, 100, entry, never()))
 	first := withUp(snap(0, 0.50, 0.50), restBook())
 	later := withUp(snap(10, 0.55, 0.45), book(levels(lv(0.54, 100)), levels(lv(0.56, 100))))
+	crossed := book(levels(lv(0.45, 10)), levels(lv(0.47, 40), lv(0.49, 100)))
 	fees := func(m store.Market) store.Market {
 		m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate = ptr(0.07), ptr(1), ptr(0.2)
 		return m
@@ -123,6 +124,21 @@ func TestRestingOrders(t *testing.T) {
 				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
 			},
 			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(6000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// At 10 s 40 asks at 0.47 cross the order: 40 of 100, no fill.
+			// A sale of 70 through the limit at 12 s counts 70. At 15 s
+			// the book is the one of 10 s, the same recorded side: its 40
+			// and the 70 counted fill the order there.
+			name: "a print and a repeated crossing book fill together",
+			snaps: []store.Snapshot{first, withUp(snap(10, 0.47, 0.53), crossed), withUp(snap(15, 0.47, 0.53), crossed),
+				withUp(snap(20, 0.47, 0.53), crossed)},
+			trades: []store.MarketTrade{mtrade(12000, "Up", "SELL", 0.46, 70, "0x1")},
+			events: []string{
+				"ENTRY SIGNAL " + ts(15) + " fill=0.48 shares=100 pnl=0 coin=50015 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50020 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(15) + " FILLED BUY 0.48×100 CROSS"},
 		},
 		{
 			// Two ticks over the bid is 0.50, the best ask: post only, it is

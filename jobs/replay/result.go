@@ -248,7 +248,7 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 	t := TradeEvent{
 		Type:          TradeEntry,
-		Reason:        ev.reason,
+		Reason:        ev.reason.String(),
 		Price:         round6(ev.price),
 		FillPrice:     round6(ev.fill),
 		Shares:        round6(ev.shares),
@@ -267,7 +267,7 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 	} else {
 		t.Time = formatTime(e.settleAt)
 	}
-	if e.rest.on && ev.reason != ReasonMarketEnd {
+	if e.rest.on && ev.reason != evMarketEnd {
 		t.Liquidity = LiquidityTaker
 		if ev.maker {
 			t.Liquidity = LiquidityMaker
@@ -376,7 +376,7 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 		price := e.price(sn)
 		unrealized := 0.0
 		if inPos {
-			unrealized = shares*(bestBid(e.bids(sn), price)-entry) - fee
+			unrealized = shares*(mark(sn, price)-entry) - fee
 		}
 		points = append(points, EquityPoint{
 			Time:          formatTime(e.tape.Time(i)),

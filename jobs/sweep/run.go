@@ -14,6 +14,9 @@ type MarketData struct {
 	Market   store.Market
 	Up, Down *store.Tape
 	Trades   []store.MarketTrade
+	// Packed is Trades packed once for every trial (replay.PackTrades);
+	// nil: each replay packs Trades itself.
+	Packed *replay.Trades
 }
 
 // DataNeeds says which tapes and whether the trades a shard's trials read.
@@ -37,7 +40,7 @@ func NeedsOf(strategies []replay.Strategy) DataNeeds {
 
 // input is d as a replay of s reads it.
 func (d MarketData) input(s replay.Strategy) replay.Input {
-	in := replay.Input{Market: d.Market, Tape: d.Up, Other: d.Down, Trades: d.Trades}
+	in := replay.Input{Market: d.Market, Tape: d.Up, Other: d.Down, Trades: d.Trades, Packed: d.Packed}
 	if s.Outcome() == store.OutcomeDown {
 		in.Tape, in.Other = d.Down, d.Up
 	}

@@ -204,6 +204,7 @@ func loadMarket(ctx context.Context, st store.Store, slug string, need DataNeeds
 		if d.Trades, _, err = st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true}); err != nil {
 			return MarketData{}, fmt.Errorf("read the trades of %s: %w", slug, err)
 		}
+		d.Packed = replay.PackTrades(d.Trades)
 	}
 	return d, nil
 }

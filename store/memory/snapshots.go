@@ -351,7 +351,10 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 				block[j].Price = r.num()
 				block[j].Size = r.num()
 			}
+			tk.SetBest(block[off:off+nb], block[off+nb:off+nb+na])
 			off += nb + na
+		} else {
+			tk.SetBest(nil, nil)
 		}
 		if r.err != nil {
 			return nil, r.err

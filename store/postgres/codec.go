@@ -690,6 +690,8 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 	// needs a second block: the spans are offsets in one array.
 	arena := levelBuffers.get(min(d.total[d.part(k)], len(*d.stream(k))/2))
 	d.arena, d.oneBlock, d.block = arena, true, uint16(block)
+	// The best prices of the sides last decoded: a repeated side keeps its.
+	var bids, asks []store.Level
 	for i, f := range flags {
 		tk := &ticks[i]
 		tk.Bids, tk.Asks = store.Span{}, store.Span{}
@@ -699,9 +701,11 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 			d.skipBook(f, 0)
 		}
 		if f&keep != 0 {
-			d.side(k, f&(flagSame<<k) != 0)
-			d.side(k+1, f&(flagSame<<(k+1)) != 0)
+			bids, asks = d.side(k, f&(flagSame<<k) != 0), d.side(k+1, f&(flagSame<<(k+1)) != 0)
 			tk.Bids, tk.Asks = d.span[k], d.span[k+1]
+			tk.SetBest(bids, asks)
+		} else {
+			tk.SetBest(nil, nil)
 		}
 		if d.v1 && keep == flagUp && f&flagDown != 0 {
 			d.skipBook(f, 2)

@@ -62,6 +62,16 @@ func TapeDiff(want, got *store.Tape) string {
 		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) {
 			return fmt.Sprintf("tick %d = %+v, want %+v", i, *g, *w)
 		}
+		var own store.Tick
+		own.SetBest(got.Side(g.Bids), got.Side(g.Asks))
+		for _, b := range []struct{ g, w, own float64 }{{g.BestBid, w.BestBid, own.BestBid}, {g.BestAsk, w.BestAsk, own.BestAsk},
+			{g.BestBidSize, w.BestBidSize, own.BestBidSize}, {g.BestAskSize, w.BestAskSize, own.BestAskSize}} {
+			if !same(b.g, b.w) || !same(b.g, b.own) {
+				return fmt.Sprintf("tick %d best bid %v×%v and ask %v×%v, want %v×%v and %v×%v (its levels': %v×%v and %v×%v)", i,
+					g.BestBid, g.BestBidSize, g.BestAsk, g.BestAskSize, w.BestBid, w.BestBidSize, w.BestAsk, w.BestAskSize,
+					own.BestBid, own.BestBidSize, own.BestAsk, own.BestAskSize)
+			}
+		}
 		for _, side := range []struct {
 			name string
 			w, g store.Span
