@@ -240,9 +240,9 @@ export const DEFAULT_RULES: Rules = {
   orderType: 'MARKET',
 };
 
-/** A problem in the words the API would use ("strategy_code : size …" reads as "size …"). */
+/** A problem in the words the API would use ("strategy_code: size …" reads as "size …"). */
 export function codeProblem(e: unknown): string {
-  return (e as Error).message.replace(/^strategy_code : /, '');
+  return (e as Error).message.replace(/^strategy_code ?: /, '');
 }
 
 export interface StrategyBuilder {

@@ -179,10 +179,11 @@ function parseMarketType(s: string): string | undefined {
  */
 export function parseCode(code: string): Rules {
   if (new TextEncoder().encode(code).length > MAX_CODE_LENGTH) {
-    throw codeError(VALIDATION, `is ${new TextEncoder().encode(code).length} bytes long: at most ${MAX_CODE_LENGTH} are allowed`);
+    throw codeError(VALIDATION, `strategy_code is ${new TextEncoder().encode(code).length} bytes long: at most ${MAX_CODE_LENGTH} are allowed`);
   }
   const w = code.split(/\s+/).filter(Boolean);
-  if (w.length === 0) throw codeError(VALIDATION, `is empty: it reads like ${q(EXAMPLE)}`);
+  // The server's message says strategy_code twice here; the copy says what it says.
+  if (w.length === 0) throw codeError(VALIDATION, `strategy_code is empty: it reads like ${q(EXAMPLE)}`);
   let pos = 0;
   const failAt = (i: number, c: string, msg: string) => codeError(c, `${i < w.length ? `at word ${i + 1} (${q(w[i])})` : 'at the end'}: ${msg}`);
   const fail = (c: string, msg: string) => failAt(pos, c, msg);
