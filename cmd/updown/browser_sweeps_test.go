@@ -76,8 +76,9 @@ type sweepAnswer struct {
 					Path  string `json:"path"`
 					Value any    `json:"value"`
 				} `json:"parameters"`
-				TrainObjective *float64 `json:"train_objective"`
-				TestObjective  *float64 `json:"test_objective"`
+				TrainObjective *float64      `json:"train_objective"`
+				TestObjective  *float64      `json:"test_objective"`
+				Test           *sweepSummary `json:"test"`
 				PerMarket      []struct {
 					Slug string  `json:"slug"`
 					PnL  float64 `json:"pnl"`
@@ -104,6 +105,17 @@ func shownRatio(x *float64) string {
 		return "—"
 	}
 	return fixed(*x, 3)
+}
+
+// chanceWords is a probability as the page words it.
+func chanceWords(p float64) string {
+	switch {
+	case p < 0.005:
+		return "less than a 1% chance"
+	case p > 0.995:
+		return "more than a 99% chance"
+	}
+	return fmt.Sprintf("a %d%% chance", int(math.Round(p*100)))
 }
 
 func TestSweepsPageInBrowser(t *testing.T) {
@@ -230,22 +242,24 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		if b.TestObjective != nil {
 			moneyShown(t, "best test objective", pro.text(byID("best-test-objective")), *b.TestObjective)
 		}
-		var train, test float64
 		var won, lost int
 		for _, m := range b.PerMarket {
-			if m.Test {
-				test += m.PnL
-			} else {
-				train += m.PnL
-			}
 			if m.PnL > 0 {
 				won++
 			} else if m.PnL < 0 {
 				lost++
 			}
 		}
-		moneyShown(t, "best train pnl", pro.text(byID("best-train-pnl")), train)
-		moneyShown(t, "best test pnl", pro.text(byID("best-test-pnl")), test)
+		// The objective is total_pnl: its figures are the pnl, not repeated.
+		var pnlFigures int
+		pro.eval(`document.querySelectorAll('[data-testid=best-train-pnl], [data-testid=best-test-pnl]').length`, &pnlFigures)
+		if pnlFigures != 0 {
+			t.Errorf("total_pnl is shown twice among the best trial's figures")
+		}
+		train := res.Trials[b.Trial].Train
+		if got, want := pro.text(byID("best-trades")), fixed(float64(train.NTrades), 0)+" / "+fixed(float64(b.Test.NTrades), 0); got != want {
+			t.Errorf("best trial's trades %q, the API %q", got, want)
+		}
 		if got := pro.text(byID("best-won-lost")); got != fmt.Sprintf("%d / %d", won, lost) {
 			t.Errorf("markets won / lost %q, the API %d / %d", got, won, lost)
 		}
@@ -277,8 +291,8 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		}
 		words := pro.text(byID("sweep-dsr-words"))
 		if res.DSR != nil {
-			want := fmt.Sprintf("a %d%% chance that the best trial's per-market Sharpe beats what the best of 9 random tries would show", int(math.Round(*res.DSR*100)))
-			if !strings.Contains(words, want) {
+			want := chanceWords(*res.DSR) + " that the best trial's per-market Sharpe beats what the best of 9 random tries would show"
+			if !strings.Contains(strings.ToLower(words), strings.ToLower(want)) {
 				t.Errorf("dsr words %q: want %q", words, want)
 			}
 		} else if !strings.Contains(words, "No DSR") {
@@ -286,7 +300,11 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		}
 		words = pro.text(byID("sweep-pbo-words"))
 		if res.PBO != nil {
-			want := fmt.Sprintf("In %d%% of the 70 ways of halving the train markets", int(math.Round(*res.PBO*100)))
+			k := int(math.Round(*res.PBO * 70))
+			want := fmt.Sprintf("In %d of the 70 ways of halving the train markets", k)
+			if k == 0 || k == 70 {
+				want = map[int]string{0: "In none", 70: "In all"}[k] + " of the 70 ways of halving the train markets"
+			}
 			if !strings.Contains(words, want) {
 				t.Errorf("pbo words %q: want %q", words, want)
 			}
@@ -520,11 +538,19 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 			`"Only a 40% chance that the best trial's per-market Sharpe beats what the best of 200 random tries would show: the best result is most likely the luck of trying 200 settings."`},
 		{"dsr 0.97", "dsrWords", []any{0.97, 9},
 			`"Strong: a 97% chance that the best trial's per-market Sharpe beats what the best of 9 random tries would show, so its edge is very likely more than the luck of the search."`},
+		{"dsr 0.003", "dsrWords", []any{0.003, 9},
+			`"Less than a 1% chance that the best trial's per-market Sharpe beats what the best of 9 random tries would show: the best result is most likely the luck of trying 9 settings."`},
+		{"dsr 0.5", "dsrWords", []any{0.5, 1},
+			`"Weak: a 50% chance that the best trial's per-market Sharpe beats what the best of 1 random try would show. Better than a coin toss, not yet evidence; more markets would tell."`},
 		{"dsr null", "dsrWords", []any{nil, 9}, `"No DSR: it needs at least 2 trials and 2 train markets with trades."`},
 		{"pbo 0", "pboWords", []any{0, 9},
-			`"In 0% of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting holds up from half to half, so the search is unlikely to be overfit."`},
+			`"In none of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting holds up from half to half, so the search is unlikely to be overfit."`},
 		{"pbo 0.971429", "pboWords", []any{0.971429},
-			`"In 97% of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting is no better than a coin toss out of sample, so the search is overfit."`},
+			`"In 68 of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting is no better than a coin toss out of sample, so the search is overfit."`},
+		{"pbo 0.3", "pboWords", []any{0.3},
+			`"In 21 of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: some overfitting; the best setting does not always carry over."`},
+		{"pbo 1", "pboWords", []any{1},
+			`"In all of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting is no better than a coin toss out of sample, so the search is overfit."`},
 		{"429 concurrent_sweeps", "sweepProblem", []any{429, "RATE_LIMITED", "a sweep is already running: …", map[string]any{"limit": "concurrent_sweeps", "max": 1, "retry_after": 1}},
 			`{"text":"You already have a sweep running, as many as your plan runs at once. Wait until it finishes (see Your sweeps below) or cancel it, then start this one."}`},
 		{"429 rate limit", "sweepProblem", []any{429, "RATE_LIMITED", "rate limit exceeded", map[string]any{"retry_after": 12}}, `{"text":"Too many requests. Wait 12 s and try again."}`},

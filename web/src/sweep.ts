@@ -198,31 +198,34 @@ export function cellInk(value: number | null, maxAbs: number): string {
   return value !== null && maxAbs > 0 && Math.abs(value) / maxAbs > 0.55 ? '#fff' : '#1f2328';
 }
 
-const percent = (p: number) => `${Math.round(p * 100)}%`;
 const tries = (n: number) => `${n.toLocaleString('en-US')} random ${n === 1 ? 'try' : 'tries'}`;
+
+/** A probability as a chance: "a 40% chance", "less than a 1% chance", "more than a 99% chance". */
+export function chance(p: number): string {
+  if (p < 0.005) return 'less than a 1% chance';
+  if (p > 0.995) return 'more than a 99% chance';
+  return `a ${Math.round(p * 100)}% chance`;
+}
 
 /** What a DSR says, in a line: the chance the best trial's Sharpe is more than the luck of n trials. */
 export function dsrWords(dsr: number | null, trials: number): string {
   if (dsr === null) return 'No DSR: it needs at least 2 trials and 2 train markets with trades.';
-  const chance = `a ${percent(dsr)} chance that the best trial's per-market Sharpe beats what the best of ${tries(trials)} would show`;
-  if (dsr >= 0.95) return `Strong: ${chance}, so its edge is very likely more than the luck of the search.`;
-  if (dsr >= 0.5) return `Weak: ${chance}. Better than a coin toss, not yet evidence; more markets would tell.`;
-  return `Only ${chance}: the best result is most likely the luck of trying ${trials.toLocaleString('en-US')} settings.`;
+  const c = chance(dsr);
+  const claim = `${c} that the best trial's per-market Sharpe beats what the best of ${tries(trials)} would show`;
+  if (dsr >= 0.95) return `Strong: ${claim}, so its edge is very likely more than the luck of the search.`;
+  if (dsr >= 0.5) return `Weak: ${claim}. Better than a coin toss, not yet evidence; more markets would tell.`;
+  const lead = c.startsWith('a ') ? `Only ${claim}` : claim.charAt(0).toUpperCase() + claim.slice(1);
+  return `${lead}: the best result is most likely the luck of trying ${trials.toLocaleString('en-US')} settings.`;
 }
 
-/** What a PBO says, in a line. */
+/** What a PBO says, in a line: PBO is the share of CSCV's 70 splits in which the best trial fell to the bottom half. */
 export function pboWords(pbo: number | null): string {
   if (pbo === null) return 'No PBO: it needs at least 16 train markets and 2 trials.';
-  const share = `In ${percent(pbo)} of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other`;
+  const k = Math.round(pbo * 70);
+  const share = `In ${k === 0 ? 'none' : k === 70 ? 'all' : `${k}`} of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other`;
   if (pbo <= 0.1) return `${share}: the best setting holds up from half to half, so the search is unlikely to be overfit.`;
   if (pbo < 0.5) return `${share}: some overfitting; the best setting does not always carry over.`;
   return `${share}: the best setting is no better than a coin toss out of sample, so the search is overfit.`;
-}
-
-/** What a PSR against 0 says. */
-export function psrWords(psr: number | null): string {
-  if (psr === null) return 'Needs at least 2 traded markets whose pnl differ.';
-  return `A ${percent(psr)} chance the true per-market Sharpe is above 0, given the markets' number and skew; it does not count the search (the DSR does).`;
 }
 
 /** The best trial's objective beside its grid neighbours'. */

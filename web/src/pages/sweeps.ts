@@ -15,7 +15,6 @@ import {
   type Parameter,
   parseValues,
   pboWords,
-  psrWords,
   type Results,
   stabilityWords,
   STAT_WORDS,
@@ -561,7 +560,6 @@ function heatmapSection(res: Results, fmt: (x: number | null) => string, objName
                   'data-trial': c.trial ?? '',
                   'data-value': c.value ?? '',
                   class: c.trial !== null && c.trial === res.best?.trial ? 'best' : null,
-                  style: `background:${cellColor(c.value, g.maxAbs)};color:${cellInk(c.value, g.maxAbs)}`,
                   title: `${xSel.value} = ${valueText(c.x)}${single ? '' : `, ${ySel.value} = ${valueText(c.y)}`}: ${fmt(c.value)}${c.trial !== null ? ` (trial ${c.trial})` : ''}`,
                 },
                 fmt(c.value),
@@ -571,6 +569,12 @@ function heatmapSection(res: Results, fmt: (x: number | null) => string, objName
         ),
       ),
     );
+    // Colours through the CSSOM: the page's CSP refuses style attributes.
+    table.querySelectorAll('td').forEach((cell, k) => {
+      const c = g.rows[Math.floor(k / g.xs.length)][k % g.xs.length];
+      cell.style.backgroundColor = cellColor(c.value, g.maxAbs);
+      cell.style.color = cellInk(c.value, g.maxAbs);
+    });
     return { table, many: g.rows.some((r) => r.some((c) => c.trials > 1)) };
   };
   const render = () => {
@@ -598,9 +602,8 @@ function heatmapSection(res: Results, fmt: (x: number | null) => string, objName
 
 /** The best trial: its parameters, its objective on train and test, and its pnl market by market. */
 function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
-  const train = best.per_market.filter((m) => !m.test);
-  const test = best.per_market.filter((m) => m.test);
-  const sum = (ms: { pnl: number }[]) => ms.reduce((a, m) => a + m.pnl, 0);
+  const obj = res.objective;
+  const train = res.trials.find((t) => t.trial === best.trial)?.train;
   const won = best.per_market.filter((m) => m.pnl > 0).length;
   const lost = best.per_market.filter((m) => m.pnl < 0).length;
   const rows = best.per_market.map((m, i) =>
@@ -632,11 +635,12 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
       best.parameters.map((p) => fig(p.path, valueText(p.value), 'best-param')),
       fig(`Train ${objName}`, fmt(best.train_objective), 'best-train-objective'),
       hasTest ? fig(`Test ${objName}`, fmt(best.test_objective), 'best-test-objective') : null,
-      fig('Train pnl', pnl(sum(train)), 'best-train-pnl'),
-      hasTest ? fig(res.split === 'WALK_FORWARD' ? 'Test pnl (this trial)' : 'Test pnl', pnl(sum(test)), 'best-test-pnl') : null,
+      obj === 'total_pnl' ? null : fig('Train total pnl', pnl(train?.total_pnl), 'best-train-pnl'),
+      obj !== 'total_pnl' && hasTest ? fig('Test total pnl', pnl(best.test?.total_pnl), 'best-test-pnl') : null,
+      fig('Trades, train / test', `${int(train?.n_trades)} / ${hasTest ? int(best.test?.n_trades) : '—'}`, 'best-trades'),
       fig('Markets won / lost', `${int(won)} / ${int(lost)}`, 'best-won-lost'),
     ),
-    h('div', { class: 'chart', testid: 'sweep-best-chart', role: 'img', 'aria-label': 'The best trial’s pnl per market, oldest first: train markets blue, test markets orange' }),
+    h('div', { class: 'chart', testid: 'sweep-best-chart', role: 'img', 'aria-label': 'The best trial’s pnl per market, oldest first: test markets orange, the others (train, embargo) blue' }),
     h('details', null, h('summary', null, `Its pnl in each of the ${int(best.per_market.length)} markets`), table),
   );
 }
@@ -660,7 +664,7 @@ function drawBestChart(box: HTMLElement, res: Results): void {
       ],
       series: [
         { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ms[v - 1]?.slug ?? ''}`) },
-        { label: 'train', stroke: COLORS.coin, fill: 'rgba(9,105,218,0.5)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+        { label: 'train or embargo', stroke: COLORS.coin, fill: 'rgba(9,105,218,0.5)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
         { label: 'test', stroke: COLORS.spread, fill: 'rgba(154,103,0,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
       ],
     },
@@ -742,7 +746,7 @@ function statsSection(train: Summary, test: Summary | null, hasTest: boolean, sp
           h('th', { scope: 'row' }, label),
           h('td', { class: 'num', testid: 'stat-train' }, statText(train, key)),
           hasTest ? h('td', { class: 'num', testid: 'stat-test' }, statText(test, key)) : null,
-          h('td', { class: 'words wide' }, key === 'psr0' ? `${words} ${psrWords(train.psr0)}` : words),
+          h('td', { class: 'words wide' }, words),
         ),
       ),
     ),
@@ -821,8 +825,8 @@ function trialsSection(res: Results, fmt: (x: number | null) => string, objName:
     ...paths.map((p, i): [string, TrialKey, boolean] => [p, `p${i}`, true]),
     [`Train ${objName}`, 'train_objective', true],
     ...(hasTest ? [[`Test ${objName}`, 'test_objective', true] as [string, TrialKey, boolean]] : []),
-    ['Train pnl', 'train_pnl', true],
-    ...(hasTest ? [['Test pnl', 'test_pnl', true] as [string, TrialKey, boolean]] : []),
+    ...(res.objective === 'total_pnl' ? [] : [['Train pnl', 'train_pnl', true] as [string, TrialKey, boolean]]),
+    ...(res.objective !== 'total_pnl' && hasTest ? [['Test pnl', 'test_pnl', true] as [string, TrialKey, boolean]] : []),
     ['Train trades', 'trades', true],
     ['Train win rate', 'win_rate', true],
     ['Train Sharpe/market', 'sharpe', true],
@@ -862,8 +866,8 @@ function trialsSection(res: Results, fmt: (x: number | null) => string, objName:
           t.parameters.map((p) => td(valueText(p.value), true)),
           td(fmt(t.train_objective), true),
           hasTest ? td(fmt(t.test_objective), true) : null,
-          td(pnl(t.train.total_pnl), true),
-          hasTest ? td(pnl(t.test?.total_pnl), true) : null,
+          res.objective === 'total_pnl' ? null : td(pnl(t.train.total_pnl), true),
+          res.objective !== 'total_pnl' && hasTest ? td(pnl(t.test?.total_pnl), true) : null,
           td(int(t.train.n_trades), true),
           td(t.train.win_rate === null ? '—' : pct(t.train.win_rate), true),
           td(num(t.train.sharpe_per_market, 3), true),
@@ -873,5 +877,5 @@ function trialsSection(res: Results, fmt: (x: number | null) => string, objName:
     labelCells(table);
   };
   render();
-  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), table);
+  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('div', { class: 'table-box' }, table));
 }
