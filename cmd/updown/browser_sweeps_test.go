@@ -185,8 +185,9 @@ func TestSweepsPageInBrowser(t *testing.T) {
 			{"heatmap-train", func(i int) *float64 { return res.Trials[i].TrainObjective }},
 			{"heatmap-test", func(i int) *float64 { return res.Trials[i].TestObjective }},
 		} {
-			var cells []struct{ X, Y, Trial, Value, Text string }
-			pro.eval(`[...document.querySelectorAll('[data-testid=`+m.testid+`] [data-testid=heatmap-cell]')].map(c => ({X: c.dataset.x, Y: c.dataset.y, Trial: c.dataset.trial, Value: c.dataset.value, Text: c.textContent}))`, &cells)
+			var cells []struct{ X, Y, Trial, Value, Text, Background string }
+			pro.eval(`[...document.querySelectorAll('[data-testid=`+m.testid+`] [data-testid=heatmap-cell]')].map(c => ({X: c.dataset.x, Y: c.dataset.y, Trial: c.dataset.trial,
+				Value: c.dataset.value, Text: c.textContent, Background: getComputedStyle(c).backgroundColor}))`, &cells)
 			if len(cells) != 9 {
 				t.Fatalf("%s: %d cells, want 9", m.testid, len(cells))
 			}
@@ -214,6 +215,10 @@ func TestSweepsPageInBrowser(t *testing.T) {
 					t.Errorf("%s at %s, %s: value %q, the API %v", m.testid, c.X, c.Y, c.Value, *want)
 				}
 				moneyShown(t, m.testid+" cell", c.Text, *want)
+				// Gains green, losses red (set through the CSSOM, which the CSP allows).
+				if hue := map[bool]string{true: "rgba(26, 127, 55", false: "rgba(207, 34, 46"}[*want > 0]; *want != 0 && !strings.HasPrefix(c.Background, hue) {
+					t.Errorf("%s at %s, %s (%v) is coloured %s", m.testid, c.X, c.Y, *want, c.Background)
+				}
 			}
 		}
 		var best string
@@ -542,6 +547,7 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 			`"Less than a 1% chance that the best trial's per-market Sharpe beats what the best of 9 random tries would show: the best result is most likely the luck of trying 9 settings."`},
 		{"dsr 0.5", "dsrWords", []any{0.5, 1},
 			`"Weak: a 50% chance that the best trial's per-market Sharpe beats what the best of 1 random try would show. Better than a coin toss, not yet evidence; more markets would tell."`},
+		{"chance near 1", "chance", []any{0.9951}, `"more than a 99% chance"`},
 		{"dsr null", "dsrWords", []any{nil, 9}, `"No DSR: it needs at least 2 trials and 2 train markets with trades."`},
 		{"pbo 0", "pboWords", []any{0, 9},
 			`"In none of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting holds up from half to half, so the search is unlikely to be overfit."`},
