@@ -85,6 +85,10 @@ type sweepAnswer struct {
 					Test bool    `json:"test"`
 				} `json:"per_market"`
 			} `json:"best"`
+			Folds []struct {
+				Fold  int `json:"fold"`
+				Trial int `json:"trial"`
+			} `json:"folds"`
 			DSR *float64 `json:"dsr"`
 			PBO *float64 `json:"pbo"`
 		} `json:"results"`
@@ -377,11 +381,16 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		pro := pro.in(t)
 		pro.run("listed", chromedp.WaitVisible(byID("sweep-row")+`[data-id="`+id+`"][data-status="DONE"]`))
 		pro.run("reload", chromedp.Reload(), chromedp.WaitVisible(`main[data-ready="sweeps"]`), chromedp.WaitVisible(byID("heatmap-train")))
-		var path, values string
+		var path string
 		pro.eval(`document.querySelector('[data-testid=sweep-param] [name=path]').value`, &path)
-		pro.eval(`document.querySelector('[data-testid=sweep-param] [name=values]').value`, &values)
-		if path != "/entryConditions/0/value" || values != "0.35, 0.45, 0.55" {
-			t.Errorf("the reloaded form's first parameter: %q = %q", path, values)
+		if path != "/entryConditions/0/value" {
+			t.Errorf("the reloaded form's first parameter: %q", path)
+		}
+		// Evenly spaced values show as the range they make.
+		var ranges []string
+		pro.eval(`[1, 2].map(k => ['mode', 'from', 'to', 'step'].map(n => document.querySelector('[data-testid=sweep-param]:nth-child(' + k + ') [name=' + n + ']').value).join(' '))`, &ranges)
+		if fmt.Sprint(ranges) != "[range 0.35 0.55 0.1 range 0.6 0.7 0.05]" {
+			t.Errorf("the reloaded form's parameters: %q", ranges)
 		}
 		if shots != "" {
 			screenshot(t, pro, filepath.Join(shots, "dashboard-sweeps.png"))
@@ -420,6 +429,7 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		pro.setValue(param(1, "from"), "0.05")
 		pro.setValue(param(1, "to"), "0.95")
 		pro.setValue(param(1, "step"), "0.05")
+		pro.setValue(param(2, "mode"), "range")
 		pro.setValue(param(2, "from"), "0.5")
 		pro.setValue(param(2, "to"), "0.95")
 		pro.setValue(param(2, "step"), "0.05")
@@ -447,6 +457,76 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		if shown == "CANCELLED" && !strings.Contains(pro.text(byID("sweep-status")), "Cancelled") {
 			t.Errorf("status line %q", pro.text(byID("sweep-status")))
 		}
+	})
+
+	t.Run("random search, walk-forward folds, sqn", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.setValue(byID("sweep-type"), "15m")
+		pro.setValue(byID("sweep-count"), "40")
+		pro.setValue(param(1, "mode"), "values")
+		pro.setValue(param(1, "values"), "0.35, 0.45, 0.55")
+		pro.setValue(param(2, "mode"), "range")
+		pro.setValue(param(2, "from"), "0.6")
+		pro.setValue(param(2, "to"), "0.8")
+		pro.setValue(param(2, "step"), "0.05")
+		pro.setValue(byID("sweep-search"), "RANDOM")
+		pro.setValue(byID("sweep-random-trials"), "6")
+		pro.setValue(byID("sweep-seed"), "7")
+		pro.setValue(byID("sweep-split"), "WALK_FORWARD")
+		pro.setValue(byID("sweep-folds"), "2")
+		pro.setValue(byID("sweep-objective"), "sqn")
+		if got := pro.text(byID("sweep-replays")); !strings.HasPrefix(got, "6 trials × up to 40 markets = up to 240 replays") {
+			t.Errorf("sweep size: %q", got)
+		}
+		var before string
+		pro.eval(`location.hash`, &before)
+		pro.run("submit", chromedp.Click(byID("sweep-submit")), chromedp.WaitVisible(byID("sweep-progress")+`:not([data-status="CANCELLED"])`))
+		pro.runUntil("the sweep finishes", 5*time.Minute, chromedp.WaitVisible(byID("sweep-progress")+`[data-status="DONE"]`), chromedp.WaitVisible(byID("sweep-folds")))
+		var hash string
+		pro.eval(`location.hash`, &hash)
+		if hash == before {
+			t.Fatalf("no new sweep: still %s", hash)
+		}
+		var sw sweepAnswer
+		apiGet(t, base, "/v1/sweeps/"+strings.TrimPrefix(hash, "#/sweeps/"), "ud_dev_pro", &sw)
+		r := sw.Data.Results
+		if r == nil || len(r.Trials) != 6 || len(r.Folds) != 2 || r.Objective != "sqn" {
+			t.Fatalf("the API's sweep: %+v", sw.Data)
+		}
+		var rows int
+		pro.eval(`document.querySelectorAll('[data-testid=trial-row]').length`, &rows)
+		if rows != 6 {
+			t.Errorf("%d trial rows, want 6", rows)
+		}
+		// 6 of the 15 pairs ran: the others are empty cells.
+		var cells []struct{ X, Y, Trial, Text string }
+		pro.eval(`[...document.querySelectorAll('[data-testid=heatmap-train] [data-testid=heatmap-cell]')].map(c => ({X: c.dataset.x, Y: c.dataset.y, Trial: c.dataset.trial, Text: c.textContent}))`, &cells)
+		if len(cells) != 15 {
+			t.Errorf("%d heatmap cells, want 3 × 5: %+v", len(cells), cells)
+		}
+		ran := map[string]int{}
+		for i, tr := range r.Trials {
+			ran[shownValue(tr.Parameters[0].Value)+" "+shownValue(tr.Parameters[1].Value)] = i
+		}
+		for _, c := range cells {
+			i, ok := ran[c.X+" "+c.Y]
+			switch {
+			case !ok && (c.Trial != "" || c.Text != "—"):
+				t.Errorf("a pair no trial ran (%s, %s) shows %q (trial %q)", c.X, c.Y, c.Text, c.Trial)
+			case ok && r.Trials[i].TrainObjective != nil && c.Text != fixed(*r.Trials[i].TrainObjective, 2):
+				t.Errorf("sqn at %s, %s: %q, the API %v", c.X, c.Y, c.Text, *r.Trials[i].TrainObjective)
+			}
+		}
+		var folds []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=sweep-folds] tbody tr')].map(r => r.cells[1].textContent)`, &folds)
+		var want []string
+		for _, f := range r.Folds {
+			want = append(want, strconv.Itoa(f.Trial))
+		}
+		if fmt.Sprint(folds) != fmt.Sprint(want) {
+			t.Errorf("folds' chosen trials %q, the API %q", folds, want)
+		}
+		pro.checkNumbers("a walk-forward sweep")
 	})
 
 	t.Run("phone width", func(t *testing.T) {
@@ -536,6 +616,13 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 				`[{"x":0.3,"y":2,"value":null,"trial":null,"trials":2},{"x":0.4,"y":2,"value":1,"trial":4,"trials":2}]],"maxAbs":9}`},
 		{"one parameter is one row", "heatmap", []any{trials[:2], "/c", "/c", "train_objective"},
 			`{"xs":[10,20],"ys":[""],"rows":[[{"x":10,"y":"","value":5,"trial":0,"trials":1},{"x":20,"y":"","value":7,"trial":1,"trials":1}]],"maxAbs":7}`},
+		{"a random search's untried pairs are empty cells", "heatmap", []any{trials[:1], "/a", "/b", "train_objective",
+			[]any{map[string]any{"path": "/a", "values": []any{0.4, 0.3}}, map[string]any{"path": "/b", "values": []any{1}}}},
+			`{"xs":[0.3,0.4],"ys":[1],"rows":[[{"x":0.3,"y":1,"value":null,"trial":null,"trials":0},{"x":0.4,"y":1,"value":5,"trial":0,"trials":1}]],"maxAbs":5}`},
+		{"evenly spaced values are a range", "asRange", []any{map[string]any{"path": "/a", "values": []any{0.6, 0.65, 0.7, 0.75}}},
+			`{"path":"/a","range":{"from":0.6,"to":0.75,"step":0.05}}`},
+		{"uneven values stay values", "asRange", []any{map[string]any{"path": "/a", "values": []any{0.3, 0.4, 0.6}}}, `{"path":"/a","values":[0.3,0.4,0.6]}`},
+		{"words stay values", "asRange", []any{map[string]any{"path": "/orderType", "values": []any{"MARKET", "LIMIT", "GTC"}}}, `{"path":"/orderType","values":["MARKET","LIMIT","GTC"]}`},
 		{"gain colour", "cellColor", []any{4.5, 9}, `"rgba(26,127,55,0.51)"`},
 		{"loss colour", "cellColor", []any{-9, 9}, `"rgba(207,34,46,0.90)"`},
 		{"no value", "cellColor", []any{nil, 9}, `"#eaeef2"`},

@@ -158,12 +158,15 @@ function axisValues(vs: Value[]): Value[] {
  * The heatmap of key (train_objective or test_objective) over the
  * parameters at paths x and y (y may equal x for a one-parameter sweep: a
  * single row). Where other parameters vary too, a cell shows the best of
- * the trials that share its pair.
+ * the trials that share its pair. grid, the sweep's normalized parameters,
+ * gives every value of each axis, tried or not.
  */
-export function heatmap(trials: TrialResult[], x: string, y: string, key: 'train_objective' | 'test_objective'): Grid {
+export function heatmap(trials: TrialResult[], x: string, y: string, key: 'train_objective' | 'test_objective', grid: Parameter[] = []): Grid {
   const valueAt = (t: TrialResult, path: string): Value | undefined => t.parameters.find((p) => p.path === path)?.value;
-  const xs = axisValues(trials.map((t) => valueAt(t, x)).filter((v): v is Value => v !== undefined));
-  const ys = x === y ? [''] : axisValues(trials.map((t) => valueAt(t, y)).filter((v): v is Value => v !== undefined));
+  // Every value of the grid (a RANDOM search leaves some pairs untried), then any a trial has beside them.
+  const axis = (path: string) => axisValues([...(grid.find((p) => p.path === path)?.values ?? []), ...trials.map((t) => valueAt(t, path)).filter((v): v is Value => v !== undefined)]);
+  const xs = axis(x);
+  const ys = x === y ? [''] : axis(y);
   const xi = new Map(xs.map((v, i) => [String(v), i]));
   const yi = new Map(ys.map((v, j) => [String(v), j]));
   const rows: Cell[][] = ys.map((yv) => xs.map((xv) => ({ x: xv, y: yv, value: null, trial: null, trials: 0 })));
@@ -288,4 +291,17 @@ export function sweepProblem(status: number, code: string, message: string, deta
   if (status === 400 && typeof details?.field === 'string') return { text: `Not accepted: ${message}${end(message)}`, field: details.field };
   if (status === 404 && code === 'NO_BACKTEST_MARKETS') return { text: `Nothing to sweep: ${msg} Try another market type, or fewer markets.`, field: 'markets.market_type' };
   return { text: msg };
+}
+
+/**
+ * A normalized parameter as the form shows it: values evenly spaced (3 or
+ * more numbers) become the range they came from, others stay values.
+ */
+export function asRange(p: Parameter): Parameter {
+  const v = p.values ?? [];
+  if (p.range || v.length < 3 || !v.every((x) => typeof x === 'number')) return p;
+  const xs = v as number[];
+  const step = Number((xs[1] - xs[0]).toFixed(10));
+  if (!(step > 0) || xs.some((x, i) => Math.abs(x - (xs[0] + i * step)) > 1e-9 * Math.max(1, Math.abs(x)))) return p;
+  return { path: p.path, range: { from: xs[0], to: xs[xs.length - 1], step } };
 }

@@ -7,6 +7,7 @@ import { int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
 import {
   ACTIVE,
+  asRange,
   cellColor,
   cellInk,
   dsrWords,
@@ -209,7 +210,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
   const fill = (r: SweepRequest) => {
     b.load(r.strategy as unknown as Rules);
     rows.splice(0).forEach((x) => x.el.remove());
-    r.parameters.forEach(add);
+    r.parameters.map(asRange).forEach(add);
     kind.value = r.search.kind;
     if (r.search.trials) trials.value = String(r.search.trials);
     if (r.search.seed !== undefined) seed.value = String(r.search.seed);
@@ -517,7 +518,7 @@ function showResults(box: HTMLElement, sw: Sweep): void {
   clear(
     box,
     verdict,
-    heatmapSection(res, fmt, objName, hasTest),
+    heatmapSection(res, sw.request?.parameters ?? [], fmt, objName, hasTest),
     best ? bestSection(res, best, fmt, objName, hasTest) : h('p', { class: 'warning' }, `No trial has a defined ${objName} on the train markets: no best trial to show.`),
     res.folds?.length ? foldsSection(res, fmt) : null,
     bestTrial ? statsSection(bestTrial.train, best?.test ?? null, hasTest, res.split) : null,
@@ -527,7 +528,7 @@ function showResults(box: HTMLElement, sw: Sweep): void {
 }
 
 /** The heatmap of the objective over two parameters (picked when there are more), train beside test. */
-function heatmapSection(res: Results, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
+function heatmapSection(res: Results, grid: Parameter[], fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
   const paths = res.trials[0]?.parameters.map((p) => p.path) ?? [];
   const opts = paths.map((p): [string, string] => [p, p]);
   const xSel = select('heatmap-x', opts, paths[0]);
@@ -535,7 +536,7 @@ function heatmapSection(res: Results, fmt: (x: number | null) => string, objName
   const maps = h('div', { class: 'heatmaps' });
   const note = h('p', { class: 'muted chart-note' });
   const one = (title: string, key: 'train_objective' | 'test_objective', testid: string) => {
-    const g = heatmap(res.trials, xSel.value, ySel.value, key);
+    const g = heatmap(res.trials, xSel.value, ySel.value, key, grid);
     const single = xSel.value === ySel.value;
     const table = h(
       'table',
