@@ -2,7 +2,7 @@
 // settings): conditions with every field and operator, size, max loss,
 // order type (with the resting GTC order's options), re-entry control,
 // fees and latency.
-import { OPERATORS, type Condition, type Rules } from './strategy';
+import { type Condition, formatCode, OPERATORS, parseCode, type Rules } from './strategy';
 import { field, h, select } from './dom';
 
 /** The condition fields in groups, each with what it is (DESIGN 6). */
@@ -227,5 +227,136 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       maxEntries.value = r.maxEntriesPerMarket ? String(r.maxEntriesPerMarket) : '';
       show();
     },
+  };
+}
+
+/** The replay page's default strategy, where a builder starts. */
+export const DEFAULT_RULES: Rules = {
+  side: 'UP',
+  entryConditions: [{ field: 'price_up', operator: '<', value: 0.45 }],
+  exitConditions: [{ field: 'price_up', operator: '>=', value: 0.6 }, { field: 'time_remaining_pct', operator: '<=', value: 5 }],
+  positionSize: 100,
+  maxLossPercent: 50,
+  orderType: 'MARKET',
+};
+
+/** A problem in the words the API would use ("strategy_code: size …" reads as "size …"). */
+export function codeProblem(e: unknown): string {
+  return (e as Error).message.replace(/^strategy_code ?: /, '');
+}
+
+export interface StrategyBuilder {
+  side: HTMLSelectElement;
+  /** The entry conditions' fieldset ("Enter when all of these hold"). */
+  entries: HTMLElement;
+  /** The exit conditions' fieldset ("Exit when any of these holds"). */
+  exits: HTMLElement;
+  /** Shares per trade and max loss, in a row. */
+  sizes: HTMLElement;
+  /** Order type, resting-order options, re-entry, fees and latency. */
+  exec: HTMLElement;
+  /** The strategy_code box (labelled) and the line under it. */
+  code: HTMLElement;
+  codeStatus: HTMLElement;
+  /** The rules as the builder shows them. */
+  rules(): Rules;
+  /** Shows r in the builder and its code box. */
+  load(r: Rules): void;
+}
+
+/**
+ * The strategy builder of the replay page, for any page that takes a
+ * strategy: side, conditions, size, max loss, the execution controls, and
+ * a strategy_code box that follows the builder and fills it when edited.
+ * Its controls' data-testids start with prefix (replay-side, replay-entry,
+ * replay-code, …); onChange runs after every change.
+ */
+export function strategyBuilder(prefix: string, onChange: () => void = () => {}, codeLabel = 'strategy_code (edit it, or paste one from the agent, to fill the builder)'): StrategyBuilder {
+  const side = select(`${prefix}-side`, [['UP', 'UP'], ['DOWN', 'DOWN']], 'UP');
+  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: `${prefix}-size` });
+  const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '50', testid: `${prefix}-maxloss` });
+  const exec = executionControls(prefix, () => sync());
+  const entries = h('div', { class: 'conds' });
+  const exits = h('div', { class: 'conds' });
+  const code = h('textarea', { testid: `${prefix}-code`, rows: '3', spellcheck: 'false', class: 'code' });
+  const codeMsg = h('p', { class: 'muted', role: 'status', testid: `${prefix}-code-status` });
+
+  const addRow = (box: HTMLElement, testid: string, c: Condition) => {
+    const row = conditionRow(testid, c, sync, () => {
+      row.remove();
+      sync();
+    });
+    box.append(row);
+  };
+  const rules = (): Rules => ({
+    side: side.value,
+    entryConditions: [...entries.children].map(readRow),
+    exitConditions: [...exits.children].map(readRow),
+    positionSize: Number(size.value),
+    maxLossPercent: Number(maxloss.value),
+    ...exec.read(),
+  });
+  // The code box follows the builder; a value the API would refuse is
+  // explained under it in the API's own words (strategy.ts is the server's
+  // parser, message for message).
+  function sync(): void {
+    code.value = formatCode(rules());
+    try {
+      parseCode(code.value);
+      codeMsg.textContent = '';
+      codeMsg.className = 'muted';
+    } catch (e) {
+      codeMsg.textContent = codeProblem(e);
+      codeMsg.className = 'warning';
+    }
+    onChange();
+  }
+  const load = (r: Rules) => {
+    side.value = r.side;
+    entries.replaceChildren();
+    exits.replaceChildren();
+    r.entryConditions.forEach((c) => addRow(entries, `${prefix}-entry`, c));
+    r.exitConditions.forEach((c) => addRow(exits, `${prefix}-exit`, c));
+    size.value = String(r.positionSize);
+    maxloss.value = String(r.maxLossPercent ?? 50);
+    exec.write(r);
+    sync();
+  };
+  code.addEventListener('change', () => {
+    try {
+      load(parseCode(code.value));
+      codeMsg.textContent = 'The builder now shows this code.';
+      codeMsg.className = 'muted';
+    } catch (e) {
+      codeMsg.textContent = `Not a strategy code: ${codeProblem(e)}`;
+      codeMsg.className = 'warning';
+    }
+  });
+  const addEntry = h('button', { type: 'button', testid: `${prefix}-add-entry` }, '+ Entry condition');
+  const addExit = h('button', { type: 'button', testid: `${prefix}-add-exit` }, '+ Exit condition');
+  addEntry.addEventListener('click', () => {
+    addRow(entries, `${prefix}-entry`, { field: 'price_up', operator: '<', value: 0.5 });
+    sync();
+  });
+  addExit.addEventListener('click', () => {
+    addRow(exits, `${prefix}-exit`, { field: 'price_up', operator: '>=', value: 0.6 });
+    sync();
+  });
+  for (const x of [side, size, maxloss]) x.addEventListener('input', sync);
+  return {
+    side,
+    entries: h('fieldset', null, h('legend', null, 'Enter when all of these hold'), entries, addEntry),
+    exits: h('fieldset', null, h('legend', null, 'Exit when any of these holds'), exits, addExit),
+    sizes: h(
+      'div',
+      { class: 'row' },
+      field('Shares per trade', size, '1 to 10,000 shares of the side.'),
+      field('Max loss %', maxloss, 'Exit at once (MARKET) when the position has lost this % of its cost, 1 to 100.'),
+    ),
+    exec: exec.el,
+    code: field(codeLabel, code),
+    codeStatus: codeMsg,
+    rules,
+    load,
   };
 }

@@ -5,6 +5,7 @@ import type { Ctx, Session } from './ctx';
 import { marketsPage, marketPage } from './pages/markets';
 import { replayPage } from './pages/replay';
 import { agentPage } from './pages/agent';
+import { sweepsPage } from './pages/sweeps';
 import { exchangePage } from './pages/exchange';
 import { accountPage } from './pages/account';
 
@@ -69,6 +70,7 @@ const NAV: [string, string, string][] = [
   ['markets', 'Markets', 'nav-markets'],
   ['replay', 'Replay', 'nav-replay'],
   ['agent', 'Backtest AI', 'nav-agent'],
+  ['sweeps', 'Sweeps', 'nav-sweeps'],
   ['exchange', 'Exchange', 'nav-exchange'],
   ['account', 'Account', 'nav-account'],
 ];
@@ -145,6 +147,7 @@ async function route(): Promise<void> {
     market: marketPage,
     replay: replayPage,
     agent: agentPage,
+    sweeps: sweepsPage,
     exchange: exchangePage,
     account: accountPage,
   };

@@ -182,7 +182,6 @@ export function parseCode(code: string): Rules {
     throw codeError(VALIDATION, ` is ${new TextEncoder().encode(code).length} bytes long: at most ${MAX_CODE_LENGTH} are allowed`);
   }
   const w = code.split(/\s+/).filter(Boolean);
-  // The server's message says strategy_code twice here; the copy says what it says.
   if (w.length === 0) throw codeError(VALIDATION, ` is empty: it reads like ${q(EXAMPLE)}`);
   let pos = 0;
   const failAt = (i: number, c: string, msg: string) => codeError(c, ` ${i < w.length ? `at word ${i + 1} (${q(w[i])})` : 'at the end'}: ${msg}`);

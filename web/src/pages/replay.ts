@@ -1,10 +1,9 @@
 import { ApiError, get, post } from '../api';
-import { conditionRow, executionControls, readRow } from '../builder';
+import { DEFAULT_RULES, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
+import { clear, field, fig, h, labelCells, td, tdTime, th } from '../dom';
 import { int, num, pct, pnl, price, shares, time, usd } from '../format';
-import { type Condition, formatCode, parseCode, type Rules } from '../strategy';
 
 interface Trade {
   type: string;
@@ -91,95 +90,21 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   }
   const market = h('input', { type: 'text', testid: 'replay-market', list: 'replay-markets', required: true, value: ctx.params.get('market') ?? '', size: 34 });
   const options = h('datalist', { id: 'replay-markets' });
-  const side = select('replay-side', [['UP', 'UP'], ['DOWN', 'DOWN']], 'UP');
-  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'replay-size' });
-  const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '50', testid: 'replay-maxloss' });
-  const exec = executionControls('replay', () => sync());
-  const entries = h('div', { class: 'conds' });
-  const exits = h('div', { class: 'conds' });
-  const code = h('textarea', { testid: 'replay-code', rows: '3', spellcheck: 'false', class: 'code' });
-  const codeMsg = h('p', { class: 'muted', role: 'status', testid: 'replay-code-status' });
+  const b = strategyBuilder('replay');
   const submit = h('button', { type: 'submit', testid: 'replay-submit' }, 'Run replay');
   const results = h('section', { class: 'results', 'aria-live': 'polite', testid: 'replay-results' });
-
-  const addRow = (box: HTMLElement, testid: string, c: Condition) => {
-    const row = conditionRow(testid, c, sync, () => {
-      row.remove();
-      sync();
-    });
-    box.append(row);
-  };
-  const rules = (): Rules => ({
-    side: side.value,
-    entryConditions: [...entries.children].map(readRow),
-    exitConditions: [...exits.children].map(readRow),
-    positionSize: Number(size.value),
-    maxLossPercent: Number(maxloss.value),
-    ...exec.read(),
-  });
-  // The code box follows the builder; a value the API would refuse is
-  // explained under it in the API's own words (strategy.ts is the server's
-  // parser, message for message).
-  function sync(): void {
-    code.value = formatCode(rules());
-    try {
-      parseCode(code.value);
-      codeMsg.textContent = '';
-      codeMsg.className = 'muted';
-    } catch (e) {
-      codeMsg.textContent = problem(e);
-      codeMsg.className = 'warning';
-    }
-  }
-  const load = (r: Rules) => {
-    side.value = r.side;
-    entries.replaceChildren();
-    exits.replaceChildren();
-    r.entryConditions.forEach((c) => addRow(entries, 'replay-entry', c));
-    r.exitConditions.forEach((c) => addRow(exits, 'replay-exit', c));
-    size.value = String(r.positionSize);
-    maxloss.value = String(r.maxLossPercent ?? 50);
-    exec.write(r);
-    sync();
-  };
-  code.addEventListener('change', () => {
-    try {
-      load(parseCode(code.value));
-      codeMsg.textContent = 'The builder now shows this code.';
-      codeMsg.className = 'muted';
-    } catch (e) {
-      codeMsg.textContent = `Not a strategy code: ${problem(e)}`;
-      codeMsg.className = 'warning';
-    }
-  });
-  const addEntry = h('button', { type: 'button', testid: 'replay-add-entry' }, '+ Entry condition');
-  const addExit = h('button', { type: 'button', testid: 'replay-add-exit' }, '+ Exit condition');
-  addEntry.addEventListener('click', () => {
-    addRow(entries, 'replay-entry', { field: 'price_up', operator: '<', value: 0.5 });
-    sync();
-  });
-  addExit.addEventListener('click', () => {
-    addRow(exits, 'replay-exit', { field: 'price_up', operator: '>=', value: 0.6 });
-    sync();
-  });
-  for (const x of [side, size, maxloss]) x.addEventListener('input', sync);
 
   const form = h(
     'form',
     // novalidate: the API judges every value and its message is shown.
     { class: 'builder', 'aria-label': 'Strategy builder', novalidate: true },
-    h('div', { class: 'row' }, field('Market (slug of a resolved market)', market), options, field('Side', side)),
-    h('fieldset', null, h('legend', null, 'Enter when all of these hold'), entries, addEntry),
-    h('fieldset', null, h('legend', null, 'Exit when any of these holds'), exits, addExit),
-    h(
-      'div',
-      { class: 'row' },
-      field('Shares per trade', size, '1 to 10,000 shares of the side.'),
-      field('Max loss %', maxloss, 'Exit at once (MARKET) when the position has lost this % of its cost, 1 to 100.'),
-    ),
-    exec.el,
-    field('strategy_code (edit it, or paste one from the agent, to fill the builder)', code),
-    codeMsg,
+    h('div', { class: 'row' }, field('Market (slug of a resolved market)', market), options, field('Side', b.side)),
+    b.entries,
+    b.exits,
+    b.sizes,
+    b.exec,
+    b.code,
+    b.codeStatus,
     submit,
   );
   let runs = 0;
@@ -190,7 +115,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     submit.disabled = true;
     submit.textContent = 'Running…';
     try {
-      const r = rules();
+      const r = b.rules();
       const body = { marketSlug: market.value.trim(), ...r };
       const res = await post<{ data: ReplayResult }>('/v1/replay', body);
       showResult(results, res.data, async (offset) => {
@@ -208,14 +133,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   });
 
   clear(ctx.el, h('h1', null, 'Strategy replay'), form, results);
-  load({
-    side: 'UP',
-    entryConditions: [{ field: 'price_up', operator: '<', value: 0.45 }],
-    exitConditions: [{ field: 'price_up', operator: '>=', value: 0.6 }, { field: 'time_remaining_pct', operator: '<=', value: 5 }],
-    positionSize: 100,
-    maxLossPercent: 50,
-    orderType: 'MARKET',
-  });
+  b.load(DEFAULT_RULES);
   ctx.ready();
   try {
     const r = await get<{ markets: { slug: string }[] }>('/v1/markets?coin=BTC&resolved=true&limit=50');
@@ -224,11 +142,6 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
   }
-}
-
-/** A problem in the words the API would use ("strategy_code: size …" reads as "size …"). */
-function problem(e: unknown): string {
-  return (e as Error).message.replace(/^strategy_code: /, '');
 }
 
 /**

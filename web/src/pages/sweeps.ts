@@ -1,0 +1,882 @@
+import { ApiError, del, get, post } from '../api';
+import { DEFAULT_RULES, strategyBuilder } from '../builder';
+import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
+import { type Ctx, denied, upgradeLink } from '../ctx';
+import { clear, fig, field, h, labelCells, select, td, th } from '../dom';
+import { int, num, pct, pnl, time, usd } from '../format';
+import type { Rules } from '../strategy';
+import {
+  ACTIVE,
+  asRange,
+  cellColor,
+  cellInk,
+  dsrWords,
+  heatmap,
+  OBJECTIVES,
+  type Parameter,
+  parseValues,
+  pboWords,
+  type Results,
+  stabilityWords,
+  STAT_WORDS,
+  type Summary,
+  type Sweep,
+  type SweepRequest,
+  sweepProblem,
+  trialCount,
+  type TrialResult,
+  type Value,
+} from '../sweep';
+
+const TYPES: [string, string][] = ['5m', '15m', '1hr', '4hr', '24hr'].map((t) => [t, t]);
+const MAX_PARAMETERS = 4;
+/** How often a running sweep is asked for its progress. */
+const POLL_MS = 700;
+/** Trials shown in the table at once (sorted first). */
+const TRIAL_ROWS = 200;
+
+/** The strategy's values a sweep can vary beyond its conditions' (DESIGN 14), with what each is. */
+const PATHS: [string, string][] = [
+  ['/positionSize', 'shares per trade'],
+  ['/maxLossPercent', 'max loss %'],
+  ['/latencyMs', 'latency (ms)'],
+  ['/orderType', 'MARKET, LIMIT or GTC'],
+  ['/side', 'UP or DOWN'],
+  ['/feeModel', 'NONE, MARKET or CUSTOM'],
+  ['/feeRate', 'custom fee rate'],
+  ['/reentryCooldownMs', 're-entry cooldown (ms)'],
+  ['/maxEntriesPerMarket', 'max entries per market'],
+  ['/limitOffsetTicks', 'GTC offset (ticks)'],
+  ['/cancelAfterMs', 'GTC cancel after (ms)'],
+  ['/queueModel', 'RISK_AVERSE or FRONT'],
+];
+
+/** An objective's value as the page writes it: dollars for pnl, else a plain number. */
+function objectiveText(objective: string, x: number | null | undefined): string {
+  if (objective === 'total_pnl' || objective === 'ev_per_trade') return pnl(x);
+  return num(x, objective === 'sqn' ? 2 : 3);
+}
+
+const valueText = (v: Value) => String(v);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface ParamRow {
+  el: HTMLElement;
+  path: HTMLInputElement;
+  mode: HTMLSelectElement;
+  values: HTMLInputElement;
+  from: HTMLInputElement;
+  to: HTMLInputElement;
+  step: HTMLInputElement;
+  read(): Parameter;
+}
+
+export async function sweepsPage(ctx: Ctx): Promise<void> {
+  if (!ctx.session.plan.backtest_ai) {
+    clear(ctx.el, h('h1', null, 'Parameter sweeps'), denied(ctx, 'Parameter sweeps', 'PRO or ENTERPRISE'));
+    ctx.ready();
+    return;
+  }
+  const b = strategyBuilder('sweep-strategy', () => suggest(), 'strategy_code (edit it, or paste one, to fill the builder)');
+  const paths = h('datalist', { id: 'sweep-paths' });
+  const params = h('div', { testid: 'sweep-params' });
+  const addParam = h('button', { type: 'button', testid: 'sweep-add-param' }, '+ Parameter');
+  const kind = select('sweep-search', [['GRID', 'GRID: every combination'], ['RANDOM', 'RANDOM: a seeded draw of combinations']], 'GRID');
+  const trials = h('input', { type: 'number', min: '1', step: '1', value: '50', testid: 'sweep-random-trials' });
+  const seed = h('input', { type: 'number', min: '0', step: '1', value: '1', testid: 'sweep-seed' });
+  const coin = select('sweep-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], 'BTC');
+  const mtype = select('sweep-type', TYPES, '15m');
+  const count = h('input', { type: 'number', min: '1', step: '1', value: '50', testid: 'sweep-count' });
+  const split = select(
+    'sweep-split',
+    [
+      ['NONE', 'NONE: every market trains'],
+      ['HOLDOUT', 'HOLDOUT: the newest markets test'],
+      ['WALK_FORWARD', 'WALK_FORWARD: folds in time order'],
+    ],
+    'HOLDOUT',
+  );
+  const testFraction = h('input', { type: 'number', min: '0.1', max: '0.5', step: '0.05', value: '0.3', testid: 'sweep-test-fraction' });
+  const folds = h('input', { type: 'number', min: '2', max: '10', step: '1', value: '3', testid: 'sweep-folds' });
+  const embargo = h('input', { type: 'number', min: '0', step: '1', value: '1', testid: 'sweep-embargo' });
+  const objective = select('sweep-objective', OBJECTIVES, 'total_pnl');
+  const size = h('p', { class: 'muted', role: 'status', testid: 'sweep-replays' });
+  const submit = h('button', { type: 'submit', testid: 'sweep-submit' }, 'Start sweep');
+  const problem = h('div', { class: 'warning', role: 'alert', testid: 'sweep-error', hidden: true });
+  const run = h('section', { 'aria-live': 'polite', testid: 'sweep-run' });
+  const list = h('section', { testid: 'sweeps-list', 'aria-label': 'Your sweeps' });
+
+  const randomBox = h('div', { class: 'row' }, field('Trials to draw', trials, 'Distinct combinations, drawn with the seed.'), field('Seed', seed, 'The same seed draws the same trials.'));
+  const fractionBox = field('Test fraction', testFraction, 'The newest share of the markets that test, 0.1 to 0.5.');
+  const foldsBox = field('Folds', folds, '2 to 10: fold k trains on the blocks before block k and tests on it.');
+  const embargoBox = field('Embargo (markets)', embargo, 'Markets dropped between train and test, so that one cannot leak into the other.');
+  const rows: ParamRow[] = [];
+
+  // The parameters a user may pick: the strategy's conditions' values by
+  // what they say, then its other numbers and choices.
+  function suggest(): void {
+    const r = b.rules();
+    const cond = (which: string, list: { field: string; operator: string; value: number }[], word: string) =>
+      list.map((c, i) => h('option', { value: `/${which}/${i}/value` }, `${word} ${i + 1}: ${c.field} ${c.operator} ${c.value}`));
+    clear(paths, cond('entryConditions', r.entryConditions, 'entry'), cond('exitConditions', r.exitConditions, 'exit'), PATHS.map(([v, t]) => h('option', { value: v }, t)));
+    showSize();
+  }
+
+  function paramRow(p: Parameter): ParamRow {
+    const path = h('input', { type: 'text', name: 'path', list: 'sweep-paths', value: p.path, size: 26, 'aria-label': 'Parameter (a JSON Pointer into the strategy)', spellcheck: 'false' });
+    const mode = select('', [['range', 'from / to / step'], ['values', 'values']], p.values ? 'values' : 'range', { name: 'mode', 'aria-label': 'Given as' });
+    const values = h('input', { type: 'text', name: 'values', value: (p.values ?? []).map(valueText).join(', '), size: 22, 'aria-label': 'Values, separated by commas', placeholder: '0.3, 0.4, 0.5 or MARKET, LIMIT' });
+    const box = (name: string, label: string, v?: number) => h('input', { type: 'number', step: 'any', name, value: v === undefined ? '' : String(v), 'aria-label': label });
+    const from = box('from', 'From', p.range?.from);
+    const to = box('to', 'To', p.range?.to);
+    const step = box('step', 'Step', p.range?.step);
+    const rangeBox = h('span', { class: 'range' }, from, h('span', { 'aria-hidden': 'true' }, ' to '), to, h('span', { 'aria-hidden': 'true' }, ' step '), step);
+    const rm = h('button', { type: 'button', class: 'link', 'aria-label': 'Remove this parameter' }, 'Remove');
+    const el = h('div', { class: 'cond param', testid: 'sweep-param' }, path, mode, values, rangeBox);
+    el.append(rm);
+    const show = () => {
+      values.hidden = mode.value !== 'values';
+      rangeBox.hidden = mode.value !== 'range';
+    };
+    show();
+    const row: ParamRow = {
+      el,
+      path,
+      mode,
+      values,
+      from,
+      to,
+      step,
+      read: () =>
+        mode.value === 'values'
+          ? { path: path.value.trim(), values: parseValues(values.value) }
+          : { path: path.value.trim(), range: { from: Number(from.value), to: Number(to.value), step: Number(step.value) } },
+    };
+    for (const x of [path, mode, values, from, to, step]) x.addEventListener('input', () => (show(), showSize()));
+    rm.addEventListener('click', () => {
+      rows.splice(rows.indexOf(row), 1);
+      el.remove();
+      addParam.disabled = rows.length >= MAX_PARAMETERS;
+      showSize();
+    });
+    return row;
+  }
+  const add = (p: Parameter) => {
+    const r = paramRow(p);
+    rows.push(r);
+    params.append(r.el);
+    addParam.disabled = rows.length >= MAX_PARAMETERS;
+  };
+  addParam.addEventListener('click', () => {
+    add({ path: '', range: { from: 0, to: 0, step: 1 } });
+    rows[rows.length - 1].path.focus();
+    showSize();
+  });
+
+  const showSplit = () => {
+    randomBox.hidden = kind.value !== 'RANDOM';
+    fractionBox.hidden = split.value !== 'HOLDOUT';
+    foldsBox.hidden = split.value !== 'WALK_FORWARD';
+    embargoBox.hidden = split.value === 'NONE';
+  };
+  const body = (): SweepRequest => {
+    const s: SweepRequest['split'] = { kind: split.value };
+    if (split.value === 'HOLDOUT') s.testFraction = Number(testFraction.value);
+    if (split.value === 'WALK_FORWARD') s.folds = Number(folds.value);
+    if (split.value !== 'NONE') s.embargoMarkets = Number(embargo.value);
+    const search: SweepRequest['search'] = { kind: kind.value };
+    if (kind.value === 'RANDOM') {
+      search.trials = Number(trials.value);
+      search.seed = Number(seed.value);
+    }
+    return {
+      strategy: { ...b.rules() },
+      parameters: rows.map((r) => r.read()),
+      search,
+      markets: { coin: coin.value, market_type: mtype.value, count: Number(count.value) },
+      split: s,
+      objective: objective.value,
+    };
+  };
+  function showSize(): void {
+    const r = body();
+    const n = trialCount(r.parameters, r.search);
+    const m = Number(count.value) || 0;
+    size.textContent = `${int(n)} ${n === 1 ? 'trial' : 'trials'} × up to ${int(m)} markets = up to ${int(n * m)} replays. PRO runs up to 200 trials, 200 markets and 20,000 replays a sweep, one at a time; ENTERPRISE far more.`;
+  }
+  for (const x of [kind, trials, seed, coin, mtype, count, split, testFraction, folds, embargo, objective]) x.addEventListener('input', () => (showSplit(), showSize()));
+
+  // Fills the form from a sweep's request (a sweep opened from the list).
+  const fill = (r: SweepRequest) => {
+    b.load(r.strategy as unknown as Rules);
+    rows.splice(0).forEach((x) => x.el.remove());
+    r.parameters.map(asRange).forEach(add);
+    kind.value = r.search.kind;
+    if (r.search.trials) trials.value = String(r.search.trials);
+    if (r.search.seed !== undefined) seed.value = String(r.search.seed);
+    coin.value = r.markets.coin;
+    mtype.value = r.markets.market_type;
+    count.value = String(r.markets.count);
+    split.value = r.split.kind;
+    if (r.split.testFraction) testFraction.value = String(r.split.testFraction);
+    if (r.split.folds) folds.value = String(r.split.folds);
+    if (r.split.embargoMarkets !== undefined) embargo.value = String(r.split.embargoMarkets);
+    objective.value = r.objective || 'total_pnl';
+    showSplit();
+    showSize();
+  };
+
+  // The control the API's field names, for marking it.
+  const controlOf = (f: string): HTMLElement | null => {
+    const m = /^parameters\[(\d+)\](?:\.(\w+))?(?:\.(\w+))?/.exec(f);
+    if (m) {
+      const r = rows[Number(m[1])];
+      if (!r) return params;
+      const part = m[3] ?? m[2];
+      return part === 'values' ? r.values : part === 'from' ? r.from : part === 'to' ? r.to : part === 'step' ? r.step : part === 'range' ? r.from : r.path;
+    }
+    const map: Record<string, HTMLElement> = {
+      parameters: rows[0]?.path ?? addParam,
+      'search.kind': kind,
+      'search.trials': trials,
+      'search.seed': seed,
+      'markets.coin': coin,
+      'markets.market_type': mtype,
+      'markets.count': count,
+      'split.kind': split,
+      'split.testFraction': testFraction,
+      'split.folds': folds,
+      'split.embargoMarkets': embargo,
+      objective,
+    };
+    if (map[f]) return map[f];
+    if (f === 'strategy' || f.startsWith('strategy.')) return b.code.querySelector('textarea');
+    return null;
+  };
+  const unmark = () => ctx.el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
+  const showProblem = (e: unknown) => {
+    if (!(e instanceof ApiError)) return ctx.error(e);
+    const p = sweepProblem(e.status, e.code, e.message, e.details);
+    clear(problem, h('p', null, p.text), p.plan ? upgradeLink(ctx) : null);
+    problem.hidden = false;
+    problem.setAttribute('data-status', String(e.status));
+    if (p.field) {
+      const c = controlOf(p.field);
+      if (c) {
+        c.setAttribute('aria-invalid', 'true');
+        problem.setAttribute('data-field', p.field);
+        c.focus();
+      }
+    }
+  };
+
+  // One sweep shown at a time; a newer one (or leaving the page) stops the old one's polling.
+  let shown = 0;
+  const follow = async (sw: Sweep) => {
+    const me = ++shown;
+    const live = () => me === shown && ctx.current();
+    const view = sweepView(run, sw, async () => {
+      try {
+        const r = await del<{ data: Sweep }>(`/v1/sweeps/${encodeURIComponent(sw.sweep_id)}`);
+        view.update(r.data);
+      } catch (e) {
+        ctx.error(e);
+      }
+    });
+    while (live() && ACTIVE.includes(sw.status)) {
+      await sleep(POLL_MS);
+      if (!live()) return;
+      try {
+        sw = (await get<{ data: Sweep }>(`/v1/sweeps/${encodeURIComponent(sw.sweep_id)}`)).data;
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status === 404 || e.status === 403) {
+          ctx.error(e);
+          return;
+        }
+        continue; // a busy server (429, 503): ask again
+      }
+      if (!live()) return;
+      view.update(sw);
+    }
+    if (live()) void showList();
+  };
+
+  const showList = async () => {
+    try {
+      const r = await get<{ data: { sweeps: Sweep[]; total: number } }>('/v1/sweeps?limit=20');
+      sweepList(list, r.data.sweeps, r.data.total);
+    } catch (e) {
+      clear(list, h('h2', null, 'Your sweeps'), h('p', { class: 'warning' }, (e as Error).message));
+    }
+  };
+
+  const form = h(
+    'form',
+    // novalidate: the API judges every value and its message is shown.
+    { class: 'builder', 'aria-label': 'Sweep builder', novalidate: true, testid: 'sweep-form' },
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Strategy'),
+      h('div', { class: 'row' }, field('Side', b.side)),
+      b.entries,
+      b.exits,
+      b.sizes,
+      b.exec,
+      b.code,
+      b.codeStatus,
+    ),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Parameters to sweep (1 to 4)'),
+      h('p', { class: 'muted' }, 'Each is a JSON Pointer to a value of the strategy above, such as /entryConditions/0/value (the first entry condition’s number), with a range or a list of values.'),
+      paths,
+      params,
+      addParam,
+    ),
+    h(
+      'fieldset',
+      null,
+      h('legend', null, 'Search, markets and split'),
+      h('div', { class: 'row' }, field('Search', kind), randomBox),
+      h('div', { class: 'row' }, field('Coin', coin), field('Market type', mtype), field('Markets', count, 'The newest resolved markets of your plan’s window, oldest first.')),
+      h('div', { class: 'row' }, field('Split', split, 'Train markets choose the best trial; test markets, which it never saw, judge it.'), fractionBox, foldsBox, embargoBox),
+      h('div', { class: 'row' }, field('Objective', objective, 'What “best” means: the train markets’ value of this.')),
+    ),
+    size,
+    problem,
+    submit,
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    ctx.clearError();
+    problem.hidden = true;
+    unmark();
+    submit.disabled = true;
+    submit.textContent = 'Starting…';
+    try {
+      const r = await post<{ data: Sweep }>('/v1/sweeps', body());
+      // The address names the sweep (without a new page load), so a reload shows it again.
+      history.replaceState(null, '', `#/sweeps/${encodeURIComponent(r.data.sweep_id)}`);
+      void showList();
+      void follow(r.data);
+    } catch (e) {
+      showProblem(e);
+    } finally {
+      submit.disabled = false;
+      submit.textContent = 'Start sweep';
+    }
+  });
+
+  clear(
+    ctx.el,
+    h('h1', null, 'Parameter sweeps'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Run one strategy over a grid of its parameters across many resolved markets, on every worker, and see whether the best setting is an edge or the luck of trying many.',
+    ),
+    form,
+    run,
+    list,
+  );
+  b.load(DEFAULT_RULES);
+  add({ path: '/entryConditions/0/value', range: { from: 0.35, to: 0.5, step: 0.05 } });
+  add({ path: '/exitConditions/0/value', range: { from: 0.55, to: 0.7, step: 0.05 } });
+  showSplit();
+  suggest();
+
+  const id = ctx.path[1];
+  await Promise.all([
+    showList(),
+    (async () => {
+      if (!id) return;
+      try {
+        const sw = (await get<{ data: Sweep }>(`/v1/sweeps/${encodeURIComponent(id)}`)).data;
+        if (sw.request) fill(sw.request);
+        void follow(sw);
+      } catch (e) {
+        ctx.error(e);
+      }
+    })(),
+  ]);
+  ctx.ready();
+}
+
+/** The caller's sweeps, newest first, each a link to its page. */
+function sweepList(box: HTMLElement, sweeps: Sweep[], total: number): void {
+  if (sweeps.length === 0) {
+    clear(box, h('h2', null, 'Your sweeps'), h('p', { class: 'muted' }, 'No sweeps yet.'));
+    return;
+  }
+  const table = h(
+    'table',
+    { class: 'data cards' },
+    h('caption', null, total > sweeps.length ? `The newest ${int(sweeps.length)} of ${int(total)}` : `${int(total)} ${total === 1 ? 'sweep' : 'sweeps'}`),
+    h('thead', null, h('tr', null, th('Sweep'), th('Started (UTC)'), th('Status'), th('Trials', true), th('Markets', true), th('Replays done', true))),
+    h(
+      'tbody',
+      null,
+      sweeps.map((s) =>
+        h(
+          'tr',
+          { testid: 'sweep-row', 'data-id': s.sweep_id, 'data-status': s.status },
+          h('td', { class: 'slug' }, h('a', { href: `#/sweeps/${encodeURIComponent(s.sweep_id)}` }, s.sweep_id)),
+          h('td', { class: 'time wide' }, time(s.created_at)),
+          td(s.status),
+          td(int(s.trials), true),
+          td(int(s.markets), true),
+          td(`${int(s.progress.replays_done)} of ${int(s.progress.replays_total)}`, true),
+        ),
+      ),
+    ),
+  );
+  labelCells(table);
+  clear(box, h('h2', null, 'Your sweeps'), table);
+}
+
+interface SweepView {
+  update(sw: Sweep): void;
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  QUEUED: 'Queued: waiting for a worker.',
+  RUNNING: 'Running on the workers.',
+  DONE: 'Done.',
+  FAILED: 'Failed.',
+  CANCELLED: 'Cancelled.',
+};
+
+/** A sweep's progress bar, cancel button and, when it is done, its results. */
+function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): SweepView {
+  const bar = h('progress', { max: '1', value: '0', 'aria-label': 'Replays done' });
+  const text = h('span', { testid: 'sweep-progress-text' });
+  const progress = h('div', { class: 'progress', testid: 'sweep-progress' }, bar, ' ', text);
+  const stop = h('button', { type: 'button', testid: 'sweep-cancel' }, 'Cancel sweep');
+  const status = h('p', { testid: 'sweep-status', role: 'status' });
+  const results = h('div', { testid: 'sweep-results' });
+  stop.addEventListener('click', async () => {
+    stop.disabled = true;
+    await cancel();
+  });
+  let last = '';
+  const update = (s: Sweep) => {
+    const { replays_done: done, replays_total: total, eta_seconds: eta } = s.progress;
+    bar.max = Math.max(total, 1);
+    bar.value = done;
+    const share = total > 0 ? (100 * done) / total : 0;
+    text.textContent = `${int(done)} of ${int(total)} replays (${pct(share, 0)})${eta !== null && ACTIVE.includes(s.status) ? `, about ${eta < 60 ? `${Math.max(1, Math.round(eta))} s` : `${Math.round(eta / 60)} min`} left` : ''}`;
+    progress.setAttribute('data-status', s.status);
+    progress.setAttribute('data-done', String(done));
+    progress.setAttribute('data-total', String(total));
+    progress.setAttribute('data-percent', share.toFixed(1));
+    status.textContent = `${STATUS_WORDS[s.status] ?? s.status}${s.error ? ` ${s.error}` : ''}`;
+    status.className = s.status === 'FAILED' ? 'warning' : 'muted';
+    stop.hidden = !ACTIVE.includes(s.status);
+    if (s.status !== last && s.status === 'DONE' && s.results) showResults(results, s);
+    last = s.status;
+  };
+  clear(
+    box,
+    h('h2', null, `Sweep ${sw.sweep_id}`),
+    h('p', { class: 'muted' }, `${int(sw.trials)} trials × ${int(sw.markets)} markets = ${int(sw.replays)} replays, started ${time(sw.created_at)} UTC.`),
+    h('div', { class: 'row' }, progress, stop),
+    status,
+    results,
+  );
+  update(sw);
+  return { update };
+}
+
+/** A finished sweep: the verdict, the heatmaps, the best trial, its statistics and every trial. */
+function showResults(box: HTMLElement, sw: Sweep): void {
+  const res = sw.results as Results;
+  const obj = res.objective;
+  const objName = OBJECTIVES.find(([k]) => k === obj)?.[1] ?? obj;
+  const fmt = (x: number | null | undefined) => objectiveText(obj, x);
+  const best = res.best;
+  const bestTrial = best ? res.trials.find((t) => t.trial === best.trial) : undefined;
+  const hasTest = res.split !== 'NONE';
+
+  const verdict = h(
+    'section',
+    { testid: 'sweep-verdict', 'aria-label': 'Verdict' },
+    h('h3', null, 'Edge or luck?'),
+    h(
+      'dl',
+      { class: 'figures' },
+      fig('DSR (deflated Sharpe ratio)', num(res.dsr, 3), 'sweep-dsr'),
+      fig('PBO (probability of overfitting)', num(res.pbo, 3), 'sweep-pbo'),
+      fig('Trials', int(res.trials.length)),
+    ),
+    h('p', { testid: 'sweep-dsr-words' }, h('strong', null, 'DSR. '), dsrWords(res.dsr, res.trials.length)),
+    h('p', { testid: 'sweep-pbo-words' }, h('strong', null, 'PBO. '), pboWords(res.pbo)),
+    h('p', { testid: 'sweep-stability-words' }, h('strong', null, 'Stability. '), stabilityWords(res.stability, fmt)),
+  );
+
+  clear(
+    box,
+    verdict,
+    heatmapSection(res, sw.request?.parameters ?? [], fmt, objName, hasTest),
+    best ? bestSection(res, best, fmt, objName, hasTest) : h('p', { class: 'warning' }, `No trial has a defined ${objName} on the train markets: no best trial to show.`),
+    res.folds?.length ? foldsSection(res, fmt) : null,
+    bestTrial ? statsSection(bestTrial.train, best?.test ?? null, hasTest, res.split) : null,
+    trialsSection(res, fmt, objName, hasTest),
+  );
+  drawBestChart(box, res);
+}
+
+/** The heatmap of the objective over two parameters (picked when there are more), train beside test. */
+function heatmapSection(res: Results, grid: Parameter[], fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
+  const paths = res.trials[0]?.parameters.map((p) => p.path) ?? [];
+  const opts = paths.map((p): [string, string] => [p, p]);
+  const xSel = select('heatmap-x', opts, paths[0]);
+  const ySel = select('heatmap-y', opts, paths[1] ?? paths[0]);
+  const maps = h('div', { class: 'heatmaps' });
+  const note = h('p', { class: 'muted chart-note' });
+  const one = (title: string, key: 'train_objective' | 'test_objective', testid: string) => {
+    const g = heatmap(res.trials, xSel.value, ySel.value, key, grid);
+    const single = xSel.value === ySel.value;
+    const table = h(
+      'table',
+      { class: 'heatmap', testid, 'data-x': xSel.value, 'data-y': single ? '' : ySel.value },
+      h('caption', null, title),
+      h('thead', null, h('tr', null, h('th', { scope: 'col', class: 'corner' }, single ? '' : 'down ↓ across →'), g.xs.map((x) => h('th', { scope: 'col' }, valueText(x))))),
+      h(
+        'tbody',
+        null,
+        g.rows.map((row, j) =>
+          h(
+            'tr',
+            null,
+            h('th', { scope: 'row' }, single ? objName : valueText(g.ys[j])),
+            row.map((c) =>
+              h(
+                'td',
+                {
+                  testid: 'heatmap-cell',
+                  'data-x': valueText(c.x),
+                  'data-y': single ? '' : valueText(c.y),
+                  'data-trial': c.trial ?? '',
+                  'data-value': c.value ?? '',
+                  class: c.trial !== null && c.trial === res.best?.trial ? 'best' : null,
+                  title: `${xSel.value} = ${valueText(c.x)}${single ? '' : `, ${ySel.value} = ${valueText(c.y)}`}: ${fmt(c.value)}${c.trial !== null ? ` (trial ${c.trial})` : ''}`,
+                },
+                fmt(c.value),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+    // Colours through the CSSOM: the page's CSP refuses style attributes.
+    table.querySelectorAll('td').forEach((cell, k) => {
+      const c = g.rows[Math.floor(k / g.xs.length)][k % g.xs.length];
+      cell.style.backgroundColor = cellColor(c.value, g.maxAbs);
+      cell.style.color = cellInk(c.value, g.maxAbs);
+    });
+    return { table, many: g.rows.some((r) => r.some((c) => c.trials > 1)) };
+  };
+  const render = () => {
+    const train = one(`Train: ${objName} on the markets that chose`, 'train_objective', 'heatmap-train');
+    const test = hasTest ? one(`Test: ${objName} on markets it never saw`, 'test_objective', 'heatmap-test') : null;
+    // Each map scrolls sideways on its own when it is wider than the screen.
+    const wrap = (t: HTMLElement) => h('div', { class: 'heatmap-box' }, t);
+    clear(maps, wrap(train.table), test ? wrap(test.table) : h('p', { class: 'muted' }, 'Split NONE: every market trains, so there is no test map.'));
+    note.textContent =
+      'Green made money, red lost it, stronger with size (each map on its own scale); the outlined cell is the best trial on train.' +
+      (train.many ? ' Other parameters vary too: each cell shows the best trial with its pair.' : '');
+  };
+  xSel.addEventListener('input', render);
+  ySel.addEventListener('input', render);
+  render();
+  return h(
+    'section',
+    { testid: 'sweep-heatmap', 'aria-label': 'Heatmap' },
+    h('h3', null, `${objName} over the parameters`),
+    paths.length > 1 ? h('div', { class: 'row' }, field('Across (x)', xSel), field('Down (y)', ySel)) : h('p', { class: 'muted' }, `Across: ${paths[0] ?? ''}`),
+    maps,
+    note,
+  );
+}
+
+/** The best trial: its parameters, its objective on train and test, and its pnl market by market. */
+function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
+  const obj = res.objective;
+  const train = res.trials.find((t) => t.trial === best.trial)?.train;
+  const won = best.per_market.filter((m) => m.pnl > 0).length;
+  const lost = best.per_market.filter((m) => m.pnl < 0).length;
+  const rows = best.per_market.map((m, i) =>
+    h(
+      'tr',
+      { testid: 'best-market-row', 'data-slug': m.slug },
+      td(int(i + 1), true),
+      h('td', { class: 'slug' }, h('a', { href: `#/market/${encodeURIComponent(m.slug)}` }, m.slug)),
+      td(m.test ? 'test' : 'train'),
+      td(pnl(m.pnl), true),
+      td(m.error ?? ''),
+    ),
+  );
+  const table = h(
+    'table',
+    { class: 'data cards', testid: 'best-markets' },
+    h('caption', null, 'Per market, oldest first'),
+    h('thead', null, h('tr', null, th('#', true), th('Market'), th('Set'), th('Pnl', true), th('Error'))),
+    h('tbody', null, rows),
+  );
+  labelCells(table);
+  return h(
+    'section',
+    { testid: 'sweep-best', 'aria-label': 'Best trial' },
+    h('h3', null, `Best trial: ${best.trial}`),
+    h(
+      'dl',
+      { class: 'figures', testid: 'best-figures' },
+      best.parameters.map((p) => fig(p.path, valueText(p.value), 'best-param')),
+      fig(`Train ${objName}`, fmt(best.train_objective), 'best-train-objective'),
+      hasTest ? fig(`Test ${objName}`, fmt(best.test_objective), 'best-test-objective') : null,
+      obj === 'total_pnl' ? null : fig('Train total pnl', pnl(train?.total_pnl), 'best-train-pnl'),
+      obj !== 'total_pnl' && hasTest ? fig('Test total pnl', pnl(best.test?.total_pnl), 'best-test-pnl') : null,
+      fig('Trades, train / test', `${int(train?.n_trades)} / ${hasTest ? int(best.test?.n_trades) : '—'}`, 'best-trades'),
+      fig('Markets won / lost', `${int(won)} / ${int(lost)}`, 'best-won-lost'),
+    ),
+    h('div', { class: 'chart', testid: 'sweep-best-chart', role: 'img', 'aria-label': 'The best trial’s pnl per market, oldest first: test markets orange, the others (train, embargo) blue' }),
+    h('details', null, h('summary', null, `Its pnl in each of the ${int(best.per_market.length)} markets`), table),
+  );
+}
+
+function drawBestChart(box: HTMLElement, res: Results): void {
+  const el = box.querySelector('[data-testid=sweep-best-chart]') as HTMLElement | null;
+  const ms = res.best?.per_market ?? [];
+  if (!el || ms.length === 0) return;
+  const n = ms.length;
+  const xs = ms.map((_, i) => i + 1);
+  const bars = uPlot.paths.bars!({ size: [0.7, 48], align: 0 });
+  draw(
+    el,
+    {
+      width: chartWidth(box),
+      height: 220,
+      scales: { x: { time: false, range: [0.5, n + 0.5] }, y: { range: (_u, lo, hi) => [Math.min(0, lo) * 1.1, Math.max(0, hi) * 1.1 || 1] } },
+      axes: [
+        { label: 'market (1 = oldest)', incrs: [1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000], values: (_u, vals) => vals.map((v) => (Number.isInteger(v) && v >= 1 && v <= n ? String(v) : '')) },
+        { label: 'pnl ($)', size: 64, values: numberTicks() },
+      ],
+      series: [
+        { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ms[v - 1]?.slug ?? ''}`) },
+        { label: 'train or embargo', stroke: COLORS.coin, fill: 'rgba(9,105,218,0.5)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+        { label: 'test', stroke: COLORS.spread, fill: 'rgba(154,103,0,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+      ],
+    },
+    [xs, ms.map((m) => (m.test ? null : m.pnl)), ms.map((m) => (m.test ? m.pnl : null))],
+  );
+}
+
+/** WALK_FORWARD: the trial each fold chose and how it did on its test block. */
+function foldsSection(res: Results, fmt: (x: number | null) => string): HTMLElement {
+  const table = h(
+    'table',
+    { class: 'data cards', testid: 'sweep-folds' },
+    h('thead', null, h('tr', null, th('Fold', true), th('Trial chosen', true), th('Train objective', true), th('Test objective', true), th('Test pnl', true), th('Test trades', true))),
+    h(
+      'tbody',
+      null,
+      (res.folds ?? []).map((f) =>
+        h('tr', null, td(int(f.fold), true), td(int(f.trial), true), td(fmt(f.train_objective), true), td(fmt(f.test_objective), true), td(pnl(f.test.total_pnl), true), td(int(f.test.n_trades), true)),
+      ),
+    ),
+  );
+  labelCells(table);
+  return h(
+    'section',
+    { 'aria-label': 'Folds' },
+    h('h3', null, 'Walk-forward folds'),
+    h('p', { class: 'muted' }, 'Each fold chose its best trial on the markets before it and was tested on the next block; the best trial’s test figures above join these blocks.'),
+    table,
+  );
+}
+
+const interval = (iv: [number, number] | null, f: (x: number) => string) => (iv ? ` [${f(iv[0])}, ${f(iv[1])}]` : '');
+
+/** One statistic of a summary as the table writes it. */
+function statText(s: Summary | null, key: string): string {
+  if (!s) return '—';
+  switch (key) {
+    case 'n_markets':
+    case 'n_markets_traded':
+    case 'n_trades':
+      return int(s[key]);
+    case 'total_pnl':
+      return pnl(s.total_pnl);
+    case 'total_fees':
+      return usd(s.total_fees, 3);
+    case 'win_rate':
+      return s.win_rate === null ? '—' : pct(s.win_rate) + interval(s.win_rate_ci95, (x) => pct(x));
+    case 'ev_per_trade':
+      return s.ev_per_trade === null ? '—' : pnl(s.ev_per_trade, 3) + interval(s.ev_ci95, (x) => pnl(x, 3));
+    case 'pnl_per_market': {
+      const d = s.pnl_per_market;
+      return d ? `${pnl(d.mean)} (sd ${usd(d.sd)}); ${pnl(d.p5)} / ${pnl(d.p50)} / ${pnl(d.p95)}` : '—';
+    }
+    case 'psr0':
+      return s.psr0 === null ? '—' : num(s.psr0, 3);
+    case 'portfolio_max_drawdown':
+      return usd(s.portfolio_max_drawdown);
+    case 'brier':
+      return s.brier_entry === null ? '—' : `${num(s.brier_entry, 4)} / ${num(s.brier_market, 4)}`;
+    default:
+      return num(s[key as keyof Summary] as number | null, 3);
+  }
+}
+
+/** The best trial's statistics on train and test, each with a line of plain words. */
+function statsSection(train: Summary, test: Summary | null, hasTest: boolean, split: string): HTMLElement {
+  const table = h(
+    'table',
+    { class: 'data cards stats', testid: 'sweep-stats' },
+    h('caption', null, 'The best trial’s statistics'),
+    h('thead', null, h('tr', null, th('Statistic'), th('Train', true), hasTest ? th(split === 'WALK_FORWARD' ? 'Test (folds joined)' : 'Test', true) : null, th('What it says'))),
+    h(
+      'tbody',
+      null,
+      STAT_WORDS.map(([key, label, words]) =>
+        h(
+          'tr',
+          { testid: 'stat-row', 'data-stat': key },
+          h('th', { scope: 'row' }, label),
+          h('td', { class: 'num', testid: 'stat-train' }, statText(train, key)),
+          hasTest ? h('td', { class: 'num', testid: 'stat-test' }, statText(test, key)) : null,
+          h('td', { class: 'words wide' }, words),
+        ),
+      ),
+    ),
+  );
+  labelCells(table);
+  const buckets = (train.calibration ?? []).filter((c) => c.entries > 0);
+  const calTable = h(
+    'table',
+    { class: 'data cards' },
+    h('thead', null, h('tr', null, th('Entry price'), th('Entries', true), th('Mean price', true), th('Side won', true), th('95% range', true))),
+    h(
+      'tbody',
+      null,
+      buckets.map((c) =>
+        h(
+          'tr',
+          null,
+          td(`${num(c.from, 1)} to ${num(c.to, 1)}`),
+          td(int(c.entries), true),
+          td(num(c.mean_price, 3), true),
+          td(num(c.side_won, 3), true),
+          td(c.side_won_ci95 ? `${num(c.side_won_ci95[0], 3)} to ${num(c.side_won_ci95[1], 3)}` : '—', true),
+        ),
+      ),
+    ),
+  );
+  labelCells(calTable);
+  const calibration = buckets.length
+    ? h(
+        'details',
+        { testid: 'sweep-calibration' },
+        h('summary', null, 'Calibration: did entries at a price win that often? (train)'),
+        h('p', { class: 'muted' }, 'A side bought at 0.30 should win 30% of the time if the price was fair; winning more often than the price is an edge.'),
+        calTable,
+      )
+    : null;
+  return h('section', { 'aria-label': 'Statistics' }, h('h3', null, 'Statistics'), table, calibration);
+}
+
+type TrialKey = 'trial' | `p${number}` | 'train_objective' | 'test_objective' | 'train_pnl' | 'test_pnl' | 'trades' | 'win_rate' | 'sharpe';
+
+/** Every trial in a table sorted by any column (the best objective first). */
+function trialsSection(res: Results, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
+  const paths = res.trials[0]?.parameters.map((p) => p.path) ?? [];
+  const keyOf = (t: TrialResult, k: TrialKey): number | string | null => {
+    if (/^p\d+$/.test(k)) {
+      const v = t.parameters[Number(k.slice(1))]?.value;
+      return typeof v === 'number' ? v : v === undefined ? null : String(v);
+    }
+    switch (k) {
+      case 'trial':
+        return t.trial;
+      case 'train_objective':
+        return t.train_objective;
+      case 'test_objective':
+        return t.test_objective;
+      case 'train_pnl':
+        return t.train.total_pnl;
+      case 'test_pnl':
+        return t.test?.total_pnl ?? null;
+      case 'trades':
+        return t.train.n_trades;
+      case 'win_rate':
+        return t.train.win_rate;
+      case 'sharpe':
+        return t.train.sharpe_per_market;
+    }
+    return null;
+  };
+  let sortKey: TrialKey = 'train_objective';
+  let asc = false;
+  const tbody = h('tbody');
+  const caption = h('caption');
+  const cols: [string, TrialKey, boolean][] = [
+    ['Trial', 'trial', true],
+    ...paths.map((p, i): [string, TrialKey, boolean] => [p, `p${i}`, true]),
+    [`Train ${objName}`, 'train_objective', true],
+    ...(hasTest ? [[`Test ${objName}`, 'test_objective', true] as [string, TrialKey, boolean]] : []),
+    ...(res.objective === 'total_pnl' ? [] : [['Train pnl', 'train_pnl', true] as [string, TrialKey, boolean]]),
+    ...(res.objective !== 'total_pnl' && hasTest ? [['Test pnl', 'test_pnl', true] as [string, TrialKey, boolean]] : []),
+    ['Train trades', 'trades', true],
+    ['Train win rate', 'win_rate', true],
+    ['Train Sharpe/market', 'sharpe', true],
+  ];
+  const heads = cols.map(([label, key, numeric]) => {
+    const b = h('button', { type: 'button', class: 'sort', 'data-key': key }, label);
+    const cell = h('th', { scope: 'col', class: numeric ? 'num' : null, 'aria-sort': key === sortKey ? 'descending' : 'none' }, b);
+    b.addEventListener('click', () => {
+      asc = sortKey === key ? !asc : key === 'trial' || key.startsWith('p');
+      sortKey = key;
+      heads.forEach((x) => x.setAttribute('aria-sort', 'none'));
+      cell.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+      render();
+    });
+    return cell;
+  });
+  const table = h('table', { class: 'data cards trials', testid: 'sweep-trials' }, caption, h('thead', null, h('tr', null, heads)), tbody);
+  const render = () => {
+    // Undefined values (null) sort last either way.
+    const sorted = [...res.trials].sort((x, y) => {
+      const a = keyOf(x, sortKey);
+      const b = keyOf(y, sortKey);
+      if (a === null || b === null) return a === b ? x.trial - y.trial : a === null ? 1 : -1;
+      const c = typeof a === 'number' && typeof b === 'number' ? a - b : String(a).localeCompare(String(b));
+      return (asc ? c : -c) || x.trial - y.trial;
+    });
+    const shown = sorted.slice(0, TRIAL_ROWS);
+    caption.textContent =
+      sorted.length > shown.length ? `The first ${int(shown.length)} of ${int(sorted.length)} trials by the sorted column (click a heading to sort)` : `${int(sorted.length)} trials (click a heading to sort)`;
+    clear(
+      tbody,
+      shown.map((t) =>
+        h(
+          'tr',
+          { testid: 'trial-row', 'data-trial': t.trial, class: t.trial === res.best?.trial ? 'current' : null },
+          td(int(t.trial), true),
+          t.parameters.map((p) => td(valueText(p.value), true)),
+          td(fmt(t.train_objective), true),
+          hasTest ? td(fmt(t.test_objective), true) : null,
+          res.objective === 'total_pnl' ? null : td(pnl(t.train.total_pnl), true),
+          res.objective !== 'total_pnl' && hasTest ? td(pnl(t.test?.total_pnl), true) : null,
+          td(int(t.train.n_trades), true),
+          td(t.train.win_rate === null ? '—' : pct(t.train.win_rate), true),
+          td(num(t.train.sharpe_per_market, 3), true),
+        ),
+      ),
+    );
+    labelCells(table);
+  };
+  render();
+  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('div', { class: 'table-box' }, table));
+}
