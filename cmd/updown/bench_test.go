@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
@@ -214,6 +216,28 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	run(slugs[store.M15], 1) // warm the connections
 	m15First, m15FirstCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.M15], n) })
 	h24First, h24FirstCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.H24], 5) })
+	// The same replays in this process, straight from Postgres (the
+	// market's record, its tape read and decoded, the engine), without
+	// the queue, the api or HTTP: what a first-time replay over HTTP is
+	// compared with (issue 27: at most 1.5x).
+	inProcess := func(slug string, n int) []time.Duration {
+		out := make([]time.Duration, n)
+		for i := range out {
+			size++
+			req := replay.Request{MarketSlug: slug, Strategy: replay.Strategy{Side: "UP",
+				EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.45},
+					{Field: "time_remaining_pct", Operator: ">", Value: 10}},
+				ExitConditions: []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}},
+				PositionSize:   float64(size)}}
+			begin := time.Now()
+			if _, err := jobs.Replay(ctx, st, req); err != nil {
+				b.Fatal(err)
+			}
+			out[i] = time.Since(begin)
+		}
+		return out
+	}
+	m15InProcess, h24InProcess := inProcess(slugs[store.M15], n), inProcess(slugs[store.H24], 5)
 	crosses = true
 	h24FewFirst, _ := cpuPer(w, func() []time.Duration { return series(slugs[store.H24], 5) })
 	churnFirst, _ := cpuPer(w, func() []time.Duration { return series(churned, 5) })
@@ -253,6 +277,10 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	b.StopTimer()
 
 	b.ReportMetric(p50(m15First), "15m-first-p50-ms")
+	b.ReportMetric(p50(m15InProcess), "15m-inprocess-p50-ms")
+	b.ReportMetric(p50(m15First)/p50(m15InProcess), "15m-first-x-inprocess")
+	b.ReportMetric(p50(h24InProcess), "24hr-inprocess-p50-ms")
+	b.ReportMetric(p50(h24First)/p50(h24InProcess), "24hr-first-x-inprocess")
 	b.ReportMetric(p50(m15Again), "15m-again-p50-ms")
 	b.ReportMetric(p50(h24First), "24hr-first-p50-ms")
 	b.ReportMetric(p50(h24Again), "24hr-again-p50-ms")
