@@ -162,9 +162,22 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 					break
 				}
 			}
-			gaps, err := act.ListGaps(ctx, slug)
+			all, err := act.ListGaps(ctx, slug)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The websocket failed with the books: its trades are a gap of
+			// their own kind (issue 28).
+			var gaps, tradeGaps []store.Gap
+			for _, g := range all {
+				if g.Kind == store.GapTrades {
+					tradeGaps = append(tradeGaps, g)
+				} else {
+					gaps = append(gaps, g)
+				}
+			}
+			if ws.Equal(w3) && len(tradeGaps) != 1 {
+				t.Errorf("%s: trades gaps %+v; the websocket failed from %v to %v", slug, tradeGaps, faultFrom, faultTo)
 			}
 			if ws.Equal(w3) {
 				if len(gaps) != 1 || gaps[0].To.Sub(gaps[0].From) < 3500*time.Millisecond ||
@@ -247,11 +260,19 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 		Gaps []struct {
 			From time.Time `json:"from"`
 			To   time.Time `json:"to"`
+			Kind string    `json:"kind"`
 		} `json:"gaps"`
 	}
 	get("/v1/markets/"+slug+"/gaps", &gaps)
-	if len(gaps.Gaps) != 1 || gaps.Gaps[0].To.Sub(gaps.Gaps[0].From) < 3500*time.Millisecond {
-		t.Errorf("API gaps of %s: %+v", slug, gaps.Gaps)
+	kinds := map[string]int{}
+	for _, g := range gaps.Gaps {
+		kinds[g.Kind]++
+		if g.Kind == "snapshots" && g.To.Sub(g.From) < 3500*time.Millisecond {
+			t.Errorf("API gap of %s: %+v", slug, g)
+		}
+	}
+	if len(gaps.Gaps) != 2 || kinds["snapshots"] != 1 || kinds["trades"] != 1 {
+		t.Errorf("API gaps of %s: %+v, want one of each kind", slug, gaps.Gaps)
 	}
 }
 

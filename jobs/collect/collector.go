@@ -578,7 +578,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		return // shutting down: not a gap worth a log line
 	}
 	if err := errors.Join(bookErr, priceErr); err != nil {
-		c.drops.add(DropUpstream, 1)
+		c.drops.add(dropReason(rctx, bookErr, priceErr), 1)
 		c.snapFeed.fail(ctx, at, now, err)
 		return
 	}

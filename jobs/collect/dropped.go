@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -20,7 +21,7 @@ const (
 	DropBusy = "busy"
 	// DropUpstream: the books or the coin prices failed.
 	DropUpstream = "upstream"
-	// DropLate: the books and prices came, but after MaxLag (a slow
+	// DropLate: the books or prices did not come within MaxLag (a slow
 	// upstream, or a loaded machine).
 	DropLate = "late"
 )
@@ -79,3 +80,19 @@ func (d *dropCounter) counts() map[string]int64 {
 // DropUpstream, DropLate), the instants of the snapshot grid at which markets were
 // live and none was recorded.
 func (c *Collector) DroppedInstants() map[string]int64 { return c.drops.counts() }
+
+// dropReason classes a tick's failed requests: DropLate when the only
+// trouble was no answer within MaxLag (rctx expired and no upstream
+// answered with an error status), else DropUpstream.
+func dropReason(rctx context.Context, errs ...error) string {
+	if rctx.Err() == nil {
+		return DropUpstream
+	}
+	for _, err := range errs {
+		var ue *UpstreamError
+		if errors.As(err, &ue) && ue.Status != 0 {
+			return DropUpstream
+		}
+	}
+	return DropLate
+}

@@ -80,11 +80,13 @@ func TestMuteWebsocketIsNotRecordedAsFresh(t *testing.T) {
 			t.Fatal("a connection was made during every muted stretch")
 		}
 	}
-	// The first instant recorded after may precede the recovery a little:
-	// its request, made up to MaxLag after it, came after.
+	// The gap begins about bound after the mute (later on a loaded
+	// machine, whose reader may take the last messages late), and ends at
+	// the first instant recorded after the recovery, which may precede it
+	// a little: its request, made up to MaxLag after it, came after.
 	eventually(t, 60*time.Second, "the stale stretch recorded as a gap", func() bool {
 		for _, g := range r.act.gapsOf(slug) {
-			if g.Kind == store.GapSnapshots && !g.From.After(muted.Add(bound)) && !g.To.Before(recovered.Add(-r.cfg.MaxLag)) {
+			if g.Kind == store.GapSnapshots && g.From.Before(recovered.Add(-2*bound)) && !g.To.Before(recovered.Add(-r.cfg.MaxLag)) {
 				return true
 			}
 		}
