@@ -302,7 +302,7 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	from := fs.String("from", "", "first window start (RFC 3339, a date, or epoch ms)")
 	to := fs.String("to", "", "windows starting before this (RFC 3339, a date, or epoch ms)")
 	out := fs.String("out", "-", "file to write Gamma's events to (JSON); - is stdout")
-	gammaURL := fs.String("gamma-url", envOr("POLYMARKET_GAMMA_URL", collect.DefaultGammaURL), "Gamma API base `URL` (env POLYMARKET_GAMMA_URL)")
+	gammaURL := urlFlag(fs, "gamma-url", envOr("POLYMARKET_GAMMA_URL", collect.DefaultGammaURL), "Gamma API base `URL` (env POLYMARKET_GAMMA_URL)")
 	fs.Usage = commandUsage(fs, "updown markets fetch --series S --from T --to T [--out FILE]\n\n"+
 		"Save Gamma's records of a series' markets (closed ones too), found by the collector's slug rules: the --markets\n"+
 		"file of `updown import events`.", nil)

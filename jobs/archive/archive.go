@@ -260,7 +260,12 @@ func (im *importer) run(began time.Time) (Summary, error) {
 	<-progressDone
 	if err == nil {
 		for _, r := range im.runs {
-			if err = r.finish(); err != nil {
+			if r.finished {
+				err = r.flush()
+			} else {
+				err = r.finish()
+			}
+			if err != nil {
 				break
 			}
 		}
@@ -318,6 +323,9 @@ func (im *importer) read() (Summary, error) {
 			}
 			im.covTo = f.hour.Add(time.Hour)
 			if err := f.read(im.ctx, &im.done, im.want, im.items, &im.skipped); err != nil {
+				return sum, err
+			}
+			if err := im.finishEnded(im.covTo); err != nil {
 				return sum, err
 			}
 		}
@@ -396,6 +404,27 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	return r, nil
 }
 
+// finishEnded finishes the markets whose window (and the silence after
+// their last event that still counts) the input has passed by now: their
+// snapshots and gaps are final, and their memory is released, so that
+// memory holds the live markets only, however long the stream.
+func (im *importer) finishEnded(now time.Time) error {
+	for _, r := range im.runs {
+		if r.finished || r.last.IsZero() || !r.m.EndTime.Add(im.opt.GapAfter).Before(now) {
+			continue
+		}
+		if err := r.finish(); err != nil {
+			return err
+		}
+		r.finished = true
+		r.snaps, r.times, r.books = nil, nil, book.NewBooks()
+	}
+	return nil
+}
+
+// finishEvery is how many events pass between looks for ended markets.
+const finishEvery = 8192
+
 // items folds a run of events into their markets.
 func (im *importer) items(items []item) error {
 	for i := range items {
@@ -430,6 +459,11 @@ func (im *importer) items(items []item) error {
 		if err := r.event(e); err != nil {
 			return err
 		}
+		if im.opt.Format == WSJSONL && atomic.LoadInt64(&im.events)%finishEvery == 0 {
+			if err := im.finishEnded(im.covTo); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -453,9 +487,21 @@ type run struct {
 	ticks  []store.TickSizeChange
 	times  []int64 // instants of the snapshots imported, µs
 	wrote  bool
+	// finished: the stream passed the market's end, its snapshots and
+	// gaps are written and its memory released; later events add trades.
+	finished bool
 }
 
 func (r *run) event(e *book.Event) error {
+	if r.finished {
+		if e.EventType == "last_trade_price" {
+			r.trade(e, cmp.Or(e.Time, r.last))
+			if len(r.trades) >= flushEvery {
+				return r.flush()
+			}
+		}
+		return nil
+	}
 	t := e.Time
 	if t.IsZero() || t.Before(r.last) {
 		t = r.last // an event without a time, or the clock going back: no instant passes
@@ -494,15 +540,7 @@ func (r *run) event(e *book.Event) error {
 	r.books.Apply(e)
 	switch e.EventType {
 	case "last_trade_price":
-		outcome := store.OutcomeUp
-		if e.AssetID == r.m.ClobTokenDown {
-			outcome = store.OutcomeDown
-		} else if e.AssetID != r.m.ClobTokenUp {
-			return nil
-		}
-		tr := e.Trade
-		r.trades = append(r.trades, store.MarketTrade{Time: t.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
-			Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash})
+		r.trade(e, t)
 	case "tick_size_change":
 		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick {
 			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.NewTick})
@@ -512,6 +550,19 @@ func (r *run) event(e *book.Event) error {
 		return r.flush()
 	}
 	return nil
+}
+
+// trade keeps a last_trade_price event of the market's tokens.
+func (r *run) trade(e *book.Event, t time.Time) {
+	outcome := store.OutcomeUp
+	if e.AssetID == r.m.ClobTokenDown {
+		outcome = store.OutcomeDown
+	} else if e.AssetID != r.m.ClobTokenUp {
+		return
+	}
+	tr := e.Trade
+	r.trades = append(r.trades, store.MarketTrade{Time: t.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
+		Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash})
 }
 
 func firstAtOrAfter(t time.Time, d time.Duration) time.Time {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,48 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("a failed import was listed: %+v", imps)
 			}
 		})
+	}
+}
+
+// TestMissingHour imports two PMXT hours with the one between them
+// missing: the summary names it, the market's books are unknown through
+// it, and it is a gap.
+func TestMissingHour(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := fxMarket(store.BTC, fxHour, 3)
+	m.MarketType, m.EndTime = store.H4, fxHour.Add(4*time.Hour)
+	m.Slug = "btc-updown-4hr-" + strconv.FormatInt(fxHour.Unix(), 10)
+	dir := t.TempDir()
+	h13, h15 := filepath.Join(dir, "13.parquet"), filepath.Join(dir, "15.parquet")
+	writePMXT(t, h15, pmxtRows(fxStream(m, fxHour.Add(2*time.Hour), fxHour.Add(2*time.Hour+10*time.Minute), 4, 0)))
+	writePMXT(t, h13, pmxtRows(fxStream(m, fxHour, fxHour.Add(10*time.Minute), 3, 0)))
+	cp := archive.NewCoinPrices()
+	writeKlines(t, cp, store.BTC, fxHour, fxHour.Add(3*time.Hour), func(time.Time) float64 { return 81000 })
+	st := memory.New()
+	sum, err := archive.Import(ctx, st, archive.Options{Format: archive.PMXTv2, Files: []string{h15, h13}, Markets: []store.Market{m}, Prices: cp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.MissingHours) != 1 || !sum.MissingHours[0].Equal(fxHour.Add(time.Hour)) {
+		t.Fatalf("missing hours %v, want [%s]", sum.MissingHours, fxHour.Add(time.Hour))
+	}
+	if !sum.Import.From.Equal(fxHour) || !sum.Import.To.Equal(fxHour.Add(3*time.Hour)) {
+		t.Errorf("import covers %s to %s, want the three hours", sum.Import.From, sum.Import.To)
+	}
+	gaps, err := st.ListGaps(ctx, m.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour14 := slices.ContainsFunc(gaps, func(g store.Gap) bool {
+		return !g.From.After(fxHour.Add(time.Hour)) && !g.To.Before(fxHour.Add(2*time.Hour))
+	})
+	if !hour14 {
+		t.Errorf("gaps %v: none covers the missing hour", gaps)
+	}
+	for _, s := range snapshotsOf(t, st, m.Slug) {
+		if s.Time.After(fxHour.Add(10*time.Minute+3*time.Second)) && s.Time.Before(fxHour.Add(2*time.Hour)) {
+			t.Fatalf("snapshot at %s, in the hours without data", s.Time)
+		}
 	}
 }

@@ -182,39 +182,50 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 	return int(tag.RowsAffected()), nil
 }
 
+// ReplaceGaps cuts the market's stored gaps at from and to, drops their
+// parts inside, and adds gaps. The statements name only the times, so
+// that whatever else a gap row holds is kept with its parts (a gap cut in
+// two is copied whole, then its times set). Parts left touching an added
+// gap stay two rows.
 func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.Time, gaps []store.Gap) error {
 	op := fmt.Sprintf("import: replace gaps of %q", slug)
-	batch := make([]store.Gap, len(gaps))
+	froms, tos := make([]time.Time, len(gaps)), make([]time.Time, len(gaps))
 	for i, g := range gaps {
 		g = store.Gap{From: micro(g.From), To: micro(g.To)}
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("postgres: %s: %w", op, err)
 		}
-		batch[i] = g
+		froms[i], tos[i] = g.From, g.To
 	}
+	from, to = micro(from), micro(to)
 	var id int64
 	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id); err != nil {
 		return wrap(op, err)
 	}
-	rows, _ := t.tx.Query(ctx, `select from_time, to_time from market_gaps where market = $1`, id)
-	stored, err := pgx.CollectRows(rows, scanGap)
-	if err != nil {
-		return wrap(op, err)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		// A gap holding the whole range: its part after the range, a copy.
+		{`insert into market_gaps
+			select (jsonb_populate_record(g, jsonb_build_object('from_time', $3::timestamptz))).*
+			from market_gaps g where market = $1 and from_time < $2 and to_time > $3`, []any{id, from, to}},
+		// Parts before the range, and after it.
+		{`update market_gaps set to_time = $2 where market = $1 and from_time < $2 and to_time > $2`, []any{id, from}},
+		{`update market_gaps set from_time = $3 where market = $1 and from_time >= $2 and from_time < $3 and to_time > $3`, []any{id, from, to}},
+		// Gaps inside the range.
+		{`delete from market_gaps where market = $1 and from_time >= $2 and to_time <= $3`, []any{id, from, to}},
+	} {
+		if _, err := t.tx.Exec(ctx, q.sql, q.args...); err != nil {
+			return wrap(op, err)
+		}
 	}
-	merged := store.ReplaceGaps(stored, micro(from), micro(to), batch)
-	froms, tos := make([]time.Time, len(merged)), make([]time.Time, len(merged))
-	for i, g := range merged {
-		froms[i], tos[i] = g.From, g.To
-	}
-	if _, err := t.tx.Exec(ctx, `delete from market_gaps where market = $1`, id); err != nil {
-		return wrap(op, err)
-	}
-	_, err = t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time)
+	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time)
 		select $1, f, t from unnest($2::timestamptz[], $3::timestamptz[]) as g (f, t)`, id, froms, tos)
 	if err != nil {
 		return wrap(op, err)
 	}
-	t.gaps += int64(len(batch))
+	t.gaps += int64(len(gaps))
 	return nil
 }
 

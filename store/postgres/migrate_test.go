@@ -67,6 +67,7 @@ func TestMigrationKeepsMarkets(t *testing.T) {
 		ConditionID: "c1", ClobTokenUp: "up1", ClobTokenDown: "down1", Winner: ptr(store.OutcomeUp),
 		FinalVolume: ptr(1234.5), FinalLiquidity: ptr(99.5), ResolvedAt: ptr(start.Add(time.Hour + time.Minute)),
 		CreatedAt: start.Add(-time.Hour), UpdatedAt: start.Add(-time.Hour),
+		DataSources: []string{store.DataRecorder}, // migration 010: markets stored before were recorded
 	}
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("after migration:\n got  %+v\n want %+v", got, want)
