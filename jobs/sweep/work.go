@@ -270,5 +270,5 @@ func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan
 	if err != nil {
 		return Results{}, fmt.Errorf("sweep %s: split its markets: %w", sw.ID, err)
 	}
-	return p.Summarize(markets, outcomes, folds)
+	return p.summarize(ctx, markets, outcomes, folds, yield)
 }
