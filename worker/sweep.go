@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -38,8 +39,12 @@ const SweepWatch = 250 * time.Millisecond
 // A slot that frees wakes the gate, so that the next shard is taken at
 // once. A shard taken in the instant before the last slot filled is still
 // refused.
+//
+// Shards are CPU-bound: slots beyond the CPUs (GOMAXPROCS) add no
+// throughput, only goroutines a replay's must be scheduled among, so
+// there are at most as many.
 func (s *Server) registerSweeps(slots int) {
-	sem := make(chan struct{}, max(slots, 1))
+	sem := make(chan struct{}, max(min(slots, runtime.GOMAXPROCS(0)), 1))
 	pending := "asynq:{" + jobs.QueueSweeps + "}:pending" // Asynq's key of the queue's pending tasks
 	s.gate.full = func(key string) bool { return key == pending && len(sem) == cap(sem) }
 	var plans sweep.Plans // a sweep's plan, once for all its shards here

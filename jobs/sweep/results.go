@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -93,6 +94,12 @@ type Stability struct {
 // outcomes[m][t] is trial t's replay of market m, the markets oldest first
 // as in markets. folds is Request.Split.Cut(len(markets)).
 func (p *Plan) Summarize(markets []MarketInfo, outcomes [][]TrialMarket, folds []Fold) (Results, error) {
+	return p.summarize(context.Background(), markets, outcomes, folds, nil)
+}
+
+// summarize is Summarize yielding (nil: never) between trials: a large
+// sweep's statistics are a fraction of a second or more.
+func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][]TrialMarket, folds []Fold, yield Yield) (Results, error) {
 	r := p.Request
 	n, nt := len(markets), len(p.Trials)
 	if len(outcomes) != n {
@@ -144,6 +151,11 @@ func (p *Plan) Summarize(markets []MarketInfo, outcomes [][]TrialMarket, folds [
 	sharpes := make([]float64, 0, nt)
 	tallies := make([][]stats.Tally, nt) // per trial, per train market, for PBO
 	for t := range nt {
+		if yield != nil && t%8 == 0 {
+			if err := yield(ctx); err != nil {
+				return Results{}, err
+			}
+		}
 		tr := statsOf(t, train)
 		res.Trials[t] = TrialResult{Trial: t, Parameters: valuesOf(t), Train: stats.Aggregate(tr, size), TrainObjective: objectiveOf(tr)}
 		if len(test) > 0 {

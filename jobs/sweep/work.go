@@ -157,7 +157,7 @@ func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Pl
 	if sw.ReplaysDone < sw.ReplaysTotal {
 		return nil
 	}
-	return Finish(ctx, st, sw, p)
+	return finish(ctx, st, sw, p, yield)
 }
 
 // runShard is RunShard stopping between trials when ctx is done, and
@@ -214,7 +214,18 @@ func loadMarket(ctx context.Context, st store.Store, slug string, need DataNeeds
 // A sweep already finished (another shard's run got there first) is left
 // as it is.
 func Finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan) error {
-	res, err := summarizeStored(ctx, st, sw, p)
+	return finish(ctx, st, sw, p, nil)
+}
+
+// finish is Finish yielding (nil: never) between the shards it decodes:
+// a large sweep's are seconds of work.
+func finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Yield) error {
+	res, err := summarizeStored(ctx, st, sw, p, yield)
+	if err != nil && ctx.Err() != nil {
+		// Stopped, not broken: the task runs again (its shard is stored,
+		// so it comes straight here) or the sweep was cancelled.
+		return err
+	}
 	if err != nil {
 		if _, serr := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed,
 			"the sweep's results could not be summarized"); serr != nil && !errors.Is(serr, store.ErrConflict) {
@@ -232,7 +243,7 @@ func Finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan) error {
 	return nil
 }
 
-func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan) (Results, error) {
+func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Yield) (Results, error) {
 	shards, err := st.ListSweepShards(ctx, sw.ID)
 	if err != nil {
 		return Results{}, fmt.Errorf("sweep %s: read its shards: %w", sw.ID, err)
@@ -243,6 +254,11 @@ func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan
 	markets := make([]MarketInfo, len(sw.Markets))
 	outcomes := make([][]TrialMarket, len(sw.Markets))
 	for i, sh := range shards {
+		if yield != nil {
+			if err := yield(ctx); err != nil {
+				return Results{}, err
+			}
+		}
 		if err := json.Unmarshal(sh.Results, &outcomes[i]); err != nil {
 			return Results{}, fmt.Errorf("sweep %s: decode the shard of %s: %w", sw.ID, sh.Market, err)
 		}
@@ -255,5 +271,5 @@ func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan
 	if err != nil {
 		return Results{}, fmt.Errorf("sweep %s: split its markets: %w", sw.ID, err)
 	}
-	return p.Summarize(markets, outcomes, folds)
+	return p.summarize(ctx, markets, outcomes, folds, yield)
 }
