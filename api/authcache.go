@@ -90,7 +90,7 @@ func (c *authCache) drop(hash string) {
 
 // customerGen reads the customer's generation.
 func (l *rateLimiter) customerGen(ctx context.Context, customerID string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	g, err := l.rdb.Get(ctx, authGenKey(customerID)).Int64()
 	if errors.Is(err, redis.Nil) {

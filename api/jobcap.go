@@ -121,7 +121,7 @@ func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Dur
 	}
 	now := time.Now()
 	key := jobSlotKey(p.Customer.ID)
-	tctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
 	defer cancel()
 	mode := "take"
 	if peek {
@@ -245,7 +245,7 @@ func (s *Server) watchJob(p principal, id string, bound time.Duration, release f
 		if release != nil && s.cfg.Redis != nil {
 			// Still queued or running (or Redis is failing, in which case
 			// the slot lapses): keep the slot alive.
-			kctx, kcancel := context.WithTimeout(ctx, rateLimitTimeout)
+			kctx, kcancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
 			err := keepSlotScript.Run(kctx, s.cfg.Redis, []string{jobSlotKey(p.Customer.ID)},
 				time.Now().Add(lease).UnixMilli(), id).Err()
 			kcancel()

@@ -47,7 +47,7 @@ import (
 // X-RateLimit-* headers are sent and /v1/account reports usage as null.
 //
 // When Redis fails (down, slow, refusing), requests are let through
-// unmetered after at most rateLimitTimeout, and the failure is logged as a
+// unmetered after at most Config.RedisTimeout, and the failure is logged as a
 // warning (at most every 10 s, not per request): the limiter guards the
 // service, and turning a Redis outage into an outage of every data endpoint
 // would do more harm than a few unmetered requests. Such answers carry
@@ -61,11 +61,11 @@ type RateLimit struct {
 	PerDay    int
 }
 
-// rateLimitTimeout bounds how long a request waits for its check, so that
-// a slow Redis delays requests by at most this much before they fail open.
+// DefaultRedisTimeout is Config.RedisTimeout's default: how long a request
+// waits for its check, so that a slow Redis delays requests by at most this much before they fail open.
 // The pipeline itself is cut off at the same time only when the Redis
 // client is made with ContextTimeoutEnabled (else at its ReadTimeout).
-const rateLimitTimeout = 250 * time.Millisecond
+const DefaultRedisTimeout = 250 * time.Millisecond
 
 // rateKeyPrefix starts every rate-limit key.
 const rateKeyPrefix = "updown:rl:{"
@@ -224,7 +224,8 @@ func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
 // the requests that arrived while the previous one was out. The flushing
 // goroutine exists only while there is work, so an idle server holds none.
 type rateLimiter struct {
-	rdb redis.UniversalClient
+	rdb     redis.UniversalClient
+	timeout time.Duration // each check's bound (Config.RedisTimeout)
 
 	mu       sync.Mutex
 	pending  []*rateCall
@@ -247,15 +248,15 @@ type rateCall struct {
 // maxRateBatch bounds one pipeline.
 const maxRateBatch = 256
 
-func newRateLimiter(rdb redis.UniversalClient) *rateLimiter {
-	return &rateLimiter{rdb: rdb}
+func newRateLimiter(rdb redis.UniversalClient, timeout time.Duration) *rateLimiter {
+	return &rateLimiter{rdb: rdb, timeout: timeout}
 }
 
 // count runs c's check and returns {minute, day, refused, generation}. It gives up
-// after rateLimitTimeout or when ctx ends; a call given up on is skipped
+// after Config.RedisTimeout or when ctx ends; a call given up on is skipped
 // if it has not been sent yet.
 func (l *rateLimiter) count(ctx context.Context, c *rateCall) ([]int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	c.ctx, c.done = ctx, make(chan struct{})
 	l.mu.Lock()
@@ -294,7 +295,7 @@ func (l *rateLimiter) flush() {
 // send runs a batch in one pipeline, and calls whose script Redis has
 // forgotten (a restart or SCRIPT FLUSH) again with the script's source.
 func (l *rateLimiter) send(batch []*rateCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), rateLimitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	live := batch[:0:0]
 	for _, c := range batch {

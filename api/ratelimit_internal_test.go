@@ -22,7 +22,7 @@ func testCall(lm, ld int) *rateCall {
 // one by one.
 func TestRateLimiterBatches(t *testing.T) {
 	rdb := redistest.Client(t)
-	l := newRateLimiter(rdb)
+	l := newRateLimiter(rdb, DefaultRedisTimeout)
 	const n, limit = 200, 150
 	var wg sync.WaitGroup
 	got := make([][]int64, n)
@@ -88,7 +88,7 @@ func TestRateLimiterBatches(t *testing.T) {
 // script (a restart or SCRIPT FLUSH).
 func TestRateLimiterScriptFlushed(t *testing.T) {
 	rdb := redistest.Client(t)
-	l := newRateLimiter(rdb)
+	l := newRateLimiter(rdb, DefaultRedisTimeout)
 	for want := int64(1); want <= 3; want++ {
 		if err := rdb.ScriptFlush(context.Background()).Err(); err != nil {
 			t.Fatal(err)
@@ -104,7 +104,7 @@ func TestRateLimiterScriptFlushed(t *testing.T) {
 // is not counted.
 func TestRateLimiterGivenUp(t *testing.T) {
 	rdb := redistest.Client(t)
-	l := newRateLimiter(rdb)
+	l := newRateLimiter(rdb, DefaultRedisTimeout)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := l.count(ctx, testCall(0, 0)); !errors.Is(err, context.Canceled) {

@@ -112,7 +112,7 @@ func (s *Server) takeReadSlot(ctx context.Context, p principal) (release func(),
 	id := hex.EncodeToString(b[:])
 	now := time.Now()
 	key := readSlotKey(p.Customer.ID)
-	tctx, cancel := context.WithTimeout(ctx, rateLimitTimeout)
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
 	defer cancel()
 	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
 		now.UnixMilli(), limit, id, now.Add(readSlotLease).UnixMilli(), "take").Int64Slice()

@@ -95,6 +95,11 @@ type Config struct {
 	// client that stopped reading (default DefaultWriteStall; negative: no
 	// bound), so that slow readers cannot pin answers in memory.
 	WriteStall time.Duration
+	// RedisTimeout bounds each rate-limit, cap and session check on Redis
+	// (default DefaultRedisTimeout); past it the request goes on
+	// unmetered and the failure is logged, so that a slow Redis never
+	// holds the API.
+	RedisTimeout time.Duration
 	// PublicURL is the address users reach the service at; https makes the
 	// session cookie Secure. BillingURL is the checkout link
 	// GET /v1/account/billing answers (none when empty).
@@ -134,6 +139,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.JobWait == 0 {
 		cfg.JobWait = 60 * time.Second
+	}
+	if cfg.RedisTimeout <= 0 {
+		cfg.RedisTimeout = DefaultRedisTimeout
 	}
 	if cfg.WriteStall == 0 {
 		cfg.WriteStall = DefaultWriteStall

@@ -69,10 +69,13 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	srv, err := api.New(api.Config{
-		Store:         st,
-		Logger:        logger,
-		Now:           clock,
-		Redis:         o.redis,
+		Store:  st,
+		Logger: logger,
+		Now:    clock,
+		Redis:  o.redis,
+		// Generous: a loaded machine's Redis must not make the caps and
+		// limits under test fail open (the default is 250 ms).
+		RedisTimeout:  10 * time.Second,
 		WebhookSecret: o.webhookSecret,
 		RateLimits:    o.rateLimits,
 		DevKeys:       o.devKeys,

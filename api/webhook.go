@@ -263,7 +263,7 @@ func (s *Server) registerBilling() error {
 		}
 	}
 	if s.cfg.Redis != nil {
-		s.limiter, s.auth = newRateLimiter(s.cfg.Redis), newAuthCache()
+		s.limiter, s.auth = newRateLimiter(s.cfg.Redis, s.cfg.RedisTimeout), newAuthCache()
 	}
 	payloadSchema := s.api.OpenAPI().Components.Schemas.Schema(reflect.TypeFor[webhookPayload](), true, "BillingWebhookPayload")
 	huma.Register(s.api, huma.Operation{
