@@ -68,49 +68,58 @@ func (p *fastParser) str() ([]byte, bool) {
 // number reads a number in JSON's grammar.
 func (p *fastParser) number() ([]byte, bool) {
 	p.ws()
-	j := p.i
-	if j < len(p.b) && p.b[j] == '-' {
-		j++
-	}
-	if j >= len(p.b) {
+	n := numberLen(p.b[p.i:])
+	if n == 0 {
 		return nil, false
 	}
-	switch {
-	case p.b[j] == '0':
+	s := p.b[p.i : p.i+n]
+	p.i += n
+	return s, true
+}
+
+// numberLen is the length of the JSON number b starts with, 0 if none.
+func numberLen(b []byte) int {
+	j := 0
+	if j < len(b) && b[j] == '-' {
 		j++
-	case p.b[j] >= '1' && p.b[j] <= '9':
-		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+	}
+	if j >= len(b) {
+		return 0
+	}
+	switch {
+	case b[j] == '0':
+		j++
+	case b[j] >= '1' && b[j] <= '9':
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 			j++
 		}
 	default:
-		return nil, false
+		return 0
 	}
-	if j < len(p.b) && p.b[j] == '.' {
+	if j < len(b) && b[j] == '.' {
 		j++
 		k := j
-		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 			j++
 		}
 		if j == k {
-			return nil, false
+			return 0
 		}
 	}
-	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
 		j++
-		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
 			j++
 		}
 		k := j
-		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 			j++
 		}
 		if j == k {
-			return nil, false
+			return 0
 		}
 	}
-	s := p.b[p.i:j]
-	p.i = j
-	return s, true
+	return j
 }
 
 func (p *fastParser) word(w string) bool {
@@ -205,8 +214,8 @@ func (p *fastParser) num(dst *Num) bool {
 	return true
 }
 
-// levels reads a list of levels or null.
-func (p *fastParser) levels(dst *[]Level) bool {
+// list reads a JSON list or null into dst, each element by item.
+func list[T any](p *fastParser, dst *[]T, item func() (T, bool)) bool {
 	if p.null() {
 		*dst = nil
 		return true
@@ -214,24 +223,17 @@ func (p *fastParser) levels(dst *[]Level) bool {
 	if !p.lit('[') {
 		return false
 	}
-	out := []Level{}
+	out := []T{}
 	if p.lit(']') {
 		*dst = out
 		return true
 	}
 	for {
-		p.ws()
-		start := p.i
-		end := bytes.IndexByte(p.b[start:], '}')
-		if end < 0 {
-			return false
-		}
-		price, size, ok := FastLevel(p.b[start : start+end+1])
+		v, ok := item()
 		if !ok {
 			return false
 		}
-		p.i = start + end + 1
-		out = append(out, Level{Price: price, Size: size})
+		out = append(out, v)
 		if p.lit(',') {
 			continue
 		}
@@ -243,74 +245,78 @@ func (p *fastParser) levels(dst *[]Level) bool {
 	}
 }
 
+// levels reads a list of levels or null.
+func (p *fastParser) levels(dst *[]Level) bool {
+	return list(p, dst, p.level)
+}
+
+// level reads one {"price", "size"} level.
+func (p *fastParser) level() (Level, bool) {
+	p.ws()
+	start := p.i
+	end := bytes.IndexByte(p.b[start:], '}')
+	if end < 0 {
+		return Level{}, false
+	}
+	price, size, ok := FastLevel(p.b[start : start+end+1])
+	if !ok {
+		return Level{}, false
+	}
+	p.i = start + end + 1
+	return Level{Price: price, Size: size}, true
+}
+
 // changes reads a list of price changes or null.
 func (p *fastParser) changes(dst *[]WireChange) bool {
-	if p.null() {
-		*dst = nil
-		return true
+	return list(p, dst, p.change)
+}
+
+// change reads one price change object.
+func (p *fastParser) change() (WireChange, bool) {
+	var c WireChange
+	if !p.lit('{') {
+		return c, false
 	}
-	if !p.lit('[') {
-		return false
+	if p.lit('}') {
+		return c, true
 	}
-	out := []WireChange{}
-	if p.lit(']') {
-		*dst = out
-		return true
-	}
+	var seen uint8
 	for {
-		var c WireChange
-		if !p.lit('{') {
-			return false
+		key, ok := p.str()
+		if !ok || !p.lit(':') {
+			return c, false
 		}
-		var seen uint8
-		if !p.lit('}') {
-			for {
-				key, ok := p.str()
-				if !ok || !p.lit(':') {
-					return false
-				}
-				var bit uint8
-				switch string(key) {
-				case "asset_id":
-					bit, ok = 1, p.text(&c.AssetID)
-				case "price":
-					bit, ok = 2, p.num(&c.Price)
-				case "size":
-					bit, ok = 4, p.num(&c.Size)
-				case "side":
-					bit, ok = 8, p.plain(&c.Side)
-				case "best_bid":
-					bit, ok = 16, p.num(&c.BestBid)
-				case "best_ask":
-					bit, ok = 32, p.num(&c.BestAsk)
-				default:
-					if foldsTo(key, "asset_id", "price", "size", "side", "best_bid", "best_ask") {
-						return false
-					}
-					ok = p.skipScalar()
-				}
-				if !ok || seen&bit != 0 {
-					return false
-				}
-				seen |= bit
-				if p.lit(',') {
-					continue
-				}
-				if p.lit('}') {
-					break
-				}
-				return false
+		var bit uint8
+		switch string(key) {
+		case "asset_id":
+			bit, ok = 1, p.text(&c.AssetID)
+		case "price":
+			bit, ok = 2, p.num(&c.Price)
+		case "size":
+			bit, ok = 4, p.num(&c.Size)
+		case "side":
+			bit, ok = 8, p.plain(&c.Side)
+		case "best_bid":
+			bit, ok = 16, p.num(&c.BestBid)
+		case "best_ask":
+			bit, ok = 32, p.num(&c.BestAsk)
+		default:
+			if foldsTo(key, "asset_id", "price", "size", "side", "best_bid", "best_ask") {
+				return c, false
 			}
+			ok = p.skipScalar()
 		}
-		out = append(out, c)
+		if !ok || seen&bit != 0 {
+			return c, false
+		}
+		seen |= bit
 		if p.lit(',') {
 			continue
 		}
-		if p.lit(']') {
-			*dst = out
-			return true
+		if p.lit('}') {
+			return c, true
 		}
-		return false
+		return c, false
 	}
 }
 

@@ -171,11 +171,11 @@ func FastLevel(b []byte) (price, size Num, ok bool) {
 				return price, size, false
 			}
 		} else {
-			j := i
-			for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || (b[j] >= '0' && b[j] <= '9')) {
-				j++
+			n := numberLen(b[i:]) // JSON's grammar: no "00", "+1" or "1-2"
+			if n == 0 {
+				return price, size, false
 			}
-			raw, i = b[i:j], j
+			raw, i = b[i:i+n], i+n
 		}
 		v, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
