@@ -216,7 +216,10 @@ func TestImportEqualsCollector(t *testing.T) {
 		t.Fatalf("the import equals the collector on %d of %d instants (%.2f%%), want at least 99.9%%", same, total, 100*ratio)
 	}
 	t.Logf("the import equals the collector on %d of %d instants (%d left out: their step was sent or received late)", same, total, excluded)
-	if excluded > total/10 {
+	// A slip of the importer's grid would leave out nearly every instant
+	// (books here change at almost every step); a loaded machine, under
+	// -race, leaves out a tenth or so.
+	if excluded > total/2 {
 		t.Fatalf("%d instants left out of %d: the machine is too loaded to compare", excluded, total)
 	}
 }
