@@ -178,7 +178,7 @@ func TestImportEqualsCollector(t *testing.T) {
 				continue
 			}
 			g, ok := byTime[w.Time.UnixMicro()]
-			if prev, had := byTime[w.Time.Add(-300*time.Millisecond).UnixMicro()]; ok && !sameSnapshot(w, g) && had && sameSnapshot(w, prev) {
+			if ok && !sameSnapshot(w, g) && tookEarlier(w, byTime) {
 				// The collector took this instant before the frames stamped
 				// just ahead of it reached it (a loaded machine delivers
 				// late): it shows the import's previous instant. Left out
@@ -222,6 +222,18 @@ func TestImportEqualsCollector(t *testing.T) {
 	if excluded > total/2 {
 		t.Fatalf("%d instants left out of %d: the machine is too loaded to compare", excluded, total)
 	}
+}
+
+// tookEarlier reports whether the collector's snapshot w equals one the import
+// took one to five steps earlier: the collector took its instant before
+// that step's frames reached it.
+func tookEarlier(w store.Snapshot, byTime map[int64]store.Snapshot) bool {
+	for k := 1; k <= 5; k++ {
+		if prev, had := byTime[w.Time.Add(-time.Duration(k)*300*time.Millisecond).UnixMicro()]; had && sameSnapshot(w, prev) {
+			return true
+		}
+	}
+	return false
 }
 
 func sameSnapshot(a, b store.Snapshot) bool {
