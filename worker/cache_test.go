@@ -26,48 +26,12 @@ import (
 // cached is read afresh.
 func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		st   func(t *testing.T) store.Store
-	}{
-		{"memory", func(*testing.T) store.Store { return memory.New() }},
-		{"postgres", func(t *testing.T) store.Store { return pgtest.NewStore(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for name, open := range cacheStores {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			st := tc.st(t)
-			cfg := gen.DefaultConfig(btNow)
-			cfg.Coins = gen.DefaultCoins()[:1]
-			cfg.Markets = map[store.MarketType]int{store.M15: 4}
-			cfg.MaxSnapshotsPerMarket = 400
-			cfg.BookLevels = 6
-			cfg.DepthHistory = 0
-			cfg.Outage = 0
-			if _, err := gen.Seed(ctx, cfg, st); err != nil {
-				t.Fatal(err)
-			}
-			resolved := true
-			ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved})
-			if err != nil || len(ms) < 2 {
-				t.Fatalf("%d resolved markets, %v", len(ms), err)
-			}
-
-			rdb := redistest.Client(t)
-			reg := prometheus.NewRegistry()
-			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Metrics: reg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { _ = w.Run(wctx); close(done) }()
-			t.Cleanup(func() { cancel(); <-done })
-			c, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = c.Close() })
+			r := newCacheRig(t, open(t), 4)
+			st, ms, reg := r.st, r.ms, r.reg
 
 			size := 0
 			check := func(slug, side, order string) {
@@ -79,23 +43,7 @@ func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 					ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}},
 					PositionSize:    float64(100 + size), OrderType: order,
 				}}
-				payload, _ := json.Marshal(req)
-				o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
-				if err != nil || o.Failure != nil {
-					t.Fatalf("replay %s: %v %+v", slug, err, o.Failure)
-				}
-				got, err := o.Data() // a large result comes deflated
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := jobs.Replay(ctx, st, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, _ := json.Marshal(res)
-				if !bytes.Equal(got, want) {
-					t.Fatalf("replay of %s (%s %s) through the worker:\n%s\nstraight from the store:\n%s", slug, side, order, got, want)
-				}
+				got := r.replay(t, req)
 				// A replay reads its side's books alone: the answer is the
 				// engine's on both outcomes' books.
 				m, err := st.GetMarket(ctx, slug)
@@ -110,7 +58,7 @@ func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want, _ = json.Marshal(full); !bytes.Equal(got, want) {
+				if want, _ := json.Marshal(full); !bytes.Equal(got, want) {
 					t.Fatalf("replay of %s (%s %s) on its side's books:\n%s\non both outcomes' books:\n%s", slug, side, order, got, want)
 				}
 			}
@@ -154,6 +102,82 @@ func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cacheStores open the stores the cache is tested on.
+var cacheStores = map[string]func(t *testing.T) store.Store{
+	"memory":   func(*testing.T) store.Store { return memory.New() },
+	"postgres": func(t *testing.T) store.Store { return pgtest.NewStore(t) },
+}
+
+// cacheRig is a worker (with its metrics) and a client over a store
+// seeded with resolved BTC 15m markets that have recorded trades.
+type cacheRig struct {
+	st  store.Store
+	ms  []store.Market // the resolved markets
+	reg *prometheus.Registry
+	c   *worker.Client
+}
+
+func newCacheRig(t *testing.T, st store.Store, markets int) cacheRig {
+	t.Helper()
+	ctx := t.Context()
+	cfg := gen.DefaultConfig(btNow)
+	cfg.Coins = gen.DefaultCoins()[:1]
+	cfg.Markets = map[store.MarketType]int{store.M15: markets}
+	cfg.MaxSnapshotsPerMarket = 400
+	cfg.BookLevels = 6
+	cfg.DepthHistory = 0
+	cfg.Outage = 0
+	if _, err := gen.Seed(ctx, cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	resolved := true
+	ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved})
+	if err != nil || len(ms) < 2 {
+		t.Fatalf("%d resolved markets, %v", len(ms), err)
+	}
+	rdb := redistest.Client(t)
+	reg := prometheus.NewRegistry()
+	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(wctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return cacheRig{st: st, ms: ms, reg: reg, c: c}
+}
+
+// replay runs req through the worker and answers its bytes, failing
+// unless they are byte for byte jobs.Replay's straight from the store.
+func (r cacheRig) replay(t *testing.T, req replay.Request) []byte {
+	t.Helper()
+	ctx := t.Context()
+	payload, _ := json.Marshal(req)
+	o, _, err := r.c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
+	if err != nil || o.Failure != nil {
+		t.Fatalf("replay %s: %v %+v", req.MarketSlug, err, o.Failure)
+	}
+	got, err := o.Data() // a large result comes deflated
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := jobs.Replay(ctx, r.st, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := json.Marshal(res); !bytes.Equal(got, want) {
+		t.Fatalf("replay of %s (%s %s) through the worker:\n%s\nstraight from the store:\n%s",
+			req.MarketSlug, req.Strategy.Side, req.Strategy.OrderType, got, want)
+	}
+	return got
 }
 
 // metric returns the value of the registered counter or gauge with the name.

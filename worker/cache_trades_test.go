@@ -1,22 +1,11 @@
 package worker_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/updown/updown/jobs"
-	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
-	"github.com/updown/updown/store/memory"
-	"github.com/updown/updown/store/postgres/pgtest"
-	"github.com/updown/updown/store/redis/redistest"
-	"github.com/updown/updown/worker"
 )
 
 // TestReplayCacheKeepsPackedTrades: a GTC replay reads its market's
@@ -26,53 +15,17 @@ import (
 // next replay.
 func TestReplayCacheKeepsPackedTrades(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		st   func(t *testing.T) store.Store
-	}{
-		{"memory", func(*testing.T) store.Store { return memory.New() }},
-		{"postgres", func(t *testing.T) store.Store { return pgtest.NewStore(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for name, open := range cacheStores {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			st := tc.st(t)
-			cfg := gen.DefaultConfig(btNow)
-			cfg.Coins = gen.DefaultCoins()[:1]
-			cfg.Markets = map[store.MarketType]int{store.M15: 3}
-			cfg.MaxSnapshotsPerMarket = 400
-			cfg.BookLevels = 6
-			cfg.DepthHistory = 0
-			cfg.Outage = 0
-			if _, err := gen.Seed(ctx, cfg, st); err != nil {
-				t.Fatal(err)
-			}
-			resolved := true
-			ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved})
-			if err != nil || len(ms) < 2 {
-				t.Fatalf("%d resolved markets, %v", len(ms), err)
-			}
+			r := newCacheRig(t, open(t), 3)
+			st, ms, reg := r.st, r.ms, r.reg
 			for _, m := range ms {
 				if n, err := st.CountMarketTrades(ctx, m.Slug, store.MarketTradeQuery{}); err != nil || n == 0 {
 					t.Fatalf("market %s: %d trades, %v", m.Slug, n, err)
 				}
 			}
-
-			rdb := redistest.Client(t)
-			reg := prometheus.NewRegistry()
-			w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Metrics: reg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { _ = w.Run(wctx); close(done) }()
-			t.Cleanup(func() { cancel(); <-done })
-			c, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = c.Close() })
 
 			size := 0
 			check := func(slug string) {
@@ -84,22 +37,7 @@ func TestReplayCacheKeepsPackedTrades(t *testing.T) {
 					ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 30}},
 					PositionSize:    float64(20 + size), OrderType: "GTC",
 				}}
-				payload, _ := json.Marshal(req)
-				o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
-				if err != nil || o.Failure != nil {
-					t.Fatalf("replay %s: %v %+v", slug, err, o.Failure)
-				}
-				got, err := o.Data()
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := jobs.Replay(ctx, st, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want, _ := json.Marshal(res); !bytes.Equal(got, want) {
-					t.Fatalf("GTC replay of %s through the worker:\n%s\nstraight from the store:\n%s", slug, got, want)
-				}
+				r.replay(t, req)
 			}
 			for range 3 {
 				for _, m := range ms {
