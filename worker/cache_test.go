@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -139,19 +138,7 @@ func newCacheRig(t *testing.T, st store.Store, markets int) cacheRig {
 	}
 	rdb := redistest.Client(t)
 	reg := prometheus.NewRegistry()
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Metrics: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	c, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c := startWorker(t, worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Metrics: reg})
 	return cacheRig{st: st, ms: ms, reg: reg, c: c}
 }
 

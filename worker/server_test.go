@@ -58,3 +58,23 @@ func TestServerProcessesTasks(t *testing.T) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// startWorker runs a worker server with cfg until the test ends and
+// returns a client on the same Redis.
+func startWorker(t *testing.T, cfg worker.Config) *worker.Client {
+	t.Helper()
+	w, err := worker.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c, err := worker.NewClient(t.Context(), worker.ClientConfig{Redis: cfg.Redis, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}

@@ -106,19 +106,7 @@ func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
 	slugs := sw.Markets
 	rdb := redistest.Client(t)
 	held := &heldStore{Store: mem, held: make(chan struct{}), release: make(chan struct{})}
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: held, Logger: quietLog(), Concurrency: 2}) // one sweep slot
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := startWorker(t, worker.Config{Redis: rdb, Store: held, Logger: quietLog(), Concurrency: 2}) // one sweep slot
 	// The first shard fills the slot; the others come once it is held
 	// (two shards queued at once may both be taken, and one refused, in
 	// the instant before the slot fills).
@@ -208,19 +196,7 @@ func TestShardsGiveWayToReplays(t *testing.T) {
 	mem, sw, shards := busyFixture(t)
 	st := &blockedStore{Store: mem, slug: unheld, reading: make(chan struct{}), release: make(chan struct{})}
 	rdb := redistest.Client(t)
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Concurrency: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(wctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := startWorker(t, worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Concurrency: 8})
 
 	// A replay holds the worker (its market read blocks) ...
 	replayed := make(chan error, 1)
