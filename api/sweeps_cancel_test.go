@@ -35,18 +35,8 @@ func seedSweepMarkets(t *testing.T, st store.Store, n int) []string {
 	newest := now.Truncate(15 * time.Minute).Add(-30 * time.Minute)
 	slugs := make([]string, n)
 	for k := range n {
-		m, err := g.Market(store.BTC, store.M15, newest.Add(-time.Duration(n-1-k)*15*time.Minute))
+		m, _, err := g.WriteMarket(ctx, st, store.BTC, store.M15, newest.Add(-time.Duration(n-1-k)*15*time.Minute))
 		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, err := g.Snapshots(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 			t.Fatal(err)
 		}
 		slugs[k] = m.Slug

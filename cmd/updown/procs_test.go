@@ -212,18 +212,8 @@ func seedMarkets(t testing.TB, dbURL string, types ...store.MarketType) map[stor
 	}
 	slugs := map[store.MarketType]string{}
 	for _, mt := range types {
-		m, err := g.Market(store.BTC, mt, now.Add(-2*mt.Duration()).Truncate(mt.Duration()))
+		m, _, err := g.WriteMarket(ctx, st, store.BTC, mt, now.Add(-2*mt.Duration()).Truncate(mt.Duration()))
 		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, err := g.Snapshots(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 			t.Fatal(err)
 		}
 		slugs[mt] = m.Slug

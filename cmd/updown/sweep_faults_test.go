@@ -40,18 +40,7 @@ func seedSweepMarkets(t testing.TB, dbURL string, n int) {
 	}
 	newest := now.Truncate(15 * time.Minute).Add(-45 * time.Minute)
 	for k := range n {
-		m, err := g.Market(store.BTC, store.M15, newest.Add(-time.Duration(k)*15*time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, err := g.Snapshots(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+		if _, _, err := g.WriteMarket(ctx, st, store.BTC, store.M15, newest.Add(-time.Duration(k)*15*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
