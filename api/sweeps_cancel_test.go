@@ -148,13 +148,7 @@ func TestSweepCancelStopsShards(t *testing.T) {
 		}
 		return p
 	}
-	deadline := time.Now().Add(2 * time.Minute) // generous: the suite runs on busy machines
-	for get().Data.Progress.Done == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no shard stored within 2 minutes")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "a shard stored", func() bool { return get().Data.Progress.Done > 0 })
 
 	r = b.do(http.MethodDelete, "/v1/sweeps/"+id, key, "", "")
 	cancelled := time.Now()
@@ -166,25 +160,14 @@ func TestSweepCancelStopsShards(t *testing.T) {
 	// Every remaining shard is taken from the queue and dropped: wait
 	// until the sweeps queue is empty.
 	insp := asynq.NewInspectorFromRedisClient(q.rdb)
-	deadline = time.Now().Add(2 * time.Minute)
-	for {
+	waitFor(t, "the sweeps queue emptied after the cancel", func() bool {
 		qi, err := insp.GetQueueInfo(jobs.QueueSweeps)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if qi.Pending+qi.Active+qi.Scheduled+qi.Retry == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the sweeps queue still holds %d pending, %d active, %d retrying shards 2 minutes after the cancel", qi.Pending, qi.Active, qi.Retry)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return qi.Pending+qi.Active+qi.Scheduled+qi.Retry == 0
+	})
 
-	// A shard that was between its last trials and its put when the
-	// cancel came may still offer its results (the store refuses them);
-	// none runs on for long, and none is stored once DELETE has answered
-	// (the progress stays where the cancel left it, below).
 	const margin = 10 * time.Second // generous: the suite runs on busy machines
 	log.mu.Lock()
 	starts, puts := after(log.starts, cancelled.Add(margin)), after(log.puts, cancelled.Add(margin))

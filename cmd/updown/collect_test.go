@@ -123,13 +123,8 @@ func TestCollectProcess(t *testing.T) {
 	}
 
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("collect exited with %v", err)
-		}
-	case <-time.After(patience):
-		t.Fatalf("collect did not stop within %v", patience)
+	if err := ended(t, "collect's stop", done); err != nil {
+		t.Fatalf("collect exited with %v", err)
 	}
 }
 

@@ -63,7 +63,7 @@ func startDevLogged(t *testing.T, log io.Writer, args ...string) devRun {
 		case err := <-done:
 			return err
 		case <-time.After(patience):
-			return fmt.Errorf("dev did not stop within %v", patience)
+			return fmt.Errorf("dev's stop hung (gave up after %v)", patience)
 		}
 	})
 	select {
@@ -76,7 +76,7 @@ func startDevLogged(t *testing.T, log io.Writer, args ...string) devRun {
 		t.Fatalf("updown dev %v exited: %v", args, err)
 	case <-time.After(patience):
 		cancel()
-		t.Fatalf("updown dev printed no URL within %v", patience)
+		t.Fatalf("updown dev hung before its banner (gave up after %v)", patience)
 	}
 	return devRun{}
 }

@@ -150,13 +150,8 @@ func TestDevEndToEnd(t *testing.T) {
 	res.Body.Close()
 
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("dev exited with %v", err)
-		}
-	case <-time.After(patience):
-		t.Fatalf("dev did not shut down within %v", patience)
+	if err := ended(t, "dev's shutdown", done); err != nil {
+		t.Fatalf("dev exited with %v", err)
 	}
 }
 
@@ -178,7 +173,7 @@ func waitForBanner(t *testing.T, r io.Reader) string {
 	case u := <-found:
 		return u
 	case <-time.After(patience):
-		t.Fatalf("updown dev printed no URL within %v", patience)
+		t.Fatalf("updown dev hung before its banner (gave up after %v)", patience)
 		return ""
 	}
 }
@@ -341,13 +336,8 @@ func TestProductionProcesses(t *testing.T) {
 
 	cancel()
 	for name, c := range map[string]chan error{"api": apiDone, "worker": workerDone} {
-		select {
-		case err := <-c:
-			if err != nil {
-				t.Errorf("%s exited with %v", name, err)
-			}
-		case <-time.After(patience):
-			t.Errorf("%s did not stop within %v", name, patience)
+		if err := ended(t, name+"'s stop", c); err != nil {
+			t.Errorf("%s exited with %v", name, err)
 		}
 	}
 }
@@ -427,6 +417,20 @@ func TestWorkerServesOps(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("worker exited with %v", err)
+	}
+}
+
+// ended waits for a run's end on done and returns its error. A run that
+// never ends is a hang: the test fails after patience, naming what hung.
+func ended[T any](t testing.TB, what string, done <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-done:
+		return v
+	case <-time.After(patience):
+		t.Fatalf("%s hung (gave up after %v)", what, patience)
+		var zero T
+		return zero
 	}
 }
 

@@ -149,11 +149,7 @@ func TestProcfileScales(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-done:
-	case <-time.After(patience):
-		t.Fatalf("foreman did not stop within %v of SIGTERM", patience)
-	}
+	ended(t, "foreman's stop on SIGTERM", done)
 	for _, p := range []string{"web.1", "worker.1", "worker.2", "worker.3", "worker.4"} {
 		if !strings.Contains(out.String(), p) {
 			t.Errorf("no output from %s", p)

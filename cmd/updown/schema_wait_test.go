@@ -70,13 +70,8 @@ func TestWaitForSchema(t *testing.T) {
 	default:
 	}
 	runCmd(t, "migrate", "--database-url", url)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(patience):
-		t.Fatalf("the wait did not return within %v of the migration", patience)
+	if err := ended(t, "the wait for the migration", done); err != nil {
+		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "waiting for database schema"); n != 1 {
 		t.Errorf("said it was waiting %d times, want once:\n%s", n, out.String())
