@@ -63,12 +63,12 @@ type SweepStore interface {
 	// (CheckSweepTransition) is ErrInvalid, an unknown sweep ErrNotFound.
 	SetSweepStatus(ctx context.Context, id string, from []SweepStatus, to SweepStatus, errText string) (Sweep, error)
 	// PutSweepShard stores the results of the sweep's shard on market
-	// (JSON, one entry per trial, in trial order) and advances ReplaysDone
+	// (every trial's, in the sweep package's encoding) and advances ReplaysDone
 	// by trials, atomically, and returns the sweep. A shard already stored
 	// is left as it is, whatever results holds, and counts nothing again.
 	// An unknown sweep is ErrNotFound; a market not among the sweep's
-	// Markets, trials other than its TrialCount or results that are not
-	// JSON are ErrInvalid; a sweep that is no longer QUEUED or RUNNING
+	// Markets, trials other than its TrialCount or empty results are
+	// ErrInvalid; a sweep that is no longer QUEUED or RUNNING
 	// takes no shard, not even a repeated one: ErrConflict.
 	PutSweepShard(ctx context.Context, sweepID, market string, trials int, results []byte) (Sweep, error)
 	// ListSweepShards returns the sweep's stored shards in the order of
@@ -157,7 +157,8 @@ type SweepShard struct {
 	SweepID string
 	Market  string
 	Trials  int
-	// Results is JSON, one entry per trial, as PutSweepShard was given it.
+	// Results is the shard's results as PutSweepShard was given them,
+	// in the sweep package's encoding (opaque to the store).
 	Results   []byte
 	CreatedAt time.Time
 }
@@ -249,12 +250,21 @@ func CheckSweepTransition(from []SweepStatus, to SweepStatus, errText string) er
 	return fmt.Errorf("sweep status %v → %s: %s: %w", from, to, why, ErrInvalid)
 }
 
-// CheckSweepJSON reports why b cannot be stored as a sweep's result or a
-// shard's results (an error matching ErrInvalid), or nil: it must be valid
-// JSON in UTF-8.
+// CheckSweepJSON reports why b cannot be stored as a sweep's result (an
+// error matching ErrInvalid), or nil: it must be valid JSON in UTF-8.
 func CheckSweepJSON(what string, b []byte) error {
 	if !isJSON(b) {
 		return fmt.Errorf("sweep %s: not JSON: %w", what, ErrInvalid)
+	}
+	return nil
+}
+
+// CheckSweepShard reports why b cannot be stored as a shard's results (an
+// error matching ErrInvalid), or nil. The results are the sweep package's
+// own encoding, opaque to the store: they must only be there.
+func CheckSweepShard(b []byte) error {
+	if len(b) == 0 {
+		return fmt.Errorf("sweep shard results: empty: %w", ErrInvalid)
 	}
 	return nil
 }

@@ -143,10 +143,7 @@ func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Pl
 			return err
 		}
 	}
-	results, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("sweep %s: encode the shard of %s: %w", sw.ID, task.Market, err)
-	}
+	results := EncodeShard(out)
 	if err := ctx.Err(); err != nil {
 		return err // stopped while encoding (a cancel, a shutdown): nothing stored
 	}
@@ -262,7 +259,7 @@ func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan
 				return Results{}, err
 			}
 		}
-		if err := json.Unmarshal(sh.Results, &outcomes[i]); err != nil {
+		if outcomes[i], err = DecodeShard(sh.Results); err != nil {
 			return Results{}, fmt.Errorf("sweep %s: decode the shard of %s: %w", sw.ID, sh.Market, err)
 		}
 		markets[i].Slug = sh.Market

@@ -225,7 +225,7 @@ func (s *Store) PutSweepShard(ctx context.Context, sweepID, market string, trial
 	if err := live(ctx, op); err != nil {
 		return store.Sweep{}, err
 	}
-	if err := store.CheckSweepJSON("shard results", results); err != nil {
+	if err := store.CheckSweepShard(results); err != nil {
 		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
 	}
 	t := &s.sweeps

@@ -228,7 +228,7 @@ func (s *Store) transition(ctx context.Context, op, id string, from []store.Swee
 // a put in progress or refuses the ones after it.
 func (s *Store) PutSweepShard(ctx context.Context, sweepID, market string, trials int, results []byte) (store.Sweep, error) {
 	op := fmt.Sprintf("put shard %q of sweep %q", market, sweepID)
-	if err := store.CheckSweepJSON("shard results", results); err != nil {
+	if err := store.CheckSweepShard(results); err != nil {
 		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	if !storable(sweepID) {
