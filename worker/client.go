@@ -362,16 +362,27 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 		return JobState{}, fmt.Errorf("inspect job %s: %w", id, err)
 	}
 	st := JobState{ID: id, State: info.State.String()}
-	if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+	switch {
+	case info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived:
 		if info.State == asynq.TaskStateArchived {
 			st.State = "failed"
 		}
-		o, err := decodeOutcome(info)
-		if err != nil {
-			return JobState{}, err
-		}
-		st.Outcome = &o
+	case info.State == asynq.TaskStateActive && len(info.Result) > 0:
+		// The handler wrote its outcome and announced it, and Asynq has
+		// not yet marked the task done: the job has finished, and the
+		// waiting request may have answered already.
+		st.State = "completed"
+	default:
+		return st, nil
 	}
+	o, err := decodeOutcome(info)
+	if err != nil {
+		return JobState{}, err
+	}
+	if st.State == "completed" && info.State == asynq.TaskStateActive && o.Failure != nil {
+		st.State = "failed"
+	}
+	st.Outcome = &o
 	return st, nil
 }
 
@@ -390,9 +401,9 @@ func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) err
 		}
 		_, err = c.queue.EnqueueContext(ctx, asynq.NewTask(sweep.TaskType, b), asynq.Queue(jobs.QueueSweeps),
 			asynq.TaskID(sh.Sweep+":"+sh.Market), asynq.Timeout(30*time.Minute),
-			// A shard refused by a busy worker comes back (errSweepBusy),
-			// so it may be tried many times before it runs.
-			asynq.MaxRetry(100_000))
+			// A shard whose worker died comes back at once (retryDelay);
+			// one that fails again and again is a fault worth giving up on.
+			asynq.MaxRetry(25))
 		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
 		}

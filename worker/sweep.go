@@ -16,14 +16,6 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// errSweepBusy is a sweep shard that found every sweep slot of its worker
-// taken: it goes back to the queue shortly (retryDelay), so that a worker
-// always keeps slots for replays (DESIGN 14).
-var errSweepBusy = errors.New("worker: every sweep slot is busy")
-
-// sweepBusyDelay is how soon a shard refused for a busy worker comes back.
-const sweepBusyDelay = 200 * time.Millisecond
-
 // SweepWatch is how often a running shard looks whether its sweep was
 // cancelled: a DELETE stops its shards within about this long.
 const SweepWatch = 250 * time.Millisecond
@@ -31,22 +23,25 @@ const SweepWatch = 250 * time.Millisecond
 // registerSweeps adds the sweep shard handler; at most slots shards run at
 // once on this worker.
 //
-// A server whose sweep slots are all busy does not take shards at all
-// (gate.full): refusing them (errSweepBusy) sends each to the retry set,
-// whence it comes back only after sweepBusyDelay and a pass of Asynq's
-// forwarder, so that a worker's free goroutine would empty the queue of
-// shards while its slot was busy and leave the slot idle waiting for them.
-// A slot that frees wakes the gate, so that the next shard is taken at
-// once. A shard taken in the instant before the last slot filled is still
-// refused.
+// The slots are taken when a shard is fetched, not when its handler
+// starts (gate.slots): a server whose slots are all busy does not take
+// shards at all, and leaves them in the queue for a worker with a free
+// one, or for its own slot as it frees, which wakes the gate so that the
+// next shard starts at once. A shard's handler always runs once fetched:
+// shards have a timeout, not a deadline, which Asynq checks before it
+// starts them. The slot is freed when the handler returns (slotRelease).
 //
-// Shards are CPU-bound: slots beyond the CPUs (GOMAXPROCS) add no
-// throughput, only goroutines a replay's must be scheduled among, so
-// there are at most as many.
+// Shards are CPU-bound, and a worker keeps a CPU for everything else it
+// runs (DESIGN 14: replays, its Asynq loop, the Redis round trips that
+// start and answer them): at most GOMAXPROCS − 1 slots, and at least one.
+// With a shard on every CPU, each step of a replay's path (a wake, a
+// dequeue, its answer) waited for the Go scheduler to preempt a shard, up
+// to 10 ms a step, and a replay's p99 beside a sweep was 15x its idle p99;
+// a second worker process, as the Procfile scales them, uses the other
+// CPU.
 func (s *Server) registerSweeps(slots int) {
-	sem := make(chan struct{}, max(min(slots, runtime.GOMAXPROCS(0)), 1))
-	pending := "asynq:{" + jobs.QueueSweeps + "}:pending" // Asynq's key of the queue's pending tasks
-	s.gate.full = func(key string) bool { return key == pending && len(sem) == cap(sem) }
+	s.gate.slots[pendingKey(jobs.QueueSweeps)] = make(chan struct{}, max(min(slots, runtime.GOMAXPROCS(0)-1), 1))
+	s.mux.Use(s.slotRelease)
 	var plans sweep.Plans // a sweep's plan, once for all its shards here
 	fg := newForeground()
 	s.mux.Use(fg.track)
@@ -54,12 +49,6 @@ func (s *Server) registerSweeps(slots int) {
 		var task sweep.ShardTask
 		if err := json.Unmarshal(t.Payload(), &task); err != nil {
 			return fmt.Errorf("undecodable sweep shard: %w: %w", err, asynq.SkipRetry)
-		}
-		select {
-		case sem <- struct{}{}:
-			defer func() { <-sem; s.gate.wake() }()
-		default:
-			return errSweepBusy
 		}
 		start := time.Now()
 		ctx, cancel := context.WithCancel(ctx)
@@ -75,6 +64,17 @@ func (s *Server) registerSweeps(slots int) {
 		}
 		s.metrics.observe(sweep.TaskType, outcome, time.Since(start))
 		return err
+	})
+}
+
+// slotRelease is the middleware that frees the slot a task took when it
+// was fetched (gate.slots), once its handler returns.
+func (s *Server) slotRelease(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		if q, ok := asynq.GetQueueName(ctx); ok {
+			defer s.gate.release(q)
+		}
+		return next.ProcessTask(ctx, t)
 	})
 }
 

@@ -216,7 +216,7 @@ func TestShardsGiveWayToReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	insp := asynq.NewInspectorFromRedisClient(rdb)
-	slots := min(len(shards), 8/2, runtime.GOMAXPROCS(0)) // the worker's sweep slots (sweep.go)
+	slots := max(min(len(shards), 8/2, runtime.GOMAXPROCS(0)-1), 1) // the worker's sweep slots (sweep.go)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		qi, err := insp.GetQueueInfo(jobs.QueueSweeps)

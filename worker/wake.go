@@ -38,22 +38,41 @@ func wake(ctx context.Context, rdb redis.UniversalClient) error {
 }
 
 // gate holds back an idle server's dequeue rounds until a wake.
+//
+// It waits only once every queue has been found empty (or refused: full)
+// since the last task or wake, queue by queue, not after as many empty
+// calls as there are queues: Asynq shuffles each round's order, so a count
+// would wait in the middle of a round, after a wake, before the one queue
+// that woke it was asked (a sweep slot freeing, and its next shard started
+// a second late).
 type gate struct {
-	queues int           // dequeue calls per round: one per queue
-	empty  atomic.Int64  // dequeue calls in a row that found nothing
-	wakes  chan struct{} // a pending wake (capacity 1)
-	closed chan struct{} // closed at shutdown: never wait again
+	bits   map[string]uint64 // a queue's pending key → its bit
+	all    uint64            // every queue's bit
+	seen   atomic.Uint64     // queues found empty since the last task or wake
+	wakes  chan struct{}     // a pending wake (capacity 1)
+	closed chan struct{}     // closed at shutdown: never wait again
 	idle   time.Duration
-	// full, when set, reports whether the server would refuse a task of
-	// the queue whose pending key this is (every sweep slot busy,
-	// sweep.go): its dequeue is skipped as if the queue were empty. Set
-	// before the server starts.
-	full func(pendingKey string) bool
+	// slots bounds the tasks of a queue (by its pending key) that run at
+	// once (sweep shards, sweep.go): a dequeue of the queue first takes a
+	// slot, and is skipped as if the queue were empty when none is free;
+	// a task fetched keeps its slot until its handler returns (release).
+	// Set before the server starts.
+	slots map[string]chan struct{}
 }
 
-func newGate(queues int, idle time.Duration) *gate {
-	return &gate{queues: max(queues, 1), wakes: make(chan struct{}, 1), closed: make(chan struct{}), idle: idle}
+// newGate gates the dequeues of the named queues (at most 64).
+func newGate(queues []string, idle time.Duration) *gate {
+	g := &gate{bits: map[string]uint64{}, slots: map[string]chan struct{}{}, wakes: make(chan struct{}, 1), closed: make(chan struct{}), idle: idle}
+	for i, q := range queues[:min(len(queues), 64)] {
+		bit := uint64(1) << i
+		g.bits[pendingKey(q)] = bit
+		g.all |= bit
+	}
+	return g
 }
+
+// pendingKey is Asynq's key of a queue's pending tasks (internal/rdb).
+func pendingKey(queue string) string { return "asynq:{" + queue + "}:pending" }
 
 // wake lets a waiting (or the next) round go.
 func (g *gate) wake() {
@@ -66,30 +85,30 @@ func (g *gate) wake() {
 // close releases the gate for good (shutdown).
 func (g *gate) close() { close(g.closed) }
 
-// before is called ahead of each dequeue call. At the start of a round that
-// follows a whole empty round, it waits for a wake or idlePoll.
+// before is called ahead of each dequeue call. Once every queue has been
+// found empty, it waits for a wake or idlePoll.
 func (g *gate) before() {
-	n := g.empty.Load()
-	if n < int64(g.queues) || n%int64(g.queues) != 0 {
+	if g.all == 0 || g.seen.Load() != g.all {
 		return
 	}
 	t := time.NewTimer(g.idle)
 	defer t.Stop()
 	select {
 	case <-g.wakes:
-		g.empty.Store(0)
+		g.seen.Store(0)
 	case <-t.C:
 	case <-g.closed:
 	}
 }
 
-// after records what a dequeue call found.
-func (g *gate) after(err error) {
+// after records what a dequeue of the queue whose pending key this is
+// found.
+func (g *gate) after(key string, err error) {
 	switch err {
 	case redis.Nil:
-		g.empty.Add(1)
+		g.seen.Or(g.bits[key])
 	case nil:
-		g.empty.Store(0)
+		g.seen.Store(0)
 	}
 	// Other errors (Redis down) leave the count; see pause.
 }
@@ -130,27 +149,55 @@ func (c gatedRedis) EvalSha(ctx context.Context, sha1 string, keys []string, arg
 	if !isDequeue(keys) {
 		return c.UniversalClient.EvalSha(ctx, sha1, keys, args...)
 	}
-	if c.g.full != nil && c.g.full(keys[0]) {
-		// Neither counted as an empty queue nor fetched: the task stays
-		// pending for a slot that frees (which wakes the gate).
-		return redis.NewCmdResult(nil, redis.Nil)
+	return c.dequeue(keys, true, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) })
+}
+
+func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	if !isDequeue(keys) {
+		return c.UniversalClient.Eval(ctx, script, keys, args...)
 	}
-	c.g.before()
-	cmd := c.UniversalClient.EvalSha(ctx, sha1, keys, args...)
+	// The script's text follows a NOSCRIPT answer to EvalSha, which
+	// passed the gate already.
+	return c.dequeue(keys, false, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) })
+}
+
+// dequeue runs one of Asynq's dequeue calls: through the gate when gated,
+// and only with a slot of its queue free (gate.slots), which the task it
+// fetches keeps.
+func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *redis.Cmd {
+	slots := c.g.slots[keys[0]]
+	if slots != nil {
+		select {
+		case slots <- struct{}{}:
+		default:
+			// Every slot is busy: not fetched, and counted as an empty
+			// queue. The task stays pending for a slot that frees, which
+			// wakes the gate.
+			c.g.after(keys[0], redis.Nil)
+			return redis.NewCmdResult(nil, redis.Nil)
+		}
+	}
+	if gated {
+		c.g.before()
+	}
+	cmd := call()
+	if slots != nil && cmd.Err() != nil {
+		<-slots // nothing fetched: the slot is free again
+	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
-		c.g.after(cmd.Err())
+		c.g.after(keys[0], cmd.Err())
 		c.pauseOnError(cmd.Err())
 	}
 	return cmd
 }
 
-func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	cmd := c.UniversalClient.Eval(ctx, script, keys, args...)
-	if isDequeue(keys) {
-		c.g.after(cmd.Err())
-		c.pauseOnError(cmd.Err())
+// release frees the slot a task of queue took when it was fetched, once
+// its handler has returned, and wakes the gate: the queue may hold more.
+func (g *gate) release(queue string) {
+	if slots := g.slots[pendingKey(queue)]; slots != nil {
+		<-slots
+		g.wake()
 	}
-	return cmd
 }
 
 func (c gatedRedis) pauseOnError(err error) {

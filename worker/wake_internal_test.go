@@ -25,7 +25,7 @@ func TestFailingDequeuePauses(t *testing.T) {
 	opt.Username, opt.Password = "noscripts", "pw"
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	g := gatedRedis{rdb, newGate(1, time.Second)}
+	g := gatedRedis{rdb, newGate([]string{"q"}, time.Second)}
 	call := func(keys []string) time.Duration {
 		t.Helper()
 		start := time.Now()
