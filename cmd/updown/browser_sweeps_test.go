@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -374,6 +376,34 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		read()
 		if fmt.Sprint(order) != "[0 1 2 3 4 5 6 7 8]" {
 			t.Errorf("trials by number: %q", order)
+		}
+	})
+
+	t.Run("every trial downloads as CSV", func(t *testing.T) {
+		pro := pro.in(t)
+		// The page hands the browser a blob; read it as the user would save it.
+		var ok bool
+		pro.eval(`(() => { window.__csv = null; const make = URL.createObjectURL; URL.createObjectURL = (b) => { b.text().then((x) => { window.__csv = x; }); return make.call(URL, b); }; return true })()`, &ok)
+		var got string
+		pro.run("download the trials", chromedp.Click(byID("sweep-trials-csv")),
+			chromedp.Poll(`window.__csv`, &got, chromedp.WithPollingTimeout(patience)))
+		req, _ := http.NewRequest(http.MethodGet, base+"/v1/sweeps/"+id+"/trials?limit=1000", nil)
+		req.Header.Set("X-API-Key", "ud_dev_pro")
+		req.Header.Set("Accept", "text/csv")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		want, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/csv") {
+			t.Fatalf("the API's trials CSV: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if got != string(want) {
+			t.Errorf("the downloaded CSV:\n%s\nthe API's:\n%s", got, want)
+		}
+		if lines := strings.Count(strings.TrimSpace(got), "\n"); lines != 9 {
+			t.Errorf("the download has %d rows after its header, want 9 trials", lines)
 		}
 	})
 

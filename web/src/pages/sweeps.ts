@@ -1,4 +1,4 @@
-import { ApiError, del, get, post } from '../api';
+import { ApiError, call, del, get, post } from '../api';
 import { DEFAULT_RULES, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
@@ -522,7 +522,7 @@ function showResults(box: HTMLElement, sw: Sweep): void {
     best ? bestSection(res, best, fmt, objName, hasTest) : h('p', { class: 'warning' }, `No trial has a defined ${objName} on the train markets: no best trial to show.`),
     res.folds?.length ? foldsSection(res, fmt) : null,
     bestTrial ? statsSection(bestTrial.train, best?.test ?? null, hasTest, res.split) : null,
-    trialsSection(res, fmt, objName, hasTest),
+    trialsSection(sw.sweep_id, res, fmt, objName, hasTest),
   );
   drawBestChart(box, res);
 }
@@ -790,7 +790,10 @@ function statsSection(train: Summary, test: Summary | null, hasTest: boolean, sp
 type TrialKey = 'trial' | `p${number}` | 'train_objective' | 'test_objective' | 'train_pnl' | 'test_pnl' | 'trades' | 'win_rate' | 'sharpe';
 
 /** Every trial in a table sorted by any column (the best objective first). */
-function trialsSection(res: Results, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
+/** The largest page GET /v1/sweeps/{id}/trials answers. */
+const TRIALS_PAGE = 1000;
+
+function trialsSection(id: string, res: Results, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
   const paths = res.trials[0]?.parameters.map((p) => p.path) ?? [];
   const keyOf = (t: TrialResult, k: TrialKey): number | string | null => {
     if (/^p\d+$/.test(k)) {
@@ -878,5 +881,33 @@ function trialsSection(res: Results, fmt: (x: number | null) => string, objName:
     labelCells(table);
   };
   render();
-  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('div', { class: 'table-box' }, table));
+  // Every trial, one a row, as GET /v1/sweeps/{id}/trials answers CSV
+  // (a link cannot send the Accept header that asks for it).
+  const csv = h('button', { type: 'button', testid: 'sweep-trials-csv' }, 'Download every trial (CSV)');
+  const problem = h('span', { class: 'warning', role: 'alert', hidden: true });
+  csv.addEventListener('click', async () => {
+    csv.disabled = true;
+    problem.hidden = true;
+    try {
+      // Pages of at most 1,000 trials, each with the header: the first's kept.
+      const parts: string[] = [];
+      for (let offset = 0; offset === 0 || offset < res.trials.length; offset += TRIALS_PAGE) {
+        const page = await call<string>('GET', `/v1/sweeps/${encodeURIComponent(id)}/trials?limit=${TRIALS_PAGE}&offset=${offset}`, undefined, {
+          headers: { Accept: 'text/csv' },
+          raw: true,
+        });
+        parts.push(offset === 0 ? page : page.slice(page.indexOf('\n') + 1));
+      }
+      const a = h('a', { href: URL.createObjectURL(new Blob(parts, { type: 'text/csv' })), download: `${id}-trials.csv` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+    } catch (e) {
+      problem.textContent = `The download failed: ${e instanceof ApiError ? e.message : String(e)}`;
+      problem.hidden = false;
+    } finally {
+      csv.disabled = false;
+    }
+  });
+  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('p', null, csv, ' ', problem), h('div', { class: 'table-box' }, table));
 }
