@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // WilsonZ is the normal quantile of the Wilson intervals, DESIGN 14's
 // 1.96 (Φ⁻¹(0.975) = 1.95996… rounded).
@@ -31,7 +34,7 @@ func EV(pnls []float64) Expectancy {
 		return e
 	}
 	n := float64(len(pnls))
-	half := TQuantile(0.975, n-1) * sd / math.Sqrt(n)
+	half := t975(n-1) * sd / math.Sqrt(n)
 	if lo, hi := mean-half, mean+half; finite(lo) != nil && finite(hi) != nil {
 		e.CI95 = &Interval{lo, hi}
 	}
@@ -39,6 +42,28 @@ func EV(pnls []float64) Expectancy {
 		e.SQN = finite(math.Sqrt(n) * mean / sd)
 	}
 	return e
+}
+
+// t975s memoizes TQuantile(0.975, df) for whole df under its length, as
+// the bits of the float (0: not yet computed). A sweep asks EV for the
+// interval of every trial on its train and its test markets, and the
+// quantile (Newton on the incomplete beta function) was most of the cost
+// of summarizing a sweep. A pure function's memo: two goroutines that
+// compute the same entry store the same bits.
+var t975s [4096]atomic.Uint64
+
+// t975 is TQuantile(0.975, df), memoized for whole df.
+func t975(df float64) float64 {
+	if df >= 1 && df < float64(len(t975s)) && df == math.Trunc(df) {
+		e := &t975s[int(df)]
+		if b := e.Load(); b != 0 {
+			return math.Float64frombits(b)
+		}
+		t := TQuantile(0.975, df)
+		e.Store(math.Float64bits(t))
+		return t
+	}
+	return TQuantile(0.975, df)
 }
 
 // Wilson is the Wilson score interval of a proportion (E. B. Wilson,

@@ -101,3 +101,17 @@ func TestDescribe(t *testing.T) {
 		t.Error("describe or sharpe of too little")
 	}
 }
+
+// TestT975MatchesTQuantile: the memo answers TQuantile's bits, the first
+// time and after, inside and outside the table.
+func TestT975MatchesTQuantile(t *testing.T) {
+	t.Parallel()
+	for _, df := range []float64{1, 2, 3, 7.5, 99, 4095, 4096, 1e5} {
+		want := TQuantile(0.975, df)
+		for k := range 2 {
+			if got := t975(df); math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("t975(%v), call %d = %v, TQuantile %v", df, k+1, got, want)
+			}
+		}
+	}
+}

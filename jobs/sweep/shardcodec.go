@@ -48,7 +48,11 @@ const maxShardString = 1 << 10
 
 // EncodeShard is a shard's results in the stored form.
 func EncodeShard(out []TrialMarket) []byte {
-	b := make([]byte, 0, 16+len(out)*128)
+	size := 16
+	for i := range out {
+		size += 160 + len(out[i].Error) + 40*len(out[i].Trips)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, shardFormatV1)
 	b = binary.AppendUvarint(b, uint64(len(out)))
 	for i := range out {
