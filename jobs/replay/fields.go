@@ -104,6 +104,52 @@ type tradeTape struct {
 	ns  []int64 // what the walks scan
 	rec []tradeRec
 	src []store.MarketTrade // the trades as given: their hashes (hashOf)
+	// views are the trades a resting order reads as evidence, by its
+	// direction (viewOf): a BUY only the outcome's taker sales and the
+	// other outcome's taker purchases (their mirror), a SELL the others.
+	// A resting order walks its view alone, half the trades.
+	views [2]tradeView
+}
+
+// tradeView is the trades of one direction of evidence, in walk order.
+type tradeView struct {
+	ns []int64
+	px []float64 // the price in the walked outcome's terms: 1 − p for the other outcome's
+	k  []int32   // the trade's index in the tape (rec, hashOf)
+}
+
+// viewOf is the index in tradeTape.views of a resting order's evidence.
+func viewOf(buy bool) int {
+	if buy {
+		return 0
+	}
+	return 1
+}
+
+// buildViews splits the packed trades, in walk order, by the direction of
+// resting order each is evidence for (evidence, DESIGN 6).
+func (tt *tradeTape) buildViews(outcome string) {
+	up := outcome == store.OutcomeUp
+	sales := 0
+	for i := range tt.rec {
+		if r := &tt.rec[i]; r.buy == (r.up != up) {
+			sales++
+		}
+	}
+	for v, n := range [2]int{sales, len(tt.rec) - sales} {
+		tt.views[v] = tradeView{ns: make([]int64, 0, n), px: make([]float64, 0, n), k: make([]int32, 0, n)}
+	}
+	for i := range tt.rec {
+		r := &tt.rec[i]
+		px, takerSold := r.price, !r.buy
+		if r.up != up {
+			px, takerSold = 1-px, !takerSold
+		}
+		v := &tt.views[viewOf(takerSold)]
+		v.ns = append(v.ns, tt.ns[i])
+		v.px = append(v.px, px)
+		v.k = append(v.k, int32(i))
+	}
 }
 
 // tradeRec is what a walk reads of a trade once it reaches it.
@@ -139,7 +185,9 @@ func (t *Trades) Len() int { return len(t.src) }
 // Bytes is the memory the packed trades take once both outcomes' orders
 // are packed, the trades themselves included.
 func (t *Trades) Bytes() int64 {
-	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+int64(unsafe.Sizeof(tradeRec{})))
+	// Per outcome's order: its time, its record, and its entry in a view
+	// (time, price, index).
+	per := int64(unsafe.Sizeof(store.MarketTrade{})) + 2*(8+int64(unsafe.Sizeof(tradeRec{}))+20)
 	var strs int64
 	for i := range t.src {
 		tr := &t.src[i]
@@ -213,6 +261,7 @@ func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 			lo = hi
 		}
 	}
+	tt.buildViews(outcome)
 	return tt
 }
 

@@ -92,7 +92,11 @@ type resting struct {
 	tickSize       []float64
 
 	trades tradeTape
-	next   int // the first trade not yet walked
+	// cursors is each view's first trade not yet walked (tradeTape.views);
+	// nextNs the time of the active order's view's, MaxInt64 when none is
+	// left or no order is active.
+	cursors [2]int
+	nextNs  int64
 
 	o           restOrder
 	entryRebate float64 // the open position's entry rebate
@@ -272,26 +276,13 @@ func (o *restOrder) queueAt(tk *store.Tick, t *store.Tape) float64 {
 // sale of the order's outcome at or under a BUY's limit (a purchase at or
 // over a SELL's), or the other outcome's mirror of one. A trade at the
 // limit first works off the queue ahead.
-func (e *engine) evidence(tt *tradeTape, k, i int) {
-	o, upOrder := &e.rest.o, e.up
-	rec := &tt.rec[k]
-	price, size := rec.price, rec.size
-	same := rec.up == upOrder
-	takerSold := !rec.buy
-	if !same {
-		// The other outcome's taker buy at p′ is a taker sale of this
-		// one at 1 − p′ (and its sale a purchase), unless its match was
-		// already counted on this outcome.
-		if rec.hashed && len(o.hashes) > 0 {
-			if _, ok := o.hashes[tt.hashOf(k)]; ok {
-				return
-			}
-		}
-		price, takerSold = 1-price, !takerSold
-	}
-	if takerSold != o.buy {
-		return // a taker buy never fills a resting BUY, nor a sale a SELL
-	}
+//
+// k is the trade's index in the tape, price its price in the order's
+// outcome's terms; it comes from the order's view (walkTrades), so it is
+// of the direction that can fill the order: a taker buy never fills a
+// resting BUY, nor a sale a SELL.
+func (e *engine) evidence(k int, price float64, i int) {
+	o, tt := &e.rest.o, &e.rest.trades
 	through := price < o.limit-tolerance
 	if !o.buy {
 		through = price > o.limit+tolerance
@@ -300,6 +291,16 @@ func (e *engine) evidence(tt *tradeTape, k, i int) {
 	if !through && !at {
 		return
 	}
+	rec := &tt.rec[k]
+	same := rec.up == e.up
+	if !same && rec.hashed && len(o.hashes) > 0 {
+		// The other outcome's mirror of a match already counted on this
+		// outcome.
+		if _, ok := o.hashes[tt.hashOf(k)]; ok {
+			return
+		}
+	}
+	size := rec.size
 	if same && rec.hashed {
 		if o.hashes == nil {
 			o.hashes = map[string]struct{}{}
@@ -359,7 +360,7 @@ func (e *engine) replayResting() error {
 		// lean as replay's. Most ticks of a resting order see no trade,
 		// no clock ending it and a best level that does not cross it: they
 		// are restingTick's without the call.
-		if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && (r.next >= len(r.trades.ns) || r.trades.ns[r.next] > ns) &&
+		if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && r.nextNs > ns &&
 			o.counted < o.shares-tolerance && (o.buy && !(sn.BestAsk < o.limit-tolerance) || !o.buy && !(sn.BestBid > o.limit+tolerance)) {
 			if o.buy {
 				continue // while an entry rests, entry conditions wait
@@ -409,7 +410,7 @@ func (e *engine) restingTick(i int, sn *store.Tick, price float64) bool {
 	// Trades up to this instant come first (at equal times a trade before
 	// a snapshot), then what ends the order by the clock. Only an active
 	// order reads them: activate skips the trades that came before it.
-	if tt := &r.trades; o.active && r.next < tt.len() && tt.ns[r.next] <= ns {
+	if o.active && r.nextNs <= ns {
 		e.walkTrades(i, ns)
 	}
 	if o.live {
@@ -585,10 +586,11 @@ func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	o.active = true
 	// The trades up to this tick came before the order rested: the walk
 	// starts after them.
-	tt := &r.trades
-	for r.next < tt.len() && tt.ns[r.next] <= tk.Nanos {
-		r.next++
+	v, c := &r.trades.views[viewOf(o.buy)], &r.cursors[viewOf(o.buy)]
+	for *c < len(v.ns) && v.ns[*c] <= tk.Nanos {
+		*c++
 	}
+	r.nextNs = v.nextNs(*c)
 	switch {
 	case r.front:
 		o.queue = 0
@@ -624,12 +626,14 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 // walkTrades walks the recorded trades up to ns (at or before it), as
 // evidence for the active order, until the order ends; a fill between
 // snapshots happens at the trade's instant.
+//
+// It walks the order's view of the trades (tradeTape.views) alone: the
+// others are never evidence for it.
 func (e *engine) walkTrades(i int, ns int64) {
 	r, o := &e.rest, &e.rest.o
-	tt := &r.trades
-	for ; o.active && r.next < tt.len() && tt.ns[r.next] <= ns; r.next++ {
-		k := r.next
-		tns := tt.ns[k]
+	v, c := &r.trades.views[viewOf(o.buy)], &r.cursors[viewOf(o.buy)]
+	for ; o.active && *c < len(v.ns) && v.ns[*c] <= ns; *c++ {
+		tns := v.ns[*c]
 		switch {
 		case tns >= o.cancelNs:
 			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
@@ -638,11 +642,20 @@ func (e *engine) walkTrades(i int, ns int64) {
 			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 			continue
 		}
-		e.evidence(tt, k, i)
+		e.evidence(int(v.k[*c]), v.px[*c], i)
 		if o.counted >= o.shares-tolerance {
 			e.makerFillAt(i, tns)
 		}
 	}
+	r.nextNs = v.nextNs(*c)
+}
+
+// nextNs is the time of trade c of the view, MaxInt64 past its end.
+func (v *tradeView) nextNs(c int) int64 {
+	if c < len(v.ns) {
+		return v.ns[c]
+	}
+	return math.MaxInt64
 }
 
 // showQueue shortens the active order's queue to what the books of the
