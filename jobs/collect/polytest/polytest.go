@@ -863,7 +863,9 @@ func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) err
 	for _, t := range tokens {
 		if b, ok := s.bookJSON(t, now); ok {
 			sc.sent[t] = b
-			sc.heard[t] = len(s.advanceTape(t, now).trades) // trades from now on
+			if _, ok := sc.heard[t]; !ok { // trades from now on; a subscription again loses none
+				sc.heard[t] = len(s.advanceTape(t, now).trades)
+			}
 			sc.ticks[t] = s.byToken[t].TickSize
 			events = append(events, wsBook{EventType: "book", clobBook: b})
 		}
