@@ -31,6 +31,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	urlFlagVar(fs, &up.Gamma, "gamma-url", up.Gamma, "Polymarket Gamma API base `URL` (env "+collect.EnvGammaURL+")")
 	urlFlagVar(fs, &up.CLOB, "clob-url", up.CLOB, "Polymarket CLOB API base `URL` (env "+collect.EnvCLOBURL+")")
 	urlFlagVar(fs, &up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel `URL`, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")
+	urlFlagVar(fs, &up.PolymarketData, "data-url", up.PolymarketData, "Polymarket Data API base `URL`, asked for the trades a websocket outage missed; empty leaves such trades gaps as recorded (env "+collect.EnvPolymarketDataURL+")")
 	urlFlagVar(fs, &up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base `URL` (env "+collect.EnvBinanceSpotURL+")")
 	urlFlagVar(fs, &up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base `URL` (env "+collect.EnvBinanceFuturesURL+")")
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")

@@ -98,10 +98,14 @@ func New(cfg Config) (*Collector, error) {
 	}
 	var data *dataAPI
 	if cfg.Upstreams.PolymarketData != "" {
-		u, err := mk("data-api", cfg.Upstreams.PolymarketData)
+		// Not in the health: the trades source is asked only after an
+		// outage, and recording goes on without it (a failure leaves the
+		// gap, and says so), so it does not make the collector unready.
+		u, err := newUpstream("data-api", cfg.Upstreams.PolymarketData, cfg.HTTPClient, log, cfg.Now)
 		if err != nil {
 			return nil, err
 		}
+		u.warn = warn
 		data = &dataAPI{u: u, timeout: cfg.RequestTimeout, backoff: cfg.Backoff}
 	}
 	filler, _ := cfg.Activity.(GapFiller)
