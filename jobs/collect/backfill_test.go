@@ -54,14 +54,38 @@ func (r *wsRig) tradesGaps(t *testing.T, slug string) []store.Gap {
 	return out
 }
 
-// TestTradeGapsBackfilled cuts the websocket for over 5 s while the fake's
-// markets go on trading and REST keeps the books: once the socket is back,
-// the trades of the outage come from the Data API. Every trade the fake
-// made from the first recorded to the last is then recorded exactly once
-// (those of the outage at the Data API's whole second, the others as the
-// socket sent them), and no trades gap is left.
+// mute silences the websocket's market data (PONGs go on) until the
+// collector makes a new connection, which is served.
+func (r *wsRig) mute(t *testing.T) (down time.Time) {
+	t.Helper()
+	conns := r.poly.WSStats().Connections
+	r.poly.MuteSockets()
+	down = time.Now()
+	eventually(t, 60*time.Second, "a new connection after the mute", func() bool {
+		return r.poly.WSStats().Connections > conns && time.Since(down) > 5*time.Second
+	})
+	return down
+}
+
+// TestTradeGapsBackfilled cuts the websocket for over 5 s (dropped, and
+// new connections refused) or mutes it (until the collector notices and
+// connects again) while the fake's markets go on trading and REST keeps
+// the books: once the socket is back, the trades of the outage come from
+// the Data API. Every trade the fake made from the first recorded to the
+// last is then recorded exactly once (those of the outage at the Data
+// API's whole second, the others as the socket sent them), and no trades
+// gap is left.
 func TestTradeGapsBackfilled(t *testing.T) {
 	t.Parallel()
+	for name, outage := range map[string]func(*wsRig, *testing.T) time.Time{"dropped": (*wsRig).outage, "muted": (*wsRig).mute} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testBackfill(t, outage)
+		})
+	}
+}
+
+func testBackfill(t *testing.T, outage func(*wsRig, *testing.T) time.Time) {
 	r := backfillRig(t)
 	c, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
@@ -73,7 +97,7 @@ func TestTradeGapsBackfilled(t *testing.T) {
 		}
 		return true
 	})
-	down := r.outage(t)
+	down := outage(r, t)
 	eventually(t, 60*time.Second, "the trades gaps backfilled", func() bool {
 		return c.Stats().GapsBackfilled >= int64(len(r.slugs()))
 	})
