@@ -99,7 +99,20 @@ func (c *Collector) recordTradeGaps(from, to time.Time, backfill bool) {
 		}
 	}
 	c.log.WarnContext(context.Background(), "trades gap: Polymarket's trades did not reach the collector (websocket down or mute)",
-		"from", from, "to", to, "markets", len(gaps))
+		"from", from, "to", to, "markets", len(gaps), "backfill", c.backfillPlan(backfill))
+}
+
+// backfillPlan says what becomes of a trades gap just recorded.
+func (c *Collector) backfillPlan(backfill bool) string {
+	switch {
+	case c.data == nil:
+		return "none: no trades source (Upstreams.PolymarketData, --data-url, is empty); the gap stays"
+	case c.filler == nil:
+		return "none: the store cannot list trades or remove gaps; the gap stays"
+	case !backfill:
+		return "none: the collector is stopping; the gap stays"
+	}
+	return "from the trades source " + c.cfg.BackfillDelay.String() + " after the gap's end"
 }
 
 func later(a, b time.Time) time.Time {
