@@ -9,14 +9,15 @@ import (
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // backfillRig is a websocket rig whose collector writes trades and gaps to
 // its store (which lists trades and removes gaps) and asks the fake's
 // Data API for the trades a gap missed.
-func backfillRig(t *testing.T) *wsRig {
+func backfillRig(t *testing.T, st store.Store) *wsRig {
 	t.Helper()
-	r := newWSRig(t)
+	r := newWSRigOn(t, st)
 	r.cfg.Activity = nil // the memory store's own
 	r.cfg.Upstreams.PolymarketData = r.poly.URL
 	r.cfg.BackfillDelay = time.Second
@@ -74,19 +75,26 @@ func (r *wsRig) mute(t *testing.T) (down time.Time) {
 // the Data API. Every trade the fake made from the first recorded to the
 // last is then recorded exactly once (those of the outage at the Data
 // API's whole second, the others as the socket sent them), and no trades
-// gap is left.
+// gap is left: on the memory store, and dropped on Postgres too.
 func TestTradeGapsBackfilled(t *testing.T) {
 	t.Parallel()
-	for name, outage := range map[string]func(*wsRig, *testing.T) time.Time{"dropped": (*wsRig).outage, "muted": (*wsRig).mute} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		st     func(t *testing.T) store.Store
+		outage func(*wsRig, *testing.T) time.Time
+	}{
+		{"dropped", stores(t)["memory"], (*wsRig).outage},
+		{"muted", stores(t)["memory"], (*wsRig).mute},
+		{"dropped-postgres", stores(t)["postgres"], (*wsRig).outage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			testBackfill(t, outage)
+			testBackfill(t, backfillRig(t, tc.st(t)), tc.outage)
 		})
 	}
 }
 
-func testBackfill(t *testing.T, outage func(*wsRig, *testing.T) time.Time) {
-	r := backfillRig(t)
+func testBackfill(t *testing.T, r *wsRig, outage func(*wsRig, *testing.T) time.Time) {
 	c, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
 	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
@@ -196,7 +204,7 @@ func testBackfill(t *testing.T, outage func(*wsRig, *testing.T) time.Time) {
 // counted as backfilled.
 func TestTradeGapsStayWhenSourceFails(t *testing.T) {
 	t.Parallel()
-	r := backfillRig(t)
+	r := backfillRig(t, memory.New())
 	r.poly.FailAlways(polytest.RouteTrades, polytest.Fault{Status: 503})
 	c, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
