@@ -1203,7 +1203,14 @@ func (s *Server) extras(ctx context.Context, sc *socket) error {
 	now := s.opts.Clock()
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	var out []any
-	trades, ticks, resolved, fresh := 0, 0, 0, 0
+	// Trades go first, oldest first, so that event times never go back:
+	// the other events are stamped now, the trades when they happened.
+	type soldTrade struct {
+		at time.Time
+		ev wsTrade
+	}
+	var sold []soldTrade
+	ticks, resolved, fresh := 0, 0, 0
 	s.mu.Lock()
 	sc.mu.Lock()
 	for _, t := range slices.Sorted(maps.Keys(sc.sent)) {
@@ -1227,10 +1234,9 @@ func (s *Server) extras(ctx context.Context, sc *socket) error {
 		for i := sc.heard[t]; i < len(tp.trades); i++ {
 			tr := &tp.trades[i]
 			tr.sent = true
-			out = append(out, wsTrade{EventType: "last_trade_price", AssetID: t, Market: m.ConditionID, FeeRateBps: "0",
+			sold = append(sold, soldTrade{at: tr.Time, ev: wsTrade{EventType: "last_trade_price", AssetID: t, Market: m.ConditionID, FeeRateBps: "0",
 				Price: strconv.FormatFloat(tr.Price, 'f', -1, 64), Side: tr.Side, Size: strconv.FormatFloat(tr.Size, 'f', 2, 64),
-				Timestamp: strconv.FormatInt(tr.Time.UnixMilli(), 10), TransactionHash: tr.TxHash})
-			trades++
+				Timestamp: strconv.FormatInt(tr.Time.UnixMilli(), 10), TransactionHash: tr.TxHash}})
 		}
 		sc.heard[t] = len(tp.trades)
 		if sc.custom && s.closed(m, now) && !sc.resolved[m.ID] && s.Winner(m) != store.OutcomeFiftyFifty {
@@ -1260,11 +1266,17 @@ func (s *Server) extras(ctx context.Context, sc *socket) error {
 	s.mu.Unlock()
 
 	s.wsMu.Lock()
-	s.wsStats.Trades += trades
+	s.wsStats.Trades += len(sold)
 	s.wsStats.TickChanges += ticks
 	s.wsStats.Resolved += resolved
 	s.wsStats.NewMarkets += fresh
 	s.wsMu.Unlock()
+	slices.SortStableFunc(sold, func(a, b soldTrade) int { return a.at.Compare(b.at) })
+	for _, e := range sold {
+		if err := s.send(ctx, sc, e.ev); err != nil {
+			return err
+		}
+	}
 	for _, e := range out {
 		if err := s.send(ctx, sc, e); err != nil {
 			return err
