@@ -18,12 +18,12 @@ import (
 // seconds), pages by limit and offset within the API's bounds, and lists
 // nothing for an unknown market.
 func TestDataAPITrades(t *testing.T) {
-	now := time.Now()
+	now := time.Now().Truncate(5 * time.Minute).Add(time.Minute) // a minute into a 5m window
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&now)
 	s := polytest.New(t, polytest.Options{TradeEvery: 50 * time.Millisecond, WSInterval: 10 * time.Millisecond,
 		Clock: func() time.Time { return *clock.Load() }})
-	m := s.AddWindow(store.BTC, store.M5, now.Add(-time.Minute))
+	m := s.AddWindow(store.BTC, store.M5, now)
 	s.Tape(m.UpToken) // the tapes begin
 	s.Tape(m.DownToken)
 	later := now.Add(time.Second) // and stand still there
