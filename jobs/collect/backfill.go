@@ -218,8 +218,13 @@ func (c *Collector) backfill(ctx context.Context, j backfillJob) {
 		return
 	}
 	// The gap goes once it is in the store: removing it while the writer
-	// still holds it would bring it back at the next flush.
-	for c.w.holdsGap(m.Slug, g) {
+	// still holds it would bring it back at the next flush. A store that
+	// keeps refusing it is not waited for past a bound: the gap stays.
+	for wait := time.Duration(0); c.w.holdsGap(m.Slug, g); wait += c.cfg.FlushInterval {
+		if wait >= flushTimeout {
+			c.log.WarnContext(ctx, "trades gap stays: its trades were backfilled but the gap itself is not written yet", args...)
+			return
+		}
 		if sleep(ctx, c.cfg.FlushInterval) != nil {
 			return
 		}
