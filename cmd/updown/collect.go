@@ -137,12 +137,14 @@ var (
 		"Windows that started without their market being found upstream.", nil, nil)
 	descWritten = prometheus.NewDesc("updown_collector_written_total",
 		"Records the store accepted, by kind (snapshots, depth, trades, gaps).", []string{"kind"}, nil)
+	descBackfilled = prometheus.NewDesc("updown_collector_backfilled_total",
+		"Trades recorded from the trades source (the Data API) after a websocket outage (kind trades), and the trades gaps it covered, which were removed (kind gaps).", []string{"kind"}, nil)
 	descDropped = prometheus.NewDesc("updown_collector_instants_dropped_total",
 		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream, late).", []string{"reason"}, nil)
 )
 
 func (m collectorMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten, descDropped} {
+	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten, descBackfilled, descDropped} {
 		ch <- d
 	}
 }
@@ -167,6 +169,8 @@ func (m collectorMetrics) Collect(ch chan<- prometheus.Metric) {
 	for kind, n := range map[string]int64{"snapshots": st.Snapshots, "depth": st.Depth, "trades": st.Trades, "gaps": st.Gaps} {
 		ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(n), kind)
 	}
+	ch <- prometheus.MustNewConstMetric(descBackfilled, prometheus.CounterValue, float64(st.BackfilledTrades), "trades")
+	ch <- prometheus.MustNewConstMetric(descBackfilled, prometheus.CounterValue, float64(st.GapsBackfilled), "gaps")
 	for reason, n := range m.c.DroppedInstants() {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(n), reason)
 	}

@@ -202,6 +202,9 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 	if !strings.Contains(string(metrics), `updown_collector_instants_dropped_total{reason="stalled"} 0`) {
 		t.Errorf("/metrics does not count dropped instants")
 	}
+	if !strings.Contains(string(metrics), `updown_collector_backfilled_total{kind="gaps"} 0`) {
+		t.Errorf("/metrics does not count backfilled trades gaps")
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
