@@ -122,3 +122,30 @@ func MergeGaps(gaps []Gap) []Gap {
 	}
 	return out
 }
+
+// SubtractGaps returns the gaps with the stretches of removed taken out,
+// each removed gap cutting only gaps of its own kind: a gap inside a
+// removed one goes, one that overlaps it keeps the part (or the two parts)
+// outside. The result is in CompareGaps order, merged (MergeGaps); the
+// arguments are not changed.
+func SubtractGaps(gaps, removed []Gap) []Gap {
+	out := MergeGaps(gaps)
+	for _, r := range MergeGaps(removed) {
+		var next []Gap
+		for _, g := range out {
+			if g.Kind != r.Kind || !g.From.Before(r.To) || !r.From.Before(g.To) {
+				next = append(next, g)
+				continue
+			}
+			if g.From.Before(r.From) {
+				next = append(next, Gap{From: g.From, To: r.From, Kind: g.Kind})
+			}
+			if r.To.Before(g.To) {
+				next = append(next, Gap{From: r.To, To: g.To, Kind: g.Kind})
+			}
+		}
+		out = next
+	}
+	slices.SortFunc(out, CompareGaps)
+	return out
+}

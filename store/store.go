@@ -600,6 +600,13 @@ type MarketActivityStore interface {
 	// after its From (to the microsecond), or of an unknown kind, is
 	// ErrInvalid, and then nothing of the call is stored.
 	RecordGaps(ctx context.Context, slug string, gaps []Gap) error
+	// RemoveGaps takes the stretches of the gaps out of the market's
+	// stored gaps of their kind (SubtractGaps): data once missing there
+	// has been recovered, as when a trades gap is backfilled from another
+	// source. A stored gap inside one goes, one that overlaps one keeps
+	// the parts outside it; a stretch with no stored gap changes nothing.
+	// Unknown market and invalid gaps as RecordGaps.
+	RemoveGaps(ctx context.Context, slug string, gaps []Gap) error
 	// ListGaps returns the market's gaps of every kind, oldest first (at
 	// an equal From, snapshots gaps first); an unknown slug is
 	// ErrNotFound.

@@ -31,6 +31,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	urlFlagVar(fs, &up.Gamma, "gamma-url", up.Gamma, "Polymarket Gamma API base `URL` (env "+collect.EnvGammaURL+")")
 	urlFlagVar(fs, &up.CLOB, "clob-url", up.CLOB, "Polymarket CLOB API base `URL` (env "+collect.EnvCLOBURL+")")
 	urlFlagVar(fs, &up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel `URL`, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")
+	urlFlagVar(fs, &up.PolymarketData, "data-url", up.PolymarketData, "Polymarket Data API base `URL`, asked for the trades a websocket outage missed; empty leaves such trades gaps as recorded (env "+collect.EnvPolymarketDataURL+")")
 	urlFlagVar(fs, &up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base `URL` (env "+collect.EnvBinanceSpotURL+")")
 	urlFlagVar(fs, &up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base `URL` (env "+collect.EnvBinanceFuturesURL+")")
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")
@@ -136,12 +137,14 @@ var (
 		"Windows that started without their market being found upstream.", nil, nil)
 	descWritten = prometheus.NewDesc("updown_collector_written_total",
 		"Records the store accepted, by kind (snapshots, depth, trades, gaps).", []string{"kind"}, nil)
+	descBackfilled = prometheus.NewDesc("updown_collector_backfilled_total",
+		"Trades recorded from the trades source (the Data API) after a websocket outage (kind trades), and the trades gaps it covered, which were removed (kind gaps).", []string{"kind"}, nil)
 	descDropped = prometheus.NewDesc("updown_collector_instants_dropped_total",
 		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream, late).", []string{"reason"}, nil)
 )
 
 func (m collectorMetrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten, descDropped} {
+	for _, d := range []*prometheus.Desc{descUpstreamRequests, descUpstreamErrors, descUpstreamLastOK, descUpstreamUp, descNotFound, descWritten, descBackfilled, descDropped} {
 		ch <- d
 	}
 }
@@ -166,6 +169,8 @@ func (m collectorMetrics) Collect(ch chan<- prometheus.Metric) {
 	for kind, n := range map[string]int64{"snapshots": st.Snapshots, "depth": st.Depth, "trades": st.Trades, "gaps": st.Gaps} {
 		ch <- prometheus.MustNewConstMetric(descWritten, prometheus.CounterValue, float64(n), kind)
 	}
+	ch <- prometheus.MustNewConstMetric(descBackfilled, prometheus.CounterValue, float64(st.BackfilledTrades), "trades")
+	ch <- prometheus.MustNewConstMetric(descBackfilled, prometheus.CounterValue, float64(st.GapsBackfilled), "gaps")
 	for reason, n := range m.c.DroppedInstants() {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(n), reason)
 	}

@@ -47,7 +47,7 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 
 	env := []string{"DATABASE_URL=" + dbURL, "REDIS_URL=" + redisURL, "LOG_LEVEL=info", "MIGRATE_ON_START=false", "WORKER_ADDR=off",
 		collect.EnvGammaURL + "=" + poly.URL, collect.EnvCLOBURL + "=" + poly.URL, collect.EnvPolymarketWSURL + "=" + poly.WSURL,
-		collect.EnvBinanceSpotURL + "=" + bin.URL, collect.EnvBinanceFuturesURL + "=" + bin.URL}
+		collect.EnvPolymarketDataURL + "=" + poly.URL, collect.EnvBinanceSpotURL + "=" + bin.URL, collect.EnvBinanceFuturesURL + "=" + bin.URL}
 	startProc(t, "worker", env, "worker", "--ops-addr", "off")
 	ops := freeAddr(t)
 	collector := startProc(t, "collect", env, "collect", "--quick-windows", length.String(), "--resolve-delay", "2s", "--health-addr", ops)

@@ -44,6 +44,7 @@ func TestCollectProcess(t *testing.T) {
 	t.Setenv(collect.EnvBinanceSpotURL, bin.URL)
 	t.Setenv(collect.EnvBinanceFuturesURL, bin.URL)
 	t.Setenv(collect.EnvPolymarketWSURL, poly.WSURL)
+	t.Setenv(collect.EnvPolymarketDataURL, poly.URL)
 
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -163,7 +164,7 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"collect", "--gamma-url", dead, "--clob-url", dead, "--ws-url", "ws" + strings.TrimPrefix(dead, "http") + "/ws",
+		done <- run(ctx, []string{"collect", "--gamma-url", dead, "--clob-url", dead, "--ws-url", "ws" + strings.TrimPrefix(dead, "http") + "/ws", "--data-url", dead,
 			"--binance-spot-url", dead, "--binance-futures-url", dead, "--health-addr", addr, "--unhealthy-after", "2s"}, io.Discard, logs)
 	}()
 	waitHealthy(t, "http://"+addr)
@@ -200,6 +201,9 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 	}
 	if !strings.Contains(string(metrics), `updown_collector_instants_dropped_total{reason="stalled"} 0`) {
 		t.Errorf("/metrics does not count dropped instants")
+	}
+	if !strings.Contains(string(metrics), `updown_collector_backfilled_total{kind="gaps"} 0`) {
+		t.Errorf("/metrics does not count backfilled trades gaps")
 	}
 	cancel()
 	if err := <-done; err != nil {

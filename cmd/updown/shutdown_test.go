@@ -81,7 +81,7 @@ func TestCleanShutdown(t *testing.T) {
 		now := time.Now()
 		poly.AddRange(collect.AllSeries(), now.Add(-length), now.Add(4*length))
 		env := s.environ(collect.EnvGammaURL+"="+poly.URL, collect.EnvCLOBURL+"="+poly.URL, collect.EnvPolymarketWSURL+"="+poly.WSURL,
-			collect.EnvBinanceSpotURL+"="+bin.URL, collect.EnvBinanceFuturesURL+"="+bin.URL)
+			collect.EnvPolymarketDataURL+"="+poly.URL, collect.EnvBinanceSpotURL+"="+bin.URL, collect.EnvBinanceFuturesURL+"="+bin.URL)
 		p := startProc(t, "collect", env, "collect", "--quick-windows", length.String(), "--series", "btc:5m")
 		p.waitOutput(t, "market discovered", patience)
 		// Exit 0 only: the collector (jobs/collect) still warns of writes

@@ -24,6 +24,8 @@ type Collector struct {
 	gamma   *gamma
 	clob    *clob
 	ws      *wsBooks // nil: books are polled only
+	data    *dataAPI // nil: trades gaps are not backfilled
+	filler  GapFiller
 	spot    *binance
 	futures *binance
 	w       *writer
@@ -42,6 +44,10 @@ type Collector struct {
 	tradeFeed tradeWatch   // whether Polymarket's trades reach us (tradegaps.go)
 	health    *upstreamHealth
 	warn      *rateLog
+
+	backfills  chan backfillJob // trades gaps to backfill (backfill.go)
+	backfilled atomic.Int64     // trades recorded from the trades source
+	gapsFilled atomic.Int64     // trades gaps backfilled and removed
 
 	work        chan func(context.Context) // off the websocket's reader
 	discoverNow chan struct{}              // a new_market of a window we look for
@@ -90,8 +96,24 @@ func New(cfg Config) (*Collector, error) {
 			return nil, err
 		}
 	}
+	var data *dataAPI
+	if cfg.Upstreams.PolymarketData != "" {
+		// Not in the health: the trades source is asked only after an
+		// outage, and recording goes on without it (a failure leaves the
+		// gap, and says so), so it does not make the collector unready.
+		u, err := newUpstream("data-api", cfg.Upstreams.PolymarketData, cfg.HTTPClient, log, cfg.Now)
+		if err != nil {
+			return nil, err
+		}
+		u.warn = warn
+		data = &dataAPI{u: u, timeout: cfg.RequestTimeout, backoff: cfg.Backoff}
+	}
+	filler, _ := cfg.Activity.(GapFiller)
 	c := &Collector{
 		ws:          ws,
+		data:        data,
+		filler:      filler,
+		backfills:   make(chan backfillJob, maxBackfills),
 		cfg:         cfg,
 		log:         log,
 		gamma:       &gamma{u: g, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
@@ -128,11 +150,17 @@ type Stats struct {
 	Depth     int64 // depth history snapshots the store accepted
 	Trades    int64 // Polymarket trades the store accepted
 	Gaps      int64 // recording gaps the store accepted
+	// BackfilledTrades are the trades recorded from the trades source
+	// (counted in Trades too); GapsBackfilled the trades gaps it covered,
+	// and which were removed.
+	BackfilledTrades int64
+	GapsBackfilled   int64
 }
 
 // Stats returns what the collector has written so far.
 func (c *Collector) Stats() Stats {
-	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load(), Trades: c.w.tradesWritten.Load(), Gaps: c.w.gapsWritten.Load()}
+	return Stats{Snapshots: c.w.written.Load(), Depth: c.w.depthWritten.Load(), Trades: c.w.tradesWritten.Load(), Gaps: c.w.gapsWritten.Load(),
+		BackfilledTrades: c.backfilled.Load(), GapsBackfilled: c.gapsFilled.Load()}
 }
 
 // Run records until ctx is done, then writes what it holds and returns.
@@ -143,8 +171,14 @@ func (c *Collector) Run(ctx context.Context) error {
 		c.log.WarnContext(ctx, "the store keeps no Polymarket trades or recording gaps; trades are dropped and gaps only logged")
 	}
 	c.log.InfoContext(ctx, "collector starting", "series", len(c.cfg.Series), "interval", c.cfg.Interval.String(),
-		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB, "clob_ws", c.cfg.Upstreams.PolymarketWS,
+		"gamma", c.cfg.Upstreams.Gamma, "clob", c.cfg.Upstreams.CLOB, "clob_ws", c.cfg.Upstreams.PolymarketWS, "data_api", c.cfg.Upstreams.PolymarketData,
 		"binance_spot", c.cfg.Upstreams.BinanceSpot, "binance_futures", c.cfg.Upstreams.BinanceFutures)
+	switch {
+	case c.data == nil:
+		c.log.InfoContext(ctx, "no trades source (Upstreams.PolymarketData empty): trades gaps are not backfilled")
+	case c.filler == nil && c.cfg.Activity != nil:
+		c.log.WarnContext(ctx, "the store cannot list trades or remove gaps (collect.GapFiller): trades gaps are not backfilled")
+	}
 	c.load(ctx)
 
 	stop := make(chan struct{})
@@ -158,6 +192,9 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.snapshots(ctx) })
 	if c.ws != nil {
 		wg.Go(func() { c.ws.run(ctx) })
+	}
+	if c.data != nil && c.filler != nil {
+		wg.Go(func() { c.runBackfill(ctx) })
 	}
 	wg.Go(func() { c.onGrid(ctx, c.cfg.DepthInterval, c.depth) })
 	wg.Go(func() { c.onGrid(ctx, c.cfg.TradesInterval, c.trades) })

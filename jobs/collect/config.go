@@ -19,7 +19,10 @@ type Upstreams struct {
 	// PolymarketWS is the CLOB's websocket market channel, the first
 	// source of books (REST polling of CLOB is the fallback). Empty: no
 	// websocket, books are polled only.
-	PolymarketWS   string
+	PolymarketWS string
+	// PolymarketData is the Data API, the source of the trades a trades
+	// gap missed (see backfill.go). Empty: trades gaps stay as recorded.
+	PolymarketData string
 	BinanceSpot    string
 	BinanceFutures string
 }
@@ -29,6 +32,7 @@ const (
 	DefaultGammaURL          = "https://gamma-api.polymarket.com"
 	DefaultCLOBURL           = "https://clob.polymarket.com"
 	DefaultPolymarketWSURL   = "wss://ws-subscriptions-clob.polymarket.com/ws/market"
+	DefaultPolymarketDataURL = "https://data-api.polymarket.com"
 	DefaultBinanceSpotURL    = "https://api.binance.com"
 	DefaultBinanceFuturesURL = "https://fapi.binance.com"
 )
@@ -38,13 +42,15 @@ const (
 	EnvGammaURL          = "POLYMARKET_GAMMA_URL"
 	EnvCLOBURL           = "POLYMARKET_CLOB_URL"
 	EnvPolymarketWSURL   = "POLYMARKET_WS_URL"
+	EnvPolymarketDataURL = "POLYMARKET_DATA_URL"
 	EnvBinanceSpotURL    = "BINANCE_SPOT_URL"
 	EnvBinanceFuturesURL = "BINANCE_FUTURES_URL"
 )
 
 // DefaultUpstreams are the real public APIs.
 func DefaultUpstreams() Upstreams {
-	return Upstreams{Gamma: DefaultGammaURL, CLOB: DefaultCLOBURL, PolymarketWS: DefaultPolymarketWSURL, BinanceSpot: DefaultBinanceSpotURL, BinanceFutures: DefaultBinanceFuturesURL}
+	return Upstreams{Gamma: DefaultGammaURL, CLOB: DefaultCLOBURL, PolymarketWS: DefaultPolymarketWSURL, PolymarketData: DefaultPolymarketDataURL,
+		BinanceSpot: DefaultBinanceSpotURL, BinanceFutures: DefaultBinanceFuturesURL}
 }
 
 // UpstreamsFromEnv returns the default upstreams overridden by the
@@ -56,7 +62,7 @@ func UpstreamsFromEnv(getenv func(string) string) Upstreams {
 	for _, f := range []struct {
 		env string
 		dst *string
-	}{{EnvGammaURL, &u.Gamma}, {EnvCLOBURL, &u.CLOB}, {EnvPolymarketWSURL, &u.PolymarketWS}, {EnvBinanceSpotURL, &u.BinanceSpot}, {EnvBinanceFuturesURL, &u.BinanceFutures}} {
+	}{{EnvGammaURL, &u.Gamma}, {EnvCLOBURL, &u.CLOB}, {EnvPolymarketWSURL, &u.PolymarketWS}, {EnvPolymarketDataURL, &u.PolymarketData}, {EnvBinanceSpotURL, &u.BinanceSpot}, {EnvBinanceFuturesURL, &u.BinanceFutures}} {
 		if v := getenv(f.env); v != "" {
 			*f.dst = v
 		}
@@ -215,6 +221,12 @@ type Config struct {
 	// GapAfter is the longest a live market may go without a snapshot
 	// before the stretch is recorded as a gap (3 s, DESIGN 9).
 	GapAfter time.Duration
+	// BackfillDelay is how long after a trades gap's end its trades are
+	// asked of Upstreams.PolymarketData (30 s): the Data API lists a trade
+	// once it has read it from the chain, seconds after the websocket
+	// told it, so asking at once could miss the gap's last trades and
+	// take the gap for covered.
+	BackfillDelay time.Duration
 }
 
 func (c *Config) setDefaults() error {
@@ -296,6 +308,7 @@ func (c *Config) setDefaults() error {
 	def(&c.WarnEvery, 30*time.Second)
 	def(&c.GapAfter, 3*time.Second)
 	def(&c.WatchAfterEnd, 15*time.Minute)
+	def(&c.BackfillDelay, 30*time.Second)
 	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}

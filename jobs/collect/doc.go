@@ -42,9 +42,12 @@
 //     when Polymarket is late, by the series' own rule until its verdict
 //     comes (AwaitsVerdict).
 //   - Activity: Polymarket's trades (last_trade_price) and the recording
-//     gaps (over GapAfter, 3 s, without a snapshot in a live market) go to
-//     Config.Activity (a store.MarketActivityStore); tick size changes are
-//     kept on the market with their times.
+//     gaps (over GapAfter, 3 s, without a snapshot in a live market; or
+//     without the websocket's trades, kind trades) go to Config.Activity
+//     (a store.MarketActivityStore); tick size changes are kept on the
+//     market with their times. A trades gap is backfilled from the Data
+//     API (Upstreams.PolymarketData) once the socket is back, and removed
+//     when the API answered for all of it (backfill.go).
 //
 // # Gaps, restarts and several collectors
 //

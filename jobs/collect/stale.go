@@ -87,6 +87,14 @@ func (w *wsBooks) mutedNow() bool {
 	return w.ages.mute(w.now())
 }
 
+// lastData is when the connection (the last one, if none is up) last sent
+// market data; zero before any.
+func (w *wsBooks) lastData() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ages.data
+}
+
 // tradesFlowing reports whether the socket is delivering market data, and
 // so trades (last_trade_price), now: a connection is up, holds books, and
 // has sent data within the staleness bound (or WSStaleAfter, whichever is

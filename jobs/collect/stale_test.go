@@ -3,6 +3,7 @@ package collect_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,7 +107,7 @@ func sameTop(rec, full store.Book) bool {
 // TestTradeGapsRecorded cuts the websocket for a few seconds while REST
 // keeps the books coming: snapshots go on, but the trades of that stretch
 // never reach the collector, so it is recorded as a gap of kind trades
-// (and not as a snapshots gap).
+// (and not as a snapshots gap), which stays without a trades source.
 func TestTradeGapsRecorded(t *testing.T) {
 	t.Parallel()
 	r := newWSRig(t)
@@ -131,6 +132,10 @@ func TestTradeGapsRecorded(t *testing.T) {
 		}
 		return false
 	})
+	// Without a trades source, the gap's log line says it stays.
+	if !strings.Contains(r.logs.String(), "none: no trades source") {
+		t.Errorf("no log line says the trades gap is not backfilled for want of a source:\n%s", r.logs)
+	}
 	// REST kept the books: no instant was lost for want of them (a loaded
 	// machine's late instants are counted apart).
 	if n := c.DroppedInstants()[collect.DropUpstream]; n != 0 {

@@ -14,9 +14,10 @@ import (
 // that stretch are missing. Such a stretch, longer than GapAfter, is
 // recorded for every market live in it as a gap of kind trades
 // (store.GapTrades), so that a replay relying on trades (resting orders,
-// DESIGN 6) can say so. Without a websocket configured no trade is ever
-// recorded, and no trades gap either: the replay already warns of a
-// market without trades.
+// DESIGN 6) can say so; with a trades source (Upstreams.PolymarketData)
+// the gap's trades are then backfilled and the gap removed (backfill.go).
+// Without a websocket configured no trade is ever recorded, and no trades
+// gap either: the replay already warns of a market without trades.
 type tradeWatch struct {
 	mu      sync.Mutex
 	covered time.Time // last instant the trades were flowing
@@ -36,6 +37,13 @@ func (c *Collector) watchTrades(at time.Time) {
 	if !flowing {
 		if tw.down.IsZero() {
 			tw.down = at
+			// The feed is judged down a little after its last data (at
+			// once for a dropped connection, after the staleness bound
+			// for a mute one): the stretch begins at that data, so that
+			// the trades in between are the gap's too.
+			if d := c.ws.lastData(); !d.IsZero() && d.Before(tw.covered) {
+				tw.covered = d
+			}
 		}
 		return
 	}
@@ -44,7 +52,7 @@ func (c *Collector) watchTrades(at time.Time) {
 		if from.IsZero() {
 			from = tw.down
 		}
-		c.recordTradeGaps(from, at)
+		c.recordTradeGaps(from, at, true)
 	}
 	tw.covered, tw.down = at, time.Time{}
 }
@@ -64,36 +72,47 @@ func (c *Collector) closeTrades(now time.Time) {
 	if from.IsZero() {
 		from = tw.down
 	}
-	c.recordTradeGaps(from, now)
+	c.recordTradeGaps(from, now, false)
 	tw.down = time.Time{}
 }
 
 // recordTradeGaps records [from, to) as a trades gap of every known market
-// whose window overlaps it, cut to the window, when longer than GapAfter.
-func (c *Collector) recordTradeGaps(from, to time.Time) {
+// whose window overlaps it, cut to the window, when longer than GapAfter,
+// and with backfill hands each to the backfill (backfill.go).
+func (c *Collector) recordTradeGaps(from, to time.Time, backfill bool) {
 	if to.Sub(from) <= c.cfg.GapAfter {
 		return
 	}
 	c.mu.Lock()
-	var gaps []struct {
-		slug string
-		g    store.Gap
-	}
+	var gaps []backfillJob
 	for _, m := range c.markets {
 		g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
 		if g.To.Sub(g.From) > c.cfg.GapAfter {
-			gaps = append(gaps, struct {
-				slug string
-				g    store.Gap
-			}{m.Slug, g})
+			gaps = append(gaps, backfillJob{market: m, gap: g})
 		}
 	}
 	c.mu.Unlock()
 	for _, x := range gaps {
-		c.w.addGap(x.slug, x.g)
+		c.w.addGap(x.market.Slug, x.gap)
+		if backfill {
+			c.queueBackfill(x.market, x.gap)
+		}
 	}
 	c.log.WarnContext(context.Background(), "trades gap: Polymarket's trades did not reach the collector (websocket down or mute)",
-		"from", from, "to", to, "markets", len(gaps))
+		"from", from, "to", to, "markets", len(gaps), "backfill", c.backfillPlan(backfill))
+}
+
+// backfillPlan says what becomes of a trades gap just recorded.
+func (c *Collector) backfillPlan(backfill bool) string {
+	switch {
+	case c.data == nil:
+		return "none: no trades source (Upstreams.PolymarketData, --data-url, is empty); the gap stays"
+	case c.filler == nil:
+		return "none: the store cannot list trades or remove gaps; the gap stays"
+	case !backfill:
+		return "none: the collector is stopping; the gap stays"
+	}
+	return "from the trades source " + c.cfg.BackfillDelay.String() + " after the gap's end"
 }
 
 func later(a, b time.Time) time.Time {

@@ -30,6 +30,8 @@ type writer struct {
 	maxPending    int
 	backoff       Backoff
 
+	flushMu sync.Mutex // held by a flush: what it took is neither pending nor written
+
 	mu      sync.Mutex
 	snaps   map[string][]store.Snapshot // by market slug
 	pending int                         // snapshots in snaps
@@ -64,6 +66,28 @@ func (w *writer) addTrade(slug string, t store.MarketTrade) {
 	if len(w.trades[slug]) < w.maxPending {
 		w.trades[slug] = append(w.trades[slug], t)
 	}
+}
+
+// heldTrades returns the trades of the market not written yet.
+func (w *writer) heldTrades(slug string) []store.MarketTrade {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.trades[slug])
+}
+
+// holdsGap reports whether a gap of the market overlapping g, of its
+// kind, is not written yet. It waits for a flush under way.
+func (w *writer) holdsGap(slug string, g store.Gap) bool {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range w.gaps[slug] {
+		if h.Kind == g.Kind && h.From.Before(g.To) && g.From.Before(h.To) {
+			return true
+		}
+	}
+	return false
 }
 
 // addGap queues a recording gap of the market. Gaps are logged as they
@@ -165,6 +189,8 @@ const flushParallel = 4
 // flush writes everything pending once; it reports whether all of it was
 // written.
 func (w *writer) flush(ctx context.Context) bool {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
 	w.mu.Lock()
 	snaps, depth, dropped := w.snaps, w.depth, w.dropped
 	w.snaps, w.pending, w.depth, w.dropped = make(map[string][]store.Snapshot, len(snaps)), 0, nil, 0

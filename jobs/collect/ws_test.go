@@ -25,8 +25,14 @@ type wsRig struct {
 
 func newWSRig(t *testing.T) *wsRig {
 	t.Helper()
+	return newWSRigOn(t, memory.New())
+}
+
+// newWSRigOn is newWSRig on the store st.
+func newWSRigOn(t *testing.T, st store.Store) *wsRig {
+	t.Helper()
 	scheme := hourScheme()
-	r := newRig(t, memory.New(), scheme)
+	r := newRig(t, st, scheme)
 	now := time.Now()
 	r.poly.AddRange(twoSeries, now, now)
 	cfg := r.config(scheme, twoSeries)

@@ -195,6 +195,33 @@ func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) e
 	return nil
 }
 
+// RemoveGaps takes the stretches of the gaps out of the market's.
+func (s *Store) RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error {
+	const op = "remove gaps"
+	if err := live(ctx, op); err != nil {
+		return err
+	}
+	batch := make([]store.Gap, len(gaps))
+	for i, g := range gaps {
+		g = store.Gap{From: normTime(g.From), To: normTime(g.To), Kind: g.Kind}
+		if err := g.Check(); err != nil {
+			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
+		}
+		batch[i] = g
+	}
+	a, err := s.activityOf(slug)
+	if err != nil {
+		return fmt.Errorf("memory: %s: %w", op, err)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.gaps = store.SubtractGaps(a.gaps, batch)
+	return nil
+}
+
 // ListGaps returns the market's gaps, oldest first.
 func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) {
 	const op = "list gaps"

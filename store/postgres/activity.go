@@ -197,24 +197,56 @@ func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) e
 		if err != nil || len(batch) == 0 {
 			return err
 		}
-		rows, _ := tx.Query(ctx, `select from_time, to_time, kind from market_gaps where market = $1`, id)
-		stored, err := pgx.CollectRows(rows, scanGap)
-		if err != nil {
-			return err
-		}
-		merged := store.MergeGaps(append(stored, batch...))
-		froms, tos, kinds := make([]time.Time, len(merged)), make([]time.Time, len(merged)), make([]string, len(merged))
-		for i, g := range merged {
-			froms[i], tos[i], kinds[i] = g.From, g.To, g.Kind.Name()
-		}
-		if _, err := tx.Exec(ctx, `delete from market_gaps where market = $1`, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
-			select $1, f, t, k from unnest($2::timestamptz[], $3::timestamptz[], $4::text[]) as g (f, t, k)`, id, froms, tos, kinds)
-		return err
+		return s.replaceGaps(ctx, tx, id, func(stored []store.Gap) []store.Gap { return store.MergeGaps(append(stored, batch...)) })
 	})
 	return wrap(op, err)
+}
+
+// RemoveGaps takes the stretches of the gaps out of the market's, taking
+// turns on its row with the other gap writers as RecordGaps does.
+func (s *Store) RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error {
+	op := fmt.Sprintf("remove gaps of %q", slug)
+	batch := make([]store.Gap, len(gaps))
+	for i, g := range gaps {
+		g = store.Gap{From: micro(g.From), To: micro(g.To), Kind: g.Kind}
+		if err := g.Check(); err != nil {
+			return fmt.Errorf("postgres: %s: %w", op, err)
+		}
+		batch[i] = g
+	}
+	if !storable(slug) {
+		return notFound(op)
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		err := tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id)
+		if err != nil || len(batch) == 0 {
+			return err
+		}
+		return s.replaceGaps(ctx, tx, id, func(stored []store.Gap) []store.Gap { return store.SubtractGaps(stored, batch) })
+	})
+	return wrap(op, err)
+}
+
+// replaceGaps sets the gaps of the market with the id to what change makes
+// of them, in tx (which holds the market's row).
+func (s *Store) replaceGaps(ctx context.Context, tx pgx.Tx, id int64, change func([]store.Gap) []store.Gap) error {
+	rows, _ := tx.Query(ctx, `select from_time, to_time, kind from market_gaps where market = $1`, id)
+	stored, err := pgx.CollectRows(rows, scanGap)
+	if err != nil {
+		return err
+	}
+	gaps := change(stored)
+	froms, tos, kinds := make([]time.Time, len(gaps)), make([]time.Time, len(gaps)), make([]string, len(gaps))
+	for i, g := range gaps {
+		froms[i], tos[i], kinds[i] = g.From, g.To, g.Kind.Name()
+	}
+	if _, err := tx.Exec(ctx, `delete from market_gaps where market = $1`, id); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
+		select $1, f, t, k from unnest($2::timestamptz[], $3::timestamptz[], $4::text[]) as g (f, t, k)`, id, froms, tos, kinds)
+	return err
 }
 
 // ListGaps returns the market's gaps, oldest first: one query, whose single

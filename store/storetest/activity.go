@@ -33,6 +33,7 @@ func gapTests() []test {
 		{"Microseconds", testGapsMicroseconds},
 		{"ConcurrentRecords", testGapsConcurrent},
 		{"Kinds", testGapKinds},
+		{"Remove", testGapsRemove},
 	}
 }
 
@@ -246,6 +247,8 @@ func testActivityNotFound(t *testing.T, s store.Store) {
 		wantErr(t, err, store.ErrNotFound, "ListMarketTrades of "+slug)
 		wantErr(t, s.RecordGaps(ctx, slug, []store.Gap{{From: at(0), To: at(1)}}), store.ErrNotFound, "RecordGaps of "+slug)
 		wantErr(t, s.RecordGaps(ctx, slug, nil), store.ErrNotFound, "RecordGaps of nothing to "+slug)
+		wantErr(t, s.RemoveGaps(ctx, slug, []store.Gap{{From: at(0), To: at(1)}}), store.ErrNotFound, "RemoveGaps of "+slug)
+		wantErr(t, s.RemoveGaps(ctx, slug, nil), store.ErrNotFound, "RemoveGaps of nothing from "+slug)
 		_, err = s.ListGaps(ctx, slug)
 		wantErr(t, err, store.ErrNotFound, "ListGaps of "+slug)
 	}

@@ -40,3 +40,39 @@ func testGapKinds(t *testing.T, s store.Store) {
 	wantErr(t, s.RecordGaps(t.Context(), slug, []store.Gap{tgap(65, 68), bad}), store.ErrInvalid, fmt.Sprintf("RecordGaps with %v", bad))
 	checkGaps(t, s, slug, steps[len(steps)-1].want)
 }
+
+// testGapsRemove takes stretches out of the stored gaps step by step (a
+// trades gap backfilled): each cuts only gaps of its own kind, a gap
+// inside one goes, one overlapping keeps the parts outside, a stretch
+// without gaps changes nothing; an invalid one is ErrInvalid and removes
+// nothing of its call.
+func testGapsRemove(t *testing.T, s store.Store) {
+	slug := seedSnapshotMarket(t, s, 0)
+	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{gap(10, 20), tgap(10, 40), tgap(50, 60), tgap(70, 80)}), "RecordGaps")
+	steps := []struct {
+		name   string
+		remove []store.Gap
+		want   []store.Gap
+	}{
+		{"nothing", nil, []store.Gap{gap(10, 20), tgap(10, 40), tgap(50, 60), tgap(70, 80)}},
+		{"a stretch without gaps", []store.Gap{tgap(42, 48)}, []store.Gap{gap(10, 20), tgap(10, 40), tgap(50, 60), tgap(70, 80)}},
+		{"the middle of a trades gap", []store.Gap{tgap(15, 25)}, []store.Gap{gap(10, 20), tgap(10, 15), tgap(25, 40), tgap(50, 60), tgap(70, 80)}},
+		{"a whole gap and the end of another", []store.Gap{tgap(35, 60)}, []store.Gap{gap(10, 20), tgap(10, 15), tgap(25, 35), tgap(70, 80)}},
+		{"exactly one gap", []store.Gap{tgap(70, 80)}, []store.Gap{gap(10, 20), tgap(10, 15), tgap(25, 35)}},
+		{"a snapshots stretch leaves trades gaps", []store.Gap{gap(0, 12)}, []store.Gap{tgap(10, 15), gap(12, 20), tgap(25, 35)}},
+		{"several at once", []store.Gap{tgap(0, 12), tgap(30, 31), tgap(33, 40)}, []store.Gap{gap(12, 20), tgap(12, 15), tgap(25, 30), tgap(31, 33)}},
+	}
+	for _, st := range steps {
+		mustOK(t, s.RemoveGaps(t.Context(), slug, st.remove), "RemoveGaps "+st.name)
+		t.Run(st.name, func(t *testing.T) { checkGaps(t, s, slug, st.want) })
+	}
+	last := steps[len(steps)-1].want
+	wantErr(t, s.RemoveGaps(t.Context(), slug, []store.Gap{tgap(12, 15), tgap(30, 25)}), store.ErrInvalid, "RemoveGaps with an empty stretch")
+	bad := tgap(25, 30)
+	bad.Kind = "quotes"
+	wantErr(t, s.RemoveGaps(t.Context(), slug, []store.Gap{tgap(12, 15), bad}), store.ErrInvalid, "RemoveGaps of an unknown kind")
+	checkGaps(t, s, slug, last)
+	// Recorded again, a removed stretch is a gap again.
+	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{tgap(70, 80)}), "RecordGaps")
+	checkGaps(t, s, slug, append(last, tgap(70, 80)))
+}

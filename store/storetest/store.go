@@ -54,6 +54,7 @@ func testCancelledContext(t *testing.T, s store.Store) {
 			return err
 		}},
 		{"RecordGaps", func() error { return s.RecordGaps(ctx, m.Slug, []store.Gap{gap(30, 40)}) }},
+		{"RemoveGaps", func() error { return s.RemoveGaps(ctx, m.Slug, []store.Gap{gap(10, 20)}) }},
 		{"ListGaps", func() error { _, err := s.ListGaps(ctx, m.Slug); return err }},
 		{"CreateCustomer", func() error { _, err := s.CreateCustomer(ctx, newCustomer("bea")); return err }},
 		{"GetCustomer", func() error { _, err := s.GetCustomer(ctx, c.ID); return err }},

@@ -1,6 +1,6 @@
 // Package polytest is a fake Polymarket for tests: Gamma's /events and
-// /markets, the CLOB's /book and /books, and the CLOB's websocket market
-// channel on one local server, answering in the real shapes of
+// /markets, the CLOB's /book and /books, the CLOB's websocket market
+// channel and the Data API's /trades on one local server, answering in the real shapes of
 // ../../shared/realdata (string numbers, JSON-encoded outcomes,
 // outcomePrices and clobTokenIds, feeSchedule, eventMetadata with the
 // reference prices once settled, bids ascending and asks descending, an
@@ -56,6 +56,8 @@ const (
 	// RouteWS is the websocket market channel; a Fault on it fails the
 	// handshake.
 	RouteWS = "/ws/market"
+	// RouteTrades is the Data API's trades of a market.
+	RouteTrades = "/trades"
 )
 
 // Options configure a Server. Zero fields take the defaults noted.
@@ -77,8 +79,10 @@ type Options struct {
 	// OldSlugs lists markets under the older form of their upstream slug
 	// (the scheme's last one: hourly and daily slugs without the year).
 	OldSlugs bool
-	// TradeEvery is the mean time between a token's trades, sent as
-	// last_trade_price events (1 s).
+	// TradeEvery is the mean time between a token's trades (1 s). Trades
+	// happen whether or not a socket listens (see Tape): a socket hears
+	// those after its subscription as last_trade_price events, the Data
+	// API's /trades lists them all.
 	TradeEvery time.Duration
 	// PriceToBeatAfter, when set, is how long after its start a market's
 	// eventMetadata carries its priceToBeat (finalPrice still null), as
@@ -90,8 +94,8 @@ type Options struct {
 	Tap func(frame []byte)
 }
 
-// Server is a fake Polymarket. Its URL serves as both the Gamma and the
-// CLOB base URL; WSURL is the CLOB's websocket market channel.
+// Server is a fake Polymarket. Its URL serves as the Gamma, the CLOB and
+// the Data API base URL; WSURL is the CLOB's websocket market channel.
 type Server struct {
 	URL    string
 	WSURL  string
@@ -106,13 +110,13 @@ type Server struct {
 	byID    map[string]*Market
 	byToken map[string]*Market
 	next    int64
+	tape    map[string]*tokenTape // by token
 
 	wsMu      sync.Mutex
 	sockets   map[*socket]bool
 	wsStats   WSStats
-	wsHistory map[string][]store.Book        // by token
-	trades    map[string][]store.MarketTrade // sent on a websocket, by token
-	listed    []*Market                      // in the order added, for new_market
+	wsHistory map[string][]store.Book // by token
+	listed    []*Market               // in the order added, for new_market
 }
 
 // Market is a market the fake lists.
@@ -173,7 +177,8 @@ func New(t testing.TB, opts Options) *Server {
 		opts: opts, gen: g, vols: map[store.Coin]float64{},
 		bySlug: map[string]*Market{}, byID: map[string]*Market{}, byToken: map[string]*Market{},
 		next:    1_000_000,
-		sockets: map[*socket]bool{}, wsHistory: map[string][]store.Book{}, trades: map[string][]store.MarketTrade{},
+		tape:    map[string]*tokenTape{},
+		sockets: map[*socket]bool{}, wsHistory: map[string][]store.Book{},
 	}
 	for _, m := range cfg.Coins {
 		s.vols[m.Coin] = m.Vol / math.Sqrt(365*86400)
@@ -189,6 +194,7 @@ func New(t testing.TB, opts Options) *Server {
 	mux.HandleFunc("GET /book", s.faults.Wrap(RouteBook, s.book))
 	mux.HandleFunc("POST /books", s.faults.Wrap(RouteBooks, s.books))
 	mux.HandleFunc("GET "+RouteWS, s.faults.Wrap(RouteWS, s.ws))
+	mux.HandleFunc("GET "+RouteTrades, s.faults.Wrap(RouteTrades, s.dataTrades))
 	s.srv = httptest.NewServer(mux)
 	s.URL = s.srv.URL
 	s.WSURL = "ws" + strings.TrimPrefix(s.URL, "http") + RouteWS
@@ -655,6 +661,7 @@ type socket struct {
 	custom  bool        // custom_feature_enabled: best_bid_ask, new_market, market_resolved
 	mu      sync.Mutex
 	sent    map[string]clobBook // last book sent, by subscribed token
+	heard   map[string]int      // trades of the tape sent, by subscribed token
 	ticks   map[string]float64  // tick size last told, by subscribed token
 	// announced holds the markets new_market or market_resolved was sent
 	// for; known how many of s.listed existed at connection.
@@ -741,7 +748,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 	defer conn.CloseNow()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	sc := &socket{conn: conn, sent: map[string]clobBook{}, ticks: map[string]float64{}, resolved: map[string]bool{}}
+	sc := &socket{conn: conn, sent: map[string]clobBook{}, heard: map[string]int{}, ticks: map[string]float64{}, resolved: map[string]bool{}}
 	s.wsMu.Lock()
 	s.sockets[sc] = true
 	s.wsStats.Connections++
@@ -804,6 +811,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 				sc.mu.Lock()
 				for _, t := range op.AssetsIDs {
 					delete(sc.sent, t)
+					delete(sc.heard, t)
 				}
 				sc.mu.Unlock()
 			}
@@ -855,6 +863,9 @@ func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) err
 	for _, t := range tokens {
 		if b, ok := s.bookJSON(t, now); ok {
 			sc.sent[t] = b
+			if _, ok := sc.heard[t]; !ok { // trades from now on; a subscription again loses none
+				sc.heard[t] = len(s.advanceTape(t, now).trades)
+			}
 			sc.ticks[t] = s.byToken[t].TickSize
 			events = append(events, wsBook{EventType: "book", clobBook: b})
 		}
@@ -1022,12 +1033,106 @@ func (s *Server) ChangeTick(m *Market, tick float64) {
 	m.TickSize = tick
 }
 
-// Trades returns the trades the websocket has sent for the token
+// Trades returns the trades a websocket has sent for the token
 // (last_trade_price events), oldest first.
 func (s *Server) Trades(token string) []store.MarketTrade {
-	s.wsMu.Lock()
-	defer s.wsMu.Unlock()
-	return slices.Clone(s.trades[token])
+	return s.tapeOf(token, true)
+}
+
+// Tape returns every trade of the token so far, oldest first, whether a
+// websocket sent it or not: the trades the Data API's /trades lists. A
+// token's tape begins when the fake is first asked about it (a
+// subscription, or /trades of its market).
+func (s *Server) Tape(token string) []store.MarketTrade {
+	return s.tapeOf(token, false)
+}
+
+func (s *Server) tapeOf(token string, sentOnly bool) []store.MarketTrade {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tp := s.advanceTape(token, s.opts.Clock())
+	if tp == nil {
+		return nil
+	}
+	var out []store.MarketTrade
+	for _, tr := range tp.trades {
+		if tr.sent || !sentOnly {
+			out = append(out, tr.MarketTrade)
+		}
+	}
+	return out
+}
+
+// tokenTape is a token's trades as they happened on the fake's market,
+// drawn slot by slot (Options.WSInterval) as time passes.
+type tokenTape struct {
+	next   int64 // the next slot to draw
+	trades []tapeTrade
+}
+
+type tapeTrade struct {
+	store.MarketTrade
+	sent bool // on some websocket
+}
+
+// maxTapeDraw bounds the slots drawn at once: a clock moved far ahead
+// skips what lies before.
+const maxTapeDraw = 20_000
+
+// advanceTape draws the token's trades up to now and returns its tape (nil
+// for a token the fake does not list). A slot has a trade with probability
+// WSInterval/TradeEvery, at a time within it, drawn from (token, slot), so
+// the tape is the same whenever it is drawn; the trade takes the best ask
+// (a BUY) or the best bid (a SELL) of the book at its time. Callers hold
+// s.mu.
+func (s *Server) advanceTape(token string, now time.Time) *tokenTape {
+	m := s.byToken[token]
+	if m == nil {
+		return nil
+	}
+	iv := int64(s.opts.WSInterval)
+	cur := now.UnixNano() / iv
+	tp := s.tape[token]
+	if tp == nil {
+		tp = &tokenTape{next: cur}
+		s.tape[token] = tp
+	}
+	tp.next = max(tp.next, cur-maxTapeDraw)
+	h := fnv.New64a()
+	h.Write([]byte(token))
+	seed := h.Sum64()
+	for ; tp.next <= cur; tp.next++ {
+		slot := tp.next
+		r := rand.New(rand.NewPCG(seed, uint64(slot)))
+		if r.Float64() >= float64(iv)/float64(s.opts.TradeEvery) {
+			continue
+		}
+		at := time.Unix(0, slot*iv+r.Int64N(iv)).UTC().Truncate(time.Millisecond)
+		if at.After(now) {
+			break // this slot's trade is still to come
+		}
+		if at.Before(m.Start) || !at.Before(m.End) {
+			continue
+		}
+		b, ok := s.bookJSON(token, at)
+		if !ok || len(b.Asks) == 0 || len(b.Bids) == 0 {
+			continue
+		}
+		side, price := store.SideBuy, b.Asks[len(b.Asks)-1].Price
+		if r.IntN(2) == 0 {
+			side, price = store.SideSell, b.Bids[len(b.Bids)-1].Price
+		}
+		p, _ := strconv.ParseFloat(price, 64)
+		outcome := store.OutcomeUp
+		if token == m.DownToken {
+			outcome = store.OutcomeDown
+		}
+		tp.trades = append(tp.trades, tapeTrade{MarketTrade: store.MarketTrade{
+			Time: at, Outcome: outcome, Price: p, Size: math.Round((5+r.Float64()*200)*100) / 100, Side: side,
+			TxHash: fmt.Sprintf("0x%016x%016x%016x%016x", seed, uint64(slot), seed^uint64(slot), seed+uint64(slot)), // 32 bytes, as on chain
+		}})
+	}
+	return tp
 }
 
 type wsTickChange struct {
@@ -1098,8 +1203,13 @@ func (s *Server) extras(ctx context.Context, sc *socket) error {
 	now := s.opts.Clock()
 	ms := strconv.FormatInt(now.UnixMilli(), 10)
 	var out []any
-	var trades []store.MarketTrade
-	var tradeTokens []string
+	// Trades go first, oldest first, so that event times never go back:
+	// the other events are stamped now, the trades when they happened.
+	type soldTrade struct {
+		at time.Time
+		ev wsTrade
+	}
+	var sold []soldTrade
 	ticks, resolved, fresh := 0, 0, 0
 	s.mu.Lock()
 	sc.mu.Lock()
@@ -1119,30 +1229,16 @@ func (s *Server) extras(ctx context.Context, sc *socket) error {
 			bb, ba := b.Bids[len(b.Bids)-1].Price, b.Asks[len(b.Asks)-1].Price
 			out = append(out, wsBestBidAsk{EventType: "best_bid_ask", Market: m.ConditionID, AssetID: t, BestBid: bb, BestAsk: ba, Timestamp: ms})
 		}
-		// A trade in this interval with probability WSInterval/TradeEvery,
-		// drawn from (token, interval) so every socket sees the same.
-		h := fnv.New64a()
-		h.Write([]byte(t))
-		slot := now.UnixNano() / int64(s.opts.WSInterval)
-		r := rand.New(rand.NewPCG(h.Sum64(), uint64(slot)))
-		live := !now.Before(m.Start) && now.Before(m.End)
-		if live && r.Float64() < float64(s.opts.WSInterval)/float64(s.opts.TradeEvery) && len(b.Asks) > 0 && len(b.Bids) > 0 {
-			side, price := "BUY", b.Asks[len(b.Asks)-1].Price
-			if r.IntN(2) == 0 {
-				side, price = "SELL", b.Bids[len(b.Bids)-1].Price
-			}
-			size := math.Round((5+r.Float64()*200)*100) / 100
-			tx := fmt.Sprintf("0x%016x%016x", h.Sum64(), uint64(slot))
-			out = append(out, wsTrade{EventType: "last_trade_price", AssetID: t, Market: m.ConditionID, FeeRateBps: "0",
-				Price: price, Side: side, Size: strconv.FormatFloat(size, 'f', 2, 64), Timestamp: ms, TransactionHash: tx})
-			p, _ := strconv.ParseFloat(price, 64)
-			outcome := store.OutcomeUp
-			if t == m.DownToken {
-				outcome = store.OutcomeDown
-			}
-			trades = append(trades, store.MarketTrade{Time: now.Truncate(time.Millisecond), Outcome: outcome, Price: p, Size: size, Side: side, TxHash: tx})
-			tradeTokens = append(tradeTokens, t)
+		// The tape's trades since the last sent.
+		tp := s.advanceTape(t, now)
+		for i := sc.heard[t]; i < len(tp.trades); i++ {
+			tr := &tp.trades[i]
+			tr.sent = true
+			sold = append(sold, soldTrade{at: tr.Time, ev: wsTrade{EventType: "last_trade_price", AssetID: t, Market: m.ConditionID, FeeRateBps: "0",
+				Price: strconv.FormatFloat(tr.Price, 'f', -1, 64), Side: tr.Side, Size: strconv.FormatFloat(tr.Size, 'f', 2, 64),
+				Timestamp: strconv.FormatInt(tr.Time.UnixMilli(), 10), TransactionHash: tr.TxHash}})
 		}
+		sc.heard[t] = len(tp.trades)
 		if sc.custom && s.closed(m, now) && !sc.resolved[m.ID] && s.Winner(m) != store.OutcomeFiftyFifty {
 			sc.resolved[m.ID] = true
 			win := m.UpToken
@@ -1170,14 +1266,17 @@ func (s *Server) extras(ctx context.Context, sc *socket) error {
 	s.mu.Unlock()
 
 	s.wsMu.Lock()
-	for i, tr := range trades {
-		s.trades[tradeTokens[i]] = append(s.trades[tradeTokens[i]], tr)
-	}
-	s.wsStats.Trades += len(trades)
+	s.wsStats.Trades += len(sold)
 	s.wsStats.TickChanges += ticks
 	s.wsStats.Resolved += resolved
 	s.wsStats.NewMarkets += fresh
 	s.wsMu.Unlock()
+	slices.SortStableFunc(sold, func(a, b soldTrade) int { return a.at.Compare(b.at) })
+	for _, e := range sold {
+		if err := s.send(ctx, sc, e.ev); err != nil {
+			return err
+		}
+	}
 	for _, e := range out {
 		if err := s.send(ctx, sc, e); err != nil {
 			return err

@@ -1,0 +1,253 @@
+package collect_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/polytest"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// backfillRig is a websocket rig whose collector writes trades and gaps to
+// its store (which lists trades and removes gaps) and asks the fake's
+// Data API for the trades a gap missed.
+func backfillRig(t *testing.T, st store.Store) *wsRig {
+	t.Helper()
+	r := newWSRigOn(t, st)
+	r.cfg.Activity = nil // the memory store's own
+	r.cfg.Upstreams.PolymarketData = r.poly.URL
+	r.cfg.BackfillDelay = time.Second
+	return r
+}
+
+// outage cuts the websocket (refusing new connections) until REST has
+// kept the snapshots going for over 5 s, then lets it connect again.
+func (r *wsRig) outage(t *testing.T) (down time.Time) {
+	t.Helper()
+	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+	r.poly.DropSockets()
+	down = time.Now()
+	n := r.count()
+	eventually(t, 60*time.Second, "snapshots from REST while the socket is down", func() bool {
+		return time.Since(down) > 5*time.Second && r.count() > n
+	})
+	r.poly.Recover(polytest.RouteWS)
+	return down
+}
+
+// tradesGaps returns the market's gaps of kind trades.
+func (r *wsRig) tradesGaps(t *testing.T, slug string) []store.Gap {
+	t.Helper()
+	gaps, err := r.st.ListGaps(context.Background(), slug)
+	if err != nil {
+		t.Fatalf("gaps of %s: %v", slug, err)
+	}
+	var out []store.Gap
+	for _, g := range gaps {
+		if g.Kind == store.GapTrades {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// mute silences the websocket's market data (PONGs go on) until the
+// collector makes a new connection, which is served.
+func (r *wsRig) mute(t *testing.T) (down time.Time) {
+	t.Helper()
+	conns := r.poly.WSStats().Connections
+	r.poly.MuteSockets()
+	down = time.Now()
+	eventually(t, 60*time.Second, "a new connection after the mute", func() bool {
+		return r.poly.WSStats().Connections > conns && time.Since(down) > 5*time.Second
+	})
+	return down
+}
+
+// TestTradeGapsBackfilled cuts the websocket for over 5 s (dropped, and
+// new connections refused) or mutes it (until the collector notices and
+// connects again) while the fake's markets go on trading and REST keeps
+// the books: once the socket is back, the trades of the outage come from
+// the Data API. Every trade the fake made from the first recorded to the
+// last is then recorded exactly once (those of the outage at the Data
+// API's whole second, the others as the socket sent them), and no trades
+// gap is left: on the memory store, and dropped on Postgres too.
+func TestTradeGapsBackfilled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		st     func(t *testing.T) store.Store
+		outage func(*wsRig, *testing.T) time.Time
+	}{
+		{"dropped", stores(t)["memory"], (*wsRig).outage},
+		{"muted", stores(t)["memory"], (*wsRig).mute},
+		{"dropped-postgres", stores(t)["postgres"], (*wsRig).outage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testBackfill(t, backfillRig(t, tc.st(t)), tc.outage)
+		})
+	}
+}
+
+func testBackfill(t *testing.T, r *wsRig, outage func(*wsRig, *testing.T) time.Time) {
+	c, stop := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
+		for _, slug := range r.slugs() {
+			if _, n, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	down := outage(r, t)
+	eventually(t, 60*time.Second, "the trades gaps backfilled", func() bool {
+		return c.Stats().GapsBackfilled >= int64(len(r.slugs()))
+	})
+	recovered := time.Now()
+	eventually(t, 60*time.Second, "trades recorded from the websocket again", func() bool {
+		for _, slug := range r.slugs() {
+			last, _, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1})
+			if err != nil || len(last) == 0 || last[0].Time.Before(recovered.Add(2*time.Second)) {
+				return false
+			}
+		}
+		return true
+	})
+	stop()
+
+	ctx := context.Background()
+	markets := r.poly.Markets()
+	backfilled := 0
+	for _, slug := range r.slugs() {
+		if gaps := r.tradesGaps(t, slug); len(gaps) != 0 {
+			t.Errorf("%s: trades gaps %+v left after the backfill", slug, gaps)
+		}
+		var up polytest.Market
+		for _, m := range markets {
+			if polytest.SlugOf(&m) == slug {
+				up = m
+			}
+		}
+		recorded, _, err := r.st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true})
+		if err != nil || len(recorded) == 0 {
+			t.Fatalf("%s: %d trades recorded (%v)", slug, len(recorded), err)
+		}
+		// The span recorded: from the first trade to a second before the
+		// last (the socket's last messages may be cut by the stop).
+		first, last := recorded[0].Time, recorded[len(recorded)-1].Time.Add(-time.Second)
+		if !first.Before(down) || !last.After(down.Add(5*time.Second)) {
+			t.Fatalf("%s: trades recorded from %v to %v, not around the outage at %v", slug, first, last, down)
+		}
+		byHash := map[string][]store.MarketTrade{}
+		for _, tr := range recorded {
+			byHash[tr.TxHash] = append(byHash[tr.TxHash], tr)
+		}
+		tape := append(r.poly.Tape(up.UpToken), r.poly.Tape(up.DownToken)...)
+		made, inOutage := map[string]bool{}, 0
+		for _, want := range tape {
+			made[want.TxHash] = true
+			sec := want.Time.Truncate(time.Second)
+			if sec.Before(first.Truncate(time.Second)) || want.Time.After(last) {
+				continue
+			}
+			got := byHash[want.TxHash]
+			if len(got) != 1 {
+				t.Errorf("%s: trade %+v recorded %d times: %+v", slug, want, len(got), got)
+				continue
+			}
+			g := got[0]
+			switch {
+			case g.Outcome != want.Outcome || g.Side != want.Side || g.Price != want.Price || g.Size != want.Size:
+				t.Errorf("%s: trade recorded as %+v, made as %+v", slug, g, want)
+			case g.Time.Equal(sec) && !g.Time.Equal(want.Time):
+				backfilled++ // from the Data API, at its second
+			case !g.Time.Equal(want.Time):
+				t.Errorf("%s: trade recorded at %v, made at %v", slug, g.Time, want.Time)
+			}
+			if want.Time.After(down.Add(time.Second)) && want.Time.Before(down.Add(5*time.Second)) {
+				inOutage++
+			}
+		}
+		if inOutage == 0 {
+			t.Errorf("%s: the fake made no trade during the outage; the test proves nothing", slug)
+		}
+		for _, g := range recorded {
+			if !made[g.TxHash] {
+				t.Errorf("%s: recorded trade %+v was never made", slug, g)
+			}
+		}
+	}
+	if backfilled == 0 {
+		t.Errorf("no trade recorded at the Data API's second: nothing came from the backfill")
+	}
+	if st := c.Stats(); st.BackfilledTrades == 0 || st.GapsBackfilled < int64(len(r.slugs())) {
+		t.Errorf("stats %+v: want backfilled trades and one gap backfilled per market", st)
+	}
+	for _, line := range strings.Split(r.logs.String(), "\n") {
+		if strings.Contains(line, "trades gap") {
+			t.Log(line)
+		}
+	}
+	if !strings.Contains(r.logs.String(), "trades gap backfilled") {
+		t.Errorf("no log line says the gaps were backfilled:\n%s", r.logs)
+	}
+}
+
+// TestTradeGapsStayWhenSourceFails: with the Data API failing, the trades
+// gap of an outage stays, a log line per gap says why, and nothing is
+// counted as backfilled.
+func TestTradeGapsStayWhenSourceFails(t *testing.T) {
+	t.Parallel()
+	r := backfillRig(t, memory.New())
+	r.poly.FailAlways(polytest.RouteTrades, polytest.Fault{Status: 503})
+	c, stop := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	down := r.outage(t)
+	const why = "trades gap stays: the trades source failed"
+	eventually(t, 60*time.Second, "the backfill given up", func() bool {
+		return strings.Count(r.logs.String(), why) >= len(r.slugs())
+	})
+	stop()
+	for _, slug := range r.slugs() {
+		gaps, found := r.tradesGaps(t, slug), false
+		for _, g := range gaps {
+			found = found || g.From.Before(down.Add(3*time.Second)) && g.To.After(down.Add(5*time.Second))
+		}
+		if !found {
+			t.Errorf("%s: trades gaps %+v, want the outage's after %v", slug, gaps, down)
+		}
+	}
+	logs := r.logs.String()
+	if n := strings.Count(logs, why); n != len(r.slugs()) {
+		t.Logf("%d lines say %q, one per gap (another than the outage's on a loaded machine)", n, why)
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, why) && !strings.Contains(line, "503") {
+			t.Errorf("the line does not name the failure: %s", line)
+		}
+	}
+	if r.poly.Hits(polytest.RouteTrades) == 0 {
+		t.Errorf("the Data API was never asked")
+	}
+	if st := c.Stats(); st.BackfilledTrades != 0 || st.GapsBackfilled != 0 {
+		t.Errorf("stats %+v: nothing can have been backfilled", st)
+	}
+}
+
+// TestUpstreamsFromEnvDataAPI: the Data API's URL defaults to Polymarket's
+// and follows its environment variable.
+func TestUpstreamsFromEnvDataAPI(t *testing.T) {
+	if got := collect.UpstreamsFromEnv(func(string) string { return "" }).PolymarketData; got != collect.DefaultPolymarketDataURL {
+		t.Errorf("default Data API URL %q, want %q", got, collect.DefaultPolymarketDataURL)
+	}
+	env := map[string]string{collect.EnvPolymarketDataURL: "http://127.0.0.1:1"}
+	if got := collect.UpstreamsFromEnv(func(k string) string { return env[k] }).PolymarketData; got != "http://127.0.0.1:1" {
+		t.Errorf("Data API URL %q, want the environment's", got)
+	}
+}
