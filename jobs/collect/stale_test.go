@@ -43,18 +43,35 @@ func TestMuteWebsocketIsNotRecordedAsFresh(t *testing.T) {
 		snaps, _, err := r.st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Limit: 1})
 		return err == nil && len(snaps) > 0 && snaps[0].Time.After(muted.Add(3*bound))
 	})
-	from := muted.Add(bound)
+	// The book is stale bound after the collector read its last message,
+	// which a loaded machine may read after the mute: no later than the
+	// computation of the first instant that carries it (at most MaxLag
+	// after the instant).
+	from := muted.Add(-5 * time.Second)
 	snaps, _, err := r.st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{From: &from, Ascending: true, WithBooks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snaps) == 0 {
-		t.Fatal("nothing recorded past the bound")
-	}
+	read := muted
 	for _, s := range snaps {
 		if s.BookUp != nil && sameTop(*s.BookUp, frozen) {
-			t.Fatalf("snapshot at %v (%v after the socket went mute) carries the frozen book", s.Time, s.Time.Sub(muted))
+			read = maxTime(read, s.Time.Add(r.cfg.MaxLag))
+			break
 		}
+	}
+	fresh := 0
+	for _, s := range snaps {
+		if !s.Time.After(read.Add(bound)) {
+			continue
+		}
+		fresh++
+		if s.BookUp != nil && sameTop(*s.BookUp, frozen) {
+			t.Fatalf("snapshot at %v (%v after the socket went mute, %v after the collector read the book at the latest) carries the frozen book",
+				s.Time, s.Time.Sub(muted), s.Time.Sub(read))
+		}
+	}
+	if fresh == 0 {
+		t.Fatal("nothing recorded past the bound")
 	}
 
 	// Mute again, with REST and new connections failing: nothing fresh
