@@ -1079,6 +1079,23 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 	var prev1, gap int64
 	match := 0
 	for j := range out {
+		// Most levels of a side that changed are the side before's at the
+		// next price of its order, written as two zero bytes: once the
+		// level before was the side before's too, and that side is in
+		// strict book order there, they take its numbers, as the steps
+		// below would.
+		if len(b) >= 2 && b[0]|b[1] == 0 && j < len(prev) &&
+			(j == 0 || match == j-1 && rp[j-1] == prev1 && rp[j-1]*dir < rp[j]*dir) {
+			pu := rp[j]
+			if j > 0 {
+				gap = pu - prev1
+			}
+			prev1, match = pu, j
+			prices[j], sizes[j] = pu, rs[j]
+			out[j] = prev[j]
+			b = b[2:]
+			continue
+		}
 		var dp, ds int64
 		if len(b) > 0 && b[0] < 0x80 {
 			u := int64(b[0])
