@@ -626,8 +626,10 @@ func decodeTapeChunk(ticks []store.Tick, head, books []byte, keep byte, block in
 	return decodeTapeBooks(ticks, books, keep, block)
 }
 
-// levelBuffers recycles the arenas a tape's chunks are decoded into, which
-// are sized for the worst case: the levels are copied out of them.
+// levelBuffers recycles the arenas the chunks of books version 1 are
+// decoded into for a tape, which are sized for the worst case: the levels
+// are copied out of them. (Version 2 sections are counted first, and
+// decoded into arrays of their exact size: tapeSection.)
 var levelBuffers levelPool
 
 type levelPool struct{ p sync.Pool }
