@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -324,8 +325,10 @@ var eventBuffers eventPool
 
 type eventPool struct{ p sync.Pool }
 
-// maxPooledEvents bounds the lists kept (one of them is 25 MB).
-const maxPooledEvents = 1 << 18
+// maxPooledEvents bounds the lists kept: those of a 24hr market of 300 ms
+// snapshots trading on every one of them (288,001 events, 28 MB), no
+// larger.
+const maxPooledEvents = 290_000
 
 func (ep *eventPool) get() []event {
 	if b, ok := ep.p.Get().(*[]event); ok {
@@ -335,7 +338,8 @@ func (ep *eventPool) get() []event {
 }
 
 func (ep *eventPool) put(b []event) {
-	if cap(b) > 16 && cap(b) <= maxPooledEvents {
+	// (A list grown to the bound is allocated a little above it.)
+	if cap(b) > 16 && cap(b) <= maxPooledEvents+maxPooledEvents/64 {
 		b = b[:0]
 		ep.p.Put(&b)
 	}
@@ -346,6 +350,25 @@ func (ep *eventPool) put(b []event) {
 func (e *engine) release() {
 	eventBuffers.put(e.events)
 	e.events = nil
+}
+
+// grow makes room in the full list of events for what the rest of the
+// replay will need at the rate events came through snapshot i, a quarter
+// more: append's growth, a quarter at a time past a few hundred events,
+// would copy the list of a replay that trades on every other snapshot
+// some thirty times, which costs more than its trades.
+func (e *engine) grow(i int) {
+	n, left := len(e.events), len(e.ticks)-i
+	more := max(16, n/4)
+	if left > 0 {
+		est := n * left / (i + 1)
+		more = max(more, est+est/4)
+	}
+	if n < maxPooledEvents {
+		// A list the pool keeps grows past its bound only when it must.
+		more = min(more, maxPooledEvents-n)
+	}
+	e.events = slices.Grow(e.events, more)
 }
 
 // visibleAt is the first snapshot whose state includes the event.
@@ -631,6 +654,9 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	if cost := shares*fill + fee; cost > 0 {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
+	if len(e.events) == cap(e.events) {
+		e.grow(i)
+	}
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
 	e.countEntry()
@@ -688,6 +714,9 @@ func (e *engine) closeAt(ev event) {
 	}
 	e.realized += ev.pnl
 	ev.cum = e.realized
+	if len(e.events) == cap(e.events) {
+		e.grow(ev.idx)
+	}
 	e.events = append(e.events, ev)
 	e.open, e.entryFee = false, 0
 	e.rest.entryRebate = 0

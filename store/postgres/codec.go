@@ -502,12 +502,6 @@ func decodeHead(dst []store.Snapshot, head []byte) ([]store.Snapshot, error) {
 	return decodeHeadOf(dst, head, &snapshotHead)
 }
 
-// decodeTicks appends the chunk's snapshots to dst as the ticks of a tape,
-// their books not set.
-func decodeTicks(dst []store.Tick, head []byte) ([]store.Tick, error) {
-	return decodeHeadOf(dst, head, &tickHead)
-}
-
 // headFields says where the numbers of a head go in an element of the
 // slice decoded into: a snapshot or a tick.
 type headFields[T any] struct {
@@ -521,12 +515,6 @@ var (
 		coin: func(s *store.Snapshot, v float64) { s.CoinPrice = v },
 		up:   func(s *store.Snapshot, v float64) { s.PriceUp = v },
 		down: func(s *store.Snapshot, v float64) { s.PriceDown = v },
-	}
-	tickHead = headFields[store.Tick]{
-		time: func(t *store.Tick, us int64) { t.Nanos = us * 1000 },
-		coin: func(t *store.Tick, v float64) { t.CoinPrice = v },
-		up:   func(t *store.Tick, v float64) { t.PriceUp = v },
-		down: func(t *store.Tick, v float64) { t.PriceDown = v },
 	}
 )
 
@@ -629,11 +617,11 @@ func decodeTimes[T any](r *reader, out []T, set func(*T, int64)) {
 // as they do any store's answer.
 func decodeBooks(snaps []store.Snapshot, books []byte) error {
 	var d bookDecoder
-	flags, nbooks, err := d.open(books, len(snaps), flagUp|flagDown)
+	flags, err := d.open(books, len(snaps), flagUp|flagDown)
 	if err != nil {
 		return err
 	}
-	d.books = make([]store.Book, 0, nbooks)
+	d.books = make([]store.Book, 0, booksToBuild(flags, flagUp|flagDown))
 	var prevFlags byte
 	var prevUp, prevDown *store.Book
 	for i, f := range flags {
@@ -678,9 +666,12 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 		return nil, fmt.Errorf("postgres: %d chunks: a tape holds at most %d blocks", block+1, store.MaxTapeBlocks)
 	}
 	var d bookDecoder
-	flags, _, err := d.open(books, len(ticks), keep)
+	flags, err := d.open(books, len(ticks), keep)
 	if err != nil {
 		return nil, err
+	}
+	if !d.v1 {
+		return d.tapeSection(ticks, flags, block)
 	}
 	k := 0 // the kept book's first side
 	if keep == flagDown {
@@ -730,46 +721,35 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 
 // open reads the header and flags of a books section of n snapshots into
 // d, which it positions at the first side of each outcome's section
-// (version 1: at the first side of the one section), and returns the flags
-// and how many books of those keep names must be built (those not the
-// previous snapshot's book).
-func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks int, err error) {
+// (version 1: at the first side of the one section), and returns the
+// flags, each checked.
+func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, err error) {
 	r := reader{b: books}
 	v := r.byte()
 	switch {
 	case r.err != nil, v == booksVersion, v == booksVersion1:
 	case v == booksVersion+1:
-		return nil, 0, fmt.Errorf("%w: books version %d, perhaps written by a newer build: this one reads %d and %d", errCorrupt, v, booksVersion1, booksVersion)
+		return nil, fmt.Errorf("%w: books version %d, perhaps written by a newer build: this one reads %d and %d", errCorrupt, v, booksVersion1, booksVersion)
 	default:
-		return nil, 0, fmt.Errorf("%w: books version %d", errCorrupt, v)
+		return nil, fmt.Errorf("%w: books version %d", errCorrupt, v)
 	}
 	if c := r.uvarint(); r.err == nil && c != uint64(n) {
-		return nil, 0, fmt.Errorf("%w: books of %d snapshots, head of %d", errCorrupt, c, n)
+		return nil, fmt.Errorf("%w: books of %d snapshots, head of %d", errCorrupt, c, n)
 	}
 	pScale, sScale := scale(r.uvarint()), scale(r.uvarint())
 	total := r.uvarint()
 	if r.err != nil {
-		return nil, 0, r.err
+		return nil, r.err
 	}
 	if len(r.b) < n {
-		return nil, 0, fmt.Errorf("%w: books truncated", errCorrupt)
+		return nil, fmt.Errorf("%w: books truncated", errCorrupt)
 	}
 	flags, r.b = r.b[:n], r.b[n:]
 	if total > maxLevels {
-		return nil, 0, fmt.Errorf("%w: %d levels", errCorrupt, total)
+		return nil, fmt.Errorf("%w: %d levels", errCorrupt, total)
 	}
-	// Count the books that must be built, checking the flags on the way.
-	var prevFlags byte
-	for _, f := range flags {
-		if f&^flagsKnown != 0 {
-			return nil, 0, fmt.Errorf("%w: flags %#x", errCorrupt, f)
-		}
-		for _, bk := range [2]byte{flagUp, flagDown} {
-			if f&bk&keep != 0 && !reused(f, prevFlags, bk) {
-				nbooks++
-			}
-		}
-		prevFlags = f
+	if i := unknownFlags(flags); i >= 0 {
+		return nil, fmt.Errorf("%w: flags %#x", errCorrupt, flags[i])
 	}
 	d.v1, d.keep, d.pScale, d.sScale = v == booksVersion1, keep, pScale, sScale
 	if d.v1 {
@@ -780,18 +760,49 @@ func (d *bookDecoder) open(books []byte, n int, keep byte) (flags []byte, nbooks
 		upBytes, downBytes, upLevels := r.uvarint(), r.uvarint(), r.uvarint()
 		switch {
 		case r.err != nil:
-			return nil, 0, r.err
+			return nil, r.err
 		case upBytes > uint64(len(r.b)) || downBytes != uint64(len(r.b))-upBytes:
-			return nil, 0, fmt.Errorf("%w: sections of %d and %d bytes in %d", errCorrupt, upBytes, downBytes, len(r.b))
+			return nil, fmt.Errorf("%w: sections of %d and %d bytes in %d", errCorrupt, upBytes, downBytes, len(r.b))
 		case upLevels > total:
-			return nil, 0, fmt.Errorf("%w: %d up levels of %d", errCorrupt, upLevels, total)
+			return nil, fmt.Errorf("%w: %d up levels of %d", errCorrupt, upLevels, total)
 		}
 		d.in = [2][]byte{r.b[:upBytes], r.b[upBytes:]}
 		d.total = [2]int{int(upLevels), int(total - upLevels)}
 	}
-	d.pv.fill(pScale)
-	d.sv.fill(sScale)
-	return flags, nbooks, nil
+	return flags, nil
+}
+
+// unknownFlags returns the index of the first of flags with a bit no flag
+// names, or -1 when there is none.
+func unknownFlags(flags []byte) int {
+	const unknown = ^uint64(0) / 0xff * (0xff &^ flagsKnown) // in each byte
+	b := flags
+	for len(b) >= 8 && binary.LittleEndian.Uint64(b)&unknown == 0 {
+		b = b[8:]
+	}
+	for i, f := range b {
+		if f&^flagsKnown != 0 {
+			return len(flags) - len(b) + i
+		}
+	}
+	return -1
+}
+
+// booksToBuild returns how many books of those keep names (flagUp,
+// flagDown or both) a decode of flags builds: those that are not the
+// previous snapshot's book.
+func booksToBuild(flags []byte, keep byte) int {
+	n := 0
+	var prevFlags byte
+	for _, f := range flags {
+		for _, bk := range [2]byte{flagUp, flagDown} {
+			if f&bk&keep != 0 && !reused(f, prevFlags, bk) {
+				n++
+			}
+		}
+		prevFlags = f
+	}
+	return n
 }
 
 // sectionName names section p in errors.
@@ -968,7 +979,7 @@ func (d *bookDecoder) side(k int, same bool) []store.Level {
 	out := d.arena[off : off+n : off+n]
 	d.next.price = grow(d.next.price, n)
 	d.next.size = grow(d.next.size, n)
-	rest, ok := decodeLevels(*bs, out, d.next.price, d.next.size, &d.refs[k], k%2 == 0, &d.pv, &d.sv, d.pScale, d.sScale)
+	rest, ok := decodeLevels(*bs, out, d.next.price, d.next.size, &d.refs[k], d.last[k], k%2 == 0, &d.pv, &d.sv, d.pScale, d.sScale)
 	if !ok {
 		d.fail("bad varint")
 		return nil
@@ -1048,20 +1059,43 @@ func grow(s []int64, n int) []int64 {
 
 // decodeLevels decodes len(out) levels from b into out, and their units
 // into prices and sizes (of the same length), predicting them from ref as
-// appendSide did. The loop keeps its state in locals.
-func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideRef, bids bool,
+// appendSide did; prev is the side ref holds the units of, whose numbers
+// a level at a price ref has (most of them, in a book that moves) takes
+// instead of computing them again: the price always, the size when it did
+// not change. The loop keeps its state in locals.
+func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideRef, prev []store.Level, bids bool,
 	pv, sv *valueTable, ps, ss scale) ([]byte, bool) {
 	rp, rs := ref.price, ref.size
 	rs = rs[:len(rp)]
+	if len(prev) != len(rp) {
+		prev = nil // (a caller without the side's numbers)
+	}
 	prices, sizes = prices[:len(out)], sizes[:len(out)]
 	// ahead(a, b) is a > b for bids, a < b for asks: a*dir < b*dir.
 	dir := int64(1)
 	if bids {
 		dir = -1
 	}
-	var prev, gap int64
+	var prev1, gap int64
 	match := 0
 	for j := range out {
+		// Most levels of a side that changed are the side before's at the
+		// next price of its order, written as two zero bytes: once the
+		// level before was the side before's too, and that side is in
+		// strict book order there, they take its numbers, as the steps
+		// below would.
+		if len(b) >= 2 && b[0]|b[1] == 0 && j < len(prev) &&
+			(j == 0 || match == j-1 && rp[j-1] == prev1 && rp[j-1]*dir < rp[j]*dir) {
+			pu := rp[j]
+			if j > 0 {
+				gap = pu - prev1
+			}
+			prev1, match = pu, j
+			prices[j], sizes[j] = pu, rs[j]
+			out[j] = prev[j]
+			b = b[2:]
+			continue
+		}
 		var dp, ds int64
 		if len(b) > 0 && b[0] < 0x80 {
 			u := int64(b[0])
@@ -1080,15 +1114,15 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 				pred = rp[0]
 			}
 		case j < len(rp):
-			pred = prev + (rp[j] - rp[j-1])
+			pred = prev1 + (rp[j] - rp[j-1])
 		default:
-			pred = prev + gap
+			pred = prev1 + gap
 		}
 		pu := dp + pred
 		if j > 0 {
-			gap = pu - prev
+			gap = pu - prev1
 		}
-		prev = pu
+		prev1 = pu
 
 		if len(b) > 0 && b[0] < 0x80 {
 			u := int64(b[0])
@@ -1104,21 +1138,24 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 			match++
 		}
 		su := ds
+		var l store.Level
 		if match < len(rp) && rp[match] == pu {
 			su += rs[match]
+			if match < len(prev) {
+				l.Price = prev[match].Price
+				if ds == 0 {
+					l.Size = prev[match].Size
+				} else {
+					l.Size = sv.value(su, ss)
+				}
+				prices[j], sizes[j] = pu, su
+				out[j] = l
+				continue
+			}
 		}
 		prices[j], sizes[j] = pu, su
-		var l store.Level
-		if uint64(pu) < tableSize {
-			l.Price = pv.v[pu]
-		} else {
-			l.Price = ps.value(pu)
-		}
-		if uint64(su) < tableSize {
-			l.Size = sv.v[su]
-		} else {
-			l.Size = ss.value(su)
-		}
+		l.Price = pv.value(pu, ps)
+		l.Size = sv.value(su, ss)
 		out[j] = l
 	}
 	return b, true
@@ -1126,7 +1163,8 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 
 // valueTable holds scale.value of the units below tableSize, which are
 // most of a books column (prices on a tick, small sizes): a lookup instead
-// of a division, giving the very float64 that scale.value computes.
+// of a division, giving the very float64 that scale.value computes. It is
+// filled at its first lookup.
 type valueTable struct {
 	s   scale
 	set bool
@@ -1134,6 +1172,17 @@ type valueTable struct {
 }
 
 const tableSize = 256
+
+// value returns s.value(u).
+func (t *valueTable) value(u int64, s scale) float64 {
+	if uint64(u) >= tableSize {
+		return s.value(u)
+	}
+	if !t.set || t.s != s {
+		t.fill(s)
+	}
+	return t.v[u]
+}
 
 // fill makes t the table of s, unless it is already.
 func (t *valueTable) fill(s scale) {

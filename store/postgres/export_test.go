@@ -26,6 +26,26 @@ var (
 		t.Blocks = [][]store.Level{levels}
 		return t, nil
 	}
+	// DecodeMarketTape decodes a market's chunks, oldest first, into one
+	// tape with the books of outcome, as ReadTape does, on the caller's
+	// goroutine.
+	DecodeMarketTape = func(chunks []Chunk, outcome string) (*store.Tape, error) {
+		n := 0
+		for _, c := range chunks {
+			n += headCount(c.Head)
+		}
+		t := &store.Tape{Outcome: outcome, Ticks: make([]store.Tick, n), Blocks: make([][]store.Level, len(chunks))}
+		at := 0
+		for i, c := range chunks {
+			m := headCount(c.Head)
+			var err error
+			if t.Blocks[i], err = decodeTapeChunk(t.Ticks[at:at+m:at+m], c.Head, c.Books, bookFlag(outcome), i); err != nil {
+				return nil, err
+			}
+			at += m
+		}
+		return t, nil
+	}
 	EncodeDepthBook = encodeDepthBook
 	DecodeDepthBook = decodeDepthBook
 	// ListWithBooksSQL is the query of a listing with books.
@@ -36,3 +56,6 @@ var (
 
 // ChunkSize is the most snapshots a chunk holds.
 const ChunkSize = chunkSize
+
+// Chunk is a chunk's head and books, as a row of the store holds them.
+type Chunk struct{ Head, Books []byte }

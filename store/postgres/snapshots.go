@@ -594,15 +594,8 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 		block := len(t.Blocks)
 		t.Blocks = append(t.Blocks, nil)
 		blocks := t.Blocks
-		decodes.add(head, bk, func(head, books []byte) error {
-			got, err := decodeTicks(ticks[:0], head)
-			if err != nil {
-				return err
-			}
-			if len(got) != len(ticks) {
-				return fmt.Errorf("%w: a head of %d snapshots decodes to %d", errCorrupt, len(ticks), len(got))
-			}
-			blocks[block], err = decodeTapeBooks(ticks, books, keep, block)
+		decodes.add(head, bk, func(head, books []byte) (err error) {
+			blocks[block], err = decodeTapeChunk(ticks, head, books, keep, block)
 			return err
 		})
 	}
@@ -619,8 +612,24 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 	return t, found, nil
 }
 
-// levelBuffers recycles the arenas a tape's chunks are decoded into, which
-// are sized for the worst case: the levels are copied out of them.
+// decodeTapeChunk decodes a chunk into ticks, which its head must fill
+// (headCount), with the books keep names, and returns the levels their
+// spans index, the tape's block number block.
+func decodeTapeChunk(ticks []store.Tick, head, books []byte, keep byte, block int) ([]store.Level, error) {
+	got, err := decodeTicks(ticks[:0], head)
+	if err != nil {
+		return nil, err
+	}
+	if len(got) != len(ticks) {
+		return nil, fmt.Errorf("%w: a head of %d snapshots decodes to %d", errCorrupt, len(ticks), len(got))
+	}
+	return decodeTapeBooks(ticks, books, keep, block)
+}
+
+// levelBuffers recycles the arenas the chunks of books version 1 are
+// decoded into for a tape, which are sized for the worst case: the levels
+// are copied out of them. (Version 2 sections are counted first, and
+// decoded into arrays of their exact size: tapeSection.)
 var levelBuffers levelPool
 
 type levelPool struct{ p sync.Pool }
