@@ -123,6 +123,7 @@ func chanceWords(p float64) string {
 }
 
 func TestSweepsPageInBrowser(t *testing.T) {
+	t.Parallel()
 	dev := startDev(t, "--snapshots-per-market", "1000")
 	base := dev.base
 	shots := os.Getenv("UPDOWN_SCREENSHOTS")

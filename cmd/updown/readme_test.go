@@ -41,6 +41,7 @@ import (
 // Python blocks python3 with pip and pandas: without them it skips on a
 // laptop and fails under CI=true (.ci/run installs curl and jq).
 func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the README's examples run against a live updown dev: not in -short")
 	}
@@ -473,6 +474,7 @@ func waitReady(t *testing.T, p *proc, base string, within time.Duration) {
 // promise, against a small server: a run that never fails would pass
 // every README.
 func TestReadmeChecks(t *testing.T) {
+	t.Parallel()
 	needTools(t, "bash", "curl", "jq")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		answers := map[string]struct {
@@ -541,6 +543,7 @@ func TestReadmeChecks(t *testing.T) {
 // TestReadmePythonChecks: a Python block fails on an exception and on an
 // empty list or DataFrame it leaves behind, unless marked.
 func TestReadmePythonChecks(t *testing.T) {
+	t.Parallel()
 	py := readmePython(t)
 	if py == "" {
 		t.Skip("no python3 with pip and pandas")

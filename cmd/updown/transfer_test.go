@@ -56,6 +56,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		{"csv", []string{"markets.csv", "snapshots.csv.gz"}, [][]string{{"--what", "markets"}, {"--what", "snapshots"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each into a database and files of its own
 			dst := pgtest.NewDatabase(t)
 			for i, f := range tc.files {
 				args := append([]string{"export", "--database-url", src, "--out", path("a-" + f)}, tc.flags[i]...)
