@@ -265,16 +265,8 @@ func (b *browserSession) checkNumbers(where string) {
 
 func TestDashboardInBrowser(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"dev", "--addr", "127.0.0.1:0"}, pw, io.Discard)
-		pw.Close()
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	base := waitForBanner(t, pr)
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	base := startDevProcess(t) // `updown dev` as `make run` starts it
+
 	shots := os.Getenv("UPDOWN_SCREENSHOTS") // a folder: save the README's screenshots there
 	timings := map[string]time.Duration{}
 

@@ -62,6 +62,7 @@ func TestExportParquet(t *testing.T) {
 
 	for _, split := range []string{"market", "day"} {
 		t.Run(split, func(t *testing.T) {
+			t.Parallel() // into a folder of its own
 			out := filepath.Join(dir, split)
 			var sum map[string]float64
 			if err := json.Unmarshal(runCmd(t, "export", "--database-url", src, "--format", "parquet", "--split", split, "--out", out), &sum); err != nil {

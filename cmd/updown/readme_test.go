@@ -81,11 +81,7 @@ func TestReadmeExamples(t *testing.T) {
 		site = installPythonClient(t, py, work)
 	}
 
-	addr := freeAddr(t)
-	dev := startProc(t, "dev", []string{"TOKEN_SECRET=", "WEBHOOK_SECRET=", "AI_PROVIDER=builtin", "LOG_FORMAT=text"},
-		"dev", "--addr", addr)
-	base := "http://" + addr
-	waitReady(t, dev, base, 5*time.Minute)
+	base := startDevProcess(t)
 
 	sh := newReadmeShell(t, work)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
@@ -446,6 +442,22 @@ func runPythonBlock(ctx context.Context, py, site, dir string, b readmeBlock, co
 	cmd.Dir = dir
 	cmd.Env = readmeEnv("PYTHONPATH="+site, "PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg")
 	return cmd.CombinedOutput()
+}
+
+// startDevProcess runs `updown dev args...` as the built binary on a
+// loopback port of its own until the test ends, with no secrets from the
+// environment, and returns its base URL once it is ready. The binary is
+// not this test's -race build, which generates dev's data ten times
+// slower (15 s of CPU for the default 1000 snapshots per market); dev in
+// process under the race detector is TestDevEndToEnd's.
+func startDevProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	dev := startProc(t, "dev", []string{"TOKEN_SECRET=", "WEBHOOK_SECRET=", "AI_PROVIDER=builtin", "LOG_FORMAT=text"},
+		append([]string{"dev", "--addr", addr}, args...)...)
+	base := "http://" + addr
+	waitReady(t, dev, base, patience)
+	return base
 }
 
 // waitReady waits for base's /readyz, generously: dev generates its data
