@@ -125,8 +125,8 @@ func chanceWords(p float64) string {
 }
 
 func TestSweepsPageInBrowser(t *testing.T) {
-	dev := startDev(t, "--snapshots-per-market", "1000")
-	base := dev.base
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
 	shots := os.Getenv("UPDOWN_SCREENSHOTS")
 	pro := open(t, base)
 	pro.signIn("ud_dev_pro")

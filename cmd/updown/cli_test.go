@@ -34,6 +34,20 @@ func runBinary(t *testing.T, env []string, args ...string) (code int, stdout, st
 	return code, out.String(), errOut.String()
 }
 
+// runBinaryOK runs the real binary and returns what it printed on stdout;
+// the test fails when it exits non-zero. The tests that move a database
+// through export and import run them so: the binary is not built with
+// -race, which makes them ten times slower (the code is jobs/transfer's,
+// whose own tests run it under the race detector).
+func runBinaryOK(t *testing.T, args ...string) []byte {
+	t.Helper()
+	code, out, errOut := runBinary(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("updown %s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+	}
+	return []byte(out)
+}
+
 // TestHelpIsSuccess: asking any command for help exits 0 and prints its
 // usage; a bad flag or a missing subcommand exits 2.
 func TestHelpIsSuccess(t *testing.T) {

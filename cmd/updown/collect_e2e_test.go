@@ -31,6 +31,7 @@ import (
 // long after the end it landed, fees and ticks (a tick change mid-market),
 // and a gap when every source of books fails for four seconds.
 func TestCollectAndSettleEverySeries(t *testing.T) {
+	t.Parallel()
 	updownBinary(t)
 	dbURL := pgtest.NewDatabase(t)
 	redisURL := redistest.New(t)

@@ -154,17 +154,16 @@ func TestCollectNeedsItsConfig(t *testing.T) {
 // and the log does not repeat itself (warnings are rate-limited; durations
 // are written as durations).
 func TestCollectUnreachableUpstreams(t *testing.T) {
+	t.Parallel()
 	dbURL := pgtest.NewDatabase(t)
 	redisURL := redistest.New(t)
-	t.Setenv("DATABASE_URL", dbURL)
-	t.Setenv("REDIS_URL", redisURL)
 	dead := "http://" + freeAddr(t) // nothing listens there
 	addr := freeAddr(t)
 	logs := &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"collect", "--gamma-url", dead, "--clob-url", dead, "--ws-url", "ws" + strings.TrimPrefix(dead, "http") + "/ws", "--data-url", dead,
+		done <- run(ctx, []string{"collect", "--database-url", dbURL, "--redis-url", redisURL, "--gamma-url", dead, "--clob-url", dead, "--ws-url", "ws" + strings.TrimPrefix(dead, "http") + "/ws", "--data-url", dead,
 			"--binance-spot-url", dead, "--binance-futures-url", dead, "--health-addr", addr, "--unhealthy-after", "2s"}, io.Discard, logs)
 	}()
 	waitHealthy(t, "http://"+addr)

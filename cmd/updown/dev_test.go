@@ -113,6 +113,7 @@ func TestDevLeavesProductionAlone(t *testing.T) {
 // TestDevRefusesAForeignDatabase: --database with a database dev did not
 // make (tables, no mark) is refused, clearly and before anything is written.
 func TestDevRefusesAForeignDatabase(t *testing.T) {
+	t.Parallel()
 	dbURL := pgtest.NewDatabase(t)
 	createKey(t, dbURL, "real@customer.com", store.Enterprise)
 	err := run(context.Background(), []string{"dev", "--addr", "127.0.0.1:0", "--database", dbURL, "--snapshots-per-market", "20"}, io.Discard, io.Discard)
@@ -125,6 +126,7 @@ func TestDevRefusesAForeignDatabase(t *testing.T) {
 // TestDevClaimsAnEmptyDatabase: --database with an empty database works,
 // and dev takes the same database again on its next start.
 func TestDevClaimsAnEmptyDatabase(t *testing.T) {
+	t.Parallel()
 	dbURL := pgtest.NewEmptyDatabase(t)
 	for i := range 2 {
 		d := startDev(t, "--addr", "127.0.0.1:0", "--database", dbURL)
@@ -190,6 +192,7 @@ func TestDevBusyPortFailsFirst(t *testing.T) {
 // (keys revoke, as a user trying the CLI would) works again on dev's next
 // start, which says it restored it; the other keys are left as they are.
 func TestDevRestoresRevokedDemoKeys(t *testing.T) {
+	t.Parallel()
 	dbURL := pgtest.NewEmptyDatabase(t)
 	d := startDev(t, "--addr", "127.0.0.1:0", "--database", dbURL)
 	if err := d.stop(); err != nil {
@@ -201,8 +204,8 @@ func TestDevRestoresRevokedDemoKeys(t *testing.T) {
 	if err := json.Unmarshal(runCmd(t, "keys", "list", "--database-url", dbURL, "--email", "pro@example.com"), &keys); err != nil || len(keys) != 1 {
 		t.Fatalf("the demo PRO customer's keys: %+v %v", keys, err)
 	}
-	t.Setenv("REDIS_URL", "") // keys revoke tells no api processes
-	runCmd(t, "keys", "revoke", "--database-url", dbURL, "--id", keys[0].KeyID)
+	// --redis-url=: keys revoke tells no api processes.
+	runCmd(t, "keys", "revoke", "--database-url", dbURL, "--redis-url=", "--id", keys[0].KeyID)
 
 	var log syncBuffer
 	d = startDevLogged(t, &log, "--addr", "127.0.0.1:0", "--database", dbURL)

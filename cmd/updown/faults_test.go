@@ -25,6 +25,7 @@ import (
 // 300 ms cadence, so a replay lasts long enough to interrupt) and each has
 // a Redis and processes of its own.
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	updownBinary(t) // build before the clocks of the subtests start
 	dbURL := pgtest.NewDatabase(t)
 	start := time.Now()

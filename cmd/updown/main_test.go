@@ -71,6 +71,7 @@ func apiKey(key string) string {
 // TestDevEndToEnd runs `updown dev` as `make run` does and uses it as a
 // newcomer would: the printed keys against the printed URL.
 func TestDevEndToEnd(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)

@@ -55,16 +55,17 @@ func TestExportParquet(t *testing.T) {
 	dir := t.TempDir()
 
 	one := filepath.Join(dir, "snapshots.parquet")
-	runCmd(t, "export", "--database-url", src, "--out", one, "--what", "snapshots")
+	runBinaryOK(t, "export", "--database-url", src, "--out", one, "--what", "snapshots")
 	if rows := readParquetFile[transfer.ParquetBookSnapshot](t, one); len(rows) != seeded.Snapshots {
 		t.Errorf("one file: %d rows, seeded %d", len(rows), seeded.Snapshots)
 	}
 
 	for _, split := range []string{"market", "day"} {
 		t.Run(split, func(t *testing.T) {
+			t.Parallel() // into a folder of its own
 			out := filepath.Join(dir, split)
 			var sum map[string]float64
-			if err := json.Unmarshal(runCmd(t, "export", "--database-url", src, "--format", "parquet", "--split", split, "--out", out), &sum); err != nil {
+			if err := json.Unmarshal(runBinaryOK(t, "export", "--database-url", src, "--format", "parquet", "--split", split, "--out", out), &sum); err != nil {
 				t.Fatal(err)
 			}
 			markets := readParquetFile[transfer.ParquetMarket](t, filepath.Join(out, "markets.parquet"))

@@ -52,6 +52,7 @@ func waitWorkers(t *testing.T, redisURL string, n int, procs ...*proc) {
 // that finds the address taken works without it and says so. An address
 // given explicitly must still be had.
 func TestWorkersShareTheDefaultOpsAddress(t *testing.T) {
+	t.Parallel()
 	s := services{dbURL: pgtest.NewDatabase(t), redisURL: redistest.New(t)}
 	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)

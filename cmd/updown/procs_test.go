@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +36,19 @@ var binary struct {
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// Most tests here wait on other processes (the built binary, Redis,
+	// Postgres, Chromium, a collector's windows of a few seconds) far more
+	// than they compute: unless -parallel is given, run more of them at once
+	// than its default of one per CPU.
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0))); err != nil {
+			fmt.Fprintln(os.Stderr, "set -test.parallel:", err)
+			os.Exit(2)
+		}
+	}
 	code := m.Run()
 	if binary.dir != "" {
 		_ = os.RemoveAll(binary.dir)

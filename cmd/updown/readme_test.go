@@ -41,6 +41,7 @@ import (
 // Python blocks python3 with pip and pandas: without them it skips on a
 // laptop and fails under CI=true (.ci/run installs curl and jq).
 func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the README's examples run against a live updown dev: not in -short")
 	}
@@ -80,11 +81,7 @@ func TestReadmeExamples(t *testing.T) {
 		site = installPythonClient(t, py, work)
 	}
 
-	addr := freeAddr(t)
-	dev := startProc(t, "dev", []string{"TOKEN_SECRET=", "WEBHOOK_SECRET=", "AI_PROVIDER=builtin", "LOG_FORMAT=text"},
-		"dev", "--addr", addr)
-	base := "http://" + addr
-	waitReady(t, dev, base, 5*time.Minute)
+	base := startDevProcess(t)
 
 	sh := newReadmeShell(t, work)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
@@ -447,6 +444,22 @@ func runPythonBlock(ctx context.Context, py, site, dir string, b readmeBlock, co
 	return cmd.CombinedOutput()
 }
 
+// startDevProcess runs `updown dev args...` as the built binary on a
+// loopback port of its own until the test ends, with no secrets from the
+// environment, and returns its base URL once it is ready. The binary is
+// not this test's -race build, which generates dev's data ten times
+// slower (15 s of CPU for the default 1000 snapshots per market); dev in
+// process under the race detector is TestDevEndToEnd's.
+func startDevProcess(t *testing.T, args ...string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	dev := startProc(t, "dev", []string{"TOKEN_SECRET=", "WEBHOOK_SECRET=", "AI_PROVIDER=builtin", "LOG_FORMAT=text"},
+		append([]string{"dev", "--addr", addr}, args...)...)
+	base := "http://" + addr
+	waitReady(t, dev, base, patience)
+	return base
+}
+
 // waitReady waits for base's /readyz, generously: dev generates its data
 // first, which takes a while on a loaded machine.
 func waitReady(t *testing.T, p *proc, base string, within time.Duration) {
@@ -473,6 +486,7 @@ func waitReady(t *testing.T, p *proc, base string, within time.Duration) {
 // promise, against a small server: a run that never fails would pass
 // every README.
 func TestReadmeChecks(t *testing.T) {
+	t.Parallel()
 	needTools(t, "bash", "curl", "jq")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		answers := map[string]struct {
@@ -541,6 +555,7 @@ func TestReadmeChecks(t *testing.T) {
 // TestReadmePythonChecks: a Python block fails on an exception and on an
 // empty list or DataFrame it leaves behind, unless marked.
 func TestReadmePythonChecks(t *testing.T) {
+	t.Parallel()
 	py := readmePython(t)
 	if py == "" {
 		t.Skip("no python3 with pip and pandas")

@@ -34,6 +34,7 @@ import (
 //   - the customer's job slots all come back once its jobs are done;
 //   - service recovers within the failover time plus 5 s.
 func TestRedisSentinelFailover(t *testing.T) {
+	t.Parallel()
 	updownBinary(t) // build before the clocks start
 	began := time.Now()
 	defer func() { t.Logf("the test took %s after the build", time.Since(began).Round(time.Millisecond)) }()

@@ -46,6 +46,7 @@ func stopExits0(t *testing.T, p *proc, sig syscall.Signal) {
 // for `updown dev`, as `make run` is stopped), exits 0 and logs no
 // warning.
 func TestCleanShutdown(t *testing.T) {
+	t.Parallel()
 	updownBinary(t)
 	dbURL := pgtest.NewDatabase(t)
 	s := services{dbURL: dbURL}

@@ -54,6 +54,7 @@ type tsCodeAnswer struct {
 }
 
 func TestStrategyCodeAgreesWithDashboard(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	tsPath, _ := filepath.Abs("../../web/node_modules/typescript")
 	if _, serr := os.Stat(tsPath); err != nil || serr != nil {

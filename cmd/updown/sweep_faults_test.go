@@ -110,6 +110,7 @@ func waitSweep(t *testing.T, base, key, id string, d time.Duration, what string,
 // as in TestFaults) another worker finishes the sweep, whose results are
 // byte for byte those of the same sweep run without interruption.
 func TestSweepWorkerKilled(t *testing.T) {
+	t.Parallel()
 	updownBinary(t)
 	dbURL := pgtest.NewDatabase(t)
 	const markets = 20

@@ -56,14 +56,15 @@ func TestExportImportRoundTrip(t *testing.T) {
 		{"csv", []string{"markets.csv", "snapshots.csv.gz"}, [][]string{{"--what", "markets"}, {"--what", "snapshots"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each into a database and files of its own
 			dst := pgtest.NewDatabase(t)
 			for i, f := range tc.files {
 				args := append([]string{"export", "--database-url", src, "--out", path("a-" + f)}, tc.flags[i]...)
-				s := summary(runCmd(t, args...))
+				s := summary(runBinaryOK(t, args...))
 				if tc.flags[i] == nil && (int(s["markets"]) != seeded.Markets || int(s["snapshots"]) != seeded.Snapshots) {
 					t.Fatalf("exported %v, seeded %+v", s, seeded)
 				}
-				in := summary(runCmd(t, "import", "--database-url", dst, "--in", path("a-"+f)))
+				in := summary(runBinaryOK(t, "import", "--database-url", dst, "--in", path("a-"+f)))
 				t.Logf("%s: export %v, import %v", f, s, in)
 				if in["markets"] != s["markets"] || in["snapshots"] != s["snapshots"] {
 					t.Fatalf("imported %v of an export of %v", in, s)
@@ -71,7 +72,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			}
 			for i, f := range tc.files {
 				args := append([]string{"export", "--database-url", dst, "--out", path("b-" + f)}, tc.flags[i]...)
-				runCmd(t, args...)
+				runBinaryOK(t, args...)
 				a, b := readMaybeGzip(t, path("a-"+f)), readMaybeGzip(t, path("b-"+f))
 				if len(a) == 0 || !bytes.Equal(a, b) {
 					t.Fatalf("%s: export → import → export differs (%d vs %d bytes)", f, len(a), len(b))
