@@ -22,7 +22,7 @@ func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 	if err != nil {
 		return nil, wrap("begin import", err)
 	}
-	return &importTx{s: s, tx: tx, created: map[string]bool{}}, nil
+	return &importTx{s: s, tx: tx, created: map[string]bool{}, fresh: map[string]*freshSeries{}}, nil
 }
 
 const importColumns = `id, key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at`
@@ -58,7 +58,34 @@ type importTx struct {
 	created                    map[string]bool
 	markets, snapshots, trades int64
 	gaps                       int64
+
+	// fresh holds, by slug, the snapshot series of the markets this import
+	// created, whose snapshots are all the import's and come oldest first:
+	// their chunks are encoded as they come, held in pending and copied
+	// many at a time, and their series rows written at Commit. Nothing is
+	// read back, merged or counted by a query: nothing else can be there.
+	fresh        map[string]*freshSeries
+	pending      []freshChunk
+	pendingBytes int
 }
+
+// freshSeries is the series of a market the import created, as written so
+// far (n counts pending chunks too).
+type freshSeries struct {
+	market      int64
+	n           int64
+	first, last time.Time
+}
+
+type freshChunk struct {
+	market int64
+	newChunk
+}
+
+// copyPendingBytes is how many encoded bytes of chunks an import holds
+// before it copies them: a few megabytes a COPY, so that a copy's fixed
+// cost is spread over tens of chunks while memory stays bounded.
+const copyPendingBytes = 4 << 20
 
 func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]store.Market, error) {
 	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
@@ -77,7 +104,7 @@ values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 on conflict (slug) do update set
 	data_sources = case when $30::text = any(markets.data_sources) then markets.data_sources
 		else markets.data_sources || $30::text end
-returning (xmax = 0)`
+returning (xmax = 0), id`
 
 func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string) (bool, error) {
 	op := fmt.Sprintf("import: add market %q", m.Slug)
@@ -101,30 +128,48 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		return false, wrap(op, err)
 	}
 	var created bool
+	var id int64
 	err := t.tx.QueryRow(ctx, addMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
 		micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
 		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
 		resolvedAt, now, now,
 		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created)
+		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created, &id)
 	if err != nil {
 		return false, wrap(op, err)
 	}
 	if created {
 		t.markets++
 		t.created[m.Slug] = true
+		t.fresh[m.Slug] = &freshSeries{market: id}
 	}
 	return created, nil
 }
 
 func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	op := fmt.Sprintf("import: append snapshots of %q", slug)
-	in := normalize(snaps)
+	in := normalized(snaps)
 	if len(in) == 0 {
 		return 0, nil
 	}
 	if err := t.s.ensurePartitions(ctx, monthsOf(in, func(sn store.Snapshot) time.Time { return sn.Time })); err != nil {
 		return 0, wrap(op, err)
+	}
+	if fs := t.fresh[slug]; fs != nil {
+		if fs.n == 0 || in[0].Time.After(fs.last) {
+			t.appendFresh(fs, in)
+			if t.pendingBytes >= copyPendingBytes {
+				if err := t.copyPending(ctx); err != nil {
+					return 0, wrap(op, err)
+				}
+			}
+			return len(in), nil
+		}
+		// Snapshots reaching back among its own: the market's series is
+		// written now, and merged into as any other.
+		if err := t.writeFresh(ctx, slug); err != nil {
+			return 0, wrap(op, err)
+		}
 	}
 	var before int64
 	err := t.tx.QueryRow(ctx, `select coalesce((select s.n from snapshot_series s join markets m on m.id = s.market where m.slug = $1), 0)`, slug).Scan(&before)
@@ -229,10 +274,90 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 	return nil
 }
 
+// normalized is normalize without the copy when snaps are sorted by
+// distinct times to the microsecond already, as an import's are.
+func normalized(snaps []store.Snapshot) []store.Snapshot {
+	for i := range snaps {
+		if !snaps[i].Time.Equal(micro(snaps[i].Time)) || i > 0 && !snaps[i].Time.After(snaps[i-1].Time) {
+			return normalize(snaps)
+		}
+	}
+	return snaps
+}
+
+// appendFresh encodes in, newer than everything of the fresh series, into
+// pending chunks.
+func (t *importTx) appendFresh(fs *freshSeries, in []store.Snapshot) {
+	for _, c := range encodeChunks(in, t.s.writeVersion()) {
+		t.pending = append(t.pending, freshChunk{market: fs.market, newChunk: c})
+		t.pendingBytes += len(c.head) + len(c.books)
+	}
+	if fs.n == 0 {
+		fs.first = in[0].Time
+	}
+	fs.n += int64(len(in))
+	fs.last = in[len(in)-1].Time
+	t.snapshots += int64(len(in))
+}
+
+// copyPending writes the pending chunks in one COPY.
+func (t *importTx) copyPending(ctx context.Context) error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	months := monthsOf(t.pending, func(c freshChunk) time.Time { return c.first })
+	if missing := t.s.parts.missing(months); len(missing) > 0 {
+		return fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing))
+	}
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
+		[]string{"market", "first_time", "last_time", "n", "head", "books"},
+		pgx.CopyFromSlice(len(t.pending), func(i int) ([]any, error) {
+			c := &t.pending[i]
+			return []any{c.market, c.first, c.last, int32(c.n), c.head, c.books}, nil
+		}))
+	if err != nil {
+		return err
+	}
+	clear(t.pending) // the encoded bytes go with the copy
+	t.pending, t.pendingBytes = t.pending[:0], 0
+	return nil
+}
+
+// writeFresh copies what is pending and writes the fresh series rows: all
+// of them (slug "") or the one of the slug, which is fresh no more.
+func (t *importTx) writeFresh(ctx context.Context, slug string) error {
+	if err := t.copyPending(ctx); err != nil {
+		return err
+	}
+	var ids, ns []int64
+	var firsts, lasts []time.Time
+	for s, fs := range t.fresh {
+		if slug != "" && s != slug {
+			continue
+		}
+		delete(t.fresh, s)
+		if fs.n == 0 {
+			continue
+		}
+		ids, ns = append(ids, fs.market), append(ns, fs.n)
+		firsts, lasts = append(firsts, fs.first), append(lasts, fs.last)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := t.tx.Exec(ctx, `insert into snapshot_series (market, n, first_time, last_time)
+		select * from unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::timestamptz[])`, ids, ns, firsts, lasts)
+	return err
+}
+
 // Commit records the import and commits, or, when an import with its key
 // is stored, rolls back and returns that one.
 func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, bool, error) {
 	const op = "import: commit"
+	if err := t.writeFresh(ctx, ""); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
+	}
 	var from, to *time.Time
 	if !imp.From.IsZero() {
 		f := micro(imp.From)

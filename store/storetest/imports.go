@@ -20,6 +20,7 @@ func importTests() []test {
 		{"RecordedWins", testImportRecordedWins},
 		{"SameKeyChangesNothing", testImportSameKey},
 		{"ReplaceGaps", testImportReplaceGaps},
+		{"CreatedMarketAppends", testImportCreatedAppends},
 	}
 }
 
@@ -232,4 +233,41 @@ func testImportReplaceGaps(t *testing.T, s store.Store) {
 			t.Fatalf("gaps %v, want %v", got, want)
 		}
 	}
+}
+
+// testImportCreatedAppends appends to a market the import created in
+// batches oldest first (several chunks' worth), then a batch reaching back
+// among them (some new, some repeated) and one repeated whole: every
+// distinct snapshot is stored once, the first written of a time wins, and
+// the import counts each once.
+func testImportCreatedAppends(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tx := begin(t, s)
+	m := newMarket(store.SOL, store.H1, at(0), "")
+	_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+	mustOK(t, err, "add market")
+	all := importSnaps(m.StartTime, 3000, 0.5)
+	for _, part := range [][2]int{{0, 1100}, {1100, 1101}, {1101, 2000}, {2500, 3000}} {
+		_, err := tx.AppendSnapshots(ctx, m.Slug, all[part[0]:part[1]])
+		mustOK(t, err, "append snapshots")
+	}
+	// Back among them: 1900..2500, of which 2000..2500 are new; the repeats
+	// carry another price, which must not win.
+	back := importSnaps(all[1900].Time, 600, 0.3)
+	copy(back[100:], all[2000:2500])
+	_, err = tx.AppendSnapshots(ctx, m.Slug, back)
+	mustOK(t, err, "append snapshots reaching back")
+	_, err = tx.AppendSnapshots(ctx, m.Slug, all[2600:2700])
+	mustOK(t, err, "append snapshots again")
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "created-appends", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	if imp.Snapshots != 3000 {
+		t.Errorf("import counts %d snapshots, want 3000", imp.Snapshots)
+	}
+	got, total, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	mustOK(t, err, "list snapshots")
+	if total != 3000 {
+		t.Fatalf("%d snapshots stored, want 3000", total)
+	}
+	checkSnapshots(t, "created market's snapshots", all, got, true)
 }
