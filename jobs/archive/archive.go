@@ -288,8 +288,7 @@ func (im *importer) read() (Summary, error) {
 			}
 		}
 		for _, name := range im.opt.Files {
-			err := readWSJSONL(im.ctx, name, &im.done, im.items, im.opt.Prices.addPoint)
-			if err != nil {
+			if err := im.readPipelined(name); err != nil {
 				return sum, err
 			}
 		}
@@ -334,6 +333,83 @@ func (im *importer) read() (Summary, error) {
 		}
 	}
 	return sum, nil
+}
+
+// batchItems is how many items a batch of decoded events holds.
+const batchItems = 1024
+
+// itemBatch is a run of decoded items handed from the decoding goroutine
+// to the folding one; err, on the last, is how reading ended.
+type itemBatch struct {
+	items []item
+	err   error
+}
+
+// readPipelined reads a ws-jsonl file on a goroutine of its own, which
+// decodes frames into batches of items (half an import's work), while this
+// one folds them into the markets' books and snapshots, in order; the coin
+// prices the stream carries travel in the same batches, in their place.
+// The first error in stream order ends the import: one the folding finds
+// before the place a reading error was found wins, as it would have
+// read alone.
+func (im *importer) readPipelined(name string) error {
+	ctx, cancel := context.WithCancel(im.ctx)
+	batches := make(chan *itemBatch, 4)
+	free := make(chan *itemBatch, 6)
+	readerDone := make(chan struct{})
+	defer func() {
+		cancel()
+		for range batches { // let the reader end, and wait for it
+		}
+		<-readerDone
+	}()
+	go func() {
+		defer close(readerDone)
+		defer close(batches)
+		b := &itemBatch{}
+		send := func() error {
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case b = <-free:
+			default:
+				b = &itemBatch{items: make([]item, 0, batchItems)}
+			}
+			return nil
+		}
+		err := readWSJSONL(ctx, name, &im.done, func(its []item) error {
+			b.items = append(b.items, its...)
+			if len(b.items) >= batchItems {
+				return send()
+			}
+			return nil
+		}, func(p coinPoint) {
+			b.items = append(b.items, item{point: &p})
+		})
+		b.err = err
+		select {
+		case batches <- b:
+		case <-ctx.Done():
+		}
+	}()
+	for b := range batches {
+		if err := im.items(b.items); err != nil {
+			return err
+		}
+		if b.err != nil {
+			return b.err
+		}
+		clear(b.items) // the events' books and changes are folded in
+		b.items = b.items[:0]
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	return nil
 }
 
 // want reports whether the market's events are imported; a market not
@@ -429,6 +505,10 @@ const finishEvery = 8192
 func (im *importer) items(items []item) error {
 	for i := range items {
 		it := &items[i]
+		if it.point != nil {
+			im.opt.Prices.addPoint(*it.point)
+			continue
+		}
 		atomic.AddInt64(&im.events, 1)
 		e := &it.ev
 		switch e.EventType {
@@ -481,6 +561,11 @@ type run struct {
 	next  time.Time // the next grid instant to consider
 	// added: AddMarket was called; created: the import created the market.
 	added, created bool
+
+	// up and down are the outcomes' books as the last snapshot took them,
+	// kept until an event touches the token: a book that did not change
+	// is not sorted into levels again, and its snapshots share it.
+	up, down sideCache
 
 	snaps  []store.Snapshot
 	trades []store.MarketTrade
@@ -539,6 +624,14 @@ func (r *run) event(e *book.Event) error {
 	}
 	r.books.Apply(e)
 	switch e.EventType {
+	case "book", "last_trade_price":
+		r.touched(e.AssetID)
+	case "price_change":
+		for _, c := range e.Changes {
+			r.touched(c.AssetID)
+		}
+	}
+	switch e.EventType {
 	case "last_trade_price":
 		r.trade(e, t)
 	case "tick_size_change":
@@ -550,6 +643,35 @@ func (r *run) event(e *book.Event) error {
 		return r.flush()
 	}
 	return nil
+}
+
+// sideCache is an outcome's book in the store's form, n levels a side, and
+// its price, as taken from b.
+type sideCache struct {
+	b     *book.Book // nil: nothing held
+	book  *store.Book
+	price float64
+	err   error
+}
+
+// touched forgets what is held of the token's book.
+func (r *run) touched(token string) {
+	switch token {
+	case r.m.ClobTokenUp:
+		r.up.b = nil
+	case r.m.ClobTokenDown:
+		r.down.b = nil
+	}
+}
+
+// side returns b in the store's form and its price (book.Book.Store),
+// held from the last call while b is the same book and untouched.
+func (c *sideCache) side(b *book.Book, n int) (*store.Book, float64, error) {
+	if c.b != b {
+		sb, p, err := b.Store(n)
+		c.b, c.book, c.price, c.err = b, &sb, p, err
+	}
+	return c.book, c.price, c.err
 }
 
 // trade keeps a last_trade_price event of the market's tokens.
@@ -594,11 +716,16 @@ func (r *run) advance(until time.Time, inclusive bool) error {
 			r.im.noPrice++
 			continue
 		}
-		s, err := book.Snapshot(at, price, up, down, r.im.opt.BookLevels)
+		// book.Snapshot's, with each side held while its book is unchanged.
+		bu, pu, err := r.up.side(up, r.im.opt.BookLevels)
 		if err != nil {
 			continue // an outcome without a price: not recorded, as by the collector
 		}
-		r.snaps = append(r.snaps, s)
+		bd, pd, err := r.down.side(down, r.im.opt.BookLevels)
+		if err != nil {
+			continue
+		}
+		r.snaps = append(r.snaps, store.Snapshot{Time: at, CoinPrice: price, PriceUp: pu, PriceDown: pd, BookUp: bu, BookDown: bd})
 		r.times = append(r.times, at.UnixMicro())
 	}
 	return nil

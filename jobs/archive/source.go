@@ -69,6 +69,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 type item struct {
 	ev  book.Event
 	pos Pos
+	// point, when set, is a coin price the stream carried at this place
+	// (the item is no event).
+	point *coinPoint
 }
 
 // coinPoint is a coin price the stream itself carries (Chainlink frames).
