@@ -22,7 +22,8 @@ func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 	if err != nil {
 		return nil, wrap("begin import", err)
 	}
-	return &importTx{s: s, tx: tx, created: map[string]bool{}, fresh: map[string]*freshSeries{}}, nil
+	return &importTx{s: s, tx: tx, created: map[string]bool{}, ids: map[string]int64{},
+		fresh: map[string]*freshSeries{}, freshTrades: map[string]*freshTrades{}, freshGaps: map[int64][]store.Gap{}}, nil
 }
 
 const importColumns = `id, key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at`
@@ -56,6 +57,7 @@ type importTx struct {
 	s                          *Store
 	tx                         pgx.Tx
 	created                    map[string]bool
+	ids                        map[string]int64 // markets' ids by slug, as learnt
 	markets, snapshots, trades int64
 	gaps                       int64
 
@@ -67,7 +69,30 @@ type importTx struct {
 	fresh        map[string]*freshSeries
 	pending      []freshChunk
 	pendingBytes int
+	// freshTrades are, by slug, the trades of the markets the import
+	// created while they come oldest first: copied with the chunks, the
+	// duplicates a statement's conflict would skip dropped here.
+	// freshGaps are those markets' gaps by id, written at Commit.
+	freshTrades   map[string]*freshTrades
+	pendingTrades []freshTrade
+	freshGaps     map[int64][]store.Gap
 }
+
+// freshTrades is what is written of a created market's trades.
+type freshTrades struct {
+	market int64
+	// newest are the newest trades written, all of one time: only they
+	// can equal a later batch's trades, which are no older.
+	newest []store.MarketTrade
+}
+
+type freshTrade struct {
+	market int64
+	store.MarketTrade
+}
+
+// tradeBytes is about what a pending trade weighs, for copyPendingBytes.
+const tradeBytes = 160
 
 // freshSeries is the series of a market the import created, as written so
 // far (n counts pending chunks too).
@@ -142,7 +167,9 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		t.markets++
 		t.created[m.Slug] = true
 		t.fresh[m.Slug] = &freshSeries{market: id}
+		t.freshTrades[m.Slug] = &freshTrades{market: id}
 	}
+	t.ids[m.Slug] = id
 	return created, nil
 }
 
@@ -205,6 +232,19 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 		sorted[i] = tr
 	}
 	slices.SortFunc(sorted, store.CompareMarketTrades)
+	// Equal trades are one row (the key is every column).
+	sorted = slices.CompactFunc(sorted, func(a, b store.MarketTrade) bool { return store.CompareMarketTrades(a, b) == 0 })
+	if ft := t.freshTrades[slug]; ft != nil && len(sorted) > 0 {
+		if len(ft.newest) == 0 || !sorted[0].Time.Before(ft.newest[0].Time) {
+			return t.appendFreshTrades(ctx, op, ft, sorted)
+		}
+		// Trades reaching back among its own: from now on the market's
+		// trades are inserted by statement, after what is pending.
+		if err := t.copyPending(ctx); err != nil {
+			return 0, wrap(op, err)
+		}
+		delete(t.freshTrades, slug)
+	}
 	n := len(sorted)
 	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
 	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
@@ -212,8 +252,8 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 		times[i], outcomes[i], sides[i] = tr.Time, tr.Outcome, tr.Side
 		prices[i], sizes[i], fees[i], hashes[i] = tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash
 	}
-	var id int64
-	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1`, slug).Scan(&id); err != nil {
+	id, err := t.marketID(ctx, slug)
+	if err != nil {
 		return 0, wrap(op, err)
 	}
 	if n == 0 {
@@ -225,6 +265,50 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 	}
 	t.trades += tag.RowsAffected()
 	return int(tag.RowsAffected()), nil
+}
+
+// appendFreshTrades adds sorted distinct trades, none older than the
+// newest written, to the pending ones, but those written already.
+func (t *importTx) appendFreshTrades(ctx context.Context, op string, ft *freshTrades, sorted []store.MarketTrade) (int, error) {
+	kept := 0
+	for _, tr := range sorted {
+		if len(ft.newest) > 0 && tr.Time.Equal(ft.newest[0].Time) &&
+			slices.ContainsFunc(ft.newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
+			continue
+		}
+		t.pendingTrades = append(t.pendingTrades, freshTrade{market: ft.market, MarketTrade: tr})
+		kept++
+	}
+	last := sorted[len(sorted)-1].Time
+	if len(ft.newest) == 0 || !ft.newest[0].Time.Equal(last) {
+		ft.newest = ft.newest[:0]
+	}
+	for _, tr := range sorted {
+		if tr.Time.Equal(last) && !slices.ContainsFunc(ft.newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
+			ft.newest = append(ft.newest, tr)
+		}
+	}
+	t.trades += int64(kept)
+	t.pendingBytes += kept * tradeBytes
+	if t.pendingBytes >= copyPendingBytes {
+		if err := t.copyPending(ctx); err != nil {
+			return 0, wrap(op, err)
+		}
+	}
+	return kept, nil
+}
+
+// marketID returns the id of the market with the slug.
+func (t *importTx) marketID(ctx context.Context, slug string) (int64, error) {
+	if id, ok := t.ids[slug]; ok {
+		return id, nil
+	}
+	var id int64
+	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1`, slug).Scan(&id); err != nil {
+		return 0, err
+	}
+	t.ids[slug] = id
+	return id, nil
 }
 
 // ReplaceGaps cuts the market's stored gaps at from and to, drops their
@@ -243,6 +327,18 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 		froms[i], tos[i] = g.From, g.To
 	}
 	from, to = micro(from), micro(to)
+	if t.created[slug] {
+		// Only this import wrote the market's gaps: they are replaced here
+		// and written at Commit.
+		id := t.ids[slug]
+		batch := make([]store.Gap, len(gaps))
+		for i := range gaps {
+			batch[i] = store.Gap{From: froms[i], To: tos[i]}
+		}
+		t.freshGaps[id] = store.ReplaceGaps(t.freshGaps[id], from, to, batch)
+		t.gaps += int64(len(gaps))
+		return nil
+	}
 	var id int64
 	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id); err != nil {
 		return wrap(op, err)
@@ -300,26 +396,42 @@ func (t *importTx) appendFresh(fs *freshSeries, in []store.Snapshot) {
 	t.snapshots += int64(len(in))
 }
 
-// copyPending writes the pending chunks in one COPY.
+// copyPending writes the pending chunks in one COPY, and the pending trades
+// in another.
 func (t *importTx) copyPending(ctx context.Context) error {
-	if len(t.pending) == 0 {
+	if len(t.pending) == 0 && len(t.pendingTrades) == 0 {
 		return nil
 	}
 	months := monthsOf(t.pending, func(c freshChunk) time.Time { return c.first })
 	if missing := t.s.parts.missing(months); len(missing) > 0 {
 		return fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing))
 	}
-	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
-		[]string{"market", "first_time", "last_time", "n", "head", "books"},
-		pgx.CopyFromSlice(len(t.pending), func(i int) ([]any, error) {
-			c := &t.pending[i]
-			return []any{c.market, c.first, c.last, int32(c.n), c.head, c.books}, nil
-		}))
-	if err != nil {
-		return err
+	if len(t.pending) > 0 {
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
+			[]string{"market", "first_time", "last_time", "n", "head", "books"},
+			pgx.CopyFromSlice(len(t.pending), func(i int) ([]any, error) {
+				c := &t.pending[i]
+				return []any{c.market, c.first, c.last, int32(c.n), c.head, c.books}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		clear(t.pending) // the encoded bytes go with the copy
+		t.pending = t.pending[:0]
 	}
-	clear(t.pending) // the encoded bytes go with the copy
-	t.pending, t.pendingBytes = t.pending[:0], 0
+	if len(t.pendingTrades) > 0 {
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"market_trades"},
+			[]string{"market", "time", "outcome", "side", "price", "size", "fee_rate_bps", "tx_hash"},
+			pgx.CopyFromSlice(len(t.pendingTrades), func(i int) ([]any, error) {
+				tr := &t.pendingTrades[i]
+				return []any{tr.market, tr.Time, tr.Outcome, tr.Side, tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		t.pendingTrades = t.pendingTrades[:0]
+	}
+	t.pendingBytes = 0
 	return nil
 }
 
@@ -350,11 +462,34 @@ func (t *importTx) writeFresh(ctx context.Context, slug string) error {
 	return err
 }
 
+// writeFreshGaps writes the gaps of the markets the import created.
+func (t *importTx) writeFreshGaps(ctx context.Context) error {
+	var ids []int64
+	var froms, tos []time.Time
+	var kinds []string
+	for id, gaps := range t.freshGaps {
+		for _, g := range gaps {
+			ids, froms, tos, kinds = append(ids, id), append(froms, g.From), append(tos, g.To), append(kinds, g.Kind.Name())
+		}
+	}
+	clear(t.freshGaps)
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
+		select * from unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[], $4::text[])`, ids, froms, tos, kinds)
+	return err
+}
+
 // Commit records the import and commits, or, when an import with its key
 // is stored, rolls back and returns that one.
 func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, bool, error) {
 	const op = "import: commit"
 	if err := t.writeFresh(ctx, ""); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
+	}
+	if err := t.writeFreshGaps(ctx); err != nil {
 		_ = t.tx.Rollback(ctx)
 		return store.Import{}, false, wrap(op, err)
 	}
