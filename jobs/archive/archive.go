@@ -219,6 +219,10 @@ type importer struct {
 	unknown     map[string]bool
 	fileMarkets map[string]store.Market // by condition id
 	fileTokens  map[string]store.Market // by token
+	// storedFile are the stored markets of the markets file's condition
+	// ids, asked for at once on the first lookup (fileAsked).
+	storedFile map[string]store.Market
+	fileAsked  bool
 
 	// w writes through tx off the reading goroutine, in order (see
 	// writer); every use of tx goes through it.
@@ -441,7 +445,12 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	}
 	var m store.Market
 	found := false
-	if cond != "" {
+	if _, inFile := im.fileMarkets[cond]; inFile && cond != "" {
+		if err := im.askFileMarkets(); err != nil {
+			return nil, err
+		}
+		m, found = im.storedFile[cond]
+	} else if cond != "" {
 		var ms []store.Market
 		err := im.w.do(func() error {
 			var err error
@@ -478,6 +487,42 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
 	im.runs = append(im.runs, r)
 	return r, nil
+}
+
+// lookupBatch is how many condition ids one question to the store names.
+const lookupBatch = 1000
+
+// askFileMarkets asks the store, once, which of the markets file's
+// condition ids it holds, a batch at a time, rather than one question a
+// market (each of which waits for the writes queued before it).
+func (im *importer) askFileMarkets() error {
+	if im.fileAsked {
+		return nil
+	}
+	im.fileAsked = true
+	im.storedFile = map[string]store.Market{}
+	conds := make([]string, 0, len(im.fileMarkets))
+	for c := range im.fileMarkets {
+		conds = append(conds, c)
+	}
+	slices.Sort(conds)
+	for batch := range slices.Chunk(conds, lookupBatch) {
+		var ms []store.Market
+		err := im.w.do(func() error {
+			var err error
+			ms, err = im.tx.MarketsByCondition(im.ctx, batch)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		for _, m := range ms {
+			if _, ok := im.storedFile[m.ConditionID]; !ok { // the first, as one market's lookup takes
+				im.storedFile[m.ConditionID] = m
+			}
+		}
+	}
+	return nil
 }
 
 // finishEnded finishes the markets whose window (and the silence after
@@ -559,7 +604,8 @@ type run struct {
 	books *book.Books
 	last  time.Time // the last event's time
 	next  time.Time // the next grid instant to consider
-	// added: AddMarket was called; created: the import created the market.
+	// added: AddMarket was asked for; created (known to the writer only):
+	// the import created the market.
 	added, created bool
 
 	// up and down are the outcomes' books as the last snapshot took them,
@@ -610,13 +656,14 @@ func (r *run) event(e *book.Event) error {
 	r.last = t
 	if e.EventType == "price_change" {
 		// Only this market's tokens: a frame may carry other markets'.
-		kept := e.Changes[:0:0]
-		for _, c := range e.Changes {
-			if c.AssetID == r.m.ClobTokenUp || c.AssetID == r.m.ClobTokenDown {
-				kept = append(kept, c)
+		ours := func(c book.Change) bool { return c.AssetID == r.m.ClobTokenUp || c.AssetID == r.m.ClobTokenDown }
+		if !all(e.Changes, ours) {
+			var kept []book.Change
+			for _, c := range e.Changes {
+				if ours(c) {
+					kept = append(kept, c)
+				}
 			}
-		}
-		if len(kept) != len(e.Changes) {
 			cp := *e
 			cp.Changes = kept
 			e = &cp
@@ -643,6 +690,11 @@ func (r *run) event(e *book.Event) error {
 		return r.flush()
 	}
 	return nil
+}
+
+// all reports whether every x satisfies ok.
+func all[T any](xs []T, ok func(T) bool) bool {
+	return !slices.ContainsFunc(xs, func(x T) bool { return !ok(x) })
 }
 
 // sideCache is an outcome's book in the store's form, n levels a side, and
@@ -733,25 +785,31 @@ func (r *run) advance(until time.Time, inclusive bool) error {
 
 // ensure stores the market (or adds the source to it) before its first
 // rows; final writes a market the import created again with what was
-// learnt of it since (its tick changes).
+// learnt of it since (its tick changes). It runs on the writer, which
+// alone knows whether the import created the market (r.created), so that
+// reading goes on meanwhile.
 func (r *run) ensure(final bool) error {
-	if r.added && !(final && r.created && len(r.ticks) > 0) {
+	if r.added && (!final || len(r.ticks) == 0) {
 		return nil
-	}
-	m := r.m
-	if len(r.ticks) > 0 && (!r.added || r.created) {
-		m.TickSizeChanges = mergeTicks(m.TickSizeChanges, r.ticks)
-		if len(m.TickSizeChanges) > 0 {
-			last := m.TickSizeChanges[len(m.TickSizeChanges)-1].TickSize
-			m.TickSize = &last
-		}
 	}
 	first := !r.added
 	if first {
 		r.added = true
 		r.im.imported.Add(1)
 	}
-	return r.im.w.do(func() error {
+	ticks := slices.Clone(r.ticks)
+	return r.im.w.later(func() error {
+		if !first && !r.created {
+			return nil // a stored market keeps its fields: recorded wins
+		}
+		m := r.m
+		if len(ticks) > 0 {
+			m.TickSizeChanges = mergeTicks(m.TickSizeChanges, ticks)
+			if len(m.TickSizeChanges) > 0 {
+				last := m.TickSizeChanges[len(m.TickSizeChanges)-1].TickSize
+				m.TickSize = &last
+			}
+		}
 		created, err := r.im.tx.AddMarket(r.im.ctx, m, r.im.source)
 		if err != nil {
 			return fmt.Errorf("archive: %w", err)
@@ -833,15 +891,16 @@ func (r *run) finish() error {
 	if !to.After(from) {
 		return nil
 	}
-	times, err := r.storedTimes(from, to)
-	if err != nil {
-		return err
-	}
-	times = append(times, r.times...)
-	slices.Sort(times)
-	gaps := findGaps(times, from, to, r.im.opt.GapAfter)
+	imported := r.times // the run's, now the writer's
 	slug := r.m.Slug
 	return r.im.w.later(func() error {
+		times, err := r.storedTimes(from, to)
+		if err != nil {
+			return err
+		}
+		times = append(times, imported...)
+		slices.Sort(times)
+		gaps := findGaps(times, from, to, r.im.opt.GapAfter)
 		if err := r.im.tx.ReplaceGaps(r.im.ctx, slug, from, to, gaps); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}

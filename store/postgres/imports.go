@@ -107,9 +107,10 @@ type freshChunk struct {
 	newChunk
 }
 
-// copyPendingBytes is how many encoded bytes of chunks an import holds
-// before it copies them: a few megabytes a COPY, so that a copy's fixed
-// cost is spread over tens of chunks while memory stays bounded.
+// copyPendingBytes is about how many bytes of chunks and trades an import
+// holds before it copies them: a few megabytes a COPY, so that a copy's
+// fixed cost (two round trips, which on a busy server cost more than the
+// rows) is spread over thousands of rows while memory stays bounded.
 const copyPendingBytes = 4 << 20
 
 func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]store.Market, error) {
