@@ -133,21 +133,31 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	key, err := importKey(opt)
+	for _, name := range opt.Files {
+		if _, err := os.Stat(name); err != nil {
+			return Summary{}, fmt.Errorf("archive: %w", err)
+		}
+	}
+	// The inputs are digested for the import's key while they are read:
+	// the writer's first job waits for the key and ends the import at once
+	// when it is among those stored, so that nothing is written twice and
+	// a fresh import does not read everything twice over first. (One
+	// stored meanwhile is found by Commit.)
+	before, err := st.ListImports(ctx)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("archive: list imports: %w", err)
 	}
-	if old, ok, err := findImport(ctx, st, key); err != nil {
-		return Summary{}, err
-	} else if ok {
-		return Summary{Import: old, Fresh: false, Elapsed: time.Since(began)}, nil
-	}
-
+	keyc := make(chan keyResult, 1)
+	go func() {
+		key, err := importKey(ctx, opt)
+		keyc <- keyResult{key, err}
+	}()
 	tx, err := st.BeginImport(ctx)
 	if err != nil {
+		<-keyc
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), keyc: keyc, before: before,
 		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
@@ -157,9 +167,12 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	sum, err := im.run(began)
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if old, ok := errors.AsType[*importedBefore](err); ok {
+			return Summary{Import: old.imp, Fresh: false, Elapsed: time.Since(began)}, nil
+		}
 		return sum, err
 	}
-	imp := store.Import{Key: key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
+	imp := store.Import{Key: im.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
 	stored, fresh, err := tx.Commit(ctx, imp)
 	if err != nil {
 		return sum, fmt.Errorf("archive: %w", err)
@@ -171,7 +184,7 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 
 // importKey digests the inputs' contents and the options that shape what
 // is written.
-func importKey(opt Options) (string, error) {
+func importKey(ctx context.Context, opt Options) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s|%d|%v|%v|", opt.Format, opt.BookLevels, opt.Interval, opt.GapAfter)
 	for _, name := range opt.Files {
@@ -180,7 +193,7 @@ func importKey(opt Options) (string, error) {
 			return "", fmt.Errorf("archive: %w", err)
 		}
 		fh := sha256.New()
-		_, err = io.Copy(fh, f)
+		_, err = io.Copy(fh, ctxReader{ctx, f})
 		f.Close()
 		if err != nil {
 			return "", fmt.Errorf("archive: read %s: %w", name, err)
@@ -193,17 +206,50 @@ func importKey(opt Options) (string, error) {
 	return opt.Format.Source() + ":" + hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
-func findImport(ctx context.Context, st Store, key string) (store.Import, bool, error) {
-	imps, err := st.ListImports(ctx)
-	if err != nil {
-		return store.Import{}, false, fmt.Errorf("archive: list imports: %w", err)
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	for _, imp := range imps {
-		if imp.Key == key {
-			return imp, true, nil
+	return c.r.Read(p)
+}
+
+type keyResult struct {
+	key string
+	err error
+}
+
+// importedBefore ends an import whose key is stored: it changes nothing.
+type importedBefore struct{ imp store.Import }
+
+func (e *importedBefore) Error() string {
+	return fmt.Sprintf("archive: imported before as import %d", e.imp.ID)
+}
+
+// checkKey is the writer's first job: it waits for the import's key and
+// fails the import (importedBefore) when one with the key is stored.
+func (im *importer) checkKey() error {
+	var res keyResult
+	select {
+	case res = <-im.keyc:
+	case <-im.ctx.Done():
+		return im.ctx.Err()
+	}
+	if res.err != nil {
+		return res.err
+	}
+	for _, imp := range im.before {
+		if imp.Key == res.key {
+			return &importedBefore{imp: imp}
 		}
 	}
-	return store.Import{}, false, nil
+	im.key = res.key
+	return nil
 }
 
 type importer struct {
@@ -227,6 +273,11 @@ type importer struct {
 	// w writes through tx off the reading goroutine, in order (see
 	// writer); every use of tx goes through it.
 	w *writer
+	// keyc brings the import's key (see checkKey), key holds it once
+	// checked; the writer alone uses them.
+	keyc chan keyResult
+	key  string
+	before []store.Import // the imports stored when this one began
 
 	covFrom, covTo time.Time
 	events         int64
@@ -259,7 +310,11 @@ func (im *importer) run(began time.Time) (Summary, error) {
 		}
 	}()
 	im.w = newWriter()
-	sum, err := im.read()
+	var sum Summary
+	err := im.w.later(im.checkKey) // first: every write waits for the key
+	if err == nil {
+		sum, err = im.read()
+	}
 	close(stop)
 	<-progressDone
 	if err == nil {
