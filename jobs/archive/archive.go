@@ -275,8 +275,8 @@ type importer struct {
 	w *writer
 	// keyc brings the import's key (see checkKey), key holds it once
 	// checked; the writer alone uses them.
-	keyc chan keyResult
-	key  string
+	keyc   chan keyResult
+	key    string
 	before []store.Import // the imports stored when this one began
 
 	covFrom, covTo time.Time
