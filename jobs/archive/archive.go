@@ -133,21 +133,31 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	key, err := importKey(opt)
+	for _, name := range opt.Files {
+		if _, err := os.Stat(name); err != nil {
+			return Summary{}, fmt.Errorf("archive: %w", err)
+		}
+	}
+	// The inputs are digested for the import's key while they are read:
+	// the writer's first job waits for the key and ends the import at once
+	// when it is among those stored, so that nothing is written twice and
+	// a fresh import does not read everything twice over first. (One
+	// stored meanwhile is found by Commit.)
+	before, err := st.ListImports(ctx)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("archive: list imports: %w", err)
 	}
-	if old, ok, err := findImport(ctx, st, key); err != nil {
-		return Summary{}, err
-	} else if ok {
-		return Summary{Import: old, Fresh: false, Elapsed: time.Since(began)}, nil
-	}
-
+	keyc := make(chan keyResult, 1)
+	go func() {
+		key, err := importKey(ctx, opt)
+		keyc <- keyResult{key, err}
+	}()
 	tx, err := st.BeginImport(ctx)
 	if err != nil {
+		<-keyc
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), keyc: keyc, before: before,
 		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
@@ -157,9 +167,12 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	sum, err := im.run(began)
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if old, ok := errors.AsType[*importedBefore](err); ok {
+			return Summary{Import: old.imp, Fresh: false, Elapsed: time.Since(began)}, nil
+		}
 		return sum, err
 	}
-	imp := store.Import{Key: key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
+	imp := store.Import{Key: im.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
 	stored, fresh, err := tx.Commit(ctx, imp)
 	if err != nil {
 		return sum, fmt.Errorf("archive: %w", err)
@@ -171,7 +184,7 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 
 // importKey digests the inputs' contents and the options that shape what
 // is written.
-func importKey(opt Options) (string, error) {
+func importKey(ctx context.Context, opt Options) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s|%d|%v|%v|", opt.Format, opt.BookLevels, opt.Interval, opt.GapAfter)
 	for _, name := range opt.Files {
@@ -180,7 +193,7 @@ func importKey(opt Options) (string, error) {
 			return "", fmt.Errorf("archive: %w", err)
 		}
 		fh := sha256.New()
-		_, err = io.Copy(fh, f)
+		_, err = io.Copy(fh, ctxReader{ctx, f})
 		f.Close()
 		if err != nil {
 			return "", fmt.Errorf("archive: read %s: %w", name, err)
@@ -193,17 +206,50 @@ func importKey(opt Options) (string, error) {
 	return opt.Format.Source() + ":" + hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
-func findImport(ctx context.Context, st Store, key string) (store.Import, bool, error) {
-	imps, err := st.ListImports(ctx)
-	if err != nil {
-		return store.Import{}, false, fmt.Errorf("archive: list imports: %w", err)
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	for _, imp := range imps {
-		if imp.Key == key {
-			return imp, true, nil
+	return c.r.Read(p)
+}
+
+type keyResult struct {
+	key string
+	err error
+}
+
+// importedBefore ends an import whose key is stored: it changes nothing.
+type importedBefore struct{ imp store.Import }
+
+func (e *importedBefore) Error() string {
+	return fmt.Sprintf("archive: imported before as import %d", e.imp.ID)
+}
+
+// checkKey is the writer's first job: it waits for the import's key and
+// fails the import (importedBefore) when one with the key is stored.
+func (im *importer) checkKey() error {
+	var res keyResult
+	select {
+	case res = <-im.keyc:
+	case <-im.ctx.Done():
+		return im.ctx.Err()
+	}
+	if res.err != nil {
+		return res.err
+	}
+	for _, imp := range im.before {
+		if imp.Key == res.key {
+			return &importedBefore{imp: imp}
 		}
 	}
-	return store.Import{}, false, nil
+	im.key = res.key
+	return nil
 }
 
 type importer struct {
@@ -219,10 +265,19 @@ type importer struct {
 	unknown     map[string]bool
 	fileMarkets map[string]store.Market // by condition id
 	fileTokens  map[string]store.Market // by token
+	// storedFile are the stored markets of the markets file's condition
+	// ids, asked for at once on the first lookup (fileAsked).
+	storedFile map[string]store.Market
+	fileAsked  bool
 
 	// w writes through tx off the reading goroutine, in order (see
 	// writer); every use of tx goes through it.
 	w *writer
+	// keyc brings the import's key (see checkKey), key holds it once
+	// checked; the writer alone uses them.
+	keyc   chan keyResult
+	key    string
+	before []store.Import // the imports stored when this one began
 
 	covFrom, covTo time.Time
 	events         int64
@@ -255,7 +310,11 @@ func (im *importer) run(began time.Time) (Summary, error) {
 		}
 	}()
 	im.w = newWriter()
-	sum, err := im.read()
+	var sum Summary
+	err := im.w.later(im.checkKey) // first: every write waits for the key
+	if err == nil {
+		sum, err = im.read()
+	}
 	close(stop)
 	<-progressDone
 	if err == nil {
@@ -288,8 +347,7 @@ func (im *importer) read() (Summary, error) {
 			}
 		}
 		for _, name := range im.opt.Files {
-			err := readWSJSONL(im.ctx, name, &im.done, im.items, im.opt.Prices.addPoint)
-			if err != nil {
+			if err := im.readPipelined(name); err != nil {
 				return sum, err
 			}
 		}
@@ -336,6 +394,83 @@ func (im *importer) read() (Summary, error) {
 	return sum, nil
 }
 
+// batchItems is how many items a batch of decoded events holds.
+const batchItems = 1024
+
+// itemBatch is a run of decoded items handed from the decoding goroutine
+// to the folding one; err, on the last, is how reading ended.
+type itemBatch struct {
+	items []item
+	err   error
+}
+
+// readPipelined reads a ws-jsonl file on a goroutine of its own, which
+// decodes frames into batches of items (half an import's work), while this
+// one folds them into the markets' books and snapshots, in order; the coin
+// prices the stream carries travel in the same batches, in their place.
+// The first error in stream order ends the import: one the folding finds
+// before the place a reading error was found wins, as it would have
+// read alone.
+func (im *importer) readPipelined(name string) error {
+	ctx, cancel := context.WithCancel(im.ctx)
+	batches := make(chan *itemBatch, 4)
+	free := make(chan *itemBatch, 6)
+	readerDone := make(chan struct{})
+	defer func() {
+		cancel()
+		for range batches { // let the reader end, and wait for it
+		}
+		<-readerDone
+	}()
+	go func() {
+		defer close(readerDone)
+		defer close(batches)
+		b := &itemBatch{}
+		send := func() error {
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case b = <-free:
+			default:
+				b = &itemBatch{items: make([]item, 0, batchItems)}
+			}
+			return nil
+		}
+		err := readWSJSONL(ctx, name, &im.done, func(its []item) error {
+			b.items = append(b.items, its...)
+			if len(b.items) >= batchItems {
+				return send()
+			}
+			return nil
+		}, func(p coinPoint) {
+			b.items = append(b.items, item{point: &p})
+		})
+		b.err = err
+		select {
+		case batches <- b:
+		case <-ctx.Done():
+		}
+	}()
+	for b := range batches {
+		if err := im.items(b.items); err != nil {
+			return err
+		}
+		if b.err != nil {
+			return b.err
+		}
+		clear(b.items) // the events' books and changes are folded in
+		b.items = b.items[:0]
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	return nil
+}
+
 // want reports whether the market's events are imported; a market not
 // stored and not in the markets file is an error without one.
 func (im *importer) want(cond string, pos Pos) (bool, error) {
@@ -365,7 +500,12 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	}
 	var m store.Market
 	found := false
-	if cond != "" {
+	if _, inFile := im.fileMarkets[cond]; inFile && cond != "" {
+		if err := im.askFileMarkets(); err != nil {
+			return nil, err
+		}
+		m, found = im.storedFile[cond]
+	} else if cond != "" {
 		var ms []store.Market
 		err := im.w.do(func() error {
 			var err error
@@ -404,6 +544,42 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	return r, nil
 }
 
+// lookupBatch is how many condition ids one question to the store names.
+const lookupBatch = 1000
+
+// askFileMarkets asks the store, once, which of the markets file's
+// condition ids it holds, a batch at a time, rather than one question a
+// market (each of which waits for the writes queued before it).
+func (im *importer) askFileMarkets() error {
+	if im.fileAsked {
+		return nil
+	}
+	im.fileAsked = true
+	im.storedFile = map[string]store.Market{}
+	conds := make([]string, 0, len(im.fileMarkets))
+	for c := range im.fileMarkets {
+		conds = append(conds, c)
+	}
+	slices.Sort(conds)
+	for batch := range slices.Chunk(conds, lookupBatch) {
+		var ms []store.Market
+		err := im.w.do(func() error {
+			var err error
+			ms, err = im.tx.MarketsByCondition(im.ctx, batch)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		for _, m := range ms {
+			if _, ok := im.storedFile[m.ConditionID]; !ok { // the first, as one market's lookup takes
+				im.storedFile[m.ConditionID] = m
+			}
+		}
+	}
+	return nil
+}
+
 // finishEnded finishes the markets whose window (and the silence after
 // their last event that still counts) the input has passed by now: their
 // snapshots and gaps are final, and their memory is released, so that
@@ -429,6 +605,10 @@ const finishEvery = 8192
 func (im *importer) items(items []item) error {
 	for i := range items {
 		it := &items[i]
+		if it.point != nil {
+			im.opt.Prices.addPoint(*it.point)
+			continue
+		}
 		atomic.AddInt64(&im.events, 1)
 		e := &it.ev
 		switch e.EventType {
@@ -479,8 +659,14 @@ type run struct {
 	books *book.Books
 	last  time.Time // the last event's time
 	next  time.Time // the next grid instant to consider
-	// added: AddMarket was called; created: the import created the market.
+	// added: AddMarket was asked for; created (known to the writer only):
+	// the import created the market.
 	added, created bool
+
+	// up and down are the outcomes' books as the last snapshot took them,
+	// kept until an event touches the token: a book that did not change
+	// is not sorted into levels again, and its snapshots share it.
+	up, down sideCache
 
 	snaps  []store.Snapshot
 	trades []store.MarketTrade
@@ -525,19 +711,28 @@ func (r *run) event(e *book.Event) error {
 	r.last = t
 	if e.EventType == "price_change" {
 		// Only this market's tokens: a frame may carry other markets'.
-		kept := e.Changes[:0:0]
-		for _, c := range e.Changes {
-			if c.AssetID == r.m.ClobTokenUp || c.AssetID == r.m.ClobTokenDown {
-				kept = append(kept, c)
+		ours := func(c book.Change) bool { return c.AssetID == r.m.ClobTokenUp || c.AssetID == r.m.ClobTokenDown }
+		if !all(e.Changes, ours) {
+			var kept []book.Change
+			for _, c := range e.Changes {
+				if ours(c) {
+					kept = append(kept, c)
+				}
 			}
-		}
-		if len(kept) != len(e.Changes) {
 			cp := *e
 			cp.Changes = kept
 			e = &cp
 		}
 	}
 	r.books.Apply(e)
+	switch e.EventType {
+	case "book", "last_trade_price":
+		r.touched(e.AssetID)
+	case "price_change":
+		for _, c := range e.Changes {
+			r.touched(c.AssetID)
+		}
+	}
 	switch e.EventType {
 	case "last_trade_price":
 		r.trade(e, t)
@@ -550,6 +745,40 @@ func (r *run) event(e *book.Event) error {
 		return r.flush()
 	}
 	return nil
+}
+
+// all reports whether every x satisfies ok.
+func all[T any](xs []T, ok func(T) bool) bool {
+	return !slices.ContainsFunc(xs, func(x T) bool { return !ok(x) })
+}
+
+// sideCache is an outcome's book in the store's form, n levels a side, and
+// its price, as taken from b.
+type sideCache struct {
+	b     *book.Book // nil: nothing held
+	book  *store.Book
+	price float64
+	err   error
+}
+
+// touched forgets what is held of the token's book.
+func (r *run) touched(token string) {
+	switch token {
+	case r.m.ClobTokenUp:
+		r.up.b = nil
+	case r.m.ClobTokenDown:
+		r.down.b = nil
+	}
+}
+
+// side returns b in the store's form and its price (book.Book.Store),
+// held from the last call while b is the same book and untouched.
+func (c *sideCache) side(b *book.Book, n int) (*store.Book, float64, error) {
+	if c.b != b {
+		sb, p, err := b.Store(n)
+		c.b, c.book, c.price, c.err = b, &sb, p, err
+	}
+	return c.book, c.price, c.err
 }
 
 // trade keeps a last_trade_price event of the market's tokens.
@@ -594,11 +823,16 @@ func (r *run) advance(until time.Time, inclusive bool) error {
 			r.im.noPrice++
 			continue
 		}
-		s, err := book.Snapshot(at, price, up, down, r.im.opt.BookLevels)
+		// book.Snapshot's, with each side held while its book is unchanged.
+		bu, pu, err := r.up.side(up, r.im.opt.BookLevels)
 		if err != nil {
 			continue // an outcome without a price: not recorded, as by the collector
 		}
-		r.snaps = append(r.snaps, s)
+		bd, pd, err := r.down.side(down, r.im.opt.BookLevels)
+		if err != nil {
+			continue
+		}
+		r.snaps = append(r.snaps, store.Snapshot{Time: at, CoinPrice: price, PriceUp: pu, PriceDown: pd, BookUp: bu, BookDown: bd})
 		r.times = append(r.times, at.UnixMicro())
 	}
 	return nil
@@ -606,25 +840,31 @@ func (r *run) advance(until time.Time, inclusive bool) error {
 
 // ensure stores the market (or adds the source to it) before its first
 // rows; final writes a market the import created again with what was
-// learnt of it since (its tick changes).
+// learnt of it since (its tick changes). It runs on the writer, which
+// alone knows whether the import created the market (r.created), so that
+// reading goes on meanwhile.
 func (r *run) ensure(final bool) error {
-	if r.added && !(final && r.created && len(r.ticks) > 0) {
+	if r.added && (!final || len(r.ticks) == 0) {
 		return nil
-	}
-	m := r.m
-	if len(r.ticks) > 0 && (!r.added || r.created) {
-		m.TickSizeChanges = mergeTicks(m.TickSizeChanges, r.ticks)
-		if len(m.TickSizeChanges) > 0 {
-			last := m.TickSizeChanges[len(m.TickSizeChanges)-1].TickSize
-			m.TickSize = &last
-		}
 	}
 	first := !r.added
 	if first {
 		r.added = true
 		r.im.imported.Add(1)
 	}
-	return r.im.w.do(func() error {
+	ticks := slices.Clone(r.ticks)
+	return r.im.w.later(func() error {
+		if !first && !r.created {
+			return nil // a stored market keeps its fields: recorded wins
+		}
+		m := r.m
+		if len(ticks) > 0 {
+			m.TickSizeChanges = mergeTicks(m.TickSizeChanges, ticks)
+			if len(m.TickSizeChanges) > 0 {
+				last := m.TickSizeChanges[len(m.TickSizeChanges)-1].TickSize
+				m.TickSize = &last
+			}
+		}
 		created, err := r.im.tx.AddMarket(r.im.ctx, m, r.im.source)
 		if err != nil {
 			return fmt.Errorf("archive: %w", err)
@@ -706,15 +946,16 @@ func (r *run) finish() error {
 	if !to.After(from) {
 		return nil
 	}
-	times, err := r.storedTimes(from, to)
-	if err != nil {
-		return err
-	}
-	times = append(times, r.times...)
-	slices.Sort(times)
-	gaps := findGaps(times, from, to, r.im.opt.GapAfter)
+	imported := r.times // the run's, now the writer's
 	slug := r.m.Slug
 	return r.im.w.later(func() error {
+		times, err := r.storedTimes(from, to)
+		if err != nil {
+			return err
+		}
+		times = append(times, imported...)
+		slices.Sort(times)
+		gaps := findGaps(times, from, to, r.im.opt.GapAfter)
 		if err := r.im.tx.ReplaceGaps(r.im.ctx, slug, from, to, gaps); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}

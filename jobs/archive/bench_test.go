@@ -51,7 +51,7 @@ func (d *discard) ListSnapshots(context.Context, string, store.SnapshotQuery) ([
 // hour of events, markets one after the other) until it holds about mb
 // megabytes, and returns the file, its markets and the klines covering
 // them.
-func benchStream(b *testing.B, mb int) (string, []store.Market, *archive.CoinPrices) {
+func benchStream(b testing.TB, mb int) (string, []store.Market, *archive.CoinPrices) {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "bench.jsonl")
 	f, err := os.Create(path)
@@ -144,11 +144,14 @@ func BenchmarkImportStream(b *testing.B) {
 // the same run, writes the same snapshots (and trades) into another
 // database through the store's COPY path (AppendSnapshots, 2,048 a call);
 // import-vs-copy is the ratio of their snapshots per second (1 or more:
-// the import keeps up with COPY).
+// the import keeps up with COPY), each over all the run's iterations, so
+// that one iteration slowed by a busy machine weighs as little on one
+// side as on the other.
 func BenchmarkImportVsCopy(b *testing.B) {
 	ctx := context.Background()
 	path, markets, cp := benchStream(b, mbFromEnv(8))
-	var importRate, copyRate float64
+	var importSnaps, copySnaps int64
+	var importTime, copyTime time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		st := pgtest.NewStore(b)
@@ -159,7 +162,8 @@ func BenchmarkImportVsCopy(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		importRate = float64(sum.Import.Snapshots) / time.Since(began).Seconds()
+		importTime += time.Since(began)
+		importSnaps += sum.Import.Snapshots
 		b.StopTimer()
 		var all [][]store.Snapshot
 		var trades [][]store.MarketTrade
@@ -191,8 +195,10 @@ func BenchmarkImportVsCopy(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		copyRate = float64(n) / time.Since(began).Seconds()
+		copyTime += time.Since(began)
+		copySnaps += int64(n)
 	}
+	importRate, copyRate := float64(importSnaps)/importTime.Seconds(), float64(copySnaps)/copyTime.Seconds()
 	b.ReportMetric(importRate, "import-snapshots/s")
 	b.ReportMetric(copyRate, "copy-snapshots/s")
 	b.ReportMetric(importRate/copyRate, "import-vs-copy")

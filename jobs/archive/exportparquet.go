@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -116,7 +118,11 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			return bySlug(rows, func(r *transfer.ParquetGap) string { return r.Slug }, func(slug string, rs []transfer.ParquetGap) error {
 				gs := make([]store.Gap, len(rs))
 				for i, r := range rs {
-					gs[i] = store.Gap{From: r.From, To: r.To}
+					kind, err := store.ParseGapKind(r.Kind) // "" in files written before gaps had kinds: snapshots
+					if err != nil {
+						return fmt.Errorf("gap of %s from %s: kind: %w", slug, r.From.Format(time.RFC3339Nano), err)
+					}
+					gs[i] = store.Gap{From: r.From, To: r.To, Kind: kind}
 				}
 				st.Gaps += len(gs)
 				return dst.RecordGaps(ctx, slug, gs)
@@ -184,6 +190,7 @@ func marketOfRow(r *transfer.ParquetMarket) store.Market {
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpstreamSlug: r.UpstreamSlug, TakerFeeRate: r.TakerFeeRate,
 		MakerRebateRate: r.MakerRebateRate, TickSize: r.TickSize, MinOrderSize: r.MinOrderSize,
 		ResolutionSource: r.ResolutionSource, PriceToBeat: r.PriceToBeat, FinalPrice: r.FinalPrice,
+		DataSources: slices.Clone(r.DataSources), // rows are read into a reused buffer
 	}
 	if r.FeeExponent != nil {
 		e := int(*r.FeeExponent)

@@ -2,9 +2,11 @@ package archive_test
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,5 +299,71 @@ func TestMissingHour(t *testing.T) {
 		if s.Time.After(fxHour.Add(10*time.Minute+3*time.Second)) && s.Time.Before(fxHour.Add(2*time.Hour)) {
 			t.Fatalf("snapshot at %s, in the hours without data", s.Time)
 		}
+	}
+}
+
+// TestChainlinkPrices imports a ws-jsonl dump whose coin price is the
+// Chainlink frames it carries beside the market channel's (no klines):
+// snapshots take the latest price heard, none is taken before the first,
+// and a price frame with a bad value is an error naming its line and
+// field.
+func TestChainlinkPrices(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	dir := t.TempDir()
+	sorted := slices.Clone(fx.events)
+	slices.SortStableFunc(sorted, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
+	firstPrice := fx.known.StartTime.Add(time.Minute)
+	price := func(at time.Time) float64 { return 90000 + float64(at.Unix()%61) }
+	write := func(name string, bad bool) (string, int) {
+		var buf bytes.Buffer
+		next, line, badLine := firstPrice, 0, 0
+		for _, e := range sorted {
+			for !next.After(time.UnixMilli(e.received)) {
+				v := fmt.Sprint(price(next))
+				if bad && badLine == 0 && next.Sub(firstPrice) > time.Minute {
+					v, badLine = "0", line+1
+				}
+				fmt.Fprintf(&buf, `{"topic":"crypto_prices_chainlink","type":"update","timestamp":%d,"payload":{"symbol":"btc/usd","timestamp":%d,"value":%s}}`+"\n",
+					next.UnixMilli(), next.UnixMilli(), v)
+				line++
+				next = next.Add(time.Second)
+			}
+			buf.Write(append(e.frame(), '\n'))
+			line++
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path, badLine
+	}
+	good, _ := write("good.jsonl", false)
+	st := memory.New()
+	sum, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{good}, Markets: []store.Market{fx.known}, SkipUnknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := snapshotsOf(t, st, fx.known.Slug)
+	if len(snaps) < 100 || sum.NoPrice == 0 {
+		t.Fatalf("%d snapshots, %d instants without a price: want many, and some before the first price", len(snaps), sum.NoPrice)
+	}
+	for _, s := range snaps {
+		if s.Time.Before(firstPrice) {
+			t.Fatalf("a snapshot at %s, before the first price at %s", s.Time, firstPrice)
+		}
+		// The latest price heard: the second's, or the one before when
+		// the frames of that instant came later.
+		if at := s.Time.Truncate(time.Second); s.CoinPrice != price(at) && s.CoinPrice != price(at.Add(-time.Second)) {
+			t.Fatalf("snapshot at %s: coin price %v, want %v", s.Time, s.CoinPrice, price(at))
+		}
+	}
+
+	bad, badLine := write("bad.jsonl", true)
+	_, err = archive.Import(ctx, memory.New(), archive.Options{Format: archive.WSJSONL, Files: []string{bad}, Markets: []store.Market{fx.known}, SkipUnknown: true})
+	var ie *archive.InputError
+	if !errors.As(err, &ie) || ie.Pos.Line != int64(badLine) || ie.Field != "payload" {
+		t.Errorf("a bad price frame on line %d: %v, want an input error naming the line and payload", badLine, err)
 	}
 }

@@ -69,6 +69,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 type item struct {
 	ev  book.Event
 	pos Pos
+	// point, when set, is a coin price the stream carried at this place
+	// (the item is no event).
+	point *coinPoint
 }
 
 // coinPoint is a coin price the stream itself carries (Chainlink frames).
@@ -125,6 +128,7 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 	defer closeFn()
 	br := bufio.NewReaderSize(r, 1<<20)
 	var line int64
+	var dec book.Decoder
 	var evs []book.Event
 	var items []item
 	for {
@@ -143,15 +147,22 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			return &InputError{Pos: pos, Err: err}
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 {
-			if p, ok, perr := chainlinkFrame(t); ok {
+			// A market channel frame decodes to events of a type; a
+			// Chainlink frame, rare beside them, to one without (or fails).
+			var derr error
+			evs, derr = dec.DecodeAppend(evs[:0], t)
+			p, isPrice, perr := coinPoint{}, false, error(nil)
+			if derr != nil || len(evs) == 1 && evs[0].EventType == "" {
+				p, isPrice, perr = chainlinkFrame(t)
+			}
+			if isPrice {
 				if perr != nil {
 					return &InputError{Pos: Pos{File: name, Line: line}, Field: "payload", Err: perr}
 				}
 				price(p)
 			} else {
-				evs, err = book.DecodeAppend(evs[:0], t)
-				if err != nil {
-					return frameError(Pos{File: name, Line: line}, t, err)
+				if derr != nil {
+					return frameError(Pos{File: name, Line: line}, t, derr)
 				}
 				items = items[:0]
 				for _, e := range evs {

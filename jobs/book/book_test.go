@@ -173,5 +173,15 @@ func FuzzFastDecode(f *testing.F) {
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q: fast %+v, encoding/json %+v", b, fast, slow)
 		}
+		// A Decoder's: its memory reused and its names interned.
+		names := map[string]string{}
+		reused := make([]Wire, 3)
+		for range 2 {
+			interned, ok := fastDecodeInto(reused, b, names)
+			if !ok || !reflect.DeepEqual(interned, slow) {
+				t.Fatalf("%q: fast with a Decoder's memory %+v (%v), encoding/json %+v", b, interned, ok, slow)
+			}
+			reused = interned
+		}
 	})
 }

@@ -145,6 +145,30 @@ func Decode(data []byte) ([]Event, error) {
 
 // DecodeAppend is Decode appending to out, for readers that reuse a slice.
 func DecodeAppend(out []Event, data []byte) ([]Event, error) {
+	var d Decoder
+	return d.decodeAppend(out, data, nil)
+}
+
+// A Decoder decodes frames as Decode does, keeping for the next frame what
+// one frame's decoding needs only while it decodes, and the ids and names
+// that repeat frame after frame (token and condition ids, event types,
+// sides), so that a reader of millions of frames does not allocate them
+// again each time. The zero Decoder is ready; it is not safe for
+// concurrent use.
+type Decoder struct {
+	wires []Wire
+	names map[string]string
+}
+
+// DecodeAppend is Decode appending to out.
+func (d *Decoder) DecodeAppend(out []Event, data []byte) ([]Event, error) {
+	if d.names == nil {
+		d.names = map[string]string{}
+	}
+	return d.decodeAppend(out, data, d.names)
+}
+
+func (d *Decoder) decodeAppend(out []Event, data []byte, names map[string]string) ([]Event, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return out, fmt.Errorf("%w: empty websocket message", ErrMalformed)
@@ -152,8 +176,10 @@ func DecodeAppend(out []Event, data []byte) ([]Event, error) {
 	if string(data) == "PONG" {
 		return out, nil
 	}
-	raw, ok := fastDecode(data)
-	if !ok {
+	raw, ok := fastDecodeInto(d.wires, data, names)
+	if ok {
+		defer func() { d.wires = raw[:0] }()
+	} else {
 		var err error
 		if raw, err = slowDecode(data); err != nil {
 			return out, err
@@ -224,10 +250,16 @@ func (r *Wire) Check() (Event, error) {
 			e.LastTradePrice = r.LastTradePrice
 		}
 	case "price_change":
-		list := slices.Concat(r.PriceChanges, r.Changes)
+		list := r.PriceChanges
+		if len(r.Changes) > 0 {
+			list = slices.Concat(r.PriceChanges, r.Changes)
+		}
 		if len(list) == 0 && r.Price.Set {
 			// The flat 2024 form: one change on the event itself.
 			list = []WireChange{{AssetID: r.AssetID, Price: r.Price, Size: r.Size, Side: r.Side}}
+		}
+		if len(list) > 0 {
+			e.Changes = make([]Change, 0, len(list))
 		}
 		for _, c := range list {
 			ch := Change{AssetID: cmp.Or(string(c.AssetID), e.AssetID), Price: c.Price, Size: c.Size, BestBid: c.BestBid, BestAsk: c.BestAsk}

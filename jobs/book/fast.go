@@ -19,6 +19,28 @@ import (
 type fastParser struct {
 	b []byte
 	i int
+	// names, when set, interns ids and names (see Decoder).
+	names map[string]string
+}
+
+// maxNames bounds a Decoder's interned names: when full it starts afresh
+// (a collector runs for months, meeting new tokens every five minutes).
+const maxNames = 1 << 14
+
+// name returns b as a string, the one interned when names are.
+func (p *fastParser) name(b []byte) string {
+	if p.names == nil {
+		return string(b)
+	}
+	if s, ok := p.names[string(b)]; ok {
+		return s
+	}
+	if len(p.names) >= maxNames {
+		clear(p.names)
+	}
+	s := string(b)
+	p.names[s] = s
+	return s
 }
 
 func (p *fastParser) ws() {
@@ -179,6 +201,34 @@ func (p *fastParser) plain(dst *string) bool {
 	return ok
 }
 
+// plainName is plain for a field whose values repeat (an event type, a
+// side, a condition id): interned.
+func (p *fastParser) plainName(dst *string) bool {
+	if p.null() {
+		*dst = ""
+		return true
+	}
+	s, ok := p.str()
+	*dst = p.name(s)
+	return ok
+}
+
+// textName is text for an id that repeats (a token id): interned.
+func (p *fastParser) textName(dst *Text) bool {
+	switch p.peek() {
+	case '"':
+		s, ok := p.str()
+		*dst = Text(p.name(s))
+		return ok
+	case 'n':
+		*dst = ""
+		return p.null()
+	}
+	s, ok := p.number()
+	*dst = Text(p.name(s))
+	return ok
+}
+
 // num reads a Num: a number, a string holding one, "" or null.
 func (p *fastParser) num(dst *Num) bool {
 	switch p.peek() {
@@ -289,13 +339,13 @@ func (p *fastParser) change() (WireChange, bool) {
 		var bit uint8
 		switch string(key) {
 		case "asset_id":
-			bit, ok = 1, p.text(&c.AssetID)
+			bit, ok = 1, p.textName(&c.AssetID)
 		case "price":
 			bit, ok = 2, p.num(&c.Price)
 		case "size":
 			bit, ok = 4, p.num(&c.Size)
 		case "side":
-			bit, ok = 8, p.plain(&c.Side)
+			bit, ok = 8, p.plainName(&c.Side)
 		case "best_bid":
 			bit, ok = 16, p.num(&c.BestBid)
 		case "best_ask":
@@ -353,17 +403,17 @@ func (p *fastParser) wire(w *Wire) bool {
 		var bit uint32
 		switch string(key) {
 		case "event_type":
-			bit, ok = 1<<0, p.plain(&w.EventType)
+			bit, ok = 1<<0, p.plainName(&w.EventType)
 		case "market":
-			bit, ok = 1<<1, p.plain(&w.Market)
+			bit, ok = 1<<1, p.plainName(&w.Market)
 		case "timestamp":
 			bit, ok = 1<<2, p.text(&w.Timestamp)
 		case "asset_id":
-			bit, ok = 1<<3, p.text(&w.AssetID)
+			bit, ok = 1<<3, p.textName(&w.AssetID)
 		case "size":
 			bit, ok = 1<<4, p.num(&w.Size)
 		case "side":
-			bit, ok = 1<<5, p.plain(&w.Side)
+			bit, ok = 1<<5, p.plainName(&w.Side)
 		case "fee_rate_bps":
 			bit, ok = 1<<6, p.num(&w.FeeRateBps)
 		case "transaction_hash":
@@ -416,25 +466,31 @@ func (p *fastParser) wire(w *Wire) bool {
 
 // fastDecode reads a frame of one event object or an array of them.
 func fastDecode(data []byte) ([]Wire, bool) {
-	p := fastParser{b: data}
-	var out []Wire
+	return fastDecodeInto(nil, data, nil)
+}
+
+// fastDecodeInto is fastDecode into out's memory, interning names in
+// names when it is not nil.
+func fastDecodeInto(out []Wire, data []byte, names map[string]string) ([]Wire, bool) {
+	p := fastParser{b: data, names: names}
+	out = out[:0]
+	if out == nil {
+		out = []Wire{}
+	}
 	switch p.peek() {
 	case '{':
-		var w Wire
-		if !p.wire(&w) {
+		out = append(out, Wire{})
+		if !p.wire(&out[0]) {
 			return nil, false
 		}
-		out = []Wire{w}
 	case '[':
 		p.i++
-		out = []Wire{}
 		if !p.lit(']') {
 			for {
-				var w Wire
-				if !p.wire(&w) {
+				out = append(out, Wire{})
+				if !p.wire(&out[len(out)-1]) {
 					return nil, false
 				}
-				out = append(out, w)
 				if p.lit(',') {
 					continue
 				}

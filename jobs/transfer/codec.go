@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/updown/updown/store"
 )
@@ -77,6 +79,12 @@ func checkMarket(m *store.Market) error {
 		"tick_size":         m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
 		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
 			return fmt.Errorf("market %s: %s: %w", m.Slug, name, errNotFinite)
+		}
+	}
+	for _, src := range m.DataSources {
+		// A CSV cell holds the sources space-separated.
+		if src == "" || strings.ContainsFunc(src, func(r rune) bool { return unicode.IsSpace(r) || r == 0 }) {
+			return fmt.Errorf("market %s: data source %q: want a name without spaces", m.Slug, src)
 		}
 	}
 	for _, c := range m.TickSizeChanges {

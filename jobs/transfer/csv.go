@@ -22,10 +22,10 @@ var (
 		"coin_price_start", "coin_price_end", "condition_id", "clob_token_up", "clob_token_down", "winner",
 		"final_volume", "final_liquidity", "resolved_at", "created_at", "updated_at",
 		"upstream_slug", "taker_fee_rate", "fee_exponent", "maker_rebate_rate", "tick_size", "tick_size_changes",
-		"min_order_size", "resolution_source", "price_to_beat", "final_price"}
+		"min_order_size", "resolution_source", "price_to_beat", "final_price", "data_sources"}
 	snapshotColumns = []string{"slug", "time", "coin_price", "price_up", "price_down", "orderbook_up", "orderbook_down"}
 	tradeColumns    = []string{"slug", "time", "outcome", "price", "size", "side", "fee_rate_bps", "tx_hash"}
-	gapColumns      = []string{"slug", "from", "to"}
+	gapColumns      = []string{"slug", "from", "to", "kind"}
 )
 
 // Columns a CSV file must have; the others may be left out (empty).
@@ -33,7 +33,7 @@ var (
 	marketRequired   = []string{"slug", "coin", "market_type", "start_time", "end_time"}
 	snapshotRequired = []string{"slug", "time", "coin_price", "price_up", "price_down"}
 	tradeRequired    = []string{"slug", "time", "outcome", "price", "size", "side"}
-	gapRequired      = gapColumns
+	gapRequired      = []string{"slug", "from", "to"}
 )
 
 // csvEncoder writes CSV rows by appending into one buffer, quoting as
@@ -87,6 +87,7 @@ func (e *csvEncoder) Encode(r Record) error {
 		e.text(r.Slug)
 		e.time(r.Gap.From)
 		e.time(r.Gap.To)
+		e.text(r.Gap.Kind.Name())
 	default:
 		return fmt.Errorf("transfer: a CSV file of %s holds no other record", e.what)
 	}
@@ -193,6 +194,7 @@ func (e *csvEncoder) market(m *store.Market) {
 	e.text(m.ResolutionSource)
 	e.optNum(m.PriceToBeat)
 	e.optNum(m.FinalPrice)
+	e.text(strings.Join(m.DataSources, " "))
 }
 
 func (e *csvEncoder) trade(slug string, t *store.MarketTrade) {
@@ -433,7 +435,11 @@ func csvGap(get func(string) string) (*store.Gap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gap of %s: to: %w", slug, err)
 	}
-	g := &store.Gap{From: from, To: to}
+	kind, err := store.ParseGapKind(get("kind")) // no column (an older export): snapshots
+	if err != nil {
+		return nil, fmt.Errorf("gap of %s: kind: %w", slug, err)
+	}
+	g := &store.Gap{From: from, To: to, Kind: kind}
 	return g, checkGap(slug, g)
 }
 
@@ -443,6 +449,7 @@ func csvMarket(get func(string) string) (*store.Market, error) {
 		Coin: store.Coin(get("coin")), MarketType: store.MarketType(get("market_type")),
 		ConditionID: get("condition_id"), ClobTokenUp: get("clob_token_up"), ClobTokenDown: get("clob_token_down"),
 		UpstreamSlug: get("upstream_slug"), ResolutionSource: get("resolution_source"),
+		DataSources: strings.Fields(get("data_sources")),
 	}
 	if w := get("winner"); w != "" {
 		m.Winner = &w

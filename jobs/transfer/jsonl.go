@@ -181,6 +181,15 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 	o.optText("resolution_source", m.ResolutionSource)
 	o.optNum("price_to_beat", m.PriceToBeat)
 	o.optNum("final_price", m.FinalPrice)
+	o.key("data_sources")
+	o.b = append(o.b, '[')
+	for i, src := range m.DataSources {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		o.b = appendJSONString(o.b, src)
+	}
+	o.b = append(o.b, ']')
 	return append(o.b, '}'), o.err
 }
 
@@ -204,6 +213,7 @@ func appendGapJSON(b []byte, slug string, g *store.Gap) []byte {
 	o.str("slug", slug)
 	o.time("from", g.From)
 	o.time("to", g.To)
+	o.str("kind", g.Kind.Name())
 	return append(o.b, '}')
 }
 
@@ -337,6 +347,7 @@ type jsonLine struct {
 	ResolutionSource string           `json:"resolution_source"`
 	PriceToBeat      *float64         `json:"price_to_beat"`
 	FinalPrice       *float64         `json:"final_price"`
+	DataSources      []string         `json:"data_sources"`
 
 	// A trade's; Time, Price and Size are shared with the snapshot's and the
 	// trade's fields.
@@ -350,6 +361,7 @@ type jsonLine struct {
 	// A gap's.
 	From string `json:"from"`
 	To   string `json:"to"`
+	Kind string `json:"kind"` // absent in exports made before gaps had kinds: snapshots
 
 	Time          string    `json:"time"`
 	CoinPrice     *float64  `json:"coin_price"`
@@ -473,7 +485,11 @@ func (l *jsonLine) gap() (*store.Gap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gap of %s: to: %w", l.Slug, err)
 	}
-	g := &store.Gap{From: from, To: to}
+	kind, err := store.ParseGapKind(l.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("gap of %s: kind: %w", l.Slug, err)
+	}
+	g := &store.Gap{From: from, To: to, Kind: kind}
 	return g, checkGap(l.Slug, g)
 }
 
@@ -487,6 +503,7 @@ func (l *jsonLine) market() (*store.Market, error) {
 		UpstreamSlug: l.UpstreamSlug, TakerFeeRate: l.TakerFeeRate, FeeExponent: l.FeeExponent, MakerRebateRate: l.MakerRebateRate,
 		TickSize:     l.TickSize,
 		MinOrderSize: l.MinOrderSize, ResolutionSource: l.ResolutionSource, PriceToBeat: l.PriceToBeat, FinalPrice: l.FinalPrice,
+		DataSources: l.DataSources,
 	}
 	for _, c := range l.TickSizeChanges {
 		t, err := parseTime(c.Time)

@@ -93,6 +93,8 @@ type ParquetMarket struct {
 	ResolutionSource string                  `parquet:"resolution_source,dict"`
 	PriceToBeat      *float64                `parquet:"price_to_beat,optional"`
 	FinalPrice       *float64                `parquet:"final_price,optional"`
+	// DataSources says where the market's data came from (store.Market).
+	DataSources []string `parquet:"data_sources,list"`
 }
 
 // ParquetDepthLevel is one exchange order-book level.
@@ -216,6 +218,7 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
 		ResolutionSource: m.ResolutionSource, PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
 		TickSizeChanges: make([]ParquetTickSizeChange, len(m.TickSizeChanges)),
+		DataSources:     m.DataSources,
 	}
 	if m.ResolvedAt != nil {
 		t := m.ResolvedAt.UTC()
@@ -236,11 +239,13 @@ type ParquetGap struct {
 	Slug string    `parquet:"slug,dict"`
 	From time.Time `parquet:"from,timestamp(microsecond:utc)"`
 	To   time.Time `parquet:"to,timestamp(microsecond:utc)"`
+	// Kind is store.GapKind's Name: "snapshots" or "trades".
+	Kind string `parquet:"kind,dict"`
 }
 
 // ParquetGapRow is the row of a recording gap.
 func ParquetGapRow(slug string, g *store.Gap) ParquetGap {
-	return ParquetGap{Slug: slug, From: g.From.UTC(), To: g.To.UTC()}
+	return ParquetGap{Slug: slug, From: g.From.UTC(), To: g.To.UTC(), Kind: g.Kind.Name()}
 }
 
 // ParquetDepthRow is the row of an exchange depth snapshot.

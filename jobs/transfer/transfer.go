@@ -9,19 +9,23 @@
 //     coin) and the upstream's (upstream_slug, taker_fee_rate,
 //     fee_exponent, maker_rebate_rate, tick_size, tick_size_changes
 //     [{time, tick_size}], min_order_size, resolution_source,
-//     price_to_beat, final_price); a
+//     price_to_beat, final_price) and data_sources (where its data came
+//     from: ["recorder", "pmxt-v2"]); a
 //     snapshot line the market's slug and SPEC's snapshot fields, with
 //     orderbook_up and orderbook_down ({"bids":[{"price","size"}],"asks":[…]})
 //     when books were recorded; a trade line the slug and time, outcome,
-//     price, size, side, fee_rate_bps, tx_hash; a gap line the slug, from
-//     and to. An export lists each market followed by its snapshots, trades
-//     and gaps, so one file restores a store.
+//     price, size, side, fee_rate_bps, tx_hash; a gap line the slug, from,
+//     to and kind ("snapshots", or "trades" when only the trade feed was
+//     down; an older export without it is snapshots). An export lists each
+//     market followed by its snapshots, trades and gaps, so one file
+//     restores a store.
 //   - CSV: one kind of record per file, markets, snapshots, trades or gaps,
 //     told apart by the header; columns may come in any order. Empty cells
 //     are nulls. A book is one cell, "bids|asks", each side space-separated
 //     price:size levels best first ("0.51:100 0.5:20|0.52:75"); an empty
 //     cell is no book. A market's tick size changes are one cell of
-//     space-separated time=size pairs, oldest first.
+//     space-separated time=size pairs, oldest first, and its data sources
+//     one cell of space-separated names.
 //
 // Times are UTC with microseconds (what stores keep) and numbers are
 // written in the shortest form that reads back to the same float64, so an

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,8 @@ func enrich(t testing.TB, st store.Store) {
 		}
 		m.TickSizeChanges = []store.TickSizeChange{{Time: m.StartTime.Add(time.Second + 1234*time.Microsecond), TickSize: 0.001}}
 		m.ResolutionSource = store.SourceBinance1h
+		// Markets an archive import created or extended name their sources.
+		m.DataSources = [][]string{{store.DataRecorder, "pmxt-v2"}, {"ws-jsonl"}}[i%2]
 		if m.Winner != nil && i%2 == 0 {
 			ff := store.OutcomeFiftyFifty
 			m.Winner, m.FinalPrice = &ff, m.CoinPriceStart
@@ -94,7 +97,9 @@ func enrich(t testing.TB, st store.Store) {
 		if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
 			t.Fatal(err)
 		}
-		gaps := []store.Gap{{From: m.StartTime.Add(10 * time.Second), To: m.StartTime.Add(14*time.Second + 3*time.Microsecond)}}
+		gaps := []store.Gap{{From: m.StartTime.Add(10 * time.Second), To: m.StartTime.Add(14*time.Second + 3*time.Microsecond)},
+			// The trade feed down over the same stretch: a gap of its own kind.
+			{From: m.StartTime.Add(11 * time.Second), To: m.StartTime.Add(20 * time.Second), Kind: store.GapTrades}}
 		if i%2 == 1 {
 			gaps = append(gaps, store.Gap{From: m.StartTime.Add(30 * time.Second), To: m.StartTime.Add(40 * time.Second)})
 		}
@@ -184,6 +189,7 @@ func TestRoundTrip(t *testing.T) {
 				}
 				first = append(first, data)
 			}
+			sameSourcesAndGaps(t, src, dst)
 			for i, o := range tc.opts {
 				again, _ := export(t, dst, o)
 				if !bytes.Equal(first[i], again) {
@@ -192,6 +198,44 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sameSourcesAndGaps fails unless every market of want is in got with the
+// same data sources and the same gaps, kinds included.
+func sameSourcesAndGaps(t testing.TB, want, got store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	ms, _, err := want.ListMarkets(ctx, store.MarketFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[store.GapKind]int{}
+	for _, m := range ms {
+		g, err := got.GetMarket(ctx, m.Slug)
+		if err != nil {
+			t.Fatalf("market %s: %v", m.Slug, err)
+		}
+		if !slices.Equal(g.DataSources, m.DataSources) {
+			t.Errorf("market %s: data sources %q, want %q", m.Slug, g.DataSources, m.DataSources)
+		}
+		wg, err := want.ListGaps(ctx, m.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gg, err := got.ListGaps(ctx, m.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(wg, gg, func(a, b store.Gap) bool { return a.From.Equal(b.From) && a.To.Equal(b.To) && a.Kind == b.Kind }) {
+			t.Errorf("market %s: gaps %v, want %v", m.Slug, gg, wg)
+		}
+		for _, g := range wg {
+			kinds[g.Kind]++
+		}
+	}
+	if kinds[store.GapSnapshots] == 0 || kinds[store.GapTrades] == 0 {
+		t.Errorf("the source's gaps by kind: %v: both kinds are needed to tell them apart", kinds)
 	}
 }
 
@@ -221,7 +265,7 @@ func TestExportShapes(t *testing.T) {
 		Winner: &up, ResolvedAt: &resolved, CreatedAt: start.Add(-time.Minute), UpdatedAt: resolved,
 		UpstreamSlug: "btc-updown-5m-1777467600", TakerFeeRate: &rate, FeeExponent: &exp, MakerRebateRate: &rebate, TickSize: &tick,
 		TickSizeChanges: []store.TickSizeChange{{Time: start.Add(90 * time.Second), TickSize: 0.001}}, MinOrderSize: &minSize,
-		ResolutionSource: store.SourceChainlink, PriceToBeat: &p}
+		ResolutionSource: store.SourceChainlink, PriceToBeat: &p, DataSources: []string{store.DataRecorder, "pmxt-v2"}}
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +276,8 @@ func TestExportShapes(t *testing.T) {
 	if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RecordGaps(ctx, m.Slug, []store.Gap{{From: start.Add(time.Minute), To: start.Add(65 * time.Second)}}); err != nil {
+	if err := st.RecordGaps(ctx, m.Slug, []store.Gap{{From: start.Add(time.Minute), To: start.Add(65 * time.Second)},
+		{From: start.Add(time.Minute), To: start.Add(70 * time.Second), Kind: store.GapTrades}}); err != nil {
 		t.Fatal(err)
 	}
 	snaps := []store.Snapshot{
@@ -251,13 +296,14 @@ func TestExportShapes(t *testing.T) {
 		`"resolved_at":"2026-04-29T13:05:00.012345Z","created_at":"2026-04-29T12:59:00.000000Z","updated_at":"2026-04-29T13:05:00.012345Z",` +
 		`"upstream_slug":"btc-updown-5m-1777467600","taker_fee_rate":0.07,"fee_exponent":1,"maker_rebate_rate":0.2,"tick_size":0.001,` +
 		`"tick_size_changes":[{"time":"2026-04-29T13:01:30.000000Z","tick_size":0.001}],"min_order_size":5,` +
-		`"resolution_source":"chainlink","price_to_beat":95000.5,"final_price":null}` + "\n" +
+		`"resolution_source":"chainlink","price_to_beat":95000.5,"final_price":null,"data_sources":["recorder","pmxt-v2"]}` + "\n" +
 		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.000000Z","coin_price":95000.5,"price_up":0.52,"price_down":0.49,` +
 		`"orderbook_up":{"bids":[{"price":0.51,"size":100}],"asks":[{"price":0.52,"size":12.5},{"price":0.53,"size":1}]},"orderbook_down":{"bids":[],"asks":[]}}` + "\n" +
 		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.300000Z","coin_price":95001,"price_up":0.5,"price_down":0.51}` + "\n" +
 		`{"type":"trade","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:01.500000Z","outcome":"Up","price":0.52,"size":12.5,"side":"BUY","fee_rate_bps":1000,"tx_hash":"0x1"}` + "\n" +
 		`{"type":"trade","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:02.000000Z","outcome":"Down","price":0.48,"size":5,"side":"SELL","fee_rate_bps":0,"tx_hash":""}` + "\n" +
-		`{"type":"gap","slug":"btc-updown-5m-1777467600","from":"2026-04-29T13:01:00.000000Z","to":"2026-04-29T13:01:05.000000Z"}` + "\n"
+		`{"type":"gap","slug":"btc-updown-5m-1777467600","from":"2026-04-29T13:01:00.000000Z","to":"2026-04-29T13:01:05.000000Z","kind":"snapshots"}` + "\n" +
+		`{"type":"gap","slug":"btc-updown-5m-1777467600","from":"2026-04-29T13:01:00.000000Z","to":"2026-04-29T13:01:10.000000Z","kind":"trades"}` + "\n"
 	if string(data) != want {
 		t.Errorf("JSON Lines export:\n%s\nwant:\n%s", data, want)
 	}
@@ -271,7 +317,7 @@ func TestExportShapes(t *testing.T) {
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Markets})
 	if !strings.Contains(string(data), `"0xab""c"`) || !strings.HasPrefix(string(data), "slug,market_id,event_id,coin,market_type,") ||
 		!strings.Contains(string(data), ",taker_fee_rate,fee_exponent,maker_rebate_rate,tick_size,") ||
-		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,0.2,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,\n") {
+		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,0.2,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,,recorder pmxt-v2\n") {
 		t.Errorf("CSV markets export:\n%s", data)
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Trades})
@@ -282,7 +328,9 @@ func TestExportShapes(t *testing.T) {
 		t.Errorf("CSV trades export:\n%s\nwant:\n%s", data, want)
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Gaps})
-	want = "slug,from,to\nbtc-updown-5m-1777467600,2026-04-29T13:01:00.000000Z,2026-04-29T13:01:05.000000Z\n"
+	want = "slug,from,to,kind\n" +
+		"btc-updown-5m-1777467600,2026-04-29T13:01:00.000000Z,2026-04-29T13:01:05.000000Z,snapshots\n" +
+		"btc-updown-5m-1777467600,2026-04-29T13:01:00.000000Z,2026-04-29T13:01:10.000000Z,trades\n"
 	if string(data) != want {
 		t.Errorf("CSV gaps export:\n%s\nwant:\n%s", data, want)
 	}
@@ -404,5 +452,39 @@ func TestImportStopsOnCancel(t *testing.T) {
 	cancel()
 	if _, err := transfer.Import(ctx, memory.New(), bytes.NewReader(data), transfer.ImportOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled import: %v", err)
+	}
+}
+
+// TestImportGapKinds imports gaps written before gaps had kinds (JSON Lines
+// without the key, CSV without the column), which are snapshot gaps, and
+// refuses a kind that is neither, naming the field.
+func TestImportGapKinds(t *testing.T) {
+	t.Parallel()
+	const slug = "btc-updown-5m-1777467600"
+	const market = `{"type":"market","slug":"` + slug + `","coin":"BTC","market_type":"5m",` +
+		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z"}` + "\n"
+	const jsonGap = `{"type":"gap","slug":"` + slug + `","from":"2026-04-29T13:00:10.000000Z","to":"2026-04-29T13:00:20.000000Z"}` + "\n"
+	for _, tc := range []struct {
+		name, gaps string
+		want       store.GapKind
+	}{
+		{"jsonl without the key", jsonGap, store.GapSnapshots},
+		{"jsonl trades", strings.Replace(jsonGap, `"}`, `","kind":"trades"}`, 1), store.GapTrades},
+		{"csv without the column", "slug,from,to\n" + slug + ",2026-04-29T13:00:10.000000Z,2026-04-29T13:00:20.000000Z\n", store.GapSnapshots},
+		{"csv trades", "slug,kind,from,to\n" + slug + ",trades,2026-04-29T13:00:10.000000Z,2026-04-29T13:00:20.000000Z\n", store.GapTrades},
+	} {
+		st := memory.New()
+		importInto(t, st, []byte(market), transfer.ImportOptions{})
+		importInto(t, st, []byte(tc.gaps), transfer.ImportOptions{})
+		gaps, err := st.ListGaps(context.Background(), slug)
+		if err != nil || len(gaps) != 1 || gaps[0].Kind != tc.want {
+			t.Errorf("%s: gaps %v %v, want one of kind %q", tc.name, gaps, err, tc.want)
+		}
+	}
+	bad := strings.Replace(jsonGap, `"}`, `","kind":"books"}`, 1)
+	st := memory.New()
+	importInto(t, st, []byte(market), transfer.ImportOptions{})
+	if _, err := transfer.Import(context.Background(), st, strings.NewReader(bad), transfer.ImportOptions{}); err == nil || !strings.Contains(err.Error(), "kind") {
+		t.Errorf("import of a gap of kind books: %v, want an error naming the kind", err)
 	}
 }

@@ -22,7 +22,8 @@ func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 	if err != nil {
 		return nil, wrap("begin import", err)
 	}
-	return &importTx{s: s, tx: tx, created: map[string]bool{}}, nil
+	return &importTx{s: s, tx: tx, created: map[string]bool{}, ids: map[string]int64{},
+		fresh: map[string]*freshSeries{}, freshTrades: map[string]*freshTrades{}, freshGaps: map[int64][]store.Gap{}}, nil
 }
 
 const importColumns = `id, key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at`
@@ -56,9 +57,61 @@ type importTx struct {
 	s                          *Store
 	tx                         pgx.Tx
 	created                    map[string]bool
+	ids                        map[string]int64 // markets' ids by slug, as learnt
 	markets, snapshots, trades int64
 	gaps                       int64
+
+	// fresh holds, by slug, the snapshot series of the markets this import
+	// created, whose snapshots are all the import's and come oldest first:
+	// their chunks are encoded as they come, held in pending and copied
+	// many at a time, and their series rows written at Commit. Nothing is
+	// read back, merged or counted by a query: nothing else can be there.
+	fresh        map[string]*freshSeries
+	pending      []freshChunk
+	pendingBytes int
+	// freshTrades are, by slug, the trades of the markets the import
+	// created while they come oldest first: copied with the chunks, the
+	// duplicates a statement's conflict would skip dropped here.
+	// freshGaps are those markets' gaps by id, written at Commit.
+	freshTrades   map[string]*freshTrades
+	pendingTrades []freshTrade
+	freshGaps     map[int64][]store.Gap
 }
+
+// freshTrades is what is written of a created market's trades.
+type freshTrades struct {
+	market int64
+	// newest are the newest trades written, all of one time: only they
+	// can equal a later batch's trades, which are no older.
+	newest []store.MarketTrade
+}
+
+type freshTrade struct {
+	market int64
+	store.MarketTrade
+}
+
+// tradeBytes is about what a pending trade weighs, for copyPendingBytes.
+const tradeBytes = 160
+
+// freshSeries is the series of a market the import created, as written so
+// far (n counts pending chunks too).
+type freshSeries struct {
+	market      int64
+	n           int64
+	first, last time.Time
+}
+
+type freshChunk struct {
+	market int64
+	newChunk
+}
+
+// copyPendingBytes is about how many bytes of chunks and trades an import
+// holds before it copies them: a few megabytes a COPY, so that a copy's
+// fixed cost (two round trips, which on a busy server cost more than the
+// rows) is spread over thousands of rows while memory stays bounded.
+const copyPendingBytes = 4 << 20
 
 func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]store.Market, error) {
 	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
@@ -77,7 +130,7 @@ values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 on conflict (slug) do update set
 	data_sources = case when $30::text = any(markets.data_sources) then markets.data_sources
 		else markets.data_sources || $30::text end
-returning (xmax = 0)`
+returning (xmax = 0), id`
 
 func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string) (bool, error) {
 	op := fmt.Sprintf("import: add market %q", m.Slug)
@@ -101,30 +154,50 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		return false, wrap(op, err)
 	}
 	var created bool
+	var id int64
 	err := t.tx.QueryRow(ctx, addMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
 		micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
 		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
 		resolvedAt, now, now,
 		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created)
+		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created, &id)
 	if err != nil {
 		return false, wrap(op, err)
 	}
 	if created {
 		t.markets++
 		t.created[m.Slug] = true
+		t.fresh[m.Slug] = &freshSeries{market: id}
+		t.freshTrades[m.Slug] = &freshTrades{market: id}
 	}
+	t.ids[m.Slug] = id
 	return created, nil
 }
 
 func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	op := fmt.Sprintf("import: append snapshots of %q", slug)
-	in := normalize(snaps)
+	in := normalized(snaps)
 	if len(in) == 0 {
 		return 0, nil
 	}
 	if err := t.s.ensurePartitions(ctx, monthsOf(in, func(sn store.Snapshot) time.Time { return sn.Time })); err != nil {
 		return 0, wrap(op, err)
+	}
+	if fs := t.fresh[slug]; fs != nil {
+		if fs.n == 0 || in[0].Time.After(fs.last) {
+			t.appendFresh(fs, in)
+			if t.pendingBytes >= copyPendingBytes {
+				if err := t.copyPending(ctx); err != nil {
+					return 0, wrap(op, err)
+				}
+			}
+			return len(in), nil
+		}
+		// Snapshots reaching back among its own: the market's series is
+		// written now, and merged into as any other.
+		if err := t.writeFresh(ctx, slug); err != nil {
+			return 0, wrap(op, err)
+		}
 	}
 	var before int64
 	err := t.tx.QueryRow(ctx, `select coalesce((select s.n from snapshot_series s join markets m on m.id = s.market where m.slug = $1), 0)`, slug).Scan(&before)
@@ -160,6 +233,19 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 		sorted[i] = tr
 	}
 	slices.SortFunc(sorted, store.CompareMarketTrades)
+	// Equal trades are one row (the key is every column).
+	sorted = slices.CompactFunc(sorted, func(a, b store.MarketTrade) bool { return store.CompareMarketTrades(a, b) == 0 })
+	if ft := t.freshTrades[slug]; ft != nil && len(sorted) > 0 {
+		if len(ft.newest) == 0 || !sorted[0].Time.Before(ft.newest[0].Time) {
+			return t.appendFreshTrades(ctx, op, ft, sorted)
+		}
+		// Trades reaching back among its own: from now on the market's
+		// trades are inserted by statement, after what is pending.
+		if err := t.copyPending(ctx); err != nil {
+			return 0, wrap(op, err)
+		}
+		delete(t.freshTrades, slug)
+	}
 	n := len(sorted)
 	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
 	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
@@ -167,8 +253,8 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 		times[i], outcomes[i], sides[i] = tr.Time, tr.Outcome, tr.Side
 		prices[i], sizes[i], fees[i], hashes[i] = tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash
 	}
-	var id int64
-	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1`, slug).Scan(&id); err != nil {
+	id, err := t.marketID(ctx, slug)
+	if err != nil {
 		return 0, wrap(op, err)
 	}
 	if n == 0 {
@@ -180,6 +266,50 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 	}
 	t.trades += tag.RowsAffected()
 	return int(tag.RowsAffected()), nil
+}
+
+// appendFreshTrades adds sorted distinct trades, none older than the
+// newest written, to the pending ones, but those written already.
+func (t *importTx) appendFreshTrades(ctx context.Context, op string, ft *freshTrades, sorted []store.MarketTrade) (int, error) {
+	kept := 0
+	for _, tr := range sorted {
+		if len(ft.newest) > 0 && tr.Time.Equal(ft.newest[0].Time) &&
+			slices.ContainsFunc(ft.newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
+			continue
+		}
+		t.pendingTrades = append(t.pendingTrades, freshTrade{market: ft.market, MarketTrade: tr})
+		kept++
+	}
+	last := sorted[len(sorted)-1].Time
+	if len(ft.newest) == 0 || !ft.newest[0].Time.Equal(last) {
+		ft.newest = ft.newest[:0]
+	}
+	for _, tr := range sorted {
+		if tr.Time.Equal(last) && !slices.ContainsFunc(ft.newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
+			ft.newest = append(ft.newest, tr)
+		}
+	}
+	t.trades += int64(kept)
+	t.pendingBytes += kept * tradeBytes
+	if t.pendingBytes >= copyPendingBytes {
+		if err := t.copyPending(ctx); err != nil {
+			return 0, wrap(op, err)
+		}
+	}
+	return kept, nil
+}
+
+// marketID returns the id of the market with the slug.
+func (t *importTx) marketID(ctx context.Context, slug string) (int64, error) {
+	if id, ok := t.ids[slug]; ok {
+		return id, nil
+	}
+	var id int64
+	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1`, slug).Scan(&id); err != nil {
+		return 0, err
+	}
+	t.ids[slug] = id
+	return id, nil
 }
 
 // ReplaceGaps cuts the market's stored gaps at from and to, drops their
@@ -198,6 +328,18 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 		froms[i], tos[i] = g.From, g.To
 	}
 	from, to = micro(from), micro(to)
+	if t.created[slug] {
+		// Only this import wrote the market's gaps: they are replaced here
+		// and written at Commit.
+		id := t.ids[slug]
+		batch := make([]store.Gap, len(gaps))
+		for i := range gaps {
+			batch[i] = store.Gap{From: froms[i], To: tos[i]}
+		}
+		t.freshGaps[id] = store.ReplaceGaps(t.freshGaps[id], from, to, batch)
+		t.gaps += int64(len(gaps))
+		return nil
+	}
 	var id int64
 	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id); err != nil {
 		return wrap(op, err)
@@ -229,10 +371,129 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 	return nil
 }
 
+// normalized is normalize without the copy when snaps are sorted by
+// distinct times to the microsecond already, as an import's are.
+func normalized(snaps []store.Snapshot) []store.Snapshot {
+	for i := range snaps {
+		if !snaps[i].Time.Equal(micro(snaps[i].Time)) || i > 0 && !snaps[i].Time.After(snaps[i-1].Time) {
+			return normalize(snaps)
+		}
+	}
+	return snaps
+}
+
+// appendFresh encodes in, newer than everything of the fresh series, into
+// pending chunks.
+func (t *importTx) appendFresh(fs *freshSeries, in []store.Snapshot) {
+	for _, c := range encodeChunks(in, t.s.writeVersion()) {
+		t.pending = append(t.pending, freshChunk{market: fs.market, newChunk: c})
+		t.pendingBytes += len(c.head) + len(c.books)
+	}
+	if fs.n == 0 {
+		fs.first = in[0].Time
+	}
+	fs.n += int64(len(in))
+	fs.last = in[len(in)-1].Time
+	t.snapshots += int64(len(in))
+}
+
+// copyPending writes the pending chunks in one COPY, and the pending trades
+// in another.
+func (t *importTx) copyPending(ctx context.Context) error {
+	if len(t.pending) == 0 && len(t.pendingTrades) == 0 {
+		return nil
+	}
+	months := monthsOf(t.pending, func(c freshChunk) time.Time { return c.first })
+	if missing := t.s.parts.missing(months); len(missing) > 0 {
+		return fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing))
+	}
+	if len(t.pending) > 0 {
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
+			[]string{"market", "first_time", "last_time", "n", "head", "books"},
+			pgx.CopyFromSlice(len(t.pending), func(i int) ([]any, error) {
+				c := &t.pending[i]
+				return []any{c.market, c.first, c.last, int32(c.n), c.head, c.books}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		clear(t.pending) // the encoded bytes go with the copy
+		t.pending = t.pending[:0]
+	}
+	if len(t.pendingTrades) > 0 {
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"market_trades"},
+			[]string{"market", "time", "outcome", "side", "price", "size", "fee_rate_bps", "tx_hash"},
+			pgx.CopyFromSlice(len(t.pendingTrades), func(i int) ([]any, error) {
+				tr := &t.pendingTrades[i]
+				return []any{tr.market, tr.Time, tr.Outcome, tr.Side, tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash}, nil
+			}))
+		if err != nil {
+			return err
+		}
+		t.pendingTrades = t.pendingTrades[:0]
+	}
+	t.pendingBytes = 0
+	return nil
+}
+
+// writeFresh copies what is pending and writes the fresh series rows: all
+// of them (slug "") or the one of the slug, which is fresh no more.
+func (t *importTx) writeFresh(ctx context.Context, slug string) error {
+	if err := t.copyPending(ctx); err != nil {
+		return err
+	}
+	var ids, ns []int64
+	var firsts, lasts []time.Time
+	for s, fs := range t.fresh {
+		if slug != "" && s != slug {
+			continue
+		}
+		delete(t.fresh, s)
+		if fs.n == 0 {
+			continue
+		}
+		ids, ns = append(ids, fs.market), append(ns, fs.n)
+		firsts, lasts = append(firsts, fs.first), append(lasts, fs.last)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := t.tx.Exec(ctx, `insert into snapshot_series (market, n, first_time, last_time)
+		select * from unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::timestamptz[])`, ids, ns, firsts, lasts)
+	return err
+}
+
+// writeFreshGaps writes the gaps of the markets the import created.
+func (t *importTx) writeFreshGaps(ctx context.Context) error {
+	var ids []int64
+	var froms, tos []time.Time
+	var kinds []string
+	for id, gaps := range t.freshGaps {
+		for _, g := range gaps {
+			ids, froms, tos, kinds = append(ids, id), append(froms, g.From), append(tos, g.To), append(kinds, g.Kind.Name())
+		}
+	}
+	clear(t.freshGaps)
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
+		select * from unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[], $4::text[])`, ids, froms, tos, kinds)
+	return err
+}
+
 // Commit records the import and commits, or, when an import with its key
 // is stored, rolls back and returns that one.
 func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, bool, error) {
 	const op = "import: commit"
+	if err := t.writeFresh(ctx, ""); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
+	}
+	if err := t.writeFreshGaps(ctx); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
+	}
 	var from, to *time.Time
 	if !imp.From.IsZero() {
 		f := micro(imp.From)

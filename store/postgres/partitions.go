@@ -85,8 +85,8 @@ func (p *partitions) forget() {
 const partitionLock = 0x75706470 // "updp"
 
 // ensurePartitions creates the partitions of the months that lack one. It
-// runs outside any write transaction: creating a partition takes a strong
-// lock on snapshot_chunks, which is held only for the creation itself.
+// runs outside any write transaction, and may run while one (an import's)
+// holds its lock on snapshot_chunks: see createPartition.
 func (s *Store) ensurePartitions(ctx context.Context, months []month) error {
 	for _, m := range s.parts.missing(months) {
 		if m.year < 1 || m.year > 9999 {
@@ -108,14 +108,35 @@ func (s *Store) createPartition(ctx context.Context, m month) error {
 	if exists {
 		return nil
 	}
-	ddl := fmt.Sprintf(`create table if not exists %s partition of snapshot_chunks for values from ('%s') to ('%s')`,
-		pgx.Identifier{m.table()}.Sanitize(),
-		m.start().Format(time.RFC3339), m.next().start().Format(time.RFC3339))
+	// The partition is made as a table of its own, then attached: ATTACH
+	// PARTITION takes a lock on snapshot_chunks that writers and readers
+	// do not conflict with, where CREATE TABLE … PARTITION OF waits for
+	// every transaction that wrote to it, an import's among them, whose
+	// next write may be waiting for this very partition. The table is
+	// empty, so attaching scans nothing; its indexes and TOAST compression
+	// are the parent's (the primary key is made as it is attached).
+	table := pgx.Identifier{m.table()}.Sanitize()
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock($1, 0)`, partitionLock); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, ddl)
-		return err
+		// Made meanwhile by another writer? Asked of the catalog's rows as
+		// this statement sees them (to_regclass may answer from a cache
+		// that has not heard of a table committed while this waited).
+		var exists bool
+		if err := tx.QueryRow(ctx, `select exists (select from pg_inherits i join pg_class c on c.oid = i.inhrelid
+			where i.inhparent = 'snapshot_chunks'::regclass and c.relname = $1)`, m.table()).Scan(&exists); err != nil || exists {
+			return err
+		}
+		for _, ddl := range []string{
+			fmt.Sprintf(`create table %s (like snapshot_chunks including all)`, table),
+			fmt.Sprintf(`alter table snapshot_chunks attach partition %s for values from ('%s') to ('%s')`, table,
+				m.start().Format(time.RFC3339), m.next().start().Format(time.RFC3339)),
+		} {
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

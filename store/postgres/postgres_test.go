@@ -577,3 +577,65 @@ func TestReadsOfACorruptChunkFail(t *testing.T) {
 		corrupt("ListSnapshots", err)
 	}
 }
+
+// TestImportCreatesPartitions runs an import that writes a stored market's
+// snapshots in one month and then a new market's in months without a
+// partition: the partitions are made while the import's transaction holds
+// its lock on snapshot_chunks (creating one the usual way waits for that
+// lock, which the import never lets go: the import hung), and a reader
+// and a writer of other markets are not held up meanwhile.
+func TestImportCreatesPartitions(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	recorded := newMarket(t, s, time.Date(2031, 3, 31, 23, 30, 0, 0, time.UTC))
+	if err := s.AppendSnapshots(ctx, recorded, newMarketSim(1, time.Date(2031, 3, 31, 23, 30, 0, 0, time.UTC)).series(10)); err != nil {
+		t.Fatal(err)
+	}
+	other := newMarket(t, s, time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC))
+
+	tx, err := s.BeginImport(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	m, _ := s.GetMarket(ctx, recorded)
+	if _, err := tx.AddMarket(ctx, m, "ws-jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.AppendSnapshots(ctx, recorded, newMarketSim(2, time.Date(2031, 3, 31, 23, 40, 0, 0, time.UTC)).series(10)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2031, 4, 30, 23, 55, 0, 0, time.UTC) // April, then May
+	fresh := store.Market{Slug: "import-partitions", MarketID: "m", EventID: "e", Coin: store.ETH, MarketType: store.M15,
+		StartTime: start, EndTime: start.Add(15 * time.Minute), ConditionID: "c", ClobTokenUp: "u", ClobTokenDown: "d"}
+	if _, err := tx.AddMarket(ctx, fresh, "ws-jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	want := newMarketSim(3, start).series(4000) // 20 minutes
+	for part := range slices.Chunk(want, 1000) {
+		if _, err := tx.AppendSnapshots(ctx, fresh.Slug, part); err != nil {
+			t.Fatalf("import append across new months: %v", err)
+		}
+	}
+	// Others go on meanwhile.
+	if err := s.AppendSnapshots(ctx, other, newMarketSim(4, time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC)).series(10)); err != nil {
+		t.Fatalf("another market's append during the import: %v", err)
+	}
+	if _, _, err := s.ListSnapshots(ctx, recorded, store.SnapshotQuery{}); err != nil {
+		t.Fatalf("a listing during the import: %v", err)
+	}
+	if _, _, err := tx.Commit(ctx, store.Import{Key: "partitions", Source: "ws-jsonl"}); err != nil {
+		t.Fatal(err)
+	}
+	got, n, err := s.ListSnapshots(ctx, fresh.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if err != nil || n != len(want) {
+		t.Fatalf("%d snapshots imported across months (%v), want %d", n, err, len(want))
+	}
+	for i := range want {
+		if !got[i].Time.Equal(want[i].Time) {
+			t.Fatalf("snapshot %d at %s, want %s", i, got[i].Time, want[i].Time)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -20,6 +21,8 @@ func importTests() []test {
 		{"RecordedWins", testImportRecordedWins},
 		{"SameKeyChangesNothing", testImportSameKey},
 		{"ReplaceGaps", testImportReplaceGaps},
+		{"CreatedMarketAppends", testImportCreatedAppends},
+		{"CreatedMarketTradesAndGaps", testImportCreatedTradesAndGaps},
 	}
 }
 
@@ -231,5 +234,95 @@ func testImportReplaceGaps(t *testing.T, s store.Store) {
 		if !got[i].From.Equal(want[i].From) || !got[i].To.Equal(want[i].To) {
 			t.Fatalf("gaps %v, want %v", got, want)
 		}
+	}
+}
+
+// testImportCreatedAppends appends to a market the import created in
+// batches oldest first (several chunks' worth), then a batch reaching back
+// among them (some new, some repeated) and one repeated whole: every
+// distinct snapshot is stored once, the first written of a time wins, and
+// the import counts each once.
+func testImportCreatedAppends(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tx := begin(t, s)
+	m := newMarket(store.SOL, store.H1, at(0), "")
+	_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+	mustOK(t, err, "add market")
+	all := importSnaps(m.StartTime, 3000, 0.5)
+	for _, part := range [][2]int{{0, 1100}, {1100, 1101}, {1101, 2000}, {2500, 3000}} {
+		_, err := tx.AppendSnapshots(ctx, m.Slug, all[part[0]:part[1]])
+		mustOK(t, err, "append snapshots")
+	}
+	// Back among them: 1900..2500, of which 2000..2500 are new; the repeats
+	// carry another price, which must not win.
+	back := importSnaps(all[1900].Time, 600, 0.3)
+	copy(back[100:], all[2000:2500])
+	_, err = tx.AppendSnapshots(ctx, m.Slug, back)
+	mustOK(t, err, "append snapshots reaching back")
+	_, err = tx.AppendSnapshots(ctx, m.Slug, all[2600:2700])
+	mustOK(t, err, "append snapshots again")
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "created-appends", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	if imp.Snapshots != 3000 {
+		t.Errorf("import counts %d snapshots, want 3000", imp.Snapshots)
+	}
+	got, total, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	mustOK(t, err, "list snapshots")
+	if total != 3000 {
+		t.Fatalf("%d snapshots stored, want 3000", total)
+	}
+	checkSnapshots(t, "created market's snapshots", all, got, true)
+}
+
+// testImportCreatedTradesAndGaps appends trades to a market the import
+// created oldest first, with duplicates inside a batch and across two
+// (at the time one ends and the next starts), then a batch reaching back
+// among them; and replaces its gaps twice: each distinct trade is stored
+// once and counted once, and the gaps are the second replacement's.
+func testImportCreatedTradesAndGaps(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tx := begin(t, s)
+	m := newMarket(store.ETH, store.H1, at(0), "")
+	_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+	mustOK(t, err, "add market")
+	trade := func(ms int, hash string) store.MarketTrade {
+		return store.MarketTrade{Time: m.StartTime.Add(time.Duration(ms) * time.Millisecond), Outcome: store.OutcomeUp, Price: 0.5, Size: 2, Side: store.SideBuy, TxHash: hash}
+	}
+	var want []store.MarketTrade
+	for i := range 300 {
+		want = append(want, trade(100*i, fmt.Sprintf("0x%03d", i)))
+	}
+	want = append(want, trade(100*299, "0xsame-time"))
+	batches := [][]store.MarketTrade{
+		append(slices.Clone(want[:100]), want[50], want[99]),             // repeats inside
+		append([]store.MarketTrade{want[99]}, want[100:200]...),          // the previous batch's newest again
+		{want[200], want[200]},                                           // one, twice
+		append(slices.Clone(want[201:]), want[300]),                      // to the end, the last time twice
+		append(slices.Clone(want[150:160]), want[0], want[300], want[5]), // back among them: all stored
+	}
+	for i, b := range batches {
+		_, err := tx.AppendMarketTrades(ctx, m.Slug, b)
+		mustOK(t, err, fmt.Sprintf("append trades, batch %d", i))
+	}
+	gap := func(from, to int) store.Gap {
+		return store.Gap{From: m.StartTime.Add(time.Duration(from) * time.Second), To: m.StartTime.Add(time.Duration(to) * time.Second)}
+	}
+	mustOK(t, tx.ReplaceGaps(ctx, m.Slug, m.StartTime, m.EndTime, []store.Gap{gap(10, 20), gap(30, 40)}), "replace gaps")
+	mustOK(t, tx.ReplaceGaps(ctx, m.Slug, m.StartTime.Add(25*time.Second), m.EndTime, []store.Gap{gap(50, 60)}), "replace gaps again")
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "created-trades", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	if imp.Trades != int64(len(want)) {
+		t.Errorf("import counts %d trades, want %d", imp.Trades, len(want))
+	}
+	got, n, err := s.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true, Limit: 1000})
+	mustOK(t, err, "list trades")
+	slices.SortFunc(want, store.CompareMarketTrades)
+	if n != len(want) || !slices.EqualFunc(got, want, func(a, b store.MarketTrade) bool { return store.CompareMarketTrades(a, b) == 0 }) {
+		t.Errorf("%d trades stored, want the %d distinct ones", n, len(want))
+	}
+	gaps, err := s.ListGaps(ctx, m.Slug)
+	mustOK(t, err, "list gaps")
+	if !slices.EqualFunc(gaps, []store.Gap{gap(10, 20), gap(50, 60)}, func(a, b store.Gap) bool { return a.From.Equal(b.From) && a.To.Equal(b.To) && a.Kind == b.Kind }) {
+		t.Errorf("gaps %v, want [10s-20s 50s-60s]", gaps)
 	}
 }
