@@ -170,34 +170,19 @@ func (a *activity) tradeRange(q store.MarketTradeQuery, keyset bool) (lo, hi int
 
 // RecordGaps merges the gaps into the market's.
 func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error {
-	const op = "record gaps"
-	if err := live(ctx, op); err != nil {
-		return err
-	}
-	batch := make([]store.Gap, len(gaps))
-	for i, g := range gaps {
-		g = store.Gap{From: normTime(g.From), To: normTime(g.To), Kind: g.Kind}
-		if err := g.Check(); err != nil {
-			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
-		}
-		batch[i] = g
-	}
-	a, err := s.activityOf(slug)
-	if err != nil {
-		return fmt.Errorf("memory: %s: %w", op, err)
-	}
-	if len(batch) == 0 {
-		return nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.gaps = store.MergeGaps(append(slices.Clone(a.gaps), batch...))
-	return nil
+	return s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
+		return store.MergeGaps(append(slices.Clone(stored), batch...))
+	})
 }
 
 // RemoveGaps takes the stretches of the gaps out of the market's.
 func (s *Store) RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error {
-	const op = "remove gaps"
+	return s.changeGaps(ctx, "remove gaps", slug, gaps, store.SubtractGaps)
+}
+
+// changeGaps checks the gaps and replaces the market's with
+// change(its gaps, gaps).
+func (s *Store) changeGaps(ctx context.Context, op, slug string, gaps []store.Gap, change func(stored, batch []store.Gap) []store.Gap) error {
 	if err := live(ctx, op); err != nil {
 		return err
 	}
@@ -218,7 +203,7 @@ func (s *Store) RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) e
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.gaps = store.SubtractGaps(a.gaps, batch)
+	a.gaps = change(a.gaps, batch)
 	return nil
 }
 

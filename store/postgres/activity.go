@@ -177,7 +177,21 @@ func scanMarketTrade(row pgx.CollectableRow) (store.MarketTrade, error) {
 // RecordGaps merges the gaps into the market's. Writers of one market's
 // gaps take turns on its row, so two merges never interleave.
 func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error {
-	op := fmt.Sprintf("record gaps of %q", slug)
+	return s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
+		return store.MergeGaps(append(stored, batch...))
+	})
+}
+
+// RemoveGaps takes the stretches of the gaps out of the market's, taking
+// turns on its row with the other gap writers as RecordGaps does.
+func (s *Store) RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error {
+	return s.changeGaps(ctx, "remove gaps", slug, gaps, store.SubtractGaps)
+}
+
+// changeGaps checks the gaps and replaces the market's stored gaps with
+// change(stored, gaps), on the market's row lock.
+func (s *Store) changeGaps(ctx context.Context, what, slug string, gaps []store.Gap, change func(stored, batch []store.Gap) []store.Gap) error {
+	op := fmt.Sprintf("%s of %q", what, slug)
 	batch := make([]store.Gap, len(gaps))
 	for i, g := range gaps {
 		g = store.Gap{From: micro(g.From), To: micro(g.To), Kind: g.Kind}
@@ -197,33 +211,7 @@ func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) e
 		if err != nil || len(batch) == 0 {
 			return err
 		}
-		return s.replaceGaps(ctx, tx, id, func(stored []store.Gap) []store.Gap { return store.MergeGaps(append(stored, batch...)) })
-	})
-	return wrap(op, err)
-}
-
-// RemoveGaps takes the stretches of the gaps out of the market's, taking
-// turns on its row with the other gap writers as RecordGaps does.
-func (s *Store) RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error {
-	op := fmt.Sprintf("remove gaps of %q", slug)
-	batch := make([]store.Gap, len(gaps))
-	for i, g := range gaps {
-		g = store.Gap{From: micro(g.From), To: micro(g.To), Kind: g.Kind}
-		if err := g.Check(); err != nil {
-			return fmt.Errorf("postgres: %s: %w", op, err)
-		}
-		batch[i] = g
-	}
-	if !storable(slug) {
-		return notFound(op)
-	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var id int64
-		err := tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id)
-		if err != nil || len(batch) == 0 {
-			return err
-		}
-		return s.replaceGaps(ctx, tx, id, func(stored []store.Gap) []store.Gap { return store.SubtractGaps(stored, batch) })
+		return s.replaceGaps(ctx, tx, id, func(stored []store.Gap) []store.Gap { return change(stored, batch) })
 	})
 	return wrap(op, err)
 }
