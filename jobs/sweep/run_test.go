@@ -1,10 +1,13 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,5 +174,34 @@ func TestSummarizeHandWorked(t *testing.T) {
 	if len(res.Folds) != 3 || res.Folds[0].Trial != 1 || *res.Folds[0].TestObjective != 2 || res.Folds[1].Trial != 1 ||
 		res.Folds[2].Trial != 1 || *res.Folds[2].TrainObjective != 4 || *res.Best.TestObjective != 0 {
 		t.Errorf("folds %d, best test objective %v", len(res.Folds), *res.Best.TestObjective)
+	}
+}
+
+// TestEachTrialRunsEveryTrialOnce: the trials' statistics run on several
+// goroutines, each trial once, and a yield that fails stops them with its
+// error.
+func TestEachTrialRunsEveryTrialOnce(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 7, 8, 9, 100, 1001} {
+		runs := make([]atomic.Int32, n)
+		if err := eachTrial(context.Background(), n, nil, func(t int) { runs[t].Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+		for i := range runs {
+			if got := runs[i].Load(); got != 1 {
+				t.Errorf("n %d: trial %d ran %d times", n, i, got)
+			}
+		}
+	}
+	stop := errors.New("stop")
+	var yields atomic.Int32
+	err := eachTrial(context.Background(), 1000, func(context.Context) error {
+		if yields.Add(1) > 3 {
+			return stop
+		}
+		return nil
+	}, func(int) {})
+	if !errors.Is(err, stop) {
+		t.Errorf("eachTrial with a failing yield: %v, want %v", err, stop)
 	}
 }
