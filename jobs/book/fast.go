@@ -29,7 +29,7 @@ const maxNames = 1 << 14
 
 // name returns b as a string, the one interned when names are.
 func (p *fastParser) name(b []byte) string {
-	if p.names == nil {
+	if p.names == nil || len(b) == 0 {
 		return string(b)
 	}
 	if s, ok := p.names[string(b)]; ok {
@@ -174,29 +174,35 @@ func (p *fastParser) skipScalar() bool {
 	}
 }
 
-// text reads a Text: a string, a number or null.
-func (p *fastParser) text(dst *Text) bool {
+// rawText reads a string, a number or null (nil) as its bytes.
+func (p *fastParser) rawText() ([]byte, bool) {
 	switch p.peek() {
 	case '"':
-		s, ok := p.str()
-		*dst = Text(s)
-		return ok
+		return p.str()
 	case 'n':
-		*dst = ""
-		return p.null()
+		return nil, p.null()
 	}
-	s, ok := p.number()
+	return p.number()
+}
+
+// rawPlain reads a string or null (nil) as its bytes.
+func (p *fastParser) rawPlain() ([]byte, bool) {
+	if p.null() {
+		return nil, true
+	}
+	return p.str()
+}
+
+// text reads a Text: a string, a number or null.
+func (p *fastParser) text(dst *Text) bool {
+	s, ok := p.rawText()
 	*dst = Text(s)
 	return ok
 }
 
 // plain reads a string field: a string or null.
 func (p *fastParser) plain(dst *string) bool {
-	if p.null() {
-		*dst = ""
-		return true
-	}
-	s, ok := p.str()
+	s, ok := p.rawPlain()
 	*dst = string(s)
 	return ok
 }
@@ -204,27 +210,14 @@ func (p *fastParser) plain(dst *string) bool {
 // plainName is plain for a field whose values repeat (an event type, a
 // side, a condition id): interned.
 func (p *fastParser) plainName(dst *string) bool {
-	if p.null() {
-		*dst = ""
-		return true
-	}
-	s, ok := p.str()
+	s, ok := p.rawPlain()
 	*dst = p.name(s)
 	return ok
 }
 
 // textName is text for an id that repeats (a token id): interned.
 func (p *fastParser) textName(dst *Text) bool {
-	switch p.peek() {
-	case '"':
-		s, ok := p.str()
-		*dst = Text(p.name(s))
-		return ok
-	case 'n':
-		*dst = ""
-		return p.null()
-	}
-	s, ok := p.number()
+	s, ok := p.rawText()
 	*dst = Text(p.name(s))
 	return ok
 }
