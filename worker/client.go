@@ -363,24 +363,19 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 	}
 	st := JobState{ID: id, State: info.State.String()}
 	switch {
-	case info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived:
-		if info.State == asynq.TaskStateArchived {
-			st.State = "failed"
-		}
+	case info.State == asynq.TaskStateArchived:
+		st.State = "failed"
 	case info.State == asynq.TaskStateActive && len(info.Result) > 0:
 		// The handler wrote its outcome and announced it, and Asynq has
 		// not yet marked the task done: the job has finished, and the
 		// waiting request may have answered already.
 		st.State = "completed"
-	default:
+	case info.State != asynq.TaskStateCompleted:
 		return st, nil
 	}
 	o, err := decodeOutcome(info)
 	if err != nil {
 		return JobState{}, err
-	}
-	if st.State == "completed" && info.State == asynq.TaskStateActive && o.Failure != nil {
-		st.State = "failed"
 	}
 	st.Outcome = &o
 	return st, nil
