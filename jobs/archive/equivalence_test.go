@@ -244,8 +244,20 @@ func TestImportEqualsCollector(t *testing.T) {
 // took one to five steps earlier: the collector took its instant before
 // that step's frames reached it.
 func tookEarlier(w store.Snapshot, byTime map[int64]store.Snapshot) bool {
-	for k := 1; k <= 5; k++ {
-		if prev, had := byTime[w.Time.Add(-time.Duration(k)*300*time.Millisecond).UnixMicro()]; had && sameSnapshot(w, prev) {
+	return shiftedBy(w, byTime, -5, -1)
+}
+
+// tookLater reports whether the collector's snapshot w is the import's
+// next instant or the one after: the collector's tick for w ran that late.
+func tookLater(w store.Snapshot, byTime map[int64]store.Snapshot) bool {
+	return shiftedBy(w, byTime, 1, 2)
+}
+
+// shiftedBy reports whether w equals the import's snapshot from steps to
+// to steps of the 300 ms grid away from its own instant.
+func shiftedBy(w store.Snapshot, byTime map[int64]store.Snapshot, from, to int) bool {
+	for k := from; k <= to; k++ {
+		if g, had := byTime[w.Time.Add(time.Duration(k)*300*time.Millisecond).UnixMicro()]; had && sameSnapshot(w, g) {
 			return true
 		}
 	}
@@ -286,17 +298,6 @@ func byEventTime(frames [][]byte, sentAt []time.Time) ([][]byte, []time.Time) {
 		outF[i], outS[i] = a.frame, a.sent
 	}
 	return outF, outS
-}
-
-// tookLater reports whether the collector's snapshot w is the import's
-// next instant or the one after: the collector's tick for w ran that late.
-func tookLater(w store.Snapshot, byTime map[int64]store.Snapshot) bool {
-	for k := 1; k <= 2; k++ {
-		if next, had := byTime[w.Time.Add(time.Duration(k)*300*time.Millisecond).UnixMicro()]; had && sameSnapshot(w, next) {
-			return true
-		}
-	}
-	return false
 }
 
 func sameSnapshot(a, b store.Snapshot) bool {
