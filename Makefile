@@ -5,9 +5,11 @@ BENCH   ?= .
 
 .PHONY: run test bench build lint fmt clean ui
 
-## run: start the whole service on embedded defaults (no Postgres or Redis needed)
-run:
-	$(GO) run ./cmd/updown dev
+## run: start the whole service on embedded defaults (no Postgres or Redis needed).
+## The built binary replaces the shell (exec), so that Ctrl-C reaches it alone
+## and make exits 0 with it (`go run` exits 1 when interrupted).
+run: build
+	exec $(BIN) dev
 
 ## test: every test (unit, both stores, api over HTTP, workers over real Asynq)
 test:
@@ -19,10 +21,11 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 -timeout 30m $(PKGS)
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+BIN     ?= bin/updown
 
 ## build: the one binary, in bin/ (where the Procfile runs it); `bin/updown version` names its commit
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION) -X github.com/updown/updown/jobs/transfer.version=$(VERSION)" -o bin/updown ./cmd/updown
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X github.com/updown/updown/jobs/transfer.version=$(VERSION)" -o $(BIN) ./cmd/updown
 
 ## lint: formatting, vet and staticcheck
 lint:

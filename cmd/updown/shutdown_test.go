@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -113,5 +116,57 @@ func TestCleanShutdown(t *testing.T) {
 			p.waitOutput(t, "updown dev is up", patience)
 			stopCleanly(t, p, sig)
 		})
+	}
+}
+
+// TestMakeRunStopsOnCtrlC runs the README's `make run` as a newcomer does,
+// on embedded defaults, and presses Ctrl-C (SIGINT to the whole process
+// group, as a terminal sends it): the service exits 0 and make reports no
+// error. GNU make, interrupted, re-raises SIGINT on itself once its recipe
+// has succeeded (the shell's 130, as for any program stopped by Ctrl-C),
+// and exits 2 with "make: *** … Error N" when it failed, as it did under
+// `go run`, which exits 1 when interrupted whatever the program does.
+func TestMakeRunStopsOnCtrlC(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("make"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("make is required under CI=true (.ci/run installs it)")
+		}
+		t.Skip("no make")
+	}
+	addr := freeAddr(t)
+	_, port, _ := strings.Cut(addr, ":")
+	cmd := exec.Command("make", "--no-print-directory", "run", "BIN="+filepath.Join(t.TempDir(), "updown"))
+	cmd.Dir = filepath.Join("..", "..")
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "DATABASE_URL" && k != "REDIS_URL" && k != "PORT" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "PORT="+port)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	waitHealthy(t, "http://"+addr)
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if err != nil && !(errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT) {
+			t.Errorf("make run after Ctrl-C: %v, want it interrupted with its recipe done; its output:\n%s", err, out.String())
+		}
+		if strings.Contains(out.String(), "make: ***") {
+			t.Errorf("make reports an error after Ctrl-C:\n%s", out.String())
+		}
+	case <-time.After(patience):
+		t.Fatalf("make run did not stop within %v of Ctrl-C", patience)
 	}
 }
