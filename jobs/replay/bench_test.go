@@ -280,7 +280,7 @@ func BenchmarkRunGTC(b *testing.B) {
 	for k := range ratios {
 		g := bestOf(3, func() { r, _ = RunInput(in, gtc) })
 		u := bestOf(3, func() { r, _ = RunInput(unpacked, gtc) })
-		p := bestOf(3, func() { PackTrades(trades).tape(store.OutcomeUp) })
+		p := bestOf(3, func() { PackTrades(trades).viewsOf(store.OutcomeUp) })
 		mk := bestOf(3, func() { r, _ = RunInput(in, market) })
 		ratios[k], unpackedRatios[k], packRatios[k] = g/mk, u/mk, p/mk
 		cpuRatios[k] = cpuBestOf(3, func() { r, _ = RunInput(in, gtc) }) / cpuBestOf(3, func() { r, _ = RunInput(in, market) })

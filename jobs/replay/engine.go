@@ -492,7 +492,7 @@ func newEngine(in Input, s Strategy) *engine {
 		e.fields = newFieldState(in, used, trades)
 	}
 	if s.OrderType == OrderGTC {
-		e.rest = newResting(in, s, trades)
+		e.rest = newResting(in, s, in.withViews(trades, s.Outcome()))
 	}
 	return e
 }

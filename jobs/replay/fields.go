@@ -105,7 +105,7 @@ type tradeTape struct {
 	rec []tradeRec
 	src []store.MarketTrade // the trades as given: their hashes (hashOf)
 	// views are the trades a resting order reads as evidence, by its
-	// direction (viewOf): a BUY only the outcome's taker sales and the
+	// direction (viewOf), for GTC replays only (Input.withViews): a BUY only the outcome's taker sales and the
 	// other outcome's taker purchases (their mirror), a SELL the others.
 	// A resting order walks its view alone, half the trades.
 	views [2]tradeView
@@ -170,6 +170,10 @@ type Trades struct {
 	src   []store.MarketTrade
 	once  [2]sync.Once
 	tapes [2]tradeTape // UP's walk order, DOWN's
+	// views are each outcome's tape's views (tradeTape.views), packed on
+	// the first GTC replay that needs them.
+	vonce [2]sync.Once
+	views [2][2]tradeView
 }
 
 // PackTrades readies a market's recorded trades, oldest first
@@ -205,6 +209,20 @@ func (t *Trades) tape(outcome string) tradeTape {
 	}
 	t.once[k].Do(func() { t.tapes[k] = tradeTapeOf(t.src, outcome) })
 	return t.tapes[k]
+}
+
+// viewsOf returns the views of outcome's tape, packed once.
+func (t *Trades) viewsOf(outcome string) [2]tradeView {
+	k := 0
+	if outcome != store.OutcomeUp {
+		k = 1
+	}
+	t.vonce[k].Do(func() {
+		tt := t.tape(outcome)
+		tt.buildViews(outcome)
+		t.views[k] = tt.views
+	})
+	return t.views[k]
 }
 
 // tradeTapeOf packs a market's trades in the order the replay walks them:
@@ -261,7 +279,6 @@ func tradeTapeOf(trades []store.MarketTrade, outcome string) tradeTape {
 			lo = hi
 		}
 	}
-	tt.buildViews(outcome)
 	return tt
 }
 
@@ -434,4 +451,16 @@ func (in *Input) trades(outcome string) tradeTape {
 		return in.Packed.tape(outcome)
 	}
 	return tradeTapeOf(in.Trades, outcome)
+}
+
+// withViews is trades, outcome's tape, with the views a resting order
+// walks: packed once with in.Packed, else built for this replay. Only GTC
+// replays need them.
+func (in *Input) withViews(trades tradeTape, outcome string) tradeTape {
+	if in.Packed != nil {
+		trades.views = in.Packed.viewsOf(outcome)
+		return trades
+	}
+	trades.buildViews(outcome)
+	return trades
 }
