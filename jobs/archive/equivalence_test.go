@@ -212,6 +212,12 @@ func TestImportEqualsCollector(t *testing.T) {
 		}
 		wantTrades, _, _ := rec.ListMarketTrades(context.Background(), m.Slug, store.MarketTradeQuery{Ascending: true})
 		gotTrades, _, _ := imp.ListMarketTrades(context.Background(), m.Slug, store.MarketTradeQuery{Ascending: true})
+		if n := len(wantTrades); n > 0 {
+			// The collector stopped mid-stream: a trade sent after the
+			// last one it read is in the file alone.
+			last := wantTrades[n-1].Time
+			gotTrades = slices.DeleteFunc(gotTrades, func(tr store.MarketTrade) bool { return tr.Time.After(last) })
+		}
 		if !slices.Equal(wantTrades, gotTrades) {
 			t.Errorf("%s: trades differ: collector %d, import %d", m.Slug, len(wantTrades), len(gotTrades))
 			for k := range min(len(wantTrades), len(gotTrades)) {
