@@ -662,21 +662,32 @@ func (v *tradeView) nextNs(c int) int64 {
 // ticks before tick i show at its limit (queueAt), each in turn: the
 // queue a trade between ticks i−1 and i meets. RISK_AVERSE only; a
 // queue already 0 stays so.
+//
+// It is queueAt's rule, read as cheaply as a tick allows: a side the
+// previous tick shared (the same Span) shows the same queue; the best
+// level (Tick.BestBid, BestAsk) settles most ticks; and since a tick that
+// reaches the levels has a best level no worse than the limit, their walk
+// (depthAt) needs none of queueAt's checks before it.
 func (e *engine) showQueue(i int) {
 	o := &e.rest.o
 	if e.rest.front {
 		return
 	}
-walk:
+	var last store.Span
+	read := false
 	for j := o.shown; j < i && o.queue > 0; j++ {
 		tk := &e.ticks[j]
 		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
 			continue
 		}
-		best, size := tk.BestBid, tk.BestBidSize
+		side, best, size := tk.Bids, tk.BestBid, tk.BestBidSize
 		if !o.buy {
-			best, size = tk.BestAsk, tk.BestAskSize
+			side, best, size = tk.Asks, tk.BestAsk, tk.BestAskSize
 		}
+		if read && side == last {
+			continue // the side of the tick before: the same queue
+		}
+		read, last = true, side
 		d := best - o.limit
 		if !o.buy {
 			d = -d
@@ -684,15 +695,52 @@ walk:
 		switch {
 		case best != best || d < -tolerance:
 			o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
-			break walk
 		case d <= tolerance && o.queue <= size:
 			// The best level is at the limit: the book shows at least its
 			// size there, no less than the queue already is.
-			continue
+		default:
+			o.queue = min(o.queue, depthAt(e.tape.Side(side), o.limit, o.buy))
 		}
-		o.queue = min(o.queue, o.queueAt(tk, e.tape))
 	}
 	o.shown = max(o.shown, i)
+}
+
+// depthAt is queueAt's walk of a side whose best level is no worse than
+// limit: the size displayed at limit when it lies within the levels (0
+// when none is there), +Inf when every level is better. A loop a side, so
+// that the walk does not ask which side it walks at every level.
+func depthAt(levels []store.Level, limit float64, buy bool) float64 {
+	var q float64
+	at := false
+	if buy {
+		for _, l := range levels {
+			if !(l.Size > 0 && l.Price-l.Price == 0) {
+				continue
+			}
+			switch d := l.Price - limit; {
+			case d < -tolerance:
+				return q // past the limit
+			case d <= tolerance:
+				q, at = q+l.Size, true
+			}
+		}
+	} else {
+		for _, l := range levels {
+			if !(l.Size > 0 && l.Price-l.Price == 0) {
+				continue
+			}
+			switch d := -(l.Price - limit); {
+			case d < -tolerance:
+				return q
+			case d <= tolerance:
+				q, at = q+l.Size, true
+			}
+		}
+	}
+	if at {
+		return q
+	}
+	return math.Inf(1)
 }
 
 // makerFillAt fills the active order at a trade's instant tns, after

@@ -77,6 +77,23 @@ func TestRestingOrders(t *testing.T) {
 			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(7000) + " FILLED BUY 0.48×100 TRADE"},
 		},
 		{
+			// The books at 1 s and 2 s keep their prices and change their
+			// sizes (sides as long as the one before, not the same): the
+			// queue ahead at 0.48 shows 30, then 5. The sale of 100 at 3 s
+			// counts 95 past it, and 5 more at 4 s fill the order.
+			name: "a queue the book's sizes shorten tick by tick",
+			snaps: []store.Snapshot{first,
+				withUp(snap(1, 0.50, 0.50), book(levels(lv(0.49, 10), lv(0.48, 30)), levels(lv(0.50, 200), lv(0.51, 100)))),
+				withUp(snap(2, 0.50, 0.50), book(levels(lv(0.49, 10), lv(0.48, 5)), levels(lv(0.50, 200), lv(0.51, 100)))),
+				later},
+			trades: []store.MarketTrade{mtrade(3000, "Up", "SELL", 0.48, 100, "0x1"), mtrade(4000, "Up", "SELL", 0.48, 5, "0x2")},
+			events: []string{
+				"ENTRY SIGNAL " + tms(4000) + " fill=0.48 shares=100 pnl=0 coin=50002 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(4000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
 			// A sale through the limit counts whole, whatever the queue.
 			name:   "a trade-through",
 			snaps:  []store.Snapshot{first, later},

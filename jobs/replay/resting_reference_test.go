@@ -611,11 +611,24 @@ func repeatBooks(rng *rand.Rand, snaps []store.Snapshot) {
 			case *before == nil || *cur == nil:
 			case rng.IntN(2) == 0:
 				*cur = *before // the whole book
+			case rng.IntN(3) == 0:
+				// The sizes changed and the prices did not: a side as long
+				// as the one before, not the same.
+				*cur = &store.Book{Bids: resized(rng, (*before).Bids), Asks: resized(rng, (*before).Asks)}
 			default:
 				*cur = &store.Book{Bids: (*before).Bids, Asks: (*cur).Asks} // one side
 			}
 		}
 	}
+}
+
+// resized is levels at their prices with new sizes.
+func resized(rng *rand.Rand, levels []store.Level) []store.Level {
+	out := slices.Clone(levels)
+	for k := range out {
+		out[k].Size = float64(1 + rng.IntN(300))
+	}
+	return out
 }
 
 // TestRestingAgainstReference replays random GTC strategies over random
