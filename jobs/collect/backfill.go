@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,8 +22,17 @@ import (
 // gap's end, for the trades of the market inside the gap, and records
 // those it lacks. When the Data API answered for the whole gap the gap is
 // removed (store.MarketActivityStore.RemoveGaps), so /gaps and the
-// replay's warnings no longer report it; when it failed, or its pages
-// end before the gap's start, the gap stays and one log line says why.
+// replay's warnings no longer report it. A backfill that failed (the Data
+// API or the store) is tried again, BackfillDelay after the failure and
+// twice as long after each next one, BackfillAttempts times in all; then,
+// or when the Data API's pages end before the gap's start, the gap stays
+// and one log line says why.
+//
+// A gap the collector could not backfill before it stopped (its stretch
+// was still open, it waited for its turn, or its tries ran out) is
+// stored: at its next start the collector reads the trades gaps of the
+// markets of the last ResumeLookback (resumeBackfills) and backfills them
+// in turn.
 //
 // The Data API gives a trade's time in whole seconds: a backfilled trade
 // keeps that time (the trade happened within the second after it), and
@@ -48,6 +58,7 @@ import (
 type GapFiller interface {
 	ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error)
 	RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error
+	ListGaps(ctx context.Context, slug string) ([]store.Gap, error)
 }
 
 var _ GapFiller = store.MarketActivityStore(nil)
@@ -126,6 +137,10 @@ func (d *dataAPI) trades(ctx context.Context, conditionID string, from, to time.
 type backfillJob struct {
 	market store.Market
 	gap    store.Gap
+	// tries counts the failed backfills of the gap so far; a job tried
+	// again waits until due.
+	tries int
+	due   time.Time
 }
 
 // maxBackfills bounds the gaps waiting for their backfill; beyond it a
@@ -146,23 +161,87 @@ func (c *Collector) queueBackfill(m store.Market, g store.Gap) {
 }
 
 // runBackfill backfills the gaps queued, each BackfillDelay after its end,
-// until ctx is done.
+// and tries the failed ones again when due, until ctx is done. It begins
+// with the gaps a previous run left (resumeBackfills).
 func (c *Collector) runBackfill(ctx context.Context) {
+	c.resumeBackfills(ctx)
+	var again []backfillJob // failed, waiting to be tried again, soonest first
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
 	for {
+		if len(again) > 0 {
+			retry.Reset(again[0].due.Sub(c.cfg.Now()))
+		}
 		var j backfillJob
 		select {
 		case <-ctx.Done():
-			if n := len(c.backfills); n > 0 {
-				c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay", "gaps", n)
+			if n := len(c.backfills) + len(again); n > 0 {
+				c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay until its next start", "gaps", n)
 			}
 			return
 		case j = <-c.backfills:
+		case <-retry.C:
+			j, again = again[0], again[1:]
 		}
+		retry.Stop()
 		if c.awaitTurn(ctx, j.gap) != nil {
-			c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay", "gaps", len(c.backfills)+1)
+			c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay until its next start", "gaps", len(c.backfills)+len(again)+1)
 			return
 		}
-		c.backfill(ctx, j)
+		if err := c.backfill(ctx, j); err != nil && ctx.Err() == nil {
+			args := []any{"market", j.market.Slug, "from", j.gap.From, "to", j.gap.To, "source", c.cfg.Upstreams.PolymarketData, "err", err}
+			j.tries++
+			if j.tries >= c.cfg.BackfillAttempts {
+				c.log.WarnContext(ctx, "trades gap stays: "+err.Error(), append(args, "attempts", j.tries)...)
+				continue
+			}
+			wait := c.cfg.BackfillDelay << (j.tries - 1)
+			j.due = c.cfg.Now().Add(wait)
+			c.log.InfoContext(ctx, "trades gap not backfilled yet: "+err.Error(), append(args, "attempt", j.tries, "next_in", wait.String())...)
+			at, _ := slices.BinarySearchFunc(again, j.due, func(x backfillJob, due time.Time) int { return x.due.Compare(due) })
+			again = slices.Insert(again, at, j)
+		}
+	}
+}
+
+// ResumeLookback is how far back resumeBackfills looks for markets with
+// trades gaps: those that started within it.
+const ResumeLookback = 48 * time.Hour
+
+// resumeBackfills queues the trades gaps the store holds for the markets
+// that started within ResumeLookback and whose gaps ended: the gaps a
+// previous run recorded and did not backfill.
+func (c *Collector) resumeBackfills(ctx context.Context) {
+	now := c.cfg.Now()
+	after := now.Add(-ResumeLookback)
+	const page = 500
+	queued := 0
+	for off := 0; ; off += page {
+		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{StartAfter: &after, Limit: page, Offset: off})
+		if err != nil {
+			c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing the markets failed", "err", err)
+			return
+		}
+		for _, m := range ms {
+			gaps, err := c.filler.ListGaps(ctx, m.Slug)
+			if err != nil {
+				c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing a market's gaps failed", "market", m.Slug, "err", err)
+				return
+			}
+			for _, g := range gaps {
+				if g.Kind == store.GapTrades && !g.To.After(now) {
+					c.queueBackfill(m, g)
+					queued++
+				}
+			}
+		}
+		if len(ms) < page {
+			break
+		}
+	}
+	if queued > 0 {
+		c.log.InfoContext(ctx, "trades gaps of earlier runs queued for their backfill", "gaps", queued)
 	}
 }
 
@@ -185,25 +264,25 @@ func (c *Collector) awaitTurn(ctx context.Context, g store.Gap) error {
 }
 
 // backfill records the trades of the job's gap that the market lacks, and
-// removes the gap when the Data API answered for all of it.
-func (c *Collector) backfill(ctx context.Context, j backfillJob) {
+// removes the gap when the Data API answered for all of it. It returns
+// what failed when trying again may succeed; what cannot (no condition id,
+// pages that end before the gap) it logs, and the gap stays.
+func (c *Collector) backfill(ctx context.Context, j backfillJob) error {
 	m, g := j.market, j.gap
 	args := []any{"market", m.Slug, "from", g.From, "to", g.To, "source", c.cfg.Upstreams.PolymarketData}
 	if m.ConditionID == "" {
 		c.log.WarnContext(ctx, "trades gap stays: the market has no condition id to ask the trades source for", args...)
-		return
+		return nil
 	}
 	rows, fetchErr := c.data.trades(ctx, m.ConditionID, g.From, g.To)
 	trades := c.fromRows(ctx, m, rows)
 	fresh, err := c.unrecorded(ctx, m.Slug, g, trades)
 	if err != nil {
-		c.log.WarnContext(ctx, "trades gap stays: reading the trades recorded in it failed", append(args, "err", err)...)
-		return
+		return fmt.Errorf("reading the trades recorded in it failed: %w", err)
 	}
 	if len(fresh) > 0 {
 		if err := c.cfg.Activity.AppendMarketTrades(ctx, m.Slug, fresh); err != nil {
-			c.log.WarnContext(ctx, "trades gap stays: storing its backfilled trades failed", append(args, "trades", len(fresh), "err", err)...)
-			return
+			return fmt.Errorf("storing its %d backfilled trades failed: %w", len(fresh), err)
 		}
 		c.w.tradesWritten.Add(int64(len(fresh)))
 		c.backfilled.Add(int64(len(fresh)))
@@ -212,29 +291,27 @@ func (c *Collector) backfill(ctx context.Context, j backfillJob) {
 	switch {
 	case errors.Is(fetchErr, errPagesEnd):
 		c.log.WarnContext(ctx, "trades gap stays: the trades source does not reach back to its start", append(args, "err", fetchErr)...)
-		return
+		return nil
 	case fetchErr != nil:
-		c.log.WarnContext(ctx, "trades gap stays: the trades source failed", append(args, "err", fetchErr)...)
-		return
+		return fmt.Errorf("the trades source failed: %w", fetchErr)
 	}
 	// The gap goes once it is in the store: removing it while the writer
 	// still holds it would bring it back at the next flush. A store that
-	// keeps refusing it is not waited for past a bound: the gap stays.
+	// keeps refusing it is not waited for past a bound.
 	for wait := time.Duration(0); c.w.holdsGap(m.Slug, g); wait += c.cfg.FlushInterval {
 		if wait >= flushTimeout {
-			c.log.WarnContext(ctx, "trades gap stays: its trades were backfilled but the gap itself is not written yet", args...)
-			return
+			return errors.New("its trades were backfilled but the gap itself is not written yet")
 		}
-		if sleep(ctx, c.cfg.FlushInterval) != nil {
-			return
+		if err := sleep(ctx, c.cfg.FlushInterval); err != nil {
+			return err
 		}
 	}
 	if err := c.filler.RemoveGaps(ctx, m.Slug, []store.Gap{g}); err != nil {
-		c.log.WarnContext(ctx, "trades gap stays: its trades were backfilled but removing it failed", append(args, "err", err)...)
-		return
+		return fmt.Errorf("its trades were backfilled but removing it failed: %w", err)
 	}
 	c.gapsFilled.Add(1)
 	c.log.InfoContext(ctx, "trades gap backfilled from the trades source and removed", args...)
+	return nil
 }
 
 // fromRows converts Data API rows of the market to recorded trades; a row

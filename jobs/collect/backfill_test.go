@@ -208,6 +208,7 @@ func testBackfill(t *testing.T, r *wsRig, outage func(*wsRig, *testing.T) time.T
 func TestTradeGapsStayWhenSourceFails(t *testing.T) {
 	t.Parallel()
 	r := backfillRig(t, memory.New())
+	r.cfg.BackfillAttempts = 2
 	r.poly.FailAlways(polytest.RouteTrades, polytest.Fault{Status: 503})
 	c, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
@@ -238,8 +239,114 @@ func TestTradeGapsStayWhenSourceFails(t *testing.T) {
 	if r.poly.Hits(polytest.RouteTrades) == 0 {
 		t.Errorf("the Data API was never asked")
 	}
+	// Each gap tried twice (BackfillAttempts): once more after a line that
+	// says so, and given up after the second.
+	if n := strings.Count(logs, "trades gap not backfilled yet: the trades source failed"); n < len(r.slugs()) {
+		t.Errorf("%d lines say a gap's backfill is tried again, want one a gap:\n%s", n, logs)
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, why) && !strings.Contains(line, "attempts=2") {
+			t.Errorf("the line does not say how many times the backfill was tried: %s", line)
+		}
+	}
 	if st := c.Stats(); st.BackfilledTrades != 0 || st.GapsBackfilled != 0 {
 		t.Errorf("stats %+v: nothing can have been backfilled", st)
+	}
+}
+
+// TestTradeGapsBackfillTriedAgain: the Data API fails the first asks of
+// the outage's gaps and then answers; the backfills tried again fill every
+// gap in the same run.
+func TestTradeGapsBackfillTriedAgain(t *testing.T) {
+	t.Parallel()
+	r := backfillRig(t, memory.New())
+	c, stop := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	// Three: the upstream layer itself asks three times before failing.
+	r.poly.Fail(polytest.RouteTrades, polytest.Fault{Status: 503}, polytest.Fault{Status: 503}, polytest.Fault{Status: 503})
+	r.outage(t)
+	eventually(t, 60*time.Second, "the trades gaps backfilled", func() bool {
+		return c.Stats().GapsBackfilled >= int64(len(r.slugs()))
+	})
+	stop()
+	for _, slug := range r.slugs() {
+		if gaps := r.tradesGaps(t, slug); len(gaps) != 0 {
+			t.Errorf("%s: trades gaps %+v left after the backfill", slug, gaps)
+		}
+	}
+	if logs := r.logs.String(); !strings.Contains(logs, "trades gap not backfilled yet: the trades source failed") {
+		t.Errorf("no log line says a failed backfill is tried again:\n%s", logs)
+	}
+}
+
+// TestTradeGapsBackfilledAtNextStart: a collector whose backfill failed
+// (the Data API down, one attempt) stops with its trades gaps stored; the
+// next collector on the store, with the Data API back, finds them at its
+// start and backfills them: no gap is left, and every trade the fake made
+// inside the gaps is recorded exactly once.
+func TestTradeGapsBackfilledAtNextStart(t *testing.T) {
+	t.Parallel()
+	r := backfillRig(t, memory.New())
+	r.cfg.BackfillAttempts = 1
+	r.poly.FailAlways(polytest.RouteTrades, polytest.Fault{Status: 503})
+	_, stop := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	r.outage(t)
+	const why = "trades gap stays: the trades source failed"
+	eventually(t, 60*time.Second, "the backfill given up", func() bool {
+		return strings.Count(r.logs.String(), why) >= len(r.slugs())
+	})
+	stop()
+	left := map[string][]store.Gap{}
+	for _, slug := range r.slugs() {
+		if left[slug] = r.tradesGaps(t, slug); len(left[slug]) == 0 {
+			t.Fatalf("%s: no trades gap stored after the failed backfill", slug)
+		}
+	}
+
+	r.poly.Recover(polytest.RouteTrades)
+	next, stopNext := start(t, r.cfg)
+	eventually(t, 60*time.Second, "the earlier run's gaps backfilled", func() bool {
+		return next.Stats().GapsBackfilled >= int64(len(r.slugs()))
+	})
+	stopNext()
+	if !strings.Contains(r.logs.String(), "trades gaps of earlier runs queued for their backfill") {
+		t.Errorf("no log line says the earlier run's gaps were queued:\n%s", r.logs)
+	}
+	ctx := context.Background()
+	inGaps := 0
+	for _, m := range r.poly.Markets() {
+		slug := polytest.SlugOf(&m)
+		gaps, ok := left[slug]
+		if !ok {
+			continue
+		}
+		if now := r.tradesGaps(t, slug); len(now) != 0 {
+			t.Errorf("%s: trades gaps %+v left after the next start's backfill", slug, now)
+		}
+		recorded, _, err := r.st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := map[string]int{}
+		for _, tr := range recorded {
+			times[tr.TxHash]++
+		}
+		for _, made := range append(r.poly.Tape(m.UpToken), r.poly.Tape(m.DownToken)...) {
+			for _, g := range gaps {
+				// Strictly inside the gap, a second clear of its ends: the
+				// trades there came from nowhere but the backfill.
+				if made.Time.After(g.From.Add(time.Second)) && made.Time.Before(g.To.Add(-time.Second)) {
+					inGaps++
+					if n := times[made.TxHash]; n != 1 {
+						t.Errorf("%s: trade %+v inside the gap %v-%v recorded %d times", slug, made, g.From, g.To, n)
+					}
+				}
+			}
+		}
+	}
+	if inGaps == 0 {
+		t.Errorf("the fake made no trade inside the gaps; the test proves nothing")
 	}
 }
 

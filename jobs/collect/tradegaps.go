@@ -110,7 +110,7 @@ func (c *Collector) backfillPlan(backfill bool) string {
 	case c.filler == nil:
 		return "none: the store cannot list trades or remove gaps; the gap stays"
 	case !backfill:
-		return "none: the collector is stopping; the gap stays"
+		return "at the collector's next start (it is stopping); the gap stays until then"
 	}
 	return "from the trades source " + c.cfg.BackfillDelay.String() + " after the gap's end"
 }
