@@ -217,6 +217,9 @@ func (c *Collector) resumeBackfills(ctx context.Context) {
 	after := now.Add(-ResumeLookback)
 	const page = 500
 	queued := 0
+	// A market discovered while the pages are read shifts the later ones
+	// down: a market met twice is asked once.
+	seen := map[string]bool{}
 	for off := 0; ; off += page {
 		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{StartAfter: &after, Limit: page, Offset: off})
 		if err != nil {
@@ -224,6 +227,10 @@ func (c *Collector) resumeBackfills(ctx context.Context) {
 			return
 		}
 		for _, m := range ms {
+			if seen[m.Slug] {
+				continue
+			}
+			seen[m.Slug] = true
 			gaps, err := c.filler.ListGaps(ctx, m.Slug)
 			if err != nil {
 				c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing a market's gaps failed", "market", m.Slug, "err", err)
