@@ -1198,13 +1198,12 @@ func varintBits(x uint64) uint64 {
 // valueTable holds scale.value of the units below tableSize, which are
 // most of a books column (prices on a tick, small sizes): a lookup instead
 // of a division, giving the very float64 that scale.value computes.
-// decodeLevels fills it (fill) before its loop; the table of prices and
-// sizes in cents, most columns' scale, is computed once for every
-// decoder.
+// decodeLevels fills it (fill) before its loop; the table of numbers in
+// cents, most columns' scale, is computed once and copied.
 type valueTable struct {
 	s   scale
-	v   *[tableSize]float64 // nil until filled: &own, or &centValues
-	own [tableSize]float64
+	set bool
+	v   [tableSize]float64
 }
 
 // centScale is the scale of numbers in cents (1e4 millionths), whose
@@ -1231,16 +1230,16 @@ func (t *valueTable) value(u int64, s scale) float64 {
 // fill makes t the table of s, unless it is already.
 func (t *valueTable) fill(s scale) {
 	switch {
-	case t.v != nil && t.s == s:
+	case t.set && t.s == s:
 		return
 	case s == centScale:
-		t.s, t.v = s, &centValues
-		return
+		t.v = centValues
+	default:
+		for u := range t.v {
+			t.v[u] = s.value(int64(u))
+		}
 	}
-	for u := range t.own {
-		t.own[u] = s.value(int64(u))
-	}
-	t.s, t.v = s, &t.own
+	t.s, t.set = s, true
 }
 
 // encodeDepthBook packs an exchange order book: version, the price and

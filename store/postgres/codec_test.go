@@ -250,6 +250,25 @@ func rejectsCorruptInput(t *testing.T, encode func([]store.Snapshot) ([]byte, []
 	corrupt("books of another chunk", postgres.DecodeBooks(decoded[:10], books))
 }
 
+// TestDecodeTapeAllocations: a market's tape is decoded with one
+// allocation a chunk (its levels) beside the tape's own three (the tape,
+// its ticks, its blocks): the decoder's state stays on the stack.
+func TestDecodeTapeAllocations(t *testing.T) {
+	var chunks []postgres.Chunk
+	for part := range slices.Chunk(newMarketSim(27, t0).series(8*postgres.ChunkSize), postgres.ChunkSize) {
+		head, books := postgres.EncodeChunk(part)
+		chunks = append(chunks, postgres.Chunk{Head: head, Books: books})
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := postgres.DecodeMarketTape(chunks, store.OutcomeUp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if want := float64(3 + len(chunks)); allocs != want {
+		t.Errorf("%v allocations for a tape of %d chunks, want %v", allocs, len(chunks), want)
+	}
+}
+
 // TestChunkSectionsDecodeAlone: in books version 2 a tape of one outcome
 // reads its own section alone, so a fault in the other outcome's section
 // fails a read of both outcomes' books and of that outcome, not of this one.
