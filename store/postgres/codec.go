@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -1076,6 +1077,8 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 	if bids {
 		dir = -1
 	}
+	pv.fill(ps)
+	sv.fill(ss)
 	var prev1, gap int64
 	match := 0
 	for j := range out {
@@ -1097,10 +1100,15 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 			continue
 		}
 		var dp, ds int64
-		if len(b) > 0 && b[0] < 0x80 {
+		switch {
+		case len(b) > 0 && b[0] < 0x80:
 			u := int64(b[0])
 			dp, b = u>>1^-(u&1), b[1:]
-		} else {
+		case len(b) >= 8 && ^binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0:
+			var n int
+			dp, n = shortVarint(b)
+			b = b[n:]
+		default:
 			v, n := binary.Varint(b)
 			if n <= 0 {
 				return nil, false
@@ -1124,10 +1132,15 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 		}
 		prev1 = pu
 
-		if len(b) > 0 && b[0] < 0x80 {
+		switch {
+		case len(b) > 0 && b[0] < 0x80:
 			u := int64(b[0])
 			ds, b = u>>1^-(u&1), b[1:]
-		} else {
+		case len(b) >= 8 && ^binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0:
+			var n int
+			ds, n = shortVarint(b)
+			b = b[n:]
+		default:
 			v, n := binary.Varint(b)
 			if n <= 0 {
 				return nil, false
@@ -1161,38 +1174,72 @@ func decodeLevels(b []byte, out []store.Level, prices, sizes []int64, ref *sideR
 	return b, true
 }
 
+// shortVarint decodes the zigzag varint at the front of b, which must hold
+// at least eight bytes and the varint's end among them, and returns it and
+// its length. It reads it from one load, with no branch on its length:
+// the sizes of a book drawn afresh take two or three bytes at random,
+// which a branch on each byte, as binary.Varint takes, mispredicts.
+func shortVarint(b []byte) (int64, int) {
+	x := binary.LittleEndian.Uint64(b)
+	ends := ^x & 0x8080808080808080
+	u := varintBits(x & (ends ^ (ends - 1)))
+	return int64(u>>1) ^ -int64(u&1), (bits.TrailingZeros64(ends) + 1) >> 3
+}
+
+// varintBits returns the number an unsigned varint of at most eight bytes
+// holds, given its bytes little-endian in x and zeros after them: the low
+// seven bits of each byte, gathered.
+func varintBits(x uint64) uint64 {
+	x = x&0x007f007f007f007f | (x&0x7f007f007f007f00)>>1
+	x = x&0x00003fff00003fff | (x&0x3fff00003fff0000)>>2
+	return x&0x000000000fffffff | (x&0x0fffffff00000000)>>4
+}
+
 // valueTable holds scale.value of the units below tableSize, which are
 // most of a books column (prices on a tick, small sizes): a lookup instead
-// of a division, giving the very float64 that scale.value computes. It is
-// filled at its first lookup.
+// of a division, giving the very float64 that scale.value computes.
+// decodeLevels fills it (fill) before its loop; the table of numbers in
+// cents, most columns' scale, is computed once and copied.
 type valueTable struct {
 	s   scale
 	set bool
 	v   [tableSize]float64
 }
 
+// centScale is the scale of numbers in cents (1e4 millionths), whose
+// table centValues is.
+const centScale scale = 10_000
+
+var centValues = func() (v [tableSize]float64) {
+	for u := range v {
+		v[u] = centScale.value(int64(u))
+	}
+	return v
+}()
+
 const tableSize = 256
 
-// value returns s.value(u).
+// value returns s.value(u), for the scale t is filled for.
 func (t *valueTable) value(u int64, s scale) float64 {
-	if uint64(u) >= tableSize {
-		return s.value(u)
+	if uint64(u) < tableSize {
+		return t.v[u]
 	}
-	if !t.set || t.s != s {
-		t.fill(s)
-	}
-	return t.v[u]
+	return s.value(u)
 }
 
 // fill makes t the table of s, unless it is already.
 func (t *valueTable) fill(s scale) {
-	if t.set && t.s == s {
+	switch {
+	case t.set && t.s == s:
 		return
+	case s == centScale:
+		t.v = centValues
+	default:
+		for u := range t.v {
+			t.v[u] = s.value(int64(u))
+		}
 	}
 	t.s, t.set = s, true
-	for u := range t.v {
-		t.v[u] = s.value(int64(u))
-	}
 }
 
 // encodeDepthBook packs an exchange order book: version, the price and

@@ -163,3 +163,35 @@ func levelsByPrediction(b []byte, out []store.Level, prices, sizes []int64, ref 
 	}
 	return b, true
 }
+
+// TestShortVarint: shortVarint reads every varint that ends within eight
+// bytes as binary.Varint does, whatever the bytes after it, and
+// decodeLevels takes it only for those.
+func TestShortVarint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 11))
+	for trial := range 200_000 {
+		var b []byte
+		switch trial % 3 {
+		case 0: // a varint of a value of up to 56 bits, then noise
+			v := rng.Int64N(1<<uint(1+rng.IntN(56))) - 1<<uint(rng.IntN(55))
+			b = binary.AppendVarint(b, v)
+		default: // random bytes, most with the high bit set
+			for range 1 + rng.IntN(8) {
+				b = append(b, byte(rng.IntN(256))|byte(rng.IntN(2))<<7)
+			}
+		}
+		for len(b) < 8+rng.IntN(4) {
+			b = append(b, byte(rng.IntN(256)))
+		}
+		want, wantN := binary.Varint(b)
+		if wantN <= 0 || wantN > 8 {
+			continue // not a varint that ends within eight bytes
+		}
+		if ^binary.LittleEndian.Uint64(b)&0x8080808080808080 == 0 {
+			t.Fatalf("trial %d: % x: decodeLevels would not take shortVarint for a varint of %d bytes", trial, b, wantN)
+		}
+		if got, n := shortVarint(b); got != want || n != wantN {
+			t.Fatalf("trial %d: % x: shortVarint %d (%d bytes), binary.Varint %d (%d bytes)", trial, b, got, n, want, wantN)
+		}
+	}
+}

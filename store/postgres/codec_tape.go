@@ -176,9 +176,21 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 	}
 	for i, f := range flags {
 		tk := &ticks[i]
-		if f&d.keep == 0 {
+		switch {
+		case f&d.keep == 0:
 			tk.Bids, tk.Asks = store.Span{}, store.Span{}
 			tk.BestBid, tk.BestBidSize, tk.BestAsk, tk.BestAskSize = noBest.Price, 0, noBest.Price, 0
+			continue
+		case f&same == same:
+			// Both sides as they were (most ticks of a book that moves).
+			n := len(sd[0].levels) + len(sd[1].levels)
+			if n > left {
+				return fail("more levels than the %d announced", d.total[p])
+			}
+			left -= n
+			tk.Bids, tk.Asks = sd[0].span, sd[1].span
+			tk.BestBid, tk.BestBidSize = sd[0].best.Price, sd[0].best.Size
+			tk.BestAsk, tk.BestAskSize = sd[1].best.Price, sd[1].best.Size
 			continue
 		}
 		for j := range sd {

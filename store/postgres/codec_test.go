@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/storetest"
@@ -247,6 +248,25 @@ func rejectsCorruptInput(t *testing.T, encode func([]store.Snapshot) ([]byte, []
 	_, err = postgres.DecodeHead(nil, append([]byte{9}, head[1:]...))
 	corrupt("unknown version", err)
 	corrupt("books of another chunk", postgres.DecodeBooks(decoded[:10], books))
+}
+
+// TestDecodeTapeAllocations: a market's tape is decoded with one
+// allocation a chunk (its levels) beside the tape's own three (the tape,
+// its ticks, its blocks): the decoder's state stays on the stack.
+func TestDecodeTapeAllocations(t *testing.T) {
+	var chunks []postgres.Chunk
+	for part := range slices.Chunk(newMarketSim(27, t0).series(8*postgres.ChunkSize), postgres.ChunkSize) {
+		head, books := postgres.EncodeChunk(part)
+		chunks = append(chunks, postgres.Chunk{Head: head, Books: books})
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, err := postgres.DecodeMarketTape(chunks, store.OutcomeUp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if want := float64(3 + len(chunks)); allocs != want {
+		t.Errorf("%v allocations for a tape of %d chunks, want %v", allocs, len(chunks), want)
+	}
 }
 
 // TestChunkSectionsDecodeAlone: in books version 2 a tape of one outcome
@@ -560,10 +580,14 @@ func BenchmarkDecodeChunk(b *testing.B) {
 // allocated, and the levels are one array without pointers. Its figures
 // stand beside BenchmarkDecodeChunk's, run in the same process.
 //
-// strict_snapshots/s is the strict figure: one goroutine, wall clock, the
-// collector's work included. snapshots/cpu-s, the same per second of the
-// goroutine's thread's CPU time, leaves out the time other processes held
-// the cores, and the collector's work on other threads: information only.
+// strict_snapshots/s is measured strictly: one goroutine, wall clock, the
+// collector's work included. The strict figure of issue 27 is the one of
+// outcome=up,market=gen24hr, the generator's default 24hr market read
+// uncached; the others are friendlier, each labelled by its name: one
+// chunk decoded again and again (outcome=up), or books that move
+// (market=24hr). snapshots/cpu-s, the same per second of the goroutine's
+// thread's CPU time, leaves out the time other processes held the cores,
+// and the collector's work on other threads: information only.
 func BenchmarkDecodeTape(b *testing.B) {
 	snaps := newMarketSim(10, t0).series(postgres.ChunkSize)
 	head, books := postgres.EncodeChunk(snaps)
@@ -585,26 +609,48 @@ func BenchmarkDecodeTape(b *testing.B) {
 	// A 24hr market (288,000 snapshots in chunks as the store writes
 	// them) into one tape, as ReadTape decodes it for a replay, here on
 	// one goroutine: a tape's ticks are allocated once for the market.
-	b.Run("outcome=up,market=24hr", func(b *testing.B) {
-		var chunks []postgres.Chunk
-		for part := range slices.Chunk(newMarketSim(24, t0).series(288_000), postgres.ChunkSize) {
-			head, books := postgres.EncodeChunk(part)
-			chunks = append(chunks, postgres.Chunk{Head: head, Books: books})
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		cpu := threadCPU(b)
-		n := 0
-		for b.Loop() {
-			t, err := postgres.DecodeMarketTape(chunks, store.OutcomeUp)
-			if err != nil {
-				b.Fatal(err)
+	//
+	// market=gen24hr is the generator's default 24hr market, which the
+	// strict figure of issue 27 is for: every book is drawn afresh at
+	// every snapshot (the codec's worst case: 20 new levels a snapshot).
+	// market=24hr is the marketSim's, books that move as Polymarket's do
+	// (most sides as they were 300 ms before): friendlier data, measured
+	// as strictly. The series is collected before the timer starts.
+	for _, m := range []struct {
+		name  string
+		snaps func(testing.TB) []store.Snapshot
+	}{
+		{"24hr", func(testing.TB) []store.Snapshot { return newMarketSim(24, t0).series(288_000) }},
+		{"gen24hr", genMarket24hr},
+	} {
+		b.Run("outcome=up,market="+m.name, func(b *testing.B) {
+			var chunks []postgres.Chunk
+			for part := range slices.Chunk(m.snaps(b), postgres.ChunkSize) {
+				head, books := postgres.EncodeChunk(part)
+				chunks = append(chunks, postgres.Chunk{Head: head, Books: books})
 			}
-			n += t.Len()
-		}
-		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strict_snapshots/s")
-		b.ReportMetric(float64(n)/cpu().Seconds(), "snapshots/cpu-s")
-	})
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := threadCPU(b)
+			n, best := 0, time.Duration(math.MaxInt64)
+			for b.Loop() {
+				start := cpu()
+				t, err := postgres.DecodeMarketTape(chunks, store.OutcomeUp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				best = min(best, cpu()-start)
+				n += t.Len()
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "strict_snapshots/s")
+			b.ReportMetric(float64(n)/cpu().Seconds(), "snapshots/cpu-s")
+			// The quickest decode in the thread's CPU time, the nearest to
+			// a quiet core (information only: it leaves out the waits,
+			// the collector's work on other threads, and the slow runs).
+			b.ReportMetric(float64(n/b.N)/best.Seconds(), "best_snapshots/cpu-s")
+		})
+	}
 	cores := ",cores=" + strconv.Itoa(runtime.GOMAXPROCS(0))
 	b.Run("outcome=up"+cores, func(b *testing.B) {
 		parallelDecode(b, len(snaps), func([]store.Snapshot) error { return decode() })
@@ -625,6 +671,28 @@ func BenchmarkDecodeTape(b *testing.B) {
 		parallelDecode(b, len(snaps), func([]store.Snapshot) error { return decode() })
 		runtime.KeepAlive(held)
 	})
+}
+
+// genMarket24hr is the snapshots of the generator's default 24hr market
+// at the 300 ms cadence (288,000), as BenchmarkReplayPath writes it.
+func genMarket24hr(tb testing.TB) []store.Snapshot {
+	tb.Helper()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	cfg := gen.DefaultConfig(now)
+	cfg.MaxSnapshotsPerMarket = 0
+	g, err := gen.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := g.Market(store.BTC, store.H24, now.Add(-2*store.H24.Duration()).Truncate(store.H24.Duration()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	snaps, err := g.Snapshots(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return snaps
 }
 
 // parallelDecode runs decode on GOMAXPROCS goroutines, each with its own
