@@ -709,14 +709,19 @@ func (e *engine) showQueue(i int) {
 // limit: the size displayed at limit when it lies within the levels (0
 // when none is there), +Inf when every level is better. A loop a side, so
 // that the walk does not ask which side it walks at every level.
+//
+// A side without a valid level shows 0, as queueAt says; the tape's best
+// level (Tick.BestBid, BestAsk: store.BestOf of the side) rules that out
+// before the walk, unless a tick was built with a best its levels lack.
 func depthAt(levels []store.Level, limit float64, buy bool) float64 {
 	var q float64
-	at := false
+	seen, at := false, false
 	if buy {
 		for _, l := range levels {
 			if !(l.Size > 0 && l.Price-l.Price == 0) {
 				continue
 			}
+			seen = true
 			switch d := l.Price - limit; {
 			case d < -tolerance:
 				return q // past the limit
@@ -729,6 +734,7 @@ func depthAt(levels []store.Level, limit float64, buy bool) float64 {
 			if !(l.Size > 0 && l.Price-l.Price == 0) {
 				continue
 			}
+			seen = true
 			switch d := -(l.Price - limit); {
 			case d < -tolerance:
 				return q
@@ -737,7 +743,10 @@ func depthAt(levels []store.Level, limit float64, buy bool) float64 {
 			}
 		}
 	}
-	if at {
+	switch {
+	case !seen:
+		return 0
+	case at:
 		return q
 	}
 	return math.Inf(1)

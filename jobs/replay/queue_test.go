@@ -1,0 +1,121 @@
+package replay
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/updown/updown/store"
+)
+
+// queueByTicks is showQueue's rule read plainly: queueAt of every tick
+// with a book from o.shown to i−1, each shortening the queue (a queue of 0
+// stays so), the oracle showQueue's shortcuts must agree with.
+func queueByTicks(e *engine, i int) {
+	o := &e.rest.o
+	if e.rest.front {
+		return
+	}
+walk:
+	for j := o.shown; j < i && o.queue > 0; j++ {
+		tk := &e.ticks[j]
+		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
+			continue
+		}
+		best, size := tk.BestBid, tk.BestBidSize
+		if !o.buy {
+			best, size = tk.BestAsk, tk.BestAskSize
+		}
+		d := best - o.limit
+		if !o.buy {
+			d = -d
+		}
+		switch {
+		case best != best || d < -tolerance:
+			o.queue = 0
+			break walk
+		case d <= tolerance && o.queue <= size:
+			continue
+		}
+		o.queue = min(o.queue, o.queueAt(tk, e.tape))
+	}
+	o.shown = max(o.shown, i)
+}
+
+// TestShowQueueAgreesWithQueueAt checks showQueue against queueByTicks,
+// bit for bit, on random tapes: sides repeated from one or two ticks
+// before, empty sides, levels out of order, at the limit give or take the
+// tolerance, NaN and infinite prices, zero sizes, queues of 0, unknown
+// (+Inf) and in between.
+func TestShowQueueAgreesWithQueueAt(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	eps := []float64{0, 0, 0, 0.5e-9, -0.5e-9, 1e-9, -1e-9, 2e-9, -2e-9}
+	for trial := range 100_000 {
+		buy := rng.IntN(2) == 0
+		limit := float64(40+rng.IntN(20)) / 100
+		var block []store.Level
+		side := func() store.Span {
+			n := rng.IntN(6)
+			off := len(block)
+			p := float64(40+rng.IntN(20)) / 100
+			for range n {
+				l := store.Level{Price: p + eps[rng.IntN(len(eps))], Size: float64(1 + rng.IntN(60))}
+				switch rng.IntN(12) {
+				case 0:
+					l.Size = 0
+				case 1:
+					l.Price = math.NaN()
+				case 2:
+					l.Price = math.Inf(1)
+				}
+				block = append(block, l)
+				step := float64(rng.IntN(3)) / 100
+				if rng.IntN(10) == 0 {
+					step = -step
+				}
+				if buy {
+					p -= step
+				} else {
+					p += step
+				}
+			}
+			return store.Span{Off: uint32(off), Len: uint16(n)}
+		}
+		nt := 1 + rng.IntN(12)
+		ticks := make([]store.Tick, nt)
+		spans := make([][2]store.Span, 0, nt)
+		for j := range ticks {
+			var b, a store.Span
+			switch {
+			case j > 0 && rng.IntN(3) == 0:
+				b, a = spans[j-1][0], spans[j-1][1]
+			case j > 1 && rng.IntN(6) == 0:
+				b, a = spans[j-2][0], spans[j-2][1]
+			case rng.IntN(10) == 0:
+			default:
+				b, a = side(), side()
+			}
+			spans = append(spans, [2]store.Span{b, a})
+		}
+		tape := &store.Tape{Ticks: ticks, Blocks: [][]store.Level{block}}
+		for j := range ticks {
+			ticks[j].Bids, ticks[j].Asks = spans[j][0], spans[j][1]
+			ticks[j].SetBest(tape.Side(spans[j][0]), tape.Side(spans[j][1]))
+		}
+		q0 := []float64{math.Inf(1), 0, 5, 30, 100, float64(rng.IntN(200))}[rng.IntN(6)]
+		shown := rng.IntN(nt)
+		i := shown + rng.IntN(nt-shown+1)
+		mk := func() *engine {
+			e := &engine{tape: tape, ticks: ticks}
+			e.rest.o = restOrder{buy: buy, limit: limit, queue: q0, shown: shown}
+			return e
+		}
+		a, b := mk(), mk()
+		queueByTicks(a, i)
+		b.showQueue(i)
+		if math.Float64bits(a.rest.o.queue) != math.Float64bits(b.rest.o.queue) || a.rest.o.shown != b.rest.o.shown {
+			t.Fatalf("trial %d (buy %v, limit %v, queue %v, ticks %d-%d): showQueue %v, queueAt tick by tick %v", trial, buy, limit, q0, shown, i, b.rest.o.queue, a.rest.o.queue)
+		}
+	}
+}
