@@ -24,9 +24,10 @@ import (
 // removed (store.MarketActivityStore.RemoveGaps), so /gaps and the
 // replay's warnings no longer report it. A backfill that failed (the Data
 // API or the store) is tried again, BackfillDelay after the failure and
-// twice as long after each next one, BackfillAttempts times in all; then,
-// or when the Data API's pages end before the gap's start, the gap stays
-// and one log line says why.
+// twice as long after each next one, up to every maxBackfillWait, while
+// the market started within ResumeLookback (or BackfillAttempts times in
+// all, when set); then, or when the Data API's pages end before the gap's
+// start, the gap stays and one log line says why.
 //
 // A gap the collector could not backfill before it stopped (its stretch
 // was still open, it waited for its turn, or its tries ran out) is
@@ -162,13 +163,19 @@ func (c *Collector) queueBackfill(m store.Market, g store.Gap) {
 
 // runBackfill backfills the gaps queued, each BackfillDelay after its end,
 // and tries the failed ones again when due, until ctx is done. It begins
-// with the gaps a previous run left (resumeBackfills).
+// with the gaps earlier runs left (resumeBackfills).
 func (c *Collector) runBackfill(ctx context.Context) {
-	c.resumeBackfills(ctx)
-	var again []backfillJob // failed, waiting to be tried again, soonest first
+	// again holds the gaps waiting for a try of their own, soonest first:
+	// the earlier runs' (due at once), then the failed ones.
+	again := c.resumeBackfills(ctx)
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
+	stopped := func(inFlight int) {
+		if n := len(c.backfills) + len(again) + inFlight; n > 0 {
+			c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay until its next start", "gaps", n)
+		}
+	}
 	for {
 		if len(again) > 0 {
 			retry.Reset(again[0].due.Sub(c.cfg.Now()))
@@ -176,9 +183,7 @@ func (c *Collector) runBackfill(ctx context.Context) {
 		var j backfillJob
 		select {
 		case <-ctx.Done():
-			if n := len(c.backfills) + len(again); n > 0 {
-				c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay until its next start", "gaps", n)
-			}
+			stopped(0)
 			return
 		case j = <-c.backfills:
 		case <-retry.C:
@@ -186,45 +191,65 @@ func (c *Collector) runBackfill(ctx context.Context) {
 		}
 		retry.Stop()
 		if c.awaitTurn(ctx, j.gap) != nil {
-			c.log.WarnContext(ctx, "trades gaps not backfilled: the collector stopped before their turn; they stay until its next start", "gaps", len(c.backfills)+len(again)+1)
+			stopped(1)
 			return
 		}
-		if err := c.backfill(ctx, j); err != nil && ctx.Err() == nil {
-			args := []any{"market", j.market.Slug, "from", j.gap.From, "to", j.gap.To, "source", c.cfg.Upstreams.PolymarketData, "err", err}
-			j.tries++
-			if j.tries >= c.cfg.BackfillAttempts {
-				c.log.WarnContext(ctx, "trades gap stays: "+err.Error(), append(args, "attempts", j.tries)...)
-				continue
-			}
-			wait := c.cfg.BackfillDelay << (j.tries - 1)
-			j.due = c.cfg.Now().Add(wait)
-			c.log.InfoContext(ctx, "trades gap not backfilled yet: "+err.Error(), append(args, "attempt", j.tries, "next_in", wait.String())...)
-			at, _ := slices.BinarySearchFunc(again, j.due, func(x backfillJob, due time.Time) int { return x.due.Compare(due) })
-			again = slices.Insert(again, at, j)
+		err := c.backfill(ctx, j)
+		switch {
+		case ctx.Err() != nil:
+			stopped(1)
+			return
+		case err == nil:
+			continue
 		}
+		args := []any{"market", j.market.Slug, "from", j.gap.From, "to", j.gap.To, "source", c.cfg.Upstreams.PolymarketData, "err", err}
+		j.tries++
+		wait := min(c.cfg.BackfillDelay<<min(j.tries-1, 16), maxBackfillWait)
+		j.due = c.cfg.Now().Add(wait)
+		switch {
+		case c.cfg.BackfillAttempts > 0 && j.tries >= c.cfg.BackfillAttempts:
+			c.log.WarnContext(ctx, "trades gap stays: "+err.Error(), append(args, "attempts", j.tries)...)
+			continue
+		case j.due.Sub(j.market.StartTime) > ResumeLookback:
+			c.log.WarnContext(ctx, "trades gap stays: "+err.Error()+"; the market is too old to be tried again", append(args, "attempts", j.tries)...)
+			continue
+		}
+		c.log.InfoContext(ctx, "trades gap not backfilled yet: "+err.Error(), append(args, "attempt", j.tries, "next_in", wait.String())...)
+		at, _ := slices.BinarySearchFunc(again, j.due, func(x backfillJob, due time.Time) int { return x.due.Compare(due) })
+		again = slices.Insert(again, at, j)
 	}
 }
 
-// ResumeLookback is how far back resumeBackfills looks for markets with
-// trades gaps: those that started within it.
+// ResumeLookback bounds the backfill of a market's trades gaps: a failed
+// backfill is tried again, and a start picks up the gaps earlier runs
+// stored, for the markets that started within it.
 const ResumeLookback = 48 * time.Hour
 
-// resumeBackfills queues the trades gaps the store holds for the markets
-// that started within ResumeLookback and whose gaps ended: the gaps a
-// previous run recorded and did not backfill.
-func (c *Collector) resumeBackfills(ctx context.Context) {
+// maxBackfillWait is the longest wait before a failed backfill is tried
+// again.
+const maxBackfillWait = 30 * time.Minute
+
+// resumeBackfills returns the trades gaps the store holds for the markets
+// that started within ResumeLookback and whose gaps ended, due at once:
+// the gaps earlier runs recorded and did not backfill. A market whose
+// gaps cannot be read is left for the next start.
+func (c *Collector) resumeBackfills(ctx context.Context) []backfillJob {
 	now := c.cfg.Now()
 	after := now.Add(-ResumeLookback)
 	const page = 500
-	queued := 0
+	var jobs []backfillJob
+	unread := 0
 	// A market discovered while the pages are read shifts the later ones
 	// down: a market met twice is asked once.
 	seen := map[string]bool{}
 	for off := 0; ; off += page {
 		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{StartAfter: &after, Limit: page, Offset: off})
+		if ctx.Err() != nil {
+			return nil
+		}
 		if err != nil {
-			c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing the markets failed", "err", err)
-			return
+			c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing the markets failed; they stay until the next start", "err", err)
+			break
 		}
 		for _, m := range ms {
 			if seen[m.Slug] {
@@ -232,14 +257,18 @@ func (c *Collector) resumeBackfills(ctx context.Context) {
 			}
 			seen[m.Slug] = true
 			gaps, err := c.filler.ListGaps(ctx, m.Slug)
+			if ctx.Err() != nil {
+				return nil
+			}
 			if err != nil {
-				c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing a market's gaps failed", "market", m.Slug, "err", err)
-				return
+				if unread++; unread == 1 {
+					c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing a market's gaps failed; they stay until the next start", "market", m.Slug, "err", err)
+				}
+				continue
 			}
 			for _, g := range gaps {
 				if g.Kind == store.GapTrades && !g.To.After(now) {
-					c.queueBackfill(m, g)
-					queued++
+					jobs = append(jobs, backfillJob{market: m, gap: g, due: now})
 				}
 			}
 		}
@@ -247,9 +276,13 @@ func (c *Collector) resumeBackfills(ctx context.Context) {
 			break
 		}
 	}
-	if queued > 0 {
-		c.log.InfoContext(ctx, "trades gaps of earlier runs queued for their backfill", "gaps", queued)
+	if unread > 1 {
+		c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: the gaps of more markets could not be listed", "markets", unread)
 	}
+	if len(jobs) > 0 {
+		c.log.InfoContext(ctx, "trades gaps of earlier runs queued for their backfill", "gaps", len(jobs))
+	}
+	return jobs
 }
 
 // awaitTurn waits until BackfillDelay after the gap's end and, for up to

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -139,4 +141,87 @@ func TestDataAPIPaging(t *testing.T) {
 			t.Errorf("err %v after %d requests, want the 503 after 3", err, hits.Load())
 		}
 	})
+}
+
+// TestBackfillTriedAgainWhileTheMarketIsRecent: with the Data API down, a
+// gap's backfill is tried again, the waits doubling from BackfillDelay,
+// for as long as its market started within ResumeLookback; a market past
+// it is tried no more, and a line says so.
+func TestBackfillTriedAgainWhileTheMarketIsRecent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		age   time.Duration // of the market at the first try
+		again bool          // tried again past the first tries
+	}{
+		{"recent", time.Hour, true},
+		{"too old", ResumeLookback - 60*time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var hits atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				http.Error(w, "down", http.StatusServiceUnavailable)
+			}))
+			t.Cleanup(srv.Close)
+			var logs lockedLog
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			u, err := newUpstream("data-api", srv.URL, http.DefaultClient, log, time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := memory.New()
+			now := time.Now()
+			m := store.Market{Slug: "btc-updown-5m-1", Coin: store.BTC, MarketType: store.M5, ConditionID: "0xcond",
+				StartTime: now.Add(-tc.age), EndTime: now.Add(-tc.age + 5*time.Minute)}
+			cfg := Config{Store: st, Activity: st, MaxPending: 100, Now: time.Now, BackfillDelay: 10 * time.Millisecond, FlushInterval: time.Millisecond}
+			c := &Collector{cfg: cfg, log: log, filler: st, w: newWriter(&cfg, log), backfills: make(chan backfillJob, 1),
+				data: &dataAPI{u: u, timeout: time.Second, backoff: Backoff{Base: time.Millisecond, Max: time.Millisecond}}}
+			c.backfills <- backfillJob{market: m, gap: store.Gap{From: m.StartTime, To: m.StartTime.Add(time.Minute), Kind: store.GapTrades}}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); c.runBackfill(ctx) }()
+			// Waits of 10, 20, 40, 80 and 160 ms: the recent market's gap
+			// is tried a sixth time within a second or so; the old one's
+			// third wait would take its market past ResumeLookback.
+			tries := func() int { return strings.Count(logs.String(), "trades gap not backfilled yet") }
+			gaveUp := func() bool { return strings.Contains(logs.String(), "the market is too old to be tried again") }
+			deadline := time.Now().Add(30 * time.Second)
+			for time.Now().Before(deadline) && !(tc.again && tries() >= 5) && !(!tc.again && gaveUp()) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			n := tries()
+			time.Sleep(200 * time.Millisecond)
+			cancel()
+			<-done
+			switch {
+			case tc.again && (n < 5 || gaveUp()):
+				t.Errorf("%d tries again and given up %v, want 5 or more and not given up:\n%s", n, gaveUp(), logs.String())
+			case !tc.again && (!gaveUp() || tries() != n || n > 2):
+				t.Errorf("%d tries again (then %d) and given up %v, want at most 2 and given up for good once the market is too old:\n%s", n, tries(), gaveUp(), logs.String())
+			}
+			if hits.Load() == 0 {
+				t.Errorf("the Data API was never asked")
+			}
+		})
+	}
+}
+
+// lockedLog is a log sink read while written.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

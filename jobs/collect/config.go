@@ -227,9 +227,11 @@ type Config struct {
 	// told it, so asking at once could miss the gap's last trades and
 	// take the gap for covered.
 	BackfillDelay time.Duration
-	// BackfillAttempts is how many times a trades gap's backfill is tried
-	// before the gap is left as it is, until the collector's next start
-	// (5; the waits between them double from BackfillDelay).
+	// BackfillAttempts, when positive, is how many times a trades gap's
+	// backfill is tried before the gap is left as it is, until the
+	// collector's next start. Zero tries again while the market started
+	// within ResumeLookback (48 h). The waits between tries double from
+	// BackfillDelay, up to 30 minutes.
 	BackfillAttempts int
 }
 
@@ -313,7 +315,6 @@ func (c *Config) setDefaults() error {
 	def(&c.GapAfter, 3*time.Second)
 	def(&c.WatchAfterEnd, 15*time.Minute)
 	def(&c.BackfillDelay, 30*time.Second)
-	defInt(&c.BackfillAttempts, 5)
 	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}
