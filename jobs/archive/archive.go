@@ -138,26 +138,38 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 			return Summary{}, fmt.Errorf("archive: %w", err)
 		}
 	}
-	// The inputs are digested for the import's key while they are read:
-	// the writer's first job waits for the key and ends the import at once
-	// when it is among those stored, so that nothing is written twice and
-	// a fresh import does not read everything twice over first. (One
-	// stored meanwhile is found by Commit.)
+	// The inputs are digested for the import's key while they are read
+	// and written: when the key is among the imports stored, the import is
+	// ended at once (its context cancelled, importedBefore the cause) and
+	// nothing it wrote is kept, so that nothing is written twice. Writes
+	// do not wait for the key: a fresh import, the common case, neither
+	// reads everything twice over first nor holds its writes back while
+	// the inputs are digested. (One stored meanwhile is found by Commit.)
 	before, err := st.ListImports(ctx)
 	if err != nil {
 		return Summary{}, fmt.Errorf("archive: list imports: %w", err)
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	keyc := make(chan keyResult, 1)
 	go func() {
-		key, err := importKey(ctx, opt)
-		keyc <- keyResult{key, err}
+		res := keyResult{}
+		res.key, res.err = importKey(ctx, opt)
+		if i := slices.IndexFunc(before, func(imp store.Import) bool { return res.err == nil && imp.Key == res.key }); i >= 0 {
+			res.before = &importedBefore{imp: before[i]}
+			cancel(res.before)
+		}
+		keyc <- res
 	}()
 	tx, err := st.BeginImport(ctx)
 	if err != nil {
-		<-keyc
+		cancel(err)
+		if key := <-keyc; key.before != nil {
+			return Summary{Import: key.before.imp, Fresh: false, Elapsed: time.Since(began)}, nil
+		}
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), keyc: keyc, before: before,
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
 		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
@@ -166,13 +178,23 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	}
 	sum, err := im.run(began)
 	if err != nil {
+		cancel(err) // the digest is not needed, unless it is made already
+	}
+	key := <-keyc
+	switch {
+	case key.before != nil: // whatever else ended the import
+		err = key.before
+	case err == nil && key.err != nil:
+		err = key.err
+	}
+	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		if old, ok := errors.AsType[*importedBefore](err); ok {
 			return Summary{Import: old.imp, Fresh: false, Elapsed: time.Since(began)}, nil
 		}
 		return sum, err
 	}
-	imp := store.Import{Key: im.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
+	imp := store.Import{Key: key.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
 	stored, fresh, err := tx.Commit(ctx, imp)
 	if err != nil {
 		return sum, fmt.Errorf("archive: %w", err)
@@ -219,9 +241,12 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+// keyResult is the import's key, or why it could not be made, and the
+// stored import with the key.
 type keyResult struct {
-	key string
-	err error
+	key    string
+	err    error
+	before *importedBefore
 }
 
 // importedBefore ends an import whose key is stored: it changes nothing.
@@ -229,27 +254,6 @@ type importedBefore struct{ imp store.Import }
 
 func (e *importedBefore) Error() string {
 	return fmt.Sprintf("archive: imported before as import %d", e.imp.ID)
-}
-
-// checkKey is the writer's first job: it waits for the import's key and
-// fails the import (importedBefore) when one with the key is stored.
-func (im *importer) checkKey() error {
-	var res keyResult
-	select {
-	case res = <-im.keyc:
-	case <-im.ctx.Done():
-		return im.ctx.Err()
-	}
-	if res.err != nil {
-		return res.err
-	}
-	for _, imp := range im.before {
-		if imp.Key == res.key {
-			return &importedBefore{imp: imp}
-		}
-	}
-	im.key = res.key
-	return nil
 }
 
 type importer struct {
@@ -273,11 +277,6 @@ type importer struct {
 	// w writes through tx off the reading goroutine, in order (see
 	// writer); every use of tx goes through it.
 	w *writer
-	// keyc brings the import's key (see checkKey), key holds it once
-	// checked; the writer alone uses them.
-	keyc   chan keyResult
-	key    string
-	before []store.Import // the imports stored when this one began
 
 	covFrom, covTo time.Time
 	events         int64
@@ -310,11 +309,7 @@ func (im *importer) run(began time.Time) (Summary, error) {
 		}
 	}()
 	im.w = newWriter()
-	var sum Summary
-	err := im.w.later(im.checkKey) // first: every write waits for the key
-	if err == nil {
-		sum, err = im.read()
-	}
+	sum, err := im.read()
 	close(stop)
 	<-progressDone
 	if err == nil {

@@ -367,3 +367,47 @@ func TestChainlinkPrices(t *testing.T) {
 		t.Errorf("a bad price frame on line %d: %v, want an input error naming the line and payload", badLine, err)
 	}
 }
+
+// beginsLate is a store whose imports cannot begin until their context
+// ends (or, so that a test fails rather than hangs, a while passes).
+type beginsLate struct{ *memory.Store }
+
+var errBeganLate = errors.New("the import was not ended while it waited to begin")
+
+func (s beginsLate) BeginImport(ctx context.Context) (store.ImportTx, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(10 * time.Second):
+		return nil, errBeganLate
+	}
+}
+
+// TestRerunEndedUnderWay re-runs an import on a store where an import's
+// writing waits: the digest of the inputs, made while the import goes on
+// (writes do not wait for it), finds the first import and ends this one
+// where it is, with the first import back and nothing changed.
+func TestRerunEndedUnderWay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	jsonl := filepath.Join(t.TempDir(), "dump.jsonl")
+	writeJSONL(t, jsonl, fx.events)
+	st := memory.New()
+	opt := archive.Options{Format: archive.WSJSONL, Files: []string{jsonl}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)}
+	first, err := archive.Import(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotsOf(t, st, fx.known.Slug)
+	again, err := archive.Import(ctx, beginsLate{st}, opt)
+	if err != nil || again.Fresh || again.Import.ID != first.Import.ID {
+		t.Fatalf("re-run: %+v, %v; want the first import back", again, err)
+	}
+	if imps, _ := st.ListImports(ctx); len(imps) != 1 {
+		t.Errorf("%d imports after a re-run", len(imps))
+	}
+	if after := snapshotsOf(t, st, fx.known.Slug); len(after) != len(before) {
+		t.Errorf("a re-run changed the snapshots: %d, were %d", len(after), len(before))
+	}
+}
