@@ -170,7 +170,7 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
 	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
-		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{},
+		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{}, resolved: map[string]store.Market{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
 		im.fileMarkets[m.ConditionID] = m
@@ -269,8 +269,12 @@ type importer struct {
 	unknown     map[string]bool
 	fileMarkets map[string]store.Market // by condition id
 	fileTokens  map[string]store.Market // by token
-	// storedFile are the stored markets of the markets file's condition
-	// ids, asked for at once on the first lookup (fileAsked).
+	// resolveMu guards what is learnt of markets (resolve): resolved and
+	// unknown markets by condition id (or "token:" and a token), and the
+	// stored markets of the markets file's condition ids, asked for at
+	// once on the first lookup (fileAsked).
+	resolveMu  sync.Mutex
+	resolved   map[string]store.Market
 	storedFile map[string]store.Market
 	fileAsked  bool
 
@@ -375,7 +379,7 @@ func (im *importer) read() (Summary, error) {
 				im.covFrom = f.hour
 			}
 			im.covTo = f.hour.Add(time.Hour)
-			if err := f.read(im.ctx, &im.done, im.want, im.items, &im.skipped); err != nil {
+			if err := im.readPMXT(f); err != nil {
 				return sum, err
 			}
 			if err := im.finishEnded(im.covTo); err != nil {
@@ -466,17 +470,52 @@ func (im *importer) readPipelined(name string) error {
 	return nil
 }
 
+// readPMXT reads a pmxt-v2 file on a goroutine of its own, which decodes
+// its rows (skipping the markets not imported) and hands over each
+// market's events in time order, while this one folds them into the
+// markets' books and snapshots, in order: the reader is a market ahead at
+// most. The first error in stream order ends the import: one the folding
+// finds comes from a market before the one the reader stopped at.
+func (im *importer) readPMXT(f *pmxtFile) error {
+	ctx, cancel := context.WithCancel(im.ctx)
+	defer cancel()
+	markets := make(chan []item)
+	var skipped int64
+	var rerr error
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(markets)
+		rerr = f.read(ctx, &im.done, im.want, func(its []item) error {
+			select {
+			case markets <- its:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, &skipped)
+	}()
+	var err error
+	for its := range markets {
+		if err == nil {
+			if err = im.items(its); err != nil {
+				cancel() // the reader stops, and is waited for
+			}
+		}
+	}
+	<-readerDone
+	im.skipped += skipped
+	if err != nil {
+		return err
+	}
+	return rerr
+}
+
 // want reports whether the market's events are imported; a market not
 // stored and not in the markets file is an error without one.
 func (im *importer) want(cond string, pos Pos) (bool, error) {
-	if _, ok := im.byCond[cond]; ok {
-		return true, nil
-	}
-	if im.unknown[cond] {
-		return false, nil
-	}
-	r, err := im.lookup(cond, "", pos)
-	return r != nil, err
+	_, ok, err := im.resolve(cond, "", pos)
+	return ok, err
 }
 
 // lookup finds the run of the market of the condition id (or, for an
@@ -489,15 +528,35 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	} else if r, ok := im.byToken[token]; ok {
 		return r, nil
 	}
-	key := cmp.Or(cond, "token:"+token)
-	if im.unknown[key] {
-		return nil, nil
+	m, ok, err := im.resolve(cond, token, pos)
+	if !ok || err != nil {
+		return nil, err
 	}
-	var m store.Market
+	r := &run{im: im, m: m, books: book.NewBooks()}
+	im.byCond[m.ConditionID] = r
+	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
+	im.runs = append(im.runs, r)
+	return r, nil
+}
+
+// resolve finds the market of the condition id (or, for an event without
+// one, the token): stored, or in the markets file; ok is false for one
+// skipped. It is safe to call from the goroutine that reads pmxt-v2
+// (want) while the one that folds events looks markets up.
+func (im *importer) resolve(cond, token string, pos Pos) (m store.Market, ok bool, err error) {
+	im.resolveMu.Lock()
+	defer im.resolveMu.Unlock()
+	key := cmp.Or(cond, "token:"+token)
+	if m, ok := im.resolved[key]; ok {
+		return m, true, nil
+	}
+	if im.unknown[key] {
+		return store.Market{}, false, nil
+	}
 	found := false
 	if _, inFile := im.fileMarkets[cond]; inFile && cond != "" {
 		if err := im.askFileMarkets(); err != nil {
-			return nil, err
+			return store.Market{}, false, err
 		}
 		m, found = im.storedFile[cond]
 	} else if cond != "" {
@@ -508,7 +567,7 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("archive: %w", err)
+			return store.Market{}, false, fmt.Errorf("archive: %w", err)
 		}
 		if len(ms) > 0 {
 			m, found = ms[0], true
@@ -527,16 +586,13 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 			if cond == "" {
 				field, what = "asset_id", "token "+token
 			}
-			return nil, &InputError{Pos: pos, Field: field, Err: fmt.Errorf("%s is not a stored market: give the markets with --markets FILE (`updown markets fetch` writes one), or --skip-unknown to skip markets not stored", what)}
+			return store.Market{}, false, &InputError{Pos: pos, Field: field, Err: fmt.Errorf("%s is not a stored market: give the markets with --markets FILE (`updown markets fetch` writes one), or --skip-unknown to skip markets not stored", what)}
 		}
 		im.unknown[key] = true
-		return nil, nil
+		return store.Market{}, false, nil
 	}
-	r := &run{im: im, m: m, books: book.NewBooks()}
-	im.byCond[m.ConditionID] = r
-	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
-	im.runs = append(im.runs, r)
-	return r, nil
+	im.resolved[key] = m
+	return m, true, nil
 }
 
 // lookupBatch is how many condition ids one question to the store names.

@@ -279,3 +279,47 @@ func loadAverage() float64 {
 	v, _ := strconv.ParseFloat(f, 64)
 	return v
 }
+
+// BenchmarkImportPMXT measures the importer on an hour of pmxt-v2 (36
+// five-minute markets of three coins), into a store that keeps nothing:
+// rows per second and the process's peak RSS.
+func BenchmarkImportPMXT(b *testing.B) {
+	var markets []store.Market
+	var events []fxEvent
+	cp := archive.NewCoinPrices()
+	for i := range 36 {
+		c := []store.Coin{store.BTC, store.ETH, store.SOL}[i%3]
+		m := fxMarket(c, fxHour.Add(time.Duration(5*(i/3))*time.Minute), 100+i)
+		markets = append(markets, m)
+		events = append(events, fxStream(m, m.StartTime.Add(-10*time.Second), m.EndTime, uint64(100+i), 0)...)
+	}
+	for _, c := range []store.Coin{store.BTC, store.ETH, store.SOL} {
+		kl := filepath.Join(b.TempDir(), string(c)+"USDT-1s.csv")
+		var buf []byte
+		for at := fxHour; at.Before(fxHour.Add(time.Hour)); at = at.Add(time.Second) {
+			buf = fmt.Appendf(buf, "%d,95000,95001,94999,95000.5,1,%d,1,1,1,1,0\n", at.UnixMilli(), at.UnixMilli()+999)
+		}
+		if err := os.WriteFile(kl, buf, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r, _ := os.Open(kl)
+		if err := cp.AddKlines(c, kl, r); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+	path := filepath.Join(b.TempDir(), "2026-05-12T13.parquet")
+	writePMXT(b, path, pmxtRows(events))
+	rssBefore := peakRSSMB()
+	var rows int64
+	for b.Loop() {
+		sum, err := archive.Import(context.Background(), &discard{}, archive.Options{Format: archive.PMXTv2, Files: []string{path}, Markets: markets, Prices: cp})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = sum.Events
+	}
+	b.ReportMetric(float64(rows)/(b.Elapsed().Seconds()/float64(b.N)), "rows/s")
+	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	b.ReportMetric(rssBefore, "RSS-before-MB")
+}
