@@ -438,8 +438,10 @@ func (im *importer) readPipelined(name string) error {
 			}
 			return nil
 		}
-		err := readWSJSONL(ctx, name, &im.done, func(its []item) error {
-			b.items = append(b.items, its...)
+		err := readWSJSONL(ctx, name, &im.done, func(evs []book.Event, pos Pos) error {
+			for i := range evs {
+				b.items = append(b.items, item{ev: evs[i], pos: pos})
+			}
 			if len(b.items) >= batchItems {
 				return send()
 			}
