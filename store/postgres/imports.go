@@ -144,13 +144,14 @@ type freshChunk struct {
 }
 
 // copyPendingBytes is about how many bytes of chunks and trades an import
-// holds before it copies them. A quarter megabyte a COPY spreads a copy's
-// fixed cost (a round trip, overlapped with the next batch's encoding)
-// over a thousand rows or more, keeps memory small (one batch pending, one
-// being copied), and keeps short what is left to copy when the input
-// ends, which nothing overlaps: with 4 MB batches that tail was a third
-// of a small import's time.
-const copyPendingBytes = 256 << 10
+// holds before it copies them. A megabyte a COPY spreads a copy's fixed
+// cost (a round trip, and the server's setting up of the copy) over
+// thousands of rows, keeps memory bounded (one batch pending, one being
+// copied) and keeps short what is left to copy when the input ends, which
+// nothing overlaps: with 4 MB batches, copied in turn with the encoding,
+// that tail was a third of a small import's time. (A quarter megabyte
+// measured no better: the writer waits for the copy before it more often.)
+const copyPendingBytes = 1 << 20
 
 func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]store.Market, error) {
 	if err := t.writeRewrites(ctx); err != nil {
