@@ -284,7 +284,8 @@ func loadAverage() float64 {
 
 // BenchmarkImportPMXT measures the importer on an hour of pmxt-v2 (36
 // five-minute markets of three coins), into a store that keeps nothing:
-// rows per second and the process's peak RSS.
+// rows per second, the CPU time an import takes, and the process's peak
+// RSS.
 func BenchmarkImportPMXT(b *testing.B) {
 	var markets []store.Market
 	var events []fxEvent
@@ -314,6 +315,7 @@ func BenchmarkImportPMXT(b *testing.B) {
 	writePMXT(b, path, pmxtRows(events))
 	rssBefore := peakRSSMB()
 	var rows int64
+	cpu := processCPU()
 	for b.Loop() {
 		sum, err := archive.Import(context.Background(), &discard{}, archive.Options{Format: archive.PMXTv2, Files: []string{path}, Markets: markets, Prices: cp})
 		if err != nil {
@@ -322,6 +324,7 @@ func BenchmarkImportPMXT(b *testing.B) {
 		rows = sum.Events
 	}
 	b.ReportMetric(float64(rows)/(b.Elapsed().Seconds()/float64(b.N)), "rows/s")
+	b.ReportMetric(float64((processCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 	b.ReportMetric(rssBefore, "RSS-before-MB")
 }
