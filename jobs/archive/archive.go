@@ -18,9 +18,9 @@
 // Everything goes through one store.ImportTx: a failed import leaves the
 // store as it was; stored rows win over imported ones; an import of the
 // same inputs again changes nothing. Memory stays bounded: ws-jsonl is
-// read a line at a time, pmxt-v2 a row group at a time and held one
-// market at a time (the archive sorts by market), snapshots are written in
-// batches.
+// read a line at a time, pmxt-v2 a row group at a time and held a market
+// at a time (the archive sorts by market; the reader is one market ahead
+// of the folding), snapshots are written in batches.
 package archive
 
 import (
