@@ -18,9 +18,9 @@
 // Everything goes through one store.ImportTx: a failed import leaves the
 // store as it was; stored rows win over imported ones; an import of the
 // same inputs again changes nothing. Memory stays bounded: ws-jsonl is
-// read a line at a time, pmxt-v2 a row group at a time and held one
-// market at a time (the archive sorts by market), snapshots are written in
-// batches.
+// read a line at a time, pmxt-v2 a row group at a time and held a market
+// at a time (the archive sorts by market; the reader is one market ahead
+// of the folding), snapshots are written in batches.
 package archive
 
 import (
@@ -138,27 +138,39 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 			return Summary{}, fmt.Errorf("archive: %w", err)
 		}
 	}
-	// The inputs are digested for the import's key while they are read:
-	// the writer's first job waits for the key and ends the import at once
-	// when it is among those stored, so that nothing is written twice and
-	// a fresh import does not read everything twice over first. (One
-	// stored meanwhile is found by Commit.)
+	// The inputs are digested for the import's key while they are read
+	// and written: when the key is among the imports stored, the import is
+	// ended at once (its context cancelled, importedBefore the cause) and
+	// nothing it wrote is kept, so that nothing is written twice. Writes
+	// do not wait for the key: a fresh import, the common case, neither
+	// reads everything twice over first nor holds its writes back while
+	// the inputs are digested. (One stored meanwhile is found by Commit.)
 	before, err := st.ListImports(ctx)
 	if err != nil {
 		return Summary{}, fmt.Errorf("archive: list imports: %w", err)
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	keyc := make(chan keyResult, 1)
 	go func() {
-		key, err := importKey(ctx, opt)
-		keyc <- keyResult{key, err}
+		res := keyResult{}
+		res.key, res.err = importKey(ctx, opt)
+		if i := slices.IndexFunc(before, func(imp store.Import) bool { return res.err == nil && imp.Key == res.key }); i >= 0 {
+			res.before = &importedBefore{imp: before[i]}
+			cancel(res.before)
+		}
+		keyc <- res
 	}()
 	tx, err := st.BeginImport(ctx)
 	if err != nil {
-		<-keyc
+		cancel(err)
+		if key := <-keyc; key.before != nil {
+			return Summary{Import: key.before.imp, Fresh: false, Elapsed: time.Since(began)}, nil
+		}
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), keyc: keyc, before: before,
-		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{},
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
+		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{}, resolved: map[string]store.Market{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
 		im.fileMarkets[m.ConditionID] = m
@@ -166,13 +178,23 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	}
 	sum, err := im.run(began)
 	if err != nil {
+		cancel(err) // the digest is not needed, unless it is made already
+	}
+	key := <-keyc
+	switch {
+	case key.before != nil: // whatever else ended the import
+		err = key.before
+	case err == nil && key.err != nil:
+		err = key.err
+	}
+	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		if old, ok := errors.AsType[*importedBefore](err); ok {
 			return Summary{Import: old.imp, Fresh: false, Elapsed: time.Since(began)}, nil
 		}
 		return sum, err
 	}
-	imp := store.Import{Key: im.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
+	imp := store.Import{Key: key.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
 	stored, fresh, err := tx.Commit(ctx, imp)
 	if err != nil {
 		return sum, fmt.Errorf("archive: %w", err)
@@ -219,9 +241,12 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+// keyResult is the import's key, or why it could not be made, and the
+// stored import with the key.
 type keyResult struct {
-	key string
-	err error
+	key    string
+	err    error
+	before *importedBefore
 }
 
 // importedBefore ends an import whose key is stored: it changes nothing.
@@ -229,27 +254,6 @@ type importedBefore struct{ imp store.Import }
 
 func (e *importedBefore) Error() string {
 	return fmt.Sprintf("archive: imported before as import %d", e.imp.ID)
-}
-
-// checkKey is the writer's first job: it waits for the import's key and
-// fails the import (importedBefore) when one with the key is stored.
-func (im *importer) checkKey() error {
-	var res keyResult
-	select {
-	case res = <-im.keyc:
-	case <-im.ctx.Done():
-		return im.ctx.Err()
-	}
-	if res.err != nil {
-		return res.err
-	}
-	for _, imp := range im.before {
-		if imp.Key == res.key {
-			return &importedBefore{imp: imp}
-		}
-	}
-	im.key = res.key
-	return nil
 }
 
 type importer struct {
@@ -265,19 +269,18 @@ type importer struct {
 	unknown     map[string]bool
 	fileMarkets map[string]store.Market // by condition id
 	fileTokens  map[string]store.Market // by token
-	// storedFile are the stored markets of the markets file's condition
-	// ids, asked for at once on the first lookup (fileAsked).
+	// resolveMu guards what is learnt of markets (resolve): resolved and
+	// unknown markets by condition id (or "token:" and a token), and the
+	// stored markets of the markets file's condition ids, asked for at
+	// once on the first lookup (fileAsked).
+	resolveMu  sync.Mutex
+	resolved   map[string]store.Market
 	storedFile map[string]store.Market
 	fileAsked  bool
 
 	// w writes through tx off the reading goroutine, in order (see
 	// writer); every use of tx goes through it.
 	w *writer
-	// keyc brings the import's key (see checkKey), key holds it once
-	// checked; the writer alone uses them.
-	keyc   chan keyResult
-	key    string
-	before []store.Import // the imports stored when this one began
 
 	covFrom, covTo time.Time
 	events         int64
@@ -310,11 +313,7 @@ func (im *importer) run(began time.Time) (Summary, error) {
 		}
 	}()
 	im.w = newWriter()
-	var sum Summary
-	err := im.w.later(im.checkKey) // first: every write waits for the key
-	if err == nil {
-		sum, err = im.read()
-	}
+	sum, err := im.read()
 	close(stop)
 	<-progressDone
 	if err == nil {
@@ -380,7 +379,7 @@ func (im *importer) read() (Summary, error) {
 				im.covFrom = f.hour
 			}
 			im.covTo = f.hour.Add(time.Hour)
-			if err := f.read(im.ctx, &im.done, im.want, im.items, &im.skipped); err != nil {
+			if err := im.readPMXT(f); err != nil {
 				return sum, err
 			}
 			if err := im.finishEnded(im.covTo); err != nil {
@@ -439,8 +438,10 @@ func (im *importer) readPipelined(name string) error {
 			}
 			return nil
 		}
-		err := readWSJSONL(ctx, name, &im.done, func(its []item) error {
-			b.items = append(b.items, its...)
+		err := readWSJSONL(ctx, name, &im.done, func(evs []book.Event, pos Pos) error {
+			for i := range evs {
+				b.items = append(b.items, item{ev: evs[i], pos: pos})
+			}
 			if len(b.items) >= batchItems {
 				return send()
 			}
@@ -471,17 +472,52 @@ func (im *importer) readPipelined(name string) error {
 	return nil
 }
 
+// readPMXT reads a pmxt-v2 file on a goroutine of its own, which decodes
+// its rows (skipping the markets not imported) and hands over each
+// market's events in time order, while this one folds them into the
+// markets' books and snapshots, in order: the reader is a market ahead at
+// most. The first error in stream order ends the import: one the folding
+// finds comes from a market before the one the reader stopped at.
+func (im *importer) readPMXT(f *pmxtFile) error {
+	ctx, cancel := context.WithCancel(im.ctx)
+	defer cancel()
+	markets := make(chan []item)
+	var skipped int64
+	var rerr error
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer close(markets)
+		rerr = f.read(ctx, &im.done, im.want, func(its []item) error {
+			select {
+			case markets <- its:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, &skipped)
+	}()
+	var err error
+	for its := range markets {
+		if err == nil {
+			if err = im.items(its); err != nil {
+				cancel() // the reader stops, and is waited for
+			}
+		}
+	}
+	<-readerDone
+	im.skipped += skipped
+	if err != nil {
+		return err
+	}
+	return rerr
+}
+
 // want reports whether the market's events are imported; a market not
 // stored and not in the markets file is an error without one.
 func (im *importer) want(cond string, pos Pos) (bool, error) {
-	if _, ok := im.byCond[cond]; ok {
-		return true, nil
-	}
-	if im.unknown[cond] {
-		return false, nil
-	}
-	r, err := im.lookup(cond, "", pos)
-	return r != nil, err
+	_, ok, err := im.resolve(cond, "", pos)
+	return ok, err
 }
 
 // lookup finds the run of the market of the condition id (or, for an
@@ -494,15 +530,35 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	} else if r, ok := im.byToken[token]; ok {
 		return r, nil
 	}
-	key := cmp.Or(cond, "token:"+token)
-	if im.unknown[key] {
-		return nil, nil
+	m, ok, err := im.resolve(cond, token, pos)
+	if !ok || err != nil {
+		return nil, err
 	}
-	var m store.Market
+	r := &run{im: im, m: m, books: book.NewBooks()}
+	im.byCond[m.ConditionID] = r
+	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
+	im.runs = append(im.runs, r)
+	return r, nil
+}
+
+// resolve finds the market of the condition id (or, for an event without
+// one, the token): stored, or in the markets file; ok is false for one
+// skipped. It is safe to call from the goroutine that reads pmxt-v2
+// (want) while the one that folds events looks markets up.
+func (im *importer) resolve(cond, token string, pos Pos) (m store.Market, ok bool, err error) {
+	im.resolveMu.Lock()
+	defer im.resolveMu.Unlock()
+	key := cmp.Or(cond, "token:"+token)
+	if m, ok := im.resolved[key]; ok {
+		return m, true, nil
+	}
+	if im.unknown[key] {
+		return store.Market{}, false, nil
+	}
 	found := false
 	if _, inFile := im.fileMarkets[cond]; inFile && cond != "" {
 		if err := im.askFileMarkets(); err != nil {
-			return nil, err
+			return store.Market{}, false, err
 		}
 		m, found = im.storedFile[cond]
 	} else if cond != "" {
@@ -513,7 +569,7 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("archive: %w", err)
+			return store.Market{}, false, fmt.Errorf("archive: %w", err)
 		}
 		if len(ms) > 0 {
 			m, found = ms[0], true
@@ -532,16 +588,13 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 			if cond == "" {
 				field, what = "asset_id", "token "+token
 			}
-			return nil, &InputError{Pos: pos, Field: field, Err: fmt.Errorf("%s is not a stored market: give the markets with --markets FILE (`updown markets fetch` writes one), or --skip-unknown to skip markets not stored", what)}
+			return store.Market{}, false, &InputError{Pos: pos, Field: field, Err: fmt.Errorf("%s is not a stored market: give the markets with --markets FILE (`updown markets fetch` writes one), or --skip-unknown to skip markets not stored", what)}
 		}
 		im.unknown[key] = true
-		return nil, nil
+		return store.Market{}, false, nil
 	}
-	r := &run{im: im, m: m, books: book.NewBooks()}
-	im.byCond[m.ConditionID] = r
-	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
-	im.runs = append(im.runs, r)
-	return r, nil
+	im.resolved[key] = m
+	return m, true, nil
 }
 
 // lookupBatch is how many condition ids one question to the store names.

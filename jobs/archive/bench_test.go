@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -114,8 +115,9 @@ func mbFromEnv(def int) int {
 
 // BenchmarkImportStream measures the importer (parse, rebuild, sample) on
 // a generated ws-jsonl stream, 64 MB by default (ARCHIVE_BENCH_MB=1024 for
-// the 1 GB figure): rows (events) per second, MB per second, and the
-// process's peak RSS, which stays flat as the stream grows (the importer
+// the 1 GB figure): rows (events) per second, MB per second, the CPU time
+// an import takes (on a busy machine a steadier figure than the rates),
+// and the process's peak RSS, which stays flat as the stream grows (the importer
 // holds one line and each market's books and unwritten snapshots).
 func BenchmarkImportStream(b *testing.B) {
 	mb := mbFromEnv(64)
@@ -123,7 +125,7 @@ func BenchmarkImportStream(b *testing.B) {
 	st, _ := os.Stat(path)
 	rssBefore := peakRSSMB()
 	var events, snaps int64
-	b.ResetTimer()
+	cpu := processCPU()
 	for b.Loop() {
 		d := &discard{}
 		sum, err := archive.Import(context.Background(), d, archive.Options{Format: archive.WSJSONL, Files: []string{path}, Markets: markets, Prices: cp})
@@ -136,70 +138,193 @@ func BenchmarkImportStream(b *testing.B) {
 	b.ReportMetric(float64(events)/sec, "rows/s")
 	b.ReportMetric(float64(snaps)/sec, "snapshots/s")
 	b.ReportMetric(float64(st.Size())/(1<<20)/sec, "MB/s")
+	b.ReportMetric(float64((processCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 	b.ReportMetric(rssBefore, "RSS-before-MB")
 }
 
-// BenchmarkImportVsCopy imports a generated stream into Postgres and, in
-// the same run, writes the same snapshots (and trades) into another
-// database through the store's COPY path (AppendSnapshots, 2,048 a call);
+// BenchmarkImportVsCopy compares, on the same Postgres server and in the
+// same run, an import of a generated ws-jsonl stream (ARCHIVE_BENCH_MB, 32
+// MB by default) with the store's COPY path writing the same rows: the
+// snapshots and trades that import stored, read back before the timing,
+// written into markets stored beforehand through AppendSnapshots (2,048 a
+// call, a transaction each, its chunks by COPY) and AppendMarketTrades.
+// The import's time holds all of its work besides: reading, decoding and
+// digesting the file, rebuilding the books, sampling the grid, the
+// markets' rows, the gaps and the import's record, in one transaction.
+// Each side writes into a new database every time, twice an iteration,
+// in the order import, copy, copy, import, so that neither always finds
+// the server (or the machine) as the other left it.
+//
 // import-vs-copy is the ratio of their snapshots per second (1 or more:
-// the import keeps up with COPY), each over all the run's iterations, so
-// that one iteration slowed by a busy machine weighs as little on one
-// side as on the other.
+// the import keeps up with COPY), each over all the run's iterations.
+// The import spreads its work over goroutines (decoding, rebuilding,
+// writing) while the COPY path waits for the server in turn, so the ratio
+// rests on idle cores: on a machine whose cores are all busy it tends to
+// the ratio of CPU time, hence the CPU time each side takes in this
+// process (the server's is not counted) and the load average beside it.
 func BenchmarkImportVsCopy(b *testing.B) {
 	ctx := context.Background()
-	path, markets, cp := benchStream(b, mbFromEnv(8))
-	var importSnaps, copySnaps int64
-	var importTime, copyTime time.Duration
-	for b.Loop() {
-		b.StopTimer()
-		st := pgtest.NewStore(b)
-		other := pgtest.NewStore(b)
-		b.StartTimer()
-		began := time.Now()
-		sum, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{path}, Markets: markets, Prices: cp})
+	path, markets, cp := benchStream(b, mbFromEnv(32))
+	opt := archive.Options{Format: archive.WSJSONL, Files: []string{path}, Markets: markets, Prices: cp}
+	src := pgtest.NewStore(b)
+	first, err := archive.Import(ctx, src, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var snaps [][]store.Snapshot
+	var trades [][]store.MarketTrade
+	var nSnaps, nTrades int64
+	for _, m := range markets {
+		s, _, err := src.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		importTime += time.Since(began)
-		importSnaps += sum.Import.Snapshots
-		b.StopTimer()
-		var all [][]store.Snapshot
-		var trades [][]store.MarketTrade
-		var n int
-		for _, m := range markets {
-			s, _, err := st.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			tr, _, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			all, trades = append(all, s), append(trades, tr)
-			n += len(s)
-		}
-		if err := other.UpsertMarkets(ctx, markets); err != nil {
+		tr, _, err := src.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
+		if err != nil {
 			b.Fatal(err)
 		}
+		snaps, trades = append(snaps, s), append(trades, tr)
+		nSnaps, nTrades = nSnaps+int64(len(s)), nTrades+int64(len(tr))
+	}
+	if nSnaps != first.Import.Snapshots || nTrades != first.Import.Trades {
+		b.Fatalf("read back %d snapshots and %d trades, the import wrote %d and %d", nSnaps, nTrades, first.Import.Snapshots, first.Import.Trades)
+	}
+	// A side's preparation (a new database, and the markets for COPY) is
+	// not timed; what it returns is.
+	type side struct {
+		wall, cpu time.Duration
+	}
+	var imp, cpy side
+	measure := func(sd *side, prepare func() func()) {
+		b.StopTimer()
+		run := prepare()
 		b.StartTimer()
-		began = time.Now()
-		for i, m := range markets {
-			for chunk := range slices.Chunk(all[i], 2048) {
-				if err := other.AppendSnapshots(ctx, m.Slug, chunk); err != nil {
+		cpu, began := processCPU(), time.Now()
+		run()
+		sd.wall += time.Since(began)
+		sd.cpu += processCPU() - cpu
+	}
+	importSide := func() {
+		measure(&imp, func() func() {
+			st := pgtest.NewStore(b)
+			return func() {
+				sum, err := archive.Import(ctx, st, opt)
+				if err != nil {
 					b.Fatal(err)
 				}
+				if sum.Import.Snapshots != nSnaps || sum.Import.Trades != nTrades {
+					b.Fatalf("the import wrote %d snapshots and %d trades, want %d and %d", sum.Import.Snapshots, sum.Import.Trades, nSnaps, nTrades)
+				}
 			}
-			if err := other.AppendMarketTrades(ctx, m.Slug, trades[i]); err != nil {
+		})
+	}
+	copySide := func() {
+		measure(&cpy, func() func() {
+			other := pgtest.NewStore(b)
+			if err := other.UpsertMarkets(ctx, markets); err != nil {
 				b.Fatal(err)
 			}
-		}
-		copyTime += time.Since(began)
-		copySnaps += int64(n)
+			return func() {
+				for i, m := range markets {
+					for chunk := range slices.Chunk(snaps[i], 2048) {
+						if err := other.AppendSnapshots(ctx, m.Slug, chunk); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := other.AppendMarketTrades(ctx, m.Slug, trades[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
-	importRate, copyRate := float64(importSnaps)/importTime.Seconds(), float64(copySnaps)/copyTime.Seconds()
+	n := 0
+	for b.Loop() { // each side first once
+		importSide()
+		copySide()
+		copySide()
+		importSide()
+		n += 2
+	}
+	importRate, copyRate := float64(nSnaps*int64(n))/imp.wall.Seconds(), float64(nSnaps*int64(n))/cpy.wall.Seconds()
 	b.ReportMetric(importRate, "import-snapshots/s")
 	b.ReportMetric(copyRate, "copy-snapshots/s")
 	b.ReportMetric(importRate/copyRate, "import-vs-copy")
+	b.ReportMetric(float64(first.Events*int64(n))/imp.wall.Seconds(), "import-rows/s")
+	b.ReportMetric(float64(imp.cpu.Milliseconds())/float64(n), "import-cpu-ms")
+	b.ReportMetric(float64(cpy.cpu.Milliseconds())/float64(n), "copy-cpu-ms")
+	b.ReportMetric(loadAverage(), "load-1m")
+	b.Logf("the same %d snapshots and %d trades of %d markets, each side %d times; import: %d events read from %d MB, "+
+		"decoded, rebuilt, sampled and written with markets, gaps and its record in one transaction; "+
+		"copy: written alone into markets stored untimed (AppendSnapshots 2,048 a call, AppendMarketTrades); "+
+		"CPU is this process's, the server's not counted", nSnaps, nTrades, len(markets), n, first.Events, mbFromEnv(32))
+}
+
+// processCPU is the CPU time this process has taken, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAverage is the machine's load average over the last minute (0 where
+// /proc/loadavg is not).
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, _ := strconv.ParseFloat(f, 64)
+	return v
+}
+
+// BenchmarkImportPMXT measures the importer on an hour of pmxt-v2 (36
+// five-minute markets of three coins), into a store that keeps nothing:
+// rows per second, the CPU time an import takes, and the process's peak
+// RSS.
+func BenchmarkImportPMXT(b *testing.B) {
+	var markets []store.Market
+	var events []fxEvent
+	cp := archive.NewCoinPrices()
+	for i := range 36 {
+		c := []store.Coin{store.BTC, store.ETH, store.SOL}[i%3]
+		m := fxMarket(c, fxHour.Add(time.Duration(5*(i/3))*time.Minute), 100+i)
+		markets = append(markets, m)
+		events = append(events, fxStream(m, m.StartTime.Add(-10*time.Second), m.EndTime, uint64(100+i), 0)...)
+	}
+	for _, c := range []store.Coin{store.BTC, store.ETH, store.SOL} {
+		kl := filepath.Join(b.TempDir(), string(c)+"USDT-1s.csv")
+		var buf []byte
+		for at := fxHour; at.Before(fxHour.Add(time.Hour)); at = at.Add(time.Second) {
+			buf = fmt.Appendf(buf, "%d,95000,95001,94999,95000.5,1,%d,1,1,1,1,0\n", at.UnixMilli(), at.UnixMilli()+999)
+		}
+		if err := os.WriteFile(kl, buf, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r, _ := os.Open(kl)
+		if err := cp.AddKlines(c, kl, r); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+	path := filepath.Join(b.TempDir(), "2026-05-12T13.parquet")
+	writePMXT(b, path, pmxtRows(events))
+	rssBefore := peakRSSMB()
+	var rows int64
+	cpu := processCPU()
+	for b.Loop() {
+		sum, err := archive.Import(context.Background(), &discard{}, archive.Options{Format: archive.PMXTv2, Files: []string{path}, Markets: markets, Prices: cp})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows = sum.Events
+	}
+	b.ReportMetric(float64(rows)/(b.Elapsed().Seconds()/float64(b.N)), "rows/s")
+	b.ReportMetric(float64((processCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	b.ReportMetric(rssBefore, "RSS-before-MB")
 }

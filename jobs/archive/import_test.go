@@ -367,3 +367,131 @@ func TestChainlinkPrices(t *testing.T) {
 		t.Errorf("a bad price frame on line %d: %v, want an input error naming the line and payload", badLine, err)
 	}
 }
+
+// beginsLate is a store whose imports cannot begin until their context
+// ends (or, so that a test fails rather than hangs, a while passes).
+type beginsLate struct{ *memory.Store }
+
+var errBeganLate = errors.New("the import was not ended while it waited to begin")
+
+func (s beginsLate) BeginImport(ctx context.Context) (store.ImportTx, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(10 * time.Second):
+		return nil, errBeganLate
+	}
+}
+
+// TestRerunEndedUnderWay re-runs an import on a store where an import's
+// writing waits: the digest of the inputs, made while the import goes on
+// (writes do not wait for it), finds the first import and ends this one
+// where it is, with the first import back and nothing changed.
+func TestRerunEndedUnderWay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	jsonl := filepath.Join(t.TempDir(), "dump.jsonl")
+	writeJSONL(t, jsonl, fx.events)
+	st := memory.New()
+	opt := archive.Options{Format: archive.WSJSONL, Files: []string{jsonl}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)}
+	first, err := archive.Import(ctx, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotsOf(t, st, fx.known.Slug)
+	again, err := archive.Import(ctx, beginsLate{st}, opt)
+	if err != nil || again.Fresh || again.Import.ID != first.Import.ID {
+		t.Fatalf("re-run: %+v, %v; want the first import back", again, err)
+	}
+	if imps, _ := st.ListImports(ctx); len(imps) != 1 {
+		t.Errorf("%d imports after a re-run", len(imps))
+	}
+	if after := snapshotsOf(t, st, fx.known.Slug); len(after) != len(before) {
+		t.Errorf("a re-run changed the snapshots: %d, were %d", len(after), len(before))
+	}
+}
+
+// TestPMXTManyMarkets imports an hour of six markets, two of them not in
+// the markets file, as pmxt-v2 (whose rows are decoded on a goroutine of
+// their own, a market ahead of the folding) and as ws-jsonl: the same
+// markets, snapshots, trades and skipped events. The same hour with a bad
+// row in a market after others were read fails naming the row and field,
+// and stores nothing.
+func TestPMXTManyMarkets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var all []store.Market
+	var events []fxEvent
+	for i, c := range []store.Coin{store.BTC, store.ETH, store.SOL, store.BTC, store.ETH, store.SOL} {
+		m := fxMarket(c, fxHour.Add(time.Duration(5*i)*time.Minute), 10+i)
+		all = append(all, m)
+		events = append(events, fxStream(m, m.StartTime.Add(-10*time.Second), m.EndTime, uint64(10+i), 0)...)
+	}
+	known := []store.Market{all[0], all[2], all[3], all[5]}
+	prices := func() *archive.CoinPrices {
+		cp := archive.NewCoinPrices()
+		for _, c := range []store.Coin{store.BTC, store.ETH, store.SOL} {
+			writeKlines(t, cp, c, fxHour, fxHour.Add(time.Hour), func(at time.Time) float64 { return 1000 + float64(at.Unix()%89) })
+		}
+		return cp
+	}
+	dir := t.TempDir()
+	jsonl, pq := filepath.Join(dir, "dump.jsonl"), filepath.Join(dir, "2026-05-12T13.parquet")
+	byTime := slices.Clone(events)
+	slices.SortStableFunc(byTime, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
+	writeJSONL(t, jsonl, byTime)
+	writePMXT(t, pq, pmxtRows(events))
+
+	sums := map[archive.Format]archive.Summary{}
+	stores := map[archive.Format]*memory.Store{}
+	for f, file := range map[archive.Format]string{archive.WSJSONL: jsonl, archive.PMXTv2: pq} {
+		st := memory.New()
+		sum, err := archive.Import(ctx, st, archive.Options{Format: f, Files: []string{file}, Markets: known, Prices: prices()})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		sums[f], stores[f] = sum, st
+	}
+	a, b := sums[archive.WSJSONL], sums[archive.PMXTv2]
+	if a.Import.Markets != int64(len(known)) || b.Import.Markets != a.Import.Markets || b.Import.Snapshots != a.Import.Snapshots ||
+		b.Import.Trades != a.Import.Trades || b.Skipped != a.Skipped || b.SkippedMarkets != 2 || a.SkippedMarkets != 2 {
+		t.Fatalf("ws-jsonl %+v, pmxt-v2 %+v: want %d markets each, the same rows, two markets skipped", a, b, len(known))
+	}
+	for _, m := range known {
+		sa, sb := snapshotsOf(t, stores[archive.WSJSONL], m.Slug), snapshotsOf(t, stores[archive.PMXTv2], m.Slug)
+		if len(sa) < 500 || len(sa) != len(sb) {
+			t.Fatalf("%s: ws-jsonl %d snapshots, pmxt-v2 %d", m.Slug, len(sa), len(sb))
+		}
+		for i := range sa {
+			if !sa[i].Time.Equal(sb[i].Time) || !sameSnapshot(sa[i], sb[i]) {
+				t.Fatalf("%s: snapshot %d: ws-jsonl %s %s, pmxt-v2 %s %s", m.Slug, i, sa[i].Time, fmtSnap(sa[i]), sb[i].Time, fmtSnap(sb[i]))
+			}
+		}
+		ta, _, _ := stores[archive.WSJSONL].ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
+		tb, _, _ := stores[archive.PMXTv2].ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
+		if len(ta) == 0 || !slices.Equal(ta, tb) {
+			t.Errorf("%s: trades: ws-jsonl %d, pmxt-v2 %d", m.Slug, len(ta), len(tb))
+		}
+	}
+
+	// A bad number in the last market the file holds (sorted by condition
+	// id): the markets before it were read and folded by then.
+	rows := pmxtRows(events)
+	last := slices.MaxFunc(known, func(x, y store.Market) int { return cmp.Compare(x.ConditionID, y.ConditionID) })
+	bad := slices.IndexFunc(rows, func(r pmxtRow) bool { return r.Market == last.ConditionID && r.EventType == "last_trade_price" })
+	cheap := "cheap"
+	rows[bad].Price = &cheap
+	badPQ := filepath.Join(dir, "bad", "2026-05-12T13.parquet")
+	os.MkdirAll(filepath.Dir(badPQ), 0o755)
+	writePMXT(t, badPQ, rows)
+	st := memory.New()
+	_, err := archive.Import(ctx, st, archive.Options{Format: archive.PMXTv2, Files: []string{badPQ}, Markets: known, Prices: prices()})
+	want := fmt.Sprintf("row %d: field price", bad+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("bad row: %v, want an error naming %q", err, want)
+	}
+	if _, n, _ := st.ListMarkets(ctx, store.MarketFilter{}); n != 0 {
+		t.Errorf("a failed import stored %d markets", n)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -49,6 +50,22 @@ type pmxtFile struct {
 	cols [16]int // PMXTColumns[i]'s column index in the file
 	// hour is the UTC hour the file holds (its first row's).
 	hour time.Time
+	// names interns the texts that repeat from row to row (markets,
+	// tokens, event types, sides): a row costs no copy of them.
+	names map[string]string
+}
+
+// intern returns b as a string, interned.
+func (p *pmxtFile) intern(b []byte) string {
+	if s, ok := p.names[string(b)]; ok {
+		return s
+	}
+	if p.names == nil || len(p.names) >= 1<<14 {
+		p.names = map[string]string{}
+	}
+	s := string(b)
+	p.names[s] = s
+	return s
 }
 
 func openPMXT(name string) (*pmxtFile, error) {
@@ -166,15 +183,15 @@ func (p *pmxtFile) read(ctx context.Context, rowsRead *atomic.Int64, want func(c
 				rowNum++
 				p.pick(row, &vals)
 				pos := Pos{File: p.name, Row: rowNum}
-				market := string(vals[colMarket].ByteArray())
-				if !started || market != cur {
+				market := vals[colMarket].ByteArray()
+				if !started || string(market) != cur {
 					if err := flush(); err != nil {
 						rows.Close()
 						return err
 					}
-					started, cur = true, market
+					started, cur = true, p.intern(market)
 					var werr error
-					if keep, werr = want(market, pos); werr != nil {
+					if keep, werr = want(cur, pos); werr != nil {
 						rows.Close()
 						return werr
 					}
@@ -219,11 +236,11 @@ func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, e
 		return bad("timestamp", err)
 	}
 	w := book.Wire{
-		EventType: string(vals[colEventType].ByteArray()),
-		Market:    string(vals[colMarket].ByteArray()),
+		EventType: p.intern(vals[colEventType].ByteArray()),
+		Market:    p.intern(vals[colMarket].ByteArray()),
 		Timestamp: book.Text(strconv.FormatInt(ts, 10)),
-		AssetID:   book.Text(vals[colAssetID].ByteArray()),
-		Side:      string(vals[colSide].ByteArray()),
+		AssetID:   book.Text(p.intern(vals[colAssetID].ByteArray())),
+		Side:      p.intern(vals[colSide].ByteArray()),
 		TxHash:    string(vals[colTxHash].ByteArray()),
 	}
 	nums := []struct {
@@ -307,6 +324,11 @@ func numOf(v parquet.Value) (book.Num, error) {
 		s := v.ByteArray()
 		if len(s) == 0 {
 			return book.Num{}, nil
+		}
+		// Parsed without keeping the text (no allocation), which only
+		// ParseNum's error, for the message, does.
+		if f, err := strconv.ParseFloat(string(s), 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return book.Num{V: f, Set: true}, nil
 		}
 		f, err := book.ParseNum(string(s))
 		if err != nil {

@@ -119,8 +119,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 const maxLine = 64 << 20
 
 // readWSJSONL reads a ws-jsonl file and hands its events, one frame at a
-// time, to fn, and Chainlink price frames to price.
-func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn func([]item) error, price func(coinPoint)) error {
+// time with the frame's place, to fn, and Chainlink price frames to price.
+// The events are fn's until it returns.
+func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn func([]book.Event, Pos) error, price func(coinPoint)) error {
 	r, closeFn, err := openFile(name, counted)
 	if err != nil {
 		return err
@@ -130,7 +131,6 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 	var line int64
 	var dec book.Decoder
 	var evs []book.Event
-	var items []item
 	for {
 		if line%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -164,11 +164,7 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 				if derr != nil {
 					return frameError(Pos{File: name, Line: line}, t, derr)
 				}
-				items = items[:0]
-				for _, e := range evs {
-					items = append(items, item{ev: e, pos: Pos{File: name, Line: line}})
-				}
-				if err := fn(items); err != nil {
+				if err := fn(evs, Pos{File: name, Line: line}); err != nil {
 					return err
 				}
 			}

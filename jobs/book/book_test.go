@@ -3,8 +3,10 @@ package book
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +186,37 @@ func FuzzFastDecode(f *testing.F) {
 			reused = interned
 		}
 	})
+}
+
+// TestDecoderNumbers checks that a Decoder reads a frame's numbers without
+// allocating: an import reads millions of them. What a price_change frame
+// costs is its event's lists (the frame's changes, growing, and the
+// event's) and its timestamp's text: a few allocations for one change,
+// fewer than one a change for twenty (each of which has four numbers).
+func TestDecoderNumbers(t *testing.T) {
+	frame := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"event_type":"price_change","market":"0x1","timestamp":"1703875201000","price_changes":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"asset_id":"7","price":"0.%02d","size":"%d.5","side":"BUY","best_bid":"0.%02d","best_ask":0.99}`, 10+i, 100+i, 10+i)
+		}
+		b.WriteString(`]}`)
+		return []byte(b.String())
+	}
+	var d Decoder
+	var out []Event
+	allocs := func(b []byte) float64 {
+		return testing.AllocsPerRun(50, func() {
+			var err error
+			if out, err = d.DecodeAppend(out[:0], b); err != nil || len(out) != 1 {
+				t.Fatalf("%s: %v", b, err)
+			}
+		})
+	}
+	if one, many := allocs(frame(1)), allocs(frame(20)); one > 4 || many > 10 {
+		t.Errorf("a frame of 1 change takes %v allocations, of 20 changes %v: want 4 and 10 at most", one, many)
+	}
 }

@@ -2,6 +2,8 @@ package book
 
 import (
 	"bytes"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -238,19 +240,17 @@ func (p *fastParser) num(dst *Num) bool {
 			*dst = Num{}
 			return true
 		}
-		v, err := ParseNum(string(s))
-		if err != nil {
-			return false
-		}
-		*dst = Num{V: v, Set: true}
-		return true
+		return finite(s, dst)
 	}
 	s, ok := p.number()
-	if !ok {
-		return false
-	}
-	v, err := ParseNum(string(s))
-	if err != nil {
+	return ok && finite(s, dst)
+}
+
+// finite reads s as ParseNum does (a finite number), into dst, without
+// keeping s: a frame's numbers cost no allocation.
+func finite(s []byte, dst *Num) bool {
+	v, err := strconv.ParseFloat(string(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return false
 	}
 	*dst = Num{V: v, Set: true}

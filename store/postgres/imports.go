@@ -23,7 +23,8 @@ func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 		return nil, wrap("begin import", err)
 	}
 	return &importTx{s: s, tx: tx, created: map[string]bool{}, ids: map[string]int64{},
-		fresh: map[string]*freshSeries{}, freshTrades: map[string]*freshTrades{}, freshGaps: map[int64][]store.Gap{}}, nil
+		fresh: map[string]*freshSeries{}, freshTrades: map[string]*freshTrades{}, freshGaps: map[int64][]store.Gap{},
+		rewrites: map[string]int{}}, nil
 }
 
 const importColumns = `id, key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at`
@@ -76,6 +77,41 @@ type importTx struct {
 	freshTrades   map[string]*freshTrades
 	pendingTrades []freshTrade
 	freshGaps     map[int64][]store.Gap
+
+	// copying, when set, brings the end of the COPY of the chunks and
+	// trades pending before (see copyPending): until then the connection
+	// is the copy's, and every other use of tx waits for it (settle), so
+	// that encoding the next rows overlaps the server's writing of these.
+	// err is the first failure of one, for every call after.
+	copying <-chan copied
+	cancel  context.CancelFunc
+	err     error
+	// spareChunks and spareTrades are the memory of the last batch
+	// copied, for the next one.
+	spareChunks []freshChunk
+	spareTrades []freshTrade
+
+	// rewrites are the markets the import created as AddMarket was last
+	// given them (what the import learnt of them since their first
+	// rows), by index into rewriting: written all at once, at Commit (or
+	// before a read of markets).
+	rewrites  map[string]int
+	rewriting []rewrite
+}
+
+// copied is how a COPY in flight ended, with the memory of what it wrote,
+// for the next batch.
+type copied struct {
+	chunks []freshChunk
+	trades []freshTrade
+	err    error
+}
+
+// rewrite is a created market's row, written again at Commit.
+type rewrite struct {
+	m       store.Market
+	source  string
+	stamped time.Time
 }
 
 // freshTrades is what is written of a created market's trades.
@@ -108,12 +144,19 @@ type freshChunk struct {
 }
 
 // copyPendingBytes is about how many bytes of chunks and trades an import
-// holds before it copies them: a few megabytes a COPY, so that a copy's
-// fixed cost (two round trips, which on a busy server cost more than the
-// rows) is spread over thousands of rows while memory stays bounded.
-const copyPendingBytes = 4 << 20
+// holds before it copies them. A megabyte a COPY spreads a copy's fixed
+// cost (a round trip, and the server's setting up of the copy) over
+// thousands of rows, keeps memory bounded (one batch pending, one being
+// copied) and keeps short what is left to copy when the input ends, which
+// nothing overlaps: with 4 MB batches, copied in turn with the encoding,
+// that tail was a third of a small import's time. (A quarter megabyte
+// measured no better: the writer waits for the copy before it more often.)
+const copyPendingBytes = 1 << 20
 
 func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]store.Market, error) {
+	if err := t.writeRewrites(ctx); err != nil {
+		return nil, wrap("import: markets by condition", err)
+	}
 	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
 	rows, _ := t.tx.Query(ctx, `select `+marketColumns+` from markets where condition_id = any($1) order by start_time desc, slug`, ids)
 	out, err := pgx.CollectRows(rows, scanMarket)
@@ -143,16 +186,22 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		r := micro(*m.ResolvedAt)
 		resolvedAt = &r
 	}
-	tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
 	if t.created[m.Slug] {
-		_, err := t.tx.Exec(ctx, upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
-			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
-			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
-			resolvedAt, now, now,
-			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, []string{source})
+		// Only this import wrote the market: its row is written again at
+		// Commit, all such rows in one round trip.
+		rw := rewrite{m: m, source: source, stamped: now}
+		if i, ok := t.rewrites[m.Slug]; ok {
+			t.rewriting[i] = rw
+		} else {
+			t.rewrites[m.Slug] = len(t.rewriting)
+			t.rewriting = append(t.rewriting, rw)
+		}
+		return false, nil
+	}
+	if err := t.settle(ctx); err != nil {
 		return false, wrap(op, err)
 	}
+	tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
 	var created bool
 	var id int64
 	err := t.tx.QueryRow(ctx, addMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
@@ -199,6 +248,9 @@ func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []sto
 			return 0, wrap(op, err)
 		}
 	}
+	if err := t.settle(ctx); err != nil {
+		return 0, wrap(op, err)
+	}
 	var before int64
 	err := t.tx.QueryRow(ctx, `select coalesce((select s.n from snapshot_series s join markets m on m.id = s.market where m.slug = $1), 0)`, slug).Scan(&before)
 	if err != nil {
@@ -241,10 +293,13 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 		}
 		// Trades reaching back among its own: from now on the market's
 		// trades are inserted by statement, after what is pending.
-		if err := t.copyPending(ctx); err != nil {
+		if err := t.flushPending(ctx); err != nil {
 			return 0, wrap(op, err)
 		}
 		delete(t.freshTrades, slug)
+	}
+	if err := t.settle(ctx); err != nil {
+		return 0, wrap(op, err)
 	}
 	n := len(sorted)
 	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
@@ -340,6 +395,9 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 		t.gaps += int64(len(gaps))
 		return nil
 	}
+	if err := t.settle(ctx); err != nil {
+		return wrap(op, err)
+	}
 	var id int64
 	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id); err != nil {
 		return wrap(op, err)
@@ -397,51 +455,154 @@ func (t *importTx) appendFresh(fs *freshSeries, in []store.Snapshot) {
 	t.snapshots += int64(len(in))
 }
 
-// copyPending writes the pending chunks in one COPY, and the pending trades
-// in another.
+// copyPending starts copying the pending chunks, in one COPY, and the
+// pending trades, in another, on a goroutine of its own (see copying),
+// under ctx; the call that starts it returns at once, the calls after
+// wait for the connection. A COPY in flight is waited for first.
 func (t *importTx) copyPending(ctx context.Context) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	if len(t.pending) == 0 && len(t.pendingTrades) == 0 {
 		return nil
 	}
 	months := monthsOf(t.pending, func(c freshChunk) time.Time { return c.first })
 	if missing := t.s.parts.missing(months); len(missing) > 0 {
-		return fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing))
+		return t.fail(fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing)))
 	}
-	if len(t.pending) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
+	chunks, trades := t.pending, t.pendingTrades
+	t.pending, t.pendingTrades, t.pendingBytes = t.spareChunks, t.spareTrades, 0
+	t.spareChunks, t.spareTrades = nil, nil
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan copied, 1)
+	t.copying, t.cancel = done, cancel
+	go func() {
+		defer cancel()
+		done <- copied{chunks: chunks, trades: trades, err: copyRows(ctx, t.tx, chunks, trades)}
+	}()
+	return nil
+}
+
+// copyRows writes chunks in one COPY and trades in another.
+func copyRows(ctx context.Context, tx pgx.Tx, chunks []freshChunk, trades []freshTrade) error {
+	if len(chunks) > 0 {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
 			[]string{"market", "first_time", "last_time", "n", "head", "books"},
-			pgx.CopyFromSlice(len(t.pending), func(i int) ([]any, error) {
-				c := &t.pending[i]
+			pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
+				c := &chunks[i]
 				return []any{c.market, c.first, c.last, int32(c.n), c.head, c.books}, nil
 			}))
 		if err != nil {
 			return err
 		}
-		clear(t.pending) // the encoded bytes go with the copy
-		t.pending = t.pending[:0]
 	}
-	if len(t.pendingTrades) > 0 {
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"market_trades"},
+	if len(trades) > 0 {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"market_trades"},
 			[]string{"market", "time", "outcome", "side", "price", "size", "fee_rate_bps", "tx_hash"},
-			pgx.CopyFromSlice(len(t.pendingTrades), func(i int) ([]any, error) {
-				tr := &t.pendingTrades[i]
+			pgx.CopyFromSlice(len(trades), func(i int) ([]any, error) {
+				tr := &trades[i]
 				return []any{tr.market, tr.Time, tr.Outcome, tr.Side, tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash}, nil
 			}))
 		if err != nil {
 			return err
 		}
-		t.pendingTrades = t.pendingTrades[:0]
 	}
-	t.pendingBytes = 0
 	return nil
 }
 
-// writeFresh copies what is pending and writes the fresh series rows: all
-// of them (slug "") or the one of the slug, which is fresh no more.
-func (t *importTx) writeFresh(ctx context.Context, slug string) error {
+// settle waits for the COPY in flight, if any, and returns the first
+// failure of one; a done ctx stops the wait, and the copy.
+func (t *importTx) settle(ctx context.Context) error {
+	if t.copying == nil {
+		return t.err
+	}
+	var c copied
+	select {
+	case c = <-t.copying:
+	case <-ctx.Done():
+		t.cancel()
+		c = <-t.copying
+		if c.err == nil {
+			c.err = ctx.Err()
+		}
+	}
+	t.copying, t.cancel = nil, nil
+	if c.err != nil {
+		return t.fail(c.err)
+	}
+	// Their memory holds a batch after the next: the encoded bytes go
+	// with the copy.
+	clear(c.chunks)
+	t.spareChunks, t.spareTrades = c.chunks[:0], c.trades[:0]
+	return nil
+}
+
+// fail records the import's first failure: the transaction is of no more
+// use.
+func (t *importTx) fail(err error) error {
+	if t.err == nil {
+		t.err = err
+	}
+	return t.err
+}
+
+// flushPending copies what is pending and waits for it.
+func (t *importTx) flushPending(ctx context.Context) error {
 	if err := t.copyPending(ctx); err != nil {
 		return err
 	}
+	return t.settle(ctx)
+}
+
+// writeRewrites writes the rows of the created markets held for Commit.
+func (t *importTx) writeRewrites(ctx context.Context) error {
+	if err := t.settle(ctx); err != nil || len(t.rewriting) == 0 {
+		return err
+	}
+	batch := &pgx.Batch{}
+	t.queueRewrites(batch)
+	return t.tx.SendBatch(ctx, batch).Close()
+}
+
+// queueRewrites queues the statements writing the rows of the created
+// markets held for Commit.
+func (t *importTx) queueRewrites(batch *pgx.Batch) {
+	for _, rw := range t.rewriting {
+		m := rw.m
+		var resolvedAt *time.Time
+		if m.ResolvedAt != nil {
+			r := micro(*m.ResolvedAt)
+			resolvedAt = &r
+		}
+		tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
+		batch.Queue(upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
+			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
+			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
+			resolvedAt, rw.stamped, rw.stamped,
+			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
+			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, []string{rw.source})
+	}
+	clear(t.rewrites)
+	t.rewriting = t.rewriting[:0]
+}
+
+// writeFresh copies what is pending and writes the series row of the
+// slug's market, which is fresh no more.
+func (t *importTx) writeFresh(ctx context.Context, slug string) error {
+	if err := t.flushPending(ctx); err != nil {
+		return err
+	}
+	batch := &pgx.Batch{}
+	t.queueFresh(batch, slug)
+	if batch.Len() == 0 {
+		return nil
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
+}
+
+// queueFresh queues the insert of the fresh series rows: all of them (slug
+// "") or the one of the slug.
+func (t *importTx) queueFresh(batch *pgx.Batch, slug string) {
 	var ids, ns []int64
 	var firsts, lasts []time.Time
 	for s, fs := range t.fresh {
@@ -455,16 +616,15 @@ func (t *importTx) writeFresh(ctx context.Context, slug string) error {
 		ids, ns = append(ids, fs.market), append(ns, fs.n)
 		firsts, lasts = append(firsts, fs.first), append(lasts, fs.last)
 	}
-	if len(ids) == 0 {
-		return nil
+	if len(ids) > 0 {
+		batch.Queue(`insert into snapshot_series (market, n, first_time, last_time)
+			select * from unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::timestamptz[])`, ids, ns, firsts, lasts)
 	}
-	_, err := t.tx.Exec(ctx, `insert into snapshot_series (market, n, first_time, last_time)
-		select * from unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::timestamptz[])`, ids, ns, firsts, lasts)
-	return err
 }
 
-// writeFreshGaps writes the gaps of the markets the import created.
-func (t *importTx) writeFreshGaps(ctx context.Context) error {
+// queueFreshGaps queues the insert of the gaps of the markets the import
+// created.
+func (t *importTx) queueFreshGaps(batch *pgx.Batch) {
 	var ids []int64
 	var froms, tos []time.Time
 	var kinds []string
@@ -474,23 +634,19 @@ func (t *importTx) writeFreshGaps(ctx context.Context) error {
 		}
 	}
 	clear(t.freshGaps)
-	if len(ids) == 0 {
-		return nil
+	if len(ids) > 0 {
+		batch.Queue(`insert into market_gaps (market, from_time, to_time, kind)
+			select * from unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[], $4::text[])`, ids, froms, tos, kinds)
 	}
-	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
-		select * from unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[], $4::text[])`, ids, froms, tos, kinds)
-	return err
 }
 
 // Commit records the import and commits, or, when an import with its key
-// is stored, rolls back and returns that one.
+// is stored, rolls back and returns that one. What was held for it (the
+// last rows, the series, gaps and rows of the created markets, the
+// import's row) is written in one round trip after the last COPY.
 func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, bool, error) {
 	const op = "import: commit"
-	if err := t.writeFresh(ctx, ""); err != nil {
-		_ = t.tx.Rollback(ctx)
-		return store.Import{}, false, wrap(op, err)
-	}
-	if err := t.writeFreshGaps(ctx); err != nil {
+	if err := t.flushPending(ctx); err != nil {
 		_ = t.tx.Rollback(ctx)
 		return store.Import{}, false, wrap(op, err)
 	}
@@ -507,14 +663,23 @@ func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, 
 	if files == nil {
 		files = []string{}
 	}
-	rows, _ := t.tx.Query(ctx, `
+	batch := &pgx.Batch{}
+	t.queueRewrites(batch)
+	t.queueFresh(batch, "")
+	t.queueFreshGaps(batch)
+	var stored []store.Import
+	batch.Queue(`
 		insert into imports (key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at)
 		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		on conflict (key) do nothing
 		returning `+importColumns,
-		imp.Key, imp.Source, files, from, to, t.markets, t.snapshots, t.trades, t.gaps, imp.Skipped, t.s.stamp())
-	stored, err := pgx.CollectRows(rows, scanImport)
-	if err != nil {
+		imp.Key, imp.Source, files, from, to, t.markets, t.snapshots, t.trades, t.gaps, imp.Skipped, t.s.stamp()).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			stored, err = pgx.CollectRows(rows, scanImport)
+			return err
+		})
+	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
 		_ = t.tx.Rollback(ctx)
 		return store.Import{}, false, wrap(op, err)
 	}
@@ -530,7 +695,12 @@ func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, 
 	return stored[0], true, nil
 }
 
+// Rollback drops everything written, a COPY in flight first.
 func (t *importTx) Rollback(ctx context.Context) error {
+	if t.copying != nil {
+		t.cancel()
+		_ = t.settle(ctx)
+	}
 	err := t.tx.Rollback(ctx)
 	if errors.Is(err, pgx.ErrTxClosed) {
 		return nil

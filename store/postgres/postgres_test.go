@@ -639,3 +639,46 @@ func TestImportCreatesPartitions(t *testing.T) {
 		}
 	}
 }
+
+// TestImportCancelledWhileCopying cancels an import while its rows are
+// being copied in the background: the calls after fail at once, without a
+// hang or a second use of the connection, Rollback leaves the store as it
+// was, and the store goes on serving.
+func TestImportCancelledWhileCopying(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	tx, err := s.BeginImport(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2031, 6, 1, 0, 0, 0, 0, time.UTC)
+	m := store.Market{Slug: "import-cancelled", MarketID: "m", EventID: "e", Coin: store.BTC, MarketType: store.H1,
+		StartTime: start, EndTime: start.Add(time.Hour), ConditionID: "c", ClobTokenUp: "u", ClobTokenDown: "d"}
+	if _, err := tx.AddMarket(ctx, m, "ws-jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	// Several megabytes, books redrawn every snapshot: copies start and
+	// go on behind the appends.
+	all := newMarketSim(7, start).series(12000)
+	for part := range slices.Chunk(all[:8000], 2000) {
+		if _, err := tx.AppendSnapshots(ctx, m.Slug, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	if _, err := tx.AppendSnapshots(ctx, m.Slug, all[8000:]); err == nil {
+		if _, _, err := tx.Commit(ctx, store.Import{Key: "cancelled", Source: "ws-jsonl"}); err == nil {
+			t.Fatal("an import cancelled while copying committed")
+		}
+	}
+	if err := tx.Rollback(context.Background()); err != nil {
+		t.Errorf("rollback: %v", err)
+	}
+	if _, err := s.GetMarket(t.Context(), m.Slug); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a cancelled import left its market: %v", err)
+	}
+	if imps, err := s.ListImports(t.Context()); err != nil || len(imps) != 0 {
+		t.Errorf("imports after a cancelled one: %v %v", imps, err)
+	}
+}

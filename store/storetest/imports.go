@@ -23,6 +23,7 @@ func importTests() []test {
 		{"ReplaceGaps", testImportReplaceGaps},
 		{"CreatedMarketAppends", testImportCreatedAppends},
 		{"CreatedMarketTradesAndGaps", testImportCreatedTradesAndGaps},
+		{"CreatedMarketsInterleaved", testImportCreatedInterleaved},
 	}
 }
 
@@ -324,5 +325,100 @@ func testImportCreatedTradesAndGaps(t *testing.T, s store.Store) {
 	mustOK(t, err, "list gaps")
 	if !slices.EqualFunc(gaps, []store.Gap{gap(10, 20), gap(50, 60)}, func(a, b store.Gap) bool { return a.From.Equal(b.From) && a.To.Equal(b.To) && a.Kind == b.Kind }) {
 		t.Errorf("gaps %v, want [10s-20s 50s-60s]", gaps)
+	}
+}
+
+// variedSnaps are n snapshots from start, every 300 ms, whose prices and
+// ten-level books change at every one, as a busy market's do: megabytes
+// of them, once a store has encoded them.
+func variedSnaps(start time.Time, n int, seed uint64) []store.Snapshot {
+	out := make([]store.Snapshot, n)
+	x := seed*2654435761 + 1
+	next := func(k uint64) float64 { // 1..k, pseudo-random
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return float64(x%k + 1)
+	}
+	side := func(from, step float64) []store.Level {
+		l := make([]store.Level, 10)
+		for i := range l {
+			l[i] = store.Level{Price: from + step*float64(i), Size: next(100000) / 100}
+		}
+		return l
+	}
+	for i := range out {
+		up := next(80)/100 + 0.1
+		out[i] = store.Snapshot{Time: start.Add(time.Duration(i) * 300 * time.Millisecond), CoinPrice: 90000 + next(1000000)/100,
+			PriceUp: up, PriceDown: 1 - up,
+			BookUp:   &store.Book{Bids: side(up-0.01, -0.01), Asks: side(up, 0.01)},
+			BookDown: &store.Book{Bids: side(1-up-0.01, -0.01), Asks: side(1-up, 0.01)}}
+	}
+	return out
+}
+
+// testImportCreatedInterleaved writes several markets the import created
+// the way an import of a long stream does: their snapshots and trades in
+// batches taking turns, many megabytes in all, each market written again
+// with what was learnt of it (a tick change) after its first rows. All of
+// it is stored, the markets as last written (already to a read inside the
+// import), and counted.
+func testImportCreatedInterleaved(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tx := begin(t, s)
+	const markets, perMarket, batch = 5, 12000, 2000
+	var ms []store.Market
+	snaps := map[string][]store.Snapshot{}
+	trades := map[string][]store.MarketTrade{}
+	for i := range markets {
+		m := newMarket(store.BTC, store.H1, at(60*i), "")
+		m.TickSizeChanges = nil
+		_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+		mustOK(t, err, "add market")
+		ms = append(ms, m)
+		snaps[m.Slug] = variedSnaps(m.StartTime, perMarket, uint64(i+1))
+		for k := range perMarket / 4 {
+			trades[m.Slug] = append(trades[m.Slug], store.MarketTrade{Time: m.StartTime.Add(time.Duration(k) * 1200 * time.Millisecond),
+				Outcome: []string{store.OutcomeUp, store.OutcomeDown}[k%2], Price: 0.5, Size: float64(1 + k%97),
+				Side: store.SideBuy, TxHash: fmt.Sprintf("0x%d-%064d", i, k)})
+		}
+	}
+	for from := 0; from < perMarket; from += batch {
+		for i, m := range ms {
+			_, err := tx.AppendSnapshots(ctx, m.Slug, snaps[m.Slug][from:from+batch])
+			mustOK(t, err, "append snapshots")
+			_, err = tx.AppendMarketTrades(ctx, m.Slug, trades[m.Slug][from/4:(from+batch)/4])
+			mustOK(t, err, "append trades")
+			if from == batch { // learnt after the first rows
+				ms[i].TickSizeChanges = []store.TickSizeChange{{Time: m.StartTime.Add(time.Minute), TickSize: 0.001}}
+				ms[i].TickSize = ptr(0.001)
+				_, err := tx.AddMarket(ctx, ms[i], "ws-jsonl")
+				mustOK(t, err, "add market again")
+			}
+		}
+	}
+	inside, err := tx.MarketsByCondition(ctx, []string{ms[0].ConditionID})
+	mustOK(t, err, "markets by condition")
+	if len(inside) != 1 || len(inside[0].TickSizeChanges) != 1 {
+		t.Fatalf("inside the import, markets by condition %+v, want the market with its tick change", inside)
+	}
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "interleaved", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	if imp.Markets != markets || imp.Snapshots != markets*perMarket || imp.Trades != markets*perMarket/4 {
+		t.Errorf("import counts %d markets, %d snapshots, %d trades, want %d, %d, %d",
+			imp.Markets, imp.Snapshots, imp.Trades, markets, markets*perMarket, markets*perMarket/4)
+	}
+	for _, m := range ms {
+		got, n, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+		mustOK(t, err, "list snapshots")
+		if n != perMarket {
+			t.Fatalf("%s: %d snapshots stored, want %d", m.Slug, n, perMarket)
+		}
+		checkSnapshots(t, m.Slug+"'s snapshots", snaps[m.Slug], got, true)
+		checkMarketTrades(t, s, m.Slug, store.MarketTradeQuery{Ascending: true, Limit: perMarket}, trades[m.Slug], perMarket/4)
+		stored := get(t, s, m.Slug)
+		if len(stored.TickSizeChanges) != 1 || stored.TickSize == nil || *stored.TickSize != 0.001 {
+			t.Errorf("%s: tick changes %v, tick size %v, want the change learnt after the first rows", m.Slug, stored.TickSizeChanges, stored.TickSize)
+		}
 	}
 }
