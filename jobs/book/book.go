@@ -206,24 +206,50 @@ func (b *Book) Store(n int) (store.Book, float64, error) {
 	return sb, p, err
 }
 
-// top is Side for a book held as a map, whose levels are valid already.
+// top is Side for a book held as a map, whose levels are valid already:
+// its n best levels with a positive size, best first. A book keeps many
+// more levels than a snapshot does, so the n best are picked in one pass,
+// each level placed among those kept so far, rather than all sorted.
 func top(m map[float64]float64, n int, bids bool) []store.Level {
-	out := make([]store.Level, 0, len(m))
-	for p, s := range m {
-		if s > 0 {
-			out = append(out, store.Level{Price: p, Size: s})
+	// order puts the higher bid first, the lower ask (cmp.Compare's
+	// order, NaN lowest).
+	order := func(x, y float64) int { return cmp.Compare(y, x) }
+	if !bids {
+		order = cmp.Compare[float64]
+	}
+	before := func(x, y float64) bool { return order(x, y) < 0 }
+	if n > maxPicked {
+		out := make([]store.Level, 0, len(m))
+		for p, s := range m {
+			if s > 0 {
+				out = append(out, store.Level{Price: p, Size: s})
+			}
 		}
+		slices.SortFunc(out, func(x, y store.Level) int { return order(x.Price, y.Price) })
+		k := min(len(out), n)
+		return out[:k:k]
 	}
-	if bids {
-		slices.SortFunc(out, func(x, y store.Level) int { return cmp.Compare(y.Price, x.Price) })
-	} else {
-		slices.SortFunc(out, func(x, y store.Level) int { return cmp.Compare(x.Price, y.Price) })
-	}
-	if len(out) > n {
-		out = out[:n:n]
+	out := make([]store.Level, 0, min(n, len(m)))
+	for p, s := range m {
+		if !(s > 0) || n == 0 || len(out) == n && !before(p, out[n-1].Price) {
+			continue
+		}
+		at := len(out)
+		for at > 0 && before(p, out[at-1].Price) {
+			at--
+		}
+		if len(out) < n {
+			out = append(out, store.Level{})
+		}
+		copy(out[at+1:], out[at:len(out)-1])
+		out[at] = store.Level{Price: p, Size: s}
 	}
 	return out
 }
+
+// maxPicked is the most levels a side top picks in one pass; more are
+// sorted.
+const maxPicked = 64
 
 // Interval is the snapshot grid's step (store.SnapshotCadence).
 const Interval = store.SnapshotCadence

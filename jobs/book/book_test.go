@@ -2,8 +2,10 @@ package book
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -219,4 +221,78 @@ func TestDecoderNumbers(t *testing.T) {
 	if one, many := allocs(frame(1)), allocs(frame(20)); one > 4 || many > 10 {
 		t.Errorf("a frame of 1 change takes %v allocations, of 20 changes %v: want 4 and 10 at most", one, many)
 	}
+}
+
+// TestTopAsSortingDoes checks top, which picks a side's best levels in one
+// pass, against sorting them all and keeping the first n: random sides of
+// 0 to 200 levels (sizes of 0 and below among them), n from 0 to past the
+// one-pass bound.
+func TestTopAsSortingDoes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 9))
+	for trial := range 20_000 {
+		m := map[float64]float64{}
+		for range rng.IntN(200) {
+			size := float64(rng.IntN(500)) - 50
+			m[float64(1+rng.IntN(999))/1000] = size
+		}
+		n := rng.IntN(20)
+		if trial%10 == 0 {
+			n = maxPicked + rng.IntN(100)
+		}
+		for _, bids := range []bool{true, false} {
+			var want []store.Level
+			for p, s := range m {
+				if s > 0 {
+					want = append(want, store.Level{Price: p, Size: s})
+				}
+			}
+			slices.SortFunc(want, func(x, y store.Level) int {
+				if bids {
+					return cmp.Compare(y.Price, x.Price)
+				}
+				return cmp.Compare(x.Price, y.Price)
+			})
+			want = want[:min(len(want), n)]
+			got := top(m, n, bids)
+			if len(got) != len(want) || len(want) > 0 && !slices.Equal(got, want) {
+				t.Fatalf("trial %d (bids %v, n %d, %d levels): top %v, sorted %v", trial, bids, n, len(m), got, want)
+			}
+			if cap(got) > max(n, 0) && n <= maxPicked {
+				t.Fatalf("trial %d: top keeps a backing array of %d for %d levels", trial, cap(got), n)
+			}
+		}
+	}
+}
+
+// BenchmarkTop picks the 10 best of a side of 80 levels, as a real
+// Polymarket book has (realdata: 24-86 a side), and reports it beside
+// sorting them all (x_sort: top's time over the sort's, in this run).
+func BenchmarkTop(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 80))
+	m := map[float64]float64{}
+	for len(m) < 80 {
+		m[float64(1+rng.IntN(999))/1000] = float64(1 + rng.IntN(500))
+	}
+	sortAll := func() []store.Level {
+		out := make([]store.Level, 0, len(m))
+		for p, s := range m {
+			if s > 0 {
+				out = append(out, store.Level{Price: p, Size: s})
+			}
+		}
+		slices.SortFunc(out, func(x, y store.Level) int { return cmp.Compare(y.Price, x.Price) })
+		return out[:10:10]
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		top(m, 10, true)
+	}
+	perTop := b.Elapsed().Seconds() / float64(b.N)
+	const k = 2000
+	start := time.Now()
+	for range k {
+		sortAll()
+	}
+	b.ReportMetric(perTop/(time.Since(start).Seconds()/k), "x_sort")
 }
