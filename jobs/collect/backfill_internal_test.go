@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,7 +164,7 @@ func TestBackfillTriedAgainWhileTheMarketIsRecent(t *testing.T) {
 				http.Error(w, "down", http.StatusServiceUnavailable)
 			}))
 			t.Cleanup(srv.Close)
-			var logs lockedLog
+			var logs SyncBuffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
 			u, err := newUpstream("data-api", srv.URL, http.DefaultClient, log, time.Now)
 			if err != nil {
@@ -206,22 +205,4 @@ func TestBackfillTriedAgainWhileTheMarketIsRecent(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedLog is a log sink read while written.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

@@ -1,7 +1,6 @@
 package collect_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -253,22 +252,7 @@ func (s *recordingScheduler) delays(slug string) []time.Duration {
 }
 
 // syncBuffer is a log sink tests read while the collector writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = collect.SyncBuffer
 
 // flakyStore refuses snapshot writes while failing is set, as a store that
 // lost its connection does.
