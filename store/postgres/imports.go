@@ -568,19 +568,7 @@ func (t *importTx) writeRewrites(ctx context.Context) error {
 // markets held for Commit.
 func (t *importTx) queueRewrites(batch *pgx.Batch) {
 	for _, rw := range t.rewriting {
-		m := rw.m
-		var resolvedAt *time.Time
-		if m.ResolvedAt != nil {
-			r := micro(*m.ResolvedAt)
-			resolvedAt = &r
-		}
-		tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
-		batch.Queue(upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
-			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
-			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
-			resolvedAt, rw.stamped, rw.stamped,
-			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, []string{rw.source})
+		batch.Queue(upsertMarketSQL, upsertMarketArgs(rw.m, rw.stamped, rw.stamped, []string{rw.source})...)
 	}
 	clear(t.rewrites)
 	t.rewriting = t.rewriting[:0]

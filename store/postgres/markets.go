@@ -22,6 +22,23 @@ const marketColumns = `slug, market_id, event_id, coin, market_type, start_time,
 	upstream_slug, taker_fee_rate, fee_exponent, tick_size, tick_change_times, tick_change_sizes,
 	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, data_sources`
 
+// upsertMarketArgs are upsertMarketSQL's arguments for m, stamped created
+// and updated, with its data sources.
+func upsertMarketArgs(m store.Market, created, updated time.Time, sources []string) []any {
+	var resolvedAt *time.Time
+	if m.ResolvedAt != nil {
+		t := micro(*m.ResolvedAt)
+		resolvedAt = &t
+	}
+	tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
+	return []any{m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
+		micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
+		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
+		resolvedAt, created, updated,
+		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
+		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, sources}
+}
+
 const upsertMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
@@ -79,18 +96,7 @@ func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error
 		if updated.IsZero() {
 			updated = now
 		}
-		var resolvedAt *time.Time
-		if m.ResolvedAt != nil {
-			t := micro(*m.ResolvedAt)
-			resolvedAt = &t
-		}
-		tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
-		batch.Queue(upsertMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
-			micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
-			m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
-			resolvedAt, created, updated,
-			m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-			m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, dataSources(m.DataSources))
+		batch.Queue(upsertMarketSQL, upsertMarketArgs(m, created, updated, dataSources(m.DataSources))...)
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		return tx.SendBatch(ctx, batch).Close()
