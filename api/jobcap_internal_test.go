@@ -51,7 +51,7 @@ func TestWatchJobKeepsAQueuedJobsSlot(t *testing.T) {
 	if released.Load() {
 		t.Fatal("the slot of a queued job was given back")
 	}
-	if err := s.jobCapReached(t.Context(), p, "job-2"); err == nil {
+	if _, err := s.takeJobSlot(t.Context(), p, "job-2", 0); err == nil {
 		t.Fatal("the cap lapsed while the job was queued")
 	}
 	jr.state.Store("active")

@@ -269,11 +269,11 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
 	}
 	// A result is reused only for the market as it is now: a corrected
-	// winner (or any other change) makes a new job.
+	// winner (or any other change) makes a new job. The job's id waits on
+	// the market's read, so the caller's cap on jobs in flight is checked
+	// once the market is known, by the take of its slot (runJobThen): a
+	// look before it would answer the same 429, a Redis round trip later.
 	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano)
-	if err := s.jobCapReached(ctx, p, job.ID()); err != nil {
-		return nil, err
-	}
 	o, err := s.runJobThen(ctx, job, p, nil)
 	if err != nil {
 		return nil, err
