@@ -128,11 +128,16 @@ func (s *Server) finish(ctx context.Context, t *asynq.Task, o jobs.Outcome, task
 	if err != nil {
 		return fmt.Errorf("encode outcome: %w", err)
 	}
-	if err := writeResult(ctx, t, data); err != nil {
+	id := t.ResultWriter().TaskID()
+	queue, ok := asynq.GetQueueName(ctx)
+	if !ok {
+		return fmt.Errorf("write result of task %s: its context names no queue", id)
+	}
+	written, err := writeOutcome(ctx, s.rdb, queue, id, data)
+	if !written {
 		return fmt.Errorf("write result: %w", err) // retried: the result must be kept
 	}
-	id := t.ResultWriter().TaskID()
-	if err := publishDone(ctx, s.rdb, id, data); err != nil {
+	if err != nil {
 		// The waiting api falls back to polling the result; not fatal.
 		s.log.WarnContext(ctx, "announce completion", "task_id", id, "err", err)
 	}

@@ -74,6 +74,9 @@ func newGate(queues []string, idle time.Duration) *gate {
 // pendingKey is Asynq's key of a queue's pending tasks (internal/rdb).
 func pendingKey(queue string) string { return "asynq:{" + queue + "}:pending" }
 
+// taskKey is Asynq's key of a task's hash (internal/rdb).
+func taskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
+
 // wake lets a waiting (or the next) round go.
 func (g *gate) wake() {
 	select {
