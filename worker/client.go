@@ -201,7 +201,7 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 			return
 		}
 		c.log.InfoContext(ctx, "job lost with Redis (a failover) enqueued again", "job_id", id)
-		c.wake(ctx)
+		c.wake(ctx, j.Queue)
 		if err := c.recordOwner(ctx, id, j.Queue, owner, wait); err != nil {
 			c.log.WarnContext(ctx, "record the owner of a job enqueued again", "job_id", id, "err", err)
 		}
@@ -220,7 +220,7 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 	if o, ok, err := c.submit(ctx, j, id); err != nil || ok {
 		return o, err
 	}
-	c.wake(ctx)
+	c.wake(ctx, j.Queue)
 
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -246,9 +246,9 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 	}
 }
 
-// wake tells idle workers that work is queued (see gate).
-func (c *Client) wake(ctx context.Context) {
-	if err := wake(ctx, c.rdb); err != nil {
+// wake tells idle workers that work is queued on queue (see gate).
+func (c *Client) wake(ctx context.Context, queue string) {
+	if err := wake(ctx, c.rdb, queue); err != nil {
 		c.log.WarnContext(ctx, "wake the workers", "err", err)
 	}
 }
@@ -403,6 +403,6 @@ func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) err
 			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
 		}
 	}
-	c.wake(ctx)
+	c.wake(ctx, jobs.QueueSweeps)
 	return nil
 }

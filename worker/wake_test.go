@@ -88,3 +88,34 @@ func TestIdleWorkerDoesNotPoll(t *testing.T) {
 		t.Errorf("a job sent to an idle worker took %v: the wake did not reach it", worst)
 	}
 }
+
+// TestAnnouncedJobAsksItsQueue (issues 24 and 27): a job announced to an
+// idle worker costs about two dequeue calls to Redis: its queue asked
+// first, and once more after its task was fetched; the other queues,
+// found empty and not woken, are answered by the gate. A wake used to send
+// a round of every queue to Redis, in Asynq's shuffled order before and
+// after the task: about seven calls, each a round trip on a replay's path.
+func TestAnnouncedJobAsksItsQueue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	var count dequeueCounter
+	rdb.AddHook(&count)
+	c := startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	time.Sleep(300 * time.Millisecond) // started, and idle
+	const jobsRun = 20
+	before := count.n.Load()
+	start := time.Now()
+	for i := range jobsRun {
+		j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(strconv.Itoa(i) + t.Name())}
+		if _, _, err := c.Run(t.Context(), j, "test", 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := count.n.Load() - before
+	// The gate's turns ask one queue found empty a second besides.
+	turns := int64(time.Since(start)/time.Second) + 1
+	t.Logf("%d jobs: %d dequeue calls (turns allowed: %d)", jobsRun, calls, turns)
+	if calls > 2*jobsRun+turns {
+		t.Errorf("%d announced jobs cost %d dequeue calls, want at most %d", jobsRun, calls, 2*jobsRun+turns)
+	}
+}
