@@ -132,13 +132,36 @@ func (c *Cache) remove(el *list.Element) {
 // when it is not. It remembers the market the task looked up, so it is
 // made afresh for every task (view).
 type cachedStore struct {
-	store.Store
+	prefetchingStore
 	c      *Cache
 	market *store.Market
 	// counted is the last market counted whole, and its count: the memory
 	// budget counts a replay's market before the cache checks it.
 	counted      string
 	countedTotal int
+}
+
+// view returns st as a task sees it: through the cache, or, when there is
+// no cache, still with its market's record read beside its count
+// (prefetch).
+func (c *Cache) view(st store.Store) prefetcher {
+	if c == nil || c.max <= 0 {
+		return &prefetchingStore{Store: st}
+	}
+	return &cachedStore{prefetchingStore: prefetchingStore{Store: st}, c: c}
+}
+
+// prefetcher is a store whose next read of a market's record can begin
+// early.
+type prefetcher interface {
+	store.Store
+	prefetch(ctx context.Context, slug string)
+}
+
+// prefetchingStore is the store as one task sees it, with its market's
+// record read early: made afresh for every task (view).
+type prefetchingStore struct {
+	store.Store
 	// fetching, while open, is a read of the market begun by prefetch, and
 	// fetched its answer once it is closed.
 	fetching chan struct{}
@@ -149,19 +172,10 @@ type cachedStore struct {
 	}
 }
 
-// view returns st as a task sees it through the cache (st itself when
-// there is no cache).
-func (c *Cache) view(st store.Store) store.Store {
-	if c == nil || c.max <= 0 {
-		return st
-	}
-	return &cachedStore{Store: st, c: c}
-}
-
 // prefetch begins reading the market, for a task about to count its
 // snapshots first (the memory budget): the two reads then cost the time of
 // one round trip to the store. The next GetMarket of slug answers from it.
-func (s *cachedStore) prefetch(ctx context.Context, slug string) {
+func (s *prefetchingStore) prefetch(ctx context.Context, slug string) {
 	done := make(chan struct{})
 	s.fetching = done
 	go func() {
@@ -171,19 +185,20 @@ func (s *cachedStore) prefetch(ctx context.Context, slug string) {
 	}()
 }
 
-func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
-	var m store.Market
-	var err error
+func (s *prefetchingStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
 	if s.fetching != nil {
 		<-s.fetching
 		s.fetching = nil
 	}
 	if s.fetched.slug == slug && slug != "" {
-		m, err = s.fetched.m, s.fetched.err
 		s.fetched.slug = "" // once: a later look-up reads the store again
-	} else {
-		m, err = s.Store.GetMarket(ctx, slug)
+		return s.fetched.m, s.fetched.err
 	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	m, err := s.prefetchingStore.GetMarket(ctx, slug)
 	if err == nil {
 		s.market = &m
 	}

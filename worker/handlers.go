@@ -151,9 +151,7 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
 	st := s.cache.view(s.store) // counts the market once for the budget and the cache
-	if cs, ok := st.(*cachedStore); ok {
-		cs.prefetch(ctx, req.MarketSlug) // read beside the budget's count
-	}
+	st.prefetch(ctx, req.MarketSlug) // read beside the budget's count
 	release, err := s.budget.admit(ctx, st, req.MarketSlug)
 	if err != nil {
 		return nil, err // shutting down or timed out: Asynq requeues it
