@@ -239,18 +239,12 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, s.internal(ctx, "encode replay payload", err)
 	}
 	job := worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}
-	// The market and its snapshots' count are read side by side: the two
-	// round trips to the store then cost the time of one. The count is
-	// used only once the market is known to exist and to be the caller's.
-	var n int
-	var countErr error
-	counted := make(chan struct{})
-	go func() {
-		defer close(counted)
-		n, countErr = s.store.CountSnapshots(ctx, req.MarketSlug, store.SnapshotQuery{})
-	}()
-	m, err := s.store.GetMarket(ctx, req.MarketSlug)
-	<-counted
+	// The market and its snapshots' count are read together: in one round
+	// trip to a store that can (store.MarketCounter), else side by side.
+	// The count is used only once the market is known to exist and to be
+	// the caller's. The store itself, not its gate of heavy reads (both are
+	// light), so that the store's own way is seen.
+	m, n, err := store.GetMarketCounted(ctx, s.cfg.Store, req.MarketSlug)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug)
 	}
@@ -263,9 +257,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	if !m.Resolved() {
 		return nil, Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug)
 	}
-	if countErr != nil {
-		return nil, s.storeFailure(ctx, "count snapshots", countErr)
-	} else if n == 0 {
+	if n == 0 {
 		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
 	}
 	// A result is reused only for the market as it is now: a corrected
