@@ -150,7 +150,7 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	st := s.cache.view(s.store) // counts the market once for the budget and the cache
+	st := s.cache.view(s.store)      // counts the market once for the budget and the cache
 	st.prefetch(ctx, req.MarketSlug) // read beside the budget's count
 	release, err := s.budget.admit(ctx, st, req.MarketSlug)
 	if err != nil {

@@ -93,3 +93,64 @@ func TestReplayReadsItsMarketBesideItsCount(t *testing.T) {
 		})
 	}
 }
+
+// askedStore is a store.MarketCounter that counts the questions a task
+// asks of a market's record and of its count of snapshots.
+type askedStore struct {
+	store.Store
+	together, market, count atomic.Int32
+}
+
+func (s *askedStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	s.together.Add(1)
+	return store.GetMarketCounted(ctx, s.Store, slug)
+}
+
+func (s *askedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	s.market.Add(1)
+	return s.Store.GetMarket(ctx, slug)
+}
+
+func (s *askedStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
+	s.count.Add(1)
+	return s.Store.CountSnapshots(ctx, slug, q)
+}
+
+// TestReplayReadsItsMarketAndCountInOneQuestion (issue 27): on a store
+// that reads a market with its count of snapshots in one query
+// (store.MarketCounter: Postgres), a replay's worker asks that once for
+// its market's record and its memory budget's count, with its replay
+// cache and without one, instead of two questions.
+func TestReplayReadsItsMarketAndCountInOneQuestion(t *testing.T) {
+	t.Parallel()
+	for name, cacheBytes := range map[string]int64{"cache": 0, "no cache": -1} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			mem := memory.New()
+			cfg := gen.DefaultConfig(btNow)
+			cfg.MaxSnapshotsPerMarket = 50
+			g, err := gen.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _, err := g.WriteMarket(ctx, mem, store.BTC, store.M15, btNow.Add(-2*store.M15.Duration()).Truncate(store.M15.Duration()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &askedStore{Store: mem}
+			c := startWorker(t, worker.Config{Redis: redistest.Client(t), Store: st, Logger: quietLog(), CacheBytes: cacheBytes})
+			payload, _ := json.Marshal(replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
+				EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 90}},
+				ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}}, PositionSize: 10}})
+			o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
+			if err != nil || o.Failure != nil {
+				t.Fatalf("replay: %v %+v", err, o.Failure)
+			}
+			if st.together.Load() != 1 || st.market.Load() != 0 || st.count.Load() != 0 {
+				t.Errorf("a replay asked for its market with its count %d times, its market %d times, its count %d times; want once together",
+					st.together.Load(), st.market.Load(), st.count.Load())
+			}
+		})
+	}
+}
