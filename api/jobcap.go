@@ -98,6 +98,15 @@ func (s *Server) jobCap(p Plan) int {
 	return p.JobsInFlight
 }
 
+// heldSlot is a slot of the caller's taken for a job: under the job's id,
+// or under the id of the request that made it (a replay takes its slot
+// while its market, and so its job's id, is read). release gives it back
+// (nil when nothing was taken).
+type heldSlot struct {
+	id      string
+	release func()
+}
+
 // takeJobSlot takes a slot for job id of the caller, or answers 429
 // RATE_LIMIT_EXCEEDED with details.limit "concurrent_jobs". release gives
 // the slot back (nil when nothing was taken).
@@ -189,7 +198,8 @@ func (s *Server) slotLease() time.Duration {
 // or saturated workers keeps its slot however long it waits (issue 28,
 // item 4). It is still known to the queue meanwhile; once it is not,
 // Status says so and the slot comes back.
-func (s *Server) watchJob(p principal, id string, bound time.Duration, release func(), done func(*jobs.Outcome)) {
+func (s *Server) watchJob(p principal, id string, bound time.Duration, slot heldSlot, done func(*jobs.Outcome)) {
+	release := slot.release
 	ctx := context.Background()
 	var outcome *jobs.Outcome
 	defer func() {
@@ -227,7 +237,7 @@ func (s *Server) watchJob(p principal, id string, bound time.Duration, release f
 			// the slot lapses): keep the slot alive.
 			kctx, kcancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
 			err := keepSlotScript.Run(kctx, s.cfg.Redis, []string{jobSlotKey(p.Customer.ID)},
-				time.Now().Add(lease).UnixMilli(), id).Err()
+				time.Now().Add(lease).UnixMilli(), slot.id).Err()
 			kcancel()
 			if err != nil {
 				s.log.Debug("keep a job slot", "customer_id", p.Customer.ID, "job_id", id, "err", err)

@@ -45,7 +45,7 @@ func TestWatchJobKeepsAQueuedJobsSlot(t *testing.T) {
 	var released atomic.Bool
 	ended := make(chan struct{})
 	const bound = 300 * time.Millisecond
-	go s.watchJob(p, "job-1", bound, func() { released.Store(true); release() }, func(*jobs.Outcome) { close(ended) })
+	go s.watchJob(p, "job-1", bound, heldSlot{id: "job-1", release: func() { released.Store(true); release() }}, func(*jobs.Outcome) { close(ended) })
 
 	time.Sleep(3 * time.Second) // ten bounds, three leases
 	if released.Load() {

@@ -251,3 +251,49 @@ func TestReplayTakesItsSlotInOneRoundTrip(t *testing.T) {
 		t.Errorf("%d slots still taken after the replay", n)
 	}
 }
+
+// slotWatchingStore reads a market only once the caller's job slot is
+// taken, or a second has passed, and says which.
+type slotWatchingStore struct {
+	store.Store
+	rdb       *redis.Client
+	slots     string
+	sawATaken atomic.Bool
+}
+
+func (s *slotWatchingStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if s.rdb.ZCard(ctx, s.slots).Val() > 0 {
+			s.sawATaken.Store(true)
+			break
+		}
+	}
+	return store.GetMarketCounted(ctx, s.Store, slug)
+}
+
+// TestReplayTakesItsSlotWhileItReadsItsMarket (issue 27): a replay takes
+// its job slot beside the read of its market, the Redis round trip
+// hidden behind the store's, not after it; a replay the checks refuse
+// gives its slot back.
+func TestReplayTakesItsSlotWhileItReadsItsMarket(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.startWorker(t)
+	ws := &slotWatchingStore{Store: st, rdb: q.rdb}
+	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = ws, q.client, 10*time.Second, q.rdb })
+	ws.slots = "updown:rl:{" + a.ids[store.Pro] + "}:jobs"
+	slug, _ := snapshotMarket()
+	if r := a.replay(store.Pro, replayBody(slug, nil)); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	if !ws.sawATaken.Load() {
+		t.Error("the market was read before the replay's slot was taken")
+	}
+	r := a.replay(store.Pro, replayBody("btc-updown-15m-1", nil))
+	wantError(t, r, http.StatusNotFound, "MARKET_NOT_FOUND")
+	if n := q.rdb.ZCard(t.Context(), ws.slots).Val(); n != 0 {
+		t.Errorf("%d slots taken after a replay and a refused one", n)
+	}
+}
