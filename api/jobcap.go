@@ -34,7 +34,9 @@ import (
 // after the last take, dropping slots whose watchers were still keeping
 // them), so a customer who never comes back leaves nothing behind. A
 // coalesced identical request (the same job id) shares its job's slot: it
-// does not count twice.
+// does not count twice. A replay's slot is named by its request, without
+// its market's version (it is taken while the market is read, replay.go):
+// identical replays share it all the same.
 //
 // Without Redis there is no cap, as there are no rate limits. When Redis
 // fails the request goes on uncapped (logged as the rate limiter logs):
