@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,8 +56,14 @@ type gate struct {
 	order []uint64          // every queue's bit, in the order the gate asks them again
 	all   uint64            // every queue's bit
 	// empty holds the queues found empty (or refused: full) since they
-	// were last woken or a task was fetched from them.
+	// were last woken or a task was fetched from them. It is read freely
+	// and changed under mu, with epoch, which counts the wakes: a dequeue
+	// that was under way when a wake came marks nothing empty (after), or
+	// its answer, older than the wake, would hide the task the wake was
+	// for until the queue's turn.
 	empty  atomic.Uint64
+	mu     sync.Mutex
+	epoch  uint64
 	wakes  chan struct{} // a pending wake (capacity 1)
 	closed chan struct{} // closed at shutdown: never wait again
 	idle   time.Duration
@@ -103,7 +110,10 @@ func (g *gate) wakeQueue(key string) {
 	if !ok {
 		bit = g.all
 	}
+	g.mu.Lock()
+	g.epoch++
 	g.empty.And(^bit)
+	g.mu.Unlock()
 	select {
 	case g.wakes <- struct{}{}:
 	default: // one is pending already
@@ -145,7 +155,17 @@ func (g *gate) due() {
 	if now.UnixNano() < next || !g.next.CompareAndSwap(next, now.Add(g.idle).UnixNano()) {
 		return
 	}
+	g.mu.Lock()
+	g.epoch++
 	g.empty.And(^g.order[g.turn.Add(1)%uint64(len(g.order))])
+	g.mu.Unlock()
+}
+
+// since returns the count of wakes so far, for after.
+func (g *gate) since() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.epoch
 }
 
 // known reports whether the queue whose pending key this is was found
@@ -156,11 +176,16 @@ func (g *gate) known(key string) bool {
 }
 
 // after records what a dequeue of the queue whose pending key this is
-// found.
-func (g *gate) after(key string, err error) {
+// found, asked when the gate had heard of epoch wakes (since): a queue
+// found empty is marked so only when no wake came meanwhile.
+func (g *gate) after(key string, err error, epoch uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	switch err {
 	case redis.Nil:
-		g.empty.Or(g.bits[key])
+		if g.epoch == epoch {
+			g.empty.Or(g.bits[key])
+		}
 	case nil:
 		g.empty.And(^g.bits[key]) // it may hold more
 	}
@@ -250,6 +275,7 @@ func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *
 			return redis.NewCmdResult(nil, redis.Nil)
 		}
 	}
+	epoch := c.g.since()
 	slots := c.g.slots[keys[0]]
 	if slots != nil {
 		select {
@@ -258,7 +284,7 @@ func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *
 			// Every slot is busy: not fetched, and counted as an empty
 			// queue. The task stays pending for a slot that frees, which
 			// wakes the gate.
-			c.g.after(keys[0], redis.Nil)
+			c.g.after(keys[0], redis.Nil, epoch)
 			return redis.NewCmdResult(nil, redis.Nil)
 		}
 	}
@@ -267,7 +293,7 @@ func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *
 		<-slots // nothing fetched: the slot is free again
 	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
-		c.g.after(keys[0], cmd.Err())
+		c.g.after(keys[0], cmd.Err(), epoch)
 		c.pauseOnError(cmd.Err())
 	}
 	return cmd
