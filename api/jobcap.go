@@ -34,7 +34,9 @@ import (
 // after the last take, dropping slots whose watchers were still keeping
 // them), so a customer who never comes back leaves nothing behind. A
 // coalesced identical request (the same job id) shares its job's slot: it
-// does not count twice.
+// does not count twice. A replay's slot is named by its request, without
+// its market's version (it is taken while the market is read, replay.go):
+// identical replays share it all the same.
 //
 // Without Redis there is no cap, as there are no rate limits. When Redis
 // fails the request goes on uncapped (logged as the rate limiter logs):
@@ -55,17 +57,16 @@ func jobSlotKey(customerID string) string {
 }
 
 // takeSlotScript takes a slot for a job. KEYS: the customer's set. ARGV:
-// now (unix ms), the cap, the job id, when the slot lapses (unix ms), and
-// "peek" to only look. Returns 1 when the job holds a slot (newly taken,
-// or already its own: a coalesced request) or could take one, else 0, and
-// the jobs in flight. The set expires with its latest slot: a take with a
-// short wait never cuts short a slot kept longer.
+// now (unix ms), the cap, the job id, and when the slot lapses (unix ms).
+// Returns 1 when the job holds a slot (newly taken, or already its own: a
+// coalesced request), else 0, and the jobs in flight. The set expires with
+// its latest slot: a take with a short wait never cuts short a slot kept
+// longer.
 var takeSlotScript = redis.NewScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local held = redis.call('ZSCORE', KEYS[1], ARGV[3])
 local n = redis.call('ZCARD', KEYS[1])
 if not held and n >= tonumber(ARGV[2]) then return {0, n} end
-if ARGV[5] == 'peek' then return {1, n} end
 if held then
 	redis.call('ZADD', KEYS[1], 'GT', ARGV[4], ARGV[3])
 else
@@ -99,22 +100,19 @@ func (s *Server) jobCap(p Plan) int {
 	return p.JobsInFlight
 }
 
-// jobCapReached answers the 429 takeJobSlot would, without taking a slot:
-// a request checks it before the store reads that precede its job, so a
-// customer knocking at its cap costs a Redis round trip, not a database's.
-func (s *Server) jobCapReached(ctx context.Context, p principal, id string) error {
-	_, err := s.slot(ctx, p, id, 0, true)
-	return err
+// heldSlot is a slot of the caller's taken for a job: under the job's id,
+// or under the id of the request that made it (a replay takes its slot
+// while its market, and so its job's id, is read). release gives it back
+// (nil when nothing was taken).
+type heldSlot struct {
+	id      string
+	release func()
 }
 
 // takeJobSlot takes a slot for job id of the caller, or answers 429
 // RATE_LIMIT_EXCEEDED with details.limit "concurrent_jobs". release gives
 // the slot back (nil when nothing was taken).
 func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait time.Duration) (release func(), err error) {
-	return s.slot(ctx, p, id, wait, false)
-}
-
-func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Duration, peek bool) (release func(), err error) {
 	limit := s.jobCap(p.Plan)
 	if s.cfg.Redis == nil || limit <= 0 {
 		return nil, nil
@@ -123,12 +121,8 @@ func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Dur
 	key := jobSlotKey(p.Customer.ID)
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
 	defer cancel()
-	mode := "take"
-	if peek {
-		mode = "peek"
-	}
 	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
-		now.UnixMilli(), limit, id, now.Add(wait+s.slotLease()).UnixMilli(), mode).Int64Slice()
+		now.UnixMilli(), limit, id, now.Add(wait+s.slotLease()).UnixMilli()).Int64Slice()
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("job slot script answered %v", res)
 	}
@@ -145,9 +139,6 @@ func (s *Server) slot(ctx context.Context, p principal, id string, wait time.Dur
 		e = e.With("limit", "concurrent_jobs").With("max", limit).With("retry_after", 1).With("upgrade_url", upgradeURL)
 		e.GetHeaders().Set("Retry-After", "1")
 		return nil, e
-	}
-	if peek {
-		return nil, nil
 	}
 	lapse := now.Add(wait + s.slotLease())
 	return func() { s.giveBackSlot(key, p.Customer.ID, id, lapse) }, nil
@@ -209,7 +200,8 @@ func (s *Server) slotLease() time.Duration {
 // or saturated workers keeps its slot however long it waits (issue 28,
 // item 4). It is still known to the queue meanwhile; once it is not,
 // Status says so and the slot comes back.
-func (s *Server) watchJob(p principal, id string, bound time.Duration, release func(), done func(*jobs.Outcome)) {
+func (s *Server) watchJob(p principal, id string, bound time.Duration, slot heldSlot, done func(*jobs.Outcome)) {
+	release := slot.release
 	ctx := context.Background()
 	var outcome *jobs.Outcome
 	defer func() {
@@ -247,7 +239,7 @@ func (s *Server) watchJob(p principal, id string, bound time.Duration, release f
 			// the slot lapses): keep the slot alive.
 			kctx, kcancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
 			err := keepSlotScript.Run(kctx, s.cfg.Redis, []string{jobSlotKey(p.Customer.ID)},
-				time.Now().Add(lease).UnixMilli(), id).Err()
+				time.Now().Add(lease).UnixMilli(), slot.id).Err()
 			kcancel()
 			if err != nil {
 				s.log.Debug("keep a job slot", "customer_id", p.Customer.ID, "job_id", id, "err", err)

@@ -45,13 +45,13 @@ func TestWatchJobKeepsAQueuedJobsSlot(t *testing.T) {
 	var released atomic.Bool
 	ended := make(chan struct{})
 	const bound = 300 * time.Millisecond
-	go s.watchJob(p, "job-1", bound, func() { released.Store(true); release() }, func(*jobs.Outcome) { close(ended) })
+	go s.watchJob(p, "job-1", bound, heldSlot{id: "job-1", release: func() { released.Store(true); release() }}, func(*jobs.Outcome) { close(ended) })
 
 	time.Sleep(3 * time.Second) // ten bounds, three leases
 	if released.Load() {
 		t.Fatal("the slot of a queued job was given back")
 	}
-	if err := s.jobCapReached(t.Context(), p, "job-2"); err == nil {
+	if _, err := s.takeJobSlot(t.Context(), p, "job-2", 0); err == nil {
 		t.Fatal("the cap lapsed while the job was queued")
 	}
 	jr.state.Store("active")

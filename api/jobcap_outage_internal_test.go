@@ -69,7 +69,11 @@ func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := s.jobCapReached(ctx, p, "job-2"); err != nil {
+	next, err := s.takeJobSlot(ctx, p, "job-2", time.Second)
+	if err != nil {
 		t.Fatalf("the customer's next job after the outage: %v", err)
+	}
+	if next != nil {
+		next()
 	}
 }

@@ -3,9 +3,13 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
@@ -181,5 +185,115 @@ func TestJobsInFlightCapOutlastsTheLease(t *testing.T) {
 	// watchers go on keeping it.
 	if ttl := q.rdb.PTTL(t.Context(), slots).Val(); ttl <= 0 || ttl > lease {
 		t.Errorf("the slots' set expires in %s, want within the lease (%s)", ttl, lease)
+	}
+}
+
+// slotScripts counts the job-slot scripts a Redis client runs: evaluations
+// whose first key is a customer's set of jobs in flight.
+type slotScripts struct{ n atomic.Int32 }
+
+func (h *slotScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *slotScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *slotScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			h.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h *slotScripts) count(cmd redis.Cmder) {
+	args := cmd.Args()
+	if name := strings.ToLower(cmd.Name()); (name == "evalsha" || name == "eval") && len(args) > 3 {
+		if key, _ := args[3].(string); strings.HasSuffix(key, "}:jobs") {
+			h.n.Add(1)
+		}
+	}
+}
+
+// TestReplayTakesItsSlotInOneRoundTrip (issue 27): a replay's cap on jobs
+// in flight costs the one script that takes its slot. The job's id waits
+// on the market's read, and a look at the cap before the take answered
+// the same 429 a Redis round trip later.
+func TestReplayTakesItsSlotInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.startWorker(t)
+	rdb := redis.NewClient(q.rdb.Options())
+	t.Cleanup(func() { _ = rdb.Close() })
+	var scripts slotScripts
+	rdb.AddHook(&scripts)
+	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 10*time.Second, rdb })
+	slug, _ := snapshotMarket()
+	// Another customer's replay first: Redis then knows the script, whose
+	// first run sends it whole after an EvalSha answered NOSCRIPT.
+	if r := a.replay(store.Enterprise, replayBody(slug, nil)); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	scripts.n.Store(0)
+	if r := a.replay(store.Pro, replayBody(slug, func(m map[string]any) { m["positionSize"] = 7 })); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	if n := scripts.n.Load(); n != 1 {
+		t.Errorf("a replay ran %d job-slot scripts, want 1 (the take)", n)
+	}
+	if n := rdb.ZCard(t.Context(), "updown:rl:{"+a.ids[store.Pro]+"}:jobs").Val(); n != 0 {
+		t.Errorf("%d slots still taken after the replay", n)
+	}
+}
+
+// slotWatchingStore reads a market only once the caller's job slot is
+// taken, or a second has passed, and says which.
+type slotWatchingStore struct {
+	store.Store
+	rdb       *redis.Client
+	slots     string
+	sawATaken atomic.Bool
+}
+
+func (s *slotWatchingStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if s.rdb.ZCard(ctx, s.slots).Val() > 0 {
+			s.sawATaken.Store(true)
+			break
+		}
+	}
+	return store.GetMarketCounted(ctx, s.Store, slug)
+}
+
+// TestReplayTakesItsSlotWhileItReadsItsMarket (issue 27): a replay takes
+// its job slot beside the read of its market, the Redis round trip
+// hidden behind the store's, not after it; a replay the checks refuse
+// gives its slot back.
+func TestReplayTakesItsSlotWhileItReadsItsMarket(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.startWorker(t)
+	ws := &slotWatchingStore{Store: st, rdb: q.rdb}
+	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = ws, q.client, 10*time.Second, q.rdb })
+	ws.slots = "updown:rl:{" + a.ids[store.Pro] + "}:jobs"
+	slug, _ := snapshotMarket()
+	if r := a.replay(store.Pro, replayBody(slug, nil)); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	if !ws.sawATaken.Load() {
+		t.Error("the market was read before the replay's slot was taken")
+	}
+	r := a.replay(store.Pro, replayBody("btc-updown-15m-1", nil))
+	wantError(t, r, http.StatusNotFound, "MARKET_NOT_FOUND")
+	if n := q.rdb.ZCard(t.Context(), ws.slots).Val(); n != 0 {
+		t.Errorf("%d slots taken after a replay and a refused one", n)
 	}
 }

@@ -219,10 +219,12 @@ func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
 }
 
 // rateLimiter runs rateScript for concurrent requests in batches: a
-// request queues its call, and whichever goroutine is flushing sends
-// everything queued in one pipeline, so a round trip to Redis serves all
-// the requests that arrived while the previous one was out. The flushing
-// goroutine exists only while there is work, so an idle server holds none.
+// request queues its call, and whoever is flushing sends everything queued
+// in one pipeline, so a round trip to Redis serves all the requests that
+// arrived while the previous one was out. A request that finds nobody
+// flushing sends the first batch itself, then leaves what queued meanwhile
+// to a flushing goroutine, which exists only while there is work, so an
+// idle server holds none.
 type rateLimiter struct {
 	rdb     redis.UniversalClient
 	timeout time.Duration // each check's bound (Config.RedisTimeout)
@@ -261,11 +263,24 @@ func (l *rateLimiter) count(ctx context.Context, c *rateCall) ([]int64, error) {
 	c.ctx, c.done = ctx, make(chan struct{})
 	l.mu.Lock()
 	l.pending = append(l.pending, c)
-	start := !l.flushing
+	lead := !l.flushing
 	l.flushing = true
 	l.mu.Unlock()
-	if start {
-		go l.flush()
+	if lead {
+		// The first batch goes from the caller's goroutine, its own check
+		// in it: a lone request's check then costs the round trip alone,
+		// not also a goroutine started and its answer handed back. What
+		// queued meanwhile goes on from a goroutine of its own.
+		l.send(l.next())
+		l.mu.Lock()
+		more := len(l.pending) > 0
+		if !more {
+			l.pending, l.flushing = nil, false
+		}
+		l.mu.Unlock()
+		if more {
+			go l.flush()
+		}
 	}
 	select {
 	case <-c.done:
@@ -277,19 +292,23 @@ func (l *rateLimiter) count(ctx context.Context, c *rateCall) ([]int64, error) {
 
 // flush sends queued calls until none are left.
 func (l *rateLimiter) flush() {
-	for {
-		l.mu.Lock()
-		n := min(len(l.pending), maxRateBatch)
-		batch := l.pending[:n:n]
-		l.pending = l.pending[n:]
-		if n == 0 {
-			l.pending, l.flushing = nil, false
-			l.mu.Unlock()
-			return
-		}
-		l.mu.Unlock()
+	for batch := l.next(); len(batch) > 0; batch = l.next() {
 		l.send(batch)
 	}
+}
+
+// next takes the next batch of queued calls; none when the queue is
+// empty, which then has no flusher any more.
+func (l *rateLimiter) next() []*rateCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(len(l.pending), maxRateBatch)
+	batch := l.pending[:n:n]
+	l.pending = l.pending[n:]
+	if n == 0 {
+		l.pending, l.flushing = nil, false
+	}
+	return batch
 }
 
 // send runs a batch in one pipeline, and calls whose script Redis has

@@ -3,10 +3,14 @@ package api
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/store/redis/redistest"
 )
@@ -116,5 +120,48 @@ func TestRateLimiterGivenUp(t *testing.T) {
 	}
 	if res[0] != 1 {
 		t.Errorf("count after a check given up before it was sent = %d, want 1", res[0])
+	}
+}
+
+// stackHook records the call stacks pipelines are sent from.
+type stackHook struct {
+	mu     sync.Mutex
+	stacks []string
+}
+
+func (h *stackHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *stackHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *stackHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		buf := make([]byte, 64<<10)
+		buf = buf[:runtime.Stack(buf, false)]
+		h.mu.Lock()
+		h.stacks = append(h.stacks, string(buf))
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// TestRateLimiterLoneCheckInline (issue 27): a check that finds nobody
+// flushing is sent from its request's own goroutine, not from a goroutine
+// started for it, whose start and hand-back were on every lone request's
+// path besides the round trip.
+func TestRateLimiterLoneCheckInline(t *testing.T) {
+	rdb := redistest.Client(t)
+	var h stackHook
+	rdb.AddHook(&h)
+	l := newRateLimiter(rdb, DefaultRedisTimeout)
+	if _, err := l.count(t.Context(), testCall(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.stacks) == 0 || strings.Contains(h.stacks[len(h.stacks)-1], "(*rateLimiter).flush") {
+		t.Errorf("a lone check was not sent from its request's goroutine: %q", h.stacks)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.flushing || len(l.pending) != 0 {
+		t.Error("the limiter is still flushing after a lone check returned")
 	}
 }

@@ -239,42 +239,66 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, s.internal(ctx, "encode replay payload", err)
 	}
 	job := worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}
-	// The market and its snapshots' count are read side by side: the two
-	// round trips to the store then cost the time of one. The count is
-	// used only once the market is known to exist and to be the caller's.
-	var n int
-	var countErr error
-	counted := make(chan struct{})
-	go func() {
-		defer close(counted)
-		n, countErr = s.store.CountSnapshots(ctx, req.MarketSlug, store.SnapshotQuery{})
-	}()
-	m, err := s.store.GetMarket(ctx, req.MarketSlug)
-	<-counted
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug)
+	// The caller's slot of jobs in flight is taken while the market is
+	// read, the Redis round trip beside the store's: under the request's
+	// id, since the job's id waits on the market's version (a corrected
+	// winner makes a new job). Identical requests still share their slot;
+	// two of them across a correction of their market share one too. A
+	// request the checks below refuse gives its slot back.
+	slotID := job.ID()
+	var slot heldSlot
+	var slotErr error
+	var taken chan struct{}
+	if s.cfg.Jobs != nil {
+		taken = make(chan struct{})
+		go func() {
+			defer close(taken)
+			slot.id = slotID
+			slot.release, slotErr = s.takeJobSlot(ctx, p, slotID, s.cfg.JobWait)
+		}()
 	}
-	if err != nil {
-		return nil, s.storeFailure(ctx, "get market", err)
+	// The market and its snapshots' count are read together: in one round
+	// trip to a store that can (store.MarketCounter), else side by side.
+	// The count is used only once the market is known to exist and to be
+	// the caller's. The store itself, not its gate of heavy reads (both are
+	// light), so that the store's own way is seen.
+	m, n, err := store.GetMarketCounted(ctx, s.cfg.Store, req.MarketSlug)
+	if taken != nil {
+		<-taken
 	}
-	if err := s.checkMarketAccess(ctx, p.Plan, m); err != nil {
+	refuse := func(err error) (*replayOutput, error) {
+		if slot.release != nil {
+			slot.release()
+		}
 		return nil, err
 	}
-	if !m.Resolved() {
-		return nil, Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug))
 	}
-	if countErr != nil {
-		return nil, s.storeFailure(ctx, "count snapshots", countErr)
-	} else if n == 0 {
-		return nil, Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug)
+	if err != nil {
+		return refuse(s.storeFailure(ctx, "get market", err))
+	}
+	if err := s.checkMarketAccess(ctx, p.Plan, m); err != nil {
+		return refuse(err)
+	}
+	if !m.Resolved() {
+		return refuse(Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug))
+	}
+	if n == 0 {
+		return refuse(Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug))
 	}
 	// A result is reused only for the market as it is now: a corrected
 	// winner (or any other change) makes a new job.
 	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano)
-	if err := s.jobCapReached(ctx, p, job.ID()); err != nil {
-		return nil, err
+	var o jobs.Outcome
+	switch {
+	case s.cfg.Jobs == nil:
+		o, err = s.runJobThen(ctx, job, p, nil) // 503: no queue
+	case slotErr != nil:
+		err = slotErr // 429: the caller's jobs in flight are at its cap
+	default:
+		o, err = s.runHolding(ctx, job, p, slot, func(*jobs.Outcome) {})
 	}
-	o, err := s.runJobThen(ctx, job, p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -328,12 +352,19 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 		done(notQueued)
 		return jobs.Outcome{}, err
 	}
+	return s.runHolding(ctx, j, p, heldSlot{id: j.ID(), release: release}, done)
+}
+
+// runHolding is runJobThen for a job whose slot the caller holds already
+// (a replay's, taken while its market was read); done is not nil.
+func (s *Server) runHolding(ctx context.Context, j worker.Job, p principal, slot heldSlot, done func(*jobs.Outcome)) (jobs.Outcome, error) {
+	release := slot.release
 	o, id, err := s.cfg.Jobs.Run(context.WithoutCancel(ctx), j, p.Customer.ID, s.cfg.JobWait)
 	var te *worker.TimeoutError
 	switch {
 	case errors.As(err, &te):
 		// The job goes on without its request.
-		go s.watchJob(p, id, jobBound(j), release, done)
+		go s.watchJob(p, id, jobBound(j), slot, done)
 		return jobs.Outcome{}, Errorf(http.StatusGatewayTimeout, CodeJobTimeout,
 			"the job did not finish within %s; it goes on: fetch its result with GET /v1/jobs/%s", s.cfg.JobWait, id).With("job_id", id)
 	case err != nil:

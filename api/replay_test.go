@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -417,4 +418,49 @@ func TestReplayTimeoutThenJob(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("job %s never completed", id)
+}
+
+// countedStore is a store.MarketCounter that counts how the api reads a
+// replay's market: in one question, or in two.
+type countedStore struct {
+	store.Store
+	together, apart atomic.Int32
+}
+
+func (s *countedStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	s.together.Add(1)
+	m, err := s.Store.GetMarket(ctx, slug)
+	if err != nil {
+		return m, 0, err
+	}
+	n, err := s.Store.CountSnapshots(ctx, slug, store.SnapshotQuery{})
+	return m, n, err
+}
+
+func (s *countedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	s.apart.Add(1)
+	return s.Store.GetMarket(ctx, slug)
+}
+
+// TestReplayReadsItsMarketInOneQuestion (issue 27): the api reads a
+// replay's market and the count of its snapshots in one question to a
+// store that can answer both (Postgres: one query), not two.
+func TestReplayReadsItsMarketInOneQuestion(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.startWorker(t)
+	cs := &countedStore{Store: st}
+	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = cs, q.client, 10*time.Second })
+	slug, _ := snapshotMarket()
+	if r := a.replay(store.Pro, replayBody(slug, nil)); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	if cs.together.Load() != 1 || cs.apart.Load() != 0 {
+		t.Errorf("the api read the market %d times with its count and %d times alone, want once with it", cs.together.Load(), cs.apart.Load())
+	}
+	// An unknown market is still 404 MARKET_NOT_FOUND.
+	r := a.replay(store.Pro, replayBody("btc-updown-15m-1", nil))
+	wantError(t, r, http.StatusNotFound, "MARKET_NOT_FOUND")
 }

@@ -69,6 +69,36 @@ type MarketStore interface {
 	NthNewestStart(ctx context.Context, coin Coin, mt MarketType, n int) (t time.Time, ok bool, err error)
 }
 
+// MarketCounter is a store that reads a market's record and the number of
+// its snapshots (CountSnapshots of the whole market) in one round trip:
+// what a replay checks before it is queued. Use GetMarketCounted, which
+// asks a store without it both questions side by side.
+type MarketCounter interface {
+	GetMarketCounted(ctx context.Context, slug string) (Market, int, error)
+}
+
+// GetMarketCounted returns the market with the slug and the number of its
+// snapshots, or ErrNotFound: in one round trip from a MarketCounter, else
+// from GetMarket and CountSnapshots asked side by side.
+func GetMarketCounted(ctx context.Context, st Store, slug string) (Market, int, error) {
+	if mc, ok := st.(MarketCounter); ok {
+		return mc.GetMarketCounted(ctx, slug)
+	}
+	var n int
+	var countErr error
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		n, countErr = st.CountSnapshots(ctx, slug, SnapshotQuery{})
+	}()
+	m, err := st.GetMarket(ctx, slug)
+	<-counted
+	if err != nil {
+		return m, 0, err
+	}
+	return m, n, countErr
+}
+
 // SnapshotStore keeps the time series of each market.
 type SnapshotStore interface {
 	// AppendSnapshots stores snapshots of the market with the slug

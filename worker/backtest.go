@@ -194,14 +194,14 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 		} else if !woken {
 			// Idle workers start on the first shard while the rest are
 			// submitted, rather than after all of them (16 round trips).
-			b.jobs.wake(ctx)
+			b.jobs.wake(ctx, j.Queue)
 			woken = true
 		}
 	}
 	if woken && n > 1 {
 		// Once more for the whole batch: a worker that drained the queue
 		// faster than it filled has gone back to waiting.
-		b.jobs.wake(ctx)
+		b.jobs.wake(ctx, js[0].Queue)
 	}
 
 	stop := batchDeadline(ctx)
@@ -319,7 +319,7 @@ func (b *backtester) resubmit(ctx context.Context, g *gathering, i int, j Job, i
 	if done {
 		g.record(i, o)
 	} else {
-		b.jobs.wake(ctx)
+		b.jobs.wake(ctx, j.Queue)
 	}
 	return nil
 }
@@ -375,7 +375,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id stri
 		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
 			return nil, fmt.Errorf("requeue shard: %w", err)
 		}
-		b.jobs.wake(ctx)
+		b.jobs.wake(ctx, j.Queue)
 		return nil, nil
 	}
 	data, err := o.Encode()

@@ -117,7 +117,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	}
 	c := &Client{
 		cfg: cfg, rdb: cfg.Redis, log: cfg.Logger.With("component", "jobs"),
-		queue:   asynq.NewClientFromRedisClient(cfg.Redis),
+		queue:   asynq.NewClientFromRedisClient(wakingRedis{cfg.Redis}),
 		insp:    asynq.NewInspectorFromRedisClient(cfg.Redis),
 		pubsub:  ps,
 		done:    make(chan struct{}),
@@ -196,12 +196,11 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	// 12): enqueued again, with its owner record, so that the wait, or
 	// GET /v1/jobs/{id} after a 504, still finds it.
 	lost := func() {
-		if _, _, err := c.submit(ctx, j, id); err != nil {
+		if _, _, err := c.submit(withWake(ctx, j.Queue), j, id); err != nil {
 			c.log.WarnContext(ctx, "enqueue a job lost with Redis again", "job_id", id, "err", err)
 			return
 		}
 		c.log.InfoContext(ctx, "job lost with Redis (a failover) enqueued again", "job_id", id)
-		c.wake(ctx)
 		if err := c.recordOwner(ctx, id, j.Queue, owner, wait); err != nil {
 			c.log.WarnContext(ctx, "record the owner of a job enqueued again", "job_id", id, "err", err)
 		}
@@ -217,10 +216,10 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 // await submits the job and waits for its outcome on ch; lost is called
 // when the task is found gone meanwhile.
 func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outcome, wait time.Duration, lost func()) (jobs.Outcome, error) {
-	if o, ok, err := c.submit(ctx, j, id); err != nil || ok {
+	// The wake goes with the enqueue, in its round trip (wakingRedis).
+	if o, ok, err := c.submit(withWake(ctx, j.Queue), j, id); err != nil || ok {
 		return o, err
 	}
-	c.wake(ctx)
 
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -246,9 +245,57 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 	}
 }
 
-// wake tells idle workers that work is queued (see gate).
-func (c *Client) wake(ctx context.Context) {
-	if err := wake(ctx, c.rdb); err != nil {
+// wakingRedis is the Redis client the api's Asynq client enqueues
+// through. An enqueue whose context asks for a wake (withWake) goes to
+// Redis in one pipeline with the wake, after it: Redis runs them in that
+// order, so a worker the wake reaches finds the task, and the worker hears
+// of the task a round trip sooner than from a wake sent once the enqueue
+// has answered. Asynq's enqueue script is recognised by its keys (the
+// task's hash and its queue's pending list, internal/rdb);
+// TestRunWakesWithItsEnqueue holds it to the Asynq of go.mod.
+type wakingRedis struct{ redis.UniversalClient }
+
+// wakeKey is the context key of the queue an enqueue wakes the workers
+// for.
+type wakeKey struct{}
+
+// withWake asks the enqueue made with ctx to wake the workers for queue.
+func withWake(ctx context.Context, queue string) context.Context {
+	return context.WithValue(ctx, wakeKey{}, queue)
+}
+
+func isEnqueue(keys []string) bool {
+	return len(keys) == 2 && strings.Contains(keys[0], "}:t:") && strings.HasSuffix(keys[1], ":pending")
+}
+
+func (c wakingRedis) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return c.enqueue(ctx, keys, func(r redis.Scripter) *redis.Cmd { return r.EvalSha(ctx, sha1, keys, args...) })
+}
+
+func (c wakingRedis) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return c.enqueue(ctx, keys, func(r redis.Scripter) *redis.Cmd { return r.Eval(ctx, script, keys, args...) })
+}
+
+// enqueue runs a script, in one pipeline with a wake when it is an
+// enqueue whose context asks for one. A wake that fails is not the
+// enqueue's failure: the gate's turns find the task.
+func (c wakingRedis) enqueue(ctx context.Context, keys []string, run func(redis.Scripter) *redis.Cmd) *redis.Cmd {
+	queue, ok := ctx.Value(wakeKey{}).(string)
+	if !ok || !isEnqueue(keys) {
+		return run(c.UniversalClient)
+	}
+	var cmd *redis.Cmd
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		cmd = run(p)
+		p.Publish(ctx, wakeChannel, queue)
+		return nil
+	})
+	return cmd
+}
+
+// wake tells idle workers that work is queued on queue (see gate).
+func (c *Client) wake(ctx context.Context, queue string) {
+	if err := wake(ctx, c.rdb, queue); err != nil {
 		c.log.WarnContext(ctx, "wake the workers", "err", err)
 	}
 }
@@ -403,6 +450,6 @@ func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) err
 			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
 		}
 	}
-	c.wake(ctx)
+	c.wake(ctx, jobs.QueueSweeps)
 	return nil
 }

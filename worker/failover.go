@@ -2,9 +2,9 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,47 +18,53 @@ import (
 // Redis is gone for good.
 const failoverWindow = 15 * time.Second
 
-// writeResult writes a finished task's result, trying again while Redis
-// fails (a failover): the result failing to be written would fail the
-// task, which Asynq retries only 15-45 s later, while the request that
-// waits for it, or GET /v1/jobs/{id} after its 504, would wait as long.
-func writeResult(ctx context.Context, t *asynq.Task, data []byte) error {
+// writeOutcome writes a finished task's outcome as its retained result
+// (what Asynq's ResultWriter writes: the task hash's result field) and
+// announces it to the api processes waiting for it, in one round trip: a
+// pipeline of the write, then the announcement, so that the request
+// waiting for it hears only of an outcome already kept. Both are tried
+// again while Redis fails (a failover), for two reasons.
+//
+// The result failing to be written would fail the task, which Asynq
+// retries only 15-45 s later, while the request that waits for it, or GET
+// /v1/jobs/{id} after its 504, would wait as long: written is false then,
+// and the task fails.
+//
+// The announcement, besides sparing the waiting request its fallback
+// poll, hands the task back to Asynq only once Redis answers again:
+// Asynq's own retry of a failed completion reuses a context it has
+// cancelled (asynq v0.26 processor.markAsComplete), so a completion that
+// meets the failover is lost, and the task stays active until its lease
+// lapses and the recoverer, which looks once a minute, runs it again. An
+// announcement heard twice is harmless: a waiter takes the first. One
+// that fails still leaves the result written (err is the announcement's).
+func writeOutcome(ctx context.Context, rdb redis.UniversalClient, queue, id string, data []byte) (written bool, err error) {
 	deadline := time.Now().Add(failoverWindow)
 	backoff := 50 * time.Millisecond
 	for {
-		_, err := t.ResultWriter().Write(data)
+		if err := ctx.Err(); err != nil { // as the ResultWriter refuses a task that ran out of time
+			return written, fmt.Errorf("write the outcome of task %s: %w", id, err)
+		}
+		var write *redis.IntCmd
+		var announce *redis.IntCmd
+		_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			write = p.HSet(ctx, taskKey(queue, id), "result", data)
+			announce = p.Publish(ctx, doneChannelPrefix+id, data)
+			return nil
+		})
+		written = written || write.Err() == nil
 		if err == nil || time.Now().Add(backoff).After(deadline) {
-			return err
+			if err != nil {
+				err = fmt.Errorf("write the outcome of task %s: %w", id, err)
+			}
+			if written && announce.Err() != nil {
+				err = fmt.Errorf("announce the outcome of task %s: %w", id, announce.Err())
+			}
+			return written, err
 		}
 		select {
 		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-	}
-}
-
-// publishDone announces a finished task to the api processes waiting for
-// it, trying again while Redis fails (a failover). Besides sparing the
-// waiting request its fallback poll, this hands the task back to Asynq
-// only once Redis answers again: Asynq's own retry of a failed completion
-// reuses a context it has cancelled (asynq v0.26 processor.markAsComplete),
-// so a completion that meets the failover is lost, and the task stays
-// active until its lease lapses and the recoverer, which looks once a
-// minute, runs it again. An announcement heard twice is harmless: a
-// waiter takes the first.
-func publishDone(ctx context.Context, rdb redis.UniversalClient, id string, data []byte) error {
-	deadline := time.Now().Add(failoverWindow)
-	backoff := 50 * time.Millisecond
-	for {
-		err := rdb.Publish(ctx, doneChannelPrefix+id, data).Err()
-		if err == nil || time.Now().Add(backoff).After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
+			return written, fmt.Errorf("write the outcome of task %s: %w", id, err)
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)

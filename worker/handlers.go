@@ -128,11 +128,16 @@ func (s *Server) finish(ctx context.Context, t *asynq.Task, o jobs.Outcome, task
 	if err != nil {
 		return fmt.Errorf("encode outcome: %w", err)
 	}
-	if err := writeResult(ctx, t, data); err != nil {
+	id := t.ResultWriter().TaskID()
+	queue, ok := asynq.GetQueueName(ctx)
+	if !ok {
+		return fmt.Errorf("write result of task %s: its context names no queue", id)
+	}
+	written, err := writeOutcome(ctx, s.rdb, queue, id, data)
+	if !written {
 		return fmt.Errorf("write result: %w", err) // retried: the result must be kept
 	}
-	id := t.ResultWriter().TaskID()
-	if err := publishDone(ctx, s.rdb, id, data); err != nil {
+	if err != nil {
 		// The waiting api falls back to polling the result; not fatal.
 		s.log.WarnContext(ctx, "announce completion", "task_id", id, "err", err)
 	}
@@ -145,10 +150,8 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	st := s.cache.view(s.store) // counts the market once for the budget and the cache
-	if cs, ok := st.(*cachedStore); ok {
-		cs.prefetch(ctx, req.MarketSlug) // read beside the budget's count
-	}
+	st := s.cache.view(s.store)      // counts the market once for the budget and the cache
+	st.prefetch(ctx, req.MarketSlug) // read beside the budget's count
 	release, err := s.budget.admit(ctx, st, req.MarketSlug)
 	if err != nil {
 		return nil, err // shutting down or timed out: Asynq requeues it

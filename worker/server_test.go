@@ -4,10 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store/memory"
@@ -77,4 +81,70 @@ func startWorker(t *testing.T, cfg worker.Config) *worker.Client {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// roundTrips records, per round trip to Redis (a command, or a pipeline),
+// the commands of it that write or announce a task's outcome.
+type roundTrips struct {
+	mu    sync.Mutex
+	trips [][]string
+}
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.record([]redis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.record(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *roundTrips) record(cmds []redis.Cmder) {
+	var trip []string
+	for _, cmd := range cmds {
+		args := cmd.Args()
+		if len(args) < 2 {
+			continue
+		}
+		key, _ := args[1].(string)
+		switch name := strings.ToLower(cmd.Name()); {
+		case name == "hset" && strings.HasPrefix(key, "asynq:{") && strings.Contains(key, "}:t:"),
+			name == "publish" && strings.HasPrefix(key, "updown:done:"):
+			trip = append(trip, name+" "+key)
+		}
+	}
+	if trip != nil {
+		h.mu.Lock()
+		h.trips = append(h.trips, trip)
+		h.mu.Unlock()
+	}
+}
+
+// TestOutcomeWrittenAndAnnouncedInOneRoundTrip (issue 27): a finished
+// task's outcome is kept as its result and announced to the waiting api in
+// one round trip to Redis, the write first, and the waiting request gets it.
+func TestOutcomeWrittenAndAnnouncedInOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(redistest.Client(t).Options())
+	t.Cleanup(func() { _ = rdb.Close() })
+	var rt roundTrips
+	rdb.AddHook(&rt)
+	c := startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	o, id, err := c.Run(t.Context(), worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(`{}`)}, "customer-1", 10*time.Second)
+	if err != nil || o.Failure != nil || string(o.Result) != `"pong"` {
+		t.Fatalf("ping: %s %+v %v", o.Result, o.Failure, err)
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	want := []string{"hset asynq:{" + jobs.QueueReplay + "}:t:" + id, "publish updown:done:" + id}
+	if len(rt.trips) != 1 || !slices.Equal(rt.trips[0], want) {
+		t.Errorf("round trips writing or announcing the outcome: %q, want one: %q", rt.trips, want)
+	}
 }

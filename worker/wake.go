@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,44 +15,62 @@ import (
 // short interval a synchronous request needs (DESIGN 7) that is thousands
 // of Redis calls a second from every idle worker, and most of an idle
 // `updown dev`'s CPU. Asynq's sleep cannot be interrupted, so the gate sits
-// in front of the poll instead: a worker whose last round found nothing
-// waits, before its next round, until someone enqueues work and says so on
-// wakeChannel, or until idlePoll has passed (tasks nobody announces: a
-// retry coming due, a resolution scheduled for later, an old client).
-// The gate does all the waiting: the server's own sleep is 1 ns (see
-// Config.TaskCheckInterval), so a task announced on the channel starts
-// within a Redis round trip, even one enqueued while the server was
-// finding its queues empty; at rest a worker costs a round of polls per
-// idlePoll.
+// in front of the poll instead. The gate does all the waiting: the
+// server's own sleep is 1 ns (see Config.TaskCheckInterval), so a task
+// announced starts within a Redis round trip, even one enqueued while the
+// server was finding its queues empty.
+//
+// The gate remembers, queue by queue, which queues were found empty, and
+// answers a dequeue of such a queue itself, without asking Redis, until
+// someone enqueues work on it and says so on wakeChannel (naming the
+// queue), a task of it comes due (the server's own forwarder moved it to
+// pending), a slot of it frees (sweep shards), or the gate's turn comes to
+// ask it again: one such queue every idlePoll (tasks nobody announces: an
+// old client, a task another worker's forwarder moved). Once every queue
+// was found empty the gate waits for one of these. So a replay announced to
+// a worker is asked for on the replay queue first, not after a round of
+// the queues Asynq shuffled before it, and the round after each task is
+// one call, not one per queue: each was a Redis round trip on the path of
+// a replay and, beside a sweep whose shards end and wake the gate many
+// times a second, CPU taken from the replays (issues 24 and 27). At rest a
+// worker costs one call per idlePoll.
 
-// wakeChannel is where enqueuers tell idle workers to look at the queues.
+// wakeChannel is where enqueuers tell idle workers to look at a queue: the
+// message is the queue's name, or empty for every queue.
 const wakeChannel = "updown:wake"
 
-// idlePoll bounds how long an idle worker waits for a wake before looking
-// at its queues anyway.
+// idlePoll is how often the gate asks Redis again about one of the queues
+// it found empty, whether or not anyone said it has work.
 const idlePoll = time.Second
 
-// wake tells idle workers to look at the queues. A lost wake costs at most
-// idlePoll of latency, so failure is only logged.
-func wake(ctx context.Context, rdb redis.UniversalClient) error {
-	return rdb.Publish(ctx, wakeChannel, "").Err()
+// wake tells idle workers to look at queue ("": every queue). A lost wake
+// costs at most a few idlePolls of latency, so failure is only logged.
+func wake(ctx context.Context, rdb redis.UniversalClient, queue string) error {
+	return rdb.Publish(ctx, wakeChannel, queue).Err()
 }
 
-// gate holds back an idle server's dequeue rounds until a wake.
-//
-// It waits only once every queue has been found empty (or refused: full)
-// since the last task or wake, queue by queue, not after as many empty
-// calls as there are queues: Asynq shuffles each round's order, so a count
-// would wait in the middle of a round, after a wake, before the one queue
-// that woke it was asked (a sweep slot freeing, and its next shard started
-// a second late).
+// gate holds back an idle server's dequeues until a wake, and answers the
+// dequeues of the queues it knows are empty.
 type gate struct {
-	bits   map[string]uint64 // a queue's pending key → its bit
-	all    uint64            // every queue's bit
-	seen   atomic.Uint64     // queues found empty since the last task or wake
-	wakes  chan struct{}     // a pending wake (capacity 1)
-	closed chan struct{}     // closed at shutdown: never wait again
+	bits  map[string]uint64 // a queue's pending key → its bit
+	order []uint64          // every queue's bit, in the order the gate asks them again
+	all   uint64            // every queue's bit
+	// empty holds the queues found empty (or refused: full) since they
+	// were last woken or a task was fetched from them. It is read freely
+	// and changed under mu, with epoch, which counts the wakes: a dequeue
+	// that was under way when a wake came marks nothing empty (after), or
+	// its answer, older than the wake, would hide the task the wake was
+	// for until the queue's turn.
+	empty  atomic.Uint64
+	mu     sync.Mutex
+	epoch  uint64
+	wakes  chan struct{} // a pending wake (capacity 1)
+	closed chan struct{} // closed at shutdown: never wait again
 	idle   time.Duration
+	// next is when (unix ns) the queue of turn is next asked again though
+	// found empty; turn counts those turns.
+	next atomic.Int64
+	turn atomic.Uint64
 	// slots bounds the tasks of a queue (by its pending key) that run at
 	// once (sweep shards, sweep.go): a dequeue of the queue first takes a
 	// slot, and is skipped as if the queue were empty when none is free;
@@ -66,16 +85,35 @@ func newGate(queues []string, idle time.Duration) *gate {
 	for i, q := range queues[:min(len(queues), 64)] {
 		bit := uint64(1) << i
 		g.bits[pendingKey(q)] = bit
+		g.order = append(g.order, bit)
 		g.all |= bit
 	}
+	g.next.Store(time.Now().Add(idle).UnixNano())
 	return g
 }
 
 // pendingKey is Asynq's key of a queue's pending tasks (internal/rdb).
 func pendingKey(queue string) string { return "asynq:{" + queue + "}:pending" }
 
-// wake lets a waiting (or the next) round go.
-func (g *gate) wake() {
+// taskKey is Asynq's key of a task's hash (internal/rdb).
+func taskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
+
+// wake lets the dequeues of every queue go to Redis again, and a waiting
+// (or the next) round go.
+func (g *gate) wake() { g.wakeQueue("") }
+
+// wakeQueue lets the dequeues of the queue whose pending key this is go to
+// Redis again ("", or a queue the gate does not know: every queue), and a
+// waiting (or the next) round go.
+func (g *gate) wakeQueue(key string) {
+	bit, ok := g.bits[key]
+	if !ok {
+		bit = g.all
+	}
+	g.mu.Lock()
+	g.epoch++
+	g.empty.And(^bit)
+	g.mu.Unlock()
 	select {
 	case g.wakes <- struct{}{}:
 	default: // one is pending already
@@ -85,30 +123,71 @@ func (g *gate) wake() {
 // close releases the gate for good (shutdown).
 func (g *gate) close() { close(g.closed) }
 
-// before is called ahead of each dequeue call. Once every queue has been
-// found empty, it waits for a wake or idlePoll.
+// before is called ahead of each dequeue call. When the turn of a queue
+// found empty has come, it is asked again; once every queue has been found
+// empty, before waits for a wake or that turn.
 func (g *gate) before() {
-	if g.all == 0 || g.seen.Load() != g.all {
+	if g.all == 0 {
 		return
 	}
-	t := time.NewTimer(g.idle)
+	g.due()
+	if g.empty.Load() != g.all {
+		select {
+		case <-g.wakes: // seen already: it let a queue be asked
+		default:
+		}
+		return
+	}
+	t := time.NewTimer(time.Until(time.Unix(0, g.next.Load())))
 	defer t.Stop()
 	select {
 	case <-g.wakes:
-		g.seen.Store(0)
 	case <-t.C:
+		g.due()
 	case <-g.closed:
 	}
 }
 
+// due asks again, when its turn has come, the next queue in order.
+func (g *gate) due() {
+	now := time.Now()
+	next := g.next.Load()
+	if now.UnixNano() < next || !g.next.CompareAndSwap(next, now.Add(g.idle).UnixNano()) {
+		return
+	}
+	g.mu.Lock()
+	g.epoch++
+	g.empty.And(^g.order[g.turn.Add(1)%uint64(len(g.order))])
+	g.mu.Unlock()
+}
+
+// since returns the count of wakes so far, for after.
+func (g *gate) since() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.epoch
+}
+
+// known reports whether the queue whose pending key this is was found
+// empty and nothing said it has work since.
+func (g *gate) known(key string) bool {
+	bit, ok := g.bits[key]
+	return ok && g.empty.Load()&bit != 0
+}
+
 // after records what a dequeue of the queue whose pending key this is
-// found.
-func (g *gate) after(key string, err error) {
+// found, asked when the gate had heard of epoch wakes (since): a queue
+// found empty is marked so only when no wake came meanwhile.
+func (g *gate) after(key string, err error, epoch uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	switch err {
 	case redis.Nil:
-		g.seen.Or(g.bits[key])
+		if g.epoch == epoch {
+			g.empty.Or(g.bits[key])
+		}
 	case nil:
-		g.seen.Store(0)
+		g.empty.And(^g.bits[key]) // it may hold more
 	}
 	// Other errors (Redis down) leave the count; see pause.
 }
@@ -145,26 +224,58 @@ func isDequeue(keys []string) bool {
 		strings.HasSuffix(keys[2], ":active") && strings.HasSuffix(keys[3], ":lease")
 }
 
+// isForward recognises Asynq's script that moves the tasks come due from a
+// queue's scheduled or retry set to its pending list (internal/rdb
+// forward), by its keys. Should a later Asynq change them, the gate hears
+// of such tasks only on its turns; TestGateHearsOfTasksComeDue would say
+// so.
+func isForward(keys []string) bool {
+	return len(keys) == 2 && (strings.HasSuffix(keys[0], ":scheduled") || strings.HasSuffix(keys[0], ":retry")) &&
+		strings.HasSuffix(keys[1], ":pending")
+}
+
 func (c gatedRedis) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	if !isDequeue(keys) {
-		return c.UniversalClient.EvalSha(ctx, sha1, keys, args...)
+	switch {
+	case isDequeue(keys):
+		return c.dequeue(keys, true, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) })
+	case isForward(keys):
+		return c.forwarded(keys, c.UniversalClient.EvalSha(ctx, sha1, keys, args...))
 	}
-	return c.dequeue(keys, true, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) })
+	return c.UniversalClient.EvalSha(ctx, sha1, keys, args...)
 }
 
 func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	if !isDequeue(keys) {
-		return c.UniversalClient.Eval(ctx, script, keys, args...)
+	switch {
+	case isDequeue(keys):
+		// The script's text follows a NOSCRIPT answer to EvalSha, which
+		// passed the gate already.
+		return c.dequeue(keys, false, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) })
+	case isForward(keys):
+		return c.forwarded(keys, c.UniversalClient.Eval(ctx, script, keys, args...))
 	}
-	// The script's text follows a NOSCRIPT answer to EvalSha, which
-	// passed the gate already.
-	return c.dequeue(keys, false, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) })
+	return c.UniversalClient.Eval(ctx, script, keys, args...)
 }
 
-// dequeue runs one of Asynq's dequeue calls: through the gate when gated,
-// and only with a slot of its queue free (gate.slots), which the task it
-// fetches keeps.
+// forwarded wakes the gate for the queue the forwarder moved tasks of to
+// pending (cmd answers how many): a retry or a scheduled task come due.
+func (c gatedRedis) forwarded(keys []string, cmd *redis.Cmd) *redis.Cmd {
+	if n, err := cmd.Int64(); err == nil && n > 0 {
+		c.g.wakeQueue(keys[1])
+	}
+	return cmd
+}
+
+// dequeue runs one of Asynq's dequeue calls: through the gate when gated
+// (answered here for a queue known to be empty), and only with a slot of
+// its queue free (gate.slots), which the task it fetches keeps.
 func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *redis.Cmd {
+	if gated {
+		c.g.before()
+		if c.g.known(keys[0]) {
+			return redis.NewCmdResult(nil, redis.Nil)
+		}
+	}
+	epoch := c.g.since()
 	slots := c.g.slots[keys[0]]
 	if slots != nil {
 		select {
@@ -173,30 +284,28 @@ func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *
 			// Every slot is busy: not fetched, and counted as an empty
 			// queue. The task stays pending for a slot that frees, which
 			// wakes the gate.
-			c.g.after(keys[0], redis.Nil)
+			c.g.after(keys[0], redis.Nil, epoch)
 			return redis.NewCmdResult(nil, redis.Nil)
 		}
-	}
-	if gated {
-		c.g.before()
 	}
 	cmd := call()
 	if slots != nil && cmd.Err() != nil {
 		<-slots // nothing fetched: the slot is free again
 	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
-		c.g.after(keys[0], cmd.Err())
+		c.g.after(keys[0], cmd.Err(), epoch)
 		c.pauseOnError(cmd.Err())
 	}
 	return cmd
 }
 
 // release frees the slot a task of queue took when it was fetched, once
-// its handler has returned, and wakes the gate: the queue may hold more.
+// its handler has returned, and wakes the gate for the queue: it may hold
+// more.
 func (g *gate) release(queue string) {
 	if slots := g.slots[pendingKey(queue)]; slots != nil {
 		<-slots
-		g.wake()
+		g.wakeQueue(pendingKey(queue))
 	}
 }
 
@@ -219,11 +328,15 @@ func listenForWakes(ctx context.Context, rdb redis.UniversalClient, g *gate) (st
 			select {
 			case <-ctx.Done():
 				return
-			case _, ok := <-ch:
+			case msg, ok := <-ch:
 				if !ok {
 					return
 				}
-				g.wake()
+				if msg.Payload == "" {
+					g.wake()
+				} else {
+					g.wakeQueue(pendingKey(msg.Payload))
+				}
 			}
 		}
 	}()

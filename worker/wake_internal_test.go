@@ -2,11 +2,16 @@ package worker
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
 )
 
@@ -57,7 +62,7 @@ func TestGateWaitsOnlyWhenEveryQueueWasEmpty(t *testing.T) {
 	g := newGate([]string{"a", "b", "c"}, 10*time.Minute)
 	empty := func(qs ...string) {
 		for _, q := range qs {
-			g.after(pendingKey(q), redis.Nil)
+			g.after(pendingKey(q), redis.Nil, g.since())
 		}
 	}
 	returns := func(what string) {
@@ -86,7 +91,7 @@ func TestGateWaitsOnlyWhenEveryQueueWasEmpty(t *testing.T) {
 	}
 	g.wake()
 	<-waited
-	g.after(pendingKey("b"), nil) // a task fetched: start over
+	g.after(pendingKey("b"), nil, g.since()) // a task fetched: start over
 	empty("a", "c")
 	returns("a task fetched since")
 }
@@ -109,6 +114,7 @@ func TestGateSlots(t *testing.T) {
 	if err := c.dequeue(keys, true, answer(redis.Nil)).Err(); err != redis.Nil || len(slots) != 0 {
 		t.Fatalf("an empty queue: %v, %d slots taken; want redis.Nil and none", err, len(slots))
 	}
+	g.wakeQueue(pendingKey("sweeps")) // a shard enqueued
 	if err := c.dequeue(keys, true, answer(nil)).Err(); err != nil || len(slots) != 1 {
 		t.Fatalf("a task fetched: %v, %d slots taken; want it and one", err, len(slots))
 	}
@@ -116,7 +122,7 @@ func TestGateSlots(t *testing.T) {
 	if err := c.dequeue(keys, true, answer(nil)).Err(); err != redis.Nil || calls != before {
 		t.Fatalf("every slot busy: %v after %d calls to Redis; want redis.Nil and none", err, calls-before)
 	}
-	if g.seen.Load()&g.bits[pendingKey("sweeps")] == 0 {
+	if !g.known(pendingKey("sweeps")) {
 		t.Error("a full queue was not counted as empty: the gate would poll it while the slot is busy")
 	}
 	g.release("sweeps")
@@ -128,5 +134,145 @@ func TestGateSlots(t *testing.T) {
 	default:
 		t.Error("a freed slot did not wake the gate")
 	}
+	if g.known(pendingKey("sweeps")) {
+		t.Error("a freed slot left its queue known as empty: its next shard would wait for the gate's turn")
+	}
 	g.release("replay") // a queue without slots: nothing to free
+}
+
+// TestGateAnswersQueuesFoundEmpty (issues 24 and 27): a queue found empty
+// is answered by the gate, with no call to Redis, until a wake names it
+// (or every queue), a task of it is fetched, or its turn comes; a wake for
+// one queue does not send the dequeues of the others to Redis.
+func TestGateAnswersQueuesFoundEmpty(t *testing.T) {
+	t.Parallel()
+	g := newGate([]string{"replay", "collect", "sweeps"}, 10*time.Minute)
+	c := gatedRedis{g: g}
+	calls := map[string]int{}
+	ask := func(q string, answer error) error {
+		keys := []string{pendingKey(q), "asynq:{" + q + "}:paused", "asynq:{" + q + "}:active", "asynq:{" + q + "}:lease"}
+		return c.dequeue(keys, true, func() *redis.Cmd { calls[q]++; return redis.NewCmdResult("task", answer) }).Err()
+	}
+	ask("replay", redis.Nil)
+	ask("collect", redis.Nil)
+	if calls["replay"] != 1 || calls["collect"] != 1 {
+		t.Fatalf("first round: %v calls, want one a queue", calls)
+	}
+	if err := ask("replay", nil); err != redis.Nil || calls["replay"] != 1 {
+		t.Fatalf("a queue found empty: %v after %d calls, want redis.Nil from the gate", err, calls["replay"])
+	}
+	g.wakeQueue(pendingKey("replay")) // a replay enqueued
+	if err := ask("collect", nil); err != redis.Nil || calls["collect"] != 1 {
+		t.Errorf("a wake for replay sent collect's dequeue to Redis (%d calls)", calls["collect"])
+	}
+	if err := ask("replay", nil); err != nil || calls["replay"] != 2 {
+		t.Fatalf("after a wake for it: %v after %d calls, want the task from Redis", err, calls["replay"])
+	}
+	if err := ask("replay", redis.Nil); err != redis.Nil || calls["replay"] != 3 {
+		t.Fatalf("after a task fetched: %v after %d calls, want Redis asked again", err, calls["replay"])
+	}
+	g.wake() // every queue
+	ask("collect", redis.Nil)
+	ask("replay", redis.Nil)
+	if calls["collect"] != 2 || calls["replay"] != 4 {
+		t.Errorf("after a wake for every queue: %v calls, want each asked again", calls)
+	}
+	g.wakeQueue(pendingKey("nosuchqueue")) // a queue this worker does not know: every queue
+	if ask("collect", redis.Nil); calls["collect"] != 3 {
+		t.Errorf("after a wake for an unknown queue: collect asked %d times, want 3", calls["collect"])
+	}
+}
+
+// TestGateTurns: a queue found empty is asked again on the gate's turns,
+// one queue an idle period, though nobody says it has work (a task another
+// worker's forwarder moved, an old client's enqueue).
+func TestGateTurns(t *testing.T) {
+	t.Parallel()
+	const idle = 50 * time.Millisecond
+	g := newGate([]string{"a", "b"}, idle)
+	for _, q := range []string{"a", "b"} {
+		g.after(pendingKey(q), redis.Nil, g.since())
+	}
+	start := time.Now()
+	g.before() // every queue found empty: waits for the first turn
+	if waited := time.Since(start); waited < idle/2 {
+		t.Errorf("the gate waited %v with every queue empty, want about %v", waited, idle)
+	}
+	if g.known(pendingKey("a")) == g.known(pendingKey("b")) {
+		t.Fatal("a turn did not let exactly one of the queues be asked again")
+	}
+	g.after(pendingKey("a"), redis.Nil, g.since())
+	g.after(pendingKey("b"), redis.Nil, g.since())
+	g.before()
+	g.after(pendingKey("a"), redis.Nil, g.since())
+	g.after(pendingKey("b"), redis.Nil, g.since())
+	g.before()
+	if g.known(pendingKey("a")) == g.known(pendingKey("b")) {
+		t.Fatal("a turn did not let exactly one of the queues be asked again")
+	}
+}
+
+// TestGateHearsOfTasksComeDue: a task that comes due (scheduled for
+// later, or a retry) is moved to its queue by the worker's forwarder,
+// which nobody announces; the gate hears of it from the forwarder's
+// script and lets its queue be asked at once, not on a turn (an hour here).
+func TestGateHearsOfTasksComeDue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	s, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.gate.idle = time.Hour
+	s.gate.next.Store(time.Now().Add(time.Hour).UnixNano())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = s.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	info, err := asynq.NewClientFromRedisClient(rdb).Enqueue(asynq.NewTask(jobs.TypePing, nil), asynq.Queue(jobs.QueueReplay),
+		asynq.ProcessIn(300*time.Millisecond), asynq.Retention(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	deadline := time.Now().Add(30 * time.Second) // a hang bound: the forwarder looks every second
+	for {
+		ti, err := insp.GetTaskInfo(jobs.QueueReplay, info.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti.State == asynq.TaskStateCompleted {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a task come due is still %s: the gate did not hear of it", ti.State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGateWakeDuringADequeue: a dequeue that finds its queue empty while a
+// wake for the queue comes (its task enqueued just after Redis answered)
+// does not mark the queue empty: the next dequeue asks Redis, rather than
+// the gate hiding the task until the queue's turn (seen: a no-op job's p99
+// of 5 s in BenchmarkQueueOverhead).
+func TestGateWakeDuringADequeue(t *testing.T) {
+	t.Parallel()
+	g := newGate([]string{"replay", "collect"}, 10*time.Minute)
+	c := gatedRedis{g: g}
+	keys := []string{pendingKey("replay"), "asynq:{replay}:paused", "asynq:{replay}:active", "asynq:{replay}:lease"}
+	err := c.dequeue(keys, true, func() *redis.Cmd {
+		g.wakeQueue(pendingKey("replay")) // the enqueue and its wake, while Redis answers
+		return redis.NewCmdResult(nil, redis.Nil)
+	}).Err()
+	if err != redis.Nil {
+		t.Fatalf("dequeue: %v, want redis.Nil", err)
+	}
+	if g.known(pendingKey("replay")) {
+		t.Error("a queue woken during its dequeue was marked empty by the dequeue's older answer")
+	}
+	if err := c.dequeue(keys, true, func() *redis.Cmd { return redis.NewCmdResult("task", nil) }).Err(); err != nil {
+		t.Errorf("the next dequeue: %v, want the task from Redis", err)
+	}
 }

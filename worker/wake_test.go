@@ -2,8 +2,10 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,4 +89,98 @@ func TestIdleWorkerDoesNotPoll(t *testing.T) {
 	if worst > 250*time.Millisecond {
 		t.Errorf("a job sent to an idle worker took %v: the wake did not reach it", worst)
 	}
+}
+
+// TestAnnouncedJobAsksItsQueue (issues 24 and 27): a job announced to an
+// idle worker costs about two dequeue calls to Redis: its queue asked
+// first, and once more after its task was fetched; the other queues,
+// found empty and not woken, are answered by the gate. A wake used to send
+// a round of every queue to Redis, in Asynq's shuffled order before and
+// after the task: about seven calls, each a round trip on a replay's path.
+func TestAnnouncedJobAsksItsQueue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	var count dequeueCounter
+	rdb.AddHook(&count)
+	c := startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	time.Sleep(300 * time.Millisecond) // started, and idle
+	const jobsRun = 20
+	before := count.n.Load()
+	start := time.Now()
+	for i := range jobsRun {
+		j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(strconv.Itoa(i) + t.Name())}
+		if _, _, err := c.Run(t.Context(), j, "test", 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := count.n.Load() - before
+	// The gate's turns ask one queue found empty a second besides.
+	turns := int64(time.Since(start)/time.Second) + 1
+	t.Logf("%d jobs: %d dequeue calls (turns allowed: %d)", jobsRun, calls, turns)
+	if calls > 2*jobsRun+turns {
+		t.Errorf("%d announced jobs cost %d dequeue calls, want at most %d", jobsRun, calls, 2*jobsRun+turns)
+	}
+}
+
+// enqueueTrips records the pipelines a Redis client sends, once answered:
+// each command's name, first key or channel, and error.
+type enqueueTrips struct {
+	mu        sync.Mutex
+	pipelines [][]string
+}
+
+func (h *enqueueTrips) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *enqueueTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *enqueueTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		var trip []string
+		for _, cmd := range cmds {
+			a := cmd.Args()
+			key := ""
+			switch {
+			case (cmd.Name() == "evalsha" || cmd.Name() == "eval") && len(a) > 3:
+				key, _ = a[3].(string)
+			case len(a) > 2:
+				key = fmt.Sprint(a[1], " ", a[2])
+			}
+			trip = append(trip, fmt.Sprintf("%s %s %v", cmd.Name(), key, cmd.Err()))
+		}
+		h.mu.Lock()
+		h.pipelines = append(h.pipelines, trip)
+		h.mu.Unlock()
+		return err
+	}
+}
+
+// TestRunWakesWithItsEnqueue (issue 27): the Client sends a job's wake in
+// one round trip with its enqueue, after it, rather than once the enqueue
+// has answered: Asynq's enqueue script, recognised by its keys, then a
+// wake naming the job's queue.
+func TestRunWakesWithItsEnqueue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	api := redis.NewClient(rdb.Options())
+	t.Cleanup(func() { _ = api.Close() })
+	var trips enqueueTrips
+	api.AddHook(&trips)
+	c, err := worker.NewClient(t.Context(), worker.ClientConfig{Redis: api, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(t.Name())}
+	if _, _, err := c.Run(t.Context(), j, "test", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	trips.mu.Lock()
+	defer trips.mu.Unlock()
+	enqueued := "asynq:{" + jobs.QueueReplay + "}:t:" + j.ID() + " <nil>"
+	for _, p := range trips.pipelines {
+		if len(p) == 2 && strings.HasSuffix(p[0], enqueued) && p[1] == "publish updown:wake "+jobs.QueueReplay+" <nil>" {
+			return
+		}
+	}
+	t.Errorf("no pipeline of the job's enqueue and its wake: %q", trips.pipelines)
 }

@@ -214,30 +214,41 @@ func BenchmarkReplayEndToEnd(b *testing.B) {
 	}
 	w := startBenchWorker(b, start, "--cache-mib", "0")
 	run(slugs[store.M15], 1) // warm the connections
-	m15First, m15FirstCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.M15], n) })
-	h24First, h24FirstCPU := cpuPer(w, func() []time.Duration { return series(slugs[store.H24], 5) })
 	// The same replays in this process, straight from Postgres (the
 	// market's record, its tape read and decoded, the engine), without
 	// the queue, the api or HTTP: what a first-time replay over HTTP is
-	// compared with (issue 27: at most 1.5x).
-	inProcess := func(slug string, n int) []time.Duration {
+	// compared with (issue 27: at most 1.5x). Each runs just after its
+	// replay over HTTP, so that the two see the same machine: measured
+	// as a series of its own, a minute apart, the in-process time moved
+	// between runs at load 2-10 by more than the whole path around the
+	// engine.
+	inProcess := func(slug string) time.Duration {
+		size++
+		req := replay.Request{MarketSlug: slug, Strategy: replay.Strategy{Side: "UP",
+			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.45},
+				{Field: "time_remaining_pct", Operator: ">", Value: 10}},
+			ExitConditions: []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}},
+			PositionSize:   float64(size)}}
+		begin := time.Now()
+		if _, err := jobs.Replay(ctx, st, req); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(begin)
+	}
+	// firstBeside is series, each replay followed by the same in process
+	// (appended to local).
+	firstBeside := func(slug string, n int, local *[]time.Duration) []time.Duration {
 		out := make([]time.Duration, n)
 		for i := range out {
 			size++
-			req := replay.Request{MarketSlug: slug, Strategy: replay.Strategy{Side: "UP",
-				EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.45},
-					{Field: "time_remaining_pct", Operator: ">", Value: 10}},
-				ExitConditions: []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}},
-				PositionSize:   float64(size)}}
-			begin := time.Now()
-			if _, err := jobs.Replay(ctx, st, req); err != nil {
-				b.Fatal(err)
-			}
-			out[i] = time.Since(begin)
+			out[i] = run(slug, size)
+			*local = append(*local, inProcess(slug))
 		}
 		return out
 	}
-	m15InProcess, h24InProcess := inProcess(slugs[store.M15], n), inProcess(slugs[store.H24], 5)
+	var m15InProcess, h24InProcess []time.Duration
+	m15First, m15FirstCPU := cpuPer(w, func() []time.Duration { return firstBeside(slugs[store.M15], n, &m15InProcess) })
+	h24First, h24FirstCPU := cpuPer(w, func() []time.Duration { return firstBeside(slugs[store.H24], 5, &h24InProcess) })
 	crosses = true
 	h24FewFirst, _ := cpuPer(w, func() []time.Duration { return series(slugs[store.H24], 5) })
 	churnFirst, _ := cpuPer(w, func() []time.Duration { return series(churned, 5) })

@@ -148,54 +148,60 @@ func appendStored(b, p []byte, final bool) []byte {
 }
 
 // combine returns the CRC-32 of a string A followed by a string B of
-// length lenB, from crcA and crcB: zlib's crc32_combine, which applies
-// lenB zero bytes to crcA as a GF(2) matrix raised by squaring.
+// length lenB, from crcA and crcB: zlib's crc32_combine (1.2.12 and
+// later), which multiplies crcA by x^(8·lenB) modulo the CRC polynomial,
+// the power made from the table of x^(2^k) one set bit of lenB at a time.
+// It costs a few hundred shifts where raising the zero-byte operator
+// matrix by squaring (zlib before 1.2.12) cost 14 µs for a 15m replay's
+// answer, on every answer the api passes on deflated.
 func combine(crcA, crcB uint32, lenB int64) uint32 {
 	if lenB <= 0 {
 		return crcA
 	}
-	var even, odd [32]uint32
-	odd[0] = crc32.IEEE // the operator of one zero bit
-	row := uint32(1)
-	for n := 1; n < 32; n++ {
-		odd[n] = row
-		row <<= 1
-	}
-	square(&even, &odd) // two zero bits
-	square(&odd, &even) // four zero bits
-	for {
-		square(&even, &odd) // one zero byte, then 4, 16, ...
-		if lenB&1 != 0 {
-			crcA = times(&even, crcA)
-		}
-		lenB >>= 1
-		if lenB == 0 {
-			break
-		}
-		square(&odd, &even)
-		if lenB&1 != 0 {
-			crcA = times(&odd, crcA)
-		}
-		lenB >>= 1
-		if lenB == 0 {
-			break
-		}
-	}
-	return crcA ^ crcB
+	return multModP(xPow8n(lenB), crcA) ^ crcB
 }
 
-func times(mat *[32]uint32, vec uint32) uint32 {
-	var sum uint32
-	for i := 0; vec != 0; i, vec = i+1, vec>>1 {
-		if vec&1 != 0 {
-			sum ^= mat[i]
+// The CRC-32 polynomials here are reflected, as crc32.IEEE is: bit 31
+// holds x^0 and bit 0 holds x^31.
+const one = uint32(1) << 31 // the polynomial 1
+
+// multModP returns a·b modulo the CRC-32 polynomial.
+func multModP(a, b uint32) uint32 {
+	var p uint32
+	for m := one; m != 0; m >>= 1 {
+		if a&m != 0 {
+			p ^= b
+			if a&(m-1) == 0 {
+				break
+			}
+		}
+		if b&1 != 0 {
+			b = b>>1 ^ crc32.IEEE
+		} else {
+			b >>= 1
 		}
 	}
-	return sum
+	return p
 }
 
-func square(dst, mat *[32]uint32) {
-	for n := range dst {
-		dst[n] = times(mat, mat[n])
+// x2n holds x^(2^k) modulo the CRC-32 polynomial, for k from 0 to 31.
+var x2n = func() (t [32]uint32) {
+	p := one >> 1 // x^1
+	for k := range t {
+		t[k] = p
+		p = multModP(p, p)
 	}
+	return t
+}()
+
+// xPow8n returns x^(8·n) modulo the CRC-32 polynomial: the operator of n
+// zero bytes.
+func xPow8n(n int64) uint32 {
+	p := one
+	for k := 3; n != 0; n, k = n>>1, k+1 {
+		if n&1 != 0 {
+			p = multModP(x2n[k&31], p)
+		}
+	}
+	return p
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -148,6 +149,7 @@ func FuzzCombine(f *testing.F) {
 	f.Add([]byte("hello, "), []byte("world"))
 	f.Add([]byte{}, []byte{0})
 	f.Add(bytes.Repeat([]byte{0xff}, 1000), []byte{})
+	f.Add([]byte("{\"data\":"), bytes.Repeat([]byte(`{"pnl":0.5},`), 11_000)) // a 15m answer's length
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		want := crc32.ChecksumIEEE(append(append([]byte{}, a...), b...))
 		if got := combine(crc32.ChecksumIEEE(a), crc32.ChecksumIEEE(b), int64(len(b))); got != want {
@@ -176,4 +178,17 @@ func FuzzWriteMember(f *testing.F) {
 			t.Fatalf("member inflates to %q, want %q", got, want)
 		}
 	})
+}
+
+// BenchmarkCombine is the checksum of a member around a 15m replay's
+// answer (125 KB) and a 24hr one's (5 MB): every answer the api passes on
+// deflated pays it once.
+func BenchmarkCombine(b *testing.B) {
+	for _, n := range []int64{125_000, 5_000_000} {
+		b.Run(strconv.FormatInt(n, 10), func(b *testing.B) {
+			for b.Loop() {
+				combine(0x12345678, 0x9abcdef0, n)
+			}
+		})
+	}
 }

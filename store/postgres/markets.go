@@ -114,6 +114,26 @@ func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error
 	return m, wrap(fmt.Sprintf("get market %q", slug), err)
 }
 
+// GetMarketCounted returns the market with the slug and the number of its
+// snapshots in one query (store.MarketCounter): a replay's checks before
+// it is queued, one round trip where GetMarket and CountSnapshots are two.
+func (s *Store) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	op := fmt.Sprintf("get market %q and count its snapshots", slug)
+	if !storable(slug) {
+		return store.Market{}, 0, notFound(op)
+	}
+	var r marketRow
+	var n int
+	err := s.pool.QueryRow(ctx, `select `+marketColumns+`,
+		coalesce((select ss.n from snapshot_series ss where ss.market = markets.id), 0)
+		from markets where slug = $1`, slug).Scan(append(r.dest(), &n)...)
+	if err != nil {
+		return store.Market{}, 0, wrap(op, err)
+	}
+	m, err := r.market()
+	return m, n, wrap(op, err)
+}
+
 // GetMarketByMarketID returns the market with the external market id.
 func (s *Store) GetMarketByMarketID(ctx context.Context, marketID string) (store.Market, error) {
 	if !storable(marketID) {
@@ -260,25 +280,41 @@ func limitOffset(limit, offset int) string {
 
 // scanMarket reads a row of marketColumns.
 func scanMarket(row pgx.CollectableRow) (store.Market, error) {
-	var m store.Market
-	var coin, mt string
-	var tickTimes []time.Time
-	var tickSizes []float64
-	err := row.Scan(&m.Slug, &m.MarketID, &m.EventID, &coin, &mt, &m.StartTime, &m.EndTime,
+	var r marketRow
+	if err := row.Scan(r.dest()...); err != nil {
+		return r.m, err
+	}
+	return r.market()
+}
+
+// marketRow is a row of marketColumns as it is scanned.
+type marketRow struct {
+	m         store.Market
+	coin, mt  string
+	tickTimes []time.Time
+	tickSizes []float64
+}
+
+// dest is where the row's columns are scanned to, in marketColumns' order.
+func (r *marketRow) dest() []any {
+	m := &r.m
+	return []any{&m.Slug, &m.MarketID, &m.EventID, &r.coin, &r.mt, &m.StartTime, &m.EndTime,
 		&m.CoinPriceStart, &m.CoinPriceEnd, &m.ConditionID, &m.ClobTokenUp, &m.ClobTokenDown,
 		&m.Winner, &m.FinalVolume, &m.FinalLiquidity, &m.ResolvedAt, &m.CreatedAt, &m.UpdatedAt,
-		&m.UpstreamSlug, &m.TakerFeeRate, &m.FeeExponent, &m.TickSize, &tickTimes, &tickSizes,
-		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice, &m.MakerRebateRate, &m.DataSources)
-	if err != nil {
-		return m, err
+		&m.UpstreamSlug, &m.TakerFeeRate, &m.FeeExponent, &m.TickSize, &r.tickTimes, &r.tickSizes,
+		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice, &m.MakerRebateRate, &m.DataSources}
+}
+
+// market is the market the scanned row holds.
+func (r *marketRow) market() (store.Market, error) {
+	m := r.m
+	if len(r.tickTimes) != len(r.tickSizes) { // the table's check constraint rules this out
+		return m, fmt.Errorf("market %q: %d tick change times for %d sizes", m.Slug, len(r.tickTimes), len(r.tickSizes))
 	}
-	if len(tickTimes) != len(tickSizes) { // the table's check constraint rules this out
-		return m, fmt.Errorf("market %q: %d tick change times for %d sizes", m.Slug, len(tickTimes), len(tickSizes))
+	for i, t := range r.tickTimes {
+		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: utc(t), TickSize: r.tickSizes[i]})
 	}
-	for i, t := range tickTimes {
-		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: utc(t), TickSize: tickSizes[i]})
-	}
-	m.Coin, m.MarketType = store.Coin(coin), store.MarketType(mt)
+	m.Coin, m.MarketType = store.Coin(r.coin), store.MarketType(r.mt)
 	m.StartTime, m.EndTime = utc(m.StartTime), utc(m.EndTime)
 	m.ResolvedAt = utcPtr(m.ResolvedAt)
 	m.CreatedAt, m.UpdatedAt = utc(m.CreatedAt), utc(m.UpdatedAt)

@@ -19,6 +19,7 @@ func snapshotTests() []test {
 		{"RepeatedWrites", testSnapshotsRepeated},
 		{"DuplicatesInOneBatch", testSnapshotsDuplicatesInBatch},
 		{"SeparateMarkets", testSnapshotsSeparateMarkets},
+		{"MarketCounted", testMarketCounted},
 		{"CallersCannotMutateStoredData", testSnapshotsCopies},
 		{"TimeRange", testSnapshotsTimeRange},
 		{"Cursor", testSnapshotsCursor},
@@ -351,4 +352,31 @@ func testSnapshotsCopies(t *testing.T, s store.Store) {
 	got[1].BookDown.Bids[0].Size = 123
 	got[2].BookUp = nil
 	checkSeries(t, s, slug, newSnapshots(t0(), 0, 2))
+}
+
+// testMarketCounted: store.GetMarketCounted answers what GetMarket and a
+// whole market's CountSnapshots answer (one query where the store is a
+// store.MarketCounter), for a market with snapshots, one without, and an
+// unknown slug.
+func testMarketCounted(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	busy := seedSnapshotMarket(t, s, 0)
+	idle := seedSnapshotMarket(t, s, 5)
+	appendSnapshots(t, s, busy, newSnapshots(at(5), 0, 6))
+	for slug, want := range map[string]int{busy: 7, idle: 0} {
+		m, n, err := store.GetMarketCounted(ctx, s, slug)
+		if err != nil {
+			t.Fatalf("GetMarketCounted(%s): %v", slug, err)
+		}
+		wantM, err := s.GetMarket(ctx, slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkMarket(t, "GetMarketCounted beside GetMarket", wantM, m)
+		if n != want {
+			t.Errorf("GetMarketCounted(%s) = %d snapshots, want %d", slug, n, want)
+		}
+	}
+	_, _, err := store.GetMarketCounted(ctx, s, "btc-updown-5m-0")
+	wantErr(t, err, store.ErrNotFound, "GetMarketCounted of an unknown slug")
 }
