@@ -59,23 +59,26 @@ func jobSlotKey(customerID string) string {
 // takeSlotScript takes a slot for a job. KEYS: the customer's set. ARGV:
 // now (unix ms), the cap, the job id, and when the slot lapses (unix ms).
 // Returns 1 when the job holds a slot (newly taken, or already its own: a
-// coalesced request), else 0, and the jobs in flight. The set expires with
+// coalesced request), else 0; the jobs in flight; and 1 when this take
+// added the slot, 0 when it was the job's already. The set expires with
 // its latest slot: a take with a short wait never cuts short a slot kept
 // longer.
 var takeSlotScript = redis.NewScript(`
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 local held = redis.call('ZSCORE', KEYS[1], ARGV[3])
 local n = redis.call('ZCARD', KEYS[1])
-if not held and n >= tonumber(ARGV[2]) then return {0, n} end
+if not held and n >= tonumber(ARGV[2]) then return {0, n, 0} end
+local added = 0
 if held then
 	redis.call('ZADD', KEYS[1], 'GT', ARGV[4], ARGV[3])
 else
 	redis.call('ZADD', KEYS[1], ARGV[4], ARGV[3])
 	n = n + 1
+	added = 1
 end
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[1], last[2])
-return {1, n}
+return {1, n, added}
 `)
 
 // keepSlotScript keeps a job's slot: it moves the slot's lapse to ARGV[1]
@@ -103,19 +106,22 @@ func (s *Server) jobCap(p Plan) int {
 // heldSlot is a slot of the caller's taken for a job: under the job's id,
 // or under the id of the request that made it (a replay takes its slot
 // while its market, and so its job's id, is read). release gives it back
-// (nil when nothing was taken).
+// (nil when nothing was taken); added is set when this request took it,
+// not an identical one before it, whose job may be running on it.
 type heldSlot struct {
 	id      string
 	release func()
+	added   bool
 }
 
 // takeJobSlot takes a slot for job id of the caller, or answers 429
 // RATE_LIMIT_EXCEEDED with details.limit "concurrent_jobs". release gives
-// the slot back (nil when nothing was taken).
-func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait time.Duration) (release func(), err error) {
+// the slot back (nil when nothing was taken); added reports whether this
+// take added it (false: the job's already, taken by an identical request).
+func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait time.Duration) (release func(), added bool, err error) {
 	limit := s.jobCap(p.Plan)
 	if s.cfg.Redis == nil || limit <= 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	now := time.Now()
 	key := jobSlotKey(p.Customer.ID)
@@ -123,14 +129,14 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 	defer cancel()
 	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
 		now.UnixMilli(), limit, id, now.Add(wait+s.slotLease()).UnixMilli()).Int64Slice()
-	if err == nil && len(res) != 2 {
+	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("job slot script answered %v", res)
 	}
 	if err != nil {
 		if s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("job slots: %w", err))
 		}
-		return nil, nil
+		return nil, false, nil
 	}
 	if res[0] == 0 {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
@@ -138,10 +144,10 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 			p.Plan.Tier, limit)
 		e = e.With("limit", "concurrent_jobs").With("max", limit).With("retry_after", 1).With("upgrade_url", upgradeURL)
 		e.GetHeaders().Set("Retry-After", "1")
-		return nil, e
+		return nil, false, e
 	}
 	lapse := now.Add(wait + s.slotLease())
-	return func() { s.giveBackSlot(key, p.Customer.ID, id, lapse) }, nil
+	return func() { s.giveBackSlot(key, p.Customer.ID, id, lapse) }, res[2] == 1, nil
 }
 
 // giveBackSlot removes a job's slot. Not the request's context: a slot is

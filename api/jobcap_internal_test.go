@@ -38,9 +38,12 @@ func TestWatchJobKeepsAQueuedJobsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
-	release, err := s.takeJobSlot(t.Context(), p, "job-1", 0)
-	if err != nil || release == nil {
-		t.Fatalf("take a slot: %v", err)
+	release, added, err := s.takeJobSlot(t.Context(), p, "job-1", 0)
+	if err != nil || release == nil || !added {
+		t.Fatalf("take a slot: %v (added %v)", err, added)
+	}
+	if again, added, err := s.takeJobSlot(t.Context(), p, "job-1", 0); err != nil || again == nil || added {
+		t.Fatalf("the job's own slot taken again: %v (added %v, want false)", err, added)
 	}
 	var released atomic.Bool
 	ended := make(chan struct{})
@@ -51,7 +54,7 @@ func TestWatchJobKeepsAQueuedJobsSlot(t *testing.T) {
 	if released.Load() {
 		t.Fatal("the slot of a queued job was given back")
 	}
-	if _, err := s.takeJobSlot(t.Context(), p, "job-2", 0); err == nil {
+	if _, _, err := s.takeJobSlot(t.Context(), p, "job-2", 0); err == nil {
 		t.Fatal("the cap lapsed while the job was queued")
 	}
 	jr.state.Store("active")

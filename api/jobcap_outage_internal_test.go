@@ -45,7 +45,7 @@ func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
 	}
 	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
 	ctx := t.Context()
-	release, err := s.takeJobSlot(ctx, p, "job-1", time.Second)
+	release, _, err := s.takeJobSlot(ctx, p, "job-1", time.Second)
 	if err != nil || release == nil {
 		t.Fatalf("take a slot: %v", err)
 	}
@@ -69,7 +69,7 @@ func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	next, err := s.takeJobSlot(ctx, p, "job-2", time.Second)
+	next, _, err := s.takeJobSlot(ctx, p, "job-2", time.Second)
 	if err != nil {
 		t.Fatalf("the customer's next job after the outage: %v", err)
 	}

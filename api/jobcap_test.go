@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -296,4 +297,55 @@ func TestReplayTakesItsSlotWhileItReadsItsMarket(t *testing.T) {
 	if n := q.rdb.ZCard(t.Context(), ws.slots).Val(); n != 0 {
 		t.Errorf("%d slots taken after a replay and a refused one", n)
 	}
+}
+
+// failingReads fails the market reads while fail is set, as a store
+// whose connection broke, or a request whose client hung up, does.
+type failingReads struct {
+	store.Store
+	fail atomic.Bool
+}
+
+func (s *failingReads) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if s.fail.Load() {
+		return store.Market{}, errors.New("connection reset")
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+// TestRefusedReplayKeepsASharedSlot: a replay that outlasts its wait
+// (504) keeps its slot while its job runs; the identical replay sent again
+// finds that slot its own and, refused (its market read fails), must not
+// give it back: the job still runs, so the cap still counts it.
+func TestRefusedReplayKeepsASharedSlot(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: slowStore{st, 3 * time.Second}, Logger: quiet(), Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	reads := &failingReads{Store: st}
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
+	srv := secondProcess(t, b, func(c *api.Config) {
+		c.Store, c.Redis, c.Jobs, c.JobWait = reads, q.rdb, q.client, 200*time.Millisecond
+		c.JobsInFlight = map[store.Tier]int{store.Pro: 1}
+	})
+	one := &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}
+	slug, _ := snapshotMarket()
+	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+
+	wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	reads.fail.Store(true)
+	if r := one.replay(store.Pro, body(1)); r.status < 500 {
+		t.Fatalf("the identical replay with its market read failing: %d %s, want a 5xx", r.status, r.body)
+	}
+	reads.fail.Store(false)
+	// The first job still runs (3 s): another replay finds the cap full.
+	wantError(t, one.replay(store.Pro, body(2)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 }

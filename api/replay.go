@@ -254,7 +254,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		go func() {
 			defer close(taken)
 			slot.id = slotID
-			slot.release, slotErr = s.takeJobSlot(ctx, p, slotID, s.cfg.JobWait)
+			slot.release, slot.added, slotErr = s.takeJobSlot(ctx, p, slotID, s.cfg.JobWait)
 		}()
 	}
 	// The market and its snapshots' count are read together: in one round
@@ -266,8 +266,11 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	if taken != nil {
 		<-taken
 	}
+	// A refused request gives back only a slot it added: an identical
+	// request's job may be running on one it found (a 504 that keeps its
+	// slot), and a client hanging up must not free that.
 	refuse := func(err error) (*replayOutput, error) {
-		if slot.release != nil {
+		if slot.release != nil && slot.added {
 			slot.release()
 		}
 		return nil, err
@@ -347,7 +350,7 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 		done(notQueued)
 		return jobs.Outcome{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
 	}
-	release, err := s.takeJobSlot(ctx, p, j.ID(), s.cfg.JobWait)
+	release, _, err := s.takeJobSlot(ctx, p, j.ID(), s.cfg.JobWait)
 	if err != nil {
 		done(notQueued)
 		return jobs.Outcome{}, err

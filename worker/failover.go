@@ -21,9 +21,13 @@ const failoverWindow = 15 * time.Second
 // writeOutcome writes a finished task's outcome as its retained result
 // (what Asynq's ResultWriter writes: the task hash's result field) and
 // announces it to the api processes waiting for it, in one round trip: a
-// pipeline of the write, then the announcement, so that the request
-// waiting for it hears only of an outcome already kept. Both are tried
-// again while Redis fails (a failover), for two reasons.
+// transaction (MULTI/EXEC) of the write, then the announcement, so that
+// the request waiting for it hears only of an outcome already kept (a
+// write Redis refuses, out of memory or read-only after a failover, aborts
+// the announcement with it). Once begun, a round trip is not cut short by
+// the task's context: a deadline landing in it must not take a result
+// Redis kept for one it lost. Both are tried again while Redis fails (a
+// failover), for two reasons.
 //
 // The result failing to be written would fail the task, which Asynq
 // retries only 15-45 s later, while the request that waits for it, or GET
@@ -38,6 +42,9 @@ const failoverWindow = 15 * time.Second
 // lapses and the recoverer, which looks once a minute, runs it again. An
 // announcement heard twice is harmless: a waiter takes the first. One
 // that fails still leaves the result written (err is the announcement's).
+// outcomeWriteTimeout bounds one round trip of writeOutcome.
+const outcomeWriteTimeout = 5 * time.Second
+
 func writeOutcome(ctx context.Context, rdb redis.UniversalClient, queue, id string, data []byte) (written bool, err error) {
 	deadline := time.Now().Add(failoverWindow)
 	backoff := 50 * time.Millisecond
@@ -47,11 +54,13 @@ func writeOutcome(ctx context.Context, rdb redis.UniversalClient, queue, id stri
 		}
 		var write *redis.IntCmd
 		var announce *redis.IntCmd
-		_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			write = p.HSet(ctx, taskKey(queue, id), "result", data)
-			announce = p.Publish(ctx, doneChannelPrefix+id, data)
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeWriteTimeout)
+		_, err = rdb.TxPipelined(tctx, func(p redis.Pipeliner) error {
+			write = p.HSet(tctx, taskKey(queue, id), "result", data)
+			announce = p.Publish(tctx, doneChannelPrefix+id, data)
 			return nil
 		})
+		cancel()
 		written = written || write.Err() == nil
 		if err == nil || time.Now().Add(backoff).After(deadline) {
 			if err != nil {

@@ -24,23 +24,25 @@ import (
 // answers a dequeue of such a queue itself, without asking Redis, until
 // someone enqueues work on it and says so on wakeChannel (naming the
 // queue), a task of it comes due (the server's own forwarder moved it to
-// pending), a slot of it frees (sweep shards), or the gate's turn comes to
-// ask it again: one such queue every idlePoll (tasks nobody announces: an
-// old client, a task another worker's forwarder moved). Once every queue
-// was found empty the gate waits for one of these. So a replay announced to
-// a worker is asked for on the replay queue first, not after a round of
-// the queues Asynq shuffled before it, and the round after each task is
-// one call, not one per queue: each was a Redis round trip on the path of
-// a replay and, beside a sweep whose shards end and wake the gate many
-// times a second, CPU taken from the replays (issues 24 and 27). At rest a
-// worker costs one call per idlePoll.
+// pending), a slot of it frees (sweep shards), or idlePoll has passed
+// since the gate last let every queue be asked (tasks nobody announces: an
+// old client, a task another worker's forwarder moved or a stopping worker
+// handed back, the collector's resolutions, the monitoring UI's "run").
+// Once every queue was found empty the gate waits for one of these. So a
+// replay announced to a worker is asked for on the replay queue first, not
+// after a round of the queues Asynq shuffled before it, and the round after
+// each task is one call, not one per queue: each was a Redis round trip on
+// the path of a replay and, beside a sweep whose shards end and wake the
+// gate many times a second, CPU taken from the replays (issues 24 and 27).
+// At rest a worker costs a call per queue per idlePoll, and a task nobody
+// announces waits at most idlePoll.
 
 // wakeChannel is where enqueuers tell idle workers to look at a queue: the
 // message is the queue's name, or empty for every queue.
 const wakeChannel = "updown:wake"
 
-// idlePoll is how often the gate asks Redis again about one of the queues
-// it found empty, whether or not anyone said it has work.
+// idlePoll is how often the gate asks Redis again about the queues it
+// found empty, whether or not anyone said they have work.
 const idlePoll = time.Second
 
 // wake tells idle workers to look at queue ("": every queue). A lost wake
@@ -67,10 +69,11 @@ type gate struct {
 	wakes  chan struct{} // a pending wake (capacity 1)
 	closed chan struct{} // closed at shutdown: never wait again
 	idle   time.Duration
-	// next is when (unix ns) the queue of turn is next asked again though
-	// found empty; turn counts those turns.
-	next atomic.Int64
-	turn atomic.Uint64
+	// next is when the queues found empty are next asked again anyway:
+	// nanoseconds after start, on the monotonic clock (a step of the wall
+	// clock must not stop the turns).
+	start time.Time
+	next  atomic.Int64
 	// slots bounds the tasks of a queue (by its pending key) that run at
 	// once (sweep shards, sweep.go): a dequeue of the queue first takes a
 	// slot, and is skipped as if the queue were empty when none is free;
@@ -81,14 +84,14 @@ type gate struct {
 
 // newGate gates the dequeues of the named queues (at most 64).
 func newGate(queues []string, idle time.Duration) *gate {
-	g := &gate{bits: map[string]uint64{}, slots: map[string]chan struct{}{}, wakes: make(chan struct{}, 1), closed: make(chan struct{}), idle: idle}
+	g := &gate{bits: map[string]uint64{}, slots: map[string]chan struct{}{}, wakes: make(chan struct{}, 1), closed: make(chan struct{}),
+		idle: idle, start: time.Now()}
 	for i, q := range queues[:min(len(queues), 64)] {
 		bit := uint64(1) << i
 		g.bits[pendingKey(q)] = bit
-		g.order = append(g.order, bit)
 		g.all |= bit
 	}
-	g.next.Store(time.Now().Add(idle).UnixNano())
+	g.next.Store(int64(idle))
 	return g
 }
 
@@ -138,7 +141,7 @@ func (g *gate) before() {
 		}
 		return
 	}
-	t := time.NewTimer(time.Until(time.Unix(0, g.next.Load())))
+	t := time.NewTimer(time.Duration(g.next.Load()) - time.Since(g.start))
 	defer t.Stop()
 	select {
 	case <-g.wakes:
@@ -148,16 +151,17 @@ func (g *gate) before() {
 	}
 }
 
-// due asks again, when its turn has come, the next queue in order.
+// due lets every queue found empty be asked again once idlePoll has
+// passed since it last did.
 func (g *gate) due() {
-	now := time.Now()
+	now := int64(time.Since(g.start))
 	next := g.next.Load()
-	if now.UnixNano() < next || !g.next.CompareAndSwap(next, now.Add(g.idle).UnixNano()) {
+	if now < next || !g.next.CompareAndSwap(next, now+int64(g.idle)) {
 		return
 	}
 	g.mu.Lock()
 	g.epoch++
-	g.empty.And(^g.order[g.turn.Add(1)%uint64(len(g.order))])
+	g.empty.Store(0)
 	g.mu.Unlock()
 }
 
@@ -188,8 +192,12 @@ func (g *gate) after(key string, err error, epoch uint64) {
 		}
 	case nil:
 		g.empty.And(^g.bits[key]) // it may hold more
+	default:
+		// Redis down or refusing (see pause): the wakes of the outage may
+		// be lost, so once it answers again every queue is asked.
+		g.epoch++
+		g.empty.Store(0)
 	}
-	// Other errors (Redis down) leave the count; see pause.
 }
 
 // dequeueErrorPause is how long a dequeue that failed (Redis down or

@@ -103,22 +103,30 @@ func TestAnnouncedJobAsksItsQueue(t *testing.T) {
 	var count dequeueCounter
 	rdb.AddHook(&count)
 	c := startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
-	time.Sleep(300 * time.Millisecond) // started, and idle
-	const jobsRun = 20
-	before := count.n.Load()
-	start := time.Now()
-	for i := range jobsRun {
+	run := func(i int) {
 		j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(strconv.Itoa(i) + t.Name())}
 		if _, _, err := c.Run(t.Context(), j, "test", 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A first job loads Asynq's scripts (its enqueue answers NOSCRIPT
+	// once, after the wake went out), and leaves the worker idle.
+	run(-1)
+	time.Sleep(300 * time.Millisecond)
+	const jobsRun = 20
+	before := count.n.Load()
+	start := time.Now()
+	for i := range jobsRun {
+		run(i)
+	}
 	calls := count.n.Load() - before
-	// The gate's turns ask one queue found empty a second besides.
-	turns := int64(time.Since(start)/time.Second) + 1
-	t.Logf("%d jobs: %d dequeue calls (turns allowed: %d)", jobsRun, calls, turns)
-	if calls > 2*jobsRun+turns {
-		t.Errorf("%d announced jobs cost %d dequeue calls, want at most %d", jobsRun, calls, 2*jobsRun+turns)
+	// Besides, every idlePoll the gate asks each queue found empty again,
+	// and a turn may fall on either side of the count.
+	turns := int64(time.Since(start)/time.Second) + 2
+	allowed := 2*jobsRun + turns*int64(len(jobs.QueuePriorities())) + 2
+	t.Logf("%d jobs: %d dequeue calls (allowed: %d)", jobsRun, calls, allowed)
+	if calls > allowed {
+		t.Errorf("%d announced jobs cost %d dequeue calls, want at most %d", jobsRun, calls, allowed)
 	}
 }
 
