@@ -331,7 +331,10 @@ func listenForWakes(ctx context.Context, rdb redis.UniversalClient, g *gate) (st
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ch := ps.Channel()
+		// With the subscriptions: a subscription made again (the
+		// connection dropped, Redis failed over) may have missed wakes
+		// meanwhile, so it wakes every queue.
+		ch := ps.ChannelWithSubscriptions()
 		for {
 			select {
 			case <-ctx.Done():
@@ -340,10 +343,15 @@ func listenForWakes(ctx context.Context, rdb redis.UniversalClient, g *gate) (st
 				if !ok {
 					return
 				}
-				if msg.Payload == "" {
+				switch msg := msg.(type) {
+				case *redis.Subscription:
 					g.wake()
-				} else {
-					g.wakeQueue(pendingKey(msg.Payload))
+				case *redis.Message:
+					if msg.Payload == "" {
+						g.wake()
+					} else {
+						g.wakeQueue(pendingKey(msg.Payload))
+					}
 				}
 			}
 		}

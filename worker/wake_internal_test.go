@@ -282,3 +282,49 @@ func TestGateWakeDuringADequeue(t *testing.T) {
 		t.Errorf("the next dequeue: %v, want the task from Redis", err)
 	}
 }
+
+// TestGateWokenWhenItsSubscriptionIsMadeAgain: the wakes published while
+// the wake subscription's connection is down are lost, so the subscription
+// made again wakes every queue.
+func TestGateWokenWhenItsSubscriptionIsMadeAgain(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t) // a server of the test's own: it kills the subscription's connection
+	opt, err := redis.ParseURL(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	g := newGate([]string{"a"}, time.Hour)
+	stop := listenForWakes(t.Context(), rdb, g)
+	t.Cleanup(stop)
+	subscribed := func() bool {
+		n, err := rdb.PubSubNumSub(t.Context(), wakeChannel).Result()
+		return err == nil && n[wakeChannel] == 1
+	}
+	for deadline := time.Now().Add(10 * time.Second); !subscribed(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the gate never subscribed to its wakes")
+		}
+	}
+	// The first subscription wakes the gate too, maybe after the count
+	// shows it: the queue is found empty again until it stays so.
+	for deadline := time.Now().Add(10 * time.Second); !g.known(pendingKey("a")); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a queue found empty is not taken for empty")
+		}
+		g.after(pendingKey("a"), redis.Nil, g.since())
+	}
+	time.Sleep(100 * time.Millisecond)
+	if !g.known(pendingKey("a")) {
+		t.Fatal("the gate was woken with nothing said")
+	}
+	if err := rdb.ClientKillByFilter(t.Context(), "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); g.known(pendingKey("a")); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription made again did not wake the gate")
+		}
+	}
+}
