@@ -54,9 +54,8 @@ func wake(ctx context.Context, rdb redis.UniversalClient, queue string) error {
 // gate holds back an idle server's dequeues until a wake, and answers the
 // dequeues of the queues it knows are empty.
 type gate struct {
-	bits  map[string]uint64 // a queue's pending key → its bit
-	order []uint64          // every queue's bit, in the order the gate asks them again
-	all   uint64            // every queue's bit
+	bits map[string]uint64 // a queue's pending key → its bit
+	all  uint64            // every queue's bit
 	// empty holds the queues found empty (or refused: full) since they
 	// were last woken or a task was fetched from them. It is read freely
 	// and changed under mu, with epoch, which counts the wakes: a dequeue
