@@ -116,15 +116,8 @@ func startAIWorker(t *testing.T, q *queue, st store.Store, o aiOpts) {
 	if o.read != nil {
 		read = o.read(st)
 	}
-	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: read, Logger: quiet(), Concurrency: 2,
+	q.runWorker(t, worker.Config{Store: read, Concurrency: 2,
 		Backtest: worker.BacktestConfig{Generator: o.generator, PollInterval: 50 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 // seedBacktestData writes generated BTC and ETH markets ending at now: 14

@@ -31,14 +31,7 @@ func TestJobsInFlightCap(t *testing.T) {
 	q := newQueue(t, st)
 	// Replays on the worker take about 400 ms: long enough to be in
 	// flight together.
-	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: slowStore{st, 400 * time.Millisecond}, Logger: quiet(), Concurrency: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	q.runWorker(t, worker.Config{Store: slowStore{st, 400 * time.Millisecond}, Concurrency: 8})
 
 	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 10*time.Second, q.rdb })
 	b := &bundle{t: t, store: st, keys: a.keys, ids: a.ids,
@@ -102,14 +95,7 @@ func TestJobsInFlightAfterTimeout(t *testing.T) {
 	st := memory.New()
 	loadFixtures(t, st)
 	q := newQueue(t, st)
-	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: slowStore{st, 1500 * time.Millisecond}, Logger: quiet(), Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	q.runWorker(t, worker.Config{Store: slowStore{st, 1500 * time.Millisecond}, Concurrency: 4})
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
 	srv := secondProcess(t, b, func(c *api.Config) {
 		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
@@ -322,14 +308,7 @@ func TestRefusedReplayKeepsASharedSlot(t *testing.T) {
 	st := memory.New()
 	loadFixtures(t, st)
 	q := newQueue(t, st)
-	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: slowStore{st, 3 * time.Second}, Logger: quiet(), Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	q.runWorker(t, worker.Config{Store: slowStore{st, 3 * time.Second}, Concurrency: 4})
 	reads := &failingReads{Store: st}
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
 	srv := secondProcess(t, b, func(c *api.Config) {

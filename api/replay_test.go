@@ -45,10 +45,19 @@ func newQueue(t *testing.T, st store.Store) *queue {
 	return &queue{rdb: rdb, client: c, store: st}
 }
 
-// startWorker runs an in-process worker until the test ends.
+// startWorker runs an in-process worker on the queue's store until the
+// test ends.
 func (q *queue) startWorker(t *testing.T) {
 	t.Helper()
-	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: q.store, Logger: quiet(), Concurrency: 4})
+	q.runWorker(t, worker.Config{Store: q.store, Concurrency: 4})
+}
+
+// runWorker runs an in-process worker of cfg on the queue's Redis until
+// the test ends.
+func (q *queue) runWorker(t *testing.T, cfg worker.Config) {
+	t.Helper()
+	cfg.Redis, cfg.Logger = q.rdb, quiet()
+	w, err := worker.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,14 +94,7 @@ func TestSweepCancelStopsShards(t *testing.T) {
 	seedSweepMarkets(t, st, markets)
 	log := &shardLog{Store: st}
 	q := newQueue(t, st)
-	w, err := worker.NewServer(worker.Config{Redis: q.rdb, Store: log, Logger: quiet(), Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	q.runWorker(t, worker.Config{Store: log, Concurrency: 4})
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = st, q.client, q.client })
 	key := b.keys[store.Enterprise]
 
