@@ -66,27 +66,10 @@ func TestReplayReadsItsMarketBesideItsCount(t *testing.T) {
 	for name, cacheBytes := range map[string]int64{"cache": 0, "no cache": -1} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ctx := t.Context()
 			mem := memory.New()
-			cfg := gen.DefaultConfig(btNow)
-			cfg.MaxSnapshotsPerMarket = 50
-			g, err := gen.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, _, err := g.WriteMarket(ctx, mem, store.BTC, store.M15, btNow.Add(-2*store.M15.Duration()).Truncate(store.M15.Duration()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := writeM15(t, mem)
 			st := newMeetingStore(mem)
-			c := startWorker(t, worker.Config{Redis: redistest.Client(t), Store: st, Logger: quietLog(), CacheBytes: cacheBytes})
-			payload, _ := json.Marshal(replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
-				EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 90}},
-				ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}}, PositionSize: 10}})
-			o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
-			if err != nil || o.Failure != nil {
-				t.Fatalf("replay: %v %+v", err, o.Failure)
-			}
+			replayOn(t, st, m, cacheBytes)
 			if !st.together.Load() {
 				t.Error("the market's record was read after its snapshots were counted, not beside the count")
 			}
@@ -126,31 +109,44 @@ func TestReplayReadsItsMarketAndCountInOneQuestion(t *testing.T) {
 	for name, cacheBytes := range map[string]int64{"cache": 0, "no cache": -1} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ctx := t.Context()
 			mem := memory.New()
-			cfg := gen.DefaultConfig(btNow)
-			cfg.MaxSnapshotsPerMarket = 50
-			g, err := gen.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, _, err := g.WriteMarket(ctx, mem, store.BTC, store.M15, btNow.Add(-2*store.M15.Duration()).Truncate(store.M15.Duration()))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := writeM15(t, mem)
 			st := &askedStore{Store: mem}
-			c := startWorker(t, worker.Config{Redis: redistest.Client(t), Store: st, Logger: quietLog(), CacheBytes: cacheBytes})
-			payload, _ := json.Marshal(replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
-				EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 90}},
-				ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}}, PositionSize: 10}})
-			o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
-			if err != nil || o.Failure != nil {
-				t.Fatalf("replay: %v %+v", err, o.Failure)
-			}
+			replayOn(t, st, m, cacheBytes)
 			if st.together.Load() != 1 || st.market.Load() != 0 || st.count.Load() != 0 {
 				t.Errorf("a replay asked for its market with its count %d times, its market %d times, its count %d times; want once together",
 					st.together.Load(), st.market.Load(), st.count.Load())
 			}
 		})
+	}
+}
+
+// writeM15 writes a generated 15m market of 50 snapshots into mem.
+func writeM15(t *testing.T, mem store.Store) store.Market {
+	t.Helper()
+	cfg := gen.DefaultConfig(btNow)
+	cfg.MaxSnapshotsPerMarket = 50
+	g, err := gen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := g.WriteMarket(t.Context(), mem, store.BTC, store.M15, btNow.Add(-2*store.M15.Duration()).Truncate(store.M15.Duration()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// replayOn runs a replay of market m through a worker on st whose replay
+// cache holds cacheBytes (-1: none).
+func replayOn(t *testing.T, st store.Store, m store.Market, cacheBytes int64) {
+	t.Helper()
+	c := startWorker(t, worker.Config{Redis: redistest.Client(t), Store: st, Logger: quietLog(), CacheBytes: cacheBytes})
+	payload, _ := json.Marshal(replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
+		EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 90}},
+		ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}}, PositionSize: 10}})
+	o, _, err := c.Run(t.Context(), worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
+	if err != nil || o.Failure != nil {
+		t.Fatalf("replay: %v %+v", err, o.Failure)
 	}
 }
