@@ -24,6 +24,12 @@ type tradeWatch struct {
 	down    time.Time // first instant seen not flowing; zero while flowing
 }
 
+// wsDeliveryLag is how much earlier than the socket's last message, as
+// received, a trades gap begins: the message left Polymarket earlier, and
+// a trade made after it was sent and before it arrived came on no message.
+// A gap a little longer costs the backfill a few trades it already has.
+const wsDeliveryLag = time.Second
+
 // watchTrades checks the trade feed at the grid instant at, and records
 // the stretch it was down once it flows again.
 func (c *Collector) watchTrades(at time.Time) {
@@ -39,10 +45,12 @@ func (c *Collector) watchTrades(at time.Time) {
 			tw.down = at
 			// The feed is judged down a little after its last data (at
 			// once for a dropped connection, after the staleness bound
-			// for a mute one): the stretch begins at that data, so that
-			// the trades in between are the gap's too.
-			if d := c.ws.lastData(); !d.IsZero() && d.Before(tw.covered) {
-				tw.covered = d
+			// for a mute one): the stretch begins at that data, less its
+			// delivery (wsDeliveryLag), so that the trades in between are
+			// the gap's too, those made while the last message was on its
+			// way included.
+			if d := c.ws.lastData(); !d.IsZero() && d.Add(-wsDeliveryLag).Before(tw.covered) {
+				tw.covered = d.Add(-wsDeliveryLag)
 			}
 		}
 		return
