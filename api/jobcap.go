@@ -125,20 +125,15 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 	}
 	now := time.Now()
 	key := jobSlotKey(p.Customer.ID)
-	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
-	defer cancel()
-	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
-		now.UnixMilli(), limit, id, now.Add(wait+s.slotLease()).UnixMilli()).Int64Slice()
-	if err == nil && len(res) != 3 {
-		err = fmt.Errorf("job slot script answered %v", res)
-	}
+	lapse := now.Add(wait + s.slotLease())
+	held, added, err := s.takeSlot(ctx, key, limit, id, now, lapse)
 	if err != nil {
 		if s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("job slots: %w", err))
 		}
 		return nil, false, nil
 	}
-	if res[0] == 0 {
+	if !held {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
 			"too many jobs in flight: the %s plan runs at most %d replays, backtests or generations at once per customer; retry when one has finished",
 			p.Plan.Tier, limit)
@@ -146,8 +141,24 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 		e.GetHeaders().Set("Retry-After", "1")
 		return nil, false, e
 	}
-	lapse := now.Add(wait + s.slotLease())
-	return func() { s.giveBackSlot(key, p.Customer.ID, id, lapse) }, res[2] == 1, nil
+	return func() { s.giveBackSlot(key, p.Customer.ID, id, lapse) }, added, nil
+}
+
+// takeSlot runs takeSlotScript for id in the set at key, capped at limit,
+// the slot lapsing at lapse: held reports whether id holds a slot now, and
+// added whether this take added it. Both caps (jobs, heavy reads) read
+// its answer here.
+func (s *Server) takeSlot(ctx context.Context, key string, limit int, id string, now, lapse time.Time) (held, added bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
+	defer cancel()
+	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key}, now.UnixMilli(), limit, id, lapse.UnixMilli()).Int64Slice()
+	if err == nil && len(res) != 3 {
+		err = fmt.Errorf("slot script answered %v", res)
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return res[0] == 1, res[2] == 1, nil
 }
 
 // giveBackSlot removes a job's slot. Not the request's context: a slot is

@@ -112,20 +112,14 @@ func (s *Server) takeReadSlot(ctx context.Context, p principal) (release func(),
 	id := hex.EncodeToString(b[:])
 	now := time.Now()
 	key := readSlotKey(p.Customer.ID)
-	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
-	defer cancel()
-	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key},
-		now.UnixMilli(), limit, id, now.Add(readSlotLease).UnixMilli(), "take").Int64Slice()
-	if err == nil && len(res) < 2 {
-		err = fmt.Errorf("read slot script answered %v", res)
-	}
+	held, _, err := s.takeSlot(ctx, key, limit, id, now, now.Add(readSlotLease))
 	if err != nil {
 		if s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("read slots: %w", err))
 		}
 		return nil, nil
 	}
-	if res[0] == 0 {
+	if !held {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
 			"too many heavy reads in flight: the %s plan answers at most %d chart series, snapshot pages with books, "+
 				"CSV or Parquet exports or depth history pages at once per customer; retry when one has finished",
