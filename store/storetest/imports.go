@@ -103,12 +103,7 @@ func testImportCommits(t *testing.T, s store.Store) {
 	if !slices.Equal(stored.DataSources, []string{"pmxt-v2"}) {
 		t.Errorf("imported market's data sources %v, want [pmxt-v2]", stored.DataSources)
 	}
-	list, n, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
-	mustOK(t, err, "list snapshots")
-	if n != 10 {
-		t.Fatalf("%d snapshots stored, want 10", n)
-	}
-	checkSnapshots(t, "imported snapshots", snaps, list, true)
+	checkStoredSnapshots(t, s, m.Slug, "imported snapshots", snaps)
 	gaps, err := s.ListGaps(ctx, m.Slug)
 	mustOK(t, err, "list gaps")
 	if len(gaps) != 1 || !gaps[0].From.Equal(gap.From) || !gaps[0].To.Equal(gap.To.UTC()) {
@@ -267,12 +262,7 @@ func testImportCreatedAppends(t *testing.T, s store.Store) {
 	if imp.Snapshots != 3000 {
 		t.Errorf("import counts %d snapshots, want 3000", imp.Snapshots)
 	}
-	got, total, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
-	mustOK(t, err, "list snapshots")
-	if total != 3000 {
-		t.Fatalf("%d snapshots stored, want 3000", total)
-	}
-	checkSnapshots(t, "created market's snapshots", all, got, true)
+	checkStoredSnapshots(t, s, m.Slug, "created market's snapshots", all)
 }
 
 // testImportCreatedTradesAndGaps appends trades to a market the import
@@ -409,16 +399,23 @@ func testImportCreatedInterleaved(t *testing.T, s store.Store) {
 			imp.Markets, imp.Snapshots, imp.Trades, markets, markets*perMarket, markets*perMarket/4)
 	}
 	for _, m := range ms {
-		got, n, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
-		mustOK(t, err, "list snapshots")
-		if n != perMarket {
-			t.Fatalf("%s: %d snapshots stored, want %d", m.Slug, n, perMarket)
-		}
-		checkSnapshots(t, m.Slug+"'s snapshots", snaps[m.Slug], got, true)
+		checkStoredSnapshots(t, s, m.Slug, m.Slug+"'s snapshots", snaps[m.Slug])
 		checkMarketTrades(t, s, m.Slug, store.MarketTradeQuery{Ascending: true, Limit: perMarket}, trades[m.Slug], perMarket/4)
 		stored := get(t, s, m.Slug)
 		if len(stored.TickSizeChanges) != 1 || stored.TickSize == nil || *stored.TickSize != 0.001 {
 			t.Errorf("%s: tick changes %v, tick size %v, want the change learnt after the first rows", m.Slug, stored.TickSizeChanges, stored.TickSize)
 		}
 	}
+}
+
+// checkStoredSnapshots fails the test unless the market's stored
+// snapshots, with their books, are want: as many, and each the same.
+func checkStoredSnapshots(t *testing.T, s store.Store, slug, what string, want []store.Snapshot) {
+	t.Helper()
+	got, n, err := s.ListSnapshots(context.Background(), slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	mustOK(t, err, "list snapshots")
+	if n != len(want) {
+		t.Fatalf("%s: %d snapshots stored, want %d", what, n, len(want))
+	}
+	checkSnapshots(t, what, want, got, true)
 }
