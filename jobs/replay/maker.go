@@ -240,36 +240,7 @@ func (o *restOrder) queueAt(tk *store.Tick, t *store.Tape) float64 {
 	if d := best - o.limit; o.buy && d < -tolerance || !o.buy && -d < -tolerance {
 		return 0 // the limit improves on the best level
 	}
-	var q float64
-	seen, at := false, false
-	for _, l := range levels {
-		if !isLevel(l) {
-			continue
-		}
-		// d > 0: the level is better than the limit (a higher bid, a
-		// lower ask).
-		d := l.Price - o.limit
-		if !o.buy {
-			d = -d
-		}
-		switch {
-		case d < -tolerance:
-			if !seen {
-				return 0 // the limit improves on the best level
-			}
-			return q // past the limit: it lies within the levels
-		case d <= tolerance:
-			q, at = q+l.Size, true
-		}
-		seen = true
-	}
-	switch {
-	case !seen:
-		return 0 // no level on the order's side
-	case at:
-		return q // the worst level is at the limit
-	}
-	return math.Inf(1) // every level is better: the limit lies beyond them
+	return depthAt(levels, o.limit, o.buy)
 }
 
 // evidence counts one recorded trade for the order (DESIGN 6): a taker
@@ -705,8 +676,8 @@ func (e *engine) showQueue(i int) {
 	o.shown = max(o.shown, i)
 }
 
-// depthAt is queueAt's walk of a side whose best level is no worse than
-// limit: the size displayed at limit when it lies within the levels (0
+// depthAt is the walk of a side whose best level is no worse than limit
+// (queueAt, showQueue): the size displayed at limit when it lies within the levels (0
 // when none is there), +Inf when every level is better. A loop a side, so
 // that the walk does not ask which side it walks at every level.
 //

@@ -8,7 +8,45 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// queueByTicks is showQueue's rule read plainly: queueAt of every tick
+// plainQueueAt is queueAt's rule (DESIGN 6) walked level by level in one
+// loop for both sides, as the engine did before it shared depthAt: the
+// oracle the engine's walks are checked against.
+func plainQueueAt(o *restOrder, tk *store.Tick, t *store.Tape) float64 {
+	levels := t.Side(tk.Bids)
+	if !o.buy {
+		levels = t.Side(tk.Asks)
+	}
+	var q float64
+	seen, at := false, false
+	for _, l := range levels {
+		if !isLevel(l) {
+			continue
+		}
+		d := l.Price - o.limit // > 0: better than the limit
+		if !o.buy {
+			d = -d
+		}
+		switch {
+		case d < -tolerance:
+			if !seen {
+				return 0 // the limit improves on the best level
+			}
+			return q // past the limit
+		case d <= tolerance:
+			q, at = q+l.Size, true
+		}
+		seen = true
+	}
+	switch {
+	case !seen:
+		return 0
+	case at:
+		return q
+	}
+	return math.Inf(1)
+}
+
+// queueByTicks is showQueue's rule read plainly: plainQueueAt of every tick
 // with a book from o.shown to i−1, each shortening the queue (a queue of 0
 // stays so), the oracle showQueue's shortcuts must agree with.
 func queueByTicks(e *engine, i int) {
@@ -37,7 +75,7 @@ walk:
 		case d <= tolerance && o.queue <= size:
 			continue
 		}
-		o.queue = min(o.queue, o.queueAt(tk, e.tape))
+		o.queue = min(o.queue, plainQueueAt(o, tk, e.tape))
 	}
 	o.shown = max(o.shown, i)
 }
