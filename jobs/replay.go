@@ -17,8 +17,17 @@ import (
 // no data, a bad strategy) are a *Failure; anything else is an error worth
 // retrying.
 func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
+	m, err := market(ctx, st.GetMarket, req.MarketSlug)
+	if err != nil {
+		return replay.Result{}, err
+	}
+	return ReplayMarket(ctx, st, m, req)
+}
+
+// ReplayMarket is Replay of m, the record of req's market, read already.
+func ReplayMarket(ctx context.Context, st store.Store, m store.Market, req replay.Request) (replay.Result, error) {
 	w := req.Window()
-	return replayWith(ctx, st, req, func(in replay.Input, s replay.Strategy) (replay.Result, error) {
+	return replayWith(ctx, st, m, req, func(in replay.Input, s replay.Strategy) (replay.Result, error) {
 		return replay.RunWindow(in, s, w)
 	})
 }
@@ -26,21 +35,43 @@ func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Res
 // ReplayPerformance is Replay for the performance alone, as a backtest's
 // shard reports it.
 func ReplayPerformance(ctx context.Context, st store.Store, req replay.Request) (replay.Performance, error) {
-	return replayWith(ctx, st, req, replay.PerformanceOf)
+	m, err := market(ctx, st.GetMarket, req.MarketSlug)
+	if err != nil {
+		return replay.Performance{}, err
+	}
+	return replayWith(ctx, st, m, req, replay.PerformanceOf)
 }
 
-func replayWith[R any](ctx context.Context, st store.Store, req replay.Request,
-	run func(replay.Input, replay.Strategy) (R, error)) (R, error) {
-	var zero R
-	m, err := st.GetMarket(ctx, req.MarketSlug)
+// MarketCounted reads the market with the slug and the number of its
+// snapshots together (store.GetMarketCounted), as a worker does before it
+// replays it: an unknown market is the *Failure Replay answers.
+func MarketCounted(ctx context.Context, st store.Store, slug string) (store.Market, int, error) {
+	var n int
+	m, err := market(ctx, func(ctx context.Context, slug string) (m store.Market, err error) {
+		m, n, err = store.GetMarketCounted(ctx, st, slug)
+		return m, err
+	}, slug)
+	return m, n, err
+}
+
+// market reads the market with the slug through get: an unknown market is
+// a *Failure (MARKET_NOT_FOUND).
+func market(ctx context.Context, get func(context.Context, string) (store.Market, error), slug string) (store.Market, error) {
+	m, err := get(ctx, slug)
 	if errors.Is(err, store.ErrNotFound) {
-		return zero, &Failure{Code: "MARKET_NOT_FOUND", Message: fmt.Sprintf("market %q does not exist", req.MarketSlug)}
+		return m, &Failure{Code: "MARKET_NOT_FOUND", Message: fmt.Sprintf("market %q does not exist", slug)}
 	}
 	if err != nil {
-		return zero, fmt.Errorf("load market %s: %w", req.MarketSlug, err)
+		return m, fmt.Errorf("load market %s: %w", slug, err)
 	}
+	return m, nil
+}
+
+func replayWith[R any](ctx context.Context, st store.Store, m store.Market, req replay.Request,
+	run func(replay.Input, replay.Strategy) (R, error)) (R, error) {
 	in, err := loadInput(ctx, st, m, req.Strategy)
 	if err != nil {
+		var zero R
 		return zero, err
 	}
 	res, err := run(in, req.Strategy)

@@ -130,9 +130,9 @@ func (c *Cache) remove(el *list.Element) {
 // cachedStore is the store as one replay task sees it: a resolved market's
 // full history comes from the cache when it is there, and goes into it
 // when it is not. It remembers the market the task looked up, so it is
-// made afresh for every task (view).
+// made afresh for every task (view, viewOf).
 type cachedStore struct {
-	prefetchingStore
+	store.Store
 	c      *Cache
 	market *store.Market
 	// counted is the last market counted whole, and its count: the memory
@@ -141,97 +141,27 @@ type cachedStore struct {
 	countedTotal int
 }
 
-// view returns st as a task sees it: through the cache, or, when there is
-// no cache, still with its market's record read beside its count
-// (prefetch).
-func (c *Cache) view(st store.Store) prefetcher {
+// view returns st as a task sees it: through the cache, or st itself when
+// there is no cache.
+func (c *Cache) view(st store.Store) store.Store {
 	if c == nil || c.max <= 0 {
-		return &prefetchingStore{Store: st}
+		return st
 	}
-	return &cachedStore{prefetchingStore: prefetchingStore{Store: st}, c: c}
+	return &cachedStore{Store: st, c: c}
 }
 
-// prefetcher is a store whose next read of a market's record can begin
-// early.
-type prefetcher interface {
-	store.Store
-	prefetch(ctx context.Context, slug string)
-}
-
-// prefetchingStore is the store as one task sees it, with its market's
-// record read early: made afresh for every task (view).
-type prefetchingStore struct {
-	store.Store
-	// fetching, while open, is a read of the market begun by prefetch, and
-	// fetched its answer once it is closed: with the market's count of
-	// snapshots when the store answers both in one query (counted).
-	fetching chan struct{}
-	counting bool // the read begun counts the market too
-	fetched  struct {
-		slug    string // the market read, until GetMarket takes it
-		m       store.Market
-		err     error
-		counted string // the market counted with it, until CountSnapshots takes it
-		n       int
-		nErr    error
+// viewOf is view for a task that has read its market m with the number of
+// its snapshots n (jobs.MarketCounted): the cache asks the store neither
+// again.
+func (c *Cache) viewOf(st store.Store, m store.Market, n int) store.Store {
+	if c == nil || c.max <= 0 {
+		return st
 	}
-}
-
-// prefetch begins reading the market, for a task about to count its
-// snapshots first (the memory budget): the two reads then cost the time of
-// one round trip to the store, and one query where the store reads both
-// at once (store.MarketCounter). The next GetMarket of slug answers from
-// it, and so does its next whole count when it came with the market.
-func (s *prefetchingStore) prefetch(ctx context.Context, slug string) {
-	done := make(chan struct{})
-	s.fetching = done
-	mc, counts := s.Store.(store.MarketCounter)
-	s.counting = counts
-	go func() {
-		defer close(done)
-		f := &s.fetched
-		if counts {
-			m, n, err := mc.GetMarketCounted(ctx, slug)
-			f.slug, f.m, f.err, f.counted, f.n, f.nErr = slug, m, err, slug, n, err
-			return
-		}
-		m, err := s.Store.GetMarket(ctx, slug)
-		f.slug, f.m, f.err = slug, m, err
-	}()
-}
-
-// wait waits for a read begun by prefetch.
-func (s *prefetchingStore) wait() {
-	if s.fetching != nil {
-		<-s.fetching
-		s.fetching = nil
-	}
-}
-
-func (s *prefetchingStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
-	s.wait()
-	if s.fetched.slug == slug && slug != "" {
-		s.fetched.slug = "" // once: a later look-up reads the store again
-		return s.fetched.m, s.fetched.err
-	}
-	return s.Store.GetMarket(ctx, slug)
-}
-
-// CountSnapshots answers a whole count of the market prefetch read with
-// its count, once; else it asks the store.
-func (s *prefetchingStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
-	if q.From == nil && q.To == nil && s.counting {
-		s.wait()
-		if f := &s.fetched; f.counted == slug && slug != "" {
-			f.counted = "" // once: a later count asks the store again
-			return f.n, f.nErr
-		}
-	}
-	return s.Store.CountSnapshots(ctx, slug, q)
+	return &cachedStore{Store: st, c: c, market: &m, counted: m.Slug, countedTotal: n}
 }
 
 func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
-	m, err := s.prefetchingStore.GetMarket(ctx, slug)
+	m, err := s.Store.GetMarket(ctx, slug)
 	if err == nil {
 		s.market = &m
 	}
@@ -245,7 +175,7 @@ func (s *cachedStore) CountSnapshots(ctx context.Context, slug string, q store.S
 	if whole && slug == s.counted {
 		return s.countedTotal, nil
 	}
-	n, err := s.prefetchingStore.CountSnapshots(ctx, slug, q)
+	n, err := s.Store.CountSnapshots(ctx, slug, q)
 	if err == nil && whole {
 		s.counted, s.countedTotal = slug, n
 	}

@@ -150,12 +150,16 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	st := s.cache.view(s.store)      // counts the market once for the budget and the cache
-	st.prefetch(ctx, req.MarketSlug) // read beside the budget's count
-	release, err := s.budget.admit(ctx, st, req.MarketSlug)
+	// The market's record and its count in one question: the count sizes
+	// the memory budget and tells the cache whether its copy is current.
+	m, n, err := jobs.MarketCounted(ctx, s.store, req.MarketSlug)
+	if err != nil {
+		return nil, err
+	}
+	release, err := s.budget.admit(ctx, req.MarketSlug, n)
 	if err != nil {
 		return nil, err // shutting down or timed out: Asynq requeues it
 	}
 	defer release()
-	return jobs.Replay(ctx, st, req)
+	return jobs.ReplayMarket(ctx, s.cache.viewOf(s.store, m, n), m, req)
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/semaphore"
-
-	"github.com/updown/updown/store"
 )
 
 // The memory budget (issue 16, item 1): a replay holds its market's whole
@@ -45,14 +43,9 @@ func newMemoryBudget(bytes int64) *memoryBudget {
 	return &memoryBudget{sem: semaphore.NewWeighted(bytes), total: bytes}
 }
 
-// admit waits until the market's replay fits the budget and returns what
-// gives its share back. A market the store cannot count is admitted as
-// small: loading it will report the problem.
-func (b *memoryBudget) admit(ctx context.Context, st store.Store, slug string) (release func(), err error) {
-	n, err := st.CountSnapshots(ctx, slug, store.SnapshotQuery{})
-	if err != nil {
-		return func() {}, nil
-	}
+// admit waits until the replay of a market of n snapshots (slug) fits the
+// budget and returns what gives its share back.
+func (b *memoryBudget) admit(ctx context.Context, slug string, n int) (release func(), err error) {
 	need := int64(n) * estSnapshotBytes
 	if need < smallTaskBytes {
 		return func() {}, nil
