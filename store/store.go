@@ -641,6 +641,18 @@ type MarketActivityStore interface {
 	// an equal From, snapshots gaps first); an unknown slug is
 	// ErrNotFound.
 	ListGaps(ctx context.Context, slug string) ([]Gap, error)
+	// ListGapsEndingAfter returns the gaps of kind, of every market, whose
+	// To is after t: by market slug, then as ListGaps lists a market's. It
+	// is one question where ListGaps would be one a market (a collector's
+	// start looks for the trades gaps earlier runs left). A kind not
+	// known is ErrInvalid.
+	ListGapsEndingAfter(ctx context.Context, kind GapKind, t time.Time) ([]MarketGap, error)
+}
+
+// MarketGap is a gap of the market with the slug Market.
+type MarketGap struct {
+	Market string
+	Gap
 }
 
 // MicroRange returns the Unix-microsecond range [lo, hi) that q selects,

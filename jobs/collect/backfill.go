@@ -59,7 +59,7 @@ import (
 type GapFiller interface {
 	ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error)
 	RemoveGaps(ctx context.Context, slug string, gaps []store.Gap) error
-	ListGaps(ctx context.Context, slug string) ([]store.Gap, error)
+	ListGapsEndingAfter(ctx context.Context, kind store.GapKind, t time.Time) ([]store.MarketGap, error)
 }
 
 var _ GapFiller = store.MarketActivityStore(nil)
@@ -231,53 +231,47 @@ const maxBackfillWait = 30 * time.Minute
 
 // resumeBackfills returns the trades gaps the store holds for the markets
 // that started within ResumeLookback and whose gaps ended, due at once:
-// the gaps earlier runs recorded and did not backfill. A market whose
-// gaps cannot be read is left for the next start.
+// the gaps earlier runs recorded and did not backfill. They are read in
+// one question, and then each market that has one; a market that cannot
+// be read is left for the next start.
 func (c *Collector) resumeBackfills(ctx context.Context) []backfillJob {
 	now := c.cfg.Now()
 	after := now.Add(-ResumeLookback)
-	const page = 500
+	// A gap that ended before the lookback began is of a market that
+	// started before it.
+	gaps, err := c.filler.ListGapsEndingAfter(ctx, store.GapTrades, after)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing them failed; they stay until the next start", "err", err)
+		return nil
+	}
 	var jobs []backfillJob
 	unread := 0
-	// A market discovered while the pages are read shifts the later ones
-	// down: a market met twice is asked once.
-	seen := map[string]bool{}
-	for off := 0; ; off += page {
-		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{StartAfter: &after, Limit: page, Offset: off})
-		if ctx.Err() != nil {
-			return nil
+	var m store.Market // the market of the gaps before, ListGapsEndingAfter lists a market's together
+	for _, g := range gaps {
+		if g.To.After(now) {
+			continue // a gap still open, or of a clock ahead: the running collector has it
 		}
-		if err != nil {
-			c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing the markets failed; they stay until the next start", "err", err)
-			break
-		}
-		for _, m := range ms {
-			if seen[m.Slug] {
-				continue
-			}
-			seen[m.Slug] = true
-			gaps, err := c.filler.ListGaps(ctx, m.Slug)
-			if ctx.Err() != nil {
+		if m.Slug != g.Market {
+			if m, err = c.cfg.Store.GetMarket(ctx, g.Market); ctx.Err() != nil {
 				return nil
 			}
 			if err != nil {
 				if unread++; unread == 1 {
-					c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: listing a market's gaps failed; they stay until the next start", "market", m.Slug, "err", err)
+					c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: reading their market failed; they stay until the next start", "market", g.Market, "err", err)
 				}
+				m = store.Market{Slug: g.Market}
 				continue
 			}
-			for _, g := range gaps {
-				if g.Kind == store.GapTrades && !g.To.After(now) {
-					jobs = append(jobs, backfillJob{market: m, gap: g, due: now})
-				}
-			}
 		}
-		if len(ms) < page {
-			break
+		if m.StartTime.After(after) {
+			jobs = append(jobs, backfillJob{market: m, gap: g.Gap, due: now})
 		}
 	}
 	if unread > 1 {
-		c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: the gaps of more markets could not be listed", "markets", unread)
+		c.log.WarnContext(ctx, "trades gaps of earlier runs not backfilled: the records of more markets could not be read", "markets", unread)
 	}
 	if len(jobs) > 0 {
 		c.log.InfoContext(ctx, "trades gaps of earlier runs queued for their backfill", "gaps", len(jobs))

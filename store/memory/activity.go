@@ -3,8 +3,10 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -220,4 +222,35 @@ func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) 
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return append([]store.Gap{}, a.gaps...), nil
+}
+
+// ListGapsEndingAfter returns the gaps of kind of every market that end
+// after t.
+func (s *Store) ListGapsEndingAfter(ctx context.Context, kind store.GapKind, t time.Time) ([]store.MarketGap, error) {
+	const op = "list gaps ending after"
+	if err := live(ctx, op); err != nil {
+		return nil, err
+	}
+	if _, err := store.ParseGapKind(kind.Name()); err != nil {
+		return nil, fmt.Errorf("memory: %s: %w", op, err)
+	}
+	t = normTime(t)
+	s.marketsMu.RLock()
+	acts := make(map[string]*activity, len(s.markets))
+	for slug, e := range s.markets {
+		acts[slug] = e.act
+	}
+	s.marketsMu.RUnlock()
+	out := []store.MarketGap{}
+	for _, slug := range slices.Sorted(maps.Keys(acts)) {
+		a := acts[slug]
+		a.mu.RLock()
+		for _, g := range a.gaps {
+			if g.Kind == kind && g.To.After(t) {
+				out = append(out, store.MarketGap{Market: slug, Gap: g})
+			}
+		}
+		a.mu.RUnlock()
+	}
+	return out, nil
 }

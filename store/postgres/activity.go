@@ -275,6 +275,36 @@ func (s *Store) ListGaps(ctx context.Context, slug string) ([]store.Gap, error) 
 	return gaps, nil
 }
 
+// ListGapsEndingAfter returns the gaps of kind of every market that end
+// after t, in one query.
+func (s *Store) ListGapsEndingAfter(ctx context.Context, kind store.GapKind, t time.Time) ([]store.MarketGap, error) {
+	const op = "list gaps ending after"
+	if _, err := store.ParseGapKind(kind.Name()); err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	// Slugs in byte order (collate "C"), as Go sorts them.
+	rows, _ := s.pool.Query(ctx, `
+		select m.slug, g.from_time, g.to_time, g.kind
+		from market_gaps g join markets m on m.id = g.market
+		where g.kind = $1 and g.to_time > $2
+		order by m.slug collate "C", g.from_time`, kind.Name(), t)
+	gaps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.MarketGap, error) {
+		var g store.MarketGap
+		var k string
+		if err := row.Scan(&g.Market, &g.From, &g.To, &k); err != nil {
+			return g, err
+		}
+		var err error
+		g.Kind, err = store.ParseGapKind(k)
+		g.From, g.To = utc(g.From), utc(g.To)
+		return g, err
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	return gaps, nil
+}
+
 func scanGap(row pgx.CollectableRow) (store.Gap, error) {
 	var g store.Gap
 	var kind string

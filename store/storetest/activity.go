@@ -34,6 +34,7 @@ func gapTests() []test {
 		{"ConcurrentRecords", testGapsConcurrent},
 		{"Kinds", testGapKinds},
 		{"Remove", testGapsRemove},
+		{"EndingAfter", testGapsEndingAfter},
 	}
 }
 

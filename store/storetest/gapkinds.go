@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/updown/updown/store"
@@ -75,4 +76,54 @@ func testGapsRemove(t *testing.T, s store.Store) {
 	// Recorded again, a removed stretch is a gap again.
 	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{tgap(70, 80)}), "RecordGaps")
 	checkGaps(t, s, slug, append(last, tgap(70, 80)))
+}
+
+// testGapsEndingAfter: ListGapsEndingAfter answers the gaps of one kind,
+// of every market, that end after an instant (one ending at it is not),
+// by market slug and then oldest first; a kind the store does not know is
+// ErrInvalid.
+func testGapsEndingAfter(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	var slugs []string
+	for _, minutes := range []int{20, 0, 10} { // stored out of slug order
+		slugs = append(slugs, seedSnapshotMarket(t, s, minutes))
+	}
+	mustOK(t, s.RecordGaps(ctx, slugs[0], []store.Gap{tgap(40, 50), gap(35, 60), tgap(10, 30)}), "RecordGaps")
+	mustOK(t, s.RecordGaps(ctx, slugs[1], []store.Gap{tgap(31, 32), tgap(5, 20)}), "RecordGaps")
+	mustOK(t, s.RecordGaps(ctx, slugs[2], []store.Gap{gap(0, 90)}), "RecordGaps")
+	sorted := slices.Sorted(slices.Values(slugs))
+	for _, tc := range []struct {
+		name  string
+		kind  store.GapKind
+		after int
+		want  []store.MarketGap
+	}{
+		{"trades after 30 s", store.GapTrades, 30, []store.MarketGap{
+			{Market: slugs[1], Gap: tgap(31, 32)}, {Market: slugs[0], Gap: tgap(40, 50)}}},
+		{"trades after 0 s", store.GapTrades, 0, []store.MarketGap{
+			{Market: slugs[1], Gap: tgap(5, 20)}, {Market: slugs[1], Gap: tgap(31, 32)},
+			{Market: slugs[0], Gap: tgap(10, 30)}, {Market: slugs[0], Gap: tgap(40, 50)}}},
+		{"snapshots after 59 s", store.GapSnapshots, 59, []store.MarketGap{
+			{Market: slugs[2], Gap: gap(0, 90)}, {Market: slugs[0], Gap: gap(35, 60)}}},
+		{"nothing ends after 90 s", store.GapTrades, 90, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.ListGapsEndingAfter(ctx, tc.kind, sec(tc.after))
+			mustOK(t, err, "ListGapsEndingAfter")
+			slices.SortStableFunc(tc.want, func(a, b store.MarketGap) int {
+				return slices.Index(sorted, a.Market) - slices.Index(sorted, b.Market)
+			})
+			if len(got) != len(tc.want) {
+				t.Fatalf("ListGapsEndingAfter(%q, %d s) = %+v, want %+v", tc.kind, tc.after, got, tc.want)
+			}
+			for i, w := range tc.want {
+				g := got[i]
+				if g.Market != w.Market || !g.From.Equal(w.From) || !g.To.Equal(w.To) || g.Kind != w.Kind {
+					t.Errorf("gap %d: %s %+v, want %s %+v", i, g.Market, g.Gap, w.Market, w.Gap)
+				}
+			}
+		})
+	}
+	_, err := s.ListGapsEndingAfter(ctx, "quotes", sec(0))
+	wantErr(t, err, store.ErrInvalid, "ListGapsEndingAfter of an unknown kind")
 }
