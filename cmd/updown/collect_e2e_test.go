@@ -61,8 +61,15 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 	w2, w3 := w1.Add(length), w1.Add(2*length)
 	time.Sleep(time.Until(w3.Add(2 * time.Second)))
 	// A tick change on one live market of the third window.
+	told := poly.WSStats().TickChanges
 	tickMarket := poly.AddWindow(store.BTC, store.M5, w3)
 	poly.ChangeTick(tickMarket, 0.001)
+	// The change told on the websocket before the fault below drops it: a
+	// socket subscribed again is sent books in the new tick, not the
+	// change, and a loaded machine may not have sent it within a second.
+	for deadline := time.Now().Add(10 * time.Second); poly.WSStats().TickChanges == told && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	time.Sleep(time.Second)
 	// Every source of books fails for four seconds: a gap in every live
 	// market.

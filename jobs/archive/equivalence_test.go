@@ -34,19 +34,19 @@ func (nopScheduler) ScheduleResolution(context.Context, string, time.Duration) e
 // the same trades.
 //
 // The fake stamps its events, and moves its books, on a clock that steps
-// every 300 ms (the grid), and the collector's clock runs 150 ms behind
-// real time: a collector instant then reads the books 150 ms after the
-// step they were sent at (and 150 ms before the next), so that neither a loaded machine's scheduling
-// nor the socket's latency decides which instant an event falls in (the
-// importer places events by their timestamps, the collector by their
-// arrival).
+// every other instant of the 300 ms grid, and the collector's clock runs
+// 150 ms behind real time: a collector instant then reads the books 150 ms
+// after the step they were sent at, or 450 ms after it and 150 ms before
+// the next, so that neither a loaded machine's scheduling nor the socket's
+// latency decides which instant an event falls in (the importer places
+// events by their timestamps, the collector by their arrival).
 func TestImportEqualsCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a collector for half a minute")
 	}
 	t.Parallel()
 	const grid = 300 * time.Millisecond
-	stepped := func() time.Time { return time.Now().Truncate(grid) }
+	stepped := func() time.Time { return time.Now().Truncate(2 * grid) }
 	const behindBy = grid / 2
 	behind := func() time.Time { return time.Now().Add(-behindBy) }
 
@@ -177,9 +177,23 @@ func TestImportEqualsCollector(t *testing.T) {
 		for _, s := range got {
 			byTime[s.Time.UnixMicro()] = s
 		}
+		// A collector that has no book from the socket yet when a market
+		// starts (a loaded machine subscribes late) takes its first
+		// snapshots from the CLOB's REST books, which no event stream
+		// holds: until its books first equal one of the import's, its
+		// instants are left out, and counted. An import that never
+		// equals it leaves too few instants to compare, and fails below.
+		seeded := true
 		for _, w := range want {
 			if w.Time.Before(first) || w.Time.After(last) {
 				continue // before the socket's first book, or after the stream
+			}
+			if seeded {
+				if !slices.ContainsFunc(got, func(g store.Snapshot) bool { return sameSnapshot(w, g) }) {
+					excluded++
+					continue
+				}
+				seeded = false
 			}
 			if late[w.Time.UnixMilli()] {
 				excluded++
@@ -238,19 +252,21 @@ func TestImportEqualsCollector(t *testing.T) {
 		t.Fatalf("the import equals the collector on %d of %d instants (%.2f%%), want at least 99.9%%", same, total, 100*ratio)
 	}
 	t.Logf("the import equals the collector on %d of %d instants (%d left out: their step was sent or received late)", same, total, excluded)
-	// A slip of the importer's grid would leave out nearly every instant
-	// (books here change at almost every step); a loaded machine, under
-	// -race, leaves out a tenth or so.
+	// A slip of the importer's grid would leave out every instant whose
+	// books changed, half of them, as many as it leaves to compare; a
+	// loaded machine, under -race, leaves out a tenth or so, and beside
+	// two CPU-burning processes a quarter.
 	if excluded > total/2 {
 		t.Fatalf("%d instants left out of %d: the machine is too loaded to compare", excluded, total)
 	}
 }
 
 // tookEarlier reports whether the collector's snapshot w equals one the import
-// took one to five steps earlier: the collector took its instant before
-// that step's frames reached it.
+// took one to ten steps (3 s) earlier: the collector took its instant
+// before that step's frames reached it (a -race build on a loaded machine
+// reads its socket seconds late).
 func tookEarlier(w store.Snapshot, byTime map[int64]store.Snapshot) bool {
-	return shiftedBy(w, byTime, -5, -1)
+	return shiftedBy(w, byTime, -10, -1)
 }
 
 // tookLater reports whether the collector's snapshot w is the import's
