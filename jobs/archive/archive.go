@@ -929,10 +929,19 @@ func (r *run) ensure(final bool) error {
 	})
 }
 
+// mergeTicks adds to old the changes of add at instants it has none of
+// (the first of add's at each), in time order. The instants met are kept
+// in a set: a market's changes are thousands in a long import, and
+// looking each up among those before was most of the writer's time.
 func mergeTicks(old, add []store.TickSizeChange) []store.TickSizeChange {
 	out := slices.Clone(old)
+	seen := make(map[int64]bool, len(old)+len(add))
+	for _, o := range old {
+		seen[o.Time.UnixNano()] = true
+	}
 	for _, c := range add {
-		if !slices.ContainsFunc(out, func(o store.TickSizeChange) bool { return o.Time.Equal(c.Time) }) {
+		if at := c.Time.UnixNano(); !seen[at] {
+			seen[at] = true
 			out = append(out, c)
 		}
 	}
