@@ -146,7 +146,7 @@ func Decode(data []byte) ([]Event, error) {
 // DecodeAppend is Decode appending to out, for readers that reuse a slice.
 func DecodeAppend(out []Event, data []byte) ([]Event, error) {
 	var d Decoder
-	return d.decodeAppend(out, data, nil)
+	return d.decodeAppend(out, data)
 }
 
 // A Decoder decodes frames as Decode does, keeping for the next frame what
@@ -156,8 +156,9 @@ func DecodeAppend(out []Event, data []byte) ([]Event, error) {
 // again each time. The zero Decoder is ready; it is not safe for
 // concurrent use.
 type Decoder struct {
-	wires []Wire
-	names map[string]string
+	wires   []Wire
+	changes []WireChange // the wires' price changes
+	names   map[string]string
 }
 
 // DecodeAppend is Decode appending to out.
@@ -165,10 +166,10 @@ func (d *Decoder) DecodeAppend(out []Event, data []byte) ([]Event, error) {
 	if d.names == nil {
 		d.names = map[string]string{}
 	}
-	return d.decodeAppend(out, data, d.names)
+	return d.decodeAppend(out, data)
 }
 
-func (d *Decoder) decodeAppend(out []Event, data []byte, names map[string]string) ([]Event, error) {
+func (d *Decoder) decodeAppend(out []Event, data []byte) ([]Event, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return out, fmt.Errorf("%w: empty websocket message", ErrMalformed)
@@ -176,10 +177,8 @@ func (d *Decoder) decodeAppend(out []Event, data []byte, names map[string]string
 	if string(data) == "PONG" {
 		return out, nil
 	}
-	raw, ok := fastDecodeInto(d.wires, data, names)
-	if ok {
-		defer func() { d.wires = raw[:0] }()
-	} else {
+	raw, ok := d.fastDecode(data)
+	if !ok {
 		var err error
 		if raw, err = slowDecode(data); err != nil {
 			return out, err

@@ -23,6 +23,8 @@ type fastParser struct {
 	i int
 	// names, when set, interns ids and names (see Decoder).
 	names map[string]string
+	// changeMem holds the frame's price changes (see changes).
+	changeMem []WireChange
 }
 
 // maxNames bounds a Decoder's interned names: when full it starts afresh
@@ -257,8 +259,11 @@ func finite(s []byte, dst *Num) bool {
 	return true
 }
 
-// list reads a JSON list or null into dst, each element by item.
-func list[T any](p *fastParser, dst *[]T, item func() (T, bool)) bool {
+// list reads a JSON list or null into dst, each element by item. With
+// mem set the elements are appended to *mem, whose memory dst then shares
+// (clipped, so that an append to dst copies): a frame's lists that live
+// only while it is checked take no memory of their own.
+func list[T any](p *fastParser, dst *[]T, mem *[]T, item func() (T, bool)) bool {
 	if p.null() {
 		*dst = nil
 		return true
@@ -266,31 +271,40 @@ func list[T any](p *fastParser, dst *[]T, item func() (T, bool)) bool {
 	if !p.lit('[') {
 		return false
 	}
-	out := []T{}
-	if p.lit(']') {
-		*dst = out
-		return true
+	var buf []T
+	if mem != nil {
+		buf = *mem
 	}
-	for {
-		v, ok := item()
-		if !ok {
+	start := len(buf)
+	if !p.lit(']') {
+		for {
+			v, ok := item()
+			if !ok {
+				return false
+			}
+			buf = append(buf, v)
+			if p.lit(',') {
+				continue
+			}
+			if p.lit(']') {
+				break
+			}
 			return false
 		}
-		out = append(out, v)
-		if p.lit(',') {
-			continue
-		}
-		if p.lit(']') {
-			*dst = out
-			return true
-		}
-		return false
 	}
+	if mem != nil {
+		*mem = buf
+	}
+	*dst = buf[start:len(buf):len(buf)]
+	if len(*dst) == 0 {
+		*dst = []T{} // as encoding/json reads [] (and buf may be nil)
+	}
+	return true
 }
 
 // levels reads a list of levels or null.
 func (p *fastParser) levels(dst *[]Level) bool {
-	return list(p, dst, p.level)
+	return list(p, dst, nil, p.level) // the event keeps them
 }
 
 // level reads one {"price", "size"} level.
@@ -309,9 +323,10 @@ func (p *fastParser) level() (Level, bool) {
 	return Level{Price: price, Size: size}, true
 }
 
-// changes reads a list of price changes or null.
+// changes reads a list of price changes or null, into the parser's
+// memory of changes: Check copies them into the event.
 func (p *fastParser) changes(dst *[]WireChange) bool {
-	return list(p, dst, p.change)
+	return list(p, dst, &p.changeMem, p.change)
 }
 
 // change reads one price change object.
@@ -459,14 +474,22 @@ func (p *fastParser) wire(w *Wire) bool {
 
 // fastDecode reads a frame of one event object or an array of them.
 func fastDecode(data []byte) ([]Wire, bool) {
-	return fastDecodeInto(nil, data, nil)
+	var d Decoder
+	return d.fastDecode(data)
 }
 
-// fastDecodeInto is fastDecode into out's memory, interning names in
-// names when it is not nil.
-func fastDecodeInto(out []Wire, data []byte, names map[string]string) ([]Wire, bool) {
-	p := fastParser{b: data, names: names}
-	out = out[:0]
+// fastDecode is the package's fastDecode into d's memory, which the wires
+// returned share until the next call, interning names in d.names when it
+// is not nil.
+func (d *Decoder) fastDecode(data []byte) ([]Wire, bool) {
+	p := fastParser{b: data, names: d.names, changeMem: d.changes[:0]}
+	out, ok := p.frame(d.wires[:0])
+	d.wires, d.changes = out[:0], p.changeMem[:0]
+	return out, ok
+}
+
+// frame reads the frame: one event object or an array of them, into out.
+func (p *fastParser) frame(out []Wire) ([]Wire, bool) {
 	if out == nil {
 		out = []Wire{}
 	}
@@ -474,7 +497,7 @@ func fastDecodeInto(out []Wire, data []byte, names map[string]string) ([]Wire, b
 	case '{':
 		out = append(out, Wire{})
 		if !p.wire(&out[0]) {
-			return nil, false
+			return out, false
 		}
 	case '[':
 		p.i++
@@ -482,7 +505,7 @@ func fastDecodeInto(out []Wire, data []byte, names map[string]string) ([]Wire, b
 			for {
 				out = append(out, Wire{})
 				if !p.wire(&out[len(out)-1]) {
-					return nil, false
+					return out, false
 				}
 				if p.lit(',') {
 					continue
@@ -490,11 +513,11 @@ func fastDecodeInto(out []Wire, data []byte, names map[string]string) ([]Wire, b
 				if p.lit(']') {
 					break
 				}
-				return nil, false
+				return out, false
 			}
 		}
 	default:
-		return nil, false
+		return out, false
 	}
 	p.ws()
 	return out, p.i == len(p.b)
