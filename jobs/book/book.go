@@ -13,8 +13,78 @@ import (
 // Book is one token's book: size by price, a side each, and the last
 // trade price (which prices an outcome whose book has no asks).
 type Book struct {
-	Bids, Asks map[float64]float64
+	Bids, Asks Ladder
 	Last       Num
+}
+
+// Ladder is one side of a book: its levels in ascending order of price,
+// each price once, none of size 0. A bid side's best level is its last,
+// an ask side's its first. Kept in order rather than in a map, a side's
+// best price and its best levels (every change checks the one, every
+// snapshot takes the other) are read where they are, not searched for.
+type Ladder []store.Level
+
+// search is where the level of price is, or would be.
+func (l Ladder) search(price float64) (int, bool) {
+	return slices.BinarySearchFunc(l, price, func(x store.Level, p float64) int { return cmp.Compare(x.Price, p) })
+}
+
+// Set sets the size at price, 0 removing the level.
+func (l *Ladder) Set(price, size float64) {
+	i, found := l.search(price)
+	switch {
+	case found && size == 0:
+		*l = slices.Delete(*l, i, i+1)
+	case found:
+		(*l)[i].Size = size
+	case size != 0:
+		*l = slices.Insert(*l, i, store.Level{Price: price, Size: size})
+	}
+}
+
+// Best is the side's best price, 0 for an empty side (as upstream writes
+// best_bid and best_ask of an empty side).
+func (l Ladder) Best(bids bool) float64 {
+	switch {
+	case len(l) == 0:
+		return 0
+	case bids:
+		return l[len(l)-1].Price
+	}
+	return l[0].Price
+}
+
+// Levels lists the side's levels, in no order the caller may rely on.
+func (l Ladder) Levels() []Level {
+	out := make([]Level, len(l))
+	for i, x := range l {
+		out[i] = Level{Price: Num{V: x.Price, Set: true}, Size: Num{V: x.Size, Set: true}}
+	}
+	return out
+}
+
+// top is Side for a ladder, whose levels are valid and in order already:
+// its n best levels with a positive size, best first, in a list of its
+// own.
+func (l Ladder) top(n int, bids bool) []store.Level {
+	out := make([]store.Level, 0, min(n, len(l)))
+	add := func(x store.Level) bool {
+		if x.Size > 0 {
+			out = append(out, x)
+		}
+		return len(out) < n
+	}
+	if n <= 0 {
+		return out
+	}
+	if bids {
+		for i := len(l) - 1; i >= 0 && add(l[i]); i-- {
+		}
+	} else {
+		for i := 0; i < len(l) && add(l[i]); i++ {
+		}
+	}
+	return out
 }
 
 // Books is the books of a set of tokens, rebuilt from events.
@@ -55,15 +125,15 @@ func (bs *Books) Len() int { return len(bs.m) }
 func (bs *Books) Apply(e *Event) (isBook bool, outOfStep []string) {
 	switch e.EventType {
 	case "book":
-		b := &Book{Bids: make(map[float64]float64, len(e.Bids)), Asks: make(map[float64]float64, len(e.Asks)), Last: e.LastTradePrice}
+		b := &Book{Bids: make(Ladder, 0, len(e.Bids)), Asks: make(Ladder, 0, len(e.Asks)), Last: e.LastTradePrice}
 		if old := bs.m[e.AssetID]; old != nil && !b.Last.Set {
 			b.Last = old.Last
 		}
 		for _, l := range e.Bids {
-			SetLevel(b.Bids, l.Price.V, l.Size.V)
+			b.Bids.Set(l.Price.V, l.Size.V)
 		}
 		for _, l := range e.Asks {
-			SetLevel(b.Asks, l.Price.V, l.Size.V)
+			b.Asks.Set(l.Price.V, l.Size.V)
 		}
 		bs.m[e.AssetID] = b
 		return true, nil
@@ -75,9 +145,9 @@ func (bs *Books) Apply(e *Event) (isBook bool, outOfStep []string) {
 				continue // no book yet: its `book` event is on its way
 			}
 			if c.Side == "BUY" {
-				SetLevel(b.Bids, c.Price.V, c.Size.V)
+				b.Bids.Set(c.Price.V, c.Size.V)
 			} else {
-				SetLevel(b.Asks, c.Price.V, c.Size.V)
+				b.Asks.Set(c.Price.V, c.Size.V)
 			}
 			if j := slices.IndexFunc(touched, func(j int) bool { return e.Changes[j].AssetID == c.AssetID }); j >= 0 {
 				touched[j] = i
@@ -90,8 +160,8 @@ func (bs *Books) Apply(e *Event) (isBook bool, outOfStep []string) {
 		for _, i := range touched {
 			c := e.Changes[i]
 			b := bs.m[c.AssetID]
-			if (c.BestBid.Set && !SamePrice(Best(b.Bids, true), c.BestBid.V)) ||
-				(c.BestAsk.Set && !SamePrice(Best(b.Asks, false), c.BestAsk.V)) {
+			if (c.BestBid.Set && !SamePrice(b.Bids.Best(true), c.BestBid.V)) ||
+				(c.BestAsk.Set && !SamePrice(b.Asks.Best(false), c.BestAsk.V)) {
 				delete(bs.m, c.AssetID)
 				outOfStep = append(outOfStep, c.AssetID)
 			}
@@ -104,28 +174,6 @@ func (bs *Books) Apply(e *Event) (isBook bool, outOfStep []string) {
 	return false, outOfStep
 }
 
-// SetLevel sets the size at price, 0 removing the level.
-func SetLevel(m map[float64]float64, price, size float64) {
-	if size == 0 {
-		delete(m, price)
-		return
-	}
-	m[price] = size
-}
-
-// Best is a side's best price, 0 for an empty side (as upstream writes
-// best_bid and best_ask of an empty side).
-func Best(m map[float64]float64, bids bool) float64 {
-	var p float64
-	first := true
-	for q := range m {
-		if first || (bids && q > p) || (!bids && q < p) {
-			p, first = q, false
-		}
-	}
-	return p
-}
-
 // SamePrice compares a book's best price with the one upstream reports.
 func SamePrice(a, b float64) bool {
 	// An empty ask side is reported as 0 or as 1 (nothing below 1).
@@ -133,15 +181,6 @@ func SamePrice(a, b float64) bool {
 		return true
 	}
 	return math.Abs(a-b) < 1e-9
-}
-
-// Levels lists a side's levels, in no order.
-func Levels(m map[float64]float64) []Level {
-	out := make([]Level, 0, len(m))
-	for p, s := range m {
-		out = append(out, Level{Price: Num{V: p, Set: true}, Size: Num{V: s, Set: true}})
-	}
-	return out
 }
 
 // Side converts levels in any order to the store's form: best first (the
@@ -201,55 +240,10 @@ func Price(b store.Book, last Num) (float64, error) {
 // Store is the token's book in the store's form (n levels a side) and its
 // outcome's price.
 func (b *Book) Store(n int) (store.Book, float64, error) {
-	sb := store.Book{Bids: top(b.Bids, n, true), Asks: top(b.Asks, n, false)}
+	sb := store.Book{Bids: b.Bids.top(n, true), Asks: b.Asks.top(n, false)}
 	p, err := Price(sb, b.Last)
 	return sb, p, err
 }
-
-// top is Side for a book held as a map, whose levels are valid already:
-// its n best levels with a positive size, best first. A book keeps many
-// more levels than a snapshot does, so the n best are picked in one pass,
-// each level placed among those kept so far, rather than all sorted.
-func top(m map[float64]float64, n int, bids bool) []store.Level {
-	// order puts the higher bid first, the lower ask (cmp.Compare's
-	// order, NaN lowest).
-	order := func(x, y float64) int { return cmp.Compare(y, x) }
-	if !bids {
-		order = cmp.Compare[float64]
-	}
-	before := func(x, y float64) bool { return order(x, y) < 0 }
-	if n > maxPicked {
-		out := make([]store.Level, 0, len(m))
-		for p, s := range m {
-			if s > 0 {
-				out = append(out, store.Level{Price: p, Size: s})
-			}
-		}
-		slices.SortFunc(out, func(x, y store.Level) int { return order(x.Price, y.Price) })
-		k := min(len(out), n)
-		return out[:k:k]
-	}
-	out := make([]store.Level, 0, min(n, len(m)))
-	for p, s := range m {
-		if !(s > 0) || n == 0 || len(out) == n && !before(p, out[n-1].Price) {
-			continue
-		}
-		at := len(out)
-		for at > 0 && before(p, out[at-1].Price) {
-			at--
-		}
-		if len(out) < n {
-			out = append(out, store.Level{})
-		}
-		copy(out[at+1:], out[at:len(out)-1])
-		out[at] = store.Level{Price: p, Size: s}
-	}
-	return out
-}
-
-// maxPicked is the most levels a side top picks in one pass; more are
-// sorted.
-const maxPicked = 64
 
 // Interval is the snapshot grid's step (store.SnapshotCadence).
 const Interval = store.SnapshotCadence

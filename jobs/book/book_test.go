@@ -225,76 +225,87 @@ func TestDecoderNumbers(t *testing.T) {
 	}
 }
 
-// TestTopAsSortingDoes checks top, which picks a side's best levels in one
-// pass, against sorting them all and keeping the first n: random sides of
-// 0 to 200 levels (sizes of 0 and below among them), n from 0 to past the
-// one-pass bound.
-func TestTopAsSortingDoes(t *testing.T) {
+// TestLadderAsMap checks a Ladder against the plain way of holding a
+// side, a map of size by price (a size of 0 deleting its price), whose
+// best price is searched for and whose best levels are all sorted and
+// cut: random runs of sets (sizes of 0 and below among them, prices met
+// again), each followed by Best, top of n from 0 to past the side's
+// levels, and Levels.
+func TestLadderAsMap(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 9))
-	for trial := range 20_000 {
+	for trial := range 5_000 {
 		m := map[float64]float64{}
+		var l Ladder
 		for range rng.IntN(200) {
-			size := float64(rng.IntN(500)) - 50
-			m[float64(1+rng.IntN(999))/1000] = size
+			price, size := float64(1+rng.IntN(199))/200, float64(rng.IntN(500))-50
+			if rng.IntN(4) == 0 {
+				size = 0
+			}
+			if size == 0 {
+				delete(m, price)
+			} else {
+				m[price] = size
+			}
+			l.Set(price, size)
+			if !slices.IsSortedFunc(l, func(x, y store.Level) int { return cmp.Compare(x.Price, y.Price) }) || len(l) != len(m) {
+				t.Fatalf("trial %d: ladder %v after setting %v to %v, map of %d levels", trial, l, price, size, len(m))
+			}
 		}
-		n := rng.IntN(20)
-		if trial%10 == 0 {
-			n = maxPicked + rng.IntN(100)
+		got := l.Levels()
+		for _, x := range got {
+			if s, ok := m[x.Price.V]; !ok || s != x.Size.V || !x.Price.Set || !x.Size.Set {
+				t.Fatalf("trial %d: ladder level %+v, map %v (%v)", trial, x, s, ok)
+			}
 		}
 		for _, bids := range []bool{true, false} {
-			var want []store.Level
+			var sorted []store.Level
+			best, first := 0.0, true
 			for p, s := range m {
+				if first || bids && p > best || !bids && p < best {
+					best, first = p, false
+				}
 				if s > 0 {
-					want = append(want, store.Level{Price: p, Size: s})
+					sorted = append(sorted, store.Level{Price: p, Size: s})
 				}
 			}
-			slices.SortFunc(want, func(x, y store.Level) int {
+			if got := l.Best(bids); got != best {
+				t.Fatalf("trial %d: best (bids %v) %v, want %v", trial, bids, got, best)
+			}
+			slices.SortFunc(sorted, func(x, y store.Level) int {
 				if bids {
 					return cmp.Compare(y.Price, x.Price)
 				}
 				return cmp.Compare(x.Price, y.Price)
 			})
-			want = want[:min(len(want), n)]
-			got := top(m, n, bids)
+			n := rng.IntN(len(m) + 3)
+			want := sorted[:min(len(sorted), n)]
+			got := l.top(n, bids)
 			if len(got) != len(want) || len(want) > 0 && !slices.Equal(got, want) {
 				t.Fatalf("trial %d (bids %v, n %d, %d levels): top %v, sorted %v", trial, bids, n, len(m), got, want)
 			}
-			if cap(got) > max(n, 0) && n <= maxPicked {
-				t.Fatalf("trial %d: top keeps a backing array of %d for %d levels", trial, cap(got), n)
+			if len(got) > 0 && &got[0] == &l[0] || len(got) > 0 && &got[0] == &l[len(l)-1] {
+				t.Fatalf("trial %d: top shares the ladder's memory", trial)
 			}
 		}
 	}
 }
 
-// BenchmarkTop picks the 10 best of a side of 80 levels, as a real
-// Polymarket book has (realdata: 24-86 a side), and reports it beside
-// sorting them all (x_sort: top's time over the sort's, in this run).
-func BenchmarkTop(b *testing.B) {
+// BenchmarkStore takes the 10 best levels of each side of a book of 80
+// levels a side, as a real Polymarket book has (realdata: 24-86 a side).
+func BenchmarkStore(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 80))
-	m := map[float64]float64{}
-	for len(m) < 80 {
-		m[float64(1+rng.IntN(999))/1000] = float64(1 + rng.IntN(500))
+	var bk Book
+	for len(bk.Bids) < 80 {
+		bk.Bids.Set(float64(1+rng.IntN(499))/1000, float64(1+rng.IntN(500)))
 	}
-	sortAll := func() []store.Level {
-		out := make([]store.Level, 0, len(m))
-		for p, s := range m {
-			if s > 0 {
-				out = append(out, store.Level{Price: p, Size: s})
-			}
-		}
-		slices.SortFunc(out, func(x, y store.Level) int { return cmp.Compare(y.Price, x.Price) })
-		return out[:10:10]
+	for len(bk.Asks) < 80 {
+		bk.Asks.Set(float64(501+rng.IntN(499))/1000, float64(1+rng.IntN(500)))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		top(m, 10, true)
+		if _, _, err := bk.Store(10); err != nil {
+			b.Fatal(err)
+		}
 	}
-	perTop := b.Elapsed().Seconds() / float64(b.N)
-	const k = 2000
-	start := time.Now()
-	for range k {
-		sortAll()
-	}
-	b.ReportMetric(perTop/(time.Since(start).Seconds()/k), "x_sort")
 }

@@ -145,7 +145,7 @@ func (w *wsBooks) get(tokens []string) (map[string]clobBook, []string) {
 			missing = append(missing, t)
 			continue
 		}
-		out[t] = clobBook{AssetID: flexString(t), Bids: book.Levels(b.Bids), Asks: book.Levels(b.Asks), LastTradePrice: b.Last}
+		out[t] = clobBook{AssetID: flexString(t), Bids: b.Bids.Levels(), Asks: b.Asks.Levels(), LastTradePrice: b.Last}
 	}
 	return out, missing
 }
