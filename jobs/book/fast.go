@@ -48,6 +48,9 @@ func (p *fastParser) name(b []byte) string {
 }
 
 func (p *fastParser) ws() {
+	if p.i < len(p.b) && p.b[p.i] > ' ' {
+		return // the common case, frames as sent: no space between tokens
+	}
 	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
 		p.i++
 	}
@@ -251,13 +254,56 @@ func (p *fastParser) num(dst *Num) bool {
 // finite reads s as ParseNum does (a finite number), into dst, without
 // keeping s: a frame's numbers cost no allocation.
 func finite(s []byte, dst *Num) bool {
-	v, err := strconv.ParseFloat(string(s), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return false
+	v, ok := parseFinite(s)
+	if ok {
+		*dst = Num{V: v, Set: true}
 	}
-	*dst = Num{V: v, Set: true}
-	return true
+	return ok
 }
+
+// parseFinite is strconv.ParseFloat(s, 64) for a finite number, ok false
+// for anything else. The numbers of the market channel, a few digits
+// either side of a point ("0.52", "1530.25"), are read here: their digits
+// make an integer below 2⁵³ and a power of ten up to 10²², both exact in
+// a float64, whose quotient IEEE division rounds correctly, as ParseFloat
+// rounds (its own exact case, without its detours for every other form).
+// Any other text goes to ParseFloat.
+func parseFinite(s []byte) (float64, bool) {
+	i, neg := 0, false
+	if len(s) > 0 && s[0] == '-' {
+		i, neg = 1, true
+	}
+	var mant uint64
+	digits, frac, point := 0, 0, false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if point {
+				frac++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			digits = 0 // anything else: ParseFloat's
+			i = len(s)
+		}
+	}
+	if digits == 0 || digits > 15 { // 15 digits: below 10¹⁵ < 2⁵³, and a point among them at most 10¹⁵ too
+		v, err := strconv.ParseFloat(string(s), 64)
+		return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+	}
+	v := float64(mant) / pow10[frac]
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
 // list reads a JSON list or null into dst, each element by item. With
 // mem set the elements are appended to *mem, whose memory dst then shares

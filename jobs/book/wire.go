@@ -177,8 +177,8 @@ func FastLevel(b []byte) (price, size Num, ok bool) {
 			}
 			raw, i = b[i:i+n], i+n
 		}
-		v, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		v, ok := parseFinite(raw)
+		if !ok {
 			return price, size, false
 		}
 		switch string(key) {

@@ -2,6 +2,9 @@ package book
 
 import (
 	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -30,4 +33,50 @@ func FuzzFastLevel(f *testing.F) {
 			t.Fatalf("%s: fast path %+v %+v, general %+v %+v", b, p, s, want.Price, want.Size)
 		}
 	})
+}
+
+// FuzzParseFinite checks parseFinite against strconv.ParseFloat: the same
+// float64, to the bit (-0 too), for every finite number it reads, and a
+// refusal of everything else.
+func FuzzParseFinite(f *testing.F) {
+	for _, s := range []string{"0.52", "1530.25", "-0", "-0.0", "0", "5.", ".5", "-.5", ".", "-", "", "+1", "1e5", "1E-3",
+		"0.1", "0.3", "123456789012345", "1234567890123456", "0.000000000000001", "99999999999999.9", "9007199254740993",
+		"007.5", "1_0", "0x1p3", "inf", "NaN", "1e400", " 1", "1.2.3", "0.333333333333333333333"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseFinite([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		wantOK := err == nil && !math.IsNaN(want) && !math.IsInf(want, 0)
+		if ok != wantOK || ok && math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("parseFinite(%q) = %v, %v; ParseFloat %v, %v", s, got, ok, want, err)
+		}
+	})
+}
+
+// TestParseFiniteDecimals checks parseFinite against strconv.ParseFloat on
+// random decimals of 1 to 17 digits, the point anywhere among them: the
+// forms it reads itself (up to 15 digits), where rounding is at stake,
+// and past them.
+func TestParseFiniteDecimals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 15))
+	for range 300_000 {
+		n := 1 + rng.IntN(17)
+		b := make([]byte, 0, n+2)
+		if rng.IntN(4) == 0 {
+			b = append(b, '-')
+		}
+		point := rng.IntN(n + 1)
+		for i := range n {
+			if i == point {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		got, ok := parseFinite(b)
+		want, err := strconv.ParseFloat(string(b), 64)
+		if !ok || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("parseFinite(%q) = %v, %v; ParseFloat %v, %v", b, got, ok, want, err)
+		}
+	}
 }
