@@ -2,6 +2,7 @@ package book
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"strconv"
 	"strings"
@@ -80,18 +81,39 @@ func (p *fastParser) str() ([]byte, bool) {
 		return nil, false
 	}
 	j := p.i + 1
-	for j < len(p.b) && p.b[j] != '"' {
-		if c := p.b[j]; c == '\\' || c < 0x20 || c >= 0x80 {
-			return nil, false // escapes and non-ASCII: the general way checks them
-		}
+	for j+8 <= len(p.b) && !stopIn(binary.LittleEndian.Uint64(p.b[j:])) {
+		j += 8 // ids and hashes are long: eight bytes a step while none ends the run
+	}
+	for j < len(p.b) && !strStop[p.b[j]] {
 		j++
 	}
-	if j >= len(p.b) {
-		return nil, false
+	if j >= len(p.b) || p.b[j] != '"' {
+		return nil, false // escapes and non-ASCII: the general way checks them
 	}
 	s := p.b[p.i+1 : j]
 	p.i = j + 1
 	return s, true
+}
+
+// strStop are the bytes that end a string's plain run: its closing
+// quote, and what str leaves to the general way (an escape, a control
+// character, a byte of a non-ASCII character).
+var strStop = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
+
+// stopIn reports whether any of the eight bytes of x is one of strStop's:
+// a quote or a backslash (a byte that xor with it is zero), a control
+// character (below 0x20) or a byte of 0x80 and over (its top bit set).
+// Each term is the classic test for a zero byte, exact as to whether
+// there is one (a borrow can only run on from a zero byte).
+func stopIn(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - lo) & ^v & hi }
+	return (zero(x^(lo*'"')) | zero(x^(lo*'\\')) | (x-lo*0x20)&^x&hi | x&hi) != 0
 }
 
 // number reads a number in JSON's grammar.
@@ -240,7 +262,9 @@ func (p *fastParser) num(dst *Num) bool {
 		if !ok {
 			return false
 		}
-		s = bytes.TrimSpace(s)
+		if len(s) > 0 && (s[0] <= ' ' || s[len(s)-1] <= ' ') {
+			s = bytes.TrimSpace(s) // str's bytes are ASCII: its spaces are at most ' '
+		}
 		if len(s) == 0 {
 			*dst = Num{}
 			return true
@@ -433,7 +457,8 @@ var wireKeys = []string{"event_type", "market", "timestamp", "asset_id", "size",
 
 func foldsTo(key []byte, keys ...string) bool {
 	for _, k := range keys {
-		if strings.EqualFold(string(key), k) {
+		// A key str read is ASCII, which folds only to keys of its length.
+		if len(key) == len(k) && strings.EqualFold(string(key), k) {
 			return true
 		}
 	}

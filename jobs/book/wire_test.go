@@ -1,6 +1,7 @@
 package book
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -78,5 +79,42 @@ func TestParseFiniteDecimals(t *testing.T) {
 		if !ok || err != nil || math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("parseFinite(%q) = %v, %v; ParseFloat %v, %v", b, got, ok, want, err)
 		}
+	}
+}
+
+// TestStopIn checks stopIn, eight bytes at a time, against strStop, byte
+// by byte: every byte value at every place among plain ones, and random
+// words (of plain bytes mostly, so that both answers come up).
+func TestStopIn(t *testing.T) {
+	bytewise := func(w [8]byte) bool {
+		for _, c := range w {
+			if strStop[c] {
+				return true
+			}
+		}
+		return false
+	}
+	check := func(w [8]byte) {
+		if got, want := stopIn(binary.LittleEndian.Uint64(w[:])), bytewise(w); got != want {
+			t.Fatalf("stopIn(%q) = %v, want %v", w, got, want)
+		}
+	}
+	for c := range 256 {
+		for at := range 8 {
+			w := [8]byte{'a', '0', 'x', '7', 'Z', ' ', '~', '!'}
+			w[at] = byte(c)
+			check(w)
+		}
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	for range 1_000_000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = byte(0x20 + rng.IntN(0x60))
+			if rng.IntN(40) == 0 {
+				w[i] = byte(rng.IntN(256))
+			}
+		}
+		check(w)
 	}
 }
