@@ -63,19 +63,19 @@ func (l Ladder) Levels() []Level {
 	return out
 }
 
-// top is Side for a ladder, whose levels are valid and in order already:
-// its n best levels with a positive size, best first, in a list of its
-// own.
-func (l Ladder) top(n int, bids bool) []store.Level {
-	out := make([]store.Level, 0, min(n, len(l)))
+// appendTop is Side for a ladder, whose levels are valid and in order
+// already: its n best levels with a positive size, best first, appended
+// to dst.
+func (l Ladder) appendTop(dst []store.Level, n int, bids bool) []store.Level {
+	if n <= 0 {
+		return dst
+	}
+	end := len(dst) + n
 	add := func(x store.Level) bool {
 		if x.Size > 0 {
-			out = append(out, x)
+			dst = append(dst, x)
 		}
-		return len(out) < n
-	}
-	if n <= 0 {
-		return out
+		return len(dst) < end
 	}
 	if bids {
 		for i := len(l) - 1; i >= 0 && add(l[i]); i-- {
@@ -84,7 +84,7 @@ func (l Ladder) top(n int, bids bool) []store.Level {
 		for i := 0; i < len(l) && add(l[i]); i++ {
 		}
 	}
-	return out
+	return dst
 }
 
 // Books is the books of a set of tokens, rebuilt from events.
@@ -240,7 +240,13 @@ func Price(b store.Book, last Num) (float64, error) {
 // Store is the token's book in the store's form (n levels a side) and its
 // outcome's price.
 func (b *Book) Store(n int) (store.Book, float64, error) {
-	sb := store.Book{Bids: b.Bids.top(n, true), Asks: b.Asks.top(n, false)}
+	// Both sides in one array of their own (a snapshot keeps them), each
+	// clipped to its levels.
+	levels := make([]store.Level, 0, max(0, min(n, len(b.Bids)))+max(0, min(n, len(b.Asks))))
+	bids := b.Bids.appendTop(levels, n, true)
+	bids = bids[:len(bids):len(bids)]
+	asks := b.Asks.appendTop(levels[len(bids):len(bids)], n, false)
+	sb := store.Book{Bids: bids, Asks: asks[:len(asks):len(asks)]}
 	p, err := Price(sb, b.Last)
 	return sb, p, err
 }

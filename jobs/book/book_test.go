@@ -229,8 +229,8 @@ func TestDecoderNumbers(t *testing.T) {
 // side, a map of size by price (a size of 0 deleting its price), whose
 // best price is searched for and whose best levels are all sorted and
 // cut: random runs of sets (sizes of 0 and below among them, prices met
-// again), each followed by Best, top of n from 0 to past the side's
-// levels, and Levels.
+// again), each followed by Best, the n best levels (n from 0 to past the
+// side's levels) of the side alone and of a book with it, and Levels.
 func TestLadderAsMap(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 9))
@@ -280,12 +280,27 @@ func TestLadderAsMap(t *testing.T) {
 			})
 			n := rng.IntN(len(m) + 3)
 			want := sorted[:min(len(sorted), n)]
-			got := l.top(n, bids)
-			if len(got) != len(want) || len(want) > 0 && !slices.Equal(got, want) {
-				t.Fatalf("trial %d (bids %v, n %d, %d levels): top %v, sorted %v", trial, bids, n, len(m), got, want)
+			before := []store.Level{{Price: 2, Size: 2}}
+			got := l.appendTop(before, n, bids)
+			if !slices.Equal(got[1:], want) || got[0] != before[0] {
+				t.Fatalf("trial %d (bids %v, n %d, %d levels): top %v, sorted %v", trial, bids, n, len(m), got[1:], want)
 			}
-			if len(got) > 0 && &got[0] == &l[0] || len(got) > 0 && &got[0] == &l[len(l)-1] {
-				t.Fatalf("trial %d: top shares the ladder's memory", trial)
+			bk := Book{Last: Num{V: 0.5, Set: true}}
+			if bids {
+				bk.Bids = l
+			} else {
+				bk.Asks = l
+			}
+			sb, _, _ := bk.Store(n)
+			side, other := sb.Bids, sb.Asks
+			if !bids {
+				side, other = other, side
+			}
+			if len(side) != len(want) || len(want) > 0 && !slices.Equal(side, want) || other == nil || len(other) != 0 {
+				t.Fatalf("trial %d (bids %v, n %d, %d levels): stored %v and %v, sorted %v", trial, bids, n, len(m), side, other, want)
+			}
+			if len(side) > 0 && (&side[0] == &l[0] || &side[0] == &l[len(l)-1]) {
+				t.Fatalf("trial %d: a stored side shares the ladder's memory", trial)
 			}
 		}
 	}
