@@ -238,7 +238,7 @@ func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, e
 	w := book.Wire{
 		EventType: p.intern(vals[colEventType].ByteArray()),
 		Market:    p.intern(vals[colMarket].ByteArray()),
-		Timestamp: book.Text(strconv.FormatInt(ts, 10)),
+		Millis:    ts,
 		AssetID:   book.Text(p.intern(vals[colAssetID].ByteArray())),
 		Side:      p.intern(vals[colSide].ByteArray()),
 		TxHash:    string(vals[colTxHash].ByteArray()),

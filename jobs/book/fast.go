@@ -229,6 +229,30 @@ func (p *fastParser) text(dst *Text) bool {
 	return ok
 }
 
+// timestamp reads an event's timestamp: a count of milliseconds as
+// upstream writes it (digits, the first not 0) into Millis, without a
+// text of its own; any other form into Timestamp, for Check.
+func (p *fastParser) timestamp(w *Wire) bool {
+	s, ok := p.rawText()
+	if !ok {
+		return false
+	}
+	if len(s) == 0 || len(s) > 18 || s[0] == '0' { // 18 digits: no overflow
+		w.Timestamp = Text(s)
+		return true
+	}
+	var ms int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			w.Timestamp = Text(s)
+			return true
+		}
+		ms = ms*10 + int64(c-'0')
+	}
+	w.Millis = ms
+	return true
+}
+
 // plain reads a string field: a string or null.
 func (p *fastParser) plain(dst *string) bool {
 	s, ok := p.rawPlain()
@@ -486,7 +510,7 @@ func (p *fastParser) wire(w *Wire) bool {
 		case "market":
 			bit, ok = 1<<1, p.plainName(&w.Market)
 		case "timestamp":
-			bit, ok = 1<<2, p.text(&w.Timestamp)
+			bit, ok = 1<<2, p.timestamp(w)
 		case "asset_id":
 			bit, ok = 1<<3, p.textName(&w.AssetID)
 		case "size":
