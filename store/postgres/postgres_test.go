@@ -682,3 +682,74 @@ func TestImportCancelledWhileCopying(t *testing.T) {
 		t.Errorf("imports after a cancelled one: %v %v", imps, err)
 	}
 }
+
+// TestImportTradesAsAppended checks the trades an import copies (in COPY's
+// binary format, written by hand) against the same trades appended to a
+// market the import did not create (an insert through pgx): random
+// times to the microsecond (before 2000, whose offset is negative, too),
+// prices, sizes and fees of every kind of float, both outcomes and
+// sides, hashes of any text.
+func TestImportTradesAsAppended(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(6, 1))
+	start := time.Date(1999, 12, 31, 23, 0, 0, 0, time.UTC)
+	var trades []store.MarketTrade
+	for i := range 3000 {
+		num := func() float64 {
+			switch rng.IntN(3) {
+			case 0:
+				return rng.Float64()
+			case 1:
+				return float64(rng.IntN(100000)) / 100
+			}
+			return 0
+		}
+		trades = append(trades, store.MarketTrade{Time: start.Add(time.Duration(rng.Int64N(int64(3 * time.Hour)))).Truncate(time.Microsecond),
+			Outcome: []string{store.OutcomeUp, store.OutcomeDown}[rng.IntN(2)], Side: []string{store.SideBuy, store.SideSell}[rng.IntN(2)],
+			Price: min(0.999, max(0.001, rng.Float64())), Size: num(), FeeRateBps: num(), TxHash: fmt.Sprintf("0x%x·%d", rng.Uint64(), i)})
+	}
+	market := func(slug string) store.Market {
+		return store.Market{Slug: slug, MarketID: slug, EventID: "e", Coin: store.BTC, MarketType: store.H1,
+			StartTime: start, EndTime: start.Add(3 * time.Hour), ConditionID: "c-" + slug, ClobTokenUp: "u-" + slug, ClobTokenDown: "d-" + slug}
+	}
+	if err := s.UpsertMarkets(ctx, []store.Market{market("appended")}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.BeginImport(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) }) // before the store closes
+	if created, err := tx.AddMarket(ctx, market("copied"), "ws-jsonl"); err != nil || !created {
+		t.Fatalf("add market: %v %v", created, err)
+	}
+	slices.SortFunc(trades, store.CompareMarketTrades) // as they come, oldest first: copied
+	for part := range slices.Chunk(trades, 700) {
+		for _, slug := range []string{"copied", "appended"} {
+			if _, err := tx.AppendMarketTrades(ctx, slug, part); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, _, err := tx.Commit(ctx, store.Import{Key: "trades", Source: "ws-jsonl"}); err != nil {
+		t.Fatal(err)
+	}
+	copied, _, err := s.ListMarketTrades(ctx, "copied", store.MarketTradeQuery{Ascending: true, Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appended, _, err := s.ListMarketTrades(ctx, "appended", store.MarketTradeQuery{Ascending: true, Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copied) != len(trades) || !slices.Equal(copied, appended) {
+		t.Fatalf("%d trades copied, %d appended, of %d", len(copied), len(appended), len(trades))
+	}
+	for i := range copied {
+		if want := trades[i]; copied[i].Time.Compare(want.Time) != 0 || copied[i].Price != want.Price || copied[i].TxHash != want.TxHash {
+			t.Fatalf("trade %d: copied %+v, want %+v", i, copied[i], want)
+		}
+	}
+}
