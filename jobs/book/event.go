@@ -164,7 +164,14 @@ type Decoder struct {
 	wires   []Wire
 	changes []WireChange // the wires' price changes
 	names   map[string]string
+	// slab is where the events' changes are carved from, each event's
+	// clipped to its own: a new array when it is full, so that a change
+	// costs no allocation of its own and none is ever written again.
+	slab []Change
 }
+
+// slabChanges is how many changes an array of a Decoder's slab holds.
+const slabChanges = 512
 
 // DecodeAppend is Decode appending to out.
 func (d *Decoder) DecodeAppend(out []Event, data []byte) ([]Event, error) {
@@ -191,7 +198,7 @@ func (d *Decoder) decodeAppend(out []Event, data []byte) ([]Event, error) {
 	}
 	n := len(out)
 	for i := range raw {
-		e, err := raw[i].Check()
+		e, err := raw[i].check(&d.slab)
 		if err != nil {
 			return out[:n], err
 		}
@@ -227,6 +234,12 @@ func slowDecode(data []byte) ([]Wire, error) {
 
 // Check validates the event and returns it normalised.
 func (r *Wire) Check() (Event, error) {
+	return r.check(nil)
+}
+
+// check is Check, the event's changes carved from *slab when it is set
+// (see Decoder).
+func (r *Wire) check(slab *[]Change) (Event, error) {
 	e := Event{EventType: r.EventType, Market: r.Market, AssetID: string(r.AssetID)}
 	if r.Millis > 0 {
 		e.Time = time.UnixMilli(r.Millis).UTC()
@@ -264,8 +277,16 @@ func (r *Wire) Check() (Event, error) {
 			// The flat 2024 form: one change on the event itself.
 			list = []WireChange{{AssetID: r.AssetID, Price: r.Price, Size: r.Size, Side: r.Side}}
 		}
-		if len(list) > 0 {
-			e.Changes = make([]Change, 0, len(list))
+		switch n := len(list); {
+		case n > 0 && slab != nil:
+			if cap(*slab)-len(*slab) < n {
+				*slab = make([]Change, 0, max(slabChanges, n))
+			}
+			at := len(*slab)
+			e.Changes = (*slab)[at:at:at+n]
+			defer func() { *slab = (*slab)[:at+len(e.Changes)] }() // what was kept
+		case n > 0:
+			e.Changes = make([]Change, 0, n)
 		}
 		for _, c := range list {
 			ch := Change{AssetID: cmp.Or(string(c.AssetID), e.AssetID), Price: c.Price, Size: c.Size, BestBid: c.BestBid, BestAsk: c.BestAsk}
