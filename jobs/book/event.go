@@ -283,7 +283,7 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 				*slab = make([]Change, 0, max(slabChanges, n))
 			}
 			at := len(*slab)
-			e.Changes = (*slab)[at:at:at+n]
+			e.Changes = (*slab)[at : at : at+n]
 			defer func() { *slab = (*slab)[:at+len(e.Changes)] }() // what was kept
 		case n > 0:
 			e.Changes = make([]Change, 0, n)
