@@ -222,13 +222,6 @@ func (p *fastParser) rawPlain() ([]byte, bool) {
 	return p.str()
 }
 
-// text reads a Text: a string, a number or null.
-func (p *fastParser) text(dst *Text) bool {
-	s, ok := p.rawText()
-	*dst = Text(s)
-	return ok
-}
-
 // timestamp reads an event's timestamp: a count of milliseconds as
 // upstream writes it (digits, the first not 0) into Millis, without a
 // text of its own; any other form into Timestamp, for Check.
