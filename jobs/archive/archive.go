@@ -935,13 +935,20 @@ func (r *run) ensure(final bool) error {
 // looking each up among those before was most of the writer's time.
 func mergeTicks(old, add []store.TickSizeChange) []store.TickSizeChange {
 	out := slices.Clone(old)
-	seen := make(map[int64]bool, len(old)+len(add))
+	// An instant as seconds and nanoseconds: exact for every time, where
+	// UnixNano is not outside 1678-2262.
+	type instant struct {
+		s  int64
+		ns int
+	}
+	at := func(t time.Time) instant { return instant{t.Unix(), t.Nanosecond()} }
+	seen := make(map[instant]bool, len(old)+len(add))
 	for _, o := range old {
-		seen[o.Time.UnixNano()] = true
+		seen[at(o.Time)] = true
 	}
 	for _, c := range add {
-		if at := c.Time.UnixNano(); !seen[at] {
-			seen[at] = true
+		if k := at(c.Time); !seen[k] {
+			seen[k] = true
 			out = append(out, c)
 		}
 	}

@@ -42,6 +42,28 @@ func (l *Ladder) Set(price, size float64) {
 	}
 }
 
+// fill sets an empty ladder to levels, as Set on each in turn would (a
+// price listed twice takes its last size, size 0 none), in one sort:
+// upstream lists asks worst first, so that inserting them one by one in
+// order of price would move the whole side at every level.
+func (l *Ladder) fill(levels []Level) {
+	for _, x := range levels {
+		*l = append(*l, store.Level{Price: x.Price.V, Size: x.Size.V})
+	}
+	slices.SortStableFunc(*l, func(a, b store.Level) int { return cmp.Compare(a.Price, b.Price) })
+	// Of each run of one price the last listed is the one Set would keep.
+	out := (*l)[:0]
+	for i, x := range *l {
+		if i+1 < len(*l) && (*l)[i+1].Price == x.Price {
+			continue
+		}
+		if x.Size != 0 {
+			out = append(out, x)
+		}
+	}
+	*l = out
+}
+
 // Best is the side's best price, 0 for an empty side (as upstream writes
 // best_bid and best_ask of an empty side).
 func (l Ladder) Best(bids bool) float64 {
@@ -129,12 +151,8 @@ func (bs *Books) Apply(e *Event) (isBook bool, outOfStep []string) {
 		if old := bs.m[e.AssetID]; old != nil && !b.Last.Set {
 			b.Last = old.Last
 		}
-		for _, l := range e.Bids {
-			b.Bids.Set(l.Price.V, l.Size.V)
-		}
-		for _, l := range e.Asks {
-			b.Asks.Set(l.Price.V, l.Size.V)
-		}
+		b.Bids.fill(e.Bids)
+		b.Asks.fill(e.Asks)
 		bs.m[e.AssetID] = b
 		return true, nil
 	case "price_change":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -357,5 +358,58 @@ func BenchmarkStore(b *testing.B) {
 		if _, _, err := bk.Store(10); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLadderFillAsSet: a `book` event's levels make the side Set would
+// make of them one by one, in any order (upstream lists asks worst first),
+// a price listed twice taking its last size and size 0 none.
+func TestLadderFillAsSet(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 11))
+	for trial := range 5_000 {
+		var levels []Level
+		for range rng.IntN(120) {
+			price, size := float64(1+rng.IntN(99))/100, float64(rng.IntN(300))
+			if rng.IntN(5) == 0 {
+				size = 0
+			}
+			levels = append(levels, Level{Price: Num{V: price, Set: true}, Size: Num{V: size, Set: true}})
+		}
+		if trial%3 == 0 { // worst first, as upstream lists asks
+			slices.SortFunc(levels, func(a, b Level) int { return cmp.Compare(b.Price.V, a.Price.V) })
+		}
+		var want, got Ladder
+		for _, l := range levels {
+			want.Set(l.Price.V, l.Size.V)
+		}
+		got.fill(levels)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: filled %v, set one by one %v, from %v", trial, got, want, levels)
+		}
+	}
+}
+
+// TestDecodeAllocatesAFramesOwn: the package's Decode, a Decoder of one
+// frame, gives the frame's changes memory of their own size, not a
+// Decoder's slab of hundreds (a collector decoding every frame so paid
+// tens of kilobytes a frame).
+func TestDecodeAllocatesAFramesOwn(t *testing.T) {
+	frame := []byte(`{"market":"0xabc","price_changes":[{"asset_id":"123","price":"0.5","size":"200","side":"BUY","hash":"h","best_bid":"0.5","best_ask":"0.51"},` +
+		`{"asset_id":"456","price":"0.49","size":"0","side":"SELL","hash":"h","best_bid":"0.48","best_ask":"0.49"}],"timestamp":"1757908892351","event_type":"price_change"}`)
+	if evs, err := Decode(frame); err != nil || len(evs) != 1 || len(evs[0].Changes) != 2 {
+		t.Fatalf("Decode = %+v, %v", evs, err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 200
+	for range n {
+		if _, err := Decode(frame); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
+		t.Errorf("Decode of a frame of 2 changes allocates %d bytes, want a few kilobytes at most", per)
 	}
 }

@@ -151,7 +151,7 @@ func Decode(data []byte) ([]Event, error) {
 // DecodeAppend is Decode appending to out, for readers that reuse a slice.
 func DecodeAppend(out []Event, data []byte) ([]Event, error) {
 	var d Decoder
-	return d.decodeAppend(out, data)
+	return d.decodeAppend(out, data, nil) // no slab: a frame's changes get their own memory
 }
 
 // A Decoder decodes frames as Decode does, keeping for the next frame what
@@ -178,10 +178,12 @@ func (d *Decoder) DecodeAppend(out []Event, data []byte) ([]Event, error) {
 	if d.names == nil {
 		d.names = map[string]string{}
 	}
-	return d.decodeAppend(out, data)
+	return d.decodeAppend(out, data, &d.slab)
 }
 
-func (d *Decoder) decodeAppend(out []Event, data []byte) ([]Event, error) {
+// decodeAppend is DecodeAppend carving the events' changes from slab when
+// it is set (see check).
+func (d *Decoder) decodeAppend(out []Event, data []byte, slab *[]Change) ([]Event, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return out, fmt.Errorf("%w: empty websocket message", ErrMalformed)
@@ -198,7 +200,7 @@ func (d *Decoder) decodeAppend(out []Event, data []byte) ([]Event, error) {
 	}
 	n := len(out)
 	for i := range raw {
-		e, err := raw[i].check(&d.slab)
+		e, err := raw[i].check(slab)
 		if err != nil {
 			return out[:n], err
 		}

@@ -217,7 +217,9 @@ func CheckLevel(price, size Num) error {
 	if !price.Set || !size.Set {
 		return fmt.Errorf("%w: a level without price or size", ErrMalformed)
 	}
-	if price.V <= 0 || price.V >= 1 || size.V < 0 {
+	// Written so that NaN fails each test (a Parquet column may hold one);
+	// an infinite size is no size.
+	if !(price.V > 0 && price.V < 1) || !(size.V >= 0) || math.IsInf(size.V, 1) {
 		return fmt.Errorf("%w: level %v × %v is outside (0, 1) × [0, ∞)", ErrMalformed, price.V, size.V)
 	}
 	return nil

@@ -3,6 +3,7 @@ package book
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -116,5 +117,21 @@ func TestStopIn(t *testing.T) {
 			}
 		}
 		check(w)
+	}
+}
+
+// TestCheckLevelRefusesNaNAndInf: a level read from a Parquet column may
+// hold NaN or an infinity, which no JSON frame can; such a level is
+// malformed, not a price that would sort first and stay the best.
+func TestCheckLevelRefusesNaNAndInf(t *testing.T) {
+	t.Parallel()
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []struct{ price, size float64 }{{nan, 10}, {0.5, nan}, {0.5, inf}, {inf, 10}, {-inf, 10}, {0.5, -inf}} {
+		if err := CheckLevel(Num{V: c.price, Set: true}, Num{V: c.size, Set: true}); !errors.Is(err, ErrMalformed) {
+			t.Errorf("CheckLevel(%v, %v) = %v, want ErrMalformed", c.price, c.size, err)
+		}
+	}
+	if err := CheckLevel(Num{V: 0.5, Set: true}, Num{V: 0, Set: true}); err != nil {
+		t.Errorf("CheckLevel(0.5, 0) = %v", err)
 	}
 }

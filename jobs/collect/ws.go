@@ -371,12 +371,17 @@ func (w *wsBooks) send(ctx context.Context, conn *websocket.Conn, v any) error {
 // gotBook after the first book.
 func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<- struct{}) error {
 	signalled := false
+	// One decoder a connection: it keeps what frames repeat (ids, names)
+	// and carves their changes from memory it never writes again, so
+	// events held past the next frame (heard) stay as they were.
+	var dec book.Decoder
+	var events []book.Event
 	for {
 		_, data, err := conn.Read(ctx)
 		if err != nil {
 			return err
 		}
-		events, err := book.Decode(data)
+		events, err = dec.DecodeAppend(events[:0], data)
 		if err != nil {
 			// The books may have missed a change: start over.
 			return err
