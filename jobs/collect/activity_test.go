@@ -188,3 +188,43 @@ func snapCount(st store.Store, slug string) int {
 	}
 	return n
 }
+
+// TestRESTBooksRecordATickChange: without the websocket, which tells of a
+// tick change, the CLOB's books tell the tick they are quoted in; a market
+// whose book comes in a new tick records the change, dated by the book,
+// once.
+func TestRESTBooksRecordATickChange(t *testing.T) {
+	t.Parallel()
+	scheme := polytest.QuickScheme{Length: 4 * time.Second}
+	r := newRig(t, memory.New(), scheme)
+	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
+	sr := series[0]
+	r.poly.AddAround(series, time.Now())
+	_, stop := start(t, r.config(scheme, series)) // REST books alone
+	defer stop()
+	// The next market, known in its first tick before it opens.
+	_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+	next := r.poly.AddWindow(sr.Coin, sr.MarketType, end)
+	slug := polytest.SlugOf(next)
+	eventually(t, 60*time.Second, "the next market known", func() bool {
+		m, err := r.st.GetMarket(context.Background(), slug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.01
+	})
+	changed := time.Now()
+	r.poly.ChangeTick(next, 0.001)
+	eventually(t, 60*time.Second, "the tick change recorded", func() bool {
+		m, err := r.st.GetMarket(context.Background(), slug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.001 && len(m.TickSizeChanges) > 0
+	})
+	time.Sleep(time.Second) // polls go on: the change is not recorded again
+	m, err := r.st.GetMarket(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.TickSizeChanges) != 1 {
+		t.Fatalf("tick changes %+v, want one", m.TickSizeChanges)
+	}
+	if c := m.TickSizeChanges[0]; c.TickSize != 0.001 || c.Time.Before(changed.Add(-time.Second)) || c.Time.After(time.Now()) {
+		t.Errorf("tick change %+v, want 0.001 dated after %s", c, changed.Format(time.RFC3339Nano))
+	}
+}

@@ -22,6 +22,9 @@ type clobBook struct {
 	Asks      []clobLevel `json:"asks"`
 	// LastTradePrice prices an outcome whose book has no asks.
 	LastTradePrice flexFloat `json:"last_trade_price"`
+	// TickSize is the market's tick when the book was taken (REST only:
+	// the market channel's books carry none).
+	TickSize flexFloat `json:"tick_size"`
 }
 
 // clobLevel is a level as the CLOB and the market channel send it.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -670,7 +671,9 @@ func (c *Collector) tokensFrom(at time.Time) []string {
 // gap.
 func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clobBook, error) {
 	if c.ws == nil {
-		return c.clob.books(ctx, tokens)
+		polled, err := c.clob.books(ctx, tokens)
+		c.checkTicks(polled)
+		return polled, err
 	}
 	books, missing := c.ws.get(tokens)
 	if len(missing) == 0 {
@@ -680,11 +683,34 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 	if err != nil {
 		return nil, err
 	}
+	c.checkTicks(polled)
 	if books == nil {
 		return polled, nil
 	}
 	maps.Copy(books, polled)
 	return books, nil
+}
+
+// checkTicks records a tick change that REST books show: a market whose
+// book comes in another tick than the one it is known by changed tick
+// while the websocket, which tells of changes, was down or not used (its
+// books carry no tick). The change is dated by the book.
+func (c *Collector) checkTicks(polled map[string]clobBook) {
+	for token, b := range polled {
+		tick := b.TickSize
+		if !tick.Set || !(tick.V > 0 && tick.V < 1) {
+			continue
+		}
+		m, _, ok := c.marketOf(token)
+		if !ok || m.TickSize == nil || *m.TickSize == tick.V {
+			continue // unknown, or no tick to change from: not a change
+		}
+		var at time.Time
+		if ms, err := strconv.ParseInt(string(b.Timestamp), 10, 64); err == nil && ms > 0 {
+			at = time.UnixMilli(ms)
+		}
+		c.tickChanged(token, tick.V, at)
+	}
 }
 
 // buildSnapshot assembles one market's snapshot from a tick's answers.
