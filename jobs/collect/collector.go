@@ -627,6 +627,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 	}
 	c.snapFeed.ok(ctx, at)
 	for _, m := range markets {
+		c.checkTick(m, books)
 		f := c.marketFeeds.get(m.Slug)
 		s, err := c.buildSnapshot(m, at, books, prices)
 		if err != nil {
@@ -671,9 +672,7 @@ func (c *Collector) tokensFrom(at time.Time) []string {
 // gap.
 func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clobBook, error) {
 	if c.ws == nil {
-		polled, err := c.clob.books(ctx, tokens)
-		c.checkTicks(polled)
-		return polled, err
+		return c.clob.books(ctx, tokens)
 	}
 	books, missing := c.ws.get(tokens)
 	if len(missing) == 0 {
@@ -683,7 +682,6 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 	if err != nil {
 		return nil, err
 	}
-	c.checkTicks(polled)
 	if books == nil {
 		return polled, nil
 	}
@@ -691,25 +689,25 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 	return books, nil
 }
 
-// checkTicks records a tick change that REST books show: a market whose
-// book comes in another tick than the one it is known by changed tick
-// while the websocket, which tells of changes, was down or not used (its
-// books carry no tick). The change is dated by the book.
-func (c *Collector) checkTicks(polled map[string]clobBook) {
-	for token, b := range polled {
-		tick := b.TickSize
-		if !tick.Set || !(tick.V > 0 && tick.V < 1) {
+// checkTick records a tick change that m's REST books show: a book quoted
+// in another tick than the one m is known by means the tick changed while
+// the websocket, which tells of changes, was down or not used (its books
+// carry no tick). The change is dated by the book.
+func (c *Collector) checkTick(m store.Market, books map[string]clobBook) {
+	if m.TickSize == nil {
+		return // no tick to change from: not a change
+	}
+	for _, token := range []string{m.ClobTokenUp, m.ClobTokenDown} {
+		b, ok := books[token]
+		if tick := b.TickSize; !ok || !tick.Set || !(tick.V > 0 && tick.V < 1) || tick.V == *m.TickSize {
 			continue
-		}
-		m, _, ok := c.marketOf(token)
-		if !ok || m.TickSize == nil || *m.TickSize == tick.V {
-			continue // unknown, or no tick to change from: not a change
 		}
 		var at time.Time
 		if ms, err := strconv.ParseInt(string(b.Timestamp), 10, 64); err == nil && ms > 0 {
-			at = time.UnixMilli(ms)
+			at = time.UnixMilli(ms).UTC()
 		}
-		c.tickChanged(token, tick.V, at)
+		c.later(func(ctx context.Context) { c.recordTick(ctx, m.Slug, b.TickSize.V, cmp.Or(at, c.cfg.Now().UTC())) })
+		return // both outcomes' books tell the same change
 	}
 }
 
