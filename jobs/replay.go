@@ -17,7 +17,7 @@ import (
 // no data, a bad strategy) are a *Failure; anything else is an error worth
 // retrying.
 func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
-	m, err := market(ctx, st.GetMarket, req.MarketSlug)
+	m, err := market(ctx, st, req.MarketSlug)
 	if err != nil {
 		return replay.Result{}, err
 	}
@@ -35,7 +35,7 @@ func ReplayMarket(ctx context.Context, st store.Store, m store.Market, req repla
 // ReplayPerformance is Replay for the performance alone, as a backtest's
 // shard reports it.
 func ReplayPerformance(ctx context.Context, st store.Store, req replay.Request) (replay.Performance, error) {
-	m, err := market(ctx, st.GetMarket, req.MarketSlug)
+	m, err := market(ctx, st, req.MarketSlug)
 	if err != nil {
 		return replay.Performance{}, err
 	}
@@ -46,25 +46,26 @@ func ReplayPerformance(ctx context.Context, st store.Store, req replay.Request) 
 // snapshots together (store.GetMarketCounted), as a worker does before it
 // replays it: an unknown market is the *Failure Replay answers.
 func MarketCounted(ctx context.Context, st store.Store, slug string) (store.Market, int, error) {
-	var n int
-	m, err := market(ctx, func(ctx context.Context, slug string) (m store.Market, err error) {
-		m, n, err = store.GetMarketCounted(ctx, st, slug)
-		return m, err
-	}, slug)
-	return m, n, err
+	m, n, err := store.GetMarketCounted(ctx, st, slug)
+	return m, n, marketErr(slug, err)
 }
 
-// market reads the market with the slug through get: an unknown market is
-// a *Failure (MARKET_NOT_FOUND).
-func market(ctx context.Context, get func(context.Context, string) (store.Market, error), slug string) (store.Market, error) {
-	m, err := get(ctx, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return m, &Failure{Code: "MARKET_NOT_FOUND", Message: fmt.Sprintf("market %q does not exist", slug)}
+// market reads the market with the slug (see marketErr).
+func market(ctx context.Context, st store.Store, slug string) (store.Market, error) {
+	m, err := st.GetMarket(ctx, slug)
+	return m, marketErr(slug, err)
+}
+
+// marketErr is a failed read of the market with the slug as a replay
+// answers it: an unknown market is a *Failure (MARKET_NOT_FOUND).
+func marketErr(slug string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return &Failure{Code: "MARKET_NOT_FOUND", Message: fmt.Sprintf("market %q does not exist", slug)}
 	}
-	if err != nil {
-		return m, fmt.Errorf("load market %s: %w", slug, err)
-	}
-	return m, nil
+	return fmt.Errorf("load market %s: %w", slug, err)
 }
 
 func replayWith[R any](ctx context.Context, st store.Store, m store.Market, req replay.Request,
