@@ -319,7 +319,7 @@ func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, 
 		if !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return o, false, fmt.Errorf("enqueue %s: %w", j.Type, err)
 		}
-		info, err := c.insp.GetTaskInfo(j.Queue, id)
+		info, err := c.taskInfo(j.Queue, id)
 		if errors.Is(err, asynq.ErrTaskNotFound) {
 			continue // gone between the two calls: enqueue afresh
 		}
@@ -355,9 +355,33 @@ func (c *Client) recordOwner(ctx context.Context, id, queue, owner string, wait 
 	return nil
 }
 
+// allQueues is Asynq's set of queue names in Redis (internal/base's
+// AllQueues), which its inspector asks before it reads a task.
+const allQueues = "asynq:queues"
+
+// taskInfo is the inspector's GetTaskInfo, after the queue's name is put
+// back in Asynq's set of queues when Redis has lost it. Asynq's client
+// adds a queue's name once a process, at its first enqueue to it: after
+// Redis comes back empty, the api's enqueues no longer add it, and every
+// look at a task of the queue, its own tasks included, would answer
+// ErrQueueNotFound until the api restarts (a replay asked again, whose id
+// is taken, answered 503 for good).
+func (c *Client) taskInfo(queue, id string) (*asynq.TaskInfo, error) {
+	info, err := c.insp.GetTaskInfo(queue, id)
+	if !errors.Is(err, asynq.ErrQueueNotFound) {
+		return info, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if added, aErr := c.rdb.SAdd(ctx, allQueues, queue).Result(); aErr != nil || added == 0 {
+		return info, err // not what was missing, or Redis down: the answer stands
+	}
+	return c.insp.GetTaskInfo(queue, id)
+}
+
 // finished reads a task's outcome from its retained result.
 func (c *Client) finished(queue, id string) (jobs.Outcome, bool, error) {
-	info, err := c.insp.GetTaskInfo(queue, id)
+	info, err := c.taskInfo(queue, id)
 	if err != nil {
 		return jobs.Outcome{}, false, err
 	}
@@ -401,7 +425,7 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 	if queue == "" || vals[1] == nil {
 		return JobState{}, ErrJobNotFound
 	}
-	info, err := c.insp.GetTaskInfo(queue, id)
+	info, err := c.taskInfo(queue, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		return JobState{}, ErrJobNotFound
 	}

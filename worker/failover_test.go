@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -89,5 +90,47 @@ func TestRunSurvivesALostEnqueue(t *testing.T) {
 			t.Fatalf("GET /v1/jobs/{id} of the job enqueued again: %+v %v", st, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRunAfterRedisCameBackEmpty: Redis restarts empty under a client that
+// has enqueued to a queue before. Asynq's client names a queue in its set
+// of queues once a process, so after the restart its new task's queue is
+// unnamed there, and Asynq's inspector answers ErrQueueNotFound for every
+// task of it. A request asked again, whose task is already queued, must
+// still wait for it and get its answer, not fail for good.
+func TestRunAfterRedisCameBackEmpty(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog(), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	before := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(`{"n":1}`)}
+	if _, _, err := client.Run(ctx, before, "customer-1", 100*time.Millisecond); err == nil {
+		t.Fatal("a job ran with no worker")
+	}
+	if err := rdb.FlushDB(ctx).Err(); err != nil { // Redis back, empty
+		t.Fatal(err)
+	}
+	job := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(`{"n":2}`)}
+	var te *worker.TimeoutError
+	if _, _, err := client.Run(ctx, job, "customer-1", 100*time.Millisecond); !errors.As(err, &te) {
+		t.Fatalf("the first ask with no worker: %v, want a timeout", err)
+	}
+	srv, err := worker.NewServer(worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(sctx) }()
+	defer func() { scancel(); <-done }()
+	o, _, err := client.Run(ctx, job, "customer-1", 30*time.Second) // asked again: the same task
+	if err != nil || o.Failure != nil {
+		t.Fatalf("the job asked again after Redis came back empty: %v %+v", err, o.Failure)
 	}
 }
