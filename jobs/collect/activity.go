@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -135,6 +136,76 @@ func (c *Collector) resolved(tokens []string) {
 			})
 			return
 		}
+	}
+}
+
+// subscribed implements wsListener: the tokens' REST books, which carry
+// the tick their market trades in, are read once (runTickChecks), so that
+// a tick change made while no connection was up is recorded, dated by the
+// book that shows it. The snapshot loop reads REST books only while the
+// websocket is down, and a connection back before its next poll would
+// otherwise leave the change unrecorded.
+func (c *Collector) subscribed(tokens []string) {
+	tokens = slices.Clone(tokens)
+	for {
+		select {
+		case c.tickChecks <- tokens:
+			return
+		default:
+		}
+		select { // a check not yet begun is replaced by this one
+		case <-c.tickChecks:
+		default:
+		}
+	}
+}
+
+// runTickChecks reads the REST books of the tokens each new connection
+// serves (subscribed) and records the tick changes they show (checkTick),
+// until ctx is done. A failed read is tried again with backoff until it
+// succeeds or a newer connection's check replaces it.
+func (c *Collector) runTickChecks(ctx context.Context) {
+	for {
+		var tokens []string
+		select {
+		case <-ctx.Done():
+			return
+		case tokens = <-c.tickChecks:
+		}
+		for attempt := 1; ; attempt++ {
+			books, err := c.clob.books(ctx, tokens)
+			if err == nil {
+				c.checkTicks(tokens, books)
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if attempt == 1 {
+				c.log.WarnContext(ctx, "reading REST books for tick changes missed while the websocket was down failed; retrying", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case tokens = <-c.tickChecks: // a newer connection's tokens
+				attempt = 0
+			case <-time.After(c.cfg.Backoff.Delay(attempt)):
+			}
+		}
+	}
+}
+
+// checkTicks records the tick changes the books show of the markets of
+// the tokens, once a market.
+func (c *Collector) checkTicks(tokens []string, books map[string]clobBook) {
+	seen := make(map[string]bool)
+	for _, t := range tokens {
+		m, _, ok := c.marketOf(t)
+		if !ok || seen[m.Slug] {
+			continue
+		}
+		seen[m.Slug] = true
+		c.checkTick(m, books)
 	}
 }
 

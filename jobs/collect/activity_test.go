@@ -228,3 +228,62 @@ func TestRESTBooksRecordATickChange(t *testing.T) {
 		t.Errorf("tick change %+v, want 0.001 dated after %s", c, changed.Format(time.RFC3339Nano))
 	}
 }
+
+// TestTickChangeWhileTheSocketIsDown: a tick_size_change sent while no
+// websocket connection was up is lost, and the websocket's books do not
+// tell the tick. The REST books read when a connection serves again do:
+// the change is recorded even though no REST poll of the snapshot loop
+// saw it (they all failed while the socket was down).
+func TestTickChangeWhileTheSocketIsDown(t *testing.T) {
+	t.Parallel()
+	scheme := polytest.QuickScheme{Length: 4 * time.Second}
+	r := newRig(t, memory.New(), scheme)
+	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
+	sr := series[0]
+	r.poly.AddAround(series, time.Now())
+	cfg := r.config(scheme, series)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.WSStaleAfter = 2 * time.Second // a loaded machine delays the fake's messages
+	_, stop := start(t, cfg)
+	defer stop()
+	_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+	next := r.poly.AddWindow(sr.Coin, sr.MarketType, end)
+	slug := polytest.SlugOf(next)
+	eventually(t, 60*time.Second, "the next market known and its books sent on the socket", func() bool {
+		m, err := r.st.GetMarket(context.Background(), slug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.01 &&
+			len(r.poly.SocketBooks(next.UpToken)) > 0 && len(r.poly.SocketBooks(next.DownToken)) > 0
+	})
+
+	// The socket down, and REST books failing too, while the tick changes.
+	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 503})
+	r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+	r.poly.DropSockets()
+	changed := time.Now()
+	r.poly.ChangeTick(next, 0.001)
+	polls := r.poly.Hits(polytest.RouteBooks)
+	eventually(t, 60*time.Second, "REST books polled (and failed) while the socket is down", func() bool {
+		return r.poly.Hits(polytest.RouteBooks) > polls+2
+	})
+	// The socket back first, serving the market's books: no
+	// tick_size_change comes on it, and the snapshot loop reads its books.
+	subs := r.poly.WSStats().Subscribes
+	r.poly.Recover(polytest.RouteWS)
+	eventually(t, 60*time.Second, "the socket subscribed again", func() bool { return r.poly.WSStats().Subscribes > subs })
+	time.Sleep(500 * time.Millisecond) // its books served
+	r.poly.Recover(polytest.RouteBooks)
+	eventually(t, 60*time.Second, "the tick change recorded", func() bool {
+		m, err := r.st.GetMarket(context.Background(), slug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.001 && len(m.TickSizeChanges) > 0
+	})
+	m, err := r.st.GetMarket(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.TickSizeChanges) != 1 {
+		t.Fatalf("tick changes %+v, want one", m.TickSizeChanges)
+	}
+	if c := m.TickSizeChanges[0]; c.TickSize != 0.001 || c.Time.Before(changed) || c.Time.After(time.Now()) {
+		t.Errorf("tick change %+v, want 0.001 dated after %s", c, changed.Format(time.RFC3339Nano))
+	}
+}

@@ -51,6 +51,7 @@ type Collector struct {
 	gapsFilled atomic.Int64     // trades gaps backfilled and removed
 
 	work        chan func(context.Context) // off the websocket's reader
+	tickChecks  chan []string              // cap 1: tokens a new connection serves (runTickChecks)
 	discoverNow chan struct{}              // a new_market of a window we look for
 
 	gapMu      sync.Mutex
@@ -129,6 +130,7 @@ func New(cfg Config) (*Collector, error) {
 		upstream:    make(map[string]string),
 		missing:     make(map[string]time.Time),
 		work:        make(chan func(context.Context), 256),
+		tickChecks:  make(chan []string, 1),
 		discoverNow: make(chan struct{}, 1),
 		lastSnap:    make(map[string]time.Time),
 		heldGaps:    make(map[string][]store.Gap),
@@ -193,6 +195,7 @@ func (c *Collector) Run(ctx context.Context) error {
 	wg.Go(func() { c.snapshots(ctx) })
 	if c.ws != nil {
 		wg.Go(func() { c.ws.run(ctx) })
+		wg.Go(func() { c.runTickChecks(ctx) })
 	}
 	if c.data != nil && c.filler != nil {
 		wg.Go(func() { c.runBackfill(ctx) })

@@ -265,6 +265,7 @@ func (h *heardAll) tickChanged(_ string, tick float64, _ time.Time) { h.ticks = 
 func (h *heardAll) traded(_ string, tr wsTrade)                     { h.trades = append(h.trades, tr) }
 func (h *heardAll) newMarket(slug string, _ []string)               { h.markets = append(h.markets, slug) }
 func (h *heardAll) resolved(tokens []string)                        { h.settled = append(h.settled, tokens) }
+func (h *heardAll) subscribed([]string)                             {}
 
 func TestRealWebsocketMessages(t *testing.T) {
 	t.Parallel()

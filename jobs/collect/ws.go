@@ -67,6 +67,10 @@ type wsListener interface {
 	// resolved: Polymarket settled the market of the tokens
 	// (market_resolved).
 	resolved(tokens []string)
+	// subscribed: a connection serves the tokens' books, after none did
+	// (a start or a reconnection). A tick_size_change sent while no
+	// connection was up is lost, and its books do not tell the tick.
+	subscribed(tokens []string)
 }
 
 // The market channel's events and the books they build follow the book
@@ -251,6 +255,9 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 			served = true
 			w.health.ok("clob-ws")
 			w.log.InfoContext(ctx, "websocket serving books", "tokens", len(subscribed))
+			if w.listener != nil {
+				w.listener.subscribed(subscribed)
+			}
 		case <-ping.C:
 			pinged = time.Now()
 			if err := conn.Write(ctx, websocket.MessageText, []byte("PING")); err != nil {
