@@ -71,6 +71,12 @@ func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, a
 	if cur.TickSize != nil && *cur.TickSize == tick {
 		return // the other outcome's event, or heard before
 	}
+	if n := len(cur.TickSizeChanges); n > 0 && !at.After(cur.TickSizeChanges[n-1].Time) {
+		// Older news than the last change recorded: a REST book taken
+		// before a change the websocket told of, answered after it. The
+		// changes stay in time order, the last one the tick in force.
+		return
+	}
 	old := cur.TickSize
 	cur.TickSize = &tick
 	cur.TickSizeChanges = append(cur.TickSizeChanges, store.TickSizeChange{Time: at, TickSize: tick})

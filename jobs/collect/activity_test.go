@@ -3,6 +3,7 @@ package collect_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,27 +190,39 @@ func snapCount(st store.Store, slug string) int {
 	return n
 }
 
+// startNext starts a collector, cfg edited by edit, on a quick scheme of
+// windows of length, and lists the market of the window after the
+// current one and of the window after that (a market stays live for at
+// least length). It returns the next market once the collector knows it,
+// in its first tick, 0.01.
+func startNext(t *testing.T, length time.Duration, edit func(*rig, *collect.Config)) (r *rig, next *polytest.Market, slug string) {
+	t.Helper()
+	scheme := polytest.QuickScheme{Length: length}
+	r = newRig(t, memory.New(), scheme)
+	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
+	sr := series[0]
+	r.poly.AddAround(series, time.Now())
+	cfg := r.config(scheme, series)
+	edit(r, &cfg)
+	start(t, cfg)
+	_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
+	next = r.poly.AddWindow(sr.Coin, sr.MarketType, end)
+	r.poly.AddWindow(sr.Coin, sr.MarketType, end.Add(length))
+	slug = polytest.SlugOf(next)
+	eventually(t, 60*time.Second, "the next market known", func() bool {
+		m, err := r.st.GetMarket(context.Background(), slug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.01
+	})
+	return r, next, slug
+}
+
 // TestRESTBooksRecordATickChange: without the websocket, which tells of a
 // tick change, the CLOB's books tell the tick they are quoted in; a market
 // whose book comes in a new tick records the change, dated by the book,
 // once.
 func TestRESTBooksRecordATickChange(t *testing.T) {
 	t.Parallel()
-	scheme := polytest.QuickScheme{Length: 4 * time.Second}
-	r := newRig(t, memory.New(), scheme)
-	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
-	sr := series[0]
-	r.poly.AddAround(series, time.Now())
-	_, stop := start(t, r.config(scheme, series)) // REST books alone
-	defer stop()
-	// The next market, known in its first tick before it opens.
-	_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
-	next := r.poly.AddWindow(sr.Coin, sr.MarketType, end)
-	slug := polytest.SlugOf(next)
-	eventually(t, 60*time.Second, "the next market known", func() bool {
-		m, err := r.st.GetMarket(context.Background(), slug)
-		return err == nil && m.TickSize != nil && *m.TickSize == 0.01
-	})
+	r, next, slug := startNext(t, 4*time.Second, func(*rig, *collect.Config) {}) // REST books alone
 	changed := time.Now()
 	r.poly.ChangeTick(next, 0.001)
 	eventually(t, 60*time.Second, "the tick change recorded", func() bool {
@@ -236,23 +249,14 @@ func TestRESTBooksRecordATickChange(t *testing.T) {
 // saw it (they all failed while the socket was down).
 func TestTickChangeWhileTheSocketIsDown(t *testing.T) {
 	t.Parallel()
-	scheme := polytest.QuickScheme{Length: 4 * time.Second}
-	r := newRig(t, memory.New(), scheme)
-	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
-	sr := series[0]
-	r.poly.AddAround(series, time.Now())
-	cfg := r.config(scheme, series)
-	cfg.Upstreams.PolymarketWS = r.poly.WSURL
-	cfg.WSStaleAfter = 2 * time.Second // a loaded machine delays the fake's messages
-	_, stop := start(t, cfg)
-	defer stop()
-	_, end := scheme.Window(sr.Coin, sr.MarketType, time.Now())
-	next := r.poly.AddWindow(sr.Coin, sr.MarketType, end)
-	slug := polytest.SlugOf(next)
-	eventually(t, 60*time.Second, "the next market known and its books sent on the socket", func() bool {
-		m, err := r.st.GetMarket(context.Background(), slug)
-		return err == nil && m.TickSize != nil && *m.TickSize == 0.01 &&
-			len(r.poly.SocketBooks(next.UpToken)) > 0 && len(r.poly.SocketBooks(next.DownToken)) > 0
+	// Windows of 20 s: REST books are polled for live markets alone, and
+	// one must be live until the socket is down.
+	r, next, slug := startNext(t, 20*time.Second, func(r *rig, cfg *collect.Config) {
+		cfg.Upstreams.PolymarketWS = r.poly.WSURL
+		cfg.WSStaleAfter = 2 * time.Second // a loaded machine delays the fake's messages
+	})
+	eventually(t, 60*time.Second, "the next market's books sent on the socket", func() bool {
+		return len(r.poly.SocketBooks(next.UpToken)) > 0 && len(r.poly.SocketBooks(next.DownToken)) > 0
 	})
 
 	// The socket down, and REST books failing too, while the tick changes.
@@ -267,10 +271,11 @@ func TestTickChangeWhileTheSocketIsDown(t *testing.T) {
 	})
 	// The socket back first, serving the market's books: no
 	// tick_size_change comes on it, and the snapshot loop reads its books.
-	subs := r.poly.WSStats().Subscribes
+	sent := len(r.poly.SocketBooks(next.UpToken))
 	r.poly.Recover(polytest.RouteWS)
-	eventually(t, 60*time.Second, "the socket subscribed again", func() bool { return r.poly.WSStats().Subscribes > subs })
-	time.Sleep(500 * time.Millisecond) // its books served
+	eventually(t, 60*time.Second, "the market's books sent on a new socket, and their tick checked over REST (failing)", func() bool {
+		return len(r.poly.SocketBooks(next.UpToken)) > sent && strings.Contains(r.logs.String(), "tick changes missed while the websocket was down")
+	})
 	r.poly.Recover(polytest.RouteBooks)
 	eventually(t, 60*time.Second, "the tick change recorded", func() bool {
 		m, err := r.st.GetMarket(context.Background(), slug)

@@ -1,0 +1,68 @@
+package collect
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// TestRecordTickKeepsTimeOrder: a tick shown by a REST book taken before
+// the last change recorded (the websocket told of the change while the
+// book's answer travelled) is older news, and neither moves the tick back
+// nor enters the history out of order; a later change back is recorded.
+func TestRecordTickKeepsTimeOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	cent := 0.01
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
+		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down", TickSize: &cent}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	none := "http://127.0.0.1:1" // no upstream is asked
+	c, err := New(Config{Upstreams: Upstreams{Gamma: none, CLOB: none, BinanceSpot: none, BinanceFutures: none},
+		Store: st, Live: memory.NewLive(), Scheduler: noScheduler{}, Scheme: QuickScheme{Length: 5 * time.Minute},
+		Series: []Series{{Coin: store.BTC, MarketType: store.M5}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := start.Add(time.Minute)
+	steps := []struct {
+		tick float64
+		at   time.Time
+		want []store.TickSizeChange
+	}{
+		{0.001, changed, []store.TickSizeChange{{Time: changed, TickSize: 0.001}}},
+		// The book taken 5 ms before the change, or at its instant.
+		{0.01, changed.Add(-5 * time.Millisecond), []store.TickSizeChange{{Time: changed, TickSize: 0.001}}},
+		{0.01, changed, []store.TickSizeChange{{Time: changed, TickSize: 0.001}}},
+		{0.01, changed.Add(time.Second), []store.TickSizeChange{{Time: changed, TickSize: 0.001}, {Time: changed.Add(time.Second), TickSize: 0.01}}},
+	}
+	for i, s := range steps {
+		c.recordTick(ctx, m.Slug, s.tick, s.at)
+		got, err := st.GetMarket(ctx, m.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := s.want[len(s.want)-1].TickSize
+		if got.TickSize == nil || *got.TickSize != last || len(got.TickSizeChanges) != len(s.want) {
+			t.Fatalf("step %d (%v at %s): tick %v, changes %+v; want %v, %+v", i, s.tick, s.at.Format(time.StampMilli), fmtPtr(got.TickSize), got.TickSizeChanges, last, s.want)
+		}
+		for k, w := range s.want {
+			if g := got.TickSizeChanges[k]; !g.Time.Equal(w.Time) || g.TickSize != w.TickSize {
+				t.Fatalf("step %d: change %d is %+v, want %+v", i, k, g, w)
+			}
+		}
+	}
+}
+
+type noScheduler struct{}
+
+func (noScheduler) ScheduleResolution(context.Context, string, time.Duration) error { return nil }
