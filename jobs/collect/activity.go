@@ -179,6 +179,9 @@ func (c *Collector) runTickChecks(ctx context.Context) {
 		case tokens = <-c.tickChecks:
 		}
 		for attempt := 1; ; attempt++ {
+			if tokens = c.openTokens(tokens); len(tokens) == 0 {
+				break
+			}
 			books, err := c.clob.books(ctx, tokens)
 			if err == nil {
 				c.checkTicks(tokens, books)
@@ -199,6 +202,17 @@ func (c *Collector) runTickChecks(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// openTokens is those of the tokens whose market has not ended: an ended
+// market's tick no longer matters, and the CLOB no longer serves the book
+// of a resolved one (404), which would fail every read of the rest.
+func (c *Collector) openTokens(tokens []string) []string {
+	now := c.cfg.Now()
+	return slices.DeleteFunc(tokens, func(t string) bool {
+		m, _, ok := c.marketOf(t)
+		return !ok || !now.Before(m.EndTime)
+	})
 }
 
 // checkTicks records the tick changes the books show of the markets of
