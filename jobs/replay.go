@@ -32,14 +32,23 @@ func ReplayMarket(ctx context.Context, st store.Store, m store.Market, req repla
 	})
 }
 
-// ReplayPerformance is Replay for the performance alone, as a backtest's
-// shard reports it.
-func ReplayPerformance(ctx context.Context, st store.Store, req replay.Request) (replay.Performance, error) {
+// ReplayTrips is Replay for the performance and the round trips alone
+// (replay.Trips), as a backtest's shard reports them, with the record of
+// req's market, which the replay read.
+func ReplayTrips(ctx context.Context, st store.Store, req replay.Request) (store.Market, replay.Performance, []replay.RoundTrip, error) {
 	m, err := market(ctx, st, req.MarketSlug)
 	if err != nil {
-		return replay.Performance{}, err
+		return m, replay.Performance{}, nil, err
 	}
-	return replayWith(ctx, st, m, req, replay.PerformanceOf)
+	type out struct {
+		perf  replay.Performance
+		trips []replay.RoundTrip
+	}
+	o, err := replayWith(ctx, st, m, req, func(in replay.Input, s replay.Strategy) (out, error) {
+		perf, trips, err := replay.Trips(in, s)
+		return out{perf, trips}, err
+	})
+	return m, o.perf, o.trips, err
 }
 
 // MarketCounted reads the market with the slug and the number of its

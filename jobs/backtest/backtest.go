@@ -26,13 +26,18 @@
 //   - Beside these, the aggregate carries DESIGN 14's statistics of an
 //     edge (stats.Edge, and n_markets, n_markets_traded, n_trades) over
 //     the markets replayed: n_markets leaves out the failed markets that
-//     markets_tested counts. A shard reports a market's performance, not
-//     its trades, so the statistics that need each trade (ev_ci95, sqn,
-//     calibration, brier_entry, brier_market) are null, and ev_per_trade
-//     is total_pnl over the trades. The daily figures and
-//     portfolio_max_drawdown read each market's end_time, which a shard
-//     reports beside its performance; a result without one (from a worker
-//     older than end_time) leaves them null.
+//     markets_tested counts. A shard reports a market's round trips
+//     beside its performance (Trip, as a sweep's shard stores them), which
+//     the statistics that need each trade read (ev_ci95, sqn,
+//     calibration, brier_entry, brier_market); they cross from the shard
+//     to the batch only, and are not in the answer's results. A market
+//     of more than MaxTrips round trips reports none, and a result
+//     without them (that market's, or one from a worker older than
+//     trips) leaves those statistics null, and ev_per_trade total_pnl
+//     over the trades. The daily figures and portfolio_max_drawdown read
+//     each market's end_time, which a shard reports beside its
+//     performance; a result without one (from a worker older than
+//     end_time) leaves them null.
 package backtest
 
 import (
@@ -165,7 +170,28 @@ type MarketResult struct {
 	EndTime     string              `json:"end_time,omitempty" format:"date-time" doc:"The market's end_time."`
 	Performance *replay.Performance `json:"performance,omitempty"`
 	Error       *jobs.Failure       `json:"error,omitempty"`
+	// Trips are the market's round trips, in order, as its shard reports
+	// them for the aggregate's per-trade statistics (nil beyond MaxTrips);
+	// Collect leaves them out of the report's results.
+	Trips []Trip `json:"trips,omitempty" hidden:"true"`
 }
+
+// Trip is one round trip as a shard reports it (replay.RoundTrip): the
+// entry's fill and the side's mid there, the trip's pnl and fees, and
+// what the side settled at (1 won, 0 lost, 0.5 for a 50-50 market).
+type Trip struct {
+	EntryFill float64 `json:"entry_fill"`
+	EntryMid  float64 `json:"entry_mid"`
+	PnL       float64 `json:"pnl"`
+	Fees      float64 `json:"fees"`
+	Won       float64 `json:"won"`
+}
+
+// MaxTrips bounds the round trips a shard reports of a market: a strategy
+// trading on almost every snapshot of a 24hr market makes tens of
+// thousands, megabytes a market across Redis. Such a market reports none,
+// and the aggregate's per-trade statistics are null.
+const MaxTrips = 10_000
 
 // Report is a finished backtest: the data of /strategy and /run.
 type Report struct {
@@ -193,15 +219,20 @@ func (r Report) AppendJSON(b []byte) ([]byte, error) {
 }
 
 // Collect builds the report of req from its markets' results, one per
-// market in req's order (Ungroup).
+// market in req's order (Ungroup). It clears their Trips, which the
+// aggregate reads and the answer leaves out.
 func Collect(req Request, results []MarketResult) (Report, error) {
 	if len(results) != len(req.Markets) {
 		return Report{}, fmt.Errorf("backtest: %d results for %d markets", len(results), len(req.Markets))
 	}
+	agg := Summarize(results, req.Strategy.Strategy.PositionSize)
+	for i := range results {
+		results[i].Trips = nil // the aggregate's input, not the answer's
+	}
 	return Report{
 		GeneratedStrategy: req.Strategy,
 		StrategyCode:      strategy.FormatCode(req.Strategy.Rules),
-		Aggregate:         Summarize(results, req.Strategy.Strategy.PositionSize),
+		Aggregate:         agg,
 		Results:           results,
 		Quota:             req.Quota,
 		Warning:           req.Warning,
@@ -321,11 +352,17 @@ func Summarize(results []MarketResult, positionSize float64) Aggregate {
 }
 
 // statsMarket is a replayed market as the statistics read it: its totals
-// and counts, without its trades (a shard does not return them), and its
-// end time when the result names one.
+// and counts, its round trips when the result carries them, and its end
+// time when the result names one.
 func statsMarket(r MarketResult) stats.Market {
 	p := r.Performance
 	m := stats.Market{Slug: r.Slug, PnL: p.TotalPnL, Fees: p.TotalFees, NTrades: p.TotalTrades, Wins: p.WinningTrades}
+	if len(r.Trips) > 0 {
+		m.Trades = make([]stats.Trade, len(r.Trips))
+		for i, t := range r.Trips {
+			m.Trades[i] = stats.Trade{PnL: t.PnL, EntryPrice: t.EntryFill, EntryMid: t.EntryMid, Won: t.Won}
+		}
+	}
 	if end, err := time.Parse(time.RFC3339Nano, r.EndTime); err == nil {
 		m.End = end
 	}
@@ -346,12 +383,12 @@ func round6(x float64) float64 {
 }
 
 // RunShard replays one market as a shard task does and returns the outcome
-// the batch records: the market's performance alone (the trades and the
-// equity curve are never rendered, and what crosses Redis is a few hundred
-// bytes a market), or the failure a user sees (an unknown market, no
-// data). Other errors are faults worth a retry.
+// the batch records: the market's performance and round trips (the trades
+// and the equity curve are never rendered, and what crosses Redis is a
+// few hundred bytes a market and its trips), or the failure a user sees
+// (an unknown market, no data). Other errors are faults worth a retry.
 func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
-	perf, err := jobs.ReplayPerformance(ctx, st, sh)
+	m, perf, trips, err := jobs.ReplayTrips(ctx, st, sh)
 	var f *jobs.Failure
 	switch {
 	case errors.As(err, &f):
@@ -359,13 +396,14 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	case err != nil:
 		return jobs.Outcome{}, err
 	}
-	// The replay read the market too, but reports its performance alone;
-	// one more point read names its end.
-	m, err := st.GetMarket(ctx, sh.MarketSlug)
-	if err != nil {
-		return jobs.Outcome{}, fmt.Errorf("backtest: the end of %s: %w", sh.MarketSlug, err)
+	r := MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf}
+	if len(trips) <= MaxTrips {
+		r.Trips = make([]Trip, len(trips))
+		for i, t := range trips {
+			r.Trips[i] = Trip{EntryFill: round6(t.EntryFill), EntryMid: round6(t.EntryMid), PnL: round6(t.PnL), Fees: round6(t.Fees), Won: t.Won}
+		}
 	}
-	raw, err := json.Marshal(MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf})
+	raw, err := json.Marshal(r)
 	if err != nil {
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
 	}
@@ -447,7 +485,7 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, err
 			case e.Result == nil || e.Result.Performance == nil:
 				return nil, fmt.Errorf("backtest: result of %s has no performance", slug)
 			default:
-				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance})
+				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance, Trips: e.Result.Trips})
 			}
 		}
 	}

@@ -1,11 +1,18 @@
 package backtest_test
 
 import (
+	"bytes"
+	"math"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/gen"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
@@ -58,5 +65,72 @@ func TestDirectEndTimes(t *testing.T) {
 		if d.Markets != days[d.Date] {
 			t.Errorf("day %s has %d markets, want %d", d.Date, d.Markets, days[d.Date])
 		}
+	}
+}
+
+// TestDirectPerTradeStatistics: a shard reports its market's round
+// trips, so the aggregate's per-trade statistics (ev_ci95, sqn,
+// calibration, brier_*) are those of every round trip of every market,
+// as the statistics compute them from the replays' own trips; the
+// answer's results do not carry the trips.
+func TestDirectPerTradeStatistics(t *testing.T) {
+	t.Parallel()
+	cfg := gen.DefaultConfig(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	cfg.Coins = gen.DefaultCoins()[:1]
+	cfg.Markets = map[store.MarketType]int{store.M15: 8}
+	cfg.MaxSnapshotsPerMarket = 300
+	cfg.BookLevels = 3
+	cfg.DepthHistory = 0
+	st := memory.New()
+	if _, err := gen.Seed(t.Context(), cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	resolved := true
+	ms, _, err := st.ListMarkets(t.Context(), store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved, Limit: 6})
+	if err != nil || len(ms) < 3 {
+		t.Fatalf("%d markets: %v", len(ms), err)
+	}
+	rules, err := strategy.ParseCode("coin=BTC type=15m side=UP entry: price_up < 0.5 exit: price_up > 0.52 size=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := backtest.Request{Strategy: strategy.Spec{Rules: rules, Explanation: "why"}}
+	for _, m := range ms {
+		req.Markets = append(req.Markets, m.Slug)
+	}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	var markets []stats.Market
+	for _, m := range ms {
+		_, perf, trips, err := jobs.ReplayTrips(t.Context(), st, replay.Request{MarketSlug: m.Slug, Strategy: req.Strategy.Strategy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm := stats.Market{Slug: m.Slug, End: m.EndTime, PnL: perf.TotalPnL, Fees: perf.TotalFees, NTrades: perf.TotalTrades, Wins: perf.WinningTrades}
+		for _, tr := range trips {
+			round := func(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+			sm.Trades = append(sm.Trades, stats.Trade{PnL: round(tr.PnL), EntryPrice: round(tr.EntryFill), EntryMid: round(tr.EntryMid), Won: tr.Won})
+		}
+		markets = append(markets, sm)
+	}
+	rep, err := backtest.Direct(t.Context(), st, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := stats.Aggregate(markets, req.Strategy.Strategy.PositionSize)
+	a := rep.Aggregate
+	if want.NTrades < 2 || want.EVCI95 == nil || want.SQN == nil || want.Calibration == nil || want.BrierEntry == nil || want.BrierMarket == nil {
+		t.Fatalf("the strategy made %d trades: the statistics to compare are null (%+v)", want.NTrades, want.Edge)
+	}
+	if a.NTrades != want.NTrades || !reflect.DeepEqual(a.Edge, want.Edge) {
+		t.Errorf("aggregate %d trades, %+v\nwant %d trades, %+v", a.NTrades, a.Edge, want.NTrades, want.Edge)
+	}
+	body, err := rep.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(body, []byte(`"trips"`)) {
+		t.Errorf("the answer carries the shards' trips: %.300s", body)
 	}
 }
