@@ -275,6 +275,9 @@ func Decode(b []byte) (Request, error) {
 			if r.Split.EmbargoMarkets, err = whole(s.EmbargoMarkets, "split.embargoMarkets"); err != nil {
 				return err
 			}
+			if r.Split.EmbargoMarkets < 0 { // before −1 comes to mean an explicit 0
+				return invalid("split.embargoMarkets", "split.embargoMarkets %d is out of range: 0 to 1000 markets", r.Split.EmbargoMarkets)
+			}
 			if r.Split.EmbargoMarkets == 0 {
 				r.Split.EmbargoMarkets = noEmbargo
 			}

@@ -173,6 +173,11 @@ func TestSweepValidation(t *testing.T) {
 		{"test fraction", body(set("split", map[string]any{"kind": "HOLDOUT", "testFraction": 0.6})), ProLimits, "split.testFraction", "between 0.1 and 0.5"},
 		{"one fold", body(set("split", map[string]any{"kind": "WALK_FORWARD", "folds": 1})), ProLimits, "split.folds", "2 to 10"},
 		{"folds with HOLDOUT", body(set("split", map[string]any{"kind": "HOLDOUT", "folds": 3})), ProLimits, "split.folds", "WALK_FORWARD"},
+		// −1 once stood for an explicit 0 inside the decoder, and passed.
+		{"embargo -1", body(set("split", map[string]any{"kind": "HOLDOUT", "embargoMarkets": -1})), ProLimits, "split.embargoMarkets", "0 to 1000"},
+		{"embargo -1 with NONE", body(set("split", map[string]any{"kind": "NONE", "embargoMarkets": -1})), ProLimits, "split.embargoMarkets", "0 to 1000"},
+		{"embargo -5", body(set("split", map[string]any{"kind": "WALK_FORWARD", "folds": 3, "embargoMarkets": -5})), ProLimits, "split.embargoMarkets", "0 to 1000"},
+		{"embargo 1001", body(set("split", map[string]any{"kind": "HOLDOUT", "embargoMarkets": 1001})), ProLimits, "split.embargoMarkets", "0 to 1000"},
 		{"unknown objective", body(set("objective", "profit")), ProLimits, "objective", "total_pnl, ev_per_trade"},
 		{"over PRO's markets", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 201})), ProLimits, "markets.count", "PRO allows 200"},
 		{"over PRO's trials", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters", "397 trials: PRO allows 200"},
