@@ -68,12 +68,15 @@ type Best struct {
 	PerMarket []MarketPnL `json:"per_market"`
 }
 
-// MarketPnL is one market's pnl for a trial.
+// MarketPnL is one market's pnl for a trial. Test marks a test market;
+// Embargo one the split dropped between train and test, which counts in
+// neither (DESIGN 14); the others trained.
 type MarketPnL struct {
-	Slug  string  `json:"slug"`
-	PnL   float64 `json:"pnl"`
-	Test  bool    `json:"test"`
-	Error string  `json:"error,omitempty"`
+	Slug    string  `json:"slug"`
+	PnL     float64 `json:"pnl"`
+	Test    bool    `json:"test"`
+	Embargo bool    `json:"embargo,omitempty" doc:"Set for a market the split's embargo dropped between train and test: in neither the train nor the test statistics."`
+	Error   string  `json:"error,omitempty"`
 }
 
 // FoldResult is one WALK_FORWARD fold.
@@ -183,13 +186,16 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 	}
 	b := &Best{Trial: best, Parameters: valuesOf(best), TrainObjective: res.Trials[best].TrainObjective,
 		TestObjective: res.Trials[best].TestObjective, Test: res.Trials[best].Test}
-	isTest := map[int]bool{}
+	isTest, isTrain := map[int]bool{}, map[int]bool{}
 	for _, m := range test {
 		isTest[m] = true
 	}
+	for _, m := range train {
+		isTrain[m] = true
+	}
 	for m := range markets {
 		o := outcomes[m][best]
-		mp := MarketPnL{Slug: markets[m].Slug, Test: isTest[m], Error: o.Error}
+		mp := MarketPnL{Slug: markets[m].Slug, Test: isTest[m], Embargo: !isTest[m] && !isTrain[m], Error: o.Error}
 		if o.Performance != nil {
 			mp.PnL = o.Performance.TotalPnL
 		}

@@ -205,3 +205,59 @@ func TestEachTrialRunsEveryTrialOnce(t *testing.T) {
 		t.Errorf("eachTrial with a failing yield: %v, want %v", err, stop)
 	}
 }
+
+// TestPerMarketMarksTheEmbargo: the best trial's per-market pnl marks the
+// markets a HOLDOUT's embargo dropped, so that the train markets' pnl adds
+// up to the train objective (total pnl) and the test markets' to the test
+// objective.
+func TestPerMarketMarksTheEmbargo(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": 2}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markets := make([]MarketInfo, n)
+	outcomes := make([][]TrialMarket, n)
+	for m := range n {
+		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
+		outcomes[m] = make([]TrialMarket, 2)
+		for tr := range 2 {
+			pnl := float64(m+1) * float64(tr+1) // every market a pnl of its own
+			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
+				Trips: []Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}}}
+		}
+	}
+	res, err := p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train, test float64
+	embargoed := 0
+	for _, mp := range res.Best.PerMarket {
+		switch {
+		case mp.Embargo && mp.Test:
+			t.Errorf("%s is marked test and embargo", mp.Slug)
+		case mp.Embargo:
+			embargoed++
+		case mp.Test:
+			test += mp.PnL
+		default:
+			train += mp.PnL
+		}
+	}
+	if embargoed != 2 || n-len(folds[0].Train)-len(folds[0].Test) != 2 {
+		t.Errorf("%d markets marked embargo; the split trains on %d and tests on %d of %d", embargoed, len(folds[0].Train), len(folds[0].Test), n)
+	}
+	if train != *res.Best.TrainObjective || test != *res.Best.TestObjective {
+		t.Errorf("per-market pnl: train %v test %v; objectives %v and %v", train, test, *res.Best.TrainObjective, *res.Best.TestObjective)
+	}
+}

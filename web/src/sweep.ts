@@ -50,7 +50,7 @@ export interface Best {
   train_objective: number | null;
   test_objective: number | null;
   test: Summary | null;
-  per_market: { slug: string; pnl: number; test: boolean; error?: string }[];
+  per_market: { slug: string; pnl: number; test: boolean; embargo?: boolean; error?: string }[];
 }
 
 export interface Results {

@@ -613,7 +613,7 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
       { testid: 'best-market-row', 'data-slug': m.slug },
       td(int(i + 1), true),
       h('td', { class: 'slug' }, h('a', { href: `#/market/${encodeURIComponent(m.slug)}` }, m.slug)),
-      td(m.test ? 'test' : 'train'),
+      td(m.test ? 'test' : m.embargo ? 'embargo' : 'train'),
       td(pnl(m.pnl), true),
       td(m.error ?? ''),
     ),
@@ -665,11 +665,12 @@ function drawBestChart(box: HTMLElement, res: Results): void {
       ],
       series: [
         { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ms[v - 1]?.slug ?? ''}`) },
-        { label: 'train or embargo', stroke: COLORS.coin, fill: 'rgba(9,105,218,0.5)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+        { label: 'train', stroke: COLORS.coin, fill: 'rgba(9,105,218,0.5)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
         { label: 'test', stroke: COLORS.spread, fill: 'rgba(154,103,0,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
+        { label: 'embargo (neither)', stroke: '#8c959f', fill: 'rgba(140,149,159,0.45)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
       ],
     },
-    [xs, ms.map((m) => (m.test ? null : m.pnl)), ms.map((m) => (m.test ? m.pnl : null))],
+    [xs, ms.map((m) => (m.test || m.embargo ? null : m.pnl)), ms.map((m) => (m.test ? m.pnl : null)), ms.map((m) => (m.embargo ? m.pnl : null))],
   );
 }
 
