@@ -283,16 +283,14 @@ func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 			return f, invalidParam("query.market_type", in.MarketType, "4hr and 24hr markets exist for BTC only")
 		}
 	}
-	switch strings.ToLower(in.Resolved) {
-	case "":
-	case "true":
-		t := true
-		f.Resolved = &t
-	case "false":
-		v := false
+	if in.Resolved != "" {
+		// The booleans every other parameter takes (include_orderbook's):
+		// true, false, 1, 0, t, f, in any case.
+		v, err := strconv.ParseBool(strings.ToLower(in.Resolved))
+		if err != nil {
+			return f, invalidParam("query.resolved", in.Resolved, "resolved must be true or false")
+		}
 		f.Resolved = &v
-	default:
-		return f, invalidParam("query.resolved", in.Resolved, "resolved must be true or false")
 	}
 	var err error
 	if f.StartAfter, err = parseTimeParam("query.start_time", in.StartTime); err != nil {

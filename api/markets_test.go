@@ -100,6 +100,18 @@ func TestListMarketsOrderFiltersPaging(t *testing.T) {
 	if resolved.Total != 6 || resolved.Markets[0]["winner"] != "Up" {
 		t.Errorf("resolved=true 24hr: total %d", resolved.Total)
 	}
+	// resolved takes the booleans include_orderbook takes.
+	for _, tc := range []struct {
+		query string
+		want  int
+	}{
+		{"market_type=24hr&resolved=1", 6}, {"market_type=24hr&resolved=T", 6}, {"market_type=24hr&resolved=TRUE", 6},
+		{"resolved=0", active.Total}, {"resolved=f", active.Total},
+	} {
+		if n := decode[marketList](t, b.get(store.Enterprise, "/v1/markets?coin=BTC&"+tc.query)).Total; n != tc.want {
+			t.Errorf("%s: total %d, want %d", tc.query, n, tc.want)
+		}
+	}
 
 	// Time filters: epoch ms and ISO 8601 select the same markets.
 	from := now.Add(-time.Hour)
