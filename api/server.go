@@ -229,7 +229,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("response compression: %w", err)
 	}
 	s.handler = withWriteStall(s.withRequestID(s.withRecover(compress(withCSVNegotiation(
-		http.MaxBytesHandler(s.withMetrics(s.mux), maxBodyBytes))))), cfg.WriteStall)
+		http.MaxBytesHandler(s.withMetrics(s.withCleanPath(s.mux)), maxBodyBytes))))), cfg.WriteStall)
 	return s, nil
 }
 
@@ -388,6 +388,20 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", r.Method, r.URL.Path))
+}
+
+// withCleanPath answers a path with an empty, "." or ".." segment with the
+// 404 of an unknown endpoint. Go's mux would answer it with a redirect to
+// the path cleaned, another resource: /v1/markets//snapshots is not the
+// market "snapshots".
+func (s *Server) withCleanPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; strings.Contains(p, "//") || strings.Contains(p+"/", "/./") || strings.Contains(p+"/", "/../") {
+			writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", r.Method, p))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 type requestIDKey struct{}

@@ -59,6 +59,11 @@ func TestUnknownPathsAndMethods(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	wantError(t, b.get(store.Pro, "/v1/nope"), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	// Paths Go's mux would redirect to their cleaned form, another
+	// resource (the market "snapshots", the list of markets).
+	for _, p := range []string{"/v1/markets//snapshots", "/v1//markets?coin=BTC", "/v1/markets/./x", "/v1/markets/x/..", "//v1/markets?coin=BTC"} {
+		wantError(t, b.get(store.Pro, p), http.StatusNotFound, "RESOURCE_NOT_FOUND")
+	}
 	r := b.do(http.MethodPost, "/v1/markets", b.keys[store.Pro], "application/json", "{}")
 	wantError(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 	if r.header.Get("Allow") != "GET" {
