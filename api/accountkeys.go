@@ -1,9 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -97,6 +101,15 @@ func (s *Server) registerAccountKeys() {
 		Tags:        []string{"Account"}, Security: security, DefaultStatus: http.StatusCreated,
 		Errors: []int{401, 403, 409, 429, 500, 503},
 	}, s.createAccountKey)
+	// A RawBody makes Huma require a body; this one is optional (none, or
+	// {}), and the check Huma makes reads the same RequestBody. It takes
+	// JSON only, not the octet-stream Huma documents for a RawBody.
+	if item := s.api.OpenAPI().Paths["/v1/account/keys"]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
+		item.Post.RequestBody.Required = false
+		delete(item.Post.RequestBody.Content, "application/octet-stream")
+		item.Post.RequestBody.Content["application/json"] = &huma.MediaType{Schema: &huma.Schema{Type: "object", AdditionalProperties: false,
+			Description: "None, or an empty object: a new key takes no settings."}}
+	}
 	huma.Register(s.api, huma.Operation{
 		OperationID: "revoke-account-key", Method: http.MethodDelete, Path: "/v1/account/keys/{id}",
 		Summary:     "Revoke one of the caller's API keys",
@@ -151,7 +164,17 @@ func keyLimit() *Error {
 	return Errorf(http.StatusConflict, CodeKeyLimit, "a customer may hold at most %d unrevoked API keys: revoke one first", maxLiveKeys)
 }
 
-func (s *Server) createAccountKey(ctx context.Context, _ *struct{}) (*newKeyOutput, error) {
+// newKeyInput is POST /v1/account/keys's body: none, or an empty object.
+// A key has nothing to set, and a field such as a name would otherwise be
+// dropped without a word.
+type newKeyInput struct {
+	RawBody []byte
+}
+
+func (s *Server) createAccountKey(ctx context.Context, in *newKeyInput) (*newKeyOutput, error) {
+	if err := noBody(in.RawBody); err != nil {
+		return nil, err
+	}
 	p := principalFrom(ctx)
 	page, err := s.keyPage(ctx, p.Customer.ID, 0, 0)
 	if err != nil {
@@ -206,4 +229,22 @@ func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevo
 	out.Body.Success, out.Body.Timestamp = true, formatTime(s.now())
 	out.Body.Data = toAPIKeyJSON(k, p.Key.ID)
 	return out, nil
+}
+
+// noBody checks that a body that sets nothing is empty, null or {}: 400
+// VALIDATION_ERROR naming the first field otherwise.
+func noBody(raw []byte) error {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return Errorf(http.StatusBadRequest, CodeValidation, "the body must be empty or a JSON object with no fields: %v", err)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	k := slices.Min(slices.Collect(maps.Keys(fields)))
+	return Errorf(http.StatusBadRequest, CodeValidation, "unknown field %q: a new key takes no settings (send no body, or {})", k).With("field", k)
 }

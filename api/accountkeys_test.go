@@ -187,3 +187,23 @@ func TestRevokedKeysCostNothing(t *testing.T) {
 		t.Errorf("GET /v1/account/keys parameters in OpenAPI: %v, want limit (default 20) and offset (default 0)", params)
 	}
 }
+
+// TestCreateKeyTakesNoSettings: a new key has nothing to set, so a body
+// with a field (a name, say) is 400 naming it rather than dropped without
+// a word; no body, null and {} create a key.
+func TestCreateKeyTakesNoSettings(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	key := b.keys[store.Pro]
+	for _, body := range []string{"", "{}", " null ", "{ }"} {
+		if r := b.do(http.MethodPost, "/v1/account/keys", key, "application/json", body); r.status != http.StatusCreated {
+			t.Errorf("body %q: status %d, want 201: %s", body, r.status, r.body)
+		}
+	}
+	for body, field := range map[string]string{`{"name":"qa"}`: "name", `{"tier":"ENTERPRISE","label":1}`: "label", `[1]`: "", `"x"`: ""} {
+		e := wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, "application/json", body), http.StatusBadRequest, "VALIDATION_ERROR")
+		if field != "" && e["details"].(map[string]any)["field"] != field {
+			t.Errorf("body %s: %v, want details.field %q", body, e, field)
+		}
+	}
+}
