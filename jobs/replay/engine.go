@@ -433,7 +433,50 @@ type engine struct {
 	rest resting
 
 	events []event
+	sums   sums // of the events, as they are recorded
 	dd     drawdown
+}
+
+// sums accumulates what the performance reads of the trade events as each
+// is recorded, in their order: the very sums a pass over the events would
+// make, without that pass over a list tens of megabytes long on a
+// strategy that trades on every other snapshot.
+type sums struct {
+	total, entryCosts, best, worst, fees, rebates float64
+	inPosNs, entryNs                              int64
+	trades, wins, losses                          int
+}
+
+// entry adds an ENTRY event.
+func (t *sums) entry(ev *event) {
+	t.fees += ev.fee
+	t.rebates += ev.rebate
+	t.entryCosts += ev.shares*ev.fill + ev.fee
+	t.entryNs = ev.ns
+}
+
+// exit adds an EXIT event that closed the position at exitNs (the end of
+// the recorded span for a MARKET_END).
+func (t *sums) exit(ev *event, exitNs int64) {
+	t.fees += ev.fee
+	t.rebates += ev.rebate
+	t.inPosNs += exitNs - t.entryNs
+	if t.trades == 0 || ev.pnl > t.best {
+		t.best = ev.pnl
+	}
+	if t.trades == 0 || ev.pnl < t.worst {
+		t.worst = ev.pnl
+	}
+	t.trades++
+	t.total += ev.pnl
+	// Judged by the pnl the client sees, so a trade shown as 0 is
+	// neither a win nor a loss.
+	switch shown := round6(ev.pnl); {
+	case shown > 0:
+		t.wins++
+	case shown < 0:
+		t.losses++
+	}
 }
 
 func newEngine(in Input, s Strategy) *engine {
@@ -659,6 +702,7 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	}
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
+	e.sums.entry(&e.events[len(e.events)-1])
 	e.countEntry()
 	e.dd.observe(e.size + e.realized + shares*(mark(tk, price)-fill) - fee)
 }
@@ -698,9 +742,12 @@ func (e *engine) exitSignal(i int, tk *store.Tick, limit, price, shown float64) 
 // close ends the position at snapshot i (len(snaps) for a settlement),
 // paying fee on the exit's fill.
 func (e *engine) close(i int, reason evReason, price, fill, fee float64) {
-	coin, ns := e.coinEnd, e.settleAt.UnixNano()
+	var coin float64
+	var ns int64
 	if i < len(e.ticks) {
 		coin, ns = e.ticks[i].CoinPrice, e.ticks[i].Nanos
+	} else {
+		coin, ns = e.coinEnd, e.settleAt.UnixNano()
 	}
 	e.closeAt(event{idx: i, ns: ns, exit: true, reason: reason, price: price, fill: fill, fee: fee, coin: coin})
 }
@@ -718,6 +765,12 @@ func (e *engine) closeAt(ev event) {
 		e.grow(ev.idx)
 	}
 	e.events = append(e.events, ev)
+	// A MARKET_END position is held to the end of the recorded span.
+	exitNs := e.ticks[len(e.ticks)-1].Nanos
+	if ev.idx < len(e.ticks) {
+		exitNs = ev.ns
+	}
+	e.sums.exit(&ev, exitNs)
 	e.open, e.entryFee = false, 0
 	e.rest.entryRebate = 0
 	if e.reentryAt != math.MaxInt64 {
@@ -791,8 +844,16 @@ func marketFees(m store.Market) feeSchedule {
 // negative fee.
 func (f feeSchedule) on(p, q float64) float64 {
 	if f.rate == 0 {
-		return 0
+		return 0 // no fee model: the test inlined where a fill is taken
 	}
+	return f.charged(p, q)
+}
+
+// charged is on for a schedule that charges. It is kept out of line so
+// that on, called for every fill, inlines.
+//
+//go:noinline
+func (f feeSchedule) charged(p, q float64) float64 {
 	return q * f.rate * math.Pow(max(0, p*(1-p)), f.exp)
 }
 
@@ -825,17 +886,17 @@ type walk struct {
 // taken from it without reading the levels, in the very arithmetic of the
 // walk.
 func take(t *store.Tape, side store.Span, best, bestSize, want, limit float64, asks bool, fee feeSchedule) walk {
-	w := walk{left: want}
 	if best == best && bestSize >= want && !(asks && best > limit || !asks && best < limit) {
-		w.seen = true
-		q := min(w.left, bestSize)
-		w.taken += q
-		w.cost += q * best
-		w.fee += fee.on(best, q)
-		w.left -= q
-		w.last = best
-		return w
+		// The walk's first step, which fills the order: small enough to
+		// inline where a fill is taken.
+		return walk{seen: true, taken: want, cost: want * best, fee: fee.on(best, want), last: best}
 	}
+	return walkLevels(t, side, want, limit, asks, fee)
+}
+
+// walkLevels is take reading the levels.
+func walkLevels(t *store.Tape, side store.Span, want, limit float64, asks bool, fee feeSchedule) walk {
+	w := walk{left: want}
 	for _, l := range t.Side(side) {
 		if !isLevel(l) {
 			continue

@@ -759,6 +759,7 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 			e.stopLoss = e.maxLoss*cost - tolerance
 		}
 		e.events = append(e.events, ev)
+		e.sums.entry(&ev)
 		e.countEntry()
 		return
 	}

@@ -280,42 +280,10 @@ func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
 
 func (e *engine) performance(m store.Market) Performance {
 	p := Performance{FinalMarketOutcome: *m.Winner}
-	var (
-		total, entryCosts, best, worst, fees, rebates float64
-		inPosNs, entryNs                              int64
-	)
+	t := &e.sums
+	total, entryCosts, best, worst, fees, rebates, inPosNs := t.total, t.entryCosts, t.best, t.worst, t.fees, t.rebates, t.inPosNs
+	p.TotalTrades, p.WinningTrades, p.LosingTrades = t.trades, t.wins, t.losses
 	first, last := e.ticks[0].Nanos, e.ticks[len(e.ticks)-1].Nanos
-	for _, ev := range e.events {
-		fees += ev.fee
-		rebates += ev.rebate
-		if !ev.exit {
-			entryCosts += ev.shares*ev.fill + ev.fee
-			entryNs = ev.ns
-			continue
-		}
-		// A MARKET_END position is held to the end of the recorded span.
-		exitNs := last
-		if ev.idx < len(e.ticks) {
-			exitNs = ev.ns
-		}
-		inPosNs += exitNs - entryNs
-		if p.TotalTrades == 0 || ev.pnl > best {
-			best = ev.pnl
-		}
-		if p.TotalTrades == 0 || ev.pnl < worst {
-			worst = ev.pnl
-		}
-		p.TotalTrades++
-		total += ev.pnl
-		// Judged by the pnl the client sees, so a trade shown as 0 is
-		// neither a win nor a loss.
-		switch shown := round6(ev.pnl); {
-		case shown > 0:
-			p.WinningTrades++
-		case shown < 0:
-			p.LosingTrades++
-		}
-	}
 	p.TotalPnL = round6(total)
 	p.TotalFees = round6(fees)
 	if e.rest.on {
