@@ -99,7 +99,11 @@ func (s *Server) registerAccountKeys() {
 		Summary:     "Create an API key (shown once)",
 		Description: "At most 10 unrevoked keys per customer (409 KEY_LIMIT_REACHED beyond). The key is in the answer only; the server keeps its hash.",
 		Tags:        []string{"Account"}, Security: security, DefaultStatus: http.StatusCreated,
-		Errors: []int{401, 403, 409, 429, 500, 503},
+		// A RawBody is read, and Huma bounds a read by MaxBodyBytes only
+		// when it is set (see replay's registration): without it a body
+		// over maxBodyBytes was 500 rather than 413.
+		MaxBodyBytes: maxBodyBytes,
+		Errors:       []int{400, 401, 403, 409, 413, 429, 500, 503},
 	}, s.createAccountKey)
 	// A RawBody makes Huma require a body; this one is optional (none, or
 	// {}), and the check Huma makes reads the same RequestBody. It takes

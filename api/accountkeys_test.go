@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -200,6 +201,7 @@ func TestCreateKeyTakesNoSettings(t *testing.T) {
 			t.Errorf("body %q: status %d, want 201: %s", body, r.status, r.body)
 		}
 	}
+	wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, "application/json", strings.Repeat(" ", 2<<20)+"{}"), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 	for body, field := range map[string]string{`{"name":"qa"}`: "name", `{"tier":"ENTERPRISE","label":1}`: "label", `[1]`: "", `"x"`: ""} {
 		e := wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, "application/json", body), http.StatusBadRequest, "VALIDATION_ERROR")
 		if field != "" && e["details"].(map[string]any)["field"] != field {
