@@ -72,8 +72,8 @@ type Best struct {
 // Embargo one the split dropped between train and test, which counts in
 // neither (DESIGN 14); the others trained. Under WALK_FORWARD a market of
 // one fold's test block trains in the later folds: Test marks a market
-// tested in any fold, and no market is in neither (every fold's embargo
-// trains in a later one).
+// tested in any fold, and no market is in neither (a fold's embargo
+// trains or tests in another fold).
 type MarketPnL struct {
 	Slug    string  `json:"slug"`
 	PnL     float64 `json:"pnl"`
