@@ -176,12 +176,24 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if *perMinute < 0 || *perDay < 0 {
 			return errors.New("customers set-limits: --per-minute and --per-day are 0 (the plan's default) or more")
 		}
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if !given["per-minute"] && !given["per-day"] {
+			return errors.New("customers set-limits: give --per-minute, --per-day or both (a limit not given keeps its value; 0 is the plan's default)")
+		}
 		c, err := findCustomer(ctx, st, *id, *email)
 		if err != nil {
 			return err
 		}
 		if c.Tier != store.Enterprise {
 			return fmt.Errorf("customer %s is on the %s plan: limits per customer are an ENTERPRISE feature (set-tier first)", c.ID, c.Tier)
+		}
+		// A limit not given keeps its value.
+		if !given["per-minute"] {
+			*perMinute = c.RatePerMinute
+		}
+		if !given["per-day"] {
+			*perDay = c.RatePerDay
 		}
 		c, err = st.SetCustomerLimits(ctx, c.ID, *perMinute, *perDay)
 		if err != nil {

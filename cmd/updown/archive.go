@@ -362,7 +362,7 @@ func isParquet(name string) bool {
 // importParquet is `updown import --in FILE.parquet`: an `updown export
 // --format parquet` file back into DATABASE_URL, or the way to import a
 // PMXT archive hour.
-func importParquet(ctx context.Context, name, dbURL string, stdout io.Writer) error {
+func importParquet(ctx context.Context, name, dbURL string, booksVersion int, stdout io.Writer) error {
 	kind, err := archive.KindOfParquet(name)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -375,6 +375,9 @@ func importParquet(ctx context.Context, name, dbURL string, stdout io.Writer) er
 		return err
 	}
 	defer st.Close()
+	if err := st.WriteBooksVersion(booksVersion); err != nil {
+		return fmt.Errorf("--books-version: %w", err)
+	}
 	began := time.Now()
 	stats, err := archive.ImportExportParquet(ctx, st, name)
 	if err != nil {

@@ -84,7 +84,7 @@ const customersUsage = `Usage: updown customers <subcommand> [flags]    (on DATA
                                             {"customer_id","key_id","api_key"}: the key is shown once
   list                                      every customer, as JSON
   set-tier (--id ID | --email E) --tier T   change a customer's plan
-  set-limits (--id ID | --email E) --per-minute N --per-day N
+  set-limits (--id ID | --email E) [--per-minute N] [--per-day N]
                                             an ENTERPRISE customer's own rate limits (0: the plan's default)
 
 Plans: STARTER (default), PRO, PRO_TRIAL, SUITE, ENTERPRISE.

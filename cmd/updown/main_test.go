@@ -334,6 +334,17 @@ func TestProductionProcesses(t *testing.T) {
 	if h := getHeaders(t, base+"/v1/markets?coin=BTC&limit=1", created.APIKey); h.Get("X-RateLimit-Limit") != "777" {
 		t.Errorf("after set-limits, X-RateLimit-Limit = %q, want 777", h.Get("X-RateLimit-Limit"))
 	}
+	// A limit not given keeps its value; neither given is refused.
+	var limits struct {
+		RateLimits map[string]int `json:"rate_limits"`
+	}
+	if err := json.Unmarshal(runCmd(t, "customers", "set-limits", "--email", "ada@example.com", "--per-day", "888"), &limits); err != nil ||
+		limits.RateLimits["per_minute"] != 50 || limits.RateLimits["per_day"] != 888 {
+		t.Errorf("set-limits --per-day 888 after 50/777: %v %v, want per_minute kept at 50", limits.RateLimits, err)
+	}
+	if err := run(context.Background(), []string{"customers", "set-limits", "--email", "ada@example.com"}, io.Discard, io.Discard); err == nil {
+		t.Error("set-limits with no limit: no error")
+	}
 
 	cancel()
 	for name, c := range map[string]chan error{"api": apiDone, "worker": workerDone} {

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/updown/updown/jobs/gen"
@@ -132,5 +135,83 @@ func TestExportParquet(t *testing.T) {
 		if err := run(ctx, bad, os.Stderr, os.Stderr); err == nil {
 			t.Errorf("updown %s succeeded", strings.Join(bad, " "))
 		}
+	}
+}
+
+// TestImportParquetChecks: a Parquet import writes the books version asked
+// for, counts what it stored (not what it read) when it fails, and a file
+// that is not Parquet, Parquet on stdin and an export to .parquet.gz are
+// refused with a message that says what to do.
+func TestImportParquetChecks(t *testing.T) {
+	t.Parallel()
+	src, dst, empty := pgtest.NewDatabase(t), pgtest.NewDatabase(t), pgtest.NewDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	st, err := postgres.Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = gen.Seed(ctx, smallGenConfig(time.Now()), st)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	markets, snaps := filepath.Join(dir, "markets.parquet"), filepath.Join(dir, "snapshots.parquet")
+	runBinaryOK(t, "export", "--database-url", src, "--out", markets, "--what", "markets")
+	runBinaryOK(t, "export", "--database-url", src, "--out", snaps, "--what", "snapshots")
+
+	// Snapshots of markets the database lacks: nothing stored, and the
+	// message says so.
+	var stderr strings.Builder
+	err = run(ctx, []string{"import", "--database-url", empty, "--in", snaps}, io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "0 markets, 0 snapshots") {
+		t.Errorf("snapshots of unknown markets: %v, want nothing counted as stored", err)
+	}
+
+	// --books-version 1 writes version 1 books, as the other formats do.
+	runBinaryOK(t, "import", "--database-url", dst, "--in", markets)
+	runBinaryOK(t, "import", "--database-url", dst, "--in", snaps, "--books-version", "1")
+	dstore, err := postgres.Open(ctx, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dstore.Close()
+	var versions []int32
+	rows, err := dstore.Pool().Query(ctx, "select distinct get_byte(books, 0) from snapshot_chunks")
+	if err == nil {
+		versions, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+	}
+	if err != nil || len(versions) != 1 || versions[0] != 1 {
+		t.Errorf("books versions written %v (%v), want [1]", versions, err)
+	}
+
+	notParquet := filepath.Join(dir, "empty.parquet")
+	if err := os.WriteFile(notParquet, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonl := filepath.Join(dir, "m.jsonl")
+	runBinaryOK(t, "export", "--database-url", src, "--out", jsonl, "--what", "markets")
+	for _, bad := range [][]string{
+		{"import", "--database-url", dst, "--in", notParquet},
+		{"import", "--database-url", dst, "--in", jsonl, "--format", "parquet"},
+		{"export", "--database-url", src, "--what", "markets", "--out", filepath.Join(dir, "m.parquet.gz")},
+	} {
+		if err := run(ctx, bad, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "arquet") {
+			t.Errorf("updown %s: %v, want a refusal about Parquet", strings.Join(bad, " "), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.parquet.gz")); err == nil {
+		t.Error("m.parquet.gz written")
+	}
+	cmd := exec.Command(updownBinary(t), "import", "--database-url", dst)
+	in, err := os.Open(markets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd.Stdin = in
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--in FILE") {
+		t.Errorf("Parquet on stdin: %v %s, want a refusal naming --in FILE", err, out)
 	}
 }

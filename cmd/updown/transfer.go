@@ -48,6 +48,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkExport(opt.Format, opt.What, *split); err != nil {
 		return err
 	}
+	if opt.Format == transfer.Parquet && strings.HasSuffix(*out, ".gz") {
+		return fmt.Errorf("export: Parquet compresses its own columns: name the file %s, not %s", strings.TrimSuffix(*out, ".gz"), *out)
+	}
 	var err error
 	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
 		return err
@@ -95,26 +98,33 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	in := fs.String("in", "-", "file to read; - is stdin; gzipped input is recognised")
-	format := fs.String("format", "", "jsonl or csv (default: told from the input)")
+	format := fs.String("format", "", "jsonl, csv or parquet (default: told from the input; Parquet is read from a file, --in)")
 	batch := fs.Int("batch", 5000, "snapshots per store write")
 	booksVersion := booksVersionFlag(fs)
 	dbURL := databaseURLFlag(fs)
 	fs.Usage = commandUsage(fs, "updown import [flags]\n\n"+
-		"Load an export (JSON Lines or CSV, gzipped or not) from --in FILE, or piped to stdin, into DATABASE_URL.", adminEnv)
+		"Load an export (JSON Lines or CSV, gzipped or not, from --in FILE or piped to stdin; Parquet from --in FILE)\ninto DATABASE_URL.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
 		}
 		return err
 	}
-	if isParquet(*in) {
-		return importParquet(ctx, *in, *dbURL, stdout)
+	switch {
+	case isParquet(*in):
+		return importParquet(ctx, *in, *dbURL, *booksVersion, stdout)
+	case transfer.Format(*format) == transfer.Parquet || *in != "-" && formatOf(*in) == transfer.Parquet:
+		return fmt.Errorf("import: %s is not a Parquet file (Parquet is read from a file given as --in FILE.parquet)", inName(*in))
 	}
 	r, closeIn, err := openIn(*in, os.Stdin)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(4); string(magic) == "PAR1" {
+		return fmt.Errorf("import: %s is Parquet, which is read from its end: give it as --in FILE", inName(*in))
+	}
 	st, err := openAdminStore(ctx, *dbURL)
 	if err != nil {
 		return err
@@ -124,12 +134,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--books-version: %w", err)
 	}
 	began := time.Now()
-	stats, err := transfer.Import(ctx, st, r, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
+	stats, err := transfer.Import(ctx, st, br, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
 		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %w",
 			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+}
+
+// inName names --in for a message: stdin for -.
+func inName(in string) string {
+	if in == "-" {
+		return "stdin"
+	}
+	return in
 }
 
 // checkExport refuses a format, kind of record or split export cannot
@@ -166,7 +184,7 @@ func formatOf(name string) transfer.Format {
 	switch base := strings.TrimSuffix(name, ".gz"); {
 	case strings.HasSuffix(base, ".csv"):
 		return transfer.CSV
-	case strings.HasSuffix(name, ".parquet"):
+	case strings.HasSuffix(base, ".parquet"):
 		return transfer.Parquet
 	}
 	return transfer.JSONL

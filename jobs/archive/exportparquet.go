@@ -84,8 +84,11 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			for i := range rows {
 				ms[i] = marketOfRow(&rows[i])
 			}
-			st.Markets += len(ms)
-			return dst.UpsertMarkets(ctx, ms)
+			if err := dst.UpsertMarkets(ctx, ms); err != nil {
+				return err
+			}
+			st.Markets += len(ms) // counted once stored
+			return nil
 		})
 	case ParquetSnapshots:
 		err = readParquet(ctx, f, func(rows []transfer.ParquetBookSnapshot) error {
@@ -98,8 +101,11 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 						snaps[i].BookDown = &store.Book{Bids: levelsOf(r.BookDownBids), Asks: levelsOf(r.BookDownAsks)}
 					}
 				}
+				if err := dst.AppendSnapshots(ctx, slug, snaps); err != nil {
+					return err
+				}
 				st.Snapshots += len(snaps)
-				return dst.AppendSnapshots(ctx, slug, snaps)
+				return nil
 			})
 		})
 	case ParquetTrades:
@@ -109,8 +115,11 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 				for i, r := range rs {
 					ts[i] = store.MarketTrade{Time: r.Time, Outcome: r.Outcome, Side: r.Side, Price: r.Price, Size: r.Size, FeeRateBps: r.FeeRateBps, TxHash: r.TxHash}
 				}
+				if err := dst.AppendMarketTrades(ctx, slug, ts); err != nil {
+					return err
+				}
 				st.Trades += len(ts)
-				return dst.AppendMarketTrades(ctx, slug, ts)
+				return nil
 			})
 		})
 	case ParquetGaps:
@@ -124,8 +133,11 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 					}
 					gs[i] = store.Gap{From: r.From, To: r.To, Kind: kind}
 				}
+				if err := dst.RecordGaps(ctx, slug, gs); err != nil {
+					return err
+				}
 				st.Gaps += len(gs)
-				return dst.RecordGaps(ctx, slug, gs)
+				return nil
 			})
 		})
 	}

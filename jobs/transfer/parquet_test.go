@@ -198,3 +198,36 @@ func TestParquetSplit(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestSplitWhat: --what limits a split export to one kind of record,
+// beside the markets' file an import reads first.
+func TestSplitWhat(t *testing.T) {
+	t.Parallel()
+	st, _ := seeded(t, 2, 40)
+	enrich(t, st)
+	ctx := context.Background()
+	for _, what := range []transfer.What{transfer.Markets, transfer.Snapshots, transfer.Trades, transfer.Gaps} {
+		t.Run(string(what), func(t *testing.T) {
+			fs := memFiles{}
+			stats, err := transfer.ExportSplit(ctx, st, fs.create, transfer.SplitMarket,
+				transfer.ExportOptions{Format: transfer.JSONL, What: what, Books: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			for name := range fs {
+				kind, _, _ := strings.Cut(name, "/")
+				kinds[kind]++
+			}
+			if kinds["markets"] != 1 || len(kinds) > 2 || what != transfer.Markets && kinds[string(what)] == 0 {
+				t.Errorf("files by kind %v, want markets and %s alone", kinds, what)
+			}
+			counted := map[transfer.What]int{transfer.Snapshots: stats.Snapshots, transfer.Trades: stats.Trades, transfer.Gaps: stats.Gaps}
+			for k, n := range counted {
+				if k != what && n != 0 {
+					t.Errorf("%d %s exported with --what %s", n, k, what)
+				}
+			}
+		})
+	}
+}

@@ -31,13 +31,16 @@ type Create func(name string) (io.WriteCloser, error)
 // their snapshots to a file "snapshots/<key>" per market or per day, and
 // their trades and recording gaps beside them in "trades/<key>" and
 // "gaps/<key>" (written only for a key that has some), all in opt.Format:
-// each file holds one kind of record. Like Export it streams: one page of
+// each file holds one kind of record. opt.What, when it names one kind,
+// limits the files to it (the markets' file, which an import reads first,
+// is written whatever it names). Like Export it streams: one page of
 // records and the open files' buffers are held at a time.
 func ExportSplit(ctx context.Context, src Source, create Create, split Split, opt ExportOptions) (st Stats, err error) {
 	if split != SplitMarket && split != SplitDay {
 		return st, fmt.Errorf("transfer: unknown split %q (want market or day)", split)
 	}
 	opt = exportDefaults(opt)
+	want := func(w What) bool { return opt.What == "" || opt.What == All || opt.What == w }
 	newEncoder := func(w io.Writer, what What) (Encoder, error) {
 		if opt.Format == Parquet {
 			return NewParquetEncoder(w, what, opt.Books)
@@ -67,23 +70,30 @@ func ExportSplit(ctx context.Context, src Source, create Create, split Split, op
 		if split == SplitDay {
 			k = m.StartTime.UTC().Format("2006-01-02")
 		}
-		enc, err := snaps.at(k)
-		if err != nil {
+		if want(Snapshots) {
+			enc, err := snaps.at(k)
+			if err != nil {
+				return err
+			}
+			n, err := exportSnapshots(ctx, src, enc, m.Slug, opt)
+			st.Snapshots += n
+			if err != nil {
+				return err
+			}
+		}
+		if want(Trades) {
+			n, err := exportTrades(ctx, src, lazyEncoder{trades, k}, m.Slug, opt)
+			st.Trades += n
+			if err != nil {
+				return err
+			}
+		}
+		if want(Gaps) {
+			n, err := exportGaps(ctx, src, lazyEncoder{gaps, k}, m.Slug)
+			st.Gaps += n
 			return err
 		}
-		n, err := exportSnapshots(ctx, src, enc, m.Slug, opt)
-		st.Snapshots += n
-		if err != nil {
-			return err
-		}
-		n, err = exportTrades(ctx, src, lazyEncoder{trades, k}, m.Slug, opt)
-		st.Trades += n
-		if err != nil {
-			return err
-		}
-		n, err = exportGaps(ctx, src, lazyEncoder{gaps, k}, m.Slug)
-		st.Gaps += n
-		return err
+		return nil
 	})
 	return st, err
 }
