@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -186,6 +187,11 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		err = key.before
 	case err == nil && key.err != nil:
 		err = key.err
+	}
+	if err == nil && sum.Events == 0 {
+		// An empty file (a download cut short, the wrong hour) imports
+		// nothing, and is not recorded as an import that did.
+		err = fmt.Errorf("archive: no events in %s: nothing imported", strings.Join(opt.Files, ", "))
 	}
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))

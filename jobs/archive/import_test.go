@@ -495,3 +495,23 @@ func TestPMXTManyMarkets(t *testing.T) {
 		t.Errorf("a failed import stored %d markets", n)
 	}
 }
+
+// TestEmptyFileImportsNothing: a file without a single event (a download
+// cut short, the wrong hour) is an error, and leaves no import recorded.
+func TestEmptyFileImportsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New()
+	_, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{empty}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)})
+	if err == nil || !strings.Contains(err.Error(), "no events") {
+		t.Errorf("an empty file: %v, want an error saying it holds no events", err)
+	}
+	if imps, _ := st.ListImports(ctx); len(imps) != 0 {
+		t.Errorf("%d imports recorded for an empty file", len(imps))
+	}
+}
