@@ -148,6 +148,9 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		defer st.Close()
+		if *tier == "" {
+			return errors.New("customers set-tier: --tier is required (STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE)")
+		}
 		t, err := parseTier(*tier)
 		if err != nil {
 			return err

@@ -215,3 +215,24 @@ func TestImportParquetChecks(t *testing.T) {
 		t.Errorf("Parquet on stdin: %v %s, want a refusal naming --in FILE", err, out)
 	}
 }
+
+// TestImportNamedFormat: a file named .jsonl or .csv is read as that
+// format, so a broken one is told of in its own terms, not sniffed as
+// the other; set-tier without --tier says it is missing.
+func TestImportNamedFormat(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("garbage{\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(ctx, []string{"import", "--database-url", db, "--in", bad}, io.Discard, io.Discard)
+	if err == nil || strings.Contains(err.Error(), "CSV") || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a broken .jsonl: %v, want a JSON error at line 1", err)
+	}
+	err = run(ctx, []string{"customers", "set-tier", "--database-url", db, "--email", "nobody@example.com"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--tier is required") {
+		t.Errorf("set-tier without --tier: %v", err)
+	}
+}

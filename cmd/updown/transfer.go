@@ -134,6 +134,17 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--books-version: %w", err)
 	}
 	began := time.Now()
+	if *format == "" && *in != "-" {
+		// A file named for its format is read as it, so that a broken one
+		// is told of in its own terms (a JSON error at its line), not
+		// sniffed as the other format.
+		switch name := strings.TrimSuffix(*in, ".gz"); {
+		case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".ndjson"):
+			*format = string(transfer.JSONL)
+		case strings.HasSuffix(name, ".csv"):
+			*format = string(transfer.CSV)
+		}
+	}
 	stats, err := transfer.Import(ctx, st, br, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
 		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %w",
