@@ -176,16 +176,9 @@ type MarketResult struct {
 	Trips []Trip `json:"trips,omitempty" hidden:"true"`
 }
 
-// Trip is one round trip as a shard reports it (replay.RoundTrip): the
-// entry's fill and the side's mid there, the trip's pnl and fees, and
-// what the side settled at (1 won, 0 lost, 0.5 for a 50-50 market).
-type Trip struct {
-	EntryFill float64 `json:"entry_fill"`
-	EntryMid  float64 `json:"entry_mid"`
-	PnL       float64 `json:"pnl"`
-	Fees      float64 `json:"fees"`
-	Won       float64 `json:"won"`
-}
+// Trip is one round trip as a shard reports it, as a sweep's shard stores
+// it: its money rounded to 6 decimals.
+type Trip = replay.RoundTrip
 
 // MaxTrips bounds the round trips a shard reports of a market: a strategy
 // trading on almost every snapshot of a 24hr market makes tens of

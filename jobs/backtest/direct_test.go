@@ -22,21 +22,7 @@ import (
 // markets in their UTC days from it.
 func TestDirectEndTimes(t *testing.T) {
 	t.Parallel()
-	cfg := gen.DefaultConfig(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
-	cfg.Coins = gen.DefaultCoins()[:1]
-	cfg.Markets = map[store.MarketType]int{store.M15: 6}
-	cfg.MaxSnapshotsPerMarket = 60
-	cfg.BookLevels = 3
-	cfg.DepthHistory = 0
-	st := memory.New()
-	if _, err := gen.Seed(t.Context(), cfg, st); err != nil {
-		t.Fatal(err)
-	}
-	resolved := true
-	ms, _, err := st.ListMarkets(t.Context(), store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved, Limit: 4})
-	if err != nil || len(ms) == 0 {
-		t.Fatalf("%d markets: %v", len(ms), err)
-	}
+	st, ms := seed15m(t, 6, 60, 4)
 	req := backtest.Request{Strategy: spec(t)}
 	for _, m := range ms {
 		req.Markets = append(req.Markets, m.Slug)
@@ -75,21 +61,7 @@ func TestDirectEndTimes(t *testing.T) {
 // answer's results do not carry the trips.
 func TestDirectPerTradeStatistics(t *testing.T) {
 	t.Parallel()
-	cfg := gen.DefaultConfig(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
-	cfg.Coins = gen.DefaultCoins()[:1]
-	cfg.Markets = map[store.MarketType]int{store.M15: 8}
-	cfg.MaxSnapshotsPerMarket = 300
-	cfg.BookLevels = 3
-	cfg.DepthHistory = 0
-	st := memory.New()
-	if _, err := gen.Seed(t.Context(), cfg, st); err != nil {
-		t.Fatal(err)
-	}
-	resolved := true
-	ms, _, err := st.ListMarkets(t.Context(), store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved, Limit: 6})
-	if err != nil || len(ms) < 3 {
-		t.Fatalf("%d markets: %v", len(ms), err)
-	}
+	st, ms := seed15m(t, 8, 300, 6)
 	rules, err := strategy.ParseCode("coin=BTC type=15m side=UP entry: price_up < 0.5 exit: price_up > 0.52 size=10")
 	if err != nil {
 		t.Fatal(err)
@@ -133,4 +105,27 @@ func TestDirectPerTradeStatistics(t *testing.T) {
 	if bytes.Contains(body, []byte(`"trips"`)) {
 		t.Errorf("the answer carries the shards' trips: %.300s", body)
 	}
+}
+
+// seed15m generates n BTC 15m markets of the given snapshots each and
+// returns the store and the newest resolved ones, at most limit and at
+// least 3.
+func seed15m(t *testing.T, n, snapshots, limit int) (*memory.Store, []store.Market) {
+	t.Helper()
+	cfg := gen.DefaultConfig(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	cfg.Coins = gen.DefaultCoins()[:1]
+	cfg.Markets = map[store.MarketType]int{store.M15: n}
+	cfg.MaxSnapshotsPerMarket = snapshots
+	cfg.BookLevels = 3
+	cfg.DepthHistory = 0
+	st := memory.New()
+	if _, err := gen.Seed(t.Context(), cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	resolved := true
+	ms, _, err := st.ListMarkets(t.Context(), store.MarketFilter{Coin: store.BTC, MarketType: store.M15, Resolved: &resolved, Limit: limit})
+	if err != nil || len(ms) < 3 {
+		t.Fatalf("%d markets: %v", len(ms), err)
+	}
+	return st, ms
 }

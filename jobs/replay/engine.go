@@ -117,7 +117,11 @@ func PerformanceOf(in Input, s Strategy) (Performance, error) {
 // the entry's fill and the side's mid there, the trip's pnl and fees, and
 // what the side settled at (1 won, 0 lost, 0.5 for a 50-50 market).
 type RoundTrip struct {
-	EntryFill, EntryMid, PnL, Fees, Won float64
+	EntryFill float64 `json:"entry_fill"`
+	EntryMid  float64 `json:"entry_mid"`
+	PnL       float64 `json:"pnl"`
+	Fees      float64 `json:"fees"`
+	Won       float64 `json:"won"`
 }
 
 // Trips replays s over in and returns the performance and the round trips,

@@ -56,14 +56,9 @@ type TrialMarket struct {
 	Error       string              `json:"error,omitempty"`
 }
 
-// Trip is a round trip as a shard stores it (replay.RoundTrip).
-type Trip struct {
-	EntryFill float64 `json:"entry_fill"`
-	EntryMid  float64 `json:"entry_mid"`
-	PnL       float64 `json:"pnl"`
-	Fees      float64 `json:"fees"`
-	Won       float64 `json:"won"`
-}
+// Trip is a round trip as a shard stores it, its money rounded to 6
+// decimals.
+type Trip = replay.RoundTrip
 
 // RunShard replays every strategy over one market's data, in order: the
 // market is read and decoded once, and each trial costs its engine time
