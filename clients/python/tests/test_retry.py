@@ -105,3 +105,35 @@ def test_unreachable_server(fake):
     c = updown.Client("http://127.0.0.1:9", "k", max_retries=1, backoff=0.01)
     with pytest.raises(updown.ConnectionError):
         c.market("m")
+
+
+def test_times_from_numpy_and_pandas():
+    np = pytest.importorskip("numpy")
+    from updown.client import _time_param
+    ms = 1777467600000
+    assert _time_param(np.int64(ms)) == str(ms)
+    assert _time_param(np.float64(ms)) == str(ms)
+    assert _time_param(np.datetime64(ms, "ms")) == str(ms)
+    assert _time_param(np.datetime64("2026-04-29T13:00:00.000000123")) == str(ms)
+    with pytest.raises(TypeError):
+        _time_param(True)
+
+
+def test_timeout_outlasts_the_servers_job_wait():
+    # A slow job answers 504 JOB_TIMEOUT after the server's JOB_WAIT (60 s
+    # by default); a client timing out first would send it again instead
+    # of polling the job.
+    assert updown.Client("http://x", "k").timeout > 60
+
+
+def test_sweep_wait_uses_the_injected_sleep(fake):
+    state = {"sweep_id": "s1", "status": "RUNNING", "trials": 1, "markets": 1, "replays": 1,
+             "progress": {"replays_done": 0, "replays_total": 1, "eta_seconds": None}}
+    done = dict(state, status="DONE", progress={"replays_done": 1, "replays_total": 1, "eta_seconds": 0})
+    fake.on("POST", "/v1/sweeps", (202, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}))
+    fake.on("GET", "/v1/sweeps/s1", (200, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}),
+            (200, {}, {"success": True, "data": done, "timestamp": "2026-04-29T13:00:00Z"}))
+    slept = []
+    s = client(fake, sleep=slept.append).sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1]}],
+                                              {"coin": "BTC", "market_type": "15m", "count": 1}, poll=7.5)
+    assert s.done and slept == [7.5]

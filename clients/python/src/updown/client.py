@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import numbers
 import random
 import socket
 import time as _time
@@ -32,7 +33,7 @@ def _time_param(t: TimeLike) -> Optional[str]:
         return None
     if isinstance(t, bool):
         raise TypeError("a time cannot be a bool")
-    if isinstance(t, (int, float)):
+    if isinstance(t, numbers.Real):  # numpy's integers and floats too
         return str(int(t))
     if isinstance(t, str):
         return t
@@ -42,6 +43,8 @@ def _time_param(t: TimeLike) -> Optional[str]:
         return t.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
     if isinstance(t, date):
         return t.isoformat()
+    if type(t).__name__ == "datetime64":  # numpy's, e.g. df.start_time.values[0]
+        return str(int(t.astype("datetime64[ms]").astype("int64")))
     raise TypeError(f"cannot use {type(t).__name__} as a time: give a datetime, ISO 8601 string or epoch milliseconds")
 
 
@@ -63,7 +66,9 @@ class Client:
     with exponential backoff and full jitter, waiting at least what
     Retry-After says; 400, 401, 403 and other 4xx never are. A 504
     JOB_TIMEOUT is followed by polling GET /v1/jobs/{id} until the job
-    answers or job_wait seconds pass.
+    answers or job_wait seconds pass. timeout bounds one request; keep it
+    above the server's JOB_WAIT (60 s by default), so that a slow job's 504
+    arrives, rather than a timeout that would send the request again.
     """
 
     def __init__(
@@ -71,7 +76,7 @@ class Client:
         base_url: str = "http://localhost:8080",
         api_key: Optional[str] = None,
         *,
-        timeout: float = 60.0,
+        timeout: float = 90.0,
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 30.0,
@@ -411,7 +416,7 @@ class Client:
             if _time.monotonic() > deadline:
                 raise errors.JobTimeoutError(f"sweep {s.sweep_id} still {s.status} after {timeout} s", code="JOB_TIMEOUT",
                                              status=504, details={"sweep_id": s.sweep_id})
-            _time.sleep(poll)
+            self._sleep(poll)
 
     def get_sweep(self, sweep_id: str) -> Sweep:
         return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])
