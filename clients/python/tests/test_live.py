@@ -1,6 +1,8 @@
 """The client against a live `updown dev` (see conftest.py)."""
 
+import csv
 import io
+import urllib.request
 from datetime import timedelta
 
 import pytest
@@ -210,6 +212,12 @@ def test_sweep(pro):
     pytest.importorskip("pandas")
     df = s.trials_frame()
     assert len(df) == 4 and "/entryConditions/0/value" in df.columns and "train.total_pnl" in df.columns
+    # The trials' CSV has the frame's columns (GET /v1/sweeps/{id}/trials says so).
+    req = urllib.request.Request(f"{pro.base_url}/v1/sweeps/{s.sweep_id}/trials",
+                                 headers={"X-API-Key": pro.api_key, "Accept": "text/csv"})
+    with urllib.request.urlopen(req) as res:
+        header = next(csv.reader(io.StringIO(res.read().decode())))
+    assert list(df.columns) == header
     with pytest.raises(updown.ValidationError):
         pro.sweep({"side": "UP"}, [], {"coin": "BTC", "market_type": "15m", "count": 5})
 

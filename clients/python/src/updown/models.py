@@ -381,12 +381,37 @@ class Sweep:
                 row[p["path"]] = p["value"]
             row["train_objective"], row["test_objective"] = t.get("train_objective"), t.get("test_objective")
             for part in ("train", "test"):
-                for k, v in (t.get(part) or {}).items():
-                    if not isinstance(v, (dict, list)):
-                        row[f"{part}.{k}"] = v
+                summary = t.get(part) or {}
+                for col in _SUMMARY_COLUMNS:
+                    row[f"{part}.{col}"] = _summary_figure(summary, col)
             rows.append(row)
         import pandas as pd  # noqa: PLC0415 - pandas is optional
         return pd.DataFrame(rows)
+
+
+# A trial's train and test figures as the trials' CSV and Parquet columns
+# name and order them (GET /v1/sweeps/{id}/trials): an interval as its _low
+# and _high, pnl_per_market as its figures; the daily and calibration lists
+# are left out.
+_SUMMARY_COLUMNS = (
+    "n_markets", "n_markets_traded", "n_trades", "total_pnl", "total_fees", "win_rate",
+    "win_rate_ci95_low", "win_rate_ci95_high", "ev_per_trade", "ev_ci95_low", "ev_ci95_high", "sqn",
+    "pnl_per_market_mean", "pnl_per_market_sd", "pnl_per_market_p5", "pnl_per_market_p50", "pnl_per_market_p95",
+    "sharpe_per_market", "sharpe_daily_ann", "sortino_daily_ann", "portfolio_max_drawdown",
+    "brier_entry", "brier_market", "psr0",
+)
+
+
+def _summary_figure(summary: Dict[str, Any], col: str) -> Any:
+    """One column's figure of a trial's train or test statistics (None
+    for null, or for a test part a split without test markets lacks)."""
+    for name, i in (("win_rate_ci95", {"low": 0, "high": 1}), ("ev_ci95", {"low": 0, "high": 1})):
+        if col.startswith(name + "_"):
+            v = summary.get(name)
+            return v[i[col[len(name) + 1:]]] if isinstance(v, list) and len(v) == 2 else None
+    if col.startswith("pnl_per_market_"):
+        return (summary.get("pnl_per_market") or {}).get(col[len("pnl_per_market_"):])
+    return summary.get(col)
 
 
 @dataclass
