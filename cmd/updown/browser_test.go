@@ -595,6 +595,20 @@ func TestDashboardInBrowser(t *testing.T) {
 		if !hidden {
 			t.Error("the GTC options show with order type MARKET")
 		}
+		// A GTC code pasted into the code box (input, the box still focused)
+		// shows the resting-order fields at once: a click on Run right after
+		// the paste is not lost to the page moving as the box loses focus.
+		var before string
+		pro.eval(`document.querySelector('[data-testid=replay-code]').value`, &before)
+		var shownAtOnce bool
+		pro.eval(`(() => { const el = document.querySelector('[data-testid=replay-code]');
+			el.value = 'side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100 maxloss=50 order=GTC postonly=true';
+			el.dispatchEvent(new Event('input', {bubbles: true}));
+			return !document.querySelector('[data-testid=gtc-options]').hidden })()`, &shownAtOnce)
+		if !shownAtOnce {
+			t.Error("a GTC code pasted into the code box does not show the GTC options until the box loses focus")
+		}
+		pro.setValue(byID("replay-code"), before)
 		pro.setValue(byID("order-type"), "GTC")
 		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
 		if hidden {

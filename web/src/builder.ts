@@ -311,7 +311,9 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     }
     onChange();
   }
-  const load = (r: Rules) => {
+  // load sets the builder from r; keepText leaves the code box as typed
+  // (while it is being typed or pasted into) instead of writing r's code.
+  const load = (r: Rules, keepText = false) => {
     side.value = r.side;
     entries.replaceChildren();
     exits.replaceChildren();
@@ -320,8 +322,26 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     size.value = String(r.positionSize);
     maxloss.value = String(r.maxLossPercent ?? 50);
     exec.write(r);
+    if (keepText) {
+      onChange();
+      return;
+    }
     sync();
   };
+  // A code that parses loads as it is typed or pasted: the builder (a GTC
+  // code shows the resting-order fields) is in place before the box loses
+  // focus, so a click on Run right after a paste is not lost to the page
+  // moving under it. An incomplete code waits for the change event, which
+  // says what is wrong.
+  code.addEventListener('input', () => {
+    let r: Rules;
+    try {
+      r = parseCode(code.value);
+    } catch {
+      return;
+    }
+    load(r, true);
+  });
   code.addEventListener('change', () => {
     try {
       load(parseCode(code.value));
