@@ -88,6 +88,14 @@ def test_series_day_of_markets(pro, resolved):
     markets = pro.all_markets("BTC", market_type="15m", start=start - timedelta(milliseconds=1), end=resolved.end_time)
     assert slugs <= {m.slug for m in markets}
     assert isinstance(markets.to_frame(), pd.DataFrame) and "winner" in markets.to_frame().columns
+    # Nothing in the window: empty frames with their columns, so that the
+    # README's pivot gives an empty frame rather than a KeyError.
+    later = resolved.end_time + timedelta(days=400)
+    empty = pro.series("BTC", "15m", later, later + timedelta(hours=1)).to_frame()
+    assert len(empty) == 0 and {"time", "slug", "price_up"} <= set(empty.columns)
+    assert empty.pivot(index="time", columns="slug", values="price_up").empty
+    none = pro.all_markets("BTC", market_type="15m", start=later, end=later + timedelta(hours=1)).to_frame()
+    assert len(none) == 0 and "winner" in none.columns
 
 
 def test_parquet_page(pro, resolved):

@@ -3,7 +3,7 @@ have to_frame() (pandas, imported only when called)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, TypeVar
 
@@ -44,10 +44,14 @@ class Records(List[T], Generic[T]):
 
     _row: Callable[[Any], Dict[str, Any]] = staticmethod(lambda r: dict(r.__dict__))
     _times: tuple = ()
+    # The columns of an empty list's frame, so that code written for rows
+    # (df.pivot(index="time", ...)) meets an empty frame, not a KeyError.
+    _columns: tuple = ()
 
     def to_frame(self):
         pd = _pandas()
-        df = pd.DataFrame([type(self)._row(r) for r in self])
+        rows = [type(self)._row(r) for r in self]
+        df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(type(self)._columns))
         for col in type(self)._times:
             if col in df.columns:
                 df[col] = pd.to_datetime(df[col], utc=True)
@@ -132,6 +136,7 @@ def _market_row(m: Market) -> Dict[str, Any]:
 class MarketList(Records[Market]):
     _row = staticmethod(_market_row)
     _times = ("start_time", "end_time", "resolved_at", "created_at", "updated_at")
+    _columns = tuple(f.name for f in fields(Market) if f.name != "raw") + ("coin",)
 
 
 @dataclass
@@ -190,6 +195,7 @@ class SnapshotList(Records[Snapshot]):
 
     _row = staticmethod(_snapshot_row)
     _times = ("time",)
+    _columns = ("slug", "time", "coin_price", "price_up", "price_down")
 
 
 @dataclass
@@ -244,6 +250,7 @@ def _depth_row(d: DepthSnapshot) -> Dict[str, Any]:
 class DepthList(Records[DepthSnapshot]):
     _row = staticmethod(_depth_row)
     _times = ("time",)
+    _columns = ("symbol", "time", "coin_price", "best_bid", "best_ask", "bids", "asks", "last_update_id")
 
 
 @dataclass
@@ -286,6 +293,7 @@ class Trade:
 
 class TradeList(Records[Trade]):
     _times = ("time",)
+    _columns = tuple(f.name for f in fields(Trade))
 
 
 @dataclass
@@ -308,6 +316,7 @@ class MarketTrade:
 
 class MarketTradeList(Records[MarketTrade]):
     _times = ("time",)
+    _columns = tuple(f.name for f in fields(MarketTrade))
 
 
 @dataclass
