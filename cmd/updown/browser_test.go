@@ -421,8 +421,7 @@ func TestDashboardInBrowser(t *testing.T) {
 				} `json:"orderbook_down"`
 			}
 		}
-		offset := series.Data.Snapshots - 1 - series.Data.Index[k]
-		apiGet(t, base, fmt.Sprintf("/v1/markets/%s/snapshots?limit=1&offset=%d&include_orderbook=true", slug24, offset), "ud_dev_pro", &page)
+		apiGet(t, base, fmt.Sprintf("/v1/markets/%s/snapshots?order=asc&limit=1&offset=%d&include_orderbook=true", slug24, series.Data.Index[k]), "ud_dev_pro", &page)
 		s := page.Snapshots[0]
 		if s.Time != at || time.UnixMilli(series.Data.Time[k]).UTC().Format("2006-01-02T15:04:05") != at[:19] {
 			t.Errorf("picked %s, the snapshot API's is %s (bucket %d)", at, s.Time, series.Data.Time[k])
@@ -458,6 +457,34 @@ func TestDashboardInBrowser(t *testing.T) {
 			if fmt.Sprint(key(shown)) != fmt.Sprint(key(api)) || len(api) == 0 {
 				t.Errorf("%s shows %v, the API %v", side.id, key(shown), key(api))
 			}
+		}
+	})
+	t.Run("books at a picked instant of a live market", func(t *testing.T) {
+		// Snapshots recorded after the page loaded must not shift the
+		// instant picked: the books shown are those of the picked bucket.
+		pro := pro.in(t)
+		var live struct{ Markets []struct{ Slug string } }
+		apiGet(t, base, "/v1/markets?coin=BTC&market_type=5m&resolved=false&limit=1", "ud_dev_pro", &live) // under 1,000 snapshots: a bucket a snapshot
+		if len(live.Markets) == 0 {
+			t.Fatal("dev has no live BTC 5m market")
+		}
+		slug := live.Markets[0].Slug
+		pro.visit("#/market/"+url.PathEscape(slug), "market")
+		var series struct {
+			Data struct{ Time []int64 }
+		}
+		apiGet(t, base, "/v1/markets/"+slug+"/series?points=2000", "ud_dev_pro", &series)
+		if len(series.Data.Time) < 2 {
+			t.Fatalf("the live market has %d buckets", len(series.Data.Time))
+		}
+		time.Sleep(2 * time.Second) // dev records a snapshot every 300 ms
+		k := len(series.Data.Time) / 2
+		pro.setValue(byID("market-instant-slider"), strconv.Itoa(k))
+		var at string
+		var ok bool
+		pro.run("instant picked", chromedp.WaitVisible(byID("market-instant")+`[data-time]`), chromedp.AttributeValue(byID("market-instant"), "data-time", &at, &ok))
+		if want := time.UnixMilli(series.Data.Time[k]).UTC().Format("2006-01-02T15:04:05"); len(at) < 19 || at[:19] != want {
+			t.Errorf("picked bucket %d (%s) of a live market shows the snapshot of %s", k, want, at)
 		}
 	})
 

@@ -253,9 +253,11 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     if (k < 0 || k >= series.time.length) return;
     picked = k;
     slider.value = String(k);
-    const offset = series.snapshots - 1 - series.index[k];
+    // Counted from the oldest (order=asc), which snapshots recorded since
+    // the page loaded do not shift, as they do a count from the newest.
+    const offset = series.index[k];
     try {
-      const r = await get<{ snapshots: Snapshot[] }>(`/v1/markets/${encodeURIComponent(slug)}/snapshots?limit=1&offset=${offset}&include_orderbook=true`);
+      const r = await get<{ snapshots: Snapshot[] }>(`/v1/markets/${encodeURIComponent(slug)}/snapshots?order=asc&limit=1&offset=${offset}&include_orderbook=true`);
       const s = r.snapshots[0];
       if (!s || picked !== k) return;
       instantInfo.textContent = `${time(s.time, true)} UTC: price_up ${num(s.price_up, pd)}, price_down ${num(s.price_down, pd)}, coin ${usd(s.coin_price)}`;
@@ -313,9 +315,9 @@ export async function marketPage(ctx: Ctx): Promise<void> {
 
   csv.addEventListener('click', async () => {
     const k = picked >= 0 ? picked : 0;
-    const offset = series.time.length ? Math.max(0, series.snapshots - 1 - series.index[k] - 500) : 0;
+    const offset = series.time.length ? Math.max(0, series.index[k] - 500) : 0;
     try {
-      const text = await call<string>('GET', `/v1/markets/${encodeURIComponent(slug)}/snapshots?limit=1000&offset=${offset}&include_orderbook=true`, undefined, {
+      const text = await call<string>('GET', `/v1/markets/${encodeURIComponent(slug)}/snapshots?order=asc&limit=1000&offset=${offset}&include_orderbook=true`, undefined, {
         headers: { Accept: 'text/csv' },
         raw: true,
       });
