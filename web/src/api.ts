@@ -56,9 +56,48 @@ export async function call<T = any>(method: string, path: string, body?: unknown
     const e = j?.error ?? {};
     const err = new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
     if (res.status === 401 && !path.startsWith('/v1/auth/session')) onUnauthorized(err);
+    // A job that outlasted the server's wait goes on: its answer comes
+    // from GET /v1/jobs/{id}, as SPEC 7 tells every client to fetch it.
+    const jobId = err.details?.job_id;
+    if (err.code === 'JOB_TIMEOUT' && typeof jobId === 'string' && !path.startsWith('/v1/jobs/')) {
+      return awaitJob<T>(jobId, err);
+    }
     throw err;
   }
   return j as T;
+}
+
+/** How long the dashboard follows a job after its 504 JOB_TIMEOUT. */
+const jobPatience = 15 * 60 * 1000;
+
+/** Polls GET /v1/jobs/{id} until the job answers (202: still running),
+ * then answers or throws as its request would have; after jobPatience the
+ * timeout is thrown. */
+async function awaitJob<T>(id: string, timeout: ApiError): Promise<T> {
+  const until = Date.now() + jobPatience;
+  for (let wait = 250; Date.now() < until; wait = Math.min(wait * 2, 2000)) {
+    await new Promise((r) => setTimeout(r, wait));
+    let res: Response;
+    try {
+      res = await fetch(`/v1/jobs/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    } catch {
+      continue; // the server is away for a moment: the job goes on
+    }
+    if (res.status === 202) continue;
+    const text = await res.text();
+    let j: any;
+    try {
+      j = JSON.parse(text);
+    } catch {
+      throw new ApiError(res.status, 'BAD_RESPONSE', `unexpected answer from the server (HTTP ${res.status})`);
+    }
+    if (!res.ok) {
+      const e = j?.error ?? {};
+      throw new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
+    }
+    return j as T;
+  }
+  throw timeout;
 }
 
 export const get = <T = any>(path: string) => call<T>('GET', path);
