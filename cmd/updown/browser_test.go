@@ -1088,3 +1088,34 @@ func TestDashboardFollowsSlowJobs(t *testing.T) {
 		t.Errorf("no trades figure shown after the job was followed")
 	}
 }
+
+// TestAccountPageListsTheKeys: the account page lists the caller's keys
+// past the API's default page of 20 (QA: 25 keys showed 20 rows and no
+// sign of the rest).
+func TestAccountPageListsTheKeys(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t)
+	const auth = "X-API-Key: ud_dev_suite"
+	for range 24 { // with the dev key: 25 keys, 24 of them revoked
+		status, m := call(t, http.MethodPost, base+"/v1/account/keys", auth, "")
+		data, _ := m["data"].(map[string]any)
+		id, _ := data["id"].(string)
+		if status != http.StatusCreated || id == "" {
+			t.Fatalf("create a key: %d %v", status, m)
+		}
+		if status, m := call(t, http.MethodDelete, base+"/v1/account/keys/"+id, auth, ""); status != http.StatusOK {
+			t.Fatalf("revoke a key: %d %v", status, m)
+		}
+	}
+	var page struct{ Data struct{ Total int } }
+	apiGet(t, base, "/v1/account/keys?limit=1", "ud_dev_suite", &page)
+	b := open(t, base)
+	defer b.close()
+	b.signIn("ud_dev_suite")
+	b.visit("#/account", "account")
+	var rows int
+	b.eval(`document.querySelectorAll('[data-testid=keys-table] tbody tr').length`, &rows)
+	if page.Data.Total != 25 || rows != page.Data.Total {
+		t.Errorf("the keys table shows %d rows of %d keys", rows, page.Data.Total)
+	}
+}

@@ -11,10 +11,13 @@ interface Key {
   current: boolean;
 }
 
+/** The keys the page lists: the API's largest page. */
+const keysPath = '/v1/account/keys?limit=100';
+
 export async function accountPage(ctx: Ctx): Promise<void> {
   const [acct, keys, billing] = await Promise.all([
     get<{ data: any }>('/v1/account'),
-    get<{ data: { keys: Key[]; live: number; max_live: number } }>('/v1/account/keys'),
+    get<{ data: { keys: Key[]; live: number; max_live: number; total: number } }>(keysPath),
     get<{ data: { current_tier: string; plans: PlanInfo[]; checkout_url: string | null } }>('/v1/account/billing'),
   ]);
   const a = acct.data;
@@ -24,7 +27,14 @@ export async function accountPage(ctx: Ctx): Promise<void> {
   const keysTable = h('table', { class: 'data cards', testid: 'keys-table' }, h('thead', null, h('tr', null, th('Key'), th('Created (UTC)'), th('Revoked (UTC)'), th(''))), keysBody);
   const newKey = h('div', { 'aria-live': 'polite' });
   const create = h('button', { type: 'button', testid: 'key-create' }, 'Create a key');
-  const renderKeys = (list: Key[], live: number, max: number) => {
+  const keysNote = h('p', { class: 'muted', testid: 'keys-more' });
+  const renderKeys = (list: Key[], live: number, max: number, total: number) => {
+    // Live keys come first, so every one is here; past the page are older
+    // revoked ones, which the API pages through.
+    keysNote.textContent =
+      total > list.length
+        ? `Showing ${int(list.length)} of ${int(total)} keys: every live one and the newest revoked; GET /v1/account/keys?offset=${list.length} lists the older revoked ones.`
+        : '';
     create.disabled = live >= max;
     create.title = live >= max ? `At most ${max} live keys: revoke one first` : '';
     clear(
@@ -53,8 +63,8 @@ export async function accountPage(ctx: Ctx): Promise<void> {
     labelCells(keysTable);
   };
   const reload = async () => {
-    const k = await get<{ data: { keys: Key[]; live: number; max_live: number } }>('/v1/account/keys');
-    renderKeys(k.data.keys, k.data.live, k.data.max_live);
+    const k = await get<{ data: { keys: Key[]; live: number; max_live: number; total: number } }>(keysPath);
+    renderKeys(k.data.keys, k.data.live, k.data.max_live, k.data.total);
   };
   create.addEventListener('click', async () => {
     ctx.clearError();
@@ -66,7 +76,7 @@ export async function accountPage(ctx: Ctx): Promise<void> {
       ctx.error(e);
     }
   });
-  renderKeys(keys.data.keys, keys.data.live, keys.data.max_live);
+  renderKeys(keys.data.keys, keys.data.live, keys.data.max_live, keys.data.total);
 
   const yes = (b: boolean) => (b ? 'yes' : 'no');
   const plans = billing.data.plans;
@@ -95,6 +105,7 @@ export async function accountPage(ctx: Ctx): Promise<void> {
     h('h2', null, 'API keys'),
     h('p', null, `Up to ${int(keys.data.max_live)} live keys. A revoked key, and every session or token opened with it, stops working at its next request.`),
     keysTable,
+    keysNote,
     h('p', null, create),
     newKey,
     h('h2', { id: 'billing' }, 'Plans'),
