@@ -228,6 +228,17 @@ def test_sweep(pro):
     assert list(df.columns) == header
     with pytest.raises(updown.ValidationError):
         pro.sweep({"side": "UP"}, [], {"coin": "BTC", "market_type": "15m", "count": 5})
+    listed = pro.sweeps(limit=100)
+    assert s.sweep_id in {x.sweep_id for x in listed} and all(isinstance(x, updown.Sweep) for x in listed)
+
+
+def test_gaps(pro, resolved):
+    gaps = pro.gaps(resolved.slug)
+    assert isinstance(gaps, list)
+    for g in gaps:
+        assert g["from"].tzinfo is not None and g["to"] >= g["from"] and g["kind"] in ("snapshots", "trades")
+    with pytest.raises(updown.NotFoundError):
+        pro.gaps("no-such-market")
 
 
 def test_account_and_agent(pro):

@@ -11,14 +11,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from datetime import date, datetime, timezone
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import errors
 from .models import (
     Account, Backtest, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
     MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
-    records,
+    parse_time, records,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -417,6 +417,19 @@ class Client:
                 raise errors.JobTimeoutError(f"sweep {s.sweep_id} still {s.status} after {timeout} s", code="JOB_TIMEOUT",
                                              status=504, details={"sweep_id": s.sweep_id})
             self._sleep(poll)
+
+    def sweeps(self, limit: int = 20, offset: int = 0) -> List[Sweep]:
+        """The caller's sweeps, newest first, a page at a time (GET /v1/sweeps)."""
+        d = self._get("/v1/sweeps", {"limit": limit, "offset": offset})["data"]
+        return [Sweep.from_json(x) for x in d.get("sweeps") or []]
+
+    def gaps(self, slug: str) -> List[Dict[str, Any]]:
+        """A market's recording gaps (GET /v1/markets/{slug}/gaps), oldest
+        first: {"from", "to"} as datetimes and "kind" (snapshots: none was
+        stored; trades: trades may be missing)."""
+        d = self._get(f"/v1/markets/{_seg(slug)}/gaps")
+        return [{"from": parse_time(g["from"]), "to": parse_time(g["to"]), "kind": g.get("kind", "snapshots")}
+                for g in d.get("gaps") or []]
 
     def get_sweep(self, sweep_id: str) -> Sweep:
         return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])
