@@ -15,6 +15,7 @@ import (
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
 	"github.com/updown/updown/worker"
 )
 
@@ -216,8 +217,7 @@ func TestReplayTakesItsSlotInOneRoundTrip(t *testing.T) {
 	loadFixtures(t, st)
 	q := newQueue(t, st)
 	q.startWorker(t)
-	rdb := redis.NewClient(q.rdb.Options())
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := redistest.ClientOf(t, q.url)
 	var scripts slotScripts
 	rdb.AddHook(&scripts)
 	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 10*time.Second, rdb })

@@ -30,19 +30,21 @@ import (
 // test starts when it wants work done.
 type queue struct {
 	rdb    *redis.Client
+	url    string // rdb's database: another client of it is made from it (redistest.ClientOf)
 	client *worker.Client
 	store  store.Store
 }
 
 func newQueue(t *testing.T, st store.Store) *queue {
 	t.Helper()
-	rdb := redistest.Client(t)
+	url := redistest.New(t)
+	rdb := redistest.ClientOf(t, url)
 	c, err := worker.NewClient(context.Background(), worker.ClientConfig{Redis: rdb, Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return &queue{rdb: rdb, client: c, store: st}
+	return &queue{rdb: rdb, url: url, client: c, store: st}
 }
 
 // startWorker runs an in-process worker on the queue's store until the

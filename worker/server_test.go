@@ -132,8 +132,7 @@ func (h *roundTrips) record(cmds []redis.Cmder) {
 // one round trip to Redis, the write first, and the waiting request gets it.
 func TestOutcomeWrittenAndAnnouncedInOneRoundTrip(t *testing.T) {
 	t.Parallel()
-	rdb := redis.NewClient(redistest.Client(t).Options())
-	t.Cleanup(func() { _ = rdb.Close() })
+	rdb := redistest.Client(t)
 	var rt roundTrips
 	rdb.AddHook(&rt)
 	c := startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})

@@ -167,10 +167,10 @@ func (h *enqueueTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // wake naming the job's queue.
 func TestRunWakesWithItsEnqueue(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Client(t)
+	url := redistest.New(t)
+	rdb := redistest.ClientOf(t, url)
 	startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
-	api := redis.NewClient(rdb.Options())
-	t.Cleanup(func() { _ = api.Close() })
+	api := redistest.ClientOf(t, url) // options of its own: the worker's client writes into its own as it connects
 	var trips enqueueTrips
 	api.AddHook(&trips)
 	c, err := worker.NewClient(t.Context(), worker.ClientConfig{Redis: api, Logger: quietLog()})

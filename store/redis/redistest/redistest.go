@@ -46,7 +46,16 @@ func New(t testing.TB) string {
 // Client returns a client of a fresh Redis (see New), closed with the test.
 func Client(t testing.TB) *redis.Client {
 	t.Helper()
-	opt, err := redis.ParseURL(New(t))
+	return ClientOf(t, New(t))
+}
+
+// ClientOf is a client of the database at url (New's), closed when the
+// test ends. A second client of a database is made from its URL rather
+// than from the first's Options(): a client writes into its options as it
+// connects, and a client made from them meanwhile races with it.
+func ClientOf(t testing.TB, url string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
