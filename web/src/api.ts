@@ -46,15 +46,9 @@ export async function call<T = any>(method: string, path: string, body?: unknown
   if (res.status === 204) return undefined as T;
   const text = await res.text();
   if (res.ok && opts.raw) return text as T;
-  let j: any;
-  try {
-    j = JSON.parse(text);
-  } catch {
-    throw new ApiError(res.status, 'BAD_RESPONSE', `unexpected answer from the server (HTTP ${res.status})`);
-  }
+  const j = parsed(res, text);
   if (!res.ok) {
-    const e = j?.error ?? {};
-    const err = new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
+    const err = apiError(res, j);
     if (res.status === 401 && !path.startsWith('/v1/auth/session')) onUnauthorized(err);
     // A job that outlasted the server's wait goes on: its answer comes
     // from GET /v1/jobs/{id}, as SPEC 7 tells every client to fetch it.
@@ -84,20 +78,26 @@ async function awaitJob<T>(id: string, timeout: ApiError): Promise<T> {
       continue; // the server is away for a moment: the job goes on
     }
     if (res.status === 202) continue;
-    const text = await res.text();
-    let j: any;
-    try {
-      j = JSON.parse(text);
-    } catch {
-      throw new ApiError(res.status, 'BAD_RESPONSE', `unexpected answer from the server (HTTP ${res.status})`);
-    }
-    if (!res.ok) {
-      const e = j?.error ?? {};
-      throw new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
-    }
+    const j = parsed(res, await res.text());
+    if (!res.ok) throw apiError(res, j);
     return j as T;
   }
   throw timeout;
+}
+
+/** The JSON of an answer's body, or a BAD_RESPONSE error. */
+function parsed(res: Response, text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(res.status, 'BAD_RESPONSE', `unexpected answer from the server (HTTP ${res.status})`);
+  }
+}
+
+/** The error an answer's envelope names. */
+function apiError(res: Response, j: any): ApiError {
+  const e = j?.error ?? {};
+  return new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
 }
 
 export const get = <T = any>(path: string) => call<T>('GET', path);
