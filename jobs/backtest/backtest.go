@@ -392,10 +392,7 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	}
 	r := MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf}
 	if len(trips) <= MaxTrips {
-		r.Trips = make([]Trip, len(trips))
-		for i, t := range trips {
-			r.Trips[i] = Trip{EntryFill: round6(t.EntryFill), EntryMid: round6(t.EntryMid), PnL: round6(t.PnL), Fees: round6(t.Fees), Won: t.Won}
-		}
+		r.Trips = trips
 	}
 	raw, err := json.Marshal(r)
 	if err != nil {

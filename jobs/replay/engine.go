@@ -125,8 +125,9 @@ type RoundTrip struct {
 }
 
 // Trips replays s over in and returns the performance and the round trips,
-// without rendering trades or a curve: what a sweep shard keeps of each
-// trial.
+// their money rounded to 6 decimals as every figure of an answer, without
+// rendering trades or a curve: what a sweep or backtest shard keeps of
+// each trial.
 func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
 	e, _, err := replayInput(in, s)
 	if err != nil {
@@ -142,7 +143,8 @@ func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
 			continue
 		}
 		if entry != nil {
-			trips = append(trips, RoundTrip{EntryFill: entry.fill, EntryMid: entry.mid, PnL: ev.pnl, Fees: entry.fee + ev.fee, Won: e.settle})
+			trips = append(trips, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
+				Fees: round6(entry.fee + ev.fee), Won: e.settle})
 		}
 		entry = nil
 	}

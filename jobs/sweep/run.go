@@ -78,10 +78,7 @@ func RunShard(d MarketData, strategies []replay.Strategy) ([]TrialMarket, error)
 		}
 		out[i].Performance = &perf
 		if len(trips) > 0 {
-			out[i].Trips = make([]Trip, len(trips))
-			for k, t := range trips {
-				out[i].Trips[k] = Trip{EntryFill: round6(t.EntryFill), EntryMid: round6(t.EntryMid), PnL: round6(t.PnL), Fees: round6(t.Fees), Won: t.Won}
-			}
+			out[i].Trips = trips
 		}
 	}
 	return out, nil
