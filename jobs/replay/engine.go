@@ -84,7 +84,7 @@ func RunInput(in Input, s Strategy) (Result, error) {
 
 // RunWindow is RunInput answering the trade events w selects.
 func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
-	e, s, err := replayInput(in, s)
+	e, s, err := replayInput(in, s, keepAll)
 	if err != nil {
 		return Result{}, err
 	}
@@ -105,7 +105,7 @@ func RunPerformance(m store.Market, t *store.Tape, s Strategy) (Performance, err
 // alone, as a backtest does: the same figures, without the trades and the
 // equity curve, whose rendering costs twice what the replay itself does.
 func PerformanceOf(in Input, s Strategy) (Performance, error) {
-	e, _, err := replayInput(in, s)
+	e, _, err := replayInput(in, s, keepLast)
 	if err != nil {
 		return Performance{}, err
 	}
@@ -129,32 +129,31 @@ type RoundTrip struct {
 // rendering trades or a curve: what a sweep or backtest shard keeps of
 // each trial.
 func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
-	e, _, err := replayInput(in, s)
+	e, _, err := replayInput(in, s, keepTrips)
 	if err != nil {
 		return Performance{}, nil, err
 	}
 	defer e.release()
-	trips := make([]RoundTrip, 0, len(e.events)/2)
-	var entry *event
-	for k := range e.events {
-		ev := &e.events[k]
-		if !ev.exit {
-			entry = ev
-			continue
-		}
-		if entry != nil {
-			trips = append(trips, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
-				Fees: round6(entry.fee + ev.fee), Won: e.settle})
-		}
-		entry = nil
-	}
-	return e.performance(in.Market), trips, nil
+	return e.performance(in.Market), e.trips, nil
 }
+
+// keeping says what a replay keeps of its trade events as they are
+// recorded: all of them for an answer that lists them, or only the last
+// (the performance is summed as they come), with or without the round
+// trips. A replay that trades on every other snapshot of a 24hr market
+// writes tens of megabytes of events that a performance never reads.
+type keeping uint8
+
+const (
+	keepAll   keeping = iota // every event, for a Result
+	keepLast                 // the last event alone
+	keepTrips                // the last event, and each round trip as it closes
+)
 
 // replayInput checks its inputs, replays s over them, and returns the
 // engine that holds what the replay recorded, with s as it ran (defaults
 // applied).
-func replayInput(in Input, s Strategy) (*engine, Strategy, error) {
+func replayInput(in Input, s Strategy, keep keeping) (*engine, Strategy, error) {
 	m, t := in.Market, in.Tape
 	if err := s.Validate(); err != nil {
 		return nil, s, err
@@ -175,7 +174,7 @@ func replayInput(in Input, s Strategy) (*engine, Strategy, error) {
 		return nil, s, err
 	}
 	s.applyDefaults() // on this copy: the caller's strategy is left alone
-	e := newEngine(in, s)
+	e := newEngine(in, s, keep)
 	var err error
 	if s.OrderType == OrderGTC {
 		err = e.replayResting()
@@ -354,7 +353,9 @@ func (ep *eventPool) put(b []event) {
 // release hands the engine's events back once the answer is built from
 // them; the engine is not used after.
 func (e *engine) release() {
-	eventBuffers.put(e.events)
+	if e.keep == keepAll {
+		eventBuffers.put(e.events)
+	}
 	e.events = nil
 }
 
@@ -376,6 +377,24 @@ func (e *engine) grow(i int) {
 	}
 	e.events = slices.Grow(e.events, more)
 }
+
+// full makes room in a full list of events for one more, recorded at
+// snapshot i: the list grows when it keeps every event; otherwise it
+// starts again from its last event (a list of shortList events, so that
+// the test for a full list stays as predictable as it is when the list
+// keeps every event).
+func (e *engine) full(i int) {
+	if e.keep != keepAll {
+		e.events[0] = e.events[len(e.events)-1]
+		e.events = e.events[:1]
+		return
+	}
+	e.grow(i)
+}
+
+// shortList is the length of the list of a replay that keeps only its
+// last event.
+const shortList = 64
 
 // visibleAt is the first snapshot whose state includes the event.
 func (ev *event) visibleAt() int {
@@ -438,7 +457,11 @@ type engine struct {
 	// the trades.
 	rest resting
 
+	// The trade events recorded, all of them or the last alone (keep),
+	// and the round trips closed, when keep asks for them.
+	keep   keeping
 	events []event
+	trips  []RoundTrip
 	sums   sums // of the events, as they are recorded
 	dd     drawdown
 }
@@ -485,7 +508,7 @@ func (t *sums) exit(ev *event, exitNs int64) {
 	}
 }
 
-func newEngine(in Input, s Strategy) *engine {
+func newEngine(in Input, s Strategy, keep keeping) *engine {
 	m, t := in.Market, in.Tape
 	ticks := t.Ticks
 	e := &engine{
@@ -505,9 +528,17 @@ func newEngine(in Input, s Strategy) *engine {
 		cooldownNs: int64(s.ReentryCooldownMs) * int64(time.Millisecond),
 		maxEntries: s.MaxEntriesPerMarket,
 		reentryAt:  math.MinInt64,
-		events:     eventBuffers.get(),
+		keep:       keep,
 		// Equity starts at positionSize: the most one position can cost.
 		dd: drawdown{peak: s.PositionSize},
+	}
+	if keep == keepAll {
+		e.events = eventBuffers.get()
+	} else {
+		e.events = make([]event, 0, shortList)
+	}
+	if keep == keepTrips {
+		e.trips = []RoundTrip{}
 	}
 	// Compared without case: the side is UP/DOWN, the winner Up/Down. A
 	// tie settles both sides at half (DESIGN 6).
@@ -704,7 +735,7 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
 	if len(e.events) == cap(e.events) {
-		e.grow(i)
+		e.full(i)
 	}
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
@@ -767,8 +798,14 @@ func (e *engine) closeAt(ev event) {
 	}
 	e.realized += ev.pnl
 	ev.cum = e.realized
+	if e.keep == keepTrips && len(e.events) > 0 {
+		// The last event recorded is this position's ENTRY.
+		entry := &e.events[len(e.events)-1]
+		e.trips = append(e.trips, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
+			Fees: round6(entry.fee + ev.fee), Won: e.settle})
+	}
 	if len(e.events) == cap(e.events) {
-		e.grow(ev.idx)
+		e.full(ev.idx)
 	}
 	e.events = append(e.events, ev)
 	// A MARKET_END position is held to the end of the recorded span.

@@ -22,7 +22,7 @@ func valuesAt(t *testing.T, m store.Market, snaps []store.Snapshot, trades []sto
 		t.Fatal(err)
 	}
 	s.applyDefaults()
-	e := newEngine(Input{Market: m, Tape: up, Other: down, Trades: trades}, s)
+	e := newEngine(Input{Market: m, Tape: up, Other: down, Trades: trades}, s, keepAll)
 	fi, _ := parseField(f)
 	out := make([]float64, len(snaps))
 	for i := range e.ticks {

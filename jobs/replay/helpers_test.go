@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -98,4 +99,49 @@ func runFull(t *testing.T, m store.Market, snaps []store.Snapshot, trades []stor
 		return Result{}, err
 	}
 	return RunWindow(inputOf(t, m, snaps, trades, s), s, fullWindow)
+}
+
+// checkUnlisted checks that the replays that keep no list of events, the
+// performance alone (PerformanceOf) and the round trips (Trips), give the
+// figures of r, the full replay of the same input, and the round trips
+// paired from the events a replay that keeps them all recorded.
+func checkUnlisted(t *testing.T, name string, in Input, s Strategy, r Result) {
+	t.Helper()
+	perf, err := PerformanceOf(in, s)
+	if err != nil {
+		t.Fatalf("%s: PerformanceOf: %v", name, err)
+	}
+	if got, want := mustJSON(t, perf), mustJSON(t, r.Performance); !bytes.Equal(got, want) {
+		t.Fatalf("%s: PerformanceOf:\n%s\nthe replay's performance:\n%s", name, got, want)
+	}
+	tperf, trips, err := Trips(in, s)
+	if err != nil {
+		t.Fatalf("%s: Trips: %v", name, err)
+	}
+	if got, want := mustJSON(t, tperf), mustJSON(t, r.Performance); !bytes.Equal(got, want) {
+		t.Fatalf("%s: Trips' performance:\n%s\nthe replay's performance:\n%s", name, got, want)
+	}
+	e, _, err := replayInput(in, s, keepAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.release()
+	want := []RoundTrip{}
+	var entry *event
+	for k := range e.events {
+		ev := &e.events[k]
+		if !ev.exit {
+			entry = ev
+			continue
+		}
+		if entry == nil {
+			t.Fatalf("%s: an EXIT event with no ENTRY before it", name)
+		}
+		want = append(want, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
+			Fees: round6(entry.fee + ev.fee), Won: e.settle})
+		entry = nil
+	}
+	if got, want := mustJSON(t, trips), mustJSON(t, want); !bytes.Equal(got, want) {
+		t.Fatalf("%s: Trips:\n%s\nfrom the events:\n%s", name, got, want)
+	}
 }

@@ -512,9 +512,9 @@ func (e *engine) takerAt(j int, tk *store.Tick, limit, price, shown float64, buy
 	r := &e.rest
 	var filled bool
 	if buy {
-		n := len(e.events)
+		n := e.entries
 		e.enter(j, tk, limit, price, shown)
-		filled = len(e.events) > n
+		filled = e.entries > n
 	} else {
 		filled = e.exitSignal(j, tk, limit, price, shown)
 	}
@@ -757,6 +757,9 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 		e.stopLoss = math.Inf(1)
 		if cost := o.shares * o.limit; cost > 0 {
 			e.stopLoss = e.maxLoss*cost - tolerance
+		}
+		if len(e.events) == cap(e.events) {
+			e.full(ev.idx)
 		}
 		e.events = append(e.events, ev)
 		e.sums.entry(&ev)

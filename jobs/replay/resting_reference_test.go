@@ -686,6 +686,7 @@ func TestRestingAgainstReference(t *testing.T) {
 		}
 		checkFinite(t, name, reflect.ValueOf(r))
 		checkInvariants(t, name, m, snaps, r)
+		checkUnlisted(t, name, inputOf(t, m, snaps, trades, s), s, r)
 		ref := referenceResting(m, snaps, trades, s)
 		if len(ref.trades) != len(r.Trades) {
 			t.Fatalf("%s: %d trade events, reference %d\n got %v\nwant %v", name, len(r.Trades), len(ref.trades), r.Trades, ref.trades)

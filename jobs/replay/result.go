@@ -308,7 +308,7 @@ func (e *engine) performance(m store.Market) Performance {
 	switch span := last - first; {
 	case span > 0:
 		p.TimeInPositionPct = round6(float64(inPosNs) / float64(span) * 100)
-	case len(e.events) > 0:
+	case e.entries > 0:
 		// The recorded span is one instant, and the position held it.
 		p.TimeInPositionPct = 100
 	}
