@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -158,7 +159,16 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 		}
 		return out
 	}
-	tallies := make([][]stats.Tally, nt) // per trial, per train market, for PBO
+	// PBO ranks every trial on the same markets: the train markets that
+	// every trial replayed (a market without data, NO_DATA, is in no
+	// trial's statistics, and must not count as a flat one here).
+	var ranked []int
+	for _, m := range train {
+		if !slices.ContainsFunc(outcomes[m], func(o TrialMarket) bool { return o.Performance == nil }) {
+			ranked = append(ranked, m)
+		}
+	}
+	tallies := make([][]stats.Tally, nt) // per trial, per ranked market, for PBO
 	trial := func(t int) {
 		tr := statsOf(t, train)
 		res.Trials[t] = TrialResult{Trial: t, Parameters: valuesOf(t), Train: stats.Aggregate(tr, size), TrainObjective: objectiveOf(tr)}
@@ -167,11 +177,10 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 			sum := stats.Aggregate(te, size)
 			res.Trials[t].Test, res.Trials[t].TestObjective = &sum, objectiveOf(te)
 		}
-		tallies[t] = make([]stats.Tally, len(train))
-		for k, m := range train {
-			if sm, ok := statsMarket(markets[m], outcomes[m][t]); ok {
-				tallies[t][k] = stats.TallyOf(sm)
-			}
+		tallies[t] = make([]stats.Tally, len(ranked))
+		for k, m := range ranked {
+			sm, _ := statsMarket(markets[m], outcomes[m][t]) // replayed: see ranked
+			tallies[t][k] = stats.TallyOf(sm)
 		}
 	}
 	if err := eachTrial(ctx, nt, yield, trial); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
 	"github.com/updown/updown/store"
 )
 
@@ -260,4 +261,80 @@ func TestPerMarketMarksTheEmbargo(t *testing.T) {
 	if train != *res.Best.TrainObjective || test != *res.Best.TestObjective {
 		t.Errorf("per-market pnl: train %v test %v; objectives %v and %v", train, test, *res.Best.TrainObjective, *res.Best.TestObjective)
 	}
+}
+
+// TestPBOLeavesOutMarketsWithoutData: a market no trial could replay
+// (NO_DATA) is in no trial's statistics, and PBO must not rank the trials
+// on it as a flat market either: 15 train markets with data and 2 without
+// give no PBO (under 16), and 16 with data and 2 without give the PBO of
+// the 16 alone.
+func TestPBOLeavesOutMarketsWithoutData(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 30, 40}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": 18}
+		b["split"] = map[string]any{"kind": "NONE"}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const nt = 3
+	// Trial pnl by market: varied, so that the trials' ranks change
+	// from block to block.
+	pnlOf := func(m, tr int) float64 { return float64((m*7+tr*5)%11) - 5 }
+	build := func(n int, missing map[int]bool) ([]MarketInfo, [][]TrialMarket, [][]stats.Tally) {
+		markets := make([]MarketInfo, n)
+		outcomes := make([][]TrialMarket, n)
+		tallies := make([][]stats.Tally, nt)
+		for m := range n {
+			markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1, m, 0, 0, 0, time.UTC)}
+			outcomes[m] = make([]TrialMarket, nt)
+			for tr := range nt {
+				if missing[m] {
+					outcomes[m][tr] = TrialMarket{Error: "NO_DATA"}
+					continue
+				}
+				pnl := pnlOf(m, tr)
+				outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1}}
+				tallies[tr] = append(tallies[tr], stats.TallyOf(stats.Market{PnL: pnl, NTrades: 1}))
+			}
+		}
+		return markets, outcomes, tallies
+	}
+	missing := map[int]bool{3: true, 9: true}
+	objective, _ := stats.ObjectiveNamed(p.Request.Objective)
+	for _, c := range []struct {
+		n       int
+		wantNil bool
+	}{{17, true}, {18, false}} {
+		markets, outcomes, tallies := build(c.n, missing)
+		folds, err := p.Request.Split.Cut(c.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Summarize(markets, outcomes, folds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.wantNil {
+			if res.PBO != nil {
+				t.Errorf("%d markets, 2 without data: PBO %v, want null (15 markets with data)", c.n, *res.PBO)
+			}
+			continue
+		}
+		want := stats.PBO(tallies, objective)
+		if want == nil {
+			t.Fatal("the 16 markets with data have no PBO: the test's trials rank alike")
+		}
+		if res.PBO == nil || *res.PBO != round6(*want) {
+			t.Errorf("%d markets, 2 without data: PBO %v, want %v, the PBO of the 16 with data", c.n, fmtPtr(res.PBO), round6(*want))
+		}
+	}
+}
+
+func fmtPtr(x *float64) string {
+	if x == nil {
+		return "null"
+	}
+	return fmt.Sprint(*x)
 }
