@@ -107,10 +107,9 @@ func (s *Server) registerAccountKeys() {
 	}, s.createAccountKey)
 	// A RawBody makes Huma require a body; this one is optional (none, or
 	// {}), and the check Huma makes reads the same RequestBody. It takes
-	// JSON only, not the octet-stream Huma documents for a RawBody.
+	// JSON only (documentJSONBodies).
 	if item := s.api.OpenAPI().Paths["/v1/account/keys"]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
 		item.Post.RequestBody.Required = false
-		delete(item.Post.RequestBody.Content, "application/octet-stream")
 		item.Post.RequestBody.Content["application/json"] = &huma.MediaType{Schema: &huma.Schema{Type: "object", AdditionalProperties: false,
 			Description: "None, or an empty object: a new key takes no settings."}}
 	}

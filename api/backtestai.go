@@ -109,22 +109,14 @@ func (s *Server) registerBacktestAI() {
 			"markets; feeModel, feeRate, feeExponent and latencyMs, when given, replace the strategy's costs. Does not use the quota, "+
 			"and answers it.")
 	o.RequestBody, o.Responses = body(runReq), answer("The strategy, the aggregate and every market's result", btResp)
-	o.Errors = []int{400, 401, 403, 404, 413, 415, 500, 503, 504}
+	o.Errors = []int{400, 401, 403, 404, 413, 415, 429, 500, 503, 504}
 	huma.Register(s.api, o, s.runStrategy)
 
 	o = op("backtest-ai-quota", http.MethodGet, "/v1/backtest-ai/quota", "Monthly generation quota",
 		"Generations used this calendar month (UTC). limit and remaining are null on an unlimited plan.")
 	o.Responses = answer("The quota", quotaResp)
-	o.Errors = []int{401, 403, 500, 503}
+	o.Errors = []int{401, 403, 429, 500, 503}
 	huma.Register(s.api, o, s.quota)
-
-	// Huma documents a RawBody input as also taking octet-stream; these
-	// operations take JSON only (415 otherwise).
-	for _, p := range []string{"/v1/backtest-ai/generate", "/v1/backtest-ai/strategy", "/v1/backtest-ai/run"} {
-		if item := doc.Paths[p]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
-			delete(item.Post.RequestBody.Content, "application/octet-stream")
-		}
-	}
 }
 
 type aiInput struct {
@@ -642,8 +634,15 @@ func bodyError(err error, prefix string) *Error {
 		if what == "number" && strings.HasSuffix(field, "marketCount") {
 			what = "whole number"
 		}
+		article := "a "
+		if strings.IndexByte("aeiou", what[0]) >= 0 {
+			article = "an "
+		}
+		if field == "" { // the body itself, e.g. [] for {...}
+			return Errorf(http.StatusBadRequest, CodeValidation, "the body must be a JSON %s, not a JSON %s", what, te.Value)
+		}
 		return (&Error{Status: http.StatusBadRequest, Code: code,
-			Message: field + " must be a " + what + ", not a JSON " + te.Value}).With("field", field)
+			Message: field + " must be " + article + what + ", not a JSON " + te.Value}).With("field", field)
 	case errors.As(err, &se):
 		return Errorf(http.StatusBadRequest, CodeValidation, "the body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
 	}

@@ -661,6 +661,8 @@ func TestRunRejects(t *testing.T) {
 		{`{"strategy_code":"side=UP entry: price_up =< 0.4 exit: price_up > 0.6 size=1"}`, "INVALID_OPERATOR", "strategy_code", `word 4 ("=<")`},
 		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=20000"}`, "VALIDATION_ERROR", "strategy_code", "size 20000 is out of range"},
 		{`{"strategy_code":7}`, "VALIDATION_ERROR", "strategy_code", "must be a string"},
+		{`[]`, "VALIDATION_ERROR", "", "the body must be a JSON object, not a JSON array"},
+		{`{"generatedStrategy":{"entryConditions":{}}}`, "VALIDATION_ERROR", "generatedStrategy.entryConditions", "must be an array, not a JSON object"},
 		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1","marketCount":0}`, "VALIDATION_ERROR", "marketCount", "out of range"},
 		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1","coin":"ADA"}`, "VALIDATION_ERROR", "coin", "ADA"},
 	}

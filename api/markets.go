@@ -186,7 +186,7 @@ func (s *Server) registerMarkets() {
 		Description: "Markets of one coin, newest start_time first, within the plan's data window.",
 		Tags:        []string{"Markets"},
 		Security:    security,
-		Errors:      []int{400, 401, 403, 429, 500},
+		Errors:      []int{400, 401, 403, 429, 500, 503},
 	}, s.listMarkets)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "get-market",
@@ -195,7 +195,7 @@ func (s *Server) registerMarkets() {
 		Summary:     "Get a market",
 		Tags:        []string{"Markets"},
 		Security:    security,
-		Errors:      []int{400, 401, 403, 404, 429, 500},
+		Errors:      []int{400, 401, 403, 404, 429, 500, 503},
 	}, s.getMarket)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots",
@@ -207,7 +207,7 @@ func (s *Server) registerMarkets() {
 			"next_cursor continues a walk that new snapshots cannot shift (null after the last page).",
 		Tags:     []string{"Markets"},
 		Security: security,
-		Errors:   []int{400, 401, 403, 404, 429, 500},
+		Errors:   []int{400, 401, 403, 404, 429, 500, 503},
 	}, func(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
 		m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
 		if err != nil {
@@ -223,7 +223,7 @@ func (s *Server) registerMarkets() {
 		Summary:     "List a market's snapshots by external market id",
 		Tags:        []string{"Markets"},
 		Security:    security,
-		Errors:      []int{400, 401, 403, 404, 429, 500},
+		Errors:      []int{400, 401, 403, 404, 429, 500, 503},
 	}, func(ctx context.Context, in *snapshotsByMarketIDInput) (*snapshotsOutput, error) {
 		m, err := s.findMarket(ctx, in.MarketID, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(in.MarketID))
 		if err != nil {

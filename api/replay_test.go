@@ -129,6 +129,7 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 		{"body over 1 MiB", store.Pro, "application/json", `{"marketSlug":"` + strings.Repeat("x", 1<<20) + `"}`, 413, "PAYLOAD_TOO_LARGE"},
 		{"malformed JSON", store.Pro, "application/json", `{"marketSlug":`, 400, "VALIDATION_ERROR"},
 		{"empty body", store.Pro, "application/json", ``, 400, "VALIDATION_ERROR"},
+		{"an array for the body", store.Pro, "application/json", `[]`, 400, "VALIDATION_ERROR"},
 		{"side", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = "SIDEWAYS" }), 400, "INVALID_SIDE"},
 		{"side a number", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = 1 }), 400, "INVALID_SIDE"},
 		{"side before size", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = "up"; m["positionSize"] = 0 }), 400, "INVALID_SIDE"},
@@ -156,7 +157,17 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := b.do(http.MethodPost, "/v1/replay", b.keys[tc.tier], tc.ctype, tc.body)
-			wantError(t, r, tc.status, tc.code)
+			e := wantError(t, r, tc.status, tc.code)
+			// Every message names what is wrong: no empty field name
+			// leads it (" must be a object", once, for a body of []).
+			if msg, _ := e["message"].(string); msg == "" || strings.HasPrefix(msg, " ") {
+				t.Errorf("message %q", msg)
+			}
+			if d, ok := e["details"].(map[string]any); ok {
+				if f, has := d["field"]; has && f == "" {
+					t.Errorf("details.field is empty: %v", d)
+				}
+			}
 		})
 	}
 	insp := asynq.NewInspectorFromRedisClient(q.rdb)

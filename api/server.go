@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,6 +201,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.registerDashboard() // dashboard.go: sessions, series, billing, keys, /app/, /docs
 	fixErrorResponses(s.api.OpenAPI())
+	documentJSONBodies(s.api.OpenAPI())
+	documentNullableEnums(s.api.OpenAPI())
+	documentJobs(s.api.OpenAPI()) // replay.go
 	documentCSV(s.api.OpenAPI())
 	documentSweepTrials(s.api.OpenAPI()) // sweeps.go
 	documentReadCap(s.api.OpenAPI())     // readcap.go
@@ -292,6 +296,34 @@ func fixErrorResponses(doc *huma.OpenAPI) {
 					r.Description = "Bad Request (VALIDATION_ERROR and friends)"
 					op.Responses["400"] = r
 				}
+			}
+		}
+	}
+}
+
+// documentJSONBodies leaves application/json the only form of every
+// request body: Huma documents an operation that reads its RawBody as also
+// taking application/octet-stream, and every such operation answers 415 to
+// anything but JSON (requireJSON).
+func documentJSONBodies(doc *huma.OpenAPI) {
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op != nil && op.RequestBody != nil {
+				delete(op.RequestBody.Content, "application/octet-stream")
+			}
+		}
+	}
+}
+
+// documentNullableEnums lists null in the enum of every nullable property:
+// Huma writes a nullable enum's type as [type, "null"] but its enum from
+// the tag alone, so a document that says winner is null while unresolved
+// would refuse the null it describes.
+func documentNullableEnums(doc *huma.OpenAPI) {
+	for _, sc := range doc.Components.Schemas.Map() {
+		for _, p := range sc.Properties {
+			if p.Nullable && len(p.Enum) > 0 && !slices.Contains(p.Enum, nil) {
+				p.Enum = append(p.Enum, nil)
 			}
 		}
 	}

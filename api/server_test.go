@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +195,74 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	if _, ok := doc.Components.Schemas["SnapshotPage"]; !ok {
 		t.Errorf("SnapshotPage schema missing")
+	}
+}
+
+// TestOpenAPIMatchesTheServer checks rules the server keeps on every
+// operation against the document: an authenticated operation can answer
+// 401 (no credentials), 429 (rate limits, at auth) and 503 (the store or
+// Redis away: the key is read at auth); a body is JSON only (anything
+// else is 415); an enum of a nullable property lists null, which the
+// server answers (an unresolved market's winner).
+func TestOpenAPIMatchesTheServer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.get("", "/openapi.json")
+	if r.status != http.StatusOK {
+		t.Fatalf("openapi: %d", r.status)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Security    []map[string]any `json:"security"`
+			RequestBody *struct {
+				Content map[string]struct {
+					Schema map[string]any `json:"schema"`
+				} `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			name := strings.ToUpper(method) + " " + path
+			if len(op.Security) > 0 {
+				for _, code := range []string{"401", "429", "500", "503"} {
+					if _, ok := op.Responses[code]; !ok {
+						t.Errorf("%s does not document %s", name, code)
+					}
+				}
+			}
+			if op.RequestBody == nil {
+				continue
+			}
+			if _, ok := op.RequestBody.Content["application/json"]; !ok {
+				t.Errorf("%s documents no JSON body", name)
+			}
+			for ct, mt := range op.RequestBody.Content {
+				if ct != "application/json" {
+					t.Errorf("%s documents a %s body; the server takes JSON only", name, ct)
+				}
+				if len(mt.Schema) == 0 {
+					t.Errorf("%s documents its body with no schema", name)
+				}
+			}
+		}
+	}
+	for name, s := range doc.Components.Schemas {
+		props, _ := s["properties"].(map[string]any)
+		for p, v := range props {
+			ps, _ := v.(map[string]any)
+			enum, hasEnum := ps["enum"].([]any)
+			types, _ := ps["type"].([]any)
+			if hasEnum && slices.Contains(types, any("null")) && !slices.Contains(enum, nil) {
+				t.Errorf("%s.%s is nullable but its enum %v does not list null", name, p, enum)
+			}
+		}
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -164,7 +167,8 @@ func (s *Server) registerSweeps() {
 		Security:         security,
 		DefaultStatus:    http.StatusAccepted,
 		Errors:           []int{400, 401, 403, 404, 413, 415, 429, 500, 503},
-		SkipValidateBody: true,
+		RequestBody:      &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: s.sweepBodySchema()}}},
+		SkipValidateBody: true, // sweep.Decode names the bad field, as DESIGN 14 asks
 		MaxBodyBytes:     maxBodyBytes,
 	}, s.createSweep)
 	huma.Register(s.api, huma.Operation{
@@ -191,6 +195,60 @@ func (s *Server) registerSweeps() {
 		Tags:        []string{"Sweeps"}, Security: security,
 		Errors: []int{401, 403, 404, 409, 429, 500, 503},
 	}, s.sweepTrials)
+}
+
+// sweepRequest documents a sweep's body; the handler reads it with
+// sweep.Decode, which names each bad field.
+type sweepRequest struct {
+	Strategy   map[string]any   `json:"strategy" doc:"The strategy: a replay body (POST /v1/replay) without marketSlug, every field of it allowed (SweepStrategy)."`
+	Parameters []sweepParameter `json:"parameters" minItems:"1" maxItems:"4" doc:"The parameters swept: each a JSON Pointer into strategy with its values, or a range."`
+	Search     struct {
+		Kind   string `json:"kind" enum:"GRID,RANDOM" doc:"GRID tries every combination of the values; RANDOM draws trials distinct combinations with seed."`
+		Trials int    `json:"trials,omitempty" minimum:"1" doc:"RANDOM only: how many distinct combinations to draw."`
+		Seed   uint64 `json:"seed,omitempty" maximum:"9007199254740992" doc:"RANDOM only: the same seed draws the same trials."`
+	} `json:"search"`
+	Markets struct {
+		Coin       string `json:"coin" enum:"BTC,ETH,SOL"`
+		MarketType string `json:"market_type" enum:"5m,15m,1hr,4hr,24hr" doc:"4hr and 24hr markets exist for BTC only."`
+		StartTime  string `json:"start_time,omitempty" format:"date-time" doc:"Only markets starting after this time."`
+		EndTime    string `json:"end_time,omitempty" format:"date-time" doc:"Only markets starting before this time."`
+		Count      int    `json:"count" minimum:"1" doc:"The newest this many resolved markets in the caller's window, run oldest first; the plan bounds it (400 naming the limit)."`
+	} `json:"markets"`
+	Split struct {
+		Kind           string  `json:"kind,omitempty" enum:"NONE,HOLDOUT,WALK_FORWARD" default:"NONE" doc:"NONE: every market trains. HOLDOUT: the first markets train, the last testFraction test, embargoMarkets dropped between. WALK_FORWARD: the markets cut in time order into folds + 1 blocks; fold k trains on blocks 0..k-1 and tests on block k."`
+		TestFraction   float64 `json:"testFraction,omitempty" minimum:"0.1" maximum:"0.5" default:"0.3" doc:"HOLDOUT only."`
+		EmbargoMarkets int     `json:"embargoMarkets,omitempty" minimum:"0" maximum:"1000" default:"1" doc:"HOLDOUT and WALK_FORWARD: markets dropped between train and test."`
+		Folds          int     `json:"folds,omitempty" minimum:"2" maximum:"10" doc:"WALK_FORWARD only."`
+	} `json:"split,omitempty" doc:"Left out, every market trains (NONE)."`
+	Objective string `json:"objective,omitempty" enum:"total_pnl,ev_per_trade,sharpe_per_market,sqn" default:"total_pnl" doc:"What the train-best trial maximizes."`
+}
+
+// sweepParameter documents one swept parameter.
+type sweepParameter struct {
+	Path   string `json:"path" example:"/entryConditions/0/value" doc:"A JSON Pointer to a number or enum of strategy: /entryConditions/0/value, /maxLossPercent, /latencyMs, /orderType, ..."`
+	Values []any  `json:"values,omitempty" minItems:"1" doc:"The values tried (numbers, or an enum's names). Give values or range."`
+	Range  *struct {
+		From float64 `json:"from"`
+		To   float64 `json:"to"`
+		Step float64 `json:"step" exclusiveMinimum:"0"`
+	} `json:"range,omitempty" doc:"from, from+step, ... up to to, inclusive. Give values or range."`
+}
+
+// sweepBodySchema is the sweep body's schema, its strategy the replay
+// body's without marketSlug.
+func (s *Server) sweepBodySchema() *huma.Schema {
+	schemas := s.api.OpenAPI().Components.Schemas
+	replaySchema := schemas.SchemaFromRef(schemas.Schema(reflect.TypeFor[replayRequest](), true, "").Ref)
+	strategy := *replaySchema
+	strategy.Properties = maps.Clone(replaySchema.Properties)
+	delete(strategy.Properties, "marketSlug")
+	strategy.Required = slices.DeleteFunc(slices.Clone(replaySchema.Required), func(p string) bool { return p == "marketSlug" })
+	strategy.Description = "A replay body (POST /v1/replay) without marketSlug."
+	schemas.Map()["SweepStrategy"] = &strategy
+	ref := schemas.Schema(reflect.TypeFor[sweepRequest](), true, "").Ref
+	body := schemas.SchemaFromRef(ref)
+	body.Properties["strategy"] = &huma.Schema{Ref: "#/components/schemas/SweepStrategy", Description: body.Properties["strategy"].Description}
+	return &huma.Schema{Ref: ref}
 }
 
 // sweepAllowed answers 403 for plans without sweeps (DESIGN 4: with the
