@@ -26,15 +26,14 @@
 //   - Beside these, the aggregate carries DESIGN 14's statistics of an
 //     edge (stats.Edge, and n_markets, n_markets_traded, n_trades) over
 //     the markets replayed: n_markets leaves out the failed markets that
-//     markets_tested counts. A shard reports a market's round trips
-//     beside its performance (Trip, as a sweep's shard stores them), which
-//     the statistics that need each trade read (ev_ci95, sqn,
-//     calibration, brier_entry, brier_market); they cross from the shard
-//     to the batch only, and are not in the answer's results. A market
-//     of more than MaxTrips round trips reports none, and a result
-//     without them (that market's, or one from a worker older than
-//     trips) leaves those statistics null, and ev_per_trade total_pnl
-//     over the trades. The daily figures and portfolio_max_drawdown read
+//     markets_tested counts. A shard reports the sums of a market's
+//     round trips beside its performance (stats.TradeSums, as a sweep's
+//     shard keeps them), which the statistics that need each trade read
+//     (ev_ci95, sqn, calibration, brier_entry, brier_market); they cross
+//     from the shard to the batch only, and are not in the answer's
+//     results. A result without them (from a worker older than the sums)
+//     leaves those statistics null, and ev_per_trade total_pnl over the
+//     trades. The daily figures and portfolio_max_drawdown read
 //     each market's end_time, which a shard reports beside its
 //     performance; a result without one (from a worker older than
 //     end_time) leaves them null.
@@ -170,21 +169,12 @@ type MarketResult struct {
 	EndTime     string              `json:"end_time,omitempty" format:"date-time" doc:"The market's end_time."`
 	Performance *replay.Performance `json:"performance,omitempty"`
 	Error       *jobs.Failure       `json:"error,omitempty"`
-	// Trips are the market's round trips, in order, as its shard reports
-	// them for the aggregate's per-trade statistics (nil beyond MaxTrips);
-	// Collect leaves them out of the report's results.
-	Trips []Trip `json:"trips,omitempty" hidden:"true"`
+	// Sums are the sums of the market's round trips, as its shard
+	// reports them for the aggregate's per-trade statistics, of a fixed
+	// size however many trades the market made (as a sweep's shard keeps
+	// them); Collect leaves them out of the report's results.
+	Sums *stats.TradeSums `json:"sums,omitempty" hidden:"true"`
 }
-
-// Trip is one round trip as a shard reports it, as a sweep's shard stores
-// it: its money rounded to 6 decimals.
-type Trip = replay.RoundTrip
-
-// MaxTrips bounds the round trips a shard reports of a market: a strategy
-// trading on almost every snapshot of a 24hr market makes tens of
-// thousands, megabytes a market across Redis. Such a market reports none,
-// and the aggregate's per-trade statistics are null.
-const MaxTrips = 10_000
 
 // Report is a finished backtest: the data of /strategy and /run.
 type Report struct {
@@ -212,7 +202,7 @@ func (r Report) AppendJSON(b []byte) ([]byte, error) {
 }
 
 // Collect builds the report of req from its markets' results, one per
-// market in req's order (Ungroup). It clears their Trips, which the
+// market in req's order (Ungroup). It clears their Sums, which the
 // aggregate reads and the answer leaves out.
 func Collect(req Request, results []MarketResult) (Report, error) {
 	if len(results) != len(req.Markets) {
@@ -220,7 +210,7 @@ func Collect(req Request, results []MarketResult) (Report, error) {
 	}
 	agg := Summarize(results, req.Strategy.Strategy.PositionSize)
 	for i := range results {
-		results[i].Trips = nil // the aggregate's input, not the answer's
+		results[i].Sums = nil // the aggregate's input, not the answer's
 	}
 	return Report{
 		GeneratedStrategy: req.Strategy,
@@ -345,16 +335,16 @@ func Summarize(results []MarketResult, positionSize float64) Aggregate {
 }
 
 // statsMarket is a replayed market as the statistics read it: its totals
-// and counts, its round trips when the result carries them, and its end
+// and counts, its round trips' sums when the result carries them, and its end
 // time when the result names one.
 func statsMarket(r MarketResult) stats.Market {
 	p := r.Performance
 	m := stats.Market{Slug: r.Slug, PnL: p.TotalPnL, Fees: p.TotalFees, NTrades: p.TotalTrades, Wins: p.WinningTrades}
-	if len(r.Trips) > 0 {
-		m.Trades = make([]stats.Trade, len(r.Trips))
-		for i, t := range r.Trips {
-			m.Trades[i] = stats.Trade{PnL: t.PnL, EntryPrice: t.EntryFill, EntryMid: t.EntryMid, Won: t.Won}
-		}
+	switch {
+	case r.Sums != nil:
+		m.Sums = r.Sums
+	case p.TotalTrades > 0:
+		m.Sums = &stats.TradeSums{} // none reported: the per-trade figures are null
 	}
 	if end, err := time.Parse(time.RFC3339Nano, r.EndTime); err == nil {
 		m.End = end
@@ -376,10 +366,10 @@ func round6(x float64) float64 {
 }
 
 // RunShard replays one market as a shard task does and returns the outcome
-// the batch records: the market's performance and round trips (the trades
-// and the equity curve are never rendered; what crosses Redis is a few
-// hundred bytes a market and about 84 a trip, deflated to about a quarter
-// when large), or the failure a user sees
+// the batch records: the market's performance and its round trips' sums
+// (the trades and the equity curve are never rendered; what crosses Redis
+// is about a kilobyte a market, however many trades it made), or the
+// failure a user sees
 // (an unknown market, no data). Other errors are faults worth a retry.
 func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
 	m, perf, trips, err := jobs.ReplayTrips(ctx, st, sh)
@@ -390,10 +380,7 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	case err != nil:
 		return jobs.Outcome{}, err
 	}
-	r := MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf}
-	if len(trips) <= MaxTrips {
-		r.Trips = trips
-	}
+	r := MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf, Sums: replay.SumTrips(trips)}
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)
@@ -476,7 +463,7 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, err
 			case e.Result == nil || e.Result.Performance == nil:
 				return nil, fmt.Errorf("backtest: result of %s has no performance", slug)
 			default:
-				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance, Trips: e.Result.Trips})
+				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance, Sums: e.Result.Sums})
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/updown/updown/jobs/stats"
 	"github.com/updown/updown/store"
 )
 
@@ -122,6 +123,19 @@ type RoundTrip struct {
 	PnL       float64 `json:"pnl"`
 	Fees      float64 `json:"fees"`
 	Won       float64 `json:"won"`
+}
+
+// SumTrips is the sums of round trips as the statistics read them (a
+// shard keeps them in place of the trips), nil for none.
+func SumTrips(trips []RoundTrip) *stats.TradeSums {
+	if len(trips) == 0 {
+		return nil
+	}
+	var s stats.TradeSums
+	for _, t := range trips {
+		s.AddTrade(stats.Trade{PnL: t.PnL, EntryPrice: t.EntryFill, EntryMid: t.EntryMid, Won: t.Won})
+	}
+	return &s
 }
 
 // Trips replays s over in and returns the performance and the round trips,

@@ -18,14 +18,28 @@ type Market struct {
 	// replay's total_trades and winning_trades).
 	NTrades, Wins int
 	// Trades are the round trips themselves, in order, when the caller
-	// has them (a replay's trade events do; a backtest shard's performance
-	// does not): nil, or a length other than NTrades, leaves the figures
-	// that need them null (ev_ci95, sqn, calibration, brier_*).
+	// has them, or Sums their sums (a shard keeps those): neither, or a
+	// count other than NTrades, leaves the figures that need them null
+	// (ev_ci95, sqn, calibration, brier_*). Sums wins over Trades.
 	Trades []Trade
+	Sums   *TradeSums
 }
 
-// detailed reports whether m carries all its trades.
-func (m Market) detailed() bool { return len(m.Trades) == m.NTrades }
+// detailed reports whether m carries all its trades, or their sums.
+func (m Market) detailed() bool {
+	if m.Sums != nil {
+		return m.Sums.N == m.NTrades
+	}
+	return len(m.Trades) == m.NTrades
+}
+
+// tradeSums is the sums of m's trades.
+func (m Market) tradeSums() TradeSums {
+	if m.Sums != nil {
+		return *m.Sums
+	}
+	return SumTrades(m.Trades)
+}
 
 // Trade is one round trip.
 type Trade struct {
@@ -129,17 +143,13 @@ func Aggregate(markets []Market, positionSize float64) Summary {
 		}
 	}
 	if detailed && s.NTrades > 0 {
-		var trades []Trade
+		var sums TradeSums
 		for _, m := range markets {
-			trades = append(trades, m.Trades...)
+			sums = sums.Add(m.tradeSums())
 		}
-		pnls := make([]float64, len(trades))
-		for i, t := range trades {
-			pnls[i] = t.PnL
-		}
-		ev := EV(pnls)
+		ev := sums.EV()
 		s.EVPerTrade, s.EVCI95, s.SQN = ev.Mean, ev.CI95, ev.SQN
-		s.Calibration, s.BrierEntry, s.BrierMarket = Calibration(trades)
+		s.Calibration, s.BrierEntry, s.BrierMarket = sums.Calibration()
 	} else if s.NTrades > 0 {
 		s.EVPerTrade = finite(s.TotalPnL / float64(s.NTrades))
 	}
@@ -239,34 +249,7 @@ func portfolioDrawdown(markets []Market) *float64 {
 // and of the side's mid at the entry snapshots, the same with EntryMid
 // (nil without trades).
 func Calibration(trades []Trade) (buckets []Bucket, brierEntry, brierMarket *float64) {
-	buckets = make([]Bucket, 10)
-	var price, won [10]float64
-	for k := range buckets {
-		buckets[k].From, buckets[k].To = float64(k)/10, float64(k+1)/10
-	}
-	var be, bm float64
-	for _, t := range trades {
-		k := 0 // the buckets whose lower bound the price reaches, less one
-		for k < 9 && t.EntryPrice >= buckets[k+1].From {
-			k++
-		}
-		buckets[k].Entries++
-		price[k] += t.EntryPrice
-		won[k] += t.Won
-		be += (t.EntryPrice - t.Won) * (t.EntryPrice - t.Won)
-		bm += (t.EntryMid - t.Won) * (t.EntryMid - t.Won)
-	}
-	for k := range buckets {
-		if n := float64(buckets[k].Entries); n > 0 {
-			buckets[k].MeanPrice = finite(price[k] / n)
-			buckets[k].SideWon = finite(won[k] / n)
-			buckets[k].SideWonCI95 = Wilson(won[k], n)
-		}
-	}
-	if n := float64(len(trades)); n > 0 {
-		brierEntry, brierMarket = finite(be/n), finite(bm/n)
-	}
-	return buckets, brierEntry, brierMarket
+	return SumTrades(trades).Calibration()
 }
 
 // round rounds every figure to 6 decimals at the edge, as the replay

@@ -29,11 +29,17 @@ func EV(pnls []float64) Expectancy {
 		return e
 	}
 	mean, sd, ok := meanSD(pnls)
-	e.Mean = finite(mean)
 	if !ok {
+		e.Mean = finite(mean)
 		return e
 	}
-	n := float64(len(pnls))
+	return expectancy(float64(len(pnls)), mean, sd)
+}
+
+// expectancy is the Expectancy of n ≥ 2 trades of that mean pnl and
+// sample standard deviation.
+func expectancy(n, mean, sd float64) Expectancy {
+	e := Expectancy{Mean: finite(mean)}
 	half := t975(n-1) * sd / math.Sqrt(n)
 	if lo, hi := mean-half, mean+half; finite(lo) != nil && finite(hi) != nil {
 		e.CI95 = &Interval{lo, hi}
@@ -43,6 +49,10 @@ func EV(pnls []float64) Expectancy {
 	}
 	return e
 }
+
+// sqrtNonNeg is √x, 0 for a negative x (a sum of squares that rounding
+// took below 0).
+func sqrtNonNeg(x float64) float64 { return math.Sqrt(max(x, 0)) }
 
 // t975s memoizes TQuantile(0.975, df) for whole df under its length, as
 // the bits of the float (0: not yet computed). A sweep asks EV for the

@@ -22,7 +22,7 @@ func (t Tally) Add(u Tally) Tally {
 	return Tally{t.Traded + u.Traded, t.Trades + u.Trades, t.PnL + u.PnL, t.PnLSq + u.PnLSq, t.TradePnLSq + u.TradePnLSq}
 }
 
-// TallyOf is m's tally. Its TradePnLSq needs m's trades (Market.Trades);
+// TallyOf is m's tally. Its TradePnLSq needs m's trades (Market.Trades or Sums);
 // without them it is NaN, and so is SQN of any set that holds m.
 func TallyOf(m Market) Tally {
 	t := Tally{Trades: m.NTrades, PnL: m.PnL}
@@ -31,6 +31,10 @@ func TallyOf(m Market) Tally {
 	}
 	if !m.detailed() {
 		t.TradePnLSq = math.NaN()
+		return t
+	}
+	if m.Sums != nil {
+		t.TradePnLSq = m.Sums.SumSq
 		return t
 	}
 	for _, tr := range m.Trades {

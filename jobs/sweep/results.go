@@ -307,11 +307,11 @@ func statsMarket(m MarketInfo, o TrialMarket) (stats.Market, bool) {
 	}
 	p := o.Performance
 	sm := stats.Market{Slug: m.Slug, End: m.End, PnL: p.TotalPnL, Fees: p.TotalFees, NTrades: p.TotalTrades, Wins: p.WinningTrades}
-	if len(o.Trips) == p.TotalTrades {
-		sm.Trades = make([]stats.Trade, len(o.Trips))
-		for k, t := range o.Trips {
-			sm.Trades[k] = stats.Trade{PnL: t.PnL, EntryPrice: t.EntryFill, EntryMid: t.EntryMid, Won: t.Won}
-		}
+	switch {
+	case o.Sums != nil:
+		sm.Sums = o.Sums
+	case p.TotalTrades > 0:
+		sm.Sums = &stats.TradeSums{} // none kept: the per-trade figures are null
 	}
 	return sm, true
 }

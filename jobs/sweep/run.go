@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
 	"github.com/updown/updown/store"
 )
 
@@ -48,15 +49,17 @@ func (d MarketData) input(s replay.Strategy) replay.Input {
 }
 
 // TrialMarket is one trial's replay of one market: its performance, as
-// POST /v1/replay answers it for the same strategy, and its round trips;
-// or the code of a replay that could not run (NO_DATA, …).
+// POST /v1/replay answers it for the same strategy, and the sums of its
+// round trips (nil without trades), of a fixed size however many trades
+// the replay made; or the code of a replay that could not run (NO_DATA,
+// …).
 type TrialMarket struct {
 	Performance *replay.Performance `json:"performance,omitempty"`
-	Trips       []Trip              `json:"trips,omitempty"`
+	Sums        *stats.TradeSums    `json:"sums,omitempty"`
 	Error       string              `json:"error,omitempty"`
 }
 
-// Trip is a round trip as a shard stores it, its money rounded to 6
+// Trip is a round trip as a replay reports it, its money rounded to 6
 // decimals.
 type Trip = replay.RoundTrip
 
@@ -77,9 +80,7 @@ func RunShard(d MarketData, strategies []replay.Strategy) ([]TrialMarket, error)
 			return nil, err
 		}
 		out[i].Performance = &perf
-		if len(trips) > 0 {
-			out[i].Trips = trips
-		}
+		out[i].Sums = replay.SumTrips(trips)
 	}
 	return out, nil
 }

@@ -92,8 +92,9 @@ func TestShardAnswersAsReplay(t *testing.T) {
 			if string(got) != string(w) {
 				t.Fatalf("market %d, trial %d (%v): shard %s, replay %s", k, i, tr.Values, got, w)
 			}
-			if len(out[i].Trips) != want.Performance.TotalTrades {
-				t.Fatalf("market %d, trial %d: %d trips for %d trades", k, i, len(out[i].Trips), want.Performance.TotalTrades)
+			if n := out[i].Sums; want.Performance.TotalTrades > 0 && (n == nil || n.N != want.Performance.TotalTrades) ||
+				want.Performance.TotalTrades == 0 && n != nil {
+				t.Fatalf("market %d, trial %d: sums %+v for %d trades", k, i, n, want.Performance.TotalTrades)
 			}
 			if want.Performance.TotalTrades > 0 {
 				traded++
@@ -136,7 +137,7 @@ func TestSummarizeHandWorked(t *testing.T) {
 				win = 1
 			}
 			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl[m][tr], TotalTrades: 1, WinningTrades: win},
-				Trips: []Trip{{EntryFill: 0.5, EntryMid: 0.49, PnL: pnl[m][tr], Won: float64(win)}}}
+				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.49, PnL: pnl[m][tr], Won: float64(win)}})}
 		}
 	}
 	res, err := p.Summarize(markets, outcomes, folds)
@@ -234,7 +235,7 @@ func TestPerMarketMarksTheEmbargo(t *testing.T) {
 		for tr := range 2 {
 			pnl := float64(m+1) * float64(tr+1) // every market a pnl of its own
 			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
-				Trips: []Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}}}
+				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}})}
 		}
 	}
 	res, err := p.Summarize(markets, outcomes, folds)
@@ -337,4 +338,41 @@ func fmtPtr(x *float64) string {
 		return "null"
 	}
 	return fmt.Sprint(*x)
+}
+
+// TestShardKeepsSumsNotTrips: a trial that trades on nearly every
+// snapshot keeps the sums of its round trips, of a fixed size, not the
+// trips: a shard's stored results are as small for a strategy that makes
+// thousands of trades as for one that makes a few, and the trial's
+// statistics are those of its trips.
+func TestShardKeepsSumsNotTrips(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 1))
+	m, snaps, _ := walkMarket(rng, 0, 6000)
+	up, _ := store.TapeOf(snaps, store.OutcomeUp)
+	in := replay.Input{Market: m, Tape: up}
+	every := replay.Strategy{Side: "UP", PositionSize: 10,
+		EntryConditions: []replay.Condition{{Field: "price_up", Operator: ">=", Value: 0}},
+		ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">=", Value: 0}}}
+	few := every
+	few.MaxEntriesPerMarket = 2
+	out, err := RunShard(MarketData{Market: m, Up: up}, []replay.Strategy{every, few})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, trips, err := replay.Trips(in, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trips) < 2000 || out[0].Sums == nil || out[0].Sums.N != len(trips) || out[0].Sums.N != out[0].Performance.TotalTrades {
+		t.Fatalf("%d trips; the shard's sums %+v", len(trips), out[0].Sums)
+	}
+	if got, want := *out[0].Sums, *replay.SumTrips(trips); got != want {
+		t.Errorf("sums %+v, want those of the trips %+v", got, want)
+	}
+	heavy := len(EncodeShard(out[:1]))
+	light := len(EncodeShard(out[1:]))
+	if heavy > light+64 || heavy > 1024 {
+		t.Errorf("the stored trial of %d trades takes %d bytes, of %d trades %d", len(trips), heavy, out[1].Performance.TotalTrades, light)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
 )
 
 // A shard's results are stored in a compact binary form: a sweep's last
@@ -16,20 +17,27 @@ import (
 // markets: 0.55 s of JSON against 0.15 s of engine). The form is this
 // package's alone; the store keeps it as opaque bytes.
 //
-// Layout (version 1), integers as varints, floats as their 8 IEEE-754
+// Layout (version 2), integers as varints, floats as their 8 IEEE-754
 // bytes little-endian (exact, NaN and infinities included):
 //
-//	0x01, uvarint trials, then per trial:
+//	0x02, uvarint trials, then per trial:
 //	  uvarint flags (shardPerf, shardError, and one bit per optional
 //	    Performance field that is set)
 //	  [error: uvarint length, bytes]
 //	  [performance: the float fields, the int fields, FinalMarketOutcome
 //	    (uvarint length, bytes), then each optional field that is set]
-//	  uvarint trips, 5 floats each
+//	  the round trips' sums: uvarint N (0: none, and nothing follows),
+//	    Mean, M2, SumSq, SqErrEntry, SqErrMid, then per calibration
+//	    bucket uvarint N, Price, Won
 //
-// Shards stored as JSON by an earlier version (a sweep running across an
-// upgrade) still decode.
-const shardFormatV1 = 0x01
+// Version 1 ended a trial with its round trips themselves (uvarint
+// trips, 5 floats each), and an earlier version stored JSON with them:
+// both still decode (a sweep running across an upgrade), the trips added
+// up as they are read.
+const (
+	shardFormatV1 = 0x01
+	shardFormatV2 = 0x02
+)
 
 const (
 	shardPerf = 1 << iota
@@ -50,10 +58,13 @@ const maxShardString = 1 << 10
 func EncodeShard(out []TrialMarket) []byte {
 	size := 16
 	for i := range out {
-		size += 160 + len(out[i].Error) + 40*len(out[i].Trips)
+		size += 160 + len(out[i].Error)
+		if out[i].Sums != nil {
+			size += 5*8 + 10*17
+		}
 	}
 	b := make([]byte, 0, size)
-	b = append(b, shardFormatV1)
+	b = append(b, shardFormatV2)
 	b = binary.AppendUvarint(b, uint64(len(out)))
 	for i := range out {
 		b = appendTrial(b, &out[i])
@@ -100,13 +111,18 @@ func appendTrial(b []byte, t *TrialMarket) []byte {
 			b = appendFloat(b, *p.TotalMakerRebates)
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(t.Trips)))
-	for _, tr := range t.Trips {
-		b = appendFloat(b, tr.EntryFill)
-		b = appendFloat(b, tr.EntryMid)
-		b = appendFloat(b, tr.PnL)
-		b = appendFloat(b, tr.Fees)
-		b = appendFloat(b, tr.Won)
+	sm := t.Sums
+	if sm == nil || sm.N == 0 {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(sm.N))
+	for _, f := range [...]float64{sm.Mean, sm.M2, sm.SumSq, sm.SqErrEntry, sm.SqErrMid} {
+		b = appendFloat(b, f)
+	}
+	for _, k := range sm.Buckets {
+		b = binary.AppendUvarint(b, uint64(k.N))
+		b = appendFloat(b, k.Price)
+		b = appendFloat(b, k.Won)
 	}
 	return b
 }
@@ -139,10 +155,21 @@ var errShardTruncated = errors.New("truncated")
 // DecodeShard reads a shard's stored results: the binary form, or JSON as
 // an earlier version stored it.
 func DecodeShard(b []byte) ([]TrialMarket, error) {
-	if len(b) > 0 && b[0] != shardFormatV1 {
-		var out []TrialMarket
-		if err := json.Unmarshal(b, &out); err != nil {
+	if len(b) > 0 && b[0] != shardFormatV1 && b[0] != shardFormatV2 {
+		// JSON, with the round trips themselves.
+		var old []struct {
+			TrialMarket
+			Trips []Trip `json:"trips"`
+		}
+		if err := json.Unmarshal(b, &old); err != nil {
 			return nil, fmt.Errorf("shard results: neither the binary form nor JSON: %w", err)
+		}
+		out := make([]TrialMarket, len(old))
+		for i, t := range old {
+			out[i] = t.TrialMarket
+			if out[i].Sums == nil {
+				out[i].Sums = replay.SumTrips(t.Trips)
+			}
 		}
 		return out, nil
 	}
@@ -150,6 +177,7 @@ func DecodeShard(b []byte) ([]TrialMarket, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("shard results: empty")
 	}
+	d.version = b[0]
 	d.b = d.b[1:]
 	n := d.uvarint()
 	// Every trial takes at least two bytes (its flags and its trips).
@@ -175,8 +203,9 @@ func DecodeShard(b []byte) ([]TrialMarket, error) {
 
 // shardDecoder reads the binary form; the first error sticks.
 type shardDecoder struct {
-	b   []byte
-	err error
+	b       []byte
+	version byte
+	err     error
 }
 
 func (d *shardDecoder) trial(t *TrialMarket, perfs *[]replay.Performance, left int) {
@@ -216,16 +245,40 @@ func (d *shardDecoder) trial(t *TrialMarket, perfs *[]replay.Performance, left i
 		d.fail(fmt.Errorf("flags %#x: optional performance fields without a performance", flags))
 	}
 	n := d.uvarint()
-	if d.err == nil && n > uint64(len(d.b))/40 {
-		d.fail(fmt.Errorf("%d trips in %d bytes: %w", n, len(d.b), errShardTruncated))
-	}
 	if d.err != nil || n == 0 {
 		return
 	}
-	t.Trips = make([]Trip, n)
-	for k := range t.Trips {
-		t.Trips[k] = Trip{EntryFill: d.float(), EntryMid: d.float(), PnL: d.float(), Fees: d.float(), Won: d.float()}
+	if d.version == shardFormatV1 {
+		// The round trips themselves, added up as they are read.
+		if n > uint64(len(d.b))/40 {
+			d.fail(fmt.Errorf("%d trips in %d bytes: %w", n, len(d.b), errShardTruncated))
+			return
+		}
+		var sm stats.TradeSums
+		for range n {
+			fill, mid, pnl, _, won := d.float(), d.float(), d.float(), d.float(), d.float()
+			sm.AddTrade(stats.Trade{PnL: pnl, EntryPrice: fill, EntryMid: mid, Won: won})
+		}
+		t.Sums = &sm
+		return
 	}
+	if n > math.MaxInt32 {
+		d.fail(fmt.Errorf("%d round trips", n))
+		return
+	}
+	sm := &stats.TradeSums{N: int(n)}
+	for _, f := range [...]*float64{&sm.Mean, &sm.M2, &sm.SumSq, &sm.SqErrEntry, &sm.SqErrMid} {
+		*f = d.float()
+	}
+	for k := range sm.Buckets {
+		bn := d.uvarint()
+		if bn > n {
+			d.fail(fmt.Errorf("a calibration bucket of %d entries among %d round trips", bn, n))
+			return
+		}
+		sm.Buckets[k] = stats.BucketSums{N: int(bn), Price: d.float(), Won: d.float()}
+	}
+	t.Sums = sm
 }
 
 func (d *shardDecoder) fail(err error) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
 )
 
 // fullPerformance is a Performance with every field set to a distinct
@@ -53,10 +54,9 @@ func TestShardCodecRoundTrip(t *testing.T) {
 		out  []TrialMarket
 	}{
 		{"no trials", []TrialMarket{}},
-		{"every field", []TrialMarket{{Performance: fullPerformance(t, 0), Trips: []Trip{
-			{EntryFill: 0.51, EntryMid: 0.5, PnL: -1.25, Fees: 0.0001, Won: 1},
-			{EntryFill: math.Inf(1), EntryMid: math.NaN(), PnL: math.Copysign(0, -1), Fees: math.MaxFloat64, Won: 0.5},
-		}}}},
+		{"every field", []TrialMarket{{Performance: fullPerformance(t, 0), Sums: &stats.TradeSums{N: 3, Mean: -1.25, M2: math.NaN(),
+			SumSq: math.Copysign(0, -1), SqErrEntry: math.Inf(1), SqErrMid: math.MaxFloat64,
+			Buckets: [10]stats.BucketSums{1: {N: 1, Price: 0.11, Won: 0.5}, 9: {N: 2, Price: 1.9, Won: 2}}}}}},
 		{"an error", []TrialMarket{{Error: "NO_DATA"}}},
 		{"mixed", []TrialMarket{
 			{Performance: &replay.Performance{TotalPnL: 1.5, TotalTrades: 1, FinalMarketOutcome: "UP", OrdersFilled: &one}},
@@ -122,8 +122,10 @@ func bitsOf(out []TrialMarket) any {
 // decode, to the same results.
 func TestShardCodecReadsJSON(t *testing.T) {
 	t.Parallel()
-	out := []TrialMarket{{Performance: fullPerformance(t, 1), Trips: []Trip{{EntryFill: 0.4, EntryMid: 0.41, PnL: 2, Fees: 0.01, Won: 1}}}, {Error: "NO_DATA"}}
-	j, err := json.Marshal(out)
+	trips := []Trip{{EntryFill: 0.4, EntryMid: 0.41, PnL: 2, Fees: 0.01, Won: 1}, {EntryFill: 0.7, EntryMid: 0.69, PnL: -1, Won: 0}}
+	// The JSON an earlier version stored: the round trips themselves.
+	old := []map[string]any{{"performance": fullPerformance(t, 1), "trips": trips}, {"error": "NO_DATA"}}
+	j, err := json.Marshal(old)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +133,36 @@ func TestShardCodecReadsJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, out) {
-		t.Errorf("JSON shard decoded to %+v, want %+v", got, out)
+	want := []TrialMarket{{Performance: fullPerformance(t, 1), Sums: replay.SumTrips(trips)}, {Error: "NO_DATA"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON shard decoded to %+v, want %+v", got, want)
+	}
+}
+
+// TestShardCodecReadsVersion1: shards stored in the first binary form,
+// with their round trips, still decode, the trips added up.
+func TestShardCodecReadsVersion1(t *testing.T) {
+	t.Parallel()
+	trips := []Trip{{EntryFill: 0.4, EntryMid: 0.41, PnL: 2, Fees: 0.01, Won: 1}, {EntryFill: 0.95, EntryMid: 0.9, PnL: -1.5, Won: 0.5}}
+	// Version 1 of one trial with no performance and two trips: flags 0,
+	// then uvarint 2 and the trips' 5 floats each, and a second trial
+	// with an error and none.
+	b := []byte{shardFormatV1, 2, 0, 2}
+	for _, tr := range trips {
+		for _, f := range []float64{tr.EntryFill, tr.EntryMid, tr.PnL, tr.Fees, tr.Won} {
+			b = appendFloat(b, f)
+		}
+	}
+	b = append(b, shardError)
+	b = appendString(b, "NO_DATA")
+	b = append(b, 0)
+	got, err := DecodeShard(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TrialMarket{{Sums: replay.SumTrips(trips)}, {Error: "NO_DATA"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("version 1 decoded to %+v, want %+v", got, want)
 	}
 }
 
@@ -140,7 +170,7 @@ func TestShardCodecReadsJSON(t *testing.T) {
 // bytes after it, are errors, never a panic or a shorter result.
 func TestShardCodecRefusesDamage(t *testing.T) {
 	t.Parallel()
-	b := EncodeShard([]TrialMarket{{Performance: fullPerformance(t, 2), Trips: []Trip{{PnL: 1}}}, {Error: "NO_DATA"}})
+	b := EncodeShard([]TrialMarket{{Performance: fullPerformance(t, 2), Sums: replay.SumTrips([]Trip{{PnL: 1}})}, {Error: "NO_DATA"}})
 	for n := range len(b) {
 		if _, err := DecodeShard(b[:n]); err == nil {
 			t.Errorf("the first %d of %d bytes decoded", n, len(b))
@@ -156,12 +186,13 @@ func TestShardCodecRefusesDamage(t *testing.T) {
 
 func FuzzShardCodec(f *testing.F) {
 	one := 1
-	f.Add(EncodeShard([]TrialMarket{{Performance: &replay.Performance{TotalPnL: 1, OrdersPlaced: &one}, Trips: []Trip{{PnL: 1}}}, {Error: "X"}}))
+	f.Add(EncodeShard([]TrialMarket{{Performance: &replay.Performance{TotalPnL: 1, OrdersPlaced: &one}, Sums: replay.SumTrips([]Trip{{PnL: 1}})}, {Error: "X"}}))
+	f.Add([]byte{shardFormatV1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte(`[{"error":"NO_DATA"}]`))
 	f.Add([]byte{shardFormatV1, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		out, err := DecodeShard(b)
-		if err != nil || len(b) == 0 || b[0] != shardFormatV1 {
+		if err != nil || len(b) == 0 || b[0] != shardFormatV1 && b[0] != shardFormatV2 {
 			return
 		}
 		// What decodes survives encoding and decoding again.
