@@ -23,7 +23,16 @@ type planJSON struct {
 	Replay        bool              `json:"replay" doc:"POST /v1/replay."`
 	BacktestAI    bool              `json:"backtest_ai" doc:"The Backtest AI agent."`
 	AIGenerations *int              `json:"ai_generations_per_month" nullable:"true" doc:"Backtest AI generations per calendar month; null: unlimited."`
+	Sweeps        *planSweeps       `json:"sweeps" doc:"Parameter sweeps (POST /v1/sweeps); null: not in the plan."`
 	RateLimits    accountRateLimits `json:"rate_limits"`
+}
+
+// planSweeps is what a plan allows of sweeps (DESIGN 14).
+type planSweeps struct {
+	MaxTrials  uint64 `json:"max_trials" doc:"Trials (parameter combinations) in one sweep."`
+	MaxMarkets uint64 `json:"max_markets" doc:"Markets in one sweep."`
+	MaxReplays uint64 `json:"max_replays" doc:"Trials × markets in one sweep."`
+	Concurrent int    `json:"concurrent" doc:"Sweeps queued or running at once per customer."`
 }
 
 // planJSON describes p; c is the customer whose own limits apply (a zero
@@ -46,6 +55,10 @@ func (s *Server) planJSON(p Plan, c store.Customer) planJSON {
 	}
 	if n := p.AIGenerationsPerMonth; n >= 0 {
 		out.AIGenerations = &n
+	}
+	if sweepsIn(p) {
+		l := sweepLimits(p)
+		out.Sweeps = &planSweeps{MaxTrials: l.Trials, MaxMarkets: l.Markets, MaxReplays: l.Replays, Concurrent: sweepsInFlight(p)}
 	}
 	l := s.rateLimitFor(p, c)
 	if l.PerMinute > 0 {

@@ -113,7 +113,13 @@ func TestBilling(t *testing.T) {
 					Replay        bool           `json:"replay"`
 					BacktestAI    bool           `json:"backtest_ai"`
 					AIGenerations *int           `json:"ai_generations_per_month"`
-					RateLimits    struct {
+					Sweeps        *struct {
+						MaxTrials  int `json:"max_trials"`
+						MaxMarkets int `json:"max_markets"`
+						MaxReplays int `json:"max_replays"`
+						Concurrent int `json:"concurrent"`
+					} `json:"sweeps"`
+					RateLimits struct {
 						PerMinute *int `json:"per_minute"`
 					} `json:"rate_limits"`
 				} `json:"plans"`
@@ -133,12 +139,12 @@ func TestBilling(t *testing.T) {
 		if (url == "") != (d.CheckoutURL == nil) || url != "" && *d.CheckoutURL != url {
 			t.Errorf("checkout_url %v with BILLING_URL %q", d.CheckoutURL, url)
 		}
-		want := map[string]string{ // tier: window, alt, exchange, replay, ai, generations
-			"STARTER":    "last_n false false false false 0",
-			"PRO":        "31 true true true true 5",
-			"PRO_TRIAL":  "31 true false true false 0",
-			"SUITE":      "31 true true false false 0",
-			"ENTERPRISE": "unlimited true true true true null",
+		want := map[string]string{ // tier: window, alt, exchange, replay, ai, generations, sweeps (trials markets replays at once)
+			"STARTER":    "last_n false false false false 0 none",
+			"PRO":        "31 true true true true 5 200/200/20000/1",
+			"PRO_TRIAL":  "31 true false true false 0 none",
+			"SUITE":      "31 true true false false 0 none",
+			"ENTERPRISE": "unlimited true true true true null 10000/5000/2000000/4",
 		}
 		for _, p := range d.Plans {
 			win := "unlimited"
@@ -154,7 +160,11 @@ func TestBilling(t *testing.T) {
 			if p.AIGenerations != nil {
 				gen = fmt.Sprint(*p.AIGenerations)
 			}
-			if s := fmt.Sprintf("%s %t %t %t %t %s", win, p.AltCoins, p.Exchange, p.Replay, p.BacktestAI, gen); s != want[p.Tier] {
+			sweeps := "none"
+			if w := p.Sweeps; w != nil {
+				sweeps = fmt.Sprintf("%d/%d/%d/%d", w.MaxTrials, w.MaxMarkets, w.MaxReplays, w.Concurrent)
+			}
+			if s := fmt.Sprintf("%s %t %t %t %t %s %s", win, p.AltCoins, p.Exchange, p.Replay, p.BacktestAI, gen, sweeps); s != want[p.Tier] {
 				t.Errorf("%s: %s, want %s", p.Tier, s, want[p.Tier])
 			}
 		}

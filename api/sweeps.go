@@ -251,10 +251,14 @@ func (s *Server) sweepBodySchema() *huma.Schema {
 	return &huma.Schema{Ref: ref}
 }
 
+// sweepsIn reports whether the plan has sweeps: with the Backtest AI
+// agent (DESIGN 4).
+func sweepsIn(p Plan) bool { return p.BacktestAI }
+
 // sweepAllowed answers 403 for plans without sweeps (DESIGN 4: with the
 // Backtest AI agent, PRO and ENTERPRISE).
 func sweepAllowed(p principal) error {
-	if p.Plan.BacktestAI {
+	if sweepsIn(p.Plan) {
 		return nil
 	}
 	return tierDenied(p.Plan, store.Pro, "parameter sweeps need the PRO or ENTERPRISE plan; yours is %s", p.Plan.Tier)
