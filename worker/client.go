@@ -90,6 +90,10 @@ type Client struct {
 	log    *slog.Logger
 	pubsub *redis.PubSub
 	done   chan struct{}
+	// stop is closed by StopWaiting: every wait then ends as if its time
+	// were up.
+	stop     chan struct{}
+	stopOnce sync.Once
 
 	mu      sync.Mutex
 	waiters map[string]map[chan jobs.Outcome]struct{}
@@ -121,11 +125,19 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		insp:    asynq.NewInspectorFromRedisClient(cfg.Redis),
 		pubsub:  ps,
 		done:    make(chan struct{}),
+		stop:    make(chan struct{}),
 		waiters: map[string]map[chan jobs.Outcome]struct{}{},
 	}
 	go c.listen()
 	return c, nil
 }
+
+// StopWaiting ends every wait, under way or to come, as if its time were
+// up (a *TimeoutError with the job's id): the jobs go on, and their
+// results can be fetched by id. A stopping api calls it, so that its
+// requests waiting on jobs answer, with the job id, before it exits
+// instead of being cut off.
+func (c *Client) StopWaiting() { c.stopOnce.Do(func() { close(c.stop) }) }
 
 // Close stops listening. It does not close the Redis client.
 func (c *Client) Close() error {
@@ -238,6 +250,8 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 				lost()
 			}
 		case <-timer.C:
+			return jobs.Outcome{}, &TimeoutError{JobID: id}
+		case <-c.stop:
 			return jobs.Outcome{}, &TimeoutError{JobID: id}
 		case <-ctx.Done():
 			return jobs.Outcome{}, ctx.Err()

@@ -131,6 +131,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer jobs.Close()
 
 	g, gctx := errgroup.WithContext(ctx)
+	stopWaitingBeforeGrace(gctx, jobs) // as runAPI
 	g.Go(func() error { return w.Run(gctx) })
 	if *collectEvery > 0 {
 		dc := &devCollector{store: st, live: live, cfg: cfg, log: log, last: cfg.Now}

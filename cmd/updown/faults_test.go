@@ -38,6 +38,7 @@ func TestFaults(t *testing.T) {
 	t.Run("WorkerKilledMidReplay", func(t *testing.T) { t.Parallel(); fx.workerKilled(t) })
 	t.Run("WorkerSIGTERMRequeues", func(t *testing.T) { t.Parallel(); fx.workerTerminated(t) })
 	t.Run("APISIGTERMFinishesInFlight", func(t *testing.T) { t.Parallel(); fx.apiTerminated(t) })
+	t.Run("APISIGTERMAnswersWaiting", func(t *testing.T) { t.Parallel(); fx.apiTerminatedWaiting(t) })
 	t.Run("RedisRestarted", func(t *testing.T) { t.Parallel(); fx.redisRestarted(t) })
 	t.Run("PostgresDown", func(t *testing.T) { t.Parallel(); fx.postgresDown(t) })
 }
@@ -325,5 +326,45 @@ func (fx faultFixture) postgresDown(t *testing.T) {
 	}
 	if strings.Contains(apiProc.out.String(), "panic") {
 		t.Errorf("api panicked:\n%s", lastN(apiProc.out.String(), 3000))
+	}
+}
+
+// apiTerminatedWaiting: SIGTERM to the api while a request waits on a job
+// no worker runs. The request waits on for most of the api's grace
+// period, then answers 504 JOB_TIMEOUT with the job's id (the job stays
+// queued, fetchable by id), and the api exits 0: the request is not cut
+// off with no answer when the grace period ends.
+func (fx faultFixture) apiTerminatedWaiting(t *testing.T) {
+	rd := redistest.Start(t)
+	s := fx.services(rd.URL)
+	apiProc, base := startAPI(t, s, "JOB_WAIT=5m")
+
+	res := make(chan answer, 1)
+	go func() { res <- do(nil, http.MethodPost, base+"/v1/replay", fx.key, replayBody(fx.m15, 17)) }()
+	opt, err := asynq.ParseRedisURI(rd.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	var id string
+	for deadline := time.Now().Add(20 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if tasks, err := insp.ListPendingTasks(jobs.QueueReplay); err == nil && len(tasks) > 0 {
+			id = tasks[0].ID
+		}
+	}
+	if id == "" {
+		t.Fatal("the replay was never queued")
+	}
+	apiProc.signal(t, syscall.SIGTERM)
+	a := <-res
+	if a.status != http.StatusGatewayTimeout || a.code() != "JOB_TIMEOUT" {
+		t.Fatalf("a request waiting across the api's SIGTERM: %v", a)
+	}
+	if details, _ := a.body["error"].(map[string]any)["details"].(map[string]any); details["job_id"] != id {
+		t.Fatalf("504 names job %v; the task is %s", details["job_id"], id)
+	}
+	if err := apiProc.wait(t, 10*time.Second); err != nil {
+		t.Fatalf("api exit on SIGTERM: %v", err)
 	}
 }

@@ -99,7 +99,20 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer jobs.Close()
+	stopWaitingBeforeGrace(ctx, jobs)
 	return serveHTTP(ctx, "api", f.addr, srv, log, nil)
+}
+
+// stopWaitingBeforeGrace lets requests waiting on jobs go on waiting after
+// ctx is done (SIGTERM) for most of the server's grace period, so that a
+// job that finishes in it is answered, and then ends their waits: they
+// answer 504 JOB_TIMEOUT with the job's id, fetchable later, before the
+// grace period ends, rather than being cut off with no answer at all.
+func stopWaitingBeforeGrace(ctx context.Context, jobs *worker.Client) {
+	go func() {
+		<-ctx.Done()
+		time.AfterFunc(shutdownGrace-shutdownGrace/5, jobs.StopWaiting)
+	}()
 }
 
 func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
@@ -423,8 +436,12 @@ func envDuration(key string, def time.Duration) time.Duration {
 	return def
 }
 
+// shutdownGrace is how long a stopping server's requests in flight may
+// take to finish.
+const shutdownGrace = 25 * time.Second
+
 // serveHTTP serves h until ctx is done, then shuts down gracefully:
-// in-flight requests get up to 25 s to finish. ready, when set, is called
+// in-flight requests get up to shutdownGrace to finish. ready, when set, is called
 // with the bound address once the listener is open.
 func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
 	ln, err := net.Listen("tcp", addr)
@@ -454,7 +471,7 @@ func serveOn(ctx context.Context, name string, ln net.Listener, h http.Handler, 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
