@@ -53,7 +53,7 @@ func verifyDelay(n int) time.Duration {
 // recorded from.
 func (s *Server) registerCollect() {
 	res, err := collect.NewResolver(collect.ResolverConfig{
-		Upstreams: collect.UpstreamsFromEnv(os.Getenv),
+		Upstreams: collect.UpstreamsFromEnv(os.LookupEnv),
 		Store:     s.store,
 		Logger:    s.log,
 	})

@@ -27,7 +27,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	var f serviceFlags
 	f.registerBackends(fs)
-	up := collect.UpstreamsFromEnv(os.Getenv)
+	up := collect.UpstreamsFromEnv(os.LookupEnv)
 	urlFlagVar(fs, &up.Gamma, "gamma-url", up.Gamma, "Polymarket Gamma API base `URL` (env "+collect.EnvGammaURL+")")
 	urlFlagVar(fs, &up.CLOB, "clob-url", up.CLOB, "Polymarket CLOB API base `URL` (env "+collect.EnvCLOBURL+")")
 	urlFlagVar(fs, &up.PolymarketWS, "ws-url", up.PolymarketWS, "Polymarket CLOB websocket market channel `URL`, the first source of books; empty polls --clob-url only (env "+collect.EnvPolymarketWSURL+")")

@@ -78,6 +78,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("no command given")
 	}
 	cmd, rest := args[0], args[1:]
+	if err := checkEnv(os.Getenv); err != nil {
+		return err
+	}
 	switch cmd {
 	case "dev":
 		return stopped(ctx, runDev(ctx, rest, stdout, stderr))

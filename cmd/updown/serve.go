@@ -67,7 +67,8 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var f serviceFlags
 	f.register(fs)
-	migrate := fs.Bool("migrate", envOr("MIGRATE_ON_START", "true") == "true", "apply migrations at start (env MIGRATE_ON_START)")
+	migrateOnStart, _ := strconv.ParseBool(envOr("MIGRATE_ON_START", "true")) // checkEnv took its form
+	migrate := fs.Bool("migrate", migrateOnStart, "apply migrations at start (env MIGRATE_ON_START)")
 	fs.Usage = commandUsage(fs, "updown api [flags]\n\nThe HTTP API: market data, replays and backtests (run by workers), the Backtest AI agent, billing webhooks.", apiEnv)
 	if err := parseFlags(fs, args); err != nil {
 		return err

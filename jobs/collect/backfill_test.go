@@ -369,14 +369,23 @@ func TestTradeGapsBackfilledAtNextStart(t *testing.T) {
 	}
 }
 
-// TestUpstreamsFromEnvDataAPI: the Data API's URL defaults to Polymarket's
-// and follows its environment variable.
-func TestUpstreamsFromEnvDataAPI(t *testing.T) {
-	if got := collect.UpstreamsFromEnv(func(string) string { return "" }).PolymarketData; got != collect.DefaultPolymarketDataURL {
-		t.Errorf("default Data API URL %q, want %q", got, collect.DefaultPolymarketDataURL)
+// TestUpstreamsFromEnv: each URL defaults to the real upstream's and
+// follows its environment variable; the optional upstreams (the websocket
+// and the Data API) are off when their variable is set empty, and the
+// others keep their default.
+func TestUpstreamsFromEnv(t *testing.T) {
+	lookup := func(env map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	}
-	env := map[string]string{collect.EnvPolymarketDataURL: "http://127.0.0.1:1"}
-	if got := collect.UpstreamsFromEnv(func(k string) string { return env[k] }).PolymarketData; got != "http://127.0.0.1:1" {
-		t.Errorf("Data API URL %q, want the environment's", got)
+	if got := collect.UpstreamsFromEnv(lookup(nil)); got != collect.DefaultUpstreams() {
+		t.Errorf("no variables: %+v, want the defaults", got)
+	}
+	got := collect.UpstreamsFromEnv(lookup(map[string]string{collect.EnvPolymarketDataURL: "http://127.0.0.1:1", collect.EnvGammaURL: "http://127.0.0.1:2"}))
+	if got.PolymarketData != "http://127.0.0.1:1" || got.Gamma != "http://127.0.0.1:2" || got.CLOB != collect.DefaultCLOBURL {
+		t.Errorf("set variables: %+v", got)
+	}
+	got = collect.UpstreamsFromEnv(lookup(map[string]string{collect.EnvPolymarketDataURL: "", collect.EnvPolymarketWSURL: "", collect.EnvGammaURL: ""}))
+	if got.PolymarketData != "" || got.PolymarketWS != "" || got.Gamma != collect.DefaultGammaURL {
+		t.Errorf("variables set empty: %+v, want the websocket and Data API off, Gamma its default", got)
 	}
 }

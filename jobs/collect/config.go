@@ -54,16 +54,20 @@ func DefaultUpstreams() Upstreams {
 }
 
 // UpstreamsFromEnv returns the default upstreams overridden by the
-// environment variables getenv reports (os.Getenv in a process). Every
+// environment variables lookup reports (os.LookupEnv in a process). Every
 // process of a deployment shares its environment, so the collector and the
-// workers resolving its markets speak to the same upstreams.
-func UpstreamsFromEnv(getenv func(string) string) Upstreams {
+// workers resolving its markets speak to the same upstreams. The optional
+// upstreams, the Polymarket websocket and Data API, are off when their
+// variable is set empty; the others keep their default then.
+func UpstreamsFromEnv(lookup func(string) (string, bool)) Upstreams {
 	u := DefaultUpstreams()
 	for _, f := range []struct {
-		env string
-		dst *string
-	}{{EnvGammaURL, &u.Gamma}, {EnvCLOBURL, &u.CLOB}, {EnvPolymarketWSURL, &u.PolymarketWS}, {EnvPolymarketDataURL, &u.PolymarketData}, {EnvBinanceSpotURL, &u.BinanceSpot}, {EnvBinanceFuturesURL, &u.BinanceFutures}} {
-		if v := getenv(f.env); v != "" {
+		env      string
+		dst      *string
+		optional bool
+	}{{EnvGammaURL, &u.Gamma, false}, {EnvCLOBURL, &u.CLOB, false}, {EnvPolymarketWSURL, &u.PolymarketWS, true},
+		{EnvPolymarketDataURL, &u.PolymarketData, true}, {EnvBinanceSpotURL, &u.BinanceSpot, false}, {EnvBinanceFuturesURL, &u.BinanceFutures, false}} {
+		if v, set := lookup(f.env); v != "" || set && f.optional {
 			*f.dst = v
 		}
 	}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// envChecks are the variables whose values have a form, with what they
+// must be: a value set in another form is refused at start, naming the
+// variable, rather than read as the default (JOB_WAIT=30, without a
+// unit, was 60 s; MIGRATE_ON_START=1 did not migrate).
+var envChecks = []struct {
+	name  string
+	check func(string) error
+}{
+	{"JOB_WAIT", positiveDuration},
+	{"SHUTDOWN_TIMEOUT", positiveDuration},
+	{"COLLECT_INTERVAL", positiveDuration},
+	{"COLLECT_UNHEALTHY_AFTER", positiveDuration},
+	{"COLLECT_DISCOVERY_INTERVAL", positiveDuration},
+	{"COLLECT_RESOLVE_DELAY", positiveDuration},
+	{"COLLECT_QUICK_WINDOWS", nonNegativeDuration},
+	{"REPLAY_CACHE_MIB", integer},
+	{"SNAPSHOT_BOOKS_VERSION", integer},
+	{"MIGRATE_ON_START", boolean},
+	{"LOG_LEVEL", logLevel},
+	{"LOG_FORMAT", oneOf("json", "text")},
+}
+
+// checkEnv refuses the first variable of envChecks set in a form it does
+// not take; unset and empty variables take their defaults.
+func checkEnv(getenv func(string) string) error {
+	for _, c := range envChecks {
+		if v := getenv(c.name); v != "" {
+			if err := c.check(v); err != nil {
+				return fmt.Errorf("%s=%q: %w", c.name, v, err)
+			}
+		}
+	}
+	return nil
+}
+
+func positiveDuration(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a duration above 0 with its unit, such as 30s or 2m")
+	}
+	return nil
+}
+
+func nonNegativeDuration(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want a duration with its unit, such as 30s, or 0")
+	}
+	return nil
+}
+
+func integer(v string) error {
+	if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+		return fmt.Errorf("want a whole number")
+	}
+	return nil
+}
+
+func boolean(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	return nil
+}
+
+func logLevel(v string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		return fmt.Errorf("want debug, info, warn or error")
+	}
+	return nil
+}
+
+func oneOf(values ...string) func(string) error {
+	return func(v string) error {
+		for _, w := range values {
+			if v == w {
+				return nil
+			}
+		}
+		return fmt.Errorf("want one of %q", values)
+	}
+}

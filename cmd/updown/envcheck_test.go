@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCheckEnv: a variable set in a form it does not take is refused,
+// naming it, rather than silently read as its default; good values and
+// unset variables pass.
+func TestCheckEnv(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		env  map[string]string
+		want string // the error's start; "" for none
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"JOB_WAIT": "90s", "SHUTDOWN_TIMEOUT": "1m", "MIGRATE_ON_START": "1", "LOG_LEVEL": "debug", "LOG_FORMAT": "text",
+			"REPLAY_CACHE_MIB": "-1", "COLLECT_QUICK_WINDOWS": "0", "SNAPSHOT_BOOKS_VERSION": "1"}, ""},
+		{map[string]string{"JOB_WAIT": "banana"}, `JOB_WAIT="banana"`},
+		{map[string]string{"JOB_WAIT": "30"}, `JOB_WAIT="30"`},
+		{map[string]string{"JOB_WAIT": "-5s"}, `JOB_WAIT="-5s"`},
+		{map[string]string{"SHUTDOWN_TIMEOUT": "abc"}, `SHUTDOWN_TIMEOUT="abc"`},
+		{map[string]string{"COLLECT_INTERVAL": "fast"}, `COLLECT_INTERVAL="fast"`},
+		{map[string]string{"COLLECT_QUICK_WINDOWS": "-1s"}, `COLLECT_QUICK_WINDOWS="-1s"`},
+		{map[string]string{"REPLAY_CACHE_MIB": "lots"}, `REPLAY_CACHE_MIB="lots"`},
+		{map[string]string{"MIGRATE_ON_START": "yes"}, `MIGRATE_ON_START="yes"`},
+		{map[string]string{"LOG_LEVEL": "verbose"}, `LOG_LEVEL="verbose"`},
+		{map[string]string{"LOG_FORMAT": "xml"}, `LOG_FORMAT="xml"`},
+	}
+	for _, tc := range cases {
+		err := checkEnv(func(k string) string { return tc.env[k] })
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.env, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
+		}
+	}
+}
