@@ -258,8 +258,10 @@ func (c *Collector) load(ctx context.Context) {
 	}
 }
 
-// eachUnresolved calls fn for every unresolved market that started in
-// (after, before), a page at a time.
+// eachUnresolved calls fn for every unresolved market of the collector's
+// series that started in (after, before), a page at a time: collectors
+// split by series (COLLECT_SERIES) each record, and schedule the
+// resolutions of, their own markets.
 func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time, fn func(store.Market)) error {
 	const page = 500
 	no := false
@@ -271,7 +273,9 @@ func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time
 			return fmt.Errorf("list unresolved markets: %w", err)
 		}
 		for _, m := range ms {
-			fn(m)
+			if slices.Contains(c.cfg.Series, Series{Coin: m.Coin, MarketType: m.MarketType}) {
+				fn(m)
+			}
 		}
 		if len(ms) < page {
 			return nil

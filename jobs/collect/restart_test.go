@@ -8,6 +8,7 @@ import (
 
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // TestCollectorRestartLosesOnlyDowntime stops a collector and starts
@@ -142,5 +143,44 @@ func TestTwoCollectorsWriteEachInstantOnce(t *testing.T) {
 				t.Errorf("errors logged:\n%s", r.logs)
 			}
 		})
+	}
+}
+
+// TestCollectorKeepsToItsSeries: a collector started on a store that
+// holds a live market of a series it does not record (another
+// collector's, under COLLECT_SERIES) leaves that market alone: it
+// records no snapshots of it, no gaps, and schedules no resolution of it.
+func TestCollectorKeepsToItsSeries(t *testing.T) {
+	scheme := hourScheme()
+	st := memory.New()
+	r := newRig(t, st, scheme)
+	now := time.Now()
+	r.poly.AddRange(twoSeries, now, now.Add(time.Hour))
+	ctx := context.Background()
+	other := store.Market{Slug: collect.Slug(store.SOL, store.M5, now.Truncate(5*time.Minute)), MarketID: "other", Coin: store.SOL,
+		MarketType: store.M5, StartTime: now.Add(-time.Minute), EndTime: now.Add(4 * time.Minute)}
+	ended := store.Market{Slug: collect.Slug(store.SOL, store.M5, now.Truncate(5*time.Minute).Add(-5*time.Minute)), MarketID: "ended",
+		Coin: store.SOL, MarketType: store.M5, StartTime: now.Add(-6 * time.Minute), EndTime: now.Add(-time.Minute)}
+	if err := st.UpsertMarkets(ctx, []store.Market{other, ended}); err != nil {
+		t.Fatal(err)
+	}
+	c, stop := start(t, r.config(scheme, twoSeries))
+	eventually(t, 60*time.Second, "the collector recording its own series", func() bool { return c.Stats().Snapshots > 0 })
+	time.Sleep(time.Second)
+	stop()
+	if _, n, err := st.ListSnapshots(ctx, other.Slug, store.SnapshotQuery{Limit: 1}); err != nil || n != 0 {
+		t.Errorf("%d snapshots of %s, a series the collector does not record (%v)", n, other.Slug, err)
+	}
+	r.act.mu.Lock()
+	gaps := r.act.gaps[other.Slug]
+	r.act.mu.Unlock()
+	if len(gaps) != 0 {
+		t.Errorf("gaps of %s: %v", other.Slug, gaps)
+	}
+	r.sched.mu.Lock()
+	calls := r.sched.calls[ended.Slug]
+	r.sched.mu.Unlock()
+	if len(calls) != 0 {
+		t.Errorf("the collector scheduled the resolution of %s, a series it does not record", ended.Slug)
 	}
 }
