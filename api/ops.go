@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -37,6 +38,13 @@ func readiness(ctx context.Context, checks map[string]func(context.Context) erro
 		if err := check(ctx); err != nil {
 			ok = false
 			results[name] = "unavailable"
+			// A check that says which of its parts failed is named in
+			// the body; its detail (addresses, errors) goes to the log
+			// only.
+			var r interface{ Reason() string }
+			if errors.As(err, &r) {
+				results[name] += ": " + r.Reason()
+			}
 			log.WarnContext(ctx, "readiness check failed", "check", name, "err", err)
 			continue
 		}

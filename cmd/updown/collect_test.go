@@ -176,7 +176,10 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"upstreams":"unavailable"`) {
+	// The body names the upstreams failing (the README's promise), not
+	// their errors, which hold addresses.
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"upstreams":"unavailable: `) ||
+		!strings.Contains(string(body), "binance-futures") || !strings.Contains(string(body), "gamma") || strings.Contains(string(body), dead) {
 		t.Errorf("/readyz with every upstream down: %d %s", res.StatusCode, body)
 	}
 	res, err = http.Get("http://" + addr + "/metrics")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -117,17 +118,31 @@ func (c *Collector) Health() []UpstreamStatus { return c.health.status() }
 // readiness check: a collector that cannot reach Polymarket or Binance
 // records nothing and must not say it is ready.
 func (c *Collector) Ready(context.Context) error {
-	var bad []string
+	var e UpstreamsFailing
 	for _, s := range c.health.status() {
 		if !s.Healthy {
-			bad = append(bad, fmt.Sprintf("%s (no answer since %s: %s)", s.Name, sinceText(s.LastSuccess), s.LastErr))
+			e.Names = append(e.Names, s.Name)
+			e.details = append(e.details, fmt.Sprintf("%s (no answer since %s: %s)", s.Name, sinceText(s.LastSuccess), s.LastErr))
 		}
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("upstreams failing: %v", bad)
+	if len(e.Names) > 0 {
+		return &e
 	}
 	return nil
 }
+
+// UpstreamsFailing is Ready's error: the upstreams failing, by name, and
+// what each last answered.
+type UpstreamsFailing struct {
+	Names   []string
+	details []string
+}
+
+func (e *UpstreamsFailing) Error() string { return fmt.Sprintf("upstreams failing: %v", e.details) }
+
+// Reason names the upstreams failing, without their errors, for a
+// readiness answer.
+func (e *UpstreamsFailing) Reason() string { return strings.Join(e.Names, ", ") }
 
 func sinceText(t time.Time) string {
 	if t.IsZero() {
