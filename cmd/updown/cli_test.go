@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,36 +98,58 @@ func TestVersion(t *testing.T) {
 }
 
 // envLiteral finds where a process reads an environment variable.
-var envLiteral = regexp.MustCompile(`(?:os\.Getenv|envOr|envDuration|envInt64)\("([A-Z][A-Z0-9_]*)"`)
+var envLiteral = regexp.MustCompile(`(?:os\.Getenv|os\.LookupEnv|envOr|envDuration|envInt64|tierCaps|getenv)\("([A-Z][A-Z0-9_]*)"`)
 
 // TestHelpNamesEveryVariable: `api -h` names every environment variable
 // the api reads, and every variable read in the service code is named by
 // the -h of the api or the worker.
 func TestHelpNamesEveryVariable(t *testing.T) {
 	t.Parallel()
-	_, apiOut, apiErr := runBinary(t, nil, "api", "-h")
-	_, workerOut, workerErr := runBinary(t, nil, "worker", "-h")
-	apiHelp, workerHelp := apiOut+apiErr, workerOut+workerErr
-	for _, name := range []string{"PORT", "DATABASE_URL", "REDIS_URL", "TOKEN_SECRET", "WEBHOOK_SECRET", "MONITORING_ADMIN_TOKEN",
-		"MIGRATE_ON_START", "JOB_WAIT", "PUBLIC_URL", "BILLING_URL", "LOG_LEVEL", "LOG_FORMAT"} {
-		if !strings.Contains(apiHelp, name) {
-			t.Errorf("updown api -h does not name %s", name)
+	help := map[string]string{}
+	for _, cmd := range []string{"api", "worker", "dev", "collect", "export", "import", "migrate"} {
+		_, out, errOut := runBinary(t, nil, cmd, "-h")
+		help[cmd] = out + errOut
+	}
+	names := func(cmd string, vars ...string) {
+		t.Helper()
+		for _, v := range vars {
+			if !strings.Contains(help[cmd], v) {
+				t.Errorf("updown %s -h does not name %s", cmd, v)
+			}
 		}
 	}
-	for _, file := range []string{"serve.go", "main.go"} {
+	// What each service reads, beside the rest of its own (the api's
+	// tuning is dev's too: dev runs the same api).
+	tuning := []string{"JOB_WAIT", "JOBS_IN_FLIGHT", "READS_IN_FLIGHT", "MONITORING_WRITE", "PUBLIC_URL", "BILLING_URL", "LOG_LEVEL", "LOG_FORMAT"}
+	names("api", append([]string{"PORT", "DATABASE_URL", "REDIS_URL", "TOKEN_SECRET", "WEBHOOK_SECRET", "MONITORING_ADMIN_TOKEN", "MIGRATE_ON_START"}, tuning...)...)
+	names("dev", append([]string{"PORT", "TOKEN_SECRET", "WEBHOOK_SECRET", "AI_PROVIDER"}, tuning...)...)
+	names("worker", "WORKER_ADDR", "SHUTDOWN_TIMEOUT", "REPLAY_CACHE_MIB", "WORKER_MEMORY_MB", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+		"OPENAI_MODEL", "REDIS_URL", "LOG_LEVEL", "POLYMARKET_GAMMA_URL", "BINANCE_SPOT_URL")
+	names("collect", "DATABASE_URL", "REDIS_URL", "COLLECT_SERIES", "COLLECT_INTERVAL", "COLLECT_HEALTH_ADDR", "COLLECT_UNHEALTHY_AFTER",
+		"COLLECT_DISCOVERY_INTERVAL", "COLLECT_RESOLVE_DELAY", "COLLECT_QUICK_WINDOWS", "SNAPSHOT_BOOKS_VERSION", "POLYMARKET_WS_URL",
+		"POLYMARKET_DATA_URL", "BINANCE_FUTURES_URL", "LOG_LEVEL", "LOG_FORMAT")
+	if regexp.MustCompile(`(?m)^\s+-addr\b`).MatchString(help["worker"]) {
+		t.Errorf("updown worker -h offers --addr, which a worker does not listen on:\n%s", help["worker"])
+	}
+	// Every variable any file of the command reads is named by some
+	// command's -h.
+	all := strings.Join(slices.Collect(maps.Values(help)), "\n")
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range envLiteral.FindAllStringSubmatch(string(src), -1) {
-			if !strings.Contains(apiHelp, m[1]) && !strings.Contains(workerHelp, m[1]) {
-				t.Errorf("%s reads %s, which neither api -h nor worker -h names", file, m[1])
+			if !strings.Contains(all, m[1]) {
+				t.Errorf("%s reads %s, which no command's -h names", file, m[1])
 			}
-		}
-	}
-	for _, name := range []string{"WORKER_ADDR", "SHUTDOWN_TIMEOUT", "REPLAY_CACHE_MIB", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "REDIS_URL"} {
-		if !strings.Contains(workerHelp, name) {
-			t.Errorf("updown worker -h does not name %s", name)
 		}
 	}
 }

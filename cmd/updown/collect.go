@@ -43,6 +43,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
 	booksVersion := booksVersionFlag(fs)
 	quick := fs.Duration("quick-windows", envDuration("COLLECT_QUICK_WINDOWS", 0), "tests and demos against a fake upstream only: every series' windows last this long, named <coin>-quick-<type>-<unix ms> upstream (env COLLECT_QUICK_WINDOWS); 0 follows Polymarket's series")
+	fs.Usage = commandUsage(fs, "updown collect [flags]\n\nRecords Polymarket's up/down markets (snapshots, books, trades) and Binance's exchange data.", collectEnv)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

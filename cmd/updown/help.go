@@ -32,11 +32,18 @@ var (
 		{"WEBHOOK_SECRET", "the billing provider's whsec_... webhook signing secret (required; never the dev one)"},
 		{"MONITORING_ADMIN_TOKEN", "turns /monitoring on, behind HTTP Basic auth: any user name, this token as password (off when unset)"},
 		{"MIGRATE_ON_START", "apply migrations at start: true (default) or false; --migrate overrides"},
+	}, append(apiTuning, logEnv...)...)
+	// apiTuning is what the api reads beside its backends and secrets,
+	// in production and in dev alike.
+	apiTuning = []envDoc{
 		{"JOB_WAIT", "how long a request waits for its replay or backtest before 504 JOB_TIMEOUT (default 60s)"},
+		{"JOBS_IN_FLIGHT", "per-plan caps on a customer's jobs running at once, TIER=N pairs (default PRO=4,ENTERPRISE=16)"},
+		{"READS_IN_FLIGHT", "per-plan caps on a customer's heavy reads at once, TIER=N pairs (default PRO=4,ENTERPRISE=16)"},
+		{"MONITORING_WRITE", "true lets /monitoring change the queues (pause, delete, run, archive); default false: it only shows"},
 		{"PUBLIC_URL", "the address users reach the service at; https://... makes the dashboard's session cookie Secure"},
 		{"BILLING_URL", "the checkout link GET /v1/account/billing and the dashboard offer (none when empty)"},
-	}, logEnv...)
-	devEnv = []envDoc{
+	}
+	devEnv = append([]envDoc{
 		{"PORT", "listen port on 127.0.0.1 (default 8080); --addr overrides"},
 		{"TOKEN_SECRET", "signs bearer tokens instead of the built-in dev secret"},
 		{"WEBHOOK_SECRET", "verifies billing webhooks instead of the built-in dev secret"},
@@ -44,7 +51,7 @@ var (
 		{"DATABASE_URL", "ignored: dev never touches a database unless given --database"},
 		{"LOG_LEVEL", "debug, info (default), warn or error"},
 		{"LOG_FORMAT", "text (default in dev) or json"},
-	}
+	}, apiTuning...)
 	workerEnv = append([]envDoc{
 		{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
 		{"REDIS_URL", "Redis URL (required); --redis-url overrides"},
@@ -53,11 +60,25 @@ var (
 			"                           a default address another worker holds is skipped with a warning"},
 		{"SHUTDOWN_TIMEOUT", "on SIGTERM, how long running tasks may finish (default 25s); --shutdown-timeout overrides"},
 		{"REPLAY_CACHE_MIB", "memory for the tapes of resolved markets kept for the next replay, in MiB (0: off); --cache-mib overrides"},
+		{"WORKER_MEMORY_MB", "MiB of market data the replays running at once may hold (default 256); a larger replay waits its turn"},
 		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY is set, else builtin)"},
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},
 		{"OPENAI_BASE_URL", "base URL of that endpoint (default OpenAI's)"},
 		{"OPENAI_MODEL", "model name at that endpoint"},
 		{collect.EnvGammaURL + ", " + collect.EnvCLOBURL, "Polymarket base URLs, read to resolve markets (see updown collect -h)"},
+		{collect.EnvBinanceSpotURL, "Binance spot base URL, read to resolve markets by their closing price"},
+	}, logEnv...)
+	collectEnv = append([]envDoc{
+		{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
+		{"REDIS_URL", "Redis URL (required); --redis-url overrides"},
+		{"COLLECT_SERIES", "series to record (default all); --series overrides"},
+		{"COLLECT_INTERVAL", "snapshot cadence (default 300ms); --interval overrides"},
+		{"COLLECT_HEALTH_ADDR", "address of /healthz, /readyz and /metrics (off when empty); --health-addr overrides"},
+		{"COLLECT_UNHEALTHY_AFTER, COLLECT_DISCOVERY_INTERVAL, COLLECT_RESOLVE_DELAY, COLLECT_QUICK_WINDOWS", "as the flags of the same names"},
+		{"SNAPSHOT_BOOKS_VERSION", "the stored layout of books (default 2; 1 for workers older than it); --books-version overrides"},
+		{collect.EnvGammaURL + ", " + collect.EnvCLOBURL + ", " + collect.EnvBinanceSpotURL + ", " + collect.EnvBinanceFuturesURL,
+			"upstream base URLs (default the real ones); the flags override"},
+		{collect.EnvPolymarketWSURL + ", " + collect.EnvPolymarketDataURL, "the websocket and the Data API; set empty, each is off"},
 	}, logEnv...)
 )
 

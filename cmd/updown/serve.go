@@ -120,7 +120,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f serviceFlags
-	f.register(fs)
+	f.registerBackends(fs) // no --addr: a worker listens on its ops address only
 	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 8 per CPU; large replays wait for WORKER_MEMORY_MB)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
