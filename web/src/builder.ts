@@ -67,9 +67,15 @@ export function conditionRow(testid: string, c: Condition, onChange: () => void,
   return row;
 }
 
+/**
+ * A number box's value; an empty box is NaN (null in the body), never 0, so
+ * that the API names the value as missing instead of running with 0.
+ */
+export const numberIn = (x: HTMLInputElement): number => (x.value.trim() === '' ? NaN : Number(x.value));
+
 export function readRow(row: Element): Condition {
   const q = (n: string) => row.querySelector(`[name=${n}]`) as HTMLInputElement;
-  return { field: q('field').value, operator: q('operator').value, value: Number(q('value').value) };
+  return { field: q('field').value, operator: q('operator').value, value: numberIn(q('value')) };
 }
 
 /** The rules' fields beyond the side, conditions, size and max loss. */
@@ -94,7 +100,7 @@ const secs = (m: number | undefined) => (m ? String(m / 1000) : '');
  * re-entry control, fees (feeModel NONE | MARKET | CUSTOM with feeRate and
  * feeExponent) and latency.
  */
-export function executionControls(prefix: string, onChange: () => void = () => {}, withOrders = true): ExecutionControls {
+export function executionControls(prefix: string, onChange: () => void = () => {}, withOrders = true, inherit = false): ExecutionControls {
   const order = select(
     'order-type',
     [
@@ -118,10 +124,18 @@ export function executionControls(prefix: string, onChange: () => void = () => {
   const rebates = h('input', { type: 'checkbox', testid: 'gtc-rebates' });
   const cooldown = h('input', { type: 'number', min: '0', max: '86400', step: 'any', value: '', placeholder: '0', testid: 'reentry-cooldown' });
   const maxEntries = h('input', { type: 'number', min: '1', max: '10000', step: '1', value: '', placeholder: 'no limit', testid: 'max-entries', inputmode: 'numeric' });
-  const model = select(`${prefix}-fee-model`, [['NONE', 'none'], ['MARKET', "the market's fee schedule"], ['CUSTOM', 'custom']], 'NONE');
+  // inherit (the agent's settings): fees and latency default to the
+  // prompt's or the code's (nothing sent); an explicit "none" or 0 is sent,
+  // and wins over them.
+  const FROM = 'from the prompt or code';
+  const model = select(
+    `${prefix}-fee-model`,
+    [...(inherit ? [['', FROM] as [string, string]] : []), ['NONE', 'none'], ['MARKET', "the market's fee schedule"], ['CUSTOM', 'custom']],
+    inherit ? '' : 'NONE',
+  );
   const rate = h('input', { type: 'number', min: '0', max: '1', step: 'any', value: '0.07', testid: `${prefix}-fee-rate` });
   const exp = h('input', { type: 'number', min: '1', max: '4', step: '1', value: '1', testid: `${prefix}-fee-exponent` });
-  const latency = h('input', { type: 'number', min: '0', max: '60000', step: '1', value: '0', testid: `${prefix}-latency` });
+  const latency = h('input', { type: 'number', min: '0', max: '60000', step: '1', value: inherit ? '' : '0', placeholder: inherit ? FROM : '0', testid: `${prefix}-latency` });
 
   const check = (label: string, box: HTMLInputElement, hint: string) => {
     box.id ||= `c${Math.random().toString(36).slice(2)}`;
@@ -198,13 +212,13 @@ export function executionControls(prefix: string, onChange: () => void = () => {
         out.queueModel = queue.value;
       }
       if (withOrders && rebates.checked) out.includeRebates = true;
-      if (model.value !== 'NONE') out.feeModel = model.value;
+      if (inherit ? model.value !== '' : model.value !== 'NONE') out.feeModel = model.value;
       if (model.value === 'CUSTOM') {
         out.feeRate = val(rate);
         out.feeExponent = val(exp);
       }
       const l = val(latency);
-      if (l !== 0 && l !== undefined) out.latencyMs = l;
+      if (l !== undefined && (inherit || l !== 0)) out.latencyMs = l;
       if (!withOrders) return out;
       const cd = ms(val(cooldown));
       if (cd !== 0 && cd !== undefined) out.reentryCooldownMs = cd;
@@ -274,12 +288,15 @@ export interface StrategyBuilder {
 export function strategyBuilder(prefix: string, onChange: () => void = () => {}, codeLabel = 'strategy_code (edit it, or paste one from the agent, to fill the builder)'): StrategyBuilder {
   const side = select(`${prefix}-side`, [['UP', 'UP'], ['DOWN', 'DOWN']], 'UP');
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: `${prefix}-size` });
-  const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '50', testid: `${prefix}-maxloss` });
+  const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '50', placeholder: '50 (the default)', testid: `${prefix}-maxloss` });
   const exec = executionControls(prefix, () => sync());
   const entries = h('div', { class: 'conds' });
   const exits = h('div', { class: 'conds' });
   const code = h('textarea', { testid: `${prefix}-code`, rows: '3', spellcheck: 'false', class: 'code' });
-  const codeMsg = h('p', { class: 'muted', role: 'status', testid: `${prefix}-code-status` });
+  // Its line is always there (a line high even when empty, a warning no
+  // taller than a note), so a message appearing as the box loses focus does
+  // not move what is below it: a click on Run right after a paste lands.
+  const codeMsg = h('p', { class: 'code-status muted', role: 'status', testid: `${prefix}-code-status` });
 
   const addRow = (box: HTMLElement, testid: string, c: Condition) => {
     const row = conditionRow(testid, c, sync, () => {
@@ -292,8 +309,9 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     side: side.value,
     entryConditions: [...entries.children].map(readRow),
     exitConditions: [...exits.children].map(readRow),
-    positionSize: Number(size.value),
-    maxLossPercent: Number(maxloss.value),
+    positionSize: numberIn(size),
+    // Empty is the API's default (50), as the box's placeholder says.
+    maxLossPercent: val(maxloss),
     ...exec.read(),
   });
   // The code box follows the builder; a value the API would refuse is
@@ -304,10 +322,10 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     try {
       parseCode(code.value);
       codeMsg.textContent = '';
-      codeMsg.className = 'muted';
+      codeMsg.className = 'code-status muted';
     } catch (e) {
       codeMsg.textContent = codeProblem(e);
-      codeMsg.className = 'warning';
+      codeMsg.className = 'code-status warning';
     }
     onChange();
   }
@@ -320,7 +338,7 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     r.entryConditions.forEach((c) => addRow(entries, `${prefix}-entry`, c));
     r.exitConditions.forEach((c) => addRow(exits, `${prefix}-exit`, c));
     size.value = String(r.positionSize);
-    maxloss.value = String(r.maxLossPercent ?? 50);
+    maxloss.value = r.maxLossPercent === undefined || r.maxLossPercent === null ? '' : String(r.maxLossPercent);
     exec.write(r);
     if (keepText) {
       onChange();
@@ -346,10 +364,10 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     try {
       load(parseCode(code.value));
       codeMsg.textContent = 'The builder now shows this code.';
-      codeMsg.className = 'muted';
+      codeMsg.className = 'code-status muted';
     } catch (e) {
       codeMsg.textContent = `Not a strategy code: ${codeProblem(e)}`;
-      codeMsg.className = 'warning';
+      codeMsg.className = 'code-status warning';
     }
   });
   const addEntry = h('button', { type: 'button', testid: `${prefix}-add-entry` }, '+ Entry condition');

@@ -1,5 +1,5 @@
 import { get, post } from '../api';
-import { executionControls } from '../builder';
+import { executionControls, numberIn } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
 import { clear, fig, field, h, labelCells, select, td } from '../dom';
@@ -20,6 +20,7 @@ interface MarketResult {
 
 interface Backtest {
   strategy_code: string;
+  generated_strategy?: { feeModel?: string; feeRate?: number; feeExponent?: number; latencyMs?: number };
   aggregate: Record<string, unknown>;
   results: MarketResult[];
 }
@@ -40,7 +41,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
   const order = select('agent-order-type', [['', 'from the prompt'], ['MARKET', 'MARKET'], ['LIMIT', 'LIMIT']], '');
-  const exec = executionControls('agent', undefined, false);
+  const exec = executionControls('agent', undefined, false, true);
   const code = h('textarea', { testid: 'agent-code', rows: '3', spellcheck: 'false', class: 'code', placeholder: 'Generate a strategy, or paste a strategy_code' });
   const explanation = h('p', { class: 'muted', role: 'status' });
   const copy = h('button', { type: 'button', testid: 'agent-copy' }, 'Copy code');
@@ -51,7 +52,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   let runs = 0;
 
   const settings = () => {
-    const s: Record<string, unknown> = { coin: coin.value, marketType: type.value, marketCount: Number(count.value) };
+    const s: Record<string, unknown> = { coin: coin.value, marketType: type.value, marketCount: numberIn(count) };
     return s;
   };
   const showQuota = (q: Quota) => {
@@ -89,7 +90,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   };
   generate.addEventListener('click', () =>
     busy(generate, async () => {
-      const body: Record<string, unknown> = { prompt: prompt.value, ...settings(), positionSize: Number(size.value), ...exec.read() };
+      const body: Record<string, unknown> = { prompt: prompt.value, ...settings(), positionSize: numberIn(size), ...exec.read() };
       if (preset.value) body.preset = preset.value;
       if (maxloss.value) body.maxLossPercent = Number(maxloss.value);
       if (order.value) body.orderType = order.value;
@@ -131,6 +132,20 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     ctx.error(e);
   }
   ctx.ready();
+}
+
+/** The fee model a strategy ran with, in words. */
+function feeWords(s: Backtest['generated_strategy']): string {
+  switch (s?.feeModel ?? 'NONE') {
+    case 'MARKET':
+      return "the market's fee schedule";
+    case 'CUSTOM':
+      return `custom: rate ${s?.feeRate ?? 0}, exponent ${s?.feeExponent ?? 1}`;
+    case 'NONE':
+      return 'none';
+    default:
+      return String(s?.feeModel);
+  }
 }
 
 function showBacktest(box: HTMLElement, d: Backtest): void {
@@ -197,7 +212,10 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       fig('Win rate', pct(a.win_rate)),
       fig('Average per market', pnl(a.avg_market_pnl)),
       fig('Max drawdown', usd(a.max_drawdown)),
-      'total_fees' in a ? fig('Fees', usd(a.total_fees, 3)) : null,
+      'total_fees' in a ? fig('Fees paid', usd(a.total_fees, 3)) : null,
+      // What the backtest ran with (the settings' or else the code's), as the answer says.
+      fig('Fee model', feeWords(d.generated_strategy), 'agent-used-fees'),
+      fig('Latency', `${int(d.generated_strategy?.latencyMs ?? 0)} ms`, 'agent-used-latency'),
       fig('Best market', market(a.best_market), undefined, 'wide'),
       fig('Worst market', market(a.worst_market), undefined, 'wide'),
     ),

@@ -104,8 +104,9 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     b.sizes,
     b.exec,
     b.code,
-    b.codeStatus,
-    submit,
+    // The button first, the code's status line beside it (below on a
+    // phone): whatever that line says, the button stays where it is.
+    h('div', { class: 'run-row' }, submit, b.codeStatus),
   );
   let runs = 0;
   form.addEventListener('submit', async (ev) => {
