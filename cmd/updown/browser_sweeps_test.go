@@ -82,9 +82,10 @@ type sweepAnswer struct {
 				TestObjective  *float64      `json:"test_objective"`
 				Test           *sweepSummary `json:"test"`
 				PerMarket      []struct {
-					Slug string  `json:"slug"`
-					PnL  float64 `json:"pnl"`
-					Test bool    `json:"test"`
+					Slug    string  `json:"slug"`
+					PnL     float64 `json:"pnl"`
+					Test    bool    `json:"test"`
+					Embargo bool    `json:"embargo"`
 				} `json:"per_market"`
 			} `json:"best"`
 			Folds []struct {
@@ -255,6 +256,9 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		}
 		var won, lost int
 		for _, m := range b.PerMarket {
+			if m.Embargo { // neither train nor test: not counted
+				continue
+			}
 			if m.PnL > 0 {
 				won++
 			} else if m.PnL < 0 {

@@ -294,6 +294,15 @@ export function sweepProblem(status: number, code: string, message: string, deta
 }
 
 /**
+ * The best trial's markets won and lost (pnl above and below 0), train and
+ * test: an embargo market is in neither set, so it is not counted.
+ */
+export function wonLost(perMarket: Best['per_market']): [number, number] {
+  const counted = perMarket.filter((m) => !m.embargo);
+  return [counted.filter((m) => m.pnl > 0).length, counted.filter((m) => m.pnl < 0).length];
+}
+
+/**
  * A normalized parameter as the form shows it: values evenly spaced (3 or
  * more numbers) become the range they came from, others stay values.
  */

@@ -1,5 +1,5 @@
 import { ApiError, call, del, get, post } from '../api';
-import { DEFAULT_RULES, strategyBuilder } from '../builder';
+import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
 import { clear, fig, field, h, labelCells, select, td, th } from '../dom';
@@ -26,6 +26,7 @@ import {
   trialCount,
   type TrialResult,
   type Value,
+  wonLost,
 } from '../sweep';
 
 const TYPES: [string, string][] = ['5m', '15m', '1hr', '4hr', '24hr'].map((t) => [t, t]);
@@ -150,7 +151,8 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
       read: () =>
         mode.value === 'values'
           ? { path: path.value.trim(), values: parseValues(values.value) }
-          : { path: path.value.trim(), range: { from: Number(from.value), to: Number(to.value), step: Number(step.value) } },
+          : // An empty box is null in the body, which the API names as missing (never a step of 0).
+            { path: path.value.trim(), range: { from: numberIn(from), to: numberIn(to), step: numberIn(step) } },
     };
     for (const x of [path, mode, values, from, to, step]) x.addEventListener('input', () => (show(), showSize()));
     rm.addEventListener('click', () => {
@@ -181,19 +183,19 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
   };
   const body = (): SweepRequest => {
     const s: SweepRequest['split'] = { kind: split.value };
-    if (split.value === 'HOLDOUT') s.testFraction = Number(testFraction.value);
-    if (split.value === 'WALK_FORWARD') s.folds = Number(folds.value);
-    if (split.value !== 'NONE') s.embargoMarkets = Number(embargo.value);
+    if (split.value === 'HOLDOUT') s.testFraction = numberIn(testFraction);
+    if (split.value === 'WALK_FORWARD') s.folds = numberIn(folds);
+    if (split.value !== 'NONE') s.embargoMarkets = numberIn(embargo);
     const search: SweepRequest['search'] = { kind: kind.value };
     if (kind.value === 'RANDOM') {
-      search.trials = Number(trials.value);
-      search.seed = Number(seed.value);
+      search.trials = numberIn(trials);
+      search.seed = numberIn(seed);
     }
     return {
       strategy: { ...b.rules() },
       parameters: rows.map((r) => r.read()),
       search,
-      markets: { coin: coin.value, market_type: mtype.value, count: Number(count.value) },
+      markets: { coin: coin.value, market_type: mtype.value, count: numberIn(count) },
       split: s,
       objective: objective.value,
     };
@@ -252,6 +254,15 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     if (map[f]) return map[f];
     if (f === 'strategy' || f.startsWith('strategy.')) return b.code.querySelector('textarea');
     return null;
+  };
+  const missing = (): string | null => {
+    const boxes: [string, HTMLInputElement, boolean][] = [
+      ['search.seed', seed, kind.value === 'RANDOM'],
+      ['split.testFraction', testFraction, split.value === 'HOLDOUT'],
+      ['split.folds', folds, split.value === 'WALK_FORWARD'],
+      ['split.embargoMarkets', embargo, split.value !== 'NONE'],
+    ];
+    return boxes.find(([, box, shown]) => shown && box.value.trim() === '')?.[0] ?? null;
   };
   const unmark = () => ctx.el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
   const showProblem = (e: unknown) => {
@@ -353,6 +364,13 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     ctx.clearError();
     problem.hidden = true;
     unmark();
+    // An empty box the API would take as 0 (folds) or as its default
+    // (testFraction, embargoMarkets, seed) is named here as missing.
+    const empty = missing();
+    if (empty) {
+      showProblem(new ApiError(400, 'VALIDATION_ERROR', `${empty} is missing: give a number`, { field: empty }));
+      return;
+    }
     submit.disabled = true;
     submit.textContent = 'Starting…';
     try {
@@ -363,6 +381,9 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
       void follow(r.data);
     } catch (e) {
       showProblem(e);
+      // "See Your sweeps below": the list shows the sweep that holds the
+      // slot, which may have been started since the page loaded (by the API).
+      if (e instanceof ApiError && e.status === 429) void showList();
     } finally {
       submit.disabled = false;
       submit.textContent = 'Start sweep';
@@ -605,8 +626,7 @@ function heatmapSection(res: Results, grid: Parameter[], fmt: (x: number | null)
 function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
   const obj = res.objective;
   const train = res.trials.find((t) => t.trial === best.trial)?.train;
-  const won = best.per_market.filter((m) => m.pnl > 0).length;
-  const lost = best.per_market.filter((m) => m.pnl < 0).length;
+  const [won, lost] = wonLost(best.per_market);
   const rows = best.per_market.map((m, i) =>
     h(
       'tr',
