@@ -204,21 +204,11 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   const gaps = h('div', { testid: 'market-gaps', class: 'gaps' }, 'Loading recording gaps…');
   const csv = h('button', { type: 'button', testid: 'market-csv' }, 'Download CSV (1,000 snapshots around the instant)');
   const head = h('div', { class: 'market-head' });
-  clear(
-    ctx.el,
-    h('p', null, h('a', { href: '#/markets' }, '← Markets')),
-    h('h1', null, slug),
-    head,
-    chartBox,
-    field('Instant', slider),
-    instantInfo,
-    books,
-    h('h2', null, 'Recording gaps'),
-    gaps,
-    h('h2', null, 'Data'),
-    h('p', null, csv, ' ', h('a', { href: `#/replay?market=${encodeURIComponent(slug)}` }, 'Replay a strategy on this market')),
-  );
-
+  const back = h('p', null, h('a', { href: '#/markets' }, '← Markets'));
+  // The instant's controls, the books and the CSV download come once the
+  // series says there are snapshots to pick from: a market without any
+  // (or no market: 404) shows no dead controls.
+  clear(ctx.el, back, h('h1', null, slug), head, chartBox);
   let series: Series;
   try {
     series = (await get<{ data: Series }>(`/v1/markets/${encodeURIComponent(slug)}/series?points=2000`)).data;
@@ -229,6 +219,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
       ctx.ready();
       return;
     }
+    clear(ctx.el, back, h('h1', null, slug)); // the error banner says why
     throw e;
   }
   const m = series.market;
@@ -272,9 +263,21 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     }
   };
 
-  if (series.time.length === 0) {
-    clear(chartBox, h('p', null, 'No snapshots were recorded for this market.'));
-  } else {
+  if (series.time.length === 0 || series.snapshots === 0) {
+    chartBox.replaceWith(h('p', { class: 'card', testid: 'market-no-snapshots' }, 'No snapshots recorded for this market: there is no chart, order book or CSV to show.'));
+    ctx.ready();
+    return;
+  }
+  ctx.el.append(
+    field('Instant', slider),
+    instantInfo,
+    books,
+    h('h2', null, 'Recording gaps'),
+    gaps,
+    h('h2', null, 'Data'),
+    h('p', null, csv, ' ', h('a', { href: `#/replay?market=${encodeURIComponent(slug)}` }, 'Replay a strategy on this market')),
+  );
+  {
     slider.max = String(series.time.length - 1);
     const xs = series.time.map((t) => t / 1000);
     const u = draw(
@@ -315,7 +318,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
 
   csv.addEventListener('click', async () => {
     const k = picked >= 0 ? picked : 0;
-    const offset = series.time.length ? Math.max(0, series.index[k] - 500) : 0;
+    const offset = Math.max(0, series.index[k] - 500);
     try {
       const text = await call<string>('GET', `/v1/markets/${encodeURIComponent(slug)}/snapshots?order=asc&limit=1000&offset=${offset}&include_orderbook=true`, undefined, {
         headers: { Accept: 'text/csv' },
