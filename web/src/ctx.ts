@@ -10,6 +10,8 @@ export interface PlanInfo {
   replay: boolean;
   backtest_ai: boolean;
   ai_generations_per_month: number | null;
+  /** What the plan allows of parameter sweeps; null (or absent from an older server): none. */
+  sweeps?: { max_trials: number; max_markets: number; max_replays: number; concurrent: number } | null;
   rate_limits: { per_minute: number | null; per_day: number | null };
 }
 

@@ -14,6 +14,13 @@ interface Key {
 /** The keys the page lists: the API's largest page. */
 const keysPath = '/v1/account/keys?limit=100';
 
+/** A plan's sweeps: "200 trials × 200 markets, 20,000 replays, 1 at a time", or a dash without them. */
+export function sweepsWords(p: PlanInfo): string {
+  const s = p.sweeps;
+  if (!s) return '—';
+  return `${int(s.max_trials)} trials × ${int(s.max_markets)} markets, ${int(s.max_replays)} replays, ${int(s.concurrent)} at a time`;
+}
+
 export async function accountPage(ctx: Ctx): Promise<void> {
   const [acct, keys, billing] = await Promise.all([
     get<{ data: any }>('/v1/account'),
@@ -87,6 +94,7 @@ export async function accountPage(ctx: Ctx): Promise<void> {
     ['Strategy replay', (p) => yes(p.replay)],
     ['Backtest AI agent', (p) => yes(p.backtest_ai)],
     ['AI generations a month', (p) => lim(p.ai_generations_per_month)],
+    ['Parameter sweeps', sweepsWords],
     ['Requests a minute', (p) => lim(p.rate_limits.per_minute)],
     ['Requests a day', (p) => lim(p.rate_limits.per_day)],
   ];
