@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -1117,5 +1121,239 @@ func TestAccountPageListsTheKeys(t *testing.T) {
 	b.eval(`document.querySelectorAll('[data-testid=keys-table] tbody tr').length`, &rows)
 	if page.Data.Total != 25 || rows != page.Data.Total {
 		t.Errorf("the keys table shows %d rows of %d keys", rows, page.Data.Total)
+	}
+}
+
+// TestDashboardQAFixes: what a QA pass found in headless Chromium, each
+// checked as they reproduced it.
+func TestDashboardQAFixes(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
+	slug15 := marketWithData(t, base, "15m")
+	pro := open(t, base)
+	pro.signIn("ud_dev_pro")
+	var ok bool
+
+	t.Run("a pasted code, then one click on Run, runs the replay", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		// A paste as the browser does it (the box focused, the text
+		// inserted), then a real click: the box loses focus on the mouse
+		// press, and the status line it writes must not move the button
+		// before the release.
+		pro.run("paste", chromedp.Focus(byID("replay-code")), chromedp.Evaluate(`document.querySelector('[data-testid=replay-code]').select(), true`, &ok),
+			chromedp.ActionFunc(func(ctx context.Context) error {
+				return input.InsertText("side=DOWN entry: price_down <= 0.55 exit: price_down >= 0.7 size=25 maxloss=20 order=MARKET").Do(ctx)
+			}))
+		ctx, cancel := context.WithTimeout(pro.ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("replay-results")+`[data-run="1"]`)); err != nil {
+			var status string
+			pro.eval(`document.querySelector('[data-testid=replay-code-status]').textContent`, &status)
+			t.Fatalf("the first click on Run after a paste ran no replay (%v); the status line says %q", err, status)
+		}
+		if got := pro.text(byID("replay-code-status")); got != "The builder now shows this code." {
+			t.Errorf("status line %q", got)
+		}
+	})
+
+	t.Run("an empty condition value is missing, not 0", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.setValue(`[data-testid=replay-entry] [name=value]`, "")
+		pro.run("submit", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
+		if got := pro.text(byID("error-banner")); !strings.Contains(got, "entryConditions[0].value is missing") {
+			t.Errorf("an empty entry value: the banner says %q", got)
+		}
+		var run string
+		pro.eval(`document.querySelector('[data-testid=replay-results]').dataset.run || ''`, &run)
+		if run != "" {
+			t.Errorf("a replay ran (run %s) with an empty value", run)
+		}
+		pro.setValue(byID("replay-size"), "")
+		var body string
+		pro.eval(`document.querySelector('[data-testid=replay-code-status]').textContent`, &body)
+		if body == "" {
+			t.Error("an empty size leaves the code box's status line empty")
+		}
+	})
+
+	t.Run("the agent's fees and latency win over the code's", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100 fees=market latency=250")
+		pro.setValue(byID("agent-count"), "3")
+		used := func(run int) (string, string) {
+			pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+fmt.Sprintf(`[data-run="%d"]`, run)))
+			return pro.text(byID("agent-used-fees")), pro.text(byID("agent-used-latency"))
+		}
+		// By default the code's costs hold.
+		if fees, lat := used(1); fees != "the market's fee schedule" || lat != "250 ms" {
+			t.Errorf("from the code: fees %q, latency %q; want the market's fee schedule, 250 ms", fees, lat)
+		}
+		// An explicit none and 0 are sent, and win.
+		pro.setValue(byID("agent-fee-model"), "NONE")
+		pro.setValue(byID("agent-latency"), "0")
+		if fees, lat := used(2); fees != "none" || lat != "0 ms" {
+			t.Errorf("with none and 0 set: fees %q, latency %q", fees, lat)
+		}
+	})
+
+	t.Run("the plans table says what each plan allows of sweeps", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/account", "account")
+		var row []string
+		pro.eval(`(() => { const r = [...document.querySelectorAll('[data-testid=billing-plans] tbody tr')].find(r => r.cells[0].textContent === 'Parameter sweeps');
+			return r ? [...r.cells].map(c => c.textContent) : [] })()`, &row)
+		var billing struct {
+			Data struct {
+				Plans []struct {
+					Tier   string
+					Sweeps *struct {
+						MaxTrials  int `json:"max_trials"`
+						MaxMarkets int `json:"max_markets"`
+						MaxReplays int `json:"max_replays"`
+						Concurrent int
+					}
+				}
+			}
+		}
+		apiGet(t, base, "/v1/account/billing", "ud_dev_pro", &billing)
+		want := []string{"Parameter sweeps"}
+		for _, p := range billing.Data.Plans {
+			if s := p.Sweeps; s != nil {
+				want = append(want, fmt.Sprintf("%s trials × %s markets, %s replays, %d at a time", fixed(float64(s.MaxTrials), 0), fixed(float64(s.MaxMarkets), 0), fixed(float64(s.MaxReplays), 0), s.Concurrent))
+			} else {
+				want = append(want, "—")
+			}
+		}
+		if fmt.Sprint(row) != fmt.Sprint(want) {
+			t.Errorf("the sweeps row %q, want %q", row, want)
+		}
+		if len(want) > 2 && want[2] != "200 trials × 200 markets, 20,000 replays, 1 at a time" {
+			t.Errorf("PRO's sweeps %q", want[2])
+		}
+	})
+
+	t.Run("a market that does not exist shows only the error", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/market/btc-updown-15m-1", "market")
+		pro.run("banner", chromedp.WaitVisible(byID("error-banner")))
+		var dead []string
+		pro.eval(`['market-instant-slider', 'market-instant', 'market-csv', 'market-book-up', 'market-chart'].filter(id => document.querySelector('[data-testid=' + id + ']'))`, &dead)
+		if len(dead) > 0 {
+			t.Errorf("a 404 market still shows %v", dead)
+		}
+	})
+
+	t.Run("a market without snapshots says so, without dead controls", func(t *testing.T) {
+		// Dev records snapshots for every market: the series of one is
+		// answered as the API answers a market with none.
+		pro := pro.in(t)
+		var series struct{ Data map[string]any }
+		apiGet(t, base, "/v1/markets/"+slug15+"/series?points=2000", "ud_dev_pro", &series)
+		d := series.Data
+		d["snapshots"], d["time"], d["index"] = 0, []int{}, []int{}
+		for _, k := range []string{"price_up", "price_down", "coin_price"} {
+			d[k] = map[string]any{"first": []any{}, "min": []any{}, "max": []any{}}
+		}
+		empty, _ := json.Marshal(map[string]any{"success": true, "data": d})
+		chromedp.ListenTarget(pro.ctx, func(ev any) {
+			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+				go func() {
+					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
+						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(empty)))
+				}()
+			}
+		})
+		pro.run("answer the series empty", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/markets/" + slug15 + "/series*"}}))
+		defer pro.run("stop", fetch.Disable())
+		pro.visit("#/market/"+url.PathEscape(slug15), "market")
+		if got := pro.text(byID("market-no-snapshots")); !strings.Contains(got, "No snapshots recorded") {
+			t.Errorf("a market without snapshots: %q", got)
+		}
+		var dead []string
+		pro.eval(`['market-instant-slider', 'market-instant', 'market-csv', 'market-book-up'].filter(id => document.querySelector('[data-testid=' + id + ']'))`, &dead)
+		if len(dead) > 0 {
+			t.Errorf("a market without snapshots still shows %v", dead)
+		}
+	})
+
+	t.Run("sweeps: an empty box is missing, not 0", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/sweeps", "sweeps")
+		pro.setValue(`[data-testid=sweep-param]:nth-child(1) [name=step]`, "")
+		pro.run("submit", chromedp.Click(byID("sweep-submit")), chromedp.WaitVisible(byID("sweep-error")))
+		if got := pro.text(byID("sweep-error")); !strings.Contains(got, "parameters[0].range.step is missing") {
+			t.Errorf("an empty step: %q", got)
+		}
+		pro.setValue(`[data-testid=sweep-param]:nth-child(1) [name=step]`, "0.05")
+		pro.setValue(byID("sweep-split"), "WALK_FORWARD")
+		pro.setValue(byID("sweep-folds"), "")
+		pro.run("submit", chromedp.Click(byID("sweep-submit")), chromedp.WaitVisible(byID("sweep-error")+`[data-field="split.folds"]`))
+		if got := pro.text(byID("sweep-error")); !strings.Contains(got, "split.folds is missing") {
+			t.Errorf("empty folds: %q", got)
+		}
+	})
+
+	t.Run("sweeps: a 429 shows the sweep that holds the slot", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/sweeps", "sweeps") // the list as it is: no sweep running
+		// A long sweep started by the API, after the page loaded.
+		status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
+			"parameters":[{"path":"/entryConditions/0/value","range":{"from":0.05,"to":0.95,"step":0.05}},{"path":"/exitConditions/0/value","range":{"from":0.5,"to":0.95,"step":0.05}}],
+			"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"5m","count":100}}`)
+		data, _ := m["data"].(map[string]any)
+		id, _ := data["sweep_id"].(string)
+		if status != http.StatusAccepted || id == "" {
+			t.Fatalf("start a sweep: %d %v", status, m)
+		}
+		defer call(t, http.MethodDelete, base+"/v1/sweeps/"+id, "X-API-Key: ud_dev_pro", "")
+		pro.eval(`document.querySelector('[data-testid=sweep-form]').requestSubmit(), true`, &ok)
+		pro.run("the answer", chromedp.WaitVisible(byID("sweep-error")+`[data-status="429"]`))
+		var sw sweepAnswer
+		apiGet(t, base, "/v1/sweeps/"+id, "ud_dev_pro", &sw)
+		if sw.Data.Status != "RUNNING" && sw.Data.Status != "QUEUED" {
+			t.Skipf("the API's sweep ended (%s) before the page asked", sw.Data.Status)
+		}
+		ctx, cancel := context.WithTimeout(pro.ctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, chromedp.WaitVisible(byID("sweep-row")+`[data-id="`+id+`"]`)); err != nil {
+			t.Errorf("after the 429 (%q) Your sweeps does not list %s: %v", pro.text(byID("sweep-error")), id, err)
+		}
+	})
+}
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// TestDashboardWonLostInNode: the best trial's markets won and lost leave
+// the embargo market out (it is neither train nor test).
+func TestDashboardWonLostInNode(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	tsPath, _ := filepath.Abs("../../web/node_modules/typescript")
+	if _, serr := os.Stat(tsPath); err != nil || serr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no node or web/node_modules/typescript: run make ui")
+		}
+		t.Skip("no node or web/node_modules/typescript (make ui installs it)")
+	}
+	src, _ := filepath.Abs("../../web/src/sweep.ts")
+	calls, _ := json.Marshal([][]any{{"wonLost", []any{[]map[string]any{
+		{"slug": "a", "pnl": 5, "test": false}, {"slug": "b", "pnl": -2, "test": false},
+		{"slug": "c", "pnl": 7, "test": false, "embargo": true}, {"slug": "d", "pnl": -1, "test": false, "embargo": true},
+		{"slug": "e", "pnl": 3, "test": true}, {"slug": "f", "pnl": 0, "test": true},
+	}}}})
+	cmd := exec.Command(node, "-e", tsSweepRunner, tsPath, src)
+	cmd.Stdin = bytes.NewReader(calls)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	if string(out) != `[[2,1]]` {
+		t.Errorf("won / lost %s, want [[2,1]]: the two embargo markets are neither", out)
 	}
 }
