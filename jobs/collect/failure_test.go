@@ -170,6 +170,9 @@ func TestCollectorSurvivesStoreFailures(t *testing.T) {
 	time.Sleep(time.Second)
 	held := c.Stats().Snapshots
 	st.failing.Store(false)
+	// The next flush writes what was kept: within 500 ms on a quiet
+	// machine, later on a loaded one, never not at all.
+	eventually(t, 60*time.Second, "writes after the store recovered", func() bool { return c.Stats().Snapshots > held })
 	time.Sleep(500 * time.Millisecond)
 	stopped := time.Now()
 	stop()
