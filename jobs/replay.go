@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/stats"
 	"github.com/updown/updown/store"
 )
 
@@ -32,23 +33,23 @@ func ReplayMarket(ctx context.Context, st store.Store, m store.Market, req repla
 	})
 }
 
-// ReplayTrips is Replay for the performance and the round trips alone
-// (replay.Trips), as a backtest's shard reports them, with the record of
-// req's market, which the replay read.
-func ReplayTrips(ctx context.Context, st store.Store, req replay.Request) (store.Market, replay.Performance, []replay.RoundTrip, error) {
+// ReplaySums is Replay for the performance and the sums of its round trips
+// alone (replay.TradeSums), as a backtest's shard reports them, with the
+// record of req's market, which the replay read.
+func ReplaySums(ctx context.Context, st store.Store, req replay.Request) (store.Market, replay.Performance, *stats.TradeSums, error) {
 	m, err := market(ctx, st, req.MarketSlug)
 	if err != nil {
 		return m, replay.Performance{}, nil, err
 	}
 	type out struct {
-		perf  replay.Performance
-		trips []replay.RoundTrip
+		perf replay.Performance
+		sums *stats.TradeSums
 	}
 	o, err := replayWith(ctx, st, m, req, func(in replay.Input, s replay.Strategy) (out, error) {
-		perf, trips, err := replay.Trips(in, s)
-		return out{perf, trips}, err
+		perf, sums, err := replay.TradeSums(in, s)
+		return out{perf, sums}, err
 	})
-	return m, o.perf, o.trips, err
+	return m, o.perf, o.sums, err
 }
 
 // MarketCounted reads the market with the slug and the number of its

@@ -372,7 +372,7 @@ func round6(x float64) float64 {
 // failure a user sees
 // (an unknown market, no data). Other errors are faults worth a retry.
 func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
-	m, perf, trips, err := jobs.ReplayTrips(ctx, st, sh)
+	m, perf, sums, err := jobs.ReplaySums(ctx, st, sh)
 	var f *jobs.Failure
 	switch {
 	case errors.As(err, &f):
@@ -380,7 +380,7 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	case err != nil:
 		return jobs.Outcome{}, err
 	}
-	r := MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf, Sums: replay.SumTrips(trips)}
+	r := MarketResult{Slug: sh.MarketSlug, EndTime: m.EndTime.UTC().Format(endTimeLayout), Performance: &perf, Sums: sums}
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return jobs.Outcome{}, fmt.Errorf("backtest: encode shard result: %w", err)

@@ -138,30 +138,36 @@ func SumTrips(trips []RoundTrip) *stats.TradeSums {
 	return &s
 }
 
-// Trips replays s over in and returns the performance and the round trips,
-// their money rounded to 6 decimals as every figure of an answer, without
-// rendering trades or a curve: what a sweep or backtest shard keeps of
-// each trial.
-func Trips(in Input, s Strategy) (Performance, []RoundTrip, error) {
-	e, _, err := replayInput(in, s, keepTrips)
+// TradeSums replays s over in and returns the performance and the sums of
+// its round trips, their money rounded to 6 decimals as every figure of an
+// answer (nil without trades), without rendering trades or a curve, and
+// without keeping the trips: what a sweep or backtest shard keeps of each
+// trial, in a few hundred bytes however many trades it made.
+func TradeSums(in Input, s Strategy) (Performance, *stats.TradeSums, error) {
+	e, _, err := replayInput(in, s, keepSums)
 	if err != nil {
 		return Performance{}, nil, err
 	}
 	defer e.release()
-	return e.performance(in.Market), e.trips, nil
+	if e.tradeSums.N == 0 {
+		return e.performance(in.Market), nil, nil
+	}
+	sums := e.tradeSums
+	return e.performance(in.Market), &sums, nil
 }
 
 // keeping says what a replay keeps of its trade events as they are
 // recorded: all of them for an answer that lists them, or only the last
-// (the performance is summed as they come), with or without the round
-// trips. A replay that trades on every other snapshot of a 24hr market
-// writes tens of megabytes of events that a performance never reads.
+// (the performance is summed as they come), with or without the sums of
+// the round trips. A replay that trades on every other snapshot of a 24hr
+// market writes tens of megabytes of events that a performance never
+// reads.
 type keeping uint8
 
 const (
-	keepAll   keeping = iota // every event, for a Result
-	keepLast                 // the last event alone
-	keepTrips                // the last event, and each round trip as it closes
+	keepAll  keeping = iota // every event, for a Result
+	keepLast                // the last event alone
+	keepSums                // the last event, and each round trip added to the sums as it closes
 )
 
 // replayInput checks its inputs, replays s over them, and returns the
@@ -472,12 +478,12 @@ type engine struct {
 	rest resting
 
 	// The trade events recorded, all of them or the last alone (keep),
-	// and the round trips closed, when keep asks for them.
-	keep   keeping
-	events []event
-	trips  []RoundTrip
-	sums   sums // of the events, as they are recorded
-	dd     drawdown
+	// and the sums of the round trips closed, when keep asks for them.
+	keep      keeping
+	events    []event
+	tradeSums stats.TradeSums // of the round trips, under keepSums
+	sums      sums            // of the events, as they are recorded
+	dd        drawdown
 }
 
 // sums accumulates what the performance reads of the trade events as each
@@ -550,9 +556,6 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 		e.events = eventBuffers.get()
 	} else {
 		e.events = make([]event, 0, shortList)
-	}
-	if keep == keepTrips {
-		e.trips = []RoundTrip{}
 	}
 	// Compared without case: the side is UP/DOWN, the winner Up/Down. A
 	// tie settles both sides at half (DESIGN 6).
@@ -812,11 +815,10 @@ func (e *engine) closeAt(ev event) {
 	}
 	e.realized += ev.pnl
 	ev.cum = e.realized
-	if e.keep == keepTrips && len(e.events) > 0 {
+	if e.keep == keepSums && len(e.events) > 0 {
 		// The last event recorded is this position's ENTRY.
 		entry := &e.events[len(e.events)-1]
-		e.trips = append(e.trips, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
-			Fees: round6(entry.fee + ev.fee), Won: e.settle})
+		e.tradeSums.AddTrade(stats.Trade{PnL: round6(ev.pnl), EntryPrice: round6(entry.fill), EntryMid: round6(entry.mid), Won: e.settle})
 	}
 	if len(e.events) == cap(e.events) {
 		e.full(ev.idx)

@@ -102,9 +102,10 @@ func runFull(t *testing.T, m store.Market, snaps []store.Snapshot, trades []stor
 }
 
 // checkUnlisted checks that the replays that keep no list of events, the
-// performance alone (PerformanceOf) and the round trips (Trips), give the
-// figures of r, the full replay of the same input, and the round trips
-// paired from the events a replay that keeps them all recorded.
+// performance alone (PerformanceOf) and the sums of the round trips
+// (TradeSums), give the figures of r, the full replay of the same input,
+// and the sums of the round trips paired from the events a replay that
+// keeps them all recorded.
 func checkUnlisted(t *testing.T, name string, in Input, s Strategy, r Result) {
 	t.Helper()
 	perf, err := PerformanceOf(in, s)
@@ -114,19 +115,19 @@ func checkUnlisted(t *testing.T, name string, in Input, s Strategy, r Result) {
 	if got, want := mustJSON(t, perf), mustJSON(t, r.Performance); !bytes.Equal(got, want) {
 		t.Fatalf("%s: PerformanceOf:\n%s\nthe replay's performance:\n%s", name, got, want)
 	}
-	tperf, trips, err := Trips(in, s)
+	sperf, sums, err := TradeSums(in, s)
 	if err != nil {
-		t.Fatalf("%s: Trips: %v", name, err)
+		t.Fatalf("%s: TradeSums: %v", name, err)
 	}
-	if got, want := mustJSON(t, tperf), mustJSON(t, r.Performance); !bytes.Equal(got, want) {
-		t.Fatalf("%s: Trips' performance:\n%s\nthe replay's performance:\n%s", name, got, want)
+	if got, want := mustJSON(t, sperf), mustJSON(t, r.Performance); !bytes.Equal(got, want) {
+		t.Fatalf("%s: TradeSums' performance:\n%s\nthe replay's performance:\n%s", name, got, want)
 	}
 	e, _, err := replayInput(in, s, keepAll)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.release()
-	want := []RoundTrip{}
+	var trips []RoundTrip
 	var entry *event
 	for k := range e.events {
 		ev := &e.events[k]
@@ -137,11 +138,14 @@ func checkUnlisted(t *testing.T, name string, in Input, s Strategy, r Result) {
 		if entry == nil {
 			t.Fatalf("%s: an EXIT event with no ENTRY before it", name)
 		}
-		want = append(want, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
+		trips = append(trips, RoundTrip{EntryFill: round6(entry.fill), EntryMid: round6(entry.mid), PnL: round6(ev.pnl),
 			Fees: round6(entry.fee + ev.fee), Won: e.settle})
 		entry = nil
 	}
-	if got, want := mustJSON(t, trips), mustJSON(t, want); !bytes.Equal(got, want) {
-		t.Fatalf("%s: Trips:\n%s\nfrom the events:\n%s", name, got, want)
+	if len(trips) != r.Performance.TotalTrades {
+		t.Fatalf("%s: %d round trips paired from the events, %d trades", name, len(trips), r.Performance.TotalTrades)
+	}
+	if got, want := mustJSON(t, sums), mustJSON(t, SumTrips(trips)); !bytes.Equal(got, want) {
+		t.Fatalf("%s: TradeSums:\n%s\nthe sums of the events' round trips:\n%s", name, got, want)
 	}
 }

@@ -70,7 +70,7 @@ type Trip = replay.RoundTrip
 func RunShard(d MarketData, strategies []replay.Strategy) ([]TrialMarket, error) {
 	out := make([]TrialMarket, len(strategies))
 	for i, s := range strategies {
-		perf, trips, err := replay.Trips(d.input(s), s)
+		perf, sums, err := replay.TradeSums(d.input(s), s)
 		var re *replay.Error
 		switch {
 		case errors.As(err, &re):
@@ -80,7 +80,7 @@ func RunShard(d MarketData, strategies []replay.Strategy) ([]TrialMarket, error)
 			return nil, err
 		}
 		out[i].Performance = &perf
-		out[i].Sums = replay.SumTrips(trips)
+		out[i].Sums = sums
 	}
 	return out, nil
 }
