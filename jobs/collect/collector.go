@@ -248,7 +248,7 @@ func (c *Collector) onGrid(ctx context.Context, d time.Duration, fn func(ctx con
 func (c *Collector) load(ctx context.Context) {
 	now := c.cfg.Now()
 	after := now.Add(-store.H24.Duration())
-	err := c.eachUnresolved(ctx, &after, nil, func(m store.Market) {
+	err := c.eachUnresolved(ctx, &after, nil, true, func(m store.Market) {
 		if m.EndTime.After(now) {
 			c.remember(m)
 		}
@@ -258,11 +258,13 @@ func (c *Collector) load(ctx context.Context) {
 	}
 }
 
-// eachUnresolved calls fn for every unresolved market of the collector's
-// series that started in (after, before), a page at a time: collectors
-// split by series (COLLECT_SERIES) each record, and schedule the
-// resolutions of, their own markets.
-func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time, fn func(store.Market)) error {
+// eachUnresolved calls fn for every unresolved market that started in
+// (after, before), a page at a time; with mine, only those of the
+// collector's series: collectors split by series (COLLECT_SERIES) each
+// record their own markets, while any of them schedules the resolution of
+// any ended market (a task per market, whoever asks), so that none is left
+// unresolved when no collector records its series any more.
+func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time, mine bool, fn func(store.Market)) error {
 	const page = 500
 	no := false
 	// Offsets shift if a market resolves while we page; a market missed
@@ -273,7 +275,7 @@ func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time
 			return fmt.Errorf("list unresolved markets: %w", err)
 		}
 		for _, m := range ms {
-			if slices.Contains(c.cfg.Series, Series{Coin: m.Coin, MarketType: m.MarketType}) {
+			if !mine || slices.Contains(c.cfg.Series, Series{Coin: m.Coin, MarketType: m.MarketType}) {
 				fn(m)
 			}
 		}
@@ -506,7 +508,7 @@ func (c *Collector) schedule(ctx context.Context, m store.Market) {
 func (c *Collector) sweep(ctx context.Context) {
 	now := c.cfg.Now()
 	after := now.Add(-c.cfg.SweepHorizon)
-	err := c.eachUnresolved(ctx, &after, &now, func(m store.Market) {
+	err := c.eachUnresolved(ctx, &after, &now, false, func(m store.Market) {
 		if !m.EndTime.After(now) {
 			c.schedule(ctx, m)
 		}

@@ -2,11 +2,13 @@ package collect_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
@@ -149,18 +151,32 @@ func TestTwoCollectorsWriteEachInstantOnce(t *testing.T) {
 // TestCollectorKeepsToItsSeries: a collector started on a store that
 // holds a live market of a series it does not record (another
 // collector's, under COLLECT_SERIES) leaves that market alone: it
-// records no snapshots of it, no gaps, and schedules no resolution of it.
+// records no snapshots of it and no gaps. An ended market of such a series
+// it does schedule for resolution, as any collector does (a task per
+// market), so that none stays unresolved once no collector records its
+// series.
 func TestCollectorKeepsToItsSeries(t *testing.T) {
 	scheme := hourScheme()
 	st := memory.New()
 	r := newRig(t, st, scheme)
 	now := time.Now()
-	r.poly.AddRange(twoSeries, now, now.Add(time.Hour))
+	// The fake serves a third series too, which another collector found
+	// and stored: this one could record it, and must not.
+	sol := collect.Series{Coin: store.SOL, MarketType: store.M5}
+	r.poly.AddRange(append(slices.Clone(twoSeries), sol), now, now.Add(time.Hour))
 	ctx := context.Background()
-	other := store.Market{Slug: collect.Slug(store.SOL, store.M5, now.Truncate(5*time.Minute)), MarketID: "other", Coin: store.SOL,
-		MarketType: store.M5, StartTime: now.Add(-time.Minute), EndTime: now.Add(4 * time.Minute)}
-	ended := store.Market{Slug: collect.Slug(store.SOL, store.M5, now.Truncate(5*time.Minute).Add(-5*time.Minute)), MarketID: "ended",
-		Coin: store.SOL, MarketType: store.M5, StartTime: now.Add(-6 * time.Minute), EndTime: now.Add(-time.Minute)}
+	var other store.Market
+	for _, m := range r.poly.Markets() {
+		if m.Coin == store.SOL && !m.Start.After(now) && m.End.After(now) {
+			other = store.Market{Slug: polytest.SlugOf(&m), MarketID: m.ID, ConditionID: m.ConditionID, ClobTokenUp: m.UpToken, ClobTokenDown: m.DownToken,
+				Coin: m.Coin, MarketType: m.MarketType, StartTime: m.Start, EndTime: m.End}
+		}
+	}
+	if other.Slug == "" {
+		t.Fatal("the fake has no live SOL market")
+	}
+	ended := store.Market{Slug: collect.Slug(store.SOL, store.M5, now.Truncate(5*time.Minute).Add(-10*time.Minute)), MarketID: "ended",
+		Coin: store.SOL, MarketType: store.M5, StartTime: now.Add(-11 * time.Minute), EndTime: now.Add(-6 * time.Minute)}
 	if err := st.UpsertMarkets(ctx, []store.Market{other, ended}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +196,7 @@ func TestCollectorKeepsToItsSeries(t *testing.T) {
 	r.sched.mu.Lock()
 	calls := r.sched.calls[ended.Slug]
 	r.sched.mu.Unlock()
-	if len(calls) != 0 {
-		t.Errorf("the collector scheduled the resolution of %s, a series it does not record", ended.Slug)
+	if len(calls) == 0 {
+		t.Errorf("the collector did not schedule the resolution of %s, ended and unresolved", ended.Slug)
 	}
 }
