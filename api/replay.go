@@ -556,7 +556,8 @@ type jobRunningDoc struct {
 
 // documentJobs documents GET /v1/jobs/{id}'s answers once every job's
 // answer has its schema: a job is a replay's or the Backtest AI agent's
-// (/strategy, /run), and its 200 is the very answer that request gives.
+// (/generate, /strategy, /run), and its 200 is the very answer that
+// request gives.
 func documentJobs(doc *huma.OpenAPI) {
 	item := doc.Paths["/v1/jobs/{id}"]
 	if item == nil || item.Get == nil {
@@ -566,8 +567,9 @@ func documentJobs(doc *huma.OpenAPI) {
 	ref := func(t reflect.Type) *huma.Schema {
 		return &huma.Schema{Ref: schemas.Schema(t, true, "").Ref}
 	}
-	done := &huma.Schema{OneOf: []*huma.Schema{ref(reflect.TypeFor[replayResponseDoc]()), ref(reflect.TypeFor[backtestAIBacktestResponse]())},
-		Description: "A replay's answer (POST /v1/replay) or the Backtest AI agent's (POST /v1/backtest-ai/strategy or /run), as the job's request would have answered."}
+	done := &huma.Schema{OneOf: []*huma.Schema{ref(reflect.TypeFor[replayResponseDoc]()), ref(reflect.TypeFor[backtestAIBacktestResponse]()),
+		ref(reflect.TypeFor[backtestAIGenerateResponse]())},
+		Description: "A replay's answer (POST /v1/replay) or the Backtest AI agent's (POST /v1/backtest-ai/generate, /strategy or /run), as the job's request would have answered."}
 	item.Get.Responses["200"] = &huma.Response{Description: "The job's answer",
 		Content: map[string]*huma.MediaType{"application/json": {Schema: done}}}
 	item.Get.Responses["202"] = &huma.Response{Description: "Still running",

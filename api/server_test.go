@@ -254,6 +254,14 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 			}
 		}
 	}
+	// A sweep's strategy takes neither the market nor the paging of
+	// trades (sweep.Decode refuses them).
+	sweepProps, _ := doc.Components.Schemas["SweepStrategy"]["properties"].(map[string]any)
+	for _, p := range []string{"marketSlug", "tradesOffset", "tradesLimit"} {
+		if _, ok := sweepProps[p]; ok || len(sweepProps) == 0 {
+			t.Errorf("SweepStrategy documents %s (or nothing: %d properties)", p, len(sweepProps))
+		}
+	}
 	for name, s := range doc.Components.Schemas {
 		props, _ := s["properties"].(map[string]any)
 		for p, v := range props {

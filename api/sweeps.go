@@ -241,9 +241,14 @@ func (s *Server) sweepBodySchema() *huma.Schema {
 	replaySchema := schemas.SchemaFromRef(schemas.Schema(reflect.TypeFor[replayRequest](), true, "").Ref)
 	strategy := *replaySchema
 	strategy.Properties = maps.Clone(replaySchema.Properties)
-	delete(strategy.Properties, "marketSlug")
-	strategy.Required = slices.DeleteFunc(slices.Clone(replaySchema.Required), func(p string) bool { return p == "marketSlug" })
-	strategy.Description = "A replay body (POST /v1/replay) without marketSlug."
+	// A sweep's strategy is a replay body without the market and without
+	// the paging of its trades, which a sweep does not list.
+	notSwept := []string{"marketSlug", "tradesOffset", "tradesLimit"}
+	for _, p := range notSwept {
+		delete(strategy.Properties, p)
+	}
+	strategy.Required = slices.DeleteFunc(slices.Clone(replaySchema.Required), func(p string) bool { return slices.Contains(notSwept, p) })
+	strategy.Description = "A replay body (POST /v1/replay) without marketSlug, tradesOffset and tradesLimit."
 	schemas.Map()["SweepStrategy"] = &strategy
 	ref := schemas.Schema(reflect.TypeFor[sweepRequest](), true, "").Ref
 	body := schemas.SchemaFromRef(ref)

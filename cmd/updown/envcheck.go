@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -80,10 +81,11 @@ func logLevel(v string) error {
 	return nil
 }
 
+// oneOf takes one of values, in any case.
 func oneOf(values ...string) func(string) error {
 	return func(v string) error {
 		for _, w := range values {
-			if v == w {
+			if strings.EqualFold(v, w) {
 				return nil
 			}
 		}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"flag"
+	"io"
 	"strings"
 	"testing"
 )
@@ -27,6 +30,7 @@ func TestCheckEnv(t *testing.T) {
 		{map[string]string{"MIGRATE_ON_START": "yes"}, `MIGRATE_ON_START="yes"`},
 		{map[string]string{"LOG_LEVEL": "verbose"}, `LOG_LEVEL="verbose"`},
 		{map[string]string{"LOG_FORMAT": "xml"}, `LOG_FORMAT="xml"`},
+		{map[string]string{"LOG_FORMAT": "JSON", "LOG_LEVEL": "WARN"}, ""},
 	}
 	for _, tc := range cases {
 		err := checkEnv(func(k string) string { return tc.env[k] })
@@ -36,5 +40,20 @@ func TestCheckEnv(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
 			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
 		}
+	}
+}
+
+// TestBadVariableLeavesHelp: a bad variable stops a command, but not its
+// -h, help or version, where the variable's form is explained.
+func TestBadVariableLeavesHelp(t *testing.T) {
+	t.Setenv("JOB_WAIT", "30")
+	for _, args := range [][]string{{"api", "-h"}, {"help"}, {"help", "api"}, {"version"}} {
+		var out, errOut strings.Builder
+		if err := run(t.Context(), args, &out, &errOut); err != nil && !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("updown %v with JOB_WAIT=30: %v", args, err)
+		}
+	}
+	if err := run(t.Context(), []string{"api"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "JOB_WAIT") {
+		t.Errorf("updown api with JOB_WAIT=30: %v, want the variable named", err)
 	}
 }

@@ -78,8 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("no command given")
 	}
 	cmd, rest := args[0], args[1:]
-	if err := checkEnv(os.Getenv); err != nil {
-		return err
+	if !asksForHelp(args) {
+		if err := checkEnv(os.Getenv); err != nil {
+			return err
+		}
 	}
 	switch cmd {
 	case "dev":
@@ -120,6 +122,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// asksForHelp reports whether a command line asks for help or the
+// version, which a bad variable must not stand in the way of: -h is where
+// a variable's form is explained.
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "help", "-h", "-help", "--help", "version", "--version":
+			return true
+		}
+	}
+	return false
 }
 
 // stopped is a service's error, or none when it is only the signal that
@@ -166,7 +181,7 @@ func newLogger(w io.Writer, defaultFormat string) *slog.Logger {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if envOr("LOG_FORMAT", defaultFormat) == "text" {
+	if strings.EqualFold(envOr("LOG_FORMAT", defaultFormat), "text") {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))

@@ -31,9 +31,10 @@
 //     shard keeps them), which the statistics that need each trade read
 //     (ev_ci95, sqn, calibration, brier_entry, brier_market); they cross
 //     from the shard to the batch only, and are not in the answer's
-//     results. A result without them (from a worker older than the sums)
-//     leaves those statistics null, and ev_per_trade total_pnl over the
-//     trades. The daily figures and portfolio_max_drawdown read
+//     results. A worker older than the sums reported the round trips
+//     themselves, which are added up as they are read (a rolling
+//     upgrade); a result with neither leaves those statistics null, and
+//     ev_per_trade total_pnl over the trades. The daily figures and portfolio_max_drawdown read
 //     each market's end_time, which a shard reports beside its
 //     performance; a result without one (from a worker older than
 //     end_time) leaves them null.
@@ -174,6 +175,10 @@ type MarketResult struct {
 	// size however many trades the market made (as a sweep's shard keeps
 	// them); Collect leaves them out of the report's results.
 	Sums *stats.TradeSums `json:"sums,omitempty" hidden:"true"`
+	// Trips are the round trips themselves, as a worker older than the
+	// sums reported them (a rolling upgrade): read, added up, never
+	// written.
+	Trips []replay.RoundTrip `json:"trips,omitempty" hidden:"true"`
 }
 
 // Report is a finished backtest: the data of /strategy and /run.
@@ -210,7 +215,7 @@ func Collect(req Request, results []MarketResult) (Report, error) {
 	}
 	agg := Summarize(results, req.Strategy.Strategy.PositionSize)
 	for i := range results {
-		results[i].Sums = nil // the aggregate's input, not the answer's
+		results[i].Sums, results[i].Trips = nil, nil // the aggregate's input, not the answer's
 	}
 	return Report{
 		GeneratedStrategy: req.Strategy,
@@ -343,6 +348,8 @@ func statsMarket(r MarketResult) stats.Market {
 	switch {
 	case r.Sums != nil:
 		m.Sums = r.Sums
+	case len(r.Trips) > 0:
+		m.Sums = replay.SumTrips(r.Trips) // an older worker's
 	case p.TotalTrades > 0:
 		m.Sums = &stats.TradeSums{} // none reported: the per-trade figures are null
 	}
@@ -463,7 +470,7 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, err
 			case e.Result == nil || e.Result.Performance == nil:
 				return nil, fmt.Errorf("backtest: result of %s has no performance", slug)
 			default:
-				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance, Sums: e.Result.Sums})
+				out = append(out, MarketResult{Slug: slug, EndTime: e.Result.EndTime, Performance: e.Result.Performance, Sums: e.Result.Sums, Trips: e.Result.Trips})
 			}
 		}
 	}

@@ -337,3 +337,27 @@ func TestSummarizeStatistics(t *testing.T) {
 		t.Errorf("without an end_time: %+v", old.Edge)
 	}
 }
+
+// TestSummarizeReadsOlderWorkersTrips: a shard result from a worker older
+// than the sums carries the round trips themselves (a rolling upgrade,
+// the api first); they are added up, and the per-trade statistics are
+// those of the same trips reported as sums.
+func TestSummarizeReadsOlderWorkersTrips(t *testing.T) {
+	t.Parallel()
+	trips := []replay.RoundTrip{{EntryFill: 0.4, EntryMid: 0.41, PnL: 2, Won: 1}, {EntryFill: 0.7, EntryMid: 0.69, PnL: -1.5, Won: 0}, {EntryFill: 0.55, EntryMid: 0.5, PnL: 0.25, Won: 1}}
+	tj, err := json.Marshal(trips)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `{"slug":"m1","end_time":"2026-11-02T10:00:00.000000Z","performance":{"total_pnl":0.75,"total_trades":3,"winning_trades":2,"losing_trades":1},"trips":` + string(tj) + `}`
+	var r backtest.MarketResult
+	if err := json.Unmarshal([]byte(old), &r); err != nil {
+		t.Fatal(err)
+	}
+	fromTrips := backtest.Summarize([]backtest.MarketResult{r}, 10)
+	r.Trips, r.Sums = nil, replay.SumTrips(trips)
+	fromSums := backtest.Summarize([]backtest.MarketResult{r}, 10)
+	if fromTrips.EVCI95 == nil || fromTrips.SQN == nil || fromTrips.Calibration == nil || !reflect.DeepEqual(fromTrips.Edge, fromSums.Edge) {
+		t.Errorf("from an older worker's trips %+v\nfrom the sums %+v", fromTrips.Edge, fromSums.Edge)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -311,9 +312,12 @@ func strict(b []byte, v any, path string) error {
 		if errors.As(err, &te) {
 			field := te.Field
 			if path != "" {
-				field = path + "." + field
+				field = strings.TrimSuffix(path+"."+field, ".")
 			}
-			return invalid(field, "%s must be a JSON %s, not %s", field, kindOf(te.Type.String()), te.Value)
+			if field == "" { // the body itself, e.g. [] for {...}
+				return invalid("", "the body must be a JSON %s, not a JSON %s", kindOf(te.Type), te.Value)
+			}
+			return invalid(field, "%s must be a JSON %s, not %s", field, kindOf(te.Type), te.Value)
 		}
 		where := "the body"
 		if path != "" {
@@ -324,15 +328,20 @@ func strict(b []byte, v any, path string) error {
 	return nil
 }
 
-func kindOf(goType string) string {
-	switch {
-	case strings.Contains(goType, "float"), strings.Contains(goType, "int"):
+// kindOf is the JSON kind a value of type t is read from.
+func kindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "number"
-	case strings.Contains(goType, "string"):
+	case reflect.String:
 		return "string"
-	case strings.Contains(goType, "[]"):
+	case reflect.Slice, reflect.Array:
 		return "array"
-	case strings.Contains(goType, "bool"):
+	case reflect.Bool:
 		return "boolean"
 	}
 	return "object"
@@ -352,7 +361,7 @@ func prefixed(path string, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		field := path + "." + te.Field
-		return invalid(field, "%s must be a JSON %s, not %s", field, kindOf(te.Type.String()), te.Value)
+		return invalid(field, "%s must be a JSON %s, not %s", field, kindOf(te.Type), te.Value)
 	}
 	return invalid(path, "%s is not a valid replay body: %v", path, err)
 }

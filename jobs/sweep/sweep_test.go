@@ -137,6 +137,9 @@ func TestSweepValidation(t *testing.T) {
 		field  string
 		within string
 	}{
+		{"an array for the body", []byte(`[]`), ProLimits, "", "the body must be a JSON object, not a JSON array"},
+		{"a string for the body", []byte(`"x"`), ProLimits, "", "the body must be a JSON object, not a JSON string"},
+		{"a string for search", body(set("search", "GRID")), ProLimits, "search", "search must be a JSON object, not string"},
 		{"unknown key", body(set("foo", 1)), ProLimits, "foo", "unknown field"},
 		{"unknown key in a range", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 2, "stp": 1}}))), ProLimits, "parameters[0].range.stp", "unknown field"},
 		{"no strategy", body(set("strategy", nil)), ProLimits, "strategy", "missing"},
