@@ -634,14 +634,7 @@ process.stdout.write(JSON.stringify(calls.map(([f, args]) => m[f](...args))));
 
 func TestSweepPageHelpersInNode(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	tsPath, _ := filepath.Abs("../../web/node_modules/typescript")
-	if _, serr := os.Stat(tsPath); err != nil || serr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no node or web/node_modules/typescript: run make ui")
-		}
-		t.Skip("no node or web/node_modules/typescript (make ui installs it)")
-	}
+	node, tsPath := nodeTypeScript(t)
 	src, _ := filepath.Abs("../../web/src/sweep.ts")
 
 	trial := func(n int, a, b, c float64, obj any) map[string]any {

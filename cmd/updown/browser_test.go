@@ -1331,14 +1331,7 @@ func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 // the embargo market out (it is neither train nor test).
 func TestDashboardWonLostInNode(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	tsPath, _ := filepath.Abs("../../web/node_modules/typescript")
-	if _, serr := os.Stat(tsPath); err != nil || serr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no node or web/node_modules/typescript: run make ui")
-		}
-		t.Skip("no node or web/node_modules/typescript (make ui installs it)")
-	}
+	node, tsPath := nodeTypeScript(t)
 	src, _ := filepath.Abs("../../web/src/sweep.ts")
 	calls, _ := json.Marshal([][]any{{"wonLost", []any{[]map[string]any{
 		{"slug": "a", "pnl": 5, "test": false}, {"slug": "b", "pnl": -2, "test": false},
