@@ -383,11 +383,18 @@ func (c *Collector) unrecorded(ctx context.Context, slug string, g store.Gap, tr
 		return nil, nil
 	}
 	from, to := g.From.Truncate(time.Second).Add(-time.Second), g.To.Add(2*time.Second)
-	recorded, _, err := c.filler.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true, From: &from, To: &to})
+	var recorded []store.MarketTrade
+	var err error
+	// The store and the writer are read together between flushes: a
+	// trade a flush is writing is in neither while it runs, and would be
+	// recorded twice (the websocket's, and the trades source's copy).
+	c.w.betweenFlushes(func() {
+		recorded, _, err = c.filler.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true, From: &from, To: &to})
+		recorded = append(recorded, c.w.heldTrades(slug)...)
+	})
 	if err != nil {
 		return nil, err
 	}
-	recorded = append(recorded, c.w.heldTrades(slug)...)
 	type key struct {
 		outcome, side string
 		price, size   float64

@@ -206,3 +206,57 @@ func TestBackfillTriedAgainWhileTheMarketIsRecent(t *testing.T) {
 		})
 	}
 }
+
+// slowTrades is an activity store whose trade writes wait for release.
+type slowTrades struct {
+	*memory.Store
+	entered, release chan struct{}
+}
+
+func (s slowTrades) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error {
+	close(s.entered)
+	<-s.release
+	return s.Store.AppendMarketTrades(ctx, slug, trades)
+}
+
+// TestBackfillSeesATradeBeingFlushed: a trade the websocket heard, which
+// a flush has taken out of the writer but not yet written, is neither held
+// nor stored while the flush runs: the backfill waits for the flush and
+// then knows it, rather than recording the trades source's copy of it too
+// (a trade recorded twice, seen at load 16).
+func TestBackfillSeesATradeBeingFlushed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	mem := memory.New()
+	m := store.Market{Slug: "btc-updown-5m-1", Coin: store.BTC, MarketType: store.M5, StartTime: t0, EndTime: t0.Add(5 * time.Minute)}
+	if err := mem.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	st := slowTrades{Store: mem, entered: make(chan struct{}), release: make(chan struct{})}
+	cfg := Config{Store: mem, Activity: st, MaxPending: 100}
+	c := &Collector{cfg: cfg, filler: mem, w: newWriter(&cfg, slog.New(slog.DiscardHandler))}
+	heard := store.MarketTrade{Time: t0.Add(3720 * time.Millisecond), Outcome: store.OutcomeDown, Side: store.SideSell, Price: 0.41, Size: 186.81, TxHash: "0xdc"}
+	c.w.addTrade(m.Slug, heard)
+	flushed := make(chan bool)
+	go func() { flushed <- c.w.flush(ctx) }()
+	<-st.entered // the flush holds the trade: the writer no longer does, the store not yet
+	got := make(chan []store.MarketTrade)
+	go func() {
+		row := heard
+		row.Time = heard.Time.Truncate(time.Second) // the Data API gives whole seconds
+		fresh, err := c.unrecorded(ctx, m.Slug, store.Gap{From: t0, To: t0.Add(3400 * time.Millisecond), Kind: store.GapTrades}, []store.MarketTrade{row})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- fresh
+	}()
+	time.Sleep(50 * time.Millisecond) // let the backfill's read start while the flush runs
+	close(st.release)
+	if !<-flushed {
+		t.Fatal("the flush failed")
+	}
+	if fresh := <-got; len(fresh) != 0 {
+		t.Errorf("the backfill would record %+v again: the trade was being flushed", fresh)
+	}
+}

@@ -75,6 +75,16 @@ func (w *writer) heldTrades(slug string) []store.MarketTrade {
 	return slices.Clone(w.trades[slug])
 }
 
+// betweenFlushes runs f with no flush under way, waiting for one that is:
+// a flush takes the trades it writes out of the writer before the store
+// has them, so a read of the store and of the writer while it runs would
+// find those trades in neither.
+func (w *writer) betweenFlushes(f func()) {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	f()
+}
+
 // holdsGap reports whether a gap of the market overlapping g, of its
 // kind, is not written yet. It waits for a flush under way.
 func (w *writer) holdsGap(slug string, g store.Gap) bool {
