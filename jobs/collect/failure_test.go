@@ -95,13 +95,14 @@ func TestCollectorSurvivesUpstreamFailures(t *testing.T) {
 			books := r.poly.Hits(polytest.RouteBooks)
 			r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 429, RetryAfter: time.Second})
 			// Requests already on their way when the limit began are
-			// refused too. Once a refusal is in, nothing may be sent until
-			// its second is over: at 100 ms a tick, 5 requests would go in
-			// the half second watched here without the wait.
+			// refused too (on a loaded machine one may reach the fake a few
+			// hundred milliseconds late). Once a refusal is in, nothing may
+			// be sent until its second is over: at 100 ms a tick, 4
+			// requests would go in the 400 ms watched here without the wait.
 			eventually(t, 30*time.Second, "a refused book request", func() bool { return r.poly.Hits(polytest.RouteBooks) > books })
-			time.Sleep(250 * time.Millisecond)
+			time.Sleep(450 * time.Millisecond)
 			held := r.poly.Hits(polytest.RouteBooks)
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(400 * time.Millisecond)
 			if n := r.poly.Hits(polytest.RouteBooks) - held; n > 0 {
 				t.Errorf("%d book requests sent while a 429 asked for a second's wait", n)
 			}
