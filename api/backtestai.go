@@ -630,7 +630,7 @@ func bodyError(err error, prefix string) *Error {
 		case strings.HasSuffix(field, "orderType"):
 			code = replay.CodeInvalidOrderType
 		}
-		what := jsonKind(te.Type)
+		what := replay.JSONKind(te.Type)
 		if what == "number" && strings.HasSuffix(field, "marketCount") {
 			what = "whole number"
 		}

@@ -530,20 +530,6 @@ func replayExample(withCosts bool) map[string]any {
 	return ex
 }
 
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "string"
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64:
-		return "number"
-	case reflect.Slice:
-		return "array"
-	case reflect.Bool:
-		return "boolean"
-	}
-	return "object"
-}
-
 // jobRunningDoc documents the 202 of GET /v1/jobs/{id}.
 type jobRunningDoc struct {
 	Success bool `json:"success"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -910,4 +911,25 @@ func parseOperator(s string) (operator, bool) {
 		return opCrossesBelow, true
 	}
 	return 0, false
+}
+
+// JSONKind is the JSON kind a value of Go type t is read from (number,
+// string, array, boolean or object), for the message of a value of the
+// wrong kind (json.UnmarshalTypeError.Type).
+func JSONKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "number"
+	case reflect.String:
+		return "string"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Bool:
+		return "boolean"
+	}
+	return "object"
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -315,9 +314,9 @@ func strict(b []byte, v any, path string) error {
 				field = strings.TrimSuffix(path+"."+field, ".")
 			}
 			if field == "" { // the body itself, e.g. [] for {...}
-				return invalid("", "the body must be a JSON %s, not a JSON %s", kindOf(te.Type), te.Value)
+				return invalid("", "the body must be a JSON %s, not a JSON %s", replay.JSONKind(te.Type), te.Value)
 			}
-			return invalid(field, "%s must be a JSON %s, not %s", field, kindOf(te.Type), te.Value)
+			return invalid(field, "%s must be a JSON %s, not %s", field, replay.JSONKind(te.Type), te.Value)
 		}
 		where := "the body"
 		if path != "" {
@@ -326,25 +325,6 @@ func strict(b []byte, v any, path string) error {
 		return invalid(path, "%s is not valid JSON of the right shape: %v", where, err)
 	}
 	return nil
-}
-
-// kindOf is the JSON kind a value of type t is read from.
-func kindOf(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "number"
-	case reflect.String:
-		return "string"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Bool:
-		return "boolean"
-	}
-	return "object"
 }
 
 // prefixed puts path before the field of a replay error from the strategy.
@@ -361,7 +341,7 @@ func prefixed(path string, err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		field := path + "." + te.Field
-		return invalid(field, "%s must be a JSON %s, not %s", field, kindOf(te.Type), te.Value)
+		return invalid(field, "%s must be a JSON %s, not %s", field, replay.JSONKind(te.Type), te.Value)
 	}
 	return invalid(path, "%s is not a valid replay body: %v", path, err)
 }
