@@ -144,13 +144,20 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 }
 
-func TestOpenAPIDocument(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
-	r := b.get("", "/openapi.json")
+// openAPIDocument fetches the server's /openapi.json into doc.
+func openAPIDocument(t *testing.T, doc any) {
+	t.Helper()
+	r := setup(t).get("", "/openapi.json")
 	if r.status != http.StatusOK {
 		t.Fatalf("openapi: %d", r.status)
 	}
+	if err := json.Unmarshal(r.body, doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
 	var doc struct {
 		OpenAPI string `json:"openapi"`
 		Paths   map[string]map[string]struct {
@@ -164,9 +171,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(r.body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	openAPIDocument(t, &doc)
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi %q", doc.OpenAPI)
 	}
@@ -206,11 +211,6 @@ func TestOpenAPIDocument(t *testing.T) {
 // server answers (an unresolved market's winner).
 func TestOpenAPIMatchesTheServer(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	r := b.get("", "/openapi.json")
-	if r.status != http.StatusOK {
-		t.Fatalf("openapi: %d", r.status)
-	}
 	var doc struct {
 		Paths map[string]map[string]struct {
 			Security    []map[string]any `json:"security"`
@@ -225,9 +225,7 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 			Schemas map[string]map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(r.body, &doc); err != nil {
-		t.Fatal(err)
-	}
+	openAPIDocument(t, &doc)
 	for path, item := range doc.Paths {
 		for method, op := range item {
 			name := strings.ToUpper(method) + " " + path
