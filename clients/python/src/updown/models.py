@@ -47,6 +47,10 @@ class Records(List[T], Generic[T]):
     # The columns of an empty list's frame, so that code written for rows
     # (df.pivot(index="time", ...)) meets an empty frame, not a KeyError.
     _columns: tuple = ()
+    # Numeric columns that are float64 whatever the rows hold: JSON writes a
+    # whole price or size as 15, not 15.0, and a column null on every row
+    # would be object, so a frame's dtypes would depend on its data.
+    _floats: tuple = ()
 
     def to_frame(self):
         pd = _pandas()
@@ -55,7 +59,15 @@ class Records(List[T], Generic[T]):
         for col in type(self)._times:
             if col in df.columns:
                 df[col] = pd.to_datetime(df[col], utc=True)
-        return df
+        return _as_floats(pd, df, type(self)._floats)
+
+
+def _as_floats(pd, df, cols):
+    """df with each of cols it has as float64 (None as NaN)."""
+    for col in cols:
+        if col in df.columns:
+            df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+    return df
 
 
 @dataclass
@@ -137,6 +149,7 @@ class MarketList(Records[Market]):
     _row = staticmethod(_market_row)
     _times = ("start_time", "end_time", "resolved_at", "created_at", "updated_at")
     _columns = tuple(f.name for f in fields(Market) if f.name != "raw") + ("coin",)
+    _floats = ("coin_price_start", "coin_price_end", "final_volume", "final_liquidity")
 
 
 @dataclass
@@ -196,6 +209,7 @@ class SnapshotList(Records[Snapshot]):
     _row = staticmethod(_snapshot_row)
     _times = ("time",)
     _columns = ("slug", "time", "coin_price", "price_up", "price_down")
+    _floats = ("coin_price", "price_up", "price_down", "best_bid_up", "best_ask_up", "best_bid_down", "best_ask_down")
 
 
 @dataclass
@@ -251,6 +265,7 @@ class DepthList(Records[DepthSnapshot]):
     _row = staticmethod(_depth_row)
     _times = ("time",)
     _columns = ("symbol", "time", "coin_price", "best_bid", "best_ask", "bids", "asks", "last_update_id")
+    _floats = ("coin_price", "best_bid", "best_ask")
 
 
 @dataclass
@@ -294,6 +309,7 @@ class Trade:
 class TradeList(Records[Trade]):
     _times = ("time",)
     _columns = tuple(f.name for f in fields(Trade))
+    _floats = ("price", "qty", "quote_qty")
 
 
 @dataclass
@@ -317,6 +333,7 @@ class MarketTrade:
 class MarketTradeList(Records[MarketTrade]):
     _times = ("time",)
     _columns = tuple(f.name for f in fields(MarketTrade))
+    _floats = ("price", "size", "fee_rate_bps")
 
 
 @dataclass
@@ -339,6 +356,21 @@ class MarketTradePage:
 class _Rows(Records[Dict[str, Any]]):
     _row = staticmethod(lambda d: d)
     _times = ("time",)
+
+
+class _TradeRows(_Rows):
+    """A replay's trade events (SPEC 2.6)."""
+
+    _columns = ("type", "reason", "time", "price", "fill_price", "shares", "slippage", "fee", "position_pnl",
+                "cumulative_pnl", "coin_price")
+    _floats = ("price", "fill_price", "shares", "slippage", "fee", "position_pnl", "cumulative_pnl", "coin_price")
+
+
+class _EquityRows(_Rows):
+    """A replay's equity points (SPEC 2.6)."""
+
+    _columns = ("time", "pnl", "unrealized_pnl", "price", "coin_price", "in_position")
+    _floats = ("pnl", "unrealized_pnl", "price", "coin_price")
 
 
 @dataclass
@@ -394,8 +426,10 @@ class Sweep:
                 for col in _SUMMARY_COLUMNS:
                     row[f"{part}.{col}"] = _summary_figure(summary, col)
             rows.append(row)
-        import pandas as pd  # noqa: PLC0415 - pandas is optional
-        return pd.DataFrame(rows)
+        pd = _pandas()
+        df = pd.DataFrame(rows)
+        figures = [f"{part}.{col}" for part in ("train", "test") for col in _SUMMARY_COLUMNS if not col.startswith("n_")]
+        return _as_floats(pd, df, ["train_objective", "test_objective"] + figures)
 
 
 # A trial's train and test figures as the trials' CSV and Parquet columns
@@ -452,11 +486,11 @@ class ReplayResult:
 
     def trades_frame(self):
         """The trade events, one a row."""
-        return _Rows(self.trades).to_frame()
+        return _TradeRows(self.trades).to_frame()
 
     def equity_frame(self):
         """The sampled equity curve, one point a row."""
-        return _Rows(self.pnl_curve).to_frame()
+        return _EquityRows(self.pnl_curve).to_frame()
 
     def to_frame(self):
         """The trades (see equity_frame for the curve)."""

@@ -1,0 +1,67 @@
+"""DataFrame dtypes do not depend on the data: a price or size the API
+writes as a whole number (JSON 15, not 15.0), or a column that is null on
+every row, is still float64, so frames of different pages concatenate and
+compute alike; an empty replay's frames have their columns."""
+
+import pytest
+
+import updown
+from updown.models import MarketList, MarketTradeList, SnapshotList, TradeList
+
+pd = pytest.importorskip("pandas")
+
+MARKET = {"slug": "btc-updown-15m-1", "market_id": "1", "event_id": "e", "market_type": "15m",
+          "start_time": "2026-04-29T13:00:00Z", "end_time": "2026-04-29T13:15:00Z", "coin_price_start": 77000,
+          "coin_price_end": None, "condition_id": "", "clob_token_up": "", "clob_token_down": "", "winner": None,
+          "final_volume": None, "final_liquidity": None, "resolved_at": None,
+          "created_at": "2026-04-29T13:00:00.123456Z", "updated_at": "2026-04-29T13:00:00.123Z"}
+
+
+def floats(df, *cols):
+    return {c: str(df[c].dtype) for c in cols if str(df[c].dtype) != "float64"}
+
+
+def test_exchange_trades_of_whole_quantities_are_float():
+    # SOL futures trade in whole contracts: every qty on a page can be an integer
+    t = TradeList([updown.Trade.from_json({"id": 1, "price": 196, "qty": 15, "quoteQty": 2940, "time": 1795934737146,
+                                           "isBuyerMaker": False})])
+    assert floats(t.to_frame(), "price", "qty", "quote_qty") == {}
+
+
+def test_market_trades_and_snapshots_of_whole_numbers_are_float():
+    mt = MarketTradeList([updown.MarketTrade.from_json({"time": "2026-04-29T13:00:01Z", "outcome": "Up", "price": 1,
+                                                        "size": 10, "side": "BUY", "fee_rate_bps": 0})])
+    assert floats(mt.to_frame(), "price", "size", "fee_rate_bps") == {}
+    s = SnapshotList([updown.Snapshot.from_json({"time": "2026-04-29T13:00:00Z", "coin_price": 77000, "price_up": 1,
+                                                 "price_down": 0})])
+    assert floats(s.to_frame(), "coin_price", "price_up", "price_down") == {}
+
+
+def test_unresolved_markets_have_float_columns():
+    df = MarketList([updown.Market.from_json(MARKET)]).to_frame()
+    assert floats(df, "coin_price_start", "coin_price_end", "final_volume", "final_liquidity") == {}
+
+
+def test_replay_frames_are_float_and_have_columns_when_empty():
+    trade = {"type": "ENTRY", "reason": "SIGNAL", "time": "2026-04-29T13:00:00Z", "price": 0.5, "fill_price": 0.5,
+             "shares": 100, "slippage": 0, "fee": 0, "position_pnl": 0, "cumulative_pnl": 0, "coin_price": 77000}
+    point = {"time": "2026-04-29T13:00:00Z", "pnl": 0, "unrealized_pnl": 0, "price": 0.5, "coin_price": 77000,
+             "in_position": False}
+    r = updown.ReplayResult.from_json({"trades": [trade], "pnl_curve": [point], "total_snapshots": 1})
+    assert floats(r.trades_frame(), "shares", "slippage", "fee", "position_pnl", "cumulative_pnl", "coin_price") == {}
+    assert floats(r.equity_frame(), "pnl", "unrealized_pnl", "price", "coin_price") == {}
+    empty = updown.ReplayResult.from_json({"trades": [], "pnl_curve": [], "total_snapshots": 0})
+    assert {"type", "reason", "time", "fill_price", "shares", "position_pnl"} <= set(empty.trades_frame().columns)
+    assert {"time", "pnl", "unrealized_pnl", "in_position"} <= set(empty.equity_frame().columns)
+
+
+def test_trials_frame_figures_are_float():
+    summary = {"n_markets": 2, "n_markets_traded": 1, "n_trades": 3, "total_pnl": -48, "total_fees": 0,
+               "win_rate": 0, "sharpe_daily_ann": None, "sortino_daily_ann": None}
+    s = updown.Sweep.from_json({"sweep_id": "sw", "status": "DONE", "results": {"trials": [
+        {"trial": 0, "parameters": [{"path": "/positionSize", "value": 10}], "train": summary, "test": summary,
+         "train_objective": -48, "test_objective": -48}]}})
+    df = s.trials_frame()
+    assert floats(df, "train_objective", "test_objective", "train.total_pnl", "train.total_fees",
+                  "train.sharpe_daily_ann", "test.sortino_daily_ann") == {}
+    assert str(df["train.n_trades"].dtype) == "int64"
