@@ -84,10 +84,11 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			for i := range rows {
 				ms[i] = marketOfRow(&rows[i])
 			}
-			if err := dst.UpsertMarkets(ctx, ms); err != nil {
+			n, err := transfer.UpsertNewer(ctx, dst, ms)
+			if err != nil {
 				return err
 			}
-			st.Markets += len(ms) // counted once stored
+			st.Markets += n // counted once stored
 			return nil
 		})
 	case ParquetSnapshots:

@@ -171,3 +171,47 @@ func TestParquetRoundTrip(t *testing.T) {
 		t.Errorf("data sources %q, want [recorder ws-jsonl]", gm.DataSources)
 	}
 }
+
+// TestParquetImportKeepsAMarketNewerThanTheFile: a markets Parquet file
+// exported before a market resolved does not take the resolution back
+// from a store that has it (the row is older by updated_at).
+func TestParquetImportKeepsAMarketNewerThanTheFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	start := time.Date(2026, 5, 12, 11, 10, 0, 0, time.UTC)
+	winner, end := store.OutcomeUp, 81010.5
+	resolvedAt := start.Add(5*time.Minute + 12*time.Second)
+	resolved := store.Market{Slug: "btc-updown-5m-1778584200", MarketID: "2229686", EventID: "473573", Coin: store.BTC,
+		MarketType: "5m", StartTime: start, EndTime: start.Add(5 * time.Minute), ConditionID: "0xa5c6",
+		ClobTokenUp: "1", ClobTokenDown: "2", Winner: &winner, CoinPriceEnd: &end, ResolvedAt: &resolvedAt,
+		CreatedAt: start.Add(-time.Hour), UpdatedAt: resolvedAt.Add(time.Second)}
+	stale := resolved
+	stale.Winner, stale.CoinPriceEnd, stale.ResolvedAt = nil, nil, nil
+	stale.UpdatedAt = start.Add(time.Minute)
+	src := memory.New()
+	if err := src.UpsertMarkets(ctx, []store.Market{stale}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := transfer.Export(ctx, src, &buf, transfer.ExportOptions{Format: transfer.Parquet, What: transfer.Markets}); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "markets.parquet")
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := memory.New()
+	if err := dst.UpsertMarkets(ctx, []store.Market{resolved}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := archive.ImportExportParquet(ctx, dst, name); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.GetMarket(ctx, resolved.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Winner == nil || got.ResolvedAt == nil || !got.UpdatedAt.Equal(resolved.UpdatedAt) {
+		t.Fatalf("an older markets file took back the resolution: winner %v resolved_at %v updated_at %v", got.Winner, got.ResolvedAt, got.UpdatedAt)
+	}
+}

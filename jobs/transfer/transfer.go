@@ -463,12 +463,45 @@ func (im *importer) flushMarkets() error {
 	if len(im.markets) == 0 {
 		return nil
 	}
-	if err := im.dst.UpsertMarkets(im.ctx, im.markets); err != nil {
+	n, err := UpsertNewer(im.ctx, im.dst, im.markets)
+	if err != nil {
 		return fmt.Errorf("transfer: store %d markets: %w", len(im.markets), err)
 	}
-	im.st.Markets += len(im.markets)
+	im.st.Markets += n
 	im.markets = im.markets[:0]
 	return nil
+}
+
+// marketReader is a Sink that reads its markets back: every store.Store.
+type marketReader interface {
+	GetMarket(ctx context.Context, slug string) (store.Market, error)
+}
+
+// UpsertNewer upserts the markets into dst, leaving out each one dst
+// already stores with a later updated_at, and returns how many it
+// upserted: an export taken earlier (before its markets resolved, say)
+// does not take back what was recorded since, and an import of an export
+// is idempotent. A Sink that cannot read its markets back gets them all.
+func UpsertNewer(ctx context.Context, dst Sink, markets []store.Market) (int, error) {
+	if r, ok := dst.(marketReader); ok {
+		keep := make([]store.Market, 0, len(markets))
+		for _, m := range markets {
+			cur, err := r.GetMarket(ctx, m.Slug)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return 0, err
+			case !m.UpdatedAt.IsZero() && cur.UpdatedAt.After(m.UpdatedAt):
+				continue
+			}
+			keep = append(keep, m)
+		}
+		markets = keep
+	}
+	if len(markets) == 0 {
+		return 0, nil
+	}
+	return len(markets), dst.UpsertMarkets(ctx, markets)
 }
 
 // add batches a snapshot, trade or gap.

@@ -488,3 +488,49 @@ func TestImportGapKinds(t *testing.T) {
 		t.Errorf("import of a gap of kind books: %v, want an error naming the kind", err)
 	}
 }
+
+// TestImportKeepsAMarketNewerThanTheExport: importing an export taken
+// before a market resolved does not take its resolution back (the record
+// is older than the stored market by updated_at); a newer record updates.
+func TestImportKeepsAMarketNewerThanTheExport(t *testing.T) {
+	ctx := context.Background()
+	st, _ := seeded(t, 2, 50)
+	ms, _, err := st.ListMarkets(ctx, store.MarketFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m store.Market) bool { return m.Winner != nil })
+	if i < 0 {
+		t.Fatal("no resolved market")
+	}
+	resolved := ms[i]
+	exportOf := func(m store.Market) []byte {
+		src := memory.New()
+		if err := src.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := export(t, src, transfer.ExportOptions{Format: transfer.JSONL, What: transfer.Markets})
+		return data
+	}
+
+	stale := resolved
+	stale.Winner, stale.CoinPriceEnd, stale.FinalVolume, stale.FinalLiquidity, stale.ResolvedAt, stale.FinalPrice = nil, nil, nil, nil, nil, nil
+	stale.UpdatedAt = resolved.UpdatedAt.Add(-time.Hour)
+	importInto(t, st, exportOf(stale), transfer.ImportOptions{})
+	got, err := st.GetMarket(ctx, resolved.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Winner == nil || *got.Winner != *resolved.Winner || got.ResolvedAt == nil || !got.UpdatedAt.Equal(resolved.UpdatedAt) {
+		t.Fatalf("an older export of %s took back its resolution: winner %v resolved_at %v updated_at %v (stored: %v, %v, %v)",
+			resolved.Slug, got.Winner, got.ResolvedAt, got.UpdatedAt, *resolved.Winner, resolved.ResolvedAt, resolved.UpdatedAt)
+	}
+
+	newer := resolved
+	volume := 12345.5
+	newer.FinalVolume, newer.UpdatedAt = &volume, resolved.UpdatedAt.Add(time.Hour)
+	importInto(t, st, exportOf(newer), transfer.ImportOptions{})
+	if got, err = st.GetMarket(ctx, resolved.Slug); err != nil || got.FinalVolume == nil || *got.FinalVolume != volume {
+		t.Fatalf("a newer export of %s did not update it: final_volume %v, %v", resolved.Slug, got.FinalVolume, err)
+	}
+}
