@@ -413,3 +413,45 @@ func TestDecodeAllocatesAFramesOwn(t *testing.T) {
 		t.Errorf("Decode of a frame of 2 changes allocates %d bytes, want a few kilobytes at most", per)
 	}
 }
+
+// TestDecodeReadsTheTimestampOrRefusesIt checks an event's timestamp: a
+// count of milliseconds (a string or a number) is its time, none leaves
+// it without one, and anything else is malformed, never read as none
+// (the event would take the time of the one before it).
+func TestDecodeReadsTheTimestampOrRefusesIt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ts   string
+		want time.Time // zero: no time
+		bad  bool
+	}{
+		{ts: `"1703875201000"`, want: time.UnixMilli(1703875201000).UTC()},
+		{ts: `1703875201000`, want: time.UnixMilli(1703875201000).UTC()},
+		{ts: `" 1703875201000 "`, want: time.UnixMilli(1703875201000).UTC()},
+		{ts: `""`},
+		{ts: `null`},
+		{ts: `"abc"`, bad: true},
+		{ts: `"-5"`, bad: true},
+		{ts: `"0"`, bad: true},
+		{ts: `"1703875201.5"`, bad: true},
+		{ts: `1.7e12`, bad: true},
+	} {
+		frame := `{"event_type":"last_trade_price","asset_id":"A","timestamp":` + c.ts + `,"price":"0.51","size":"1","side":"SELL","transaction_hash":"0x1"}`
+		for name, decode := range map[string]func([]byte) ([]Event, error){
+			"Decode":  Decode,
+			"Decoder": func(b []byte) ([]Event, error) { var d Decoder; return d.DecodeAppend(nil, b) },
+		} {
+			evs, err := decode([]byte(frame))
+			switch {
+			case c.bad && !errors.Is(err, ErrMalformed):
+				t.Errorf("%s of timestamp %s: %v, want ErrMalformed", name, c.ts, err)
+			case c.bad && !strings.Contains(err.Error(), "timestamp"):
+				t.Errorf("%s of timestamp %s: %v, want the error to name the timestamp", name, c.ts, err)
+			case !c.bad && err != nil:
+				t.Errorf("%s of timestamp %s: %v", name, c.ts, err)
+			case !c.bad && (len(evs) != 1 || !evs[0].Time.Equal(c.want)):
+				t.Errorf("%s of timestamp %s: %+v, want one event at %v", name, c.ts, evs, c.want)
+			}
+		}
+	}
+}

@@ -245,7 +245,13 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 	e := Event{EventType: r.EventType, Market: r.Market, AssetID: string(r.AssetID)}
 	if r.Millis > 0 {
 		e.Time = time.UnixMilli(r.Millis).UTC()
-	} else if ms, err := strconv.ParseInt(strings.TrimSpace(string(r.Timestamp)), 10, 64); err == nil && ms > 0 {
+	} else if ts := strings.TrimSpace(string(r.Timestamp)); ts != "" {
+		// A time that is there must be one: read as none, the event
+		// would take the time of the one before it.
+		ms, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil || ms <= 0 {
+			return e, fmt.Errorf("%w: timestamp %.40q is not a count of milliseconds since the epoch", ErrMalformed, ts)
+		}
 		e.Time = time.UnixMilli(ms).UTC()
 	}
 	switch r.EventType {
