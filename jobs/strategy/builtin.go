@@ -263,7 +263,7 @@ var (
 	reNoFees      = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
 	reLatency     = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
-	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\b(?:\s+(?:markets?|windows?))?|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\b(?:\s+(?:markets?|windows?))?`)
+	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
 	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
 	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
@@ -504,7 +504,6 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			pr.order = strings.ToUpper(m[1])
 			return true, nil
 		}},
-		{reMarketType, func(int, []string) (bool, error) { return true, nil }}, // "on 15m markets": the request chooses
 	}
 	for _, s := range steps {
 		if err := t.take(s.re, 0, all, s.fn); err != nil {
@@ -515,7 +514,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		pr.order = replay.OrderGTC // only a resting order can be post-only
 	}
 
-	// Entry before the first exit word, exit after it.
+	// Entry before the first exit word, exit after it. Time left is read
+	// before market phrases, so that "with 5 minutes left" is time left
+	// (see readTimeLeft), not the "5 minutes" of a market type.
 	split := all
 	if loc := reExitWord.FindIndex(t.b); loc != nil {
 		split = loc[0]
@@ -574,6 +575,15 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		if err != nil {
 			return pr, err
 		}
+	}
+
+	// Market phrases ("on 15m markets", "5-minute windows", "4h"): the
+	// request chooses the markets. A compact type, or an amount and its
+	// unit followed by "markets" or "windows": a bare "5 minutes" is time,
+	// read above ("with 5 minutes left"), or a number the grammar cannot
+	// use, never dropped.
+	if err := t.take(reMarketType, 0, all, func(int, []string) (bool, error) { return true, nil }); err != nil {
+		return pr, err
 	}
 
 	pr.entry = inOrder(entry)

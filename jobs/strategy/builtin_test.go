@@ -182,3 +182,55 @@ func TestRequestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinTimeLeftOfAMarketsLength: an amount of time left that reads
+// like a market type ("5 minutes", "15 minutes", "1 hour", "4 hours") is
+// time left, not the market phrase "on 15m markets" that the request
+// settles: it used to be blanked as such, so "exit with 5 minutes left"
+// lost its time exit without a word while "with 3 minutes left" kept it.
+// A bare duration the grammar has no phrase for ("after 5 minutes") is
+// refused, not dropped.
+func TestBuiltinTimeLeftOfAMarketsLength(t *testing.T) {
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	cases := []struct{ prompt, marketType, code string }{
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 5 minutes left", "",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 33.333333" + tail},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or in the last 5 minutes", "",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 33.333333" + tail},
+		{"buy UP when price_up drops below 0.35 with more than 5 min left, exit above 0.6", "",
+			"side=UP entry: price_up < 0.35 and time_remaining_pct > 33.333333 exit: price_up > 0.6" + tail},
+		{"buy UP when price_up drops below 0.35 in the first 5 minutes, exit above 0.6", "",
+			"side=UP entry: price_up < 0.35 and time_remaining_pct >= 66.666667 exit: price_up > 0.6" + tail},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 15 minutes left", "1h",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 25" + tail},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 1 hour left", "4h",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 25" + tail},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or in the last 4 hours", "24h",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 16.666667" + tail},
+		// The market phrases themselves are still read (and left to the request).
+		{"buy UP on 5m markets when price_up drops below 0.35, exit above 0.6", "",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail},
+		{"buy UP when price_up drops below 0.35 on 15-minute markets, exit above 0.6 on 1 hour windows", "",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail},
+	}
+	for _, tc := range cases {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt, MarketType: store.MarketType(tc.marketType)}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	for _, prompt := range []string{
+		"buy UP when price_up drops below 0.35, exit above 0.6 or after 5 minutes",
+		"buy UP when price_up drops below 0.35 for 15 minutes, exit above 0.6",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, "could not use") {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying it could not use the duration", prompt, err)
+		}
+	}
+}
