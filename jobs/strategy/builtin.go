@@ -269,6 +269,8 @@ var (
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit      = regexp.MustCompile(`[0-9]`)
+	reNegation   = regexp.MustCompile(`\b(?:not|never)\b|n['’]t\b`)
+	reOr         = regexp.MustCompile(`\bor\b`)
 	reDownField  = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
 
 	// Resting orders and re-entry control (DESIGN 6).
@@ -596,6 +598,19 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		pr.notes = append(pr.notes, note)
 	}
 	pr.exit = inOrder(exit)
+
+	// A negation or an "or" between entry conditions (which must all
+	// hold) has no phrase here: the comparisons read without it would be
+	// the opposite strategy ("not above 0.35" as above 0.35).
+	if loc := reNegation.FindIndex(t.b); loc != nil {
+		return pr, refuse("the built-in generator cannot read %q: write the condition itself (\"at most 0.35\" rather than \"not above 0.35\") and leave out what should not happen",
+			quoteAround(prompt, t.b, loc[0]))
+	}
+	for i := 1; i < len(entry); i++ {
+		if reOr.Match(t.b[entry[i-1].at:entry[i].at]) {
+			return pr, refuse("the built-in generator cannot read \"or\" between entry conditions: a strategy enters when all of them hold (\"and\"); backtest each alternative on its own")
+		}
+	}
 
 	if loc := reDigit.FindIndex(t.b); loc != nil {
 		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",

@@ -234,3 +234,46 @@ func TestBuiltinTimeLeftOfAMarketsLength(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesWhatItWouldTurnAround: a negation, or "or" between
+// entry conditions (which must all hold), has no phrase in the grammar;
+// reading the comparisons without it made the opposite strategy ("not
+// above 0.35" became price_up > 0.35, "don't use limit orders" LIMIT
+// orders, "below 0.35 or price_down above 0.7" both at once). They are
+// refused; "or" between exit conditions, which any one triggers, is read.
+func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
+	cases := []struct{ prompt, msg string }{
+		{"buy UP when price_up is not above 0.35, exit above 0.6", `cannot read "not"`},
+		{"buy UP when price_up drops below 0.35, don't exit above 0.6, exit below 0.1", `cannot read "don't"`},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, don't use limit orders", `cannot read "don't"`},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, never with fees", `cannot read "never"`},
+		{"buy UP when price_up drops below 0.35 or price_down rises above 0.7, exit above 0.6", `"or" between entry conditions`},
+		{"buy UP when price_up < 0.35, or when spread > 0.2, exit above 0.6", `"or" between entry conditions`},
+	}
+	for _, tc := range cases {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, err, tc.msg)
+		}
+	}
+	// Still read: "or" among exits, and between entry and exit phrases.
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when price_up drops below 0.35 and spread < 0.1, exit above 0.6 or below 0.2 or with 20% left",
+			"side=UP entry: price_up < 0.35 and spread < 0.1 exit: price_up > 0.6 or price_up < 0.2 or time_remaining_pct <= 20" + tail},
+		{"buy UP under 0.4, take profit at 0.6 or stop loss at 0.2",
+			"side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or price_up <= 0.2" + tail},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, no cooldown, without fees",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET fees=none"},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+}
