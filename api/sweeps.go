@@ -183,9 +183,10 @@ func (s *Server) registerSweeps() {
 	}, s.getSweep)
 	huma.Register(s.api, huma.Operation{
 		OperationID: "cancel-sweep", Method: http.MethodDelete, Path: "/v1/sweeps/{id}",
-		Summary:     "Cancel a sweep",
-		Description: "A QUEUED or RUNNING sweep becomes CANCELLED; the workers stop its shards within about a second. A finished sweep is answered as it is.",
-		Tags:        []string{"Sweeps"}, Security: security,
+		Summary: "Cancel a sweep",
+		Description: "A QUEUED or RUNNING sweep becomes CANCELLED; the workers stop its shards within about a second. A finished sweep is answered as it is. " +
+			"The owner can cancel on any plan, so that a downgrade never leaves a sweep running that nobody can stop.",
+		Tags: []string{"Sweeps"}, Security: security,
 		Errors: []int{401, 403, 404, 429, 500, 503},
 	}, s.cancelSweep)
 	huma.Register(s.api, huma.Operation{
@@ -405,10 +406,16 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 // callersSweep reads the caller's sweep, once the plan allows sweeps;
 // another customer's is 404 like an unknown one.
 func (s *Server) callersSweep(ctx context.Context, id string) (store.Sweep, error) {
-	p := principalFrom(ctx)
-	if err := sweepAllowed(p); err != nil {
+	if err := sweepAllowed(principalFrom(ctx)); err != nil {
 		return store.Sweep{}, err
 	}
+	return s.ownSweep(ctx, id)
+}
+
+// ownSweep reads the caller's sweep whatever the plan: a customer whose
+// plan lost sweeps while one ran can still stop it (cancelSweep).
+func (s *Server) ownSweep(ctx context.Context, id string) (store.Sweep, error) {
+	p := principalFrom(ctx)
 	sw, err := s.store.GetSweep(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && sw.CustomerID != p.Customer.ID {
 		return store.Sweep{}, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", id)
@@ -445,8 +452,12 @@ func (s *Server) listSweeps(ctx context.Context, in *sweepListInput) (*sweepList
 	return out, nil
 }
 
+// cancelSweep stops the caller's sweep. Unlike the other sweep
+// operations it does not ask for a plan with sweeps: a downgrade (a billing
+// webhook) must not leave a customer's sweep running on the workers, up to
+// its end, with nobody able to stop it but an operator.
 func (s *Server) cancelSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, error) {
-	sw, err := s.callersSweep(ctx, in.ID)
+	sw, err := s.ownSweep(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +467,7 @@ func (s *Server) cancelSweep(ctx context.Context, in *sweepIDInput) (*sweepOutpu
 		case err == nil:
 			sw = got
 		case errors.Is(err, store.ErrConflict): // it finished meanwhile
-			if sw, err = s.callersSweep(ctx, in.ID); err != nil {
+			if sw, err = s.ownSweep(ctx, in.ID); err != nil {
 				return nil, err
 			}
 		default:

@@ -370,3 +370,57 @@ func TestSweepsInFlightRace(t *testing.T) {
 		})
 	}
 }
+
+// TestDowngradedCustomerCancelsItsSweep: a customer whose plan loses
+// sweeps (a billing webhook's downgrade) while a sweep of theirs runs can
+// still stop it: the workers would otherwise run it to its end, up to
+// ENTERPRISE's 2,000,000 replays, with nobody able to cancel it but an
+// operator. Following or starting sweeps stays the plan's.
+func TestDowngradedCustomerCancelsItsSweep(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // no worker: the sweep stays RUNNING
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = st, q.client, q.client })
+	key := b.keys[store.Pro]
+	r := b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, ""))
+	if r.status != http.StatusAccepted {
+		t.Fatalf("POST: %d %s", r.status, r.body)
+	}
+	var created struct {
+		Data struct {
+			SweepID string `json:"sweep_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.Data.SweepID
+	if _, err := st.SetCustomerTier(t.Context(), b.ids[store.Pro], store.Starter); err != nil {
+		t.Fatal(err)
+	}
+	// Another customer still cannot touch it.
+	if r = b.do(http.MethodDelete, "/v1/sweeps/"+id, b.keys[store.Enterprise], "", ""); r.status != http.StatusNotFound {
+		t.Errorf("another customer's DELETE: %d %s", r.status, r.body)
+	}
+	r = b.do(http.MethodDelete, "/v1/sweeps/"+id, key, "", "")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"CANCELLED"`) {
+		t.Fatalf("DELETE after the downgrade: %d %s", r.status, r.body)
+	}
+	if sw, err := st.GetSweep(t.Context(), id); err != nil || sw.Status != store.SweepCancelled {
+		t.Fatalf("stored: %v %v", sw.Status, err)
+	}
+	for _, req := range []struct{ method, path, body string }{
+		{http.MethodGet, "/v1/sweeps/" + id, ""},
+		{http.MethodGet, "/v1/sweeps", ""},
+		{http.MethodPost, "/v1/sweeps", sweepBody(3, "")},
+	} {
+		ct := ""
+		if req.body != "" {
+			ct = "application/json"
+		}
+		if r = b.do(req.method, req.path, key, ct, req.body); r.status != http.StatusForbidden || !strings.Contains(string(r.body), "TIER_ACCESS_DENIED") {
+			t.Errorf("%s %s as STARTER: %d %s", req.method, req.path, r.status, r.body)
+		}
+	}
+}
