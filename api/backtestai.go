@@ -368,7 +368,7 @@ type runRequest struct {
 	StrategyCode      *string         `json:"strategy_code"`
 	Coin              string          `json:"coin"`
 	MarketType        string          `json:"marketType"`
-	MarketCount       *int            `json:"marketCount"`
+	MarketCount       *float64        `json:"marketCount"` // any JSON number; whole (strategy.WholeNumber)
 	// The replay's costs, replacing the strategy's when given.
 	FeeModel    string   `json:"feeModel"`
 	FeeRate     *float64 `json:"feeRate"`
@@ -416,12 +416,16 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 	if err := json.Unmarshal(in.RawBody, &req); err != nil {
 		return nil, bodyError(err, "")
 	}
+	count, err := strategy.WholeNumber(req.MarketCount, "marketCount")
+	if err != nil {
+		return nil, bodyError(err, "")
+	}
 	spec, err := req.spec()
 	if err != nil {
 		return nil, err
 	}
 	n := strategy.DefaultMarketCount
-	if c := req.MarketCount; c != nil {
+	if c := count; c != nil {
 		if *c < strategy.MinMarketCount || *c > strategy.MaxMarketCount {
 			return nil, Errorf(http.StatusBadRequest, CodeValidation, "marketCount %d is out of range: it must be between 1 and 100", *c).With("field", "marketCount")
 		}

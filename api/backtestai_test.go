@@ -820,3 +820,48 @@ func TestStrategyBacktestFails(t *testing.T) {
 		}
 	}
 }
+
+// TestMarketCountIsAnyWholeJSONNumber: JSON has no integer type, and a
+// client that computes marketCount (Python's 30 / 10, a JavaScript
+// float) may write 3.0 or 3e0: /strategy and /run take it as 3, as the
+// replay and sweeps take their whole numbers. It was 400 "marketCount
+// must be a whole number, not a JSON number 3.0". A fraction is still
+// refused by name.
+func TestMarketCountIsAnyWholeJSONNumber(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Enterprise)
+	const code = `"strategy_code":"side=UP entry: price_up < 0.45 exit: price_up > 0.55 size=10"`
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.45, exit above 0.55","marketCount":3.0}`},
+		{"/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.44, exit above 0.55","marketCount":3e0}`},
+		{"/v1/backtest-ai/run", `{` + code + `,"marketCount":3.0}`},
+		{"/v1/backtest-ai/run", `{` + code + `,"marketCount":30e-1}`},
+	} {
+		var rep backtestAnswer
+		data(t, b.ai(http.MethodPost, tc.path, tok, tc.body), &rep)
+		if len(rep.Results) != 3 {
+			t.Errorf("%s %s: %d results, want 3", tc.path, tc.body, len(rep.Results))
+		}
+	}
+	for _, tc := range []struct{ path, body string }{
+		{"/v1/backtest-ai/generate", `{"prompt":"x","marketCount":2.5}`},
+		{"/v1/backtest-ai/strategy", `{"prompt":"x","marketCount":2.5}`},
+		{"/v1/backtest-ai/run", `{` + code + `,"marketCount":2.5}`},
+	} {
+		e := wantError(t, b.ai(http.MethodPost, tc.path, tok, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")
+		if d, _ := e["details"].(map[string]any); d["field"] != "marketCount" || !strings.Contains(e["message"].(string), "whole number, not a JSON number 2.5") {
+			t.Errorf("%s %s: %v", tc.path, tc.body, e)
+		}
+	}
+	for _, path := range []string{"/v1/backtest-ai/strategy", "/v1/backtest-ai/run"} {
+		body := `{"prompt":"x","marketCount":101.0}`
+		if path == "/v1/backtest-ai/run" {
+			body = `{` + code + `,"marketCount":1e20}`
+		}
+		e := wantError(t, b.ai(http.MethodPost, path, tok, body), http.StatusBadRequest, "VALIDATION_ERROR")
+		if d, _ := e["details"].(map[string]any); d["field"] != "marketCount" || !strings.Contains(e["message"].(string), "out of range") {
+			t.Errorf("%s %s: %v", path, body, e)
+		}
+	}
+}

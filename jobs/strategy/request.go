@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -75,17 +76,43 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	type plain Request // drops the methods, so decoding does not recurse
-	var p plain
+	var p struct {
+		plain
+		// marketCount as any JSON number (3.0 is as whole as 3): this
+		// shallower field wins over plain's.
+		MarketCount *float64 `json:"marketCount,omitempty"`
+	}
 	if err := json.Unmarshal(b, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			// The settings' keys are the body's own, not OrderSettings'.
-			te.Field = strings.TrimPrefix(te.Field, "OrderSettings.")
+			// The keys are the body's own, not plain's or OrderSettings'.
+			te.Field = strings.TrimPrefix(strings.TrimPrefix(te.Field, "plain."), "OrderSettings.")
 		}
 		return err
 	}
-	*r = Request(p)
+	n, err := WholeNumber(p.MarketCount, "marketCount")
+	if err != nil {
+		return err
+	}
+	p.plain.MarketCount = n
+	*r = Request(p.plain)
 	return nil
+}
+
+// WholeNumber reads a count given as any JSON number: 3 and 3.0 alike (a
+// JSON number has no integer type; clients that compute it, in Python or
+// JavaScript, may send either), while 2.5 is a *json.UnmarshalTypeError
+// naming field, as encoding/json reports a fraction decoded into an int.
+// Values beyond ±1e15 are clamped there, far outside every range checked.
+func WholeNumber(v *float64, field string) (*int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if *v != math.Trunc(*v) {
+		return nil, &json.UnmarshalTypeError{Value: "number " + strconv.FormatFloat(*v, 'g', -1, 64), Type: reflect.TypeFor[int](), Field: field}
+	}
+	n := int(math.Max(-1e15, math.Min(*v, 1e15)))
+	return &n, nil
 }
 
 // hasCosts reports whether the request states any of the replay's costs.
