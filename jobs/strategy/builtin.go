@@ -731,6 +731,9 @@ func comparison(field, op, amount string, percent bool, refuse func(string, ...a
 	switch field {
 	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread, replay.FieldBidUp, replay.FieldBidDown,
 		replay.FieldMidUp, replay.FieldMidDown, replay.FieldDisplayUp, replay.FieldDisplayDown:
+		if v < 0 {
+			return c, "", refuse("%s is a price between 0 and 1: %s is below 0, so the condition could never hold as written", field, num(v))
+		}
 		if percent {
 			c.Value = roundTo(v/100, 6)
 			if c.Value > 1 {
@@ -742,8 +745,8 @@ func comparison(field, op, amount string, percent bool, refuse func(string, ...a
 			return c, "", refuse("%s is a price between 0 and 1: did you mean %s (or %s%%)?", field, num(roundTo(v/100, 6)), num(v))
 		}
 	case replay.FieldTimeRemainingPct:
-		if v > 100 {
-			return c, "", refuse("time_remaining_pct is a percentage: %s is more than 100", num(v))
+		if v > 100 || v < 0 {
+			return c, "", refuse("time_remaining_pct is a percentage from 0 to 100: %s is outside", num(v))
 		}
 	case replay.FieldCoinPrice:
 		if percent {

@@ -277,3 +277,28 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesImpossibleValues: a price below 0 (or a share of the
+// market outside 0-100) makes a condition that can never hold; it was
+// read as written ("drops below -0.2": price_up < -0.2, a strategy that
+// never trades) while 1.5 was refused.
+func TestBuiltinRefusesImpossibleValues(t *testing.T) {
+	for _, tc := range []struct{ prompt, msg string }{
+		{"buy UP when price_up drops below -0.2, exit above 0.6", "price_up is a price between 0 and 1: -0.2 is below 0"},
+		{"buy DOWN when price_down < -5%, exit above 0.6", "price_down is a price between 0 and 1: -5 is below 0"},
+		{"buy UP when spread > -0.1, exit above 0.6", "spread is a price between 0 and 1"},
+		{"buy UP when time_remaining_pct > -10 and price_up < 0.4, exit above 0.6", "time_remaining_pct is a percentage from 0 to 100: -10 is outside"},
+		{"buy UP when time_remaining_pct < 150 and price_up < 0.4, exit above 0.6", "time_remaining_pct is a percentage from 0 to 100: 150 is outside"},
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, err, tc.msg)
+		}
+	}
+	// Negative values stay where they mean something.
+	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP when coin_return_60s < -0.2 and imbalance_up > -0.5, exit above 0.6"}))
+	if err != nil || FormatCode(Rules{Strategy: spec.Strategy}) != "side=UP entry: coin_return_60s < -0.2 and imbalance_up > -0.5 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=30000" {
+		t.Errorf("negative returns and imbalances: %v %s", err, FormatCode(Rules{Strategy: spec.Strategy}))
+	}
+}
