@@ -374,3 +374,81 @@ func TestOlderShardTasksStillRun(t *testing.T) {
 		t.Errorf("older shard task answered\n%s\nthe group task\n%s", got, want)
 	}
 }
+
+// blockingGenerator is a model that takes its time: each generation says
+// it started, then waits for release (or its context) before answering
+// as the built-in generator does.
+type blockingGenerator struct {
+	started chan string
+	release chan struct{}
+}
+
+func (g blockingGenerator) Generate(ctx context.Context, req strategy.Request) (strategy.Spec, error) {
+	g.started <- req.Prompt
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return strategy.Spec{}, ctx.Err()
+	}
+	return strategy.Builtin{}.Generate(ctx, req)
+}
+
+// TestGenerationsLeaveReplaysASlot fills a worker with generations of a
+// slow model, as many as it has slots (one ENTERPRISE customer's burst):
+// at most half of them run, and another customer's replay is answered
+// while they wait on the model (DESIGN 4). Every generation is answered
+// once the model is.
+func TestGenerationsLeaveReplaysASlot(t *testing.T) {
+	t.Parallel()
+	const concurrency = 4
+	f := newBTFixture(t)
+	gen := blockingGenerator{started: make(chan string, concurrency), release: make(chan struct{})}
+	w, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: f.st, Logger: quietLog(), Concurrency: concurrency,
+		Backtest: worker.BacktestConfig{Generator: gen, PollInterval: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	answered := make(chan error, concurrency)
+	for i := range concurrency {
+		// Different prompts: different jobs.
+		payload, _ := json.Marshal(strategy.Request{Prompt: fmt.Sprintf("buy UP when price_up drops below 0.3%d, exit above 0.6", i)})
+		go func() {
+			o, _, err := f.client.Run(t.Context(), worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, "burst", time.Minute)
+			if err == nil && o.Failure != nil {
+				err = o.Failure
+			}
+			answered <- err
+		}()
+	}
+	for range concurrency / 2 {
+		select {
+		case <-gen.started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the generations did not start")
+		}
+	}
+	payload, _ := json.Marshal(replay.Request{MarketSlug: f.markets[0], Strategy: testSpec(t, 10).Strategy})
+	o, _, err := f.client.Run(t.Context(), worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "other", 20*time.Second)
+	if err != nil || o.Failure != nil {
+		t.Fatalf("a replay beside %d generations waiting on the model: %v %+v", concurrency, err, o.Failure)
+	}
+	if n := len(gen.started); n > 0 {
+		t.Errorf("%d generations running on a worker of %d slots, want at most %d", concurrency/2+n, concurrency, concurrency/2)
+	}
+	close(gen.release)
+	for range concurrency {
+		select {
+		case err := <-answered:
+			if err != nil {
+				t.Errorf("a generation: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the generations were not all answered once the model answered")
+		}
+	}
+}

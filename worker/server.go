@@ -146,6 +146,14 @@ func NewServer(cfg Config) (*Server, error) {
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerCollect()
 	s.registerBacktest(cfg.Backtest)
+	// A task of a queue with slots (gate.slots) frees its slot when its
+	// handler returns.
+	s.mux.Use(s.slotRelease)
+	// Generations wait seconds on a model, holding a slot all the while:
+	// they take at most half the worker's slots, so that one customer's
+	// burst of them (ENTERPRISE runs 16 jobs at once, a 2-core worker's
+	// every slot) never leaves a replay without one (DESIGN 4).
+	g.slots[pendingKey(jobs.QueueAI)] = make(chan struct{}, max(cfg.Concurrency/2, 1))
 	// Sweep shards take at most half the worker's slots: the rest stay
 	// free for replays and backtests (DESIGN 14).
 	s.registerSweeps(cfg.Concurrency / 2)

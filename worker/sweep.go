@@ -41,7 +41,6 @@ const SweepWatch = 250 * time.Millisecond
 // CPU.
 func (s *Server) registerSweeps(slots int) {
 	s.gate.slots[pendingKey(jobs.QueueSweeps)] = make(chan struct{}, max(min(slots, runtime.GOMAXPROCS(0)-1), 1))
-	s.mux.Use(s.slotRelease)
 	var plans sweep.Plans // a sweep's plan, once for all its shards here
 	fg := newForeground()
 	s.mux.Use(fg.track)
@@ -68,7 +67,8 @@ func (s *Server) registerSweeps(slots int) {
 }
 
 // slotRelease is the middleware that frees the slot a task took when it
-// was fetched (gate.slots), once its handler returns.
+// was fetched (gate.slots: sweep shards, generations), once its handler
+// returns.
 func (s *Server) slotRelease(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		if q, ok := asynq.GetQueueName(ctx); ok {
