@@ -587,3 +587,27 @@ func TestWebhookOnPostgres(t *testing.T) {
 		t.Errorf("recorded %+v, %v", rec, err)
 	}
 }
+
+// TestWebhookFromTheFuture refuses an event whose timestamp is later than
+// its delivery was signed (beyond the clocks' 5 minutes): applied, it
+// would have made every real event of the customer stale until then.
+func TestWebhookFromTheFuture(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	id := b.ids[store.Starter]
+	future := b.activate("msg_future", store.Starter, "ENTERPRISE", now.Add(365*24*time.Hour))
+	e := wantError(t, b.post(future), http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); d["field"] != "timestamp" {
+		t.Errorf("error %v, want details.field timestamp", e)
+	}
+	if tier := b.tierOf(id); tier != store.Starter {
+		t.Errorf("tier = %s after an event from the future, want STARTER", tier)
+	}
+	// A real event after it applies; so does one a few minutes ahead of
+	// the signer's clock.
+	wantHook(t, b.post(b.activate("msg_now", store.Starter, "PRO", now.Add(-time.Minute))), "applied", false)
+	wantHook(t, b.post(b.activate("msg_skewed", store.Starter, "ENTERPRISE", now.Add(4*time.Minute))), "applied", false)
+	if tier := b.tierOf(id); tier != store.Enterprise {
+		t.Errorf("tier = %s, want ENTERPRISE", tier)
+	}
+}

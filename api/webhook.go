@@ -73,6 +73,23 @@ func webhookKey(secret string) ([]byte, error) {
 	return key, nil
 }
 
+// eventBeforeDelivery refuses an event that says it happened after its
+// delivery was signed (signedAt, webhook-timestamp's unix seconds, checked
+// already), beyond the clocks' webhookTolerance: the timestamp orders a
+// customer's events, so one from the future would make every real event
+// after it stale until that time.
+func eventBeforeDelivery(ev billingEvent, signedAt string) error {
+	sec, err := strconv.ParseInt(signedAt, 10, 64)
+	if err != nil {
+		return Errorf(http.StatusUnauthorized, CodeUnauthorized, "webhook-timestamp must be integer unix seconds")
+	}
+	if signed := time.Unix(sec, 0).UTC(); ev.OccurredAt.After(signed.Add(webhookTolerance)) {
+		return Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %s is later than the delivery was signed (%s): an event cannot come from the future",
+			ev.OccurredAt.Format(time.RFC3339), signed.Format(time.RFC3339)).With("field", "timestamp")
+	}
+	return nil
+}
+
 // webhookSignature is the base64 HMAC-SHA256 of "{id}.{timestamp}.{body}".
 func webhookSignature(key []byte, id, timestamp string, body []byte) string {
 	mac := hmac.New(sha256.New, key)
@@ -313,6 +330,9 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		return nil, err
 	}
 	ev, err := parseWebhookPayload(in.RawBody)
+	if err == nil {
+		err = eventBeforeDelivery(ev, in.Timestamp)
+	}
 	if err != nil {
 		s.log.WarnContext(ctx, "billing webhook payload refused", "request_id", RequestID(ctx), "webhook_id", in.ID, "err", err)
 		return nil, err
