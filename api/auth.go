@@ -98,7 +98,8 @@ func credentialFor(ctx huma.Context, op *huma.Operation) string {
 // the same for API keys and bearer tokens. A principal from the auth cache
 // that the customer's changes have made stale is looked up afresh first.
 func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
-	p.Usage = s.countRequest(ctx.Context(), p)
+	anyDay := pastDailyLimit(ctx.Operation().OperationID)
+	p.Usage = s.countRequest(ctx.Context(), p, anyDay)
 	if p.Usage.stale {
 		s.auth.drop(p.keyHash)
 		fresh, err := s.lookupKey(ctx.Context(), p.keyHash)
@@ -108,7 +109,7 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 			return
 		}
 		p = fresh
-		p.Usage = s.countRequest(ctx.Context(), p)
+		p.Usage = s.countRequest(ctx.Context(), p, anyDay)
 	}
 	setRateHeaders(ctx, p.Plan.Tier, p.Usage)
 	if p.Usage.Exceeded != "" {
@@ -117,6 +118,20 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 		return
 	}
 	next(huma.WithValue(ctx, principalKey{}, p))
+}
+
+// pastDailyLimit reports whether a customer whose day's requests ran out
+// may still make the operation: reading its account and plan (the upgrade path that
+// its 429s and 403s point to, GET /v1/account/billing) and signing in and
+// out of the dashboard. Until midnight UTC a Starter could otherwise not
+// even see why, nor upgrade. The per-minute limit holds for them as for
+// every operation.
+func pastDailyLimit(operationID string) bool {
+	switch operationID {
+	case "get-account", "get-billing", "create-session", "get-session", "delete-session":
+		return true
+	}
+	return false
 }
 
 func requires(op *huma.Operation, scheme string) bool {

@@ -185,7 +185,10 @@ func authGenKey(customerID string) string {
 // the request is let through uncounted. A principal from the auth cache
 // whose customer has changed since is not counted: the usage is stale, and
 // the caller looks the principal up afresh and counts again.
-func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
+//
+// anyDay leaves the day's limit out of the check (pastDailyLimit): the
+// request is counted in both windows and refused only by the minute's.
+func (s *Server) countRequest(ctx context.Context, p principal, anyDay bool) rateUsage {
 	now := s.now()
 	minute, day, minuteEnd, dayEnd := rateWindows(now)
 	u := rateUsage{Limit: s.rateLimitFor(p.Plan, p.Customer), MinuteReset: minuteEnd, DayReset: dayEnd}
@@ -195,9 +198,13 @@ func (s *Server) countRequest(ctx context.Context, p principal) rateUsage {
 	mk, dk := rateKeys(p.Customer.ID, p.Plan.Tier, minute, day)
 	// Keys outlive their window by a minute, so that processes whose
 	// clocks differ a little still find them.
+	perDay := max(u.Limit.PerDay, 0)
+	if anyDay {
+		perDay = 0
+	}
 	c := &rateCall{
 		keys: []string{mk, dk, authGenKey(p.Customer.ID)},
-		args: []any{max(u.Limit.PerMinute, 0), max(u.Limit.PerDay, 0),
+		args: []any{max(u.Limit.PerMinute, 0), perDay,
 			int64(minuteEnd.Sub(now)/time.Second) + 61, int64(dayEnd.Sub(now)/time.Second) + 61, p.cachedGen},
 	}
 	res, err := s.limiter.count(ctx, c)

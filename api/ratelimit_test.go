@@ -385,3 +385,38 @@ func deadAddr(t *testing.T) string {
 	srv.Close()
 	return addr
 }
+
+// TestDailyLimitLeavesTheUpgradePath checks that a customer whose day's
+// requests ran out can still read its account and the plan catalogue
+// (the upgrade_url its errors name), while every other operation is 429
+// until midnight; the per-minute limit holds for them all.
+func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
+	t.Parallel()
+	clock := newTestClock(now) // 13:07:30 UTC
+	b := setup(t, func(o *setupOpts) {
+		o.redis = redistest.Client(t)
+		o.clock = clock.now
+		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 4, PerDay: 2}}
+	})
+	for range 2 {
+		if r := b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"); r.status != http.StatusOK {
+			t.Fatalf("within the day's limit: %d %s", r.status, r.body)
+		}
+	}
+	wantLimited(t, b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"), int(nextMidnight(clock.now()).Sub(clock.now())/time.Second), "day")
+	for _, path := range []string{"/v1/account", "/v1/account/billing"} {
+		r := b.get(store.Starter, path)
+		if r.status != http.StatusOK {
+			t.Errorf("%s past the day's limit: %d %s, want 200", path, r.status, r.body)
+		}
+		wantLimitHeaders(t, r, store.Starter, 2, 0, clock.now())
+	}
+	// The minute's limit still holds for them.
+	clock.set(now.Add(40 * time.Second)) // 13:08:10, a new minute
+	for i := range 4 {
+		if r := b.get(store.Starter, "/v1/account"); r.status != http.StatusOK {
+			t.Fatalf("request %d of the minute: %d %s", i+1, r.status, r.body)
+		}
+	}
+	wantLimited(t, b.get(store.Starter, "/v1/account"), 50, "minute")
+}
