@@ -86,11 +86,13 @@ def base_url(updown_bin) -> str:
 
 class Script:
     """What the fake server answers: a list of (status, headers, body) per
-    path, the last repeated; and the requests it saw."""
+    path, the last repeated; and the requests it saw, and their JSON
+    bodies (None without one)."""
 
     def __init__(self):
         self.routes = {}
         self.seen = []
+        self.bodies = []
         self.lock = threading.Lock()
 
     def on(self, method, path, *answers):
@@ -115,8 +117,9 @@ def fake():
     class Handler(BaseHTTPRequestHandler):
         def _answer(self):
             n = int(self.headers.get("Content-Length") or 0)
-            if n:
-                self.rfile.read(n)
+            sent = self.rfile.read(n) if n else b""
+            with script.lock:
+                script.bodies.append(json.loads(sent) if sent else None)
             status, headers, body = script.next(self.command, self.path)
             raw = json.dumps(body).encode()
             self.send_response(status)

@@ -184,6 +184,32 @@ def test_replay(pro, resolved):
     assert "pnl" in r.equity_frame().columns
 
 
+def test_replay_pages_of_trades(pro, resolved):
+    """trades_offset and trades_limit ask for a page of the trade events;
+    the pages fit together into the events of the whole replay."""
+    every = [{"field": "price_up", "operator": ">=", "value": 0}]
+    full = pro.replay(resolved.slug, "UP", every, every, 10)
+    assert len(full.trades) > 25 and not full.trades_truncated
+    pages = [pro.replay(resolved.slug, "UP", every, every, 10, trades_offset=off, trades_limit=10) for off in (0, 10, 20)]
+    assert all(p.trades_truncated for p in pages)
+    assert [t for p in pages for t in p.trades] == full.trades[:30]
+    assert pro.replay(resolved.slug, "UP", every, every, 10, all_trades=True).trades == full.trades
+
+
+def test_market_fee_and_reference_fields(pro, resolved):
+    """Market carries DESIGN 9's fields: the fee schedule, the tick size,
+    Polymarket's reference prices and the data's sources."""
+    m = pro.market(resolved.slug)
+    assert m.tick_size == m.raw["tick_size"] and m.taker_fee_rate == m.raw["taker_fee_rate"]
+    assert m.maker_rebate_rate == m.raw["maker_rebate_rate"] and m.fee_exponent == m.raw["fee_exponent"]
+    assert m.price_to_beat == m.raw["price_to_beat"] and m.final_price == m.raw["final_price"]
+    assert m.data_sources == m.raw["data_sources"] and m.resolution_source == m.raw["resolution_source"]
+    pytest.importorskip("pandas")
+    df = pro.markets("BTC", market_type="15m", limit=3).to_frame()
+    assert {"tick_size", "taker_fee_rate", "price_to_beat", "data_sources"} <= set(df.columns)
+    assert str(df["tick_size"].dtype) == "float64"
+
+
 def test_replay_costs_and_resting_orders(pro, resolved):
     """replay() passes every optional field: costs, re-entry control and a
     resting GTC order, whose orders the result lists."""

@@ -137,3 +137,26 @@ def test_sweep_wait_uses_the_injected_sleep(fake):
     s = client(fake, sleep=slept.append).sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1]}],
                                               {"coin": "BTC", "market_type": "15m", "count": 1}, poll=7.5)
     assert s.done and slept == [7.5]
+
+
+def test_replay_all_trades_pages_through_a_truncated_answer(fake):
+    """all_trades=True: an answer that lists the first and last 500 of
+    2,300 events is followed by pages of 1,000 from offset 0 until every
+    event is in trades."""
+    def ev(i):
+        return {"type": "ENTRY" if i % 2 == 0 else "EXIT", "time": f"2026-04-29T13:00:00.{i:06d}Z", "n": i}
+
+    def answer(events, truncated):
+        return (200, {}, {"success": True, "data": {"performance": {"trade_events": 2300}, "trades": events,
+                                                     "pnl_curve": [], "total_snapshots": 5000,
+                                                     "trades_truncated": truncated}})
+
+    fake.on("POST", "/v1/replay",
+            answer([ev(i) for i in list(range(500)) + list(range(1800, 2300))], True),
+            answer([ev(i) for i in range(0, 1000)], True),
+            answer([ev(i) for i in range(1000, 2000)], True),
+            answer([ev(i) for i in range(2000, 2300)], True))
+    r = client(fake).replay("m", "UP", [], [], 10, all_trades=True)
+    assert [t["n"] for t in r.trades] == list(range(2300)) and not r.trades_truncated
+    assert [(b.get("tradesOffset"), b.get("tradesLimit")) for b in fake.bodies] == [(None, None), (0, 1000), (1000, 1000), (2000, 1000)]
+    assert all(b["marketSlug"] == "m" and b["positionSize"] == 10 for b in fake.bodies)

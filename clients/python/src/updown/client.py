@@ -362,15 +362,22 @@ class Client:
                reentry_cooldown_ms: Optional[int] = None, max_entries_per_market: Optional[int] = None,
                post_only: Optional[bool] = None, limit_offset_ticks: Optional[int] = None,
                cancel_after_ms: Optional[int] = None, queue_model: Optional[str] = None,
-               include_rebates: Optional[bool] = None) -> ReplayResult:
+               include_rebates: Optional[bool] = None, trades_offset: Optional[int] = None,
+               trades_limit: Optional[int] = None, all_trades: bool = False) -> ReplayResult:
         """Replays a strategy on a resolved market (SPEC 4.2, DESIGN 6).
         Conditions are {"field", "operator", "value"}. Every optional
         keyword is the replay body's field of the same name in camelCase:
         costs (fee_model NONE/MARKET/CUSTOM, fee_rate, fee_exponent,
         latency_ms), re-entry control (reentry_cooldown_ms,
-        max_entries_per_market) and, with order_type="GTC", resting orders
+        max_entries_per_market), with order_type="GTC", resting orders
         (post_only, limit_offset_ticks, cancel_after_ms, queue_model
-        RISK_AVERSE/FRONT, include_rebates). None leaves a field out."""
+        RISK_AVERSE/FRONT, include_rebates), and a page of the trade events
+        (trades_offset, trades_limit up to 1,000). None leaves a field out.
+
+        An answer lists at most 1,000 trade events (the first and the last
+        500, trades_truncated set); all_trades=True pages through the rest
+        (the replay is deterministic, so the pages fit together) and
+        returns every event in trades."""
         body: Dict[str, Any] = {"marketSlug": market_slug, "side": side, "entryConditions": list(entry_conditions),
                                 "exitConditions": list(exit_conditions), "positionSize": position_size}
         for key, value in (("maxLossPercent", max_loss_percent), ("orderType", order_type),
@@ -378,10 +385,23 @@ class Client:
                            ("latencyMs", latency_ms), ("reentryCooldownMs", reentry_cooldown_ms),
                            ("maxEntriesPerMarket", max_entries_per_market), ("postOnly", post_only),
                            ("limitOffsetTicks", limit_offset_ticks), ("cancelAfterMs", cancel_after_ms),
-                           ("queueModel", queue_model), ("includeRebates", include_rebates)):
+                           ("queueModel", queue_model), ("includeRebates", include_rebates),
+                           ("tradesOffset", trades_offset), ("tradesLimit", trades_limit)):
             if value is not None:
                 body[key] = value
-        return ReplayResult.from_json(self._post("/v1/replay", body)["data"])
+        r = ReplayResult.from_json(self._post("/v1/replay", body)["data"])
+        if not all_trades or not r.trades_truncated or trades_offset is not None or trades_limit is not None:
+            return r
+        total = int(r.performance.get("trade_events") or 0)
+        trades: List[Dict[str, Any]] = []
+        while len(trades) < total:
+            page = self._post("/v1/replay", dict(body, tradesOffset=len(trades), tradesLimit=1000))["data"]
+            got = page.get("trades") or []
+            if not got:
+                break
+            trades.extend(got)
+        r.trades, r.trades_truncated = trades, len(trades) < total
+        return r
 
     # ---- sweeps ------------------------------------------------------------
 

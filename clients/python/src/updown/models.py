@@ -118,6 +118,18 @@ class Market:
     resolved_at: Optional[datetime]
     created_at: Optional[datetime]
     updated_at: Optional[datetime]
+    # DESIGN 9: the fee schedule, tick size and Polymarket's reference
+    # prices (None where the market has none), and where its data came from.
+    upstream_slug: Optional[str] = None
+    taker_fee_rate: Optional[float] = None
+    fee_exponent: Optional[int] = None
+    maker_rebate_rate: Optional[float] = None
+    tick_size: Optional[float] = None
+    min_order_size: Optional[float] = None
+    resolution_source: Optional[str] = None
+    price_to_beat: Optional[float] = None
+    final_price: Optional[float] = None
+    data_sources: List[str] = field(default_factory=list)
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -135,7 +147,12 @@ class Market:
             clob_token_down=d.get("clob_token_down", ""), winner=d.get("winner"),
             final_volume=d.get("final_volume"), final_liquidity=d.get("final_liquidity"),
             resolved_at=parse_time(d.get("resolved_at")), created_at=parse_time(d.get("created_at")),
-            updated_at=parse_time(d.get("updated_at")), raw=d,
+            updated_at=parse_time(d.get("updated_at")),
+            upstream_slug=d.get("upstream_slug"), taker_fee_rate=d.get("taker_fee_rate"),
+            fee_exponent=d.get("fee_exponent"), maker_rebate_rate=d.get("maker_rebate_rate"),
+            tick_size=d.get("tick_size"), min_order_size=d.get("min_order_size"),
+            resolution_source=d.get("resolution_source"), price_to_beat=d.get("price_to_beat"),
+            final_price=d.get("final_price"), data_sources=list(d.get("data_sources") or []), raw=d,
         )
 
 
@@ -149,7 +166,8 @@ class MarketList(Records[Market]):
     _row = staticmethod(_market_row)
     _times = ("start_time", "end_time", "resolved_at", "created_at", "updated_at")
     _columns = tuple(f.name for f in fields(Market) if f.name != "raw") + ("coin",)
-    _floats = ("coin_price_start", "coin_price_end", "final_volume", "final_liquidity")
+    _floats = ("coin_price_start", "coin_price_end", "final_volume", "final_liquidity", "taker_fee_rate",
+               "maker_rebate_rate", "tick_size", "min_order_size", "price_to_beat", "final_price")
 
 
 @dataclass
@@ -471,6 +489,9 @@ class ReplayResult:
     total_snapshots: int
     orders: List[Dict[str, Any]] = field(default_factory=list)
     warnings: List[str] = field(default_factory=list)
+    # trades lists some of the events only (performance["trade_events"]
+    # counts them all): Client.replay(all_trades=True) fetches the rest.
+    trades_truncated: bool = False
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -478,7 +499,7 @@ class ReplayResult:
         return cls(market=d.get("market", {}), strategy=d.get("strategy", {}), performance=d.get("performance", {}),
                    trades=d.get("trades") or [], pnl_curve=d.get("pnl_curve") or [],
                    total_snapshots=d.get("total_snapshots", 0), orders=d.get("orders") or [],
-                   warnings=d.get("warnings") or [], raw=d)
+                   warnings=d.get("warnings") or [], trades_truncated=bool(d.get("trades_truncated")), raw=d)
 
     def orders_frame(self):
         """A GTC strategy's orders (PLACED, FILLED, ...), one action a row."""
