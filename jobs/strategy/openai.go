@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -107,6 +108,10 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", apiErr.HTTPStatusCode)
 	case errors.As(err, &reqErr):
 		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", reqErr.HTTPStatusCode)
+	case undecodable(err):
+		// A 200 whose body is not a chat completion: an HTML page, a proxy's
+		// answer, an endpoint that is not OpenAI-compatible.
+		return "", generationFailed(err, "the model provider's answer was not a chat completion (is OPENAI_BASE_URL an OpenAI-compatible endpoint?)")
 	default:
 		return "", generationFailed(err, "the model provider could not be reached; try again later")
 	}
@@ -121,6 +126,14 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
 	}
 	return ch.Message.Content, nil
+}
+
+// undecodable reports whether err is the provider's answer failing to
+// decode as JSON.
+func undecodable(err error) bool {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	return errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // answer is the shape Schema describes, used to catch fields it does not.
