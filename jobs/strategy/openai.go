@@ -28,6 +28,7 @@ type OpenAI struct {
 	client  *openai.Client
 	model   string
 	timeout time.Duration
+	apiKey  string // kept out of the errors it logs (redact)
 }
 
 // NewOpenAI returns the OpenAI generator of cfg (its Provider is ignored).
@@ -39,7 +40,7 @@ func NewOpenAI(cfg Config) *OpenAI {
 	if cfg.HTTPClient != nil {
 		oc.HTTPClient = cfg.HTTPClient
 	}
-	g := &OpenAI{client: openai.NewClientWithConfig(oc), model: cfg.Model, timeout: cfg.Timeout}
+	g := &OpenAI{client: openai.NewClientWithConfig(oc), model: cfg.Model, timeout: cfg.Timeout, apiKey: cfg.APIKey}
 	if g.model == "" {
 		g.model = DefaultModel
 	}
@@ -94,6 +95,9 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 			},
 		},
 	})
+	if err != nil {
+		err = redacted{err: err, secret: g.apiKey}
+	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
 	switch {
@@ -126,6 +130,45 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
 	}
 	return ch.Message.Content, nil
+}
+
+// redacted is a provider's error as the logs may show it: providers quote
+// the key they were sent ("Incorrect API key provided: sk-..."), in part
+// or whole, so the configured key and every word that starts as OpenAI's
+// keys do ("sk-") are blotted out. Unwrap gives the error itself.
+type redacted struct {
+	err    error
+	secret string
+}
+
+func (r redacted) Error() string {
+	msg := r.err.Error()
+	if len(r.secret) >= 4 {
+		msg = strings.ReplaceAll(msg, r.secret, "[redacted]")
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if strings.HasPrefix(msg[i:], "sk-") && (i == 0 || !isKeyChar(msg[i-1])) {
+			j := i + 3
+			for j < len(msg) && isKeyChar(msg[j]) {
+				j++
+			}
+			b.WriteString("sk-[redacted]")
+			i = j
+			continue
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
+}
+
+func (r redacted) Unwrap() error { return r.err }
+
+// isKeyChar reports whether c can be part of an API key as providers
+// write them, masked ones included ("sk-proj-abc*****xyz").
+func isKeyChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.'
 }
 
 // undecodable reports whether err is the provider's answer failing to

@@ -132,7 +132,7 @@ func mustJSON(v any) string {
 // with a message for the user that never quotes the provider.
 func TestOpenAIFails(t *testing.T) {
 	t.Parallel()
-	secret := "Incorrect API key provided: sk-secret"
+	secret := "Incorrect API key provided: sk-secret. Your key sk-test is not valid"
 	cases := []struct {
 		name    string
 		answers []openaitest.Answer
@@ -170,6 +170,10 @@ func TestOpenAIFails(t *testing.T) {
 			}
 			if strings.Contains(e.Message, "sk-secret") || e.Cause == nil {
 				t.Errorf("message %q leaks the provider's words, or no cause is kept for the logs", e.Message)
+			}
+			// The cause goes to the logs: without the key the provider quoted.
+			if c := e.Cause.Error(); strings.Contains(c, "sk-secret") || strings.Contains(c, "sk-test") {
+				t.Errorf("cause %q, logged, quotes an API key", c)
 			}
 			if n := len(fake.Calls()); n != tc.calls {
 				t.Errorf("%d calls, want %d", n, tc.calls)
