@@ -209,7 +209,10 @@ func TestBadInput(t *testing.T) {
 			}
 			buf.WriteString(`{"event_type":"price_change","market":"` + fx.known.ConditionID + `","timestamp":"1","price_changes":[{"asset_id":"` + fx.known.ClobTokenUp + `","price":"1.5","size":"3","side":"BUY"}]}` + "\n")
 			os.WriteFile(path, buf.Bytes(), 0o644)
-		}, []store.Market{fx.known}, []string{"dump", "line 11", "price"}},
+		}, []store.Market{fx.known}, []string{"dump", "line 11", "field price"}},
+		{"negative size", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"-5","side":"BUY"`, `"1"`), []store.Market{fx.known}, []string{"line 11", "field size"}},
+		{"no side", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"UP"`, `"1"`), []store.Market{fx.known}, []string{"line 11", "field side"}},
+		{"bad timestamp", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"BUY"`, `"abc"`), []store.Market{fx.known}, []string{"line 11", "field timestamp"}},
 		{"unknown market without --markets", archive.WSJSONL, func(t *testing.T, path string) {
 			writeJSONL(t, path, good)
 		}, nil, []string{"dump", "line 1", "field market", "--markets"}},
@@ -256,6 +259,22 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("a failed import was listed: %+v", imps)
 			}
 		})
+	}
+}
+
+// badChange writes ten good frames, then a price_change of the known
+// market's Up token with the change's fields and the frame's timestamp.
+func badChange(fx fxSet, good []fxEvent, change, timestamp string) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		var buf bytes.Buffer
+		for _, e := range good[:10] {
+			buf.Write(append(e.frame(), '\n'))
+		}
+		buf.WriteString(`{"event_type":"price_change","market":"` + fx.known.ConditionID + `","timestamp":` + timestamp +
+			`,"price_changes":[{"asset_id":"` + fx.known.ClobTokenUp + `",` + change + `}]}` + "\n")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

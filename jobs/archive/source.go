@@ -202,15 +202,8 @@ func frameError(pos Pos, frame []byte, err error) error {
 		return &InputError{Pos: pos, Err: fmt.Errorf("the frame is not JSON (%q…): %w", s, err)}
 	}
 	field := ""
-	msg := err.Error()
-	for _, f := range []string{"asset_id", "price", "size", "side", "new_tick_size", "bids", "asks", "timestamp"} {
-		if strings.Contains(msg, f) {
-			field = f
-			break
-		}
-	}
-	if strings.Contains(msg, "level") && field == "" {
-		field = "price/size"
+	if fe := (*book.FieldError)(nil); errors.As(err, &fe) {
+		field = fe.Field
 	}
 	return &InputError{Pos: pos, Field: field, Err: err}
 }

@@ -250,14 +250,14 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 		// would take the time of the one before it.
 		ms, err := strconv.ParseInt(ts, 10, 64)
 		if err != nil || ms <= 0 {
-			return e, fmt.Errorf("%w: timestamp %.40q is not a count of milliseconds since the epoch", ErrMalformed, ts)
+			return e, malformed("timestamp", "timestamp %.40q is not a count of milliseconds since the epoch", ts)
 		}
 		e.Time = time.UnixMilli(ms).UTC()
 	}
 	switch r.EventType {
 	case "book":
 		if e.AssetID == "" {
-			return e, fmt.Errorf("%w: book event without asset_id", ErrMalformed)
+			return e, malformed("asset_id", "book event without asset_id")
 		}
 		e.Bids, e.Asks = r.Bids, r.Asks
 		if e.Bids == nil && e.Asks == nil {
@@ -304,10 +304,10 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 			case "SELL":
 				ch.Side = "SELL"
 			default:
-				return e, fmt.Errorf("%w: price_change of side %q", ErrMalformed, c.Side)
+				return e, malformed("side", "price_change of side %q", c.Side)
 			}
 			if ch.AssetID == "" {
-				return e, fmt.Errorf("%w: price_change without asset_id", ErrMalformed)
+				return e, malformed("asset_id", "price_change without asset_id")
 			}
 			if err := CheckLevel(c.Price, c.Size); err != nil {
 				return e, fmt.Errorf("price_change of %s: %w", ch.AssetID, err)
@@ -316,8 +316,13 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 		}
 	case "last_trade_price":
 		e.Price = r.Price
-		if e.AssetID == "" || !r.Price.Set || r.Price.V <= 0 || r.Price.V >= 1 || r.Size.V < 0 {
-			return e, fmt.Errorf("%w: last_trade_price of %q at %v × %v", ErrMalformed, e.AssetID, r.Price.V, r.Size.V)
+		switch {
+		case e.AssetID == "":
+			return e, malformed("asset_id", "last_trade_price without asset_id")
+		case !r.Price.Set || r.Price.V <= 0 || r.Price.V >= 1:
+			return e, malformed("price", "last_trade_price of %q at %v × %v: the price is outside (0, 1)", e.AssetID, r.Price.V, r.Size.V)
+		case r.Size.V < 0:
+			return e, malformed("size", "last_trade_price of %q at %v × %v: the size is negative", e.AssetID, r.Price.V, r.Size.V)
 		}
 		side := strings.ToUpper(r.Side)
 		if side != "BUY" && side != "SELL" {
@@ -325,8 +330,11 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 		}
 		e.Trade = Trade{Time: e.Time, Price: r.Price.V, Size: r.Size.V, Side: side, FeeRateBps: r.FeeRateBps.V, TxHash: r.TxHash}
 	case "tick_size_change":
-		if e.AssetID == "" || !r.NewTickSize.Set || r.NewTickSize.V <= 0 || r.NewTickSize.V >= 1 {
-			return e, fmt.Errorf("%w: tick_size_change of %q to %v", ErrMalformed, e.AssetID, r.NewTickSize.V)
+		switch {
+		case e.AssetID == "":
+			return e, malformed("asset_id", "tick_size_change without asset_id")
+		case !r.NewTickSize.Set || r.NewTickSize.V <= 0 || r.NewTickSize.V >= 1:
+			return e, malformed("new_tick_size", "tick_size_change of %q to %v", e.AssetID, r.NewTickSize.V)
 		}
 		e.NewTick = r.NewTickSize.V
 	case "new_market":

@@ -14,6 +14,22 @@ import (
 // sense (a book level without a price, a change of no side).
 var ErrMalformed = errors.New("malformed upstream data")
 
+// FieldError is malformed data (it wraps ErrMalformed) and the event field
+// that holds it, as the wire spells it (price, size, side, asset_id,
+// timestamp, new_tick_size), for an error that names the field.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// malformed is ErrMalformed in field, its message formatted.
+func malformed(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)}
+}
+
 // Text is a JSON string or number, kept as text: upstreams send ids both
 // ways.
 type Text string
@@ -214,13 +230,17 @@ func FastLevel(b []byte) (price, size Num, ok bool) {
 // CheckLevel checks a level a book or change carries: a price in (0, 1)
 // and a size of at least 0.
 func CheckLevel(price, size Num) error {
-	if !price.Set || !size.Set {
-		return fmt.Errorf("%w: a level without price or size", ErrMalformed)
-	}
+	switch {
+	case !price.Set:
+		return malformed("price", "a level without a price")
+	case !size.Set:
+		return malformed("size", "a level without a size")
 	// Written so that NaN fails each test (a Parquet column may hold one);
 	// an infinite size is no size.
-	if !(price.V > 0 && price.V < 1) || !(size.V >= 0) || math.IsInf(size.V, 1) {
-		return fmt.Errorf("%w: level %v × %v is outside (0, 1) × [0, ∞)", ErrMalformed, price.V, size.V)
+	case !(price.V > 0 && price.V < 1):
+		return malformed("price", "level %v × %v: the price is outside (0, 1)", price.V, size.V)
+	case !(size.V >= 0) || math.IsInf(size.V, 1):
+		return malformed("size", "level %v × %v: the size is outside [0, ∞)", price.V, size.V)
 	}
 	return nil
 }
