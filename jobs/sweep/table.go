@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
@@ -246,11 +247,12 @@ func csvCell(v any) string {
 }
 
 // Schema is the table's Parquet schema: every column optional (a null is a
-// null), int64, double, UTF-8 string or boolean by its kind. Parquet
-// orders a group's columns by name.
+// null), int64, double, UTF-8 string or boolean by its kind, in the
+// table's order (the CSV's: trial, the parameters, then the figures).
 func (t Table) Schema() *parquet.Schema {
-	g := parquet.Group{}
+	g := orderedGroup{Group: parquet.Group{}}
 	for _, c := range t.Columns {
+		g.order = append(g.order, c.Name)
 		var n parquet.Node
 		switch c.Kind {
 		case KindInt:
@@ -262,9 +264,27 @@ func (t Table) Schema() *parquet.Schema {
 		default:
 			n = parquet.String()
 		}
-		g[c.Name] = parquet.Optional(n)
+		g.Group[c.Name] = parquet.Optional(n)
 	}
 	return parquet.NewSchema("trials", g)
+}
+
+// orderedGroup is a Parquet group whose fields keep the order given,
+// where parquet.Group sorts them by name (so the trials' columns began
+// with the parameters' paths and ended with trial).
+type orderedGroup struct {
+	parquet.Group
+	order []string
+}
+
+func (g orderedGroup) Fields() []parquet.Field {
+	fields := g.Group.Fields()
+	at := make(map[string]int, len(g.order))
+	for i, name := range g.order {
+		at[name] = i
+	}
+	slices.SortFunc(fields, func(a, b parquet.Field) int { return at[a.Name()] - at[b.Name()] })
+	return fields
 }
 
 // WriteParquet writes the table as one Parquet file, zstd-compressed.

@@ -110,6 +110,12 @@ func TestTrialTableParquet(t *testing.T) {
 	if len(leaf) != len(tbl.Columns) {
 		t.Fatalf("%d columns, want %d", len(leaf), len(tbl.Columns))
 	}
+	// The columns in the table's (the CSV's) order: trial first.
+	for i, c := range f.Schema().Columns() {
+		if c[0] != tbl.Columns[i].Name {
+			t.Errorf("column %d is %q, want %q (the CSV's order)", i, c[0], tbl.Columns[i].Name)
+		}
+	}
 	r := parquet.NewReader(f)
 	defer r.Close()
 	rows := make([]parquet.Row, 2)
