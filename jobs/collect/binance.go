@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -49,11 +50,26 @@ func (d binanceDepth) snapshot(c store.Coin, kind store.ExchangeKind, at time.Ti
 		Symbol:       Symbol(c),
 		Kind:         kind,
 		Time:         at.UTC().Truncate(time.Millisecond),
-		CoinPrice:    (bids[0].Price + asks[0].Price) / 2,
+		CoinPrice:    decimalMid(bids[0].Price, asks[0].Price),
 		Bids:         bids,
 		Asks:         asks,
 		LastUpdateID: d.LastUpdateID,
 	}, nil
+}
+
+// decimalMid is the mid of two prices Binance writes with at most 8
+// decimals: a decimal of at most 9, returned as the float nearest it. The
+// float sum halved is off by a unit in the last place as often as not
+// (67124.03 and 67124.05 give 67124.04000000001), which history would
+// serve as it is. Rounding at the ninth decimal and dividing the integer by
+// an exact power of ten gives the nearest float; beyond 2^53 nanounits
+// (prices over 9 million) the halved sum is kept.
+func decimalMid(a, b float64) float64 {
+	mid := (a + b) / 2
+	if n := math.Round(mid * 1e9); math.Abs(n) < 1<<53 {
+		return n / 1e9
+	}
+	return mid
 }
 
 func depthSide(in [][2]flexString, levels int, order func(a, b store.DepthLevel) int) ([]store.DepthLevel, error) {
