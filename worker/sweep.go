@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 )
@@ -104,11 +105,12 @@ func stopped(st store.Store, id string) bool {
 }
 
 // foreground counts the tasks other than sweep shards running on a worker
-// (replays, backtest shards, generations, resolutions). Sweep shards give
-// way to them (wait): a worker runs several shards at once, which would
-// otherwise take the CPU a replay needs and hold it past its usual time
-// (DESIGN 14). A shard pauses between trials, within a few replays' time,
-// and goes on once no foreground task runs.
+// that use its CPU (replays, backtests, resolutions; not generations, which
+// wait on a model). Sweep shards give way to them (wait): a worker runs
+// several shards at once, which would otherwise take the CPU a replay
+// needs and hold it past its usual time (DESIGN 14). A shard pauses
+// between trials, within a few replays' time, and goes on once no
+// foreground task runs.
 type foreground struct {
 	mu   sync.Mutex
 	n    int
@@ -121,10 +123,12 @@ func newForeground() *foreground {
 	return &foreground{idle: idle}
 }
 
-// track is the middleware that counts every task but a sweep shard.
+// track is the middleware that counts every task but a sweep shard and a
+// generation (which spends its time waiting on the model: counted, a
+// stream of them would hold every sweep on the worker for as long).
 func (f *foreground) track(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		if t.Type() == sweep.TaskType {
+		if t.Type() == sweep.TaskType || t.Type() == strategy.TaskType {
 			return next.ProcessTask(ctx, t)
 		}
 		f.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
@@ -256,6 +257,46 @@ func TestShardsGiveWayToReplays(t *testing.T) {
 		}
 		if got.Status.Final() || time.Now().After(deadline) {
 			t.Fatalf("after the replay: sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestShardsGoOnBesideGenerations: a generation waiting on a slow model
+// is no reason for sweep shards to pause (it does not use the CPU): the
+// sweep finishes while the generation still waits.
+func TestShardsGoOnBesideGenerations(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	model := blockingGenerator{started: make(chan string, 1), release: make(chan struct{})}
+	defer close(model.release)
+	client := startWorker(t, worker.Config{Redis: rdb, Store: mem, Logger: quietLog(), Concurrency: 8,
+		Backtest: worker.BacktestConfig{Generator: model}})
+	go func() {
+		payload, _ := json.Marshal(strategy.Request{Prompt: "buy UP when price_up drops below 0.35, exit above 0.6"})
+		_, _, _ = client.Run(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, "other", 2*time.Minute)
+	}()
+	select {
+	case <-model.started:
+	case <-time.After(time.Minute):
+		t.Fatal("the generation did not start within a minute")
+	}
+	if err := client.EnqueueSweep(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, err := mem.GetSweep(ctx, sw.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.SweepDone {
+			return
+		}
+		if got.Status.Final() || time.Now().After(deadline) {
+			t.Fatalf("beside a generation waiting on its model: sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
