@@ -148,12 +148,25 @@ func (f *foreground) track(next asynq.Handler) asynq.Handler {
 }
 
 // wait returns once no foreground task runs, or ctx's error.
+//
+// With none running it still gives way for a moment, to whatever is ready
+// to run: the goroutines waiting for the shard's P (runtime.Gosched) and,
+// at the OS, any thread waiting for its CPU (yieldThread: redis-server,
+// the api, this worker's own network threads), which costs a microsecond
+// when nothing waits. A replay's way to the worker (its wake, the dequeue,
+// their Redis round trips) comes before the worker knows of it, so only a
+// shard that gives way all the time leaves it its usual time: without
+// this, a shard on one of two cores held some of those steps for
+// milliseconds, and a replay's p99 beside a sweep was 2.5-3.5x its idle
+// p99 (1.1-1.4x with it, BenchmarkSweepFairness).
 func (f *foreground) wait(ctx context.Context) error {
 	f.mu.Lock()
 	idle := f.idle
 	f.mu.Unlock()
 	select {
 	case <-idle:
+		runtime.Gosched()
+		yieldThread()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
