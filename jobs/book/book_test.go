@@ -434,7 +434,9 @@ func TestDecodeReadsTheTimestampOrRefusesIt(t *testing.T) {
 		{ts: `"-5"`, bad: true},
 		{ts: `"0"`, bad: true},
 		{ts: `"1703875201.5"`, bad: true},
-		{ts: `1.7e12`, bad: true},
+		{ts: `"1e400"`, bad: true},
+		{ts: `1.7e12`, want: time.UnixMilli(1_700_000_000_000).UTC()},
+		{ts: `"1703875201000.0"`, want: time.UnixMilli(1703875201000).UTC()},
 	} {
 		frame := `{"event_type":"last_trade_price","asset_id":"A","timestamp":` + c.ts + `,"price":"0.51","size":"1","side":"SELL","transaction_hash":"0x1"}`
 		for name, decode := range map[string]func([]byte) ([]Event, error){
@@ -451,6 +453,13 @@ func TestDecodeReadsTheTimestampOrRefusesIt(t *testing.T) {
 				t.Errorf("%s of timestamp %s: %v", name, c.ts, err)
 			case !c.bad && (len(evs) != 1 || !evs[0].Time.Equal(c.want)):
 				t.Errorf("%s of timestamp %s: %+v, want one event at %v", name, c.ts, evs, c.want)
+			}
+			// An event that places nothing is let be with a time it
+			// spells otherwise: the collector reads it off the same
+			// socket, and an error there drops the connection.
+			other := `{"event_type":"best_bid_ask","asset_id":"A","timestamp":` + c.ts + `,"best_bid":"0.5","best_ask":"0.52"}`
+			if _, err := decode([]byte(other)); err != nil {
+				t.Errorf("%s of a best_bid_ask with timestamp %s: %v, want it read", name, c.ts, err)
 			}
 		}
 	}

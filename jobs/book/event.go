@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,6 +240,30 @@ func (r *Wire) Check() (Event, error) {
 	return r.check(nil)
 }
 
+// millis reads a timestamp as upstream writes it, a count of milliseconds
+// since the epoch: digits, or a number whose value is whole (1.7e12,
+// 1703875201000.0: JSON has no integers, and a writer may spell one so).
+func millis(ts string) (int64, bool) {
+	if ms, err := strconv.ParseInt(ts, 10, 64); err == nil {
+		return ms, ms > 0
+	}
+	f, err := strconv.ParseFloat(ts, 64)
+	if err != nil || !(f > 0 && f < 1<<53) || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// placesChanges reports whether events of the type change a book, its
+// trades or its tick at their time (and so must have a readable one).
+func placesChanges(eventType string) bool {
+	switch eventType {
+	case "book", "price_change", "last_trade_price", "tick_size_change":
+		return true
+	}
+	return false
+}
+
 // check is Check, the event's changes carved from *slab when it is set
 // (see Decoder).
 func (r *Wire) check(slab *[]Change) (Event, error) {
@@ -246,13 +271,17 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 	if r.Millis > 0 {
 		e.Time = time.UnixMilli(r.Millis).UTC()
 	} else if ts := strings.TrimSpace(string(r.Timestamp)); ts != "" {
-		// A time that is there must be one: read as none, the event
-		// would take the time of the one before it.
-		ms, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil || ms <= 0 {
+		ms, ok := millis(ts)
+		switch {
+		case ok:
+			e.Time = time.UnixMilli(ms).UTC()
+		case placesChanges(r.EventType):
+			// A time that is there must be one: read as none, the book
+			// change would take the time of the event before it. Other
+			// events (best_bid_ask, new_market, another channel's) place
+			// nothing, and a time they spell otherwise is let be.
 			return e, malformed("timestamp", "timestamp %.40q is not a count of milliseconds since the epoch", ts)
 		}
-		e.Time = time.UnixMilli(ms).UTC()
 	}
 	switch r.EventType {
 	case "book":
