@@ -51,7 +51,7 @@ type accountOutput struct{ Body accountBody }
 
 func (s *Server) registerAccount() {
 	huma.Register(s.api, huma.Operation{
-		OperationID: "get-account",
+		OperationID: opGetAccount,
 		Method:      http.MethodGet,
 		Path:        "/v1/account",
 		Summary:     "The API key owner's account, plan, limits and usage",

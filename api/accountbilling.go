@@ -86,7 +86,7 @@ type billingOutput struct{ Body billingBody }
 
 func (s *Server) registerAccountBilling() {
 	huma.Register(s.api, huma.Operation{
-		OperationID: "get-billing",
+		OperationID: opGetBilling,
 		Method:      http.MethodGet,
 		Path:        upgradeURL,
 		Summary:     "Plans, the caller's plan and where to upgrade",

@@ -98,8 +98,8 @@ func credentialFor(ctx huma.Context, op *huma.Operation) string {
 // the same for API keys and bearer tokens. A principal from the auth cache
 // that the customer's changes have made stale is looked up afresh first.
 func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
-	anyDay := pastDailyLimit(ctx.Operation().OperationID)
-	p.Usage = s.countRequest(ctx.Context(), p, anyDay)
+	exempt := exemptFromDailyLimit(ctx.Operation().OperationID)
+	p.Usage = s.countRequest(ctx.Context(), p, exempt)
 	if p.Usage.stale {
 		s.auth.drop(p.keyHash)
 		fresh, err := s.lookupKey(ctx.Context(), p.keyHash)
@@ -109,7 +109,7 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 			return
 		}
 		p = fresh
-		p.Usage = s.countRequest(ctx.Context(), p, anyDay)
+		p.Usage = s.countRequest(ctx.Context(), p, exempt)
 	}
 	setRateHeaders(ctx, p.Plan.Tier, p.Usage)
 	if p.Usage.Exceeded != "" {
@@ -120,15 +120,25 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 	next(huma.WithValue(ctx, principalKey{}, p))
 }
 
-// pastDailyLimit reports whether a customer whose day's requests ran out
-// may still make the operation: reading its account and plan (the upgrade path that
-// its 429s and 403s point to, GET /v1/account/billing) and signing in and
-// out of the dashboard. Until midnight UTC a Starter could otherwise not
-// even see why, nor upgrade. The per-minute limit holds for them as for
-// every operation.
-func pastDailyLimit(operationID string) bool {
+// Operation ids that exemptFromDailyLimit names.
+const (
+	opGetAccount    = "get-account"
+	opGetBilling    = "get-billing"
+	opGetSession    = "get-session"
+	opDeleteSession = "delete-session"
+)
+
+// exemptFromDailyLimit reports whether a customer whose day's requests
+// ran out may still make the operation: reading its account and plan
+// (GET /v1/account/billing, the upgrade path its 429s and 403s name), and
+// looking at or ending its dashboard session. Until midnight UTC a
+// Starter could otherwise not even see why, nor how to upgrade. Signing
+// in is not among them: each session is kept in Redis for hours, and the
+// day's limit is what bounds how many a key can make. The per-minute
+// limit holds for them as for every operation.
+func exemptFromDailyLimit(operationID string) bool {
 	switch operationID {
-	case "get-account", "get-billing", "create-session", "get-session", "delete-session":
+	case opGetAccount, opGetBilling, opGetSession, opDeleteSession:
 		return true
 	}
 	return false

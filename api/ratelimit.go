@@ -72,7 +72,9 @@ const rateKeyPrefix = "updown:rl:{"
 
 // rateScript checks and counts one request. KEYS: the minute and day
 // counters and the customer's generation (authGenKey). ARGV: the
-// per-minute and per-day limits (0: none), the two counters' time to live
+// per-minute and per-day limits (0: none; a negative day limit −L is one
+// that refuses nothing, the request counted in the day only while it is
+// under L), the two counters' time to live
 // in seconds, and the generation the caller's principal was cached at (-1:
 // not cached, nothing to check). Returns {minute count, day count,
 // refused, generation} where refused is 0 (counted), 1 (minute limit), 2
@@ -91,12 +93,23 @@ local d = redis.call('INCR', KEYS[2])
 if m == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if d == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
 local lm, ld = tonumber(ARGV[1]), tonumber(ARGV[2])
+local dayCounted = true
+if ld < 0 then
+	if d > -ld then
+		redis.call('DECR', KEYS[2])
+		d, dayCounted = d - 1, false
+	end
+	ld = 0
+end
 local refused = 0
 if ld > 0 and d > ld then refused = 2 elseif lm > 0 and m > lm then refused = 1 end
 if refused > 0 then
 	redis.call('DECR', KEYS[1])
-	redis.call('DECR', KEYS[2])
-	return {m - 1, d - 1, refused, g}
+	if dayCounted then
+		redis.call('DECR', KEYS[2])
+		d = d - 1
+	end
+	return {m - 1, d, refused, g}
 end
 return {m, d, 0, g}
 `)
@@ -186,9 +199,10 @@ func authGenKey(customerID string) string {
 // whose customer has changed since is not counted: the usage is stale, and
 // the caller looks the principal up afresh and counts again.
 //
-// anyDay leaves the day's limit out of the check (pastDailyLimit): the
-// request is counted in both windows and refused only by the minute's.
-func (s *Server) countRequest(ctx context.Context, p principal, anyDay bool) rateUsage {
+// exempt leaves the day's limit out of the check (exemptFromDailyLimit):
+// the request is refused by the minute's limit only, and counted in the
+// day's only while the day has room.
+func (s *Server) countRequest(ctx context.Context, p principal, exempt bool) rateUsage {
 	now := s.now()
 	minute, day, minuteEnd, dayEnd := rateWindows(now)
 	u := rateUsage{Limit: s.rateLimitFor(p.Plan, p.Customer), MinuteReset: minuteEnd, DayReset: dayEnd}
@@ -199,8 +213,8 @@ func (s *Server) countRequest(ctx context.Context, p principal, anyDay bool) rat
 	// Keys outlive their window by a minute, so that processes whose
 	// clocks differ a little still find them.
 	perDay := max(u.Limit.PerDay, 0)
-	if anyDay {
-		perDay = 0
+	if exempt {
+		perDay = -perDay // see rateScript
 	}
 	c := &rateCall{
 		keys: []string{mk, dk, authGenKey(p.Customer.ID)},

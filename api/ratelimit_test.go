@@ -396,7 +396,7 @@ func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 	b := setup(t, func(o *setupOpts) {
 		o.redis = redistest.Client(t)
 		o.clock = clock.now
-		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 4, PerDay: 2}}
+		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 5, PerDay: 2}}
 	})
 	for range 2 {
 		if r := b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"); r.status != http.StatusOK {
@@ -411,9 +411,24 @@ func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 		}
 		wantLimitHeaders(t, r, store.Starter, 2, 0, clock.now())
 	}
-	// The minute's limit still holds for them.
+	// Not counted past the day's limit: the account says 2 of 2 today.
+	var acct struct {
+		Data struct {
+			Usage struct {
+				Today int `json:"today"`
+			} `json:"usage"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b.get(store.Starter, "/v1/account").body, &acct); err != nil || acct.Data.Usage.Today != 2 {
+		t.Errorf("usage.today = %d (%v), want 2: requests past the day's limit are not counted", acct.Data.Usage.Today, err)
+	}
+	// Signing in to the dashboard is not exempt: each session is kept for
+	// hours, and the day's limit bounds how many a key makes.
+	wantLimited(t, b.do(http.MethodPost, "/v1/auth/session", b.keys[store.Starter], "", ""), int(nextMidnight(clock.now()).Sub(clock.now())/time.Second), "day")
+	// The minute's limit still holds for them, and a request it refuses
+	// leaves the day's count as it was.
 	clock.set(now.Add(40 * time.Second)) // 13:08:10, a new minute
-	for i := range 4 {
+	for i := range 5 {
 		if r := b.get(store.Starter, "/v1/account"); r.status != http.StatusOK {
 			t.Fatalf("request %d of the minute: %d %s", i+1, r.status, r.body)
 		}

@@ -120,7 +120,7 @@ func (s *Server) requireSession(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	// Signing out sets its own cookie, the one that ends the session.
-	if ctx.Operation().OperationID != "delete-session" {
+	if ctx.Operation().OperationID != opDeleteSession {
 		s.renewCookie(ctx, sess)
 	}
 	s.meter(huma.WithValue(ctx, sessionCtxKey{}, sess), p, next)
@@ -280,7 +280,7 @@ func (s *Server) registerSession() {
 		Errors:        []int{401, 429, 500, 503},
 	}, s.createSession)
 	huma.Register(s.api, huma.Operation{
-		OperationID: "get-session",
+		OperationID: opGetSession,
 		Method:      http.MethodGet,
 		Path:        "/v1/auth/session",
 		Summary:     "The signed-in customer, plan and CSRF token",
@@ -290,7 +290,7 @@ func (s *Server) registerSession() {
 		Errors:      []int{401, 429, 500, 503},
 	}, s.getSession)
 	huma.Register(s.api, huma.Operation{
-		OperationID:   "delete-session",
+		OperationID:   opDeleteSession,
 		Method:        http.MethodDelete,
 		Path:          "/v1/auth/session",
 		Summary:       "Sign out",
