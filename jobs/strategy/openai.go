@@ -112,6 +112,9 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", apiErr.HTTPStatusCode)
 	case errors.As(err, &reqErr):
 		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", reqErr.HTTPStatusCode)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The body ended early: a connection cut, or a proxy's.
+		return "", generationFailed(err, "the model provider's answer was cut off; try again later")
 	case undecodable(err):
 		// A 200 whose body is not a chat completion: an HTML page, a proxy's
 		// answer, an endpoint that is not OpenAI-compatible.
@@ -168,7 +171,7 @@ func (r redacted) Unwrap() error { return r.err }
 // isKeyChar reports whether c can be part of an API key as providers
 // write them, masked ones included ("sk-proj-abc*****xyz").
 func isKeyChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.'
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*'
 }
 
 // undecodable reports whether err is the provider's answer failing to
@@ -176,7 +179,7 @@ func isKeyChar(c byte) bool {
 func undecodable(err error) bool {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	return errors.As(err, &syntax) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF)
+	return errors.As(err, &syntax) || errors.As(err, &typ)
 }
 
 // answer is the shape Schema describes, used to catch fields it does not.

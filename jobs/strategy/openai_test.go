@@ -149,7 +149,7 @@ func TestOpenAIFails(t *testing.T) {
 		{"429", []openaitest.Answer{openaitest.Error(http.StatusTooManyRequests, "rate limited")}, "answered HTTP 429", 1},
 		{"not JSON error body", []openaitest.Answer{{Status: http.StatusBadGateway, Raw: "<html>bad gateway</html>"}}, "answered HTTP 502", 1},
 		{"not JSON answer", []openaitest.Answer{{Status: http.StatusOK, Raw: "<html>welcome</html>"}}, "was not a chat completion", 1},
-		{"cut-off answer", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"choices":[{"message":`}}, "was not a chat completion", 1},
+		{"cut-off answer", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"choices":[{"message":`}}, "was cut off; try again later", 1},
 		{"refusal", []openaitest.Answer{{Refusal: "I can't help with that."}}, "declined the prompt: I can't help with that.", 1},
 		{"content filter", []openaitest.Answer{{FinishReason: openai.FinishReasonContentFilter}}, "content filter", 1},
 	}
