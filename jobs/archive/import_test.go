@@ -212,6 +212,16 @@ func TestBadInput(t *testing.T) {
 		}, []store.Market{fx.known}, []string{"dump", "line 11", "field price"}},
 		{"negative size", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"-5","side":"BUY"`, `"1"`), []store.Market{fx.known}, []string{"line 11", "field size"}},
 		{"no side", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"UP"`, `"1"`), []store.Market{fx.known}, []string{"line 11", "field side"}},
+		{"wrong JSON type", archive.WSJSONL, func(t *testing.T, path string) {
+			var buf bytes.Buffer
+			for _, e := range good[:10] {
+				buf.Write(append(e.frame(), '\n'))
+			}
+			buf.WriteString(`{"event_type":"book","market":"` + fx.known.ConditionID + `","asset_id":"` + fx.known.ClobTokenUp + `","timestamp":"1","bids":5,"asks":[]}` + "\n")
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []store.Market{fx.known}, []string{"line 11", "field bids"}},
 		{"bad timestamp", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"BUY"`, `"abc"`), []store.Market{fx.known}, []string{"line 11", "field timestamp"}},
 		{"unknown market without --markets", archive.WSJSONL, func(t *testing.T, path string) {
 			writeJSONL(t, path, good)

@@ -202,8 +202,13 @@ func frameError(pos Pos, frame []byte, err error) error {
 		return &InputError{Pos: pos, Err: fmt.Errorf("the frame is not JSON (%q…): %w", s, err)}
 	}
 	field := ""
-	if fe := (*book.FieldError)(nil); errors.As(err, &fe) {
+	var fe *book.FieldError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &fe):
 		field = fe.Field
+	case errors.As(err, &te):
+		field = te.Field // a value of the wrong JSON type ("bids": 5)
 	}
 	return &InputError{Pos: pos, Field: field, Err: err}
 }

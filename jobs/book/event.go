@@ -217,12 +217,12 @@ func slowDecode(data []byte) ([]Wire, error) {
 	switch data[0] {
 	case '[':
 		if err := json.Unmarshal(data, &raw); err != nil {
-			return nil, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: websocket message: %w", ErrMalformed, err)
 		}
 	case '{':
 		var e Wire
 		if err := json.Unmarshal(data, &e); err != nil {
-			return nil, fmt.Errorf("%w: websocket message: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: websocket message: %w", ErrMalformed, err)
 		}
 		raw = []Wire{e}
 	default:
