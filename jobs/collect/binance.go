@@ -62,12 +62,13 @@ func (d binanceDepth) snapshot(c store.Coin, kind store.ExchangeKind, at time.Ti
 // float sum halved is off by a unit in the last place as often as not
 // (67124.03 and 67124.05 give 67124.04000000001), which history would
 // serve as it is. Rounding at the ninth decimal and dividing the integer by
-// an exact power of ten gives the nearest float; beyond 2^53 nanounits
-// (prices over 9 million) the halved sum is kept.
+// an exact power of ten gives the nearest float, while the halved sum's
+// error is under half a nanounit: for prices under a million (a float's
+// unit in the last place there is 1.2e-10). Above, the halved sum is kept.
 func decimalMid(a, b float64) float64 {
 	mid := (a + b) / 2
-	if n := math.Round(mid * 1e9); math.Abs(n) < 1<<53 {
-		return n / 1e9
+	if math.Abs(mid) < 1e6 {
+		return math.Round(mid*1e9) / 1e9
 	}
 	return mid
 }

@@ -290,7 +290,7 @@ func (g orderedGroup) Fields() []parquet.Field {
 // WriteParquet writes the table as one Parquet file, zstd-compressed.
 func (t Table) WriteParquet(w io.Writer) error {
 	schema := t.Schema()
-	// A row's values go in the schema's column order (by name), each at
+	// A row's values go in the schema's column order, each at
 	// definition level 1 when present, 0 when null.
 	index := make(map[string]int, len(t.Columns))
 	for i, path := range schema.Columns() {
