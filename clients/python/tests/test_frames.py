@@ -65,3 +65,11 @@ def test_trials_frame_figures_are_float():
     assert floats(df, "train_objective", "test_objective", "train.total_pnl", "train.total_fees",
                   "train.sharpe_daily_ann", "test.sortino_daily_ann") == {}
     assert str(df["train.n_trades"].dtype) == "int64"
+
+
+def test_a_value_that_is_not_a_number_raises():
+    # NaN would hide it: it is not what the API sends
+    t = TradeList([updown.Trade.from_json({"id": 1, "price": "cheap", "qty": 15, "quoteQty": 2940,
+                                           "time": 1795934737146, "isBuyerMaker": False})])
+    with pytest.raises((ValueError, TypeError)):
+        t.to_frame()

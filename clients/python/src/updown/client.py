@@ -375,9 +375,10 @@ class Client:
         (trades_offset, trades_limit up to 1,000). None leaves a field out.
 
         An answer lists at most 1,000 trade events (the first and the last
-        500, trades_truncated set); all_trades=True pages through the rest
+        500, trades_truncated set); all_trades=True pages through them all
         (the replay is deterministic, so the pages fit together) and
-        returns every event in trades."""
+        returns every event in trades. Each page is a replay of its own,
+        counted against the rate limits."""
         body: Dict[str, Any] = {"marketSlug": market_slug, "side": side, "entryConditions": list(entry_conditions),
                                 "exitConditions": list(exit_conditions), "positionSize": position_size}
         for key, value in (("maxLossPercent", max_loss_percent), ("orderType", order_type),
@@ -389,13 +390,17 @@ class Client:
                            ("tradesOffset", trades_offset), ("tradesLimit", trades_limit)):
             if value is not None:
                 body[key] = value
+        paging = all_trades and trades_offset is None and trades_limit is None
+        if paging:
+            # The first page is the answer: its performance counts every event.
+            body.update(tradesOffset=0, tradesLimit=1000)
         r = ReplayResult.from_json(self._post("/v1/replay", body)["data"])
-        if not all_trades or not r.trades_truncated or trades_offset is not None or trades_limit is not None:
+        total = r.performance.get("trade_events")
+        if not paging or not r.trades_truncated or not isinstance(total, int):
             return r
-        total = int(r.performance.get("trade_events") or 0)
-        trades: List[Dict[str, Any]] = []
+        trades = list(r.trades)
         while len(trades) < total:
-            page = self._post("/v1/replay", dict(body, tradesOffset=len(trades), tradesLimit=1000))["data"]
+            page = self._post("/v1/replay", dict(body, tradesOffset=len(trades)))["data"]
             got = page.get("trades") or []
             if not got:
                 break

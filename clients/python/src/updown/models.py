@@ -63,10 +63,11 @@ class Records(List[T], Generic[T]):
 
 
 def _as_floats(pd, df, cols):
-    """df with each of cols it has as float64 (None as NaN)."""
+    """df with each of cols it has as float64 (None as NaN). A value that is
+    not a number raises: it is not the API's, and NaN would hide it."""
     for col in cols:
         if col in df.columns:
-            df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+            df[col] = pd.to_numeric(df[col].astype(object).where(df[col].notna(), None), errors="raise").astype("float64")
     return df
 
 
@@ -130,6 +131,9 @@ class Market:
     price_to_beat: Optional[float] = None
     final_price: Optional[float] = None
     data_sources: List[str] = field(default_factory=list)
+    # Changes of the tick size seen while recording, oldest first: {"time"
+    # (datetime), "tick_size"}.
+    tick_size_changes: List[Dict[str, Any]] = field(default_factory=list)
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @property
@@ -152,7 +156,9 @@ class Market:
             fee_exponent=d.get("fee_exponent"), maker_rebate_rate=d.get("maker_rebate_rate"),
             tick_size=d.get("tick_size"), min_order_size=d.get("min_order_size"),
             resolution_source=d.get("resolution_source"), price_to_beat=d.get("price_to_beat"),
-            final_price=d.get("final_price"), data_sources=list(d.get("data_sources") or []), raw=d,
+            final_price=d.get("final_price"), data_sources=list(d.get("data_sources") or []),
+            tick_size_changes=[{"time": parse_time(c.get("time")), "tick_size": c.get("tick_size")}
+                               for c in d.get("tick_size_changes") or []], raw=d,
         )
 
 
