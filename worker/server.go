@@ -152,7 +152,9 @@ func NewServer(cfg Config) (*Server, error) {
 	// Generations wait seconds on a model, holding a slot all the while:
 	// they take at most half the worker's slots, so that one customer's
 	// burst of them (ENTERPRISE runs 16 jobs at once, a 2-core worker's
-	// every slot) never leaves a replay without one (DESIGN 4).
+	// every slot) leaves replays the rest (DESIGN 4). With sweep shards'
+	// slots besides, at the default concurrency (8 a core) replays keep
+	// most; a worker run with 2 slots could have both taken.
 	g.slots[pendingKey(jobs.QueueAI)] = make(chan struct{}, max(cfg.Concurrency/2, 1))
 	// Sweep shards take at most half the worker's slots: the rest stay
 	// free for replays and backtests (DESIGN 14).
