@@ -207,10 +207,11 @@ func TestBuiltinTimeLeftOfAMarketsLength(t *testing.T) {
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 25" + tail},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or in the last 4 hours", "24h",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 16.666667" + tail},
-		// The market phrases themselves are still read (and left to the request).
+		// The market phrases themselves are still read (they choose the
+		// request's markets: TestPromptChoosesItsMarkets).
 		{"buy UP on 5m markets when price_up drops below 0.35, exit above 0.6", "",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail},
-		{"buy UP when price_up drops below 0.35 on 15-minute markets, exit above 0.6 on 1 hour windows", "",
+		{"buy UP when price_up drops below 0.35 on 15-minute markets, exit above 0.6 on 15m windows", "",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail},
 	}
 	for _, tc := range cases {
@@ -300,5 +301,50 @@ func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP when coin_return_60s < -0.2 and imbalance_up > -0.5, exit above 0.6"}))
 	if err != nil || FormatCode(Rules{Strategy: spec.Strategy}) != "side=UP entry: coin_return_60s < -0.2 and imbalance_up > -0.5 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=30000" {
 		t.Errorf("negative returns and imbalances: %v %s", err, FormatCode(Rules{Strategy: spec.Strategy}))
+	}
+}
+
+// TestPromptChoosesItsMarkets: the markets a prompt names are the ones
+// tested where the request names none, and a prompt that names others
+// than the request's, or several, is refused on the prompt: read as the
+// defaults (BTC 15m), a backtest ran on markets the user did not mean.
+func TestPromptChoosesItsMarkets(t *testing.T) {
+	t.Parallel()
+	const rules = " when price_up < 0.3, exit above 0.6"
+	for _, tc := range []struct {
+		prompt     string
+		coin, mt   string // the request's
+		wantCoin   store.Coin
+		wantType   store.MarketType
+		refusedFor string // a word of the refusal; "" when accepted
+	}{
+		{prompt: "buy UP" + rules, wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP on ETH 5m markets" + rules, wantCoin: store.ETH, wantType: store.M5},
+		{prompt: "buy UP on ethereum 15-minute markets" + rules, wantCoin: store.ETH, wantType: store.M15},
+		{prompt: "on 4h markets buy UP" + rules, wantCoin: store.BTC, wantType: store.H4},
+		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
+		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},
+		{prompt: "buy UP on 5m markets" + rules, mt: "1h", refusedFor: "marketType is 1hr"},
+		{prompt: "buy UP on BTC or ETH markets" + rules, refusedFor: "one coin"},
+		{prompt: "buy UP on 5m and 15m markets" + rules, refusedFor: "one market type"},
+	} {
+		req := Request{Prompt: tc.prompt, Coin: store.Coin(tc.coin), MarketType: store.MarketType(tc.mt)}
+		err := req.Normalize()
+		if tc.refusedFor != "" {
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.refusedFor) {
+				t.Errorf("%q (coin %q, marketType %q): %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, tc.coin, tc.mt, err, tc.refusedFor)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		spec, err := Builtin{}.Generate(context.Background(), req)
+		if err != nil || spec.Rules.Coin != tc.wantCoin || spec.Rules.MarketType != tc.wantType {
+			t.Errorf("%q (coin %q, marketType %q): %s %s, %v; want %s %s", tc.prompt, tc.coin, tc.mt, spec.Rules.Coin, spec.Rules.MarketType, err, tc.wantCoin, tc.wantType)
+		}
 	}
 }

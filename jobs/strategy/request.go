@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -158,21 +160,42 @@ func (r *Request) Normalize() error {
 			return invalid("preset", fmt.Sprintf("preset %q is not one of %s", r.Preset, strings.Join(Presets(), ", ")))
 		}
 	}
-	coin := store.BTC
-	if r.Coin != "" {
+	// The markets are the request's coin and marketType; a prompt that
+	// names them ("on ETH 5m markets") chooses them where the request does
+	// not, and one that names others than the request's is refused: read
+	// as the request's defaults, BTC 15m, a backtest would have run on
+	// markets the user did not mean, without a word.
+	coin, mt := store.BTC, store.M15
+	coins, types := coinsNamed(prompt), typesNamed(prompt)
+	switch {
+	case r.Coin != "":
 		c, err := parseCoin(string(r.Coin), true)
 		if err != nil {
 			return err
 		}
 		coin = c
+		if len(coins) > 0 && (len(coins) > 1 || coins[0] != c) {
+			return invalid("prompt", fmt.Sprintf("the prompt names %s, but coin is %s: the request's coin chooses the markets; drop one or make them agree", joinCoins(coins), c))
+		}
+	case len(coins) > 1:
+		return invalid("prompt", fmt.Sprintf("the prompt names %s: a strategy is tested on one coin's markets; name one, or set coin", joinCoins(coins)))
+	case len(coins) == 1:
+		coin = coins[0]
 	}
-	mt := store.M15
-	if r.MarketType != "" {
+	switch {
+	case r.MarketType != "":
 		t, err := parseMarketTypeField(string(r.MarketType), true)
 		if err != nil {
 			return err
 		}
 		mt = t
+		if len(types) > 0 && (len(types) > 1 || types[0] != t) {
+			return invalid("prompt", fmt.Sprintf("the prompt names %s markets, but marketType is %s: the request's marketType chooses the markets; drop one or make them agree", joinTypes(types), t))
+		}
+	case len(types) > 1:
+		return invalid("prompt", fmt.Sprintf("the prompt names %s markets: a strategy is tested on one market type; name one, or set marketType", joinTypes(types)))
+	case len(types) == 1:
+		mt = types[0]
 	}
 	if !mt.AvailableFor(coin) {
 		return invalid("marketType", fmt.Sprintf("%s markets exist for BTC only; %s has 5m, 15m and 1h markets", mt, coin))
@@ -199,6 +222,67 @@ func (r *Request) Normalize() error {
 	}
 	r.Prompt, r.Coin, r.MarketType = prompt, coin, mt
 	return nil
+}
+
+// reCoinWord finds the coins a prompt names.
+var reCoinWord = regexp.MustCompile(`(?i)\b(btc|bitcoin|eth|ether|ethereum|sol|solana)\b`)
+
+// coinsNamed is the coins the prompt names, each once, in order.
+func coinsNamed(prompt string) []store.Coin {
+	var out []store.Coin
+	for _, m := range reCoinWord.FindAllStringSubmatch(prompt, -1) {
+		c := store.BTC
+		switch strings.ToLower(m[1]) {
+		case "eth", "ether", "ethereum":
+			c = store.ETH
+		case "sol", "solana":
+			c = store.SOL
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// reTypeParts splits a market phrase (reMarketType) into its amount and
+// unit.
+var reTypeParts = regexp.MustCompile(`(?i)(\d+)\s*-?\s*(m|min|minute|h|hr|hour)`)
+
+// typesNamed is the market types the prompt names as markets (reMarketType:
+// "on 5m markets", "15-minute windows", "4h"), each once, in order.
+func typesNamed(prompt string) []store.MarketType {
+	var out []store.MarketType
+	for _, phrase := range reMarketType.FindAllString(strings.ToLower(prompt), -1) {
+		m := reTypeParts.FindStringSubmatch(phrase)
+		if m == nil {
+			continue
+		}
+		unit := "m"
+		if strings.HasPrefix(m[2], "h") {
+			unit = "h"
+		}
+		if t, ok := ParseMarketType(m[1] + unit); ok && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func joinCoins(cs []store.Coin) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, " and ")
+}
+
+func joinTypes(ts []store.MarketType) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, " and ")
 }
 
 // floatOf is n as a number a request states, nil for 0 (not given).
