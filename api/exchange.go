@@ -88,9 +88,15 @@ type tradesInput struct {
 }
 
 type depthHistoryOutput struct{ Body *depthPageBody }
-type latestDepthOutput struct{ Body *latestDepthBody }
+type latestDepthOutput struct {
+	LastModified string `header:"Last-Modified" doc:"When the collector took this depth from Binance: a collector that stopped hearing from Binance leaves the last one here, and this says how old it is."`
+	Body         *latestDepthBody
+}
 type tradesOutput struct{ Body *tradesBody }
-type tradeOutput struct{ Body *tradeBody }
+type tradeOutput struct {
+	LastModified string `header:"Last-Modified" doc:"When the trade happened."`
+	Body         *tradeBody
+}
 
 func (s *Server) registerExchange() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
@@ -233,7 +239,15 @@ func (s *Server) latestDepth(ctx context.Context, k store.ExchangeKind, in *coin
 	if err != nil {
 		return nil, s.storeFailure(ctx, "read latest depth", err)
 	}
-	return &latestDepthOutput{Body: &latestDepthBody{d: d}}, nil
+	return &latestDepthOutput{LastModified: httpDate(d.Time), Body: &latestDepthBody{d: d}}, nil
+}
+
+// httpDate is t as an HTTP date (Last-Modified), "" for no time.
+func httpDate(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(http.TimeFormat)
 }
 
 func (s *Server) recentTrades(ctx context.Context, k store.ExchangeKind, in *tradesInput) (*tradesOutput, error) {
@@ -260,7 +274,7 @@ func (s *Server) latestTrade(ctx context.Context, k store.ExchangeKind, in *coin
 	if len(trades) == 0 {
 		return nil, Errorf(http.StatusNotFound, CodeNotFound, "no trades recorded yet for %s", series(c, k))
 	}
-	return &tradeOutput{Body: &tradeBody{trade: trades[0], spot: k == store.Spot}}, nil
+	return &tradeOutput{LastModified: httpDate(trades[0].Time), Body: &tradeBody{trade: trades[0], spot: k == store.Spot}}, nil
 }
 
 func (s *Server) depthHistory(ctx context.Context, k store.ExchangeKind, in *depthHistoryInput) (*depthHistoryOutput, error) {

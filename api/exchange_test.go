@@ -134,6 +134,11 @@ func TestLatestDepth(t *testing.T) {
 				if ct := r.header.Get("Content-Type"); ct != "application/json" {
 					t.Errorf("%s: Content-Type %q", path, ct)
 				}
+				// How old the depth is: a collector that stopped hearing
+				// from Binance leaves the last one.
+				if lm, want := r.header.Get("Last-Modified"), time.UnixMilli(fixtureMillis).UTC().Format(http.TimeFormat); lm != want {
+					t.Errorf("%s: Last-Modified %q, want %q (the depth's time)", path, lm, want)
+				}
 			}
 		})
 	}
@@ -162,6 +167,9 @@ func TestTrades(t *testing.T) {
 				latest := b.get(store.Enterprise, base+"/trade/latest")
 				if want := `{"data":` + fixtureTradeJSON(kind) + `}`; string(latest.body) != want {
 					t.Errorf("%s trade/latest:\n got %s\nwant %s", kind, latest.body, want)
+				}
+				if lm := latest.header.Get("Last-Modified"); lm == "" {
+					t.Errorf("%s trade/latest: no Last-Modified", kind)
 				}
 
 				// Default limit, newest first, total is the number returned.
