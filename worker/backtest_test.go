@@ -403,15 +403,8 @@ func TestGenerationsLeaveReplaysASlot(t *testing.T) {
 	const concurrency = 4
 	f := newBTFixture(t)
 	gen := blockingGenerator{started: make(chan string, concurrency), release: make(chan struct{})}
-	w, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: f.st, Logger: quietLog(), Concurrency: concurrency,
+	startWorker(t, worker.Config{Redis: f.rdb, Store: f.st, Logger: quietLog(), Concurrency: concurrency,
 		Backtest: worker.BacktestConfig{Generator: gen, PollInterval: 20 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
 
 	answered := make(chan error, concurrency)
 	for i := range concurrency {

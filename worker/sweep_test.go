@@ -142,20 +142,7 @@ func TestBusyWorkerLeavesShardsQueued(t *testing.T) {
 	}
 
 	close(held.release)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got, err := mem.GetSweep(ctx, sw.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status == store.SweepDone {
-			break
-		}
-		if got.Status.Final() || time.Now().After(deadline) {
-			t.Fatalf("sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSweepDone(t, mem, sw.ID, "once the slot freed")
 }
 
 // blockedStore blocks the reads of one market until release and counts
@@ -246,20 +233,7 @@ func TestShardsGiveWayToReplays(t *testing.T) {
 	if err := <-replayed; err != nil {
 		t.Fatalf("replay: %v", err)
 	}
-	deadline = time.Now().Add(time.Minute)
-	for {
-		got, err := mem.GetSweep(ctx, sw.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status == store.SweepDone {
-			return
-		}
-		if got.Status.Final() || time.Now().After(deadline) {
-			t.Fatalf("after the replay: sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSweepDone(t, mem, sw.ID, "after the replay")
 }
 
 // TestShardsGoOnBesideGenerations: a generation waiting on a slow model
@@ -286,9 +260,16 @@ func TestShardsGoOnBesideGenerations(t *testing.T) {
 	if err := client.EnqueueSweep(ctx, shards); err != nil {
 		t.Fatal(err)
 	}
+	waitSweepDone(t, mem, sw.ID, "beside a generation waiting on its model")
+}
+
+// waitSweepDone waits up to a minute for the sweep to be DONE, and fails
+// the test, saying when (what), if it ends otherwise or is not by then.
+func waitSweepDone(t *testing.T, st store.Store, id, what string) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		got, err := mem.GetSweep(ctx, sw.ID)
+		got, err := st.GetSweep(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +277,7 @@ func TestShardsGoOnBesideGenerations(t *testing.T) {
 			return
 		}
 		if got.Status.Final() || time.Now().After(deadline) {
-			t.Fatalf("beside a generation waiting on its model: sweep %s, %d of %d replays", got.Status, got.ReplaysDone, got.ReplaysTotal)
+			t.Fatalf("%s: sweep %s, %d of %d replays", what, got.Status, got.ReplaysDone, got.ReplaysTotal)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
