@@ -474,12 +474,23 @@ func (c *Client) Ping(ctx context.Context) error { return c.rdb.Ping(ctx).Err() 
 // enqueueing a sweep again (after a crash between two shards) adds only
 // the shards that are missing.
 func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) error {
+	if err := enqueueShards(ctx, c.queue, shards); err != nil {
+		return err
+	}
+	c.wake(ctx, jobs.QueueSweeps)
+	return nil
+}
+
+// enqueueShards puts shards on the sweeps queue, each under its task id
+// (sweep and market): a shard still queued, running or retrying is left as
+// it is.
+func enqueueShards(ctx context.Context, queue *asynq.Client, shards []sweep.ShardTask) error {
 	for _, sh := range shards {
 		b, err := json.Marshal(sh)
 		if err != nil {
 			return fmt.Errorf("encode sweep shard: %w", err)
 		}
-		_, err = c.queue.EnqueueContext(ctx, asynq.NewTask(sweep.TaskType, b), asynq.Queue(jobs.QueueSweeps),
+		_, err = queue.EnqueueContext(ctx, asynq.NewTask(sweep.TaskType, b), asynq.Queue(jobs.QueueSweeps),
 			asynq.TaskID(sh.Sweep+":"+sh.Market), asynq.Timeout(30*time.Minute),
 			// A shard whose worker died comes back at once (retryDelay);
 			// one that fails again and again is a fault worth giving up on.
@@ -488,6 +499,5 @@ func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) err
 			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
 		}
 	}
-	c.wake(ctx, jobs.QueueSweeps)
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 )
 
@@ -175,6 +176,22 @@ func (s *Server) Run(ctx context.Context) error {
 	pruning := make(chan struct{})
 	go func() { SweepPruner{Store: s.store, Log: s.log}.Run(pruneCtx); close(pruning) }()
 	defer func() { stopPruning(); <-pruning }()
+	if lister, ok := s.store.(StalledSweepLister); ok { // sweep_resume.go: shards lost with Redis are queued again
+		resumeCtx, stopResuming := context.WithCancel(ctx)
+		resuming := make(chan struct{})
+		q := asynq.NewClientFromRedisClient(s.rdb)
+		r := SweepResumer{Store: struct {
+			store.SweepStore
+			StalledSweepLister
+		}{s.store, lister}, Log: s.log, Enqueue: func(ctx context.Context, shards []sweep.ShardTask) error {
+			if err := enqueueShards(ctx, q, shards); err != nil {
+				return err
+			}
+			return wake(ctx, s.rdb, jobs.QueueSweeps)
+		}}
+		go func() { r.Run(resumeCtx); close(resuming) }()
+		defer func() { stopResuming(); <-resuming }()
+	}
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}

@@ -318,3 +318,22 @@ func cloneSweep(sw store.Sweep, withResult bool) store.Sweep {
 	sw.FinishedAt = clonePtr(sw.FinishedAt)
 	return sw
 }
+
+// ListStalledSweeps returns the QUEUED and RUNNING sweeps last updated
+// before t, oldest first, without their results (worker.SweepResumer).
+func (s *Store) ListStalledSweeps(ctx context.Context, t time.Time) ([]store.Sweep, error) {
+	if err := live(ctx, "list stalled sweeps"); err != nil {
+		return nil, err
+	}
+	tb := &s.sweeps
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	out := []store.Sweep{}
+	for _, e := range tb.byID {
+		if e.sw.Status.Active() && e.sw.UpdatedAt.Before(t) {
+			out = append(out, cloneSweep(e.sw, false))
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Sweep) int { return a.UpdatedAt.Compare(b.UpdatedAt) })
+	return out, nil
+}

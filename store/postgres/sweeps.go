@@ -365,3 +365,19 @@ func scanSweep(row pgx.CollectableRow) (store.Sweep, error) {
 	sw.CreatedAt, sw.UpdatedAt, sw.FinishedAt = utc(sw.CreatedAt), utc(sw.UpdatedAt), utcPtr(sw.FinishedAt)
 	return sw, nil
 }
+
+// ListStalledSweeps returns the QUEUED and RUNNING sweeps last updated
+// before t, oldest first, without their results (worker.SweepResumer).
+func (s *Store) ListStalledSweeps(ctx context.Context, t time.Time) ([]store.Sweep, error) {
+	const op = "list stalled sweeps"
+	rows, _ := s.pool.Query(ctx, `select `+listColumns+` from sweeps
+		where status in ('QUEUED', 'RUNNING') and updated_at < $1 order by updated_at`, t)
+	sweeps, err := pgx.CollectRows(rows, scanSweep)
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if sweeps == nil {
+		sweeps = []store.Sweep{}
+	}
+	return sweeps, nil
+}
