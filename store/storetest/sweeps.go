@@ -22,6 +22,7 @@ func sweepTests() []test {
 		{"Copies", testSweepCopies},
 		{"List", testSweepList},
 		{"CountActive", testSweepCountActive},
+		{"Stalled", testSweepStalled},
 		{"Cap", testSweepCap},
 		{"ConcurrentCap", testSweepConcurrentCap},
 		{"Transitions", testSweepTransitions},
@@ -366,6 +367,55 @@ func testSweepCountActive(t *testing.T, s store.Store) {
 		if n != tc.want {
 			t.Errorf("CountActiveSweeps(%q) = %d, want %d", tc.customer, n, tc.want)
 		}
+	}
+}
+
+// testSweepStalled lists the sweeps in flight not updated since a time, of
+// every customer, for the workers' resumer (a store without
+// ListStalledSweeps skips it).
+func testSweepStalled(t *testing.T, s store.Store) {
+	lister, ok := s.(interface {
+		ListStalledSweeps(ctx context.Context, before time.Time) ([]store.Sweep, error)
+	})
+	if !ok {
+		t.Skip("the store does not list stalled sweeps")
+	}
+	ctx := t.Context()
+	ada, bea := sweepCustomer(t, s, "ada"), sweepCustomer(t, s, "bea")
+	mine := map[string]bool{}
+	var want []string
+	for _, c := range []struct {
+		customer string
+		status   store.SweepStatus
+	}{{ada, store.SweepQueued}, {ada, store.SweepRunning}, {ada, store.SweepDone}, {ada, store.SweepFailed},
+		{ada, store.SweepCancelled}, {bea, store.SweepRunning}} {
+		sw := sweepIn(t, s, c.customer, c.status)
+		mine[sw.ID] = true
+		if c.status.Active() {
+			want = append(want, sw.ID)
+		}
+	}
+	ids := func(before time.Time) []string {
+		got, err := lister.ListStalledSweeps(ctx, before)
+		mustOK(t, err, "ListStalledSweeps")
+		var out []string
+		for _, sw := range got {
+			if sw.Result != nil {
+				t.Errorf("ListStalledSweeps: sweep %s has its result; want none in a listing", sw.ID)
+			}
+			if mine[sw.ID] {
+				out = append(out, sw.ID)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	slices.Sort(want)
+	if got := ids(time.Now().Add(time.Hour)); !slices.Equal(got, want) {
+		t.Errorf("ListStalledSweeps(in an hour) = %v, want the sweeps in flight %v", got, want)
+	}
+	if got := ids(time.Now().Add(-time.Hour)); len(got) != 0 {
+		t.Errorf("ListStalledSweeps(an hour ago) = %v, want none", got)
 	}
 }
 
