@@ -91,6 +91,12 @@ func (r SweepResumer) Resume(ctx context.Context) (int, error) {
 				missing = append(missing, sweep.ShardTask{Sweep: sw.ID, Market: m})
 			}
 		}
+		if len(missing) == 0 && len(sw.Markets) > 0 {
+			// Every shard is stored, and the worker that stored the last
+			// one stopped before it summarized them: a shard run again
+			// stores nothing and finishes the sweep.
+			missing = []sweep.ShardTask{{Sweep: sw.ID, Market: sw.Markets[len(sw.Markets)-1]}}
+		}
 		if len(missing) == 0 {
 			continue
 		}

@@ -72,3 +72,26 @@ func TestSweepResumerStartsQueuedSweep(t *testing.T) {
 		t.Fatalf("after Resume the sweep is %v, %v; want RUNNING", s.Status, err)
 	}
 }
+
+// TestSweepResumerFinishesSummarizedNowhere: a sweep whose every shard is
+// stored but which is still RUNNING (the worker that stored the last shard
+// stopped before it summarized them, and its task was lost) has one shard
+// queued again: run again, it stores nothing and finishes the sweep.
+func TestSweepResumerFinishesSummarizedNowhere(t *testing.T) {
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	for _, sh := range shards {
+		if _, err := mem.PutSweepShard(ctx, sw.ID, sh.Market, sw.TrialCount, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, err := mem.GetSweep(ctx, sw.ID); err != nil || s.Status != store.SweepRunning {
+		t.Fatalf("sweep %v, %v; want RUNNING", s.Status, err)
+	}
+	var got []sweep.ShardTask
+	r := worker.SweepResumer{Store: mem, Now: func() time.Time { return time.Now().Add(worker.SweepStallAfter + time.Second) },
+		Enqueue: func(_ context.Context, s []sweep.ShardTask) error { got = append(got, s...); return nil }}
+	if n, err := r.Resume(ctx); err != nil || n != 1 || len(got) != 1 || got[0] != shards[len(shards)-1] {
+		t.Fatalf("Resume = %d, %v, enqueued %v; want the last shard %v", n, err, got, shards[len(shards)-1])
+	}
+}
