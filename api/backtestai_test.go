@@ -865,3 +865,25 @@ func TestMarketCountIsAnyWholeJSONNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestJobTimeoutCutShortSaysWhy: a wait that ends before JOB_WAIT (an api
+// process stopping answers its waiting requests with their job ids) is a
+// 504 whose message says so, not that the job ran the whole JOB_WAIT:
+// chaos testing saw "the job did not finish within 1m0s" 22 s into a
+// request cut short by a SIGTERM.
+func TestJobTimeoutCutShortSaysWhy(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobs = func(r api.JobRunner) api.JobRunner {
+			return failingBacktests{r, &worker.TimeoutError{JobID: "backtest-x"}}
+		}
+	})
+	tok := "Bearer " + b.token(store.Enterprise)
+	e := wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok,
+		`{"strategy_code":"side=UP entry: price_up < 0.45 exit: price_up > 0.55 size=10","marketCount":3}`),
+		http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	msg, _ := e["message"].(string)
+	if strings.Contains(msg, "within 30s") || !strings.Contains(msg, "shutting down") || !strings.Contains(msg, "it goes on: fetch its result with GET /v1/jobs/backtest-") {
+		t.Errorf("message %q: want the wait cut short by a shutdown, and the job's address", msg)
+	}
+}

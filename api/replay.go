@@ -362,14 +362,21 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 // (a replay's, taken while its market was read); done is not nil.
 func (s *Server) runHolding(ctx context.Context, j worker.Job, p principal, slot heldSlot, done func(*jobs.Outcome)) (jobs.Outcome, error) {
 	release := slot.release
+	started := time.Now()
 	o, id, err := s.cfg.Jobs.Run(context.WithoutCancel(ctx), j, p.Customer.ID, s.cfg.JobWait)
 	var te *worker.TimeoutError
 	switch {
 	case errors.As(err, &te):
 		// The job goes on without its request.
 		go s.watchJob(p, id, jobBound(j), slot, done)
+		why := "the job did not finish within " + s.cfg.JobWait.String()
+		if waited := time.Since(started); waited < s.cfg.JobWait {
+			// The wait was cut short: this api process is stopping
+			// (worker.Client.StopWaiting), and answers before it exits.
+			why = "this server is shutting down and stopped waiting for the job after " + waited.Round(time.Second).String()
+		}
 		return jobs.Outcome{}, Errorf(http.StatusGatewayTimeout, CodeJobTimeout,
-			"the job did not finish within %s; it goes on: fetch its result with GET /v1/jobs/%s", s.cfg.JobWait, id).With("job_id", id)
+			"%s; it goes on: fetch its result with GET /v1/jobs/%s", why, id).With("job_id", id)
 	case err != nil:
 		if release != nil {
 			release()
