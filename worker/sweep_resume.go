@@ -20,9 +20,12 @@ const SweepStallAfter = 2 * time.Minute
 const SweepResumeEvery = time.Minute
 
 // StalledSweepLister lists the sweeps in flight that have not changed
-// since a time (the Postgres and memory stores have it).
+// since a time, and the markets whose shards a sweep has stored, without
+// their results, which a sweep of thousands of markets holds megabytes of
+// (the Postgres and memory stores have it).
 type StalledSweepLister interface {
 	ListStalledSweeps(ctx context.Context, before time.Time) ([]store.Sweep, error)
+	StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error)
 }
 
 // SweepResumer puts back on the queue the shards of sweeps that stopped
@@ -74,16 +77,13 @@ func (r SweepResumer) Resume(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, sw := range stalled {
-		stored, err := r.Store.ListSweepShards(ctx, sw.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
+		stored, err := r.Store.StoredShardMarkets(ctx, sw.ID)
 		if err != nil {
 			return n, fmt.Errorf("worker: list the shards of sweep %s: %w", sw.ID, err)
 		}
 		done := make(map[string]bool, len(stored))
-		for _, sh := range stored {
-			done[sh.Market] = true
+		for _, m := range stored {
+			done[m] = true
 		}
 		var missing []sweep.ShardTask
 		for _, m := range sw.Markets {

@@ -319,6 +319,25 @@ func cloneSweep(sw store.Sweep, withResult bool) store.Sweep {
 	return sw
 }
 
+// StoredShardMarkets returns the markets of the sweep's stored shards, in
+// no order, without their results (worker.SweepResumer); none for an
+// unknown sweep.
+func (s *Store) StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error) {
+	if err := live(ctx, fmt.Sprintf("list the stored shards of sweep %q", sweepID)); err != nil {
+		return nil, err
+	}
+	tb := &s.sweeps
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	out := []string{}
+	if e, ok := tb.byID[sweepID]; ok {
+		for m := range e.shards {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 // ListStalledSweeps returns the QUEUED and RUNNING sweeps last updated
 // before t, oldest first, without their results (worker.SweepResumer).
 func (s *Store) ListStalledSweeps(ctx context.Context, t time.Time) ([]store.Sweep, error) {

@@ -366,6 +366,25 @@ func scanSweep(row pgx.CollectableRow) (store.Sweep, error) {
 	return sw, nil
 }
 
+// StoredShardMarkets returns the markets of the sweep's stored shards, in
+// no order, without their results (worker.SweepResumer: what a stalled
+// sweep lacks); none for an unknown sweep.
+func (s *Store) StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error) {
+	op := fmt.Sprintf("list the stored shards of sweep %q", sweepID)
+	if !storable(sweepID) {
+		return []string{}, early(ctx, op, nil)
+	}
+	rows, _ := s.pool.Query(ctx, `select market from sweep_shards where sweep_id = $1`, sweepID)
+	markets, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	if markets == nil {
+		markets = []string{}
+	}
+	return markets, nil
+}
+
 // ListStalledSweeps returns the QUEUED and RUNNING sweeps last updated
 // before t, oldest first, without their results (worker.SweepResumer).
 func (s *Store) ListStalledSweeps(ctx context.Context, t time.Time) ([]store.Sweep, error) {

@@ -376,6 +376,7 @@ func testSweepCountActive(t *testing.T, s store.Store) {
 func testSweepStalled(t *testing.T, s store.Store) {
 	lister, ok := s.(interface {
 		ListStalledSweeps(ctx context.Context, before time.Time) ([]store.Sweep, error)
+		StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error)
 	})
 	if !ok {
 		t.Skip("the store does not list stalled sweeps")
@@ -416,6 +417,30 @@ func testSweepStalled(t *testing.T, s store.Store) {
 	}
 	if got := ids(time.Now().Add(-time.Hour)); len(got) != 0 {
 		t.Errorf("ListStalledSweeps(an hour ago) = %v, want none", got)
+	}
+
+	// What a stalled sweep has stored: its shards' markets, no more.
+	sw := sweepIn(t, s, bea, store.SweepRunning)
+	markets := func(id string) []string {
+		got, err := lister.StoredShardMarkets(ctx, id)
+		mustOK(t, err, "StoredShardMarkets")
+		slices.Sort(got)
+		return got
+	}
+	if got := markets(sw.ID); len(got) != 0 {
+		t.Errorf("StoredShardMarkets of a sweep without shards = %v, want none", got)
+	}
+	for _, m := range []string{sw.Markets[2], sw.Markets[0], sw.Markets[0]} {
+		_, err := s.PutSweepShard(ctx, sw.ID, m, sw.TrialCount, trialResults(sw.TrialCount, "x"))
+		mustOK(t, err, "PutSweepShard")
+	}
+	want = []string{sw.Markets[0], sw.Markets[2]}
+	slices.Sort(want)
+	if got := markets(sw.ID); !slices.Equal(got, want) {
+		t.Errorf("StoredShardMarkets = %v, want %v", got, want)
+	}
+	if got := markets("sw_unknownunknown0"); len(got) != 0 {
+		t.Errorf("StoredShardMarkets of an unknown sweep = %v, want none", got)
 	}
 }
 
