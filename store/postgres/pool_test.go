@@ -1,9 +1,11 @@
 package postgres_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
@@ -39,4 +41,53 @@ func withParam(url, param string) string {
 		return url + "&" + param
 	}
 	return url + "?" + param
+}
+
+// TestLockTimeout: a query that waits for a lock a long transaction holds
+// fails after lock_timeout (DefaultLockTimeout unless DATABASE_URL sets
+// it) as store.ErrUnavailable, which the api answers 503, instead of
+// hanging; a migration waits for its locks as long as it takes.
+func TestLockTimeout(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var got string
+	if err := st.Pool().QueryRow(ctx, "show lock_timeout").Scan(&got); err != nil || got != "10s" {
+		t.Errorf("lock_timeout %q (%v), want 10s by default", got, err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	short, err := postgres.Open(ctx, withParam(url, "lock_timeout=300"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	// Another session holds the markets table.
+	tx, err := st.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "lock table markets in access exclusive mode"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = short.GetMarket(ctx, "btc-updown-15m-1")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("GetMarket while markets is locked: %v, want ErrUnavailable after the lock timeout", err)
+	}
+	// The pool's connections keep their timeout after a migration.
+	if err := short.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate (nothing to do) beside the lock: %v", err)
+	}
+	for range 3 {
+		if err := short.Pool().QueryRow(ctx, "show lock_timeout").Scan(&got); err != nil || got != "300ms" {
+			t.Errorf("after Migrate: lock_timeout %q (%v), want 300ms", got, err)
+		}
+	}
 }

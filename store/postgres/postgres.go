@@ -54,10 +54,19 @@ func DefaultMaxConns() int32 {
 	return int32(max(16, 4*runtime.GOMAXPROCS(0)))
 }
 
+// DefaultLockTimeout is how long a statement waits for a lock (Postgres's
+// lock_timeout) unless databaseURL says otherwise: a table held by a long
+// transaction (an ALTER TABLE, an operator's session) makes the queries
+// that need it fail, as store.ErrUnavailable, instead of hanging every
+// request that reads it for as long (an api answered after 69 s, its
+// /readyz ready all along). Migrate waits as long as it takes.
+const DefaultLockTimeout = 10 * time.Second
+
 // Open connects to the database at databaseURL (a postgres:// URL or a
 // key=value connection string; pool settings such as pool_max_conns go in
-// it too, the pool's size DefaultMaxConns unless it says) and checks that
-// it answers. Call Migrate before first use of a new database.
+// it too, the pool's size DefaultMaxConns unless it says, and so may
+// lock_timeout, DefaultLockTimeout unless it says) and checks that it
+// answers. Call Migrate before first use of a new database.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
@@ -65,6 +74,9 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	}
 	if !strings.Contains(databaseURL, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns()
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set && !strings.Contains(databaseURL, "lock_timeout") {
+		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(DefaultLockTimeout.Milliseconds(), 10)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -121,6 +133,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
 	defer conn.Release()
+	// A migration waits for its locks as long as it takes (lock_timeout
+	// 0); the connection goes back to the pool with the pool's own.
+	if _, err := conn.Exec(ctx, "set lock_timeout = 0"); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "reset lock_timeout") }()
 	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
@@ -217,7 +235,8 @@ func unreachable(err error) bool {
 		return true
 	}
 	code := pgCode(err)
-	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+	// 55P03: a lock not granted within lock_timeout (DefaultLockTimeout).
+	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03" || code == "55P03"
 }
 
 // storable reports whether Postgres can hold s as text: valid UTF-8 with no
