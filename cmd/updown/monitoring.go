@@ -176,6 +176,14 @@ func hideTaskErrors(next http.Handler) http.Handler {
 		}
 		buf := &bufferedResponse{header: http.Header{}}
 		next.ServeHTTP(buf, r)
+		if buf.status >= http.StatusInternalServerError {
+			// asynqmon answers a failure of Redis with its error as plain
+			// text, Redis's address included: the envelope instead.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write(monitoringUnavailable)
+			return
+		}
 		body := buf.body.Bytes()
 		// asynqmon writes its JSON without a Content-Type (the server
 		// sniffs one later): every answer that parses as JSON is filtered.
@@ -208,6 +216,10 @@ func hideTaskErrors(next http.Handler) http.Handler {
 		_, _ = w.Write(body)
 	})
 }
+
+// monitoringUnavailable is the UI's answer when asynqmon failed (Redis
+// down, mostly): SPEC 7's envelope, without the failure's text.
+var monitoringUnavailable = []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the monitoring UI could not read the queues: Redis is unavailable or failing (the api's /readyz and its log say more)"}}`)
 
 // hideErrorTexts replaces every non-empty "error_message" in v.
 func hideErrorTexts(v any) {

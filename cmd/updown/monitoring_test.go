@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -278,5 +279,34 @@ func TestMonitoringPageSelfContained(t *testing.T) {
 				t.Errorf("%s with write %v: the page does not say %s", p, write, flag)
 			}
 		}
+	}
+}
+
+// TestMonitoringRedisDown: with Redis down, the UI's API answers 503 in
+// SPEC 7's envelope, without Redis's address (asynqmon wrote its error,
+// address included, as plain text with a 500).
+func TestMonitoringRedisDown(t *testing.T) {
+	t.Parallel()
+	dead := freeAddr(t) // nothing listens there
+	ui := monitoringUI(asynq.RedisClientOpt{Addr: dead, DialTimeout: time.Second}, monitoringOptions{Dev: true})
+	srv := httptest.NewServer(ui)
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + "/monitoring/api/queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var env struct {
+		Success bool `json:"success"`
+		Error   struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if res.StatusCode != http.StatusServiceUnavailable || json.Unmarshal(b, &env) != nil || env.Success || env.Error.Code != "SERVICE_UNAVAILABLE" {
+		t.Errorf("queues with Redis down: %d %s, want 503 SERVICE_UNAVAILABLE in the envelope", res.StatusCode, b)
+	}
+	if strings.Contains(string(b), dead) {
+		t.Errorf("the answer names Redis's address: %s", b)
 	}
 }
