@@ -473,6 +473,12 @@ func (im *importer) flushMarkets() error {
 }
 
 // marketReader is a Sink that reads its markets back: every store.Store.
+// newerUpserter is a store that upserts only the markets newer than what
+// it holds (postgres.Store, memory.Store).
+type newerUpserter interface {
+	UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error)
+}
+
 type marketReader interface {
 	GetMarket(ctx context.Context, slug string) (store.Market, error)
 }
@@ -483,6 +489,11 @@ type marketReader interface {
 // does not take back what was recorded since, and an import of an export
 // is idempotent. A Sink that cannot read its markets back gets them all.
 func UpsertNewer(ctx context.Context, dst Sink, markets []store.Market) (int, error) {
+	if w, ok := dst.(newerUpserter); ok {
+		// Decided by the store as it writes (both of ours): nothing written
+		// between a read and the write is undone, in one round trip.
+		return w.UpsertMarketsNewer(ctx, markets)
+	}
 	if r, ok := dst.(marketReader); ok {
 		keep := make([]store.Market, 0, len(markets))
 		for _, m := range markets {

@@ -93,6 +93,40 @@ func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error
 	return nil
 }
 
+// UpsertMarketsNewer is UpsertMarkets leaving as it is every market stored
+// with a later updated_at than the one given (a record without one is
+// written), under the store's lock. It returns how many it wrote.
+func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error) {
+	if err := live(ctx, "upsert newer markets"); err != nil {
+		return 0, err
+	}
+	batch := make([]store.Market, 0, len(markets))
+	for i, m := range markets {
+		if m.Slug == "" {
+			return 0, fmt.Errorf("memory: upsert newer markets: market %d of %d has no slug: %w", i+1, len(markets), store.ErrInvalid)
+		}
+		batch = append(batch, normMarket(m))
+	}
+	now := s.clock()
+
+	s.marketsMu.Lock()
+	defer s.marketsMu.Unlock()
+	keep := batch[:0]
+	for _, m := range batch {
+		if e, ok := s.markets[m.Slug]; ok && e.m.UpdatedAt.After(stamp(m.UpdatedAt, now)) {
+			continue
+		}
+		keep = append(keep, m)
+	}
+	if err := s.checkMarketIDs(keep); err != nil {
+		return 0, err
+	}
+	for _, m := range keep {
+		s.putMarket(m, now)
+	}
+	return len(keep), nil
+}
+
 // checkMarketIDs returns ErrConflict if writing the batch, one market after
 // the other, would give a market_id to a second slug. It changes nothing:
 // it tracks the batch's effect in maps of its own.

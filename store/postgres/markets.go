@@ -74,6 +74,51 @@ on conflict (slug) do update set
 	maker_rebate_rate = excluded.maker_rebate_rate,
 	data_sources = case when cardinality($30::text[]) = 0 then markets.data_sources else $30::text[] end`
 
+// UpsertMarketsNewer is UpsertMarkets leaving as it is every market stored
+// with a later updated_at than the one given (a record without one is
+// written), decided row by row in the statement itself, so that no writer
+// between a read and the write is undone. It returns how many it wrote.
+func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error) {
+	const op = "upsert newer markets"
+	for _, m := range markets {
+		if m.Slug == "" {
+			return 0, invalid(op, "market without a slug")
+		}
+	}
+	if len(markets) == 0 {
+		return 0, nil
+	}
+	now := s.stamp()
+	batch := &pgx.Batch{}
+	for _, m := range markets {
+		created, updated := micro(m.CreatedAt), micro(m.UpdatedAt)
+		if created.IsZero() {
+			created = now
+		}
+		if updated.IsZero() {
+			updated = now
+		}
+		batch.Queue(upsertMarketSQL+"\nwhere markets.updated_at <= excluded.updated_at", upsertMarketArgs(m, created, updated, dataSources(m.DataSources))...)
+	}
+	written := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		br := tx.SendBatch(ctx, batch)
+		for range markets {
+			tag, err := br.Exec()
+			if err != nil {
+				_ = br.Close()
+				return err
+			}
+			written += int(tag.RowsAffected())
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return 0, wrap(op, err)
+	}
+	return written, nil
+}
+
 // UpsertMarkets inserts or updates the markets in one transaction: all of
 // them are stored or none.
 func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error {

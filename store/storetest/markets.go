@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ func marketTests() []test {
 		{"PolymarketFieldsUnknown", testMarketPolymarketUnknown},
 		{"PolymarketFieldsKeptOnUpdate", testMarketPolymarketKept},
 		{"FiftyFiftyWinner", testMarketFiftyFifty},
+		{"UpsertNewer", testMarketUpsertNewer},
 	}
 	return append(tests, conflictTests()...)
 }
@@ -732,4 +734,54 @@ func testMarketFiftyFifty(t *testing.T, s store.Store) {
 	checkMarket(t, "50-50 market", m, upsert(t, s, m))
 	checkList(t, s, store.MarketFilter{Resolved: ptr(true)}, []string{m.Slug}, 1)
 	checkList(t, s, store.MarketFilter{Resolved: ptr(false)}, []string{}, 0)
+}
+
+// testMarketUpsertNewer upserts markets only where they are newer than
+// the stored ones (an import of an older export must not take back a
+// resolution): a stored market with a later updated_at is left as it is,
+// an equal or later one is written, and so are a new market and one
+// without updated_at (a store without UpsertMarketsNewer skips it).
+func testMarketUpsertNewer(t *testing.T, s store.Store) {
+	w, ok := s.(interface {
+		UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error)
+	})
+	if !ok {
+		t.Skip("the store does not upsert newer markets")
+	}
+	ctx := t.Context()
+	resolved := newMarket(store.BTC, store.M15, t0(), "Up")
+	resolved.UpdatedAt = at(30)
+	upsert(t, s, resolved)
+	older := newMarket(store.BTC, store.M15, t0(), "")
+	older.UpdatedAt = at(10)
+	fresh := newMarket(store.ETH, store.M15, t0(), "")
+	fresh.UpdatedAt = at(5)
+	n, err := w.UpsertMarketsNewer(ctx, []store.Market{older, fresh})
+	mustOK(t, err, "UpsertMarketsNewer")
+	if n != 1 {
+		t.Errorf("UpsertMarketsNewer wrote %d, want 1 (the new market only)", n)
+	}
+	got, err := s.GetMarket(ctx, resolved.Slug)
+	mustOK(t, err, "GetMarket")
+	if got.Winner == nil || *got.Winner != "Up" || !got.UpdatedAt.Equal(at(30)) {
+		t.Errorf("an older record took back the market: winner %v, updated_at %v", got.Winner, got.UpdatedAt)
+	}
+	if _, err := s.GetMarket(ctx, fresh.Slug); err != nil {
+		t.Errorf("the new market was not written: %v", err)
+	}
+	newer := newMarket(store.BTC, store.M15, t0(), "Down")
+	newer.UpdatedAt = at(30)
+	undated := newMarket(store.ETH, store.M15, t0(), "Up")
+	undated.UpdatedAt = time.Time{}
+	n, err = w.UpsertMarketsNewer(ctx, []store.Market{newer, undated})
+	mustOK(t, err, "UpsertMarketsNewer")
+	if n != 2 {
+		t.Errorf("UpsertMarketsNewer of an equal and an undated record wrote %d, want 2", n)
+	}
+	if got, _ := s.GetMarket(ctx, resolved.Slug); got.Winner == nil || *got.Winner != "Down" {
+		t.Errorf("a record as new as the stored one was not written: winner %v", got.Winner)
+	}
+	if got, _ := s.GetMarket(ctx, undated.Slug); got.Winner == nil || *got.Winner != "Up" {
+		t.Errorf("a record without updated_at was not written: winner %v", got.Winner)
+	}
 }
