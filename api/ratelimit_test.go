@@ -400,7 +400,7 @@ func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 	})
 	for range 2 {
 		if r := b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"); r.status != http.StatusOK {
-			t.Fatalf("within the day's limit: %d %s", r.status, r.body)
+			t.Fatalf("a request the day's limit allows: %d %s", r.status, r.body)
 		}
 	}
 	wantLimited(t, b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"), int(nextMidnight(clock.now()).Sub(clock.now())/time.Second), "day")

@@ -411,7 +411,7 @@ func TestGenerationsLeaveReplaysASlot(t *testing.T) {
 		// Different prompts: different jobs.
 		payload, _ := json.Marshal(strategy.Request{Prompt: fmt.Sprintf("buy UP when price_up drops below 0.3%d, exit above 0.6", i)})
 		go func() {
-			o, _, err := f.client.Run(t.Context(), worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, "burst", time.Minute)
+			o, _, err := f.client.Run(t.Context(), worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, "burst", patience(t))
 			if err == nil && o.Failure != nil {
 				err = o.Failure
 			}
@@ -421,12 +421,12 @@ func TestGenerationsLeaveReplaysASlot(t *testing.T) {
 	for range concurrency / 2 {
 		select {
 		case <-gen.started:
-		case <-time.After(30 * time.Second):
+		case <-time.After(patience(t)):
 			t.Fatal("the generations did not start")
 		}
 	}
 	payload, _ := json.Marshal(replay.Request{MarketSlug: f.markets[0], Strategy: testSpec(t, 10).Strategy})
-	o, _, err := f.client.Run(t.Context(), worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "other", 20*time.Second)
+	o, _, err := f.client.Run(t.Context(), worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "other", patience(t))
 	if err != nil || o.Failure != nil {
 		t.Fatalf("a replay beside %d generations waiting on the model: %v %+v", concurrency, err, o.Failure)
 	}
@@ -440,7 +440,7 @@ func TestGenerationsLeaveReplaysASlot(t *testing.T) {
 			if err != nil {
 				t.Errorf("a generation: %v", err)
 			}
-		case <-time.After(30 * time.Second):
+		case <-time.After(patience(t)):
 			t.Fatal("the generations were not all answered once the model answered")
 		}
 	}

@@ -63,6 +63,17 @@ func TestServerProcessesTasks(t *testing.T) {
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// patience is how long a test waits for what must happen (a task to
+// start, a job to be answered): until the test's own deadline (go test
+// -timeout) less a minute for its report, so that a busy machine slows a
+// test down and does not fail it; an hour without a deadline.
+func patience(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return max(time.Until(d)-time.Minute, time.Second)
+	}
+	return time.Hour
+}
+
 // startWorker runs a worker server with cfg until the test ends and
 // returns a client on the same Redis.
 func startWorker(t *testing.T, cfg worker.Config) *worker.Client {
