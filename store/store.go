@@ -52,6 +52,11 @@ type MarketStore interface {
 	// field but CreatedAt. CreatedAt/UpdatedAt are set by the store when zero.
 	// A market_id that belongs to another slug is ErrConflict.
 	UpsertMarkets(ctx context.Context, markets []Market) error
+	// UpsertMarketsNewer is UpsertMarkets leaving as it is every market
+	// stored with a later UpdatedAt than the one given (one without is
+	// written), decided as it writes, so that nothing written meanwhile is
+	// undone (an import of an older export). It returns how many it wrote.
+	UpsertMarketsNewer(ctx context.Context, markets []Market) (int, error)
 	// GetMarket returns the market with the slug, or ErrNotFound.
 	GetMarket(ctx context.Context, slug string) (Market, error)
 	// GetMarketByMarketID returns the market with the external market id, or ErrNotFound.

@@ -84,7 +84,7 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			for i := range rows {
 				ms[i] = marketOfRow(&rows[i])
 			}
-			n, err := transfer.UpsertNewer(ctx, dst, ms)
+			n, err := dst.UpsertMarketsNewer(ctx, ms) // a market stored newer is kept
 			if err != nil {
 				return err
 			}

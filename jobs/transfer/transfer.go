@@ -166,7 +166,7 @@ type Source interface {
 
 // Sink is what Import writes: every store.Store is one.
 type Sink interface {
-	UpsertMarkets(ctx context.Context, markets []store.Market) error
+	UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error)
 	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
 	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
 	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
@@ -463,56 +463,16 @@ func (im *importer) flushMarkets() error {
 	if len(im.markets) == 0 {
 		return nil
 	}
-	n, err := UpsertNewer(im.ctx, im.dst, im.markets)
+	// A market stored with a later updated_at is left as it is: an export
+	// taken earlier (before its markets resolved, say) does not take back
+	// what was recorded since, and an import of an export is idempotent.
+	n, err := im.dst.UpsertMarketsNewer(im.ctx, im.markets)
 	if err != nil {
 		return fmt.Errorf("transfer: store %d markets: %w", len(im.markets), err)
 	}
 	im.st.Markets += n
 	im.markets = im.markets[:0]
 	return nil
-}
-
-// marketReader is a Sink that reads its markets back: every store.Store.
-// newerUpserter is a store that upserts only the markets newer than what
-// it holds (postgres.Store, memory.Store).
-type newerUpserter interface {
-	UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error)
-}
-
-type marketReader interface {
-	GetMarket(ctx context.Context, slug string) (store.Market, error)
-}
-
-// UpsertNewer upserts the markets into dst, leaving out each one dst
-// already stores with a later updated_at, and returns how many it
-// upserted: an export taken earlier (before its markets resolved, say)
-// does not take back what was recorded since, and an import of an export
-// is idempotent. A Sink that cannot read its markets back gets them all.
-func UpsertNewer(ctx context.Context, dst Sink, markets []store.Market) (int, error) {
-	if w, ok := dst.(newerUpserter); ok {
-		// Decided by the store as it writes (both of ours): nothing written
-		// between a read and the write is undone, in one round trip.
-		return w.UpsertMarketsNewer(ctx, markets)
-	}
-	if r, ok := dst.(marketReader); ok {
-		keep := make([]store.Market, 0, len(markets))
-		for _, m := range markets {
-			cur, err := r.GetMarket(ctx, m.Slug)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-			case err != nil:
-				return 0, err
-			case !m.UpdatedAt.IsZero() && cur.UpdatedAt.After(m.UpdatedAt):
-				continue
-			}
-			keep = append(keep, m)
-		}
-		markets = keep
-	}
-	if len(markets) == 0 {
-		return 0, nil
-	}
-	return len(markets), dst.UpsertMarkets(ctx, markets)
 }
 
 // add batches a snapshot, trade or gap.

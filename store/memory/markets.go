@@ -70,40 +70,27 @@ func compareOrder(a, b *store.Market) int {
 // the batch's earlier markets) is ErrConflict, and either stores nothing.
 // A market's empty market_id is not indexed.
 func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error {
-	if err := live(ctx, "upsert markets"); err != nil {
-		return err
-	}
-	batch := make([]store.Market, len(markets))
-	for i, m := range markets {
-		if m.Slug == "" {
-			return fmt.Errorf("memory: upsert markets: market %d of %d has no slug: %w", i+1, len(markets), store.ErrInvalid)
-		}
-		batch[i] = normMarket(m)
-	}
-	now := s.clock()
-
-	s.marketsMu.Lock()
-	defer s.marketsMu.Unlock()
-	if err := s.checkMarketIDs(batch); err != nil {
-		return err
-	}
-	for _, m := range batch {
-		s.putMarket(m, now)
-	}
-	return nil
+	_, err := s.upsertMarkets(ctx, "upsert markets", markets, false)
+	return err
 }
 
 // UpsertMarketsNewer is UpsertMarkets leaving as it is every market stored
 // with a later updated_at than the one given (a record without one is
 // written), under the store's lock. It returns how many it wrote.
 func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error) {
-	if err := live(ctx, "upsert newer markets"); err != nil {
+	return s.upsertMarkets(ctx, "upsert newer markets", markets, true)
+}
+
+// upsertMarkets writes the markets, all of them or none (newer: only those
+// as new as the stored ones), and returns how many it wrote.
+func (s *Store) upsertMarkets(ctx context.Context, op string, markets []store.Market, newer bool) (int, error) {
+	if err := live(ctx, op); err != nil {
 		return 0, err
 	}
 	batch := make([]store.Market, 0, len(markets))
 	for i, m := range markets {
 		if m.Slug == "" {
-			return 0, fmt.Errorf("memory: upsert newer markets: market %d of %d has no slug: %w", i+1, len(markets), store.ErrInvalid)
+			return 0, fmt.Errorf("memory: %s: market %d of %d has no slug: %w", op, i+1, len(markets), store.ErrInvalid)
 		}
 		batch = append(batch, normMarket(m))
 	}
@@ -111,20 +98,22 @@ func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) 
 
 	s.marketsMu.Lock()
 	defer s.marketsMu.Unlock()
-	keep := batch[:0]
-	for _, m := range batch {
-		if e, ok := s.markets[m.Slug]; ok && e.m.UpdatedAt.After(stamp(m.UpdatedAt, now)) {
-			continue
+	if newer {
+		keep := batch[:0]
+		for _, m := range batch {
+			if e, ok := s.markets[m.Slug]; !ok || !e.m.UpdatedAt.After(stamp(m.UpdatedAt, now)) {
+				keep = append(keep, m)
+			}
 		}
-		keep = append(keep, m)
+		batch = keep
 	}
-	if err := s.checkMarketIDs(keep); err != nil {
+	if err := s.checkMarketIDs(batch); err != nil {
 		return 0, err
 	}
-	for _, m := range keep {
+	for _, m := range batch {
 		s.putMarket(m, now)
 	}
-	return len(keep), nil
+	return len(batch), nil
 }
 
 // checkMarketIDs returns ErrConflict if writing the batch, one market after

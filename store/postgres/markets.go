@@ -79,7 +79,20 @@ on conflict (slug) do update set
 // written), decided row by row in the statement itself, so that no writer
 // between a read and the write is undone. It returns how many it wrote.
 func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error) {
-	const op = "upsert newer markets"
+	return s.upsertMarkets(ctx, "upsert newer markets", upsertMarketSQL+"\nwhere markets.updated_at <= excluded.updated_at", markets)
+}
+
+// UpsertMarkets inserts or updates the markets in one transaction: all of
+// them are stored or none.
+func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error {
+	_, err := s.upsertMarkets(ctx, "upsert markets", upsertMarketSQL, markets)
+	return err
+}
+
+// upsertMarkets runs the upsert statement sql (upsertMarketSQL, with a
+// condition or without) for each market in one transaction, all of them
+// or none, and returns how many rows it wrote.
+func (s *Store) upsertMarkets(ctx context.Context, op, sql string, markets []store.Market) (int, error) {
 	for _, m := range markets {
 		if m.Slug == "" {
 			return 0, invalid(op, "market without a slug")
@@ -98,7 +111,7 @@ func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) 
 		if updated.IsZero() {
 			updated = now
 		}
-		batch.Queue(upsertMarketSQL+"\nwhere markets.updated_at <= excluded.updated_at", upsertMarketArgs(m, created, updated, dataSources(m.DataSources))...)
+		batch.Queue(sql, upsertMarketArgs(m, created, updated, dataSources(m.DataSources))...)
 	}
 	written := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -117,36 +130,6 @@ func (s *Store) UpsertMarketsNewer(ctx context.Context, markets []store.Market) 
 		return 0, wrap(op, err)
 	}
 	return written, nil
-}
-
-// UpsertMarkets inserts or updates the markets in one transaction: all of
-// them are stored or none.
-func (s *Store) UpsertMarkets(ctx context.Context, markets []store.Market) error {
-	const op = "upsert markets"
-	for _, m := range markets {
-		if m.Slug == "" {
-			return invalid(op, "market without a slug")
-		}
-	}
-	if len(markets) == 0 {
-		return nil
-	}
-	now := s.stamp()
-	batch := &pgx.Batch{}
-	for _, m := range markets {
-		created, updated := micro(m.CreatedAt), micro(m.UpdatedAt)
-		if created.IsZero() {
-			created = now
-		}
-		if updated.IsZero() {
-			updated = now
-		}
-		batch.Queue(upsertMarketSQL, upsertMarketArgs(m, created, updated, dataSources(m.DataSources))...)
-	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		return tx.SendBatch(ctx, batch).Close()
-	})
-	return wrap(op, err)
 }
 
 // GetMarket returns the market with the slug.

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -740,14 +739,8 @@ func testMarketFiftyFifty(t *testing.T, s store.Store) {
 // the stored ones (an import of an older export must not take back a
 // resolution): a stored market with a later updated_at is left as it is,
 // an equal or later one is written, and so are a new market and one
-// without updated_at (a store without UpsertMarketsNewer skips it).
+// without updated_at.
 func testMarketUpsertNewer(t *testing.T, s store.Store) {
-	w, ok := s.(interface {
-		UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error)
-	})
-	if !ok {
-		t.Skip("the store does not upsert newer markets")
-	}
 	ctx := t.Context()
 	resolved := newMarket(store.BTC, store.M15, t0(), "Up")
 	resolved.UpdatedAt = at(30)
@@ -756,7 +749,7 @@ func testMarketUpsertNewer(t *testing.T, s store.Store) {
 	older.UpdatedAt = at(10)
 	fresh := newMarket(store.ETH, store.M15, t0(), "")
 	fresh.UpdatedAt = at(5)
-	n, err := w.UpsertMarketsNewer(ctx, []store.Market{older, fresh})
+	n, err := s.UpsertMarketsNewer(ctx, []store.Market{older, fresh})
 	mustOK(t, err, "UpsertMarketsNewer")
 	if n != 1 {
 		t.Errorf("UpsertMarketsNewer wrote %d, want 1 (the new market only)", n)
@@ -773,7 +766,7 @@ func testMarketUpsertNewer(t *testing.T, s store.Store) {
 	newer.UpdatedAt = at(30)
 	undated := newMarket(store.ETH, store.M15, t0(), "Up")
 	undated.UpdatedAt = time.Time{}
-	n, err = w.UpsertMarketsNewer(ctx, []store.Market{newer, undated})
+	n, err = s.UpsertMarketsNewer(ctx, []store.Market{newer, undated})
 	mustOK(t, err, "UpsertMarketsNewer")
 	if n != 2 {
 		t.Errorf("UpsertMarketsNewer of an equal and an undated record wrote %d, want 2", n)
