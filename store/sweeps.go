@@ -84,6 +84,14 @@ type SweepStore interface {
 	// before t, with its shards, and returns how many sweeps it deleted.
 	// Sweeps still QUEUED or RUNNING are never deleted.
 	DeleteSweepsFinishedBefore(ctx context.Context, t time.Time) (int, error)
+	// ListStalledSweeps returns the QUEUED and RUNNING sweeps of every
+	// customer last updated before t, oldest first, without results: the
+	// sweeps whose shards may have been lost with Redis.
+	ListStalledSweeps(ctx context.Context, t time.Time) ([]Sweep, error)
+	// StoredShardMarkets returns the markets of the sweep's stored shards,
+	// in no order, without their results (a sweep of thousands of markets
+	// holds megabytes of them); none for an unknown sweep.
+	StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error)
 }
 
 // ErrSweepsInFlight is a CreateSweep refused because the customer already

@@ -163,6 +163,15 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// background runs f on a goroutine of its own until ctx ends or the
+// returned stop is called, which waits for f to return.
+func background(ctx context.Context, f func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { f(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}
+
 // Run processes tasks until ctx is done, then shuts down gracefully:
 // running tasks get ShutdownTimeout to finish, unfinished ones go back to
 // the queue.
@@ -172,26 +181,16 @@ func (s *Server) Run(ctx context.Context) error {
 	waiting := make(chan struct{})
 	go func() { s.waits.run(); close(waiting) }() // until close: batches finishing in the shutdown still hear their shards
 	defer func() { _ = s.waits.close(); <-waiting }()
-	pruneCtx, stopPruning := context.WithCancel(ctx) // sweep_prune.go: finished sweeps are kept 30 days
-	pruning := make(chan struct{})
-	go func() { SweepPruner{Store: s.store, Log: s.log}.Run(pruneCtx); close(pruning) }()
-	defer func() { stopPruning(); <-pruning }()
-	if lister, ok := s.store.(StalledSweepLister); ok { // sweep_resume.go: shards lost with Redis are queued again
-		resumeCtx, stopResuming := context.WithCancel(ctx)
-		resuming := make(chan struct{})
-		q := asynq.NewClientFromRedisClient(s.rdb)
-		r := SweepResumer{Store: struct {
-			store.SweepStore
-			StalledSweepLister
-		}{s.store, lister}, Log: s.log, Enqueue: func(ctx context.Context, shards []sweep.ShardTask) error {
-			if err := enqueueShards(ctx, q, shards); err != nil {
-				return err
-			}
-			return wake(ctx, s.rdb, jobs.QueueSweeps)
-		}}
-		go func() { r.Run(resumeCtx); close(resuming) }()
-		defer func() { stopResuming(); <-resuming }()
-	}
+	// Finished sweeps are kept 30 days (sweep_prune.go), and the shards of
+	// sweeps lost with Redis are queued again (sweep_resume.go).
+	defer background(ctx, SweepPruner{Store: s.store, Log: s.log}.Run)()
+	q := asynq.NewClientFromRedisClient(s.rdb)
+	defer background(ctx, SweepResumer{Store: s.store, Log: s.log, Enqueue: func(ctx context.Context, shards []sweep.ShardTask) error {
+		if err := enqueueShards(ctx, q, shards); err != nil {
+			return err
+		}
+		return wake(ctx, s.rdb, jobs.QueueSweeps)
+	}}.Run)()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}

@@ -62,19 +62,29 @@ func (p SweepPruner) Prune(ctx context.Context) (int, error) {
 // prune is logged and tried again at the next tick.
 func (p SweepPruner) Run(ctx context.Context) {
 	p = p.withDefaults()
-	tick := time.NewTicker(p.Every)
-	defer tick.Stop()
-	for {
+	repeat(ctx, p.Every, true, func(ctx context.Context) {
 		switch n, err := p.Prune(ctx); {
 		case err != nil && ctx.Err() == nil:
 			p.Log.WarnContext(ctx, "sweep retention", "err", err)
 		case n > 0:
 			p.Log.InfoContext(ctx, "sweeps past their retention deleted", "sweeps", n, "retention", p.Keep.String())
 		}
+	})
+}
+
+// repeat calls f every d (and once at the start when now) until ctx ends.
+func repeat(ctx context.Context, d time.Duration, now bool, f func(context.Context)) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	if now {
+		f(ctx)
+	}
+	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			f(ctx)
 		}
 	}
 }

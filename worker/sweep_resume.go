@@ -19,15 +19,6 @@ const SweepStallAfter = 2 * time.Minute
 // SweepResumeEvery is how often a worker looks for stalled sweeps.
 const SweepResumeEvery = time.Minute
 
-// StalledSweepLister lists the sweeps in flight that have not changed
-// since a time, and the markets whose shards a sweep has stored, without
-// their results, which a sweep of thousands of markets holds megabytes of
-// (the Postgres and memory stores have it).
-type StalledSweepLister interface {
-	ListStalledSweeps(ctx context.Context, before time.Time) ([]store.Sweep, error)
-	StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error)
-}
-
 // SweepResumer puts back on the queue the shards of sweeps that stopped
 // moving because their tasks were lost with Redis (a restart without
 // persistence, a failover that lost the last writes, an eviction): a
@@ -37,10 +28,7 @@ type StalledSweepLister interface {
 // id is its sweep and market, so a shard still queued, running or
 // retrying is not enqueued twice, and a shard that runs twice counts once.
 type SweepResumer struct {
-	Store interface {
-		store.SweepStore
-		StalledSweepLister
-	}
+	Store store.SweepStore
 	// Enqueue puts shards on the sweeps queue (enqueueShards and a wake).
 	Enqueue func(ctx context.Context, shards []sweep.ShardTask) error
 	Log     *slog.Logger
@@ -117,19 +105,12 @@ func (r SweepResumer) Resume(ctx context.Context) (int, error) {
 // is logged and tried again at the next tick.
 func (r SweepResumer) Run(ctx context.Context) {
 	r = r.withDefaults()
-	tick := time.NewTicker(r.Every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	repeat(ctx, r.Every, false, func(ctx context.Context) {
 		switch n, err := r.Resume(ctx); {
 		case err != nil && ctx.Err() == nil:
 			r.Log.WarnContext(ctx, "resume stalled sweeps", "err", err)
 		case n > 0:
 			r.Log.InfoContext(ctx, "shards of stalled sweeps queued again", "shards", n)
 		}
-	}
+	})
 }

@@ -371,16 +371,9 @@ func testSweepCountActive(t *testing.T, s store.Store) {
 }
 
 // testSweepStalled lists the sweeps in flight not updated since a time, of
-// every customer, for the workers' resumer (a store without
-// ListStalledSweeps skips it).
+// every customer, and the markets a sweep has stored shards of, for the
+// workers' resumer.
 func testSweepStalled(t *testing.T, s store.Store) {
-	lister, ok := s.(interface {
-		ListStalledSweeps(ctx context.Context, before time.Time) ([]store.Sweep, error)
-		StoredShardMarkets(ctx context.Context, sweepID string) ([]string, error)
-	})
-	if !ok {
-		t.Skip("the store does not list stalled sweeps")
-	}
 	ctx := t.Context()
 	ada, bea := sweepCustomer(t, s, "ada"), sweepCustomer(t, s, "bea")
 	mine := map[string]bool{}
@@ -397,7 +390,7 @@ func testSweepStalled(t *testing.T, s store.Store) {
 		}
 	}
 	ids := func(before time.Time) []string {
-		got, err := lister.ListStalledSweeps(ctx, before)
+		got, err := s.ListStalledSweeps(ctx, before)
 		mustOK(t, err, "ListStalledSweeps")
 		var out []string
 		for _, sw := range got {
@@ -422,7 +415,7 @@ func testSweepStalled(t *testing.T, s store.Store) {
 	// What a stalled sweep has stored: its shards' markets, no more.
 	sw := sweepIn(t, s, bea, store.SweepRunning)
 	markets := func(id string) []string {
-		got, err := lister.StoredShardMarkets(ctx, id)
+		got, err := s.StoredShardMarkets(ctx, id)
 		mustOK(t, err, "StoredShardMarkets")
 		slices.Sort(got)
 		return got
