@@ -78,14 +78,10 @@ func webhookKey(secret string) ([]byte, error) {
 // already), beyond the clocks' webhookTolerance: the timestamp orders a
 // customer's events, so one from the future would make every real event
 // after it stale until that time.
-func eventBeforeDelivery(ev billingEvent, signedAt string) error {
-	sec, err := strconv.ParseInt(signedAt, 10, 64)
-	if err != nil {
-		return Errorf(http.StatusUnauthorized, CodeUnauthorized, "webhook-timestamp must be integer unix seconds")
-	}
-	if signed := time.Unix(sec, 0).UTC(); ev.OccurredAt.After(signed.Add(webhookTolerance)) {
+func eventBeforeDelivery(ev billingEvent, signed time.Time) error {
+	if ev.OccurredAt.After(signed.Add(webhookTolerance)) {
 		return Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %s is later than the delivery was signed (%s): an event cannot come from the future",
-			ev.OccurredAt.Format(time.RFC3339), signed.Format(time.RFC3339)).With("field", "timestamp")
+			ev.OccurredAt.Format(time.RFC3339), signed.UTC().Format(time.RFC3339)).With("field", "timestamp")
 	}
 	return nil
 }
@@ -116,8 +112,9 @@ func SignWebhook(secret, id string, timestamp time.Time, body []byte) (string, e
 // headers are present, webhook-timestamp is within webhookTolerance of now
 // either way, and one of the space-separated "v1,<base64>" entries of
 // signatures is the HMAC of the raw body (entries of other versions, such
-// as "v1a,", are skipped). Signatures are compared in constant time.
-func verifyWebhook(key []byte, id, timestamp, signatures string, body []byte, now time.Time) error {
+// as "v1a,", are skipped). Signatures are compared in constant time. It
+// returns when the delivery was signed.
+func verifyWebhook(key []byte, id, timestamp, signatures string, body []byte, now time.Time) (signed time.Time, err error) {
 	var missing []string
 	for _, h := range []struct{ name, value string }{
 		{"webhook-id", id}, {"webhook-timestamp", timestamp}, {"webhook-signature", signatures},
@@ -127,15 +124,15 @@ func verifyWebhook(key []byte, id, timestamp, signatures string, body []byte, no
 		}
 	}
 	if len(missing) > 0 {
-		return Errorf(http.StatusUnauthorized, CodeUnauthorized, "unsigned webhook: missing header(s) %s", strings.Join(missing, ", "))
+		return time.Time{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "unsigned webhook: missing header(s) %s", strings.Join(missing, ", "))
 	}
 	sec, err := strconv.ParseInt(timestamp, 10, 64)
 	if err != nil {
-		return Errorf(http.StatusUnauthorized, CodeUnauthorized, "webhook-timestamp must be integer unix seconds")
+		return time.Time{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "webhook-timestamp must be integer unix seconds")
 	}
 	sent := time.Unix(sec, 0)
 	if d := now.Sub(sent); d > webhookTolerance || d < -webhookTolerance {
-		return Errorf(http.StatusUnauthorized, CodeUnauthorized,
+		return time.Time{}, Errorf(http.StatusUnauthorized, CodeUnauthorized,
 			"webhook-timestamp %s is more than %s from the server's clock (%s): refused as a possible replay",
 			sent.UTC().Format(time.RFC3339), webhookTolerance, now.UTC().Format(time.RFC3339))
 	}
@@ -146,10 +143,10 @@ func verifyWebhook(key []byte, id, timestamp, signatures string, body []byte, no
 			continue
 		}
 		if hmac.Equal([]byte(sig), want) {
-			return nil
+			return sent, nil
 		}
 	}
-	return Errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid webhook signature: no v1 signature matches this body under the configured secret")
+	return time.Time{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid webhook signature: no v1 signature matches this body under the configured secret")
 }
 
 // webhookPayload is the part of SPEC 6's payload the service reads. Other
@@ -318,7 +315,8 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 	if err != nil { // checked in New; kept for safety
 		return nil, s.internal(ctx, "decode webhook secret", err)
 	}
-	if err := verifyWebhook(key, in.ID, in.Timestamp, in.Signature, in.RawBody, s.now()); err != nil {
+	signed, err := verifyWebhook(key, in.ID, in.Timestamp, in.Signature, in.RawBody, s.now())
+	if err != nil {
 		// The id is unverified here: log no more than a short prefix of it.
 		s.log.WarnContext(ctx, "billing webhook refused", "request_id", RequestID(ctx), "webhook_id", in.ID[:min(len(in.ID), 64)], "err", err)
 		return nil, err
@@ -331,7 +329,7 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 	}
 	ev, err := parseWebhookPayload(in.RawBody)
 	if err == nil {
-		err = eventBeforeDelivery(ev, in.Timestamp)
+		err = eventBeforeDelivery(ev, signed)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "billing webhook payload refused", "request_id", RequestID(ctx), "webhook_id", in.ID, "err", err)

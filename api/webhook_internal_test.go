@@ -51,7 +51,7 @@ func TestWebhookSignatureVector(t *testing.T) {
 		{"v2", "v2," + vectorSignature[3:], at, false},
 		{"prefix of the signature", vectorSignature[:len(vectorSignature)-2], at, false},
 	} {
-		err := verifyWebhook(key, vectorID, vectorTimestamp, tc.signatures, []byte(vectorBody), tc.now)
+		_, err := verifyWebhook(key, vectorID, vectorTimestamp, tc.signatures, []byte(vectorBody), tc.now)
 		if tc.ok != (err == nil) {
 			t.Errorf("%s: err = %v, want ok %v", tc.name, err, tc.ok)
 		}
