@@ -74,8 +74,8 @@ func webhookKey(secret string) ([]byte, error) {
 }
 
 // eventBeforeDelivery refuses an event that says it happened after its
-// delivery was signed (signedAt, webhook-timestamp's unix seconds, checked
-// already), beyond the clocks' webhookTolerance: the timestamp orders a
+// delivery was signed (as verifyWebhook read it), beyond the clocks'
+// webhookTolerance: the timestamp orders a
 // customer's events, so one from the future would make every real event
 // after it stale until that time.
 func eventBeforeDelivery(ev billingEvent, signed time.Time) error {
