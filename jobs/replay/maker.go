@@ -558,9 +558,7 @@ func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	// The trades up to this tick came before the order rested: the walk
 	// starts after them.
 	v, c := &r.trades.views[viewOf(o.buy)], &r.cursors[viewOf(o.buy)]
-	for *c < len(v.ns) && v.ns[*c] <= tk.Nanos {
-		*c++
-	}
+	*c = v.after(*c, tk.Nanos)
 	r.nextNs = v.nextNs(*c)
 	switch {
 	case r.front:
@@ -621,6 +619,22 @@ func (e *engine) walkTrades(i int, ns int64) {
 	r.nextNs = v.nextNs(*c)
 }
 
+// after is the first trade from c on that is later than ns: a binary
+// search, since an order may activate long after the view's last walk,
+// past thousands of trades.
+func (v *tradeView) after(c int, ns int64) int {
+	hi := len(v.ns)
+	for c < hi {
+		h := int(uint(c+hi) >> 1)
+		if v.ns[h] <= ns {
+			c = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return c
+}
+
 // nextNs is the time of trade c of the view, MaxInt64 past its end.
 func (v *tradeView) nextNs(c int) int64 {
 	if c < len(v.ns) {
@@ -646,33 +660,35 @@ func (e *engine) showQueue(i int) {
 	}
 	var last store.Span
 	read := false
-	for j := o.shown; j < i && o.queue > 0; j++ {
+	queue, limit, buy := o.queue, o.limit, o.buy
+	for j := o.shown; j < i && queue > 0; j++ {
 		tk := &e.ticks[j]
 		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
 			continue
 		}
 		side, best, size := tk.Bids, tk.BestBid, tk.BestBidSize
-		if !o.buy {
+		if !buy {
 			side, best, size = tk.Asks, tk.BestAsk, tk.BestAskSize
 		}
 		if read && side == last {
 			continue // the side of the tick before: the same queue
 		}
 		read, last = true, side
-		d := best - o.limit
-		if !o.buy {
+		d := best - limit
+		if !buy {
 			d = -d
 		}
 		switch {
 		case best != best || d < -tolerance:
-			o.queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
-		case d <= tolerance && o.queue <= size:
+			queue = 0 // no level on the order's side, or a limit better than the best (queueAt)
+		case d <= tolerance && queue <= size:
 			// The best level is at the limit: the book shows at least its
 			// size there, no less than the queue already is.
 		default:
-			o.queue = min(o.queue, depthAt(e.tape.Side(side), o.limit, o.buy))
+			queue = min(queue, depthAt(e.tape.Side(side), limit, buy))
 		}
 	}
+	o.queue = queue
 	o.shown = max(o.shown, i)
 }
 
@@ -687,8 +703,15 @@ func (e *engine) showQueue(i int) {
 func depthAt(levels []store.Level, limit float64, buy bool) float64 {
 	var q float64
 	seen, at := false, false
+	// Most levels of a walk are valid and better than the limit: they are
+	// asked about first, in one test (d at most MaxFloat64 rules out an
+	// infinite price, d over tolerance a NaN), and the others as before.
 	if buy {
 		for _, l := range levels {
+			if d := l.Price - limit; d > tolerance && d <= math.MaxFloat64 && l.Size > 0 {
+				seen = true
+				continue
+			}
 			if !(l.Size > 0 && l.Price-l.Price == 0) {
 				continue
 			}
@@ -702,6 +725,10 @@ func depthAt(levels []store.Level, limit float64, buy bool) float64 {
 		}
 	} else {
 		for _, l := range levels {
+			if d := -(l.Price - limit); d > tolerance && d <= math.MaxFloat64 && l.Size > 0 {
+				seen = true
+				continue
+			}
 			if !(l.Size > 0 && l.Price-l.Price == 0) {
 				continue
 			}

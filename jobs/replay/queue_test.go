@@ -83,7 +83,7 @@ walk:
 // TestShowQueueAgreesWithQueueAt checks showQueue against queueByTicks,
 // bit for bit, on random tapes: sides repeated from one or two ticks
 // before, empty sides, levels out of order, at the limit give or take the
-// tolerance, NaN and infinite prices, zero sizes, queues of 0, unknown
+// tolerance, NaN and infinite prices of both signs, zero sizes, queues of 0, unknown
 // (+Inf) and in between.
 func TestShowQueueAgreesWithQueueAt(t *testing.T) {
 	t.Parallel()
@@ -106,6 +106,8 @@ func TestShowQueueAgreesWithQueueAt(t *testing.T) {
 					l.Price = math.NaN()
 				case 2:
 					l.Price = math.Inf(1)
+				case 3:
+					l.Price = math.Inf(-1)
 				}
 				block = append(block, l)
 				step := float64(rng.IntN(3)) / 100
@@ -154,6 +156,33 @@ func TestShowQueueAgreesWithQueueAt(t *testing.T) {
 		b.showQueue(i)
 		if math.Float64bits(a.rest.o.queue) != math.Float64bits(b.rest.o.queue) || a.rest.o.shown != b.rest.o.shown {
 			t.Fatalf("trial %d (buy %v, limit %v, queue %v, ticks %d-%d): showQueue %v, queueAt tick by tick %v", trial, buy, limit, q0, shown, i, b.rest.o.queue, a.rest.o.queue)
+		}
+	}
+}
+
+// TestDepthAtSkipsWhatIsNoLevel holds depthAt to its own rule where its
+// callers never reach: a side whose only levels are not levels (an
+// infinite or NaN price, no size) shows 0, not an unknown queue.
+func TestDepthAtSkipsWhatIsNoLevel(t *testing.T) {
+	t.Parallel()
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct {
+		name   string
+		levels []store.Level
+		buy    bool
+		want   float64
+	}{
+		{"bid at +Inf", []store.Level{{Price: inf, Size: 5}}, true, 0},
+		{"ask at -Inf", []store.Level{{Price: -inf, Size: 5}}, false, 0},
+		{"NaN bid", []store.Level{{Price: nan, Size: 5}}, true, 0},
+		{"empty better bid", []store.Level{{Price: 0.6, Size: 0}}, true, 0},
+		{"better bids only", []store.Level{{Price: inf, Size: 5}, {Price: 0.6, Size: 5}}, true, inf},
+		{"at the limit", []store.Level{{Price: 0.6, Size: 5}, {Price: 0.5, Size: 7}, {Price: 0.4, Size: 9}}, true, 7},
+		{"past without the limit", []store.Level{{Price: 0.4, Size: 5}, {Price: 0.6, Size: 7}}, false, 0},
+		{"asks at the limit twice", []store.Level{{Price: 0.4, Size: 1}, {Price: 0.5, Size: 2}, {Price: 0.5, Size: 3}}, false, 5},
+	} {
+		if got := depthAt(tc.levels, 0.5, tc.buy); got != tc.want {
+			t.Errorf("%s: depthAt = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
