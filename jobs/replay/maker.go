@@ -331,18 +331,20 @@ func (e *engine) replayResting() error {
 		// lean as replay's. Most ticks of a resting order see no trade,
 		// no clock ending it and a best level that does not cross it: they
 		// are restingTick's without the call.
-		if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && r.nextNs > ns &&
-			o.counted < o.shares-tolerance && (o.buy && !(sn.BestAsk < o.limit-tolerance) || !o.buy && !(sn.BestBid > o.limit+tolerance)) {
-			if o.buy {
-				continue // while an entry rests, entry conditions wait
+		if o.live || e.pending != noOrder {
+			if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && r.nextNs > ns &&
+				o.counted < o.shares-tolerance && (o.buy && !(sn.BestAsk < o.limit-tolerance) || !o.buy && !(sn.BestBid > o.limit+tolerance)) {
+				if o.buy {
+					continue // while an entry rests, entry conditions wait
+				}
+				if m := mark(sn, price); e.shares*(e.entryFill-m) < e.stopLoss {
+					e.dd.observe(e.size + e.realized + e.shares*(m-e.entryFill) - e.entryFee)
+					continue
+				}
 			}
-			if m := mark(sn, price); e.shares*(e.entryFill-m) < e.stopLoss {
-				e.dd.observe(e.size + e.realized + e.shares*(m-e.entryFill) - e.entryFee)
+			if e.restingTick(i, sn, price) {
 				continue
 			}
-		}
-		if (o.live || e.pending != noOrder) && e.restingTick(i, sn, price) {
-			continue
 		}
 		if !e.open {
 			if ns >= e.reentryAt && e.entry.all(cur, prev) {
