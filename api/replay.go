@@ -293,6 +293,10 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	// A result is reused only for the market as it is now: a corrected
 	// winner (or any other change) makes a new job.
 	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	// The worker replays the market as read here, without reading it again.
+	if job.Headers, err = worker.MarketHeaders(m, n); err != nil {
+		return refuse(s.internal(ctx, "encode the market for the worker", err))
+	}
 	var o jobs.Outcome
 	switch {
 	case s.cfg.Jobs == nil:

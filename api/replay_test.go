@@ -490,3 +490,57 @@ func TestReplayReadsItsMarketInOneQuestion(t *testing.T) {
 	r := a.replay(store.Pro, replayBody("btc-updown-15m-1", nil))
 	wantError(t, r, http.StatusNotFound, "MARKET_NOT_FOUND")
 }
+
+// jobSpy hands jobs to a real queue and keeps the last one.
+type jobSpy struct {
+	*worker.Client
+	mu   sync.Mutex
+	last worker.Job
+}
+
+func (s *jobSpy) Run(ctx context.Context, j worker.Job, owner string, wait time.Duration) (jobs.Outcome, string, error) {
+	s.mu.Lock()
+	s.last = j
+	s.mu.Unlock()
+	return s.Client.Run(ctx, j, owner, wait)
+}
+
+// TestReplaySendsTheMarketItRead: the replay job carries the market's
+// record and snapshot count as the api read them (worker.MarketHeaders),
+// so that the worker does not read them again.
+func TestReplaySendsTheMarketItRead(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.startWorker(t)
+	spy := &jobSpy{Client: q.client}
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = st, spy, 30*time.Second })
+	slug, _ := snapshotMarket()
+	if r := b.replay(store.Pro, replayBody(slug, nil)); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	m, err := st.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := st.CountSnapshots(t.Context(), slug, store.SnapshotQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := worker.MarketHeaders(m, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy.mu.Lock()
+	got := spy.last.Headers
+	spy.mu.Unlock()
+	if len(got) != len(want) {
+		t.Fatalf("headers %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("header %s = %q, want %q", k, got[k], v)
+		}
+	}
+}

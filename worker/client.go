@@ -51,6 +51,11 @@ type Job struct {
 	// it was computed from is unchanged, so a corrected winner is never
 	// answered from the result of the old one.
 	Version string
+	// Headers travel with the task (Asynq's headers) and are not part of
+	// its id: what the api already read for the job, so that the worker
+	// need not read it again (MarketHeaders). A worker that does not know
+	// a header ignores it.
+	Headers map[string]string
 }
 
 // ID is the job's deterministic id: identical jobs share one task.
@@ -325,7 +330,7 @@ func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, 
 		maxRetry = 3
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		_, err = c.queue.EnqueueContext(ctx, asynq.NewTask(j.Type, j.Payload), asynq.TaskID(id), asynq.Queue(j.Queue),
+		_, err = c.queue.EnqueueContext(ctx, asynq.NewTaskWithHeaders(j.Type, j.Payload, j.Headers), asynq.TaskID(id), asynq.Queue(j.Queue),
 			asynq.Retention(c.cfg.Retention), asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
 		if err == nil {
 			return o, false, nil

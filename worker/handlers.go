@@ -47,6 +47,9 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			}
 			s.metrics.observe(t.Type(), outcome, time.Since(start))
 		}()
+		if h := t.Headers(); len(h) > 0 {
+			ctx = context.WithValue(ctx, headersKey{}, h)
+		}
 		v, err := w(ctx, t.Payload())
 		var f *jobs.Failure
 		var r *refusal
@@ -150,11 +153,16 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	// The market's record and its count in one question: the count sizes
-	// the memory budget and tells the cache whether its copy is current.
-	m, n, err := jobs.MarketCounted(ctx, s.store, req.MarketSlug)
-	if err != nil {
-		return nil, err
+	// The market's record and its count: the count sizes the memory
+	// budget and tells the cache whether its copy is current. The api sends
+	// both as it read them (MarketHeaders); else they are read, in one
+	// question.
+	m, n, ok := marketHint(taskHeaders(ctx), req.MarketSlug)
+	if !ok {
+		var err error
+		if m, n, err = jobs.MarketCounted(ctx, s.store, req.MarketSlug); err != nil {
+			return nil, err
+		}
 	}
 	release, err := s.budget.admit(ctx, req.MarketSlug, n)
 	if err != nil {
