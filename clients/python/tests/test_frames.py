@@ -73,3 +73,22 @@ def test_a_value_that_is_not_a_number_raises():
                                            "time": 1795934737146, "isBuyerMaker": False})])
     with pytest.raises((ValueError, TypeError)):
         t.to_frame()
+
+
+def test_gtc_replay_frames_are_float_and_have_columns_when_empty():
+    # A GTC replay's maker fields and its orders list: a whole positionSize
+    # (JSON 50) is an orders frame's shares, a maker rebate of 0 (a market
+    # without a fee schedule) its trades' maker_rebate; neither may be int64,
+    # and a replay that placed nothing still has the columns.
+    trade = {"type": "ENTRY", "reason": "SIGNAL", "time": "2026-04-29T13:00:00Z", "price": 0.5, "fill_price": 0.5,
+             "shares": 50, "slippage": 0, "fee": 0, "position_pnl": 0, "cumulative_pnl": 0, "coin_price": 77000,
+             "liquidity": "MAKER", "maker_rebate": 0}
+    order = {"time": "2026-04-29T13:00:00Z", "action": "PLACED", "side": "BUY", "price": 1, "shares": 50,
+             "reason": "SIGNAL"}
+    r = updown.ReplayResult.from_json({"trades": [trade], "orders": [order], "total_snapshots": 1})
+    assert floats(r.trades_frame(), "maker_rebate") == {}
+    assert floats(r.orders_frame(), "price", "shares") == {}
+    assert str(r.orders_frame()["time"].dtype).startswith("datetime64")
+    empty = updown.ReplayResult.from_json({"trades": [], "orders": [], "total_snapshots": 0})
+    assert {"liquidity", "maker_rebate"} <= set(empty.trades_frame().columns)
+    assert {"time", "action", "side", "price", "shares", "reason"} <= set(empty.orders_frame().columns)

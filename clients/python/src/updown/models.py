@@ -386,8 +386,16 @@ class _TradeRows(_Rows):
     """A replay's trade events (SPEC 2.6)."""
 
     _columns = ("type", "reason", "time", "price", "fill_price", "shares", "slippage", "fee", "position_pnl",
-                "cumulative_pnl", "coin_price")
-    _floats = ("price", "fill_price", "shares", "slippage", "fee", "position_pnl", "cumulative_pnl", "coin_price")
+                "cumulative_pnl", "coin_price", "liquidity", "maker_rebate")
+    _floats = ("price", "fill_price", "shares", "slippage", "fee", "position_pnl", "cumulative_pnl", "coin_price",
+               "maker_rebate")
+
+
+class _OrderRows(_Rows):
+    """A GTC replay's orders (DESIGN 6): one action a row."""
+
+    _columns = ("time", "action", "side", "price", "shares", "reason")
+    _floats = ("price", "shares")
 
 
 class _EquityRows(_Rows):
@@ -509,7 +517,7 @@ class ReplayResult:
 
     def orders_frame(self):
         """A GTC strategy's orders (PLACED, FILLED, ...), one action a row."""
-        return _Rows(self.orders).to_frame()
+        return _OrderRows(self.orders).to_frame()
 
     def trades_frame(self):
         """The trade events, one a row."""
