@@ -32,13 +32,17 @@
 //     max_drawdown is measured on that series at full resolution, not on
 //     the sampled curve.
 //   - An equity point's pnl is realized plus unrealized pnl (equity less
-//     positionSize). A MARKET_END settlement adds one last point at its time
-//     (within the 1,000). If the snapshots with trades exceed the budget,
+//     positionSize). A MARKET_END settlement, or a maker exit filled by a
+//     trade recorded after the last snapshot, adds one last point at its
+//     time (within the 1,000). If the snapshots with trades exceed the budget,
 //     the curve keeps an evenly spaced selection of them and the last one.
 //   - A trade is winning or losing by its pnl as shown (rounded to 6
 //     decimals), so a trade shown as 0 is neither.
 //   - time_in_position_pct counts a position held to MARKET_END up to the
-//     last snapshot (the end of the recorded span). With a span of one
+//     last snapshot (the end of the recorded span), and so a maker fill
+//     after the last snapshot (a resting order rests until end_time, and
+//     the trades recorded after that snapshot fill it) counts no later
+//     than it. With a span of one
 //     instant it is 100 if a position was opened, else 0.
 //   - The winner is matched to the side without regard to case (Up / UP).
 //   - Snapshots must be in time order (equal times are allowed) and have

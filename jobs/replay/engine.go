@@ -511,7 +511,9 @@ func (t *sums) entry(ev *event) {
 func (t *sums) exit(ev *event, exitNs int64) {
 	t.fees += ev.fee
 	t.rebates += ev.rebate
-	t.inPosNs += exitNs - t.entryNs
+	if exitNs > t.entryNs { // a maker entry after the last snapshot holds none of the recorded span
+		t.inPosNs += exitNs - t.entryNs
+	}
 	if t.trades == 0 || ev.pnl > t.best {
 		t.best = ev.pnl
 	}
@@ -827,9 +829,10 @@ func (e *engine) closeAt(ev event) {
 		e.full(ev.idx)
 	}
 	e.events = append(e.events, ev)
-	// A MARKET_END position is held to the end of the recorded span.
+	// A MARKET_END position is held to the end of the recorded span, and
+	// so is one a maker exit closed after the last snapshot.
 	exitNs := e.ticks[len(e.ticks)-1].Nanos
-	if ev.idx < len(e.ticks) {
+	if ev.idx < len(e.ticks) && ev.ns < exitNs {
 		exitNs = ev.ns
 	}
 	e.sums.exit(&ev, exitNs)

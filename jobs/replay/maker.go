@@ -364,6 +364,16 @@ func (e *engine) replayResting() error {
 			e.dd.observe(e.size + e.realized + e.shares*(mark-e.entryFill) - e.entryFee)
 		}
 	}
+	if o.active {
+		// The order rests on after the last snapshot until it ends (DESIGN
+		// 6): the trades recorded between that snapshot and its cancel or
+		// end_time, whichever comes first, are evidence too, and a cancel
+		// before end_time takes effect.
+		e.walkTrades(len(e.ticks), min(o.cancelNs, e.endNs)-1)
+		if o.active && o.cancelNs < e.endNs {
+			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
+		}
+	}
 	if o.live {
 		r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 	}
@@ -753,10 +763,11 @@ func depthAt(levels []store.Level, limit float64, buy bool) float64 {
 }
 
 // makerFillAt fills the active order at a trade's instant tns, after
-// snapshot i−1 and no later than snapshot i.
+// snapshot i−1 and no later than snapshot i (i = len(e.ticks): after the
+// last snapshot, before end_time).
 func (e *engine) makerFillAt(i int, tns int64) {
 	at := i - 1
-	if e.ticks[i].Nanos == tns {
+	if i < len(e.ticks) && e.ticks[i].Nanos == tns {
 		at = i
 	}
 	tk := &e.ticks[at]

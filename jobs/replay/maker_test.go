@@ -249,6 +249,55 @@ func TestRestingOrders(t *testing.T) {
 			},
 			orders: []string{ts(0) + " PLACED BUY 0.48×33 SIGNAL", tms(5000) + " FILLED BUY 0.48×33 TRADE"},
 		},
+		{
+			// The last snapshot is at 10 s, end_time at 100 s: the order
+			// still rests after it, and a print through the limit at 50 s
+			// is evidence like any other (a recorder's last snapshot
+			// comes a little before end_time, its last trades after it).
+			// The fill takes the coin price of the last snapshot before it.
+			name:   "a print after the last snapshot fills the order",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(50_000, "Up", "SELL", 0.47, 100, "0x1")},
+			events: []string{
+				"ENTRY SIGNAL " + tms(50_000) + " fill=0.48 shares=100 pnl=0 coin=50010 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(50_000) + " FILLED BUY 0.48×100 TRADE"},
+		},
+		{
+			// A resting exit filled by a print after the last snapshot.
+			name: "a print after the last snapshot fills a resting exit",
+			snaps: []store.Snapshot{withUp(snap(0, 0.50, 0.50), restBook()),
+				withUp(snap(10, 0.50, 0.50), book(levels(lv(0.49, 50)), levels(lv(0.50, 200), lv(0.51, 100))))},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1"), mtrade(60_000, "Up", "BUY", 0.52, 300, "0x2")},
+			strat: func(s Strategy) Strategy {
+				s.ExitConditions = conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.5))
+				return s
+			},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT SIGNAL " + tms(60_000) + " fill=0.5 shares=100 pnl=2 coin=50010 MAKER rebate=0",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE",
+				ts(10) + " PLACED SELL 0.5×100 SIGNAL", tms(60_000) + " FILLED SELL 0.5×100 TRADE"},
+		},
+		{
+			// cancelAfterMs runs out at 20 s, after the last snapshot and
+			// before end_time: the order is cancelled then, not expired.
+			name:     "a cancel after the last snapshot",
+			snaps:    []store.Snapshot{first, later},
+			strat:    func(s Strategy) Strategy { s.CancelAfterMs = 20_000; return s },
+			orders:   []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(20) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
+			warnings: true,
+		},
+		{
+			// The cancel at 20 s comes before the print at 50 s.
+			name:   "a cancel after the last snapshot before a print",
+			snaps:  []store.Snapshot{first, later},
+			trades: []store.MarketTrade{mtrade(50_000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 20_000; return s },
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(20) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,6 +331,12 @@ func TestRestingOrders(t *testing.T) {
 				t.Errorf("warnings %q", r.Warnings)
 			}
 			p := r.Performance
+			if p.TimeInPositionPct < 0 || p.TimeInPositionPct > 100 {
+				t.Errorf("time_in_position_pct %v", p.TimeInPositionPct)
+			}
+			if c := r.PnLCurve; len(c) == 0 || c[len(c)-1].PnL != p.TotalPnL {
+				t.Errorf("the curve ends at %+v, total_pnl %v", c[len(c)-1], p.TotalPnL)
+			}
 			if p.OrdersPlaced == nil || *p.OrdersPlaced+0 != strings.Count(strings.Join(orders, "\n"), " PLACED ") ||
 				*p.OrdersFilled != strings.Count(strings.Join(orders, "\n"), " FILLED ") {
 				t.Errorf("counters %+v for orders %q", p, orders)

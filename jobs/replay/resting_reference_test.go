@@ -380,55 +380,59 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		return m.EndTime
 	}
 
+	// evidence counts trade x for the active order; coin is the coin
+	// price of the last snapshot at or before it.
+	evidence := func(x store.MarketTrade, coin float64) {
+		if !live || !active {
+			return
+		}
+		if hasCancel && !x.Time.Before(cancelAt) {
+			endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
+			return
+		}
+		if !x.Time.Before(m.EndTime) {
+			endOrder(expireAt(), OrderExpired, OrderReasonMarketEnd)
+			return
+		}
+		p, takerSold, same := x.Price, x.Side == store.SideSell, x.Outcome == outcome
+		if !same {
+			if x.TxHash != "" && hashes[x.TxHash] {
+				return
+			}
+			p, takerSold = 1-p, !takerSold
+		}
+		if takerSold != buy {
+			return
+		}
+		through := buy && p < limit-1e-9 || !buy && p > limit+1e-9
+		at := math.Abs(p-limit) <= 1e-9
+		if !through && !at {
+			return
+		}
+		if same && x.TxHash != "" {
+			hashes[x.TxHash] = true
+		}
+		if through {
+			counted += x.Size
+		} else {
+			if excess := x.Size - queue; excess > 0 {
+				counted += excess
+			}
+			queue = math.Max(0, queue-x.Size)
+		}
+		if counted >= oShares-1e-9 {
+			makerFill(x.Time, coin, OrderReasonTrade)
+		}
+	}
 	k := 0
 	for i := range snaps {
 		t := snaps[i].Time
 		for ; k < len(tr) && !tr[k].Time.After(t); k++ {
-			x := tr[k]
-			if !live || !active {
-				continue
+			coin := snaps[max(i-1, 0)].CoinPrice
+			if tr[k].Time.Equal(t) {
+				coin = snaps[i].CoinPrice
 			}
-			if hasCancel && !x.Time.Before(cancelAt) {
-				endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
-				continue
-			}
-			if !x.Time.Before(m.EndTime) {
-				endOrder(expireAt(), OrderExpired, OrderReasonMarketEnd)
-				continue
-			}
-			p, takerSold, same := x.Price, x.Side == store.SideSell, x.Outcome == outcome
-			if !same {
-				if x.TxHash != "" && hashes[x.TxHash] {
-					continue
-				}
-				p, takerSold = 1-p, !takerSold
-			}
-			if takerSold != buy {
-				continue
-			}
-			through := buy && p < limit-1e-9 || !buy && p > limit+1e-9
-			at := math.Abs(p-limit) <= 1e-9
-			if !through && !at {
-				continue
-			}
-			if same && x.TxHash != "" {
-				hashes[x.TxHash] = true
-			}
-			if through {
-				counted += x.Size
-			} else {
-				if excess := x.Size - queue; excess > 0 {
-					counted += excess
-				}
-				queue = math.Max(0, queue-x.Size)
-			}
-			if counted >= oShares-1e-9 {
-				coin := snaps[i-1].CoinPrice
-				if x.Time.Equal(t) {
-					coin = snaps[i].CoinPrice
-				}
-				makerFill(x.Time, coin, OrderReasonTrade)
-			}
+			evidence(tr[k], coin)
 		}
 		if live {
 			switch {
@@ -523,6 +527,15 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 			}
 		}
 	}
+	// After the last snapshot the order rests on until it ends: the
+	// trades recorded before its cancel and end_time are evidence, and a
+	// cancel before end_time takes effect.
+	for ; k < len(tr) && tr[k].Time.Before(m.EndTime) && !(hasCancel && !tr[k].Time.Before(cancelAt)); k++ {
+		evidence(tr[k], snaps[n-1].CoinPrice)
+	}
+	if live && active && hasCancel && cancelAt.Before(m.EndTime) {
+		endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
+	}
 	if live {
 		endOrder(expireAt(), OrderExpired, OrderReasonMarketEnd)
 	}
@@ -548,7 +561,8 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 	return out
 }
 
-// randomTrades draws recorded trades between a market's snapshots: both
+// randomTrades draws recorded trades between a market's snapshots, and
+// after the last one (up to 3 s, before and after end_time): both
 // outcomes, both taker sides, at and around the books' touch, with
 // repeated hashes, mirrored twins and trades without a hash.
 func randomTrades(rng *rand.Rand, snaps []store.Snapshot) []store.MarketTrade {
@@ -563,6 +577,8 @@ func randomTrades(rng *rand.Rand, snaps []store.Snapshot) []store.MarketTrade {
 				if gap := snaps[i+1].Time.Sub(at); gap > 0 {
 					at = at.Add(time.Duration(rng.Int64N(int64(gap) + 1)))
 				}
+			} else {
+				at = at.Add(time.Duration(rng.Int64N(int64(3*time.Second) + 1)))
 			}
 			o, price := store.OutcomeUp, snaps[i].PriceUp
 			if rng.IntN(2) == 0 {

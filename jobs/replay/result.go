@@ -322,7 +322,9 @@ func (e *engine) performance(m store.Market) Performance {
 // gives the same numbers the loop saw.
 func (e *engine) curve(m store.Market) []EquityPoint {
 	n := len(e.events)
-	settled := n > 0 && e.events[n-1].idx == len(e.ticks)
+	// The last event came after the last snapshot: a MARKET_END, or a
+	// maker exit filled by a trade recorded after it.
+	settled := n > 0 && e.events[n-1].visibleAt() >= len(e.ticks)
 	budget := MaxCurvePoints
 	if settled {
 		budget--
@@ -357,8 +359,12 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 	}
 	if settled {
 		ev := &e.events[n-1]
+		at := e.settleAt
+		if ev.idx < len(e.ticks) {
+			at = time.Unix(0, ev.ns)
+		}
 		points = append(points, EquityPoint{
-			Time:      formatTime(e.settleAt),
+			Time:      formatTime(at),
 			PnL:       round6(ev.cum),
 			Price:     round6(ev.price),
 			CoinPrice: round6(ev.coin),
