@@ -197,6 +197,11 @@ func TestReplayOpenAPIBody(t *testing.T) {
 			}
 		}
 	}
+	// DESIGN 6: fee and total_fees are in every answer, not only when a
+	// fee model or a latency is named (as the description once said).
+	if d := string(req.Properties["feeModel"]); !strings.Contains(d, "Every answer carries") || strings.Contains(d, "When feeModel or latencyMs is given") {
+		t.Errorf("feeModel's description says when fees show: %s", d)
+	}
 	var cond schema
 	for name, sc := range doc.Components.Schemas {
 		if strings.Contains(name, "Condition") && sc.Properties["operator"] != nil && strings.Contains(string(sc.Properties["operator"]), "crosses_above") {

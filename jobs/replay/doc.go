@@ -55,13 +55,11 @@
 //     is refused by name (keys match without regard to case, as
 //     encoding/json matches them); so is a condition without a value or
 //     with "value": null.
-//   - Costs (fees and latency) show in the answer only when the request
-//     named a feeModel or a latencyMs above 0: then strategy echoes
-//     feeModel (NONE when only a latency was given) and latencyMs, every
-//     trade event carries fee (0 under NONE and at MARKET_END) and
-//     performance carries total_fees. A request that names neither gets the
-//     answer it got before costs existed, byte for byte. An explicit
-//     latencyMs of 0 is the same request as none.
+//   - Costs (fees and latency) show in every answer, whether or not the
+//     request named a feeModel or a latencyMs: strategy echoes feeModel
+//     (NONE when none was named) and latencyMs, every trade event carries
+//     fee (0 under NONE and at MARKET_END) and performance carries
+//     total_fees. An explicit latencyMs of 0 is the same request as none.
 //   - MARKET charges nothing on a market without a recorded rate (or with a
 //     rate that is not a positive number); a missing exponent counts as 1.
 //     strategy echoes the rate and exponent that applied. p(1−p) is taken
