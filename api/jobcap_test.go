@@ -31,8 +31,8 @@ func TestJobsInFlightCap(t *testing.T) {
 	loadFixtures(t, st)
 	q := newQueue(t, st)
 	// Replays on the worker take about 400 ms: long enough to be in
-	// flight together.
-	q.runWorker(t, worker.Config{Store: slowStore{st, 400 * time.Millisecond}, Concurrency: 8})
+	// flight together. Without the cache, each reads the slow store.
+	q.runWorker(t, worker.Config{Store: slowStore{st, 400 * time.Millisecond}, Concurrency: 8, CacheBytes: -1})
 
 	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 10*time.Second, q.rdb })
 	b := &bundle{t: t, store: st, keys: a.keys, ids: a.ids,
@@ -96,7 +96,7 @@ func TestJobsInFlightAfterTimeout(t *testing.T) {
 	st := memory.New()
 	loadFixtures(t, st)
 	q := newQueue(t, st)
-	q.runWorker(t, worker.Config{Store: slowStore{st, 1500 * time.Millisecond}, Concurrency: 4})
+	q.runWorker(t, worker.Config{Store: slowStore{st, 1500 * time.Millisecond}, Concurrency: 4, CacheBytes: -1})
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
 	srv := secondProcess(t, b, func(c *api.Config) {
 		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
@@ -308,7 +308,7 @@ func TestRefusedReplayKeepsASharedSlot(t *testing.T) {
 	st := memory.New()
 	loadFixtures(t, st)
 	q := newQueue(t, st)
-	q.runWorker(t, worker.Config{Store: slowStore{st, 3 * time.Second}, Concurrency: 4})
+	q.runWorker(t, worker.Config{Store: slowStore{st, 3 * time.Second}, Concurrency: 4, CacheBytes: -1})
 	reads := &failingReads{Store: st}
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
 	srv := secondProcess(t, b, func(c *api.Config) {
