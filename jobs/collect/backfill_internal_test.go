@@ -34,7 +34,7 @@ func TestBackfillCountsAHashOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Activity: st, MaxPending: 100}
-	c := &Collector{cfg: cfg, filler: st, w: newWriter(&cfg, slog.New(slog.DiscardHandler))}
+	c := &Collector{cfg: cfg, filler: st, w: newWriter(&cfg, slog.New(slog.DiscardHandler), nil)}
 	tr := func(at time.Time, outcome, side string, price, size float64, hash string) store.MarketTrade {
 		return store.MarketTrade{Time: at, Outcome: outcome, Side: side, Price: price, Size: size, TxHash: hash}
 	}
@@ -175,7 +175,7 @@ func TestBackfillTriedAgainWhileTheMarketIsRecent(t *testing.T) {
 			m := store.Market{Slug: "btc-updown-5m-1", Coin: store.BTC, MarketType: store.M5, ConditionID: "0xcond",
 				StartTime: now.Add(-tc.age), EndTime: now.Add(-tc.age + 5*time.Minute)}
 			cfg := Config{Store: st, Activity: st, MaxPending: 100, Now: time.Now, BackfillDelay: 10 * time.Millisecond, FlushInterval: time.Millisecond}
-			c := &Collector{cfg: cfg, log: log, filler: st, w: newWriter(&cfg, log), backfills: make(chan backfillJob, 1),
+			c := &Collector{cfg: cfg, log: log, filler: st, w: newWriter(&cfg, log, nil), backfills: make(chan backfillJob, 1),
 				data: &dataAPI{u: u, timeout: time.Second, backoff: Backoff{Base: time.Millisecond, Max: time.Millisecond}}}
 			c.backfills <- backfillJob{market: m, gap: store.Gap{From: m.StartTime, To: m.StartTime.Add(time.Minute), Kind: store.GapTrades}}
 			ctx, cancel := context.WithCancel(context.Background())
@@ -235,7 +235,7 @@ func TestBackfillSeesATradeBeingFlushed(t *testing.T) {
 	}
 	st := slowTrades{Store: mem, entered: make(chan struct{}), release: make(chan struct{})}
 	cfg := Config{Store: mem, Activity: st, MaxPending: 100}
-	c := &Collector{cfg: cfg, filler: mem, w: newWriter(&cfg, slog.New(slog.DiscardHandler))}
+	c := &Collector{cfg: cfg, filler: mem, w: newWriter(&cfg, slog.New(slog.DiscardHandler), nil)}
 	heard := store.MarketTrade{Time: t0.Add(3720 * time.Millisecond), Outcome: store.OutcomeDown, Side: store.SideSell, Price: 0.41, Size: 186.81, TxHash: "0xdc"}
 	c.w.addTrade(m.Slug, heard)
 	flushed := make(chan bool)

@@ -122,7 +122,7 @@ func New(cfg Config) (*Collector, error) {
 		clob:        &clob{u: cl, timeout: cfg.MaxLag},
 		spot:        &binance{u: sp, kind: store.Spot, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
 		futures:     &binance{u: fu, kind: store.Future, timeout: cfg.RequestTimeout, backoff: cfg.Backoff},
-		w:           newWriter(&cfg, log),
+		w:           newWriter(&cfg, log, warn),
 		snapFeed:    &feed{name: "snapshots", log: log, backoff: cfg.Backoff},
 		marketFeeds: feeds{log: log},
 		exFeeds:     feeds{log: log, backoff: cfg.Backoff},

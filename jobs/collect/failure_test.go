@@ -199,4 +199,10 @@ func TestCollectorSurvivesStoreFailures(t *testing.T) {
 	if c.Stats().Snapshots <= held || !strings.Contains(r.logs.String(), "kept for the next flush") {
 		t.Errorf("writes after the store recovered: %d then %d; log:\n%s", held, c.Stats().Snapshots, r.logs)
 	}
+	// An outage fails every flush (ten in that second) for every market:
+	// each market's failure is logged once per WarnEvery (30 s), not once
+	// a flush, or a database restart buries the log.
+	if n := strings.Count(r.logs.String(), "writing snapshots failed"); n > len(twoSeries) {
+		t.Errorf("%d warnings of failed snapshot writes for %d markets in a second's outage, want one a market:\n%s", n, len(twoSeries), r.logs)
+	}
 }

@@ -20,7 +20,7 @@ func TestGapsWaitForLateSnapshots(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	cfg := Config{GapAfter: 3 * time.Second, MaxLag: time.Second, Activity: memory.New()}
 	c := &Collector{cfg: cfg, lastSnap: map[string]time.Time{}, heldGaps: map[string][]store.Gap{},
-		w: newWriter(&cfg, slog.New(slog.DiscardHandler))}
+		w: newWriter(&cfg, slog.New(slog.DiscardHandler), nil)}
 	m := store.Market{Slug: "eth-updown-15m-1", StartTime: t0, EndTime: t0.Add(15 * time.Minute)}
 	c.lastSnap[m.Slug] = t0
 	gaps := func() []store.Gap {

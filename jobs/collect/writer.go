@@ -22,9 +22,13 @@ import (
 // an error costs nothing twice). Pending work is bounded: beyond maxPending
 // new snapshots are dropped and logged as a gap.
 type writer struct {
-	st            Store
-	act           ActivityWriter // nil: trades and gaps are not kept
-	log           *slog.Logger
+	st  Store
+	act ActivityWriter // nil: trades and gaps are not kept
+	log *slog.Logger
+	// warn logs the failed writes a store outage repeats on every flush
+	// (every market's snapshots and trades, the depth) once per
+	// Config.WarnEvery each, with a count of those held back.
+	warn          *rateLog
 	flushInterval time.Duration
 	flushSize     int
 	maxPending    int
@@ -47,9 +51,12 @@ type writer struct {
 	gapsWritten   atomic.Int64
 }
 
-func newWriter(cfg *Config, log *slog.Logger) *writer {
+func newWriter(cfg *Config, log *slog.Logger, warn *rateLog) *writer {
+	if warn == nil {
+		warn = newRateLog(log, cfg.WarnEvery)
+	}
 	return &writer{
-		st: cfg.Store, act: cfg.Activity, log: log, flushInterval: cfg.FlushInterval, flushSize: cfg.FlushSize,
+		st: cfg.Store, act: cfg.Activity, log: log, warn: warn, flushInterval: cfg.FlushInterval, flushSize: cfg.FlushSize,
 		maxPending: cfg.MaxPending, backoff: cfg.Backoff,
 		snaps: make(map[string][]store.Snapshot), kick: make(chan struct{}, 1),
 		trades: map[string][]store.MarketTrade{}, gaps: map[string][]store.Gap{},
@@ -226,7 +233,7 @@ func (w *writer) flush(ctx context.Context) bool {
 				// No retry mends it; dropping is the honest gap.
 				w.log.ErrorContext(ctx, "gap: snapshots refused by the store", "market", slug, "snapshots", len(batch), "err", err)
 			default:
-				w.log.WarnContext(ctx, "writing snapshots failed; kept for the next flush", "market", slug, "snapshots", len(batch), "err", err)
+				w.warn.warn(ctx, "write "+slug, "writing snapshots failed; kept for the next flush", "market", slug, "snapshots", len(batch), "err", err)
 				failed.Store(slug, batch)
 			}
 		})
@@ -236,7 +243,7 @@ func (w *writer) flush(ctx context.Context) bool {
 	ok := true
 	if len(depth) > 0 {
 		if err := w.st.AppendDepth(ctx, depth); err != nil {
-			w.log.WarnContext(ctx, "writing depth history failed; kept for the next flush", "snapshots", len(depth), "err", err)
+			w.warn.warn(ctx, "write depth", "writing depth history failed; kept for the next flush", "snapshots", len(depth), "err", err)
 			w.requeueDepth(depth)
 			ok = false
 		} else {
@@ -267,7 +274,7 @@ func (w *writer) flushActivity(ctx context.Context, trades map[string][]store.Ma
 		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
 			w.log.ErrorContext(ctx, "trades refused by the store", "market", slug, "trades", len(ts), "err", err)
 		default:
-			w.log.WarnContext(ctx, "writing trades failed; kept for the next flush", "market", slug, "trades", len(ts), "err", err)
+			w.warn.warn(ctx, "write "+slug, "writing trades failed; kept for the next flush", "market", slug, "trades", len(ts), "err", err)
 			w.mu.Lock()
 			if len(w.trades[slug]) < w.maxPending {
 				w.trades[slug] = append(ts, w.trades[slug]...)
@@ -284,7 +291,7 @@ func (w *writer) flushActivity(ctx context.Context, trades map[string][]store.Ma
 		case errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid):
 			w.log.ErrorContext(ctx, "gaps refused by the store", "market", slug, "gaps", len(gs), "err", err)
 		default:
-			w.log.WarnContext(ctx, "writing gaps failed; kept for the next flush", "market", slug, "gaps", len(gs), "err", err)
+			w.warn.warn(ctx, "write "+slug, "writing gaps failed; kept for the next flush", "market", slug, "gaps", len(gs), "err", err)
 			w.mu.Lock()
 			w.gaps[slug] = append(gs, w.gaps[slug]...)
 			w.mu.Unlock()
