@@ -174,17 +174,22 @@ func unexpected(args []string) string {
 	return "unexpected arguments " + strings.Join(quoted, ", ")
 }
 
-// newLogger builds the process logger from LOG_LEVEL and LOG_FORMAT.
+// newLogger builds the process logger from LOG_LEVEL and LOG_FORMAT, and
+// makes it the Redis client's too.
 func newLogger(w io.Writer, defaultFormat string) *slog.Logger {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(envOr("LOG_LEVEL", "info"))); err != nil {
 		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
 	if strings.EqualFold(envOr("LOG_FORMAT", defaultFormat), "text") {
-		return slog.New(slog.NewTextHandler(w, opts))
+		log = slog.New(slog.NewTextHandler(w, opts))
+	} else {
+		log = slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	routeRedisLog(log)
+	return log
 }
 
 func envOr(key, def string) string {
