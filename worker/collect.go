@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -51,11 +52,15 @@ func verifyDelay(n int) time.Duration {
 // (collect.UpstreamsFromEnv): every process of a deployment shares its
 // environment, so workers resolve against the upstreams the collector
 // recorded from.
-func (s *Server) registerCollect() {
+//
+// base is the logger the server was given, without the worker's component:
+// the resolver names its own, and a record with two "component" keys is
+// one that log pipelines read as they please.
+func (s *Server) registerCollect(base *slog.Logger) {
 	res, err := collect.NewResolver(collect.ResolverConfig{
 		Upstreams: collect.UpstreamsFromEnv(os.LookupEnv),
 		Store:     s.store,
-		Logger:    s.log,
+		Logger:    base,
 	})
 	if err != nil {
 		s.log.Error("market resolution is misconfigured; its tasks will fail until it is fixed", "err", err)

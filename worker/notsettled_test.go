@@ -91,3 +91,57 @@ func TestNotSettledRetryIsNotAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestResolverLogsOneComponent fails the upstream of a resolution: the
+// resolver's warning carries one "component" key ("resolver"), not the
+// worker's and its own, which a JSON log holds as a record with a
+// duplicate key.
+func TestResolverLogsOneComponent(t *testing.T) {
+	rdb := redistest.Client(t)
+	st := memory.New()
+	poly := polytest.New(t, polytest.Options{})
+	poly.FailAlways(polytest.RouteEvents, polytest.Fault{Status: 503})
+	poly.FailAlways(polytest.RouteMarkets, polytest.Fault{Status: 503})
+	bin := binancetest.New(t, binancetest.Options{})
+	t.Setenv(collect.EnvGammaURL, poly.URL)
+	t.Setenv(collect.EnvCLOBURL, poly.URL)
+	t.Setenv(collect.EnvBinanceSpotURL, bin.URL)
+	t.Setenv(collect.EnvBinanceFuturesURL, bin.URL)
+
+	logs := &lockedBuffer{}
+	srv, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+
+	start := time.Now().Truncate(5 * time.Minute).Add(-time.Hour) // ended
+	m := store.Market{Slug: collect.Slug(store.BTC, store.M5, start), MarketID: "777002", Coin: store.BTC, MarketType: store.M5,
+		StartTime: start, EndTime: start.Add(5 * time.Minute), ClobTokenUp: "21", ClobTokenDown: "22"}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.NewResolutionScheduler(rdb).ScheduleResolution(ctx, m.Slug, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "upstream request failed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed upstream request was not logged within 30s:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for line := range strings.SplitSeq(logs.String(), "\n") {
+		if strings.Contains(line, "upstream request failed") && strings.Count(line, `"component":`) != 1 {
+			t.Errorf("a resolver record with %d component keys, want 1:\n%s", strings.Count(line, `"component":`), line)
+		}
+	}
+}

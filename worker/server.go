@@ -145,7 +145,7 @@ func NewServer(cfg Config) (*Server, error) {
 		budget: newMemoryBudget(cfg.MemoryBudget), waits: newShardWaits(cfg.Redis, log)}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
-	s.registerCollect()
+	s.registerCollect(cfg.Logger)
 	s.registerBacktest(cfg.Backtest)
 	// A task of a queue with slots (gate.slots) frees its slot when its
 	// handler returns.
