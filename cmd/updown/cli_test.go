@@ -62,6 +62,7 @@ func TestHelpIsSuccess(t *testing.T) {
 		{"customers", "--help"}, {"customers", "-h"}, {"customers", "help"}, {"customers", "create", "--help"},
 		{"customers", "list", "-h"}, {"customers", "set-tier", "--help"},
 		{"keys", "--help"}, {"keys", "create", "--help"}, {"keys", "list", "--help"}, {"keys", "revoke", "-h"},
+		{"version", "-h"}, {"version", "--help"},
 	} {
 		code, stdout, stderr := runBinary(t, nil, args...)
 		if code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {
@@ -70,7 +71,7 @@ func TestHelpIsSuccess(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"api", "--bogus"}, {"worker", "--nope=1"}, {"dev", "--port", "1"}, {"customers", "create", "--mail", "a@b.co"},
-		{"keys", "list", "--bogus"}, {"customers"}, {"keys"}, {"frobnicate"}, {},
+		{"keys", "list", "--bogus"}, {"customers"}, {"keys"}, {"frobnicate"}, {}, {"version", "extra"},
 	} {
 		if code, stdout, stderr := runBinary(t, nil, args...); code != 2 {
 			t.Errorf("updown %s: exit %d, want 2\n%s%s", strings.Join(args, " "), code, stdout, stderr)

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -107,6 +108,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "keys":
 		return runKeys(ctx, rest, stdout, stderr)
 	case "version", "--version":
+		if len(rest) == 1 && slices.Contains([]string{"-h", "-help", "--help", "help"}, rest[0]) {
+			fmt.Fprint(stdout, "Usage: updown version\n\nPrints the release, the commit and the Go version it was built from, and the API version. It takes no flags.\n")
+			return nil
+		}
 		if len(rest) > 0 {
 			return fmt.Errorf("version: %s: it takes none", unexpected(rest))
 		}
