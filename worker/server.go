@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
@@ -205,12 +206,28 @@ func (s *Server) Run(ctx context.Context) error {
 // retryDelay is Asynq's default backoff, except for a task whose worker
 // died (SIGKILL, OOM, lost host): Asynq only notices a minute after the
 // lease lapsed, and someone may be waiting for the answer, so the task is
-// retried at once rather than after another 15-45 s.
+// retried at once rather than after another 15-45 s. A task a request
+// waits on (a replay, a backtest) whose store was unreachable (Postgres
+// restarting or failing over) is retried after 1, 4, 16 s, 30 s at most:
+// an outage of a few seconds must not hold the answer 15-45 s, or past
+// JOB_WAIT.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, asynq.ErrLeaseExpired) {
 		return 0
 	}
+	if errors.Is(err, store.ErrUnavailable) && awaited(t.Type()) {
+		return min(time.Second<<(2*min(n, 5)), 30*time.Second)
+	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// awaited reports whether a request waits for tasks of the type.
+func awaited(taskType string) bool {
+	switch taskType {
+	case jobs.TypeReplay, backtest.TaskType, backtest.GroupType, backtest.ShardType:
+		return true
+	}
+	return false
 }
 
 // slogAdapter gives Asynq a structured logger.
