@@ -43,6 +43,8 @@ func failureStatus(code string) int {
 		return http.StatusNotFound
 	case CodeInternal:
 		return http.StatusInternalServerError
+	case CodeServiceUnavailable: // the job's store was down on every attempt
+		return http.StatusServiceUnavailable
 	case "AI_STRATEGY_GENERATION_FAILED":
 		return http.StatusBadGateway
 	case CodeTierRequired, CodeTierAccessDenied:

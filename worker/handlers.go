@@ -12,6 +12,7 @@ import (
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
 )
 
 // work is a task's job once its payload is decoded: a result to encode, a
@@ -71,8 +72,12 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			return err // shutting down or timed out: Asynq requeues it
 		default:
 			if lastAttempt(ctx) {
-				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR",
-					Message: "the job failed on every attempt; try again later"}}, err)
+				f := &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed on every attempt; try again later"}
+				if errors.Is(err, store.ErrUnavailable) { // not a bug: the database was down throughout
+					f = &jobs.Failure{Code: "SERVICE_UNAVAILABLE",
+						Message: "the database was unreachable on every attempt of the job; retry with backoff"}
+				}
+				return s.finish(ctx, t, jobs.Outcome{Failure: f}, err)
 			}
 			return err
 		}
