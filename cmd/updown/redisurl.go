@@ -232,7 +232,40 @@ func openRedis(ctx context.Context, c redisConn) (redis.UniversalClient, error) 
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
+		if c.failover != nil {
+			// go-redis says "all sentinels ... are unreachable: redis: nil"
+			// of a master name the sentinels do not know, and "context
+			// deadline exceeded" of sentinels that refuse connections: ask
+			// each sentinel what it knows, and say so.
+			return nil, fmt.Errorf("redis unreachable at REDIS_URL (%s): %w (%s)", c.describe(), err, askSentinels(ctx, c.failover))
+		}
 		return nil, fmt.Errorf("redis unreachable at REDIS_URL (%s): %w", c.describe(), err)
 	}
 	return rdb, nil
+}
+
+// askSentinels asks each sentinel of a group for its primary, and tells
+// what each answered: the primary's address, no master of that name, or
+// why it could not be asked.
+func askSentinels(ctx context.Context, fo *redis.FailoverOptions) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	notes := make([]string, len(fo.SentinelAddrs))
+	for i, addr := range fo.SentinelAddrs {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: addr, Username: fo.SentinelUsername, Password: fo.SentinelPassword,
+			TLSConfig: fo.TLSConfig, DialTimeout: time.Second, MaxRetries: -1, ContextTimeoutEnabled: true})
+		primary, err := sc.GetMasterAddrByName(ctx, fo.MasterName).Result()
+		_ = sc.Close()
+		switch {
+		case errors.Is(err, redis.Nil):
+			notes[i] = fmt.Sprintf("sentinel %s monitors no master named %q", addr, fo.MasterName)
+		case err != nil:
+			notes[i] = fmt.Sprintf("sentinel %s: %v", addr, err)
+		case len(primary) == 2:
+			notes[i] = fmt.Sprintf("sentinel %s names the primary %s", addr, net.JoinHostPort(primary[0], primary[1]))
+		default:
+			notes[i] = fmt.Sprintf("sentinel %s answered %q", addr, primary)
+		}
+	}
+	return strings.Join(notes, "; ")
 }

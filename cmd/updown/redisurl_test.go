@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/store/redis/redistest"
 )
 
 // TestParseRedisURL: REDIS_URL's forms, one server or a Sentinel group,
@@ -245,4 +248,36 @@ func canonicalSentinelURL(c redisConn) string {
 		s += "?" + q.Encode()
 	}
 	return s
+}
+
+// TestSentinelUnreachableSaysWhy: a Sentinel REDIS_URL that does not
+// answer is refused at start with what each sentinel said: one that
+// refuses connections by its error (go-redis says only "context deadline
+// exceeded"), one that monitors no master of the URL's name as such
+// (go-redis says "all sentinels ... are unreachable: redis: nil").
+func TestSentinelUnreachableSaysWhy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	c, err := parseRedisURL("redis+sentinel://" + closed + "/mymaster/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = openRedis(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "sentinel "+closed+": dial tcp") || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("a sentinel that refuses connections: %v; want its address and the refusal named", err)
+	}
+
+	s := redistest.StartSentinel(t, redistest.SentinelOptions{})
+	c, err = parseRedisURL("redis+sentinel://" + s.Sentinels[0] + "/nosuchmaster/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = openRedis(context.Background(), c)
+	if want := "sentinel " + s.Sentinels[0] + ` monitors no master named "nosuchmaster"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a master name the sentinel does not know: %v; want %q", err, want)
+	}
 }
