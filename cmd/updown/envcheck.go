@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ var envChecks = []struct {
 	{"MIGRATE_ON_START", boolean},
 	{"LOG_LEVEL", logLevel},
 	{"LOG_FORMAT", oneOf("json", "text")},
+	// PUBLIC_URL=updown.example.com, without its scheme, left the session
+	// cookie without Secure behind https; BILLING_URL is a link users follow.
+	{"PUBLIC_URL", httpURL},
+	{"BILLING_URL", httpURL},
 }
 
 // checkEnv refuses the first variable of envChecks set in a form it does
@@ -77,6 +82,14 @@ func logLevel(v string) error {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(v)); err != nil {
 		return fmt.Errorf("want debug, info, warn or error")
+	}
+	return nil
+}
+
+func httpURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
+		return fmt.Errorf("want an absolute http:// or https:// URL, such as https://updown.example.com")
 	}
 	return nil
 }

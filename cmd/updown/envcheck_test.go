@@ -31,6 +31,12 @@ func TestCheckEnv(t *testing.T) {
 		{map[string]string{"LOG_LEVEL": "verbose"}, `LOG_LEVEL="verbose"`},
 		{map[string]string{"LOG_FORMAT": "xml"}, `LOG_FORMAT="xml"`},
 		{map[string]string{"LOG_FORMAT": "JSON", "LOG_LEVEL": "WARN"}, ""},
+		{map[string]string{"PUBLIC_URL": "https://updown.example.com", "BILLING_URL": "https://pay.example.com/checkout?p=1"}, ""},
+		{map[string]string{"PUBLIC_URL": "http://localhost:8080/"}, ""},
+		{map[string]string{"PUBLIC_URL": "updown.example.com"}, `PUBLIC_URL="updown.example.com"`},
+		{map[string]string{"PUBLIC_URL": "https//updown.example.com"}, `PUBLIC_URL="https//updown.example.com"`},
+		{map[string]string{"BILLING_URL": "ftp:/x"}, `BILLING_URL="ftp:/x"`},
+		{map[string]string{"BILLING_URL": "javascript:alert(1)"}, `BILLING_URL="javascript:alert(1)"`},
 	}
 	for _, tc := range cases {
 		err := checkEnv(func(k string) string { return tc.env[k] })
