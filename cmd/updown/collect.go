@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -91,15 +92,24 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	// The ops address is taken before recording starts: one that cannot
+	// be had stops the process at once, naming the setting, rather than
+	// after the collector began (and logged its start).
+	var opsLn net.Listener
+	if *healthAddr != "" {
+		if opsLn, err = net.Listen("tcp", *healthAddr); err != nil {
+			return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): listen on %s: %w", *healthAddr, err)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Run(gctx) })
-	if *healthAddr != "" {
+	if opsLn != nil {
 		reg := newRegistry(rdb, log)
 		reg.MustRegister(collectorMetrics{c})
 		checks := b.checks()
 		checks["upstreams"] = c.Ready
 		ops := api.OpsHandler(reg, checks, log)
-		g.Go(func() error { return serveHTTP(gctx, "collector ops", *healthAddr, ops, log, nil) })
+		g.Go(func() error { return serveOn(gctx, "collector ops", opsLn, ops, log, nil) })
 	}
 	return g.Wait()
 }

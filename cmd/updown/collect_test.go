@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -234,4 +235,30 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 		}
 	}
 	t.Logf("%d warnings in %v with every upstream down (%.0f a minute)", warns, runFor, float64(warns)/runFor.Minutes())
+}
+
+// TestCollectHealthAddrTaken: a --health-addr (COLLECT_HEALTH_ADDR) that
+// cannot be listened on stops `updown collect` before it starts
+// recording, with an error naming the setting; it used to start the
+// collector, log a spurious failure to load its markets, and stop.
+func TestCollectHealthAddrTaken(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	redisURL := redistest.New(t)
+	dead := "http://" + freeAddr(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	logs := &syncBuffer{}
+	err = run(t.Context(), []string{"collect", "--database-url", dbURL, "--redis-url", redisURL, "--gamma-url", dead, "--clob-url", dead,
+		"--ws-url", "", "--data-url", "", "--binance-spot-url", dead, "--binance-futures-url", dead,
+		"--health-addr", taken.Addr().String()}, io.Discard, logs)
+	if err == nil || !strings.Contains(err.Error(), "COLLECT_HEALTH_ADDR") {
+		t.Errorf("collect on a taken --health-addr: %v, want an error naming COLLECT_HEALTH_ADDR", err)
+	}
+	if strings.Contains(logs.String(), "collector starting") {
+		t.Errorf("collect on a taken --health-addr started recording first:\n%s", logs)
+	}
 }
