@@ -31,6 +31,7 @@ var envChecks = []struct {
 	{"LOG_FORMAT", oneOf("json", "text")},
 	// PUBLIC_URL=updown.example.com, without its scheme, left the session
 	// cookie without Secure behind https; BILLING_URL is a link users follow.
+	{"PORT", port},
 	{"PUBLIC_URL", httpURL},
 	{"BILLING_URL", httpURL},
 }
@@ -82,6 +83,13 @@ func logLevel(v string) error {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(v)); err != nil {
 		return fmt.Errorf("want debug, info, warn or error")
+	}
+	return nil
+}
+
+func port(v string) error {
+	if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("want a port number, 0 to 65535")
 	}
 	return nil
 }
