@@ -557,10 +557,26 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 			rec.status = http.StatusOK
 		}
 		took := time.Since(start)
-		s.metrics.duration.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Observe(took.Seconds())
+		method := methodLabel(r.Method)
+		s.metrics.duration.WithLabelValues(method, route, strconv.Itoa(rec.status)).Observe(took.Seconds())
 		// The request log: the route pattern, never the path or query, so
 		// nothing a client put in the URL is written down.
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("route", route),
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", method), slog.String("route", route),
 			slog.Int("status", rec.status), slog.Duration("duration", took), slog.String("request_id", RequestID(r.Context())))
 	})
+}
+
+// methodLabel is the request's method as the metrics and the request log
+// name it: one of HTTP's own methods, else OTHER. A client chooses the
+// method, any token up to the header limit (a megabyte), and every
+// distinct label value is a time series kept for the life of the process
+// and written out by every scrape: unbounded, an unauthenticated client
+// could grow the api's memory and /metrics at will.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
 }

@@ -272,3 +272,24 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsMethodLabelBounded: the method label of the request metrics
+// is one of HTTP's methods or OTHER, whatever a client sends, so that
+// made-up methods (any token, up to the header limit) cannot add a time
+// series each to the process's memory and to every scrape.
+func TestMetricsMethodLabelBounded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, m := range []string{"XMETHODA", "XMETHODB", strings.Repeat("Z", 4096)} {
+		if r := b.do(m, "/v1/markets", "", "", ""); r.status != http.StatusMethodNotAllowed {
+			t.Fatalf("%.20s /v1/markets: %d %s", m, r.status, r.body)
+		}
+	}
+	m := b.get("", "/metrics")
+	if strings.Contains(string(m.body), "XMETHOD") || strings.Contains(string(m.body), "ZZZZ") {
+		t.Errorf("a client's made-up method became a metric label:\n%.2000s", m.body)
+	}
+	if !strings.Contains(string(m.body), `updown_http_request_duration_seconds_count{method="OTHER",route="unmatched",status="405"} 3`) {
+		t.Errorf("made-up methods are not counted under OTHER:\n%.3000s", m.body)
+	}
+}
