@@ -72,7 +72,9 @@ func dashboardHandler(files fs.FS, page string) http.Handler {
 		name := page
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/app/assets/"); ok {
 			name = path.Join("assets", path.Clean("/" + rest)[1:])
-			if _, err := fs.Stat(files, name); err != nil {
+			// Files only: a directory would be answered with a listing of
+			// the build's files (cached for good, as an asset).
+			if st, err := fs.Stat(files, name); err != nil || st.IsDir() {
 				http.Error(w, "not found", http.StatusNotFound)
 				return
 			}

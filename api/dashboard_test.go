@@ -353,6 +353,10 @@ func TestDashboardAssets(t *testing.T) {
 	if r := b.get("", "/app/assets/nope.js"); r.status != http.StatusNotFound {
 		t.Errorf("a missing asset answers %d", r.status)
 	}
+	// No directory listing of the build's files.
+	if r := b.get("", "/app/assets/"); r.status != http.StatusNotFound {
+		t.Errorf("/app/assets/ answers %d (a listing?):\n%.300s", r.status, r.body)
+	}
 	// The icon: linked by both pages, and at /favicon.ico for browsers that ask there.
 	for _, page := range []string{"/app/", "/docs"} {
 		if !regexp.MustCompile(`<link rel="icon" [^>]*href="/app/assets/favicon-[^"]+\.svg"`).Match(b.get("", page).body) {
