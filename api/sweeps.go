@@ -403,6 +403,42 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 	return out
 }
 
+// StopSweepsOffPlan cancels the customer's QUEUED and RUNNING sweeps when
+// the plan of tier has no sweeps (a downgrade: a cancelled subscription),
+// and returns how many it cancelled; on a plan with sweeps it does
+// nothing. A sweep runs for as long as its thousands of replays take on
+// the workers, and the plan that allowed it is gone: it stops as a DELETE
+// stops it (its shards within about a second), and its owner still sees
+// it through DELETE /v1/sweeps/{id}. The billing webhook and `updown
+// customers set-tier` call it after the tier is stored.
+func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, customerID string, tier store.Tier) (int, error) {
+	if sweepsIn(planFor(tier)) {
+		return 0, nil
+	}
+	if n, err := st.CountActiveSweeps(ctx, customerID); err != nil || n == 0 {
+		return 0, err
+	}
+	sws, _, err := st.ListSweeps(ctx, customerID, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	stopped := 0
+	for _, sw := range sws {
+		if !sw.Status.Active() {
+			continue
+		}
+		_, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepCancelled, "")
+		switch {
+		case err == nil:
+			stopped++
+		case errors.Is(err, store.ErrConflict): // it finished meanwhile
+		default:
+			return stopped, err
+		}
+	}
+	return stopped, nil
+}
+
 // callersSweep reads the caller's sweep, once the plan allows sweeps;
 // another customer's is 404 like an unknown one.
 func (s *Server) callersSweep(ctx context.Context, id string) (store.Sweep, error) {

@@ -424,3 +424,60 @@ func TestDowngradedCustomerCancelsItsSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestDowngradeWebhookStopsSweeps: a billing webhook that moves a customer
+// to a plan without sweeps cancels the customer's running sweeps (the plan
+// that allowed their thousands of replays on the workers is gone), and
+// touches no other customer's; one to a plan with sweeps leaves them.
+func TestDowngradeWebhookStopsSweeps(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // no worker: sweeps stay RUNNING until stopped
+	b, _ := hookSetup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.redis = st, q.client, q.client, q.rdb })
+	start := func(tier store.Tier) string {
+		t.Helper()
+		r := b.do(http.MethodPost, "/v1/sweeps", b.keys[tier], "application/json", sweepBody(3, ""))
+		if r.status != http.StatusAccepted {
+			t.Fatalf("POST as %s: %d %s", tier, r.status, r.body)
+		}
+		var created struct {
+			Data struct {
+				SweepID string `json:"sweep_id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.body, &created); err != nil {
+			t.Fatal(err)
+		}
+		return created.Data.SweepID
+	}
+	status := func(id string) store.SweepStatus {
+		t.Helper()
+		sw, err := st.GetSweep(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sw.Status
+	}
+	pro, ent := start(store.Pro), start(store.Enterprise)
+
+	// ENTERPRISE to PRO: sweeps are still in the plan.
+	wantHook(t, b.post(b.activate("evt_ent_pro", store.Enterprise, "PRO", now.Add(-time.Minute))), "applied", false)
+	if s := status(ent); s != store.SweepRunning {
+		t.Fatalf("a downgrade to a plan with sweeps left the sweep %s", s)
+	}
+
+	// PRO cancelled: STARTER has no sweeps.
+	wantHook(t, b.post(hookEvent{id: "evt_pro_cancel", typ: "subscription.cancelled", at: now.Add(-time.Minute),
+		customerID: b.ids[store.Pro], email: "pro@test.example"}), "applied", false)
+	if s := status(pro); s != store.SweepCancelled {
+		t.Errorf("the sweep of a customer whose subscription was cancelled is %s, want CANCELLED", s)
+	}
+	if s := status(ent); s != store.SweepRunning {
+		t.Errorf("another customer's sweep is %s", s)
+	}
+	// Its owner still sees how it ended.
+	if r := b.do(http.MethodDelete, "/v1/sweeps/"+pro, b.keys[store.Pro], "", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"CANCELLED"`) {
+		t.Errorf("DELETE after the downgrade: %d %s", r.status, r.body)
+	}
+}

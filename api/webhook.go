@@ -290,7 +290,7 @@ func (s *Server) registerBilling() error {
 			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
 			"subscription.cancelled sets STARTER, payment.succeeded and other types are recorded only. The customer is found by " +
 			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
-			"and starts their rate-limit windows afresh. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
+			"and starts their rate-limit windows afresh; a change to a plan without sweeps cancels the customer's running sweeps. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
 			"the provider stops retrying; 503 when no webhook secret is configured.",
 		Tags:        []string{"Billing"},
 		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: payloadSchema}}},
@@ -348,6 +348,14 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 			// The new tier's counters are fresh anyway (keys name the tier).
 			s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)
+		}
+		if n, err := StopSweepsOffPlan(ctx, s.store, rec.CustomerID, rec.Tier); err != nil {
+			// Recorded and applied all the same; the provider must not retry.
+			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan has none; cancel them by hand",
+				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "err", err)
+		} else if n > 0 {
+			s.log.InfoContext(ctx, "billing webhook: cancelled the sweeps of a customer whose new plan has none",
+				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "sweeps", n)
 		}
 	}
 	return &webhookOutput{Body: webhookBody{Success: true, Data: webhookResultOf(rec, dup), Timestamp: formatTime(s.now())}}, nil

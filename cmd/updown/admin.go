@@ -164,6 +164,13 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("set tier: %w", err)
 		}
 		tellAPIs(ctx, *redisURL, c.ID, stderr)
+		// A plan without sweeps stops the customer's running ones, as the
+		// billing webhook does.
+		if n, err := api.StopSweepsOffPlan(ctx, st, c.ID, c.Tier); err != nil {
+			return fmt.Errorf("tier set to %s, but the customer's sweeps could not be cancelled: %w", c.Tier, err)
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "cancelled %d running sweep(s): the %s plan has no sweeps\n", n, c.Tier)
+		}
 		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "tier": string(c.Tier)})
 	case "set-limits":
 		id := fs.String("id", "", "customer id")

@@ -104,7 +104,7 @@ const customersUsage = `Usage: updown customers <subcommand> [flags]    (on DATA
   create --email E [--name N] [--tier T]    a customer and its first API key; prints
                                             {"customer_id","key_id","api_key"}: the key is shown once
   list                                      every customer, as JSON
-  set-tier (--id ID | --email E) --tier T   change a customer's plan
+  set-tier (--id ID | --email E) --tier T   change a customer's plan (a plan without sweeps cancels its running ones)
   set-limits (--id ID | --email E) [--per-minute N] [--per-day N]
                                             an ENTERPRISE customer's own rate limits (0: the plan's default)
 
