@@ -30,7 +30,7 @@ var (
 			"                           redis+sentinel://[:password@]host:port,host:port/master-name/db (required); --redis-url overrides"},
 		{"TOKEN_SECRET", "signs the agent's bearer tokens (required, at least 32 bytes; never the dev one)"},
 		{"WEBHOOK_SECRET", "the billing provider's whsec_... webhook signing secret (required; never the dev one)"},
-		{"MONITORING_ADMIN_TOKEN", "turns /monitoring on, behind HTTP Basic auth: any user name, this token as password (off when unset)"},
+		{"MONITORING_ADMIN_TOKEN", "turns /monitoring on, behind HTTP Basic auth: any user name, this token (at least 16 characters) as password (off when unset)"},
 		{"MIGRATE_ON_START", "apply migrations at start: true (default) or false; --migrate overrides"},
 	}, append(apiTuning, logEnv...)...)
 	// apiTuning is what the api reads beside its backends and secrets,

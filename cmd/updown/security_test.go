@@ -232,3 +232,23 @@ func TestSecretsStayHidden(t *testing.T) {
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestAPIRefusesShortMonitoringToken: MONITORING_ADMIN_TOKEN is a password
+// anyone who reaches the api can guess at, without limit: `updown api`
+// refuses one shorter than 16 characters, without quoting it.
+func TestAPIRefusesShortMonitoringToken(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/none")
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+	t.Setenv("TOKEN_SECRET", testTokenSecret)
+	t.Setenv("WEBHOOK_SECRET", testWebhookSecret)
+	t.Setenv("MONITORING_ADMIN_TOKEN", "admin")
+	err := run(context.Background(), []string{"api"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "MONITORING_ADMIN_TOKEN") || strings.Contains(err.Error(), "admin\"") {
+		t.Fatalf("api with a 5-character monitoring token: %v", err)
+	}
+	// A long enough one goes on to the backends (which this test has none of).
+	t.Setenv("MONITORING_ADMIN_TOKEN", "a-long-enough-monitoring-token")
+	if err := run(context.Background(), []string{"api"}, io.Discard, io.Discard); err == nil || strings.Contains(err.Error(), "MONITORING_ADMIN_TOKEN") {
+		t.Fatalf("api with a long monitoring token: %v", err)
+	}
+}

@@ -87,6 +87,10 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := refuseDevSecrets(secret, hookSecret); err != nil {
 		return err
 	}
+	monToken, err := monitoringToken()
+	if err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, *migrate, log)
 	if err != nil {
@@ -95,7 +99,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	defer closeBackends()
 	st, rdb, connOpt := b.store, b.rdb, b.connOpt
 	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
-		tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: os.Getenv("MONITORING_ADMIN_TOKEN")})
+		tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: monToken})
 	if err != nil {
 		return err
 	}
@@ -391,6 +395,24 @@ func tokenSecret() ([]byte, error) {
 		return nil, fmt.Errorf("TOKEN_SECRET must be set, at least %d bytes (e.g. openssl rand -hex 32)", api.MinTokenSecret)
 	}
 	return []byte(s), nil
+}
+
+// minMonitoringToken is the shortest MONITORING_ADMIN_TOKEN accepted.
+const minMonitoringToken = 16
+
+// monitoringToken reads MONITORING_ADMIN_TOKEN, the password of
+// /monitoring (off when unset). Anyone who reaches the api can try
+// passwords there as fast as the server answers, with no limit, and the UI
+// shows every queue (and, with MONITORING_WRITE, changes them): a short
+// token is refused at start, as a short TOKEN_SECRET is. The error never
+// quotes the token.
+func monitoringToken() (string, error) {
+	s := os.Getenv("MONITORING_ADMIN_TOKEN")
+	if s != "" && len(s) < minMonitoringToken {
+		return "", fmt.Errorf("MONITORING_ADMIN_TOKEN is %d characters: at least %d are needed, since anyone who reaches the api can guess at it "+
+			"(e.g. openssl rand -hex 16); leave it unset to keep /monitoring off", len(s), minMonitoringToken)
+	}
+	return s, nil
 }
 
 // refuseDevSecrets fails when either secret is one of the dev secrets,
