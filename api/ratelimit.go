@@ -46,13 +46,19 @@ import (
 // With Config.Redis nil, limiting is off: nothing is counted, no
 // X-RateLimit-* headers are sent and /v1/account reports usage as null.
 //
-// When Redis fails (down, slow, refusing), requests are let through
-// unmetered after at most Config.RedisTimeout, and the failure is logged as a
-// warning (at most every 10 s, not per request): the limiter guards the
-// service, and turning a Redis outage into an outage of every data endpoint
-// would do more harm than a few unmetered requests. Such answers carry
-// X-Tier but no X-RateLimit-* headers. /readyz reports Redis (Config.Checks)
-// for the operator.
+// When Redis fails (down, slow, refusing), requests go on after at most
+// Config.RedisTimeout, and the failure is logged as a warning (at most
+// every 10 s, not per request): the limiter guards the service, and
+// turning a Redis outage into an outage of every data endpoint would do
+// more harm than a few requests over a limit. They are not unmetered,
+// though: each process counts them itself (localLimits) against the same
+// limits, in the same windows, and refuses past them. A customer's own
+// burst can make the check slow (a loaded process answers its Redis round
+// trips late), and requests let through unmetered then went past any
+// limit, as many as the burst held; now they go past it by at most one
+// allowance per process. Such answers carry X-Tier but no X-RateLimit-*
+// headers (the shared counts are unknown). /readyz reports Redis
+// (Config.Checks) for the operator.
 
 // RateLimit is a request allowance per customer. Zero (or negative) fields
 // are unlimited.
@@ -194,8 +200,9 @@ func authGenKey(customerID string) string {
 }
 
 // countRequest checks the caller's request against its plan's limits and
-// counts it. It never fails: without Redis, or when Redis fails (logged),
-// the request is let through uncounted. A principal from the auth cache
+// counts it. It never fails: without Redis the request is let through
+// uncounted; when Redis fails (logged), it is counted by this process
+// alone (localLimits). A principal from the auth cache
 // whose customer has changed since is not counted: the usage is stale, and
 // the caller looks the principal up afresh and counts again.
 //
@@ -224,6 +231,7 @@ func (s *Server) countRequest(ctx context.Context, p principal, exempt bool) rat
 	res, err := s.limiter.count(ctx, c)
 	if err != nil {
 		s.limiter.warn(ctx, s.log, p.Customer.ID, err)
+		u.Exceeded = s.limiter.local.count(p.Customer.ID+"|"+string(p.Plan.Tier), minute, day, u.Limit, exempt)
 		return u
 	}
 	switch res[2] {
@@ -249,6 +257,8 @@ func (s *Server) countRequest(ctx context.Context, p principal, exempt bool) rat
 type rateLimiter struct {
 	rdb     redis.UniversalClient
 	timeout time.Duration // each check's bound (Config.RedisTimeout)
+	// local counts the requests whose check failed.
+	local localLimits
 
 	mu       sync.Mutex
 	pending  []*rateCall
@@ -375,6 +385,45 @@ func (l *rateLimiter) send(batch []*rateCall) {
 	}
 }
 
+// localLimits is this process's count of the requests whose check in
+// Redis failed, per customer and tier, in the current minute and day: the
+// limits still hold for them, per process. Its maps hold the customers
+// who fell back in the current windows and are dropped with them.
+type localLimits struct {
+	mu          sync.Mutex
+	minute, day int64
+	perMinute   map[string]int64
+	perDay      map[string]int64
+}
+
+// count counts a request of key (customer and tier) in the windows minute
+// and day as rateScript counts one in Redis, and returns the window whose
+// limit refuses it ("": let through, and counted). exempt leaves the day's
+// limit out of the check (exemptFromDailyLimit).
+func (l *localLimits) count(key string, minute, day int64, lim RateLimit, exempt bool) rateWindow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.perMinute == nil || l.minute != minute {
+		l.minute, l.perMinute = minute, map[string]int64{}
+	}
+	if l.perDay == nil || l.day != day {
+		l.day, l.perDay = day, map[string]int64{}
+	}
+	m, d := l.perMinute[key]+1, l.perDay[key]+1
+	dayFull := lim.PerDay > 0 && d > int64(lim.PerDay)
+	switch {
+	case dayFull && !exempt:
+		return windowDay
+	case lim.PerMinute > 0 && m > int64(lim.PerMinute):
+		return windowMinute
+	}
+	l.perMinute[key] = m
+	if !dayFull {
+		l.perDay[key] = d
+	}
+	return ""
+}
+
 // rateWarnEvery is how often a failing limiter is logged.
 const rateWarnEvery = 10 * time.Second
 
@@ -386,7 +435,7 @@ func (l *rateLimiter) warn(ctx context.Context, log *slog.Logger, customerID str
 	if now-last < int64(rateWarnEvery) || !l.lastWarn.CompareAndSwap(last, now) {
 		return
 	}
-	log.WarnContext(ctx, "rate limiter unavailable: requests are let through unmetered (logged at most every 10 s)",
+	log.WarnContext(ctx, "rate limiter unavailable: requests are limited by each api process on its own (logged at most every 10 s)",
 		"request_id", RequestID(ctx), "customer_id", customerID, "err", err)
 }
 

@@ -435,3 +435,47 @@ func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 	}
 	wantLimited(t, b.get(store.Starter, "/v1/account"), 50, "minute")
 }
+
+// TestRateLimitHoldsWhenRedisFails: a request whose check in Redis fails
+// (Redis down, or slow past Config.RedisTimeout, as a customer's own burst
+// can make it) goes on, but the limits still hold, counted by the process:
+// a burst during the failure cannot go past them.
+func TestRateLimitHoldsWhenRedisFails(t *testing.T) {
+	t.Parallel()
+	dead := redis.NewClient(&redis.Options{Addr: deadAddr(t), DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = dead.Close() })
+	clock := newTestClock(now)
+	b := setup(t, func(o *setupOpts) {
+		o.redis, o.clock = dead, clock.now
+		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 3, PerDay: 5}}
+	})
+	get := func() response { return b.get(store.Starter, "/v1/markets?coin=BTC&limit=1") }
+	for i := range 3 {
+		if r := get(); r.status != http.StatusOK {
+			t.Fatalf("request %d with Redis down: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := get()
+	e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if d, _ := e["details"].(map[string]any); d["window"] != "minute" || r.header.Get("Retry-After") == "" {
+		t.Errorf("the 4th request of the minute: details %v, Retry-After %q", e["details"], r.header.Get("Retry-After"))
+	}
+	// Another customer is not held by this one's count.
+	if r := b.get(store.Pro, "/v1/markets?coin=BTC&limit=1"); r.status != http.StatusOK {
+		t.Errorf("PRO with Redis down: %d", r.status)
+	}
+	// The next minute: two more, then the day's limit.
+	clock.set(now.Add(time.Minute))
+	for i := range 2 {
+		if r := get(); r.status != http.StatusOK {
+			t.Fatalf("request %d of the next minute: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if e := wantError(t, get(), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED"); e["details"].(map[string]any)["window"] != "day" {
+		t.Errorf("past the day's limit: %v", e["details"])
+	}
+	// Reading the account and its upgrade path stays open past the day's limit.
+	if r := b.get(store.Starter, "/v1/account"); r.status != http.StatusOK {
+		t.Errorf("GET /v1/account past the day's limit: %d %s", r.status, r.body)
+	}
+}

@@ -97,9 +97,9 @@ type Config struct {
 	// bound), so that slow readers cannot pin answers in memory.
 	WriteStall time.Duration
 	// RedisTimeout bounds each rate-limit, cap and session check on Redis
-	// (default DefaultRedisTimeout); past it the request goes on
-	// unmetered and the failure is logged, so that a slow Redis never
-	// holds the API.
+	// (default DefaultRedisTimeout); past it the request goes on (the rate
+	// limits counted by this process alone) and the failure is logged, so
+	// that a slow Redis never holds the API.
 	RedisTimeout time.Duration
 	// PublicURL is the address users reach the service at; https makes the
 	// session cookie Secure. BillingURL is the checkout link

@@ -230,8 +230,8 @@ func eventually(t *testing.T, what string, f func() answer, ok func(answer) bool
 
 // redisRestarted: Redis goes away under an api and a worker and comes back
 // empty on the same port. Meanwhile what needs Redis fails fast with 503;
-// data reads keep working (the rate limiter lets requests through
-// unmetered); afterwards everything recovers without a restart.
+// data reads keep working (the rate limiter counts them in each process
+// alone); afterwards everything recovers without a restart.
 func (fx faultFixture) redisRestarted(t *testing.T) {
 	rd := redistest.Start(t)
 	s := fx.services(rd.URL)
