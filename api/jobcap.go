@@ -38,9 +38,12 @@ import (
 // its market's version (it is taken while the market is read, replay.go):
 // identical replays share it all the same.
 //
-// Without Redis there is no cap, as there are no rate limits. When Redis
-// fails the request goes on uncapped (logged as the rate limiter logs):
-// the queue, on the same Redis, answers for itself.
+// Without Redis there is no cap, as there are no rate limits. When the
+// check fails (Redis down, or slower than Config.RedisTimeout) the request
+// is refused with 503 SERVICE_UNAVAILABLE, which clients retry: a job
+// needs the queue, on the same Redis, anyway, and a request let through
+// uncapped could run past the cap, since a customer's own burst can make
+// the checks slow while the queue still takes its jobs.
 
 // defaultJobSlotLease is how long a slot outlives the last sign that its
 // job is awaited, when nobody gives it back (Config.JobSlotLease).
@@ -131,7 +134,8 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 		if s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("job slots: %w", err))
 		}
-		return nil, false, nil
+		return nil, false, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable,
+			"the job queue's Redis did not answer in time, so the job was not started; retry with backoff (request id %s)", RequestID(ctx))
 	}
 	if !held {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
@@ -327,4 +329,29 @@ func TestRefusedReplayKeepsASharedSlot(t *testing.T) {
 	reads.fail.Store(false)
 	// The first job still runs (3 s): another replay finds the cap full.
 	wantError(t, one.replay(store.Pro, body(2)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+}
+
+// TestJobsNotStartedWhenTheCapCannotBeChecked: when the check of a
+// customer's jobs in flight fails (here the api's Redis is unreachable
+// while the queue still takes jobs, as when a burst makes the checks slow
+// past Config.RedisTimeout), the job is refused with 503, which clients
+// retry, and never enqueued: let through uncapped, every request of the
+// burst started a job past the cap.
+func TestJobsNotStartedWhenTheCapCannotBeChecked(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // no worker: a job that starts stays queued
+	dead := redis.NewClient(&redis.Options{Addr: deadAddr(t), DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = dead.Close() })
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, dead })
+	slug, _ := snapshotMarket()
+	for size := 1; size <= 3; size++ {
+		r := b.replay(store.Pro, replayBody(slug, func(m map[string]any) { m["positionSize"] = size }))
+		wantError(t, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	}
+	insp := asynq.NewInspectorFromRedisClient(q.rdb)
+	if info, err := insp.GetQueueInfo(jobs.QueueReplay); err == nil && info.Size > 0 {
+		t.Errorf("%d replay jobs were queued past an unchecked cap", info.Size)
+	}
 }

@@ -435,7 +435,7 @@ func (l *rateLimiter) warn(ctx context.Context, log *slog.Logger, customerID str
 	if now-last < int64(rateWarnEvery) || !l.lastWarn.CompareAndSwap(last, now) {
 		return
 	}
-	log.WarnContext(ctx, "rate limiter unavailable: requests are limited by each api process on its own (logged at most every 10 s)",
+	log.WarnContext(ctx, "rate limiter unavailable: each api process counts rate limits on its own, and jobs are refused with 503 (logged at most every 10 s)",
 		"request_id", RequestID(ctx), "customer_id", customerID, "err", err)
 }
 
