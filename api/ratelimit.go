@@ -54,9 +54,9 @@ import (
 // though: each process counts them itself (localLimits) against the same
 // limits, in the same windows, and refuses past them. A customer's own
 // burst can make the check slow (a loaded process answers its Redis round
-// trips late), and requests let through unmetered then went past any
-// limit, as many as the burst held; now they go past it by at most one
-// allowance per process. Such answers carry X-Tier but no X-RateLimit-*
+// trips late): let through unmetered, the burst's requests would go past
+// any limit, as many as it held; counted here, they go past it by at most
+// one allowance per process. Such answers carry X-Tier but no X-RateLimit-*
 // headers (the shared counts are unknown). /readyz reports Redis
 // (Config.Checks) for the operator.
 

@@ -349,7 +349,8 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 			s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)
 		}
-		if n, err := StopSweepsOffPlan(ctx, s.store, rec.CustomerID, rec.Tier); err != nil {
+		// The tier is stored: the sweeps stop even if the provider hangs up.
+		if n, err := StopSweepsOffPlan(context.WithoutCancel(ctx), s.store, rec.CustomerID, rec.Tier); err != nil {
 			// Recorded and applied all the same; the provider must not retry.
 			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan has none; cancel them by hand",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "err", err)
