@@ -403,10 +403,14 @@ type localLimits struct {
 func (l *localLimits) count(key string, minute, day int64, lim RateLimit, exempt bool) rateWindow {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.perMinute == nil || l.minute != minute {
+	// The windows only move on. A request that found its window before
+	// its check failed (up to RedisTimeout later) may name the one before
+	// the current: it is counted in the current one, rather than start its
+	// own afresh and drop the current one's counts of every customer.
+	if l.perMinute == nil || minute > l.minute {
 		l.minute, l.perMinute = minute, map[string]int64{}
 	}
-	if l.perDay == nil || l.day != day {
+	if l.perDay == nil || day > l.day {
 		l.day, l.perDay = day, map[string]int64{}
 	}
 	m, d := l.perMinute[key]+1, l.perDay[key]+1

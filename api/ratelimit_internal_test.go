@@ -165,3 +165,29 @@ func TestRateLimiterLoneCheckInline(t *testing.T) {
 		t.Error("the limiter is still flushing after a lone check returned")
 	}
 }
+
+// TestLocalLimitsWindowsOnlyMoveOn: a request whose check in Redis failed
+// late (it took up to RedisTimeout) can still name the window it began
+// in after a later request has moved the process's count to the next
+// one. Such a late request must not start the old window afresh and drop
+// the new one's count: at every minute (and day) boundary of an outage,
+// a request of the old window would otherwise let a new allowance
+// through, for every customer of the process.
+func TestLocalLimitsWindowsOnlyMoveOn(t *testing.T) {
+	// A late request of minute 11 does not wipe minute 12's count.
+	var m localLimits
+	lim := RateLimit{PerMinute: 1}
+	m.count("c", 12, 0, lim, false)
+	m.count("c", 11, 0, lim, false)
+	if w := m.count("c", 12, 0, lim, false); w != windowMinute {
+		t.Errorf("the second request of minute 12 (limit 1) after a late one of minute 11: refused by %q, want the minute", w)
+	}
+	// Days likewise.
+	var d localLimits
+	lim = RateLimit{PerDay: 1}
+	d.count("c", 100, 5, lim, false)
+	d.count("c", 99, 4, lim, false)
+	if w := d.count("c", 101, 5, lim, false); w != windowDay {
+		t.Errorf("the second request of day 5 (limit 1) after a late one of day 4: refused by %q, want the day", w)
+	}
+}
