@@ -203,7 +203,7 @@ func (s *Server) lookupAndCache(ctx context.Context, hash string) (principal, er
 	}
 	gen, err := s.limiter.customerGen(ctx, p.Customer.ID)
 	if err != nil {
-		return p, nil // Redis is failing: the request goes on unmetered, uncached
+		return p, nil // Redis is failing: the request goes on uncached (its rate limit counted by this process alone)
 	}
 	if p, err = s.lookupKeyInStore(ctx, hash); err != nil {
 		return p, err

@@ -68,7 +68,8 @@ type RateLimit struct {
 }
 
 // DefaultRedisTimeout is Config.RedisTimeout's default: how long a request
-// waits for its check, so that a slow Redis delays requests by at most this much before they fail open.
+// waits for its check, so that a slow Redis delays requests by at most
+// this much before they go on, counted by the process alone (localLimits).
 // The pipeline itself is cut off at the same time only when the Redis
 // client is made with ContextTimeoutEnabled (else at its ReadTimeout).
 const DefaultRedisTimeout = 250 * time.Millisecond
@@ -349,7 +350,7 @@ func (l *rateLimiter) send(batch []*rateCall) {
 	defer cancel()
 	live := batch[:0:0]
 	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil { // its request went on unmetered
+		if err := c.ctx.Err(); err != nil { // its request went on, counted locally
 			c.err = fmt.Errorf("rate limit check: %w", err)
 			close(c.done)
 			continue

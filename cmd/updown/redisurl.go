@@ -213,7 +213,7 @@ func (c redisConn) describe() string {
 // name, followed across failovers) and checks that it answers.
 func openRedis(ctx context.Context, c redisConn) (redis.UniversalClient, error) {
 	// Fail fast when Redis is gone: requests answer 503 (or pass the rate
-	// limiter unmetered) rather than hang on retries. During a failover
+	// limiter, counted per process) rather than hang on retries. During a failover
 	// that is the window until the sentinels name the new primary, which
 	// the client hears of at once (+switch-master) and moves to.
 	var rdb redis.UniversalClient
