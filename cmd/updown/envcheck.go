@@ -29,9 +29,9 @@ var envChecks = []struct {
 	{"MIGRATE_ON_START", boolean},
 	{"LOG_LEVEL", logLevel},
 	{"LOG_FORMAT", oneOf("json", "text")},
+	{"PORT", port},
 	// PUBLIC_URL=updown.example.com, without its scheme, left the session
 	// cookie without Secure behind https; BILLING_URL is a link users follow.
-	{"PORT", port},
 	{"PUBLIC_URL", httpURL},
 	{"BILLING_URL", httpURL},
 }

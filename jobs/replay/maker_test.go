@@ -334,7 +334,9 @@ func TestRestingOrders(t *testing.T) {
 			if p.TimeInPositionPct < 0 || p.TimeInPositionPct > 100 {
 				t.Errorf("time_in_position_pct %v", p.TimeInPositionPct)
 			}
-			if c := r.PnLCurve; len(c) == 0 || c[len(c)-1].PnL != p.TotalPnL {
+			if c := r.PnLCurve; len(c) == 0 {
+				t.Errorf("no pnl curve")
+			} else if c[len(c)-1].PnL != p.TotalPnL {
 				t.Errorf("the curve ends at %+v, total_pnl %v", c[len(c)-1], p.TotalPnL)
 			}
 			if p.OrdersPlaced == nil || *p.OrdersPlaced+0 != strings.Count(strings.Join(orders, "\n"), " PLACED ") ||
