@@ -25,6 +25,8 @@ type redisLog struct {
 	log   *slog.Logger
 	every time.Duration
 
+	now func() time.Time // time.Now when nil
+
 	mu   sync.Mutex
 	last map[string]time.Time
 	held map[string]int
@@ -39,14 +41,28 @@ func routeRedisLog(log *slog.Logger) {
 func (l *redisLog) Printf(ctx context.Context, format string, v ...any) {
 	msg := strings.TrimSpace(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "))
 	now := time.Now()
+	if l.now != nil {
+		now = l.now()
+	}
 	l.mu.Lock()
 	if last, ok := l.last[msg]; ok && now.Sub(last) < l.every {
 		l.held[msg]++
 		l.mu.Unlock()
 		return
 	}
-	for m, t := range l.last { // forget what has not come back, so the maps stay small
-		if now.Sub(t) >= l.every && l.held[m] == 0 {
+	// Forget what has not come back within the period, so the maps stay
+	// small; the repeats a message had held back are logged as it goes,
+	// else they would be kept, and their message, for the process's life.
+	type heldBack struct {
+		msg string
+		n   int
+	}
+	var gone []heldBack
+	for m, t := range l.last {
+		if m != msg && now.Sub(t) >= l.every {
+			if n := l.held[m]; n > 0 {
+				gone = append(gone, heldBack{m, n})
+			}
 			delete(l.last, m)
 			delete(l.held, m)
 		}
@@ -54,13 +70,21 @@ func (l *redisLog) Printf(ctx context.Context, format string, v ...any) {
 	held := l.held[msg]
 	l.last[msg], l.held[msg] = now, 0
 	l.mu.Unlock()
+	for _, g := range gone {
+		l.log.Log(ctx, l.level(g.msg), "redis client", "detail", g.msg, "suppressed", g.n, "suppressed_over", l.every.String())
+	}
 	args := []any{"detail", msg}
 	if held > 0 {
 		args = append(args, "suppressed", held, "suppressed_over", l.every.String())
 	}
-	level := slog.LevelWarn
+	l.log.Log(ctx, l.level(msg), "redis client", args...)
+}
+
+// level is the level msg is logged at: a warning, but for the primary
+// the sentinels name, which is news, not trouble.
+func (l *redisLog) level(msg string) slog.Level {
 	if strings.HasPrefix(msg, "sentinel: new master") || strings.HasPrefix(msg, "sentinel: selected") {
-		level = slog.LevelInfo // the primary the sentinels name: news, not trouble
+		return slog.LevelInfo
 	}
-	l.log.Log(ctx, level, "redis client", args...)
+	return slog.LevelWarn
 }
