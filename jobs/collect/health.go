@@ -161,6 +161,7 @@ func (c *Collector) MissingWindows() int64 { return c.missed.Load() }
 type rateLog struct {
 	log   *slog.Logger
 	every time.Duration
+	now   func() time.Time // time.Now when nil
 
 	mu   sync.Mutex
 	last map[string]time.Time
@@ -172,19 +173,42 @@ func newRateLog(log *slog.Logger, every time.Duration) *rateLog {
 }
 
 // warn logs msg at warn level unless the same key and message were
-// logged within the interval.
+// logged within the interval. Keys not seen for an interval are
+// forgotten, their held-back count logged: some name a market ("write
+// "+slug), and markets come and go for the process's life.
 func (r *rateLog) warn(ctx context.Context, key, msg string, args ...any) {
-	key += "|" + msg
+	full := key + "|" + msg
 	now := time.Now()
+	if r.now != nil {
+		now = r.now()
+	}
 	r.mu.Lock()
-	if last, ok := r.last[key]; ok && now.Sub(last) < r.every {
-		r.held[key]++
+	if last, ok := r.last[full]; ok && now.Sub(last) < r.every {
+		r.held[full]++
 		r.mu.Unlock()
 		return
 	}
-	held := r.held[key]
-	r.last[key], r.held[key] = now, 0
+	type heldBack struct {
+		key string
+		n   int
+	}
+	var gone []heldBack
+	for k, t := range r.last {
+		if k != full && now.Sub(t) >= r.every {
+			if n := r.held[k]; n > 0 {
+				gone = append(gone, heldBack{k, n})
+			}
+			delete(r.last, k)
+			delete(r.held, k)
+		}
+	}
+	held := r.held[full]
+	r.last[full], r.held[full] = now, 0
 	r.mu.Unlock()
+	for _, g := range gone {
+		k, m, _ := strings.Cut(g.key, "|")
+		r.log.WarnContext(ctx, m, "key", k, "suppressed", g.n, "suppressed_over", r.every.String())
+	}
 	if held > 0 {
 		args = append(args, "suppressed", held, "suppressed_over", r.every.String())
 	}
