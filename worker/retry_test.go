@@ -31,9 +31,10 @@ func (u *unavailableOnce) GetMarket(ctx context.Context, slug string) (store.Mar
 }
 
 // TestReplayRetriesAStoreOutageSoon: a replay whose store read fails for a
-// moment (Postgres restarting, failing over) is tried again within
-// seconds, not after Asynq's default 15-45 s: a request waits on it (a
-// three-second Postgres restart held replays 20-43 s).
+// moment (Postgres restarting, failing over) is tried again and answers
+// the request still waiting on it. How soon is retryDelay's
+// (TestRetryDelayOfAStoreOutage: 1 s, not Asynq's 15-45 s), asserted
+// there rather than timed here, where a loaded machine may take longer.
 func TestReplayRetriesAStoreOutageSoon(t *testing.T) {
 	t.Parallel()
 	mem := memory.New()
@@ -43,16 +44,12 @@ func TestReplayRetriesAStoreOutageSoon(t *testing.T) {
 	payload, _ := json.Marshal(replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
 		EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 90}},
 		ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 40}}, PositionSize: 10}})
-	began := time.Now()
 	o, _, err := c.Run(t.Context(), worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", time.Minute)
 	if err != nil || o.Failure != nil {
 		t.Fatalf("replay: %v %+v", err, o.Failure)
 	}
 	if !st.failed.Load() {
 		t.Fatal("the store never failed: the test tests nothing")
-	}
-	if took := time.Since(began); took > 10*time.Second {
-		t.Errorf("a replay whose store failed once took %v, want it retried within seconds", took.Round(time.Millisecond))
 	}
 }
 
