@@ -295,9 +295,11 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	// A result is reused only for the market as it is now: a corrected
 	// winner (or any other change) makes a new job.
 	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano)
-	// The worker replays the market as read here, without reading it again.
+	// The worker replays the market as read here, without reading it
+	// again; without the headers it reads the market itself.
 	if job.Headers, err = worker.MarketHeaders(m, n); err != nil {
-		return refuse(s.internal(ctx, "encode the market for the worker", err))
+		s.log.WarnContext(ctx, "the market goes to the worker unread: encoding it failed", "request_id", RequestID(ctx), "market", m.Slug, "err", err)
+		job.Headers = nil
 	}
 	var o jobs.Outcome
 	switch {

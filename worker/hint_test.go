@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,7 +86,10 @@ func TestReplayUsesTheMarketTheApiRead(t *testing.T) {
 		{"headers of its market", hinted, false},
 		{"no headers", nil, true},
 		{"another market's headers", misleading, true},
-		{"an unreadable count", map[string]string{"updown-market": hinted["updown-market"], "updown-snapshots": "many"}, true},
+		{"an unreadable count", withHeader(hinted, "updown-snapshots", "many"), true},
+		// An api whose store.Market has other fields (a rolling upgrade).
+		{"a record of another shape", withHeader(hinted, "updown-market-schema", "0123456789abcdef"), true},
+		{"a record of no known shape", withHeader(hinted, "updown-market-schema", ""), true},
 	} {
 		r := req
 		r.Strategy.PositionSize = float64(10 + k) // a job of its own each time
@@ -111,4 +115,15 @@ func TestReplayUsesTheMarketTheApiRead(t *testing.T) {
 			t.Errorf("%s: the answer differs from a replay straight from the store", tc.name)
 		}
 	}
+}
+
+// withHeader is h with the header k set to v (deleted when v is empty).
+func withHeader(h map[string]string, k, v string) map[string]string {
+	out := maps.Clone(h)
+	if v == "" {
+		delete(out, k)
+	} else {
+		out[k] = v
+	}
+	return out
 }

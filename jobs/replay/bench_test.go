@@ -272,13 +272,15 @@ func BenchmarkRunGTC(b *testing.B) {
 	b.ReportMetric(float64(r.Performance.TotalTrades), "trades")
 	b.ReportMetric(float64(len(trades)), "recorded_trades")
 	b.ReportMetric(float64(*r.Performance.OrdersFilled), "orders_filled")
-	// Every call is timed on its own, after a collection, and each pair
-	// alternates which strategy runs first: what ran just before a call
-	// (a collection under way, the caches another replay left) moves its
-	// time by a third, and best-of-k series of one strategy after the
-	// other gave the two strategies different conditions (x_market 1.05
-	// in wall time beside 1.4 in CPU time, on the same calls' code). The
-	// figures are ratios of the medians.
+	// Every call is timed on its own, and each pair alternates which
+	// strategy runs first: what ran just before a call (a collection under
+	// way, the caches another replay left) moves its time by a third, and
+	// best-of-k series of one strategy after the other gave the two
+	// strategies different conditions (x_market 1.05 in wall time beside
+	// 1.4 in CPU time, on the same calls' code). No collection is forced
+	// between calls: a worker's replays run on a heap in its steady state,
+	// and a forced one before each call left the next to fault its pages
+	// back in. The figures are ratios of the medians.
 	const pairs = 40
 	var gw, gc, mw, mc, uw, pw, uc []float64
 	timeOf := func(f func(), wall, cpu *[]float64) {
@@ -311,9 +313,8 @@ func BenchmarkRunGTC(b *testing.B) {
 	b.ReportMetric(median(pw)/mkWall, "x_pack")
 }
 
-// timed runs f once, after a collection so that none left over from
-// earlier calls runs beside it, and returns its wall time and the CPU
-// time of its thread, in seconds.
+// timed runs f once and returns its wall time and the CPU time of its
+// thread, in seconds.
 func timed(f func()) (wall, cpu float64) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

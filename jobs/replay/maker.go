@@ -368,9 +368,11 @@ func (e *engine) replayResting() error {
 		// The order rests on after the last snapshot until it ends (DESIGN
 		// 6): the trades recorded between that snapshot and its cancel or
 		// end_time, whichever comes first, are evidence too, and a cancel
-		// before end_time takes effect.
+		// at or before end_time takes effect: the clock asks about the
+		// cancel first, as at a snapshot (restingTick) or a trade
+		// (walkTrades).
 		e.walkTrades(len(e.ticks), min(o.cancelNs, e.endNs)-1)
-		if o.active && o.cancelNs < e.endNs {
+		if o.active && o.cancelNs <= e.endNs {
 			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
 		}
 	}

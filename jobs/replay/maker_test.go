@@ -298,6 +298,16 @@ func TestRestingOrders(t *testing.T) {
 			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 20_000; return s },
 			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(20) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
 		},
+		{
+			// cancelAfterMs runs out at end_time itself: cancelled, as a
+			// snapshot or a trade at that instant would have it (the
+			// cancel is asked about before the market's end).
+			name:     "a cancel at end_time",
+			snaps:    []store.Snapshot{first, later},
+			strat:    func(s Strategy) Strategy { s.CancelAfterMs = 100_000; return s },
+			orders:   []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(100) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
+			warnings: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

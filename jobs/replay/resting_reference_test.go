@@ -529,11 +529,12 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 	}
 	// After the last snapshot the order rests on until it ends: the
 	// trades recorded before its cancel and end_time are evidence, and a
-	// cancel before end_time takes effect.
+	// cancel at or before end_time takes effect (the cancel is asked about
+	// first, as at a snapshot).
 	for ; k < len(tr) && tr[k].Time.Before(m.EndTime) && !(hasCancel && !tr[k].Time.Before(cancelAt)); k++ {
 		evidence(tr[k], snaps[n-1].CoinPrice)
 	}
-	if live && active && hasCancel && cancelAt.Before(m.EndTime) {
+	if live && active && hasCancel && !cancelAt.After(m.EndTime) {
 		endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
 	}
 	if live {
