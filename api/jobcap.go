@@ -131,6 +131,13 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 	lapse := now.Add(wait + s.slotLease())
 	held, added, err := s.takeSlot(ctx, key, limit, id, now, lapse)
 	if err != nil {
+		// A take that timed out may have been carried out all the same:
+		// its slot is given back (in the background, as a release is), or
+		// it would refuse the customer's jobs (429) until it lapsed with
+		// nothing running. Should an identical request's job hold that
+		// slot, the job runs a moment without one: the cap errs by one
+		// job, not by a lease of refusals.
+		go s.giveBackSlot(key, p.Customer.ID, id, lapse)
 		if s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("job slots: %w", err))
 		}

@@ -77,3 +77,60 @@ func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
 		next()
 	}
 }
+
+// lateAnswers carries out every command and then answers too late for
+// the caller's deadline: a Redis whose answers arrive after RedisTimeout.
+type lateAnswers struct{ after time.Duration }
+
+func (lateAnswers) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h lateAnswers) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(context.WithoutCancel(ctx), cmd)
+		time.Sleep(h.after)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+}
+func (lateAnswers) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestTimedOutSlotTakeIsGivenBack: a slot take that Redis carried out but
+// answered after RedisTimeout refuses its request (503), and its slot
+// does not stay behind to refuse the customer's next jobs (429).
+func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
+	t.Parallel()
+	url := redistest.New(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(opt)
+	defer admin.Close()
+	late := redis.NewClient(opt)
+	defer late.Close()
+	s, err := New(Config{Store: memory.New(), Redis: late, RedisTimeout: 50 * time.Millisecond, JobSlotLease: time.Minute,
+		JobsInFlight: map[store.Tier]int{store.Pro: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script known to Redis, so that the take's EVALSHA runs it (a
+	// NOSCRIPT answered late would not be followed by its EVAL).
+	if err := takeSlotScript.Load(t.Context(), admin).Err(); err != nil {
+		t.Fatal(err)
+	}
+	late.AddHook(lateAnswers{after: 100 * time.Millisecond}) // after New: its own checks at start answer in time
+	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
+	if _, _, err := s.takeJobSlot(t.Context(), p, "job-1", time.Minute); err == nil {
+		t.Fatal("a take answered after RedisTimeout was not refused")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for admin.ZCard(t.Context(), jobSlotKey("c1")).Val() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot of a take that timed out stayed taken")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
