@@ -104,6 +104,10 @@ type resting struct {
 	orders   []orderAction
 	counts   [5]int // placed, filled, rejected, cancelled, expired
 	noTrades bool
+
+	// tickByTick turns the runs off (restingBuyRun, restingSellRun): every
+	// tick goes through the loop. Tests hold the runs to it.
+	tickByTick bool
 }
 
 func newResting(in Input, s Strategy, trades tradeTape) resting {
@@ -306,7 +310,7 @@ func (e *engine) replayResting() error {
 		endNs          = e.endNs
 		trpScale       = e.trpScale
 	)
-	for i := range e.ticks {
+	for i := 0; i < len(e.ticks); i++ {
 		sn := &e.ticks[i]
 		cur, prev = prev, cur
 		ns := sn.Nanos
@@ -318,9 +322,7 @@ func (e *engine) replayResting() error {
 		if (pu-pu)+(pd-pd)+(cp-cp) != 0 {
 			return e.badSnapshot(i, "has a non-finite price")
 		}
-		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
-		cur[fSpread] = math.Abs(pu - pd)
-		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
+		basicValues(cur, pu, pd, cp, float64(endNs-ns)*trpScale)
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
@@ -335,10 +337,35 @@ func (e *engine) replayResting() error {
 			if o.active && e.pending == noOrder && ns < o.cancelNs && ns < endNs && r.nextNs > ns &&
 				o.counted < o.shares-tolerance && (o.buy && !(sn.BestAsk < o.limit-tolerance) || !o.buy && !(sn.BestBid > o.limit+tolerance)) {
 				if o.buy {
-					continue // while an entry rests, entry conditions wait
+					// While an entry rests, entry conditions wait: the
+					// ticks after this one that end nothing either (no
+					// trade, no clock, no crossing ask) are passed over
+					// with the checks every tick gets, their values
+					// unneeded but the last one's, the next tick's prev.
+					// Extended fields follow every tick (extend): not then.
+					if !e.extended && !r.tickByTick {
+						if j := e.restingBuyRun(i+1, lastNs, min(o.cancelNs, endNs, r.nextNs), o.limit-tolerance); j > i+1 {
+							i = j - 1
+							last := &e.ticks[i]
+							lastNs = last.Nanos
+							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs)*trpScale)
+						}
+					}
+					continue
 				}
 				if m := mark(sn, price); e.shares*(e.entryFill-m) < e.stopLoss {
 					e.dd.observe(e.size + e.realized + e.shares*(m-e.entryFill) - e.entryFee)
+					// While an exit rests, exit conditions wait: the ticks
+					// after this one that end nothing either are marked as
+					// this one was, and passed over (restingBuyRun).
+					if !e.extended && !r.tickByTick {
+						if j := e.restingSellRun(i+1, lastNs, min(o.cancelNs, endNs, r.nextNs), o.limit+tolerance); j > i+1 {
+							i = j - 1
+							last := &e.ticks[i]
+							lastNs = last.Nanos
+							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs)*trpScale)
+						}
+					}
 					continue
 				}
 			}
@@ -383,6 +410,50 @@ func (e *engine) replayResting() error {
 		e.close(len(e.ticks), evMarketEnd, e.settle, e.settle, 0)
 	}
 	return nil
+}
+
+// basicValues sets a tick's values of the fields every replay reads.
+func basicValues(v *values, pu, pd, cp, timeRemaining float64) {
+	v[fPriceUp], v[fPriceDown], v[fCoinPrice] = pu, pd, cp
+	v[fSpread] = math.Abs(pu - pd)
+	v[fTimeRemaining] = timeRemaining
+}
+
+// restingBuyRun is the end of the run of ticks from tick j on that a
+// resting entry passes over: each no older than the one before it (from
+// lastNs), with finite prices, before stop (the order's cancel, the
+// market's end, its next trade) and with no ask under lim. A tick that
+// is any of these is the loop's own, which reports what is wrong with it.
+func (e *engine) restingBuyRun(j int, lastNs, stop int64, lim float64) int {
+	for ; j < len(e.ticks); j++ {
+		t := &e.ticks[j]
+		if t.Nanos < lastNs || t.Nanos >= stop || t.BestAsk < lim ||
+			(t.PriceUp-t.PriceUp)+(t.PriceDown-t.PriceDown)+(t.CoinPrice-t.CoinPrice) != 0 {
+			break
+		}
+		lastNs = t.Nanos
+	}
+	return j
+}
+
+// restingSellRun is restingBuyRun for a resting exit: its ticks have no
+// bid over lim, and each is marked (the drawdown observed) as the loop
+// would, up to one whose mark reaches the stop loss.
+func (e *engine) restingSellRun(j int, lastNs, stop int64, lim float64) int {
+	for ; j < len(e.ticks); j++ {
+		t := &e.ticks[j]
+		if t.Nanos < lastNs || t.Nanos >= stop || t.BestBid > lim ||
+			(t.PriceUp-t.PriceUp)+(t.PriceDown-t.PriceDown)+(t.CoinPrice-t.CoinPrice) != 0 {
+			break
+		}
+		m := mark(t, e.price(t))
+		if !(e.shares*(e.entryFill-m) < e.stopLoss) {
+			break
+		}
+		e.dd.observe(e.size + e.realized + e.shares*(m-e.entryFill) - e.entryFee)
+		lastNs = t.Nanos
+	}
+	return j
 }
 
 // restingTick is tick i of replayResting while an order is placed or a

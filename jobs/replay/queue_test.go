@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/updown/updown/store"
@@ -184,5 +186,84 @@ func TestDepthAtSkipsWhatIsNoLevel(t *testing.T) {
 		if got := depthAt(tc.levels, 0.5, tc.buy); got != tc.want {
 			t.Errorf("%s: depthAt = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// runTickByTick is RunWindow (the whole list) for a GTC strategy with the
+// resting runs off: every tick through replayResting's loop.
+func runTickByTick(in Input, s Strategy) (Result, error) {
+	if err := s.Validate(); err != nil {
+		return Result{}, err
+	}
+	s.applyDefaults()
+	e := newEngine(in, s, keepAll)
+	defer e.release()
+	e.rest.tickByTick = true
+	if err := e.replayResting(); err != nil {
+		return Result{}, err
+	}
+	return e.result(in.Market, s, fullWindow), nil
+}
+
+// TestRestingRunsAgreeTickByTick: the runs of ticks a resting order
+// passes over (restingBuyRun, restingSellRun) answer byte for byte what
+// the loop answers tick by tick (drawdown and curve included), on random
+// markets, trades and GTC strategies of the basic fields (the runs are
+// off with extended fields), stop losses and cancels included.
+func TestRestingRunsAgreeTickByTick(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 31))
+	runs := 0
+	for c := range 400 {
+		n := 2 + rng.IntN(300)
+		m, snaps := randomMarket(rng, n)
+		if rng.IntN(2) == 0 {
+			repeatBooks(rng, snaps)
+		}
+		// Few trades, so that orders rest through runs of ticks.
+		var trades []store.MarketTrade
+		keep := []int{0, 4, 8, 16}[rng.IntN(4)]
+		for _, tr := range randomTrades(rng, snaps) {
+			if keep > 0 && rng.IntN(keep) == 0 {
+				trades = append(trades, tr)
+			}
+		}
+		// Some at a snapshot's very instant, where a trade comes first.
+		for k := range trades {
+			if rng.IntN(3) == 0 {
+				if j := sort.Search(len(snaps), func(j int) bool { return !snaps[j].Time.Before(trades[k].Time) }); j < len(snaps) {
+					trades[k].Time = snaps[j].Time
+				}
+			}
+		}
+		s := drawStrategy(rng, snaps[0].CoinPrice, false)
+		s.OrderType = OrderGTC
+		s.LimitOffsetTicks = []int{0, 0, 1, 2}[rng.IntN(4)]
+		if rng.IntN(3) == 0 {
+			s.CancelAfterMs = []int{1, 500, 2000, 10_000}[rng.IntN(4)]
+		}
+		if rng.IntN(2) == 0 {
+			s.MaxLossPercent = float64(1 + rng.IntN(30))
+		}
+		s.QueueModel = []string{"", QueueFront}[rng.IntN(2)]
+		if rng.IntN(4) == 0 {
+			s.LatencyMs = 300
+		}
+		in := inputOf(t, m, snaps, trades, s)
+		want, err := runTickByTick(in, s)
+		if err != nil {
+			continue // a strategy the validation refuses: both refuse it
+		}
+		got, err := RunWindow(in, s, fullWindow)
+		if err != nil {
+			t.Fatalf("case %d: %v", c, err)
+		}
+		if g, w := mustJSON(t, got), mustJSON(t, want); !bytes.Equal(g, w) {
+			t.Fatalf("case %d (n=%d): with runs\n%s\ntick by tick\n%s", c, n, g, w)
+		}
+		runs++
+	}
+	if runs < 300 {
+		t.Errorf("only %d of 400 cases replayed", runs)
 	}
 }
