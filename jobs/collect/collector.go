@@ -67,7 +67,7 @@ func New(cfg Config) (*Collector, error) {
 	}
 	log := cfg.Logger.With("component", "collector")
 	health := newUpstreamHealth(cfg.Now, cfg.UnhealthyAfter)
-	warn := newRateLog(log, cfg.WarnEvery)
+	warn := newRateLog(log, cfg.WarnEvery, nil)
 	mk := func(name, base string) (*upstream, error) {
 		u, err := newUpstream(name, base, cfg.HTTPClient, log, cfg.Now)
 		if err == nil {

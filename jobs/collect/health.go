@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/updown/updown/jobs/throttle"
 )
 
 // UpstreamStatus is what a collector knows of one upstream's health.
@@ -159,17 +161,14 @@ func (c *Collector) MissingWindows() int64 { return c.missed.Load() }
 // how many it held back: an upstream that is down fails every request,
 // and a log line per failure would bury everything else.
 type rateLog struct {
-	log   *slog.Logger
-	every time.Duration
-	now   func() time.Time // time.Now when nil
-
-	mu   sync.Mutex
-	last map[string]time.Time
-	held map[string]int
+	log      *slog.Logger
+	throttle *throttle.Log
 }
 
-func newRateLog(log *slog.Logger, every time.Duration) *rateLog {
-	return &rateLog{log: log, every: every, last: map[string]time.Time{}, held: map[string]int{}}
+// newRateLog is a rateLog writing to log; now is its clock (time.Now when
+// nil).
+func newRateLog(log *slog.Logger, every time.Duration, now func() time.Time) *rateLog {
+	return &rateLog{log: log, throttle: throttle.New(every, now)}
 }
 
 // warn logs msg at warn level unless the same key and message were
@@ -177,40 +176,17 @@ func newRateLog(log *slog.Logger, every time.Duration) *rateLog {
 // forgotten, their held-back count logged: some name a market ("write
 // "+slug), and markets come and go for the process's life.
 func (r *rateLog) warn(ctx context.Context, key, msg string, args ...any) {
-	full := key + "|" + msg
-	now := time.Now()
-	if r.now != nil {
-		now = r.now()
+	ok, held, gone := r.throttle.Allow(key + "|" + msg)
+	every := r.throttle.Every().String()
+	for _, g := range gone {
+		k, m, _ := strings.Cut(g.Key, "|")
+		r.log.WarnContext(ctx, m, "key", k, "suppressed", g.N, "suppressed_over", every)
 	}
-	r.mu.Lock()
-	if last, ok := r.last[full]; ok && now.Sub(last) < r.every {
-		r.held[full]++
-		r.mu.Unlock()
+	if !ok {
 		return
 	}
-	type heldBack struct {
-		key string
-		n   int
-	}
-	var gone []heldBack
-	for k, t := range r.last {
-		if k != full && now.Sub(t) >= r.every {
-			if n := r.held[k]; n > 0 {
-				gone = append(gone, heldBack{k, n})
-			}
-			delete(r.last, k)
-			delete(r.held, k)
-		}
-	}
-	held := r.held[full]
-	r.last[full], r.held[full] = now, 0
-	r.mu.Unlock()
-	for _, g := range gone {
-		k, m, _ := strings.Cut(g.key, "|")
-		r.log.WarnContext(ctx, m, "key", k, "suppressed", g.n, "suppressed_over", r.every.String())
-	}
 	if held > 0 {
-		args = append(args, "suppressed", held, "suppressed_over", r.every.String())
+		args = append(args, "suppressed", held, "suppressed_over", every)
 	}
 	r.log.WarnContext(ctx, msg, args...)
 }

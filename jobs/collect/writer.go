@@ -53,7 +53,7 @@ type writer struct {
 
 func newWriter(cfg *Config, log *slog.Logger, warn *rateLog) *writer {
 	if warn == nil {
-		warn = newRateLog(log, cfg.WarnEvery)
+		warn = newRateLog(log, cfg.WarnEvery, nil)
 	}
 	return &writer{
 		st: cfg.Store, act: cfg.Activity, log: log, warn: warn, flushInterval: cfg.FlushInterval, flushSize: cfg.FlushSize,
