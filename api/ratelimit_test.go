@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -377,13 +378,27 @@ func TestRateLimitRedisDown(t *testing.T) {
 	}
 }
 
-// deadAddr is a loopback address nothing listens on.
+// deadAddr is the address of a Redis that is down: every connection is
+// closed as soon as it is made. The port stays held until the test ends,
+// so that no other test's server, started meanwhile, can take it (a port
+// merely closed again was, under load, and answered as a live Redis).
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	addr := srv.Listener.Addr().String()
-	srv.Close()
-	return addr
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	return ln.Addr().String()
 }
 
 // TestDailyLimitLeavesTheUpgradePath checks that a customer whose day's
