@@ -2,37 +2,17 @@ package worker_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"maps"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/updown/updown/jobs"
-	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
 	"github.com/updown/updown/worker"
 )
-
-// marketReads counts the reads of a market's record and count.
-type marketReads struct {
-	store.Store
-	reads atomic.Int64
-}
-
-func (s *marketReads) GetMarket(ctx context.Context, slug string) (store.Market, error) {
-	s.reads.Add(1)
-	return s.Store.GetMarket(ctx, slug)
-}
-
-func (s *marketReads) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
-	s.reads.Add(1)
-	return s.Store.CountSnapshots(ctx, slug, q)
-}
 
 // TestReplayUsesTheMarketTheApiRead: a replay task that carries its
 // market's record and count (MarketHeaders, as the api sends them) is
@@ -42,29 +22,16 @@ func (s *marketReads) CountSnapshots(ctx context.Context, slug string, q store.S
 func TestReplayUsesTheMarketTheApiRead(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	now := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
-	cfg := gen.DefaultConfig(now)
-	cfg.MaxSnapshotsPerMarket = 200
-	g, err := gen.New(cfg)
+	mem := memory.New()
+	m := writeM15(t, mem)
+	st := &askedStore{Store: mem}
+	reads := func() int32 { return st.together.Load() + st.market.Load() + st.count.Load() }
+	m, n, err := store.GetMarketCounted(ctx, mem, m.Slug)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := &marketReads{Store: memory.New()}
-	m, _, err := g.WriteMarket(ctx, st, store.BTC, store.M15, now.Add(-time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _, err := g.WriteMarket(ctx, st, store.BTC, store.M15, now.Add(-2*time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err = st.GetMarket(ctx, m.Slug); err != nil {
-		t.Fatal(err)
-	}
-	n, err := st.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := m
+	other.Slug = "btc-updown-15m-1"
 	c := startWorker(t, worker.Config{Redis: redistest.Client(t), Store: st, Logger: quietLog(), CacheBytes: -1})
 
 	req := replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
@@ -94,12 +61,12 @@ func TestReplayUsesTheMarketTheApiRead(t *testing.T) {
 		r := req
 		r.Strategy.PositionSize = float64(10 + k) // a job of its own each time
 		payload, _ := json.Marshal(r)
-		before := st.reads.Load()
+		before := reads()
 		o, _, err := c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload, Headers: tc.headers}, "test", patience(t))
 		if err != nil || o.Failure != nil {
 			t.Fatalf("%s: %v %+v", tc.name, err, o.Failure)
 		}
-		if read := st.reads.Load() > before; read != tc.reads {
+		if read := reads() > before; read != tc.reads {
 			t.Errorf("%s: the worker read the market: %v, want %v", tc.name, read, tc.reads)
 		}
 		got, err := o.Data()

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -36,52 +35,54 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// TestNotSettledRetryIsNotAnError resolves a market that has not ended:
-// the resolver answers collect.ErrNotSettled and the task is retried. That
-// wait is expected (every market meets it once or twice), so it is logged
-// at INFO, not as a failed task at ERROR.
-func TestNotSettledRetryIsNotAnError(t *testing.T) {
-	rdb := redistest.Client(t)
-	st := memory.New()
+// resolverUpstreams points the resolver at a fake Polymarket and a fake
+// Binance (collect's environment variables), and returns the Polymarket
+// fake for the test to fail its routes.
+func resolverUpstreams(t *testing.T) *polytest.Server {
+	t.Helper()
 	poly := polytest.New(t, polytest.Options{})
 	bin := binancetest.New(t, binancetest.Options{})
 	t.Setenv(collect.EnvGammaURL, poly.URL)
 	t.Setenv(collect.EnvCLOBURL, poly.URL)
 	t.Setenv(collect.EnvBinanceSpotURL, bin.URL)
 	t.Setenv(collect.EnvBinanceFuturesURL, bin.URL)
+	return poly
+}
 
-	logs := &lockedBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-
-	start := time.Now().Truncate(time.Hour).Add(time.Hour) // ends over an hour from now
-	m := store.Market{Slug: collect.Slug(store.BTC, store.H1, start), MarketID: "777001", Coin: store.BTC, MarketType: store.H1,
-		StartTime: start, EndTime: start.Add(time.Hour), ClobTokenUp: "11", ClobTokenDown: "12"}
+// resolve runs a worker on st logging to log, schedules the resolution of
+// m and waits, as long as the test may, until logs holds want.
+func resolve(t *testing.T, st store.Store, m store.Market, log *slog.Logger, logs *lockedBuffer, want string) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	runServer(t, worker.Config{Redis: rdb, Store: st, Logger: log})
+	ctx := t.Context()
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		t.Fatal(err)
 	}
 	if err := worker.NewResolutionScheduler(rdb).ScheduleResolution(ctx, m.Slug, 0); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), m.Slug) {
+	deadline := time.Now().Add(patience(t))
+	for !strings.Contains(logs.String(), want) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the resolution of %s was not logged within 30s:\n%s", m.Slug, logs)
+			t.Fatalf("the resolution of %s never logged %q:\n%s", m.Slug, want, logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestNotSettledRetryIsNotAnError resolves a market that has not ended:
+// the resolver answers collect.ErrNotSettled and the task is retried. That
+// wait is expected (every market meets it once or twice), so it is logged
+// at INFO, not as a failed task at ERROR.
+func TestNotSettledRetryIsNotAnError(t *testing.T) {
+	resolverUpstreams(t)
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	start := time.Now().Truncate(time.Hour).Add(time.Hour) // ends over an hour from now
+	m := store.Market{Slug: collect.Slug(store.BTC, store.H1, start), MarketID: "777001", Coin: store.BTC, MarketType: store.H1,
+		StartTime: start, EndTime: start.Add(time.Hour), ClobTokenUp: "11", ClobTokenDown: "12"}
+	resolve(t, memory.New(), m, log, logs, m.Slug)
 	for line := range strings.SplitSeq(logs.String(), "\n") {
 		if !strings.Contains(line, m.Slug) {
 			continue
@@ -97,48 +98,14 @@ func TestNotSettledRetryIsNotAnError(t *testing.T) {
 // worker's and its own, which a JSON log holds as a record with a
 // duplicate key.
 func TestResolverLogsOneComponent(t *testing.T) {
-	rdb := redistest.Client(t)
-	st := memory.New()
-	poly := polytest.New(t, polytest.Options{})
+	poly := resolverUpstreams(t)
 	poly.FailAlways(polytest.RouteEvents, polytest.Fault{Status: 503})
 	poly.FailAlways(polytest.RouteMarkets, polytest.Fault{Status: 503})
-	bin := binancetest.New(t, binancetest.Options{})
-	t.Setenv(collect.EnvGammaURL, poly.URL)
-	t.Setenv(collect.EnvCLOBURL, poly.URL)
-	t.Setenv(collect.EnvBinanceSpotURL, bin.URL)
-	t.Setenv(collect.EnvBinanceFuturesURL, bin.URL)
-
 	logs := &lockedBuffer{}
-	srv, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-
 	start := time.Now().Truncate(5 * time.Minute).Add(-time.Hour) // ended
 	m := store.Market{Slug: collect.Slug(store.BTC, store.M5, start), MarketID: "777002", Coin: store.BTC, MarketType: store.M5,
 		StartTime: start, EndTime: start.Add(5 * time.Minute), ClobTokenUp: "21", ClobTokenDown: "22"}
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		t.Fatal(err)
-	}
-	if err := worker.NewResolutionScheduler(rdb).ScheduleResolution(ctx, m.Slug, 0); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), "upstream request failed") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the failed upstream request was not logged within 30s:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	resolve(t, memory.New(), m, slog.New(slog.NewJSONHandler(logs, nil)), logs, "upstream request failed")
 	for line := range strings.SplitSeq(logs.String(), "\n") {
 		if strings.Contains(line, "upstream request failed") && strings.Count(line, `"component":`) != 1 {
 			t.Errorf("a resolver record with %d component keys, want 1:\n%s", strings.Count(line, `"component":`), line)

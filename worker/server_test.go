@@ -24,19 +24,7 @@ import (
 func TestServerProcessesTasks(t *testing.T) {
 	t.Parallel()
 	rdb := redistest.Client(t)
-	srv, err := worker.NewServer(worker.Config{Redis: rdb, Store: memory.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	runServer(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 
 	client := asynq.NewClientFromRedisClient(rdb)
 	info, err := client.Enqueue(asynq.NewTask(jobs.TypePing, nil), asynq.Queue(jobs.QueueReplay), asynq.Retention(time.Minute))
@@ -44,7 +32,7 @@ func TestServerProcessesTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	insp := asynq.NewInspectorFromRedisClient(rdb)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(patience(t))
 	for time.Now().Before(deadline) {
 		ti, err := insp.GetTaskInfo(jobs.QueueReplay, info.ID)
 		if err != nil {
@@ -72,6 +60,25 @@ func patience(t *testing.T) time.Duration {
 		return max(time.Until(d)-time.Minute, time.Second)
 	}
 	return time.Hour
+}
+
+// runServer runs a worker server with cfg until the test ends, and fails
+// the test if it ends with an error.
+func runServer(t *testing.T, cfg worker.Config) {
+	t.Helper()
+	srv, err := worker.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // startWorker runs a worker server with cfg until the test ends and
