@@ -20,7 +20,6 @@ import (
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/collect"
-	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 )
 
@@ -185,13 +184,8 @@ func (s *Server) Run(ctx context.Context) error {
 	// Finished sweeps are kept 30 days (sweep_prune.go), and the shards of
 	// sweeps lost with Redis are queued again (sweep_resume.go).
 	defer background(ctx, SweepPruner{Store: s.store, Log: s.log}.Run)()
-	q := asynq.NewClientFromRedisClient(s.rdb)
-	defer background(ctx, SweepResumer{Store: s.store, Log: s.log, Enqueue: func(ctx context.Context, shards []sweep.ShardTask) error {
-		if err := enqueueShards(ctx, q, shards); err != nil {
-			return err
-		}
-		return wake(ctx, s.rdb, jobs.QueueSweeps)
-	}}.Run)()
+	shards := &Client{rdb: s.rdb, log: s.log, queue: asynq.NewClientFromRedisClient(s.rdb)}
+	defer background(ctx, SweepResumer{Store: s.store, Log: s.log, Enqueue: shards.EnqueueSweep}.Run)()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}

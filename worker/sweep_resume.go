@@ -29,7 +29,8 @@ const SweepResumeEvery = time.Minute
 // retrying is not enqueued twice, and a shard that runs twice counts once.
 type SweepResumer struct {
 	Store store.SweepStore
-	// Enqueue puts shards on the sweeps queue (enqueueShards and a wake).
+	// Enqueue puts shards on the sweeps queue and wakes the workers
+	// (Client.EnqueueSweep).
 	Enqueue func(ctx context.Context, shards []sweep.ShardTask) error
 	Log     *slog.Logger
 	// After is SweepStallAfter and Every SweepResumeEvery when zero; Now
