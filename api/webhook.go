@@ -350,7 +350,12 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)
 		}
 		// The tier is stored: the sweeps stop even if the provider hangs up.
-		if n, err := StopSweepsOffPlan(context.WithoutCancel(ctx), s.store, rec.CustomerID, rec.Tier); err != nil {
+		// Not the request's context: the provider hanging up must not leave
+		// the sweeps half cancelled; bounded all the same.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		n, err := StopSweepsOffPlan(sctx, s.store, rec.CustomerID, rec.Tier)
+		cancel()
+		if err != nil {
 			// Recorded and applied all the same; the provider must not retry.
 			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan has none; cancel them by hand",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "err", err)
