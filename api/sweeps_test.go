@@ -144,23 +144,12 @@ func TestSweepsInFlightAndCancel(t *testing.T) {
 	q := newQueue(t, st) // no worker
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = st, q.client, q.client })
 	key := b.keys[store.Pro]
+	first := startSweep(t, b, key, sweepBody(3, ""))
 	r := b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, ""))
-	if r.status != http.StatusAccepted {
-		t.Fatalf("first: %d %s", r.status, r.body)
-	}
-	var first struct {
-		Data struct {
-			SweepID string `json:"sweep_id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(r.body, &first); err != nil {
-		t.Fatal(err)
-	}
-	r = b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, ""))
 	if r.status != http.StatusTooManyRequests || !strings.Contains(string(r.body), `"limit":"concurrent_sweeps"`) || r.header.Get("Retry-After") != "1" {
 		t.Fatalf("second: %d %s", r.status, r.body)
 	}
-	r = b.do(http.MethodDelete, "/v1/sweeps/"+first.Data.SweepID, key, "", "")
+	r = b.do(http.MethodDelete, "/v1/sweeps/"+first, key, "", "")
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"CANCELLED"`) {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
@@ -383,27 +372,15 @@ func TestDowngradedCustomerCancelsItsSweep(t *testing.T) {
 	q := newQueue(t, st) // no worker: the sweep stays RUNNING
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = st, q.client, q.client })
 	key := b.keys[store.Pro]
-	r := b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, ""))
-	if r.status != http.StatusAccepted {
-		t.Fatalf("POST: %d %s", r.status, r.body)
-	}
-	var created struct {
-		Data struct {
-			SweepID string `json:"sweep_id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(r.body, &created); err != nil {
-		t.Fatal(err)
-	}
-	id := created.Data.SweepID
+	id := startSweep(t, b, key, sweepBody(3, ""))
 	if _, err := st.SetCustomerTier(t.Context(), b.ids[store.Pro], store.Starter); err != nil {
 		t.Fatal(err)
 	}
 	// Another customer still cannot touch it.
-	if r = b.do(http.MethodDelete, "/v1/sweeps/"+id, b.keys[store.Enterprise], "", ""); r.status != http.StatusNotFound {
+	if r := b.do(http.MethodDelete, "/v1/sweeps/"+id, b.keys[store.Enterprise], "", ""); r.status != http.StatusNotFound {
 		t.Errorf("another customer's DELETE: %d %s", r.status, r.body)
 	}
-	r = b.do(http.MethodDelete, "/v1/sweeps/"+id, key, "", "")
+	r := b.do(http.MethodDelete, "/v1/sweeps/"+id, key, "", "")
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"CANCELLED"`) {
 		t.Fatalf("DELETE after the downgrade: %d %s", r.status, r.body)
 	}
@@ -437,19 +414,7 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 	b, _ := hookSetup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.redis = st, q.client, q.client, q.rdb })
 	start := func(tier store.Tier) string {
 		t.Helper()
-		r := b.do(http.MethodPost, "/v1/sweeps", b.keys[tier], "application/json", sweepBody(3, ""))
-		if r.status != http.StatusAccepted {
-			t.Fatalf("POST as %s: %d %s", tier, r.status, r.body)
-		}
-		var created struct {
-			Data struct {
-				SweepID string `json:"sweep_id"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(r.body, &created); err != nil {
-			t.Fatal(err)
-		}
-		return created.Data.SweepID
+		return startSweep(t, b, b.keys[tier], sweepBody(3, ""))
 	}
 	status := func(id string) store.SweepStatus {
 		t.Helper()
@@ -480,4 +445,23 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 	if r := b.do(http.MethodDelete, "/v1/sweeps/"+pro, b.keys[store.Pro], "", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"CANCELLED"`) {
 		t.Errorf("DELETE after the downgrade: %d %s", r.status, r.body)
 	}
+}
+
+// startSweep posts a sweep with the key and returns its id, failing the
+// test unless it is accepted.
+func startSweep(t *testing.T, b *bundle, key, body string) string {
+	t.Helper()
+	r := b.do(http.MethodPost, "/v1/sweeps", key, "application/json", body)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("POST /v1/sweeps: %d %s", r.status, r.body)
+	}
+	var created struct {
+		Data struct {
+			SweepID string `json:"sweep_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &created); err != nil {
+		t.Fatal(err)
+	}
+	return created.Data.SweepID
 }
