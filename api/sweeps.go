@@ -319,6 +319,9 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	if err != nil {
 		return nil, s.storeFailure(ctx, "create sweep", err)
 	}
+	if err := s.recheckPlan(ctx, p, sw, req); err != nil {
+		return nil, err
+	}
 	shards := make([]sweep.ShardTask, len(slugs))
 	for i, m := range slugs {
 		shards[i] = sweep.ShardTask{Sweep: sw.ID, Market: m}
@@ -403,18 +406,17 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 	return out
 }
 
-// StopSweepsOffPlan cancels the customer's QUEUED and RUNNING sweeps when
-// the plan of tier has no sweeps (a downgrade: a cancelled subscription),
-// and returns how many it cancelled; on a plan with sweeps it does
-// nothing. A sweep runs for as long as its thousands of replays take on
+// StopSweepsOffPlan cancels the customer's QUEUED and RUNNING sweeps that
+// the plan of tier could not have started: all of them when it has no
+// sweeps (a cancelled subscription), and those larger than its sweep sizes
+// when it has smaller ones (ENTERPRISE to PRO). It returns how many it
+// cancelled. A sweep runs for as long as its thousands of replays take on
 // the workers, and the plan that allowed it is gone: it stops as a DELETE
 // stops it (its shards within about a second), and its owner still sees
 // it through DELETE /v1/sweeps/{id}. The billing webhook and `updown
-// customers set-tier` call it after the tier is stored.
+// customers set-tier` call it after the tier is stored; a sweep stored
+// while they run checks the tier again itself (createSweep).
 func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, customerID string, tier store.Tier) (int, error) {
-	if sweepsIn(planFor(tier)) {
-		return 0, nil
-	}
 	if n, err := st.CountActiveSweeps(ctx, customerID); err != nil || n == 0 {
 		return 0, err
 	}
@@ -422,9 +424,10 @@ func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, customerID stri
 	if err != nil {
 		return 0, err
 	}
+	plan := planFor(tier)
 	stopped := 0
 	for _, sw := range sws {
-		if !sw.Status.Active() {
+		if !sw.Status.Active() || sweepFits(plan, sw) {
 			continue
 		}
 		_, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepCancelled, "")
@@ -437,6 +440,47 @@ func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, customerID stri
 		}
 	}
 	return stopped, nil
+}
+
+// sweepFits tells whether plan allows a sweep of sw's size.
+func sweepFits(plan Plan, sw store.Sweep) bool {
+	if !sweepsIn(plan) {
+		return false
+	}
+	l := sweepLimits(plan)
+	return uint64(sw.TrialCount) <= l.Trials && uint64(len(sw.Markets)) <= l.Markets && uint64(sw.ReplaysTotal) <= l.Replays
+}
+
+// recheckPlan reads the customer's tier again once sw is stored. A billing
+// webhook or `set-tier` that lowered the plan meanwhile, after this
+// request read it, stores the tier and then stops the sweeps it finds: it
+// may have looked before sw was stored. Read after the store, the tier is
+// the new one whenever that look could have missed sw, and a sweep the
+// new plan could not have started is cancelled here and refused as the
+// new plan refuses it.
+func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, req sweep.Request) error {
+	c, err := s.store.GetCustomer(ctx, p.Customer.ID)
+	if err != nil {
+		return s.storeFailure(ctx, "read the customer's plan", err)
+	}
+	plan := planFor(c.Tier)
+	if c.Tier == p.Plan.Tier || sweepFits(plan, sw) {
+		return nil
+	}
+	if _, err := s.store.SetSweepStatus(context.WithoutCancel(ctx), sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepCancelled, ""); err != nil && !errors.Is(err, store.ErrConflict) {
+		return s.storeFailure(ctx, "cancel a sweep off the new plan", err)
+	}
+	s.log.InfoContext(ctx, "sweep cancelled as it was stored: the customer's plan changed meanwhile",
+		"sweep", sw.ID, "customer_id", c.ID, "tier", string(c.Tier), "was", string(p.Plan.Tier))
+	np := p
+	np.Plan = plan
+	if err := sweepAllowed(np); err != nil {
+		return err
+	}
+	if _, err := req.Normalize(sweepLimits(plan)); err != nil {
+		return sweepError(err)
+	}
+	return tierDenied(plan, store.Enterprise, "your plan changed to %s while the sweep was submitted, and its sweeps are smaller than this one", c.Tier)
 }
 
 // callersSweep reads the caller's sweep, once the plan allows sweeps;

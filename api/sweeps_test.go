@@ -14,6 +14,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
@@ -405,7 +407,8 @@ func TestDowngradedCustomerCancelsItsSweep(t *testing.T) {
 // TestDowngradeWebhookStopsSweeps: a billing webhook that moves a customer
 // to a plan without sweeps cancels the customer's running sweeps (the plan
 // that allowed their thousands of replays on the workers is gone), and
-// touches no other customer's; one to a plan with sweeps leaves them.
+// touches no other customer's; one to a plan with smaller sweeps cancels
+// those larger than its sizes and leaves the others.
 func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 	t.Parallel()
 	st := memory.New()
@@ -425,11 +428,17 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 		return sw.Status
 	}
 	pro, ent := start(store.Pro), start(store.Enterprise)
+	// 301 trials: over PRO's 200, within ENTERPRISE's 10,000.
+	big := startSweep(t, b, b.keys[store.Enterprise], strings.Replace(sweepBody(3, ""), `"step":0.1`, `"step":0.001`, 1))
 
-	// ENTERPRISE to PRO: sweeps are still in the plan.
+	// ENTERPRISE to PRO: sweeps are still in the plan, those of PRO's
+	// sizes go on; one PRO could not have started stops.
 	wantHook(t, b.post(b.activate("evt_ent_pro", store.Enterprise, "PRO", now.Add(-time.Minute))), "applied", false)
 	if s := status(ent); s != store.SweepRunning {
-		t.Fatalf("a downgrade to a plan with sweeps left the sweep %s", s)
+		t.Fatalf("a downgrade to a plan with sweeps of its size left the sweep %s", s)
+	}
+	if s := status(big); s != store.SweepCancelled {
+		t.Fatalf("a sweep of 301 trials after a downgrade to PRO (200 at most) is %s, want CANCELLED", s)
 	}
 
 	// PRO cancelled: STARTER has no sweeps.
@@ -444,6 +453,50 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 	// Its owner still sees how it ended.
 	if r := b.do(http.MethodDelete, "/v1/sweeps/"+pro, b.keys[store.Pro], "", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `"status":"CANCELLED"`) {
 		t.Errorf("DELETE after the downgrade: %d %s", r.status, r.body)
+	}
+}
+
+// downgradeWhileStored is a store on which a downgrade to STARTER lands
+// while a sweep is being stored: the tier is set and the webhook's stop of
+// the customer's sweeps has looked, finding none, before the sweep is
+// written.
+type downgradeWhileStored struct{ *memory.Store }
+
+func (s downgradeWhileStored) CreateSweep(ctx context.Context, sw store.Sweep, limit int) (store.Sweep, error) {
+	if _, err := s.SetCustomerTier(ctx, sw.CustomerID, store.Starter); err != nil {
+		return store.Sweep{}, err
+	}
+	if _, err := api.StopSweepsOffPlan(ctx, s.Store, sw.CustomerID, store.Starter); err != nil {
+		return store.Sweep{}, err
+	}
+	return s.Store.CreateSweep(ctx, sw, limit)
+}
+
+// TestSweepStoredAsThePlanDrops: a sweep stored just after a downgrade's
+// stop looked for the customer's sweeps (the request had read the plan
+// before the downgrade) is cancelled before its shards are queued, and
+// the request is refused as the new plan refuses it, not left running
+// for its thousands of replays.
+func TestSweepStoredAsThePlanDrops(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	st := downgradeWhileStored{mem}
+	q := newQueue(t, st)
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = st, q.client, q.client })
+	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", sweepBody(3, ""))
+	if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "TIER_ACCESS_DENIED") {
+		t.Fatalf("POST as the plan dropped: %d %s", r.status, r.body)
+	}
+	sws, _, err := mem.ListSweeps(t.Context(), b.ids[store.Pro], 0, 0)
+	if err != nil || len(sws) != 1 {
+		t.Fatalf("stored sweeps: %d %v", len(sws), err)
+	}
+	if sws[0].Status != store.SweepCancelled {
+		t.Errorf("the sweep stored as the plan dropped is %s, want CANCELLED", sws[0].Status)
+	}
+	if n, err := q.rdb.Exists(t.Context(), "asynq:{"+jobs.QueueSweeps+"}:pending").Result(); err != nil || n != 0 {
+		t.Errorf("shards queued for the cancelled sweep: %d %v", n, err)
 	}
 }
 

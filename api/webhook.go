@@ -357,10 +357,10 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		cancel()
 		if err != nil {
 			// Recorded and applied all the same; the provider must not retry.
-			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan has none; cancel them by hand",
+			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan does not allow them; cancel them by hand",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "err", err)
 		} else if n > 0 {
-			s.log.InfoContext(ctx, "billing webhook: cancelled the sweeps of a customer whose new plan has none",
+			s.log.InfoContext(ctx, "billing webhook: cancelled the sweeps of a customer whose new plan does not allow them",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "sweeps", n)
 		}
 	}

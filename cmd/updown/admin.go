@@ -164,12 +164,13 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("set tier: %w", err)
 		}
 		tellAPIs(ctx, *redisURL, c.ID, stderr)
-		// A plan without sweeps stops the customer's running ones, as the
+		// A plan without sweeps, or with smaller ones, stops the
+		// customer's running sweeps it could not have started, as the
 		// billing webhook does.
 		if n, err := api.StopSweepsOffPlan(ctx, st, c.ID, c.Tier); err != nil {
 			return fmt.Errorf("tier set to %s, but the customer's sweeps could not be cancelled: %w", c.Tier, err)
 		} else if n > 0 {
-			fmt.Fprintf(stderr, "cancelled %d running sweep(s): the %s plan has no sweeps\n", n, c.Tier)
+			fmt.Fprintf(stderr, "cancelled %d running sweep(s): the %s plan could not have started them\n", n, c.Tier)
 		}
 		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "tier": string(c.Tier)})
 	case "set-limits":
