@@ -53,6 +53,9 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	if r.TradesTruncated {
 		b = append(b, `,"trades_truncated":true`...)
 	}
+	if r.OrdersTruncated {
+		b = append(b, `,"orders_truncated":true`...)
+	}
 	return append(b, '}'), nil
 }
 

@@ -182,6 +182,15 @@ func (r *resting) record(a orderAction) {
 	}
 }
 
+// actions counts every action recorded, listed or not.
+func (r *resting) actions() int {
+	n := 0
+	for _, c := range r.counts {
+		n += c
+	}
+	return n
+}
+
 // end records the order's last action and forgets it.
 func (r *resting) end(ns int64, action, reason string, price float64) {
 	o := &r.o

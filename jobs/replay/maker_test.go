@@ -378,3 +378,50 @@ func TestFrontFillsNoLaterThanRiskAverse(t *testing.T) {
 		t.Errorf("RISK_AVERSE %v, FRONT %v", ra.Trades, front.Trades)
 	}
 }
+
+// TestOrdersListTruncated: a GTC strategy that places and cancels an order
+// on each of 700 snapshots takes 1,400 order actions; the list holds the
+// first MaxOrders, says so (orders_truncated and a warning), and the
+// counters count them all.
+func TestOrdersListTruncated(t *testing.T) {
+	t.Parallel()
+	const n = 700
+	m := market(store.OutcomeUp)
+	m.EndTime = at(n + 1)
+	snaps := make([]store.Snapshot, n)
+	for i := range snaps {
+		snaps[i] = withUp(snap(i, 0.50, 0.50), restBook())
+	}
+	s := gtc(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), never()))
+	s.CancelAfterMs = 500
+	r, err := RunTrades(m, snaps, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Performance
+	if *p.OrdersPlaced != n || *p.OrdersCancelled != n {
+		t.Fatalf("placed %d, cancelled %d; want %d each", *p.OrdersPlaced, *p.OrdersCancelled, n)
+	}
+	if len(r.Orders) != MaxOrders || !r.OrdersTruncated {
+		t.Fatalf("%d orders listed, truncated %v; want %d, true", len(r.Orders), r.OrdersTruncated, MaxOrders)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "first 1000 of 1400 order actions") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+	b, err := r.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"orders_truncated":true`) {
+		t.Errorf("the answer does not say the orders list is truncated")
+	}
+
+	// A list that holds every action says nothing.
+	r, err = RunTrades(m, snaps[:100], nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OrdersTruncated || len(r.Orders) != 200 || strings.Contains(strings.Join(r.Warnings, "\n"), "order actions") {
+		t.Errorf("100 orders: %d listed, truncated %v, warnings %q", len(r.Orders), r.OrdersTruncated, r.Warnings)
+	}
+}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -68,6 +69,9 @@ type Result struct {
 	// events only (see MaxTradeEvents); performance.trade_events counts
 	// them all.
 	TradesTruncated bool `json:"trades_truncated,omitempty" doc:"Set when trades lists some of the trade events only: the first and last 500 of more than 1,000, or the page tradesOffset and tradesLimit asked for. performance.trade_events counts them all."`
+	// OrdersTruncated says that orders lists the first MaxOrders of a GTC
+	// strategy's order actions only; the orders_* counters count them all.
+	OrdersTruncated bool `json:"orders_truncated,omitempty" doc:"Set when orders lists the first 1,000 order actions only; performance.orders_placed, orders_filled, orders_rejected, orders_cancelled and orders_expired count them all."`
 }
 
 // OrderEvent is one action on a GTC strategy's order (DESIGN 6): PLACED
@@ -237,6 +241,10 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 			}
 			r.Orders[k] = OrderEvent{Time: formatTime(time.Unix(0, a.ns)), Action: a.action, Side: side,
 				Price: round6(a.price), Shares: round6(a.shares), Reason: a.reason}
+		}
+		if n := e.rest.actions(); n > len(e.rest.orders) {
+			r.OrdersTruncated = true
+			r.Warnings = append(r.Warnings, fmt.Sprintf("orders lists the first %d of %d order actions; the orders_* counters count them all", len(e.rest.orders), n))
 		}
 		if e.rest.noTrades {
 			r.Warnings = append(r.Warnings, "this market has no recorded trades: resting orders filled only where the book crossed them, so maker fills are undercounted")

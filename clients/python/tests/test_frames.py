@@ -89,6 +89,8 @@ def test_gtc_replay_frames_are_float_and_have_columns_when_empty():
     assert floats(r.trades_frame(), "maker_rebate") == {}
     assert floats(r.orders_frame(), "price", "shares") == {}
     assert str(r.orders_frame()["time"].dtype).startswith("datetime64")
+    assert not r.orders_truncated
+    assert updown.ReplayResult.from_json({"orders": [order], "orders_truncated": True}).orders_truncated
     empty = updown.ReplayResult.from_json({"trades": [], "orders": [], "total_snapshots": 0})
     assert {"liquidity", "maker_rebate"} <= set(empty.trades_frame().columns)
     assert {"time", "action", "side", "price", "shares", "reason"} <= set(empty.orders_frame().columns)

@@ -506,6 +506,9 @@ class ReplayResult:
     # trades lists some of the events only (performance["trade_events"]
     # counts them all): Client.replay(all_trades=True) fetches the rest.
     trades_truncated: bool = False
+    # orders lists the first 1,000 order actions only (the orders_*
+    # counters in performance count them all).
+    orders_truncated: bool = False
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -513,7 +516,8 @@ class ReplayResult:
         return cls(market=d.get("market", {}), strategy=d.get("strategy", {}), performance=d.get("performance", {}),
                    trades=d.get("trades") or [], pnl_curve=d.get("pnl_curve") or [],
                    total_snapshots=d.get("total_snapshots", 0), orders=d.get("orders") or [],
-                   warnings=d.get("warnings") or [], trades_truncated=bool(d.get("trades_truncated")), raw=d)
+                   warnings=d.get("warnings") or [], trades_truncated=bool(d.get("trades_truncated")),
+                   orders_truncated=bool(d.get("orders_truncated")), raw=d)
 
     def orders_frame(self):
         """A GTC strategy's orders (PLACED, FILLED, ...), one action a row."""
