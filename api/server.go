@@ -3,9 +3,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/danielgtaylor/huma/v2/yaml"
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
@@ -170,6 +173,7 @@ func New(cfg Config) (*Server, error) {
 
 	hc := huma.DefaultConfig("updown API", Version)
 	hc.CreateHooks = nil // no $schema fields or Link headers: SPEC's shapes are exact
+	hc.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
 	// The document and its schemas are served by serveOpenAPI, not Huma,
 	// whose json.Marshal would write every "<" of a description as \u003c.
 	hc.OpenAPIPath, hc.SchemasPath = "", ""
@@ -203,6 +207,7 @@ func New(cfg Config) (*Server, error) {
 	fixErrorResponses(s.api.OpenAPI())
 	documentJSONBodies(s.api.OpenAPI())
 	documentNullableEnums(s.api.OpenAPI())
+	documentNullableObjects(s.api.OpenAPI())
 	documentJobs(s.api.OpenAPI()) // replay.go
 	documentCSV(s.api.OpenAPI())
 	documentSweepTrials(s.api.OpenAPI()) // sweeps.go
@@ -329,6 +334,69 @@ func documentNullableEnums(doc *huma.OpenAPI) {
 	}
 }
 
+// documentNullableObjects documents as nullable the properties that are
+// pointers to structs answered as null when nil (no omitempty): Huma names
+// their schema alone (it supports null for scalars only), so that a
+// client generated from the document, or a validator, refuses the nulls
+// the server sends (a sweep trial's pnl_per_market without a traded
+// market). Such a property becomes anyOf its schema and null; the 3.0
+// form writes it as allOf the schema, nullable (downgradeNullableObjects).
+func documentNullableObjects(doc *huma.OpenAPI) {
+	reg := doc.Components.Schemas
+	for name, sc := range reg.Map() {
+		t := reg.TypeFromRef("#/components/schemas/" + name)
+		if t == nil || t.Kind() != reflect.Struct {
+			continue
+		}
+		for _, f := range reflect.VisibleFields(t) {
+			tag := f.Tag.Get("json")
+			jsonName, opts, _ := strings.Cut(tag, ",")
+			if !f.IsExported() || f.Anonymous || jsonName == "-" || strings.Contains(opts, "omitempty") ||
+				f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			if jsonName == "" {
+				jsonName = f.Name
+			}
+			if p := sc.Properties[jsonName]; p != nil && p.Ref != "" {
+				sc.Properties[jsonName] = &huma.Schema{Description: p.Description,
+					AnyOf: []*huma.Schema{{Ref: p.Ref}, {Type: "null"}}}
+			}
+		}
+	}
+}
+
+// downgradeNullableObjects rewrites the 3.1 document's nullable objects
+// (documentNullableObjects) in the 3.0 form of doc, JSON: anyOf a schema
+// and null becomes allOf the schema, nullable, as 3.0 has no null type.
+func downgradeNullableObjects(doc []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return nil, err
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			if alts, ok := x["anyOf"].([]any); ok && len(alts) == 2 {
+				if n, ok := alts[1].(map[string]any); ok && len(n) == 1 && n["type"] == "null" {
+					delete(x, "anyOf")
+					x["allOf"], x["nullable"] = alts[:1], true
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return marshalJSON(v)
+}
+
 // documentCSV adds the text/csv form to the answers that have one.
 func documentCSV(doc *huma.OpenAPI) {
 	for path, item := range doc.Paths {
@@ -350,15 +418,29 @@ func documentCSV(doc *huma.OpenAPI) {
 // (marshalJSON: "<" as it is). Each form is encoded once, on first use.
 func (s *Server) serveOpenAPI() {
 	doc := s.api.OpenAPI()
-	unescaped := func(b []byte, err error) ([]byte, error) { return unescapeHTML(b), err }
+	downgraded := func() ([]byte, error) {
+		b, err := doc.Downgrade()
+		if err != nil {
+			return nil, err
+		}
+		return downgradeNullableObjects(b)
+	}
 	forms := []struct {
 		path, contentType string
 		encode            func() ([]byte, error)
 	}{
 		{"/openapi.json", "application/openapi+json", func() ([]byte, error) { return marshalJSON(doc) }},
-		{"/openapi-3.0.json", "application/openapi+json", func() ([]byte, error) { return unescaped(doc.Downgrade()) }},
+		{"/openapi-3.0.json", "application/openapi+json", downgraded},
 		{"/openapi.yaml", "application/openapi+yaml", doc.YAML},
-		{"/openapi-3.0.yaml", "application/openapi+yaml", doc.DowngradeYAML},
+		{"/openapi-3.0.yaml", "application/openapi+yaml", func() ([]byte, error) {
+			b, err := downgraded()
+			if err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			err = yaml.Convert(&buf, bytes.NewReader(b))
+			return buf.Bytes(), err
+		}},
 	}
 	for _, f := range forms {
 		encoded := sync.OnceValues(f.encode)

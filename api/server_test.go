@@ -273,6 +273,52 @@ func TestOpenAPIMatchesTheServer(t *testing.T) {
 	}
 }
 
+// TestOpenAPINullableObjects: a property the server answers as an object
+// or null is documented so (anyOf the object and null in 3.1; allOf it,
+// nullable, in 3.0, which has no null type), and the sweep's results
+// have their schema, not an empty one.
+func TestOpenAPINullableObjects(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var doc map[string]any
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	prop := func(doc map[string]any, schema, name string) string {
+		s, _ := json.Marshal(doc["components"].(map[string]any)["schemas"].(map[string]any)[schema].(map[string]any)["properties"].(map[string]any)[name])
+		return string(s)
+	}
+	for _, c := range []struct{ schema, prop, ref string }{
+		{"SweepResults", "best", "SweepBest"},
+		{"Summary", "pnl_per_market", "Distribution"},
+		{"Aggregate", "best_market", "MarketPnL"},
+		{"SweepJSON", "results", ""},
+	} {
+		got := prop(doc, c.schema, c.prop)
+		want := `"anyOf":[{"$ref":"#/components/schemas/` + c.ref + `"},{"type":"null"}]`
+		if c.ref == "" {
+			want = `"$ref":"#/components/schemas/SweepResults"`
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("%s.%s = %s, want %s", c.schema, c.prop, got, want)
+		}
+	}
+	r := b.get("", "/openapi-3.0.json")
+	var doc30 map[string]any
+	if err := json.Unmarshal(r.body, &doc30); err != nil {
+		t.Fatal(err)
+	}
+	if got := prop(doc30, "SweepResults", "best"); got != `{"allOf":[{"$ref":"#/components/schemas/SweepBest"}],"nullable":true}` {
+		t.Errorf("3.0 SweepResults.best = %s", got)
+	}
+	if strings.Contains(string(r.body), `"null"`) {
+		t.Errorf("the 3.0 document names the null type, which 3.0 has not")
+	}
+	if y := b.get("", "/openapi-3.0.yaml"); y.status != http.StatusOK || !strings.Contains(string(y.body), "nullable: true") {
+		t.Errorf("3.0 YAML: %d", y.status)
+	}
+}
+
 // TestMetricsMethodLabelBounded: the method label of the request metrics
 // is one of HTTP's methods or OTHER, whatever a client sends, so that
 // made-up methods (any token, up to the header limit) cannot add a time

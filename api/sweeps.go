@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -196,6 +197,21 @@ func (s *Server) registerSweeps() {
 		Tags:        []string{"Sweeps"}, Security: security,
 		Errors: []int{401, 403, 404, 409, 429, 500, 503},
 	}, s.sweepTrials)
+	s.documentSweepJSON()
+}
+
+// documentSweepJSON gives a sweep's request and results, stored and
+// answered as JSON bytes, the schemas of what they hold: the sweep body,
+// and sweep.Results.
+func (s *Server) documentSweepJSON() {
+	schemas := s.api.OpenAPI().Components.Schemas
+	js := schemas.SchemaFromRef(schemas.Schema(reflect.TypeFor[sweepJSON](), true, "").Ref)
+	for name, ref := range map[string]string{
+		"request": schemas.Schema(reflect.TypeFor[sweepRequest](), true, "").Ref,
+		"results": schemas.Schema(reflect.TypeFor[sweep.Results](), true, "").Ref,
+	} {
+		js.Properties[name] = &huma.Schema{Ref: ref, Description: js.Properties[name].Description}
+	}
 }
 
 // sweepRequest documents a sweep's body; the handler reads it with
@@ -582,4 +598,22 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	lo := min(in.Offset, len(res.Trials))
 	d.Trials = res.Trials[lo:min(lo+in.Limit, len(res.Trials))]
 	return out, nil
+}
+
+// sweepPkg is the import path of package sweep, whose results' types are
+// named in the document with a Sweep prefix (schemaName).
+var sweepPkg = reflect.TypeFor[sweep.Results]().PkgPath()
+
+// schemaName names the document's schemas as Huma does, but for the types
+// of package sweep, prefixed with Sweep: sweep.MarketPnL is not the
+// agent's backtest.MarketPnL, and two schemas of one name cannot be.
+func schemaName(t reflect.Type, hint string) string {
+	name := huma.DefaultSchemaNamer(t, hint)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.PkgPath() == sweepPkg && !strings.HasPrefix(name, "Sweep") {
+		return "Sweep" + name
+	}
+	return name
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +101,19 @@ func TestSweepThroughWorkers(t *testing.T) {
 	d := got.Data
 	if d.Status != "DONE" || d.Progress.Done != 15 || len(d.Results.Trials) != 3 || d.Results.Best == nil || len(d.Results.Best.PerMarket) != 5 {
 		t.Fatalf("finished: %s", r.body)
+	}
+	// The answer is what the document says a sweep is, its request and
+	// results too (stored as JSON bytes, documented by their types).
+	var doc map[string]any
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var answer map[string]any
+	if err := json.Unmarshal(r.body, &answer); err != nil {
+		t.Fatal(err)
+	}
+	if errs := conforms(doc, map[string]any{"$ref": "#/components/schemas/SweepJSON"}, answer["data"], "data"); len(errs) > 0 {
+		t.Errorf("the DONE sweep is not what the document says:\n%s", strings.Join(errs, "\n"))
 	}
 	r = b.do(http.MethodGet, "/v1/sweeps/"+c.SweepID+"/trials?limit=2&offset=1", key, "", "")
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"total":3`) {
@@ -517,4 +532,91 @@ func startSweep(t *testing.T, b *bundle, key, body string) string {
 		t.Fatal(err)
 	}
 	return created.Data.SweepID
+}
+
+// conforms lists where v is not what the OpenAPI document doc's schema
+// says: a property the schema does not name (where it names any), a
+// required one missing, or a JSON type it does not allow; it follows
+// $ref, items and additionalProperties. path names v in the messages.
+func conforms(doc map[string]any, schema map[string]any, v any, path string) []string {
+	for {
+		ref, ok := schema["$ref"].(string)
+		if !ok {
+			break
+		}
+		comps, _ := doc["components"].(map[string]any)
+		schemas, _ := comps["schemas"].(map[string]any)
+		next, ok := schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any)
+		if !ok {
+			return []string{path + ": no schema " + ref}
+		}
+		schema = next
+	}
+	if alts, ok := schema["anyOf"].([]any); ok {
+		var errs []string
+		for _, a := range alts {
+			e := conforms(doc, a.(map[string]any), v, path)
+			if len(e) == 0 {
+				return nil
+			}
+			errs = append(errs, e...)
+		}
+		return errs
+	}
+	var kind string
+	switch v.(type) {
+	case nil:
+		kind = "null"
+	case bool:
+		kind = "boolean"
+	case float64:
+		kind = "number"
+	case string:
+		kind = "string"
+	case []any:
+		kind = "array"
+	case map[string]any:
+		kind = "object"
+	}
+	var types []string
+	switch ty := schema["type"].(type) {
+	case string:
+		types = []string{ty}
+	case []any:
+		for _, x := range ty {
+			types = append(types, x.(string))
+		}
+	}
+	if len(types) > 0 && !slices.Contains(types, kind) && !(kind == "number" && slices.Contains(types, "integer")) {
+		return []string{fmt.Sprintf("%s: %s, the document says %v", path, kind, types)}
+	}
+	var errs []string
+	switch x := v.(type) {
+	case []any:
+		if items, ok := schema["items"].(map[string]any); ok {
+			for i, e := range x {
+				errs = append(errs, conforms(doc, items, e, fmt.Sprintf("%s[%d]", path, i))...)
+			}
+		}
+	case map[string]any:
+		props, _ := schema["properties"].(map[string]any)
+		extra, _ := schema["additionalProperties"].(map[string]any)
+		for k, e := range x {
+			switch ps, ok := props[k].(map[string]any); {
+			case ok:
+				errs = append(errs, conforms(doc, ps, e, path+"."+k)...)
+			case extra != nil:
+				errs = append(errs, conforms(doc, extra, e, path+"."+k)...)
+			case len(props) > 0:
+				errs = append(errs, path+"."+k+": not in the document")
+			}
+		}
+		req, _ := schema["required"].([]any)
+		for _, k := range req {
+			if _, ok := x[k.(string)]; !ok {
+				errs = append(errs, path+"."+k.(string)+": required, missing")
+			}
+		}
+	}
+	return errs
 }
