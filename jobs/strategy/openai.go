@@ -70,9 +70,13 @@ func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
 		if attempt == 2 {
 			return Spec{}, generationFailed(problem, "the model did not produce a valid strategy, even after being told what was wrong: %s", problem.Message)
 		}
-		msgs = append(msgs,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairPrompt(problem)})
+		if content != "" {
+			// An empty answer (no choices, a tool call, null content) is
+			// not repeated: OpenAI's API refuses an assistant message
+			// without content, and the repair round would be its 400.
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content})
+		}
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairPrompt(problem)})
 	}
 }
 

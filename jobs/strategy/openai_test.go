@@ -107,6 +107,14 @@ func TestOpenAIRepairs(t *testing.T) {
 				t.Fatalf("%d calls, want 2", len(calls))
 			}
 			msgs := calls[1].Request.Messages
+			if tc.bad == "" {
+				// Nothing to repeat: an assistant message without content
+				// is refused by OpenAI (the fake too).
+				if len(msgs) != 3 || msgs[2].Role != "user" || !strings.Contains(msgs[2].Content, tc.told) {
+					t.Errorf("repair messages %+v\nwant a message saying %q", msgs[2:], tc.told)
+				}
+				return
+			}
 			if len(msgs) != 4 || msgs[2].Role != "assistant" || msgs[2].Content != tc.bad || msgs[3].Role != "user" ||
 				!strings.Contains(msgs[3].Content, tc.told) {
 				t.Errorf("repair messages %+v\nwant the bad answer, then a message saying %q", msgs[2:], tc.told)

@@ -2,7 +2,8 @@
 // answers POST /v1/chat/completions with scripted answers, in order, and
 // records every request, so tests can drive a generator through good
 // answers, invalid JSON, rules that fail validation, slow answers and
-// provider errors without a network.
+// provider errors without a network. Like OpenAI's API, it refuses (400)
+// a request with an assistant message that has no content.
 package openaitest
 
 import (
@@ -110,6 +111,15 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("openaitest: undecodable request: %v", err)
 		writeError(w, http.StatusBadRequest, "undecodable request: "+err.Error())
 		return
+	}
+	for i, m := range req.Messages {
+		// OpenAI refuses an assistant message with neither content nor
+		// tool calls (go-openai leaves an empty content out).
+		if m.Role == openai.ChatMessageRoleAssistant && m.Content == "" && len(m.MultiContent) == 0 && len(m.ToolCalls) == 0 && m.FunctionCall == nil {
+			s.t.Errorf("openaitest: messages[%d] is an assistant message without content", i)
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("Invalid value for 'content' of messages[%d]: an assistant message needs content or tool_calls", i))
+			return
+		}
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, Call{Authorization: r.Header.Get("Authorization"), Request: req})
