@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -253,7 +255,14 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 		giveBack()
 		return spec, nil, s.internal(ctx, "encode generation payload", err)
 	}
-	o, err := s.runJobThen(ctx, worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload}, p, func(o *jobs.Outcome) {
+	// Every request is a generation of its own: a job id from the payload
+	// alone would answer a prompt sent again (by anyone, within the
+	// results' retention) with the first one's finished result, spending a
+	// generation the model never made and giving no fresh strategy.
+	var nonce [12]byte
+	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails
+	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: hex.EncodeToString(nonce[:])}
+	o, err := s.runJobThen(ctx, job, p, func(o *jobs.Outcome) {
 		if o != nil && o.Failure != nil {
 			giveBack()
 		}

@@ -527,6 +527,38 @@ func TestGenerateOpenAI(t *testing.T) {
 	}
 }
 
+// TestGenerateSamePromptAgain: a prompt sent again is generated again and
+// spends one generation each time: the quota counts generations the
+// model made, never a finished one answered again (the second answer here
+// is the model's second, not the first one's result reused).
+func TestGenerateSamePromptAgain(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t)
+	b := aiSetup(t, func(o *aiOpts) {
+		o.generator = strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: fake.URL, Model: "m", Timeout: 5 * time.Second})
+	})
+	tok := "Bearer " + b.token(store.Pro)
+	answer := func(side string) map[string]any {
+		return map[string]any{
+			"side": side, "positionSize": 10, "maxLossPercent": 30, "orderType": "MARKET", "explanation": "Buys " + side + ".",
+			"entryConditions": []map[string]any{{"field": "time_remaining_pct", "operator": "<", "value": 50}},
+			"exitConditions":  []map[string]any{{"field": "time_remaining_pct", "operator": "<", "value": 10}},
+		}
+	}
+	fake.Push(openaitest.JSON(answer("UP")), openaitest.JSON(answer("DOWN")))
+	const body = `{"prompt":"buy a side halfway through, exit near the end"}`
+	for i, side := range []string{"UP", "DOWN"} {
+		var g generateAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, body), &g)
+		if g.GeneratedStrategy.Strategy.Side != side || g.Quota.Used != i+1 {
+			t.Errorf("request %d: side %s, quota %+v; want the model's answer %d (%s), used %d", i+1, g.GeneratedStrategy.Strategy.Side, g.Quota, i+1, side, i+1)
+		}
+	}
+	if calls, used := len(fake.Calls()), b.used(store.Pro); calls != 2 || used != 2 {
+		t.Errorf("the model answered %d times and %d generations are spent; want 2 and 2", calls, used)
+	}
+}
+
 // TestStrategyBacktest: /strategy generates, then backtests on the newest
 // resolved markets; the report is what replaying each market directly
 // gives, and the market without data fails alone.

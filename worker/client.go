@@ -49,7 +49,8 @@ type Job struct {
 	// payload (a replay's market: its updated_at), part of the job's id
 	// but not of its payload: a finished result is reused only while what
 	// it was computed from is unchanged, so a corrected winner is never
-	// answered from the result of the old one.
+	// answered from the result of the old one. A random Version makes a
+	// job that is never reused (an AI generation: one per request).
 	Version string
 	// Headers travel with the task (Asynq's headers) and are not part of
 	// its id: what the api already read for the job, so that the worker
