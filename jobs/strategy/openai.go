@@ -86,7 +86,7 @@ func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
 func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessage) (string, error) {
 	cctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	resp, err := g.client.CreateChatCompletion(cctx, openai.ChatCompletionRequest{
+	req := openai.ChatCompletionRequest{
 		Model:       g.model,
 		Messages:    msgs,
 		Temperature: 0.2, // some variety across prompts, little within one
@@ -98,7 +98,15 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 				Strict: true,
 			},
 		},
-	})
+	}
+	if openai.NewReasoningValidator().Validate(req) != nil {
+		// A reasoning model (o1, o3, o4, gpt-5, ...) takes no sampling
+		// temperature: the provider, and go-openai before it, refuse the
+		// request that sends one. Left out (0 is omitted), it is the
+		// model's own.
+		req.Temperature = 0
+	}
+	resp, err := g.client.CreateChatCompletion(cctx, req)
 	if err != nil {
 		err = redacted{err: err, secret: g.apiKey}
 	}

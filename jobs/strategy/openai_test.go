@@ -468,3 +468,25 @@ func TestOpenAIOrderSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIReasoningModels: a reasoning model (o3, gpt-5) takes no
+// sampling temperature (OpenAI's API and go-openai refuse a request that
+// sends one, and every generation failed); it is left out for them and
+// sent to the others.
+func TestOpenAIReasoningModels(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		model string
+		temp  float32
+	}{{"o3-mini", 0}, {"gpt-5", 0}, {"gpt-4o-mini", 0.2}, {"llama3.1:8b", 0.2}} {
+		fake := openaitest.New(t, openaitest.JSON(good()))
+		g := strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: fake.URL, Model: c.model, Timeout: 5 * time.Second})
+		if _, err := g.Generate(context.Background(), request(t)); err != nil {
+			t.Errorf("%s: %v", c.model, err)
+			continue
+		}
+		if calls := fake.Calls(); len(calls) != 1 || calls[0].Request.Temperature != c.temp {
+			t.Errorf("%s: %d calls, temperature %v; want %v", c.model, len(calls), calls[len(calls)-1].Request.Temperature, c.temp)
+		}
+	}
+}
