@@ -9,37 +9,60 @@ import (
 // from which every objective of DESIGN 14 is computed: the tally of a set
 // of markets is the sum (Add) of its markets' tallies, so that PBO scores
 // any subset of blocks from per-block sums rather than per-market results.
+//
+// The spreads are kept as a mean and a sum of squared deviations from it
+// (Welford's form, added by Chan's rule), not as Σx²: markets or trades of
+// one same pnl then have a spread of exactly 0, where Σx² − n·x̄² leaves a
+// rounding residue (1e-18) whose ratio of 1e7 or more would rank them
+// first.
 type Tally struct {
-	Traded     int     // markets with at least one trade
-	Trades     int     // round trips
-	PnL        float64 // Σ pnl (a market's, equally its trades')
-	PnLSq      float64 // Σ pnl² over markets (an untraded market adds 0)
-	TradePnLSq float64 // Σ pnl² over trades
+	Traded int     // markets with at least one trade
+	Trades int     // round trips
+	PnL    float64 // Σ pnl (a market's, equally its trades')
+	// MarketMean and MarketM2 are the mean of the traded markets' pnl and
+	// the sum of its squared deviations from that mean (an untraded
+	// market adds nothing).
+	MarketMean, MarketM2 float64
+	// TradeMean and TradeM2 are the same over the trades' pnl.
+	TradeMean, TradeM2 float64
 }
 
 // Add is the tally of the union of two disjoint sets of markets.
 func (t Tally) Add(u Tally) Tally {
-	return Tally{t.Traded + u.Traded, t.Trades + u.Trades, t.PnL + u.PnL, t.PnLSq + u.PnLSq, t.TradePnLSq + u.TradePnLSq}
+	out := Tally{Traded: t.Traded + u.Traded, Trades: t.Trades + u.Trades, PnL: t.PnL + u.PnL}
+	out.MarketMean, out.MarketM2 = chan2(t.Traded, t.MarketMean, t.MarketM2, u.Traded, u.MarketMean, u.MarketM2)
+	out.TradeMean, out.TradeM2 = chan2(t.Trades, t.TradeMean, t.TradeM2, u.Trades, u.TradeMean, u.TradeM2)
+	return out
 }
 
-// TallyOf is m's tally. Its TradePnLSq needs m's trades (Market.Trades or Sums);
-// without them it is NaN, and so is SQN of any set that holds m.
+// chan2 is the mean and sum of squared deviations of two disjoint samples
+// together, of na and nb values (Chan, Golub and LeVeque's pairwise
+// update). Equal means add no spread.
+func chan2(na int, ma, qa float64, nb int, mb, qb float64) (mean, m2 float64) {
+	switch {
+	case nb == 0:
+		return ma, qa
+	case na == 0:
+		return mb, qb
+	}
+	n := float64(na + nb)
+	d := mb - ma
+	return ma + d*float64(nb)/n, qa + qb + d*d*float64(na)*float64(nb)/n
+}
+
+// TallyOf is m's tally. Its trades' spread needs m's trades (Market.Trades
+// or Sums); without them it is NaN, and so is SQN of any set that holds m.
 func TallyOf(m Market) Tally {
 	t := Tally{Trades: m.NTrades, PnL: m.PnL}
 	if m.NTrades > 0 {
-		t.Traded, t.PnLSq = 1, m.PnL*m.PnL
+		t.Traded, t.MarketMean = 1, m.PnL
 	}
 	if !m.detailed() {
-		t.TradePnLSq = math.NaN()
+		t.TradeMean, t.TradeM2 = math.NaN(), math.NaN()
 		return t
 	}
-	if m.Sums != nil {
-		t.TradePnLSq = m.Sums.SumSq
-		return t
-	}
-	for _, tr := range m.Trades {
-		t.TradePnLSq += tr.PnL * tr.PnL
-	}
+	s := m.tradeSums()
+	t.TradeMean, t.TradeM2 = s.Mean, s.M2
 	return t
 }
 
@@ -76,24 +99,23 @@ func EVPerTrade(t Tally) float64 {
 }
 
 // SharpePerMarket is the objective sharpe_per_market: mean/sd of the
-// traded markets' pnl, sd² = (Σx² − n·x̄²)/(n − 1); NaN below two traded
-// markets or with no spread. The one-pass variance may differ from
-// Sharpe's two-pass one in the last digits; it serves to rank.
-func SharpePerMarket(t Tally) float64 { return sharpeOf(t.Traded, t.PnL, t.PnLSq) }
+// traded markets' pnl (sd with n − 1); NaN below two traded markets or
+// with no spread.
+func SharpePerMarket(t Tally) float64 { return sharpeOf(t.Traded, t.MarketMean, t.MarketM2) }
 
 // SQN is the objective sqn: √n·mean/sd over the trades; NaN below two
 // trades, with no spread, or without the trades' pnl (TallyOf).
 func SQN(t Tally) float64 {
-	return math.Sqrt(float64(t.Trades)) * sharpeOf(t.Trades, t.PnL, t.TradePnLSq)
+	return math.Sqrt(float64(t.Trades)) * sharpeOf(t.Trades, t.TradeMean, t.TradeM2)
 }
 
-func sharpeOf(n int, sum, sumSq float64) float64 {
+// sharpeOf is mean/sd of n values of that mean and sum of squared
+// deviations m2 (sd² = m2/(n − 1)).
+func sharpeOf(n int, mean, m2 float64) float64 {
 	if n < 2 {
 		return math.NaN()
 	}
-	N := float64(n)
-	mean := sum / N
-	v := (sumSq - N*mean*mean) / (N - 1)
+	v := m2 / float64(n-1)
 	if !(v > 0) {
 		return math.NaN()
 	}

@@ -131,3 +131,31 @@ func TestObjectives(t *testing.T) {
 		t.Errorf("sharpe objective %v vs Sharpe %v", SharpePerMarket(sum), s)
 	}
 }
+
+// TestObjectivesNoSpread: markets (and trades) that all made the same pnl
+// have no spread, so the Sharpe ratio and sqn objectives are undefined
+// (NaN), as Sharpe and the summary's sqn say. A one-pass variance
+// Σx²/n − x̄² left a rounding residue of about 1e-18 there, and a ratio of
+// 1e7 or more that ranked such a trial first.
+func TestObjectivesNoSpread(t *testing.T) {
+	t.Parallel()
+	for _, pnl := range []float64{0.1, 0.3, 0.7, 1.1, 12.34} {
+		for _, n := range []int{3, 10, 17, 100} {
+			var tl Tally
+			ms := make([]Market, n)
+			for i := range ms {
+				ms[i] = Market{PnL: pnl, NTrades: 1, Trades: []Trade{{PnL: pnl}}}
+				tl = tl.Add(TallyOf(ms[i]))
+			}
+			if s := SharpePerMarket(tl); !math.IsNaN(s) {
+				t.Errorf("%d markets of pnl %v: sharpe_per_market objective %v, want NaN", n, pnl, s)
+			}
+			if q := SQN(tl); !math.IsNaN(q) {
+				t.Errorf("%d trades of pnl %v: sqn objective %v, want NaN", n, pnl, q)
+			}
+			if s := Aggregate(ms, 100); s.SharpePerMarket != nil || s.SQN != nil {
+				t.Errorf("%d markets of pnl %v: summary sharpe %v sqn %v, want null", n, pnl, s.SharpePerMarket, s.SQN)
+			}
+		}
+	}
+}

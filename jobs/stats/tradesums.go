@@ -12,8 +12,9 @@ type TradeSums struct {
 	N    int     `json:"n"`
 	Mean float64 `json:"mean"`
 	M2   float64 `json:"m2"`
-	// SumSq is Σ pnl², summed in the trades' order, as a sweep's sqn
-	// objective reads it (Tally.TradePnLSq).
+	// SumSq is Σ pnl², summed in the trades' order. Stored shards carry
+	// it; the sqn objective reads Mean and M2 instead (Tally), whose
+	// spread is exactly 0 for trades of one pnl.
 	SumSq float64 `json:"sum_sq"`
 	// Buckets are the calibration buckets' sums, [0, 0.1) … [0.9, 1.0]
 	// by entry fill price.

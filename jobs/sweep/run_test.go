@@ -373,3 +373,54 @@ func TestShardKeepsSumsNotTrips(t *testing.T) {
 		t.Errorf("the stored trial of %d trades takes %d bytes, of %d trades %d", sums.N, heavy, out[1].Performance.TotalTrades, light)
 	}
 }
+
+// TestSharpeObjectiveOfFlatPnL: by sharpe_per_market, a trial that made
+// the same pnl on every train market has no Sharpe ratio (no spread):
+// its train_objective is null, as its train.sharpe_per_market, and the
+// train-best is the trial whose ratio is defined, not the flat one by a
+// rounding residue's ratio of millions.
+func TestSharpeObjectiveOfFlatPnL(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "NONE"}
+		b["objective"] = "sharpe_per_market"
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markets := make([]MarketInfo, n)
+	outcomes := make([][]TrialMarket, n)
+	for m := range n {
+		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
+		outcomes[m] = make([]TrialMarket, 2)
+		for tr, pnl := range []float64{0.3, float64(m%3) - 0.5} { // trial 0 flat, trial 1 varied
+			win := 0
+			if pnl > 0 {
+				win = 1
+			}
+			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: win},
+				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: float64(win)}})}
+		}
+	}
+	res, err := p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Trials[0]; tr.Train.SharpePerMarket != nil || tr.TrainObjective != nil {
+		t.Errorf("flat trial: train.sharpe_per_market %s, train_objective %s; want both null",
+			fmtPtr(tr.Train.SharpePerMarket), fmtPtr(tr.TrainObjective))
+	}
+	if res.Best == nil || res.Best.Trial != 1 {
+		t.Fatalf("best %+v, want trial 1", res.Best)
+	}
+	if s := res.Trials[1].Train.SharpePerMarket; s == nil || *res.Best.TrainObjective != *s {
+		t.Errorf("best's train_objective %v, its train.sharpe_per_market %s", *res.Best.TrainObjective, fmtPtr(s))
+	}
+}
