@@ -75,7 +75,7 @@ func FuzzAggregate(f *testing.F) {
 				t.Fatalf("pbo by %s: %v", name, *p)
 			}
 		}
-		if d := DSR(pnl, []float64{scale, price, size}); d != nil && !(*d >= 0 && *d <= 1) {
+		if d := DSR(pnl, []float64{scale, price, size}, 3); d != nil && !(*d >= 0 && *d <= 1) {
 			t.Fatalf("dsr %v", *d)
 		}
 	})

@@ -55,19 +55,22 @@ func DeflatedSharpe(sr float64, t int, skew, kurt float64, trials int, v float64
 }
 
 // DSR is DeflatedSharpe from data: best is the best trial's pnl per traded
-// market, in time order, and sharpes the per-market Sharpe ratio of every
-// trial of the sweep whose ratio is defined (best's among them). sr is
-// Sharpe(best), t = len(best), γ₃ and γ₄ best's population moments,
-// trials = len(sharpes) and v their sample variance (n − 1). Nil below
-// two trials or two markets, or when best's Sharpe is undefined.
-func DSR(best, sharpes []float64) *float64 {
+// market, in time order, sharpes the per-market Sharpe ratio of every
+// trial of the sweep whose ratio is defined (best's among them), and
+// trials the sweep's trials, every one tried whether or not its ratio is
+// defined (DESIGN 14's N: a search is deflated by all it tried, not only
+// by the settings that traded enough for a ratio). sr is Sharpe(best),
+// t = len(best), γ₃ and γ₄ best's population moments, and v the sharpes'
+// sample variance (n − 1). Nil below two trials, two defined ratios or two
+// markets, or when best's Sharpe is undefined.
+func DSR(best, sharpes []float64, trials int) *float64 {
 	sr := Sharpe(best)
 	skew, kurt, ok := moments(best)
 	_, sd, okV := meanSD(sharpes)
-	if sr == nil || !ok || !okV {
+	if sr == nil || !ok || !okV || trials < len(sharpes) {
 		return nil
 	}
-	return DeflatedSharpe(*sr, len(best), skew, kurt, len(sharpes), sd*sd)
+	return DeflatedSharpe(*sr, len(best), skew, kurt, trials, sd*sd)
 }
 
 // PSR0 is the PSR of pnls' Sharpe ratio against 0 (psr0: pnls the

@@ -97,11 +97,12 @@ func TestDSR(t *testing.T) {
 	// The sharpes' mean is 0.13 and Σ(s − 0.13)² = 0.0009 + 0.0289 +
 	// 0.1089 + 0.0064 + 0.0729 = 0.218, so v = 0.218/4 = 0.0545.
 	want := DeflatedSharpe(*sr, 8, skew, kurt, 5, 0.0545)
-	got := DSR(best, sharpes)
+	got := DSR(best, sharpes, 5)
 	if got == nil || want == nil || !near(*got, *want, 1e-12) {
 		t.Errorf("DSR %v, want %v", got, want)
 	}
-	if DSR(best, sharpes[:1]) != nil || DSR(best[:1], sharpes) != nil || DSR([]float64{1, 1, 1}, sharpes) != nil {
+	if DSR(best, sharpes[:1], 5) != nil || DSR(best[:1], sharpes, 5) != nil || DSR([]float64{1, 1, 1}, sharpes, 5) != nil ||
+		DSR(best, sharpes, 4) != nil {
 		t.Error("DSR of too little data")
 	}
 	if PSR0([]float64{1}) != nil || PSR0(nil) != nil {

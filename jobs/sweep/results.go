@@ -34,7 +34,7 @@ type Results struct {
 	// markets and how it did on its test block.
 	Folds     []FoldResult `json:"folds,omitempty"`
 	Stability *Stability   `json:"stability"`
-	DSR       *float64     `json:"dsr" doc:"Deflated Sharpe ratio of the best trial's per-market Sharpe on the train markets, against the best that as many trials would reach by luck; 0 to 1, the probability that its Sharpe is above 0 after the search is counted. Null below 2 trials or 2 traded markets."`
+	DSR       *float64     `json:"dsr" doc:"Deflated Sharpe ratio of the best trial's per-market Sharpe on the train markets, against the best that as many trials would reach by luck; 0 to 1, the probability that its Sharpe is above 0 after the search is counted (every trial counts as tried, whether or not it traded). Null below 2 trials with a per-market Sharpe or 2 traded markets."`
 	PBO       *float64     `json:"pbo" doc:"Probability of backtest overfitting (CSCV, 8 blocks of the train markets): the share of 70 splits in which the in-sample best trial ranks in the bottom half out of sample. Near 0: the search found something stable; 0.5 or more: the best trial is a coin toss. Null under 16 train markets with data (a NO_DATA market is left out) or 2 trials."`
 }
 
@@ -250,7 +250,7 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 			bestPnL = append(bestPnL, o.Performance.TotalPnL)
 		}
 	}
-	res.DSR = roundPtr(stats.DSR(bestPnL, sharpes))
+	res.DSR = roundPtr(stats.DSR(bestPnL, sharpes, nt))
 	res.PBO = roundPtr(stats.PBO(tallies, objective))
 	return res, nil
 }

@@ -424,3 +424,54 @@ func TestSharpeObjectiveOfFlatPnL(t *testing.T) {
 		t.Errorf("best's train_objective %v, its train.sharpe_per_market %s", *res.Best.TrainObjective, fmtPtr(s))
 	}
 }
+
+// TestDSRCountsEveryTrial: DESIGN 14's N is the sweep's trials, every one
+// tried, whether or not its per-market Sharpe ratio is defined; V is the
+// variance of the ratios that are. Four trials over ten train markets:
+// trial 0 makes 1, −1, 2, 0.5, 1, 1.5, −0.5, 2, 1, 0.5 (total 8, the
+// train-best), trial 1 makes m%3 − 0.5 (total 4), trials 2 and 3 never
+// trade. An independent reference (Python's statistics.NormalDist):
+// SR = 0.818393 and 0.456832, V = 0.065363, trial 0's γ₃ = −0.534148 and
+// γ₄ = 2.401568; with N = 4, SR₀ = 0.268988 and DSR = 0.898798 (with the
+// two defined ratios alone for N, SR₀ would be 0.132882 and DSR 0.944142:
+// the search deflated as if half of it had not been tried).
+func TestDSRCountsEveryTrial(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 30, 40, 50}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "NONE"}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := []float64{1, -1, 2, 0.5, 1, 1.5, -0.5, 2, 1, 0.5}
+	markets := make([]MarketInfo, n)
+	outcomes := make([][]TrialMarket, n)
+	for m := range n {
+		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
+		outcomes[m] = make([]TrialMarket, 4)
+		for tr, pnl := range []float64{best[m], float64(m%3) - 0.5} {
+			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1},
+				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl}})}
+		}
+		for tr := 2; tr < 4; tr++ {
+			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{}}
+		}
+	}
+	res, err := p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Best == nil || res.Best.Trial != 0 {
+		t.Fatalf("best %+v, want trial 0", res.Best)
+	}
+	if res.DSR == nil || math.Abs(*res.DSR-0.898798) > 2e-6 {
+		t.Errorf("DSR %s, want 0.898798 (N = 4 trials)", fmtPtr(res.DSR))
+	}
+}
