@@ -29,7 +29,8 @@
 //     is the first (lowest index) of those tied for the best objective;
 //     its out-of-sample rank gives tied trials their average rank; an
 //     objective that is NaN (undefined on the subset) ranks below every
-//     number.
+//     number; objectives within a relative 1e-12 of each other tie (the
+//     same ratio summed in another order differs in its last bits).
 //   - Figures are rounded to 6 decimals at Aggregate's edge, as the replay
 //     rounds money; the functions that compute them do not round.
 package stats

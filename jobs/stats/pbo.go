@@ -101,17 +101,19 @@ func EVPerTrade(t Tally) float64 {
 // SharpePerMarket is the objective sharpe_per_market: mean/sd of the
 // traded markets' pnl (sd with n − 1); NaN below two traded markets or
 // with no spread.
-func SharpePerMarket(t Tally) float64 { return sharpeOf(t.Traded, t.MarketMean, t.MarketM2) }
+func SharpePerMarket(t Tally) float64 { return sharpeOf(t.Traded, t.PnL, t.MarketM2) }
 
 // SQN is the objective sqn: √n·mean/sd over the trades; NaN below two
 // trades, with no spread, or without the trades' pnl (TallyOf).
 func SQN(t Tally) float64 {
-	return math.Sqrt(float64(t.Trades)) * sharpeOf(t.Trades, t.TradeMean, t.TradeM2)
+	return math.Sqrt(float64(t.Trades)) * sharpeOf(t.Trades, t.PnL, t.TradeM2)
 }
 
-// sharpeOf is mean/sd of n values of that mean and sum of squared
-// deviations m2 (sd² = m2/(n − 1)).
-func sharpeOf(n int, mean, m2 float64) float64 {
+// sharpeOf is mean/sd of n values of that sum and sum of squared
+// deviations m2 (sd² = m2/(n − 1)). The mean is sum/n, not the running
+// mean that serves m2's updates: a set whose pnl adds up to 0 has a
+// ratio of exactly 0, as every other trial's of the same sum.
+func sharpeOf(n int, sum, m2 float64) float64 {
 	if n < 2 {
 		return math.NaN()
 	}
@@ -119,7 +121,7 @@ func sharpeOf(n int, mean, m2 float64) float64 {
 	if !(v > 0) {
 		return math.NaN()
 	}
-	return mean / math.Sqrt(v)
+	return sum / float64(n) / math.Sqrt(v)
 }
 
 // PBOBlocks is S, the blocks CSCV cuts the markets into; PBO needs two
@@ -211,7 +213,20 @@ func PBO(trials [][]Tally, objective Objective) *float64 {
 }
 
 // better reports whether a ranks above b: a larger number, any number
-// above NaN.
+// above NaN. Numbers within a relative rankTie of each other tie: the
+// same ratio of other values (a Sharpe ratio of 0.25 from two different
+// sets of markets) comes out of the block sums in different last bits,
+// and those bits must not choose the in-sample best or split a tie.
 func better(a, b float64) bool {
-	return a > b || !math.IsNaN(a) && math.IsNaN(b)
+	switch {
+	case math.IsNaN(a) || math.IsNaN(b):
+		return !math.IsNaN(a) && math.IsNaN(b)
+	case math.IsInf(a, 0) || math.IsInf(b, 0):
+		return a > b
+	}
+	return a-b > rankTie*math.Max(math.Abs(a), math.Abs(b))
 }
+
+// rankTie is the relative difference under which two objectives tie
+// (PBO): some thousand times the rounding of one addition.
+const rankTie = 1e-12

@@ -159,3 +159,23 @@ func TestObjectivesNoSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestBetter: the order PBO ranks objectives by.
+func TestBetter(t *testing.T) {
+	t.Parallel()
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		a, b float64
+		want bool
+	}{
+		{1, 0, true}, {0, 1, false}, {1, 1, false},
+		{0.25 + 1e-17, 0.25, false}, {0.25, 0.25 + 1e-17, false}, // rounding: a tie
+		{0.25 + 1e-9, 0.25, true},
+		{0, nan, true}, {nan, 0, false}, {nan, nan, false},
+		{inf, 1e300, true}, {1e300, inf, false}, {inf, inf, false}, {-inf, 0, false}, {0, -inf, true},
+	} {
+		if got := better(tc.a, tc.b); got != tc.want {
+			t.Errorf("better(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
