@@ -40,6 +40,19 @@ func TestSweepThroughWorkers(t *testing.T) {
 	t.Parallel()
 	st := memory.New()
 	loadFixtures(t, st)
+	// The fixture's one market with snapshots is the newest, a test market
+	// of the HOLDOUT below; give the oldest of the five, which trains,
+	// snapshots too, so that the trials have a train objective to choose
+	// the best by (over no train market there is none).
+	oldest := now.Truncate(15 * time.Minute).Add(-5 * 15 * time.Minute)
+	var snaps []store.Snapshot
+	for i := range 30 {
+		snaps = append(snaps, store.Snapshot{Time: oldest.Add(time.Duration(i) * 30 * time.Second), CoinPrice: 95000 + float64(i),
+			PriceUp: 0.5 + float64(i)/100, PriceDown: 0.49 - float64(i)/100})
+	}
+	if err := st.AppendSnapshots(context.Background(), slugOf(store.BTC, store.M15, oldest), snaps); err != nil {
+		t.Fatal(err)
+	}
 	q := newQueue(t, st)
 	q.startWorker(t)
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.jobWait = st, q.client, q.client, 30*time.Second })

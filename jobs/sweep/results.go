@@ -143,7 +143,12 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 		}
 		return out
 	}
+	// The objective of no replayed market is undefined, even total_pnl's
+	// sum: a set that was never replayed did not break even.
 	objectiveOf := func(ms []stats.Market) *float64 {
+		if len(ms) == 0 {
+			return nil
+		}
 		var tl stats.Tally
 		for _, m := range ms {
 			tl = tl.Add(stats.TallyOf(m))

@@ -475,3 +475,54 @@ func TestDSRCountsEveryTrial(t *testing.T) {
 		t.Errorf("DSR %s, want 0.898798 (N = 4 trials)", fmtPtr(res.DSR))
 	}
 }
+
+// TestObjectiveOfNoMarket: when no test market could be replayed (every
+// one NO_DATA), the best trial was never tested: its test_objective is
+// null, not the total_pnl of nothing (0, a trial that broke even), and
+// so is every trial's; test.n_markets says 0.
+func TestObjectiveOfNoMarket(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": 0}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markets := make([]MarketInfo, n)
+	outcomes := make([][]TrialMarket, n)
+	for m := range n {
+		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
+		outcomes[m] = make([]TrialMarket, 2)
+		for tr := range 2 {
+			if m >= 7 { // the test markets
+				outcomes[m][tr] = TrialMarket{Error: "NO_DATA"}
+				continue
+			}
+			pnl := float64(m+1) * float64(tr+1)
+			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
+				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}})}
+		}
+	}
+	res, err := p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Best == nil || res.Best.Trial != 1 || res.Best.TrainObjective == nil {
+		t.Fatalf("best %+v", res.Best)
+	}
+	if res.Best.TestObjective != nil || res.Best.Test == nil || res.Best.Test.NMarkets != 0 {
+		t.Errorf("best: test_objective %s over %+v, want null over no market", fmtPtr(res.Best.TestObjective), res.Best.Test)
+	}
+	for _, tr := range res.Trials {
+		if tr.TestObjective != nil {
+			t.Errorf("trial %d: test_objective %v over no market", tr.Trial, *tr.TestObjective)
+		}
+	}
+}
