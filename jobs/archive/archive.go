@@ -139,6 +139,15 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 			return Summary{}, fmt.Errorf("archive: %w", err)
 		}
 	}
+	if opt.Format == WSJSONL {
+		// ws-jsonl files are read in the order of the times they begin
+		// with, as pmxt-v2's in the order of their hours: files named out
+		// of order (dump-10 listed before dump-9) would otherwise take the
+		// later events first and fold the earlier ones in as a clock going
+		// back, writing none of their snapshots. The key then does not
+		// depend on the order the files were named in.
+		opt.Files = byFirstEvent(ctx, opt.Files)
+	}
 	// The inputs are digested for the import's key while they are read
 	// and written: when the key is among the imports stored, the import is
 	// ended at once (its context cancelled, importedBefore the cause) and

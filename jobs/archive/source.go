@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -240,4 +241,50 @@ func chainlinkFrame(b []byte) (coinPoint, bool, error) {
 		return coinPoint{}, true, errors.New("value is not a positive price")
 	}
 	return coinPoint{symbol: strings.ToLower(f.Payload.Symbol), at: time.UnixMilli(ms).UTC(), value: f.Payload.Value.V}, true, nil
+}
+
+// errFirstFound ends the read of a file's first timed event.
+var errFirstFound = errors.New("first event found")
+
+// firstEvent is the time of the first event or coin price of a ws-jsonl
+// file that has one; zero when none does or the file cannot be read (its
+// import then says why).
+func firstEvent(ctx context.Context, name string) time.Time {
+	var at time.Time
+	err := readWSJSONL(ctx, name, nil, func(evs []book.Event, _ Pos) error {
+		if !at.IsZero() { // a coin price came first
+			return errFirstFound
+		}
+		for _, e := range evs {
+			if !e.Time.IsZero() {
+				at = e.Time
+				return errFirstFound
+			}
+		}
+		return nil
+	}, func(p coinPoint) {
+		if at.IsZero() {
+			at = p.at
+		}
+	})
+	if err != nil && !errors.Is(err, errFirstFound) {
+		return time.Time{}
+	}
+	return at
+}
+
+// byFirstEvent orders ws-jsonl files by the time of their first event
+// (stably: files without one keep their place among those that begin at
+// the same time, first).
+func byFirstEvent(ctx context.Context, files []string) []string {
+	if len(files) < 2 {
+		return files
+	}
+	first := make(map[string]time.Time, len(files))
+	for _, name := range files {
+		first[name] = firstEvent(ctx, name)
+	}
+	out := slices.Clone(files)
+	slices.SortStableFunc(out, func(a, b string) int { return first[a].Compare(first[b]) })
+	return out
 }
