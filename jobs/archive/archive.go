@@ -304,6 +304,12 @@ type importer struct {
 	// writer); every use of tx goes through it.
 	w *writer
 
+	// fileTo is the latest event time of the ws-jsonl file being read:
+	// the clock that says which markets ended (finishEnded). Files may
+	// cover the same hours (a dump a market or a coin): the clock of the
+	// files read before is not this file's.
+	fileTo time.Time
+
 	covFrom, covTo time.Time
 	events         int64
 	skipped        int64
@@ -368,6 +374,7 @@ func (im *importer) read() (Summary, error) {
 			}
 		}
 		for _, name := range im.opt.Files {
+			im.fileTo = time.Time{}
 			if err := im.readPipelined(name); err != nil {
 				return sum, err
 			}
@@ -710,12 +717,15 @@ func (im *importer) items(items []item) error {
 			if e.Time.After(im.covTo) {
 				im.covTo = e.Time
 			}
+			if e.Time.After(im.fileTo) {
+				im.fileTo = e.Time
+			}
 		}
 		if err := r.event(e); err != nil {
 			return err
 		}
 		if im.opt.Format == WSJSONL && atomic.LoadInt64(&im.events)%finishEvery == 0 {
-			if err := im.finishEnded(im.covTo); err != nil {
+			if err := im.finishEnded(im.fileTo); err != nil {
 				return err
 			}
 		}
