@@ -251,7 +251,11 @@ var errFirstFound = errors.New("first event found")
 // import then says why).
 func firstEvent(ctx context.Context, name string) time.Time {
 	var at time.Time
-	err := readWSJSONL(ctx, name, nil, func(evs []book.Event, _ Pos) error {
+	// A coin price ends the read at the next event, or (a file of prices
+	// alone) within a few thousand lines.
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	err := readWSJSONL(readCtx, name, nil, func(evs []book.Event, _ Pos) error {
 		if !at.IsZero() { // a coin price came first
 			return errFirstFound
 		}
@@ -265,9 +269,10 @@ func firstEvent(ctx context.Context, name string) time.Time {
 	}, func(p coinPoint) {
 		if at.IsZero() {
 			at = p.at
+			cancel()
 		}
 	})
-	if err != nil && !errors.Is(err, errFirstFound) {
+	if err != nil && !errors.Is(err, errFirstFound) && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
 		return time.Time{}
 	}
 	return at
