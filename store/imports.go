@@ -56,8 +56,11 @@ type ImportTx interface {
 	// AddMarket stores m unless a market with its slug exists, and adds
 	// source to the data sources of the market with that slug; a market
 	// this import created is written again as m (what the import learnt
-	// of it since, such as tick changes). created reports whether m was
-	// stored as a new market.
+	// of it since, such as tick changes), and a stored market only imports
+	// wrote (no DataRecorder among its sources) gains m's tick changes at
+	// instants it has none of (MergeTickChanges; its tick size becomes the
+	// latest), so that imports of a long market's hours one at a time keep
+	// them all. created reports whether m was stored as a new market.
 	AddMarket(ctx context.Context, m Market, source string) (created bool, err error)
 	// AppendSnapshots stores the snapshots the market does not have (as
 	// SnapshotStore.AppendSnapshots) and returns how many it stored.
@@ -114,4 +117,31 @@ func AddDataSource(sources []string, source string) []string {
 		return sources
 	}
 	return append(slices.Clone(sources), source)
+}
+
+// MergeTickChanges adds to old the changes of add at instants it has none of
+// (the first of add's at each), in time order. The instants met are kept
+// in a set: a market's changes are thousands in a long import, and
+// looking each up among those before was most of the writer's time.
+func MergeTickChanges(old, add []TickSizeChange) []TickSizeChange {
+	out := slices.Clone(old)
+	// An instant as seconds and nanoseconds: exact for every time, where
+	// UnixNano is not outside 1678-2262.
+	type instant struct {
+		s  int64
+		ns int
+	}
+	at := func(t time.Time) instant { return instant{t.Unix(), t.Nanosecond()} }
+	seen := make(map[instant]bool, len(old)+len(add))
+	for _, o := range old {
+		seen[at(o.Time)] = true
+	}
+	for _, c := range add {
+		if k := at(c.Time); !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b TickSizeChange) int { return a.Time.Compare(b.Time) })
+	return out
 }

@@ -939,12 +939,12 @@ func (r *run) ensure(final bool) error {
 	}
 	ticks := slices.Clone(r.ticks)
 	return r.im.w.later(func() error {
-		if !first && !r.created {
-			return nil // a stored market keeps its fields: recorded wins
-		}
+		// A stored market keeps its fields (recorded wins), but for the
+		// tick changes it has none of, which the store adds to a market
+		// only imports wrote (a 4hr market imported an hour at a time).
 		m := r.m
 		if len(ticks) > 0 {
-			m.TickSizeChanges = mergeTicks(m.TickSizeChanges, ticks)
+			m.TickSizeChanges = store.MergeTickChanges(m.TickSizeChanges, ticks)
 			if len(m.TickSizeChanges) > 0 {
 				last := m.TickSizeChanges[len(m.TickSizeChanges)-1].TickSize
 				m.TickSize = &last
@@ -959,33 +959,6 @@ func (r *run) ensure(final bool) error {
 		}
 		return nil
 	})
-}
-
-// mergeTicks adds to old the changes of add at instants it has none of
-// (the first of add's at each), in time order. The instants met are kept
-// in a set: a market's changes are thousands in a long import, and
-// looking each up among those before was most of the writer's time.
-func mergeTicks(old, add []store.TickSizeChange) []store.TickSizeChange {
-	out := slices.Clone(old)
-	// An instant as seconds and nanoseconds: exact for every time, where
-	// UnixNano is not outside 1678-2262.
-	type instant struct {
-		s  int64
-		ns int
-	}
-	at := func(t time.Time) instant { return instant{t.Unix(), t.Nanosecond()} }
-	seen := make(map[instant]bool, len(old)+len(add))
-	for _, o := range old {
-		seen[at(o.Time)] = true
-	}
-	for _, c := range add {
-		if k := at(c.Time); !seen[k] {
-			seen[k] = true
-			out = append(out, c)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b store.TickSizeChange) int { return a.Time.Compare(b.Time) })
-	return out
 }
 
 func (r *run) flush() error {

@@ -125,6 +125,11 @@ func (tx *importTx) AddMarket(ctx context.Context, m store.Market, source string
 		return false, nil
 	}
 	if sm, ok := tx.staged(m.Slug); ok {
+		if len(m.TickSizeChanges) > 0 && !slices.Contains(sm.m.DataSources, store.DataRecorder) {
+			sm.m.TickSizeChanges = store.MergeTickChanges(sm.m.TickSizeChanges, m.TickSizeChanges)
+			last := sm.m.TickSizeChanges[len(sm.m.TickSizeChanges)-1].TickSize
+			sm.m.TickSize = &last
+		}
 		sm.m.DataSources = store.AddDataSource(sm.m.DataSources, source)
 		return false, nil
 	}

@@ -168,7 +168,9 @@ func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]stor
 
 // addMarketSQL inserts a market with the import's source as its only
 // data source, or adds the source to the sources of the market stored
-// under the slug, whose every other field stays (recorded wins).
+// under the slug, whose every other field stays (recorded wins); it
+// answers the stored market's tick changes and whether the recorder is
+// among its sources (before the import's).
 const addMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
@@ -176,7 +178,10 @@ values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 on conflict (slug) do update set
 	data_sources = case when $30::text = any(markets.data_sources) then markets.data_sources
 		else markets.data_sources || $30::text end
-returning (xmax = 0), id`
+returning (xmax = 0), id, tick_change_times, tick_change_sizes, '` + store.DataRecorder + `' = any(data_sources)`
+
+// addTicksSQL sets a stored market's tick changes and tick size.
+const addTicksSQL = `update markets set tick_change_times = $2, tick_change_sizes = $3, tick_size = $4, updated_at = $5 where id = $1`
 
 func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string) (bool, error) {
 	op := fmt.Sprintf("import: add market %q", m.Slug)
@@ -205,16 +210,35 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		return false, wrap(op, err)
 	}
 	tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
-	var created bool
+	var created, recorded bool
 	var id int64
+	var storedTimes []time.Time
+	var storedSizes []float64
 	err := t.tx.QueryRow(ctx, addMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
 		micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
 		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
 		resolvedAt, now, now,
 		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created, &id)
+		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created, &id, &storedTimes, &storedSizes, &recorded)
 	if err != nil {
 		return false, wrap(op, err)
+	}
+	if !created && !recorded && len(m.TickSizeChanges) > 0 && len(storedTimes) == len(storedSizes) {
+		// A market only imports wrote gains the tick changes it has none of.
+		stored := make([]store.TickSizeChange, len(storedTimes))
+		for i := range storedTimes {
+			stored[i] = store.TickSizeChange{Time: storedTimes[i], TickSize: storedSizes[i]}
+		}
+		norm := make([]store.TickSizeChange, len(m.TickSizeChanges))
+		for i, c := range m.TickSizeChanges {
+			norm[i] = store.TickSizeChange{Time: micro(c.Time), TickSize: c.TickSize}
+		}
+		if merged := store.MergeTickChanges(stored, norm); len(merged) > len(stored) {
+			times, sizes := splitTickChanges(merged)
+			if _, err := t.tx.Exec(ctx, addTicksSQL, id, times, sizes, sizes[len(sizes)-1], now); err != nil {
+				return false, wrap(op, err)
+			}
+		}
 	}
 	if created {
 		t.markets++

@@ -24,6 +24,7 @@ func importTests() []test {
 		{"CreatedMarketAppends", testImportCreatedAppends},
 		{"CreatedMarketTradesAndGaps", testImportCreatedTradesAndGaps},
 		{"CreatedMarketsInterleaved", testImportCreatedInterleaved},
+		{"ImportedMarketGainsTicks", testImportedMarketGainsTicks},
 	}
 }
 
@@ -180,6 +181,53 @@ func testImportRecordedWins(t *testing.T, s store.Store) {
 	list, _, err := s.ListSnapshots(ctx, rec.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
 	mustOK(t, err, "list")
 	checkSnapshots(t, "recorded then imported", append(slices.Clone(recorded), imported[4:]...), list, true)
+}
+
+// testImportedMarketGainsTicks: a market an earlier import created gains
+// a later import's tick changes at new instants (its tick size the
+// latest); a recorded market keeps its own.
+func testImportedMarketGainsTicks(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tick := func(at time.Time, size float64) store.TickSizeChange {
+		return store.TickSizeChange{Time: at, TickSize: size}
+	}
+	imported := newMarket(store.BTC, store.H4, at(0), "")
+	imported.TickSizeChanges = []store.TickSizeChange{tick(imported.StartTime.Add(time.Minute), 0.001)}
+	tx := begin(t, s)
+	_, err := tx.AddMarket(ctx, imported, "pmxt-v2")
+	mustOK(t, err, "add market")
+	_, _, err = tx.Commit(ctx, store.Import{Key: "ticks-1", Source: "pmxt-v2"})
+	mustOK(t, err, "commit")
+	rec := upsert(t, s, newMarket(store.ETH, store.M15, at(0), ""))
+
+	later := []store.TickSizeChange{tick(imported.StartTime.Add(time.Minute), 0.01), tick(imported.StartTime.Add(2*time.Hour+500*time.Microsecond), 0.01)}
+	tx = begin(t, s)
+	again := imported
+	again.TickSizeChanges = later
+	created, err := tx.AddMarket(ctx, again, "pmxt-v2")
+	mustOK(t, err, "add the imported market again")
+	recAgain := rec
+	recAgain.TickSizeChanges = later
+	_, err = tx.AddMarket(ctx, recAgain, "pmxt-v2")
+	mustOK(t, err, "add the recorded market")
+	_, _, err = tx.Commit(ctx, store.Import{Key: "ticks-2", Source: "pmxt-v2"})
+	mustOK(t, err, "commit")
+	if created {
+		t.Fatal("AddMarket created a market over a stored one")
+	}
+	got := get(t, s, imported.Slug)
+	want := []store.TickSizeChange{imported.TickSizeChanges[0], later[1]}
+	if len(got.TickSizeChanges) != len(want) || got.TickSize == nil || *got.TickSize != 0.01 {
+		t.Fatalf("imported market's ticks %v (tick size %v), want %v and tick size 0.01", got.TickSizeChanges, got.TickSize, want)
+	}
+	for i := range want {
+		if !got.TickSizeChanges[i].Time.Equal(want[i].Time) || got.TickSizeChanges[i].TickSize != want[i].TickSize {
+			t.Fatalf("imported market's ticks %v, want %v: the stored change at an instant wins", got.TickSizeChanges, want)
+		}
+	}
+	if r := get(t, s, rec.Slug); len(r.TickSizeChanges) != len(rec.TickSizeChanges) {
+		t.Errorf("recorded market's ticks %v, want its own %v: recorded wins", r.TickSizeChanges, rec.TickSizeChanges)
+	}
 }
 
 func testImportSameKey(t *testing.T, s store.Store) {

@@ -1,4 +1,4 @@
-package archive
+package store_test
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 	"github.com/updown/updown/store"
 )
 
-// TestMergeTicksAsLookingUpEach checks mergeTicks against the plain way:
+// TestMergeTicksAsLookingUpEach checks MergeTickChanges against the plain way:
 // each change of add looked up among those kept so far, kept when its
 // instant is new, and all sorted by time. Random lists of changes at few
 // instants, so that instants repeat within and across the two.
@@ -36,8 +36,8 @@ func TestMergeTicksAsLookingUpEach(t *testing.T) {
 	}
 	for range 2000 {
 		old, add := gen(rng.IntN(20)), gen(rng.IntN(30))
-		if got, want := mergeTicks(old, add), plain(old, add); !reflect.DeepEqual(got, want) {
-			t.Fatalf("mergeTicks(%v, %v) = %v, want %v", old, add, got, want)
+		if got, want := store.MergeTickChanges(old, add), plain(old, add); !reflect.DeepEqual(got, want) {
+			t.Fatalf("MergeTickChanges(%v, %v) = %v, want %v", old, add, got, want)
 		}
 	}
 }
