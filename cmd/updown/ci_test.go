@@ -70,8 +70,11 @@ done
 	var installed []string
 	ranMake := false
 	for _, line := range strings.Split(string(calls), "\n") {
-		if rest, ok := strings.CutPrefix(line, "apt-get install "); ok {
-			installed = append(installed, strings.Fields(rest)...)
+		// apt-get [-o option=value ...] install packages...
+		if rest, ok := strings.CutPrefix(line, "apt-get "); ok {
+			if _, pkgs, ok := strings.Cut(" "+rest+" ", " install "); ok {
+				installed = append(installed, strings.Fields(pkgs)...)
+			}
 		}
 		ranMake = ranMake || line == "make test"
 	}
