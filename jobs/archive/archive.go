@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -216,6 +217,14 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		}
 		return sum, err
 	}
+	if sum.Skipped > 0 {
+		// What an import that skipped markets wrote depends on the markets
+		// it knew: its key names the ones it skipped, so that the same
+		// files imported again once they are known (a fuller markets
+		// file, markets stored since) are imported, not answered "already
+		// imported", while an import that would skip the same ones is.
+		key.key += ":skipped:" + im.unknownDigest()
+	}
 	imp := store.Import{Key: key.key, Source: im.source, Files: opt.Files, From: im.covFrom, To: im.covTo, Skipped: sum.Skipped}
 	stored, fresh, err := tx.Commit(ctx, imp)
 	if err != nil {
@@ -224,6 +233,18 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	sum.Import, sum.Fresh = stored, fresh
 	sum.Elapsed = time.Since(began)
 	return sum, nil
+}
+
+// unknownDigest digests the markets the import skipped.
+func (im *importer) unknownDigest() string {
+	im.resolveMu.Lock()
+	keys := slices.Sorted(maps.Keys(im.unknown))
+	im.resolveMu.Unlock()
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s\n", k)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // importKey digests the inputs' contents and the options that shape what

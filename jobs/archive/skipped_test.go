@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,5 +41,54 @@ func TestAllSkippedImportsNothing(t *testing.T) {
 	again, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{name}, Markets: []store.Market{fx.unknown}})
 	if err != nil || !again.Fresh || again.Import.Trades == 0 {
 		t.Fatalf("the file with its market known: %+v %v, want a fresh import with its trades", again, err)
+	}
+}
+
+// TestSkippedMarketsImportedLater: an import that skipped a market's
+// events (not in the markets file) is done again, once the market is
+// known, for that market's events, where its key answered "already
+// imported" and they could never be imported; the same import that would
+// skip the same markets changes nothing, and neither does one after the
+// whole file is in.
+func TestSkippedMarketsImportedLater(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	name := filepath.Join(t.TempDir(), "both.jsonl")
+	writeJSONL(t, name, fx.events)
+	st := memory.New()
+	run := func(markets ...store.Market) archive.Summary {
+		t.Helper()
+		sum, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{name}, Markets: markets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	count := func(m store.Market) int {
+		t.Helper()
+		trades, _, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Limit: 100_000})
+		if errors.Is(err, store.ErrNotFound) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(trades)
+	}
+	first := run(fx.known)
+	if !first.Fresh || first.Import.Skipped == 0 || count(fx.known) == 0 || count(fx.unknown) != 0 {
+		t.Fatalf("first import: %+v; %d and %d trades", first.Import, count(fx.known), count(fx.unknown))
+	}
+	known := count(fx.known)
+	if again := run(fx.known); again.Fresh || again.Import.ID != first.Import.ID {
+		t.Errorf("the same import skipping the same market: %+v, want import %d again", again.Import, first.Import.ID)
+	}
+	later := run(fx.known, fx.unknown)
+	if !later.Fresh || later.Import.Skipped != 0 || count(fx.unknown) == 0 || count(fx.known) != known {
+		t.Fatalf("with the skipped market known: %+v; %d (was %d) and %d trades", later.Import, count(fx.known), known, count(fx.unknown))
+	}
+	if last := run(fx.known, fx.unknown); last.Fresh || last.Import.ID != later.Import.ID {
+		t.Errorf("the whole file again: %+v, want import %d", last.Import, later.Import.ID)
 	}
 }
