@@ -65,7 +65,10 @@ type Best struct {
 	// Test is its statistics on the test markets; for WALK_FORWARD, on
 	// every fold's test block, each replayed with the trial its fold chose.
 	Test *stats.Summary `json:"test"`
-	// PerMarket is its pnl per market (train and test), oldest first.
+	// PerMarket is its pnl per market (train and test), oldest first. For
+	// WALK_FORWARD a test market's is the pnl of the trial its fold chose
+	// (Trial names it), the walk forward's out-of-sample path, whose sum
+	// Test is.
 	PerMarket []MarketPnL `json:"per_market"`
 }
 
@@ -81,6 +84,9 @@ type MarketPnL struct {
 	Test    bool    `json:"test"`
 	Embargo bool    `json:"embargo,omitempty" doc:"Set for a market the split's embargo dropped between train and test: in neither the train nor the test statistics."`
 	Error   string  `json:"error,omitempty"`
+	// Trial is set on WALK_FORWARD's test markets: the trial whose pnl
+	// this is, the one the market's fold chose on its train markets.
+	Trial *int `json:"trial,omitempty" doc:"WALK_FORWARD test markets only: the trial whose pnl pnl is, the one the market's fold chose on its train markets (best.test sums these)."`
 }
 
 // FoldResult is one WALK_FORWARD fold.
@@ -230,6 +236,13 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 			fr.TrainObjective = ft[fr.Trial].TrainObjective
 			te := statsOf(fr.Trial, f.Test)
 			fr.Test, fr.TestObjective = stats.Aggregate(te, size), objectiveOf(te)
+			for _, m := range f.Test {
+				o, mp := outcomes[m][fr.Trial], &b.PerMarket[m]
+				mp.PnL, mp.Error, mp.Trial = 0, o.Error, &fr.Trial
+				if o.Performance != nil {
+					mp.PnL = o.Performance.TotalPnL
+				}
+			}
 			chosen = append(chosen, te...)
 			res.Folds = append(res.Folds, fr)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,6 +178,36 @@ func TestSummarizeHandWorked(t *testing.T) {
 	if len(res.Folds) != 3 || res.Folds[0].Trial != 1 || *res.Folds[0].TestObjective != 2 || res.Folds[1].Trial != 1 ||
 		res.Folds[2].Trial != 1 || *res.Folds[2].TrainObjective != 4 || *res.Best.TestObjective != 0 {
 		t.Errorf("folds %d, best test objective %v", len(res.Folds), *res.Best.TestObjective)
+	}
+
+	// A fold that chooses another trial than the best: on market 0 trial 0
+	// makes 4 (against trial 1's 3), so fold 1 chooses it and tests it on
+	// market 1, where it loses 5; the best is still trial 1. The per-market pnl of the test markets is the walk
+	// forward's out-of-sample path, each its fold's choice, and sums to
+	// best.test's: −5 − 1 − 1.
+	outcomes[0][0].Performance.TotalPnL = 4
+	outcomes[1][0].Performance.TotalPnL = -5
+	res, err = p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path []string
+	sum := 0.0
+	for _, mp := range res.Best.PerMarket {
+		tr := "-"
+		if mp.Trial != nil {
+			tr = strconv.Itoa(*mp.Trial)
+		}
+		if mp.Test {
+			sum += mp.PnL
+		}
+		path = append(path, fmt.Sprintf("%s %v %v %s", mp.Slug, mp.Test, mp.PnL, tr))
+	}
+	if got, want := strings.Join(path, "; "), "m0 false 3 -; m1 true -5 0; m2 true -1 1; m3 true -1 1"; got != want || res.Folds[0].Trial != 0 {
+		t.Errorf("walk forward per market %s, want %s (fold 1 chose %d)", got, want, res.Folds[0].Trial)
+	}
+	if res.Best.Test.TotalPnL != sum {
+		t.Errorf("best.test total_pnl %v, the test markets' per-market pnl sum to %v", res.Best.Test.TotalPnL, sum)
 	}
 }
 
