@@ -266,7 +266,11 @@ func getStatus(t *testing.T, url, key string) int {
 // second api process of the same deployment would be.
 func secondProcess(t *testing.T, b *bundle, configure func(*api.Config)) *httptest.Server {
 	t.Helper()
-	cfg := api.Config{Store: b.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }}
+	// RedisTimeout as setup's: on a busy machine a check slower than the
+	// default 250 ms falls back to counting in the process, and the two
+	// processes would no longer share the limit the tests check.
+	cfg := api.Config{Store: b.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now },
+		RedisTimeout: 10 * time.Second}
 	configure(&cfg)
 	srv, err := api.New(cfg)
 	if err != nil {
