@@ -6,9 +6,20 @@ import { clear, h } from './dom';
 type Schema = Record<string, any>;
 const root = document.getElementById('docs') as HTMLElement;
 
+/**
+ * The schema s names: its $ref followed, and an object answered as null
+ * (anyOf or oneOf the object and null) taken as the object, so that its
+ * fields are listed as those of any other object.
+ */
 function resolve(doc: any, s: Schema | undefined): Schema | undefined {
   let x = s;
-  for (let i = 0; x && x.$ref && i < 20; i++) x = doc.components?.schemas?.[String(x.$ref).split('/').pop() as string];
+  for (let i = 0; x && i < 20; i++) {
+    const alt = x.anyOf ?? x.oneOf;
+    const some = Array.isArray(alt) ? alt.filter((y: Schema) => y.type !== 'null') : [];
+    if (x.$ref) x = doc.components?.schemas?.[String(x.$ref).split('/').pop() as string];
+    else if (some.length === 1) x = some[0];
+    else break;
+  }
   return x;
 }
 

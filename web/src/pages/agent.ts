@@ -1,4 +1,4 @@
-import { get, post } from '../api';
+import { ApiError, get, post } from '../api';
 import { executionControls, numberIn } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
@@ -23,6 +23,8 @@ interface Backtest {
   generated_strategy?: { feeModel?: string; feeRate?: number; feeExponent?: number; latencyMs?: number };
   aggregate: Record<string, unknown>;
   results: MarketResult[];
+  /** Set when fewer markets were tested than marketCount asked for. */
+  warning?: string | null;
 }
 
 const TYPES: [string, string][] = ['5m', '15m', '1hr', '4hr', '24hr'].map((t) => [t, t]);
@@ -50,6 +52,9 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const quota = h('div', { testid: 'agent-quota', class: 'quota' });
   const results = h('section', { 'aria-live': 'polite', testid: 'agent-results' });
   let runs = 0;
+  // Whether the quota leaves a generation: the generate button stays
+  // disabled without one, whatever a click on it did.
+  let canGenerate = true;
 
   const settings = () => {
     const s: Record<string, unknown> = { coin: coin.value, marketType: type.value, marketCount: numberIn(count) };
@@ -65,7 +70,8 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       h('small', null, ` — resets ${date(q.resets_at)}`),
       q.limit !== null && (q.remaining ?? 0) <= 0 ? planHint(ctx, 'No generations left this month on your plan; backtesting a code still works.') : null,
     );
-    generate.disabled = q.limit !== null && (q.remaining ?? 0) <= 0;
+    canGenerate = q.limit === null || (q.remaining ?? 0) > 0;
+    generate.disabled = !canGenerate;
     quota.setAttribute('data-used', String(q.used));
   };
   copy.addEventListener('click', async () => {
@@ -84,8 +90,12 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       await f();
     } catch (e) {
       ctx.error(e);
+      // A quota spent elsewhere (another tab, the API): the meter says so.
+      if (e instanceof ApiError && e.code === 'BACKTEST_AI_QUOTA_EXCEEDED') {
+        await get<{ data: Quota }>('/v1/backtest-ai/quota').then((q) => showQuota(q.data)).catch(() => {});
+      }
     } finally {
-      b.disabled = false;
+      b.disabled = b === generate && !canGenerate;
     }
   };
   generate.addEventListener('click', () =>
@@ -202,6 +212,8 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
   clear(
     box,
     h('h2', null, 'Backtest'),
+    // Fewer markets than asked for: the figures below are of a smaller sample.
+    d.warning ? h('div', { class: 'warning', role: 'note', testid: 'agent-warning' }, h('p', null, d.warning)) : null,
     h(
       'dl',
       { class: 'figures' },

@@ -336,12 +336,15 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   ctx.ready(); // the chart is usable; the gaps follow
   try {
     const g = await get<any>(`/v1/markets/${encodeURIComponent(slug)}/gaps`);
-    const list: { from: string; to: string }[] = Array.isArray(g) ? g : (g.gaps ?? g.data ?? []);
+    const list: { from: string; to: string; kind?: string }[] = Array.isArray(g) ? g : (g.gaps ?? g.data ?? []);
+    // A gap's kind says what is missing: snapshots (none stored), or only
+    // trades (snapshots went on while the trade feed was down).
+    const what = (kind?: string) => (kind === 'trades' ? 'trades may be missing (snapshots went on)' : 'no snapshots');
     clear(
       gaps,
       list.length === 0
-        ? h('p', null, 'No recording gaps: every stretch without snapshots longer than 3 s would be listed here.')
-        : h('ul', null, list.map((x) => h('li', null, `${time(x.from, true)} → ${time(x.to, true)} UTC`))),
+        ? h('p', null, 'No recording gaps: every stretch longer than 3 s without snapshots, or without the trade feed, would be listed here.')
+        : h('ul', null, list.map((x) => h('li', { 'data-kind': x.kind ?? 'snapshots' }, `${time(x.from, true)} → ${time(x.to, true)} UTC: ${what(x.kind)}`))),
     );
   } catch (e) {
     clear(gaps, h('p', { class: 'muted' }, `Recording gaps are not available here (${(e as Error).message}).`));

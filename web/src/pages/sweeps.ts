@@ -204,7 +204,12 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     const r = body();
     const n = trialCount(r.parameters, r.search);
     const m = Number(count.value) || 0;
-    size.textContent = `${int(n)} ${n === 1 ? 'trial' : 'trials'} × up to ${int(m)} markets = up to ${int(n * m)} replays. PRO runs up to 200 trials, 200 markets and 20,000 replays a sweep, one at a time; ENTERPRISE far more.`;
+    // The limits of the plan signed in, as the API gives them (GET /v1/auth/session).
+    const lim = ctx.session.plan.sweeps;
+    const plan = lim
+      ? ` Your plan, ${ctx.session.tier}, runs up to ${int(lim.max_trials)} trials, ${int(lim.max_markets)} markets and ${int(lim.max_replays)} replays a sweep, ${lim.concurrent === 1 ? 'one' : int(lim.concurrent)} at a time.`
+      : '';
+    size.textContent = `${int(n)} ${n === 1 ? 'trial' : 'trials'} × up to ${int(m)} markets = up to ${int(n * m)} replays.${plan}`;
   }
   for (const x of [kind, trials, seed, coin, mtype, count, split, testFraction, folds, embargo, objective]) x.addEventListener('input', () => (showSplit(), showSize()));
 

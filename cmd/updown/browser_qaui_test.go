@@ -1,0 +1,187 @@
+package main
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/chromedp"
+)
+
+// TestDashboardSaysWhatTheAPISays: the dashboard shows what the API's
+// answers say and the plan allows, where it left things out: a backtest of
+// fewer markets than asked for says so (the answer's warning), Generate
+// stays disabled once the month's generations are spent, a recording gap
+// says whether snapshots or trades are missing, a sweep's size is set
+// against the plan's own limits, and the API reference lists the fields of
+// objects that may be null.
+func TestDashboardSaysWhatTheAPISays(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
+	slug15 := marketWithData(t, base, "15m")
+	pro := open(t, base)
+	pro.signIn("ud_dev_pro")
+
+	t.Run("a backtest of fewer markets than asked for says so", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10")
+		pro.setValue(byID("agent-type"), "24hr") // dev holds 7 24hr markets
+		pro.setValue(byID("agent-count"), "100")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		var warning string
+		pro.eval(`(document.querySelector('[data-testid=agent-warning]')||{}).textContent||''`, &warning)
+		if !strings.Contains(warning, "asked for 100 markets") {
+			t.Errorf("a backtest asked for 100 24hr markets shows the warning %q; want the API's, naming the 100 asked for", warning)
+		}
+		// Enough markets: no warning.
+		pro.setValue(byID("agent-type"), "15m")
+		pro.setValue(byID("agent-count"), "2")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="2"]`))
+		var n int
+		pro.eval(`document.querySelectorAll('[data-testid=agent-warning]').length`, &n)
+		if n != 0 {
+			t.Errorf("a backtest of the 2 markets asked for shows a warning")
+		}
+	})
+
+	t.Run("Generate is disabled once the month's generations are spent", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/agent", "agent")
+		// PRO's five generations a month, spent from the page.
+		var used string
+		var ok bool
+		pro.run("quota", chromedp.WaitVisible(byID("agent-quota")+`[data-used]`), chromedp.AttributeValue(byID("agent-quota"), "data-used", &used, &ok))
+		if used != "0" {
+			t.Fatalf("quota used %q before the test", used)
+		}
+		for i := 1; i <= 5; i++ {
+			pro.run("generate", chromedp.Click(byID("agent-generate")),
+				chromedp.WaitVisible(byID("agent-quota")+`[data-used="`+strconv.Itoa(i)+`"]`))
+		}
+		// The click's end (its button given back) comes after the quota is shown.
+		time.Sleep(500 * time.Millisecond)
+		var disabled bool
+		pro.eval(`document.querySelector('[data-testid=agent-generate]').disabled`, &disabled)
+		if !disabled {
+			t.Errorf("after the fifth of PRO's 5 generations the Generate button is enabled (quota: %q)", pro.text(byID("agent-quota")))
+		}
+		// A fresh page agrees.
+		pro.visit("#/agent", "agent")
+		pro.eval(`document.querySelector('[data-testid=agent-generate]').disabled`, &disabled)
+		if !disabled {
+			t.Error("with no generation left a fresh agent page enables Generate")
+		}
+	})
+
+	t.Run("a recording gap says what is missing", func(t *testing.T) {
+		pro := pro.in(t)
+		var g map[string]any
+		apiGet(t, base, "/v1/markets/"+slug15+"/gaps", "ud_dev_pro", &g)
+		var m struct {
+			Market struct {
+				StartTime string `json:"start_time"`
+			}
+		}
+		raw, _ := json.Marshal(g)
+		_ = json.Unmarshal(raw, &m)
+		start, err := time.Parse(time.RFC3339Nano, m.Market.StartTime)
+		if err != nil {
+			t.Fatalf("market start %q: %v", m.Market.StartTime, err)
+		}
+		at := func(s int) string {
+			return start.Add(time.Duration(s) * time.Second).UTC().Format("2006-01-02T15:04:05.000000Z")
+		}
+		// Dev records no trade-feed gap: the API's answer, with two gaps as
+		// the API answers them, one of each kind.
+		g["gaps"] = []map[string]string{{"from": at(60), "to": at(90), "kind": "snapshots"}, {"from": at(120), "to": at(200), "kind": "trades"}}
+		body, _ := json.Marshal(g)
+		chromedp.ListenTarget(pro.ctx, func(ev any) {
+			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+				go func() {
+					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
+						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+				}()
+			}
+		})
+		pro.run("answer the gaps", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/markets/" + slug15 + "/gaps*"}}))
+		defer pro.run("stop", fetch.Disable())
+		pro.visit("#/market/"+url.PathEscape(slug15), "market")
+		pro.run("gaps", chromedp.WaitVisible(byID("market-gaps")+` li`))
+		var items []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=market-gaps] li')].map(li => li.textContent)`, &items)
+		if len(items) != 2 || !strings.Contains(items[0], "no snapshots") || !strings.Contains(items[1], "trades may be missing") || strings.Contains(items[1], "no snapshots") {
+			t.Errorf("a snapshots gap and a trades gap are shown as %q: want each to say what is missing", items)
+		}
+	})
+
+	t.Run("a sweep's size is set against the plan's own limits", func(t *testing.T) {
+		var billing struct {
+			Data struct {
+				Plans []struct {
+					Tier   string
+					Sweeps *struct {
+						MaxTrials  int `json:"max_trials"`
+						MaxMarkets int `json:"max_markets"`
+						MaxReplays int `json:"max_replays"`
+					}
+				}
+			}
+		}
+		apiGet(t, base, "/v1/account/billing", "ud_dev_pro", &billing)
+		for _, key := range []string{"ud_dev_pro", "ud_dev_enterprise"} {
+			b := pro.in(t)
+			if key != "ud_dev_pro" {
+				b = open(t, base).in(t)
+				b.signIn(key)
+			}
+			tier := strings.ToUpper(strings.TrimPrefix(key, "ud_dev_"))
+			b.visit("#/sweeps", "sweeps")
+			got := b.text(byID("sweep-replays"))
+			for _, p := range billing.Data.Plans {
+				if p.Tier != tier || p.Sweeps == nil {
+					continue
+				}
+				want := "Your plan, " + tier + ", runs up to " + fixed(float64(p.Sweeps.MaxTrials), 0) + " trials, " + fixed(float64(p.Sweeps.MaxMarkets), 0) +
+					" markets and " + fixed(float64(p.Sweeps.MaxReplays), 0) + " replays a sweep"
+				if !strings.Contains(got, want) {
+					t.Errorf("%s's sweep size line %q; want it to say %q", tier, got, want)
+				}
+			}
+		}
+	})
+
+	t.Run("the API reference lists the fields of objects that may be null", func(t *testing.T) {
+		d := open(t, base)
+		d.run("docs", chromedp.Navigate(base+"/docs"), chromedp.WaitVisible(`#docs[data-ready="docs"]`))
+		// row finds, in an operation's 200 answer, the row of a field and
+		// answers the text of its nested fields ("" without them).
+		row := func(op, name string) string {
+			var s string
+			d.eval(`(() => { const sec = document.getElementById(`+jsString(op)+`); if (!sec) return 'no section';
+				const r = [...sec.querySelectorAll('.responses table.schema tr')].find(tr => tr.cells[0] && tr.cells[0].querySelector('code') && tr.cells[0].querySelector('code').textContent === `+jsString(name)+`);
+				if (!r) return 'no row'; const t = r.querySelector('details table'); return t ? t.textContent : '' })()`, &s)
+			return s
+		}
+		for _, c := range []struct{ op, field, inner string }{
+			{"get-billing", "sweeps", "max_trials"},
+			{"backtest-ai-run", "quota", "remaining"},
+			{"backtest-ai-run", "best_market", "total_pnl"},
+			{"get-sweep", "best", "per_market"},
+		} {
+			if got := row(c.op, c.field); !strings.Contains(got, c.inner) {
+				t.Errorf("the docs of %s: field %s lists no fields (%q); want %s among them", c.op, c.field, got, c.inner)
+			}
+		}
+	})
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
