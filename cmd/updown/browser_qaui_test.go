@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -152,6 +155,56 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 					t.Errorf("%s's sweep size line %q; want it to say %q", tier, got, want)
 				}
 			}
+		}
+	})
+
+	t.Run("a market type the new coin lacks becomes any", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/markets", "markets")
+		pro.setValue(byID("markets-type"), "24hr")
+		pro.run("BTC 24hr", chromedp.WaitVisible(`main[data-ready="markets"] `+byID("market-row")+`[data-slug*="-24hr-"]`))
+		pro.setValue(byID("markets-coin"), "ETH")
+		pro.run("ETH", chromedp.WaitVisible(`main[data-ready="markets"] `+byID("market-row")+`[data-slug^="eth-"]`))
+		var state struct {
+			Hash, Type string
+			Index      int
+		}
+		pro.eval(`(() => { const s = document.querySelector('[data-testid=markets-type]'); return {Hash: location.hash, Type: s.value, Index: s.selectedIndex} })()`, &state)
+		if state.Type != "" || state.Index != 0 || strings.Contains(state.Hash, "type=") {
+			t.Errorf("BTC 24hr, then ETH: the type box %q (option %d), address %q; want any, and no type in the address", state.Type, state.Index, state.Hash)
+		}
+	})
+
+	t.Run("signed out while a sweep is followed, the sign-in page stays put", func(t *testing.T) {
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		// A long sweep, followed on its page.
+		status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
+			"parameters":[{"path":"/entryConditions/0/value","range":{"from":0.05,"to":0.95,"step":0.05}},{"path":"/exitConditions/0/value","range":{"from":0.5,"to":0.95,"step":0.05}}],
+			"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"5m","count":100}}`)
+		data, _ := m["data"].(map[string]any)
+		id, _ := data["sweep_id"].(string)
+		if status != http.StatusAccepted || id == "" {
+			t.Fatalf("start a sweep: %d %v", status, m)
+		}
+		defer call(t, http.MethodDelete, base+"/v1/sweeps/"+id, "X-API-Key: ud_dev_pro", "")
+		b.visit("#/sweeps/"+id, "sweeps")
+		b.run("following", chromedp.WaitVisible(byID("sweep-progress")))
+		// The session ends (here: its cookie goes); the next poll is a 401.
+		var polls atomic.Int32
+		chromedp.ListenTarget(b.ctx, func(ev any) {
+			if e, ok := ev.(*network.EventRequestWillBeSent); ok && strings.Contains(e.Request.URL, "/v1/sweeps/"+id) {
+				polls.Add(1)
+			}
+		})
+		b.run("sign out", network.Enable(), network.ClearBrowserCookies(), chromedp.WaitVisible(byID("signin-key")))
+		b.run("type a key", chromedp.SendKeys(byID("signin-key"), "ud_dev_p"))
+		time.Sleep(3 * time.Second) // about four polls' time
+		var typed string
+		b.eval(`document.querySelector('[data-testid=signin-key]').value`, &typed)
+		if n := polls.Load(); typed != "ud_dev_p" || n > 1 {
+			t.Errorf("3 s after a sign-out the key box holds %q (typed ud_dev_p) and the sweep was asked for %d more times; want the box kept and no polling", typed, n)
 		}
 	})
 

@@ -140,7 +140,9 @@ async function route(): Promise<void> {
       main.setAttribute('data-ready-ms', (performance.now() - t0).toFixed(1));
       main.setAttribute('data-ready', page);
     },
-    current: () => main.contains(box),
+    // The page is in the document: another page, or the sign-in page
+    // (which replaces main itself), ends it.
+    current: () => box.isConnected,
   };
   const pages: Record<string, (c: Ctx) => Promise<void> | void> = {
     markets: marketsPage,

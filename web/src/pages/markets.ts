@@ -27,8 +27,11 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const plan = ctx.session.plan;
   const coins = plan.eth_sol_markets ? ['BTC', 'ETH', 'SOL'] : ['BTC'];
   const coin = select('markets-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], p.get('coin') ?? 'BTC');
-  // 4hr and 24hr markets exist for BTC only.
-  const type = select('markets-type', [['', 'any'], ...(TYPES[coin.value] ?? TYPES.BTC).map((t): [string, string] => [t, t])], p.get('type') ?? '');
+  // 4hr and 24hr markets exist for BTC only: a type the coin does not
+  // have (24hr kept from BTC when the coin changed to ETH) is any type.
+  const typesOf = (c: string) => TYPES[c] ?? TYPES.BTC;
+  const wantType = p.get('type') ?? '';
+  const type = select('markets-type', [['', 'any'], ...typesOf(coin.value).map((t): [string, string] => [t, t])], typesOf(coin.value).includes(wantType) ? wantType : '');
   const resolved = select('markets-resolved', [['', 'any'], ['true', 'resolved'], ['false', 'active']], p.get('resolved') ?? '');
   const from = h('input', { type: 'datetime-local', testid: 'markets-from', value: p.get('from') ?? '' });
   const to = h('input', { type: 'datetime-local', testid: 'markets-to', value: p.get('to') ?? '' });
@@ -48,7 +51,7 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const apply = (off = 0) => {
     const q = new URLSearchParams();
     q.set('coin', coin.value);
-    if (type.value) q.set('type', type.value);
+    if (type.value && typesOf(coin.value).includes(type.value)) q.set('type', type.value);
     if (resolved.value) q.set('resolved', resolved.value);
     if (from.value) q.set('from', from.value);
     if (to.value) q.set('to', to.value);

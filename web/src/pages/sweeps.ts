@@ -305,6 +305,8 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
       try {
         sw = (await get<{ data: Sweep }>(`/v1/sweeps/${encodeURIComponent(sw.sweep_id)}`)).data;
       } catch (e) {
+        // Signed out (401): the sign-in page has taken the screen.
+        if (e instanceof ApiError && e.status === 401) return;
         if (!(e instanceof ApiError) || e.status === 404 || e.status === 403) {
           ctx.error(e);
           return;
@@ -485,6 +487,9 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
   stop.addEventListener('click', async () => {
     stop.disabled = true;
     await cancel();
+    // A cancelled sweep hides the button; one the API did not cancel (its
+    // error in the banner) leaves it to be clicked again.
+    stop.disabled = false;
   });
   let last = '';
   const update = (s: Sweep) => {
