@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -208,6 +210,61 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		}
 	})
 
+	t.Run("the equity chart shows the answer's pnl, not it plus the unrealized part again", func(t *testing.T) {
+		pro := pro.in(t)
+		const code = "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100 maxloss=50 order=MARKET"
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.setValue(byID("replay-code"), code)
+		pro.run("replay", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("replay-results")+`[data-run="1"]`), chromedp.WaitVisible(byID("equity-chart")+` .u-over`))
+		var answer struct {
+			Data struct {
+				PnLCurve []struct {
+					Time       string
+					PnL        float64 `json:"pnl"`
+					Unrealized float64 `json:"unrealized_pnl"`
+					InPosition bool    `json:"in_position"`
+				} `json:"pnl_curve"`
+			}
+		}
+		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug":"`+slug15+`","side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100,"maxLossPercent":50,"orderType":"MARKET"}`, &answer)
+		// The legend at a point: its time (to the second) and the two pnl lines.
+		var box struct{ Left, Top, Width, Height float64 }
+		pro.run("scroll to the chart", chromedp.ScrollIntoView(byID("equity-chart")))
+		pro.eval(`(() => { const r = document.querySelector('[data-testid=equity-chart] .u-over').getBoundingClientRect(); return {Left: r.left, Top: r.top, Width: r.width, Height: r.height} })()`, &box)
+		inPos, checked := 0, 0
+		for k := 1; k <= 40; k++ {
+			x, y := box.Left+box.Width*float64(k)/41, box.Top+box.Height/2
+			var legend []string
+			pro.run("hover", chromedp.MouseEvent(input.MouseMoved, x, y))
+			pro.eval(`[...document.querySelectorAll('[data-testid=equity-chart] .u-legend .u-value')].map(v => v.textContent)`, &legend)
+			if len(legend) < 3 || legend[0] == "—" {
+				continue
+			}
+			// Every point of that second whose pnl is shown; one of them must be the point hovered.
+			match := false
+			for _, p := range answer.Data.PnLCurve {
+				at, err := time.Parse(time.RFC3339Nano, p.Time)
+				if err != nil || at.UTC().Format("2006-01-02 15:04:05") != legend[0] {
+					continue
+				}
+				if pnlShown(p.PnL) == legend[1] && pnlShown(p.PnL-p.Unrealized) == legend[2] {
+					match = true
+					if p.InPosition && pnlShown(p.Unrealized) != "$0.00" {
+						inPos++
+					}
+				}
+			}
+			checked++
+			if !match {
+				t.Errorf("the equity chart at %s shows pnl %s, realized %s: no point of the answer at that second has them (pnl is realized plus unrealized)", legend[0], legend[1], legend[2])
+			}
+		}
+		if checked == 0 || inPos == 0 {
+			t.Errorf("%d points read off the chart, %d of them in a position with unrealized pnl: the test saw nothing to check", checked, inPos)
+		}
+	})
+
 	t.Run("the API reference lists the fields of objects that may be null", func(t *testing.T) {
 		d := open(t, base)
 		d.run("docs", chromedp.Navigate(base+"/docs"), chromedp.WaitVisible(`#docs[data-ready="docs"]`))
@@ -237,4 +294,17 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// pnlShown is a gain or loss as the dashboard writes it: +$1.20, −$0.35, $0.00.
+func pnlShown(x float64) string {
+	s := fixed(math.Abs(x), 2)
+	switch {
+	case s == "0.00":
+		return "$0.00"
+	case x > 0:
+		return "+$" + s
+	default:
+		return "−$" + s
+	}
 }

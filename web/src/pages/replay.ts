@@ -345,7 +345,10 @@ function equityChart(el: HTMLElement, d: ReplayResult): void {
     return;
   }
   const xs = pts.map((p) => Date.parse(p.time) / 1000);
-  const equity = pts.map((p) => p.pnl + p.unrealized_pnl);
+  // An equity point's pnl is realized plus unrealized already (DESIGN 6):
+  // the realized part is what is left without the open position's.
+  const equity = pts.map((p) => p.pnl);
+  const realized = pts.map((p) => p.pnl - p.unrealized_pnl);
   // Trade markers: each event at the equity point of its time.
   const marks: (number | null)[] = xs.map(() => null);
   for (const t of d.trades) {
@@ -394,6 +397,6 @@ function equityChart(el: HTMLElement, d: ReplayResult): void {
       ],
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     },
-    [xs, equity, pts.map((p) => p.pnl), marks],
+    [xs, equity, realized, marks],
   );
 }
