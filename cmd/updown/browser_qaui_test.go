@@ -181,16 +181,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		b := open(t, base)
 		b.signIn("ud_dev_pro")
 		// A long sweep, followed on its page.
-		status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
-			"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
-			"parameters":[{"path":"/entryConditions/0/value","range":{"from":0.05,"to":0.95,"step":0.05}},{"path":"/exitConditions/0/value","range":{"from":0.5,"to":0.95,"step":0.05}}],
-			"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"5m","count":100}}`)
-		data, _ := m["data"].(map[string]any)
-		id, _ := data["sweep_id"].(string)
-		if status != http.StatusAccepted || id == "" {
-			t.Fatalf("start a sweep: %d %v", status, m)
-		}
-		defer call(t, http.MethodDelete, base+"/v1/sweeps/"+id, "X-API-Key: ud_dev_pro", "")
+		id := longSweep(t, base)
 		b.visit("#/sweeps/"+id, "sweeps")
 		b.run("following", chromedp.WaitVisible(byID("sweep-progress")))
 		// The session ends (here: its cookie goes); the next poll is a 401.
@@ -208,6 +199,37 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		if n := polls.Load(); typed != "ud_dev_p" || n > 1 {
 			t.Errorf("3 s after a sign-out the key box holds %q (typed ud_dev_p) and the sweep was asked for %d more times; want the box kept and no polling", typed, n)
 		}
+	})
+
+	t.Run("a cancel the API refused leaves Cancel usable", func(t *testing.T) {
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		id := longSweep(t, base)
+		b.visit("#/sweeps/"+id, "sweeps")
+		b.run("following", chromedp.WaitVisible(byID("sweep-cancel")))
+		// The API answers the DELETE 429 (busy); the polls go through.
+		refused, _ := json.Marshal(map[string]any{"success": false, "error": map[string]any{"code": "RATE_LIMIT_EXCEEDED", "message": "rate limit exceeded: retry in 1 s"}})
+		chromedp.ListenTarget(b.ctx, func(ev any) {
+			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+				go func() {
+					if e.Request.Method != http.MethodDelete {
+						_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
+						return
+					}
+					_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, http.StatusTooManyRequests).
+						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}, {Name: "Retry-After", Value: "1"}}).WithBody(b64(refused)))
+				}()
+			}
+		})
+		b.run("refuse the cancel", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/sweeps/" + id}}))
+		b.run("cancel", chromedp.Click(byID("sweep-cancel")), chromedp.WaitVisible(byID("error-banner")))
+		time.Sleep(300 * time.Millisecond)
+		var disabled bool
+		b.eval(`document.querySelector('[data-testid=sweep-cancel]').disabled`, &disabled)
+		if disabled {
+			t.Errorf("after a refused cancel (%q) the Cancel button stays disabled", b.text(byID("error-banner")))
+		}
+		b.run("stop refusing", fetch.Disable())
 	})
 
 	t.Run("the equity chart shows the answer's pnl, not it plus the unrealized part again", func(t *testing.T) {
@@ -307,4 +329,21 @@ func pnlShown(x float64) string {
 	default:
 		return "−$" + s
 	}
+}
+
+// longSweep starts a PRO sweep of 190 trials on 100 markets through the
+// API, cancelled when the test ends; it answers its id.
+func longSweep(t *testing.T, base string) string {
+	t.Helper()
+	status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+		"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
+		"parameters":[{"path":"/entryConditions/0/value","range":{"from":0.05,"to":0.95,"step":0.05}},{"path":"/exitConditions/0/value","range":{"from":0.5,"to":0.95,"step":0.05}}],
+		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"5m","count":100}}`)
+	data, _ := m["data"].(map[string]any)
+	id, _ := data["sweep_id"].(string)
+	if status != http.StatusAccepted || id == "" {
+		t.Fatalf("start a sweep: %d %v", status, m)
+	}
+	t.Cleanup(func() { call(t, http.MethodDelete, base+"/v1/sweeps/"+id, "X-API-Key: ud_dev_pro", "") })
+	return id
 }
