@@ -54,6 +54,27 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		}
 	})
 
+	t.Run("a pasted code's coin and market type are the ones backtested", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/agent", "agent") // BTC 15m in the boxes
+		pro.setValue(byID("agent-code"), "coin=ETH type=5m side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10")
+		pro.setValue(byID("agent-count"), "2")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		var slugs []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=agent-results-table] tbody tr')].map(r => r.dataset.slug)`, &slugs)
+		if len(slugs) != 2 || !strings.HasPrefix(slugs[0], "eth-updown-5m-") || !strings.HasPrefix(slugs[1], "eth-updown-5m-") {
+			t.Errorf("a code of ETH 5m was backtested on %q", slugs)
+		}
+		// The boxes still choose: BTC 15m after the paste runs it there.
+		pro.setValue(byID("agent-coin"), "BTC")
+		pro.setValue(byID("agent-type"), "15m")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="2"]`))
+		pro.eval(`[...document.querySelectorAll('[data-testid=agent-results-table] tbody tr')].map(r => r.dataset.slug)`, &slugs)
+		if len(slugs) != 2 || !strings.HasPrefix(slugs[0], "btc-updown-15m-") {
+			t.Errorf("the code of ETH 5m with BTC 15m chosen after was backtested on %q", slugs)
+		}
+	})
+
 	t.Run("Generate is disabled once the month's generations are spent", func(t *testing.T) {
 		pro := pro.in(t)
 		pro.visit("#/agent", "agent")

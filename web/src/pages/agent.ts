@@ -1,5 +1,6 @@
 import { ApiError, get, post } from '../api';
 import { executionControls, numberIn } from '../builder';
+import { parseCode } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
 import { clear, fig, field, h, labelCells, select, td } from '../dom';
@@ -74,6 +75,21 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     generate.disabled = !canGenerate;
     quota.setAttribute('data-used', String(q.used));
   };
+  // A code that names its coin and market type (as /generate writes it)
+  // sets the boxes that the backtest sends, which would otherwise run it on
+  // whatever they showed; they can be changed after, to run it elsewhere.
+  const followCode = () => {
+    let r: ReturnType<typeof parseCode>;
+    try {
+      r = parseCode(code.value);
+    } catch {
+      return;
+    }
+    if (r.coin) coin.value = r.coin;
+    if (r.marketType) type.value = r.marketType;
+  };
+  code.addEventListener('input', followCode);
+  code.addEventListener('change', followCode);
   copy.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(code.value);
