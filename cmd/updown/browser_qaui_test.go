@@ -308,6 +308,44 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		}
 	})
 
+	t.Run("an orders list of the first 1,000 actions says so", func(t *testing.T) {
+		pro := pro.in(t)
+		// A replay's answer as the API gives it for a resting strategy with
+		// more order actions than it lists (orders_truncated).
+		status, m := call(t, http.MethodPost, base+"/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug":"`+slug15+`","side":"UP","positionSize":10,
+			"entryConditions":[{"field":"price_up","operator":"<","value":0.45}],"exitConditions":[{"field":"price_up","operator":">=","value":0.6}]}`)
+		data, _ := m["data"].(map[string]any)
+		perf, _ := data["performance"].(map[string]any)
+		if status != http.StatusOK || perf == nil {
+			t.Fatalf("replay: %d %v", status, m)
+		}
+		order := map[string]any{"time": data["market"].(map[string]any)["start_time"], "action": "PLACE", "side": "BUY", "price": 0.44, "shares": 10, "reason": "SIGNAL"}
+		orders := make([]any, 1000)
+		for i := range orders {
+			orders[i] = order
+		}
+		data["orders"], data["orders_truncated"] = orders, true
+		perf["orders_placed"], perf["orders_filled"], perf["orders_rejected"], perf["orders_cancelled"], perf["orders_expired"] = 1400, 300, 0, 1100, 0
+		body, _ := json.Marshal(m)
+		chromedp.ListenTarget(pro.ctx, func(ev any) {
+			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+				go func() {
+					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
+						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+				}()
+			}
+		})
+		pro.run("answer the replay", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
+		defer pro.run("stop", fetch.Disable())
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.run("replay", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("orders-table")))
+		var caption string
+		pro.eval(`document.querySelector('[data-testid=orders-table] caption').textContent`, &caption)
+		if !strings.Contains(caption, "first 1,000") {
+			t.Errorf("1,000 of 2,800 order actions listed: the caption says %q", caption)
+		}
+	})
+
 	t.Run("the API reference lists the fields of objects that may be null", func(t *testing.T) {
 		d := open(t, base)
 		d.run("docs", chromedp.Navigate(base+"/docs"), chromedp.WaitVisible(`#docs[data-ready="docs"]`))

@@ -49,6 +49,8 @@ export interface ReplayResult {
   total_snapshots: number;
   warnings?: string[] | null;
   trades_truncated?: boolean;
+  /** orders lists the first 1,000 order actions only; the counters count them all. */
+  orders_truncated?: boolean;
 }
 
 /** What an order event's reason means (DESIGN 6, resting orders). */
@@ -216,7 +218,11 @@ function ordersSection(d: ReplayResult): HTMLElement | null {
   const table = h(
     'table',
     { class: 'data cards', testid: 'orders-table' },
-    h('caption', null, `${int(orders.length)} order events`),
+    h(
+      'caption',
+      { testid: 'orders-caption' },
+      d.orders_truncated ? `The first ${int(orders.length)} order events only: the counters above count every one` : `${int(orders.length)} order events`,
+    ),
     h('thead', null, h('tr', null, th('Time (UTC)'), th('Action'), th('Side'), th('Price', true), th('Shares', true), th('Reason'))),
     h('tbody', null, rows),
   );
