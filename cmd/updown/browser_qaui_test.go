@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -15,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/updown/updown/api"
 )
 
 // TestDashboardSaysWhatTheAPISays: the dashboard shows what the API's
@@ -127,7 +131,8 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		g["gaps"] = []map[string]string{{"from": at(60), "to": at(90), "kind": "snapshots"}, {"from": at(120), "to": at(200), "kind": "trades"}}
 		body, _ := json.Marshal(g)
 		chromedp.ListenTarget(pro.ctx, func(ev any) {
-			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			// Only the gaps: the session's listeners outlive the subtest.
+			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, "/v1/markets/"+slug15+"/gaps") {
 				go func() {
 					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
 						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
@@ -328,7 +333,8 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		perf["orders_placed"], perf["orders_filled"], perf["orders_rejected"], perf["orders_cancelled"], perf["orders_expired"] = 1400, 300, 0, 1100, 0
 		body, _ := json.Marshal(m)
 		chromedp.ListenTarget(pro.ctx, func(ev any) {
-			if e, ok := ev.(*fetch.EventRequestPaused); ok {
+			// Only the replay: the session's listeners outlive the subtest.
+			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(e.Request.URL, "/v1/replay") {
 				go func() {
 					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
 						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
@@ -367,6 +373,53 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 			if got := row(c.op, c.field); !strings.Contains(got, c.inner) {
 				t.Errorf("the docs of %s: field %s lists no fields (%q); want %s among them", c.op, c.field, got, c.inner)
 			}
+		}
+	})
+
+	// Last: it changes STARTER's plan in this dev process.
+	t.Run("a plan changed by the billing webhook shows at the next page", func(t *testing.T) {
+		b := open(t, base)
+		b.signIn("ud_dev_starter")
+		b.visit("#/replay", "replay")
+		b.run("denied", chromedp.WaitVisible(byID("plan-denied")))
+		var acct struct {
+			Data struct {
+				CustomerID string `json:"customer_id"`
+			}
+		}
+		apiGet(t, base, "/v1/account", "ud_dev_starter", &acct)
+		hook := []byte(`{"business_id":"b","type":"subscription.active","timestamp":"` + time.Now().UTC().Format(time.RFC3339) + `","data":{"subscription_id":"sub_qa","status":"active",
+			"product_id":"prod_pro","customer":{"email":"starter@example.com","name":"Demo starter"},"metadata":{"updown_customer_id":"` + acct.Data.CustomerID + `","tier":"PRO"},
+			"next_billing_date":"` + time.Now().Add(30*24*time.Hour).UTC().Format(time.RFC3339) + `"}}`)
+		now := time.Now()
+		sig, err := api.SignWebhook("whsec_dXBkb3duLWRldi13ZWJob29rLXNlY3JldC0wMDAwMDA=", "msg_qa_ui_1", now, hook) // dev's built-in secret
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/webhook/dodo", bytes.NewReader(hook))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("webhook-id", "msg_qa_ui_1")
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set("webhook-signature", sig)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("webhook: %d", res.StatusCode)
+		}
+		// The next pages, without a reload: PRO's.
+		b.visit("#/markets", "markets")
+		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/app/#/replay"), chromedp.WaitVisible(byID("replay-submit"))); err != nil {
+			var denied string
+			b.eval(`(document.querySelector('[data-testid=plan-denied]')||{}).textContent||''`, &denied)
+			t.Errorf("after the webhook made the customer PRO the replay page says %q (%v)", denied, err)
+		}
+		if got := b.text(".tier"); got != "PRO" {
+			t.Errorf("after the webhook made the customer PRO the header says %q", got)
 		}
 	})
 }

@@ -112,8 +112,36 @@ function shell(s: Session): void {
   clear(root, header, banner, main);
 }
 
+// True right after start() loaded the session: its first page needs no
+// second look at it.
+let sessionFresh = false;
+
+/**
+ * Looks at the session again beside a page: a plan changed since it was
+ * loaded (a checkout, the billing webhook, an operator) shows from the next
+ * page on, in the header and in what the pages allow, instead of the plan
+ * the dashboard was opened with until a reload.
+ */
+async function refreshSession(): Promise<void> {
+  let s: Session | null;
+  try {
+    s = await loadSession();
+  } catch {
+    return; // the page's own calls say what is wrong
+  }
+  if (!s || !session) return; // signed out: the page's next call shows the sign-in page
+  const changed = s.tier !== session.tier || JSON.stringify(s.plan) !== JSON.stringify(session.plan);
+  session = s;
+  if (!changed) return;
+  shell(s);
+  sessionFresh = true;
+  await route();
+}
+
 async function route(): Promise<void> {
   if (!session) return;
+  if (!sessionFresh) void refreshSession();
+  sessionFresh = false;
   hideError();
   const hash = location.hash.replace(/^#\/?/, '');
   const [pathPart, query] = hash.split('?');
@@ -171,6 +199,7 @@ async function start(): Promise<void> {
     .then((b) => (checkoutURL = b.data.checkout_url))
     .catch(() => (checkoutURL = null));
   shell(session);
+  sessionFresh = true;
   await route();
 }
 
