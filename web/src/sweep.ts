@@ -210,11 +210,25 @@ export function chance(p: number): string {
   return `a ${Math.round(p * 100)}% chance`;
 }
 
-/** What a DSR says, in a line: the chance the best trial's Sharpe is more than the luck of n trials. */
-export function dsrWords(dsr: number | null, trials: number): string {
+/**
+ * Below this many traded train markets a DSR is not called evidence: the PSR under it takes the
+ * Sharpe ratio's estimate as normal, which a handful of markets is far from (two markets have no
+ * kurtosis to speak of, and their ratio's error is as large as the ratio).
+ */
+export const FEW_MARKETS = 30;
+
+/**
+ * What a DSR says, in a line: the chance the best trial's Sharpe is more than the luck of n trials.
+ * markets is the best trial's traded train markets, the sample the DSR is computed from.
+ */
+export function dsrWords(dsr: number | null, trials: number, markets?: number): string {
   if (dsr === null) return 'No DSR: it needs at least 2 trials and 2 train markets with trades.';
   const c = chance(dsr);
   const claim = `${c} that the best trial's per-market Sharpe beats what the best of ${tries(trials)} would show`;
+  if (markets !== undefined && markets < FEW_MARKETS && dsr >= 0.5) {
+    const n = `${markets.toLocaleString('en-US')} ${markets === 1 ? 'market' : 'markets'}`;
+    return `Too few markets to tell: ${claim}, but from only ${n} with trades, where the formula is far surer than the data; ${FEW_MARKETS} or more would tell.`;
+  }
   if (dsr >= 0.95) return `Strong: ${claim}, so its edge is very likely more than the luck of the search.`;
   if (dsr >= 0.5) return `Weak: ${claim}. Better than a coin toss, not yet evidence; more markets would tell.`;
   const lead = c.startsWith('a ') ? `Only ${claim}` : claim.charAt(0).toUpperCase() + claim.slice(1);
