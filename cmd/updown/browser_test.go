@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net/http"
 	"net/url"
 	"os"
@@ -222,7 +223,7 @@ type level struct{ Side, Price, Size string }
 // fixed is x as the dashboard shows a figure: d decimals, thousands
 // separated by commas, a minus sign (U+2212) before negatives.
 func fixed(x float64, d int) string {
-	s := strconv.FormatFloat(math.Abs(x), 'f', d, 64)
+	s := intlFixed(math.Abs(x), d)
 	whole, frac, _ := strings.Cut(s, ".")
 	for i := len(whole) - 3; i > 0; i -= 3 {
 		whole = whole[:i] + "," + whole[i:]
@@ -234,6 +235,21 @@ func fixed(x float64, d int) string {
 		return "−" + whole
 	}
 	return whole
+}
+
+// intlFixed writes x ≥ 0 with d decimals as the browser's
+// Intl.NumberFormat does: it rounds x's shortest decimal form, half away
+// from zero, where strconv rounds the binary value (0.215, stored as
+// 0.21499…, is "0.22" to the dashboard and "0.21" to strconv).
+func intlFixed(x float64, d int) string {
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(x, 'g', -1, 64))
+	if !ok {
+		return strconv.FormatFloat(x, 'f', d, 64) // NaN, ±Inf
+	}
+	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d)), nil))
+	r.Mul(r, scale).Add(r, big.NewRat(1, 2))
+	n := new(big.Int).Quo(r.Num(), r.Denom()) // floor, r ≥ 0
+	return new(big.Rat).SetFrac(n, scale.Num()).FloatString(d)
 }
 
 // moneyShown reads a dollar figure as the dashboard writes it ("+$1,234.50",
@@ -1348,5 +1364,21 @@ func TestDashboardWonLostInNode(t *testing.T) {
 	}
 	if string(out) != `[[2,1]]` {
 		t.Errorf("won / lost %s, want [[2,1]]: the two embargo markets are neither", out)
+	}
+}
+
+// TestIntlFixed holds intlFixed to what Node's Intl.NumberFormat wrote for
+// the same numbers (en-US, d fraction digits, no grouping).
+func TestIntlFixed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		x    float64
+		d    int
+		want string
+	}{{0.215, 2, "0.22"}, {1.005, 2, "1.01"}, {8.785, 2, "8.79"}, {2.5, 0, "3"}, {0.125, 2, "0.13"},
+		{1234.5, 2, "1234.50"}, {0.0049999, 2, "0.00"}, {1e21, 2, "1000000000000000000000.00"}} {
+		if got := intlFixed(c.x, c.d); got != c.want {
+			t.Errorf("intlFixed(%v, %d) = %s, want %s", c.x, c.d, got, c.want)
+		}
 	}
 }
