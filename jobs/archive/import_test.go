@@ -29,6 +29,19 @@ type fxSet struct {
 	silence        time.Duration
 }
 
+// eventsOf is the set's events of market m, in the order they were
+// received.
+func (s fxSet) eventsOf(m store.Market) []fxEvent {
+	var evs []fxEvent
+	for _, e := range s.events {
+		if e.market == m.ConditionID {
+			evs = append(evs, e)
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
+	return evs
+}
+
 // newFxSet generates a known market's stream (with a silence) and an
 // unknown market's, inside fxHour.
 func newFxSet() fxSet {
@@ -423,13 +436,7 @@ func TestRerunEndedUnderWay(t *testing.T) {
 	ctx := context.Background()
 	fx := newFxSet()
 	jsonl := filepath.Join(t.TempDir(), "dump.jsonl")
-	var evs []fxEvent
-	for _, e := range fx.events {
-		if e.market != fx.unknown.ConditionID {
-			evs = append(evs, e)
-		}
-	}
-	writeJSONL(t, jsonl, evs)
+	writeJSONL(t, jsonl, fx.eventsOf(fx.known))
 	st := memory.New()
 	opt := archive.Options{Format: archive.WSJSONL, Files: []string{jsonl}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)}
 	first, err := archive.Import(ctx, st, opt)

@@ -1,10 +1,8 @@
 package archive_test
 
 import (
-	"cmp"
 	"context"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/updown/updown/jobs/archive"
@@ -21,13 +19,7 @@ func TestFilesOutOfOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fx := newFxSet()
-	var evs []fxEvent
-	for _, e := range fx.events {
-		if e.market == fx.known.ConditionID {
-			evs = append(evs, e)
-		}
-	}
-	slices.SortStableFunc(evs, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
+	evs := fx.eventsOf(fx.known)
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "dump-9.jsonl"), filepath.Join(dir, "dump-10.jsonl")
 	writeJSONL(t, first, evs[:len(evs)/2])

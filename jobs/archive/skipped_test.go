@@ -22,12 +22,7 @@ func TestAllSkippedImportsNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fx := newFxSet()
-	var evs []fxEvent
-	for _, e := range fx.events {
-		if e.market == fx.unknown.ConditionID {
-			evs = append(evs, e)
-		}
-	}
+	evs := fx.eventsOf(fx.unknown)
 	name := filepath.Join(t.TempDir(), "eth.jsonl")
 	writeJSONL(t, name, evs)
 	st := memory.New()

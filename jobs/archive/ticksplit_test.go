@@ -1,10 +1,8 @@
 package archive_test
 
 import (
-	"cmp"
 	"context"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/updown/updown/jobs/archive"
@@ -38,13 +36,7 @@ type ticksStore interface {
 func tickChangesAcrossImports(t *testing.T, newStore func() ticksStore) {
 	ctx := context.Background()
 	fx := newFxSet()
-	var evs []fxEvent
-	for _, e := range fx.events {
-		if e.market == fx.known.ConditionID {
-			evs = append(evs, e)
-		}
-	}
-	slices.SortStableFunc(evs, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
+	evs := fx.eventsOf(fx.known)
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
 	writeJSONL(t, first, evs[:len(evs)/2])

@@ -247,33 +247,9 @@ func TestEachTrialRunsEveryTrialOnce(t *testing.T) {
 func TestPerMarketMarksTheEmbargo(t *testing.T) {
 	t.Parallel()
 	const n = 10
-	p, err := plan(t, body(func(b map[string]any) {
-		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
-		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
-		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": 2}
-	}), ProLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folds, err := p.Request.Split.Cut(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	markets := make([]MarketInfo, n)
-	outcomes := make([][]TrialMarket, n)
-	for m := range n {
-		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
-		outcomes[m] = make([]TrialMarket, 2)
-		for tr := range 2 {
-			pnl := float64(m+1) * float64(tr+1) // every market a pnl of its own
-			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
-				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}})}
-		}
-	}
-	res, err := p.Summarize(markets, outcomes, folds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, folds := summarizeHoldout(t, n, 2, func(m, tr int) TrialMarket {
+		return traded(float64(m+1) * float64(tr+1)) // every market a pnl of its own
+	})
 	var train, test float64
 	embargoed := 0
 	for _, mp := range res.Best.PerMarket {
@@ -514,11 +490,34 @@ func TestDSRCountsEveryTrial(t *testing.T) {
 // so is every trial's; test.n_markets says 0.
 func TestObjectiveOfNoMarket(t *testing.T) {
 	t.Parallel()
-	const n = 10
+	res, _ := summarizeHoldout(t, 10, 0, func(m, tr int) TrialMarket {
+		if m >= 7 { // the test markets
+			return TrialMarket{Error: "NO_DATA"}
+		}
+		return traded(float64(m+1) * float64(tr+1))
+	})
+	if res.Best == nil || res.Best.Trial != 1 || res.Best.TrainObjective == nil {
+		t.Fatalf("best %+v", res.Best)
+	}
+	if res.Best.TestObjective != nil || res.Best.Test == nil || res.Best.Test.NMarkets != 0 {
+		t.Errorf("best: test_objective %s over %+v, want null over no market", fmtPtr(res.Best.TestObjective), res.Best.Test)
+	}
+	for _, tr := range res.Trials {
+		if tr.TestObjective != nil {
+			t.Errorf("trial %d: test_objective %v over no market", tr.Trial, *tr.TestObjective)
+		}
+	}
+}
+
+// summarizeHoldout summarizes a sweep of two trials (maxLossPercent 20 and
+// 40) over n BTC 15m markets, a day apart, split HOLDOUT (30% test, the
+// embargo given); outcome gives trial tr's replay of market m.
+func summarizeHoldout(t *testing.T, n, embargo int, outcome func(m, tr int) TrialMarket) (Results, []Fold) {
+	t.Helper()
 	p, err := plan(t, body(func(b map[string]any) {
 		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
 		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
-		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": 0}
+		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": embargo}
 	}), ProLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -531,30 +530,17 @@ func TestObjectiveOfNoMarket(t *testing.T) {
 	outcomes := make([][]TrialMarket, n)
 	for m := range n {
 		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
-		outcomes[m] = make([]TrialMarket, 2)
-		for tr := range 2 {
-			if m >= 7 { // the test markets
-				outcomes[m][tr] = TrialMarket{Error: "NO_DATA"}
-				continue
-			}
-			pnl := float64(m+1) * float64(tr+1)
-			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
-				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}})}
-		}
+		outcomes[m] = []TrialMarket{outcome(m, 0), outcome(m, 1)}
 	}
 	res, err := p.Summarize(markets, outcomes, folds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Best == nil || res.Best.Trial != 1 || res.Best.TrainObjective == nil {
-		t.Fatalf("best %+v", res.Best)
-	}
-	if res.Best.TestObjective != nil || res.Best.Test == nil || res.Best.Test.NMarkets != 0 {
-		t.Errorf("best: test_objective %s over %+v, want null over no market", fmtPtr(res.Best.TestObjective), res.Best.Test)
-	}
-	for _, tr := range res.Trials {
-		if tr.TestObjective != nil {
-			t.Errorf("trial %d: test_objective %v over no market", tr.Trial, *tr.TestObjective)
-		}
-	}
+	return res, folds
+}
+
+// traded is a replay of one winning round trip of pnl.
+func traded(pnl float64) TrialMarket {
+	return TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
+		Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}})}
 }
