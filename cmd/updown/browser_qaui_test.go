@@ -130,17 +130,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		// the API answers them, one of each kind.
 		g["gaps"] = []map[string]string{{"from": at(60), "to": at(90), "kind": "snapshots"}, {"from": at(120), "to": at(200), "kind": "trades"}}
 		body, _ := json.Marshal(g)
-		chromedp.ListenTarget(pro.ctx, func(ev any) {
-			// Only the gaps: the session's listeners outlive the subtest.
-			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, "/v1/markets/"+slug15+"/gaps") {
-				go func() {
-					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
-				}()
-			}
-		})
-		pro.run("answer the gaps", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/markets/" + slug15 + "/gaps*"}}))
-		defer pro.run("stop", fetch.Disable())
+		defer pro.answerJSON("*/v1/markets/"+slug15+"/gaps*", "/v1/markets/"+slug15+"/gaps", body)()
 		pro.visit("#/market/"+url.PathEscape(slug15), "market")
 		pro.run("gaps", chromedp.WaitVisible(byID("market-gaps")+` li`))
 		var items []string
@@ -332,17 +322,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		data["orders"], data["orders_truncated"] = orders, true
 		perf["orders_placed"], perf["orders_filled"], perf["orders_rejected"], perf["orders_cancelled"], perf["orders_expired"] = 1400, 300, 0, 1100, 0
 		body, _ := json.Marshal(m)
-		chromedp.ListenTarget(pro.ctx, func(ev any) {
-			// Only the replay: the session's listeners outlive the subtest.
-			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(e.Request.URL, "/v1/replay") {
-				go func() {
-					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
-				}()
-			}
-		})
-		pro.run("answer the replay", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
-		defer pro.run("stop", fetch.Disable())
+		defer pro.answerJSON("*/v1/replay", "/v1/replay", body)()
 		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
 		pro.run("replay", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("orders-table")))
 		var caption string

@@ -94,6 +94,23 @@ func open(t *testing.T, base string) *browserSession {
 }
 
 // run runs actions; ones that never end are a hang, failed after patience.
+// answerJSON has the browser answer its requests whose URL matches the
+// fetch pattern and holds part with body, a 200 JSON answer, in place of
+// the server, until the returned stop is called. A session's listeners
+// outlive the subtest that added them: each answers its own requests only.
+func (b *browserSession) answerJSON(pattern, part string, body []byte) (stop func()) {
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, part) {
+			go func() {
+				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, 200).
+					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+			}()
+		}
+	})
+	b.run("answer "+part, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
+	return func() { b.run("stop answering "+part, fetch.Disable()) }
+}
+
 func (b *browserSession) run(what string, actions ...chromedp.Action) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, patience)
@@ -1274,16 +1291,7 @@ func TestDashboardQAFixes(t *testing.T) {
 			d[k] = map[string]any{"first": []any{}, "min": []any{}, "max": []any{}}
 		}
 		empty, _ := json.Marshal(map[string]any{"success": true, "data": d})
-		chromedp.ListenTarget(pro.ctx, func(ev any) {
-			if e, ok := ev.(*fetch.EventRequestPaused); ok {
-				go func() {
-					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(empty)))
-				}()
-			}
-		})
-		pro.run("answer the series empty", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/markets/" + slug15 + "/series*"}}))
-		defer pro.run("stop", fetch.Disable())
+		defer pro.answerJSON("*/v1/markets/"+slug15+"/series*", "/v1/markets/"+slug15+"/series", empty)()
 		pro.visit("#/market/"+url.PathEscape(slug15), "market")
 		if got := pro.text(byID("market-no-snapshots")); !strings.Contains(got, "No snapshots recorded") {
 			t.Errorf("a market without snapshots: %q", got)
