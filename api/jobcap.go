@@ -39,7 +39,7 @@ import (
 // identical replays share it all the same.
 //
 // Without Redis there is no cap, as there are no rate limits. When the
-// check fails (Redis down, or slower than Config.RedisTimeout) the request
+// check fails (Redis down, or slower than Config.JobRedisTimeout) the request
 // is refused with 503 SERVICE_UNAVAILABLE, which clients retry: a job
 // needs the queue, on the same Redis, anyway, and a request let through
 // uncapped could run past the cap, since a customer's own burst can make
@@ -129,7 +129,7 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 	now := time.Now()
 	key := jobSlotKey(p.Customer.ID)
 	lapse := now.Add(wait + s.slotLease())
-	held, added, err := s.takeSlot(ctx, key, limit, id, now, lapse)
+	held, added, err := s.takeSlot(ctx, s.cfg.JobRedisTimeout, key, limit, id, now, lapse)
 	if err != nil {
 		// A take that timed out may have been carried out all the same:
 		// its slot is given back (in the background, as a release is), or
@@ -156,11 +156,11 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 }
 
 // takeSlot runs takeSlotScript for id in the set at key, capped at limit,
-// the slot lapsing at lapse: held reports whether id holds a slot now, and
+// the slot lapsing at lapse, waiting for Redis at most timeout: held reports whether id holds a slot now, and
 // added whether this take added it. Both caps (jobs, heavy reads) read
 // its answer here.
-func (s *Server) takeSlot(ctx context.Context, key string, limit int, id string, now, lapse time.Time) (held, added bool, err error) {
-	tctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout)
+func (s *Server) takeSlot(ctx context.Context, timeout time.Duration, key string, limit int, id string, now, lapse time.Time) (held, added bool, err error) {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := takeSlotScript.Run(tctx, s.cfg.Redis, []string{key}, now.UnixMilli(), limit, id, lapse.UnixMilli()).Int64Slice()
 	if err == nil && len(res) != 3 {

@@ -98,7 +98,7 @@ func (lateAnswers) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 }
 
 // TestTimedOutSlotTakeIsGivenBack: a slot take that Redis carried out but
-// answered after RedisTimeout refuses its request (503), and its slot
+// answered after JobRedisTimeout refuses its request (503), and its slot
 // does not stay behind to refuse the customer's next jobs (429).
 func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
 	t.Parallel()
@@ -111,7 +111,7 @@ func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
 	defer admin.Close()
 	late := redis.NewClient(opt)
 	defer late.Close()
-	s, err := New(Config{Store: memory.New(), Redis: late, RedisTimeout: 50 * time.Millisecond, JobSlotLease: time.Minute,
+	s, err := New(Config{Store: memory.New(), Redis: late, RedisTimeout: 50 * time.Millisecond, JobRedisTimeout: 50 * time.Millisecond, JobSlotLease: time.Minute,
 		JobsInFlight: map[store.Tier]int{store.Pro: 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
 	late.AddHook(lateAnswers{after: 100 * time.Millisecond}) // after New: its own checks at start answer in time
 	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
 	if _, _, err := s.takeJobSlot(t.Context(), p, "job-1", time.Minute); err == nil {
-		t.Fatal("a take answered after RedisTimeout was not refused")
+		t.Fatal("a take answered after JobRedisTimeout was not refused")
 	}
 	// Not a speed budget: the slot would go by itself once its wait (a
 	// minute) and lease had passed, so the look ends well before that.
@@ -134,5 +134,35 @@ func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
 			t.Fatal("the slot of a take that timed out stayed taken")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSlowSlotTakeWaitedFor: a slot take that Redis answers after the
+// rate checks' bound (RedisTimeout, 250 ms) but within a job's
+// (JobRedisTimeout) is waited for: in a burst at a busy moment, a replay
+// answered 503 for a take that came 300 ms late.
+func TestSlowSlotTakeWaitedFor(t *testing.T) {
+	t.Parallel()
+	url := redistest.New(t)
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(opt)
+	defer admin.Close()
+	slow := redis.NewClient(opt)
+	defer slow.Close()
+	s, err := New(Config{Store: memory.New(), Redis: slow, JobsInFlight: map[store.Tier]int{store.Pro: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := takeSlotScript.Load(t.Context(), admin).Err(); err != nil {
+		t.Fatal(err)
+	}
+	slow.AddHook(lateAnswers{after: DefaultRedisTimeout + 50*time.Millisecond})
+	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
+	release, added, err := s.takeJobSlot(t.Context(), p, "job-1", time.Minute)
+	if err != nil || !added || release == nil {
+		t.Fatalf("a take answered %v late: added %v, %v", DefaultRedisTimeout+50*time.Millisecond, added, err)
 	}
 }

@@ -334,7 +334,7 @@ func TestRefusedReplayKeepsASharedSlot(t *testing.T) {
 // TestJobsNotStartedWhenTheCapCannotBeChecked: when the check of a
 // customer's jobs in flight fails (here the api's Redis is unreachable
 // while the queue still takes jobs, as when a burst makes the checks slow
-// past Config.RedisTimeout), the job is refused with 503, which clients
+// past Config.JobRedisTimeout), the job is refused with 503, which clients
 // retry, and never enqueued: let through uncapped, every request of the
 // burst started a job past the cap.
 func TestJobsNotStartedWhenTheCapCannotBeChecked(t *testing.T) {

@@ -74,6 +74,9 @@ type RateLimit struct {
 // client is made with ContextTimeoutEnabled (else at its ReadTimeout).
 const DefaultRedisTimeout = 250 * time.Millisecond
 
+// DefaultJobRedisTimeout is Config.JobRedisTimeout's default.
+const DefaultJobRedisTimeout = 2 * time.Second
+
 // rateKeyPrefix starts every rate-limit key.
 const rateKeyPrefix = "updown:rl:{"
 

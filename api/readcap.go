@@ -112,7 +112,7 @@ func (s *Server) takeReadSlot(ctx context.Context, p principal) (release func(),
 	id := hex.EncodeToString(b[:])
 	now := time.Now()
 	key := readSlotKey(p.Customer.ID)
-	held, _, err := s.takeSlot(ctx, key, limit, id, now, now.Add(readSlotLease))
+	held, _, err := s.takeSlot(ctx, s.cfg.RedisTimeout, key, limit, id, now, now.Add(readSlotLease))
 	if err != nil {
 		if s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("read slots: %w", err))

@@ -104,6 +104,12 @@ type Config struct {
 	// limits counted by this process alone) and the failure is logged, so
 	// that a slow Redis never holds the API.
 	RedisTimeout time.Duration
+	// JobRedisTimeout bounds the take of a job's slot (default
+	// DefaultJobRedisTimeout, never under RedisTimeout). A job's request
+	// waits on the queue, on the same Redis, for seconds anyway: a take
+	// slowed by a burst is waited for, where RedisTimeout's bound refused
+	// the job (503) after a quarter of a second.
+	JobRedisTimeout time.Duration
 	// PublicURL is the address users reach the service at; https makes the
 	// session cookie Secure. BillingURL is the checkout link
 	// GET /v1/account/billing answers (none when empty).
@@ -146,6 +152,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.RedisTimeout <= 0 {
 		cfg.RedisTimeout = DefaultRedisTimeout
+	}
+	if cfg.JobRedisTimeout <= 0 {
+		cfg.JobRedisTimeout = max(DefaultJobRedisTimeout, cfg.RedisTimeout)
 	}
 	if cfg.WriteStall == 0 {
 		cfg.WriteStall = DefaultWriteStall
