@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -121,9 +122,9 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	case errors.As(err, &apiErr):
 		// The provider's message can quote credentials ("Incorrect API
 		// key provided: sk-..."): it goes to the logs through Cause only.
-		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", apiErr.HTTPStatusCode)
+		return "", generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
 	case errors.As(err, &reqErr):
-		return "", generationFailed(err, "the model provider answered HTTP %d; try again later", reqErr.HTTPStatusCode)
+		return "", generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// The body ended early: a connection cut, or a proxy's.
 		return "", generationFailed(err, "the model provider's answer was cut off; try again later")
@@ -374,4 +375,19 @@ func repairPrompt(problem *Error) string {
 	}
 	return "That answer cannot be used" + where + ": " + problem.Message +
 		"\nAnswer again with the whole corrected JSON object."
+}
+
+// providerRefusal says what the provider's HTTP status means to the user:
+// a busy or failing provider (429, 5xx) is worth a retry; a refused key or
+// a model or option it does not take (other 4xx) is the operator's to fix,
+// and a retry only spends the user's time.
+func providerRefusal(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests || status >= 500 || status < 400:
+		return fmt.Sprintf("the model provider answered HTTP %d; try again later", status)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fmt.Sprintf("the model provider refused this service's credentials (HTTP %d); retrying will not help: the operator must check its API key", status)
+	default:
+		return fmt.Sprintf("the model provider refused the request (HTTP %d), as it does a model or an option it does not offer; retrying will not help: the operator must check the model setting", status)
+	}
 }
