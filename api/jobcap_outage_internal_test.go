@@ -102,26 +102,8 @@ func (lateAnswers) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // does not stay behind to refuse the customer's next jobs (429).
 func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
 	t.Parallel()
-	url := redistest.New(t)
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opt)
-	defer admin.Close()
-	late := redis.NewClient(opt)
-	defer late.Close()
-	s, err := New(Config{Store: memory.New(), Redis: late, RedisTimeout: 50 * time.Millisecond, JobRedisTimeout: 50 * time.Millisecond, JobSlotLease: time.Minute,
-		JobsInFlight: map[store.Tier]int{store.Pro: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The script known to Redis, so that the take's EVALSHA runs it (a
-	// NOSCRIPT answered late would not be followed by its EVAL).
-	if err := takeSlotScript.Load(t.Context(), admin).Err(); err != nil {
-		t.Fatal(err)
-	}
-	late.AddHook(lateAnswers{after: 100 * time.Millisecond}) // after New: its own checks at start answer in time
+	s, admin := lateSlotServer(t, Config{RedisTimeout: 50 * time.Millisecond, JobRedisTimeout: 50 * time.Millisecond, JobSlotLease: time.Minute},
+		100*time.Millisecond)
 	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
 	if _, _, err := s.takeJobSlot(t.Context(), p, "job-1", time.Minute); err == nil {
 		t.Fatal("a take answered after JobRedisTimeout was not refused")
@@ -143,26 +125,37 @@ func TestTimedOutSlotTakeIsGivenBack(t *testing.T) {
 // answered 503 for a take that came 300 ms late.
 func TestSlowSlotTakeWaitedFor(t *testing.T) {
 	t.Parallel()
-	url := redistest.New(t)
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opt)
-	defer admin.Close()
-	slow := redis.NewClient(opt)
-	defer slow.Close()
-	s, err := New(Config{Store: memory.New(), Redis: slow, JobsInFlight: map[store.Tier]int{store.Pro: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := takeSlotScript.Load(t.Context(), admin).Err(); err != nil {
-		t.Fatal(err)
-	}
-	slow.AddHook(lateAnswers{after: DefaultRedisTimeout + 50*time.Millisecond})
+	s, _ := lateSlotServer(t, Config{}, DefaultRedisTimeout+50*time.Millisecond)
 	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
 	release, added, err := s.takeJobSlot(t.Context(), p, "job-1", time.Minute)
 	if err != nil || !added || release == nil {
 		t.Fatalf("a take answered %v late: added %v, %v", DefaultRedisTimeout+50*time.Millisecond, added, err)
 	}
+}
+
+// lateSlotServer is a server of cfg (a memory store, a PRO cap of one job)
+// whose Redis answers every command by after late, once New has run (its
+// own checks at start answer in time); admin is a client of the same
+// Redis that answers at once.
+func lateSlotServer(t *testing.T, cfg Config, after time.Duration) (s *Server, admin *redis.Client) {
+	t.Helper()
+	opt, err := redis.ParseURL(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin = redis.NewClient(opt)
+	t.Cleanup(func() { _ = admin.Close() })
+	late := redis.NewClient(opt)
+	t.Cleanup(func() { _ = late.Close() })
+	cfg.Store, cfg.Redis, cfg.JobsInFlight = memory.New(), late, map[store.Tier]int{store.Pro: 1}
+	if s, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The script known to Redis, so that the take's EVALSHA runs it (a
+	// NOSCRIPT answered late would not be followed by its EVAL).
+	if err := takeSlotScript.Load(t.Context(), admin).Err(); err != nil {
+		t.Fatal(err)
+	}
+	late.AddHook(lateAnswers{after: after})
+	return s, admin
 }

@@ -389,38 +389,12 @@ func TestShardKeepsSumsNotTrips(t *testing.T) {
 // rounding residue's ratio of millions.
 func TestSharpeObjectiveOfFlatPnL(t *testing.T) {
 	t.Parallel()
-	const n = 10
-	p, err := plan(t, body(func(b map[string]any) {
-		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
-		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+	res, _ := summarizeTwoTrials(t, 10, func(b map[string]any) {
 		b["split"] = map[string]any{"kind": "NONE"}
 		b["objective"] = "sharpe_per_market"
-	}), ProLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	folds, err := p.Request.Split.Cut(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	markets := make([]MarketInfo, n)
-	outcomes := make([][]TrialMarket, n)
-	for m := range n {
-		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
-		outcomes[m] = make([]TrialMarket, 2)
-		for tr, pnl := range []float64{0.3, float64(m%3) - 0.5} { // trial 0 flat, trial 1 varied
-			win := 0
-			if pnl > 0 {
-				win = 1
-			}
-			outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: win},
-				Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: float64(win)}})}
-		}
-	}
-	res, err := p.Summarize(markets, outcomes, folds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, func(m, tr int) TrialMarket {
+		return traded([]float64{0.3, float64(m%3) - 0.5}[tr]) // trial 0 flat, trial 1 varied
+	})
 	if tr := res.Trials[0]; tr.Train.SharpePerMarket != nil || tr.TrainObjective != nil {
 		t.Errorf("flat trial: train.sharpe_per_market %s, train_objective %s; want both null",
 			fmtPtr(tr.Train.SharpePerMarket), fmtPtr(tr.TrainObjective))
@@ -509,15 +483,24 @@ func TestObjectiveOfNoMarket(t *testing.T) {
 	}
 }
 
-// summarizeHoldout summarizes a sweep of two trials (maxLossPercent 20 and
-// 40) over n BTC 15m markets, a day apart, split HOLDOUT (30% test, the
-// embargo given); outcome gives trial tr's replay of market m.
+// summarizeHoldout summarizes summarizeTwoTrials's sweep split HOLDOUT
+// (30% test, the embargo given).
 func summarizeHoldout(t *testing.T, n, embargo int, outcome func(m, tr int) TrialMarket) (Results, []Fold) {
+	t.Helper()
+	return summarizeTwoTrials(t, n, func(b map[string]any) {
+		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": embargo}
+	}, outcome)
+}
+
+// summarizeTwoTrials summarizes a sweep of two trials (maxLossPercent 20
+// and 40) over n BTC 15m markets a day apart, its body set by set (the
+// split, the objective); outcome gives trial tr's replay of market m.
+func summarizeTwoTrials(t *testing.T, n int, set func(map[string]any), outcome func(m, tr int) TrialMarket) (Results, []Fold) {
 	t.Helper()
 	p, err := plan(t, body(func(b map[string]any) {
 		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
 		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
-		b["split"] = map[string]any{"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": embargo}
+		set(b)
 	}), ProLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -539,8 +522,12 @@ func summarizeHoldout(t *testing.T, n, embargo int, outcome func(m, tr int) Tria
 	return res, folds
 }
 
-// traded is a replay of one winning round trip of pnl.
+// traded is a replay of one round trip of pnl, won when pnl > 0.
 func traded(pnl float64) TrialMarket {
-	return TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: 1},
-		Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: 1}})}
+	win := 0
+	if pnl > 0 {
+		win = 1
+	}
+	return TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: win},
+		Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: float64(win)}})}
 }
