@@ -141,18 +141,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 	})
 
 	t.Run("a sweep's size is set against the plan's own limits", func(t *testing.T) {
-		var billing struct {
-			Data struct {
-				Plans []struct {
-					Tier   string
-					Sweeps *struct {
-						MaxTrials  int `json:"max_trials"`
-						MaxMarkets int `json:"max_markets"`
-						MaxReplays int `json:"max_replays"`
-					}
-				}
-			}
-		}
+		var billing billingAnswer
 		apiGet(t, base, "/v1/account/billing", "ud_dev_pro", &billing)
 		for _, key := range []string{"ud_dev_pro", "ud_dev_enterprise"} {
 			b := pro.in(t)

@@ -1238,19 +1238,7 @@ func TestDashboardQAFixes(t *testing.T) {
 		var row []string
 		pro.eval(`(() => { const r = [...document.querySelectorAll('[data-testid=billing-plans] tbody tr')].find(r => r.cells[0].textContent === 'Parameter sweeps');
 			return r ? [...r.cells].map(c => c.textContent) : [] })()`, &row)
-		var billing struct {
-			Data struct {
-				Plans []struct {
-					Tier   string
-					Sweeps *struct {
-						MaxTrials  int `json:"max_trials"`
-						MaxMarkets int `json:"max_markets"`
-						MaxReplays int `json:"max_replays"`
-						Concurrent int
-					}
-				}
-			}
-		}
+		var billing billingAnswer
 		apiGet(t, base, "/v1/account/billing", "ud_dev_pro", &billing)
 		want := []string{"Parameter sweeps"}
 		for _, p := range billing.Data.Plans {
@@ -1347,6 +1335,22 @@ func TestDashboardQAFixes(t *testing.T) {
 			t.Errorf("after the 429 (%q) Your sweeps does not list %s: %v", pro.text(byID("sweep-error")), id, err)
 		}
 	})
+}
+
+// billingAnswer is what the browser tests read of GET /v1/account/billing:
+// each plan's sweep limits.
+type billingAnswer struct {
+	Data struct {
+		Plans []struct {
+			Tier   string
+			Sweeps *struct {
+				MaxTrials  int `json:"max_trials"`
+				MaxMarkets int `json:"max_markets"`
+				MaxReplays int `json:"max_replays"`
+				Concurrent int
+			}
+		}
+	}
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
