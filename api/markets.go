@@ -305,8 +305,13 @@ func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 	return f, nil
 }
 
-// parseTimeParam reads epoch milliseconds or ISO 8601 (RFC 3339, with or
-// without a zone, which then means UTC, or a bare date).
+// isoLayouts are the ISO 8601 forms parseTimeParam takes: RFC 3339, and
+// to the minute (as `date -Iminutes` and Python's isoformat(timespec=
+// "minutes") write), each with a zone or without one, which then means UTC;
+// and a bare date.
+var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02"}
+
+// parseTimeParam reads epoch milliseconds or ISO 8601 (isoLayouts).
 func parseTimeParam(loc, v string) (*time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -319,13 +324,27 @@ func parseTimeParam(loc, v string) (*time.Time, error) {
 		t := time.UnixMilli(ms).UTC()
 		return &t, nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			t = t.UTC()
-			return &t, nil
+	if t, ok := parseISO(v); ok {
+		return &t, nil
+	}
+	if i := strings.LastIndexByte(v, ' '); i > 0 {
+		if _, ok := parseISO(v[:i] + "+" + v[i+1:]); ok {
+			// A query string's + means a space: the offset's sign was
+			// sent unescaped.
+			return nil, invalidParam(loc, v, "a + in a query string is read as a space: send the zone offset's + as %2B (e.g. 2026-04-29T15:00:00%2B02:00), or the time in UTC with Z")
 		}
 	}
 	return nil, invalidParam(loc, v, "expected epoch milliseconds (e.g. 1777467600000) or ISO 8601 (e.g. 2026-04-29T13:00:00Z)")
+}
+
+// parseISO reads v in one of isoLayouts, as UTC.
+func parseISO(v string) (time.Time, bool) {
+	for _, layout := range isoLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // invalidParam is 400 VALIDATION_ERROR for one parameter, in the same shape

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +148,46 @@ func TestSnapshotsByTime(t *testing.T) {
 	}
 	if r := b.get(store.Pro, base+"?limit=2&start_time="+ms(1)+"&cursor="+cursor); r.status != http.StatusOK {
 		t.Errorf("the cursor on its own query: %d %s", r.status, r.body)
+	}
+}
+
+// TestTimeParamForms: every ISO 8601 form of an instant selects what its
+// epoch milliseconds select. Minutes with a zone are what `date -Iminutes`
+// and Python's isoformat(timespec="minutes") write; they were refused while
+// minutes without a zone were taken. An offset's + sent unescaped arrives
+// as a space: the answer says so rather than that the time is not ISO 8601.
+func TestTimeParamForms(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	start := now.Truncate(15 * time.Minute).Add(-15 * time.Minute)
+	from, to := start.Add(time.Minute), start.Add(4*time.Minute) // snapshots 2 to 7
+	base := "/v1/markets/" + slug + "/snapshots?end_time=" + itoa(to.UnixMilli()) + "&start_time="
+	want := decode[rangePage](t, b.get(store.Pro, base+itoa(from.UnixMilli()))).Matched
+	if want != 6 {
+		t.Fatalf("epoch ms: matched %d, want 6", want)
+	}
+	east := time.FixedZone("", 2*3600)
+	for _, v := range []string{
+		from.Format(time.RFC3339),
+		from.Format("2006-01-02T15:04"),
+		from.Format("2006-01-02T15:04Z07:00"),
+		from.In(east).Format("2006-01-02T15:04Z07:00"),
+		from.In(east).Format("2006-01-02T15:04:05.000Z07:00"),
+	} {
+		p := decode[rangePage](t, b.get(store.Pro, base+url.QueryEscape(v)))
+		if p.Matched != want {
+			t.Errorf("start_time=%s: matched %d, want %d", v, p.Matched, want)
+		}
+	}
+
+	// "+02:00" unescaped in a query string is " 02:00".
+	for _, v := range []string{from.In(east).Format(time.RFC3339), from.In(east).Format("2006-01-02T15:04Z07:00")} {
+		r := b.get(store.Pro, base+strings.ReplaceAll(v, "+", "%20"))
+		wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+		if !strings.Contains(string(r.body), "%2B") {
+			t.Errorf("start_time=%s sent with its + unescaped: the message does not say to send it as %%2B: %s", v, r.body)
+		}
 	}
 }
 
