@@ -70,7 +70,7 @@ func round(x float64, places int) float64 {
 // depthHistoryInput is the query of /v1/btc/{spot,future}/snapshots.
 type depthHistoryInput struct {
 	Limit     int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, newest first."`
+	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, in the chosen order."`
 	StartTime string `query:"start_time" doc:"Snapshots at or after this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777467600000"`
 	EndTime   string `query:"end_time" doc:"Snapshots at or before this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777471200000"`
 	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`

@@ -527,4 +527,26 @@ func TestExchangeOpenAPI(t *testing.T) {
 	if p := doc.Components.Schemas["DepthPage"].Properties; p["warning"] == nil || p["data"] == nil {
 		t.Errorf("depth page schema = %v", p)
 	}
+
+	// offset skips in the chosen order: oldest first with order=asc.
+	var params struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string `json:"name"`
+				Schema struct {
+					Description string `json:"description"`
+				} `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &params); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/v1/btc/spot/snapshots", "/v1/btc/future/snapshots"} {
+		for _, prm := range params.Paths[p]["get"].Parameters {
+			if prm.Name == "offset" && !strings.Contains(prm.Schema.Description, "in the chosen order") {
+				t.Errorf("%s: offset is documented as %q: it skips in the chosen order (oldest first with order=asc)", p, prm.Schema.Description)
+			}
+		}
+	}
 }
