@@ -131,6 +131,9 @@ func (tx *importTx) AddMarket(ctx context.Context, m store.Market, source string
 			sm.m.TickSize = &last
 		}
 		sm.m.DataSources = store.AddDataSource(sm.m.DataSources, source)
+		// Stamped at Commit: the import changes the market's data, and
+		// caches keyed by the record must not serve what it was.
+		sm.m.UpdatedAt = time.Time{}
 		return false, nil
 	}
 	tx.s.marketsMu.RLock()

@@ -168,7 +168,9 @@ func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]stor
 
 // addMarketSQL inserts a market with the import's source as its only
 // data source, or adds the source to the sources of the market stored
-// under the slug, whose every other field stays (recorded wins); it
+// under the slug, whose every other field stays (recorded wins) but
+// updated_at: the import changes the market's data, and caches keyed by
+// the record (an API's settled pages) must not serve what it was; it
 // answers the stored market's tick changes and whether the recorder is
 // among its sources (before the import's).
 const addMarketSQL = `
@@ -177,7 +179,8 @@ values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, array[$30::text])
 on conflict (slug) do update set
 	data_sources = case when $30::text = any(markets.data_sources) then markets.data_sources
-		else markets.data_sources || $30::text end
+		else markets.data_sources || $30::text end,
+	updated_at = excluded.updated_at
 returning (xmax = 0), id, tick_change_times, tick_change_sizes, '` + store.DataRecorder + `' = any(data_sources)`
 
 // addTicksSQL sets a stored market's tick changes and tick size.

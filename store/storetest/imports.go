@@ -158,6 +158,7 @@ func testImportRecordedWins(t *testing.T, s store.Store) {
 	rec = upsert(t, s, rec)
 	recorded := importSnaps(rec.StartTime, 4, 0.6)
 	mustOK(t, s.AppendSnapshots(ctx, rec.Slug, recorded), "record snapshots")
+	before := get(t, s, rec.Slug)
 	tx := begin(t, s)
 	other := rec
 	other.MarketID, other.UpstreamSlug = "different", "other"
@@ -177,6 +178,11 @@ func testImportRecordedWins(t *testing.T, s store.Store) {
 	got := get(t, s, rec.Slug)
 	if got.MarketID != rec.MarketID || got.UpstreamSlug != rec.UpstreamSlug || !slices.Equal(got.DataSources, []string{store.DataRecorder, "pmxt-v2"}) {
 		t.Errorf("stored market %s/%s sources %v: the recorded one must win, with pmxt-v2 added", got.MarketID, got.UpstreamSlug, got.DataSources)
+	}
+	// Its data changed: caches keyed by the record (the API's settled
+	// snapshot pages) must see a new one.
+	if !got.UpdatedAt.After(before.UpdatedAt) {
+		t.Errorf("updated_at %v after an import added snapshots and a source, %v before", got.UpdatedAt, before.UpdatedAt)
 	}
 	list, _, err := s.ListSnapshots(ctx, rec.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
 	mustOK(t, err, "list")
