@@ -326,6 +326,9 @@ func TestWebhookMalformedRequests(t *testing.T) {
 		{"no type", "application/json", []byte(`{"timestamp":"2026-04-29T13:00:00Z","data":{}}`), 400, "VALIDATION_ERROR"},
 		{"no timestamp", "application/json", []byte(`{"type":"subscription.active","data":{}}`), 400, "VALIDATION_ERROR"},
 		{"timestamp not ISO 8601", "application/json", []byte(`{"type":"subscription.active","timestamp":"yesterday"}`), 400, "VALIDATION_ERROR"},
+		// The zero time parses as ISO 8601 but is no event time: the store
+		// refuses it, which must not surface as a 500 the provider retries.
+		{"timestamp the zero time", "application/json", []byte(`{"type":"subscription.active","timestamp":"0001-01-01T00:00:00Z","data":{"metadata":{"tier":"PRO"}}}`), 400, "VALIDATION_ERROR"},
 		{"tier not a string", "application/json", []byte(`{"type":"subscription.active","timestamp":"2026-04-29T13:00:00Z","data":{"metadata":{"tier":7}}}`), 400, "VALIDATION_ERROR"},
 		{"NUL in a field", "application/json", []byte(`{"type":"subscription.active","timestamp":"2026-04-29T13:00:00Z","data":{"customer":{"email":"a\u0000b"}}}`), 400, "VALIDATION_ERROR"},
 	}
