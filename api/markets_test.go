@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -202,6 +203,55 @@ func TestStarterWindow(t *testing.T) {
 	}
 	if eth := decode[marketList](t, b.get(store.Pro, "/v1/markets?coin=ETH")); eth.Total != 3 || eth.Warning != nil {
 		t.Errorf("pro ETH: %d %v", eth.Total, eth.Warning)
+	}
+}
+
+// TestStarterWindowCountsStartedMarkets: the collector stores the next
+// window's market before it starts (and, on new_market, windows further
+// ahead); such a market has no data yet and must not take one of the
+// Starter's last N places, for every market type.
+func TestStarterWindowCountsStartedMarkets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cases := []struct {
+		mt   store.MarketType
+		n    int // the Starter's last N
+		have int // fixture markets, the live one included
+	}{
+		{store.M5, 50, 55},
+		{store.M15, 50, 60},
+		{store.H1, 24, 26},
+		{store.H4, 24, 25},
+		{store.H24, 5, 7},
+	}
+	const ahead = 2 // upcoming markets stored per type
+	for _, tc := range cases {
+		d := tc.mt.Duration()
+		live := now.Truncate(d)
+		var upcoming []store.Market
+		for i := 1; i <= ahead; i++ {
+			start := live.Add(time.Duration(i) * d)
+			upcoming = append(upcoming, store.Market{Slug: slugOf(store.BTC, tc.mt, start), MarketID: fmt.Sprintf("next-%s-%d", tc.mt, i),
+				EventID: fmt.Sprintf("ev-next-%s-%d", tc.mt, i), Coin: store.BTC, MarketType: tc.mt,
+				StartTime: start, EndTime: start.Add(d), ConditionID: "0xabc", ClobTokenUp: "111", ClobTokenDown: "222"})
+		}
+		if err := b.store.UpsertMarkets(t.Context(), upcoming); err != nil {
+			t.Fatal(err)
+		}
+		// The N-th newest market that has started is inside the window,
+		// the one before it outside.
+		edge := slugOf(store.BTC, tc.mt, live.Add(-time.Duration(tc.n-1)*d))
+		if r := b.get(store.Starter, "/v1/markets/"+edge); r.status != http.StatusOK {
+			t.Errorf("%s: the %dth newest started market %s: %d %s", tc.mt, tc.n, edge, r.status, r.body)
+		}
+		if tc.have > tc.n {
+			old := slugOf(store.BTC, tc.mt, live.Add(-time.Duration(tc.n)*d))
+			wantError(t, b.get(store.Starter, "/v1/markets/"+old), http.StatusForbidden, "TIER_ACCESS_DENIED")
+		}
+		list := decode[marketList](t, b.get(store.Starter, "/v1/markets?coin=BTC&market_type="+string(tc.mt)))
+		if list.Total != tc.n+ahead {
+			t.Errorf("%s: starter list total %d, want the %d newest started markets and the %d upcoming", tc.mt, list.Total, tc.n, ahead)
+		}
 	}
 }
 

@@ -87,7 +87,8 @@ func tierDenied(p Plan, required store.Tier, format string, args ...any) *Error 
 // marketWindow returns the plan's window over markets of coin (nil when
 // unlimited), or a tier error when the plan has no access to the coin.
 // A caller that needs one market type only names it (mt), so a last-N
-// window costs one look-up rather than one per type; "" means every type.
+// window costs the look-ups of one type rather than of every type; "" means
+// every type.
 func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt store.MarketType) (*store.Window, error) {
 	if coin != store.BTC && !p.AltCoins {
 		return nil, tierDenied(p, store.Pro, "%s prediction markets need the PRO plan; the %s plan covers BTC markets only", coin, p.Tier)
@@ -98,7 +99,7 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt s
 			if mt != "" && typ != mt {
 				continue // excluded from the window, as the caller looks at mt only
 			}
-			t, ok, err := s.store.NthNewestStart(ctx, coin, typ, n)
+			t, ok, err := s.nthNewestStarted(ctx, coin, typ, n)
 			if err != nil {
 				return nil, s.storeFailure(ctx, "compute data window", err)
 			}
@@ -114,6 +115,20 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt s
 		return &store.Window{MinStart: s.now().Add(-time.Duration(p.WindowDays) * 24 * time.Hour)}, nil
 	}
 	return nil, nil
+}
+
+// nthNewestStarted returns the start of the n-th newest market of the coin
+// and type among those that have started: the collector stores the next
+// window's market before it starts (and, on new_market, windows further
+// ahead), and a market without data yet must not take one of a last-N
+// window's places. ok is false when fewer than n have started.
+func (s *Server) nthNewestStarted(ctx context.Context, coin store.Coin, mt store.MarketType, n int) (time.Time, bool, error) {
+	now := s.now()
+	upcoming, err := s.store.CountMarkets(ctx, store.MarketFilter{Coin: coin, MarketType: mt, StartAfter: &now})
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return s.store.NthNewestStart(ctx, coin, mt, n+upcoming)
 }
 
 // checkMarketAccess answers 403 TIER_ACCESS_DENIED when m is outside the
