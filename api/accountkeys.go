@@ -88,7 +88,7 @@ type keyRevokedOutput struct {
 func (s *Server) registerAccountKeys() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
 	huma.Register(s.api, huma.Operation{
-		OperationID: "list-account-keys", Method: http.MethodGet, Path: "/v1/account/keys",
+		OperationID: opListKeys, Method: http.MethodGet, Path: "/v1/account/keys",
 		Summary:     "The caller's API keys, a page at a time",
 		Description: "Unrevoked keys first, then revoked ones, each newest first; limit (default 20, at most 100) and offset page through them, total counts them all. The first page holds every live key.",
 		Tags:        []string{"Account"}, Security: security,
@@ -114,7 +114,7 @@ func (s *Server) registerAccountKeys() {
 			Description: "None, or an empty object: a new key takes no settings."}}
 	}
 	huma.Register(s.api, huma.Operation{
-		OperationID: "revoke-account-key", Method: http.MethodDelete, Path: "/v1/account/keys/{id}",
+		OperationID: opRevokeKey, Method: http.MethodDelete, Path: "/v1/account/keys/{id}",
 		Summary:     "Revoke one of the caller's API keys",
 		Description: "Requests with the key, and the sessions and bearer tokens opened with it, are refused from the next request on. Another customer's key is 404.",
 		Tags:        []string{"Account"}, Security: security,

@@ -126,19 +126,23 @@ const (
 	opGetBilling    = "get-billing"
 	opGetSession    = "get-session"
 	opDeleteSession = "delete-session"
+	opListKeys      = "list-account-keys"
+	opRevokeKey     = "revoke-account-key"
 )
 
 // exemptFromDailyLimit reports whether a customer whose day's requests
 // ran out may still make the operation: reading its account and plan
-// (GET /v1/account/billing, the upgrade path its 429s and 403s name), and
-// looking at or ending its dashboard session. Until midnight UTC a
-// Starter could otherwise not even see why, nor how to upgrade. Signing
-// in is not among them: each session is kept in Redis for hours, and the
-// day's limit is what bounds how many a key can make. The per-minute
+// (GET /v1/account/billing, the upgrade path its 429s and 403s name),
+// looking at or ending its dashboard session, and listing and revoking its
+// keys. Until midnight UTC a Starter could otherwise not even see why, nor
+// how to upgrade; and a leaked key that spent the day could not be revoked
+// before the thief had the new day's allowance. Signing in is not among
+// them: each session is kept in Redis for hours, and the day's limit is
+// what bounds how many a key can make; nor is creating a key. The per-minute
 // limit holds for them as for every operation.
 func exemptFromDailyLimit(operationID string) bool {
 	switch operationID {
-	case opGetAccount, opGetBilling, opGetSession, opDeleteSession:
+	case opGetAccount, opGetBilling, opGetSession, opDeleteSession, opListKeys, opRevokeKey:
 		return true
 	}
 	return false

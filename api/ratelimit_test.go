@@ -455,6 +455,42 @@ func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 	wantLimited(t, b.get(store.Starter, "/v1/account"), 50, "minute")
 }
 
+// TestDailyLimitLeavesKeyRevocation: a leaked key that spends the
+// customer's day must not lock its owner out of revoking it until
+// midnight, when the thief gets the new day first. Listing the keys (to
+// find its id) and revoking one are exempt from the day's limit, as the
+// account is; creating one is not.
+func TestDailyLimitLeavesKeyRevocation(t *testing.T) {
+	t.Parallel()
+	clock := newTestClock(now)
+	b := setup(t, func(o *setupOpts) {
+		o.redis = redistest.Client(t)
+		o.clock = clock.now
+		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 10, PerDay: 2}}
+	})
+	leakedPlain, leaked := api.NewKey(b.ids[store.Starter])
+	leaked, err := b.store.CreateAPIKey(context.Background(), leaked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := b.do(http.MethodGet, "/v1/markets?coin=BTC&limit=1", leakedPlain, "", ""); r.status != http.StatusOK {
+			t.Fatalf("a request the day's limit allows: %d %s", r.status, r.body)
+		}
+	}
+	day := int(nextMidnight(clock.now()).Sub(clock.now()) / time.Second)
+	wantLimited(t, b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"), day, "day")
+	wantLimited(t, b.do(http.MethodPost, "/v1/account/keys", b.keys[store.Starter], "", ""), day, "day")
+
+	if r := b.get(store.Starter, "/v1/account/keys"); r.status != http.StatusOK || !strings.Contains(string(r.body), leaked.ID) {
+		t.Fatalf("listing the keys past the day's limit: %d %s", r.status, r.body)
+	}
+	if r := b.do(http.MethodDelete, "/v1/account/keys/"+leaked.ID, b.keys[store.Starter], "", ""); r.status != http.StatusOK {
+		t.Fatalf("revoking a key past the day's limit: %d %s, want 200", r.status, r.body)
+	}
+	wantError(t, b.do(http.MethodGet, "/v1/account", leakedPlain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}
+
 // TestRateLimitHoldsWhenRedisFails: a request whose check in Redis fails
 // (Redis down, or slow past Config.RedisTimeout, as a customer's own burst
 // can make it) goes on, but the limits still hold, counted by the process:
