@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -12,9 +13,15 @@ import (
 
 const customerColumns = `id::text, email, name, tier, rate_per_minute, rate_per_day, created_at, updated_at`
 
-// validID reports whether id is a UUID. Other strings name no row: lookups
-// by them are store.ErrNotFound without asking the database.
+// validID reports whether id is a UUID in a form Postgres's uuid type
+// reads. Other strings name no row: lookups by them are store.ErrNotFound
+// without asking the database. uuid.Parse also takes the URN form
+// ("urn:uuid:..."), which Postgres refuses: the query failed (a 500 for a
+// key id or a webhook's customer id in that form).
 func validID(id string) bool {
+	if len(id) > 9 && strings.EqualFold(id[:9], "urn:uuid:") {
+		return false
+	}
 	_, err := uuid.Parse(id)
 	return err == nil
 }
