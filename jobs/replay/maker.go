@@ -412,7 +412,9 @@ func (e *engine) replayResting() error {
 			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
 		}
 	}
-	if o.live {
+	if o.live || e.pending == orderEntry || e.pending == orderExit {
+		// A GTC acting as LIMIT whose latency outlasted the snapshots
+		// never executed: it expires as an order that never activated.
 		r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
 	}
 	if e.open {

@@ -194,6 +194,37 @@ func TestRestingOrders(t *testing.T) {
 			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE"},
 		},
 		{
+			// No bid at the decision: the GTC acts as LIMIT at the ask 0.50,
+			// and its 5 s of latency outlast the snapshots, so it never
+			// executes: PLACED, then EXPIRED at end_time like any order that
+			// never activated.
+			name:     "a GTC acting as LIMIT that never executes expires",
+			snaps:    []store.Snapshot{withUp(snap(0, 0.50, 0.50), book(nil, levels(lv(0.50, 200)))), snap(1, 0.50, 0.50)},
+			strat:    func(s Strategy) Strategy { s.LatencyMs = 5000; return s },
+			orders:   []string{ts(0) + " PLACED BUY 0.5×100 SIGNAL", ts(100) + " EXPIRED BUY 0.5×100 MARKET_END"},
+			warnings: true,
+		},
+		{
+			// The entry rests from 4 s and fills at 5 s. At 10 s the exit
+			// holds on a book with no ask: the SELL acts as LIMIT at the bid
+			// 0.54, 3 s later, and no snapshot comes: it expires at end_time
+			// and the position settles there: 100 × (1 − 0.48) = 52.
+			name: "a GTC exit acting as LIMIT that never executes expires",
+			snaps: []store.Snapshot{first, withUp(snap(4, 0.5, 0.5), restBook()),
+				withUp(snap(10, 0.55, 0.45), book(levels(lv(0.54, 100)), nil))},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat: func(s Strategy) Strategy {
+				s.LatencyMs, s.ExitConditions = 3000, conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.55))
+				return s
+			},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50004 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE",
+				ts(10) + " PLACED SELL 0.54×100 SIGNAL", ts(100) + " EXPIRED SELL 0.54×100 MARKET_END"},
+		},
+		{
 			// cancelAfterMs 5000: a fill 1 ms before the cancel wins.
 			name:   "a fill just before the cancel",
 			snaps:  []store.Snapshot{first, later},
@@ -352,6 +383,10 @@ func TestRestingOrders(t *testing.T) {
 			if p.OrdersPlaced == nil || *p.OrdersPlaced+0 != strings.Count(strings.Join(orders, "\n"), " PLACED ") ||
 				*p.OrdersFilled != strings.Count(strings.Join(orders, "\n"), " FILLED ") {
 				t.Errorf("counters %+v for orders %q", p, orders)
+			}
+			// Every order placed has ended by the end of the replay.
+			if ended := *p.OrdersFilled + *p.OrdersRejected + *p.OrdersCancelled + *p.OrdersExpired; ended != *p.OrdersPlaced {
+				t.Errorf("%d orders placed, %d ended: %q", *p.OrdersPlaced, ended, orders)
 			}
 		})
 	}

@@ -540,6 +540,10 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 	if live {
 		endOrder(expireAt(), OrderExpired, OrderReasonMarketEnd)
 	}
+	if pending == "entry" || pending == "exit" {
+		// A GTC acting as LIMIT that never executed never activated.
+		act(expireAt(), OrderExpired, buy, pendingLimit, oShares, OrderReasonMarketEnd)
+	}
 	if open {
 		settle := 0.0
 		switch {
