@@ -94,6 +94,21 @@ func TestRunCosts(t *testing.T) {
 			},
 		},
 		{
+			// 10,000 shares at 0.93 pay 10000×0.07×0.93×0.07 = 45.57 exactly;
+			// the float product falls a hair under it (45.569999999999979),
+			// further than 1e-9 of a unit at this size, and must not round
+			// down to 45.56999. Held to the end: 10000×0.07 − 45.57 = 654.43.
+			name:   "a large fee on the 5-decimal grid is not rounded a unit down",
+			market: feeMarket(store.OutcomeUp),
+			snaps:  []store.Snapshot{snap(0, 0.93, 0.07)},
+			strat:  costs(strategy(SideUp, 10000, conds(cond(FieldPriceUp, OpGreater, 0.9)), never()), FeeMarket, 0),
+			trades: []TradeEvent{
+				withFee(entryEv(0, 0.93, 0.93, 10000, 0), 45.57),
+				withFee(TradeEvent{Type: TradeExit, Reason: ReasonMarketEnd, Time: ts(100), Price: 1, FillPrice: 1, Shares: 10000,
+					PositionPnL: 654.43, CumulativePnL: 654.43, CoinPrice: 50000}, 0),
+			},
+		},
+		{
 			// CUSTOM rate 0.1, exponent 2: 100×0.1×0.25² = 0.625 at 0.50 and
 			// 100×0.1×0.24² = 0.576 at 0.60; pnl 10 − 1.201 = 8.799. The
 			// market's own schedule is not used.

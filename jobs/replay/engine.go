@@ -924,11 +924,16 @@ func (f feeSchedule) charged(p, q float64) float64 {
 
 // roundFee rounds a fill's fee down to 5 decimals, as Polymarket does; the
 // 1e-9 keeps a fee that is a whole number of units in float noise whole.
+// Past a few dollars a float sum's noise outgrows 1e-9 of a unit (45.57 is
+// computed as 45.569999999999979), so the allowance grows with the fee, at
+// 1e-13 of it: hundreds of times the noise of a walk's sum, and far under
+// the 1e-5 of a unit that separates the fees of recorded prices and sizes.
 func roundFee(x float64) float64 {
 	if x == 0 {
 		return 0
 	}
-	return math.Floor(x*1e5+1e-9) / 1e5
+	units := x * 1e5
+	return math.Floor(units+max(1e-9, math.Abs(units)*1e-13)) / 1e5
 }
 
 // walk is the outcome of taking liquidity from one side of a book.

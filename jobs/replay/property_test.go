@@ -452,7 +452,7 @@ func referenceWith(m store.Market, snaps []store.Snapshot, trades []store.Market
 		for _, pq := range pairs {
 			sum += pq.q * rate * math.Pow(math.Max(0, pq.p*(1-pq.p)), exp)
 		}
-		return math.Floor(sum*1e5+1e-9) / 1e5
+		return math.Floor(sum*1e5+math.Max(1e-9, sum*1e-8)) / 1e5 // 1e-13 of the fee in units
 	}
 	latency := time.Duration(s.LatencyMs) * time.Millisecond
 

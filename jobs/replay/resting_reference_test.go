@@ -78,7 +78,7 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 			exp = float64(*m.FeeExponent)
 		}
 	}
-	floor5 := func(x float64) float64 { return math.Floor(x*1e5+1e-9) / 1e5 }
+	floor5 := func(x float64) float64 { return math.Floor(x*1e5+math.Max(1e-9, x*1e-8)) / 1e5 } // 1e-13 of the fee in units
 	type pair struct{ p, q float64 }
 	feeOf := func(pairs []pair) float64 {
 		var sum float64
