@@ -115,14 +115,15 @@ func loadInput(ctx context.Context, st store.Store, m store.Market, s replay.Str
 	}
 	if needs.Trades {
 		if tp, ok := st.(TradePacker); ok {
-			if in.Packed, err = tp.PackedTrades(ctx, m.Slug); err != nil {
-				return in, fmt.Errorf("load the trades of %s: %w", m.Slug, err)
-			}
-			return in, nil
+			in.Packed, err = tp.PackedTrades(ctx, m.Slug)
+		} else {
+			in.Trades, _, err = st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
 		}
-		if in.Trades, _, err = st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true}); err != nil {
+		if err != nil {
 			return in, fmt.Errorf("load the trades of %s: %w", m.Slug, err)
 		}
+		// The gaps say where the trades may be missing (a warning of the
+		// answer), however the trades were read.
 		if in.Gaps, err = st.ListGaps(ctx, m.Slug); err != nil {
 			return in, fmt.Errorf("load the gaps of %s: %w", m.Slug, err)
 		}

@@ -1,11 +1,16 @@
 package worker_test
 
 import (
+	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/worker"
 )
 
 // TestReplayCacheKeepsPackedTrades: a GTC replay reads its market's
@@ -67,6 +72,56 @@ func TestReplayCacheKeepsPackedTrades(t *testing.T) {
 			check(m.Slug)
 			if got := metric(t, reg, "updown_replay_cache_misses_total"); got != misses+1 {
 				t.Errorf("after a late trade: %v misses, want %v", got, misses+1)
+			}
+		})
+	}
+}
+
+// TestReplayCacheWarnsOfTradeGaps: a GTC replay through the worker, whose
+// cache packs the market's trades, still reads the market's recording
+// gaps: an order that rested while the recorder lacked the trades (a
+// trades gap) carries the warning jobs.Replay gives straight from the
+// store.
+func TestReplayCacheWarnsOfTradeGaps(t *testing.T) {
+	t.Parallel()
+	for name, open := range cacheStores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			r := newCacheRig(t, open(t), 3)
+			m := r.ms[0]
+			gap := store.Gap{From: m.StartTime, To: m.EndTime, Kind: store.GapTrades}
+			if err := r.st.RecordGaps(ctx, m.Slug, []store.Gap{gap}); err != nil {
+				t.Fatal(err)
+			}
+			req := replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{
+				Side:            "UP",
+				EntryConditions: []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 95}},
+				ExitConditions:  []replay.Condition{{Field: "time_remaining_pct", Operator: "<", Value: 30}},
+				PositionSize:    20, OrderType: "GTC",
+			}}
+			payload, _ := json.Marshal(req)
+			o, _, err := r.c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload}, "test", 30*time.Second)
+			if err != nil || o.Failure != nil {
+				t.Fatalf("replay %s: %v %+v", m.Slug, err, o.Failure)
+			}
+			raw, err := o.Data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got replay.Result
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatal(err)
+			}
+			want, err := jobs.Replay(ctx, r.st, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(want.Warnings, "\n"), "trades gap") {
+				t.Fatalf("jobs.Replay of %s over a trades gap warns %q", m.Slug, want.Warnings)
+			}
+			if !slices.Equal(got.Warnings, want.Warnings) {
+				t.Errorf("replay of %s over a trades gap through the worker warns %q; straight from the store %q", m.Slug, got.Warnings, want.Warnings)
 			}
 		})
 	}
