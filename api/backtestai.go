@@ -642,6 +642,10 @@ func bodyError(err error, prefix string) *Error {
 			code = replay.CodeInvalidSide
 		case strings.HasSuffix(field, "orderType"):
 			code = replay.CodeInvalidOrderType
+		case strings.HasSuffix(field, "].field"): // a condition's
+			code = replay.CodeInvalidField
+		case strings.HasSuffix(field, "].operator"):
+			code = replay.CodeInvalidOperator
 		}
 		what := replay.JSONKind(te.Type)
 		if what == "number" && strings.HasSuffix(field, "marketCount") {

@@ -135,6 +135,14 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 		{"side before size", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["side"] = "up"; m["positionSize"] = 0 }), 400, "INVALID_SIDE"},
 		{"field", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["entryConditions"] = cond("volume", ">", 1) }), 400, "INVALID_FIELD"},
 		{"operator", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["exitConditions"] = cond("price_up", "=>", 1) }), 400, "INVALID_OPERATOR"},
+		{"field a number", store.Pro, "application/json", replayBody(slug, func(m map[string]any) {
+			m["entryConditions"] = cond("", ">", 1)
+			m["entryConditions"].([]map[string]any)[0]["field"] = 1
+		}), 400, "INVALID_FIELD"},
+		{"operator a number", store.Pro, "application/json", replayBody(slug, func(m map[string]any) {
+			m["exitConditions"] = cond("price_up", "", 1)
+			m["exitConditions"].([]map[string]any)[0]["operator"] = 1
+		}), 400, "INVALID_OPERATOR"},
 		{"order type", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["orderType"] = "STOP" }), 400, "INVALID_ORDER_TYPE"},
 		{"size 0", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["positionSize"] = 0 }), 400, "VALIDATION_ERROR"},
 		{"size 10001", store.Pro, "application/json", replayBody(slug, func(m map[string]any) { m["positionSize"] = 10001 }), 400, "VALIDATION_ERROR"},
