@@ -86,8 +86,8 @@ def base_url(updown_bin) -> str:
 
 class Script:
     """What the fake server answers: a list of (status, headers, body) per
-    path, the last repeated; and the requests it saw, and their JSON
-    bodies (None without one)."""
+    path, the last repeated (status 0: the connection closed unanswered);
+    and the requests it saw, and their JSON bodies (None without one)."""
 
     def __init__(self):
         self.routes = {}
@@ -121,6 +121,9 @@ def fake():
             with script.lock:
                 script.bodies.append(json.loads(sent) if sent else None)
             status, headers, body = script.next(self.command, self.path)
+            if status == 0:  # the connection lost after the request arrived
+                self.close_connection = True
+                return
             raw = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

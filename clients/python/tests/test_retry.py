@@ -107,6 +107,34 @@ def test_unreachable_server(fake):
         c.market("m")
 
 
+def test_replay_sent_again_after_a_lost_connection(fake):
+    # A replay changes nothing: sent again after the connection was lost.
+    result = {"market": {"slug": "m"}, "strategy": {}, "performance": {"total_pnl": 2.0}, "trades": [],
+              "pnl_curve": [], "total_snapshots": 10}
+    fake.on("POST", "/v1/replay", (0, {}, None), (200, {}, {"success": True, "data": result}))
+    r = client(fake).replay("m", "UP", [], [], 10)
+    assert r.performance["total_pnl"] == 2.0
+    assert fake.count("/v1/replay") == 2
+
+
+@pytest.mark.parametrize("path,call", [
+    ("/v1/sweeps", lambda c: c.sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1, 2]}],
+                                     {"coin": "BTC", "market_type": "15m", "count": 5}, wait=False)),
+    ("/v1/backtest-ai/generate", lambda c: c.agent.generate("buy the dip")),
+    ("/v1/backtest-ai/strategy", lambda c: c.agent.strategy("buy the dip")),
+])
+def test_lost_connection_does_not_start_twice(fake, path, call):
+    # A sweep started, or a generation that spends the month's quota, may
+    # have been acted on when the connection was lost before the answer:
+    # it is not sent again, and the error says to check.
+    fake.on("POST", "/v1/auth/token", (200, {}, {"access_token": "t", "token_type": "Bearer", "expires_in": 900}))
+    fake.on("POST", path, (0, {}, None), (500, {}, err("INTERNAL_ERROR", "sent twice")))
+    with pytest.raises(updown.ConnectionError) as e:
+        call(client(fake))
+    assert fake.count(path) == 1
+    assert "may have acted on it" in str(e.value)
+
+
 def test_times_from_numpy_and_pandas():
     np = pytest.importorskip("numpy")
     from updown.client import _time_param

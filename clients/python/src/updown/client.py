@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import numbers
 import random
@@ -64,7 +65,11 @@ class Client:
 
     Retries follow SPEC 7: 429 and 5xx (and unreachable servers) are retried
     with exponential backoff and full jitter, waiting at least what
-    Retry-After says; 400, 401, 403 and other 4xx never are. A 504
+    Retry-After says; 400, 401, 403 and other 4xx never are. A request
+    that starts something (a sweep) or spends the monthly AI quota is not
+    sent again after a connection lost once it was sent, when the server may
+    have acted on it: that is a ConnectionError saying so, for the caller
+    to check (sweeps(), the quota) before sending it again. A 504
     JOB_TIMEOUT is followed by polling GET /v1/jobs/{id} until the job
     answers or job_wait seconds pass. timeout bounds one request; keep it
     above the server's JOB_WAIT (60 s by default), so that a slow job's 504
@@ -118,9 +123,12 @@ class Client:
             d = max(d, retry_after)
         return d
 
-    def _send(self, method: str, path: str, params=None, body=None, headers=None) -> Tuple[int, Dict[str, str], bytes]:
+    def _send(self, method: str, path: str, params=None, body=None, headers=None,
+              once: bool = False) -> Tuple[int, Dict[str, str], bytes]:
         """One request, with retries; returns status, headers, body of a
-        2xx answer, raises the matching UpdownError otherwise."""
+        2xx answer, raises the matching UpdownError otherwise. once marks a
+        request the server must not act on twice: after a connection lost
+        while it waited for the answer, it is not sent again."""
         url = self._url(path, params)
         data = json.dumps(body).encode() if body is not None else None
         h = {"Accept": "application/json", "User-Agent": self.user_agent}
@@ -136,9 +144,17 @@ class Client:
             except urllib.error.HTTPError as e:
                 status, hdrs, raw = e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
                 err = self._error(status, hdrs, raw)
-            except (urllib.error.URLError, socket.timeout, ConnectionError, OSError) as e:
-                reason = getattr(e, "reason", e)
-                err = errors.ConnectionError(f"cannot reach {self.base_url}: {reason}")
+            except urllib.error.URLError as e:
+                # urllib raises URLError while it connects and sends: the
+                # server has not had the whole request.
+                err = errors.ConnectionError(f"cannot reach {self.base_url}: {e.reason}")
+            except (socket.timeout, ConnectionError, OSError, http.client.HTTPException) as e:
+                # Lost while waiting for the answer: the request was sent.
+                if once:
+                    raise errors.ConnectionError(
+                        f"lost the connection to {self.base_url} after sending {method} {path} ({e}); the server may "
+                        "have acted on it, so it was not sent again: check before sending it again") from e
+                err = errors.ConnectionError(f"cannot reach {self.base_url}: {e}")
             retriable = isinstance(err, errors.ConnectionError) or err.status == 429 or err.status >= 500
             if isinstance(err, errors.JobTimeoutError) and err.job_id:
                 return self._await_job(err)
@@ -186,10 +202,10 @@ class Client:
             return self._send("GET", path, params, headers=headers)[2]
         return json.loads(self._send("GET", path, params, headers=headers)[2])
 
-    def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None) -> Any:
+    def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None, once: bool = False) -> Any:
         h = {"X-API-Key": self.api_key}
         h.update(headers or {})
-        return json.loads(self._send("POST", path, body=body, headers=h)[2])
+        return json.loads(self._send("POST", path, body=body, headers=h, once=once)[2])
 
     # ---- markets ---------------------------------------------------------
 
@@ -428,7 +444,7 @@ class Client:
             body["split"] = split
         if objective is not None:
             body["objective"] = objective
-        s = Sweep.from_json(self._post("/v1/sweeps", body)["data"])
+        s = Sweep.from_json(self._post("/v1/sweeps", body, once=True)["data"])
         if not wait:
             return s
         deadline = _time.monotonic() + timeout
@@ -485,11 +501,11 @@ class Client:
             self._token = (d["access_token"], now + max(0.0, float(d.get("expires_in", 900)) - 30))
         return self._token[0]
 
-    def _agent_send(self, method: str, path: str, body: Any = None) -> Any:
+    def _agent_send(self, method: str, path: str, body: Any = None, once: bool = False) -> Any:
         for renew in (False, True):
             headers = {"Authorization": "Bearer " + self._bearer(renew)}
             try:
-                return json.loads(self._send(method, path, body=body, headers=headers)[2])
+                return json.loads(self._send(method, path, body=body, headers=headers, once=once)[2])
             except errors.AuthenticationError:
                 if renew:
                     raise
@@ -506,12 +522,12 @@ class Agent:
     def generate(self, prompt: str, **options: Any) -> Generation:
         """A replay-ready strategy from a prompt. options: preset, coin,
         marketType, marketCount, positionSize, maxLossPercent, orderType."""
-        d = self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt))
+        d = self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt), once=True)
         return Generation.from_json(d["data"])
 
     def strategy(self, prompt: str, **options: Any) -> Backtest:
         """Generates a strategy and backtests it across resolved markets."""
-        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt))
+        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt), once=True)
         return Backtest.from_json(d["data"])
 
     def run(self, *, generated_strategy: Optional[Dict[str, Any]] = None, strategy_code: Optional[str] = None,
