@@ -135,6 +135,27 @@ def test_lost_connection_does_not_start_twice(fake, path, call):
     assert "may have acted on it" in str(e.value)
 
 
+def test_series_start_on_python_before_3_11(monkeypatch):
+    # Before 3.11, datetime.fromisoformat takes no Z and exactly 3 or 6
+    # fractional digits: series()'s start of "...13:00:00.5Z" must still read.
+    import re
+    from datetime import datetime as real
+    from updown import client as mod
+
+    class Py39(real):
+        @classmethod
+        def fromisoformat(cls, s):
+            if s.endswith("Z") or re.search(r"\.(\d+)", s) and len(re.search(r"\.(\d+)", s).group(1)) not in (3, 6):
+                raise ValueError(f"Invalid isoformat string: {s!r}")
+            return real.fromisoformat(s)
+
+    monkeypatch.setattr(mod, "datetime", Py39)
+    ms = 1777467600000
+    assert mod._just_before("2026-04-29T13:00:00.5Z") == str(ms + 500 - 1)
+    assert mod._just_before("2026-04-29T13:00:00Z") == str(ms - 1)
+    assert mod._just_before("2026-04-29") == str(1777420800000 - 1)
+
+
 def test_times_from_numpy_and_pandas():
     np = pytest.importorskip("numpy")
     from updown.client import _time_param

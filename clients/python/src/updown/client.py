@@ -19,7 +19,7 @@ from .models import (
     Account, Backtest, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
     MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
-    parse_time, records,
+    iso_for_python, parse_time, records,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -581,7 +581,7 @@ def _just_before(t: TimeLike) -> Optional[str]:
         return None
     if s.isdigit():
         return str(int(s) - 1)
-    dt = datetime.fromisoformat(s.replace("Z", "+00:00")) if "T" in s else datetime.fromisoformat(s + "T00:00:00+00:00")
+    dt = datetime.fromisoformat(iso_for_python(s)) if "T" in s else datetime.fromisoformat(s + "T00:00:00+00:00")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return str(int(dt.timestamp() * 1000) - 1)

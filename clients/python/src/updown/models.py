@@ -14,9 +14,15 @@ def parse_time(s: Optional[str]) -> Optional[datetime]:
     """An ISO 8601 time of the API as an aware UTC datetime."""
     if s is None:
         return None
+    return datetime.fromisoformat(iso_for_python(s)).astimezone(timezone.utc)
+
+
+def iso_for_python(s: str) -> str:
+    """An ISO 8601 time as datetime.fromisoformat of every Python the
+    package supports reads it: before 3.11 it takes no Z and exactly 3 or 6
+    fractional digits."""
     if s.endswith("Z"):
         s = s[:-1] + "+00:00"
-    # Python < 3.11 wants exactly 3 or 6 fractional digits.
     if "." in s:
         head, frac = s.split(".", 1)
         i = 0
@@ -24,7 +30,7 @@ def parse_time(s: Optional[str]) -> Optional[datetime]:
             i += 1
         digits, rest = frac[:i], frac[i:]
         s = head + "." + (digits + "000000")[:6] + rest
-    return datetime.fromisoformat(s).astimezone(timezone.utc)
+    return s
 
 
 def from_ms(ms: int) -> datetime:
