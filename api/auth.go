@@ -225,5 +225,5 @@ func (s *Server) lookupKeyInStore(ctx context.Context, hash string) (principal, 
 	if err != nil {
 		return principal{}, s.storeFailure(ctx, "look up API key", err)
 	}
-	return principal{Customer: c, Key: k, Plan: planFor(c.Tier), keyHash: hash, cachedGen: -1}, nil
+	return principal{Customer: c, Key: k, Plan: customerPlan(c), keyHash: hash, cachedGen: -1}, nil
 }

@@ -438,6 +438,32 @@ func TestGenerateQuotaExceeded(t *testing.T) {
 	}
 }
 
+// TestEnterpriseOwnAIQuota: ENTERPRISE's generations are unlimited unless
+// the customer has a quota of its own (`customers set-limits
+// --ai-generations`, DESIGN 4), which holds as PRO's does.
+func TestEnterpriseOwnAIQuota(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	if _, err := b.store.SetCustomerLimits(t.Context(), b.ids[store.Enterprise], store.Limits{AIGenerationsPerMonth: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := b.store.ReserveAIGeneration(t.Context(), b.ids[store.Enterprise], time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := "Bearer " + b.token(store.Enterprise)
+	var q map[string]any
+	data(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", tok, ""), &q)
+	if want := (map[string]any{"used": 2.0, "limit": 2.0, "remaining": 0.0, "resets_at": "2026-05-01T00:00:00.000Z"}); !reflect.DeepEqual(q, want) {
+		t.Errorf("ENTERPRISE quota of its own %v, want %v", q, want)
+	}
+	r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, `{"prompt":"buy UP below 0.4, exit above 0.6"}`)
+	if d, _ := wantError(t, r, http.StatusTooManyRequests, "BACKTEST_AI_QUOTA_EXCEEDED")["details"].(map[string]any); d["limit"] != 2.0 {
+		t.Errorf("details %v", d)
+	}
+}
+
 // TestGenerateQuotaConcurrent: 20 requests at once against one remaining
 // generation spend exactly one.
 func TestGenerateQuotaConcurrent(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 )
 
@@ -38,8 +39,12 @@ type Plan struct {
 	// snapshot pages with books, CSV and Parquet exports, depth history)
 	// answering at once (readcap.go; 0: no cap).
 	ReadsInFlight int
+	// SweepSizes bound one sweep (DESIGN 14); zero on a plan without
+	// sweeps.
+	SweepSizes sweep.Limits
 	// CustomLimits: a customer's own limits (`updown customers
-	// set-limits`) replace PerMinute and PerDay.
+	// set-limits`, store.Limits) replace PerMinute and PerDay, the AI
+	// generation quota and the sweep sizes (customerPlan).
 	CustomLimits bool
 }
 
@@ -54,17 +59,47 @@ func planFor(t store.Tier) Plan {
 	switch t {
 	case store.Pro:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4}
+			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4, SweepSizes: sweep.ProLimits}
 	case store.ProTrial:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4}
 	case store.Suite:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, PerMinute: 300, PerDay: 50_000, ReadsInFlight: 4}
 	case store.Enterprise:
 		return Plan{Tier: t, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true, JobsInFlight: 16, ReadsInFlight: 16}
+			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true, JobsInFlight: 16, ReadsInFlight: 16,
+			SweepSizes: sweep.EnterpriseLimits}
 	default:
 		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000, ReadsInFlight: 2}
 	}
+}
+
+// customerPlan returns the plan of c: its tier's, with c's own limits
+// where the plan takes them (CustomLimits; rate limits apart, in
+// rateLimitFor). A limit c has not set (0) keeps the plan's.
+func customerPlan(c store.Customer) Plan {
+	p := planFor(c.Tier)
+	if !p.CustomLimits {
+		return p
+	}
+	l := c.Limits
+	if l.AIGenerationsPerMonth > 0 {
+		p.AIGenerationsPerMonth = l.AIGenerationsPerMonth
+	}
+	if sweepsIn(p) {
+		if l.SweepTrials > 0 {
+			p.SweepSizes.Trials = uint64(l.SweepTrials)
+		}
+		if l.SweepMarkets > 0 {
+			p.SweepSizes.Markets = uint64(l.SweepMarkets)
+		}
+		if l.SweepReplays > 0 {
+			p.SweepSizes.Replays = uint64(l.SweepReplays)
+		}
+		if l.SweepTrials > 0 || l.SweepMarkets > 0 || l.SweepReplays > 0 {
+			p.SweepSizes.Plan = "your " + string(p.Tier) + " plan"
+		}
+	}
+	return p
 }
 
 // upgradeURL is where tier errors send the customer.

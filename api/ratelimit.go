@@ -163,11 +163,11 @@ func (s *Server) rateLimitFor(p Plan, c store.Customer) RateLimit {
 		l = RateLimit{PerMinute: p.PerMinute, PerDay: p.PerDay}
 	}
 	if p.CustomLimits {
-		if c.RatePerMinute > 0 {
-			l.PerMinute = c.RatePerMinute
+		if c.Limits.PerMinute > 0 {
+			l.PerMinute = c.Limits.PerMinute
 		}
-		if c.RatePerDay > 0 {
-			l.PerDay = c.RatePerDay
+		if c.Limits.PerDay > 0 {
+			l.PerDay = c.Limits.PerDay
 		}
 	}
 	return l

@@ -178,7 +178,7 @@ func TestRateLimitPerCustomer(t *testing.T) {
 	wantLimitHeaders(t, b.get(store.Enterprise, path), store.Enterprise, 1_000_000, 999_998, now)
 
 	for _, tier := range []store.Tier{store.Enterprise, store.Pro} {
-		if _, err := a.store.SetCustomerLimits(ctx, a.ids[tier], 4, 2_000_000); err != nil {
+		if _, err := a.store.SetCustomerLimits(ctx, a.ids[tier], store.Limits{PerMinute: 4, PerDay: 2_000_000}); err != nil {
 			t.Fatal(err)
 		}
 		if err := api.InvalidateCustomer(ctx, rdb, a.ids[tier]); err != nil {

@@ -226,7 +226,7 @@ func (s *Server) principalForKeyID(ctx context.Context, customerID, keyID string
 	if k.CustomerID != c.ID || k.RevokedAt != nil || strings.HasPrefix(k.Prefix, DevKeyPrefix) && !s.cfg.DevKeys {
 		return principal{}, false, nil
 	}
-	return principal{Customer: c, Key: k, Plan: planFor(c.Tier), cachedGen: -1}, true, nil
+	return principal{Customer: c, Key: k, Plan: customerPlan(c), cachedGen: -1}, true, nil
 }
 
 // redisFailure answers a failed Redis call as 503 (clients retry).

@@ -35,12 +35,10 @@ func sweepsInFlight(p Plan) int {
 	return 1
 }
 
-// sweepLimits are the plan's sweep sizes (DESIGN 14).
+// sweepLimits are the plan's sweep sizes (DESIGN 14), the customer's own
+// where it set them (customerPlan).
 func sweepLimits(p Plan) sweep.Limits {
-	if p.Tier == store.Enterprise {
-		return sweep.EnterpriseLimits
-	}
-	return sweep.ProLimits
+	return p.SweepSizes
 }
 
 type sweepInput struct {
@@ -423,24 +421,25 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 }
 
 // StopSweepsOffPlan cancels the customer's QUEUED and RUNNING sweeps that
-// the plan of tier could not have started: all of them when it has no
-// sweeps (a cancelled subscription), and those larger than its sweep sizes
-// when it has smaller ones (ENTERPRISE to PRO). It returns how many it
+// its plan, as c now has it, could not have started: all of them when it
+// has no sweeps (a cancelled subscription), and those larger than its
+// sweep sizes when they are smaller (ENTERPRISE to PRO, or an ENTERPRISE
+// customer's own sizes lowered). It returns how many it
 // cancelled. A sweep runs for as long as its thousands of replays take on
 // the workers, and the plan that allowed it is gone: it stops as a DELETE
 // stops it (its shards within about a second), and its owner still sees
 // it through DELETE /v1/sweeps/{id}. The billing webhook and `updown
-// customers set-tier` call it after the tier is stored; a sweep stored
+// customers set-tier` and `set-limits` call it after the change is stored; a sweep stored
 // while they run checks the tier again itself (createSweep).
-func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, customerID string, tier store.Tier) (int, error) {
-	if n, err := st.CountActiveSweeps(ctx, customerID); err != nil || n == 0 {
+func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, c store.Customer) (int, error) {
+	if n, err := st.CountActiveSweeps(ctx, c.ID); err != nil || n == 0 {
 		return 0, err
 	}
-	sws, _, err := st.ListSweeps(ctx, customerID, 0, 0)
+	sws, _, err := st.ListSweeps(ctx, c.ID, 0, 0)
 	if err != nil {
 		return 0, err
 	}
-	plan := planFor(tier)
+	plan := customerPlan(c)
 	stopped := 0
 	for _, sw := range sws {
 		if !sw.Status.Active() || sweepFits(plan, sw) {
@@ -456,6 +455,16 @@ func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, customerID stri
 		}
 	}
 	return stopped, nil
+}
+
+// stopSweepsOffPlan is StopSweepsOffPlan for the customer with the id, as
+// stored now (its tier and its own limits).
+func (s *Server) stopSweepsOffPlan(ctx context.Context, customerID string) (int, error) {
+	c, err := s.store.GetCustomer(ctx, customerID)
+	if err != nil {
+		return 0, fmt.Errorf("read the customer: %w", err)
+	}
+	return StopSweepsOffPlan(ctx, s.store, c)
 }
 
 // sweepFits tells whether plan allows a sweep of sw's size.
@@ -479,8 +488,8 @@ func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, r
 	if err != nil {
 		return s.storeFailure(ctx, "read the customer's plan", err)
 	}
-	plan := planFor(c.Tier)
-	if c.Tier == p.Plan.Tier || sweepFits(plan, sw) {
+	plan := customerPlan(c)
+	if sweepFits(plan, sw) {
 		return nil
 	}
 	if _, err := s.store.SetSweepStatus(context.WithoutCancel(ctx), sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepCancelled, ""); err != nil && !errors.Is(err, store.ErrConflict) {

@@ -484,6 +484,38 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 	}
 }
 
+// TestEnterpriseOwnSweepSizes: an ENTERPRISE customer's own sweep sizes
+// (`customers set-limits --sweep-trials`, DESIGN 14) bound its sweeps in
+// place of the plan's, and lowering them stops its running sweeps over
+// them, as a plan change does.
+func TestEnterpriseOwnSweepSizes(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // no worker: sweeps stay RUNNING until stopped
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.redis = st, q.client, q.client, q.rdb })
+	ent := b.ids[store.Enterprise]
+	if _, err := st.SetCustomerLimits(t.Context(), ent, store.Limits{SweepTrials: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// 3 trials (0.5, 0.6, 0.7) over its 2; PRO's 200 are not its.
+	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", sweepBody(3, ""))
+	if e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR"); !strings.Contains(fmt.Sprint(e["message"]), "allows 2") {
+		t.Errorf("a sweep of 3 trials over the customer's 2: %s", r.body)
+	}
+	two := startSweep(t, b, b.keys[store.Enterprise], strings.Replace(sweepBody(3, ""), `"step":0.1`, `"step":0.2`, 1))
+	c, err := st.SetCustomerLimits(t.Context(), ent, store.Limits{SweepTrials: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := api.StopSweepsOffPlan(t.Context(), st, c); err != nil || n != 1 {
+		t.Errorf("StopSweepsOffPlan after the sizes went to 1 trial: %d, %v; want the 2-trial sweep stopped", n, err)
+	}
+	if sw, err := st.GetSweep(t.Context(), two); err != nil || sw.Status != store.SweepCancelled {
+		t.Errorf("the 2-trial sweep after the sizes went to 1 trial: %v, %v", sw.Status, err)
+	}
+}
+
 // downgradeWhileStored is a store on which a downgrade to STARTER lands
 // while a sweep is being stored: the tier is set and the webhook's stop of
 // the customer's sweeps has looked, finding none, before the sweep is
@@ -491,10 +523,11 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 type downgradeWhileStored struct{ *memory.Store }
 
 func (s downgradeWhileStored) CreateSweep(ctx context.Context, sw store.Sweep, limit int) (store.Sweep, error) {
-	if _, err := s.SetCustomerTier(ctx, sw.CustomerID, store.Starter); err != nil {
+	c, err := s.SetCustomerTier(ctx, sw.CustomerID, store.Starter)
+	if err != nil {
 		return store.Sweep{}, err
 	}
-	if _, err := api.StopSweepsOffPlan(ctx, s.Store, sw.CustomerID, store.Starter); err != nil {
+	if _, err := api.StopSweepsOffPlan(ctx, s.Store, c); err != nil {
 		return store.Sweep{}, err
 	}
 	return s.Store.CreateSweep(ctx, sw, limit)

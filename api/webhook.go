@@ -358,7 +358,7 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		// Not the request's context: the provider hanging up must not leave
 		// the sweeps half cancelled; bounded all the same.
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		n, err := StopSweepsOffPlan(sctx, s.store, rec.CustomerID, rec.Tier)
+		n, err := s.stopSweepsOffPlan(sctx, rec.CustomerID)
 		cancel()
 		if err != nil {
 			// Recorded and applied all the same; the provider must not retry.

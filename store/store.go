@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 )
@@ -140,10 +141,10 @@ type CustomerStore interface {
 	// SetCustomerTier changes the customer's tier (ErrNotFound if absent)
 	// and returns the updated customer.
 	SetCustomerTier(ctx context.Context, id string, tier Tier) (Customer, error)
-	// SetCustomerLimits sets the customer's own request allowances (0:
-	// the plan's default; negative is ErrInvalid) and returns the updated
-	// customer (ErrNotFound if absent).
-	SetCustomerLimits(ctx context.Context, id string, perMinute, perDay int) (Customer, error)
+	// SetCustomerLimits sets the customer's own allowances (each 0: the
+	// plan's default; a negative one is ErrInvalid) and returns the
+	// updated customer (ErrNotFound if absent).
+	SetCustomerLimits(ctx context.Context, id string, l Limits) (Customer, error)
 
 	// CreateAPIKey stores a key of the customer. Only the hash of the key is
 	// kept; Prefix is a short, non-secret label for listings. The store
@@ -461,13 +462,33 @@ type Customer struct {
 	Email string
 	Name  string
 	Tier  Tier
-	// RatePerMinute and RatePerDay are the customer's own request
-	// allowances (the ENTERPRISE plan's custom limits, DESIGN 4); 0 keeps
-	// the plan's default.
-	RatePerMinute int
-	RatePerDay    int
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// Limits are the customer's own allowances (the ENTERPRISE plan's
+	// custom limits); each 0 keeps the plan's default.
+	Limits    Limits
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Limits are a customer's own allowances, the ENTERPRISE plan's custom
+// limits (DESIGN 4 and 14), set with `updown customers set-limits`. Each
+// 0 keeps the plan's default; none is negative.
+type Limits struct {
+	// PerMinute and PerDay are request allowances.
+	PerMinute, PerDay int
+	// AIGenerationsPerMonth is the monthly Backtest AI generation quota
+	// (the plan's default: unlimited).
+	AIGenerationsPerMonth int
+	// SweepTrials, SweepMarkets and SweepReplays are the most trials,
+	// markets and replays (trials × markets) of one sweep.
+	SweepTrials, SweepMarkets, SweepReplays int
+}
+
+// Check reports a negative allowance (ErrInvalid), or nil.
+func (l Limits) Check() error {
+	if l.PerMinute < 0 || l.PerDay < 0 || l.AIGenerationsPerMonth < 0 || l.SweepTrials < 0 || l.SweepMarkets < 0 || l.SweepReplays < 0 {
+		return fmt.Errorf("limits %+v: an allowance is 0 (the plan's default) or more: %w", l, ErrInvalid)
+	}
+	return nil
 }
 
 // APIKey is a customer's key as stored: its hash, never the key itself.

@@ -167,7 +167,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		// A plan without sweeps, or with smaller ones, stops the
 		// customer's running sweeps it could not have started, as the
 		// billing webhook does.
-		if n, err := api.StopSweepsOffPlan(ctx, st, c.ID, c.Tier); err != nil {
+		if n, err := api.StopSweepsOffPlan(ctx, st, c); err != nil {
 			return fmt.Errorf("tier set to %s, but the customer's sweeps could not be cancelled: %w", c.Tier, err)
 		} else if n > 0 {
 			fmt.Fprintf(stderr, "cancelled %d running sweep(s): the %s plan could not have started them\n", n, c.Tier)
@@ -176,21 +176,40 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "set-limits":
 		id := fs.String("id", "", "customer id")
 		email := fs.String("email", "", "customer email (instead of --id)")
-		perMinute := fs.Int("per-minute", 0, "requests allowed per UTC minute (0: the plan's default, 10000)")
-		perDay := fs.Int("per-day", 0, "requests allowed per UTC day (0: the plan's default, 1000000)")
+		// The ENTERPRISE plan's custom limits (store.Limits), each 0 for
+		// the plan's default.
+		flags := []limitFlag{
+			{"per-minute", "requests allowed per UTC minute (0: the plan's default, 10000)", func(l *store.Limits) *int { return &l.PerMinute }, nil},
+			{"per-day", "requests allowed per UTC day (0: the plan's default, 1000000)", func(l *store.Limits) *int { return &l.PerDay }, nil},
+			{"ai-generations", "Backtest AI generations allowed per calendar month (0: the plan's default, unlimited)",
+				func(l *store.Limits) *int { return &l.AIGenerationsPerMonth }, nil},
+			{"sweep-trials", "trials allowed in one sweep (0: the plan's default, 10000)", func(l *store.Limits) *int { return &l.SweepTrials }, nil},
+			{"sweep-markets", "markets allowed in one sweep (0: the plan's default, 5000)", func(l *store.Limits) *int { return &l.SweepMarkets }, nil},
+			{"sweep-replays", "replays (trials × markets) allowed in one sweep (0: the plan's default, 2000000)",
+				func(l *store.Limits) *int { return &l.SweepReplays }, nil},
+		}
+		for i := range flags {
+			flags[i].value = fs.Int(flags[i].name, 0, flags[i].usage)
+		}
 		redisURL := redisURLFlag(fs)
 		st, err := adminStore(ctx, fs, args[1:])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		if *perMinute < 0 || *perDay < 0 {
-			return errors.New("customers set-limits: --per-minute and --per-day are 0 (the plan's default) or more")
-		}
 		given := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-		if !given["per-minute"] && !given["per-day"] {
-			return errors.New("customers set-limits: give --per-minute, --per-day or both (a limit not given keeps its value; 0 is the plan's default)")
+		var names []string
+		anyGiven := false
+		for _, f := range flags {
+			names = append(names, "--"+f.name)
+			anyGiven = anyGiven || given[f.name]
+			if *f.value < 0 {
+				return fmt.Errorf("customers set-limits: --%s is 0 (the plan's default) or more", f.name)
+			}
+		}
+		if !anyGiven {
+			return fmt.Errorf("customers set-limits: give one or more of %s (a limit not given keeps its value; 0 is the plan's default)", strings.Join(names, ", "))
 		}
 		c, err := findCustomer(ctx, st, *id, *email)
 		if err != nil {
@@ -200,22 +219,38 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fmt.Errorf("customer %s is on the %s plan: limits per customer are an ENTERPRISE feature (set-tier first)", c.ID, c.Tier)
 		}
 		// A limit not given keeps its value.
-		if !given["per-minute"] {
-			*perMinute = c.RatePerMinute
+		l := c.Limits
+		for _, f := range flags {
+			if given[f.name] {
+				*f.field(&l) = *f.value
+			}
 		}
-		if !given["per-day"] {
-			*perDay = c.RatePerDay
-		}
-		c, err = st.SetCustomerLimits(ctx, c.ID, *perMinute, *perDay)
-		if err != nil {
+		if c, err = st.SetCustomerLimits(ctx, c.ID, l); err != nil {
 			return fmt.Errorf("set limits: %w", err)
 		}
 		tellAPIs(ctx, *redisURL, c.ID, stderr)
+		// Sweep sizes lowered stop the customer's running sweeps over them,
+		// as a plan change does.
+		if n, err := api.StopSweepsOffPlan(ctx, st, c); err != nil {
+			return fmt.Errorf("limits set, but the customer's sweeps over them could not be cancelled: %w", err)
+		} else if n > 0 {
+			fmt.Fprintf(stderr, "cancelled %d running sweep(s) larger than the new sweep sizes\n", n)
+		}
 		return writeJSON(stdout, map[string]any{"customer_id": c.ID, "tier": string(c.Tier),
-			"rate_limits": map[string]int{"per_minute": c.RatePerMinute, "per_day": c.RatePerDay}})
+			"rate_limits":              map[string]int{"per_minute": c.Limits.PerMinute, "per_day": c.Limits.PerDay},
+			"ai_generations_per_month": c.Limits.AIGenerationsPerMonth,
+			"sweeps":                   map[string]int{"max_trials": c.Limits.SweepTrials, "max_markets": c.Limits.SweepMarkets, "max_replays": c.Limits.SweepReplays}})
 	default:
 		return fmt.Errorf("customers: unknown subcommand %q (want create, list, set-tier or set-limits)", args[0])
 	}
+}
+
+// limitFlag is a flag of `customers set-limits`: one of store.Limits'
+// allowances.
+type limitFlag struct {
+	name, usage string
+	field       func(*store.Limits) *int
+	value       *int
 }
 
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {

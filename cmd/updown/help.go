@@ -105,8 +105,11 @@ const customersUsage = `Usage: updown customers <subcommand> [flags]    (on DATA
                                             {"customer_id","key_id","api_key"}: the key is shown once
   list                                      every customer, as JSON
   set-tier (--id ID | --email E) --tier T   change a customer's plan (a plan without sweeps cancels its running ones)
-  set-limits (--id ID | --email E) [--per-minute N] [--per-day N]
-                                            an ENTERPRISE customer's own rate limits (0: the plan's default)
+  set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]
+             [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]
+                                            an ENTERPRISE customer's own limits: rate limits, monthly
+                                            AI generations, sweep sizes (0: the plan's default; a limit
+                                            not given keeps its value; running sweeps over new sizes stop)
 
 Plans: STARTER (default), PRO, PRO_TRIAL, SUITE, ENTERPRISE.
 Run 'updown customers <subcommand> -h' for its flags.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -344,6 +345,31 @@ func TestProductionProcesses(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"customers", "set-limits", "--email", "ada@example.com"}, io.Discard, io.Discard); err == nil {
 		t.Error("set-limits with no limit: no error")
+	}
+	// The rest of ENTERPRISE's custom limits (DESIGN 4, 14): its monthly
+	// AI generations and its sweep sizes, held at the next request too.
+	var more struct {
+		RateLimits    map[string]int `json:"rate_limits"`
+		AIGenerations int            `json:"ai_generations_per_month"`
+		Sweeps        map[string]int `json:"sweeps"`
+	}
+	if err := json.Unmarshal(runCmd(t, "customers", "set-limits", "--email", "ada@example.com", "--ai-generations", "2", "--sweep-trials", "3"), &more); err != nil ||
+		more.AIGenerations != 2 || more.Sweeps["max_trials"] != 3 || more.Sweeps["max_markets"] != 0 || more.RateLimits["per_day"] != 888 {
+		t.Errorf("set-limits --ai-generations 2 --sweep-trials 3: %+v %v, want those and per_day kept at 888", more, err)
+	}
+	if status, acct := get(t, base+"/v1/account", created.APIKey); status != http.StatusOK ||
+		fmt.Sprint(acct["data"].(map[string]any)["ai_quota"].(map[string]any)["limit"]) != "2" {
+		t.Errorf("account after --ai-generations 2: %d %v", status, acct)
+	}
+	fourTrials := `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.6}],
+		"exitConditions":[{"field":"price_up","operator":">=","value":0.7}],"positionSize":10},
+		"parameters":[{"path":"/entryConditions/0/value","values":[0.3,0.4,0.5,0.6]}],
+		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":5}}`
+	if a := do(nil, http.MethodPost, base+"/v1/sweeps", created.APIKey, fourTrials); a.status != http.StatusBadRequest || !strings.Contains(string(a.raw), "allows 3") {
+		t.Errorf("a sweep of 4 trials after --sweep-trials 3: %d %s", a.status, a.raw)
+	}
+	if err := run(context.Background(), []string{"customers", "set-limits", "--email", "ada@example.com", "--sweep-markets", "-1"}, io.Discard, io.Discard); err == nil {
+		t.Error("set-limits --sweep-markets -1: no error")
 	}
 
 	cancel()

@@ -20,9 +20,9 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 		c.Tier = store.Starter
 	}
 	c.Email = store.NormalizeEmail(c.Email)
-	if c.Email == "" || !c.Tier.Valid() || c.RatePerMinute < 0 || c.RatePerDay < 0 {
-		return store.Customer{}, fmt.Errorf("memory: create customer: email %q, tier %q, limits %d/%d: %w",
-			c.Email, c.Tier, c.RatePerMinute, c.RatePerDay, store.ErrInvalid)
+	if c.Email == "" || !c.Tier.Valid() || c.Limits.Check() != nil {
+		return store.Customer{}, fmt.Errorf("memory: create customer: email %q, tier %q, limits %+v: %w",
+			c.Email, c.Tier, c.Limits, store.ErrInvalid)
 	}
 	if c.ID == "" {
 		id, err := newID()
@@ -122,13 +122,13 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	return c, nil
 }
 
-// SetCustomerLimits sets the customer's own request allowances.
-func (s *Store) SetCustomerLimits(ctx context.Context, id string, perMinute, perDay int) (store.Customer, error) {
+// SetCustomerLimits sets the customer's own allowances.
+func (s *Store) SetCustomerLimits(ctx context.Context, id string, l store.Limits) (store.Customer, error) {
 	if err := live(ctx, "set customer limits"); err != nil {
 		return store.Customer{}, err
 	}
-	if perMinute < 0 || perDay < 0 {
-		return store.Customer{}, fmt.Errorf("memory: set customer limits: %d per minute, %d per day: %w", perMinute, perDay, store.ErrInvalid)
+	if err := l.Check(); err != nil {
+		return store.Customer{}, fmt.Errorf("memory: set customer limits: %w", err)
 	}
 	now := s.clock()
 	s.customersMu.Lock()
@@ -137,7 +137,7 @@ func (s *Store) SetCustomerLimits(ctx context.Context, id string, perMinute, per
 	if err != nil {
 		return store.Customer{}, err
 	}
-	c.RatePerMinute, c.RatePerDay = perMinute, perDay
+	c.Limits = l
 	c.UpdatedAt = now
 	s.customers[id] = c
 	return c, nil

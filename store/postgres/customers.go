@@ -11,7 +11,10 @@ import (
 	"github.com/updown/updown/store"
 )
 
-const customerColumns = `id::text, email, name, tier, rate_per_minute, rate_per_day, created_at, updated_at`
+const customerColumns = `id::text, email, name, tier, ` + limitColumns + `, created_at, updated_at`
+
+// limitColumns are a customer's own allowances, in store.Limits' order.
+const limitColumns = `rate_per_minute, rate_per_day, ai_generations_per_month, sweep_trials, sweep_markets, sweep_replays`
 
 // validID reports whether id is a UUID in a form Postgres's uuid type
 // reads. Other strings name no row: lookups by them are store.ErrNotFound
@@ -33,8 +36,8 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 		c.Tier = store.Starter
 	}
 	c.Email = store.NormalizeEmail(c.Email)
-	if c.Email == "" || !storable(c.Email) || !storable(c.Name) || !c.Tier.Valid() || c.RatePerMinute < 0 || c.RatePerDay < 0 {
-		return store.Customer{}, invalid(op, fmt.Sprintf("email %q, tier %q, limits %d/%d", c.Email, c.Tier, c.RatePerMinute, c.RatePerDay))
+	if c.Email == "" || !storable(c.Email) || !storable(c.Name) || !c.Tier.Valid() || c.Limits.Check() != nil {
+		return store.Customer{}, invalid(op, fmt.Sprintf("email %q, tier %q, limits %+v", c.Email, c.Tier, c.Limits))
 	}
 	if c.ID == "" {
 		c.ID = uuid.NewString()
@@ -43,9 +46,10 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 	}
 	now := s.stamp()
 	rows, _ := s.pool.Query(ctx, `
-		insert into customers (id, email, name, tier, rate_per_minute, rate_per_day, created_at, updated_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $7)
-		returning `+customerColumns, c.ID, c.Email, c.Name, string(c.Tier), c.RatePerMinute, c.RatePerDay, now)
+		insert into customers (id, email, name, tier, `+limitColumns+`, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+		returning `+customerColumns, c.ID, c.Email, c.Name, string(c.Tier), c.Limits.PerMinute, c.Limits.PerDay,
+		c.Limits.AIGenerationsPerMonth, c.Limits.SweepTrials, c.Limits.SweepMarkets, c.Limits.SweepReplays, now)
 	got, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
 	return got, wrap(op, err)
 }
@@ -98,18 +102,18 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	return c, wrap(op, err)
 }
 
-// SetCustomerLimits sets the customer's own request allowances.
-func (s *Store) SetCustomerLimits(ctx context.Context, id string, perMinute, perDay int) (store.Customer, error) {
+// SetCustomerLimits sets the customer's own allowances.
+func (s *Store) SetCustomerLimits(ctx context.Context, id string, l store.Limits) (store.Customer, error) {
 	op := fmt.Sprintf("set limits of customer %q", id)
 	if !validID(id) {
 		return store.Customer{}, notFound(op)
 	}
-	if perMinute < 0 || perDay < 0 {
-		return store.Customer{}, invalid(op, fmt.Sprintf("%d per minute, %d per day", perMinute, perDay))
+	if err := l.Check(); err != nil {
+		return store.Customer{}, wrap(op, err)
 	}
 	rows, _ := s.pool.Query(ctx, `
-		update customers set rate_per_minute = $2, rate_per_day = $3, updated_at = $4 where id = $1
-		returning `+customerColumns, id, perMinute, perDay, s.stamp())
+		update customers set (`+limitColumns+`, updated_at) = ($2, $3, $4, $5, $6, $7, $8) where id = $1
+		returning `+customerColumns, id, l.PerMinute, l.PerDay, l.AIGenerationsPerMonth, l.SweepTrials, l.SweepMarkets, l.SweepReplays, s.stamp())
 	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
 	return c, wrap(op, err)
 }
@@ -117,7 +121,7 @@ func (s *Store) SetCustomerLimits(ctx context.Context, id string, perMinute, per
 func scanCustomer(row pgx.CollectableRow) (store.Customer, error) {
 	var c store.Customer
 	var tier string
-	err := row.Scan(&c.ID, &c.Email, &c.Name, &tier, &c.RatePerMinute, &c.RatePerDay, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(append([]any{&c.ID, &c.Email, &c.Name, &tier}, append(limitFields(&c.Limits), &c.CreatedAt, &c.UpdatedAt)...)...)
 	c.Tier = store.Tier(tier)
 	c.CreatedAt, c.UpdatedAt = utc(c.CreatedAt), utc(c.UpdatedAt)
 	return c, err
@@ -156,11 +160,11 @@ func (s *Store) LookupAPIKey(ctx context.Context, hash []byte) (store.APIKey, st
 	var c store.Customer
 	var tier string
 	err := s.pool.QueryRow(ctx, `
-		select `+apiKeyColumns+`, c.email, c.name, c.tier, c.rate_per_minute, c.rate_per_day, c.created_at, c.updated_at
+		select `+apiKeyColumns+`, c.email, c.name, c.tier, `+limitColumns+`, c.created_at, c.updated_at
 		from api_keys k join customers c on c.id = k.customer_id
 		where k.hash = $1 and k.revoked_at is null`, hash).Scan(
-		&k.ID, &k.CustomerID, &k.Prefix, &k.Hash, &k.CreatedAt, &k.RevokedAt,
-		&c.Email, &c.Name, &tier, &c.RatePerMinute, &c.RatePerDay, &c.CreatedAt, &c.UpdatedAt)
+		append([]any{&k.ID, &k.CustomerID, &k.Prefix, &k.Hash, &k.CreatedAt, &k.RevokedAt, &c.Email, &c.Name, &tier},
+			append(limitFields(&c.Limits), &c.CreatedAt, &c.UpdatedAt)...)...)
 	if err != nil {
 		return store.APIKey{}, store.Customer{}, wrap("look up API key", err)
 	}
@@ -250,4 +254,9 @@ func (s *Store) PageAPIKeys(ctx context.Context, customerID string, limit, offse
 		return store.APIKeyPage{}, wrap(op, err)
 	}
 	return page, nil
+}
+
+// limitFields are the scan targets of limitColumns.
+func limitFields(l *store.Limits) []any {
+	return []any{&l.PerMinute, &l.PerDay, &l.AIGenerationsPerMonth, &l.SweepTrials, &l.SweepMarkets, &l.SweepReplays}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
@@ -44,7 +45,7 @@ func TestEmailMigration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("GetCustomerByEmail(%q) after the migration: %v", q, err)
 			}
-			if c.Email != strings.ToLower(strings.TrimSpace(c.Email)) || c.RatePerMinute != 0 || c.RatePerDay != 0 {
+			if c.Email != strings.ToLower(strings.TrimSpace(c.Email)) || c.Limits != (store.Limits{}) {
 				t.Errorf("migrated customer %+v: want a lower-case email and no limits of its own", c)
 			}
 		}

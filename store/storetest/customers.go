@@ -262,15 +262,17 @@ func testCustomerSetLimits(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	c := createCustomer(t, s, store.Customer{Email: "big@example.com", Tier: store.Enterprise})
 	other := createCustomer(t, s, newCustomer("small"))
-	if c.RatePerMinute != 0 || c.RatePerDay != 0 {
-		t.Errorf("new customer has limits %d/%d, want 0/0 (the plan's)", c.RatePerMinute, c.RatePerDay)
+	if c.Limits != (store.Limits{}) {
+		t.Errorf("new customer has limits %+v, want none (the plan's)", c.Limits)
 	}
 	k := createKey(t, s, newKey(c.ID, "ud_live_big"))
 	tick()
-	got, err := s.SetCustomerLimits(ctx, c.ID, 20_000, 3_000_000)
+	// Every allowance distinct, so that one stored in another's place shows.
+	limits := store.Limits{PerMinute: 20_000, PerDay: 3_000_000, AIGenerationsPerMonth: 40, SweepTrials: 20_001, SweepMarkets: 6_000, SweepReplays: 9_000_000}
+	got, err := s.SetCustomerLimits(ctx, c.ID, limits)
 	mustOK(t, err, "SetCustomerLimits")
 	want := c
-	want.RatePerMinute, want.RatePerDay, want.UpdatedAt = 20_000, 3_000_000, time.Time{}
+	want.Limits, want.UpdatedAt = limits, time.Time{}
 	checkCustomer(t, "SetCustomerLimits", want, got)
 	if !got.UpdatedAt.After(c.UpdatedAt) {
 		t.Errorf("UpdatedAt = %v after SetCustomerLimits, want later than %v", got.UpdatedAt, c.UpdatedAt)
@@ -287,16 +289,27 @@ func testCustomerSetLimits(t *testing.T, s store.Store) {
 	// A tier change keeps them.
 	read, err = s.SetCustomerTier(ctx, c.ID, store.Pro)
 	mustOK(t, err, "SetCustomerTier")
-	if read.RatePerMinute != 20_000 || read.RatePerDay != 3_000_000 {
-		t.Errorf("limits after a tier change = %d/%d, want kept", read.RatePerMinute, read.RatePerDay)
+	if read.Limits != limits {
+		t.Errorf("limits after a tier change = %+v, want kept (%+v)", read.Limits, limits)
 	}
 
-	for _, l := range [][2]int{{-1, 5}, {5, -1}} {
-		_, err := s.SetCustomerLimits(ctx, c.ID, l[0], l[1])
-		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("SetCustomerLimits(%d, %d)", l[0], l[1]))
+	for _, l := range []store.Limits{{PerMinute: -1}, {PerDay: -1}, {AIGenerationsPerMonth: -1}, {SweepTrials: -1}, {SweepMarkets: -1}, {SweepReplays: -1}} {
+		_, err := s.SetCustomerLimits(ctx, c.ID, l)
+		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("SetCustomerLimits(%+v)", l))
+	}
+	read, err = s.GetCustomer(ctx, c.ID)
+	mustOK(t, err, "GetCustomer")
+	if read.Limits != limits {
+		t.Errorf("limits after refused changes = %+v, want kept (%+v)", read.Limits, limits)
+	}
+	// Back to the plan's defaults.
+	got, err = s.SetCustomerLimits(ctx, c.ID, store.Limits{})
+	mustOK(t, err, "SetCustomerLimits(none)")
+	if got.Limits != (store.Limits{}) {
+		t.Errorf("limits after setting none = %+v", got.Limits)
 	}
 	for _, id := range unknownIDs() {
-		_, err := s.SetCustomerLimits(ctx, id, 1, 1)
+		_, err := s.SetCustomerLimits(ctx, id, store.Limits{PerMinute: 1, PerDay: 1})
 		wantErr(t, err, store.ErrNotFound, "SetCustomerLimits("+id+")")
 	}
 	read, err = s.GetCustomer(ctx, other.ID)

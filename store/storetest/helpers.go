@@ -274,8 +274,7 @@ func customerDiff(want, got store.Customer) diff {
 	eq(&d, "Email", want.Email, got.Email)
 	eq(&d, "Name", want.Name, got.Name)
 	eq(&d, "Tier", want.Tier, got.Tier)
-	eq(&d, "RatePerMinute", want.RatePerMinute, got.RatePerMinute)
-	eq(&d, "RatePerDay", want.RatePerDay, got.RatePerDay)
+	eq(&d, "Limits", want.Limits, got.Limits)
 	eqStamp(&d, "CreatedAt", want.CreatedAt, got.CreatedAt)
 	eqStamp(&d, "UpdatedAt", want.UpdatedAt, got.UpdatedAt)
 	return d
