@@ -347,9 +347,11 @@ func (c *Collector) releaseGaps(slug string) {
 }
 
 // storedBefore is the time of the market's latest stored snapshot before
-// at, else the window's start.
+// at, else the window's start. Snapshots stored at or after at (another
+// collector's, or this one's own flushed already) do not hide those
+// before it.
 func (c *Collector) storedBefore(ctx context.Context, m store.Market, at time.Time) time.Time {
-	snaps, _, err := c.cfg.Store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1})
+	snaps, _, err := c.cfg.Store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1, To: &at})
 	if err == nil && len(snaps) > 0 && snaps[0].Time.Before(at) && !snaps[0].Time.Before(m.StartTime) {
 		return snaps[0].Time
 	}

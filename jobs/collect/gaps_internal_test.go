@@ -75,3 +75,55 @@ func TestSplitGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstSnapshotMeasuredFromStoredBeforeIt: the first snapshot a
+// process records of a market is measured from the latest snapshot stored
+// before its instant. One stored at that instant or later (another
+// collector's, or this one's own flushed already) is not a reason to
+// measure from the window's start: the market was recorded all along.
+func TestFirstSnapshotMeasuredFromStoredBeforeIt(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		stored []time.Duration // snapshots already stored, after t0
+		at     time.Duration
+		want   []store.Gap
+	}{
+		{"stored up to the instant before", []time.Duration{0, 300 * time.Millisecond, 9700 * time.Millisecond}, 10 * time.Second, nil},
+		{"the instant itself stored", []time.Duration{0, 300 * time.Millisecond, 9700 * time.Millisecond, 10 * time.Second}, 10 * time.Second, nil},
+		{"later instants stored too", []time.Duration{0, 9700 * time.Millisecond, 10 * time.Second, 10300 * time.Millisecond}, 10 * time.Second, nil},
+		{"a real gap before the instant", []time.Duration{0, 2 * time.Second, 10 * time.Second}, 10 * time.Second,
+			[]store.Gap{{From: t0.Add(2 * time.Second), To: t0.Add(10 * time.Second)}}},
+		{"nothing stored", nil, 10 * time.Second, []store.Gap{{From: t0, To: t0.Add(10 * time.Second)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := memory.New()
+			m := store.Market{Slug: "btc-updown-15m-1777467600", MarketID: "1", Coin: store.BTC, MarketType: store.M15,
+				StartTime: t0, EndTime: t0.Add(15 * time.Minute), ClobTokenUp: "u", ClobTokenDown: "d"}
+			if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+				t.Fatal(err)
+			}
+			var snaps []store.Snapshot
+			for _, d := range tc.stored {
+				snaps = append(snaps, store.Snapshot{Time: t0.Add(d), CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5})
+			}
+			if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{GapAfter: 3 * time.Second, MaxLag: time.Second, Activity: st, Store: st}
+			c := &Collector{cfg: cfg, lastSnap: map[string]time.Time{}, heldGaps: map[string][]store.Gap{},
+				w: newWriter(&cfg, slog.New(slog.DiscardHandler), nil)}
+			c.sawSnapshot(ctx, m, t0.Add(tc.at))
+			c.releaseGaps("")
+			c.w.mu.Lock()
+			got := c.w.gaps[m.Slug]
+			c.w.mu.Unlock()
+			if !reflect.DeepEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Errorf("gaps %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
