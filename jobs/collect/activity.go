@@ -63,6 +63,8 @@ func (c *Collector) tickChanged(token string, tick float64, at time.Time) {
 }
 
 func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, at time.Time) {
+	c.marketMu.Lock() // see Collector.marketMu
+	defer c.marketMu.Unlock()
 	cur, err := c.cfg.Store.GetMarket(ctx, slug)
 	if err != nil {
 		c.warn.warn(ctx, "tick", "tick size change: reading market failed", "market", slug, "err", err)

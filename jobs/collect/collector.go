@@ -35,6 +35,12 @@ type Collector struct {
 	marketFeeds feeds // one market's data within a snapshot answer
 	exFeeds     feeds // one exchange book or trade stream
 
+	// marketMu makes each read-modify-write of a stored market (start
+	// price, price to beat, tick change) whole: they run on different
+	// goroutines, and one written between another's read and write would
+	// be undone by it.
+	marketMu sync.Mutex
+
 	mu       sync.Mutex
 	markets  map[string]store.Market // known and not long ended, by slug
 	upstream map[string]string       // upstream slug → slug, of markets found on Gamma
@@ -541,21 +547,28 @@ func (c *Collector) recordStartPrices(ctx context.Context, now time.Time) {
 			}
 			continue
 		}
-		cur, err := c.cfg.Store.GetMarket(ctx, m.Slug)
-		if err != nil {
-			c.warn.warn(ctx, "store", "start price: reading market failed", "market", m.Slug, "err", err)
-			continue
-		}
-		if cur.CoinPriceStart == nil && !cur.Resolved() {
-			cur.CoinPriceStart = &price
-			cur.UpdatedAt = time.Time{} // the store stamps the update
-			if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-				c.warn.warn(ctx, "store", "start price: storing failed", "market", m.Slug, "err", err)
-				continue
-			}
-		}
-		c.remember(cur)
+		c.setStartPrice(ctx, m.Slug, price)
 	}
+}
+
+// setStartPrice stores the market's coin_price_start unless it has one.
+func (c *Collector) setStartPrice(ctx context.Context, slug string, price float64) {
+	c.marketMu.Lock() // see Collector.marketMu
+	defer c.marketMu.Unlock()
+	cur, err := c.cfg.Store.GetMarket(ctx, slug)
+	if err != nil {
+		c.warn.warn(ctx, "store", "start price: reading market failed", "market", slug, "err", err)
+		return
+	}
+	if cur.CoinPriceStart == nil && !cur.Resolved() {
+		cur.CoinPriceStart = &price
+		cur.UpdatedAt = time.Time{} // the store stamps the update
+		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
+			c.warn.warn(ctx, "store", "start price: storing failed", "market", slug, "err", err)
+			return
+		}
+	}
+	c.remember(cur)
 }
 
 // snapshots takes a snapshot of every live market at every Interval.

@@ -37,20 +37,27 @@ func (c *Collector) refreshPriceToBeat(ctx context.Context, now time.Time) {
 		if !p.Set {
 			continue // not published yet
 		}
-		cur, err := c.cfg.Store.GetMarket(ctx, m.Slug)
-		if err != nil {
-			c.warn.warn(ctx, "store", "price_to_beat: reading market failed", "market", m.Slug, "err", err)
-			continue
-		}
-		if cur.PriceToBeat == nil && !cur.Resolved() {
-			cur.PriceToBeat = p.Ptr()
-			cur.UpdatedAt = time.Time{} // the store stamps the update
-			if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-				c.warn.warn(ctx, "store", "price_to_beat: storing failed", "market", m.Slug, "err", err)
-				continue
-			}
-			c.log.InfoContext(ctx, "price_to_beat published", "market", m.Slug, "price_to_beat", p.V)
-		}
-		c.remember(cur)
+		c.setPriceToBeat(ctx, m.Slug, p.V)
 	}
+}
+
+// setPriceToBeat stores the market's price_to_beat unless it has one.
+func (c *Collector) setPriceToBeat(ctx context.Context, slug string, p float64) {
+	c.marketMu.Lock() // see Collector.marketMu
+	defer c.marketMu.Unlock()
+	cur, err := c.cfg.Store.GetMarket(ctx, slug)
+	if err != nil {
+		c.warn.warn(ctx, "store", "price_to_beat: reading market failed", "market", slug, "err", err)
+		return
+	}
+	if cur.PriceToBeat == nil && !cur.Resolved() {
+		cur.PriceToBeat = &p
+		cur.UpdatedAt = time.Time{} // the store stamps the update
+		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
+			c.warn.warn(ctx, "store", "price_to_beat: storing failed", "market", slug, "err", err)
+			return
+		}
+		c.log.InfoContext(ctx, "price_to_beat published", "market", slug, "price_to_beat", p)
+	}
+	c.remember(cur)
 }
