@@ -250,12 +250,18 @@ func (c *Collector) onGrid(ctx context.Context, d time.Duration, fn func(ctx con
 }
 
 // load picks up the markets a previous run (or another collector) stored,
-// so that a restarted collector records live markets at once.
+// so that a restarted collector records live markets at once, and those
+// that ended within WatchAfterEnd, resolved or not, as a collector running
+// then would still hold them: the stretch from the last snapshot of one
+// that ended while no collector ran to its end is then a gap (closeEnded),
+// not left unsaid.
 func (c *Collector) load(ctx context.Context) {
 	now := c.cfg.Now()
-	after := now.Add(-store.H24.Duration())
-	err := c.eachUnresolved(ctx, &after, nil, true, func(m store.Market) {
-		if m.EndTime.After(now) {
+	ended := now.Add(-c.cfg.WatchAfterEnd)
+	// A daily window lasts up to 25 hours (a change of summer time).
+	after := ended.Add(-store.H24.Duration() - time.Hour)
+	err := c.eachMarket(ctx, nil, &after, nil, true, func(m store.Market) {
+		if m.EndTime.After(ended) {
 			c.remember(m)
 		}
 	})
@@ -271,12 +277,18 @@ func (c *Collector) load(ctx context.Context) {
 // any ended market (a task per market, whoever asks), so that none is left
 // unresolved when no collector records its series any more.
 func (c *Collector) eachUnresolved(ctx context.Context, after, before *time.Time, mine bool, fn func(store.Market)) error {
-	const page = 500
 	no := false
+	return c.eachMarket(ctx, &no, after, before, mine, fn)
+}
+
+// eachMarket is eachUnresolved of the markets resolved or not as resolved
+// says (nil: both).
+func (c *Collector) eachMarket(ctx context.Context, resolved *bool, after, before *time.Time, mine bool, fn func(store.Market)) error {
+	const page = 500
 	// Offsets shift if a market resolves while we page; a market missed
 	// is met on the next sweep.
 	for off := 0; ; off += page {
-		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{Resolved: &no, StartAfter: after, StartBefore: before, Limit: page, Offset: off})
+		ms, _, err := c.cfg.Store.ListMarkets(ctx, store.MarketFilter{Resolved: resolved, StartAfter: after, StartBefore: before, Limit: page, Offset: off})
 		if err != nil {
 			return fmt.Errorf("list unresolved markets: %w", err)
 		}
