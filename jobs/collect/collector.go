@@ -376,12 +376,14 @@ func (c *Collector) discover(ctx context.Context) {
 }
 
 // closeEnded closes the recording of the markets whose window ended by
-// at: a stretch without snapshots up to the end is a gap.
+// at, once no snapshot of theirs can come any more (an instant's answer is
+// recorded up to MaxLag after it): a stretch without snapshots up to the
+// end is a gap.
 func (c *Collector) closeEnded(at time.Time) {
 	c.mu.Lock()
 	var ended []store.Market
 	for _, m := range c.markets {
-		if !at.Before(m.EndTime) {
+		if !at.Before(m.EndTime.Add(c.cfg.MaxLag)) {
 			ended = append(ended, m)
 		}
 	}

@@ -127,3 +127,64 @@ func TestFirstSnapshotMeasuredFromStoredBeforeIt(t *testing.T) {
 		})
 	}
 }
+
+// TestWindowClosedOnlyOnceNoSnapshotCanCome: the answers for a market's
+// last instants may still be on their way when its window ends (a
+// snapshot is recorded up to MaxLag after its instant). Its recording is
+// closed once none can come: a late last snapshot is not measured from the
+// store (which may lag behind, its writes kept for the next flush) as if
+// it were the market's first, which recorded a gap over the stretch the
+// collector had recorded.
+func TestWindowClosedOnlyOnceNoSnapshotCanCome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	end := t0.Add(5 * time.Minute)
+	st := memory.New()
+	m := store.Market{Slug: "btc-updown-5m-1777467600", MarketID: "1", Coin: store.BTC, MarketType: store.M5,
+		StartTime: t0, EndTime: end, ClobTokenUp: "u", ClobTokenDown: "d"}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	// The store has the snapshots up to 5 s before the end: the writes of
+	// the last seconds failed and wait for the next flush.
+	var stored []store.Snapshot
+	for at := t0; at.Before(end.Add(-5 * time.Second)); at = at.Add(300 * time.Millisecond) {
+		stored = append(stored, store.Snapshot{Time: at, CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5})
+	}
+	if err := st.AppendSnapshots(ctx, m.Slug, stored); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{GapAfter: 3 * time.Second, MaxLag: time.Second, Activity: st, Store: st}
+	c := &Collector{cfg: cfg, lastSnap: map[string]time.Time{}, heldGaps: map[string][]store.Gap{}, gapsClosed: map[string]bool{},
+		markets: map[string]store.Market{m.Slug: m}, work: make(chan func(context.Context), 16),
+		w: newWriter(&cfg, slog.New(slog.DiscardHandler), nil)}
+	runWork := func() {
+		for len(c.work) > 0 {
+			(<-c.work)(ctx)
+		}
+	}
+	// Recorded by this process through the end, but for the last instant.
+	for at := end.Add(-10 * time.Second); at.Before(end.Add(-300 * time.Millisecond)); at = at.Add(300 * time.Millisecond) {
+		c.sawSnapshot(ctx, m, at)
+	}
+	c.closeEnded(end)
+	runWork()
+	c.sawSnapshot(ctx, m, end.Add(-300*time.Millisecond)) // its answer came 700 ms late, within MaxLag
+	for at := end.Add(300 * time.Millisecond); !at.After(end.Add(2 * time.Second)); at = at.Add(300 * time.Millisecond) {
+		c.closeEnded(at)
+		runWork()
+	}
+	c.releaseGaps("")
+	c.w.mu.Lock()
+	gaps := c.w.gaps[m.Slug]
+	c.w.mu.Unlock()
+	if len(gaps) != 0 {
+		t.Errorf("gaps %+v, want none: the market was recorded to its end", gaps)
+	}
+	c.gapMu.Lock()
+	defer c.gapMu.Unlock()
+	if last, ok := c.lastSnap[m.Slug]; ok {
+		t.Errorf("the ended market's last snapshot (%v) is still followed", last)
+	}
+}
