@@ -63,28 +63,23 @@ func (c *Collector) tickChanged(token string, tick float64, at time.Time) {
 }
 
 func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, at time.Time) {
-	c.marketMu.Lock() // see Collector.marketMu
-	defer c.marketMu.Unlock()
-	cur, err := c.cfg.Store.GetMarket(ctx, slug)
-	if err != nil {
-		c.warn.warn(ctx, "tick", "tick size change: reading market failed", "market", slug, "err", err)
-		return
-	}
-	if cur.TickSize != nil && *cur.TickSize == tick {
-		return // the other outcome's event, or heard before
-	}
-	if n := len(cur.TickSizeChanges); n > 0 && !at.After(cur.TickSizeChanges[n-1].Time) {
-		// Older news than the last change recorded: a REST book taken
-		// before a change the websocket told of, answered after it. The
-		// changes stay in time order, the last one the tick in force.
-		return
-	}
-	old := cur.TickSize
-	cur.TickSize = &tick
-	cur.TickSizeChanges = append(cur.TickSizeChanges, store.TickSizeChange{Time: at, TickSize: tick})
-	cur.UpdatedAt = time.Time{}
-	if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-		c.warn.warn(ctx, "tick", "tick size change: storing failed", "market", slug, "err", err)
+	var old *float64
+	cur, changed, ok := c.updateMarket(ctx, slug, "tick", "tick size change", func(m *store.Market) bool {
+		if m.TickSize != nil && *m.TickSize == tick {
+			return false // the other outcome's event, or heard before
+		}
+		if n := len(m.TickSizeChanges); n > 0 && !at.After(m.TickSizeChanges[n-1].Time) {
+			// Older news than the last change recorded: a REST book taken
+			// before a change the websocket told of, answered after it. The
+			// changes stay in time order, the last one the tick in force.
+			return false
+		}
+		old = m.TickSize
+		m.TickSize = &tick
+		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: at, TickSize: tick})
+		return true
+	})
+	if !changed || !ok {
 		return
 	}
 	c.remember(cur)

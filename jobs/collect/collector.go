@@ -567,22 +567,39 @@ func (c *Collector) recordStartPrices(ctx context.Context, now time.Time) {
 
 // setStartPrice stores the market's coin_price_start unless it has one.
 func (c *Collector) setStartPrice(ctx context.Context, slug string, price float64) {
-	c.marketMu.Lock() // see Collector.marketMu
-	defer c.marketMu.Unlock()
-	cur, err := c.cfg.Store.GetMarket(ctx, slug)
-	if err != nil {
-		c.warn.warn(ctx, "store", "start price: reading market failed", "market", slug, "err", err)
-		return
-	}
-	if cur.CoinPriceStart == nil && !cur.Resolved() {
-		cur.CoinPriceStart = &price
-		cur.UpdatedAt = time.Time{} // the store stamps the update
-		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-			c.warn.warn(ctx, "store", "start price: storing failed", "market", slug, "err", err)
-			return
+	cur, _, ok := c.updateMarket(ctx, slug, "store", "start price", func(m *store.Market) bool {
+		if m.CoinPriceStart != nil || m.Resolved() {
+			return false
 		}
+		m.CoinPriceStart = &price
+		return true
+	})
+	if ok {
+		c.remember(cur)
 	}
-	c.remember(cur)
+}
+
+// updateMarket reads the stored market and, when edit changes it (answers
+// true), writes it back, under marketMu (see Collector.marketMu). It
+// returns the market as stored, whether edit changed it, and false when it
+// could not be read or written (warned under key, the update named what).
+func (c *Collector) updateMarket(ctx context.Context, slug, key, what string, edit func(*store.Market) bool) (m store.Market, changed, ok bool) {
+	c.marketMu.Lock()
+	defer c.marketMu.Unlock()
+	m, err := c.cfg.Store.GetMarket(ctx, slug)
+	if err != nil {
+		c.warn.warn(ctx, key, what+": reading market failed", "market", slug, "err", err)
+		return m, false, false
+	}
+	if !edit(&m) {
+		return m, false, true
+	}
+	m.UpdatedAt = time.Time{} // the store stamps the update
+	if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		c.warn.warn(ctx, key, what+": storing failed", "market", slug, "err", err)
+		return m, true, false
+	}
+	return m, true, true
 }
 
 // snapshots takes a snapshot of every live market at every Interval.

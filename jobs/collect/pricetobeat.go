@@ -43,20 +43,17 @@ func (c *Collector) refreshPriceToBeat(ctx context.Context, now time.Time) {
 
 // setPriceToBeat stores the market's price_to_beat unless it has one.
 func (c *Collector) setPriceToBeat(ctx context.Context, slug string, p float64) {
-	c.marketMu.Lock() // see Collector.marketMu
-	defer c.marketMu.Unlock()
-	cur, err := c.cfg.Store.GetMarket(ctx, slug)
-	if err != nil {
-		c.warn.warn(ctx, "store", "price_to_beat: reading market failed", "market", slug, "err", err)
+	cur, changed, ok := c.updateMarket(ctx, slug, "store", "price_to_beat", func(m *store.Market) bool {
+		if m.PriceToBeat != nil || m.Resolved() {
+			return false
+		}
+		m.PriceToBeat = &p
+		return true
+	})
+	if !ok {
 		return
 	}
-	if cur.PriceToBeat == nil && !cur.Resolved() {
-		cur.PriceToBeat = &p
-		cur.UpdatedAt = time.Time{} // the store stamps the update
-		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{cur}); err != nil {
-			c.warn.warn(ctx, "store", "price_to_beat: storing failed", "market", slug, "err", err)
-			return
-		}
+	if changed {
 		c.log.InfoContext(ctx, "price_to_beat published", "market", slug, "price_to_beat", p)
 	}
 	c.remember(cur)
