@@ -282,6 +282,10 @@ const (
 	SourceRecorded = "recorded"
 )
 
+// OpeningTickSize is the tick a market opens at (REFERENCE): the tick in
+// force before its first TickSizeChange, or without any.
+const OpeningTickSize = 0.01
+
 // TickSizeChange is a change of a market's minimum price increment.
 type TickSizeChange struct {
 	Time     time.Time

@@ -439,6 +439,14 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 			c.noteUpstream(up, m.Slug)
 			return
 		}
+		if now := c.cfg.Now(); m.TickSize != nil && *m.TickSize != store.OpeningTickSize && now.Before(m.EndTime) {
+			// Found at another tick than markets open at (a collector that
+			// started late in the market): the tick changed before now, when
+			// no collector heard it, and is in force from now at least. A
+			// replay takes the tick before the first change as the opening
+			// one.
+			m.TickSizeChanges = []store.TickSizeChange{{Time: now.UTC(), TickSize: *m.TickSize}}
+		}
 		if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 			c.warn.warn(ctx, "store", "discovery: storing market failed", "market", m.Slug, "err", err)
 			return

@@ -114,3 +114,44 @@ func ptrV[T any](p *T) any {
 	}
 	return *p
 }
+
+// TestDiscoveryAtAnotherTick: a live market found at another tick than
+// markets open at (its change came before any collector heard it) enters
+// its tick history from its discovery, so that a replay of what was
+// recorded uses the tick in force; one found at the opening tick has no
+// history.
+func TestDiscoveryAtAnotherTick(t *testing.T) {
+	t.Parallel()
+	scheme := collect.NewPolymarketScheme()
+	r := newRigAt(t, memory.New(), scheme, time.Now().Truncate(time.Hour).Add(30*time.Minute+time.Second))
+	r.poly = polytest.New(t, polytest.Options{Clock: r.clock})
+	series := []collect.Series{{Coin: store.BTC, MarketType: store.M15}, {Coin: store.ETH, MarketType: store.M15}}
+	now := r.clock()
+	fine := r.poly.AddWindow(store.BTC, store.M15, now)
+	r.poly.ChangeTick(fine, 0.001)
+	plain := r.poly.AddWindow(store.ETH, store.M15, now)
+	cfg := r.config(scheme, series)
+	cfg.Interval = time.Second
+	_, stop := start(t, cfg)
+	defer stop()
+	ctx := context.Background()
+	get := func(up *polytest.Market) store.Market {
+		t.Helper()
+		var m store.Market
+		eventually(t, 60*time.Second, polytest.SlugOf(up)+" discovered", func() bool {
+			var err error
+			m, err = r.st.GetMarket(ctx, polytest.SlugOf(up))
+			return err == nil
+		})
+		return m
+	}
+	m := get(fine)
+	if m.TickSize == nil || *m.TickSize != 0.001 || len(m.TickSizeChanges) != 1 || m.TickSizeChanges[0].TickSize != 0.001 ||
+		m.TickSizeChanges[0].Time.Before(now) || !m.TickSizeChanges[0].Time.Before(m.EndTime) {
+		t.Errorf("a market found live at tick 0.001 (at %s): tick %v, history %+v; want one change to 0.001 from its discovery",
+			now.Format(time.RFC3339), ptrV(m.TickSize), m.TickSizeChanges)
+	}
+	if m := get(plain); m.TickSize == nil || *m.TickSize != store.OpeningTickSize || len(m.TickSizeChanges) != 0 {
+		t.Errorf("a market found at the opening tick: tick %v, history %+v; want none", ptrV(m.TickSize), m.TickSizeChanges)
+	}
+}

@@ -133,13 +133,9 @@ func newResting(in Input, s Strategy, trades tradeTape) resting {
 	return r
 }
 
-// defaultTick is the tick before the first recorded change: the markets
-// open at 0.01.
-const defaultTick = 0.01
-
 // tickAt is the tick size in force at ns: the last change at or before it.
 func (r *resting) tickAt(ns int64) float64 {
-	tick := defaultTick
+	tick := store.OpeningTickSize // before the first recorded change
 	for k, t := range r.tickNs {
 		if t > ns {
 			break
