@@ -24,6 +24,7 @@ import (
 type marketTradePageParams struct {
 	Limit, Offset int
 	CSV           bool         // Accept: text/csv
+	Rows          bool         // Accept: text/csv or Parquet (s.wantsRows)
 	Series        seriesParams // time range, order and cursor (DESIGN 13)
 }
 
@@ -42,7 +43,7 @@ type MarketTradesQuery struct {
 
 // page is the query as the handler reads it, the format negotiated by s.
 func (q *MarketTradesQuery) page(s *Server) marketTradePageParams {
-	return marketTradePageParams{q.Limit, q.Offset, s.wantsCSV(q.Accept),
+	return marketTradePageParams{q.Limit, q.Offset, s.wantsCSV(q.Accept), s.wantsRows(q.Accept),
 		seriesParams{q.StartTime, q.EndTime, q.Order, q.Cursor, q.Offset}}
 }
 
@@ -56,7 +57,10 @@ type marketTradesByMarketIDInput struct {
 	MarketTradesQuery
 }
 
-type marketTradesOutput struct{ Body *marketTradePageBody }
+type marketTradesOutput struct {
+	PageHeaders
+	Body *marketTradePageBody
+}
 
 // marketTradePageBody is the trades response.
 type marketTradePageBody struct {
@@ -248,7 +252,11 @@ func (s *Server) marketTrades(ctx context.Context, m store.Market, p marketTrade
 				Side: t.Side, FeeRateBps: t.FeeRateBps, TxHash: t.TxHash}
 		}
 	}
-	return &marketTradesOutput{Body: body}, nil
+	out := &marketTradesOutput{Body: body}
+	if p.Rows {
+		out.PageHeaders = rowsPageHeaders(body.NextCursor, body.Total, body.Matched, "")
+	}
+	return out, nil
 }
 
 // appendTradeKey appends the key of t past its time (the rest of

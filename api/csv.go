@@ -66,6 +66,36 @@ func (s *Server) wantsCSV(accept string) bool {
 	return err == nil && csvFormats[ct]
 }
 
+// wantsRows reports whether accept negotiates a form of rows alone, CSV or
+// Parquet, whose body has no place for a page's other fields.
+func (s *Server) wantsRows(accept string) bool {
+	ct, err := s.api.Negotiate(accept)
+	return err == nil && (csvFormats[ct] || parquetFormats[ct])
+}
+
+// PageHeaders carry a page's fields besides its rows on its CSV and
+// Parquet forms, whose bodies have no place for them: a walk by cursor
+// goes on from X-Next-Cursor, and a window's cut is said.
+type PageHeaders struct {
+	NextCursor string `header:"X-Next-Cursor" doc:"CSV and Parquet answers: the page's next_cursor; absent after the last page."`
+	Total      string `header:"X-Total-Count" doc:"CSV and Parquet answers: the page's total."`
+	Matched    string `header:"X-Matched-Count" doc:"CSV and Parquet answers: the page's matched, where the JSON answer has one."`
+	Warning    string `header:"X-Warning" doc:"CSV and Parquet answers: the page's warning, where the JSON answer has one."`
+}
+
+// rowsPageHeaders are the headers of a page of rows: its cursor (nil
+// after the last page), total, matched (negative: none) and warning.
+func rowsPageHeaders(next *string, total, matched int, warning string) PageHeaders {
+	h := PageHeaders{Total: strconv.Itoa(total), Warning: warning}
+	if next != nil {
+		h.NextCursor = *next
+	}
+	if matched >= 0 {
+		h.Matched = strconv.Itoa(matched)
+	}
+	return h
+}
+
 // wantsParquet is wantsCSV for the Parquet form (DESIGN 13).
 func (s *Server) wantsParquet(accept string) bool {
 	ct, err := s.api.Negotiate(accept)

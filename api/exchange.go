@@ -75,6 +75,7 @@ type depthHistoryInput struct {
 	EndTime   string `query:"end_time" doc:"Snapshots at or before this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777471200000"`
 	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
 	Cursor    string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
+	Accept    string `header:"Accept" hidden:"true"`
 }
 
 // coinInput is the path of the latest-data endpoints.
@@ -87,7 +88,10 @@ type tradesInput struct {
 	Limit int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Number of trades, newest first."`
 }
 
-type depthHistoryOutput struct{ Body *depthPageBody }
+type depthHistoryOutput struct {
+	PageHeaders
+	Body *depthPageBody
+}
 type latestDepthOutput struct {
 	LastModified string `header:"Last-Modified" doc:"When the collector took this depth from Binance: a collector that stopped hearing from Binance leaves the last one here, and this says how old it is."`
 	Body         *latestDepthBody
@@ -304,7 +308,11 @@ func (s *Server) depthHistory(ctx context.Context, k store.ExchangeKind, in *dep
 	if more && len(snaps) > 0 {
 		body.NextCursor = sq.cursor(snaps[len(snaps)-1].Time)
 	}
-	return &depthHistoryOutput{Body: body}, nil
+	out := &depthHistoryOutput{Body: body}
+	if s.wantsRows(in.Accept) {
+		out.PageHeaders = rowsPageHeaders(body.NextCursor, body.Total, -1, warning)
+	}
+	return out, nil
 }
 
 // historyWindowWarning says what the plan's window cut from a request whose

@@ -3,8 +3,12 @@ package api_test
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,5 +170,76 @@ func TestRecordTimesAgreeAcrossFormats(t *testing.T) {
 		if js[f] != cell || len(cell) != len("2006-01-02T15:04:05.000000Z") {
 			t.Errorf("market %s: JSON %v, export CSV %q; want the same microsecond string", f, js[f], cell)
 		}
+	}
+}
+
+// TestRowsPagesCarryTheirFields: a page's CSV and Parquet forms, whose
+// bodies hold rows alone, carry what else its JSON form says as headers:
+// next_cursor (absent after the last page), total, matched and warning,
+// so that a walk by cursor and a window's cut work in every form. The
+// JSON form has them in its body only.
+func TestRowsPagesCarryTheirFields(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	addActivity(t, b.store)
+	loadHistory(t, b.store)
+	slug, _ := snapshotMarket()
+	old := itoa(now.AddDate(0, 0, -40).UnixMilli()) // before PRO's 31-day window
+	for _, path := range []string{
+		"/v1/markets/" + slug + "/snapshots?limit=2&order=asc",
+		"/v1/markets/" + slug + "/snapshots?limit=1000",
+		"/v1/markets/" + slug + "/trades?limit=3",
+		"/v1/btc/spot/snapshots?limit=5&start_time=" + old,
+		"/v1/btc/future/snapshots?limit=1000",
+	} {
+		js, cs, pq := formsOf(b, path)
+		var page struct {
+			NextCursor *string `json:"next_cursor"`
+			Total      int     `json:"total"`
+			Matched    *int    `json:"matched"`
+			Warning    string  `json:"warning"`
+		}
+		if err := json.Unmarshal(js.body, &page); err != nil || js.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, js.status, js.body)
+		}
+		if h := js.header.Get("X-Total-Count"); h != "" {
+			t.Errorf("%s: the JSON form has X-Total-Count %q; its body says it", path, h)
+		}
+		for form, r := range map[string]response{"CSV": cs, "Parquet": pq} {
+			h := r.header
+			want := map[string]string{"X-Total-Count": itoa(int64(page.Total)), "X-Warning": page.Warning, "X-Next-Cursor": "", "X-Matched-Count": ""}
+			if page.NextCursor != nil {
+				want["X-Next-Cursor"] = *page.NextCursor
+			}
+			if page.Matched != nil {
+				want["X-Matched-Count"] = itoa(int64(*page.Matched))
+			}
+			for name, v := range want {
+				if got := h.Get(name); got != v || v == "" && len(h.Values(name)) > 0 {
+					t.Errorf("%s as %s: %s %q, want %q (the JSON form's)", path, form, name, got, v)
+				}
+			}
+		}
+		if strings.Contains(path, "start_time="+old) && page.Warning == "" {
+			t.Errorf("%s: no warning for a start before the window: the test checks none", path)
+		}
+		if strings.Contains(path, "limit=2&") && page.NextCursor == nil {
+			t.Errorf("%s: no next_cursor on a first page of 2: the test checks none", path)
+		}
+	}
+	// A CSV walk by the header's cursor sees every snapshot once.
+	path := "/v1/markets/" + slug + "/snapshots?limit=7&order=asc"
+	seen := 0
+	for r := b.getAccept(store.Pro, path, "text/csv"); ; {
+		_, rows := csvTable(t, r)
+		seen += len(rows)
+		next := r.header.Get("X-Next-Cursor")
+		if next == "" {
+			if total := r.header.Get("X-Total-Count"); itoa(int64(seen)) != total {
+				t.Errorf("a CSV walk by X-Next-Cursor saw %d snapshots of %s", seen, total)
+			}
+			break
+		}
+		r = b.getAccept(store.Pro, path+"&cursor="+url.QueryEscape(next), "text/csv")
 	}
 }

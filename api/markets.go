@@ -165,7 +165,10 @@ type snapshotsByMarketIDInput struct {
 	Accept           string `header:"Accept" hidden:"true"`
 }
 
-type snapshotsOutput struct{ Body *snapshotPageBody }
+type snapshotsOutput struct {
+	PageHeaders
+	Body *snapshotPageBody
+}
 
 // Snapshot pages of markets resolved this long ago are final and may be
 // served from the page cache.
@@ -398,7 +401,11 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 		body.encoded = body.AppendJSON(nil)
 		pages.put(key, body.encoded)
 	}
-	return &snapshotsOutput{Body: body}, nil
+	out := &snapshotsOutput{Body: body}
+	if p.CSV || p.Parquet {
+		out.PageHeaders = rowsPageHeaders(body.NextCursor, body.Total, body.Matched, "")
+	}
+	return out, nil
 }
 
 // snapshotPage reads a page of the market's snapshots: with a cursor, one

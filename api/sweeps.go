@@ -59,6 +59,7 @@ type sweepTrialsInput struct {
 	ID     string `path:"id" doc:"The sweep's id (sweep_id)."`
 	Limit  int    `query:"limit" minimum:"1" maximum:"1000" default:"100"`
 	Offset int    `query:"offset" minimum:"0" default:"0"`
+	Accept string `header:"Accept" hidden:"true"`
 }
 
 // sweepProgress is how far a sweep has come.
@@ -121,7 +122,10 @@ type sweepTrialsBody struct {
 	paths []string
 }
 
-type sweepTrialsOutput struct{ Body *sweepTrialsBody }
+type sweepTrialsOutput struct {
+	PageHeaders
+	Body *sweepTrialsBody
+}
 
 // WriteCSV writes the page's trials a row each (sweep.TrialTable).
 func (b *sweepTrialsBody) WriteCSV(w io.Writer) error {
@@ -606,6 +610,9 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	d.SweepID, d.Total, d.Limit, d.Offset = sw.ID, len(res.Trials), in.Limit, in.Offset
 	lo := min(in.Offset, len(res.Trials))
 	d.Trials = res.Trials[lo:min(lo+in.Limit, len(res.Trials))]
+	if s.wantsRows(in.Accept) {
+		out.PageHeaders = rowsPageHeaders(nil, d.Total, -1, "")
+	}
 	return out, nil
 }
 

@@ -103,6 +103,13 @@ def test_parquet_page(pro, resolved):
     assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
 
 
+def test_iter_snapshots_parquet_walks_every_page(pro, resolved):
+    total = pro.snapshots(resolved.slug, limit=1).total
+    pages = list(pro.iter_snapshots_parquet(resolved.slug, limit=150))
+    assert len(pages) == -(-total // 150) and total > 150
+    assert all(p[:4] == b"PAR1" and p[-4:] == b"PAR1" for p in pages)
+
+
 def test_parquet_or_snapshots_frame(pro, resolved):
     """What the README says: pandas reads the Parquet only with pyarrow (or
     fastparquet), which Debian's python3-pandas lacks; snapshots_frame()

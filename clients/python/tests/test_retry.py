@@ -156,6 +156,16 @@ def test_series_start_on_python_before_3_11(monkeypatch):
     assert mod._just_before("2026-04-29") == str(1777420800000 - 1)
 
 
+def test_iter_snapshots_parquet_follows_the_cursor_header(fake):
+    fake.on("GET", "/v1/markets/m/snapshots",
+            (200, {"X-Next-Cursor": "c1", "X-Total-Count": "3"}, "PAR1 one PAR1"),
+            (200, {"X-Total-Count": "3"}, "PAR1 two PAR1"))
+    pages = list(client(fake).iter_snapshots_parquet("m", limit=2))
+    assert len(pages) == 2
+    queries = [p for _, p, _ in fake.seen]
+    assert "cursor=c1" in queries[1] and "cursor" not in queries[0] and "offset" not in queries[1]
+
+
 def test_times_from_numpy_and_pandas():
     np = pytest.importorskip("numpy")
     from updown.client import _time_param

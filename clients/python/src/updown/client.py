@@ -284,6 +284,23 @@ class Client:
                          _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook),
                          accept=PARQUET)
 
+    def iter_snapshots_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                               start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
+                               include_orderbook: bool = False) -> Iterator[bytes]:
+        """Every page of a market's snapshots (start inclusive, end
+        exclusive) as one Parquet file's bytes each, following each page's
+        X-Next-Cursor header: new snapshots cannot shift the walk."""
+        path = _snapshots_path(slug, market_id)
+        cursor: Optional[str] = None
+        while True:
+            _, headers, raw = self._send("GET", path, _series_params(start, end, order, limit, 0, cursor,
+                                                                     include_orderbook=include_orderbook),
+                                         headers={"X-API-Key": self.api_key, "Accept": PARQUET})
+            yield raw
+            cursor = headers.get("x-next-cursor")
+            if not cursor:
+                return
+
     def series(self, coin: str, market_type: str, start: TimeLike, end: TimeLike, *,
                include_orderbook: bool = False) -> SnapshotList:
         """The snapshots of every market of a series (coin and type) that
