@@ -243,16 +243,35 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 	defer timer.Stop()
 	poll := time.NewTicker(c.cfg.PollInterval)
 	defer poll.Stop()
+	// A look at the task runs beside the wait, one at a time: Asynq's
+	// inspector takes no context, and on a Redis that stalls (a slow
+	// command, a partition) a look hangs for seconds, which must not hold
+	// the answer past the wait or StopWaiting.
+	type look struct {
+		o   jobs.Outcome
+		ok  bool
+		err error
+	}
+	looked := make(chan look, 1)
+	looking := false
 	for {
 		select {
 		case o := <-ch:
 			return o, nil
 		case <-poll.C:
-			o, ok, err := c.finished(j.Queue, id)
+			if !looking {
+				looking = true
+				go func() {
+					o, ok, err := c.finished(j.Queue, id)
+					looked <- look{o, ok, err}
+				}()
+			}
+		case l := <-looked:
+			looking = false
 			switch {
-			case err == nil && ok:
-				return o, nil
-			case errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound):
+			case l.err == nil && l.ok:
+				return l.o, nil
+			case errors.Is(l.err, asynq.ErrTaskNotFound) || errors.Is(l.err, asynq.ErrQueueNotFound):
 				lost()
 			}
 		case <-timer.C:

@@ -3,10 +3,12 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store/memory"
@@ -133,4 +135,78 @@ func TestRunAfterRedisCameBackEmpty(t *testing.T) {
 	if err != nil || o.Failure != nil {
 		t.Fatalf("the job asked again after Redis came back empty: %v %+v", err, o.Failure)
 	}
+}
+
+// TestRunAnswersInTimeWhileRedisStalls: Redis stops answering (stuck in a
+// slow command, or cut off by a partition: connections open, no replies)
+// while requests wait for their jobs. A wait still ends when its time is
+// up, with the job's id, and StopWaiting (a stopping api) still ends one
+// at once: a look at the task that hangs on Redis for seconds must not
+// hold the 504 past JOB_WAIT, nor past a stopping api's grace period.
+func TestRunAnswersInTimeWhileRedisStalls(t *testing.T) {
+	t.Parallel()
+	rd := redistest.Start(t)
+	opt, err := redis.ParseURL(rd.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.MaxRetries, opt.ContextTimeoutEnabled = 1, true // as the api's client (cmd/updown)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog(), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	run := func(n int, wait time.Duration) (chan result, string) {
+		job := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: fmt.Appendf(nil, `{"n":%d}`, n)}
+		res := make(chan result, 1)
+		go func() {
+			start := time.Now()
+			_, _, err := client.Run(ctx, job, "customer-1", wait)
+			res <- result{err, time.Since(start)}
+		}()
+		return res, job.ID()
+	}
+	const wait = 1500 * time.Millisecond
+	timed, timedID := run(1, wait)
+	stopped, stoppedID := run(2, time.Minute)
+	// Both queued and owned, as every request's job is before Redis stalls.
+	look := redistest.ClientOf(t, rd.URL)
+	for _, id := range []string{timedID, stoppedID} {
+		for look.Exists(ctx, "updown:job:"+id, "asynq:{"+jobs.QueueReplay+"}:t:"+id).Val() != 2 {
+			if ctx.Err() != nil {
+				t.Fatal("the jobs were never queued")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	rd.Pause()
+	pausedAt := time.Now()
+
+	r := <-timed
+	var te *worker.TimeoutError
+	if !errors.As(r.err, &te) || te.JobID != timedID {
+		t.Fatalf("the wait while Redis stalls: %v, want a timeout naming %s", r.err, timedID)
+	}
+	if r.took > wait+time.Second {
+		t.Errorf("a wait of %s ended after %s while Redis stalled", wait, r.took.Round(time.Millisecond))
+	}
+	client.StopWaiting()
+	stopAt := time.Now()
+	r = <-stopped
+	if !errors.As(r.err, &te) || te.JobID != stoppedID {
+		t.Fatalf("the wait StopWaiting ended: %v, want a timeout naming %s", r.err, stoppedID)
+	}
+	if took := time.Since(stopAt); took > time.Second {
+		t.Errorf("StopWaiting ended a wait after %s while Redis stalled", took.Round(time.Millisecond))
+	}
+	t.Logf("Redis stalled %s before the waits ended", time.Since(pausedAt).Round(time.Millisecond))
 }

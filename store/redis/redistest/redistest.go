@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,6 +144,30 @@ func (s *Server) Stop() {
 	if cmd != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+	}
+}
+
+// Pause stops the server's process without ending it (SIGSTOP), as a
+// Redis stuck in a slow command or cut off by a network partition looks
+// to its clients: connections stay open and nothing answers. Resume
+// undoes it; a paused server is resumed when the test ends.
+func (s *Server) Pause() {
+	s.t.Helper()
+	s.signal(syscall.SIGSTOP)
+	s.t.Cleanup(s.Resume)
+}
+
+// Resume lets a paused server answer again (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd != nil {
+		if err := cmd.Process.Signal(sig); err != nil {
+			s.t.Errorf("redistest: signal %v: %v", sig, err)
+		}
 	}
 }
 
