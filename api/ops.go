@@ -28,27 +28,39 @@ func OpsHandler(reg *prometheus.Registry, checks map[string]func(context.Context
 	return mux
 }
 
-// readiness runs every check with a short deadline and reports each.
+// readiness runs every check with a short deadline and reports each. The
+// checks run side by side: one after another, a check that stalls (a
+// Redis stuck or cut off) used up the deadline of those after it, and a
+// healthy dependency was named unavailable beside it.
 func readiness(ctx context.Context, checks map[string]func(context.Context) error, log *slog.Logger) (int, map[string]any) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	type result struct {
+		name string
+		err  error
+	}
+	done := make(chan result, len(checks))
+	for name, check := range checks {
+		go func() { done <- result{name, check(ctx)} }()
+	}
 	results := map[string]string{}
 	ok := true
-	for name, check := range checks {
-		if err := check(ctx); err != nil {
+	for range checks {
+		r := <-done
+		if r.err != nil {
 			ok = false
-			results[name] = "unavailable"
+			results[r.name] = "unavailable"
 			// A check that says which of its parts failed is named in
 			// the body; its detail (addresses, errors) goes to the log
 			// only.
-			var r interface{ Reason() string }
-			if errors.As(err, &r) {
-				results[name] += ": " + r.Reason()
+			var reason interface{ Reason() string }
+			if errors.As(r.err, &reason) {
+				results[r.name] += ": " + reason.Reason()
 			}
-			log.WarnContext(ctx, "readiness check failed", "check", name, "err", err)
+			log.WarnContext(ctx, "readiness check failed", "check", r.name, "err", r.err)
 			continue
 		}
-		results[name] = "ok"
+		results[r.name] = "ok"
 	}
 	if !ok {
 		return http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "checks": results}
