@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -34,7 +35,7 @@ func (r *refusal) Error() string { return r.failure.Error() }
 func (s *Server) handler(w work) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) (err error) {
 		start := time.Now()
-		refused := false
+		refused, panicked := false, false
 		defer func() {
 			outcome := "ok"
 			if refused {
@@ -42,7 +43,7 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			}
 			if err != nil {
 				outcome = "error"
-				if errors.Is(err, asynq.SkipRetry) {
+				if errors.Is(err, asynq.SkipRetry) && !panicked {
 					outcome = "refused"
 				}
 			}
@@ -51,10 +52,19 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 		if h := t.Headers(); len(h) > 0 {
 			ctx = context.WithValue(ctx, headersKey{}, h)
 		}
-		v, err := w(ctx, t.Payload())
+		v, err := runWork(ctx, w, t.Payload())
 		var f *jobs.Failure
 		var r *refusal
+		var p *workPanic
 		switch {
+		case errors.As(err, &p):
+			// A bug: the same input would panic again, so the request is
+			// answered now rather than after Asynq's retries (minutes).
+			panicked = true
+			id, _ := asynq.GetTaskID(ctx)
+			s.log.ErrorContext(ctx, "task panicked", "type", t.Type(), "task_id", id, "panic", p.value, "stack", string(p.stack))
+			return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed with an internal error, logged on the worker"}},
+				fmt.Errorf("%w: %w", err, asynq.SkipRetry))
 		case errors.As(err, &r):
 			refused = true
 			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure}, nil)
@@ -82,6 +92,25 @@ func (s *Server) handler(w work) asynq.HandlerFunc {
 			return err
 		}
 	}
+}
+
+// workPanic is the error of work that panicked, with what it panicked
+// with and where.
+type workPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *workPanic) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// runWork runs w, turning a panic into a *workPanic.
+func runWork(ctx context.Context, w work, payload []byte) (v any, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = &workPanic{value: x, stack: debug.Stack()}
+		}
+	}()
+	return w(ctx, payload)
 }
 
 // jsonAppender is a result that writes its own JSON: faster than

@@ -1,0 +1,79 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// TestPanickingTaskAnswersAtOnce: a task whose work panics (a bug) is
+// answered 500 INTERNAL_ERROR at once, as the api answers its own panics
+// (DESIGN 5), and not retried: Asynq retried it after 15-45 s and longer
+// each time, so the request waited out JOB_WAIT for a 504, and GET
+// /v1/jobs/{id} said "retry" for minutes, the customer's job slot held,
+// before the same panic's INTERNAL_ERROR.
+func TestPanickingTaskAnswersAtOnce(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const panics = "test:panics"
+	srv.mux.HandleFunc(panics, srv.handler(func(context.Context, []byte) (any, error) {
+		var m map[string]int
+		m["a bug"]++ // a nil map's write
+		return nil, nil
+	}))
+	sctx, scancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(sctx) }()
+	defer func() { scancel(); <-done }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	o, id, err := client.Run(ctx, Job{Type: panics, Queue: jobs.QueueReplay, Payload: []byte(`{}`)}, "customer-1", 10*time.Second)
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		t.Fatalf("a panicking task was not answered within 10 s: retried?")
+	}
+	if err != nil || o.Failure == nil || o.Failure.Code != "INTERNAL_ERROR" {
+		t.Fatalf("a panicking task answered %+v, %v; want INTERNAL_ERROR", o.Failure, err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	for {
+		info, err := insp.GetTaskInfo(jobs.QueueReplay, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State == asynq.TaskStateArchived {
+			if info.Retried != 0 {
+				t.Errorf("the panicking task was retried %d times", info.Retried)
+			}
+			break
+		}
+		if info.State != asynq.TaskStateActive || ctx.Err() != nil {
+			t.Fatalf("the panicking task is %v, want archived without a retry", info.State)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st, err := client.Status(ctx, id, "customer-1")
+	if err != nil || st.State != "failed" || st.Outcome == nil || st.Outcome.Failure == nil || st.Outcome.Failure.Code != "INTERNAL_ERROR" {
+		t.Errorf("GET /v1/jobs/{id} of the panicking task: %+v %v", st, err)
+	}
+}
