@@ -52,14 +52,26 @@ func writeOutcome(ctx context.Context, rdb redis.UniversalClient, queue, id stri
 		if err := ctx.Err(); err != nil { // as the ResultWriter refuses a task that ran out of time
 			return written, fmt.Errorf("write the outcome of task %s: %w", id, err)
 		}
-		var write *redis.IntCmd
-		var announce *redis.IntCmd
+		var write, fields, announce *redis.IntCmd
+		key := taskKey(queue, id)
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), outcomeWriteTimeout)
 		_, err = rdb.TxPipelined(tctx, func(p redis.Pipeliner) error {
-			write = p.HSet(tctx, taskKey(queue, id), "result", data)
+			write = p.HSet(tctx, key, "result", data)
+			fields = p.HLen(tctx, key)
 			announce = p.Publish(tctx, doneChannelPrefix+id, data)
 			return nil
 		})
+		if err == nil && fields.Val() == 1 {
+			// The task was gone, lost with Redis (a restart without
+			// persistence, a failover) while it ran, and the write made a
+			// hash of the result alone. Asynq takes it for the task: the
+			// id is taken and its state unreadable, so every identical job
+			// was refused (503) for as long as Redis kept it, for ever.
+			// The announcement stands for whoever waits.
+			if dErr := rdb.Del(tctx, key).Err(); dErr != nil {
+				err = fmt.Errorf("remove the result of lost task %s: %w", id, dErr)
+			}
+		}
 		cancel()
 		written = written || write.Err() == nil
 		if err == nil || time.Now().Add(backoff).After(deadline) {
