@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -330,8 +332,9 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	if errors.Is(err, store.ErrSweepsInFlight) {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
 			"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", p.Plan.Tier, limit)
-		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", 1)
-		e.GetHeaders().Set("Retry-After", "1")
+		wait := s.sweepSlotWait(ctx, p.Customer.ID)
+		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", wait)
+		e.GetHeaders().Set("Retry-After", strconv.Itoa(wait))
 		return nil, e
 	}
 	if err != nil {
@@ -395,6 +398,30 @@ func sweepError(err error) error {
 		return replayError(re)
 	}
 	return Errorf(http.StatusBadRequest, CodeValidation, "%s", err.Error())
+}
+
+// sweepSlotWait is how many seconds a customer at its cap of sweeps
+// should wait before asking again: until the running sweep expected to end
+// first ends, by its pace so far (its ETA); a minute when no running sweep
+// has one yet (no shard done) or they cannot be read, and at least a
+// second. A sweep runs for minutes: Retry-After 1 sent a client that
+// honours it back to a refusal.
+func (s *Server) sweepSlotWait(ctx context.Context, customerID string) int {
+	const unknown = 60
+	sws, _, err := s.store.ListSweeps(ctx, customerID, 0, 0)
+	if err != nil {
+		return unknown
+	}
+	wait := math.Inf(1)
+	for _, sw := range sws {
+		if eta := s.sweepJSON(sw, false).Progress.ETASeconds; eta != nil {
+			wait = min(wait, *eta)
+		}
+	}
+	if math.IsInf(wait, 1) {
+		return unknown
+	}
+	return max(1, int(math.Ceil(wait)))
 }
 
 func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
