@@ -166,6 +166,17 @@ def test_iter_snapshots_parquet_follows_the_cursor_header(fake):
     assert "cursor=c1" in queries[1] and "cursor" not in queries[0] and "offset" not in queries[1]
 
 
+def test_sweep_refused_while_another_runs_is_not_retried(fake):
+    fake.on("POST", "/v1/sweeps", (429, {"Retry-After": "45"}, err("RATE_LIMIT_EXCEEDED", "a sweep is already running",
+                                                                   limit="concurrent_sweeps", max=1, retry_after=45)))
+    waits = []
+    with pytest.raises(updown.RateLimitError) as e:
+        client(fake, sleep=waits.append).sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1, 2]}],
+                                               {"coin": "BTC", "market_type": "15m", "count": 5}, wait=False)
+    assert fake.count("/v1/sweeps") == 1 and waits == []
+    assert e.value.retry_after == 45 and e.value.details["limit"] == "concurrent_sweeps"
+
+
 def test_times_from_numpy_and_pandas():
     np = pytest.importorskip("numpy")
     from updown.client import _time_param

@@ -155,7 +155,10 @@ class Client:
                         f"lost the connection to {self.base_url} after sending {method} {path} ({e}); the server may "
                         "have acted on it, so it was not sent again: check before sending it again") from e
                 err = errors.ConnectionError(f"cannot reach {self.base_url}: {e}")
-            retriable = isinstance(err, errors.ConnectionError) or err.status == 429 or err.status >= 500
+            # A sweep refused while another runs waits for minutes, not for
+            # a rate limit's window: the caller decides (wait, or cancel).
+            busy = err.status == 429 and (err.details or {}).get("limit") == "concurrent_sweeps"
+            retriable = isinstance(err, errors.ConnectionError) or (err.status == 429 and not busy) or err.status >= 500
             if isinstance(err, errors.JobTimeoutError) and err.job_id:
                 return self._await_job(err)
             if not retriable or attempt >= self.max_retries:
