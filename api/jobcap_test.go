@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -89,6 +90,51 @@ func TestJobsInFlightCap(t *testing.T) {
 	if r := b.replay(store.Pro, body(5)); r.status != http.StatusOK {
 		t.Errorf("after the jobs ended: %d %s", r.status, r.body)
 	}
+}
+
+// TestFinishedJobAnsweredAtTheCap: at its cap of jobs in flight, a
+// customer asking again for a replay whose job has finished, its answer
+// kept, gets that answer: giving it runs nothing. Another replay is still
+// refused.
+func TestFinishedJobAnsweredAtTheCap(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.runWorker(t, worker.Config{Store: slowStore{st, 1500 * time.Millisecond}, Concurrency: 4, CacheBytes: -1})
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
+	srv := secondProcess(t, b, func(c *api.Config) {
+		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
+		c.JobsInFlight = map[store.Tier]int{store.Pro: 1}
+	})
+	one := &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}
+	slug, _ := snapshotMarket()
+	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+
+	// The first replay finishes after its request's wait; its answer is kept.
+	e := wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id := e["details"].(map[string]any)["job_id"].(string)
+	var kept response
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if kept = one.get(store.Pro, "/v1/jobs/"+id); kept.status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first job never finished")
+		}
+	}
+	// Its slot comes back as it ends; a second replay holds it for 1.5 s.
+	slots := "updown:rl:{" + b.ids[store.Pro] + "}:jobs"
+	for deadline := time.Now().Add(30 * time.Second); q.rdb.ZCard(t.Context(), slots).Val() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first job's slot never came back")
+		}
+	}
+	wantError(t, one.replay(store.Pro, body(2)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	if r := one.replay(store.Pro, body(1)); r.status != http.StatusOK || !bytes.Equal(r.body, kept.body) {
+		t.Errorf("the finished replay asked again at the cap: %d %.200s; want its kept answer", r.status, r.body)
+	}
+	wantError(t, one.replay(store.Pro, body(3)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
 }
 
 // TestJobsInFlightAfterTimeout: a job that outlasts its request's wait

@@ -306,7 +306,13 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	case s.cfg.Jobs == nil:
 		o, err = s.runJobThen(ctx, job, p, nil) // 503: no queue
 	case slotErr != nil:
-		err = slotErr // 429: the caller's jobs in flight are at its cap
+		// 429: the caller's jobs in flight are at its cap. The answer of
+		// this very job, finished and kept, takes no job to give.
+		if done, ok := s.finishedJob(ctx, job, p); ok {
+			o = done
+		} else {
+			err = slotErr
+		}
 	default:
 		o, err = s.runHolding(ctx, job, p, slot, func(*jobs.Outcome) {})
 	}
@@ -318,6 +324,17 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, err
 	}
 	return &replayOutput{ContentEncoding: enc, Body: body}, nil
+}
+
+// finishedJob returns the outcome of j when j has finished (completed, not
+// failed: a failed job is run again) and its answer is kept for the
+// caller, who asked for it before.
+func (s *Server) finishedJob(ctx context.Context, j worker.Job, p principal) (jobs.Outcome, bool) {
+	st, err := s.cfg.Jobs.Status(ctx, j.ID(), p.Customer.ID)
+	if err != nil || st.State != "completed" || st.Outcome == nil {
+		return jobs.Outcome{}, false
+	}
+	return *st.Outcome, true
 }
 
 // runJob runs a job on the workers for the caller and turns its outcome
