@@ -44,8 +44,15 @@ func (c *Collector) traded(token string, tr wsTrade) {
 	if at.IsZero() {
 		at = c.cfg.Now()
 	}
-	c.w.addTrade(m.Slug, store.MarketTrade{Time: at.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
-		Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash})
+	t := store.MarketTrade{Time: at.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
+		Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash}
+	if err := t.Check(); err != nil {
+		// One the store refuses would take the market's whole batch of
+		// trades with it at the next flush.
+		c.warn.warn(context.Background(), "trade "+m.Slug, "a trade the websocket sent cannot be stored; left out", "market", m.Slug, "err", err)
+		return
+	}
+	c.w.addTrade(m.Slug, t)
 }
 
 // tickChanged implements wsListener: the market's tick and the time it

@@ -1,0 +1,47 @@
+package collect
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+)
+
+// TestUnstorableTradeLeftOut: a trade the websocket sent that the store
+// would refuse (no side) is left out as it arrives; before, it went into
+// the market's batch, and the store's refusal of the batch at the flush
+// lost the good trades beside it.
+func TestUnstorableTradeLeftOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
+		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down"}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	none := "http://127.0.0.1:1" // no upstream is asked
+	c, err := New(Config{Upstreams: Upstreams{Gamma: none, CLOB: none, BinanceSpot: none, BinanceFutures: none},
+		Store: st, Live: memory.NewLive(), Scheduler: noScheduler{}, Scheme: QuickScheme{Length: 5 * time.Minute},
+		Series: []Series{{Coin: store.BTC, MarketType: store.M5}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.remember(m)
+	at := start.Add(time.Minute)
+	c.traded("up", wsTrade{Time: at, Price: 0.5, Size: 10, Side: store.SideBuy, TxHash: "0xgood"})
+	c.traded("up", wsTrade{Time: at.Add(time.Millisecond), Price: 0.5, Size: 3, Side: "", TxHash: "0xnoside"})
+	c.traded("down", wsTrade{Time: at.Add(2 * time.Millisecond), Price: 0.5, Size: 4, Side: store.SideSell, TxHash: "0xgood2"})
+	if !c.w.flushActivity(ctx, map[string][]store.MarketTrade{m.Slug: c.w.heldTrades(m.Slug)}, nil) {
+		t.Fatal("the flush failed")
+	}
+	trades, n, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
+	if err != nil || n != 2 || trades[0].TxHash != "0xgood" || trades[1].TxHash != "0xgood2" {
+		t.Errorf("stored %d trades %+v (%v); want the two with a side", n, trades, err)
+	}
+}
