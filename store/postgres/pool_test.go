@@ -2,8 +2,10 @@ package postgres_test
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
@@ -88,6 +90,63 @@ func TestLockTimeout(t *testing.T) {
 	for range 3 {
 		if err := short.Pool().QueryRow(ctx, "show lock_timeout").Scan(&got); err != nil || got != "300ms" {
 			t.Errorf("after Migrate: lock_timeout %q (%v), want 300ms", got, err)
+		}
+	}
+}
+
+// TestConnectTimeout: a Postgres that accepts connections and never
+// answers fails Open after DefaultConnectTimeout (or DATABASE_URL's
+// connect_timeout), rather than keeping a process's start, or updown
+// migrate, waiting for ever.
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		var held []net.Conn // accepted, never answered
+		defer func() {
+			for _, c := range held {
+				_ = c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	url := "postgres://updown@" + ln.Addr().String() + "/updown?sslmode=disable"
+	for _, tc := range []struct {
+		url  string
+		want time.Duration
+	}{
+		{withParam(url, "connect_timeout=1"), time.Second},
+		{url, postgres.DefaultConnectTimeout},
+	} {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			st, err := postgres.Open(t.Context(), tc.url)
+			if err == nil {
+				st.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("%s: Open succeeded against a server that never answers", tc.url)
+			}
+			if took := time.Since(start); took < tc.want-100*time.Millisecond {
+				t.Errorf("%s: failed after %v, before its timeout %v: %v", tc.url, took, tc.want, err)
+			}
+		case <-time.After(tc.want + 5*time.Second):
+			t.Fatalf("%s: Open still waiting after %v", tc.url, tc.want+5*time.Second)
 		}
 	}
 }

@@ -62,11 +62,19 @@ func DefaultMaxConns() int32 {
 // /readyz ready all along). Migrate waits as long as it takes.
 const DefaultLockTimeout = 10 * time.Second
 
+// DefaultConnectTimeout bounds making a connection (dial, TLS, startup)
+// unless databaseURL sets connect_timeout: without it, a Postgres that
+// accepts connections but does not answer (a stuck server or pooler, a
+// wrong port) kept every process's start, and updown migrate, waiting
+// for ever instead of failing with DATABASE_URL's error.
+const DefaultConnectTimeout = 10 * time.Second
+
 // Open connects to the database at databaseURL (a postgres:// URL or a
 // key=value connection string; pool settings such as pool_max_conns go in
 // it too, the pool's size DefaultMaxConns unless it says, and so may
-// lock_timeout, DefaultLockTimeout unless it says) and checks that it
-// answers. Call Migrate before first use of a new database.
+// lock_timeout, DefaultLockTimeout unless it says, and connect_timeout,
+// DefaultConnectTimeout unless it says) and checks that it answers.
+// Call Migrate before first use of a new database.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
@@ -77,6 +85,9 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	}
 	if _, set := cfg.ConnConfig.RuntimeParams["lock_timeout"]; !set && !strings.Contains(databaseURL, "lock_timeout") {
 		cfg.ConnConfig.RuntimeParams["lock_timeout"] = strconv.FormatInt(DefaultLockTimeout.Milliseconds(), 10)
+	}
+	if !strings.Contains(databaseURL, "connect_timeout") {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
