@@ -132,8 +132,27 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes every connection of the pool.
-func (s *Store) Close() { s.pool.Close() }
+// closeWait bounds how long Close waits for connections still in use.
+const closeWait = 5 * time.Second
+
+// Close closes every connection of the pool. It waits at most closeWait
+// for connections still in use: one stuck on a server that stopped
+// answering (the pool pings an idle connection before handing it out,
+// and lets a ping its caller gave up on run on for a minute) is left to
+// close in the background, rather than keeping a stopped process, its
+// tasks already back in the queue, from exiting for over a minute past
+// its SHUTDOWN_TIMEOUT.
+func (s *Store) Close() {
+	done := make(chan struct{})
+	go func() {
+		s.pool.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
+}
 
 // Migrate brings the schema up to the newest embedded migration. Processes
 // may call it at the same time: the migrator holds an advisory lock while it
