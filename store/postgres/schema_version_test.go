@@ -72,3 +72,26 @@ func TestSchemaVersion(t *testing.T) {
 		t.Fatalf("migrated, the database is at %d, want %d", v, latest)
 	}
 }
+
+// TestMigrateNewerDatabase: a database a newer build migrated (its
+// schema version past this build's newest migration, as after rolling
+// web back) is left as it is by Migrate, which the api runs at start,
+// rather than failing it.
+func TestMigrateNewerDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := pgtest.NewStore(t)
+	latest, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, "update schema_version set version = $1", latest+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate on a database at version %d (this build's newest is %d): %v", latest+1, latest, err)
+	}
+	if v, err := s.SchemaVersion(ctx); err != nil || v != latest+1 {
+		t.Errorf("after Migrate the database is at %d, %v; want %d, as it was", v, err, latest+1)
+	}
+}
