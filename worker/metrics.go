@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -41,15 +42,37 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.up
 }
 
+// queueScrapeWait bounds how long a scrape waits for the queue state:
+// with Redis hung, reading it took 5 to 10 s (a worker's /metrics took
+// 10 s, Prometheus's default scrape timeout), so the whole scrape failed,
+// the runtime metrics with it, and updown_queue_scrape_ok 0 never reached
+// Prometheus, just when it mattered.
+const queueScrapeWait = 2 * time.Second
+
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	read := make(chan []prometheus.Metric, 1) // buffered: a late read does not block
+	go func() { read <- c.read() }()
+	select {
+	case ms := <-read:
+		for _, m := range ms {
+			ch <- m
+		}
+	case <-time.After(queueScrapeWait):
+		c.log.Warn("read queue metrics", "err", fmt.Sprintf("Redis did not answer within %v", queueScrapeWait))
+		ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0)
+	}
+}
+
+// read reads the queue state from Redis, updown_queue_scrape_ok last.
+func (c *queueCollector) read() (ms []prometheus.Metric) {
 	ok := 1.0
-	defer func() { ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, ok) }()
+	defer func() { ms = append(ms, prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, ok)) }()
 	// Asynq creates a queue with its first task: list what exists.
 	existing, err := c.insp.Queues()
 	if err != nil {
 		ok = 0
 		c.log.Warn("read queue metrics", "err", err)
-		return
+		return ms
 	}
 	for _, q := range existing {
 		if _, ours := jobs.QueuePriorities()[q]; !ours {
@@ -65,10 +88,11 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 			"pending": info.Pending, "active": info.Active, "scheduled": info.Scheduled,
 			"retry": info.Retry, "archived": info.Archived, "completed": info.Completed,
 		} {
-			ch <- prometheus.MustNewConstMetric(c.tasks, prometheus.GaugeValue, float64(n), q, state)
+			ms = append(ms, prometheus.MustNewConstMetric(c.tasks, prometheus.GaugeValue, float64(n), q, state))
 		}
-		ch <- prometheus.MustNewConstMetric(c.lat, prometheus.GaugeValue, info.Latency.Seconds(), q)
+		ms = append(ms, prometheus.MustNewConstMetric(c.lat, prometheus.GaugeValue, info.Latency.Seconds(), q))
 	}
+	return ms
 }
 
 // taskMetrics time the work of each task type.
