@@ -33,6 +33,7 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	})
 	levels := fs.Int("book-levels", 10, "levels of each book side a snapshot keeps (the collector's)")
 	progress := fs.String("progress", "auto", "auto (a bar on a terminal, plain lines otherwise), bar, lines or none")
+	booksVersion := booksVersionFlag(fs)
 	dbURL := databaseURLFlag(fs)
 	fs.Usage = commandUsage(fs, "updown import events [flags] FILE...\n\n"+
 		"Import archived Polymarket market-channel events into DATABASE_URL: books rebuilt and snapshots taken by the\n"+
@@ -78,6 +79,13 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer st.Close()
+	// The books are written in the layout asked, as collect and import
+	// --in write them: SNAPSHOT_BOOKS_VERSION=1, set while a rollback past
+	// books version 2 is possible, was ignored here, and the older web
+	// and worker could not read the markets imported.
+	if err := st.WriteBooksVersion(*booksVersion); err != nil {
+		return fmt.Errorf("--books-version: %w", err)
+	}
 	p := newProgress(stderr, *progress)
 	opt.Progress, opt.ProgressEvery = p.report, p.every
 	sum, err := archive.Import(ctx, st, opt)

@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
@@ -104,6 +106,29 @@ func TestBackfillCommands(t *testing.T) {
 	}
 	if again := string(runCmd(t, args...)); !strings.Contains(again, "already imported as import 1") {
 		t.Fatalf("re-run: %q", again)
+	}
+	// Books in the layout asked (SNAPSHOT_BOOKS_VERSION, --books-version),
+	// as collect and import --in write them: 2 by default, 1 for builds
+	// older than books version 2 to read.
+	db1 := pgtest.NewEmptyDatabase(t)
+	if code, _, errOut := runBinary(t, []string{"SNAPSHOT_BOOKS_VERSION=1"},
+		"import", "events", "--database-url", db1, "--markets", markets, "--coin-prices", klines, "--progress", "none", dump); code != 0 {
+		t.Fatalf("import events with SNAPSHOT_BOOKS_VERSION=1: exit %d\n%s", code, errOut)
+	}
+	for url, want := range map[string]int32{db: 2, db1: 1} {
+		st, err := postgres.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var versions []int32
+		rows, err := st.Pool().Query(t.Context(), "select distinct get_byte(books, 0) from snapshot_chunks")
+		if err == nil {
+			versions, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+		}
+		st.Close()
+		if err != nil || len(versions) != 1 || versions[0] != want {
+			t.Errorf("import events wrote books versions %v (%v), want [%d]", versions, err, want)
+		}
 	}
 	var list []map[string]any
 	if err := json.Unmarshal(runCmd(t, "import", "list", "--json", "--database-url", db), &list); err != nil || len(list) != 1 || list[0]["source"] != "ws-jsonl" {
