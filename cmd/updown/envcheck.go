@@ -34,6 +34,17 @@ var envChecks = []struct {
 	// cookie without Secure behind https; BILLING_URL is a link users follow.
 	{"PUBLIC_URL", httpURL},
 	{"BILLING_URL", httpURL},
+	// OPENAI_BASE_URL=api.openai.com/v1 started a worker whose every
+	// generation then failed (502); the worker took a Polymarket or
+	// Binance base URL without its scheme with an error logged once, and
+	// resolved no market. (The websocket's URL is ws(s)://, and collect
+	// checks it.)
+	{"OPENAI_BASE_URL", httpURL},
+	{"POLYMARKET_GAMMA_URL", httpURL},
+	{"POLYMARKET_CLOB_URL", httpURL},
+	{"POLYMARKET_DATA_URL", httpURL},
+	{"BINANCE_SPOT_URL", httpURL},
+	{"BINANCE_FUTURES_URL", httpURL},
 }
 
 // checkEnv refuses the first variable of envChecks set in a form it does

@@ -40,6 +40,15 @@ func TestCheckEnv(t *testing.T) {
 		{map[string]string{"PUBLIC_URL": "https//updown.example.com"}, `PUBLIC_URL="https//updown.example.com"`},
 		{map[string]string{"BILLING_URL": "ftp:/x"}, `BILLING_URL="ftp:/x"`},
 		{map[string]string{"BILLING_URL": "javascript:alert(1)"}, `BILLING_URL="javascript:alert(1)"`},
+		{map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "POLYMARKET_GAMMA_URL": "https://gamma-api.polymarket.com",
+			"POLYMARKET_CLOB_URL": "https://clob.polymarket.com", "POLYMARKET_DATA_URL": "https://data-api.polymarket.com",
+			"BINANCE_SPOT_URL": "https://api.binance.com", "BINANCE_FUTURES_URL": "https://fapi.binance.com"}, ""},
+		{map[string]string{"OPENAI_BASE_URL": "api.openai.com/v1"}, `OPENAI_BASE_URL="api.openai.com/v1"`},
+		{map[string]string{"POLYMARKET_GAMMA_URL": "gamma-api.polymarket.com"}, `POLYMARKET_GAMMA_URL="gamma-api.polymarket.com"`},
+		{map[string]string{"POLYMARKET_CLOB_URL": "clob"}, `POLYMARKET_CLOB_URL="clob"`},
+		{map[string]string{"POLYMARKET_DATA_URL": "ftp://data"}, `POLYMARKET_DATA_URL="ftp://data"`},
+		{map[string]string{"BINANCE_SPOT_URL": "api.binance.com"}, `BINANCE_SPOT_URL="api.binance.com"`},
+		{map[string]string{"BINANCE_FUTURES_URL": "fapi"}, `BINANCE_FUTURES_URL="fapi"`},
 	}
 	for _, tc := range cases {
 		err := checkEnv(func(k string) string { return tc.env[k] })
