@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -38,7 +37,8 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
-	healthAddr := fs.String("health-addr", envOr("COLLECT_HEALTH_ADDR", ""), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address; off when empty (env COLLECT_HEALTH_ADDR)")
+	healthAddr := fs.String("health-addr", opsAddrOf("COLLECT_HEALTH_ADDR", ":9091"), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address "+
+		"(env COLLECT_HEALTH_ADDR, else :$PORT, else :9091; \"off\" disables); without this flag or COLLECT_HEALTH_ADDR, a collector whose address is taken serves none")
 	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
 	discovery := fs.Duration("discovery-interval", envDuration("COLLECT_DISCOVERY_INTERVAL", 20*time.Second), "how often the current and next market of every series are looked up; under --quick-windows at most a quarter window (env COLLECT_DISCOVERY_INTERVAL)")
 	resolveDelay := fs.Duration("resolve-delay", envDuration("COLLECT_RESOLVE_DELAY", 30*time.Second), "how long after a market's end its resolution first runs, unless Polymarket's market_resolved comes first (env COLLECT_RESOLVE_DELAY)")
@@ -95,11 +95,11 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// The ops address is taken before recording starts: one that cannot
 	// be had stops the process at once, naming the setting, rather than
 	// after the collector began (and logged its start).
-	var opsLn net.Listener
-	if *healthAddr != "" {
-		if opsLn, err = net.Listen("tcp", *healthAddr); err != nil {
-			return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): listen on %s: %w", *healthAddr, err)
-		}
+	explicit := os.Getenv("COLLECT_HEALTH_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "health-addr" })
+	opsLn, err := listenOps(*healthAddr, explicit, "collector", "COLLECT_HEALTH_ADDR", log)
+	if err != nil {
+		return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): %w", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return c.Run(gctx) })

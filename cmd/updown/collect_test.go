@@ -47,12 +47,16 @@ func TestCollectProcess(t *testing.T) {
 	t.Setenv(collect.EnvPolymarketWSURL, poly.WSURL)
 	t.Setenv(collect.EnvPolymarketDataURL, poly.URL)
 
+	// No --health-addr or COLLECT_HEALTH_ADDR: the ops address is PORT's,
+	// as a Procfile runner gives it (DESIGN 3: every process serves them).
 	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	t.Setenv("PORT", port)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"collect", "--gamma-url", poly.URL, "--clob-url", poly.URL,
-			"--interval", "100ms", "--series", "btc:5m,eth:15m,sol:1hr,btc:24hr", "--health-addr", addr}, io.Discard, io.Discard)
+			"--interval", "100ms", "--series", "btc:5m,eth:15m,sol:1hr,btc:24hr"}, io.Discard, io.Discard)
 	}()
 	waitHealthy(t, "http://"+addr)
 	if res, err := http.Get("http://" + addr + "/healthz"); err != nil || res.StatusCode != http.StatusOK {

@@ -130,7 +130,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
 		"memory for the tapes of resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
-	opsAddr := fs.String("ops-addr", workerOpsAddr(), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
+	opsAddr := fs.String("ops-addr", opsAddrOf("WORKER_ADDR", ":9090"), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
 		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
 	if err := parseFlags(fs, args); err != nil {
@@ -163,7 +163,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	explicit := os.Getenv("WORKER_ADDR") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ops-addr" })
-	opsLn, err := listenOps(*opsAddr, explicit, log)
+	opsLn, err := listenOps(*opsAddr, explicit, "worker", "WORKER_ADDR", log)
 	if err != nil {
 		return err
 	}
@@ -177,12 +177,13 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	return g.Wait()
 }
 
-// listenOps opens a worker's ops address; nil when it is "off". An
-// address the operator chose (explicit) must be had; the default one, when
-// taken, most likely by another worker on the machine started without a
-// PORT of its own, is given up with a warning rather than the worker: work
+// listenOps opens the ops address of a process (what: worker, collector;
+// env: the variable that sets it); nil when it is "off". An address the
+// operator chose (explicit) must be had; the default one, when taken, most
+// likely by another such process on the machine started without a PORT of
+// its own, is given up with a warning rather than the process: work
 // matters more than its metrics.
-func listenOps(addr string, explicit bool, log *slog.Logger) (net.Listener, error) {
+func listenOps(addr string, explicit bool, what, env string, log *slog.Logger) (net.Listener, error) {
 	if addr == "off" {
 		return nil, nil
 	}
@@ -191,24 +192,25 @@ func listenOps(addr string, explicit bool, log *slog.Logger) (net.Listener, erro
 	case err == nil:
 		return ln, nil
 	case !explicit && errors.Is(err, syscall.EADDRINUSE):
-		log.Warn("worker ops address taken, serving no /healthz, /readyz or /metrics: set WORKER_ADDR (or PORT) per worker to have them",
+		log.Warn(what+" ops address taken, serving no /healthz, /readyz or /metrics: set "+env+" (or PORT) per process to have them",
 			"addr", addr)
 		return nil, nil
 	default:
-		return nil, fmt.Errorf("worker ops: listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("%s ops: listen on %s: %w", what, addr, err)
 	}
 }
 
-// workerOpsAddr is where a worker serves its health and metrics: WORKER_ADDR,
-// else PORT (Procfile runners give each process its own), else :9090.
-func workerOpsAddr() string {
-	if a := os.Getenv("WORKER_ADDR"); a != "" {
+// opsAddrOf is where a process serves its health and metrics: the
+// variable env, else PORT (Procfile runners give each process its own),
+// else fallback.
+func opsAddrOf(env, fallback string) string {
+	if a := os.Getenv(env); a != "" {
 		return a
 	}
 	if p := os.Getenv("PORT"); p != "" {
 		return ":" + p
 	}
-	return ":9090"
+	return fallback
 }
 
 // newRegistry is a process's Prometheus registry: Go runtime, process and
