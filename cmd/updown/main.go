@@ -46,7 +46,7 @@ Database:
   markets fetch          save Gamma's markets of a series (--series btc-5m --from --to --out markets.json)
 
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
-  customers create --email E [--name N] --tier T   prints {"customer_id","key_id","api_key"}
+  customers create --email E [--name N] [--tier T] prints {"customer_id","key_id","api_key"} (tier STARTER unless given)
   customers list
   customers set-tier (--id ID | --email E) --tier T
   customers set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]
