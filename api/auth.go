@@ -63,7 +63,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 		next(ctx)
 		return
 	}
-	if ctx.Header("X-API-Key") == "" && ctx.Header("Authorization") == "" && hasSessionCookie(ctx) {
+	if ctx.Header("X-API-Key") == "" && !hasBearerToken(ctx) && hasSessionCookie(ctx) {
 		s.requireSession(ctx, next) // the dashboard (session.go)
 		return
 	}

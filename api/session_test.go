@@ -258,3 +258,37 @@ func TestSessionNeedsRedis(t *testing.T) {
 	b := setup(t)
 	wantError(t, b.do(http.MethodPost, "/v1/auth/session", b.keys[store.Pro], "", ""), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 }
+
+// TestSessionBesideOtherAuthorization: a browser behind a proxy that asks
+// for HTTP Basic auth (a staging site, an intranet) sends its
+// Authorization: Basic header with every request of the page. That header
+// is the proxy's, not a bearer token of this API: the session cookie still
+// authenticates the dashboard's calls, CSRF rules included, on key and on
+// bearer endpoints alike.
+func TestSessionBesideOtherAuthorization(t *testing.T) {
+	t.Parallel()
+	b := sessionSetup(t)
+	br := b.signIn(store.Pro)
+	for _, auth := range []string{"Basic b3BzOnNlY3JldA==", "Digest username=\"ops\", realm=\"staging\""} {
+		h := map[string]string{"Authorization": auth}
+		for _, path := range []string{"/v1/account", "/v1/markets?coin=BTC&limit=1", "/v1/backtest-ai/quota", "/v1/account/keys"} {
+			if r := br.send(http.MethodGet, path, h, ""); r.status != http.StatusOK {
+				t.Errorf("GET %s by session with Authorization %q: %d %s", path, auth, r.status, r.body)
+			}
+		}
+		wantError(t, br.send(http.MethodPost, "/v1/account/keys", h, ""), http.StatusForbidden, "CSRF_TOKEN_INVALID")
+		h["X-CSRF-Token"] = br.csrf
+		if r := br.send(http.MethodPost, "/v1/account/keys", h, ""); r.status != http.StatusCreated {
+			t.Errorf("POST /v1/account/keys by session with Authorization %q and the CSRF token: %d %s", auth, r.status, r.body)
+		}
+	}
+	// Without the cookie, such a header is still no credential.
+	req := map[string]string{"Authorization": "Basic b3BzOnNlY3JldA=="}
+	anon := &browser{b: b, client: &http.Client{}}
+	wantError(t, anon.send(http.MethodGet, "/v1/account", req, ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	// A bearer token beside the cookie is still the credential used (this
+	// server has no TOKEN_SECRET, so it cannot be a valid one).
+	if r := br.send(http.MethodGet, "/v1/backtest-ai/quota", map[string]string{"Authorization": "Bearer nope"}, ""); r.status == http.StatusOK {
+		t.Errorf("a bearer token beside the cookie was not the credential used: %d %s", r.status, r.body)
+	}
+}

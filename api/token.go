@@ -101,7 +101,7 @@ func (s *Server) issueToken(ctx context.Context, _ *struct{}) (*tokenOutput, err
 // operation registered after this point, whoever registers it, and to none
 // before).
 func (s *Server) requireBearer(ctx huma.Context, next func(huma.Context)) {
-	if ctx.Header("Authorization") == "" && hasSessionCookie(ctx) {
+	if !hasBearerToken(ctx) && hasSessionCookie(ctx) {
 		s.requireSession(ctx, next) // the dashboard (session.go)
 		return
 	}
@@ -112,6 +112,16 @@ func (s *Server) requireBearer(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	s.meter(ctx, p, next)
+}
+
+// hasBearerToken tells whether a request's Authorization header is of the
+// Bearer scheme, this API's. Another scheme's (the Basic credentials a
+// browser sends with every request to a site behind a password-protected
+// proxy) is not a credential of the API: the session cookie, when there is
+// one, authenticates the request as if the header were absent.
+func hasBearerToken(ctx huma.Context) bool {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(ctx.Header("Authorization")), " ")
+	return strings.EqualFold(scheme, "Bearer")
 }
 
 // principalForToken verifies a bearer token and that what it names still
