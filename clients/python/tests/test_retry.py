@@ -229,3 +229,41 @@ def test_replay_all_trades_pages_through_a_truncated_answer(fake):
     assert [t["n"] for t in r.trades] == list(range(2300)) and not r.trades_truncated
     assert [(b.get("tradesOffset"), b.get("tradesLimit")) for b in fake.bodies] == [(0, 1000), (1000, 1000), (2000, 1000)]
     assert all(b["marketSlug"] == "m" and b["positionSize"] == 10 for b in fake.bodies)
+
+
+def test_redirect_is_not_followed_with_the_key(fake):
+    """A redirect (a proxy's, a moved host) is not followed: urllib would
+    send X-API-Key, and the agent's bearer token, on to whatever host the
+    Location names. The API itself never redirects."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    got = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_GET(self):
+            got.append(dict(self.headers))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            raw = b'{"success":true,"data":{}}'
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *args):
+            pass
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        where = f"http://127.0.0.1:{other.server_address[1]}/v1/markets/m"
+        for status in (301, 302, 307, 308):
+            fake.on("GET", "/v1/markets/m", (status, {"Location": where}, {}))
+            with pytest.raises(updown.UpdownError) as e:
+                client(fake).market("m")
+            assert e.value.status == status
+            assert where in str(e.value)
+        assert got == [], f"the redirect was followed, the key sent elsewhere: {got}"
+    finally:
+        other.shutdown()
+        other.server_close()

@@ -27,6 +27,19 @@ TimeLike = Union[datetime, date, str, int, float, None]
 PARQUET = "application/vnd.apache.parquet"
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send the request's headers, the
+    X-API-Key and the agent's bearer token among them, on to whatever host
+    the Location names. The API answers no redirects; one from a proxy or
+    a moved host is answered as an error that names it."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirect)
+
+
 def _time_param(t: TimeLike) -> Optional[str]:
     """A time as the API takes it: epoch milliseconds (int), ISO 8601
     (str, passed through) or a datetime (naive ones are UTC)."""
@@ -139,10 +152,15 @@ class Client:
         while True:
             req = urllib.request.Request(url, data=data, method=method, headers=h)
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as res:
+                with _opener.open(req, timeout=self.timeout) as res:
                     return res.status, {k.lower(): v for k, v in res.headers.items()}, res.read()
             except urllib.error.HTTPError as e:
                 status, hdrs, raw = e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+                if 300 <= status < 400:
+                    raise errors.UpdownError(
+                        f"{method} {path}: the server at {self.base_url} redirected to {hdrs.get('location')!r} (HTTP {status}); "
+                        "not followed, so that your API key goes nowhere else: set base_url to the API's own address",
+                        status=status, request_id=hdrs.get("x-request-id")) from e
                 err = self._error(status, hdrs, raw)
             except urllib.error.URLError as e:
                 # urllib raises URLError while it connects and sends: the
