@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -324,6 +325,9 @@ func tellAPIs(ctx context.Context, redisURL, customerID string, stderr io.Writer
 		fmt.Fprintln(stderr, "note: REDIS_URL is not set: "+later)
 		return
 	}
+	// What the Redis client reports on its own (a pool that cannot dial)
+	// is said once, in the warning below, not as its raw log lines.
+	routeRedisLog(slog.New(slog.DiscardHandler))
 	conn, err := parseRedisURL(redisURL)
 	var rdb redis.UniversalClient
 	if err == nil {

@@ -220,3 +220,27 @@ func TestCustomersAndKeys(t *testing.T) {
 		t.Error("keys list without a customer: no error")
 	}
 }
+
+// TestAdminRedisDownSaysItOnce: `customers set-tier` with Redis
+// unreachable stores the change and says once that the api processes
+// could not be told, without the Redis client's own log lines beside it.
+func TestAdminRedisDownSaysItOnce(t *testing.T) {
+	t.Parallel()
+	db := pgtest.NewDatabase(t)
+	bin := updownBinary(t)
+	dead := "redis://" + freeAddr(t) // nothing listens there
+	cmd := exec.Command(bin, "customers", "create", "--email", "ada@example.com")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+db)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("customers create: %v\n%s", err, out)
+	}
+	var stderr bytes.Buffer
+	cmd = exec.Command(bin, "customers", "set-tier", "--email", "ada@example.com", "--tier", "PRO", "--redis-url", dead)
+	cmd.Env, cmd.Stderr = append(os.Environ(), "DATABASE_URL="+db), &stderr
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), `"PRO"`) {
+		t.Fatalf("set-tier with Redis down: %v %s\n%s", err, out, stderr.String())
+	}
+	if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "could not be told") {
+		t.Errorf("set-tier with Redis down said:\n%s\nwant the one warning", got)
+	}
+}
