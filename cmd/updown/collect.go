@@ -48,6 +48,20 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// The collector takes 0 for its defaults; given here, 0 or less is a
+	// mistake to say, not a default to fall back to in silence.
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"interval (COLLECT_INTERVAL)", *interval}, {"unhealthy-after (COLLECT_UNHEALTHY_AFTER)", *unhealthy},
+		{"discovery-interval (COLLECT_DISCOVERY_INTERVAL)", *discovery}, {"resolve-delay (COLLECT_RESOLVE_DELAY)", *resolveDelay}} {
+		if d.v <= 0 {
+			return fmt.Errorf("--%s: %v is not a positive duration", d.name, d.v)
+		}
+	}
+	if *bookLevels <= 0 {
+		return fmt.Errorf("--book-levels: %d; a snapshot keeps 1 or more levels of each side", *bookLevels)
+	}
 	if err := f.require(); err != nil {
 		return err
 	}

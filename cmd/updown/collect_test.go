@@ -266,3 +266,19 @@ func TestCollectHealthAddrTaken(t *testing.T) {
 		t.Errorf("collect on a taken --health-addr started recording first:\n%s", logs)
 	}
 }
+
+// TestCollectRefusesNonPositiveFlags: a duration or level count given as 0
+// or less is refused, naming the flag, before anything starts; the
+// collector's library would have taken it for its default in silence.
+func TestCollectRefusesNonPositiveFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--interval", "0s"}, {"--interval", "-300ms"}, {"--unhealthy-after", "0s"},
+		{"--discovery-interval", "-1s"}, {"--resolve-delay", "-5s"}, {"--book-levels", "0"},
+	} {
+		err := run(context.Background(), append([]string{"collect"}, args...), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("collect %v: %v, want a refusal naming %s", args, err, args[0])
+		}
+	}
+}
