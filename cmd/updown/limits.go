@@ -38,6 +38,9 @@ func tierCaps(env, example string) (map[store.Tier]int, error) {
 		if !ok || err != nil || n < 0 || tErr != nil {
 			return nil, fmt.Errorf("%s: %q is not TIER=N (e.g. %s)", env, part, example)
 		}
+		if _, twice := caps[tier]; twice {
+			return nil, fmt.Errorf("%s: %s is given twice; give each tier once (e.g. %s)", env, tier, example)
+		}
 		caps[tier] = n
 	}
 	return caps, nil

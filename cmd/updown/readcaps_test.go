@@ -23,6 +23,10 @@ func TestReadsInFlight(t *testing.T) {
 	if _, err := readsInFlight(); err == nil || !strings.Contains(err.Error(), "READS_IN_FLIGHT") {
 		t.Errorf("PRO=-1: %v", err)
 	}
+	t.Setenv("READS_IN_FLIGHT", "PRO=2,pro=3")
+	if _, err := readsInFlight(); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("PRO given twice: %v", err)
+	}
 	t.Setenv("READS_IN_FLIGHT", "")
 	if caps, err := readsInFlight(); caps != nil || err != nil {
 		t.Errorf("unset: %v, %v", caps, err)
