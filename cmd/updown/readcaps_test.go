@@ -32,3 +32,20 @@ func TestReadsInFlight(t *testing.T) {
 		t.Errorf("unset: %v, %v", caps, err)
 	}
 }
+
+// TestWorkerMemory: WORKER_MEMORY_MB reads MiB, and a number whose bytes
+// an int64 cannot hold is refused rather than wrapped around.
+func TestWorkerMemory(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int64
+		ok   bool
+	}{{"", 0, true}, {"512", 512 << 20, true}, {"8796093022207", 8796093022207 << 20, true},
+		{"8796093022208", 0, false}, {"-1", 0, false}, {"lots", 0, false}} {
+		t.Setenv("WORKER_MEMORY_MB", tc.v)
+		got, err := workerMemory()
+		if (err == nil) != tc.ok || got != tc.want || got < 0 {
+			t.Errorf("WORKER_MEMORY_MB=%q: %d, %v; want %d (ok %v)", tc.v, got, err, tc.want, tc.ok)
+		}
+	}
+}
