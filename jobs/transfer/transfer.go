@@ -421,6 +421,11 @@ func Import(ctx context.Context, dst Sink, r io.Reader, opt ImportOptions) (Stat
 			break
 		}
 		if err != nil {
+			// A bad line stops the import, and what came before it is
+			// written: a run again once it is mended writes nothing twice.
+			if ferr := im.finish(); ferr != nil {
+				return im.st, fmt.Errorf("%w; storing the records before it: %w", err, ferr)
+			}
 			return im.st, err
 		}
 		if rec.Market != nil {
@@ -436,10 +441,7 @@ func Import(ctx context.Context, dst Sink, r io.Reader, opt ImportOptions) (Stat
 			return im.st, err
 		}
 	}
-	if err := im.flush(); err != nil {
-		return im.st, err
-	}
-	return im.st, im.flushMarkets()
+	return im.st, im.finish()
 }
 
 // importer batches records for Import: markets, and the records of one
@@ -457,6 +459,15 @@ type importer struct {
 	snaps   []store.Snapshot
 	trades  []store.MarketTrade
 	gaps    []store.Gap
+}
+
+// finish writes every batched record: the markets, and the records of
+// im.slug.
+func (im *importer) finish() error {
+	if err := im.flush(); err != nil {
+		return err
+	}
+	return im.flushMarkets()
 }
 
 func (im *importer) flushMarkets() error {

@@ -534,3 +534,61 @@ func TestImportKeepsAMarketNewerThanTheExport(t *testing.T) {
 		t.Fatalf("a newer export of %s did not update it: final_volume %v, %v", resolved.Slug, got.FinalVolume, err)
 	}
 }
+
+// TestImportWritesWhatCameBeforeABadLine: a file with a bad line stops at
+// it, and what came before it is written (README: run it again once
+// mended), not lost with the batch it was in.
+func TestImportWritesWhatCameBeforeABadLine(t *testing.T) {
+	t.Parallel()
+	const slug = "btc-updown-5m-1777467600"
+	const market = `{"type":"market","slug":"` + slug + `","market_id":"1","coin":"BTC","market_type":"5m",` +
+		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z"}` + "\n"
+	snap := func(s string) string {
+		return `{"type":"snapshot","slug":"` + slug + `","time":"2026-04-29T13:00:0` + s + `.000000Z","coin_price":1,"price_up":0.5,"price_down":0.5}` + "\n"
+	}
+	const trade = `{"type":"trade","slug":"` + slug + `","time":"2026-04-29T13:00:01.000000Z","outcome":"Up","price":0.5,"size":1,"side":"BUY"}` + "\n"
+	const csvHead = "slug,time,coin_price,price_up,price_down\n"
+	csvRow := func(s string) string { return slug + ",2026-04-29T13:00:0" + s + ".000000Z,1,0.5,0.5\n" }
+	for _, tc := range []struct {
+		name, before, in, line string
+		want                   transfer.Stats // stored before the error
+	}{
+		{"jsonl", "", market + snap("1") + snap("2") + trade + `{"type":"snapshot","slug":"` + slug + `","ti` + "\n" + snap("3"),
+			"line 5", transfer.Stats{Markets: 1, Snapshots: 2, Trades: 1}},
+		{"jsonl markets only", "", market + "{nope\n", "line 2", transfer.Stats{Markets: 1}},
+		{"csv", market, csvHead + csvRow("1") + csvRow("2") + slug + ",2026-04-29T13:00:03.000000Z,one,0.5,0.5\n" + csvRow("4"),
+			"line 4", transfer.Stats{Snapshots: 2}},
+	} {
+		for _, pg := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s postgres=%v", tc.name, pg), func(t *testing.T) {
+				t.Parallel()
+				var st store.Store = memory.New()
+				if pg {
+					st = pgtest.NewStore(t)
+				}
+				if tc.before != "" {
+					importInto(t, st, []byte(tc.before), transfer.ImportOptions{})
+				}
+				stats, err := transfer.Import(context.Background(), st, strings.NewReader(tc.in), transfer.ImportOptions{})
+				if err == nil || !strings.Contains(err.Error(), tc.line) {
+					t.Fatalf("import: %v, want an error naming %s", err, tc.line)
+				}
+				if stats != tc.want {
+					t.Errorf("import stopped at %s saying it stored %+v, want %+v", tc.line, stats, tc.want)
+				}
+				ctx := context.Background()
+				if _, err := st.GetMarket(ctx, slug); err != nil {
+					t.Fatalf("the market before the bad line: %v", err)
+				}
+				_, snaps, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
+				if err != nil || snaps != tc.want.Snapshots {
+					t.Errorf("%d snapshots stored (%v), want the %d before the bad line", snaps, err, tc.want.Snapshots)
+				}
+				_, trades, err := st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Limit: 1})
+				if err != nil || trades != tc.want.Trades {
+					t.Errorf("%d trades stored (%v), want the %d before the bad line", trades, err, tc.want.Trades)
+				}
+			})
+		}
+	}
+}
