@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -308,9 +309,33 @@ type jsonlDecoder struct {
 const maxLine = 16 << 20
 
 func newJSONLDecoder(r io.Reader) *jsonlDecoder {
-	sc := bufio.NewScanner(r)
+	rr := &readErr{r: r}
+	sc := bufio.NewScanner(rr)
 	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		if atEOF && rr.err != nil && len(data) > 0 && bytes.IndexByte(data, '\n') < 0 {
+			// The input broke off in this line (a truncated gzip, say):
+			// it is not a line of the file, and its JSON error would
+			// blame a line that is not there.
+			return 0, nil, rr.err
+		}
+		return bufio.ScanLines(data, atEOF)
+	})
 	return &jsonlDecoder{sc: sc}
+}
+
+// readErr keeps the error reading stopped at, other than io.EOF.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
+	}
+	return n, err
 }
 
 // jsonLine is any line; which fields matter depends on Type. Pointers tell
@@ -412,6 +437,9 @@ func (d *jsonlDecoder) Decode() (Record, error) {
 		return rec, nil
 	}
 	if err := d.sc.Err(); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Record{}, fmt.Errorf("transfer: line %d: the input breaks off (a truncated file?): %w", d.line+1, err)
+		}
 		return Record{}, fmt.Errorf("transfer: line %d: %w", d.line+1, err)
 	}
 	return Record{}, io.EOF

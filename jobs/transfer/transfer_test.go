@@ -2,6 +2,7 @@ package transfer_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -589,6 +590,45 @@ func TestImportWritesWhatCameBeforeABadLine(t *testing.T) {
 					t.Errorf("%d trades stored (%v), want the %d before the bad line", trades, err, tc.want.Trades)
 				}
 			})
+		}
+	}
+}
+
+// TestImportOfATruncatedGzip: a gzipped export cut off in the middle of a
+// line is an error that says the input breaks off, at the line it breaks
+// off in, not a JSON error blaming that line; what came before is written.
+func TestImportOfATruncatedGzip(t *testing.T) {
+	t.Parallel()
+	src, _ := seeded(t, 1, 200)
+	data, _ := export(t, src, transfer.ExportOptions{Books: true})
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{zbuf.Len() / 3, zbuf.Len() / 2, zbuf.Len() - 100} {
+		zr, err := gzip.NewReader(bytes.NewReader(zbuf.Bytes()[:cut]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// How far the cut file decompresses, and so the line it breaks off in.
+		got, _ := io.ReadAll(zr)
+		if len(got) == 0 || got[len(got)-1] == '\n' {
+			t.Fatalf("cut at %d: decompresses to %d bytes ending a line: cut elsewhere", cut, len(got))
+		}
+		line := bytes.Count(got, []byte("\n")) + 1
+		zr, _ = gzip.NewReader(bytes.NewReader(zbuf.Bytes()[:cut]))
+		st := memory.New()
+		stats, err := transfer.Import(context.Background(), st, zr, transfer.ImportOptions{})
+		want := fmt.Sprintf("line %d: the input breaks off", line)
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("import of a gzip cut at byte %d of %d: %v, want an error saying %q", cut, zbuf.Len(), err, want)
+		}
+		if stats.Markets == 0 || stats.Snapshots == 0 {
+			t.Errorf("import of a gzip cut at byte %d stored %+v: want what came before", cut, stats)
 		}
 	}
 }
