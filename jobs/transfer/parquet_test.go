@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // memFiles is a split export's directory in memory.
@@ -229,5 +231,41 @@ func TestSplitWhat(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSplitByMarketStaysInItsDirectory: --split market names files by
+// slug, and a slug that is not a plain file name (an imported market's
+// "../../x") is refused, not followed out of the export's directory;
+// --split day names files by date and exports it.
+func TestSplitByMarketStaysInItsDirectory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, slug := range []string{"../../evil", "..", `..\..\evil`, "a/b"} {
+		st := memory.New()
+		start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+		m := store.Market{Slug: slug, MarketID: "1", Coin: store.BTC, MarketType: store.M5, StartTime: start, EndTime: start.Add(5 * time.Minute)}
+		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: start.Add(time.Second), CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, split := range []transfer.Split{transfer.SplitMarket, transfer.SplitDay} {
+			fs := memFiles{}
+			_, err := transfer.ExportSplit(ctx, st, fs.create, split, transfer.ExportOptions{Format: transfer.CSV})
+			for name := range fs {
+				if kind, file, ok := strings.Cut(name, "/"); name != "markets" && (!ok || file == "." || file == ".." ||
+					strings.ContainsAny(file, `/\`) || kind != "snapshots" && kind != "trades" && kind != "gaps") {
+					t.Errorf("--split %s of market %q created %q: not a file of the export's directory", split, slug, name)
+				}
+			}
+			switch {
+			case split == transfer.SplitDay && err != nil:
+				t.Errorf("--split day of market %q: %v", slug, err)
+			case split == transfer.SplitMarket && (err == nil || !strings.Contains(err.Error(), strconv.Quote(slug))):
+				t.Errorf("--split market of market %q: %v, want an error naming the slug", slug, err)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/updown/updown/store"
 )
@@ -62,14 +63,17 @@ func ExportSplit(ctx context.Context, src Source, create Create, split Split, op
 		err = errors.Join(err, snaps.close(), trades.close(), gaps.close(), markets.Flush(), mf.Close())
 	}()
 	err = eachMarket(ctx, src, opt, func(m *store.Market) error {
+		k := m.Slug
+		if split == SplitDay {
+			k = m.StartTime.UTC().Format("2006-01-02")
+		} else if !plainFileName(k) {
+			// Joined to the directory, "../x" would write outside it.
+			return fmt.Errorf("transfer: market %q: its slug is not a plain file name to name its files by: export it with --split day", k)
+		}
 		if err := markets.Encode(Record{Market: m}); err != nil {
 			return err
 		}
 		st.Markets++
-		k := m.Slug
-		if split == SplitDay {
-			k = m.StartTime.UTC().Format("2006-01-02")
-		}
 		if want(Snapshots) {
 			enc, err := snaps.at(k)
 			if err != nil {
@@ -155,3 +159,9 @@ func (l lazyEncoder) Encode(r Record) error {
 }
 
 func (l lazyEncoder) Flush() error { return nil }
+
+// plainFileName reports whether name names a file in a directory: not
+// empty, "." or "..", and without a path separator.
+func plainFileName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\\x00")
+}
