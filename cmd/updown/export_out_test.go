@@ -139,3 +139,44 @@ func TestFailedExportKeepsTheFile(t *testing.T) {
 	}
 	assertOnly(t, dir, "notes.txt")
 }
+
+// TestFailedSplitExportCompletesNoOpenFile: `updown export --split` broken
+// mid-way by the database completes none of the files it had open (the
+// markets' file, the market's snapshots): each would look like a whole
+// Parquet file holding part of the data. Nothing is left under a final
+// name, and no temporary.
+func TestFailedSplitExportCompletesNoOpenFile(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	seedMarkets(t, dbURL, store.M5, store.M15)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// The trades' table gone: the first market's snapshots are written,
+	// then reading its trades fails.
+	if _, err := conn.Exec(ctx, "alter table market_trades rename to market_trades_away"); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"parquet", "csv"} {
+		out := filepath.Join(t.TempDir(), "out")
+		err := run(ctx, []string{"export", "--database-url", dbURL, "--format", format, "--split", "market", "--out", out}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "market_trades") {
+			t.Fatalf("%s export without the trades' table: %v", format, err)
+		}
+		var files []string
+		if err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, strings.TrimPrefix(path, out+string(filepath.Separator)))
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(files) > 0 {
+			t.Errorf("a failed %s split export left %q", format, files)
+		}
+	}
+}

@@ -221,7 +221,7 @@ func exportSplit(ctx context.Context, st transfer.Source, dir string, split tran
 		if err != nil {
 			return nil, err
 		}
-		return writeCloser{o, o.commit}, nil
+		return writeCloser{o, o.commit, o.abort}, nil
 	}
 	began := time.Now()
 	stats, err := transfer.ExportSplit(ctx, st, create, split, opt)
@@ -231,13 +231,17 @@ func exportSplit(ctx context.Context, st transfer.Source, dir string, split tran
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
 }
 
-// writeCloser pairs a writer with the function that completes it.
+// writeCloser pairs a writer with the functions that complete it and
+// give it up (transfer.Aborter).
 type writeCloser struct {
 	io.Writer
 	close func() error
+	abort func()
 }
 
 func (w writeCloser) Close() error { return w.close() }
+
+func (w writeCloser) Abort() { w.abort() }
 
 func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
 	var f store.MarketFilter

@@ -25,8 +25,24 @@ const (
 // Create opens a file of a split export by its name relative to the
 // export's root ("markets", "snapshots/<key>", "trades/<key>",
 // "gaps/<key>"; the caller adds the extension). Closing it completes the
-// file.
+// file. A file with an Abort method (Aborter) is aborted instead when the
+// export fails while it is open: it is incomplete.
 type Create func(name string) (io.WriteCloser, error)
+
+// Aborter is a file of a split export that can be given up, leaving
+// nothing that looks complete.
+type Aborter interface {
+	Abort()
+}
+
+// abortFile gives up f: aborted when it can be, else closed.
+func abortFile(f io.WriteCloser) error {
+	if a, ok := f.(Aborter); ok {
+		a.Abort()
+		return nil
+	}
+	return f.Close()
+}
 
 // ExportSplit writes the markets opt.Filter selects to the file "markets",
 // their snapshots to a file "snapshots/<key>" per market or per day, and
@@ -60,7 +76,13 @@ func ExportSplit(ctx context.Context, src Source, create Create, split Split, op
 	trades := &splitFile{what: Trades, create: create, newEncoder: newEncoder}
 	gaps := &splitFile{what: Gaps, create: create, newEncoder: newEncoder}
 	defer func() {
-		err = errors.Join(err, snaps.close(), trades.close(), gaps.close(), markets.Flush(), mf.Close())
+		if err != nil {
+			// The open files hold part of what they should: none is
+			// completed, as a failed export to one file leaves none.
+			err = errors.Join(err, snaps.abort(), trades.abort(), gaps.abort(), abortFile(mf))
+			return
+		}
+		err = errors.Join(snaps.close(), trades.close(), gaps.close(), markets.Flush(), mf.Close())
 	}()
 	err = eachMarket(ctx, src, opt, func(m *store.Market) error {
 		k := m.Slug
@@ -140,6 +162,16 @@ func (f *splitFile) close() error {
 		return nil
 	}
 	err := errors.Join(f.enc.Flush(), f.file.Close())
+	f.file, f.enc = nil, nil
+	return err
+}
+
+// abort gives up the open file, if any.
+func (f *splitFile) abort() error {
+	if f.file == nil {
+		return nil
+	}
+	err := abortFile(f.file)
 	f.file, f.enc = nil, nil
 	return err
 }
