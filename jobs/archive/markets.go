@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
@@ -15,9 +17,9 @@ import (
 
 // LoadMarkets reads a markets file (--markets): Gamma's JSON as `updown
 // markets fetch` saves it (read by the collector's rules,
-// collect.MarketsFromGamma), or an export of ours in JSON Lines or CSV
-// (`updown export --what markets`). It returns the markets and the file's
-// digest.
+// collect.MarketsFromGamma), or an export of ours in JSON Lines, CSV or
+// Parquet (`updown export --what markets`, the markets file of --split).
+// It returns the markets and the file's digest.
 func LoadMarkets(name string) ([]store.Market, string, error) {
 	r, closeFn, err := openFile(name, nil)
 	if err != nil {
@@ -30,6 +32,25 @@ func LoadMarkets(name string) ([]store.Market, string, error) {
 	}
 	sum := sha256.Sum256(data)
 	digest := "markets:" + hex.EncodeToString(sum[:8])
+	if bytes.HasPrefix(data, []byte("PAR1")) {
+		// markets.parquet of `updown export --format parquet`.
+		pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return nil, "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable Parquet file: %w", err)}
+		}
+		if _, ok := pf.Schema().Lookup("condition_id"); !ok {
+			return nil, "", &InputError{Pos: Pos{File: name}, Err: errors.New("a Parquet file, but not an updown markets export (`updown export --what markets --format parquet`)")}
+		}
+		rows, err := parquet.Read[transfer.ParquetMarket](bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return nil, "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("read Parquet markets: %w", err)}
+		}
+		out := make([]store.Market, len(rows))
+		for i := range rows {
+			out[i] = marketOfRow(&rows[i])
+		}
+		return out, digest, nil
+	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		ms, _, err := collect.MarketsFromGamma(trimmed, nil)
