@@ -51,7 +51,9 @@ type Store interface {
 type MarketStore interface {
 	// UpsertMarkets inserts markets or, for an existing slug, updates every
 	// field but CreatedAt. CreatedAt/UpdatedAt are set by the store when zero.
-	// A market_id that belongs to another slug is ErrConflict.
+	// A market_id that belongs to another slug is ErrConflict; an empty
+	// one (a market without an upstream id) is not indexed, and any
+	// number of markets may have it.
 	UpsertMarkets(ctx context.Context, markets []Market) error
 	// UpsertMarketsNewer is UpsertMarkets leaving as it is every market
 	// stored with a later UpdatedAt than the one given (one without is
@@ -60,7 +62,8 @@ type MarketStore interface {
 	UpsertMarketsNewer(ctx context.Context, markets []Market) (int, error)
 	// GetMarket returns the market with the slug, or ErrNotFound.
 	GetMarket(ctx context.Context, slug string) (Market, error)
-	// GetMarketByMarketID returns the market with the external market id, or ErrNotFound.
+	// GetMarketByMarketID returns the market with the external market id, or ErrNotFound
+	// (always for the empty id).
 	GetMarketByMarketID(ctx context.Context, marketID string) (Market, error)
 	// ListMarkets returns one page of markets matching f, sorted by
 	// start_time descending (slug ascending on ties), and the number of

@@ -164,10 +164,12 @@ func (s *Store) GetMarketCounted(ctx context.Context, slug string) (store.Market
 
 // GetMarketByMarketID returns the market with the external market id.
 func (s *Store) GetMarketByMarketID(ctx context.Context, marketID string) (store.Market, error) {
-	if !storable(marketID) {
+	if marketID == "" || !storable(marketID) {
 		return store.Market{}, notFound(fmt.Sprintf("get market by market id %q", marketID))
 	}
-	rows, _ := s.pool.Query(ctx, `select `+marketColumns+` from markets where market_id = $1`, marketID)
+	// The second test is the index's own (012): without it a generic plan
+	// could not use the index.
+	rows, _ := s.pool.Query(ctx, `select `+marketColumns+` from markets where market_id = $1 and market_id <> ''`, marketID)
 	m, err := pgx.CollectExactlyOneRow(rows, scanMarket)
 	return m, wrap(fmt.Sprintf("get market by market id %q", marketID), err)
 }

@@ -29,6 +29,7 @@ func marketTests() []test {
 		{"PolymarketFieldsKeptOnUpdate", testMarketPolymarketKept},
 		{"FiftyFiftyWinner", testMarketFiftyFifty},
 		{"UpsertNewer", testMarketUpsertNewer},
+		{"WithoutMarketID", testMarketsWithoutMarketID},
 	}
 	return append(tests, conflictTests()...)
 }
@@ -217,6 +218,27 @@ func testMarketNotFound(t *testing.T, s store.Store) {
 	wantErr(t, err, store.ErrNotFound, "GetMarketByMarketID of a slug")
 	_, err = s.GetMarket(ctx, fx.byKey["a"].MarketID)
 	wantErr(t, err, store.ErrNotFound, "GetMarket of a market id")
+}
+
+// testMarketsWithoutMarketID: markets without an upstream id (an import
+// of a file with only the required columns) are not indexed by it: any
+// number of them are stored, in one batch or apart, and the empty id
+// finds none.
+func testMarketsWithoutMarketID(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, b, c := newMarket(store.BTC, store.M5, at(0), ""), newMarket(store.BTC, store.M5, at(5), ""), newMarket(store.ETH, store.M5, at(0), "")
+	for _, m := range []*store.Market{&a, &b, &c} {
+		m.MarketID = ""
+	}
+	mustOK(t, s.UpsertMarkets(ctx, []store.Market{a, b}), "two markets without a market_id in one batch")
+	mustOK(t, s.UpsertMarkets(ctx, []store.Market{c}), "a third apart")
+	for _, m := range []store.Market{a, b, c} {
+		if got := get(t, s, m.Slug); got.MarketID != "" {
+			t.Errorf("%s: market_id %q, want none", m.Slug, got.MarketID)
+		}
+	}
+	_, err := s.GetMarketByMarketID(ctx, "")
+	wantErr(t, err, store.ErrNotFound, "GetMarketByMarketID of the empty id")
 }
 
 // changed returns m with every field but Slug and the timestamps changed.
