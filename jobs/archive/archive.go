@@ -203,12 +203,19 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		// nothing, and is not recorded as an import that did.
 		err = fmt.Errorf("archive: no events in %s: nothing imported", strings.Join(opt.Files, ", "))
 	}
-	if err == nil && sum.Skipped > 0 && len(im.runs) == 0 {
+	switch {
+	case err != nil || len(im.runs) > 0:
+	case sum.Skipped > 0:
 		// Nor is one whose every event was skipped (the wrong markets
 		// file, the wrong hour): recorded, it would answer "already
 		// imported" to the same files once their markets are known.
 		err = fmt.Errorf("archive: nothing imported: the %d events of %s are of %d markets neither stored nor in the markets file, all skipped",
 			sum.Skipped, strings.Join(opt.Files, ", "), sum.SkippedMarkets)
+	default:
+		// Nor one of lines that are no market's events (another file, an
+		// updown export): recorded, it would answer "already imported".
+		err = fmt.Errorf("archive: nothing imported: the %d lines of %s hold no market channel's events (book, price_change, last_trade_price, ...); is it a %s archive?",
+			sum.Events, strings.Join(opt.Files, ", "), opt.Format)
 	}
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))

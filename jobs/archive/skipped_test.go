@@ -3,6 +3,7 @@ package archive_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,5 +86,30 @@ func TestSkippedMarketsImportedLater(t *testing.T) {
 	}
 	if last := run(fx.known, fx.unknown); last.Fresh || last.Import.ID != later.Import.ID {
 		t.Errorf("the whole file again: %+v, want import %d", last.Import, later.Import.ID)
+	}
+}
+
+// TestNoMarketEventsImportsNothing: a file of lines that are no market
+// channel's events (an updown export given to import events) writes
+// nothing, and is an error saying so that leaves no import recorded:
+// recorded, it answered "already imported" the next time.
+func TestNoMarketEventsImportsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	name := filepath.Join(t.TempDir(), "export.jsonl")
+	lines := `{"kind":"market","slug":"btc-updown-5m-1777467600","market_id":"1"}` + "\n" +
+		`{"kind":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00Z","price_up":0.5}` + "\n"
+	if err := os.WriteFile(name, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New()
+	for range 2 {
+		sum, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{name}})
+		if err == nil || !strings.Contains(err.Error(), "no market channel's events") {
+			t.Errorf("an export given as events: %v (summary %+v), want an error saying so", err, sum)
+		}
+	}
+	if imps, _ := st.ListImports(ctx); len(imps) != 0 {
+		t.Fatalf("%d imports recorded for a file of no events", len(imps))
 	}
 }
