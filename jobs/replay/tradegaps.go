@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -11,29 +12,52 @@ import (
 // the recorder lacked the market's trades (a gap of kind trades, see
 // store.GapTrades) while an order rested: resting orders fill on trades
 // (DESIGN 6), so fills in those stretches may be missed. "" when none.
+//
+// An order rests from its PLACED action to the action that ends it; one
+// whose end the list lacks (a truncated list) rests on. The time between
+// one order's end and the next one's placement rests nothing, so a gap
+// there misses no fill.
 func tradeGapWarning(gaps []store.Gap, orders []OrderEvent) string {
-	if len(orders) == 0 {
-		return ""
+	type span struct{ from, to time.Time }
+	var rested []span
+	open := false
+	for _, o := range orders {
+		t, err := time.Parse(timeLayout, o.Time)
+		if err != nil {
+			return ""
+		}
+		switch {
+		case o.Action == OrderPlaced:
+			rested, open = append(rested, span{from: t}), true
+		case open:
+			rested[len(rested)-1].to, open = t, false
+		}
 	}
-	from, err1 := time.Parse(timeLayout, orders[0].Time)
-	to, err2 := time.Parse(timeLayout, orders[len(orders)-1].Time)
-	if err1 != nil || err2 != nil {
-		return ""
+	if open {
+		rested[len(rested)-1].to = time.Unix(0, math.MaxInt64)
 	}
 	n, lost := 0, time.Duration(0)
 	for _, g := range gaps {
-		if g.Kind != store.GapTrades || !g.To.After(from) || g.From.After(to) {
+		if g.Kind != store.GapTrades {
 			continue
 		}
-		n++
-		end, begin := g.To, g.From
-		if to.Before(end) {
-			end = to
+		hit := false
+		for _, s := range rested {
+			begin, end := g.From, g.To
+			if s.from.After(begin) {
+				begin = s.from
+			}
+			if s.to.Before(end) {
+				end = s.to
+			}
+			if end.After(begin) {
+				hit = true
+				lost += end.Sub(begin)
+			}
 		}
-		if from.After(begin) {
-			begin = from
+		if hit {
+			n++
 		}
-		lost += end.Sub(begin)
 	}
 	if n == 0 {
 		return ""
