@@ -92,24 +92,33 @@ func TestJobsInFlightCap(t *testing.T) {
 	}
 }
 
-// TestFinishedJobAnsweredAtTheCap: at its cap of jobs in flight, a
-// customer asking again for a replay whose job has finished, its answer
-// kept, gets that answer: giving it runs nothing. Another replay is still
-// refused.
-func TestFinishedJobAnsweredAtTheCap(t *testing.T) {
-	t.Parallel()
+// oneJobSlot is an api process whose PRO customer runs one job at a time
+// and waits 200 ms on it, beside a worker whose replays take 1.5 s: a
+// replay outlasts its request and keeps the slot. body is a replay of the
+// fixture's market with its position size.
+func oneJobSlot(t *testing.T) (one *bundle, q *queue, body func(size int) string) {
+	t.Helper()
 	st := memory.New()
 	loadFixtures(t, st)
-	q := newQueue(t, st)
+	q = newQueue(t, st)
 	q.runWorker(t, worker.Config{Store: slowStore{st, 1500 * time.Millisecond}, Concurrency: 4, CacheBytes: -1})
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
 	srv := secondProcess(t, b, func(c *api.Config) {
 		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
 		c.JobsInFlight = map[store.Tier]int{store.Pro: 1}
 	})
-	one := &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}
 	slug, _ := snapshotMarket()
-	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+	return &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}, q,
+		func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+}
+
+// TestFinishedJobAnsweredAtTheCap: at its cap of jobs in flight, a
+// customer asking again for a replay whose job has finished, its answer
+// kept, gets that answer: giving it runs nothing. Another replay is still
+// refused.
+func TestFinishedJobAnsweredAtTheCap(t *testing.T) {
+	t.Parallel()
+	one, q, body := oneJobSlot(t)
 
 	// The first replay finishes after its request's wait; its answer is kept.
 	e := wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
@@ -124,7 +133,7 @@ func TestFinishedJobAnsweredAtTheCap(t *testing.T) {
 		}
 	}
 	// Its slot comes back as it ends; a second replay holds it for 1.5 s.
-	slots := "updown:rl:{" + b.ids[store.Pro] + "}:jobs"
+	slots := "updown:rl:{" + one.ids[store.Pro] + "}:jobs"
 	for deadline := time.Now().Add(30 * time.Second); q.rdb.ZCard(t.Context(), slots).Val() != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the first job's slot never came back")
@@ -141,18 +150,7 @@ func TestFinishedJobAnsweredAtTheCap(t *testing.T) {
 // (504) keeps its slot until it ends; Config.JobsInFlight sets the cap.
 func TestJobsInFlightAfterTimeout(t *testing.T) {
 	t.Parallel()
-	st := memory.New()
-	loadFixtures(t, st)
-	q := newQueue(t, st)
-	q.runWorker(t, worker.Config{Store: slowStore{st, 1500 * time.Millisecond}, Concurrency: 4, CacheBytes: -1})
-	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait, o.redis = st, q.client, 200*time.Millisecond, q.rdb })
-	srv := secondProcess(t, b, func(c *api.Config) {
-		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
-		c.JobsInFlight = map[store.Tier]int{store.Pro: 1}
-	})
-	one := &bundle{t: t, srv: srv, store: st, keys: b.keys, ids: b.ids}
-	slug, _ := snapshotMarket()
-	body := func(size int) string { return replayBody(slug, func(m map[string]any) { m["positionSize"] = size }) }
+	one, _, body := oneJobSlot(t)
 
 	e := wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
 	id := e["details"].(map[string]any)["job_id"].(string)
@@ -213,7 +211,7 @@ func TestJobsInFlightCapOutlastsTheLease(t *testing.T) {
 	if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_jobs" {
 		t.Errorf("details = %v, want limit concurrent_jobs", d)
 	}
-	slots := "updown:rl:{" + b.ids[store.Pro] + "}:jobs"
+	slots := "updown:rl:{" + one.ids[store.Pro] + "}:jobs"
 	if n := q.rdb.ZCard(t.Context(), slots).Val(); n != 2 {
 		t.Errorf("%d slots, want the 2 queued jobs'", n)
 	}
