@@ -3,14 +3,10 @@ package worker
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/updown/updown/jobs"
-	"github.com/updown/updown/store/memory"
-	"github.com/updown/updown/store/redis/redistest"
 )
 
 // TestJobAskedAgainAfterItsTaskWasLost: Redis comes back empty (a restart
@@ -22,35 +18,17 @@ import (
 // long as Redis kept the hash: for ever.
 func TestJobAskedAgainAfterItsTaskWasLost(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Client(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const slow = "test:slow"
 	started, finish := make(chan struct{}, 1), make(chan struct{})
 	first := true
-	srv.mux.HandleFunc(slow, srv.handler(func(ctx context.Context, _ []byte) (any, error) {
+	rdb, client, ctx := runTask(t, slow, func(ctx context.Context, _ []byte) (any, error) {
 		if first {
 			first = false
 			started <- struct{}{}
 			<-finish
 		}
 		return "done", nil
-	}))
-	sctx, scancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(sctx) }()
-	defer func() { scancel(); <-done }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	})
 	job := Job{Type: slow, Queue: jobs.QueueReplay, Payload: []byte(`{}`)}
 	res := make(chan error, 1)
 	go func() {

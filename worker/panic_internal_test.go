@@ -3,16 +3,12 @@ package worker
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 
 	"github.com/updown/updown/jobs"
-	"github.com/updown/updown/store/memory"
-	"github.com/updown/updown/store/redis/redistest"
 )
 
 // TestPanickingTaskAnswersAtOnce: a task whose work panics (a bug) is
@@ -23,29 +19,11 @@ import (
 // before the same panic's INTERNAL_ERROR.
 func TestPanickingTaskAnswersAtOnce(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Client(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const panics = "test:panics"
-	srv.mux.HandleFunc(panics, srv.handler(func(context.Context, []byte) (any, error) {
+	rdb, client, ctx := runTask(t, panics, func(context.Context, []byte) (any, error) {
 		var buf []byte
 		return buf[len(buf)+1], nil // a bug: an index out of range panics
-	}))
-	sctx, scancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(sctx) }()
-	defer func() { scancel(); <-done }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	})
 	o, id, err := client.Run(ctx, Job{Type: panics, Queue: jobs.QueueReplay, Payload: []byte(`{}`)}, "customer-1", 10*time.Second)
 	var te *TimeoutError
 	if errors.As(err, &te) {
