@@ -155,6 +155,29 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 	}
 }
 
+// TestHelpInFlightDefaultsArePlans: the defaults `api -h` and `dev -h`
+// give for JOBS_IN_FLIGHT and READS_IN_FLIGHT are the plan table's caps for
+// every plan that has one (DESIGN 4, README), not an example that leaves out
+// STARTER, PRO_TRIAL and SUITE as if they had no cap.
+func TestHelpInFlightDefaultsArePlans(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		env  string
+		want string
+	}{
+		{"JOBS_IN_FLIGHT", "(default PRO=4,PRO_TRIAL=4,ENTERPRISE=16)"},
+		{"READS_IN_FLIGHT", "(default STARTER=2,PRO=4,PRO_TRIAL=4,SUITE=4,ENTERPRISE=16)"},
+	} {
+		i := slices.IndexFunc(apiTuning, func(d envDoc) bool { return d.name == c.env })
+		if i < 0 {
+			t.Fatalf("apiTuning does not name %s", c.env)
+		}
+		if got := apiTuning[i].meaning; !strings.Contains(got, c.want) {
+			t.Errorf("-h says of %s %q; want the plans' caps %s", c.env, got, c.want)
+		}
+	}
+}
+
 // TestCustomersAndKeys: customers create validates the email and prints
 // the key id; keys list shows a customer's keys by id and prefix, revoked
 // ones marked, never a key itself.

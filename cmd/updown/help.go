@@ -37,8 +37,8 @@ var (
 	// in production and in dev alike.
 	apiTuning = []envDoc{
 		{"JOB_WAIT", "how long a request waits for its replay or backtest before 504 JOB_TIMEOUT (default 60s)"},
-		{"JOBS_IN_FLIGHT", "per-plan caps on a customer's jobs running at once, TIER=N pairs (default PRO=4,ENTERPRISE=16)"},
-		{"READS_IN_FLIGHT", "per-plan caps on a customer's heavy reads at once, TIER=N pairs (default PRO=4,ENTERPRISE=16)"},
+		{"JOBS_IN_FLIGHT", "per-plan caps on a customer's jobs running at once, TIER=N pairs that replace the plan's (default PRO=4,PRO_TRIAL=4,ENTERPRISE=16)"},
+		{"READS_IN_FLIGHT", "per-plan caps on a customer's heavy reads at once, TIER=N pairs that replace the plan's (default STARTER=2,PRO=4,PRO_TRIAL=4,SUITE=4,ENTERPRISE=16)"},
 		{"MONITORING_WRITE", "true lets /monitoring change the queues (pause, delete, run, archive); default false: it only shows"},
 		{"PUBLIC_URL", "the address users reach the service at; https://... makes the dashboard's session cookie Secure"},
 		{"BILLING_URL", "the checkout link GET /v1/account/billing and the dashboard offer (none when empty)"},
