@@ -38,6 +38,7 @@ func (s *Server) registerDashboard() {
 	s.mux.Handle("GET /app", http.RedirectHandler("/app/", http.StatusMovedPermanently))
 	s.mux.Handle("GET /app/", dashboardHandler(files, "index.html"))
 	s.mux.Handle("GET /docs", dashboardHandler(files, "docs.html"))
+	s.mux.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusMovedPermanently))
 	s.mux.Handle("GET /favicon.ico", faviconHandler(files))
 }
 

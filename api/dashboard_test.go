@@ -326,6 +326,19 @@ func TestDashboardAssets(t *testing.T) {
 	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/app/" {
 		t.Errorf("/ answers %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
+	// The pages' other spelling leads to them: /app to /app/, /docs/ to
+	// /docs (a 404 "no such endpoint (see /docs)" on /docs/ sent a reader
+	// who added the slash nowhere).
+	for _, c := range []struct{ path, to string }{{"/app", "/app/"}, {"/docs/", "/docs"}} {
+		res, err := noRedirect.Get(b.srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != c.to {
+			t.Errorf("%s answers %d to %q; want 301 to %s", c.path, res.StatusCode, res.Header.Get("Location"), c.to)
+		}
+	}
 	for _, page := range []string{"/app/", "/app/market/btc-updown-5m-1", "/docs"} {
 		r := b.get("", page)
 		csp := r.header.Get("Content-Security-Policy")
