@@ -179,15 +179,6 @@ func (s *Server) principalForSession(hctx huma.Context) (principal, *session, er
 	if sess.CustomerID == "" || sess.KeyID == "" || sess.CSRF == "" {
 		return principal{}, nil, s.clearCookie(Errorf(http.StatusUnauthorized, CodeUnauthorized, "the session has expired or was signed out: sign in again"))
 	}
-	switch hctx.Method() {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-	default:
-		got := hctx.Header(csrfHeader)
-		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
-			return principal{}, nil, Errorf(http.StatusForbidden, CodeCSRF,
-				"a request authenticated by the session cookie that changes state must carry the session's CSRF token in %s (GET /v1/auth/session answers it)", csrfHeader)
-		}
-	}
 	p, ok, err := s.principalForKeyID(ctx, sess.CustomerID, sess.KeyID)
 	if err != nil {
 		return principal{}, nil, err
@@ -199,6 +190,18 @@ func (s *Server) principalForSession(hctx huma.Context) (principal, *session, er
 		}
 		return principal{}, nil, s.clearCookie(Errorf(http.StatusUnauthorized, CodeUnauthorized,
 			"the API key this session was opened with has been revoked: sign in again with a live key"))
+	}
+	// After the key's check: a session that died with its key says so
+	// (401, the cookie cleared, the dashboard signs in again) to a
+	// state-changing request too, rather than that its CSRF token is off.
+	switch hctx.Method() {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		got := hctx.Header(csrfHeader)
+		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) != 1 {
+			return principal{}, nil, Errorf(http.StatusForbidden, CodeCSRF,
+				"a request authenticated by the session cookie that changes state must carry the session's CSRF token in %s (GET /v1/auth/session answers it)", csrfHeader)
+		}
 	}
 	return p, sess, nil
 }

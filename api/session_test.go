@@ -209,6 +209,28 @@ func TestSessionFollowsKeyAndTier(t *testing.T) {
 	wantError(t, br.get("/v1/auth/session"), http.StatusUnauthorized, "UNAUTHORIZED")
 }
 
+// TestSessionDeadKeyBeforeCSRF: a state-changing request on a session
+// whose key was revoked is told the session is over (401, the cookie
+// cleared), whatever its CSRF token, not that the token is off (403).
+func TestSessionDeadKeyBeforeCSRF(t *testing.T) {
+	t.Parallel()
+	b := sessionSetup(t)
+	ctx := context.Background()
+	br := b.signIn(store.Pro)
+	keys, _ := b.store.ListAPIKeys(ctx, b.ids[store.Pro])
+	if err := b.store.RevokeAPIKey(ctx, keys[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	r := br.send(http.MethodPost, "/v1/account/keys", nil, "")
+	wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+	if !strings.Contains(r.header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("a dead session's answer should expire the cookie: %v", r.header)
+	}
+	if after, _ := b.store.ListAPIKeys(ctx, b.ids[store.Pro]); len(after) != len(keys) {
+		t.Errorf("a key was made on a dead session: %d keys, %d before", len(after), len(keys))
+	}
+}
+
 // TestSessionIsolation: one customer's session never sees or revokes
 // another's keys, and never reads another's jobs.
 func TestSessionIsolation(t *testing.T) {
