@@ -307,12 +307,17 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		o, err = s.runJobThen(ctx, job, p, nil) // 503: no queue
 	case slotErr != nil:
 		// 429: the caller's jobs in flight are at its cap. The answer of
-		// this very job, finished and kept, takes no job to give.
-		if done, ok := s.finishedJob(ctx, job, p); ok {
-			o = done
-		} else {
-			err = slotErr
+		// this very job, finished and kept, takes no job to give. (A 503,
+		// Redis unreachable, is answered at once: the look would wait on
+		// the same Redis.)
+		var e *Error
+		if errors.As(slotErr, &e) && e.Status == http.StatusTooManyRequests {
+			if done, ok := s.finishedJob(ctx, job, p); ok {
+				o = done
+				break
+			}
 		}
+		err = slotErr
 	default:
 		o, err = s.runHolding(ctx, job, p, slot, func(*jobs.Outcome) {})
 	}
