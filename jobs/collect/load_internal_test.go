@@ -2,8 +2,6 @@ package collect
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -59,14 +57,8 @@ func TestRestartRecordsTheTailOfMarketsEndedWhileDown(t *testing.T) {
 	if err := st.AppendSnapshots(ctx, whole.Slug, snaps(start, whole.EndTime)); err != nil {
 		t.Fatal(err)
 	}
-	none := "http://127.0.0.1:1" // no upstream is asked
-	c, err := New(Config{Upstreams: Upstreams{Gamma: none, CLOB: none, BinanceSpot: none, BinanceFutures: none},
-		Store: st, Live: memory.NewLive(), Scheduler: noScheduler{}, Now: func() time.Time { return now },
-		Series: []Series{{Coin: store.BTC, MarketType: store.M5}, {Coin: store.ETH, MarketType: store.M5}, {Coin: store.SOL, MarketType: store.M5}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offlineCollector(t, Config{Store: st, Now: func() time.Time { return now },
+		Series: []Series{{Coin: store.BTC, MarketType: store.M5}, {Coin: store.ETH, MarketType: store.M5}, {Coin: store.SOL, MarketType: store.M5}}})
 	c.load(ctx)
 	if !c.known(live.Slug) {
 		t.Errorf("the live market %s is not picked up", live.Slug)

@@ -26,13 +26,7 @@ func TestRecordTickKeepsTimeOrder(t *testing.T) {
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		t.Fatal(err)
 	}
-	none := "http://127.0.0.1:1" // no upstream is asked
-	c, err := New(Config{Upstreams: Upstreams{Gamma: none, CLOB: none, BinanceSpot: none, BinanceFutures: none},
-		Store: st, Live: memory.NewLive(), Scheduler: noScheduler{}, Scheme: QuickScheme{Length: 5 * time.Minute},
-		Series: []Series{{Coin: store.BTC, MarketType: store.M5}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
 	changed := start.Add(time.Minute)
 	steps := []struct {
 		tick float64
@@ -61,6 +55,21 @@ func TestRecordTickKeepsTimeOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// offlineCollector is a collector of cfg (its Store and Series) whose
+// upstreams are never asked, with a memory Live, no scheduler and no log:
+// for tests that call its methods themselves.
+func offlineCollector(t *testing.T, cfg Config) *Collector {
+	t.Helper()
+	none := "http://127.0.0.1:1" // no upstream is asked
+	cfg.Upstreams = Upstreams{Gamma: none, CLOB: none, BinanceSpot: none, BinanceFutures: none}
+	cfg.Live, cfg.Scheduler, cfg.Logger = memory.NewLive(), noScheduler{}, slog.New(slog.NewTextHandler(io.Discard, nil))
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 type noScheduler struct{}

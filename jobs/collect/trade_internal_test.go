@@ -2,8 +2,6 @@ package collect
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -25,13 +23,7 @@ func TestUnstorableTradeLeftOut(t *testing.T) {
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		t.Fatal(err)
 	}
-	none := "http://127.0.0.1:1" // no upstream is asked
-	c, err := New(Config{Upstreams: Upstreams{Gamma: none, CLOB: none, BinanceSpot: none, BinanceFutures: none},
-		Store: st, Live: memory.NewLive(), Scheduler: noScheduler{}, Scheme: QuickScheme{Length: 5 * time.Minute},
-		Series: []Series{{Coin: store.BTC, MarketType: store.M5}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
 	c.remember(m)
 	at := start.Add(time.Minute)
 	c.traded("up", wsTrade{Time: at, Price: 0.5, Size: 10, Side: store.SideBuy, TxHash: "0xgood"})
