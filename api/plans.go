@@ -134,7 +134,10 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt s
 			if mt != "" && typ != mt {
 				continue // excluded from the window, as the caller looks at mt only
 			}
-			t, ok, err := s.nthNewestStarted(ctx, coin, typ, n)
+			// The collector stores the next window's market before it
+			// starts (and, on new_market, windows further ahead): a market
+			// without data yet takes none of the window's places.
+			t, ok, err := s.store.NthNewestStart(ctx, coin, typ, n, s.now())
 			if err != nil {
 				return nil, s.storeFailure(ctx, "compute data window", err)
 			}
@@ -150,20 +153,6 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt s
 		return &store.Window{MinStart: s.now().Add(-time.Duration(p.WindowDays) * 24 * time.Hour)}, nil
 	}
 	return nil, nil
-}
-
-// nthNewestStarted returns the start of the n-th newest market of the coin
-// and type among those that have started: the collector stores the next
-// window's market before it starts (and, on new_market, windows further
-// ahead), and a market without data yet must not take one of a last-N
-// window's places. ok is false when fewer than n have started.
-func (s *Server) nthNewestStarted(ctx context.Context, coin store.Coin, mt store.MarketType, n int) (time.Time, bool, error) {
-	now := s.now()
-	upcoming, err := s.store.CountMarkets(ctx, store.MarketFilter{Coin: coin, MarketType: mt, StartAfter: &now})
-	if err != nil {
-		return time.Time{}, false, err
-	}
-	return s.store.NthNewestStart(ctx, coin, mt, n+upcoming)
 }
 
 // checkMarketAccess answers 403 TIER_ACCESS_DENIED when m is outside the

@@ -282,9 +282,9 @@ func (s *Store) CountMarkets(ctx context.Context, f store.MarketFilter) (int, er
 }
 
 // NthNewestStart returns the start_time of the n-th newest market of the
-// coin and type; ok is false when there are fewer than n. n < 1 is
-// ErrInvalid.
-func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.MarketType, n int) (time.Time, bool, error) {
+// coin and type that started by startedBy (any when zero); ok is false
+// when there are fewer than n. n < 1 is ErrInvalid.
+func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.MarketType, n int, startedBy time.Time) (time.Time, bool, error) {
 	if err := live(ctx, "nth newest start"); err != nil {
 		return time.Time{}, false, err
 	}
@@ -294,7 +294,7 @@ func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.Ma
 	s.marketsMu.RLock()
 	defer s.marketsMu.RUnlock()
 	for _, e := range s.ordered {
-		if e.m.Coin == coin && e.m.MarketType == mt {
+		if e.m.Coin == coin && e.m.MarketType == mt && (startedBy.IsZero() || !e.m.StartTime.After(startedBy)) {
 			if n--; n == 0 {
 				return e.m.StartTime, true, nil
 			}

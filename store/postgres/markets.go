@@ -208,17 +208,21 @@ func (s *Store) CountMarkets(ctx context.Context, f store.MarketFilter) (int, er
 }
 
 // NthNewestStart returns the start_time of the n-th newest market of the
-// coin and type.
-func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.MarketType, n int) (time.Time, bool, error) {
+// coin and type that started by startedBy (any when zero).
+func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.MarketType, n int, startedBy time.Time) (time.Time, bool, error) {
 	if n < 1 {
 		return time.Time{}, false, nil
+	}
+	var by *time.Time
+	if !startedBy.IsZero() {
+		by = &startedBy
 	}
 	var t time.Time
 	err := s.pool.QueryRow(ctx, `
 		select start_time from markets
-		where coin = $1 and market_type = $2
+		where coin = $1 and market_type = $2 and ($4::timestamptz is null or start_time <= $4)
 		order by start_time desc, slug
-		offset $3 limit 1`, string(coin), string(mt), n-1).Scan(&t)
+		offset $3 limit 1`, string(coin), string(mt), n-1, by).Scan(&t)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, nil
 	}

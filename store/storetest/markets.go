@@ -339,7 +339,7 @@ func testMarketUpdateReorders(t *testing.T, s store.Store) {
 	checkList(t, s, store.MarketFilter{}, want, len(want))
 	checkList(t, s, store.MarketFilter{Coin: store.BTC, Limit: 2}, fx.slugs("g c"), 7)
 	checkList(t, s, store.MarketFilter{StartAfter: ptr(at(15))}, fx.slugs("g"), 1)
-	got, ok, err := s.NthNewestStart(t.Context(), store.ETH, store.M15, 1)
+	got, ok, err := s.NthNewestStart(t.Context(), store.ETH, store.M15, 1, time.Time{})
 	mustOK(t, err, "NthNewestStart")
 	if !ok || !got.Equal(at(0)) {
 		t.Errorf("NthNewestStart(ETH, 15m, 1) = %v, %v; want %v, true", got, ok, at(0))
@@ -497,7 +497,7 @@ func testMarketsEmpty(t *testing.T, s store.Store) {
 	if n := count(t, s, store.MarketFilter{Coin: store.BTC}); n != 0 {
 		t.Errorf("CountMarkets on an empty store = %d, want 0", n)
 	}
-	_, ok, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1)
+	_, ok, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1, time.Time{})
 	mustOK(t, err, "NthNewestStart")
 	if ok {
 		t.Error("NthNewestStart on an empty store: ok = true, want false")
@@ -646,27 +646,36 @@ func testListMarketsRecords(t *testing.T, s store.Store) {
 
 func testNthNewestStart(t *testing.T, s store.Store) {
 	seedMarkets(t, s)
+	none := time.Time{} // no bound: every market counts
 	cases := []struct {
-		coin   store.Coin
-		typ    store.MarketType
-		n      int
-		want   int // minutes after t0
-		wantOK bool
+		coin      store.Coin
+		typ       store.MarketType
+		n         int
+		startedBy time.Time
+		want      int // minutes after t0
+		wantOK    bool
 	}{
-		{store.BTC, store.M5, 1, 10, true},
-		{store.BTC, store.M5, 2, 5, true},
-		{store.BTC, store.M5, 3, 0, true},
-		{store.BTC, store.M5, 4, 0, false},
-		{store.BTC, store.M5, 100, 0, false},
-		{store.ETH, store.M5, 1, 5, true},
-		{store.ETH, store.M5, 2, 0, false},
-		{store.SOL, store.H1, 1, 0, true},
-		{store.BTC, store.H24, 1, -1440, true},
-		{store.ETH, store.H4, 1, 0, false},
+		{store.BTC, store.M5, 1, none, 10, true},
+		// Markets starting after startedBy (listed ahead) take no place;
+		// one starting at it does.
+		{store.BTC, store.M5, 1, at(9), 5, true},
+		{store.BTC, store.M5, 1, at(5), 5, true},
+		{store.BTC, store.M5, 2, at(5), 0, true},
+		{store.BTC, store.M5, 3, at(5), 0, false},
+		{store.BTC, store.M5, 1, at(-1), 0, false},
+		{store.BTC, store.M5, 2, none, 5, true},
+		{store.BTC, store.M5, 3, none, 0, true},
+		{store.BTC, store.M5, 4, none, 0, false},
+		{store.BTC, store.M5, 100, none, 0, false},
+		{store.ETH, store.M5, 1, none, 5, true},
+		{store.ETH, store.M5, 2, none, 0, false},
+		{store.SOL, store.H1, 1, none, 0, true},
+		{store.BTC, store.H24, 1, none, -1440, true},
+		{store.ETH, store.H4, 1, none, 0, false},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%s %s n=%d", tc.coin, tc.typ, tc.n), func(t *testing.T) {
-			got, ok, err := s.NthNewestStart(t.Context(), tc.coin, tc.typ, tc.n)
+		t.Run(fmt.Sprintf("%s %s n=%d by=%v", tc.coin, tc.typ, tc.n, tc.startedBy.Format(time.RFC3339)), func(t *testing.T) {
+			got, ok, err := s.NthNewestStart(t.Context(), tc.coin, tc.typ, tc.n, tc.startedBy)
 			mustOK(t, err, "NthNewestStart")
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v (time %v)", ok, tc.wantOK, got)
