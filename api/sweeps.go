@@ -414,14 +414,25 @@ func (s *Server) sweepSlotWait(ctx context.Context, customerID string) int {
 	}
 	wait := math.Inf(1)
 	for _, sw := range sws {
-		if eta := s.sweepJSON(sw, false).Progress.ETASeconds; eta != nil {
-			wait = min(wait, *eta)
+		if eta, ok := s.sweepETA(sw); ok {
+			wait = min(wait, eta)
 		}
 	}
 	if math.IsInf(wait, 1) {
 		return unknown
 	}
 	return max(1, int(math.Ceil(wait)))
+}
+
+// sweepETA is the seconds, to a tenth, until sw should end at its pace so
+// far; ok is false for a sweep not running or without a pace yet.
+func (s *Server) sweepETA(sw store.Sweep) (eta float64, ok bool) {
+	if !sw.Status.Active() || sw.ReplaysDone <= 0 || sw.ReplaysDone >= sw.ReplaysTotal {
+		return 0, false
+	}
+	elapsed := max(s.now().Sub(sw.CreatedAt).Seconds(), 0)
+	eta = elapsed * float64(sw.ReplaysTotal-sw.ReplaysDone) / float64(sw.ReplaysDone)
+	return float64(int64(eta*10)) / 10, true
 }
 
 func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
@@ -436,10 +447,7 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 		e := sw.Error
 		out.Error = &e
 	}
-	if sw.Status.Active() && sw.ReplaysDone > 0 && sw.ReplaysDone < sw.ReplaysTotal {
-		elapsed := max(s.now().Sub(sw.CreatedAt).Seconds(), 0)
-		eta := elapsed * float64(sw.ReplaysTotal-sw.ReplaysDone) / float64(sw.ReplaysDone)
-		eta = float64(int64(eta*10)) / 10
+	if eta, ok := s.sweepETA(sw); ok {
 		out.Progress.ETASeconds = &eta
 	}
 	if full {
