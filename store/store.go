@@ -60,6 +60,13 @@ type MarketStore interface {
 	// written), decided as it writes, so that nothing written meanwhile is
 	// undone (an import of an older export). It returns how many it wrote.
 	UpsertMarketsNewer(ctx context.Context, markets []Market) (int, error)
+	// SwapMarket writes m over the stored market with m's slug if that
+	// market's UpdatedAt is still was (as GetMarket read it), and answers
+	// the market as stored, or false, writing nothing, when another writer
+	// came between: the write of a read-modify-write that undoes no one's
+	// (EditMarket). It stamps UpdatedAt later than was and keeps CreatedAt;
+	// m's own are ignored. A market that is not stored is ErrNotFound.
+	SwapMarket(ctx context.Context, m Market, was time.Time) (Market, bool, error)
 	// GetMarket returns the market with the slug, or ErrNotFound.
 	GetMarket(ctx context.Context, slug string) (Market, error)
 	// GetMarketByMarketID returns the market with the external market id, or ErrNotFound

@@ -35,10 +35,10 @@ type Collector struct {
 	marketFeeds feeds // one market's data within a snapshot answer
 	exFeeds     feeds // one exchange book or trade stream
 
-	// marketMu makes each read-modify-write of a stored market (start
-	// price, price to beat, tick change) whole: they run on different
-	// goroutines, and one written between another's read and write would
-	// be undone by it.
+	// marketMu takes the collector's read-modify-writes of a stored
+	// market (start price, price to beat, tick change) one at a time, so
+	// that they do not make each other try again; store.EditMarket keeps
+	// them from undoing another process's write (the resolver's).
 	marketMu sync.Mutex
 
 	mu       sync.Mutex
@@ -594,20 +594,12 @@ func (c *Collector) setStartPrice(ctx context.Context, slug string, price float6
 func (c *Collector) updateMarket(ctx context.Context, slug, key, what string, edit func(*store.Market) bool) (m store.Market, changed, ok bool) {
 	c.marketMu.Lock()
 	defer c.marketMu.Unlock()
-	m, err := c.cfg.Store.GetMarket(ctx, slug)
+	m, changed, err := store.EditMarket(ctx, c.cfg.Store, slug, edit)
 	if err != nil {
-		c.warn.warn(ctx, key, what+": reading market failed", "market", slug, "err", err)
-		return m, false, false
+		c.warn.warn(ctx, key, what+": updating market failed", "market", slug, "err", err)
+		return m, changed, false
 	}
-	if !edit(&m) {
-		return m, false, true
-	}
-	m.UpdatedAt = time.Time{} // the store stamps the update
-	if err := c.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		c.warn.warn(ctx, key, what+": storing failed", "market", slug, "err", err)
-		return m, true, false
-	}
-	return m, true, true
+	return m, changed, true
 }
 
 // snapshots takes a snapshot of every live market at every Interval.

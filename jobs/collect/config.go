@@ -78,6 +78,7 @@ func UpstreamsFromEnv(lookup func(string) (string, bool)) Upstreams {
 type Store interface {
 	UpsertMarkets(ctx context.Context, markets []store.Market) error
 	GetMarket(ctx context.Context, slug string) (store.Market, error)
+	SwapMarket(ctx context.Context, m store.Market, was time.Time) (store.Market, bool, error)
 	ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error)
 	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
 	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error

@@ -36,7 +36,7 @@ var ErrNotSettled = errors.New("not settled upstream yet")
 // ResolverStore is the part of a store the resolver reads and writes.
 type ResolverStore interface {
 	GetMarket(ctx context.Context, slug string) (store.Market, error)
-	UpsertMarkets(ctx context.Context, markets []store.Market) error
+	SwapMarket(ctx context.Context, m store.Market, was time.Time) (store.Market, bool, error)
 }
 
 // ResolverConfig configures a Resolver. Zero fields take the defaults
@@ -207,27 +207,44 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 			resolvedAt = *before.ResolvedAt
 		}
 	}
-	m.Winner = &winner
-	m.CoinPriceStart = &start
-	m.CoinPriceEnd = &end
-	m.ResolutionSource = source
-	if v := f.market.volume(); v != nil || m.FinalVolume == nil {
-		m.FinalVolume = v
-	}
-	if l := f.market.liquidity(); l != nil || m.FinalLiquidity == nil {
-		m.FinalLiquidity = l
-	}
-	m.ResolvedAt = &resolvedAt
-	m.UpdatedAt = time.Time{} // the store stamps the update
-	if err := r.cfg.Store.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+	// Written onto the market as it is now, not as it was read before the
+	// upstream lookups: what the collector wrote meanwhile (a tick change,
+	// price_to_beat) stays, and a run of this task that settled the market
+	// meanwhile is not undone.
+	stored, changed, err := store.EditMarket(ctx, r.cfg.Store, slug, func(cur *store.Market) bool {
+		if cur.Resolved() && !AwaitsVerdict(*cur) {
+			return false
+		}
+		if found {
+			applyDetails(cur, f)
+		}
+		cur.Winner = &winner
+		cur.CoinPriceStart = &start
+		cur.CoinPriceEnd = &end
+		cur.ResolutionSource = source
+		if v := f.market.volume(); v != nil || cur.FinalVolume == nil {
+			cur.FinalVolume = v
+		}
+		if l := f.market.liquidity(); l != nil || cur.FinalLiquidity == nil {
+			cur.FinalLiquidity = l
+		}
+		cur.ResolvedAt = &resolvedAt
+		return true
+	})
+	if err != nil {
 		return store.Market{}, fmt.Errorf("resolve %s: store: %w", slug, err)
+	}
+	if !changed {
+		r.log.InfoContext(ctx, "market settled meanwhile by another run; kept as it is", "market", slug,
+			"winner", fmtPtr(stored.Winner), "source", stored.ResolutionSource)
+		return stored, nil
 	}
 	r.log.InfoContext(ctx, "market resolved", "market", slug, "winner", winner, "source", source,
 		"start", start, "end", end, "lag", now.Sub(m.EndTime).Round(time.Millisecond).String())
-	return r.cfg.Store.GetMarket(ctx, slug)
+	return stored, nil
 }
 
-func fmtPtr(p *float64) any {
+func fmtPtr[T any](p *T) any {
 	if p == nil {
 		return nil
 	}

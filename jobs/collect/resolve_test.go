@@ -307,3 +307,90 @@ func TestResolverFallsBackToTheSeriesRule(t *testing.T) {
 		t.Errorf("no correction logged:\n%s", r.logs)
 	}
 }
+
+// writeBetween is a resolver's store that writes the market once, with
+// write, right after the resolver's first read of it: another process (the
+// collector) writing while the resolver asks the upstreams.
+type writeBetween struct {
+	store.Store
+	write func(m store.Market) store.Market
+	done  bool
+}
+
+func (w *writeBetween) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	m, err := w.Store.GetMarket(ctx, slug)
+	if err != nil || w.done {
+		return m, err
+	}
+	w.done = true
+	other := w.write(m)
+	other.UpdatedAt = time.Time{}
+	if err := w.Store.UpsertMarkets(ctx, []store.Market{other}); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// TestResolverKeepsWritesMadeMeanwhile resolves markets that another writer
+// changes between the resolver's read and its write: a tick change the
+// collector recorded meanwhile is kept beside the resolution, and a market
+// another run of the task settled meanwhile is left as that run wrote it.
+func TestResolverKeepsWritesMadeMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now()
+	tick := store.TickSizeChange{Time: now.Add(-10 * time.Minute).UTC().Truncate(time.Microsecond), TickSize: 0.001}
+	for _, tc := range []struct {
+		name  string
+		write func(m store.Market) store.Market
+		check func(t *testing.T, got store.Market, upWinner string)
+	}{
+		{"tick change", func(m store.Market) store.Market {
+			m.TickSize = &tick.TickSize
+			m.TickSizeChanges = append(m.TickSizeChanges, tick)
+			return m
+		}, func(t *testing.T, got store.Market, upWinner string) {
+			if got.Winner == nil || *got.Winner != upWinner {
+				t.Errorf("winner %v, want %s", got.Winner, upWinner)
+			}
+			if len(got.TickSizeChanges) != 1 || !got.TickSizeChanges[0].Time.Equal(tick.Time) || got.TickSizeChanges[0].TickSize != tick.TickSize {
+				t.Errorf("tick changes %+v: the one recorded while the resolver asked the upstreams is lost", got.TickSizeChanges)
+			}
+		}},
+		{"settled by another run", func(m store.Market) store.Market {
+			w, p := "Down", 1.0
+			m.Winner, m.PriceToBeat, m.FinalPrice, m.CoinPriceStart, m.CoinPriceEnd = &w, &p, &p, &p, &p
+			m.ResolutionSource = "other run"
+			return m
+		}, func(t *testing.T, got store.Market, _ string) {
+			if got.Winner == nil || *got.Winner != "Down" || got.ResolutionSource != "other run" {
+				t.Errorf("winner %v source %q: the other run's settlement was undone", got.Winner, got.ResolutionSource)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := memory.New()
+			r := newRig(t, st, collect.NewPolymarketScheme())
+			up := r.poly.AddWindow(store.BTC, store.M15, now.Add(-16*time.Minute))
+			m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+				StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug}
+			if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+				t.Fatal(err)
+			}
+			r.st = &writeBetween{Store: st, write: tc.write}
+			got, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := st.GetMarket(ctx, m.Slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.UpdatedAt.Equal(stored.UpdatedAt) {
+				t.Errorf("Resolve answered the market as of %v, stored as of %v", got.UpdatedAt, stored.UpdatedAt)
+			}
+			tc.check(t, stored, r.poly.Winner(up))
+		})
+	}
+}

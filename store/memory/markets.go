@@ -116,6 +116,37 @@ func (s *Store) upsertMarkets(ctx context.Context, op string, markets []store.Ma
 	return len(batch), nil
 }
 
+// SwapMarket writes m over the stored market if its updated_at is still
+// was, under the store's lock.
+func (s *Store) SwapMarket(ctx context.Context, m store.Market, was time.Time) (store.Market, bool, error) {
+	const op = "swap market"
+	if err := live(ctx, op); err != nil {
+		return store.Market{}, false, err
+	}
+	m = normMarket(m)
+	now := s.clock()
+	s.marketsMu.Lock()
+	defer s.marketsMu.Unlock()
+	e, ok := s.markets[m.Slug]
+	if !ok {
+		return store.Market{}, false, fmt.Errorf("memory: %s %q: %w", op, m.Slug, store.ErrNotFound)
+	}
+	if !e.m.UpdatedAt.Equal(normTime(was)) {
+		return store.Market{}, false, nil
+	}
+	if err := s.checkMarketIDs([]store.Market{m}); err != nil {
+		return store.Market{}, false, err
+	}
+	// Later than was even on a clock that stands still (a test's), so that
+	// a reader of was sees the change.
+	m.UpdatedAt = now
+	if !now.After(e.m.UpdatedAt) {
+		m.UpdatedAt = e.m.UpdatedAt.Add(time.Microsecond)
+	}
+	s.putMarket(m, now)
+	return cloneMarket(e.m), true, nil
+}
+
 // checkMarketIDs returns ErrConflict if writing the batch, one market after
 // the other, would give a market_id to a second slug. It changes nothing:
 // it tracks the batch's effect in maps of its own.

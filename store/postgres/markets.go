@@ -132,6 +132,52 @@ func (s *Store) upsertMarkets(ctx context.Context, op, sql string, markets []sto
 	return written, nil
 }
 
+// swapMarketSQL updates the market with the slug ($1) from
+// upsertMarketArgs if its updated_at is still $31, to an updated_at later
+// than that, and returns it as stored. created_at ($17) is kept.
+const swapMarketSQL = `
+update markets set (market_id, event_id, coin, market_type, start_time, end_time,
+	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
+	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at,
+	upstream_slug, taker_fee_rate, fee_exponent, tick_size, tick_change_times, tick_change_sizes,
+	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, data_sources) =
+	($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+	coalesce(markets.created_at, $17), greatest($18, $31::timestamptz + interval '1 microsecond'),
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,
+	case when cardinality($30::text[]) = 0 then markets.data_sources else $30::text[] end)
+where slug = $1 and updated_at = $31
+returning ` + marketColumns
+
+// SwapMarket writes m over the stored market if its updated_at is still
+// was, decided by the update itself.
+func (s *Store) SwapMarket(ctx context.Context, m store.Market, was time.Time) (store.Market, bool, error) {
+	op := fmt.Sprintf("swap market %q", m.Slug)
+	if m.Slug == "" {
+		return store.Market{}, false, invalid(op, "market without a slug")
+	}
+	if !storable(m.Slug) {
+		return store.Market{}, false, notFound(op)
+	}
+	now := s.stamp()
+	args := append(upsertMarketArgs(m, now, now, dataSources(m.DataSources)), micro(was))
+	rows, _ := s.pool.Query(ctx, swapMarketSQL, args...)
+	stored, err := pgx.CollectExactlyOneRow(rows, scanMarket)
+	if err == nil {
+		return stored, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return store.Market{}, false, wrap(op, err)
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `select exists (select 1 from markets where slug = $1)`, m.Slug).Scan(&exists); err != nil {
+		return store.Market{}, false, wrap(op, err)
+	}
+	if !exists {
+		return store.Market{}, false, notFound(op)
+	}
+	return store.Market{}, false, nil
+}
+
 // GetMarket returns the market with the slug.
 func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error) {
 	if !storable(slug) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,8 @@ func marketTests() []test {
 		{"PolymarketFieldsKeptOnUpdate", testMarketPolymarketKept},
 		{"FiftyFiftyWinner", testMarketFiftyFifty},
 		{"UpsertNewer", testMarketUpsertNewer},
+		{"Swap", testMarketSwap},
+		{"EditAfterAnotherWriter", testMarketEdit},
 		{"WithoutMarketID", testMarketsWithoutMarketID},
 	}
 	return append(tests, conflictTests()...)
@@ -807,5 +810,90 @@ func testMarketUpsertNewer(t *testing.T, s store.Store) {
 	}
 	if got, _ := s.GetMarket(ctx, undated.Slug); got.Winner == nil || *got.Winner != "Up" {
 		t.Errorf("a record without updated_at was not written: winner %v", got.Winner)
+	}
+}
+
+// testMarketSwap writes a market over the one read only while no one has
+// written it since: a swap from the updated_at read is written, stamped
+// later, keeping created_at; a second swap from the same read writes
+// nothing; an unknown market is ErrNotFound; a market_id of another slug
+// is ErrConflict.
+func testMarketSwap(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	read := upsert(t, s, newMarket(store.BTC, store.M15, t0(), ""))
+	other := upsert(t, s, newMarket(store.ETH, store.M15, t0(), ""))
+
+	edited := read
+	edited.Winner = ptr("Up")
+	edited.TickSizeChanges = []store.TickSizeChange{{Time: at(3), TickSize: 0.001}}
+	got, ok, err := s.SwapMarket(ctx, edited, read.UpdatedAt)
+	mustOK(t, err, "SwapMarket")
+	if !ok {
+		t.Fatal("SwapMarket from the updated_at just read wrote nothing")
+	}
+	if !got.UpdatedAt.After(read.UpdatedAt) || !got.CreatedAt.Equal(read.CreatedAt) {
+		t.Errorf("swapped market: updated_at %v (read %v), created_at %v (was %v): want updated_at later and created_at kept",
+			got.UpdatedAt, read.UpdatedAt, got.CreatedAt, read.CreatedAt)
+	}
+	stored, err := s.GetMarket(ctx, read.Slug)
+	mustOK(t, err, "GetMarket")
+	checkMarket(t, "SwapMarket's answer", stored, got)
+	want := edited
+	want.UpdatedAt = stored.UpdatedAt
+	checkMarket(t, "swapped market", want, stored)
+
+	late := read
+	late.Winner = ptr("Down")
+	if _, ok, err := s.SwapMarket(ctx, late, read.UpdatedAt); err != nil || ok {
+		t.Errorf("SwapMarket from a read another write came after = %v, %v; want false, nil", ok, err)
+	}
+	if again, _ := s.GetMarket(ctx, read.Slug); again.Winner == nil || *again.Winner != "Up" || !again.UpdatedAt.Equal(stored.UpdatedAt) {
+		t.Errorf("a stale swap changed the market: winner %v, updated_at %v", again.Winner, again.UpdatedAt)
+	}
+
+	unknown := newMarket(store.SOL, store.M15, t0(), "")
+	if _, _, err := s.SwapMarket(ctx, unknown, t0()); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SwapMarket of a market not stored = %v, want ErrNotFound", err)
+	}
+	taken := other
+	taken.MarketID = read.MarketID
+	if _, _, err := s.SwapMarket(ctx, taken, other.UpdatedAt); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("SwapMarket giving a second slug the market_id %q = %v, want ErrConflict", read.MarketID, err)
+	}
+}
+
+// testMarketEdit edits a market that another writer writes between
+// EditMarket's read and its write: the edit is made again on what the
+// other wrote, and both changes are kept.
+func testMarketEdit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m := upsert(t, s, newMarket(store.BTC, store.H1, t0(), ""))
+	calls := 0
+	got, changed, err := store.EditMarket(ctx, s, m.Slug, func(m *store.Market) bool {
+		calls++
+		if calls == 1 {
+			// Another writer, between this read and its write.
+			other := *m
+			other.Winner = ptr("Up")
+			other.UpdatedAt = time.Time{}
+			mustOK(t, s.UpsertMarkets(ctx, []store.Market{other}), "UpsertMarkets by another writer")
+		}
+		m.PriceToBeat = ptr(101.5)
+		return true
+	})
+	mustOK(t, err, "EditMarket")
+	if !changed || calls != 2 {
+		t.Errorf("EditMarket: changed %v after %d edits; want true after 2 (one more after the other write)", changed, calls)
+	}
+	if got.Winner == nil || *got.Winner != "Up" || got.PriceToBeat == nil || *got.PriceToBeat != 101.5 {
+		t.Errorf("EditMarket undid a write: winner %v, price_to_beat %v; want Up and 101.5", got.Winner, got.PriceToBeat)
+	}
+	same, changed, err := store.EditMarket(ctx, s, m.Slug, func(*store.Market) bool { return false })
+	mustOK(t, err, "EditMarket leaving it")
+	if changed || !same.UpdatedAt.Equal(got.UpdatedAt) {
+		t.Errorf("EditMarket whose edit declined: changed %v, updated_at %v (was %v)", changed, same.UpdatedAt, got.UpdatedAt)
+	}
+	if _, _, err := store.EditMarket(ctx, s, "no-such-market", func(*store.Market) bool { return true }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("EditMarket of a market not stored = %v, want ErrNotFound", err)
 	}
 }
