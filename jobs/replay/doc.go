@@ -64,6 +64,9 @@
 //     rate that is not a positive number); a missing exponent counts as 1.
 //     strategy echoes the rate and exponent that applied. p(1−p) is taken
 //     as 0 for a corrupt level priced outside [0, 1], so no fee is negative.
+//   - A resting order's limit off the tick grid (a best level left from a
+//     finer tick) goes onto it on the passive side: down for a BUY, up for
+//     a SELL, never across the spread the strategy meant to rest behind.
 //   - With latency, the position is marked and equity observed on every
 //     snapshot between a decision and its execution, as on any snapshot in
 //     position; an entry that waits is not in position yet.

@@ -145,14 +145,26 @@ func (r *resting) tickAt(ns int64) float64 {
 	return tick
 }
 
-// onGrid rounds x to the decimals of tick, so that a limit is the decimal
-// price a person would write, not a float sum's neighbour.
-func onGrid(x, tick float64) float64 {
+// onGrid puts x on the grid of tick, so that a limit is the decimal price
+// a person would write, not a float sum's neighbour. A price off the grid
+// (a best level left from a finer tick) goes to the grid price on the
+// passive side, down for a BUY and up for a SELL: the order joins the
+// level at no better a price than the strategy asked for, rather than
+// reaching across the spread. A price within 1e-9 of a grid price is
+// that price.
+func onGrid(x, tick float64, buy bool) float64 {
 	scale := 1.0
 	for d := 0; d < 10 && math.Abs(tick*scale-math.Round(tick*scale)) > 1e-9; d++ {
 		scale *= 10
 	}
-	return math.Round(x*scale) / scale
+	units := x * scale
+	if near := math.Round(units); math.Abs(units-near) <= tolerance*scale {
+		return near / scale
+	}
+	if buy {
+		return math.Floor(units) / scale
+	}
+	return math.Ceil(units) / scale
 }
 
 // rebateOn is a maker fill's estimated rebate, rounded down to 5 decimals.
@@ -581,9 +593,9 @@ func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 	}
 	tick := r.tickAt(ns)
 	if buy {
-		o.limit = onGrid(min(bb+float64(r.offsetTicks)*tick, 1-tick), tick)
+		o.limit = onGrid(min(bb+float64(r.offsetTicks)*tick, 1-tick), tick, true)
 	} else {
-		o.limit = onGrid(max(ba-float64(r.offsetTicks)*tick, tick), tick)
+		o.limit = onGrid(max(ba-float64(r.offsetTicks)*tick, tick), tick, false)
 	}
 	if r.cancelAfterNs > 0 {
 		o.cancelNs = ns + r.cancelAfterNs + e.delayNs

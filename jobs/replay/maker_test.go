@@ -339,6 +339,46 @@ func TestRestingOrders(t *testing.T) {
 			orders:   []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", ts(100) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
 			warnings: true,
 		},
+		{
+			// A best bid off the 0.01 grid (left from a 0.001 tick): the
+			// BUY joins it at 0.45, the grid price at or under it, and
+			// rests; rounded to the nearest, 0.46, it would reach the ask
+			// and buy as a taker at a price the strategy never bid.
+			name: "a BUY limit rounds down onto the tick grid",
+			snaps: []store.Snapshot{
+				withUp(snap(0, 0.46, 0.54), book(levels(lv(0.455, 50)), levels(lv(0.46, 30)))),
+				withUp(snap(10, 0.55, 0.45), book(levels(lv(0.54, 100)), levels(lv(0.56, 100))))},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.44, 100, "0x1")},
+			strat: func(s Strategy) Strategy {
+				s.EntryConditions = conds(cond(FieldPriceUp, OpLessOrEqual, 0.46))
+				s.PostOnly = true
+				return s
+			},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.45 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=55 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.45×100 SIGNAL", tms(5000) + " FILLED BUY 0.45×100 TRADE"},
+		},
+		{
+			// The mirror: a best ask of 0.565 puts the SELL at 0.57, the
+			// grid price at or over it, not at 0.56 on the best bid.
+			name: "a SELL limit rounds up onto the tick grid",
+			snaps: []store.Snapshot{first,
+				withUp(snap(10, 0.565, 0.435), book(levels(lv(0.56, 100)), levels(lv(0.565, 100))))},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1"), mtrade(20_000, "Up", "BUY", 0.58, 100, "0x2")},
+			strat: func(s Strategy) Strategy {
+				s.ExitConditions = conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.56))
+				s.PostOnly = true
+				return s
+			},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT SIGNAL " + tms(20_000) + " fill=0.57 shares=100 pnl=9 coin=50010 MAKER rebate=0",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE",
+				ts(10) + " PLACED SELL 0.57×100 SIGNAL", tms(20_000) + " FILLED SELL 0.57×100 TRADE"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

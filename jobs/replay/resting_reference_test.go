@@ -106,14 +106,23 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		return tick
 	}
-	grid := func(x, tick float64) float64 {
+	// grid puts a limit on the tick grid: a price off it goes to the
+	// passive side, down for a BUY and up for a SELL.
+	grid := func(x, tick float64, buy bool) float64 {
 		str := strconv.FormatFloat(tick, 'f', -1, 64)
 		d := 0
 		if k := strings.IndexByte(str, '.'); k >= 0 {
 			d = len(str) - k - 1
 		}
 		scale := math.Pow(10, float64(d))
-		return math.Round(x*scale) / scale
+		switch u := x * scale; {
+		case math.Abs(u-math.Round(u)) <= 1e-9*scale:
+			return math.Round(u) / scale
+		case buy:
+			return math.Floor(u) / scale
+		default:
+			return math.Ceil(u) / scale
+		}
 	}
 
 	// Trades in time order, the side's own first at equal times.
@@ -358,9 +367,9 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		tick := tickAt(t)
 		if b {
-			limit = grid(math.Min(bids[0].Price+float64(s.LimitOffsetTicks)*tick, 1-tick), tick)
+			limit = grid(math.Min(bids[0].Price+float64(s.LimitOffsetTicks)*tick, 1-tick), tick, true)
 		} else {
-			limit = grid(math.Max(asks[0].Price-float64(s.LimitOffsetTicks)*tick, tick), tick)
+			limit = grid(math.Max(asks[0].Price-float64(s.LimitOffsetTicks)*tick, tick), tick, false)
 		}
 		if s.CancelAfterMs > 0 {
 			hasCancel, cancelAt = true, t.Add(time.Duration(s.CancelAfterMs)*time.Millisecond+latency)
