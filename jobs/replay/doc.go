@@ -67,6 +67,10 @@
 //   - A resting order's limit off the tick grid (a best level left from a
 //     finer tick) goes onto it on the passive side: down for a BUY, up for
 //     a SELL, never across the spread the strategy meant to rest behind.
+//   - A resting order whose cancelAfterMs takes effect at or before
+//     end_time is CANCELLED then, also when no snapshot came to activate
+//     it: DESIGN's "one that never activates is EXPIRED at end_time" is
+//     for an order no cancel ended first.
 //   - With latency, the position is marked and equity observed on every
 //     snapshot between a decision and its execution, as on any snapshot in
 //     position; an entry that waits is not in position yet.

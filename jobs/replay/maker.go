@@ -416,9 +416,12 @@ func (e *engine) replayResting() error {
 		// cancel first, as at a snapshot (restingTick) or a trade
 		// (walkTrades).
 		e.walkTrades(len(e.ticks), min(o.cancelNs, e.endNs)-1)
-		if o.active && o.cancelNs <= e.endNs {
-			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
-		}
+	}
+	if o.live && o.cancelNs <= e.endNs {
+		// A cancel at or before end_time takes effect, whether the order
+		// rested or never activated (no snapshot came at its due time):
+		// as it would at a later snapshot (restingTick).
+		r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
 	}
 	if o.live || e.pending == orderEntry || e.pending == orderExit {
 		// A GTC acting as LIMIT whose latency outlasted the snapshots

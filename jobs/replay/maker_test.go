@@ -340,6 +340,28 @@ func TestRestingOrders(t *testing.T) {
 			warnings: true,
 		},
 		{
+			// Placed at 0 s with a 5 s latency and cancelAfterMs 1,000: the
+			// cancel takes effect at 6 s, before end_time, and no snapshot
+			// came at or after 5 s to activate it. It never rested, and it
+			// is cancelled at 6 s, as it would be had a snapshot come
+			// after 6 s, not left to expire at end_time.
+			name:  "a cancel before the order went live, after the last snapshot",
+			snaps: []store.Snapshot{first, withUp(snap(3, 0.50, 0.50), restBook())},
+			strat: func(s Strategy) Strategy { s.LatencyMs, s.CancelAfterMs = 5000, 1000; return s },
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL",
+				tms(6000) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
+			warnings: true,
+		},
+		{
+			// The same order with a snapshot at 10 s: cancelled at 6 s.
+			name:  "a cancel before the order went live, before a snapshot",
+			snaps: []store.Snapshot{first, withUp(snap(3, 0.50, 0.50), restBook()), later},
+			strat: func(s Strategy) Strategy { s.LatencyMs, s.CancelAfterMs = 5000, 1000; return s },
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL",
+				tms(6000) + " CANCELLED BUY 0.48×100 CANCEL_AFTER"},
+			warnings: true,
+		},
+		{
 			// A best bid off the 0.01 grid (left from a 0.001 tick): the
 			// BUY joins it at 0.45, the grid price at or under it, and
 			// rests; rounded to the nearest, 0.46, it would reach the ask

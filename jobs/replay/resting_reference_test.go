@@ -543,7 +543,7 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 	for ; k < len(tr) && tr[k].Time.Before(m.EndTime) && !(hasCancel && !tr[k].Time.Before(cancelAt)); k++ {
 		evidence(tr[k], snaps[n-1].CoinPrice)
 	}
-	if live && active && hasCancel && !cancelAt.After(m.EndTime) {
+	if live && hasCancel && !cancelAt.After(m.EndTime) {
 		endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
 	}
 	if live {
