@@ -287,8 +287,14 @@ func (c *Collector) sawSnapshot(ctx context.Context, m store.Market, at time.Tim
 	}
 	c.gapMu.Lock()
 	defer c.gapMu.Unlock()
-	if cur, ok := c.lastSnap[m.Slug]; ok && cur.After(last) {
+	cur, seen := c.lastSnap[m.Slug]
+	if seen && cur.After(last) {
 		last = cur
+	}
+	if !ok && !seen {
+		// This process's first snapshot of the market: no collector
+		// recorded it since last, its trades neither.
+		c.missedTrades(m, last, at)
 	}
 	held := splitGaps(c.heldGaps[m.Slug], at, c.cfg.GapAfter)
 	if at.Sub(last) > c.cfg.GapAfter {
@@ -372,8 +378,28 @@ func (c *Collector) closeGaps(ctx context.Context, m store.Market) {
 	c.gapMu.Unlock()
 	if !ok {
 		last = c.storedBefore(ctx, m, m.EndTime)
+		c.missedTrades(m, last, m.EndTime) // it ended while no collector ran
 	}
 	if m.EndTime.Sub(last) > c.cfg.GapAfter {
 		c.w.addGap(m.Slug, store.Gap{From: last, To: m.EndTime})
 	}
+}
+
+// missedTrades records [from, to) as a trades gap of the market, and
+// hands it to the backfill, when no collector recorded the market then:
+// this process learnt of it late (it started before a restart, or was
+// found after its window opened), and the stretch since its last stored
+// snapshot, or its window's start, had no collector subscribed to its
+// trades. Without the websocket no trade is recorded at all, and no
+// trades gap either (tradeWatch).
+func (c *Collector) missedTrades(m store.Market, from, to time.Time) {
+	if c.ws == nil || c.cfg.Activity == nil {
+		return
+	}
+	g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
+	if g.To.Sub(g.From) <= c.cfg.GapAfter {
+		return
+	}
+	c.w.addGap(m.Slug, g)
+	c.queueBackfill(m, g)
 }

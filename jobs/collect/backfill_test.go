@@ -2,6 +2,7 @@ package collect_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +388,67 @@ func TestUpstreamsFromEnv(t *testing.T) {
 	got = collect.UpstreamsFromEnv(lookup(map[string]string{collect.EnvPolymarketDataURL: "", collect.EnvPolymarketWSURL: "", collect.EnvGammaURL: ""}))
 	if got.PolymarketData != "" || got.PolymarketWS != "" || got.Gamma != collect.DefaultGammaURL {
 		t.Errorf("variables set empty: %+v, want the websocket and Data API off, Gamma its default", got)
+	}
+}
+
+// TestTradesMissedWhileStoppedBackfilled stops the collector for over 5 s
+// while the fake's markets go on trading, and starts another: the stretch
+// no collector ran is a trades gap of each live market, backfilled from
+// the Data API, so every trade made while none ran is recorded once and
+// no trades gap is left.
+func TestTradesMissedWhileStoppedBackfilled(t *testing.T) {
+	t.Parallel()
+	r := backfillRig(t, memory.New())
+	ctx := context.Background()
+	_, stop := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
+		for _, slug := range r.slugs() {
+			if _, n, err := r.st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	stop()
+	down := time.Now()
+	time.Sleep(5 * time.Second)
+	up := time.Now()
+	next, stopNext := start(t, r.cfg)
+	eventually(t, 60*time.Second, "the stretch without a collector backfilled", func() bool {
+		return next.Stats().GapsBackfilled >= int64(len(r.slugs()))
+	})
+	stopNext()
+
+	inDowntime := 0
+	for _, m := range r.poly.Markets() {
+		slug := polytest.SlugOf(&m)
+		if !slices.Contains(r.slugs(), slug) {
+			continue
+		}
+		if gaps := r.tradesGaps(t, slug); len(gaps) != 0 {
+			t.Errorf("%s: trades gaps %+v left after the backfill", slug, gaps)
+		}
+		recorded, _, err := r.st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := map[string]int{}
+		for _, tr := range recorded {
+			times[tr.TxHash]++
+		}
+		for _, made := range append(r.poly.Tape(m.UpToken), r.poly.Tape(m.DownToken)...) {
+			// Strictly inside the stretch no collector ran, a second clear
+			// of its ends.
+			if made.Time.After(down.Add(time.Second)) && made.Time.Before(up.Add(-time.Second)) {
+				inDowntime++
+				if n := times[made.TxHash]; n != 1 {
+					t.Errorf("%s: trade %+v made while no collector ran recorded %d times", slug, made, n)
+				}
+			}
+		}
+	}
+	if inDowntime == 0 {
+		t.Errorf("the fake made no trade while no collector ran; the test proves nothing")
 	}
 }

@@ -47,7 +47,10 @@
 //     (a store.MarketActivityStore); tick size changes are kept on the
 //     market with their times. A trades gap is backfilled from the Data
 //     API (Upstreams.PolymarketData) once the socket is back, and removed
-//     when the API answered for all of it (backfill.go).
+//     when the API answered for all of it (backfill.go). The stretch of a
+//     market no collector ran in (before a restart, or before a market
+//     found after its window opened) is a trades gap too, from its last
+//     stored snapshot, backfilled the same way.
 //
 // # Gaps, restarts and several collectors
 //
