@@ -510,9 +510,16 @@ func TestDashboardInBrowser(t *testing.T) {
 		var series struct {
 			Data struct{ Time []int64 }
 		}
-		apiGet(t, base, "/v1/markets/"+slug+"/series?points=2000", "ud_dev_pro", &series)
-		if len(series.Data.Time) < 2 {
-			t.Fatalf("the live market has %d buckets", len(series.Data.Time))
+		// A market whose window has just opened has one snapshot or none:
+		// dev records the next every 300 ms.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(300 * time.Millisecond) {
+			apiGet(t, base, "/v1/markets/"+slug+"/series?points=2000", "ud_dev_pro", &series)
+			if len(series.Data.Time) >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the live market has %d buckets a minute on", len(series.Data.Time))
+			}
 		}
 		time.Sleep(2 * time.Second) // dev records a snapshot every 300 ms
 		k := len(series.Data.Time) / 2

@@ -192,8 +192,10 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 					gaps = append(gaps, g)
 				}
 			}
-			if ws.Equal(w3) && len(tradeGaps) != 1 {
-				t.Errorf("%s: trades gaps %+v; the websocket failed from %v to %v", slug, tradeGaps, faultFrom, faultTo)
+			// A fault that came late (a loaded machine's waits before it)
+			// may leave the window less than a gap's worth (GapAfter, 3 s).
+			if ws.Equal(w3) && (len(tradeGaps) > 1 || len(tradeGaps) == 0 && faultInWindow(faultFrom, faultTo, w3.Add(length)) > 3*time.Second+time.Second) {
+				t.Errorf("%s: trades gaps %+v; the websocket failed from %v to %v, the window's end %v", slug, tradeGaps, faultFrom, faultTo, w3.Add(length))
 			}
 			if end := w3.Add(length); ws.Equal(w3) && faultTo.After(end.Add(-time.Second)) {
 				// The fault ran past the window's end (a loaded machine's
@@ -309,10 +311,21 @@ func TestCollectAndSettleEverySeries(t *testing.T) {
 		}
 	}
 	pastEnd := faultTo.After(w3.Add(length - time.Second))
-	if len(gaps.Gaps) != len(held) || kinds["trades"] != 1 || kinds["snapshots"] != 1 && !(pastEnd && kinds["snapshots"] == 0) {
+	short := faultInWindow(faultFrom, faultTo, w3.Add(length)) <= 3*time.Second+time.Second
+	if len(gaps.Gaps) != len(held) || kinds["trades"] != 1 && !(short && kinds["trades"] == 0) ||
+		kinds["snapshots"] != 1 && !(pastEnd && kinds["snapshots"] == 0) {
 		t.Errorf("API gaps of %s: %+v, want one of each kind (the fault from %v to %v, the window's end %v)",
 			slug, gaps.Gaps, faultFrom, faultTo, w3.Add(length))
 	}
+}
+
+// faultInWindow is how much of the fault [from, to) fell before the
+// window's end.
+func faultInWindow(from, to, end time.Time) time.Duration {
+	if to.After(end) {
+		to = end
+	}
+	return to.Sub(from)
 }
 
 func ptrVal[T any](p *T) any {

@@ -159,7 +159,9 @@ func TestImportEqualsCollector(t *testing.T) {
 	}
 	t.Logf("%d frames: %+v", nFrames, sum)
 
-	total, same, excluded := 0, 0, 0
+	// Instants left out: excluded in all, and of them shifted, those
+	// equal to the import's at a nearby step.
+	total, same, excluded, shifted := 0, 0, 0, 0
 	for _, m := range markets {
 		want, _, err := rec.ListSnapshots(context.Background(), m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
 		if err != nil {
@@ -209,6 +211,7 @@ func TestImportEqualsCollector(t *testing.T) {
 				// send; a systematic slip would leave out most instants and
 				// fail below.
 				excluded++
+				shifted++
 				continue
 			}
 			total++
@@ -251,13 +254,16 @@ func TestImportEqualsCollector(t *testing.T) {
 	if ratio := float64(same) / float64(total); ratio < 0.999 {
 		t.Fatalf("the import equals the collector on %d of %d instants (%.2f%%), want at least 99.9%%", same, total, 100*ratio)
 	}
-	t.Logf("the import equals the collector on %d of %d instants (%d left out: their step was sent or received late)", same, total, excluded)
-	// A slip of the importer's grid would leave out every instant whose
-	// books changed, half of them, as many as it leaves to compare; a
-	// loaded machine, under -race, leaves out a tenth or so, and beside
-	// two CPU-burning processes a quarter.
-	if excluded > total/2 {
-		t.Fatalf("%d instants left out of %d: the machine is too loaded to compare", excluded, total)
+	t.Logf("the import equals the collector on %d of %d instants (%d left out: their step was sent or received late; %d of them equal to the import's at a nearby step)",
+		same, total, excluded, shifted)
+	// A slip of the importer's grid would shift every instant whose books
+	// changed, half of them, as many as it leaves to compare; a loaded
+	// machine, under -race, shifts a tenth or so, and beside two
+	// CPU-burning processes a quarter. The other instants left out were
+	// sent late or came before the socket's first book: a loaded
+	// machine's, whatever the import does (92 of 238 at load 25).
+	if shifted > total/2 {
+		t.Fatalf("%d instants shifted by a step or more, of %d compared: the import's grid slipped, or the machine is too loaded to compare", shifted, total)
 	}
 }
 
