@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -375,6 +377,12 @@ func TestRunEchoesCosts(t *testing.T) {
 		if !bytes.Contains(b, []byte(`"fee"`)) || !bytes.Contains(b, []byte(`"total_fees"`)) {
 			t.Errorf("%s: fee fields missing: %s", tt.name, b)
 		}
+		// MARKET fees on a market without a recorded schedule charge
+		// nothing, and say so.
+		warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "no recorded taker fee schedule") })
+		if want := tt.s.FeeModel == FeeMarket && tt.m.TakerFeeRate == nil; warned != want {
+			t.Errorf("%s: warnings %q; want the no-schedule warning: %v", tt.name, r.Warnings, want)
+		}
 	}
 }
 
@@ -418,6 +426,9 @@ func TestRunNoneEqualsNoCosts(t *testing.T) {
 				t.Fatalf("case %d %s: total_fees %v", c, variant.model, f)
 			}
 			got.Strategy.FeeModel, got.Strategy.FeeRate, got.Strategy.FeeExponent = want.Strategy.FeeModel, nil, nil
+			if variant.model == FeeMarket && variant.m.TakerFeeRate == nil {
+				got.Warnings = slices.DeleteFunc(got.Warnings, func(w string) bool { return strings.Contains(w, "no recorded taker fee schedule") })
+			}
 			if a, b := mustJSON(t, got), mustJSON(t, want); !bytes.Equal(a, b) {
 				t.Fatalf("case %d (n=%d) %s differs from the answer without costs:\n%s\n%s", c, n, variant.model, a, b)
 			}

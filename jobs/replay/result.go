@@ -232,6 +232,9 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 		r.TradesTruncated, r.Performance.TradeEvents = true, &n
 	}
 	r.PnLCurve = e.curve(m)
+	if s.FeeModel == FeeMarket && m.TakerFeeRate == nil {
+		r.Warnings = append(r.Warnings, "this market has no recorded taker fee schedule (Polymarket gave none when it was recorded or imported): feeModel MARKET charged no fee; feeModel CUSTOM sets one")
+	}
 	if e.rest.on {
 		r.Orders = make([]OrderEvent, len(e.rest.orders))
 		for k, a := range e.rest.orders {
