@@ -150,7 +150,7 @@ func readRangePage(ctx context.Context, tx pgx.Tx, market int64, chunks []rangeC
 	if lim <= 0 {
 		lim = math.MaxInt32
 	}
-	lo, hi := pageRange(n, int64(max(q.Offset, 0)), lim, q.Ascending)
+	lo, hi := pageRange(n, pageOffset(q.Offset), lim, q.Ascending)
 	if lo >= hi {
 		return nil, nil
 	}

@@ -374,7 +374,7 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 		return s.listSnapshotRange(ctx, slug, q) // snaprange.go
 	}
 	op := fmt.Sprintf("list snapshots of %q", slug)
-	off, lim := int64(max(q.Offset, 0)), int64(q.Limit)
+	off, lim := pageOffset(q.Offset), int64(q.Limit)
 	if lim <= 0 {
 		lim = math.MaxInt32 // all: more than a market ever has
 	}
@@ -519,6 +519,18 @@ func (b *chunkDecodes) wait() error {
 // levels do not point into them, so each is reused once its chunk is
 // decoded.
 var rowBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPageOffset is the largest offset a page is computed with: far past
+// any market's count, so a larger one is the same page past the end, and
+// far enough inside int64 that offset + limit and total − offset − limit
+// cannot overflow (in listSnapshotsSQL a larger one failed as "bigint out
+// of range", a 500 to an API caller where the memory store answered an
+// empty page).
+const maxPageOffset = 1 << 53
+
+// pageOffset is a query's offset as a page is computed with it: at least 0
+// and at most maxPageOffset.
+func pageOffset(offset int) int64 { return min(int64(max(offset, 0)), maxPageOffset) }
 
 // pageRange returns the ascending positions [lo, hi) of a page of total
 // snapshots, as listSnapshotsSQL computes them, clamped to [0, total].

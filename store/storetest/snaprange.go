@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func testSnapshotsTimeRange(t *testing.T, s store.Store) {
 		{"wider than the series", ptr(snapAt(0).Add(-time.Hour)), ptr(snapAt(n).Add(time.Hour))},
 		{"in another time zone", ptr(snapAt(300).In(elsewhere())), ptr(snapAt(310).In(elsewhere()))},
 	}
-	pages := []struct{ limit, offset int }{{0, 0}, {7, 0}, {50, 3}, {1000, 0}, {5, 10_000}}
+	pages := []struct{ limit, offset int }{{0, 0}, {7, 0}, {50, 3}, {1000, 0}, {5, 10_000}, {1000, math.MaxInt64}, {0, math.MaxInt64}}
 	for _, r := range ranges {
 		want := inRange(asc, r.from, r.to)
 		t.Run(r.name, func(t *testing.T) {

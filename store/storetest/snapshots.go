@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -173,6 +174,11 @@ func testSnapshotsPaging(t *testing.T, s store.Store) {
 		{Limit: 5, Offset: 25},
 		{Limit: 0, Offset: 20},
 		{Limit: 100, Offset: 3},
+		// Offsets far past any market (a client's paging bug, or a probe)
+		// are pages past the end, in any order.
+		{Limit: 1000, Offset: math.MaxInt64},
+		{Limit: 1000, Offset: math.MaxInt64 - 500},
+		{Limit: 0, Offset: math.MaxInt64},
 	} {
 		for _, ascending := range []bool{false, true} {
 			q.Ascending, q.WithBooks = ascending, true
