@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,13 +59,34 @@ var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5}
 // appendFloat writes such a value on its fixed-point fast path).
 // Negative zero becomes 0; non-finite values pass through (appendFloat
 // writes them as 0).
+//
+// A half is a half of the decimal x stands for (its shortest form, as
+// written in JSON): 76600.025, the mid of a one-cent spread, is held as
+// 76600.0249999…, which rounded as a float went down to the bid, where
+// 76600.035 went up to the ask.
 func round(x float64, places int) float64 {
 	p := pow10[places]
-	r := math.Round(x*p) / p
+	y := x * p
+	r := math.Round(y)
+	// x·p is within a few units in the last place of the decimal's, so
+	// only a y that close to a half can be a decimal half.
+	if f := math.Abs(y - math.Trunc(y)); math.Abs(f-0.5) <= 1e-12*math.Abs(y)+1e-9 && decimalHalf(x, places) {
+		r = math.Trunc(y) + math.Copysign(1, y)
+	}
+	r /= p
 	if r == 0 {
 		return 0
 	}
 	return r
+}
+
+// decimalHalf reports whether x's shortest decimal form has exactly
+// places+1 decimals, the last a 5: a half at that place.
+func decimalHalf(x float64, places int) bool {
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], x, 'f', -1, 64)
+	dot := bytes.IndexByte(s, '.')
+	return dot >= 0 && len(s)-dot-1 == places+1 && s[len(s)-1] == '5'
 }
 
 // depthHistoryInput is the query of /v1/btc/{spot,future}/snapshots.

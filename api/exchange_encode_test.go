@@ -119,6 +119,15 @@ func TestRound(t *testing.T) {
 		{1.000004999, 5, "1"},
 		{0.125, 2, "0.13"}, // halves away from zero
 		{2.5e-5, 5, "0.00003"},
+		// Decimal halves a float holds a hair below the half: the mid of a
+		// one-cent spread, as the collector records it (decimalMid).
+		{76600.025, 2, "76600.03"},
+		{1.005, 2, "1.01"},
+		{2.675, 2, "2.68"},
+		{180.005, 2, "180.01"},
+		{-1.005, 2, "-1.01"},
+		{0.123455, 5, "0.12346"},
+		{1.0049999, 2, "1"}, // near a half, not one
 	} {
 		if got := string(jsonenc.AppendFloat(nil, round(tc.x, tc.places))); got != tc.want {
 			t.Errorf("round(%v, %d) = %s, want %s", tc.x, tc.places, got, tc.want)

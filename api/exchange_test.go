@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -141,6 +142,45 @@ func TestLatestDepth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLatestDepthRoundsHalfCentMid checks SPEC 2.4's rounding of the
+// coin price on the common case of BTC spot: a one-cent spread, whose mid
+// is a half cent. Halves round away from zero whatever float holds them;
+// rounded as floats, 16% of such mids (76600.02/76600.03 among them) came
+// out as the bid and the rest as the ask.
+func TestLatestDepthRoundsHalfCentMid(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		bid, ask, mid float64
+		want          string
+	}{
+		{76600.02, 76600.03, 76600.025, "76600.03"},
+		{76600.05, 76600.06, 76600.055, "76600.06"},
+		{76600.03, 76600.04, 76600.035, "76600.04"},
+	} {
+		l := memory.NewLive()
+		d := store.DepthSnapshot{Symbol: "BTCUSDT", Kind: store.Spot, Time: time.UnixMilli(fixtureMillis), CoinPrice: c.mid, LastUpdateID: 1,
+			Bids: []store.DepthLevel{{Price: c.bid, Quantity: 1}}, Asks: []store.DepthLevel{{Price: c.ask, Quantity: 1}}}
+		if err := l.SetLatestDepth(t.Context(), store.BTC, store.Spot, d); err != nil {
+			t.Fatal(err)
+		}
+		b := setup(t, func(o *setupOpts) { o.live = l })
+		r := b.get(store.Pro, "/v1/btc/spot/latest")
+		var got struct {
+			Data struct {
+				CoinPrice json.Number `json:"coin_price"`
+			} `json:"data"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(r.body))
+		dec.UseNumber()
+		if err := dec.Decode(&got); r.status != http.StatusOK || err != nil {
+			t.Fatalf("%d %v %s", r.status, err, r.body)
+		}
+		if string(got.Data.CoinPrice) != c.want {
+			t.Errorf("bid %v ask %v: coin_price %s, want %s", c.bid, c.ask, got.Data.CoinPrice, c.want)
+		}
 	}
 }
 
