@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/updown/updown/jobs/jsonenc"
 	"github.com/updown/updown/jobs/transfer"
@@ -356,6 +358,41 @@ func invalidParam(loc string, value any, msg string) *Error {
 	name := loc[strings.IndexByte(loc, '.')+1:]
 	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Message: "invalid request: " + name + ": " + msg,
 		Details: map[string]any{"errors": []map[string]any{{"location": loc, "message": msg, "value": value}}}}
+}
+
+// rejectMalformedQuery answers 400 VALIDATION_ERROR, after the caller is
+// authenticated as for every other bad parameter, to a query string with
+// a malformed percent-escape. Go's query parser drops such a pair without
+// a word, so ?start_time=2026-04-29T12:00%zz was answered as if no
+// start_time had been given: the whole series instead of an error.
+func (s *Server) rejectMalformedQuery(ctx huma.Context, next func(huma.Context)) {
+	if err := checkQueryEscapes(ctx.URL().RawQuery); err != nil {
+		r, w := humago.Unwrap(ctx)
+		writeError(w, r, s.log, err)
+		return
+	}
+	next(ctx)
+}
+
+// checkQueryEscapes returns the VALIDATION_ERROR of the first parameter of
+// the raw query whose name or value is not valid percent-encoding.
+func checkQueryEscapes(raw string) *Error {
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(key)
+		if err == nil {
+			_, err = url.QueryUnescape(value)
+		} else {
+			name = key
+		}
+		if err != nil {
+			return invalidParam("query."+name, value,
+				"not valid URL encoding ("+err.Error()+"): send a literal % as %25")
+		}
+	}
+	return nil
 }
 
 func (s *Server) getMarket(ctx context.Context, in *marketSlugInput) (*marketOutput, error) {

@@ -67,6 +67,40 @@ func TestListMarketsValidation(t *testing.T) {
 	}
 }
 
+// TestMalformedQueryEscapes checks that a query parameter whose percent-
+// escape is malformed is 400 VALIDATION_ERROR naming it. Go's query parser
+// drops such a pair without a word, so ?start_time=%zz answered the whole
+// series as if no start_time had been given, and ?coin=%zz said coin was
+// missing.
+func TestMalformedQueryEscapes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	cases := []struct {
+		path, field string
+	}{
+		{"/v1/markets?coin=BTC&start_time=2026-04-29T12:00%zz", "start_time"},
+		{"/v1/markets?coin=%zz", "coin"},
+		{"/v1/markets?coin=BTC&limit=%2", "limit"},
+		{"/v1/markets/" + slug + "/snapshots?end_time=%G0", "end_time"},
+		{"/v1/markets/" + slug + "/snapshots?order=asc&cur%zzsor=x", "cur%zzsor"},
+		{"/v1/btc/spot/snapshots?start_time=%zz", "start_time"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			e := wantError(t, b.get(store.Pro, tc.path), http.StatusBadRequest, "VALIDATION_ERROR")
+			if msg := e["message"].(string); !strings.Contains(msg, tc.field) {
+				t.Errorf("message %q does not name %s", msg, tc.field)
+			}
+		})
+	}
+	// An escape done right, and a literal + (a space), are read as ever.
+	if r := b.get(store.Pro, "/v1/markets?coin=%42TC&start_time=2026-04-29T12:00:00%2B01:00"); r.status != http.StatusOK {
+		t.Errorf("well-formed escapes: %d %s", r.status, r.body)
+	}
+}
+
 func TestListMarketsOrderFiltersPaging(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

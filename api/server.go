@@ -200,8 +200,9 @@ func New(cfg Config) (*Server, error) {
 		"application/vnd.apache.parquet": parquetFormat,
 		"parquet":                        parquetFormat,
 	}
-	s.api = humago.New(routeMux{s.mux, s.notFound}, hc)  // routeMux: activity.go
-	s.api.UseMiddleware(s.authenticate, s.capHeavyReads) // readcap.go
+	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
+	// rejectMalformedQuery: markets.go; capHeavyReads: readcap.go.
+	s.api.UseMiddleware(s.authenticate, s.rejectMalformedQuery, s.capHeavyReads)
 
 	s.registerMarkets()
 	s.registerActivity() // activity.go
