@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,14 +48,54 @@ func csvRoute(path string) bool {
 
 // withCSVNegotiation answers JSON to a client that accepts CSV on a route
 // without a CSV form, rather than letting Huma pick a format the body
-// cannot take.
+// cannot take. On a route with rows it settles the format itself
+// (negotiateFormat) and hands Huma that one type: Huma's parser takes the
+// q of the last type in Accept as 1 (and a q=0 as 1), so "text/csv,
+// application/json;q=0.5" was answered JSON.
 func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if accept := r.Header.Get("Accept"); (strings.Contains(accept, "csv") || strings.Contains(accept, "parquet")) && !csvRoute(r.URL.Path) {
-			r.Header.Set("Accept", "application/json")
+		if accept := r.Header.Get("Accept"); strings.Contains(accept, "csv") || strings.Contains(accept, "parquet") {
+			ct := "application/json"
+			if csvRoute(r.URL.Path) {
+				if picked := negotiateFormat(accept); picked != "" {
+					ct = picked
+				}
+			}
+			r.Header.Set("Accept", ct)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// formatKeys are the keys of the API's formats (server.go), the default
+// first.
+var formatKeys = []string{"application/json", "json", "text/csv", "csv", transfer.ParquetMediaType, "parquet"}
+
+// negotiateFormat returns the format key that accept weighs highest, ""
+// when it names none with a q above 0. On a tie the default (JSON) wins,
+// else the type named first, as Huma decides.
+func negotiateFormat(accept string) string {
+	best, bestQ := "", 0.0
+	for elem := range strings.SplitSeq(accept, ",") {
+		name, params, _ := strings.Cut(elem, ";")
+		name = strings.TrimSpace(name)
+		if !slices.Contains(formatKeys, name) {
+			continue
+		}
+		q := 1.0
+		for p := range strings.SplitSeq(params, ";") {
+			p = strings.TrimSpace(p)
+			if len(p) > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=' {
+				if v, err := strconv.ParseFloat(p[2:], 64); err == nil && v >= 0 && v <= 1 {
+					q = v
+				}
+			}
+		}
+		if q > bestQ || (q > 0 && q == bestQ && name == formatKeys[0]) {
+			best, bestQ = name, q
+		}
+	}
+	return best
 }
 
 // wantsCSV reports whether the answer to this Accept header is CSV, by the

@@ -140,6 +140,33 @@ func TestGzip(t *testing.T) {
 // page is in the page cache (which holds JSON). Before one negotiation
 // decided both, a CSV answer chosen past a first JSON or unknown entry was
 // the cached JSON page written as CSV: a header row and nothing else.
+// TestAcceptWeighsEveryType checks the negotiation of the row forms by
+// their q-values wherever a type stands in Accept: Huma's parser took the
+// last type's q as 1, so "text/csv, application/json;q=0.5" was answered
+// JSON and "text/csv;q=0.5, application/vnd.apache.parquet;q=0.1" Parquet.
+func TestAcceptWeighsEveryType(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	const parquet = "application/vnd.apache.parquet"
+	cases := []struct{ accept, want string }{
+		{"text/csv, application/json;q=0.5", "text/csv"},
+		{parquet + ", application/json;q=0.5", parquet},
+		{"text/csv;q=0.5, " + parquet + ";q=0.1", "text/csv"},
+		{parquet + ";q=0.2, text/csv;q=0.1", parquet},
+		{"application/json, text/csv;q=0.5", "application/json"},
+		{"text/csv;q=0.5, application/json;q=0.9", "application/json"},
+	}
+	for _, path := range []string{"/v1/markets/" + slug + "/snapshots?limit=2", "/v1/btc/spot/snapshots?limit=2"} {
+		for _, tc := range cases {
+			r := b.getAccept(store.Pro, path, tc.accept)
+			if ct := r.header.Get("Content-Type"); r.status != http.StatusOK || !strings.HasPrefix(ct, tc.want) {
+				t.Errorf("%s, Accept %q: %d %s, want %s", path, tc.accept, r.status, ct, tc.want)
+			}
+		}
+	}
+}
+
 func TestSnapshotsAcceptForms(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -161,6 +188,11 @@ func TestSnapshotsAcceptForms(t *testing.T) {
 		{"text/plain, text/csv;q=0.9", true},
 		{"text/plain, text/csv;q=0.9, */*;q=0.1", true},
 		{"text/csv;q=0.5, application/json", false},
+		// The last type's q counts too (Huma's parser took it as 1 and
+		// answered JSON, its default, on the tie).
+		{"text/csv, application/json;q=0.5", true},
+		{"text/csv;q=1.0, application/json;q=0.5", true},
+		{"text/csv; charset=utf-8; q=0.9, application/json;q=0.5", true},
 		{"application/json, text/csv", false},
 		{"application/json, text/csv;q=0.9", false},
 		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", false},
