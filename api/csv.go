@@ -54,7 +54,9 @@ func csvRoute(path string) bool {
 // application/json;q=0.5" was answered JSON.
 func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if accept := r.Header.Get("Accept"); strings.Contains(accept, "csv") || strings.Contains(accept, "parquet") {
+		// Media types are case-insensitive (RFC 9110 8.3.1): Text/CSV is
+		// text/csv.
+		if accept := strings.ToLower(r.Header.Get("Accept")); strings.Contains(accept, "csv") || strings.Contains(accept, "parquet") {
 			ct := "application/json"
 			if csvRoute(r.URL.Path) {
 				if picked := negotiateFormat(accept); picked != "" {

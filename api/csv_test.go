@@ -156,6 +156,8 @@ func TestAcceptWeighsEveryType(t *testing.T) {
 		{parquet + ";q=0.2, text/csv;q=0.1", parquet},
 		{"application/json, text/csv;q=0.5", "application/json"},
 		{"text/csv;q=0.5, application/json;q=0.9", "application/json"},
+		{"Text/CSV", "text/csv"},
+		{"Application/Vnd.Apache.Parquet", parquet},
 	}
 	for _, path := range []string{"/v1/markets/" + slug + "/snapshots?limit=2", "/v1/btc/spot/snapshots?limit=2"} {
 		for _, tc := range cases {
