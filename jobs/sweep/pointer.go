@@ -193,6 +193,11 @@ func expandRange(r Range, at string) ([]any, error) {
 	d := max(decimals(r.From), decimals(r.To), decimals(r.Step))
 	scale := math.Pow(10, float64(d))
 	from, to, step := math.Round(r.From*scale), math.Round(r.To*scale), math.Round(r.Step*scale)
+	// A range is counted in at most 12 decimals: a finer step rounds to
+	// 0 there, and would never leave from.
+	if step == 0 {
+		return nil, invalid(at+".step", "%s.step %s is below the smallest step, 1e-12", at, num(r.Step))
+	}
 	if n := math.Floor((to-from)/step) + 1; n > MaxValues {
 		return nil, invalid(at, "%s expands to %s values: at most %s a parameter", at, count(uint64(n)), count(MaxValues))
 	}

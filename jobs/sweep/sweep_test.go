@@ -161,6 +161,11 @@ func TestSweepValidation(t *testing.T) {
 		{"unknown enum value", body(set("parameters", param(map[string]any{"path": "/orderType", "values": []any{"FOK"}}))), ProLimits, "parameters[0].values[0]", "MARKET, LIMIT, GTC"},
 		{"repeated value", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{10, 10}}))), ProLimits, "parameters[0].values[1]", "repeats"},
 		{"zero step", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 2, "step": 0}}))), ProLimits, "parameters[0].range.step", "above 0"},
+		// A step finer than the 12 decimals a range is counted in rounds
+		// to 0: it once looped forever on from = to, and said "expands to
+		// 9,223,372,036,854,775,808 values" on from < to.
+		{"step below 1e-12, from = to", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 5, "to": 5, "step": 1e-13}}))), ProLimits, "parameters[0].range.step", "1e-12"},
+		{"step below 1e-12", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 5, "to": 6, "step": 4e-13}}))), ProLimits, "parameters[0].range.step", "1e-12"},
 		{"from above to", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 3, "to": 2, "step": 1}}))), ProLimits, "parameters[0].range.from", "above to"},
 		{"range on an enum", body(set("parameters", param(map[string]any{"path": "/side", "range": map[string]any{"from": 1, "to": 2, "step": 1}}))), ProLimits, "parameters[0].range", "not a number"},
 		{"too many values", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 0, "to": 100, "step": 0.001}}))), EnterpriseLimits, "parameters[0].range", "100,001 values"},
