@@ -199,7 +199,11 @@ func expandRange(r Range, at string) ([]any, error) {
 		return nil, invalid(at+".step", "%s.step %s is below the smallest step, 1e-12", at, num(r.Step))
 	}
 	if n := math.Floor((to-from)/step) + 1; n > MaxValues {
-		return nil, invalid(at, "%s expands to %s values: at most %s a parameter", at, count(uint64(n)), count(MaxValues))
+		c := uint64(math.MaxUint64) // count's "more than 10^19"
+		if n < math.MaxUint64 {
+			c = uint64(n)
+		}
+		return nil, invalid(at, "%s expands to %s values: at most %s a parameter", at, count(c), count(MaxValues))
 	}
 	var out []any
 	for v := from; v <= to; v += step {

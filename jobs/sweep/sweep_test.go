@@ -166,6 +166,8 @@ func TestSweepValidation(t *testing.T) {
 		// 9,223,372,036,854,775,808 values" on from < to.
 		{"step below 1e-12, from = to", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 5, "to": 5, "step": 1e-13}}))), ProLimits, "parameters[0].range.step", "1e-12"},
 		{"step below 1e-12", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 5, "to": 6, "step": 4e-13}}))), ProLimits, "parameters[0].range.step", "1e-12"},
+		// uint64 of a float past 2^64 is 2^63 on amd64: the count said 9.2e18.
+		{"a range past 2^64 values", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 0, "to": 1e300, "step": 1}}))), ProLimits, "parameters[0].range", "expands to more than 10^19 values"},
 		{"from above to", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 3, "to": 2, "step": 1}}))), ProLimits, "parameters[0].range.from", "above to"},
 		{"range on an enum", body(set("parameters", param(map[string]any{"path": "/side", "range": map[string]any{"from": 1, "to": 2, "step": 1}}))), ProLimits, "parameters[0].range", "not a number"},
 		{"too many values", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 0, "to": 100, "step": 0.001}}))), EnterpriseLimits, "parameters[0].range", "100,001 values"},
