@@ -369,8 +369,11 @@ func whole(v *float64, path string) (int, error) {
 	if v == nil {
 		return 0, nil
 	}
-	if *v != math.Trunc(*v) || math.Abs(*v) > 1<<31 {
+	switch {
+	case *v != math.Trunc(*v):
 		return 0, invalid(path, "%s %s is not a whole number", path, num(*v))
+	case math.Abs(*v) > 1<<31:
+		return 0, invalid(path, "%s %s is out of range: far above any plan's limit", path, num(*v))
 	}
 	return int(*v), nil
 }

@@ -176,6 +176,9 @@ func TestSweepValidation(t *testing.T) {
 		{"no search kind", body(set("search", map[string]any{})), ProLimits, "search.kind", "missing"},
 		{"random without trials", body(set("search", map[string]any{"kind": "RANDOM"})), ProLimits, "search.trials", "RANDOM draws"},
 		{"fractional trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 1.5})), ProLimits, "search.trials", "whole number"},
+		// A whole number past 2^31 was "not a whole number".
+		{"a huge count", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5e9})), ProLimits, "markets.count", "5000000000 is out of range"},
+		{"huge trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 5e9})), ProLimits, "search.trials", "5000000000 is out of range"},
 		{"no coin", body(set("markets", map[string]any{"market_type": "15m", "count": 5})), ProLimits, "markets.coin", "missing"},
 		{"4hr for ETH", body(set("markets", map[string]any{"coin": "ETH", "market_type": "4hr", "count": 5})), ProLimits, "markets.market_type", "BTC only"},
 		{"no count", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m"})), ProLimits, "markets.count", "missing"},
