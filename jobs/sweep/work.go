@@ -121,6 +121,14 @@ func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Pl
 	}
 	p, err := plans.of(sw)
 	if err != nil {
+		// The stored request no longer plans (a later release validates
+		// it otherwise): no shard of it can ever run, and a retry plans it
+		// the same. Left RUNNING it held one of its customer's sweeps in
+		// flight for the weeks of its shards' retries.
+		if _, serr := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed,
+			"the sweep's request could not be planned again to run it; start it anew"); serr != nil && !errors.Is(serr, store.ErrConflict) {
+			return errors.Join(err, serr)
+		}
 		return err
 	}
 	strategies := make([]replay.Strategy, len(p.Trials))

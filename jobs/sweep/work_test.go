@@ -157,3 +157,38 @@ func TestPlansKeepsAFewPlans(t *testing.T) {
 		t.Error("a sweep whose request plans other trials than stored was planned")
 	}
 }
+
+// TestWorkFailsASweepThatNoLongerPlans: a stored sweep whose request plans
+// other trials than it was stored with (a later release validating it
+// otherwise) can never run a shard: the first shard fails the sweep, which
+// stayed RUNNING for as long as its shards were retried.
+func TestWorkFailsASweepThatNoLongerPlans(t *testing.T) {
+	t.Parallel()
+	st, sw, p := storedSweep(t, 2)
+	ctx := t.Context()
+	c, err := st.CreateCustomer(ctx, store.Customer{Email: "replanned@example.com", Name: "Replanned", Tier: store.Pro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := st.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: sw.Request, TrialCount: len(p.Trials) + 1, Markets: sw.Markets}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetSweepStatus(ctx, bad.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := Work(ctx, st, ShardTask{Sweep: bad.ID, Market: bad.Markets[0]}, nil); err == nil {
+		t.Fatal("a shard of a sweep that does not plan ran")
+	}
+	got, err := st.GetSweep(ctx, bad.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.SweepFailed || got.Error == "" {
+		t.Errorf("sweep %s (%q), want FAILED with a reason", got.Status, got.Error)
+	}
+	// Its next shard stops at once.
+	if err := Work(ctx, st, ShardTask{Sweep: bad.ID, Market: bad.Markets[1]}, nil); !errors.Is(err, ErrStopped) {
+		t.Errorf("the next shard: %v", err)
+	}
+}
