@@ -229,9 +229,11 @@ func Finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan) error {
 // a large sweep's are seconds of work.
 func finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Yield) error {
 	res, err := summarizeStored(ctx, st, sw, p, yield)
-	if err != nil && ctx.Err() != nil {
-		// Stopped, not broken: the task runs again (its shard is stored,
-		// so it comes straight here) or the sweep was cancelled.
+	if err != nil && (ctx.Err() != nil || errors.Is(err, store.ErrUnavailable)) {
+		// Stopped or the store out of reach, not broken: the task runs
+		// again (its shard is stored, so it comes straight here) or the
+		// sweep was cancelled. A database blip at this last step once
+		// failed a sweep whose every replay was done.
 		return err
 	}
 	if err != nil {
@@ -271,8 +273,14 @@ func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan
 			return Results{}, fmt.Errorf("sweep %s: decode the shard of %s: %w", sw.ID, sh.Market, err)
 		}
 		markets[i].Slug = sh.Market
-		if m, err := st.GetMarket(ctx, sh.Market); err == nil {
+		// A market that cannot be read has no end time (its days and the
+		// portfolio drawdown are null), but a store out of reach is waited
+		// for (finish: the task's retry), not taken for a poorer summary.
+		switch m, err := st.GetMarket(ctx, sh.Market); {
+		case err == nil:
 			markets[i].End = m.EndTime
+		case errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil:
+			return Results{}, fmt.Errorf("sweep %s: read market %s: %w", sw.ID, sh.Market, err)
 		}
 	}
 	folds, err := p.Request.Split.Cut(len(markets))

@@ -1,9 +1,12 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/updown/updown/jobs/replay"
@@ -190,5 +193,83 @@ func TestWorkFailsASweepThatNoLongerPlans(t *testing.T) {
 	// Its next shard stops at once.
 	if err := Work(ctx, st, ShardTask{Sweep: bad.ID, Market: bad.Markets[1]}, nil); !errors.Is(err, ErrStopped) {
 		t.Errorf("the next shard: %v", err)
+	}
+}
+
+// flakyStore is a store out of reach for the shard list (failList) or for
+// one market's record (failMarket), as Postgres is for a moment.
+type flakyStore struct {
+	store.Store
+	failList   atomic.Bool
+	failMarket atomic.Value // string
+}
+
+func (s *flakyStore) ListSweepShards(ctx context.Context, id string) ([]store.SweepShard, error) {
+	if s.failList.Load() {
+		return nil, fmt.Errorf("flaky: %w", store.ErrUnavailable)
+	}
+	return s.Store.ListSweepShards(ctx, id)
+}
+
+func (s *flakyStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if m, _ := s.failMarket.Load().(string); m == slug {
+		return store.Market{}, fmt.Errorf("flaky: %w", store.ErrUnavailable)
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+// TestWorkRetriesASummaryTheStoreInterrupts: the store out of reach while
+// the last shard summarizes the sweep leaves it RUNNING for the task's
+// retry, which finishes it with every figure; it once FAILED a sweep whose
+// every replay was done, or (a market's record unread) finished it with
+// its days and drawdown silently null.
+func TestWorkRetriesASummaryTheStoreInterrupts(t *testing.T) {
+	t.Parallel()
+	mem, sw, _ := storedSweep(t, 4)
+	st := &flakyStore{Store: mem}
+	ctx := t.Context()
+	last := ShardTask{Sweep: sw.ID, Market: sw.Markets[3]}
+	for _, m := range sw.Markets[:3] {
+		if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func() store.Sweep {
+		t.Helper()
+		got, err := mem.GetSweep(ctx, sw.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	st.failList.Store(true)
+	if err := Work(ctx, st, last, nil); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("the last shard with the shards unreadable: %v", err)
+	}
+	if got := status(); got.Status != store.SweepRunning {
+		t.Fatalf("with the shards unreadable the sweep is %s (%q), want RUNNING for the retry", got.Status, got.Error)
+	}
+	st.failList.Store(false)
+	st.failMarket.Store(sw.Markets[0])
+	if err := Work(ctx, st, last, nil); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("the last shard with a market unreadable: %v", err)
+	}
+	if got := status(); got.Status != store.SweepRunning {
+		t.Fatalf("with a market unreadable the sweep is %s, want RUNNING for the retry", got.Status)
+	}
+	st.failMarket.Store("")
+	if err := Work(ctx, st, last, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := status()
+	if got.Status != store.SweepDone {
+		t.Fatalf("after the retry the sweep is %s (%q)", got.Status, got.Error)
+	}
+	var res Results
+	if err := json.Unmarshal(got.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Trials[0].Train.Daily == nil || res.Trials[0].Train.PortfolioMaxDrawdown == nil {
+		t.Errorf("daily %v, portfolio drawdown %v: the markets' end times were lost", res.Trials[0].Train.Daily, res.Trials[0].Train.PortfolioMaxDrawdown)
 	}
 }
