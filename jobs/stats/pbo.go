@@ -142,23 +142,32 @@ const PBOBlocks = 8
 // markets, rank 1 the worst, tied trials sharing their average rank, NaN
 // below every number; with ω = rank/(N + 1), the choice counts as
 // overfit when the logit ln(ω/(1 − ω)) ≤ 0, that is when rank ≤ (N+1)/2.
-// PBO is the share of the 70 choices that overfit.
+// PBO is the share of the 70 choices that overfit, of those in which some
+// trial has an objective in-sample: where none has (a Sharpe ratio of too
+// few traded markets), nothing was chosen, and the choice is left out.
 //
-// Nil under 16 markets, under 2 trials, or when trials' rows differ in
-// length.
+// Nil under 16 markets, under 2 trials, when trials' rows differ in
+// length, or when no choice has a trial with an objective in-sample.
 func PBO(trials [][]Tally, objective Objective) *float64 {
+	pbo, _ := PBOChoices(trials, objective)
+	return pbo
+}
+
+// PBOChoices is PBO and its denominator: how many of the 70 choices had an
+// in-sample best (0 when PBO is nil).
+func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 	n := len(trials)
 	if n < 2 {
-		return nil
+		return nil, 0
 	}
 	markets := len(trials[0])
 	for _, row := range trials {
 		if len(row) != markets {
-			return nil
+			return nil, 0
 		}
 	}
 	if markets < 2*PBOBlocks {
-		return nil
+		return nil, 0
 	}
 	// Each trial's tally per block.
 	blocks := make([][PBOBlocks]Tally, n)
@@ -175,7 +184,6 @@ func PBO(trials [][]Tally, objective Objective) *float64 {
 		if bits.OnesCount(uint(mask)) != PBOBlocks/2 {
 			continue
 		}
-		splits++
 		for i := range blocks {
 			var in, out Tally
 			for b, t := range blocks[i] {
@@ -193,6 +201,14 @@ func PBO(trials [][]Tally, objective Objective) *float64 {
 				best = i
 			}
 		}
+		if math.IsNaN(inScore[best]) {
+			// No trial has an objective in-sample (a Sharpe ratio of
+			// too few traded markets): nothing was chosen, so nothing
+			// can have been overfit. Counted, the lowest index stood
+			// in as the choice and a median rank made it "overfit".
+			continue
+		}
+		splits++
 		// Twice the average rank: 2 + 2·(lower) + (tied others).
 		rank2 := 2
 		for i, s := range outScore {
@@ -208,8 +224,11 @@ func PBO(trials [][]Tally, objective Objective) *float64 {
 			overfit++
 		}
 	}
+	if splits == 0 {
+		return nil, 0
+	}
 	pbo := float64(overfit) / float64(splits)
-	return &pbo
+	return &pbo, splits
 }
 
 // better reports whether a ranks above b: a larger number, any number

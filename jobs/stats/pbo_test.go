@@ -61,14 +61,38 @@ func TestPBO(t *testing.T) {
 			return 0
 		}), TotalPnL, 0.5},
 		// An objective undefined everywhere (the Sharpe ratio of a constant
-		// pnl): every trial NaN, all tied, rank 1.5 of 2: overfit in every
-		// split.
-		{"undefined objective", matrix(2, 16, func(i, j int) float64 { return 1 }), SharpePerMarket, 1},
+		// pnl): no split has an in-sample best to rank, so there is no
+		// PBO. (Trial 0 once stood in as the choice, tied at rank 1.5 of 2,
+		// and every split counted as overfit: PBO 1, "the search is
+		// overfit", of a search that chose nothing.)
+		{"undefined objective", matrix(2, 16, func(i, j int) float64 { return 1 }), SharpePerMarket, math.NaN()},
+		// Trial 1 trades on blocks 0 (markets 0 and 1, pnl 1 and 3) and 7
+		// (markets 14 and 15, the same), trial 0 never: an in-sample
+		// Sharpe ratio needs block 0 or 7 in-sample. Both in (15 splits):
+		// trial 1 is chosen and, untraded out of sample, ties trial 0 at
+		// rank 1.5 of 2: overfit. One in (40): chosen, and first out of
+		// sample, rank 2: not. Neither (15): no trial has an objective
+		// in-sample, nothing is chosen, and the split is left out (it
+		// once counted, trial 0 standing in as the choice and ranking
+		// last): PBO 15/55, not 30/70.
+		{"no choice in some splits", func() [][]Tally {
+			m := make([][]Tally, 2)
+			for i := range m {
+				m[i] = make([]Tally, 16)
+			}
+			for j, p := range map[int]float64{0: 1, 1: 3, 14: 1, 15: 3} {
+				m[1][j] = TallyOf(Market{PnL: p, NTrades: 1, Trades: []Trade{{PnL: p}}})
+			}
+			return m
+		}(), SharpePerMarket, 15.0 / 55},
 		{"15 markets", matrix(3, 15, func(i, j int) float64 { return float64(i) }), TotalPnL, math.NaN()},
 		{"one trial", matrix(1, 40, func(i, j int) float64 { return 1 }), TotalPnL, math.NaN()},
 		{"ragged", append(matrix(1, 16, func(i, j int) float64 { return 1 }), make([]Tally, 17)), TotalPnL, math.NaN()},
 	} {
-		got := PBO(tc.trials, tc.obj)
+		got, choices := PBOChoices(tc.trials, tc.obj)
+		if got != nil && tc.name == "no choice in some splits" && choices != 55 {
+			t.Errorf("%s: %d choices, want 55", tc.name, choices)
+		}
 		switch {
 		case math.IsNaN(tc.want) && got != nil:
 			t.Errorf("%s: %v, want nil", tc.name, *got)
