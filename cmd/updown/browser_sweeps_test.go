@@ -92,8 +92,9 @@ type sweepAnswer struct {
 				Fold  int `json:"fold"`
 				Trial int `json:"trial"`
 			} `json:"folds"`
-			DSR *float64 `json:"dsr"`
-			PBO *float64 `json:"pbo"`
+			DSR        *float64 `json:"dsr"`
+			PBO        *float64 `json:"pbo"`
+			PBOChoices *int     `json:"pbo_choices"`
 		} `json:"results"`
 	} `json:"data"`
 }
@@ -315,10 +316,14 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		}
 		words = pro.text(byID("sweep-pbo-words"))
 		if res.PBO != nil {
-			k := int(math.Round(*res.PBO * 70))
-			want := fmt.Sprintf("In %d of the 70 ways of halving the train markets", k)
-			if k == 0 || k == 70 {
-				want = map[int]string{0: "In none", 70: "In all"}[k] + " of the 70 ways of halving the train markets"
+			n := 70
+			if res.PBOChoices != nil {
+				n = *res.PBOChoices
+			}
+			k := int(math.Round(*res.PBO * float64(n)))
+			want := fmt.Sprintf("In %d of the %d ways of halving the train markets", k, n)
+			if k == 0 || k == n {
+				want = fmt.Sprintf("In %s of the %d ways of halving the train markets", map[bool]string{true: "none", false: "all"}[k == 0], n)
 			}
 			if !strings.Contains(words, want) {
 				t.Errorf("pbo words %q: want %q", words, want)
@@ -692,7 +697,11 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 			`"Weak: a 50% chance that the best trial's per-market Sharpe beats what the best of 1 random try would show. Better than a coin toss, not yet evidence; more markets would tell."`},
 		{"chance near 1", "chance", []any{0.9951}, `"more than a 99% chance"`},
 		{"dsr null", "dsrWords", []any{nil, 9}, `"No DSR: it needs at least 2 trials and 2 train markets with trades."`},
-		{"pbo 0", "pboWords", []any{0, 9},
+		// A PBO over the 55 splits that had a trial to choose (pbo_choices).
+		{"pbo of 55 choices", "pboWords", []any{0.272727, 55},
+			`"In 15 of the 55 ways of halving the train markets (in the other 15 no trial had an objective on the first half, so none was chosen), the trial best on one half ranked in the bottom half on the other: some overfitting; the best setting does not always carry over."`},
+		{"pbo null", "pboWords", []any{nil}, `"No PBO: it needs at least 16 train markets, 2 trials and a trial with an objective on half of them."`},
+		{"pbo 0", "pboWords", []any{0},
 			`"In none of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting holds up from half to half, so the search is unlikely to be overfit."`},
 		{"pbo 0.971429", "pboWords", []any{0.971429},
 			`"In 68 of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting is no better than a coin toss out of sample, so the search is overfit."`},

@@ -62,6 +62,8 @@ export interface Results {
   stability: { trial: number; objective: number | null; neighbour_mean: number | null; neighbours: number } | null;
   dsr: number | null;
   pbo: number | null;
+  /** How many of the 70 splits had a trial with an objective in-sample: pbo's denominator (absent from older sweeps: 70). */
+  pbo_choices?: number | null;
 }
 
 export interface Parameter {
@@ -235,11 +237,16 @@ export function dsrWords(dsr: number | null, trials: number, markets?: number): 
   return `${lead}: the best result is most likely the luck of trying ${trials.toLocaleString('en-US')} settings.`;
 }
 
-/** What a PBO says, in a line: PBO is the share of CSCV's 70 splits in which the best trial fell to the bottom half. */
-export function pboWords(pbo: number | null): string {
-  if (pbo === null) return 'No PBO: it needs at least 16 train markets and 2 trials.';
-  const k = Math.round(pbo * 70);
-  const share = `In ${k === 0 ? 'none' : k === 70 ? 'all' : `${k}`} of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other`;
+/**
+ * What a PBO says, in a line: PBO is the share of CSCV's splits in which the best trial fell to the
+ * bottom half, of the choices splits (70 but those in which no trial had an objective in-sample).
+ */
+export function pboWords(pbo: number | null, choices?: number | null): string {
+  if (pbo === null) return 'No PBO: it needs at least 16 train markets, 2 trials and a trial with an objective on half of them.';
+  const n = choices ?? 70;
+  const k = Math.round(pbo * n);
+  const none = n < 70 ? ` (in the other ${70 - n} no trial had an objective on the first half, so none was chosen)` : '';
+  const share = `In ${k === 0 ? 'none' : k === n ? 'all' : `${k}`} of the ${n} ways of halving the train markets${none}, the trial best on one half ranked in the bottom half on the other`;
   if (pbo <= 0.1) return `${share}: the best setting holds up from half to half, so the search is unlikely to be overfit.`;
   if (pbo < 0.5) return `${share}: some overfitting; the best setting does not always carry over.`;
   return `${share}: the best setting is no better than a coin toss out of sample, so the search is overfit.`;

@@ -542,7 +542,7 @@ function showResults(box: HTMLElement, sw: Sweep): void {
       fig('Trials', int(res.trials.length)),
     ),
     h('p', { testid: 'sweep-dsr-words' }, h('strong', null, 'DSR. '), dsrWords(res.dsr, res.trials.length, bestTrial?.train.n_markets_traded)),
-    h('p', { testid: 'sweep-pbo-words' }, h('strong', null, 'PBO. '), pboWords(res.pbo)),
+    h('p', { testid: 'sweep-pbo-words' }, h('strong', null, 'PBO. '), pboWords(res.pbo, res.pbo_choices)),
     h('p', { testid: 'sweep-stability-words' }, h('strong', null, 'Stability. '), stabilityWords(res.stability, fmt)),
   );
 
