@@ -46,7 +46,8 @@ func TestPostgresImport(t *testing.T) {
 	// A failed import (its second file is bad): nothing changes.
 	bad := filepath.Join(dir, "2026-05-12T14.parquet")
 	rows := pmxtRows(fxStream(fx.known, fxHour.Add(time.Hour), fxHour.Add(time.Hour+time.Minute), 9, 0))
-	rows[len(rows)/2].EventType = "mystery"
+	cheap := "cheap" // a price that is no number
+	rows[len(rows)/2].Price = &cheap
 	writePMXT(t, bad, rows)
 	_, err := archive.Import(ctx, st, archive.Options{Format: archive.PMXTv2, Files: []string{pq, bad}, Markets: []store.Market{fx.known, fx.unknown}, Prices: fx.klines(t)})
 	if err == nil {
