@@ -267,3 +267,21 @@ def test_redirect_is_not_followed_with_the_key(fake):
     finally:
         other.shutdown()
         other.server_close()
+
+
+def test_iter_markets_reads_each_market_once_while_new_ones_arrive(fake):
+    # /v1/markets pages by offset, newest start first: a market listed
+    # while the walk goes on (the collector lists each series' next market)
+    # pushes the last market of a page onto the next one.
+    def market(i):
+        return dict(MARKET, slug=f"btc-updown-15m-{i}")
+
+    def page(ms, total, offset):
+        return 200, {}, {"markets": ms, "total": total, "limit": 100, "offset": offset, "warning": None}
+
+    fake.on("GET", "/v1/markets",
+            page([market(i) for i in range(150, 50, -1)], 150, 0),
+            page([market(i) for i in range(51, 0, -1)], 151, 100))  # market 151 arrived meanwhile
+    slugs = [m.slug for m in client(fake).iter_markets("BTC")]
+    assert slugs == [f"btc-updown-15m-{i}" for i in range(150, 0, -1)]
+    assert fake.count("/v1/markets") == 2

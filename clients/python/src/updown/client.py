@@ -241,11 +241,18 @@ class Client:
                           limit=d["limit"], offset=d["offset"], warning=d.get("warning"))
 
     def iter_markets(self, coin: str, **filters: Any) -> Iterator[Market]:
-        """Every market matching the filters, newest start first."""
+        """Every market matching the filters, newest start first, each
+        once. The list pages by offset: a market listed meanwhile (the
+        collector lists each series' next market) pushes the last of a page
+        onto the next one, where it is passed over."""
         offset = 0
+        seen = set()
         while True:
             page = self.markets(coin, limit=100, offset=offset, **filters)
-            yield from page.markets
+            for m in page.markets:
+                if m.slug not in seen:
+                    seen.add(m.slug)
+                    yield m
             offset += len(page.markets)
             if not page.markets or offset >= page.total:
                 return
