@@ -848,7 +848,11 @@ func (r *run) event(e *book.Event) error {
 	}
 	switch e.EventType {
 	case "last_trade_price":
-		r.trade(e, t)
+		// A trade happened at its own time, whatever the books' clock
+		// says (as the collector keeps it): one met again behind it (dumps
+		// that overlap) is then the trade stored, not a copy at another
+		// instant.
+		r.trade(e, cmp.Or(e.Time, t))
 	case "tick_size_change":
 		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick {
 			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.NewTick})
