@@ -2,11 +2,15 @@ package archive_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/jobs/archive"
+	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
@@ -68,5 +72,30 @@ func TestEventsWithoutBookChangeAreSkipped(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExportParquetOfMarketsNotStored imports a Parquet file of snapshots
+// `updown export` wrote before the file of their markets: the error says
+// which market is missing and what to import first, not only "not found".
+func TestExportParquetOfMarketsNotStored(t *testing.T) {
+	t.Parallel()
+	name := filepath.Join(t.TempDir(), "snapshots.parquet")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := transfer.NewParquetWriter[transfer.ParquetSnapshot](f)
+	at := time.Date(2026, 5, 12, 13, 0, 0, 0, time.UTC)
+	if err := w.Write(transfer.ParquetSnapshotRow("btc-updown-5m-1778590800", &store.Snapshot{Time: at, CoinPrice: 80000, PriceUp: 0.5, PriceDown: 0.5})); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = archive.ImportExportParquet(context.Background(), memory.New(), name)
+	if err == nil || !strings.Contains(err.Error(), "btc-updown-5m-1778590800 is not stored: import its market first") {
+		t.Fatalf("import of snapshots whose market is not stored: %v", err)
 	}
 }

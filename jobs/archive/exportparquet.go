@@ -103,7 +103,7 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 					}
 				}
 				if err := dst.AppendSnapshots(ctx, slug, snaps); err != nil {
-					return err
+					return transfer.NoMarketHint(slug, err)
 				}
 				st.Snapshots += len(snaps)
 				return nil
@@ -117,7 +117,7 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 					ts[i] = store.MarketTrade{Time: r.Time, Outcome: r.Outcome, Side: r.Side, Price: r.Price, Size: r.Size, FeeRateBps: r.FeeRateBps, TxHash: r.TxHash}
 				}
 				if err := dst.AppendMarketTrades(ctx, slug, ts); err != nil {
-					return err
+					return transfer.NoMarketHint(slug, err)
 				}
 				st.Trades += len(ts)
 				return nil
@@ -135,7 +135,7 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 					gs[i] = store.Gap{From: r.From, To: r.To, Kind: kind}
 				}
 				if err := dst.RecordGaps(ctx, slug, gs); err != nil {
-					return err
+					return transfer.NoMarketHint(slug, err)
 				}
 				st.Gaps += len(gs)
 				return nil

@@ -529,9 +529,20 @@ func (im *importer) flush() error {
 		err, count = im.dst.RecordGaps(im.ctx, im.slug, im.gaps), &im.st.Gaps
 	}
 	if err != nil {
-		return fmt.Errorf("transfer: store %d %s of %s: %w", n, im.what, im.slug, err)
+		return fmt.Errorf("transfer: store %d %s of %s: %w", n, im.what, im.slug, NoMarketHint(im.slug, err))
 	}
 	*count += n
 	im.snaps, im.trades, im.gaps = im.snaps[:0], im.trades[:0], im.gaps[:0]
 	return nil
+}
+
+// NoMarketHint says what to do when err is the store not knowing the
+// market of records being imported (a snapshots, trades or gaps file of
+// an --split export imported before its markets file): the store's own
+// error says only "not found".
+func NoMarketHint(slug string, err error) error {
+	if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("market %s is not stored: import its market first (the markets file of an --split export, or `updown export --what markets`), then this file: %w", slug, err)
 }
