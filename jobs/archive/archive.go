@@ -1042,19 +1042,26 @@ func (r *run) finish() error {
 	if err := r.ensure(true); err != nil { // the tick changes seen after the first flush
 		return err
 	}
-	from, to := r.im.covFrom, r.im.covTo
-	if from.Before(r.m.StartTime) {
-		from = r.m.StartTime
-	}
-	if to.After(r.m.EndTime) {
-		to = r.m.EndTime
-	}
-	if !to.After(from) {
-		return nil
-	}
+	covFrom, covTo := r.im.covFrom, r.im.covTo
 	imported := r.times // the run's, now the writer's
 	slug := r.m.Slug
 	return r.im.w.later(func() error {
+		from, to := covFrom, covTo
+		if from.Before(r.m.StartTime) || r.created {
+			// A market this import created (r.created, known to the
+			// writer only) has no data from before it: its stretch from
+			// the window's start to what the input covers is a gap too,
+			// as the recorder measures the first snapshot it takes of a
+			// market from the window's start. An import that covers the
+			// stretch later replaces it (ReplaceGaps).
+			from = r.m.StartTime
+		}
+		if to.After(r.m.EndTime) {
+			to = r.m.EndTime
+		}
+		if !to.After(from) {
+			return nil
+		}
 		times, err := r.storedTimes(from, to)
 		if err != nil {
 			return err
