@@ -180,7 +180,7 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		}
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(),
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), began: began,
 		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{}, resolved: map[string]store.Market{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
@@ -312,6 +312,9 @@ type importer struct {
 	tx     store.ImportTx
 	opt    Options
 	source string
+	// began is when the import started: a market whose window ended
+	// before it is no longer recorded by anyone.
+	began time.Time
 
 	byCond      map[string]*run
 	byToken     map[string]*run
@@ -1056,7 +1059,11 @@ func (r *run) finish() error {
 			// stretch later replaces it (ReplaceGaps).
 			from = r.m.StartTime
 		}
-		if to.After(r.m.EndTime) {
+		if to.After(r.m.EndTime) || r.created && r.m.EndTime.Before(r.im.began) {
+			// Likewise the stretch from what the input covers to the end
+			// of a window that is over (a dump cut short), as the
+			// recorder records one from a market's last snapshot to its
+			// end; a live market's is the recorder's to measure.
 			to = r.m.EndTime
 		}
 		if !to.After(from) {

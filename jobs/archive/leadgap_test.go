@@ -75,3 +75,35 @@ func TestDumpStartingInsideAMarket(t *testing.T) {
 		t.Errorf("first snapshot at %s after the whole stream, want %s", snaps[0].Time, m.StartTime)
 	}
 }
+
+// TestDumpEndingInsideAMarket imports a dump cut short two minutes before
+// the end of a market (long over) that the import creates: the rest of
+// its window has no snapshot, which is a gap to its end, as the recorder
+// records one from a market's last snapshot to its end.
+func TestDumpEndingInsideAMarket(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	m := fx.known
+	evs := fx.eventsOf(m)
+	cut := m.EndTime.Add(-2 * time.Minute)
+	i := slices.IndexFunc(evs, func(e fxEvent) bool { return !time.UnixMilli(e.ts).Before(cut) })
+	file := filepath.Join(t.TempDir(), "early.jsonl")
+	writeJSONL(t, file, evs[:i])
+	st := memory.New()
+	if _, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{file}, Markets: []store.Market{m}, Prices: fx.klines(t)}); err != nil {
+		t.Fatal(err)
+	}
+	snaps := snapshotsOf(t, st, m.Slug)
+	last := snaps[len(snaps)-1].Time
+	if !last.Before(cut.Add(4 * time.Second)) {
+		t.Fatalf("last snapshot at %s, after the dump ends at %s", last, cut)
+	}
+	gaps, err := st.ListGaps(ctx, m.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gaps) == 0 || !gaps[len(gaps)-1].From.Equal(last) || !gaps[len(gaps)-1].To.Equal(m.EndTime) {
+		t.Fatalf("gaps %v: want the last from the last snapshot %s to the market's end %s", gaps, last, m.EndTime)
+	}
+}
