@@ -78,6 +78,25 @@ def test_snapshots_frame_with_books(pro, resolved):
     assert pd.api.types.is_float_dtype(df["price_up"])
 
 
+def test_chart_of_a_market(pro, resolved):
+    # GET /v1/markets/{slug}/series (DESIGN 12): a market downsampled to
+    # buckets, each bucket's first, min and max, as a frame.
+    pd = pytest.importorskip("pandas")
+    c = pro.chart(resolved.slug, points=100)
+    total = pro.snapshots(resolved.slug, limit=1).total
+    assert c.market.slug == resolved.slug and c.points == 100 and c.snapshots == total and c.bucket_ms > 0
+    df = c.to_frame()
+    assert 0 < len(df) <= 100 and str(df["time"].dt.tz) == "UTC" and df["time"].is_monotonic_increasing
+    assert (df["price_up_min"] <= df["price_up_first"]).all() and (df["price_up_first"] <= df["price_up_max"]).all()
+    for col in ("index", "price_down_first", "coin_price_max"):
+        assert col in df.columns, col
+    assert pd.api.types.is_float_dtype(df["price_up_first"])
+    first = pro.snapshots(resolved.slug, order="asc", limit=1).snapshots[0]
+    assert df["time"].iloc[0] == pd.Timestamp(first.time).floor("ms") and df["price_up_first"].iloc[0] == first.price_up
+    with pytest.raises(updown.ValidationError):
+        pro.chart(resolved.slug, points=10)
+
+
 def test_series_day_of_markets(pro, resolved):
     pd = pytest.importorskip("pandas")
     start = resolved.start_time - timedelta(hours=1)

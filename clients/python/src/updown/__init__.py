@@ -11,13 +11,13 @@ from .errors import (
     ServerError, UpdownError, ValidationError,
 )
 from .models import (
-    Account, Backtest, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
+    Account, Backtest, Chart, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
     MarketList, MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, Quota, ReplayResult, Snapshot,
     SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
 )
 
 __all__ = [
-    "Account", "Agent", "AuthenticationError", "Backtest", "Client", "ConnectionError", "DepthLevel", "DepthList",
+    "Account", "Agent", "AuthenticationError", "Backtest", "Chart", "Client", "ConnectionError", "DepthLevel", "DepthList",
     "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
     "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "Quota",
     "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "Trade", "TradeList",

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from . import errors
 from .models import (
-    Account, Backtest, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
+    Account, Backtest, Chart, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
     MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
     iso_for_python, parse_time, records,
@@ -339,6 +339,14 @@ class Client:
         for m in sorted(ms, key=lambda m: m.start_time):
             out.extend(self.iter_snapshots(m.slug, include_orderbook=include_orderbook, tag_slug=True))
         return out
+
+    def chart(self, slug: str, points: Optional[int] = None) -> Chart:
+        """A market's price_up, price_down and coin_price over its whole
+        window in one request, downsampled to at most points buckets (100
+        to 5,000; the server's 2,000 when None), each bucket's first, min
+        and max kept (GET /v1/markets/{slug}/series); to_frame() for a
+        DataFrame."""
+        return Chart.from_json(self._get(f"/v1/markets/{_seg(slug)}/series", {"points": points})["data"])
 
     # ---- market trades ----------------------------------------------------
 

@@ -257,6 +257,40 @@ class SnapshotPage:
 
 
 @dataclass
+class Chart:
+    """A market downsampled for a chart (GET /v1/markets/{slug}/series,
+    DESIGN 12): the window cut into buckets of bucket_ms, and for each
+    bucket that has snapshots its first snapshot's time and position
+    (index, 0 the oldest) and the first, min and max of price_up,
+    price_down and coin_price, so that spikes survive. snapshots counts
+    all the market's."""
+
+    market: Market
+    points: int
+    bucket_ms: int
+    snapshots: int
+    raw: Dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Chart":
+        return cls(market=Market.from_json(d["market"]), points=d.get("points", 0), bucket_ms=d.get("bucket_ms", 0),
+                   snapshots=d.get("snapshots", 0), raw=d)
+
+    def to_frame(self):
+        """One row a bucket: time (UTC), index, and price_up_first,
+        price_up_min, price_up_max and the same of price_down and
+        coin_price."""
+        pd = _pandas()
+        df = pd.DataFrame({"time": pd.to_datetime(pd.Series(self.raw.get("time") or [], dtype="int64"), unit="ms", utc=True),
+                           "index": pd.Series(self.raw.get("index") or [], dtype="int64")})
+        for name in ("price_up", "price_down", "coin_price"):
+            band = self.raw.get(name) or {}
+            for part in ("first", "min", "max"):
+                df[f"{name}_{part}"] = pd.Series(band.get(part) or [], dtype="float64")
+        return df
+
+
+@dataclass
 class DepthLevel:
     price: float
     quantity: float
