@@ -285,3 +285,26 @@ def test_iter_markets_reads_each_market_once_while_new_ones_arrive(fake):
     slugs = [m.slug for m in client(fake).iter_markets("BTC")]
     assert slugs == [f"btc-updown-15m-{i}" for i in range(150, 0, -1)]
     assert fake.count("/v1/markets") == 2
+
+
+@pytest.mark.parametrize("retry_after", ["7", "Sun, 06 Nov 1994 08:49:37 GMT"])
+def test_5xx_retry_honours_retry_after(fake, retry_after):
+    # SPEC 7: 5xx is retried honouring Retry-After, as 429 is: a proxy in
+    # front of the API (maintenance, overload) answers 503 with one, in
+    # seconds or as an HTTP date (one in the past: no wait beyond the
+    # backoff).
+    fake.on("GET", "/v1/markets/m", (503, {"Retry-After": retry_after}, err("SERVICE_UNAVAILABLE")), (200, {}, MARKET))
+    waits = []
+    assert client(fake, sleep=waits.append).market("m").slug == MARKET["slug"]
+    assert len(waits) == 1
+    if retry_after.isdigit():
+        assert waits[0] >= 7
+    else:
+        assert waits[0] < 1
+
+
+def test_5xx_retry_after_too_long_is_raised(fake):
+    fake.on("GET", "/v1/markets/m", (503, {"Retry-After": "3600"}, err("SERVICE_UNAVAILABLE")), (200, {}, MARKET))
+    with pytest.raises(updown.ServerError) as e:
+        client(fake).market("m")
+    assert e.value.retry_after == 3600 and fake.count("/v1/markets/m") == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
 import numbers
@@ -196,12 +197,8 @@ class Client:
             pass
         cls = errors.error_class(status, code)
         kw: Dict[str, Any] = dict(code=code, status=status, details=details, request_id=headers.get("x-request-id"))
-        if cls is errors.RateLimitError:
-            ra = headers.get("retry-after")
-            try:
-                kw["retry_after"] = float(ra) if ra is not None else None
-            except ValueError:
-                kw["retry_after"] = None
+        if issubclass(cls, (errors.RateLimitError, errors.ServerError)):
+            kw["retry_after"] = _retry_after(headers.get("retry-after"))
         return cls(message, **kw)
 
     def _await_job(self, err: errors.JobTimeoutError) -> Tuple[int, Dict[str, str], bytes]:
@@ -597,6 +594,24 @@ class Agent:
     def quota(self) -> Quota:
         """This month's generation quota."""
         return Quota.from_json(self._c._agent_send("GET", "/v1/backtest-ai/quota")["data"])
+
+
+def _retry_after(v: Optional[str]) -> Optional[float]:
+    """A Retry-After header in seconds: a number of seconds, or an HTTP
+    date (RFC 9110), which proxies send too; None when absent or unreadable."""
+    if v is None:
+        return None
+    try:
+        return max(0.0, float(v))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(v)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
 def _seg(s: str) -> str:

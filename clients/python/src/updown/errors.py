@@ -63,7 +63,13 @@ class RateLimitError(UpdownError):
 
 class ServerError(UpdownError):
     """5xx: INTERNAL_ERROR, SERVICE_UNAVAILABLE, AI_STRATEGY_GENERATION_FAILED
-    and other server-side failures, after the client's retries."""
+    and other server-side failures, after the client's retries.
+    retry_after is the answer's Retry-After in seconds, if any (a proxy's
+    503, say)."""
+
+    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
 
 
 class JobTimeoutError(ServerError):
