@@ -248,6 +248,16 @@ func TestBadInput(t *testing.T) {
 			}
 			writePMXT(t, path, []partial{{1, 1, "0x1", "book"}})
 		}, []store.Market{fx.known}, []string{"dump", "asset_id", "16 columns"}},
+		{"Parquet row without an event type", archive.PMXTv2, func(t *testing.T, path string) {
+			rows := pmxtRows(fx.events)
+			for i := range rows {
+				if rows[i].Market == fx.known.ConditionID {
+					rows[i].EventType = ""
+					break
+				}
+			}
+			writePMXT(t, path, rows)
+		}, []store.Market{fx.known}, []string{"dump", "row ", "field event_type", "missing"}},
 		{"Parquet bad number", archive.PMXTv2, func(t *testing.T, path string) {
 			rows := pmxtRows(fx.events)
 			for i := range rows {
