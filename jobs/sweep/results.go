@@ -87,14 +87,19 @@ type MarketPnL struct {
 	Embargo bool    `json:"embargo,omitempty" doc:"Set for a market the split's embargo dropped between train and test: in neither the train nor the test statistics."`
 	Error   string  `json:"error,omitempty"`
 	// Trial is set on WALK_FORWARD's test markets: the trial whose pnl
-	// this is, the one the market's fold chose on its train markets.
-	Trial *int `json:"trial,omitempty" doc:"WALK_FORWARD test markets only: the trial whose pnl pnl is, the one the market's fold chose on its train markets (best.test sums these)."`
+	// this is, the one the market's fold chose on its train markets
+	// (absent, and pnl 0, where the fold chose none).
+	Trial *int `json:"trial,omitempty" doc:"WALK_FORWARD test markets only: the trial whose pnl pnl is, the one the market's fold chose on its train markets (best.test sums these); absent, with pnl 0, where the fold chose none."`
 }
 
 // FoldResult is one WALK_FORWARD fold.
 type FoldResult struct {
-	Fold           int           `json:"fold"`
-	Trial          int           `json:"trial"`
+	Fold int `json:"fold"`
+	// Trial is the trial the fold chose on its train markets; nil when no
+	// trial has a defined objective there (too few traded markets for a
+	// Sharpe ratio, say): nothing was chosen, and the fold's test block
+	// counts in no figure (Test is empty).
+	Trial          *int          `json:"trial" doc:"The trial the fold chose on its train markets; null when no trial has a defined objective there: nothing was chosen, and the fold's test block counts in no figure (its test is empty)."`
 	TrainObjective *float64      `json:"train_objective"`
 	Test           stats.Summary `json:"test"`
 	TestObjective  *float64      `json:"test_objective"`
@@ -234,13 +239,24 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 			for t := range nt {
 				ft[t].TrainObjective = objectiveOf(statsOf(t, f.Train))
 			}
-			fr.Trial = max(bestOf(ft, func(tr TrialResult) *float64 { return tr.TrainObjective }), 0)
-			fr.TrainObjective = ft[fr.Trial].TrainObjective
-			te := statsOf(fr.Trial, f.Test)
+			chose := bestOf(ft, func(tr TrialResult) *float64 { return tr.TrainObjective })
+			if chose < 0 {
+				// No trial to choose: the block is tested with none.
+				fr.Test = stats.Aggregate(nil, size)
+				for _, m := range f.Test {
+					mp := &b.PerMarket[m]
+					mp.PnL, mp.Error, mp.Trial = 0, "", nil
+				}
+				res.Folds = append(res.Folds, fr)
+				continue
+			}
+			fr.Trial = &chose
+			fr.TrainObjective = ft[chose].TrainObjective
+			te := statsOf(chose, f.Test)
 			fr.Test, fr.TestObjective = stats.Aggregate(te, size), objectiveOf(te)
 			for _, m := range f.Test {
-				o, mp := outcomes[m][fr.Trial], &b.PerMarket[m]
-				mp.PnL, mp.Error, mp.Trial = 0, o.Error, &fr.Trial
+				o, mp := outcomes[m][chose], &b.PerMarket[m]
+				mp.PnL, mp.Error, mp.Trial = 0, o.Error, fr.Trial
 				if o.Performance != nil {
 					mp.PnL = o.Performance.TotalPnL
 				}

@@ -175,8 +175,8 @@ func TestSummarizeHandWorked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Folds) != 3 || res.Folds[0].Trial != 1 || *res.Folds[0].TestObjective != 2 || res.Folds[1].Trial != 1 ||
-		res.Folds[2].Trial != 1 || *res.Folds[2].TrainObjective != 4 || *res.Best.TestObjective != 0 {
+	if len(res.Folds) != 3 || foldTrial(res.Folds[0]) != 1 || *res.Folds[0].TestObjective != 2 || foldTrial(res.Folds[1]) != 1 ||
+		foldTrial(res.Folds[2]) != 1 || *res.Folds[2].TrainObjective != 4 || *res.Best.TestObjective != 0 {
 		t.Errorf("folds %d, best test objective %v", len(res.Folds), *res.Best.TestObjective)
 	}
 
@@ -203,12 +203,48 @@ func TestSummarizeHandWorked(t *testing.T) {
 		}
 		path = append(path, fmt.Sprintf("%s %v %v %s", mp.Slug, mp.Test, mp.PnL, tr))
 	}
-	if got, want := strings.Join(path, "; "), "m0 false 3 -; m1 true -5 0; m2 true -1 1; m3 true -1 1"; got != want || res.Folds[0].Trial != 0 {
-		t.Errorf("walk forward per market %s, want %s (fold 1 chose %d)", got, want, res.Folds[0].Trial)
+	if got, want := strings.Join(path, "; "), "m0 false 3 -; m1 true -5 0; m2 true -1 1; m3 true -1 1"; got != want || foldTrial(res.Folds[0]) != 0 {
+		t.Errorf("walk forward per market %s, want %s (fold 1 chose %d)", got, want, foldTrial(res.Folds[0]))
 	}
 	if res.Best.Test.TotalPnL != sum {
 		t.Errorf("best.test total_pnl %v, the test markets' per-market pnl sum to %v", res.Best.Test.TotalPnL, sum)
 	}
+
+	// A fold with nothing to choose: market 0, fold 1's only train market,
+	// failed for every trial, so no trial has a train objective there.
+	// Fold 1 chooses none, and its test block (market 1) counts in no
+	// figure; folds 2 and 3 choose trial 1 (2 against −5, then 1 against
+	// −4), which loses 1 on each of markets 2 and 3: best.test is −2.
+	for tr := range 2 {
+		outcomes[0][tr] = TrialMarket{Error: "no snapshots"}
+	}
+	res, err = p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Folds[0]; f.Trial != nil || f.TrainObjective != nil || f.TestObjective != nil || f.Test.NMarkets != 0 {
+		t.Errorf("fold 1 with no train objective: trial %v, train %v, test %v %+v; want nothing chosen and nothing tested",
+			f.Trial, f.TrainObjective, f.TestObjective, f.Test)
+	}
+	if mp := res.Best.PerMarket[1]; mp.Trial != nil || mp.PnL != 0 || !mp.Test {
+		t.Errorf("fold 1's test market %+v: want pnl 0 and no trial", mp)
+	}
+	if foldTrial(res.Folds[1]) != 1 || foldTrial(res.Folds[2]) != 1 || res.Best.Test.TotalPnL != -2 || res.Best.Test.NMarkets != 2 {
+		t.Errorf("folds chose %d and %d, best.test %+v; want trial 1 twice and −2 over 2 markets",
+			foldTrial(res.Folds[1]), foldTrial(res.Folds[2]), res.Best.Test)
+	}
+	b, err := json.Marshal(res.Folds[0])
+	if err != nil || !strings.Contains(string(b), `"trial":null`) {
+		t.Errorf("fold 1 as JSON %s (%v): want trial null", b, err)
+	}
+}
+
+// foldTrial is the trial a fold chose, −1 for none.
+func foldTrial(f FoldResult) int {
+	if f.Trial == nil {
+		return -1
+	}
+	return *f.Trial
 }
 
 // TestEachTrialRunsEveryTrialOnce: the trials' statistics run on several

@@ -58,7 +58,7 @@ export interface Results {
   split: string;
   trials: TrialResult[];
   best: Best | null;
-  folds?: { fold: number; trial: number; train_objective: number | null; test: Summary; test_objective: number | null }[];
+  folds?: { fold: number; trial: number | null; train_objective: number | null; test: Summary; test_objective: number | null }[];
   stability: { trial: number; objective: number | null; neighbour_mean: number | null; neighbours: number } | null;
   dsr: number | null;
   pbo: number | null;

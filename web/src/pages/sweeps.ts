@@ -714,7 +714,7 @@ function foldsSection(res: Results, fmt: (x: number | null) => string): HTMLElem
       'tbody',
       null,
       (res.folds ?? []).map((f) =>
-        h('tr', null, td(int(f.fold), true), td(int(f.trial), true), td(fmt(f.train_objective), true), td(fmt(f.test_objective), true), td(pnl(f.test.total_pnl), true), td(int(f.test.n_trades), true)),
+        h('tr', null, td(int(f.fold), true), td(f.trial === null ? 'none (no train objective)' : int(f.trial), true), td(fmt(f.train_objective), true), td(fmt(f.test_objective), true), td(pnl(f.test.total_pnl), true), td(int(f.test.n_trades), true)),
       ),
     ),
   );
@@ -723,7 +723,7 @@ function foldsSection(res: Results, fmt: (x: number | null) => string): HTMLElem
     'section',
     { 'aria-label': 'Folds' },
     h('h3', null, 'Walk-forward folds'),
-    h('p', { class: 'muted' }, 'Each fold chose its best trial on the markets before it and was tested on the next block; the best trial’s test figures above join these blocks.'),
+    h('p', { class: 'muted' }, 'Each fold chose its best trial on the markets before it and was tested on the next block; the best trial’s test figures above join these blocks. A fold where no trial has a train objective chose none, and its block counts in no figure.'),
     table,
   );
 }
