@@ -96,7 +96,12 @@ func TestBearerRequestsAreRateLimited(t *testing.T) {
 // bad token is refused as the agent's endpoints refuse it.
 func TestJobAnswersToItsBearerToken(t *testing.T) {
 	t.Parallel()
-	b := aiSetup(t, func(o *aiOpts) { o.jobWait = time.Nanosecond })
+	b := aiSetup(t, func(o *aiOpts) {
+		// A generation slower than the wait: a quick one may finish
+		// between the enqueue and the wait's first look on a loaded
+		// machine, and be answered 200.
+		o.jobWait, o.generator = time.Nanosecond, slowGenerator{delay: 300 * time.Millisecond}
+	})
 	token := b.token(store.Pro)
 	r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", "Bearer "+token, `{"prompt":"buy UP when price_up drops below 0.3, exit above 0.7"}`)
 	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
