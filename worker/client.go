@@ -518,8 +518,9 @@ func enqueueShards(ctx context.Context, queue *asynq.Client, shards []sweep.Shar
 		_, err = queue.EnqueueContext(ctx, asynq.NewTask(sweep.TaskType, b), asynq.Queue(jobs.QueueSweeps),
 			asynq.TaskID(sh.Sweep+":"+sh.Market), asynq.Timeout(30*time.Minute),
 			// A shard whose worker died comes back at once (retryDelay);
-			// one that fails again and again is a fault worth giving up on.
-			asynq.MaxRetry(25))
+			// one that fails again and again is a fault worth giving up on,
+			// within hours (retryDelay), and its sweep fails with it.
+			asynq.MaxRetry(shardMaxRetry))
 		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
 		}

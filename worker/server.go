@@ -19,6 +19,7 @@ import (
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/store"
 )
@@ -212,8 +213,21 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if errors.Is(err, store.ErrUnavailable) && awaited(t.Type()) {
 		return min(time.Second<<(2*min(n, 5)), 30*time.Second)
 	}
+	if t.Type() == sweep.TaskType {
+		// A customer watches a sweep run: its shard's tries end within
+		// about two hours (shardMaxRetry), not Asynq's weeks, and then the
+		// sweep fails with the shard's error.
+		return min(asynq.DefaultRetryDelayFunc(n, err, t), shardRetryDelayMax)
+	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
+
+// shardMaxRetry and shardRetryDelayMax bound a sweep shard's tries: 25
+// retries, each at most 5 minutes after the last.
+const (
+	shardMaxRetry      = 25
+	shardRetryDelayMax = 5 * time.Minute
+)
 
 // awaited reports whether a request waits for tasks of the type.
 func awaited(taskType string) bool {

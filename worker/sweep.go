@@ -61,10 +61,29 @@ func (s *Server) registerSweeps(slots int) {
 			outcome, err = "stopped", nil
 		case err != nil:
 			outcome = "error"
+			if lastAttempt(ctx) {
+				s.failSweep(ctx, task, err)
+			}
 		}
 		s.metrics.observe(sweep.TaskType, outcome, time.Since(start))
 		return err
 	})
+}
+
+// failSweep marks the sweep of a shard that failed its last attempt FAILED,
+// with the shard's error: its other shards cannot make a whole sweep, and
+// left RUNNING it would hold one of its customer's sweeps in flight for
+// good.
+func (s *Server) failSweep(ctx context.Context, task sweep.ShardTask, shardErr error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	tries, _ := asynq.GetRetryCount(ctx)
+	reason := fmt.Sprintf("the shard of market %s failed %d times; its last error: %v", task.Market, tries+1, shardErr)
+	if _, err := s.store.SetSweepStatus(ctx, task.Sweep, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed, reason); err != nil && !errors.Is(err, store.ErrConflict) {
+		s.log.ErrorContext(ctx, "mark a sweep failed after its shard's last attempt", "sweep", task.Sweep, "market", task.Market, "err", err)
+		return
+	}
+	s.log.WarnContext(ctx, "sweep failed: a shard failed its last attempt", "sweep", task.Sweep, "market", task.Market, "err", shardErr)
 }
 
 // slotRelease is the middleware that frees the slot a task took when it

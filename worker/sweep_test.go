@@ -3,7 +3,9 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,6 +280,54 @@ func waitSweepDone(t *testing.T, st store.Store, id, what string) {
 		}
 		if got.Status.Final() || time.Now().After(deadline) {
 			t.Fatalf("%s: sweep %s, %d of %d replays", what, got.Status, got.ReplaysDone, got.ReplaysTotal)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// failingShardStore fails every store of a sweep's shard.
+type failingShardStore struct{ store.Store }
+
+func (failingShardStore) PutSweepShard(context.Context, string, string, int, []byte) (store.Sweep, error) {
+	return store.Sweep{}, errors.New("the disk is full")
+}
+
+// TestShardFailingItsLastAttemptFailsTheSweep: a shard that fails its
+// last attempt (here its only one) fails its sweep, with the market and
+// the shard's error, where the sweep stayed RUNNING, holding one of its
+// customer's sweeps in flight, once Asynq gave the shard up.
+func TestShardFailingItsLastAttemptFailsTheSweep(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	client := startWorker(t, worker.Config{Redis: rdb, Store: failingShardStore{mem}, Logger: quietLog(), Concurrency: 2})
+	b, err := json.Marshal(shards[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := asynq.NewClientFromRedisClient(rdb)
+	if _, err := q.EnqueueContext(ctx, asynq.NewTask(sweep.TaskType, b), asynq.Queue(jobs.QueueSweeps),
+		asynq.TaskID(shards[0].Sweep+":"+shards[0].Market), asynq.MaxRetry(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.EnqueueSweep(ctx, shards[:1]); err != nil { // the same task: wakes the worker
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(patience(t))
+	for {
+		got, err := mem.GetSweep(ctx, sw.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == store.SweepFailed {
+			if !strings.Contains(got.Error, shards[0].Market) || !strings.Contains(got.Error, "the disk is full") {
+				t.Errorf("sweep failed with %q; want the market and the shard's error", got.Error)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sweep %s after its only shard failed its last attempt", got.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
