@@ -945,3 +945,69 @@ func TestJobTimeoutCutShortSaysWhy(t *testing.T) {
 		t.Errorf("message %q: want the wait cut short by a shutdown, and the job's address", msg)
 	}
 }
+
+// TestGeneratedStrategyReplaysVerbatim: generated_strategy is
+// "replay-ready" (SPEC 2.7): the object /generate answers, with a
+// marketSlug added, is a body POST /v1/replay takes as it is (its coin,
+// marketType and explanation included), and replays as /run does.
+func TestGeneratedStrategyReplaysVerbatim(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Enterprise)
+	var slug string
+	for _, s := range newestResolved(t, b.store, store.BTC, store.M15, 10) {
+		if s != noDataSlug() {
+			slug = s
+			break
+		}
+	}
+	for _, body := range []string{
+		`{"prompt":"buy UP when price_up drops below 0.45, exit above 0.55 or with 20% left"}`,
+		`{"prompt":"buy DOWN when price_down is below 0.5, exit above 0.6, with fees and 250 ms latency","maxLossPercent":30}`,
+		`{"preset":"dip_buying","orderType":"GTC","postOnly":true,"limitOffsetTicks":1,"maxEntriesPerMarket":3}`,
+	} {
+		var gen struct {
+			GeneratedStrategy map[string]json.RawMessage `json:"generated_strategy"`
+		}
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, body), &gen)
+		obj := gen.GeneratedStrategy
+		obj["marketSlug"], _ = json.Marshal(slug)
+		replayBody, _ := json.Marshal(obj)
+		r := b.do(http.MethodPost, "/v1/replay", b.keys[store.Enterprise], "application/json", string(replayBody))
+		var res struct {
+			Performance struct {
+				TotalPnL    float64 `json:"total_pnl"`
+				TotalTrades int     `json:"total_trades"`
+			} `json:"performance"`
+		}
+		if r.status != http.StatusOK {
+			t.Errorf("%s: replaying generated_strategy verbatim: %d %s", body, r.status, r.body)
+			continue
+		}
+		data(t, r, &res)
+		delete(obj, "marketSlug")
+		runBody, _ := json.Marshal(map[string]any{"generatedStrategy": gen.GeneratedStrategy, "marketCount": 10})
+		var rep backtestAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, string(runBody)), &rep)
+		found := false
+		for _, m := range rep.Results {
+			if m.Slug != slug {
+				continue
+			}
+			found = true
+			if m.Performance == nil || m.Performance.TotalPnL != res.Performance.TotalPnL || m.Performance.TotalTrades != res.Performance.TotalTrades {
+				t.Errorf("%s: /run's %s %+v, the replay's %+v", body, slug, m.Performance, res.Performance)
+			}
+		}
+		if !found {
+			t.Errorf("%s: /run did not test %s", body, slug)
+		}
+	}
+	// Taken, not anything: a key of another type is refused by name.
+	e := wantError(t, b.do(http.MethodPost, "/v1/replay", b.keys[store.Enterprise], "application/json",
+		`{"marketSlug":"`+slug+`","side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.4}],`+
+			`"exitConditions":[{"field":"price_up","operator":">","value":0.6}],"positionSize":10,"coin":5}`), http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); d["field"] != "coin" {
+		t.Errorf("a numeric coin: %v", e)
+	}
+}

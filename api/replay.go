@@ -544,6 +544,12 @@ type replayRequest struct {
 	TradesOffset        int    `json:"tradesOffset,omitempty" minimum:"0" maximum:"1000000" doc:"Page through the trade events of a replay whose answer lists some only (trades_truncated): list the events from this one on (0 is the first). Each page replays the market again; the replay is deterministic, so pages fit together."`
 	TradesLimit         int    `json:"tradesLimit,omitempty" minimum:"1" maximum:"1000" doc:"With tradesOffset: at most this many events (default 1000). Without either, an answer lists at most 1,000 events: the first and the last 500."`
 	IncludeRebates      bool   `json:"includeRebates,omitempty" default:"false" doc:"Count the estimated maker rebates (the market's maker_rebate_rate of the taker fee a maker fill would have paid) in the pnl; they are always reported in total_maker_rebates."`
+
+	// The Backtest AI agent's generated_strategy, with a marketSlug added,
+	// replays as it is (replay.DescriptiveKeys).
+	Coin        string `json:"coin,omitempty" enum:"BTC,ETH,SOL" doc:"As generated_strategy carries it: taken and ignored (the replay runs on marketSlug's market)."`
+	MarketType  string `json:"marketType,omitempty" enum:"5m,15m,1hr,4hr,24hr" doc:"As generated_strategy carries it: taken and ignored."`
+	Explanation string `json:"explanation,omitempty" doc:"As generated_strategy carries it: taken and ignored."`
 }
 
 // replayExample is a body that passes validation (its slug is a shape;

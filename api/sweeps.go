@@ -263,8 +263,9 @@ func (s *Server) sweepBodySchema() *huma.Schema {
 	strategy := *replaySchema
 	strategy.Properties = maps.Clone(replaySchema.Properties)
 	// A sweep's strategy is a replay body without the market and without
-	// the paging of its trades, which a sweep does not list.
-	notSwept := []string{"marketSlug", "tradesOffset", "tradesLimit"}
+	// the paging of its trades, which a sweep does not list (nor the
+	// generated_strategy keys a replay body takes and ignores).
+	notSwept := append([]string{"marketSlug", "tradesOffset", "tradesLimit"}, replay.DescriptiveKeys...)
 	for _, p := range notSwept {
 		delete(strategy.Properties, p)
 	}

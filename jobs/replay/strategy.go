@@ -379,6 +379,14 @@ func (r *Request) Window() TradeWindow {
 	return w
 }
 
+// DescriptiveKeys are the keys of the Backtest AI agent's
+// generated_strategy beyond the strategy's own (coin, marketType and its
+// explanation): a replay body takes them, so that generated_strategy with a
+// marketSlug added replays as it is ("replay-ready rules", SPEC 2.7). They
+// describe the strategy and change nothing in its replay, which runs on
+// the marketSlug's market whatever coin and marketType say.
+var DescriptiveKeys = []string{"coin", "marketType", "explanation"}
+
 // UnmarshalJSON decodes a request. It exists because the embedded
 // Strategy's UnmarshalJSON would otherwise be promoted and decode the whole
 // body into the strategy, dropping marketSlug. A key that is neither
@@ -391,6 +399,11 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		MarketSlug   string   `json:"marketSlug"`
 		TradesOffset *float64 `json:"tradesOffset"`
 		TradesLimit  *float64 `json:"tradesLimit"`
+		// The agent's descriptive keys (DescriptiveKeys): read only so
+		// that one of another type than a string is refused by name.
+		Coin        *string `json:"coin"`
+		MarketType  *string `json:"marketType"`
+		Explanation *string `json:"explanation"`
 	}
 	if err := json.Unmarshal(b, &slug); err != nil {
 		var te *json.UnmarshalTypeError
@@ -399,7 +412,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		}
 		return err
 	}
-	s, err := DecodeStrategy(b, "marketSlug", "tradesOffset", "tradesLimit")
+	s, err := DecodeStrategy(b, append([]string{"marketSlug", "tradesOffset", "tradesLimit"}, DescriptiveKeys...)...)
 	if err != nil {
 		return err
 	}
