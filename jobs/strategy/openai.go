@@ -72,8 +72,8 @@ func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
 			return Spec{}, generationFailed(problem, "the model did not produce a valid strategy, even after being told what was wrong: %s", problem.Message)
 		}
 		if content != "" {
-			// An empty answer (no choices, a tool call, null content) is
-			// not repeated: OpenAI's API refuses an assistant message
+			// An empty answer (no choices, null content and no tool
+			// call's arguments) is not repeated: OpenAI's API refuses an assistant message
 			// without content, and the repair round would be its 400.
 			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: content})
 		}
@@ -145,7 +145,39 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	if ch.FinishReason == openai.FinishReasonContentFilter {
 		return "", generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
 	}
+	if ch.Message.Content == "" {
+		// A model (or a proxy) that gives structured output as a tool
+		// call answers the object as its arguments.
+		return toolArguments(ch.Message), nil
+	}
 	return ch.Message.Content, nil
+}
+
+// toolArguments is the arguments of the message's first function call
+// that has any (a tool call, or the older function_call), else "".
+func toolArguments(m openai.ChatCompletionMessage) string {
+	for _, c := range m.ToolCalls {
+		if a := strings.TrimSpace(c.Function.Arguments); a != "" {
+			return a
+		}
+	}
+	if m.FunctionCall != nil {
+		return strings.TrimSpace(m.FunctionCall.Arguments)
+	}
+	return ""
+}
+
+// unfenced is s without a Markdown code fence around it ("```json\n{...}\n```"),
+// which models behind endpoints that do not enforce the schema put around
+// JSON; s as it is when it is not fenced.
+func unfenced(s string) string {
+	if len(s) < 6 || !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") {
+		return s
+	}
+	inner := s[3 : len(s)-3]
+	// The fence's language tag, if any ("json").
+	inner = strings.TrimLeftFunc(inner, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' })
+	return strings.TrimSpace(inner)
 }
 
 // redacted is a provider's error as the logs may show it: providers quote
@@ -245,7 +277,7 @@ func withoutPostOnlyFalse(b []byte, a answer) ([]byte, error) {
 // rules (with the request's explicit values put in) pass the replay
 // validator. A problem is said so that the model can mend it.
 func readAnswer(req Request, content string) (Spec, *Error) {
-	content = strings.TrimSpace(content)
+	content = unfenced(strings.TrimSpace(content))
 	if content == "" {
 		return Spec{}, invalid("", "the answer was empty; answer with the JSON object of the schema")
 	}

@@ -128,6 +128,48 @@ func TestOpenAIRepairs(t *testing.T) {
 	}
 }
 
+// TestOpenAIReadsWrappedAnswers: the schema's object is read, without a
+// repair round, where a model behind an OpenAI-compatible endpoint that
+// does not enforce the schema wraps it: in a Markdown code fence, or as
+// the arguments of a tool call with no content.
+func TestOpenAIReadsWrappedAnswers(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		answer openaitest.Answer
+	}{
+		{"json fence", openaitest.Content("```json\n" + mustJSON(good()) + "\n```")},
+		{"bare fence", openaitest.Content("```\n" + mustJSON(good()) + "\n```\n")},
+		{"fence on one line", openaitest.Content("```json " + mustJSON(good()) + "```")},
+		{"tool call", openaitest.ToolCall("strategy", good())},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := openaitest.New(t, tc.answer)
+			spec, err := newOpenAI(fake, 30*time.Second).Generate(context.Background(), request(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const want = "coin=ETH type=5m side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=50 maxloss=25 order=MARKET cooldown=30000"
+			if got := strategy.FormatCode(spec.Rules); got != want {
+				t.Errorf("got %s", got)
+			}
+			if n := len(fake.Calls()); n != 1 {
+				t.Errorf("%d calls, want 1", n)
+			}
+		})
+	}
+	// A fence around something else is still repaired, and said so.
+	fake := openaitest.New(t, openaitest.Content("```json\n{\"side\": \n```"), openaitest.JSON(good()))
+	if _, err := newOpenAI(fake, 30*time.Second).Generate(context.Background(), request(t)); err != nil {
+		t.Fatal(err)
+	}
+	if calls := fake.Calls(); len(calls) != 2 || !strings.Contains(calls[1].Request.Messages[3].Content, "not the JSON object of the schema") {
+		t.Errorf("calls %+v", calls)
+	}
+}
+
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {

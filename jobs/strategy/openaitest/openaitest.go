@@ -30,6 +30,9 @@ type Answer struct {
 	Refusal string
 	// FinishReason defaults to "stop".
 	FinishReason openai.FinishReason
+	// ToolCalls, when set, are the message's tool calls (Content is then
+	// usually empty and FinishReason "tool_calls").
+	ToolCalls []openai.ToolCall
 	// NoChoices answers 200 with an empty choices array.
 	NoChoices bool
 	// Raw, when set, is written as the whole body of a 200 answer.
@@ -46,6 +49,18 @@ func JSON(v any) Answer {
 		panic(fmt.Sprintf("openaitest: JSON: %v", err))
 	}
 	return Answer{Content: string(b)}
+}
+
+// ToolCall answers v, encoded, as the arguments of one function call
+// named name, with no content: the shape of a model (or a proxy) that
+// gives structured output as a tool call.
+func ToolCall(name string, v any) Answer {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("openaitest: ToolCall: %v", err))
+	}
+	return Answer{FinishReason: openai.FinishReasonToolCalls, ToolCalls: []openai.ToolCall{{ID: "call_1", Type: openai.ToolTypeFunction,
+		Function: openai.FunctionCall{Name: name, Arguments: string(b)}}}}
 }
 
 // Content answers s as the message content.
@@ -162,7 +177,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 			fr = openai.FinishReasonStop
 		}
 		resp.Choices = append(resp.Choices, openai.ChatCompletionChoice{
-			Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a.Content, Refusal: a.Refusal},
+			Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a.Content, Refusal: a.Refusal, ToolCalls: a.ToolCalls},
 			FinishReason: fr,
 		})
 	}
