@@ -1011,3 +1011,54 @@ func TestGeneratedStrategyReplaysVerbatim(t *testing.T) {
 		t.Errorf("a numeric coin: %v", e)
 	}
 }
+
+// panicStore panics on reading one market, as a replay with a bug on
+// that market's data would.
+type panicStore struct {
+	store.Store
+	slug string
+}
+
+func (s panicStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if slug == s.slug {
+		panic("a bug on " + slug)
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+// TestBacktestOneMarketPanics: a market whose replay panics fails alone
+// (INTERNAL_ERROR), while the markets that share its shard keep their
+// results, as a market without data does.
+func TestBacktestOneMarketPanics(t *testing.T) {
+	t.Parallel()
+	var markets []string
+	b := aiSetup(t, func(o *aiOpts) {
+		o.read = func(st store.Store) store.Store {
+			markets = newestResolved(t, st, store.BTC, store.M15, 10)
+			return panicStore{st, markets[0]}
+		}
+	})
+	var rep backtestAnswer
+	data(t, b.post(store.Pro, "/v1/backtest-ai/run",
+		`{"strategy_code":"side=UP entry: price_up < 0.5 exit: price_up > 0.55 size=3","marketCount":10}`), &rep)
+	if len(rep.Results) != 10 {
+		t.Fatalf("%d results", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		switch {
+		case r.Slug == markets[0]:
+			if r.Error == nil || r.Error.Code != "INTERNAL_ERROR" {
+				t.Errorf("%s: %+v, want INTERNAL_ERROR", r.Slug, r)
+			}
+		case r.Slug == noDataSlug():
+			if r.Error == nil || r.Error.Code != "NO_DATA" {
+				t.Errorf("%s: %+v, want NO_DATA", r.Slug, r)
+			}
+		case r.Error != nil || r.Performance == nil:
+			t.Errorf("%s shares a shard with the market that panicked and lost its result: %+v", r.Slug, r.Error)
+		}
+	}
+	if rep.Aggregate.MarketsFailed != 2 || rep.Aggregate.NMarkets != 8 {
+		t.Errorf("aggregate: %d failed, %d replayed", rep.Aggregate.MarketsFailed, rep.Aggregate.NMarkets)
+	}
+}

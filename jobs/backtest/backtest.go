@@ -399,11 +399,17 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 // other, and returns their outcomes in order. An error is a fault worth a
 // retry of the whole group.
 func RunShardGroup(ctx context.Context, st store.Store, g ShardGroup) ([]jobs.Outcome, error) {
+	return RunGroup(ctx, st, g.Requests())
+}
+
+// Requests are the group's replays, a market each, in order: what
+// RunShard runs.
+func (g ShardGroup) Requests() []replay.Request {
 	shards := make([]replay.Request, len(g.Markets))
 	for i, slug := range g.Markets {
 		shards[i] = replay.Request{MarketSlug: slug, Strategy: g.Strategy}
 	}
-	return RunGroup(ctx, st, shards)
+	return shards
 }
 
 // RunGroup is RunShardGroup for the payload of a ShardType task, a
