@@ -101,7 +101,9 @@ func (s *Server) registerBacktestAI() {
 	o = op("backtest-ai-strategy", http.MethodPost, "/v1/backtest-ai/strategy", "Generate a strategy and backtest it",
 		"Generates a strategy as /generate does, then replays it on the newest marketCount resolved markets of the coin and type "+
 			"within the plan's data window, sharded across the workers. Consumes one generation, only when generation succeeds. "+
-			"A backtest that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key).")
+			"A backtest that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key); "+
+			"one that cannot run after the generation succeeded (429 concurrent_jobs, 503) carries details.generated_strategy and "+
+			"details.strategy_code, for /run.")
 	o.RequestBody, o.Responses = body(genReq), answer("The strategy, the aggregate and every market's result", btResp)
 	o.Errors = []int{400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504}
 	huma.Register(s.api, o, s.backtestStrategy)
@@ -223,7 +225,18 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// The generation succeeded: it is spent whatever becomes of the
 	// backtest (its job answers GET /v1/jobs/{id}).
-	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning})
+	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning})
+	var e *Error
+	if errors.As(err, &e) && e.Code != CodeJobTimeout {
+		// A backtest that could not run (jobs in flight, the queue
+		// down) must not lose the strategy the customer paid a
+		// generation for: the answer carries it, for /run, which uses no
+		// quota. (A 504's job id leads to the whole answer already.)
+		e = e.With("generated_strategy", spec).With("strategy_code", strategy.FormatCode(spec.Rules)).With("quota", q)
+		e.Message += "; the generation is spent: details.generated_strategy holds its strategy, which POST /v1/backtest-ai/run backtests without using the quota"
+		return nil, e
+	}
+	return out, err
 }
 
 // generateStrategy reserves a generation and runs it on the ai queue. A

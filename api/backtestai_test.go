@@ -1062,3 +1062,30 @@ func TestBacktestOneMarketPanics(t *testing.T) {
 		t.Errorf("aggregate: %d failed, %d replayed", rep.Aggregate.MarketsFailed, rep.Aggregate.NMarkets)
 	}
 }
+
+// TestStrategyBacktestFailsKeepsStrategy: a /strategy whose generation
+// succeeded (and is spent) but whose backtest could not run answers the
+// generated strategy in the error's details, so that the customer can
+// backtest it with /run (no quota) rather than spend another generation
+// on the same idea. A 504 needs none: its job id leads to the whole answer.
+func TestStrategyBacktestFailsKeepsStrategy(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobs = func(r api.JobRunner) api.JobRunner { return failingBacktests{r, errors.New("queue down")} }
+	})
+	r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.4, exit above 0.6"}`)
+	e := wantError(t, r, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+	d, _ := e["details"].(map[string]any)
+	code, _ := d["strategy_code"].(string)
+	const want = "coin=BTC type=15m side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=30000"
+	if code != want {
+		t.Errorf("details.strategy_code %q, want %q; details %v", code, want, d)
+	}
+	gs, _ := d["generated_strategy"].(map[string]any)
+	if gs["side"] != "UP" || gs["coin"] != "BTC" {
+		t.Errorf("details.generated_strategy %v", gs)
+	}
+	if n := b.used(store.Pro); n != 1 {
+		t.Errorf("used %d, want 1", n)
+	}
+}
