@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -125,6 +126,10 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
 	case errors.As(err, &reqErr):
 		return "", generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
+	case errors.Is(err, io.EOF) && !errors.As(err, new(*url.Error)):
+		// The answer was read, and held nothing: a 200 with no body (a
+		// connection closed before any answer is a *url.Error, below).
+		return "", generationFailed(err, "the model provider answered HTTP 200 with an empty body (is OPENAI_BASE_URL an OpenAI-compatible endpoint?); try again later")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// The body ended early: a connection cut, or a proxy's.
 		return "", generationFailed(err, "the model provider's answer was cut off; try again later")

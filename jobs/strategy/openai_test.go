@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -201,6 +202,7 @@ func TestOpenAIFails(t *testing.T) {
 		{"not JSON error body", []openaitest.Answer{{Status: http.StatusBadGateway, Raw: "<html>bad gateway</html>"}}, "answered HTTP 502", 1},
 		{"not JSON answer", []openaitest.Answer{{Status: http.StatusOK, Raw: "<html>welcome</html>"}}, "was not a chat completion", 1},
 		{"cut-off answer", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"choices":[{"message":`}}, "was cut off; try again later", 1},
+		{"empty body", []openaitest.Answer{{EmptyBody: true}}, "answered HTTP 200 with an empty body", 1},
 		{"refusal", []openaitest.Answer{{Refusal: "I can't help with that."}}, "declined the prompt: I can't help with that.", 1},
 		{"content filter", []openaitest.Answer{{FinishReason: openai.FinishReasonContentFilter}}, "content filter", 1},
 	}
@@ -237,6 +239,27 @@ func TestOpenAIFails(t *testing.T) {
 	var e *strategy.Error
 	if !errors.As(err, &e) || !strings.Contains(e.Message, "could not be reached") {
 		t.Errorf("unreachable provider: %v", err)
+	}
+	// A server that closes the connection without answering is not an
+	// empty answer.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	g = strategy.NewOpenAI(strategy.Config{APIKey: "k", BaseURL: "http://" + ln.Addr().String() + "/v1", Timeout: 30 * time.Second})
+	_, err = g.Generate(context.Background(), request(t))
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "could not be reached") {
+		t.Errorf("a provider that hangs up: %v", err)
 	}
 }
 

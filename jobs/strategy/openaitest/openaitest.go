@@ -37,6 +37,8 @@ type Answer struct {
 	NoChoices bool
 	// Raw, when set, is written as the whole body of a 200 answer.
 	Raw string
+	// EmptyBody answers 200 with no body at all.
+	EmptyBody bool
 	// Delay is waited before answering; a client that gives up first
 	// ends the wait.
 	Delay time.Duration
@@ -162,6 +164,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if a.EmptyBody {
+		return
+	}
 	if a.Raw != "" {
 		_, _ = w.Write([]byte(a.Raw))
 		return
