@@ -218,3 +218,23 @@ func TestGenerationSpentWhenClientHangsUp(t *testing.T) {
 		})
 	}
 }
+
+// TestStrategyGenerationTimeoutSaysBacktestDidNotRun: a /strategy whose
+// generation outlasts the wait never starts its backtest, and its job
+// answers the strategy alone (as /generate would): the 504 says so, and
+// where to backtest it (/run, no quota), rather than let the customer
+// wait on GET /v1/jobs/{id} for the backtest it asked for.
+func TestStrategyGenerationTimeoutSaysBacktestDidNotRun(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = time.Nanosecond
+		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+	})
+	r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	msg, _ := e["message"].(string)
+	if !strings.HasPrefix(id, "ai-") || !strings.Contains(msg, "the backtest did not start") || !strings.Contains(msg, "/v1/backtest-ai/run") {
+		t.Errorf("job id %q, message %q", id, msg)
+	}
+}

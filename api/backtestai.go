@@ -220,13 +220,21 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 		return nil, err
 	}
 	spec, q, err := s.generateStrategy(ctx, p, req)
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeJobTimeout {
+		// The generation's job answers the strategy alone, as /generate
+		// would: nothing starts the backtest once this request is gone.
+		c := *e
+		c.Message += " (the generation: the backtest did not start; POST the generated_strategy it answers to /v1/backtest-ai/run, " +
+			"which uses no quota)"
+		return nil, &c
+	}
 	if err != nil {
 		return nil, err
 	}
 	// The generation succeeded: it is spent whatever becomes of the
 	// backtest (its job answers GET /v1/jobs/{id}).
 	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning})
-	var e *Error
 	if errors.As(err, &e) && e.Code != CodeJobTimeout {
 		// A backtest that could not run (jobs in flight, the queue
 		// down) must not lose the strategy the customer paid a
