@@ -247,16 +247,43 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	return out, err
 }
 
-// generateStrategy reserves a generation and runs it on the ai queue. A
+// generateStrategy takes a job slot, reserves a generation and runs it on
+// the ai queue. A
 // generation is spent once it succeeds, however it is collected (DESIGN
 // 8): by this request, or by GET /v1/jobs/{id} after a 504 or a client
 // that hung up. So the reservation is settled by the job's outcome, not by
 // the request: only a generation that failed (or never reached the queue)
 // gives it back, also when that is known only after the request ended.
 func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy.Request) (spec strategy.Spec, q *backtest.Quota, err error) {
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return spec, nil, s.internal(ctx, "encode generation payload", err)
+	}
+	// Every request is a generation of its own: a job id from the payload
+	// alone would answer a prompt sent again (by anyone, within the
+	// results' retention) with the first one's finished result, spending a
+	// generation the model never made and giving no fresh strategy.
+	var nonce [12]byte
+	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails
+	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: hex.EncodeToString(nonce[:])}
+	if s.cfg.Jobs == nil {
+		return spec, nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
+	}
+	// The job's slot before the quota: a generation refused for the
+	// customer's jobs in flight (429 concurrent_jobs) must not hold one of
+	// the month's generations meanwhile, or a concurrent request for the
+	// last one is told the quota is spent, with a Retry-After of the next
+	// month, though nothing was.
+	release, _, err := s.takeJobSlot(ctx, p, job.ID(), s.cfg.JobWait)
+	if err != nil {
+		return spec, nil, err
+	}
 	period := monthStart(s.now())
 	limit := p.Plan.AIGenerationsPerMonth
 	used, err := s.store.ReserveAIGeneration(ctx, p.Customer.ID, period, limit)
+	if err != nil && release != nil {
+		release()
+	}
 	if errors.Is(err, store.ErrQuotaExceeded) {
 		return spec, nil, s.quotaExceeded(used, limit, period)
 	}
@@ -271,19 +298,7 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 			s.log.ErrorContext(ctx, "release AI generation", "request_id", RequestID(ctx), "customer_id", p.Customer.ID, "err", rErr)
 		}
 	}
-	payload, err := json.Marshal(req)
-	if err != nil {
-		giveBack()
-		return spec, nil, s.internal(ctx, "encode generation payload", err)
-	}
-	// Every request is a generation of its own: a job id from the payload
-	// alone would answer a prompt sent again (by anyone, within the
-	// results' retention) with the first one's finished result, spending a
-	// generation the model never made and giving no fresh strategy.
-	var nonce [12]byte
-	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails
-	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: hex.EncodeToString(nonce[:])}
-	o, err := s.runJobThen(ctx, job, p, func(o *jobs.Outcome) {
+	o, err := s.runHolding(ctx, job, p, heldSlot{id: job.ID(), release: release}, func(o *jobs.Outcome) {
 		if o != nil && o.Failure != nil {
 			giveBack()
 		}

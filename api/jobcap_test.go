@@ -399,3 +399,43 @@ func TestJobsNotStartedWhenTheCapCannotBeChecked(t *testing.T) {
 		t.Errorf("%d replay jobs were queued past an unchecked cap", info.Size)
 	}
 }
+
+// reservations counts the AI generations reserved.
+type reservations struct {
+	store.Store
+	n *atomic.Int32
+}
+
+func (r reservations) ReserveAIGeneration(ctx context.Context, customerID string, period time.Time, limit int) (int, error) {
+	r.n.Add(1)
+	return r.Store.ReserveAIGeneration(ctx, customerID, period, limit)
+}
+
+// TestGenerationAtTheJobCapTakesNoQuota: a generation refused for the
+// customer's jobs in flight (429 concurrent_jobs) never reserves one of
+// the month's generations. Reserving first held it for the moment the
+// slot was refused: a concurrent request for the last generation was
+// answered 429 BACKTEST_AI_QUOTA_EXCEEDED, whose Retry-After (the next
+// month) a client honouring it waits out, though nothing was spent.
+func TestGenerationAtTheJobCapTakesNoQuota(t *testing.T) {
+	t.Parallel()
+	one, q, body := oneJobSlot(t)
+	var n atomic.Int32
+	srv := secondProcess(t, one, func(c *api.Config) {
+		c.Store = reservations{one.store, &n}
+		c.Redis, c.Jobs, c.JobWait = q.rdb, q.client, 200*time.Millisecond
+		c.JobsInFlight = map[store.Tier]int{store.Pro: 1}
+		c.AI = api.AIConfig{TokenSecret: testSecret}
+	})
+	ai := &aiBundle{bundle: &bundle{t: t, srv: srv, store: one.store, keys: one.keys, ids: one.ids}}
+	// A replay outlasts its request and holds PRO's one slot.
+	wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	e := wantError(t, ai.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`),
+		http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_jobs" {
+		t.Fatalf("details %v, want limit concurrent_jobs", d)
+	}
+	if got := n.Load(); got != 0 {
+		t.Errorf("a generation refused for its slot reserved %d of the quota", got)
+	}
+}
