@@ -308,3 +308,25 @@ def test_5xx_retry_after_too_long_is_raised(fake):
     with pytest.raises(updown.ServerError) as e:
         client(fake).market("m")
     assert e.value.retry_after == 3600 and fake.count("/v1/markets/m") == 1
+
+
+def test_strategy_whose_generation_timed_out_is_backtested(fake):
+    # A /strategy whose generation outlasts the server's wait answers 504
+    # with the generation's job (ai-...), whose answer is the strategy
+    # alone: the backtest never started. agent.strategy() then backtests
+    # that strategy with /run (no quota), rather than hand back a Backtest
+    # without results, or generate again.
+    gs = {"side": "UP", "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.4}],
+          "exitConditions": [{"field": "price_up", "operator": ">", "value": 0.6}], "positionSize": 100,
+          "maxLossPercent": 50, "orderType": "MARKET", "coin": "ETH", "marketType": "5m", "explanation": "e"}
+    quota = {"used": 1, "limit": 5, "remaining": 4, "resets_at": "2026-05-01T00:00:00.000Z"}
+    report = {"generated_strategy": gs, "strategy_code": "c", "aggregate": {"markets_tested": 3},
+              "results": [{"slug": "a"}, {"slug": "b"}, {"slug": "c"}], "quota": quota, "warning": None}
+    fake.on("POST", "/v1/auth/token", (200, {}, {"access_token": "t", "token_type": "Bearer", "expires_in": 900}))
+    fake.on("POST", "/v1/backtest-ai/strategy", (504, {}, err("JOB_TIMEOUT", "still running", job_id="ai-1")))
+    fake.on("GET", "/v1/jobs/ai-1", (200, {}, {"success": True, "data": {"generated_strategy": gs, "strategy_code": "c", "quota": quota}}))
+    fake.on("POST", "/v1/backtest-ai/run", (200, {}, {"success": True, "data": report}))
+    b = client(fake, job_poll=0.0).agent.strategy("buy the dip", coin="ETH", marketType="5m", marketCount=3)
+    assert b.aggregate == {"markets_tested": 3} and len(b.results) == 3 and b.generated_strategy == gs
+    assert fake.count("/v1/backtest-ai/strategy") == 1 and fake.count("/v1/backtest-ai/run") == 1
+    assert fake.bodies[-1] == {"generatedStrategy": gs, "marketCount": 3}

@@ -577,8 +577,14 @@ class Agent:
 
     def strategy(self, prompt: str, **options: Any) -> Backtest:
         """Generates a strategy and backtests it across resolved markets."""
-        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt), once=True)
-        return Backtest.from_json(d["data"])
+        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt), once=True)["data"]
+        if "results" not in d and d.get("generated_strategy"):
+            # The generation outlasted the server's wait: its job (polled
+            # after the 504) answers the strategy alone, and the backtest
+            # never started. Backtest it here: /run uses no quota.
+            count = {"marketCount": options["marketCount"]} if "marketCount" in options else {}
+            return self.run(generated_strategy=d["generated_strategy"], **count)
+        return Backtest.from_json(d)
 
     def run(self, *, generated_strategy: Optional[Dict[str, Any]] = None, strategy_code: Optional[str] = None,
             **options: Any) -> Backtest:
