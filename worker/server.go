@@ -19,8 +19,8 @@ import (
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
-	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/jobs/collect"
+	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 )
 
