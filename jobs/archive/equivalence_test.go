@@ -161,7 +161,7 @@ func TestImportEqualsCollector(t *testing.T) {
 
 	// Instants left out: excluded in all, and of them shifted, those
 	// equal to the import's at a nearby step.
-	total, same, excluded, shifted := 0, 0, 0, 0
+	total, same, excluded, shifted, changedSame := 0, 0, 0, 0, 0
 	for _, m := range markets {
 		want, _, err := rec.ListSnapshots(context.Background(), m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
 		if err != nil {
@@ -186,7 +186,7 @@ func TestImportEqualsCollector(t *testing.T) {
 		// instants are left out, and counted. An import that never
 		// equals it leaves too few instants to compare, and fails below.
 		seeded := true
-		for _, w := range want {
+		for k, w := range want {
 			if w.Time.Before(first) || w.Time.After(last) {
 				continue // before the socket's first book, or after the stream
 			}
@@ -217,6 +217,9 @@ func TestImportEqualsCollector(t *testing.T) {
 			total++
 			if ok && sameSnapshot(w, g) {
 				same++
+				if k > 0 && want[k-1].Time.Equal(w.Time.Add(-300*time.Millisecond)) && !sameSnapshot(want[k-1], w) {
+					changedSame++ // the collector's books or prices changed at this step, and the import's too
+				}
 			} else {
 				lag := "none"
 				for _, g2 := range got {
@@ -256,15 +259,15 @@ func TestImportEqualsCollector(t *testing.T) {
 	}
 	t.Logf("the import equals the collector on %d of %d instants (%d left out: their step was sent or received late; %d of them equal to the import's at a nearby step)",
 		same, total, excluded, shifted)
-	// A slip of the importer's grid would shift every instant whose books
-	// changed, half of them, as many as it leaves to compare; a loaded
-	// machine, under -race, shifts a tenth or so, and beside two
-	// CPU-burning processes a quarter. The other instants left out were
-	// sent late or came before the socket's first book: a loaded
-	// machine's, whatever the import does (92 of 238 at load 25).
-	if shifted > total/2 {
-		t.Fatalf("%d instants shifted by a step or more, of %d compared: the import's grid slipped, or the machine is too loaded to compare", shifted, total)
+	// A slip of the importer's grid would shift every instant at which the
+	// collector's books changed, and leave to compare only those where
+	// nothing changed; a loaded machine shifts some of them (85 of 212 at
+	// load 15), never all. So the instants compared must include some at
+	// which the collector's books changed, and agree.
+	if changedSame == 0 {
+		t.Fatalf("of %d instants compared, none is one at which the books changed (%d shifted by a step or more): the import's grid slipped", total, shifted)
 	}
+	t.Logf("%d of the instants compared are ones at which the books changed", changedSame)
 }
 
 // tookEarlier reports whether the collector's snapshot w equals one the import
