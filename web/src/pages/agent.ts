@@ -237,7 +237,8 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       fig('Markets tested', int(a.markets_tested)),
       fig('Markets traded', int(a.markets_traded)),
       fig('Trades', int(a.total_trades), 'agent-total-trades'),
-      fig('Win rate', pct(a.win_rate)),
+      // No trade, no rate: the answer's 0 beside 0 trades is shown as —, as a replay's is.
+      fig('Win rate', Number(a.total_trades) > 0 ? pct(a.win_rate) : '—', 'agent-win-rate'),
       fig('Average per market', pnl(a.avg_market_pnl)),
       fig('Max drawdown', usd(a.max_drawdown)),
       'total_fees' in a ? fig('Fees paid', usd(a.total_fees, 3)) : null,
