@@ -52,4 +52,29 @@ func TestDashboardQAWeb(t *testing.T) {
 			t.Errorf("a backtest without a trade shows the win rate %q; want —", got)
 		}
 	})
+
+	t.Run("a resting order's options fit a phone", func(t *testing.T) {
+		pro := pro.in(t)
+		// A fieldset is as wide as its widest content unless told
+		// otherwise: the GTC options' long queue-model choices pushed the
+		// replay and sweeps pages sideways on a 390 px screen.
+		pro.run("phone", chromedp.EmulateViewport(390, 844))
+		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+		for _, p := range []struct{ hash, page, order string }{
+			{"#/replay", "replay", byID("order-type")},
+			{"#/sweeps", "sweeps", byID("sweep-form") + " " + byID("order-type")},
+		} {
+			pro.visit(p.hash, p.page)
+			pro.setValue(p.order, "GTC")
+			pro.setValue(byID("gtc-queue"), "RISK_AVERSE")
+			var wide []string
+			pro.eval(`[...document.querySelectorAll('fieldset, select')].filter(e => e.offsetParent && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+				.map(e => e.tagName.toLowerCase() + (e.dataset.testid ? '[' + e.dataset.testid + ']' : ''))`, &wide)
+			var overflow float64
+			pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+			if overflow > 0 {
+				t.Errorf("%s with a GTC order is %v px wider than a 390 px screen: %v reach past it", p.hash, overflow, wide)
+			}
+		}
+	})
 }
