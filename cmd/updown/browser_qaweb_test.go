@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -12,8 +14,14 @@ import (
 func TestDashboardQAWeb(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
+	slug15 := marketWithData(t, base, "15m")
 	pro := open(t, base)
 	pro.signIn("ud_dev_pro")
+	value := func(b *browserSession, id string) string {
+		var v string
+		b.eval(`document.querySelector('[data-testid=`+id+`]').value`, &v)
+		return v
+	}
 
 	t.Run("a backtest without a trade has no win rate", func(t *testing.T) {
 		pro := pro.in(t)
@@ -77,4 +85,92 @@ func TestDashboardQAWeb(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("what a form holds outlives a visit to another page", func(t *testing.T) {
+		pro := pro.in(t)
+		// The replay: a strategy built, then a look at a market, whose
+		// link back to the replay brings that market to the same strategy.
+		pro.visit("#/replay", "replay")
+		pro.setValue(byID("replay-code"), "side=DOWN entry: price_down <= 0.55 exit: price_down >= 0.7 size=25 maxloss=20 order=MARKET")
+		built := value(pro, "replay-code")
+		if !strings.Contains(built, "side=DOWN") {
+			t.Fatalf("the builder did not take the code: %q", built)
+		}
+		pro.visit("#/markets", "markets")
+		pro.visit("#/market/"+url.PathEscape(slug15), "market")
+		pro.run("replay this market", chromedp.Click(`a[href^="#/replay?market="]`), chromedp.WaitVisible(`main[data-ready="replay"]`))
+		if got := value(pro, "replay-code"); got != built {
+			t.Errorf("back on the replay page from a market the strategy is %q; want the one built, %q", got, built)
+		}
+		if got := value(pro, "replay-market"); got != slug15 {
+			t.Errorf("the market's link opened the replay on %q; want %q", got, slug15)
+		}
+		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("replay-results")+`[data-run="1"]`))
+		if got := value(pro, "replay-side"); got != "DOWN" {
+			t.Errorf("the replay ran side %q", got)
+		}
+
+		// The agent: a prompt, settings and a code (a generated one cost a
+		// generation) are there on coming back.
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-prompt"), "buy DOWN below 0.4")
+		pro.setValue(byID("agent-count"), "7")
+		pro.setValue(byID("agent-latency"), "250")
+		code := "coin=BTC type=1hr side=UP entry: price_up < 0.3 exit: price_up >= 0.5 size=10"
+		pro.setValue(byID("agent-code"), code)
+		pro.visit("#/account", "account")
+		pro.visit("#/agent", "agent")
+		for id, want := range map[string]string{"agent-prompt": "buy DOWN below 0.4", "agent-count": "7", "agent-latency": "250", "agent-code": code, "agent-type": "1hr"} {
+			if got := value(pro, id); got != want {
+				t.Errorf("back on the agent page %s is %q; want %q", id, got, want)
+			}
+		}
+		if got := value(pro, "agent-fee-model"); got != "" {
+			t.Errorf("the agent's fees came back as %q; want the untouched \"from the prompt or code\"", got)
+		}
+
+		// A sweep being set up, likewise.
+		pro.visit("#/sweeps", "sweeps")
+		pro.setValue(byID("sweep-count"), "33")
+		pro.setValue(byID("sweep-strategy-code"), "side=DOWN entry: price_down < 0.4 exit: price_down >= 0.6 size=20")
+		sweepCode := value(pro, "sweep-strategy-code")
+		pro.run("remove a parameter", chromedp.Click(byID("sweep-param")+":last-child button.link"))
+		pro.visit("#/markets", "markets")
+		pro.visit("#/sweeps", "sweeps")
+		if got := value(pro, "sweep-count"); got != "33" {
+			t.Errorf("back on the sweeps page the market count is %q; want 33", got)
+		}
+		if got := value(pro, "sweep-strategy-code"); got != sweepCode {
+			t.Errorf("back on the sweeps page the strategy is %q; want %q", got, sweepCode)
+		}
+		var params int
+		pro.eval(`document.querySelectorAll('[data-testid=sweep-param]').length`, &params)
+		if params != 1 {
+			t.Errorf("back on the sweeps page %d parameters; want the 1 left", params)
+		}
+
+		// Signing out forgets them: the next one to sign in here starts afresh.
+		pro.run("sign out", chromedp.Click(byID("signout")), chromedp.WaitVisible(byID("signin-key")))
+		pro.signIn("ud_dev_pro")
+		pro.visit("#/replay", "replay")
+		if got := value(pro, "replay-code"); strings.Contains(got, "side=DOWN") {
+			t.Errorf("after signing out and in the replay still holds %q", got)
+		}
+		pro.visit("#/agent", "agent")
+		if got := value(pro, "agent-code"); got != "" {
+			t.Errorf("after signing out and in the agent still holds %q", got)
+		}
+		pro.visit("#/sweeps", "sweeps")
+		if got := value(pro, "sweep-count"); got == "33" {
+			t.Errorf("after signing out and in the sweeps page still holds the count %q", got)
+		}
+	})
+}
+
+// forgetDrafts empties what the pages' forms kept for the tab (as a new
+// tab starts): the next replay, agent or sweeps page shows its defaults.
+func (b *browserSession) forgetDrafts() {
+	b.t.Helper()
+	var ok bool
+	b.eval(`(() => { for (const k of Object.keys(sessionStorage)) if (k.startsWith('updown.draft.')) sessionStorage.removeItem(k); return true })()`, &ok)
 }

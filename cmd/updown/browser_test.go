@@ -660,6 +660,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		if gtcSlug == "" {
 			t.Fatalf("this GTC strategy trades on none of the newest %d resolved BTC 15m dev markets", len(list.Markets))
 		}
+		pro.forgetDrafts() // the builder's defaults, which the code below is built on
 		pro.visit("#/replay?market="+url.QueryEscape(gtcSlug), "replay")
 		var hidden bool
 		pro.eval(`document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)

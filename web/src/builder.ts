@@ -233,10 +233,11 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       cancel.value = secs(r.cancelAfterMs);
       queue.value = r.queueModel ?? 'RISK_AVERSE';
       rebates.checked = Boolean(r.includeRebates);
-      model.value = r.feeModel && r.feeModel !== 'NONE' ? r.feeModel : 'NONE';
+      // The agent's (inherit) boxes keep "from the prompt or code" for what r leaves out.
+      model.value = r.feeModel || (inherit ? '' : 'NONE');
       if (r.feeRate !== undefined) rate.value = String(r.feeRate);
       if (r.feeExponent !== undefined) exp.value = String(r.feeExponent);
-      latency.value = String(r.latencyMs ?? 0);
+      latency.value = r.latencyMs === undefined || r.latencyMs === null ? (inherit ? '' : '0') : String(r.latencyMs);
       cooldown.value = secs(r.reentryCooldownMs);
       maxEntries.value = r.maxEntriesPerMarket ? String(r.maxEntriesPerMarket) : '';
       show();

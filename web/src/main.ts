@@ -1,6 +1,7 @@
 import './style.css';
 import { ApiError, call, del, get, setCsrf, setUnauthorizedHandler } from './api';
 import { clear, h } from './dom';
+import { clearDrafts } from './drafts';
 import type { Ctx, Session } from './ctx';
 import { marketsPage, marketPage } from './pages/markets';
 import { replayPage } from './pages/replay';
@@ -87,6 +88,7 @@ function shell(s: Session): void {
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 401)) return showError(e);
     }
+    clearDrafts(); // what the forms held goes with the session, not to the next one signed in here
     location.hash = '';
     signInPage();
   });

@@ -1,5 +1,6 @@
 import { ApiError, get, post } from '../api';
-import { executionControls, numberIn } from '../builder';
+import { executionControls, numberIn, type OrderRules } from '../builder';
+import { loadDraft, saveDraft } from '../drafts';
 import { parseCode } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
@@ -53,6 +54,29 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const quota = h('div', { testid: 'agent-quota', class: 'quota' });
   const results = h('section', { 'aria-live': 'polite', testid: 'agent-results' });
   let runs = 0;
+  // What the form holds outlives a visit to another page: above all a
+  // generated code, which cost one of the month's generations.
+  const customer = ctx.session.customer_id;
+  const boxes = { prompt, preset, coin, type, count, size, maxloss, order, code };
+  type Draft = Partial<Record<keyof typeof boxes, string>> & { exec?: OrderRules; explanation?: string };
+  const keep = () => {
+    const d: Draft = { exec: exec.read(), explanation: explanation.textContent ?? '' };
+    for (const [k, el] of Object.entries(boxes)) d[k as keyof typeof boxes] = el.value;
+    saveDraft(customer, 'agent', d);
+  };
+  const draft = loadDraft<Draft>(customer, 'agent');
+  if (draft) {
+    for (const [k, el] of Object.entries(boxes)) {
+      const v = draft[k as keyof typeof boxes];
+      if (typeof v === 'string') el.value = v;
+    }
+    try {
+      if (draft.exec) exec.write(draft.exec);
+    } catch {
+      // a draft of another version of the page: its execution settings start afresh
+    }
+    explanation.textContent = draft.explanation ?? '';
+  }
   // Whether the quota leaves a generation: the generate button stays
   // disabled without one, whatever a click on it did.
   let canGenerate = true;
@@ -123,6 +147,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       const r = await post<{ data: { strategy_code: string; generated_strategy: { explanation: string }; quota: Quota } }>('/v1/backtest-ai/generate', body);
       code.value = r.data.strategy_code;
       explanation.textContent = r.data.generated_strategy.explanation;
+      keep();
       showQuota(r.data.quota);
     }),
   );
@@ -135,23 +160,21 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     }),
   );
 
-  clear(
-    ctx.el,
-    h('h1', null, 'Backtest AI agent'),
-    h(
-      'form',
-      { class: 'builder', 'aria-label': 'Agent settings' },
-      field('Describe the strategy in plain English', prompt),
-      h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count)),
-      h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss), field('Order type', order)),
-      exec.el,
-      h('div', { class: 'generate' }, generate, quota),
-      field('strategy_code', code),
-      explanation,
-      h('p', null, copy, ' ', backtest),
-    ),
-    results,
+  const form = h(
+    'form',
+    { class: 'builder', 'aria-label': 'Agent settings' },
+    field('Describe the strategy in plain English', prompt),
+    h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count)),
+    h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss), field('Order type', order)),
+    exec.el,
+    h('div', { class: 'generate' }, generate, quota),
+    field('strategy_code', code),
+    explanation,
+    h('p', null, copy, ' ', backtest),
   );
+  form.addEventListener('input', keep);
+  form.addEventListener('change', keep);
+  clear(ctx.el, h('h1', null, 'Backtest AI agent'), form, results);
   try {
     showQuota((await get<{ data: Quota }>('/v1/backtest-ai/quota')).data);
   } catch (e) {

@@ -1,5 +1,7 @@
 import { ApiError, get, post } from '../api';
 import { DEFAULT_RULES, strategyBuilder } from '../builder';
+import { loadDraft, saveDraft } from '../drafts';
+import type { Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
 import { clear, field, fig, h, labelCells, td, tdTime, th } from '../dom';
@@ -90,9 +92,18 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     ctx.ready();
     return;
   }
-  const market = h('input', { type: 'text', testid: 'replay-market', list: 'replay-markets', required: true, value: ctx.params.get('market') ?? '', size: 34 });
+  // The strategy being built outlives a visit to another page (a market's
+  // "Replay a strategy on this market" link brings its market to it).
+  const customer = ctx.session.customer_id;
+  const draft = loadDraft<{ market?: string; rules?: Rules }>(customer, 'replay');
+  const market = h('input', { type: 'text', testid: 'replay-market', list: 'replay-markets', required: true, value: ctx.params.get('market') ?? draft?.market ?? '', size: 34 });
   const options = h('datalist', { id: 'replay-markets' });
-  const b = strategyBuilder('replay');
+  let shown = false; // the draft (or the default) is in the builder: changes from here on are the user's
+  const keep = () => {
+    if (shown) saveDraft(customer, 'replay', { market: market.value, rules: b.rules() });
+  };
+  const b = strategyBuilder('replay', keep);
+  market.addEventListener('input', keep);
   const submit = h('button', { type: 'submit', testid: 'replay-submit' }, 'Run replay');
   const results = h('section', { class: 'results', 'aria-live': 'polite', testid: 'replay-results' });
 
@@ -136,7 +147,12 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   });
 
   clear(ctx.el, h('h1', null, 'Strategy replay'), form, results);
-  b.load(DEFAULT_RULES);
+  try {
+    b.load(draft?.rules ?? DEFAULT_RULES);
+  } catch {
+    b.load(DEFAULT_RULES); // a draft of another version of the page
+  }
+  shown = true;
   ctx.ready();
   try {
     const r = await get<{ markets: { slug: string }[] }>('/v1/markets?coin=BTC&resolved=true&limit=50');

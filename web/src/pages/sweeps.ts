@@ -3,6 +3,7 @@ import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
 import { clear, fig, field, h, labelCells, select, td, th } from '../dom';
+import { loadDraft, saveDraft } from '../drafts';
 import { int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
 import {
@@ -409,13 +410,31 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     run,
     list,
   );
-  b.load(DEFAULT_RULES);
-  add({ path: '/entryConditions/0/value', range: { from: 0.35, to: 0.5, step: 0.05 } });
-  add({ path: '/exitConditions/0/value', range: { from: 0.55, to: 0.7, step: 0.05 } });
-  showSplit();
-  suggest();
-
   const id = ctx.path[1];
+  // The sweep being set up outlives a visit to another page; a sweep's own
+  // page (#/sweeps/{id}) shows its request instead.
+  const customer = ctx.session.customer_id;
+  const draft = id ? null : loadDraft<SweepRequest>(customer, 'sweeps');
+  const defaults = () => {
+    b.load(DEFAULT_RULES);
+    rows.splice(0).forEach((x) => x.el.remove());
+    add({ path: '/entryConditions/0/value', range: { from: 0.35, to: 0.5, step: 0.05 } });
+    add({ path: '/exitConditions/0/value', range: { from: 0.55, to: 0.7, step: 0.05 } });
+    showSplit();
+    suggest();
+  };
+  defaults();
+  if (draft) {
+    try {
+      fill(draft);
+      suggest();
+    } catch {
+      defaults(); // a draft of another version of the page
+    }
+  }
+  const keep = () => saveDraft(customer, 'sweeps', body());
+  // Typing, choosing, and the buttons that add or remove a condition or a parameter.
+  for (const ev of ['input', 'change', 'click']) form.addEventListener(ev, keep);
   await Promise.all([
     showList(),
     (async () => {
