@@ -165,6 +165,29 @@ func TestDashboardQAWeb(t *testing.T) {
 			t.Errorf("after signing out and in the sweeps page still holds the count %q", got)
 		}
 	})
+
+	t.Run("an address naming a choice a box lacks shows the box's first choice", func(t *testing.T) {
+		pro := pro.in(t)
+		// A hand-edited or stale address: the page asked the API with an
+		// empty coin ("no such endpoint: GET /v1//spot/latest", "coin:
+		// required query parameter is missing") under a blank box.
+		for _, c := range []struct{ hash, page, box, want string }{
+			{"#/exchange?coin=doge&kind=spot", "exchange", "exchange-coin", "btc"},
+			{"#/exchange?coin=eth&kind=perp", "exchange", "exchange-kind", "spot"},
+			{"#/markets?coin=XRP", "markets", "markets-coin", "BTC"},
+			{"#/markets?coin=BTC&resolved=maybe", "markets", "markets-resolved", ""},
+		} {
+			pro.visit(c.hash, c.page)
+			var banner string
+			pro.eval(`(document.querySelector('[data-testid=error-banner]')||{}).textContent||''`, &banner)
+			if banner != "" {
+				t.Errorf("%s: the banner says %q", c.hash, banner)
+			}
+			if got := value(pro, c.box); got != c.want {
+				t.Errorf("%s: %s shows %q; want %q", c.hash, c.box, got, c.want)
+			}
+		}
+	})
 }
 
 // forgetDrafts empties what the pages' forms kept for the tab (as a new

@@ -42,7 +42,9 @@ export function field(label: string, control: HTMLElement, hint?: string | HTMLE
 
 export function select(testid: string, options: [string, string][], value?: string, attrs: Attrs = {}): HTMLSelectElement {
   const s = h('select', { testid, ...attrs }, ...options.map(([v, t]) => h('option', { value: v }, t)));
-  if (value !== undefined) s.value = value;
+  // A value the box has no choice for (a stale or hand-edited address)
+  // leaves its first choice, not a blank box whose value is ''.
+  if (value !== undefined && options.some(([v]) => v === value)) s.value = value;
   return s;
 }
 
