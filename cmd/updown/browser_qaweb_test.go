@@ -188,6 +188,40 @@ func TestDashboardQAWeb(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("a rate limit's banner carries the upgrade link", func(t *testing.T) {
+		// The 429 names the plan's limit and its upgrade_url (DESIGN 4);
+		// the banner said so in words only, with no way on to the plans.
+		starter := open(t, base)
+		starter.signIn("ud_dev_starter")
+		var account struct {
+			Data struct {
+				RateLimits struct {
+					PerDay int `json:"per_day"`
+				} `json:"rate_limits"`
+			}
+		}
+		apiGet(t, base, "/v1/account", "ud_dev_starter", &account)
+		// The plan's limit, spent (again, should a new minute have begun
+		// before the page asked).
+		var banner, link string
+		for try := 0; try < 3 && !strings.Contains(banner, "RATE_LIMIT_EXCEEDED"); try++ {
+			for i := 0; i < account.Data.RateLimits.PerDay; i++ {
+				if status, _ := get(t, base+"/v1/account", "ud_dev_starter"); status == http.StatusTooManyRequests {
+					break
+				}
+			}
+			starter.visit("#/markets?coin=BTC&type=5m", "markets")
+			starter.eval(`(document.querySelector('[data-testid=error-banner]')||{}).textContent||''`, &banner)
+		}
+		if !strings.Contains(banner, "RATE_LIMIT_EXCEEDED") {
+			t.Fatalf("a spent day's limit: the banner says %q", banner)
+		}
+		starter.eval(`(document.querySelector('[data-testid=error-banner] a.upgrade')||{}).textContent||''`, &link)
+		if link == "" {
+			t.Errorf("the rate limit's banner %q has no upgrade link", banner)
+		}
+	})
 }
 
 // forgetDrafts empties what the pages' forms kept for the tab (as a new

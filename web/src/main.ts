@@ -16,6 +16,15 @@ const banner = h('div', { class: 'error-banner', role: 'alert', testid: 'error-b
 function showError(e: unknown): void {
   const msg = e instanceof ApiError ? `${e.message}${e.code && e.status ? ` (${e.code})` : ''}` : String((e as Error)?.message ?? e);
   banner.textContent = msg;
+  // A limit of the plan (a tier error, a rate limit) names where to upgrade: the banner links there.
+  if (e instanceof ApiError && typeof e.details?.upgrade_url === 'string' && session) {
+    banner.append(
+      ' ',
+      checkoutURL
+        ? h('a', { href: checkoutURL, class: 'upgrade', rel: 'noopener' }, 'Upgrade your plan')
+        : h('a', { href: '#/account', class: 'upgrade' }, 'See the plans and upgrade'),
+    );
+  }
   banner.hidden = false;
 }
 
