@@ -222,6 +222,33 @@ func TestDashboardQAWeb(t *testing.T) {
 			t.Errorf("the rate limit's banner %q has no upgrade link", banner)
 		}
 	})
+
+	t.Run("a markets page past the last says so and leads back", func(t *testing.T) {
+		pro := pro.in(t)
+		var want struct{ Total int }
+		apiGet(t, base, "/v1/markets?coin=BTC&market_type=15m&limit=1", "ud_dev_pro", &want)
+		// An address kept while fewer markets came to match: it read "No
+		// markets match these filters" under "10,001–N of N".
+		pro.visit("#/markets?coin=BTC&type=15m&offset=10000", "markets")
+		var cell string
+		pro.eval(`(document.querySelector('[data-testid=markets-past-end]')||{}).textContent||''`, &cell)
+		if !strings.Contains(cell, fixed(float64(want.Total), 0)+" markets match") {
+			t.Errorf("past the last page the table says %q; want that %d markets match", cell, want.Total)
+		}
+		var rng string
+		pro.eval(`(document.querySelector('[data-testid=markets-range]')||{}).textContent||''`, &rng)
+		if got := rng; got != "0 of "+fixed(float64(want.Total), 0) {
+			t.Errorf("past the last page the pager says %q", got)
+		}
+		if t.Failed() {
+			return
+		}
+		pro.run("last page", chromedp.Click(byID("markets-last-page")), chromedp.WaitVisible(`main[data-ready="markets"] `+byID("market-row")))
+		first := (want.Total - 1) / 25 * 25
+		if got := pro.text(byID("markets-range")); got != fixed(float64(first+1), 0)+"–"+fixed(float64(want.Total), 0)+" of "+fixed(float64(want.Total), 0) {
+			t.Errorf("the last page's pager says %q; want %d–%d of %d", got, first+1, want.Total, want.Total)
+		}
+	})
 }
 
 // forgetDrafts empties what the pages' forms kept for the tab (as a new

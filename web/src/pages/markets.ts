@@ -109,13 +109,23 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
       tbody.append(row);
     }
     labelCells(table);
-    if (r.markets.length === 0) tbody.append(h('tr', null, h('td', { colspan: 8 }, 'No markets match these filters.')));
+    // A page past the last (the address kept an offset while fewer markets
+    // came to match: active ones resolved, a plan's window moved on) says
+    // so and leads to the last page, instead of "no markets match".
+    const lastPage = Math.max(0, Math.floor((r.total - 1) / PAGE) * PAGE);
+    const past = r.markets.length === 0 && r.total > 0 && offset > 0;
+    if (past) {
+      const back = h('button', { type: 'button', class: 'link', testid: 'markets-last-page' }, 'Go to the last page');
+      back.addEventListener('click', () => apply(lastPage));
+      tbody.append(h('tr', null, h('td', { colspan: 8, testid: 'markets-past-end' }, `This page is past the last: ${int(r.total)} markets match these filters. `, back)));
+    } else if (r.markets.length === 0) tbody.append(h('tr', null, h('td', { colspan: 8 }, 'No markets match these filters.')));
     if (r.warning) warning.append(r.warning, ' ', upgradeLink(ctx));
-    const prev = h('button', { type: 'button', disabled: offset === 0 }, '← Newer');
+    const prev = h('button', { type: 'button', disabled: offset === 0 || past }, '← Newer');
     const next = h('button', { type: 'button', disabled: offset + PAGE >= r.total }, 'Older →');
     prev.addEventListener('click', () => apply(Math.max(0, offset - PAGE)));
     next.addEventListener('click', () => apply(offset + PAGE));
-    pager.append(prev, h('span', null, `${int(r.total ? offset + 1 : 0)}–${int(Math.min(offset + PAGE, r.total))} of ${int(r.total)}`), next);
+    const range = r.markets.length ? `${int(offset + 1)}–${int(offset + r.markets.length)} of ${int(r.total)}` : `0 of ${int(r.total)}`;
+    pager.append(prev, h('span', { testid: 'markets-range' }, range), next);
   } catch (e) {
     if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
       tbody.append(h('tr', null, h('td', { colspan: 8 }, e.message, ' ', upgradeLink(ctx))));
