@@ -40,6 +40,7 @@ var envChecks = []struct {
 	// resolved no market. (The websocket's URL is ws(s)://, and collect
 	// checks it.)
 	{"OPENAI_BASE_URL", httpURL},
+	{"OPENAI_TIMEOUT", modelTimeout},
 	{"POLYMARKET_GAMMA_URL", httpURL},
 	{"POLYMARKET_CLOB_URL", httpURL},
 	{"POLYMARKET_DATA_URL", httpURL},
@@ -64,6 +65,21 @@ func positiveDuration(v string) error {
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		return fmt.Errorf("want a duration above 0 with its unit, such as 30s or 2m")
+	}
+	return nil
+}
+
+// maxModelTimeout bounds OPENAI_TIMEOUT: a generation makes up to two
+// calls to the model (one repair) within its task's 2 minutes
+// (worker.Client's default), which Asynq would otherwise cut and retry.
+const maxModelTimeout = 55 * time.Second
+
+// modelTimeout checks OPENAI_TIMEOUT: one call to the model, 1s to
+// maxModelTimeout.
+func modelTimeout(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > maxModelTimeout {
+		return fmt.Errorf("want a duration from 1s to %v, such as 45s: a generation makes up to two calls to the model within its 2-minute task", maxModelTimeout)
 	}
 	return nil
 }

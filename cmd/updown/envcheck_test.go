@@ -4,8 +4,12 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/updown/updown/jobs/strategy"
 )
 
 // TestCheckEnv: a variable set in a form it does not take is refused,
@@ -21,6 +25,10 @@ func TestCheckEnv(t *testing.T) {
 		{map[string]string{"JOB_WAIT": "90s", "SHUTDOWN_TIMEOUT": "1m", "MIGRATE_ON_START": "1", "LOG_LEVEL": "debug", "LOG_FORMAT": "text",
 			"REPLAY_CACHE_MIB": "-1", "COLLECT_QUICK_WINDOWS": "0", "SNAPSHOT_BOOKS_VERSION": "1"}, ""},
 		{map[string]string{"JOB_WAIT": "banana"}, `JOB_WAIT="banana"`},
+		{map[string]string{"OPENAI_TIMEOUT": "45s"}, ""},
+		{map[string]string{"OPENAI_TIMEOUT": "2m"}, `OPENAI_TIMEOUT="2m"`},
+		{map[string]string{"OPENAI_TIMEOUT": "500ms"}, `OPENAI_TIMEOUT="500ms"`},
+		{map[string]string{"OPENAI_TIMEOUT": "30"}, `OPENAI_TIMEOUT="30"`},
 		{map[string]string{"JOB_WAIT": "30"}, `JOB_WAIT="30"`},
 		{map[string]string{"JOB_WAIT": "-5s"}, `JOB_WAIT="-5s"`},
 		{map[string]string{"SHUTDOWN_TIMEOUT": "abc"}, `SHUTDOWN_TIMEOUT="abc"`},
@@ -73,5 +81,30 @@ func TestBadVariableLeavesHelp(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"api"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "JOB_WAIT") {
 		t.Errorf("updown api with JOB_WAIT=30: %v, want the variable named", err)
+	}
+}
+
+// TestAIGeneratorTakesOpenAITimeout: OPENAI_TIMEOUT bounds a call to the
+// model, as the generation's error names it.
+func TestAIGeneratorTakesOpenAITimeout(t *testing.T) {
+	release := make(chan struct{})
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // a model that never answers
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(llm.Close)
+	t.Cleanup(func() { close(release) }) // first: Close waits for the handlers
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", llm.URL+"/v1")
+	t.Setenv("OPENAI_TIMEOUT", "1s")
+	g, err := aiGenerator("openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Generate(t.Context(), strategy.Request{Prompt: "buy UP under 0.3"})
+	if err == nil || !strings.Contains(err.Error(), "within 1s") {
+		t.Fatalf("a model that never answers: %v; want the 1s of OPENAI_TIMEOUT named", err)
 	}
 }

@@ -65,6 +65,7 @@ var (
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},
 		{"OPENAI_BASE_URL", "base URL of that endpoint (default OpenAI's)"},
 		{"OPENAI_MODEL", "model name at that endpoint"},
+		{"OPENAI_TIMEOUT", "how long one call to the model may take, 1s to 55s (default 20s; a slow reasoning model needs more)"},
 		{collect.EnvGammaURL + ", " + collect.EnvCLOBURL, "Polymarket base URLs, read to resolve markets (see updown collect -h)"},
 		{collect.EnvBinanceSpotURL, "Binance spot base URL, read to resolve markets by their closing price"},
 	}, logEnv...)

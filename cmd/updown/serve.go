@@ -450,6 +450,7 @@ func aiGenerator(provider string) (strategy.Generator, error) {
 		APIKey:   os.Getenv("OPENAI_API_KEY"),
 		BaseURL:  os.Getenv("OPENAI_BASE_URL"),
 		Model:    os.Getenv("OPENAI_MODEL"),
+		Timeout:  envDuration("OPENAI_TIMEOUT", 0), // checkEnv bounds it; 0: strategy.DefaultTimeout
 	})
 }
 
