@@ -35,11 +35,16 @@ type hookEvent struct {
 	customerID string    // data.metadata.updown_customer_id
 	email      string
 	tier       string // data.metadata.tier
+	sub        string // data.subscription_id; "" for "sub_<customer id>"
 }
 
 func (e hookEvent) body() []byte {
+	sub := e.sub
+	if sub == "" {
+		sub = "sub_" + e.customerID
+	}
 	data := map[string]any{
-		"subscription_id":   "sub_" + e.customerID,
+		"subscription_id":   sub,
 		"status":            "active",
 		"product_id":        "pdt_pro",
 		"customer":          map[string]any{"email": e.email, "name": "Ada"},
@@ -454,6 +459,40 @@ func TestWebhookOutOfOrder(t *testing.T) {
 	if tier := b.tierOf(id); tier != store.Starter {
 		t.Errorf("tier = %s after a newer cancellation, want STARTER", tier)
 	}
+}
+
+// A customer upgrades by buying the new plan, then cancels the old
+// subscription: the cancellation must not take the new plan away.
+func TestWebhookCancelOfReplacedSubscription(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t)
+	id := b.ids[store.Starter]
+	event := func(webhookID, typ, sub, tier string, at time.Time) hookEvent {
+		e := b.activate(webhookID, store.Starter, tier, at)
+		e.typ, e.sub = typ, sub
+		return e
+	}
+	t1, t2, t3, t4 := now.Add(-40*time.Minute), now.Add(-30*time.Minute), now.Add(-20*time.Minute), now.Add(-10*time.Minute)
+
+	wantHook(t, b.post(event("msg_pro", "subscription.active", "sub_pro", "PRO", t1)), "applied", false)
+	wantHook(t, b.post(event("msg_ent", "subscription.active", "sub_ent", "ENTERPRISE", t2)), "applied", false)
+	res := wantHook(t, b.post(event("msg_pro_cancelled", "subscription.cancelled", "sub_pro", "", t3)), "superseded", false)
+	if res.CustomerID == nil || *res.CustomerID != id || res.PreviousTier != nil {
+		t.Errorf("superseded result %+v", res)
+	}
+	if tier := b.tierOf(id); tier != store.Enterprise {
+		t.Fatalf("tier = %s after the replaced PRO subscription was cancelled, want ENTERPRISE", tier)
+	}
+	if r := b.get(store.Starter, "/v1/markets?coin=ETH"); r.status != http.StatusOK {
+		t.Errorf("ETH markets on the replacement plan: status %d, want 200; body %s", r.status, r.body)
+	}
+
+	// Cancelling the plan the customer is on still ends it.
+	res = wantHook(t, b.post(event("msg_ent_cancelled", "subscription.cancelled", "sub_ent", "", t4)), "applied", false)
+	if *res.Tier != "STARTER" || *res.PreviousTier != "ENTERPRISE" {
+		t.Errorf("cancellation result %+v", res)
+	}
+	wantError(t, b.get(store.Starter, "/v1/markets?coin=ETH"), http.StatusForbidden, "TIER_ACCESS_DENIED")
 }
 
 func TestWebhookUnknownCustomerOrTier(t *testing.T) {

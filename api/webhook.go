@@ -180,7 +180,10 @@ type billingEvent struct {
 	CustomerRef    string
 	Email          string
 	SetTier        bool
-	Tier           store.Tier // upper-cased as sent; may be unknown
+	// EndsSubscription: subscription.cancelled, which takes back only the
+	// tier its own subscription set (store.BillingSuperseded).
+	EndsSubscription bool
+	Tier             store.Tier // upper-cased as sent; may be unknown
 }
 
 // parseWebhookPayload reads a billing event from a verified body. A body
@@ -240,7 +243,7 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	case eventSubscriptionActive:
 		ev.SetTier = true
 	case eventSubscriptionCancelled:
-		ev.SetTier, ev.Tier = true, store.Starter
+		ev.SetTier, ev.EndsSubscription, ev.Tier = true, true, store.Starter
 	}
 	return ev, nil
 }
@@ -257,7 +260,7 @@ type webhookInput struct {
 type webhookResult struct {
 	ID           string  `json:"id" doc:"The webhook-id."`
 	Type         string  `json:"type"`
-	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event already set the tier; unknown_customer, unknown_tier: recorded, nothing changed."`
+	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,superseded,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event already set the tier; superseded: a cancellation of a subscription other than the one the customer's paid tier came from (replaced by a newer one), nothing changed; unknown_customer, unknown_tier: recorded, nothing changed."`
 	Duplicate    bool    `json:"duplicate" doc:"True when this webhook-id was received before; the first delivery's result is answered and nothing is applied again."`
 	CustomerID   *string `json:"customer_id" nullable:"true"`
 	Tier         *string `json:"tier" nullable:"true" doc:"The tier the event asked for."`
@@ -293,7 +296,7 @@ func (s *Server) registerBilling() error {
 		Summary:     "Receive a billing event (Dodo Payments)",
 		Description: "Called by the billing provider, not by API clients: no X-API-Key. Deliveries are verified with the Standard Webhooks signature " +
 			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
-			"subscription.cancelled sets STARTER, payment.succeeded and other types are recorded only. The customer is found by " +
+			"subscription.cancelled sets STARTER (unless the customer's tier came from a newer subscription than the one cancelled: superseded), payment.succeeded and other types are recorded only. The customer is found by " +
 			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
 			"and starts their rate-limit windows afresh; a change to a plan without sweeps cancels the customer's running sweeps. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
 			"the provider stops retrying; 503 when no webhook secret is configured.",
@@ -342,7 +345,7 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 	}
 	rec, dup, err := s.store.RecordBillingEvent(ctx, store.BillingEvent{
 		ID: in.ID, Type: ev.Type, OccurredAt: ev.OccurredAt, SubscriptionID: ev.SubscriptionID,
-		CustomerRef: ev.CustomerRef, Email: ev.Email, SetTier: ev.SetTier, Tier: ev.Tier, Payload: in.RawBody,
+		CustomerRef: ev.CustomerRef, Email: ev.Email, SetTier: ev.SetTier, EndsSubscription: ev.EndsSubscription, Tier: ev.Tier, Payload: in.RawBody,
 	})
 	if err != nil {
 		return nil, s.storeFailure(ctx, "record billing event", err)
@@ -390,6 +393,8 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 		s.log.ErrorContext(ctx, "billing event asks for an unknown tier: recorded, nothing changed; check the product's metadata.tier", attrs...)
 	case e.Outcome == store.BillingStale:
 		s.log.WarnContext(ctx, "billing event is older than the customer's last applied one: recorded, not applied", attrs...)
+	case e.Outcome == store.BillingSuperseded:
+		s.log.InfoContext(ctx, "billing event cancels a subscription the customer has replaced: recorded, the tier stays the replacement's", attrs...)
 	default:
 		s.log.InfoContext(ctx, "billing event recorded", attrs...)
 	}

@@ -63,6 +63,10 @@ const (
 	// BillingUnknownTier: the event asks for a tier the service does not
 	// know (or none at all).
 	BillingUnknownTier BillingOutcome = "unknown_tier"
+	// BillingSuperseded: the event ends a subscription other than the one
+	// that set the customer's current tier (a replaced subscription
+	// cancelled after its replacement started); it changes nothing.
+	BillingSuperseded BillingOutcome = "superseded"
 )
 
 // BillingEvent is one billing webhook event as received, and what it did.
@@ -90,6 +94,11 @@ type BillingEvent struct {
 	// SetTier says the event asks for the customer's tier to become Tier
 	// (subscription.active, subscription.cancelled).
 	SetTier bool
+	// EndsSubscription says the event ends the subscription SubscriptionID
+	// (subscription.cancelled): it sets Tier only while that subscription
+	// is the customer's current one (see RecordBillingEvent). It is how
+	// the event is applied, not kept: records read back have it false.
+	EndsSubscription bool
 	// Tier is the tier the event asks for, as a wire name; it may be
 	// unknown (then the outcome is BillingUnknownTier) or empty.
 	Tier Tier

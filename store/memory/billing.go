@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -50,18 +51,35 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		e.Outcome = store.BillingUnknownTier
 	case !found:
 		e.Outcome = store.BillingUnknownCustomer
-	case e.OccurredAt.Before(s.lastApplied[c.ID]):
+	case e.OccurredAt.Before(s.lastApplied[c.ID].at):
 		e.Outcome = store.BillingStale
+	case e.EndsSubscription && s.lastApplied[c.ID].paidByOther(e.SubscriptionID):
+		e.Outcome = store.BillingSuperseded
 	default:
 		e.Outcome, e.PreviousTier = store.BillingApplied, c.Tier
 		c.Tier, c.UpdatedAt = e.Tier, e.ReceivedAt
 		s.customers[c.ID] = c
-		s.lastApplied[c.ID] = e.OccurredAt
+		s.lastApplied[c.ID] = appliedBilling{at: e.OccurredAt, subscriptionID: e.SubscriptionID, tier: e.Tier}
 	}
 	s.customersMu.Unlock()
 
 	s.billing[e.ID] = e
 	return cloneBillingEvent(e), false, nil
+}
+
+// appliedBilling is what the newest applied billing event of a customer
+// set: the staleness mark and the subscription the tier belongs to.
+type appliedBilling struct {
+	at             time.Time
+	subscriptionID string
+	tier           store.Tier
+}
+
+// paidByOther reports whether a, the newest applied event, set a tier
+// other than STARTER for a subscription other than sub: ending sub then
+// changes nothing (store.BillingSuperseded).
+func (a appliedBilling) paidByOther(sub string) bool {
+	return sub != "" && a.subscriptionID != "" && a.subscriptionID != sub && a.tier != store.Starter
 }
 
 // GetBillingEvent returns the event recorded under id, or ErrNotFound.

@@ -47,7 +47,7 @@ type Store struct {
 	// and never the other way round.
 	billingMu   sync.Mutex
 	billing     map[string]store.BillingEvent // by webhook id
-	lastApplied map[string]time.Time          // customer ID → newest applied OccurredAt
+	lastApplied map[string]appliedBilling     // customer ID → newest applied billing event
 
 	sweeps sweepTable
 
@@ -72,7 +72,7 @@ func New() *Store {
 		quota:      map[quotaKey]int{},
 
 		billing:     map[string]store.BillingEvent{},
-		lastApplied: map[string]time.Time{},
+		lastApplied: map[string]appliedBilling{},
 	}
 }
 

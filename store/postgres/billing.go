@@ -61,15 +61,28 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		case !found:
 			e.Outcome = store.BillingUnknownCustomer
 		default:
-			var newest *time.Time
+			// The newest applied event: the staleness mark, and the
+			// subscription the customer's tier belongs to. Of events
+			// applied at one instant, the one applied last set the tier.
+			var newest time.Time
+			var newestSub, newestTier string
 			err := tx.QueryRow(ctx, `
-				select max(occurred_at) from billing_events
-				where customer_id = $1 and outcome = 'applied'`, c.ID).Scan(&newest)
-			if err != nil {
+				select occurred_at, subscription_id, tier from billing_events
+				where customer_id = $1 and outcome = 'applied'
+				order by occurred_at desc, received_at desc limit 1`, c.ID).Scan(&newest, &newestSub, &newestTier)
+			haveNewest := err == nil
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
-			if newest != nil && e.OccurredAt.Before(*newest) {
+			if haveNewest && e.OccurredAt.Before(newest) {
 				e.Outcome = store.BillingStale
+				break
+			}
+			if haveNewest && e.EndsSubscription && e.SubscriptionID != "" && newestSub != "" &&
+				newestSub != e.SubscriptionID && store.Tier(newestTier) != store.Starter {
+				// A replaced subscription cancelled after its replacement
+				// started: the tier is the replacement's.
+				e.Outcome = store.BillingSuperseded
 				break
 			}
 			if _, err := tx.Exec(ctx, `update customers set tier = $2, updated_at = $3 where id = $1`,

@@ -22,6 +22,7 @@ func billingTests() []test {
 		{"UnknownTier", testBillingUnknownTier},
 		{"Duplicate", testBillingDuplicate},
 		{"OutOfOrder", testBillingOutOfOrder},
+		{"CancelOfReplacedSubscription", testBillingCancelOfReplacedSubscription},
 		{"List", testBillingList},
 		{"Invalid", testBillingInvalid},
 		{"CancelledContext", testBillingCancelledContext},
@@ -296,6 +297,56 @@ func testBillingOutOfOrder(t *testing.T, s store.Store) {
 	// Marks are per customer.
 	if rec := recordBilling(t, s, newBillingEvent("b_old", b, store.Pro, 0)); rec.Outcome != store.BillingApplied {
 		t.Errorf("another customer's older event: outcome %s, want applied", rec.Outcome)
+	}
+}
+
+// cancellation is subscription.cancelled of the customer's subscription
+// sub, minutes after t0.
+func cancellation(id string, c store.Customer, sub string, minutes int) store.BillingEvent {
+	e := newBillingEvent(id, c, store.Starter, minutes)
+	e.Type, e.SubscriptionID, e.EndsSubscription = "subscription.cancelled", sub, true
+	return e
+}
+
+// A customer who buys a new plan and then cancels the old subscription
+// keeps the new plan: a cancellation takes back only the tier its own
+// subscription set.
+func testBillingCancelOfReplacedSubscription(t *testing.T, s store.Store) {
+	c := createCustomer(t, s, newCustomer("ada"))
+	activation := func(id, sub string, tier store.Tier, minutes int) store.BillingEvent {
+		e := newBillingEvent(id, c, tier, minutes)
+		e.SubscriptionID = sub
+		return e
+	}
+	recordBilling(t, s, activation("pro_started", "sub_pro", store.Pro, 1))
+	recordBilling(t, s, activation("ent_started", "sub_ent", store.Enterprise, 2))
+
+	old := cancellation("pro_cancelled", c, "sub_pro", 3)
+	rec := recordBilling(t, s, old)
+	want := old
+	want.Outcome, want.CustomerID = store.BillingSuperseded, c.ID
+	checkBillingEvent(t, "the replaced subscription cancelled", want, rec)
+	if tier := tierOf(t, s, c.ID); tier != store.Enterprise {
+		t.Fatalf("tier = %s after the replaced subscription was cancelled, want ENTERPRISE (the replacement's)", tier)
+	}
+	got, err := s.GetBillingEvent(t.Context(), old.ID)
+	mustOK(t, err, "GetBillingEvent")
+	checkBillingEvent(t, "GetBillingEvent", rec, got)
+
+	// The current subscription's cancellation applies; after it, one of
+	// another subscription (or of none named) takes nothing more away.
+	if rec := recordBilling(t, s, cancellation("ent_cancelled", c, "sub_ent", 4)); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Enterprise {
+		t.Errorf("the current subscription cancelled: outcome %s over %s, want applied over ENTERPRISE", rec.Outcome, rec.PreviousTier)
+	}
+	if rec := recordBilling(t, s, cancellation("pro_cancelled_again", c, "sub_pro", 5)); rec.Outcome != store.BillingApplied {
+		t.Errorf("a cancellation on STARTER: outcome %s, want applied", rec.Outcome)
+	}
+	recordBilling(t, s, activation("pro_again", "sub_pro2", store.Pro, 6))
+	if rec := recordBilling(t, s, cancellation("unnamed_cancelled", c, "", 7)); rec.Outcome != store.BillingApplied {
+		t.Errorf("a cancellation naming no subscription: outcome %s, want applied", rec.Outcome)
+	}
+	if tier := tierOf(t, s, c.ID); tier != store.Starter {
+		t.Errorf("tier = %s, want STARTER", tier)
 	}
 }
 
