@@ -192,9 +192,14 @@ func (s *Server) createAccountKey(ctx context.Context, in *newKeyInput) (*newKey
 		return nil, s.storeFailure(ctx, "create API key", err)
 	}
 	// Two creations at once may both pass the count above; the store has
-	// no conditional insert, so count again and take the new key back if
-	// the customer went past the bound.
-	if page, err = s.keyPage(ctx, p.Customer.ID, 0, 0); err != nil || page.Live > maxLiveKeys {
+	// no conditional insert, so look again and take the new key back if it
+	// is surplus: one of the newest live keys past the bound. Every
+	// creation judges by the same order (newest first) in one read of the
+	// live keys, so the keys created first keep the places and only the
+	// surplus is refused, rather than every racing creation taking its key
+	// back and none getting one.
+	page, err = s.keyPage(ctx, p.Customer.ID, maxLiveKeys+liveKeysSlack, 0)
+	if err != nil || surplusKey(page, k.ID) {
 		if rerr := s.store.RevokeAPIKey(ctx, k.ID); rerr != nil {
 			return nil, s.storeFailure(ctx, "revoke surplus API key", rerr)
 		}
@@ -205,6 +210,30 @@ func (s *Server) createAccountKey(ctx context.Context, in *newKeyInput) (*newKey
 	}
 	return &newKeyOutput{Body: newKeyBody{Success: true, Timestamp: formatTime(s.now()),
 		Data: newKeyJSON{apiKeyJSON: toAPIKeyJSON(k, p.Key.ID), Key: plain}}}, nil
+}
+
+// liveKeysSlack is how many creations racing past maxLiveKeys a recount
+// reads beyond it; a key further down the newest-first list is surplus.
+const liveKeysSlack = 64
+
+// surplusKey reports whether the key with the id is past maxLiveKeys in a
+// page of the customer's keys (live ones first, newest first): one of the
+// page.Live − maxLiveKeys newest live keys, or not among the live keys
+// read at all.
+func surplusKey(page store.APIKeyPage, id string) bool {
+	surplus := page.Live - maxLiveKeys
+	if surplus <= 0 {
+		return false
+	}
+	for i, k := range page.Keys {
+		if k.RevokedAt != nil {
+			break
+		}
+		if k.ID == id {
+			return i < surplus
+		}
+	}
+	return true
 }
 
 func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevokedOutput, error) {

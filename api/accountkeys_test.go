@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
@@ -207,5 +208,94 @@ func TestCreateKeyTakesNoSettings(t *testing.T) {
 		if field != "" && e["details"].(map[string]any)["field"] != field {
 			t.Errorf("body %s: %v, want details.field %q", body, e, field)
 		}
+	}
+}
+
+// keyCreationBarrier is a store whose CreateAPIKey, once armed, stores a
+// key only when n creations have asked to, and answers only when all n
+// are stored; a count of keys after that answers only when n counts have
+// been made. Concurrent creations then all pass the key count before any
+// key is stored, and all count again after every key is stored and before
+// any is taken back: the worst interleaving, made certain.
+type keyCreationBarrier struct {
+	store.Store
+	armed                    atomic.Bool // creations before it is armed pass straight through
+	arrived, stored, counted barrier
+}
+
+func (s *keyCreationBarrier) PageAPIKeys(ctx context.Context, customerID string, limit, offset int) (store.APIKeyPage, error) {
+	p, err := s.Store.PageAPIKeys(ctx, customerID, limit, offset)
+	if s.armed.Load() && s.stored.at.Load() >= s.stored.n {
+		s.counted.wait()
+	}
+	return p, err
+}
+
+// barrier opens when n goroutines have reached it (or, as a hang guard
+// only, after two minutes).
+type barrier struct {
+	n    int64
+	at   atomic.Int64
+	open chan struct{}
+}
+
+func newBarrier(n int64) barrier { return barrier{n: n, open: make(chan struct{})} }
+
+func (b *barrier) wait() {
+	if b.at.Add(1) == b.n {
+		close(b.open)
+	}
+	select {
+	case <-b.open:
+	case <-time.After(2 * time.Minute):
+	}
+}
+
+func (s *keyCreationBarrier) CreateAPIKey(ctx context.Context, k store.APIKey) (store.APIKey, error) {
+	if !s.armed.Load() {
+		return s.Store.CreateAPIKey(ctx, k)
+	}
+	s.arrived.wait()
+	k, err := s.Store.CreateAPIKey(ctx, k)
+	s.stored.wait()
+	return k, err
+}
+
+// TestConcurrentKeyCreationsFillTheLastPlace: two creations racing for
+// the last of the 10 places both passed the count, both saw 11 live keys
+// and both took their key back, so neither got one. The first key
+// created keeps the place; only the surplus is refused.
+func TestConcurrentKeyCreationsFillTheLastPlace(t *testing.T) {
+	t.Parallel()
+	st := &keyCreationBarrier{Store: memory.New(), arrived: newBarrier(2), stored: newBarrier(2), counted: newBarrier(2)}
+	b := setup(t, func(o *setupOpts) { o.store = st })
+	for range 8 { // the setup's key and 8 more: one place left
+		_, rec := api.NewKey(b.ids[store.Pro])
+		if _, err := st.Store.CreateAPIKey(t.Context(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.armed.Store(true)
+	statuses := make(chan response, 2)
+	for range 2 {
+		go func() { statuses <- b.do(http.MethodPost, "/v1/account/keys", b.keys[store.Pro], "", "") }()
+	}
+	got := map[int]int{}
+	for range 2 {
+		r := <-statuses
+		got[r.status]++
+		if r.status != http.StatusCreated {
+			wantError(t, r, http.StatusConflict, api.CodeKeyLimit)
+		}
+	}
+	if got[http.StatusCreated] != 1 || got[http.StatusConflict] != 1 {
+		t.Errorf("two creations for the last place answered %v, want one 201 and one 409", got)
+	}
+	page, err := st.PageAPIKeys(t.Context(), b.ids[store.Pro], 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Live != 10 {
+		t.Errorf("live keys = %d after the race, want 10", page.Live)
 	}
 }
