@@ -554,6 +554,38 @@ func TestWebhookEmailAnyCase(t *testing.T) {
 	}
 }
 
+// A payment for a customer the service does not know is money taken for
+// nobody's plan: an error in the logs for a person to act on, as an
+// unknown customer's subscription is.
+func TestWebhookPaymentOfUnknownCustomer(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	pay := hookEvent{id: "msg_pay_nobody", typ: "payment.succeeded", at: now, customerID: "00000000-0000-4000-8000-000000000000",
+		email: "nobody@example.com"}
+	if res := wantHook(t, b.post(pay), "recorded", false); res.CustomerID != nil {
+		t.Errorf("customer_id = %v, want null", *res.CustomerID)
+	}
+	var line string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "msg_pay_nobody") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "level=ERROR") || !strings.Contains(line, "nobody@example.com") {
+		t.Errorf("payment of an unknown customer not logged as an error naming the email: %q", line)
+	}
+
+	// A payment of a known customer stays an information.
+	known := b.activate("msg_pay_known", store.Pro, "", now)
+	known.typ = "payment.succeeded"
+	wantHook(t, b.post(known), "recorded", false)
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "msg_pay_known") && !strings.Contains(l, "level=INFO") {
+			t.Errorf("payment of a known customer logged as %q, want INFO", l)
+		}
+	}
+}
+
 func TestWebhookCancelledAndPayments(t *testing.T) {
 	t.Parallel()
 	b, _ := hookSetup(t)

@@ -393,6 +393,8 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 		s.log.ErrorContext(ctx, "billing event asks for an unknown tier: recorded, nothing changed; check the product's metadata.tier", attrs...)
 	case e.Outcome == store.BillingStale:
 		s.log.WarnContext(ctx, "billing event is older than the customer's last applied one: recorded, not applied", attrs...)
+	case e.CustomerID == "" && strings.EqualFold(e.Type, eventPaymentSucceeded):
+		s.log.ErrorContext(ctx, "billing payment names no known customer (by metadata.updown_customer_id or email): money was taken for no plan here; recorded, fix by hand", attrs...)
 	case e.Outcome == store.BillingSuperseded:
 		s.log.InfoContext(ctx, "billing event cancels a subscription the customer has replaced: recorded, the tier stays the replacement's", attrs...)
 	default:
