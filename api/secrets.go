@@ -25,6 +25,14 @@ func hmacKeyForm(k []byte) []byte {
 	return bytes.TrimRight(k, "\x00")
 }
 
+// CheckWebhookSecret reports why secret is not a Standard Webhooks
+// signing secret ("whsec_" and the base64 of at least 16 key bytes), or
+// nil when it is one. The error never quotes the secret.
+func CheckWebhookSecret(secret string) error {
+	_, err := webhookKey(secret)
+	return err
+}
+
 // IsDevWebhookSecret reports whether secret verifies what DevWebhookSecret
 // verifies, however it is spelt (padded or unpadded base64, say): such a
 // secret is public, and production refuses it. A secret that does not

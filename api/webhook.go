@@ -58,17 +58,17 @@ const (
 func webhookKey(secret string) ([]byte, error) {
 	b64, ok := strings.CutPrefix(secret, webhookSecretPrefix)
 	if !ok {
-		return nil, fmt.Errorf("api: webhook secret must start with %q", webhookSecretPrefix)
+		return nil, fmt.Errorf("must start with %q", webhookSecretPrefix)
 	}
 	key, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
 		key, err = base64.RawStdEncoding.DecodeString(b64)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("api: webhook secret: the part after %q is not base64: %w", webhookSecretPrefix, err)
+		return nil, fmt.Errorf("the part after %q is not base64: %w", webhookSecretPrefix, err)
 	}
 	if len(key) < 16 {
-		return nil, fmt.Errorf("api: webhook secret: the key is %d bytes, want at least 16", len(key))
+		return nil, fmt.Errorf("the key after %q is %d bytes, want at least 16", webhookSecretPrefix, len(key))
 	}
 	return key, nil
 }
@@ -281,8 +281,8 @@ type webhookOutput struct{ Body webhookBody }
 // with a secret that can verify nothing.
 func (s *Server) registerBilling() error {
 	if s.cfg.WebhookSecret != "" {
-		if _, err := webhookKey(s.cfg.WebhookSecret); err != nil {
-			return err
+		if err := CheckWebhookSecret(s.cfg.WebhookSecret); err != nil {
+			return fmt.Errorf("api: webhook secret: %w", err)
 		}
 	}
 	if s.cfg.Redis != nil {

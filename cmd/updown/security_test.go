@@ -252,3 +252,28 @@ func TestAPIRefusesShortMonitoringToken(t *testing.T) {
 		t.Fatalf("api with a long monitoring token: %v", err)
 	}
 }
+
+// TestAPIRefusesMalformedWebhookSecret: a WEBHOOK_SECRET that is not a
+// Standard Webhooks secret (whsec_ and the base64 of at least 16 key
+// bytes) stops `updown api` at start, naming the variable, before it
+// connects to anything (this test has no backends: the error must be the
+// secret's, not the database's).
+func TestAPIRefusesMalformedWebhookSecret(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/none")
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+	t.Setenv("TOKEN_SECRET", testTokenSecret)
+	t.Setenv("MONITORING_ADMIN_TOKEN", "")
+	for _, c := range []struct{ secret, want string }{
+		{"whsec_test123", "5 bytes"},
+		{"sk_live_0123456789abcdef0123456789", `start with "whsec_"`},
+		{"whsec_not base64!", "not base64"},
+	} {
+		t.Run(c.secret, func(t *testing.T) {
+			t.Setenv("WEBHOOK_SECRET", c.secret)
+			err := run(context.Background(), []string{"api"}, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "WEBHOOK_SECRET") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("api with WEBHOOK_SECRET=%q: %v; want an error naming WEBHOOK_SECRET and %q", c.secret, err, c.want)
+			}
+		})
+	}
+}

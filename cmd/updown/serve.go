@@ -439,7 +439,13 @@ func webhookSecret() (string, error) {
 	if s == "" {
 		return "", errors.New("WEBHOOK_SECRET must be set: the billing provider's webhook signing secret (whsec_...)")
 	}
-	return s, nil // api.New refuses a malformed one
+	// Told here, before anything connects, and naming the variable: api.New
+	// refused a malformed one only once Postgres was migrated and Redis
+	// reached, as "api: webhook secret: ...".
+	if err := api.CheckWebhookSecret(s); err != nil {
+		return "", fmt.Errorf("WEBHOOK_SECRET is not the billing provider's whsec_... signing secret: %w", err)
+	}
+	return s, nil
 }
 
 // aiGenerator is the Backtest AI generator of AI_PROVIDER (builtin, openai,
