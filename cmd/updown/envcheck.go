@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -24,7 +25,8 @@ var envChecks = []struct {
 	{"COLLECT_DISCOVERY_INTERVAL", positiveDuration},
 	{"COLLECT_RESOLVE_DELAY", positiveDuration},
 	{"COLLECT_QUICK_WINDOWS", nonNegativeDuration},
-	{"REPLAY_CACHE_MIB", integer},
+	// REPLAY_CACHE_MIB beyond what an int64 of bytes holds wrapped round.
+	{"REPLAY_CACHE_MIB", mebibytes},
 	{"SNAPSHOT_BOOKS_VERSION", integer},
 	{"MIGRATE_ON_START", boolean},
 	{"LOG_LEVEL", logLevel},
@@ -95,6 +97,17 @@ func nonNegativeDuration(v string) error {
 func integer(v string) error {
 	if _, err := strconv.ParseInt(v, 10, 64); err != nil {
 		return fmt.Errorf("want a whole number")
+	}
+	return nil
+}
+
+// maxMiB is the largest size in MiB whose bytes an int64 holds.
+const maxMiB = math.MaxInt64 >> 20
+
+// mebibytes is a size in MiB (a negative one, as 0, is none).
+func mebibytes(v string) error {
+	if n, err := strconv.ParseInt(v, 10, 64); err != nil || n > maxMiB {
+		return fmt.Errorf("want a whole number of MiB, at most %d", int64(maxMiB))
 	}
 	return nil
 }

@@ -477,3 +477,37 @@ func ended[T any](t testing.TB, what string, done <-chan T) T {
 // assert what happens, not how fast, and must pass on a loaded machine; a
 // hang still fails, after this long.
 const patience = 5 * time.Minute
+
+// TestWorkerRefusesBadSettings: a worker setting in a form it does not
+// take stops the worker at start, naming it, before it connects anywhere
+// (this test has no backends), rather than being read as something else:
+// a shutdown timeout of 0 or below gave running tasks the default or no
+// time at all, a negative concurrency the default, a cache size beyond
+// an int64 of bytes wrapped round.
+func TestWorkerRefusesBadSettings(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/none")
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+	for _, c := range []struct {
+		name string
+		env  string // NAME=value, or empty
+		args []string
+		want string
+	}{
+		{"env cache too large", "REPLAY_CACHE_MIB=9223372036854775807", nil, "REPLAY_CACHE_MIB"},
+		{"flag cache too large", "", []string{"--cache-mib", "8796093022208"}, "--cache-mib"},
+		{"flag shutdown zero", "", []string{"--shutdown-timeout", "0s"}, "--shutdown-timeout"},
+		{"flag shutdown negative", "", []string{"--shutdown-timeout", "-1s"}, "--shutdown-timeout"},
+		{"flag concurrency negative", "", []string{"--concurrency", "-1"}, "--concurrency"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("REPLAY_CACHE_MIB", "")
+			if name, value, ok := strings.Cut(c.env, "="); ok {
+				t.Setenv(name, value)
+			}
+			err := run(context.Background(), append([]string{"worker", "--ops-addr", "off"}, c.args...), io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("worker %s %v: %v; want an error naming %s", c.env, c.args, err, c.want)
+			}
+		})
+	}
+}

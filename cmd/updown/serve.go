@@ -136,6 +136,9 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkWorkerFlags(*concurrency, *shutdownTimeout, *cacheMiB); err != nil {
+		return err
+	}
 	if err := f.require(); err != nil {
 		return err
 	}
@@ -175,6 +178,22 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	g.Go(func() error { return w.Run(gctx) })
 	g.Go(func() error { return serveOn(gctx, "worker ops", opsLn, ops, log, nil) })
 	return g.Wait()
+}
+
+// checkWorkerFlags refuses worker settings in a form they do not take, as
+// checkEnv does their variables: a --shutdown-timeout of 0 was read as the
+// default and a negative one as no time at all, a negative --concurrency
+// as the default, a --cache-mib beyond an int64 of bytes wrapped round.
+func checkWorkerFlags(concurrency int, shutdownTimeout time.Duration, cacheMiB int64) error {
+	switch {
+	case concurrency < 0:
+		return fmt.Errorf("--concurrency %d: want a number of tasks above 0, or 0 for the default (8 per CPU)", concurrency)
+	case shutdownTimeout <= 0:
+		return fmt.Errorf("--shutdown-timeout %v (env SHUTDOWN_TIMEOUT): want a duration above 0, such as 25s", shutdownTimeout)
+	case cacheMiB > maxMiB:
+		return fmt.Errorf("--cache-mib %d (env REPLAY_CACHE_MIB): want a number of MiB, at most %d (0: off)", cacheMiB, int64(maxMiB))
+	}
+	return nil
 }
 
 // listenOps opens the ops address of a process (what: worker, collector;
