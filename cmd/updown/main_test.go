@@ -511,3 +511,48 @@ func TestWorkerRefusesBadSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerServesOpsWhileWaitingForSchema: a worker started before the
+// schema is migrated waits for it (README: saying so), and meanwhile is
+// alive: its ops address answers /healthz 200 and /readyz 503, rather
+// than refusing connections as a dead process would (a liveness probe
+// restarted it in a loop); once migrated, /readyz answers 200.
+func TestWorkerServesOpsWhileWaitingForSchema(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.NewEmptyDatabase(t))
+	t.Setenv("REDIS_URL", redistest.New(t))
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"worker", "--ops-addr", addr}, io.Discard, io.Discard) }()
+	base := "http://" + addr
+	status := func(path string) int {
+		res, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	deadline := time.Now().Add(patience)
+	for status("/healthz") != http.StatusOK {
+		select {
+		case err := <-done:
+			t.Fatalf("worker exited while waiting for the schema: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker waiting for the schema never answered /healthz (gave up after %v)", patience)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of a worker waiting for the schema: %d, want 503", got)
+	}
+	runCmd(t, "migrate")
+	waitHealthy(t, base)
+	cancel()
+	if err := ended(t, "worker", done); err != nil {
+		t.Errorf("worker exited with %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -151,33 +152,62 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, false, log)
-	if err != nil {
-		return err
-	}
-	defer closeBackends()
-	st, rdb := b.store, b.rdb
-	reg := newRegistry(rdb, log)
-	w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
-		ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB), MemoryBudget: memory,
-		Backtest: worker.BacktestConfig{Generator: generator}})
-	if err != nil {
-		return err
-	}
+	// The ops address opens first: a worker waiting for the schema (or
+	// its backends) is alive, and says so on /healthz, while /readyz
+	// answers 503 until the worker runs (waitingOps).
 	explicit := os.Getenv("WORKER_ADDR") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ops-addr" })
 	opsLn, err := listenOps(*opsAddr, explicit, "worker", "WORKER_ADDR", log)
 	if err != nil {
 		return err
 	}
-	if opsLn == nil {
-		return w.Run(ctx)
-	}
-	ops := api.OpsHandler(reg, b.checks(), log)
+	ops := &swapHandler{}
+	ops.set(waitingOps(log))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return w.Run(gctx) })
-	g.Go(func() error { return serveOn(gctx, "worker ops", opsLn, ops, log, nil) })
+	if opsLn != nil {
+		g.Go(func() error { return serveOn(gctx, "worker ops", opsLn, ops, log, nil) })
+	}
+	g.Go(func() error {
+		b, closeBackends, err := openBackends(gctx, f, false, log)
+		if err != nil {
+			return err
+		}
+		defer closeBackends()
+		st, rdb := b.store, b.rdb
+		reg := newRegistry(rdb, log)
+		w, err := worker.NewServer(worker.Config{Redis: rdb, Store: st, Logger: log, Concurrency: *concurrency, Metrics: reg,
+			ShutdownTimeout: *shutdownTimeout, CacheBytes: cacheBytes(*cacheMiB), MemoryBudget: memory,
+			Backtest: worker.BacktestConfig{Generator: generator}})
+		if err != nil {
+			return err
+		}
+		ops.set(api.OpsHandler(reg, b.checks(), log))
+		return w.Run(gctx)
+	})
 	return g.Wait()
+}
+
+// swapHandler serves the handler last set: a process's ops endpoints
+// before and after its backends are ready.
+type swapHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (s *swapHandler) set(h http.Handler) { s.h.Store(&h) }
+
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
+
+// waitingOps are the ops endpoints of a process still opening its
+// backends (waiting for the schema): alive, not ready, and the Go
+// runtime's metrics.
+func waitingOps(log *slog.Logger) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return api.OpsHandler(reg, map[string]func(context.Context) error{
+		"startup": func(context.Context) error {
+			return errors.New("starting: opening the database and Redis, or waiting for the schema")
+		},
+	}, log)
 }
 
 // checkWorkerFlags refuses worker settings in a form they do not take, as
