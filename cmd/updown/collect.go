@@ -78,53 +78,59 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		*discovery = min(*discovery, *quick/4)
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, false, log)
-	if err != nil {
-		return err
-	}
-	defer closeBackends()
-	st, rdb := b.store, b.rdb
-	if err := st.WriteBooksVersion(*booksVersion); err != nil {
-		return fmt.Errorf("--books-version: %w", err)
-	}
-
-	c, err := collect.New(collect.Config{
-		Upstreams: up,
-		Store:     st,
-		Live:      redislive.New(rdb, redislive.DefaultPrefix),
-		Scheduler: worker.NewResolutionScheduler(rdb),
-		Scheme:    scheme,
-		Logger:    log,
-
-		UnhealthyAfter:    *unhealthy,
-		DiscoveryInterval: *discovery,
-		ResolveDelay:      *resolveDelay,
-		Series:            series,
-		Interval:          *interval,
-		BookLevels:        *bookLevels,
-	})
-	if err != nil {
-		return err
-	}
-	// The ops address is taken before recording starts: one that cannot
+	// The ops address is taken before anything connects: one that cannot
 	// be had stops the process at once, naming the setting, rather than
-	// after the collector began (and logged its start).
+	// after the collector began (and logged its start); and a collector
+	// waiting for the schema (or its backends) is alive, and says so on
+	// /healthz, while /readyz answers 503 until it records (waitingOps).
 	explicit := os.Getenv("COLLECT_HEALTH_ADDR") != ""
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "health-addr" })
 	opsLn, err := listenOps(*healthAddr, explicit, "collector", "COLLECT_HEALTH_ADDR", log)
 	if err != nil {
 		return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): %w", err)
 	}
+	ops := &swapHandler{}
+	ops.set(waitingOps(log))
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return c.Run(gctx) })
 	if opsLn != nil {
+		g.Go(func() error { return serveOn(gctx, "collector ops", opsLn, ops, log, nil) })
+	}
+	g.Go(func() error {
+		b, closeBackends, err := openBackends(gctx, f, false, log)
+		if err != nil {
+			return err
+		}
+		defer closeBackends()
+		st, rdb := b.store, b.rdb
+		if err := st.WriteBooksVersion(*booksVersion); err != nil {
+			return fmt.Errorf("--books-version: %w", err)
+		}
+
+		c, err := collect.New(collect.Config{
+			Upstreams: up,
+			Store:     st,
+			Live:      redislive.New(rdb, redislive.DefaultPrefix),
+			Scheduler: worker.NewResolutionScheduler(rdb),
+			Scheme:    scheme,
+			Logger:    log,
+
+			UnhealthyAfter:    *unhealthy,
+			DiscoveryInterval: *discovery,
+			ResolveDelay:      *resolveDelay,
+			Series:            series,
+			Interval:          *interval,
+			BookLevels:        *bookLevels,
+		})
+		if err != nil {
+			return err
+		}
 		reg := newRegistry(rdb, log)
 		reg.MustRegister(collectorMetrics{c})
 		checks := b.checks()
 		checks["upstreams"] = c.Ready
-		ops := api.OpsHandler(reg, checks, log)
-		g.Go(func() error { return serveOn(gctx, "collector ops", opsLn, ops, log, nil) })
-	}
+		ops.set(api.OpsHandler(reg, checks, log))
+		return c.Run(gctx)
+	})
 	return g.Wait()
 }
 

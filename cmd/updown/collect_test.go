@@ -282,3 +282,65 @@ func TestCollectRefusesNonPositiveFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectServesOpsWhileWaitingForSchema: a collector started before
+// the schema is migrated waits for it, and meanwhile is alive: its health
+// address answers /healthz 200 and /readyz 503, rather than refusing
+// connections as a dead process would; once migrated, it serves the
+// collector's own checks (the upstreams among them).
+func TestCollectServesOpsWhileWaitingForSchema(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewEmptyDatabase(t)
+	redisURL := redistest.New(t)
+	dead := "http://" + freeAddr(t) // nothing listens there
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"collect", "--database-url", dbURL, "--redis-url", redisURL, "--gamma-url", dead, "--clob-url", dead, "--ws-url", "", "--data-url", "",
+			"--binance-spot-url", dead, "--binance-futures-url", dead, "--health-addr", addr}, io.Discard, io.Discard)
+	}()
+	base := "http://" + addr
+	get := func(path string) (int, string) {
+		res, err := http.Get(base + path)
+		if err != nil {
+			return 0, ""
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(body)
+	}
+	deadline := time.Now().Add(patience)
+	for {
+		if status, _ := get("/healthz"); status == http.StatusOK {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("collector exited while waiting for the schema: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("collector waiting for the schema never answered /healthz (gave up after %v)", patience)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if status, body := get("/readyz"); status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of a collector waiting for the schema: %d %s, want 503", status, body)
+	}
+	runCmd(t, "migrate", "--database-url", dbURL)
+	for {
+		if _, body := get("/readyz"); strings.Contains(body, `"upstreams"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("collector never served its own checks after the migration (gave up after %v)", patience)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := ended(t, "collector", done); err != nil {
+		t.Errorf("collector exited with %v", err)
+	}
+}
