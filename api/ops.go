@@ -11,6 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// ErrStarting is a readiness check's failure while its process starts (it
+// opens its backends or waits for the schema): expected, so a probe that
+// meets it is not logged as a warning.
+var ErrStarting = errors.New("starting")
+
 // OpsHandler serves the operational endpoints every updown process has:
 // GET /healthz (alive), GET /readyz (every check answers; 503 otherwise)
 // and GET /metrics (Prometheus). The worker and collector processes serve
@@ -57,7 +62,11 @@ func readiness(ctx context.Context, checks map[string]func(context.Context) erro
 			if errors.As(r.err, &reason) {
 				results[r.name] += ": " + reason.Reason()
 			}
-			log.WarnContext(ctx, "readiness check failed", "check", r.name, "err", r.err)
+			level := slog.LevelWarn
+			if errors.Is(r.err, ErrStarting) {
+				level = slog.LevelDebug
+			}
+			log.Log(ctx, level, "readiness check failed", "check", r.name, "err", r.err)
 			continue
 		}
 		results[r.name] = "ok"

@@ -205,7 +205,7 @@ func waitingOps(log *slog.Logger) http.Handler {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return api.OpsHandler(reg, map[string]func(context.Context) error{
 		"startup": func(context.Context) error {
-			return errors.New("starting: opening the database and Redis, or waiting for the schema")
+			return fmt.Errorf("%w: opening the database and Redis, or waiting for the schema", api.ErrStarting)
 		},
 	}, log)
 }
