@@ -99,10 +99,15 @@ func open(t *testing.T, base string) *browserSession {
 // the server, until the returned stop is called. A session's listeners
 // outlive the subtest that added them: each answers its own requests only.
 func (b *browserSession) answerJSON(pattern, part string, body []byte) (stop func()) {
+	return b.answerStatus(pattern, part, 200, body)
+}
+
+// answerStatus is answerJSON answering with the status given.
+func (b *browserSession) answerStatus(pattern, part string, status int64, body []byte) (stop func()) {
 	chromedp.ListenTarget(b.ctx, func(ev any) {
 		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, part) {
 			go func() {
-				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, 200).
+				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
 					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
 			}()
 		}

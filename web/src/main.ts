@@ -34,6 +34,9 @@ function hideError(): void {
 }
 
 let session: Session | null = null;
+
+/** How soon a session check the server refused is tried again. */
+const sessionRetryMs = 3000;
 let checkoutURL: string | null = null;
 
 async function loadSession(): Promise<Session | null> {
@@ -203,7 +206,21 @@ async function route(): Promise<void> {
 
 async function start(): Promise<void> {
   hideError();
-  session = await loadSession();
+  try {
+    session = await loadSession();
+  } catch (e) {
+    // The session could not be checked (a spent minute's rate limit, the
+    // service away): say so, and check again shortly, rather than leave
+    // the page blank.
+    clear(
+      root,
+      banner,
+      h('main', { class: 'center', 'data-ready': 'unavailable' }, h('p', null, 'Your session cannot be checked right now; this page tries again every few seconds.')),
+    );
+    showError(e);
+    setTimeout(() => void start().catch(showError), sessionRetryMs);
+    return;
+  }
   if (!session) return signInPage();
   // The checkout link only decorates upgrade links: fetched beside the page.
   get<{ data: { checkout_url: string | null } }>('/v1/account/billing')
