@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs/collect"
@@ -89,13 +88,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): %w", err)
 	}
-	ops := &swapHandler{}
-	ops.set(waitingOps(log))
-	g, gctx := errgroup.WithContext(ctx)
-	if opsLn != nil {
-		g.Go(func() error { return serveOn(gctx, "collector ops", opsLn, ops, log, nil) })
-	}
-	g.Go(func() error {
+	return runWithOps(ctx, "collector", opsLn, log, func(gctx context.Context, ops *swapHandler) error {
 		b, closeBackends, err := openBackends(gctx, f, false, log)
 		if err != nil {
 			return err
@@ -131,7 +124,6 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		ops.set(api.OpsHandler(reg, checks, log))
 		return c.Run(gctx)
 	})
-	return g.Wait()
 }
 
 // parseSeries reads "all" or a comma-separated list of coin:type.

@@ -161,13 +161,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ops := &swapHandler{}
-	ops.set(waitingOps(log))
-	g, gctx := errgroup.WithContext(ctx)
-	if opsLn != nil {
-		g.Go(func() error { return serveOn(gctx, "worker ops", opsLn, ops, log, nil) })
-	}
-	g.Go(func() error {
+	return runWithOps(ctx, "worker", opsLn, log, func(gctx context.Context, ops *swapHandler) error {
 		b, closeBackends, err := openBackends(gctx, f, false, log)
 		if err != nil {
 			return err
@@ -184,6 +178,19 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		ops.set(api.OpsHandler(reg, b.checks(), log))
 		return w.Run(gctx)
 	})
+}
+
+// runWithOps runs run beside the process's ops address (ln; nil: none),
+// served from the start: "alive, not ready" (waitingOps) while run opens
+// the backends or waits for the schema, then whatever run sets on ops.
+func runWithOps(ctx context.Context, name string, ln net.Listener, log *slog.Logger, run func(ctx context.Context, ops *swapHandler) error) error {
+	ops := &swapHandler{}
+	ops.set(waitingOps(log))
+	g, gctx := errgroup.WithContext(ctx)
+	if ln != nil {
+		g.Go(func() error { return serveOn(gctx, name+" ops", ln, ops, log, nil) })
+	}
+	g.Go(func() error { return run(gctx, ops) })
 	return g.Wait()
 }
 
