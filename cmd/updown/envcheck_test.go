@@ -4,12 +4,9 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/updown/updown/jobs/strategy"
+	"time"
 )
 
 // TestCheckEnv: a variable set in a form it does not take is refused,
@@ -84,27 +81,17 @@ func TestBadVariableLeavesHelp(t *testing.T) {
 	}
 }
 
-// TestAIGeneratorTakesOpenAITimeout: OPENAI_TIMEOUT bounds a call to the
-// model, as the generation's error names it.
-func TestAIGeneratorTakesOpenAITimeout(t *testing.T) {
-	release := make(chan struct{})
-	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select { // a model that never answers
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	t.Cleanup(llm.Close)
-	t.Cleanup(func() { close(release) }) // first: Close waits for the handlers
-	t.Setenv("OPENAI_API_KEY", "sk-test")
-	t.Setenv("OPENAI_BASE_URL", llm.URL+"/v1")
-	t.Setenv("OPENAI_TIMEOUT", "1s")
-	g, err := aiGenerator("openai")
-	if err != nil {
-		t.Fatal(err)
+// TestAIConfigTakesOpenAITimeout: OPENAI_TIMEOUT is the generator's bound
+// on one call to the model; unset, the strategy package's default.
+func TestAIConfigTakesOpenAITimeout(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_MODEL": "m", "OPENAI_TIMEOUT": "45s"}
+	cfg := aiConfig("openai", func(k string) string { return env[k] })
+	if cfg.Timeout != 45*time.Second || cfg.APIKey != "sk-test" || cfg.Model != "m" || cfg.Provider != "openai" {
+		t.Errorf("config %+v, want the timeout 45s and the key, model and provider given", cfg)
 	}
-	_, err = g.Generate(t.Context(), strategy.Request{Prompt: "buy UP under 0.3"})
-	if err == nil || !strings.Contains(err.Error(), "within 1s") {
-		t.Fatalf("a model that never answers: %v; want the 1s of OPENAI_TIMEOUT named", err)
+	delete(env, "OPENAI_TIMEOUT")
+	if cfg := aiConfig("openai", func(k string) string { return env[k] }); cfg.Timeout != 0 {
+		t.Errorf("without OPENAI_TIMEOUT the timeout is %v, want 0 (strategy.DefaultTimeout)", cfg.Timeout)
 	}
 }

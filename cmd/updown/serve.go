@@ -507,13 +507,20 @@ func webhookSecret() (string, error) {
 // aiGenerator is the Backtest AI generator of AI_PROVIDER (builtin, openai,
 // or empty: openai when OPENAI_API_KEY is set) and OPENAI_*.
 func aiGenerator(provider string) (strategy.Generator, error) {
-	return strategy.New(strategy.Config{
+	return strategy.New(aiConfig(provider, os.Getenv))
+}
+
+// aiConfig is the generator's configuration from OPENAI_* as getenv reads
+// them.
+func aiConfig(provider string, getenv func(string) string) strategy.Config {
+	timeout, _ := time.ParseDuration(getenv("OPENAI_TIMEOUT")) // checkEnv bounds it; 0: strategy.DefaultTimeout
+	return strategy.Config{
 		Provider: provider,
-		APIKey:   os.Getenv("OPENAI_API_KEY"),
-		BaseURL:  os.Getenv("OPENAI_BASE_URL"),
-		Model:    os.Getenv("OPENAI_MODEL"),
-		Timeout:  envDuration("OPENAI_TIMEOUT", 0), // checkEnv bounds it; 0: strategy.DefaultTimeout
-	})
+		APIKey:   getenv("OPENAI_API_KEY"),
+		BaseURL:  getenv("OPENAI_BASE_URL"),
+		Model:    getenv("OPENAI_MODEL"),
+		Timeout:  timeout,
+	}
 }
 
 // envDuration reads a duration such as "30s" from the environment.
