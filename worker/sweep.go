@@ -79,7 +79,7 @@ func (s *Server) failSweep(ctx context.Context, task sweep.ShardTask, shardErr e
 	defer cancel()
 	tries, _ := asynq.GetRetryCount(ctx)
 	reason := fmt.Sprintf("the shard of market %s failed %d times; its last error: %v", task.Market, tries+1, shardErr)
-	if _, err := s.store.SetSweepStatus(ctx, task.Sweep, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed, reason); err != nil && !errors.Is(err, store.ErrConflict) {
+	if err := sweep.Fail(ctx, s.store, task.Sweep, reason); err != nil {
 		s.log.ErrorContext(ctx, "mark a sweep failed after its shard's last attempt", "sweep", task.Sweep, "market", task.Market, "err", err)
 		return
 	}

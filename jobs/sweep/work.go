@@ -108,6 +108,17 @@ func Work(ctx context.Context, st store.Store, task ShardTask, plans *Plans) err
 // replays, DESIGN 14), and returns ctx's error if ctx ends meanwhile.
 type Yield func(ctx context.Context) error
 
+// Fail ends the sweep FAILED, saying why, while it is QUEUED or RUNNING;
+// a sweep no longer active (cancelled, done, failed already) is left as
+// it is, and that is no error.
+func Fail(ctx context.Context, st store.SweepStore, id, reason string) error {
+	_, err := st.SetSweepStatus(ctx, id, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed, reason)
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
 // WorkYielding is Work calling yield (nil: none) every few trials, so
 // that a shard gives way to work of a higher priority within a few
 // replays' time.
@@ -125,11 +136,7 @@ func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Pl
 		// it otherwise): no shard of it can ever run, and a retry plans it
 		// the same. Left RUNNING it held one of its customer's sweeps in
 		// flight for the weeks of its shards' retries.
-		if _, serr := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed,
-			"the sweep's request could not be planned again to run it; start it anew"); serr != nil && !errors.Is(serr, store.ErrConflict) {
-			return errors.Join(err, serr)
-		}
-		return err
+		return errors.Join(err, Fail(ctx, st, sw.ID, "the sweep's request could not be planned again to run it; start it anew"))
 	}
 	strategies := make([]replay.Strategy, len(p.Trials))
 	for i, t := range p.Trials {
@@ -237,11 +244,7 @@ func finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Y
 		return err
 	}
 	if err != nil {
-		if _, serr := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepFailed,
-			"the sweep's results could not be summarized"); serr != nil && !errors.Is(serr, store.ErrConflict) {
-			return errors.Join(err, serr)
-		}
-		return err
+		return errors.Join(err, Fail(ctx, st, sw.ID, "the sweep's results could not be summarized"))
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
