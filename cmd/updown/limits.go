@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -55,8 +54,8 @@ func workerMemory() (int64, error) {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64>>20 {
-		return 0, fmt.Errorf("WORKER_MEMORY_MB: %q is not a number of MiB (0 to %d)", v, int64(math.MaxInt64>>20))
+	if err != nil || n < 0 || n > maxMiB {
+		return 0, fmt.Errorf("WORKER_MEMORY_MB: %q is not a number of MiB (0 to %d)", v, int64(maxMiB))
 	}
 	return n << 20, nil
 }
