@@ -396,10 +396,7 @@ func (c *Collector) missedTrades(m store.Market, from, to time.Time) {
 	if c.ws == nil || c.cfg.Activity == nil {
 		return
 	}
-	g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
-	if g.To.Sub(g.From) <= c.cfg.GapAfter {
-		return
+	if g, ok := c.tradesGap(m, from, to); ok {
+		c.recordTradesGap(m, g, true)
 	}
-	c.w.addGap(m.Slug, g)
-	c.queueBackfill(m, g)
 }

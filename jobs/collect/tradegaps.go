@@ -94,20 +94,32 @@ func (c *Collector) recordTradeGaps(from, to time.Time, backfill bool) {
 	c.mu.Lock()
 	var gaps []backfillJob
 	for _, m := range c.markets {
-		g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
-		if g.To.Sub(g.From) > c.cfg.GapAfter {
+		if g, ok := c.tradesGap(m, from, to); ok {
 			gaps = append(gaps, backfillJob{market: m, gap: g})
 		}
 	}
 	c.mu.Unlock()
 	for _, x := range gaps {
-		c.w.addGap(x.market.Slug, x.gap)
-		if backfill {
-			c.queueBackfill(x.market, x.gap)
-		}
+		c.recordTradesGap(x.market, x.gap, backfill)
 	}
 	c.log.WarnContext(context.Background(), "trades gap: Polymarket's trades did not reach the collector (websocket down or mute)",
 		"from", from, "to", to, "markets", len(gaps), "backfill", c.backfillPlan(backfill))
+}
+
+// tradesGap is [from, to) cut to the market's window as a trades gap, and
+// whether it is one: longer than GapAfter.
+func (c *Collector) tradesGap(m store.Market, from, to time.Time) (store.Gap, bool) {
+	g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
+	return g, g.To.Sub(g.From) > c.cfg.GapAfter
+}
+
+// recordTradesGap records the market's trades gap g and, with backfill,
+// hands it to the backfill.
+func (c *Collector) recordTradesGap(m store.Market, g store.Gap, backfill bool) {
+	c.w.addGap(m.Slug, g)
+	if backfill {
+		c.queueBackfill(m, g)
+	}
 }
 
 // backfillPlan says what becomes of a trades gap just recorded.
