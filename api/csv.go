@@ -84,15 +84,7 @@ func negotiateFormat(accept string) string {
 		if !slices.Contains(formatKeys, name) {
 			continue
 		}
-		q := 1.0
-		for p := range strings.SplitSeq(params, ";") {
-			p = strings.TrimSpace(p)
-			if len(p) > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=' {
-				if v, err := strconv.ParseFloat(p[2:], 64); err == nil && v >= 0 && v <= 1 {
-					q = v
-				}
-			}
-		}
+		q := qValue(params)
 		if q > bestQ || (q > 0 && q == bestQ && name == formatKeys[0]) {
 			best, bestQ = name, q
 		}

@@ -71,14 +71,7 @@ func takesGzip(acceptEncoding string) bool {
 	named, star := -1.0, -1.0 // the q-values given; -1: none
 	for _, c := range strings.Split(acceptEncoding, ",") {
 		coding, params, _ := strings.Cut(c, ";")
-		q := 1.0
-		for _, p := range strings.Split(params, ";") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					q = f
-				}
-			}
-		}
+		q := qValue(params)
 		switch strings.ToLower(strings.TrimSpace(coding)) {
 		case "gzip", "x-gzip":
 			named = max(named, q)
@@ -90,6 +83,21 @@ func takesGzip(acceptEncoding string) bool {
 		return named > 0
 	}
 	return star > 0
+}
+
+// qValue is the weight (RFC 9110 12.4.2) among the ";"-separated
+// parameters of one element of an Accept or Accept-Encoding header: its q,
+// 1 when it names none, and a q that is not a number from 0 to 1 is taken
+// as 1.
+func qValue(params string) float64 {
+	for p := range strings.SplitSeq(params, ";") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && f >= 0 && f <= 1 {
+				return f
+			}
+		}
+	}
+	return 1
 }
 
 // successBody is the {success, data, timestamp} wrapper of job answers.
