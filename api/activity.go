@@ -24,7 +24,7 @@ import (
 type marketTradePageParams struct {
 	Limit, Offset int
 	CSV           bool         // Accept: text/csv
-	Rows          bool         // Accept: text/csv or Parquet (s.wantsRows)
+	Rows          bool         // Accept: text/csv or Parquet (s.rowsForm)
 	Series        seriesParams // time range, order and cursor (DESIGN 13)
 }
 
@@ -43,7 +43,8 @@ type MarketTradesQuery struct {
 
 // page is the query as the handler reads it, the format negotiated by s.
 func (q *MarketTradesQuery) page(s *Server) marketTradePageParams {
-	return marketTradePageParams{q.Limit, q.Offset, s.wantsCSV(q.Accept), s.wantsRows(q.Accept),
+	csv, parquet := s.rowsForm(q.Accept)
+	return marketTradePageParams{q.Limit, q.Offset, csv, csv || parquet,
 		seriesParams{q.StartTime, q.EndTime, q.Order, q.Cursor, q.Offset}}
 }
 

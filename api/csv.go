@@ -92,20 +92,23 @@ func negotiateFormat(accept string) string {
 	return best
 }
 
-// wantsCSV reports whether the answer to this Accept header is CSV, by the
-// very negotiation Huma runs to pick the response format: the page cache,
-// which holds JSON, must never stand in for an answer Huma then writes in
-// another format.
-func (s *Server) wantsCSV(accept string) bool {
+// rowsForm reports whether the answer to this Accept header is CSV, and
+// whether Parquet, by the very negotiation Huma runs to pick the response
+// format, run once: the page cache, which holds JSON, must never stand in
+// for an answer Huma then writes in another format.
+func (s *Server) rowsForm(accept string) (csv, parquet bool) {
 	ct, err := s.api.Negotiate(accept)
-	return err == nil && csvFormats[ct]
+	if err != nil {
+		return false, false
+	}
+	return csvFormats[ct], parquetFormats[ct]
 }
 
 // wantsRows reports whether accept negotiates a form of rows alone, CSV or
 // Parquet, whose body has no place for a page's other fields.
 func (s *Server) wantsRows(accept string) bool {
-	ct, err := s.api.Negotiate(accept)
-	return err == nil && (csvFormats[ct] || parquetFormats[ct])
+	csv, parquet := s.rowsForm(accept)
+	return csv || parquet
 }
 
 // PageHeaders carry a page's fields besides its rows on its CSV and
@@ -129,12 +132,6 @@ func rowsPageHeaders(next *string, total, matched int, warning string) PageHeade
 		h.Matched = strconv.Itoa(matched)
 	}
 	return h
-}
-
-// wantsParquet is wantsCSV for the Parquet form (DESIGN 13).
-func (s *Server) wantsParquet(accept string) bool {
-	ct, err := s.api.Negotiate(accept)
-	return err == nil && parquetFormats[ct]
 }
 
 // csvFormats and parquetFormats are the format keys (server.go) that write

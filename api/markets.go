@@ -136,8 +136,8 @@ type marketOutput struct{ Body marketJSON }
 type snapshotPageParams struct {
 	Limit, Offset    int
 	IncludeOrderbook bool
-	CSV              bool // the negotiated answer is CSV (s.wantsCSV); CSV pages are not cached
-	Parquet          bool // the negotiated answer is Parquet (s.wantsParquet); not cached either
+	CSV              bool // the negotiated answer is CSV (s.rowsForm); CSV pages are not cached
+	Parquet          bool // the negotiated answer is Parquet (s.rowsForm); not cached either
 	Series           seriesParams
 }
 
@@ -218,7 +218,8 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept), s.wantsParquet(in.Accept),
+		csv, parquet := s.rowsForm(in.Accept)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
@@ -234,7 +235,8 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, s.wantsCSV(in.Accept), s.wantsParquet(in.Accept),
+		csv, parquet := s.rowsForm(in.Accept)
+		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 }

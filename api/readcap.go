@@ -70,7 +70,7 @@ func (s *Server) heavyRead(ctx huma.Context) bool {
 		return true
 	case strings.HasPrefix(op.OperationID, "list-btc-") && strings.HasSuffix(op.OperationID, "-snapshots"): // depth history
 		return true
-	case csvRoute(op.Path) && (s.wantsCSV(ctx.Header("Accept")) || s.wantsParquet(ctx.Header("Accept"))): // exports
+	case csvRoute(op.Path) && s.wantsRows(ctx.Header("Accept")): // exports
 		return true
 	case op.OperationID == "list-snapshots" || op.OperationID == "list-snapshots-by-market-id":
 		books, _ := strconv.ParseBool(ctx.Query("include_orderbook"))
