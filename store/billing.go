@@ -69,6 +69,15 @@ const (
 	BillingSuperseded BillingOutcome = "superseded"
 )
 
+// Superseded reports whether e, an event that ends its subscription, ends
+// one the customer has replaced: the newest applied event set a paid tier
+// for another subscription (lastSub, lastTier), which stays
+// (BillingSuperseded). Without a subscription id on either side it is
+// not.
+func Superseded(e BillingEvent, lastSub string, lastTier Tier) bool {
+	return e.EndsSubscription && e.SubscriptionID != "" && lastSub != "" && lastSub != e.SubscriptionID && lastTier != Starter
+}
+
 // BillingEvent is one billing webhook event as received, and what it did.
 type BillingEvent struct {
 	// ID is the webhook-id header: the provider's idempotency key.

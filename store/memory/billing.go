@@ -53,7 +53,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		e.Outcome = store.BillingUnknownCustomer
 	case e.OccurredAt.Before(s.lastApplied[c.ID].at):
 		e.Outcome = store.BillingStale
-	case e.EndsSubscription && s.lastApplied[c.ID].paidByOther(e.SubscriptionID):
+	case store.Superseded(e, s.lastApplied[c.ID].subscriptionID, s.lastApplied[c.ID].tier):
 		e.Outcome = store.BillingSuperseded
 	default:
 		e.Outcome, e.PreviousTier = store.BillingApplied, c.Tier
@@ -73,13 +73,6 @@ type appliedBilling struct {
 	at             time.Time
 	subscriptionID string
 	tier           store.Tier
-}
-
-// paidByOther reports whether a, the newest applied event, set a tier
-// other than STARTER for a subscription other than sub: ending sub then
-// changes nothing (store.BillingSuperseded).
-func (a appliedBilling) paidByOther(sub string) bool {
-	return sub != "" && a.subscriptionID != "" && a.subscriptionID != sub && a.tier != store.Starter
 }
 
 // GetBillingEvent returns the event recorded under id, or ErrNotFound.

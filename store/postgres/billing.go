@@ -78,8 +78,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 				e.Outcome = store.BillingStale
 				break
 			}
-			if haveNewest && e.EndsSubscription && e.SubscriptionID != "" && newestSub != "" &&
-				newestSub != e.SubscriptionID && store.Tier(newestTier) != store.Starter {
+			if haveNewest && store.Superseded(e, newestSub, store.Tier(newestTier)) {
 				// A replaced subscription cancelled after its replacement
 				// started: the tier is the replacement's.
 				e.Outcome = store.BillingSuperseded
