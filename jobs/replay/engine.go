@@ -91,7 +91,7 @@ func RunWindow(in Input, s Strategy, w TradeWindow) (Result, error) {
 	}
 	defer e.release()
 	r := e.result(in.Market, s, w)
-	if warn := tradeGapWarning(in.Gaps, r.Orders); warn != "" {
+	if warn := tradeGapWarning(in.Gaps, e.rest.rested); warn != "" {
 		r.Warnings = append(r.Warnings, warn)
 	}
 	return r, nil

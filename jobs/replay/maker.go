@@ -103,6 +103,10 @@ type resting struct {
 
 	orders   []orderAction
 	counts   [5]int // placed, filled, rejected, cancelled, expired
+	// rested is every order's resting span, listed or not (orders stops at
+	// MaxOrders): from its PLACED action to the action that ended it,
+	// math.MaxInt64 while none has.
+	rested []restSpan
 	noTrades bool
 
 	// tickByTick turns the runs off (restingBuyRun, restingSellRun): every
@@ -188,7 +192,16 @@ func (r *resting) record(a orderAction) {
 	if len(r.orders) < MaxOrders {
 		r.orders = append(r.orders, a)
 	}
+	switch n := len(r.rested); {
+	case a.action == OrderPlaced:
+		r.rested = append(r.rested, restSpan{from: a.ns, to: math.MaxInt64})
+	case n > 0 && r.rested[n-1].to == math.MaxInt64:
+		r.rested[n-1].to = a.ns
+	}
 }
+
+// restSpan is when an order rested, in Unix nanoseconds.
+type restSpan struct{ from, to int64 }
 
 // actions counts every action recorded, listed or not.
 func (r *resting) actions() int {

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -13,29 +12,11 @@ import (
 // store.GapTrades) while an order rested: resting orders fill on trades
 // (DESIGN 6), so fills in those stretches may be missed. "" when none.
 //
-// An order rests from its PLACED action to the action that ends it; one
-// whose end the list lacks (a truncated list) rests on. The time between
-// one order's end and the next one's placement rests nothing, so a gap
-// there misses no fill.
-func tradeGapWarning(gaps []store.Gap, orders []OrderEvent) string {
-	type span struct{ from, to time.Time }
-	var rested []span
-	open := false
-	for _, o := range orders {
-		t, err := time.Parse(timeLayout, o.Time)
-		if err != nil {
-			return ""
-		}
-		switch {
-		case o.Action == OrderPlaced:
-			rested, open = append(rested, span{from: t}), true
-		case open:
-			rested[len(rested)-1].to, open = t, false
-		}
-	}
-	if open {
-		rested[len(rested)-1].to = time.Unix(0, math.MaxInt64)
-	}
+// rested are the orders' resting spans (resting.rested), every order's
+// whether the orders list shows it or not; one still open rests on. The
+// time between one order's end and the next one's placement rests
+// nothing, so a gap there misses no fill.
+func tradeGapWarning(gaps []store.Gap, rested []restSpan) string {
 	n, lost := 0, time.Duration(0)
 	for _, g := range gaps {
 		if g.Kind != store.GapTrades {
@@ -43,16 +24,10 @@ func tradeGapWarning(gaps []store.Gap, orders []OrderEvent) string {
 		}
 		hit := false
 		for _, s := range rested {
-			begin, end := g.From, g.To
-			if s.from.After(begin) {
-				begin = s.from
-			}
-			if s.to.Before(end) {
-				end = s.to
-			}
-			if end.After(begin) {
+			begin, end := max(g.From.UnixNano(), s.from), min(g.To.UnixNano(), s.to)
+			if end > begin {
 				hit = true
-				lost += end.Sub(begin)
+				lost += time.Duration(end - begin)
 			}
 		}
 		if hit {
