@@ -265,7 +265,7 @@ func (s *Server) sweepBodySchema() *huma.Schema {
 	// A sweep's strategy is a replay body without the market and without
 	// the paging of its trades, which a sweep does not list (nor the
 	// generated_strategy keys a replay body takes and ignores).
-	notSwept := append([]string{"marketSlug", "tradesOffset", "tradesLimit"}, replay.DescriptiveKeys...)
+	notSwept := replay.RequestKeys
 	for _, p := range notSwept {
 		delete(strategy.Properties, p)
 	}

@@ -272,14 +272,15 @@ func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, e
 		}
 	case "price_change":
 		w.PriceChanges = []book.WireChange{{AssetID: w.AssetID, Price: w.Price, Size: w.Size, Side: w.Side, BestBid: w.BestBid, BestAsk: w.BestAsk}}
-	case "last_trade_price", "tick_size_change":
 	case "":
 		return bad("event_type", errors.New("missing: a row is one event of the market channel (book, price_change, last_trade_price, tick_size_change, ...)"))
 	default:
-		// best_bid_ask, new_market, market_resolved, or a type the channel
-		// adds later: no book change, counted and passed over as ws-jsonl's
-		// frames of those types are (one importer, one event stream), not
-		// an error that would refuse a whole hour for one row.
+		// last_trade_price and tick_size_change: their columns, read
+		// above, are the whole event. best_bid_ask, new_market,
+		// market_resolved, or a type the channel adds later: no book
+		// change, counted and passed over as ws-jsonl's frames of those
+		// types are (one importer, one event stream), not an error that
+		// would refuse a whole hour for one row.
 	}
 	ev, err := w.Check()
 	if err != nil {

@@ -387,6 +387,10 @@ func (r *Request) Window() TradeWindow {
 // the marketSlug's market whatever coin and marketType say.
 var DescriptiveKeys = []string{"coin", "marketType", "explanation"}
 
+// RequestKeys are the keys of a replay body beside its strategy's: the
+// market, the paging of its trades, and DescriptiveKeys.
+var RequestKeys = append([]string{"marketSlug", "tradesOffset", "tradesLimit"}, DescriptiveKeys...)
+
 // UnmarshalJSON decodes a request. It exists because the embedded
 // Strategy's UnmarshalJSON would otherwise be promoted and decode the whole
 // body into the strategy, dropping marketSlug. A key that is neither
@@ -412,7 +416,7 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		}
 		return err
 	}
-	s, err := DecodeStrategy(b, append([]string{"marketSlug", "tradesOffset", "tradesLimit"}, DescriptiveKeys...)...)
+	s, err := DecodeStrategy(b, RequestKeys...)
 	if err != nil {
 		return err
 	}
