@@ -36,7 +36,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
-	healthAddr := fs.String("health-addr", opsAddrOf("COLLECT_HEALTH_ADDR", ":9091"), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address "+
+	fs.String("health-addr", opsAddrOf("COLLECT_HEALTH_ADDR", ":9091"), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address "+
 		"(env COLLECT_HEALTH_ADDR, else :$PORT, else :9091; \"off\" disables); without this flag or COLLECT_HEALTH_ADDR, a collector whose address is taken serves none")
 	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
 	discovery := fs.Duration("discovery-interval", envDuration("COLLECT_DISCOVERY_INTERVAL", 20*time.Second), "how often the current and next market of every series are looked up; under --quick-windows at most a quarter window (env COLLECT_DISCOVERY_INTERVAL)")
@@ -82,9 +82,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// after the collector began (and logged its start); and a collector
 	// waiting for the schema (or its backends) is alive, and says so on
 	// /healthz, while /readyz answers 503 until it records (waitingOps).
-	explicit := os.Getenv("COLLECT_HEALTH_ADDR") != ""
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "health-addr" })
-	opsLn, err := listenOps(*healthAddr, explicit, "collector", "COLLECT_HEALTH_ADDR", log)
+	opsLn, err := listenOps(fs, "health-addr", "collector", "COLLECT_HEALTH_ADDR", log)
 	if err != nil {
 		return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): %w", err)
 	}

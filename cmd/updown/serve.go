@@ -131,7 +131,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
 		"memory for the tapes of resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
-	opsAddr := fs.String("ops-addr", opsAddrOf("WORKER_ADDR", ":9090"), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
+	fs.String("ops-addr", opsAddrOf("WORKER_ADDR", ":9090"), "address of /healthz, /readyz and /metrics (env WORKER_ADDR, else :$PORT, else :9090; "+
 		"\"off\" disables); without this flag or WORKER_ADDR, a worker whose address is taken (by another worker) serves none")
 	fs.Usage = commandUsage(fs, "updown worker [flags]\n\nAn Asynq worker: replays, backtest shards, strategy generation, market resolution.", workerEnv)
 	if err := parseFlags(fs, args); err != nil {
@@ -155,9 +155,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	// The ops address opens first: a worker waiting for the schema (or
 	// its backends) is alive, and says so on /healthz, while /readyz
 	// answers 503 until the worker runs (waitingOps).
-	explicit := os.Getenv("WORKER_ADDR") != ""
-	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "ops-addr" })
-	opsLn, err := listenOps(*opsAddr, explicit, "worker", "WORKER_ADDR", log)
+	opsLn, err := listenOps(fs, "ops-addr", "worker", "WORKER_ADDR", log)
 	if err != nil {
 		return err
 	}
@@ -233,13 +231,17 @@ func checkWorkerFlags(concurrency int, shutdownTimeout time.Duration, cacheMiB i
 	return nil
 }
 
-// listenOps opens the ops address of a process (what: worker, collector;
-// env: the variable that sets it); nil when it is "off". An address the
-// operator chose (explicit) must be had; the default one, when taken, most
-// likely by another such process on the machine started without a PORT of
-// its own, is given up with a warning rather than the process: work
-// matters more than its metrics.
-func listenOps(addr string, explicit bool, what, env string, log *slog.Logger) (net.Listener, error) {
+// listenOps opens the ops address of a process, the value of fs's flag
+// flagName (what: worker, collector; env: the variable that sets it); nil
+// when it is "off". An address the operator chose (the flag or env set)
+// must be had; the default one, when taken, most likely by another such
+// process on the machine started without a PORT of its own, is given up
+// with a warning rather than the process: work matters more than its
+// metrics.
+func listenOps(fs *flag.FlagSet, flagName, what, env string, log *slog.Logger) (net.Listener, error) {
+	addr := fs.Lookup(flagName).Value.String()
+	explicit := os.Getenv(env) != ""
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == flagName })
 	if addr == "off" {
 		return nil, nil
 	}
