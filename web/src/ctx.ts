@@ -41,7 +41,7 @@ export interface Ctx {
 }
 
 /** The upgrade link: the checkout when the server has one, else the plans. */
-export function upgradeLink(ctx: Ctx): HTMLAnchorElement {
+export function upgradeLink(ctx: Pick<Ctx, 'checkoutURL'>): HTMLAnchorElement {
   return ctx.checkoutURL
     ? h('a', { href: ctx.checkoutURL, class: 'upgrade', rel: 'noopener' }, 'Upgrade your plan')
     : h('a', { href: '#/account', class: 'upgrade' }, 'See the plans and upgrade');

@@ -42,10 +42,15 @@ export function field(label: string, control: HTMLElement, hint?: string | HTMLE
 
 export function select(testid: string, options: [string, string][], value?: string, attrs: Attrs = {}): HTMLSelectElement {
   const s = h('select', { testid, ...attrs }, ...options.map(([v, t]) => h('option', { value: v }, t)));
-  // A value the box has no choice for (a stale or hand-edited address)
-  // leaves its first choice, not a blank box whose value is ''.
-  if (value !== undefined && options.some(([v]) => v === value)) s.value = value;
+  if (value !== undefined) setChoice(s, value);
   return s;
+}
+
+/** Picks the box's choice of that value. A value the box has no choice for
+ * (a stale or hand-edited address, a saved form of an older version)
+ * leaves the box as it is, not blank with the value ''. */
+export function setChoice(s: HTMLSelectElement, value: string): void {
+  if ([...s.options].some((o) => o.value === value)) s.value = value;
 }
 
 /** Names each body cell after its column heading (data-label), which the

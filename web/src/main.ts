@@ -2,7 +2,7 @@ import './style.css';
 import { ApiError, call, del, get, setCsrf, setUnauthorizedHandler } from './api';
 import { clear, h } from './dom';
 import { clearDrafts } from './drafts';
-import type { Ctx, Session } from './ctx';
+import { type Ctx, type Session, upgradeLink } from './ctx';
 import { marketsPage, marketPage } from './pages/markets';
 import { replayPage } from './pages/replay';
 import { agentPage } from './pages/agent';
@@ -18,12 +18,7 @@ function showError(e: unknown): void {
   banner.textContent = msg;
   // A limit of the plan (a tier error, a rate limit) names where to upgrade: the banner links there.
   if (e instanceof ApiError && typeof e.details?.upgrade_url === 'string' && session) {
-    banner.append(
-      ' ',
-      checkoutURL
-        ? h('a', { href: checkoutURL, class: 'upgrade', rel: 'noopener' }, 'Upgrade your plan')
-        : h('a', { href: '#/account', class: 'upgrade' }, 'See the plans and upgrade'),
-    );
+    banner.append(' ', upgradeLink({ checkoutURL }));
   }
   banner.hidden = false;
 }

@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import { parseCode } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
-import { clear, fig, field, h, labelCells, select, td } from '../dom';
+import { clear, fig, field, h, labelCells, select, setChoice, td } from '../dom';
 import { date, int, pct, pnl, usd } from '../format';
 
 interface Quota {
@@ -68,7 +68,9 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   if (draft) {
     for (const [k, el] of Object.entries(boxes)) {
       const v = draft[k as keyof typeof boxes];
-      if (typeof v === 'string') el.value = v;
+      if (typeof v !== 'string') continue;
+      if (el instanceof HTMLSelectElement) setChoice(el, v);
+      else el.value = v;
     }
     try {
       if (draft.exec) exec.write(draft.exec);
@@ -109,8 +111,8 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     } catch {
       return;
     }
-    if (r.coin) coin.value = r.coin;
-    if (r.marketType) type.value = r.marketType;
+    if (r.coin) setChoice(coin, r.coin);
+    if (r.marketType) setChoice(type, r.marketType);
   };
   code.addEventListener('input', followCode);
   code.addEventListener('change', followCode);
