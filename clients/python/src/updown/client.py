@@ -182,7 +182,7 @@ class Client:
                 return self._await_job(err)
             if not retriable or attempt >= self.max_retries:
                 raise err
-            retry_after = getattr(err, "retry_after", None)
+            retry_after = err.retry_after
             if retry_after is not None and retry_after > self.max_retry_after:
                 raise err  # e.g. a daily limit: waiting hours is the caller's call
             self._sleep(self._delay(attempt, retry_after))
@@ -196,10 +196,8 @@ class Client:
         except (ValueError, AttributeError):
             pass
         cls = errors.error_class(status, code)
-        kw: Dict[str, Any] = dict(code=code, status=status, details=details, request_id=headers.get("x-request-id"))
-        if issubclass(cls, (errors.RateLimitError, errors.ServerError)):
-            kw["retry_after"] = _retry_after(headers.get("retry-after"))
-        return cls(message, **kw)
+        return cls(message, code=code, status=status, details=details, request_id=headers.get("x-request-id"),
+                   retry_after=_retry_after(headers.get("retry-after")))
 
     def _await_job(self, err: errors.JobTimeoutError) -> Tuple[int, Dict[str, str], bytes]:
         """Polls GET /v1/jobs/{id} after a 504 JOB_TIMEOUT until it answers."""

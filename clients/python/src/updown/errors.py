@@ -17,6 +17,7 @@ class UpdownError(Exception):
         status: int = 0,
         details: Optional[Dict[str, Any]] = None,
         request_id: Optional[str] = None,
+        retry_after: Optional[float] = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -24,6 +25,9 @@ class UpdownError(Exception):
         self.status = status
         self.details: Dict[str, Any] = details or {}
         self.request_id = request_id
+        # The answer's Retry-After in seconds, if it had one (a 429's, a
+        # proxy's 503).
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         s = f"{self.status} {self.code}: {self.message}" if self.code else self.message
@@ -56,20 +60,12 @@ class RateLimitError(UpdownError):
     client's retries (or at once when Retry-After is longer than it waits).
     retry_after is the server's Retry-After in seconds, if any."""
 
-    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.retry_after = retry_after
-
 
 class ServerError(UpdownError):
     """5xx: INTERNAL_ERROR, SERVICE_UNAVAILABLE, AI_STRATEGY_GENERATION_FAILED
     and other server-side failures, after the client's retries.
     retry_after is the answer's Retry-After in seconds, if any (a proxy's
     503, say)."""
-
-    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.retry_after = retry_after
 
 
 class JobTimeoutError(ServerError):
