@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -146,16 +145,18 @@ func (b *backtester) runMarkets(ctx context.Context, group []replay.Request) ([]
 
 // runMarket is backtest.RunShard, a panic turned into the market's
 // INTERNAL_ERROR.
-func (b *backtester) runMarket(ctx context.Context, st store.Store, sh replay.Request) (o jobs.Outcome, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			id, _ := asynq.GetTaskID(ctx)
-			b.s.log.ErrorContext(ctx, "backtest market panicked", "market", sh.MarketSlug, "task_id", id, "panic", x, "stack", string(debug.Stack()))
-			o, err = jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR",
-				Message: "this market's replay failed with an internal error, logged on the worker"}}, nil
-		}
-	}()
-	return backtest.RunShard(ctx, st, sh)
+func (b *backtester) runMarket(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
+	v, err := runWork(ctx, func(ctx context.Context, _ []byte) (any, error) { return backtest.RunShard(ctx, st, sh) }, nil)
+	if p, ok := errors.AsType[*workPanic](err); ok {
+		id, _ := asynq.GetTaskID(ctx)
+		b.s.log.ErrorContext(ctx, "backtest market panicked", "market", sh.MarketSlug, "task_id", id, "panic", p.value, "stack", string(p.stack))
+		return jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR",
+			Message: "this market's replay failed with an internal error, logged on the worker"}}, nil
+	}
+	if err != nil {
+		return jobs.Outcome{}, err
+	}
+	return v.(jobs.Outcome), nil
 }
 
 // batch runs backtest.TaskType: it fans the strategy out as shard tasks,
