@@ -266,23 +266,20 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	var nonce [12]byte
 	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails
 	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: hex.EncodeToString(nonce[:])}
-	if s.cfg.Jobs == nil {
-		return spec, nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
-	}
 	// The job's slot before the quota: a generation refused for the
 	// customer's jobs in flight (429 concurrent_jobs) must not hold one of
 	// the month's generations meanwhile, or a concurrent request for the
 	// last one is told the quota is spent, with a Retry-After of the next
 	// month, though nothing was.
-	release, _, err := s.takeJobSlot(ctx, p, job.ID(), s.cfg.JobWait)
+	slot, err := s.jobSlot(ctx, job, p)
 	if err != nil {
 		return spec, nil, err
 	}
 	period := monthStart(s.now())
 	limit := p.Plan.AIGenerationsPerMonth
 	used, err := s.store.ReserveAIGeneration(ctx, p.Customer.ID, period, limit)
-	if err != nil && release != nil {
-		release()
+	if err != nil && slot.release != nil {
+		slot.release()
 	}
 	if errors.Is(err, store.ErrQuotaExceeded) {
 		return spec, nil, s.quotaExceeded(used, limit, period)
@@ -298,7 +295,7 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 			s.log.ErrorContext(ctx, "release AI generation", "request_id", RequestID(ctx), "customer_id", p.Customer.ID, "err", rErr)
 		}
 	}
-	o, err := s.runHolding(ctx, job, p, heldSlot{id: job.ID(), release: release}, func(o *jobs.Outcome) {
+	o, err := s.runHolding(ctx, job, p, slot, func(o *jobs.Outcome) {
 		if o != nil && o.Failure != nil {
 			giveBack()
 		}

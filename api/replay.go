@@ -384,16 +384,22 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 	if done == nil {
 		done = func(*jobs.Outcome) {}
 	}
-	if s.cfg.Jobs == nil {
-		done(notQueued)
-		return jobs.Outcome{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
-	}
-	release, _, err := s.takeJobSlot(ctx, p, j.ID(), s.cfg.JobWait)
+	slot, err := s.jobSlot(ctx, j, p)
 	if err != nil {
 		done(notQueued)
 		return jobs.Outcome{}, err
 	}
-	return s.runHolding(ctx, j, p, heldSlot{id: j.ID(), release: release}, done)
+	return s.runHolding(ctx, j, p, slot, done)
+}
+
+// jobSlot takes the caller's slot of jobs in flight for j (jobcap.go): a
+// 429 at the plan's cap, a 503 without a job queue.
+func (s *Server) jobSlot(ctx context.Context, j worker.Job, p principal) (heldSlot, error) {
+	if s.cfg.Jobs == nil {
+		return heldSlot{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "no job queue is configured")
+	}
+	release, _, err := s.takeJobSlot(ctx, p, j.ID(), s.cfg.JobWait)
+	return heldSlot{id: j.ID(), release: release}, err
 }
 
 // runHolding is runJobThen for a job whose slot the caller holds already
