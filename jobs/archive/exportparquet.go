@@ -43,20 +43,29 @@ func KindOfParquet(name string) (ParquetKind, error) {
 	if err != nil {
 		return "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable Parquet file: %w", err)}
 	}
+	if k := parquetKindOf(pf); k != "" {
+		return k, nil
+	}
+	return "", &InputError{Pos: Pos{File: name}, Err: errors.New("neither an `updown export` Parquet file (markets, snapshots, trades or gaps) nor a PMXT archive hour")}
+}
+
+// parquetKindOf tells what the open Parquet file holds by its columns; ""
+// when none of the kinds.
+func parquetKindOf(pf *parquet.File) ParquetKind {
 	has := func(c string) bool { _, ok := pf.Schema().Lookup(c); return ok }
 	switch {
 	case has("event_type") && has("asset_id"):
-		return ParquetPMXT, nil
+		return ParquetPMXT
 	case has("market_id") && has("condition_id"):
-		return ParquetMarkets, nil
+		return ParquetMarkets
 	case has("price_up"):
-		return ParquetSnapshots, nil
+		return ParquetSnapshots
 	case has("outcome") && has("tx_hash"):
-		return ParquetTrades, nil
+		return ParquetTrades
 	case has("from") && has("to") && has("slug"):
-		return ParquetGaps, nil
+		return ParquetGaps
 	}
-	return "", &InputError{Pos: Pos{File: name}, Err: errors.New("neither an `updown export` Parquet file (markets, snapshots, trades or gaps) nor a PMXT archive hour")}
+	return ""
 }
 
 // ImportExportParquet loads a Parquet file `updown export --format

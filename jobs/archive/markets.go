@@ -38,12 +38,14 @@ func LoadMarkets(name string) ([]store.Market, string, error) {
 		if err != nil {
 			return nil, "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable Parquet file: %w", err)}
 		}
-		if _, ok := pf.Schema().Lookup("condition_id"); !ok {
+		if parquetKindOf(pf) != ParquetMarkets {
 			return nil, "", &InputError{Pos: Pos{File: name}, Err: errors.New("a Parquet file, but not an updown markets export (`updown export --what markets --format parquet`)")}
 		}
-		rows, err := parquet.Read[transfer.ParquetMarket](bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return nil, "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("read Parquet markets: %w", err)}
+		r := parquet.NewGenericReader[transfer.ParquetMarket](pf) // the footer read once, by OpenFile
+		defer r.Close()
+		rows := make([]transfer.ParquetMarket, r.NumRows())
+		if n, err := r.Read(rows); err != nil && !errors.Is(err, io.EOF) || n != len(rows) {
+			return nil, "", &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("read Parquet markets: %d of %d rows: %w", n, len(rows), err)}
 		}
 		out := make([]store.Market, len(rows))
 		for i := range rows {
