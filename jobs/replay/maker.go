@@ -101,12 +101,12 @@ type resting struct {
 	o           restOrder
 	entryRebate float64 // the open position's entry rebate
 
-	orders   []orderAction
-	counts   [5]int // placed, filled, rejected, cancelled, expired
+	orders []orderAction
+	counts [5]int // placed, filled, rejected, cancelled, expired
 	// rested is every order's resting span, listed or not (orders stops at
 	// MaxOrders): from its PLACED action to the action that ended it,
 	// math.MaxInt64 while none has.
-	rested []restSpan
+	rested   []restSpan
 	noTrades bool
 
 	// tickByTick turns the runs off (restingBuyRun, restingSellRun): every
