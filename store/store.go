@@ -81,9 +81,8 @@ type MarketStore interface {
 	CountMarkets(ctx context.Context, f MarketFilter) (int, error)
 	// NthNewestStart returns the start_time of the n-th newest market (n ≥ 1)
 	// of the coin and type, by start_time, among those starting at or
-	// before startedBy (any, when it is zero: a market listed ahead of its
-	// window has not started). ok is false when fewer than n markets
-	// exist.
+	// before startedBy (a market listed ahead of its window has not
+	// started). ok is false when fewer than n markets do.
 	NthNewestStart(ctx context.Context, coin Coin, mt MarketType, n int, startedBy time.Time) (t time.Time, ok bool, err error)
 }
 

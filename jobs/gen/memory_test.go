@@ -37,7 +37,7 @@ func TestSeedMemoryStore(t *testing.T) {
 
 	ctx := t.Context()
 	for mt, n := range map[store.MarketType]int{store.M5: 50, store.M15: 50, store.H1: 24, store.H4: 24, store.H24: 5} {
-		if _, ok, err := s.NthNewestStart(ctx, store.BTC, mt, n+1, time.Time{}); err != nil || !ok {
+		if _, ok, err := s.NthNewestStart(ctx, store.BTC, mt, n+1, time.Now().Add(48*time.Hour)); err != nil || !ok {
 			t.Errorf("BTC %s: no market past the Starter window's %d (%v)", mt, n, err)
 		}
 	}

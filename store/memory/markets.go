@@ -325,7 +325,7 @@ func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.Ma
 	s.marketsMu.RLock()
 	defer s.marketsMu.RUnlock()
 	for _, e := range s.ordered {
-		if e.m.Coin == coin && e.m.MarketType == mt && (startedBy.IsZero() || !e.m.StartTime.After(startedBy)) {
+		if e.m.Coin == coin && e.m.MarketType == mt && !e.m.StartTime.After(startedBy) {
 			if n--; n == 0 {
 				return e.m.StartTime, true, nil
 			}

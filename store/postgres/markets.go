@@ -259,16 +259,12 @@ func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.Ma
 	if n < 1 {
 		return time.Time{}, false, nil
 	}
-	var by *time.Time
-	if !startedBy.IsZero() {
-		by = &startedBy
-	}
 	var t time.Time
 	err := s.pool.QueryRow(ctx, `
 		select start_time from markets
-		where coin = $1 and market_type = $2 and ($4::timestamptz is null or start_time <= $4)
+		where coin = $1 and market_type = $2 and start_time <= $4
 		order by start_time desc, slug
-		offset $3 limit 1`, string(coin), string(mt), n-1, by).Scan(&t)
+		offset $3 limit 1`, string(coin), string(mt), n-1, micro(startedBy)).Scan(&t)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, false, nil
 	}

@@ -342,7 +342,7 @@ func testMarketUpdateReorders(t *testing.T, s store.Store) {
 	checkList(t, s, store.MarketFilter{}, want, len(want))
 	checkList(t, s, store.MarketFilter{Coin: store.BTC, Limit: 2}, fx.slugs("g c"), 7)
 	checkList(t, s, store.MarketFilter{StartAfter: ptr(at(15))}, fx.slugs("g"), 1)
-	got, ok, err := s.NthNewestStart(t.Context(), store.ETH, store.M15, 1, time.Time{})
+	got, ok, err := s.NthNewestStart(t.Context(), store.ETH, store.M15, 1, at(1<<20))
 	mustOK(t, err, "NthNewestStart")
 	if !ok || !got.Equal(at(0)) {
 		t.Errorf("NthNewestStart(ETH, 15m, 1) = %v, %v; want %v, true", got, ok, at(0))
@@ -500,7 +500,7 @@ func testMarketsEmpty(t *testing.T, s store.Store) {
 	if n := count(t, s, store.MarketFilter{Coin: store.BTC}); n != 0 {
 		t.Errorf("CountMarkets on an empty store = %d, want 0", n)
 	}
-	_, ok, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1, time.Time{})
+	_, ok, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1, at(1<<20))
 	mustOK(t, err, "NthNewestStart")
 	if ok {
 		t.Error("NthNewestStart on an empty store: ok = true, want false")
@@ -649,7 +649,7 @@ func testListMarketsRecords(t *testing.T, s store.Store) {
 
 func testNthNewestStart(t *testing.T, s store.Store) {
 	seedMarkets(t, s)
-	none := time.Time{} // no bound: every market counts
+	none := at(1 << 20) // after every market: each counts
 	cases := []struct {
 		coin      store.Coin
 		typ       store.MarketType

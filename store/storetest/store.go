@@ -46,7 +46,7 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		{"GetMarketByMarketID", func() error { _, err := s.GetMarketByMarketID(ctx, m.MarketID); return err }},
 		{"ListMarkets", func() error { _, _, err := s.ListMarkets(ctx, store.MarketFilter{}); return err }},
 		{"CountMarkets", func() error { _, err := s.CountMarkets(ctx, store.MarketFilter{}); return err }},
-		{"NthNewestStart", func() error { _, _, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1, time.Time{}); return err }},
+		{"NthNewestStart", func() error { _, _, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1, time.Now()); return err }},
 		{"AppendSnapshots", func() error { return s.AppendSnapshots(ctx, m.Slug, newSnapshots(t0(), 3, 4)) }},
 		{"ListSnapshots", func() error { _, _, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{}); return err }},
 		{"AppendMarketTrades", func() error { return s.AppendMarketTrades(ctx, m.Slug, tradesFrom(2, 3)) }},
