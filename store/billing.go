@@ -21,11 +21,11 @@ type BillingStore interface {
 	// CustomerID ("" when none was) and e.Email as sent.
 	//
 	// The tier change is applied (Outcome BillingApplied) only when e.Tier
-	// is a known tier, the customer was found, and e.OccurredAt is not
-	// before the OccurredAt of the newest event already applied to that
-	// customer; otherwise the event is recorded with the outcome saying why
-	// nothing changed (BillingUnknownTier, BillingUnknownCustomer,
-	// BillingStale). Events without SetTier are recorded with
+	// is a known tier, the customer was found, and BillingOutcomeOf, which
+	// takes the customer's events in the order they happened, says so;
+	// otherwise the event is recorded with the outcome saying why nothing
+	// changed (BillingUnknownTier, BillingUnknownCustomer, BillingStale,
+	// BillingSuperseded). Events without SetTier are recorded with
 	// BillingRecorded. Staleness is judged per customer rather than per
 	// subscription because the tier belongs to the customer: a late
 	// "cancelled" of an old subscription must not undo the activation of
@@ -69,13 +69,65 @@ const (
 	BillingSuperseded BillingOutcome = "superseded"
 )
 
-// Superseded reports whether e, an event that ends its subscription, ends
-// one the customer has replaced: the newest applied event set a paid tier
-// for another subscription (lastSub, lastTier), which stays
-// (BillingSuperseded). Without a subscription id on either side it is
-// not.
-func Superseded(e BillingEvent, lastSub string, lastTier Tier) bool {
-	return e.EndsSubscription && e.SubscriptionID != "" && lastSub != "" && lastSub != e.SubscriptionID && lastTier != Starter
+// BillingStep is a tier-setting event of a customer (one with a known
+// tier) as the order of the customer's events sees it.
+type BillingStep struct {
+	OccurredAt       time.Time
+	SubscriptionID   string
+	Tier             Tier
+	EndsSubscription bool
+}
+
+// StepOf is e as a step of its customer's history.
+func StepOf(e BillingEvent) BillingStep {
+	return BillingStep{OccurredAt: e.OccurredAt, SubscriptionID: e.SubscriptionID, Tier: e.Tier, EndsSubscription: e.EndsSubscription}
+}
+
+// BillingOutcomeOf decides what the tier-setting event e of a customer
+// does, given the customer's tier-setting events recorded before it
+// (whatever their outcomes), ordered by OccurredAt and then by arrival.
+//
+// The events are taken in the order they happened, not the one they
+// arrived in, so that the customer ends on the same tier whatever order
+// the provider delivers them in: e takes its place among them, and each
+// event in turn sets the tier, except a cancellation of a subscription
+// other than the one whose paid tier the customer has (replaced by a
+// newer one), which is skipped. e is BillingApplied when it sets the tier
+// and no event after it does; BillingStale when one after it does (a
+// later event already decided the tier); BillingSuperseded when it is
+// skipped and none after it sets the tier.
+//
+// So a replacement's activation that arrives after the cancellation of
+// the subscription it replaced, which happened later, still applies: in
+// the order they happened, the activation came first and the
+// cancellation, of the replaced subscription, took nothing away.
+func BillingOutcomeOf(history []BillingStep, e BillingStep) BillingOutcome {
+	at := len(history)
+	for at > 0 && e.OccurredAt.Before(history[at-1].OccurredAt) {
+		at--
+	}
+	var sub string
+	var tier Tier
+	sets := func(s BillingStep) bool {
+		if s.EndsSubscription && s.SubscriptionID != "" && sub != "" && sub != s.SubscriptionID && tier != Starter {
+			return false // ends a subscription the customer has replaced
+		}
+		sub, tier = s.SubscriptionID, s.Tier
+		return true
+	}
+	for _, h := range history[:at] {
+		sets(h)
+	}
+	set := sets(e)
+	for _, h := range history[at:] {
+		if sets(h) {
+			return BillingStale
+		}
+	}
+	if !set {
+		return BillingSuperseded
+	}
+	return BillingApplied
 }
 
 // BillingEvent is one billing webhook event as received, and what it did.
@@ -105,8 +157,9 @@ type BillingEvent struct {
 	SetTier bool
 	// EndsSubscription says the event ends the subscription SubscriptionID
 	// (subscription.cancelled): it sets Tier only while that subscription
-	// is the customer's current one (see RecordBillingEvent). It is how
-	// the event is applied, not kept: records read back have it false.
+	// is the customer's current one (see RecordBillingEvent). The store
+	// keeps it to place the customer's later events among this one
+	// (BillingOutcomeOf); records read back need not carry it.
 	EndsSubscription bool
 	// Tier is the tier the event asks for, as a wire name; it may be
 	// unknown (then the outcome is BillingUnknownTier) or empty.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -13,8 +12,8 @@ import (
 var _ store.BillingStore = (*Store)(nil)
 
 // RecordBillingEvent records e and applies its tier change under
-// billingMu, which makes the duplicate check, the staleness check and the
-// change one step; customersMu is held across the lookup and the change so
+// billingMu, which makes the duplicate check, the ordering of the
+// customer's events (store.BillingOutcomeOf) and the change one step; customersMu is held across the lookup and the change so
 // the customer cannot change in between.
 func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (store.BillingEvent, bool, error) {
 	if err := live(ctx, "record billing event"); err != nil {
@@ -51,28 +50,26 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		e.Outcome = store.BillingUnknownTier
 	case !found:
 		e.Outcome = store.BillingUnknownCustomer
-	case e.OccurredAt.Before(s.lastApplied[c.ID].at):
-		e.Outcome = store.BillingStale
-	case store.Superseded(e, s.lastApplied[c.ID].subscriptionID, s.lastApplied[c.ID].tier):
-		e.Outcome = store.BillingSuperseded
 	default:
-		e.Outcome, e.PreviousTier = store.BillingApplied, c.Tier
-		c.Tier, c.UpdatedAt = e.Tier, e.ReceivedAt
-		s.customers[c.ID] = c
-		s.lastApplied[c.ID] = appliedBilling{at: e.OccurredAt, subscriptionID: e.SubscriptionID, tier: e.Tier}
+		steps, step := s.billingSteps[c.ID], store.StepOf(e)
+		e.Outcome = store.BillingOutcomeOf(steps, step)
+		if e.Outcome == store.BillingApplied {
+			e.PreviousTier = c.Tier
+			c.Tier, c.UpdatedAt = e.Tier, e.ReceivedAt
+			s.customers[c.ID] = c
+		}
+		// After the events that happened no later, as BillingOutcomeOf
+		// placed it.
+		at := len(steps)
+		for at > 0 && step.OccurredAt.Before(steps[at-1].OccurredAt) {
+			at--
+		}
+		s.billingSteps[c.ID] = slices.Insert(steps, at, step)
 	}
 	s.customersMu.Unlock()
 
 	s.billing[e.ID] = e
 	return cloneBillingEvent(e), false, nil
-}
-
-// appliedBilling is what the newest applied billing event of a customer
-// set: the staleness mark and the subscription the tier belongs to.
-type appliedBilling struct {
-	at             time.Time
-	subscriptionID string
-	tier           store.Tier
 }
 
 // GetBillingEvent returns the event recorded under id, or ErrNotFound.

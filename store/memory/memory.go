@@ -45,9 +45,9 @@ type Store struct {
 
 	// billingMu is taken before customersMu when an event changes a tier,
 	// and never the other way round.
-	billingMu   sync.Mutex
-	billing     map[string]store.BillingEvent // by webhook id
-	lastApplied map[string]appliedBilling     // customer ID → newest applied billing event
+	billingMu    sync.Mutex
+	billing      map[string]store.BillingEvent  // by webhook id
+	billingSteps map[string][]store.BillingStep // customer ID → tier-setting events, by OccurredAt then arrival
 
 	sweeps sweepTable
 
@@ -71,8 +71,8 @@ func New() *Store {
 		depth:      map[depthKey]*timeline{},
 		quota:      map[quotaKey]int{},
 
-		billing:     map[string]store.BillingEvent{},
-		lastApplied: map[string]appliedBilling{},
+		billing:      map[string]store.BillingEvent{},
+		billingSteps: map[string][]store.BillingStep{},
 	}
 }
 

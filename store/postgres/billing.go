@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,9 +16,9 @@ const billingColumns = `id, type, occurred_at, received_at, outcome, subscriptio
 	coalesce(customer_id::text, ''), set_tier, tier, previous_tier, payload`
 
 // RecordBillingEvent records e and applies its tier change in one
-// transaction. The customer's row is locked (FOR UPDATE) before the
-// staleness check reads the newest applied event, so concurrent events of
-// one customer queue and each sees what the one before applied. Two
+// transaction. The customer's row is locked (FOR UPDATE) before its
+// events are read for store.BillingOutcomeOf, so concurrent events of one
+// customer queue and each sees the one before. Two
 // deliveries of one webhook id racing past the duplicate check collide on
 // the primary key: the loser's transaction, tier change included, rolls
 // back and it answers the winner's record as a duplicate.
@@ -53,6 +52,9 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		if found {
 			e.CustomerID = c.ID
 		}
+		// Stamped under the customer's lock: of events of one instant,
+		// the one recorded later is the one that arrived later.
+		e.ReceivedAt = s.stamp()
 		switch {
 		case !e.SetTier:
 			e.Outcome = store.BillingRecorded
@@ -61,34 +63,32 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		case !found:
 			e.Outcome = store.BillingUnknownCustomer
 		default:
-			// The newest applied event: the staleness mark, and the
-			// subscription the customer's tier belongs to. Of events
-			// applied at one instant, the one applied last set the tier.
-			var newest time.Time
-			var newestSub, newestTier string
-			err := tx.QueryRow(ctx, `
-				select occurred_at, subscription_id, tier from billing_events
-				where customer_id = $1 and outcome = 'applied'
-				order by occurred_at desc, received_at desc limit 1`, c.ID).Scan(&newest, &newestSub, &newestTier)
-			haveNewest := err == nil
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			// The customer's tier-setting events, in the order they
+			// happened (of one instant, in the order they arrived): the
+			// row lock makes the events of a customer arrive one by one.
+			rows, _ := tx.Query(ctx, `
+				select occurred_at, subscription_id, tier, ends_subscription from billing_events
+				where customer_id = $1 and set_tier and outcome in ('applied', 'stale', 'superseded')
+				order by occurred_at, received_at, id`, c.ID)
+			history, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.BillingStep, error) {
+				var st store.BillingStep
+				var tier string
+				err := row.Scan(&st.OccurredAt, &st.SubscriptionID, &tier, &st.EndsSubscription)
+				st.Tier = store.Tier(tier)
+				return st, err
+			})
+			if err != nil {
 				return err
 			}
-			if haveNewest && e.OccurredAt.Before(newest) {
-				e.Outcome = store.BillingStale
-				break
-			}
-			if haveNewest && store.Superseded(e, newestSub, store.Tier(newestTier)) {
-				// A replaced subscription cancelled after its replacement
-				// started: the tier is the replacement's.
-				e.Outcome = store.BillingSuperseded
+			e.Outcome = store.BillingOutcomeOf(history, store.StepOf(e))
+			if e.Outcome != store.BillingApplied {
 				break
 			}
 			if _, err := tx.Exec(ctx, `update customers set tier = $2, updated_at = $3 where id = $1`,
 				c.ID, string(e.Tier), e.ReceivedAt); err != nil {
 				return err
 			}
-			e.Outcome, e.PreviousTier = store.BillingApplied, c.Tier
+			e.PreviousTier = c.Tier
 		}
 		var customerID *string
 		if e.CustomerID != "" {
@@ -96,10 +96,10 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		}
 		_, err = tx.Exec(ctx, `
 			insert into billing_events (id, type, occurred_at, received_at, outcome, subscription_id,
-				customer_ref, email, customer_id, set_tier, tier, previous_tier, payload)
-			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+				customer_ref, email, customer_id, set_tier, tier, previous_tier, payload, ends_subscription)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			e.ID, e.Type, e.OccurredAt, e.ReceivedAt, string(e.Outcome), e.SubscriptionID,
-			e.CustomerRef, e.Email, customerID, e.SetTier, string(e.Tier), string(e.PreviousTier), e.Payload)
+			e.CustomerRef, e.Email, customerID, e.SetTier, string(e.Tier), string(e.PreviousTier), e.Payload, e.EndsSubscription)
 		if err != nil {
 			return err
 		}

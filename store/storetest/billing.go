@@ -23,6 +23,7 @@ func billingTests() []test {
 		{"Duplicate", testBillingDuplicate},
 		{"OutOfOrder", testBillingOutOfOrder},
 		{"CancelOfReplacedSubscription", testBillingCancelOfReplacedSubscription},
+		{"ReplacementInAnyOrder", testBillingReplacementInAnyOrder},
 		{"List", testBillingList},
 		{"Invalid", testBillingInvalid},
 		{"CancelledContext", testBillingCancelledContext},
@@ -347,6 +348,71 @@ func testBillingCancelOfReplacedSubscription(t *testing.T, s store.Store) {
 	}
 	if tier := tierOf(t, s, c.ID); tier != store.Starter {
 		t.Errorf("tier = %s, want STARTER", tier)
+	}
+}
+
+// A customer replaces subscription A (PRO) by B (ENTERPRISE), then A is
+// cancelled: whatever order the provider delivers the three events in, the
+// customer ends on ENTERPRISE, as in the order they happened. The
+// activation of B arriving after A's later cancellation used to be stale,
+// leaving a paying customer on STARTER.
+func testBillingReplacementInAnyOrder(t *testing.T, s store.Store) {
+	orders := [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
+	for n, order := range orders {
+		c := createCustomer(t, s, newCustomer(fmt.Sprintf("order%d", n)))
+		activation := func(id, sub string, tier store.Tier, minutes int) store.BillingEvent {
+			e := newBillingEvent(id, c, tier, minutes)
+			e.SubscriptionID = sub
+			return e
+		}
+		events := []store.BillingEvent{
+			activation(fmt.Sprintf("o%d_a_active", n), "sub_a", store.Pro, 1),
+			activation(fmt.Sprintf("o%d_b_active", n), "sub_b", store.Enterprise, 2),
+			cancellation(fmt.Sprintf("o%d_a_cancelled", n), c, "sub_a", 3),
+		}
+		var outcomes []string
+		for _, i := range order {
+			rec := recordBilling(t, s, events[i])
+			outcomes = append(outcomes, events[i].ID+"="+string(rec.Outcome))
+		}
+		if tier := tierOf(t, s, c.ID); tier != store.Enterprise {
+			t.Errorf("delivered as %v: tier = %s, want ENTERPRISE (B replaced A before A was cancelled)", outcomes, tier)
+		}
+	}
+
+	// The order matters for what comes next too: with B's tier, another
+	// subscription's cancellation takes nothing away; B's own does.
+	c := createCustomer(t, s, newCustomer("next"))
+	b := newBillingEvent("n_b_active", c, store.Enterprise, 2)
+	b.SubscriptionID = "sub_b"
+	recordBilling(t, s, newBillingEvent("n_a_active", c, store.Pro, 1)) // sub_n_a_active
+	recordBilling(t, s, cancellation("n_a_cancelled", c, "sub_n_a_active", 3))
+	if rec := recordBilling(t, s, b); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Starter {
+		t.Errorf("the replacement's activation, arriving after the replaced one's later cancellation: outcome %s over %s, want applied over STARTER",
+			rec.Outcome, rec.PreviousTier)
+	}
+	if rec := recordBilling(t, s, cancellation("n_x_cancelled", c, "sub_x", 4)); rec.Outcome != store.BillingSuperseded {
+		t.Errorf("another subscription cancelled on the replacement's tier: outcome %s, want superseded", rec.Outcome)
+	}
+	if rec := recordBilling(t, s, cancellation("n_b_cancelled", c, "sub_b", 5)); rec.Outcome != store.BillingApplied {
+		t.Errorf("the replacement cancelled: outcome %s, want applied", rec.Outcome)
+	}
+	if tier := tierOf(t, s, c.ID); tier != store.Starter {
+		t.Errorf("tier = %s after the replacement was cancelled, want STARTER", tier)
+	}
+
+	// A replacement already cancelled when its activation arrives changes
+	// nothing: the subscription it replaced was never cancelled.
+	d := createCustomer(t, s, newCustomer("gone"))
+	recordBilling(t, s, newBillingEvent("g_a_active", d, store.Pro, 1))
+	recordBilling(t, s, cancellation("g_b_cancelled", d, "sub_g_b", 3))
+	late := newBillingEvent("g_b_active", d, store.Enterprise, 2)
+	late.SubscriptionID = "sub_g_b"
+	if rec := recordBilling(t, s, late); rec.Outcome != store.BillingStale {
+		t.Errorf("the activation of a subscription cancelled since: outcome %s, want stale", rec.Outcome)
+	}
+	if tier := tierOf(t, s, d.ID); tier != store.Pro {
+		t.Errorf("tier = %s, want PRO", tier)
 	}
 }
 
