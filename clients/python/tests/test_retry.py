@@ -330,3 +330,31 @@ def test_strategy_whose_generation_timed_out_is_backtested(fake):
     assert b.aggregate == {"markets_tested": 3} and len(b.results) == 3 and b.generated_strategy == gs
     assert fake.count("/v1/backtest-ai/strategy") == 1 and fake.count("/v1/backtest-ai/run") == 1
     assert fake.bodies[-1] == {"generatedStrategy": gs, "marketCount": 3}
+
+
+@pytest.mark.parametrize("status,headers,code,details", [
+    (503, {}, "SERVICE_UNAVAILABLE", {}),
+    (429, {"Retry-After": "1"}, "RATE_LIMIT_EXCEEDED", {"limit": "concurrent_jobs"}),
+])
+def test_strategy_whose_backtest_could_not_start_is_not_generated_again(fake, status, headers, code, details):
+    # A /strategy whose generation succeeded but whose backtest could not
+    # start (the queue down, the customer's jobs in flight) has spent a
+    # generation of the month: its error carries the strategy in
+    # details.generated_strategy. Sending /strategy again, as a 503 or a
+    # 429 otherwise is, would spend another generation each time;
+    # agent.strategy() backtests the strategy it has with /run (no quota).
+    gs = {"side": "UP", "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.4}],
+          "exitConditions": [{"field": "price_up", "operator": ">", "value": 0.6}], "positionSize": 100,
+          "maxLossPercent": 50, "orderType": "MARKET", "coin": "ETH", "marketType": "5m", "explanation": "e"}
+    quota = {"used": 1, "limit": 5, "remaining": 4, "resets_at": "2026-05-01T00:00:00.000Z"}
+    report = {"generated_strategy": gs, "strategy_code": "c", "aggregate": {"markets_tested": 3},
+              "results": [{"slug": "a"}, {"slug": "b"}, {"slug": "c"}], "quota": quota, "warning": None}
+    fake.on("POST", "/v1/auth/token", (200, {}, {"access_token": "t", "token_type": "Bearer", "expires_in": 900}))
+    fake.on("POST", "/v1/backtest-ai/strategy",
+            (status, headers, err(code, "the backtest could not start", generated_strategy=gs, strategy_code="c", quota=quota, **details)),
+            (200, {}, {"success": True, "data": report}))
+    fake.on("POST", "/v1/backtest-ai/run", (200, {}, {"success": True, "data": report}))
+    b = client(fake).agent.strategy("buy the dip", coin="ETH", marketType="5m", marketCount=3)
+    assert b.aggregate == {"markets_tested": 3} and b.generated_strategy == gs
+    assert fake.count("/v1/backtest-ai/strategy") == 1 and fake.count("/v1/backtest-ai/run") == 1
+    assert fake.bodies[-1] == {"generatedStrategy": gs, "marketCount": 3}

@@ -177,7 +177,11 @@ class Client:
             # A sweep refused while another runs waits for minutes, not for
             # a rate limit's window: the caller decides (wait, or cancel).
             busy = err.status == 429 and (err.details or {}).get("limit") == "concurrent_sweeps"
-            retriable = isinstance(err, errors.ConnectionError) or (err.status == 429 and not busy) or err.status >= 500
+            # An agent request whose generation is spent (its error holds
+            # the strategy, details.generated_strategy) is not sent again:
+            # that would spend another generation of the month.
+            spent = "generated_strategy" in (err.details or {})
+            retriable = not spent and (isinstance(err, errors.ConnectionError) or (err.status == 429 and not busy) or err.status >= 500)
             if isinstance(err, errors.JobTimeoutError) and err.job_id:
                 return self._await_job(err)
             if not retriable or attempt >= self.max_retries:
@@ -575,12 +579,22 @@ class Agent:
 
     def strategy(self, prompt: str, **options: Any) -> Backtest:
         """Generates a strategy and backtests it across resolved markets."""
-        d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt), once=True)["data"]
+        count = {"marketCount": options["marketCount"]} if "marketCount" in options else {}
+        try:
+            d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt), once=True)["data"]
+        except errors.UpdownError as e:
+            # The generation succeeded but the backtest could not start
+            # (the queue down, too many jobs in flight): the generation is
+            # spent, and the error holds its strategy. Backtest it with
+            # /run, which uses no quota and is retried as usual.
+            gs = e.details.get("generated_strategy")
+            if not gs:
+                raise
+            return self.run(generated_strategy=gs, **count)
         if "results" not in d and d.get("generated_strategy"):
             # The generation outlasted the server's wait: its job (polled
             # after the 504) answers the strategy alone, and the backtest
             # never started. Backtest it here: /run uses no quota.
-            count = {"marketCount": options["marketCount"]} if "marketCount" in options else {}
             return self.run(generated_strategy=d["generated_strategy"], **count)
         return Backtest.from_json(d)
 
