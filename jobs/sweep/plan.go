@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -266,7 +267,10 @@ func (p *Plan) TrialCount() uint64 {
 func (p *Plan) GridSize() uint64 { return p.gridSize }
 
 // Neighbours returns the trials one step from trial k in one parameter,
-// either way (DESIGN 14's stability), among the plan's trials.
+// either way (DESIGN 14's stability), among the plan's trials. A step is
+// to the next value in the parameter's order: numbers ascending whatever
+// order the values were listed in (as the dashboard's heatmap lays them
+// out), other values as listed.
 func (p *Plan) Neighbours(k int) []int {
 	at := map[string]int{}
 	key := func(idx []int) string {
@@ -281,10 +285,15 @@ func (p *Plan) Neighbours(k int) []int {
 	}
 	var out []int
 	g := p.Trials[k].Grid
-	for j := range g {
+	for j, pr := range p.Request.Parameters {
+		order := valueOrder(pr.Values)
+		pos := slices.Index(order, g[j])
 		for _, d := range []int{-1, 1} {
+			if pos+d < 0 || pos+d >= len(order) {
+				continue
+			}
 			n := slices.Clone(g)
-			n[j] += d
+			n[j] = order[pos+d]
 			if i, ok := at[key(n)]; ok {
 				out = append(out, i)
 			}
@@ -292,4 +301,20 @@ func (p *Plan) Neighbours(k int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// valueOrder lists the indices of a parameter's values in its order:
+// numbers ascending, any other values as listed.
+func valueOrder(values []any) []int {
+	order := make([]int, len(values))
+	for i := range order {
+		order[i] = i
+	}
+	for _, v := range values {
+		if _, ok := v.(float64); !ok {
+			return order
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(values[a].(float64), values[b].(float64)) })
+	return order
 }

@@ -77,6 +77,29 @@ func TestPlanGrid(t *testing.T) {
 	}
 }
 
+// A step in a parameter listed out of order is to the next value up or
+// down, as the heatmap lays the values out, not to the next in the list:
+// the neighbours of 0.7 in [0.6, 0.8, 0.7] are 0.6 and 0.8, and 0.8's is
+// 0.7 alone.
+func TestNeighboursOfUnorderedValues(t *testing.T) {
+	t.Parallel()
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{
+			map[string]any{"path": "/exitConditions/0/value", "values": []any{0.6, 0.8, 0.7}},
+			map[string]any{"path": "/side", "values": []any{"UP", "DOWN"}},
+		}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Trials: 0 (0.6 UP), 1 (0.6 DOWN), 2 (0.8 UP), 3 (0.8 DOWN), 4 (0.7 UP), 5 (0.7 DOWN).
+	for k, want := range map[int][]int{0: {1, 4}, 2: {3, 4}, 4: {0, 2, 5}, 5: {1, 3, 4}} {
+		if got := p.Neighbours(k); !reflect.DeepEqual(got, want) {
+			t.Errorf("neighbours of trial %d (%v): %v, want %v", k, p.Trials[k].Values, got, want)
+		}
+	}
+}
+
 func TestRandomSearchIsSeeded(t *testing.T) {
 	t.Parallel()
 	random := func(seed, trials int) Plan {
