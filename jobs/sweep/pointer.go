@@ -198,16 +198,28 @@ func expandRange(r Range, at string) ([]any, error) {
 	if step == 0 {
 		return nil, invalid(at+".step", "%s.step %s is below the smallest step, 1e-12", at, num(r.Step))
 	}
-	if n := math.Floor((to-from)/step) + 1; n > MaxValues {
+	n := math.Floor((to-from)/step) + 1
+	switch {
+	case math.IsInf(from, 0) || math.IsInf(to, 0):
+		// A number near the largest float, written with decimals.
+		return nil, invalid(at, "%s: from %s and to %s are too large to count in steps of %s", at, num(r.From), num(r.To), num(r.Step))
+	case n > MaxValues:
 		c := uint64(math.MaxUint64) // count's "more than 10^19"
 		if n < math.MaxUint64 {
 			c = uint64(n)
 		}
 		return nil, invalid(at, "%s expands to %s values: at most %s a parameter", at, count(c), count(MaxValues))
 	}
-	var out []any
-	for v := from; v <= to; v += step {
-		out = append(out, v/scale)
+	// The i-th value is from + i·step, counted, not summed: past 2^53 a
+	// step can be below a float's spacing, where from + step == from and
+	// a sum never reached to.
+	out := make([]any, 0, int(n))
+	for i := range int(n) {
+		v := (from + float64(i)*step) / scale
+		if len(out) > 0 && v == out[len(out)-1] {
+			return nil, invalid(at+".step", "%s.step %s is finer than a float can tell apart at %s: the range's values would repeat", at, num(r.Step), num(v))
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }

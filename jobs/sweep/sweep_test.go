@@ -232,6 +232,33 @@ func TestSweepValidation(t *testing.T) {
 	}
 }
 
+// A range of numbers past 2^53, where a step of 1 is below a float's
+// spacing, is counted from from rather than summed: summed, from + 1 was
+// from again, the loop never reached to, and POST /v1/sweeps appended to
+// its values until the api ran out of memory.
+func TestRangeBeyondFloatSpacing(t *testing.T) {
+	t.Parallel()
+	got, err := expandRange(Range{From: 1e17, To: 1e17, Step: 1}, "parameters[0].range")
+	if err != nil || !reflect.DeepEqual(got, []any{1e17}) {
+		t.Errorf("1e17 to 1e17: %v, %v; want [1e17]", got, err)
+	}
+	got, err = expandRange(Range{From: 1e17, To: 1e17 + 64, Step: 16}, "parameters[0].range")
+	if want := []any{1e17, 1e17 + 16, 1e17 + 32, 1e17 + 48, 1e17 + 64}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("1e17 to 1e17+64 by 16: %v, %v; want %v", got, err, want)
+	}
+	for _, r := range []Range{
+		{From: 1e17, To: 1e17 + 256, Step: 1},        // values 16 apart: they repeat
+		{From: 1.7e308, To: 1.7e308, Step: 0.5},      // scaled by 10: infinite
+		{From: -1.7e308, To: 1.7e308, Step: 1.7e308}, // to − from is infinite
+	} {
+		got, err := expandRange(r, "parameters[0].range")
+		var re *replay.Error
+		if !errors.As(err, &re) || re.Code != replay.CodeValidation {
+			t.Errorf("%+v: %v (%d values), want a VALIDATION_ERROR", r, err, len(got))
+		}
+	}
+}
+
 func TestPointerEscapes(t *testing.T) {
 	t.Parallel()
 	for p, want := range map[string][]string{
