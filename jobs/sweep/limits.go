@@ -18,7 +18,12 @@ var (
 // check refuses a plan larger than l, naming the limit it passes.
 func (l Limits) check(p *Plan) error {
 	trials, markets := p.TrialCount(), uint64(p.Request.Markets.Count)
+	random := p.Request.Search.Kind == SearchRandom && trials < p.gridSize
 	switch {
+	case trials > l.Trials && random:
+		// RANDOM's trials are search.trials, not the grid's size: the
+		// value to lower is that one.
+		return invalid("search.trials", "search.trials %d is over the limit: %s allows %d trials a sweep", trials, l.Plan, l.Trials)
 	case trials > l.Trials:
 		return invalid("parameters", "this sweep has %s trials: %s allows %d a sweep (narrow the ranges or use RANDOM search)", count(trials), l.Plan, l.Trials)
 	case markets > l.Markets:

@@ -217,6 +217,12 @@ func TestSweepValidation(t *testing.T) {
 		{"unknown objective", body(set("objective", "profit")), ProLimits, "objective", "total_pnl, ev_per_trade"},
 		{"over PRO's markets", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 201})), ProLimits, "markets.count", "PRO allows 200"},
 		{"over PRO's trials", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters", "397 trials: PRO allows 200"},
+		// A RANDOM draw over a larger grid has search.trials trials: that is the value over the limit.
+		{"RANDOM over PRO's trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 300, "seed": 1},
+			"parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.01}}))), ProLimits, "search.trials", "search.trials 300 is over the limit: PRO allows 200"},
+		// Asking for more than the grid draws the whole grid: its size is what counts.
+		{"RANDOM of a grid over PRO's trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 5000, "seed": 1},
+			"parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters", "397 trials: PRO allows 200"},
 		{"over PRO's replays", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 101, "step": 1}}))), ProLimits, "parameters", "101 trials × 200 markets = 20,200 replays: PRO allows 20,000"},
 	}
 	for _, tt := range tests {
