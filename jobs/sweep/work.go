@@ -250,8 +250,28 @@ func finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Y
 	if err != nil {
 		return fmt.Errorf("sweep %s: encode its results: %w", sw.ID, err)
 	}
+	if err := start(ctx, st, sw); err != nil {
+		return err
+	}
 	if _, err := st.FinishSweep(ctx, sw.ID, b); err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("sweep %s: store its results: %w", sw.ID, err)
+	}
+	return nil
+}
+
+// start moves a sweep still QUEUED to RUNNING, which FinishSweep takes it
+// from. The api queues a sweep's shards before it marks the sweep RUNNING,
+// and a worker fast enough ran them all in between: its FinishSweep, of a
+// QUEUED sweep, was refused, and the sweep sat RUNNING with every replay
+// done until SweepResumer found it stalled minutes later. A sweep that
+// left QUEUED meanwhile (the api started or cancelled it) is left as it is.
+func start(ctx context.Context, st store.SweepStore, sw store.Sweep) error {
+	if sw.Status != store.SweepQueued {
+		return nil
+	}
+	_, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, "")
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("sweep %s: start it: %w", sw.ID, err)
 	}
 	return nil
 }

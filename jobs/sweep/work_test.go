@@ -114,6 +114,37 @@ func TestWorkFinishesASweep(t *testing.T) {
 	}
 }
 
+// TestWorkFinishesAQueuedSweep: the api queues a sweep's shards before it
+// marks the sweep RUNNING; a worker that runs every shard in between
+// finishes the sweep DONE, where it once left it for the api to mark
+// RUNNING with every replay done and nothing left to summarize it.
+func TestWorkFinishesAQueuedSweep(t *testing.T) {
+	t.Parallel()
+	st, running, _ := storedSweep(t, 3)
+	ctx := t.Context()
+	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: running.CustomerID, Request: running.Request,
+		TrialCount: running.TrialCount, Markets: running.Markets}, 0)
+	if err != nil || sw.Status != store.SweepQueued {
+		t.Fatalf("create: %s, %v", sw.Status, err)
+	}
+	for _, m := range sw.Markets {
+		if err := Work(ctx, st, ShardTask{Sweep: sw.ID, Market: m}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.GetSweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.SweepDone || len(got.Result) == 0 {
+		t.Fatalf("sweep %s with %d of %d replays, %d bytes of results", got.Status, got.ReplaysDone, got.ReplaysTotal, len(got.Result))
+	}
+	// The api's start, after the worker, changes nothing.
+	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("the api's start of a finished sweep: %v", err)
+	}
+}
+
 // TestWorkStopsOnACancelledSweep: a shard of a cancelled sweep does
 // nothing and says so.
 func TestWorkStopsOnACancelledSweep(t *testing.T) {
