@@ -24,6 +24,9 @@
 //     sweep a VALIDATION_ERROR that names the trial's values.
 //   - HOLDOUT tests the last ⌈testFraction·n⌉ markets; WALK_FORWARD cuts
 //     the markets into folds + 1 blocks whose sizes differ by at most one,
-//     the larger blocks first. The embargo drops the markets at the start
-//     of each test set.
+//     the larger blocks first. The embargo drops the markets just before
+//     each test set. A trial's own train and test figures are the last
+//     fold's (for WALK_FORWARD the largest train set and the block after
+//     it), never overlapping; the walk forward's whole out-of-sample path
+//     is best.test and folds.
 package sweep

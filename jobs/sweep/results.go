@@ -45,7 +45,11 @@ type TrialResult struct {
 	Trial      int              `json:"trial"`
 	Parameters []ParameterValue `json:"parameters"`
 	Train      stats.Summary    `json:"train"`
-	Test       *stats.Summary   `json:"test"`
+	// Test is its statistics on the test markets, which its train
+	// statistics never count: for WALK_FORWARD the last fold's test block
+	// (the earlier blocks train in later folds); the walk forward's whole
+	// out-of-sample path is Best.Test.
+	Test *stats.Summary `json:"test" doc:"The trial's statistics on the test markets, which its train statistics never count: for WALK_FORWARD the last fold's test block, the markets after the largest train set (earlier blocks train in later folds; the whole walk forward is best.test and folds). Null under NONE."`
 	// TrainObjective and TestObjective are the objective's values; nil
 	// where undefined (too few trades for sqn, …).
 	TrainObjective *float64 `json:"train_objective"`
@@ -139,13 +143,18 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 		return Results{}, fmt.Errorf("sweep: objective %q", r.Objective)
 	}
 	size := r.Strategy.PositionSize
-	// The markets every trial trains and tests on: a NONE or HOLDOUT
-	// split's one fold; for WALK_FORWARD the largest train set (the last
-	// fold's) and every test block.
-	train := folds[len(folds)-1].Train
-	var test []int
+	// The markets every trial trains and tests on: the last fold's, a
+	// NONE or HOLDOUT split's one fold. For WALK_FORWARD that is the
+	// largest train set and the block after it, disjoint as HOLDOUT's:
+	// every test block but the last trains in a later fold, so a trial's
+	// test figures over all of them would count markets its train figures
+	// count too. The walk forward's whole out-of-sample path, each block
+	// replayed with its fold's choice, is best.test and folds.
+	last := folds[len(folds)-1]
+	train, test := last.Train, last.Test
+	var tested []int // every fold's test block, for the per-market marks
 	for _, f := range folds {
-		test = append(test, f.Test...)
+		tested = append(tested, f.Test...)
 	}
 	statsOf := func(t int, idx []int) []stats.Market {
 		out := make([]stats.Market, 0, len(idx))
@@ -217,7 +226,7 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 	b := &Best{Trial: best, Parameters: valuesOf(best), TrainObjective: res.Trials[best].TrainObjective,
 		TestObjective: res.Trials[best].TestObjective, Test: res.Trials[best].Test}
 	isTest, isTrain := map[int]bool{}, map[int]bool{}
-	for _, m := range test {
+	for _, m := range tested {
 		isTest[m] = true
 	}
 	for _, m := range train {

@@ -179,6 +179,19 @@ func TestSummarizeHandWorked(t *testing.T) {
 		foldTrial(res.Folds[2]) != 1 || *res.Folds[2].TrainObjective != 4 || *res.Best.TestObjective != 0 {
 		t.Errorf("folds %d, best test objective %v", len(res.Folds), *res.Best.TestObjective)
 	}
+	// A trial's own test figures are the last fold's test block alone
+	// (market 3), which its train figures (markets 0-2) never count:
+	// markets 1 and 2 were tested in folds 1 and 2 but train in fold 3.
+	for tr, want := range []float64{1, -1} {
+		got := res.Trials[tr]
+		if got.Test == nil || got.TestObjective == nil {
+			t.Fatalf("walk forward trial %d: no test figures", tr)
+		}
+		if got.Train.NMarkets != 3 || got.Test.NMarkets != 1 || *got.TestObjective != want {
+			t.Errorf("walk forward trial %d: train over %d markets, test over %d, test objective %v; want 3 train markets and market 3 alone tested (%v)",
+				tr, got.Train.NMarkets, got.Test.NMarkets, *got.TestObjective, want)
+		}
+	}
 
 	// A fold that chooses another trial than the best: on market 0 trial 0
 	// makes 4 (against trial 1's 3), so fold 1 chooses it and tests it on
