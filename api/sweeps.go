@@ -231,7 +231,7 @@ type sweepRequest struct {
 	Markets struct {
 		Coin       string `json:"coin" enum:"BTC,ETH,SOL"`
 		MarketType string `json:"market_type" enum:"5m,15m,1hr,4hr,24hr" doc:"4hr and 24hr markets exist for BTC only."`
-		StartTime  string `json:"start_time,omitempty" format:"date-time" doc:"Only markets starting after this time."`
+		StartTime  string `json:"start_time,omitempty" format:"date-time" doc:"Only markets starting at or after this time (inclusive, unlike GET /v1/markets' start_time: a sweep from midnight includes the market that opens at midnight)."`
 		EndTime    string `json:"end_time,omitempty" format:"date-time" doc:"Only markets starting before this time."`
 		Count      int    `json:"count" minimum:"1" doc:"The newest this many resolved markets in the caller's window, run oldest first; the plan bounds it (400 naming the limit)."`
 	} `json:"markets"`
