@@ -141,8 +141,13 @@ func expand(p Parameter, k kindOfPath, at string) ([]any, error) {
 		vp := fmt.Sprintf("%s.values[%d]", at, i)
 		switch k.kind {
 		case kindNumber:
-			if _, ok := v.(float64); !ok {
+			f, ok := v.(float64)
+			if !ok {
 				return nil, invalid(vp, "%s must be a number: %s holds one", vp, p.Path)
+			}
+			if f == 0 {
+				v = 0.0 // -0 is 0: the same trial, which must not run twice
+				p.Values[i] = v
 			}
 		case kindBool:
 			if _, ok := v.(bool); !ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -183,6 +184,7 @@ func TestSweepValidation(t *testing.T) {
 		{"string for a number", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{"10"}}))), ProLimits, "parameters[0].values[0]", "must be a number"},
 		{"unknown enum value", body(set("parameters", param(map[string]any{"path": "/orderType", "values": []any{"FOK"}}))), ProLimits, "parameters[0].values[0]", "MARKET, LIMIT, GTC"},
 		{"repeated value", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "values": []any{10, 10}}))), ProLimits, "parameters[0].values[1]", "repeats"},
+		{"zero and minus zero", body(set("parameters", param(map[string]any{"path": "/entryConditions/0/value", "values": []any{0, math.Copysign(0, -1)}}))), ProLimits, "parameters[0].values[1]", "repeats"},
 		{"zero step", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 2, "step": 0}}))), ProLimits, "parameters[0].range.step", "above 0"},
 		// A step finer than the 12 decimals a range is counted in rounds
 		// to 0: it once looped forever on from = to, and said "expands to
