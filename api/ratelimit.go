@@ -447,17 +447,24 @@ func (l *rateLimiter) warn(ctx context.Context, log *slog.Logger, customerID str
 		"request_id", RequestID(ctx), "customer_id", customerID, "err", err)
 }
 
-// resetRateLimits clears the customer's counters of the current windows
-// under every tier, so that a tier change starts from nothing (SPEC 3.2),
-// and bumps the customer's generation, so that every process's auth cache
-// drops what it holds of the customer at its next request. It does nothing
-// without Redis.
+// resetRateLimits is ResetRateLimits on the server's Redis; it does
+// nothing without Redis.
 func (s *Server) resetRateLimits(ctx context.Context, customerID string) error {
 	if s.limiter == nil {
 		return nil
 	}
-	minute, day, _, _ := rateWindows(s.now())
-	keys := make([]string, 0, 2*len(store.Tiers))
+	return ResetRateLimits(ctx, s.limiter.rdb, customerID, s.now())
+}
+
+// ResetRateLimits clears the customer's counters of the current windows
+// (at now) under every tier, so that a tier change starts from nothing
+// (SPEC 3.2), and bumps the customer's generation, so that every
+// process's auth cache drops what it holds of the customer at its next
+// request (InvalidateCustomer). A billing webhook's tier change calls it,
+// and so does the CLI's set-tier.
+func ResetRateLimits(ctx context.Context, rdb redis.UniversalClient, customerID string, now time.Time) error {
+	minute, day, _, _ := rateWindows(now)
+	keys := make([]string, 0, 3*len(store.Tiers))
 	for _, t := range store.Tiers {
 		mk, dk := rateKeys(customerID, t, minute, day)
 		keys = append(keys, mk, dk)
@@ -468,7 +475,7 @@ func (s *Server) resetRateLimits(ctx context.Context, customerID string) error {
 		mk, _ := rateKeys(customerID, t, minute-1, day)
 		keys = append(keys, mk)
 	}
-	pipe := s.limiter.rdb.TxPipeline()
+	pipe := rdb.TxPipeline()
 	pipe.Del(ctx, keys...)
 	pipe.Incr(ctx, authGenKey(customerID))
 	if _, err := pipe.Exec(ctx); err != nil {

@@ -164,7 +164,9 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fmt.Errorf("set tier: %w", err)
 		}
-		tellAPIs(ctx, *redisURL, c.ID, stderr)
+		// A tier change starts the customer's rate limits from nothing, as
+		// a billing webhook's does (SPEC 3.2).
+		tellAPIs(ctx, *redisURL, c.ID, true, stderr)
 		// A plan without sweeps, or with smaller ones, stops the
 		// customer's running sweeps it could not have started, as the
 		// billing webhook does.
@@ -229,7 +231,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if c, err = st.SetCustomerLimits(ctx, c.ID, l); err != nil {
 			return fmt.Errorf("set limits: %w", err)
 		}
-		tellAPIs(ctx, *redisURL, c.ID, stderr)
+		tellAPIs(ctx, *redisURL, c.ID, false, stderr)
 		// Sweep sizes lowered stop the customer's running sweeps over them,
 		// as a plan change does.
 		if n, err := api.StopSweepsOffPlan(ctx, st, c); err != nil {
@@ -301,7 +303,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		tellAPIs(ctx, *redisURL, owner, stderr)
+		tellAPIs(ctx, *redisURL, owner, false, stderr)
 		return writeJSON(stdout, map[string]string{"key_id": *id, "status": "revoked"})
 	default:
 		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
@@ -316,10 +318,12 @@ func redisURLFlag(fs *flag.FlagSet) *string {
 
 // tellAPIs tells the api processes sharing the Redis at redisURL that the
 // customer changed, so that its next request is authenticated and limited
-// afresh everywhere (api.InvalidateCustomer). The change is stored
-// already: without Redis, or when Redis fails, it says so and when the
-// processes see the change anyway (their auth cache's lifetime).
-func tellAPIs(ctx context.Context, redisURL, customerID string, stderr io.Writer) {
+// afresh everywhere (api.InvalidateCustomer); with resetLimits (a tier
+// change) it also clears the customer's rate-limit counters
+// (api.ResetRateLimits). The change is stored already: without Redis, or
+// when Redis fails, it says so and when the processes see the change
+// anyway (their auth cache's lifetime).
+func tellAPIs(ctx context.Context, redisURL, customerID string, resetLimits bool, stderr io.Writer) {
 	const later = "running api processes apply the change within 5 s (their key cache) rather than at once"
 	if redisURL == "" {
 		fmt.Fprintln(stderr, "note: REDIS_URL is not set: "+later)
@@ -334,7 +338,11 @@ func tellAPIs(ctx context.Context, redisURL, customerID string, stderr io.Writer
 		rdb, err = openRedis(ctx, conn)
 	}
 	if err == nil {
-		err = api.InvalidateCustomer(ctx, rdb, customerID)
+		if resetLimits {
+			err = api.ResetRateLimits(ctx, rdb, customerID, time.Now())
+		} else {
+			err = api.InvalidateCustomer(ctx, rdb, customerID)
+		}
 		_ = rdb.Close()
 	}
 	if err != nil {

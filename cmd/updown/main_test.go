@@ -322,6 +322,14 @@ func TestProductionProcesses(t *testing.T) {
 		t.Errorf("revoked key: %d", status)
 	}
 
+	// A tier change starts the customer's rate limits from nothing, as a
+	// billing webhook's does: back on STARTER, the requests it made as
+	// STARTER earlier today count no more.
+	runCmd(t, "customers", "set-tier", "--email", "ada@example.com", "--tier", "STARTER")
+	if h := getHeaders(t, base+"/v1/markets?coin=BTC&limit=1", created.APIKey); h.Get("X-RateLimit-Remaining") != "999" {
+		t.Errorf("back on STARTER after set-tier, X-RateLimit-Remaining = %q after one request, want 999 of 1000", h.Get("X-RateLimit-Remaining"))
+	}
+
 	// Limits per customer are ENTERPRISE's, and hold at the next request.
 	if err := run(context.Background(), []string{"customers", "set-limits", "--email", "ADA@example.com", "--per-day", "777"}, io.Discard, &cerr); err == nil ||
 		!strings.Contains(err.Error(), "ENTERPRISE") {
