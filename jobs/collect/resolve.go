@@ -218,6 +218,13 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 		if found {
 			applyDetails(cur, f)
 		}
+		if verdict == "" {
+			// Settled by the series' rule while Polymarket keeps the
+			// market open: it awaits the verdict (AwaitsVerdict), even
+			// if the event shows a final price already (a settlement
+			// held up), so that it is looked at again and corrected.
+			cur.FinalPrice = nil
+		}
 		cur.Winner = &winner
 		cur.CoinPriceStart = &start
 		cur.CoinPriceEnd = &end

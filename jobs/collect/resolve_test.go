@@ -308,6 +308,56 @@ func TestResolverFallsBackToTheSeriesRule(t *testing.T) {
 	}
 }
 
+// TestResolverFallbackAwaitsTheVerdictBesidePublishedPrices checks a
+// market Polymarket leaves open past FallbackAfter although its event
+// already carries both reference prices (a settlement held up, as by a
+// dispute): the series' rule settles it for now, but it still awaits the
+// verdict (so that it is looked at again), and the verdict, when it comes,
+// corrects it.
+func TestResolverFallbackAwaitsTheVerdictBesidePublishedPrices(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	r := newRig(t, st, collect.NewPolymarketScheme())
+	ctx := context.Background()
+	up := r.poly.AddWindow(store.BTC, store.M15, time.Now().Add(-20*time.Minute))
+	r.poly.Edit(up, func(m *polytest.Market) { m.Unsettled, m.PricesWhileOpen = true, true })
+	// The recorded start price says the opposite of Polymarket.
+	wantStart, wantEnd := r.poly.ReferencePrices(up)
+	wrong := wantEnd + 1
+	if r.poly.Winner(up) == store.OutcomeDown {
+		wrong = wantEnd - 1
+	}
+	m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+		StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug, CoinPriceStart: &wrong}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	got, err := newResolver(t, r, later).Resolve(ctx, m.Slug)
+	if err != nil || !got.Resolved() {
+		t.Fatalf("after FallbackAfter: %+v %v", got, err)
+	}
+	if got.ResolutionSource != store.SourceRecorded || !collect.AwaitsVerdict(got) {
+		t.Errorf("settled by the rule while Polymarket keeps the market open: source %q, awaits verdict %v (final_price %v)",
+			got.ResolutionSource, collect.AwaitsVerdict(got), fmtF(got.FinalPrice))
+	}
+
+	r.poly.Edit(up, func(m *polytest.Market) { m.Unsettled = false })
+	fixed, err := newResolver(t, r, later).Resolve(ctx, m.Slug)
+	if err != nil || *fixed.Winner != r.poly.Winner(up) || *fixed.CoinPriceStart != wantStart || *fixed.CoinPriceEnd != wantEnd ||
+		collect.AwaitsVerdict(fixed) || fixed.ResolutionSource != store.SourceChainlink {
+		t.Errorf("after the verdict: %v winner %v prices %v → %v source %q; Polymarket %s %v → %v", err,
+			*fixed.Winner, *fixed.CoinPriceStart, *fixed.CoinPriceEnd, fixed.ResolutionSource, r.poly.Winner(up), wantStart, wantEnd)
+	}
+}
+
+func fmtF(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 // writeBetween is a resolver's store that writes the market once, with
 // write, right after the resolver's first read of it: another process (the
 // collector) writing while the resolver asks the upstreams.

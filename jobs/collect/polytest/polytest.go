@@ -144,6 +144,10 @@ type Market struct {
 	// Unsettled never settles: Gamma keeps it open with no eventMetadata
 	// prices, as when Polymarket is late.
 	Unsettled bool
+	// PricesWhileOpen publishes both reference prices in eventMetadata
+	// once the window has ended, while the market stays open (Unsettled:
+	// a settlement held up, as by a dispute).
+	PricesWhileOpen bool
 }
 
 // New starts a fake Polymarket, closed when the test ends.
@@ -445,6 +449,9 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 func (s *Server) metadataJSON(m *Market, now time.Time) any {
 	start, end := s.ReferencePrices(m)
 	if !s.closed(m, now) {
+		if m.PricesWhileOpen && !now.Before(m.End) {
+			return map[string]any{"priceToBeat": start, "finalPrice": end}
+		}
 		if s.opts.PriceToBeatAfter > 0 && !now.Before(m.Start.Add(s.opts.PriceToBeatAfter)) {
 			return map[string]any{"priceToBeat": start, "finalPrice": nil}
 		}
