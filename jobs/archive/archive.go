@@ -345,6 +345,7 @@ type importer struct {
 	events         int64
 	skipped        int64
 	noPrice        int64
+	badTrades      int64 // trades left out: the store cannot keep them
 	done, total    atomic.Int64
 	imported       atomic.Int64
 }
@@ -391,6 +392,9 @@ func (im *importer) run(began time.Time) (Summary, error) {
 		err = werr
 	}
 	report(true)
+	if im.badTrades > 0 {
+		im.opt.Logger.Warn("trades the store cannot keep were left out", "trades", im.badTrades)
+	}
 	sum.Events, sum.Skipped, sum.SkippedMarkets, sum.NoPrice = atomic.LoadInt64(&im.events), im.skipped, len(im.unknown), im.noPrice
 	return sum, err
 }
@@ -910,8 +914,18 @@ func (r *run) trade(e *book.Event, t time.Time) {
 		return
 	}
 	tr := e.Trade
-	r.trades = append(r.trades, store.MarketTrade{Time: t.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
-		Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash})
+	mt := store.MarketTrade{Time: t.UTC().Truncate(time.Millisecond), Outcome: outcome, Price: tr.Price,
+		Size: tr.Size, Side: tr.Side, FeeRateBps: tr.FeeRateBps, TxHash: tr.TxHash}
+	if err := mt.Check(); err != nil {
+		// One the store refuses (no side) would fail the whole import at
+		// its write: it is left out, as the collector leaves it out.
+		if r.im.badTrades++; r.im.badTrades == 1 {
+			r.im.opt.Logger.Warn("a trade the store cannot keep is left out (further ones are counted at the end)",
+				"market", r.m.Slug, "tx_hash", tr.TxHash, "err", err)
+		}
+		return
+	}
+	r.trades = append(r.trades, mt)
 }
 
 func firstAtOrAfter(t time.Time, d time.Duration) time.Time {
