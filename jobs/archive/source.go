@@ -217,7 +217,9 @@ func frameError(pos Pos, frame []byte, err error) error {
 // chainlinkFrame reads a real-time data frame of the Chainlink price
 // feed, {"topic":"crypto_prices_chainlink","payload":{"symbol":"btc/usd",
 // "timestamp":ms,"value":N}}, as raw dumps keep them beside the market
-// channel; ok is false for any other frame.
+// channel; ok is false for any other frame, the same socket's Binance
+// prices (topic crypto_prices, "btcusdt") among them: markets do not
+// settle on those, and a dump that kept both would mix two prices.
 func chainlinkFrame(b []byte) (coinPoint, bool, error) {
 	if b[0] != '{' || !bytes.Contains(b[:min(len(b), 200)], []byte(`"topic"`)) {
 		return coinPoint{}, false, nil
@@ -230,7 +232,7 @@ func chainlinkFrame(b []byte) (coinPoint, bool, error) {
 			Value     book.Num  `json:"value"`
 		} `json:"payload"`
 	}
-	if err := json.Unmarshal(b, &f); err != nil || !strings.Contains(f.Topic, "crypto_prices") {
+	if err := json.Unmarshal(b, &f); err != nil || !strings.HasPrefix(f.Topic, chainlinkTopic) {
 		return coinPoint{}, false, nil
 	}
 	var ms int64
@@ -242,6 +244,9 @@ func chainlinkFrame(b []byte) (coinPoint, bool, error) {
 	}
 	return coinPoint{symbol: strings.ToLower(f.Payload.Symbol), at: time.UnixMilli(ms).UTC(), value: f.Payload.Value.V}, true, nil
 }
+
+// chainlinkTopic is the real-time data socket's topic of Chainlink prices.
+const chainlinkTopic = "crypto_prices_chainlink"
 
 // errFirstFound ends the read of a file's first timed event.
 var errFirstFound = errors.New("first event found")
