@@ -149,6 +149,9 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 	verdict := f.market.outcome()
 	published := m.PriceToBeat != nil && m.FinalPrice != nil
 	late := now.Sub(m.EndTime) >= r.cfg.FallbackAfter
+	// A verdict that contradicts the series' rule waits this long after
+	// the end for the reference prices that would confirm it, then wins.
+	verdictWaited := now.Sub(m.EndTime) >= 4*r.cfg.FallbackAfter
 	var winner, source string
 	var start, end float64
 	switch {
@@ -159,8 +162,11 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 			r.log.WarnContext(ctx, "Polymarket's verdict differs from its own reference prices; keeping the verdict",
 				"market", slug, "verdict", verdict, "price_to_beat", start, "final_price", end)
 		}
-	case m.Resolved():
-		// Settled by the rule before; Polymarket has still not spoken.
+	case m.Resolved() && (verdict == "" || verdict == *m.Winner || !verdictWaited):
+		// Settled by the rule before; Polymarket has still not spoken,
+		// or has given a verdict whose prices may yet come. (One that
+		// contradicts the rule and whose prices never came is kept, as
+		// for a market not settled before: the default case.)
 		if verdict != "" && verdict != *m.Winner {
 			r.log.WarnContext(ctx, "Polymarket's verdict differs from the fallback; waiting for its reference prices to correct it",
 				"market", slug, "verdict", verdict, "fallback", *m.Winner)
@@ -179,7 +185,7 @@ func (r *Resolver) Resolve(ctx context.Context, slug string) (store.Market, erro
 		}
 		winner = ruleWinner(m.MarketType, start, end)
 		if verdict != "" && verdict != winner {
-			if now.Sub(m.EndTime) < 4*r.cfg.FallbackAfter {
+			if !verdictWaited {
 				return store.Market{}, fmt.Errorf("resolve %s: %w: verdict %s but %s prices %v → %v say %s; waiting for Polymarket's reference prices",
 					slug, ErrNotSettled, verdict, source, start, end, winner)
 			}

@@ -351,6 +351,54 @@ func TestResolverFallbackAwaitsTheVerdictBesidePublishedPrices(t *testing.T) {
 	}
 }
 
+// TestResolverFallbackTakesAVerdictThatComesWithoutPrices checks a market
+// the series' rule settled while Polymarket was late, whose verdict then
+// comes without its reference prices (and they never come): the verdict
+// waits for them as long as a first resolution would (4 × FallbackAfter
+// after the end), then replaces the rule's winner, as it does for a market
+// not settled before.
+func TestResolverFallbackTakesAVerdictThatComesWithoutPrices(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	r := newRig(t, st, collect.NewPolymarketScheme())
+	ctx := context.Background()
+	up := r.poly.AddWindow(store.ETH, store.M15, time.Now().Add(-20*time.Minute))
+	r.poly.Edit(up, func(m *polytest.Market) { m.Unsettled, m.NoReferencePrices = true, true })
+	// The recorded start price says the opposite of Polymarket.
+	_, end := r.poly.ReferencePrices(up)
+	wrong := end + 1
+	if r.poly.Winner(up) == store.OutcomeDown {
+		wrong = end - 1
+	}
+	m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+		StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug, CoinPriceStart: &wrong}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	at := func(d time.Duration) func() time.Time { return func() time.Time { return up.End.Add(d) } }
+	got, err := newResolver(t, r, at(2*time.Hour)).Resolve(ctx, m.Slug)
+	if err != nil || !got.Resolved() || *got.Winner == r.poly.Winner(up) || !collect.AwaitsVerdict(got) {
+		t.Fatalf("the rule's fallback: %v %+v", err, got)
+	}
+	rule := *got.Winner
+
+	r.poly.Edit(up, func(m *polytest.Market) { m.Unsettled = false })
+	if got, err := newResolver(t, r, at(3*time.Hour)).Resolve(ctx, m.Slug); err != nil || *got.Winner != rule {
+		t.Errorf("a verdict without prices, 3 h after the end: winner %v (%v), want the rule's %s while its prices may come", fmtF2(got.Winner), err, rule)
+	}
+	got, err = newResolver(t, r, at(5*time.Hour)).Resolve(ctx, m.Slug)
+	if err != nil || *got.Winner != r.poly.Winner(up) {
+		t.Errorf("a verdict without prices, 5 h after the end: winner %v (%v), want Polymarket's %s", fmtF2(got.Winner), err, r.poly.Winner(up))
+	}
+}
+
+func fmtF2(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 func fmtF(p *float64) any {
 	if p == nil {
 		return nil

@@ -148,6 +148,9 @@ type Market struct {
 	// once the window has ended, while the market stays open (Unsettled:
 	// a settlement held up, as by a dispute).
 	PricesWhileOpen bool
+	// NoReferencePrices settles the market (closed, outcomePrices) but
+	// never publishes its reference prices in eventMetadata.
+	NoReferencePrices bool
 }
 
 // New starts a fake Polymarket, closed when the test ends.
@@ -455,6 +458,9 @@ func (s *Server) metadataJSON(m *Market, now time.Time) any {
 		if s.opts.PriceToBeatAfter > 0 && !now.Before(m.Start.Add(s.opts.PriceToBeatAfter)) {
 			return map[string]any{"priceToBeat": start, "finalPrice": nil}
 		}
+		return nil
+	}
+	if m.NoReferencePrices {
 		return nil
 	}
 	return map[string]any{"priceToBeat": start, "finalPrice": end}
