@@ -266,9 +266,11 @@ func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, e
 				*s.dst = []book.Level{}
 				continue
 			}
-			if err := json.Unmarshal(raw, s.dst); err != nil {
+			levels, err := pmxtLevels(raw)
+			if err != nil {
 				return bad(s.name, fmt.Errorf("not a JSON list of levels: %w", err))
 			}
+			*s.dst = levels
 		}
 	case "price_change":
 		w.PriceChanges = []book.WireChange{{AssetID: w.AssetID, Price: w.Price, Size: w.Size, Side: w.Side, BestBid: w.BestBid, BestAsk: w.BestAsk}}
@@ -287,6 +289,27 @@ func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, e
 		return book.Event{}, 0, frameError(pos, []byte("{}"), err)
 	}
 	return ev, received, nil
+}
+
+// pmxtLevels reads a book row's side: [["price","size"],...] as the PMXT
+// archive v2 writes it, or the market channel's [{"price","size"},...].
+func pmxtLevels(raw []byte) ([]book.Level, error) {
+	var pairs [][]book.Num
+	if json.Unmarshal(raw, &pairs) == nil {
+		out := make([]book.Level, len(pairs))
+		for i, p := range pairs {
+			if len(p) != 2 {
+				return nil, fmt.Errorf("level %d has %d values, want a price and a size", i+1, len(p))
+			}
+			out[i] = book.Level{Price: p[0], Size: p[1]}
+		}
+		return out, nil
+	}
+	var levels []book.Level
+	if err := json.Unmarshal(raw, &levels); err != nil {
+		return nil, err
+	}
+	return levels, nil
 }
 
 // intOf reads an integer column written as an integer or as text.
