@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/updown/updown/jobs/book"
 )
@@ -48,6 +50,9 @@ type pmxtFile struct {
 	f    *os.File
 	pf   *parquet.File
 	cols [16]int // PMXTColumns[i]'s column index in the file
+	// scales are the scales of PMXTColumns[i] when it is a DECIMAL (the
+	// archive's prices, sizes and ticks), -1 when it is not.
+	scales [16]int
 	// hour is the UTC hour the file holds (its first row's).
 	hour time.Time
 	// names interns the texts that repeat from row to row (markets,
@@ -91,6 +96,12 @@ func openPMXT(name string) (*pmxtFile, error) {
 			return nil, &InputError{Pos: Pos{File: name}, Field: c, Err: fmt.Errorf("the Parquet file has no column %q: pmxt-v2 files have the 16 columns %v", c, PMXTColumns)}
 		}
 		p.cols[i] = leaf.ColumnIndex
+		p.scales[i] = -1
+		if lt := leaf.Node.Type().LogicalType(); lt != nil {
+			if d, ok := lt.Value.(*format.DecimalType); ok {
+				p.scales[i] = int(d.Scale)
+			}
+		}
 	}
 	return p, nil
 }
@@ -250,7 +261,7 @@ func (p *pmxtFile) event(vals *[16]parquet.Value, pos Pos) (book.Event, int64, e
 	}{{colPrice, "price", &w.Price}, {colSize, "size", &w.Size}, {colBestBid, "best_bid", &w.BestBid}, {colBestAsk, "best_ask", &w.BestAsk},
 		{colFee, "fee_rate_bps", &w.FeeRateBps}, {colOldTick, "old_tick_size", &w.OldTickSize}, {colNewTick, "new_tick_size", &w.NewTickSize}}
 	for _, n := range nums {
-		if *n.dst, err = numOf(vals[n.col]); err != nil {
+		if *n.dst, err = numOf(vals[n.col], p.scales[n.col]); err != nil {
 			return bad(n.name, err)
 		}
 	}
@@ -312,6 +323,33 @@ func pmxtLevels(raw []byte) ([]book.Level, error) {
 	return levels, nil
 }
 
+// decimalOf reads a DECIMAL column of the scale, as the PMXT archive v2
+// types its prices, sizes and ticks: an integer, or (as pyarrow writes
+// decimals) a big-endian two's complement integer of fixed length, times
+// 10^-scale, read as the float nearest the decimal.
+func decimalOf(v parquet.Value, scale int) (book.Num, error) {
+	var n *big.Int
+	switch v.Kind() {
+	case parquet.Int32:
+		n = big.NewInt(int64(v.Int32()))
+	case parquet.Int64:
+		n = big.NewInt(v.Int64())
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		b := v.ByteArray()
+		if len(b) == 0 {
+			return book.Num{}, nil
+		}
+		n = new(big.Int).SetBytes(b)
+		if b[0]&0x80 != 0 { // negative
+			n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+		}
+	default:
+		return book.Num{}, fmt.Errorf("a %v is not a decimal", v.Kind())
+	}
+	f, _ := new(big.Rat).SetFrac(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)).Float64()
+	return book.Num{V: f, Set: true}, nil
+}
+
 // intOf reads an integer column written as an integer or as text.
 func intOf(v parquet.Value) (int64, error) {
 	if v.IsNull() {
@@ -336,9 +374,12 @@ func intOf(v parquet.Value) (int64, error) {
 
 // numOf reads a decimal column written as a number or as text; null and
 // "" are unset.
-func numOf(v parquet.Value) (book.Num, error) {
+func numOf(v parquet.Value, scale int) (book.Num, error) {
 	if v.IsNull() {
 		return book.Num{}, nil
+	}
+	if scale >= 0 {
+		return decimalOf(v, scale)
 	}
 	switch v.Kind() {
 	case parquet.Double:
