@@ -565,7 +565,8 @@ func TestCurveIndices(t *testing.T) {
 	}{
 		{name: "all fit", n: 5, events: evs(1, 3), budget: 5, want: []int{0, 1, 2, 3, 4}},
 		{name: "evenly spaced plus trades and the last", n: 10, events: evs(3, 7), budget: 5, want: []int{0, 3, 5, 7, 9}},
-		{name: "trades alone exceed the budget", n: 10, events: evs(1, 2, 3, 4, 5, 6, 10), budget: 3, want: []int{2, 4, 9}},
+		{name: "trades alone exceed the budget", n: 10, events: evs(1, 2, 3, 4, 5, 6, 10), budget: 3, want: []int{0, 3, 9}},
+		{name: "trades alone exceed the budget, one on the first snapshot", n: 10, events: evs(0, 1, 2, 3, 4, 5, 6), budget: 4, want: []int{0, 2, 4, 9}},
 		{name: "large", n: 288000, events: evs(5, 6, 100000, 287999, 288000), budget: 999},
 		{name: "trade on every snapshot", n: 5000, events: evs(seq(5000)...), budget: 1000},
 	}
@@ -585,6 +586,9 @@ func TestCurveIndices(t *testing.T) {
 			}
 			if got[len(got)-1] != tt.n-1 {
 				t.Errorf("last index %d, want %d", got[len(got)-1], tt.n-1)
+			}
+			if got[0] != 0 {
+				t.Errorf("first index %d, want 0: the curve starts at the first snapshot", got[0])
 			}
 			if len(tt.events) < tt.budget {
 				have := map[int]bool{}

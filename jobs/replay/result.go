@@ -387,8 +387,10 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 // curveIndices picks at most budget snapshot indices out of n, ascending:
 // every snapshot with a trade event and the last snapshot, topped up with
 // evenly spaced ones (the first always among them). All n when they fit. If
-// the trade snapshots alone exceed the budget, an evenly spaced selection of
-// them is kept, ending with the last snapshot, so the bound always holds.
+// the trade snapshots alone exceed the budget, the first snapshot and an
+// evenly spaced selection of the others are kept, ending with the last
+// snapshot, so the bound always holds and the curve still starts where the
+// market's recording does.
 func curveIndices(n int, events []event, budget int) []int {
 	if n <= budget {
 		all := make([]int, n)
@@ -405,9 +407,18 @@ func curveIndices(n int, events []event, budget int) []int {
 	}
 	must = append(must, n-1)
 	if len(must) >= budget {
-		out := make([]int, budget)
-		for k := range out {
-			out[k] = must[(k+1)*len(must)/budget-1]
+		// The first snapshot, where the curve starts, then an evenly
+		// spaced selection of the trade snapshots after it, ending with
+		// the last snapshot.
+		out := make([]int, 0, budget)
+		if budget > 1 {
+			out = append(out, 0)
+			if must[0] == 0 {
+				must = must[1:]
+			}
+		}
+		for k, m := 0, cap(out)-len(out); k < m; k++ {
+			out = append(out, must[(k+1)*len(must)/m-1])
 		}
 		return out
 	}
