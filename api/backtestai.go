@@ -691,6 +691,12 @@ func bodyError(err error, prefix string) *Error {
 		if field == "" { // the body itself, e.g. [] for {...}
 			return Errorf(http.StatusBadRequest, CodeValidation, "the body must be a JSON %s, not a JSON %s", what, te.Value)
 		}
+		if n, ok := strings.CutPrefix(te.Value, "number "); ok && isFloat(te.Type) {
+			// A number where a number goes, that a float64 cannot hold
+			// (1e400): "must be a number, not a JSON number" misleads.
+			return (&Error{Status: http.StatusBadRequest, Code: code,
+				Message: field + " " + n + " is out of range: it is too large to be read as a number"}).With("field", field)
+		}
 		return (&Error{Status: http.StatusBadRequest, Code: code,
 			Message: field + " must be " + article + what + ", not a JSON " + te.Value}).With("field", field)
 	case errors.As(err, &se):
@@ -700,6 +706,14 @@ func bodyError(err error, prefix string) *Error {
 		return Errorf(http.StatusBadRequest, CodeValidation, "%s could not be read: %s", prefix, err.Error()).With("field", prefix)
 	}
 	return Errorf(http.StatusBadRequest, CodeValidation, "the body could not be read: %s", err.Error())
+}
+
+// isFloat reports whether t, or what it points to, is a float type.
+func isFloat(t reflect.Type) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t != nil && (t.Kind() == reflect.Float64 || t.Kind() == reflect.Float32)
 }
 
 // Documentation of the bodies, for the OpenAPI document. The handlers

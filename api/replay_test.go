@@ -184,6 +184,34 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 	}
 }
 
+// TestReplayNumberBeyondFloat: a number too large for a float64 (1e400)
+// where a number goes is out of range, said so; it was "positionSize must
+// be a number, not a JSON number 1e400", which tells a client that sent a
+// number to send a number.
+func TestReplayNumberBeyondFloat(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	for _, tc := range []struct{ field, body string }{
+		{"positionSize", strings.Replace(replayBody(slug, nil), `"positionSize":100`, `"positionSize":1e400`, 1)},
+		{"maxLossPercent", strings.Replace(replayBody(slug, nil), `"positionSize":100`, `"positionSize":100,"maxLossPercent":-1e400`, 1)},
+		{"entryConditions[0].value", strings.Replace(replayBody(slug, nil), `"value":0.6`, `"value":1e999`, 1)},
+	} {
+		e := wantError(t, b.replay(store.Pro, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")
+		d, _ := e["details"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if d["field"] != tc.field || !strings.Contains(msg, "is out of range") || strings.Contains(msg, "must be a number") {
+			t.Errorf("%s: field %v, message %q; want the field named and its number out of range", tc.field, d["field"], msg)
+		}
+	}
+	// A string where a number goes is still a value of the wrong kind.
+	e := wantError(t, b.replay(store.Pro, strings.Replace(replayBody(slug, nil), `"positionSize":100`, `"positionSize":"1e400"`, 1)),
+		http.StatusBadRequest, "VALIDATION_ERROR")
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "positionSize must be a number, not a JSON string") {
+		t.Errorf("a string for positionSize: %q", msg)
+	}
+}
+
 func TestReplayThroughWorker(t *testing.T) {
 	t.Parallel()
 	b, q := replaySetup(t, 30*time.Second, true)
