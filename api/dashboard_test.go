@@ -274,6 +274,56 @@ func TestSeries(t *testing.T) {
 	wantError(t, b.get(store.Starter, "/v1/markets/"+eth+"/series"), http.StatusForbidden, "TIER_ACCESS_DENIED")
 }
 
+// TestSeriesAnswersEverySnapshotOfASmallMarket: a market with no more
+// snapshots than points answers each snapshot as its own bucket, as
+// points' documentation says, however unevenly its snapshots are spread
+// over its window: a market recorded for only 30 s of its 15 minutes (a
+// collector that joined late, a short imported dump) was drawn from 4
+// buckets of its 100 snapshots at points=100.
+func TestSeriesAnswersEverySnapshotOfASmallMarket(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	start := now.Truncate(15 * time.Minute).Add(-30 * time.Minute) // a fixture 15m market without snapshots
+	slug := slugOf(store.BTC, store.M15, start)
+	snaps := make([]store.Snapshot, 100)
+	for i := range snaps {
+		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i) * 300 * time.Millisecond), PriceUp: 0.5 + float64(i)/1000,
+			PriceDown: 0.5, CoinPrice: 95_000 + float64(i)}
+	}
+	if err := st.AppendSnapshots(t.Context(), slug, snaps); err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t, func(o *setupOpts) { o.store = st })
+	for _, points := range []int{100, 2000, 5000} {
+		r := b.get(store.Pro, fmt.Sprintf("/v1/markets/%s/series?points=%d", slug, points))
+		var s seriesResp
+		if err := json.Unmarshal(r.body, &s); err != nil || r.status != http.StatusOK {
+			t.Fatalf("points=%d: %d %v %s", points, r.status, err, r.body)
+		}
+		d := s.Data
+		if d.Snapshots != 100 || len(d.Time) != 100 || len(d.Index) != 100 || len(d.PriceUp.First) != 100 {
+			t.Fatalf("points=%d: %d buckets (%d ms wide) of %d snapshots, want one per snapshot", points, len(d.Time), d.BucketMs, d.Snapshots)
+		}
+		seen := map[int64]bool{}
+		for i := range 100 {
+			at := snaps[i].Time.UnixMilli()
+			if d.Time[i] != at || d.Index[i] != i || d.PriceUp.First[i] != snaps[i].PriceUp ||
+				d.PriceUp.Min[i] != snaps[i].PriceUp || d.PriceUp.Max[i] != snaps[i].PriceUp || d.CoinPrice.First[i] != snaps[i].CoinPrice {
+				t.Fatalf("points=%d: bucket %d is time %d index %d price_up %v..%v, want snapshot %d", points, i, d.Time[i], d.Index[i],
+					d.PriceUp.Min[i], d.PriceUp.Max[i], i)
+			}
+			// The buckets still tile the window from start_time: each
+			// snapshot lies in a bucket of its own.
+			k := (at - start.UnixMilli()) / d.BucketMs
+			if seen[k] {
+				t.Fatalf("points=%d: two snapshots in bucket %d of %d ms", points, k, d.BucketMs)
+			}
+			seen[k] = true
+		}
+	}
+}
+
 // TestDashboardOpenAPI: the new endpoints are documented with their
 // schemes and real status codes.
 func TestDashboardOpenAPI(t *testing.T) {

@@ -22,7 +22,7 @@ const (
 
 type seriesInput struct {
 	Slug   string `path:"slug" doc:"Market slug." example:"btc-updown-24hr-1777420800"`
-	Points int    `query:"points" default:"2000" minimum:"100" maximum:"5000" doc:"Most buckets to answer (100 to 5,000). A market with fewer snapshots answers each one as its own bucket."`
+	Points int    `query:"points" default:"2000" minimum:"100" maximum:"5000" doc:"Most buckets to answer (100 to 5,000). A market with no more snapshots answers each one as its own bucket."`
 }
 
 // seriesBand is one value's buckets, aligned with seriesJSON.Time.
@@ -35,7 +35,7 @@ type seriesBand struct {
 type seriesJSON struct {
 	Market    marketJSON `json:"market"`
 	Points    int        `json:"points" doc:"The number of buckets asked for."`
-	BucketMs  int64      `json:"bucket_ms" doc:"Each bucket's width in milliseconds; buckets tile the market from start_time to end_time."`
+	BucketMs  int64      `json:"bucket_ms" doc:"Each bucket's width in milliseconds; buckets tile the market from start_time to end_time. A market with no more snapshots than points has buckets narrow enough to hold one snapshot each."`
 	Snapshots int        `json:"snapshots" doc:"Snapshots the buckets summarize (all the market has)."`
 	Time      []int64    `json:"time" doc:"Epoch milliseconds of each non-empty bucket's first snapshot, ascending. Buckets without snapshots are left out."`
 	Index     []int      `json:"index" doc:"Each bucket's first snapshot's position in time order (0: the oldest), so that /snapshots?limit=1&offset={snapshots-1-index} answers that very snapshot (with its books)."`
@@ -105,6 +105,13 @@ func downsample(m store.Market, snaps []store.Snapshot, points int) seriesJSON {
 		}
 	}
 	width := max(int64(math.Ceil(float64(span)/float64(points))), 1)
+	if len(snaps) <= points {
+		// Each snapshot its own bucket, as points' documentation says,
+		// however unevenly the snapshots spread over the window: buckets no
+		// wider than the closest two snapshots are apart put every one in
+		// a bucket of its own, and only non-empty buckets are answered.
+		width = min(width, closestApartMs(snaps))
+	}
 	out := seriesJSON{Market: toMarketJSON(m), Points: points, BucketMs: width, Snapshots: len(snaps)}
 	n := min(len(snaps), points)
 	out.Time, out.Index = make([]int64, 0, n), make([]int, 0, n)
@@ -132,4 +139,17 @@ func downsample(m store.Market, snaps []store.Snapshot, points int) seriesJSON {
 		}
 	}
 	return out
+}
+
+// closestApartMs is the least distance in milliseconds between two
+// consecutive snapshots (ascending) at different milliseconds, at least 1;
+// math.MaxInt64 when there are no two such snapshots.
+func closestApartMs(snaps []store.Snapshot) int64 {
+	closest := int64(math.MaxInt64)
+	for i := 1; i < len(snaps); i++ {
+		if d := snaps[i].Time.UnixMilli() - snaps[i-1].Time.UnixMilli(); d > 0 {
+			closest = min(closest, d)
+		}
+	}
+	return closest
 }
