@@ -145,7 +145,8 @@ var (
 func (e *Error) ContentType(string) string { return "application/json" }
 
 // WriteCSV writes the page in the export's CSV form (updown export
-// --format csv): one snapshot a line, books as JSON in their cells.
+// --format csv): one snapshot a line, each book in a cell as "bids|asks",
+// price:size levels parted by spaces (transfer.CSV).
 func (p *snapshotPageBody) WriteCSV(w io.Writer) error {
 	if p.encoded != nil {
 		// A page served from the cache is JSON bytes only: writing its

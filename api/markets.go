@@ -318,7 +318,15 @@ func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 // and a bare date.
 var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02"}
 
-// parseTimeParam reads epoch milliseconds or ISO 8601 (isoLayouts).
+// parseTimeParam reads epoch milliseconds or ISO 8601 (isoLayouts). The
+// date and time may be parted by a space (as Python's str(datetime) and
+// Postgres write them) or a small t, and UTC be a small z, as RFC 3339
+// allows.
+//
+// Epoch seconds of this century (ten or eleven digits) are refused, with
+// the milliseconds they likely meant: read as milliseconds they would be
+// days of January 1970, before any market, and the answer the whole
+// history as if no time had been given.
 func parseTimeParam(loc, v string) (*time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -328,8 +336,19 @@ func parseTimeParam(loc, v string) (*time.Time, error) {
 		if ms < 0 || ms > 253402300799999 { // year 9999
 			return nil, invalidParam(loc, v, "time out of range: use epoch milliseconds between 0 and 253402300799999")
 		}
+		if ms >= 1e9 && ms < 1e11 {
+			return nil, invalidParam(loc, v, fmt.Sprintf("%s looks like epoch seconds (%s UTC): times are epoch milliseconds, %s000, or ISO 8601",
+				v, time.Unix(ms, 0).UTC().Format(time.RFC3339), v))
+		}
 		t := time.UnixMilli(ms).UTC()
 		return &t, nil
+	}
+	sent := v
+	if len(v) > 10 && (v[10] == ' ' || v[10] == 't') {
+		v = v[:10] + "T" + v[11:]
+	}
+	if strings.HasSuffix(v, "z") {
+		v = v[:len(v)-1] + "Z"
 	}
 	if t, ok := parseISO(v); ok {
 		return &t, nil
@@ -338,10 +357,10 @@ func parseTimeParam(loc, v string) (*time.Time, error) {
 		if _, ok := parseISO(v[:i] + "+" + v[i+1:]); ok {
 			// A query string's + means a space: the offset's sign was
 			// sent unescaped.
-			return nil, invalidParam(loc, v, "a + in a query string is read as a space: send the zone offset's + as %2B (e.g. 2026-04-29T15:00:00%2B02:00), or the time in UTC with Z")
+			return nil, invalidParam(loc, sent, "a + in a query string is read as a space: send the zone offset's + as %2B (e.g. 2026-04-29T15:00:00%2B02:00), or the time in UTC with Z")
 		}
 	}
-	return nil, invalidParam(loc, v, "expected epoch milliseconds (e.g. 1777467600000) or ISO 8601 (e.g. 2026-04-29T13:00:00Z)")
+	return nil, invalidParam(loc, sent, "expected epoch milliseconds (e.g. 1777467600000) or ISO 8601 (e.g. 2026-04-29T13:00:00Z)")
 }
 
 // parseISO reads v in one of isoLayouts, as UTC.

@@ -174,11 +174,25 @@ func TestTimeParamForms(t *testing.T) {
 		from.Format("2006-01-02T15:04Z07:00"),
 		from.In(east).Format("2006-01-02T15:04Z07:00"),
 		from.In(east).Format("2006-01-02T15:04:05.000Z07:00"),
+		// Python's str(datetime) and Postgres part date and time with a
+		// space; RFC 3339 allows small letters.
+		from.Format("2006-01-02 15:04:05-07:00"),
+		from.In(east).Format("2006-01-02 15:04:05.999999-07:00"),
+		strings.ToLower(from.Format(time.RFC3339)),
 	} {
 		p := decode[rangePage](t, b.get(store.Pro, base+url.QueryEscape(v)))
 		if p.Matched != want {
 			t.Errorf("start_time=%s: matched %d, want %d", v, p.Matched, want)
 		}
+	}
+
+	// Epoch seconds read as milliseconds would be January 1970, before
+	// any market: refused with the milliseconds they likely meant.
+	sec := itoa(from.Unix())
+	r := b.get(store.Pro, base+sec)
+	wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+	if !strings.Contains(string(r.body), "epoch seconds") || !strings.Contains(string(r.body), sec+"000") {
+		t.Errorf("start_time=%s (epoch seconds): the message does not say so, nor give %s000: %s", sec, sec, r.body)
 	}
 
 	// "+02:00" unescaped in a query string is " 02:00".
