@@ -562,11 +562,15 @@ func TestCurveIndices(t *testing.T) {
 		events []event
 		budget int
 		want   []int // nil: check only the invariants
+		maxGap int   // when set, the most snapshots between two points
 	}{
 		{name: "all fit", n: 5, events: evs(1, 3), budget: 5, want: []int{0, 1, 2, 3, 4}},
 		{name: "evenly spaced plus trades and the last", n: 10, events: evs(3, 7), budget: 5, want: []int{0, 3, 5, 7, 9}},
 		{name: "trades alone exceed the budget", n: 10, events: evs(1, 2, 3, 4, 5, 6, 10), budget: 3, want: []int{0, 3, 9}},
-		{name: "trades alone exceed the budget, one on the first snapshot", n: 10, events: evs(0, 1, 2, 3, 4, 5, 6), budget: 4, want: []int{0, 2, 4, 9}},
+		{name: "trades alone exceed the budget, one on the first snapshot", n: 10, events: evs(0, 1, 2, 3, 4, 5, 6), budget: 4, want: []int{0, 3, 5, 9}},
+		// Trading on every snapshot of the first hour, then holding to the
+		// end: half the points still cover the hold.
+		{name: "trades early, then a long hold", n: 288000, events: evs(seq(12000)...), budget: 1000, maxGap: 2 * 288000 / 1000},
 		{name: "large", n: 288000, events: evs(5, 6, 100000, 287999, 288000), budget: 999},
 		{name: "trade on every snapshot", n: 5000, events: evs(seq(5000)...), budget: 1000},
 	}
@@ -589,6 +593,12 @@ func TestCurveIndices(t *testing.T) {
 			}
 			if got[0] != 0 {
 				t.Errorf("first index %d, want 0: the curve starts at the first snapshot", got[0])
+			}
+			for i := 1; tt.maxGap > 0 && i < len(got); i++ {
+				if got[i]-got[i-1] > tt.maxGap {
+					t.Errorf("no point between snapshots %d and %d: a gap of over %d", got[i-1], got[i], tt.maxGap)
+					break
+				}
 			}
 			if len(tt.events) < tt.budget {
 				have := map[int]bool{}

@@ -387,10 +387,11 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 // curveIndices picks at most budget snapshot indices out of n, ascending:
 // every snapshot with a trade event and the last snapshot, topped up with
 // evenly spaced ones (the first always among them). All n when they fit. If
-// the trade snapshots alone exceed the budget, the first snapshot and an
-// evenly spaced selection of the others are kept, ending with the last
-// snapshot, so the bound always holds and the curve still starts where the
-// market's recording does.
+// the trade snapshots alone exceed the budget, half the points are evenly
+// spaced over the market and the other half an evenly spaced selection of
+// the trade snapshots, ending with the last snapshot: the bound holds, the
+// curve starts where the market's recording does, and no stretch of the
+// market (a position held after a burst of trades) goes without points.
 func curveIndices(n int, events []event, budget int) []int {
 	if n <= budget {
 		all := make([]int, n)
@@ -407,18 +408,36 @@ func curveIndices(n int, events []event, budget int) []int {
 	}
 	must = append(must, n-1)
 	if len(must) >= budget {
-		// The first snapshot, where the curve starts, then an evenly
-		// spaced selection of the trade snapshots after it, ending with
-		// the last snapshot.
-		out := make([]int, 0, budget)
-		if budget > 1 {
-			out = append(out, 0)
-			if must[0] == 0 {
-				must = must[1:]
+		// More trade snapshots than points: half the points evenly spaced
+		// over the market, from its first snapshot, so that a stretch
+		// without trades (a position held for hours) still shows on the
+		// curve; the other half an evenly spaced selection of the other
+		// trade snapshots, the last snapshot the last of them. n > budget
+		// here, so the evenly spaced points are distinct and miss n-1, and
+		// at least budget/2 trade snapshots are left to select from.
+		even := budget / 2
+		rest := make([]int, 0, len(must))
+		for i, k := 0, 0; i < len(must); i++ {
+			for k < even && k*n/even < must[i] {
+				k++
 			}
+			if k < even && k*n/even == must[i] {
+				continue
+			}
+			rest = append(rest, must[i])
 		}
-		for k, m := 0, cap(out)-len(out); k < m; k++ {
-			out = append(out, must[(k+1)*len(must)/m-1])
+		picks := budget - even
+		out := make([]int, 0, budget)
+		j := 0
+		for k := range even {
+			i := k * n / even
+			for ; j < picks && rest[(j+1)*len(rest)/picks-1] < i; j++ {
+				out = append(out, rest[(j+1)*len(rest)/picks-1])
+			}
+			out = append(out, i)
+		}
+		for ; j < picks; j++ {
+			out = append(out, rest[(j+1)*len(rest)/picks-1])
 		}
 		return out
 	}
