@@ -23,7 +23,9 @@
 //     told apart by the header; columns may come in any order. Empty cells
 //     are nulls. A book is one cell, "bids|asks", each side space-separated
 //     price:size levels best first ("0.51:100 0.5:20|0.52:75"); an empty
-//     cell is no book. A market's tick size changes are one cell of
+//     cell is no book. A side imported in another order (Polymarket's REST
+//     book lists sides worst first), in either format, is stored best
+//     first. A market's tick size changes are one cell of
 //     space-separated time=size pairs, oldest first, and its data sources
 //     one cell of space-separated names.
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -629,6 +630,37 @@ func TestImportOfATruncatedGzip(t *testing.T) {
 		}
 		if stats.Markets == 0 || stats.Snapshots == 0 {
 			t.Errorf("import of a gzip cut at byte %d stored %+v: want what came before", cut, stats)
+		}
+	}
+}
+
+// TestImportPutsBooksInOrder imports a snapshot whose books list their
+// sides worst first, as Polymarket's REST book does, in both formats: the
+// store keeps them best first, where the replay engine reads the best.
+func TestImportPutsBooksInOrder(t *testing.T) {
+	t.Parallel()
+	const slug = "btc-updown-5m-1777467600"
+	const market = `{"type":"market","slug":"` + slug + `","coin":"BTC","market_type":"5m",` +
+		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z"}` + "\n"
+	const jsonl = market + `{"type":"snapshot","slug":"` + slug + `","time":"2026-04-29T13:00:01.000000Z","coin_price":95000,"price_up":0.5,"price_down":0.5,` +
+		`"orderbook_up":{"bids":[{"price":0.47,"size":30},{"price":0.48,"size":20},{"price":0.49,"size":10}],"asks":[{"price":0.53,"size":3},{"price":0.51,"size":1},{"price":0.52,"size":2}]},` +
+		`"orderbook_down":{"bids":[{"price":0.48,"size":5}],"asks":[{"price":0.52,"size":6}]}}` + "\n"
+	want := store.Book{Bids: []store.Level{{Price: 0.49, Size: 10}, {Price: 0.48, Size: 20}, {Price: 0.47, Size: 30}},
+		Asks: []store.Level{{Price: 0.51, Size: 1}, {Price: 0.52, Size: 2}, {Price: 0.53, Size: 3}}}
+	csvIn := "slug,time,coin_price,price_up,price_down,orderbook_up,orderbook_down\n" +
+		slug + ",2026-04-29T13:00:01.000000Z,95000,0.5,0.5,0.47:30 0.48:20 0.49:10|0.53:3 0.51:1 0.52:2,0.48:5|0.52:6\n"
+	for name, in := range map[string]string{"jsonl": jsonl, "csv": csvIn} {
+		st := memory.New()
+		if name == "csv" { // one kind of record a CSV file: the market first
+			importInto(t, st, []byte(market), transfer.ImportOptions{})
+		}
+		importInto(t, st, []byte(in), transfer.ImportOptions{})
+		snaps, _, err := st.ListSnapshots(context.Background(), slug, store.SnapshotQuery{WithBooks: true})
+		if err != nil || len(snaps) != 1 || snaps[0].BookUp == nil {
+			t.Fatalf("%s: %d snapshots (%v)", name, len(snaps), err)
+		}
+		if got := *snaps[0].BookUp; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: up book stored as %+v, want best first %+v", name, got, want)
 		}
 	}
 }
