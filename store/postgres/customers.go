@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -16,17 +15,15 @@ const customerColumns = `id::text, email, name, tier, ` + limitColumns + `, crea
 // limitColumns are a customer's own allowances, in store.Limits' order.
 const limitColumns = `rate_per_minute, rate_per_day, ai_generations_per_month, sweep_trials, sweep_markets, sweep_replays`
 
-// validID reports whether id is a UUID in a form Postgres's uuid type
-// reads. Other strings name no row: lookups by them are store.ErrNotFound
-// without asking the database. uuid.Parse also takes the URN form
-// ("urn:uuid:..."), which Postgres refuses: the query failed (a 500 for a
-// key id or a webhook's customer id in that form).
+// validID reports whether id is a UUID in its canonical form (lower case,
+// hyphenated), the one form the store gives out. Other strings name no
+// row: lookups by them are store.ErrNotFound without asking the database.
+// Postgres's uuid type reads other spellings (upper case, braced, without
+// hyphens) as the same id, which the memory store never did: a webhook's
+// customer id found a customer on one store and not the other.
 func validID(id string) bool {
-	if len(id) > 9 && strings.EqualFold(id[:9], "urn:uuid:") {
-		return false
-	}
-	_, err := uuid.Parse(id)
-	return err == nil
+	u, err := uuid.Parse(id)
+	return err == nil && u.String() == id
 }
 
 // CreateCustomer stores c, assigning an ID when it has none.
