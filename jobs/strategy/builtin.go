@@ -250,18 +250,21 @@ const (
 var (
 	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing)\b`)
 	reShort       = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
-	reSide        = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(up|down)\b|\bthe\s+(up|down)\s+(?:side|token|outcome)\b`)
-	reStopPct     = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is))?\s+` + reNum + `\s*(?:%|percent)|` + reNum + `\s*(?:%|percent)\s+stop[- ]?loss\b`)
-	reStopPrice   = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is|below|under))?\s+` + reNum)
-	reTakePct     = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum + `\s*(?:%|percent)`)
-	reTakePrice   = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
-	reShares      = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
-	reOrder       = regexp.MustCompile(`\b(limit|market) orders?\b`)
-	reFeeRate     = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)
-	reFeeExp      = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
-	reWithFees    = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
-	reNoFees      = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
-	reLatency     = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
+	// reBothSides is a buy of both outcomes in one phrase ("buy UP and
+	// DOWN"), which reSide reads as its first side alone.
+	reBothSides = regexp.MustCompile(`\b(?:buy|long|back|bet on)\s+(?:the\s+)?(?:up|down)\s+(?:and|&|or|\+|/)\s+(?:the\s+)?(?:up|down)\b|\b(?:buy|back|bet on)\s+both\s+(?:sides|outcomes|tokens)\b`)
+	reSide      = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(up|down)\b|\bthe\s+(up|down)\s+(?:side|token|outcome)\b`)
+	reStopPct   = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is))?\s+` + reNum + `\s*(?:%|percent)|` + reNum + `\s*(?:%|percent)\s+stop[- ]?loss\b`)
+	reStopPrice = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is|below|under))?\s+` + reNum)
+	reTakePct   = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum + `\s*(?:%|percent)`)
+	reTakePrice = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
+	reShares    = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
+	reOrder     = regexp.MustCompile(`\b(limit|market) orders?\b`)
+	reFeeRate   = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)
+	reFeeExp    = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
+	reWithFees  = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
+	reNoFees    = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
+	reLatency   = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
 	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
@@ -330,6 +333,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	}
 	if reShort.Match(t.b) {
 		return pr, refuse("strategies only buy: to bet against UP, buy DOWN (\"buy DOWN when price_down drops below 0.4\")")
+	}
+	if reBothSides.Match(t.b) {
+		return pr, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
 	}
 	all := len(t.b)
 

@@ -71,6 +71,8 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up drops below 0.35 and volume spikes, exit above 0.6", `cannot use "volume"`},
 		{"short UP when it is above 0.7", "strategies only buy"},
 		{"buy UP and buy DOWN when price_up < 0.5, exit above 0.6", "names both sides"},
+		{"buy UP and DOWN when price_up < 0.5, exit above 0.6", "names both sides"},
+		{"buy both sides when price_up < 0.5, exit above 0.6", "names both sides"},
 		{"buy UP when price_up is below 35, exit above 0.6", "did you mean 0.35 (or 35%)?"},
 		{"buy UP below 0.3, exit at 7", `could not use "7"`},
 		{"something vague about making money", "does not say when to enter"},
