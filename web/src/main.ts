@@ -165,21 +165,30 @@ async function route(): Promise<void> {
   clear(main, box);
   main.removeAttribute('data-ready');
   main.removeAttribute('data-ready-ms');
+  // The page is in the document: another page, or the sign-in page
+  // (which replaces main itself), ends it.
+  const current = () => box.isConnected;
+  // A page the user has left (a replay or a job still running when they
+  // moved on) no longer speaks: its late error would sit in the banner of
+  // the page they are on now, and its readiness would mark that page ready.
   const ctx: Ctx = {
     session,
     checkoutURL,
     el: box,
     path,
     params: new URLSearchParams(query ?? ''),
-    error: showError,
-    clearError: hideError,
+    error: (e) => {
+      if (current()) showError(e);
+    },
+    clearError: () => {
+      if (current()) hideError();
+    },
     ready: () => {
+      if (!current()) return;
       main.setAttribute('data-ready-ms', (performance.now() - t0).toFixed(1));
       main.setAttribute('data-ready', page);
     },
-    // The page is in the document: another page, or the sign-in page
-    // (which replaces main itself), ends it.
-    current: () => box.isConnected,
+    current,
   };
   const pages: Record<string, (c: Ctx) => Promise<void> | void> = {
     markets: marketsPage,
@@ -194,7 +203,7 @@ async function route(): Promise<void> {
   try {
     await f(ctx);
   } catch (e) {
-    showError(e);
+    ctx.error(e);
     ctx.ready();
   }
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// TestLeftPageStaysQuiet: a page the user has left does not speak on the
+// page they are on. QA: a replay still running when the user went to
+// Markets failed later, and its error ("… (NO_DATA)") appeared in the
+// Markets page's banner. A page left before it loaded does not mark the
+// next one ready either.
+func TestLeftPageStaysQuiet(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
+	slug := marketWithData(t, base, "15m")
+	b := open(t, base)
+	b.signIn("ud_dev_pro")
+	b.visit("#/replay?market="+url.QueryEscape(slug), "replay")
+
+	// The replay's answer is held until the user is on Markets.
+	held := make(chan fetch.RequestID, 1)
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(e.Request.URL, "/v1/replay") {
+			select {
+			case held <- e.RequestID:
+			default:
+			}
+		}
+	})
+	b.run("hold replays", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
+	b.run("run a replay", chromedp.Click(byID("replay-submit")))
+	var id fetch.RequestID
+	select {
+	case id = <-held:
+	case <-b.ctx.Done():
+		t.Fatal("the replay was never sent")
+	}
+	b.run("go to Markets", chromedp.Evaluate(`location.hash = '#/markets'`, nil), chromedp.WaitVisible(`main[data-ready="markets"]`))
+
+	body := []byte(`{"success":false,"error":{"code":"NO_DATA","message":"market has no snapshot data"},"timestamp":"2026-11-29T00:00:00Z"}`)
+	b.run("answer the replay with an error", fetch.FulfillRequest(id, 404).
+		WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)),
+		fetch.Disable())
+	// The answer has reached the page, and the page has had its turns to
+	// take it (the replay page's handler runs within them).
+	var arrived bool
+	b.run("the answer arrives", chromedp.Poll(`performance.getEntriesByType('resource').some((e) => e.name.endsWith('/v1/replay') && e.responseEnd > 0)`, &arrived))
+	b.run("let the page take it", chromedp.Evaluate(`new Promise((r) => setTimeout(() => r(true), 500))`, &arrived,
+		func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+
+	var banner struct {
+		Hidden bool   `json:"hidden"`
+		Text   string `json:"text"`
+		Ready  string `json:"ready"`
+	}
+	b.eval(`(() => { const e = document.querySelector('[data-testid=error-banner]');
+		return { hidden: e.hidden, text: e.textContent, ready: document.querySelector('main').dataset.ready } })()`, &banner)
+	if !banner.Hidden || banner.Text != "" {
+		t.Errorf("the Markets page shows the error of the replay left behind: %q", banner.Text)
+	}
+	if banner.Ready != "markets" {
+		t.Errorf("the Markets page is marked ready as %q", banner.Ready)
+	}
+}
