@@ -64,13 +64,19 @@ export async function call<T = any>(method: string, path: string, body?: unknown
 /** How long the dashboard follows a job after its 504 JOB_TIMEOUT. */
 const jobPatience = 15 * 60 * 1000;
 
+/** Answers to a poll that say nothing of the job: the poll was over the
+ * rate limit (429), or the server is away behind its proxy (502-504). */
+const pollRefused = (status: number) => status === 429 || (status >= 502 && status <= 504);
+
 /** Polls GET /v1/jobs/{id} until the job answers (202: still running),
  * then answers or throws as its request would have; after jobPatience the
  * timeout is thrown. */
 async function awaitJob<T>(id: string, timeout: ApiError): Promise<T> {
   const until = Date.now() + jobPatience;
+  let pause = 0; // a refused poll's Retry-After
   for (let wait = 250; Date.now() < until; wait = Math.min(wait * 2, 2000)) {
-    await new Promise((r) => setTimeout(r, wait));
+    await new Promise((r) => setTimeout(r, Math.max(wait, pause)));
+    pause = 0;
     let res: Response;
     try {
       res = await fetch(`/v1/jobs/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
@@ -78,6 +84,16 @@ async function awaitJob<T>(id: string, timeout: ApiError): Promise<T> {
       continue; // the server is away for a moment: the job goes on
     }
     if (res.status === 202) continue;
+    // A refused poll is asked again (SPEC 7: retry 429 and 5xx, honouring
+    // Retry-After), as one the network lost is: the job goes on meanwhile.
+    // A wait longer than the patience left ends the follow with its error.
+    if (pollRefused(res.status)) {
+      const after = (Number(res.headers.get('Retry-After')) || 0) * 1000;
+      if (Date.now() + after < until) {
+        pause = after;
+        continue;
+      }
+    }
     const j = parsed(res, await res.text());
     if (!res.ok) throw apiError(res, j);
     return j as T;
