@@ -135,6 +135,40 @@ def test_lost_connection_does_not_start_twice(fake, path, call):
     assert "may have acted on it" in str(e.value)
 
 
+@pytest.mark.parametrize("path,call", [
+    ("/v1/sweeps", lambda c: c.sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1, 2]}],
+                                     {"coin": "BTC", "market_type": "15m", "count": 5}, wait=False)),
+    ("/v1/backtest-ai/generate", lambda c: c.agent.generate("buy the dip")),
+    ("/v1/backtest-ai/strategy", lambda c: c.agent.strategy("buy the dip")),
+])
+@pytest.mark.parametrize("status", [502, 504])
+def test_gateway_error_does_not_start_twice(fake, path, call, status):
+    # A proxy in front of the API that stops waiting (nginx's 504 after its
+    # 60 s, while a generation still runs) answers for the API, which may
+    # have acted: a generation spent, a sweep started. Such a request is not
+    # sent again, as after a lost connection; the error says to check.
+    fake.on("POST", "/v1/auth/token", (200, {}, {"access_token": "t", "token_type": "Bearer", "expires_in": 900}))
+    fake.on("POST", path, (status, {}, f"<html><body>{status} from the proxy</body></html>"),
+            (500, {}, err("INTERNAL_ERROR", "sent twice")))
+    with pytest.raises(updown.ServerError) as e:
+        call(client(fake))
+    assert fake.count(path) == 1
+    assert e.value.status == status
+    assert "may have acted on it" in str(e.value)
+
+
+def test_api_5xx_of_a_generation_is_retried(fake):
+    # The API's own 5xx says what happened (a failed generation spends
+    # nothing): retried as SPEC 7 says.
+    fake.on("POST", "/v1/auth/token", (200, {}, {"access_token": "t", "token_type": "Bearer", "expires_in": 900}))
+    gen = {"generated_strategy": {"side": "UP"}, "strategy_code": "side=UP", "quota": None}
+    fake.on("POST", "/v1/backtest-ai/generate", (502, {}, err("AI_STRATEGY_GENERATION_FAILED", "model down")),
+            (200, {}, {"success": True, "data": gen}))
+    g = client(fake).agent.generate("buy the dip")
+    assert g.strategy_code == "side=UP"
+    assert fake.count("/v1/backtest-ai/generate") == 2
+
+
 def test_series_start_on_python_before_3_11(monkeypatch):
     # Before 3.11, datetime.fromisoformat takes no Z and exactly 3 or 6
     # fractional digits: series()'s start of "...13:00:00.5Z" must still read.

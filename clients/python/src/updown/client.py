@@ -83,7 +83,9 @@ class Client:
     that starts something (a sweep) or spends the monthly AI quota is not
     sent again after a connection lost once it was sent, when the server may
     have acted on it: that is a ConnectionError saying so, for the caller
-    to check (sweeps(), the quota) before sending it again. A 504
+    to check (sweeps(), the quota) before sending it again; nor after a
+    5xx a proxy in front of the server answered (no error code), raised as
+    a ServerError saying so. A 504
     JOB_TIMEOUT is followed by polling GET /v1/jobs/{id} until the job
     answers or job_wait seconds pass. timeout bounds one request; keep it
     above the server's JOB_WAIT (60 s by default), so that a slow job's 504
@@ -163,6 +165,16 @@ class Client:
                         "not followed, so that your API key goes nowhere else: set base_url to the API's own address",
                         status=status, request_id=hdrs.get("x-request-id")) from e
                 err = self._error(status, hdrs, raw)
+                if once and status >= 500 and not err.code:
+                    # A 5xx that is not the API's own answer (no error code)
+                    # comes from a proxy in front of it, e.g. its 504 when a
+                    # generation outlasts the proxy's wait: the API may have
+                    # acted on the request, as after a lost connection.
+                    raise type(err)(
+                        f"{method} {path}: HTTP {status} from in front of the server at {self.base_url}, not its own "
+                        f"answer ({err.message[:200]}); the server may have acted on it, so it was not sent again: "
+                        "check before sending it again",
+                        status=status, request_id=err.request_id, retry_after=err.retry_after) from e
             except urllib.error.URLError as e:
                 # urllib raises URLError while it connects and sends: the
                 # server has not had the whole request.
