@@ -68,3 +68,24 @@ func TestLeftPageStaysQuiet(t *testing.T) {
 		t.Errorf("the Markets page is marked ready as %q", banner.Ready)
 	}
 }
+
+// TestBrokenAddressStillRoutes: an address with a broken escape (a link
+// cut short, "%E0%A4%A") opens its page, which says what it is not. QA:
+// decoding it threw a URIError before the page changed, so the click did
+// nothing, and a fresh load showed only "URI malformed".
+func TestBrokenAddressStillRoutes(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
+	b := open(t, base)
+	b.signIn("ud_dev_pro")
+	b.run("follow a broken link", chromedp.Evaluate(`location.hash = '#/market/btc-%E0%A4%A'`, nil),
+		chromedp.WaitVisible(`main[data-ready="market"]`))
+	var heading string
+	b.eval(`document.querySelector('main h1').textContent`, &heading)
+	if heading != "btc-%E0%A4%A" {
+		t.Errorf("the market page of a broken link is headed %q; want the slug as written", heading)
+	}
+	if banner := b.text(byID("error-banner")); !strings.Contains(banner, "RESOURCE_NOT_FOUND") {
+		t.Errorf("the market page of a broken link says %q; want the API's not found", banner)
+	}
+}

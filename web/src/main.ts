@@ -147,6 +147,17 @@ async function refreshSession(): Promise<void> {
   await route();
 }
 
+/** A part of the address as the page reads it; one with a broken escape
+ * (a hand-edited or cut link: "%E0%A4%A") is taken as written, for its page
+ * to say what it is not, rather than stop the route with a URIError. */
+function decodePart(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 async function route(): Promise<void> {
   if (!session) return;
   if (!sessionFresh) void refreshSession();
@@ -154,7 +165,7 @@ async function route(): Promise<void> {
   hideError();
   const hash = location.hash.replace(/^#\/?/, '');
   const [pathPart, query] = hash.split('?');
-  const path = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
+  const path = pathPart.split('/').filter(Boolean).map(decodePart);
   const page = path[0] || 'markets';
   for (const a of navLinks) {
     if (a.dataset.route === page || (page === 'market' && a.dataset.route === 'markets')) a.setAttribute('aria-current', 'page');
