@@ -161,6 +161,11 @@ def test_exchange(ent):
     trades = ent.trades("btc", "spot", limit=3)
     assert len(trades) == 3 and all(isinstance(t, updown.Trade) for t in trades)
     assert ent.latest_trade("sol", "future").is_best_match is None
+    # "futures", as the data is usually called, is the API's "future".
+    assert ent.latest_depth("btc", "Futures").coin_price > 0
+    assert len(ent.depth("futures", limit=2).data) == 2
+    with pytest.raises(ValueError, match="spot or future"):
+        ent.trades("btc", "perp")
 
 
 def test_iter_market_trades(pro, resolved):

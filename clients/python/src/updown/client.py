@@ -404,7 +404,7 @@ class Client:
               limit: int = 100, offset: int = 0, cursor: Optional[str] = None) -> DepthPage:
         """One page of BTCUSDT depth history (kind spot or future); start
         and end are inclusive, as SPEC has them."""
-        d = self._get(f"/v1/btc/{_seg(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor))
+        d = self._get(f"/v1/btc/{_kind(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor))
         return DepthPage(data=records(DepthList, map(DepthSnapshot.from_json, d["data"])), total=d["total"],
                          limit=d["limit"], offset=d["offset"], next_cursor=d.get("next_cursor"),
                          warning=d.get("warning"))
@@ -420,17 +420,17 @@ class Client:
                 return
 
     def latest_depth(self, coin: str = "btc", kind: str = "spot") -> LatestDepth:
-        d = self._get(f"/v1/{_seg(coin.lower())}/{_seg(kind)}/latest")["data"]
+        d = self._get(f"/v1/{_seg(coin.lower())}/{_kind(kind)}/latest")["data"]
         return LatestDepth(coin_price=d["coin_price"], bids=[DepthLevel(l["price"], l["quantity"]) for l in d["bids"]],
                            asks=[DepthLevel(l["price"], l["quantity"]) for l in d["asks"]])
 
     def trades(self, coin: str = "btc", kind: str = "spot", *, limit: int = 100) -> TradeList:
         """Recent exchange trades, newest first."""
-        d = self._get(f"/v1/{_seg(coin.lower())}/{_seg(kind)}/trades", {"limit": limit})
+        d = self._get(f"/v1/{_seg(coin.lower())}/{_kind(kind)}/trades", {"limit": limit})
         return records(TradeList, map(Trade.from_json, d["data"]))
 
     def latest_trade(self, coin: str = "btc", kind: str = "spot") -> Trade:
-        return Trade.from_json(self._get(f"/v1/{_seg(coin.lower())}/{_seg(kind)}/trade/latest")["data"])
+        return Trade.from_json(self._get(f"/v1/{_seg(coin.lower())}/{_kind(kind)}/trade/latest")["data"])
 
     # ---- replay, account, jobs ------------------------------------------
 
@@ -646,6 +646,17 @@ def _retry_after(v: Optional[str]) -> Optional[float]:
 
 def _seg(s: str) -> str:
     return urllib.parse.quote(s, safe="")
+
+
+def _kind(kind: str) -> str:
+    """The exchange market's path word: "spot" or "future" (the API's
+    word; "futures", as the data is usually called, is taken too)."""
+    k = kind.strip().lower()
+    if k == "futures":
+        k = "future"
+    if k not in ("spot", "future"):
+        raise ValueError(f"kind {kind!r} is not spot or future")
+    return k
 
 
 def _snapshots_path(slug: Optional[str], market_id: Optional[str]) -> str:
