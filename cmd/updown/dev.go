@@ -71,6 +71,34 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		log.Info("DATABASE_URL is ignored: updown dev uses Postgres only when given --database")
 	}
 
+	// The settings next: one in a form it does not take is told at once,
+	// naming it, before seconds of data generation.
+	generator, err := aiGenerator(envOr("AI_PROVIDER", strategy.ProviderBuiltin))
+	if err != nil {
+		return err
+	}
+	secret, secretNote := []byte(devTokenSecret), "built in: "+devTokenSecret
+	if os.Getenv("TOKEN_SECRET") != "" {
+		if secret, err = tokenSecret(); err != nil {
+			return err
+		}
+		secretNote = "from TOKEN_SECRET"
+	}
+	hookSecret, hookNote := api.DevWebhookSecret, "built in: "+api.DevWebhookSecret
+	if os.Getenv("WEBHOOK_SECRET") != "" {
+		if hookSecret, err = webhookSecret(); err != nil {
+			return err
+		}
+		hookNote = "from WEBHOOK_SECRET"
+	}
+	if err := checkAPISettings(); err != nil {
+		return err
+	}
+	secrets := []string{
+		"Token secret (bearer tokens): " + secretNote,
+		"Webhook secret (POST /v1/webhook/dodo, Standard Webhooks): " + hookNote,
+	}
+
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
 		return fmt.Errorf("start embedded redis: %w", err)
@@ -96,25 +124,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	log.Info("loaded live exchange data", "depth", liveStats.Depth, "trades", liveStats.Trades)
 
-	generator, err := aiGenerator(envOr("AI_PROVIDER", strategy.ProviderBuiltin))
-	if err != nil {
-		return err
-	}
-	secret, secretNote := []byte(devTokenSecret), "built in: "+devTokenSecret
-	if os.Getenv("TOKEN_SECRET") != "" {
-		if secret, err = tokenSecret(); err != nil {
-			return err
-		}
-		secretNote = "from TOKEN_SECRET"
-	}
-	hookSecret, hookNote := api.DevWebhookSecret, "built in: "+api.DevWebhookSecret
-	if s := os.Getenv("WEBHOOK_SECRET"); s != "" {
-		hookSecret, hookNote = s, "from WEBHOOK_SECRET"
-	}
-	secrets := []string{
-		"Token secret (bearer tokens): " + secretNote,
-		"Webhook secret (POST /v1/webhook/dodo, Standard Webhooks): " + hookNote,
-	}
 	reg := newRegistry(rdb, log)
 	// A small replay cache: dev keeps its whole store in memory already,
 	// and promises to stay under 1 GiB.

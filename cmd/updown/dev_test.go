@@ -188,6 +188,34 @@ func TestDevBusyPortFailsFirst(t *testing.T) {
 	}
 }
 
+// TestDevRefusesBadSettingsFirst: a setting dev reads in a form it does
+// not take stops it at start naming the variable, before it generates
+// data: a malformed WEBHOOK_SECRET failed after the data as "api: webhook
+// secret: ...", which named nothing the user set, and AI_PROVIDER,
+// JOBS_IN_FLIGHT, READS_IN_FLIGHT and MONITORING_WRITE were told only
+// after seconds of generation.
+func TestDevRefusesBadSettingsFirst(t *testing.T) {
+	for _, c := range []struct{ name, value string }{
+		{"WEBHOOK_SECRET", "not-a-whsec-secret"},
+		{"AI_PROVIDER", "bogus"},
+		{"JOBS_IN_FLIGHT", "PRO"},
+		{"READS_IN_FLIGHT", "GOLD=2"},
+		{"MONITORING_WRITE", "maybe"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			var log syncBuffer
+			err := run(context.Background(), []string{"dev", "--addr", "127.0.0.1:0", "--snapshots-per-market", "20"}, io.Discard, &log)
+			if err == nil || !strings.Contains(err.Error(), c.name) {
+				t.Fatalf("dev with %s=%q: %v; want an error naming %s", c.name, c.value, err, c.name)
+			}
+			if strings.Contains(log.String(), "generated dev data") {
+				t.Errorf("dev generated its data before it refused %s:\n%s", c.name, log.String())
+			}
+		})
+	}
+}
+
 // TestDevRestoresRevokedDemoKeys: a demo key revoked in a dev database
 // (keys revoke, as a user trying the CLI would) works again on dev's next
 // start, which says it restored it; the other keys are left as they are.

@@ -438,6 +438,32 @@ func TestServiceCommandsNeedTheirConfig(t *testing.T) {
 	}
 }
 
+// TestAPIRefusesBadSettings: an api setting in a form it does not take
+// stops the api at start, naming it, before it connects anywhere (this
+// test has no backends): JOBS_IN_FLIGHT, READS_IN_FLIGHT and
+// MONITORING_WRITE were read only once Postgres was migrated and Redis
+// reached, so with either unreachable the error named the database
+// instead.
+func TestAPIRefusesBadSettings(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://127.0.0.1:1/none")
+	t.Setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+	t.Setenv("TOKEN_SECRET", strings.Repeat("s", 32))
+	t.Setenv("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	for _, c := range []struct{ name, value string }{
+		{"JOBS_IN_FLIGHT", "PRO=-1"},
+		{"READS_IN_FLIGHT", "PRO=2,PRO=3"},
+		{"MONITORING_WRITE", "yes please"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			err := run(context.Background(), []string{"api", "--addr", "127.0.0.1:0"}, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), c.name) {
+				t.Fatalf("api with %s=%q: %v; want an error naming %s", c.name, c.value, err, c.name)
+			}
+		})
+	}
+}
+
 // TestWorkerServesOps: a worker process answers /healthz, /readyz and
 // /metrics with queue and task metrics.
 func TestWorkerServesOps(t *testing.T) {

@@ -92,6 +92,9 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkAPISettings(); err != nil {
+		return err
+	}
 	log := newLogger(stderr, "json")
 	b, closeBackends, err := openBackends(ctx, f, *migrate, log)
 	if err != nil {
@@ -391,6 +394,21 @@ type apiDeps struct {
 	// behind HTTP Basic auth with it as the password; without it the UI is
 	// off (dev has it open).
 	monitoringToken string
+}
+
+// checkAPISettings refuses the api's settings that newAPIServer reads
+// (JOBS_IN_FLIGHT, READS_IN_FLIGHT, MONITORING_WRITE) in a form they do
+// not take, so that a process tells of one, naming it, before it
+// connects to anything or generates data, as checkEnv does.
+func checkAPISettings() error {
+	if _, err := jobsInFlight(); err != nil {
+		return err
+	}
+	if _, err := readsInFlight(); err != nil {
+		return err
+	}
+	_, err := monitoringWrite(os.Getenv)
+	return err
 }
 
 // newAPIServer wires the api with its Redis-backed parts. The returned
