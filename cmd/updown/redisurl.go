@@ -67,6 +67,12 @@ func parseRedisURL(raw string) (redisConn, error) {
 		if err != nil {
 			return redisConn{}, fmt.Errorf("REDIS_URL: %w", redactedError(err, raw))
 		}
+		// go-redis takes a negative database (/-1, ?db=-1) and selects
+		// none, so the process shared database 0 with whatever else uses
+		// it; the sentinel form refuses it too.
+		if opt.DB < 0 {
+			return redisConn{}, fmt.Errorf("REDIS_URL: database \"%d\" is not a number 0 or above", opt.DB)
+		}
 		return redisConn{single: opt, asynq: asynq.RedisClientOpt{
 			Network: opt.Network, Addr: opt.Addr, Username: opt.Username, Password: opt.Password, DB: opt.DB,
 			DialTimeout: opt.DialTimeout, ReadTimeout: opt.ReadTimeout, WriteTimeout: opt.WriteTimeout,

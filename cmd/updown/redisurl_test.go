@@ -127,6 +127,9 @@ func TestParseRedisURLRefuses(t *testing.T) {
 		{"127.0.0.1:6379", "is not one of"},
 		{"", "is not one of"},
 		{"redis://:" + pw + "@127.0.0.1:6379/zz", "REDIS_URL"},
+		// go-redis selected no database for a negative one: database 0.
+		{"redis://:" + pw + "@127.0.0.1:6379/-1", `database "-1"`},
+		{"rediss://:" + pw + "@127.0.0.1:6379?db=-2", `database "-2"`},
 	} {
 		_, err := parseRedisURL(tc.url)
 		if err == nil {
