@@ -546,6 +546,62 @@ func TestWorkerRefusesBadSettings(t *testing.T) {
 	}
 }
 
+// TestAPIServesHealthWhileWaitingForSchema: an api that does not migrate
+// (MIGRATE_ON_START=false), started before the schema is, waits for it
+// and meanwhile is alive on its address: /healthz 200, /readyz 503, and
+// 503 SERVICE_UNAVAILABLE to the API's requests, rather than nothing
+// listening (a liveness probe restarted it in a loop); once migrated, it
+// serves the API there.
+func TestAPIServesHealthWhileWaitingForSchema(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.NewEmptyDatabase(t))
+	t.Setenv("REDIS_URL", redistest.New(t))
+	t.Setenv("TOKEN_SECRET", strings.Repeat("s", 32))
+	t.Setenv("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	t.Setenv("MIGRATE_ON_START", "false")
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"api", "--addr", addr}, io.Discard, io.Discard) }()
+	base := "http://" + addr
+	get := func(path string) (int, string) {
+		res, err := http.Get(base + path)
+		if err != nil {
+			return 0, ""
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	deadline := time.Now().Add(patience)
+	for code, _ := get("/healthz"); code != http.StatusOK; code, _ = get("/healthz") {
+		select {
+		case err := <-done:
+			t.Fatalf("api exited while waiting for the schema: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("api waiting for the schema never answered /healthz (gave up after %v)", patience)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of an api waiting for the schema: %d, want 503", code)
+	}
+	if code, body := get("/v1/markets?coin=BTC"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"SERVICE_UNAVAILABLE"`) {
+		t.Errorf("/v1/markets of an api waiting for the schema: %d %s, want 503 SERVICE_UNAVAILABLE", code, body)
+	}
+	runCmd(t, "migrate")
+	waitHealthy(t, base)
+	if code, body := get("/v1/markets?coin=BTC"); code != http.StatusUnauthorized {
+		t.Errorf("/v1/markets without a key once the api runs: %d %s, want 401", code, body)
+	}
+	cancel()
+	if err := ended(t, "api", done); err != nil {
+		t.Errorf("api exited with %v", err)
+	}
+}
+
 // TestWorkerServesOpsWhileWaitingForSchema: a worker started before the
 // schema is migrated waits for it (README: saying so), and meanwhile is
 // alive: its ops address answers /healthz 200 and /readyz 503, rather

@@ -187,8 +187,10 @@ func startWorker(t testing.TB, s services, name string, args ...string) *proc {
 	return startProc(t, name, s.environ(), append([]string{"worker", "--ops-addr", "off"}, args...)...)
 }
 
-// waitUp waits for /healthz (not /readyz: fault tests start processes
-// while a dependency is down).
+// waitUp waits for /healthz, and for /readyz to no longer name the
+// "startup" check of a process still opening its backends or waiting for
+// the schema, which answers /healthz already (not for /readyz 200: fault
+// tests start processes while a dependency is down).
 func waitUp(t testing.TB, p *proc, base string) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
@@ -198,15 +200,31 @@ func waitUp(t testing.TB, p *proc, base string) {
 			t.Fatalf("%s exited: %v\n%s", p.name, p.err, lastN(p.out.String(), 2000))
 		default:
 		}
-		if res, err := http.Get(base + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
+		if up(base) {
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s not up within %v", base, patience)
+}
+
+// up reports whether the process at base is alive and past its start.
+func up(base string) bool {
+	res, err := http.Get(base + "/healthz")
+	if err != nil {
+		return false
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return false
+	}
+	res, err = http.Get(base + "/readyz")
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return err == nil && !strings.Contains(string(body), `"startup"`)
 }
 
 // seedMarkets writes one BTC market of each given type, at the real 300 ms

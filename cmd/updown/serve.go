@@ -96,20 +96,64 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, "json")
-	b, closeBackends, err := openBackends(ctx, f, *migrate, log)
+	// The address is served from the start, as a worker's ops address is:
+	// an api migrating the database or waiting for the schema is alive
+	// (/healthz 200), not ready (/readyz 503), and answers everything else
+	// 503 (startingAPI); it swaps in the api once its backends are open.
+	// Opened only then, a liveness probe found nothing listening and
+	// restarted it, in a loop for as long as a migration took.
+	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
-	defer closeBackends()
-	st, rdb, connOpt := b.store, b.rdb, b.connOpt
-	srv, jobs, err := newAPIServer(ctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
-		tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: monToken})
-	if err != nil {
-		return err
-	}
-	defer jobs.Close()
-	stopWaitingBeforeGrace(ctx, jobs)
-	return serveHTTP(ctx, "api", f.addr, srv, log, nil)
+	h := &swapHandler{}
+	h.set(startingAPI(log))
+	g, gctx := errgroup.WithContext(ctx)
+	served := make(chan struct{})
+	g.Go(func() error {
+		defer close(served)
+		return serveOn(gctx, "api", ln, h, log, nil)
+	})
+	g.Go(func() error {
+		b, closeBackends, err := openBackends(gctx, f, *migrate, log)
+		if err != nil {
+			return err
+		}
+		defer closeBackends()
+		st, rdb, connOpt := b.store, b.rdb, b.connOpt
+		srv, jobs, err := newAPIServer(gctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
+			tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: monToken})
+		if err != nil {
+			return err
+		}
+		defer jobs.Close()
+		stopWaitingBeforeGrace(gctx, jobs)
+		h.set(srv)
+		// The backends stay open until the server has finished the
+		// requests in flight (graceful shutdown).
+		<-served
+		return nil
+	})
+	return g.Wait()
+}
+
+// startingAPI answers for an api still opening its backends (migrating,
+// or waiting for the schema): the ops endpoints of waitingOps, and 503
+// SERVICE_UNAVAILABLE to any other request.
+func startingAPI(log *slog.Logger) http.Handler {
+	ops := waitingOps(log)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			ops.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = fmt.Fprintf(w, `{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the api is starting (opening the database and Redis, or waiting for the schema); retry with backoff"},"timestamp":%q}`+"\n",
+			time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
+	})
 }
 
 // stopWaitingBeforeGrace lets requests waiting on jobs go on waiting after
@@ -555,18 +599,9 @@ func envDuration(key string, def time.Duration) time.Duration {
 // take to finish.
 const shutdownGrace = 25 * time.Second
 
-// serveHTTP serves h until ctx is done, then shuts down gracefully:
-// in-flight requests get up to shutdownGrace to finish. ready, when set, is called
-// with the bound address once the listener is open.
-func serveHTTP(ctx context.Context, name, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return serveOn(ctx, name, ln, h, log, ready)
-}
-
-// serveOn is serveHTTP on an open listener, which it closes.
+// serveOn serves h on ln, which it closes, until ctx is done, then shuts
+// down gracefully: in-flight requests get up to shutdownGrace to finish.
+// ready, when set, is called with the bound address once it serves.
 func serveOn(ctx context.Context, name string, ln net.Listener, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
 	srv := &http.Server{
 		Handler:           h,
