@@ -42,6 +42,9 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
+	if err := checkBooksVersion(*booksVersion); err != nil {
+		return err
+	}
 	if len(files) == 0 {
 		fs.Usage()
 		return errors.New("import events: give the event files to import (updown import events --format pmxt-v2 2026-05-12T13.parquet)")

@@ -61,6 +61,9 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *bookLevels <= 0 {
 		return fmt.Errorf("--book-levels: %d; a snapshot keeps 1 or more levels of each side", *bookLevels)
 	}
+	if err := checkBooksVersion(*booksVersion); err != nil {
+		return err
+	}
 	if err := f.require(); err != nil {
 		return err
 	}
@@ -195,6 +198,16 @@ func (m collectorMetrics) Collect(ch chan<- prometheus.Metric) {
 	for reason, n := range m.c.DroppedInstants() {
 		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(n), reason)
 	}
+}
+
+// checkBooksVersion refuses a --books-version (or SNAPSHOT_BOOKS_VERSION)
+// this build does not write, before anything connects: the store said so
+// only once the database was open, migrated, or its schema waited for.
+func checkBooksVersion(v int) error {
+	if v != 1 && v != 2 {
+		return fmt.Errorf("--books-version %d (env SNAPSHOT_BOOKS_VERSION): want 2, or 1 while you may roll back past books version 2", v)
+	}
+	return nil
 }
 
 // booksVersionFlag registers --books-version, the layout of the order

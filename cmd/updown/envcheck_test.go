@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +96,47 @@ func TestAIConfigTakesOpenAITimeout(t *testing.T) {
 	delete(env, "OPENAI_TIMEOUT")
 	if cfg := aiConfig("openai", func(k string) string { return env[k] }); cfg.Timeout != 0 {
 		t.Errorf("without OPENAI_TIMEOUT the timeout is %v, want 0 (strategy.DefaultTimeout)", cfg.Timeout)
+	}
+}
+
+// TestBooksVersionRefusedFirst: a books layout this build does not write,
+// as --books-version or SNAPSHOT_BOOKS_VERSION, stops collect, import and
+// import events at start, naming it, before they connect anywhere (this
+// test has no backends): it was told only once the database was open
+// (and, for the collector, its schema waited for), so with the database
+// down the error named the database instead.
+func TestBooksVersionRefusedFirst(t *testing.T) {
+	dead := []string{"--database-url", "postgres://127.0.0.1:1/none"}
+	in := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := os.WriteFile(in, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	commands := map[string][]string{
+		"collect":       append([]string{"collect", "--redis-url", "redis://127.0.0.1:1/0", "--health-addr", "off"}, dead...),
+		"import":        append([]string{"import", "--in", in}, dead...),
+		"import events": append([]string{"import", "events", "--format", "ws-jsonl"}, dead...),
+	}
+	for name, args := range commands {
+		t.Run(name+" flag", func(t *testing.T) {
+			args := append(append([]string{}, args...), "--books-version", "3")
+			if name == "import events" {
+				args = append(args, in)
+			}
+			err := run(context.Background(), args, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "--books-version 3") {
+				t.Errorf("%s --books-version 3: %v; want an error naming --books-version", name, err)
+			}
+		})
+		t.Run(name+" env", func(t *testing.T) {
+			t.Setenv("SNAPSHOT_BOOKS_VERSION", "0")
+			args := append([]string{}, args...)
+			if name == "import events" {
+				args = append(args, in)
+			}
+			err := run(context.Background(), args, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "SNAPSHOT_BOOKS_VERSION") {
+				t.Errorf("%s with SNAPSHOT_BOOKS_VERSION=0: %v; want an error naming SNAPSHOT_BOOKS_VERSION", name, err)
+			}
+		})
 	}
 }

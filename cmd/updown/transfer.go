@@ -110,6 +110,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
+	if err := checkBooksVersion(*booksVersion); err != nil {
+		return err
+	}
 	switch {
 	case isParquet(*in):
 		return importParquet(ctx, *in, *dbURL, *booksVersion, stdout)
