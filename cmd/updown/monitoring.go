@@ -176,6 +176,16 @@ func hideTaskErrors(next http.Handler) http.Handler {
 		}
 		buf := &bufferedResponse{header: http.Header{}}
 		next.ServeHTTP(buf, r)
+		if buf.status >= http.StatusInternalServerError && bytes.HasPrefix(buf.body.Bytes(), []byte("NOT_FOUND")) {
+			// asynqmon answers a queue that does not exist (none was
+			// ever queued on it: backtest, ai or collect on a new
+			// deployment) with asynq's NOT_FOUND error and a 500, which
+			// was told as Redis failing: it is a 404.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write(monitoringNotFound)
+			return
+		}
 		if buf.status >= http.StatusInternalServerError {
 			// asynqmon answers a failure of Redis with its error as plain
 			// text, Redis's address included: the envelope instead.
@@ -220,6 +230,9 @@ func hideTaskErrors(next http.Handler) http.Handler {
 // monitoringUnavailable is the UI's answer when asynqmon failed (Redis
 // down, mostly): SPEC 7's envelope, without the failure's text.
 var monitoringUnavailable = []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the monitoring UI could not read the queues: Redis is unavailable or failing (the api's /readyz and its log say more)"}}`)
+
+// monitoringNotFound is the UI's answer for a queue Redis holds nothing of.
+var monitoringNotFound = []byte(`{"success":false,"error":{"code":"NOT_FOUND","message":"the monitoring UI found no such queue: a queue exists once a task was queued on it"}}`)
 
 // hideErrorTexts replaces every non-empty "error_message" in v.
 func hideErrorTexts(v any) {

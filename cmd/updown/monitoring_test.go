@@ -310,3 +310,32 @@ func TestMonitoringRedisDown(t *testing.T) {
 		t.Errorf("the answer names Redis's address: %s", b)
 	}
 }
+
+// TestMonitoringUnknownQueue: a queue nothing was ever queued on (the
+// backtest, ai or collect queue of a new deployment, opened from a
+// bookmark) is 404 NOT_FOUND in the UI's API, not 503 "Redis is
+// unavailable or failing": asynqmon answers it with a 500, as it does a
+// failure of Redis.
+func TestMonitoringUnknownQueue(t *testing.T) {
+	t.Parallel()
+	connOpt, err := asynq.ParseRedisURI(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(monitoringUI(connOpt, monitoringOptions{Dev: true}))
+	t.Cleanup(srv.Close)
+	res, err := http.Get(srv.URL + "/monitoring/api/queues/backtest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Error.Code != "NOT_FOUND" {
+		t.Errorf("a queue never used: %d %s, want 404 NOT_FOUND in the envelope", res.StatusCode, b)
+	}
+}
