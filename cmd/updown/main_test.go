@@ -532,13 +532,20 @@ func TestWorkerRefusesBadSettings(t *testing.T) {
 		{"flag shutdown zero", "", []string{"--shutdown-timeout", "0s"}, "--shutdown-timeout"},
 		{"flag shutdown negative", "", []string{"--shutdown-timeout", "-1s"}, "--shutdown-timeout"},
 		{"flag concurrency negative", "", []string{"--concurrency", "-1"}, "--concurrency"},
+		// An ops address that cannot be had named neither.
+		{"env ops address", "WORKER_ADDR=bogus", nil, "WORKER_ADDR"},
+		{"flag ops address", "", []string{"--ops-addr", "127.0.0.1:99999"}, "--ops-addr"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("REPLAY_CACHE_MIB", "")
 			if name, value, ok := strings.Cut(c.env, "="); ok {
 				t.Setenv(name, value)
 			}
-			err := run(context.Background(), append([]string{"worker", "--ops-addr", "off"}, c.args...), io.Discard, io.Discard)
+			args := []string{"worker", "--ops-addr", "off"} // a later --ops-addr wins
+			if strings.HasPrefix(c.env, "WORKER_ADDR=") {
+				args = []string{"worker"}
+			}
+			err := run(context.Background(), append(args, c.args...), io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("worker %s %v: %v; want an error naming %s", c.env, c.args, err, c.want)
 			}

@@ -204,7 +204,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	// answers 503 until the worker runs (waitingOps).
 	opsLn, err := listenOps(fs, "ops-addr", "worker", "WORKER_ADDR", log)
 	if err != nil {
-		return err
+		return fmt.Errorf("--ops-addr (WORKER_ADDR): %w", err)
 	}
 	return runWithOps(ctx, "worker", opsLn, log, func(gctx context.Context, ops *swapHandler) error {
 		b, closeBackends, err := openBackends(gctx, f, false, log)
