@@ -449,6 +449,17 @@ func TestAPIRefusesBadSettings(t *testing.T) {
 	t.Setenv("REDIS_URL", "redis://127.0.0.1:1/0")
 	t.Setenv("TOKEN_SECRET", strings.Repeat("s", 32))
 	t.Setenv("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	// An address another process holds is told at once, naming the
+	// setting, not after the backends (here unreachable) are open.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := run(context.Background(), []string{"api", "--addr", held.Addr().String()}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "--addr (PORT)") || !strings.Contains(err.Error(), held.Addr().String()) {
+		t.Errorf("api on a held address: %v; want an error naming --addr (PORT) and the address", err)
+	}
 	for _, c := range []struct{ name, value string }{
 		{"JOBS_IN_FLIGHT", "PRO=-1"},
 		{"READS_IN_FLIGHT", "PRO=2,PRO=3"},

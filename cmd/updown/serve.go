@@ -104,7 +104,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	// restarted it, in a loop for as long as a migration took.
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", f.addr, err)
+		return fmt.Errorf("--addr (PORT): listen on %s: %w", f.addr, err)
 	}
 	h := &swapHandler{}
 	h.set(startingAPI(log))
