@@ -140,3 +140,20 @@ func TestBooksVersionRefusedFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestImportRefusesBadBatch: an import --batch of 0 or below is refused,
+// naming it, before anything connects, rather than read as the default
+// of 5,000.
+func TestImportRefusesBadBatch(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := os.WriteFile(in, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"0", "-1"} {
+		err := run(context.Background(), []string{"import", "--in", in, "--batch", n, "--database-url", "postgres://127.0.0.1:1/none"}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--batch "+n) {
+			t.Errorf("import --batch %s: %v; want an error naming --batch", n, err)
+		}
+	}
+}

@@ -113,6 +113,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkBooksVersion(*booksVersion); err != nil {
 		return err
 	}
+	if *batch < 1 {
+		return fmt.Errorf("import: --batch %d: want 1 or more snapshots per store write", *batch)
+	}
 	switch {
 	case isParquet(*in):
 		return importParquet(ctx, *in, *dbURL, *booksVersion, stdout)
