@@ -58,6 +58,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *collectEvery < 0 {
+		return fmt.Errorf("dev: --collect-every %v: want a duration above 0, or 0 for never", *collectEvery)
+	}
 	start := time.Now()
 	// The address first: a port another process holds is told at once,
 	// before seconds of data generation and a worker that would be wasted.

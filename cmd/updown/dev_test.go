@@ -216,6 +216,37 @@ func TestDevRefusesBadSettingsFirst(t *testing.T) {
 	}
 }
 
+// TestDevRefusesNegativeCollectEvery: --collect-every below 0 is refused,
+// naming it, before dev generates anything, rather than read as 0 (a
+// collector that never moves the data to the present).
+func TestDevRefusesNegativeCollectEvery(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--addr", "127.0.0.1:0", "--snapshots-per-market", "20", "--collect-every", "-5s"}, io.Discard, &log)
+	}()
+	var err error
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case <-time.After(20 * time.Millisecond):
+			if strings.Contains(log.String(), "api listening") { // it took the setting: stop it
+				cancel()
+			}
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "--collect-every") {
+		t.Fatalf("dev --collect-every -5s: %v; want an error naming --collect-every", err)
+	}
+	if strings.Contains(log.String(), "generated dev data") {
+		t.Errorf("dev generated its data before it refused --collect-every:\n%s", log.String())
+	}
+}
+
 // TestDevRestoresRevokedDemoKeys: a demo key revoked in a dev database
 // (keys revoke, as a user trying the CLI would) works again on dev's next
 // start, which says it restored it; the other keys are left as they are.
