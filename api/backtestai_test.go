@@ -506,7 +506,9 @@ func TestGenerateOpenAI(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t)
 	b := aiSetup(t, func(o *aiOpts) {
-		o.generator = strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: fake.URL, Model: "m", Timeout: 300 * time.Millisecond})
+		// Long enough for two answers (a repair) on a busy machine: the
+		// "timeout" case's model answers far later still.
+		o.generator = strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: fake.URL, Model: "m", Timeout: 3 * time.Second})
 	})
 	tok := "Bearer " + b.token(store.Pro)
 	answer := map[string]any{
@@ -528,7 +530,7 @@ func TestGenerateOpenAI(t *testing.T) {
 		{"repaired", []openaitest.Answer{openaitest.JSON(bad), openaitest.JSON(answer)}, http.StatusOK},
 		{"invalid twice", []openaitest.Answer{openaitest.Content("not json"), openaitest.JSON(bad)}, http.StatusBadGateway},
 		{"provider error", []openaitest.Answer{openaitest.Error(http.StatusServiceUnavailable, "overloaded")}, http.StatusBadGateway},
-		{"timeout", []openaitest.Answer{openaitest.Slow(3*time.Second, openaitest.JSON(answer))}, http.StatusBadGateway},
+		{"timeout", []openaitest.Answer{openaitest.Slow(time.Minute, openaitest.JSON(answer))}, http.StatusBadGateway},
 	}
 	success := 0
 	for i, tc := range cases {

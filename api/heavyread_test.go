@@ -235,7 +235,8 @@ func runBurst(t *testing.T, st *heldStore, c burstCase) {
 		}
 	}
 	if n := len(answers); n != 0 {
-		t.Fatalf("%d of the burst's held reads answered before their release", n)
+		r := <-answers
+		t.Fatalf("%d of the burst's held reads answered before their release, one with %d %.200s", n, r.status, r.body)
 	}
 	if n := rdb.ZCard(t.Context(), slots).Val(); n != limit {
 		t.Errorf("%d slots in flight during the burst, want %d", n, limit)
@@ -265,7 +266,10 @@ func (b *bundle) send(tier store.Tier, path, accept string) response {
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	res, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	// The burst's reads are held until the test releases them: on a busy
+	// machine that is many seconds, which a short client timeout would
+	// turn into answers before their release.
+	res, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {
 		return response{status: -1, body: []byte(err.Error())}
 	}
