@@ -46,6 +46,10 @@ func TestExportRefusesBadOptions(t *testing.T) {
 		{[]string{"--format", "parquet", "--what", "all"}, "a parquet file holds one kind of record"},
 		{[]string{"--what", "books"}, `--what "books" is not all, markets, snapshots, trades or gaps`},
 		{[]string{"--split", "week", "--out", "dir"}, `--split "week" is not market or day`},
+		// Filters that can match nothing, as the API refuses them.
+		{[]string{"--coin", "eth", "--market-type", "4hr"}, "4hr markets exist for BTC only"},
+		{[]string{"--from", "2026-05-02", "--to", "2026-05-01"}, "--from 2026-05-02 is not before --to 2026-05-01"},
+		{[]string{"--from", "2026-05-01", "--to", "2026-05-01"}, "is not before --to"},
 	} {
 		args := append([]string{"export", "--database-url", nowhere}, tc.args...)
 		err := run(context.Background(), args, io.Discard, io.Discard)

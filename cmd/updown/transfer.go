@@ -285,6 +285,14 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 		}
 		f.Resolved = &b
 	}
+	// Filters that can match nothing are refused, as the API refuses
+	// them, rather than exported as an empty file.
+	if f.Coin != "" && f.MarketType != "" && !f.MarketType.AvailableFor(f.Coin) {
+		return f, fmt.Errorf("export: --market-type %s: %s markets exist for BTC only; %s has 5m, 15m and 1hr markets", f.MarketType, f.MarketType, f.Coin)
+	}
+	if f.StartAfter != nil && f.StartBefore != nil && !f.StartAfter.Before(f.StartBefore.Add(-time.Microsecond)) {
+		return f, fmt.Errorf("export: --from %s is not before --to %s: no market starts between them", from, to)
+	}
 	return f, nil
 }
 

@@ -198,7 +198,7 @@ func (r *Request) Normalize() error {
 		mt = types[0]
 	}
 	if !mt.AvailableFor(coin) {
-		return invalid("marketType", fmt.Sprintf("%s markets exist for BTC only; %s has 5m, 15m and 1h markets", mt, coin))
+		return invalid("marketType", fmt.Sprintf("%s markets exist for BTC only; %s has 5m, 15m and 1hr markets", mt, coin))
 	}
 	if n := r.MarketCount; n != nil && (*n < MinMarketCount || *n > MaxMarketCount) {
 		return invalid("marketCount", fmt.Sprintf("marketCount %d is out of range: it must be between %d and %d", *n, MinMarketCount, MaxMarketCount))
