@@ -239,7 +239,7 @@ func checkExchange(t *testing.T, r *rig, cfg collect.Config, began time.Time) {
 			}
 			trades, err := r.live.RecentTrades(ctx, c, k, 0)
 			if err != nil || len(trades) < 100 {
-				t.Fatalf("recent trades of %s %s: %d, %v", c, k, len(trades), err)
+				t.Fatalf("recent trades of %s %s: %d, %v; log:\n%s", c, k, len(trades), err, r.logs)
 			}
 			for _, tr := range trades {
 				if (k == store.Spot) != (tr.IsBestMatch != nil) {
