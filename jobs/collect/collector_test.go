@@ -86,7 +86,7 @@ func recordsEverySeries(t *testing.T, r *rig, scheme collect.SlugScheme, after t
 	// Snapshots likewise: each market live at checked is waited for until
 	// it has a few, however slowly a loaded machine records them.
 	var checked time.Time
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		checked = r.clock()
 		if !checked.Before(after) && allDiscovered(t.Context(), r.st, scheme, series, checked) && exchangeRecorded(t.Context(), r) &&
 			liveRecorded(t.Context(), r.st, scheme, series, checked, minLiveSnapshots) || time.Now().After(deadline) {
