@@ -53,8 +53,22 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	st.Close()
-	fmt.Fprintln(stdout, "migrations applied")
+	defer st.Close()
+	want, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		return err
+	}
+	have, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: read the schema's version: %w", err)
+	}
+	if have > want {
+		// A newer build migrated it (this one rolled back): nothing is
+		// applied, and saying "applied" would hide that.
+		fmt.Fprintf(stdout, "schema at version %d, newer than this build's %d: left as it is\n", have, want)
+		return nil
+	}
+	fmt.Fprintf(stdout, "migrations applied: schema at version %d\n", have)
 	return nil
 }
 
