@@ -113,11 +113,13 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		email := fs.String("email", "", "customer email (required)")
 		name := fs.String("name", "", "customer name")
 		tier := fs.String("tier", string(store.Starter), "plan: STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE")
-		st, err := adminStore(ctx, fs, args[1:])
-		if err != nil {
+		url := databaseURLFlag(fs)
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
-		defer st.Close()
+		// The tier and email are checked before the database is opened
+		// (and migrated): a typo is told as itself, not as a database's
+		// error.
 		t, err := parseTier(*tier)
 		if err != nil {
 			return err
@@ -125,6 +127,11 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err := validateEmail(*email); err != nil {
 			return fmt.Errorf("customers create: %w", err)
 		}
+		st, err := openAdminStore(ctx, *url)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
 		c, err := st.CreateCustomer(ctx, store.Customer{Email: strings.TrimSpace(*email), Name: *name, Tier: t})
 		if errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("a customer with email %s exists already", *email)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -33,5 +34,25 @@ func TestMigrateSaysWhatItDid(t *testing.T) {
 	}
 	if out := string(runCmd(t, "migrate", "--database-url", dbURL)); !strings.Contains(out, fmt.Sprintf("schema at version %d, newer than this build's %d: left as it is", want+1, want)) {
 		t.Errorf("migrate of a database a newer build migrated said %q", out)
+	}
+}
+
+// TestCustomersCreateChecksItsFlagsFirst: a bad tier or email is told as
+// itself before any database is opened (the URL here answers nowhere).
+func TestCustomersCreateChecksItsFlagsFirst(t *testing.T) {
+	t.Parallel()
+	const nowhere = "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--email", "ada@example.com", "--tier", "GOLD"}, "GOLD"},
+		{[]string{"--email", "not-an-email", "--tier", "PRO"}, "customers create"},
+	} {
+		args := append([]string{"customers", "create", "--database-url", nowhere}, tc.args...)
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "database") {
+			t.Errorf("updown %s: %v; want an error naming %q, not the database", strings.Join(args, " "), err, tc.want)
+		}
 	}
 }
