@@ -4,10 +4,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -414,6 +416,22 @@ type Level struct {
 type Book struct {
 	Bids []Level
 	Asks []Level
+}
+
+// SortSide puts a side's levels best first, as Book keeps them (bids by
+// price descending, asks ascending), keeping the order of equal prices; a
+// side in order already, as nearly every one is, is only read.
+func SortSide(ls []Level, bids bool) {
+	better := func(x, y Level) int { return cmp.Compare(x.Price, y.Price) }
+	if bids {
+		better = func(x, y Level) int { return cmp.Compare(y.Price, x.Price) }
+	}
+	for i := 1; i < len(ls); i++ {
+		if better(ls[i-1], ls[i]) > 0 {
+			slices.SortStableFunc(ls, better)
+			return
+		}
+	}
 }
 
 // Snapshot is the state of a market at one instant.

@@ -214,11 +214,7 @@ func Side(in []Level, n int, bids bool) ([]store.Level, error) {
 			out = append(out, store.Level{Price: l.Price.V, Size: l.Size.V})
 		}
 	}
-	if bids {
-		slices.SortStableFunc(out, func(x, y store.Level) int { return cmp.Compare(y.Price, x.Price) })
-	} else {
-		slices.SortStableFunc(out, func(x, y store.Level) int { return cmp.Compare(x.Price, y.Price) })
-	}
+	store.SortSide(out, bids)
 	if len(out) > n {
 		out = out[:n:n]
 	}

@@ -1,11 +1,9 @@
 package transfer
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,28 +144,12 @@ func checkSnapshot(slug string, s *store.Snapshot) error {
 				return fmt.Errorf("snapshot of %s at %s: book level: %w", slug, s.Time.Format(time.RFC3339Nano), errNotFinite)
 			}
 		}
-		bookOrder(b)
+		// Best first, as store.Book keeps them, where a file has them
+		// otherwise: Polymarket's REST book, for one, lists both sides
+		// worst first, and the replay engine reads a side's first level as
+		// its best.
+		store.SortSide(b.Bids, true)
+		store.SortSide(b.Asks, false)
 	}
 	return nil
-}
-
-// bookOrder puts a book's sides in the order store.Book keeps them, best
-// first (bids by price descending, asks ascending), where a file has them
-// otherwise: Polymarket's REST book, for one, lists both sides worst
-// first. The replay engine reads a side's first level as its best, so a
-// book stored out of order would fill at the worst price silently.
-func bookOrder(b *store.Book) {
-	sortSide(b.Bids, func(x, y store.Level) int { return cmp.Compare(y.Price, x.Price) })
-	sortSide(b.Asks, func(x, y store.Level) int { return cmp.Compare(x.Price, y.Price) })
-}
-
-// sortSide sorts a side by better (stably), unless it is in order already,
-// as nearly every side is.
-func sortSide(ls []store.Level, better func(x, y store.Level) int) {
-	for i := 1; i < len(ls); i++ {
-		if better(ls[i-1], ls[i]) > 0 {
-			slices.SortStableFunc(ls, better)
-			return
-		}
-	}
 }
