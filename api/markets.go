@@ -337,7 +337,7 @@ func parseTimeParam(loc, v string) (*time.Time, error) {
 			return nil, invalidParam(loc, v, "time out of range: use epoch milliseconds between 0 and 253402300799999")
 		}
 		if ms >= 1e9 && ms < 1e11 {
-			return nil, invalidParam(loc, v, fmt.Sprintf("%s looks like epoch seconds (%s UTC): times are epoch milliseconds, %s000, or ISO 8601",
+			return nil, invalidParam(loc, v, fmt.Sprintf("%s looks like epoch seconds (%s): times are epoch milliseconds, %s000, or ISO 8601",
 				v, time.Unix(ms, 0).UTC().Format(time.RFC3339), v))
 		}
 		t := time.UnixMilli(ms).UTC()
