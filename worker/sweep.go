@@ -124,8 +124,9 @@ func stopped(st store.Store, id string) bool {
 }
 
 // foreground counts the tasks other than sweep shards running on a worker
-// that use its CPU (replays, backtests, resolutions; not generations, which
-// wait on a model). Sweep shards give way to them (wait): a worker runs
+// that use its CPU (replays, backtests; not generations, which wait on a
+// model, nor market resolutions, which wait on Polymarket and Binance).
+// Sweep shards give way to them (wait): a worker runs
 // several shards at once, which would otherwise take the CPU a replay
 // needs and hold it past its usual time (DESIGN 14). A shard pauses
 // between trials, within a few replays' time, and goes on once no
@@ -142,12 +143,14 @@ func newForeground() *foreground {
 	return &foreground{idle: idle}
 }
 
-// track is the middleware that counts every task but a sweep shard and a
-// generation (which spends its time waiting on the model: counted, a
-// stream of them would hold every sweep on the worker for as long).
+// track is the middleware that counts every task but a sweep shard, a
+// generation and a market resolution, which spend their time waiting on
+// the model or the upstreams: counted, a stream of them (the collector's
+// resolutions, each tried again and again while an upstream is slow or
+// down) held every sweep on the worker for as long.
 func (f *foreground) track(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		if t.Type() == sweep.TaskType || t.Type() == strategy.TaskType {
+		if t.Type() == sweep.TaskType || t.Type() == strategy.TaskType || t.Type() == jobs.TypeResolve {
 			return next.ProcessTask(ctx, t)
 		}
 		f.mu.Lock()

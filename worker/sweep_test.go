@@ -265,6 +265,53 @@ func TestShardsGoOnBesideGenerations(t *testing.T) {
 	waitSweepDone(t, mem, sw.ID, "beside a generation waiting on its model")
 }
 
+// resolvingStore holds a market resolution's first read, of unheld, until
+// release, as an upstream that does not answer holds a resolution (the
+// resolver's request timeouts are its own, seconds a request and a few
+// retries a try, and Asynq tries it again and again).
+type resolvingStore struct {
+	store.Store
+	once    sync.Once
+	started chan struct{} // closed when the resolution is held
+	release chan struct{}
+}
+
+func (s *resolvingStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	if slug == unheld {
+		s.once.Do(func() { close(s.started) })
+		<-s.release
+	}
+	return s.Store.GetMarket(ctx, slug)
+}
+
+// TestShardsGoOnBesideResolutions: a sweep finishes while a market's
+// resolution waits on its upstream, as beside a generation waiting on its
+// model. Counted as foreground work, a resolution held every sweep shard
+// of its worker for as long as it waited: with Polymarket or Binance slow
+// or down, the collector's resolutions (one a market, each tried again
+// and again) kept every sweep standing still.
+func TestShardsGoOnBesideResolutions(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	st := &resolvingStore{Store: mem, started: make(chan struct{}), release: make(chan struct{})}
+	defer close(st.release)
+	rdb := redistest.Client(t)
+	client := startWorker(t, worker.Config{Redis: rdb, Store: st, Logger: quietLog(), Concurrency: 8})
+	if err := worker.NewResolutionScheduler(rdb).ScheduleResolution(ctx, unheld, 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.started:
+	case <-time.After(patience(t)):
+		t.Fatal("the resolution did not start")
+	}
+	if err := client.EnqueueSweep(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	waitSweepDone(t, mem, sw.ID, "beside a resolution waiting on its upstream")
+}
+
 // waitSweepDone waits for the sweep to be DONE, and fails the test, saying
 // when (what), if it ends otherwise or is not by the test's patience.
 func waitSweepDone(t *testing.T, st store.Store, id, what string) {
