@@ -396,6 +396,17 @@ func instant(raw *json.RawMessage, path string) (*time.Time, error) {
 	if err := json.Unmarshal(*raw, &ms); err != nil || ms != math.Trunc(ms) || math.Abs(ms) > 1e15 {
 		return nil, invalid(path, "%s is not a time: give RFC 3339 (2026-11-01T00:00:00Z) or epoch milliseconds", path)
 	}
+	// As GET /v1/markets reads its times: epoch seconds of this century
+	// (ten or eleven digits), read as milliseconds, are days of January
+	// 1970, before any market: a start_time that filters nothing, an
+	// end_time that leaves no market.
+	switch {
+	case ms < 0 || ms > 253402300799999: // year 9999
+		return nil, invalid(path, "%s %s is out of range: use epoch milliseconds between 0 and 253402300799999, or RFC 3339", path, num(ms))
+	case ms >= 1e9 && ms < 1e11:
+		return nil, invalid(path, "%s %s looks like epoch seconds (%s): times are epoch milliseconds, %s000, or RFC 3339",
+			path, num(ms), time.Unix(int64(ms), 0).UTC().Format(time.RFC3339), num(ms))
+	}
 	t := time.UnixMilli(int64(ms)).UTC()
 	return &t, nil
 }

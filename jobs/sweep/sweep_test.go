@@ -208,6 +208,13 @@ func TestSweepValidation(t *testing.T) {
 		{"4hr for ETH", body(set("markets", map[string]any{"coin": "ETH", "market_type": "4hr", "count": 5})), ProLimits, "markets.market_type", "BTC only"},
 		{"no count", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m"})), ProLimits, "markets.count", "missing"},
 		{"bad time", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "start_time": "yesterday"})), ProLimits, "markets.start_time", "RFC 3339"},
+		// Epoch seconds read as milliseconds were days of January 1970:
+		// a start_time was no filter at all, an end_time left no market
+		// (404 NO_BACKTEST_MARKETS), where GET /v1/markets refuses them.
+		{"epoch seconds for start_time", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "start_time": 1795990000})), ProLimits, "markets.start_time", "1795990000 looks like epoch seconds (2026-11-29T22:06:40Z): times are epoch milliseconds, 1795990000000"},
+		{"epoch seconds for end_time", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "end_time": 17959900000})), ProLimits, "markets.end_time", "looks like epoch seconds"},
+		{"a time before the epoch", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "start_time": -1})), ProLimits, "markets.start_time", "between 0 and 253402300799999"},
+		{"a time past year 9999", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "end_time": 253402300800000})), ProLimits, "markets.end_time", "between 0 and 253402300799999"},
 		{"test fraction", body(set("split", map[string]any{"kind": "HOLDOUT", "testFraction": 0.6})), ProLimits, "split.testFraction", "between 0.1 and 0.5"},
 		{"one fold", body(set("split", map[string]any{"kind": "WALK_FORWARD", "folds": 1})), ProLimits, "split.folds", "2 to 10"},
 		{"folds with HOLDOUT", body(set("split", map[string]any{"kind": "HOLDOUT", "folds": 3})), ProLimits, "split.folds", "WALK_FORWARD"},
