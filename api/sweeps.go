@@ -627,7 +627,10 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	if err != nil {
 		return nil, err
 	}
-	if sw.Status != store.SweepDone {
+	switch {
+	case sw.Status.Final() && sw.Status != store.SweepDone:
+		return nil, Errorf(http.StatusConflict, "SWEEP_NOT_DONE", "sweep %s is %s: it ended before its trials were summarized, and has none to list", sw.ID, sw.Status)
+	case sw.Status != store.SweepDone:
 		return nil, Errorf(http.StatusConflict, "SWEEP_NOT_DONE", "sweep %s is %s: its trials are listed once it is DONE", sw.ID, sw.Status)
 	}
 	var res sweep.Results

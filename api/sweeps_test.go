@@ -669,3 +669,33 @@ func conforms(doc map[string]any, schema map[string]any, v any, path string) []s
 	}
 	return errs
 }
+
+// TestTrialsOfAnUnfinishedSweep: the trials of a sweep still running are
+// promised for when it is DONE; those of a sweep that stopped (cancelled)
+// never come, and the 409 says so rather than to wait.
+func TestTrialsOfAnUnfinishedSweep(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // no worker: sweeps stay RUNNING until stopped
+	b, _ := hookSetup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.redis = st, q.client, q.client, q.rdb })
+	key := b.keys[store.Enterprise]
+	id := startSweep(t, b, key, sweepBody(3, ""))
+	trials := func() string {
+		t.Helper()
+		r := b.do(http.MethodGet, "/v1/sweeps/"+id+"/trials", key, "", "")
+		if r.status != http.StatusConflict || !strings.Contains(string(r.body), `"SWEEP_NOT_DONE"`) {
+			t.Fatalf("trials of an unfinished sweep: %d %s, want 409 SWEEP_NOT_DONE", r.status, r.body)
+		}
+		return string(r.body)
+	}
+	if body := trials(); !strings.Contains(body, "once it is DONE") {
+		t.Errorf("a running sweep's trials: %s, want them promised for when it is DONE", body)
+	}
+	if r := b.do(http.MethodDelete, "/v1/sweeps/"+id, key, "", ""); r.status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", r.status, r.body)
+	}
+	if body := trials(); strings.Contains(body, "once it is DONE") || !strings.Contains(body, "CANCELLED") {
+		t.Errorf("a cancelled sweep's trials: %s, want a 409 saying they will not be listed", body)
+	}
+}
