@@ -288,3 +288,38 @@ func TestReplayRestingThroughWorker(t *testing.T) {
 		t.Errorf("warnings %q, strategy %+v", res.Warnings, res.Strategy)
 	}
 }
+
+// TestReplayRestingWithoutOrders: a GTC strategy whose entry conditions
+// never hold placed no order, and its answer says so with an empty orders
+// list beside its zero counters (DESIGN 6: a GTC result carries orders),
+// as trades is [] for a replay that never traded; a MARKET answer has no
+// orders at all.
+func TestReplayRestingWithoutOrders(t *testing.T) {
+	t.Parallel()
+	b, _ := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	never := func(m map[string]any) {
+		m["entryConditions"] = []map[string]any{{"field": "price_up", "operator": ">", "value": 2}}
+	}
+	for _, orderType := range []string{"GTC", "MARKET"} {
+		r := b.replay(store.Pro, replayBody(slug, func(m map[string]any) { never(m); m["orderType"] = orderType }))
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", orderType, r.status, r.body)
+		}
+		var env struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(r.body, &env); err != nil {
+			t.Fatal(err)
+		}
+		orders, listed := env.Data["orders"]
+		switch {
+		case string(env.Data["trades"]) != "[]":
+			t.Errorf("%s: trades %s, want []", orderType, env.Data["trades"])
+		case orderType == "GTC" && string(orders) != "[]":
+			t.Errorf("GTC: orders %q (listed %v), want []; performance %s", orders, listed, env.Data["performance"])
+		case orderType == "MARKET" && listed:
+			t.Errorf("MARKET: orders %s, want none", orders)
+		}
+	}
+}

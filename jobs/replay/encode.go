@@ -38,7 +38,7 @@ func (r Result) AppendJSON(b []byte) ([]byte, error) {
 	b = appendList(b, r.PnLCurve, (*EquityPoint).appendJSON)
 	b = append(b, `,"total_snapshots":`...)
 	b = strconv.AppendInt(b, int64(r.TotalSnapshots), 10)
-	if len(r.Orders) > 0 {
+	if r.Orders != nil { // a GTC strategy's, [] when it placed none
 		b = append(b, `,"orders":`...)
 		if b, err = appendMarshal(b, r.Orders); err != nil {
 			return nil, err

@@ -25,6 +25,7 @@ func TestAppendJSONEdges(t *testing.T) {
 			TotalSnapshots: 2,
 		},
 		"empty lists": {Trades: []TradeEvent{}, PnLCurve: []EquityPoint{}},
+		"no orders":   {Trades: []TradeEvent{}, PnLCurve: []EquityPoint{}, Orders: []OrderEvent{}},
 	} {
 		want, err := json.Marshal(r)
 		if err != nil {

@@ -60,8 +60,9 @@ type Result struct {
 	PnLCurve       []EquityPoint   `json:"pnl_curve"`
 	TotalSnapshots int             `json:"total_snapshots"`
 	// Orders lists a GTC strategy's orders (at most MaxOrders; the
-	// performance counters count them all). Absent for MARKET and LIMIT.
-	Orders []OrderEvent `json:"orders,omitempty"`
+	// performance counters count them all), [] when it placed none.
+	// Absent (nil) for MARKET and LIMIT.
+	Orders []OrderEvent `json:"orders,omitzero"`
 	// Warnings says what the replay could not do as asked, e.g. fill
 	// resting orders from trades on a market that recorded none.
 	Warnings []string `json:"warnings,omitempty"`
