@@ -50,6 +50,10 @@ func TestExportRefusesBadOptions(t *testing.T) {
 		{[]string{"--coin", "eth", "--market-type", "4hr"}, "4hr markets exist for BTC only"},
 		{[]string{"--from", "2026-05-02", "--to", "2026-05-01"}, "--from 2026-05-02 is not before --to 2026-05-01"},
 		{[]string{"--from", "2026-05-01", "--to", "2026-05-01"}, "is not before --to"},
+		// Epoch seconds, which read as milliseconds are January 1970:
+		// --to exported nothing, --from everything.
+		{[]string{"--to", "1777467600"}, "--to: 1777467600 looks like epoch seconds (2026-04-29T13:00:00Z)"},
+		{[]string{"--from", "1777467600"}, "--from: 1777467600 looks like epoch seconds"},
 	} {
 		args := append([]string{"export", "--database-url", nowhere}, tc.args...)
 		err := run(context.Background(), args, io.Discard, io.Discard)

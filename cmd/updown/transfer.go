@@ -297,8 +297,17 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 }
 
 // parseWhen reads RFC 3339, a date (midnight UTC) or epoch milliseconds.
+//
+// Epoch seconds of this century (ten or eleven digits) are refused, as the
+// API's time parameters refuse them: read as milliseconds they are days of
+// January 1970, so --to exported nothing and --from everything, without a
+// word.
 func parseWhen(s string) (time.Time, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms >= 1e9 && ms < 1e11 {
+			return time.Time{}, fmt.Errorf("%s looks like epoch seconds (%s): times are epoch milliseconds, %s000, RFC 3339 or a date",
+				s, time.Unix(ms, 0).UTC().Format(time.RFC3339), s)
+		}
 		return time.UnixMilli(ms).UTC(), nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
