@@ -391,3 +391,54 @@ func TestHeavyReadsBoundPerProcess(t *testing.T) {
 		t.Errorf("%d heavy reads in all, want %d", n, burst)
 	}
 }
+
+// TestSnapshotPageCacheSeesLateSnapshots: a resolved market's snapshot
+// page, once kept by the page cache, is not served as it was after
+// snapshots are added to the market (a late write, `updown import` of a
+// snapshots file): the page's total and rows are the store's, as the
+// chart series' are (TestSeriesCoalescedAndCached).
+func TestSnapshotPageCacheSeesLateSnapshots(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	slug := seriesMarket(t, mem, 50)
+	b := setup(t, func(o *setupOpts) { o.store = mem })
+	path := "/v1/markets/" + slug + "/snapshots?limit=5"
+	page := func() (total int, first string) {
+		t.Helper()
+		r := b.get(store.Pro, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("snapshots: %d %s", r.status, r.body)
+		}
+		var p struct {
+			Total     int `json:"total"`
+			Snapshots []struct {
+				Time string `json:"time"`
+			} `json:"snapshots"`
+		}
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Total, p.Snapshots[0].Time
+	}
+	// Asked three times: kept from the second on, served from the cache
+	// on the third.
+	for range 3 {
+		if total, _ := page(); total != 50 {
+			t.Fatalf("total = %d, want 50", total)
+		}
+	}
+	ctx := context.Background()
+	m, err := mem.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := m.EndTime.Add(-time.Second)
+	if err := mem.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: late, PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_500}}); err != nil {
+		t.Fatal(err)
+	}
+	total, first := page()
+	if want := late.Format("2006-01-02T15:04:05.000000Z"); total != 51 || first != want {
+		t.Errorf("after a late snapshot: total %d, newest %s; want 51 and %s (a page the cache kept from before)", total, first, want)
+	}
+}

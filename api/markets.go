@@ -450,8 +450,18 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 		return nil, err
 	}
 	settled := !p.CSV && !p.Parquet && m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
-	key := fmt.Sprintf("%s|%d|%d|%t|%d|%s", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro(), sq.cacheKey())
+	var key string
 	if settled {
+		// Keyed by the record and by the number of snapshots, as the
+		// chart series is (seriesKey): stores only add snapshots, so a
+		// late one, or a snapshots file imported into the market (which
+		// leaves its record as it was), shows on the next request rather
+		// than after the TTL. The count is one small read; the page is not.
+		n, err := s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{})
+		if err != nil {
+			return nil, s.storeFailure(ctx, "count snapshots", err)
+		}
+		key = pageKey(m, p, n, sq)
 		if body, ok := pages.get(key); ok {
 			return &snapshotsOutput{Body: &snapshotPageBody{encoded: body}}, nil
 		}
@@ -460,7 +470,9 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 	if err != nil {
 		return nil, err
 	}
-	if settled && pages.admit(key) {
+	// Kept only when the page holds what the key counted: a snapshot that
+	// arrived between the count and the read is in the page, not the key.
+	if settled && key == pageKey(m, p, body.Total, sq) && pages.admit(key) {
 		body.encoded = body.AppendJSON(nil)
 		pages.put(key, body.encoded)
 	}
@@ -469,6 +481,12 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 		out.PageHeaders = rowsPageHeaders(body.NextCursor, body.Total, body.Matched, "")
 	}
 	return out, nil
+}
+
+// pageKey is the page cache key of a snapshot page of m, which has n
+// snapshots.
+func pageKey(m store.Market, p snapshotPageParams, n int, sq seriesQuery) string {
+	return fmt.Sprintf("%s|%d|%d|%t|%d|%d|%s", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro(), n, sq.cacheKey())
 }
 
 // snapshotPage reads a page of the market's snapshots: with a cursor, one

@@ -8,8 +8,10 @@ import (
 
 // pageCache keeps encoded snapshot pages of resolved markets, whose
 // history no longer changes, so a popular page is served as bytes rather
-// than read and encoded again. It is per process and bounded in bytes; a
-// TTL bounds staleness should data be imported into an old market.
+// than read and encoded again. It is per process and bounded in bytes;
+// its keys hold the market's record and snapshot count (pageKey), so that
+// snapshots added to an old market show at once, and a TTL bounds what
+// else could go stale.
 type pageCache struct {
 	mu       sync.Mutex
 	maxBytes int
