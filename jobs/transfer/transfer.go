@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -252,40 +253,65 @@ func exportDefaults(opt ExportOptions) ExportOptions {
 // eachMarket calls fn with each market opt.Filter selects, oldest start
 // first, a page of opt.MarketPage at a time.
 //
-// Markets are paged from the oldest, whose place counted from the end of
-// the newest-first listing does not move when a collector adds new markets
-// meanwhile.
+// Markets are paged from the oldest, by position: each page is the oldest
+// markets that start at or after the last one written, less those written
+// already. Markets the collector adds meanwhile (the newest) come in their
+// turn, and a market that joins or leaves the filter behind the position
+// (a market that resolves under --resolved) neither repeats a market nor
+// skips one, as a count from the end of the listing did.
 func eachMarket(ctx context.Context, src Source, opt ExportOptions, fn func(*store.Market) error) error {
 	f := opt.Filter
 	f.Window, f.Limit, f.Offset = nil, 0, 0
-	for done := 0; ; {
+	var last *time.Time         // start_time of the last market written
+	atLast := map[string]bool{} // the markets written that start at last
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		total, err := countMarkets(ctx, src, f)
+		g := f
+		if last != nil {
+			// StartAfter is strict: from the instant before last on
+			// (stores keep microseconds).
+			from := last.Add(-time.Microsecond)
+			if g.StartAfter == nil || from.After(*g.StartAfter) {
+				g.StartAfter = &from
+			}
+		}
+		total, err := countMarkets(ctx, src, g)
 		if err != nil {
 			return err
 		}
-		left := total - done
-		if left <= 0 {
+		// Enough to reach past the markets written at last, which are
+		// the oldest of g.
+		n := min(total, opt.MarketPage+len(atLast))
+		if n <= 0 {
 			return nil
 		}
-		n := min(left, opt.MarketPage)
-		f.Offset, f.Limit = left-n, n
-		page, _, err := src.ListMarkets(ctx, f)
+		g.Offset, g.Limit = total-n, n
+		page, _, err := src.ListMarkets(ctx, g)
 		if err != nil {
 			return fmt.Errorf("transfer: list markets: %w", err)
 		}
-		if len(page) == 0 {
-			return nil
-		}
 		slices.Reverse(page)
+		wrote := false
 		for i := range page {
-			if err := fn(&page[i]); err != nil {
+			m := &page[i]
+			if last != nil && m.StartTime.Equal(*last) && atLast[m.Slug] {
+				continue
+			}
+			if err := fn(m); err != nil {
 				return err
 			}
+			wrote = true
+			if last == nil || !m.StartTime.Equal(*last) {
+				t := m.StartTime
+				last, atLast = &t, map[string]bool{}
+			}
+			atLast[m.Slug] = true
 		}
-		done += len(page)
+		if !wrote {
+			return nil
+		}
 	}
 }
 

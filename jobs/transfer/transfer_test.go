@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -662,5 +663,103 @@ func TestImportPutsBooksInOrder(t *testing.T) {
 		if got := *snaps[0].BookUp; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: up book stored as %+v, want best first %+v", name, got, want)
 		}
+	}
+}
+
+// resolvingSource is a store on which a market behind an export's
+// position resolves (or, unresolved, leaves a --resolved=false filter)
+// once the export has listed its first page of markets, as the collector
+// resolves markets while a long export runs.
+type resolvingSource struct {
+	*memory.Store
+	t      testing.TB
+	market store.Market // written over the stored market after the first page
+	pages  int
+}
+
+func (s *resolvingSource) ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error) {
+	page, total, err := s.Store.ListMarkets(ctx, f)
+	if f.Limit > 1 { // a page, not a count
+		if s.pages++; s.pages == 1 {
+			if err := s.Store.UpsertMarkets(ctx, []store.Market{s.market}); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+	}
+	return page, total, err
+}
+
+// TestExportWhileMarketsResolve: an export filtered by resolved writes
+// each market the filter selects once, and skips none it selected from
+// start to end, when a market it has passed resolves meanwhile (joining
+// the filter behind its position) or, for resolved=false, leaves it.
+func TestExportWhileMarketsResolve(t *testing.T) {
+	t.Parallel()
+	for _, resolved := range []bool{true, false} {
+		t.Run(fmt.Sprintf("resolved=%t", resolved), func(t *testing.T) {
+			t.Parallel()
+			st, _ := seeded(t, 6, 5)
+			ctx := context.Background()
+			f := store.MarketFilter{Resolved: &resolved}
+			all, _, err := st.ListMarkets(ctx, store.MarketFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The oldest markets first, as the export goes.
+			slices.Reverse(all)
+			var moving store.Market // the second oldest: the first page passes it
+			for _, m := range all[1:] {
+				if m.Winner != nil {
+					moving = m
+					break
+				}
+			}
+			// With resolved=true it starts unresolved and resolves; with
+			// resolved=false it starts unresolved and resolves, leaving.
+			was := moving
+			moving.Winner, moving.ResolvedAt, moving.CoinPriceEnd, moving.FinalVolume, moving.FinalLiquidity = nil, nil, nil, nil, nil
+			moving.UpdatedAt = moving.UpdatedAt.Add(-time.Second)
+			if err := st.UpsertMarkets(ctx, []store.Market{moving}); err != nil {
+				t.Fatal(err)
+			}
+			before, _, err := st.ListMarkets(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := &resolvingSource{Store: st, t: t, market: was}
+			data, stats := export(t, src, transfer.ExportOptions{What: transfer.Markets, MarketPage: 3, Filter: f})
+			after, _, err := st.ListMarkets(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every market selected both before and after, once.
+			want := map[string]bool{}
+			for _, m := range before {
+				want[m.Slug] = slices.ContainsFunc(after, func(a store.Market) bool { return a.Slug == m.Slug })
+			}
+			seen := map[string]int{}
+			for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+				var rec struct {
+					Slug string `json:"slug"`
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatal(err)
+				}
+				seen[rec.Slug]++
+			}
+			for slug, n := range seen {
+				if n > 1 {
+					t.Errorf("market %s exported %d times", slug, n)
+				}
+			}
+			for slug, inBoth := range want {
+				if inBoth && seen[slug] == 0 {
+					t.Errorf("market %s, selected throughout, was not exported", slug)
+				}
+			}
+			if stats.Markets != len(seen) {
+				t.Errorf("stats say %d markets, the file holds %d", stats.Markets, len(seen))
+			}
+		})
 	}
 }
