@@ -394,10 +394,15 @@ func exportTrades(ctx context.Context, src Source, enc Encoder, slug string, opt
 	}
 }
 
+// exportSnapshots writes the market's snapshots oldest first, a page at a
+// time, each page after the last one's time (a keyset walk, as trades':
+// a snapshot written meanwhile among those passed, as an archive import
+// fills a gap, moves no offset, so none is written twice).
 func exportSnapshots(ctx context.Context, src Source, enc Encoder, slug string, opt ExportOptions) (int, error) {
 	n := 0
-	for off := 0; ; off += opt.SnapshotPage {
-		page, _, err := src.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: opt.Books, Limit: opt.SnapshotPage, Offset: off})
+	q := store.SnapshotQuery{Ascending: true, WithBooks: opt.Books, Limit: opt.SnapshotPage}
+	for {
+		page, _, err := src.ListSnapshots(ctx, slug, q)
 		if err != nil {
 			return n, fmt.Errorf("transfer: snapshots of %s: %w", slug, err)
 		}
@@ -410,6 +415,7 @@ func exportSnapshots(ctx context.Context, src Source, enc Encoder, slug string, 
 		if len(page) < opt.SnapshotPage {
 			return n, nil
 		}
+		q.After = &page[len(page)-1].Time
 	}
 }
 
