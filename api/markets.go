@@ -309,6 +309,7 @@ func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 	if f.StartAfter != nil && f.StartBefore != nil && !f.StartAfter.Before(*f.StartBefore) {
 		return f, invalidParam("query.end_time", in.EndTime, "end_time must be later than start_time")
 	}
+	f.StartBefore = ceilMicro(f.StartBefore) // "before" a time finer than the stores' (ceilMicro)
 	return f, nil
 }
 

@@ -65,6 +65,13 @@ func parseSeriesQuery(series string, p seriesParams, endInclusive bool) (seriesQ
 			return q, invalidParam("query.end_time", p.EndTime, "end_time must be later than start_time (the range is start_time inclusive to end_time exclusive)")
 		}
 	}
+	// The stores keep microseconds: a bound finer than that holds what it
+	// says once rounded up (see ceilMicro); an inclusive end_time is cut
+	// down by the stores themselves.
+	q.From = ceilMicro(q.From)
+	if !endInclusive {
+		q.To = ceilMicro(q.To)
+	}
 	switch p.Order {
 	case "", "desc":
 	case "asc":
@@ -86,6 +93,23 @@ func parseSeriesQuery(series string, p seriesParams, endInclusive bool) (seriesQ
 	}
 	q.After, q.AfterKey = &after, key
 	return q, nil
+}
+
+// ceilMicro returns t rounded up to the microsecond, the stores'
+// precision (nil for nil). For a stored time s, s ≥ t and s < t hold
+// exactly when s ≥ ceilMicro(t) and s < ceilMicro(t), where the stores,
+// which cut a bound down to the microsecond, would keep a snapshot a
+// nanosecond before a start_time and leave out one a nanosecond before an
+// end_time. (s > t and s ≤ t hold as the cut bound says.)
+func ceilMicro(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := t.Truncate(time.Microsecond)
+	if c.Before(*t) {
+		c = c.Add(time.Microsecond)
+	}
+	return &c
 }
 
 // cursorScope binds a cursor to the series and the query's range and order.

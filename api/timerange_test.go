@@ -354,3 +354,45 @@ func TestMarketTradesOrderAndParquet(t *testing.T) {
 	}
 	wantError(t, b.get(store.Pro, "/v1/markets/"+slug+"/trades?order=sideways"), http.StatusBadRequest, "VALIDATION_ERROR")
 }
+
+// TestTimeBoundsFinerThanStored: a time bound finer than the stores'
+// microsecond (nanoseconds, as pandas writes a Timestamp) keeps what it
+// says, where it was cut to the microsecond: start_time one nanosecond
+// after a snapshot kept that snapshot, and end_time one nanosecond after
+// one left it out, as a market list's end_time one nanosecond after a
+// market's start left the market out.
+func TestTimeBoundsFinerThanStored(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	start := now.Truncate(15 * time.Minute).Add(-15 * time.Minute)
+	at := func(i int) time.Time { return start.Add(time.Duration(i) * 30 * time.Second) }
+	nano := func(i int) string { return url.QueryEscape(at(i).Add(time.Nanosecond).Format(time.RFC3339Nano)) }
+	base := "/v1/markets/" + slug + "/snapshots?order=asc"
+	for _, tc := range []struct {
+		query string
+		want  []int
+	}{
+		{"&start_time=" + nano(3) + "&end_time=" + nano(6), span(4, 6, 1)},
+		{"&start_time=" + nano(28), span(29, 29, 1)},
+		{"&end_time=" + nano(1), span(0, 1, 1)},
+	} {
+		p := decode[rangePage](t, b.get(store.Pro, base+tc.query))
+		if got := p.indexes(t, start); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: snapshots %v, want %v", tc.query, got, tc.want)
+		}
+	}
+	// Markets starting before a nanosecond after this one's start hold it;
+	// after a nanosecond before it, too.
+	q := "/v1/markets?coin=BTC&market_type=15m&end_time=" + url.QueryEscape(start.Add(time.Nanosecond).Format(time.RFC3339Nano)) +
+		"&start_time=" + url.QueryEscape(start.Add(-time.Nanosecond).Format(time.RFC3339Nano))
+	type marketList struct {
+		Markets []struct {
+			Slug string `json:"slug"`
+		} `json:"markets"`
+	}
+	list := decode[marketList](t, b.get(store.Pro, q))
+	if len(list.Markets) != 1 || list.Markets[0].Slug != slug {
+		t.Errorf("markets starting within a nanosecond of %s: %v, want %s", start.Format(time.RFC3339), list.Markets, slug)
+	}
+}
