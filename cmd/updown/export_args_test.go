@@ -6,6 +6,10 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // TestExportHelpNamesParquet: the help of export, and the command list,
@@ -59,6 +63,43 @@ func TestExportRefusesBadOptions(t *testing.T) {
 		err := run(context.Background(), args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("updown %s: %v; want an error saying %q", strings.Join(args, " "), err, tc.want)
+		}
+	}
+}
+
+// TestExportTimesFinerThanStored: a --from or --to finer than the stores'
+// microsecond (nanoseconds) selects what it says, as the API's time
+// parameters do: --to a nanosecond after a market's start holds the
+// market, --from a nanosecond after it does not.
+func TestExportTimesFinerThanStored(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	start := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	m := store.Market{Slug: "btc-updown-15m-1777467600", MarketID: "1", Coin: store.BTC, MarketType: store.M15,
+		StartTime: start, EndTime: start.Add(15 * time.Minute)}
+	if err := st.UpsertMarkets(context.Background(), []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	nano := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339Nano) }
+	for _, tc := range []struct {
+		from, to string
+		want     int
+	}{
+		{"", nano(time.Nanosecond), 1},
+		{nano(-time.Nanosecond), nano(time.Nanosecond), 1},
+		{nano(time.Nanosecond), "", 0},
+		{nano(-time.Nanosecond), "", 1},
+	} {
+		f, err := exportFilter("", "", tc.from, tc.to, "")
+		if err != nil {
+			t.Fatalf("--from %q --to %q: %v", tc.from, tc.to, err)
+		}
+		n, err := st.CountMarkets(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != tc.want {
+			t.Errorf("--from %q --to %q selects %d markets, want %d", tc.from, tc.to, n, tc.want)
 		}
 	}
 }

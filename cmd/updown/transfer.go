@@ -268,7 +268,7 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 		if err != nil {
 			return f, fmt.Errorf("export: --from: %w", err)
 		}
-		t = t.Add(-time.Microsecond) // StartAfter is strict; --from is inclusive
+		t = ceilMicro(t).Add(-time.Microsecond) // StartAfter is strict; --from is inclusive
 		f.StartAfter = &t
 	}
 	if to != "" {
@@ -276,6 +276,7 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 		if err != nil {
 			return f, fmt.Errorf("export: --to: %w", err)
 		}
+		t = ceilMicro(t)
 		f.StartBefore = &t
 	}
 	if resolved != "" {
@@ -294,6 +295,18 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 		return f, fmt.Errorf("export: --from %s is not before --to %s: no market starts between them", from, to)
 	}
 	return f, nil
+}
+
+// ceilMicro is t rounded up to the microsecond, the stores' precision,
+// which cut a bound down to it: a --from or --to finer than that then
+// selects what it says (a market starting a nanosecond before --to is
+// before it), as the API's time parameters do.
+func ceilMicro(t time.Time) time.Time {
+	c := t.Truncate(time.Microsecond)
+	if c.Before(t) {
+		c = c.Add(time.Microsecond)
+	}
+	return c
 }
 
 // parseWhen reads RFC 3339, a date (midnight UTC) or epoch milliseconds.
