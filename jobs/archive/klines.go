@@ -115,15 +115,37 @@ func (cp *CoinPrices) addPoint(p coinPoint) {
 		return
 	}
 	ps := cp.points[coin]
-	if n := len(ps); n > 0 && p.at.Before(ps[n-1].at) {
-		return // out of order: the stream's clock went back
-	}
-	// Only the recent past is ever asked for: keep the list short.
+	// Only the recent past of the file being read is ever asked for: keep
+	// the list short, but never drop the prices of the last pointKeep
+	// before this one (a dump read after another of the same hours asks
+	// for prices the first one's points have passed).
 	if len(ps) > 4096 {
-		ps = append(ps[:0], ps[len(ps)-1024:]...)
+		cut := p.at.Add(-pointKeep)
+		old, _ := slices.BinarySearchFunc(ps, cut, func(q coinPoint, t time.Time) int { return q.at.Compare(t) })
+		if old = min(old, len(ps)-1024); old >= 1024 { // a run at a time, not one a price
+			ps = append(ps[:0], ps[old:]...)
+		}
 	}
-	cp.points[coin] = append(ps, p)
+	n := len(ps)
+	if n == 0 || p.at.After(ps[n-1].at) {
+		cp.points[coin] = append(ps, p)
+		return
+	}
+	// Behind the latest price: a file read after another that covers the
+	// same hours (a dump a market, imported together) goes back in time.
+	// Its prices are put in their place; one at an instant already held
+	// is the same price heard again.
+	i, found := slices.BinarySearchFunc(ps, p.at, func(q coinPoint, t time.Time) int { return q.at.Compare(t) })
+	if found {
+		return
+	}
+	cp.points[coin] = slices.Insert(ps, i, p)
 }
+
+// pointKeep is how far back from the latest price heard the stream's
+// prices are kept: an instant asked for is near the events being read,
+// or a silence (GapAfter) past a market's last event.
+const pointKeep = time.Hour
 
 func coinOfSymbol(s string) (store.Coin, bool) {
 	s = strings.ToUpper(s)
