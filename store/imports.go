@@ -70,7 +70,8 @@ type ImportTx interface {
 	AppendMarketTrades(ctx context.Context, slug string, trades []MarketTrade) (int, error)
 	// ReplaceGaps makes gaps the market's gaps within [from, to]: stored
 	// gaps are cut at from and to, their parts inside dropped, and gaps
-	// merged in (see ReplaceGaps).
+	// (of either kind) merged in (see ReplaceGaps). A stored gap's parts
+	// outside keep its kind.
 	ReplaceGaps(ctx context.Context, slug string, from, to time.Time, gaps []Gap) error
 	// Commit records imp and makes the import's writes visible. When an
 	// import with imp.Key is stored already, it is returned with fresh
@@ -86,14 +87,27 @@ func ReplaceGaps(stored []Gap, from, to time.Time, gaps []Gap) []Gap {
 	out := make([]Gap, 0, len(stored)+len(gaps))
 	for _, g := range stored {
 		if g.From.Before(from) {
-			out = append(out, Gap{From: g.From, To: minT(g.To, from)})
+			out = append(out, Gap{From: g.From, To: minT(g.To, from), Kind: g.Kind})
 		}
 		if g.To.After(to) {
-			out = append(out, Gap{From: maxT(g.From, to), To: g.To})
+			out = append(out, Gap{From: maxT(g.From, to), To: g.To, Kind: g.Kind})
 		}
 	}
 	out = slices.DeleteFunc(append(out, gaps...), func(g Gap) bool { return !g.To.After(g.From) })
 	return MergeGaps(out)
+}
+
+// FoundGaps counts the gaps of snapshots among gaps: what an import
+// counts as the gaps it found (Import.Gaps); the recorder's trades gaps
+// it keeps are not its own.
+func FoundGaps(gaps []Gap) int64 {
+	n := int64(0)
+	for _, g := range gaps {
+		if g.Kind == GapSnapshots {
+			n++
+		}
+	}
+	return n
 }
 
 func minT(a, b time.Time) time.Time {

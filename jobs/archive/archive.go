@@ -50,6 +50,9 @@ type Store interface {
 	// ListSnapshots reads the snapshots stored before the import, whose
 	// instants count when gaps are found.
 	ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error)
+	// ListGaps reads the gaps stored before the import: a trades gap the
+	// recorder left is kept where the import brings no trades.
+	ListGaps(ctx context.Context, slug string) ([]store.Gap, error)
 }
 
 // Options configure an import.
@@ -1090,11 +1093,56 @@ func (r *run) finish() error {
 		times = append(times, imported...)
 		slices.Sort(times)
 		gaps := findGaps(times, from, to, r.im.opt.GapAfter)
+		trades, err := r.tradesGaps(from, to, imported)
+		if err != nil {
+			return err
+		}
+		gaps = append(gaps, trades...)
 		if err := r.im.tx.ReplaceGaps(r.im.ctx, slug, from, to, gaps); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
 		return nil
 	})
+}
+
+// tradesGaps are the parts of the market's stored trades gaps (the
+// recorder's trade feed was down while its snapshots went on) within
+// [from, to] that the import does not mend: those outside the stretches
+// in which it took snapshots of the market (imported, sorted µs), where
+// it had the market's events and so its trades. ReplaceGaps would drop
+// them with the rest of the gaps in [from, to].
+func (r *run) tradesGaps(from, to time.Time, imported []int64) ([]store.Gap, error) {
+	if r.created {
+		return nil, nil
+	}
+	stored, err := r.im.st.ListGaps(r.im.ctx, r.m.Slug)
+	if err != nil {
+		return nil, fmt.Errorf("archive: read stored gaps of %s: %w", r.m.Slug, err)
+	}
+	// dead is where the import had no events of the market.
+	dead := []store.Gap{{From: from, To: to}}
+	if len(imported) > 0 {
+		dead = findGaps(imported, from, to, r.im.opt.GapAfter)
+	}
+	var out []store.Gap
+	for _, g := range stored {
+		if g.Kind != store.GapTrades || !g.From.Before(to) || !from.Before(g.To) {
+			continue
+		}
+		for _, d := range dead {
+			f, t := d.From, d.To
+			if g.From.After(f) {
+				f = g.From
+			}
+			if g.To.Before(t) {
+				t = g.To
+			}
+			if f.Before(t) {
+				out = append(out, store.Gap{From: f, To: t, Kind: store.GapTrades})
+			}
+		}
+	}
+	return out, nil
 }
 
 // storedTimes are the instants of the market's snapshots stored before

@@ -47,6 +47,9 @@ func (d *discard) Rollback(context.Context) error { return nil }
 func (d *discard) ListSnapshots(context.Context, string, store.SnapshotQuery) ([]store.Snapshot, int, error) {
 	return nil, 0, nil
 }
+func (d *discard) ListGaps(context.Context, string) ([]store.Gap, error) {
+	return nil, nil
+}
 
 // benchStream writes a ws-jsonl stream of hourly markets (each its own
 // hour of events, markets one after the other) until it holds about mb

@@ -200,7 +200,7 @@ func (tx *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.
 	}
 	batch := make([]store.Gap, len(gaps))
 	for i, g := range gaps {
-		g = store.Gap{From: normTime(g.From), To: normTime(g.To)}
+		g = store.Gap{From: normTime(g.From), To: normTime(g.To), Kind: g.Kind}
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
 		}
@@ -255,7 +255,7 @@ func (tx *importTx) Commit(ctx context.Context, imp store.Import) (store.Import,
 			gaps := a.gaps
 			for _, r := range sm.gaps {
 				gaps = store.ReplaceGaps(gaps, r.from, r.to, r.gaps)
-				imp.Gaps += int64(len(r.gaps))
+				imp.Gaps += store.FoundGaps(r.gaps)
 			}
 			a.gaps = gaps
 			a.mu.Unlock()

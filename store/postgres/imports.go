@@ -404,13 +404,13 @@ func (t *importTx) marketID(ctx context.Context, slug string) (int64, error) {
 // gap stay two rows.
 func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.Time, gaps []store.Gap) error {
 	op := fmt.Sprintf("import: replace gaps of %q", slug)
-	froms, tos := make([]time.Time, len(gaps)), make([]time.Time, len(gaps))
+	froms, tos, kinds := make([]time.Time, len(gaps)), make([]time.Time, len(gaps)), make([]string, len(gaps))
 	for i, g := range gaps {
-		g = store.Gap{From: micro(g.From), To: micro(g.To)}
+		g = store.Gap{From: micro(g.From), To: micro(g.To), Kind: g.Kind}
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("postgres: %s: %w", op, err)
 		}
-		froms[i], tos[i] = g.From, g.To
+		froms[i], tos[i], kinds[i] = g.From, g.To, g.Kind.Name()
 	}
 	from, to = micro(from), micro(to)
 	if t.created[slug] {
@@ -419,10 +419,10 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 		id := t.ids[slug]
 		batch := make([]store.Gap, len(gaps))
 		for i := range gaps {
-			batch[i] = store.Gap{From: froms[i], To: tos[i]}
+			batch[i] = store.Gap{From: froms[i], To: tos[i], Kind: gaps[i].Kind}
 		}
 		t.freshGaps[id] = store.ReplaceGaps(t.freshGaps[id], from, to, batch)
-		t.gaps += int64(len(gaps))
+		t.gaps += store.FoundGaps(gaps)
 		return nil
 	}
 	if err := t.settle(ctx); err != nil {
@@ -450,12 +450,12 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 			return wrap(op, err)
 		}
 	}
-	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time)
-		select $1, f, t from unnest($2::timestamptz[], $3::timestamptz[]) as g (f, t)`, id, froms, tos)
+	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
+		select $1, f, t, k from unnest($2::timestamptz[], $3::timestamptz[], $4::text[]) as g (f, t, k)`, id, froms, tos, kinds)
 	if err != nil {
 		return wrap(op, err)
 	}
-	t.gaps += int64(len(gaps))
+	t.gaps += store.FoundGaps(gaps)
 	return nil
 }
 
