@@ -53,6 +53,10 @@ type Store interface {
 	// ListGaps reads the gaps stored before the import: a trades gap the
 	// recorder left is kept where the import brings no trades.
 	ListGaps(ctx context.Context, slug string) ([]store.Gap, error)
+	// ListMarketTrades reads the trades stored before the import: one the
+	// collector backfilled from the Data API (timed to the second) is the
+	// same fill as the import's (timed to the millisecond).
+	ListMarketTrades(ctx context.Context, slug string, q store.MarketTradeQuery) ([]store.MarketTrade, int, error)
 }
 
 // Options configure an import.
@@ -1029,6 +1033,12 @@ func (r *run) flush() error {
 				return fmt.Errorf("archive: %w", err)
 			}
 		}
+		if len(trades) > 0 && !r.created {
+			var err error
+			if trades, err = r.unstored(trades); err != nil {
+				return err
+			}
+		}
 		if len(trades) > 0 {
 			if _, err := r.im.tx.AppendMarketTrades(r.im.ctx, slug, trades); err != nil {
 				return fmt.Errorf("archive: %w", err)
@@ -1036,6 +1046,42 @@ func (r *run) flush() error {
 		}
 		return nil
 	})
+}
+
+// unstored returns the trades but those the market has stored already
+// under another time: the collector backfills a stretch its trade feed
+// missed from the Data API, whose times are whole seconds and which has
+// no fee rate, so that the store, which keeps a trade once by all its
+// fields, would keep the import's copy beside it. A fill is told, as the
+// backfill tells it, by its transaction hash, and here by its outcome,
+// side, price and size too (one transaction holds several fills). Run on
+// the writer, where r.created is known.
+func (r *run) unstored(trades []store.MarketTrade) ([]store.MarketTrade, error) {
+	type fill struct {
+		hash, outcome, side string
+		price, size         float64
+	}
+	from, to := trades[0].Time, trades[0].Time
+	for _, t := range trades {
+		from, to = minTime(from, t.Time), maxTime(to, t.Time)
+	}
+	from, to = from.Add(-5*time.Second), to.Add(5*time.Second)
+	stored, _, err := r.im.st.ListMarketTrades(r.im.ctx, r.m.Slug, store.MarketTradeQuery{Ascending: true, From: &from, To: &to})
+	if err != nil {
+		return nil, fmt.Errorf("archive: read stored trades of %s: %w", r.m.Slug, err)
+	}
+	have := map[fill]bool{}
+	for _, t := range stored {
+		if t.TxHash != "" {
+			have[fill{t.TxHash, t.Outcome, t.Side, t.Price, t.Size}] = true
+		}
+	}
+	if len(have) == 0 {
+		return trades, nil
+	}
+	return slices.DeleteFunc(trades, func(t store.MarketTrade) bool {
+		return t.TxHash != "" && have[fill{t.TxHash, t.Outcome, t.Side, t.Price, t.Size}]
+	}), nil
 }
 
 // finish takes the snapshots up to the end of what the input covers,
@@ -1256,4 +1302,18 @@ func (w *writer) close() error {
 	close(w.jobs)
 	<-w.done
 	return w.failed()
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -50,6 +50,9 @@ func (d *discard) ListSnapshots(context.Context, string, store.SnapshotQuery) ([
 func (d *discard) ListGaps(context.Context, string) ([]store.Gap, error) {
 	return nil, nil
 }
+func (d *discard) ListMarketTrades(context.Context, string, store.MarketTradeQuery) ([]store.MarketTrade, int, error) {
+	return nil, 0, nil
+}
 
 // benchStream writes a ws-jsonl stream of hourly markets (each its own
 // hour of events, markets one after the other) until it holds about mb
