@@ -440,13 +440,20 @@ func (im *importer) read() (Summary, error) {
 			im.total.Add(f.pf.NumRows())
 		}
 		slices.SortStableFunc(files, func(a, b *pmxtFile) int { return a.hour.Compare(b.hour) })
-		for i, f := range files {
-			if i > 0 {
-				for h := files[i-1].hour.Add(time.Hour); h.Before(f.hour); h = h.Add(time.Hour) {
+		var prev time.Time // the hour of the last file that has one
+		for _, f := range files {
+			if f.hour.IsZero() {
+				// No rows: no hour, no events. (Taken as the hour of year
+				// one, every hour since was missing.)
+				continue
+			}
+			if !prev.IsZero() {
+				for h := prev.Add(time.Hour); h.Before(f.hour); h = h.Add(time.Hour) {
 					sum.MissingHours = append(sum.MissingHours, h)
 				}
 			}
-			if im.covFrom.IsZero() && !f.hour.IsZero() {
+			prev = f.hour
+			if im.covFrom.IsZero() {
 				im.covFrom = f.hour
 			}
 			im.covTo = f.hour.Add(time.Hour)
