@@ -878,11 +878,36 @@ func (r *run) event(e *book.Event) error {
 		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick {
 			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.NewTick})
 		}
+	case "book":
+		// A book says the tick it is quoted in: one other than the tick in
+		// force (a stream that begins after a change, or missed one) is a
+		// change from the book's time, as the collector records a market
+		// it finds at another tick, or a REST book in a new one.
+		if e.Tick > 0 && e.Tick != r.tickAt(t) {
+			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.Tick})
+		}
 	}
 	if len(r.snaps) >= flushEvery || len(r.trades) >= flushEvery {
 		return r.flush()
 	}
 	return nil
+}
+
+// tickAt is the tick in force at t as a replay will read it: the last
+// change at or before t, of the import's or else of the market as stored,
+// else the tick markets open at.
+func (r *run) tickAt(t time.Time) float64 {
+	if n := len(r.ticks); n > 0 && !r.ticks[n-1].Time.After(t) {
+		return r.ticks[n-1].TickSize
+	}
+	tick := store.OpeningTickSize
+	for _, c := range r.m.TickSizeChanges {
+		if c.Time.After(t) {
+			break
+		}
+		tick = c.TickSize
+	}
+	return tick
 }
 
 // all reports whether every x satisfies ok.

@@ -27,6 +27,7 @@ type Event struct {
 
 	Trade   Trade    // last_trade_price
 	NewTick float64  // tick_size_change
+	Tick    float64  // book: the tick_size it says the market trades in (0: none)
 	Slug    string   // new_market
 	Tokens  []string // new_market, market_resolved: the market's tokens
 	Fees    *Fees    // new_market's fee schedule
@@ -304,6 +305,9 @@ func (r *Wire) check(slab *[]Change) (Event, error) {
 		}
 		if r.LastTradePrice.Set && r.LastTradePrice.V > 0 && r.LastTradePrice.V <= 1 {
 			e.LastTradePrice = r.LastTradePrice
+		}
+		if r.TickSize.Set && r.TickSize.V > 0 && r.TickSize.V < 1 {
+			e.Tick = r.TickSize.V
 		}
 	case "price_change":
 		list := r.PriceChanges
