@@ -724,6 +724,9 @@ func (im *importer) finishEnded(now time.Time) error {
 			return err
 		}
 		r.finished = true
+		// What a later pass needs of this one (see reopen): the stretches
+		// its snapshots cover, not the instants.
+		r.covered = coverOf(r.covered, r.times, r.im.opt.GapAfter)
 		r.snaps, r.times, r.books = nil, nil, book.NewBooks()
 	}
 	return nil
@@ -808,11 +811,64 @@ type run struct {
 	times  []int64 // instants of the snapshots imported, µs
 	wrote  bool
 	// finished: the stream passed the market's end, its snapshots and
-	// gaps are written and its memory released; later events add trades.
+	// gaps are written and its memory released; later events add trades,
+	// or, inside its window (a file read after another that covers the
+	// same hours), open it again (reopen).
 	finished bool
+	// covered are the stretches [from, to] (µs) the snapshots of the
+	// passes finished before cover, no two of them over GapAfter apart.
+	covered [][2]int64
+}
+
+// coverOf adds to covered the stretches the sorted instants cover, none
+// of them over after apart.
+func coverOf(covered [][2]int64, times []int64, after time.Duration) [][2]int64 {
+	lim := after.Microseconds()
+	for i, t := range times {
+		if i == 0 || t-times[i-1] > lim {
+			covered = append(covered, [2]int64{t, t})
+		} else {
+			covered[len(covered)-1][1] = t
+		}
+	}
+	return covered
+}
+
+// imported are the instants of the snapshots the import took of the
+// market, sorted: this pass's, and for each stretch an earlier pass
+// covered, instants GapAfter apart over it (which no gap is found in).
+func (r *run) imported() []int64 {
+	if len(r.covered) == 0 {
+		return r.times
+	}
+	step := r.im.opt.GapAfter.Microseconds()
+	out := slices.Clone(r.times)
+	for _, c := range r.covered {
+		for t := c[0]; t < c[1]; t += step {
+			out = append(out, t)
+		}
+		out = append(out, c[1])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// reopen takes up again a market a file read before finished, whose
+// window a later file covers too (two captures of the same hours): its
+// books start anew from this file's events, and its gaps are found again
+// at its finish over what both passes took.
+func (r *run) reopen() {
+	r.finished = false
+	r.last, r.next = time.Time{}, time.Time{}
+	r.books = book.NewBooks()
+	r.up, r.down = sideCache{}, sideCache{}
+	r.snaps = make([]store.Snapshot, 0, flushEvery)
 }
 
 func (r *run) event(e *book.Event) error {
+	if r.finished && e.EventType != "last_trade_price" && !e.Time.IsZero() && e.Time.Before(r.m.EndTime) {
+		r.reopen()
+	}
 	if r.finished {
 		if e.EventType == "last_trade_price" {
 			r.trade(e, cmp.Or(e.Time, r.last))
@@ -1141,7 +1197,7 @@ func (r *run) finish() error {
 		return err
 	}
 	covFrom, covTo := r.im.covFrom, r.im.covTo
-	imported := r.times // the run's, now the writer's
+	imported := r.imported() // now the writer's
 	slug := r.m.Slug
 	return r.im.w.later(func() error {
 		from, to := covFrom, covTo
