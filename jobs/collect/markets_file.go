@@ -103,7 +103,8 @@ func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.
 // scheme's series in them as the collector stores them: SPEC's slug,
 // tokens paired with outcomes, fees, tick, and, for a market Gamma shows
 // settled with its reference prices published, the winner and prices as
-// the resolver sets them. Markets of no series are skipped and counted.
+// the resolver sets them. Markets of no series, and those of one that
+// cannot be used (no token ids yet), are skipped and counted.
 func MarketsFromGamma(data []byte, scheme SlugScheme) ([]store.Market, int, error) {
 	if scheme == nil {
 		scheme = NewPolymarketScheme()
@@ -141,6 +142,13 @@ func MarketsFromGamma(data []byte, scheme SlugScheme) ([]store.Market, int, erro
 	skipped := 0
 	for _, f := range found {
 		m, ok, err := fromGamma(f, scheme)
+		if errors.Is(err, errMalformed) {
+			// One market unusable (no token ids while it is deployed, a
+			// window not the series'), as discovery skips it: the file's
+			// other markets are not refused with it.
+			skipped++
+			continue
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("collect: markets file: %w", err)
 		}
