@@ -130,7 +130,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 		if errors.As(err, &e) && e.Field != "" {
 			// The request's own values were checked before; what fails
 			// here came from the prompt.
-			return Spec{}, invalid("prompt", "the prompt gives "+e.Message)
+			return Spec{}, invalid("prompt", "in the prompt: "+e.Message)
 		}
 		return Spec{}, err
 	}
@@ -401,6 +401,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		}},
 		{reFeeExp, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1])
+			if v != math.Trunc(v) || v < replay.MinFeeExponent || v > replay.MaxFeeExponent {
+				return false, refuse("a fee exponent of %s is not allowed: it must be a whole number from 1 to 4", num(v))
+			}
 			pr.feeExp = &v
 			return true, nil
 		}},
@@ -505,6 +508,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		}},
 		{reShares, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1])
+			if v < replay.MinPositionSize || v > replay.MaxPositionSize {
+				return false, refuse("%s shares is out of range: a trade must be between 1 and 10000 shares", num(v))
+			}
 			pr.size = &v
 			return true, nil
 		}},

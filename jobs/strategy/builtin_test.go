@@ -292,6 +292,14 @@ func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 		{"buy UP when spread > -0.1, exit above 0.6", "spread is a price between 0 and 1"},
 		{"buy UP when time_remaining_pct > -10 and price_up < 0.4, exit above 0.6", "time_remaining_pct is a percentage from 0 to 100: -10 is outside"},
 		{"buy UP when time_remaining_pct < 150 and price_up < 0.4, exit above 0.6", "time_remaining_pct is a percentage from 0 to 100: 150 is outside"},
+		// Sizes and fee exponents out of range are said as the user wrote
+		// them, not as the validator names its fields ("the prompt gives
+		// positionSize 0.5 is out of range").
+		{"buy UP when price_up < 0.35, exit above 0.6, 0 shares", "0 shares is out of range: a trade must be between 1 and 10000 shares"},
+		{"buy UP when price_up < 0.35, exit above 0.6, 0.5 shares", "0.5 shares is out of range: a trade must be between 1 and 10000 shares"},
+		{"buy UP when price_up < 0.35, exit above 0.6, 20000 shares", "20000 shares is out of range: a trade must be between 1 and 10000 shares"},
+		{"buy UP when price_up < 0.35, exit above 0.6, fee rate 7%, fee exponent 9", "a fee exponent of 9 is not allowed: it must be a whole number from 1 to 4"},
+		{"buy UP when price_up < 0.35, exit above 0.6, fee rate 7%, fee exponent 1.5", "a fee exponent of 1.5 is not allowed: it must be a whole number from 1 to 4"},
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		var e *Error

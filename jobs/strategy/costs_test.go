@@ -38,7 +38,7 @@ func TestBuiltinCosts(t *testing.T) {
 		"buy UP below 0.35, exit above 0.6, fee rate 7":                 "more than 1",
 		"buy UP below 0.35, exit above 0.6, fee exponent 2":             "feeExponent applies only with feeModel CUSTOM",
 		"buy UP below 0.35, exit above 0.6, latency 2.5 ms":             "whole number",
-		"buy UP below 0.35, exit above 0.6, fee rate 5% fee exponent 9": "feeExponent 9",
+		"buy UP below 0.35, exit above 0.6, fee rate 5% fee exponent 9": "a fee exponent of 9 is not allowed",
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
 		var e *Error
