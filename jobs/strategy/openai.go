@@ -39,9 +39,16 @@ func NewOpenAI(cfg Config) *OpenAI {
 	if cfg.BaseURL != "" {
 		oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	}
+	hc := http.Client{}
 	if cfg.HTTPClient != nil {
-		oc.HTTPClient = cfg.HTTPClient
+		hc = *cfg.HTTPClient
 	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = errorAnswers{base: base}
+	oc.HTTPClient = &hc
 	g := &OpenAI{client: openai.NewClientWithConfig(oc), model: cfg.Model, timeout: cfg.Timeout, apiKey: cfg.APIKey}
 	if g.model == "" {
 		g.model = DefaultModel
@@ -120,6 +127,9 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", fmt.Errorf("generate strategy: %w", ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
 		return "", generationFailed(err, "the model did not answer within %s; try again later", g.timeout)
+	case errors.As(err, new(*errorAnswer)):
+		// Its words go to the logs through Cause only, as an APIError's.
+		return "", generationFailed(err, "the model provider answered with an error in place of a chat completion (HTTP 200); try again later")
 	case errors.As(err, &apiErr):
 		// The provider's message can quote credentials ("Incorrect API
 		// key provided: sk-..."): it goes to the logs through Cause only.
@@ -157,6 +167,59 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	}
 	return ch.Message.Content, nil
 }
+
+// errorAnswer is a provider's error that came as an HTTP 200 answer:
+// OpenAI-compatible routers (OpenRouter) answer some failures upstream of
+// them so, with an error object in place of the completion. go-openai
+// reads such a body as a completion without choices, which would be taken
+// for the model's empty answer and repaired in vain.
+type errorAnswer struct{ err string }
+
+func (e *errorAnswer) Error() string {
+	return "the provider answered HTTP 200 with an error: " + e.err
+}
+
+// maxErrorAnswer bounds how much of such an error is kept for the logs.
+const maxErrorAnswer = 500
+
+// errorAnswers is the transport of the generator's HTTP client: it turns a
+// 200 answer whose body is an error object without choices into an
+// *errorAnswer, and leaves every other answer as it came.
+type errorAnswers struct{ base http.RoundTripper }
+
+func (t errorAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	body, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if rerr != nil {
+		// What was read, then the failure, as the client would have met it.
+		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{rerr}))
+		return resp, nil
+	}
+	var a struct {
+		Error   json.RawMessage `json:"error"`
+		Choices json.RawMessage `json:"choices"`
+	}
+	if json.Unmarshal(body, &a) == nil && !isEmptyJSON(a.Error) && isEmptyJSON(a.Choices) {
+		return nil, &errorAnswer{err: truncate(string(a.Error), maxErrorAnswer)}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}
+
+// isEmptyJSON reports whether a JSON value is absent, null or [].
+func isEmptyJSON(v json.RawMessage) bool {
+	s := strings.TrimSpace(string(v))
+	return s == "" || s == "null" || s == "[]" || s == "{}"
+}
+
+// failingReader fails every read with err.
+type failingReader struct{ err error }
+
+func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
 
 // toolArguments is the arguments of the message's first function call
 // that has any (a tool call, or the older function_call), else "".

@@ -203,6 +203,11 @@ func TestOpenAIFails(t *testing.T) {
 		{"not JSON answer", []openaitest.Answer{{Status: http.StatusOK, Raw: "<html>welcome</html>"}}, "was not a chat completion", 1},
 		{"cut-off answer", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"choices":[{"message":`}}, "was cut off; try again later", 1},
 		{"empty body", []openaitest.Answer{{EmptyBody: true}}, "answered HTTP 200 with an empty body", 1},
+		// OpenAI-compatible routers (OpenRouter) answer some upstream
+		// failures as a 200 whose body is an error object: that is the
+		// provider failing, not a model's empty answer to repair.
+		{"error in a 200", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"error":{"message":"Provider returned error: ` + secret + `","code":502}}`}},
+			"answered with an error in place of a chat completion", 1},
 		{"refusal", []openaitest.Answer{{Refusal: "I can't help with that."}}, "declined the prompt: I can't help with that.", 1},
 		{"content filter", []openaitest.Answer{{FinishReason: openai.FinishReasonContentFilter}}, "content filter", 1},
 	}
