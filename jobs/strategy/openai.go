@@ -68,7 +68,7 @@ func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
 		{Role: openai.ChatMessageRoleUser, Content: userPrompt(req)},
 	}
 	for attempt := 1; ; attempt++ {
-		content, err := g.complete(ctx, msgs)
+		content, cut, err := g.complete(ctx, msgs)
 		if err != nil {
 			return Spec{}, err
 		}
@@ -76,7 +76,18 @@ func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
 		if problem == nil {
 			return spec, nil
 		}
+		if cut {
+			// The output limit stopped the answer: what the decoder
+			// says of its end ("unexpected EOF") helps neither the model
+			// nor the user.
+			problem = &Error{Code: CodeValidation, Message: "the answer was cut off at the output limit before the JSON object was complete; " +
+				"answer with the whole object, shorter (a one-sentence explanation)", Cause: problem}
+		}
 		if attempt == 2 {
+			if cut {
+				return Spec{}, generationFailed(problem, "the model's answer was cut off at its output limit before the strategy was complete, "+
+					"even when asked for a shorter one; the model or server must allow longer answers (the operator's setting)")
+			}
 			return Spec{}, generationFailed(problem, "the model did not produce a valid strategy, even after being told what was wrong: %s", problem.Message)
 		}
 		if content != "" {
@@ -89,10 +100,11 @@ func (g *OpenAI) Generate(ctx context.Context, req Request) (Spec, error) {
 	}
 }
 
-// complete makes one call and returns the answer's text. Transport and
-// provider failures are final (*Error with CodeGenerationFailed); an empty
-// or truncated answer is returned for readAnswer to judge.
-func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessage) (string, error) {
+// complete makes one call and returns the answer's text, and whether the
+// output limit cut it off (finish_reason length). Transport and provider
+// failures are final (*Error with CodeGenerationFailed); an empty or
+// truncated answer is returned for readAnswer to judge.
+func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessage) (string, bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	req := openai.ChatCompletionRequest{
@@ -124,48 +136,48 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		return "", fmt.Errorf("generate strategy: %w", ctx.Err())
+		return "", false, fmt.Errorf("generate strategy: %w", ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
-		return "", generationFailed(err, "the model did not answer within %s; try again later", g.timeout)
+		return "", false, generationFailed(err, "the model did not answer within %s; try again later", g.timeout)
 	case errors.As(err, new(*errorAnswer)):
 		// Its words go to the logs through Cause only, as an APIError's.
-		return "", generationFailed(err, "the model provider answered with an error in place of a chat completion (HTTP 200); try again later")
+		return "", false, generationFailed(err, "the model provider answered with an error in place of a chat completion (HTTP 200); try again later")
 	case errors.As(err, &apiErr):
 		// The provider's message can quote credentials ("Incorrect API
 		// key provided: sk-..."): it goes to the logs through Cause only.
-		return "", generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
+		return "", false, generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
 	case errors.As(err, &reqErr):
-		return "", generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
+		return "", false, generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
 	case errors.Is(err, io.EOF) && !errors.As(err, new(*url.Error)):
 		// The answer was read, and held nothing: a 200 with no body (a
 		// connection closed before any answer is a *url.Error, below).
-		return "", generationFailed(err, "the model provider answered HTTP 200 with an empty body (is OPENAI_BASE_URL an OpenAI-compatible endpoint?); try again later")
+		return "", false, generationFailed(err, "the model provider answered HTTP 200 with an empty body (is OPENAI_BASE_URL an OpenAI-compatible endpoint?); try again later")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		// The body ended early: a connection cut, or a proxy's.
-		return "", generationFailed(err, "the model provider's answer was cut off; try again later")
+		return "", false, generationFailed(err, "the model provider's answer was cut off; try again later")
 	case undecodable(err):
 		// A 200 whose body is not a chat completion: an HTML page, a proxy's
 		// answer, an endpoint that is not OpenAI-compatible.
-		return "", generationFailed(err, "the model provider's answer was not a chat completion (is OPENAI_BASE_URL an OpenAI-compatible endpoint?)")
+		return "", false, generationFailed(err, "the model provider's answer was not a chat completion (is OPENAI_BASE_URL an OpenAI-compatible endpoint?)")
 	default:
-		return "", generationFailed(err, "the model provider could not be reached; try again later")
+		return "", false, generationFailed(err, "the model provider could not be reached; try again later")
 	}
 	if len(resp.Choices) == 0 {
-		return "", nil
+		return "", false, nil
 	}
 	ch := resp.Choices[0]
 	if r := ch.Message.Refusal; r != "" {
-		return "", generationFailed(errors.New("refusal: "+r), "the model declined the prompt: %s", truncate(r, 200))
+		return "", false, generationFailed(errors.New("refusal: "+r), "the model declined the prompt: %s", truncate(r, 200))
 	}
 	if ch.FinishReason == openai.FinishReasonContentFilter {
-		return "", generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
+		return "", false, generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
 	}
 	if ch.Message.Content == "" {
 		// A model (or a proxy) that gives structured output as a tool
 		// call answers the object as its arguments.
-		return toolArguments(ch.Message), nil
+		return toolArguments(ch.Message), ch.FinishReason == openai.FinishReasonLength, nil
 	}
-	return ch.Message.Content, nil
+	return ch.Message.Content, ch.FinishReason == openai.FinishReasonLength, nil
 }
 
 // errorAnswer is a provider's error that came as an HTTP 200 answer:

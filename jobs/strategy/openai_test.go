@@ -122,8 +122,17 @@ func TestOpenAIRepairs(t *testing.T) {
 			}
 		})
 	}
+	// An answer cut off at the output limit is repaired by asking for a
+	// shorter one, not by quoting the decoder.
+	fake := openaitest.New(t, openaitest.Answer{Content: `{"side": "UP", "entryConditions": [`, FinishReason: openai.FinishReasonLength}, openaitest.JSON(good()))
+	if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t)); err != nil {
+		t.Fatal(err)
+	}
+	if calls := fake.Calls(); len(calls) != 2 || !strings.Contains(calls[1].Request.Messages[len(calls[1].Request.Messages)-1].Content, "cut off at the output limit") {
+		t.Errorf("repair of a cut-off answer: %d calls, want 2 whose last message says it was cut off at the output limit", len(calls))
+	}
 	// No choices at all is repaired the same way.
-	fake := openaitest.New(t, openaitest.Answer{NoChoices: true}, openaitest.JSON(good()))
+	fake = openaitest.New(t, openaitest.Answer{NoChoices: true}, openaitest.JSON(good()))
 	if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +212,10 @@ func TestOpenAIFails(t *testing.T) {
 		{"not JSON answer", []openaitest.Answer{{Status: http.StatusOK, Raw: "<html>welcome</html>"}}, "was not a chat completion", 1},
 		{"cut-off answer", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"choices":[{"message":`}}, "was cut off; try again later", 1},
 		{"empty body", []openaitest.Answer{{EmptyBody: true}}, "answered HTTP 200 with an empty body", 1},
+		// An answer the output limit cut short, twice, is said to be
+		// that, not "unexpected EOF".
+		{"cut off twice", []openaitest.Answer{{Content: `{"side": "UP", "entryConditions": [`, FinishReason: openai.FinishReasonLength},
+			{Content: `{"side": "UP", "entry`, FinishReason: openai.FinishReasonLength}}, "cut off at its output limit", 2},
 		// OpenAI-compatible routers (OpenRouter) answer some upstream
 		// failures as a 200 whose body is an error object: that is the
 		// provider failing, not a model's empty answer to repair.
