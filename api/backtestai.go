@@ -527,17 +527,31 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 		spec.MarketType = mt
 	}
 	if r.FeeModel != "" || r.FeeRate != nil || r.FeeExponent != nil || r.LatencyMs != nil {
+		st := &spec.Strategy
+		model, rate, exp := r.FeeModel, r.FeeRate, r.FeeExponent
+		if model == "" && (rate != nil || exp != nil) && st.FeeModel == replay.FeeCustom {
+			// A rate or an exponent alone tunes the strategy's own CUSTOM
+			// fees, as a latencyMs alone replaces its latency; the part
+			// not given is the strategy's.
+			model = replay.FeeCustom
+			if rate == nil {
+				rate = st.FeeRate
+			}
+			if exp == nil && st.FeeExponent != 0 {
+				e := float64(st.FeeExponent)
+				exp = &e
+			}
+		}
 		var costs replay.Strategy
-		costs.SetCosts(r.FeeModel, r.FeeRate, r.FeeExponent, r.LatencyMs)
+		costs.SetCosts(model, rate, exp, r.LatencyMs)
 		if err := costs.CheckCosts(); err != nil {
 			var re *replay.Error
 			errors.As(err, &re)
 			return spec, replayError(re)
 		}
-		st := &spec.Strategy
-		if r.FeeModel != "" {
+		if model != "" {
 			lat := float64(st.LatencyMs)
-			st.SetCosts(r.FeeModel, r.FeeRate, r.FeeExponent, &lat)
+			st.SetCosts(model, rate, exp, &lat)
 		}
 		if r.LatencyMs != nil {
 			var exp *float64
@@ -773,8 +787,8 @@ type backtestAIRunRequest struct {
 	MarketType        string             `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" doc:"Backtest on this market type instead of the strategy's (default 15m)."`
 	MarketCount       int                `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10"`
 	FeeModel          string             `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Taker fees on every fill of every market, as POST /v1/replay counts them: MARKET the market's own schedule, CUSTOM feeRate and feeExponent. Replaces the strategy's."`
-	FeeRate           float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there."`
-	FeeExponent       int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only."`
+	FeeRate           float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there; alone, it replaces the rate of a strategy with CUSTOM fees."`
+	FeeExponent       int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only; alone, it replaces the exponent of a strategy with CUSTOM fees."`
 	LatencyMs         int                `json:"latencyMs,omitempty" minimum:"0" maximum:"60000" default:"0" doc:"Order delay in milliseconds. Replaces the strategy's."`
 	OrderType         string             `json:"orderType,omitempty" enum:"MARKET,LIMIT,GTC" doc:"Replaces the strategy's; MARKET or LIMIT drops its resting-order fields."`
 	OrderSettingsDoc

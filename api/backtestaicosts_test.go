@@ -147,3 +147,29 @@ func TestAgentOpenAPICosts(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTunesCustomFees: /run's feeRate or feeExponent alone replaces
+// that part of a CUSTOM strategy's fees, as its latencyMs alone replaces
+// the latency; on a strategy without CUSTOM fees it is refused by name.
+func TestRunTunesCustomFees(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Pro)
+	const custom = "side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=10 maxloss=50 order=MARKET fees=custom feerate=0.1 feeexp=2"
+	for _, tc := range []struct{ settings, code string }{
+		{`"feeRate":0.05`, "fees=custom feerate=0.05 feeexp=2"},
+		{`"feeExponent":3`, "fees=custom feerate=0.1 feeexp=3"},
+		{`"feeRate":0.05,"feeExponent":1,"latencyMs":200`, "fees=custom feerate=0.05 feeexp=1 latency=200"},
+	} {
+		var rep backtestAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"strategy_code":"`+custom+`","marketCount":2,`+tc.settings+`}`), &rep)
+		if !strings.HasSuffix(rep.StrategyCode, "order=MARKET "+tc.code) || len(rep.Results) != 2 {
+			t.Errorf("%s: code %s, %d results; want it ending %q", tc.settings, rep.StrategyCode, len(rep.Results), tc.code)
+		}
+	}
+	e := wantError(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok,
+		`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=10 fees=market","feeRate":0.05}`), http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); d["field"] != "feeRate" {
+		t.Errorf("feeRate on a MARKET-fee strategy: %v, want field feeRate", e)
+	}
+}
