@@ -103,7 +103,7 @@ func (s *Server) registerAccountKeys() {
 		// when it is set (see replay's registration): without it a body
 		// over maxBodyBytes was 500 rather than 413.
 		MaxBodyBytes: maxBodyBytes,
-		Errors:       []int{400, 401, 403, 409, 413, 429, 500, 503},
+		Errors:       []int{400, 401, 403, 409, 413, 415, 429, 500, 503},
 	}, s.createAccountKey)
 	// A RawBody makes Huma require a body; this one is optional (none, or
 	// {}), and the check Huma makes reads the same RequestBody. It takes
@@ -171,10 +171,18 @@ func keyLimit() *Error {
 // A key has nothing to set, and a field such as a name would otherwise be
 // dropped without a word.
 type newKeyInput struct {
-	RawBody []byte
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
 }
 
 func (s *Server) createAccountKey(ctx context.Context, in *newKeyInput) (*newKeyOutput, error) {
+	if len(bytes.TrimSpace(in.RawBody)) > 0 {
+		// A body, though it sets nothing, is JSON as the document says
+		// (415 otherwise), not read as JSON whatever it is declared to be.
+		if err := requireJSON(in.ContentType); err != nil {
+			return nil, err
+		}
+	}
 	if err := noBody(in.RawBody); err != nil {
 		return nil, err
 	}

@@ -203,6 +203,15 @@ func TestCreateKeyTakesNoSettings(t *testing.T) {
 		}
 	}
 	wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, "application/json", strings.Repeat(" ", 2<<20)+"{}"), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	// No body needs no Content-Type; a body must be JSON, as the document
+	// says (DESIGN 5: a non-JSON body is 415), not read as JSON whatever
+	// it is declared to be.
+	if r := b.do(http.MethodPost, "/v1/account/keys", key, "", ""); r.status != http.StatusCreated {
+		t.Errorf("no body, no Content-Type: status %d, want 201: %s", r.status, r.body)
+	}
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded"} {
+		wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, ct, "{}"), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+	}
 	for body, field := range map[string]string{`{"name":"qa"}`: "name", `{"tier":"ENTERPRISE","label":1}`: "label", `[1]`: "", `"x"`: ""} {
 		e := wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, "application/json", body), http.StatusBadRequest, "VALIDATION_ERROR")
 		if field != "" && e["details"].(map[string]any)["field"] != field {
