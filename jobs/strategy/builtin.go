@@ -272,8 +272,9 @@ var (
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit      = regexp.MustCompile(`[0-9]`)
-	reNegation   = regexp.MustCompile(`\b(?:not|never)\b|n['’]t\b`)
+	reNegation   = regexp.MustCompile(`\b(?:not|never|unless|except)\b|n['’]t\b`)
 	reOr         = regexp.MustCompile(`\bor\b`)
+	reAnd        = regexp.MustCompile(`\band\b`)
 	reDownField  = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
 
 	// Resting orders and re-entry control (DESIGN 6).
@@ -539,6 +540,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		lo, hi int
 		exit   bool
 	}{{0, split, false}, {split, all, true}}
+	// Where the exit segment's comparisons stand ("and" between two of
+	// them is refused below).
+	exitCompared := map[int]bool{}
 	for _, seg := range segments {
 		conds := &entry
 		if seg.exit {
@@ -564,6 +568,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			last = firstPriceField(inOrder(entry), sidePrice)
 		}
 		err = t.take(reCompare, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
+			if seg.exit {
+				exitCompared[at] = true
+			}
 			field := last
 			if m[1] != "" {
 				field = fieldNamed(m[1])
@@ -621,6 +628,19 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	for i := 1; i < len(entry); i++ {
 		if reOr.Match(t.b[entry[i-1].at:entry[i].at]) {
 			return pr, refuse("the built-in generator cannot read \"or\" between entry conditions: a strategy enters when all of them hold (\"and\"); backtest each alternative on its own")
+		}
+	}
+	// Likewise "and" between two exit comparisons of different fields
+	// ("exit when price_up > 0.6 and time_remaining_pct < 50"): exit
+	// conditions are alternatives, and read as such the strategy would
+	// exit on either. Between separate exit rules ("take profit at 0.6 and
+	// stop loss at 0.2"), or bounds of one field ("exit above 0.6 and below
+	// 0.2"), it lists them.
+	for i := 1; i < len(exit); i++ {
+		a, b := exit[i-1], exit[i]
+		if exitCompared[a.at] && exitCompared[b.at] && a.c.Field != b.c.Field && reAnd.Match(t.b[a.at:b.at]) {
+			return pr, refuse("the built-in generator cannot read \"and\" between exit conditions: a strategy exits when any one of them holds (\"or\"), " +
+				"so it cannot wait for several at once; write \"or\" if either should exit")
 		}
 	}
 

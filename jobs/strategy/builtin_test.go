@@ -252,6 +252,14 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 		{"buy UP when price_up drops below 0.35, exit above 0.6, never with fees", `cannot read "never"`},
 		{"buy UP when price_up drops below 0.35 or price_down rises above 0.7, exit above 0.6", `"or" between entry conditions`},
 		{"buy UP when price_up < 0.35, or when spread > 0.2, exit above 0.6", `"or" between entry conditions`},
+		// "unless" and "except" negate what follows: read without them,
+		// "unless price_up is above 0.4" was price_up > 0.4.
+		{"buy UP unless price_up is above 0.4, exit above 0.6", `cannot read "unless`},
+		{"buy UP except when price_up is above 0.4, exit above 0.6", `cannot read "except`},
+		// "and" between exit comparisons asks for both at once, which exit
+		// conditions (any one exits) cannot say: it was read as "or".
+		{"buy UP when price_up < 0.4, exit when price_up > 0.6 and time_remaining_pct < 50", `"and" between exit conditions`},
+		{"buy UP when price_up < 0.4, exit above 0.6 and when spread > 0.1", `"and" between exit conditions`},
 	}
 	for _, tc := range cases {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
@@ -267,6 +275,13 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 			"side=UP entry: price_up < 0.35 and spread < 0.1 exit: price_up > 0.6 or price_up < 0.2 or time_remaining_pct <= 20" + tail},
 		{"buy UP under 0.4, take profit at 0.6 or stop loss at 0.2",
 			"side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or price_up <= 0.2" + tail},
+		// "and" between separate exit rules lists them: any one exits.
+		{"buy UP under 0.4, take profit at 0.6 and stop loss at 0.2",
+			"side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or price_up <= 0.2" + tail},
+		{"buy UP under 0.4, exit above 0.6 and stop loss at 0.2",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up <= 0.2" + tail},
+		{"buy UP under 0.4, exit above 0.6 and below 0.2",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up < 0.2" + tail},
 		{"buy UP when price_up drops below 0.35, exit above 0.6, no cooldown, without fees",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET fees=none"},
 	} {
