@@ -67,6 +67,14 @@ func TestBuiltinPhrases(t *testing.T) {
 // a reason, as a VALIDATION_ERROR of the prompt.
 func TestBuiltinRefuses(t *testing.T) {
 	cases := []struct{ prompt, msg string }{
+		// Numbers in words are numbers the grammar does not read: they were
+		// dropped without a word (a stop loss of ten percent left 50).
+		{"buy UP when price_up < 0.4, exit above 0.6, stop loss of ten percent", `could not use "ten"`},
+		{"buy UP when price_up < 0.4, exit above 0.6, two hundred shares", `could not use "two"`},
+		{"buy UP when price_up < 0.4, exit above 0.6, at most one entry per market", `could not use "one"`},
+		{"buy UP when price_up < 0.4 with more than half left, exit above 0.6", `could not use "half"`},
+		{"buy UP when price_up < 0.4 in the last quarter, exit above 0.6", `could not use "quarter,"`},
+		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},
 		{"buy UP when the RSI is below 30, exit above 70", `cannot use "rsi"`},
 		{"buy UP when price_up drops below 0.35 and volume spikes, exit above 0.6", `cannot use "volume"`},
 		{"short UP when it is above 0.7", "strategies only buy"},
