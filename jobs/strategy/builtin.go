@@ -634,6 +634,14 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			return pr, refuse("the built-in generator cannot read \"or\" between entry conditions: a strategy enters when all of them hold (\"and\"); backtest each alternative on its own")
 		}
 	}
+	// Entry conditions no snapshot can meet together ("below 0.4 ... more
+	// than 0.5 left", the latter read as price_up > 0.5): the strategy
+	// would never trade, and the backtest would say nothing of the idea.
+	if a, b, ok := neverTogether(pr.entry); ok {
+		var sb strings.Builder
+		writeConditions(&sb, []replay.Condition{a, b}, " and ")
+		return pr, refuse("the entry conditions %s can never hold at once, so the strategy would never enter; check how the prompt's numbers were read", sb.String())
+	}
 	// Likewise "and" between two exit comparisons of different fields
 	// ("exit when price_up > 0.6 and time_remaining_pct < 50"): exit
 	// conditions are alternatives, and read as such the strategy would
@@ -657,6 +665,58 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			quoteAround(prompt, t.b, loc[0]))
 	}
 	return pr, nil
+}
+
+// neverTogether returns two conditions on one field that no value meets
+// at once (price_up < 0.4 and price_up > 0.5); crosses_* conditions are
+// left out (they compare with the previous snapshot too).
+func neverTogether(cs []replay.Condition) (replay.Condition, replay.Condition, bool) {
+	// bounds is the values a condition admits: lo to hi, each end
+	// included or not.
+	type bounds struct {
+		lo, hi         float64
+		loOpen, hiOpen bool
+	}
+	of := func(c replay.Condition) (bounds, bool) {
+		inf := math.Inf(1)
+		switch c.Operator {
+		case replay.OpLess:
+			return bounds{-inf, c.Value, true, true}, true
+		case replay.OpLessOrEqual:
+			return bounds{-inf, c.Value, true, false}, true
+		case replay.OpGreater:
+			return bounds{c.Value, inf, true, true}, true
+		case replay.OpGreaterOrEqual:
+			return bounds{c.Value, inf, false, true}, true
+		case replay.OpEqual:
+			return bounds{c.Value, c.Value, false, false}, true
+		}
+		return bounds{}, false
+	}
+	for i, a := range cs {
+		ba, ok := of(a)
+		if !ok {
+			continue
+		}
+		for _, b := range cs[i+1:] {
+			bb, ok := of(b)
+			if !ok || a.Field != b.Field {
+				continue
+			}
+			lo, loOpen := ba.lo, ba.loOpen
+			if bb.lo > lo || bb.lo == lo && bb.loOpen {
+				lo, loOpen = bb.lo, bb.loOpen
+			}
+			hi, hiOpen := ba.hi, ba.hiOpen
+			if bb.hi < hi || bb.hi == hi && bb.hiOpen {
+				hi, hiOpen = bb.hi, bb.hiOpen
+			}
+			if lo > hi || lo == hi && (loOpen || hiOpen) {
+				return a, b, true
+			}
+		}
+	}
+	return replay.Condition{}, replay.Condition{}, false
 }
 
 // readTimeLeft reads "with 20% left" and "in the last 10%" phrases of one

@@ -75,6 +75,11 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up < 0.4 with more than half left, exit above 0.6", `could not use "half"`},
 		{"buy UP when price_up < 0.4 in the last quarter, exit above 0.6", `could not use "quarter,"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},
+		// Entry conditions that can never hold together: the strategy
+		// would never trade ("more than 0.5 left" read as price_up > 0.5).
+		{"buy UP when price_up < 0.4 with more than 0.5 left, exit above 0.6", "price_up < 0.4 and price_up > 0.5 can never hold at once"},
+		{"buy UP when price_up < 0.4 and price_up >= 0.4, exit above 0.6", "price_up < 0.4 and price_up >= 0.4 can never hold at once"},
+		{"buy DOWN when spread > 0.2 and spread < 0.1, exit above 0.6", "spread > 0.2 and spread < 0.1 can never hold at once"},
 		{"buy UP when the RSI is below 30, exit above 70", `cannot use "rsi"`},
 		{"buy UP when price_up drops below 0.35 and volume spikes, exit above 0.6", `cannot use "volume"`},
 		{"short UP when it is above 0.7", "strategies only buy"},
