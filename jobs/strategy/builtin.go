@@ -268,7 +268,7 @@ var (
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
 	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
-	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:left|remaining|to go)\b`)
+	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:(?:is|are)\s+)?(?:left|remaining|to go)\b`)
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit      = regexp.MustCompile(`[0-9]`)
@@ -520,7 +520,13 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			return true, nil
 		}},
 		{reOrder, func(_ int, m []string) (bool, error) {
-			pr.order = strings.ToUpper(m[1])
+			o := strings.ToUpper(m[1])
+			if pr.order != "" && pr.order != o {
+				// One would be kept without a word ("market orders for
+				// entry and limit orders for exit").
+				return false, refuse("the prompt names %s and %s orders: a strategy uses one order type for its entries and exits; name one, or set orderType", pr.order, o)
+			}
+			pr.order = o
 			return true, nil
 		}},
 	}
@@ -745,6 +751,9 @@ func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, con
 				op = replay.OpLessOrEqual
 			}
 		}
+		if exit && (op == replay.OpGreater || op == replay.OpGreaterOrEqual) {
+			return false, exitsAtOnce(m[0], refuse)
+		}
 		*conds = append(*conds, placed{at, replay.Condition{Field: field, Operator: op, Value: v}})
 		return true, nil
 	})
@@ -763,10 +772,22 @@ func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, con
 				all = mt.Duration().Seconds()
 			}
 			c = replay.Condition{Field: field, Operator: replay.OpGreaterOrEqual, Value: roundTo(all-v, 6)}
+			if exit {
+				return false, exitsAtOnce(m[0], refuse)
+			}
 		}
 		*conds = append(*conds, placed{at, c})
 		return true, nil
 	})
+}
+
+// exitsAtOnce refuses an exit condition on time that holds from the
+// market's start ("exit ... with more than 20% left", "in the first 10%"):
+// as an exit, which any one condition triggers, it closes every position
+// entered earlier than that on the next snapshot, which no one means.
+func exitsAtOnce(phrase string, refuse func(string, ...any) error) error {
+	return refuse("%q as an exit condition exits as soon as the position is open, from the market's start until then: exit conditions are alternatives, "+
+		"each enough on its own. To enter only then, put it before the exit; to exit when little time is left, write e.g. \"exit with 20%% left\"", strings.TrimSpace(phrase))
 }
 
 // timeLeft reads an amount of time left as the field that says it: in

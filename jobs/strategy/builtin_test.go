@@ -80,6 +80,13 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up < 0.4 with more than 0.5 left, exit above 0.6", "price_up < 0.4 and price_up > 0.5 can never hold at once"},
 		{"buy UP when price_up < 0.4 and price_up >= 0.4, exit above 0.6", "price_up < 0.4 and price_up >= 0.4 can never hold at once"},
 		{"buy DOWN when spread > 0.2 and spread < 0.1, exit above 0.6", "spread > 0.2 and spread < 0.1 can never hold at once"},
+		// An exit "with more than 20% left" exits at once after any entry
+		// made earlier than that: it was read as time_remaining_pct > 20.
+		{"buy UP when price_up < 0.4, exit when price_up is above 0.6 with more than 20% left", "exits as soon as"},
+		{"buy UP when price_up < 0.4, exit above 0.6 with at least 5 minutes left", "exits as soon as"},
+		// Two order types named: one was kept without a word.
+		{"buy UP when price_up < 0.4, exit above 0.6, use market orders for entry and limit orders for exit", "names MARKET and LIMIT orders"},
+		{"buy UP when price_up < 0.4, exit above 0.6, post a maker order, limit orders", "names GTC and LIMIT orders"},
 		{"buy UP when the RSI is below 30, exit above 70", `cannot use "rsi"`},
 		{"buy UP when price_up drops below 0.35 and volume spikes, exit above 0.6", `cannot use "volume"`},
 		{"short UP when it is above 0.7", "strategies only buy"},
@@ -295,6 +302,16 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up <= 0.2" + tail},
 		{"buy UP under 0.4, exit above 0.6 and below 0.2",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up < 0.2" + tail},
+		// "is left" reads as "left": "more than 20% is left" was
+		// price_up > 0.2.
+		{"buy UP when price_up < 0.4 and more than 20% is left, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct > 20 exit: price_up > 0.6" + tail},
+		{"buy UP when price_up < 0.4, exit above 0.6 or when 40% of the market is left",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 40" + tail},
+		{"buy UP when price_up < 0.4, exit above 0.6 with less than 20% left",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct < 20" + tail},
+		{"buy UP when price_up < 0.4, exit above 0.6, limit orders, and place limit orders",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=LIMIT cooldown=30000"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6, no cooldown, without fees",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET fees=none"},
 	} {
