@@ -331,14 +331,35 @@ type answer struct {
 	Explanation string `json:"explanation"`
 }
 
-// withoutPostOnlyFalse returns the answer b without postOnly when it is
-// false. The strict schema makes the model answer it, but /v1/replay
-// refuses postOnly stated with MARKET or LIMIT, even false; with GTC,
-// false is what its absence means. (null needs no help: the replay
-// decoder reads it as absent. The whole-number rules are the answer's
-// own numbers, given to finish, so limitOffsetTicks 0 is dropped there.)
-func withoutPostOnlyFalse(b []byte, a answer) ([]byte, error) {
-	if a.PostOnly == nil || *a.PostOnly {
+// withoutPlaceholders returns the answer b without the keys whose value
+// is a placeholder for "none": the strict schema makes the model answer
+// every key, and models put the "nothing" of a number or an enum where the
+// schema asks for null (or false), while /v1/replay refuses these keys
+// stated where they do not apply. Read as absent they say what the
+// answer's other keys say already: postOnly false (with GTC, what its
+// absence means), feeRate 0 and feeExponent 1 without CUSTOM fees, and
+// queueModel RISK_AVERSE (the default) without GTC. (null needs no help:
+// the replay decoder reads it as absent. The whole-number rules are the
+// answer's own numbers, given to finish: see readAnswer.) A value that
+// says something (a rate of 0.05 without CUSTOM) is kept, for the repair
+// round to mend.
+func withoutPlaceholders(b []byte, a answer) ([]byte, error) {
+	drop := map[string]bool{}
+	if a.PostOnly != nil && !*a.PostOnly {
+		drop["postonly"] = true
+	}
+	if a.FeeModel != replay.FeeCustom {
+		if a.FeeRate != nil && *a.FeeRate == 0 {
+			drop["feerate"] = true
+		}
+		if a.FeeExponent != nil && *a.FeeExponent == 1 {
+			drop["feeexponent"] = true
+		}
+	}
+	if a.OrderType != replay.OrderGTC && a.QueueModel != nil && *a.QueueModel == replay.QueueRiskAverse {
+		drop["queuemodel"] = true
+	}
+	if len(drop) == 0 {
 		return b, nil
 	}
 	var m map[string]json.RawMessage
@@ -346,7 +367,7 @@ func withoutPostOnlyFalse(b []byte, a answer) ([]byte, error) {
 		return nil, err
 	}
 	for k := range m {
-		if strings.EqualFold(k, "postOnly") { // keys match in any case, as encoding/json's
+		if drop[strings.ToLower(k)] { // keys match in any case, as encoding/json's
 			delete(m, k)
 		}
 	}
@@ -372,7 +393,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	}
 	// replay decodes the rules itself so that an explicit maxLossPercent
 	// of 0 is refused, not taken for the default.
-	rules, err := withoutPostOnlyFalse([]byte(content), a)
+	rules, err := withoutPlaceholders([]byte(content), a)
 	if err != nil {
 		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
 	}
@@ -388,6 +409,15 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	if a.LimitOffsetTicks != nil && *a.LimitOffsetTicks == 0 {
 		// The default, and refused stated with MARKET or LIMIT: absent.
 		a.LimitOffsetTicks = nil
+	}
+	// 0 is no count of entries (they start at 1): the placeholder of null,
+	// no limit. So is a cancelAfterMs of 0 without GTC, where nothing
+	// rests; with GTC it may mean "at once", and gets the repair round.
+	if a.MaxEntriesPerMarket != nil && *a.MaxEntriesPerMarket == 0 {
+		a.MaxEntriesPerMarket = nil
+	}
+	if a.CancelAfterMs != nil && *a.CancelAfterMs == 0 && a.OrderType != replay.OrderGTC {
+		a.CancelAfterMs = nil
 	}
 	spec, ferr := finish(req, st, orderRules{a.ReentryCooldownMs, a.MaxEntriesPerMarket, a.LimitOffsetTicks, a.CancelAfterMs}, "")
 	if ferr != nil {

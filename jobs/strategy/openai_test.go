@@ -574,3 +574,36 @@ func TestOpenAIReasoningModels(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIPlaceholders: the strict schema makes a model answer every
+// key, and models put the "nothing" of a number where null was asked for
+// (feeRate 0 and feeExponent 1 without CUSTOM fees, queueModel RISK_AVERSE
+// without GTC, cancelAfterMs 0, maxEntriesPerMarket 0). Those say nothing
+// the answer's other keys do not, and are read as absent: they cost a
+// repair round, and a 502 when the model answered them again. A value that
+// says something (a rate of 0.05 without CUSTOM) still gets the repair.
+func TestOpenAIPlaceholders(t *testing.T) {
+	t.Parallel()
+	none := with(with(with(good(), "feeModel", "NONE"), "feeRate", 0), "feeExponent", 1)
+	market := with(with(with(good(), "feeModel", "MARKET"), "feeRate", 0), "feeExponent", 1)
+	rules := orderRules(good(), 30000, 0, false, 0, 0, "RISK_AVERSE", false)
+	fake := openaitest.New(t, openaitest.JSON(none), openaitest.JSON(market), openaitest.JSON(rules))
+	g := newOpenAI(fake, time.Second)
+	for _, want := range []string{" order=MARKET cooldown=30000", " order=MARKET fees=market cooldown=30000", " order=MARKET cooldown=30000"} {
+		spec, err := g.Generate(context.Background(), request(t))
+		if err != nil {
+			t.Fatalf("want %s: %v", want, err)
+		}
+		if code := strategy.FormatCode(spec.Rules); !strings.HasSuffix(code, want) {
+			t.Errorf("code %s, want it ending %q", code, want)
+		}
+	}
+	if n := len(fake.Calls()); n != 3 {
+		t.Errorf("%d calls, want 3: a placeholder cost a repair round", n)
+	}
+	said := with(with(good(), "feeModel", "NONE"), "feeRate", 0.05)
+	fake = openaitest.New(t, openaitest.JSON(said), openaitest.JSON(good()))
+	if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t)); err != nil || len(fake.Calls()) != 2 {
+		t.Errorf("feeRate 0.05 without CUSTOM: %v after %d calls, want the repair round", err, len(fake.Calls()))
+	}
+}
