@@ -276,10 +276,12 @@ var (
 	// are refused as a leftover digit is, not dropped.
 	reNumberWord = regexp.MustCompile(`\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|` +
 		`hundred|thousand|dozen|half|halves|quarters?|thirds?|double|twice|triple|thrice)\b`)
-	reNegation  = regexp.MustCompile(`\b(?:not|never|unless|except)\b|n['’]t\b`)
-	reOr        = regexp.MustCompile(`\bor\b`)
-	reAnd       = regexp.MustCompile(`\band\b`)
-	reDownField = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
+	// "a minute", "an hour": one of a unit, in words.
+	reArticleTime = regexp.MustCompile(`\ban?\s+(?:millisecond|second|sec|minute|min|hour|hr|day)\b`)
+	reNegation    = regexp.MustCompile(`\b(?:not|never|unless|except)\b|n['’]t\b`)
+	reOr          = regexp.MustCompile(`\bor\b`)
+	reAnd         = regexp.MustCompile(`\band\b`)
+	reDownField   = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
 
 	// Resting orders and re-entry control (DESIGN 6).
 	reGTC = regexp.MustCompile(`\b(?:rest|post)(?:s|ing)?\s+(?:(?:a|an|the|our|my)\s+)?(?:(?:maker|limit|gtc)\s+)?(?:bid|order|buy)s?\b` +
@@ -665,6 +667,10 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if loc := reDigit.FindIndex(t.b); loc != nil {
 		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",
 			quoteAround(prompt, t.b, loc[0]))
+	}
+	if loc := reArticleTime.FindIndex(t.b); loc != nil {
+		return pr, refuse("the built-in generator could not use %q in the prompt: it reads numbers written in digits (\"cooldown of 60 s\", \"with 1 minute left\")",
+			strings.TrimSpace(string(t.b[loc[0]:loc[1]])))
 	}
 	if loc := reNumberWord.FindIndex(t.b); loc != nil {
 		return pr, refuse("the built-in generator could not use %q in the prompt: it reads numbers written in digits (\"stop loss of 10%%\", \"with more than 50%% left\", \"200 shares\")",

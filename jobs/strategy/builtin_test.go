@@ -75,6 +75,8 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up < 0.4 with more than half left, exit above 0.6", `could not use "half"`},
 		{"buy UP when price_up < 0.4 in the last quarter, exit above 0.6", `could not use "quarter,"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},
+		{"buy UP when price_up < 0.4, exit above 0.6, cooldown of a minute", `could not use "a minute"`},
+		{"buy UP when price_up < 0.4, exit above 0.6 with an hour left", `could not use "an hour"`},
 		// Entry conditions that can never hold together: the strategy
 		// would never trade ("more than 0.5 left" read as price_up > 0.5).
 		{"buy UP when price_up < 0.4 with more than 0.5 left, exit above 0.6", "price_up < 0.4 and price_up > 0.5 can never hold at once"},
