@@ -276,6 +276,9 @@ var (
 	// are refused as a leftover digit is, not dropped.
 	reNumberWord = regexp.MustCompile(`\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|` +
 		`hundred|thousand|dozen|half|halves|quarters?|thirds?|double|twice|triple|thrice)\b`)
+	// reFieldNamed finds a field's name where a comparison could have read
+	// it.
+	reFieldNamed = regexp.MustCompile(`\b` + reField + `\b`)
 	// "a minute", "an hour": one of a unit, in words.
 	reArticleTime = regexp.MustCompile(`\ban?\s+(?:millisecond|second|sec|minute|min|hour|hr|day)\b`)
 	reNegation    = regexp.MustCompile(`\b(?:not|never|unless|except)\b|n['’]t\b`)
@@ -667,6 +670,15 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if loc := reDigit.FindIndex(t.b); loc != nil {
 		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",
 			quoteAround(prompt, t.b, loc[0]))
+	}
+	// A field named that no condition read: the number meant for it went
+	// to another field ("the spread widens above 0.1" read as the side's
+	// price above 0.1), or nowhere. (A bare "up" or "down" names a side.)
+	for _, m := range reFieldNamed.FindAllSubmatchIndex(t.b, -1) {
+		if w := string(t.b[m[2]:m[3]]); w != "up" && w != "down" {
+			return pr, refuse("the prompt names %q but no condition reads it: put the comparison right after the field (\"spread above 0.1\", \"price_down below 0.4\")",
+				strings.TrimSpace(string(t.b[m[0]:m[1]])))
+		}
 	}
 	if loc := reArticleTime.FindIndex(t.b); loc != nil {
 		return pr, refuse("the built-in generator could not use %q in the prompt: it reads numbers written in digits (\"cooldown of 60 s\", \"with 1 minute left\")",

@@ -77,6 +77,10 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, cooldown of a minute", `could not use "a minute"`},
 		{"buy UP when price_up < 0.4, exit above 0.6 with an hour left", `could not use "an hour"`},
+		// A field named but read by no condition: its number went to the
+		// side's price ("spread widens above 0.1" was price_up > 0.1).
+		{"buy UP when the spread widens above 0.1, exit above 0.6", `names "spread" but no condition reads it`},
+		{"buy UP when price_up is more than 0.1 below price_down, exit above 0.6", `names "price_down" but no condition reads it`},
 		// Entry conditions that can never hold together: the strategy
 		// would never trade ("more than 0.5 left" read as price_up > 0.5).
 		{"buy UP when price_up < 0.4 with more than 0.5 left, exit above 0.6", "price_up < 0.4 and price_up > 0.5 can never hold at once"},
