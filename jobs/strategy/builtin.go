@@ -85,6 +85,16 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	mirrored := base != nil && pr.side != base.side
+	if mirrored {
+		// The presets are written for UP: on the other side their
+		// conditions are read of that side's prices, so the idea stays
+		// the preset's (read of UP's, a DOWN position took its profit
+		// where the preset cuts its loss).
+		m := *base
+		m.entry, m.exit = otherSide(base.entry), otherSide(base.exit)
+		base = &m
+	}
 	st := replay.Strategy{Side: pr.side, EntryConditions: pr.entry, ExitConditions: pr.exit, OrderType: pr.order,
 		PostOnly: pr.postOnly, QueueModel: pr.queue, IncludeRebates: pr.rebates}
 	st.SetCosts(pr.feeModel, pr.feeRate, pr.feeExp, pr.latency)
@@ -122,6 +132,9 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 			notes = append([]string{"The " + from[0] + " conditions come from the " + base.name + " preset."}, notes...)
 		default:
 			notes = append([]string{"The prompt's conditions replace those of the " + base.name + " preset; its stop loss is kept unless the prompt gives one."}, notes...)
+		}
+		if mirrored && len(from) > 0 {
+			notes = append(notes, "The preset is written for UP; its conditions are read of "+pr.side+"'s prices here.")
 		}
 	}
 	spec, err := finish(req, st, orderRules{pr.cooldown, pr.maxEntries, pr.offset, pr.cancel}, "")
@@ -689,6 +702,22 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			quoteAround(prompt, t.b, loc[0]))
 	}
 	return pr, nil
+}
+
+// otherSide returns cs with every field of one side read of the other's
+// (price_up as price_down, bid_down as bid_up, ...); fields of both sides
+// or of neither (spread, time, the coin's price) stay.
+func otherSide(cs []replay.Condition) []replay.Condition {
+	out := make([]replay.Condition, len(cs))
+	for i, c := range cs {
+		if f, ok := strings.CutSuffix(c.Field, "_up"); ok && oneOf(f+"_down", replay.Fields()) {
+			c.Field = f + "_down"
+		} else if f, ok := strings.CutSuffix(c.Field, "_down"); ok && oneOf(f+"_up", replay.Fields()) {
+			c.Field = f + "_up"
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // neverTogether returns two conditions on one field that no value meets

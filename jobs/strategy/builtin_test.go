@@ -150,6 +150,28 @@ func TestBuiltinPresets(t *testing.T) {
 	if !strings.Contains(spec.Explanation, "entry conditions come from the mean_reversion preset") {
 		t.Errorf("explanation %q", spec.Explanation)
 	}
+	// The presets are written for UP: on the DOWN side their conditions
+	// are read of DOWN's price, so the idea stays the preset's. Read of
+	// UP's price they made another strategy (mean_reversion's take profit
+	// at price_up >= 0.5 a loss for DOWN; dip_buying's exits, beside a
+	// DOWN entry of the prompt's, held at the entry and exited at once).
+	for _, tc := range []struct{ preset, prompt, code string }{
+		{"mean_reversion", "buy DOWN",
+			"side=DOWN entry: price_down < 0.35 and time_remaining_pct > 20 exit: price_down >= 0.5 or time_remaining_pct <= 10 size=100 maxloss=25"},
+		{"dip_buying", "buy DOWN when price_down < 0.3",
+			"side=DOWN entry: price_down < 0.3 exit: price_down >= 0.55 or price_down <= 0.25 size=100 maxloss=30"},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt, Preset: tc.preset}))
+		if err != nil {
+			t.Fatalf("%s %q: %v", tc.preset, tc.prompt, err)
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); !strings.HasPrefix(got, tc.code) {
+			t.Errorf("%s %q:\n got %s\nwant %s ...", tc.preset, tc.prompt, got, tc.code)
+		}
+		if !strings.Contains(spec.Explanation, "DOWN") {
+			t.Errorf("%s %q: explanation %q says nothing of the DOWN side", tc.preset, tc.prompt, spec.Explanation)
+		}
+	}
 }
 
 func TestBuiltinRequestWins(t *testing.T) {
