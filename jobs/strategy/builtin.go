@@ -280,7 +280,7 @@ var (
 	reLatency   = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
-	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave)\b`)
+	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as))\b`)
 	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:(?:is|are)\s+)?(?:left|remaining|to go)\b`)
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
@@ -560,6 +560,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	// Entry before the first exit word, exit after it. Time left is read
 	// before market phrases, so that "with 5 minutes left" is time left
 	// (see readTimeLeft), not the "5 minutes" of a market type.
+	// A stop loss or take profit left after their own phrases ("stop loss
+	// when price_up falls below 0.2") starts the exits too, else its
+	// comparison was an entry condition.
 	split := all
 	if loc := reExitWord.FindIndex(t.b); loc != nil {
 		split = loc[0]

@@ -330,6 +330,17 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up <= 0.2" + tail},
 		{"buy UP under 0.4, exit above 0.6 and below 0.2",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up < 0.2" + tail},
+		// "stop loss when" and "take profit when" start exits as "exit"
+		// does: the stop was an entry condition (price_up < 0.4 and
+		// price_up < 0.2).
+		{"buy UP when price_up < 0.4, stop loss when price_up falls below 0.2, exit above 0.6",
+			"side=UP entry: price_up < 0.4 exit: price_up < 0.2 or price_up > 0.6" + tail},
+		{"buy UP when price_up < 0.4, take profit when price_up reaches 0.6",
+			"side=UP entry: price_up < 0.4 exit: price_up >= 0.6" + tail},
+		{"buy UP when price_up < 0.4 and cash out above 0.6",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"with no stop loss, buy UP when price_up < 0.4, exit above 0.6",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
 		// "is left" reads as "left": "more than 20% is left" was
 		// price_up > 0.2.
 		{"buy UP when price_up < 0.4 and more than 20% is left, exit above 0.6",
