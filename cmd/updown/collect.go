@@ -33,7 +33,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	urlFlagVar(fs, &up.PolymarketData, "data-url", up.PolymarketData, "Polymarket Data API base `URL`, asked for the trades a websocket outage missed; empty leaves such trades gaps as recorded (env "+collect.EnvPolymarketDataURL+")")
 	urlFlagVar(fs, &up.BinanceSpot, "binance-spot-url", up.BinanceSpot, "Binance spot API base `URL` (env "+collect.EnvBinanceSpotURL+")")
 	urlFlagVar(fs, &up.BinanceFutures, "binance-futures-url", up.BinanceFutures, "Binance USDⓈ-M futures API base `URL` (env "+collect.EnvBinanceFuturesURL+")")
-	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence (env COLLECT_INTERVAL)")
+	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence, at most 3s (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
 	fs.String("health-addr", opsAddrOf("COLLECT_HEALTH_ADDR", ":9091"), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address "+
@@ -57,6 +57,13 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if d.v <= 0 {
 			return fmt.Errorf("--%s: %v is not a positive duration", d.name, d.v)
 		}
+	}
+	// A live market's stretch of over 3 s without a snapshot is a
+	// recording gap (DESIGN 9): at a coarser cadence every stretch between
+	// two snapshots was one, and the whole market was served as a gap.
+	if *interval > maxInterval {
+		return fmt.Errorf("--interval (COLLECT_INTERVAL): %v is longer than %v, the longest stretch without a snapshot that is not a recording gap: "+
+			"every stretch between two snapshots would be stored as a gap (the default is %v)", *interval, maxInterval, store.SnapshotCadence)
 	}
 	if *bookLevels <= 0 {
 		return fmt.Errorf("--book-levels: %d; a snapshot keeps 1 or more levels of each side", *bookLevels)
@@ -126,6 +133,10 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return c.Run(gctx)
 	})
 }
+
+// maxInterval is the coarsest snapshot cadence collect takes: the
+// collector's gap threshold (collect.Config.GapAfter's default, DESIGN 9).
+const maxInterval = 3 * time.Second
 
 // parseSeries reads "all" or a comma-separated list of coin:type.
 func parseSeries(v string) ([]collect.Series, error) {

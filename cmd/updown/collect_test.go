@@ -20,6 +20,7 @@ import (
 	"github.com/updown/updown/jobs/collect/binancetest"
 	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 	redislive "github.com/updown/updown/store/redis"
@@ -282,6 +283,32 @@ func TestCollectRefusesNonPositiveFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectRefusesCoarseInterval: a snapshot cadence over 3 s, the
+// gap threshold, is refused at start, naming the flag or the variable: the
+// collector recorded every stretch between its snapshots as a gap, and
+// served a market recorded throughout as one gap from start to end.
+func TestCollectRefusesCoarseInterval(t *testing.T) {
+	dead := []string{"collect", "--database-url", "postgres://127.0.0.1:1/none", "--redis-url", "redis://127.0.0.1:1/0", "--health-addr", "off"}
+	err := run(context.Background(), append(dead, "--interval", "4s"), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--interval") || !strings.Contains(err.Error(), "gap") {
+		t.Errorf("collect --interval 4s: %v; want a refusal naming --interval and the gaps", err)
+	}
+	t.Setenv("COLLECT_INTERVAL", "5s")
+	err = run(context.Background(), dead, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "COLLECT_INTERVAL") {
+		t.Errorf("collect with COLLECT_INTERVAL=5s: %v; want a refusal naming COLLECT_INTERVAL", err)
+	}
+	st := memory.New()
+	if _, err := collect.New(collect.Config{Store: st, Live: memory.NewLive(), Scheduler: nopScheduler{}, Interval: 4 * time.Second}); err == nil {
+		t.Error("collect.New with Interval 4s, over GapAfter's 3s: no error")
+	}
+}
+
+// nopScheduler schedules nothing.
+type nopScheduler struct{}
+
+func (nopScheduler) ScheduleResolution(context.Context, string, time.Duration) error { return nil }
 
 // TestCollectServesOpsWhileWaitingForSchema: a collector started before
 // the schema is migrated waits for it, and meanwhile is alive: its health

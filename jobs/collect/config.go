@@ -323,6 +323,12 @@ func (c *Config) setDefaults() error {
 	if c.Interval < time.Millisecond || c.DepthInterval < time.Millisecond {
 		return errors.New("collect: Interval and DepthInterval must be at least 1ms")
 	}
+	// A cadence longer than GapAfter makes every stretch between two
+	// snapshots a gap: a market recorded throughout was served as one
+	// gap from its first snapshot to its last, "no data" where there was.
+	if c.Interval > c.GapAfter {
+		return fmt.Errorf("collect: Interval %v is longer than GapAfter %v: every stretch between two snapshots would be recorded as a gap", c.Interval, c.GapAfter)
+	}
 	return nil
 }
 
