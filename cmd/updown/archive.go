@@ -45,6 +45,17 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := checkBooksVersion(*booksVersion); err != nil {
 		return err
 	}
+	// Refused before anything is read, as collect refuses them: 0 was
+	// taken for the default of 10 in silence, and a negative count kept no
+	// levels: snapshots without books, priced by the last trade if at all.
+	if *levels <= 0 {
+		return fmt.Errorf("import events: --book-levels %d: a snapshot keeps 1 or more levels of each side (the collector's 10)", *levels)
+	}
+	switch *progress {
+	case "auto", "bar", "lines", "none":
+	default:
+		return fmt.Errorf("import events: --progress %q is not auto, bar, lines or none", *progress)
+	}
 	if len(files) == 0 {
 		fs.Usage()
 		return errors.New("import events: give the event files to import (updown import events --format pmxt-v2 2026-05-12T13.parquet)")

@@ -157,3 +157,23 @@ func TestImportRefusesBadBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestImportEventsRefusesBadFlags: import events refuses a --book-levels
+// of 0 or below and a --progress it has no mode of, naming them, before
+// anything connects: 0 was read as the default of 10, a negative count
+// kept no levels (snapshots without books), and an unknown progress mode
+// was read as auto.
+func TestImportEventsRefusesBadFlags(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(t.TempDir(), "events.jsonl")
+	if err := os.WriteFile(in, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range [][]string{{"--book-levels", "0"}, {"--book-levels", "-3"}, {"--progress", "bars"}} {
+		args := append([]string{"import", "events", "--format", "ws-jsonl", "--database-url", "postgres://127.0.0.1:1/none"}, flag...)
+		err := run(context.Background(), append(args, in), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), flag[0]) {
+			t.Errorf("import events %s %s: %v; want an error naming %s", flag[0], flag[1], err, flag[0])
+		}
+	}
+}
