@@ -315,6 +315,10 @@ func runImportList(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // runMarkets is `updown markets fetch`.
 func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		// Its one subcommand's help: asking for help is success.
+		return runMarkets(ctx, []string{"fetch", "-h"}, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "fetch" {
 		return errors.New("markets: the command is `updown markets fetch --series btc-5m --from DATE --to DATE --out markets.json`")
 	}

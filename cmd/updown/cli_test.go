@@ -63,6 +63,8 @@ func TestHelpIsSuccess(t *testing.T) {
 		{"customers", "list", "-h"}, {"customers", "set-tier", "--help"},
 		{"keys", "--help"}, {"keys", "create", "--help"}, {"keys", "list", "--help"}, {"keys", "revoke", "-h"},
 		{"version", "-h"}, {"version", "--help"},
+		{"markets", "-h"}, {"markets", "--help"}, {"help", "markets"}, {"markets", "fetch", "-h"},
+		{"import", "events", "-h"}, {"import", "list", "--help"},
 	} {
 		code, stdout, stderr := runBinary(t, nil, args...)
 		if code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {
