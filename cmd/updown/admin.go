@@ -22,15 +22,36 @@ import (
 // adminEnv is what an administration command reads from the environment.
 var adminEnv = []envDoc{{"DATABASE_URL", "Postgres URL (required); --database-url overrides"}}
 
-// adminStore parses an administration command's flags and opens
-// DATABASE_URL for it, migrated.
-func adminStore(ctx context.Context, fs *flag.FlagSet, args []string) (*postgres.Store, error) {
+// adminStore parses an administration command's flags, runs checks on
+// them, and opens DATABASE_URL for it, migrated. The checks come before
+// the database: a flag missing or mistyped is told as itself, not as an
+// unreachable database's error (and migrates nothing).
+func adminStore(ctx context.Context, fs *flag.FlagSet, args []string, checks ...func() error) (*postgres.Store, error) {
 	url := databaseURLFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
 	return openAdminStore(ctx, *url)
 }
+
+// customerGiven checks that a command naming a customer was given one,
+// by its flags --id (or --customer) and --email.
+func customerGiven(id, email *string) func() error {
+	return func() error {
+		if *id == "" && *email == "" {
+			return errNoCustomer
+		}
+		return nil
+	}
+}
+
+// errNoCustomer is a customer command given no customer.
+var errNoCustomer = errors.New("give --id (or --customer) or --email")
 
 // databaseURLFlag registers an administration command's --database-url.
 func databaseURLFlag(fs *flag.FlagSet) *string {
@@ -165,18 +186,18 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		email := fs.String("email", "", "customer email (instead of --id)")
 		tier := fs.String("tier", "", "new plan")
 		redisURL := redisURLFlag(fs)
-		st, err := adminStore(ctx, fs, args[1:])
+		var t store.Tier
+		st, err := adminStore(ctx, fs, args[1:], func() (err error) {
+			if *tier == "" {
+				return errors.New("customers set-tier: --tier is required (STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE)")
+			}
+			t, err = parseTier(*tier)
+			return err
+		}, customerGiven(id, email))
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		if *tier == "" {
-			return errors.New("customers set-tier: --tier is required (STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE)")
-		}
-		t, err := parseTier(*tier)
-		if err != nil {
-			return err
-		}
 		c, err := findCustomer(ctx, st, *id, *email)
 		if err != nil {
 			return err
@@ -216,25 +237,27 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			flags[i].value = fs.Int(flags[i].name, 0, flags[i].usage)
 		}
 		redisURL := redisURLFlag(fs)
-		st, err := adminStore(ctx, fs, args[1:])
+		given := map[string]bool{}
+		st, err := adminStore(ctx, fs, args[1:], func() error {
+			fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+			var names []string
+			anyGiven := false
+			for _, f := range flags {
+				names = append(names, "--"+f.name)
+				anyGiven = anyGiven || given[f.name]
+				if *f.value < 0 {
+					return fmt.Errorf("customers set-limits: --%s is 0 (the plan's default) or more", f.name)
+				}
+			}
+			if !anyGiven {
+				return fmt.Errorf("customers set-limits: give one or more of %s (a limit not given keeps its value; 0 is the plan's default)", strings.Join(names, ", "))
+			}
+			return nil
+		}, customerGiven(id, email))
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		given := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-		var names []string
-		anyGiven := false
-		for _, f := range flags {
-			names = append(names, "--"+f.name)
-			anyGiven = anyGiven || given[f.name]
-			if *f.value < 0 {
-				return fmt.Errorf("customers set-limits: --%s is 0 (the plan's default) or more", f.name)
-			}
-		}
-		if !anyGiven {
-			return fmt.Errorf("customers set-limits: give one or more of %s (a limit not given keeps its value; 0 is the plan's default)", strings.Join(names, ", "))
-		}
 		c, err := findCustomer(ctx, st, *id, *email)
 		if err != nil {
 			return err
@@ -287,7 +310,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "create":
 		id := fs.String("customer", "", "customer id")
 		email := fs.String("email", "", "customer email (instead of --customer)")
-		st, err := adminStore(ctx, fs, args[1:])
+		st, err := adminStore(ctx, fs, args[1:], customerGiven(id, email))
 		if err != nil {
 			return err
 		}
@@ -307,14 +330,16 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "revoke":
 		id := fs.String("id", "", "key id (from keys create or keys list)")
 		redisURL := redisURLFlag(fs)
-		st, err := adminStore(ctx, fs, args[1:])
+		st, err := adminStore(ctx, fs, args[1:], func() error {
+			if *id == "" {
+				return errors.New("keys revoke: --id is required")
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		if *id == "" {
-			return errors.New("keys revoke: --id is required")
-		}
 		if err := st.RevokeAPIKey(ctx, *id); errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no key with id %s", *id)
 		} else if err != nil {
@@ -408,7 +433,7 @@ func findCustomer(ctx context.Context, st store.CustomerStore, id, email string)
 	case email != "":
 		c, err = st.GetCustomerByEmail(ctx, email)
 	default:
-		return c, errors.New("give --id (or --customer) or --email")
+		return c, errNoCustomer
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		return c, errors.New("no such customer")

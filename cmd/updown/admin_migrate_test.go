@@ -56,3 +56,33 @@ func TestCustomersCreateChecksItsFlagsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomerCommandsCheckTheirFlagsFirst: set-tier, set-limits and the
+// keys commands tell a missing or mistyped flag as itself before any
+// database is opened (the URL here answers nowhere), as customers create
+// does: they opened (and migrated) the database first, so behind an
+// unreachable one the typo was told as the database's error.
+func TestCustomerCommandsCheckTheirFlagsFirst(t *testing.T) {
+	t.Parallel()
+	const nowhere = "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"customers", "set-tier", "--email", "ada@example.com", "--tier", "GOLD"}, "GOLD"},
+		{[]string{"customers", "set-tier", "--email", "ada@example.com"}, "--tier"},
+		{[]string{"customers", "set-tier", "--tier", "PRO"}, "--email"},
+		{[]string{"customers", "set-limits", "--email", "ada@example.com", "--per-minute", "-5"}, "--per-minute"},
+		{[]string{"customers", "set-limits", "--email", "ada@example.com"}, "--per-day"},
+		{[]string{"customers", "set-limits", "--per-day", "100"}, "--email"},
+		{[]string{"keys", "create"}, "--email"},
+		{[]string{"keys", "list"}, "--email"},
+		{[]string{"keys", "revoke"}, "--id"},
+	} {
+		args := append(append([]string{}, tc.args...), "--database-url", nowhere)
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "database") {
+			t.Errorf("updown %s: %v; want an error naming %q, not the database", strings.Join(args, " "), err, tc.want)
+		}
+	}
+}
