@@ -158,6 +158,20 @@ func TestImportRefusesBadBatch(t *testing.T) {
 	}
 }
 
+// TestImportRefusesBadFormat: an import --format it does not read is
+// refused, naming it, before anything connects.
+func TestImportRefusesBadFormat(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := os.WriteFile(in, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"import", "--in", in, "--format", "json", "--database-url", "postgres://127.0.0.1:1/none"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `--format "json"`) {
+		t.Errorf("import --format json: %v; want an error naming --format", err)
+	}
+}
+
 // TestImportEventsRefusesBadFlags: import events refuses a --book-levels
 // of 0 or below and a --progress it has no mode of, naming them, before
 // anything connects: 0 was read as the default of 10, a negative count

@@ -116,6 +116,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *batch < 1 {
 		return fmt.Errorf("import: --batch %d: want 1 or more snapshots per store write", *batch)
 	}
+	// Told before anything is opened: the database was opened and
+	// migrated first, and behind an unreachable one the typo was told as
+	// the database's error.
+	switch transfer.Format(*format) {
+	case "", transfer.JSONL, transfer.CSV, transfer.Parquet:
+	default:
+		return fmt.Errorf("import: --format %q is not jsonl, csv or parquet", *format)
+	}
 	switch {
 	case isParquet(*in):
 		return importParquet(ctx, *in, *dbURL, *booksVersion, stdout)
