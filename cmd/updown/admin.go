@@ -98,7 +98,7 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.SetOutput(stderr)
 	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
 	perMarket := fs.Int("snapshots-per-market", 1000, "at most this many snapshots per market (coarser cadence for long markets); 0: the real 300 ms cadence")
-	st, err := adminStore(ctx, fs, args)
+	st, err := adminStore(ctx, fs, args, func() error { return checkPerMarket(*perMarket) })
 	if err != nil {
 		return err
 	}
@@ -113,6 +113,17 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		"markets": stats.Markets, "snapshots": stats.Snapshots, "trades": stats.Trades, "gaps": stats.Gaps, "depth_snapshots": stats.Depth,
 		"seconds": elapsed.Seconds(), "snapshots_per_second": float64(stats.Snapshots) / elapsed.Seconds(),
 	})
+}
+
+// checkPerMarket refuses a --snapshots-per-market below 0 (seed, dev),
+// naming it, before anything is opened or generated: it was told as the
+// generator's "MaxSnapshotsPerMarket -1 is negative", after the database
+// was opened or the address taken.
+func checkPerMarket(n int) error {
+	if n < 0 {
+		return fmt.Errorf("--snapshots-per-market %d: want a number of snapshots above 0, or 0 for the real 300 ms cadence", n)
+	}
+	return nil
 }
 
 // genConfig is the generator's default data set ending at now.

@@ -61,6 +61,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *collectEvery < 0 {
 		return fmt.Errorf("dev: --collect-every %v: want a duration above 0, or 0 for never", *collectEvery)
 	}
+	if err := checkPerMarket(*perMarket); err != nil {
+		return fmt.Errorf("dev: %w", err)
+	}
 	start := time.Now()
 	// The address first: a port another process holds is told at once,
 	// before seconds of data generation and a worker that would be wasted.

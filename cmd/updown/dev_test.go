@@ -247,6 +247,25 @@ func TestDevRefusesNegativeCollectEvery(t *testing.T) {
 	}
 }
 
+// TestNegativeSnapshotsPerMarketRefused: dev and seed refuse a
+// --snapshots-per-market below 0, naming it, before they open or
+// generate anything: it was told as the generator's
+// "MaxSnapshotsPerMarket -1 is negative", and seed opened (and migrated)
+// the database first, so behind an unreachable one the database's error
+// was told instead.
+func TestNegativeSnapshotsPerMarketRefused(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"dev", "--addr", "127.0.0.1:0", "--collect-every", "0", "--snapshots-per-market", "-1"},
+		{"seed", "--database-url", "postgres://127.0.0.1:1/none", "--snapshots-per-market", "-1"},
+	} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "--snapshots-per-market -1") {
+			t.Errorf("updown %s: %v; want an error naming --snapshots-per-market", strings.Join(args, " "), err)
+		}
+	}
+}
+
 // TestDevRestoresRevokedDemoKeys: a demo key revoked in a dev database
 // (keys revoke, as a user trying the CLI would) works again on dev's next
 // start, which says it restored it; the other keys are left as they are.
