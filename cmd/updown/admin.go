@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +21,10 @@ import (
 )
 
 // adminEnv is what an administration command reads from the environment.
-var adminEnv = []envDoc{{"DATABASE_URL", "Postgres URL (required); --database-url overrides"}}
+var adminEnv = []envDoc{
+	{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
+	{"MIGRATE_ON_START", "false leaves migrating to updown migrate: a schema older than this build's is refused, not migrated (default true)"},
+}
 
 // adminStore parses an administration command's flags, runs checks on
 // them, and opens DATABASE_URL for it, migrated. The checks come before
@@ -59,18 +63,46 @@ func databaseURLFlag(fs *flag.FlagSet) *string {
 }
 
 // openAdminStore opens the database at url for an administration command,
-// migrated.
+// migrated, unless MIGRATE_ON_START=false: an operator who leaves
+// migrating to `updown migrate` had the schema migrated by any export,
+// import, customers list or keys command, older processes still running
+// on it. Then a schema older than this build's is refused, naming
+// `updown migrate`, and a current or newer one is used as it is.
 func openAdminStore(ctx context.Context, url string) (*postgres.Store, error) {
 	if url == "" {
 		return nil, errors.New("DATABASE_URL must be set")
 	}
-	return openPostgres(ctx, url, true)
+	migrate, _ := strconv.ParseBool(envOr("MIGRATE_ON_START", "true")) // checkEnv took its form
+	st, err := openPostgres(ctx, url, migrate)
+	if err != nil || migrate {
+		return st, err
+	}
+	want, err := postgres.LatestSchemaVersion()
+	if err == nil {
+		var have int
+		if have, err = st.SchemaVersion(ctx); err == nil && have < want {
+			err = fmt.Errorf("the database's schema is at version %d and this build's at %d, and MIGRATE_ON_START=false leaves migrating to `updown migrate`: run it first", have, want)
+		}
+	}
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	st, err := adminStore(ctx, fs, args)
+	url := databaseURLFlag(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *url == "" {
+		return errors.New("DATABASE_URL must be set")
+	}
+	// Migrating is this command's job, whatever MIGRATE_ON_START says.
+	st, err := openPostgres(ctx, *url, true)
 	if err != nil {
 		return err
 	}

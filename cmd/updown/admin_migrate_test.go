@@ -86,3 +86,54 @@ func TestCustomerCommandsCheckTheirFlagsFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCommandsLeaveMigratingToMigrate: with MIGRATE_ON_START=false,
+// the operator's way of keeping schema changes to `updown migrate`, the
+// administration commands (customers list, export, keys) do not migrate
+// the database: they refuse a schema older than the build's, naming
+// updown migrate, and leave it as it is; migrate still migrates, and the
+// commands then run. They migrated it whenever one ran, under older
+// processes still using it.
+func TestAdminCommandsLeaveMigratingToMigrate(t *testing.T) {
+	dbURL := pgtest.NewEmptyDatabase(t)
+	t.Setenv("MIGRATE_ON_START", "false")
+	version := func() int {
+		t.Helper()
+		st, err := postgres.Open(context.Background(), dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		v, err := st.SchemaVersion(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, args := range [][]string{
+		{"customers", "list"},
+		{"export", "--what", "markets"},
+		{"keys", "list", "--email", "ada@example.com"},
+	} {
+		args = append(args, "--database-url", dbURL)
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "updown migrate") {
+			t.Errorf("updown %s on an unmigrated database with MIGRATE_ON_START=false: %v; want a refusal naming updown migrate",
+				strings.Join(args, " "), err)
+		}
+		if v := version(); v != 0 {
+			t.Fatalf("updown %s migrated the database to version %d with MIGRATE_ON_START=false", strings.Join(args, " "), v)
+		}
+	}
+	runCmd(t, "migrate", "--database-url", dbURL)
+	want, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != want {
+		t.Fatalf("migrate with MIGRATE_ON_START=false left version %d, want %d", v, want)
+	}
+	if out := string(runCmd(t, "customers", "list", "--database-url", dbURL)); strings.TrimSpace(out) != "[]" {
+		t.Errorf("customers list after migrate: %q", out)
+	}
+}
