@@ -65,6 +65,11 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("--interval (COLLECT_INTERVAL): %v is longer than %v, the longest stretch without a snapshot that is not a recording gap: "+
 			"every stretch between two snapshots would be stored as a gap (the default is %v)", *interval, maxInterval, store.SnapshotCadence)
 	}
+	if *quick < 0 {
+		// Read as 0 (Polymarket's series) in silence, where its variable's
+		// negative value is refused.
+		return fmt.Errorf("--quick-windows: %v is negative: want a window of 1s or more, or 0 for Polymarket's series", *quick)
+	}
 	if *bookLevels <= 0 {
 		return fmt.Errorf("--book-levels: %d; a snapshot keeps 1 or more levels of each side", *bookLevels)
 	}

@@ -276,6 +276,7 @@ func TestCollectRefusesNonPositiveFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--interval", "0s"}, {"--interval", "-300ms"}, {"--unhealthy-after", "0s"},
 		{"--discovery-interval", "-1s"}, {"--resolve-delay", "-5s"}, {"--book-levels", "0"},
+		{"--quick-windows", "-1m"},
 	} {
 		err := run(context.Background(), append([]string{"collect"}, args...), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
