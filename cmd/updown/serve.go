@@ -120,6 +120,11 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 		defer closeBackends()
+		// A request's reads take milliseconds: one Postgres does not
+		// answer (frozen, cut off without a reset) answers 503 after this
+		// rather than hanging until its client gives up. Set after the
+		// migration, which may take long.
+		b.store.SetQueryTimeout(apiQueryTimeout)
 		st, rdb, connOpt := b.store, b.rdb, b.connOpt
 		srv, jobs, err := newAPIServer(gctx, apiDeps{store: st, rdb: rdb, connOpt: connOpt, reg: newRegistry(rdb, log), log: log,
 			tokenSecret: secret, webhookSecret: hookSecret, monitoringToken: monToken})
@@ -136,6 +141,9 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	})
 	return g.Wait()
 }
+
+// apiQueryTimeout bounds each of the api's queries (SetQueryTimeout).
+const apiQueryTimeout = 30 * time.Second
 
 // startingAPI answers for an api still opening its backends (migrating,
 // or waiting for the schema): the ops endpoints of waitingOps, and 503

@@ -42,6 +42,8 @@ type Store struct {
 	// booksVersion is the books layout chunks are written in (0: the
 	// current one); see WriteBooksVersion.
 	booksVersion atomic.Uint32
+	// deadline bounds each query when SetQueryTimeout set a timeout.
+	deadline *queryDeadline
 }
 
 var _ store.Store = (*Store)(nil)
@@ -89,6 +91,14 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	if !strings.Contains(databaseURL, "connect_timeout") {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	// An idle connection is pinged before it is handed out: one to a
+	// server that stopped answering is given up after this, not waited on
+	// for as long as the caller's context.
+	if !strings.Contains(databaseURL, "pool_ping_timeout") {
+		cfg.PingTimeout = DefaultConnectTimeout
+	}
+	deadline := &queryDeadline{}
+	cfg.ConnConfig.Tracer = deadline
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -97,7 +107,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	return &Store{pool: pool, parts: newPartitions()}, nil
+	return &Store{pool: pool, parts: newPartitions(), deadline: deadline}, nil
 }
 
 // WriteBooksVersion sets the layout of the order books in the chunks the

@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// queryDeadline bounds each query and batch with SetQueryTimeout's
+// duration, on the pgx tracer hooks whose context the rest of the call
+// uses. Without it a query sent on a live connection to a server that
+// stopped answering (frozen, a stuck pooler, a network that drops
+// packets) waited as long as its context: an api request for ever, or
+// until its client gave up, and then it was logged as a 500.
+type queryDeadline struct{ timeout atomic.Int64 }
+
+var (
+	_ pgx.QueryTracer = (*queryDeadline)(nil)
+	_ pgx.BatchTracer = (*queryDeadline)(nil)
+)
+
+// cancelKey holds the cancel function of the deadline a call started.
+type cancelKey struct{}
+
+func (q *queryDeadline) start(ctx context.Context) context.Context {
+	d := time.Duration(q.timeout.Load())
+	if d <= 0 {
+		return ctx
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
+		return ctx // an earlier deadline of the caller's stands
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return context.WithValue(ctx, cancelKey{}, cancel)
+}
+
+func (q *queryDeadline) end(ctx context.Context) {
+	if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+		cancel()
+	}
+}
+
+func (q *queryDeadline) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return q.start(ctx)
+}
+
+func (q *queryDeadline) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	q.end(ctx)
+}
+
+func (q *queryDeadline) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return q.start(ctx)
+}
+
+func (q *queryDeadline) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (q *queryDeadline) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	q.end(ctx)
+}
+
+// SetQueryTimeout bounds every query and batch the store sends from now
+// on to d (0 or less: no bound, the default): one that has not finished
+// by then fails as store.ErrUnavailable, its connection closed. It is for
+// processes that answer requests (the api), whose reads take
+// milliseconds; a migration, an import or a collector's writes may
+// rightly take long, and are not bounded unless their process sets it.
+// Idle connections are pinged before use within DefaultConnectTimeout,
+// and new ones made within it, whatever is set here.
+func (s *Store) SetQueryTimeout(d time.Duration) { s.deadline.timeout.Store(int64(d)) }
