@@ -47,13 +47,16 @@ export function upgradeLink(ctx: Pick<Ctx, 'checkoutURL'>): HTMLAnchorElement {
     : h('a', { href: '#/account', class: 'upgrade' }, 'See the plans and upgrade');
 }
 
-/** A page's plain statement of what the plan does not allow. */
-export function denied(ctx: Ctx, what: string, needs: string): HTMLElement {
+/** A page's plain statement of what the plan does not allow. what is
+ * written as at the start of a sentence; mid-sentence only its first letter
+ * is lowered, so that its names keep their capitals ("the Backtest AI
+ * agent"); plural for a name that is ("Parameter sweeps are"). */
+export function denied(ctx: Ctx, what: string, needs: string, plural = false): HTMLElement {
   return h(
     'section',
     { class: 'card denied', testid: 'plan-denied' },
-    h('h2', null, `${what} is not in your plan`),
-    h('p', null, `Your plan, ${ctx.session.tier}, does not include ${what.toLowerCase()}. It needs ${needs}.`),
+    h('h2', null, `${what} ${plural ? 'are' : 'is'} not in your plan`),
+    h('p', null, `Your plan, ${ctx.session.tier}, does not include ${what.charAt(0).toLowerCase()}${what.slice(1)}. ${plural ? 'They need' : 'It needs'} ${needs}.`),
     upgradeLink(ctx),
   );
 }

@@ -75,7 +75,7 @@ interface ParamRow {
 
 export async function sweepsPage(ctx: Ctx): Promise<void> {
   if (!ctx.session.plan.backtest_ai) {
-    clear(ctx.el, h('h1', null, 'Parameter sweeps'), denied(ctx, 'Parameter sweeps', 'PRO or ENTERPRISE'));
+    clear(ctx.el, h('h1', null, 'Parameter sweeps'), denied(ctx, 'Parameter sweeps', 'PRO or ENTERPRISE', true));
     ctx.ready();
     return;
   }
