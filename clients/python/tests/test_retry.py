@@ -392,3 +392,20 @@ def test_strategy_whose_backtest_could_not_start_is_not_generated_again(fake, st
     assert b.aggregate == {"markets_tested": 3} and b.generated_strategy == gs
     assert fake.count("/v1/backtest-ai/strategy") == 1 and fake.count("/v1/backtest-ai/run") == 1
     assert fake.bodies[-1] == {"generatedStrategy": gs, "marketCount": 3}
+
+
+def test_series_start_in_every_form_the_api_takes(fake):
+    # series() asks for markets from 1 ms before its start. A start the API
+    # takes (a space or a small t between date and time, a small z, no
+    # seconds) raised "Invalid isoformat string" in Python before any
+    # request; one the API refuses is the API's to name.
+    empty = {"markets": [], "total": 0, "limit": 100, "offset": 0, "warning": None}
+    fake.on("GET", "/v1/markets", (200, {}, empty))
+    c = client(fake)
+    for start in ("2026-04-29 13:00:00", "2026-04-29t13:00:00z", "2026-04-29 13:00", "2026-04-29T13:00:00.000+00:00"):
+        assert c.series("BTC", "15m", start, "2026-04-30") == []
+        assert "start_time=1777467599999&" in fake.seen[-1][1], (start, fake.seen[-1][1])
+    fake.on("GET", "/v1/markets", (400, {}, err("VALIDATION_ERROR", "invalid request: start_time: expected epoch milliseconds")))
+    with pytest.raises(updown.ValidationError):
+        c.series("BTC", "15m", "yesterday", "2026-04-30")
+    assert "start_time=yesterday&" in fake.seen[-1][1]

@@ -690,7 +690,17 @@ def _just_before(t: TimeLike) -> Optional[str]:
         return None
     if s.isdigit():
         return str(int(s) - 1)
-    dt = datetime.fromisoformat(iso_for_python(s)) if "T" in s else datetime.fromisoformat(s + "T00:00:00+00:00")
+    # The forms the API takes beside RFC 3339 (api.parseTimeParam): a space
+    # or a small t between date and time, a small z; a bare date is midnight.
+    v = s.strip()
+    if len(v) > 10 and v[10] in " t":
+        v = v[:10] + "T" + v[11:]
+    if v.endswith("z"):
+        v = v[:-1] + "Z"
+    try:
+        dt = datetime.fromisoformat(iso_for_python(v))
+    except ValueError:
+        return s  # not a time Python reads: the API's answer names what is wrong with it
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return str(int(dt.timestamp() * 1000) - 1)
