@@ -94,3 +94,28 @@ def test_gtc_replay_frames_are_float_and_have_columns_when_empty():
     empty = updown.ReplayResult.from_json({"trades": [], "orders": [], "total_snapshots": 0})
     assert {"liquidity", "maker_rebate"} <= set(empty.trades_frame().columns)
     assert {"time", "action", "side", "price", "shares", "reason"} <= set(empty.orders_frame().columns)
+
+
+def test_backtest_frame_figures_are_float_and_end_time_is_a_time():
+    # A backtest's per-market rows (/strategy, /run): a market without fees
+    # (total_fees 0) or whose best trade lost a whole dollar (-1) came out
+    # int64, so the dtypes of two backtests differed; each market's
+    # end_time, in the answer, was left out of the frame; and a backtest
+    # whose markets all failed had no performance columns.
+    perf = {"total_pnl": -48, "total_pnl_percent": -12, "total_fees": 0, "max_drawdown": 50,
+            "max_drawdown_percent": 50, "total_trades": 3, "winning_trades": 0, "losing_trades": 3, "win_rate": 0,
+            "avg_trade_pnl": -16, "best_trade": -1, "worst_trade": -24, "time_in_position_pct": 50,
+            "final_market_outcome": "Down"}
+    b = updown.Backtest.from_json({"aggregate": {}, "results": [
+        {"slug": "btc-updown-15m-2", "end_time": "2026-04-29T13:30:00.000000Z", "performance": perf},
+        {"slug": "btc-updown-15m-1", "end_time": "2026-04-29T13:15:00.000000Z",
+         "error": {"code": "NO_DATA", "message": "no snapshots"}}]})
+    df = b.to_frame()
+    assert floats(df, "total_pnl", "total_pnl_percent", "total_fees", "max_drawdown", "max_drawdown_percent",
+                  "win_rate", "avg_trade_pnl", "best_trade", "worst_trade", "time_in_position_pct") == {}
+    assert str(df["end_time"].dtype).startswith("datetime64")
+    assert list(df["error_code"]) == [None, "NO_DATA"]
+    failed = updown.Backtest.from_json({"results": [{"slug": "btc-updown-15m-1", "end_time": "2026-04-29T13:15:00Z",
+                                                     "error": {"code": "NO_DATA", "message": "no snapshots"}}]})
+    assert {"slug", "end_time", "total_pnl", "total_trades", "win_rate", "error_code"} <= set(failed.to_frame().columns)
+    assert floats(failed.to_frame(), "total_pnl", "win_rate") == {}

@@ -631,8 +631,16 @@ class Generation:
                    quota=_quota(d.get("quota")), raw=d)
 
 
+# A market's replay performance in a backtest's results (SPEC 2.6): a
+# market whose replay failed has none, and its row holds None for each.
+_PERFORMANCE = ("total_pnl", "total_pnl_percent", "total_fees", "max_drawdown", "max_drawdown_percent", "total_trades",
+                "winning_trades", "losing_trades", "win_rate", "avg_trade_pnl", "best_trade", "worst_trade",
+                "time_in_position_pct", "final_market_outcome")
+
+
 def _result_row(r: Dict[str, Any]) -> Dict[str, Any]:
-    row: Dict[str, Any] = {"slug": r.get("slug")}
+    row: Dict[str, Any] = {"slug": r.get("slug"), "end_time": r.get("end_time")}
+    row.update(dict.fromkeys(_PERFORMANCE))
     row.update(r.get("performance") or {})
     err = r.get("error") or {}
     row["error_code"], row["error_message"] = err.get("code"), err.get("message")
@@ -641,6 +649,10 @@ def _result_row(r: Dict[str, Any]) -> Dict[str, Any]:
 
 class _Results(Records[Dict[str, Any]]):
     _row = staticmethod(_result_row)
+    _times = ("end_time",)
+    _columns = ("slug", "end_time") + _PERFORMANCE + ("error_code", "error_message")
+    _floats = ("total_pnl", "total_pnl_percent", "total_fees", "max_drawdown", "max_drawdown_percent", "win_rate",
+               "avg_trade_pnl", "best_trade", "worst_trade", "time_in_position_pct")
 
 
 @dataclass
@@ -664,7 +676,8 @@ class Backtest:
                    quota=_quota(d.get("quota")), warning=d.get("warning"), raw=d)
 
     def to_frame(self):
-        """One row a market: its slug, performance, or error code and message."""
+        """One row a market: its slug and end_time, its performance, or
+        its error code and message."""
         return _Results(self.results).to_frame()
 
 
