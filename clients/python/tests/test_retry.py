@@ -409,3 +409,32 @@ def test_series_start_in_every_form_the_api_takes(fake):
     with pytest.raises(updown.ValidationError):
         c.series("BTC", "15m", "yesterday", "2026-04-30")
     assert "start_time=yesterday&" in fake.seen[-1][1]
+
+
+def test_walks_the_plan_window_cut_say_so(fake):
+    # A list past the plan's data window is answered with what the window
+    # allows and a warning (DESIGN 4): iter_markets, all_markets and
+    # series() (a Starter's week of 5m markets is its newest 50), and
+    # iter_depth (PRO's 31 days of depth history) passed the cut-down walk
+    # off as the whole, without a word. They warn once a walk.
+    cut = "12 older market(s) matching this filter are outside the STARTER plan's data window"
+    fake.on("GET", "/v1/markets",
+            (200, {}, {"markets": [MARKET], "total": 2, "limit": 100, "offset": 0, "warning": cut}),
+            (200, {}, {"markets": [dict(MARKET, slug="btc-updown-15m-0")], "total": 2, "limit": 100, "offset": 1,
+                       "warning": cut}))
+    with pytest.warns(updown.DataWindowWarning, match="outside the STARTER plan's data window") as w:
+        assert len(client(fake).all_markets("BTC", market_type="15m")) == 2
+    assert len(w) == 1
+    depth = {"symbol": "BTCUSDT", "time_epoch_ms": 1777467600000, "coin_price": 1, "bids": [], "asks": [],
+             "last_update_id": 1}
+    fake.on("GET", "/v1/btc/spot/snapshots",
+            (200, {}, {"data": [depth], "total": 1, "limit": 1000, "offset": 0, "next_cursor": None,
+                       "warning": "start_time is before the PRO plan's 31-day window of exchange history"}))
+    with pytest.warns(updown.DataWindowWarning, match="31-day window"):
+        assert len(list(client(fake).iter_depth("spot", start=0))) == 1
+    # No warning, none raised.
+    fake.on("GET", "/v1/markets", (200, {}, {"markets": [MARKET], "total": 1, "limit": 100, "offset": 0, "warning": None}))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(client(fake).all_markets("BTC")) == 1

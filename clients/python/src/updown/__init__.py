@@ -7,7 +7,7 @@
 
 from .client import Agent, Client
 from .errors import (
-    AuthenticationError, ConnectionError, JobTimeoutError, NotFoundError, PermissionDeniedError, RateLimitError,
+    AuthenticationError, ConnectionError, DataWindowWarning, JobTimeoutError, NotFoundError, PermissionDeniedError, RateLimitError,
     ServerError, UpdownError, ValidationError,
 )
 from .models import (
@@ -17,7 +17,7 @@ from .models import (
 )
 
 __all__ = [
-    "Account", "Agent", "AuthenticationError", "Backtest", "Chart", "Client", "ConnectionError", "DepthLevel", "DepthList",
+    "Account", "Agent", "AuthenticationError", "Backtest", "Chart", "Client", "ConnectionError", "DataWindowWarning", "DepthLevel", "DepthList",
     "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
     "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "Quota",
     "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "Trade", "TradeList",

@@ -6,12 +6,15 @@ import email.utils
 import http.client
 import json
 import numbers
+import os
 import random
 import socket
+import sys
 import time as _time
 import urllib.error
 import urllib.parse
 import urllib.request
+import warnings
 from datetime import date, datetime, timezone
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -258,8 +261,10 @@ class Client:
         onto the next one, where it is passed over."""
         offset = 0
         seen = set()
+        cut = _WindowNotice()
         while True:
             page = self.markets(coin, limit=100, offset=offset, **filters)
+            cut.page(page.warning)
             for m in page.markets:
                 if m.slug not in seen:
                     seen.add(m.slug)
@@ -412,8 +417,10 @@ class Client:
     def iter_depth(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "asc",
                    page_size: int = 1000) -> Iterator[DepthSnapshot]:
         cursor = None
+        cut = _WindowNotice()
         while True:
             page = self.depth(kind, start=start, end=end, order=order, limit=page_size, cursor=cursor)
+            cut.page(page.warning)
             yield from page.data
             cursor = page.next_cursor
             if cursor is None:
@@ -624,6 +631,30 @@ class Agent:
     def quota(self) -> Quota:
         """This month's generation quota."""
         return Quota.from_json(self._c._agent_send("GET", "/v1/backtest-ai/quota")["data"])
+
+
+class _WindowNotice:
+    """Warns once a walk that the plan's data window cut it (a page's
+    warning, DESIGN 4): the walk's pages are what the window allows."""
+
+    def __init__(self) -> None:
+        self.said = False
+
+    def page(self, warning: Optional[str]) -> None:
+        if warning and not self.said:
+            self.said = True
+            warnings.warn(warning, errors.DataWindowWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The stacklevel of warnings.warn, called from the function that calls
+    this, that names the first frame outside this package: the user's line
+    that walks, past the generator and any all_ or series() wrapper."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(2), 2
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f, level = f.f_back, level + 1
+    return level
 
 
 def _retry_after(v: Optional[str]) -> Optional[float]:

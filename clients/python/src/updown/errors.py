@@ -81,6 +81,13 @@ class ConnectionError(UpdownError):  # noqa: A001 - the package's own, by design
     """The server could not be reached (after the client's retries)."""
 
 
+class DataWindowWarning(UserWarning):
+    """A list the plan's data window cut (DESIGN 4): the walk holds what the
+    window allows, and the message, the API's own, says what it left out.
+    A page's warning is its .warning; a walk (iter_markets, all_markets,
+    series, iter_depth) warns with this once."""
+
+
 _BY_CODE = {
     "VALIDATION_ERROR": ValidationError,
     "INVALID_SIDE": ValidationError,
