@@ -438,3 +438,15 @@ def test_walks_the_plan_window_cut_say_so(fake):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(client(fake).all_markets("BTC")) == 1
+
+
+def test_gaps_by_market_id(fake):
+    # GET /v1/markets/by-market-id/{marketId}/gaps, as snapshots and trades
+    # are read by the external id: gaps() took a slug only.
+    fake.on("GET", "/v1/markets/by-market-id/95786144/gaps",
+            (200, {}, {"market": MARKET, "gaps": [{"from": "2026-04-29T13:01:00Z", "to": "2026-04-29T13:02:00Z",
+                                                   "kind": "trades"}]}))
+    gaps = client(fake).gaps(market_id="95786144")
+    assert [g["kind"] for g in gaps] == ["trades"] and gaps[0]["from"].minute == 1
+    with pytest.raises(ValueError):
+        client(fake).gaps()

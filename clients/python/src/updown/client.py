@@ -535,11 +535,11 @@ class Client:
         d = self._get("/v1/sweeps", {"limit": limit, "offset": offset})["data"]
         return [Sweep.from_json(x) for x in d.get("sweeps") or []]
 
-    def gaps(self, slug: str) -> List[Dict[str, Any]]:
-        """A market's recording gaps (GET /v1/markets/{slug}/gaps), oldest
+    def gaps(self, slug: Optional[str] = None, *, market_id: Optional[str] = None) -> List[Dict[str, Any]]:
+        """A market's recording gaps (by slug or external market id), oldest
         first: {"from", "to"} as datetimes and "kind" (snapshots: none was
         stored; trades: trades may be missing)."""
-        d = self._get(f"/v1/markets/{_seg(slug)}/gaps")
+        d = self._get(_market_path(slug, market_id, "gaps"))
         return [{"from": parse_time(g["from"]), "to": parse_time(g["to"]), "kind": g.get("kind", "snapshots")}
                 for g in d.get("gaps") or []]
 
