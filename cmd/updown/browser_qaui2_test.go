@@ -1,7 +1,12 @@
 package main
 
 import (
+	"net/url"
+	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/chromedp"
 )
 
 // TestDashboardQAUI2: what a user of the dashboard met in the second QA
@@ -30,6 +35,42 @@ func TestDashboardQAUI2(t *testing.T) {
 			if got := st.in(t).text(byID("plan-denied") + " p"); got != c.body {
 				t.Errorf("%s: says %q, want %q", c.hash, got, c.body)
 			}
+		}
+	})
+
+	t.Run("a session that ends while a job is followed shows the sign-in page", func(t *testing.T) {
+		// After a 504 JOB_TIMEOUT the page polls GET /v1/jobs/{id}; a poll
+		// answered 401 (the session expired or was signed out meanwhile)
+		// showed its message in the banner over the replay form, where
+		// every other 401 shows the sign-in page.
+		slug := marketWithData(t, base, "15m")
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		b.visit("#/replay?market="+url.QueryEscape(slug), "replay")
+		timeout := []byte(`{"success":false,"error":{"code":"JOB_TIMEOUT","message":"the replay is still running; it goes on: fetch its result with GET /v1/jobs/replay-x","details":{"job_id":"replay-x"}},"timestamp":"2026-11-29T00:00:00Z"}`)
+		expired := []byte(`{"success":false,"error":{"code":"UNAUTHORIZED","message":"the session has expired or was signed out: sign in again"},"timestamp":"2026-11-29T00:00:00Z"}`)
+		chromedp.ListenTarget(b.ctx, func(ev any) {
+			e, ok := ev.(*fetch.EventRequestPaused)
+			if !ok {
+				return
+			}
+			status, body := int64(504), timeout
+			if strings.Contains(e.Request.URL, "/v1/jobs/") {
+				status, body = 401, expired
+			}
+			go func() {
+				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
+					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+			}()
+		})
+		b.run("answer the replay 504 and its job's poll 401", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}, {URLPattern: "*/v1/jobs/*"}}))
+		var outcome string
+		b.run("run the replay", chromedp.Click(byID("replay-submit")), chromedp.Poll(`(() => {
+			if (document.querySelector('main[data-ready="signin"]')) return 'signin: ' + document.querySelector('[data-testid=error-banner]').textContent;
+			const e = (document.querySelector('[data-testid=error-banner]') || {}).textContent || '';
+			return e ? 'error banner over ' + document.querySelector('main').dataset.ready + ': ' + e : null })()`, &outcome))
+		if outcome != "signin: the session has expired or was signed out: sign in again" {
+			t.Errorf("a job's poll answered 401 shows %q; want the sign-in page saying the session ended", outcome)
 		}
 	})
 }

@@ -95,7 +95,12 @@ async function awaitJob<T>(id: string, timeout: ApiError): Promise<T> {
       }
     }
     const j = parsed(res, await res.text());
-    if (!res.ok) throw apiError(res, j);
+    if (!res.ok) {
+      const err = apiError(res, j);
+      // The session ended while the job ran: the sign-in page, as for any call.
+      if (res.status === 401) onUnauthorized(err);
+      throw err;
+    }
     return j as T;
   }
   throw timeout;
