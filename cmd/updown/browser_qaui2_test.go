@@ -73,4 +73,41 @@ func TestDashboardQAUI2(t *testing.T) {
 			t.Errorf("a job's poll answered 401 shows %q; want the sign-in page saying the session ended", outcome)
 		}
 	})
+
+	t.Run("a backtest under way says so on its button", func(t *testing.T) {
+		// A backtest (or a generation) followed for minutes after the
+		// server's wait showed only a greyed button over an empty page.
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		b.forgetDrafts()
+		b.visit("#/agent", "agent")
+		b.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100")
+		held := make(chan fetch.RequestID, 1)
+		chromedp.ListenTarget(b.ctx, func(ev any) {
+			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(e.Request.URL, "/v1/backtest-ai/run") {
+				held <- e.RequestID
+			}
+		})
+		b.run("hold the backtest", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/backtest-ai/run"}}))
+		b.run("backtest", chromedp.Click(byID("agent-backtest")))
+		var id fetch.RequestID
+		select {
+		case id = <-held:
+		case <-b.ctx.Done():
+			t.Fatal("the backtest was never sent")
+		}
+		var during struct {
+			Text     string `json:"text"`
+			Disabled bool   `json:"disabled"`
+		}
+		b.eval(`(() => { const x = document.querySelector('[data-testid=agent-backtest]'); return {text: x.textContent, disabled: x.disabled} })()`, &during)
+		if during.Text != "Backtesting…" || !during.Disabled {
+			t.Errorf("while the backtest runs its button is %+v; want disabled, saying Backtesting…", during)
+		}
+		b.run("let it through", fetch.ContinueRequest(id), fetch.Disable(),
+			chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		if got := b.text(byID("agent-backtest")); got != "Backtest this code" {
+			t.Errorf("after the backtest its button says %q", got)
+		}
+	})
 }

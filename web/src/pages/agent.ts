@@ -125,9 +125,14 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       explanation.textContent = 'Select-all done: copy with Ctrl+C.';
     }
   });
-  const busy = async (b: HTMLButtonElement, f: () => Promise<void>) => {
+  // The button says what is under way: a generation or a backtest may be
+  // followed for minutes after the server's wait (504 JOB_TIMEOUT).
+  const busy = async (b: HTMLButtonElement, f: () => Promise<void>, doing: string) => {
     ctx.clearError();
+    const label = b.textContent;
     b.disabled = true;
+    b.textContent = doing;
+    b.setAttribute('aria-busy', 'true');
     try {
       await f();
     } catch (e) {
@@ -137,6 +142,8 @@ export async function agentPage(ctx: Ctx): Promise<void> {
         await get<{ data: Quota }>('/v1/backtest-ai/quota').then((q) => showQuota(q.data)).catch(() => {});
       }
     } finally {
+      b.textContent = label;
+      b.removeAttribute('aria-busy');
       b.disabled = b === generate && !canGenerate;
     }
   };
@@ -151,7 +158,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       explanation.textContent = r.data.generated_strategy.explanation;
       keep();
       showQuota(r.data.quota);
-    }),
+    }, 'Generating…'),
   );
   backtest.addEventListener('click', () =>
     busy(backtest, async () => {
@@ -159,7 +166,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       const r = await post<{ data: Backtest }>('/v1/backtest-ai/run', { strategy_code: code.value.trim(), ...settings(), ...exec.read() });
       showBacktest(results, r.data);
       results.setAttribute('data-run', String(++runs));
-    }),
+    }, 'Backtesting…'),
   );
 
   const form = h(
