@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -109,5 +110,40 @@ func TestDashboardQAUI2(t *testing.T) {
 		if got := b.text(byID("agent-backtest")); got != "Backtest this code" {
 			t.Errorf("after the backtest its button says %q", got)
 		}
+	})
+
+	t.Run("a backtest's drawdowns say whose they are", func(t *testing.T) {
+		// The aggregate's max_drawdown is the largest single market's
+		// (DESIGN 8), shown as "Max drawdown" beside the total of every
+		// market: $253 beside a total of −$413 read as the portfolio's,
+		// whose own fall (portfolio_max_drawdown) was not shown.
+		code := "coin=BTC type=15m side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100"
+		var want struct {
+			Data struct {
+				Aggregate struct {
+					MaxDrawdown          float64 `json:"max_drawdown"`
+					PortfolioMaxDrawdown float64 `json:"portfolio_max_drawdown"`
+				}
+			}
+		}
+		status, tok := post(t, base+"/v1/auth/token", "ud_dev_pro", "")
+		if status != http.StatusOK {
+			t.Fatalf("token: %d %v", status, tok)
+		}
+		apiPost(t, base, "/v1/backtest-ai/run", "Authorization: Bearer "+tok["access_token"].(string),
+			`{"strategy_code":"`+code+`","coin":"BTC","marketType":"15m","marketCount":10}`, &want)
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		b.forgetDrafts()
+		b.visit("#/agent", "agent")
+		b.setValue(byID("agent-code"), code)
+		b.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		var figs map[string]string
+		b.eval(`Object.fromEntries([...document.querySelectorAll('[data-testid=agent-results] dl.figures > div')].map(d => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]))`, &figs)
+		if _, ok := figs["Max drawdown"]; ok {
+			t.Errorf("a figure is still called Max drawdown: %v", figs)
+		}
+		moneyShown(t, "Largest market drawdown", figs["Largest market drawdown"], want.Data.Aggregate.MaxDrawdown)
+		moneyShown(t, "Portfolio drawdown", figs["Portfolio drawdown"], want.Data.Aggregate.PortfolioMaxDrawdown)
 	})
 }

@@ -272,7 +272,10 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       // No trade, no rate: the answer's 0 beside 0 trades is shown as —, as a replay's is.
       fig('Win rate', Number(a.total_trades) > 0 ? pct(a.win_rate) : '—', 'agent-win-rate'),
       fig('Average per market', pnl(a.avg_market_pnl)),
-      fig('Max drawdown', usd(a.max_drawdown)),
+      // max_drawdown is the largest one market's (DESIGN 8); the fall of
+      // the markets' summed pnl, in end_time order, is the portfolio's.
+      fig('Largest market drawdown', usd(a.max_drawdown), 'agent-max-drawdown'),
+      'portfolio_max_drawdown' in a ? fig('Portfolio drawdown', usd(a.portfolio_max_drawdown), 'agent-portfolio-drawdown') : null,
       'total_fees' in a ? fig('Fees paid', usd(a.total_fees, 3)) : null,
       // What the backtest ran with (the settings' or else the code's), as the answer says.
       fig('Fee model', feeWords(d.generated_strategy), 'agent-used-fees'),
