@@ -124,9 +124,12 @@ def fake():
             if status == 0:  # the connection lost after the request arrived
                 self.close_connection = True
                 return
-            raw = json.dumps(body).encode()
+            # bytes are sent as they are (with the headers' Content-Type):
+            # an answer that is not the API's JSON.
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            if "Content-Type" not in headers:
+                self.send_header("Content-Type", "application/json")
             self.send_header("X-Request-Id", f"req-{len(script.seen)}")
             for k, v in headers.items():
                 self.send_header(k, v)

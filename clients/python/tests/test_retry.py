@@ -450,3 +450,21 @@ def test_gaps_by_market_id(fake):
     assert [g["kind"] for g in gaps] == ["trades"] and gaps[0]["from"].minute == 1
     with pytest.raises(ValueError):
         client(fake).gaps()
+
+
+@pytest.mark.parametrize("ctype,body", [("text/html; charset=utf-8", b"<!doctype html><html><body>updown</body></html>"),
+                                        ("text/plain", b"upstream connect error")])
+def test_an_answer_that_is_not_the_apis_says_so(fake, ctype, body):
+    # base_url set to the dashboard's address (http://host:8080/app/, which
+    # `updown dev` prints first) is answered 200 with its page for every
+    # path: json.loads raised "Expecting value: line 1 column 1 (char 0)",
+    # and a Parquet read returned the page's HTML as the file's bytes.
+    fake.on("GET", "/v1/markets", (200, {"Content-Type": ctype}, body))
+    fake.on("GET", "/v1/markets/m/snapshots", (200, {"Content-Type": ctype}, body))
+    c = client(fake)
+    with pytest.raises(updown.UpdownError, match="not the API's answer.*base_url") as e:
+        c.markets("BTC")
+    assert e.value.status == 200
+    if ctype.startswith("text/html"):
+        with pytest.raises(updown.UpdownError, match="base_url"):
+            c.snapshots_parquet("m")

@@ -159,7 +159,12 @@ class Client:
             req = urllib.request.Request(url, data=data, method=method, headers=h)
             try:
                 with _opener.open(req, timeout=self.timeout) as res:
-                    return res.status, {k.lower(): v for k, v in res.headers.items()}, res.read()
+                    answer = res.status, {k.lower(): v for k, v in res.headers.items()}, res.read()
+                if answer[1].get("content-type", "").startswith("text/html"):
+                    # The API answers no page: a dashboard or docs address
+                    # (base_url ending in /app/), or a portal or proxy in front.
+                    raise self._not_api(method, path, *answer)
+                return answer
             except urllib.error.HTTPError as e:
                 status, hdrs, raw = e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
                 if 300 <= status < 400:
@@ -207,6 +212,21 @@ class Client:
             self._sleep(self._delay(attempt, retry_after))
             attempt += 1
 
+    def _not_api(self, method: str, path: str, status: int, headers: Dict[str, str], raw: bytes) -> errors.UpdownError:
+        """The error of a 2xx answer that is not the API's (a page, text)."""
+        what = headers.get("content-type") or "no content type"
+        return errors.UpdownError(
+            f"{method} {path}: HTTP {status} ({what}) from {self.base_url} is not the API's answer "
+            f"({raw[:80].decode('utf-8', 'replace')!r}): is base_url the API's own address, such as "
+            "http://localhost:8080, without /app/ or /docs?", status=status, request_id=headers.get("x-request-id"))
+
+    def _json(self, method: str, path: str, answer: Tuple[int, Dict[str, str], bytes]) -> Any:
+        """The JSON of a 2xx answer, or an error saying it is not the API's."""
+        try:
+            return json.loads(answer[2])
+        except ValueError:
+            raise self._not_api(method, path, *answer) from None
+
     def _error(self, status: int, headers: Dict[str, str], raw: bytes) -> errors.UpdownError:
         code, message, details = "", raw.decode("utf-8", "replace")[:500] or f"HTTP {status}", {}
         try:
@@ -235,12 +255,12 @@ class Client:
         if accept:
             headers["Accept"] = accept
             return self._send("GET", path, params, headers=headers)[2]
-        return json.loads(self._send("GET", path, params, headers=headers)[2])
+        return self._json("GET", path, self._send("GET", path, params, headers=headers))
 
     def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None, once: bool = False) -> Any:
         h = {"X-API-Key": self.api_key}
         h.update(headers or {})
-        return json.loads(self._send("POST", path, body=body, headers=h, once=once)[2])
+        return self._json("POST", path, self._send("POST", path, body=body, headers=h, once=once))
 
     # ---- markets ---------------------------------------------------------
 
@@ -547,16 +567,17 @@ class Client:
         return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])
 
     def cancel_sweep(self, sweep_id: str) -> Sweep:
-        return Sweep.from_json(json.loads(self._send("DELETE", f"/v1/sweeps/{_seg(sweep_id)}",
-                                                     headers={"X-API-Key": self.api_key})[2])["data"])
+        path = f"/v1/sweeps/{_seg(sweep_id)}"
+        return Sweep.from_json(self._json("DELETE", path, self._send("DELETE", path, headers={"X-API-Key": self.api_key}))["data"])
 
     def account(self) -> Account:
         return Account.from_json(self._get("/v1/account")["data"])
 
     def job(self, job_id: str) -> Job:
         """A job's state, or its answer once done."""
-        status, _, raw = self._send("GET", f"/v1/jobs/{_seg(job_id)}", headers={"X-API-Key": self.api_key})
-        d = json.loads(raw)
+        path = f"/v1/jobs/{_seg(job_id)}"
+        answer = self._send("GET", path, headers={"X-API-Key": self.api_key})
+        status, d = answer[0], self._json("GET", path, answer)
         data = d.get("data", d)
         if status == 202:
             return Job(id=data.get("id", job_id), state=data.get("state", ""), done=False)
@@ -576,7 +597,7 @@ class Client:
         for renew in (False, True):
             headers = {"Authorization": "Bearer " + self._bearer(renew)}
             try:
-                return json.loads(self._send(method, path, body=body, headers=headers, once=once)[2])
+                return self._json(method, path, self._send(method, path, body=body, headers=headers, once=once))
             except errors.AuthenticationError:
                 if renew:
                     raise
