@@ -146,4 +146,39 @@ func TestDashboardQAUI2(t *testing.T) {
 		moneyShown(t, "Largest market drawdown", figs["Largest market drawdown"], want.Data.Aggregate.MaxDrawdown)
 		moneyShown(t, "Portfolio drawdown", figs["Portfolio drawdown"], want.Data.Aggregate.PortfolioMaxDrawdown)
 	})
+
+	t.Run("an exchange series with nothing recorded yet leaves the rest of the page", func(t *testing.T) {
+		// A series whose latest depth the collector has not written yet
+		// (404 "no depth recorded yet") blanked the whole page: its recent
+		// trades and BTC's depth history were never asked for, and the
+		// error stood in the banner. A series without trades showed an
+		// empty table.
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		stop := b.answerStatus("*/v1/sol/future/latest", "/v1/sol/future/latest", 404,
+			[]byte(`{"success":false,"error":{"code":"RESOURCE_NOT_FOUND","message":"no depth recorded yet for sol futures"},"timestamp":"2026-11-29T00:00:00Z"}`))
+		b.visit("#/exchange?coin=sol&kind=future", "exchange")
+		if got := b.text(byID("depth-chart")); !strings.Contains(got, "no depth recorded yet for sol futures") {
+			t.Errorf("the depth chart's place says %q", got)
+		}
+		var rows int
+		b.eval(`document.querySelectorAll('[data-testid=exchange-trades-table] tbody tr[data-id]').length`, &rows)
+		if rows == 0 {
+			t.Error("the recent trades are not shown beside a series without depth")
+		}
+		b.run("BTC's depth history drawn", chromedp.WaitVisible(byID("depth-history-chart")+`[data-points]`))
+		var banner bool
+		b.eval(`document.querySelector('[data-testid=error-banner]').hidden`, &banner)
+		if !banner {
+			t.Errorf("nothing recorded yet is told in the banner: %q", b.text(byID("error-banner")))
+		}
+		stop()
+
+		stop = b.answerJSON("*/v1/eth/spot/trades*", "/v1/eth/spot/trades", []byte(`{"data":[],"total":0,"limit":50}`))
+		defer stop()
+		b.visit("#/exchange?coin=eth&kind=spot", "exchange")
+		if got := b.text(byID("exchange-trades-table") + " tbody"); got != "No trades recorded yet." {
+			t.Errorf("a series without trades shows %q", got)
+		}
+	})
 }

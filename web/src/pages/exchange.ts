@@ -46,17 +46,33 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
     history,
   );
   const base = `/v1/${coin.value}/${kind.value}`;
-  const [latest, recent] = await Promise.all([get<{ data: { coin_price: number; bids: Level[]; asks: Level[] } }>(`${base}/latest`), get<{ data: any[] }>(`${base}/trades?limit=50`)]);
-  const d = latest.data;
-  price.textContent = `${coin.value.toUpperCase()} ${kind.value}: ${usd(d.coin_price)}`;
-  price.setAttribute('data-testid', 'exchange-price');
-  depthChart(depth, d.bids, d.asks, QTY[coin.value] ?? 4);
+  // Each part stands on its own: a series with nothing recorded yet (404:
+  // a new server, a feed that has not answered) says so in its place, and
+  // the others, BTC's depth history among them, are still shown.
+  const nothingYet = (e: unknown) => e instanceof ApiError && e.status === 404;
+  const [latest, recent] = await Promise.allSettled([
+    get<{ data: { coin_price: number; bids: Level[]; asks: Level[] } }>(`${base}/latest`),
+    get<{ data: any[] }>(`${base}/trades?limit=50`),
+  ]);
+  if (latest.status === 'fulfilled') {
+    const d = latest.value.data;
+    price.textContent = `${coin.value.toUpperCase()} ${kind.value}: ${usd(d.coin_price)}`;
+    price.setAttribute('data-testid', 'exchange-price');
+    depthChart(depth, d.bids, d.asks, QTY[coin.value] ?? 4);
+  } else if (nothingYet(latest.reason)) {
+    depth.textContent = `No depth yet: ${(latest.reason as Error).message}.`;
+  } else ctx.error(latest.reason);
   const qd = QTY[coin.value] ?? 4;
-  for (const t of recent.data) {
-    trades.append(
-      h('tr', { 'data-id': String(t.id) }, tdTime(time(t.time, true)), td(usd(t.price), true), td(num(t.qty, qd), true), td(usd(t.quoteQty), true), h('td', { class: 'after' }, t.isBuyerMaker ? 'buyer' : 'seller')),
-    );
-  }
+  if (recent.status === 'fulfilled') {
+    for (const t of recent.value.data) {
+      trades.append(
+        h('tr', { 'data-id': String(t.id) }, tdTime(time(t.time, true)), td(usd(t.price), true), td(num(t.qty, qd), true), td(usd(t.quoteQty), true), h('td', { class: 'after' }, t.isBuyerMaker ? 'buyer' : 'seller')),
+      );
+    }
+    if (!recent.value.data.length) trades.append(h('tr', null, h('td', { colspan: 5, class: 'muted' }, 'No trades recorded yet.')));
+  } else if (nothingYet(recent.reason)) {
+    trades.append(h('tr', null, h('td', { colspan: 5, class: 'muted' }, (recent.reason as Error).message)));
+  } else if (latest.status === 'fulfilled' || nothingYet(latest.reason)) ctx.error(recent.reason); // one banner for both
   labelCells(trades.closest('table') as HTMLTableElement);
   ctx.ready();
   try {
