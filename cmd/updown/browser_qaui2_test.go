@@ -181,4 +181,46 @@ func TestDashboardQAUI2(t *testing.T) {
 			t.Errorf("a series without trades shows %q", got)
 		}
 	})
+
+	t.Run("a market's way to a replay says what stands in its way", func(t *testing.T) {
+		// Every market page linked to "Replay a strategy on this market":
+		// for an active market the replay could only answer
+		// MARKET_NOT_RESOLVED, and a plan without replay met its denial a
+		// page later.
+		var list struct {
+			Markets []struct {
+				Slug    string
+				EndTime string `json:"end_time"`
+			}
+		}
+		apiGet(t, base, "/v1/markets?coin=BTC&resolved=false&market_type=24hr&limit=1", "ud_dev_pro", &list)
+		if len(list.Markets) != 1 {
+			t.Fatalf("no active 24hr market: %+v", list)
+		}
+		active := list.Markets[0].Slug
+		resolved := marketWithData(t, base, "24hr")
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.visit("#/market/"+url.PathEscape(active), "market")
+		if got := pro.text(byID("market-replay")); !strings.Contains(got, "once it resolves") {
+			t.Errorf("an active market's way to a replay says %q", got)
+		}
+		var links int
+		pro.eval(`document.querySelectorAll('main a[href^="#/replay?"]').length`, &links)
+		if links != 0 {
+			t.Errorf("an active market links to a replay on it")
+		}
+		pro.visit("#/market/"+url.PathEscape(resolved), "market")
+		var href string
+		pro.eval(`(document.querySelector('a[data-testid=market-replay]') || {}).getAttribute?.('href') || ''`, &href)
+		if href != "#/replay?market="+url.QueryEscape(resolved) {
+			t.Errorf("a resolved market's replay link is %q", href)
+		}
+		st := open(t, base)
+		st.signIn("ud_dev_starter")
+		st.visit("#/market/"+url.PathEscape(resolved), "market")
+		if got := st.text(byID("market-replay")); !strings.Contains(got, "needs PRO, PRO_TRIAL or ENTERPRISE") || !strings.Contains(got, "See the plans and upgrade") {
+			t.Errorf("STARTER's way to a replay says %q", got)
+		}
+	})
 }

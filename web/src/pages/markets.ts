@@ -208,6 +208,19 @@ function bandPlugin(bands: { min: (number | null)[]; max: (number | null)[]; sca
   };
 }
 
+/** The way from a market to a replay on it: a link where the plan has
+ * replay and the market has resolved (SPEC 4.2 replays resolved markets
+ * only); otherwise what stands in the way. */
+function replayLink(ctx: Ctx, m: Market): HTMLElement {
+  if (!ctx.session.plan.replay) {
+    return h('span', { testid: 'market-replay' }, 'Replaying a strategy on it needs PRO, PRO_TRIAL or ENTERPRISE: ', upgradeLink(ctx));
+  }
+  if (!m.resolved_at && !m.winner) {
+    return h('span', { class: 'muted', testid: 'market-replay' }, `A strategy can be replayed on it once it resolves (it ends ${time(m.end_time)} UTC).`);
+  }
+  return h('a', { href: `#/replay?market=${encodeURIComponent(m.slug)}`, testid: 'market-replay' }, 'Replay a strategy on this market');
+}
+
 export async function marketPage(ctx: Ctx): Promise<void> {
   const slug = ctx.path[1] ?? '';
   const chartBox = h('div', { class: 'chart', testid: 'market-chart', role: 'img', 'aria-label': 'price_up, price_down and coin price over the market' });
@@ -288,7 +301,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     h('h2', null, 'Recording gaps'),
     gaps,
     h('h2', null, 'Data'),
-    h('p', null, csv, ' ', h('a', { href: `#/replay?market=${encodeURIComponent(slug)}` }, 'Replay a strategy on this market')),
+    h('p', null, csv, ' ', replayLink(ctx, m)),
   );
   {
     slider.max = String(series.time.length - 1);
