@@ -119,3 +119,16 @@ def test_backtest_frame_figures_are_float_and_end_time_is_a_time():
                                                      "error": {"code": "NO_DATA", "message": "no snapshots"}}]})
     assert {"slug", "end_time", "total_pnl", "total_trades", "win_rate", "error_code"} <= set(failed.to_frame().columns)
     assert floats(failed.to_frame(), "total_pnl", "win_rate") == {}
+
+
+def test_a_markets_fee_exponent_has_one_dtype():
+    # fee_exponent is null for a market without a fee schedule (DESIGN 9):
+    # a page of such markets made the column object, a page mixing them
+    # float64 (1.0 beside NaN), a page of markets with one int64; pages did
+    # not concatenate alike. It is the nullable integer Int64 on every page.
+    with_fees = dict(MARKET, fee_exponent=1, taker_fee_rate=0.07)
+    without = dict(MARKET, slug="btc-updown-15m-2", fee_exponent=None, taker_fee_rate=None)
+    for markets in ([with_fees], [without], [with_fees, without], []):
+        df = MarketList([updown.Market.from_json(m) for m in markets]).to_frame()
+        assert str(df["fee_exponent"].dtype) == "Int64", (markets, df["fee_exponent"].dtype)
+    assert list(MarketList([updown.Market.from_json(with_fees)]).to_frame()["fee_exponent"]) == [1]

@@ -57,6 +57,9 @@ class Records(List[T], Generic[T]):
     # whole price or size as 15, not 15.0, and a column null on every row
     # would be object, so a frame's dtypes would depend on its data.
     _floats: tuple = ()
+    # Whole-number columns that may be null: pandas' nullable Int64 (int64
+    # with none null, float64 with some, object with all would differ by page).
+    _ints: tuple = ()
 
     def to_frame(self):
         pd = _pandas()
@@ -65,6 +68,9 @@ class Records(List[T], Generic[T]):
         for col in type(self)._times:
             if col in df.columns:
                 df[col] = pd.to_datetime(df[col], utc=True)
+        for col in type(self)._ints:
+            if col in df.columns:
+                df[col] = pd.array(df[col].astype(object).where(df[col].notna(), None).tolist(), dtype="Int64")
         return _as_floats(pd, df, type(self)._floats)
 
 
@@ -180,6 +186,7 @@ class MarketList(Records[Market]):
     _columns = tuple(f.name for f in fields(Market) if f.name != "raw") + ("coin",)
     _floats = ("coin_price_start", "coin_price_end", "final_volume", "final_liquidity", "taker_fee_rate",
                "maker_rebate_rate", "tick_size", "min_order_size", "price_to_beat", "final_price")
+    _ints = ("fee_exponent",)
 
 
 @dataclass
