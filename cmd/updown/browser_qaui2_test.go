@@ -223,4 +223,34 @@ func TestDashboardQAUI2(t *testing.T) {
 			t.Errorf("STARTER's way to a replay says %q", got)
 		}
 	})
+
+	t.Run("the agent's and sweeps' market types are the coin's", func(t *testing.T) {
+		// ETH and SOL have no 4hr or 24hr markets (SPEC 2.1), as the markets
+		// page's type box knows; the Backtest AI and sweeps pages offered
+		// them with every coin, and BTC's 24hr kept on a change to ETH was
+		// sent and refused.
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		b.forgetDrafts()
+		for _, p := range []struct{ hash, page, coin, typ string }{
+			{"#/agent", "agent", "agent-coin", "agent-type"}, {"#/sweeps", "sweeps", "sweep-coin", "sweep-type"},
+		} {
+			b.visit(p.hash, p.page)
+			b.setValue(byID(p.typ), "24hr")
+			b.setValue(byID(p.coin), "ETH")
+			var box struct {
+				Value    string   `json:"value"`
+				Disabled []string `json:"disabled"`
+			}
+			b.eval(`(() => { const s = document.querySelector('[data-testid=`+p.typ+`]'); return {value: s.value, disabled: [...s.options].filter(o => o.disabled).map(o => o.value)} })()`, &box)
+			if box.Value != "1hr" || strings.Join(box.Disabled, " ") != "4hr 24hr" {
+				t.Errorf("%s: after BTC 24hr, ETH shows type %q with %v disabled; want 1hr, with 4hr and 24hr disabled", p.hash, box.Value, box.Disabled)
+			}
+			b.setValue(byID(p.coin), "BTC")
+			b.eval(`[...document.querySelector('[data-testid=`+p.typ+`]').options].filter(o => o.disabled).map(o => o.value)`, &box.Disabled)
+			if len(box.Disabled) != 0 {
+				t.Errorf("%s: BTC has %v disabled", p.hash, box.Disabled)
+			}
+		}
+	})
 }

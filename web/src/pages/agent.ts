@@ -6,6 +6,7 @@ import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
 import { clear, fig, field, h, labelCells, select, setChoice, td } from '../dom';
 import { date, int, pct, pnl, usd } from '../format';
+import { typesFollowCoin } from './markets';
 
 interface Quota {
   used: number;
@@ -41,6 +42,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const preset = select('agent-preset', [['', 'none'], ['mean_reversion', 'mean reversion'], ['dip_buying', 'dip buying'], ['momentum_entry', 'momentum entry'], ['quick_scalp', 'quick scalp']], '');
   const coin = select('agent-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], 'BTC');
   const type = select('agent-type', TYPES, '15m');
+  const followCoin = typesFollowCoin(coin, type);
   const count = h('input', { type: 'number', min: '1', max: '100', value: '10', testid: 'agent-count' });
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
@@ -78,6 +80,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       // a draft of another version of the page: its execution settings start afresh
     }
     explanation.textContent = draft.explanation ?? '';
+    followCoin();
   }
   // Whether the quota leaves a generation: the generate button stays
   // disabled without one, whatever a click on it did.
@@ -112,6 +115,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       return;
     }
     if (r.coin) setChoice(coin, r.coin);
+    followCoin();
     if (r.marketType) setChoice(type, r.marketType);
   };
   code.addEventListener('input', followCode);

@@ -22,6 +22,25 @@ export interface Market {
 const TYPES: Record<string, string[]> = { BTC: ['5m', '15m', '1hr', '4hr', '24hr'], ETH: ['5m', '15m', '1hr'], SOL: ['5m', '15m', '1hr'] };
 const PAGE = 25;
 
+/**
+ * Keeps a market type box (of every type) to the types its coin box's coin
+ * has (SPEC 2.1: 4hr and 24hr for BTC only): the others are disabled, and a
+ * type the coin lacks becomes the coin's longest (BTC's 24hr, then ETH:
+ * 1hr). It follows the coin as the user changes it; the answer is for a
+ * coin set by the page itself (a saved form, a code, a sweep's request).
+ */
+export function typesFollowCoin(coin: HTMLSelectElement, type: HTMLSelectElement): () => void {
+  const apply = () => {
+    const has = TYPES[coin.value] ?? TYPES.BTC;
+    for (const o of type.options) o.disabled = !has.includes(o.value);
+    if (!has.includes(type.value)) type.value = has[has.length - 1];
+  };
+  coin.addEventListener('input', apply);
+  coin.addEventListener('change', apply);
+  apply();
+  return apply;
+}
+
 export async function marketsPage(ctx: Ctx): Promise<void> {
   const p = ctx.params;
   const plan = ctx.session.plan;

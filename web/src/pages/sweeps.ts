@@ -6,6 +6,7 @@ import { clear, fig, field, h, labelCells, select, setChoice, td, th } from '../
 import { loadDraft, saveDraft } from '../drafts';
 import { int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
+import { typesFollowCoin } from './markets';
 import {
   ACTIVE,
   asRange,
@@ -88,6 +89,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
   const seed = h('input', { type: 'number', min: '0', step: '1', value: '1', testid: 'sweep-seed' });
   const coin = select('sweep-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], 'BTC');
   const mtype = select('sweep-type', TYPES, '15m');
+  const followCoin = typesFollowCoin(coin, mtype);
   const count = h('input', { type: 'number', min: '1', step: '1', value: '50', testid: 'sweep-count' });
   const split = select(
     'sweep-split',
@@ -223,6 +225,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     if (r.search.trials) trials.value = String(r.search.trials);
     if (r.search.seed !== undefined) seed.value = String(r.search.seed);
     setChoice(coin, r.markets.coin);
+    followCoin();
     setChoice(mtype, r.markets.market_type);
     count.value = String(r.markets.count);
     setChoice(split, r.split.kind);
