@@ -253,4 +253,24 @@ func TestDashboardQAUI2(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the futures market is called futures", func(t *testing.T) {
+		// The box says "futures"; the price, the trades' caption and the
+		// depth history's heading said "ETH future: $3,514.40", "ETH future
+		// trades" and "BTC future depth history" (the API's path word).
+		b := open(t, base)
+		b.signIn("ud_dev_pro")
+		b.visit("#/exchange?coin=eth&kind=future", "exchange")
+		if got := b.text(byID("exchange-price")); !strings.HasPrefix(got, "ETH futures: $") {
+			t.Errorf("the price says %q", got)
+		}
+		if got := b.text(byID("exchange-trades-table") + " caption"); got != "ETH futures trades, newest first" {
+			t.Errorf("the trades' caption says %q", got)
+		}
+		var heads []string
+		b.eval(`[...document.querySelectorAll('main h2')].map(h => h.textContent)`, &heads)
+		if strings.Join(heads, "|") != "Latest depth|Recent trades|BTC futures depth history" {
+			t.Errorf("the headings are %q", heads)
+		}
+	})
 }

@@ -25,6 +25,8 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
   const trades = h('tbody');
   const history = h('div', { class: 'chart', testid: 'depth-history-chart', role: 'img', 'aria-label': 'BTC depth history: coin price, and the spread between best ask and best bid on its own scale' });
   const go = () => (location.hash = `#/exchange?coin=${coin.value}&kind=${kind.value}`);
+  // The market in words, as its box names it ("future" is the API's path word).
+  const market = kind.value === 'future' ? 'futures' : 'spot';
   coin.addEventListener('change', go);
   kind.addEventListener('change', go);
   clear(
@@ -38,11 +40,11 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
     h(
       'table',
       { class: 'data cards', testid: 'exchange-trades-table' },
-      h('caption', null, `${coin.value.toUpperCase()} ${kind.value} trades, newest first`),
+      h('caption', null, `${coin.value.toUpperCase()} ${market} trades, newest first`),
       h('thead', null, h('tr', null, th('Time (UTC)'), th('Price', true), th(`Quantity (${coin.value.toUpperCase()})`, true), th('Quote', true), th('Maker side'))),
       trades,
     ),
-    h('h2', null, `BTC ${kind.value} depth history`),
+    h('h2', null, `BTC ${market} depth history`),
     history,
   );
   const base = `/v1/${coin.value}/${kind.value}`;
@@ -56,7 +58,7 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
   ]);
   if (latest.status === 'fulfilled') {
     const d = latest.value.data;
-    price.textContent = `${coin.value.toUpperCase()} ${kind.value}: ${usd(d.coin_price)}`;
+    price.textContent = `${coin.value.toUpperCase()} ${market}: ${usd(d.coin_price)}`;
     price.setAttribute('data-testid', 'exchange-price');
     depthChart(depth, d.bids, d.asks, QTY[coin.value] ?? 4);
   } else if (nothingYet(latest.reason)) {
