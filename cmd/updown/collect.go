@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -155,7 +156,9 @@ func parseSeries(v string) ([]collect.Series, error) {
 		if !ok || !s.MarketType.AvailableFor(s.Coin) {
 			return nil, fmt.Errorf("--series: %q is not a coin:type SPEC allows (btc, eth, sol with 5m, 15m, 1hr; btc with 4hr, 24hr)", item)
 		}
-		out = append(out, s)
+		if !slices.Contains(out, s) { // named twice: collected once
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }

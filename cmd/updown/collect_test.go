@@ -372,3 +372,17 @@ func TestCollectServesOpsWhileWaitingForSchema(t *testing.T) {
 		t.Errorf("collector exited with %v", err)
 	}
 }
+
+// TestParseSeriesOnce: a series named twice in --series (in any case) is
+// collected once, where the collector looked each of its windows up twice.
+func TestParseSeriesOnce(t *testing.T) {
+	t.Parallel()
+	got, err := parseSeries("btc:5m, BTC:5M,eth:15m,btc:5m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []collect.Series{{Coin: store.BTC, MarketType: store.M5}, {Coin: store.ETH, MarketType: store.M15}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("parseSeries: %v, want %v", got, want)
+	}
+}
