@@ -245,6 +245,10 @@ func openRedis(ctx context.Context, c redisConn) (redis.UniversalClient, error) 
 			// each sentinel what it knows, and say so.
 			return nil, fmt.Errorf("redis unreachable at REDIS_URL (%s): %w (%s)", c.describe(), err, askSentinels(ctx, c.failover))
 		}
+		var refused redis.Error // the server's own error reply: it answered
+		if errors.As(err, &refused) && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("redis at REDIS_URL (%s) refused the connection: %w", c.describe(), err)
+		}
 		return nil, fmt.Errorf("redis unreachable at REDIS_URL (%s): %w", c.describe(), err)
 	}
 	return rdb, nil

@@ -284,3 +284,22 @@ func TestSentinelUnreachableSaysWhy(t *testing.T) {
 		t.Errorf("a master name the sentinel does not know: %v; want %q", err, want)
 	}
 }
+
+// TestRedisRefusalIsNotUnreachable: a Redis that answers but refuses the
+// connection's setup (a database index over its count) is told as a
+// refusal with its own words, not as a Redis out of reach.
+func TestRedisRefusalIsNotUnreachable(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseRedisURL(fmt.Sprintf("redis://%s/99", u.Host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = openRedis(context.Background(), c)
+	if err == nil || strings.Contains(err.Error(), "unreachable") || !strings.Contains(err.Error(), "DB index is out of range") {
+		t.Errorf("a database index the server lacks: %v; want the server's refusal, not 'unreachable'", err)
+	}
+}
