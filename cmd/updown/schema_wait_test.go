@@ -113,6 +113,9 @@ func TestProcessesWaitForMigration(t *testing.T) {
 	collector.waitOutput(t, "collector starting", patience)
 	worker.waitOutput(t, "worker started", patience)
 	waitUp(t, api, "http://"+addr)
+	// The api says when it serves requests, not only that it listens (it
+	// listened all along, answering 503).
+	api.waitOutput(t, "api ready", patience)
 	for _, p := range procs {
 		out := p.out.String()
 		if n := strings.Count(out, "waiting for database schema"); n != 1 {

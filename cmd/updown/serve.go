@@ -134,6 +134,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		defer jobs.Close()
 		stopWaitingBeforeGrace(gctx, jobs)
 		h.set(srv)
+		log.Info("api ready: the database and Redis are open, requests are served", "addr", ln.Addr().String())
 		// The backends stay open until the server has finished the
 		// requests in flight (graceful shutdown).
 		<-served
