@@ -205,7 +205,10 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		plain, k := api.NewKey(c.ID)
 		if k, err = st.CreateAPIKey(ctx, k); err != nil {
-			return fmt.Errorf("create API key: %w", err)
+			// The customer is stored: a second create would find its
+			// email taken. Say how to finish instead.
+			return fmt.Errorf("customer %s (%s) was created, but its API key was not: %w; give it one with: updown keys create --customer %s",
+				c.ID, c.Email, err, c.ID)
 		}
 		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "key_id": k.ID, "api_key": plain})
 	case "list":

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
@@ -135,5 +137,38 @@ func TestAdminCommandsLeaveMigratingToMigrate(t *testing.T) {
 	}
 	if out := string(runCmd(t, "customers", "list", "--database-url", dbURL)); strings.TrimSpace(out) != "[]" {
 		t.Errorf("customers list after migrate: %q", out)
+	}
+}
+
+// TestCustomerCreatedWithoutKeySaysSo: when the customer is stored but its
+// key cannot be, customers create says the customer exists and how to give
+// it a key, where it said only that the key failed (and a second try was
+// refused: the email was taken).
+func TestCustomerCreatedWithoutKeySaysSo(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "alter table api_keys rename to api_keys_away"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	err = run(ctx, []string{"customers", "create", "--database-url", dbURL, "--email", "nokey@example.com"}, &out, &errOut)
+	if err == nil {
+		t.Fatalf("customers create without an api_keys table succeeded: %s", out.String())
+	}
+	if _, err := conn.Exec(ctx, "alter table api_keys_away rename to api_keys"); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := conn.QueryRow(ctx, "select id from customers where email = 'nokey@example.com'").Scan(&id); err != nil {
+		t.Fatalf("the customer was not stored: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, id) || !strings.Contains(msg, "updown keys create --customer "+id) {
+		t.Errorf("customers create: %q; want the stored customer's id %s and the keys create command", msg, id)
 	}
 }
