@@ -339,3 +339,9 @@ def test_errors(base_url, pro, resolved):
     assert e.value.code == "VALIDATION_ERROR" and e.value.details["errors"][0]["location"] == "query.cursor"
     with pytest.raises(updown.NotFoundError):
         pro.job("no-such-job")
+
+
+def test_all_markets_limit_and_offset(pro):
+    newest = pro.markets("BTC", market_type="15m", limit=7).markets
+    assert [m.slug for m in pro.all_markets("BTC", market_type="15m", limit=5)] == [m.slug for m in newest[:5]]
+    assert [m.slug for m in pro.iter_markets("BTC", market_type="15m", limit=3, offset=4)] == [m.slug for m in newest[4:7]]

@@ -468,3 +468,28 @@ def test_an_answer_that_is_not_the_apis_says_so(fake, ctype, body):
     if ctype.startswith("text/html"):
         with pytest.raises(updown.UpdownError, match="base_url"):
             c.snapshots_parquet("m")
+
+
+def test_all_markets_takes_limit_and_offset(fake):
+    # all_markets("BTC", limit=150) raised TypeError "got multiple values
+    # for keyword argument 'limit'" (and iter_markets(offset=) alike): the
+    # walk passed its own page's limit and offset beside the caller's. limit
+    # is the most markets read, offset where the walk starts.
+    def market(i):
+        return dict(MARKET, slug=f"btc-updown-15m-{i}")
+
+    def page(lo, hi, offset):
+        return 200, {}, {"markets": [market(i) for i in range(hi, lo, -1)], "total": 300, "limit": hi - lo,
+                         "offset": offset, "warning": None}
+
+    fake.on("GET", "/v1/markets", page(200, 300, 0), page(150, 200, 100))
+    got = client(fake).all_markets("BTC", market_type="15m", limit=150)
+    assert [m.slug for m in got] == [f"btc-updown-15m-{i}" for i in range(300, 150, -1)]
+    queries = [p for _, p, _ in fake.seen]
+    assert "limit=100&offset=0" in queries[0] and "limit=50&offset=100" in queries[1] and len(queries) == 2
+    fake.on("GET", "/v1/markets", page(290, 295, 5))
+    got = list(client(fake).iter_markets("BTC", limit=5, offset=5))
+    assert [m.slug for m in got] == [f"btc-updown-15m-{i}" for i in range(295, 290, -1)]
+    assert "limit=5&offset=5" in fake.seen[-1][1]
+    with pytest.raises(ValueError, match="limit"):
+        client(fake).all_markets("BTC", limit=0)

@@ -274,27 +274,36 @@ class Client:
         return MarketPage(markets=records(MarketList, map(Market.from_json, d["markets"])), total=d["total"],
                           limit=d["limit"], offset=d["offset"], warning=d.get("warning"))
 
-    def iter_markets(self, coin: str, **filters: Any) -> Iterator[Market]:
-        """Every market matching the filters, newest start first, each
-        once. The list pages by offset: a market listed meanwhile (the
-        collector lists each series' next market) pushes the last of a page
-        onto the next one, where it is passed over."""
-        offset = 0
+    def iter_markets(self, coin: str, *, limit: Optional[int] = None, offset: int = 0,
+                     **filters: Any) -> Iterator[Market]:
+        """Every market matching the filters (markets()' market_type,
+        resolved, start, end), newest start first, each once: from the
+        offset-th on, and at most limit of them (None: all). The list pages
+        by offset: a market listed meanwhile (the collector lists each
+        series' next market) pushes the last of a page onto the next one,
+        where it is passed over."""
+        if limit is not None and (isinstance(limit, bool) or limit < 1):
+            raise ValueError(f"limit is the most markets to read, at least 1 (None: all); got {limit!r}")
         seen = set()
         cut = _WindowNotice()
         while True:
-            page = self.markets(coin, limit=100, offset=offset, **filters)
+            size = 100 if limit is None else max(1, min(100, limit - len(seen)))
+            page = self.markets(coin, limit=size, offset=offset, **filters)
             cut.page(page.warning)
             for m in page.markets:
                 if m.slug not in seen:
                     seen.add(m.slug)
                     yield m
+                    if limit is not None and len(seen) >= limit:
+                        return
             offset += len(page.markets)
             if not page.markets or offset >= page.total:
                 return
 
-    def all_markets(self, coin: str, **filters: Any) -> MarketList:
-        return records(MarketList, self.iter_markets(coin, **filters))
+    def all_markets(self, coin: str, *, limit: Optional[int] = None, offset: int = 0, **filters: Any) -> MarketList:
+        """iter_markets as one list (to_frame() for a DataFrame): every
+        matching market, or the newest limit of them."""
+        return records(MarketList, self.iter_markets(coin, limit=limit, offset=offset, **filters))
 
     def market(self, slug: str) -> Market:
         return Market.from_json(self._get(f"/v1/markets/{_seg(slug)}"))
