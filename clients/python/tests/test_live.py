@@ -345,3 +345,18 @@ def test_all_markets_limit_and_offset(pro):
     newest = pro.markets("BTC", market_type="15m", limit=7).markets
     assert [m.slug for m in pro.all_markets("BTC", market_type="15m", limit=5)] == [m.slug for m in newest[:5]]
     assert [m.slug for m in pro.iter_markets("BTC", market_type="15m", limit=3, offset=4)] == [m.slug for m in newest[4:7]]
+
+
+def test_sweep_over_a_time_range_of_datetimes(pro, resolved):
+    # markets.start_time and end_time as datetimes, as every other method
+    # of the client takes times (the sweep's start_time is inclusive).
+    ms = pro.all_markets("BTC", market_type="15m", resolved=True, end=resolved.end_time, limit=6)
+    start = min(m.start_time for m in ms)
+    s = pro.sweep({"side": "UP", "positionSize": 10,
+                   "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.5}],
+                   "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}]},
+                  [{"path": "/entryConditions/0/value", "values": [0.4, 0.5]}],
+                  {"coin": "BTC", "market_type": "15m", "count": 100, "start_time": start,
+                   "end_time": resolved.end_time.replace(tzinfo=None)}, poll=0.2, timeout=120)
+    assert s.status == "DONE" and s.markets == len(ms)
+    assert s.raw["request"]["markets"]["start_time"].startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))

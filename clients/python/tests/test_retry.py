@@ -493,3 +493,31 @@ def test_all_markets_takes_limit_and_offset(fake):
     assert "limit=5&offset=5" in fake.seen[-1][1]
     with pytest.raises(ValueError, match="limit"):
         client(fake).all_markets("BTC", limit=0)
+
+
+def test_sweep_markets_take_datetimes(fake):
+    # markets.start_time and end_time as a datetime (a pandas Timestamp, a
+    # date) raised TypeError "Object of type datetime is not JSON
+    # serializable" before any request; they go as RFC 3339 (a date:
+    # midnight UTC, naive times UTC) or epoch milliseconds.
+    from datetime import date, datetime, timedelta, timezone
+    state = {"sweep_id": "s1", "status": "QUEUED", "trials": 1, "markets": 1, "replays": 1, "progress": {}}
+    fake.on("POST", "/v1/sweeps", (202, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}))
+    c = client(fake)
+    c.sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1]}],
+            {"coin": "BTC", "market_type": "15m", "count": 5,
+             "start_time": datetime(2026, 4, 29, 15, 0, tzinfo=timezone(timedelta(hours=2))),
+             "end_time": datetime(2026, 4, 30, 0, 0, 0, 500000)}, wait=False)
+    assert fake.bodies[-1]["markets"] == {"coin": "BTC", "market_type": "15m", "count": 5,
+                                          "start_time": "2026-04-29T13:00:00Z", "end_time": "2026-04-30T00:00:00.500000Z"}
+    c.sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1]}],
+            {"coin": "BTC", "market_type": "15m", "count": 5, "start_time": date(2026, 4, 29), "end_time": 1777507200000},
+            wait=False)
+    assert fake.bodies[-1]["markets"]["start_time"] == "2026-04-29T00:00:00Z"
+    assert fake.bodies[-1]["markets"]["end_time"] == 1777507200000
+    pd = pytest.importorskip("pandas")
+    c.sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1]}],
+            {"coin": "BTC", "market_type": "15m", "count": 5, "start_time": pd.Timestamp("2026-04-29 13:00", tz="UTC"),
+             "end_time": pd.Timestamp("2026-04-30").to_datetime64()}, wait=False)
+    assert fake.bodies[-1]["markets"]["start_time"] == "2026-04-29T13:00:00Z"
+    assert fake.bodies[-1]["markets"]["end_time"] == 1777507200000

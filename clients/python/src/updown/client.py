@@ -537,8 +537,10 @@ class Client:
         Pointers into strategy); markets {"coin", "market_type", "count"};
         search {"kind": "GRID"} (the default) or {"kind": "RANDOM",
         "trials", "seed"}; split {"kind": "NONE" | "HOLDOUT" |
-        "WALK_FORWARD", ...}."""
-        body: Dict[str, Any] = {"strategy": strategy, "parameters": list(parameters), "markets": markets,
+        "WALK_FORWARD", ...}. markets' start_time and end_time may be
+        datetimes (naive ones are UTC), dates (midnight UTC), RFC 3339
+        strings or epoch milliseconds."""
+        body: Dict[str, Any] = {"strategy": strategy, "parameters": list(parameters), "markets": _sweep_markets(markets),
                                 "search": search or {"kind": "GRID"}}
         if split is not None:
             body["split"] = split
@@ -730,6 +732,25 @@ def _market_path(slug: Optional[str], market_id: Optional[str], what: str) -> st
     if slug is not None:
         return f"/v1/markets/{_seg(slug)}/{what}"
     return f"/v1/markets/by-market-id/{_seg(market_id)}/{what}"
+
+
+def _sweep_markets(markets: Dict[str, Any]) -> Dict[str, Any]:
+    """A sweep's markets with its start_time and end_time as the sweep body
+    takes them (RFC 3339 or epoch milliseconds): a datetime, a date, a
+    pandas Timestamp or a numpy time would not go into JSON."""
+    out = dict(markets)
+    for key in ("start_time", "end_time"):
+        t = out.get(key)
+        if t is None or isinstance(t, str):
+            continue
+        if isinstance(t, date) and not isinstance(t, datetime):
+            t = datetime(t.year, t.month, t.day, tzinfo=timezone.utc)  # the API reads no bare date here
+        try:
+            v = _time_param(t)
+        except TypeError as e:
+            raise TypeError(f"markets[{key!r}]: {e}") from None
+        out[key] = int(v) if v is not None and v.lstrip("-").isdigit() else v
+    return out
 
 
 def _series_params(start, end, order, limit, offset, cursor, **extra) -> Dict[str, Any]:
