@@ -521,3 +521,38 @@ def test_sweep_markets_take_datetimes(fake):
              "end_time": pd.Timestamp("2026-04-30").to_datetime64()}, wait=False)
     assert fake.bodies[-1]["markets"]["start_time"] == "2026-04-29T13:00:00Z"
     assert fake.bodies[-1]["markets"]["end_time"] == 1777507200000
+
+
+@pytest.mark.parametrize("status,error,words", [("FAILED", "replay failed: NO_DATA", "replay failed: NO_DATA"),
+                                                ("CANCELLED", None, "cancelled")])
+def test_sweep_that_ends_without_results_raises(fake, status, error, words):
+    # sweep() returned a FAILED (or CANCELLED) sweep like a DONE one, and
+    # its trials_frame() was an empty frame without a column: a sweep that
+    # found nothing, to a script that goes on to df.sort_values(...).
+    state = {"sweep_id": "s1", "status": "RUNNING", "trials": 4, "markets": 20, "replays": 80,
+             "progress": {"replays_done": 0, "replays_total": 80, "eta_seconds": None}}
+    end = dict(state, status=status, error=error, progress={"replays_done": 12, "replays_total": 80, "eta_seconds": None})
+    fake.on("POST", "/v1/sweeps", (202, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}))
+    fake.on("GET", "/v1/sweeps/s1", (200, {}, {"success": True, "data": end, "timestamp": "2026-04-29T13:00:00Z"}))
+    with pytest.raises(updown.SweepError, match=words) as e:
+        client(fake, sleep=lambda s: None).sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1, 2, 3, 4]}],
+                                                 {"coin": "BTC", "market_type": "15m", "count": 20})
+    assert f"s1 ended {status}" in str(e.value) and "12 of 80" in str(e.value)
+    assert e.value.sweep.status == status and e.value.details["sweep_id"] == "s1"
+    # Its trials, or a sweep not yet DONE's, are refused in words too.
+    with pytest.raises(updown.SweepError, match=f"is {status}"):
+        e.value.sweep.trials_frame()
+    with pytest.raises(updown.SweepError, match="is RUNNING"):
+        updown.Sweep.from_json(state).trials_frame()
+
+
+def test_trials_of_a_listed_sweep_say_where_they_are(fake):
+    # sweeps() lists sweeps without their results: a DONE one's
+    # trials_frame() was empty, as if it had no trials.
+    done = {"sweep_id": "s1", "status": "DONE", "trials": 4, "markets": 20, "replays": 80,
+            "progress": {"replays_done": 80, "replays_total": 80, "eta_seconds": None}}
+    fake.on("GET", "/v1/sweeps", (200, {}, {"success": True, "data": {"sweeps": [done], "total": 1, "limit": 20, "offset": 0},
+                                            "timestamp": "2026-04-29T13:00:00Z"}))
+    [s] = client(fake).sweeps()
+    with pytest.raises(updown.SweepError, match=r"get_sweep"):
+        s.trials_frame()

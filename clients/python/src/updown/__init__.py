@@ -8,7 +8,7 @@
 from .client import Agent, Client
 from .errors import (
     AuthenticationError, ConnectionError, DataWindowWarning, JobTimeoutError, NotFoundError, PermissionDeniedError, RateLimitError,
-    ServerError, UpdownError, ValidationError,
+    ServerError, SweepError, UpdownError, ValidationError,
 )
 from .models import (
     Account, Backtest, Chart, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
@@ -20,7 +20,7 @@ __all__ = [
     "Account", "Agent", "AuthenticationError", "Backtest", "Chart", "Client", "ConnectionError", "DataWindowWarning", "DepthLevel", "DepthList",
     "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
     "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "Quota",
-    "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "Trade", "TradeList",
+    "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "SweepError", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]
 __version__ = "0.1.0"

@@ -531,7 +531,10 @@ class Client:
               objective: Optional[str] = None, wait: bool = True, timeout: float = 600.0, poll: float = 1.0,
               progress: Optional[Callable[[Sweep], None]] = None) -> Sweep:
         """Starts a parameter sweep (DESIGN 14) and, with wait, follows it
-        until it ends, calling progress with each state seen. strategy is a
+        until it ends, calling progress with each state seen: it returns
+        the DONE sweep, and raises SweepError (its sweep attribute the
+        sweep, its message the reason) for one that ended FAILED or
+        CANCELLED, which has no results. strategy is a
         replay body without marketSlug; parameters 1 to 4 of {"path",
         "values"} or {"path", "range": {"from", "to", "step"}} (JSON
         Pointers into strategy); markets {"coin", "market_type", "count"};
@@ -555,6 +558,13 @@ class Client:
             if progress is not None:
                 progress(s)
             if s.done:
+                if s.status != "DONE":
+                    # FAILED or CANCELLED: no results, and an empty
+                    # trials_frame() would pass for a sweep that found nothing.
+                    why = f": {s.error}" if s.error else " (cancelled by DELETE /v1/sweeps/{id}, or by a change of plan)"
+                    raise errors.SweepError(f"sweep {s.sweep_id} ended {s.status} after {s.progress.get('replays_done', 0)} "
+                                            f"of {s.replays} replays{why}", sweep=s,
+                                            details={"sweep_id": s.sweep_id, "status": s.status, "error": s.error})
                 return s
             if _time.monotonic() > deadline:
                 raise errors.JobTimeoutError(f"sweep {s.sweep_id} still {s.status} after {timeout} s", code="JOB_TIMEOUT",

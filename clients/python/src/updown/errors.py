@@ -81,6 +81,17 @@ class ConnectionError(UpdownError):  # noqa: A001 - the package's own, by design
     """The server could not be reached (after the client's retries)."""
 
 
+class SweepError(UpdownError):
+    """A sweep without trials to give: one that ended FAILED or CANCELLED
+    while Client.sweep() waited for it (message says why, sweep holds it),
+    or trials_frame() of a sweep not DONE, or listed by sweeps() without
+    its results (Client.get_sweep() reads them)."""
+
+    def __init__(self, message: str, *, sweep: Any = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.sweep = sweep
+
+
 class DataWindowWarning(UserWarning):
     """A list the plan's data window cut (DESIGN 4): the walk holds what the
     window allows, and the message, the API's own, says what it left out.

@@ -493,7 +493,17 @@ class Sweep:
     def trials_frame(self):
         """One row a trial: its parameters by path, the objective on train
         and test, and the train and test statistics flattened
-        (train.total_pnl, test.sqn, ...)."""
+        (train.total_pnl, test.sqn, ...). A sweep without results, not
+        DONE or as sweeps() lists it, raises SweepError rather than give
+        an empty frame that would pass for a sweep that found nothing."""
+        if self.results is None:
+            from .errors import SweepError
+            if self.status == "DONE":
+                why = "it was read without its results (sweeps() and cancel_sweep() answer none): get_sweep(id) reads them"
+            else:
+                why = f"it is {self.status}" + (f" ({self.error})" if self.error else "") + ": a sweep has trials once it is DONE"
+            raise SweepError(f"sweep {self.sweep_id} has no trials to list: {why}", sweep=self,
+                             details={"sweep_id": self.sweep_id, "status": self.status})
         rows = []
         for t in (self.results or {}).get("trials") or []:
             row: Dict[str, Any] = {"trial": t["trial"]}
