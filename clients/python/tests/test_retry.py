@@ -556,3 +556,28 @@ def test_trials_of_a_listed_sweep_say_where_they_are(fake):
     [s] = client(fake).sweeps()
     with pytest.raises(updown.SweepError, match=r"get_sweep"):
         s.trials_frame()
+
+
+def test_numpy_values_in_a_body_are_json_numbers(fake):
+    # A researcher's values come from numpy and pandas: a trials_frame()
+    # cell (numpy.int64), np.arange(...) as a sweep's values. json.dumps
+    # raised "Object of type int64 is not JSON serializable" before any
+    # request; a numpy time is still refused (its tolist() is nanoseconds).
+    np = pytest.importorskip("numpy")
+    fake.on("POST", "/v1/replay", (200, {}, {"success": True, "data": {"performance": {}, "trades": [], "pnl_curve": [],
+                                                                       "total_snapshots": 1}}))
+    state = {"sweep_id": "s1", "status": "QUEUED", "trials": 3, "markets": 5, "replays": 15, "progress": {}}
+    fake.on("POST", "/v1/sweeps", (202, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}))
+    c = client(fake)
+    cond = [{"field": "price_up", "operator": "<", "value": np.float64(0.4)}]
+    c.replay("m", "UP", cond, cond, np.int64(10), latency_ms=np.int32(250), post_only=np.bool_(False))
+    body = fake.bodies[-1]
+    assert body["positionSize"] == 10 and body["latencyMs"] == 250 and body["postOnly"] is False
+    c.sweep({"side": "UP", "positionSize": np.int64(10)},
+            [{"path": "/entryConditions/0/value", "values": np.array([0.3, 0.4, 0.5])}],
+            {"coin": "BTC", "market_type": "15m", "count": np.int64(5)}, wait=False)
+    body = fake.bodies[-1]
+    assert body["parameters"][0]["values"] == [0.3, 0.4, 0.5] and body["markets"]["count"] == 5
+    assert body["strategy"]["positionSize"] == 10
+    with pytest.raises(TypeError, match="datetime64"):
+        c.replay("m", "UP", [{"field": "price_up", "operator": "<", "value": np.datetime64("2026-04-29")}], cond, 10)

@@ -66,6 +66,16 @@ def _time_param(t: TimeLike) -> Optional[str]:
     raise TypeError(f"cannot use {type(t).__name__} as a time: give a datetime, ISO 8601 string or epoch milliseconds")
 
 
+def _json_value(o: Any) -> Any:
+    """A body's value that json cannot write as it is: numpy's numbers and
+    arrays (a trials_frame() cell, np.arange(...) as a sweep's values), and
+    pandas' lists, as the Python numbers and lists they hold."""
+    kind = getattr(getattr(o, "dtype", None), "kind", "")
+    if type(o).__module__.split(".")[0] in ("numpy", "pandas") and hasattr(o, "tolist") and kind != "" and kind in "biufUSO":
+        return o.tolist()  # not times (kind M, m): numpy's tolist() gives nanoseconds as an int
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
 def _clean(params: Dict[str, Any]) -> Dict[str, str]:
     out = {}
     for k, v in params.items():
@@ -149,7 +159,7 @@ class Client:
         request the server must not act on twice: after a connection lost
         while it waited for the answer, it is not sent again."""
         url = self._url(path, params)
-        data = json.dumps(body).encode() if body is not None else None
+        data = json.dumps(body, default=_json_value).encode() if body is not None else None
         h = {"Accept": "application/json", "User-Agent": self.user_agent}
         if data is not None:
             h["Content-Type"] = "application/json"
