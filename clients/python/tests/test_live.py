@@ -359,4 +359,5 @@ def test_sweep_over_a_time_range_of_datetimes(pro, resolved):
                   {"coin": "BTC", "market_type": "15m", "count": 100, "start_time": start,
                    "end_time": resolved.end_time.replace(tzinfo=None)}, poll=0.2, timeout=120)
     assert s.status == "DONE" and s.markets == len(ms)
+    assert s.created_at.tzinfo is not None and s.finished_at >= s.created_at
     assert s.raw["request"]["markets"]["start_time"].startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))

@@ -581,3 +581,15 @@ def test_numpy_values_in_a_body_are_json_numbers(fake):
     assert body["strategy"]["positionSize"] == 10
     with pytest.raises(TypeError, match="datetime64"):
         c.replay("m", "UP", [{"field": "price_up", "operator": "<", "value": np.datetime64("2026-04-29")}], cond, 10)
+
+
+def test_a_sweeps_times_are_utc_datetimes():
+    # Every other time the client answers is an aware UTC datetime; a
+    # sweep's created_at and finished_at were left in raw as strings.
+    s = updown.Sweep.from_json({"sweep_id": "s1", "status": "DONE", "created_at": "2026-04-29T13:00:00.123Z",
+                                "finished_at": "2026-04-29T13:02:30.5Z"})
+    assert s.created_at.isoformat() == "2026-04-29T13:00:00.123000+00:00"
+    assert (s.finished_at - s.created_at).total_seconds() == 150.377
+    running = updown.Sweep.from_json({"sweep_id": "s2", "status": "RUNNING", "created_at": "2026-04-29T13:00:00Z",
+                                      "finished_at": None})
+    assert running.finished_at is None and running.created_at.tzinfo is not None

@@ -466,13 +466,17 @@ class Sweep:
     progress: Dict[str, Any]
     results: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
+    # When it was created and when it ended (None while it runs), UTC.
+    created_at: Optional[datetime] = None
+    finished_at: Optional[datetime] = None
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Sweep":
         return cls(sweep_id=d["sweep_id"], status=d["status"], trials=d.get("trials", 0), markets=d.get("markets", 0),
                    replays=d.get("replays", 0), progress=d.get("progress") or {}, results=d.get("results"),
-                   error=d.get("error"), raw=d)
+                   error=d.get("error"), created_at=parse_time(d.get("created_at")),
+                   finished_at=parse_time(d.get("finished_at")), raw=d)
 
     @property
     def done(self) -> bool:
