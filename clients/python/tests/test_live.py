@@ -361,3 +361,15 @@ def test_sweep_over_a_time_range_of_datetimes(pro, resolved):
     assert s.status == "DONE" and s.markets == len(ms)
     assert s.created_at.tzinfo is not None and s.finished_at >= s.created_at
     assert s.raw["request"]["markets"]["start_time"].startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+def test_trades_and_depth_parquet_pages(pro, ent, resolved):
+    total = pro.market_trades_page(resolved.slug, limit=1).total
+    pages = list(pro.iter_market_trades_parquet(resolved.slug, limit=50))
+    assert total > 50 and len(pages) == -(-total // 50)
+    assert all(p[:4] == b"PAR1" and p[-4:] == b"PAR1" for p in pages)
+    assert pro.market_trades_parquet(market_id=resolved.market_id, limit=5)[:4] == b"PAR1"
+    first = ent.depth("spot", order="asc", limit=450).data
+    pages = list(ent.iter_depth_parquet("spot", start=first[0].time, end=first[-1].time, limit=200))
+    assert len(pages) == 3 and all(p[:4] == b"PAR1" and p[-4:] == b"PAR1" for p in pages)
+    assert ent.depth_parquet("futures", limit=3)[:4] == b"PAR1"

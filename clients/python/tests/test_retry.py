@@ -593,3 +593,28 @@ def test_a_sweeps_times_are_utc_datetimes():
     running = updown.Sweep.from_json({"sweep_id": "s2", "status": "RUNNING", "created_at": "2026-04-29T13:00:00Z",
                                       "finished_at": None})
     assert running.finished_at is None and running.created_at.tzinfo is not None
+
+
+def test_trades_and_depth_parquet_walk_the_cursor_header(fake):
+    # The API answers a market's trades and depth history in Parquet too
+    # (DESIGN 13), its cursor in X-Next-Cursor and a window's cut in
+    # X-Warning; the client read Parquet of snapshots alone.
+    fake.on("GET", "/v1/markets/by-market-id/95786144/trades",
+            (200, {"Content-Type": "application/vnd.apache.parquet", "X-Next-Cursor": "t1", "X-Total-Count": "3"}, b"PAR1 a PAR1"),
+            (200, {"Content-Type": "application/vnd.apache.parquet", "X-Total-Count": "3"}, b"PAR1 b PAR1"))
+    c = client(fake)
+    assert list(c.iter_market_trades_parquet(market_id="95786144", start=1777467600000, limit=2)) == [b"PAR1 a PAR1", b"PAR1 b PAR1"]
+    queries = [p for _, p, _ in fake.seen]
+    assert "start_time=1777467600000" in queries[1] and "cursor=t1" in queries[1] and "offset" not in queries[1]
+    assert fake.seen and all("order=asc" in q for q in queries)
+    cut = "start_time is before the PRO plan's 31-day window of exchange history"
+    fake.on("GET", "/v1/btc/future/snapshots",
+            (200, {"Content-Type": "application/vnd.apache.parquet", "X-Next-Cursor": "d1", "X-Warning": cut}, b"PAR1 c PAR1"),
+            (200, {"Content-Type": "application/vnd.apache.parquet", "X-Warning": cut}, b"PAR1 d PAR1"))
+    with pytest.warns(updown.DataWindowWarning, match="31-day window") as w:
+        assert len(list(c.iter_depth_parquet("futures", start=0))) == 2
+    assert len(w) == 1
+    assert c.depth_parquet("future", limit=5) == b"PAR1 d PAR1"
+    assert c.market_trades_parquet(market_id="95786144") == b"PAR1 b PAR1"
+    with pytest.raises(ValueError, match="order"):
+        c.iter_depth_parquet(order="newest")

@@ -373,16 +373,31 @@ class Client:
         """Every page of a market's snapshots (start inclusive, end
         exclusive) as one Parquet file's bytes each, following each page's
         X-Next-Cursor header: new snapshots cannot shift the walk."""
-        path = _snapshots_path(slug, market_id)
+        return self._parquet_pages(_snapshots_path(slug, market_id), start, end, order, limit,
+                                   include_orderbook=include_orderbook)
+
+    def _parquet_pages(self, path: str, start: TimeLike, end: TimeLike, order: str, limit: int,
+                       **extra: Any) -> Iterator[bytes]:
+        """Every page of a list by cursor as a Parquet file's bytes each,
+        following the X-Next-Cursor header (the JSON page's next_cursor),
+        and warning once with DataWindowWarning for an X-Warning (its
+        warning: the plan's window cut the range)."""
+        params = lambda cursor: _series_params(start, end, order, limit, 0, cursor, **extra)  # noqa: E731
+        params(None)  # a bad order or time is raised here, not at the first next()
         cursor: Optional[str] = None
-        while True:
-            _, headers, raw = self._send("GET", path, _series_params(start, end, order, limit, 0, cursor,
-                                                                     include_orderbook=include_orderbook),
-                                         headers={"X-API-Key": self.api_key, "Accept": PARQUET})
-            yield raw
-            cursor = headers.get("x-next-cursor")
-            if not cursor:
-                return
+        cut = _WindowNotice()
+
+        def pages() -> Iterator[bytes]:
+            nonlocal cursor
+            while True:
+                _, headers, raw = self._send("GET", path, params(cursor),
+                                             headers={"X-API-Key": self.api_key, "Accept": PARQUET})
+                cut.page(headers.get("x-warning"))
+                yield raw
+                cursor = headers.get("x-next-cursor")
+                if not cursor:
+                    return
+        return pages()
 
     def series(self, coin: str, market_type: str, start: TimeLike, end: TimeLike, *,
                include_orderbook: bool = False) -> SnapshotList:
@@ -417,6 +432,21 @@ class Client:
                                trades=records(MarketTradeList, map(MarketTrade.from_json, d.get("trades") or [])),
                                total=d["total"], matched=d.get("matched", d["total"]), limit=d["limit"],
                                offset=d["offset"], next_cursor=d.get("next_cursor"))
+
+    def market_trades_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                              start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
+                              offset: int = 0, cursor: Optional[str] = None) -> bytes:
+        """One page of a market's trades as a Parquet file's bytes (columns
+        slug, time, outcome, side, price, size, fee_rate_bps, tx_hash)."""
+        return self._get(_market_path(slug, market_id, "trades"), _series_params(start, end, order, limit, offset, cursor),
+                         accept=PARQUET)
+
+    def iter_market_trades_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                                   start: TimeLike = None, end: TimeLike = None, order: str = "asc",
+                                   limit: int = 1000) -> Iterator[bytes]:
+        """Every page of a market's trades in [start, end) as one Parquet
+        file's bytes each, following each page's X-Next-Cursor."""
+        return self._parquet_pages(_market_path(slug, market_id, "trades"), start, end, order, limit)
 
     def market_trades(self, slug: str, *, start: TimeLike = None, end: TimeLike = None, order: str = "desc",
                       limit: int = 1000, offset: int = 0) -> MarketTradeList:
@@ -464,6 +494,20 @@ class Client:
             cursor = page.next_cursor
             if cursor is None:
                 return
+
+    def depth_parquet(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "asc",
+                      limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> bytes:
+        """One page of BTCUSDT depth history as a Parquet file's bytes
+        (start and end inclusive)."""
+        return self._get(f"/v1/btc/{_kind(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor),
+                         accept=PARQUET)
+
+    def iter_depth_parquet(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None,
+                           order: str = "asc", limit: int = 1000) -> Iterator[bytes]:
+        """Every page of BTCUSDT depth history as one Parquet file's bytes
+        each, following each page's X-Next-Cursor; a range the plan's
+        window cut warns once with DataWindowWarning, as iter_depth does."""
+        return self._parquet_pages(f"/v1/btc/{_kind(kind)}/snapshots", start, end, order, limit)
 
     def latest_depth(self, coin: str = "btc", kind: str = "spot") -> LatestDepth:
         d = self._get(f"/v1/{_seg(coin.lower())}/{_kind(kind)}/latest")["data"]

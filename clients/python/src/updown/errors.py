@@ -96,7 +96,7 @@ class DataWindowWarning(UserWarning):
     """A list the plan's data window cut (DESIGN 4): the walk holds what the
     window allows, and the message, the API's own, says what it left out.
     A page's warning is its .warning; a walk (iter_markets, all_markets,
-    series, iter_depth) warns with this once."""
+    series, iter_depth, iter_depth_parquet) warns with this once."""
 
 
 _BY_CODE = {
