@@ -64,7 +64,24 @@ def test_trials_frame_figures_are_float():
     df = s.trials_frame()
     assert floats(df, "train_objective", "test_objective", "train.total_pnl", "train.total_fees",
                   "train.sharpe_daily_ann", "test.sortino_daily_ann") == {}
-    assert str(df["train.n_trades"].dtype) == "int64"
+    assert str(df["train.n_trades"].dtype) == "Int64"
+
+
+def test_trials_frame_counts_have_one_dtype_whatever_the_split():
+    # A NONE split has no test markets: test's counts were object columns
+    # of None (df["test.n_trades"] > 5 raised TypeError), int64 under a
+    # split with test markets. Both are nullable Int64, as train's.
+    summary = {"n_markets": 2, "n_markets_traded": 1, "n_trades": 3, "total_pnl": 1.5}
+    trial = {"trial": 0, "parameters": [{"path": "/positionSize", "value": 10}], "train": summary,
+             "train_objective": 1.5, "test_objective": None}
+    none = updown.Sweep.from_json({"sweep_id": "sw", "status": "DONE", "results": {"trials": [dict(trial, test=None)]}})
+    holdout = updown.Sweep.from_json({"sweep_id": "sw", "status": "DONE", "results": {"trials": [dict(trial, test=summary)]}})
+    a, b = none.trials_frame(), holdout.trials_frame()
+    counts = [f"{p}.{c}" for p in ("train", "test") for c in ("n_markets", "n_markets_traded", "n_trades")]
+    assert {c: str(a[c].dtype) for c in counts} == {c: "Int64" for c in counts}
+    assert {c: str(b[c].dtype) for c in counts} == {c: "Int64" for c in counts}
+    assert a["test.n_trades"].isna().all() and not (a["test.n_trades"] > 5).any() and b["test.n_trades"].iloc[0] == 3
+    assert list(pd.concat([a, b])["test.n_trades"].isna()) == [True, False]
 
 
 def test_a_value_that_is_not_a_number_raises():

@@ -522,6 +522,12 @@ class Sweep:
         pd = _pandas()
         df = pd.DataFrame(rows)
         figures = [f"{part}.{col}" for part in ("train", "test") for col in _SUMMARY_COLUMNS if not col.startswith("n_")]
+        # The counts are pandas' nullable Int64: a split without test
+        # markets (NONE) has none of test's, which would be object columns
+        # of None (int64 under a split with test markets).
+        for col in (f"{part}.{col}" for part in ("train", "test") for col in _SUMMARY_COLUMNS if col.startswith("n_")):
+            if col in df.columns:
+                df[col] = pd.array(df[col].astype(object).where(df[col].notna(), None).tolist(), dtype="Int64")
         return _as_floats(pd, df, ["train_objective", "test_objective"] + figures)
 
 
