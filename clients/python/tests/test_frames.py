@@ -138,6 +138,21 @@ def test_backtest_frame_figures_are_float_and_end_time_is_a_time():
     assert floats(failed.to_frame(), "total_pnl", "win_rate") == {}
 
 
+def test_backtest_frame_counts_have_one_dtype():
+    # total_trades, winning_trades and losing_trades were int64 when every
+    # market replayed, float64 beside a failed market and object (None)
+    # when every market failed: nullable Int64 in all three.
+    perf = {"total_pnl": -48, "total_trades": 3, "winning_trades": 0, "losing_trades": 3}
+    ok = {"slug": "a", "end_time": "2026-04-29T13:30:00Z", "performance": perf}
+    bad = {"slug": "b", "end_time": "2026-04-29T13:15:00Z", "error": {"code": "NO_DATA", "message": "x"}}
+    counts = ("total_trades", "winning_trades", "losing_trades")
+    for results in ([ok], [ok, bad], [bad]):
+        df = updown.Backtest.from_json({"results": results}).to_frame()
+        assert {c: str(df[c].dtype) for c in counts} == dict.fromkeys(counts, "Int64"), results
+    mixed = updown.Backtest.from_json({"results": [ok, bad]}).to_frame()
+    assert list(mixed["total_trades"].isna()) == [False, True] and mixed["total_trades"].iloc[0] == 3
+
+
 def test_a_markets_fee_exponent_has_one_dtype():
     # fee_exponent is null for a market without a fee schedule (DESIGN 9):
     # a page of such markets made the column object, a page mixing them

@@ -680,6 +680,8 @@ class _Results(Records[Dict[str, Any]]):
     _columns = ("slug", "end_time") + _PERFORMANCE + ("error_code", "error_message")
     _floats = ("total_pnl", "total_pnl_percent", "total_fees", "max_drawdown", "max_drawdown_percent", "win_rate",
                "avg_trade_pnl", "best_trade", "worst_trade", "time_in_position_pct")
+    # A failed market has no counts: int64, float64 or object by the mix.
+    _ints = ("total_trades", "winning_trades", "losing_trades")
 
 
 @dataclass
