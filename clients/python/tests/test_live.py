@@ -373,3 +373,18 @@ def test_trades_and_depth_parquet_pages(pro, ent, resolved):
     pages = list(ent.iter_depth_parquet("spot", start=first[0].time, end=first[-1].time, limit=200))
     assert len(pages) == 3 and all(p[:4] == b"PAR1" and p[-4:] == b"PAR1" for p in pages)
     assert ent.depth_parquet("futures", limit=3)[:4] == b"PAR1"
+
+
+def test_sweep_trials_pages(pro):
+    # GET /v1/sweeps/{id}/trials, the one sweep endpoint without a method.
+    s = pro.sweep({"side": "UP", "positionSize": 10,
+                   "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.4}],
+                   "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}]},
+                  [{"path": "/entryConditions/0/value", "values": [0.3, 0.35, 0.4]}],
+                  {"coin": "BTC", "market_type": "15m", "count": 4}, poll=0.2, timeout=120)
+    page = pro.sweep_trials(s.sweep_id, limit=2, offset=1)
+    assert [t["trial"] for t in page] == [1, 2] and page == s.results["trials"][1:3]
+    data = pro.sweep_trials_parquet(s.sweep_id, limit=2)
+    assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
+    with pytest.raises(updown.NotFoundError):
+        pro.sweep_trials("no-such-sweep")

@@ -638,6 +638,19 @@ class Client:
         return [{"from": parse_time(g["from"]), "to": parse_time(g["to"]), "kind": g.get("kind", "snapshots")}
                 for g in d.get("gaps") or []]
 
+    def sweep_trials(self, sweep_id: str, *, limit: int = 100, offset: int = 0) -> List[Dict[str, Any]]:
+        """A page of a DONE sweep's trials in trial order (GET
+        /v1/sweeps/{id}/trials; limit 1 to 1,000): each its parameters and
+        train and test statistics, as in get_sweep()'s results. A sweep
+        not DONE is 409 SWEEP_NOT_DONE."""
+        d = self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset})["data"]
+        return list(d.get("trials") or [])
+
+    def sweep_trials_parquet(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> bytes:
+        """A page of a DONE sweep's trials as a Parquet file's bytes, a row
+        a trial with trials_frame()'s columns."""
+        return self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset}, accept=PARQUET)
+
     def get_sweep(self, sweep_id: str) -> Sweep:
         return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])
 
