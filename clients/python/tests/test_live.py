@@ -301,6 +301,9 @@ def test_gaps(pro, resolved):
 def test_account_and_agent(pro):
     acct = pro.account()
     assert isinstance(acct, updown.Account) and acct.tier == "PRO"
+    # Its times are UTC datetimes, as the quota's: the next day and month.
+    assert acct.usage["resets_at"].tzinfo is not None and acct.usage["resets_at"].hour == 0
+    assert acct.ai_quota["resets_at"] == pro.agent.quota().resets_at
     # Every agent method answers a dataclass, as the rest of the client does.
     q = pro.agent.quota()
     assert isinstance(q, updown.Quota) and q.limit == 5 and q.remaining == q.limit - q.used

@@ -610,6 +610,8 @@ class Account:
     name: str
     tier: str
     rate_limits: Dict[str, Any]
+    # usage's and ai_quota's resets_at are UTC datetimes (the answer's
+    # strings are in raw).
     usage: Dict[str, Any]
     ai_quota: Dict[str, Any]
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
@@ -617,8 +619,16 @@ class Account:
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Account":
         return cls(customer_id=d.get("customer_id", ""), email=d.get("email", ""), name=d.get("name", ""),
-                   tier=d.get("tier", ""), rate_limits=d.get("rate_limits", {}), usage=d.get("usage", {}),
-                   ai_quota=d.get("ai_quota", {}), raw=d)
+                   tier=d.get("tier", ""), rate_limits=d.get("rate_limits", {}), usage=_with_reset(d.get("usage")),
+                   ai_quota=_with_reset(d.get("ai_quota")), raw=d)
+
+
+def _with_reset(d: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """d with its resets_at as a UTC datetime."""
+    out = dict(d or {})
+    if isinstance(out.get("resets_at"), str):
+        out["resets_at"] = parse_time(out["resets_at"])
+    return out
 
 
 @dataclass
