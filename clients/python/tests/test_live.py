@@ -391,3 +391,17 @@ def test_sweep_trials_pages(pro):
     assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
     with pytest.raises(updown.NotFoundError):
         pro.sweep_trials("no-such-sweep")
+
+
+def test_empty_frames_with_books_have_the_book_columns(pro, resolved):
+    # Every row read with include_orderbook has the book columns; a range
+    # with no snapshot gave a frame without them (df["best_bid_up"]:
+    # KeyError), where an empty frame otherwise has its columns.
+    full = pro.snapshots_frame(resolved.slug, include_orderbook=True, page_size=100)
+    after = resolved.end_time + timedelta(hours=1)
+    empty = pro.snapshots_frame(resolved.slug, include_orderbook=True, start=after, end=after + timedelta(hours=1))
+    assert len(full) > 0 and len(empty) == 0
+    assert set(full.columns) <= set(empty.columns) | {"slug"} and "best_bid_up" in empty.columns
+    later = resolved.end_time + timedelta(days=400)
+    none = pro.series("BTC", "15m", later, later + timedelta(hours=1), include_orderbook=True).to_frame()
+    assert len(none) == 0 and {"slug", "best_ask_down", "asks_down"} <= set(none.columns)

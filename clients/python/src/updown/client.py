@@ -23,7 +23,7 @@ from .models import (
     Account, Backtest, Chart, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
     MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
-    iso_for_python, parse_time, records,
+    iso_for_python, parse_time, records, snapshot_list,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -329,7 +329,7 @@ class Client:
         d = self._get(_snapshots_path(slug, market_id),
                       _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook))
         return SnapshotPage(market=Market.from_json(d["market"]),
-                            snapshots=records(SnapshotList, (Snapshot.from_json(s) for s in d["snapshots"])),
+                            snapshots=records(snapshot_list(include_orderbook), (Snapshot.from_json(s) for s in d["snapshots"])),
                             total=d["total"], matched=d.get("matched", d["total"]), limit=d["limit"],
                             offset=d["offset"], next_cursor=d.get("next_cursor"))
 
@@ -353,7 +353,7 @@ class Client:
 
     def all_snapshots(self, slug: Optional[str] = None, **kw: Any) -> SnapshotList:
         """iter_snapshots as one list (to_frame() for a DataFrame)."""
-        return records(SnapshotList, self.iter_snapshots(slug, **kw))
+        return records(snapshot_list(kw.get("include_orderbook", False)), self.iter_snapshots(slug, **kw))
 
     def snapshots_frame(self, slug: Optional[str] = None, **kw: Any):
         """Any time range of a market as a DataFrame, in one call."""
@@ -404,7 +404,7 @@ class Client:
         """The snapshots of every market of a series (coin and type) that
         starts in [start, end), oldest market first, each tagged with its
         slug: a day of BTC 15m markets in one call."""
-        out = SnapshotList()
+        out = snapshot_list(include_orderbook)()
         ms = self.all_markets(coin, market_type=market_type, start=_just_before(start), end=end)
         for m in sorted(ms, key=lambda m: m.start_time):
             out.extend(self.iter_snapshots(m.slug, include_orderbook=include_orderbook, tag_slug=True))

@@ -249,6 +249,19 @@ class SnapshotList(Records[Snapshot]):
     _floats = ("coin_price", "price_up", "price_down", "best_bid_up", "best_ask_up", "best_bid_down", "best_ask_down")
 
 
+class _BookSnapshotList(SnapshotList):
+    """Snapshots read with include_orderbook: an empty list's frame has the
+    book columns too, as every snapshot's row has them."""
+
+    _columns = SnapshotList._columns + tuple(f"{c}_{side}" for side in ("up", "down")
+                                            for c in ("best_bid", "best_ask", "bids", "asks"))
+
+
+def snapshot_list(include_orderbook: bool) -> type:
+    """The list type of snapshots read with or without books."""
+    return _BookSnapshotList if include_orderbook else SnapshotList
+
+
 @dataclass
 class SnapshotPage:
     market: Market
