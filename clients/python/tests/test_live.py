@@ -199,6 +199,8 @@ def test_market_trades(pro, resolved):
     assert all(isinstance(t, updown.MarketTrade) for t in trades)
     assert [t.time for t in trades] == sorted(t.time for t in trades)
     newest = pro.market_trades(resolved.slug, limit=1)
+    # By the external market id too, as every other market data method.
+    assert pro.market_trades(market_id=resolved.market_id, limit=1) == newest
     if trades:
         assert newest[0].time == trades[-1].time
         assert all(t.tx_hash.startswith("0x") for t in trades), "JSON trades carry tx_hash as CSV does"

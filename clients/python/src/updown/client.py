@@ -448,10 +448,13 @@ class Client:
         file's bytes each, following each page's X-Next-Cursor."""
         return self._parquet_pages(_market_path(slug, market_id, "trades"), start, end, order, limit)
 
-    def market_trades(self, slug: str, *, start: TimeLike = None, end: TimeLike = None, order: str = "desc",
-                      limit: int = 1000, offset: int = 0) -> MarketTradeList:
-        """One page of a market's trades, as a list."""
-        return self.market_trades_page(slug, start=start, end=end, order=order, limit=limit, offset=offset).trades
+    def market_trades(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
+                      end: TimeLike = None, order: str = "desc", limit: int = 1000, offset: int = 0,
+                      cursor: Optional[str] = None) -> MarketTradeList:
+        """One page of a market's trades (by slug or external market id), as
+        a list."""
+        return self.market_trades_page(slug, market_id=market_id, start=start, end=end, order=order, limit=limit,
+                                       offset=offset, cursor=cursor).trades
 
     def iter_market_trades(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                            start: TimeLike = None, end: TimeLike = None, order: str = "asc",
