@@ -51,16 +51,30 @@ var envChecks = []struct {
 }
 
 // checkEnv refuses the first variable of envChecks set in a form it does
-// not take; unset and empty variables take their defaults.
+// not take; unset and empty variables take their defaults. The value is
+// quoted with any password it holds blotted out (envValueShown).
 func checkEnv(getenv func(string) string) error {
 	for _, c := range envChecks {
 		if v := getenv(c.name); v != "" {
 			if err := c.check(v); err != nil {
-				return fmt.Errorf("%s=%q: %w", c.name, v, err)
+				return fmt.Errorf("%s=%q: %w", c.name, envValueShown(v), err)
 			}
 		}
 	}
 	return nil
+}
+
+// envValueShown is a refused value as an error may quote it: a URL's
+// password goes (redactURL), also in the forms the URL checks refuse, which
+// are the ones quoted: without its scheme (user:pw@llm.internal/v1) or with
+// a scheme mistyped (https//user:pw@host). The error goes to the process's
+// log, where a proxy's password in OPENAI_BASE_URL, say, must not.
+func envValueShown(v string) string {
+	if r := redactURL(v); r != v || !strings.Contains(v, "@") {
+		return r
+	}
+	const scheme = "x://"
+	return strings.TrimPrefix(redactURL(scheme+v), scheme)
 }
 
 func positiveDuration(v string) error {

@@ -69,6 +69,35 @@ func TestCheckEnv(t *testing.T) {
 	}
 }
 
+// TestCheckEnvHidesPasswords: a URL refused for its form is quoted in the
+// error, which goes to the process's log, without the password it holds
+// (a proxy's, in OPENAI_BASE_URL), whatever the form was refused for.
+func TestCheckEnvHidesPasswords(t *testing.T) {
+	t.Parallel()
+	const pw = "s3cr3t-Pa55"
+	for name, v := range map[string]string{
+		"OPENAI_BASE_URL":      "user:" + pw + "@llm.internal:4000/v1",
+		"PUBLIC_URL":           "https//admin:" + pw + "@updown.example.com",
+		"BILLING_URL":          "ftp://u:" + pw + "@pay.example.com/checkout",
+		"POLYMARKET_GAMMA_URL": "https://u:" + pw + "@/events",
+		"BINANCE_SPOT_URL":     "https:/u:" + pw + "@api.binance.com",
+	} {
+		err := checkEnv(func(k string) string {
+			if k == name {
+				return v
+			}
+			return ""
+		})
+		if err == nil || !strings.HasPrefix(err.Error(), name+"=") {
+			t.Errorf("%s=%s: %v, want an error naming %s", name, v, err, name)
+			continue
+		}
+		if strings.Contains(err.Error(), pw) {
+			t.Errorf("%s: the error quotes the password: %v", name, err)
+		}
+	}
+}
+
 // TestBadVariableLeavesHelp: a bad variable stops a command, but not its
 // -h, help or version, where the variable's form is explained.
 func TestBadVariableLeavesHelp(t *testing.T) {
