@@ -16,10 +16,12 @@ const redactedPassword = "xxxxx"
 // Passwords outside a URL's user info: a password parameter of its query
 // (postgres://u@h/db?password=pw, the sentinels' sentinel_password of a
 // redis+sentinel:// REDIS_URL), or of a key=value connection string
-// (host=h user=u password=pw), the other form DATABASE_URL takes.
+// (host=h user=u password=pw), the other form DATABASE_URL takes; and
+// Postgres's sslpassword, the passphrase of the client's TLS key, in
+// either form.
 var (
-	queryPassword = regexp.MustCompile(`(?i)([?&](?:sentinel_)?password=)([^&#]*)`)
-	dsnPassword   = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
+	queryPassword = regexp.MustCompile(`(?i)([?&](?:sentinel_|ssl)?password=)([^&#]*)`)
+	dsnPassword   = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
 )
 
 // redactURL returns raw with its password replaced, also when raw does not

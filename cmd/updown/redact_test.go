@@ -52,9 +52,34 @@ func TestRedactURL(t *testing.T) {
 		"postgres://u:pw@h/db?password=pw2":                  "postgres://u:xxxxx@h/db?password=xxxxx",
 		"host=h user=u password=pw dbname=d":                 "host=h user=u password=xxxxx dbname=d",
 		"host=h password = 'p w\\'x' dbname=d":               "host=h password = xxxxx dbname=d",
+		// sslpassword unlocks the client's TLS key: a secret as much.
+		"postgres://u@h/db?sslmode=verify-full&sslpassword=kp": "postgres://u@h/db?sslmode=verify-full&sslpassword=xxxxx",
+		"host=h sslkey=/k.pem sslpassword=kp dbname=d":         "host=h sslkey=/k.pem sslpassword=xxxxx dbname=d",
+		"host=h SSLPASSWORD = 'k p' password=pw":               "host=h SSLPASSWORD = xxxxx password=xxxxx",
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHelpHidesDatabasePasswords: -h shows DATABASE_URL as the
+// --database-url default without its secrets, sslpassword (the client
+// key's passphrase) as well as password.
+func TestHelpHidesDatabasePasswords(t *testing.T) {
+	for _, url := range []string{
+		"postgres://u:s3cret-Pa55@db.example/updown?sslmode=verify-full&sslkey=/k.pem&sslpassword=k3y-Pa55",
+		"host=db.example user=u password=s3cret-Pa55 sslkey=/k.pem sslpassword=k3y-Pa55 dbname=updown",
+	} {
+		t.Setenv("DATABASE_URL", url)
+		var out, errOut strings.Builder
+		_ = run(context.Background(), []string{"migrate", "-h"}, &out, &errOut)
+		help := out.String() + errOut.String()
+		if !strings.Contains(help, "database-url") {
+			t.Fatalf("migrate -h does not show --database-url:\n%s", help)
+		}
+		if strings.Contains(help, "Pa55") {
+			t.Errorf("migrate -h with DATABASE_URL %q shows a secret:\n%s", url, help)
 		}
 	}
 }
