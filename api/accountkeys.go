@@ -105,14 +105,7 @@ func (s *Server) registerAccountKeys() {
 		MaxBodyBytes: maxBodyBytes,
 		Errors:       []int{400, 401, 403, 409, 413, 415, 429, 500, 503},
 	}, s.createAccountKey)
-	// A RawBody makes Huma require a body; this one is optional (none, or
-	// {}), and the check Huma makes reads the same RequestBody. It takes
-	// JSON only (documentJSONBodies).
-	if item := s.api.OpenAPI().Paths["/v1/account/keys"]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
-		item.Post.RequestBody.Required = false
-		item.Post.RequestBody.Content["application/json"] = &huma.MediaType{Schema: &huma.Schema{Type: "object", AdditionalProperties: false,
-			Description: "None, or an empty object: a new key takes no settings."}}
-	}
+	optionalEmptyBody(s.api, "/v1/account/keys", "None, or an empty object: a new key takes no settings.")
 	huma.Register(s.api, huma.Operation{
 		OperationID: opRevokeKey, Method: http.MethodDelete, Path: "/v1/account/keys/{id}",
 		Summary:     "Revoke one of the caller's API keys",
@@ -183,7 +176,7 @@ func (s *Server) createAccountKey(ctx context.Context, in *newKeyInput) (*newKey
 			return nil, err
 		}
 	}
-	if err := noBody(in.RawBody); err != nil {
+	if err := noBody(in.RawBody, "a new key"); err != nil {
 		return nil, err
 	}
 	p := principalFrom(ctx)
@@ -271,9 +264,43 @@ func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevo
 	return out, nil
 }
 
+// optionalEmptyBody documents the body of the POST at path as what
+// settingsFreeBody takes: a RawBody makes Huma require a body, and the
+// check Huma makes reads the same RequestBody. It takes JSON only
+// (documentJSONBodies).
+func optionalEmptyBody(api huma.API, path, description string) {
+	if item := api.OpenAPI().Paths[path]; item != nil && item.Post != nil && item.Post.RequestBody != nil {
+		item.Post.RequestBody.Required = false
+		item.Post.RequestBody.Content["application/json"] = &huma.MediaType{Schema: &huma.Schema{Type: "object", AdditionalProperties: false,
+			Description: description}}
+	}
+}
+
+// settingsFreeInput is the body of a POST that takes no settings: none,
+// null or an empty object (settingsFreeBody).
+type settingsFreeInput struct {
+	ContentType string `header:"Content-Type"`
+	RawBody     []byte
+}
+
+// settingsFreeBody checks the body of a POST whose what takes no
+// settings: none needs no Content-Type; a body is JSON as the document
+// says (415 otherwise), empty, null or {} (noBody). A setting sent there
+// (a token's lifetime, say) must not be dropped without a word.
+func settingsFreeBody(in *settingsFreeInput, what string) error {
+	if len(bytes.TrimSpace(in.RawBody)) == 0 {
+		return nil
+	}
+	if err := requireJSON(in.ContentType); err != nil {
+		return err
+	}
+	return noBody(in.RawBody, what)
+}
+
 // noBody checks that a body that sets nothing is empty, null or {}: 400
-// VALIDATION_ERROR naming the first field otherwise.
-func noBody(raw []byte) error {
+// VALIDATION_ERROR naming the first field otherwise; what names the
+// operation in the message ("a new key").
+func noBody(raw []byte, what string) error {
 	b := bytes.TrimSpace(raw)
 	if len(b) == 0 || string(b) == "null" {
 		return nil
@@ -286,5 +313,5 @@ func noBody(raw []byte) error {
 		return nil
 	}
 	k := slices.Min(slices.Collect(maps.Keys(fields)))
-	return Errorf(http.StatusBadRequest, CodeValidation, "unknown field %q: a new key takes no settings (send no body, or {})", k).With("field", k)
+	return Errorf(http.StatusBadRequest, CodeValidation, "unknown field %q: %s takes no settings (send no body, or {})", k, what).With("field", k)
 }

@@ -280,8 +280,12 @@ func (s *Server) registerSession() {
 		Tags:          []string{"Auth"},
 		Security:      []map[string][]string{{schemeAPIKey: {}}},
 		DefaultStatus: http.StatusNoContent,
-		Errors:        []int{401, 429, 500, 503},
+		// A RawBody is read (settingsFreeBody): bounded here, as the key
+		// creation's, so an oversized one is 413.
+		MaxBodyBytes: maxBodyBytes,
+		Errors:       []int{400, 401, 413, 415, 429, 500, 503},
 	}, s.createSession)
+	optionalEmptyBody(s.api, "/v1/auth/session", "None, or an empty object: signing in takes the X-API-Key header and no settings.")
 	huma.Register(s.api, huma.Operation{
 		OperationID: opGetSession,
 		Method:      http.MethodGet,
@@ -306,12 +310,15 @@ func (s *Server) registerSession() {
 	}, s.deleteSession)
 }
 
-func (s *Server) createSession(ctx context.Context, _ *struct{}) (*sessionCreatedOutput, error) {
+func (s *Server) createSession(ctx context.Context, in *settingsFreeInput) (*sessionCreatedOutput, error) {
 	if err := s.sessionsConfigured(); err != nil {
 		return nil, err
 	}
 	if sessionFrom(ctx) != nil {
 		return nil, Errorf(http.StatusUnauthorized, CodeUnauthorized, "signing in needs an API key in the X-API-Key header")
+	}
+	if err := settingsFreeBody(in, "signing in"); err != nil {
+		return nil, err
 	}
 	p := principalFrom(ctx)
 	id := randomToken(32)

@@ -54,8 +54,12 @@ func (s *Server) registerToken() {
 			"and while the API key it was issued for is not revoked.",
 		Tags:     []string{"Auth"},
 		Security: []map[string][]string{{schemeAPIKey: {}}},
-		Errors:   []int{401, 429, 500, 503},
+		// A RawBody is read (settingsFreeBody): bounded here, as the key
+		// creation's, so an oversized one is 413.
+		MaxBodyBytes: maxBodyBytes,
+		Errors:       []int{400, 401, 413, 415, 429, 500, 503},
 	}, s.issueToken)
+	optionalEmptyBody(s.api, "/v1/auth/token", "None, or an empty object: a token takes no settings (its lifetime is the server's, expires_in in the answer).")
 }
 
 func (s *Server) tokenTTL() time.Duration {
@@ -72,8 +76,11 @@ func (s *Server) tokensConfigured() error {
 	return nil
 }
 
-func (s *Server) issueToken(ctx context.Context, _ *struct{}) (*tokenOutput, error) {
+func (s *Server) issueToken(ctx context.Context, in *settingsFreeInput) (*tokenOutput, error) {
 	if err := s.tokensConfigured(); err != nil {
+		return nil, err
+	}
+	if err := settingsFreeBody(in, "a token"); err != nil {
 		return nil, err
 	}
 	p := principalFrom(ctx)

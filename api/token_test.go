@@ -131,3 +131,37 @@ func TestTokensNotConfigured(t *testing.T) {
 	wantError(t, b.do(http.MethodPost, "/v1/auth/token", b.keys[store.Pro], "", ""), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 	wantError(t, b.ai(http.MethodGet, "/v1/backtest-ai/quota", "Bearer x.y.z", ""), http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 }
+
+// TestSignInAndTokenTakeNoSettings: POST /v1/auth/token and POST
+// /v1/auth/session take the key in its header and no body: a setting sent
+// in one (a token's lifetime, say) is 400 naming it rather than dropped
+// without a word, a body that is not JSON is 415 and one over 1 MiB 413
+// (DESIGN 5), as POST /v1/account/keys answers them; none, null or {} is
+// still taken.
+func TestSignInAndTokenTakeNoSettings(t *testing.T) {
+	t.Parallel()
+	tokens := aiSetup(t, func(o *aiOpts) { o.noWorkers = true }).bundle
+	sessions := sessionSetup(t)
+	for path, c := range map[string]struct {
+		b    *bundle
+		want int
+	}{"/v1/auth/token": {tokens, http.StatusOK}, "/v1/auth/session": {sessions, http.StatusNoContent}} {
+		key := c.b.keys[store.Pro]
+		for _, body := range []string{"", "{}", " null ", "{ }"} {
+			if r := c.b.do(http.MethodPost, path, key, "application/json", body); r.status != c.want {
+				t.Errorf("%s with body %q: %d, want %d: %s", path, body, r.status, c.want, r.body)
+			}
+		}
+		if r := c.b.do(http.MethodPost, path, key, "", ""); r.status != c.want {
+			t.Errorf("%s with no body and no Content-Type: %d, want %d: %s", path, r.status, c.want, r.body)
+		}
+		for body, field := range map[string]string{`{"expires_in":86400}`: "expires_in", `{"ttl":"24h","scope":"all"}`: "scope", `[1]`: "", `"x"`: ""} {
+			e := wantError(t, c.b.do(http.MethodPost, path, key, "application/json", body), http.StatusBadRequest, "VALIDATION_ERROR")
+			if field != "" && e["details"].(map[string]any)["field"] != field {
+				t.Errorf("%s with body %s: %v, want details.field %q", path, body, e, field)
+			}
+		}
+		wantError(t, c.b.do(http.MethodPost, path, key, "text/plain", `{"expires_in":86400}`), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+		wantError(t, c.b.do(http.MethodPost, path, key, "application/json", strings.Repeat(" ", 2<<20)+"{}"), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	}
+}
