@@ -72,7 +72,7 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	if credentialFor(ctx, op) == schemeBearer {
 		p, err = s.principalForToken(ctx.Context(), ctx.Header("Authorization"))
 	} else {
-		p, err = s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"))
+		p, err = s.principalForKey(ctx.Context(), ctx.Header("X-API-Key"), ctx.Header("Authorization"))
 	}
 	if err != nil {
 		r, w := humago.Unwrap(ctx)
@@ -159,10 +159,19 @@ func requires(op *huma.Operation, scheme string) bool {
 
 // principalForKey looks an API key up, in the auth cache first when there
 // is one (authcache.go). Keys are found by their hash, so no secret is ever
-// compared byte by byte.
-func (s *Server) principalForKey(ctx context.Context, key string) (principal, error) {
+// compared byte by byte. authorization is the request's Authorization
+// header, which the message of a missing key speaks of when it holds a
+// bearer token.
+func (s *Server) principalForKey(ctx context.Context, key, authorization string) (principal, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
+		if scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " "); strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != "" {
+			// The caller has a credential, of the wrong kind for this
+			// endpoint: "missing API key" alone reads as if nothing was sent.
+			return principal{}, Errorf(http.StatusUnauthorized, CodeUnauthorized,
+				"missing API key: this endpoint takes your API key in the X-API-Key header, not a bearer token "+
+					"(bearer tokens from POST /v1/auth/token are for the Backtest AI endpoints and GET /v1/jobs/{id})")
+		}
 		return principal{}, Errorf(http.StatusUnauthorized, CodeUnauthorized, "missing API key: send it in the X-API-Key header")
 	}
 	if strings.HasPrefix(key, DevKeyPrefix) && !s.cfg.DevKeys {

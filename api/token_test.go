@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -163,5 +164,35 @@ func TestSignInAndTokenTakeNoSettings(t *testing.T) {
 		}
 		wantError(t, c.b.do(http.MethodPost, path, key, "text/plain", `{"expires_in":86400}`), http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
 		wantError(t, c.b.do(http.MethodPost, path, key, "application/json", strings.Repeat(" ", 2<<20)+"{}"), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	}
+}
+
+// TestBearerTokenOnKeyEndpoint: a bearer token sent to an endpoint that
+// takes the API key is refused (401) saying that the endpoint wants the
+// key in X-API-Key and what tokens are for, not that nothing was sent.
+func TestBearerTokenOnKeyEndpoint(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	tok := b.token(store.Pro)
+	for _, path := range []string{"/v1/markets?coin=BTC&limit=1", "/v1/account", "/v1/account/keys"} {
+		req, err := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		e := wantError(t, response{status: res.StatusCode, header: res.Header, body: body}, http.StatusUnauthorized, "UNAUTHORIZED")
+		if msg, _ := e["message"].(string); !strings.Contains(msg, "X-API-Key") || !strings.Contains(msg, "not a bearer token") {
+			t.Errorf("GET %s with a bearer token: %q, want it to say the endpoint takes X-API-Key, not a bearer token", path, msg)
+		}
+	}
+	// Without any credential the message stays the plain one.
+	if e := wantError(t, b.do(http.MethodGet, "/v1/account", "", "", ""), http.StatusUnauthorized, "UNAUTHORIZED"); strings.Contains(e["message"].(string), "bearer") {
+		t.Errorf("no credential: %v", e)
 	}
 }
