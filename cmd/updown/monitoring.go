@@ -176,7 +176,7 @@ func hideTaskErrors(next http.Handler) http.Handler {
 		}
 		buf := &bufferedResponse{header: http.Header{}}
 		next.ServeHTTP(buf, r)
-		if buf.status >= http.StatusInternalServerError && bytes.HasPrefix(buf.body.Bytes(), []byte("NOT_FOUND")) {
+		if buf.status >= http.StatusInternalServerError && queueNotFound(buf.body.Bytes()) {
 			// asynqmon answers a queue that does not exist (none was
 			// ever queued on it: backtest, ai or collect on a new
 			// deployment) with asynq's NOT_FOUND error and a 500, which
@@ -225,6 +225,13 @@ func hideTaskErrors(next http.Handler) http.Handler {
 		w.WriteHeader(cmp.Or(buf.status, http.StatusOK))
 		_, _ = w.Write(body)
 	})
+}
+
+// queueNotFound reports whether asynqmon's failure is a queue that does
+// not exist, as asynq words it: its broker's NOT_FOUND (the queue itself),
+// or its inspector's ErrQueueNotFound (the queue's lists of tasks).
+func queueNotFound(body []byte) bool {
+	return bytes.HasPrefix(body, []byte("NOT_FOUND")) || bytes.HasPrefix(body, []byte("asynq: "+asynq.ErrQueueNotFound.Error()))
 }
 
 // monitoringUnavailable is the UI's answer when asynqmon failed (Redis

@@ -324,18 +324,24 @@ func TestMonitoringUnknownQueue(t *testing.T) {
 	}
 	srv := httptest.NewServer(monitoringUI(connOpt, monitoringOptions{Dev: true}))
 	t.Cleanup(srv.Close)
-	res, err := http.Get(srv.URL + "/monitoring/api/queues/backtest")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	var env struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Error.Code != "NOT_FOUND" {
-		t.Errorf("a queue never used: %d %s, want 404 NOT_FOUND in the envelope", res.StatusCode, b)
+	// The queue's page asks for the queue and for a list of its tasks.
+	for _, path := range []string{"/monitoring/api/queues/backtest", "/monitoring/api/queues/backtest/active_tasks",
+		"/monitoring/api/queues/backtest/pending_tasks", "/monitoring/api/queues/backtest/scheduled_tasks",
+		"/monitoring/api/queues/backtest/retry_tasks", "/monitoring/api/queues/backtest/archived_tasks",
+		"/monitoring/api/queues/backtest/completed_tasks"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var env struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Error.Code != "NOT_FOUND" {
+			t.Errorf("%s of a queue never used: %d %s, want 404 NOT_FOUND in the envelope", path, res.StatusCode, b)
+		}
 	}
 }
