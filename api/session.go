@@ -160,6 +160,13 @@ func (s *Server) principalForSession(hctx huma.Context) (principal, *session, er
 	r, _ := humago.Unwrap(hctx)
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
+		if op := hctx.Operation(); op != nil && !requires(op, schemeAPIKey) && !requires(op, schemeBearer) {
+			// GET and DELETE /v1/auth/session: a key or a token, which
+			// the caller may well have sent, is not taken here.
+			return principal{}, nil, Errorf(http.StatusUnauthorized, CodeUnauthorized,
+				"not signed in: %s %s takes the dashboard's session cookie only, not an X-API-Key or a bearer token; sign in with POST /v1/auth/session (X-API-Key)",
+				op.Method, op.Path)
+		}
 		return principal{}, nil, Errorf(http.StatusUnauthorized, CodeUnauthorized,
 			"not signed in: sign in with POST /v1/auth/session (X-API-Key), or send an X-API-Key or bearer token")
 	}

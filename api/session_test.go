@@ -314,3 +314,40 @@ func TestSessionBesideOtherAuthorization(t *testing.T) {
 		t.Errorf("a bearer token beside the cookie was not the credential used: %d %s", r.status, r.body)
 	}
 }
+
+// TestSessionEndpointsTakeTheCookieOnly: GET and DELETE /v1/auth/session
+// asked with an API key (or a bearer token) and no cookie are 401 saying
+// that they take the session cookie only, not advising the caller to send
+// the X-API-Key it sent.
+func TestSessionEndpointsTakeTheCookieOnly(t *testing.T) {
+	t.Parallel()
+	b := sessionSetup(t)
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		for name, headers := range map[string]map[string]string{
+			"key":    {"X-API-Key": b.keys[store.Pro]},
+			"bearer": {"Authorization": "Bearer some.token.here"},
+		} {
+			req, err := http.NewRequest(method, b.srv.URL+"/v1/auth/session", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			e := wantError(t, response{status: res.StatusCode, header: res.Header, body: body}, http.StatusUnauthorized, "UNAUTHORIZED")
+			if msg, _ := e["message"].(string); !strings.Contains(msg, "session cookie only") || strings.Contains(msg, "or send an X-API-Key") {
+				t.Errorf("%s /v1/auth/session with a %s: %q, want it to say the endpoint takes the session cookie only", method, name, msg)
+			}
+		}
+	}
+	// Elsewhere a request without credentials is still told every way in.
+	if e := wantError(t, b.do(http.MethodGet, "/v1/account", "", "", ""), http.StatusUnauthorized, "UNAUTHORIZED"); !strings.Contains(e["message"].(string), "X-API-Key") {
+		t.Errorf("no credential: %v", e)
+	}
+}
