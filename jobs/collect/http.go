@@ -265,17 +265,26 @@ func (u *upstream) block(d time.Duration) {
 	}
 }
 
-// parseRetryAfter reads a Retry-After header: seconds, or an HTTP date.
+// maxRetryAfter bounds the wait an upstream may ask for: Binance's longest
+// IP ban (418), given to repeat offenders, is three days.
+const maxRetryAfter = 3 * 24 * time.Hour
+
+// parseRetryAfter reads a Retry-After header: seconds, or an HTTP date. A
+// longer wait than maxRetryAfter is cut to it, not ignored: a ban of days
+// ignored had every request sent again a second later, into the ban.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 86_400 {
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		if s >= maxRetryAfter.Seconds() {
+			return maxRetryAfter
+		}
 		return time.Duration(s * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
 }

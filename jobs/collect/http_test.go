@@ -133,3 +133,25 @@ func TestNewUpstreamRejectsBadURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamHonoursLongBan answers a 418, Binance's IP ban, with the
+// Retry-After of a two-day ban (bans grow to three days for repeat
+// offenders): every request to the upstream waits the whole ban out, and
+// the wait is reported, where a Retry-After of a day or more was taken for
+// none and the banned API was asked again a second later.
+func TestUpstreamHonoursLongBan(t *testing.T) {
+	t.Parallel()
+	srv, n := scripted(t, status(http.StatusTeapot, "172800"), body(`{}`))
+	u := testUpstream(t, srv.URL)
+	err := u.do(context.Background(), request{method: "GET", path: "/api/v3/depth", attempts: 1}, nil)
+	if ra := retryAfter(err); ra != 48*time.Hour || !temporary(err) {
+		t.Fatalf("418 with Retry-After 172800: %v (retry after %v); want a temporary error asking for 48h", err, ra)
+	}
+	if wait := u.blocked(); wait < 47*time.Hour {
+		t.Fatalf("after a two-day ban the upstream is held back for %v", wait)
+	}
+	err = u.do(context.Background(), request{method: "GET", path: "/api/v3/trades", attempts: 1}, nil)
+	if !errors.Is(err, errBackingOff) || n.Load() != 1 {
+		t.Fatalf("during the ban: %v after %d requests; want no request sent", err, n.Load())
+	}
+}

@@ -233,6 +233,9 @@ func TestParseRetryAfter(t *testing.T) {
 		"Thu, 01 Jan 2026 00:00:30 GMT": 30 * time.Second,
 		"soon":                          0,
 		"-1":                            0,
+		"172800":                        48 * time.Hour, // a two-day Binance ban
+		"1e12":                          maxRetryAfter,
+		"Sat, 01 Jan 2028 00:00:00 GMT": maxRetryAfter,
 	} {
 		if got := parseRetryAfter(in, now); got != want {
 			t.Errorf("Retry-After %q = %v, want %v", in, got, want)
