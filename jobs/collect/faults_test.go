@@ -2,6 +2,7 @@ package collect_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -174,5 +175,33 @@ func TestPriceToBeatRefreshedUntilPublished(t *testing.T) {
 		if *m.PriceToBeat != want || m.Resolved() || m.FinalPrice != nil {
 			t.Errorf("%s: price_to_beat %v (want %v), resolved %v, final price %v", slug, *m.PriceToBeat, want, m.Resolved(), m.FinalPrice)
 		}
+	}
+}
+
+// TestBinanceBanDoesNotStallDiscovery bans the collector from Binance spot
+// (a 418 with a ten-minute Retry-After on the 1-second klines that start
+// prices come from) while markets keep opening on Polymarket: the markets
+// of later windows are still found. The start-price lookups, made in the
+// discovery round, slept the ban out inside that round, and no market
+// opening in the meantime was found or recorded.
+func TestBinanceBanDoesNotStallDiscovery(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	// Windows of 4 s: a live market asks for its start price 2 s in.
+	scheme := polytest.QuickScheme{Origin: now.Add(-10 * time.Second).Truncate(time.Second), Length: 4 * time.Second}
+	series := []collect.Series{{Coin: store.BTC, MarketType: store.M5}}
+	r := newRig(t, memory.New(), scheme)
+	r.poly.AddRange(series, now, now.Add(time.Minute))
+	r.bin.FailAlways(binancetest.RouteKlines, binancetest.Fault{Status: http.StatusTeapot, RetryAfter: 10 * time.Minute})
+	start(t, r.config(scheme, series))
+	eventually(t, 30*time.Second, "the ban met", func() bool { return r.bin.Hits(binancetest.RouteKlines) > 0 })
+	met := time.Now()
+	later := liveSlugs(scheme, series, met.Add(12*time.Second))[0]
+	eventually(t, 40*time.Second, "a market opening after the ban ("+later+") found", func() bool {
+		_, err := r.st.GetMarket(context.Background(), later)
+		return err == nil
+	})
+	if n := r.bin.Hits(binancetest.RouteKlines); n != 1 {
+		t.Errorf("the banned klines were asked %d times during the ban; want once", n)
 	}
 }

@@ -144,8 +144,18 @@ func (r request) op() string {
 	return r.method + " " + r.path + "?" + r.query.Encode()
 }
 
+// maxInlineWait is the longest a retrying request sleeps before its next
+// attempt. An upstream that asks for more (a Binance ban lasts minutes to
+// days) fails the request at once, as a temporary error carrying the wait:
+// its caller asks again on its next round and meanwhile goes on with the
+// rest, where sleeping the ban out inside the discovery round stopped
+// Polymarket's new markets being found while Binance banned the start-price
+// lookups.
+const maxInlineWait = 5 * time.Second
+
 // do sends the request, retrying temporary failures with backoff (and at
-// least what the upstream asked for), and decodes the JSON answer into out.
+// least what the upstream asked for, up to maxInlineWait), and decodes the
+// JSON answer into out.
 func (u *upstream) do(ctx context.Context, r request, out any) error {
 	attempts := max(r.attempts, 1)
 	for n := 1; ; n++ {
@@ -160,6 +170,9 @@ func (u *upstream) do(ctx context.Context, r request, out any) error {
 			return err
 		}
 		wait := max(r.backoff.Delay(n), retryAfter(err))
+		if wait > maxInlineWait {
+			return err // the caller asks again on its next round
+		}
 		args := []any{"upstream", u.name, "op", r.op(), "attempt", n, "of", attempts, "retry_in", wait.Round(time.Millisecond).String(), "err", err}
 		if u.warn != nil {
 			u.warn.warn(ctx, u.name+" retry", "upstream request failed; retrying", args...)
@@ -178,7 +191,7 @@ func (u *upstream) once(ctx context.Context, r request, out any) error {
 		return &UpstreamError{Upstream: u.name, Op: r.op(), Status: status, RetryAfter: retry, Temporary: temp, Err: err}
 	}
 	if wait := u.blocked(); wait > 0 {
-		if r.attempts <= 1 {
+		if r.attempts <= 1 || wait > maxInlineWait {
 			return fail(0, wait, true, errBackingOff)
 		}
 		if err := sleep(ctx, wait); err != nil {
