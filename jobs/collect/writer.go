@@ -43,7 +43,10 @@ type writer struct {
 	trades  map[string][]store.MarketTrade // by market slug
 	gaps    map[string][]store.Gap         // by market slug
 	dropped int                            // snapshots dropped since last logged
-	kick    chan struct{}
+	// depthDropped are the depth snapshots dropped since last logged: a
+	// hole in the depth history that nothing else records.
+	depthDropped int
+	kick         chan struct{}
 
 	written       atomic.Int64 // snapshots the store accepted
 	depthWritten  atomic.Int64
@@ -151,7 +154,9 @@ func (w *writer) addDepth(d store.DepthSnapshot) {
 	defer w.mu.Unlock()
 	if len(w.depth) < w.maxPending {
 		w.depth = append(w.depth, d)
+		return
 	}
+	w.depthDropped++
 }
 
 // run flushes every flushInterval, or sooner when a batch is full, until
@@ -187,10 +192,13 @@ func (w *writer) final(ctx context.Context) {
 		}
 	}
 	w.mu.Lock()
-	lost := w.pending
+	lost, lostDepth := w.pending, len(w.depth)
 	w.mu.Unlock()
 	if lost > 0 {
 		w.log.ErrorContext(ctx, "gap: snapshots not written at shutdown", "snapshots", lost)
+	}
+	if lostDepth > 0 {
+		w.log.ErrorContext(ctx, "gap: depth history snapshots not written at shutdown", "snapshots", lostDepth)
 	}
 }
 
@@ -209,13 +217,16 @@ func (w *writer) flush(ctx context.Context) bool {
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
 	w.mu.Lock()
-	snaps, depth, dropped := w.snaps, w.depth, w.dropped
-	w.snaps, w.pending, w.depth, w.dropped = make(map[string][]store.Snapshot, len(snaps)), 0, nil, 0
+	snaps, depth, dropped, depthDropped := w.snaps, w.depth, w.dropped, w.depthDropped
+	w.snaps, w.pending, w.depth, w.dropped, w.depthDropped = make(map[string][]store.Snapshot, len(snaps)), 0, nil, 0, 0
 	trades, gaps := w.trades, w.gaps
 	w.trades, w.gaps = map[string][]store.MarketTrade{}, map[string][]store.Gap{}
 	w.mu.Unlock()
 	if dropped > 0 {
 		w.log.ErrorContext(ctx, "gap: snapshots dropped, the store is not keeping up", "dropped", dropped)
+	}
+	if depthDropped > 0 {
+		w.log.ErrorContext(ctx, "gap: depth history snapshots dropped, the store is not keeping up", "dropped", depthDropped)
 	}
 
 	var failed sync.Map // slug → []store.Snapshot
@@ -323,5 +334,6 @@ func (w *writer) requeueDepth(batch []store.DepthSnapshot) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := min(len(batch), max(w.maxPending-len(w.depth), 0))
+	w.depthDropped += len(batch) - n
 	w.depth = append(slices.Clip(batch[len(batch)-n:]), w.depth...)
 }
