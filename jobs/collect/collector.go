@@ -837,11 +837,14 @@ func (c *Collector) depth(ctx context.Context, at time.Time) {
 		if err != nil {
 			return fmt.Errorf("binance %s depth of %s: %w", k, coin, err)
 		}
-		if err := c.cfg.Live.SetLatestDepth(ctx, coin, k, d); err != nil {
-			return fmt.Errorf("keep latest depth: %w", err)
-		}
 		if coin == store.BTC {
 			c.w.addDepth(d)
+		}
+		// Binance answered: a Redis that cannot keep the latest depth is
+		// logged, and neither loses the history nor backs off Binance.
+		if err := c.cfg.Live.SetLatestDepth(ctx, coin, k, d); err != nil && ctx.Err() == nil {
+			c.warn.warn(ctx, "latest depth", "keep latest depth failed; the depth history is still recorded",
+				"symbol", Symbol(coin), "kind", k, "err", err)
 		}
 		return nil
 	})

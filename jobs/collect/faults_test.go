@@ -205,3 +205,36 @@ func TestBinanceBanDoesNotStallDiscovery(t *testing.T) {
 		t.Errorf("the banned klines were asked %d times during the ban; want once", n)
 	}
 }
+
+// downLive is a LiveExchange whose latest-depth writes fail, as Redis
+// down does.
+type downLive struct{ *memory.LiveExchange }
+
+func (downLive) SetLatestDepth(context.Context, store.Coin, store.ExchangeKind, store.DepthSnapshot) error {
+	return store.ErrUnavailable
+}
+
+// TestDepthHistoryRecordedWhileRedisIsDown: with the latest depth unable to
+// reach Redis, the BTCUSDT books Binance answered still go into the depth
+// history, which Postgres keeps, and the failure is logged. A Redis outage
+// left a hole in /v1/btc/{spot,future}/snapshots as long as itself.
+func TestDepthHistoryRecordedWhileRedisIsDown(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme()
+	r := newRig(t, memory.New(), scheme)
+	now := time.Now()
+	r.poly.AddRange(twoSeries, now, now)
+	cfg := r.config(scheme, twoSeries)
+	cfg.Live = downLive{r.live}
+	start(t, cfg)
+	ctx := context.Background()
+	for _, k := range []store.ExchangeKind{store.Spot, store.Future} {
+		eventually(t, 30*time.Second, "BTCUSDT "+string(k)+" depth history", func() bool {
+			_, n, err := r.st.ListDepth(ctx, store.DepthFilter{Symbol: "BTCUSDT", Kind: k})
+			return err == nil && n >= 3
+		})
+	}
+	eventually(t, 30*time.Second, "the latest depth's failure logged", func() bool {
+		return strings.Contains(r.logs.String(), "keep latest depth")
+	})
+}
