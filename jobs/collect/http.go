@@ -76,6 +76,11 @@ func (e *UpstreamError) Error() string {
 
 func (e *UpstreamError) Unwrap() error { return e.Err }
 
+// binanceSpotDataURL is Binance's address for public spot market data
+// alone (the endpoints the collector and resolver use), which a 451 from
+// api.binance.com is pointed to.
+const binanceSpotDataURL = "https://data-api.binance.vision"
+
 // errBackingOff is a request not sent because the upstream asked us to
 // wait (a 429's Retry-After) and the wait is not over.
 var errBackingOff = errors.New("not sent: backing off after a rate limit")
@@ -249,6 +254,16 @@ func (u *upstream) once(ctx context.Context, r request, out any) error {
 		return fail(s, wait, true, snippet(raw))
 	case s >= 500:
 		return fail(s, parseRetryAfter(res.Header.Get("Retry-After"), u.now()), true, snippet(raw))
+	case s == http.StatusUnavailableForLegalReasons && u.name == "binance-spot":
+		// Binance refuses requests from restricted locations (the United
+		// States among them) on api.binance.com; every snapshot's coin
+		// price comes from its spot ticker, so nothing is recorded until
+		// the operator points the collector elsewhere.
+		hint := fmt.Sprintf("Binance refuses this location: its public spot market data is also served at %s (set BINANCE_SPOT_URL, --binance-spot-url)", binanceSpotDataURL)
+		if e := snippet(raw); e != nil {
+			return fail(s, 0, false, fmt.Errorf("%w; %s", e, hint))
+		}
+		return fail(s, 0, false, errors.New(hint))
 	case s < 200 || s > 299:
 		return fail(s, 0, false, snippet(raw))
 	}

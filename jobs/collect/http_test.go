@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -153,5 +154,26 @@ func TestUpstreamHonoursLongBan(t *testing.T) {
 	err = u.do(context.Background(), request{method: "GET", path: "/api/v3/trades", attempts: 1}, nil)
 	if !errors.Is(err, errBackingOff) || n.Load() != 1 {
 		t.Fatalf("during the ban: %v after %d requests; want no request sent", err, n.Load())
+	}
+}
+
+// TestBinanceRestrictedLocationSaysWhere: Binance's 451 (a restricted
+// location) on the spot API is a permanent failure that names the address
+// its public spot market data is also served at, where the log said only
+// "451 Unavailable For Legal Reasons" and nothing was recorded.
+func TestBinanceRestrictedLocationSaysWhere(t *testing.T) {
+	t.Parallel()
+	srv, n := scripted(t, status(451, ""))
+	u, err := newUpstream("binance-spot", srv.URL, http.DefaultClient, slog.New(slog.DiscardHandler), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = u.do(context.Background(), request{method: "GET", path: "/api/v3/ticker/price", attempts: 3, backoff: quick}, nil)
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || ue.Status != 451 || ue.Temporary || n.Load() != 1 {
+		t.Fatalf("451: %v after %d requests; want one request and a permanent error", err, n.Load())
+	}
+	if !strings.Contains(err.Error(), "https://data-api.binance.vision") || !strings.Contains(err.Error(), "BINANCE_SPOT_URL") {
+		t.Errorf("451: %v; want the spot data address and the setting named", err)
 	}
 }
