@@ -215,7 +215,7 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// Markets first: a request that cannot be backtested must not spend
 	// a generation.
-	markets, warning, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
+	markets, versions, warning, err := s.backtestMarkets(ctx, p, req.Coin, req.MarketType, req.Count())
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// The generation succeeded: it is spent whatever becomes of the
 	// backtest (its job answers GET /v1/jobs/{id}).
-	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning})
+	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning, MarketVersions: versions})
 	if errors.As(err, &e) && e.Code != CodeJobTimeout {
 		// A backtest that could not run (jobs in flight, the queue
 		// down) must not lose the strategy the customer paid a
@@ -351,34 +351,36 @@ func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawM
 // backtestMarkets picks the newest n resolved markets of the coin and type
 // within the caller's data window. When there are fewer than n, the
 // warning says so: the answer must not pass a smaller sample off as the
-// one asked for.
-func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) (slugs []string, warning *string, err error) {
+// one asked for. versions are the markets' versions (their updated_at),
+// which make a backtest of a market corrected since a new job
+// (backtest.Request.MarketVersions).
+func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) (slugs, versions []string, warning *string, err error) {
 	w, err := s.marketWindow(ctx, p.Plan, coin, mt)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	resolved := true
 	ms, _, err := s.store.ListMarkets(ctx, store.MarketFilter{Coin: coin, MarketType: mt, Resolved: &resolved, Window: w, Limit: n})
 	if err != nil {
-		return nil, nil, s.storeFailure(ctx, "list backtest markets", err)
+		return nil, nil, nil, s.storeFailure(ctx, "list backtest markets", err)
 	}
 	window := "in your plan's data window"
 	if p.Plan.WindowDays > 0 {
 		window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
 	}
 	if len(ms) == 0 {
-		return nil, nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
+		return nil, nil, nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
 	}
 	if len(ms) < n {
 		msg := fmt.Sprintf("marketCount asked for %d markets, but only %d resolved %s %s markets are %s: the backtest ran on those %d",
 			n, len(ms), coin, mt, window, len(ms))
 		warning = &msg
 	}
-	slugs = make([]string, len(ms))
+	slugs, versions = make([]string, len(ms)), make([]string, len(ms))
 	for i, m := range ms {
-		slugs[i] = m.Slug
+		slugs[i], versions[i] = m.Slug, m.UpdatedAt.UTC().Format(time.RFC3339Nano)
 	}
-	return slugs, warning, nil
+	return slugs, versions, warning, nil
 }
 
 // runBacktest runs a batch on the workers; its result is the answer's data.
@@ -473,7 +475,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		}
 		n = *c
 	}
-	markets, warning, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
+	markets, versions, warning, err := s.backtestMarkets(ctx, p, spec.Coin, spec.MarketType, n)
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +487,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		return nil, s.storeFailure(ctx, "count AI generations", err)
 	}
 	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets,
-		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period), Warning: warning})
+		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period), Warning: warning, MarketVersions: versions})
 }
 
 // spec reads the strategy of a /run body: exactly one of generatedStrategy

@@ -177,7 +177,9 @@ func (b *backtester) batch(ctx context.Context, payload []byte) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode shards of %s: %w", g.Markets[0], err)
 		}
-		js[i] = Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout}
+		// The group's markets' versions are part of the shard's id: a
+		// shard kept from before one of them was corrected is not reused.
+		js[i] = Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: p, Timeout: b.cfg.ShardTimeout, Version: req.GroupVersion(g)}
 	}
 	outcomes, err := b.gather(ctx, js)
 	if err != nil {

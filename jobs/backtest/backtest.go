@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/updown/updown/jobs"
@@ -129,6 +130,32 @@ type Request struct {
 	// Warning, when set, is echoed in the Report as Quota is: the api
 	// found fewer markets than were asked for.
 	Warning *string `json:"warning,omitempty"`
+	// MarketVersions, when set, are the versions of the markets' records
+	// as the api read them (their updated_at), one a market in order. They
+	// are part of the batch's job id, and of its shards' (GroupVersion),
+	// but not of the report: a result kept from before a market was
+	// corrected (its winner, an import) is not reused for the market as
+	// it is now, as a replay's is not (worker.Job.Version).
+	MarketVersions []string `json:"market_versions,omitempty"`
+}
+
+// GroupVersion is the version of a group's markets (MarketVersions), for
+// its shard's job id: "" when the request carries none (from an api older
+// than them), or not one a market.
+func (r *Request) GroupVersion(g ShardGroup) string {
+	if len(r.MarketVersions) != len(r.Markets) {
+		return ""
+	}
+	at := make(map[string]string, len(r.Markets))
+	for i, m := range r.Markets {
+		at[m] = r.MarketVersions[i]
+	}
+	var b strings.Builder
+	for _, m := range g.Markets {
+		b.WriteString(at[m])
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // Normalize checks that the request can run, 1 to MaxMarkets distinct
