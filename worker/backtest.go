@@ -144,8 +144,23 @@ func (b *backtester) runMarkets(ctx context.Context, group []replay.Request) ([]
 }
 
 // runMarket is backtest.RunShard, a panic turned into the market's
-// INTERNAL_ERROR.
+// INTERNAL_ERROR. The replay holds its market's history as a replay task
+// does, so it is admitted against the worker's memory budget as one is
+// (membudget.go): a 24hr backtest's shards, one 24hr market each on every
+// slot, otherwise held them all at once beside the replays the budget
+// admitted.
 func (b *backtester) runMarket(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outcome, error) {
+	// The whole count, which the cache's check of the market reads again
+	// from its view (cachedStore) without asking the store. A count that
+	// fails admits nothing: RunShard reads the market and answers for it
+	// (MARKET_NOT_FOUND, or a fault worth a retry).
+	if n, err := st.CountSnapshots(ctx, sh.MarketSlug, store.SnapshotQuery{}); err == nil {
+		release, err := b.s.budget.admit(ctx, sh.MarketSlug, n)
+		if err != nil {
+			return jobs.Outcome{}, err // shutting down or out of time: the shard goes back to the queue
+		}
+		defer release()
+	}
 	v, err := runWork(ctx, func(ctx context.Context, _ []byte) (any, error) { return backtest.RunShard(ctx, st, sh) }, nil)
 	if p, ok := errors.AsType[*workPanic](err); ok {
 		id, _ := asynq.GetTaskID(ctx)
