@@ -11,6 +11,7 @@ import (
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/strategy"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
@@ -236,5 +237,53 @@ func TestStrategyGenerationTimeoutSaysBacktestDidNotRun(t *testing.T) {
 	msg, _ := e["message"].(string)
 	if !strings.HasPrefix(id, "ai-") || !strings.Contains(msg, "the backtest did not start") || !strings.Contains(msg, "/v1/backtest-ai/run") {
 		t.Errorf("job id %q, message %q", id, msg)
+	}
+}
+
+// TestGenerateJobAnswersItsOwnQuota: GET /v1/jobs/{id} of a generation
+// that outlasted its wait answers the quota that generation left, as
+// /generate would have (DESIGN 7: the very body), not the quota at the
+// time of the fetch: another generation spent since, or a fetch in the
+// next month, made it answer a count its own request never had (used 2,
+// or 0 with the next month's resets_at, for the month's first).
+func TestGenerateJobAnswersItsOwnQuota(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = time.Nanosecond
+		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+	})
+	var ids []string
+	for _, prompt := range []string{"buy UP when price_up drops below 0.35, exit above 0.6", "buy DOWN when price_down drops below 0.3, exit above 0.6"} {
+		e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"`+prompt+`"}`), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+		id, _ := e["details"].(map[string]any)["job_id"].(string)
+		ids = append(ids, id)
+	}
+	fetch := func(id string) backtest.Quota {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if got := b.get(store.Pro, "/v1/jobs/"+id); got.status == http.StatusOK {
+				var ans generateAnswer
+				data(t, got, &ans)
+				return ans.Quota
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("generation job %s never answered", id)
+		return backtest.Quota{}
+	}
+	const resets = "2026-05-01T00:00:00.000Z"
+	q := fetch(ids[0])
+	remaining := -1
+	if q.Remaining != nil {
+		remaining = *q.Remaining
+	}
+	if q.Used != 1 || remaining != 4 || q.ResetsAt != resets {
+		t.Errorf("the first generation's job answers quota used %d, remaining %d, resets_at %s; its request would have answered used 1, remaining 4, resets_at %s",
+			q.Used, remaining, q.ResetsAt, resets)
+	}
+	b.clock.Advance(40 * 24 * time.Hour) // fetched again in June
+	if q := fetch(ids[1]); q.Used != 2 || q.ResetsAt != resets {
+		t.Errorf("the second generation's job, fetched the month after, answers quota used %d, resets_at %s; want used 2, resets_at %s", q.Used, q.ResetsAt, resets)
 	}
 }

@@ -287,6 +287,10 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	if err != nil {
 		return spec, nil, s.storeFailure(ctx, "reserve AI generation", err)
 	}
+	// The quota this generation leaves travels with its job, so that GET
+	// /v1/jobs/{id} answers it as this request would have, whatever was
+	// spent since and in whichever month it is fetched (generatedAnswer).
+	job.Headers = quotaHeaders(used, limit, period)
 	giveBack := func() {
 		// Not the request's context: it may be long gone.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -325,9 +329,38 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	return spec, quotaOf(used, limit, period), nil
 }
 
+// Headers of a generation job: the quota its reservation left (used, the
+// limit, the month), which /generate answers.
+const (
+	headerQuotaUsed   = "updown-quota-used"
+	headerQuotaLimit  = "updown-quota-limit"
+	headerQuotaPeriod = "updown-quota-period"
+)
+
+// quotaHeaders are a generation job's headers of its quota.
+func quotaHeaders(used, limit int, period time.Time) map[string]string {
+	return map[string]string{headerQuotaUsed: strconv.Itoa(used), headerQuotaLimit: strconv.Itoa(limit),
+		headerQuotaPeriod: period.UTC().Format(time.RFC3339)}
+}
+
+// quotaFromHeaders reads quotaHeaders back; ok is false when they are
+// missing or unreadable.
+func quotaFromHeaders(h map[string]string) (q *backtest.Quota, ok bool) {
+	used, err1 := strconv.Atoi(h[headerQuotaUsed])
+	limit, err2 := strconv.Atoi(h[headerQuotaLimit])
+	period, err3 := time.Parse(time.RFC3339, h[headerQuotaPeriod])
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, false
+	}
+	return quotaOf(used, limit, period), true
+}
+
 // generatedAnswer turns a finished generation job's result into the answer
-// /generate gives, so GET /v1/jobs/{id} after a 504 answers the same shape.
-func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawMessage) (json.RawMessage, error) {
+// /generate gives, so GET /v1/jobs/{id} after a 504 answers the same shape,
+// and the same quota: the one the job's headers carry (quotaHeaders), as
+// its request answered it; a job without them (from an api older than
+// them) answers the quota as it is now.
+func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawMessage, headers map[string]string) (json.RawMessage, error) {
 	var spec strategy.Spec
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return nil, s.internal(ctx, "decode generated strategy", err)
@@ -335,13 +368,16 @@ func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawM
 	if err := spec.Normalize(); err != nil {
 		return nil, s.internal(ctx, "generated strategy", err)
 	}
-	period := monthStart(s.now())
-	used, err := s.store.AIGenerationsUsed(ctx, p.Customer.ID, period)
-	if err != nil {
-		return nil, s.storeFailure(ctx, "count AI generations", err)
+	q, ok := quotaFromHeaders(headers)
+	if !ok {
+		period := monthStart(s.now())
+		used, err := s.store.AIGenerationsUsed(ctx, p.Customer.ID, period)
+		if err != nil {
+			return nil, s.storeFailure(ctx, "count AI generations", err)
+		}
+		q = quotaOf(used, p.Plan.AIGenerationsPerMonth, period)
 	}
-	out, err := s.success(ctx, generateData{GeneratedStrategy: spec, StrategyCode: strategy.FormatCode(spec.Rules),
-		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period)})
+	out, err := s.success(ctx, generateData{GeneratedStrategy: spec, StrategyCode: strategy.FormatCode(spec.Rules), Quota: q})
 	if err != nil {
 		return nil, err
 	}

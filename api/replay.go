@@ -470,7 +470,7 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 		if err != nil {
 			return nil, s.internal(ctx, "read job result", err)
 		}
-		if data, err = s.generatedAnswer(ctx, principalFrom(ctx), data); err != nil {
+		if data, err = s.generatedAnswer(ctx, principalFrom(ctx), data, st.Headers); err != nil {
 			return nil, err
 		}
 		return &jobOutput{Status: http.StatusOK, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil

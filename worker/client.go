@@ -452,6 +452,8 @@ type JobState struct {
 	State string // pending, active, retry, scheduled, completed, failed
 	// Outcome is set once the job has finished.
 	Outcome *jobs.Outcome
+	// Headers are the headers the job was enqueued with (Job.Headers).
+	Headers map[string]string
 }
 
 // Status reports a job to its owner; anyone else gets ErrJobNotFound.
@@ -471,7 +473,7 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 	if err != nil {
 		return JobState{}, fmt.Errorf("inspect job %s: %w", id, err)
 	}
-	st := JobState{ID: id, State: info.State.String()}
+	st := JobState{ID: id, State: info.State.String(), Headers: info.Headers}
 	switch {
 	case info.State == asynq.TaskStateArchived:
 		st.State = "failed"
