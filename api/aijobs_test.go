@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +287,57 @@ func TestGenerateJobAnswersItsOwnQuota(t *testing.T) {
 	b.clock.Advance(40 * 24 * time.Hour) // fetched again in June
 	if q := fetch(ids[1]); q.Used != 2 || q.ResetsAt != resets {
 		t.Errorf("the second generation's job, fetched the month after, answers quota used %d, resets_at %s; want used 2, resets_at %s", q.Used, q.ResetsAt, resets)
+	}
+}
+
+// TestRunAtTheCapAnswersItsKeptReport: a customer at its cap of jobs in
+// flight asking again for a /run whose job has finished, its report kept,
+// gets that report, as a replay does (TestFinishedJobAnsweredAtTheCap's
+// rule): giving it runs nothing, and a 429 concurrent_jobs told it to
+// wait for a slot it does not need.
+func TestRunAtTheCapAnswersItsKeptReport(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = time.Nanosecond
+		o.read = func(st store.Store) store.Store { return slowStore{st, 300 * time.Millisecond} }
+		o.capJobs = true
+	})
+	const run = `{"strategy_code":"side=UP entry: price_up < 0.5 exit: price_up > 0.55 size=10","marketCount":3}`
+	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/run", run), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	var kept response
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if kept = b.get(store.Pro, "/v1/jobs/"+id); kept.status == http.StatusOK {
+			break
+		}
+	}
+	if kept.status != http.StatusOK {
+		t.Fatalf("the /run job never answered: %d %s", kept.status, kept.body)
+	}
+	// Its slot comes back as it ends (its watcher sees it done).
+	slots := "updown:rl:{" + b.ids[store.Pro] + "}:jobs"
+	for deadline := time.Now().Add(10 * time.Second); b.q.rdb.ZCard(t.Context(), slots).Val() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the /run job's slot never came back")
+		}
+	}
+	// PRO's 4 slots, each held by another backtest, queued or running (a
+	// 504's job keeps its slot until it ends).
+	other := func(size int) string {
+		return fmt.Sprintf(`{"strategy_code":"side=UP entry: price_up < 0.5 exit: price_up > 0.55 size=%d","marketCount":3}`, size)
+	}
+	for size := 11; size <= 14; size++ {
+		wantError(t, b.post(store.Pro, "/v1/backtest-ai/run", other(size)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	}
+	wantError(t, b.post(store.Pro, "/v1/backtest-ai/run", other(15)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	r := b.post(store.Pro, "/v1/backtest-ai/run", run)
+	if r.status != http.StatusOK {
+		t.Fatalf("the /run asked again at the cap, its report kept: %d %s", r.status, r.body)
+	}
+	var got, want backtestAnswer
+	data(t, r, &got)
+	data(t, kept, &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the /run asked again answers\n%+v\nwhere its job answered\n%+v", got, want)
 	}
 }

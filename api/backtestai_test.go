@@ -58,6 +58,9 @@ type aiOpts struct {
 	btTimout time.Duration
 	// jobs wraps the api's job runner.
 	jobs func(api.JobRunner) api.JobRunner
+	// capJobs caps the customers' jobs in flight (their plans' caps) on
+	// the queue's Redis.
+	capJobs bool
 }
 
 // aiBundle is a server with the agent configured, generated markets, real
@@ -87,10 +90,14 @@ func aiSetup(t *testing.T, opts ...func(*aiOpts)) *aiBundle {
 	if o.jobs != nil {
 		runner = o.jobs(runner)
 	}
-	srv, err := api.New(api.Config{
+	cfg := api.Config{
 		Store: st, Logger: quiet(), Now: clk.Now, Jobs: runner, JobWait: o.jobWait,
 		AI: api.AIConfig{TokenSecret: o.secret, TokenTTL: o.ttl, BacktestTimeout: o.btTimout},
-	})
+	}
+	if o.capJobs {
+		cfg.Redis = q.rdb
+	}
+	srv, err := api.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -386,6 +386,16 @@ func (s *Server) runJobThen(ctx context.Context, j worker.Job, p principal, done
 	}
 	slot, err := s.jobSlot(ctx, j, p)
 	if err != nil {
+		// 429: the caller's jobs in flight are at its cap. The answer of
+		// this very job, finished and kept, takes no job to give (as a
+		// replay's).
+		var e *Error
+		if errors.As(err, &e) && e.Status == http.StatusTooManyRequests {
+			if o, ok := s.finishedJob(ctx, j, p); ok {
+				done(&o)
+				return o, outcomeFailure(o)
+			}
+		}
 		done(notQueued)
 		return jobs.Outcome{}, err
 	}
