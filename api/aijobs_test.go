@@ -341,3 +341,28 @@ func TestRunAtTheCapAnswersItsKeptReport(t *testing.T) {
 		t.Errorf("the /run asked again answers\n%+v\nwhere its job answered\n%+v", got, want)
 	}
 }
+
+// TestRefusedPromptJobAnswersAsGenerate: a prompt the generator refuses,
+// fetched by job id after its 504, is answered as /generate answers it:
+// 400 VALIDATION_ERROR with details.field "prompt", the very answer
+// (DESIGN 7), where the field was left out.
+func TestRefusedPromptJobAnswersAsGenerate(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = time.Nanosecond
+		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+	})
+	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when the RSI is under 30, sell above 70"}`),
+		http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	var got response
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = b.get(store.Pro, "/v1/jobs/"+id); got.status != http.StatusAccepted {
+			break
+		}
+	}
+	e = wantError(t, got, http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); d["field"] != "prompt" {
+		t.Errorf("the refused prompt's job answers details %v; /generate answers field prompt", e["details"])
+	}
+}

@@ -304,14 +304,8 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 			giveBack()
 		}
 	})
-	var e *Error
-	if errors.As(err, &e) && e.Code == CodeValidation {
-		// The request was checked before it was queued: what the
-		// generator refuses is the prompt.
-		err = e.With("field", "prompt")
-	}
 	if err != nil {
-		return spec, nil, err
+		return spec, nil, promptRefused(err)
 	}
 	raw, err := o.Data()
 	if err != nil {
@@ -327,6 +321,17 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 		return spec, nil, s.internal(ctx, "generated strategy", err)
 	}
 	return spec, quotaOf(used, limit, period), nil
+}
+
+// promptRefused is a generation's error as /generate answers it: a
+// VALIDATION_ERROR names the prompt, since the request was checked before
+// it was queued and what the generator refuses is the prompt.
+func promptRefused(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeValidation {
+		return e.With("field", "prompt")
+	}
+	return err
 }
 
 // Headers of a generation job: the quota its reservation left (used, the

@@ -471,10 +471,14 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 		data, _ := json.Marshal(map[string]string{"id": st.ID, "state": st.State})
 		return &jobOutput{Status: http.StatusAccepted, Body: successBody{Success: true, Data: data, Timestamp: now}}, nil
 	}
+	generation := strings.HasPrefix(in.ID, jobs.QueueAI+"-")
 	if err := outcomeFailure(*st.Outcome); err != nil {
+		if generation {
+			err = promptRefused(err)
+		}
 		return nil, err
 	}
-	if strings.HasPrefix(in.ID, jobs.QueueAI+"-") {
+	if generation {
 		// A generation: answer as /generate would have.
 		data, err := st.Outcome.Data()
 		if err != nil {
