@@ -145,9 +145,13 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 			"the job queue's Redis did not answer in time, so the job was not started; retry with backoff (request id %s)", RequestID(ctx))
 	}
 	if !held {
+		what := "replays, backtests or generations"
+		if limit == 1 {
+			what = "replay, backtest or generation"
+		}
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
-			"too many jobs in flight: the %s plan runs at most %d replays, backtests or generations at once per customer; retry when one has finished",
-			p.Plan.Tier, limit)
+			"too many jobs in flight: the %s plan runs at most %d %s at once per customer; retry when one has finished",
+			p.Plan.Tier, limit, what)
 		e = e.With("limit", "concurrent_jobs").With("max", limit).With("retry_after", 1).With("upgrade_url", upgradeURL)
 		e.GetHeaders().Set("Retry-After", "1")
 		return nil, false, e

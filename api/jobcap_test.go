@@ -439,3 +439,16 @@ func TestGenerationAtTheJobCapTakesNoQuota(t *testing.T) {
 		t.Errorf("a generation refused for its slot reserved %d of the quota", got)
 	}
 }
+
+// TestJobCapOfOneSaysOneJob: a cap of one job in flight (JOBS_IN_FLIGHT
+// PRO=1) is told as one job in the 429, where it read "at most 1
+// replays, backtests or generations".
+func TestJobCapOfOneSaysOneJob(t *testing.T) {
+	t.Parallel()
+	one, _, body := oneJobSlot(t)
+	wantError(t, one.replay(store.Pro, body(1)), http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	e := wantError(t, one.replay(store.Pro, body(2)), http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "runs at most 1 replay, backtest or generation at once per customer") {
+		t.Errorf("429 at a cap of one: %q", msg)
+	}
+}
