@@ -366,3 +366,22 @@ func TestRefusedPromptJobAnswersAsGenerate(t *testing.T) {
 		t.Errorf("the refused prompt's job answers details %v; /generate answers field prompt", e["details"])
 	}
 }
+
+// TestJobDocumentsItsAnswers: GET /v1/jobs/{id} answers a finished job's
+// failure as its request would have (a prompt the generator refused: 400;
+// a generation that failed: 502), and its OpenAPI operation says so.
+func TestJobDocumentsItsAnswers(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	openAPIDocument(t, &doc)
+	responses := doc.Paths["/v1/jobs/{id}"]["get"].Responses
+	for _, status := range []string{"200", "202", "400", "404", "500", "502", "503"} {
+		if _, ok := responses[status]; !ok {
+			t.Errorf("GET /v1/jobs/{id} does not document %s", status)
+		}
+	}
+}

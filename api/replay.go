@@ -226,7 +226,7 @@ func (s *Server) registerReplay() {
 			"200": {Description: "The job's answer", Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}},
 			"202": {Description: "Still running: data is {id, state}"},
 		},
-		Errors: []int{401, 404, 429, 500, 503},
+		Errors: []int{400, 401, 404, 429, 500, 502, 503},
 	}, s.getJob)
 }
 
