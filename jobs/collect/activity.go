@@ -71,7 +71,7 @@ func (c *Collector) tickChanged(token string, tick float64, at time.Time) {
 
 func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, at time.Time) {
 	var old *float64
-	cur, changed, ok := c.updateMarket(ctx, slug, "tick", "tick size change", func(m *store.Market) bool {
+	_, changed, ok := c.updateMarket(ctx, slug, "tick", "tick size change", func(m *store.Market) bool {
 		if m.TickSize != nil && *m.TickSize == tick {
 			return false // the other outcome's event, or heard before
 		}
@@ -89,7 +89,6 @@ func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, a
 	if !changed || !ok {
 		return
 	}
-	c.remember(cur)
 	c.log.InfoContext(ctx, "tick size changed", "market", slug, "from", fmtPtr(old), "to", tick, "at", at)
 }
 

@@ -575,22 +575,23 @@ func (c *Collector) recordStartPrices(ctx context.Context, now time.Time) {
 
 // setStartPrice stores the market's coin_price_start unless it has one.
 func (c *Collector) setStartPrice(ctx context.Context, slug string, price float64) {
-	cur, _, ok := c.updateMarket(ctx, slug, "store", "start price", func(m *store.Market) bool {
+	c.updateMarket(ctx, slug, "store", "start price", func(m *store.Market) bool {
 		if m.CoinPriceStart != nil || m.Resolved() {
 			return false
 		}
 		m.CoinPriceStart = &price
 		return true
 	})
-	if ok {
-		c.remember(cur)
-	}
 }
 
 // updateMarket reads the stored market and, when edit changes it (answers
-// true), writes it back, under marketMu (see Collector.marketMu). It
-// returns the market as stored, whether edit changed it, and false when it
-// could not be read or written (warned under key, the update named what).
+// true), writes it back, under marketMu (see Collector.marketMu), and
+// remembers the market as stored. It returns the market as stored, whether
+// edit changed it, and false when it could not be read or written (warned
+// under key, the update named what). The market is remembered under
+// marketMu too: remembered after it, an update's older copy could replace
+// a later update's (a start price's write undoing, in memory, a tick
+// change written after it).
 func (c *Collector) updateMarket(ctx context.Context, slug, key, what string, edit func(*store.Market) bool) (m store.Market, changed, ok bool) {
 	c.marketMu.Lock()
 	defer c.marketMu.Unlock()
@@ -599,6 +600,7 @@ func (c *Collector) updateMarket(ctx context.Context, slug, key, what string, ed
 		c.warn.warn(ctx, key, what+": updating market failed", "market", slug, "err", err)
 		return m, changed, false
 	}
+	c.remember(m)
 	return m, changed, true
 }
 

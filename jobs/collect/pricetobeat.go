@@ -43,18 +43,14 @@ func (c *Collector) refreshPriceToBeat(ctx context.Context, now time.Time) {
 
 // setPriceToBeat stores the market's price_to_beat unless it has one.
 func (c *Collector) setPriceToBeat(ctx context.Context, slug string, p float64) {
-	cur, changed, ok := c.updateMarket(ctx, slug, "store", "price_to_beat", func(m *store.Market) bool {
+	_, changed, ok := c.updateMarket(ctx, slug, "store", "price_to_beat", func(m *store.Market) bool {
 		if m.PriceToBeat != nil || m.Resolved() {
 			return false
 		}
 		m.PriceToBeat = &p
 		return true
 	})
-	if !ok {
-		return
-	}
-	if changed {
+	if ok && changed {
 		c.log.InfoContext(ctx, "price_to_beat published", "market", slug, "price_to_beat", p)
 	}
-	c.remember(cur)
 }
