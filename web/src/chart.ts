@@ -1,6 +1,6 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { num, timeAxisValues, timeLegend } from './format';
+import { tickLabels, timeAxisValues, timeLegend } from './format';
 
 export { uPlot };
 
@@ -14,9 +14,14 @@ export function chartWidth(el: HTMLElement): number {
 export function draw(el: HTMLElement, opts: uPlot.Options, data: uPlot.AlignedData): uPlot {
   const t0 = performance.now();
   el.replaceChildren();
-  // The x axis's tick labels, drawn on the canvas, are also kept on the
-  // element (data-x-ticks) for tests and scripts to read.
-  const ticks = (u: uPlot) => el.setAttribute('data-x-ticks', JSON.stringify(((u.axes[0] as any)?._values ?? []).filter((v: unknown) => v !== '')));
+  // The axes' tick labels, drawn on the canvas, are also kept on the
+  // element for tests and scripts to read: the x axis's (data-x-ticks) and
+  // the first y axis's (data-y-ticks).
+  const shown = (u: uPlot, i: number) => JSON.stringify(((u.axes[i] as any)?._values ?? []).filter((v: unknown) => v !== ''));
+  const ticks = (u: uPlot) => {
+    el.setAttribute('data-x-ticks', shown(u, 0));
+    el.setAttribute('data-y-ticks', shown(u, 1));
+  };
   const hooks = { ...opts.hooks, drawAxes: [...(opts.hooks?.drawAxes ?? []), ticks] };
   const u = new uPlot({ ...opts, hooks }, data, el);
   el.setAttribute('data-draw-ms', (performance.now() - t0).toFixed(1));
@@ -34,12 +39,9 @@ export function timeSeries(label = 'time (UTC)'): uPlot.Series {
   return { label, value: (u, v) => timeLegend(u, v) };
 }
 
-/** Axis tick labels with a fixed number of decimals for the tick step. */
+/** Axis tick labels with the decimals the tick step needs (a step of 2.5 writes 7.5, not 8). */
 export function numberTicks(prefix = ''): uPlot.Axis['values'] {
-  return (_u, splits, _ax, _space, incr) => {
-    const d = incr >= 1 ? 0 : incr >= 0.1 ? 1 : incr >= 0.01 ? 2 : 3;
-    return splits.map((v) => (v === null || v === undefined ? '' : prefix + num(v, d)));
-  };
+  return (_u, splits, _ax, _space, incr) => tickLabels(splits, incr, prefix);
 }
 
 export const COLORS = { up: '#1a7f37', down: '#cf222e', coin: '#0969da', muted: '#8c959f', equity: '#6f42c1', spread: '#9a6700' };

@@ -61,6 +61,29 @@ export function priceDecimals(tick: number | null | undefined): number {
   return typeof tick === 'number' && tick > 0 && tick < 0.01 ? 3 : 2;
 }
 
+/**
+ * The decimals that write every multiple of an axis's tick step as it is:
+ * 0 for 5 or 10, 1 for 2.5, 2 for 0.25 or 0.05, 3 for 0.025 (at most 6).
+ */
+export function stepDecimals(step: number | null | undefined): number {
+  if (typeof step !== 'number' || !Number.isFinite(step) || step <= 0) return 0;
+  for (let d = 0; d < 6; d++) {
+    const x = step * 10 ** d;
+    if (Math.abs(x - Math.round(x)) < 1e-6 * Math.max(1, x)) return d;
+  }
+  return 6;
+}
+
+/**
+ * A numeric axis's tick labels (uPlot's splits at its step incr), each
+ * with the decimals the step needs, so that ticks 2.5 apart read 0.0, 2.5,
+ * 5.0, 7.5 (not 0, 3, 5, 8) and 0.25 apart read 0.25, 0.50, 0.75.
+ */
+export function tickLabels(splits: (number | null | undefined)[], incr: number, prefix = ''): string[] {
+  const d = stepDecimals(incr);
+  return splits.map((v) => (v === null || v === undefined ? '' : prefix + num(v, d)));
+}
+
 /** Shares (sizes): 2 decimals. */
 export function shares(x: number | null | undefined): string {
   return num(x, 2);
