@@ -75,6 +75,38 @@ func TestDashboardQADash(t *testing.T) {
 		}
 	})
 
+	t.Run("a walk-forward sweep says whose test figures it shows", func(t *testing.T) {
+		pro := pro.in(t)
+		defer pro.answerJSON("*/v1/sweeps/sw_qadashwf*", "/v1/sweeps/sw_qadashwf", walkForwardSweep())()
+		pro.visit("#/sweeps/sw_qadashwf", "sweeps")
+		pro.run("results", chromedp.WaitVisible(byID("heatmap-test")), chromedp.WaitVisible(byID("sweep-trials")))
+		// A trial's test figures are its last fold's block (the earlier
+		// blocks train in the later folds).
+		var caption string
+		pro.eval(`document.querySelector('[data-testid=heatmap-test] caption').textContent`, &caption)
+		if !strings.Contains(caption, "last fold") {
+			t.Errorf("the test heatmap's caption %q does not say it is the last fold's block", caption)
+		}
+		var heads []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=sweep-trials] thead th')].map(h => h.textContent)`, &heads)
+		for _, h := range heads {
+			if strings.HasPrefix(h, "Test") && !strings.Contains(h, "last fold") {
+				t.Errorf("the trials table's column %q does not say it is the last fold's block (columns %q)", h, heads)
+			}
+		}
+		// best.test joins every fold's chosen trial's test block.
+		var label string
+		pro.eval(`document.querySelector('[data-testid=best-test-objective]').previousElementSibling.textContent`, &label)
+		if !strings.Contains(label, "folds joined") {
+			t.Errorf("the best trial's test figure is labelled %q: it is the folds' chosen trials' joined", label)
+		}
+		// Each market's pnl says which trial traded it.
+		var trials []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=best-market-row]')].map(r => (r.querySelector('[data-testid=best-market-trial]')||{}).textContent||'')`, &trials)
+		if want := []string{"0", "0", "1", "1", "0", "0"}; fmt.Sprint(trials) != fmt.Sprint(want) {
+			t.Errorf("the per-market rows name the trials %q; the answer's are %q (test markets: the trial their fold chose)", trials, want)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.
@@ -102,5 +134,59 @@ func replayAnswer(slug string, span float64) []byte {
 			"winning_trades": 0, "losing_trades": 0, "win_rate": 0, "avg_trade_pnl": 0, "best_trade": 0, "worst_trade": 0, "time_in_position_pct": 0,
 			"final_market_outcome": "UP", "total_fees": 0},
 		"trades": []any{}, "pnl_curve": curve, "total_snapshots": 11}})
+	return b
+}
+
+// walkForwardSweep is a finished WALK_FORWARD sweep as GET /v1/sweeps/{id}
+// answers it: 2 trials over 6 markets in 3 blocks of 2; fold 1 trains on
+// block 0 and chose trial 1, fold 2 trains on blocks 0 and 1 and chose
+// trial 0, the best on the last fold's train markets.
+func walkForwardSweep() []byte {
+	summary := func(pnl float64, trades int) map[string]any {
+		return map[string]any{"n_markets": 2, "n_markets_traded": 2, "n_trades": trades, "total_pnl": pnl, "total_fees": 0, "win_rate": 50,
+			"ev_per_trade": pnl / float64(trades), "ev_ci95": nil, "sqn": nil, "win_rate_ci95": nil, "pnl_per_market": nil, "sharpe_per_market": 0.5,
+			"daily": nil, "sharpe_daily_ann": nil, "sortino_daily_ann": nil, "portfolio_max_drawdown": 1, "calibration": nil,
+			"brier_entry": nil, "brier_market": nil, "psr0": nil}
+	}
+	param := func(v float64) []map[string]any {
+		return []map[string]any{{"path": "/entryConditions/0/value", "value": v}}
+	}
+	trial := func(n int, v, train, test float64) map[string]any {
+		return map[string]any{"trial": n, "parameters": param(v), "train": summary(train, 4), "test": summary(test, 2), "train_objective": train, "test_objective": test}
+	}
+	market := func(i int, pnl float64, test bool, tr any) map[string]any {
+		m := map[string]any{"slug": fmt.Sprintf("btc-updown-15m-qadash-%d", i), "pnl": pnl, "test": test}
+		if tr != nil {
+			m["trial"] = tr
+		}
+		return m
+	}
+	b, _ := json.Marshal(map[string]any{"success": true, "timestamp": "2026-11-27T11:00:00Z", "data": map[string]any{
+		"sweep_id": "sw_qadashwf", "status": "DONE", "trials": 2, "markets": 6, "replays": 12,
+		"progress":   map[string]any{"replays_done": 12, "replays_total": 12, "eta_seconds": nil},
+		"created_at": "2026-11-27T10:00:00Z", "finished_at": "2026-11-27T10:01:00Z", "error": nil,
+		"request": map[string]any{
+			"strategy": map[string]any{"side": "UP", "entryConditions": []map[string]any{{"field": "price_up", "operator": "<", "value": 0.4}},
+				"exitConditions": []map[string]any{{"field": "price_up", "operator": ">=", "value": 0.6}}, "positionSize": 10, "maxLossPercent": 50, "orderType": "MARKET"},
+			"parameters": []map[string]any{{"path": "/entryConditions/0/value", "values": []float64{0.4, 0.45}}},
+			"search":     map[string]any{"kind": "GRID"},
+			"markets":    map[string]any{"coin": "BTC", "market_type": "15m", "count": 6},
+			"split":      map[string]any{"kind": "WALK_FORWARD", "folds": 2, "embargoMarkets": 0},
+			"objective":  "total_pnl",
+		},
+		"results": map[string]any{
+			"objective": "total_pnl", "split": "WALK_FORWARD",
+			"trials": []any{trial(0, 0.4, 3, 1), trial(1, 0.45, 2, -1)},
+			"best": map[string]any{"trial": 0, "parameters": param(0.4), "train_objective": 3, "test_objective": 0.5, "test": summary(0.5, 4),
+				"per_market": []any{market(1, 1, false, nil), market(2, 1, false, nil), market(3, -0.25, true, 1), market(4, -0.25, true, 1),
+					market(5, 0.5, true, 0), market(6, 0.5, true, 0)}},
+			"folds": []any{
+				map[string]any{"fold": 1, "trial": 1, "train_objective": 2.5, "test": summary(-0.5, 2), "test_objective": -0.5},
+				map[string]any{"fold": 2, "trial": 0, "train_objective": 3, "test": summary(1, 2), "test_objective": 1},
+			},
+			"stability": map[string]any{"trial": 0, "objective": 3, "neighbour_mean": 2, "neighbours": 1},
+			"dsr":       nil, "pbo": nil, "pbo_choices": nil,
+		},
+	}})
 	return b
 }

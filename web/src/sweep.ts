@@ -50,7 +50,8 @@ export interface Best {
   train_objective: number | null;
   test_objective: number | null;
   test: Summary | null;
-  per_market: { slug: string; pnl: number; test: boolean; embargo?: boolean; error?: string }[];
+  /** trial: under WALK_FORWARD, a test market's: the trial its fold chose (absent where it chose none). */
+  per_market: { slug: string; pnl: number; test: boolean; embargo?: boolean; error?: string; trial?: number | null }[];
 }
 
 export interface Results {

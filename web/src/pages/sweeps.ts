@@ -542,6 +542,9 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
   return { update };
 }
 
+/** A WALK_FORWARD sweep: a trial's test figures are its last fold's block, and best.test joins every fold's chosen trial's. */
+const walkForward = (res: Results) => res.split === 'WALK_FORWARD';
+
 /** A finished sweep: the verdict, the heatmaps, the best trial, its statistics and every trial. */
 function showResults(box: HTMLElement, sw: Sweep): void {
   const res = sw.results as Results;
@@ -633,7 +636,10 @@ function heatmapSection(res: Results, grid: Parameter[], fmt: (x: number | null)
   };
   const render = () => {
     const train = one(`Train: ${objName} on the markets that chose`, 'train_objective', 'heatmap-train');
-    const test = hasTest ? one(`Test: ${objName} on markets it never saw`, 'test_objective', 'heatmap-test') : null;
+    // A trial's test figures under WALK_FORWARD are the last fold's block
+    // only (the earlier blocks train in the later folds).
+    const testTitle = walkForward(res) ? `Test: ${objName} on the last fold’s test block, which it never saw` : `Test: ${objName} on markets it never saw`;
+    const test = hasTest ? one(testTitle, 'test_objective', 'heatmap-test') : null;
     // Each map scrolls sideways on its own when it is wider than the screen.
     const wrap = (t: HTMLElement) => h('div', { class: 'heatmap-box' }, t);
     clear(maps, wrap(train.table), test ? wrap(test.table) : h('p', { class: 'muted' }, 'Split NONE: every market trains, so there is no test map.'));
@@ -659,6 +665,11 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
   const obj = res.objective;
   const train = res.trials.find((t) => t.trial === best.trial)?.train;
   const [won, lost] = wonLost(best.per_market);
+  // Under WALK_FORWARD a test market's pnl is the trial's its fold chose
+  // (the walk forward's out-of-sample path), not the best trial's.
+  const wf = walkForward(res);
+  const joined = wf ? ', folds joined' : '';
+  const traded = (m: (typeof best.per_market)[number]) => (m.test ? (m.trial === undefined || m.trial === null ? 'none' : int(m.trial)) : int(best.trial));
   const rows = best.per_market.map((m, i) =>
     h(
       'tr',
@@ -666,6 +677,7 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
       td(int(i + 1), true),
       h('td', { class: 'slug' }, h('a', { href: `#/market/${encodeURIComponent(m.slug)}` }, m.slug)),
       td(m.test ? 'test' : m.embargo ? 'embargo' : 'train'),
+      wf ? h('td', { class: 'num', testid: 'best-market-trial' }, traded(m)) : null,
       td(pnl(m.pnl), true),
       td(m.error ?? ''),
     ),
@@ -673,8 +685,8 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
   const table = h(
     'table',
     { class: 'data cards', testid: 'best-markets' },
-    h('caption', null, 'Per market, oldest first'),
-    h('thead', null, h('tr', null, th('#', true), th('Market'), th('Set'), th('Pnl', true), th('Error'))),
+    h('caption', null, wf ? 'Per market, oldest first: a test market is traded by the trial its fold chose' : 'Per market, oldest first'),
+    h('thead', null, h('tr', null, th('#', true), th('Market'), th('Set'), wf ? th('Trial', true) : null, th('Pnl', true), th('Error'))),
     h('tbody', null, rows),
   );
   labelCells(table);
@@ -687,14 +699,28 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
       { class: 'figures', testid: 'best-figures' },
       best.parameters.map((p) => fig(p.path, valueText(p.value), 'best-param')),
       fig(`Train ${objName}`, fmt(best.train_objective), 'best-train-objective'),
-      hasTest ? fig(`Test ${objName}`, fmt(best.test_objective), 'best-test-objective') : null,
+      hasTest ? fig(`Test ${objName}${joined}`, fmt(best.test_objective), 'best-test-objective') : null,
       obj === 'total_pnl' ? null : fig('Train total pnl', pnl(train?.total_pnl), 'best-train-pnl'),
-      obj !== 'total_pnl' && hasTest ? fig('Test total pnl', pnl(best.test?.total_pnl), 'best-test-pnl') : null,
-      fig('Trades, train / test', `${int(train?.n_trades)} / ${hasTest ? int(best.test?.n_trades) : '—'}`, 'best-trades'),
+      obj !== 'total_pnl' && hasTest ? fig(`Test total pnl${joined}`, pnl(best.test?.total_pnl), 'best-test-pnl') : null,
+      fig(`Trades, train / test${joined}`, `${int(train?.n_trades)} / ${hasTest ? int(best.test?.n_trades) : '—'}`, 'best-trades'),
       fig('Markets won / lost', `${int(won)} / ${int(lost)}`, 'best-won-lost'),
     ),
-    h('div', { class: 'chart', testid: 'sweep-best-chart', role: 'img', 'aria-label': 'The best trial’s pnl per market, oldest first: test markets orange, the others (train, embargo) blue' }),
-    h('details', null, h('summary', null, `Its pnl in each of the ${int(best.per_market.length)} markets`), table),
+    wf
+      ? h(
+          'p',
+          { class: 'muted', testid: 'best-walk-forward' },
+          `Walk forward: the train markets are the best trial’s; each test block is traded by the trial its fold chose on the markets before it (see the folds below), so the test figures and bars are those trials’, joined.`,
+        )
+      : null,
+    h('div', {
+      class: 'chart',
+      testid: 'sweep-best-chart',
+      role: 'img',
+      'aria-label': wf
+        ? 'Pnl per market, oldest first: train markets (the best trial’s) blue, test markets (each fold’s chosen trial’s) orange'
+        : 'The best trial’s pnl per market, oldest first: test markets orange, the others (train, embargo) blue',
+    }),
+    h('details', null, h('summary', null, wf ? `The pnl in each of the ${int(best.per_market.length)} markets` : `Its pnl in each of the ${int(best.per_market.length)} markets`), table),
   );
 }
 
@@ -848,6 +874,8 @@ const TRIALS_PAGE = 1000;
 
 function trialsSection(id: string, res: Results, fmt: (x: number | null) => string, objName: string, hasTest: boolean): HTMLElement {
   const paths = res.trials[0]?.parameters.map((p) => p.path) ?? [];
+  // A trial's test figures under WALK_FORWARD: the last fold's block only.
+  const last = walkForward(res) ? ' (last fold)' : '';
   const keyOf = (t: TrialResult, k: TrialKey): number | string | null => {
     if (/^p\d+$/.test(k)) {
       const v = t.parameters[Number(k.slice(1))]?.value;
@@ -881,9 +909,9 @@ function trialsSection(id: string, res: Results, fmt: (x: number | null) => stri
     ['Trial', 'trial', true],
     ...paths.map((p, i): [string, TrialKey, boolean] => [p, `p${i}`, true]),
     [`Train ${objName}`, 'train_objective', true],
-    ...(hasTest ? [[`Test ${objName}`, 'test_objective', true] as [string, TrialKey, boolean]] : []),
+    ...(hasTest ? [[`Test ${objName}${last}`, 'test_objective', true] as [string, TrialKey, boolean]] : []),
     ...(res.objective === 'total_pnl' ? [] : [['Train pnl', 'train_pnl', true] as [string, TrialKey, boolean]]),
-    ...(res.objective !== 'total_pnl' && hasTest ? [['Test pnl', 'test_pnl', true] as [string, TrialKey, boolean]] : []),
+    ...(res.objective !== 'total_pnl' && hasTest ? [[`Test pnl${last}`, 'test_pnl', true] as [string, TrialKey, boolean]] : []),
     ['Train trades', 'trades', true],
     ['Train win rate', 'win_rate', true],
     ['Train Sharpe/market', 'sharpe', true],
