@@ -107,6 +107,28 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("the per-market rows name the trials %q; the answer's are %q (test markets: the trial their fold chose)", trials, want)
 		}
 	})
+
+	t.Run("an error answered to Run replay is seen where the button is", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.setValue(byID("replay-size"), "0")
+		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
+		var at struct {
+			Top, Bottom, Height, ScrollY float64
+			Text                         string
+		}
+		pro.eval(`(() => { const b = document.querySelector('[data-testid=error-banner]').getBoundingClientRect();
+			return {Top: b.top, Bottom: b.bottom, Height: window.innerHeight, ScrollY: window.scrollY, Text: document.querySelector('[data-testid=error-banner]').textContent} })()`, &at)
+		if !strings.Contains(at.Text, "VALIDATION_ERROR") {
+			t.Fatalf("the banner says %q", at.Text)
+		}
+		if at.ScrollY == 0 {
+			t.Fatalf("the Run button was in view without scrolling: nothing to check")
+		}
+		if at.Top < 0 || at.Bottom > at.Height {
+			t.Errorf("the error of a refused replay is at %v to %v px of an %v px window (scrolled %v px to the Run button): out of sight", at.Top, at.Bottom, at.Height, at.ScrollY)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.
