@@ -129,6 +129,35 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("the error of a refused replay is at %v to %v px of an %v px window (scrolled %v px to the Run button): out of sight", at.Top, at.Bottom, at.Height, at.ScrollY)
 		}
 	})
+	t.Run("a filter or page changed from the keyboard keeps the keyboard there", func(t *testing.T) {
+		pro := pro.in(t)
+		// Each filter change (and each page) loads the list afresh: the
+		// control used must have the focus again, not the document, from
+		// which the next Tab starts at the top, through the navigation.
+		pro.visit("#/markets", "markets")
+		focused := func() string {
+			var id string
+			pro.eval(`(() => { const e = document.activeElement; return e ? (e.dataset.testid || e.tagName) : '' })()`, &id)
+			return id
+		}
+		// The list of the new address, once shown (the old one goes at once).
+		shown := func(cond string) chromedp.Action {
+			return chromedp.Poll(`!!document.querySelector('main[data-ready="markets"]') && (`+cond+`)`, nil, chromedp.WithPollingTimeout(patience))
+		}
+		pro.run("focus the type box", chromedp.Focus(byID("markets-type")))
+		pro.run("pick 15m with the keyboard", chromedp.SetValue(byID("markets-type"), "15m"),
+			chromedp.Evaluate(`document.querySelector('[data-testid=markets-type]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+			shown(`[...document.querySelectorAll('[data-testid=market-row] td:nth-child(2)')].every(c => c.textContent === '15m')`))
+		if got := focused(); got != "markets-type" {
+			t.Errorf("after a filter changed from the keyboard the focus is on %q; want the type box", got)
+		}
+		older := `.pager button:last-of-type`
+		pro.run("focus Older", chromedp.Focus(older))
+		pro.run("press Enter", chromedp.KeyEvent("\r"), shown(`document.querySelector('[data-testid=markets-range]').textContent.startsWith('26')`))
+		if got := focused(); got != "markets-next" {
+			t.Errorf("after Older with the keyboard the focus is on %q; want Older (markets-next)", got)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.

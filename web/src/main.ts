@@ -158,6 +158,9 @@ function decodePart(s: string): string {
   }
 }
 
+// The page last routed to, and the control that had the keyboard on it.
+let lastPage = '';
+
 async function route(): Promise<void> {
   if (!session) return;
   if (!sessionFresh) void refreshSession();
@@ -167,6 +170,13 @@ async function route(): Promise<void> {
   const [pathPart, query] = hash.split('?');
   const path = pathPart.split('/').filter(Boolean).map(decodePart);
   const page = path[0] || 'markets';
+  // A page that loads itself afresh for a control used on it (a filter, a
+  // pager button, the exchange's coin) gives the keyboard back to that
+  // control, where it would fall to the document and the next Tab start
+  // at the top, through the navigation.
+  const active = document.activeElement as HTMLElement | null;
+  const refocus = page === lastPage && active && main.contains(active) ? active.dataset.testid : undefined;
+  lastPage = page;
   for (const a of navLinks) {
     if (a.dataset.route === page || (page === 'market' && a.dataset.route === 'markets')) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
@@ -198,6 +208,11 @@ async function route(): Promise<void> {
       if (!current()) return;
       main.setAttribute('data-ready-ms', (performance.now() - t0).toFixed(1));
       main.setAttribute('data-ready', page);
+      if (refocus) {
+        const el = box.querySelector<HTMLElement>(`[data-testid="${CSS.escape(refocus)}"]`);
+        // A control now disabled (Older on the last page): the page itself, from which Tab goes on.
+        (el && !(el as HTMLButtonElement).disabled ? el : main).focus();
+      }
     },
     current,
   };

@@ -139,8 +139,8 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
       tbody.append(h('tr', null, h('td', { colspan: 8, testid: 'markets-past-end' }, `This page is past the last: ${int(r.total)} markets match these filters. `, back)));
     } else if (r.markets.length === 0) tbody.append(h('tr', null, h('td', { colspan: 8 }, 'No markets match these filters.')));
     if (r.warning) warning.append(r.warning, ' ', upgradeLink(ctx));
-    const prev = h('button', { type: 'button', disabled: offset === 0 || past }, '← Newer');
-    const next = h('button', { type: 'button', disabled: offset + PAGE >= r.total }, 'Older →');
+    const prev = h('button', { type: 'button', testid: 'markets-prev', disabled: offset === 0 || past }, '← Newer');
+    const next = h('button', { type: 'button', testid: 'markets-next', disabled: offset + PAGE >= r.total }, 'Older →');
     prev.addEventListener('click', () => apply(Math.max(0, offset - PAGE)));
     next.addEventListener('click', () => apply(offset + PAGE));
     const range = r.markets.length ? `${int(offset + 1)}–${int(offset + r.markets.length)} of ${int(r.total)}` : `0 of ${int(r.total)}`;
