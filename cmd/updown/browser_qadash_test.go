@@ -158,6 +158,22 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("after Older with the keyboard the focus is on %q; want Older (markets-next)", got)
 		}
 	})
+	t.Run("each page names itself in the window's title", func(t *testing.T) {
+		pro := pro.in(t)
+		// A screen reader announces the title on a page change, and a
+		// tab or the history lists pages by it.
+		for _, p := range []struct{ hash, page, name string }{
+			{"#/markets", "markets", "Markets"}, {"#/market/" + url.PathEscape(slug15), "market", slug15}, {"#/replay", "replay", "Replay"},
+			{"#/agent", "agent", "Backtest AI"}, {"#/sweeps", "sweeps", "Sweeps"}, {"#/exchange", "exchange", "Exchange"}, {"#/account", "account", "Account"},
+		} {
+			pro.visit(p.hash, p.page)
+			var title string
+			pro.eval(`document.title`, &title)
+			if !strings.HasPrefix(title, p.name) || !strings.Contains(title, "updown") {
+				t.Errorf("%s is titled %q; want it to start with %q", p.hash, title, p.name)
+			}
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.

@@ -69,6 +69,7 @@ function signInPage(message?: string): void {
       showError(e);
     }
   });
+  document.title = 'Sign in · updown';
   clear(root, banner, h('main', { class: 'center', 'data-ready': 'signin' }, form));
   if (message) showError(message);
   key.focus();
@@ -170,6 +171,10 @@ async function route(): Promise<void> {
   const [pathPart, query] = hash.split('?');
   const path = pathPart.split('/').filter(Boolean).map(decodePart);
   const page = path[0] || 'markets';
+  // The window's title names the page (a screen reader announces it; tabs
+  // and the history list pages by it): a market by its slug.
+  const name = page === 'market' ? `${path[1] ?? ''} · Markets` : (NAV.find(([r]) => r === page)?.[1] ?? 'Markets');
+  document.title = `${name} · updown`;
   // A page that loads itself afresh for a control used on it (a filter, a
   // pager button, the exchange's coin) gives the keyboard back to that
   // control, where it would fall to the document and the next Tab start
