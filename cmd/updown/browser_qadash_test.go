@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
@@ -31,17 +32,7 @@ func TestDashboardQADash(t *testing.T) {
 		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
 		// One listener answers every replay with the answer of the span under test.
 		var answer atomic.Value
-		chromedp.ListenTarget(pro.ctx, func(ev any) {
-			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, "/v1/replay") {
-				body := answer.Load().([]byte)
-				go func() {
-					_ = chromedp.Run(pro.ctx, fetch.FulfillRequest(e.RequestID, 200).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
-				}()
-			}
-		})
-		pro.run("answer replays", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
-		defer pro.run("stop answering replays", fetch.Disable())
+		defer answerWith(pro, "*/v1/replay", "/v1/replay", func() (int64, []byte) { return 200, answer.Load().([]byte) })()
 		fractional := 0
 		for run, span := range []float64{12, 14, 16, 18, 19, 20, 22, 25, 1.6, 1.9, 0.19} {
 			answer.Store(replayAnswer(slug15, span))
@@ -174,6 +165,35 @@ func TestDashboardQADash(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a sweep whose progress the server does not answer says so", func(t *testing.T) {
+		pro := pro.in(t)
+		// The sweep runs; then its polls are answered 503 (Postgres away
+		// behind the api): the page must not go on saying it runs, with
+		// a progress bar that no longer moves, without a word.
+		var status atomic.Int64
+		status.Store(200)
+		running := runningSweep()
+		refused := []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the database is not answering"},"timestamp":"2026-11-27T10:00:00Z"}`)
+		defer answerWith(pro, "*/v1/sweeps/sw_qadashrun*", "/v1/sweeps/sw_qadashrun", func() (int64, []byte) {
+			if st := status.Load(); st != 200 {
+				return st, refused
+			}
+			return 200, running
+		})()
+		pro.visit("#/sweeps/sw_qadashrun", "sweeps")
+		pro.run("progress", chromedp.WaitVisible(byID("sweep-progress")+`[data-status="RUNNING"]`))
+		status.Store(503)
+		// Polls come every 0.7 s: a few of them.
+		_ = chromedp.Run(pro.ctx, chromedp.Poll(`document.querySelector('[data-testid=sweep-status]').textContent.includes('SERVICE_UNAVAILABLE')`, nil,
+			chromedp.WithPollingTimeout(8*time.Second)))
+		if got := pro.text(byID("sweep-status")); !strings.Contains(got, "SERVICE_UNAVAILABLE") {
+			t.Errorf("with every poll of its progress refused 503, the sweep's status says %q", got)
+		}
+		// Answered again, it says what the sweep does.
+		status.Store(200)
+		pro.run("answered again", chromedp.Poll(`!document.querySelector('[data-testid=sweep-status]').textContent.includes('SERVICE_UNAVAILABLE')`, nil,
+			chromedp.WithPollingTimeout(patience)))
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.
@@ -256,4 +276,31 @@ func walkForwardSweep() []byte {
 		},
 	}})
 	return b
+}
+
+// runningSweep is a sweep under way as GET /v1/sweeps/{id} answers it.
+func runningSweep() []byte {
+	b, _ := json.Marshal(map[string]any{"success": true, "timestamp": "2026-11-27T10:00:30Z", "data": map[string]any{
+		"sweep_id": "sw_qadashrun", "status": "RUNNING", "trials": 2, "markets": 6, "replays": 12,
+		"progress":   map[string]any{"replays_done": 5, "replays_total": 12, "eta_seconds": 30},
+		"created_at": "2026-11-27T10:00:00Z", "finished_at": nil, "error": nil,
+	}})
+	return b
+}
+
+// answerWith has the browser answer its requests whose URL matches the
+// fetch pattern and holds part with what answer gives at the time (a
+// status and a JSON body), until the returned stop is called.
+func answerWith(b *browserSession, pattern, part string, answer func() (int64, []byte)) (stop func()) {
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, part) {
+			status, body := answer()
+			go func() {
+				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
+					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+			}()
+		}
+	})
+	b.run("answer "+part, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
+	return func() { b.run("stop answering "+part, fetch.Disable()) }
 }

@@ -315,7 +315,11 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
           ctx.error(e);
           return;
         }
-        continue; // a busy server (429, 503): ask again
+        // A busy or failing server (429, 5xx, the network): asked again,
+        // and the status line says so meanwhile, rather than "Running"
+        // over a progress bar that no longer moves.
+        view.trouble(e);
+        continue;
       }
       if (!live()) return;
       view.update(sw);
@@ -488,6 +492,8 @@ function sweepList(box: HTMLElement, sweeps: Sweep[], total: number): void {
 
 interface SweepView {
   update(sw: Sweep): void;
+  /** A poll of the sweep's progress that failed (it is asked again). */
+  trouble(e: ApiError): void;
 }
 
 const STATUS_WORDS: Record<string, string> = {
@@ -526,9 +532,15 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
     progress.setAttribute('data-percent', share.toFixed(1));
     status.textContent = `${STATUS_WORDS[s.status] ?? s.status}${s.error ? ` ${s.error}` : ''}`;
     status.className = s.status === 'FAILED' ? 'warning' : 'muted';
+    status.removeAttribute('data-trouble');
     stop.hidden = !ACTIVE.includes(s.status);
     if (s.status !== last && s.status === 'DONE' && s.results) showResults(results, s);
     last = s.status;
+  };
+  const trouble = (e: ApiError) => {
+    status.textContent = `Its progress could not be read: ${e.message}${e.code ? ` (${e.code})` : ''}. Asking again…`;
+    status.className = 'warning';
+    status.setAttribute('data-trouble', String(e.status));
   };
   clear(
     box,
@@ -539,7 +551,7 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
     results,
   );
   update(sw);
-  return { update };
+  return { update, trouble };
 }
 
 /** A WALK_FORWARD sweep: a trial's test figures are its last fold's block, and best.test joins every fold's chosen trial's. */
