@@ -194,6 +194,20 @@ func TestDashboardQADash(t *testing.T) {
 		pro.run("answered again", chromedp.Poll(`!document.querySelector('[data-testid=sweep-status]').textContent.includes('SERVICE_UNAVAILABLE')`, nil,
 			chromedp.WithPollingTimeout(patience)))
 	})
+	t.Run("a server error names its request id", func(t *testing.T) {
+		pro := pro.in(t)
+		// A 500 says nothing of its cause (DESIGN 5); the operator finds
+		// it in the log by the request id the answer carries: the user
+		// must be able to give it.
+		failed := []byte(`{"success":false,"error":{"code":"INTERNAL_ERROR","message":"internal server error"},"timestamp":"2026-11-27T10:00:00Z"}`)
+		defer answerWith(pro, "*/v1/replay", "/v1/replay", func() (int64, []byte) { return 500, failed },
+			&fetch.HeaderEntry{Name: "X-Request-Id", Value: "qadash0123456789abcdef"})()
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
+		if got := pro.text(byID("error-banner")); !strings.Contains(got, "INTERNAL_ERROR") || !strings.Contains(got, "qadash0123456789abcdef") {
+			t.Errorf("a replay answered 500 shows %q: no request id to report", got)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.
@@ -290,14 +304,15 @@ func runningSweep() []byte {
 
 // answerWith has the browser answer its requests whose URL matches the
 // fetch pattern and holds part with what answer gives at the time (a
-// status and a JSON body), until the returned stop is called.
-func answerWith(b *browserSession, pattern, part string, answer func() (int64, []byte)) (stop func()) {
+// status and a JSON body, with the headers given), until the returned
+// stop is called.
+func answerWith(b *browserSession, pattern, part string, answer func() (int64, []byte), headers ...*fetch.HeaderEntry) (stop func()) {
+	headers = append([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}, headers...)
 	chromedp.ListenTarget(b.ctx, func(ev any) {
 		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, part) {
 			status, body := answer()
 			go func() {
-				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
-					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).WithResponseHeaders(headers).WithBody(b64(body)))
 			}()
 		}
 	})

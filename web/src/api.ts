@@ -7,9 +7,16 @@ export class ApiError extends Error {
     public code: string,
     message: string,
     public details?: Record<string, unknown>,
+    /** The answer's X-Request-Id: the server logs a 5xx under it (DESIGN 5). */
+    public requestId?: string,
   ) {
     super(message);
   }
+}
+
+/** What to give the server's operator for a server error: its request id. */
+export function requestIdNote(e: ApiError): string {
+  return e.status >= 500 && e.requestId ? ` Request id ${e.requestId}: give it to the server's operator.` : '';
 }
 
 let csrf = '';
@@ -118,7 +125,7 @@ function parsed(res: Response, text: string): any {
 /** The error an answer's envelope names. */
 function apiError(res: Response, j: any): ApiError {
   const e = j?.error ?? {};
-  return new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details);
+  return new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details, res.headers.get('X-Request-Id') ?? undefined);
 }
 
 export const get = <T = any>(path: string) => call<T>('GET', path);

@@ -1,5 +1,5 @@
 import './style.css';
-import { ApiError, call, del, get, setCsrf, setUnauthorizedHandler } from './api';
+import { ApiError, call, del, get, requestIdNote, setCsrf, setUnauthorizedHandler } from './api';
 import { clear, h } from './dom';
 import { clearDrafts } from './drafts';
 import { type Ctx, type Session, upgradeLink } from './ctx';
@@ -14,7 +14,7 @@ const root = document.getElementById('app') as HTMLElement;
 const banner = h('div', { class: 'error-banner', role: 'alert', testid: 'error-banner', hidden: true });
 
 function showError(e: unknown): void {
-  const msg = e instanceof ApiError ? `${e.message}${e.code && e.status ? ` (${e.code})` : ''}` : String((e as Error)?.message ?? e);
+  const msg = e instanceof ApiError ? `${e.message}${e.code && e.status ? ` (${e.code})` : ''}${requestIdNote(e)}` : String((e as Error)?.message ?? e);
   banner.textContent = msg;
   // A limit of the plan (a tier error, a rate limit) names where to upgrade: the banner links there.
   if (e instanceof ApiError && typeof e.details?.upgrade_url === 'string' && session) {

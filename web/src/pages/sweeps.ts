@@ -1,4 +1,4 @@
-import { ApiError, call, del, get, post } from '../api';
+import { ApiError, call, del, get, post, requestIdNote } from '../api';
 import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
@@ -277,7 +277,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
   const showProblem = (e: unknown) => {
     if (!(e instanceof ApiError)) return ctx.error(e);
     const p = sweepProblem(e.status, e.code, e.message, e.details);
-    clear(problem, h('p', null, p.text), p.plan ? upgradeLink(ctx) : null);
+    clear(problem, h('p', null, p.text + requestIdNote(e)), p.plan ? upgradeLink(ctx) : null);
     problem.hidden = false;
     problem.setAttribute('data-status', String(e.status));
     if (p.field) {
