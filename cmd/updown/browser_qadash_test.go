@@ -208,6 +208,37 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("a replay answered 500 shows %q: no request id to report", got)
 		}
 	})
+	t.Run("a replay's drawdown shows its percent too", func(t *testing.T) {
+		pro := pro.in(t)
+		// max_drawdown_percent is SPEC's figure beside max_drawdown: the
+		// fall over the peak it fell from.
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		pro.setValue(byID("replay-code"), "side=UP entry: price_up >= 0 exit: price_up > 0.99 size=100 maxloss=100 order=MARKET")
+		var runs string
+		pro.eval(`document.querySelector('[data-testid=replay-results]').dataset.run || '0'`, &runs)
+		n, _ := strconv.Atoi(runs)
+		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("replay-results")+fmt.Sprintf(`[data-run="%d"]`, n+1)))
+		var answer struct {
+			Data struct {
+				Performance struct {
+					MaxDrawdown        float64 `json:"max_drawdown"`
+					MaxDrawdownPercent float64 `json:"max_drawdown_percent"`
+				}
+			}
+		}
+		apiPost(t, base, "/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug":"`+slug15+`","side":"UP","entryConditions":[{"field":"price_up","operator":">=","value":0}],
+			"exitConditions":[{"field":"price_up","operator":">","value":0.99}],"positionSize":100,"maxLossPercent":100,"orderType":"MARKET"}`, &answer)
+		p := answer.Data.Performance
+		if p.MaxDrawdownPercent == 0 {
+			t.Fatalf("the replay had no drawdown: nothing to check (%+v)", p)
+		}
+		want := "$" + fixed(p.MaxDrawdown, 2) + " (" + fixed(p.MaxDrawdownPercent, 1) + "%)"
+		var got string
+		pro.eval(`[...document.querySelectorAll('[data-testid=replay-results] dt')].find(d => d.textContent === 'Max drawdown').nextElementSibling.textContent`, &got)
+		if got != want {
+			t.Errorf("max drawdown shows %q; the API's is %q", got, want)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.

@@ -173,9 +173,11 @@ export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: nu
   const show = (k: string, f: Fmt) => {
     const v = p[k];
     if (k === 'win_rate' && p.total_trades === 0) return '—'; // no trade, no rate
+    // The fall in dollars and over the peak it fell from (max_drawdown_percent).
+    if (k === 'max_drawdown' && typeof v === 'number' && typeof p.max_drawdown_percent === 'number') return `${f(v)} (${pct(p.max_drawdown_percent)})`;
     return typeof v === 'number' ? f(v) : (v ?? '—');
   };
-  const figureIds: Record<string, string> = { total_pnl: 'replay-total-pnl', total_trades: 'replay-total-trades', total_fees: 'replay-total-fees' };
+  const figureIds: Record<string, string> = { total_pnl: 'replay-total-pnl', total_trades: 'replay-total-trades', total_fees: 'replay-total-fees', max_drawdown: 'replay-max-drawdown' };
   const chart = h('div', { class: 'chart', testid: 'equity-chart', role: 'img', 'aria-label': 'Equity over the market, with in-position spans and trades' });
   const inPnl = Boolean(d.strategy?.includeRebates);
   const rebates =
