@@ -239,6 +239,55 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("max drawdown shows %q; the API's is %q", got, want)
 		}
 	})
+	t.Run("a page waiting on a slow server says it is loading", func(t *testing.T) {
+		pro := pro.in(t)
+		// The server takes 3 s to answer: the page says it is loading,
+		// not an empty table (the markets) or an empty page (the account).
+		slow := func(path string) func() (int64, []byte) {
+			return func() (int64, []byte) {
+				time.Sleep(3 * time.Second)
+				var out any
+				apiGet(t, base, path, "ud_dev_pro", &out)
+				b, _ := json.Marshal(out)
+				return 200, b
+			}
+		}
+		stop := answerWith(pro, "*/v1/markets?*", "/v1/markets?coin=SOL", slow("/v1/markets?coin=SOL&limit=25&offset=0"))
+		pro.run("open the SOL markets", chromedp.Navigate(base+"/app/#/markets?coin=SOL"), chromedp.WaitVisible(byID("markets-table")))
+		var waiting string
+		pro.eval(`document.querySelector('[data-testid=markets-table] tbody').textContent`, &waiting)
+		pro.run("the list", chromedp.WaitVisible(`main[data-ready="markets"]`))
+		stop()
+		if !strings.Contains(waiting, "Loading") {
+			t.Errorf("while the server answered the markets table held %q: nothing says it is loading", waiting)
+		}
+		if got := pro.text(byID("markets-table") + " tbody"); strings.Contains(got, "Loading") {
+			t.Errorf("the answered markets table still says it is loading")
+		}
+
+		stop = answerWith(pro, "*/v1/account", "/v1/account", slow("/v1/account"))
+		defer func() { stop() }()
+		pro.run("open the account", chromedp.Navigate(base+"/app/#/account"), chromedp.WaitVisible(`main .page`))
+		pro.eval(`document.querySelector('main .page').textContent`, &waiting)
+		pro.run("the account", chromedp.WaitVisible(`main[data-ready="account"]`))
+		if !strings.Contains(waiting, "Loading") {
+			t.Errorf("while the server answered the account page held %q: nothing says it is loading", waiting)
+		}
+		stop()
+		// A page the server refused says why, and no longer that it is loading.
+		refused := []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the database is not answering"},"timestamp":"2026-11-27T10:00:00Z"}`)
+		stop = answerWith(pro, "*/v1/account", "/v1/account", func() (int64, []byte) { return 503, refused })
+		pro.visit("#/markets", "markets")
+		pro.visit("#/account", "account")
+		if got := pro.text(byID("error-banner")); !strings.Contains(got, "SERVICE_UNAVAILABLE") {
+			t.Errorf("the refused account page's banner says %q", got)
+		}
+		var left int
+		pro.eval(`document.querySelectorAll('[data-testid=page-loading]').length`, &left)
+		if left != 0 {
+			t.Errorf("the refused account page still says it is loading")
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.
@@ -339,14 +388,21 @@ func runningSweep() []byte {
 // stop is called.
 func answerWith(b *browserSession, pattern, part string, answer func() (int64, []byte), headers ...*fetch.HeaderEntry) (stop func()) {
 	headers = append([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}, headers...)
+	// A listener outlives its stop: once stopped, it answers nothing
+	// (another answerWith for the same part answers instead).
+	var live atomic.Bool
+	live.Store(true)
 	chromedp.ListenTarget(b.ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, part) {
-			status, body := answer()
+		if e, ok := ev.(*fetch.EventRequestPaused); ok && live.Load() && strings.Contains(e.Request.URL, part) {
 			go func() {
+				status, body := answer() // may take its time: a slow server
 				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).WithResponseHeaders(headers).WithBody(b64(body)))
 			}()
 		}
 	})
 	b.run("answer "+part, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
-	return func() { b.run("stop answering "+part, fetch.Disable()) }
+	return func() {
+		live.Store(false)
+		b.run("stop answering "+part, fetch.Disable())
+	}
 }

@@ -187,7 +187,9 @@ async function route(): Promise<void> {
     else a.removeAttribute('aria-current');
   }
   const t0 = performance.now();
-  const box = h('div', { class: 'page' });
+  // Until the page shows its own content, it says it is loading (a page
+  // that waits on the server first, the account's, would be blank).
+  const box = h('div', { class: 'page' }, h('p', { class: 'muted', role: 'status', testid: 'page-loading' }, 'Loading…'));
   clear(main, box);
   main.removeAttribute('data-ready');
   main.removeAttribute('data-ready-ms');
@@ -234,6 +236,8 @@ async function route(): Promise<void> {
   try {
     await f(ctx);
   } catch (e) {
+    // The banner says why; the page no longer says it is loading.
+    box.querySelector('[data-testid=page-loading]')?.remove();
     ctx.error(e);
     ctx.ready();
   }

@@ -82,7 +82,8 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     e.preventDefault();
     apply();
   });
-  const tbody = h('tbody');
+  // The list's place says it is loading until the server answers.
+  const tbody = h('tbody', null, h('tr', null, h('td', { colspan: 8, class: 'muted', role: 'status' }, 'Loading markets…')));
   const table = h(
     'table',
     { testid: 'markets-table', class: 'data cards' },
@@ -106,6 +107,7 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   if (to.value) q.set('end_time', new Date(to.value + 'Z').toISOString());
   try {
     const r = await get<{ markets: Market[]; total: number; warning: string | null }>(`/v1/markets?${q}`);
+    tbody.replaceChildren();
     for (const m of r.markets) {
       const href = `#/market/${encodeURIComponent(m.slug)}`;
       const row = h(
@@ -146,6 +148,7 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     const range = r.markets.length ? `${int(offset + 1)}–${int(offset + r.markets.length)} of ${int(r.total)}` : `0 of ${int(r.total)}`;
     pager.append(prev, h('span', { testid: 'markets-range' }, range), next);
   } catch (e) {
+    tbody.replaceChildren();
     if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
       tbody.append(h('tr', null, h('td', { colspan: 8 }, e.message, ' ', upgradeLink(ctx))));
       if (!coins.includes(coin.value)) ctx.error(e);
@@ -242,7 +245,11 @@ function replayLink(ctx: Ctx, m: Market): HTMLElement {
 
 export async function marketPage(ctx: Ctx): Promise<void> {
   const slug = ctx.path[1] ?? '';
-  const chartBox = h('div', { class: 'chart', testid: 'market-chart', role: 'img', 'aria-label': 'price_up, price_down and coin price over the market' });
+  const chartBox = h(
+    'div',
+    { class: 'chart', testid: 'market-chart', role: 'img', 'aria-label': 'price_up, price_down and coin price over the market' },
+    h('p', { class: 'muted' }, 'Loading the chart…'),
+  );
   const books = h('div', { class: 'books' }, bookTable('market-book-up', 'UP book', 2), bookTable('market-book-down', 'DOWN book', 2));
   const instantInfo = h('p', { class: 'instant', role: 'status', testid: 'market-instant' }, 'Pick an instant: click the chart, or move the slider, to see both order books then.');
   const slider = h('input', { type: 'range', min: '0', max: '0', value: '0', testid: 'market-instant-slider' });
