@@ -148,6 +148,15 @@ func TestDashboardQADash(t *testing.T) {
 		if got := focused(); got != "markets-next" {
 			t.Errorf("after Older with the keyboard the focus is on %q; want Older (markets-next)", got)
 		}
+		// The exchange's coin, likewise.
+		pro.visit("#/exchange", "exchange")
+		pro.run("focus the coin", chromedp.Focus(byID("exchange-coin")))
+		pro.run("pick ETH", chromedp.SetValue(byID("exchange-coin"), "eth"),
+			chromedp.Evaluate(`document.querySelector('[data-testid=exchange-coin]').dispatchEvent(new Event('change', {bubbles: true}))`, nil),
+			chromedp.Poll(`!!document.querySelector('main[data-ready="exchange"]') && document.querySelector('[data-testid=exchange-trades-table] caption').textContent.startsWith('ETH')`, nil, chromedp.WithPollingTimeout(patience)))
+		if got := focused(); got != "exchange-coin" {
+			t.Errorf("after the exchange's coin changed from the keyboard the focus is on %q; want the coin box", got)
+		}
 	})
 	t.Run("each page names itself in the window's title", func(t *testing.T) {
 		pro := pro.in(t)
