@@ -297,6 +297,29 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("the refused account page still says it is loading")
 		}
 	})
+	t.Run("the field a refused replay names is marked in the form", func(t *testing.T) {
+		pro := pro.in(t)
+		// The API names the request's field (positionSize,
+		// entryConditions[0].value); the form shows its own words: the
+		// control is marked and takes the keyboard.
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		invalid := func() (ids []string, focused string) {
+			pro.eval(`[...document.querySelectorAll('form [aria-invalid=true]')].map(e => e.dataset.testid || (e.closest('[data-testid]') || {dataset: {}}).dataset.testid + ' ' + e.name)`, &ids)
+			pro.eval(`(() => { const e = document.activeElement; return e.dataset.testid || (e.closest('[data-testid]') || {dataset: {}}).dataset.testid + ' ' + e.name })()`, &focused)
+			return ids, focused
+		}
+		pro.setValue(byID("replay-size"), "0")
+		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
+		if ids, focused := invalid(); fmt.Sprint(ids) != "[replay-size]" || focused != "replay-size" {
+			t.Errorf("positionSize refused: marked %q, focus on %q; want the shares box", ids, focused)
+		}
+		pro.setValue(byID("replay-size"), "10")
+		pro.setValue(byID("replay-entry")+" [name=value]", "")
+		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.Poll(`document.querySelector('[data-testid=error-banner]').textContent.includes('entryConditions[0].value')`, nil, chromedp.WithPollingTimeout(patience)))
+		if ids, focused := invalid(); fmt.Sprint(ids) != "[replay-entry value]" || focused != "replay-entry value" {
+			t.Errorf("entryConditions[0].value refused: marked %q, focus on %q; want the first entry condition's value", ids, focused)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.

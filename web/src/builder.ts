@@ -87,6 +87,8 @@ export interface ExecutionControls {
   read(): OrderRules;
   /** Shows r's values (a pasted strategy_code). */
   write(r: OrderRules): void;
+  /** The control of a request field (its JSON name), for marking the one the API refused. */
+  controls: Record<string, HTMLElement>;
 }
 
 // A number box's value, or undefined when empty; NaN stays NaN so that the API names it.
@@ -199,8 +201,27 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       custom,
     ),
   );
+  const controls: Record<string, HTMLElement> = {
+    feeModel: model,
+    feeRate: rate,
+    feeExponent: exp,
+    latencyMs: latency,
+    ...(withOrders
+      ? {
+          orderType: order,
+          postOnly,
+          limitOffsetTicks: offset,
+          cancelAfterMs: cancel,
+          queueModel: queue,
+          includeRebates: rebates,
+          reentryCooldownMs: cooldown,
+          maxEntriesPerMarket: maxEntries,
+        }
+      : {}),
+  };
   return {
     el,
+    controls,
     read() {
       const out: OrderRules = withOrders ? { orderType: order.value } : {};
       if (order.value === 'GTC') {
@@ -277,6 +298,8 @@ export interface StrategyBuilder {
   rules(): Rules;
   /** Shows r in the builder and its code box. */
   load(r: Rules): void;
+  /** The control of a field the API names ("positionSize", "entryConditions[0].value"), or null. */
+  controlOf(field: string): HTMLElement | null;
 }
 
 /**
@@ -397,5 +420,16 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     codeStatus: codeMsg,
     rules,
     load,
+    controlOf(f) {
+      const m = /^(entryConditions|exitConditions)(?:\[(\d+)\](?:\.(field|operator|value))?)?$/.exec(f);
+      if (m) {
+        const box = m[1] === 'entryConditions' ? entries : exits;
+        const row = m[2] === undefined ? undefined : box.children[Number(m[2])];
+        if (!row) return (box.querySelector('[name=field]') as HTMLElement | null) ?? (box.parentElement?.querySelector('button') as HTMLElement | null);
+        return row.querySelector(`[name=${m[3] ?? 'field'}]`) as HTMLElement | null;
+      }
+      const own: Record<string, HTMLElement> = { side, positionSize: size, maxLossPercent: maxloss };
+      return own[f] ?? exec.controls[f] ?? null;
+    },
   };
 }

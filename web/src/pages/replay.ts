@@ -125,6 +125,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     ctx.clearError();
+    form.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
     clear(results);
     submit.disabled = true;
     submit.textContent = 'Running…';
@@ -140,6 +141,15 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     } catch (e) {
       clear(results);
       ctx.error(e);
+      // The control of the field the API named is marked and takes the
+      // keyboard, as on the sweeps page: its message names the request's
+      // field (positionSize), the form its own words (Shares per trade).
+      const f = e instanceof ApiError ? e.details?.field : undefined;
+      const c = typeof f === 'string' ? (f === 'marketSlug' ? market : b.controlOf(f)) : null;
+      if (c) {
+        c.setAttribute('aria-invalid', 'true');
+        c.focus();
+      }
     } finally {
       submit.disabled = false;
       submit.textContent = 'Run replay';
