@@ -320,6 +320,25 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("entryConditions[0].value refused: marked %q, focus on %q; want the first entry condition's value", ids, focused)
 		}
 	})
+	t.Run("the account page shows its keys when the plans cannot be read", func(t *testing.T) {
+		pro := pro.in(t)
+		// Each part of the page stands on its own: the plans' answer
+		// refused leaves the keys (and the account's figures) usable.
+		refused := []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the database is not answering"},"timestamp":"2026-11-27T10:00:00Z"}`)
+		defer answerWith(pro, "*/v1/account/billing*", "/v1/account/billing", func() (int64, []byte) { return 503, refused })()
+		pro.visit("#/markets", "markets")
+		pro.visit("#/account", "account")
+		var rows int
+		pro.eval(`document.querySelectorAll('[data-testid=keys-table] tbody tr').length`, &rows)
+		if rows == 0 {
+			t.Errorf("with the plans refused the account page lists no key (banner %q)", pro.text(byID("error-banner")))
+		}
+		var plans string
+		pro.eval(`(document.querySelector('[data-testid=billing-error]') || {}).textContent || ''`, &plans)
+		if !strings.Contains(plans, "SERVICE_UNAVAILABLE") {
+			t.Errorf("where the plans would be the page says %q", plans)
+		}
+	})
 }
 
 // uneven says whether ticks are not evenly spaced.

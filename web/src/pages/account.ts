@@ -1,4 +1,4 @@
-import { del, get, post } from '../api';
+import { ApiError, del, get, post } from '../api';
 import type { Ctx, PlanInfo } from '../ctx';
 import { clear, fig, h, labelCells, td, tdTime, th } from '../dom';
 import { int, limit, ofLimit, time } from '../format';
@@ -21,13 +21,22 @@ export function sweepsWords(p: PlanInfo): string {
   return `${int(s.max_trials)} trials × ${int(s.max_markets)} markets, ${int(s.max_replays)} replays, ${int(s.concurrent)} at a time`;
 }
 
+/** A part of the page the server did not answer, said in its place. */
+const partError = (testid: string, what: string, e: unknown) =>
+  h('p', { class: 'warning', role: 'alert', testid }, `${what} could not be read: ${(e as Error).message}${e instanceof ApiError && e.code ? ` (${e.code})` : ''}.`);
+
 export async function accountPage(ctx: Ctx): Promise<void> {
-  const [acct, keys, billing] = await Promise.all([
+  // Each part stands on its own: the plans refused leave the keys usable.
+  const [acctR, keysR, billingR] = await Promise.allSettled([
     get<{ data: any }>('/v1/account'),
     get<{ data: { keys: Key[]; live: number; max_live: number; total: number } }>(keysPath),
     get<{ data: { current_tier: string; plans: PlanInfo[]; checkout_url: string | null } }>('/v1/account/billing'),
   ]);
-  const a = acct.data;
+  // The account itself is the page: without it, the banner says why.
+  if (acctR.status === 'rejected') throw acctR.reason;
+  const a = acctR.value.data;
+  const keys = keysR.status === 'fulfilled' ? keysR.value : null;
+  const billing = billingR.status === 'fulfilled' ? billingR.value : null;
   const lim = limit;
   const q = a.ai_quota;
   const keysBody = h('tbody');
@@ -83,10 +92,10 @@ export async function accountPage(ctx: Ctx): Promise<void> {
       ctx.error(e);
     }
   });
-  renderKeys(keys.data.keys, keys.data.live, keys.data.max_live, keys.data.total);
+  if (keys) renderKeys(keys.data.keys, keys.data.live, keys.data.max_live, keys.data.total);
 
   const yes = (b: boolean) => (b ? 'yes' : 'no');
-  const plans = billing.data.plans;
+  const plans = billing?.data.plans ?? [];
   const rowsOf: [string, (p: PlanInfo) => string][] = [
     ['Market data', (p) => p.markets_window],
     ['ETH and SOL markets', (p) => yes(p.eth_sol_markets)],
@@ -111,20 +120,25 @@ export async function accountPage(ctx: Ctx): Promise<void> {
       fig('AI generations this month', ofLimit(q.used, q.limit), 'account-ai-quota'),
     ),
     h('h2', null, 'API keys'),
-    h('p', null, `Up to ${int(keys.data.max_live)} live keys. A revoked key, and every session or token opened with it, stops working at its next request.`),
-    keysTable,
-    keysNote,
-    h('p', null, create),
-    newKey,
+    keys
+      ? [
+          h('p', null, `Up to ${int(keys.data.max_live)} live keys. A revoked key, and every session or token opened with it, stops working at its next request.`),
+          keysTable,
+          keysNote,
+          h('p', null, create),
+          newKey,
+        ]
+      : partError('keys-error', 'Your keys', (keysR as PromiseRejectedResult).reason),
     h('h2', { id: 'billing' }, 'Plans'),
-    h(
+    billing ? null : partError('billing-error', 'The plans', (billingR as PromiseRejectedResult).reason),
+    billing && h(
       'table',
       { class: 'data plans wide-scroll', testid: 'billing-plans' },
       h('thead', null, h('tr', null, h('th', { scope: 'col' }, ''), plans.map((p) => h('th', { scope: 'col', class: p.tier === a.tier ? 'current' : '' }, p.tier, p.tier === a.tier ? ' (yours)' : '')))),
       h('tbody', null, rowsOf.map(([label, f]) => h('tr', null, h('th', { scope: 'row' }, label), plans.map((p) => h('td', { class: p.tier === a.tier ? 'current' : '' }, f(p)))))),
     ),
     // On a phone the comparison is one card per plan.
-    h(
+    billing && h(
       'div',
       { class: 'plan-cards' },
       plans.map((p) =>
@@ -136,9 +150,11 @@ export async function accountPage(ctx: Ctx): Promise<void> {
         ),
       ),
     ),
-    billing.data.checkout_url
-      ? h('p', null, h('a', { href: billing.data.checkout_url, class: 'upgrade', rel: 'noopener' }, 'Change plan'))
-      : h('p', { class: 'muted' }, 'This server has no checkout link configured (BILLING_URL): ask its operator to change your plan.'),
+    !billing
+      ? null
+      : billing.data.checkout_url
+        ? h('p', null, h('a', { href: billing.data.checkout_url, class: 'upgrade', rel: 'noopener' }, 'Change plan'))
+        : h('p', { class: 'muted' }, 'This server has no checkout link configured (BILLING_URL): ask its operator to change your plan.'),
   );
   ctx.ready();
 }
