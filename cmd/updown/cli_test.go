@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,7 +254,25 @@ func TestAdminRedisDownSaysItOnce(t *testing.T) {
 	t.Parallel()
 	db := pgtest.NewDatabase(t)
 	bin := updownBinary(t)
-	dead := "redis://" + freeAddr(t) // nothing listens there
+	// A port held by a listener that hangs up on every connection: Redis
+	// is down there, and no other test's server can take the port (a
+	// port freed for the test was, once, a running Redis by the time
+	// set-tier dialled it).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	dead := "redis://" + ln.Addr().String()
 	cmd := exec.Command(bin, "customers", "create", "--email", "ada@example.com")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+db)
 	if out, err := cmd.CombinedOutput(); err != nil {
