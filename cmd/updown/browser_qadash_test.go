@@ -203,6 +203,39 @@ func TestDashboardQADash(t *testing.T) {
 		pro.run("answered again", chromedp.Poll(`!document.querySelector('[data-testid=sweep-status]').textContent.includes('SERVICE_UNAVAILABLE')`, nil,
 			chromedp.WithPollingTimeout(patience)))
 	})
+	t.Run("a sweep's progress waits out a 429's Retry-After", func(t *testing.T) {
+		pro := pro.in(t)
+		// Over the rate limit, the page's next poll waits as long as the
+		// 429's Retry-After asks (SPEC 7), where it asked again every
+		// 0.7 s and spent the limit it had been told to spare.
+		var polls atomic.Int64
+		var limited atomic.Bool
+		running := runningSweep()
+		over := []byte(`{"success":false,"error":{"code":"RATE_LIMIT_EXCEEDED","message":"over the minute's limit","details":{"window":"minute"}},"timestamp":"2026-11-27T10:00:00Z"}`)
+		defer answerWith(pro, "*/v1/sweeps/sw_qadashrun*", "/v1/sweeps/sw_qadashrun", func() (int64, []byte) {
+			polls.Add(1)
+			if limited.Load() {
+				return 429, over
+			}
+			return 200, running
+		}, &fetch.HeaderEntry{Name: "Retry-After", Value: "4"})()
+		pro.visit("#/sweeps/sw_qadashrun", "sweeps")
+		pro.run("progress", chromedp.WaitVisible(byID("sweep-progress")+`[data-status="RUNNING"]`))
+		limited.Store(true)
+		pro.run("the 429 shown", chromedp.Poll(`document.querySelector('[data-testid=sweep-status]').textContent.includes('RATE_LIMIT_EXCEEDED')`, nil,
+			chromedp.WithPollingTimeout(patience)))
+		at := polls.Load()
+		// Polls every 0.7 s would ask about four times in 2.5 s; the
+		// Retry-After of 4 s allows none. (A slow machine only asks less.)
+		time.Sleep(2500 * time.Millisecond)
+		if n := polls.Load() - at; n > 0 {
+			t.Errorf("%d polls within 2.5 s of a 429 with Retry-After: 4; want none", n)
+		}
+		// Answered again, the page goes on.
+		limited.Store(false)
+		pro.run("polled again", chromedp.Poll(`!document.querySelector('[data-testid=sweep-status]').textContent.includes('RATE_LIMIT_EXCEEDED')`, nil,
+			chromedp.WithPollingTimeout(patience)))
+	})
 	t.Run("a server error names its request id", func(t *testing.T) {
 		pro := pro.in(t)
 		// A 500 says nothing of its cause (DESIGN 5); the operator finds

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     public details?: Record<string, unknown>,
     /** The answer's X-Request-Id: the server logs a 5xx under it (DESIGN 5). */
     public requestId?: string,
+    /** The wait the answer's Retry-After asks for (429, 503), in ms; 0 without one. */
+    public retryAfterMs = 0,
   ) {
     super(message);
   }
@@ -95,7 +97,7 @@ async function awaitJob<T>(id: string, timeout: ApiError): Promise<T> {
     // Retry-After), as one the network lost is: the job goes on meanwhile.
     // A wait longer than the patience left ends the follow with its error.
     if (pollRefused(res.status)) {
-      const after = (Number(res.headers.get('Retry-After')) || 0) * 1000;
+      const after = retryAfterMs(res.headers.get('Retry-After'));
       if (Date.now() + after < until) {
         pause = after;
         continue;
@@ -125,7 +127,17 @@ function parsed(res: Response, text: string): any {
 /** The error an answer's envelope names. */
 function apiError(res: Response, j: any): ApiError {
   const e = j?.error ?? {};
-  return new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details, res.headers.get('X-Request-Id') ?? undefined);
+  return new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details, res.headers.get('X-Request-Id') ?? undefined,
+    retryAfterMs(res.headers.get('Retry-After')));
+}
+
+/** Retry-After in ms: delay-seconds or an HTTP date (RFC 9110); 0 when absent or past. */
+export function retryAfterMs(v: string | null): number {
+  if (!v) return 0;
+  const s = Number(v);
+  if (Number.isFinite(s)) return Math.max(0, s * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? 0 : Math.max(0, at - Date.now());
 }
 
 export const get = <T = any>(path: string) => call<T>('GET', path);

@@ -303,8 +303,10 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
         ctx.error(e);
       }
     });
+    let pause = 0; // a refused poll's Retry-After
     while (live() && ACTIVE.includes(sw.status)) {
-      await sleep(POLL_MS);
+      await sleep(Math.max(POLL_MS, pause));
+      pause = 0;
       if (!live()) return;
       try {
         sw = (await get<{ data: Sweep }>(`/v1/sweeps/${encodeURIComponent(sw.sweep_id)}`)).data;
@@ -317,8 +319,10 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
         }
         // A busy or failing server (429, 5xx, the network): asked again,
         // and the status line says so meanwhile, rather than "Running"
-        // over a progress bar that no longer moves.
+        // over a progress bar that no longer moves. The next poll waits
+        // as long as a 429's (or 503's) Retry-After asks (SPEC 7).
         view.trouble(e);
+        pause = e.retryAfterMs;
         continue;
       }
       if (!live()) return;
