@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -202,6 +203,27 @@ func TestDashboardQADash(t *testing.T) {
 		status.Store(200)
 		pro.run("answered again", chromedp.Poll(`!document.querySelector('[data-testid=sweep-status]').textContent.includes('SERVICE_UNAVAILABLE')`, nil,
 			chromedp.WithPollingTimeout(patience)))
+	})
+	t.Run("the replay page suggests every coin's markets", func(t *testing.T) {
+		pro := pro.in(t)
+		// A PRO plan replays BTC, ETH and SOL markets alike: the market
+		// box suggests the newest resolved of each, where it listed BTC's
+		// alone, with BTC's newest still the default.
+		pro.visit("#/replay", "replay")
+		pro.run("suggestions", chromedp.Poll(`document.querySelectorAll('#replay-markets option').length > 0`, nil,
+			chromedp.WithPollingTimeout(patience)))
+		var slugs []string
+		pro.eval(`[...document.querySelectorAll('#replay-markets option')].map(o => o.value)`, &slugs)
+		for _, coin := range []string{"btc-", "eth-", "sol-"} {
+			if !slices.ContainsFunc(slugs, func(s string) bool { return strings.HasPrefix(s, coin) }) {
+				t.Errorf("the replay page suggests no %s market: %v", strings.TrimSuffix(coin, "-"), slugs)
+			}
+		}
+		var chosen string
+		pro.eval(`document.querySelector('[data-testid=replay-market]').value`, &chosen)
+		if !strings.HasPrefix(chosen, "btc-") {
+			t.Errorf("the replay page's default market is %q, want BTC's newest", chosen)
+		}
 	})
 	t.Run("a sweep's progress waits out a 429's Retry-After", func(t *testing.T) {
 		pro := pro.in(t)

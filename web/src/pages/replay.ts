@@ -164,13 +164,21 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   }
   shown = true;
   ctx.ready();
-  try {
-    const r = await get<{ markets: { slug: string }[] }>('/v1/markets?coin=BTC&resolved=true&limit=50');
-    options.append(...r.markets.map((m) => h('option', { value: m.slug })));
-    if (!market.value && r.markets[0]) market.value = r.markets[0].slug;
-  } catch (e) {
-    if (!(e instanceof ApiError)) throw e;
-  }
+  // Suggestions: the newest resolved markets of every coin (a coin the
+  // plan does not serve is left out), BTC's first, the field's default.
+  const lists = await Promise.all(
+    ['BTC', 'ETH', 'SOL'].map(async (coin) => {
+      try {
+        return (await get<{ markets: { slug: string }[] }>(`/v1/markets?coin=${coin}&resolved=true&limit=20`)).markets;
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return [];
+      }
+    }),
+  );
+  const slugs = lists.flat().map((m) => m.slug);
+  options.append(...slugs.map((slug) => h('option', { value: slug })));
+  if (!market.value && slugs[0]) market.value = slugs[0];
 }
 
 /**
