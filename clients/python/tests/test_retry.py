@@ -59,6 +59,9 @@ def test_backoff_grows_and_gives_up(fake):
     (403, "TIER_ACCESS_DENIED", updown.PermissionDeniedError),
     (403, "BACKTEST_AI_REQUIRED", updown.PermissionDeniedError),
     (404, "NO_DATA", updown.NotFoundError),
+    # A sweep's trials asked before (or without) its results: the client's
+    # own SweepError, as trials_frame() raises, not a ValidationError.
+    (409, "SWEEP_NOT_DONE", updown.SweepError),
 ])
 def test_never_retries_client_errors(fake, status, code, cls):
     fake.on("GET", "/v1/markets/m", (status, {}, err(code, "nope", required_tier="PRO")), (200, {}, MARKET))

@@ -645,7 +645,7 @@ class Client:
         """A page of a DONE sweep's trials in trial order (GET
         /v1/sweeps/{id}/trials; limit 1 to 1,000): each its parameters and
         train and test statistics, as in get_sweep()'s results. A sweep
-        not DONE is 409 SWEEP_NOT_DONE."""
+        not DONE raises SweepError (409 SWEEP_NOT_DONE)."""
         d = self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset})["data"]
         return list(d.get("trials") or [])
 

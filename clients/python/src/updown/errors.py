@@ -84,8 +84,9 @@ class ConnectionError(UpdownError):  # noqa: A001 - the package's own, by design
 class SweepError(UpdownError):
     """A sweep without trials to give: one that ended FAILED or CANCELLED
     while Client.sweep() waited for it (message says why, sweep holds it),
-    or trials_frame() of a sweep not DONE, or listed by sweeps() without
-    its results (Client.get_sweep() reads them)."""
+    trials_frame() of a sweep not DONE, or listed by sweeps() without its
+    results (Client.get_sweep() reads them), or the API's 409
+    SWEEP_NOT_DONE for the trials of a sweep not DONE (sweep is None)."""
 
     def __init__(self, message: str, *, sweep: Any = None, **kw: Any) -> None:
         super().__init__(message, **kw)
@@ -117,6 +118,7 @@ _BY_CODE = {
     "RATE_LIMIT_EXCEEDED": RateLimitError,
     "BACKTEST_AI_QUOTA_EXCEEDED": RateLimitError,
     "JOB_TIMEOUT": JobTimeoutError,
+    "SWEEP_NOT_DONE": SweepError,
 }
 
 
