@@ -262,17 +262,14 @@ func TestGenerateJobAnswersItsOwnQuota(t *testing.T) {
 	}
 	fetch := func(id string) backtest.Quota {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if got := b.get(store.Pro, "/v1/jobs/"+id); got.status == http.StatusOK {
-				var ans generateAnswer
-				data(t, got, &ans)
-				return ans.Quota
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("generation job %s never answered", id)
-		return backtest.Quota{}
+		var got response
+		waitFor(t, "generation job "+id+" answered", func() bool {
+			got = b.get(store.Pro, "/v1/jobs/"+id)
+			return got.status == http.StatusOK
+		})
+		var ans generateAnswer
+		data(t, got, &ans)
+		return ans.Quota
 	}
 	const resets = "2026-05-01T00:00:00.000Z"
 	q := fetch(ids[0])
@@ -306,14 +303,11 @@ func TestRunAtTheCapAnswersItsKeptReport(t *testing.T) {
 	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/run", run), http.StatusGatewayTimeout, "JOB_TIMEOUT")
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
 	var kept response
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if kept = b.get(store.Pro, "/v1/jobs/"+id); kept.status == http.StatusOK {
-			break
-		}
-	}
-	if kept.status != http.StatusOK {
-		t.Fatalf("the /run job never answered: %d %s", kept.status, kept.body)
-	}
+	waitFor(t, "the /run job answered", func() bool {
+		kept = b.get(store.Pro, "/v1/jobs/"+id)
+		return kept.status == http.StatusOK
+	})
+
 	// Its slot comes back as it ends (its watcher sees it done).
 	slots := "updown:rl:{" + b.ids[store.Pro] + "}:jobs"
 	for deadline := time.Now().Add(10 * time.Second); b.q.rdb.ZCard(t.Context(), slots).Val() != 0; time.Sleep(10 * time.Millisecond) {
@@ -356,11 +350,10 @@ func TestRefusedPromptJobAnswersAsGenerate(t *testing.T) {
 		http.StatusGatewayTimeout, "JOB_TIMEOUT")
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
 	var got response
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if got = b.get(store.Pro, "/v1/jobs/"+id); got.status != http.StatusAccepted {
-			break
-		}
-	}
+	waitFor(t, "the refused generation's job ended", func() bool {
+		got = b.get(store.Pro, "/v1/jobs/"+id)
+		return got.status != http.StatusAccepted
+	})
 	e = wantError(t, got, http.StatusBadRequest, "VALIDATION_ERROR")
 	if d, _ := e["details"].(map[string]any); d["field"] != "prompt" {
 		t.Errorf("the refused prompt's job answers details %v; /generate answers field prompt", e["details"])
