@@ -3,11 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +24,7 @@ func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newStallProxy(t, u.Host)
+	proxy := newFreezingProxy(t, u.Host)
 	u.Host = proxy.addr
 	st, err := postgres.Open(context.Background(), u.String())
 	if err != nil {
@@ -42,78 +38,10 @@ func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 	if _, err := st.GetMarket(context.Background(), "btc-updown-15m-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetMarket before the stall: %v", err)
 	}
-	proxy.stall.Store(true)
+	proxy.freeze()
 	// No deadline of its own: without the query timeout it would wait for
 	// ever (the test binary's timeout would end it).
 	if _, err := st.GetMarket(context.Background(), "btc-updown-15m-1"); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("GetMarket on a stalled server: %v; want store.ErrUnavailable", err)
 	}
-}
-
-// stallProxy forwards TCP to backend until stall is set, then forwards
-// nothing more, holding its connections open: a server that stopped
-// answering.
-type stallProxy struct {
-	addr  string
-	stall atomic.Bool
-}
-
-func newStallProxy(t *testing.T, backend string) *stallProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallProxy{addr: ln.Addr().String()}
-	var mu sync.Mutex
-	var conns []net.Conn
-	var closed atomic.Bool
-	t.Cleanup(func() {
-		closed.Store(true)
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	pipe := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			for p.stall.Load() && !closed.Load() {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n > 0 {
-				if _, err := dst.Write(buf[:n]); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				if err != io.EOF {
-					dst.Close()
-				}
-				return
-			}
-		}
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, b)
-			mu.Unlock()
-			go pipe(b, c)
-			go pipe(c, b)
-		}
-	}()
-	return p
 }
