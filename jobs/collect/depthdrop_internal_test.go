@@ -1,12 +1,10 @@
 package collect
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,24 +27,6 @@ func (s *downDepthStore) AppendDepth(ctx context.Context, snaps []store.DepthSna
 	return s.Store.AppendDepth(ctx, snaps)
 }
 
-// lockedBuffer is a log sink safe for the writer's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestDepthDroppedIsLogged keeps the store from writing depth history for
 // longer than the writer holds: the BTCUSDT depth snapshots it had to
 // drop are a hole in /v1/btc/{spot,future}/snapshots, and the log says so,
@@ -58,7 +38,7 @@ func TestDepthDroppedIsLogged(t *testing.T) {
 	ctx := context.Background()
 	st := &downDepthStore{Store: memory.New()}
 	st.down.Store(true)
-	logs := &lockedBuffer{}
+	logs := &SyncBuffer{}
 	cfg := Config{Store: st, MaxPending: 3, WarnEvery: time.Minute, Backoff: Backoff{Base: time.Millisecond, Max: time.Millisecond}}
 	w := newWriter(&cfg, slog.New(slog.NewTextHandler(logs, nil)), nil)
 	t0 := time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
