@@ -214,12 +214,19 @@ func (s *Server) registerMarkets() {
 		Security: security,
 		Errors:   []int{400, 401, 403, 404, 429, 500, 503},
 	}, func(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
-		m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+		// The market and its snapshots' count in one round trip where the
+		// store can (store.MarketCounter): the count keys a settled page.
+		n := -1
+		m, err := s.findMarket(ctx, in.Slug, func(ctx context.Context, slug string) (store.Market, error) {
+			m, c, err := store.GetMarketCounted(ctx, s.cfg.Store, slug)
+			n = c
+			return m, err
+		}, "market "+strconv.Quote(in.Slug))
 		if err != nil {
 			return nil, err
 		}
 		csv, parquet := s.rowsForm(in.Accept)
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
+		return s.snapshots(ctx, m, n, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
@@ -236,7 +243,7 @@ func (s *Server) registerMarkets() {
 			return nil, err
 		}
 		csv, parquet := s.rowsForm(in.Accept)
-		return s.snapshots(ctx, m, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
+		return s.snapshots(ctx, m, -1, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 }
@@ -445,7 +452,10 @@ func (s *Server) findMarket(ctx context.Context, key string, get func(context.Co
 	return m, nil
 }
 
-func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
+// snapshots answers a page of m's snapshots; n is m's count of snapshots
+// when it was read with m, else -1 (counted here when a settled page's
+// cache key needs it).
+func (s *Server) snapshots(ctx context.Context, m store.Market, n int, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
 	sq, err := parseSeriesQuery("snapshots\x00"+m.Slug, p.Series, false)
 	if err != nil {
 		return nil, err
@@ -457,10 +467,12 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, p snapshotPagePa
 		// chart series is (seriesKey): stores only add snapshots, so a
 		// late one, or a snapshots file imported into the market (which
 		// leaves its record as it was), shows on the next request rather
-		// than after the TTL. The count is one small read; the page is not.
-		n, err := s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{})
-		if err != nil {
-			return nil, s.storeFailure(ctx, "count snapshots", err)
+		// than after the TTL. The count is one small read (none when it
+		// came with the market); the page is not.
+		if n < 0 {
+			if n, err = s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{}); err != nil {
+				return nil, s.storeFailure(ctx, "count snapshots", err)
+			}
 		}
 		key = pageKey(m, p, n, sq)
 		if body, ok := pages.get(key); ok {
