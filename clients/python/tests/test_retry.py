@@ -549,6 +549,29 @@ def test_sweep_that_ends_without_results_raises(fake, status, error, words):
         updown.Sweep.from_json(state).trials_frame()
 
 
+def test_sweep_wait_that_times_out_names_the_sweep_to_wait_on(fake):
+    # sweep()'s timeout raised JobTimeoutError whose job_id was None and
+    # which had no sweep_id: a script that caught it could not tell which
+    # sweep to wait on (the POST's answer was never returned), nor had the
+    # client a way to wait on it.
+    state = {"sweep_id": "s1", "status": "RUNNING", "trials": 4, "markets": 20, "replays": 80,
+             "progress": {"replays_done": 12, "replays_total": 80, "eta_seconds": 30}}
+    done = dict(state, status="DONE", progress={"replays_done": 80, "replays_total": 80, "eta_seconds": 0})
+    fake.on("POST", "/v1/sweeps", (202, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}))
+    fake.on("GET", "/v1/sweeps/s1", (200, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}),
+            (200, {}, {"success": True, "data": done, "timestamp": "2026-04-29T13:00:00Z"}))
+    c = client(fake, sleep=lambda s: None)
+    with pytest.raises(updown.JobTimeoutError) as e:
+        c.sweep({"side": "UP"}, [{"path": "/positionSize", "values": [1, 2, 3, 4]}],
+                {"coin": "BTC", "market_type": "15m", "count": 20}, timeout=0)
+    assert e.value.sweep_id == "s1" and e.value.code == "JOB_TIMEOUT"
+    assert "s1" in str(e.value) and "wait_sweep" in str(e.value)
+    seen = []
+    s = c.wait_sweep(e.value.sweep_id, progress=seen.append)
+    assert s.status == "DONE" and [x.status for x in seen] == ["DONE"]
+    assert fake.count("/v1/sweeps") == 1  # waiting on never starts it again
+
+
 def test_trials_of_a_listed_sweep_say_where_they_are(fake):
     # sweeps() lists sweeps without their results: a DONE one's
     # trials_frame() was empty, as if it had no trials.

@@ -591,7 +591,9 @@ class Client:
         until it ends, calling progress with each state seen: it returns
         the DONE sweep, and raises SweepError (its sweep attribute the
         sweep, its message the reason) for one that ended FAILED or
-        CANCELLED, which has no results. strategy is a
+        CANCELLED, which has no results, and JobTimeoutError for one still
+        running after timeout seconds (its sweep_id: wait_sweep() waits
+        on). strategy is a
         replay body without marketSlug; parameters 1 to 4 of {"path",
         "values"} or {"path", "range": {"from", "to", "step"}} (JSON
         Pointers into strategy); markets {"coin", "market_type", "count"};
@@ -609,9 +611,18 @@ class Client:
         s = Sweep.from_json(self._post("/v1/sweeps", body, once=True)["data"])
         if not wait:
             return s
+        return self.wait_sweep(s.sweep_id, timeout=timeout, poll=poll, progress=progress)
+
+    def wait_sweep(self, sweep_id: str, *, timeout: float = 600.0, poll: float = 1.0,
+                   progress: Optional[Callable[[Sweep], None]] = None) -> Sweep:
+        """Follows a sweep until it ends, as sweep() does with wait: the
+        DONE sweep, or SweepError for one that ended FAILED or CANCELLED.
+        A sweep still running after timeout seconds raises JobTimeoutError
+        whose sweep_id (and message) names it: the sweep goes on, and
+        wait_sweep(e.sweep_id) waits on."""
         deadline = _time.monotonic() + timeout
         while True:
-            s = self.get_sweep(s.sweep_id)
+            s = self.get_sweep(sweep_id)
             if progress is not None:
                 progress(s)
             if s.done:
@@ -624,8 +635,11 @@ class Client:
                                             details={"sweep_id": s.sweep_id, "status": s.status, "error": s.error})
                 return s
             if _time.monotonic() > deadline:
-                raise errors.JobTimeoutError(f"sweep {s.sweep_id} still {s.status} after {timeout} s", code="JOB_TIMEOUT",
-                                             status=504, details={"sweep_id": s.sweep_id})
+                raise errors.JobTimeoutError(
+                    f"sweep {s.sweep_id} still {s.status} after {timeout} s ({s.progress.get('replays_done', 0)} of "
+                    f"{s.replays} replays); it goes on: wait_sweep({s.sweep_id!r}) waits on, get_sweep() reads it, "
+                    "cancel_sweep() stops it", code="JOB_TIMEOUT", status=504,
+                    details={"sweep_id": s.sweep_id, "status": s.status})
             self._sleep(poll)
 
     def sweeps(self, limit: int = 20, offset: int = 0) -> List[Sweep]:

@@ -69,12 +69,19 @@ class ServerError(UpdownError):
 
 
 class JobTimeoutError(ServerError):
-    """504 JOB_TIMEOUT whose job did not finish within the client's wait;
-    job_id can be fetched later with Client.job()."""
+    """A wait that ended before its work did, which goes on: a 504
+    JOB_TIMEOUT whose job did not finish within the client's job_wait
+    (job_id, to fetch later with Client.job()), or a sweep still running
+    when Client.sweep()'s timeout passed (sweep_id, to wait on with
+    Client.wait_sweep() or read with Client.get_sweep())."""
 
     @property
     def job_id(self) -> Optional[str]:
         return self.details.get("job_id")
+
+    @property
+    def sweep_id(self) -> Optional[str]:
+        return self.details.get("sweep_id")
 
 
 class ConnectionError(UpdownError):  # noqa: A001 - the package's own, by design
