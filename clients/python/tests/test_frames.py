@@ -164,3 +164,34 @@ def test_a_markets_fee_exponent_has_one_dtype():
         df = MarketList([updown.Market.from_json(m) for m in markets]).to_frame()
         assert str(df["fee_exponent"].dtype) == "Int64", (markets, df["fee_exponent"].dtype)
     assert list(MarketList([updown.Market.from_json(with_fees)]).to_frame()["fee_exponent"]) == [1]
+
+
+def test_a_replays_times_are_utc_datetimes_and_its_frames_unchanged():
+    # Every other time the client answers (a market's, a snapshot's, a
+    # sweep's) is an aware UTC datetime; a replay's trade events, equity
+    # points, orders and market times stayed strings, so r.trades[1]["time"]
+    # - r.trades[0]["time"] raised TypeError, while the frames had times.
+    from datetime import datetime, timezone
+    trade = {"type": "ENTRY", "reason": "SIGNAL", "time": "2026-04-29T13:00:01.250000Z", "price": 0.5,
+             "fill_price": 0.5, "shares": 10, "slippage": 0, "fee": 0, "position_pnl": 0, "cumulative_pnl": 0,
+             "coin_price": 77000}
+    exit_ = dict(trade, type="EXIT", time="2026-04-29T13:05:00.000000Z")
+    point = {"time": "2026-04-29T13:00:01.250000Z", "pnl": 0, "unrealized_pnl": 0, "price": 0.5, "coin_price": 77000,
+             "in_position": True}
+    order = {"time": "2026-04-29T13:00:00.900000Z", "action": "PLACED", "side": "BUY", "price": 0.5, "shares": 10,
+             "reason": "SIGNAL"}
+    market = {"slug": "btc-updown-15m-1", "market_type": "15m", "winner": "Up",
+              "start_time": "2026-04-29T13:00:00.000000Z", "end_time": "2026-04-29T13:15:00.000000Z"}
+    d = {"market": market, "trades": [trade, exit_], "pnl_curve": [point], "orders": [order], "total_snapshots": 3}
+    r = updown.ReplayResult.from_json(d)
+    t0 = datetime(2026, 4, 29, 13, 0, 1, 250000, tzinfo=timezone.utc)
+    assert r.trades[0]["time"] == t0 and r.pnl_curve[0]["time"] == t0
+    assert (r.trades[1]["time"] - r.trades[0]["time"]).total_seconds() == 298.75
+    assert r.orders[0]["time"] == datetime(2026, 4, 29, 13, 0, 0, 900000, tzinfo=timezone.utc)
+    assert (r.market["end_time"] - r.market["start_time"]).total_seconds() == 900
+    assert r.market["start_time"].tzinfo is not None and r.market["slug"] == "btc-updown-15m-1"
+    # raw keeps the answer as it came; the frames' times are as before.
+    assert r.raw["trades"][0]["time"] == "2026-04-29T13:00:01.250000Z" and r.raw["market"] is market
+    for df in (r.trades_frame(), r.equity_frame(), r.orders_frame()):
+        assert str(df["time"].dtype) == "datetime64[ns, UTC]"
+    assert list(r.trades_frame()["time"]) == [pd.Timestamp(trade["time"]), pd.Timestamp(exit_["time"])]

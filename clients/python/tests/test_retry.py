@@ -1,6 +1,7 @@
 """Retry paths (SPEC 7) against a scripted server: 429 and 503 first."""
 
 import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -264,6 +265,9 @@ def test_replay_all_trades_pages_through_a_truncated_answer(fake):
             answer([ev(i) for i in range(2000, 2300)], True))
     r = client(fake).replay("m", "UP", [], [], 10, all_trades=True)
     assert [t["n"] for t in r.trades] == list(range(2300)) and not r.trades_truncated
+    # The pages after the first are times like the first page's (aware datetimes).
+    assert r.trades[2299]["time"] == datetime(2026, 4, 29, 13, 0, 0, 2299, tzinfo=timezone.utc)
+    assert all(isinstance(t["time"], datetime) for t in r.trades)
     assert [(b.get("tradesOffset"), b.get("tradesLimit")) for b in fake.bodies] == [(0, 1000), (1000, 1000), (2000, 1000)]
     assert all(b["marketSlug"] == "m" and b["positionSize"] == 10 for b in fake.bodies)
 

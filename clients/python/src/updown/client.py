@@ -23,7 +23,7 @@ from .models import (
     Account, Backtest, Chart, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
     MarketPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
-    iso_for_python, parse_time, records, snapshot_list,
+    iso_for_python, parse_time, records, snapshot_list, timed_rows,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -574,7 +574,7 @@ class Client:
         trades = list(r.trades)
         while len(trades) < total:
             page = self._post("/v1/replay", dict(body, tradesOffset=len(trades)))["data"]
-            got = page.get("trades") or []
+            got = timed_rows(page.get("trades"))
             if not got:
                 break
             trades.extend(got)

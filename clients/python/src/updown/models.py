@@ -569,11 +569,29 @@ def _summary_figure(summary: Dict[str, Any], col: str) -> Any:
     return summary.get(col)
 
 
+def _with_times(d: Dict[str, Any], *keys: str) -> Dict[str, Any]:
+    """A copy of d with each of keys that is a string as a UTC datetime
+    (raw keeps the answer's strings)."""
+    out = dict(d)
+    for k in keys:
+        if isinstance(out.get(k), str):
+            out[k] = parse_time(out[k])
+    return out
+
+
+def timed_rows(rows: Optional[List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
+    """A replay's trade events, equity points or orders with each time as
+    a UTC datetime, as every other time the client answers."""
+    return [_with_times(r, "time") for r in rows or []]
+
+
 @dataclass
 class ReplayResult:
     """A replay's result (SPEC 2.6, DESIGN 6): performance, trades, the
     equity curve and, for resting (GTC) orders, the orders list; warnings
-    say what the replay could not do as asked."""
+    say what the replay could not do as asked. Times (each event's, point's
+    and order's time, the market's start_time and end_time) are UTC
+    datetimes; raw keeps the answer's strings."""
 
     market: Dict[str, Any]
     strategy: Dict[str, Any]
@@ -593,9 +611,10 @@ class ReplayResult:
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ReplayResult":
-        return cls(market=d.get("market", {}), strategy=d.get("strategy", {}), performance=d.get("performance", {}),
-                   trades=d.get("trades") or [], pnl_curve=d.get("pnl_curve") or [],
-                   total_snapshots=d.get("total_snapshots", 0), orders=d.get("orders") or [],
+        return cls(market=_with_times(d.get("market") or {}, "start_time", "end_time"),
+                   strategy=d.get("strategy", {}), performance=d.get("performance", {}),
+                   trades=timed_rows(d.get("trades")), pnl_curve=timed_rows(d.get("pnl_curve")),
+                   total_snapshots=d.get("total_snapshots", 0), orders=timed_rows(d.get("orders")),
                    warnings=d.get("warnings") or [], trades_truncated=bool(d.get("trades_truncated")),
                    orders_truncated=bool(d.get("orders_truncated")), raw=d)
 
@@ -632,16 +651,9 @@ class Account:
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Account":
         return cls(customer_id=d.get("customer_id", ""), email=d.get("email", ""), name=d.get("name", ""),
-                   tier=d.get("tier", ""), rate_limits=d.get("rate_limits", {}), usage=_with_reset(d.get("usage")),
-                   ai_quota=_with_reset(d.get("ai_quota")), raw=d)
-
-
-def _with_reset(d: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """d with its resets_at as a UTC datetime."""
-    out = dict(d or {})
-    if isinstance(out.get("resets_at"), str):
-        out["resets_at"] = parse_time(out["resets_at"])
-    return out
+                   tier=d.get("tier", ""), rate_limits=d.get("rate_limits", {}),
+                   usage=_with_times(d.get("usage") or {}, "resets_at"),
+                   ai_quota=_with_times(d.get("ai_quota") or {}, "resets_at"), raw=d)
 
 
 @dataclass
