@@ -407,3 +407,16 @@ def test_empty_frames_with_books_have_the_book_columns(pro, resolved):
     later = resolved.end_time + timedelta(days=400)
     none = pro.series("BTC", "15m", later, later + timedelta(hours=1), include_orderbook=True).to_frame()
     assert len(none) == 0 and {"slug", "best_ask_down", "asks_down"} <= set(none.columns)
+
+
+def test_the_packages_docstring_example_runs(base_url):
+    # help(updown) shows an example; it read a fixed market of April 2026,
+    # which no server past May 2026 serves to a PRO key (outside its 31
+    # days: 403) and `updown dev`, whose data ends at the present, lacks.
+    pd = pytest.importorskip("pandas")
+    lines = [ln[4:] for ln in updown.__doc__.splitlines() if ln.startswith("    ")]
+    assert lines, "the docstring has an indented example"
+    code = "\n".join(lines).replace('"http://localhost:8080"', repr(base_url))
+    scope = {}
+    exec(compile(code, "updown.__doc__", "exec"), scope)
+    assert isinstance(scope["df"], pd.DataFrame) and len(scope["df"]) > 0

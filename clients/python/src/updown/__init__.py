@@ -1,8 +1,10 @@
 """Python client of the updown API.
 
+    from datetime import timedelta
     from updown import Client
     c = Client("http://localhost:8080", "ud_dev_pro")
-    df = c.snapshots_frame("btc-updown-15m-1777467600", start="2026-04-29T13:00:00Z")
+    m = c.markets("BTC", market_type="15m", resolved=True, limit=1).markets[0]   # the newest resolved
+    df = c.snapshots_frame(m.slug, start=m.start_time, end=m.start_time + timedelta(minutes=5))
 """
 
 from .client import Agent, Client
