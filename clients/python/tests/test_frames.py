@@ -195,3 +195,16 @@ def test_a_replays_times_are_utc_datetimes_and_its_frames_unchanged():
     for df in (r.trades_frame(), r.equity_frame(), r.orders_frame()):
         assert str(df["time"].dtype) == "datetime64[ns, UTC]"
     assert list(r.trades_frame()["time"]) == [pd.Timestamp(trade["time"]), pd.Timestamp(exit_["time"])]
+
+
+def test_a_backtests_market_end_times_are_utc_datetimes():
+    # Each market's end_time in a backtest's results stayed a string, where
+    # the frame and every other result of the client have times.
+    from datetime import datetime, timezone
+    b = updown.Backtest.from_json({"results": [
+        {"slug": "btc-updown-15m-2", "end_time": "2026-04-29T13:30:00.000000Z", "performance": {"total_pnl": 1}},
+        {"slug": "btc-updown-15m-1", "error": {"code": "NO_DATA", "message": "no snapshots"}}]})
+    assert b.results[0]["end_time"] == datetime(2026, 4, 29, 13, 30, tzinfo=timezone.utc)
+    assert "end_time" not in b.results[1] and b.raw["results"][0]["end_time"] == "2026-04-29T13:30:00.000000Z"
+    df = b.to_frame()
+    assert str(df["end_time"].dtype) == "datetime64[ns, UTC]" and df["end_time"].iloc[0] == b.results[0]["end_time"]

@@ -722,8 +722,9 @@ class _Results(Records[Dict[str, Any]]):
 @dataclass
 class Backtest:
     """A strategy backtested across markets (/strategy, /run): aggregate,
-    each market's result, the quota, and a warning when fewer markets than
-    asked for were available (None otherwise)."""
+    each market's result (its end_time a UTC datetime), the quota, and a
+    warning when fewer markets than asked for were available (None
+    otherwise)."""
 
     generated_strategy: Dict[str, Any]
     strategy_code: str
@@ -736,7 +737,7 @@ class Backtest:
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Backtest":
         return cls(generated_strategy=d.get("generated_strategy") or {}, strategy_code=d.get("strategy_code", ""),
-                   aggregate=d.get("aggregate") or {}, results=d.get("results") or [],
+                   aggregate=d.get("aggregate") or {}, results=[_with_times(r, "end_time") for r in d.get("results") or []],
                    quota=_quota(d.get("quota")), warning=d.get("warning"), raw=d)
 
     def to_frame(self):
