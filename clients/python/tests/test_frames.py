@@ -208,3 +208,27 @@ def test_a_backtests_market_end_times_are_utc_datetimes():
     assert "end_time" not in b.results[1] and b.raw["results"][0]["end_time"] == "2026-04-29T13:30:00.000000Z"
     df = b.to_frame()
     assert str(df["end_time"].dtype) == "datetime64[ns, UTC]" and df["end_time"].iloc[0] == b.results[0]["end_time"]
+
+
+def test_an_empty_lists_frame_has_the_dtypes_of_a_full_one():
+    # An empty page's frame (a depth range before the history, a replay
+    # without equity points) had object columns where a full one has
+    # int64 or bool: last_update_id, a trade's id and is_buyer_maker, an
+    # equity point's in_position. pd.concat of pages then gave object.
+    from updown.models import DepthList
+    depth = {"symbol": "BTCUSDT", "time_epoch_ms": 1795934737146, "coin_price": 91000.5,
+             "bids": [{"price": 91000, "quantity": 1}], "asks": [{"price": 91001, "quantity": 2}], "last_update_id": 7}
+    trade = {"id": 1, "price": 196.5, "qty": 15, "quoteQty": 2940, "time": 1795934737146, "isBuyerMaker": False}
+    point = {"time": "2026-04-29T13:00:00Z", "pnl": 0, "unrealized_pnl": 0, "price": 0.5, "coin_price": 77000,
+             "in_position": False}
+    pairs = [(DepthList([updown.DepthSnapshot.from_json(depth)]).to_frame(), DepthList().to_frame()),
+             (TradeList([updown.Trade.from_json(trade)]).to_frame(), TradeList().to_frame()),
+             (MarketList([updown.Market.from_json(MARKET)]).to_frame(), MarketList().to_frame()),
+             (updown.ReplayResult.from_json({"pnl_curve": [point]}).equity_frame(),
+              updown.ReplayResult.from_json({}).equity_frame())]
+    for full, empty in pairs:
+        assert len(empty) == 0
+        want = {c: str(t) for c, t in full.dtypes.items()}
+        got = {c: str(t) for c, t in empty.dtypes.items() if c in want}
+        assert got == want
+        assert str(pd.concat([empty, full]).dtypes.to_dict()) == str(full.dtypes.to_dict())

@@ -60,18 +60,25 @@ class Records(List[T], Generic[T]):
     # Whole-number columns that may be null: pandas' nullable Int64 (int64
     # with none null, float64 with some, object with all would differ by page).
     _ints: tuple = ()
+    # The dtypes of an empty list's columns that are never null, as the
+    # rows make them (an empty frame's columns are object otherwise).
+    _empty: Dict[str, str] = {}
 
     def to_frame(self):
         pd = _pandas()
-        rows = [type(self)._row(r) for r in self]
-        df = pd.DataFrame(rows) if rows else pd.DataFrame(columns=list(type(self)._columns))
-        for col in type(self)._times:
+        cls = type(self)
+        rows = [cls._row(r) for r in self]
+        if rows:
+            df = pd.DataFrame(rows)
+        else:
+            df = pd.DataFrame({c: pd.Series(dtype=cls._empty.get(c, object)) for c in cls._columns})
+        for col in cls._times:
             if col in df.columns:
                 df[col] = pd.to_datetime(df[col], utc=True)
-        for col in type(self)._ints:
+        for col in cls._ints:
             if col in df.columns:
                 df[col] = pd.array(df[col].astype(object).where(df[col].notna(), None).tolist(), dtype="Int64")
-        return _as_floats(pd, df, type(self)._floats)
+        return _as_floats(pd, df, cls._floats)
 
 
 def _as_floats(pd, df, cols):
@@ -350,6 +357,7 @@ class DepthList(Records[DepthSnapshot]):
     _times = ("time",)
     _columns = ("symbol", "time", "coin_price", "best_bid", "best_ask", "bids", "asks", "last_update_id")
     _floats = ("coin_price", "best_bid", "best_ask")
+    _empty = {"last_update_id": "int64"}
 
 
 @dataclass
@@ -394,6 +402,7 @@ class TradeList(Records[Trade]):
     _times = ("time",)
     _columns = tuple(f.name for f in fields(Trade))
     _floats = ("price", "qty", "quote_qty")
+    _empty = {"id": "int64", "is_buyer_maker": "bool"}
 
 
 @dataclass
@@ -463,6 +472,7 @@ class _EquityRows(_Rows):
 
     _columns = ("time", "pnl", "unrealized_pnl", "price", "coin_price", "in_position")
     _floats = ("pnl", "unrealized_pnl", "price", "coin_price")
+    _empty = {"in_position": "bool"}
 
 
 @dataclass
