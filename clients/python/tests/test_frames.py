@@ -232,3 +232,20 @@ def test_an_empty_lists_frame_has_the_dtypes_of_a_full_one():
         got = {c: str(t) for c, t in empty.dtypes.items() if c in want}
         assert got == want
         assert str(pd.concat([empty, full]).dtypes.to_dict()) == str(full.dtypes.to_dict())
+
+
+def test_a_numeric_parameters_column_is_float_whatever_its_values():
+    # A parameter swept over whole numbers (/positionSize 10, 20; a range
+    # from 1 step 1) was an int64 column, over 10 and 12.5 float64: the
+    # frames of two sweeps of one parameter differed, and both differed
+    # from the trials' Parquet and CSV (a double column). An enum stays
+    # text.
+    def sweep(values, enum):
+        trials = [{"trial": i, "parameters": [{"path": "/positionSize", "value": v}, {"path": "/orderType", "value": enum}],
+                   "train": {"n_trades": 1}, "train_objective": 1.0, "test_objective": None}
+                  for i, v in enumerate(values)]
+        return updown.Sweep.from_json({"sweep_id": "sw", "status": "DONE", "results": {"trials": trials}}).trials_frame()
+    whole, half = sweep([10, 20], "MARKET"), sweep([10, 12.5], "LIMIT")
+    assert str(whole["/positionSize"].dtype) == str(half["/positionSize"].dtype) == "float64"
+    assert list(whole["/positionSize"]) == [10.0, 20.0] and list(whole["/orderType"]) == ["MARKET", "MARKET"]
+    assert str(whole["/orderType"].dtype) == "object"

@@ -532,10 +532,13 @@ class Sweep:
             raise SweepError(f"sweep {self.sweep_id} has no trials to list: {why}", sweep=self,
                              details={"sweep_id": self.sweep_id, "status": self.status})
         rows = []
+        paths: Dict[str, bool] = {}  # each parameter's path: whether every value is a number
         for t in (self.results or {}).get("trials") or []:
             row: Dict[str, Any] = {"trial": t["trial"]}
             for p in t.get("parameters") or []:
-                row[p["path"]] = p["value"]
+                row[p["path"]] = v = p["value"]
+                number = v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                paths[p["path"]] = paths.get(p["path"], True) and number
             row["train_objective"], row["test_objective"] = t.get("train_objective"), t.get("test_objective")
             for part in ("train", "test"):
                 summary = t.get(part) or {}
@@ -551,7 +554,11 @@ class Sweep:
         for col in (f"{part}.{col}" for part in ("train", "test") for col in _SUMMARY_COLUMNS if col.startswith("n_")):
             if col in df.columns:
                 df[col] = pd.array(df[col].astype(object).where(df[col].notna(), None).tolist(), dtype="Int64")
-        return _as_floats(pd, df, ["train_objective", "test_objective"] + figures)
+        # A numeric parameter is float64, as the trials' Parquet and CSV
+        # have it, whether its values are written 10 or 10.5: its dtype
+        # would otherwise depend on the values swept.
+        numeric = [path for path, number in paths.items() if number]
+        return _as_floats(pd, df, numeric + ["train_objective", "test_objective"] + figures)
 
 
 # A trial's train and test figures as the trials' CSV and Parquet columns
