@@ -67,6 +67,12 @@
 //   - A resting order's limit off the tick grid (a best level left from a
 //     finer tick) goes onto it on the passive side: down for a BUY, up for
 //     a SELL, never across the spread the strategy meant to rest behind.
+//   - A postOnly GTC with no price to rest at (no bid for a BUY, no ask
+//     for a SELL, or no book), which acts as LIMIT, is REJECTED where that
+//     LIMIT would take liquidity: its limit at or through the other side's
+//     best level, or no level there (it would fill at the snapshot's
+//     price). postOnly never takes. One that would take nothing is
+//     CANCELLED, as a LIMIT that fills nothing is.
 //   - A resting order whose cancelAfterMs takes effect at or before
 //     end_time is CANCELLED then, also when no snapshot came to activate
 //     it: DESIGN's "one that never activates is EXPIRED at end_time" is

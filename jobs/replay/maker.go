@@ -630,6 +630,17 @@ func (e *engine) place(i int, tk *store.Tick, price float64, buy bool) bool {
 // whether the position changed.
 func (e *engine) takerAt(j int, tk *store.Tick, limit, price, shown float64, buy bool) bool {
 	r := &e.rest
+	if r.postOnly && takes(tk, limit, buy) {
+		// Only a GTC with no price to rest at gets here with postOnly (a
+		// crossing one was rejected at activation): it would take
+		// liquidity as a taker, which postOnly forbids.
+		shares := e.size
+		if !buy {
+			shares = e.shares
+		}
+		r.record(orderAction{ns: tk.Nanos, action: OrderRejected, buy: buy, price: limit, shares: shares, reason: OrderReasonPostOnly})
+		return false
+	}
 	var filled bool
 	if buy {
 		n := e.entries
@@ -649,6 +660,19 @@ func (e *engine) takerAt(j int, tk *store.Tick, limit, price, shown float64, buy
 	}
 	r.record(orderAction{ns: tk.Nanos, action: OrderCancelled, buy: buy, price: limit, shares: shares, reason: OrderReasonNoFill})
 	return false
+}
+
+// takes reports whether a LIMIT at limit would take liquidity at tk: a
+// BUY at or over the best ask (a SELL at or under the best bid), or any
+// order where that side has no level, since it then fills at the
+// snapshot's price (DESIGN 6).
+func takes(tk *store.Tick, limit float64, buy bool) bool {
+	if buy {
+		ba := tk.BestAsk
+		return ba != ba || limit >= ba-tolerance
+	}
+	bb := tk.BestBid
+	return bb != bb || limit <= bb+tolerance
 }
 
 // activate puts the placed order on the book at tick j: rejected or taken

@@ -167,6 +167,44 @@ func TestRestingOrders(t *testing.T) {
 			warnings: true,
 		},
 		{
+			// No bid to rest at: the GTC acts as LIMIT at the ask, 0.50,
+			// which crosses the book. Post only, it is rejected rather than
+			// taking the ask as a taker (it would pay the taker fee).
+			name:     "a post-only entry with no bid to rest at is rejected, not taken",
+			snaps:    []store.Snapshot{withUp(snap(0, 0.50, 0.50), book(nil, levels(lv(0.50, 200)))), later},
+			strat:    func(s Strategy) Strategy { s.PostOnly = true; return s },
+			orders:   []string{ts(0) + " PLACED BUY 0.5×100 SIGNAL", ts(0) + " REJECTED BUY 0.5×100 POST_ONLY"},
+			warnings: true,
+		},
+		{
+			// The same after 2 s of latency: rejected where it goes live.
+			name: "a post-only entry with no bid is rejected after the latency",
+			snaps: []store.Snapshot{withUp(snap(0, 0.50, 0.50), book(nil, levels(lv(0.50, 200)))),
+				withUp(snap(2, 0.50, 0.50), book(nil, levels(lv(0.50, 200)))), later},
+			strat:    func(s Strategy) Strategy { s.PostOnly, s.LatencyMs = true, 2000; return s },
+			orders:   []string{ts(0) + " PLACED BUY 0.5×100 SIGNAL", ts(2) + " REJECTED BUY 0.5×100 POST_ONLY"},
+			warnings: true,
+		},
+		{
+			// Filled at 5 s; at 10 s the exit holds on a book with no ask:
+			// the SELL acts as LIMIT at the bid 0.54, which crosses. Post
+			// only, it is rejected, and the position settles at the end:
+			// 100 × (1 − 0.48) = 52.
+			name:   "a post-only exit with no ask to rest at is rejected, not taken",
+			snaps:  []store.Snapshot{first, withUp(snap(10, 0.55, 0.45), book(levels(lv(0.54, 100)), nil))},
+			trades: []store.MarketTrade{mtrade(5000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat: func(s Strategy) Strategy {
+				s.PostOnly, s.ExitConditions = true, conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.55))
+				return s
+			},
+			events: []string{
+				"ENTRY SIGNAL " + tms(5000) + " fill=0.48 shares=100 pnl=0 coin=50000 MAKER rebate=0",
+				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52 coin=50010 ",
+			},
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL", tms(5000) + " FILLED BUY 0.48×100 TRADE",
+				ts(10) + " PLACED SELL 0.54×100 SIGNAL", ts(10) + " REJECTED SELL 0.54×100 POST_ONLY"},
+		},
+		{
 			// The same order without postOnly takes the 200 at 0.50 as a
 			// LIMIT order would: a taker fill.
 			name:  "a crossing GTC without postOnly takes the book",

@@ -200,6 +200,17 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 	taker := func(j int, b bool, lim, shown float64) bool {
 		price, bids, asks := side(j)
 		t, coin := snaps[j].Time, snaps[j].CoinPrice
+		// Post only, an order that would take liquidity is rejected: one
+		// at or through the other side's best level, or one with no level
+		// there (it would fill at the snapshot's price).
+		if s.PostOnly && (b && (len(asks) == 0 || lim >= asks[0].Price-1e-9) || !b && (len(bids) == 0 || lim <= bids[0].Price+1e-9)) {
+			q := s.PositionSize
+			if !b {
+				q = shares
+			}
+			act(t, OrderRejected, b, lim, q, OrderReasonPostOnly)
+			return false
+		}
 		if b {
 			fill, got, fee := price, s.PositionSize, feeOf([]pair{{price, s.PositionSize}})
 			if len(asks) > 0 {
@@ -594,6 +605,10 @@ func randomTrades(rng *rand.Rand, snaps []store.Snapshot) []store.MarketTrade {
 			} else {
 				at = at.Add(time.Duration(rng.Int64N(int64(3*time.Second) + 1)))
 			}
+			// To the microsecond, as every store keeps times: a trade a
+			// few nanoseconds after a snapshot would show that snapshot's
+			// time, which no recorded trade can.
+			at = at.Truncate(time.Microsecond)
 			o, price := store.OutcomeUp, snaps[i].PriceUp
 			if rng.IntN(2) == 0 {
 				o, price = store.OutcomeDown, snaps[i].PriceDown
