@@ -73,6 +73,9 @@
 //     best level, or no level there (it would fill at the snapshot's
 //     price). postOnly never takes. One that would take nothing is
 //     CANCELLED, as a LIMIT that fills nothing is.
+//   - A positionSize under the market's min_order_size trades all the
+//     same (SPEC allows 1 to 10000), and the answer carries a warning that
+//     Polymarket would have refused those orders, once an order was made.
 //   - A resting order whose cancelAfterMs takes effect at or before
 //     end_time is CANCELLED then, also when no snapshot came to activate
 //     it: DESIGN's "one that never activates is EXPIRED at end_time" is

@@ -717,3 +717,46 @@ func TestTradeEventsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestMinOrderSizeWarning: Polymarket refuses an order under the market's
+// minimum order size (5 shares on its crypto markets), so a replay that
+// trades a smaller positionSize there says its trades could not have been
+// placed as sized; at the minimum, on a market without one, or without a
+// trade, it says nothing.
+func TestMinOrderSizeWarning(t *testing.T) {
+	t.Parallel()
+	snaps := []store.Snapshot{snap(0, 0.50, 0.50), snap(10, 0.60, 0.40)}
+	withMin := func(min float64) store.Market { m := market(store.OutcomeUp); m.MinOrderSize = &min; return m }
+	enter := conds(cond(FieldPriceUp, OpLessOrEqual, 0.5))
+	tests := []struct {
+		name   string
+		market store.Market
+		strat  Strategy
+		want   string // in the warning; "" none
+	}{
+		{"under the minimum", withMin(5), strategy(SideUp, 3, enter, never()), "positionSize 3 is under this market's minimum order size of 5 shares"},
+		{"a fraction under", withMin(5), strategy(SideUp, 4.99, enter, never()), "positionSize 4.99 is under"},
+		{"a resting order under the minimum", withMin(5), gtc(strategy(SideUp, 2, enter, never())), "positionSize 2 is under"},
+		{"at the minimum", withMin(5), strategy(SideUp, 5, enter, never()), ""},
+		{"no minimum recorded", market(store.OutcomeUp), strategy(SideUp, 3, enter, never()), ""},
+		{"no trade", withMin(5), strategy(SideUp, 3, conds(cond(FieldPriceUp, OpLess, 0.1)), never()), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := Run(tt.market, snaps, tt.strat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, w := range r.Warnings {
+				if strings.Contains(w, "minimum order size") {
+					got = w
+				}
+			}
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("warnings %q, want one with %q", r.Warnings, tt.want)
+			}
+		})
+	}
+}

@@ -236,6 +236,12 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	if s.FeeModel == FeeMarket && m.TakerFeeRate == nil {
 		r.Warnings = append(r.Warnings, "this market has no recorded taker fee schedule (Polymarket gave none when it was recorded or imported): feeModel MARKET charged no fee; feeModel CUSTOM sets one")
 	}
+	if least := m.MinOrderSize; least != nil && finite(*least) && s.PositionSize < *least-tolerance && (len(e.events) > 0 || e.rest.counts[0] > 0) {
+		// Polymarket refuses an order under the market's minimum (REFERENCE:
+		// 5 shares); the replay fills it all the same, so it says so.
+		r.Warnings = append(r.Warnings, fmt.Sprintf("positionSize %s is under this market's minimum order size of %s shares: Polymarket refuses smaller orders, so these trades could not have been placed as sized",
+			num(s.PositionSize), num(*least)))
+	}
 	if e.rest.on {
 		r.Orders = make([]OrderEvent, len(e.rest.orders))
 		for k, a := range e.rest.orders {
