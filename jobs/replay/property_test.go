@@ -136,7 +136,7 @@ func drawStrategy(rng *rand.Rand, coin float64, extended bool) Strategy {
 func TestRunProperties(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	cases := propertyCases(400, 50)
+	cases := propertyCases(400, 120)
 	var traded, trades, overCap int
 	for c := range cases {
 		n := 1 + rng.IntN(60)
