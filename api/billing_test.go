@@ -495,6 +495,44 @@ func TestWebhookCancelOfReplacedSubscription(t *testing.T) {
 	wantError(t, b.get(store.Starter, "/v1/markets?coin=ETH"), http.StatusForbidden, "TIER_ACCESS_DENIED")
 }
 
+// A tier support set by hand (`updown customers set-tier`) is not taken
+// away by the cancellation of the subscription the customer had before:
+// only a new subscription changes it. The server and the store share the
+// real clock here, as in production, so that the cancellation happens
+// after the setting by hand.
+func TestWebhookKeepsTierSetByHand(t *testing.T) {
+	t.Parallel()
+	b, _ := hookSetup(t, func(o *setupOpts) { o.clock = time.Now })
+	id := b.ids[store.Starter]
+	post := func(e hookEvent) response {
+		t.Helper()
+		return b.deliver(signed(t, hookSecret, e.id, time.Now(), e.body()))
+	}
+	event := func(webhookID, typ, sub, tier string) hookEvent {
+		e := b.activate(webhookID, store.Starter, tier, time.Now())
+		e.typ, e.sub = typ, sub
+		return e
+	}
+	pro := event("msg_pro", "subscription.active", "sub_pro", "PRO")
+	pro.at = time.Now().Add(-time.Hour)
+	wantHook(t, post(pro), "applied", false)
+	if _, err := b.store.SetCustomerTier(context.Background(), id, store.Enterprise); err != nil {
+		t.Fatal(err)
+	}
+	wantHook(t, post(event("msg_pro_cancelled", "subscription.cancelled", "sub_pro", "")), "superseded", false)
+	if tier := b.tierOf(id); tier != store.Enterprise {
+		t.Fatalf("tier = %s after the subscription of before the tier set by hand was cancelled, want ENTERPRISE", tier)
+	}
+	if r := b.get(store.Starter, "/v1/markets?coin=ETH"); r.status != http.StatusOK || r.header.Get("X-Tier") != "ENTERPRISE" {
+		t.Errorf("ETH markets on the tier set by hand: status %d, X-Tier %q; body %s", r.status, r.header.Get("X-Tier"), r.body)
+	}
+	// A new subscription does change it.
+	res := wantHook(t, post(event("msg_suite", "subscription.active", "sub_suite", "SUITE")), "applied", false)
+	if *res.PreviousTier != "ENTERPRISE" || b.tierOf(id) != store.Suite {
+		t.Errorf("a new subscription after the tier set by hand: %+v, tier %s", res, b.tierOf(id))
+	}
+}
+
 func TestWebhookUnknownCustomerOrTier(t *testing.T) {
 	t.Parallel()
 	b, logs := hookSetup(t)

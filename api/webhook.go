@@ -260,7 +260,7 @@ type webhookInput struct {
 type webhookResult struct {
 	ID           string  `json:"id" doc:"The webhook-id."`
 	Type         string  `json:"type"`
-	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,superseded,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event already set the tier; superseded: a cancellation of a subscription other than the one the customer's paid tier came from (replaced by a newer one), nothing changed; unknown_customer, unknown_tier: recorded, nothing changed."`
+	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,superseded,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event, or a setting of the tier by hand since, already set the tier; superseded: an event of a subscription other than the customer's current one (a cancellation of a subscription replaced by a newer one; after the tier was set by hand, any cancellation, and the activation of a subscription the customer had before), nothing changed; unknown_customer, unknown_tier: recorded, nothing changed."`
 	Duplicate    bool    `json:"duplicate" doc:"True when this webhook-id was received before; the first delivery's result is answered and nothing is applied again."`
 	CustomerID   *string `json:"customer_id" nullable:"true"`
 	Tier         *string `json:"tier" nullable:"true" doc:"The tier the event asked for."`
@@ -296,7 +296,8 @@ func (s *Server) registerBilling() error {
 		Summary:     "Receive a billing event (Dodo Payments)",
 		Description: "Called by the billing provider, not by API clients: no X-API-Key. Deliveries are verified with the Standard Webhooks signature " +
 			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
-			"subscription.cancelled sets STARTER (unless the customer's tier came from a newer subscription than the one cancelled: superseded), payment.succeeded and other types are recorded only. The customer is found by " +
+			"subscription.cancelled sets STARTER (unless the customer's tier came from a newer subscription than the one cancelled, or was set by hand since the subscription began: superseded), payment.succeeded and other types are recorded only. " +
+			"A tier set by hand (`updown customers set-tier`) stays until a new subscription's activation or another setting by hand. The customer is found by " +
 			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
 			"and starts their rate-limit windows afresh; a change to a plan without sweeps cancels the customer's running sweeps. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
 			"the provider stops retrying; 503 when no webhook secret is configured.",
@@ -392,11 +393,11 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	case e.Outcome == store.BillingUnknownTier:
 		s.log.ErrorContext(ctx, "billing event asks for an unknown tier: recorded, nothing changed; check the product's metadata.tier", attrs...)
 	case e.Outcome == store.BillingStale:
-		s.log.WarnContext(ctx, "billing event is older than the customer's last applied one: recorded, not applied", attrs...)
+		s.log.WarnContext(ctx, "billing event is older than the customer's last applied one, or than its tier set by hand: recorded, not applied", attrs...)
 	case e.CustomerID == "" && strings.EqualFold(e.Type, eventPaymentSucceeded):
 		s.log.ErrorContext(ctx, "billing payment names no known customer (by metadata.updown_customer_id or email): money was taken for no plan here; recorded, fix by hand", attrs...)
 	case e.Outcome == store.BillingSuperseded:
-		s.log.InfoContext(ctx, "billing event cancels a subscription the customer has replaced: recorded, the tier stays the replacement's", attrs...)
+		s.log.InfoContext(ctx, "billing event is of a subscription the customer has replaced, or had before its tier was set by hand: recorded, the tier stays", attrs...)
 	default:
 		s.log.InfoContext(ctx, "billing event recorded", attrs...)
 	}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -22,7 +24,9 @@ type BillingStore interface {
 	//
 	// The tier change is applied (Outcome BillingApplied) only when e.Tier
 	// is a known tier, the customer was found, and BillingOutcomeOf, which
-	// takes the customer's events in the order they happened, says so;
+	// takes the customer's events in the order they happened, with the
+	// latest setting of its tier by hand (SetCustomerTier) among them
+	// (WithTierSetByHand), says so;
 	// otherwise the event is recorded with the outcome saying why nothing
 	// changed (BillingUnknownTier, BillingUnknownCustomer, BillingStale,
 	// BillingSuperseded). Events without SetTier are recorded with
@@ -56,16 +60,19 @@ const (
 	// event types the service does not act on); it is kept for support.
 	BillingRecorded BillingOutcome = "recorded"
 	// BillingStale: the customer's tier was already set by an event that
-	// occurred later; this older one changes nothing.
+	// occurred later, or by hand since; this older one changes nothing.
 	BillingStale BillingOutcome = "stale"
 	// BillingUnknownCustomer: no customer has the event's id or email.
 	BillingUnknownCustomer BillingOutcome = "unknown_customer"
 	// BillingUnknownTier: the event asks for a tier the service does not
 	// know (or none at all).
 	BillingUnknownTier BillingOutcome = "unknown_tier"
-	// BillingSuperseded: the event ends a subscription other than the one
+	// BillingSuperseded: the event is of a subscription other than the
+	// customer's current one: it ends a subscription other than the one
 	// that set the customer's current tier (a replaced subscription
-	// cancelled after its replacement started); it changes nothing.
+	// cancelled after its replacement started), or the tier was set by
+	// hand after the subscription began (BillingOutcomeOf); it changes
+	// nothing.
 	BillingSuperseded BillingOutcome = "superseded"
 )
 
@@ -76,6 +83,25 @@ type BillingStep struct {
 	SubscriptionID   string
 	Tier             Tier
 	EndsSubscription bool
+	// ByHand: not an event but the customer's tier set by hand
+	// (SetCustomerTier, `updown customers set-tier`) at OccurredAt.
+	ByHand bool
+}
+
+// WithTierSetByHand returns history with the step of the customer's tier
+// set by hand (hand.ByHand true; a zero OccurredAt: never) in its place:
+// after the events that happened no later. Only the latest setting by hand
+// matters (BillingOutcomeOf), so the stores keep that one alone.
+func WithTierSetByHand(history []BillingStep, hand BillingStep) []BillingStep {
+	if hand.OccurredAt.IsZero() {
+		return history
+	}
+	hand.ByHand = true
+	at := len(history)
+	for at > 0 && hand.OccurredAt.Before(history[at-1].OccurredAt) {
+		at--
+	}
+	return slices.Insert(slices.Clip(history), at, hand)
 }
 
 // StepOf is e as a step of its customer's history.
@@ -90,12 +116,17 @@ func StepOf(e BillingEvent) BillingStep {
 // The events are taken in the order they happened, not the one they
 // arrived in, so that the customer ends on the same tier whatever order
 // the provider delivers them in: e takes its place among them, and each
-// event in turn sets the tier, except a cancellation of a subscription
-// other than the one whose paid tier the customer has (replaced by a
-// newer one), which is skipped. e is BillingApplied when it sets the tier
-// and no event after it does; BillingStale when one after it does (a
-// later event already decided the tier); BillingSuperseded when it is
-// skipped and none after it sets the tier.
+// event in turn sets the tier, except an event of a subscription that is
+// not the customer's current one, which is skipped: a cancellation of a
+// subscription other than the one whose paid tier the customer has
+// (replaced by a newer one), and, after the tier was set by hand (a step
+// with ByHand, WithTierSetByHand), any cancellation and the activation of
+// any subscription the customer had before: a tier set by hand is no
+// subscription's, and only a new subscription (or another setting by
+// hand) changes it. e is BillingApplied when it sets the tier and no step
+// after it does; BillingStale when one after it does (a later event, or
+// the tier set by hand since, already decided the tier);
+// BillingSuperseded when it is skipped and none after it sets the tier.
 //
 // So a replacement's activation that arrives after the cancellation of
 // the subscription it replaced, which happened later, still applies: in
@@ -108,11 +139,26 @@ func BillingOutcomeOf(history []BillingStep, e BillingStep) BillingOutcome {
 	}
 	var sub string
 	var tier Tier
+	// byHand: the tier was last set by hand; before holds the
+	// subscriptions the customer had then.
+	var byHand bool
+	seen, before := map[string]bool{}, map[string]bool{}
 	sets := func(s BillingStep) bool {
-		if s.EndsSubscription && s.SubscriptionID != "" && sub != "" && sub != s.SubscriptionID && tier != Starter {
+		if s.ByHand {
+			byHand, sub, tier = true, "", s.Tier
+			maps.Copy(before, seen)
+			return true
+		}
+		if s.SubscriptionID != "" {
+			seen[s.SubscriptionID] = true
+		}
+		switch {
+		case byHand && (s.EndsSubscription || before[s.SubscriptionID]):
+			return false // a subscription from before the tier was set by hand
+		case s.EndsSubscription && s.SubscriptionID != "" && sub != "" && sub != s.SubscriptionID && tier != Starter:
 			return false // ends a subscription the customer has replaced
 		}
-		sub, tier = s.SubscriptionID, s.Tier
+		byHand, sub, tier = false, s.SubscriptionID, s.Tier
 		return true
 	}
 	for _, h := range history[:at] {

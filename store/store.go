@@ -151,8 +151,11 @@ type CustomerStore interface {
 	GetCustomerByEmail(ctx context.Context, email string) (Customer, error)
 	// ListCustomers returns all customers ordered by CreatedAt, then ID.
 	ListCustomers(ctx context.Context) ([]Customer, error)
-	// SetCustomerTier changes the customer's tier (ErrNotFound if absent)
-	// and returns the updated customer.
+	// SetCustomerTier changes the customer's tier by hand (ErrNotFound if
+	// absent) and returns the updated customer. The store keeps when, so
+	// that billing events judge against it (BillingOutcomeOf): from then
+	// on no event of a subscription the customer had before (a
+	// cancellation, a late activation) takes the tier set by hand away.
 	SetCustomerTier(ctx context.Context, id string, tier Tier) (Customer, error)
 	// SetCustomerLimits sets the customer's own allowances (each 0: the
 	// plan's default; a negative one is ErrInvalid) and returns the

@@ -105,7 +105,9 @@ const customersUsage = `Usage: updown customers <subcommand> [flags]    (on DATA
   create --email E [--name N] [--tier T]    a customer and its first API key; prints
                                             {"customer_id","key_id","api_key"}: the key is shown once
   list                                      every customer, as JSON
-  set-tier (--id ID | --email E) --tier T   change a customer's plan (a plan without sweeps cancels its running ones)
+  set-tier (--id ID | --email E) --tier T   change a customer's plan (a plan without sweeps cancels its running ones);
+                                            billing events of the subscriptions the customer had before do not
+                                            undo it, a new subscription's activation does
   set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]
              [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]
                                             an ENTERPRISE customer's own limits: rate limits, monthly

@@ -52,7 +52,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		e.Outcome = store.BillingUnknownCustomer
 	default:
 		steps, step := s.billingSteps[c.ID], store.StepOf(e)
-		e.Outcome = store.BillingOutcomeOf(steps, step)
+		e.Outcome = store.BillingOutcomeOf(store.WithTierSetByHand(steps, s.tierByHand[c.ID]), step)
 		if e.Outcome == store.BillingApplied {
 			e.PreviousTier = c.Tier
 			c.Tier, c.UpdatedAt = e.Tier, e.ReceivedAt

@@ -101,7 +101,10 @@ func (s *Store) ListCustomers(ctx context.Context) ([]store.Customer, error) {
 	return out, nil
 }
 
-// SetCustomerTier sets the customer's tier and returns the customer.
+// SetCustomerTier sets the customer's tier by hand and returns the
+// customer. It is kept as the customer's latest tier set by hand, which
+// billing events are judged against (store.BillingOutcomeOf), under
+// billingMu, so no event is judged between the change and its record.
 func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier) (store.Customer, error) {
 	if err := live(ctx, "set customer tier"); err != nil {
 		return store.Customer{}, err
@@ -109,6 +112,8 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	if !tier.Valid() {
 		return store.Customer{}, fmt.Errorf("memory: set customer tier: tier %q: %w", tier, store.ErrInvalid)
 	}
+	s.billingMu.Lock()
+	defer s.billingMu.Unlock()
 	now := s.clock()
 	s.customersMu.Lock()
 	defer s.customersMu.Unlock()
@@ -119,6 +124,7 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	c.Tier = tier
 	c.UpdatedAt = now
 	s.customers[id] = c
+	s.tierByHand[id] = store.BillingStep{OccurredAt: now, Tier: tier, ByHand: true}
 	return c, nil
 }
 

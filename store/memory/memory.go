@@ -48,6 +48,7 @@ type Store struct {
 	billingMu    sync.Mutex
 	billing      map[string]store.BillingEvent  // by webhook id
 	billingSteps map[string][]store.BillingStep // customer ID → tier-setting events, by OccurredAt then arrival
+	tierByHand   map[string]store.BillingStep   // customer ID → the latest SetCustomerTier, as a step
 
 	sweeps sweepTable
 
@@ -73,6 +74,7 @@ func New() *Store {
 
 		billing:      map[string]store.BillingEvent{},
 		billingSteps: map[string][]store.BillingStep{},
+		tierByHand:   map[string]store.BillingStep{},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -80,7 +81,17 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 			if err != nil {
 				return err
 			}
-			e.Outcome = store.BillingOutcomeOf(history, store.StepOf(e))
+			// The latest setting of the tier by hand, among them.
+			var hand store.BillingStep
+			var handTier *string
+			var handAt *time.Time
+			if err := tx.QueryRow(ctx, `select tier_by_hand, tier_by_hand_at from customers where id = $1`, c.ID).Scan(&handTier, &handAt); err != nil {
+				return err
+			}
+			if handTier != nil && handAt != nil {
+				hand = store.BillingStep{OccurredAt: handAt.UTC(), Tier: store.Tier(*handTier)}
+			}
+			e.Outcome = store.BillingOutcomeOf(store.WithTierSetByHand(history, hand), store.StepOf(e))
 			if e.Outcome != store.BillingApplied {
 				break
 			}

@@ -83,7 +83,10 @@ func (s *Store) ListCustomers(ctx context.Context) ([]store.Customer, error) {
 	return cs, nil
 }
 
-// SetCustomerTier changes the customer's tier.
+// SetCustomerTier changes the customer's tier by hand, and keeps when and
+// to what (tier_by_hand_at, tier_by_hand) for RecordBillingEvent. The
+// update takes the row lock RecordBillingEvent takes, so no event is
+// judged between the change and its record.
 func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier) (store.Customer, error) {
 	op := fmt.Sprintf("set tier of customer %q", id)
 	if !validID(id) {
@@ -93,7 +96,7 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 		return store.Customer{}, invalid(op, fmt.Sprintf("tier %q", tier))
 	}
 	rows, _ := s.pool.Query(ctx, `
-		update customers set tier = $2, updated_at = $3 where id = $1
+		update customers set tier = $2, updated_at = $3, tier_by_hand = $2, tier_by_hand_at = $3 where id = $1
 		returning `+customerColumns, id, string(tier), s.stamp())
 	c, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
 	return c, wrap(op, err)

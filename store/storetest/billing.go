@@ -24,6 +24,7 @@ func billingTests() []test {
 		{"OutOfOrder", testBillingOutOfOrder},
 		{"CancelOfReplacedSubscription", testBillingCancelOfReplacedSubscription},
 		{"ReplacementInAnyOrder", testBillingReplacementInAnyOrder},
+		{"TierSetByHand", testBillingTierSetByHand},
 		{"List", testBillingList},
 		{"Invalid", testBillingInvalid},
 		{"CancelledContext", testBillingCancelledContext},
@@ -414,6 +415,79 @@ func testBillingReplacementInAnyOrder(t *testing.T, s store.Store) {
 	if tier := tierOf(t, s, d.ID); tier != store.Pro {
 		t.Errorf("tier = %s, want PRO", tier)
 	}
+}
+
+// A tier set by hand (SetCustomerTier: `updown customers set-tier`) is no
+// subscription's: no event of a subscription the customer had before it
+// takes it away, neither a cancellation (of the subscription the customer
+// was on, or one cancelled long ago and cancelled again) nor a late
+// activation. An event that happened before it is stale; a new
+// subscription's events apply as ever. The setting by hand happens at the
+// store's clock, so the events after it are timed from now.
+func testBillingTierSetByHand(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	after := func(e store.BillingEvent, d time.Duration) store.BillingEvent {
+		e.OccurredAt = time.Now().Add(d).In(elsewhere())
+		return e
+	}
+	setByHand := func(c store.Customer, tier store.Tier) {
+		t.Helper()
+		_, err := s.SetCustomerTier(ctx, c.ID, tier)
+		mustOK(t, err, "SetCustomerTier")
+	}
+	wantTier := func(c store.Customer, want store.Tier, after string) {
+		t.Helper()
+		if tier := tierOf(t, s, c.ID); tier != want {
+			t.Errorf("tier = %s after %s, want %s", tier, after, want)
+		}
+	}
+
+	// On the subscription's paid tier, support sets ENTERPRISE by hand;
+	// the customer then cancels the PRO subscription.
+	a := createCustomer(t, s, newCustomer("ada"))
+	pro := newBillingEvent("a_pro", a, store.Pro, 1)
+	pro.SubscriptionID = "sub_a_pro"
+	recordBilling(t, s, pro)
+	setByHand(a, store.Enterprise)
+	if rec := recordBilling(t, s, after(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
+		t.Errorf("the cancellation of the subscription the tier set by hand replaced: outcome %s, want superseded", rec.Outcome)
+	}
+	wantTier(a, store.Enterprise, "the subscription of before the tier set by hand was cancelled")
+	// Its late activation (or renewal) takes nothing either.
+	again := after(newBillingEvent("a_pro_again", a, store.Pro, 0), 2*time.Minute)
+	again.SubscriptionID = "sub_a_pro"
+	if rec := recordBilling(t, s, again); rec.Outcome != store.BillingSuperseded {
+		t.Errorf("an activation of a subscription of before the tier set by hand: outcome %s, want superseded", rec.Outcome)
+	}
+	// An event that happened before the setting by hand is stale.
+	if rec := recordBilling(t, s, cancellation("a_old_cancelled", a, "sub_a_pro", 2)); rec.Outcome != store.BillingStale {
+		t.Errorf("a cancellation that happened before the tier was set by hand: outcome %s, want stale", rec.Outcome)
+	}
+	wantTier(a, store.Enterprise, "events of the subscription of before")
+	// A new subscription replaces the tier set by hand, and its own
+	// cancellation ends it.
+	suite := after(newBillingEvent("a_suite", a, store.Suite, 0), 3*time.Minute)
+	suite.SubscriptionID = "sub_a_suite"
+	if rec := recordBilling(t, s, suite); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Enterprise {
+		t.Errorf("a new subscription after the tier set by hand: outcome %s over %s, want applied over ENTERPRISE", rec.Outcome, rec.PreviousTier)
+	}
+	if rec := recordBilling(t, s, after(cancellation("a_suite_cancelled", a, "sub_a_suite", 0), 4*time.Minute)); rec.Outcome != store.BillingApplied {
+		t.Errorf("the new subscription cancelled: outcome %s, want applied", rec.Outcome)
+	}
+	wantTier(a, store.Starter, "the new subscription was cancelled")
+
+	// A subscription cancelled long ago, cancelled again after support
+	// gave the customer SUITE by hand: the customer keeps SUITE.
+	b := createCustomer(t, s, newCustomer("bea"))
+	old := newBillingEvent("b_pro", b, store.Pro, 1)
+	old.SubscriptionID = "sub_b_pro"
+	recordBilling(t, s, old)
+	recordBilling(t, s, cancellation("b_pro_cancelled", b, "sub_b_pro", 2))
+	setByHand(b, store.Suite)
+	if rec := recordBilling(t, s, after(cancellation("b_pro_cancelled_again", b, "sub_b_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
+		t.Errorf("a cancelled subscription cancelled again after the tier was set by hand: outcome %s, want superseded", rec.Outcome)
+	}
+	wantTier(b, store.Suite, "an old subscription's cancellation came again")
 }
 
 func testBillingList(t *testing.T, s store.Store) {
