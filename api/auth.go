@@ -98,7 +98,7 @@ func credentialFor(ctx huma.Context, op *huma.Operation) string {
 // the same for API keys and bearer tokens. A principal from the auth cache
 // that the customer's changes have made stale is looked up afresh first.
 func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
-	exempt := exemptFromDailyLimit(ctx.Operation().OperationID)
+	exempt := exemptionOf(ctx.Operation().OperationID)
 	p.Usage = s.countRequest(ctx.Context(), p, exempt)
 	if p.Usage.stale {
 		s.auth.drop(p.keyHash)
@@ -120,7 +120,7 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 	next(huma.WithValue(ctx, principalKey{}, p))
 }
 
-// Operation ids that exemptFromDailyLimit names.
+// Operation ids that exemptionOf names.
 const (
 	opGetAccount    = "get-account"
 	opGetBilling    = "get-billing"
@@ -130,22 +130,47 @@ const (
 	opRevokeKey     = "revoke-account-key"
 )
 
-// exemptFromDailyLimit reports whether a customer whose day's requests
-// ran out may still make the operation: reading its account and plan
-// (GET /v1/account/billing, the upgrade path its 429s and 403s name),
-// looking at or ending its dashboard session, and listing and revoking its
-// keys. Until midnight UTC a Starter could otherwise not even see why, nor
-// how to upgrade; and a leaked key that spent the day could not be revoked
-// before the thief had the new day's allowance. Signing in is not among
-// them: each session is kept in Redis for hours, and the day's limit is
-// what bounds how many a key can make; nor is creating a key. The per-minute
-// limit holds for them as for every operation.
-func exemptFromDailyLimit(operationID string) bool {
+// rateExemption says which of the caller's limits may refuse an operation.
+// An exempt request is still counted in a window while that window has
+// room, so the counts and headers stay true.
+type rateExemption int
+
+const (
+	// notExempt: both limits hold.
+	notExempt rateExemption = iota
+	// exemptDay: the minute's limit holds, the day's does not.
+	exemptDay
+	// exemptAll: neither limit refuses the request.
+	exemptAll
+)
+
+// exemptionOf says which limits an operation is exempt from.
+//
+// A customer whose day's requests ran out may still read its account and
+// plan (GET /v1/account/billing, the upgrade path its 429s and 403s name),
+// look at or end its dashboard session, and list and revoke its keys. Until
+// midnight UTC a Starter could otherwise not even see why, nor how to
+// upgrade; and a leaked key that spent the day could not be revoked before
+// the thief had the new day's allowance. Signing in is not among them:
+// each session is kept in Redis for hours, and the day's limit is what
+// bounds how many a key can make; nor is creating a key.
+//
+// Revoking a key must not wait on the minute's limit either: the limits
+// are the customer's, shared by all its keys, so a leaked key kept busy
+// would fill every minute and its owner's DELETE would lose the race each
+// time. Revoking, and what it takes (the key list, for the key's id; for
+// the dashboard, the session, whose CSRF token the DELETE carries, and the
+// account its page shows), is exempt from both limits. None of these
+// reads or writes more than the customer's own few rows, and refusing
+// them would lock the owner out of the one remedy.
+func exemptionOf(operationID string) rateExemption {
 	switch operationID {
-	case opGetAccount, opGetBilling, opGetSession, opDeleteSession, opListKeys, opRevokeKey:
-		return true
+	case opListKeys, opRevokeKey, opGetSession, opGetAccount:
+		return exemptAll
+	case opGetBilling, opDeleteSession:
+		return exemptDay
 	}
-	return false
+	return notExempt
 }
 
 func requires(op *huma.Operation, scheme string) bool {

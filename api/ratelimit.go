@@ -82,9 +82,9 @@ const rateKeyPrefix = "updown:rl:{"
 
 // rateScript checks and counts one request. KEYS: the minute and day
 // counters and the customer's generation (authGenKey). ARGV: the
-// per-minute and per-day limits (0: none; a negative day limit −L is one
-// that refuses nothing, the request counted in the day only while it is
-// under L), the two counters' time to live
+// per-minute and per-day limits (0: none; a negative limit −L is one
+// that refuses nothing, the request counted in its window only while it
+// is under L), the two counters' time to live
 // in seconds, and the generation the caller's principal was cached at (-1:
 // not cached, nothing to check). Returns {minute count, day count,
 // refused, generation} where refused is 0 (counted), 1 (minute limit), 2
@@ -103,7 +103,14 @@ local d = redis.call('INCR', KEYS[2])
 if m == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if d == 1 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
 local lm, ld = tonumber(ARGV[1]), tonumber(ARGV[2])
-local dayCounted = true
+local minuteCounted, dayCounted = true, true
+if lm < 0 then
+	if m > -lm then
+		redis.call('DECR', KEYS[1])
+		m, minuteCounted = m - 1, false
+	end
+	lm = 0
+end
 if ld < 0 then
 	if d > -ld then
 		redis.call('DECR', KEYS[2])
@@ -114,12 +121,15 @@ end
 local refused = 0
 if ld > 0 and d > ld then refused = 2 elseif lm > 0 and m > lm then refused = 1 end
 if refused > 0 then
-	redis.call('DECR', KEYS[1])
+	if minuteCounted then
+		redis.call('DECR', KEYS[1])
+		m = m - 1
+	end
 	if dayCounted then
 		redis.call('DECR', KEYS[2])
 		d = d - 1
 	end
-	return {m - 1, d, refused, g}
+	return {m, d, refused, g}
 end
 return {m, d, 0, g}
 `)
@@ -210,10 +220,10 @@ func authGenKey(customerID string) string {
 // whose customer has changed since is not counted: the usage is stale, and
 // the caller looks the principal up afresh and counts again.
 //
-// exempt leaves the day's limit out of the check (exemptFromDailyLimit):
-// the request is refused by the minute's limit only, and counted in the
-// day's only while the day has room.
-func (s *Server) countRequest(ctx context.Context, p principal, exempt bool) rateUsage {
+// exempt leaves limits out of the check (exemptionOf): exemptDay the
+// day's, so the request is refused by the minute's limit only; exemptAll
+// both. A limit left out is counted in only while its window has room.
+func (s *Server) countRequest(ctx context.Context, p principal, exempt rateExemption) rateUsage {
 	now := s.now()
 	minute, day, minuteEnd, dayEnd := rateWindows(now)
 	u := rateUsage{Limit: s.rateLimitFor(p.Plan, p.Customer), MinuteReset: minuteEnd, DayReset: dayEnd}
@@ -223,13 +233,16 @@ func (s *Server) countRequest(ctx context.Context, p principal, exempt bool) rat
 	mk, dk := rateKeys(p.Customer.ID, p.Plan.Tier, minute, day)
 	// Keys outlive their window by a minute, so that processes whose
 	// clocks differ a little still find them.
-	perDay := max(u.Limit.PerDay, 0)
-	if exempt {
+	perMinute, perDay := max(u.Limit.PerMinute, 0), max(u.Limit.PerDay, 0)
+	if exempt >= exemptDay {
 		perDay = -perDay // see rateScript
+	}
+	if exempt == exemptAll {
+		perMinute = -perMinute
 	}
 	c := &rateCall{
 		keys: []string{mk, dk, authGenKey(p.Customer.ID)},
-		args: []any{max(u.Limit.PerMinute, 0), perDay,
+		args: []any{perMinute, perDay,
 			int64(minuteEnd.Sub(now)/time.Second) + 61, int64(dayEnd.Sub(now)/time.Second) + 61, p.cachedGen},
 	}
 	res, err := s.limiter.count(ctx, c)
@@ -402,9 +415,9 @@ type localLimits struct {
 
 // count counts a request of key (customer and tier) in the windows minute
 // and day as rateScript counts one in Redis, and returns the window whose
-// limit refuses it ("": let through, and counted). exempt leaves the day's
-// limit out of the check (exemptFromDailyLimit).
-func (l *localLimits) count(key string, minute, day int64, lim RateLimit, exempt bool) rateWindow {
+// limit refuses it ("": let through, and counted in the windows that have
+// room). exempt leaves limits out of the check (exemptionOf).
+func (l *localLimits) count(key string, minute, day int64, lim RateLimit, exempt rateExemption) rateWindow {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// The windows only move on. A request that found its window before
@@ -419,13 +432,16 @@ func (l *localLimits) count(key string, minute, day int64, lim RateLimit, exempt
 	}
 	m, d := l.perMinute[key]+1, l.perDay[key]+1
 	dayFull := lim.PerDay > 0 && d > int64(lim.PerDay)
+	minuteFull := lim.PerMinute > 0 && m > int64(lim.PerMinute)
 	switch {
-	case dayFull && !exempt:
+	case dayFull && exempt < exemptDay:
 		return windowDay
-	case lim.PerMinute > 0 && m > int64(lim.PerMinute):
+	case minuteFull && exempt < exemptAll:
 		return windowMinute
 	}
-	l.perMinute[key] = m
+	if !minuteFull {
+		l.perMinute[key] = m
+	}
 	if !dayFull {
 		l.perDay[key] = d
 	}

@@ -177,17 +177,55 @@ func TestLocalLimitsWindowsOnlyMoveOn(t *testing.T) {
 	// A late request of minute 11 does not wipe minute 12's count.
 	var m localLimits
 	lim := RateLimit{PerMinute: 1}
-	m.count("c", 12, 0, lim, false)
-	m.count("c", 11, 0, lim, false)
-	if w := m.count("c", 12, 0, lim, false); w != windowMinute {
+	m.count("c", 12, 0, lim, notExempt)
+	m.count("c", 11, 0, lim, notExempt)
+	if w := m.count("c", 12, 0, lim, notExempt); w != windowMinute {
 		t.Errorf("the second request of minute 12 (limit 1) after a late one of minute 11: refused by %q, want the minute", w)
 	}
 	// Days likewise.
 	var d localLimits
 	lim = RateLimit{PerDay: 1}
-	d.count("c", 100, 5, lim, false)
-	d.count("c", 99, 4, lim, false)
-	if w := d.count("c", 101, 5, lim, false); w != windowDay {
+	d.count("c", 100, 5, lim, notExempt)
+	d.count("c", 99, 4, lim, notExempt)
+	if w := d.count("c", 101, 5, lim, notExempt); w != windowDay {
 		t.Errorf("the second request of day 5 (limit 1) after a late one of day 4: refused by %q, want the day", w)
+	}
+}
+
+// TestLocalLimitsExemptions: with Redis failing, the process's own count
+// exempts operations as rateScript does (exemptionOf): key revocation
+// goes through a full minute and a full day, the account past a full day
+// only, and neither counts past a full window.
+func TestLocalLimitsExemptions(t *testing.T) {
+	var l localLimits
+	lim := RateLimit{PerMinute: 2, PerDay: 3}
+	for range 2 {
+		if w := l.count("c", 1, 0, lim, notExempt); w != "" {
+			t.Fatalf("a request within the limits: refused by %q", w)
+		}
+	}
+	if w := l.count("c", 1, 0, lim, notExempt); w != windowMinute {
+		t.Errorf("a data request past the minute's limit: refused by %q, want the minute", w)
+	}
+	if w := l.count("c", 1, 0, lim, exemptDay); w != windowMinute {
+		t.Errorf("the account past the minute's limit: refused by %q, want the minute", w)
+	}
+	if w := l.count("c", 1, 0, lim, exemptAll); w != "" {
+		t.Errorf("a key revocation past the minute's limit: refused by %q, want let through", w)
+	}
+	if got := l.perMinute["c"]; got != 2 {
+		t.Errorf("minute count %d after a request let through past it, want 2", got)
+	}
+	l.count("c", 2, 0, lim, notExempt) // the day's third
+	if w := l.count("c", 3, 0, lim, notExempt); w != windowDay {
+		t.Errorf("past the day's limit: refused by %q, want the day", w)
+	}
+	for _, e := range []rateExemption{exemptDay, exemptAll} {
+		if w := l.count("c", 3, 0, lim, e); w != "" {
+			t.Errorf("exemption %d past the day's limit: refused by %q, want let through", e, w)
+		}
+	}
+	if got := l.perDay["c"]; got != 3 {
+		t.Errorf("day count %d after requests let through past it, want 3", got)
 	}
 }

@@ -408,7 +408,7 @@ func deadAddr(t *testing.T) string {
 // TestDailyLimitLeavesTheUpgradePath checks that a customer whose day's
 // requests ran out can still read its account and the plan catalogue
 // (the upgrade_url its errors name), while every other operation is 429
-// until midnight; the per-minute limit holds for them all.
+// until midnight; the per-minute limit holds for the catalogue.
 func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 	t.Parallel()
 	clock := newTestClock(now) // 13:07:30 UTC
@@ -444,15 +444,16 @@ func TestDailyLimitLeavesTheUpgradePath(t *testing.T) {
 	// Signing in to the dashboard is not exempt: each session is kept for
 	// hours, and the day's limit bounds how many a key makes.
 	wantLimited(t, b.do(http.MethodPost, "/v1/auth/session", b.keys[store.Starter], "", ""), int(nextMidnight(clock.now()).Sub(clock.now())/time.Second), "day")
-	// The minute's limit still holds for them, and a request it refuses
-	// leaves the day's count as it was.
+	// The minute's limit still holds for the plan catalogue, and a request
+	// it refuses leaves the day's count as it was. (The account is exempt
+	// from it too: TestMinuteLimitLeavesKeyRevocation.)
 	clock.set(now.Add(40 * time.Second)) // 13:08:10, a new minute
 	for i := range 5 {
-		if r := b.get(store.Starter, "/v1/account"); r.status != http.StatusOK {
+		if r := b.get(store.Starter, "/v1/account/billing"); r.status != http.StatusOK {
 			t.Fatalf("request %d of the minute: %d %s", i+1, r.status, r.body)
 		}
 	}
-	wantLimited(t, b.get(store.Starter, "/v1/account"), 50, "minute")
+	wantLimited(t, b.get(store.Starter, "/v1/account/billing"), 50, "minute")
 }
 
 // TestDailyLimitLeavesKeyRevocation: a leaked key that spends the
@@ -489,6 +490,75 @@ func TestDailyLimitLeavesKeyRevocation(t *testing.T) {
 		t.Fatalf("revoking a key past the day's limit: %d %s, want 200", r.status, r.body)
 	}
 	wantError(t, b.do(http.MethodGet, "/v1/account", leakedPlain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}
+
+// TestMinuteLimitLeavesKeyRevocation: the limits are the customer's, so a
+// leaked key kept busy fills every minute; its owner must still be able to
+// revoke it, with another key or in the dashboard, where the key list, the
+// session (its CSRF token) and the account page come first. Those are
+// exempt from the minute's limit too; everything else is 429 as before.
+func TestMinuteLimitLeavesKeyRevocation(t *testing.T) {
+	t.Parallel()
+	clock := newTestClock(now)
+	b := setup(t, func(o *setupOpts) {
+		o.redis = redistest.Client(t)
+		o.clock = clock.now
+		o.rateLimits = map[store.Tier]api.RateLimit{store.Starter: {PerMinute: 4, PerDay: 100}}
+	})
+	leakedPlain, leaked := api.NewKey(b.ids[store.Starter])
+	leaked, err := b.store.CreateAPIKey(context.Background(), leaked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPlain, other := api.NewKey(b.ids[store.Starter])
+	other, err = b.store.CreateAPIKey(context.Background(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := b.signIn(store.Starter) // 2 of the minute's 4
+	for range 2 {
+		if r := b.do(http.MethodGet, "/v1/markets?coin=BTC&limit=1", leakedPlain, "", ""); r.status != http.StatusOK {
+			t.Fatalf("a request the minute's limit allows: %d %s", r.status, r.body)
+		}
+	}
+	wantLimited(t, b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"), 30, "minute")
+	wantLimited(t, b.do(http.MethodPost, "/v1/account/keys", b.keys[store.Starter], "", ""), 30, "minute")
+	wantLimited(t, b.get(store.Starter, "/v1/account/billing"), 30, "minute")
+
+	// With another key: the list, then the revocation.
+	if r := b.do(http.MethodGet, "/v1/account/keys", otherPlain, "", ""); r.status != http.StatusOK || !strings.Contains(string(r.body), leaked.ID) {
+		t.Fatalf("listing the keys past the minute's limit: %d %s", r.status, r.body)
+	}
+	if r := b.do(http.MethodDelete, "/v1/account/keys/"+leaked.ID, otherPlain, "", ""); r.status != http.StatusOK {
+		t.Fatalf("revoking a key past the minute's limit: %d %s, want 200", r.status, r.body)
+	}
+	wantError(t, b.do(http.MethodGet, "/v1/account", leakedPlain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+
+	// In the dashboard: the session, the account page and its key list,
+	// then the revocation.
+	for _, path := range []string{"/v1/auth/session", "/v1/account", "/v1/account/keys?limit=100"} {
+		if r := br.get(path); r.status != http.StatusOK {
+			t.Fatalf("dashboard GET %s past the minute's limit: %d %s, want 200", path, r.status, r.body)
+		}
+	}
+	if r := br.change(http.MethodDelete, "/v1/account/keys/"+other.ID, ""); r.status != http.StatusOK {
+		t.Fatalf("dashboard revocation past the minute's limit: %d %s, want 200", r.status, r.body)
+	}
+	wantError(t, b.do(http.MethodGet, "/v1/account", otherPlain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+
+	// Counted only while the minute had room: the next minute starts from
+	// nothing, and data requests are still refused in this one.
+	wantLimited(t, b.get(store.Starter, "/v1/markets?coin=BTC&limit=1"), 30, "minute")
+	var acct struct {
+		Data struct {
+			Usage struct {
+				ThisMinute int `json:"this_minute"`
+			} `json:"usage"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b.get(store.Starter, "/v1/account").body, &acct); err != nil || acct.Data.Usage.ThisMinute != 4 {
+		t.Errorf("usage.this_minute = %d (%v), want 4: requests past the minute's limit are not counted", acct.Data.Usage.ThisMinute, err)
+	}
 }
 
 // TestRateLimitHoldsWhenRedisFails: a request whose check in Redis fails
