@@ -69,13 +69,19 @@ func (h *heldStore) ListDepth(ctx context.Context, f store.DepthFilter) ([]store
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(patience)
-	for !cond() {
+	for pause := time.Millisecond; !cond(); pause = min(2*pause, maxPause) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never happened (gave up after %v)", what, patience)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(pause)
 	}
 }
+
+// maxPause is the longest waitFor sleeps between two looks. Its looks are
+// often requests, counted by the customer's per-minute rate limit (PRO's
+// 300): a look every millisecond spent it in a few hundred milliseconds
+// of a loaded machine, and the test's next request was refused.
+const maxPause = 250 * time.Millisecond
 
 // patience is how long waitFor waits for something that must happen. It
 // bounds a hang, not a speed: the tests assert what happens, and a loaded
