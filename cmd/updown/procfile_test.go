@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -179,4 +180,69 @@ func freePortRange(t *testing.T, span int) int {
 	}
 	t.Fatal("no free port range")
 	return 0
+}
+
+// readmeForemanCommands are the `foreman start` command lines README.md
+// gives, each without its trailing comment or closing backtick.
+func readmeForemanCommands(t *testing.T) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for line := range strings.SplitSeq(string(readme), "\n") {
+		for {
+			i := strings.Index(line, "foreman start")
+			if i < 0 {
+				break
+			}
+			line = line[i:]
+			end := len(line)
+			for _, stop := range []string{"`", " #"} {
+				if j := strings.Index(line, stop); j >= 0 && j < end {
+					end = j
+				}
+			}
+			cmds = append(cmds, strings.TrimSpace(line[:end]))
+			line = line[end:]
+		}
+	}
+	if len(cmds) == 0 {
+		t.Fatal("README.md gives no `foreman start` command: has this test stopped finding them?")
+	}
+	return cmds
+}
+
+// foremanFlag is the value of a foreman flag (short or long form) in cmd,
+// "" when it is not given.
+func foremanFlag(cmd, short, long string) string {
+	fields := strings.Fields(cmd)
+	for i, f := range fields {
+		if v, ok := strings.CutPrefix(f, long+"="); ok {
+			return v
+		}
+		if (f == short || f == long) && i+1 < len(fields) {
+			return fields[i+1]
+		}
+	}
+	return ""
+}
+
+// TestReadmeForemanWaitsForGracefulShutdown: every `foreman start` the
+// README gives lets the processes stop as they promise to. foreman sends
+// SIGTERM and, after its --timeout (5 s unless given), SIGKILL: at 5 s the
+// api's grace for requests in flight (a request waiting on its job answers
+// 504 with the job's id near its end) and the workers' SHUTDOWN_TIMEOUT were
+// cut off, the waiting request losing its connection with no answer.
+func TestReadmeForemanWaitsForGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	need := max(shutdownGrace, defaultShutdownTimeout)
+	for _, cmd := range readmeForemanCommands(t) {
+		v := foremanFlag(cmd, "-t", "--timeout")
+		secs, err := strconv.Atoi(v)
+		if err != nil || time.Duration(secs)*time.Second <= need {
+			t.Errorf("README: %q: give foreman a --timeout (-t) over %v, the processes' graceful shutdown; it has %q (foreman's default: 5 s)", cmd, need, v)
+		}
+	}
 }

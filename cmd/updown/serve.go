@@ -183,7 +183,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	var f serviceFlags
 	f.registerBackends(fs) // no --addr: a worker listens on its ops address only
 	concurrency := fs.Int("concurrency", 0, "tasks run at once (default 8 per CPU; large replays wait for WORKER_MEMORY_MB)")
-	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", 25*time.Second),
+	shutdownTimeout := fs.Duration("shutdown-timeout", envDuration("SHUTDOWN_TIMEOUT", defaultShutdownTimeout),
 		"on SIGTERM, how long running tasks may finish before they go back to the queue (env SHUTDOWN_TIMEOUT)")
 	cacheMiB := fs.Int64("cache-mib", envInt64("REPLAY_CACHE_MIB", worker.DefaultCacheBytes>>20),
 		"memory for the tapes of resolved markets kept for the next replay, in MiB; 0 turns it off (env REPLAY_CACHE_MIB)")
@@ -603,6 +603,10 @@ func envDuration(key string, def time.Duration) time.Duration {
 	}
 	return def
 }
+
+// defaultShutdownTimeout is how long a stopping worker's running tasks may
+// take to finish before they go back to the queue (SHUTDOWN_TIMEOUT).
+const defaultShutdownTimeout = 25 * time.Second
 
 // shutdownGrace is how long a stopping server's requests in flight may
 // take to finish.
