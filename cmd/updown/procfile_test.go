@@ -246,3 +246,25 @@ func TestReadmeForemanWaitsForGracefulShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeForemanRunsTheAPI: every `foreman start` the README gives
+// starts the api. A formation (-m) names every process type that runs:
+// `-m worker=2` started two workers and nothing else, no api to send
+// them work.
+func TestReadmeForemanRunsTheAPI(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range readmeForemanCommands(t) {
+		counts := map[string]string{}
+		for kv := range strings.SplitSeq(foremanFlag(cmd, "-m", "--formation"), ",") {
+			name, n, _ := strings.Cut(kv, "=")
+			counts[name] = n
+		}
+		web, set := counts["web"]
+		if !set {
+			web = counts["all"]
+		}
+		if foremanFlag(cmd, "-m", "--formation") != "" && (web == "" || web == "0") {
+			t.Errorf("README: %q starts no web process (the api): a formation runs only the process types it names (or all=N)", cmd)
+		}
+	}
+}
