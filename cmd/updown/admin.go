@@ -26,6 +26,43 @@ var adminEnv = []envDoc{
 	{"MIGRATE_ON_START", "false leaves migrating to updown migrate: a schema older than this build's is refused, not migrated (default true)"},
 }
 
+// adminRedisEnv is what the commands that change a customer read beside
+// adminEnv: the Redis the api processes share, to tell them at once.
+var adminRedisEnv = append(append([]envDoc{}, adminEnv...), envDoc{"REDIS_URL",
+	"Redis URL of the api processes, told of the change at once (without it they see it within 5 s); --redis-url overrides"})
+
+// adminUsage is the -h of the administration subcommands (customers and
+// keys): what each does, its flags and the variables it reads.
+var adminUsage = map[string]struct {
+	synopsis string
+	env      []envDoc
+}{
+	"customers create": {"updown customers create --email E [--name N] [--tier T]\n\n" +
+		"Creates a customer and its first API key; prints {\"customer_id\",\"key_id\",\"api_key\"}: the key is shown once and stored hashed.", adminEnv},
+	"customers list": {"updown customers list\n\nEvery customer, as JSON.", adminEnv},
+	"customers set-tier": {"updown customers set-tier (--id ID | --email E) --tier T\n\n" +
+		"Changes a customer's plan, starting its rate limits afresh; running sweeps the new plan could not have started are cancelled.", adminRedisEnv},
+	"customers set-limits": {"updown customers set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]\n" +
+		"                                [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]\n\n" +
+		"Sets an ENTERPRISE customer's own limits (0: the plan's default; a limit not given keeps its value);\n" +
+		"running sweeps over new sweep sizes are cancelled.", adminRedisEnv},
+	"keys create": {"updown keys create (--customer ID | --email E)\n\n" +
+		"A new API key for a customer; prints {\"key_id\",\"customer_id\",\"api_key\"}: the key is shown once and stored hashed.", adminEnv},
+	"keys list":   {"updown keys list (--customer ID | --email E)\n\nThe customer's keys: id, prefix, created_at, revoked_at (never the keys).", adminEnv},
+	"keys revoke": {"updown keys revoke --id KEY_ID\n\nRevokes a key: it stops working at once.", adminRedisEnv},
+}
+
+// adminFlagSet is the flag set of an administration subcommand (such as
+// "customers create"), with its -h.
+func adminFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if u, ok := adminUsage[name]; ok {
+		fs.Usage = commandUsage(fs, u.synopsis, u.env)
+	}
+	return fs
+}
+
 // adminStore parses an administration command's flags, runs checks on
 // them, and opens DATABASE_URL for it, migrated. The checks come before
 // the database: a flag missing or mistyped is told as itself, not as an
@@ -95,6 +132,8 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := databaseURLFlag(fs)
+	fs.Usage = commandUsage(fs, "updown migrate [flags]\n\nApplies the migrations to DATABASE_URL, whatever MIGRATE_ON_START says, and prints the schema's version.",
+		adminEnv[:1])
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -128,6 +167,8 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = commandUsage(fs, "updown seed [flags]\n\nWrites generated data up to the present (markets of every coin and type, live ones included, their snapshots,\n"+
+		"trades and gaps, and exchange depth history) into DATABASE_URL: to try the service out, on a database of its own.", adminEnv)
 	seed := fs.Int64("seed", 1, "generator seed (same seed, same data)")
 	perMarket := fs.Int("snapshots-per-market", 1000, "at most this many snapshots per market (coarser cadence for long markets); 0: the real 300 ms cadence")
 	st, err := adminStore(ctx, fs, args, func() error { return checkPerMarket(*perMarket) })
@@ -170,8 +211,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(args) == 0 || isHelp(args[0]) {
 		return subcommandHelp("customers", args, customersUsage, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("customers "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := adminFlagSet("customers "+args[0], stderr)
 	switch args[0] {
 	case "create":
 		email := fs.String("email", "", "customer email (required)")
@@ -350,8 +390,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) == 0 || isHelp(args[0]) {
 		return subcommandHelp("keys", args, keysUsage, stdout, stderr)
 	}
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := adminFlagSet("keys "+args[0], stderr)
 	switch args[0] {
 	case "create":
 		id := fs.String("customer", "", "customer id")

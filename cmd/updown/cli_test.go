@@ -158,6 +158,39 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 	}
 }
 
+// TestAdminHelpNamesItsVariables: the -h of every administration command
+// says what it does and names the variables it reads, as the services' do
+// (README: "updown <command> -h lists a command's flags and every variable
+// it reads"). They printed Go's bare "Usage of seed:" and their flags,
+// without MIGRATE_ON_START, which seed, customers and keys obey, or
+// REDIS_URL, through which set-tier, set-limits and revoke tell the apis.
+func TestAdminHelpNamesItsVariables(t *testing.T) {
+	t.Parallel()
+	admin := []string{"DATABASE_URL", "MIGRATE_ON_START"}
+	changes := append(admin, "REDIS_URL")
+	for cmd, vars := range map[string][]string{
+		"migrate": {"DATABASE_URL"}, "seed": admin,
+		"customers create": admin, "customers list": admin, "customers set-tier": changes, "customers set-limits": changes,
+		"keys create": admin, "keys list": admin, "keys revoke": changes,
+	} {
+		code, stdout, stderr := runBinary(t, nil, append(strings.Fields(cmd), "-h")...)
+		help := stdout + stderr
+		if code != 0 || !strings.HasPrefix(help, "Usage: updown "+cmd) {
+			t.Errorf("updown %s -h: exit %d, want 0 and a usage line naming the command:\n%s", cmd, code, help)
+		}
+		env, ok := strings.CutPrefix(help[strings.Index(help, "\nEnvironment")+1:], "Environment")
+		if !ok {
+			t.Errorf("updown %s -h has no Environment section:\n%s", cmd, help)
+			continue
+		}
+		for _, v := range vars {
+			if !strings.Contains(env, v) {
+				t.Errorf("updown %s -h does not name %s among its variables:\n%s", cmd, v, help)
+			}
+		}
+	}
+}
+
 // TestHelpInFlightDefaultsArePlans: the defaults `api -h` and `dev -h`
 // give for JOBS_IN_FLIGHT and READS_IN_FLIGHT are the plan table's caps for
 // every plan that has one (DESIGN 4, README), not an example that leaves out
