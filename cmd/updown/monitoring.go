@@ -195,9 +195,20 @@ func hideTaskErrors(next http.Handler) http.Handler {
 			return
 		}
 		body := buf.body.Bytes()
+		ct := buf.header.Get("Content-Type")
+		if strings.HasPrefix(cmp.Or(ct, http.DetectContentType(body)), "text/html") {
+			// asynqmon answers a path its API does not have with its
+			// page, as it does the UI's own addresses: here, outside
+			// selfContained, that was the page as asynqmon writes it,
+			// fonts from Google and no Content-Security-Policy, with a
+			// 200 to a script that asked for JSON.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write(monitoringNoEndpoint)
+			return
+		}
 		// asynqmon writes its JSON without a Content-Type (the server
 		// sniffs one later): every answer that parses as JSON is filtered.
-		ct := buf.header.Get("Content-Type")
 		if ct == "" || strings.HasPrefix(ct, "application/json") {
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.UseNumber()
@@ -240,6 +251,9 @@ var monitoringUnavailable = []byte(`{"success":false,"error":{"code":"SERVICE_UN
 
 // monitoringNotFound is the UI's answer for a queue Redis holds nothing of.
 var monitoringNotFound = []byte(`{"success":false,"error":{"code":"NOT_FOUND","message":"the monitoring UI found no such queue: a queue exists once a task was queued on it"}}`)
+
+// monitoringNoEndpoint is the UI's answer for a path its API does not have.
+var monitoringNoEndpoint = []byte(`{"success":false,"error":{"code":"RESOURCE_NOT_FOUND","message":"the monitoring UI's API has no such endpoint"}}`)
 
 // hideErrorTexts replaces every non-empty "error_message" in v.
 func hideErrorTexts(v any) {

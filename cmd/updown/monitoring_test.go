@@ -345,3 +345,48 @@ func TestMonitoringUnknownQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitoringUnknownAPIPath: a path under the UI's API that asynqmon
+// does not have is 404 in the envelope. asynqmon answers it with its page,
+// which, served under /monitoring/api/ where selfContained does not
+// rewrite, came with its Google Fonts links and no Content-Security-Policy,
+// and a 200 to a caller that expected JSON.
+func TestMonitoringUnknownAPIPath(t *testing.T) {
+	t.Parallel()
+	connOpt, err := asynq.ParseRedisURI(redistest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(monitoringUI(connOpt, monitoringOptions{Dev: true}))
+	t.Cleanup(srv.Close)
+	for _, path := range []string{"/monitoring/api/queues/replay/failed_tasks", "/monitoring/api/nope", "/monitoring/api/"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var env struct {
+			Success *bool `json:"success"`
+			Error   struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Success == nil || *env.Success || env.Error.Code != "RESOURCE_NOT_FOUND" {
+			t.Errorf("%s: %d %.300s, want 404 RESOURCE_NOT_FOUND in the envelope", path, res.StatusCode, b)
+		}
+		if strings.Contains(string(b), "googleapis") {
+			t.Errorf("%s: the answer links Google Fonts", path)
+		}
+	}
+	// The API's own answers are unchanged.
+	res, err := http.Get(srv.URL + "/monitoring/api/queues")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `"queues"`) {
+		t.Errorf("/monitoring/api/queues: %d %.300s", res.StatusCode, b)
+	}
+}
