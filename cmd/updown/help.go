@@ -47,7 +47,7 @@ var (
 		{"PORT", "listen port on 127.0.0.1 (default 8080); --addr overrides"},
 		{"TOKEN_SECRET", "signs bearer tokens instead of the built-in dev secret"},
 		{"WEBHOOK_SECRET", "verifies billing webhooks instead of the built-in dev secret"},
-		{"AI_PROVIDER", "builtin (default) or openai, with OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL"},
+		{"AI_PROVIDER", "builtin (default) or openai, with OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL, OPENAI_TIMEOUT (see updown worker -h)"},
 		{"DATABASE_URL", "ignored: dev never touches a database unless given --database"},
 		{"LOG_LEVEL", "debug, info (default), warn or error"},
 		{"LOG_FORMAT", "text (default in dev) or json"},
