@@ -152,15 +152,18 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			// Chainlink frame, rare beside them, to one without (or fails).
 			var derr error
 			evs, derr = dec.DecodeAppend(evs[:0], t)
-			p, isPrice, perr := coinPoint{}, false, error(nil)
+			var ps []coinPoint
+			isPrice, perr := false, error(nil)
 			if derr != nil || len(evs) == 1 && evs[0].EventType == "" {
-				p, isPrice, perr = chainlinkFrame(t)
+				ps, isPrice, perr = chainlinkFrame(t)
 			}
 			if isPrice {
 				if perr != nil {
 					return &InputError{Pos: Pos{File: name, Line: line}, Field: "payload", Err: perr}
 				}
-				price(p)
+				for _, p := range ps {
+					price(p)
+				}
 			} else {
 				if derr != nil {
 					return frameError(Pos{File: name, Line: line}, t, derr)
@@ -217,32 +220,58 @@ func frameError(pos Pos, frame []byte, err error) error {
 // chainlinkFrame reads a real-time data frame of the Chainlink price
 // feed, {"topic":"crypto_prices_chainlink","payload":{"symbol":"btc/usd",
 // "timestamp":ms,"value":N}}, as raw dumps keep them beside the market
-// channel; ok is false for any other frame, the same socket's Binance
-// prices (topic crypto_prices, "btcusdt") among them: markets do not
-// settle on those, and a dump that kept both would mix two prices.
-func chainlinkFrame(b []byte) (coinPoint, bool, error) {
+// channel, or the frame the socket sends first on each subscription, of
+// the recent prices: {"topic":"crypto_prices_chainlink","type":"subscribe",
+// "payload":{"symbol":"btc/usd","data":[{"timestamp":ms,"value":N},...]}}.
+// ok is false for any other frame, the same socket's Binance prices (topic
+// crypto_prices, "btcusdt") among them: markets do not settle on those,
+// and a dump that kept both would mix two prices.
+func chainlinkFrame(b []byte) ([]coinPoint, bool, error) {
 	if b[0] != '{' || !bytes.Contains(b[:min(len(b), 200)], []byte(`"topic"`)) {
-		return coinPoint{}, false, nil
+		return nil, false, nil
+	}
+	type point struct {
+		Timestamp book.Text `json:"timestamp"`
+		Value     book.Num  `json:"value"`
 	}
 	var f struct {
 		Topic   string `json:"topic"`
 		Payload struct {
-			Symbol    string    `json:"symbol"`
-			Timestamp book.Text `json:"timestamp"`
-			Value     book.Num  `json:"value"`
+			Symbol string `json:"symbol"`
+			point
+			Data *[]point `json:"data"`
 		} `json:"payload"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil || !strings.HasPrefix(f.Topic, chainlinkTopic) {
-		return coinPoint{}, false, nil
+		return nil, false, nil
 	}
-	var ms int64
-	if _, err := fmt.Sscan(string(f.Payload.Timestamp), &ms); err != nil || ms <= 0 {
-		return coinPoint{}, true, fmt.Errorf("timestamp %q is not epoch milliseconds", f.Payload.Timestamp)
+	symbol := strings.ToLower(f.Payload.Symbol)
+	read := func(p point, where string) (coinPoint, error) {
+		var ms int64
+		if _, err := fmt.Sscan(string(p.Timestamp), &ms); err != nil || ms <= 0 {
+			return coinPoint{}, fmt.Errorf("%stimestamp %q is not epoch milliseconds", where, p.Timestamp)
+		}
+		if !p.Value.Set || p.Value.V <= 0 {
+			return coinPoint{}, fmt.Errorf("%svalue is not a positive price", where)
+		}
+		return coinPoint{symbol: symbol, at: time.UnixMilli(ms).UTC(), value: p.Value.V}, nil
 	}
-	if !f.Payload.Value.Set || f.Payload.Value.V <= 0 {
-		return coinPoint{}, true, errors.New("value is not a positive price")
+	if f.Payload.Data != nil && f.Payload.Timestamp == "" && !f.Payload.Value.Set {
+		out := make([]coinPoint, 0, len(*f.Payload.Data))
+		for i, p := range *f.Payload.Data {
+			cp, err := read(p, fmt.Sprintf("data[%d]: ", i))
+			if err != nil {
+				return nil, true, err
+			}
+			out = append(out, cp)
+		}
+		return out, true, nil
 	}
-	return coinPoint{symbol: strings.ToLower(f.Payload.Symbol), at: time.UnixMilli(ms).UTC(), value: f.Payload.Value.V}, true, nil
+	cp, err := read(f.Payload.point, "")
+	if err != nil {
+		return nil, true, err
+	}
+	return []coinPoint{cp}, true, nil
 }
 
 // chainlinkTopic is the real-time data socket's topic of Chainlink prices.
