@@ -23,7 +23,7 @@ import (
 func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import events", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "", "ws-jsonl (market-channel frames, one a line; gzip recognised) or pmxt-v2 (PMXT's hourly Parquet); default: told from the first file")
+	format := fs.String("format", "", "ws-jsonl (market-channel frames, one a line; gzip and zstd recognised) or pmxt-v2 (PMXT's hourly Parquet); default: told from the first file")
 	marketsFile := fs.String("markets", "", "markets `FILE`: Gamma's JSON as `updown markets fetch` saves it, or an `updown export --what markets` file; events of markets neither stored nor in it are skipped and counted")
 	skipUnknown := fs.Bool("skip-unknown", false, "without --markets, skip and count the events of markets not stored instead of stopping at the first")
 	var coinFiles []string

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/updown/updown/jobs/book"
 )
 
@@ -25,7 +27,7 @@ type Format string
 const (
 	// WSJSONL is the market channel's own frames, one JSON frame (an
 	// object or an array) per line, as the websocket sends them and raw
-	// dumps keep them; gzip is recognised.
+	// dumps keep them; gzip and zstd are recognised.
 	WSJSONL Format = "ws-jsonl"
 	// PMXTv2 is the PMXT archive's hourly Parquet (REFERENCE.md, Archives).
 	PMXTv2 Format = "pmxt-v2"
@@ -82,7 +84,8 @@ type coinPoint struct {
 	value  float64
 }
 
-// openFile opens an input, gunzipping it when it starts like gzip.
+// openFile opens an input, decompressing it when it starts like gzip or
+// zstd.
 func openFile(name string, counted *atomic.Int64) (io.Reader, func() error, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -90,17 +93,58 @@ func openFile(name string, counted *atomic.Int64) (io.Reader, func() error, erro
 	}
 	cr := &countingReader{r: f, n: counted}
 	br := bufio.NewReaderSize(cr, 1<<20)
-	magic, _ := br.Peek(2)
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+	magic, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
 			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("gzip header: %w", err)}
 		}
-		return zr, f.Close, nil
+		return &decompressed{r: zr, kind: "gzip"}, f.Close, nil
+	case bytes.Equal(magic, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			f.Close()
+			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("zstd header: %w", err)}
+		}
+		return &decompressed{r: zr, kind: "zstd"}, func() error { zr.Close(); return f.Close() }, nil
 	}
 	return br, f.Close, nil
 }
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// decompressed reads a compressed input; its errors but io.EOF are
+// errCompressed.
+type decompressed struct {
+	r    io.Reader
+	kind string
+}
+
+func (d *decompressed) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = &errCompressed{kind: d.kind, err: err}
+	}
+	return n, err
+}
+
+// errCompressed is a compressed stream that cannot be read to its end:
+// cut short, or corrupt.
+type errCompressed struct {
+	kind string
+	err  error
+}
+
+func (e *errCompressed) Error() string {
+	return fmt.Sprintf("the %s stream is truncated or corrupt (%v): the file ends before its data does", e.kind, e.err)
+}
+
+func (e *errCompressed) Unwrap() error { return e.err }
 
 type countingReader struct {
 	r io.Reader
@@ -142,9 +186,6 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			pos := Pos{File: name, Line: line}
-			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) {
-				return &InputError{Pos: pos, Err: fmt.Errorf("the gzip stream is truncated or corrupt (%w): the file ends before its data does", err)}
-			}
 			return &InputError{Pos: pos, Err: err}
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 {
