@@ -27,7 +27,7 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	marketsFile := fs.String("markets", "", "markets `FILE`: Gamma's JSON as `updown markets fetch` saves it, or an `updown export --what markets` file; events of markets neither stored nor in it are skipped and counted")
 	skipUnknown := fs.Bool("skip-unknown", false, "without --markets, skip and count the events of markets not stored instead of stopping at the first")
 	var coinFiles []string
-	fs.Func("coin-prices", "Binance kline CSV `FILE` (1s or 1m, from data.binance.vision; the coin from its name, BTCUSDT-…, or COIN=FILE); repeat for several", func(s string) error {
+	fs.Func("coin-prices", "Binance kline CSV `FILE` (1s or 1m, from data.binance.vision, its zip or the CSV in it; the coin from its name, BTCUSDT-…, or COIN=FILE); repeat for several", func(s string) error {
 		coinFiles = append(coinFiles, s)
 		return nil
 	})

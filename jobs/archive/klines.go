@@ -1,7 +1,9 @@
 package archive
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -50,8 +52,49 @@ func CoinOfFile(name string) (store.Coin, bool) {
 // AddKlines reads a Binance public archive CSV of klines (1 s or 1 m; open
 // time, open, high, low, close, volume, close time, …; times in ms, or µs
 // as spot files write them from 2025; a header line is skipped) for the
-// coin.
+// coin, or the zip the archive serves it in (the CSVs it holds).
 func (cp *CoinPrices) AddKlines(coin store.Coin, name string, r io.Reader) error {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(4); !bytes.Equal(magic, zipMagic) {
+		return cp.addKlines(coin, name, br)
+	}
+	data, err := io.ReadAll(br)
+	if err != nil {
+		return &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("read: %w", err)}
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable zip: %w", err)}
+	}
+	n := 0
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		rc, err := f.Open()
+		if err == nil {
+			err = cp.addKlines(coin, name+": "+f.Name, rc)
+			rc.Close()
+		}
+		if err != nil {
+			if _, ok := errors.AsType[*InputError](err); ok {
+				return err
+			}
+			return &InputError{Pos: Pos{File: name + ": " + f.Name}, Err: err}
+		}
+		n++
+	}
+	if n == 0 {
+		return &InputError{Pos: Pos{File: name}, Err: errors.New("the zip holds no file of klines")}
+	}
+	return nil
+}
+
+// zipMagic begins a zip archive (a local file header).
+var zipMagic = []byte("PK\x03\x04")
+
+// addKlines reads a CSV of klines (AddKlines).
+func (cp *CoinPrices) addKlines(coin store.Coin, name string, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
 	var out []kline
