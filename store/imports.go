@@ -60,7 +60,10 @@ type ImportTx interface {
 	// wrote (no DataRecorder among its sources) gains m's tick changes at
 	// instants it has none of (MergeTickChanges; its tick size becomes the
 	// latest), so that imports of a long market's hours one at a time keep
-	// them all. created reports whether m was stored as a new market.
+	// them all, and, while it is unresolved, m's settlement when m has
+	// one (SettleFrom's fields: a markets file fetched again once the
+	// market settled). created reports whether m was stored as a new
+	// market.
 	AddMarket(ctx context.Context, m Market, source string) (created bool, err error)
 	// AppendSnapshots stores the snapshots the market does not have (as
 	// SnapshotStore.AppendSnapshots) and returns how many it stored.

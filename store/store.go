@@ -366,6 +366,27 @@ type Market struct {
 // Resolved reports whether the market has a winner.
 func (m Market) Resolved() bool { return m.Winner != nil }
 
+// SettleFrom returns m with src's settlement (winner, resolved_at and
+// resolution source, the coin and reference prices, final volume and
+// liquidity) when m is unresolved and src is resolved; the prices src has
+// none of stay m's. Otherwise m as it is.
+func (m Market) SettleFrom(src Market) Market {
+	if m.Resolved() || !src.Resolved() {
+		return m
+	}
+	or := func(a, b *float64) *float64 {
+		if a != nil {
+			return a
+		}
+		return b
+	}
+	m.Winner, m.ResolvedAt, m.ResolutionSource = src.Winner, src.ResolvedAt, src.ResolutionSource
+	m.CoinPriceStart, m.CoinPriceEnd = or(src.CoinPriceStart, m.CoinPriceStart), or(src.CoinPriceEnd, m.CoinPriceEnd)
+	m.PriceToBeat, m.FinalPrice = or(src.PriceToBeat, m.PriceToBeat), or(src.FinalPrice, m.FinalPrice)
+	m.FinalVolume, m.FinalLiquidity = or(src.FinalVolume, m.FinalVolume), or(src.FinalLiquidity, m.FinalLiquidity)
+	return m
+}
+
 // MarketFilter selects markets. Zero fields do not filter.
 type MarketFilter struct {
 	Coin       Coin       // required by the API; "" matches every coin

@@ -653,6 +653,11 @@ func (im *importer) resolve(cond, token string, pos Pos) (m store.Market, ok boo
 			m, found = ms[0], true
 		}
 	}
+	if fm, ok := im.fileMarkets[cond]; found && ok && cond != "" && !slices.Contains(m.DataSources, store.DataRecorder) {
+		// A market only imports wrote, unresolved when they did, settles
+		// as the markets file says once it says so (fetched again).
+		m = m.SettleFrom(fm)
+	}
 	if !found {
 		if fm, ok := im.fileMarkets[cond]; ok && cond != "" {
 			m, found = fm, true

@@ -130,6 +130,9 @@ func (tx *importTx) AddMarket(ctx context.Context, m store.Market, source string
 			last := sm.m.TickSizeChanges[len(sm.m.TickSizeChanges)-1].TickSize
 			sm.m.TickSize = &last
 		}
+		if !slices.Contains(sm.m.DataSources, store.DataRecorder) {
+			sm.m = sm.m.SettleFrom(normMarket(m))
+		}
 		sm.m.DataSources = store.AddDataSource(sm.m.DataSources, source)
 		// Stamped at Commit: the import changes the market's data, and
 		// caches keyed by the record must not serve what it was.

@@ -170,9 +170,10 @@ func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]stor
 // data source, or adds the source to the sources of the market stored
 // under the slug, whose every other field stays (recorded wins) but
 // updated_at: the import changes the market's data, and caches keyed by
-// the record (an API's settled pages) must not serve what it was; it
-// answers the stored market's tick changes and whether the recorder is
-// among its sources (before the import's).
+// the record (an API's settled pages) must not serve what it was; and an
+// unresolved market only imports wrote takes the settlement of the market
+// given when that one is resolved (store.Market.SettleFrom). It answers the stored market's tick changes
+// and whether the recorder is among its sources (before the import's).
 const addMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
@@ -180,8 +181,22 @@ values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 on conflict (slug) do update set
 	data_sources = case when $30::text = any(markets.data_sources) then markets.data_sources
 		else markets.data_sources || $30::text end,
-	updated_at = excluded.updated_at
+	updated_at = excluded.updated_at,
+	winner = case when ` + settlesSQL + ` then excluded.winner else markets.winner end,
+	resolved_at = case when ` + settlesSQL + ` then excluded.resolved_at else markets.resolved_at end,
+	resolution_source = case when ` + settlesSQL + ` then excluded.resolution_source else markets.resolution_source end,
+	coin_price_start = case when ` + settlesSQL + ` then coalesce(excluded.coin_price_start, markets.coin_price_start) else markets.coin_price_start end,
+	coin_price_end = case when ` + settlesSQL + ` then coalesce(excluded.coin_price_end, markets.coin_price_end) else markets.coin_price_end end,
+	price_to_beat = case when ` + settlesSQL + ` then coalesce(excluded.price_to_beat, markets.price_to_beat) else markets.price_to_beat end,
+	final_price = case when ` + settlesSQL + ` then coalesce(excluded.final_price, markets.final_price) else markets.final_price end,
+	final_volume = case when ` + settlesSQL + ` then coalesce(excluded.final_volume, markets.final_volume) else markets.final_volume end,
+	final_liquidity = case when ` + settlesSQL + ` then coalesce(excluded.final_liquidity, markets.final_liquidity) else markets.final_liquidity end
 returning (xmax = 0), id, tick_change_times, tick_change_sizes, '` + store.DataRecorder + `' = any(data_sources)`
+
+// settlesSQL holds in addMarketSQL when the stored market takes the
+// settlement of the one given: it has none, the one given has, and only
+// imports wrote it (the recorder's markets are settled by the resolver).
+const settlesSQL = `(markets.winner is null and excluded.winner is not null and not ('` + store.DataRecorder + `' = any(markets.data_sources)))`
 
 // addTicksSQL sets a stored market's tick changes and tick size.
 const addTicksSQL = `update markets set tick_change_times = $2, tick_change_sizes = $3, tick_size = $4, updated_at = $5 where id = $1`
