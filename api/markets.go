@@ -323,8 +323,12 @@ func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 // isoLayouts are the ISO 8601 forms parseTimeParam takes: RFC 3339, and
 // to the minute (as `date -Iminutes` and Python's isoformat(timespec=
 // "minutes") write), each with a zone or without one, which then means UTC;
-// and a bare date.
-var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04Z07:00", "2006-01-02T15:04", "2006-01-02"}
+// and a bare date. A zone offset may also lack its colon (+0200, as
+// `date +%FT%T%z` and Python's strftime("%z") write it) or its minutes
+// (+02, as Postgres writes a timestamptz), as ISO 8601 allows. (Go reads
+// a fraction of a second after the seconds whether or not a layout has one.)
+var isoLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04Z07:00", "2006-01-02T15:04",
+	"2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05Z07", "2006-01-02T15:04Z0700", "2006-01-02T15:04Z07", "2006-01-02"}
 
 // parseTimeParam reads epoch milliseconds or ISO 8601 (isoLayouts). The
 // date and time may be parted by a space (as Python's str(datetime) and

@@ -179,6 +179,15 @@ func TestTimeParamForms(t *testing.T) {
 		from.Format("2006-01-02 15:04:05-07:00"),
 		from.In(east).Format("2006-01-02 15:04:05.999999-07:00"),
 		strings.ToLower(from.Format(time.RFC3339)),
+		// ISO 8601's offsets without a colon or without minutes: what
+		// Postgres writes (its timestamptz as text), `date +%FT%T%z` and
+		// Python's strftime("%z").
+		from.Format("2006-01-02 15:04:05-07"),
+		from.In(east).Format("2006-01-02 15:04:05.999999-07"),
+		from.In(east).Format("2006-01-02T15:04:05-0700"),
+		from.Format("2006-01-02T15:04:05-0700"),
+		from.In(east).Format("2006-01-02T15:04-0700"),
+		from.In(east).Format("2006-01-02T15:04-07"),
 	} {
 		p := decode[rangePage](t, b.get(store.Pro, base+url.QueryEscape(v)))
 		if p.Matched != want {
@@ -196,7 +205,7 @@ func TestTimeParamForms(t *testing.T) {
 	}
 
 	// "+02:00" unescaped in a query string is " 02:00".
-	for _, v := range []string{from.In(east).Format(time.RFC3339), from.In(east).Format("2006-01-02T15:04Z07:00")} {
+	for _, v := range []string{from.In(east).Format(time.RFC3339), from.In(east).Format("2006-01-02T15:04Z07:00"), from.In(east).Format("2006-01-02T15:04:05-0700")} {
 		r := b.get(store.Pro, base+strings.ReplaceAll(v, "+", "%20"))
 		wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
 		if !strings.Contains(string(r.body), "%2B") {
