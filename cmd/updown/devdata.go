@@ -26,7 +26,15 @@ type devCollector struct {
 // tick brings the data up to now.
 func (d *devCollector) tick(ctx context.Context, now time.Time) error {
 	cfg := d.cfg
-	cfg.Now = now
+	cfg.Now = now.UTC().Truncate(time.Millisecond) // as gen.New takes it
+	// The outage stays where the seed put it: the generator places it
+	// OutageAgo before its Now, so a later Now would move it, and the gaps
+	// written below would claim stretches that hold snapshots.
+	if d.cfg.Outage > 0 {
+		seedNow := d.cfg.Now.UTC().Truncate(time.Millisecond)
+		from := seedNow.Add(-d.cfg.OutageAgo).Truncate(d.cfg.Outage)
+		cfg.OutageAgo = cfg.Now.Sub(from)
+	}
 	// Only the depth since the last tick is new: generating the whole
 	// history again each tick was most of an idle dev's CPU. A depth
 	// snapshot depends on its own time only, so the window changes nothing.

@@ -99,3 +99,56 @@ func TestDevCollectorMovesData(t *testing.T) {
 		}
 	}
 }
+
+// TestDevCollectorKeepsItsOutage: the collector outage of the generated
+// data is where dev started it, however long dev runs. The generator
+// places it OutageAgo before its Now, so a tick past the next boundary of
+// the outage's length put it a step later and recorded that stretch as a
+// gap of the markets live across it (4hr, 24hr), which hold snapshots
+// there: /gaps said "no snapshot stored" beside the snapshots.
+func TestDevCollectorKeepsItsOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 29, 13, 2, 0, 0, time.UTC)
+	cfg := genConfig(1, 100, t0)
+	st := memory.New()
+	if _, err := gen.Seed(ctx, cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	g0, err := gen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to, ok := g0.Outage()
+	if !ok {
+		t.Fatal("the default config has no outage")
+	}
+	d := &devCollector{store: st, live: memory.NewLive(), cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), last: t0}
+	now := t0
+	for range 5 { // ticks across the next boundaries of the outage's length
+		now = now.Add(cfg.Outage/2 + time.Minute)
+		if err := d.tick(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var slug string // a market live across the outage
+	ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: store.BTC, MarketType: store.H24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if !m.StartTime.After(from) && m.EndTime.After(to) {
+			slug = m.Slug
+		}
+	}
+	if slug == "" {
+		t.Fatalf("no 24hr market across the outage [%v, %v)", from, to)
+	}
+	gaps, err := st.ListGaps(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gaps) != 1 || !gaps[0].From.Equal(from) || !gaps[0].To.Equal(to) {
+		t.Errorf("gaps of %s after the ticks: %v, want the outage [%v, %v) alone", slug, gaps, from, to)
+	}
+}
