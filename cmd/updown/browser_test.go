@@ -1109,36 +1109,6 @@ func screenshot(t *testing.T, b *browserSession, path string) {
 	}
 }
 
-// TestDashboardFollowsSlowJobs: a replay that outlasts the server's wait
-// (JOB_WAIT of a millisecond: every job does) answers 504 JOB_TIMEOUT with
-// its job id; the dashboard follows the job (GET /v1/jobs/{id}) and shows
-// its result, as SPEC 7 tells a client to, instead of a dead end.
-func TestDashboardFollowsSlowJobs(t *testing.T) {
-	t.Parallel()
-	addr := freeAddr(t)
-	dev := startProc(t, "dev", []string{"TOKEN_SECRET=", "WEBHOOK_SECRET=", "AI_PROVIDER=builtin", "LOG_FORMAT=text", "JOB_WAIT=1ms"},
-		"dev", "--addr", addr)
-	base := "http://" + addr
-	waitReady(t, dev, base, patience)
-	slug := marketWithData(t, base, "15m")
-	b := open(t, base)
-	defer b.close()
-	b.signIn("ud_dev_pro")
-	b.visit("#/replay?market="+url.QueryEscape(slug), "replay")
-	// The result, or the error banner (which a dead end shows at once).
-	var outcome string
-	b.run("run a replay", chromedp.Click(byID("replay-submit")), chromedp.Poll(`(() => {
-			if (document.querySelector('[data-testid=replay-results][data-run="1"] [data-testid=replay-total-pnl]')) return 'result';
-			const e = (document.querySelector('[data-testid=error-banner]') || {}).textContent || '';
-			return e ? 'error banner: ' + e : null })()`, &outcome, chromedp.WithPollingTimeout(patience)))
-	if outcome != "result" {
-		t.Fatalf("a replay answered 504 JOB_TIMEOUT: %s, want its result fetched from GET /v1/jobs/{id}", outcome)
-	}
-	if trades := b.text(byID("replay-total-trades")); trades == "" {
-		t.Errorf("no trades figure shown after the job was followed")
-	}
-}
-
 // TestAccountPageListsTheKeys: the account page lists the caller's keys
 // past the API's default page of 20 (QA: 25 keys showed 20 rows and no
 // sign of the rest).
