@@ -35,6 +35,8 @@ const TYPES: [string, string][] = ['5m', '15m', '1hr', '4hr', '24hr'].map((t) =>
 const MAX_PARAMETERS = 4;
 /** How often a running sweep is asked for its progress. */
 const POLL_MS = 700;
+/** Sweeps listed a page at a time (GET /v1/sweeps answers up to 100). */
+const LIST_PAGE = 20;
 /** Trials shown in the table at once (sorted first). */
 const TRIAL_ROWS = 200;
 
@@ -331,11 +333,27 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     if (live()) void showList();
   };
 
-  const showList = async () => {
+  // The list a page at a time (GET /v1/sweeps pages with limit and
+  // offset), newest first; the page shown is kept while the list refreshes
+  // (a sweep followed to its end), and only the latest answer is drawn.
+  let listOffset = 0;
+  let listAsked = 0;
+  const showList = async (offset = listOffset): Promise<void> => {
+    const me = ++listAsked;
+    listOffset = offset;
     try {
-      const r = await get<{ data: { sweeps: Sweep[]; total: number } }>('/v1/sweeps?limit=20');
-      sweepList(list, r.data.sweeps, r.data.total);
+      const page = (o: number) => get<{ data: { sweeps: Sweep[]; total: number } }>(`/v1/sweeps?limit=${LIST_PAGE}&offset=${o}`);
+      let r = await page(offset);
+      // A page past the last (its older sweeps expired meanwhile): the last page instead.
+      if (r.data.sweeps.length === 0 && r.data.total > 0 && offset > 0) {
+        offset = Math.floor((r.data.total - 1) / LIST_PAGE) * LIST_PAGE;
+        r = await page(offset);
+      }
+      if (me !== listAsked) return;
+      listOffset = offset;
+      sweepList(list, r.data.sweeps, r.data.total, offset, (o) => void showList(o));
     } catch (e) {
+      if (me !== listAsked) return;
       clear(list, h('h2', null, 'Your sweeps'), h('p', { class: 'warning' }, (e as Error).message));
     }
   };
@@ -396,13 +414,13 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
       const r = await post<{ data: Sweep }>('/v1/sweeps', body());
       // The address names the sweep (without a new page load), so a reload shows it again.
       history.replaceState(null, '', `#/sweeps/${encodeURIComponent(r.data.sweep_id)}`);
-      void showList();
+      void showList(0); // the first page, where the new sweep is
       void follow(r.data);
     } catch (e) {
       showProblem(e);
       // "See Your sweeps below": the list shows the sweep that holds the
       // slot, which may have been started since the page loaded (by the API).
-      if (e instanceof ApiError && e.status === 429) void showList();
+      if (e instanceof ApiError && e.status === 429) void showList(0);
     } finally {
       submit.disabled = false;
       submit.textContent = 'Start sweep';
@@ -462,16 +480,26 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
   ctx.ready();
 }
 
-/** The caller's sweeps, newest first, each a link to its page. */
-function sweepList(box: HTMLElement, sweeps: Sweep[], total: number): void {
+/** A page of the caller's sweeps, newest first, each a link to its page,
+ * with Newer and Older to page through the rest. */
+function sweepList(box: HTMLElement, sweeps: Sweep[], total: number, offset: number, goTo: (offset: number) => void): void {
+  // The pager button in use keeps the keyboard across the redraw (or, on
+  // the first or last page, where it is disabled, the other one).
+  const focused = box.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.testid : undefined;
   if (sweeps.length === 0) {
-    clear(box, h('h2', null, 'Your sweeps'), h('p', { class: 'muted' }, 'No sweeps yet.'));
+    clear(box, h('h2', null, 'Your sweeps'), h('p', { class: 'muted', testid: 'sweeps-empty' }, 'No sweeps yet.'));
     return;
   }
+  const first = offset + 1;
+  const last = offset + sweeps.length;
   const table = h(
     'table',
     { class: 'data cards' },
-    h('caption', null, total > sweeps.length ? `The newest ${int(sweeps.length)} of ${int(total)}` : `${int(total)} ${total === 1 ? 'sweep' : 'sweeps'}`),
+    h(
+      'caption',
+      null,
+      total > sweeps.length ? `Sweeps ${int(first)}–${int(last)} of ${int(total)}, newest first` : `${int(total)} ${total === 1 ? 'sweep' : 'sweeps'}, newest first`,
+    ),
     h('thead', null, h('tr', null, th('Sweep'), th('Started (UTC)'), th('Status'), th('Trials', true), th('Markets', true), th('Replays done', true))),
     h(
       'tbody',
@@ -491,7 +519,20 @@ function sweepList(box: HTMLElement, sweeps: Sweep[], total: number): void {
     ),
   );
   labelCells(table);
-  clear(box, h('h2', null, 'Your sweeps'), table);
+  let pager: HTMLElement | null = null;
+  if (total > sweeps.length || offset > 0) {
+    const newer = h('button', { type: 'button', testid: 'sweeps-newer', disabled: offset === 0 }, '← Newer');
+    const older = h('button', { type: 'button', testid: 'sweeps-older', disabled: last >= total }, 'Older →');
+    newer.addEventListener('click', () => goTo(Math.max(0, offset - LIST_PAGE)));
+    older.addEventListener('click', () => goTo(offset + LIST_PAGE));
+    pager = h('div', { class: 'pager', role: 'navigation', 'aria-label': 'Pages of your sweeps' }, newer, h('span', { testid: 'sweeps-range' }, `${int(first)}–${int(last)} of ${int(total)}`), older);
+  }
+  clear(box, h('h2', null, 'Your sweeps'), table, pager);
+  if (focused === 'sweeps-newer' || focused === 'sweeps-older') {
+    const buttons = [...box.querySelectorAll<HTMLButtonElement>('.pager button')];
+    const same = buttons.find((b) => b.dataset.testid === focused && !b.disabled);
+    (same ?? buttons.find((b) => !b.disabled))?.focus();
+  }
 }
 
 interface SweepView {
