@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -14,6 +15,14 @@ import (
 func TestDashboardQAWebSecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
+	pro := open(t, base)
+	pro.signIn("ud_dev_pro")
+	value := func(b *browserSession, id string) string {
+		var v string
+		b.eval(`document.querySelector('[data-testid=`+id+`]').value`, &v)
+		return v
+	}
+
 	t.Run("the sweeps list pages through every sweep", func(t *testing.T) {
 		// GET /v1/sweeps pages (limit, offset, total); the page asked for
 		// the newest 20 and said "The newest 20 of 43" with no way to the
@@ -99,5 +108,87 @@ func TestDashboardQAWebSecondPass(t *testing.T) {
 		check(read(ids[40]), 41, 43, true, false, "sweeps-newer")
 		press("sweeps-newer")
 		check(read(ids[20]), 21, 40, true, true, "sweeps-newer")
+	})
+
+	t.Run("the agent takes a resting order's settings", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.forgetDrafts()
+		pro.visit("#/agent", "agent")
+		if got := value(pro, "agent-order-type"); got != "" {
+			t.Errorf("the agent's order type starts as %q; want \"from the prompt or code\"", got)
+		}
+		var hidden bool
+		pro.eval(`!document.querySelector('[data-testid=gtc-options]') || document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
+		if !hidden {
+			t.Error("the GTC options show before GTC is chosen")
+		}
+		// The replay page's resting-order options, for a code that has none.
+		code := "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 or time_remaining_pct <= 5 size=50 maxloss=50 order=MARKET"
+		pro.setValue(byID("agent-code"), code)
+		pro.setValue(byID("agent-type"), "15m")
+		pro.setValue(byID("agent-count"), "3")
+		pro.setValue(byID("agent-order-type"), "GTC")
+		if got := value(pro, "agent-order-type"); got != "GTC" {
+			t.Fatalf("the agent's order type offers no GTC: it shows %q", got)
+		}
+		pro.eval(`!document.querySelector('[data-testid=gtc-options]') || document.querySelector('[data-testid=gtc-options]').hidden`, &hidden)
+		if hidden {
+			t.Fatal("with GTC chosen the agent shows no resting-order options")
+		}
+		pro.run("post only", chromedp.Click(byID("gtc-post-only")))
+		pro.setValue(byID("gtc-offset"), "1")
+		pro.setValue(byID("gtc-cancel-after"), "30")
+		pro.setValue(byID("gtc-queue"), "FRONT")
+		var unlabelled []string
+		pro.eval(`['agent-order-type','gtc-post-only','gtc-offset','gtc-cancel-after','gtc-queue','gtc-rebates']
+			.filter(id => { const el = document.querySelector('[data-testid='+id+']'); return !el || !el.labels || el.labels.length === 0 })`, &unlabelled)
+		if len(unlabelled) > 0 {
+			t.Errorf("controls without a label: %v", unlabelled)
+		}
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		if got, want := pro.text(byID("agent-used-orders")), "GTC, resting as a maker: post only, offset 1 tick, cancelled after 30 s, queue FRONT"; got != want {
+			t.Errorf("the backtest ran with the orders %q; want %q", got, want)
+		}
+		// As the API runs the same code with the same settings.
+		status, tok := post(t, base+"/v1/auth/token", "ud_dev_pro", "")
+		if status != http.StatusOK {
+			t.Fatalf("token: %d %v", status, tok)
+		}
+		var want struct {
+			Data struct {
+				Aggregate struct {
+					TotalPnL    float64 `json:"total_pnl"`
+					TotalTrades int     `json:"total_trades"`
+				}
+			}
+		}
+		apiPost(t, base, "/v1/backtest-ai/run", "Authorization: Bearer "+tok["access_token"].(string),
+			`{"strategy_code":"`+code+`","coin":"BTC","marketType":"15m","marketCount":3,"orderType":"GTC","postOnly":true,"limitOffsetTicks":1,"cancelAfterMs":30000,"queueModel":"FRONT","includeRebates":false}`, &want)
+		moneyShown(t, "the GTC backtest's total pnl", pro.text(byID("agent-total-pnl")), want.Data.Aggregate.TotalPnL)
+		if got := pro.text(byID("agent-total-trades")); got != fixed(float64(want.Data.Aggregate.TotalTrades), 0) {
+			t.Errorf("the GTC backtest shows %s trades; the API %d", got, want.Data.Aggregate.TotalTrades)
+		}
+
+		// A generation takes them too: the code it writes rests its orders.
+		pro.setValue(byID("agent-prompt"), "buy UP when price_up drops below 0.45, exit above 0.6")
+		var before string
+		var ok bool
+		pro.run("quota", chromedp.AttributeValue(byID("agent-quota"), "data-used", &before, &ok))
+		pro.run("generate", chromedp.Click(byID("agent-generate")), chromedp.WaitVisible(byID("agent-quota")+`:not([data-used="`+before+`"])`))
+		generated := value(pro, "agent-code")
+		for _, w := range []string{"order=GTC", "postonly=true", "offset=1", "cancel=30000", "queue=front"} {
+			if !strings.Contains(generated, w) {
+				t.Errorf("the generated code %q lacks %s", generated, w)
+			}
+		}
+
+		// And they are there on coming back to the page.
+		pro.visit("#/account", "account")
+		pro.visit("#/agent", "agent")
+		for id, want := range map[string]string{"agent-order-type": "GTC", "gtc-offset": "1", "gtc-cancel-after": "30", "gtc-queue": "FRONT"} {
+			if got := value(pro, id); got != want {
+				t.Errorf("back on the agent page %s is %q; want %q", id, got, want)
+			}
+		}
 	})
 }

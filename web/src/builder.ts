@@ -101,20 +101,27 @@ const secs = (m: number | undefined) => (m ? String(m / 1000) : '');
  * Order type (MARKET, LIMIT, GTC with its options shown only for GTC),
  * re-entry control, fees (feeModel NONE | MARKET | CUSTOM with feeRate and
  * feeExponent) and latency.
+ *
+ * inherit (the agent's settings): each starts as "from the prompt or
+ * code" and is sent only when set, to win over them; the order type's box
+ * is then `${prefix}-order-type`, and a GTC chosen there sends each of its
+ * options as shown, so that the code's own cannot hide behind them.
  */
 export function executionControls(prefix: string, onChange: () => void = () => {}, withOrders = true, inherit = false): ExecutionControls {
+  const FROM = 'from the prompt or code';
   const order = select(
-    'order-type',
+    inherit ? `${prefix}-order-type` : 'order-type',
     [
+      ...(inherit ? [['', FROM] as [string, string]] : []),
       ['MARKET', 'MARKET: take the book at once'],
       ['LIMIT', 'LIMIT: take the book at the best price only'],
       ['GTC', 'GTC: rest on the book as a maker'],
     ],
-    'MARKET',
+    inherit ? '' : 'MARKET',
   );
   const postOnly = h('input', { type: 'checkbox', testid: 'gtc-post-only' });
   const offset = h('input', { type: 'number', min: '0', max: '50', step: '1', value: '0', testid: 'gtc-offset', inputmode: 'numeric' });
-  const cancel = h('input', { type: 'number', min: '0.001', step: 'any', value: '', placeholder: 'never', testid: 'gtc-cancel-after' });
+  const cancel = h('input', { type: 'number', min: '0.001', step: 'any', value: '', placeholder: inherit ? 'from the code, else never' : 'never', testid: 'gtc-cancel-after' });
   const queue = select(
     'gtc-queue',
     [
@@ -124,12 +131,11 @@ export function executionControls(prefix: string, onChange: () => void = () => {
     'RISK_AVERSE',
   );
   const rebates = h('input', { type: 'checkbox', testid: 'gtc-rebates' });
-  const cooldown = h('input', { type: 'number', min: '0', max: '86400', step: 'any', value: '', placeholder: '0', testid: 'reentry-cooldown' });
-  const maxEntries = h('input', { type: 'number', min: '1', max: '10000', step: '1', value: '', placeholder: 'no limit', testid: 'max-entries', inputmode: 'numeric' });
+  const cooldown = h('input', { type: 'number', min: '0', max: '86400', step: 'any', value: '', placeholder: inherit ? FROM : '0', testid: 'reentry-cooldown' });
+  const maxEntries = h('input', { type: 'number', min: '1', max: '10000', step: '1', value: '', placeholder: inherit ? FROM : 'no limit', testid: 'max-entries', inputmode: 'numeric' });
   // inherit (the agent's settings): fees and latency default to the
   // prompt's or the code's (nothing sent); an explicit "none" or 0 is sent,
   // and wins over them.
-  const FROM = 'from the prompt or code';
   const model = select(
     `${prefix}-fee-model`,
     [...(inherit ? [['', FROM] as [string, string]] : []), ['NONE', 'none'], ['MARKET', "the market's fee schedule"], ['CUSTOM', 'custom']],
@@ -152,7 +158,13 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       { class: 'row' },
       check('Post only', postOnly, 'Never take the book: an order that would cross it at once is rejected (REJECTED, POST_ONLY).'),
       field('Offset (ticks)', offset, 'Ticks better than the best bid for a buy (the best ask for a sell), 0 to 50: more aggressive, filled sooner.'),
-      field('Cancel after (seconds)', cancel, 'Cancel an unfilled order this long after it was placed; empty rests until filled or the market ends.'),
+      field(
+        'Cancel after (seconds)',
+        cancel,
+        inherit
+          ? 'Cancel an unfilled order this long after it was placed; empty: as the code says, else it rests until filled or the market ends.'
+          : 'Cancel an unfilled order this long after it was placed; empty rests until filled or the market ends.',
+      ),
     ),
     h(
       'div',
@@ -179,7 +191,16 @@ export function executionControls(prefix: string, onChange: () => void = () => {
   const el = h(
     'div',
     null,
-    withOrders && h('div', { class: 'row' }, field('Order type', order, 'MARKET and LIMIT take liquidity (taker fees); GTC rests on the book and fills as a maker (no fee, a rebate).')),
+    withOrders &&
+      h(
+        'div',
+        { class: 'row' },
+        field(
+          'Order type',
+          order,
+          `${inherit ? 'Wins over the prompt and the code. ' : ''}MARKET and LIMIT take liquidity (taker fees); GTC rests on the book and fills as a maker (no fee, a rebate).`,
+        ),
+      ),
     withOrders && gtc,
     withOrders &&
     h(
@@ -189,8 +210,16 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       h(
         'div',
         { class: 'row' },
-        field('Cooldown after an exit (seconds)', cooldown, 'No new entry until this long after the last exit; empty or 0 for none.'),
-        field('Max entries per market', maxEntries, 'At most this many entries in one market, 1 to 10,000; empty for no limit.'),
+        field(
+          'Cooldown after an exit (seconds)',
+          cooldown,
+          inherit ? 'No new entry until this long after the last exit; 0 for none (a generated strategy waits 30 s unless told); empty: as the prompt or code says.' : 'No new entry until this long after the last exit; empty or 0 for none.',
+        ),
+        field(
+          'Max entries per market',
+          maxEntries,
+          inherit ? 'At most this many entries in one market, 1 to 10,000; empty: as the prompt or code says.' : 'At most this many entries in one market, 1 to 10,000; empty for no limit.',
+        ),
       ),
     ),
     h(
@@ -223,16 +252,19 @@ export function executionControls(prefix: string, onChange: () => void = () => {
     el,
     controls,
     read() {
-      const out: OrderRules = withOrders ? { orderType: order.value } : {};
-      if (order.value === 'GTC') {
-        if (postOnly.checked) out.postOnly = true;
+      const out: OrderRules = withOrders && order.value !== '' ? { orderType: order.value } : {};
+      if (withOrders && order.value === 'GTC') {
+        // The agent's GTC (inherit) states every option it shows: an
+        // unticked box or an offset of 0 wins over a code's own.
+        if (postOnly.checked || inherit) out.postOnly = postOnly.checked;
         const o = val(offset);
-        if (o !== 0 && o !== undefined) out.limitOffsetTicks = o;
+        if (o !== undefined && (o !== 0 || inherit)) out.limitOffsetTicks = o;
         const c = ms(val(cancel));
         if (c !== undefined) out.cancelAfterMs = c;
         out.queueModel = queue.value;
+        if (inherit) out.includeRebates = rebates.checked;
       }
-      if (withOrders && rebates.checked) out.includeRebates = true;
+      if (withOrders && !inherit && rebates.checked) out.includeRebates = true;
       if (inherit ? model.value !== '' : model.value !== 'NONE') out.feeModel = model.value;
       if (model.value === 'CUSTOM') {
         out.feeRate = val(rate);
@@ -242,13 +274,13 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       if (l !== undefined && (inherit || l !== 0)) out.latencyMs = l;
       if (!withOrders) return out;
       const cd = ms(val(cooldown));
-      if (cd !== 0 && cd !== undefined) out.reentryCooldownMs = cd;
+      if (cd !== undefined && (cd !== 0 || inherit)) out.reentryCooldownMs = cd;
       const me = val(maxEntries);
       if (me !== undefined) out.maxEntriesPerMarket = me;
       return out;
     },
     write(r) {
-      order.value = r.orderType ?? 'MARKET';
+      order.value = r.orderType ?? (inherit ? '' : 'MARKET');
       postOnly.checked = Boolean(r.postOnly);
       offset.value = String(r.limitOffsetTicks ?? 0);
       cancel.value = secs(r.cancelAfterMs);
@@ -259,7 +291,8 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       if (r.feeRate !== undefined) rate.value = String(r.feeRate);
       if (r.feeExponent !== undefined) exp.value = String(r.feeExponent);
       latency.value = r.latencyMs === undefined || r.latencyMs === null ? (inherit ? '' : '0') : String(r.latencyMs);
-      cooldown.value = secs(r.reentryCooldownMs);
+      // The agent's explicit 0 (no cooldown, over a generated 30 s) stays 0.
+      cooldown.value = inherit && r.reentryCooldownMs === 0 ? '0' : secs(r.reentryCooldownMs);
       maxEntries.value = r.maxEntriesPerMarket ? String(r.maxEntriesPerMarket) : '';
       show();
     },

@@ -1,11 +1,11 @@
 import { ApiError, get, post } from '../api';
 import { executionControls, numberIn, type OrderRules } from '../builder';
 import { loadDraft, saveDraft } from '../drafts';
-import { parseCode } from '../strategy';
+import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
 import { clear, fig, field, h, labelCells, select, setChoice, td } from '../dom';
-import { date, int, pct, pnl, usd } from '../format';
+import { date, int, num, pct, pnl, usd } from '../format';
 import { typesFollowCoin } from './markets';
 
 interface Quota {
@@ -23,7 +23,10 @@ interface MarketResult {
 
 interface Backtest {
   strategy_code: string;
-  generated_strategy?: { feeModel?: string; feeRate?: number; feeExponent?: number; latencyMs?: number };
+  generated_strategy?: { feeModel?: string; feeRate?: number; feeExponent?: number; latencyMs?: number } & Pick<
+    Rules,
+    'orderType' | 'postOnly' | 'limitOffsetTicks' | 'cancelAfterMs' | 'queueModel' | 'includeRebates'
+  >;
   aggregate: Record<string, unknown>;
   results: MarketResult[];
   /** Set when fewer markets were tested than marketCount asked for. */
@@ -46,8 +49,10 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const count = h('input', { type: 'number', min: '1', max: '100', value: '10', testid: 'agent-count' });
   const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
-  const order = select('agent-order-type', [['', 'from the prompt'], ['MARKET', 'MARKET'], ['LIMIT', 'LIMIT']], '');
-  const exec = executionControls('agent', undefined, false, true);
+  // Order type (GTC with its resting-order options, as on the replay
+  // page), re-entry, fees and latency: each from the prompt or code unless
+  // set here, when it wins over them, for a generation and a backtest alike.
+  const exec = executionControls('agent', undefined, true, true);
   const code = h('textarea', { testid: 'agent-code', rows: '3', spellcheck: 'false', class: 'code', placeholder: 'Generate a strategy, or paste a strategy_code' });
   const explanation = h('p', { class: 'muted', role: 'status' });
   const copy = h('button', { type: 'button', testid: 'agent-copy' }, 'Copy code');
@@ -59,8 +64,9 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   // What the form holds outlives a visit to another page: above all a
   // generated code, which cost one of the month's generations.
   const customer = ctx.session.customer_id;
-  const boxes = { prompt, preset, coin, type, count, size, maxloss, order, code };
-  type Draft = Partial<Record<keyof typeof boxes, string>> & { exec?: OrderRules; explanation?: string };
+  const boxes = { prompt, preset, coin, type, count, size, maxloss, code };
+  // order: the order type of a draft kept before it moved into exec.
+  type Draft = Partial<Record<keyof typeof boxes | 'order', string>> & { exec?: OrderRules; explanation?: string };
   const keep = () => {
     const d: Draft = { exec: exec.read(), explanation: explanation.textContent ?? '' };
     for (const [k, el] of Object.entries(boxes)) d[k as keyof typeof boxes] = el.value;
@@ -75,7 +81,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       else el.value = v;
     }
     try {
-      if (draft.exec) exec.write(draft.exec);
+      if (draft.exec || draft.order) exec.write({ ...draft.exec, orderType: draft.exec?.orderType ?? (draft.order || undefined) });
     } catch {
       // a draft of another version of the page: its execution settings start afresh
     }
@@ -156,7 +162,6 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       const body: Record<string, unknown> = { prompt: prompt.value, ...settings(), positionSize: numberIn(size), ...exec.read() };
       if (preset.value) body.preset = preset.value;
       if (maxloss.value) body.maxLossPercent = Number(maxloss.value);
-      if (order.value) body.orderType = order.value;
       const r = await post<{ data: { strategy_code: string; generated_strategy: { explanation: string }; quota: Quota } }>('/v1/backtest-ai/generate', body);
       code.value = r.data.strategy_code;
       explanation.textContent = r.data.generated_strategy.explanation;
@@ -178,7 +183,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     { class: 'builder', 'aria-label': 'Agent settings' },
     field('Describe the strategy in plain English', prompt),
     h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count)),
-    h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss), field('Order type', order)),
+    h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss)),
     exec.el,
     h('div', { class: 'generate' }, generate, quota),
     field('strategy_code', code),
@@ -208,6 +213,20 @@ function feeWords(s: Backtest['generated_strategy']): string {
     default:
       return String(s?.feeModel);
   }
+}
+
+/** The orders a strategy ran with, in words: a resting order's options too. */
+function orderWords(s: Backtest['generated_strategy']): string {
+  const t = s?.orderType || 'MARKET';
+  if (t !== 'GTC') return t;
+  const opts = [
+    s?.postOnly ? 'post only' : '',
+    s?.limitOffsetTicks ? `offset ${int(s.limitOffsetTicks)} ${s.limitOffsetTicks === 1 ? 'tick' : 'ticks'}` : '',
+    s?.cancelAfterMs ? `cancelled after ${num(s.cancelAfterMs / 1000, 3).replace(/\.?0+$/, '')} s` : '',
+    `queue ${s?.queueModel || 'RISK_AVERSE'}`,
+    s?.includeRebates ? 'rebates in pnl' : '',
+  ].filter(Boolean);
+  return `GTC, resting as a maker: ${opts.join(', ')}`;
 }
 
 function showBacktest(box: HTMLElement, d: Backtest): void {
@@ -284,6 +303,7 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       // What the backtest ran with (the settings' or else the code's), as the answer says.
       fig('Fee model', feeWords(d.generated_strategy), 'agent-used-fees'),
       fig('Latency', `${int(d.generated_strategy?.latencyMs ?? 0)} ms`, 'agent-used-latency'),
+      fig('Orders', orderWords(d.generated_strategy), 'agent-used-orders', 'wide'),
       fig('Best market', market(a.best_market), undefined, 'wide'),
       fig('Worst market', market(a.worst_market), undefined, 'wide'),
     ),
