@@ -191,4 +191,34 @@ func TestDashboardQAWebSecondPass(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("an empty box leaves a gap in the code, not NaN", func(t *testing.T) {
+		pro := pro.in(t)
+		// A size or a condition's value cleared (on the way to another)
+		// wrote "size=NaN" into the strategy_code box, and the line under
+		// it said "expected a number after size=, such as 0.35".
+		for _, p := range []struct{ hash, page, code, status string }{
+			{"#/replay", "replay", "replay-code", "replay-code-status"},
+			{"#/sweeps", "sweeps", "sweep-strategy-code", "sweep-strategy-code-status"},
+		} {
+			pro.forgetDrafts()
+			pro.visit(p.hash, p.page)
+			prefix := strings.TrimSuffix(p.code, "-code")
+			pro.setValue(byID(prefix+"-size"), "")
+			if got := value(pro, p.code); strings.Contains(got, "NaN") || !strings.Contains(got, " size= ") {
+				t.Errorf("%s: an empty size shows the code %q; want a gap after size=", p.page, got)
+			}
+			if got, want := pro.text(byID(p.status)), "size is missing: it must be between 1 and 10000 shares"; got != want {
+				t.Errorf("%s: an empty size is explained as %q; want %q", p.page, got, want)
+			}
+			pro.setValue(byID(prefix+"-size"), "25")
+			pro.setValue(byID(prefix+"-entry")+" [name=value]", "")
+			if got := value(pro, p.code); strings.Contains(got, "NaN") {
+				t.Errorf("%s: an empty entry value shows the code %q", p.page, got)
+			}
+			if got, want := pro.text(byID(p.status)), "entry condition 1 (price_up <) has no value: give the number the field is compared with"; got != want {
+				t.Errorf("%s: an empty entry value is explained as %q; want %q", p.page, got, want)
+			}
+		}
+	})
 }

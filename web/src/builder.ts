@@ -309,6 +309,19 @@ export const DEFAULT_RULES: Rules = {
   orderType: 'MARKET',
 };
 
+/** The first number the builder's rules lack (a box left empty), in the code's words, or ''. */
+function missingNumber(r: Rules): string {
+  for (const [word, cs] of [
+    ['entry', r.entryConditions],
+    ['exit', r.exitConditions],
+  ] as const) {
+    const i = cs.findIndex((c) => Number.isNaN(c.value));
+    if (i >= 0) return `${word} condition ${i + 1} (${cs[i].field} ${cs[i].operator}) has no value: give the number the field is compared with`;
+  }
+  if (Number.isNaN(r.positionSize)) return 'size is missing: it must be between 1 and 10000 shares';
+  return '';
+}
+
 /** A problem in the words the API would use ("strategy_code: size …" reads as "size …"). */
 export function codeProblem(e: unknown): string {
   return (e as Error).message.replace(/^strategy_code ?: /, '');
@@ -375,8 +388,13 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
   // explained under it in the API's own words (strategy.ts is the server's
   // parser, message for message).
   function sync(): void {
-    code.value = formatCode(rules());
+    const r = rules();
+    code.value = formatCode(r);
     try {
+      // An empty box is named as such (the code has a gap there), not as
+      // a code the parser cannot read.
+      const gap = missingNumber(r);
+      if (gap) throw new Error(gap);
       parseCode(code.value);
       codeMsg.textContent = '';
       codeMsg.className = 'code-status muted';

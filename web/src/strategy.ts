@@ -77,8 +77,10 @@ export class CodeError extends Error {
   }
 }
 
-/** x as encoding/json writes it: the shortest decimal, an exponent (two digits at least) only below 1e-6 or from 1e21. */
+/** x as encoding/json writes it: the shortest decimal, an exponent (two digits at least) only below 1e-6 or from 1e21.
+ * NaN, a builder's empty box, is written as nothing ("size="), the gap the box has. */
 export function formatNumber(x: number): string {
+  if (Number.isNaN(x)) return '';
   const a = Math.abs(x);
   if (a !== 0 && (a < 1e-6 || a >= 1e21)) {
     return x.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
