@@ -221,4 +221,39 @@ func TestDashboardQAWebSecondPass(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the keys keep the keyboard as they are created and revoked", func(t *testing.T) {
+		// The list is drawn again after each change: the key revoked by
+		// keyboard, and Create disabled by the last key the plan allows,
+		// left the keyboard on the page's top, from where Tab starts again
+		// at the navigation.
+		b := open(t, base)
+		defer b.close()
+		b.signIn("ud_dev_pro_trial")
+		b.visit("#/account", "account")
+		var live int
+		b.eval(`document.querySelectorAll('[data-testid=key-revoke]').length`, &live)
+		if live >= 10 {
+			t.Fatalf("the customer has %d live keys already", live)
+		}
+		b.run("focus Create", chromedp.Focus(byID("key-create")))
+		for n := live + 1; n <= 10; n++ {
+			b.run(fmt.Sprintf("create key %d by keyboard", n), chromedp.KeyEvent("\r"),
+				chromedp.WaitVisible(fmt.Sprintf(`[data-testid=keys-table] tbody tr:nth-child(%d) [data-testid=key-revoke]`, n)))
+		}
+		var focus string
+		b.run("Create disabled", chromedp.WaitVisible(byID("key-create")+`:disabled`))
+		b.eval(`document.activeElement.className + ' ' + (document.activeElement.textContent || '').slice(0, 30)`, &focus)
+		if !strings.HasPrefix(focus, "card new-key") {
+			t.Errorf("the tenth live key disabled Create and the keyboard went to %q; want the new key", focus)
+		}
+		var ids []string
+		b.eval(`[...document.querySelectorAll('[data-testid=key-revoke]')].map(x => x.dataset.keyId)`, &ids)
+		b.run("revoke the third by keyboard", chromedp.Focus(byID("keys-table")+` tbody tr:nth-child(3) `+byID("key-revoke")), chromedp.KeyEvent("\r"),
+			chromedp.WaitVisible(`[data-testid=keys-table] tbody tr[data-key-id="`+ids[2]+`"].revoked`))
+		b.eval(`(document.activeElement.dataset.keyId || document.activeElement.tagName)`, &focus)
+		if focus != ids[3] {
+			t.Errorf("after revoking the third key the keyboard is on %q; want the Revoke of the key now in its place, %s", focus, ids[3])
+		}
+	})
 }

@@ -59,9 +59,16 @@ export async function accountPage(ctx: Ctx): Promise<void> {
         const revoke = h('button', { type: 'button', testid: 'key-revoke', 'data-key-id': k.id, 'aria-label': `Revoke key ${k.prefix}` }, 'Revoke');
         revoke.addEventListener('click', async () => {
           if (k.current && !confirm('This is the key this session was opened with: revoking it signs you out. Revoke?')) return;
+          // The keyboard stays in the list as it is drawn again: on the
+          // Revoke of the key now in this one's place, else the last one
+          // left, else Create (where it fell to the page's top).
+          const place = [...keysBody.querySelectorAll('[data-testid=key-revoke]')].indexOf(revoke);
           try {
             await del(`/v1/account/keys/${encodeURIComponent(k.id)}`);
             await reload();
+            if (!ctx.current()) return;
+            const left = keysBody.querySelectorAll<HTMLButtonElement>('[data-testid=key-revoke]');
+            (left[place] ?? left[left.length - 1] ?? create).focus();
           } catch (e) {
             ctx.error(e);
           }
@@ -86,8 +93,12 @@ export async function accountPage(ctx: Ctx): Promise<void> {
     ctx.clearError();
     try {
       const r = await post<{ data: { key: string } }>('/v1/account/keys');
-      clear(newKey, h('p', { class: 'card new-key' }, 'Your new key, shown this once (only its hash is kept): ', h('code', { testid: 'key-new-value' }, r.data.key)));
+      const shown = h('p', { class: 'card new-key', tabindex: '-1' }, 'Your new key, shown this once (only its hash is kept): ', h('code', { testid: 'key-new-value' }, r.data.key));
+      clear(newKey, shown);
       await reload();
+      // The last key the plan allows disables Create: the keyboard goes
+      // to the new key, to copy it, rather than to the page's top.
+      if (create.disabled && ctx.current()) shown.focus();
     } catch (e) {
       ctx.error(e);
     }
