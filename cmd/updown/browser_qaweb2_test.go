@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -254,6 +255,33 @@ func TestDashboardQAWebSecondPass(t *testing.T) {
 		b.eval(`(document.activeElement.dataset.keyId || document.activeElement.tagName)`, &focus)
 		if focus != ids[3] {
 			t.Errorf("after revoking the third key the keyboard is on %q; want the Revoke of the key now in its place, %s", focus, ids[3])
+		}
+	})
+
+	t.Run("a button pressed to run something keeps the keyboard", func(t *testing.T) {
+		pro := pro.in(t)
+		// Run, Backtest and Start are disabled while their work runs, and a
+		// disabled button loses the keyboard: it fell to the page's top, so
+		// the next Tab started again at the navigation.
+		slug := marketWithData(t, base, "15m")
+		for _, c := range []struct{ hash, page, button, done string }{
+			{"#/replay?market=" + url.QueryEscape(slug), "replay", "replay-submit", byID("replay-results") + `[data-run="1"]`},
+			{"#/agent", "agent", "agent-backtest", byID("agent-results") + `[data-run="1"]`},
+			{"#/sweeps", "sweeps", "sweep-submit", byID("sweep-progress")},
+		} {
+			pro.forgetDrafts()
+			pro.visit(c.hash, c.page)
+			if c.page == "agent" {
+				pro.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10")
+				pro.setValue(byID("agent-count"), "2")
+			}
+			pro.run("press "+c.button, chromedp.Focus(byID(c.button)), chromedp.KeyEvent("\r"), chromedp.WaitVisible(c.done))
+			var focus string
+			pro.run("the keyboard back", chromedp.Poll(`(() => { const b = document.querySelector('[data-testid=`+c.button+`]');
+				return !b.disabled && (document.activeElement.dataset.testid || document.activeElement.tagName) })()`, &focus, chromedp.WithPollingTimeout(patience)))
+			if focus != c.button {
+				t.Errorf("%s: after %s ran, the keyboard is on %q", c.page, c.button, focus)
+			}
 		}
 	})
 }

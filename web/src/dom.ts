@@ -83,3 +83,22 @@ export function td(content: Node | string, numeric = false): HTMLTableCellElemen
 export function fig(label: string, value: string | Node, testid?: string, cls?: string): HTMLElement {
   return h('div', { class: cls ?? null }, h('dt', null, label), h('dd', { testid: testid ?? null }, value));
 }
+
+/**
+ * For a button about to be disabled while its work runs: a disabled button
+ * loses the keyboard, which falls to the page's top (the next Tab starts
+ * again at the navigation). Call the answer when the work is done: the
+ * keyboard comes back to the button (or, where it has gone, to the
+ * fallback), unless it has moved on meanwhile (a control an error marked).
+ */
+export function holdFocus(b: HTMLElement, fallback?: () => HTMLElement | null): () => void {
+  const had = document.activeElement === b;
+  return () => {
+    const now = document.activeElement;
+    if (!had || (now !== null && now !== document.body && now.isConnected)) return;
+    const usable = (x: HTMLElement | null | undefined): x is HTMLElement =>
+      !!x && x.isConnected && !(x as HTMLButtonElement).disabled && !x.hidden && x.getClientRects().length > 0;
+    const target = usable(b) ? b : fallback?.();
+    if (usable(target)) target.focus();
+  };
+}

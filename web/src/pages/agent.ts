@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
-import { clear, fig, field, h, labelCells, select, setChoice, td } from '../dom';
+import { clear, fig, field, h, holdFocus, labelCells, select, setChoice, td } from '../dom';
 import { date, int, num, pct, pnl, usd } from '../format';
 import { typesFollowCoin } from './markets';
 
@@ -140,6 +140,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const busy = async (b: HTMLButtonElement, f: () => Promise<void>, doing: string) => {
     ctx.clearError();
     const label = b.textContent;
+    const back = holdFocus(b);
     b.disabled = true;
     b.textContent = doing;
     b.setAttribute('aria-busy', 'true');
@@ -155,6 +156,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       b.textContent = label;
       b.removeAttribute('aria-busy');
       b.disabled = b === generate && !canGenerate;
+      back();
     }
   };
   generate.addEventListener('click', () =>

@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import type { Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fig, h, labelCells, td, tdTime, th } from '../dom';
+import { clear, field, fig, h, holdFocus, labelCells, td, tdTime, th } from '../dom';
 import { int, num, pct, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
@@ -127,6 +127,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     ctx.clearError();
     form.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
     clear(results);
+    const back = holdFocus(submit);
     submit.disabled = true;
     submit.textContent = 'Running…';
     try {
@@ -153,6 +154,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     } finally {
       submit.disabled = false;
       submit.textContent = 'Run replay';
+      back();
     }
   });
 
@@ -304,6 +306,9 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
       const b = h('button', { type: 'button', testid }, label);
       b.addEventListener('click', async () => {
         if (!page) return;
+        // The page drawn anew keeps the keyboard on this button's
+        // successor, or on the other one where this one is gone.
+        const back = holdFocus(b, () => box.querySelector<HTMLElement>(`[data-testid=${testid}]`) ?? box.querySelector<HTMLElement>('[data-testid=trades-truncated] button'));
         b.disabled = true;
         b.textContent = 'Loading…';
         try {
@@ -314,6 +319,7 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
           b.textContent = label;
           box.prepend(h('p', { class: 'warning', role: 'alert' }, (e as Error).message));
         }
+        back();
       });
       return b;
     };

@@ -2,7 +2,7 @@ import { ApiError, call, del, get, post, requestIdNote } from '../api';
 import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
-import { clear, fig, field, h, labelCells, select, setChoice, td, th } from '../dom';
+import { clear, fig, field, h, holdFocus, labelCells, select, setChoice, td, th } from '../dom';
 import { loadDraft, saveDraft } from '../drafts';
 import { int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
@@ -408,6 +408,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
       showProblem(new ApiError(400, 'VALIDATION_ERROR', `${empty} is missing: give a number`, { field: empty }));
       return;
     }
+    const back = holdFocus(submit);
     submit.disabled = true;
     submit.textContent = 'Starting…';
     try {
@@ -424,6 +425,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     } finally {
       submit.disabled = false;
       submit.textContent = 'Start sweep';
+      back();
     }
   });
 
@@ -555,14 +557,17 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
   const text = h('span', { testid: 'sweep-progress-text' });
   const progress = h('div', { class: 'progress', testid: 'sweep-progress' }, bar, ' ', text);
   const stop = h('button', { type: 'button', testid: 'sweep-cancel' }, 'Cancel sweep');
-  const status = h('p', { testid: 'sweep-status', role: 'status' });
+  const status = h('p', { testid: 'sweep-status', role: 'status', tabindex: '-1' });
   const results = h('div', { testid: 'sweep-results' });
   stop.addEventListener('click', async () => {
+    // Cancelled, the button goes: the keyboard goes to the status line that says so.
+    const back = holdFocus(stop, () => status);
     stop.disabled = true;
     await cancel();
     // A cancelled sweep hides the button; one the API did not cancel (its
     // error in the banner) leaves it to be clicked again.
     stop.disabled = false;
+    back();
   });
   let last = '';
   const update = (s: Sweep) => {
@@ -1024,6 +1029,7 @@ function trialsSection(id: string, res: Results, fmt: (x: number | null) => stri
   const csv = h('button', { type: 'button', testid: 'sweep-trials-csv' }, 'Download every trial (CSV)');
   const problem = h('span', { class: 'warning', role: 'alert', hidden: true });
   csv.addEventListener('click', async () => {
+    const back = holdFocus(csv);
     csv.disabled = true;
     problem.hidden = true;
     try {
@@ -1045,6 +1051,7 @@ function trialsSection(id: string, res: Results, fmt: (x: number | null) => stri
       problem.hidden = false;
     } finally {
       csv.disabled = false;
+      back();
     }
   });
   return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('p', null, csv, ' ', problem), h('div', { class: 'table-box' }, table));
