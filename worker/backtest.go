@@ -63,7 +63,7 @@ func (s *Server) registerBacktest(cfg BacktestConfig) {
 	s.mux.HandleFunc(backtest.TaskType, s.handler(b.batch))
 	s.mux.HandleFunc(backtest.GroupType, s.handler(b.shard))
 	s.mux.HandleFunc(backtest.ShardType, s.handler(b.olderShard))
-	s.mux.HandleFunc(strategy.TaskType, s.handler(b.generate))
+	s.mux.HandleFunc(strategy.TaskType, s.onceHandler(b.generate))
 }
 
 // backtester runs batches, their shards, and generations.

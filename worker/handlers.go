@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/replay"
@@ -32,8 +33,27 @@ func (r *refusal) Error() string { return r.failure.Error() }
 // handler wraps work with what every task does when it ends: write the
 // outcome as the task's retained result, announce it on Redis for the
 // waiting request, and tell Asynq whether a retry can help.
-func (s *Server) handler(w work) asynq.HandlerFunc {
+func (s *Server) handler(w work) asynq.HandlerFunc { return s.handle(w, false) }
+
+// onceHandler is handler for work that must not be done twice for one
+// task: a generation, whose model answers differently each time and costs
+// the operator each call. Asynq runs a task again when it could not mark
+// it done after its outcome was written (a worker killed or cut off from
+// Redis in between: the lease lapses; a shutdown that outlasted its
+// timeout: the task is requeued; a deadline landing as the handler
+// returned). Run again, the task answers the outcome already written,
+// which the waiting request (or GET /v1/jobs/{id}) has already been
+// given and the customer's quota settled on, rather than ask the model
+// for another.
+func (s *Server) onceHandler(w work) asynq.HandlerFunc { return s.handle(w, true) }
+
+func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) (err error) {
+		if once {
+			if kept, err := s.keptOutcome(ctx, t); kept {
+				return err
+			}
+		}
 		start := time.Now()
 		refused, panicked := false, false
 		defer func() {
@@ -157,6 +177,44 @@ func lastAttempt(ctx context.Context) bool {
 	n, ok1 := asynq.GetRetryCount(ctx)
 	max, ok2 := asynq.GetMaxRetry(ctx)
 	return ok1 && ok2 && n >= max
+}
+
+// keptOutcome finishes a task run again after it wrote its outcome
+// (onceHandler): the outcome is written and announced again as it is, and
+// the task ends as it would have (a failure is not retried). kept is
+// false when the task has written none, and it is to run.
+func (s *Server) keptOutcome(ctx context.Context, t *asynq.Task) (kept bool, err error) {
+	id := t.ResultWriter().TaskID()
+	queue, ok := asynq.GetQueueName(ctx)
+	if !ok {
+		return false, nil
+	}
+	data, err := s.rdb.HGet(ctx, taskKey(queue, id), "result").Bytes()
+	switch {
+	case errors.Is(err, redis.Nil) || err == nil && len(data) == 0:
+		return false, nil
+	case err != nil:
+		// Unknown, it must not be run: tried again later.
+		return true, fmt.Errorf("read the outcome task %s may have written: %w", id, err)
+	}
+	o, err := jobs.DecodeOutcome(data)
+	if err != nil {
+		s.log.WarnContext(ctx, "a task's written outcome is unreadable; running it again", "task_id", id, "err", err)
+		return false, nil
+	}
+	s.log.InfoContext(ctx, "task run again after its outcome was written: answering that outcome", "type", t.Type(), "task_id", id)
+	var taskErr error
+	if o.Failure != nil {
+		taskErr = fmt.Errorf("%w: %w", o.Failure, asynq.SkipRetry)
+	}
+	written, err := writeOutcome(ctx, s.rdb, queue, id, data)
+	if !written {
+		return true, fmt.Errorf("write result: %w", err)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "announce completion", "task_id", id, "err", err)
+	}
+	return true, taskErr
 }
 
 // finish records and announces the outcome, then returns taskErr.
