@@ -18,6 +18,7 @@ import (
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
 )
 
 // TestGenerateTimeoutKeepsGeneration: a /generate that outlasts the wait
@@ -376,5 +377,67 @@ func TestJobDocumentsItsAnswers(t *testing.T) {
 		if _, ok := responses[status]; !ok {
 			t.Errorf("GET /v1/jobs/{id} does not document %s", status)
 		}
+	}
+}
+
+// parkedBacktests sends backtest jobs to a queue no worker serves and
+// gives up waiting for them at once: a backtest the workers have not
+// reached when its request answers 504.
+type parkedBacktests struct{ api.JobRunner }
+
+const parkedQueue = "parked"
+
+func (p parkedBacktests) Run(ctx context.Context, j worker.Job, owner string, wait time.Duration) (jobs.Outcome, string, error) {
+	if j.Type == backtest.TaskType {
+		j.Queue, wait = parkedQueue, time.Nanosecond
+	}
+	return p.JobRunner.Run(ctx, j, owner, wait)
+}
+
+// TestStrategyBacktestFailingAfterTimeoutKeepsStrategy: a /strategy whose
+// generation succeeded (and is spent) and whose backtest outlasted the
+// wait (504 with the backtest's job id) and then failed (its tries
+// exhausted, archived) still gives the customer the strategy they paid
+// for: GET /v1/jobs/{id} answers the failure as /strategy answers a
+// backtest that could not run, with details.generated_strategy,
+// strategy_code and quota. It answered the bare failure, and the
+// strategy was lost.
+func TestStrategyBacktestFailingAfterTimeoutKeepsStrategy(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobs = func(r api.JobRunner) api.JobRunner { return parkedBacktests{r} }
+	})
+	r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.4, exit above 0.6"}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	if got := b.get(store.Pro, "/v1/jobs/"+id); got.status != http.StatusAccepted {
+		t.Fatalf("the parked backtest's job: %d %s", got.status, got.body)
+	}
+	if err := asynq.NewInspectorFromRedisClient(b.q.rdb).ArchiveTask(parkedQueue, id); err != nil {
+		t.Fatal(err)
+	}
+	e = wantError(t, b.get(store.Pro, "/v1/jobs/"+id), http.StatusInternalServerError, "INTERNAL_ERROR")
+	d, _ := e["details"].(map[string]any)
+	code, _ := d["strategy_code"].(string)
+	const want = "coin=BTC type=15m side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=30000"
+	if code != want {
+		t.Errorf("details.strategy_code %q, want %q; details %v", code, want, d)
+	}
+	gs, _ := d["generated_strategy"].(map[string]any)
+	q, _ := d["quota"].(map[string]any)
+	if gs["side"] != "UP" || gs["coin"] != "BTC" || q["used"] != float64(1) {
+		t.Errorf("details.generated_strategy %v, quota %v", gs, q)
+	}
+	if n := b.used(store.Pro); n != 1 {
+		t.Errorf("used %d, want 1", n)
+	}
+	// A /run's failed backtest answers as /run does: no strategy to keep.
+	r = b.post(store.Pro, "/v1/backtest-ai/run", `{"strategy_code":"side=UP entry: price_up < 0.45 exit: price_up > 0.6 size=10"}`)
+	id, _ = wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")["details"].(map[string]any)["job_id"].(string)
+	if err := asynq.NewInspectorFromRedisClient(b.q.rdb).ArchiveTask(parkedQueue, id); err != nil {
+		t.Fatal(err)
+	}
+	if d := wantError(t, b.get(store.Pro, "/v1/jobs/"+id), http.StatusInternalServerError, "INTERNAL_ERROR")["details"]; d != nil {
+		t.Errorf("a /run's failed backtest answers details %v", d)
 	}
 }

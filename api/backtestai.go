@@ -234,17 +234,53 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	}
 	// The generation succeeded: it is spent whatever becomes of the
 	// backtest (its job answers GET /v1/jobs/{id}).
-	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning, MarketVersions: versions})
+	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning, MarketVersions: versions},
+		map[string]string{headerPaidStrategy: "1"})
 	if errors.As(err, &e) && e.Code != CodeJobTimeout {
 		// A backtest that could not run (jobs in flight, the queue
 		// down) must not lose the strategy the customer paid a
 		// generation for: the answer carries it, for /run, which uses no
-		// quota. (A 504's job id leads to the whole answer already.)
-		e = e.With("generated_strategy", spec).With("strategy_code", strategy.FormatCode(spec.Rules)).With("quota", q)
-		e.Message += "; the generation is spent: details.generated_strategy holds its strategy, which POST /v1/backtest-ai/run backtests without using the quota"
-		return nil, e
+		// quota. (A 504's job id leads to the whole answer, and to
+		// the strategy too when the backtest fails after it: see
+		// paidStrategyKept.)
+		return nil, keepPaidStrategy(e, spec, q)
 	}
 	return out, err
+}
+
+// headerPaidStrategy marks the backtest job of a /strategy, whose
+// strategy (in its payload) a generation was spent on.
+const headerPaidStrategy = "updown-paid-strategy"
+
+// keepPaidStrategy is e, the failure of /strategy's backtest after its
+// generation succeeded, carrying the generated strategy, its code and the
+// quota in its details, for /run, which uses no quota.
+func keepPaidStrategy(e *Error, spec strategy.Spec, q *backtest.Quota) *Error {
+	e = e.With("generated_strategy", spec).With("strategy_code", strategy.FormatCode(spec.Rules)).With("quota", q)
+	e.Message += "; the generation is spent: details.generated_strategy holds its strategy, which POST /v1/backtest-ai/run backtests without using the quota"
+	return e
+}
+
+// paidStrategyKept is GET /v1/jobs/{id}'s answer of a /strategy's
+// backtest job that failed (err, its failure), after the request had
+// answered 504: the failure as /strategy answers it, with the strategy the
+// customer paid a generation for (keepPaidStrategy), read from the job's
+// payload. Without it the strategy was lost with the backtest.
+func (s *Server) paidStrategyKept(ctx context.Context, err error, st worker.JobState) error {
+	var e *Error
+	if st.Headers[headerPaidStrategy] == "" || !errors.As(err, &e) {
+		return err
+	}
+	var req backtest.Request
+	if dErr := json.Unmarshal(st.Payload, &req); dErr != nil {
+		s.log.ErrorContext(ctx, "read the strategy of a failed backtest job", "request_id", RequestID(ctx), "job_id", st.ID, "err", dErr)
+		return err
+	}
+	if nErr := req.Strategy.Normalize(); nErr != nil {
+		s.log.ErrorContext(ctx, "read the strategy of a failed backtest job", "request_id", RequestID(ctx), "job_id", st.ID, "err", nErr)
+		return err
+	}
+	return keepPaidStrategy(e, req.Strategy, req.Quota)
 }
 
 // generateStrategy takes a job slot, reserves a generation and runs it on
@@ -424,8 +460,9 @@ func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Co
 	return slugs, versions, warning, nil
 }
 
-// runBacktest runs a batch on the workers; its result is the answer's data.
-func (s *Server) runBacktest(ctx context.Context, p principal, req backtest.Request) (*aiOutput, error) {
+// runBacktest runs a batch on the workers, its job enqueued with headers;
+// its result is the answer's data.
+func (s *Server) runBacktest(ctx context.Context, p principal, req backtest.Request, headers map[string]string) (*aiOutput, error) {
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return nil, s.internal(ctx, "encode backtest payload", err)
@@ -434,7 +471,7 @@ func (s *Server) runBacktest(ctx context.Context, p principal, req backtest.Requ
 	if timeout <= 0 {
 		timeout = defaultBacktestTimeout
 	}
-	data, err := s.runJob(ctx, worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: timeout}, p)
+	data, err := s.runJob(ctx, worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: timeout, Headers: headers}, p)
 	if err != nil {
 		return nil, err
 	}
@@ -528,7 +565,7 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 		return nil, s.storeFailure(ctx, "count AI generations", err)
 	}
 	return s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets,
-		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period), Warning: warning, MarketVersions: versions})
+		Quota: quotaOf(used, p.Plan.AIGenerationsPerMonth, period), Warning: warning, MarketVersions: versions}, nil)
 }
 
 // spec reads the strategy of a /run body: exactly one of generatedStrategy

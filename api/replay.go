@@ -475,6 +475,8 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 	if err := outcomeFailure(*st.Outcome); err != nil {
 		if generation {
 			err = promptRefused(err)
+		} else {
+			err = s.paidStrategyKept(ctx, err, st)
 		}
 		return nil, err
 	}

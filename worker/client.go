@@ -454,6 +454,8 @@ type JobState struct {
 	Outcome *jobs.Outcome
 	// Headers are the headers the job was enqueued with (Job.Headers).
 	Headers map[string]string
+	// Payload is the job's payload (Job.Payload).
+	Payload []byte
 }
 
 // Status reports a job to its owner; anyone else gets ErrJobNotFound.
@@ -473,7 +475,7 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 	if err != nil {
 		return JobState{}, fmt.Errorf("inspect job %s: %w", id, err)
 	}
-	st := JobState{ID: id, State: info.State.String(), Headers: info.Headers}
+	st := JobState{ID: id, State: info.State.String(), Headers: info.Headers, Payload: info.Payload}
 	switch {
 	case info.State == asynq.TaskStateArchived:
 		st.State = "failed"
