@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -439,5 +440,66 @@ func TestStrategyBacktestFailingAfterTimeoutKeepsStrategy(t *testing.T) {
 	}
 	if d := wantError(t, b.get(store.Pro, "/v1/jobs/"+id), http.StatusInternalServerError, "INTERNAL_ERROR")["details"]; d != nil {
 		t.Errorf("a /run's failed backtest answers details %v", d)
+	}
+}
+
+// slowFirstTape makes the first read of each market's tape take delay:
+// a backtest of one market then takes delay, however often it reads.
+type slowFirstTape struct {
+	store.Store
+	delay time.Duration
+	mu    *sync.Mutex
+	read  map[string]bool
+}
+
+func (s slowFirstTape) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
+	s.mu.Lock()
+	first := !s.read[slug]
+	s.read[slug] = true
+	s.mu.Unlock()
+	if first {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return s.Store.ReadTape(ctx, slug, outcome)
+}
+
+// TestStrategyWaitsJobWaitInAll: /strategy's generation and backtest wait
+// JOB_WAIT together, as every other request waits for its job, and the
+// backtest that outlasts what is left answers 504 with its job id, which
+// leads to the whole answer. Each waited JOB_WAIT of its own: a /strategy
+// whose generation and backtest each took most of it ran up to twice
+// JOB_WAIT, past the timeouts clients and proxies keep just above it (the
+// Python client's 90 s), which then lost the answer and the strategy the
+// spent generation made, with no job id to fetch them by.
+func TestStrategyWaitsJobWaitInAll(t *testing.T) {
+	t.Parallel()
+	// Either job alone is well within the wait, both are not.
+	const wait, generation, backtest = 6 * time.Second, 3 * time.Second, 4 * time.Second
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = wait
+		o.generator = slowGenerator{delay: generation}
+		o.read = func(st store.Store) store.Store {
+			return slowFirstTape{Store: st, delay: backtest, mu: &sync.Mutex{}, read: map[string]bool{}}
+		}
+	})
+	r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.4, exit above 0.6","marketCount":1}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	id, _ := e["details"].(map[string]any)["job_id"].(string)
+	if !strings.HasPrefix(id, "backtest-") {
+		t.Fatalf("job id %q, want the backtest's; message %q", id, e["message"])
+	}
+	var got response
+	waitFor(t, "the backtest's job answered", func() bool {
+		got = b.get(store.Pro, "/v1/jobs/"+id)
+		return got.status != http.StatusAccepted
+	})
+	var rep backtestAnswer
+	data(t, got, &rep)
+	if rep.StrategyCode == "" || len(rep.Results) != 1 || rep.Quota == nil || rep.Quota.Used != 1 {
+		t.Errorf("the job answers %s", got.body)
 	}
 }

@@ -101,7 +101,8 @@ func (s *Server) registerBacktestAI() {
 	o = op("backtest-ai-strategy", http.MethodPost, "/v1/backtest-ai/strategy", "Generate a strategy and backtest it",
 		"Generates a strategy as /generate does, then replays it on the newest marketCount resolved markets of the coin and type "+
 			"within the plan's data window, sharded across the workers. Consumes one generation, only when generation succeeds. "+
-			"A backtest that outlasts the wait answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key); "+
+			"The generation and the backtest wait JOB_WAIT together, as long as any request waits for its job: a backtest that outlasts what "+
+			"is left answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key); "+
 			"one that cannot run after the generation succeeded (429 concurrent_jobs, 503) carries details.generated_strategy and "+
 			"details.strategy_code, for /run.")
 	o.RequestBody, o.Responses = body(genReq), answer("The strategy, the aggregate and every market's result", btResp)
@@ -209,6 +210,11 @@ func (s *Server) generate(ctx context.Context, in *aiInput) (*aiOutput, error) {
 }
 
 func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, error) {
+	// The generation and the backtest wait JobWait in all: a request that
+	// waited JobWait for each could run twice as long as any other, past
+	// a client's or a proxy's timeout set above JobWait, which then lost
+	// the job ids and with them the strategy the generation was spent on.
+	ctx = withWaitUntil(ctx, time.Now().Add(s.cfg.JobWait))
 	p, req, err := s.generationRequest(ctx, in)
 	if err != nil {
 		return nil, err

@@ -412,19 +412,47 @@ func (s *Server) jobSlot(ctx context.Context, j worker.Job, p principal) (heldSl
 	return heldSlot{id: j.ID(), release: release}, err
 }
 
+// waitUntilKey is the context key of when a request's waits on its jobs
+// end (withWaitUntil).
+type waitUntilKey struct{}
+
+// withWaitUntil bounds the waits of a request that runs jobs one after
+// the other (/strategy: a generation, then its backtest): together they
+// end at t, so that the request answers within JobWait (504 with the job
+// id of the one it was waiting on), as every other request does, rather
+// than within JobWait for each.
+func withWaitUntil(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, waitUntilKey{}, t)
+}
+
+// jobWait is how long the request may wait for its next job: JobWait, or
+// what is left of its wait (withWaitUntil); a request with nothing left
+// queues the job and answers 504 with its id at once.
+func (s *Server) jobWait(ctx context.Context) time.Duration {
+	wait := s.cfg.JobWait
+	if t, ok := ctx.Value(waitUntilKey{}).(time.Time); ok {
+		wait = min(wait, time.Until(t))
+	}
+	return max(wait, time.Nanosecond)
+}
+
 // runHolding is runJobThen for a job whose slot the caller holds already
 // (a replay's, taken while its market was read); done is not nil.
 func (s *Server) runHolding(ctx context.Context, j worker.Job, p principal, slot heldSlot, done func(*jobs.Outcome)) (jobs.Outcome, error) {
 	release := slot.release
 	started := time.Now()
-	o, id, err := s.cfg.Jobs.Run(context.WithoutCancel(ctx), j, p.Customer.ID, s.cfg.JobWait)
+	wait := s.jobWait(ctx)
+	o, id, err := s.cfg.Jobs.Run(context.WithoutCancel(ctx), j, p.Customer.ID, wait)
 	var te *worker.TimeoutError
 	switch {
 	case errors.As(err, &te):
 		// The job goes on without its request.
 		go s.watchJob(p, id, jobBound(j), slot, done)
 		why := "the job did not finish within " + s.cfg.JobWait.String()
-		if waited := time.Since(started); waited < s.cfg.JobWait {
+		if wait < s.cfg.JobWait {
+			why = "the job did not finish within what was left of the request's wait of " + s.cfg.JobWait.String()
+		}
+		if waited := time.Since(started); waited < wait {
 			// The wait was cut short: this api process is stopping
 			// (worker.Client.StopWaiting), and answers before it exits.
 			why = "this server is shutting down and stopped waiting for the job after " + waited.Round(time.Second).String()
