@@ -503,3 +503,31 @@ func TestStrategyWaitsJobWaitInAll(t *testing.T) {
 		t.Errorf("the job answers %s", got.body)
 	}
 }
+
+// TestStrategyBacktestTimeoutCarriesStrategy: a /strategy whose backtest
+// outlasts the wait answers 504 with the backtest's job id and, in its
+// details, the strategy the spent generation made (with its code and the
+// quota), as a backtest that could not run does. The job id alone led to
+// it only while the job was kept (minutes): a customer who came back
+// later, or whose job was lost with Redis, had paid for a strategy no
+// answer held any more.
+func TestStrategyBacktestTimeoutCarriesStrategy(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobs = func(r api.JobRunner) api.JobRunner { return parkedBacktests{r} }
+	})
+	r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.4, exit above 0.6"}`)
+	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	d, _ := e["details"].(map[string]any)
+	id, _ := d["job_id"].(string)
+	code, _ := d["strategy_code"].(string)
+	gs, _ := d["generated_strategy"].(map[string]any)
+	q, _ := d["quota"].(map[string]any)
+	const want = "coin=BTC type=15m side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=30000"
+	if !strings.HasPrefix(id, parkedQueue+"-") || code != want || gs["side"] != "UP" || q["used"] != float64(1) {
+		t.Errorf("the 504's details: %v; want the backtest's job_id, strategy_code %q, the generated_strategy and quota", d, want)
+	}
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "GET /v1/jobs/"+id) || !strings.Contains(msg, "details.generated_strategy") {
+		t.Errorf("message %q", msg)
+	}
+}

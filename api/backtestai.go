@@ -102,9 +102,9 @@ func (s *Server) registerBacktestAI() {
 		"Generates a strategy as /generate does, then replays it on the newest marketCount resolved markets of the coin and type "+
 			"within the plan's data window, sharded across the workers. Consumes one generation, only when generation succeeds. "+
 			"The generation and the backtest wait JOB_WAIT together, as long as any request waits for its job: a backtest that outlasts what "+
-			"is left answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key); "+
-			"one that cannot run after the generation succeeded (429 concurrent_jobs, 503) carries details.generated_strategy and "+
-			"details.strategy_code, for /run.")
+			"is left answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key). "+
+			"Once the generation has succeeded, a backtest that outlasts the wait (504), cannot run (429 concurrent_jobs, 503) or fails "+
+			"(GET /v1/jobs/{id}) answers details.generated_strategy and details.strategy_code, for /run.")
 	o.RequestBody, o.Responses = body(genReq), answer("The strategy, the aggregate and every market's result", btResp)
 	o.Errors = []int{400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504}
 	huma.Register(s.api, o, s.backtestStrategy)
@@ -242,13 +242,14 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 	// backtest (its job answers GET /v1/jobs/{id}).
 	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning, MarketVersions: versions},
 		map[string]string{headerPaidStrategy: "1"})
-	if errors.As(err, &e) && e.Code != CodeJobTimeout {
+	if errors.As(err, &e) {
 		// A backtest that could not run (jobs in flight, the queue
 		// down) must not lose the strategy the customer paid a
 		// generation for: the answer carries it, for /run, which uses no
-		// quota. (A 504's job id leads to the whole answer, and to
-		// the strategy too when the backtest fails after it: see
-		// paidStrategyKept.)
+		// quota. So does a 504: its job id leads to the whole answer
+		// (and to the strategy when the backtest fails: see
+		// paidStrategyKept), but only while the job is kept (minutes),
+		// and the strategy is the customer's for good.
 		return nil, keepPaidStrategy(e, spec, q)
 	}
 	return out, err
@@ -258,11 +259,16 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 // strategy (in its payload) a generation was spent on.
 const headerPaidStrategy = "updown-paid-strategy"
 
-// keepPaidStrategy is e, the failure of /strategy's backtest after its
-// generation succeeded, carrying the generated strategy, its code and the
-// quota in its details, for /run, which uses no quota.
+// keepPaidStrategy is e, the failure (or 504) of /strategy's backtest
+// after its generation succeeded, carrying the generated strategy, its
+// code and the quota in its details, for /run, which uses no quota.
 func keepPaidStrategy(e *Error, spec strategy.Spec, q *backtest.Quota) *Error {
 	e = e.With("generated_strategy", spec).With("strategy_code", strategy.FormatCode(spec.Rules)).With("quota", q)
+	if e.Code == CodeJobTimeout {
+		e.Message += " (its answer is kept for minutes, not for good); the generation is spent: details.generated_strategy holds its strategy, " +
+			"which POST /v1/backtest-ai/run backtests again without using the quota"
+		return e
+	}
 	e.Message += "; the generation is spent: details.generated_strategy holds its strategy, which POST /v1/backtest-ai/run backtests without using the quota"
 	return e
 }
