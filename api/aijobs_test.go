@@ -531,3 +531,34 @@ func TestStrategyBacktestTimeoutCarriesStrategy(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 }
+
+// TestGenerationKeptLongerThanOtherJobs: a generation that outlasted its
+// request's wait (504) is paid for, and its answer is kept for the day,
+// not only for the queue's retention of other jobs' answers (ten
+// minutes): a customer who came back to GET /v1/jobs/{id} after those
+// found 404, with the generation spent. Here the queue keeps answers
+// for a second: a /run's, finished after the generation, is gone while
+// the generation's still answers.
+func TestGenerationKeptLongerThanOtherJobs(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) {
+		o.jobWait = time.Nanosecond
+		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+		o.retention = time.Second
+	})
+	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`),
+		http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	gen, _ := e["details"].(map[string]any)["job_id"].(string)
+	waitFor(t, "the generation answered", func() bool { return b.get(store.Pro, "/v1/jobs/"+gen).status == http.StatusOK })
+	e = wantError(t, b.post(store.Pro, "/v1/backtest-ai/run", `{"strategy_code":"side=UP entry: price_up < 0.45 exit: price_up > 0.6 size=10","marketCount":2}`),
+		http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	run, _ := e["details"].(map[string]any)["job_id"].(string)
+	waitFor(t, "the /run answered", func() bool { return b.get(store.Pro, "/v1/jobs/"+run).status == http.StatusOK })
+	waitFor(t, "the /run's answer expired", func() bool { return b.get(store.Pro, "/v1/jobs/"+run).status == http.StatusNotFound })
+	got := b.get(store.Pro, "/v1/jobs/"+gen)
+	var ans generateAnswer
+	data(t, got, &ans)
+	if ans.StrategyCode == "" || ans.Quota.Used != 1 {
+		t.Errorf("the generation's job answers %s", got.body)
+	}
+}

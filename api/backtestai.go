@@ -313,7 +313,8 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	// generation the model never made and giving no fresh strategy.
 	var nonce [12]byte
 	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails
-	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: hex.EncodeToString(nonce[:])}
+	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: hex.EncodeToString(nonce[:]),
+		Retention: generationRetention}
 	// The job's slot before the quota: a generation refused for the
 	// customer's jobs in flight (429 concurrent_jobs) must not hold one of
 	// the month's generations meanwhile, or a concurrent request for the
@@ -370,6 +371,13 @@ func (s *Server) generateStrategy(ctx context.Context, p principal, req strategy
 	}
 	return spec, quotaOf(used, limit, period), nil
 }
+
+// generationRetention is how long a finished generation's answer is kept
+// for GET /v1/jobs/{id}: it is paid for (a generation of the month's
+// quota), and small, so a customer whose request timed out (504) or hung
+// up can collect it within the day, not only within the minutes the
+// queue keeps other jobs' answers (worker.ClientConfig.Retention).
+const generationRetention = 24 * time.Hour
 
 // promptRefused is a generation's error as /generate answers it: a
 // VALIDATION_ERROR names the prompt, since the request was checked before

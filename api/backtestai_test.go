@@ -61,6 +61,9 @@ type aiOpts struct {
 	// capJobs caps the customers' jobs in flight (their plans' caps) on
 	// the queue's Redis.
 	capJobs bool
+	// retention, when set, is how long the api's queue client keeps
+	// finished jobs (worker.ClientConfig.Retention).
+	retention time.Duration
 }
 
 // aiBundle is a server with the agent configured, generated markets, real
@@ -87,6 +90,14 @@ func aiSetup(t *testing.T, opts ...func(*aiOpts)) *aiBundle {
 	}
 	clk := newClock(now)
 	var runner api.JobRunner = q.client
+	if o.retention != 0 {
+		c, err := worker.NewClient(t.Context(), worker.ClientConfig{Redis: q.rdb, Logger: quiet(), Retention: o.retention})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		runner = c
+	}
 	if o.jobs != nil {
 		runner = o.jobs(runner)
 	}

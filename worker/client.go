@@ -45,6 +45,10 @@ type Job struct {
 	Timeout time.Duration
 	// MaxRetry is how often a failed attempt is retried (default 3).
 	MaxRetry int
+	// Retention, when set, is how long the job's outcome is kept once it
+	// has finished, for reuse and GET /v1/jobs/{id}, in place of
+	// ClientConfig.Retention.
+	Retention time.Duration
 	// Version, when set, is a version of what the job reads beyond its
 	// payload (a replay's market: its updated_at), part of the job's id
 	// but not of its payload: a finished result is reused only while what
@@ -208,7 +212,7 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	// The owner record only matters to GET /v1/jobs/{id}, after a timeout:
 	// write it beside the enqueue instead of before it, off the fast path.
 	owned := make(chan error, 1)
-	go func() { owned <- c.recordOwner(ctx, id, j.Queue, owner, wait) }()
+	go func() { owned <- c.recordOwner(ctx, id, j.Queue, owner, c.retention(j)+wait) }()
 	// A task that vanishes while waited for was lost with a Redis primary
 	// that failed over before its replica had the enqueue (issue 28, item
 	// 12): enqueued again, with its owner record, so that the wait, or
@@ -219,7 +223,7 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 			return
 		}
 		c.log.InfoContext(ctx, "job lost with Redis (a failover) enqueued again", "job_id", id)
-		if err := c.recordOwner(ctx, id, j.Queue, owner, wait); err != nil {
+		if err := c.recordOwner(ctx, id, j.Queue, owner, c.retention(j)+wait); err != nil {
 			c.log.WarnContext(ctx, "record the owner of a job enqueued again", "job_id", id, "err", err)
 		}
 	}
@@ -351,7 +355,7 @@ func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, 
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		_, err = c.queue.EnqueueContext(ctx, asynq.NewTaskWithHeaders(j.Type, j.Payload, j.Headers), asynq.TaskID(id), asynq.Queue(j.Queue),
-			asynq.Retention(c.cfg.Retention), asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
+			asynq.Retention(c.retention(j)), asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
 		if err == nil {
 			return o, false, nil
 		}
@@ -383,11 +387,21 @@ func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, 
 	return o, false, fmt.Errorf("enqueue %s: task id %s kept conflicting", j.Type, id)
 }
 
-func (c *Client) recordOwner(ctx context.Context, id, queue, owner string, wait time.Duration) error {
+// retention is how long j's outcome is kept once it has finished.
+func (c *Client) retention(j Job) time.Duration {
+	if j.Retention > 0 {
+		return j.Retention
+	}
+	return c.cfg.Retention
+}
+
+// recordOwner records owner as one of the job's, for as long as the job
+// is kept (keep: its retention and the wait) and an hour besides.
+func (c *Client) recordOwner(ctx context.Context, id, queue, owner string, keep time.Duration) error {
 	key := jobKeyPrefix + id
 	pipe := c.rdb.TxPipeline()
 	pipe.HSet(ctx, key, "queue", queue, "owner:"+owner, 1)
-	pipe.Expire(ctx, key, c.cfg.Retention+wait+time.Hour)
+	pipe.Expire(ctx, key, keep+time.Hour)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("record job owner: %w", err)
 	}
