@@ -139,6 +139,8 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		return "", false, fmt.Errorf("generate strategy: %w", ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
 		return "", false, generationFailed(err, "the model did not answer within %s; try again later", g.timeout)
+	case errors.Is(err, errAnswerTooLarge):
+		return "", false, generationFailed(err, "the model provider's answer was over %d MiB, far more than a strategy (is OPENAI_BASE_URL an OpenAI-compatible endpoint?)", maxAnswer>>20)
 	case errors.As(err, new(*errorAnswer)):
 		// Its words go to the logs through Cause only, as an APIError's.
 		return "", false, generationFailed(err, "the model provider answered with an error in place of a chat completion (HTTP 200); try again later")
@@ -194,21 +196,38 @@ func (e *errorAnswer) Error() string {
 // maxErrorAnswer bounds how much of such an error is kept for the logs.
 const maxErrorAnswer = 500
 
-// errorAnswers is the transport of the generator's HTTP client: it turns a
-// 200 answer whose body is an error object without choices into an
-// *errorAnswer, and leaves every other answer as it came.
+// maxAnswer bounds an answer's body (an error's too): a strategy is a few
+// kilobytes, and go-openai reads whatever comes into memory, so an
+// OPENAI_BASE_URL that streams something else would fill the worker's
+// memory until the call's timeout.
+const maxAnswer = 8 << 20
+
+// errAnswerTooLarge is an answer whose body is over maxAnswer.
+var errAnswerTooLarge = fmt.Errorf("the answer's body is over %d MiB", maxAnswer>>20)
+
+// errorAnswers is the transport of the generator's HTTP client: it refuses
+// an answer over maxAnswer (errAnswerTooLarge), turns a 200 answer whose
+// body is an error object without choices into an *errorAnswer, and
+// leaves every other answer as it came.
 type errorAnswers struct{ base http.RoundTripper }
 
 func (t errorAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
-	if err != nil || resp.StatusCode != http.StatusOK {
+	if err != nil {
 		return resp, err
 	}
-	body, rerr := io.ReadAll(resp.Body)
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	resp.Body.Close()
+	if len(body) > maxAnswer {
+		return nil, errAnswerTooLarge
+	}
 	if rerr != nil {
 		// What was read, then the failure, as the client would have met it.
 		resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), failingReader{rerr}))
+		return resp, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
 		return resp, nil
 	}
 	var a struct {

@@ -221,6 +221,11 @@ func TestOpenAIFails(t *testing.T) {
 		// provider failing, not a model's empty answer to repair.
 		{"error in a 200", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"error":{"message":"Provider returned error: ` + secret + `","code":502}}`}},
 			"answered with an error in place of a chat completion", 1},
+		// A body past 8 MiB is refused, not read whole into memory: a
+		// good answer padded past it, and an error page as large.
+		{"oversize answer", []openaitest.Answer{{Status: http.StatusOK, Raw: strings.Repeat(" ", 9<<20) + completionJSON(t, good())}},
+			"answer was over 8 MiB", 1},
+		{"oversize error", []openaitest.Answer{{Status: http.StatusBadGateway, Message: strings.Repeat("x", 9<<20)}}, "answer was over 8 MiB", 1},
 		{"refusal", []openaitest.Answer{{Refusal: "I can't help with that."}}, "declined the prompt: I can't help with that.", 1},
 		{"content filter", []openaitest.Answer{{FinishReason: openai.FinishReasonContentFilter}}, "content filter", 1},
 	}
@@ -279,6 +284,21 @@ func TestOpenAIFails(t *testing.T) {
 	if !errors.As(err, &e) || !strings.Contains(e.Message, "could not be reached") {
 		t.Errorf("a provider that hangs up: %v", err)
 	}
+}
+
+// completionJSON is a chat completion whose answer is the JSON of v.
+func completionJSON(t *testing.T, v any) string {
+	t.Helper()
+	content, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(openai.ChatCompletionResponse{Object: "chat.completion", Choices: []openai.ChatCompletionChoice{{
+		Message: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: string(content)}, FinishReason: openai.FinishReasonStop}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestOpenAICancelled: a caller that gives up is not a failed generation.
