@@ -633,8 +633,10 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	case sw.Status != store.SweepDone:
 		return nil, Errorf(http.StatusConflict, "SWEEP_NOT_DONE", "sweep %s is %s: its trials are listed once it is DONE", sw.ID, sw.Status)
 	}
-	var res sweep.Results
-	if err := json.Unmarshal(sw.Result, &res); err != nil {
+	// Only the page's trials are decoded: a large sweep's results are
+	// a hundred megabytes and more (sweep.TrialsPage).
+	trials, total, err := sweep.TrialsPage(sw.Result, in.Offset, in.Limit)
+	if err != nil {
 		return nil, s.internal(ctx, "decode sweep results", fmt.Errorf("sweep %s: %w", sw.ID, err))
 	}
 	var req sweep.Request
@@ -646,9 +648,7 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 		out.Body.paths = append(out.Body.paths, p.Path)
 	}
 	d := &out.Body.Data
-	d.SweepID, d.Total, d.Limit, d.Offset = sw.ID, len(res.Trials), in.Limit, in.Offset
-	lo := min(in.Offset, len(res.Trials))
-	d.Trials = res.Trials[lo:min(lo+in.Limit, len(res.Trials))]
+	d.SweepID, d.Total, d.Limit, d.Offset, d.Trials = sw.ID, total, in.Limit, in.Offset, trials
 	if s.wantsRows(in.Accept) {
 		out.PageHeaders = rowsPageHeaders(nil, d.Total, -1, "")
 	}

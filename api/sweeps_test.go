@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,8 @@ import (
 
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/stats"
+	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
@@ -697,5 +701,78 @@ func TestTrialsOfAnUnfinishedSweep(t *testing.T) {
 	}
 	if body := trials(); strings.Contains(body, "once it is DONE") || !strings.Contains(body, "CANCELLED") {
 		t.Errorf("a cancelled sweep's trials: %s, want a 409 saying they will not be listed", body)
+	}
+}
+
+// TestTrialsPageOfALargeSweep: a page of a large sweep's trials decodes
+// that page, not every trial: an ENTERPRISE sweep's results are a
+// hundred megabytes and more, and decoding them all for each page of a
+// hundred cost a second and twice their size in memory a page. Here the
+// results are some 30 MB; a page of 10 trials allocates less than half
+// as much again (the store's copy of them is the rest), and answers the
+// trials a full decode has at its offset. Not parallel: the bytes
+// allocated are the process's.
+func TestTrialsPageOfALargeSweep(t *testing.T) {
+	st := memory.New()
+	loadFixtures(t, st)
+	b := setup(t, func(o *setupOpts) { o.store = st })
+	ctx := context.Background()
+	req, err := sweep.Decode([]byte(sweepBody(200, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := req.Normalize(sweep.EnterpriseLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request, _ := json.Marshal(p.Request)
+	const trials = 3000
+	res := sweep.Results{Objective: "total_pnl", Split: "NONE", Trials: make([]sweep.TrialResult, trials)}
+	for i := range res.Trials {
+		tr := &res.Trials[i]
+		tr.Trial = i
+		tr.Parameters = []sweep.ParameterValue{{Path: "/entryConditions/0/value", Value: 0.5 + float64(i)/10000}}
+		tr.Train.NMarkets, tr.Train.TotalPnL = 200, float64(i)/7
+		for d := range 200 {
+			tr.Train.Daily = append(tr.Train.Daily, stats.Day{Date: now.AddDate(0, 0, d-200).Format(time.DateOnly), Markets: 1, PnL: float64(d*i%97) / 3})
+		}
+	}
+	result, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: b.ids[store.Enterprise], Request: request, TrialCount: trials, Markets: []string{"m"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.FinishSweep(ctx, sw.ID, result); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := b.do(http.MethodGet, "/v1/sweeps/"+sw.ID+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
+	runtime.ReadMemStats(&after)
+	if r.status != http.StatusOK {
+		t.Fatalf("trials: %d %s", r.status, r.body)
+	}
+	var page struct {
+		Data struct {
+			Trials []sweep.TrialResult `json:"trials"`
+			Total  int                 `json:"total"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Data.Total != trials || len(page.Data.Trials) != 10 || page.Data.Trials[0].Trial != 1234 || page.Data.Trials[9].Trial != 1243 ||
+		!reflect.DeepEqual(page.Data.Trials[3].Train.Daily, res.Trials[1237].Train.Daily) {
+		t.Fatalf("page: total %d, %d trials from %d", page.Data.Total, len(page.Data.Trials), page.Data.Trials[0].Trial)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(result))*3/2 {
+		t.Errorf("a page of 10 trials allocated %d MB for results of %d MB", alloc>>20, len(result)>>20)
 	}
 }
