@@ -120,8 +120,8 @@ type sweepTrialsBody struct {
 		Offset  int                 `json:"offset"`
 	} `json:"data"`
 	Timestamp string `json:"timestamp" format:"date-time"`
-	// paths are the sweep's parameters, the CSV and Parquet columns.
-	paths []string
+	// params are the sweep's parameters, the CSV and Parquet columns.
+	params []sweep.Parameter
 }
 
 type sweepTrialsOutput struct {
@@ -129,14 +129,14 @@ type sweepTrialsOutput struct {
 	Body *sweepTrialsBody
 }
 
-// WriteCSV writes the page's trials a row each (sweep.TrialTable).
+// WriteCSV writes the page's trials a row each (sweep.SweepTrialTable).
 func (b *sweepTrialsBody) WriteCSV(w io.Writer) error {
-	return sweep.TrialTable(b.paths, b.Data.Trials).WriteCSV(w)
+	return sweep.SweepTrialTable(b.params, b.Data.Trials).WriteCSV(w)
 }
 
 // WriteParquet writes the page's trials as one Parquet file.
 func (b *sweepTrialsBody) WriteParquet(w io.Writer) error {
-	return sweep.TrialTable(b.paths, b.Data.Trials).WriteParquet(w)
+	return sweep.SweepTrialTable(b.params, b.Data.Trials).WriteParquet(w)
 }
 
 // documentSweepTrials describes the CSV and Parquet forms of the trials
@@ -644,9 +644,7 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 		return nil, s.internal(ctx, "decode sweep request", fmt.Errorf("sweep %s: %w", sw.ID, err))
 	}
 	out := &sweepTrialsOutput{Body: &sweepTrialsBody{Success: true, Timestamp: formatTime(s.now())}}
-	for _, p := range req.Parameters {
-		out.Body.paths = append(out.Body.paths, p.Path)
-	}
+	out.Body.params = req.Parameters
 	d := &out.Body.Data
 	d.SweepID, d.Total, d.Limit, d.Offset, d.Trials = sw.ID, total, in.Limit, in.Offset, trials
 	if s.wantsRows(in.Accept) {

@@ -716,16 +716,6 @@ func TestTrialsPageOfALargeSweep(t *testing.T) {
 	st := memory.New()
 	loadFixtures(t, st)
 	b := setup(t, func(o *setupOpts) { o.store = st })
-	ctx := context.Background()
-	req, err := sweep.Decode([]byte(sweepBody(200, "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := req.Normalize(sweep.EnterpriseLimits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	request, _ := json.Marshal(p.Request)
 	const trials = 3000
 	res := sweep.Results{Objective: "total_pnl", Split: "NONE", Trials: make([]sweep.TrialResult, trials)}
 	for i := range res.Trials {
@@ -737,24 +727,11 @@ func TestTrialsPageOfALargeSweep(t *testing.T) {
 			tr.Train.Daily = append(tr.Train.Daily, stats.Day{Date: now.AddDate(0, 0, d-200).Format(time.DateOnly), Markets: 1, PnL: float64(d*i%97) / 3})
 		}
 	}
-	result, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: b.ids[store.Enterprise], Request: request, TrialCount: trials, Markets: []string{"m"}}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.FinishSweep(ctx, sw.ID, result); err != nil {
-		t.Fatal(err)
-	}
+	id, result := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r := b.do(http.MethodGet, "/v1/sweeps/"+sw.ID+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
+	r := b.do(http.MethodGet, "/v1/sweeps/"+id+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
 	runtime.ReadMemStats(&after)
 	if r.status != http.StatusOK {
 		t.Fatalf("trials: %d %s", r.status, r.body)
@@ -774,5 +751,78 @@ func TestTrialsPageOfALargeSweep(t *testing.T) {
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(result))*3/2 {
 		t.Errorf("a page of 10 trials allocated %d MB for results of %d MB", alloc>>20, len(result)>>20)
+	}
+}
+
+// storeDoneSweep stores the customer's sweep of body as DONE with res, as
+// a worker would have finished it, and returns its id and the results
+// stored.
+func storeDoneSweep(t *testing.T, st store.Store, customerID, body string, res sweep.Results) (string, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	req, err := sweep.Decode([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := req.Normalize(sweep.EnterpriseLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request, _ := json.Marshal(p.Request)
+	result, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: customerID, Request: request, TrialCount: len(p.Trials), Markets: []string{"m"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.FinishSweep(ctx, sw.ID, result); err != nil {
+		t.Fatal(err)
+	}
+	return sw.ID, result
+}
+
+// TestTrialPagesShareTheirColumns: every Parquet page of a sweep's trials
+// has the same columns of the same types, the page past the end too: a
+// parameter swept over names (orderType) or booleans is a string or
+// boolean column by the values the sweep swept, where a page without a
+// trial had every parameter a double, and a reader stacking the pages
+// (polars, pyarrow) refused the mix.
+func TestTrialPagesShareTheirColumns(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	b := setup(t, func(o *setupOpts) { o.store = st })
+	body := strings.Replace(sweepBody(10, ""), `"parameters":[`, `"parameters":[{"path":"/orderType","values":["MARKET","LIMIT"]},`, 1)
+	res := sweep.Results{Objective: "total_pnl", Split: "NONE"}
+	for i, ot := range []string{"MARKET", "MARKET", "MARKET", "LIMIT", "LIMIT", "LIMIT"} {
+		res.Trials = append(res.Trials, sweep.TrialResult{Trial: i, Parameters: []sweep.ParameterValue{
+			{Path: "/orderType", Value: ot}, {Path: "/entryConditions/0/value", Value: 0.5 + float64(i%3)/10}}})
+	}
+	id, _ := storeDoneSweep(t, st, b.ids[store.Pro], body, res)
+	for _, offset := range []int{0, 4, 6, 100} {
+		r := b.getAccept(store.Pro, fmt.Sprintf("/v1/sweeps/%s/trials?limit=4&offset=%d", id, offset), transfer.ParquetMediaType)
+		if r.status != http.StatusOK {
+			t.Fatalf("offset %d: %d %s", offset, r.status, r.body)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(r.body), int64(len(r.body)))
+		if err != nil {
+			t.Fatalf("offset %d: %v", offset, err)
+		}
+		for name, want := range map[string]parquet.Kind{"/orderType": parquet.ByteArray, "/entryConditions/0/value": parquet.Double} {
+			var got parquet.Kind = -1
+			for _, fd := range f.Schema().Fields() {
+				if fd.Name() == name {
+					got = fd.Type().Kind()
+				}
+			}
+			if got != want {
+				t.Errorf("offset %d (%d rows): column %s is %v, want %v", offset, f.NumRows(), name, got, want)
+			}
+		}
 	}
 }

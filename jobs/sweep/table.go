@@ -113,6 +113,26 @@ func TrialTable(paths []string, trials []TrialResult) Table {
 	for j := range paths {
 		kinds[j] = columnKind(trials, j)
 	}
+	return trialTable(paths, kinds, trials)
+}
+
+// SweepTrialTable is TrialTable of a page of the sweep's trials, params
+// its parameters (Request.Parameters): a parameter's column has its kind
+// by every value the sweep swept, not by the page's, so that every page
+// of one sweep has the same columns of the same types (an empty page past
+// the end had its string and boolean parameters as doubles, and a reader
+// that stacks the pages, polars or pyarrow, refused the mix).
+func SweepTrialTable(params []Parameter, trials []TrialResult) Table {
+	paths := make([]string, len(params))
+	kinds := make([]ColumnKind, len(params))
+	for j, p := range params {
+		paths[j] = p.Path
+		kinds[j] = valuesKind(len(p.Values), func(i int) any { return p.Values[i] })
+	}
+	return trialTable(paths, kinds, trials)
+}
+
+func trialTable(paths []string, kinds []ColumnKind, trials []TrialResult) Table {
 	var t Table
 	t.Columns = append(t.Columns, Column{"trial", KindInt})
 	for j, p := range paths {
@@ -153,12 +173,19 @@ func TrialTable(paths []string, trials []TrialResult) Table {
 
 // columnKind is the kind of parameter j's column over the trials.
 func columnKind(trials []TrialResult, j int) ColumnKind {
-	num, boolean := true, true
-	for i := range trials {
+	return valuesKind(len(trials), func(i int) any {
 		if j >= len(trials[i].Parameters) {
-			continue
+			return nil
 		}
-		switch trials[i].Parameters[j].Value.(type) {
+		return trials[i].Parameters[j].Value
+	})
+}
+
+// valuesKind is the kind of a column of the n values value(i).
+func valuesKind(n int, value func(i int) any) ColumnKind {
+	num, boolean := true, true
+	for i := range n {
+		switch value(i).(type) {
 		case float64, int, int64, json.Number:
 			boolean = false
 		case bool:
