@@ -74,6 +74,14 @@ type SweepStore interface {
 	// ListSweepShards returns the sweep's stored shards in the order of
 	// its Markets; an unknown sweep is ErrNotFound.
 	ListSweepShards(ctx context.Context, sweepID string) ([]SweepShard, error)
+	// EachSweepShard is ListSweepShards a few shards at a time: it calls
+	// f with each of the sweep's stored shards in the order of its
+	// Markets, and holds no more than a few of them at once, so that a
+	// sweep of thousands of markets (a gigabyte of results) is read
+	// through without all of it in memory at once. f runs with no
+	// connection or lock of the store held, and may use the store. f's
+	// error stops it and is returned; an unknown sweep is ErrNotFound.
+	EachSweepShard(ctx context.Context, sweepID string, f func(SweepShard) error) error
 	// FinishSweep moves a RUNNING sweep to DONE with its result (JSON)
 	// and returns it; a sweep in any other status is ErrConflict and
 	// nothing changes. It does not look at the shards: the caller gathers

@@ -277,37 +277,46 @@ func start(ctx context.Context, st store.SweepStore, sw store.Sweep) error {
 }
 
 func summarizeStored(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Yield) (Results, error) {
-	shards, err := st.ListSweepShards(ctx, sw.ID)
-	if err != nil {
-		return Results{}, fmt.Errorf("sweep %s: read its shards: %w", sw.ID, err)
-	}
-	if len(shards) != len(sw.Markets) {
-		return Results{}, fmt.Errorf("sweep %s: %d of %d shards stored", sw.ID, len(shards), len(sw.Markets))
-	}
-	markets := make([]MarketInfo, len(sw.Markets))
-	outcomes := make([][]TrialMarket, len(sw.Markets))
-	for i, sh := range shards {
+	markets := make([]MarketInfo, 0, len(sw.Markets))
+	outcomes := make([][]TrialMarket, 0, len(sw.Markets))
+	// The shards are read a few at a time and decoded as they come: a
+	// sweep of 2,000,000 replays stores some 700 MB of them, which read
+	// whole before the first was decoded sat in memory beside everything
+	// decoded from them.
+	var decodeErr error // f's own: yield's, or a shard that does not decode
+	err := st.EachSweepShard(ctx, sw.ID, func(sh store.SweepShard) error {
 		if yield != nil {
-			if err := yield(ctx); err != nil {
-				return Results{}, err
+			if decodeErr = yield(ctx); decodeErr != nil {
+				return decodeErr
 			}
 		}
-		if outcomes[i], err = DecodeShard(sh.Results); err != nil {
-			return Results{}, fmt.Errorf("sweep %s: decode the shard of %s: %w", sw.ID, sh.Market, err)
+		out, err := DecodeShard(sh.Results)
+		if err != nil {
+			decodeErr = fmt.Errorf("sweep %s: decode the shard of %s: %w", sw.ID, sh.Market, err)
+			return decodeErr
 		}
-		// Its stored bytes are not read again: let them go as the shards
-		// are decoded, not all held to the end (a sweep of 2,000,000
-		// replays stores about a gigabyte of them).
-		shards[i].Results = nil
-		markets[i].Slug = sh.Market
+		outcomes = append(outcomes, out)
+		markets = append(markets, MarketInfo{Slug: sh.Market})
+		return nil
+	})
+	switch {
+	case decodeErr != nil:
+		return Results{}, decodeErr
+	case err != nil:
+		return Results{}, fmt.Errorf("sweep %s: read its shards: %w", sw.ID, err)
+	}
+	if len(outcomes) != len(sw.Markets) {
+		return Results{}, fmt.Errorf("sweep %s: %d of %d shards stored", sw.ID, len(outcomes), len(sw.Markets))
+	}
+	for i := range markets {
 		// A market that cannot be read has no end time (its days and the
 		// portfolio drawdown are null), but a store out of reach is waited
 		// for (finish: the task's retry), not taken for a poorer summary.
-		switch m, err := st.GetMarket(ctx, sh.Market); {
+		switch m, err := st.GetMarket(ctx, markets[i].Slug); {
 		case err == nil:
 			markets[i].End = m.EndTime
 		case errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil:
-			return Results{}, fmt.Errorf("sweep %s: read market %s: %w", sw.ID, sh.Market, err)
+			return Results{}, fmt.Errorf("sweep %s: read market %s: %w", sw.ID, markets[i].Slug, err)
 		}
 	}
 	folds, err := p.Request.Split.Cut(len(markets))

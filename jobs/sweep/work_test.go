@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // storedSweep puts n markets and a sweep over them in a memory store.
@@ -235,11 +237,11 @@ type flakyStore struct {
 	failMarket atomic.Value // string
 }
 
-func (s *flakyStore) ListSweepShards(ctx context.Context, id string) ([]store.SweepShard, error) {
+func (s *flakyStore) EachSweepShard(ctx context.Context, id string, f func(store.SweepShard) error) error {
 	if s.failList.Load() {
-		return nil, fmt.Errorf("flaky: %w", store.ErrUnavailable)
+		return fmt.Errorf("flaky: %w", store.ErrUnavailable)
 	}
-	return s.Store.ListSweepShards(ctx, id)
+	return s.Store.EachSweepShard(ctx, id, f)
 }
 
 func (s *flakyStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
@@ -302,5 +304,77 @@ func TestWorkRetriesASummaryTheStoreInterrupts(t *testing.T) {
 	}
 	if res.Trials[0].Train.Daily == nil || res.Trials[0].Train.PortfolioMaxDrawdown == nil {
 		t.Errorf("daily %v, portfolio drawdown %v: the markets' end times were lost", res.Trials[0].Train.Daily, res.Trials[0].Train.PortfolioMaxDrawdown)
+	}
+}
+
+// errFirstShard stops a summary at its first shard.
+var errFirstShard = errors.New("the first shard")
+
+// TestSummaryReadsShardsAsItDecodes: the last shard's summary reads the
+// stored shards from Postgres a row at a time, decoding each as it comes:
+// when the first is decoded, the others are not in memory yet. A sweep of
+// 2,000,000 replays stores some 700 MB of shards, which were read whole
+// before the first was decoded, and sat in the worker beside the
+// gigabyte decoded from them. Here 60 shards of some 600 KB: at the first
+// the live heap has grown by less than half of them.
+func TestSummaryReadsShardsAsItDecodes(t *testing.T) {
+	st := pgtest.NewStore(t)
+	ctx := t.Context()
+	c, err := st.CreateCustomer(ctx, store.Customer{Email: "sweeper@example.com", Name: "Sweeper", Tier: store.Enterprise})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	losses, latencies := make([]any, 40), make([]any, 50)
+	for i := range losses {
+		losses[i] = float64(i + 1)
+	}
+	for i := range latencies {
+		latencies[i] = float64(10 * i)
+	}
+	p, err := plan(t, body(func(b map[string]any) {
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "NONE"}
+		b["parameters"] = []any{
+			map[string]any{"path": "/maxLossPercent", "values": losses},
+			map[string]any{"path": "/latencyMs", "values": latencies},
+		}
+	}), EnterpriseLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := json.Marshal(p.Request)
+	slugs := make([]string, n)
+	for m := range slugs {
+		slugs[m] = fmt.Sprintf("btc-updown-15m-%d", 1_700_000_000+900*m)
+	}
+	sw, err := st.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: req, TrialCount: len(p.Trials), Markets: slugs}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]TrialMarket, len(p.Trials))
+	for i := range out {
+		out[i] = traded(float64(i%7) - 3)
+	}
+	shard := EncodeShard(out)
+	for _, m := range slugs {
+		if sw, err = st.PutSweepShard(ctx, sw.ID, m, len(out), shard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := uint64(n * len(shard))
+	runtime.GC()
+	var before, first runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = summarizeStored(ctx, st, sw, p, func(context.Context) error {
+		runtime.GC()
+		runtime.ReadMemStats(&first)
+		return errFirstShard
+	})
+	if !errors.Is(err, errFirstShard) {
+		t.Fatalf("summary: %v", err)
+	}
+	if grown := first.HeapAlloc - min(first.HeapAlloc, before.HeapAlloc); grown > stored/2 {
+		t.Errorf("at the first shard the live heap grew by %d KB, with %d KB of shards stored", grown>>10, stored>>10)
 	}
 }

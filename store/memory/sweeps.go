@@ -276,6 +276,42 @@ func (s *Store) ListSweepShards(ctx context.Context, sweepID string) ([]store.Sw
 	return out, nil
 }
 
+// EachSweepShard calls f with each of the sweep's shards, in its
+// markets' order, a copy of one at a time, without the lock.
+func (s *Store) EachSweepShard(ctx context.Context, sweepID string, f func(store.SweepShard) error) error {
+	op := fmt.Sprintf("list shards of sweep %q", sweepID)
+	if err := live(ctx, op); err != nil {
+		return err
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	e, err := t.entry(op, sweepID)
+	if err != nil {
+		t.mu.Unlock()
+		return err
+	}
+	var markets []string
+	for _, m := range e.sw.Markets {
+		if _, ok := e.shards[m]; ok {
+			markets = append(markets, m)
+		}
+	}
+	t.mu.Unlock()
+	for _, m := range markets {
+		t.mu.Lock()
+		sh, ok := e.shards[m]
+		sh.Results = bytes.Clone(sh.Results)
+		t.mu.Unlock()
+		if !ok { // deleted meanwhile, with its sweep
+			continue
+		}
+		if err := f(sh); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DeleteSweepsFinishedBefore deletes the sweeps finished before t, with
 // their shards.
 func (s *Store) DeleteSweepsFinishedBefore(ctx context.Context, before time.Time) (int, error) {

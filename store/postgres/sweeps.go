@@ -287,45 +287,77 @@ func (s *Store) PutSweepShard(ctx context.Context, sweepID, market string, trial
 
 // ListSweepShards returns the sweep's shards in its markets' order.
 func (s *Store) ListSweepShards(ctx context.Context, sweepID string) ([]store.SweepShard, error) {
-	op := fmt.Sprintf("list shards of sweep %q", sweepID)
-	if !storable(sweepID) {
-		return nil, early(ctx, op, store.ErrNotFound)
-	}
-	// The sweep and its shards in one statement, so that an unknown sweep
-	// (no row) is told from one without shards (a row of nulls).
-	rows, _ := s.pool.Query(ctx, `
-		select sh.market, sh.trials, sh.results, sh.created_at
-		from sweeps sw left join sweep_shards sh on sh.sweep_id = sw.id
-		where sw.id = $1 order by sh.position`, sweepID)
-	var out []store.SweepShard
-	found := false
-	for rows.Next() {
-		found = true
-		var market *string
-		var trials *int
-		var results []byte
-		var created *time.Time
-		if err := rows.Scan(&market, &trials, &results, &created); err != nil {
-			rows.Close()
-			return nil, wrap(op, err)
-		}
-		if market == nil {
-			continue
-		}
-		out = append(out, store.SweepShard{SweepID: sweepID, Market: *market, Trials: *trials,
-			Results: results, CreatedAt: utc(*created)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap(op, err)
-	}
-	if !found {
-		return nil, notFound(op)
-	}
-	if out == nil {
-		out = []store.SweepShard{}
+	out := []store.SweepShard{}
+	err := s.EachSweepShard(ctx, sweepID, func(sh store.SweepShard) error {
+		out = append(out, sh)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// EachSweepShard calls f with each of the sweep's shards in its markets'
+// order, read shardBatch at a time: f runs with no connection held, so
+// that what it waits for (a worker's shard gives way to its replays,
+// which read the store) never waits for the connection f's own read
+// holds, however small the pool.
+func (s *Store) EachSweepShard(ctx context.Context, sweepID string, f func(store.SweepShard) error) error {
+	op := fmt.Sprintf("list shards of sweep %q", sweepID)
+	if !storable(sweepID) {
+		return early(ctx, op, store.ErrNotFound)
+	}
+	after := -1
+	for first := true; ; first = false {
+		// The first batch with the sweep, so that an unknown sweep (no
+		// row) is told from one without shards (a row of nulls).
+		rows, _ := s.pool.Query(ctx, `
+			select sh.position, sh.market, sh.trials, sh.results, sh.created_at
+			from sweeps sw left join sweep_shards sh on sh.sweep_id = sw.id and sh.position > $2
+			where sw.id = $1 order by sh.position limit $3`, sweepID, after, shardBatch)
+		var batch []store.SweepShard
+		found := false
+		for rows.Next() {
+			found = true
+			var position *int
+			var market *string
+			var trials *int
+			var results []byte
+			var created *time.Time
+			if err := rows.Scan(&position, &market, &trials, &results, &created); err != nil {
+				rows.Close()
+				return wrap(op, err)
+			}
+			if market == nil {
+				continue
+			}
+			after = *position
+			batch = append(batch, store.SweepShard{SweepID: sweepID, Market: *market, Trials: *trials,
+				Results: results, CreatedAt: utc(*created)})
+		}
+		if err := rows.Err(); err != nil {
+			return wrap(op, err)
+		}
+		if first && !found {
+			return notFound(op)
+		}
+		for i := range batch {
+			sh := batch[i]
+			batch[i] = store.SweepShard{}
+			if err := f(sh); err != nil {
+				return err
+			}
+		}
+		if len(batch) < shardBatch {
+			return nil
+		}
+	}
+}
+
+// shardBatch is how many shards EachSweepShard reads at a time: a few
+// megabytes of a 10,000-trial sweep's.
+const shardBatch = 4
 
 // DeleteSweepsFinishedBefore deletes the sweeps finished before t and
 // their shards, in one statement.

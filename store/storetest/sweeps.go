@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"sync"
@@ -29,6 +30,7 @@ func sweepTests() []test {
 		{"TransitionValidation", testSweepTransitionValidation},
 		{"Finish", testSweepFinish},
 		{"Shards", testSweepShards},
+		{"EachShard", testSweepEachShard},
 		{"ShardRefusals", testSweepShardRefusals},
 		{"ConcurrentShards", testSweepConcurrentShards},
 		{"ConcurrentEnds", testSweepConcurrentEnds},
@@ -697,6 +699,21 @@ func testSweepShards(t *testing.T, s store.Store) {
 	if want := []string{markets[0], markets[3], markets[4]}; !slices.Equal(got, want) {
 		t.Errorf("ListSweepShards markets = %v, want %v", got, want)
 	}
+	// EachSweepShard gives the same shards a few at a time, stops at f's
+	// error, and knows no unknown sweep.
+	var each []store.SweepShard
+	mustOK(t, s.EachSweepShard(ctx, sw.ID, func(sh store.SweepShard) error {
+		each = append(each, sh)
+		return nil
+	}), "EachSweepShard")
+	if !reflect.DeepEqual(each, shards) {
+		t.Errorf("EachSweepShard = %v, want ListSweepShards's %v", each, shards)
+	}
+	stop, calls := errors.New("stop"), 0
+	if err := s.EachSweepShard(ctx, sw.ID, func(store.SweepShard) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Errorf("EachSweepShard with f failing: %v after %d calls, want f's error after 1", err, calls)
+	}
+	wantErr(t, s.EachSweepShard(ctx, "sw_aaaaaaaaaaaaaaaa", func(store.SweepShard) error { return nil }), store.ErrNotFound, "EachSweepShard of an unknown sweep")
 
 	shards, err = s.ListSweepShards(ctx, other.ID)
 	mustOK(t, err, "ListSweepShards of the other sweep")
@@ -1010,6 +1027,9 @@ func testSweepCancelledContext(t *testing.T, s store.Store) {
 			return err
 		}},
 		{"ListSweepShards", func() error { _, err := s.ListSweepShards(ctx, sw.ID); return err }},
+		{"EachSweepShard", func() error {
+			return s.EachSweepShard(ctx, sw.ID, func(store.SweepShard) error { return nil })
+		}},
 		{"FinishSweep", func() error { _, err := s.FinishSweep(ctx, sw.ID, []byte(`{}`)); return err }},
 		{"DeleteSweepsFinishedBefore", func() error {
 			_, err := s.DeleteSweepsFinishedBefore(ctx, done.FinishedAt.Add(time.Hour))
@@ -1026,5 +1046,53 @@ func testSweepCancelledContext(t *testing.T, s store.Store) {
 	checkSweep(t, "done sweep", done, getSweep(t, s, done.ID))
 	if _, total, err := s.ListSweeps(t.Context(), c, 0, 0); err != nil || total != 2 {
 		t.Errorf("ListSweeps: total %d, err %v; want 2", total, err)
+	}
+}
+
+// testSweepEachShard: EachSweepShard gives every stored shard of a sweep
+// of many markets once, in the order of its markets whatever the order
+// they were stored in, with the results stored, and none of another
+// sweep's; f may stop it at any shard.
+func testSweepEachShard(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := sweepCustomer(t, s, "ada")
+	markets := sweepMarkets(23)
+	sw := createSweep(t, s, newSweep(c, 2, markets))
+	other := createSweep(t, s, newSweep(c, 2, markets))
+	var want []string
+	for _, i := range []int{22, 5, 0, 13, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 14, 15, 16, 17, 18, 19, 21} { // 20 missing
+		_, err := s.PutSweepShard(ctx, sw.ID, markets[i], 2, trialResults(2, markets[i]))
+		mustOK(t, err, "PutSweepShard "+markets[i])
+	}
+	_, err := s.PutSweepShard(ctx, other.ID, markets[20], 2, trialResults(2, "other"))
+	mustOK(t, err, "PutSweepShard of the other sweep")
+	for i, m := range markets {
+		if i != 20 {
+			want = append(want, m)
+		}
+	}
+	var got []string
+	mustOK(t, s.EachSweepShard(ctx, sw.ID, func(sh store.SweepShard) error {
+		got = append(got, sh.Market)
+		if sh.SweepID != sw.ID || sh.Trials != 2 || string(sh.Results) != string(trialResults(2, sh.Market)) {
+			t.Errorf("shard %s: sweep %q, %d trials, results %s", sh.Market, sh.SweepID, sh.Trials, sh.Results)
+		}
+		return nil
+	}), "EachSweepShard")
+	if !slices.Equal(got, want) {
+		t.Errorf("EachSweepShard markets = %v, want %v", got, want)
+	}
+	stop := errors.New("stop")
+	for _, at := range []int{0, 3, 4, 9, 20} {
+		calls := 0
+		err := s.EachSweepShard(ctx, sw.ID, func(store.SweepShard) error {
+			if calls++; calls > at {
+				return stop
+			}
+			return nil
+		})
+		if err != stop || calls != at+1 {
+			t.Errorf("EachSweepShard stopped at shard %d: %v after %d calls, want f's error after %d", at, err, calls, at+1)
+		}
 	}
 }
