@@ -493,10 +493,13 @@ func (c *Client) Status(ctx context.Context, id, owner string) (JobState, error)
 	switch {
 	case info.State == asynq.TaskStateArchived:
 		st.State = "failed"
-	case info.State == asynq.TaskStateActive && len(info.Result) > 0:
+	case len(info.Result) > 0:
 		// The handler wrote its outcome and announced it, and Asynq has
-		// not yet marked the task done: the job has finished, and the
-		// waiting request may have answered already.
+		// not marked the task done: not yet (active), or not at all, the
+		// worker stopped in between and the task waits to run again
+		// (pending, retry), when it answers that outcome (onceHandler)
+		// or one like it. The job has finished, and the waiting request
+		// may have answered already.
 		st.State = "completed"
 	case info.State != asynq.TaskStateCompleted:
 		return st, nil

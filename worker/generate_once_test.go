@@ -104,6 +104,13 @@ func TestGenerationRunAgainKeepsItsAnswer(t *testing.T) {
 	// to the queue, and a second worker takes it.
 	stop1()
 	<-stopped1
+	// Requeued, waiting for a worker, the job answers the outcome it
+	// wrote (GET /v1/jobs/{id} said 202, still running).
+	if st, err := client.Status(t.Context(), id, "customer-1"); err != nil || st.State != "completed" || st.Outcome == nil {
+		t.Errorf("the requeued job with its outcome written: state %q, outcome %v, err %v; want completed with the outcome", st.State, st.Outcome != nil, err)
+	} else if got, _ := st.Outcome.Data(); string(got) != string(answered) {
+		t.Errorf("the requeued job answers %s, want the outcome given %s", got, answered)
+	}
 	startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog(), Concurrency: 2,
 		Backtest: worker.BacktestConfig{Generator: model}})
 	var kept []byte
