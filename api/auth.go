@@ -159,15 +159,18 @@ const (
 // are the customer's, shared by all its keys, so a leaked key kept busy
 // would fill every minute and its owner's DELETE would lose the race each
 // time. Revoking, and what it takes (the key list, for the key's id; for
-// the dashboard, the session, whose CSRF token the DELETE carries, and the
-// account its page shows), is exempt from both limits. None of these
-// reads or writes more than the customer's own few rows, and refusing
-// them would lock the owner out of the one remedy.
+// the dashboard, the session, whose CSRF token the DELETE carries), is
+// exempt from both limits. Each is one indexed read or write of the
+// customer's own rows (at most its ten keys) or a session's Redis key, so
+// whoever holds a key gains little by calling them without end, while
+// refusing them would lock the owner out of the one remedy. The account
+// (GET /v1/account counts the month's generations) keeps the minute's
+// limit: the dashboard's account page shows its keys part without it.
 func exemptionOf(operationID string) rateExemption {
 	switch operationID {
-	case opListKeys, opRevokeKey, opGetSession, opGetAccount:
+	case opListKeys, opRevokeKey, opGetSession:
 		return exemptAll
-	case opGetBilling, opDeleteSession:
+	case opGetBilling, opDeleteSession, opGetAccount:
 		return exemptDay
 	}
 	return notExempt
