@@ -120,10 +120,11 @@ func StepOf(e BillingEvent) BillingStep {
 // not the customer's current one, which is skipped: a cancellation of a
 // subscription other than the one whose paid tier the customer has
 // (replaced by a newer one), and, after the tier was set by hand (a step
-// with ByHand, WithTierSetByHand), any cancellation and the activation of
-// any subscription the customer had before: a tier set by hand is no
-// subscription's, and only a new subscription (or another setting by
-// hand) changes it. e is BillingApplied when it sets the tier and no step
+// with ByHand, WithTierSetByHand), any event of a subscription the
+// customer had before (its cancellation, a late activation): a tier set
+// by hand is none of those subscriptions', and only a subscription new
+// since (its activation, or its cancellation: SPEC's cancelled sets
+// STARTER) or another setting by hand changes it. e is BillingApplied when it sets the tier and no step
 // after it does; BillingStale when one after it does (a later event, or
 // the tier set by hand since, already decided the tier);
 // BillingSuperseded when it is skipped and none after it sets the tier.
@@ -153,7 +154,7 @@ func BillingOutcomeOf(history []BillingStep, e BillingStep) BillingOutcome {
 			seen[s.SubscriptionID] = true
 		}
 		switch {
-		case byHand && (s.EndsSubscription || before[s.SubscriptionID]):
+		case byHand && before[s.SubscriptionID]:
 			return false // a subscription from before the tier was set by hand
 		case s.EndsSubscription && s.SubscriptionID != "" && sub != "" && sub != s.SubscriptionID && tier != Starter:
 			return false // ends a subscription the customer has replaced

@@ -41,7 +41,8 @@ var adminUsage = map[string]struct {
 		"Creates a customer and its first API key; prints {\"customer_id\",\"key_id\",\"api_key\"}: the key is shown once and stored hashed.", adminEnv},
 	"customers list": {"updown customers list\n\nEvery customer, as JSON.", adminEnv},
 	"customers set-tier": {"updown customers set-tier (--id ID | --email E) --tier T\n\n" +
-		"Changes a customer's plan, starting its rate limits afresh; running sweeps the new plan could not have started are cancelled.", adminRedisEnv},
+		"Changes a customer's plan, starting its rate limits afresh; running sweeps the new plan could not have started are cancelled.\n" +
+		"Billing events of the subscriptions the customer had before leave the plan set by hand; a new subscription's change it.", adminRedisEnv},
 	"customers set-limits": {"updown customers set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]\n" +
 		"                                [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]\n\n" +
 		"Sets an ENTERPRISE customer's own limits (0: the plan's default; a limit not given keeps its value);\n" +

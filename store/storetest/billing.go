@@ -488,6 +488,31 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 		t.Errorf("a cancelled subscription cancelled again after the tier was set by hand: outcome %s, want superseded", rec.Outcome)
 	}
 	wantTier(b, store.Suite, "an old subscription's cancellation came again")
+
+	// A new subscription after the tier set by hand, its cancellation
+	// delivered before its activation, which happened first: the customer
+	// ends where the order they happened in leaves it (STARTER), as when
+	// they arrive in that order, not on the tier set by hand.
+	c := createCustomer(t, s, newCustomer("cid"))
+	setByHand(c, store.Enterprise)
+	recordBilling(t, s, after(cancellation("c_pro_cancelled", c, "sub_c_pro", 0), 2*time.Minute))
+	act := after(newBillingEvent("c_pro", c, store.Pro, 0), time.Minute)
+	act.SubscriptionID = "sub_c_pro"
+	if rec := recordBilling(t, s, act); rec.Outcome != store.BillingStale {
+		t.Errorf("an activation whose cancellation, later, was recorded first: outcome %s, want stale", rec.Outcome)
+	}
+	wantTier(c, store.Starter, "a new subscription's cancellation and then its earlier activation arrived")
+
+	// Support sets PRO by hand in place of an activation that never
+	// came; that subscription's cancellation ends it, as SPEC's cancelled
+	// does: the tier set by hand replaced no subscription the customer
+	// was known to have.
+	d := createCustomer(t, s, newCustomer("dee"))
+	setByHand(d, store.Pro)
+	if rec := recordBilling(t, s, after(cancellation("d_lost_cancelled", d, "sub_d_lost", 0), time.Minute)); rec.Outcome != store.BillingApplied {
+		t.Errorf("the cancellation of a subscription unknown when the tier was set by hand: outcome %s, want applied", rec.Outcome)
+	}
+	wantTier(d, store.Starter, "the subscription whose activation never came was cancelled")
 }
 
 func testBillingList(t *testing.T, s store.Store) {
