@@ -737,6 +737,7 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 	if err != nil {
 		return nil, err
 	}
+	c.ws.lastTrades(polled)
 	if books == nil {
 		return polled, nil
 	}

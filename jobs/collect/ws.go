@@ -145,13 +145,30 @@ func (w *wsBooks) get(tokens []string) (map[string]clobBook, []string) {
 				w.resync[t] = true
 			}
 		}
-		if b == nil {
+		if b == nil || (len(b.Asks) == 0 && !b.Last.Set) {
+			// No book, or one without asks whose last trade the socket has
+			// not told (its book events carry last_trade_price ""): REST's
+			// book carries the last trade, which prices it (see lastTrades).
 			missing = append(missing, t)
 			continue
 		}
 		out[t] = clobBook{AssetID: flexString(t), Bids: b.Bids.Levels(), Asks: b.Asks.Levels(), LastTradePrice: b.Last}
 	}
 	return out, missing
+}
+
+// lastTrades gives the books the socket holds without a last trade price
+// the one REST's books of the same tokens carry: a trade the socket has
+// not heard of (before its subscription) prices a book without asks. A
+// last trade the socket tells later replaces it.
+func (w *wsBooks) lastTrades(books map[string]clobBook) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for t, rb := range books {
+		if b := w.books.Get(t); b != nil && !b.Last.Set && rb.LastTradePrice.Set && rb.LastTradePrice.V > 0 && rb.LastTradePrice.V <= 1 {
+			b.Last = rb.LastTradePrice
+		}
+	}
 }
 
 // run keeps a connection subscribed to the watched tokens until ctx is

@@ -261,3 +261,42 @@ func TestWebsocketFollowsMarkets(t *testing.T) {
 		t.Fatal("no market opened and closed while the websocket served")
 	}
 }
+
+// TestWebsocketPricesABookWithoutAsks: an Up book without asks (nobody
+// sells Up, as in a market all but settled) is priced by its last trade.
+// The market channel's book event carries last_trade_price "" and a
+// market nobody trades sends no last_trade_price event, so the REST book,
+// which carries it, tells it: snapshots are recorded priced so, not lost
+// as gaps, and once told the websocket serves the book again.
+func TestWebsocketPricesABookWithoutAsks(t *testing.T) {
+	scheme := hourScheme()
+	r := newRig(t, memory.New(), scheme)
+	r.poly = polytest.New(t, polytest.Options{Scheme: scheme, Clock: r.clock, TradeEvery: 24 * time.Hour})
+	now := time.Now()
+	series := twoSeries[:1]
+	m := r.poly.AddWindow(series[0].Coin, series[0].MarketType, now)
+	r.poly.Edit(m, func(m *polytest.Market) { m.NoAsks = true })
+	cfg := r.config(scheme, series)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.WSPingInterval = 200 * time.Millisecond
+	cfg.WSStaleAfter = 2 * time.Second
+	wr := &wsRig{rig: r, scheme: scheme, cfg: cfg, began: now}
+	c, stop := start(t, cfg)
+	wr.socketServes(t, 60*time.Second, "the websocket serving a book without asks")
+	n := c.Stats().Snapshots
+	eventually(t, 60*time.Second, "10 snapshots more", func() bool { return c.Stats().Snapshots-n >= 10 })
+	stop()
+	slug := polytest.SlugOf(m)
+	snaps := allSnapshots(t, r.st, slug)
+	if len(snaps) < 10 {
+		t.Fatalf("%d snapshots of %s", len(snaps), slug)
+	}
+	for _, s := range snaps {
+		if s.Time.Before(m.Start) || !s.Time.Before(m.End) || len(s.BookUp.Asks) != 0 || len(s.BookDown.Bids) != 0 || len(s.BookDown.Asks) == 0 {
+			t.Fatalf("%s at %v: books %+v / %+v; want Up without asks, Down without bids", slug, s.Time, *s.BookUp, *s.BookDown)
+		}
+		if !(s.PriceUp > 0 && s.PriceUp < 1) || s.PriceDown != s.BookDown.Asks[0].Price {
+			t.Fatalf("%s at %v: prices %v / %v; want Up's last trade and Down's best ask %v", slug, s.Time, s.PriceUp, s.PriceDown, s.BookDown.Asks[0].Price)
+		}
+	}
+}

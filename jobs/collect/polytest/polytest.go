@@ -151,6 +151,10 @@ type Market struct {
 	// NoReferencePrices settles the market (closed, outcomePrices) but
 	// never publishes its reference prices in eventMetadata.
 	NoReferencePrices bool
+	// NoAsks: nobody sells Up, as in a market all but settled. The Up
+	// book has no asks and, in mirror, the Down book no bids; Up is priced
+	// by its last trade (REST's last_trade_price).
+	NoAsks bool
 }
 
 // New starts a fake Polymarket, closed when the test ends.
@@ -549,6 +553,13 @@ func (s *Server) bookJSON(token string, now time.Time) (clobBook, bool) {
 	for p := ask; p <= units-1 && len(asks) < s.opts.BookLevels; p += step {
 		asks = append(asks, level(p))
 	}
+	if m.NoAsks {
+		if token == m.UpToken {
+			asks = asks[:0]
+		} else {
+			bids = bids[:0]
+		}
+	}
 	// Worst first, as the CLOB lists them: bids ascending, asks
 	// descending.
 	reverse(bids)
@@ -880,6 +891,9 @@ func (s *Server) subscribe(ctx context.Context, sc *socket, tokens []string) err
 				sc.heard[t] = len(s.advanceTape(t, now).trades)
 			}
 			sc.ticks[t] = s.byToken[t].TickSize
+			// The market channel's book carries last_trade_price "" (the
+			// tardis capture): only REST's book tells the last trade.
+			b.LastTradePrice = ""
 			events = append(events, wsBook{EventType: "book", clobBook: b})
 		}
 	}
@@ -955,13 +969,15 @@ func (s *Server) changes(ctx context.Context, sc *socket) error {
 
 // diffBooks lists the level changes from old to nb, with nb's best prices.
 func diffBooks(old, nb clobBook) []wsChange {
-	bestOf := func(levels []clobLevel) string {
+	// An empty side is best_bid "0", best_ask "1", as upstream writes
+	// them.
+	bestOf := func(levels []clobLevel, empty string) string {
 		if len(levels) == 0 {
-			return "0"
+			return empty
 		}
 		return levels[len(levels)-1].Price // worst first
 	}
-	bb, ba := bestOf(nb.Bids), bestOf(nb.Asks)
+	bb, ba := bestOf(nb.Bids, "0"), bestOf(nb.Asks, "1")
 	var out []wsChange
 	side := func(name string, was, is []clobLevel) {
 		prev := map[string]string{}
