@@ -409,7 +409,7 @@ func (c *Collector) closeEnded(at time.Time) {
 func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end time.Time) {
 	slug := Slug(s.Coin, s.MarketType, start)
 	ups := c.cfg.Scheme.Slugs(s.Coin, s.MarketType, start)
-	if c.known(slug) || c.foundUpstream(ups) {
+	if c.known(slug) || c.foundUpstream(ups, start) {
 		return
 	}
 	if ok := c.fromStore(ctx, slug); ok {
@@ -430,6 +430,13 @@ func (c *Collector) discoverWindow(ctx context.Context, s Series, start, end tim
 		if err != nil {
 			c.warn.warn(ctx, "unusable", "discovery: upstream market unusable", "market", slug, "upstream_slug", up, "err", err)
 			return
+		}
+		if !m.EndTime.After(start) {
+			// The market of an earlier window named as this one: the hour
+			// US Eastern repeats when summer time ends has the first one's
+			// hourly slug. This window has no market under it.
+			c.log.DebugContext(ctx, "discovery: the slug names an earlier window's market", "market", slug, "upstream_slug", up, "found", m.Slug)
+			continue
 		}
 		if note != "" {
 			c.log.WarnContext(ctx, "discovery: Gamma's eventStartTime/endDate differ from the series' window; keeping Gamma's",
@@ -506,13 +513,14 @@ func (c *Collector) noteUpstream(up, slug string) {
 }
 
 // foundUpstream reports whether one of the upstream slugs is a market
-// known and not yet forgotten.
-func (c *Collector) foundUpstream(ups []string) bool {
+// known and not yet forgotten, of the window starting at start (not of an
+// earlier one named the same: see discoverWindow).
+func (c *Collector) foundUpstream(ups []string, start time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, up := range ups {
 		if slug, ok := c.upstream[up]; ok {
-			if _, ok := c.markets[slug]; ok {
+			if m, ok := c.markets[slug]; ok && m.EndTime.After(start) {
 				return true
 			}
 		}

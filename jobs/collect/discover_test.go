@@ -155,3 +155,39 @@ func TestDiscoveryAtAnotherTick(t *testing.T) {
 		t.Errorf("a market found at the opening tick: tick %v, history %+v; want none", ptrV(m.TickSize), m.TickSizeChanges)
 	}
 }
+
+// TestDiscoveryOfTheRepeatedEasternHour: when summer time ends (2026-11-01)
+// US Eastern repeats 1am, and the hourly slug of the second 1am names the
+// first one's market, which Gamma answers with its own, ended, window.
+// The second hour is a window without a market of its own: warned of
+// once and counted as soon as it starts, not taken, round after round,
+// for the first hour's market and logged as a disagreement.
+func TestDiscoveryOfTheRepeatedEasternHour(t *testing.T) {
+	t.Parallel()
+	scheme := collect.NewPolymarketScheme()
+	first := time.Date(2026, 11, 1, 5, 0, 0, 0, time.UTC) // 1am EDT
+	// Just before the second 1am (EST): the first one's market is found,
+	// and still followed once it ends (WatchAfterEnd).
+	r := newRigAt(t, memory.New(), scheme, first.Add(time.Hour-10*time.Second))
+	r.poly = polytest.New(t, polytest.Options{Clock: r.clock})
+	sr := collect.Series{Coin: store.BTC, MarketType: store.H1}
+	up := r.poly.AddWindow(sr.Coin, sr.MarketType, first)
+	second, _ := scheme.Window(sr.Coin, sr.MarketType, first.Add(time.Hour))
+	if !second.Equal(first.Add(time.Hour)) || scheme.Slugs(sr.Coin, sr.MarketType, second)[0] != up.Slug {
+		t.Fatalf("the second 1am starts %v, slugs %q; the first's market %q", second, scheme.Slugs(sr.Coin, sr.MarketType, second), up.Slug)
+	}
+	cfg := r.config(scheme, []collect.Series{sr})
+	cfg.Interval = time.Second
+	c, stop := start(t, cfg)
+	eventually(t, 60*time.Second, "the first 1am's market found", func() bool {
+		_, err := r.st.GetMarket(context.Background(), polytest.SlugOf(up))
+		return err == nil
+	})
+	eventually(t, 60*time.Second, "the second 1am counted as a window without its market", func() bool { return c.MissingWindows() == 1 })
+	time.Sleep(10 * cfg.DiscoveryInterval)
+	stop()
+	logs := r.logs.String()
+	if n := strings.Count(logs, "keeping Gamma's"); n > 0 || c.MissingWindows() != 1 {
+		t.Errorf("the first 1am's market taken for the second %d times, the second counted missing %d times; want 0 and 1:\n%s", n, c.MissingWindows(), logs)
+	}
+}
