@@ -2,6 +2,7 @@ package collect_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,29 @@ func TestDiscoveryOfTheRepeatedEasternHour(t *testing.T) {
 	logs := r.logs.String()
 	if n := strings.Count(logs, "keeping Gamma's"); n > 0 || c.MissingWindows() != 1 {
 		t.Errorf("the first 1am's market taken for the second %d times, the second counted missing %d times; want 0 and 1:\n%s", n, c.MissingWindows(), logs)
+	}
+}
+
+// TestFetchMarketsOfTheRepeatedEasternHour: `updown markets fetch` over
+// the day summer time ends finds the second 1am ET window's slug naming
+// the first one's market: that window is missing (counted and warned),
+// not the first one's event listed a second time.
+func TestFetchMarketsOfTheRepeatedEasternHour(t *testing.T) {
+	t.Parallel()
+	poly := polytest.New(t, polytest.Options{})
+	from := time.Date(2026, 11, 1, 4, 0, 0, 0, time.UTC) // 12am EDT
+	to := from.Add(4 * time.Hour)                        // 12am EDT, 1am EDT, 1am EST, 2am EST
+	poly.AddRange([]collect.Series{{Coin: store.BTC, MarketType: store.H1}}, from, to.Add(-time.Second))
+	var logs syncBuffer
+	res, err := collect.FetchMarkets(context.Background(), collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: poly.URL},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}, collect.Series{Coin: store.BTC, MarketType: store.H1}, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Windows != 4 || res.Missing != 1 || len(res.Events) != 3 {
+		t.Errorf("fetched %d events of %d windows (%d missing), want 3 of 4 (1 missing)", len(res.Events), res.Windows, res.Missing)
+	}
+	if !strings.Contains(logs.String(), "2026-11-01T06:00:00") {
+		t.Errorf("the second 1am not warned of:\n%s", logs.String())
 	}
 }

@@ -76,16 +76,24 @@ func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.
 	if start.Before(from) {
 		start, end = cfg.Scheme.Window(s.Coin, s.MarketType, end)
 	}
+	// The upstream slugs that found an earlier window's market: the hour
+	// US Eastern repeats when summer time ends has the first one's hourly
+	// slug, and no market of its own.
+	taken := map[string]bool{}
 	for ; start.Before(to); start, end = cfg.Scheme.Window(s.Coin, s.MarketType, end) {
 		res.Windows++
 		found := false
 		for _, slug := range cfg.Scheme.Slugs(s.Coin, s.MarketType, start) {
+			if taken[slug] {
+				continue
+			}
 			var events []json.RawMessage
 			if err := g.get(ctx, "/events", url.Values{"slug": {slug}}, &events); err != nil {
 				return res, fmt.Errorf("collect: Gamma /events?slug=%s: %w", slug, err)
 			}
 			if len(events) > 0 {
 				res.Events = append(res.Events, events...)
+				taken[slug] = true
 				found = true
 				break
 			}

@@ -288,8 +288,13 @@ func (s *Server) add(m *Market) {
 func (s *Server) AddRange(series []collect.Series, from, to time.Time) {
 	for _, sr := range series {
 		for t := from; !t.After(to); {
-			m := s.AddWindow(sr.Coin, sr.MarketType, t)
-			t = m.End
+			next := s.AddWindow(sr.Coin, sr.MarketType, t).End
+			if !next.After(t) {
+				// The hour US Eastern repeats: its slug names the first
+				// one's market, listed already.
+				_, next = s.opts.Scheme.Window(sr.Coin, sr.MarketType, t)
+			}
+			t = next
 		}
 	}
 }
