@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
@@ -113,23 +114,30 @@ func TestGenerationRunAgainKeepsItsAnswer(t *testing.T) {
 	}
 	startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog(), Concurrency: 2,
 		Backtest: worker.BacktestConfig{Generator: model}})
-	var kept []byte
+	// Done when Asynq says so: the job answers its written outcome from
+	// the start (above), so its state cannot tell the run again ended.
+	insp := asynq.NewInspectorFromRedisClient(rdb)
 	deadline := time.Now().Add(patience(t))
 	for {
-		st, err := client.Status(t.Context(), id, "customer-1")
+		info, err := insp.GetTaskInfo(jobs.QueueAI, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.State == "completed" && st.Outcome != nil {
-			if kept, err = st.Outcome.Data(); err != nil {
-				t.Fatal(err)
-			}
+		if info.State == asynq.TaskStateCompleted {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the generation run again did not finish: %s", st.State)
+			t.Fatalf("the generation run again did not finish: %s", info.State)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	st, err := client.Status(t.Context(), id, "customer-1")
+	if err != nil || st.Outcome == nil {
+		t.Fatalf("the job run again: %v, outcome %v", err, st.Outcome != nil)
+	}
+	kept, err := st.Outcome.Data()
+	if err != nil {
+		t.Fatal(err)
 	}
 	if n := model.calls.Load(); n != 1 {
 		t.Errorf("the model was called %d times for one generation, want 1", n)
