@@ -65,7 +65,11 @@ func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 // and reads its result with Data. The failure comes first on the wire, so that an encoded
 // outcome that starts with the result holds nothing else.
 type Outcome struct {
-	Failure *Failure        `json:"failure,omitempty"`
+	Failure *Failure `json:"failure,omitempty"`
+	// Refused marks a Failure that refuses the user's input after judging
+	// it (a prompt the generator cannot read): the task did its work and
+	// completed, where another Failure archives it.
+	Refused bool            `json:"refused,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
 	// Deflated, when set, is the result still deflated as the worker sent
 	// it (DecodeOutcome), and Result is empty: Data inflates it, and the api

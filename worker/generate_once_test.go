@@ -67,8 +67,27 @@ func (h *stallAfterResult) ProcessPipelineHook(next redis.ProcessPipelineHook) r
 // requeued it. The run again must answer the strategy already given, not
 // ask the model for another: the model was called twice, and the job's
 // kept answer (GET /v1/jobs/{id}) changed from the one the customer got.
+//
+// A refused prompt's answer (the generator could not read it) is kept the
+// same way, and its task completes again as it did, not archived as a
+// failure.
 func TestGenerationRunAgainKeepsItsAnswer(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name, prompt string
+		refused      bool
+	}{
+		{"answered", "buy UP when price_up drops below 0.35, exit above 0.6", false},
+		{"refused", "what a lovely day", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			generationRunAgain(t, tc.prompt, tc.refused)
+		})
+	}
+}
+
+func generationRunAgain(t *testing.T, prompt string, refused bool) {
 	url := redistest.New(t)
 	model := &countingModel{}
 	stall := &stallAfterResult{stalled: make(chan struct{}), release: make(chan struct{})}
@@ -92,11 +111,11 @@ func TestGenerationRunAgainKeepsItsAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	payload, _ := json.Marshal(strategy.Request{Prompt: "buy UP when price_up drops below 0.35, exit above 0.6"})
+	payload, _ := json.Marshal(strategy.Request{Prompt: prompt})
 	job := worker.Job{Type: strategy.TaskType, Queue: jobs.QueueAI, Payload: payload, Version: "one request"}
 	o, id, err := client.Run(t.Context(), job, "customer-1", patience(t))
-	if err != nil || o.Failure != nil {
-		t.Fatalf("the generation: %v %+v", err, o.Failure)
+	if err != nil || (o.Failure != nil) != refused {
+		t.Fatalf("the generation: %v, failure %+v, want refused %v", err, o.Failure, refused)
 	}
 	answered, _ := o.Data()
 	<-stall.stalled
@@ -126,6 +145,9 @@ func TestGenerationRunAgainKeepsItsAnswer(t *testing.T) {
 		if info.State == asynq.TaskStateCompleted {
 			break
 		}
+		if info.State == asynq.TaskStateArchived {
+			t.Fatalf("the generation run again was archived as a failure (%s), where its first run completed", info.LastErr)
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the generation run again did not finish: %s", info.State)
 		}
@@ -138,6 +160,12 @@ func TestGenerationRunAgainKeepsItsAnswer(t *testing.T) {
 	kept, err := st.Outcome.Data()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if refused {
+		if st.Outcome.Failure == nil || o.Failure == nil || *st.Outcome.Failure != *o.Failure {
+			t.Errorf("the refused job's kept answer %+v, want the refusal given %+v", st.Outcome.Failure, o.Failure)
+		}
+		kept, answered = nil, nil
 	}
 	if n := model.calls.Load(); n != 1 {
 		t.Errorf("the model was called %d times for one generation, want 1", n)

@@ -49,13 +49,8 @@ func (s *Server) onceHandler(w work) asynq.HandlerFunc { return s.handle(w, true
 
 func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) (err error) {
-		if once {
-			if kept, err := s.keptOutcome(ctx, t); kept {
-				return err
-			}
-		}
 		start := time.Now()
-		refused, panicked := false, false
+		refused, panicked, kept := false, false, false
 		defer func() {
 			outcome := "ok"
 			if refused {
@@ -67,8 +62,18 @@ func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 					outcome = "refused"
 				}
 			}
+			if kept {
+				outcome = "kept" // run again, it answered the outcome written
+			}
 			s.metrics.observe(t.Type(), outcome, time.Since(start))
 		}()
+		if once {
+			var done bool
+			if done, err = s.keptOutcome(ctx, t); done {
+				kept = err == nil || errors.Is(err, asynq.SkipRetry)
+				return err
+			}
+		}
 		if h := t.Headers(); len(h) > 0 {
 			ctx = context.WithValue(ctx, headersKey{}, h)
 		}
@@ -87,7 +92,7 @@ func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 				fmt.Errorf("%w: %w", err, asynq.SkipRetry))
 		case errors.As(err, &r):
 			refused = true
-			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure}, nil)
+			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure, Refused: true}, nil)
 		case err == nil:
 			raw, mErr := s.results.encode(v)
 			defer s.results.put(raw) // the outcome holds no reference once finish returns
@@ -204,7 +209,8 @@ func (s *Server) keptOutcome(ctx context.Context, t *asynq.Task) (kept bool, err
 	}
 	s.log.InfoContext(ctx, "task run again after its outcome was written: answering that outcome", "type", t.Type(), "task_id", id)
 	var taskErr error
-	if o.Failure != nil {
+	if o.Failure != nil && !o.Refused {
+		// Archived, as it was; a refusal completed.
 		taskErr = fmt.Errorf("%w: %w", o.Failure, asynq.SkipRetry)
 	}
 	written, err := writeOutcome(ctx, s.rdb, queue, id, data)
