@@ -311,7 +311,7 @@ func TestWorkRetriesASummaryTheStoreInterrupts(t *testing.T) {
 var errFirstShard = errors.New("the first shard")
 
 // TestSummaryReadsShardsAsItDecodes: the last shard's summary reads the
-// stored shards from Postgres a row at a time, decoding each as it comes:
+// stored shards from Postgres a few at a time, decoding each as it comes:
 // when the first is decoded, the others are not in memory yet. A sweep of
 // 2,000,000 replays stores some 700 MB of shards, which were read whole
 // before the first was decoded, and sat in the worker beside the
