@@ -25,4 +25,4 @@ __all__ = [
     "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "SweepError", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

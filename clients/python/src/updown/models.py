@@ -766,7 +766,9 @@ class Backtest:
 @dataclass
 class Job:
     """A job that outlasted its request: state while it runs; result (the
-    original request's data) once done."""
+    original request's data, the API's raw JSON with ISO time strings) once
+    done: ReplayResult.from_json(job.result) or Backtest.from_json(...) gives
+    the typed result, whose times are UTC datetimes."""
 
     id: str
     state: str
