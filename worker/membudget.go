@@ -34,6 +34,9 @@ const smallTaskBytes = 16 << 20
 type memoryBudget struct {
 	sem   *semaphore.Weighted
 	total int64
+	// waiting, when set (tests), is told of a replay that found no room
+	// and waits for it.
+	waiting func(slug string)
 }
 
 func newMemoryBudget(bytes int64) *memoryBudget {
@@ -51,8 +54,13 @@ func (b *memoryBudget) admit(ctx context.Context, slug string, n int) (release f
 		return func() {}, nil
 	}
 	need = min(need, b.total)
-	if err := b.sem.Acquire(ctx, need); err != nil {
-		return nil, fmt.Errorf("wait for memory to replay %s: %w", slug, err)
+	if !b.sem.TryAcquire(need) {
+		if b.waiting != nil {
+			b.waiting(slug)
+		}
+		if err := b.sem.Acquire(ctx, need); err != nil {
+			return nil, fmt.Errorf("wait for memory to replay %s: %w", slug, err)
+		}
 	}
 	return func() { b.sem.Release(need) }, nil
 }

@@ -65,7 +65,10 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &Server{store: st, cache: c, budget: newMemoryBudget(0), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		waiting := make(chan string, 1)
+		budget := newMemoryBudget(0)
+		budget.waiting = func(slug string) { waiting <- slug }
+		s := &Server{store: st, cache: c, budget: budget, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		b := &backtester{s: s}
 		group := []replay.Request{{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
 			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}},
@@ -89,7 +92,10 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 			t.Errorf("cache %d: the shard read %s's snapshots while the memory budget was held by another replay", cacheBytes, slug)
 		case err := <-ran:
 			t.Errorf("cache %d: the shard ran while the memory budget was held by another replay (%d outcomes, %v)", cacheBytes, outcomes.Load(), err)
-		case <-time.After(300 * time.Millisecond): // it waits for the budget
+		case slug := <-waiting: // it waits for the budget
+			if slug != m.Slug {
+				t.Errorf("cache %d: the shard waited for room to replay %s, want %s", cacheBytes, slug, m.Slug)
+			}
 		}
 		cancel()
 		if err := <-ran; err != nil && !errors.Is(err, context.Canceled) {
