@@ -29,12 +29,14 @@ import (
 // busy machine either.
 func TestGenerateTimeoutKeepsGeneration(t *testing.T) {
 	t.Parallel()
+	held, release := heldGenerator()
 	b := aiSetup(t, func(o *aiOpts) {
 		o.jobWait = time.Nanosecond
-		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+		o.generator = held
 	})
 	r := b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
 	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	release()
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
 	if !strings.HasPrefix(id, "ai-") {
 		t.Fatalf("job id %q", id)
@@ -101,24 +103,20 @@ func TestBearerRequestsAreRateLimited(t *testing.T) {
 // bad token is refused as the agent's endpoints refuse it.
 func TestJobAnswersToItsBearerToken(t *testing.T) {
 	t.Parallel()
-	b := aiSetup(t, func(o *aiOpts) {
-		// A generation slower than the wait: a quick one may finish
-		// between the enqueue and the wait's first look on a loaded
-		// machine, and be answered 200.
-		o.jobWait, o.generator = time.Nanosecond, slowGenerator{delay: 300 * time.Millisecond}
-	})
+	// A generation held until the 504: a quick one may finish between the
+	// enqueue and the wait's first look, and be answered 200.
+	held, release := heldGenerator()
+	b := aiSetup(t, func(o *aiOpts) { o.jobWait, o.generator = time.Nanosecond, held })
 	token := b.token(store.Pro)
 	r := b.ai(http.MethodPost, "/v1/backtest-ai/generate", "Bearer "+token, `{"prompt":"buy UP when price_up drops below 0.3, exit above 0.7"}`)
 	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	release()
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
-	deadline := time.Now().Add(10 * time.Second)
 	var got response
-	for time.Now().Before(deadline) {
-		if got = b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer "+token, ""); got.status != http.StatusAccepted {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "the generation answered by bearer token", func() bool {
+		got = b.ai(http.MethodGet, "/v1/jobs/"+id, "Bearer "+token, "")
+		return got.status != http.StatusAccepted
+	})
 	var ans generateAnswer
 	data(t, got, &ans)
 	if ans.StrategyCode == "" || got.header.Get("X-Tier") != "PRO" {
@@ -135,14 +133,30 @@ func TestJobAnswersToItsBearerToken(t *testing.T) {
 
 // slowGenerator answers after a delay: the builtin generator's strategy,
 // or fails as a model that gave up would.
+// heldGenerator is a generator whose generations wait until release is
+// called (once or more).
+func heldGenerator() (g slowGenerator, release func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	return slowGenerator{gate: gate}, func() { once.Do(func() { close(gate) }) }
+}
+
 type slowGenerator struct {
 	delay time.Duration
 	fail  bool
+	// gate, when set, holds every generation until it is closed, in place
+	// of delay: a request's 504 is then certain on any machine.
+	gate <-chan struct{}
 }
 
 func (g slowGenerator) Generate(ctx context.Context, req strategy.Request) (strategy.Spec, error) {
+	var delay <-chan time.Time
+	if g.gate == nil {
+		delay = time.After(g.delay)
+	}
 	select {
-	case <-time.After(g.delay):
+	case <-g.gate:
+	case <-delay:
 	case <-ctx.Done():
 		return strategy.Spec{}, ctx.Err()
 	}
@@ -231,12 +245,14 @@ func TestGenerationSpentWhenClientHangsUp(t *testing.T) {
 // wait on GET /v1/jobs/{id} for the backtest it asked for.
 func TestStrategyGenerationTimeoutSaysBacktestDidNotRun(t *testing.T) {
 	t.Parallel()
+	held, release := heldGenerator()
 	b := aiSetup(t, func(o *aiOpts) {
 		o.jobWait = time.Nanosecond
-		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+		o.generator = held
 	})
 	r := b.post(store.Pro, "/v1/backtest-ai/strategy", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
 	e := wantError(t, r, http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	release()
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
 	msg, _ := e["message"].(string)
 	if !strings.HasPrefix(id, "ai-") || !strings.Contains(msg, "the backtest did not start") || !strings.Contains(msg, "/v1/backtest-ai/run") {
@@ -252,9 +268,10 @@ func TestStrategyGenerationTimeoutSaysBacktestDidNotRun(t *testing.T) {
 // or 0 with the next month's resets_at, for the month's first).
 func TestGenerateJobAnswersItsOwnQuota(t *testing.T) {
 	t.Parallel()
+	held, release := heldGenerator()
 	b := aiSetup(t, func(o *aiOpts) {
 		o.jobWait = time.Nanosecond
-		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+		o.generator = held
 	})
 	var ids []string
 	for _, prompt := range []string{"buy UP when price_up drops below 0.35, exit above 0.6", "buy DOWN when price_down drops below 0.3, exit above 0.6"} {
@@ -262,6 +279,7 @@ func TestGenerateJobAnswersItsOwnQuota(t *testing.T) {
 		id, _ := e["details"].(map[string]any)["job_id"].(string)
 		ids = append(ids, id)
 	}
+	release()
 	fetch := func(id string) backtest.Quota {
 		t.Helper()
 		var got response
@@ -344,12 +362,14 @@ func TestRunAtTheCapAnswersItsKeptReport(t *testing.T) {
 // (DESIGN 7), where the field was left out.
 func TestRefusedPromptJobAnswersAsGenerate(t *testing.T) {
 	t.Parallel()
+	held, release := heldGenerator()
 	b := aiSetup(t, func(o *aiOpts) {
 		o.jobWait = time.Nanosecond
-		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+		o.generator = held
 	})
 	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when the RSI is under 30, sell above 70"}`),
 		http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	release()
 	id, _ := e["details"].(map[string]any)["job_id"].(string)
 	var got response
 	waitFor(t, "the refused generation's job ended", func() bool {
@@ -541,13 +561,15 @@ func TestStrategyBacktestTimeoutCarriesStrategy(t *testing.T) {
 // the generation's still answers.
 func TestGenerationKeptLongerThanOtherJobs(t *testing.T) {
 	t.Parallel()
+	held, release := heldGenerator()
 	b := aiSetup(t, func(o *aiOpts) {
 		o.jobWait = time.Nanosecond
-		o.generator = slowGenerator{delay: 100 * time.Millisecond}
+		o.generator = held
 		o.retention = time.Second
 	})
 	e := wantError(t, b.post(store.Pro, "/v1/backtest-ai/generate", `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`),
 		http.StatusGatewayTimeout, "JOB_TIMEOUT")
+	release()
 	gen, _ := e["details"].(map[string]any)["job_id"].(string)
 	waitFor(t, "the generation answered", func() bool { return b.get(store.Pro, "/v1/jobs/"+gen).status == http.StatusOK })
 	e = wantError(t, b.post(store.Pro, "/v1/backtest-ai/run", `{"strategy_code":"side=UP entry: price_up < 0.45 exit: price_up > 0.6 size=10","marketCount":2}`),
