@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/store"
@@ -30,19 +29,7 @@ func TestRunAfterCorrectionIsNotReused(t *testing.T) {
 	}
 	before := run()
 	markets := newestResolved(t, b.store, store.BTC, store.M15, 3)
-	m, err := b.store.GetMarket(t.Context(), markets[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	corrected := store.OutcomeDown
-	if *m.Winner == store.OutcomeDown {
-		corrected = store.OutcomeUp
-	}
-	m.Winner = &corrected
-	m.UpdatedAt = time.Time{} // the store stamps the update
-	if err := b.store.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
-		t.Fatal(err)
-	}
+	corrected := correctWinner(t, b.store, markets[0])
 	after := run()
 	want := directReport(t, b.store, backtest.Request{Strategy: after.GeneratedStrategy, Markets: markets, Quota: after.Quota})
 	g, _ := json.Marshal(after.Results)

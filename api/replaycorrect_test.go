@@ -32,7 +32,17 @@ func TestReplayAfterCorrectionIsNotReused(t *testing.T) {
 		return env.Data.Market.Winner
 	}
 	before := winner()
-	m, err := q.store.GetMarket(t.Context(), slug)
+	corrected := correctWinner(t, q.store, slug)
+	if after := winner(); after != corrected {
+		t.Errorf("after the winner was corrected from %s to %s, the identical replay answers winner %s", before, corrected, after)
+	}
+}
+
+// correctWinner sets the other winner on the resolved market slug, as an
+// operator correcting a settlement would, and returns it.
+func correctWinner(t *testing.T, st store.Store, slug string) string {
+	t.Helper()
+	m, err := st.GetMarket(t.Context(), slug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +52,8 @@ func TestReplayAfterCorrectionIsNotReused(t *testing.T) {
 	}
 	m.Winner = &corrected
 	m.UpdatedAt = time.Time{} // the store stamps the update
-	if err := q.store.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
+	if err := st.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
 		t.Fatal(err)
 	}
-	if after := winner(); after != corrected {
-		t.Errorf("after the winner was corrected from %s to %s, the identical replay answers winner %s", before, corrected, after)
-	}
+	return corrected
 }

@@ -76,7 +76,7 @@ func waitFollowing(t *testing.T, b *browserSession, what string, ok func() bool)
 			t.Fatalf("%s: the page shows the error %q instead", what, banner)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, patience)
+			t.Fatalf("%s never happened (gave up after %v, a hang guard)", what, patience)
 		}
 	}
 }
