@@ -297,7 +297,7 @@ func (s *Server) registerBilling() error {
 		Description: "Called by the billing provider, not by API clients: no X-API-Key. Deliveries are verified with the Standard Webhooks signature " +
 			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
 			"subscription.cancelled sets STARTER (unless the customer's tier came from a newer subscription than the one cancelled, or was set by hand since the subscription began: superseded), payment.succeeded and other types are recorded only. " +
-			"A tier set by hand (`updown customers set-tier`) stays until a new subscription's activation or another setting by hand. The customer is found by " +
+			"A tier set by hand (`updown customers set-tier`) stays until a new subscription's activation, another setting by hand, or `set-tier --billing`, which hands it back to the customer's billing events. The customer is found by " +
 			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
 			"and starts their rate-limit windows afresh; a change to a plan without sweeps cancels the customer's running sweeps. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
 			"the provider stops retrying; 503 when no webhook secret is configured.",

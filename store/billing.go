@@ -138,36 +138,13 @@ func BillingOutcomeOf(history []BillingStep, e BillingStep) BillingOutcome {
 	for at > 0 && e.OccurredAt.Before(history[at-1].OccurredAt) {
 		at--
 	}
-	var sub string
-	var tier Tier
-	// byHand: the tier was last set by hand; before holds the
-	// subscriptions the customer had then.
-	var byHand bool
-	seen, before := map[string]bool{}, map[string]bool{}
-	sets := func(s BillingStep) bool {
-		if s.ByHand {
-			byHand, sub, tier = true, "", s.Tier
-			maps.Copy(before, seen)
-			return true
-		}
-		if s.SubscriptionID != "" {
-			seen[s.SubscriptionID] = true
-		}
-		switch {
-		case byHand && before[s.SubscriptionID]:
-			return false // a subscription from before the tier was set by hand
-		case s.EndsSubscription && s.SubscriptionID != "" && sub != "" && sub != s.SubscriptionID && tier != Starter:
-			return false // ends a subscription the customer has replaced
-		}
-		byHand, sub, tier = false, s.SubscriptionID, s.Tier
-		return true
-	}
+	w := newTierWalk()
 	for _, h := range history[:at] {
-		sets(h)
+		w.take(h)
 	}
-	set := sets(e)
+	set := w.take(e)
 	for _, h := range history[at:] {
-		if sets(h) {
+		if w.take(h) {
 			return BillingStale
 		}
 	}
@@ -175,6 +152,54 @@ func BillingOutcomeOf(history []BillingStep, e BillingStep) BillingOutcome {
 		return BillingSuperseded
 	}
 	return BillingApplied
+}
+
+// BillingTier is the tier a customer's tier-setting events leave it on,
+// taken in the order they happened as BillingOutcomeOf takes them (history
+// ordered by OccurredAt and then by arrival, steps set by hand among them
+// or not), and false when none of them sets a tier.
+func BillingTier(history []BillingStep) (Tier, bool) {
+	w := newTierWalk()
+	set := false
+	for _, h := range history {
+		set = w.take(h) || set
+	}
+	return w.tier, set
+}
+
+// tierWalk takes a customer's tier-setting steps one by one, in the order
+// they happened, and keeps the tier they leave (BillingOutcomeOf).
+type tierWalk struct {
+	sub  string
+	tier Tier
+	// byHand: the tier was last set by hand; before holds the
+	// subscriptions the customer had then.
+	byHand       bool
+	seen, before map[string]bool
+}
+
+func newTierWalk() *tierWalk {
+	return &tierWalk{seen: map[string]bool{}, before: map[string]bool{}}
+}
+
+// take applies s and says whether it set the tier.
+func (w *tierWalk) take(s BillingStep) bool {
+	if s.ByHand {
+		w.byHand, w.sub, w.tier = true, "", s.Tier
+		maps.Copy(w.before, w.seen)
+		return true
+	}
+	if s.SubscriptionID != "" {
+		w.seen[s.SubscriptionID] = true
+	}
+	switch {
+	case w.byHand && w.before[s.SubscriptionID]:
+		return false // a subscription from before the tier was set by hand
+	case s.EndsSubscription && s.SubscriptionID != "" && w.sub != "" && w.sub != s.SubscriptionID && w.tier != Starter:
+		return false // ends a subscription the customer has replaced
+	}
+	w.byHand, w.sub, w.tier = false, s.SubscriptionID, s.Tier
+	return true
 }
 
 // BillingEvent is one billing webhook event as received, and what it did.

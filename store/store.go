@@ -157,6 +157,16 @@ type CustomerStore interface {
 	// on no event of a subscription the customer had before (a
 	// cancellation, a late activation) takes the tier set by hand away.
 	SetCustomerTier(ctx context.Context, id string, tier Tier) (Customer, error)
+	// ReturnTierToBilling undoes SetCustomerTier (ErrNotFound if the
+	// customer is absent): the store forgets the tier set by hand and
+	// sets the tier the customer's billing events leave (BillingTier over
+	// every tier-setting event recorded for the customer, those judged
+	// while the tier was set by hand included; STARTER when none sets a
+	// tier, a customer without a subscription), and returns the updated
+	// customer. From then on every event is judged as if the tier had
+	// never been set by hand. It takes the lock RecordBillingEvent takes,
+	// so no event is judged between the two.
+	ReturnTierToBilling(ctx context.Context, id string) (Customer, error)
 	// SetCustomerLimits sets the customer's own allowances (each 0: the
 	// plan's default; a negative one is ErrInvalid) and returns the
 	// updated customer (ErrNotFound if absent).

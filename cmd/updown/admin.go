@@ -40,9 +40,12 @@ var adminUsage = map[string]struct {
 	"customers create": {"updown customers create --email E [--name N] [--tier T]\n\n" +
 		"Creates a customer and its first API key; prints {\"customer_id\",\"key_id\",\"api_key\"}: the key is shown once and stored hashed.", adminEnv},
 	"customers list": {"updown customers list\n\nEvery customer, as JSON.", adminEnv},
-	"customers set-tier": {"updown customers set-tier (--id ID | --email E) --tier T\n\n" +
+	"customers set-tier": {"updown customers set-tier (--id ID | --email E) (--tier T | --billing)\n\n" +
 		"Changes a customer's plan, starting its rate limits afresh; running sweeps the new plan could not have started are cancelled.\n" +
-		"Billing events of the subscriptions the customer had before leave the plan set by hand; a new subscription's change it.", adminRedisEnv},
+		"Billing events of the subscriptions the customer had before leave the plan set by hand; a new subscription's change it.\n" +
+		"--billing undoes setting the plan by hand: the customer goes back to the plan its billing events leave it on\n" +
+		"(those received since included; STARTER when it never had a subscription), and every event applies again as if\n" +
+		"the plan had never been set by hand.", adminRedisEnv},
 	"customers set-limits": {"updown customers set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]\n" +
 		"                                [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]\n\n" +
 		"Sets an ENTERPRISE customer's own limits (0: the plan's default; a limit not given keeps its value);\n" +
@@ -272,11 +275,17 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		id := fs.String("id", "", "customer id")
 		email := fs.String("email", "", "customer email (instead of --id)")
 		tier := fs.String("tier", "", "new plan")
+		billing := fs.Bool("billing", false, "instead of --tier: undo setting the plan by hand, back to the plan the customer's billing events leave")
 		redisURL := redisURLFlag(fs)
 		var t store.Tier
 		st, err := adminStore(ctx, fs, args[1:], func() (err error) {
-			if *tier == "" {
-				return errors.New("customers set-tier: --tier is required (STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE)")
+			switch {
+			case *billing && *tier != "":
+				return errors.New("customers set-tier: give --tier or --billing, not both")
+			case *billing:
+				return nil
+			case *tier == "":
+				return errors.New("customers set-tier: --tier is required (STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE), or --billing to hand the plan back to billing")
 			}
 			t, err = parseTier(*tier)
 			return err
@@ -289,7 +298,11 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return err
 		}
-		c, err = st.SetCustomerTier(ctx, c.ID, t)
+		if *billing {
+			c, err = st.ReturnTierToBilling(ctx, c.ID)
+		} else {
+			c, err = st.SetCustomerTier(ctx, c.ID, t)
+		}
 		if err != nil {
 			return fmt.Errorf("set tier: %w", err)
 		}

@@ -108,6 +108,8 @@ const customersUsage = `Usage: updown customers <subcommand> [flags]    (on DATA
   set-tier (--id ID | --email E) --tier T   change a customer's plan (a plan without sweeps cancels its running ones);
                                             billing events of the subscriptions the customer had before do not
                                             undo it, a new subscription's activation does
+  set-tier (--id ID | --email E) --billing  undo setting the plan by hand: back to the plan the customer's
+                                            billing events leave (STARTER without a subscription)
   set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]
              [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]
                                             an ENTERPRISE customer's own limits: rate limits, monthly

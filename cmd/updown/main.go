@@ -48,7 +48,7 @@ Database:
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
   customers create --email E [--name N] [--tier T] prints {"customer_id","key_id","api_key"} (tier STARTER unless given)
   customers list
-  customers set-tier (--id ID | --email E) --tier T
+  customers set-tier (--id ID | --email E) (--tier T | --billing)
   customers set-limits (--id ID | --email E) [--per-minute N] [--per-day N] [--ai-generations N]
                        [--sweep-trials N] [--sweep-markets N] [--sweep-replays N]   ENTERPRISE; 0: the plan's default
   keys create (--customer ID | --email E)           prints {"key_id","customer_id","api_key"}

@@ -128,6 +128,33 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	return c, nil
 }
 
+// ReturnTierToBilling forgets the customer's tier set by hand and sets the
+// tier its billing events leave (store.BillingTier; STARTER when none
+// sets one), under billingMu as RecordBillingEvent.
+func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Customer, error) {
+	if err := live(ctx, "return customer tier to billing"); err != nil {
+		return store.Customer{}, err
+	}
+	s.billingMu.Lock()
+	defer s.billingMu.Unlock()
+	now := s.clock()
+	s.customersMu.Lock()
+	defer s.customersMu.Unlock()
+	c, err := s.customer(id)
+	if err != nil {
+		return store.Customer{}, err
+	}
+	tier, ok := store.BillingTier(s.billingSteps[id])
+	if !ok {
+		tier = store.Starter
+	}
+	c.Tier = tier
+	c.UpdatedAt = now
+	s.customers[id] = c
+	delete(s.tierByHand, id)
+	return c, nil
+}
+
 // SetCustomerLimits sets the customer's own allowances.
 func (s *Store) SetCustomerLimits(ctx context.Context, id string, l store.Limits) (store.Customer, error) {
 	if err := live(ctx, "set customer limits"); err != nil {

@@ -67,17 +67,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 			// The customer's tier-setting events, in the order they
 			// happened (of one instant, in the order they arrived): the
 			// row lock makes the events of a customer arrive one by one.
-			rows, _ := tx.Query(ctx, `
-				select occurred_at, subscription_id, tier, ends_subscription from billing_events
-				where customer_id = $1 and set_tier and outcome in ('applied', 'stale', 'superseded')
-				order by occurred_at, received_at, id`, c.ID)
-			history, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.BillingStep, error) {
-				var st store.BillingStep
-				var tier string
-				err := row.Scan(&st.OccurredAt, &st.SubscriptionID, &tier, &st.EndsSubscription)
-				st.Tier = store.Tier(tier)
-				return st, err
-			})
+			history, err := billingHistory(ctx, tx, c.ID)
 			if err != nil {
 				return err
 			}
@@ -129,6 +119,57 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		return store.BillingEvent{}, false, wrap(op, err)
 	}
 	return rec, duplicate, nil
+}
+
+// billingHistory returns the customer's tier-setting events, in the order
+// they happened (of one instant, in the order they arrived).
+func billingHistory(ctx context.Context, q billingReader, customerID string) ([]store.BillingStep, error) {
+	rows, _ := q.Query(ctx, `
+		select occurred_at, subscription_id, tier, ends_subscription from billing_events
+		where customer_id = $1 and set_tier and outcome in ('applied', 'stale', 'superseded')
+		order by occurred_at, received_at, id`, customerID)
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.BillingStep, error) {
+		var st store.BillingStep
+		var tier string
+		err := row.Scan(&st.OccurredAt, &st.SubscriptionID, &tier, &st.EndsSubscription)
+		st.Tier = store.Tier(tier)
+		return st, err
+	})
+}
+
+// ReturnTierToBilling forgets the customer's tier set by hand and sets the
+// tier its billing events leave (store.BillingTier; STARTER when none sets
+// one), in one transaction that holds the customer's row lock, the one
+// RecordBillingEvent takes, from reading the events to the update.
+func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Customer, error) {
+	op := fmt.Sprintf("return tier of customer %q to billing", id)
+	if !validID(id) {
+		return store.Customer{}, notFound(op)
+	}
+	var c store.Customer
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `select id::text from customers where id = $1 for update`, id)
+		if _, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[string]); err != nil {
+			return err
+		}
+		history, err := billingHistory(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		tier, ok := store.BillingTier(history)
+		if !ok {
+			tier = store.Starter
+		}
+		rows, _ = tx.Query(ctx, `
+			update customers set tier = $2, updated_at = $3, tier_by_hand = null, tier_by_hand_at = null where id = $1
+			returning `+customerColumns, id, string(tier), s.stamp())
+		c, err = pgx.CollectExactlyOneRow(rows, scanCustomer)
+		return err
+	})
+	if err != nil {
+		return store.Customer{}, wrap(op, err)
+	}
+	return c, nil
 }
 
 // lockBillingCustomer finds the customer an event names, by id and then

@@ -25,6 +25,7 @@ func billingTests() []test {
 		{"CancelOfReplacedSubscription", testBillingCancelOfReplacedSubscription},
 		{"ReplacementInAnyOrder", testBillingReplacementInAnyOrder},
 		{"TierSetByHand", testBillingTierSetByHand},
+		{"TierBackToBilling", testBillingTierBackToBilling},
 		{"List", testBillingList},
 		{"Invalid", testBillingInvalid},
 		{"CancelledContext", testBillingCancelledContext},
@@ -513,6 +514,97 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 		t.Errorf("the cancellation of a subscription unknown when the tier was set by hand: outcome %s, want applied", rec.Outcome)
 	}
 	wantTier(d, store.Starter, "the subscription whose activation never came was cancelled")
+}
+
+// ReturnTierToBilling undoes setting a tier by hand: the customer's tier
+// becomes what its billing events, all of them in the order they
+// happened, leave it (those recorded while the tier was set by hand
+// included; STARTER when none set a tier), and from then on the events of
+// any subscription apply as if the tier had never been set by hand.
+func testBillingTierBackToBilling(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	after := func(e store.BillingEvent, d time.Duration) store.BillingEvent {
+		e.OccurredAt = time.Now().Add(d).In(elsewhere())
+		return e
+	}
+	setByHand := func(c store.Customer, tier store.Tier) {
+		t.Helper()
+		_, err := s.SetCustomerTier(ctx, c.ID, tier)
+		mustOK(t, err, "SetCustomerTier")
+	}
+	back := func(c store.Customer, want store.Tier, why string) {
+		t.Helper()
+		got, err := s.ReturnTierToBilling(ctx, c.ID)
+		mustOK(t, err, "ReturnTierToBilling")
+		if got.ID != c.ID || got.Tier != want {
+			t.Errorf("ReturnTierToBilling (%s) = customer %s on %s, want %s on %s", why, got.ID, got.Tier, c.ID, want)
+		}
+		if tier := tierOf(t, s, c.ID); tier != want {
+			t.Errorf("tier = %s after ReturnTierToBilling (%s), want %s", tier, why, want)
+		}
+	}
+
+	// ENTERPRISE set by mistake over a PRO subscription: back to PRO, and
+	// that subscription's cancellation, which the tier set by hand would
+	// have left superseded, ends it.
+	a := createCustomer(t, s, newCustomer("ada"))
+	pro := newBillingEvent("a_pro", a, store.Pro, 1)
+	pro.SubscriptionID = "sub_a_pro"
+	recordBilling(t, s, pro)
+	setByHand(a, store.Enterprise)
+	back(a, store.Pro, "over a PRO subscription")
+	if rec := recordBilling(t, s, after(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), time.Minute)); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Pro {
+		t.Errorf("the subscription's cancellation once the tier is billing's again: outcome %s over %s, want applied over PRO", rec.Outcome, rec.PreviousTier)
+	}
+	if tier := tierOf(t, s, a.ID); tier != store.Starter {
+		t.Errorf("tier = %s after the subscription was cancelled, want STARTER", tier)
+	}
+
+	// An event recorded while the tier was set by hand counts once the tier
+	// is billing's again: the subscription cancelled meanwhile leaves STARTER.
+	b := createCustomer(t, s, newCustomer("bea"))
+	old := newBillingEvent("b_pro", b, store.Pro, 1)
+	old.SubscriptionID = "sub_b_pro"
+	recordBilling(t, s, old)
+	setByHand(b, store.Suite)
+	if rec := recordBilling(t, s, after(cancellation("b_pro_cancelled", b, "sub_b_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
+		t.Fatalf("a cancellation while the tier is set by hand: outcome %s, want superseded", rec.Outcome)
+	}
+	back(b, store.Starter, "the subscription was cancelled while the tier was set by hand")
+
+	// A replaced subscription's cancellation, recorded after its
+	// replacement began, leaves the replacement's tier, as when the events
+	// were first taken.
+	c := createCustomer(t, s, newCustomer("cid"))
+	first := newBillingEvent("c_pro", c, store.Pro, 1)
+	first.SubscriptionID = "sub_c_pro"
+	recordBilling(t, s, first)
+	second := newBillingEvent("c_suite", c, store.Suite, 2)
+	second.SubscriptionID = "sub_c_suite"
+	recordBilling(t, s, second)
+	recordBilling(t, s, cancellation("c_pro_cancelled", c, "sub_c_pro", 3))
+	setByHand(c, store.Starter)
+	back(c, store.Suite, "a subscription replaced and cancelled")
+
+	// No billing event ever set the tier: the free plan.
+	d := createCustomer(t, s, newCustomer("dee"))
+	recordBilling(t, s, newBillingEvent("d_paid", d, "", 1)) // payment.succeeded: no tier
+	setByHand(d, store.Pro)
+	back(d, store.Starter, "no subscription")
+	// Twice is the same as once.
+	back(d, store.Starter, "again")
+
+	// Another customer's tier set by hand stays.
+	e := createCustomer(t, s, newCustomer("eve"))
+	setByHand(e, store.Enterprise)
+	if tier := tierOf(t, s, e.ID); tier != store.Enterprise {
+		t.Errorf("another customer's tier set by hand = %s, want ENTERPRISE", tier)
+	}
+
+	for _, id := range []string{"00000000-0000-0000-0000-000000000000", "not-a-uuid", ""} {
+		_, err := s.ReturnTierToBilling(ctx, id)
+		wantErr(t, err, store.ErrNotFound, "ReturnTierToBilling("+id+")")
+	}
 }
 
 func testBillingList(t *testing.T, s store.Store) {
