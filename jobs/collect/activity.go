@@ -185,9 +185,10 @@ func (c *Collector) runTickChecks(ctx context.Context) {
 			if tokens = c.openTokens(tokens); len(tokens) == 0 {
 				break
 			}
+			asked := c.cfg.Now()
 			books, err := c.clob.books(ctx, tokens)
 			if err == nil {
-				c.checkTicks(tokens, books)
+				c.checkTicks(tokens, books, asked, c.cfg.Now())
 				break
 			}
 			if ctx.Err() != nil {
@@ -220,7 +221,7 @@ func (c *Collector) openTokens(tokens []string) []string {
 
 // checkTicks records the tick changes the books show of the markets of
 // the tokens, once a market.
-func (c *Collector) checkTicks(tokens []string, books map[string]clobBook) {
+func (c *Collector) checkTicks(tokens []string, books map[string]clobBook, asked, got time.Time) {
 	seen := make(map[string]bool)
 	for _, t := range tokens {
 		m, _, ok := c.marketOf(t)
@@ -228,7 +229,7 @@ func (c *Collector) checkTicks(tokens []string, books map[string]clobBook) {
 			continue
 		}
 		seen[m.Slug] = true
-		c.checkTick(m, books)
+		c.checkTick(m, books, asked, got)
 	}
 }
 

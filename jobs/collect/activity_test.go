@@ -277,6 +277,37 @@ func TestRESTBooksRecordATickChange(t *testing.T) {
 	}
 }
 
+// TestRESTTickChangeOfAQuietBook: the CLOB's timestamp of a book moves
+// only when the book changes, so a quiet book's timestamp can lie long
+// before a tick change it shows, before answers that still showed the old
+// tick. The change is dated no earlier than the last of those (the
+// instant of the last snapshot recorded before it), never by the quiet
+// book's stale timestamp.
+func TestRESTTickChangeOfAQuietBook(t *testing.T) {
+	t.Parallel()
+	r, next, slug := startNext(t, 6*time.Second, func(*rig, *collect.Config) {}) // REST books alone
+	r.poly.Edit(next, func(m *polytest.Market) { m.QuietFrom = m.Start })
+	eventually(t, 60*time.Second, "the quiet market recorded", func() bool { return snapCount(r.st, slug) >= 3 })
+	snaps := allSnapshots(t, r.st, slug)
+	seen := snaps[len(snaps)-1].Time // its books showed the old tick
+	r.poly.ChangeTick(next, 0.001)
+	eventually(t, 60*time.Second, "the tick change recorded", func() bool {
+		m, err := r.st.GetMarket(context.Background(), slug)
+		return err == nil && m.TickSize != nil && *m.TickSize == 0.001 && len(m.TickSizeChanges) > 0
+	})
+	m, err := r.st.GetMarket(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.TickSizeChanges) != 1 {
+		t.Fatalf("tick changes %+v, want one", m.TickSizeChanges)
+	}
+	if c := m.TickSizeChanges[0]; c.TickSize != 0.001 || c.Time.Before(seen) || c.Time.After(time.Now()) {
+		t.Errorf("tick change %+v dated before %s, when a recorded book still showed 0.01 (the book is quiet since %s)",
+			c, seen.Format(time.RFC3339Nano), next.Start.Format(time.RFC3339Nano))
+	}
+}
+
 // TestTickChangeWhileTheSocketIsDown: a tick_size_change sent while no
 // websocket connection was up is lost, and the websocket's books do not
 // tell the tick. The REST books read when a connection serves again do:

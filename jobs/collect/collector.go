@@ -64,6 +64,9 @@ type Collector struct {
 	lastSnap   map[string]time.Time   // last snapshot recorded, by live market
 	heldGaps   map[string][]store.Gap // gaps a late snapshot may still cut (sawSnapshot)
 	gapsClosed map[string]bool        // markets whose window's end was handled
+
+	tickMu   sync.Mutex
+	tickSeen map[string]tickSeen // by slug: the tick a REST book last showed (checkTick)
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -141,6 +144,7 @@ func New(cfg Config) (*Collector, error) {
 		lastSnap:    make(map[string]time.Time),
 		heldGaps:    make(map[string][]store.Gap),
 		gapsClosed:  make(map[string]bool),
+		tickSeen:    make(map[string]tickSeen),
 		health:      health,
 		warn:        warn,
 		drops:       newDropCounter(log),
@@ -373,6 +377,11 @@ func (c *Collector) discover(ctx context.Context) {
 		delete(c.gapsClosed, m.Slug)
 	}
 	c.gapMu.Unlock()
+	c.tickMu.Lock()
+	for _, m := range ended {
+		delete(c.tickSeen, m.Slug)
+	}
+	c.tickMu.Unlock()
 }
 
 // closeEnded closes the recording of the markets whose window ended by
@@ -690,7 +699,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 	}
 	c.snapFeed.ok(ctx, at)
 	for _, m := range markets {
-		c.checkTick(m, books)
+		c.checkTick(m, books, at, now)
 		f := c.marketFeeds.get(m.Slug)
 		s, err := c.buildSnapshot(m, at, books, prices)
 		if err != nil {
@@ -756,23 +765,70 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 // checkTick records a tick change that m's REST books show: a book quoted
 // in another tick than the one m is known by means the tick changed while
 // the websocket, which tells of changes, was down or not used (its books
-// carry no tick). The change is dated by the book.
-func (c *Collector) checkTick(m store.Market, books map[string]clobBook) {
+// carry no tick). The books were asked for at asked and answered by got.
+//
+// The change is dated by the book, within what is known: the CLOB's
+// timestamp of a book moves only when the book changes (realdata
+// clob/book_errors_2026-08-10.json), so a quiet book's lies before a
+// change it shows, even before answers that still showed the old tick.
+// The date is raised to the last instant the old tick was known in force
+// (tickFloor) and kept at most got, when the change was seen; a book
+// without a timestamp dates it got. A book asked for before a change the
+// websocket told of still dates before it, and is older news (recordTick).
+func (c *Collector) checkTick(m store.Market, books map[string]clobBook, asked, got time.Time) {
 	if m.TickSize == nil {
 		return // no tick to change from: not a change
 	}
 	for _, token := range []string{m.ClobTokenUp, m.ClobTokenDown} {
 		b, ok := books[token]
-		if tick := b.TickSize; !ok || !tick.Set || !(tick.V > 0 && tick.V < 1) || tick.V == *m.TickSize {
+		if tick := b.TickSize; !ok || !tick.Set || !(tick.V > 0 && tick.V < 1) {
 			continue
 		}
-		var at time.Time
-		if ms, err := strconv.ParseInt(string(b.Timestamp), 10, 64); err == nil && ms > 0 {
-			at = time.UnixMilli(ms).UTC()
+		if b.TickSize.V == *m.TickSize {
+			c.sawTick(m.Slug, b.TickSize.V, asked)
+			continue
 		}
-		c.later(func(ctx context.Context) { c.recordTick(ctx, m.Slug, b.TickSize.V, cmp.Or(at, c.cfg.Now().UTC())) })
+		at := got
+		if ms, err := strconv.ParseInt(string(b.Timestamp), 10, 64); err == nil && ms > 0 {
+			at = earlier(later(time.UnixMilli(ms), c.tickFloor(m.Slug, *m.TickSize)), got)
+		}
+		at = at.UTC()
+		c.later(func(ctx context.Context) { c.recordTick(ctx, m.Slug, b.TickSize.V, at) })
 		return // both outcomes' books tell the same change
 	}
+}
+
+// tickSeen is the last instant a market's tick was seen in force.
+type tickSeen struct {
+	tick float64
+	at   time.Time
+}
+
+// sawTick notes that the market traded in tick at the instant at (a REST
+// book asked for then showed it).
+func (c *Collector) sawTick(slug string, tick float64, at time.Time) {
+	c.tickMu.Lock()
+	defer c.tickMu.Unlock()
+	if s, ok := c.tickSeen[slug]; !ok || s.tick != tick || at.After(s.at) {
+		c.tickSeen[slug] = tickSeen{tick: tick, at: at}
+	}
+}
+
+// tickFloor is the last instant the market is known to have traded in
+// tick: the last REST book that showed it, and the last market data of a
+// websocket connection that ended (it would have told a change before
+// then). Zero when nothing is known.
+func (c *Collector) tickFloor(slug string, tick float64) time.Time {
+	var floor time.Time
+	if c.ws != nil {
+		floor = c.ws.endedData()
+	}
+	c.tickMu.Lock()
+	defer c.tickMu.Unlock()
+	if s, ok := c.tickSeen[slug]; ok && s.tick == tick {
+		floor = later(floor, s.at)
+	}
+	return floor
 }
 
 // buildSnapshot assembles one market's snapshot from a tick's answers.

@@ -48,6 +48,7 @@ type wsBooks struct {
 	resync  map[string]bool // tokens whose book went out of step
 	ages    *bookAges       // when each book last changed (stale.go)
 	heard   []wsEvent       // events for the listener, handed over after apply
+	ended   time.Time       // last market data of the last connection that ended
 
 	listener wsListener      // nil: only books are kept
 	health   *upstreamHealth // nil: not followed
@@ -171,6 +172,15 @@ func (w *wsBooks) lastTrades(books map[string]clobBook) {
 	}
 }
 
+// endedData is the last market data of a connection that held books and
+// ended: the tick of the markets it served was told on it until then.
+// Zero before any.
+func (w *wsBooks) endedData() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ended
+}
+
 // run keeps a connection subscribed to the watched tokens until ctx is
 // done, reconnecting with backoff when it drops.
 func (w *wsBooks) run(ctx context.Context) {
@@ -253,6 +263,11 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 		<-readDone
 		w.mu.Lock()
 		w.live = false
+		if w.books.Len() > 0 {
+			// It held books: a tick change before its last data would
+			// have come on it.
+			w.ended = later(w.ended, w.ages.data)
+		}
 		w.books.Reset()
 		w.mu.Unlock()
 	}()

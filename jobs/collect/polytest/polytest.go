@@ -155,6 +155,13 @@ type Market struct {
 	// book has no asks and, in mirror, the Down book no bids; Up is priced
 	// by its last trade (REST's last_trade_price).
 	NoAsks bool
+	// QuietFrom, when set, freezes the market's books from then on: they
+	// stay as they were at QuietFrom, and so does the CLOB's timestamp of
+	// them, which moves only when the book changes (realdata
+	// clob/book_errors_2026-08-10.json). A tick change alone does not move
+	// it: its levels are only written with the new tick's decimals.
+	// Otherwise a book changes every instant and is stamped with it.
+	QuietFrom time.Time
 }
 
 // New starts a fake Polymarket, closed when the test ends.
@@ -527,6 +534,9 @@ func (s *Server) bookJSON(token string, now time.Time) (clobBook, bool) {
 	m, ok := s.byToken[token]
 	if !ok {
 		return clobBook{}, false
+	}
+	if !m.QuietFrom.IsZero() && now.After(m.QuietFrom) {
+		now = m.QuietFrom
 	}
 	up := s.fairUp(m, now)
 	// The Up book's best ask and bid in ticks (100 or 1,000 to the
