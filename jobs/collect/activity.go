@@ -35,6 +35,24 @@ func (c *Collector) marketOf(token string) (store.Market, string, bool) {
 
 // traded implements wsListener: a Polymarket trade is kept for the
 // market's trade history.
+//
+// How a trade is told from another. A last_trade_price event carries the
+// token traded (asset_id), price, size, taker side, fee rate, its time in
+// milliseconds and the settlement's transaction_hash, and no id of its own
+// (realdata ws/: the tardis and nautilus captures, Polymarket's ts-sdk).
+// It is recorded under the outcome of its asset_id, with every one of
+// those fields, and the stores keep a trade once per value of all of them
+// (store.CompareMarketTrades): the same event heard again (a repeat after
+// a resubscription or a reconnection, or on each token's subscription) is
+// one trade. Two events equal in every field, the hash included, cannot be
+// told apart on the wire and are one trade too; two fills of one match
+// that differ in any field (size, price, outcome) stay two. The same match
+// told on the other token (the mirror: other outcome, other side, 1 − p,
+// the same hash) is kept as sent, as an import of the same stream keeps
+// it (DESIGN 9): the replay counts a hash once across outcomes (DESIGN 6)
+// and the backfill matches by hash (backfill.go). An event without a
+// timestamp is dated when it arrives, and a repeat of it could not be told
+// from a new trade: no capture shows one.
 func (c *Collector) traded(token string, tr wsTrade) {
 	m, outcome, ok := c.marketOf(token)
 	if !ok {

@@ -37,3 +37,40 @@ func TestUnstorableTradeLeftOut(t *testing.T) {
 		t.Errorf("stored %d trades %+v (%v); want the two with a side", n, trades, err)
 	}
 }
+
+// TestTradeKeying pins how trades the websocket tells are told apart
+// (Collector.traded): the same event heard again is one trade, the match
+// told on the other token is kept beside it (DESIGN 6 counts the hash once
+// across outcomes; an import keeps it too), and two fills of one match
+// that differ in size stay two.
+func TestTradeKeying(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
+		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down"}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
+	c.remember(m)
+	at := start.Add(time.Minute)
+	buy := wsTrade{Time: at, Price: 0.6, Size: 100, Side: store.SideBuy, TxHash: "0xa"}
+	c.traded("up", buy)
+	c.traded("up", buy) // heard again
+	if !c.w.flushActivity(ctx, map[string][]store.MarketTrade{m.Slug: c.w.heldTrades(m.Slug)}, nil) {
+		t.Fatal("the flush failed")
+	}
+	c.w.trades = map[string][]store.MarketTrade{}
+	c.traded("up", buy)                                                                             // heard again after a flush
+	c.traded("down", wsTrade{Time: at, Price: 0.4, Size: 100, Side: store.SideSell, TxHash: "0xa"}) // the mirror
+	c.traded("up", wsTrade{Time: at, Price: 0.6, Size: 40, Side: store.SideBuy, TxHash: "0xa"})     // another fill
+	if !c.w.flushActivity(ctx, map[string][]store.MarketTrade{m.Slug: c.w.heldTrades(m.Slug)}, nil) {
+		t.Fatal("the flush failed")
+	}
+	trades, n, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
+	if err != nil || n != 3 {
+		t.Fatalf("stored %d trades %+v (%v); want the trade once, its mirror and the other fill", n, trades, err)
+	}
+}
