@@ -772,7 +772,8 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 // clob/book_errors_2026-08-10.json), so a quiet book's lies before a
 // change it shows, even before answers that still showed the old tick.
 // The date is raised to the last instant the old tick was known in force
-// (tickFloor) and kept at most got, when the change was seen; a book
+// (tickFloor, and just after its change recorded last, when the books
+// were asked for after it) and kept at most got, when the change was seen; a book
 // without a timestamp dates it got. A book asked for before a change the
 // websocket told of still dates before it, and is older news (recordTick).
 func (c *Collector) checkTick(m store.Market, books map[string]clobBook, asked, got time.Time) {
@@ -790,13 +791,28 @@ func (c *Collector) checkTick(m store.Market, books map[string]clobBook, asked, 
 		}
 		at := got
 		if ms, err := strconv.ParseInt(string(b.Timestamp), 10, 64); err == nil && ms > 0 {
-			at = earlier(later(time.UnixMilli(ms), c.tickFloor(m.Slug, *m.TickSize)), got)
+			floor := c.tickFloor(m.Slug, *m.TickSize)
+			if n := len(m.TickSizeChanges); n > 0 {
+				// The last change recorded put the old tick in force: a
+				// book asked for after it shows a change after it (one
+				// asked for before it is older news). A change the
+				// websocket told is dated by Polymarket's clock: only a
+				// book asked for clearly after it, by ours, counts.
+				if last := m.TickSizeChanges[n-1]; last.TickSize == *m.TickSize && last.Time.Add(clockSkew).Before(asked) {
+					floor = later(floor, last.Time.Add(time.Millisecond))
+				}
+			}
+			at = earlier(later(time.UnixMilli(ms), floor), got)
 		}
 		at = at.UTC()
 		c.later(func(ctx context.Context) { c.recordTick(ctx, m.Slug, b.TickSize.V, at) })
 		return // both outcomes' books tell the same change
 	}
 }
+
+// clockSkew is how far Polymarket's clock, which dates the tick changes
+// the websocket tells, may be from the collector's.
+const clockSkew = time.Second
 
 // tickSeen is the last instant a market's tick was seen in force.
 type tickSeen struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,3 +76,57 @@ func offlineCollector(t *testing.T, cfg Config) *Collector {
 type noScheduler struct{}
 
 func (noScheduler) ScheduleResolution(context.Context, string, time.Duration) error { return nil }
+
+// TestRESTTickChangeAfterTheLastRecorded: a market whose tick was last
+// recorded at an instant (its discovery at another tick, say) and whose
+// quiet REST book, asked for after that instant, shows another tick
+// records the change after it: the book's timestamp, from before the
+// instant, would date it as older news, and the change was lost for good
+// (every later book says the same).
+func TestRESTTickChangeAfterTheLastRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	milli := 0.001
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	found := start.Add(2 * time.Minute) // discovered then, at 0.001
+	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
+		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down", TickSize: &milli,
+		TickSizeChanges: []store.TickSizeChange{{Time: found, TickSize: milli}}}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
+	c.remember(m)
+	quiet := start.Add(time.Minute) // the book last changed before the discovery
+	asked, got := found.Add(3*time.Second), found.Add(3200*time.Millisecond)
+	rest := clobBook{AssetID: "up", Timestamp: flexString(strconv.FormatInt(quiet.UnixMilli(), 10)), TickSize: flexFloat{V: 0.01, Set: true}}
+	// Asked for just after it, the book may have been taken before it by
+	// Polymarket's clock: older news.
+	c.checkTick(m, map[string]clobBook{"up": rest}, found.Add(100*time.Millisecond), found.Add(300*time.Millisecond))
+	select {
+	case fn := <-c.work:
+		fn(ctx)
+	default:
+		t.Fatal("no tick change queued")
+	}
+	if got, _ := st.GetMarket(ctx, m.Slug); len(got.TickSizeChanges) != 1 {
+		t.Fatalf("changes %+v: a book asked for just after the last change, dated before it, was recorded", got.TickSizeChanges)
+	}
+	c.checkTick(m, map[string]clobBook{"up": rest}, asked, got)
+	select {
+	case fn := <-c.work:
+		fn(ctx)
+	default:
+		t.Fatal("no tick change queued")
+	}
+	got2, err := st.GetMarket(ctx, m.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got2.TickSizeChanges); got2.TickSize == nil || *got2.TickSize != 0.01 || n != 2 ||
+		!got2.TickSizeChanges[1].Time.After(found) || got2.TickSizeChanges[1].Time.After(got) {
+		t.Errorf("tick %v, changes %+v; want the change to 0.01 after %s, by %s", fmtPtr(got2.TickSize), got2.TickSizeChanges,
+			found.Format(time.StampMilli), got.Format(time.StampMilli))
+	}
+}
