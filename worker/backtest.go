@@ -60,9 +60,16 @@ func (s *Server) registerBacktest(cfg BacktestConfig) {
 		jobs: &Client{cfg: ClientConfig{Retention: cfg.Retention}, rdb: s.rdb, log: s.log,
 			queue: asynq.NewClientFromRedisClient(s.rdb), insp: asynq.NewInspectorFromRedisClient(s.rdb)},
 	}
-	s.mux.HandleFunc(backtest.TaskType, s.handler(b.batch))
-	s.mux.HandleFunc(backtest.GroupType, s.handler(b.shard))
-	s.mux.HandleFunc(backtest.ShardType, s.handler(b.olderShard))
+	// A batch and its shards are done once as a generation is
+	// (onceHandler): a batch replays up to 100 markets, a shard up to 25,
+	// and a batch's report run again may differ from the one answered (its
+	// deadline cut other shards off, a market was corrected meanwhile). A
+	// replay (TypeReplay) is left to the handler: run again it answers the
+	// same, and a look for its written outcome would cost every replay a
+	// Redis round trip on the path a request waits on.
+	s.mux.HandleFunc(backtest.TaskType, s.onceHandler(b.batch))
+	s.mux.HandleFunc(backtest.GroupType, s.onceHandler(b.shard))
+	s.mux.HandleFunc(backtest.ShardType, s.onceHandler(b.olderShard))
 	s.mux.HandleFunc(strategy.TaskType, s.onceHandler(b.generate))
 }
 

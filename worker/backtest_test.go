@@ -63,6 +63,7 @@ func (s *servedStore) slugs() map[string]int {
 // btFixture is a Redis, a store of generated BTC 15m markets, and the
 // client that submits batches.
 type btFixture struct {
+	url    string // the Redis's, for clients of its own (redistest.ClientOf)
 	rdb    *redis.Client
 	st     store.Store
 	client *worker.Client
@@ -90,7 +91,8 @@ func newBTFixture(t *testing.T) *btFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &btFixture{rdb: redistest.Client(t), st: st}
+	url := redistest.New(t)
+	f := &btFixture{url: url, rdb: redistest.ClientOf(t, url), st: st}
 	for _, m := range ms {
 		f.markets = append(f.markets, m.Slug)
 	}

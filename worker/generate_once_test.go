@@ -37,6 +37,9 @@ func (m *countingModel) Generate(ctx context.Context, req strategy.Request) (str
 // (killed, cut off, or shut down past its timeout) between writing its
 // outcome and telling Asynq the task is done.
 type stallAfterResult struct {
+	// key, when set, is the task hash whose result write is held; else
+	// the first task's to write one is.
+	key     string
 	stalled chan struct{}
 	release chan struct{}
 	once    sync.Once
@@ -50,7 +53,8 @@ func (h *stallAfterResult) ProcessPipelineHook(next redis.ProcessPipelineHook) r
 		err := next(ctx, cmds)
 		for _, cmd := range cmds {
 			args := cmd.Args()
-			if strings.ToLower(cmd.Name()) == "hset" && len(args) > 2 && strings.Contains(fmt.Sprint(args[1]), "}:t:") && args[2] == "result" {
+			if strings.ToLower(cmd.Name()) == "hset" && len(args) > 2 && strings.Contains(fmt.Sprint(args[1]), "}:t:") && args[2] == "result" &&
+				(h.key == "" || args[1] == h.key) {
 				h.once.Do(func() {
 					close(h.stalled)
 					<-h.release

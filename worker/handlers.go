@@ -37,7 +37,8 @@ func (s *Server) handler(w work) asynq.HandlerFunc { return s.handle(w, false) }
 
 // onceHandler is handler for work that must not be done twice for one
 // task: a generation, whose model answers differently each time and costs
-// the operator each call. Asynq runs a task again when it could not mark
+// the operator each call; a backtest batch and its shards, which replay
+// up to 100 markets and whose report may differ when run later. Asynq runs a task again when it could not mark
 // it done after its outcome was written (a worker killed or cut off from
 // Redis in between: the lease lapses; a shutdown that outlasted its
 // timeout: the task is requeued; a deadline landing as the handler
