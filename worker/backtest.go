@@ -243,7 +243,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 	}
 	defer stopWaiting()
 
-	g := &gathering{outcomes: make([]*jobs.Outcome, n), left: n}
+	g := &gathering{outcomes: make([]*jobs.Outcome, n), tries: make([]int, n), left: n}
 	woken := false
 	for i, j := range js {
 		o, done, err := b.jobs.submit(ctx, j, ids[i])
@@ -324,7 +324,13 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 // gathering is the state of one batch's wait.
 type gathering struct {
 	outcomes []*jobs.Outcome
-	left     int
+	// tries counts the failed attempts of each shard the batch knows of:
+	// its own, and a worker's whose shard it took waiting to be retried.
+	// A shard put back on the queue is a new task, whose own count starts
+	// again, so the batch keeps it, and ends the shard with its failure
+	// after as many retries as a worker would.
+	tries []int
+	left  int
 }
 
 func (g *gathering) record(i int, o jobs.Outcome) {
@@ -346,6 +352,9 @@ func (b *backtester) claim(ctx context.Context, stop time.Time, g *gathering, i 
 		return fmt.Errorf("claim shard: %w", err)
 	}
 	switch state {
+	case takenRetry:
+		g.tries[i]++ // a worker's attempt failed (or its worker died)
+		return b.runAndRecord(ctx, stop, g, i, j, id)
 	case taken:
 		return b.runAndRecord(ctx, stop, g, i, j, id)
 	case gone:
@@ -386,7 +395,7 @@ func (b *backtester) resubmit(ctx context.Context, g *gathering, i int, j Job, i
 }
 
 func (b *backtester) runAndRecord(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
-	o, err := b.runHere(ctx, stop, j, id)
+	o, err := b.runHere(ctx, stop, g, i, j, id)
 	if err != nil {
 		return err
 	}
@@ -396,13 +405,15 @@ func (b *backtester) runAndRecord(ctx context.Context, stop time.Time, g *gather
 	return nil
 }
 
-// runHere runs a shard taken off the queue in this goroutine and announces
-// its outcome as a worker would, for other batches waiting on the same
-// shard. A failure worth a retry puts the shard back on the queue, where
-// the workers' retry policy applies; the outcome is then nil, as it is
-// for a shard cut off by the batch's deadline (stop), which must not
-// take the batch past its task's own.
-func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id string) (*jobs.Outcome, error) {
+// runHere runs shard i, taken off the queue, in this goroutine and
+// announces its outcome as a worker would, for other batches waiting on
+// the same shard. A failure worth a retry puts the shard back on the
+// queue, to be tried after the wait a worker's retry would have
+// (retryDelay); the outcome is then nil, as it is for a shard cut off by
+// the batch's deadline (stop), which must not take the batch past its
+// task's own. Once it has failed as often as a worker tries it (g.tries),
+// its outcome is the failure its last attempt on a worker would answer.
+func (b *backtester) runHere(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) (*jobs.Outcome, error) {
 	sctx, cancel := context.WithDeadline(ctx, stop)
 	defer cancel()
 	start := time.Now()
@@ -431,12 +442,19 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, j Job, id stri
 		return nil, ctx.Err()
 	case sctx.Err() != nil:
 		return nil, nil
+	case g.tries[i] >= j.maxRetry():
+		b.s.log.WarnContext(ctx, "shard failed on every attempt", "task_id", id, "attempts", g.tries[i]+1, "err", err)
+		o.Failure = exhausted(err)
 	default:
-		b.s.log.WarnContext(ctx, "shard failed; back to the queue", "task_id", id, "err", err)
+		j.delay = retryDelay(g.tries[i], err, asynq.NewTask(j.Type, nil))
+		g.tries[i]++
+		b.s.log.WarnContext(ctx, "shard failed; back to the queue", "task_id", id, "retry_in", j.delay, "err", err)
 		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
 			return nil, fmt.Errorf("requeue shard: %w", err)
 		}
-		b.jobs.wake(ctx, j.Queue)
+		if j.delay <= 0 {
+			b.jobs.wake(ctx, j.Queue)
+		} // else the batch's poll, or the worker that moves it to its queue when due (gatedRedis.forwarded), finds it
 		return nil, nil
 	}
 	data, err := o.Encode()

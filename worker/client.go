@@ -56,6 +56,10 @@ type Job struct {
 	// answered from the result of the old one. A random Version makes a
 	// job that is never reused (an AI generation: one per request).
 	Version string
+	// delay, when set, holds the task back this long once enqueued: a
+	// shard a batch ran and that failed, put back for its next try after
+	// the wait a worker's retry would have (backtester.runHere).
+	delay time.Duration
 	// Headers travel with the task (Asynq's headers) and are not part of
 	// its id: what the api already read for the job, so that the worker
 	// need not read it again (MarketHeaders). A worker that does not know
@@ -346,16 +350,17 @@ func (c *Client) wake(ctx context.Context, queue string) {
 // submit enqueues the job, or joins the task that already has its id.
 // ok is true when that task has finished and o is its outcome.
 func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, ok bool, err error) {
-	timeout, maxRetry := j.Timeout, j.MaxRetry
+	timeout := j.Timeout
 	if timeout == 0 {
 		timeout = 2 * time.Minute
 	}
-	if maxRetry == 0 {
-		maxRetry = 3
+	opts := []asynq.Option{asynq.TaskID(id), asynq.Queue(j.Queue),
+		asynq.Retention(c.retention(j)), asynq.MaxRetry(j.maxRetry()), asynq.Timeout(timeout)}
+	if j.delay > 0 {
+		opts = append(opts, asynq.ProcessIn(j.delay))
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		_, err = c.queue.EnqueueContext(ctx, asynq.NewTaskWithHeaders(j.Type, j.Payload, j.Headers), asynq.TaskID(id), asynq.Queue(j.Queue),
-			asynq.Retention(c.retention(j)), asynq.MaxRetry(maxRetry), asynq.Timeout(timeout))
+		_, err = c.queue.EnqueueContext(ctx, asynq.NewTaskWithHeaders(j.Type, j.Payload, j.Headers), opts...)
 		if err == nil {
 			return o, false, nil
 		}
@@ -385,6 +390,14 @@ func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, 
 		}
 	}
 	return o, false, fmt.Errorf("enqueue %s: task id %s kept conflicting", j.Type, id)
+}
+
+// maxRetry is how often a failed attempt of j is retried.
+func (j Job) maxRetry() int {
+	if j.MaxRetry == 0 {
+		return 3
+	}
+	return j.MaxRetry
 }
 
 // retention is how long j's outcome is kept once it has finished.

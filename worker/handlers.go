@@ -108,12 +108,7 @@ func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 			return err // shutting down or timed out: Asynq requeues it
 		default:
 			if lastAttempt(ctx) {
-				f := &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed on every attempt; try again later"}
-				if errors.Is(err, store.ErrUnavailable) { // not a bug: the database was down throughout
-					f = &jobs.Failure{Code: "SERVICE_UNAVAILABLE",
-						Message: "the database was unreachable on every attempt of the job; retry with backoff"}
-				}
-				return s.finish(ctx, t, jobs.Outcome{Failure: f}, err)
+				return s.finish(ctx, t, jobs.Outcome{Failure: exhausted(err)}, err)
 			}
 			return err
 		}
@@ -177,6 +172,16 @@ func (r *resultBuffers) put(b []byte) {
 	}
 	b = b[:0]
 	r.pool.Put(&b)
+}
+
+// exhausted is the failure a job answers once its last attempt failed
+// with err, an error worth a retry.
+func exhausted(err error) *jobs.Failure {
+	if errors.Is(err, store.ErrUnavailable) { // not a bug: the database was down throughout
+		return &jobs.Failure{Code: "SERVICE_UNAVAILABLE",
+			Message: "the database was unreachable on every attempt of the job; retry with backoff"}
+	}
+	return &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed on every attempt; try again later"}
 }
 
 func lastAttempt(ctx context.Context) bool {

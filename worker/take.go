@@ -9,8 +9,9 @@ import (
 
 // takeScript takes a queued task off its queue, as Inspector.DeleteTask
 // does, but only when no worker has started it, and answers where the task
-// stood: "taken", "gone" (no such task), or its state when it was left
-// alone ("active", "completed", "archived", "scheduled"). It is one round
+// stood: "taken" (it was pending), "taken-retry" (it was waiting to be
+// retried: an attempt of it failed), "gone" (no such task), or its state
+// when it was left alone ("active", "completed", "archived", "scheduled"). It is one round
 // trip where looking (GetTaskInfo) and then taking (DeleteTask) cost four,
 // and no worker can start the task between the look and the take.
 //
@@ -30,6 +31,8 @@ elseif state == "retry" then
 	if redis.call("ZREM", KEYS[3], ARGV[1]) == 0 then
 		return redis.error_reply("task " .. ARGV[1] .. " is to be retried but not in " .. KEYS[3])
 	end
+	redis.call("DEL", KEYS[1])
+	return "taken-retry"
 else
 	return state
 end
@@ -39,8 +42,9 @@ return "taken"
 
 // What take answers besides a task's state.
 const (
-	taken = "taken"
-	gone  = "gone"
+	taken      = "taken"
+	takenRetry = "taken-retry"
+	gone       = "gone"
 )
 
 // take runs takeScript on task id of queue.

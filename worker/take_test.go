@@ -86,7 +86,7 @@ func TestTakeQueuedTask(t *testing.T) {
 
 	for _, tc := range []struct{ id, answer, after string }{
 		{"pending", taken, "unknown to Asynq"},
-		{"retry", taken, "unknown to Asynq"},
+		{"retry", takenRetry, "unknown to Asynq"},
 		{"scheduled", "scheduled", "scheduled"},
 		{"active", "active", "active"},
 		{"completed", "completed", "completed"},
