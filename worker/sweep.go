@@ -54,15 +54,30 @@ func (s *Server) registerSweeps(slots int) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go watchSweep(ctx, s.store, task.Sweep, cancel)
-		err := sweep.WorkYielding(ctx, s.store, task, &plans, fg.wait)
+		_, err := runWork(ctx, func(ctx context.Context, _ []byte) (any, error) {
+			return nil, sweep.WorkYielding(ctx, s.store, task, &plans, fg.wait)
+		}, nil)
 		outcome := "ok"
+		var p *workPanic
 		switch {
+		case errors.As(err, &p):
+			// A bug: the shard would panic on every try, for hours
+			// (shardMaxRetry), and Asynq's own recovery of a panic
+			// skips the look at the last attempt below, leaving the
+			// sweep RUNNING for good. Its sweep fails now.
+			outcome = "error"
+			id, _ := asynq.GetTaskID(ctx)
+			s.log.ErrorContext(ctx, "sweep shard panicked", "sweep", task.Sweep, "market", task.Market, "task_id", id,
+				"panic", p.value, "stack", string(p.stack))
+			s.failSweep(ctx, task, fmt.Sprintf("the shard of market %s failed with an internal error, logged on the worker", task.Market), err)
+			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 		case errors.Is(err, sweep.ErrStopped), err != nil && ctx.Err() != nil && stopped(s.store, task.Sweep):
 			outcome, err = "stopped", nil
 		case err != nil:
 			outcome = "error"
 			if lastAttempt(ctx) {
-				s.failSweep(ctx, task, err)
+				tries, _ := asynq.GetRetryCount(ctx)
+				s.failSweep(ctx, task, fmt.Sprintf("the shard of market %s failed %d times; its last error: %v", task.Market, tries+1, err), err)
 			}
 		}
 		s.metrics.observe(sweep.TaskType, outcome, time.Since(start))
@@ -70,15 +85,13 @@ func (s *Server) registerSweeps(slots int) {
 	})
 }
 
-// failSweep marks the sweep of a shard that failed its last attempt FAILED,
-// with the shard's error: its other shards cannot make a whole sweep, and
-// left RUNNING it would hold one of its customer's sweeps in flight for
-// good.
-func (s *Server) failSweep(ctx context.Context, task sweep.ShardTask, shardErr error) {
+// failSweep marks the sweep of a shard that failed for good (its last
+// attempt, or a panic) FAILED, saying why (reason): its other shards
+// cannot make a whole sweep, and left RUNNING it would hold one of its
+// customer's sweeps in flight for good.
+func (s *Server) failSweep(ctx context.Context, task sweep.ShardTask, reason string, shardErr error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	tries, _ := asynq.GetRetryCount(ctx)
-	reason := fmt.Sprintf("the shard of market %s failed %d times; its last error: %v", task.Market, tries+1, shardErr)
 	if err := sweep.Fail(ctx, s.store, task.Sweep, reason); err != nil {
 		s.log.ErrorContext(ctx, "mark a sweep failed after its shard's last attempt", "sweep", task.Sweep, "market", task.Market, "err", err)
 		return

@@ -379,3 +379,61 @@ func TestShardFailingItsLastAttemptFailsTheSweep(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// panickingShardStore panics storing a sweep's shard: a bug, which a shard
+// run again hits again.
+type panickingShardStore struct{ store.Store }
+
+func (panickingShardStore) PutSweepShard(context.Context, string, string, int, []byte) (store.Sweep, error) {
+	panic("a bug storing the shard")
+}
+
+// TestShardPanickingFailsTheSweep: a shard that panics (a bug: it would
+// panic on every try) fails its sweep at once, saying so without the
+// panic's internals, and is not tried again. Asynq took the panic for an
+// error worth a retry: the shard was tried 26 times over about two hours,
+// the sweep RUNNING all the while, and after the last one (a panic skips
+// the handler's look at its last attempt) it stayed RUNNING for good, its
+// shard archived where the resumer could not queue it again.
+func TestShardPanickingFailsTheSweep(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	client := startWorker(t, worker.Config{Redis: rdb, Store: panickingShardStore{mem}, Logger: quietLog(), Concurrency: 2})
+	if err := client.EnqueueSweep(ctx, shards[:1]); err != nil {
+		t.Fatal(err)
+	}
+	// The shard's first try has ended once its task is no longer queued
+	// nor running.
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	id := shards[0].Sweep + ":" + shards[0].Market
+	deadline := time.Now().Add(patience(t))
+	var state asynq.TaskState
+	for {
+		info, err := insp.GetTaskInfo(jobs.QueueSweeps, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state = info.State; state != asynq.TaskStatePending && state != asynq.TaskStateActive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shard's first try did not end: %s", state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if state != asynq.TaskStateArchived {
+		t.Errorf("the panicking shard is %s after its first try, want archived (not tried again)", state)
+	}
+	got, err := mem.GetSweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.SweepFailed {
+		t.Fatalf("sweep %s after its shard panicked, want FAILED", got.Status)
+	}
+	if !strings.Contains(got.Error, shards[0].Market) || !strings.Contains(got.Error, "internal error") || strings.Contains(got.Error, "a bug") {
+		t.Errorf("sweep failed with %q; want its market and an internal error, not the panic's internals", got.Error)
+	}
+}
