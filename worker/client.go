@@ -532,18 +532,32 @@ func (c *Client) Ping(ctx context.Context) error { return c.rdb.Ping(ctx).Err() 
 // wakes the workers. A shard's task id is its sweep and market, so that
 // enqueueing a sweep again (after a crash between two shards) adds only
 // the shards that are missing.
+//
+// A shard whose task Asynq gave up on (archived: every try failed) is not
+// enqueued again: its id is taken, and the error is a *shardsGivenUp
+// naming it, once the others are enqueued.
 func (c *Client) EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) error {
-	if err := enqueueShards(ctx, c.queue, shards); err != nil {
+	err := enqueueShards(ctx, c.queue, c.insp, shards)
+	if _, ok := errors.AsType[*shardsGivenUp](err); err != nil && !ok {
 		return err
 	}
 	c.wake(ctx, jobs.QueueSweeps)
-	return nil
+	return err
+}
+
+// shardsGivenUp is the error of an enqueue of shards whose tasks Asynq has
+// given up on: they never run again, and their sweep cannot finish.
+type shardsGivenUp struct{ markets []string }
+
+func (e *shardsGivenUp) Error() string {
+	return fmt.Sprintf("the shards of %s were given up on after every try", strings.Join(e.markets, ", "))
 }
 
 // enqueueShards puts shards on the sweeps queue, each under its task id
 // (sweep and market): a shard still queued, running or retrying is left as
-// it is.
-func enqueueShards(ctx context.Context, queue *asynq.Client, shards []sweep.ShardTask) error {
+// it is, and one given up on is named in a *shardsGivenUp.
+func enqueueShards(ctx context.Context, queue *asynq.Client, insp *asynq.Inspector, shards []sweep.ShardTask) error {
+	var givenUp []string
 	for _, sh := range shards {
 		b, err := json.Marshal(sh)
 		if err != nil {
@@ -555,9 +569,19 @@ func enqueueShards(ctx context.Context, queue *asynq.Client, shards []sweep.Shar
 			// one that fails again and again is a fault worth giving up on,
 			// within hours (retryDelay), and its sweep fails with it.
 			asynq.MaxRetry(shardMaxRetry))
+		if errors.Is(err, asynq.ErrTaskIDConflict) && insp != nil {
+			info, iErr := insp.GetTaskInfo(jobs.QueueSweeps, sh.Sweep+":"+sh.Market)
+			if iErr == nil && info.State == asynq.TaskStateArchived {
+				givenUp = append(givenUp, sh.Market)
+			}
+			continue
+		}
 		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("enqueue the shard of %s: %w", sh.Market, err)
 		}
+	}
+	if len(givenUp) > 0 {
+		return &shardsGivenUp{markets: givenUp}
 	}
 	return nil
 }

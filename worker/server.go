@@ -185,7 +185,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// Finished sweeps are kept 30 days (sweep_prune.go), and the shards of
 	// sweeps lost with Redis are queued again (sweep_resume.go).
 	defer background(ctx, SweepPruner{Store: s.store, Log: s.log}.Run)()
-	shards := &Client{rdb: s.rdb, log: s.log, queue: asynq.NewClientFromRedisClient(s.rdb)}
+	shards := &Client{rdb: s.rdb, log: s.log, queue: asynq.NewClientFromRedisClient(s.rdb), insp: asynq.NewInspectorFromRedisClient(s.rdb)}
 	defer background(ctx, SweepResumer{Store: s.store, Log: s.log, Enqueue: shards.EnqueueSweep}.Run)()
 	if err := s.srv.Start(s.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)

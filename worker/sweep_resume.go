@@ -90,7 +90,20 @@ func (r SweepResumer) Resume(ctx context.Context) (int, error) {
 			continue
 		}
 		if err := r.Enqueue(ctx, missing); err != nil {
-			return n, fmt.Errorf("worker: enqueue the shards of sweep %s: %w", sw.ID, err)
+			gu, ok := errors.AsType[*shardsGivenUp](err)
+			if !ok {
+				return n, fmt.Errorf("worker: enqueue the shards of sweep %s: %w", sw.ID, err)
+			}
+			// Asynq gave a shard up without its sweep failing (its worker
+			// died on its every try, or the sweep could not be failed
+			// then): its archived task holds its id, it never runs again,
+			// and the sweep cannot finish.
+			reason := fmt.Sprintf("the shard of market %s was given up on after its every try; start the sweep anew", gu.markets[0])
+			if err := sweep.Fail(ctx, r.Store, sw.ID, reason); err != nil {
+				return n, fmt.Errorf("worker: fail sweep %s, a shard of which was given up on: %w", sw.ID, err)
+			}
+			r.Log.WarnContext(ctx, "sweep failed: a shard was given up on", "sweep", sw.ID, "markets", gu.markets)
+			continue
 		}
 		n += len(missing)
 		if sw.Status == store.SweepQueued { // the api stopped between storing it and queueing its shards

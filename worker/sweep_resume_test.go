@@ -3,11 +3,16 @@ package worker_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
+	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/redis/redistest"
 	"github.com/updown/updown/worker"
 )
 
@@ -93,5 +98,53 @@ func TestSweepResumerFinishesSummarizedNowhere(t *testing.T) {
 		Enqueue: func(_ context.Context, s []sweep.ShardTask) error { got = append(got, s...); return nil }}
 	if n, err := r.Resume(ctx); err != nil || n != 1 || len(got) != 1 || got[0] != shards[len(shards)-1] {
 		t.Fatalf("Resume = %d, %v, enqueued %v; want the last shard %v", n, err, got, shards[len(shards)-1])
+	}
+}
+
+// TestSweepResumerFailsSweepOfShardGivenUp: a RUNNING sweep one of whose
+// shards Asynq gave up on without the sweep being failed (its worker died
+// on the shard's every try, killed by the shard's memory, or the
+// database was down when the shard's last try failed and the worker went
+// to fail the sweep) is failed by the resumer, naming the market: it
+// cannot finish. The shard's archived task kept its id taken, so the
+// resumer's enqueue, every minute, did nothing, and the sweep stayed
+// RUNNING for good, holding one of its customer's sweeps in flight. Its
+// other shards, queued, are left to find it failed.
+func TestSweepResumerFailsSweepOfShardGivenUp(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	client, err := worker.NewClient(ctx, worker.ClientConfig{Redis: rdb, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	if err := client.EnqueueSweep(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	r := worker.SweepResumer{Store: mem, Enqueue: client.EnqueueSweep, Log: quietLog(),
+		Now: func() time.Time { return time.Now().Add(worker.SweepStallAfter + time.Second) }}
+	// Its shards all queued (no worker runs), the sweep is left as it is.
+	if _, err := r.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := mem.GetSweep(ctx, sw.ID); err != nil || got.Status != store.SweepRunning {
+		t.Fatalf("a stalled sweep whose shards are queued is %s (%q), %v; want RUNNING", got.Status, got.Error, err)
+	}
+
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	if err := insp.ArchiveTask(jobs.QueueSweeps, shards[1].Sweep+":"+shards[1].Market); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mem.GetSweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.SweepFailed || !strings.Contains(got.Error, shards[1].Market) {
+		t.Fatalf("the stalled sweep with a shard given up on is %s (%q), want FAILED naming %s", got.Status, got.Error, shards[1].Market)
 	}
 }
