@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -580,6 +581,114 @@ func TestReadmePythonChecks(t *testing.T) {
 			t.Errorf("%q passed, want a failure with %q:\n%s", c.code, c.fail, out)
 		case c.fail != "" && !strings.Contains(string(out), c.fail):
 			t.Errorf("%q failed without %q:\n%s", c.code, c.fail, out)
+		}
+	}
+}
+
+// readmeCommands are the command lines whose -h the README's configuration
+// table answers for, each with the name the table's "used by" column gives
+// it.
+var readmeCommands = []struct{ args, name string }{
+	{"api", "api"}, {"worker", "worker"}, {"collect", "collect"}, {"dev", "dev"},
+	{"migrate", "migrate"}, {"seed", "seed"}, {"export", "export"},
+	{"import", "import"}, {"import events", "import"}, {"import list", "import"},
+	{"markets fetch", "markets fetch"},
+	{"customers create", "customers"}, {"customers list", "customers"}, {"customers set-tier", "customers"},
+	{"customers set-limits", "customers"},
+	{"keys create", "keys"}, {"keys list", "keys"}, {"keys revoke", "keys"},
+}
+
+var (
+	// helpEnvLine is a line of a -h's Environment section that names
+	// variables: two spaces, then one name or several parted by ", ".
+	helpEnvLine = regexp.MustCompile(`^  ((?:[A-Z][A-Z0-9_]*, )*[A-Z][A-Z0-9_]*)(?:\s|$)`)
+	// helpEnvFlag is a flag's "(env NAME)", the variable it defaults from.
+	helpEnvFlag = regexp.MustCompile(`\(env ([A-Z][A-Z0-9_]*)\)`)
+	// readmeVar is a variable in the README's table, in backticks.
+	readmeVar = regexp.MustCompile("`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)`")
+)
+
+// helpVariables returns the variables a command's -h says it reads: those
+// its Environment section lists and those its flags default from.
+func helpVariables(help string) []string {
+	var vars []string
+	for _, m := range helpEnvFlag.FindAllStringSubmatch(help, -1) {
+		vars = append(vars, m[1])
+	}
+	if i := strings.Index(help, "\nEnvironment"); i >= 0 {
+		for _, line := range strings.Split(help[i+1:], "\n") {
+			if m := helpEnvLine.FindStringSubmatch(line); m != nil {
+				vars = append(vars, strings.Split(m[1], ", ")...)
+			}
+		}
+	}
+	slices.Sort(vars)
+	return slices.Compact(vars)
+}
+
+// readmeConfiguration returns the variables of the README's configuration
+// table, each with its "used by" cells. A row names its variables in its
+// first cell, or (the upstream base URLs) in its meaning.
+func readmeConfiguration(t *testing.T) map[string]string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Configuration" section: has this test stopped finding it?`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	usedBy := map[string]string{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 3 || cells[0] == "variable" || strings.HasPrefix(cells[0], "---") {
+			continue
+		}
+		vars := readmeVar.FindAllStringSubmatch(cells[0], -1)
+		if len(vars) == 0 {
+			vars = readmeVar.FindAllStringSubmatch(cells[2], -1)
+		}
+		for _, v := range vars {
+			usedBy[v[1]] += " " + cells[1]
+		}
+	}
+	if len(usedBy) < 20 {
+		t.Fatalf("README.md's configuration table names %d variables: has this test stopped reading it?", len(usedBy))
+	}
+	return usedBy
+}
+
+// TestReadmeConfigurationNamesEveryVariable: the README's configuration
+// table names every variable a command's -h says it reads, with that
+// command in its "used by" column, and no variable that no command reads
+// (README: "updown <command> -h lists a command's flags and every variable
+// it reads"; TestHelpNamesEveryVariable holds -h to the code).
+func TestReadmeConfigurationNamesEveryVariable(t *testing.T) {
+	t.Parallel()
+	usedBy := readmeConfiguration(t)
+	read := map[string]bool{}
+	for _, c := range readmeCommands {
+		code, stdout, stderr := runBinary(t, nil, append(strings.Fields(c.args), "-h")...)
+		if code != 0 {
+			t.Fatalf("updown %s -h: exit %d\n%s%s", c.args, code, stdout, stderr)
+		}
+		names := regexp.MustCompile(`\b(all|` + regexp.QuoteMeta(c.name) + `)\b`)
+		for _, v := range helpVariables(stdout + stderr) {
+			read[v] = true
+			switch cells, ok := usedBy[v]; {
+			case !ok:
+				t.Errorf("updown %s -h names %s, which README.md's configuration table does not", c.args, v)
+			case !names.MatchString(cells):
+				t.Errorf("updown %s -h names %s, whose row in README.md's configuration table says it is used by%s, not by %s",
+					c.args, v, cells, c.name)
+			}
+		}
+	}
+	for v := range usedBy {
+		if !read[v] {
+			t.Errorf("README.md's configuration table names %s, which no command's -h says it reads", v)
 		}
 	}
 }
