@@ -692,3 +692,71 @@ func TestReadmeConfigurationNamesEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmePythonInstallsInAVenv runs the README's way into a virtual
+// environment as written, offline: its `python3 -m venv` line, then its
+// `pip install --no-build-isolation` line, with Debian's python3 first on
+// PATH and a copy of clients/python where the README has it. The client
+// and pandas, which the README's Python examples use, must then import in
+// the venv. (TestReadmeExamples installs the client with --target, the
+// README's other way.)
+func TestReadmePythonInstallsInAVenv(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("creates a virtual environment and installs into it: not in -short")
+	}
+	py := readmePython(t)
+	if py == "" {
+		t.Skip("no python3 with pip and pandas")
+	}
+	if out, err := exec.Command(py, "-c", "import ensurepip, venv, wheel").CombinedOutput(); err != nil {
+		missingTool(t, fmt.Sprintf("python3's venv and wheel (apt-get install python3-venv python3-wheel): %v %s", err, out))
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var venv, install string
+	for _, line := range strings.Split(string(readme), "\n") {
+		cmd, _, _ := strings.Cut(line, " #")
+		cmd = strings.TrimSpace(cmd)
+		switch {
+		case venv == "" && strings.HasPrefix(cmd, "python3 -m venv "):
+			venv = cmd
+		case install == "" && strings.HasPrefix(cmd, "pip install --no-build-isolation "):
+			install = cmd
+		}
+	}
+	if venv == "" || install == "" {
+		t.Fatalf("README.md: no `python3 -m venv` line (%q) or no offline `pip install --no-build-isolation` line (%q): has this test stopped finding them?", venv, install)
+	}
+	work := t.TempDir()
+	if err := os.CopyFS(filepath.Join(work, "clients", "python"), os.DirFS(filepath.Join("..", "..", "clients", "python"))); err != nil {
+		t.Fatal(err)
+	}
+	// The README's python3 is Debian's (or $PYTHON), whatever else PATH has.
+	bin := filepath.Join(work, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, err := exec.LookPath(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(path, filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+	script := "set -e\n" + venv + "\n" + install + " --quiet --no-index\n" +
+		"python -c 'import updown, pandas; print(updown.__file__)'\n"
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", script)
+	cmd.Dir = work
+	cmd.Env = []string{"LC_ALL=C", "HOME=" + work, "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PIP_DISABLE_PIP_VERSION_CHECK=1"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's venv install, offline:\n%s\n%s\nfailed: %v\n%s", venv, install, err, lastN(string(out), 4000))
+	}
+	if !strings.Contains(string(out), filepath.Join(work, ".venv")) {
+		t.Errorf("the client imported from outside the venv:\n%s", out)
+	}
+}
