@@ -760,3 +760,44 @@ func TestReadmePythonInstallsInAVenv(t *testing.T) {
 		t.Errorf("the client imported from outside the venv:\n%s", out)
 	}
 }
+
+// TestReadmeNamesEveryClientMethod: the README's Python client section
+// names every public method of updown.Client and of its agent, and every
+// exception and warning the package exports, in backticks.
+func TestReadmeNamesEveryClientMethod(t *testing.T) {
+	t.Parallel()
+	py := readmePython(t)
+	if py == "" {
+		t.Skip("no python3 with pip and pandas")
+	}
+	const list = `import inspect, updown
+public = lambda cls: [n for n, v in inspect.getmembers(cls) if not n.startswith("_") and callable(v)]
+names = public(updown.Client) + public(updown.Agent)
+names += [n for n in updown.__all__ if isinstance(getattr(updown, n), type) and issubclass(getattr(updown, n), (Exception, Warning))]
+print("\n".join(names))
+`
+	cmd := exec.Command(py, "-c", list)
+	cmd.Env = readmeEnv("PYTHONPATH="+filepath.Join("..", "..", "clients", "python", "src"), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("listing the client's methods: %v\n%s", err, out)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Python client\n")
+	if !ok {
+		t.Fatal(`README.md has no "### Python client" section: has this test stopped finding it?`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	names := strings.Fields(string(out))
+	if len(names) < 30 {
+		t.Fatalf("the client lists %d methods and exceptions: has this test stopped finding them?\n%s", len(names), out)
+	}
+	for _, name := range names {
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("README.md's Python client section does not name `%s`", name)
+		}
+	}
+}
