@@ -801,3 +801,53 @@ print("\n".join(names))
 		}
 	}
 }
+
+var (
+	// apiCodeConst is an error code the api declares as a constant.
+	apiCodeConst = regexp.MustCompile(`\bCode\w*\s*=\s*"([A-Z][A-Z_]*[A-Z])"`)
+	// apiCodeLiteral is an error code the api answers in place.
+	apiCodeLiteral = regexp.MustCompile(`Errorf\(http\.Status\w+,\s*"([A-Z][A-Z_]*[A-Z])"`)
+)
+
+// TestReadmeErrorsNameEveryCode: the README's Errors section names every
+// error code the api declares or answers (KEY_LIMIT_REACHED and
+// SWEEP_NOT_DONE were missing from its table).
+func TestReadmeErrorsNameEveryCode(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n### Errors\n")
+	if !ok {
+		t.Fatal(`README.md has no "### Errors" section: has this test stopped finding it?`)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	files, err := filepath.Glob(filepath.Join("..", "..", "api", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]string{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, re := range []*regexp.Regexp{apiCodeConst, apiCodeLiteral} {
+			for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+				codes[m[1]] = filepath.Base(file)
+			}
+		}
+	}
+	if len(codes) < 15 {
+		t.Fatalf("found %d error codes in api/: has this test stopped finding them? %v", len(codes), codes)
+	}
+	for code, file := range codes {
+		if !regexp.MustCompile(`\b` + code + `\b`).MatchString(section) {
+			t.Errorf("api/%s answers %s, which README.md's Errors section does not name", file, code)
+		}
+	}
+}
