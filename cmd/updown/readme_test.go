@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -848,6 +849,91 @@ func TestReadmeErrorsNameEveryCode(t *testing.T) {
 	for code, file := range codes {
 		if !regexp.MustCompile(`\b` + code + `\b`).MatchString(section) {
 			t.Errorf("api/%s answers %s, which README.md's Errors section does not name", file, code)
+		}
+	}
+}
+
+// TestReadmeBenchmarksExist: every benchmark the README's Benchmarks
+// table names (`name`, or `package name`), and every BenchmarkX and
+// `make bench BENCH=X` in the README, is a benchmark (or test) of the
+// repository that `make bench BENCH=<name>` runs.
+func TestReadmeBenchmarksExist(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^bench:`).Match(makefile) || !strings.Contains(string(makefile), "-bench '$(BENCH)'") {
+		t.Errorf("the Makefile has no bench target running -bench '$(BENCH)', which the README's `make bench BENCH=<name>` runs")
+	}
+	// Every function of every test file, by directory.
+	funcs := map[string][]string{}
+	decl := regexp.MustCompile(`(?m)^func ((?:Benchmark|Test)\w+)\(`)
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) && path != root:
+			return filepath.SkipDir
+		case d.IsDir() || !strings.HasSuffix(path, "_test.go"):
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			funcs[filepath.ToSlash(dir)] = append(funcs[filepath.ToSlash(dir)], m[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(dir, name string) bool {
+		for d, fs := range funcs {
+			if (dir == "" || d == dir) && (slices.Contains(fs, "Benchmark"+name) || strings.HasPrefix(name, "Test") && slices.Contains(fs, name)) {
+				return true
+			}
+		}
+		return false
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Benchmarks\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Benchmarks" section: has this test stopped finding it?`)
+	}
+	section, _, _ = strings.Cut(section, "\n### ")
+	named := 0
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 3 {
+			continue
+		}
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cells[1], -1) {
+			dir, name := "", m[1]
+			if f := strings.Fields(m[1]); len(f) == 2 && funcs[f[0]] != nil {
+				dir, name = f[0], f[1]
+			} else if len(f) != 1 {
+				continue // `make test`
+			}
+			named++
+			if !exists(dir, name) {
+				t.Errorf("README.md's Benchmarks table names `%s`, which is no benchmark (or test) of %s", m[1], cmp.Or(dir, "the repository"))
+			}
+		}
+	}
+	if named < 20 {
+		t.Fatalf("README.md's Benchmarks table names %d benchmarks: has this test stopped reading it?", named)
+	}
+	for _, m := range regexp.MustCompile(`\bBenchmark([A-Z]\w*)|make bench BENCH=([A-Za-z0-9]+)`).FindAllStringSubmatch(string(readme), -1) {
+		if name := m[1] + m[2]; !exists("", name) {
+			t.Errorf("README.md names %q, which is no benchmark of the repository", m[0])
 		}
 	}
 }
