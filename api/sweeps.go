@@ -561,7 +561,9 @@ func (s *Server) callersSweep(ctx context.Context, id string) (store.Sweep, erro
 // plan lost sweeps while one ran can still stop it (cancelSweep).
 func (s *Server) ownSweep(ctx context.Context, id string) (store.Sweep, error) {
 	p := principalFrom(ctx)
-	sw, err := s.store.GetSweep(ctx, id)
+	// Without its result: a large sweep's is a hundred megabytes, which
+	// getSweep writes out a part at a time and sweepTrials pages.
+	sw, err := s.store.GetSweepInfo(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && sw.CustomerID != p.Customer.ID {
 		return store.Sweep{}, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", id)
 	}
@@ -575,6 +577,11 @@ func (s *Server) getSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, 
 	sw, err := s.callersSweep(ctx, in.ID)
 	if err != nil {
 		return nil, err
+	}
+	if sw.Status == store.SweepDone {
+		if sw, err = s.store.GetSweep(ctx, in.ID); err != nil {
+			return nil, s.storeFailure(ctx, "read sweep", err)
+		}
 	}
 	return &sweepOutput{Status: http.StatusOK, Body: sweepBody{Success: true, Data: s.sweepJSON(sw, true), Timestamp: formatTime(s.now())}}, nil
 }
@@ -633,11 +640,20 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	case sw.Status != store.SweepDone:
 		return nil, Errorf(http.StatusConflict, "SWEEP_NOT_DONE", "sweep %s is %s: its trials are listed once it is DONE", sw.ID, sw.Status)
 	}
-	// Only the page's trials are decoded: a large sweep's results are
-	// a hundred megabytes and more (sweep.TrialsPage).
-	trials, total, err := sweep.TrialsPage(sw.Result, in.Offset, in.Limit)
+	// Only the page's trials are read: a large sweep's results are a
+	// hundred megabytes and more.
+	raw, total, err := s.store.SweepTrials(ctx, sw.ID, in.Offset, in.Limit)
+	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile (retention)
+		return nil, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", in.ID)
+	}
 	if err != nil {
-		return nil, s.internal(ctx, "decode sweep results", fmt.Errorf("sweep %s: %w", sw.ID, err))
+		return nil, s.storeFailure(ctx, "read sweep trials", err)
+	}
+	trials := make([]sweep.TrialResult, len(raw))
+	for i, b := range raw {
+		if err := json.Unmarshal(b, &trials[i]); err != nil {
+			return nil, s.internal(ctx, "decode sweep results", fmt.Errorf("sweep %s: trial %d: %w", sw.ID, in.Offset+i, err))
+		}
 	}
 	var req sweep.Request
 	if err := json.Unmarshal(sw.Request, &req); err != nil {

@@ -704,18 +704,17 @@ func TestTrialsOfAnUnfinishedSweep(t *testing.T) {
 	}
 }
 
-// TestTrialsPageOfALargeSweep: a page of a large sweep's trials decodes
-// that page, not every trial: an ENTERPRISE sweep's results are a
-// hundred megabytes and more, and decoding them all for each page of a
-// hundred cost a second and twice their size in memory a page. Here the
-// results are some 30 MB; a page of 10 trials allocates less than half
-// as much again (the store's copy of them is the rest), and answers the
-// trials a full decode has at its offset. Not parallel: the bytes
-// allocated are the process's.
+// TestTrialsPageOfALargeSweep: a page of a large sweep's trials reads
+// and decodes that page, not every trial: an ENTERPRISE sweep's results
+// are a hundred megabytes and more, and decoding them all for each page
+// of a hundred cost a second and twice their size in memory a page, and
+// read from Postgres, the whole result was read for every page (the store
+// reads the page's rows: postgres.TestSweepTrialsPageReadsThePage). Here
+// the results are some 30 MB; a page of 10 trials, on either store,
+// allocates less than half as much (the page, not the results), and
+// answers the trials a full decode has at its offset. Not parallel: the
+// bytes allocated are the process's.
 func TestTrialsPageOfALargeSweep(t *testing.T) {
-	st := memory.New()
-	loadFixtures(t, st)
-	b := setup(t, func(o *setupOpts) { o.store = st })
 	const trials = 3000
 	res := sweep.Results{Objective: "total_pnl", Split: "NONE", Trials: make([]sweep.TrialResult, trials)}
 	for i := range res.Trials {
@@ -727,30 +726,40 @@ func TestTrialsPageOfALargeSweep(t *testing.T) {
 			tr.Train.Daily = append(tr.Train.Daily, stats.Day{Date: now.AddDate(0, 0, d-200).Format(time.DateOnly), Markets: 1, PnL: float64(d*i%97) / 3})
 		}
 	}
-	id, result := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	r := b.do(http.MethodGet, "/v1/sweeps/"+id+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
-	runtime.ReadMemStats(&after)
-	if r.status != http.StatusOK {
-		t.Fatalf("trials: %d %s", r.status, r.body)
-	}
-	var page struct {
-		Data struct {
-			Trials []sweep.TrialResult `json:"trials"`
-			Total  int                 `json:"total"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(r.body, &page); err != nil {
-		t.Fatal(err)
-	}
-	if page.Data.Total != trials || len(page.Data.Trials) != 10 || page.Data.Trials[0].Trial != 1234 || page.Data.Trials[9].Trial != 1243 ||
-		!reflect.DeepEqual(page.Data.Trials[3].Train.Daily, res.Trials[1237].Train.Daily) {
-		t.Fatalf("page: total %d, %d trials from %d", page.Data.Total, len(page.Data.Trials), page.Data.Trials[0].Trial)
-	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(result))*3/2 {
-		t.Errorf("a page of 10 trials allocated %d MB for results of %d MB", alloc>>20, len(result)>>20)
+	for _, kind := range []string{"memory", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			var st store.Store = memory.New()
+			if kind == "postgres" {
+				st = pgtest.NewStore(t)
+			}
+			loadFixtures(t, st)
+			b := setup(t, func(o *setupOpts) { o.store = st })
+			id, result := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			r := b.do(http.MethodGet, "/v1/sweeps/"+id+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
+			runtime.ReadMemStats(&after)
+			if r.status != http.StatusOK {
+				t.Fatalf("trials: %d %s", r.status, r.body)
+			}
+			var page struct {
+				Data struct {
+					Trials []sweep.TrialResult `json:"trials"`
+					Total  int                 `json:"total"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(r.body, &page); err != nil {
+				t.Fatal(err)
+			}
+			if page.Data.Total != trials || len(page.Data.Trials) != 10 || page.Data.Trials[0].Trial != 1234 || page.Data.Trials[9].Trial != 1243 ||
+				!reflect.DeepEqual(page.Data.Trials[3].Train.Daily, res.Trials[1237].Train.Daily) {
+				t.Fatalf("page: total %d, %d trials from %d", page.Data.Total, len(page.Data.Trials), page.Data.Trials[0].Trial)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(result))/2 {
+				t.Errorf("a page of 10 trials allocated %d MB for results of %d MB", alloc>>20, len(result)>>20)
+			}
+		})
 	}
 }
 

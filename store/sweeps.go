@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -82,6 +83,32 @@ type SweepStore interface {
 	// connection or lock of the store held, and may use the store. f's
 	// error stops it and is returned; an unknown sweep is ErrNotFound.
 	EachSweepShard(ctx context.Context, sweepID string, f func(SweepShard) error) error
+	// GetSweepInfo is GetSweep without the result (Result nil), as
+	// ListSweeps lists a sweep: a DONE sweep's result may be a hundred
+	// megabytes, and its state does not need it (SweepTrials and
+	// WriteSweepResult read it a part at a time).
+	GetSweepInfo(ctx context.Context, id string) (Sweep, error)
+	// SweepTrials returns trials offset to offset+limit (fewer at the
+	// end) of a DONE sweep's result, the elements of the "trials" array of
+	// its top-level object (the first such key), each its JSON as
+	// FinishSweep was given it without the white space around it, and how
+	// many the array holds. The store reads those trials, not the whole
+	// result: a page of a sweep of ten thousand trials costs what a page
+	// of a small one does. A result that is not an object, or whose
+	// trials are missing, null, empty or not an array, has none (0).
+	// limit 0 means no limit; a negative limit or offset is ErrInvalid.
+	// A sweep that is not DONE is ErrConflict, an unknown one
+	// ErrNotFound.
+	SweepTrials(ctx context.Context, id string, offset, limit int) ([][]byte, int, error)
+	// WriteSweepResult writes a DONE sweep's result to w, byte for byte
+	// as FinishSweep was given it, a part at a time: the store holds a
+	// few of its trials at once, not the whole result, and w is called
+	// with no connection or lock of the store held. w's error stops it
+	// and is returned. A sweep that is not DONE is ErrConflict, an
+	// unknown one ErrNotFound, and nothing is written then; a sweep
+	// deleted while it is written (DeleteSweepsFinishedBefore) ends it
+	// with ErrNotFound.
+	WriteSweepResult(ctx context.Context, id string, w io.Writer) error
 	// FinishSweep moves a RUNNING sweep to DONE with its result (JSON)
 	// and returns it; a sweep in any other status is ErrConflict and
 	// nothing changes. It does not look at the shards: the caller gathers

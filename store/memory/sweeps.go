@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +29,10 @@ type sweepEntry struct {
 	sw       store.Sweep
 	position map[string]int // market → its index in sw.Markets
 	shards   map[string]store.SweepShard
+	// trials are a DONE sweep's trials, the elements of its result's
+	// trials array (store.CutSweepResult), sharing its bytes, which no
+	// one changes once it is DONE: a page of them is a slice.
+	trials [][]byte
 }
 
 // CreateSweep stores a new QUEUED sweep. The cap's count and the insert
@@ -107,6 +112,75 @@ func (s *Store) GetSweep(ctx context.Context, id string) (store.Sweep, error) {
 	return cloneSweep(e.sw, true), nil
 }
 
+// GetSweepInfo returns the sweep with the id without its result.
+func (s *Store) GetSweepInfo(ctx context.Context, id string) (store.Sweep, error) {
+	op := fmt.Sprintf("get sweep %q", id)
+	if err := live(ctx, op); err != nil {
+		return store.Sweep{}, err
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(op, id)
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	return cloneSweep(e.sw, false), nil
+}
+
+// doneSweep returns the DONE sweep with the id, its result and its
+// trials, which are never changed once it is DONE and may be read
+// without the lock.
+func (s *Store) doneSweep(ctx context.Context, op, id string) (result []byte, trials [][]byte, err error) {
+	if err := live(ctx, op); err != nil {
+		return nil, nil, err
+	}
+	t := &s.sweeps
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, err := t.entry(op, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.sw.Status != store.SweepDone {
+		return nil, nil, fmt.Errorf("memory: %s: the sweep is %s, not DONE: %w", op, e.sw.Status, store.ErrConflict)
+	}
+	return e.sw.Result, e.trials, nil
+}
+
+// SweepTrials returns a page of a DONE sweep's trials: copies of the
+// page's, not of the result.
+func (s *Store) SweepTrials(ctx context.Context, id string, offset, limit int) ([][]byte, int, error) {
+	op := fmt.Sprintf("list trials of sweep %q", id)
+	if limit < 0 || offset < 0 {
+		return nil, 0, fmt.Errorf("memory: %s: limit %d, offset %d: want neither negative: %w", op, limit, offset, store.ErrInvalid)
+	}
+	_, trials, err := s.doneSweep(ctx, op, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	end := len(trials)
+	if limit > 0 {
+		end = min(end, offset+limit)
+	}
+	page := [][]byte{}
+	for i := offset; i < end; i++ {
+		page = append(page, bytes.Clone(store.TrimJSONSpace(trials[i])))
+	}
+	return page, len(trials), nil
+}
+
+// WriteSweepResult writes a DONE sweep's result to w, which it already
+// holds whole, without the lock.
+func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
+	result, _, err := s.doneSweep(ctx, fmt.Sprintf("write the result of sweep %q", id), id)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(result)
+	return err
+}
+
 // entry returns the sweep with the id; the caller holds t.mu.
 func (t *sweepTable) entry(op, id string) (*sweepEntry, error) {
 	e, ok := t.byID[id]
@@ -176,7 +250,8 @@ func (s *Store) SetSweepStatus(ctx context.Context, id string, from []store.Swee
 	if err := store.CheckSweepTransition(from, to, errText); err != nil {
 		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
 	}
-	return s.transition(op, id, from, func(sw *store.Sweep, now time.Time) {
+	return s.transition(op, id, from, func(e *sweepEntry, now time.Time) {
+		sw := &e.sw
 		if sw.Status == to {
 			return
 		}
@@ -197,14 +272,17 @@ func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (stor
 		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
 	}
 	result = bytes.Clone(result)
-	return s.transition(op, id, []store.SweepStatus{store.SweepRunning}, func(sw *store.Sweep, now time.Time) {
+	cut, _ := store.CutSweepResult(result)
+	return s.transition(op, id, []store.SweepStatus{store.SweepRunning}, func(e *sweepEntry, now time.Time) {
+		sw := &e.sw
 		sw.Status, sw.Result, sw.UpdatedAt, sw.FinishedAt = store.SweepDone, result, now, &now
+		e.trials = cut.Trials
 	})
 }
 
 // transition applies change to the sweep if its status is one of from
 // (ErrConflict otherwise), under the lock.
-func (s *Store) transition(op, id string, from []store.SweepStatus, change func(sw *store.Sweep, now time.Time)) (store.Sweep, error) {
+func (s *Store) transition(op, id string, from []store.SweepStatus, change func(e *sweepEntry, now time.Time)) (store.Sweep, error) {
 	t := &s.sweeps
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -215,7 +293,7 @@ func (s *Store) transition(op, id string, from []store.SweepStatus, change func(
 	if !slices.Contains(from, e.sw.Status) {
 		return store.Sweep{}, fmt.Errorf("memory: %s: the sweep is %s, not %v: %w", op, e.sw.Status, from, store.ErrConflict)
 	}
-	change(&e.sw, s.clock())
+	change(e, s.clock())
 	return cloneSweep(e.sw, true), nil
 }
 
@@ -347,9 +425,10 @@ func (s *Store) DeleteSweepsFinishedBefore(ctx context.Context, before time.Time
 func cloneSweep(sw store.Sweep, withResult bool) store.Sweep {
 	sw.Request = bytes.Clone(sw.Request)
 	sw.Markets = slices.Clone(sw.Markets)
-	sw.Result = bytes.Clone(sw.Result)
-	if !withResult {
-		sw.Result = nil
+	if withResult {
+		sw.Result = bytes.Clone(sw.Result)
+	} else {
+		sw.Result = nil // not cloned first: a result may be a hundred megabytes
 	}
 	sw.FinishedAt = clonePtr(sw.FinishedAt)
 	return sw

@@ -7,3 +7,9 @@ const (
 	// DeleteFinishedSQL is retention's delete.
 	DeleteFinishedSQL = deleteFinishedSQL
 )
+
+// The queries of a page of a sweep's trials (SweepTrials).
+const (
+	SweepTrialsHeadSQL = sweepTrialsHeadSQL
+	SweepTrialsSQL     = sweepTrialsSQL
+)

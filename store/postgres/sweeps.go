@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -98,8 +100,200 @@ func (s *Store) GetSweep(ctx context.Context, id string) (store.Sweep, error) {
 	if !storable(id) {
 		return store.Sweep{}, early(ctx, op, store.ErrNotFound)
 	}
-	sw, err := getSweep(ctx, s.pool, id, "")
+	var r sweepRow
+	var at, n *int32
+	err := s.pool.QueryRow(ctx, `select `+sweepColumns+`, trials_at, trial_rows from sweeps where id = $1`, id).Scan(
+		append(r.dest(), &at, &n)...)
+	if err != nil {
+		return store.Sweep{}, wrap(op, err)
+	}
+	sw := r.sweep()
+	if at == nil {
+		return sw, nil
+	}
+	// The result's trials are rows of their own (migration 015): put them
+	// back where they stood.
+	rest, result := sw.Result, make([]byte, 0, len(sw.Result))
+	result = append(result, rest[:*at]...)
+	err = s.eachTrial(ctx, id, int(*n), func(i int, body []byte) error {
+		if i > 0 {
+			result = append(result, ',')
+		}
+		result = append(result, body...)
+		return nil
+	})
+	if err != nil {
+		return store.Sweep{}, wrap(op, err)
+	}
+	sw.Result = append(result, rest[*at:]...)
+	return sw, nil
+}
+
+// GetSweepInfo returns the sweep with the id without its result.
+func (s *Store) GetSweepInfo(ctx context.Context, id string) (store.Sweep, error) {
+	op := fmt.Sprintf("get sweep %q", id)
+	if !storable(id) {
+		return store.Sweep{}, early(ctx, op, store.ErrNotFound)
+	}
+	rows, _ := s.pool.Query(ctx, `select `+listColumns+` from sweeps where id = $1`, id)
+	sw, err := pgx.CollectExactlyOneRow(rows, scanSweep)
 	return sw, wrap(op, err)
+}
+
+// sweepTrialsHeadSQL is what SweepTrials and WriteSweepResult read of the
+// sweep before its trials: not its result, unless its trials are in it
+// (trial_rows null: a sweep finished before migration 015, read whole as
+// it was then).
+const sweepTrialsHeadSQL = `select status, trials_at, trial_rows,
+		case when status = 'DONE' and trial_rows is null then result end
+	from sweeps where id = $1`
+
+// sweepTrialsSQL is trials $2 to $3 (exclusive) of sweep $1, in order: a
+// range of sweep_trials' key.
+const sweepTrialsSQL = `select body from sweep_trials where sweep_id = $1 and trial >= $2 and trial < $3 order by trial`
+
+// trialBatch is how many trials WriteSweepResult and GetSweep read at a
+// time: some three megabytes of a large sweep's.
+const trialBatch = 200
+
+// sweepTrialsHead is what sweepTrialsHeadSQL reads.
+type sweepTrialsHead struct {
+	status   store.SweepStatus
+	at, rows *int32
+	legacy   []byte // the whole result of a sweep finished before migration 015
+}
+
+// trialsHead reads the head of the DONE sweep with the id: ErrNotFound
+// for an unknown one, ErrConflict for one not DONE.
+func (s *Store) trialsHead(ctx context.Context, op, id string) (sweepTrialsHead, error) {
+	var h sweepTrialsHead
+	var status string
+	if err := s.pool.QueryRow(ctx, sweepTrialsHeadSQL, id).Scan(&status, &h.at, &h.rows, &h.legacy); err != nil {
+		return h, wrap(op, err)
+	}
+	h.status = store.SweepStatus(status)
+	if h.status != store.SweepDone {
+		return h, fmt.Errorf("postgres: %s: the sweep is %s, not DONE: %w", op, h.status, store.ErrConflict)
+	}
+	return h, nil
+}
+
+// SweepTrials reads the page's rows of sweep_trials, not the result.
+func (s *Store) SweepTrials(ctx context.Context, id string, offset, limit int) ([][]byte, int, error) {
+	op := fmt.Sprintf("list trials of sweep %q", id)
+	if limit < 0 || offset < 0 {
+		return nil, 0, invalid(op, fmt.Sprintf("limit %d, offset %d: want neither negative", limit, offset))
+	}
+	if !storable(id) {
+		return nil, 0, early(ctx, op, store.ErrNotFound)
+	}
+	h, err := s.trialsHead(ctx, op, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	page := [][]byte{}
+	if h.rows == nil { // finished before migration 015: the result is whole
+		cut, _ := store.CutSweepResult(h.legacy)
+		end := len(cut.Trials)
+		if limit > 0 {
+			end = min(end, offset+limit)
+		}
+		for i := offset; i < end; i++ {
+			page = append(page, store.TrimJSONSpace(cut.Trials[i]))
+		}
+		return page, len(cut.Trials), nil
+	}
+	total := int(*h.rows)
+	end := total
+	if limit > 0 {
+		end = min(end, offset+limit)
+	}
+	if offset >= end {
+		return page, total, nil
+	}
+	rows, _ := s.pool.Query(ctx, sweepTrialsSQL, id, offset, end)
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, 0, wrap(op, err)
+	}
+	if len(bodies) != end-offset { // deleted meanwhile (retention)
+		return nil, 0, notFound(op)
+	}
+	for _, b := range bodies {
+		page = append(page, store.TrimJSONSpace(b))
+	}
+	return page, total, nil
+}
+
+// WriteSweepResult writes the result's rest around its trials, read
+// trialBatch at a time, with no connection held while w writes.
+func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
+	op := fmt.Sprintf("write the result of sweep %q", id)
+	if !storable(id) {
+		return early(ctx, op, store.ErrNotFound)
+	}
+	h, err := s.trialsHead(ctx, op, id)
+	if err != nil {
+		return err
+	}
+	if h.at == nil { // whole in the sweep's row: before migration 015, or without trials to cut out
+		rest := h.legacy
+		if rest == nil {
+			if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
+				return wrap(op, err)
+			}
+		}
+		_, err := w.Write(rest)
+		return err
+	}
+	var rest []byte
+	if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
+		return wrap(op, err)
+	}
+	at := int(*h.at)
+	if _, err := w.Write(rest[:at]); err != nil {
+		return err
+	}
+	comma := []byte{','}
+	err = s.eachTrial(ctx, id, int(*h.rows), func(i int, body []byte) error {
+		if i > 0 {
+			if _, err := w.Write(comma); err != nil {
+				return err
+			}
+		}
+		_, err := w.Write(body)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(rest[at:])
+	return err
+}
+
+// eachTrial calls f with each of the sweep's n trial rows in order, read
+// trialBatch at a time, no connection held while f runs. Fewer rows than
+// n is ErrNotFound: the sweep was deleted meanwhile (retention).
+func (s *Store) eachTrial(ctx context.Context, id string, n int, f func(i int, body []byte) error) error {
+	op := fmt.Sprintf("read the trials of sweep %q", id)
+	for from := 0; from < n; from += trialBatch {
+		to := min(n, from+trialBatch)
+		rows, _ := s.pool.Query(ctx, sweepTrialsSQL, id, from, to)
+		bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return wrap(op, err)
+		}
+		if len(bodies) != to-from {
+			return notFound(op)
+		}
+		for k, b := range bodies {
+			bodies[k] = nil
+			if err := f(from+k, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // querier is what both a pool and a transaction answer.
@@ -184,11 +378,30 @@ func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (stor
 		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	from := []store.SweepStatus{store.SweepRunning}
-	return s.transition(ctx, op, id, from, func(tx pgx.Tx, _ store.Sweep, now time.Time) (store.Sweep, error) {
-		rows, _ := tx.Query(ctx, `update sweeps set status = 'DONE', result = $2, updated_at = $3, finished_at = $3
-			where id = $1 returning `+sweepColumns, id, result, now)
-		return pgx.CollectExactlyOneRow(rows, scanSweep)
+	// The trials are rows of their own (migration 015), the rest of the
+	// result in the sweep's row.
+	cut, ok := store.CutSweepResult(result)
+	rest, at := result, (*int)(nil)
+	if ok {
+		rest, at = cut.Rest, &cut.At
+	}
+	sw, err := s.transition(ctx, op, id, from, func(tx pgx.Tx, _ store.Sweep, now time.Time) (store.Sweep, error) {
+		rows, _ := tx.Query(ctx, `update sweeps set status = 'DONE', result = $2, updated_at = $3, finished_at = $3,
+				trials_at = $4, trial_rows = $5
+			where id = $1 returning `+sweepColumns, id, rest, now, at, len(cut.Trials))
+		sw, err := pgx.CollectExactlyOneRow(rows, scanSweep)
+		if err != nil || !ok {
+			return sw, err
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"sweep_trials"}, []string{"sweep_id", "trial", "body"},
+			pgx.CopyFromSlice(len(cut.Trials), func(i int) ([]any, error) { return []any{id, i, cut.Trials[i]}, nil }))
+		return sw, err
 	})
+	if err != nil {
+		return store.Sweep{}, err
+	}
+	sw.Result = bytes.Clone(result)
+	return sw, nil
 }
 
 // transition locks the sweep, checks that its status is one of from
@@ -385,17 +598,33 @@ func early(ctx context.Context, op string, err error) error {
 
 // scanSweep reads a row of sweepColumns (or listColumns).
 func scanSweep(row pgx.CollectableRow) (store.Sweep, error) {
-	var sw store.Sweep
-	var status string
-	var total, done int64
-	err := row.Scan(&sw.ID, &sw.CustomerID, &status, &sw.Request, &sw.TrialCount, &sw.Markets, &total,
-		&done, &sw.Result, &sw.Error, &sw.CreatedAt, &sw.UpdatedAt, &sw.FinishedAt)
-	if err != nil {
+	var r sweepRow
+	if err := row.Scan(r.dest()...); err != nil {
 		return store.Sweep{}, err
 	}
-	sw.Status, sw.ReplaysTotal, sw.ReplaysDone = store.SweepStatus(status), int(total), int(done)
+	return r.sweep(), nil
+}
+
+// sweepRow is a row of sweepColumns as scanned.
+type sweepRow struct {
+	sw          store.Sweep
+	status      string
+	total, done int64
+}
+
+// dest are the destinations of a row of sweepColumns.
+func (r *sweepRow) dest() []any {
+	sw := &r.sw
+	return []any{&sw.ID, &sw.CustomerID, &r.status, &sw.Request, &sw.TrialCount, &sw.Markets, &r.total,
+		&r.done, &sw.Result, &sw.Error, &sw.CreatedAt, &sw.UpdatedAt, &sw.FinishedAt}
+}
+
+// sweep is the sweep the row holds.
+func (r *sweepRow) sweep() store.Sweep {
+	sw := r.sw
+	sw.Status, sw.ReplaysTotal, sw.ReplaysDone = store.SweepStatus(r.status), int(r.total), int(r.done)
 	sw.CreatedAt, sw.UpdatedAt, sw.FinishedAt = utc(sw.CreatedAt), utc(sw.UpdatedAt), utcPtr(sw.FinishedAt)
-	return sw, nil
+	return sw
 }
 
 // StoredShardMarkets returns the markets of the sweep's stored shards, in

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"regexp"
 	"slices"
@@ -31,6 +32,9 @@ func sweepTests() []test {
 		{"Finish", testSweepFinish},
 		{"Shards", testSweepShards},
 		{"EachShard", testSweepEachShard},
+		{"ResultParts", testSweepResultParts},
+		{"LargeResult", testSweepLargeResult},
+		{"ResultReadsRefused", testSweepResultReadsRefused},
 		{"ShardRefusals", testSweepShardRefusals},
 		{"ConcurrentShards", testSweepConcurrentShards},
 		{"ConcurrentEnds", testSweepConcurrentEnds},
@@ -1094,5 +1098,227 @@ func testSweepEachShard(t *testing.T, s store.Store) {
 		if err != stop || calls != at+1 {
 			t.Errorf("EachSweepShard stopped at shard %d: %v after %d calls, want f's error after %d", at, err, calls, at+1)
 		}
+	}
+}
+
+// finishedSweep is a DONE sweep of the customer with result.
+func finishedSweep(t *testing.T, s store.Store, customerID string, result []byte) store.Sweep {
+	t.Helper()
+	sw := sweepIn(t, s, customerID, store.SweepRunning)
+	sw, err := s.FinishSweep(t.Context(), sw.ID, result)
+	mustOK(t, err, "FinishSweep")
+	return sw
+}
+
+// writtenResult is what WriteSweepResult writes of the sweep.
+func writtenResult(t *testing.T, s store.Store, id string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	mustOK(t, s.WriteSweepResult(t.Context(), id, &b), "WriteSweepResult")
+	return b.Bytes()
+}
+
+// checkTrialsPage fails the test unless SweepTrials(offset, limit)
+// answers want (the trials' JSON) and total.
+func checkTrialsPage(t *testing.T, s store.Store, id string, offset, limit int, want []string, total int) {
+	t.Helper()
+	got, n, err := s.SweepTrials(t.Context(), id, offset, limit)
+	mustOK(t, err, fmt.Sprintf("SweepTrials(%d, %d)", offset, limit))
+	gotS := make([]string, len(got))
+	for i, b := range got {
+		gotS[i] = string(b)
+	}
+	if n != total || got == nil || !slices.Equal(gotS, want) {
+		t.Errorf("SweepTrials(%d, %d) = %q (nil %v), %d; want %q, %d", offset, limit, gotS, got == nil, n, want, total)
+	}
+}
+
+// testSweepResultParts: a DONE sweep's result is kept byte for byte
+// (GetSweep, WriteSweepResult) whatever its spacing and wherever its
+// trials stand, and SweepTrials pages the elements of its top-level
+// trials array (the first such key), each without the white space around
+// it: not a trials key inside another value, not a string holding
+// brackets and commas. GetSweepInfo is GetSweep without the result.
+func testSweepResultParts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := sweepCustomer(t, s, "ada")
+	tricky := `{"trial":1,"s":"],[\"{,\\","trials":[9]}`
+	for _, tc := range []struct {
+		name   string
+		result string
+		trials []string
+	}{
+		{"compact", `{"objective":"total_pnl","trials":[{"trial":0},{"trial":1},{"trial":2}],"best":{"trials":[7]}}`,
+			[]string{`{"trial":0}`, `{"trial":1}`, `{"trial":2}`}},
+		{"spaced", " {\n \"best\" : {\"trials\":[7, 8]} ,\t\"trials\" :\r\n[ {\"trial\": 0} ,\n" + tricky + "  ,  3.5e2 , null,\"x\"\n] , \"z\":[]}\n",
+			[]string{`{"trial": 0}`, tricky, `3.5e2`, `null`, `"x"`}},
+		{"first key only", `{"trials":[[1,2],{}],"trials":[3]}`, []string{`[1,2]`, `{}`}},
+		{"escaped key", `{"tri\u0061ls":[true,false]}`, []string{`true`, `false`}},
+		{"last", `{"a":{"b":[1,{"c":"]"}]},"trials":[1]}`, []string{`1`}},
+		{"empty", `{"trials":[ ],"best":null}`, []string{}},
+		{"null", `{"trials":null}`, []string{}},
+		{"not an array", `{"trials":{"0":1}}`, []string{}},
+		{"none", `{"best":{"trial":3},"z":1}`, []string{}},
+		{"not an object", `[{"trials":[1]}]`, []string{}},
+		{"a string", `"trials"`, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sw := finishedSweep(t, s, c, []byte(tc.result))
+			if string(sw.Result) != tc.result {
+				t.Errorf("FinishSweep's result = %q, want %q", sw.Result, tc.result)
+			}
+			got := getSweep(t, s, sw.ID)
+			checkSweep(t, "GetSweep", sw, got)
+			info, err := s.GetSweepInfo(ctx, sw.ID)
+			mustOK(t, err, "GetSweepInfo")
+			want := sw
+			want.Result = nil
+			checkSweep(t, "GetSweepInfo", want, info)
+			if w := writtenResult(t, s, sw.ID); string(w) != tc.result {
+				t.Errorf("WriteSweepResult wrote %q, want %q", w, tc.result)
+			}
+			n := len(tc.trials)
+			checkTrialsPage(t, s, sw.ID, 0, 0, tc.trials, n)
+			checkTrialsPage(t, s, sw.ID, 0, 100, tc.trials, n)
+			checkTrialsPage(t, s, sw.ID, n, 1, []string{}, n)
+			checkTrialsPage(t, s, sw.ID, n+5, 0, []string{}, n)
+			for off := range n {
+				for limit := 1; off+limit <= n+1; limit++ {
+					checkTrialsPage(t, s, sw.ID, off, limit, tc.trials[off:min(n, off+limit)], n)
+				}
+			}
+		})
+	}
+}
+
+// testSweepLargeResult: a sweep of thousands of trials of a few kilobytes
+// each, as an ENTERPRISE sweep's, is kept whole and paged right at its
+// start, middle and end, and written out whole, to a writer taking a few
+// bytes at a time too; a writer's error stops the write and is returned.
+func testSweepLargeResult(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := sweepCustomer(t, s, "ada")
+	const trials = 3000
+	var result bytes.Buffer
+	trial := func(i int) string {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, `{"trial":%d,"parameters":[{"path":"/maxLossPercent","value":%d}],"train":{"daily":[`, i, i%50)
+		for d := range 60 {
+			if d > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"date":"2026-01-%02d","markets":1,"pnl":%d.%03d}`, d%28+1, d*i%97, i%1000)
+		}
+		b.WriteString(`]},"test":null}`)
+		return b.String()
+	}
+	result.WriteString(`{"objective":"total_pnl","split":"NONE","trials":[`)
+	for i := range trials {
+		if i > 0 {
+			result.WriteByte(',')
+		}
+		result.WriteString(trial(i))
+	}
+	result.WriteString(`],"best":{"trial":1234,"per_market":[{"slug":"m","pnl":1.5,"test":false}]},"dsr":0.5,"pbo":null}`)
+	want := bytes.Clone(result.Bytes())
+	sw := finishedSweep(t, s, c, result.Bytes())
+	if got := writtenResult(t, s, sw.ID); !bytes.Equal(got, want) {
+		t.Errorf("WriteSweepResult wrote %d bytes, not the %d stored", len(got), len(want))
+	}
+	if got := getSweep(t, s, sw.ID); !bytes.Equal(got.Result, want) {
+		t.Errorf("GetSweep's result is %d bytes, not the %d stored", len(got.Result), len(want))
+	}
+	for _, page := range [][2]int{{0, 100}, {1234, 10}, {2950, 100}, {2999, 1}, {1500, 1000}} {
+		off, limit := page[0], page[1]
+		var wantPage []string
+		for i := off; i < min(trials, off+limit); i++ {
+			wantPage = append(wantPage, trial(i))
+		}
+		checkTrialsPage(t, s, sw.ID, off, limit, wantPage, trials)
+	}
+
+	small := &chunkWriter{max: 7}
+	mustOK(t, s.WriteSweepResult(ctx, sw.ID, small), "WriteSweepResult in small writes")
+	if !bytes.Equal(small.b, want) {
+		t.Errorf("WriteSweepResult in small writes wrote %d bytes, not the %d stored", len(small.b), len(want))
+	}
+	stop := errors.New("the client went away")
+	failing := &chunkWriter{max: 1 << 30, failAfter: len(want) / 2, err: stop}
+	if err := s.WriteSweepResult(ctx, sw.ID, failing); !errors.Is(err, stop) {
+		t.Errorf("WriteSweepResult to a failing writer: error %v, want its own", err)
+	}
+}
+
+// chunkWriter keeps what is written, taking at most max bytes at a time,
+// and fails with err, short, where it would hold more than failAfter
+// bytes (0: never).
+type chunkWriter struct {
+	b         []byte
+	max       int
+	failAfter int
+	err       error
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), w.max)
+		if w.failAfter > 0 {
+			k = min(k, max(w.failAfter-len(w.b), 0))
+			if k == 0 {
+				return n, w.err
+			}
+		}
+		w.b = append(w.b, p[:k]...)
+		p, n = p[k:], n+k
+	}
+	return n, nil
+}
+
+// testSweepResultReadsRefused: SweepTrials and WriteSweepResult answer a
+// DONE sweep only (ErrConflict, nothing written, for one in any other
+// status), an unknown sweep is ErrNotFound for them and for GetSweepInfo,
+// a negative page is ErrInvalid; a DONE sweep's page and result are what
+// they were after a second FinishSweep is refused, and the returned pages
+// are the caller's to change.
+func testSweepResultReadsRefused(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := sweepCustomer(t, s, "ada")
+	for _, st := range []store.SweepStatus{store.SweepQueued, store.SweepRunning, store.SweepFailed, store.SweepCancelled} {
+		sw := sweepIn(t, s, c, st)
+		_, _, err := s.SweepTrials(ctx, sw.ID, 0, 10)
+		wantErr(t, err, store.ErrConflict, "SweepTrials of a "+string(st)+" sweep")
+		var b bytes.Buffer
+		err = s.WriteSweepResult(ctx, sw.ID, &b)
+		wantErr(t, err, store.ErrConflict, "WriteSweepResult of a "+string(st)+" sweep")
+		if b.Len() > 0 {
+			t.Errorf("WriteSweepResult of a %s sweep wrote %q", st, b.Bytes())
+		}
+		info, err := s.GetSweepInfo(ctx, sw.ID)
+		mustOK(t, err, "GetSweepInfo")
+		checkSweep(t, "GetSweepInfo of a "+string(st)+" sweep", sw, info)
+	}
+	for _, id := range []string{"sw_aaaaaaaaaaaaaaaa", "", "nope", "sw_\x00", "\xff"} {
+		_, err := s.GetSweepInfo(ctx, id)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("GetSweepInfo(%q)", id))
+		_, _, err = s.SweepTrials(ctx, id, 0, 10)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("SweepTrials(%q)", id))
+		err = s.WriteSweepResult(ctx, id, io.Discard)
+		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("WriteSweepResult(%q)", id))
+	}
+	result := `{"trials":[{"a":1},{"a":2}]}`
+	sw := finishedSweep(t, s, c, []byte(result))
+	for _, page := range [][2]int{{-1, 1}, {0, -1}} {
+		_, _, err := s.SweepTrials(ctx, sw.ID, page[0], page[1])
+		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("SweepTrials(%d, %d)", page[0], page[1]))
+	}
+	_, err := s.FinishSweep(ctx, sw.ID, []byte(`{"trials":[3]}`))
+	wantErr(t, err, store.ErrConflict, "a second FinishSweep")
+	got, _, err := s.SweepTrials(ctx, sw.ID, 0, 1)
+	mustOK(t, err, "SweepTrials")
+	got[0][1] = 'X'
+	checkTrialsPage(t, s, sw.ID, 0, 0, []string{`{"a":1}`, `{"a":2}`}, 2)
+	if w := writtenResult(t, s, sw.ID); string(w) != result {
+		t.Errorf("WriteSweepResult wrote %q, want %q", w, result)
 	}
 }

@@ -1,0 +1,138 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+// doneSweep stores a DONE sweep of a new customer with result.
+func doneSweep(t *testing.T, s *postgres.Store, result []byte) store.Sweep {
+	t.Helper()
+	ctx := t.Context()
+	c, err := s.CreateCustomer(ctx, store.Customer{Email: "ada@example.com", Name: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := s.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: []byte(`{}`), TrialCount: 1, Markets: []string{"m"}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if sw, err = s.FinishSweep(ctx, sw.ID, result); err != nil {
+		t.Fatal(err)
+	}
+	return sw
+}
+
+// largeResult is a result of n trials of about a kilobyte each.
+func largeResult(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"objective":"total_pnl","trials":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"trial":%d,"pad":%q}`, i, strings.Repeat(fmt.Sprint(i%10), 1000))
+	}
+	b.WriteString(`],"best":null}`)
+	return b.Bytes()
+}
+
+// TestSweepTrialsPageReadsThePage: a page of a large sweep's trials reads
+// the sweep's row without its result, then the page's rows of
+// sweep_trials, a range of its key: the plan of the page's query scans
+// the primary key index for exactly the page's 10 rows (no sequential
+// scan, no sort), where the page was once cut out of the whole result,
+// read from the sweep's row (a hundred megabytes for an ENTERPRISE
+// sweep's) for every page.
+func TestSweepTrialsPageReadsThePage(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	sw := doneSweep(t, s, largeResult(3000))
+	if _, err := s.Pool().Exec(ctx, `analyze sweep_trials`); err != nil {
+		t.Fatal(err)
+	}
+
+	var status string
+	var at, rows *int32
+	var whole []byte
+	if err := s.Pool().QueryRow(ctx, postgres.SweepTrialsHeadSQL, sw.ID).Scan(&status, &at, &rows, &whole); err != nil {
+		t.Fatal(err)
+	}
+	if status != "DONE" || at == nil || rows == nil || *rows != 3000 || whole != nil {
+		t.Errorf("the head of the page reads status %s, trials_at %v, trial_rows %v and %d bytes of result; want DONE, the trials' place, 3000 and none",
+			status, at, rows, len(whole))
+	}
+
+	var plan strings.Builder
+	r, err := s.Pool().Query(ctx, "explain (analyze, costs off, timing off, summary off) "+postgres.SweepTrialsSQL, sw.ID, 1234, 1244)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var line string
+		if err := r.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("page plan:\n%s", plan.String())
+	scan := regexp.MustCompile(`Index Scan using sweep_trials_pkey on sweep_trials .*\(actual rows=(\d+) loops=1\)`).FindStringSubmatch(plan.String())
+	if scan == nil || scan[1] != "10" || strings.Contains(plan.String(), "Seq Scan") || strings.Contains(plan.String(), "Sort") {
+		t.Errorf("want the page read as the 10 rows of a scan of sweep_trials_pkey, without a sequential scan or a sort:\n%s", plan.String())
+	}
+
+	page, total, err := s.SweepTrials(ctx, sw.ID, 1234, 10)
+	if err != nil || total != 3000 || len(page) != 10 || !bytes.HasPrefix(page[0], []byte(`{"trial":1234,`)) || !bytes.HasPrefix(page[9], []byte(`{"trial":1243,`)) {
+		t.Errorf("SweepTrials(1234, 10) = %d trials of %d, %v", len(page), total, err)
+	}
+}
+
+// TestSweepFinishedBeforeTrialRows: a sweep finished before migration 015
+// has its whole result in its row and no trial rows; it is read as it was
+// then, the same bytes, pages and result.
+func TestSweepFinishedBeforeTrialRows(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	result := []byte(`{"best":null, "trials":[ {"trial":0}, {"trial":1},{"trial":2} ]}`)
+	sw := doneSweep(t, s, result)
+	_, err := s.Pool().Exec(ctx, `
+		with gone as (delete from sweep_trials where sweep_id = $1)
+		update sweeps set result = $2, trials_at = null, trial_rows = null where id = $1`, sw.ID, result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetSweep(ctx, sw.ID)
+	if err != nil || string(got.Result) != string(result) {
+		t.Errorf("GetSweep: %q, %v; want %q", got.Result, err, result)
+	}
+	var w bytes.Buffer
+	if err := s.WriteSweepResult(ctx, sw.ID, &w); err != nil || w.String() != string(result) {
+		t.Errorf("WriteSweepResult: %q, %v; want %q", w.String(), err, result)
+	}
+	page, total, err := s.SweepTrials(context.Background(), sw.ID, 1, 5)
+	want := []string{`{"trial":1}`, `{"trial":2}`}
+	gotPage := make([]string, len(page))
+	for i, p := range page {
+		gotPage[i] = string(p)
+	}
+	if err != nil || total != 3 || !slices.Equal(gotPage, want) {
+		t.Errorf("SweepTrials(1, 5) = %q, %d, %v; want %q, 3", gotPage, total, err, want)
+	}
+}
