@@ -90,6 +90,9 @@ type sweepBody struct {
 	Success   bool      `json:"success"`
 	Data      sweepJSON `json:"data"`
 	Timestamp string    `json:"timestamp" format:"date-time"`
+	// results, when set, are Data.Results, written from the store
+	// (WriteTo) rather than held: getSweep's of a DONE sweep.
+	results streamResults
 }
 
 type sweepOutput struct {
@@ -573,17 +576,30 @@ func (s *Server) ownSweep(ctx context.Context, id string) (store.Sweep, error) {
 	return sw, nil
 }
 
-func (s *Server) getSweep(ctx context.Context, in *sweepIDInput) (*sweepOutput, error) {
+func (s *Server) getSweep(ctx context.Context, in *sweepIDInput) (*getSweepOutput, error) {
 	sw, err := s.callersSweep(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
+	body := &sweepBody{Success: true, Data: s.sweepJSON(sw, true), Timestamp: formatTime(s.now())}
 	if sw.Status == store.SweepDone {
-		if sw, err = s.store.GetSweep(ctx, in.ID); err != nil {
-			return nil, s.storeFailure(ctx, "read sweep", err)
+		// Written from the store as the answer is (sweepstream.go): a
+		// large sweep's results are a hundred megabytes and more.
+		body.results = func(w io.Writer) error {
+			err := s.store.WriteSweepResult(ctx, sw.ID, w)
+			if err == nil {
+				return nil
+			}
+			// The answer's status and start are sent: a truncated answer
+			// must not end as if whole, nor have an error appended to it.
+			// net/http drops the connection for ErrAbortHandler.
+			if aw, ok := w.(*answerJSON); !ok || aw.err == nil { // the store's failure, not the client gone
+				s.log.ErrorContext(ctx, "write sweep results", "sweep", sw.ID, "err", err)
+			}
+			panic(http.ErrAbortHandler)
 		}
 	}
-	return &sweepOutput{Status: http.StatusOK, Body: sweepBody{Success: true, Data: s.sweepJSON(sw, true), Timestamp: formatTime(s.now())}}, nil
+	return &getSweepOutput{Body: body}, nil
 }
 
 func (s *Server) listSweeps(ctx context.Context, in *sweepListInput) (*sweepListOutput, error) {

@@ -272,25 +272,42 @@ func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) er
 }
 
 // eachTrial calls f with each of the sweep's n trial rows in order, read
-// trialBatch at a time, no connection held while f runs. Fewer rows than
-// n is ErrNotFound: the sweep was deleted meanwhile (retention).
+// trialBatch at a time into one buffer used again for each batch (body
+// is f's until it returns), no connection held while f runs. Fewer rows
+// than n is ErrNotFound: the sweep was deleted meanwhile (retention).
 func (s *Store) eachTrial(ctx context.Context, id string, n int, f func(i int, body []byte) error) error {
 	op := fmt.Sprintf("read the trials of sweep %q", id)
+	var buf []byte
+	ends := make([]int, 0, trialBatch)
 	for from := 0; from < n; from += trialBatch {
 		to := min(n, from+trialBatch)
+		buf, ends = buf[:0], ends[:0]
 		rows, _ := s.pool.Query(ctx, sweepTrialsSQL, id, from, to)
-		bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
+		for rows.Next() {
+			if rows.FieldDescriptions()[0].Format == pgx.BinaryFormatCode { // bytea's bytes as they are
+				buf = append(buf, rows.RawValues()[0]...)
+			} else {
+				var b []byte
+				if err := rows.Scan(&b); err != nil {
+					rows.Close()
+					return wrap(op, err)
+				}
+				buf = append(buf, b...)
+			}
+			ends = append(ends, len(buf))
+		}
+		if err := rows.Err(); err != nil {
 			return wrap(op, err)
 		}
-		if len(bodies) != to-from {
+		if len(ends) != to-from {
 			return notFound(op)
 		}
-		for k, b := range bodies {
-			bodies[k] = nil
-			if err := f(from+k, b); err != nil {
+		start := 0
+		for k, end := range ends {
+			if err := f(from+k, buf[start:end:end]); err != nil {
 				return err
 			}
+			start = end
 		}
 	}
 	return nil

@@ -1,0 +1,145 @@
+package api_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/updown/updown/jobs/stats"
+	"github.com/updown/updown/jobs/sweep"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
+)
+
+// largeSweepResults are a DONE sweep's results of n trials, with strings
+// json.Marshal escapes for HTML.
+func largeSweepResults(n int) sweep.Results {
+	f := func(v float64) *float64 { return &v }
+	res := sweep.Results{Objective: "total_pnl", Split: "NONE", DSR: f(0.25)}
+	for i := range n {
+		tr := sweep.TrialResult{Trial: i, TrainObjective: f(float64(i) / 7),
+			Parameters: []sweep.ParameterValue{{Path: "/orderType", Value: fmt.Sprintf("LIMIT<%d>&", i%3)}}}
+		tr.Train.NMarkets, tr.Train.TotalPnL = 60, float64(i)/3
+		for d := range 60 {
+			tr.Train.Daily = append(tr.Train.Daily, stats.Day{Date: fmt.Sprintf("2026-02-%02d", d%28+1), Markets: 1, PnL: float64(d*i%89) / 4})
+		}
+		res.Trials = append(res.Trials, tr)
+	}
+	res.Best = &sweep.Best{Trial: 3, PerMarket: []sweep.MarketPnL{{Slug: "m", PnL: 2, Error: "x < y"}}}
+	return res
+}
+
+// TestGetDoneSweepStreamsItsResults: GET /v1/sweeps/{id} of a DONE sweep
+// answers its results from either store, written as they are read
+// (sweepBody.WriteTo): data.results is the stored results compact and
+// without HTML escapes, as the whole answer had them, the other fields
+// as before, and the same bytes gzipped for a client that accepts it.
+func TestGetDoneSweepStreamsItsResults(t *testing.T) {
+	t.Parallel()
+	res := largeSweepResults(2000)
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(res); err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
+	for _, kind := range []string{"memory", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			var st store.Store = memory.New()
+			if kind == "postgres" {
+				st = pgtest.NewStore(t)
+			}
+			loadFixtures(t, st)
+			b := setup(t, func(o *setupOpts) { o.store = st })
+			id, stored := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
+			if bytes.Equal(stored, want) {
+				t.Fatal("the stored results have no HTML escapes to unescape")
+			}
+			r := b.get(store.Enterprise, "/v1/sweeps/"+id)
+			if r.status != http.StatusOK {
+				t.Fatalf("GET: %d %.300s", r.status, r.body)
+			}
+			var answer struct {
+				Success bool `json:"success"`
+				Data    struct {
+					SweepID string          `json:"sweep_id"`
+					Status  string          `json:"status"`
+					Request json.RawMessage `json:"request"`
+					Results json.RawMessage `json:"results"`
+				} `json:"data"`
+				Timestamp string `json:"timestamp"`
+			}
+			if err := json.Unmarshal(r.body, &answer); err != nil {
+				t.Fatalf("the answer is not JSON: %v", err)
+			}
+			d := answer.Data
+			if !answer.Success || d.SweepID != id || d.Status != "DONE" || len(d.Request) == 0 || answer.Timestamp == "" || !bytes.Equal(d.Results, want) {
+				t.Errorf("answer: success %v, sweep %s %s, %d bytes of request, timestamp %q, results equal %v (%d bytes, want %d)",
+					answer.Success, d.SweepID, d.Status, len(d.Request), answer.Timestamp, bytes.Equal(d.Results, want), len(d.Results), len(want))
+			}
+
+			req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
+			req.Header.Set("X-API-Key", b.keys[store.Enterprise])
+			req.Header.Set("Accept-Encoding", "gzip")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			zr, err := gzip.NewReader(res.Body)
+			if err != nil || res.Header.Get("Content-Encoding") != "gzip" {
+				t.Fatalf("gzipped answer: Content-Encoding %q, %v", res.Header.Get("Content-Encoding"), err)
+			}
+			unzipped, err := io.ReadAll(zr)
+			if err != nil || !bytes.Equal(unzipped, r.body) {
+				t.Errorf("the gzipped answer unzips to %d bytes (%v), not the %d of the plain one", len(unzipped), err, len(r.body))
+			}
+		})
+	}
+}
+
+// failingResults is a store whose results fail half way through.
+type failingResults struct{ store.Store }
+
+func (s failingResults) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
+	var b bytes.Buffer
+	if err := s.Store.WriteSweepResult(ctx, id, &b); err != nil {
+		return err
+	}
+	if _, err := w.Write(b.Bytes()[:b.Len()/2]); err != nil {
+		return err
+	}
+	return errors.New("connection to the database lost")
+}
+
+// TestGetSweepWhoseResultsFail: results the store fails to write half
+// way through end the answer with a broken connection, not as a whole
+// answer of half the results (nor with an error appended to them): its
+// status and start are sent already.
+func TestGetSweepWhoseResultsFail(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	b := setup(t, func(o *setupOpts) { o.store = failingResults{st} })
+	id, _ := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), largeSweepResults(300))
+	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
+	req.Header.Set("X-API-Key", b.keys[store.Enterprise])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err == nil {
+		t.Errorf("the answer of results failing half way read to its end: %d %d bytes ending %q", res.StatusCode, len(body), body[max(0, len(body)-80):])
+	}
+}
