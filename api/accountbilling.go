@@ -58,7 +58,7 @@ func (s *Server) planJSON(p Plan, c store.Customer) planJSON {
 	}
 	if sweepsIn(p) {
 		l := sweepLimits(p)
-		out.Sweeps = &planSweeps{MaxTrials: l.Trials, MaxMarkets: l.Markets, MaxReplays: l.Replays, Concurrent: sweepsInFlight(p)}
+		out.Sweeps = &planSweeps{MaxTrials: l.Trials, MaxMarkets: l.Markets, MaxReplays: l.Replays, Concurrent: p.SweepsInFlight}
 	}
 	l := s.rateLimitFor(p, c)
 	if l.PerMinute > 0 {

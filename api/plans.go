@@ -42,6 +42,9 @@ type Plan struct {
 	// SweepSizes bound one sweep (DESIGN 14); zero on a plan without
 	// sweeps.
 	SweepSizes sweep.Limits
+	// SweepsInFlight caps a customer's sweeps queued or running at once
+	// (DESIGN 14); 0 on a plan without sweeps.
+	SweepsInFlight int
 	// CustomLimits: a customer's own limits (`updown customers
 	// set-limits`, store.Limits) replace PerMinute and PerDay, the AI
 	// generation quota and the sweep sizes (customerPlan).
@@ -59,7 +62,8 @@ func planFor(t store.Tier) Plan {
 	switch t {
 	case store.Pro:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
-			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4, SweepSizes: sweep.ProLimits}
+			AIGenerationsPerMonth: 5, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4, SweepSizes: sweep.ProLimits,
+			SweepsInFlight: 1}
 	case store.ProTrial:
 		return Plan{Tier: t, WindowDays: 31, AltCoins: true, Replay: true, PerMinute: 300, PerDay: 50_000, JobsInFlight: 4, ReadsInFlight: 4}
 	case store.Suite:
@@ -67,7 +71,7 @@ func planFor(t store.Tier) Plan {
 	case store.Enterprise:
 		return Plan{Tier: t, AltCoins: true, Exchange: true, Replay: true, BacktestAI: true,
 			AIGenerationsPerMonth: -1, PerMinute: 10_000, PerDay: 1_000_000, CustomLimits: true, JobsInFlight: 16, ReadsInFlight: 16,
-			SweepSizes: sweep.EnterpriseLimits}
+			SweepSizes: sweep.EnterpriseLimits, SweepsInFlight: 4}
 	default:
 		return Plan{Tier: store.Starter, LastN: starterLastN(), PerMinute: 60, PerDay: 1_000, ReadsInFlight: 2}
 	}

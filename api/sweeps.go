@@ -29,14 +29,6 @@ type SweepQueue interface {
 	EnqueueSweep(ctx context.Context, shards []sweep.ShardTask) error
 }
 
-// Sweeps in flight per customer (DESIGN 14): PRO 1, ENTERPRISE 4.
-func sweepsInFlight(p Plan) int {
-	if p.Tier == store.Enterprise {
-		return 4
-	}
-	return 1
-}
-
 // sweepLimits are the plan's sweep sizes (DESIGN 14), the customer's own
 // where it set them (customerPlan).
 func sweepLimits(p Plan) sweep.Limits {
@@ -331,7 +323,7 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	// The cap is checked where the sweep is stored, in one step with it:
 	// of two concurrent POSTs at the cap's edge, one is stored and the
 	// other refused.
-	limit := sweepsInFlight(p.Plan)
+	limit := p.Plan.SweepsInFlight
 	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs}, limit)
 	if errors.Is(err, store.ErrSweepsInFlight) {
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
