@@ -132,7 +132,7 @@ func watchSweep(ctx context.Context, st store.Store, id string, cancel context.C
 func stopped(st store.Store, id string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	sw, err := st.GetSweep(ctx, id)
+	sw, err := st.GetSweepInfo(ctx, id)
 	return err == nil && !sw.Status.Active()
 }
 

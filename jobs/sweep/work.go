@@ -123,7 +123,7 @@ func Fail(ctx context.Context, st store.SweepStore, id, reason string) error {
 // that a shard gives way to work of a higher priority within a few
 // replays' time.
 func WorkYielding(ctx context.Context, st store.Store, task ShardTask, plans *Plans, yield Yield) error {
-	sw, err := st.GetSweep(ctx, task.Sweep)
+	sw, err := st.GetSweepInfo(ctx, task.Sweep)
 	if err != nil {
 		return fmt.Errorf("sweep %s: read it: %w", task.Sweep, err)
 	}
