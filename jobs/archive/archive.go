@@ -124,7 +124,44 @@ func (f Format) Source() string { return string(f) }
 
 // Import reads the files and writes what they hold through one import
 // transaction of st.
+//
+// A ws-jsonl file whose events go back in time (a price_change or
+// tick_size_change over GapAfter behind the latest before it in the file)
+// is out of order: shuffled lines, or captures concatenated in the wrong
+// order. Its events, folded as they come, would be taken as a clock going
+// back and hardly a snapshot written; the import is begun again with the
+// file read in the order of its events' times (readWSJSONLSorted).
 func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	sorted := map[string]bool{}
+	for {
+		sum, err := importOnce(ctx, st, opt, sorted)
+		if ooo, ok := errors.AsType[*outOfOrder](err); ok && !sorted[ooo.pos.File] {
+			opt.Logger.Info("a file's events are out of time order: it is read again in the order of their times",
+				"file", ooo.pos.File, "line", ooo.pos.Line, "time", ooo.at, "after", ooo.clock)
+			sorted[ooo.pos.File] = true
+			continue
+		}
+		return sum, err
+	}
+}
+
+// outOfOrder ends an import at an event of a ws-jsonl file that goes back
+// in time; Import reads the file again sorted.
+type outOfOrder struct {
+	pos       Pos
+	at, clock time.Time
+}
+
+func (e *outOfOrder) Error() string {
+	return fmt.Sprintf("%s: an event at %s, %s before one earlier in the file: the file is out of time order",
+		e.pos, e.at.UTC().Format(time.RFC3339Nano), e.clock.Sub(e.at))
+}
+
+// importOnce is Import, the files of sorted read in time order.
+func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bool) (Summary, error) {
 	began := time.Now()
 	if opt.Format != WSJSONL && opt.Format != PMXTv2 {
 		return Summary{}, fmt.Errorf("archive: format %q: want ws-jsonl or pmxt-v2", opt.Format)
@@ -187,7 +224,7 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		}
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), began: began,
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), began: began, sorted: sorted,
 		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{}, resolved: map[string]store.Market{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
@@ -347,6 +384,12 @@ type importer struct {
 	// cover the same hours (a dump a market or a coin): the clock of the
 	// files read before is not this file's.
 	fileTo time.Time
+	// sorted are the ws-jsonl files read in time order; checkOrder: the
+	// file being read is not, and orderClock is its latest change's time,
+	// which no change may be over GapAfter behind (outOfOrder).
+	sorted     map[string]bool
+	checkOrder bool
+	orderClock time.Time
 
 	covFrom, covTo time.Time
 	events         int64
@@ -416,7 +459,7 @@ func (im *importer) read() (Summary, error) {
 			}
 		}
 		for _, name := range im.opt.Files {
-			im.fileTo = time.Time{}
+			im.fileTo, im.orderClock, im.checkOrder = time.Time{}, time.Time{}, !im.sorted[name]
 			if err := im.readPipelined(name); err != nil {
 				return sum, err
 			}
@@ -516,7 +559,11 @@ func (im *importer) readPipelined(name string) error {
 			}
 			return nil
 		}
-		err := readWSJSONL(ctx, name, &im.done, func(evs []book.Event, pos Pos) error {
+		read := readWSJSONL
+		if im.sorted[name] {
+			read = readWSJSONLSorted
+		}
+		err := read(ctx, name, &im.done, func(evs []book.Event, pos Pos) error {
 			for i := range evs {
 				b.items = append(b.items, item{ev: evs[i], pos: pos})
 			}
@@ -754,6 +801,16 @@ func (im *importer) items(items []item) error {
 		case "book", "price_change", "last_trade_price", "tick_size_change":
 		default:
 			continue // new_market, market_resolved, best_bid_ask: no book change
+		}
+		if im.checkOrder && !e.Time.IsZero() && (e.EventType == "price_change" || e.EventType == "tick_size_change") {
+			// A book's time is its last change, older than the frames
+			// before it in an initial dump; a trade's is its match.
+			if im.orderClock.Sub(e.Time) > im.opt.GapAfter {
+				return &outOfOrder{pos: it.pos, at: e.Time, clock: im.orderClock}
+			}
+			if e.Time.After(im.orderClock) {
+				im.orderClock = e.Time
+			}
 		}
 		token := e.AssetID
 		if token == "" && len(e.Changes) > 0 {

@@ -3,6 +3,7 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -189,35 +191,181 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			return &InputError{Pos: pos, Err: err}
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 {
-			// A market channel frame decodes to events of a type; a
-			// Chainlink frame, rare beside them, to one without (or fails).
-			var derr error
-			evs, derr = dec.DecodeAppend(evs[:0], t)
+			pos := Pos{File: name, Line: line}
 			var ps []coinPoint
-			isPrice, perr := false, error(nil)
-			if derr != nil || len(evs) == 1 && evs[0].EventType == "" {
-				ps, isPrice, perr = chainlinkFrame(t)
+			var isPrice bool
+			var ferr error
+			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
+				return ferr
 			}
 			if isPrice {
-				if perr != nil {
-					return &InputError{Pos: Pos{File: name, Line: line}, Field: "payload", Err: perr}
-				}
 				for _, p := range ps {
 					price(p)
 				}
-			} else {
-				if derr != nil {
-					return frameError(Pos{File: name, Line: line}, t, derr)
-				}
-				if err := fn(evs, Pos{File: name, Line: line}); err != nil {
-					return err
-				}
+			} else if err := fn(evs, pos); err != nil {
+				return err
 			}
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 	}
+}
+
+// decodeFrame decodes a line of a ws-jsonl file: a market channel frame's
+// events (appended to evs), or a Chainlink frame's prices (isPrice).
+func decodeFrame(dec *book.Decoder, evs []book.Event, t []byte, pos Pos) (_ []book.Event, ps []coinPoint, isPrice bool, err error) {
+	// A market channel frame decodes to events of a type; a Chainlink
+	// frame, rare beside them, to one without (or fails).
+	evs, derr := dec.DecodeAppend(evs, t)
+	var perr error
+	if derr != nil || len(evs) == 1 && evs[0].EventType == "" {
+		ps, isPrice, perr = chainlinkFrame(t)
+	}
+	switch {
+	case isPrice && perr != nil:
+		return evs, nil, true, &InputError{Pos: pos, Field: "payload", Err: perr}
+	case isPrice:
+		return evs, ps, true, nil
+	case derr != nil:
+		return evs, nil, false, frameError(pos, t, derr)
+	}
+	return evs, nil, false, nil
+}
+
+// sortedFrame is a frame of a ws-jsonl file read in time order: its time
+// (Unix ns), and where its bytes lie.
+type sortedFrame struct {
+	at, off, line int64
+	n             int32
+}
+
+// readWSJSONLSorted reads a ws-jsonl file as readWSJSONL does, but hands
+// its frames over in the order of their times (a frame's earliest event
+// or price; one without a time keeps its place after the frame before
+// it), those of a time in the file's order: a file whose lines are out
+// of time order (shuffled, or captures concatenated in the wrong order).
+// The file is read twice: once to check every frame and learn its time
+// and place, 32 bytes a frame held, then frame by frame in time order
+// from the file itself, or from a temporary copy of its lines when it is
+// compressed. A book is placed at its own time, the last change of the
+// book it carries.
+func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, fn func([]book.Event, Pos) error, price func(coinPoint)) error {
+	r, closeFn, err := openFile(name, counted)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var src io.ReaderAt
+	var spill *bufio.Writer
+	if _, ok := r.(*decompressed); ok {
+		f, err := os.CreateTemp("", "updown-import-*.jsonl")
+		if err != nil {
+			return fmt.Errorf("sort %s by time: %w", name, err)
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		src, spill = f, bufio.NewWriterSize(f, 1<<20)
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		defer f.Close()
+		src = f
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var (
+		frames         []sortedFrame
+		line, off, out int64 // lines read, bytes read, bytes spilt
+		prevAt         int64
+		dec            book.Decoder
+		evs            []book.Event
+	)
+	for {
+		if line%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		data, err := readLine(br)
+		if len(data) > 0 || err == nil {
+			line++
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return &InputError{Pos: Pos{File: name, Line: line}, Err: err}
+		}
+		if t := bytes.TrimSpace(data); len(t) > 0 {
+			pos := Pos{File: name, Line: line}
+			var ps []coinPoint
+			var isPrice bool
+			var ferr error
+			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
+				return ferr
+			}
+			at := int64(0)
+			if isPrice {
+				for _, p := range ps {
+					if ns := p.at.UnixNano(); at == 0 || ns < at {
+						at = ns
+					}
+				}
+			} else {
+				for i := range evs {
+					if ns := evs[i].Time.UnixNano(); !evs[i].Time.IsZero() && (at == 0 || ns < at) {
+						at = ns
+					}
+				}
+			}
+			if at == 0 {
+				at = prevAt
+			}
+			prevAt = at
+			fr := sortedFrame{at: at, line: line, n: int32(len(t))}
+			if spill != nil {
+				if _, err := spill.Write(t); err != nil {
+					return fmt.Errorf("sort %s by time: %w", name, err)
+				}
+				fr.off = out
+				out += int64(len(t))
+			} else {
+				fr.off = off + int64(len(data)-len(bytes.TrimLeftFunc(data, unicode.IsSpace)))
+			}
+			frames = append(frames, fr)
+		}
+		off += int64(len(data))
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if spill != nil {
+		if err := spill.Flush(); err != nil {
+			return fmt.Errorf("sort %s by time: %w", name, err)
+		}
+	}
+	slices.SortStableFunc(frames, func(a, b sortedFrame) int { return cmp.Compare(a.at, b.at) })
+	var buf []byte
+	for i, fr := range frames {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		buf = slices.Grow(buf[:0], int(fr.n))[:fr.n]
+		if _, err := src.ReadAt(buf, fr.off); err != nil {
+			return fmt.Errorf("sort %s by time: read line %d again: %w", name, fr.line, err)
+		}
+		pos := Pos{File: name, Line: fr.line}
+		ps, isPrice := []coinPoint(nil), false
+		var ferr error
+		if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], buf, pos); ferr != nil {
+			return ferr
+		}
+		if isPrice {
+			for _, p := range ps {
+				price(p)
+			}
+		} else if err := fn(evs, pos); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readLine returns the next line without its end; io.EOF with the last.
