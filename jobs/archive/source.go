@@ -112,7 +112,24 @@ func openFile(name string, counted *atomic.Int64) (io.Reader, func() error, erro
 		}
 		return &decompressed{r: zr, kind: "zstd"}, func() error { zr.Close(); return f.Close() }, nil
 	}
+	for _, u := range unread {
+		if bytes.HasPrefix(magic, u.magic) {
+			f.Close()
+			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("a %s file, which is not read: decompress it (%s), or compress it with gzip or zstd, which are", u.kind, u.how)}
+		}
+	}
 	return br, f.Close, nil
+}
+
+// unread are the compressed forms not read, told by their first bytes:
+// read as text, their bytes were a first line that is not JSON.
+var unread = []struct {
+	magic     []byte
+	kind, how string
+}{
+	{[]byte("PK\x03\x04"), "zip", "unzip"},
+	{[]byte("BZh"), "bzip2", "bunzip2"},
+	{[]byte{0xfd, '7', 'z', 'X'}, "xz", "unxz"},
 }
 
 var (
