@@ -223,6 +223,19 @@ func TestBadInput(t *testing.T) {
 			buf.WriteString(`{"event_type":"price_change","market":"` + fx.known.ConditionID + `","timestamp":"1","price_changes":[{"asset_id":"` + fx.known.ClobTokenUp + `","price":"1.5","size":"3","side":"BUY"}]}` + "\n")
 			os.WriteFile(path, buf.Bytes(), 0o644)
 		}, []store.Market{fx.known}, []string{"dump", "line 11", "field price"}},
+		{"line too long", archive.WSJSONL, func(t *testing.T, path string) {
+			var buf bytes.Buffer
+			for _, e := range good[:10] {
+				buf.Write(append(e.frame(), '\n'))
+			}
+			buf.WriteString(`{"event_type":"book","pad":"` + strings.Repeat("a", 65<<20) + `"}` + "\n")
+			for _, e := range good[10:20] {
+				buf.Write(append(e.frame(), '\n'))
+			}
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []store.Market{fx.known}, []string{"dump: line 11:", "longer than 64 MiB"}},
 		{"negative size", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"-5","side":"BUY"`, `"1"`), []store.Market{fx.known}, []string{"line 11", "field size"}},
 		{"no side", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"UP"`, `"1"`), []store.Market{fx.known}, []string{"line 11", "field side"}},
 		{"wrong JSON type", archive.WSJSONL, func(t *testing.T, path string) {

@@ -204,8 +204,10 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			line++
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			pos := Pos{File: name, Line: line}
-			return &InputError{Pos: pos, Err: err}
+			if len(data) == 0 {
+				line++ // the line it failed in: one too long, or cut at its start
+			}
+			return &InputError{Pos: Pos{File: name, Line: line}, Err: err}
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 {
 			pos := Pos{File: name, Line: line}
@@ -308,6 +310,9 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 			line++
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
+			if len(data) == 0 {
+				line++ // the line it failed in: one too long, or cut at its start
+			}
 			return &InputError{Pos: Pos{File: name, Line: line}, Err: err}
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 {
