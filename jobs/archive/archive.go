@@ -136,8 +136,9 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	sorted := map[string]bool{}
+	began := time.Now()
 	for {
-		sum, err := importOnce(ctx, st, opt, sorted)
+		sum, err := importOnce(ctx, st, opt, sorted, began)
 		if ooo, ok := errors.AsType[*outOfOrder](err); ok && !sorted[ooo.pos.File] {
 			opt.Logger.Info("a file's events are out of time order: it is read again in the order of their times",
 				"file", ooo.pos.File, "line", ooo.pos.Line, "time", ooo.at, "after", ooo.clock)
@@ -160,9 +161,9 @@ func (e *outOfOrder) Error() string {
 		e.pos, e.at.UTC().Format(time.RFC3339Nano), e.clock.Sub(e.at))
 }
 
-// importOnce is Import, the files of sorted read in time order.
-func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bool) (Summary, error) {
-	began := time.Now()
+// importOnce is Import begun at began (an import begun again counts its
+// time from the first start), the files of sorted read in time order.
+func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bool, began time.Time) (Summary, error) {
 	if opt.Format != WSJSONL && opt.Format != PMXTv2 {
 		return Summary{}, fmt.Errorf("archive: format %q: want ws-jsonl or pmxt-v2", opt.Format)
 	}
