@@ -88,6 +88,10 @@ func openPMXT(name string) (*pmxtFile, error) {
 		f.Close()
 		return nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("not a readable Parquet file: %w", err)}
 	}
+	if k := parquetKindOf(pf); k != "" && k != ParquetPMXT {
+		f.Close()
+		return nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("an `updown export` Parquet file of %s, not a PMXT archive hour: import it with `updown import --in %s`", k, name)}
+	}
 	p := &pmxtFile{name: name, f: f, pf: pf}
 	for i, c := range PMXTColumns {
 		leaf, ok := pf.Schema().Lookup(c)

@@ -191,6 +191,9 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 		return err
 	}
 	defer closeFn()
+	if err := notParquet(name, r); err != nil {
+		return err
+	}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var line int64
 	var dec book.Decoder
@@ -229,6 +232,17 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			return nil
 		}
 	}
+}
+
+// notParquet refuses a Parquet file (a PMXT hour, an export) read as
+// ws-jsonl, whose bytes would be a first line that is not JSON.
+func notParquet(name string, r io.Reader) error {
+	if br, ok := r.(*bufio.Reader); ok {
+		if magic, _ := br.Peek(4); string(magic) == "PAR1" {
+			return &InputError{Pos: Pos{File: name}, Err: errors.New("a Parquet file, not ws-jsonl text: import a PMXT archive hour with --format pmxt-v2 (on its own), an `updown export` file with `updown import --in`")}
+		}
+	}
+	return nil
 }
 
 // decodeFrame decodes a line of a ws-jsonl file: a market channel frame's
@@ -275,6 +289,9 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 		return err
 	}
 	defer closeFn()
+	if err := notParquet(name, r); err != nil {
+		return err
+	}
 	var src io.ReaderAt
 	var spill *bufio.Writer
 	if _, ok := r.(*decompressed); ok {
