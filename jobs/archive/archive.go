@@ -595,7 +595,10 @@ func (im *importer) readPipelined(name string) error {
 		default:
 		}
 	}
-	return nil
+	// The import was ended while the file was read: the reader's last
+	// batch, with the error, may have been given up for the context's
+	// end, and what was folded is not the file.
+	return ctx.Err()
 }
 
 // readPMXT reads a pmxt-v2 file on a goroutine of its own, which decodes
