@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -186,6 +187,29 @@ func FuzzReadWSJSONL(f *testing.F) {
 			if !errors.As(err, &ie) || ie.Pos.File != name || !strings.Contains(err.Error(), name) {
 				t.Fatalf("an error that names no place: %v", err)
 			}
+		}
+		// Read in time order (a file out of order), the same frames come,
+		// each whole, or the same error.
+		var inOrder, sorted []string
+		collect := func(out *[]string) (func([]book.Event, Pos) error, func(coinPoint)) {
+			return func(evs []book.Event, pos Pos) error {
+					*out = append(*out, fmt.Sprintf("%d:%d", pos.Line, len(evs)))
+					return nil
+				}, func(p coinPoint) {
+					*out = append(*out, fmt.Sprintf("price %s %v", p.at, p.value))
+				}
+		}
+		fn, price := collect(&inOrder)
+		err = readWSJSONL(context.Background(), name, nil, fn, price)
+		fn, price = collect(&sorted)
+		serr := readWSJSONLSorted(context.Background(), name, nil, fn, price)
+		if fmt.Sprint(err) != fmt.Sprint(serr) {
+			t.Fatalf("read in order: %v; read sorted: %v", err, serr)
+		}
+		slices.Sort(inOrder)
+		slices.Sort(sorted)
+		if err == nil && !slices.Equal(inOrder, sorted) {
+			t.Fatalf("read in order %v, sorted %v", inOrder, sorted)
 		}
 	})
 }
