@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,6 +60,11 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	if len(files) == 0 {
 		fs.Usage()
 		return errors.New("import events: give the event files to import (updown import events --format pmxt-v2 2026-05-12T13.parquet)")
+	}
+	if slices.Contains(files, "-") {
+		// An import reads its files more than once (their digest, the
+		// times they begin with, a file out of order sorted).
+		return errors.New("import events: the events are read from files, not stdin (-): an import reads them more than once; save the dump to a file (gzip and zstd are read as they are)")
 	}
 	f := archive.Format(*format)
 	if f == "" {

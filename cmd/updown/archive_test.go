@@ -138,3 +138,16 @@ func TestBackfillCommands(t *testing.T) {
 		t.Fatalf("import list: %s", table)
 	}
 }
+
+// TestImportEventsStdin: `updown import events -` (a dump piped in, as
+// `updown import` takes an export) says the events are read from files,
+// and why, before any database is needed, where it answered "open -: no
+// such file or directory".
+func TestImportEventsStdin(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"import", "events", "--database-url", "postgres://nobody@127.0.0.1:1/none", "-"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "stdin") || !strings.Contains(err.Error(), "gzip") || strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("import events -: %v", err)
+	}
+}
