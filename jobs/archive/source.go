@@ -160,7 +160,10 @@ type errCompressed struct {
 }
 
 func (e *errCompressed) Error() string {
-	return fmt.Sprintf("the %s stream is truncated or corrupt (%v): the file ends before its data does", e.kind, e.err)
+	if errors.Is(e.err, io.ErrUnexpectedEOF) {
+		return fmt.Sprintf("the %s stream is truncated or corrupt (%v): the file ends before its data does", e.kind, e.err)
+	}
+	return fmt.Sprintf("the %s stream is truncated or corrupt (%v)", e.kind, e.err)
 }
 
 func (e *errCompressed) Unwrap() error { return e.err }
@@ -218,7 +221,7 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			var isPrice bool
 			var ferr error
 			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
-				return ferr
+				return frameOrStream(ctx, r, br, pos, ferr)
 			}
 			if isPrice {
 				for _, p := range ps {
@@ -243,6 +246,18 @@ func notParquet(name string, r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// frameOrStream is a bad frame's error, unless the compressed stream it
+// came from is corrupt: a corrupt stream may inflate to garbage before its
+// checksum is read, so the rest of it is read to find out.
+func frameOrStream(ctx context.Context, r io.Reader, br *bufio.Reader, pos Pos, ferr error) error {
+	if _, ok := r.(*decompressed); ok {
+		if _, err := io.Copy(io.Discard, ctxReader{ctx, br}); err != nil && ctx.Err() == nil {
+			return &InputError{Pos: pos, Err: err}
+		}
+	}
+	return ferr
 }
 
 // decodeFrame decodes a line of a ws-jsonl file: a market channel frame's
@@ -338,7 +353,7 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 			var isPrice bool
 			var ferr error
 			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
-				return ferr
+				return frameOrStream(ctx, r, br, pos, ferr)
 			}
 			at := int64(0)
 			if isPrice {
