@@ -457,6 +457,9 @@ func (im *importer) read() (Summary, error) {
 		for _, name := range im.opt.Files {
 			if st, err := os.Stat(name); err == nil {
 				im.total.Add(st.Size())
+				if im.sorted[name] {
+					im.total.Add(st.Size()) // read twice (readWSJSONLSorted)
+				}
 			}
 		}
 		for _, name := range im.opt.Files {

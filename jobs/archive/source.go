@@ -396,8 +396,21 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 		}
 	}
 	slices.SortStableFunc(frames, func(a, b sortedFrame) int { return cmp.Compare(a.at, b.at) })
+	// The second pass counts the file's size again, a share a frame, for
+	// the import's progress (its total counts a file sorted twice).
+	var size int64
+	if st, err := os.Stat(name); err == nil && counted != nil {
+		size = st.Size()
+		if len(frames) == 0 {
+			counted.Add(size)
+		}
+	}
 	var buf []byte
 	for i, fr := range frames {
+		if size > 0 {
+			n := int64(len(frames))
+			counted.Add(size*int64(i+1)/n - size*int64(i)/n)
+		}
 		if i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -1,0 +1,50 @@
+package archive
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/updown/updown/jobs/book"
+)
+
+// TestSortedReadCountsBothPasses reads a file out of order in time order:
+// the bytes it counts for the import's progress go on while its frames
+// are handed over, to twice the file's size (it is read twice), where
+// they were all counted by the first pass, before any frame was folded,
+// and a progress bar stood at 100% while the import did its work.
+func TestSortedReadCountsBothPasses(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "dump.jsonl")
+	var lines []byte
+	for i := range 3000 {
+		ts := 1778584200000 + int64((i*7919)%3000)*100 // out of order
+		lines = fmt.Appendf(lines, `{"event_type":"price_change","market":"0x1","timestamp":"%d","price_changes":[{"asset_id":"1","price":"0.5","size":"%d","side":"BUY"}]}`+"\n", ts, i+1)
+	}
+	if err := os.WriteFile(path, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(lines))
+	var counted atomic.Int64
+	var atFirst int64 = -1
+	frames := 0
+	err := readWSJSONLSorted(context.Background(), path, &counted, func(evs []book.Event, pos Pos) error {
+		if frames++; frames == 1 {
+			atFirst = counted.Load()
+		}
+		return nil
+	}, func(coinPoint) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames != 3000 {
+		t.Fatalf("%d frames handed over, want 3000", frames)
+	}
+	if atFirst >= 2*size-size/100 || counted.Load() != 2*size {
+		t.Errorf("counted %d bytes at the first frame and %d at the end, want under %d and %d (the file's %d bytes, read twice)",
+			atFirst, counted.Load(), 2*size, 2*size, size)
+	}
+}
