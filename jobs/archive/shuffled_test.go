@@ -164,3 +164,55 @@ func gzipFile(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestShuffledResubscription imports, shuffled, a capture into which a
+// resubscription's initial dump came: one frame, an array of the market's
+// two books, one of them quiet for hours (a book's timestamp is its last
+// change). The frame is placed by its latest event, as it came after it,
+// and the import is the one of the capture in order, where it was placed
+// by its earliest, hours before the stream: its fresh book's time then
+// held the books' clock, and the minutes before it had no snapshot.
+func TestShuffledResubscription(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	evs := fx.eventsOf(fx.known)
+	k := len(evs) / 4
+	at := evs[k-1].ts + 1
+	up := fxEvent{ts: at, market: fx.known.ConditionID, kind: "book", asset: fx.known.ClobTokenUp,
+		bids: []level{{"0.30", "7"}}, asks: []level{{"0.70", "9"}}}
+	down := fxEvent{ts: at - 4*time.Hour.Milliseconds(), market: fx.known.ConditionID, kind: "book", asset: fx.known.ClobTokenDown,
+		bids: []level{{"0.29", "7"}}, asks: []level{{"0.71", "9"}}}
+	frames := make([]string, 0, len(evs)+1)
+	for i, e := range evs {
+		if i == k {
+			frames = append(frames, "["+string(up.frame())+","+string(down.frame())+"]")
+		}
+		frames = append(frames, string(e.frame()))
+	}
+	dir := t.TempDir()
+	imp := func(name string, frames []string) []store.Snapshot {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(strings.Join(frames, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st := memory.New()
+		if _, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: []string{path}, Markets: []store.Market{fx.known}, Prices: fx.klines(t)}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return snapshotsOf(t, st, fx.known.Slug)
+	}
+	want := imp("in-order.jsonl", frames)
+	shuffled := slices.Clone(frames)
+	rand.New(rand.NewPCG(5, 6)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	got := imp("shuffled.jsonl", shuffled)
+	if len(want) < 500 || len(got) != len(want) {
+		t.Fatalf("shuffled: %d snapshots, in order %d", len(got), len(want))
+	}
+	for i := range got {
+		if !got[i].Time.Equal(want[i].Time) || !sameSnapshot(got[i], want[i]) {
+			t.Fatalf("snapshot %d: shuffled %s %s, in order %s %s", i, got[i].Time, fmtSnap(got[i]), want[i].Time, fmtSnap(want[i]))
+		}
+	}
+}

@@ -289,8 +289,9 @@ type sortedFrame struct {
 }
 
 // readWSJSONLSorted reads a ws-jsonl file as readWSJSONL does, but hands
-// its frames over in the order of their times (a frame's earliest event
-// or price; one without a time keeps its place after the frame before
+// its frames over in the order of their times (a frame's latest event or
+// price, which it came after: an initial dump's array holds books quiet
+// for hours; one without a time keeps its place after the frame before
 // it), those of a time in the file's order: a file whose lines are out
 // of time order (shuffled, or captures concatenated in the wrong order).
 // The file is read twice: once to check every frame and learn its time
@@ -355,17 +356,15 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
 				return frameOrStream(ctx, r, br, pos, ferr)
 			}
-			at := int64(0)
+			at := int64(0) // the frame came after its latest event or price
 			if isPrice {
 				for _, p := range ps {
-					if ns := p.at.UnixNano(); at == 0 || ns < at {
-						at = ns
-					}
+					at = max(at, p.at.UnixNano())
 				}
 			} else {
 				for i := range evs {
-					if ns := evs[i].Time.UnixNano(); !evs[i].Time.IsZero() && (at == 0 || ns < at) {
-						at = ns
+					if !evs[i].Time.IsZero() {
+						at = max(at, evs[i].Time.UnixNano())
 					}
 				}
 			}
