@@ -113,7 +113,7 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("import events: nothing was written: %w", err)
 	}
-	fmt.Fprintln(stdout, summaryLine(sum))
+	fmt.Fprintln(stdout, summaryLine(sum, len(coinFiles) > 0))
 	return nil
 }
 
@@ -169,8 +169,9 @@ func addCoinPrices(cp *archive.CoinPrices, spec string) (string, error) {
 	return string(coin) + ":" + hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
-// summaryLine is the one line an import ends with.
-func summaryLine(s archive.Summary) string {
+// summaryLine is the one line an import ends with; klines: --coin-prices
+// was given.
+func summaryLine(s archive.Summary, klines bool) string {
 	if !s.Fresh {
 		return fmt.Sprintf("already imported as import %d (%s, %s): nothing changed", s.Import.ID, s.Import.Source,
 			s.Import.CreatedAt.Format(time.RFC3339))
@@ -179,8 +180,11 @@ func summaryLine(s archive.Summary) string {
 	if s.Import.Gaps > 0 {
 		gaps = append(gaps, fmt.Sprintf("%d gaps", s.Import.Gaps))
 	}
-	if s.NoPrice > 0 {
+	switch {
+	case s.NoPrice > 0 && klines:
 		gaps = append(gaps, fmt.Sprintf("%d instants without a coin price (the klines do not cover them: gaps)", s.NoPrice))
+	case s.NoPrice > 0:
+		gaps = append(gaps, fmt.Sprintf("%d instants without a coin price (no --coin-prices given, and no Chainlink prices in the stream for them: gaps; give Binance klines with --coin-prices)", s.NoPrice))
 	}
 	if len(s.MissingHours) > 0 {
 		gaps = append(gaps, fmt.Sprintf("%d hours missing between the files (gaps)", len(s.MissingHours)))

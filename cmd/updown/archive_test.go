@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/updown/updown/jobs/archive"
 	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
@@ -149,5 +150,20 @@ func TestImportEventsStdin(t *testing.T) {
 	err := run(context.Background(), []string{"import", "events", "--database-url", "postgres://nobody@127.0.0.1:1/none", "-"}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "stdin") || !strings.Contains(err.Error(), "gzip") || strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("import events -: %v", err)
+	}
+}
+
+// TestSummaryWithoutCoinPrices: an import given no --coin-prices whose
+// instants had no coin price (a pmxt-v2 hour carries none) says so, and
+// what to give, where it said "the klines do not cover them" of klines
+// never given.
+func TestSummaryWithoutCoinPrices(t *testing.T) {
+	t.Parallel()
+	sum := archive.Summary{Fresh: true, NoPrice: 1000, Import: store.Import{ID: 2, Source: "pmxt-v2"}}
+	if line := summaryLine(sum, false); !strings.Contains(line, "1000 instants without a coin price") || !strings.Contains(line, "--coin-prices") || strings.Contains(line, "klines do not cover") {
+		t.Errorf("without --coin-prices: %q", line)
+	}
+	if line := summaryLine(sum, true); !strings.Contains(line, "the klines do not cover them") {
+		t.Errorf("with --coin-prices: %q", line)
 	}
 }
