@@ -59,8 +59,10 @@ func TestBacktestShardFailingEveryTry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A minute is time for the tries and their waits (1, 4 and 16 s).
-	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: time.Minute},
+	// The tries and their waits (1, 4 and 16 s) take 21 s; the deadline
+	// is far past them, so that a loaded machine's slowness is never read
+	// as the batch running out of time.
+	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: 5 * time.Minute},
 		"test", patience(t))
 	if err != nil || o.Failure != nil {
 		t.Fatalf("batch %s: %v, failure %+v", id, err, o.Failure)
