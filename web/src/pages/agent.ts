@@ -140,7 +140,9 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const busy = async (b: HTMLButtonElement, f: () => Promise<void>, doing: string) => {
     ctx.clearError();
     const label = b.textContent;
-    const back = holdFocus(b);
+    // The generate button ends disabled when this was the month's last
+    // generation: its keyboard goes to the code box the generation filled.
+    const back = holdFocus(b, () => code);
     b.disabled = true;
     b.textContent = doing;
     b.setAttribute('aria-busy', 'true');
