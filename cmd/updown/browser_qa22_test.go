@@ -2,10 +2,38 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 )
+
+// answerBy has the browser answer its requests whose URL matches the fetch
+// pattern as answer says (a status and a JSON body), or pass them on to the
+// server when answer says no, until the returned stop is called.
+func (b *browserSession) answerBy(pattern string, answer func(url string) (status int64, body []byte, ok bool)) (stop func()) {
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		go func() {
+			status, body, ok := answer(e.Request.URL)
+			if !ok {
+				_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
+				return
+			}
+			_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
+				WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}, {Name: "X-Request-Id", Value: "req-qa22"}}).WithBody(b64(body)))
+		}()
+	})
+	b.run("answer "+pattern, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
+	return func() { b.run("stop answering "+pattern, fetch.Disable()) }
+}
 
 // focused is the data-testid of the element that has the keyboard ("" for
 // none, "BODY" when it fell to the page).
@@ -14,6 +42,23 @@ func (b *browserSession) focused() string {
 	var id string
 	b.eval(`document.activeElement === document.body ? 'BODY' : (document.activeElement && document.activeElement.dataset.testid) || ''`, &id)
 	return id
+}
+
+// fakeSweeps is a page of a sweeps list, n sweeps from the first'th
+// (1-based), as GET /v1/sweeps answers it.
+func fakeSweeps(first, n, total int) []byte {
+	var sweeps []map[string]any
+	for i := first; i < first+n; i++ {
+		sweeps = append(sweeps, map[string]any{
+			"sweep_id": fmt.Sprintf("sw_qa22_%02d", i), "status": "DONE", "trials": 4, "markets": 2, "replays": 8,
+			"progress":    map[string]any{"replays_done": 8, "replays_total": 8, "eta_seconds": nil},
+			"created_at":  time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Hour).Format(time.RFC3339),
+			"finished_at": nil, "error": nil,
+		})
+	}
+	body, _ := json.Marshal(map[string]any{"success": true, "data": map[string]any{"sweeps": sweeps, "total": total, "limit": 20, "offset": first - 1},
+		"timestamp": "2026-11-01T00:00:00Z"})
+	return body
 }
 
 // TestBrowserQA22: the dashboard's defects found in the twenty-second
@@ -47,6 +92,57 @@ func TestBrowserQA22(t *testing.T) {
 		}
 		if got := pro.focused(); got != "agent-code" {
 			t.Errorf("after the month's last generation the keyboard is on %q; want the code box (agent-code)", got)
+		}
+	})
+
+	t.Run("a page of the sweeps list that fails keeps the page shown and offers a retry", func(t *testing.T) {
+		t.Parallel()
+		ent := open(t, base)
+		ent.signIn("ud_dev_enterprise")
+		var fail atomic.Bool
+		fail.Store(true)
+		defer ent.answerBy("*/v1/sweeps?limit=*", func(url string) (int64, []byte, bool) {
+			switch {
+			case strings.Contains(url, "offset=0"):
+				return 200, fakeSweeps(1, 20, 25), true
+			case strings.Contains(url, "offset=20"):
+				if fail.Load() {
+					return 503, []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the store is unavailable: try again shortly"},"timestamp":"2026-11-30T00:00:00Z"}`), true
+				}
+				return 200, fakeSweeps(21, 5, 25), true
+			}
+			return 0, nil, false
+		})()
+		ent.visit("#/sweeps", "sweeps")
+		ent.run("the first page", chromedp.WaitVisible(byID("sweeps-list")+` [data-testid=sweep-row][data-id="sw_qa22_01"]`))
+		ent.run("older by keyboard", chromedp.Focus(byID("sweeps-older")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(byID("sweeps-error")))
+		var rows []string
+		ent.eval(`[...document.querySelectorAll('[data-testid=sweeps-list] [data-testid=sweep-row]')].map(r => r.dataset.id)`, &rows)
+		if len(rows) != 20 || rows[0] != "sw_qa22_01" {
+			t.Errorf("after the older page failed the list shows %v; want the 20 sweeps shown before", rows)
+		}
+		msg := ent.text(byID("sweeps-error"))
+		for _, want := range []string{"the store is unavailable", "req-qa22"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the list's error %q does not say %q", msg, want)
+			}
+		}
+		if got := ent.text(byID("sweeps-range")); got != "1–20 of 25" {
+			t.Errorf("the pager says %q after the failure; want the page still shown, 1–20 of 25", got)
+		}
+		if got := ent.focused(); got != "sweeps-older" && got != "sweeps-retry" {
+			t.Errorf("after the failure the keyboard is on %q; want Older or the retry", got)
+		}
+		fail.Store(false)
+		ent.run("retry", chromedp.Click(byID("sweeps-retry")),
+			chromedp.WaitVisible(byID("sweeps-list")+` [data-testid=sweep-row][data-id="sw_qa22_21"]`))
+		if got := ent.text(byID("sweeps-range")); got != "21–25 of 25" {
+			t.Errorf("after the retry the pager says %q; want 21–25 of 25", got)
+		}
+		var errs int
+		ent.eval(`document.querySelectorAll('[data-testid=sweeps-error]').length`, &errs)
+		if errs != 0 {
+			t.Error("the error stays after the retry succeeded")
 		}
 	})
 

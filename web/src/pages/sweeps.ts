@@ -337,6 +337,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
   // offset), newest first; the page shown is kept while the list refreshes
   // (a sweep followed to its end), and only the latest answer is drawn.
   let listOffset = 0;
+  let listShown = 0; // the offset of the page on the screen
   let listAsked = 0;
   const showList = async (offset = listOffset): Promise<void> => {
     const me = ++listAsked;
@@ -350,11 +351,15 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
         r = await page(offset);
       }
       if (me !== listAsked) return;
-      listOffset = offset;
+      listOffset = listShown = offset;
       sweepList(list, r.data.sweeps, r.data.total, offset, (o) => void showList(o));
     } catch (e) {
       if (me !== listAsked) return;
-      clear(list, h('h2', null, 'Your sweeps'), h('p', { class: 'warning' }, (e as Error).message));
+      // The page shown stays (Newer and Older still page from it), with
+      // what went wrong and a retry of the page that was asked for.
+      const asked = offset;
+      listOffset = listShown;
+      listTrouble(list, e, asked > listShown ? 'sweeps-older' : 'sweeps-newer', () => void showList(asked));
     }
   };
 
@@ -487,7 +492,9 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
 function sweepList(box: HTMLElement, sweeps: Sweep[], total: number, offset: number, goTo: (offset: number) => void): void {
   // The pager button in use keeps the keyboard across the redraw (or, on
   // the first or last page, where it is disabled, the other one).
-  const focused = box.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.testid : undefined;
+  // A retry of a page that failed stands for the pager button that asked for it.
+  const active = box.contains(document.activeElement) ? (document.activeElement as HTMLElement) : undefined;
+  const focused = active?.dataset.pager ?? active?.dataset.testid;
   if (sweeps.length === 0) {
     clear(box, h('h2', null, 'Your sweeps'), h('p', { class: 'muted', testid: 'sweeps-empty' }, 'No sweeps yet.'));
     return;
@@ -535,6 +542,24 @@ function sweepList(box: HTMLElement, sweeps: Sweep[], total: number, offset: num
     const same = buttons.find((b) => b.dataset.testid === focused && !b.disabled);
     (same ?? buttons.find((b) => !b.disabled))?.focus();
   }
+}
+
+/** A page of the list that could not be loaded: the page shown (if any)
+ * stays, with the error above it and a button that asks again. pager
+ * names the pager button the keyboard goes to when the retry's page is
+ * drawn. */
+function listTrouble(box: HTMLElement, e: unknown, pager: string, retry: () => void): void {
+  const hadRetry = document.activeElement instanceof HTMLElement && document.activeElement.dataset.testid === 'sweeps-retry' && box.contains(document.activeElement);
+  box.querySelector('[data-testid=sweeps-error]')?.remove();
+  // As the page's error banner says an error: the message, its code and a 5xx's request id.
+  const text = e instanceof ApiError ? `${e.message}${e.code && e.status ? ` (${e.code})` : ''}.${requestIdNote(e)}` : `${(e as Error).message}.`;
+  const again = h('button', { type: 'button', testid: 'sweeps-retry', 'data-pager': pager }, 'Try again');
+  again.addEventListener('click', retry);
+  const problem = h('div', { class: 'warning', role: 'alert', testid: 'sweeps-error' }, h('p', null, `Your sweeps could not be loaded: ${text} `, again));
+  const heading = box.querySelector('h2');
+  if (heading && box.querySelector('table')) heading.after(problem);
+  else clear(box, h('h2', null, 'Your sweeps'), problem);
+  if (hadRetry) again.focus();
 }
 
 interface SweepView {
