@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,4 +147,29 @@ func TestBrowserQA22(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent's empty number boxes say the value that runs", func(t *testing.T) {
+		// An empty box sends nothing and the API uses its default (10
+		// markets, 100 shares, 50% max loss, offset 0, exponent 1, no
+		// latency, no limit): the box says so.
+		t.Parallel()
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.forgetDrafts()
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-order-type"), "GTC")
+		pro.setValue(byID("agent-fee-model"), "CUSTOM")
+		for _, c := range []struct{ id, want string }{
+			{"agent-count", `Empty: 10\b`}, {"agent-size", `else 100\b`}, {"agent-maxloss", `else 50\b`}, {"gtc-offset", `else 0\b`},
+			{"agent-fee-exponent", `Empty: 1\b`}, {"agent-latency", `else 0\b`}, {"max-entries", `else no limit`},
+		} {
+			pro.setValue(byID(c.id), "")
+			// What the box says empty: its placeholder, and the hint under it.
+			var said string
+			pro.eval(`(() => { const el = document.querySelector('[data-testid=`+c.id+`]'), hint = el.closest('.field').querySelector('small');
+				return el.placeholder + ' | ' + (hint ? hint.textContent : '') })()`, &said)
+			if !regexp.MustCompile(c.want).MatchString(said) {
+				t.Errorf("%s empty says %q: not the default that runs (%s)", c.id, said, c.want)
+			}
+		}
+	})
 }

@@ -120,7 +120,7 @@ export function executionControls(prefix: string, onChange: () => void = () => {
     inherit ? '' : 'MARKET',
   );
   const postOnly = h('input', { type: 'checkbox', testid: 'gtc-post-only' });
-  const offset = h('input', { type: 'number', min: '0', max: '50', step: '1', value: '0', testid: 'gtc-offset', inputmode: 'numeric' });
+  const offset = h('input', { type: 'number', min: '0', max: '50', step: '1', value: '0', placeholder: inherit ? 'from the code' : '0', testid: 'gtc-offset', inputmode: 'numeric' });
   const cancel = h('input', { type: 'number', min: '0.001', step: 'any', value: '', placeholder: inherit ? 'from the code, else never' : 'never', testid: 'gtc-cancel-after' });
   const queue = select(
     'gtc-queue',
@@ -142,7 +142,7 @@ export function executionControls(prefix: string, onChange: () => void = () => {
     inherit ? '' : 'NONE',
   );
   const rate = h('input', { type: 'number', min: '0', max: '1', step: 'any', value: '0.07', testid: `${prefix}-fee-rate` });
-  const exp = h('input', { type: 'number', min: '1', max: '4', step: '1', value: '1', testid: `${prefix}-fee-exponent` });
+  const exp = h('input', { type: 'number', min: '1', max: '4', step: '1', value: '1', placeholder: '1', testid: `${prefix}-fee-exponent` });
   const latency = h('input', { type: 'number', min: '0', max: '60000', step: '1', value: inherit ? '' : '0', placeholder: inherit ? FROM : '0', testid: `${prefix}-latency` });
 
   const check = (label: string, box: HTMLInputElement, hint: string) => {
@@ -157,7 +157,11 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       'div',
       { class: 'row' },
       check('Post only', postOnly, 'Never take the book: an order that would cross it at once is rejected (REJECTED, POST_ONLY).'),
-      field('Offset (ticks)', offset, 'Ticks better than the best bid for a buy (the best ask for a sell), 0 to 50: more aggressive, filled sooner.'),
+      field(
+        'Offset (ticks)',
+        offset,
+        `Ticks better than the best bid for a buy (the best ask for a sell), 0 to 50: more aggressive, filled sooner${inherit ? "; empty: as the code says, else 0" : ''}.`,
+      ),
       field(
         'Cancel after (seconds)',
         cancel,
@@ -177,7 +181,7 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       check('Include rebates in pnl', rebates, 'Maker rebates are paid daily from a pool, so they are an estimate; without this they are shown but not counted.'),
     ),
   );
-  const custom = h('div', { class: 'row', hidden: true }, field('Fee rate (0 to 1)', rate), field('Fee exponent (1 to 4)', exp));
+  const custom = h('div', { class: 'row', hidden: true }, field('Fee rate (0 to 1)', rate), field('Fee exponent (1 to 4)', exp, 'Empty: 1.'));
   const show = () => {
     gtc.hidden = order.value !== 'GTC';
     custom.hidden = model.value !== 'CUSTOM';
@@ -218,7 +222,9 @@ export function executionControls(prefix: string, onChange: () => void = () => {
         field(
           'Max entries per market',
           maxEntries,
-          inherit ? 'At most this many entries in one market, 1 to 10,000; empty: as the prompt or code says.' : 'At most this many entries in one market, 1 to 10,000; empty for no limit.',
+          inherit
+            ? 'At most this many entries in one market, 1 to 10,000; empty: as the prompt or code says, else no limit.'
+            : 'At most this many entries in one market, 1 to 10,000; empty for no limit.',
         ),
       ),
     ),
@@ -226,7 +232,12 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       'fieldset',
       null,
       h('legend', null, 'Execution'),
-      h('div', { class: 'row' }, field('Fees', model, 'Taker fees; makers pay none.'), field('Latency (ms)', latency, 'Orders fill on the first snapshot at least this late.')),
+      h(
+        'div',
+        { class: 'row' },
+        field('Fees', model, 'Taker fees; makers pay none.'),
+        field('Latency (ms)', latency, `Orders fill on the first snapshot at least this late${inherit ? '; empty: as the prompt or code says, else 0' : ''}.`),
+      ),
       custom,
     ),
   );

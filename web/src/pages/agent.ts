@@ -46,8 +46,10 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   const coin = select('agent-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], 'BTC');
   const type = select('agent-type', TYPES, '15m');
   const followCoin = typesFollowCoin(coin, type);
-  const count = h('input', { type: 'number', min: '1', max: '100', value: '10', testid: 'agent-count' });
-  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', testid: 'agent-size' });
+  // An empty number box sends nothing, and the API's default runs: each
+  // says which (the placeholder, or the hint under it).
+  const count = h('input', { type: 'number', min: '1', max: '100', value: '10', placeholder: '10', testid: 'agent-count' });
+  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', placeholder: 'from the prompt', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
   // Order type (GTC with its resting-order options, as on the replay
   // page), re-entry, fees and latency: each from the prompt or code unless
@@ -186,8 +188,13 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     'form',
     { class: 'builder', 'aria-label': 'Agent settings' },
     field('Describe the strategy in plain English', prompt),
-    h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count)),
-    h('div', { class: 'row' }, field('Shares per trade', size), field('Max loss %', maxloss)),
+    h('div', { class: 'row' }, field('Preset', preset), field('Coin', coin), field('Market type', type), field('Markets to test (1 to 100)', count, 'Empty: 10.')),
+    h(
+      'div',
+      { class: 'row' },
+      field('Shares per trade', size, 'Empty: as the prompt says, else 100.'),
+      field('Max loss %', maxloss, 'Empty: as the prompt says, else 50.'),
+    ),
     exec.el,
     h('div', { class: 'generate' }, generate, quota),
     field('strategy_code', code),
