@@ -172,4 +172,35 @@ func TestBrowserQA22(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the agent's control the API refused is marked and takes the keyboard", func(t *testing.T) {
+		// As on the replay and sweeps pages: the error names a request
+		// field (strategy_code, marketCount); its box is marked invalid and
+		// has the keyboard, not the button pressed.
+		t.Parallel()
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.forgetDrafts()
+		pro.visit("#/agent", "agent")
+		for _, c := range []struct{ id, code, count, says string }{
+			{"agent-code", "", "3", "strategy_code is empty"},
+			{"agent-count", "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100", "1.5", "marketCount must be a whole number"},
+		} {
+			pro.setValue(byID("agent-code"), c.code)
+			pro.setValue(byID("agent-count"), c.count)
+			pro.run("backtest by keyboard", chromedp.Focus(byID("agent-backtest")), chromedp.KeyEvent("\r"),
+				chromedp.WaitVisible(byID("error-banner")), chromedp.WaitVisible(byID("agent-backtest")+`:not([aria-busy])`))
+			if got := pro.text(byID("error-banner")); !strings.Contains(got, c.says) {
+				t.Errorf("the banner says %q; want %q", got, c.says)
+			}
+			var invalid []string
+			pro.eval(`[...document.querySelectorAll('[aria-invalid=true]')].map(e => e.dataset.testid)`, &invalid)
+			if fmt.Sprint(invalid) != fmt.Sprint([]string{c.id}) {
+				t.Errorf("%q refused: the boxes marked invalid are %v; want [%s]", c.says, invalid, c.id)
+			}
+			if got := pro.focused(); got != c.id {
+				t.Errorf("%q refused: the keyboard is on %q; want %s", c.says, got, c.id)
+			}
+		}
+	})
 }

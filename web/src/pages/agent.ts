@@ -139,8 +139,21 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   });
   // The button says what is under way: a generation or a backtest may be
   // followed for minutes after the server's wait (504 JOB_TIMEOUT).
+  // The control of each request field an error may name (details.field).
+  const controls: Record<string, HTMLElement> = {
+    prompt,
+    preset,
+    coin,
+    marketType: type,
+    marketCount: count,
+    positionSize: size,
+    maxLossPercent: maxloss,
+    strategy_code: code,
+    ...exec.controls,
+  };
   const busy = async (b: HTMLButtonElement, f: () => Promise<void>, doing: string) => {
     ctx.clearError();
+    ctx.el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
     const label = b.textContent;
     // The generate button ends disabled when this was the month's last
     // generation: its keyboard goes to the code box the generation filled.
@@ -152,6 +165,14 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       await f();
     } catch (e) {
       ctx.error(e);
+      // The control of the field the API named is marked and takes the
+      // keyboard, as on the replay and sweeps pages.
+      const name = e instanceof ApiError ? e.details?.field : undefined;
+      const c = typeof name === 'string' && Object.hasOwn(controls, name) ? controls[name] : undefined;
+      if (c) {
+        c.setAttribute('aria-invalid', 'true');
+        c.focus();
+      }
       // A quota spent elsewhere (another tab, the API): the meter says so.
       if (e instanceof ApiError && e.code === 'BACKTEST_AI_QUOTA_EXCEEDED') {
         await get<{ data: Quota }>('/v1/backtest-ai/quota').then((q) => showQuota(q.data)).catch(() => {});
