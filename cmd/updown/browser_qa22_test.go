@@ -203,4 +203,38 @@ func TestBrowserQA22(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("a replay refused for its market marks the market box and gives it the keyboard", func(t *testing.T) {
+		// MARKET_NOT_FOUND and MARKET_NOT_RESOLVED name no field: they are
+		// of the market all the same, which is the box to correct.
+		t.Parallel()
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.forgetDrafts()
+		var active struct{ Markets []struct{ Slug string } }
+		apiGet(t, base, "/v1/markets?coin=BTC&resolved=false&limit=1", "ud_dev_pro", &active)
+		if len(active.Markets) == 0 {
+			t.Fatal("dev has no active market")
+		}
+		pro.visit("#/replay", "replay")
+		for _, c := range []struct{ slug, says string }{
+			{"btc-updown-5m-1", "does not exist"},
+			{active.Markets[0].Slug, "is not resolved yet"},
+		} {
+			pro.setValue(byID("replay-market"), c.slug)
+			pro.run("replay by keyboard", chromedp.Focus(byID("replay-submit")), chromedp.KeyEvent("\r"),
+				chromedp.WaitVisible(byID("error-banner")), chromedp.WaitVisible(byID("replay-submit")+`:not([disabled])`))
+			if got := pro.text(byID("error-banner")); !strings.Contains(got, c.says) {
+				t.Errorf("the banner says %q; want %q", got, c.says)
+			}
+			var invalid string
+			pro.eval(`document.querySelector('[data-testid=replay-market]').getAttribute('aria-invalid') || ''`, &invalid)
+			if invalid != "true" {
+				t.Errorf("%s (%s): the market box is not marked invalid", c.slug, c.says)
+			}
+			if got := pro.focused(); got != "replay-market" {
+				t.Errorf("%s (%s): the keyboard is on %q; want the market box", c.slug, c.says, got)
+			}
+		}
+	})
 }

@@ -86,6 +86,9 @@ const FIGURES: [string, string, Fmt][] = [
   ['final_market_outcome', 'Outcome', String],
 ];
 
+/** The replay's errors of its market, which name no request field. */
+const MARKET_CODES = ['MARKET_NOT_FOUND', 'MARKET_NOT_RESOLVED', 'NO_DATA'];
+
 export async function replayPage(ctx: Ctx): Promise<void> {
   if (!ctx.session.plan.replay) {
     clear(ctx.el, h('h1', null, 'Strategy replay'), denied(ctx, 'Strategy replay', 'PRO, PRO_TRIAL or ENTERPRISE'));
@@ -145,7 +148,9 @@ export async function replayPage(ctx: Ctx): Promise<void> {
       // The control of the field the API named is marked and takes the
       // keyboard, as on the sweeps page: its message names the request's
       // field (positionSize), the form its own words (Shares per trade).
-      const f = e instanceof ApiError ? e.details?.field : undefined;
+      // An error of the market itself (none such, not resolved, no
+      // snapshots) names no field: it is the market box's all the same.
+      const f = e instanceof ApiError ? (e.details?.field ?? (MARKET_CODES.includes(e.code) ? 'marketSlug' : undefined)) : undefined;
       const c = typeof f === 'string' ? (f === 'marketSlug' ? market : b.controlOf(f)) : null;
       if (c) {
         c.setAttribute('aria-invalid', 'true');
