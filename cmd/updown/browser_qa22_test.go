@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -234,6 +235,37 @@ func TestBrowserQA22(t *testing.T) {
 			}
 			if got := pro.focused(); got != "replay-market" {
 				t.Errorf("%s (%s): the keyboard is on %q; want the market box", c.slug, c.says, got)
+			}
+		}
+	})
+
+	t.Run("a daily Sharpe left out says why, not what it came from", func(t *testing.T) {
+		// The statistics table wrote "from 20 days." beside a "—" of a
+		// sweep of a few hours' markets: read as "worked out from 20 days".
+		t.Parallel()
+		ent := open(t, base)
+		ent.signIn("ud_dev_enterprise")
+		status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_enterprise", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+			"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
+			"parameters":[{"path":"/entryConditions/0/value","values":[0.4,0.45]}],"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":4}}`)
+		data, _ := m["data"].(map[string]any)
+		id, _ := data["sweep_id"].(string)
+		if status != http.StatusAccepted || id == "" {
+			t.Fatalf("start a sweep: %d %v", status, m)
+		}
+		ent.visit("#/sweeps/"+id, "sweeps")
+		ent.run("the statistics", chromedp.WaitVisible(byID("sweep-stats")))
+		var rows [][]string
+		ent.eval(`[...document.querySelectorAll('[data-testid=sweep-stats] tbody tr')].filter(r => r.cells[0].textContent.startsWith('Daily')).map(r => [...r.cells].map(c => c.textContent))`, &rows)
+		if len(rows) != 2 {
+			t.Fatalf("the daily rows: %q", rows)
+		}
+		for _, r := range rows {
+			if r[1] != "—" {
+				t.Fatalf("%s shows %q from 4 markets of a few hours", r[0], r[1])
+			}
+			if says := r[len(r)-1]; !strings.Contains(says, "fewer than 20") {
+				t.Errorf("%s — says %q: not why it is left out (fewer than 20 UTC days)", r[0], says)
 			}
 		}
 	})

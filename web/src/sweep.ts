@@ -280,8 +280,8 @@ export const STAT_WORDS: [keyof Summary | 'brier', string, string][] = [
   ['pnl_per_market', 'Pnl per market', 'Mean (sd) and the 5th, 50th and 95th percentiles over traded markets: a typical market and the bad and good tails.'],
   ['sharpe_per_market', 'Sharpe per market', 'Mean ÷ sd of a traded market’s pnl: the edge per unit of market-to-market swing.'],
   ['psr0', 'PSR', 'The chance the true per-market Sharpe is above 0, allowing for few markets and skewed pnl, not for the search.'],
-  ['sharpe_daily_ann', 'Daily Sharpe, annualized', 'Mean ÷ sd of each UTC day’s pnl per share of position, × √365; from 20 days.'],
-  ['sortino_daily_ann', 'Daily Sortino, annualized', 'As the daily Sharpe, but only losing days count as risk; from 20 days.'],
+  ['sharpe_daily_ann', 'Daily Sharpe, annualized', 'Mean ÷ sd of each UTC day’s pnl per share of position, × √365; none with fewer than 20 UTC days of markets.'],
+  ['sortino_daily_ann', 'Daily Sortino, annualized', 'As the daily Sharpe, but only losing days count as risk; none with fewer than 20 UTC days of markets.'],
   ['portfolio_max_drawdown', 'Max drawdown', 'The largest fall of the running pnl, market after market in time order.'],
   ['brier', 'Brier: entries / market', 'Mean squared gap between the price and the outcome, 0 perfect: your entry prices beside the market’s own mid. Lower than the market’s is a better forecast.'],
 ];
