@@ -269,4 +269,23 @@ func TestBrowserQA22(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("a plan without the agent is told so, not 0 of 0 generations", func(t *testing.T) {
+		t.Parallel()
+		for _, key := range []string{"ud_dev_starter", "ud_dev_pro_trial"} {
+			b := open(t, base)
+			b.signIn(key)
+			b.visit("#/account", "account")
+			if got := b.text(byID("account-ai-quota")); !strings.Contains(got, "not in your plan") {
+				t.Errorf("%s: AI generations this month %q; want the agent not in the plan", key, got)
+			}
+			b.close()
+		}
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.visit("#/account", "account")
+		if got := pro.text(byID("account-ai-quota")); !regexp.MustCompile(`^\d+ of 5$`).MatchString(got) {
+			t.Errorf("PRO: AI generations this month %q; want n of 5", got)
+		}
+	})
 }

@@ -128,7 +128,8 @@ export async function accountPage(ctx: Ctx): Promise<void> {
       fig('Email', a.email, undefined, 'wide'),
       fig('Requests today', a.usage.today === null ? 'not counted on this server' : ofLimit(a.usage.today, a.rate_limits.per_day), 'account-usage'),
       fig('This minute', a.usage.this_minute === null ? '—' : ofLimit(a.usage.this_minute, a.rate_limits.per_minute)),
-      fig('AI generations this month', ofLimit(q.used, q.limit), 'account-ai-quota'),
+      // A plan without the agent has no generations: said so, not "0 of 0".
+      fig('AI generations this month', ctx.session.plan.backtest_ai ? ofLimit(q.used, q.limit) : 'the Backtest AI agent is not in your plan', 'account-ai-quota'),
     ),
     h('h2', null, 'API keys'),
     keys
