@@ -288,4 +288,22 @@ func TestBrowserQA22(t *testing.T) {
 			t.Errorf("PRO: AI generations this month %q; want n of 5", got)
 		}
 	})
+
+	t.Run("copying an empty code box says there is nothing to copy", func(t *testing.T) {
+		t.Parallel()
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.forgetDrafts()
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-code"), "  ")
+		pro.run("copy by keyboard", chromedp.Focus(byID("agent-copy")), chromedp.KeyEvent("\r"))
+		var said string
+		pro.run("the answer", chromedp.Poll(`(() => { const p = document.querySelector('[data-testid=agent-code]').closest('form').querySelector('p[role=status]'); return p && p.textContent })()`, &said))
+		if !strings.Contains(said, "Nothing to copy") {
+			t.Errorf("copying an empty code box says %q", said)
+		}
+		if got := pro.focused(); got != "agent-code" {
+			t.Errorf("after copying nothing the keyboard is on %q; want the code box", got)
+		}
+	})
 }

@@ -129,6 +129,11 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   code.addEventListener('input', followCode);
   code.addEventListener('change', followCode);
   copy.addEventListener('click', async () => {
+    if (!code.value.trim()) {
+      explanation.textContent = 'Nothing to copy: generate a strategy, or paste a strategy_code, first.';
+      code.focus();
+      return;
+    }
     try {
       await navigator.clipboard.writeText(code.value);
       explanation.textContent = 'Copied. Paste it into the replay page\'s strategy_code box.';
