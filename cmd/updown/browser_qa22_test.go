@@ -306,4 +306,24 @@ func TestBrowserQA22(t *testing.T) {
 			t.Errorf("after copying nothing the keyboard is on %q; want the code box", got)
 		}
 	})
+
+	t.Run("dates the wrong way round are said in the filters' words, on the box", func(t *testing.T) {
+		// The API answers end_time must be later than start_time (a
+		// VALIDATION_ERROR located at query.end_time): the page's boxes are
+		// "Starting after" and "Starting before".
+		t.Parallel()
+		pro := open(t, base)
+		pro.signIn("ud_dev_pro")
+		pro.visit("#/markets?coin=BTC&from=2026-11-30T06:00&to=2026-11-29T06:00", "markets")
+		var invalid []string
+		pro.eval(`[...document.querySelectorAll('[aria-invalid=true]')].map(e => e.dataset.testid)`, &invalid)
+		if fmt.Sprint(invalid) != "[markets-to]" {
+			t.Errorf("the boxes marked invalid: %v; want [markets-to]", invalid)
+		}
+		var said string
+		pro.eval(`document.querySelector('[data-testid=markets-table] tbody').textContent`, &said)
+		if !strings.Contains(said, "Starting before") || !strings.Contains(said, "Starting after") {
+			t.Errorf("the table says %q: not in the boxes' words", said)
+		}
+	})
 }

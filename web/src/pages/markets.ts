@@ -149,7 +149,16 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     pager.append(prev, h('span', { testid: 'markets-range' }, range), next);
   } catch (e) {
     tbody.replaceChildren();
-    if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
+    // A time filter the API refused (end_time before start_time) is said
+    // in the boxes' words, in the table's place, with its box marked.
+    const boxes: Record<string, [HTMLInputElement, string]> = { 'query.start_time': [from, 'Starting after (UTC)'], 'query.end_time': [to, 'Starting before (UTC)'] };
+    const refused = e instanceof ApiError && e.code === 'VALIDATION_ERROR' && Array.isArray(e.details?.errors) ? (e.details.errors as { location?: string; message?: string }[]) : [];
+    const timeError = refused.find((x) => typeof x.location === 'string' && Object.hasOwn(boxes, x.location));
+    if (timeError) {
+      const words = (m: string) => m.replace(/\bstart_time\b/g, `“${boxes['query.start_time'][1]}”`).replace(/\bend_time\b/g, `“${boxes['query.end_time'][1]}”`);
+      boxes[timeError.location as string][0].setAttribute('aria-invalid', 'true');
+      tbody.append(h('tr', null, h('td', { colspan: 8, role: 'alert', testid: 'markets-filter-error' }, `${words(timeError.message ?? (e as Error).message)}.`)));
+    } else if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
       tbody.append(h('tr', null, h('td', { colspan: 8 }, e.message, ' ', upgradeLink(ctx))));
       if (!coins.includes(coin.value)) ctx.error(e);
     } else ctx.error(e);
