@@ -286,7 +286,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, err
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug))
+		return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug).With("field", "marketSlug"))
 	}
 	if err != nil {
 		return refuse(s.storeFailure(ctx, "get market", err))
@@ -295,10 +295,10 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return refuse(err)
 	}
 	if !m.Resolved() {
-		return refuse(Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug))
+		return refuse(Errorf(http.StatusBadRequest, replay.CodeMarketNotResolved, "market %q is not resolved yet: only resolved markets can be replayed", m.Slug).With("field", "marketSlug"))
 	}
 	if n == 0 {
-		return refuse(Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug))
+		return refuse(Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug).With("field", "marketSlug"))
 	}
 	// A result is reused only for the market as it is now: a corrected
 	// winner (or any other change) makes a new job.

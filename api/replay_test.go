@@ -176,6 +176,15 @@ func TestReplayRejectsBeforeQueueing(t *testing.T) {
 					t.Errorf("details.field is empty: %v", d)
 				}
 			}
+			// A refusal for the market names the field that chose it, as
+			// every validation error does, so that a client (the
+			// dashboard) can point at it.
+			switch tc.code {
+			case "MARKET_NOT_FOUND", "MARKET_NOT_RESOLVED", "NO_DATA":
+				if d, _ := e["details"].(map[string]any); d["field"] != "marketSlug" {
+					t.Errorf("details %v: want field marketSlug", e["details"])
+				}
+			}
 		})
 	}
 	insp := asynq.NewInspectorFromRedisClient(q.rdb)
