@@ -325,5 +325,18 @@ func TestBrowserQA22(t *testing.T) {
 		if !strings.Contains(said, "Starting before") || !strings.Contains(said, "Starting after") {
 			t.Errorf("the table says %q: not in the boxes' words", said)
 		}
+		// The alert sits inside its cell, which stays a cell of the table,
+		// and the box marked invalid is described by it.
+		var roles struct {
+			Cell, Described string
+		}
+		pro.eval(`(() => { const a = document.querySelector('[data-testid=markets-filter-error]');
+			const box = document.querySelector('[data-testid=markets-to]');
+			const by = document.getElementById(box.getAttribute('aria-describedby') || '');
+			return { cell: a.closest('td') ? (a.closest('td').getAttribute('role') || 'cell') : 'none',
+				described: by === a ? 'yes' : 'no' }; })()`, &roles)
+		if roles.Cell != "cell" || roles.Described != "yes" {
+			t.Errorf("the alert's cell has role %q, the box described by it: %s", roles.Cell, roles.Described)
+		}
 	})
 }

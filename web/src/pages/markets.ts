@@ -156,8 +156,12 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     const timeError = refused.find((x) => typeof x.location === 'string' && Object.hasOwn(boxes, x.location));
     if (timeError) {
       const words = (m: string) => m.replace(/\bstart_time\b/g, `“${boxes['query.start_time'][1]}”`).replace(/\bend_time\b/g, `“${boxes['query.end_time'][1]}”`);
-      boxes[timeError.location as string][0].setAttribute('aria-invalid', 'true');
-      tbody.append(h('tr', null, h('td', { colspan: 8, role: 'alert', testid: 'markets-filter-error' }, `${words(timeError.message ?? (e as Error).message)}.`)));
+      // The alert is inside the cell, which keeps its role in the table;
+      // the box marked invalid is described by it.
+      const box = boxes[timeError.location as string][0];
+      box.setAttribute('aria-invalid', 'true');
+      box.setAttribute('aria-describedby', 'markets-filter-error');
+      tbody.append(h('tr', null, h('td', { colspan: 8 }, h('p', { id: 'markets-filter-error', role: 'alert', testid: 'markets-filter-error' }, `${words(timeError.message ?? (e as Error).message)}.`))));
     } else if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
       tbody.append(h('tr', null, h('td', { colspan: 8 }, e.message, ' ', upgradeLink(ctx))));
       if (!coins.includes(coin.value)) ctx.error(e);
