@@ -126,11 +126,12 @@ func (f Format) Source() string { return string(f) }
 // transaction of st.
 //
 // A ws-jsonl file whose events go back in time (a price_change or
-// tick_size_change over GapAfter behind the latest before it in the file)
-// is out of order: shuffled lines, or captures concatenated in the wrong
-// order. Its events, folded as they come, would be taken as a clock going
-// back and hardly a snapshot written; the import is begun again with the
-// file read in the order of its events' times (readWSJSONLSorted).
+// tick_size_change over GapAfter behind the latest of its token before it
+// in the file) is out of order: shuffled lines, or captures concatenated
+// in the wrong order. Its events, folded as they come, would be taken as
+// a clock going back and hardly a snapshot written; the import is begun
+// again with the file read in the order of its events' times
+// (readWSJSONLSorted).
 func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
@@ -386,11 +387,12 @@ type importer struct {
 	// files read before is not this file's.
 	fileTo time.Time
 	// sorted are the ws-jsonl files read in time order; checkOrder: the
-	// file being read is not, and orderClock is its latest change's time,
-	// which no change may be over GapAfter behind (outOfOrder).
+	// file being read is not, and orderClock is its latest change's time
+	// by token (asset id), which no change of the token may be over
+	// GapAfter behind (outOfOrder).
 	sorted     map[string]bool
 	checkOrder bool
-	orderClock time.Time
+	orderClock map[string]time.Time
 
 	covFrom, covTo time.Time
 	events         int64
@@ -463,7 +465,7 @@ func (im *importer) read() (Summary, error) {
 			}
 		}
 		for _, name := range im.opt.Files {
-			im.fileTo, im.orderClock, im.checkOrder = time.Time{}, time.Time{}, !im.sorted[name]
+			im.fileTo, im.orderClock, im.checkOrder = time.Time{}, map[string]time.Time{}, !im.sorted[name]
 			if err := im.readPipelined(name); err != nil {
 				return sum, err
 			}
@@ -809,19 +811,23 @@ func (im *importer) items(items []item) error {
 		default:
 			continue // new_market, market_resolved, best_bid_ask: no book change
 		}
-		if im.checkOrder && !e.Time.IsZero() && (e.EventType == "price_change" || e.EventType == "tick_size_change") {
-			// A book's time is its last change, older than the frames
-			// before it in an initial dump; a trade's is its match.
-			if im.orderClock.Sub(e.Time) > im.opt.GapAfter {
-				return &outOfOrder{pos: it.pos, at: e.Time, clock: im.orderClock}
-			}
-			if e.Time.After(im.orderClock) {
-				im.orderClock = e.Time
-			}
-		}
 		token := e.AssetID
 		if token == "" && len(e.Changes) > 0 {
 			token = e.Changes[0].AssetID
+		}
+		if im.checkOrder && !e.Time.IsZero() && (e.EventType == "price_change" || e.EventType == "tick_size_change") {
+			// A book's time is its last change, older than the frames
+			// before it in an initial dump; a trade's is its match. The
+			// clock is the token's, as events fold a token at a time: a
+			// capture of two connections, one seconds behind the other,
+			// is in order token by token.
+			clock := im.orderClock[token]
+			if clock.Sub(e.Time) > im.opt.GapAfter {
+				return &outOfOrder{pos: it.pos, at: e.Time, clock: clock}
+			}
+			if e.Time.After(clock) {
+				im.orderClock[token] = e.Time
+			}
 		}
 		r, err := im.lookup(e.Market, token, it.pos)
 		if err != nil {
