@@ -48,3 +48,31 @@ func TestSortedReadCountsBothPasses(t *testing.T) {
 			atFirst, counted.Load(), 2*size, 2*size, size)
 	}
 }
+
+// TestSortedReadKeepsLineOrder reads in time order a file whose frames
+// share times: those of one time are handed over in the file's order.
+func TestSortedReadKeepsLineOrder(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "dump.jsonl")
+	var lines []byte
+	for i := range 5000 {
+		ts := 1778584200000 + int64(4-i%5)*1000 // five times, out of order
+		lines = fmt.Appendf(lines, `{"event_type":"price_change","market":"0x1","timestamp":"%d","price_changes":[{"asset_id":"1","price":"0.5","size":"%d","side":"BUY"}]}`+"\n", ts, i+1)
+	}
+	if err := os.WriteFile(path, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var prevAt int64
+	var prevLine int64
+	err := readWSJSONLSorted(context.Background(), path, nil, func(evs []book.Event, pos Pos) error {
+		at := evs[0].Time.UnixNano()
+		if at < prevAt || (at == prevAt && pos.Line <= prevLine) {
+			t.Fatalf("line %d at %d handed over after line %d at %d", pos.Line, at, prevLine, prevAt)
+		}
+		prevAt, prevLine = at, pos.Line
+		return nil
+	}, func(coinPoint) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

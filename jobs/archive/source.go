@@ -394,7 +394,15 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 			return fmt.Errorf("sort %s by time: %w", name, err)
 		}
 	}
-	slices.SortStableFunc(frames, func(a, b sortedFrame) int { return cmp.Compare(a.at, b.at) })
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The line is unique: (time, line) is the file's order among frames of
+	// one time, as a stable sort keeps it, in O(n log n).
+	slices.SortFunc(frames, func(a, b sortedFrame) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.line, b.line)) })
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// The second pass counts the file's size again, a share a frame, for
 	// the import's progress (its total counts a file sorted twice).
 	var size int64
