@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -310,12 +312,21 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 	}
 	var src io.ReaderAt
 	var spill *bufio.Writer
+	sizeHint := 0 // frames expected, where the file's size tells
 	if _, ok := r.(*decompressed); ok {
 		f, err := os.CreateTemp("", "updown-import-*.jsonl")
 		if err != nil {
-			return fmt.Errorf("sort %s by time: %w", name, err)
+			return fmt.Errorf("sort %s by time: a temporary copy in TMPDIR (%s): %w", name, os.TempDir(), err)
 		}
-		defer os.Remove(f.Name())
+		// Removed at once, read through the open handle: a process
+		// killed leaves nothing. Where an open file cannot be removed
+		// (Windows), it is removed once closed.
+		if runtime.GOOS == "windows" {
+			defer os.Remove(f.Name())
+		} else if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return fmt.Errorf("sort %s by time: remove the temporary copy's name: %w", name, err)
+		}
 		defer f.Close()
 		src, spill = f, bufio.NewWriterSize(f, 1<<20)
 	} else {
@@ -325,10 +336,22 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 		}
 		defer f.Close()
 		src = f
+		// A frame of the market channel takes some 250 bytes and more (a
+		// book, an array of books far more): the list is sized for a
+		// frame every 512 bytes, under the count, and grows from there.
+		if st, err := f.Stat(); err == nil {
+			sizeHint = int(min(st.Size()/512, 1<<26))
+		}
+	}
+	spillErr := func(err error) error {
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("sort %s by time: the temporary copy of its lines in TMPDIR (%s): %w; set TMPDIR to a directory with room for the file uncompressed", name, os.TempDir(), err)
+		}
+		return fmt.Errorf("sort %s by time: %w", name, err)
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
+	frames := make([]sortedFrame, 0, sizeHint)
 	var (
-		frames         []sortedFrame
 		line, off, out int64 // lines read, bytes read, bytes spilt
 		prevAt         int64
 		dec            book.Decoder
@@ -375,7 +398,7 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 			fr := sortedFrame{at: at, line: line, n: int32(len(t))}
 			if spill != nil {
 				if _, err := spill.Write(t); err != nil {
-					return fmt.Errorf("sort %s by time: %w", name, err)
+					return spillErr(err)
 				}
 				fr.off = out
 				out += int64(len(t))
@@ -391,7 +414,7 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 	}
 	if spill != nil {
 		if err := spill.Flush(); err != nil {
-			return fmt.Errorf("sort %s by time: %w", name, err)
+			return spillErr(err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
