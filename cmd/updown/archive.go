@@ -9,9 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/updown/updown/jobs/archive"
@@ -108,6 +110,10 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	p := newProgress(stderr, *progress)
 	opt.Progress, opt.ProgressEvery = p.report, p.every
+	// What the import tells on the way (a file read again in time order,
+	// the progress starting over; trades left out; hours missing) goes to
+	// stderr, between the progress lines, under the bar.
+	opt.Logger = p.logger()
 	sum, err := archive.Import(ctx, st, opt)
 	p.done()
 	if err != nil {
@@ -208,6 +214,7 @@ func fmtTime(t time.Time) string {
 // progress draws an import's progress: a bar redrawn in place on a
 // terminal, a plain line every few seconds otherwise.
 type progress struct {
+	mu    sync.Mutex // report and the logger's lines, from the import's goroutines
 	w     io.Writer
 	bar   bool
 	off   bool
@@ -238,7 +245,43 @@ func newProgress(w io.Writer, mode string) *progress {
 	return p
 }
 
+// logger is the import's logger: its records, as text without the time,
+// a line each on the progress's writer, a bar drawn ended first (it is
+// drawn again under the line), whatever the progress mode.
+func (p *progress) logger() *slog.Logger {
+	return slog.New(untimed{slog.NewTextHandler(progressLog{p}, nil)})
+}
+
+// untimed leaves out a record's time (a record's own "time" attribute is
+// kept, as dropping the time key would drop it too).
+type untimed struct{ slog.Handler }
+
+func (h untimed) Handle(ctx context.Context, r slog.Record) error {
+	r.Time = time.Time{}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h untimed) WithAttrs(as []slog.Attr) slog.Handler { return untimed{h.Handler.WithAttrs(as)} }
+func (h untimed) WithGroup(name string) slog.Handler    { return untimed{h.Handler.WithGroup(name)} }
+
+// progressLog writes the logger's lines among the progress's.
+type progressLog struct{ p *progress }
+
+func (l progressLog) Write(b []byte) (int, error) {
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	if l.p.bar && l.p.drawn {
+		fmt.Fprintln(l.p.w)
+	}
+	if _, err := io.WriteString(l.p.w, "import: "); err != nil {
+		return 0, err
+	}
+	return l.p.w.Write(b)
+}
+
 func (p *progress) report(pr archive.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.off || (pr.Final && !p.drawn) {
 		return
 	}
@@ -267,6 +310,8 @@ func (p *progress) report(pr archive.Progress) {
 }
 
 func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.bar && p.drawn {
 		fmt.Fprintln(p.w)
 	}
