@@ -26,8 +26,11 @@ func TestInterruptedImport(t *testing.T) {
 	t.Parallel()
 	var markets []store.Market
 	var evs []fxEvent
+	coins := []store.Coin{store.BTC, store.ETH, store.SOL}
 	for n := 1; n <= 12; n++ {
-		m := fxMarket(store.BTC, fxHour.Add(10*time.Minute), n)
+		// Twelve markets, each its own (a slug is its coin and start),
+		// three at a time.
+		m := fxMarket(coins[n%3], fxHour.Add(time.Duration(2+n/3)*5*time.Minute), n)
 		markets = append(markets, m)
 		evs = append(evs, fxStream(m, m.StartTime.Add(-20*time.Second), m.EndTime.Add(10*time.Second), uint64(n), 0)...)
 	}
@@ -38,7 +41,15 @@ func TestInterruptedImport(t *testing.T) {
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(mixed), func(i, j int) { mixed[i], mixed[j] = mixed[j], mixed[i] })
 	writeLines(t, shuffled, mixed)
 	cp := archive.NewCoinPrices()
-	writeKlines(t, cp, store.BTC, fxHour, fxHour.Add(time.Hour), func(at time.Time) float64 { return 80000 + float64(at.Unix()%97) })
+	for _, c := range coins {
+		writeKlines(t, cp, c, fxHour, fxHour.Add(time.Hour), func(at time.Time) float64 { return 80000 + float64(at.Unix()%97) })
+	}
+	// Uninterrupted, the import succeeds: the imports ended are ended
+	// while they read, not by an error of the fixture.
+	whole, err := archive.Import(context.Background(), memory.New(), archive.Options{Format: archive.WSJSONL, Files: []string{path}, Markets: markets, Prices: cp})
+	if err != nil || whole.Import.Markets != int64(len(markets)) {
+		t.Fatalf("the import uninterrupted: %d markets of %d, %v", whole.Import.Markets, len(markets), err)
+	}
 	for i := range 8 {
 		ctx, cancel := context.WithCancel(context.Background())
 		var once sync.Once
