@@ -98,22 +98,16 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) 
 
 // GetSweep returns the sweep with the id.
 func (s *Store) GetSweep(ctx context.Context, id string) (store.Sweep, error) {
-	op := fmt.Sprintf("get sweep %q", id)
-	if err := live(ctx, op); err != nil {
-		return store.Sweep{}, err
-	}
-	t := &s.sweeps
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e, err := t.entry(op, id)
-	if err != nil {
-		return store.Sweep{}, err
-	}
-	return cloneSweep(e.sw, true), nil
+	return s.getSweep(ctx, id, true)
 }
 
 // GetSweepInfo returns the sweep with the id without its result.
 func (s *Store) GetSweepInfo(ctx context.Context, id string) (store.Sweep, error) {
+	return s.getSweep(ctx, id, false)
+}
+
+// getSweep is GetSweep, with the result when withResult.
+func (s *Store) getSweep(ctx context.Context, id string, withResult bool) (store.Sweep, error) {
 	op := fmt.Sprintf("get sweep %q", id)
 	if err := live(ctx, op); err != nil {
 		return store.Sweep{}, err
@@ -125,7 +119,7 @@ func (s *Store) GetSweepInfo(ctx context.Context, id string) (store.Sweep, error
 	if err != nil {
 		return store.Sweep{}, err
 	}
-	return cloneSweep(e.sw, false), nil
+	return cloneSweep(e.sw, withResult), nil
 }
 
 // doneSweep returns the DONE sweep with the id, its result and its
