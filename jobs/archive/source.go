@@ -199,10 +199,41 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 	if err := notParquet(name, r); err != nil {
 		return err
 	}
+	return eachFrame(ctx, name, r, func(f frame) error {
+		if f.isPrice {
+			for _, p := range f.prices {
+				price(p)
+			}
+			return nil
+		}
+		return fn(f.events, f.pos)
+	})
+}
+
+// frame is one frame of a ws-jsonl file as eachFrame hands it on: its
+// events or Chainlink prices (isPrice), its place, its text (the line
+// without the white space around it) and the offset of that text in the
+// file's bytes as read.
+type frame struct {
+	events  []book.Event
+	prices  []coinPoint
+	isPrice bool
+	pos     Pos
+	text    []byte
+	off     int64
+}
+
+// eachFrame reads r, the ws-jsonl file name, a line at a time and hands
+// each frame that is not blank to fn, the frame's events and text being
+// fn's until it returns. A line too long, a read that fails and a frame
+// that is not one are InputErrors at their line (frameOrStream).
+func eachFrame(ctx context.Context, name string, r io.Reader, fn func(frame) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
-	var line int64
-	var dec book.Decoder
-	var evs []book.Event
+	var (
+		line, off int64 // lines read, bytes read
+		dec       book.Decoder
+		evs       []book.Event
+	)
 	for {
 		if line%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -218,21 +249,18 @@ func readWSJSONL(ctx context.Context, name string, counted *atomic.Int64, fn fun
 			return &InputError{Pos: Pos{File: name, Line: line}, Err: err}
 		}
 		if t := bytes.TrimSpace(data); len(t) > 0 {
-			pos := Pos{File: name, Line: line}
-			var ps []coinPoint
-			var isPrice bool
+			f := frame{pos: Pos{File: name, Line: line}, text: t,
+				off: off + int64(len(data)-len(bytes.TrimLeftFunc(data, unicode.IsSpace)))}
 			var ferr error
-			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
-				return frameOrStream(ctx, r, br, pos, ferr)
+			if evs, f.prices, f.isPrice, ferr = decodeFrame(&dec, evs[:0], t, f.pos); ferr != nil {
+				return frameOrStream(ctx, r, br, f.pos, ferr)
 			}
-			if isPrice {
-				for _, p := range ps {
-					price(p)
-				}
-			} else if err := fn(evs, pos); err != nil {
+			f.events = evs
+			if err := fn(f); err != nil {
 				return err
 			}
 		}
+		off += int64(len(data))
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -349,68 +377,40 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 		}
 		return fmt.Errorf("sort %s by time: %w", name, err)
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
 	frames := make([]sortedFrame, 0, sizeHint)
-	var (
-		line, off, out int64 // lines read, bytes read, bytes spilt
-		prevAt         int64
-		dec            book.Decoder
-		evs            []book.Event
-	)
-	for {
-		if line%4096 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		data, err := readLine(br)
-		if len(data) > 0 || err == nil {
-			line++
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			if len(data) == 0 {
-				line++ // the line it failed in: one too long, or cut at its start
+	var out, prevAt int64 // bytes spilt, the time of the frame before
+	err = eachFrame(ctx, name, r, func(f frame) error {
+		at := int64(0) // the frame came after its latest event or price
+		if f.isPrice {
+			for _, p := range f.prices {
+				at = max(at, p.at.UnixNano())
 			}
-			return &InputError{Pos: Pos{File: name, Line: line}, Err: err}
-		}
-		if t := bytes.TrimSpace(data); len(t) > 0 {
-			pos := Pos{File: name, Line: line}
-			var ps []coinPoint
-			var isPrice bool
-			var ferr error
-			if evs, ps, isPrice, ferr = decodeFrame(&dec, evs[:0], t, pos); ferr != nil {
-				return frameOrStream(ctx, r, br, pos, ferr)
-			}
-			at := int64(0) // the frame came after its latest event or price
-			if isPrice {
-				for _, p := range ps {
-					at = max(at, p.at.UnixNano())
-				}
-			} else {
-				for i := range evs {
-					if !evs[i].Time.IsZero() {
-						at = max(at, evs[i].Time.UnixNano())
-					}
+		} else {
+			for i := range f.events {
+				if !f.events[i].Time.IsZero() {
+					at = max(at, f.events[i].Time.UnixNano())
 				}
 			}
-			if at == 0 {
-				at = prevAt
-			}
-			prevAt = at
-			fr := sortedFrame{at: at, line: line, n: int32(len(t))}
-			if spill != nil {
-				if _, err := spill.Write(t); err != nil {
-					return spillErr(err)
-				}
-				fr.off = out
-				out += int64(len(t))
-			} else {
-				fr.off = off + int64(len(data)-len(bytes.TrimLeftFunc(data, unicode.IsSpace)))
-			}
-			frames = append(frames, fr)
 		}
-		off += int64(len(data))
-		if errors.Is(err, io.EOF) {
-			break
+		if at == 0 {
+			at = prevAt
 		}
+		prevAt = at
+		fr := sortedFrame{at: at, line: f.pos.Line, n: int32(len(f.text))}
+		if spill != nil {
+			if _, err := spill.Write(f.text); err != nil {
+				return spillErr(err)
+			}
+			fr.off = out
+			out += int64(len(f.text))
+		} else {
+			fr.off = f.off
+		}
+		frames = append(frames, fr)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if spill != nil {
 		if err := spill.Flush(); err != nil {
@@ -435,7 +435,11 @@ func readWSJSONLSorted(ctx context.Context, name string, counted *atomic.Int64, 
 			counted.Add(size)
 		}
 	}
-	var buf []byte
+	var (
+		buf []byte
+		dec book.Decoder
+		evs []book.Event
+	)
 	for i, fr := range frames {
 		if size > 0 {
 			n := int64(len(frames))
