@@ -62,8 +62,8 @@ type restOrder struct {
 	// books are read only when a trade at the limit needs the queue (see
 	// showQueue), since most ticks see none.
 	shown   int
-	counted float64 // trade sizes that reached the order past its queue
-	hashes  map[string]struct{}
+	counted float64         // trade sizes that reached the order past its queue
+	hashes  map[string]bool // hashes counted: true for the other outcome's mirror
 
 	// checked is set once the order was checked against a book: the sides
 	// it read there and what counted was then. A tick with the same sides
@@ -298,19 +298,25 @@ func (e *engine) evidence(k int, price float64, i int) {
 	}
 	rec := &tt.rec[k]
 	same := rec.up == e.up
-	if !same && rec.hashed && len(o.hashes) > 0 {
-		// The other outcome's mirror of a match already counted on this
-		// outcome.
-		if _, ok := o.hashes[tt.hashOf(k)]; ok {
+	if rec.hashed && len(o.hashes) > 0 {
+		// One match recorded on both outcomes counts once, whichever
+		// outcome's event came first: the other outcome's mirror of a
+		// match counted on this outcome, or this outcome's twin of a
+		// mirror counted. Same-outcome trades sharing a hash all count
+		// (one match may fill several makers), and so do mirrors.
+		if mirror, ok := o.hashes[tt.hashOf(k)]; ok && mirror == same {
 			return
 		}
 	}
 	size := rec.size
-	if same && rec.hashed {
+	if rec.hashed {
 		if o.hashes == nil {
-			o.hashes = map[string]struct{}{}
+			o.hashes = map[string]bool{}
 		}
-		o.hashes[tt.hashOf(k)] = struct{}{}
+		h := tt.hashOf(k)
+		if _, ok := o.hashes[h]; !ok {
+			o.hashes[h] = !same // true: counted as the other outcome's mirror
+		}
 	}
 	if through {
 		o.counted += size

@@ -311,3 +311,27 @@ func withBid(b *store.Book, price, size float64) *store.Book {
 	return b
 }
 
+// One match recorded on both outcomes counts once (REFERENCE: count a
+// transaction hash once) also when the other outcome's event comes first:
+// the same-outcome twin a millisecond later is the same match.
+func TestHandMirrorTwinFirst(t *testing.T) {
+	t.Parallel()
+	bk := book(levels(lv(0.40, 100)), levels(lv(0.42, 100)))
+	snaps := []store.Snapshot{
+		withUp(snap(0, 0.42, 0.58), bk), // BUY 10 rests at 0.40 (FRONT: no queue)
+		withUp(snap(10, 0.42, 0.58), bk),
+	}
+	trades := []store.MarketTrade{
+		{Time: at(3), Outcome: store.OutcomeDown, Price: 0.60, Size: 6, Side: store.SideBuy, TxHash: "a"},
+		{Time: at(3).Add(time.Millisecond), Outcome: store.OutcomeUp, Price: 0.40, Size: 6, Side: store.SideSell, TxHash: "a"},
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.42)), never())
+	s.OrderType, s.QueueModel = OrderGTC, QueueFront
+	r, err := runFull(t, market("Up"), snaps, trades, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trades) != 0 {
+		t.Fatalf("one match of 6 shares filled an order of 10: %+v", r.Trades)
+	}
+}

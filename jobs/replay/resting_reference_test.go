@@ -415,10 +415,13 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 			return
 		}
 		p, takerSold, same := x.Price, x.Side == store.SideSell, x.Outcome == outcome
-		if !same {
-			if x.TxHash != "" && hashes[x.TxHash] {
+		if x.TxHash != "" {
+			// One match on both outcomes counts once, whichever came first.
+			if mirror, ok := hashes[x.TxHash]; ok && mirror == same {
 				return
 			}
+		}
+		if !same {
 			p, takerSold = 1-p, !takerSold
 		}
 		if takerSold != buy {
@@ -429,8 +432,8 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		if !through && !at {
 			return
 		}
-		if same && x.TxHash != "" {
-			hashes[x.TxHash] = true
+		if _, ok := hashes[x.TxHash]; x.TxHash != "" && !ok {
+			hashes[x.TxHash] = !same
 		}
 		if through {
 			counted += x.Size
