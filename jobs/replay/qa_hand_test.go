@@ -335,3 +335,64 @@ func TestHandMirrorTwinFirst(t *testing.T) {
 		t.Fatalf("one match of 6 shares filled an order of 10: %+v", r.Trades)
 	}
 }
+
+// cancelAfterMs counts from the decision and takes effect latencyMs
+// later; a trade before that instant still fills the order, one at it
+// does not.
+func TestHandCancelAfterLatency(t *testing.T) {
+	t.Parallel()
+	bk := book(levels(lv(0.40, 100)), levels(lv(0.42, 100)))
+	snaps := []store.Snapshot{
+		withUp(snap(0, 0.42, 0.58), bk), // BUY 10 at 0.40 decided; activates at 1 s
+		withUp(snap(1, 0.42, 0.58), bk),
+		withUp(snap(20, 0.42, 0.58), bk),
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.42)), never())
+	s.OrderType, s.QueueModel, s.LatencyMs, s.CancelAfterMs = OrderGTC, QueueFront, 1000, 5000
+	sell := func(ms int) []store.MarketTrade {
+		return []store.MarketTrade{{Time: qaAt(ms), Outcome: store.OutcomeUp, Price: 0.40, Size: 10, Side: store.SideSell}}
+	}
+	// cancel effective at 0 + 5 s + 1 s = 6 s
+	r, err := runFull(t, market("Up"), snaps, sell(5999), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trades) != 2 || r.Trades[0].Time != formatTime(qaAt(5999)) {
+		t.Fatalf("a trade at 5.999 s: trades %+v", r.Trades)
+	}
+	r, err = runFull(t, market("Up"), snaps, sell(6000), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trades) != 0 {
+		t.Fatalf("a trade at 6 s, the cancel's instant: trades %+v", r.Trades)
+	}
+	last := r.Orders[1] // (a second order placed at 20 s never activates)
+	if last.Action != OrderCancelled || last.Time != ts(6) {
+		t.Fatalf("orders %+v, want CANCELLED at 6 s", r.Orders)
+	}
+}
+
+// The curve's pnl at a snapshot is realized plus unrealized at the bid,
+// the entry fee included, and its last point the cumulative pnl.
+func TestHandCurveWithFees(t *testing.T) {
+	t.Parallel()
+	snaps := []store.Snapshot{
+		withUp(snap(0, 0.50, 0.50), book(levels(lv(0.48, 100)), levels(lv(0.50, 100)))),
+		withUp(snap(1, 0.60, 0.40), book(levels(lv(0.58, 100)), levels(lv(0.60, 100)))),
+	}
+	s := customFee(strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.5)), never()), 0.07, 1)
+	r, err := runFull(t, market("Up"), snaps, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fee 10×0.07×0.25 = 0.175
+	c := r.PnLCurve
+	if len(c) != 3 {
+		t.Fatalf("curve %+v", c)
+	}
+	qaNear(t, "pnl at 0", c[0].PnL, 10*(0.48-0.50)-0.175)
+	qaNear(t, "pnl at 1", c[1].PnL, 10*(0.58-0.50)-0.175)
+	qaNear(t, "pnl at end", c[2].PnL, 10*(1-0.50)-0.175)
+	qaNear(t, "max_drawdown", r.Performance.MaxDrawdown, 0.375) // 10 → 9.625 before it rose
+}
