@@ -80,6 +80,11 @@
 //     end_time is CANCELLED then, also when no snapshot came to activate
 //     it: DESIGN's "one that never activates is EXPIRED at end_time" is
 //     for an order no cancel ended first.
+//   - A match recorded on both outcomes (one transaction hash) is evidence
+//     for a resting order once, whichever outcome's event comes first
+//     (REFERENCE: count a transaction hash once): DESIGN names the other
+//     outcome's twin of a trade counted; its mirror image, this outcome's
+//     twin of a mirror counted, is skipped as well.
 //   - With latency, the position is marked and equity observed on every
 //     snapshot between a decision and its execution, as on any snapshot in
 //     position; an entry that waits is not in position yet.
