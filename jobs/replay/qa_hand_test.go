@@ -396,3 +396,35 @@ func TestHandCurveWithFees(t *testing.T) {
 	qaNear(t, "pnl at end", c[2].PnL, 10*(1-0.50)-0.175)
 	qaNear(t, "max_drawdown", r.Performance.MaxDrawdown, 0.375) // 10 → 9.625 before it rose
 }
+
+// A limit beyond the recorded levels at activation has an unknown queue:
+// trades at it count nothing until a book shows a level at or beyond it,
+// whose size is then the queue.
+func TestHandUnknownQueue(t *testing.T) {
+	t.Parallel()
+	snaps := []store.Snapshot{
+		withUp(snap(0, 0.42, 0.58), book(levels(lv(0.40, 100)), levels(lv(0.42, 100)))),                // BUY 10 at 0.40 decided
+		withUp(snap(1, 0.47, 0.53), book(levels(lv(0.45, 100), lv(0.44, 100)), levels(lv(0.47, 100)))), // active: 0.40 beyond the levels
+		withUp(snap(5, 0.43, 0.57), book(levels(lv(0.41, 100), lv(0.40, 30)), levels(lv(0.43, 100)))),  // Q 30
+		withUp(snap(9, 0.43, 0.57), book(levels(lv(0.41, 100), lv(0.40, 30)), levels(lv(0.43, 100)))),
+	}
+	tr := func(sec int, price, size float64) store.MarketTrade {
+		return store.MarketTrade{Time: at(sec), Outcome: store.OutcomeUp, Price: price, Size: size, Side: store.SideSell}
+	}
+	trades := []store.MarketTrade{
+		tr(3, 0.40, 100), // queue unknown: nothing
+		tr(6, 0.40, 35),  // Q 30 → 0: 5 counted
+		tr(7, 0.39, 4),   // through: 9
+		tr(8, 0.39, 1),   // 10: fills at 8 s
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.42)), never())
+	s.OrderType, s.LatencyMs = OrderGTC, 1000
+	r, err := runFull(t, market("Up"), snaps, trades, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Trades) == 0 || r.Trades[0].Time != ts(8) {
+		t.Fatalf("trades %+v, want a maker entry at 8 s", r.Trades)
+	}
+	qaNear(t, "fill", r.Trades[0].FillPrice, 0.40)
+}
