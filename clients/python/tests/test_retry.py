@@ -648,3 +648,24 @@ def test_trades_and_depth_parquet_walk_the_cursor_header(fake):
     assert c.market_trades_parquet(market_id="95786144") == b"PAR1 b PAR1"
     with pytest.raises(ValueError, match="order"):
         c.iter_depth_parquet(order="newest")
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_an_error_answer_cut_short_is_retried(fake, status):
+    # A 5xx or 429 whose body is cut short (a proxy or the server gone
+    # mid-answer) is retried as any other, not raised as http.client's
+    # IncompleteRead from inside the client.
+    fake.on("GET", "/v1/markets/m",
+            (status, {"Content-Length": "1000"}, err("SERVICE_UNAVAILABLE")),
+            (200, {}, MARKET))
+    assert client(fake).market("m").slug == "btc-updown-15m-1"
+    assert fake.count("/v1/markets/m") == 2
+
+
+def test_an_error_answer_cut_short_is_an_updown_error(fake):
+    # Not retried (a 400), it is still the client's own error, with its status.
+    fake.on("GET", "/v1/markets/m", (400, {"Content-Length": "1000"}, err("VALIDATION_ERROR", "bad")))
+    with pytest.raises(updown.UpdownError) as e:
+        client(fake).market("m")
+    assert e.value.status == 400
+    assert fake.count("/v1/markets/m") == 1

@@ -176,7 +176,13 @@ class Client:
                     raise self._not_api(method, path, *answer)
                 return answer
             except urllib.error.HTTPError as e:
-                status, hdrs, raw = e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+                status, hdrs = e.code, {k.lower(): v for k, v in e.headers.items()}
+                try:
+                    raw = e.read()
+                except http.client.IncompleteRead as cut:
+                    raw = cut.partial  # the body cut short: its status still says what to do
+                except (OSError, http.client.HTTPException):
+                    raw = b""  # an exception raised here would escape the retries below
                 if 300 <= status < 400:
                     raise errors.UpdownError(
                         f"{method} {path}: the server at {self.base_url} redirected to {hdrs.get('location')!r} (HTTP {status}); "
