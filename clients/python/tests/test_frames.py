@@ -249,3 +249,24 @@ def test_a_numeric_parameters_column_is_float_whatever_its_values():
     assert str(whole["/positionSize"].dtype) == str(half["/positionSize"].dtype) == "float64"
     assert list(whole["/positionSize"]) == [10.0, 20.0] and list(whole["/orderType"]) == ["MARKET", "MARKET"]
     assert str(whole["/orderType"].dtype) == "object"
+
+
+def test_a_market_orders_trades_frame_has_every_column():
+    # A MARKET replay's events have no liquidity or maker_rebate (the API
+    # leaves them out): its frame still has them, as an empty or a GTC
+    # replay's has, so frames of MARKET and GTC replays concatenate and
+    # df.maker_rebate.sum() works on either.
+    trade = {"type": "ENTRY", "reason": "SIGNAL", "time": "2026-04-29T13:00:00Z", "price": 0.5, "fill_price": 0.5,
+             "shares": 100, "slippage": 0, "fee": 0, "position_pnl": 0, "cumulative_pnl": 0, "coin_price": 77000}
+    df = updown.ReplayResult.from_json({"trades": [trade], "pnl_curve": [], "total_snapshots": 1}).trades_frame()
+    empty = updown.ReplayResult.from_json({"trades": [], "pnl_curve": [], "total_snapshots": 0}).trades_frame()
+    assert list(df.columns) == list(empty.columns)
+    assert str(df["maker_rebate"].dtype) == "float64"
+    assert df["maker_rebate"].isna().all() and df["liquidity"].isna().all()
+
+
+def test_a_markets_snapshots_frame_has_no_slug_column():
+    # slug is a column of series() only, whose snapshots are of many markets.
+    s = SnapshotList([updown.Snapshot.from_json({"time": "2026-04-29T13:00:00Z", "coin_price": 77000, "price_up": 0.5,
+                                                 "price_down": 0.5})])
+    assert list(s.to_frame().columns) == ["time", "coin_price", "price_up", "price_down"]

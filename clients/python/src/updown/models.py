@@ -63,6 +63,9 @@ class Records(List[T], Generic[T]):
     # The dtypes of an empty list's columns that are never null, as the
     # rows make them (an empty frame's columns are object otherwise).
     _empty: Dict[str, str] = {}
+    # Whether a full list's frame has every one of _columns too, null where
+    # the rows leave it out (not so for snapshots: slug is a series' only).
+    _every_column: bool = False
 
     def to_frame(self):
         pd = _pandas()
@@ -70,6 +73,11 @@ class Records(List[T], Generic[T]):
         rows = [cls._row(r) for r in self]
         if rows:
             df = pd.DataFrame(rows)
+            if cls._every_column and any(c not in df.columns for c in cls._columns):
+                # A field the API leaves out of these rows (a MARKET replay's
+                # events have no liquidity or maker_rebate) is still a column,
+                # null, as in an empty list's frame: frames concatenate alike.
+                df = df.reindex(columns=list(cls._columns) + [c for c in df.columns if c not in cls._columns])
         else:
             df = pd.DataFrame({c: pd.Series(dtype=cls._empty.get(c, object)) for c in cls._columns})
         for col in cls._times:
@@ -448,6 +456,7 @@ class MarketTradePage:
 
 class _Rows(Records[Dict[str, Any]]):
     _row = staticmethod(lambda d: d)
+    _every_column = True
     _times = ("time",)
 
 
