@@ -270,3 +270,18 @@ def test_a_markets_snapshots_frame_has_no_slug_column():
     s = SnapshotList([updown.Snapshot.from_json({"time": "2026-04-29T13:00:00Z", "coin_price": 77000, "price_up": 0.5,
                                                  "price_down": 0.5})])
     assert list(s.to_frame().columns) == ["time", "coin_price", "price_up", "price_down"]
+
+
+def test_is_best_match_has_one_dtype_for_spot_and_futures():
+    # Spot trades say isBestMatch, futures trades leave it out (SPEC 2.5):
+    # the column was bool for spot and object of None for futures or an
+    # empty page, so spot and futures frames concatenated as object. It is
+    # pandas' nullable boolean in every frame, <NA> where absent.
+    base = {"id": 1, "price": 196.5, "qty": 1.5, "quoteQty": 294.75, "time": 1795934737146, "isBuyerMaker": False}
+    spot = TradeList([updown.Trade.from_json(dict(base, isBestMatch=True))]).to_frame()
+    future = TradeList([updown.Trade.from_json(base)]).to_frame()
+    empty = TradeList().to_frame()
+    for df in (spot, future, empty):
+        assert str(df["is_best_match"].dtype) == "boolean"
+    assert bool(spot["is_best_match"][0]) is True and future["is_best_match"].isna().all()
+    assert str(pd.concat([spot, future])["is_best_match"].dtype) == "boolean"

@@ -60,6 +60,9 @@ class Records(List[T], Generic[T]):
     # Whole-number columns that may be null: pandas' nullable Int64 (int64
     # with none null, float64 with some, object with all would differ by page).
     _ints: tuple = ()
+    # Yes/no columns that may be absent or null: pandas' nullable boolean
+    # (bool with none null, object with some would differ by page).
+    _bools: tuple = ()
     # The dtypes of an empty list's columns that are never null, as the
     # rows make them (an empty frame's columns are object otherwise).
     _empty: Dict[str, str] = {}
@@ -86,6 +89,9 @@ class Records(List[T], Generic[T]):
         for col in cls._ints:
             if col in df.columns:
                 df[col] = pd.array(df[col].astype(object).where(df[col].notna(), None).tolist(), dtype="Int64")
+        for col in cls._bools:
+            if col in df.columns:
+                df[col] = pd.array(df[col].astype(object).where(df[col].notna(), None).tolist(), dtype="boolean")
         return _as_floats(pd, df, cls._floats)
 
 
@@ -411,6 +417,8 @@ class TradeList(Records[Trade]):
     _columns = tuple(f.name for f in fields(Trade))
     _floats = ("price", "qty", "quote_qty")
     _empty = {"id": "int64", "is_buyer_maker": "bool"}
+    # Spot trades say it, futures trades leave it out (SPEC 2.5).
+    _bools = ("is_best_match",)
 
 
 @dataclass
