@@ -2,8 +2,8 @@
 // under `go test ./...`, so `make test` and CI run them: it installs the
 // client as `pip install --no-build-isolation --no-index` would offline,
 // builds the updown binary and runs pytest, whose fixtures start a live
-// `updown dev`. Without python3, pytest or pandas the test skips, and
-// under CI=true fails.
+// `updown dev`. Without python3, pytest, pandas or what pip builds the
+// client with the test skips, and under CI=true fails.
 package python_test
 
 import (
@@ -15,8 +15,23 @@ import (
 	"time"
 )
 
-// python returns an interpreter that has pytest and pandas: $PYTHON, else
-// python3 on PATH, else Debian's /usr/bin/python3.
+// probe imports what the test runs with, pytest and pandas, and finds pip
+// and what it builds the client with offline (--no-build-isolation):
+// setuptools, and wheel where setuptools has no bdist_wheel of its own
+// (before 70.1). It does not import setuptools: after pandas has imported
+// distutils, Debian's setuptools refuses to load.
+const probe = `import importlib.util as u, os
+import pytest, pandas
+for m in ("pip", "setuptools"):
+    if u.find_spec(m) is None:
+        raise SystemExit(m + " is missing")
+s = u.find_spec("setuptools").submodule_search_locations[0]
+if not os.path.exists(os.path.join(s, "command", "bdist_wheel.py")) and u.find_spec("wheel") is None:
+    raise SystemExit("wheel is missing")
+`
+
+// python returns an interpreter that has pytest, pandas, pip, setuptools
+// and wheel: $PYTHON, else python3 on PATH, else Debian's /usr/bin/python3.
 func python(t *testing.T) string {
 	t.Helper()
 	candidates := []string{"python3", "/usr/bin/python3"}
@@ -24,11 +39,12 @@ func python(t *testing.T) string {
 		candidates = []string{p}
 	}
 	for _, c := range candidates {
-		if err := exec.Command(c, "-c", "import pytest, pandas").Run(); err == nil {
+		if err := exec.Command(c, "-c", probe).Run(); err == nil {
 			return c
 		}
 	}
-	msg := "no python3 with pytest and pandas (apt-get install python3 python3-pytest python3-pandas python3-pip)"
+	msg := "no python3 with pytest, pandas, pip, setuptools and wheel " +
+		"(apt-get install python3 python3-pytest python3-pandas python3-pip python3-setuptools python3-wheel)"
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
