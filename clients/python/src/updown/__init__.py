@@ -7,7 +7,7 @@
     df = c.snapshots_frame(m.slug, start=m.start_time, end=m.start_time + timedelta(minutes=5))
 """
 
-from .client import Agent, Client
+from .client import VERSION, Agent, Client
 from .errors import (
     AuthenticationError, ConnectionError, DataWindowWarning, JobTimeoutError, NotFoundError, PermissionDeniedError, RateLimitError,
     ServerError, SweepError, UpdownError, ValidationError,
@@ -25,4 +25,4 @@ __all__ = [
     "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "SweepError", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]
-__version__ = "0.2.0"
+__version__ = VERSION

@@ -30,6 +30,9 @@ TimeLike = Union[datetime, date, str, int, float, None]
 
 PARQUET = "application/vnd.apache.parquet"
 
+# VERSION is the package's version (updown.__version__), sent in the User-Agent.
+VERSION = "0.2.0"
+
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """Follows no redirect: urllib would send the request's headers, the
@@ -117,7 +120,7 @@ class Client:
         max_retry_after: float = 60.0,
         job_wait: float = 600.0,
         job_poll: float = 1.0,
-        user_agent: str = "updown-python/0.1",
+        user_agent: str = "updown-python/" + VERSION,
         sleep: Callable[[float], None] = _time.sleep,
     ) -> None:
         if api_key is None:
