@@ -721,8 +721,9 @@ func TestTradeEventsBounded(t *testing.T) {
 // TestMinOrderSizeWarning: Polymarket refuses an order under the market's
 // minimum order size (5 shares on its crypto markets), so a replay that
 // trades a smaller positionSize there says its trades could not have been
-// placed as sized; at the minimum, on a market without one, or without a
-// trade, it says nothing.
+// placed as sized, and on a market with none recorded (an import without
+// it) measures against Polymarket's usual 5 shares, saying so; at the
+// minimum, or without a trade, it says nothing.
 func TestMinOrderSizeWarning(t *testing.T) {
 	t.Parallel()
 	snaps := []store.Snapshot{snap(0, 0.50, 0.50), snap(10, 0.60, 0.40)}
@@ -738,7 +739,8 @@ func TestMinOrderSizeWarning(t *testing.T) {
 		{"a fraction under", withMin(5), strategy(SideUp, 4.99, enter, never()), "positionSize 4.99 is under"},
 		{"a resting order under the minimum", withMin(5), gtc(strategy(SideUp, 2, enter, never())), "positionSize 2 is under"},
 		{"at the minimum", withMin(5), strategy(SideUp, 5, enter, never()), ""},
-		{"no minimum recorded", market(store.OutcomeUp), strategy(SideUp, 3, enter, never()), ""},
+		{"no minimum recorded", market(store.OutcomeUp), strategy(SideUp, 3, enter, never()), "positionSize 3 is under Polymarket's usual minimum order size of 5 shares (this market has none recorded)"},
+		{"no minimum recorded, at 5", market(store.OutcomeUp), strategy(SideUp, 5, enter, never()), ""},
 		{"no trade", withMin(5), strategy(SideUp, 3, conds(cond(FieldPriceUp, OpLess, 0.1)), never()), ""},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,6 +74,13 @@ func TestRunGolden(t *testing.T) {
 			t.Fatalf("%s: AppendJSON writes\n%s\njson.Marshal\n%s", name, a, b)
 		}
 		v2[c] = sha(b)
+		// The minimum order size's warning came later than the costs, and
+		// goes with them: on a market with none recorded, a positionSize
+		// under Polymarket's usual 5 shares is warned of.
+		full.Warnings = slices.DeleteFunc(full.Warnings, func(w string) bool { return strings.Contains(w, "minimum order size") })
+		if len(full.Warnings) == 0 {
+			full.Warnings = nil
+		}
 		fb, err := json.Marshal(full)
 		if err != nil {
 			t.Fatal(err)

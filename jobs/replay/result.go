@@ -236,11 +236,16 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	if s.FeeModel == FeeMarket && m.TakerFeeRate == nil {
 		r.Warnings = append(r.Warnings, "this market has no recorded taker fee schedule (Polymarket gave none when it was recorded or imported): feeModel MARKET charged no fee; feeModel CUSTOM sets one")
 	}
-	if least := m.MinOrderSize; least != nil && finite(*least) && s.PositionSize < *least-tolerance && (len(e.events) > 0 || e.rest.counts[0] > 0) {
-		// Polymarket refuses an order under the market's minimum (REFERENCE:
-		// 5 shares); the replay fills it all the same, so it says so.
-		r.Warnings = append(r.Warnings, fmt.Sprintf("positionSize %s is under this market's minimum order size of %s shares: Polymarket refuses smaller orders, so these trades could not have been placed as sized",
-			num(s.PositionSize), num(*least)))
+	// Polymarket refuses an order under the market's minimum (REFERENCE: 5
+	// shares on its up/down markets, the measure where an import recorded
+	// none); the replay fills it all the same, so it says so.
+	least, whose := float64(UsualMinOrderSize), "Polymarket's usual minimum order size of %s shares (this market has none recorded)"
+	if x := m.MinOrderSize; x != nil && finite(*x) {
+		least, whose = *x, "this market's minimum order size of %s shares"
+	}
+	if s.PositionSize < least-tolerance && (len(e.events) > 0 || e.rest.counts[0] > 0) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("positionSize %s is under "+whose+": Polymarket refuses smaller orders, so these trades could not have been placed as sized",
+			num(s.PositionSize), num(least)))
 	}
 	if e.rest.on {
 		r.Orders = make([]OrderEvent, len(e.rest.orders))

@@ -92,7 +92,11 @@ const (
 	MinFeeExponent     = 1
 	MaxFeeExponent     = 4
 	DefaultFeeExponent = 1
-	MaxLatencyMs       = 60_000
+	// UsualMinOrderSize is Polymarket's minimum order on its up/down
+	// markets, in shares (REFERENCE), which a replay measures positionSize
+	// against where the market has no minimum recorded.
+	UsualMinOrderSize = 5
+	MaxLatencyMs      = 60_000
 
 	// Re-entry control and resting orders (DESIGN 6).
 	MaxReentryCooldownMs   = 86_400_000
