@@ -269,8 +269,28 @@ func toolArguments(m openai.ChatCompletionMessage) string {
 // unfenced is s without a Markdown code fence around it ("```json\n{...}\n```"),
 // which models behind endpoints that do not enforce the schema put around
 // JSON; s as it is when it is not fenced.
+//
+// A chat model's habit of words around the fence ("Here is the strategy:
+// ```json {...} ``` It buys UP when ...") is read the same way when the
+// answer has exactly one fenced block: the fence says where the object is,
+// and a repair round would most often get the same words again.
 func unfenced(s string) string {
-	if len(s) < 6 || !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") {
+	if !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") {
+		open := strings.Index(s, "```")
+		if open < 0 || strings.HasPrefix(s, "{") { // a bare object's explanation may quote a fence
+			return s
+		}
+		closing := strings.Index(s[open+3:], "```")
+		if closing < 0 {
+			return s
+		}
+		end := open + 3 + closing + 3
+		if strings.Contains(s[end:], "```") {
+			return s // more than one block: which one is meant is unsaid
+		}
+		s = s[open:end]
+	}
+	if len(s) < 6 {
 		return s
 	}
 	inner := s[3 : len(s)-3]

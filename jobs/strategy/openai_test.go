@@ -140,8 +140,9 @@ func TestOpenAIRepairs(t *testing.T) {
 
 // TestOpenAIReadsWrappedAnswers: the schema's object is read, without a
 // repair round, where a model behind an OpenAI-compatible endpoint that
-// does not enforce the schema wraps it: in a Markdown code fence, or as
-// the arguments of a tool call with no content.
+// does not enforce the schema wraps it: in a Markdown code fence (also one
+// amid prose, as chat models write it), or as the arguments of a tool call
+// with no content.
 func TestOpenAIReadsWrappedAnswers(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -152,6 +153,8 @@ func TestOpenAIReadsWrappedAnswers(t *testing.T) {
 		{"bare fence", openaitest.Content("```\n" + mustJSON(good()) + "\n```\n")},
 		{"fence on one line", openaitest.Content("```json " + mustJSON(good()) + "```")},
 		{"tool call", openaitest.ToolCall("strategy", good())},
+		{"prose around a fence", openaitest.Content("Here is the strategy you asked for:\n\n```json\n" + mustJSON(good()) + "\n```\n\nIt buys UP when cheap.")},
+		{"prose before a fence", openaitest.Content("Sure! ```json\n" + mustJSON(good()) + "\n```")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
