@@ -599,6 +599,11 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			last = firstPriceField(inOrder(entry), sidePrice)
 		}
 		err = t.take(reCompare, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
+			if magnitudeSuffix(t.b[at+len(m[0]):]) {
+				// "$100k", "1.5m": the number is not the one written.
+				// Left untaken, it is refused as a leftover.
+				return false, nil
+			}
 			if seg.exit {
 				exitCompared[at] = true
 			}
@@ -1011,6 +1016,22 @@ func opNamed(s string) string {
 	default:
 		return replay.OpLess
 	}
+}
+
+// magnitudeSuffix reports whether rest, the text right after a number,
+// starts with a magnitude suffix written onto it ("k" of "100k", "m",
+// "mm", "b", "bn"), which the grammar does not read: the number without it
+// would be a thousand times (or more) off.
+func magnitudeSuffix(rest []byte) bool {
+	n := 0
+	for n < len(rest) && rest[n] >= 'a' && rest[n] <= 'z' {
+		n++
+	}
+	switch string(rest[:n]) {
+	case "k", "m", "mm", "mn", "b", "bn":
+		return true
+	}
+	return false
 }
 
 // number reads a number of the grammar ("1,000", "$95000", ".35").

@@ -101,6 +101,10 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy both sides when price_up < 0.5, exit above 0.6", "names both sides"},
 		{"buy UP when price_up is below 35, exit above 0.6", "did you mean 0.35 (or 35%)?"},
 		{"buy UP below 0.3, exit at 7", `could not use "7"`},
+		// A number with a magnitude suffix: "$100k" was read as 100, the
+		// "k" dropped without a word (coin_price > 100, always true).
+		{"buy UP when BTC price above $100k, exit above 0.6", `could not use "$100k,"`},
+		{"buy UP when BTC price is above 95.5K, exit above 0.6", `could not use "95.5K,"`},
 		{"something vague about making money", "does not say when to enter"},
 		{"buy UP when price_up drops below 0.35", "does not say when to exit"},
 		{"buy UP below 0.3, take profit at 60", "prices are between 0 and 1"},
