@@ -950,13 +950,24 @@ func takeProfitPercent(pct float64, entry []replay.Condition, sidePrice string, 
 		if c.Field != sidePrice || (c.Operator != replay.OpLess && c.Operator != replay.OpLessOrEqual && c.Operator != replay.OpCrossesBelow) {
 			continue
 		}
-		target := math.Min(0.99, roundTo(c.Value*(1+pct/100), 4))
+		exact := roundTo(c.Value*(1+pct/100), 4)
+		if exact > 1 {
+			// Capped at 0.99, it was a different take profit, explained
+			// as this one.
+			return replay.Condition{}, "", refuse("a take profit of %s%% above the entry threshold %s is the price %s, which no price reaches (they end at 1): "+
+				"give a smaller take profit, or an exit price (\"take profit at 0.95\")", num(pct), formatNumber(c.Value), formatNumber(exact))
+		}
+		target := math.Min(0.99, exact)
 		if target <= c.Value {
 			return replay.Condition{}, "", refuse("a take profit of %s%% is too small to be a price above the entry's %s", num(pct), formatNumber(c.Value))
 		}
-		return replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: target},
-			fmt.Sprintf("The take profit of %s%% is the exit price %s: %s%% above the entry threshold %s (conditions compare prices, not gains, so an entry below the threshold takes a little more).",
-				num(pct), formatNumber(target), num(pct), formatNumber(c.Value)), nil
+		note := fmt.Sprintf("The take profit of %s%% is the exit price %s: %s%% above the entry threshold %s (conditions compare prices, not gains, so an entry below the threshold takes a little more).",
+			num(pct), formatNumber(target), num(pct), formatNumber(c.Value))
+		if target < exact {
+			note = fmt.Sprintf("The take profit of %s%% above the entry threshold %s is %s, capped at the exit price %s.",
+				num(pct), formatNumber(c.Value), formatNumber(exact), formatNumber(target))
+		}
+		return replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: target}, note, nil
 	}
 	return replay.Condition{}, "", refuse("a take profit of %s%% needs an entry price to count from, such as \"buy UP when price_up drops below 0.35\"; or give the exit price: \"take profit at 0.6\"", num(pct))
 }

@@ -111,6 +111,9 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when coin price rises above 5%, exit above 0.6", "cannot be expressed"},
 		{"buy UP when coin price is 5% above its start, exit above 0.6", `could not use "5%"`},
 		{"buy UP when time remaining is above 0.5, take profit at 20%", "needs an entry price"},
+		// 50% above 0.9 is 1.35, which no price reaches: it was the exit
+		// price 0.99, explained as "50% above the entry threshold 0.9".
+		{"buy UP below 0.9, exit above 0.6, take profit at 50%", "1.35"},
 		{"buy UP below 0.3, stop loss of 150%", "out of range"},
 		{"buy UP below 0.3, exit with 20 minutes left", "longer than a 15m market"},
 	}
