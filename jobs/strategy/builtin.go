@@ -363,7 +363,15 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	all := len(t.b)
 
 	// The side first: fields without a name default to its price.
-	err := t.take(reSide, 0, all, func(_ int, m []string) (bool, error) {
+	type buy struct {
+		at     int
+		phrase string
+	}
+	var buys []buy // "buy UP" and the like, where they stand
+	err := t.take(reSide, 0, all, func(at int, m []string) (bool, error) {
+		if m[1] != "" {
+			buys = append(buys, buy{at, m[0]})
+		}
 		side := strings.ToUpper(m[1] + m[2])
 		if pr.side != "" && pr.side != side {
 			return false, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
@@ -566,6 +574,16 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	split := all
 	if loc := reExitWord.FindIndex(t.b); loc != nil {
 		split = loc[0]
+	}
+	for _, b := range buys {
+		if b.at > split && reCompare.Match(t.b[b.at:]) {
+			// Its conditions would be read as exits ("buy UP below 0.3"
+			// as the exit price_up < 0.3). One with no condition after it
+			// ("then buy UP again after a 30 s cooldown") says what the
+			// strategy does anyway.
+			return pr, refuse("the prompt says to buy after it says when to exit (%q): a strategy has one set of entry conditions, "+
+				"written before its exits, and after an exit it enters again on those by itself", b.phrase)
+		}
 	}
 	segments := []struct {
 		lo, hi int

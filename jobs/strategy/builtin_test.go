@@ -47,6 +47,10 @@ func TestBuiltinPhrases(t *testing.T) {
 			"side=UP entry: price_up crosses_below 0.5 and time_remaining_pct > 60 exit: price_up crosses_above 0.55" + tail},
 		{"buy up < 0.3 take profit at 0.5 5% stop loss",
 			"side=UP entry: price_up < 0.3 exit: price_up >= 0.5 size=100 maxloss=5 order=MARKET cooldown=30000"},
+		// A buy after the exit with no condition of its own says what a
+		// strategy does anyway (a buy with one is refused: TestBuiltinRefuses).
+		{"buy UP below 0.4, sell above 0.6, then buy UP again after a 10 s cooldown",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=10000"},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
@@ -114,6 +118,10 @@ func TestBuiltinRefuses(t *testing.T) {
 		// 50% above 0.9 is 1.35, which no price reaches: it was the exit
 		// price 0.99, explained as "50% above the entry threshold 0.9".
 		{"buy UP below 0.9, exit above 0.6, take profit at 50%", "1.35"},
+		// A buy after the exit word: its comparison was read as an exit
+		// (price_up < 0.3, which exits at once after most entries).
+		{"buy UP below 0.4, exit above 0.6. buy UP below 0.3", "buy after"},
+		{"buy UP when price_up < 0.4, sell above 0.6, then buy UP again when price_up < 0.4", "buy after"},
 		{"buy UP below 0.3, stop loss of 150%", "out of range"},
 		{"buy UP below 0.3, exit with 20 minutes left", "longer than a 15m market"},
 	}
