@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/store/redis/redistest"
@@ -90,24 +88,7 @@ func backtestRunAgain(t *testing.T, kind string) {
 	stop1()
 	<-stopped1
 	ss2 := f.start(t, 2, 0)
-	insp := asynq.NewInspectorFromRedisClient(f.rdb)
-	deadline := time.Now().Add(patience(t))
-	for {
-		info, err := insp.GetTaskInfo(jobs.QueueBacktest, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.State == asynq.TaskStateCompleted {
-			break
-		}
-		if info.State == asynq.TaskStateArchived {
-			t.Fatalf("the backtest run again was archived as a failure (%s), where its first run completed", info.LastErr)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backtest run again did not finish: %s", info.State)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitCompleted(t, f.rdb, jobs.QueueBacktest, id, "the backtest run again")
 	if served := ss2.slugs(); len(served) != 0 {
 		t.Errorf("the backtest run again replayed %d markets (%v), want none: its report was written", len(served), served)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
@@ -139,24 +138,7 @@ func generationRunAgain(t *testing.T, prompt string, refused bool) {
 		Backtest: worker.BacktestConfig{Generator: model}})
 	// Done when Asynq says so: the job answers its written outcome from
 	// the start (above), so its state cannot tell the run again ended.
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	deadline := time.Now().Add(patience(t))
-	for {
-		info, err := insp.GetTaskInfo(jobs.QueueAI, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.State == asynq.TaskStateCompleted {
-			break
-		}
-		if info.State == asynq.TaskStateArchived {
-			t.Fatalf("the generation run again was archived as a failure (%s), where its first run completed", info.LastErr)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the generation run again did not finish: %s", info.State)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitCompleted(t, rdb, jobs.QueueAI, id, "the generation run again")
 	st, err := client.Status(t.Context(), id, "customer-1")
 	if err != nil || st.Outcome == nil {
 		t.Fatalf("the job run again: %v, outcome %v", err, st.Outcome != nil)

@@ -49,6 +49,30 @@ func TestServerProcessesTasks(t *testing.T) {
 	t.Fatal("ping task not completed within 10s")
 }
 
+// awaitCompleted waits until Asynq has completed the task id of queue and
+// returns its info; the test fails if the task is archived (a failure) or
+// still not done past patience. what names the task in the failures.
+func awaitCompleted(t *testing.T, rdb redis.UniversalClient, queue, id, what string) *asynq.TaskInfo {
+	t.Helper()
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	deadline := time.Now().Add(patience(t))
+	for {
+		info, err := insp.GetTaskInfo(queue, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case info.State == asynq.TaskStateCompleted:
+			return info
+		case info.State == asynq.TaskStateArchived:
+			t.Fatalf("%s was archived as a failure (%s)", what, info.LastErr)
+		case time.Now().After(deadline):
+			t.Fatalf("%s did not finish: %s", what, info.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // patience is how long a test waits for what must happen (a task to
