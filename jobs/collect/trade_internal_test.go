@@ -16,22 +16,12 @@ import (
 func TestUnstorableTradeLeftOut(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := memory.New()
-	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
-		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down"}
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		t.Fatal(err)
-	}
-	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
-	c.remember(m)
-	at := start.Add(time.Minute)
+	c, st, m := tradeRig(t)
+	at := m.StartTime.Add(time.Minute)
 	c.traded("up", wsTrade{Time: at, Price: 0.5, Size: 10, Side: store.SideBuy, TxHash: "0xgood"})
 	c.traded("up", wsTrade{Time: at.Add(time.Millisecond), Price: 0.5, Size: 3, Side: "", TxHash: "0xnoside"})
 	c.traded("down", wsTrade{Time: at.Add(2 * time.Millisecond), Price: 0.5, Size: 4, Side: store.SideSell, TxHash: "0xgood2"})
-	if !c.w.flushActivity(ctx, map[string][]store.MarketTrade{m.Slug: c.w.heldTrades(m.Slug)}, nil) {
-		t.Fatal("the flush failed")
-	}
+	flushTrades(t, c, m.Slug)
 	trades, n, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
 	if err != nil || n != 2 || trades[0].TxHash != "0xgood" || trades[1].TxHash != "0xgood2" {
 		t.Errorf("stored %d trades %+v (%v); want the two with a side", n, trades, err)
@@ -46,31 +36,43 @@ func TestUnstorableTradeLeftOut(t *testing.T) {
 func TestTradeKeying(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st := memory.New()
-	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
-		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down"}
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		t.Fatal(err)
-	}
-	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
-	c.remember(m)
-	at := start.Add(time.Minute)
+	c, st, m := tradeRig(t)
+	at := m.StartTime.Add(time.Minute)
 	buy := wsTrade{Time: at, Price: 0.6, Size: 100, Side: store.SideBuy, TxHash: "0xa"}
 	c.traded("up", buy)
 	c.traded("up", buy) // heard again
-	if !c.w.flushActivity(ctx, map[string][]store.MarketTrade{m.Slug: c.w.heldTrades(m.Slug)}, nil) {
-		t.Fatal("the flush failed")
-	}
+	flushTrades(t, c, m.Slug)
 	c.w.trades = map[string][]store.MarketTrade{}
 	c.traded("up", buy)                                                                             // heard again after a flush
 	c.traded("down", wsTrade{Time: at, Price: 0.4, Size: 100, Side: store.SideSell, TxHash: "0xa"}) // the mirror
 	c.traded("up", wsTrade{Time: at, Price: 0.6, Size: 40, Side: store.SideBuy, TxHash: "0xa"})     // another fill
-	if !c.w.flushActivity(ctx, map[string][]store.MarketTrade{m.Slug: c.w.heldTrades(m.Slug)}, nil) {
-		t.Fatal("the flush failed")
-	}
+	flushTrades(t, c, m.Slug)
 	trades, n, err := st.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{Ascending: true})
 	if err != nil || n != 3 {
 		t.Fatalf("stored %d trades %+v (%v); want the trade once, its mirror and the other fill", n, trades, err)
+	}
+}
+
+// tradeRig is an offline collector that knows one 5m market, tokens "up"
+// and "down", of an empty memory store.
+func tradeRig(t *testing.T) (*Collector, store.Store, store.Market) {
+	t.Helper()
+	st := memory.New()
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	m := store.Market{Slug: "btc-updown-5m-1796040000", Coin: store.BTC, MarketType: store.M5, StartTime: start,
+		EndTime: start.Add(5 * time.Minute), ClobTokenUp: "up", ClobTokenDown: "down"}
+	if err := st.UpsertMarkets(context.Background(), []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	c := offlineCollector(t, Config{Store: st, Scheme: QuickScheme{Length: 5 * time.Minute}, Series: []Series{{Coin: store.BTC, MarketType: store.M5}}})
+	c.remember(m)
+	return c, st, m
+}
+
+// flushTrades writes the trades the collector holds for slug.
+func flushTrades(t *testing.T, c *Collector, slug string) {
+	t.Helper()
+	if !c.w.flushActivity(context.Background(), map[string][]store.MarketTrade{slug: c.w.heldTrades(slug)}, nil) {
+		t.Fatal("the flush failed")
 	}
 }
