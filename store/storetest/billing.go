@@ -426,16 +426,6 @@ func testBillingReplacementInAnyOrder(t *testing.T, s store.Store) {
 // subscription's events apply as ever. The setting by hand happens at the
 // store's clock, so the events after it are timed from now.
 func testBillingTierSetByHand(t *testing.T, s store.Store) {
-	ctx := t.Context()
-	after := func(e store.BillingEvent, d time.Duration) store.BillingEvent {
-		e.OccurredAt = time.Now().Add(d).In(elsewhere())
-		return e
-	}
-	setByHand := func(c store.Customer, tier store.Tier) {
-		t.Helper()
-		_, err := s.SetCustomerTier(ctx, c.ID, tier)
-		mustOK(t, err, "SetCustomerTier")
-	}
 	wantTier := func(c store.Customer, want store.Tier, after string) {
 		t.Helper()
 		if tier := tierOf(t, s, c.ID); tier != want {
@@ -449,13 +439,13 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 	pro := newBillingEvent("a_pro", a, store.Pro, 1)
 	pro.SubscriptionID = "sub_a_pro"
 	recordBilling(t, s, pro)
-	setByHand(a, store.Enterprise)
-	if rec := recordBilling(t, s, after(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
+	setTierByHand(t, s, a, store.Enterprise)
+	if rec := recordBilling(t, s, happenedIn(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
 		t.Errorf("the cancellation of the subscription the tier set by hand replaced: outcome %s, want superseded", rec.Outcome)
 	}
 	wantTier(a, store.Enterprise, "the subscription of before the tier set by hand was cancelled")
 	// Its late activation (or renewal) takes nothing either.
-	again := after(newBillingEvent("a_pro_again", a, store.Pro, 0), 2*time.Minute)
+	again := happenedIn(newBillingEvent("a_pro_again", a, store.Pro, 0), 2*time.Minute)
 	again.SubscriptionID = "sub_a_pro"
 	if rec := recordBilling(t, s, again); rec.Outcome != store.BillingSuperseded {
 		t.Errorf("an activation of a subscription of before the tier set by hand: outcome %s, want superseded", rec.Outcome)
@@ -467,12 +457,12 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 	wantTier(a, store.Enterprise, "events of the subscription of before")
 	// A new subscription replaces the tier set by hand, and its own
 	// cancellation ends it.
-	suite := after(newBillingEvent("a_suite", a, store.Suite, 0), 3*time.Minute)
+	suite := happenedIn(newBillingEvent("a_suite", a, store.Suite, 0), 3*time.Minute)
 	suite.SubscriptionID = "sub_a_suite"
 	if rec := recordBilling(t, s, suite); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Enterprise {
 		t.Errorf("a new subscription after the tier set by hand: outcome %s over %s, want applied over ENTERPRISE", rec.Outcome, rec.PreviousTier)
 	}
-	if rec := recordBilling(t, s, after(cancellation("a_suite_cancelled", a, "sub_a_suite", 0), 4*time.Minute)); rec.Outcome != store.BillingApplied {
+	if rec := recordBilling(t, s, happenedIn(cancellation("a_suite_cancelled", a, "sub_a_suite", 0), 4*time.Minute)); rec.Outcome != store.BillingApplied {
 		t.Errorf("the new subscription cancelled: outcome %s, want applied", rec.Outcome)
 	}
 	wantTier(a, store.Starter, "the new subscription was cancelled")
@@ -484,8 +474,8 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 	old.SubscriptionID = "sub_b_pro"
 	recordBilling(t, s, old)
 	recordBilling(t, s, cancellation("b_pro_cancelled", b, "sub_b_pro", 2))
-	setByHand(b, store.Suite)
-	if rec := recordBilling(t, s, after(cancellation("b_pro_cancelled_again", b, "sub_b_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
+	setTierByHand(t, s, b, store.Suite)
+	if rec := recordBilling(t, s, happenedIn(cancellation("b_pro_cancelled_again", b, "sub_b_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
 		t.Errorf("a cancelled subscription cancelled again after the tier was set by hand: outcome %s, want superseded", rec.Outcome)
 	}
 	wantTier(b, store.Suite, "an old subscription's cancellation came again")
@@ -495,9 +485,9 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 	// ends where the order they happened in leaves it (STARTER), as when
 	// they arrive in that order, not on the tier set by hand.
 	c := createCustomer(t, s, newCustomer("cid"))
-	setByHand(c, store.Enterprise)
-	recordBilling(t, s, after(cancellation("c_pro_cancelled", c, "sub_c_pro", 0), 2*time.Minute))
-	act := after(newBillingEvent("c_pro", c, store.Pro, 0), time.Minute)
+	setTierByHand(t, s, c, store.Enterprise)
+	recordBilling(t, s, happenedIn(cancellation("c_pro_cancelled", c, "sub_c_pro", 0), 2*time.Minute))
+	act := happenedIn(newBillingEvent("c_pro", c, store.Pro, 0), time.Minute)
 	act.SubscriptionID = "sub_c_pro"
 	if rec := recordBilling(t, s, act); rec.Outcome != store.BillingStale {
 		t.Errorf("an activation whose cancellation, later, was recorded first: outcome %s, want stale", rec.Outcome)
@@ -509,8 +499,8 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 	// does: the tier set by hand replaced no subscription the customer
 	// was known to have.
 	d := createCustomer(t, s, newCustomer("dee"))
-	setByHand(d, store.Pro)
-	if rec := recordBilling(t, s, after(cancellation("d_lost_cancelled", d, "sub_d_lost", 0), time.Minute)); rec.Outcome != store.BillingApplied {
+	setTierByHand(t, s, d, store.Pro)
+	if rec := recordBilling(t, s, happenedIn(cancellation("d_lost_cancelled", d, "sub_d_lost", 0), time.Minute)); rec.Outcome != store.BillingApplied {
 		t.Errorf("the cancellation of a subscription unknown when the tier was set by hand: outcome %s, want applied", rec.Outcome)
 	}
 	wantTier(d, store.Starter, "the subscription whose activation never came was cancelled")
@@ -523,15 +513,6 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 // any subscription apply as if the tier had never been set by hand.
 func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	after := func(e store.BillingEvent, d time.Duration) store.BillingEvent {
-		e.OccurredAt = time.Now().Add(d).In(elsewhere())
-		return e
-	}
-	setByHand := func(c store.Customer, tier store.Tier) {
-		t.Helper()
-		_, err := s.SetCustomerTier(ctx, c.ID, tier)
-		mustOK(t, err, "SetCustomerTier")
-	}
 	back := func(c store.Customer, want store.Tier, why string) {
 		t.Helper()
 		got, err := s.ReturnTierToBilling(ctx, c.ID)
@@ -551,9 +532,9 @@ func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 	pro := newBillingEvent("a_pro", a, store.Pro, 1)
 	pro.SubscriptionID = "sub_a_pro"
 	recordBilling(t, s, pro)
-	setByHand(a, store.Enterprise)
+	setTierByHand(t, s, a, store.Enterprise)
 	back(a, store.Pro, "over a PRO subscription")
-	if rec := recordBilling(t, s, after(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), time.Minute)); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Pro {
+	if rec := recordBilling(t, s, happenedIn(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), time.Minute)); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Pro {
 		t.Errorf("the subscription's cancellation once the tier is billing's again: outcome %s over %s, want applied over PRO", rec.Outcome, rec.PreviousTier)
 	}
 	if tier := tierOf(t, s, a.ID); tier != store.Starter {
@@ -566,8 +547,8 @@ func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 	old := newBillingEvent("b_pro", b, store.Pro, 1)
 	old.SubscriptionID = "sub_b_pro"
 	recordBilling(t, s, old)
-	setByHand(b, store.Suite)
-	if rec := recordBilling(t, s, after(cancellation("b_pro_cancelled", b, "sub_b_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
+	setTierByHand(t, s, b, store.Suite)
+	if rec := recordBilling(t, s, happenedIn(cancellation("b_pro_cancelled", b, "sub_b_pro", 0), time.Minute)); rec.Outcome != store.BillingSuperseded {
 		t.Fatalf("a cancellation while the tier is set by hand: outcome %s, want superseded", rec.Outcome)
 	}
 	back(b, store.Starter, "the subscription was cancelled while the tier was set by hand")
@@ -583,20 +564,20 @@ func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 	second.SubscriptionID = "sub_c_suite"
 	recordBilling(t, s, second)
 	recordBilling(t, s, cancellation("c_pro_cancelled", c, "sub_c_pro", 3))
-	setByHand(c, store.Starter)
+	setTierByHand(t, s, c, store.Starter)
 	back(c, store.Suite, "a subscription replaced and cancelled")
 
 	// No billing event ever set the tier: the free plan.
 	d := createCustomer(t, s, newCustomer("dee"))
 	recordBilling(t, s, newBillingEvent("d_paid", d, "", 1)) // payment.succeeded: no tier
-	setByHand(d, store.Pro)
+	setTierByHand(t, s, d, store.Pro)
 	back(d, store.Starter, "no subscription")
 	// Twice is the same as once.
 	back(d, store.Starter, "again")
 
 	// Another customer's tier set by hand stays.
 	e := createCustomer(t, s, newCustomer("eve"))
-	setByHand(e, store.Enterprise)
+	setTierByHand(t, s, e, store.Enterprise)
 	if tier := tierOf(t, s, e.ID); tier != store.Enterprise {
 		t.Errorf("another customer's tier set by hand = %s, want ENTERPRISE", tier)
 	}
@@ -802,4 +783,19 @@ func testBillingConcurrentOrdering(t *testing.T, s store.Store) {
 		}
 		prev = r.Tier
 	}
+}
+
+// happenedIn is e as if it happened d from now (in another time zone, as
+// a webhook may say it): the events after a tier set by hand, which the
+// store sets at its clock.
+func happenedIn(e store.BillingEvent, d time.Duration) store.BillingEvent {
+	e.OccurredAt = time.Now().Add(d).In(elsewhere())
+	return e
+}
+
+// setTierByHand sets c's tier as `updown customers set-tier` does.
+func setTierByHand(t *testing.T, s store.Store, c store.Customer, tier store.Tier) {
+	t.Helper()
+	_, err := s.SetCustomerTier(t.Context(), c.ID, tier)
+	mustOK(t, err, "SetCustomerTier")
 }
