@@ -113,19 +113,12 @@ func (s *Store) GetSweep(ctx context.Context, id string) (store.Sweep, error) {
 	}
 	// The result's trials are rows of their own (migration 015): put them
 	// back where they stood.
-	rest, result := sw.Result, make([]byte, 0, len(sw.Result))
-	result = append(result, rest[:*at]...)
-	err = s.eachTrial(ctx, id, int(*n), func(i int, body []byte) error {
-		if i > 0 {
-			result = append(result, ',')
-		}
-		result = append(result, body...)
-		return nil
-	})
-	if err != nil {
+	var result bytes.Buffer
+	result.Grow(len(sw.Result))
+	if err := s.writeAround(ctx, id, sw.Result, int(*at), int(*n), &result); err != nil {
 		return store.Sweep{}, wrap(op, err)
 	}
-	sw.Result = append(result, rest[*at:]...)
+	sw.Result = result.Bytes()
 	return sw, nil
 }
 
@@ -250,12 +243,18 @@ func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) er
 	if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
 		return wrap(op, err)
 	}
-	at := int(*h.at)
+	return s.writeAround(ctx, id, rest, int(*h.at), int(*h.rows), w)
+}
+
+// writeAround writes rest, a DONE sweep's result without its trials, to w
+// with the sweep's n trial rows put back at offset at, comma-separated,
+// read trialBatch at a time (eachTrial).
+func (s *Store) writeAround(ctx context.Context, id string, rest []byte, at, n int, w io.Writer) error {
 	if _, err := w.Write(rest[:at]); err != nil {
 		return err
 	}
 	comma := []byte{','}
-	err = s.eachTrial(ctx, id, int(*h.rows), func(i int, body []byte) error {
+	err := s.eachTrial(ctx, id, n, func(i int, body []byte) error {
 		if i > 0 {
 			if _, err := w.Write(comma); err != nil {
 				return err
