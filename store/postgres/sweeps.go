@@ -229,19 +229,15 @@ func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) er
 	if err != nil {
 		return err
 	}
-	if h.at == nil { // whole in the sweep's row: before migration 015, or without trials to cut out
-		rest := h.legacy
-		if rest == nil {
-			if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
-				return wrap(op, err)
-			}
+	rest := h.legacy // the whole result of a sweep finished before migration 015
+	if rest == nil {
+		if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
+			return wrap(op, err)
 		}
+	}
+	if h.at == nil { // whole in the sweep's row: before migration 015, or without trials to cut out
 		_, err := w.Write(rest)
 		return err
-	}
-	var rest []byte
-	if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
-		return wrap(op, err)
 	}
 	return s.writeAround(ctx, id, rest, int(*h.at), int(*h.rows), w)
 }
