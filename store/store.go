@@ -312,6 +312,21 @@ const (
 // force before its first TickSizeChange, or without any.
 const OpeningTickSize = 0.01
 
+// Fee types: Gamma's feeType, the curve of a market's taker fee schedule
+// (REFERENCE.md).
+const (
+	// FeeTypeCrypto is the curve of Polymarket's first crypto fees (early
+	// 2026): shares × rate × p × (p(1−p))^exponent, a factor p beyond the
+	// later curve's. Gamma gave its markets no feeSchedule: its rate was
+	// FeeTypeCryptoRate and its exponent FeeTypeCryptoExponent.
+	FeeTypeCrypto         = "crypto_fees"
+	FeeTypeCryptoRate     = 0.25
+	FeeTypeCryptoExponent = 2
+	// FeeTypeCryptoV2 is the curve since: shares × rate × (p(1−p))^exponent,
+	// with the schedule Gamma gives (rate 0.07, exponent 1 on crypto markets).
+	FeeTypeCryptoV2 = "crypto_fees_v2"
+)
+
 // TickSizeChange is a change of a market's minimum price increment.
 type TickSizeChange struct {
 	Time     time.Time
@@ -345,9 +360,13 @@ type Market struct {
 	// UpstreamSlug is Polymarket's own slug ("" when unknown).
 	UpstreamSlug string
 	// TakerFeeRate and FeeExponent are the market's taker fee schedule:
-	// fee = shares × rate × (p(1−p))^exponent. nil where it has none.
+	// fee = shares × rate × (p(1−p))^exponent, times p under the fee type
+	// FeeTypeCrypto. nil where it has none.
 	TakerFeeRate *float64
 	FeeExponent  *int
+	// FeeType names the schedule's curve as Gamma's feeType does
+	// (FeeTypeCrypto, FeeTypeCryptoV2, ...); "" when unknown.
+	FeeType string
 	// MakerRebateRate is the share of the taker fee a maker's filled volume
 	// would have paid that Polymarket pays back to makers (Gamma's
 	// feeSchedule.rebateRate, 0.2 on crypto markets in 2026). nil where the
@@ -375,6 +394,10 @@ type Market struct {
 
 // Resolved reports whether the market has a winner.
 func (m Market) Resolved() bool { return m.Winner != nil }
+
+// FeeTimesPrice reports whether m's fee curve multiplies the fee by the
+// fill's price once more (FeeTypeCrypto).
+func (m Market) FeeTimesPrice() bool { return m.FeeType == FeeTypeCrypto }
 
 // SettleFrom returns m with src's settlement (winner, resolved_at and
 // resolution source, the coin and reference prices, final volume and

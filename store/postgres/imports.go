@@ -177,10 +177,10 @@ func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]stor
 const addMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, array[$30::text])
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, array[$31::text])
 on conflict (slug) do update set
-	data_sources = case when $30::text = any(markets.data_sources) then markets.data_sources
-		else markets.data_sources || $30::text end,
+	data_sources = case when $31::text = any(markets.data_sources) then markets.data_sources
+		else markets.data_sources || $31::text end,
 	updated_at = excluded.updated_at,
 	winner = case when ` + settlesSQL + ` then excluded.winner else markets.winner end,
 	resolved_at = case when ` + settlesSQL + ` then excluded.resolved_at else markets.resolved_at end,
@@ -237,7 +237,7 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
 		resolvedAt, now, now,
 		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, source).Scan(&created, &id, &storedTimes, &storedSizes, &recorded)
+		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, m.FeeType, source).Scan(&created, &id, &storedTimes, &storedSizes, &recorded)
 	if err != nil {
 		return false, wrap(op, err)
 	}

@@ -20,7 +20,7 @@ const marketColumns = `slug, market_id, event_id, coin, market_type, start_time,
 	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
 	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at,
 	upstream_slug, taker_fee_rate, fee_exponent, tick_size, tick_change_times, tick_change_sizes,
-	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, data_sources`
+	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, fee_type, data_sources`
 
 // upsertMarketArgs are upsertMarketSQL's arguments for m, stamped created
 // and updated, with its data sources.
@@ -36,14 +36,14 @@ func upsertMarketArgs(m store.Market, created, updated time.Time, sources []stri
 		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
 		resolvedAt, created, updated,
 		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, sources}
+		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, m.FeeType, sources}
 }
 
 const upsertMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,
-	case when cardinality($30::text[]) = 0 then '{recorder}'::text[] else $30::text[] end)
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30,
+	case when cardinality($31::text[]) = 0 then '{recorder}'::text[] else $31::text[] end)
 on conflict (slug) do update set
 	market_id = excluded.market_id,
 	event_id = excluded.event_id,
@@ -72,7 +72,8 @@ on conflict (slug) do update set
 	price_to_beat = excluded.price_to_beat,
 	final_price = excluded.final_price,
 	maker_rebate_rate = excluded.maker_rebate_rate,
-	data_sources = case when cardinality($30::text[]) = 0 then markets.data_sources else $30::text[] end`
+	fee_type = excluded.fee_type,
+	data_sources = case when cardinality($31::text[]) = 0 then markets.data_sources else $31::text[] end`
 
 // UpsertMarketsNewer is UpsertMarkets leaving as it is every market stored
 // with a later updated_at than the one given (a record without one is
@@ -133,19 +134,19 @@ func (s *Store) upsertMarkets(ctx context.Context, op, sql string, markets []sto
 }
 
 // swapMarketSQL updates the market with the slug ($1) from
-// upsertMarketArgs if its updated_at is still $31, to an updated_at later
+// upsertMarketArgs if its updated_at is still $32, to an updated_at later
 // than that, and returns it as stored. created_at ($17) is kept.
 const swapMarketSQL = `
 update markets set (market_id, event_id, coin, market_type, start_time, end_time,
 	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
 	winner, final_volume, final_liquidity, resolved_at, created_at, updated_at,
 	upstream_slug, taker_fee_rate, fee_exponent, tick_size, tick_change_times, tick_change_sizes,
-	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, data_sources) =
+	min_order_size, resolution_source, price_to_beat, final_price, maker_rebate_rate, fee_type, data_sources) =
 	($2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-	coalesce(markets.created_at, $17), greatest($18, $31::timestamptz + interval '1 microsecond'),
-	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29,
-	case when cardinality($30::text[]) = 0 then markets.data_sources else $30::text[] end)
-where slug = $1 and updated_at = $31
+	coalesce(markets.created_at, $17), greatest($18, $32::timestamptz + interval '1 microsecond'),
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30,
+	case when cardinality($31::text[]) = 0 then markets.data_sources else $31::text[] end)
+where slug = $1 and updated_at = $32
 returning ` + marketColumns
 
 // SwapMarket writes m over the stored market if its updated_at is still
@@ -378,7 +379,7 @@ func (r *marketRow) dest() []any {
 		&m.CoinPriceStart, &m.CoinPriceEnd, &m.ConditionID, &m.ClobTokenUp, &m.ClobTokenDown,
 		&m.Winner, &m.FinalVolume, &m.FinalLiquidity, &m.ResolvedAt, &m.CreatedAt, &m.UpdatedAt,
 		&m.UpstreamSlug, &m.TakerFeeRate, &m.FeeExponent, &m.TickSize, &r.tickTimes, &r.tickSizes,
-		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice, &m.MakerRebateRate, &m.DataSources}
+		&m.MinOrderSize, &m.ResolutionSource, &m.PriceToBeat, &m.FinalPrice, &m.MakerRebateRate, &m.FeeType, &m.DataSources}
 }
 
 // market is the market the scanned row holds.

@@ -167,6 +167,7 @@ func marketDiff(want, got store.Market) diff {
 	eq(&d, "UpstreamSlug", want.UpstreamSlug, got.UpstreamSlug)
 	eqPtr(&d, "TakerFeeRate", want.TakerFeeRate, got.TakerFeeRate)
 	eqPtr(&d, "FeeExponent", want.FeeExponent, got.FeeExponent)
+	eq(&d, "FeeType", want.FeeType, got.FeeType)
 	eqPtr(&d, "MakerRebateRate", want.MakerRebateRate, got.MakerRebateRate)
 	eqPtr(&d, "TickSize", want.TickSize, got.TickSize)
 	if len(want.TickSizeChanges) != len(got.TickSizeChanges) {

@@ -101,6 +101,7 @@ func newMarket(coin store.Coin, typ store.MarketType, start time.Time, winner st
 		UpstreamSlug: fmt.Sprintf("%s-updown-%s-%d", strings.ToLower(string(coin)), strings.TrimSuffix(string(typ), "r"), start.Unix()),
 		TakerFeeRate: ptr(micros(70000)),
 		FeeExponent:  ptr(1),
+		FeeType:      store.FeeTypeCryptoV2,
 		// Polymarket's crypto markets' rebate share (REFERENCE.md, Gamma's
 		// feeSchedule.rebateRate).
 		MakerRebateRate: ptr(micros(200000)),
@@ -261,6 +262,7 @@ func changed(m store.Market) store.Market {
 	m.UpstreamSlug += "-new"
 	m.TakerFeeRate = ptr(micros(62500))
 	m.FeeExponent = ptr(2)
+	m.FeeType = store.FeeTypeCrypto
 	m.MakerRebateRate = ptr(micros(250000))
 	m.TickSize = ptr(micros(10000))
 	m.TickSizeChanges = append(slices.Clone(m.TickSizeChanges),
@@ -315,6 +317,7 @@ func testMarketUpdateClears(t *testing.T, s store.Store) {
 	cleared.UpstreamSlug = ""
 	cleared.TakerFeeRate = nil
 	cleared.FeeExponent = nil
+	cleared.FeeType = ""
 	cleared.MakerRebateRate = nil
 	cleared.TickSize = nil
 	cleared.TickSizeChanges = nil
@@ -701,6 +704,7 @@ func testMarketPolymarketUnknown(t *testing.T, s store.Store) {
 	bare := full
 	bare.UpstreamSlug = ""
 	bare.TakerFeeRate, bare.FeeExponent, bare.MakerRebateRate = nil, nil, nil
+	bare.FeeType = ""
 	bare.TickSize, bare.TickSizeChanges = nil, nil
 	bare.MinOrderSize = nil
 	bare.ResolutionSource = ""
