@@ -22,6 +22,14 @@ func feeMarket(winner string) store.Market {
 	return m
 }
 
+// cryptoV1Market is market(winner) with Polymarket's first crypto fee
+// curve (early 2026): shares × 0.25 × p × (p(1−p))².
+func cryptoV1Market(winner string) store.Market {
+	m := market(winner)
+	m.TakerFeeRate, m.FeeExponent, m.FeeType = ptr(store.FeeTypeCryptoRate), ptr(store.FeeTypeCryptoExponent), store.FeeTypeCrypto
+	return m
+}
+
 // costs sets a strategy's fee model and latency.
 func costs(s Strategy, model string, latencyMs int) Strategy {
 	s.FeeModel, s.LatencyMs = model, latencyMs
@@ -108,6 +116,25 @@ func TestRunCosts(t *testing.T) {
 				withFee(entryEv(0, 0.93, 0.93, 10000, 0), 45.57),
 				withFee(TradeEvent{Type: TradeExit, Reason: ReasonMarketEnd, Time: ts(100), Price: 1, FillPrice: 1, Shares: 10000,
 					PositionPnL: 654.43, CumulativePnL: 654.43, CoinPrice: 50000}, 0),
+			},
+		},
+		{
+			// Polymarket's first crypto curve (fee type crypto_fees): rate 0.25,
+			// exponent 2 and a factor p. Entry walks 40 at 0.50 and 60 at 0.52:
+			// 40×0.25×0.5×0.25² = 0.3125 + 60×0.25×0.52×0.2496² = 0.485941248,
+			// 0.798441248 rounded down to 0.79844; fill 0.512. The exit at 0.60
+			// (no book) pays 100×0.25×0.6×0.24² = 0.864. pnl 8.8 − 0.79844 −
+			// 0.864 = 7.13756.
+			name:   "MARKET fees of the crypto_fees curve carry the extra factor p",
+			market: cryptoV1Market(store.OutcomeUp),
+			snaps: []store.Snapshot{
+				withUp(snap(0, 0.50, 0.50), book(levels(lv(0.49, 500)), levels(lv(0.50, 40), lv(0.52, 60)))),
+				snap(10, 0.60, 0.40),
+			},
+			strat: costs(strategy(SideUp, 100, conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.5)), conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6))), FeeMarket, 0),
+			trades: []TradeEvent{
+				withFee(entryEv(0, 0.5, 0.512, 100, 0), 0.79844),
+				withFee(exitEv(ReasonSignal, 10, 0.6, 0.6, 100, 7.13756, 7.13756), 0.864),
 			},
 		},
 		{
@@ -360,6 +387,8 @@ func TestRunEchoesCosts(t *testing.T) {
 		{"NONE", feeMarket(store.OutcomeUp), costs(base, FeeNone, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":0}`},
 		{"latency alone", feeMarket(store.OutcomeUp), costs(base, "", 300), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"NONE","latencyMs":300}`},
 		{"MARKET", feeMarket(store.OutcomeUp), costs(base, FeeMarket, 250), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0.07,"feeExponent":1,"latencyMs":250}`},
+		{"MARKET of the crypto_fees curve", cryptoV1Market(store.OutcomeUp), costs(base, FeeMarket, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0.25,"feeExponent":2,"feeType":"crypto_fees","latencyMs":0}`},
+		{"CUSTOM on a crypto_fees market", cryptoV1Market(store.OutcomeUp), func() Strategy { s := costs(base, FeeCustom, 0); s.FeeRate, s.FeeExponent = ptr(0.1), 1; return s }(), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"CUSTOM","feeRate":0.1,"feeExponent":1,"latencyMs":0}`},
 		{"MARKET without a schedule", market(store.OutcomeUp), costs(base, FeeMarket, 0), `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"MARKET","feeRate":0,"feeExponent":1,"latencyMs":0}`},
 		{"CUSTOM", feeMarket(store.OutcomeUp), custom, `{"side":"UP","positionSize":10,"orderType":"MARKET","entryConditionCount":1,"exitConditionCount":1,"feeModel":"CUSTOM","feeRate":0.02,"feeExponent":1,"latencyMs":0}`},
 	}
@@ -451,10 +480,12 @@ func TestRunCostsProperties(t *testing.T) {
 			n = 900 + rng.IntN(1500)
 		}
 		m, snaps := randomMarket(rng, n)
-		switch rng.IntN(4) {
+		switch rng.IntN(5) {
 		case 0: // no schedule
 		case 1:
 			m.TakerFeeRate, m.FeeExponent = ptr(0.07), ptr(1)
+		case 4: // Polymarket's first crypto curve
+			m.TakerFeeRate, m.FeeExponent, m.FeeType = ptr(store.FeeTypeCryptoRate), ptr(store.FeeTypeCryptoExponent), store.FeeTypeCrypto
 		case 2:
 			m.TakerFeeRate = ptr(float64(rng.IntN(30)) / 100)
 		default:

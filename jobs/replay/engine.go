@@ -874,10 +874,13 @@ func mark(tk *store.Tick, price float64) float64 {
 }
 
 // feeSchedule is the taker fee of DESIGN 6: shares × rate × (p(1−p))^exp
-// per (price, shares) pair a fill takes. A zero rate charges nothing.
+// per (price, shares) pair a fill takes, times p once more on a market of
+// Polymarket's first crypto curve (store.FeeTypeCrypto). A zero rate
+// charges nothing.
 type feeSchedule struct {
-	rate float64
-	exp  float64
+	rate   float64
+	exp    float64
+	timesP bool
 }
 
 // feeScheduleOf is the schedule s's fee model applies to market m. A
@@ -901,6 +904,7 @@ func marketFees(m store.Market) feeSchedule {
 	if x := m.FeeExponent; x != nil && *x >= 0 {
 		f.exp = float64(*x)
 	}
+	f.timesP = m.FeeTimesPrice()
 	return f
 }
 
@@ -919,7 +923,11 @@ func (f feeSchedule) on(p, q float64) float64 {
 //
 //go:noinline
 func (f feeSchedule) charged(p, q float64) float64 {
-	return q * f.rate * math.Pow(max(0, p*(1-p)), f.exp)
+	fee := q * f.rate * math.Pow(max(0, p*(1-p)), f.exp)
+	if f.timesP {
+		fee *= max(0, p)
+	}
+	return fee
 }
 
 // roundFee rounds a fill's fee down to 5 decimals, as Polymarket does; the

@@ -446,11 +446,18 @@ func referenceWith(m store.Market, snaps []store.Snapshot, trades []store.Market
 			exp = float64(*m.FeeExponent)
 		}
 	}
+	// The early-2026 crypto curve multiplies by the price once more.
+	priceFactor := func(p float64) float64 {
+		if s.FeeModel == FeeMarket && m.FeeType == "crypto_fees" {
+			return p
+		}
+		return 1
+	}
 	type pair struct{ p, q float64 }
 	feeOf := func(pairs []pair) float64 {
 		var sum float64
 		for _, pq := range pairs {
-			sum += pq.q * rate * math.Pow(math.Max(0, pq.p*(1-pq.p)), exp)
+			sum += pq.q * rate * math.Pow(math.Max(0, pq.p*(1-pq.p)), exp) * priceFactor(pq.p)
 		}
 		return math.Floor(sum*1e5+math.Max(1e-9, sum*1e-8)) / 1e5 // 1e-13 of the fee in units
 	}

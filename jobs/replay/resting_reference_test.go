@@ -79,11 +79,18 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 	}
 	floor5 := func(x float64) float64 { return math.Floor(x*1e5+math.Max(1e-9, x*1e-8)) / 1e5 } // 1e-13 of the fee in units
+	// The early-2026 crypto curve multiplies by the price once more.
+	priceFactor := func(p float64) float64 {
+		if s.FeeModel == FeeMarket && m.FeeType == "crypto_fees" {
+			return p
+		}
+		return 1
+	}
 	type pair struct{ p, q float64 }
 	feeOf := func(pairs []pair) float64 {
 		var sum float64
 		for _, pq := range pairs {
-			sum += pq.q * rate * math.Pow(math.Max(0, pq.p*(1-pq.p)), exp)
+			sum += pq.q * rate * math.Pow(math.Max(0, pq.p*(1-pq.p)), exp) * priceFactor(pq.p)
 		}
 		return floor5(sum)
 	}
@@ -95,7 +102,11 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		if m.FeeExponent != nil && *m.FeeExponent >= 0 {
 			e = float64(*m.FeeExponent)
 		}
-		return floor5(q * *m.TakerFeeRate * math.Pow(math.Max(0, p*(1-p)), e) * *m.MakerRebateRate)
+		timesP := 1.0
+		if m.FeeType == "crypto_fees" {
+			timesP = p
+		}
+		return floor5(q * *m.TakerFeeRate * math.Pow(math.Max(0, p*(1-p)), e) * timesP * *m.MakerRebateRate)
 	}
 	tickAt := func(t time.Time) float64 {
 		tick := 0.01
@@ -706,6 +717,9 @@ func TestRestingAgainstReference(t *testing.T) {
 		}
 		if rng.IntN(2) == 0 {
 			m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate = ptr(0.07), ptr(1), ptr(0.2)
+			if rng.IntN(3) == 0 { // Polymarket's first crypto curve
+				m.TakerFeeRate, m.FeeExponent, m.FeeType = ptr(store.FeeTypeCryptoRate), ptr(store.FeeTypeCryptoExponent), store.FeeTypeCrypto
+			}
 		}
 		if rng.IntN(5) == 0 {
 			m.TickSizeChanges = []store.TickSizeChange{{Time: snaps[rng.IntN(n)].Time, TickSize: 0.001}}

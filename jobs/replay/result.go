@@ -99,7 +99,9 @@ type MarketSummary struct {
 // StrategySummary echoes the normalized strategy: feeModel (NONE when none
 // was named) and latencyMs always, feeRate and feeExponent when a fee
 // schedule applied (the request's under CUSTOM, the market's under MARKET,
-// rate 0 for a market without one), and the re-entry and resting-order
+// rate 0 for a market without one; feeType, the market's fee type under
+// MARKET where it has one: "crypto_fees" multiplies each fee by the fill's
+// price once more), and the re-entry and resting-order
 // rules when they were given.
 type StrategySummary struct {
 	Side                string   `json:"side"`
@@ -110,6 +112,7 @@ type StrategySummary struct {
 	FeeModel            string   `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM"`
 	FeeRate             *float64 `json:"feeRate,omitempty"`
 	FeeExponent         *int     `json:"feeExponent,omitempty"`
+	FeeType             string   `json:"feeType,omitempty"`
 	LatencyMs           *int     `json:"latencyMs,omitempty"`
 	ReentryCooldownMs   int      `json:"reentryCooldownMs,omitempty"`
 	MaxEntriesPerMarket int      `json:"maxEntriesPerMarket,omitempty"`
@@ -213,6 +216,9 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	if s.FeeModel == FeeMarket || s.FeeModel == FeeCustom {
 		rate, exp := e.fee.rate, int(e.fee.exp)
 		r.Strategy.FeeRate, r.Strategy.FeeExponent = &rate, &exp
+		if s.FeeModel == FeeMarket {
+			r.Strategy.FeeType = m.FeeType
+		}
 	}
 	lat := s.LatencyMs
 	r.Strategy.LatencyMs = &lat
