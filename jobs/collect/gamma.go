@@ -296,7 +296,11 @@ func applyDetails(m *store.Market, f gammaFound) {
 	if g.Slug != "" {
 		m.UpstreamSlug = g.Slug
 	}
-	if g.FeeSchedule != nil && g.FeeSchedule.Rate.Set {
+	if g.FeeType != "" {
+		m.FeeType = g.FeeType
+	}
+	switch {
+	case g.FeeSchedule != nil && g.FeeSchedule.Rate.Set:
 		m.TakerFeeRate = g.FeeSchedule.Rate.Ptr()
 		if g.FeeSchedule.Exponent.Set {
 			e := int(math.Round(g.FeeSchedule.Exponent.V))
@@ -305,6 +309,12 @@ func applyDetails(m *store.Market, f gammaFound) {
 		// The schedule Gamma gives is the market's: one without a
 		// rebateRate has no maker rebate (null), whatever was stored.
 		m.MakerRebateRate = g.FeeSchedule.RebateRate.Ptr()
+	case g.FeeType == store.FeeTypeCrypto && (g.FeesEnabled == nil || bool(*g.FeesEnabled)):
+		// Polymarket's first crypto fee type came without a schedule: its
+		// name is the schedule (REFERENCE.md), rate 0.25, exponent 2 and
+		// the factor p the fee type adds (store.Market.FeeTimesPrice).
+		rate, exp := store.FeeTypeCryptoRate, store.FeeTypeCryptoExponent
+		m.TakerFeeRate, m.FeeExponent = &rate, &exp
 	}
 	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
 		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {

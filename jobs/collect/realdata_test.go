@@ -102,23 +102,27 @@ func TestRealGamma(t *testing.T) {
 	if *m.TakerFeeRate != 0.07 || *m.FeeExponent != 1 || *m.TickSize != 0.01 || *m.MinOrderSize != 5 || m.PriceToBeat != nil || m.FinalPrice != nil {
 		t.Errorf("fee %v^%v tick %v min %v to beat %v", *m.TakerFeeRate, *m.FeeExponent, *m.TickSize, *m.MinOrderSize, m.PriceToBeat)
 	}
-	if m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 {
-		t.Errorf("maker rebate rate %v, want feeSchedule.rebateRate 0.2", derefOrNil(m.MakerRebateRate))
+	if m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 || m.FeeType != store.FeeTypeCryptoV2 || m.FeeTimesPrice() {
+		t.Errorf("maker rebate rate %v fee type %q, want feeSchedule.rebateRate 0.2 and crypto_fees_v2", derefOrNil(m.MakerRebateRate), m.FeeType)
 	}
 	if g.outcome() != "" || g.FeeType != "crypto_fees_v2" || !g.FeeSchedule.TakerOnly || g.FeeSchedule.RebateRate.V != 0.2 ||
 		ev.ResolutionSource != "https://data.chain.link/streams/btc-usd" || ev.StartTime != "2026-05-12T11:10:00Z" {
 		t.Errorf("open market: outcome %q fee type %q schedule %+v source %q", g.outcome(), g.FeeType, g.FeeSchedule, ev.ResolutionSource)
 	}
 
-	// A /markets element: the event inside, an older fee type without a
-	// schedule (no fee recorded rather than a guessed one).
+	// A /markets element: the event inside, Polymarket's first crypto fee
+	// type, which Gamma gave without a schedule: the type names its curve
+	// (REFERENCE.md: rate 0.25, exponent 2, times p), with no maker rebate.
 	g = gammaMarket{}
 	decodeReal(t, realGamma[1], &g)
 	start, end = scheme.Window(store.BTC, store.M5, time.Date(2026, 3, 12, 9, 20, 0, 0, time.UTC))
 	m, note, err = toMarket(withEvent(g), store.BTC, store.M5, start, end)
-	if err != nil || note != "" || m.Slug != "btc-updown-5m-1773307200" || m.EventID != "260654" || m.TakerFeeRate != nil || m.MakerRebateRate != nil ||
+	if err != nil || note != "" || m.Slug != "btc-updown-5m-1773307200" || m.EventID != "260654" || m.MakerRebateRate != nil ||
 		*m.TickSize != 0.01 || *m.MinOrderSize != 5 || *g.volume() != 9.999997 || *g.liquidity() != 20328.3747 {
 		t.Errorf("nautilus market: %v %q %+v", err, note, m)
+	}
+	if m.FeeType != store.FeeTypeCrypto || !m.FeeTimesPrice() || m.TakerFeeRate == nil || *m.TakerFeeRate != 0.25 || m.FeeExponent == nil || *m.FeeExponent != 2 {
+		t.Errorf("nautilus market's fees: type %q rate %v exponent %v, want crypto_fees 0.25 and 2", m.FeeType, derefOrNil(m.TakerFeeRate), derefOrNil(m.FeeExponent))
 	}
 
 	// Resolved: closed with outcomePrices ["1","0"], closedTime the
