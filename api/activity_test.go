@@ -73,6 +73,7 @@ func addActivity(t *testing.T, st store.Store) {
 	}
 	m.UpstreamSlug = "btc-updown-15m-" + slug[strings.LastIndexByte(slug, '-')+1:]
 	m.TakerFeeRate, m.FeeExponent, m.TickSize, m.MinOrderSize = ptr(0.07), ptr(1), ptr(0.001), ptr(5.0)
+	m.FeeType = store.FeeTypeCryptoV2
 	m.TickSizeChanges = []store.TickSizeChange{{Time: m.StartTime.Add(7*time.Minute + 250*time.Millisecond), TickSize: 0.001}}
 	m.ResolutionSource, m.PriceToBeat, m.FinalPrice = store.SourceChainlink, m.CoinPriceStart, m.CoinPriceEnd
 	day := now.Truncate(24 * time.Hour).Add(-24 * time.Hour)
@@ -94,7 +95,7 @@ func addActivity(t *testing.T, st store.Store) {
 }
 
 // upstreamFields are the market object's fields beyond SPEC's.
-var upstreamFields = []string{"upstream_slug", "taker_fee_rate", "fee_exponent", "maker_rebate_rate", "tick_size", "tick_size_changes",
+var upstreamFields = []string{"upstream_slug", "taker_fee_rate", "fee_exponent", "fee_type", "maker_rebate_rate", "tick_size", "tick_size_changes",
 	"min_order_size", "resolution_source", "price_to_beat", "final_price"}
 
 func TestMarketUpstreamFields(t *testing.T) {
@@ -104,7 +105,7 @@ func TestMarketUpstreamFields(t *testing.T) {
 		check := func(where string, m map[string]any) {
 			t.Helper()
 			want := map[string]any{"upstream_slug": "btc-updown-15m-" + slug[strings.LastIndexByte(slug, '-')+1:],
-				"taker_fee_rate": 0.07, "fee_exponent": 1.0, "tick_size": 0.001, "min_order_size": 5.0,
+				"taker_fee_rate": 0.07, "fee_exponent": 1.0, "fee_type": "crypto_fees_v2", "tick_size": 0.001, "min_order_size": 5.0,
 				"resolution_source": "chainlink", "price_to_beat": 95000.0, "final_price": 95100.0}
 			for k, v := range want {
 				if m[k] != v {

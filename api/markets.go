@@ -43,8 +43,9 @@ type marketJSON struct {
 	UpdatedAt      string   `json:"updated_at" format:"date-time" doc:"UTC with microseconds (six fraction digits), as in every format of the market."`
 
 	UpstreamSlug     *string              `json:"upstream_slug" nullable:"true" doc:"Polymarket's own slug of the market." example:"bitcoin-up-or-down-november-24-2026-1am-et"`
-	TakerFeeRate     *float64             `json:"taker_fee_rate" nullable:"true" doc:"Taker fee schedule: fee = shares × taker_fee_rate × (p × (1 − p))^fee_exponent per fill at price p; null where the market has none."`
+	TakerFeeRate     *float64             `json:"taker_fee_rate" nullable:"true" doc:"Taker fee schedule: fee = shares × taker_fee_rate × (p × (1 − p))^fee_exponent per fill at price p (times p once more where fee_type is crypto_fees); null where the market has none."`
 	FeeExponent      *int                 `json:"fee_exponent" nullable:"true" doc:"Exponent of the taker fee schedule; null where the market has none."`
+	FeeType          *string              `json:"fee_type" nullable:"true" doc:"The curve of the fee schedule, as Polymarket's Gamma names it: crypto_fees_v2 (the formula of taker_fee_rate), or crypto_fees, Polymarket's first crypto fees (early 2026), whose fee is that formula times p once more (0.25 × p × (p × (1 − p))²); null where unknown." example:"crypto_fees_v2"`
 	MakerRebateRate  *float64             `json:"maker_rebate_rate" nullable:"true" doc:"Maker rebate of the fee schedule (Polymarket's feeSchedule.rebateRate, 0.2 on crypto markets): a maker fill at price p earns shares × taker_fee_rate × (p × (1 − p))^fee_exponent × maker_rebate_rate; null where the market has none."`
 	TickSize         *float64             `json:"tick_size" nullable:"true" doc:"The market's latest minimum price increment."`
 	TickSizeChanges  []tickSizeChangeJSON `json:"tick_size_changes" doc:"Changes of the tick size seen while recording, oldest first."`
@@ -85,6 +86,7 @@ func toMarketJSON(m store.Market) marketJSON {
 	}
 	out.UpstreamSlug, out.ResolutionSource = nonEmpty(m.UpstreamSlug), nonEmpty(m.ResolutionSource)
 	out.TakerFeeRate, out.FeeExponent, out.MakerRebateRate = m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate
+	out.FeeType = nonEmpty(m.FeeType)
 	out.TickSize, out.MinOrderSize = m.TickSize, m.MinOrderSize
 	out.PriceToBeat, out.FinalPrice = m.PriceToBeat, m.FinalPrice
 	out.DataSources = m.DataSources

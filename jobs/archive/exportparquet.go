@@ -210,7 +210,7 @@ func marketOfRow(r *transfer.ParquetMarket) store.Market {
 		ConditionID: r.ConditionID, ClobTokenUp: r.ClobTokenUp, ClobTokenDown: r.ClobTokenDown,
 		Winner: r.Winner, FinalVolume: r.FinalVolume, FinalLiquidity: r.FinalLiquidity, ResolvedAt: r.ResolvedAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpstreamSlug: r.UpstreamSlug, TakerFeeRate: r.TakerFeeRate,
-		MakerRebateRate: r.MakerRebateRate, TickSize: r.TickSize, MinOrderSize: r.MinOrderSize,
+		MakerRebateRate: r.MakerRebateRate, FeeType: r.FeeType, TickSize: r.TickSize, MinOrderSize: r.MinOrderSize,
 		ResolutionSource: r.ResolutionSource, PriceToBeat: r.PriceToBeat, FinalPrice: r.FinalPrice,
 		DataSources: slices.Clone(r.DataSources), // rows are read into a reused buffer
 	}

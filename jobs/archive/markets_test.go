@@ -32,7 +32,7 @@ func TestLoadMarketsReadsEveryExportFormat(t *testing.T) {
 		{Slug: "btc-updown-5m-1778590800", MarketID: "1", EventID: "e1", Coin: store.BTC, MarketType: store.M5,
 			StartTime: start, EndTime: start.Add(5 * time.Minute), ConditionID: "0xc1", ClobTokenUp: "11", ClobTokenDown: "12",
 			Winner: &winner, ResolvedAt: &resolved, UpstreamSlug: "btc-updown-5m-1778590800", TakerFeeRate: &rate, FeeExponent: &exp,
-			MakerRebateRate: &rebate, TickSize: &tick, TickSizeChanges: []store.TickSizeChange{{Time: start.Add(time.Minute), TickSize: 0.01}},
+			FeeType: store.FeeTypeCryptoV2, MakerRebateRate: &rebate, TickSize: &tick, TickSizeChanges: []store.TickSizeChange{{Time: start.Add(time.Minute), TickSize: 0.01}},
 			ResolutionSource: store.SourceChainlink, PriceToBeat: &ptb, DataSources: []string{store.DataRecorder, "pmxt-v2"}},
 		{Slug: "btc-updown-5m-1778591100", MarketID: "2", Coin: store.BTC, MarketType: store.M5,
 			StartTime: start.Add(5 * time.Minute), EndTime: start.Add(10 * time.Minute), ConditionID: "0xc2", ClobTokenUp: "21", ClobTokenDown: "22"},

@@ -21,7 +21,7 @@ var (
 	marketColumns = []string{"slug", "market_id", "event_id", "coin", "market_type", "start_time", "end_time",
 		"coin_price_start", "coin_price_end", "condition_id", "clob_token_up", "clob_token_down", "winner",
 		"final_volume", "final_liquidity", "resolved_at", "created_at", "updated_at",
-		"upstream_slug", "taker_fee_rate", "fee_exponent", "maker_rebate_rate", "tick_size", "tick_size_changes",
+		"upstream_slug", "taker_fee_rate", "fee_exponent", "fee_type", "maker_rebate_rate", "tick_size", "tick_size_changes",
 		"min_order_size", "resolution_source", "price_to_beat", "final_price", "data_sources"}
 	snapshotColumns = []string{"slug", "time", "coin_price", "price_up", "price_down", "orderbook_up", "orderbook_down"}
 	tradeColumns    = []string{"slug", "time", "outcome", "price", "size", "side", "fee_rate_bps", "tx_hash"}
@@ -176,6 +176,7 @@ func (e *csvEncoder) market(m *store.Market) {
 		e.b = strconv.AppendInt(e.b, int64(*m.FeeExponent), 10)
 	}
 	e.b = append(e.b, ',')
+	e.text(m.FeeType)
 	e.optNum(m.MakerRebateRate)
 	e.optNum(m.TickSize)
 	for i, c := range m.TickSizeChanges {
@@ -448,7 +449,7 @@ func csvMarket(get func(string) string) (*store.Market, error) {
 		Slug: get("slug"), MarketID: get("market_id"), EventID: get("event_id"),
 		Coin: store.Coin(get("coin")), MarketType: store.MarketType(get("market_type")),
 		ConditionID: get("condition_id"), ClobTokenUp: get("clob_token_up"), ClobTokenDown: get("clob_token_down"),
-		UpstreamSlug: get("upstream_slug"), ResolutionSource: get("resolution_source"),
+		UpstreamSlug: get("upstream_slug"), ResolutionSource: get("resolution_source"), FeeType: get("fee_type"),
 		DataSources: strings.Fields(get("data_sources")),
 	}
 	if w := get("winner"); w != "" {

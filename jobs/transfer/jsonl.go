@@ -160,6 +160,7 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 	o.optText("upstream_slug", m.UpstreamSlug)
 	o.optNum("taker_fee_rate", m.TakerFeeRate)
 	o.optInt("fee_exponent", m.FeeExponent)
+	o.optText("fee_type", m.FeeType)
 	o.optNum("maker_rebate_rate", m.MakerRebateRate)
 	o.optNum("tick_size", m.TickSize)
 	o.key("tick_size_changes")
@@ -365,6 +366,7 @@ type jsonLine struct {
 	UpstreamSlug     string           `json:"upstream_slug"`
 	TakerFeeRate     *float64         `json:"taker_fee_rate"`
 	FeeExponent      *int             `json:"fee_exponent"`
+	FeeType          string           `json:"fee_type"`
 	MakerRebateRate  *float64         `json:"maker_rebate_rate"`
 	TickSize         *float64         `json:"tick_size"`
 	TickSizeChanges  []jsonTickChange `json:"tick_size_changes"`
@@ -529,6 +531,7 @@ func (l *jsonLine) market() (*store.Market, error) {
 		ConditionID: l.ConditionID, ClobTokenUp: l.ClobTokenUp, ClobTokenDown: l.ClobTokenDown,
 		Winner: l.Winner, FinalVolume: l.FinalVolume, FinalLiquidity: l.FinalLiquidity,
 		UpstreamSlug: l.UpstreamSlug, TakerFeeRate: l.TakerFeeRate, FeeExponent: l.FeeExponent, MakerRebateRate: l.MakerRebateRate,
+		FeeType:      l.FeeType,
 		TickSize:     l.TickSize,
 		MinOrderSize: l.MinOrderSize, ResolutionSource: l.ResolutionSource, PriceToBeat: l.PriceToBeat, FinalPrice: l.FinalPrice,
 		DataSources: l.DataSources,

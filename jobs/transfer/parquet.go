@@ -86,6 +86,7 @@ type ParquetMarket struct {
 	UpstreamSlug     string                  `parquet:"upstream_slug"`
 	TakerFeeRate     *float64                `parquet:"taker_fee_rate,optional"`
 	FeeExponent      *int64                  `parquet:"fee_exponent,optional"`
+	FeeType          string                  `parquet:"fee_type,dict"`
 	MakerRebateRate  *float64                `parquet:"maker_rebate_rate,optional"`
 	TickSize         *float64                `parquet:"tick_size,optional"`
 	TickSizeChanges  []ParquetTickSizeChange `parquet:"tick_size_changes,list"`
@@ -215,7 +216,7 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
 		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC(),
 		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, MakerRebateRate: m.MakerRebateRate,
-		TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
+		FeeType: m.FeeType, TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
 		ResolutionSource: m.ResolutionSource, PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
 		TickSizeChanges: make([]ParquetTickSizeChange, len(m.TickSizeChanges)),
 		DataSources:     m.DataSources,

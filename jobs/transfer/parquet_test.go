@@ -59,7 +59,7 @@ func checkParquetMarket(t *testing.T, got transfer.ParquetMarket, m store.Market
 		v := int64(*e)
 		return &v
 	}(m.FeeExponent)
-	ok := got.Slug == m.Slug && got.MarketID == m.MarketID && got.UpstreamSlug == m.UpstreamSlug &&
+	ok := got.Slug == m.Slug && got.MarketID == m.MarketID && got.UpstreamSlug == m.UpstreamSlug && got.FeeType == m.FeeType &&
 		eqFloat(got.TakerFeeRate, m.TakerFeeRate) && eqFloat(got.MakerRebateRate, m.MakerRebateRate) && (got.FeeExponent == nil) == (exp == nil) &&
 		(exp == nil || *got.FeeExponent == *exp) && eqFloat(got.TickSize, m.TickSize) &&
 		eqFloat(got.MinOrderSize, m.MinOrderSize) && got.ResolutionSource == m.ResolutionSource &&

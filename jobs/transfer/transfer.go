@@ -7,7 +7,7 @@
 //   - JSON Lines: one object per line, "type" "market", "snapshot",
 //     "trade" or "gap". A market line carries SPEC's market fields (and
 //     coin) and the upstream's (upstream_slug, taker_fee_rate,
-//     fee_exponent, maker_rebate_rate, tick_size, tick_size_changes
+//     fee_exponent, fee_type, maker_rebate_rate, tick_size, tick_size_changes
 //     [{time, tick_size}], min_order_size, resolution_source,
 //     price_to_beat, final_price) and data_sources (where its data came
 //     from: ["recorder", "pmxt-v2"]); a

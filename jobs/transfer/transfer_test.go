@@ -80,6 +80,8 @@ func enrich(t testing.TB, st store.Store) {
 		if i%2 == 0 {
 			m.MakerRebateRate = &rebate
 		}
+		// Fee types of both curves, and none (unknown).
+		m.FeeType = []string{store.FeeTypeCryptoV2, store.FeeTypeCrypto, ""}[i/3%3]
 		m.TickSizeChanges = []store.TickSizeChange{{Time: m.StartTime.Add(time.Second + 1234*time.Microsecond), TickSize: 0.001}}
 		m.ResolutionSource = store.SourceBinance1h
 		// Markets an archive import created or extended name their sources.
@@ -266,7 +268,7 @@ func TestExportShapes(t *testing.T) {
 	m := store.Market{Slug: "btc-updown-5m-1777467600", MarketID: "1043567", EventID: "98765", Coin: store.BTC, MarketType: store.M5,
 		StartTime: start, EndTime: start.Add(5 * time.Minute), CoinPriceStart: &p, ConditionID: "0xab\"c", ClobTokenUp: "1", ClobTokenDown: "2",
 		Winner: &up, ResolvedAt: &resolved, CreatedAt: start.Add(-time.Minute), UpdatedAt: resolved,
-		UpstreamSlug: "btc-updown-5m-1777467600", TakerFeeRate: &rate, FeeExponent: &exp, MakerRebateRate: &rebate, TickSize: &tick,
+		UpstreamSlug: "btc-updown-5m-1777467600", TakerFeeRate: &rate, FeeExponent: &exp, FeeType: store.FeeTypeCryptoV2, MakerRebateRate: &rebate, TickSize: &tick,
 		TickSizeChanges: []store.TickSizeChange{{Time: start.Add(90 * time.Second), TickSize: 0.001}}, MinOrderSize: &minSize,
 		ResolutionSource: store.SourceChainlink, PriceToBeat: &p, DataSources: []string{store.DataRecorder, "pmxt-v2"}}
 	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
@@ -297,7 +299,7 @@ func TestExportShapes(t *testing.T) {
 		`"start_time":"2026-04-29T13:00:00.000000Z","end_time":"2026-04-29T13:05:00.000000Z","coin_price_start":95000.5,"coin_price_end":null,` +
 		`"condition_id":"0xab\"c","clob_token_up":"1","clob_token_down":"2","winner":"Up","final_volume":null,"final_liquidity":null,` +
 		`"resolved_at":"2026-04-29T13:05:00.012345Z","created_at":"2026-04-29T12:59:00.000000Z","updated_at":"2026-04-29T13:05:00.012345Z",` +
-		`"upstream_slug":"btc-updown-5m-1777467600","taker_fee_rate":0.07,"fee_exponent":1,"maker_rebate_rate":0.2,"tick_size":0.001,` +
+		`"upstream_slug":"btc-updown-5m-1777467600","taker_fee_rate":0.07,"fee_exponent":1,"fee_type":"crypto_fees_v2","maker_rebate_rate":0.2,"tick_size":0.001,` +
 		`"tick_size_changes":[{"time":"2026-04-29T13:01:30.000000Z","tick_size":0.001}],"min_order_size":5,` +
 		`"resolution_source":"chainlink","price_to_beat":95000.5,"final_price":null,"data_sources":["recorder","pmxt-v2"]}` + "\n" +
 		`{"type":"snapshot","slug":"btc-updown-5m-1777467600","time":"2026-04-29T13:00:00.000000Z","coin_price":95000.5,"price_up":0.52,"price_down":0.49,` +
@@ -319,8 +321,8 @@ func TestExportShapes(t *testing.T) {
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Markets})
 	if !strings.Contains(string(data), `"0xab""c"`) || !strings.HasPrefix(string(data), "slug,market_id,event_id,coin,market_type,") ||
-		!strings.Contains(string(data), ",taker_fee_rate,fee_exponent,maker_rebate_rate,tick_size,") ||
-		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,0.2,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,,recorder pmxt-v2\n") {
+		!strings.Contains(string(data), ",taker_fee_rate,fee_exponent,fee_type,maker_rebate_rate,tick_size,") ||
+		!strings.HasSuffix(string(data), ",btc-updown-5m-1777467600,0.07,1,crypto_fees_v2,0.2,0.001,2026-04-29T13:01:30.000000Z=0.001,5,chainlink,95000.5,,recorder pmxt-v2\n") {
 		t.Errorf("CSV markets export:\n%s", data)
 	}
 	data, _ = export(t, st, transfer.ExportOptions{Format: transfer.CSV, What: transfer.Trades})
@@ -429,6 +431,36 @@ func TestImportWithoutMakerRebate(t *testing.T) {
 	if _, err := transfer.Import(context.Background(), memory.New(), strings.NewReader(bad), transfer.ImportOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "maker_rebate_rate") {
 		t.Errorf("import of a NaN maker_rebate_rate: %v, want an error naming it", err)
+	}
+}
+
+// TestImportFeeType imports market files written before fee_type existed
+// (JSON Lines without the key, CSV without the column) and files that
+// give it: the old ones store it unknown ("").
+func TestImportFeeType(t *testing.T) {
+	t.Parallel()
+	const slug = "btc-updown-5m-1772000000"
+	const jsonOld = `{"type":"market","slug":"` + slug + `","coin":"BTC","market_type":"5m",` +
+		`"start_time":"2026-02-25T06:13:20.000000Z","end_time":"2026-02-25T06:18:20.000000Z",` +
+		`"taker_fee_rate":0.25,"fee_exponent":2,"tick_size":0.01}` + "\n"
+	const csvOld = "slug,coin,market_type,start_time,end_time,taker_fee_rate,fee_exponent\n" +
+		slug + ",BTC,5m,2026-02-25T06:13:20.000000Z,2026-02-25T06:18:20.000000Z,0.25,2\n"
+	for _, tc := range []struct{ name, in, want string }{
+		{"jsonl without the key", jsonOld, ""},
+		{"jsonl null", strings.Replace(jsonOld, `"tick_size"`, `"fee_type":null,"tick_size"`, 1), ""},
+		{"jsonl with a type", strings.Replace(jsonOld, `"tick_size"`, `"fee_type":"crypto_fees","tick_size"`, 1), store.FeeTypeCrypto},
+		{"csv without the column", csvOld, ""},
+		{"csv with the column", strings.Replace(strings.Replace(csvOld, "fee_exponent", "fee_exponent,fee_type", 1), ",2\n", ",2,crypto_fees\n", 1), store.FeeTypeCrypto},
+	} {
+		st := memory.New()
+		importInto(t, st, []byte(tc.in), transfer.ImportOptions{})
+		m, err := st.GetMarket(context.Background(), slug)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if m.FeeType != tc.want || m.TakerFeeRate == nil || *m.TakerFeeRate != 0.25 {
+			t.Errorf("%s: fee type %q rate %v, want %q and 0.25", tc.name, m.FeeType, m.TakerFeeRate, tc.want)
+		}
 	}
 }
 
