@@ -226,7 +226,7 @@ func (g *Generator) market(c store.Coin, mt store.MarketType, start time.Time) s
 	rate, exponent, rebate, tick, minSize := takerFeeRate, feeExponent, makerRebateRate, tickSize, minOrderSize
 	m.UpstreamSlug = series.UpstreamSlug(c, mt, start)
 	m.TakerFeeRate, m.FeeExponent, m.TickSize, m.MinOrderSize = &rate, &exponent, &tick, &minSize
-	m.MakerRebateRate = &rebate
+	m.MakerRebateRate, m.FeeType = &rebate, store.FeeTypeCryptoV2
 	if tickChange && !tickChangeAt.After(now) {
 		fine := fineTickSize
 		m.TickSize = &fine

@@ -281,8 +281,8 @@ func checkUpstreamFields(t *testing.T, now time.Time, m store.Market) {
 		t.Errorf("%s: upstream slug %q", m.Slug, m.UpstreamSlug)
 	}
 	if m.TakerFeeRate == nil || *m.TakerFeeRate != 0.07 || m.FeeExponent == nil || *m.FeeExponent != 1 ||
-		m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 {
-		t.Errorf("%s: fee schedule %v, %v, rebate %v; want 0.07, 1, 0.2", m.Slug, m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate)
+		m.MakerRebateRate == nil || *m.MakerRebateRate != 0.2 || m.FeeType != store.FeeTypeCryptoV2 {
+		t.Errorf("%s: fee schedule %v, %v, rebate %v, type %q; want 0.07, 1, 0.2, crypto_fees_v2", m.Slug, m.TakerFeeRate, m.FeeExponent, m.MakerRebateRate, m.FeeType)
 	}
 	if m.MinOrderSize == nil || *m.MinOrderSize != 5 {
 		t.Errorf("%s: min order size %v", m.Slug, m.MinOrderSize)
