@@ -33,6 +33,9 @@ import (
 //	# expect: 403            curl's answers must be 403 (any status, or 2xx)
 //	# expect: may be empty   empty lists and null are fine (2xx)
 //	# readme-test: skip ...  the block is not run (say why)
+//	# "text"                 what the README shows the command before it
+//	                         prints: a JSON string, which must be all that
+//	                         the last jq before it printed
 //
 // A Python block runs alone with Debian's python3 and the client from
 // clients/python installed as pip does offline; it fails on an exception,
@@ -226,6 +229,11 @@ func marker(line string) (status string, rows, ok bool) {
 
 var statusWord = regexp.MustCompile(`^([1-5][0-9][0-9]|2xx)$`)
 
+// shownLine is a full-line comment that is a JSON string and nothing
+// else: the output the README shows for the command before it, such as
+// the strategy_code a generation answers.
+var shownLine = regexp.MustCompile(`^\s*# ("(?:[^"\\]|\\.)*")\s*$`)
+
 // readmeShell runs shell blocks as one session: each block's variables
 // are saved in state when it ends and restored before the next. Blocks
 // run in dir.
@@ -258,6 +266,8 @@ func (s readmeShell) run(ctx context.Context, b readmeBlock, code string) ([]byt
 	for _, line := range strings.SplitAfter(code, "\n") {
 		if status, rows, ok := marker(line); ok {
 			fmt.Fprintf(&script, "__expect %s %t\n", status, rows)
+		} else if m := shownLine.FindStringSubmatch(line); m != nil {
+			fmt.Fprintf(&script, "__shown '%s' \"$LINENO\"\n", strings.ReplaceAll(m[1], "'", `'\''`))
 		} else {
 			script.WriteString(line)
 		}
@@ -294,6 +304,16 @@ shopt -s inherit_errexit
 __base_vars=" $(compgen -v | tr '\n' ' ') "
 __status=2xx __rows=true
 __expect() { __status=$1 __rows=$2; }
+rm -f "$__tmp/jq.out"
+# __shown checks a "# \"text\"" line: what the last jq printed, all of it.
+__shown() {
+  local want=$1 line=$2 got
+  if [ ! -f "$__tmp/jq.out" ]; then
+    echo "readme-test: $__file:$line shows $want, where no jq printed anything before it" >&2; return 6
+  fi
+  got=$(cat "$__tmp/jq.out"); rm -f "$__tmp/jq.out"
+  if [ "$got" != "$want" ]; then echo "readme-test: $__file:$line shows $want, where jq printed $got" >&2; return 6; fi
+}
 __save() {
   local __v
   for __v in $(compgen -v); do
@@ -349,6 +369,7 @@ curl() {
 jq() {
   local out
   if ! out=$(command jq "$@"); then echo "readme-test: jq $* failed" >&2; return 5; fi
+  printf '%s' "$out" > "$__tmp/jq.out"
   if $__rows && [ -z "$(printf '%s' "$out" | sed -e 's/null//g' -e 's/[][{}[:space:]]//g')" ]; then
     echo "readme-test: jq $* printed ${out:-nothing}, where the example promises a result" >&2
     return 5
@@ -538,6 +559,11 @@ func TestReadmeChecks(t *testing.T) {
 		{`curl -s "$BASE/list" -o list.json && test -s list.json`, ""},
 		{`SAVED=$(curl -s "$BASE/list" | jq -r '.markets[0].slug')`, ""},
 		{`test "$SAVED" = a`, ""}, // the block before set it
+		{"curl -s \"$BASE/one\" | jq .slug\n# \"a\"", ""},
+		{"curl -s \"$BASE/one\" | jq .slug\n# \"b\"", `README.md:13 shows "b", where jq printed "a"`},
+		{"curl -s \"$BASE/one\" | jq -r .slug\n# \"a\"", `shows "a", where jq printed a`},
+		{"true\n# \"a\"", `README.md:13 shows "a", where no jq printed anything`},
+		{"# \"a comment\" that quotes\ntrue", ""},
 		{`false`, "README.md:12 failed"},
 	} {
 		b := readmeBlock{file: "README.md", line: 10, lang: "sh", code: "BASE=" + srv.URL + "\n" + c.code + "\n"}
