@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -36,6 +37,10 @@ import (
 //	# "text"                 what the README shows the command before it
 //	                         prints: a JSON string, which must be all that
 //	                         the last jq before it printed
+//	# -> {"key":…,...}       the answer the README shows for the curl
+//	                         before it: JSON, … standing for what is left
+//	                         out; the answer must have its keys, in its
+//	                         order, with values of the same JSON types
 //
 // A Python block runs alone with Debian's python3 and the client from
 // clients/python installed as pip does offline; it fails on an exception,
@@ -234,6 +239,10 @@ var statusWord = regexp.MustCompile(`^([1-5][0-9][0-9]|2xx)$`)
 // the strategy_code a generation answers.
 var shownLine = regexp.MustCompile(`^\s*# ("(?:[^"\\]|\\.)*")\s*$`)
 
+// answerLine is a full-line comment `# -> {...}`: the answer the README
+// shows for the curl before it, … standing for what it leaves out.
+var answerLine = regexp.MustCompile(`^\s*# -> (\{.*\})\s*$`)
+
 // readmeShell runs shell blocks as one session: each block's variables
 // are saved in state when it ends and restored before the next. Blocks
 // run in dir.
@@ -268,6 +277,12 @@ func (s readmeShell) run(ctx context.Context, b readmeBlock, code string) ([]byt
 			fmt.Fprintf(&script, "__expect %s %t\n", status, rows)
 		} else if m := shownLine.FindStringSubmatch(line); m != nil {
 			fmt.Fprintf(&script, "__shown '%s' \"$LINENO\"\n", strings.ReplaceAll(m[1], "'", `'\''`))
+		} else if m := answerLine.FindStringSubmatch(line); m != nil {
+			shown := strings.ReplaceAll(m[1], "…", "")
+			if !json.Valid([]byte(shown)) {
+				return nil, fmt.Errorf("%s: %q shows an answer that is not JSON once its … are left out", b.file, strings.TrimSpace(line))
+			}
+			fmt.Fprintf(&script, "__answer '%s' \"$LINENO\"\n", strings.ReplaceAll(shown, "'", `'\''`))
 		} else {
 			script.WriteString(line)
 		}
@@ -304,7 +319,7 @@ shopt -s inherit_errexit
 __base_vars=" $(compgen -v | tr '\n' ' ') "
 __status=2xx __rows=true
 __expect() { __status=$1 __rows=$2; }
-rm -f "$__tmp/jq.out"
+rm -f "$__tmp/jq.out" "$__tmp/curl.out"
 # __shown checks a "# \"text\"" line: what the last jq printed, all of it.
 __shown() {
   local want=$1 line=$2 got
@@ -313,6 +328,20 @@ __shown() {
   fi
   got=$(cat "$__tmp/jq.out"); rm -f "$__tmp/jq.out"
   if [ "$got" != "$want" ]; then echo "readme-test: $__file:$line shows $want, where jq printed $got" >&2; return 6; fi
+}
+# __answer checks a "# -> {...}" line: the last curl's answer has the keys
+# shown, in their order, with values of the same types.
+__answer() {
+  local want=$1 line=$2 shape='[to_entries[] | {(.key): (.value | type)}] | add' w g
+  if [ ! -f "$__tmp/curl.out" ]; then
+    echo "readme-test: $__file:$line shows an answer, where no curl answered before it" >&2; return 6
+  fi
+  w=$(printf '%s' "$want" | command jq -c "$shape")
+  if ! g=$(command jq -c "$shape" "$__tmp/curl.out" 2>&1); then
+    echo "readme-test: $__file:$line shows an answer of $w, where curl's was not a JSON object: $(head -c 300 "$__tmp/curl.out")" >&2; return 6
+  fi
+  rm -f "$__tmp/curl.out"
+  if [ "$w" != "$g" ]; then echo "readme-test: $__file:$line shows an answer of $w, where curl's was $g" >&2; return 6; fi
 }
 __save() {
   local __v
@@ -358,7 +387,7 @@ curl() {
   if [ -z "$fail" ] && $__rows && $own && [ "$st" != 204 ]; then
     case $st in 2??) if [ ! -s "$b" ]; then fail="an empty answer"; else fail=$(__empty "$ct" "$b") || fail="an answer that is not $ct"; fi ;; esac
   fi
-  if $own; then cat "$b"; fi
+  if $own; then cat "$b"; cp "$b" "$__tmp/curl.out"; fi
   if [ -n "$fail" ]; then
     echo "readme-test: curl $*: $fail" >&2
     if $own; then echo "readme-test: the answer: $(head -c 3000 "$b")" >&2; fi
@@ -564,6 +593,11 @@ func TestReadmeChecks(t *testing.T) {
 		{"curl -s \"$BASE/one\" | jq -r .slug\n# \"a\"", `shows "a", where jq printed a`},
 		{"true\n# \"a\"", `README.md:13 shows "a", where no jq printed anything`},
 		{"# \"a comment\" that quotes\ntrue", ""},
+		{"curl -s \"$BASE/list\"\n# -> {\"markets\":[…],\"total\":7,\"warning\":null}", ""},
+		{"curl -s \"$BASE/list\"\n# -> {\"markets\":[…],\"total\":1}", `README.md:13 shows an answer of {"markets":"array","total":"number"}, where curl's was {"markets":"array","total":"number","warning":"null"}`},
+		{"curl -s \"$BASE/list\"\n# -> {\"total\":1,\"markets\":[…],\"warning\":null}", "shows an answer of"},
+		{"curl -s \"$BASE/list\"\n# -> {\"markets\":{…},\"total\":1,\"warning\":null}", "shows an answer of"},
+		{"true\n# -> {\"total\":1}", "README.md:13 shows an answer, where no curl answered before it"},
 		{`false`, "README.md:12 failed"},
 	} {
 		b := readmeBlock{file: "README.md", line: 10, lang: "sh", code: "BASE=" + srv.URL + "\n" + c.code + "\n"}
