@@ -88,6 +88,73 @@ func TestReplayCostsThroughWorker(t *testing.T) {
 	}
 }
 
+// TestReplayCryptoFeesCurveThroughWorker replays a market of Polymarket's
+// first crypto fee type (crypto_fees: rate 0.25, exponent 2, times p)
+// through the queue and a worker with MARKET fees: the answer is the
+// engine's byte for byte, echoes the fee type, and every fee is the one of
+// the same schedule without the type times the fill's price (to the
+// 5-decimal rounding of each).
+func TestReplayCryptoFeesCurveThroughWorker(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	m, err := q.store.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TakerFeeRate, m.FeeExponent, m.FeeType = ptr(store.FeeTypeCryptoRate), ptr(store.FeeTypeCryptoExponent), store.FeeTypeCrypto
+	if err := q.store.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	body := replayBody(slug, func(m map[string]any) { m["feeModel"] = "MARKET" })
+	r := b.replay(store.Pro, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil {
+		t.Fatal(err)
+	}
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := json.Marshal(want); string(w) != string(env.Data) {
+		t.Errorf("data differs from a direct engine run:\n got %.400s\nwant %.400s", env.Data, w)
+	}
+	var got replay.Result
+	if err := json.Unmarshal(env.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Strategy; s.FeeType != store.FeeTypeCrypto || s.FeeRate == nil || *s.FeeRate != 0.25 || s.FeeExponent == nil || *s.FeeExponent != 2 {
+		t.Errorf("strategy echo %+v, want feeType crypto_fees at 0.25 and 2", s)
+	}
+	// The same schedule on the later curve (no fee type) charges more on
+	// every fill: the first curve's fee is that one times p < 1.
+	m.FeeType = ""
+	if err := q.store.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Trades) == 0 || len(got.Trades) != len(plain.Trades) || got.Performance.TotalFees <= 0 || got.Performance.TotalFees >= plain.Performance.TotalFees {
+		t.Fatalf("%d trades against %d, total fees %v against %v", len(got.Trades), len(plain.Trades), got.Performance.TotalFees, plain.Performance.TotalFees)
+	}
+	for i, tr := range got.Trades {
+		if tr.Fee > plain.Trades[i].Fee {
+			t.Errorf("trade %d at %v: fee %v, over the later curve's %v", i, tr.FillPrice, tr.Fee, plain.Trades[i].Fee)
+		}
+	}
+}
+
 // TestReplayCostsRejected: bad costs, unknown keys and conditions without
 // values are 400 VALIDATION_ERROR naming the field, before any queueing.
 func TestReplayCostsRejected(t *testing.T) {
