@@ -420,3 +420,29 @@ def test_the_packages_docstring_example_runs(base_url):
     scope = {}
     exec(compile(code, "updown.__doc__", "exec"), scope)
     assert isinstance(scope["df"], pd.DataFrame) and len(scope["df"]) > 0
+
+
+def test_a_sweeps_request_runs_it_again(pro, resolved):
+    # A sweep answers its request (the body as it runs, normalized); the
+    # client kept it in raw only. Sweep.request has sweep()'s keyword names,
+    # its market times as UTC datetimes, so sweep(**s.request) runs it again.
+    ms = pro.all_markets("BTC", market_type="15m", resolved=True, end=resolved.end_time, limit=4)
+    start = min(m.start_time for m in ms)
+    s = pro.sweep({"side": "UP", "positionSize": 10,
+                   "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.5}],
+                   "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}]},
+                  [{"path": "/entryConditions/0/value", "values": [0.4, 0.5]}],
+                  {"coin": "BTC", "market_type": "15m", "count": 4, "start_time": start, "end_time": resolved.end_time},
+                  objective="sqn", poll=0.2, timeout=120)
+    r = s.request
+    assert set(r) >= {"strategy", "parameters", "markets", "search", "split", "objective"}
+    assert r["objective"] == "sqn" and r["strategy"]["maxLossPercent"] == 50  # normalized: defaults filled in
+    assert r["parameters"] == [{"path": "/entryConditions/0/value", "values": [0.4, 0.5]}]
+    assert r["markets"]["start_time"] == start and r["markets"]["start_time"].tzinfo is not None
+    assert s.raw["request"]["markets"]["start_time"].startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert pro.get_sweep(s.sweep_id).request == r
+    again = pro.sweep(**r, poll=0.2, timeout=120)
+    assert again.sweep_id != s.sweep_id and again.request == r and again.markets == s.markets
+    assert again.trials_frame()["train.total_pnl"].tolist() == s.trials_frame()["train.total_pnl"].tolist()
+    listed = {x.sweep_id: x for x in pro.sweeps(limit=100)}
+    assert listed[s.sweep_id].request is None  # the list answers no request

@@ -669,3 +669,34 @@ def test_an_error_answer_cut_short_is_an_updown_error(fake):
         client(fake).market("m")
     assert e.value.status == 400
     assert fake.count("/v1/markets/m") == 1
+
+
+def test_a_sweeps_request_has_its_times_as_datetimes():
+    # Sweep.request: the sweep's body as the API answers it, its markets'
+    # times UTC datetimes as every time the client answers; raw keeps the
+    # strings, and a sweep without one (as sweeps() lists it) has None.
+    req = {"strategy": {"side": "UP"}, "parameters": [{"path": "/positionSize", "values": [1, 2]}],
+           "search": {"kind": "GRID"}, "objective": "total_pnl", "split": {"kind": "NONE"},
+           "markets": {"coin": "BTC", "market_type": "15m", "count": 5, "start_time": "2026-04-29T13:00:00Z",
+                       "end_time": "2026-04-30T00:00:00.5Z"}}
+    s = updown.Sweep.from_json({"sweep_id": "s1", "status": "DONE", "request": req})
+    assert s.request["markets"]["start_time"] == datetime(2026, 4, 29, 13, tzinfo=timezone.utc)
+    assert s.request["markets"]["end_time"] == datetime(2026, 4, 30, 0, 0, 0, 500000, tzinfo=timezone.utc)
+    assert s.request["parameters"] == req["parameters"] and s.request["strategy"] == {"side": "UP"}
+    assert s.raw["request"]["markets"]["start_time"] == "2026-04-29T13:00:00Z"
+    assert updown.Sweep.from_json({"sweep_id": "s2", "status": "RUNNING"}).request is None
+
+
+def test_a_sweeps_request_is_sent_again_as_it_was(fake):
+    # sweep(**s.request) sends the body the sweep ran with: its times as
+    # RFC 3339 again.
+    req = {"strategy": {"side": "UP"}, "parameters": [{"path": "/positionSize", "values": [1, 2]}],
+           "search": {"kind": "RANDOM", "trials": 1, "seed": 7}, "objective": "sqn",
+           "split": {"kind": "HOLDOUT", "testFraction": 0.3, "embargoMarkets": 1},
+           "markets": {"coin": "BTC", "market_type": "15m", "count": 5, "start_time": "2026-04-29T13:00:00Z"}}
+    state = {"sweep_id": "s1", "status": "QUEUED", "trials": 1, "markets": 1, "replays": 1, "progress": {},
+             "request": req}
+    fake.on("POST", "/v1/sweeps", (202, {}, {"success": True, "data": state, "timestamp": "2026-04-29T13:00:00Z"}))
+    c = client(fake)
+    s = c.sweep(**updown.Sweep.from_json(state).request, wait=False)
+    assert fake.bodies[-1] == req and s.request["search"]["seed"] == 7

@@ -3,6 +3,7 @@ have to_frame() (pandas, imported only when called)."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Generic, Iterable, List, Optional, TypeVar
@@ -496,7 +497,13 @@ class _EquityRows(_Rows):
 class Sweep:
     """A parameter sweep (DESIGN 14): its state and progress and, once
     DONE, its results (every trial's train and test statistics, best,
-    stability, dsr and pbo)."""
+    stability, dsr and pbo). request is the sweep as it runs, its body
+    normalized (defaults filled in), keyed as sweep() takes it, so that
+    client.sweep(**s.request) runs it again (on the newest markets.count
+    markets of the moment, unless markets has start_time and end_time);
+    its markets' start_time and end_time are UTC datetimes.
+    sweep(wait=False), sweeps() and cancel_sweep() answer none (None):
+    get_sweep() reads it."""
 
     sweep_id: str
     status: str
@@ -509,6 +516,7 @@ class Sweep:
     # When it was created and when it ended (None while it runs), UTC.
     created_at: Optional[datetime] = None
     finished_at: Optional[datetime] = None
+    request: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(repr=False, default_factory=dict)
 
     @classmethod
@@ -516,7 +524,7 @@ class Sweep:
         return cls(sweep_id=d["sweep_id"], status=d["status"], trials=d.get("trials", 0), markets=d.get("markets", 0),
                    replays=d.get("replays", 0), progress=d.get("progress") or {}, results=d.get("results"),
                    error=d.get("error"), created_at=parse_time(d.get("created_at")),
-                   finished_at=parse_time(d.get("finished_at")), raw=d)
+                   finished_at=parse_time(d.get("finished_at")), request=_sweep_request(d.get("request")), raw=d)
 
     @property
     def done(self) -> bool:
@@ -576,6 +584,17 @@ class Sweep:
         # would otherwise depend on the values swept.
         numeric = [path for path, number in paths.items() if number]
         return _as_floats(pd, df, numeric + ["train_objective", "test_objective"] + figures)
+
+
+def _sweep_request(r: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """A sweep's request with its markets' times as UTC datetimes (raw
+    keeps the strings; sweep() sends datetimes as RFC 3339 again)."""
+    if not isinstance(r, dict):
+        return None
+    out = copy.deepcopy(r)
+    if isinstance(out.get("markets"), dict):
+        out["markets"] = _with_times(out["markets"], "start_time", "end_time")
+    return out
 
 
 # A trial's train and test figures as the trials' CSV and Parquet columns
