@@ -446,3 +446,54 @@ def test_a_sweeps_request_runs_it_again(pro, resolved):
     assert again.trials_frame()["train.total_pnl"].tolist() == s.trials_frame()["train.total_pnl"].tolist()
     listed = {x.sweep_id: x for x in pro.sweeps(limit=100)}
     assert listed[s.sweep_id].request is None  # the list answers no request
+
+
+def test_csv_pages(pro, ent, resolved):
+    # Every list the API answers as CSV, read with the client: the pages of
+    # a walk hold every row once, as the JSON walk has them.
+    pd = pytest.importorskip("pandas")
+    total = pro.snapshots(resolved.slug, limit=1).total
+    pages = list(pro.iter_snapshots_csv(resolved.slug, limit=150))
+    assert len(pages) == -(-total // 150) and all(isinstance(p, str) for p in pages)
+    df = pd.concat([pd.read_csv(io.StringIO(p)) for p in pages], ignore_index=True)
+    assert list(df.columns[:5]) == ["slug", "time", "coin_price", "price_up", "price_down"]
+    js = pro.snapshots_frame(resolved.slug)
+    assert len(df) == total and (pd.to_datetime(df["time"], utc=True) == js["time"]).all()
+    assert df["price_up"].tolist() == js["price_up"].tolist()
+    one = pro.snapshots_csv(market_id=resolved.market_id, limit=3, order="desc", include_orderbook=True)
+    rows = list(csv.reader(io.StringIO(one)))
+    assert len(rows) == 4 and rows[1][1] == js["time"].iloc[-1].strftime("%Y-%m-%dT%H:%M:%S.%fZ") and "|" in rows[1][5]
+
+    trades = pro.all_market_trades(resolved.slug)
+    pages = list(pro.iter_market_trades_csv(resolved.slug, limit=100))
+    assert len(pages) == -(-len(trades) // 100)
+    tdf = pd.concat([pd.read_csv(io.StringIO(p)) for p in pages], ignore_index=True)
+    assert tdf["tx_hash"].tolist() == [t.tx_hash for t in trades]
+    assert len(list(csv.reader(io.StringIO(pro.market_trades_csv(resolved.slug, limit=5))))) == 6
+
+    first = ent.depth("spot", order="asc", limit=450).data
+    pages = list(ent.iter_depth_csv("spot", start=first[0].time, end=first[-1].time, limit=200))
+    ddf = pd.concat([pd.read_csv(io.StringIO(p)) for p in pages], ignore_index=True)
+    assert len(pages) == 3 and ddf["time_epoch_ms"].tolist() == [int(d.time.timestamp() * 1000) for d in first]
+    assert len(list(csv.reader(io.StringIO(ent.depth_csv("futures", limit=3))))) == 4
+    with pytest.raises(updown.PermissionDeniedError) as e:
+        updown.Client(pro.base_url, STARTER_KEY).depth_csv("spot")
+    assert e.value.code == "TIER_ACCESS_DENIED" and e.value.status == 403
+    with pytest.raises(updown.NotFoundError) as e:
+        pro.snapshots_csv("no-such-market")
+    assert e.value.code == "RESOURCE_NOT_FOUND"
+
+
+def test_sweep_trials_csv(pro):
+    pd = pytest.importorskip("pandas")
+    s = pro.sweep({"side": "UP", "positionSize": 10,
+                   "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.4}],
+                   "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}]},
+                  [{"path": "/entryConditions/0/value", "values": [0.3, 0.35, 0.4]}],
+                  {"coin": "BTC", "market_type": "15m", "count": 4}, poll=0.2, timeout=120)
+    frame = s.trials_frame()
+    got = pd.read_csv(io.StringIO(pro.sweep_trials_csv(s.sweep_id, limit=2, offset=1)))
+    assert list(got.columns) == list(frame.columns) and got["trial"].tolist() == [1, 2]
+    assert got["/entryConditions/0/value"].tolist() == frame["/entryConditions/0/value"].tolist()[1:3]
+    with pytest.raises(updown.NotFoundError):
+        pro.sweep_trials_csv("no-such-sweep")

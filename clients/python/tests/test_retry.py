@@ -700,3 +700,48 @@ def test_a_sweeps_request_is_sent_again_as_it_was(fake):
     c = client(fake)
     s = c.sweep(**updown.Sweep.from_json(state).request, wait=False)
     assert fake.bodies[-1] == req and s.request["search"]["seed"] == 7
+
+
+def test_csv_pages_walk_the_cursor_header(fake):
+    # The API answers snapshot and trade pages, depth history and a sweep's
+    # trials as CSV (Accept: text/csv); the client had no method for it.
+    csv_ = {"Content-Type": "text/csv"}
+    fake.on("GET", "/v1/markets/m/snapshots",
+            (200, dict(csv_, **{"X-Next-Cursor": "c1", "X-Total-Count": "3"}), b"slug,time\nm,2026-04-29T13:00:00Z\n"),
+            (200, dict(csv_, **{"X-Total-Count": "3"}), b"slug,time\nm,2026-04-29T13:00:01Z\n"))
+    c = client(fake)
+    pages = list(c.iter_snapshots_csv("m", start=1777467600000, limit=1, include_orderbook=True))
+    assert pages == ["slug,time\nm,2026-04-29T13:00:00Z\n", "slug,time\nm,2026-04-29T13:00:01Z\n"]
+    queries = [p for _, p, _ in fake.seen]
+    assert "cursor=c1" in queries[1] and "cursor" not in queries[0] and "offset" not in queries[1]
+    assert all("include_orderbook=true" in q and "order=asc" in q and "start_time=1777467600000" in q for q in queries)
+    fake.on("GET", "/v1/markets/by-market-id/9/trades", (200, csv_, "slug,outcome\nm,Up\n".encode()))
+    assert c.market_trades_csv(market_id="9", limit=5) == "slug,outcome\nm,Up\n"
+    assert list(c.iter_market_trades_csv(market_id="9")) == ["slug,outcome\nm,Up\n"]
+    cut = "start_time is before the PRO plan's 31-day window of exchange history"
+    fake.on("GET", "/v1/btc/future/snapshots",
+            (200, dict(csv_, **{"X-Next-Cursor": "d1", "X-Warning": cut}), b"symbol\nBTCUSDT\n"),
+            (200, dict(csv_, **{"X-Warning": cut}), b"symbol\nBTCUSDT\n"))
+    with pytest.warns(updown.DataWindowWarning, match="31-day window") as w:
+        assert len(list(c.iter_depth_csv("futures", start=0))) == 2
+    assert len(w) == 1
+    assert c.depth_csv("future", limit=5) == "symbol\nBTCUSDT\n"
+    fake.on("GET", "/v1/sweeps/s1/trials", (200, csv_, b"trial,train.total_pnl\n0,1.5\n"))
+    assert c.sweep_trials_csv("s1", limit=2, offset=1) == "trial,train.total_pnl\n0,1.5\n"
+    assert "limit=2&offset=1" in fake.seen[-1][1]
+    with pytest.raises(ValueError, match="order"):
+        c.iter_depth_csv(order="newest")
+
+
+def test_csv_that_is_not_csv_says_so(fake):
+    # An answer of another type (JSON from a server that has no CSV form
+    # of the route, a proxy's text) is no CSV page: raised, not returned
+    # as if it were one.
+    fake.on("GET", "/v1/markets/m/snapshots", (200, {}, {"market": {}, "snapshots": []}))
+    with pytest.raises(updown.UpdownError, match="not the API's"):
+        client(fake).snapshots_csv("m")
+    with pytest.raises(updown.UpdownError, match="not the API's"):
+        list(client(fake).iter_snapshots_csv("m"))
+    fake.on("GET", "/v1/markets/m/trades", (404, {}, err("RESOURCE_NOT_FOUND", "market m not found")))
+    with pytest.raises(updown.NotFoundError, match="market m not found"):
+        client(fake).market_trades_csv("m")

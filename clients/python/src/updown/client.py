@@ -29,6 +29,7 @@ from .models import (
 TimeLike = Union[datetime, date, str, int, float, None]
 
 PARQUET = "application/vnd.apache.parquet"
+CSV = "text/csv"
 
 # VERSION is the package's version (updown.__version__), sent in the User-Agent.
 VERSION = "0.2.0"
@@ -276,6 +277,18 @@ class Client:
             return self._send("GET", path, params, headers=headers)[2]
         return self._json("GET", path, self._send("GET", path, params, headers=headers))
 
+    def _csv(self, path: str, params=None) -> str:
+        """A CSV answer's text (Accept: text/csv); an answer of another
+        type is not the API's CSV and raises."""
+        return self._csv_text("GET", path, self._send("GET", path, params,
+                                                      headers={"X-API-Key": self.api_key, "Accept": CSV}))
+
+    def _csv_text(self, method: str, path: str, answer: Tuple[int, Dict[str, str], bytes]) -> str:
+        ctype = answer[1].get("content-type", "").split(";")[0].strip().lower()
+        if ctype != CSV:
+            raise self._not_api(method, path, *answer)
+        return answer[2].decode("utf-8")
+
     def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None, once: bool = False) -> Any:
         h = {"X-API-Key": self.api_key}
         h.update(headers or {})
@@ -385,25 +398,58 @@ class Client:
         return self._parquet_pages(_snapshots_path(slug, market_id), start, end, order, limit,
                                    include_orderbook=include_orderbook)
 
+    def snapshots_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
+                      end: TimeLike = None, order: str = "asc", limit: int = 1000, offset: int = 0,
+                      cursor: Optional[str] = None, include_orderbook: bool = False) -> str:
+        """One page of a market's snapshots as CSV text, its header row
+        first (slug, time, coin_price, price_up, price_down, orderbook_up,
+        orderbook_down; a book as "bids|asks", price:size levels parted by
+        spaces, as `updown export --format csv` writes it)."""
+        return self._csv(_snapshots_path(slug, market_id),
+                         _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook))
+
+    def iter_snapshots_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                           start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
+                           include_orderbook: bool = False) -> Iterator[str]:
+        """Every page of a market's snapshots (start inclusive, end
+        exclusive) as CSV text each, its header row first, following each
+        page's X-Next-Cursor: new snapshots cannot shift the walk."""
+        return self._csv_pages(_snapshots_path(slug, market_id), start, end, order, limit,
+                               include_orderbook=include_orderbook)
+
     def _parquet_pages(self, path: str, start: TimeLike, end: TimeLike, order: str, limit: int,
                        **extra: Any) -> Iterator[bytes]:
         """Every page of a list by cursor as a Parquet file's bytes each,
         following the X-Next-Cursor header (the JSON page's next_cursor),
         and warning once with DataWindowWarning for an X-Warning (its
         warning: the plan's window cut the range)."""
+        return self._row_pages(path, PARQUET, lambda answer: answer[2], start, end, order, limit, **extra)
+
+    def _csv_pages(self, path: str, start: TimeLike, end: TimeLike, order: str, limit: int,
+                   **extra: Any) -> Iterator[str]:
+        """Every page of a list by cursor as a CSV document each (its header
+        row first), as _parquet_pages walks them."""
+        return self._row_pages(path, CSV, lambda answer: self._csv_text("GET", path, answer), start, end, order,
+                               limit, **extra)
+
+    def _row_pages(self, path: str, accept: str, body: Callable[[Tuple[int, Dict[str, str], bytes]], Any],
+                   start: TimeLike, end: TimeLike, order: str, limit: int, **extra: Any) -> Iterator[Any]:
+        """Every page of a list by cursor in the accept form, each answer's
+        body(answer), following X-Next-Cursor and warning once for an
+        X-Warning."""
         params = lambda cursor: _series_params(start, end, order, limit, 0, cursor, **extra)  # noqa: E731
         params(None)  # a bad order or time is raised here, not at the first next()
         cursor: Optional[str] = None
         cut = _WindowNotice()
 
-        def pages() -> Iterator[bytes]:
+        def pages() -> Iterator[Any]:
             nonlocal cursor
             while True:
-                _, headers, raw = self._send("GET", path, params(cursor),
-                                             headers={"X-API-Key": self.api_key, "Accept": PARQUET})
-                cut.page(headers.get("x-warning"))
-                yield raw
-                cursor = headers.get("x-next-cursor")
+                answer = self._send("GET", path, params(cursor), headers={"X-API-Key": self.api_key, "Accept": accept})
+                page = body(answer)
+                cut.page(answer[1].get("x-warning"))
+                yield page
+                cursor = answer[1].get("x-next-cursor")
                 if not cursor:
                     return
         return pages()
@@ -456,6 +502,20 @@ class Client:
         """Every page of a market's trades in [start, end) as one Parquet
         file's bytes each, following each page's X-Next-Cursor."""
         return self._parquet_pages(_market_path(slug, market_id, "trades"), start, end, order, limit)
+
+    def market_trades_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                          start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
+                          offset: int = 0, cursor: Optional[str] = None) -> str:
+        """One page of a market's trades as CSV text, its header row first
+        (slug, time, outcome, price, size, side, fee_rate_bps, tx_hash)."""
+        return self._csv(_market_path(slug, market_id, "trades"), _series_params(start, end, order, limit, offset, cursor))
+
+    def iter_market_trades_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
+                               start: TimeLike = None, end: TimeLike = None, order: str = "asc",
+                               limit: int = 1000) -> Iterator[str]:
+        """Every page of a market's trades in [start, end) as CSV text
+        each, its header row first, following each page's X-Next-Cursor."""
+        return self._csv_pages(_market_path(slug, market_id, "trades"), start, end, order, limit)
 
     def market_trades(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
                       end: TimeLike = None, order: str = "desc", limit: int = 1000, offset: int = 0,
@@ -520,6 +580,21 @@ class Client:
         each, following each page's X-Next-Cursor; a range the plan's
         window cut warns once with DataWindowWarning, as iter_depth does."""
         return self._parquet_pages(f"/v1/btc/{_kind(kind)}/snapshots", start, end, order, limit)
+
+    def depth_csv(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "asc",
+                  limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> str:
+        """One page of BTCUSDT depth history as CSV text, its header row
+        first (symbol, time_epoch_ms, coin_price, bids, asks,
+        last_update_id; bids and asks as JSON arrays of {price, quantity});
+        start and end inclusive."""
+        return self._csv(f"/v1/btc/{_kind(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor))
+
+    def iter_depth_csv(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None,
+                       order: str = "asc", limit: int = 1000) -> Iterator[str]:
+        """Every page of BTCUSDT depth history as CSV text each, its header
+        row first, following each page's X-Next-Cursor; a range the plan's
+        window cut warns once with DataWindowWarning, as iter_depth does."""
+        return self._csv_pages(f"/v1/btc/{_kind(kind)}/snapshots", start, end, order, limit)
 
     def latest_depth(self, coin: str = "btc", kind: str = "spot") -> LatestDepth:
         d = self._get(f"/v1/{_seg(coin.lower())}/{_kind(kind)}/latest")["data"]
@@ -676,6 +751,12 @@ class Client:
         """A page of a DONE sweep's trials as a Parquet file's bytes, a row
         a trial with trials_frame()'s columns."""
         return self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset}, accept=PARQUET)
+
+    def sweep_trials_csv(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> str:
+        """A page of a DONE sweep's trials as CSV text, its header row
+        first, a row a trial with trials_frame()'s columns (a null an
+        empty cell)."""
+        return self._csv(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset})
 
     def get_sweep(self, sweep_id: str) -> Sweep:
         return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])
