@@ -497,3 +497,16 @@ def test_sweep_trials_csv(pro):
     assert got["/entryConditions/0/value"].tolist() == frame["/entryConditions/0/value"].tolist()[1:3]
     with pytest.raises(updown.NotFoundError):
         pro.sweep_trials_csv("no-such-sweep")
+
+
+def test_a_starters_newest_markets_are_not_cut(base_url):
+    # A Starter sees the newest 50 BTC 5m markets: the newest 10 are all
+    # there, so asking for them warns nothing; the whole walk is cut, and
+    # says so.
+    import warnings
+    st = updown.Client(base_url, STARTER_KEY)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", updown.DataWindowWarning)
+        assert len(st.all_markets("BTC", market_type="5m", limit=10)) == 10
+    with pytest.warns(updown.DataWindowWarning, match="STARTER"):
+        assert len(st.all_markets("BTC", market_type="5m")) == 50

@@ -745,3 +745,24 @@ def test_csv_that_is_not_csv_says_so(fake):
     fake.on("GET", "/v1/markets/m/trades", (404, {}, err("RESOURCE_NOT_FOUND", "market m not found")))
     with pytest.raises(updown.NotFoundError, match="market m not found"):
         client(fake).market_trades_csv("m")
+
+
+def test_a_market_walk_that_stops_short_of_the_window_does_not_warn(fake):
+    # Markets are listed newest first, and the plan's window hides the
+    # oldest: a walk that stops at its limit before the list's end has
+    # every market it asked for. It warned all the same (with
+    # simplefilter("error"), as the README suggests, all_markets(limit=10)
+    # of a Starter raised); a walk that reaches the end warns, once.
+    cut = "11 older market(s) matching this filter are outside the STARTER plan's data window"
+    page = lambda n, off: (200, {}, {"markets": [dict(MARKET, slug=f"btc-updown-15m-{off + i}") for i in range(n)],  # noqa: E731
+                                     "total": 3, "limit": n, "offset": off, "warning": cut})
+    fake.on("GET", "/v1/markets", page(2, 0), page(1, 2))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(client(fake).all_markets("BTC", limit=2)) == 2
+        assert [m.slug for m in client(fake).iter_markets("BTC", limit=1, offset=2)] == ["btc-updown-15m-2"]
+    fake.on("GET", "/v1/markets", page(2, 0), page(1, 2))
+    with pytest.warns(updown.DataWindowWarning, match="outside the STARTER") as w:
+        assert len(client(fake).all_markets("BTC", limit=5)) == 3
+    assert len(w) == 1

@@ -313,15 +313,18 @@ class Client:
         offset-th on, and at most limit of them (None: all). The list pages
         by offset: a market listed meanwhile (the collector lists each
         series' next market) pushes the last of a page onto the next one,
-        where it is passed over."""
+        where it is passed over. A walk that runs out of markets before
+        its limit where the plan's window hid older ones warns once with
+        DataWindowWarning; one that has its limit was not cut (the list is
+        newest first, the window hides the oldest) and does not."""
         if limit is not None and (isinstance(limit, bool) or limit < 1):
             raise ValueError(f"limit is the most markets to read, at least 1 (None: all); got {limit!r}")
         seen = set()
-        cut = _WindowNotice()
+        warning: Optional[str] = None
         while True:
             size = 100 if limit is None else max(1, min(100, limit - len(seen)))
             page = self.markets(coin, limit=size, offset=offset, **filters)
-            cut.page(page.warning)
+            warning = page.warning or warning
             for m in page.markets:
                 if m.slug not in seen:
                     seen.add(m.slug)
@@ -330,6 +333,7 @@ class Client:
                         return
             offset += len(page.markets)
             if not page.markets or offset >= page.total:
+                _WindowNotice().page(warning)
                 return
 
     def all_markets(self, coin: str, *, limit: Optional[int] = None, offset: int = 0, **filters: Any) -> MarketList:
