@@ -510,3 +510,16 @@ def test_a_starters_newest_markets_are_not_cut(base_url):
         assert len(st.all_markets("BTC", market_type="5m", limit=10)) == 10
     with pytest.warns(updown.DataWindowWarning, match="STARTER"):
         assert len(st.all_markets("BTC", market_type="5m")) == 50
+
+
+def test_iter_sweeps_lists_every_sweep(ent):
+    strategy = {"side": "UP", "positionSize": 10,
+                "entryConditions": [{"field": "price_up", "operator": "<", "value": 0.4}],
+                "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}]}
+    started = [ent.sweep(strategy, [{"path": "/positionSize", "values": [5, 10]}],
+                         {"coin": "BTC", "market_type": "15m", "count": 2}, wait=False).sweep_id for _ in range(3)]
+    listed = [s.sweep_id for s in ent.iter_sweeps(page_size=2)]
+    assert len(listed) == len(set(listed)) >= 3 and set(listed[:3]) == set(started)  # the newest
+    assert len(listed) == ent._get("/v1/sweeps", {"limit": 1})["data"]["total"]
+    for sid in started:
+        ent.wait_sweep(sid, poll=0.2, timeout=120)

@@ -766,3 +766,25 @@ def test_a_market_walk_that_stops_short_of_the_window_does_not_warn(fake):
     with pytest.warns(updown.DataWindowWarning, match="outside the STARTER") as w:
         assert len(client(fake).all_markets("BTC", limit=5)) == 3
     assert len(w) == 1
+
+
+def test_iter_sweeps_walks_every_page(fake):
+    # sweeps() answers one page (20 by default) and drops the page's total:
+    # nothing said whether more sweeps were listed. iter_sweeps() walks to
+    # the end, each sweep once although one started meanwhile (the list is
+    # newest first) pushes the last of a page onto the next.
+    def sw(i):
+        return {"sweep_id": f"s{i}", "status": "DONE", "trials": 1, "markets": 1, "replays": 1, "progress": {},
+                "created_at": "2026-04-29T13:00:00Z", "finished_at": None, "error": None}
+
+    def page(ids, total, off):
+        return (200, {}, {"success": True, "data": {"sweeps": [sw(i) for i in ids], "total": total, "limit": 100,
+                                                    "offset": off}, "timestamp": "2026-04-29T13:00:00Z"})
+    # s6 starts after the first page: s4 comes again on the second.
+    fake.on("GET", "/v1/sweeps", page([5, 4], 6, 0), page([4, 3], 7, 2), page([2, 1], 7, 4), page([0], 7, 6))
+    got = list(client(fake).iter_sweeps(page_size=2))
+    assert [s.sweep_id for s in got] == ["s5", "s4", "s3", "s2", "s1", "s0"]
+    assert all(isinstance(s, updown.Sweep) for s in got)
+    assert [p.split("?")[1] for _, p, _ in fake.seen] == [f"limit=2&offset={o}" for o in (0, 2, 4, 6)]
+    fake.on("GET", "/v1/sweeps", page([], 0, 0))
+    assert list(client(fake).iter_sweeps()) == []

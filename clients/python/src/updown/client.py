@@ -731,9 +731,29 @@ class Client:
             self._sleep(poll)
 
     def sweeps(self, limit: int = 20, offset: int = 0) -> List[Sweep]:
-        """The caller's sweeps, newest first, a page at a time (GET /v1/sweeps)."""
+        """The caller's sweeps, newest first, a page at a time (GET /v1/sweeps;
+        limit 1 to 100): iter_sweeps() walks every page."""
         d = self._get("/v1/sweeps", {"limit": limit, "offset": offset})["data"]
         return [Sweep.from_json(x) for x in d.get("sweeps") or []]
+
+    def iter_sweeps(self, *, page_size: int = 100) -> Iterator[Sweep]:
+        """Every sweep of the caller, newest first, each once, a page of
+        page_size (1 to 100) at a time: a sweep started meanwhile pushes
+        the last of a page onto the next one, where it is passed over. As
+        sweeps() lists them, without request or results: get_sweep() reads
+        those."""
+        seen = set()
+        offset = 0
+        while True:
+            d = self._get("/v1/sweeps", {"limit": page_size, "offset": offset})["data"]
+            got = d.get("sweeps") or []
+            for x in got:
+                if x["sweep_id"] not in seen:
+                    seen.add(x["sweep_id"])
+                    yield Sweep.from_json(x)
+            offset += len(got)
+            if not got or offset >= d.get("total", 0):
+                return
 
     def gaps(self, slug: Optional[str] = None, *, market_id: Optional[str] = None) -> List[Dict[str, Any]]:
         """A market's recording gaps (by slug or external market id), oldest
