@@ -235,6 +235,7 @@ def test_market_fee_and_reference_fields(pro, resolved):
     m = pro.market(resolved.slug)
     assert m.tick_size == m.raw["tick_size"] and m.taker_fee_rate == m.raw["taker_fee_rate"]
     assert m.maker_rebate_rate == m.raw["maker_rebate_rate"] and m.fee_exponent == m.raw["fee_exponent"]
+    assert m.fee_type == m.raw["fee_type"] == "crypto_fees_v2"
     assert m.price_to_beat == m.raw["price_to_beat"] and m.final_price == m.raw["final_price"]
     assert m.data_sources == m.raw["data_sources"] and m.resolution_source == m.raw["resolution_source"]
     pytest.importorskip("pandas")

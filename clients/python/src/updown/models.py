@@ -158,6 +158,9 @@ class Market:
     upstream_slug: Optional[str] = None
     taker_fee_rate: Optional[float] = None
     fee_exponent: Optional[int] = None
+    # The fee curve as Polymarket names it: "crypto_fees_v2", or
+    # "crypto_fees" (early 2026), whose fee is the schedule's times p.
+    fee_type: Optional[str] = None
     maker_rebate_rate: Optional[float] = None
     tick_size: Optional[float] = None
     min_order_size: Optional[float] = None
@@ -187,7 +190,8 @@ class Market:
             resolved_at=parse_time(d.get("resolved_at")), created_at=parse_time(d.get("created_at")),
             updated_at=parse_time(d.get("updated_at")),
             upstream_slug=d.get("upstream_slug"), taker_fee_rate=d.get("taker_fee_rate"),
-            fee_exponent=d.get("fee_exponent"), maker_rebate_rate=d.get("maker_rebate_rate"),
+            fee_exponent=d.get("fee_exponent"), fee_type=d.get("fee_type"),
+            maker_rebate_rate=d.get("maker_rebate_rate"),
             tick_size=d.get("tick_size"), min_order_size=d.get("min_order_size"),
             resolution_source=d.get("resolution_source"), price_to_beat=d.get("price_to_beat"),
             final_price=d.get("final_price"), data_sources=list(d.get("data_sources") or []),
