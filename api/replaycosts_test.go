@@ -12,6 +12,39 @@ import (
 	"github.com/updown/updown/store"
 )
 
+// replayAsEngine posts body as a PRO replay through the queue and a
+// worker, checks its answer is 200 and the engine's run of the same
+// request byte for byte, and returns the answer's data and result.
+func replayAsEngine(t *testing.T, b *bundle, q *queue, body string) (json.RawMessage, replay.Result) {
+	t.Helper()
+	r := b.replay(store.Pro, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil {
+		t.Fatal(err)
+	}
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := json.Marshal(want); string(w) != string(env.Data) {
+		t.Errorf("data differs from a direct engine run:\n got %.600s\nwant %.600s", env.Data, w)
+	}
+	var res replay.Result
+	if err := json.Unmarshal(env.Data, &res); err != nil {
+		t.Fatal(err)
+	}
+	return env.Data, res
+}
+
 // TestReplayCostsThroughWorker replays the fixture market with MARKET fees
 // and 250 ms latency beside the same request without them: the plain
 // answer pays no fee (its fee fields are 0), the other pays Polymarket's fee on every
@@ -32,34 +65,10 @@ func TestReplayCostsThroughWorker(t *testing.T) {
 	costBody := replayBody(slug, func(m map[string]any) { m["feeModel"], m["latencyMs"] = "MARKET", 250 })
 	answers := map[string]replay.Result{}
 	for name, body := range map[string]string{"plain": plainBody, "costs": costBody} {
-		r := b.replay(store.Pro, body)
-		if r.status != http.StatusOK {
-			t.Fatalf("%s: %d %s", name, r.status, r.body)
-		}
-		var env struct {
-			Data json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(r.body, &env); err != nil {
-			t.Fatal(err)
-		}
-		var req replay.Request
-		if err := json.Unmarshal([]byte(body), &req); err != nil {
-			t.Fatal(err)
-		}
-		want, err := jobs.Replay(t.Context(), q.store, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w, _ := json.Marshal(want); string(w) != string(env.Data) {
-			t.Errorf("%s: data differs from a direct engine run:\n got %.400s\nwant %.400s", name, env.Data, w)
-		}
+		data, res := replayAsEngine(t, b, q, body)
 		// DESIGN 6: fee and total_fees in every answer, costs or not.
-		if !strings.Contains(string(env.Data), `"fee"`) || !strings.Contains(string(env.Data), "total_fees") {
-			t.Errorf("%s: fee fields: %.600s", name, env.Data)
-		}
-		var res replay.Result
-		if err := json.Unmarshal(env.Data, &res); err != nil {
-			t.Fatal(err)
+		if !strings.Contains(string(data), `"fee"`) || !strings.Contains(string(data), "total_fees") {
+			t.Errorf("%s: fee fields: %.600s", name, data)
 		}
 		answers[name] = res
 	}
@@ -107,29 +116,9 @@ func TestReplayCryptoFeesCurveThroughWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := replayBody(slug, func(m map[string]any) { m["feeModel"] = "MARKET" })
-	r := b.replay(store.Pro, body)
-	if r.status != http.StatusOK {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(r.body, &env); err != nil {
-		t.Fatal(err)
-	}
+	_, got := replayAsEngine(t, b, q, body)
 	var req replay.Request
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatal(err)
-	}
-	want, err := jobs.Replay(t.Context(), q.store, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, _ := json.Marshal(want); string(w) != string(env.Data) {
-		t.Errorf("data differs from a direct engine run:\n got %.400s\nwant %.400s", env.Data, w)
-	}
-	var got replay.Result
-	if err := json.Unmarshal(env.Data, &got); err != nil {
 		t.Fatal(err)
 	}
 	if s := got.Strategy; s.FeeType != store.FeeTypeCrypto || s.FeeRate == nil || *s.FeeRate != 0.25 || s.FeeExponent == nil || *s.FeeExponent != 2 {
@@ -318,31 +307,7 @@ func TestReplayRestingThroughWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := replayBody(slug, func(m map[string]any) { m["orderType"], m["reentryCooldownMs"] = "GTC", 30000 })
-	r := b.replay(store.Pro, body)
-	if r.status != http.StatusOK {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(r.body, &env); err != nil {
-		t.Fatal(err)
-	}
-	var req replay.Request
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatal(err)
-	}
-	want, err := jobs.Replay(t.Context(), q.store, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, _ := json.Marshal(want); string(w) != string(env.Data) {
-		t.Errorf("data differs from a direct engine run:\n got %.600s\nwant %.600s", env.Data, w)
-	}
-	var res replay.Result
-	if err := json.Unmarshal(env.Data, &res); err != nil {
-		t.Fatal(err)
-	}
+	_, res := replayAsEngine(t, b, q, body)
 	if len(res.Trades) == 0 || res.Trades[0].Liquidity != replay.LiquidityMaker || res.Trades[0].FillPrice != 0.49 ||
 		res.Trades[0].Time != fillAt.UTC().Format("2006-01-02T15:04:05.000000Z") {
 		t.Fatalf("trades %+v", res.Trades)
