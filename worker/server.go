@@ -98,7 +98,7 @@ func NewServer(cfg Config) (*Server, error) {
 	log := cfg.Logger.With("component", "worker")
 	queues := jobs.QueuePriorities()
 	g := newGate(slices.Sorted(maps.Keys(queues)), idlePoll)
-	srv := asynq.NewServerFromRedisClient(gatedRedis{cfg.Redis, g}, asynq.Config{
+	srv := asynq.NewServerFromRedisClient(gatedRedis{UniversalClient: cfg.Redis, g: g, log: log}, asynq.Config{
 		Concurrency:       cfg.Concurrency,
 		Queues:            queues,
 		TaskCheckInterval: cfg.TaskCheckInterval,

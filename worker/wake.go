@@ -2,12 +2,15 @@ package worker
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // An idle Asynq server polls: after a round of its queues finds nothing it
@@ -219,7 +222,8 @@ func (g *gate) pause() {
 // through as it is, except Asynq's dequeue script, which passes the gate.
 type gatedRedis struct {
 	redis.UniversalClient
-	g *gate
+	g   *gate
+	log *slog.Logger // nil: slog.Default()
 }
 
 // isDequeue recognises Asynq's dequeue script by its keys: a queue's
@@ -244,7 +248,7 @@ func isForward(keys []string) bool {
 func (c gatedRedis) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
 	switch {
 	case isDequeue(keys):
-		return c.dequeue(keys, true, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) })
+		return c.dequeue(ctx, keys, true, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) })
 	case isForward(keys):
 		return c.forwarded(keys, c.UniversalClient.EvalSha(ctx, sha1, keys, args...))
 	}
@@ -256,7 +260,7 @@ func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args
 	case isDequeue(keys):
 		// The script's text follows a NOSCRIPT answer to EvalSha, which
 		// passed the gate already.
-		return c.dequeue(keys, false, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) })
+		return c.dequeue(ctx, keys, false, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) })
 	case isForward(keys):
 		return c.forwarded(keys, c.UniversalClient.Eval(ctx, script, keys, args...))
 	}
@@ -274,8 +278,10 @@ func (c gatedRedis) forwarded(keys []string, cmd *redis.Cmd) *redis.Cmd {
 
 // dequeue runs one of Asynq's dequeue calls: through the gate when gated
 // (answered here for a queue known to be empty), and only with a slot of
-// its queue free (gate.slots), which the task it fetches keeps.
-func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *redis.Cmd {
+// its queue free (gate.slots), which the task it fetches keeps. A task
+// whose message does not decode is set aside (setAside) and answered as
+// none fetched.
+func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call func() *redis.Cmd) *redis.Cmd {
 	if gated {
 		c.g.before()
 		if c.g.known(keys[0]) {
@@ -296,14 +302,86 @@ func (c gatedRedis) dequeue(keys []string, gated bool, call func() *redis.Cmd) *
 		}
 	}
 	cmd := call()
-	if slots != nil && cmd.Err() != nil {
+	// A message Asynq cannot decode fails its Dequeue after the task was
+	// moved to the queue's active list: no handler runs, so its slot was
+	// never freed, and the message, left there, failed every look of
+	// Asynq's recoverer for the tasks of dead workers, of every queue.
+	corrupt := cmd.Err() == nil && c.setAside(ctx, keys, cmd)
+	if slots != nil && (cmd.Err() != nil || corrupt) {
 		<-slots // nothing fetched: the slot is free again
 	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
-		c.g.after(keys[0], cmd.Err(), epoch)
+		c.g.after(keys[0], cmd.Err(), epoch) // a task set aside: the queue may hold more
 		c.pauseOnError(cmd.Err())
 	}
+	if corrupt {
+		return redis.NewCmdResult(nil, redis.Nil) // Asynq goes on to its next queue
+	}
 	return cmd
+}
+
+// corruptKeyPrefix + "{queue}:" + task id keeps, for corruptRetention, the
+// hash of a task whose message did not decode, for an operator to look at.
+const (
+	corruptKeyPrefix = "updown:corrupt:"
+	corruptRetention = 7 * 24 * time.Hour
+)
+
+// setAsideScript takes the task whose message is ARGV[2] off a queue's
+// active list (KEYS[1]) and lease set (KEYS[2]), where the dequeue just
+// moved it, and renames its hash (ARGV[1] .. id) to ARGV[3] .. id. The
+// dequeue script answers the message, not the id, so the id is looked up
+// by its message among the active tasks, newest first (where the dequeue
+// put it). It answers the id, or nil when none has that message.
+var setAsideScript = redis.NewScript(`
+for _, id in ipairs(redis.call("LRANGE", KEYS[1], 0, -1)) do
+	if redis.call("HGET", ARGV[1] .. id, "msg") == ARGV[2] then
+		redis.call("LREM", KEYS[1], 1, id)
+		redis.call("ZREM", KEYS[2], id)
+		redis.call("RENAME", ARGV[1] .. id, ARGV[3] .. id)
+		redis.call("HSET", ARGV[3] .. id, "state", "corrupt")
+		redis.call("EXPIRE", ARGV[3] .. id, ARGV[4])
+		return id
+	end
+end
+return nil
+`)
+
+// setAside reports whether the task a dequeue fetched (cmd, on keys) has
+// a message Asynq cannot decode; such a task is taken off the queue's
+// active tasks and its hash kept aside (corruptKeyPrefix). Should a later
+// Asynq rename its message type, nothing is checked.
+func (c gatedRedis) setAside(ctx context.Context, keys []string, cmd *redis.Cmd) bool {
+	mt, err := protoregistry.GlobalTypes.FindMessageByName("asynq.TaskMessage")
+	if err != nil {
+		return false
+	}
+	msg, err := cmd.Text()
+	if err != nil {
+		return false // not a message at all: Asynq says so
+	}
+	decodeErr := proto.Unmarshal([]byte(msg), mt.New().Interface())
+	if decodeErr == nil {
+		return false
+	}
+	log := c.log
+	if log == nil {
+		log = slog.Default()
+	}
+	queue := strings.TrimSuffix(keys[0], "pending")                     // asynq:{queue}:
+	tag := strings.TrimSuffix(strings.TrimPrefix(queue, "asynq:"), ":") // {queue}
+	id, err := setAsideScript.Run(ctx, c.UniversalClient, []string{keys[2], keys[3]},
+		queue+"t:", msg, corruptKeyPrefix+tag+":", int64(corruptRetention/time.Second)).Text()
+	if err != nil {
+		// Left active, it is Asynq's to handle, as without this look;
+		// its slot is freed all the same, no handler will run for it.
+		log.ErrorContext(ctx, "a queued task's message does not decode, and it could not be set aside",
+			"queue", tag, "decode_err", decodeErr, "err", err)
+		return true
+	}
+	log.ErrorContext(ctx, "a queued task's message does not decode: set aside, it will not run",
+		"queue", tag, "task_id", id, "kept_as", corruptKeyPrefix+tag+":"+id, "decode_err", decodeErr)
+	return true
 }
 
 // release frees the slot a task of queue took when it was fetched, once

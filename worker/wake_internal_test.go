@@ -16,6 +16,10 @@ import (
 	"github.com/updown/updown/store/redis/redistest"
 )
 
+// aTask is what a dequeue that fetched a task answers: its message, here
+// the encoding of an empty one (every field unset), which decodes.
+const aTask = ""
+
 // TestFailingDequeuePauses: a dequeue Redis refuses at once (here: a user
 // without the right to run scripts) holds the server back, so that a worker
 // with no sleep between rounds does not spin against it; other calls go
@@ -31,7 +35,7 @@ func TestFailingDequeuePauses(t *testing.T) {
 	opt.Username, opt.Password = "noscripts", "pw"
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	g := gatedRedis{rdb, newGate([]string{"q"}, time.Second)}
+	g := gatedRedis{UniversalClient: rdb, g: newGate([]string{"q"}, time.Second)}
 	call := func(keys []string) time.Duration {
 		t.Helper()
 		start := time.Now()
@@ -110,17 +114,17 @@ func TestGateSlots(t *testing.T) {
 	keys := []string{pendingKey("sweeps"), "asynq:{sweeps}:paused", "asynq:{sweeps}:active", "asynq:{sweeps}:lease"}
 	calls := 0
 	answer := func(err error) func() *redis.Cmd {
-		return func() *redis.Cmd { calls++; return redis.NewCmdResult("task", err) }
+		return func() *redis.Cmd { calls++; return redis.NewCmdResult(aTask, err) }
 	}
-	if err := c.dequeue(keys, true, answer(redis.Nil)).Err(); err != redis.Nil || len(slots) != 0 {
+	if err := c.dequeue(context.Background(), keys, true, answer(redis.Nil)).Err(); err != redis.Nil || len(slots) != 0 {
 		t.Fatalf("an empty queue: %v, %d slots taken; want redis.Nil and none", err, len(slots))
 	}
 	g.wakeQueue(pendingKey("sweeps")) // a shard enqueued
-	if err := c.dequeue(keys, true, answer(nil)).Err(); err != nil || len(slots) != 1 {
+	if err := c.dequeue(context.Background(), keys, true, answer(nil)).Err(); err != nil || len(slots) != 1 {
 		t.Fatalf("a task fetched: %v, %d slots taken; want it and one", err, len(slots))
 	}
 	before := calls
-	if err := c.dequeue(keys, true, answer(nil)).Err(); err != redis.Nil || calls != before {
+	if err := c.dequeue(context.Background(), keys, true, answer(nil)).Err(); err != redis.Nil || calls != before {
 		t.Fatalf("every slot busy: %v after %d calls to Redis; want redis.Nil and none", err, calls-before)
 	}
 	if !g.known(pendingKey("sweeps")) {
@@ -152,7 +156,7 @@ func TestGateAnswersQueuesFoundEmpty(t *testing.T) {
 	calls := map[string]int{}
 	ask := func(q string, answer error) error {
 		keys := []string{pendingKey(q), "asynq:{" + q + "}:paused", "asynq:{" + q + "}:active", "asynq:{" + q + "}:lease"}
-		return c.dequeue(keys, true, func() *redis.Cmd { calls[q]++; return redis.NewCmdResult("task", answer) }).Err()
+		return c.dequeue(context.Background(), keys, true, func() *redis.Cmd { calls[q]++; return redis.NewCmdResult(aTask, answer) }).Err()
 	}
 	ask("replay", redis.Nil)
 	ask("collect", redis.Nil)
@@ -268,7 +272,7 @@ func TestGateWakeDuringADequeue(t *testing.T) {
 	g := newGate([]string{"replay", "collect"}, 10*time.Minute)
 	c := gatedRedis{g: g}
 	keys := []string{pendingKey("replay"), "asynq:{replay}:paused", "asynq:{replay}:active", "asynq:{replay}:lease"}
-	err := c.dequeue(keys, true, func() *redis.Cmd {
+	err := c.dequeue(context.Background(), keys, true, func() *redis.Cmd {
 		g.wakeQueue(pendingKey("replay")) // the enqueue and its wake, while Redis answers
 		return redis.NewCmdResult(nil, redis.Nil)
 	}).Err()
@@ -278,7 +282,7 @@ func TestGateWakeDuringADequeue(t *testing.T) {
 	if g.known(pendingKey("replay")) {
 		t.Error("a queue woken during its dequeue was marked empty by the dequeue's older answer")
 	}
-	if err := c.dequeue(keys, true, func() *redis.Cmd { return redis.NewCmdResult("task", nil) }).Err(); err != nil {
+	if err := c.dequeue(context.Background(), keys, true, func() *redis.Cmd { return redis.NewCmdResult(aTask, nil) }).Err(); err != nil {
 		t.Errorf("the next dequeue: %v, want the task from Redis", err)
 	}
 }

@@ -199,3 +199,44 @@ func TestRunWakesWithItsEnqueue(t *testing.T) {
 	}
 	t.Errorf("no pipeline of the job's enqueue and its wake: %q", trips.pipelines)
 }
+
+// TestCorruptTaskLeaksNoSlot: a task whose message Asynq cannot decode
+// (written by something else, or damaged) is taken off the queue where it
+// was fetched and set aside, and the slot its fetch took is free again: the
+// sweep queued behind it finishes. Its fetch kept the worker's one sweep
+// slot for good (no handler ran to free it), so no shard ran on the worker
+// again; and the message, left among the queue's running tasks, made every
+// later look of Asynq's recoverer for tasks of dead workers fail.
+func TestCorruptTaskLeaksNoSlot(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	q := jobs.QueueSweeps
+	// Oldest on the queue, so fetched first.
+	if err := rdb.HSet(ctx, "asynq:{"+q+"}:t:corrupt", "msg", "not a task message", "state", "pending").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.LPush(ctx, "asynq:{"+q+"}:pending", "corrupt").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.SAdd(ctx, "asynq:queues", q).Err(); err != nil {
+		t.Fatal(err)
+	}
+	client := startWorker(t, worker.Config{Redis: rdb, Store: mem, Logger: quietLog(), Concurrency: 2}) // one sweep slot
+	if err := client.EnqueueSweep(ctx, shards); err != nil {
+		t.Fatal(err)
+	}
+	waitSweepDone(t, mem, sw.ID, "behind a corrupt task")
+	for _, key := range []string{"asynq:{" + q + "}:active", "asynq:{" + q + "}:pending"} {
+		if ids, err := rdb.LRange(ctx, key, 0, -1).Result(); err != nil || len(ids) != 0 {
+			t.Errorf("%s: %q, %v; want it empty", key, ids, err)
+		}
+	}
+	if n, err := rdb.ZCard(ctx, "asynq:{"+q+"}:lease").Result(); err != nil || n != 0 {
+		t.Errorf("%d leases left, %v; want none", n, err)
+	}
+	if msg, err := rdb.HGet(ctx, "updown:corrupt:{"+q+"}:corrupt", "msg").Result(); err != nil || msg != "not a task message" {
+		t.Errorf("the corrupt task set aside: %q, %v; want its message kept", msg, err)
+	}
+}
