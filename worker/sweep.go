@@ -73,6 +73,13 @@ func (s *Server) registerSweeps(slots int) {
 			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 		case errors.Is(err, sweep.ErrStopped), err != nil && ctx.Err() != nil && stopped(s.store, task.Sweep):
 			outcome, err = "stopped", nil
+		case err != nil && !worthRetry(ctx, err):
+			// Bad data, a bug, an error of the engine: every try would
+			// fail alike, so the sweep fails now rather than after two
+			// hours of them (shardMaxRetry), RUNNING all the while.
+			outcome = "error"
+			s.failSweep(ctx, task, fmt.Sprintf("the shard of market %s failed: %v", task.Market, err), err)
+			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 		case err != nil:
 			outcome = "error"
 			if lastAttempt(ctx) {
@@ -85,18 +92,27 @@ func (s *Server) registerSweeps(slots int) {
 	})
 }
 
+// worthRetry reports whether a shard that failed with err may do better
+// on a later try: its database was out of reach, or it was stopped
+// (a shutdown, its timeout, its lease lost). Any other error is the
+// shard's for good (DESIGN 7: no retry for what a retry cannot mend).
+func worthRetry(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, store.ErrUnavailable) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // failSweep marks the sweep of a shard that failed for good (its last
-// attempt, or a panic) FAILED, saying why (reason): its other shards
+// attempt, an error no retry mends, or a panic) FAILED, saying why (reason): its other shards
 // cannot make a whole sweep, and left RUNNING it would hold one of its
 // customer's sweeps in flight for good.
 func (s *Server) failSweep(ctx context.Context, task sweep.ShardTask, reason string, shardErr error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := sweep.Fail(ctx, s.store, task.Sweep, reason); err != nil {
-		s.log.ErrorContext(ctx, "mark a sweep failed after its shard's last attempt", "sweep", task.Sweep, "market", task.Market, "err", err)
+		s.log.ErrorContext(ctx, "mark a sweep failed after its shard failed for good", "sweep", task.Sweep, "market", task.Market, "err", err)
 		return
 	}
-	s.log.WarnContext(ctx, "sweep failed: a shard failed its last attempt", "sweep", task.Sweep, "market", task.Market, "err", shardErr)
+	s.log.WarnContext(ctx, "sweep failed: a shard failed for good", "sweep", task.Sweep, "market", task.Market, "err", shardErr)
 }
 
 // slotRelease is the middleware that frees the slot a task took when it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/gen"
@@ -435,5 +437,93 @@ func TestShardPanickingFailsTheSweep(t *testing.T) {
 	}
 	if !strings.Contains(got.Error, shards[0].Market) || !strings.Contains(got.Error, "internal error") || strings.Contains(got.Error, "a bug") {
 		t.Errorf("sweep failed with %q; want its market and an internal error, not the panic's internals", got.Error)
+	}
+}
+
+// corruptTapeStore answers every read of a market's books with an error
+// a retry cannot mend: its stored data does not decode.
+type corruptTapeStore struct{ store.Store }
+
+func (corruptTapeStore) ReadTape(_ context.Context, slug, _ string) (*store.Tape, error) {
+	return nil, fmt.Errorf("decode the books of %s: chunk 3 is corrupt", slug)
+}
+
+// downShardStore answers every store of a sweep's shard as a database out
+// of reach does.
+type downShardStore struct{ store.Store }
+
+func (downShardStore) PutSweepShard(context.Context, string, string, int, []byte) (store.Sweep, error) {
+	return store.Sweep{}, fmt.Errorf("put sweep shard: %w: connection refused", store.ErrUnavailable)
+}
+
+// firstTryOf waits for the first try of a sweep's shard to end (its task
+// no longer queued nor running) and returns the state it left the task in.
+func firstTryOf(t *testing.T, rdb redis.UniversalClient, sh sweep.ShardTask) asynq.TaskState {
+	t.Helper()
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	deadline := time.Now().Add(patience(t))
+	for {
+		info, err := insp.GetTaskInfo(jobs.QueueSweeps, sh.Sweep+":"+sh.Market)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State != asynq.TaskStatePending && info.State != asynq.TaskStateActive {
+			return info.State
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shard's first try did not end: %s", info.State)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestShardFailingForGoodFailsTheSweep: a shard whose error a retry
+// cannot mend (its market's data does not decode) fails its sweep after
+// its first try, naming the market and the error, and is not tried again.
+// Only a store out of reach is worth the retries
+// (TestShardOfADownStoreIsRetried). Every error was: the shard was tried
+// 26 times over about two hours, the first retry 15 s or more after the
+// failure, and the sweep sat RUNNING all the while, holding one of its
+// customer's sweeps in flight, before it failed with the same error.
+func TestShardFailingForGoodFailsTheSweep(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	client := startWorker(t, worker.Config{Redis: rdb, Store: corruptTapeStore{mem}, Logger: quietLog(), Concurrency: 2, CacheBytes: -1})
+	if err := client.EnqueueSweep(ctx, shards[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if state := firstTryOf(t, rdb, shards[0]); state != asynq.TaskStateArchived {
+		t.Errorf("the shard is %s after its first try, want archived (not tried again)", state)
+	}
+	got, err := mem.GetSweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.SweepFailed {
+		t.Fatalf("sweep %s after its shard failed for good, want FAILED", got.Status)
+	}
+	if !strings.Contains(got.Error, shards[0].Market) || !strings.Contains(got.Error, "chunk 3 is corrupt") {
+		t.Errorf("sweep failed with %q; want the market and the shard's error", got.Error)
+	}
+}
+
+// TestShardOfADownStoreIsRetried: a shard whose database is out of reach
+// is tried again later, its sweep RUNNING meanwhile: the outage may end.
+func TestShardOfADownStoreIsRetried(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	mem, sw, shards := busyFixture(t)
+	rdb := redistest.Client(t)
+	client := startWorker(t, worker.Config{Redis: rdb, Store: downShardStore{mem}, Logger: quietLog(), Concurrency: 2, CacheBytes: -1})
+	if err := client.EnqueueSweep(ctx, shards[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if state := firstTryOf(t, rdb, shards[0]); state != asynq.TaskStateRetry {
+		t.Errorf("the shard is %s after its first try, want retry", state)
+	}
+	if got, err := mem.GetSweep(ctx, sw.ID); err != nil || got.Status != store.SweepRunning {
+		t.Errorf("sweep %s (%q), %v after its shard's store was out of reach once, want RUNNING", got.Status, got.Error, err)
 	}
 }
