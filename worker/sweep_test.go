@@ -360,9 +360,9 @@ func TestShardFailingItsLastAttemptFailsTheSweep(t *testing.T) {
 		asynq.TaskID(shards[0].Sweep+":"+shards[0].Market), asynq.MaxRetry(0)); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.EnqueueSweep(ctx, shards[:1]); err != nil { // the same task: wakes the worker
-		t.Fatal(err)
-	}
+	// The same task: it wakes the worker. The worker may have run it, and
+	// Asynq archived it, already: the enqueue then says it was given up on.
+	_ = client.EnqueueSweep(ctx, shards[:1])
 	deadline := time.Now().Add(patience(t))
 	for {
 		got, err := mem.GetSweep(ctx, sw.ID)
