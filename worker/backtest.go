@@ -325,10 +325,11 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 type gathering struct {
 	outcomes []*jobs.Outcome
 	// tries counts the failed attempts of each shard the batch knows of:
-	// its own, and a worker's whose shard it took waiting to be retried.
-	// A shard put back on the queue is a new task, whose own count starts
-	// again, so the batch keeps it, and ends the shard with its failure
-	// after as many retries as a worker would.
+	// its own, and the workers' of a shard task it took (its retried
+	// count). A shard put back on the queue is a new task, whose own count
+	// starts again, so the batch keeps it, and ends the shard with its
+	// failure after as many retries as a worker would; the task put back
+	// is retried only as often as is left (Job.tried).
 	tries []int
 	left  int
 }
@@ -347,15 +348,15 @@ func (g *gathering) record(i int, o jobs.Outcome) {
 // (take), so a shard that just finished, its announcement not yet heard,
 // is recorded rather than run again.
 func (b *backtester) claim(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) error {
-	state, err := take(ctx, b.s.rdb, j.Queue, id)
+	state, retried, err := take(ctx, b.s.rdb, j.Queue, id)
 	if err != nil {
 		return fmt.Errorf("claim shard: %w", err)
 	}
 	switch state {
-	case takenRetry:
-		g.tries[i]++ // a worker's attempt failed (or its worker died)
-		return b.runAndRecord(ctx, stop, g, i, j, id)
-	case taken:
+	case taken, takenRetry:
+		// Its tries that failed on workers (or whose workers died), each
+		// counted once: the task taken is gone, and one put back is new.
+		g.tries[i] += retried
 		return b.runAndRecord(ctx, stop, g, i, j, id)
 	case gone:
 		return b.resubmit(ctx, g, i, j, id)
@@ -448,6 +449,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, g *gathering, 
 	default:
 		j.delay = retryDelay(g.tries[i], err, asynq.NewTask(j.Type, nil))
 		g.tries[i]++
+		j.tried = g.tries[i] // a worker that takes it tries it only as often as is left
 		b.s.log.WarnContext(ctx, "shard failed; back to the queue", "task_id", id, "retry_in", j.delay, "err", err)
 		if _, _, err := b.jobs.submit(ctx, j, id); err != nil {
 			return nil, fmt.Errorf("requeue shard: %w", err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/store"
@@ -91,5 +93,159 @@ func TestBacktestShardFailingEveryTry(t *testing.T) {
 	// The shard's first try and its 3 retries (Job.MaxRetry's default).
 	if n := broken.reads.Load(); n != 4 {
 		t.Errorf("the broken market was read %d times, want 4: a try and 3 retries", n)
+	}
+}
+
+// TestBacktestShardCountsAWorkersTries: a shard that a worker has tried
+// and failed twice, and that the batch then takes off the retry set to run
+// itself, is tried as often as a worker tries a shard in all (a try and 3
+// retries), not 3 more times on top of the worker's: the batch counted
+// the worker's two failed tries as one.
+func TestBacktestShardCountsAWorkersTries(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	broken := &brokenTape{Store: f.st, slug: f.markets[0]}
+	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:1]}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	groups := req.Groups()
+	if len(groups) != 1 {
+		t.Fatalf("%d shards, want 1", len(groups))
+	}
+	group, err := json.Marshal(groups[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := worker.Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: group, Version: req.GroupVersion(groups[0])}
+
+	// A first worker tries the batch's shard, queued before the batch
+	// (by another batch of the same markets), until it has failed twice.
+	first, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 2, CacheBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stopFirst := context.WithCancel(context.Background())
+	firstDone := make(chan struct{})
+	go func() { _ = first.Run(ctx); close(firstDone) }()
+	t.Cleanup(func() { stopFirst(); <-firstDone })
+	if _, err := asynq.NewClientFromRedisClient(f.rdb).EnqueueContext(t.Context(), asynq.NewTask(shard.Type, shard.Payload),
+		asynq.TaskID(shard.ID()), asynq.Queue(shard.Queue), asynq.MaxRetry(3), asynq.Timeout(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(f.rdb)
+	deadline := time.Now().Add(patience(t))
+	for {
+		info, err := insp.GetTaskInfo(shard.Queue, shard.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State == asynq.TaskStateRetry && info.Retried >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shard did not fail twice on the first worker: %s, %d retried", info.State, info.Retried)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopFirst()
+	<-firstDone
+	tried := broken.reads.Load()
+
+	// One slot: the batch runs the shard's other tries itself.
+	second, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1, CacheBytes: -1,
+		Backtest: worker.BacktestConfig{PollInterval: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx2, stopSecond := context.WithCancel(context.Background())
+	secondDone := make(chan struct{})
+	go func() { _ = second.Run(ctx2); close(secondDone) }()
+	t.Cleanup(func() { stopSecond(); <-secondDone })
+	payload, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: 5 * time.Minute},
+		"test", patience(t))
+	if err != nil || o.Failure != nil {
+		t.Fatalf("batch %s: %v, failure %+v", id, err, o.Failure)
+	}
+	data, err := o.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep backtest.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Error == nil || rep.Results[0].Error.Code != "SERVICE_UNAVAILABLE" {
+		t.Errorf("the broken market's result %+v, want SERVICE_UNAVAILABLE", rep.Results)
+	}
+	if n := broken.reads.Load(); n != 4 {
+		t.Errorf("the broken market was read %d times (%d on the first worker), want 4 in all: a try and 3 retries", n, tried)
+	}
+}
+
+// TestBacktestShardPutBackKeepsItsCount: a shard the batch ran, that
+// failed and that it put back on the queue, is tried by the worker that
+// takes it only as often as is left of a try and 3 retries, not 4 more
+// times: the task put back is new, and its own count started again.
+func TestBacktestShardPutBackKeepsItsCount(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	broken := &brokenTape{Store: f.st, slug: f.markets[0]}
+	// One slot, and no look at the shards after the first: the batch runs
+	// the shard's first try itself, and leaves the rest to the worker
+	// started after it.
+	batcher, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1, CacheBytes: -1,
+		Backtest: worker.BacktestConfig{PollInterval: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = batcher.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:1]}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		o   jobs.Outcome
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		o, _, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: 5 * time.Minute},
+			"test", patience(t))
+		answered <- answer{o, err}
+	}()
+	for deadline := time.Now().Add(patience(t)); broken.reads.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the batch did not run its shard")
+		}
+	}
+	runServer(t, worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 2, CacheBytes: -1})
+
+	a := <-answered
+	if a.err != nil || a.o.Failure != nil {
+		t.Fatalf("batch: %v, failure %+v", a.err, a.o.Failure)
+	}
+	data, err := a.o.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep backtest.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Error == nil || rep.Results[0].Error.Code != "SERVICE_UNAVAILABLE" {
+		t.Errorf("the broken market's result %+v, want SERVICE_UNAVAILABLE", rep.Results)
+	}
+	if n := broken.reads.Load(); n != 4 {
+		t.Errorf("the broken market was read %d times, want 4 in all: a try and 3 retries", n)
 	}
 }

@@ -60,6 +60,11 @@ type Job struct {
 	// shard a batch ran and that failed, put back for its next try after
 	// the wait a worker's retry would have (backtester.runHere).
 	delay time.Duration
+	// tried, when set, is how often the job has failed already as other
+	// tasks (a shard a batch ran, or took off a worker's retries, put
+	// back): its task is retried that many times fewer, so that it is
+	// tried MaxRetry + 1 times in all.
+	tried int
 	// Headers travel with the task (Asynq's headers) and are not part of
 	// its id: what the api already read for the job, so that the worker
 	// need not read it again (MarketHeaders). A worker that does not know
@@ -355,7 +360,7 @@ func (c *Client) submit(ctx context.Context, j Job, id string) (o jobs.Outcome, 
 		timeout = 2 * time.Minute
 	}
 	opts := []asynq.Option{asynq.TaskID(id), asynq.Queue(j.Queue),
-		asynq.Retention(c.retention(j)), asynq.MaxRetry(j.maxRetry()), asynq.Timeout(timeout)}
+		asynq.Retention(c.retention(j)), asynq.MaxRetry(max(j.maxRetry()-j.tried, 0)), asynq.Timeout(timeout)}
 	if j.delay > 0 {
 		opts = append(opts, asynq.ProcessIn(j.delay))
 	}

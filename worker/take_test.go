@@ -84,19 +84,22 @@ func TestTakeQueuedTask(t *testing.T) {
 	enqueue("pending")
 	enqueue("scheduled", asynq.ProcessIn(time.Hour))
 
-	for _, tc := range []struct{ id, answer, after string }{
-		{"pending", taken, "unknown to Asynq"},
-		{"retry", takenRetry, "unknown to Asynq"},
-		{"scheduled", "scheduled", "scheduled"},
-		{"active", "active", "active"},
-		{"completed", "completed", "completed"},
-		{"archived", "archived", "archived"},
-		{"never", gone, "unknown to Asynq"},
-		{"pending", gone, "unknown to Asynq"}, // taken already
+	for _, tc := range []struct {
+		id, answer, after string
+		retried           int
+	}{
+		{"pending", taken, "unknown to Asynq", 0},
+		{"retry", takenRetry, "unknown to Asynq", 1}, // its one failed try
+		{"scheduled", "scheduled", "scheduled", 0},
+		{"active", "active", "active", 0},
+		{"completed", "completed", "completed", 0},
+		{"archived", "archived", "archived", 0},
+		{"never", gone, "unknown to Asynq", 0},
+		{"pending", gone, "unknown to Asynq", 0}, // taken already
 	} {
-		got, err := take(ctx, rdb, queue, tc.id)
-		if err != nil || got != tc.answer {
-			t.Errorf("take %s: %q, %v; want %q", tc.id, got, err, tc.answer)
+		got, retried, err := take(ctx, rdb, queue, tc.id)
+		if err != nil || got != tc.answer || retried != tc.retried {
+			t.Errorf("take %s: %q, %d retried, %v; want %q, %d", tc.id, got, retried, err, tc.answer, tc.retried)
 		}
 		if s := state(tc.id); s != tc.after {
 			t.Errorf("after take, %s is %s, want %s", tc.id, s, tc.after)

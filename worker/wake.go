@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // An idle Asynq server polls: after a round of its queues finds nothing it
@@ -352,16 +350,12 @@ return nil
 // active tasks and its hash kept aside (corruptKeyPrefix). Should a later
 // Asynq rename its message type, nothing is checked.
 func (c gatedRedis) setAside(ctx context.Context, keys []string, cmd *redis.Cmd) bool {
-	mt, err := protoregistry.GlobalTypes.FindMessageByName("asynq.TaskMessage")
-	if err != nil {
-		return false
-	}
 	msg, err := cmd.Text()
 	if err != nil {
 		return false // not a message at all: Asynq says so
 	}
-	decodeErr := proto.Unmarshal([]byte(msg), mt.New().Interface())
-	if decodeErr == nil {
+	_, known, decodeErr := decodeTaskMessage([]byte(msg))
+	if !known || decodeErr == nil {
 		return false
 	}
 	log := c.log
