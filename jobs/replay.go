@@ -15,8 +15,9 @@ import (
 // outcome's tape and the market's recorded trades), and runs the strategy
 // against them.
 // Problems a user can mend or should know of (unknown market, unresolved,
-// no data, a bad strategy) are a *Failure; anything else is an error worth
-// retrying.
+// no data, a bad strategy) are a *Failure, and so is recorded data the
+// engine cannot replay (replay.ErrBadData: INTERNAL_ERROR); anything else
+// is an error worth retrying.
 func Replay(ctx context.Context, st store.Store, req replay.Request) (replay.Result, error) {
 	m, err := market(ctx, st, req.MarketSlug)
 	if err != nil {
@@ -89,6 +90,10 @@ func replayWith[R any](ctx context.Context, st store.Store, m store.Market, req 
 	var re *replay.Error
 	if errors.As(err, &re) {
 		return res, &Failure{Code: re.Code, Message: re.Message}
+	}
+	if errors.Is(err, replay.ErrBadData) {
+		// The same data fails every try: answered now, not after retries.
+		return res, &Failure{Code: "INTERNAL_ERROR", Message: fmt.Sprintf("market %q cannot be replayed: %v", m.Slug, err)}
 	}
 	if err != nil {
 		return res, fmt.Errorf("replay %s: %w", m.Slug, err)

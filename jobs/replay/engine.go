@@ -737,7 +737,7 @@ func (e *engine) execute(j int, tk *store.Tick, price float64) {
 // badSnapshot reports bad data at snapshot i. It is a function of its own
 // so that the loop keeps nothing alive for the message.
 func (e *engine) badSnapshot(i int, problem string) error {
-	return fmt.Errorf("replay: snapshot %d (%s) %s", i, e.tape.Time(i).Format(timeLayout), problem)
+	return fmt.Errorf("replay: snapshot %d (%s) %s: %w", i, e.tape.Time(i).Format(timeLayout), problem, ErrBadData)
 }
 
 // enter buys at tick i, whose side has price, if the order

@@ -1,5 +1,13 @@
 package replay
 
+import "errors"
+
+// ErrBadData is the error (wrapped) of a market whose recorded data the
+// engine cannot replay: snapshots out of time order, a non-finite price,
+// tapes of the two outcomes that do not line up. The same data fails the
+// same way every time: a retry cannot mend it.
+var ErrBadData = errors.New("the market's recorded data cannot be replayed")
+
 // Error codes a replay can fail with. They are SPEC 7's wire codes, so the
 // api maps them to HTTP statuses without translating them.
 const (

@@ -356,11 +356,11 @@ func checkInput(in Input, s Strategy) error {
 		return fmt.Errorf("replay: the strategy reads the book of the outcome it does not trade, and the input carries no tape of it")
 	}
 	if o.Len() != in.Tape.Len() {
-		return fmt.Errorf("replay: the other outcome's tape has %d ticks, the side's %d", o.Len(), in.Tape.Len())
+		return fmt.Errorf("replay: the other outcome's tape has %d ticks, the side's %d: %w", o.Len(), in.Tape.Len(), ErrBadData)
 	}
 	for i := range o.Ticks {
 		if o.Ticks[i].Nanos != in.Tape.Ticks[i].Nanos {
-			return fmt.Errorf("replay: the other outcome's tick %d is at another time than the side's", i)
+			return fmt.Errorf("replay: the other outcome's tick %d is at another time than the side's: %w", i, ErrBadData)
 		}
 	}
 	return nil
