@@ -64,9 +64,7 @@ func TestJobsInFlightCap(t *testing.T) {
 	for _, via := range []*bundle{a, b} {
 		r := via.replay(store.Pro, body(5))
 		e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
-		if d, _ := e["details"].(map[string]any); d["limit"] != "concurrent_jobs" {
-			t.Errorf("details = %v, want limit concurrent_jobs", d)
-		}
+		wantLimitDetails(t, e, "concurrent_jobs")
 		if r.header.Get("Retry-After") != "1" {
 			t.Errorf("Retry-After = %q, want 1", r.header.Get("Retry-After"))
 		}

@@ -540,9 +540,9 @@ func setRateHeaders(ctx huma.Context, tier store.Tier, u rateUsage) {
 // rateLimited is the 429 of a refused request: Retry-After is the whole
 // seconds until the window that refused it ends (at least 1).
 func rateLimited(tier store.Tier, u rateUsage, now time.Time) *Error {
-	reset, limit := u.MinuteReset, u.Limit.PerMinute
+	reset, limit, window := u.MinuteReset, u.Limit.PerMinute, windowMinute
 	if u.Exceeded == windowDay {
-		reset, limit = u.DayReset, u.Limit.PerDay
+		reset, limit, window = u.DayReset, u.Limit.PerDay, windowDay
 	}
 	wait := int64((reset.Sub(now) + time.Second - 1) / time.Second)
 	wait = max(wait, 1)
@@ -553,7 +553,9 @@ func rateLimited(tier store.Tier, u rateUsage, now time.Time) *Error {
 		msg = fmt.Sprintf("rate limit exceeded: the %s plan allows %d requests per minute; retry in %d s", tier, limit, wait)
 	}
 	e := &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimited, Message: msg,
-		Details: map[string]any{"window": string(u.Exceeded), "limit": limit, "retry_after": wait, "upgrade_url": upgradeURL}}
+		// details.limit names the limit, as the caps on jobs, heavy reads
+		// and sweeps in flight name theirs; max is its number.
+		Details: map[string]any{"window": string(window), "limit": "requests_per_" + string(window), "max": limit, "retry_after": wait, "upgrade_url": upgradeURL}}
 	e.GetHeaders().Set("Retry-After", strconv.FormatInt(wait, 10))
 	return e
 }

@@ -82,6 +82,22 @@ func wantLimited(t *testing.T, r response, retryAfter int, window string) {
 	if d, _ := e["details"].(map[string]any); d == nil || d["window"] != window {
 		t.Errorf("details = %v, want window %s", e["details"], window)
 	}
+	wantLimitDetails(t, e, "requests_per_"+window)
+}
+
+// wantLimitDetails checks a 429 RATE_LIMIT_EXCEEDED's details as every
+// path that answers it gives them (the rate limits, the caps on jobs,
+// heavy reads and sweeps in flight): limit the name of the limit that
+// refused (a string, never its number), max its number, retry_after the
+// seconds to wait and upgrade_url, so that a client reads them one way.
+func wantLimitDetails(t *testing.T, e map[string]any, limit string) {
+	t.Helper()
+	d, _ := e["details"].(map[string]any)
+	_, isMax := d["max"].(float64)
+	_, isWait := d["retry_after"].(float64)
+	if d["limit"] != limit || !isMax || !isWait || d["upgrade_url"] != "/v1/account/billing" {
+		t.Errorf("details = %v, want limit %q (a string), max and retry_after numbers, upgrade_url /v1/account/billing", d, limit)
+	}
 }
 
 func TestRateLimitMinuteThenDay(t *testing.T) {

@@ -329,7 +329,7 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
 			"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", p.Plan.Tier, limit)
 		wait := s.sweepSlotWait(ctx, p.Customer.ID)
-		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", wait)
+		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", wait).With("upgrade_url", upgradeURL)
 		e.GetHeaders().Set("Retry-After", strconv.Itoa(wait))
 		return nil, e
 	}

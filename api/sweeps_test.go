@@ -380,9 +380,7 @@ func TestSweepsInFlightRace(t *testing.T) {
 					accepted++
 				case http.StatusTooManyRequests:
 					e := wantError(t, r, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
-					if d, _ := e["details"].(map[string]any); d == nil || d["limit"] != "concurrent_sweeps" {
-						t.Errorf("429 details %v, want limit concurrent_sweeps", e["details"])
-					}
+					wantLimitDetails(t, e, "concurrent_sweeps")
 				default:
 					t.Errorf("POST: %d %s", r.status, r.body)
 				}

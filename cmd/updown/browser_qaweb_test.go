@@ -198,7 +198,7 @@ func TestDashboardQAWeb(t *testing.T) {
 		starter := open(t, base)
 		starter.signIn("ud_dev_starter")
 		limited := []byte(`{"success":false,"error":{"code":"RATE_LIMIT_EXCEEDED","message":"rate limit of 60 requests per minute exceeded; retry in 30 s",` +
-			`"details":{"limit":60,"window":"minute","current_tier":"STARTER","upgrade_url":"/v1/account/billing"}},"timestamp":"2026-11-29T00:00:00.000Z"}`)
+			`"details":{"limit":"requests_per_minute","max":60,"window":"minute","current_tier":"STARTER","upgrade_url":"/v1/account/billing"}},"timestamp":"2026-11-29T00:00:00.000Z"}`)
 		stop := starter.answerStatus("*/v1/markets?*", "/v1/markets?", 429, limited)
 		defer stop()
 		starter.visit("#/markets?coin=BTC&type=5m&offset=25", "markets")
