@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -721,5 +722,39 @@ func TestWebhookFromTheFuture(t *testing.T) {
 	wantHook(t, b.post(b.activate("msg_skewed", store.Starter, "ENTERPRISE", now.Add(4*time.Minute))), "applied", false)
 	if tier := b.tierOf(id); tier != store.Enterprise {
 		t.Errorf("tier = %s, want ENTERPRISE", tier)
+	}
+}
+
+// TestWebhookUnknownTypes: event kinds the billing provider sends beside
+// SPEC 6's three (an expiry, a plan change, a subscription on hold, a
+// refund) are answered 200 and recorded, change no tier whatever their
+// metadata.tier says, and are logged as warnings naming the type, so that
+// an operator sees a customer whose plan may need changing by hand.
+func TestWebhookUnknownTypes(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	id := b.ids[store.Pro]
+	for i, typ := range []string{"subscription.expired", "subscription.plan_changed", "subscription.on_hold", "subscription.updated", "refund.succeeded"} {
+		e := b.activate(fmt.Sprintf("msg_unknown_%d", i), store.Pro, "ENTERPRISE", now.Add(-time.Minute))
+		e.typ = typ
+		if typ == "subscription.expired" {
+			e.tier = "STARTER"
+		}
+		wantHook(t, b.post(e), "recorded", false)
+		if tier := b.tierOf(id); tier != store.Pro {
+			t.Fatalf("tier = %s after %s, want PRO unchanged", tier, typ)
+		}
+		found := false
+		for l := range strings.Lines(logs.String()) {
+			if strings.Contains(l, "webhook_id="+e.id+" ") {
+				found = true
+				if !strings.Contains(l, "level=WARN") || !strings.Contains(l, "type="+typ) || !strings.Contains(l, "does not handle") {
+					t.Errorf("%s logged as %q, want a WARN naming the type as not handled", typ, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: nothing logged for webhook %s", typ, e.id)
+		}
 	}
 }

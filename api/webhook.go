@@ -386,6 +386,11 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	switch {
 	case dup:
 		s.log.InfoContext(ctx, "billing event redelivered: acknowledged, not applied again", attrs...)
+	case !knownEventType(e.Type):
+		// The provider sends more kinds than SPEC 6 names (an expiry, a
+		// plan change, a subscription on hold): none changes a tier here,
+		// so a person must see them, not an INFO line like a payment's.
+		s.log.WarnContext(ctx, "billing event of a type this service does not handle: recorded, the tier is unchanged; check whether the customer's plan needs changing by hand", attrs...)
 	case e.Outcome == store.BillingApplied:
 		s.log.InfoContext(ctx, "billing event applied", append(attrs, "previous_tier", string(e.PreviousTier))...)
 	case e.Outcome == store.BillingUnknownCustomer:
@@ -401,6 +406,16 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	default:
 		s.log.InfoContext(ctx, "billing event recorded", attrs...)
 	}
+}
+
+// knownEventType reports whether typ is one of SPEC 6's event kinds (any
+// case, as parseWebhookPayload reads them).
+func knownEventType(typ string) bool {
+	switch strings.ToLower(typ) {
+	case eventSubscriptionActive, eventSubscriptionCancelled, eventPaymentSucceeded:
+		return true
+	}
+	return false
 }
 
 func webhookResultOf(e store.BillingEvent, dup bool) webhookResult {
