@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/jobs/stats"
 	"github.com/updown/updown/jobs/sweep"
@@ -141,5 +143,106 @@ func TestGetSweepWhoseResultsFail(t *testing.T) {
 	body, err := io.ReadAll(res.Body)
 	if err == nil {
 		t.Errorf("the answer of results failing half way read to its end: %d %d bytes ending %q", res.StatusCode, len(body), body[max(0, len(body)-80):])
+	}
+}
+
+// pruningResults is a store whose retention prune (DeleteSweepsFinishedBefore,
+// as a worker's SweepPruner runs it) deletes every finished sweep once
+// the results being written have passed after bytes: a sweep deleted
+// while its answer streams.
+type pruningResults struct {
+	store.Store
+	after  int
+	pruned chan int // how many the prune deleted
+}
+
+func (s pruningResults) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
+	return s.Store.WriteSweepResult(ctx, id, &pruneAfter{w: w, s: s, ctx: ctx})
+}
+
+type pruneAfter struct {
+	w    io.Writer
+	s    pruningResults
+	ctx  context.Context
+	n    int
+	done bool
+}
+
+func (p *pruneAfter) Write(b []byte) (int, error) {
+	p.n += len(b)
+	if !p.done && p.n > p.s.after {
+		p.done = true
+		n, err := p.s.DeleteSweepsFinishedBefore(p.ctx, time.Now().Add(time.Hour))
+		if err != nil {
+			return 0, err
+		}
+		p.s.pruned <- n
+	}
+	return p.w.Write(b)
+}
+
+// TestGetSweepDeletedWhileItStreams: a DONE sweep that retention prunes
+// while GET /v1/sweeps/{id} writes its results out (the status and the
+// answer's start are sent already) still answers its whole results, on
+// either store, not a cut answer: the sweep being read is spared, and the
+// next prune after the answer deletes it.
+func TestGetSweepDeletedWhileItStreams(t *testing.T) {
+	t.Parallel()
+	res := largeSweepResults(1500) // several of the store's batches of trials
+	for _, kind := range []string{"memory", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			var st store.Store = memory.New()
+			if kind == "postgres" {
+				st = pgtest.NewStore(t)
+			}
+			loadFixtures(t, st)
+			pr := pruningResults{Store: st, after: 256 << 10, pruned: make(chan int, 1)}
+			b := setup(t, func(o *setupOpts) { o.store = pr })
+			id, stored := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
+			if len(stored) < 4*pr.after {
+				t.Fatalf("the results are %d bytes: too few to be cut", len(stored))
+			}
+			req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
+			req.Header.Set("X-API-Key", b.keys[store.Enterprise])
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Body.Close()
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				t.Fatalf("the answer of a sweep pruned while it streamed was cut: %d, %d bytes read, %v", r.StatusCode, len(body), err)
+			}
+			var answer struct {
+				Data struct {
+					Results json.RawMessage `json:"results"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(body, &answer); err != nil || r.StatusCode != http.StatusOK {
+				t.Fatalf("answer %d, not JSON: %v", r.StatusCode, err)
+			}
+			var got, want any
+			if err := json.Unmarshal(answer.Data.Results, &got); err != nil {
+				t.Fatal(err)
+			}
+			_ = json.Unmarshal(stored, &want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("the results answered (%d bytes) are not the stored ones (%d bytes)", len(answer.Data.Results), len(stored))
+			}
+			select {
+			case n := <-pr.pruned:
+				t.Logf("the prune during the answer deleted %d sweeps", n)
+			default:
+				t.Fatal("the store did not prune while the answer streamed")
+			}
+			// Once the answer is whole, retention deletes the sweep.
+			if _, err := st.DeleteSweepsFinishedBefore(context.Background(), time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.GetSweepInfo(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("after the answer, the prune left the sweep: %v", err)
+			}
+		})
 	}
 }

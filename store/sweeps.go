@@ -105,9 +105,10 @@ type SweepStore interface {
 	// few of its trials at once, not the whole result, and w is called
 	// with no connection or lock of the store held. w's error stops it
 	// and is returned. A sweep that is not DONE is ErrConflict, an
-	// unknown one ErrNotFound, and nothing is written then; a sweep
-	// deleted while it is written (DeleteSweepsFinishedBefore) ends it
-	// with ErrNotFound.
+	// unknown one ErrNotFound, and nothing is written then. A sweep whose
+	// result is being written is spared by DeleteSweepsFinishedBefore
+	// meanwhile (the answer's start is sent: a cut answer cannot be
+	// mended), and deleted by a later call once the writing has ended.
 	WriteSweepResult(ctx context.Context, id string, w io.Writer) error
 	// FinishSweep moves a RUNNING sweep to DONE with its result (JSON)
 	// and returns it; a sweep in any other status is ErrConflict and
@@ -117,7 +118,8 @@ type SweepStore interface {
 	FinishSweep(ctx context.Context, id string, result []byte) (Sweep, error)
 	// DeleteSweepsFinishedBefore deletes every sweep whose FinishedAt is
 	// before t, with its shards, and returns how many sweeps it deleted.
-	// Sweeps still QUEUED or RUNNING are never deleted.
+	// Sweeps still QUEUED or RUNNING are never deleted, nor one whose
+	// result WriteSweepResult is writing (a later call deletes it).
 	DeleteSweepsFinishedBefore(ctx context.Context, t time.Time) (int, error)
 	// ListStalledSweeps returns the QUEUED and RUNNING sweeps of every
 	// customer last updated before t, oldest first, without results: the

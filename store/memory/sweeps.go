@@ -33,6 +33,9 @@ type sweepEntry struct {
 	// trials array (store.CutSweepResult), sharing its bytes, which no
 	// one changes once it is DONE: a page of them is a slice.
 	trials [][]byte
+	// writing counts the WriteSweepResults writing its result: while
+	// there are any, DeleteSweepsFinishedBefore spares the sweep.
+	writing int
 }
 
 // CreateSweep stores a new QUEUED sweep. The cap's count and the insert
@@ -165,12 +168,29 @@ func (s *Store) SweepTrials(ctx context.Context, id string, offset, limit int) (
 }
 
 // WriteSweepResult writes a DONE sweep's result to w, which it already
-// holds whole, without the lock.
+// holds whole, without the lock; the sweep is spared by
+// DeleteSweepsFinishedBefore meanwhile, as Postgres spares it.
 func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
-	result, _, err := s.doneSweep(ctx, fmt.Sprintf("write the result of sweep %q", id), id)
+	op := fmt.Sprintf("write the result of sweep %q", id)
+	result, _, err := s.doneSweep(ctx, op, id)
 	if err != nil {
 		return err
 	}
+	t := &s.sweeps
+	t.mu.Lock()
+	e, err := t.entry(op, id)
+	if err == nil {
+		e.writing++
+	}
+	t.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		t.mu.Lock()
+		e.writing--
+		t.mu.Unlock()
+	}()
 	_, err = w.Write(result)
 	return err
 }
@@ -394,7 +414,9 @@ func (s *Store) DeleteSweepsFinishedBefore(ctx context.Context, before time.Time
 	t := &s.sweeps
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	gone := func(e *sweepEntry) bool { return e.sw.FinishedAt != nil && e.sw.FinishedAt.Before(before) }
+	gone := func(e *sweepEntry) bool {
+		return e.sw.FinishedAt != nil && e.sw.FinishedAt.Before(before) && e.writing == 0
+	}
 	n := 0
 	for id, e := range t.byID {
 		if gone(e) {

@@ -32,9 +32,18 @@ const (
 	activeSweepsSQL = `select count(*) from sweeps
 		where customer_id = $1 and status in ('QUEUED', 'RUNNING')`
 	// deleteFinishedSQL deletes the sweeps finished before $1 (the
-	// sweeps_finished index); their shards go with them (on delete
-	// cascade).
-	deleteFinishedSQL = `delete from sweeps where finished_at < $1`
+	// sweeps_finished index), but not one whose result is being written
+	// (its read lease, readLeaseSQL, has not lapsed); their shards go with
+	// them (on delete cascade).
+	deleteFinishedSQL = `delete from sweeps where finished_at < $1 and (read_until is null or read_until < now())`
+	// readLeaseSQL takes or renews a read lease of $2 microseconds on
+	// DONE sweep $1 (never shortening another writing's), and answers its
+	// end; no row when the sweep is gone (or not DONE).
+	readLeaseSQL = `update sweeps set read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
+		where id = $1 and status = 'DONE' returning read_until`
+	// readUnleaseSQL gives back the lease ending at $2 of sweep $1, unless
+	// another writing has taken a longer one since.
+	readUnleaseSQL = `update sweeps set read_until = null where id = $1 and read_until = $2`
 )
 
 // sweepCapLock is the advisory lock key (with hashtext of the customer's
@@ -218,8 +227,15 @@ func (s *Store) SweepTrials(ctx context.Context, id string, offset, limit int) (
 	return page, total, nil
 }
 
+// readLease is how long a read lease (readLeaseSQL) lasts; WriteSweepResult
+// renews it once half of it has passed, before each batch of trials.
+const readLease = 10 * time.Minute
+
 // WriteSweepResult writes the result's rest around its trials, read
-// trialBatch at a time, with no connection held while w writes.
+// trialBatch at a time, with no connection held while w writes. It holds a
+// read lease on the sweep while it writes, so that a retention prune
+// meanwhile spares it: a cut answer cannot be mended once its start is
+// sent. The lease is renewed as the writing goes, and given back at its end.
 func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
 	op := fmt.Sprintf("write the result of sweep %q", id)
 	if !storable(id) {
@@ -229,6 +245,12 @@ func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) er
 	if err != nil {
 		return err
 	}
+	lease, err := s.takeReadLease(ctx, op, id)
+	if err != nil {
+		return err
+	}
+	defer lease.release(ctx)
+	w = lease.renewing(ctx, w)
 	rest := h.legacy // the whole result of a sweep finished before migration 015
 	if rest == nil {
 		if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
@@ -241,6 +263,61 @@ func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) er
 	}
 	return s.writeAround(ctx, id, rest, int(*h.at), int(*h.rows), w)
 }
+
+// readLeaseHeld is a read lease a WriteSweepResult holds on its sweep.
+type readLeaseHeld struct {
+	s     *Store
+	op    string
+	id    string
+	until time.Time // the lease's end as the database has it
+	taken time.Time // when it was taken or last renewed (this process's clock)
+}
+
+// takeReadLease takes a read lease on the DONE sweep: ErrNotFound when the
+// sweep is gone.
+func (s *Store) takeReadLease(ctx context.Context, op, id string) (*readLeaseHeld, error) {
+	l := &readLeaseHeld{s: s, op: op, id: id}
+	if err := l.renew(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// renew takes the lease afresh: ErrNotFound when the sweep is gone.
+func (l *readLeaseHeld) renew(ctx context.Context) error {
+	err := l.s.pool.QueryRow(ctx, readLeaseSQL, l.id, readLease.Microseconds()).Scan(&l.until)
+	if err != nil {
+		return wrap(l.op, err)
+	}
+	l.taken = time.Now()
+	return nil
+}
+
+// release gives the lease back, so that the next prune may delete a sweep
+// past its retention; a failure only leaves the lease to lapse.
+func (l *readLeaseHeld) release(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, _ = l.s.pool.Exec(rctx, readUnleaseSQL, l.id, l.until)
+}
+
+// renewing is w, renewing the lease before a write once half of it has
+// passed, so that a long writing keeps its sweep.
+func (l *readLeaseHeld) renewing(ctx context.Context, w io.Writer) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		if time.Since(l.taken) > readLease/2 {
+			if err := l.renew(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return w.Write(p)
+	})
+}
+
+// writerFunc is a func as an io.Writer.
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // writeAround writes rest, a DONE sweep's result without its trials, to w
 // with the sweep's n trial rows put back at offset at, comma-separated,

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ func sweepTests() []test {
 		{"ConcurrentEnds", testSweepConcurrentEnds},
 		{"CancelDuringShards", testSweepCancelDuringShards},
 		{"Retention", testSweepRetention},
+		{"RetentionWhileWritten", testSweepRetentionWhileWritten},
 		{"CancelledContext", testSweepCancelledContext},
 	}
 }
@@ -1321,4 +1323,69 @@ func testSweepResultReadsRefused(t *testing.T, s store.Store) {
 	if w := writtenResult(t, s, sw.ID); string(w) != result {
 		t.Errorf("WriteSweepResult wrote %q, want %q", w, result)
 	}
+}
+
+// testSweepRetentionWhileWritten: DeleteSweepsFinishedBefore called while
+// WriteSweepResult writes a sweep's result (from the writer, between its
+// parts) spares that sweep, and the result is written whole; another
+// sweep past retention goes. A call after the writing deletes the sweep.
+func testSweepRetentionWhileWritten(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	c := sweepCustomer(t, s, "ada")
+	var result bytes.Buffer
+	result.WriteString(`{"objective":"total_pnl","trials":[`)
+	for i := range 1000 {
+		if i > 0 {
+			result.WriteByte(',')
+		}
+		fmt.Fprintf(&result, `{"trial":%d,"pad":"%s"}`, i, strings.Repeat("x", 200))
+	}
+	result.WriteString(`],"dsr":null}`)
+	want := bytes.Clone(result.Bytes())
+	sw := finishedSweep(t, s, c, result.Bytes())
+	other := finishedSweep(t, s, c, []byte(`{"trials":[]}`))
+	later := other.FinishedAt.Add(100 * 24 * time.Hour)
+
+	var pruned []int
+	w := &pruningWriter{at: len(want) / 3, prune: func() error {
+		n, err := s.DeleteSweepsFinishedBefore(ctx, later)
+		pruned = append(pruned, n)
+		return err
+	}}
+	mustOK(t, s.WriteSweepResult(ctx, sw.ID, w), "WriteSweepResult while a prune runs")
+	if !bytes.Equal(w.b, want) {
+		t.Errorf("WriteSweepResult wrote %d bytes while a prune ran, not the %d stored", len(w.b), len(want))
+	}
+	if len(pruned) != 1 || pruned[0] != 1 {
+		t.Errorf("the prune during the writing deleted %v sweeps, want [1] (the other one)", pruned)
+	}
+	_, err := s.GetSweepInfo(ctx, other.ID)
+	wantErr(t, err, store.ErrNotFound, "GetSweepInfo of the other sweep, pruned")
+	n, err := s.DeleteSweepsFinishedBefore(ctx, later)
+	mustOK(t, err, "DeleteSweepsFinishedBefore after the writing")
+	if n != 1 {
+		t.Errorf("the prune after the writing deleted %d sweeps, want 1", n)
+	}
+	_, err = s.GetSweepInfo(ctx, sw.ID)
+	wantErr(t, err, store.ErrNotFound, "GetSweepInfo of the sweep pruned after its writing")
+}
+
+// pruningWriter keeps what is written, calling prune once, before the
+// write that takes it past at bytes.
+type pruningWriter struct {
+	b     []byte
+	at    int
+	prune func() error
+	done  bool
+}
+
+func (w *pruningWriter) Write(p []byte) (int, error) {
+	if !w.done && len(w.b)+len(p) > w.at {
+		w.done = true
+		if err := w.prune(); err != nil {
+			return 0, err
+		}
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
 }
