@@ -833,3 +833,30 @@ func TestTrialPagesShareTheirColumns(t *testing.T) {
 		}
 	}
 }
+
+// discardSweeps is a sweep queue that takes every shard and runs none.
+type discardSweeps struct{}
+
+func (discardSweeps) EnqueueSweep(context.Context, []sweep.ShardTask) error { return nil }
+
+// TestSweepBadRangeNamesItsField: a sweep whose parameter range holds a
+// value of the wrong type is 400 VALIDATION_ERROR whose details.field is
+// the field as the body spells it (parameters[0].range.from), not the Go
+// field's name (From).
+func TestSweepBadRangeNamesItsField(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *setupOpts) { o.sweeps = discardSweeps{} })
+	post := func(body string) map[string]any {
+		t.Helper()
+		r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", body)
+		return wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+	}
+	for _, f := range []string{"from", "to", "step"} {
+		body := strings.Replace(sweepBody(3, ""), `{"from":0.5,"to":0.7,"step":0.1}`,
+			map[string]string{"from": `{"from":"x","to":0.7,"step":0.1}`, "to": `{"from":0.5,"to":"x","step":0.1}`, "step": `{"from":0.5,"to":0.7,"step":"x"}`}[f], 1)
+		e := post(body)
+		if d, _ := e["details"].(map[string]any); d["field"] != "parameters[0].range."+f {
+			t.Errorf("range.%s a string: details %v, want field parameters[0].range.%s; message %q", f, e["details"], f, e["message"])
+		}
+	}
+}

@@ -174,7 +174,12 @@ func Decode(b []byte) (Request, error) {
 			if err := replay.CheckKeys(p.Range, path+".range", rangeKeys, nil); err != nil {
 				return Request{}, err
 			}
-			var rg struct{ From, To, Step *float64 }
+			// Tagged: a value of the wrong type is named by its JSON key.
+			var rg struct {
+				From *float64 `json:"from"`
+				To   *float64 `json:"to"`
+				Step *float64 `json:"step"`
+			}
 			if err := strict(p.Range, &rg, path+".range"); err != nil {
 				return Request{}, err
 			}
