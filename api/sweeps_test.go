@@ -860,3 +860,20 @@ func TestSweepBadRangeNamesItsField(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepFarOutOfRangeMessage: a sweep value far out of range is 400
+// VALIDATION_ERROR said in a message of readable length, not the value's
+// hundreds of digits.
+func TestSweepFarOutOfRangeMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *setupOpts) { o.sweeps = discardSweeps{} })
+	for _, body := range []string{
+		sweepBody(3, `,"split":{"kind":"HOLDOUT","testFraction":1e308}`),
+		strings.Replace(sweepBody(3, ""), `"step":0.1`, `"step":-1e-300`, 1),
+	} {
+		r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", body)
+		if msg, _ := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")["message"].(string); len(msg) > 200 {
+			t.Errorf("a far out-of-range number is said in %d characters: %.120s…", len(msg), msg)
+		}
+	}
+}

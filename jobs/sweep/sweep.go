@@ -416,4 +416,12 @@ func instant(raw *json.RawMessage, path string) (*time.Time, error) {
 	return &t, nil
 }
 
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// num is x as a message says it: in plain decimals, but with an exponent
+// where plain decimals would run to dozens of digits (1e+308, 1e-300), as
+// JavaScript writes numbers.
+func num(x float64) string {
+	if a := math.Abs(x); a != 0 && (a >= 1e21 || a < 1e-6) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
