@@ -877,3 +877,26 @@ func TestSweepFarOutOfRangeMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepBodyIsOneJSONValue: a sweep body with anything after its JSON
+// object (another value, a stray bracket, text) is 400 VALIDATION_ERROR,
+// as a replay body is, and no sweep is stored: it was taken as the object
+// alone and the sweep started.
+func TestSweepBodyIsOneJSONValue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *setupOpts) { o.sweeps = discardSweeps{} })
+	for _, tail := range []string{"x", "]", "{}", ` {"strategy":null}`, "\n1"} {
+		r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", sweepBody(3, "")+tail)
+		if e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR"); !strings.Contains(fmt.Sprint(e["message"]), "not valid JSON") {
+			t.Errorf("a body followed by %q: message %q, want it to say the body is not valid JSON", tail, e["message"])
+		}
+	}
+	if _, n, err := b.store.ListSweeps(t.Context(), b.ids[store.Enterprise], 0, 0); err != nil || n != 0 {
+		t.Errorf("%d sweeps stored (%v), want none", n, err)
+	}
+	// White space after the object is JSON still.
+	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", sweepBody(3, "")+" \n\t")
+	if r.status != http.StatusAccepted {
+		t.Errorf("a body followed by white space: %d %.300s", r.status, r.body)
+	}
+}

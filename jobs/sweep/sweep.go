@@ -125,6 +125,14 @@ func Decode(b []byte) (Request, error) {
 		Split      json.RawMessage   `json:"split"`
 		Objective  *string           `json:"objective"`
 	}
+	// One JSON value and nothing after it (but white space): the decoder
+	// below stops at the end of the first, and would take the rest for
+	// none of the body's business.
+	if !json.Valid(b) {
+		var raw json.RawMessage
+		err := json.Unmarshal(b, &raw)
+		return Request{}, invalid("", "the body is not valid JSON: %v", err)
+	}
 	if err := replay.CheckKeys(b, "", requestKeys, nil); err != nil {
 		return Request{}, err
 	}
