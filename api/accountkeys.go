@@ -307,6 +307,10 @@ func noBody(raw []byte, what string) error {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return Errorf(http.StatusBadRequest, CodeValidation, "the body must be empty or a JSON object with no fields, not a JSON %s", te.Value)
+		}
 		return Errorf(http.StatusBadRequest, CodeValidation, "the body must be empty or a JSON object with no fields: %v", err)
 	}
 	if len(fields) == 0 {

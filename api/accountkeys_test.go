@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -216,6 +217,10 @@ func TestCreateKeyTakesNoSettings(t *testing.T) {
 		e := wantError(t, b.do(http.MethodPost, "/v1/account/keys", key, "application/json", body), http.StatusBadRequest, "VALIDATION_ERROR")
 		if field != "" && e["details"].(map[string]any)["field"] != field {
 			t.Errorf("body %s: %v, want details.field %q", body, e, field)
+		}
+		// The message speaks JSON, not the server's Go types.
+		if msg := fmt.Sprint(e["message"]); strings.Contains(msg, "Go value") || strings.Contains(msg, "map[") {
+			t.Errorf("body %s: message %q names the server's Go types", body, msg)
 		}
 	}
 }
