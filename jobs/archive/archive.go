@@ -137,13 +137,24 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	sorted := map[string]bool{}
+	var check []string
 	began := time.Now()
 	for {
-		sum, err := importOnce(ctx, st, opt, sorted, began)
+		sum, err := importOnce(ctx, st, opt, sorted, check, began)
 		if ooo, ok := errors.AsType[*outOfOrder](err); ok && !sorted[ooo.pos.File] {
 			opt.Logger.Info("a file's events are out of time order: it is read again in the order of their times",
 				"file", ooo.pos.File, "line", ooo.pos.Line, "time", ooo.at, "after", ooo.clock)
 			sorted[ooo.pos.File] = true
+			// Begun again at each file out of order, an import read and
+			// folded every file before it again each time: an archive of
+			// n such files cost some n²/2 files' imports. Before it begins
+			// again, the order of as many of the files after this one as
+			// it read before it (one at least) is checked, a reading
+			// that decodes them without folding: at most half the cost of
+			// the files read again, and an archive of files all out of
+			// order begins again some log₂ n times, while one with a file
+			// out of order among many in order does not check them all.
+			check = ooo.unread[:min(len(ooo.unread), ooo.read+1)]
 			continue
 		}
 		return sum, err
@@ -151,10 +162,14 @@ func Import(ctx context.Context, st Store, opt Options) (Summary, error) {
 }
 
 // outOfOrder ends an import at an event of a ws-jsonl file that goes back
-// in time; Import reads the file again sorted.
+// in time; Import reads the file again sorted, and checks the order of
+// some of the files after it (unread) before it begins again. read is how
+// many files it read through before it.
 type outOfOrder struct {
 	pos       Pos
 	at, clock time.Time
+	unread    []string
+	read      int
 }
 
 func (e *outOfOrder) Error() string {
@@ -163,8 +178,10 @@ func (e *outOfOrder) Error() string {
 }
 
 // importOnce is Import begun at began (an import begun again counts its
-// time from the first start), the files of sorted read in time order.
-func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bool, began time.Time) (Summary, error) {
+// time from the first start), the files of sorted read in time order, and
+// those of check, before any is read, checked for events out of time
+// order (and added to sorted when they are).
+func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bool, check []string, began time.Time) (Summary, error) {
 	if opt.Format != WSJSONL && opt.Format != PMXTv2 {
 		return Summary{}, fmt.Errorf("archive: format %q: want ws-jsonl or pmxt-v2", opt.Format)
 	}
@@ -226,7 +243,7 @@ func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bo
 		}
 		return Summary{}, fmt.Errorf("archive: %w", err)
 	}
-	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), began: began, sorted: sorted,
+	im := &importer{ctx: ctx, st: st, tx: tx, opt: opt, source: opt.Format.Source(), began: began, sorted: sorted, check: check,
 		byCond: map[string]*run{}, byToken: map[string]*run{}, unknown: map[string]bool{}, resolved: map[string]store.Market{},
 		fileMarkets: map[string]store.Market{}, fileTokens: map[string]store.Market{}}
 	for _, m := range opt.Markets {
@@ -386,13 +403,13 @@ type importer struct {
 	// cover the same hours (a dump a market or a coin): the clock of the
 	// files read before is not this file's.
 	fileTo time.Time
-	// sorted are the ws-jsonl files read in time order; checkOrder: the
-	// file being read is not, and orderClock is its latest change's time
-	// by token (asset id), which no change of the token may be over
-	// GapAfter behind (outOfOrder).
-	sorted     map[string]bool
-	checkOrder bool
-	orderClock map[string]time.Time
+	// sorted are the ws-jsonl files read in time order; order, when the
+	// file being read is not, checks that its events are in time order
+	// (outOfOrder). check are files whose order is checked before any
+	// file is read (an import begun again).
+	sorted map[string]bool
+	check  []string
+	order  *orderCheck
 
 	covFrom, covTo time.Time
 	events         int64
@@ -444,7 +461,9 @@ func (im *importer) run(began time.Time) (Summary, error) {
 	if werr := im.w.close(); err == nil {
 		err = werr
 	}
-	report(true)
+	if _, ooo := errors.AsType[*outOfOrder](err); !ooo {
+		report(true) // an import that begins again ends once, then
+	}
 	if im.badTrades > 0 {
 		im.opt.Logger.Warn("trades the store cannot keep were left out", "trades", im.badTrades)
 	}
@@ -456,17 +475,28 @@ func (im *importer) read() (Summary, error) {
 	var sum Summary
 	switch im.opt.Format {
 	case WSJSONL:
-		for _, name := range im.opt.Files {
+		for _, name := range slices.Concat(im.opt.Files, im.check) {
 			if st, err := os.Stat(name); err == nil {
 				im.total.Add(st.Size())
-				if im.sorted[name] {
-					im.total.Add(st.Size()) // read twice (readWSJSONLSorted)
-				}
 			}
 		}
+		if err := im.checkFiles(); err != nil {
+			return sum, err
+		}
 		for _, name := range im.opt.Files {
-			im.fileTo, im.orderClock, im.checkOrder = time.Time{}, map[string]time.Time{}, !im.sorted[name]
+			if st, err := os.Stat(name); err == nil && im.sorted[name] {
+				im.total.Add(st.Size()) // read twice (readWSJSONLSorted)
+			}
+		}
+		for i, name := range im.opt.Files {
+			im.fileTo, im.order = time.Time{}, nil
+			if !im.sorted[name] {
+				im.order = newOrderCheck(im.opt.GapAfter)
+			}
 			if err := im.readPipelined(name); err != nil {
+				if ooo, ok := errors.AsType[*outOfOrder](err); ok {
+					ooo.unread, ooo.read = slices.Clone(im.opt.Files[i+1:]), i
+				}
 				return sum, err
 			}
 		}
@@ -793,6 +823,83 @@ func (im *importer) finishEnded(now time.Time) error {
 	return nil
 }
 
+// orderCheck finds an event of a ws-jsonl file out of time order: a
+// price_change or tick_size_change over after behind the latest change of
+// its token before it in the file.
+type orderCheck struct {
+	after time.Duration
+	clock map[string]time.Time // by token (asset id)
+}
+
+func newOrderCheck(after time.Duration) *orderCheck {
+	return &orderCheck{after: after, clock: map[string]time.Time{}}
+}
+
+// check is an *outOfOrder when the event of the token, read at pos, goes
+// back in time.
+func (c *orderCheck) check(e *book.Event, token string, pos Pos) error {
+	if e.Time.IsZero() || (e.EventType != "price_change" && e.EventType != "tick_size_change") {
+		// A book's time is its last change, older than the frames before
+		// it in an initial dump; a trade's is its match.
+		return nil
+	}
+	// The clock is the token's, as events fold a token at a time: a
+	// capture of two connections, one seconds behind the other, is in
+	// order token by token.
+	clock := c.clock[token]
+	if clock.Sub(e.Time) > c.after {
+		return &outOfOrder{pos: pos, at: e.Time, clock: clock}
+	}
+	if e.Time.After(clock) {
+		c.clock[token] = e.Time
+	}
+	return nil
+}
+
+// eventToken is the token an event is of: its asset id, or its first
+// change's.
+func eventToken(e *book.Event) string {
+	if e.AssetID == "" && len(e.Changes) > 0 {
+		return e.Changes[0].AssetID
+	}
+	return e.AssetID
+}
+
+// checkFiles reads the files of im.check, not yet known to be out of
+// order, for events out of time order, as the folding checks them, and
+// adds those that have one to im.sorted, so that the import, begun again,
+// reads them in time order at once. A file is read up to its first event
+// out of order; its bytes all count for the progress.
+func (im *importer) checkFiles() error {
+	for _, name := range im.check {
+		if im.sorted[name] {
+			continue
+		}
+		var size int64
+		if st, err := os.Stat(name); err == nil {
+			size = st.Size()
+		}
+		var read atomic.Int64
+		order := newOrderCheck(im.opt.GapAfter)
+		err := readWSJSONL(im.ctx, name, &read, func(evs []book.Event, pos Pos) error {
+			for i := range evs {
+				if err := order.check(&evs[i], eventToken(&evs[i]), pos); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, func(coinPoint) {})
+		im.done.Add(max(size, read.Load()))
+		// Bad input is the folding's to name, where it reads it.
+		if ooo, ok := errors.AsType[*outOfOrder](err); ok {
+			im.opt.Logger.Info("a file's events are out of time order: it is read in the order of their times",
+				"file", name, "line", ooo.pos.Line, "time", ooo.at, "after", ooo.clock)
+			im.sorted[name] = true
+		}
+	}
+	return im.ctx.Err()
+}
+
 // finishEvery is how many events pass between looks for ended markets.
 const finishEvery = 8192
 
@@ -811,22 +918,10 @@ func (im *importer) items(items []item) error {
 		default:
 			continue // new_market, market_resolved, best_bid_ask: no book change
 		}
-		token := e.AssetID
-		if token == "" && len(e.Changes) > 0 {
-			token = e.Changes[0].AssetID
-		}
-		if im.checkOrder && !e.Time.IsZero() && (e.EventType == "price_change" || e.EventType == "tick_size_change") {
-			// A book's time is its last change, older than the frames
-			// before it in an initial dump; a trade's is its match. The
-			// clock is the token's, as events fold a token at a time: a
-			// capture of two connections, one seconds behind the other,
-			// is in order token by token.
-			clock := im.orderClock[token]
-			if clock.Sub(e.Time) > im.opt.GapAfter {
-				return &outOfOrder{pos: it.pos, at: e.Time, clock: clock}
-			}
-			if e.Time.After(clock) {
-				im.orderClock[token] = e.Time
+		token := eventToken(e)
+		if im.order != nil {
+			if err := im.order.check(e, token, it.pos); err != nil {
+				return err
 			}
 		}
 		r, err := im.lookup(e.Market, token, it.pos)
