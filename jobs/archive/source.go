@@ -105,14 +105,14 @@ func openFile(name string, counted *atomic.Int64) (io.Reader, func() error, erro
 			f.Close()
 			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("gzip header: %w", err)}
 		}
-		return &decompressed{r: zr, kind: "gzip"}, f.Close, nil
+		return &decompressed{r: zr, kind: "gzip", raw: cr, br: br}, f.Close, nil
 	case bytes.Equal(magic, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			f.Close()
 			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("zstd header: %w", err)}
 		}
-		return &decompressed{r: zr, kind: "zstd"}, func() error { zr.Close(); return f.Close() }, nil
+		return &decompressed{r: zr, kind: "zstd", raw: cr, br: br}, func() error { zr.Close(); return f.Close() }, nil
 	}
 	for _, u := range unread {
 		if bytes.HasPrefix(magic, u.magic) {
@@ -140,45 +140,62 @@ var (
 )
 
 // decompressed reads a compressed input; its errors but io.EOF are
-// errCompressed.
+// errCompressed. raw is the file's bytes as read, br what of them the
+// decompressor has not taken yet.
 type decompressed struct {
 	r    io.Reader
 	kind string
+	raw  *countingReader
+	br   *bufio.Reader
 }
 
 func (d *decompressed) Read(p []byte) (int, error) {
 	n, err := d.r.Read(p)
 	if err != nil && !errors.Is(err, io.EOF) {
-		err = &errCompressed{kind: d.kind, err: err}
+		err = &errCompressed{kind: d.kind, err: err, off: d.raw.read - int64(d.br.Buffered()),
+			ended: d.raw.eof && d.br.Buffered() == 0}
 	}
 	return n, err
 }
 
 // errCompressed is a compressed stream that cannot be read to its end:
-// cut short, or corrupt.
+// cut short, or corrupt. off is the byte of the file the decompressor
+// had come to (a block's end, for zstd), ended whether the file had.
 type errCompressed struct {
-	kind string
-	err  error
+	kind  string
+	err   error
+	off   int64
+	ended bool
 }
 
 func (e *errCompressed) Error() string {
-	if errors.Is(e.err, io.ErrUnexpectedEOF) {
-		return fmt.Sprintf("the %s stream is truncated or corrupt (%v): the file ends before its data does", e.kind, e.err)
+	if e.ended && errors.Is(e.err, io.ErrUnexpectedEOF) {
+		return fmt.Sprintf("the %s stream is truncated or corrupt near byte %d of the file (%v): the file ends before its data does", e.kind, e.off, e.err)
 	}
-	return fmt.Sprintf("the %s stream is truncated or corrupt (%v)", e.kind, e.err)
+	// The decompressor's io.ErrUnexpectedEOF with the file going on is a
+	// member (frame) whose data is corrupt, not a file cut short.
+	return fmt.Sprintf("the %s stream is corrupt near byte %d of the file (%v)", e.kind, e.off, e.err)
 }
 
 func (e *errCompressed) Unwrap() error { return e.err }
 
+// countingReader counts the bytes read, into n (shared by an import's
+// files) when set, and read (this file's); eof is whether r ended.
 type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
+	r    io.Reader
+	n    *atomic.Int64
+	read int64
+	eof  bool
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	if c.n != nil {
 		c.n.Add(int64(n))
+	}
+	c.read += int64(n)
+	if errors.Is(err, io.EOF) {
+		c.eof = true
 	}
 	return n, err
 }
