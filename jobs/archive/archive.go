@@ -1101,8 +1101,13 @@ func (r *run) event(e *book.Event) error {
 		// instant.
 		r.trade(e, cmp.Or(e.Time, t))
 	case "tick_size_change":
-		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick {
-			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.NewTick})
+		// At its own time, as the collector records it, whatever the
+		// books' clock says (a frame heard after events stamped later);
+		// older news than the last change kept is dropped, as the
+		// collector drops it, so that the changes stay in time order.
+		at := cmp.Or(e.Time, t)
+		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick && at.After(r.ticks[n-1].Time) {
+			r.ticks = append(r.ticks, store.TickSizeChange{Time: at.UTC(), TickSize: e.NewTick})
 		}
 	case "book":
 		// A book says the tick it is quoted in: one other than the tick in
