@@ -97,8 +97,12 @@ type Progress struct {
 	// Done and Total measure the input: bytes for ws-jsonl, rows for
 	// pmxt-v2 (Total 0 when unknown).
 	Done, Total int64
-	Elapsed     time.Duration
-	Final       bool
+	// Elapsed is the time since this reading of the input began: an
+	// import begun again (a file out of time order) counts from then, as
+	// Done and Events do, so that a rate or a time left worked out from
+	// them is the reading's.
+	Elapsed time.Duration
+	Final   bool
 }
 
 // Summary is what an import did.
@@ -182,6 +186,7 @@ func (e *outOfOrder) Error() string {
 // those of check, before any is read, checked for events out of time
 // order (and added to sorted when they are).
 func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bool, check []string, began time.Time) (Summary, error) {
+	reading := time.Now() // this attempt's, for its progress
 	if opt.Format != WSJSONL && opt.Format != PMXTv2 {
 		return Summary{}, fmt.Errorf("archive: format %q: want ws-jsonl or pmxt-v2", opt.Format)
 	}
@@ -250,7 +255,7 @@ func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bo
 		im.fileMarkets[m.ConditionID] = m
 		im.fileTokens[m.ClobTokenUp], im.fileTokens[m.ClobTokenDown] = m, m
 	}
-	sum, err := im.run(began)
+	sum, err := im.run(reading)
 	if err != nil {
 		cancel(err) // the digest is not needed, unless it is made already
 	}
@@ -420,13 +425,15 @@ type importer struct {
 	imported       atomic.Int64
 }
 
-func (im *importer) run(began time.Time) (Summary, error) {
+// run reads the input and writes what it holds, its progress measured
+// from reading (this attempt's start).
+func (im *importer) run(reading time.Time) (Summary, error) {
 	stop := make(chan struct{})
 	progressDone := make(chan struct{})
 	report := func(final bool) {
 		if im.opt.Progress != nil {
 			im.opt.Progress(Progress{Events: atomic.LoadInt64(&im.events), Markets: int(im.imported.Load()), Done: im.done.Load(),
-				Total: im.total.Load(), Elapsed: time.Since(began), Final: final})
+				Total: im.total.Load(), Elapsed: time.Since(reading), Final: final})
 		}
 	}
 	go func() {

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/jobs/archive"
 	"github.com/updown/updown/store"
@@ -101,5 +103,62 @@ func TestManyFilesOutOfOrder(t *testing.T) {
 	}
 	if gotSum.Events != wantSum.Events || gotSum.Import.Trades != wantSum.Import.Trades || gotSum.Import.Snapshots != wantSum.Import.Snapshots {
 		t.Errorf("summary %+v, in order %+v", gotSum, wantSum)
+	}
+}
+
+// timeHandler notes when the import logged its first record.
+type timeHandler struct {
+	mu    sync.Mutex
+	first time.Time
+}
+
+func (h *timeHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *timeHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.first.IsZero() {
+		h.first = time.Now()
+	}
+	return nil
+}
+func (h *timeHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *timeHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestBegunAgainProgressElapsed imports a file out of time order, which
+// the import reads again from its start, sorted: the progress it reports
+// then measures the time of that reading, so that the rate and the time
+// left a progress bar works out from it are the reading's, where it
+// counted the attempt before it too and over-estimated the time left of
+// the bar begun again at 0%.
+func TestBegunAgainProgressElapsed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFxSet()
+	evs := slices.Clone(fx.events)
+	slices.SortStableFunc(evs, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
+	half := len(evs) / 2
+	path := filepath.Join(t.TempDir(), "concatenated.jsonl")
+	writeLines(t, path, append(slices.Clone(evs[half:]), evs[:half]...))
+	h := &timeHandler{}
+	var mu sync.Mutex
+	var final archive.Progress
+	_, err := archive.Import(ctx, memory.New(), archive.Options{Format: archive.WSJSONL, Files: []string{path}, Markets: []store.Market{fx.known}, Prices: fx.klines(t),
+		Logger: slog.New(h), Progress: func(p archive.Progress) {
+			if p.Final {
+				mu.Lock()
+				final = p
+				mu.Unlock()
+			}
+		}})
+	ended := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.first.IsZero() {
+		t.Fatal("the import did not say it read the file again")
+	}
+	// The reading begun again began after the import said so.
+	if most := ended.Sub(h.first); final.Elapsed > most {
+		t.Errorf("the final progress counts %v, more than the %v since the import began again", final.Elapsed, most)
 	}
 }
