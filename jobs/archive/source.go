@@ -105,7 +105,8 @@ func openFile(name string, counted *atomic.Int64) (io.Reader, func() error, erro
 			f.Close()
 			return nil, nil, &InputError{Pos: Pos{File: name}, Err: fmt.Errorf("gzip header: %w", err)}
 		}
-		return &decompressed{r: zr, kind: "gzip", raw: cr, br: br}, f.Close, nil
+		zr.Multistream(false)
+		return &decompressed{r: &gzipMembers{zr: zr, br: br}, kind: "gzip", raw: cr, br: br}, f.Close, nil
 	case bytes.Equal(magic, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
@@ -138,6 +139,68 @@ var (
 	gzipMagic = []byte{0x1f, 0x8b}
 	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 )
+
+// gzipMembers reads the members of a gzip file one after another, as
+// gzip itself does, zero bytes after the last one (a file written into
+// space allocated ahead) taken for its end as gzip takes them.
+type gzipMembers struct {
+	zr   *gzip.Reader
+	br   *bufio.Reader
+	done bool
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		if g.done {
+			return 0, io.EOF
+		}
+		n, err := g.zr.Read(p)
+		if !errors.Is(err, io.EOF) {
+			return n, err
+		}
+		// The member ended, its checksum checked: another, zeros to the
+		// file's end, or the end.
+		if err := g.next(); err != nil {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// next begins the member after the one read, or sets done at the file's
+// end (after zeros, if any).
+func (g *gzipMembers) next() error {
+	b, err := g.br.Peek(1)
+	switch {
+	case errors.Is(err, io.EOF):
+		g.done = true
+		return nil
+	case err != nil:
+		return err
+	case b[0] == 0:
+		for {
+			c, err := g.br.ReadByte()
+			if errors.Is(err, io.EOF) {
+				g.done = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if c != 0 {
+				_ = g.br.UnreadByte()
+				return gzip.ErrHeader // bytes after the padding
+			}
+		}
+	}
+	if err := g.zr.Reset(g.br); err != nil {
+		return err
+	}
+	g.zr.Multistream(false)
+	return nil
+}
 
 // decompressed reads a compressed input; its errors but io.EOF are
 // errCompressed. raw is the file's bytes as read, br what of them the
