@@ -147,6 +147,9 @@ type gzipMembers struct {
 	zr   *gzip.Reader
 	br   *bufio.Reader
 	done bool
+	// out counts the bytes inflated, checked those of the members whose
+	// checksum was read and matched.
+	out, checked int64
 }
 
 func (g *gzipMembers) Read(p []byte) (int, error) {
@@ -155,9 +158,11 @@ func (g *gzipMembers) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		n, err := g.zr.Read(p)
+		g.out += int64(n)
 		if !errors.Is(err, io.EOF) {
 			return n, err
 		}
+		g.checked = g.out
 		// The member ended, its checksum checked: another, zeros to the
 		// file's end, or the end.
 		if err := g.next(); err != nil {
@@ -333,7 +338,7 @@ func eachFrame(ctx context.Context, name string, r io.Reader, fn func(frame) err
 				off: off + int64(len(data)-len(bytes.TrimLeftFunc(data, unicode.IsSpace)))}
 			var ferr error
 			if evs, f.prices, f.isPrice, ferr = decodeFrame(&dec, evs[:0], t, f.pos); ferr != nil {
-				return frameOrStream(ctx, r, br, f.pos, ferr)
+				return frameOrStream(ctx, r, br, f.pos, f.off+int64(len(t)), ferr)
 			}
 			f.events = evs
 			if err := fn(f); err != nil {
@@ -360,12 +365,26 @@ func notParquet(name string, r io.Reader) error {
 
 // frameOrStream is a bad frame's error, unless the compressed stream it
 // came from is corrupt: a corrupt stream may inflate to garbage before its
-// checksum is read, so the rest of it is read to find out.
-func frameOrStream(ctx context.Context, r io.Reader, br *bufio.Reader, pos Pos, ferr error) error {
-	if _, ok := r.(*decompressed); ok {
-		if _, err := io.Copy(io.Discard, ctxReader{ctx, br}); err != nil && ctx.Err() == nil {
-			return &InputError{Pos: pos, Err: err}
+// checksum is read, so it is read on to find out: a gzip file to the end
+// of the member the frame (its bytes up to end, inflated) came from, a
+// zstd one to its end.
+func frameOrStream(ctx context.Context, r io.Reader, br *bufio.Reader, pos Pos, end int64, ferr error) error {
+	d, ok := r.(*decompressed)
+	if !ok {
+		return ferr
+	}
+	g, members := d.r.(*gzipMembers)
+	var err error
+	if members {
+		var buf [32 << 10]byte
+		for g.checked < end && err == nil && ctx.Err() == nil {
+			_, err = br.Read(buf[:])
 		}
+	} else {
+		_, err = io.Copy(io.Discard, ctxReader{ctx, br})
+	}
+	if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		return &InputError{Pos: pos, Err: err}
 	}
 	return ferr
 }
