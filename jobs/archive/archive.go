@@ -1383,6 +1383,14 @@ func (r *run) finish() error {
 	slug := r.m.Slug
 	return r.im.w.later(func() error {
 		from, to := covFrom, covTo
+		if n := len(imported); n > 0 {
+			// The books are trusted GapAfter past the market's last event:
+			// its snapshots may go on past the last event the input
+			// holds, and the stretch the import speaks for with them.
+			if last := time.UnixMicro(slices.Max(imported)).UTC(); last.After(to) {
+				to = last
+			}
+		}
 		if from.Before(r.m.StartTime) || r.created {
 			// A market this import created (r.created, known to the
 			// writer only) has no data from before it: its stretch from
