@@ -110,6 +110,22 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 		}
 		p = fresh
 		p.Usage = s.countRequest(ctx.Context(), p, exempt)
+		if p.Usage.stale {
+			// The customer changed again while it was looked up. Stale
+			// counts nothing, so going on would let the request through
+			// uncounted (and a customer changing itself, revoking keys,
+			// could keep its requests off the books): read it from the
+			// store, as without a cache, and count it without the
+			// generation's check.
+			s.auth.drop(p.keyHash)
+			if fresh, err = s.lookupKeyInStore(ctx.Context(), p.keyHash); err != nil {
+				r, w := humago.Unwrap(ctx)
+				writeError(w, r, s.log, err)
+				return
+			}
+			p = fresh
+			p.Usage = s.countRequest(ctx.Context(), p, exempt)
+		}
 	}
 	setRateHeaders(ctx, p.Plan.Tier, p.Usage)
 	if p.Usage.Exceeded != "" {
