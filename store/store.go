@@ -174,8 +174,8 @@ type CustomerStore interface {
 
 	// CreateAPIKey stores a key of the customer. Only the hash of the key is
 	// kept; Prefix is a short, non-secret label for listings. The store
-	// assigns ID and CreatedAt. A taken hash is ErrConflict; an unknown
-	// customer is ErrNotFound.
+	// assigns ID and CreatedAt. A taken hash is ErrConflict; an empty one
+	// ErrInvalid; an unknown customer is ErrNotFound.
 	CreateAPIKey(ctx context.Context, k APIKey) (APIKey, error)
 	// LookupAPIKey finds an unrevoked key by its hash and returns it with
 	// its owner; a revoked or unknown key is ErrNotFound.

@@ -140,8 +140,9 @@ func (s *Store) CreateAPIKey(ctx context.Context, k store.APIKey) (store.APIKey,
 	} else if !validID(k.ID) {
 		return store.APIKey{}, invalid(op, fmt.Sprintf("id %q is not a UUID", k.ID))
 	}
-	if k.Hash == nil {
-		k.Hash = []byte{}
+	if len(k.Hash) == 0 {
+		// Stored, it would be the key of a look-up of the empty hash.
+		return store.APIKey{}, invalid(op, "empty hash")
 	}
 	rows, _ := s.pool.Query(ctx, `
 		insert into api_keys as k (id, customer_id, prefix, hash, created_at)

@@ -346,6 +346,13 @@ func testAPIKeyCreate(t *testing.T, s store.Store) {
 	if k2.ID == k.ID {
 		t.Errorf("two keys were both given ID %q", k.ID)
 	}
+
+	// A key without a hash is no key: stored, it would be found by a
+	// look-up of the empty hash.
+	for name, hash := range map[string][]byte{"empty hash": {}, "nil hash": nil} {
+		_, err := s.CreateAPIKey(ctx, store.APIKey{CustomerID: c.ID, Prefix: "ud_live_" + name, Hash: hash})
+		wantErr(t, err, store.ErrInvalid, "CreateAPIKey with "+name)
+	}
 	checkAPIKeys(t, "ListAPIKeys", []store.APIKey{k, k2}, listKeys(t, s, c.ID))
 }
 
