@@ -97,6 +97,18 @@ func TestDevCollectorMovesData(t *testing.T) {
 		if len(want) == 0 || !bytes.Equal(gotJSON, wantJSON) {
 			t.Errorf("%s depth after the tick: %d snapshots, a fresh start has %d, or they differ", kind, len(got), len(want))
 		}
+		// One snapshot a collector tick: dev started on a tick (t0), whose
+		// snapshot the seed and the tick must not both store, at the tick
+		// and a moment after it.
+		all, _, err := st.ListDepth(ctx, store.DepthFilter{Symbol: gen.Symbol(store.BTC), Kind: kind, Ascending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(all); i++ {
+			if gap := all[i].Time.Sub(all[i-1].Time); gap < cfg.DepthInterval/2 {
+				t.Errorf("%s depth history: snapshots at %v and %v, %v apart: one tick stored twice", kind, all[i-1].Time, all[i].Time, gap)
+			}
+		}
 	}
 }
 

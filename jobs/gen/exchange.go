@@ -92,10 +92,15 @@ func (g *Generator) LatestDepth(c store.Coin, k store.ExchangeKind) (store.Depth
 	return g.Depth(c, k, g.cfg.Now)
 }
 
+// maxDepthLag bounds how long after its tick a history snapshot is taken.
+const maxDepthLag = 250 * time.Millisecond
+
 // DepthHistory returns BTCUSDT spot depth snapshots, then futures, each
 // oldest first, one every DepthInterval (a little after each tick, as a
-// collector takes them) over the DepthHistory before Now. It is empty when
-// the config has no BTC or no history.
+// collector takes them) over the DepthHistory before Now: the snapshots
+// taken by Now, each at the same time whatever the Now, so that a later
+// Now only adds to the history. It is empty when the config has no BTC or
+// no history.
 func (g *Generator) DepthHistory() []store.DepthSnapshot {
 	path, ok := g.paths[store.BTC]
 	every := g.cfg.DepthInterval
@@ -111,12 +116,17 @@ func (g *Generator) DepthHistory() []store.DepthSnapshot {
 	var ticks []time.Time
 	lags := newStreams(g.cfg.Seed, "depth/lag")
 	for tick := first; !tick.After(now); tick = tick.Add(every) {
-		t := tick
-		lag := time.Duration(lags.at(tick.UnixMilli()).Int64N(250)) * time.Millisecond
-		if lag < every && !t.Add(lag).After(now) {
-			t = t.Add(lag)
+		lag := time.Duration(lags.at(tick.UnixMilli()).Int64N(int64(maxDepthLag/time.Millisecond))) * time.Millisecond
+		if lag >= every {
+			lag = 0
 		}
-		ticks = append(ticks, t)
+		// A tick whose snapshot is not taken by Now is not in the history
+		// yet; taking it at the tick instead put it at one time for this Now
+		// and another for a later one, so that the dev collector, which adds
+		// what a later Now brings, stored that tick twice.
+		if t := tick.Add(lag); !t.After(now) {
+			ticks = append(ticks, t)
+		}
 	}
 	seg := path.segment(first, now)
 	kinds := []store.ExchangeKind{store.Spot, store.Future}

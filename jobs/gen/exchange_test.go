@@ -20,7 +20,7 @@ func checkDepthHistory(t *testing.T, g *Generator, h []store.DepthSnapshot) {
 	}
 	spot, fut := h[:len(h)/2], h[len(h)/2:]
 	for k, run := range map[store.ExchangeKind][]store.DepthSnapshot{store.Spot: spot, store.Future: fut} {
-		if first, last := run[0].Time, run[len(run)-1].Time; cfg.Now.Sub(first) > cfg.DepthHistory || cfg.Now.Sub(last) > cfg.DepthInterval || last.After(cfg.Now) {
+		if first, last := run[0].Time, run[len(run)-1].Time; cfg.Now.Sub(first) > cfg.DepthHistory || cfg.Now.Sub(last) > cfg.DepthInterval+maxDepthLag || last.After(cfg.Now) {
 			t.Errorf("%s history spans %v–%v, want the %v before %v", k, first, last, cfg.DepthHistory, cfg.Now)
 		}
 		for i, d := range run {
@@ -148,5 +148,63 @@ func TestExchange(t *testing.T) {
 	cfg.Markets = map[store.MarketType]int{store.M5: 1}
 	if h := mustNew(t, cfg).DepthHistory(); len(h) != 0 {
 		t.Errorf("%d depth snapshots without BTC", len(h))
+	}
+}
+
+// TestDepthHistoryKeepsItsPast: the history at a later Now holds every
+// snapshot the history at an earlier Now held, at the same time, and no
+// other before that Now. The dev collector adds what a later Now brings
+// (snapshots after its last tick), so a tick whose snapshot moved between
+// two Nows was stored twice: once at the tick, once a moment after it,
+// two snapshots for one collector tick, whenever dev started or ticked
+// within that moment.
+func TestDepthHistoryKeepsItsPast(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig(testNow())
+	cfg.DepthHistory = time.Hour
+	tick := testNow().Truncate(cfg.DepthInterval)
+	later := cfg
+	later.Now = tick.Add(3 * cfg.DepthInterval)
+	final := mustNew(t, later).DepthHistory()
+	for _, d := range []time.Duration{0, time.Millisecond, 50 * time.Millisecond, 120 * time.Millisecond, 249 * time.Millisecond, time.Second} {
+		early := cfg
+		early.Now = tick.Add(d)
+		// Both windows hold the stretch from the later one's start on.
+		from := later.Now.Add(-later.DepthHistory)
+		var got, want []store.DepthSnapshot
+		for _, s := range mustNew(t, early).DepthHistory() {
+			if !s.Time.Before(from) {
+				got = append(got, s)
+			}
+		}
+		for _, k := range []store.ExchangeKind{store.Spot, store.Future} {
+			for _, s := range final {
+				if s.Kind == k && !s.Time.Before(from) && !s.Time.After(early.Now) {
+					want = append(want, s)
+				}
+			}
+		}
+		if !sameJSON(t, got, want) {
+			gotTimes, wantTimes := map[time.Time]bool{}, map[time.Time]bool{}
+			for _, s := range got {
+				gotTimes[s.Time] = true
+			}
+			for _, s := range want {
+				wantTimes[s.Time] = true
+			}
+			for tm := range gotTimes {
+				if !wantTimes[tm] {
+					t.Errorf("Now %v after the tick: a snapshot at %v that a later Now does not have", d, tm)
+				}
+			}
+			for tm := range wantTimes {
+				if !gotTimes[tm] {
+					t.Errorf("Now %v after the tick: no snapshot at %v, which a later Now has", d, tm)
+				}
+			}
+			if len(gotTimes) == len(wantTimes) {
+				t.Errorf("Now %v after the tick: the history differs from a later Now's", d)
+			}
+		}
 	}
 }
