@@ -13,8 +13,15 @@ import (
 )
 
 // AppendDepth stores depth snapshots in one statement, ignoring those whose
-// (symbol, kind, time) is stored already or earlier in snaps.
+// (symbol, kind, time) is stored already or earlier in snaps. A snapshot
+// without a symbol or of an unknown kind is ErrInvalid and stores nothing,
+// as in the memory store: no query would ever read it back.
 func (s *Store) AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error {
+	for i, d := range snaps {
+		if d.Symbol == "" || !d.Kind.Valid() {
+			return invalid("append depth", fmt.Sprintf("snapshot %d of %d has symbol %q, kind %q", i+1, len(snaps), d.Symbol, d.Kind))
+		}
+	}
 	if len(snaps) == 0 {
 		return nil
 	}
@@ -42,6 +49,9 @@ func (s *Store) AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) er
 // and their number.
 func (s *Store) ListDepth(ctx context.Context, f store.DepthFilter) ([]store.DepthSnapshot, int, error) {
 	op := fmt.Sprintf("list depth of %s %s", f.Symbol, f.Kind)
+	if f.Limit < 0 || f.Offset < 0 {
+		return nil, 0, invalid(op, fmt.Sprintf("limit %d, offset %d: want neither negative", f.Limit, f.Offset))
+	}
 	var w conds
 	w.add("symbol = ?", f.Symbol)
 	w.add("kind = ?", string(f.Kind))

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ func depthTests() []test {
 		{"Filters", testDepthFilters},
 		{"RepeatedWrites", testDepthRepeated},
 		{"Empty", testDepthEmpty},
+		{"Invalid", testDepthInvalid},
 		{"CallersCannotMutateStoredData", testDepthCopies},
 	}
 }
@@ -237,4 +239,29 @@ func testDepthCopies(t *testing.T, s store.Store) {
 	}
 	got[1].Asks[0].Quantity = 99
 	checkDepthList(t, s, f, pristine, 2)
+}
+
+// testDepthInvalid: a batch with one snapshot that names no series (no
+// symbol, or a kind other than spot and future) is ErrInvalid and stores
+// none of its snapshots; a negative limit or offset is ErrInvalid too. A
+// store that kept such a snapshot would hold rows no query of the api
+// reaches, where the other store refused them.
+func testDepthInvalid(t *testing.T, s store.Store) {
+	appendDepth(t, s, newDepths(btcusdt, store.Spot, 0, 1))
+	for name, mod := range map[string]func(*store.DepthSnapshot){
+		"no symbol":    func(d *store.DepthSnapshot) { d.Symbol = "" },
+		"no kind":      func(d *store.DepthSnapshot) { d.Kind = "" },
+		"unknown kind": func(d *store.DepthSnapshot) { d.Kind = "futures" },
+	} {
+		bad := newDepth(btcusdt, store.Spot, 5)
+		mod(&bad)
+		err := s.AppendDepth(t.Context(), []store.DepthSnapshot{newDepth(btcusdt, store.Spot, 3), bad, newDepth(btcusdt, store.Spot, 4)})
+		wantErr(t, err, store.ErrInvalid, "AppendDepth with a snapshot with "+name)
+	}
+	checkDepthList(t, s, store.DepthFilter{Symbol: btcusdt, Kind: store.Spot}, reversed(newDepths(btcusdt, store.Spot, 0, 1)), 2)
+	for _, f := range []store.DepthFilter{{Limit: -1}, {Offset: -1}} {
+		f.Symbol, f.Kind = btcusdt, store.Spot
+		_, _, err := s.ListDepth(t.Context(), f)
+		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("ListDepth with limit %d, offset %d", f.Limit, f.Offset))
+	}
 }
