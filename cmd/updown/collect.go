@@ -37,6 +37,8 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	interval := fs.Duration("interval", envDuration("COLLECT_INTERVAL", store.SnapshotCadence), "snapshot cadence, at most 3s (env COLLECT_INTERVAL)")
 	bookLevels := fs.Int("book-levels", 10, "levels of each side of each book a snapshot keeps")
 	seriesList := fs.String("series", envOr("COLLECT_SERIES", "all"), "series to record: all, or a list such as btc:5m,btc:15m,eth:1hr (env COLLECT_SERIES)")
+	exchangeList := fs.String("exchange", envOr("COLLECT_EXCHANGE", "all"), "coins whose Binance depth and trades this collector keeps: all, none, or a list such as btc,eth (env COLLECT_EXCHANGE). "+
+		"Collectors split by --series behind one address should leave them to one: each keeping all of them asks Binance for about 4,000 of the 6,000 spot request weight it allows an address a minute")
 	fs.String("health-addr", opsAddrOf("COLLECT_HEALTH_ADDR", ":9091"), "serve /healthz, /readyz (the store, Redis and every upstream) and /metrics at this address "+
 		"(env COLLECT_HEALTH_ADDR, else :$PORT, else :9091; \"off\" disables); without this flag or COLLECT_HEALTH_ADDR, a collector whose address is taken serves none")
 	unhealthy := fs.Duration("unhealthy-after", envDuration("COLLECT_UNHEALTHY_AFTER", 30*time.Second), "an upstream failing this long without a good answer makes /readyz fail (env COLLECT_UNHEALTHY_AFTER)")
@@ -84,6 +86,10 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	exchangeCoins, err := parseExchangeCoins(*exchangeList)
+	if err != nil {
+		return err
+	}
 	var scheme collect.SlugScheme
 	if *quick > 0 {
 		if *quick < time.Second {
@@ -125,6 +131,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			DiscoveryInterval: *discovery,
 			ResolveDelay:      *resolveDelay,
 			Series:            series,
+			ExchangeCoins:     exchangeCoins,
 			Interval:          *interval,
 			BookLevels:        *bookLevels,
 		})
@@ -158,6 +165,29 @@ func parseSeries(v string) ([]collect.Series, error) {
 		}
 		if !slices.Contains(out, s) { // named twice: collected once
 			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// parseExchangeCoins reads --exchange: all (or empty) is nil, every coin;
+// none is an empty list; else coins separated by commas, in any case, each
+// kept once.
+func parseExchangeCoins(v string) ([]store.Coin, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "all":
+		return nil, nil
+	case "none":
+		return []store.Coin{}, nil
+	}
+	var out []store.Coin
+	for item := range strings.SplitSeq(v, ",") {
+		c := store.Coin(strings.ToUpper(strings.TrimSpace(item)))
+		if !c.Valid() {
+			return nil, fmt.Errorf("--exchange (COLLECT_EXCHANGE): %q is not a coin: want all, none, or a list of btc, eth and sol", item)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
 		}
 	}
 	return out, nil

@@ -73,6 +73,7 @@ var (
 		{"DATABASE_URL", "Postgres URL (required); --database-url overrides"},
 		{"REDIS_URL", "Redis URL (required); --redis-url overrides"},
 		{"COLLECT_SERIES", "series to record (default all); --series overrides"},
+		{"COLLECT_EXCHANGE", "coins whose Binance depth and trades to keep: all (default), none, or e.g. btc,eth; one collector per address should keep them; --exchange overrides"},
 		{"COLLECT_INTERVAL", "snapshot cadence (default 300ms; at most 3s, over which a stretch without a snapshot is a gap); --interval overrides"},
 		{"COLLECT_HEALTH_ADDR", "address of /healthz, /readyz and /metrics, or \"off\"; without it :$PORT, else :9091; --health-addr overrides"},
 		{"COLLECT_UNHEALTHY_AFTER, COLLECT_DISCOVERY_INTERVAL, COLLECT_RESOLVE_DELAY, COLLECT_QUICK_WINDOWS", "as the flags of the same names"},

@@ -20,7 +20,9 @@ import (
 // futures) decide the default cadences: the ticker for three symbols costs
 // 4 every 300 ms (800/min), spot depth of 20 levels 5 a symbol every second
 // (900/min), spot trades 25 a symbol every 2 s (2,250/min); futures depth 2
-// and trades 5. That is about 4,000 of spot's 6,000 a minute.
+// and trades 5. That is about 4,000 of spot's 6,000 a minute: a second
+// collector behind the same address keeps none (Config.ExchangeCoins, the
+// command's --exchange), and asks only for the ticker.
 
 // Symbol is the exchange pair of coin c against USDT, e.g. BTCUSDT.
 func Symbol(c store.Coin) string { return strings.ToUpper(string(c)) + "USDT" }
