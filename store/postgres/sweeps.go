@@ -3,6 +3,7 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -33,17 +34,21 @@ const (
 		where customer_id = $1 and status in ('QUEUED', 'RUNNING')`
 	// deleteFinishedSQL deletes the sweeps finished before $1 (the
 	// sweeps_finished index), but not one whose result is being written
-	// (its read lease, readLeaseSQL, has not lapsed); their shards go with
-	// them (on delete cascade).
-	deleteFinishedSQL = `delete from sweeps where finished_at < $1 and (read_until is null or read_until < now())`
-	// readLeaseSQL takes or renews a read lease of $2 microseconds on
-	// DONE sweep $1 (never shortening another writing's), and answers its
-	// end; no row when the sweep is gone (or not DONE).
-	readLeaseSQL = `update sweeps set read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
+	// (a reader counted, readLeaseSQL, whose lease has not lapsed); their
+	// shards go with them (on delete cascade).
+	deleteFinishedSQL = `delete from sweeps where finished_at < $1 and (readers = 0 or read_until is null or read_until < now())`
+	// readLeaseSQL counts a reader of DONE sweep $1 and takes a lease of $2
+	// microseconds (never shortening another reader's), answering its end;
+	// no row when the sweep is gone (or not DONE).
+	readLeaseSQL = `update sweeps set readers = readers + 1, read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
 		where id = $1 and status = 'DONE' returning read_until`
-	// readUnleaseSQL gives back the lease ending at $2 of sweep $1, unless
-	// another writing has taken a longer one since.
-	readUnleaseSQL = `update sweeps set read_until = null where id = $1 and read_until = $2`
+	// readRenewSQL pushes the lease of a reader of sweep $1 out to $2
+	// microseconds from now, as readLeaseSQL, counting no reader.
+	readRenewSQL = `update sweeps set read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
+		where id = $1 and status = 'DONE' returning read_until`
+	// readUnleaseSQL gives back a reader of sweep $1: the last one given
+	// back, the sweep is a prune's again.
+	readUnleaseSQL = `update sweeps set readers = greatest(readers - 1, 0) where id = $1`
 )
 
 // sweepCapLock is the advisory lock key (with hashtext of the customer's
@@ -273,19 +278,21 @@ type readLeaseHeld struct {
 	taken time.Time // when it was taken or last renewed (this process's clock)
 }
 
-// takeReadLease takes a read lease on the DONE sweep: ErrNotFound when the
-// sweep is gone.
+// takeReadLease counts a reader of the DONE sweep and takes its lease:
+// ErrNotFound when the sweep is gone.
 func (s *Store) takeReadLease(ctx context.Context, op, id string) (*readLeaseHeld, error) {
 	l := &readLeaseHeld{s: s, op: op, id: id}
-	if err := l.renew(ctx); err != nil {
+	if err := l.lease(ctx, readLeaseSQL); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// renew takes the lease afresh: ErrNotFound when the sweep is gone.
-func (l *readLeaseHeld) renew(ctx context.Context) error {
-	err := l.s.pool.QueryRow(ctx, readLeaseSQL, l.id, readLease.Microseconds()).Scan(&l.until)
+// renew pushes the lease out: ErrNotFound when the sweep is gone.
+func (l *readLeaseHeld) renew(ctx context.Context) error { return l.lease(ctx, readRenewSQL) }
+
+func (l *readLeaseHeld) lease(ctx context.Context, sql string) error {
+	err := l.s.pool.QueryRow(ctx, sql, l.id, readLease.Microseconds()).Scan(&l.until)
 	if err != nil {
 		return wrap(l.op, err)
 	}
@@ -293,20 +300,23 @@ func (l *readLeaseHeld) renew(ctx context.Context) error {
 	return nil
 }
 
-// release gives the lease back, so that the next prune may delete a sweep
-// past its retention; a failure only leaves the lease to lapse.
+// release gives the reader back, so that the next prune may delete a
+// sweep past its retention once no other is reading it; a failure only
+// leaves the lease to lapse.
 func (l *readLeaseHeld) release(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, _ = l.s.pool.Exec(rctx, readUnleaseSQL, l.id, l.until)
+	_, _ = l.s.pool.Exec(rctx, readUnleaseSQL, l.id)
 }
 
 // renewing is w, renewing the lease before a write once half of it has
-// passed, so that a long writing keeps its sweep.
+// passed, so that a long writing keeps its sweep. A renewal that fails for
+// another reason than the sweep being gone is tried again at the next
+// write: the lease still has half its time.
 func (l *readLeaseHeld) renewing(ctx context.Context, w io.Writer) io.Writer {
 	return writerFunc(func(p []byte) (int, error) {
 		if time.Since(l.taken) > readLease/2 {
-			if err := l.renew(ctx); err != nil {
+			if err := l.renew(ctx); errors.Is(err, store.ErrNotFound) {
 				return 0, err
 			}
 		}

@@ -1328,7 +1328,9 @@ func testSweepResultReadsRefused(t *testing.T, s store.Store) {
 // testSweepRetentionWhileWritten: DeleteSweepsFinishedBefore called while
 // WriteSweepResult writes a sweep's result (from the writer, between its
 // parts) spares that sweep, and the result is written whole; another
-// sweep past retention goes. A call after the writing deletes the sweep.
+// sweep past retention goes. A call after the writing deletes the sweep;
+// so does one after two overlapping writings, and none between their
+// ends.
 func testSweepRetentionWhileWritten(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	c := sweepCustomer(t, s, "ada")
@@ -1368,6 +1370,33 @@ func testSweepRetentionWhileWritten(t *testing.T, s store.Store) {
 	}
 	_, err = s.GetSweepInfo(ctx, sw.ID)
 	wantErr(t, err, store.ErrNotFound, "GetSweepInfo of the sweep pruned after its writing")
+
+	// Two writings of one sweep: the second, begun and ended while the
+	// first writes, does not give back the first's hold. A prune after
+	// the second ended spares the sweep; one after both deletes it.
+	sw = finishedSweep(t, s, c, bytes.Clone(want))
+	pruned = nil
+	var second bytes.Buffer
+	w = &pruningWriter{at: len(want) / 3, prune: func() error {
+		if err := s.WriteSweepResult(ctx, sw.ID, &second); err != nil {
+			return err
+		}
+		n, err := s.DeleteSweepsFinishedBefore(ctx, later)
+		pruned = append(pruned, n)
+		return err
+	}}
+	mustOK(t, s.WriteSweepResult(ctx, sw.ID, w), "WriteSweepResult while a second writing runs, then a prune")
+	if !bytes.Equal(w.b, want) || !bytes.Equal(second.Bytes(), want) {
+		t.Errorf("two writings wrote %d and %d bytes, not the %d stored", len(w.b), second.Len(), len(want))
+	}
+	if len(pruned) != 1 || pruned[0] != 0 {
+		t.Errorf("the prune after the second writing, the first still writing, deleted %v sweeps, want [0]", pruned)
+	}
+	n, err = s.DeleteSweepsFinishedBefore(ctx, later)
+	mustOK(t, err, "DeleteSweepsFinishedBefore after both writings")
+	if n != 1 {
+		t.Errorf("the prune after both writings deleted %d sweeps, want 1", n)
+	}
 }
 
 // pruningWriter keeps what is written, calling prune once, before the
