@@ -179,7 +179,7 @@ func (r *resultBuffers) put(b []byte) {
 func exhausted(err error) *jobs.Failure {
 	if errors.Is(err, store.ErrUnavailable) { // not a bug: the database was down throughout
 		return &jobs.Failure{Code: "SERVICE_UNAVAILABLE",
-			Message: "the database was unreachable on every attempt of the job; retry with backoff"}
+			Message: "the database was unreachable or turned the job away on every attempt; retry with backoff"}
 	}
 	return &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed on every attempt; try again later"}
 }

@@ -4,6 +4,9 @@ import "github.com/updown/updown/store"
 
 // Internals the external tests reach.
 var (
+	// Wrap names a failed operation and maps its error as every store
+	// method does.
+	Wrap = wrap
 	// EncodeChunk packs snaps as the store writes them.
 	EncodeChunk = func(snaps []store.Snapshot) (head, books []byte) { return encodeChunk(snaps, booksVersion) }
 	// EncodeChunkV1 packs snaps as chunks written before books version 2

@@ -275,20 +275,35 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }
 
-// unreachable reports whether err means the server could not be talked to
-// (refused or lost connection, shutdown, pool closed, network timeout):
-// a condition to retry later, not a bug.
+// unreachable reports whether err means the server could not be talked
+// to (refused or lost connection, shutdown, pool closed, network timeout)
+// or turned the work away for the moment (a deadlock or serialization
+// failure, a resource exhausted, a statement or lock timeout, a standby
+// that takes no writes after a failover): a condition to retry later, not
+// a bug.
 func unreachable(err error) bool {
 	var connErr *pgconn.ConnectError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &connErr), errors.As(err, &netErr), pgconn.Timeout(err),
+	case errors.As(err, &connErr), errors.As(err, &netErr), pgconn.Timeout(err), pgconn.SafeToRetry(err),
 		errors.Is(err, puddle.ErrClosedPool), errors.Is(err, io.ErrUnexpectedEOF):
 		return true
 	}
 	code := pgCode(err)
-	// 55P03: a lock not granted within lock_timeout (DefaultLockTimeout).
-	return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03" || code == "55P03"
+	switch {
+	case strings.HasPrefix(code, "08"), // connection exception
+		strings.HasPrefix(code, "40"), // transaction rollback: serialization failure, deadlock
+		strings.HasPrefix(code, "53"): // insufficient resources: disk full, out of memory, too many connections
+		return true
+	}
+	switch code {
+	case "57P01", "57P02", "57P03", // the server shutting down or starting
+		"57014", // a statement cancelled: statement_timeout
+		"55P03", // a lock not granted within lock_timeout (DefaultLockTimeout)
+		"25006": // a read-only transaction: a standby, after a failover
+		return true
+	}
+	return false
 }
 
 // storable reports whether Postgres can hold s as text: valid UTF-8 with no

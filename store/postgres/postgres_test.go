@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
@@ -396,6 +397,47 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	_, err := s.GetMarket(context.Background(), "btc-updown-5m-1")
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("GetMarket on a closed pool: %v, want store.ErrUnavailable", err)
+	}
+}
+
+// TestTransientErrorsAreUnavailable: errors of a database that turned the
+// work away for the moment are store.ErrUnavailable, worth a retry (a
+// sweep's shard is tried again, an api answers 503), as a lost connection
+// is: a statement timeout and a read-only transaction as the server
+// answers them, and the codes of a deadlock, a serialization failure and
+// exhausted resources. A bad query is not.
+func TestTransientErrorsAreUnavailable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := pgtest.NewStore(t)
+	serverErr := func(sql string) error {
+		t.Helper()
+		err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, sql)
+			return err
+		})
+		if err == nil {
+			t.Fatalf("%s: no error", sql)
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"statement timeout", serverErr("set local statement_timeout = 10; select pg_sleep(1)"), true},
+		{"read-only transaction", serverErr("set transaction read only; create temporary table t (x int)"), true},
+		{"deadlock", &pgconn.PgError{Code: "40P01"}, true},
+		{"serialization failure", &pgconn.PgError{Code: "40001"}, true},
+		{"disk full", &pgconn.PgError{Code: "53100"}, true},
+		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
+		{"a bad query", serverErr("select no_such_column from markets"), false},
+		{"a bad value", &pgconn.PgError{Code: "22P02"}, false},
+	} {
+		if got := errors.Is(postgres.Wrap("op", tc.err), store.ErrUnavailable); got != tc.want {
+			t.Errorf("%s (%v): unavailable %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }
 
