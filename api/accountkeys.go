@@ -280,7 +280,11 @@ func optionalEmptyBody(api huma.API, path, description string) {
 // null or an empty object (settingsFreeBody).
 type settingsFreeInput struct {
 	ContentType string `header:"Content-Type"`
-	RawBody     []byte
+	// ForwardedProto is the scheme a proxy says the client used: a sign-in
+	// over https with a PUBLIC_URL that is not is a setting to mend
+	// (createSession).
+	ForwardedProto string `header:"X-Forwarded-Proto" hidden:"true"`
+	RawBody        []byte
 }
 
 // settingsFreeBody checks the body of a POST whose what takes no

@@ -134,6 +134,9 @@ type Server struct {
 	auth *authCache
 	// seriesCache keeps and coalesces chart series (seriescache.go).
 	seriesCache *seriesCache
+	// insecureCookie says once that a sign-in over https got a cookie
+	// without Secure (createSession).
+	insecureCookie sync.Once
 }
 
 // New builds the API and registers every route.

@@ -339,6 +339,12 @@ func (s *Server) createSession(ctx context.Context, in *settingsFreeInput) (*ses
 		return nil, s.redisFailure(ctx, "create session", err)
 	}
 	c := s.sessionCookie(id, int(sessionTTL/time.Second))
+	if proto, _, _ := strings.Cut(in.ForwardedProto, ","); !c.Secure && strings.EqualFold(strings.TrimSpace(proto), "https") {
+		s.insecureCookie.Do(func() {
+			s.log.WarnContext(ctx, "a sign-in over https (X-Forwarded-Proto) got a session cookie without Secure: PUBLIC_URL is not https; set PUBLIC_URL=https://<your host>",
+				"public_url", s.cfg.PublicURL)
+		})
+	}
 	return &sessionCreatedOutput{SetCookie: c.String()}, nil
 }
 

@@ -147,6 +147,45 @@ func TestSessionCookieSecureOverHTTPS(t *testing.T) {
 	}
 }
 
+// TestSessionInsecureCookieBehindHTTPS: a sign-in that a proxy says came
+// over https (X-Forwarded-Proto), on a server whose PUBLIC_URL is not
+// https, gets its cookie without Secure and the operator is told, once; a
+// sign-in over http says nothing, nor does one with PUBLIC_URL https.
+func TestSessionInsecureCookieBehindHTTPS(t *testing.T) {
+	t.Parallel()
+	const warning = "got a session cookie without Secure"
+	signIn := func(b *bundle, proto string) {
+		t.Helper()
+		br := &browser{b: b, client: &http.Client{}}
+		h := map[string]string{"X-API-Key": b.keys[store.Pro]}
+		if proto != "" {
+			h["X-Forwarded-Proto"] = proto
+		}
+		if r := br.send(http.MethodPost, "/v1/auth/session", h, ""); r.status != http.StatusNoContent {
+			t.Fatalf("sign in over %q: %d %s", proto, r.status, r.body)
+		}
+	}
+	var logs logBuffer
+	b := sessionSetup(t, func(o *setupOpts) { o.logger = logs.logger() })
+	signIn(b, "")
+	signIn(b, "http")
+	if strings.Contains(logs.String(), warning) {
+		t.Errorf("a sign-in over http warned of the cookie:\n%s", logs.String())
+	}
+	signIn(b, "https")
+	signIn(b, "HTTPS, http")
+	if n := strings.Count(logs.String(), warning); n != 1 {
+		t.Errorf("two sign-ins over https with PUBLIC_URL unset warned %d times, want once:\n%s", n, logs.String())
+	}
+
+	var secureLogs logBuffer
+	secure := sessionSetup(t, func(o *setupOpts) { o.publicURL = "https://updown.example"; o.logger = secureLogs.logger() })
+	signIn(secure, "https")
+	if strings.Contains(secureLogs.String(), warning) {
+		t.Errorf("a sign-in over https with PUBLIC_URL https warned:\n%s", secureLogs.String())
+	}
+}
+
 // TestSessionCSRF: a cookie without the CSRF header changes nothing.
 func TestSessionCSRF(t *testing.T) {
 	t.Parallel()

@@ -220,26 +220,3 @@ func TestImportEventsRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
-
-// TestCookieSecurityWarning: a production api whose PUBLIC_URL is not
-// https says at start that the session cookie goes without Secure; https,
-// or dev on localhost, says nothing.
-func TestCookieSecurityWarning(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		url  string
-		dev  bool
-		want string // a part of the warning; "" for none
-	}{
-		{"", false, "PUBLIC_URL is not set"},
-		{"http://updown.example.com", false, "PUBLIC_URL is not https"},
-		{"https://updown.example.com", false, ""},
-		{"HTTPS://updown.example.com", false, ""},
-		{"", true, ""},
-	} {
-		got := cookieSecurityWarning(tc.url, tc.dev)
-		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
-			t.Errorf("PUBLIC_URL %q (dev %v): %q, want %q", tc.url, tc.dev, got, tc.want)
-		}
-	}
-}

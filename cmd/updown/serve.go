@@ -489,9 +489,6 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		return nil, nil, err
 	}
 	mon := monitoringUI(d.connOpt, monitoringOptions{Dev: d.dev, AdminToken: d.monitoringToken, Write: write})
-	if msg := cookieSecurityWarning(os.Getenv("PUBLIC_URL"), d.dev); msg != "" {
-		d.log.Warn(msg)
-	}
 	srv, err := api.New(api.Config{
 		Store:         d.store,
 		Logger:        d.log,
@@ -519,20 +516,6 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		return nil, nil, err
 	}
 	return srv, jobs, nil
-}
-
-// cookieSecurityWarning is what a production api says at start when its
-// PUBLIC_URL is not https (unset, or http): the dashboard's session cookie
-// goes without Secure, which a deployment behind TLS wants. Dev, on
-// localhost, says nothing.
-func cookieSecurityWarning(publicURL string, dev bool) string {
-	if dev || strings.HasPrefix(strings.ToLower(publicURL), "https://") {
-		return ""
-	}
-	if publicURL == "" {
-		return "PUBLIC_URL is not set: the dashboard's session cookie is sent without Secure; behind TLS, set PUBLIC_URL=https://<your host>"
-	}
-	return "PUBLIC_URL is not https: the dashboard's session cookie is sent without Secure; behind TLS, set PUBLIC_URL=https://<your host>"
 }
 
 // tokenSecret reads TOKEN_SECRET, which signs bearer tokens: production
