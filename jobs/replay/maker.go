@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/updown/updown/store"
@@ -128,7 +129,15 @@ func newResting(in Input, s Strategy, trades tradeTape) resting {
 	if rr := in.Market.MakerRebateRate; rr != nil && finite(*rr) && *rr > 0 {
 		r.rebate, r.rebateRate = marketFees(in.Market), *rr
 	}
-	for _, c := range in.Market.TickSizeChanges {
+	changes := in.Market.TickSizeChanges
+	if byTime := func(a, b store.TickSizeChange) int { return a.Time.Compare(b.Time) }; !slices.IsSortedFunc(changes, byTime) {
+		// The stores keep a market's changes oldest first as given, and an
+		// import may give them in any order: the tick in force at t is the
+		// latest change at or before t (tickAt), not the last one listed.
+		changes = slices.Clone(changes)
+		slices.SortStableFunc(changes, byTime)
+	}
+	for _, c := range changes {
 		if finite(c.TickSize) && c.TickSize > 0 {
 			r.tickNs = append(r.tickNs, c.Time.UnixNano())
 			r.tickSize = append(r.tickSize, c.TickSize)

@@ -303,3 +303,43 @@ func TestRestingQueueHand(t *testing.T) {
 		})
 	}
 }
+
+// The tick in force at t is the latest tick_size_changes entry at or
+// before t, in whatever order a market lists its changes (the stores keep
+// an import's list as given): a finer tick from 0 s and a coarse one from
+// 50 s put a decision at 10 s on the 0.001 grid, three ticks over the
+// bid 0.95 at 0.953, resting; read in list order, the coarse change
+// stopped the search and the 0.01 grid's 0.98 crossed the ask.
+func TestRestingTickChangesOutOfOrder(t *testing.T) {
+	t.Parallel()
+	bk := book(levels(lv(0.95, 100)), levels(lv(0.97, 100)))
+	snaps := []store.Snapshot{snap(0, 0.97, 0.03), withUp(snap(10, 0.97, 0.03), bk), withUp(snap(20, 0.97, 0.03), bk)}
+	s := gtc(strategy(SideUp, 10, conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.97), cond(FieldTimeRemainingPct, OpLessOrEqual, 90)), never()))
+	s.LimitOffsetTicks = 3
+	for _, changes := range [][]store.TickSizeChange{
+		{{Time: at(0), TickSize: 0.001}, {Time: at(50), TickSize: 0.01}},
+		{{Time: at(50), TickSize: 0.01}, {Time: at(0), TickSize: 0.001}},
+	} {
+		m := market(store.OutcomeUp)
+		m.TickSizeChanges = changes
+		r, err := runFull(t, m, snaps, nil, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var orders []string
+		for _, o := range r.Orders {
+			orders = append(orders, ord(o))
+		}
+		want := ts(10) + " PLACED BUY 0.953×10 SIGNAL\n" + ts(100) + " EXPIRED BUY 0.953×10 MARKET_END"
+		if got := strings.Join(orders, "\n"); got != want {
+			t.Errorf("changes %v: orders\n got %s\nwant %s", changes, got, want)
+		}
+		var ref []string
+		for _, o := range referenceResting(m, snaps, nil, s).orders {
+			ref = append(ref, ord(o))
+		}
+		if got := strings.Join(ref, "\n"); got != want {
+			t.Errorf("changes %v: the reference's orders\n got %s\nwant %s", changes, got, want)
+		}
+	}
+}

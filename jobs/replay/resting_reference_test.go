@@ -108,11 +108,13 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		return floor5(q * *m.TakerFeeRate * math.Pow(math.Max(0, p*(1-p)), e) * timesP * *m.MakerRebateRate)
 	}
+	// tickAt is the latest change at or before t, in whatever order the
+	// market lists them (at one instant, the one listed last).
 	tickAt := func(t time.Time) float64 {
-		tick := 0.01
+		tick, since := 0.01, time.Time{}
 		for _, c := range m.TickSizeChanges {
-			if !c.Time.After(t) && c.TickSize > 0 {
-				tick = c.TickSize
+			if !c.Time.After(t) && c.TickSize > 0 && (since.IsZero() || !c.Time.Before(since)) {
+				tick, since = c.TickSize, c.Time
 			}
 		}
 		return tick
