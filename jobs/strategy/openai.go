@@ -147,6 +147,10 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	case errors.As(err, &apiErr):
 		// The provider's message can quote credentials ("Incorrect API
 		// key provided: sk-..."): it goes to the logs through Cause only.
+		if accountRefused(apiErr) {
+			return "", false, generationFailed(err, "the model provider refused this service's account for its quota or spending limit (HTTP %d); "+
+				"retrying will not help: the operator must add credits or raise the limit", apiErr.HTTPStatusCode)
+		}
 		return "", false, generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
 	case errors.As(err, &reqErr):
 		return "", false, generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
@@ -556,6 +560,25 @@ func repairPrompt(problem *Error) string {
 	}
 	return "That answer cannot be used" + where + ": " + problem.Message +
 		"\nAnswer again with the whole corrected JSON object."
+}
+
+// accountErrors are the error codes (and types) with which OpenAI refuses
+// an account out of credits or past a spending or usage limit. It answers
+// them with 429, as it answers a rate limit, but no wait mends them: only
+// the operator's billing does.
+var accountErrors = map[string]bool{
+	"insufficient_quota":                true,
+	"credit_balance_exhausted":          true,
+	"organization_spend_limit_exceeded": true,
+	"project_spend_limit_exceeded":      true,
+	"organization_usage_limit_exceeded": true,
+}
+
+// accountRefused reports whether the provider refused the account's
+// quota or spending (accountErrors), not the rate of its requests.
+func accountRefused(e *openai.APIError) bool {
+	code, _ := e.Code.(string)
+	return accountErrors[code] || accountErrors[e.Type]
 }
 
 // providerRefusal says what the provider's HTTP status means to the user:

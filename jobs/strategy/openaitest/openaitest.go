@@ -21,9 +21,12 @@ import (
 // Answer is one scripted response.
 type Answer struct {
 	// Status is the HTTP status (200 when 0). A status other than 200
-	// answers OpenAI's error body with Message.
+	// answers OpenAI's error body with Message, and ErrType and ErrCode
+	// as its type and code (server_error and null when empty).
 	Status  int
 	Message string
+	ErrType string
+	ErrCode string
 	// Content is the assistant message of a 200 answer.
 	Content string
 	// Refusal, when set, is the message's refusal (Content is then empty).
@@ -70,6 +73,14 @@ func Content(s string) Answer { return Answer{Content: s} }
 
 // Error answers an OpenAI error body with the status.
 func Error(status int, message string) Answer { return Answer{Status: status, Message: message} }
+
+// APIError answers an OpenAI error body with the status, type and code
+// OpenAI gives it: 429 requests/rate_limit_exceeded (wait and retry), 429
+// insufficient_quota (the account's credits or spend limit),
+// 401 invalid_request_error/invalid_api_key.
+func APIError(status int, typ, code, message string) Answer {
+	return Answer{Status: status, Message: message, ErrType: typ, ErrCode: code}
+}
 
 // Slow is a after a delay.
 func Slow(d time.Duration, a Answer) Answer {
@@ -160,7 +171,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if a.Status != 0 && a.Status != http.StatusOK {
-		writeError(w, a.Status, a.Message)
+		writeAPIError(w, a.Status, a.ErrType, a.ErrCode, a.Message)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -189,11 +200,24 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
-// writeError writes OpenAI's error body.
+// writeError writes OpenAI's error body of a server error.
 func writeError(w http.ResponseWriter, status int, message string) {
+	writeAPIError(w, status, "", "", message)
+}
+
+// writeAPIError writes OpenAI's error body: type server_error and code
+// null when not given.
+func writeAPIError(w http.ResponseWriter, status int, typ, code, message string) {
+	if typ == "" {
+		typ = "server_error"
+	}
+	var c any
+	if code != "" {
+		c = code
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-		"message": message, "type": "server_error", "param": nil, "code": nil,
+		"message": message, "type": typ, "param": nil, "code": c,
 	}})
 }
