@@ -36,7 +36,8 @@ import (
 //     price to beat" (coin_move_pct >= 0.1), "0.2% below the price to
 //     beat" (coin_move_pct <= -0.2);
 //   - time left: "with more than 20% left", "with 20% left", "with 3
-//     minutes left" (converted with the market's length), "in the last
+//     minutes left" (converted with the market's length), "when less
+//     than 10% (of the) time remains", "while 5 minutes remain", "in the last
 //     10%"; in seconds, "with 120 seconds left" or "in the last 30 s",
 //     they compare time_remaining_s;
 //   - resting orders (DESIGN 6): "rest a bid 1 tick above" (orderType GTC,
@@ -281,7 +282,7 @@ var (
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
 	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as))\b`)
-	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:of\s+(?:the\s+)?(?:time|market|window)\s+)?(?:(?:is|are)\s+)?(?:left|remaining|to go)\b`)
+	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:(?:of\s+)?(?:the\s+)?(?:time|market|window)\s+)?(?:(?:is|are)\s+)?(?:left|remaining|remains?|to go)\b`)
 	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit      = regexp.MustCompile(`[0-9]`)

@@ -47,6 +47,15 @@ func TestBuiltinPhrases(t *testing.T) {
 			"side=UP entry: price_up crosses_below 0.5 and time_remaining_pct > 60 exit: price_up crosses_above 0.55" + tail},
 		{"buy up < 0.3 take profit at 0.5 5% stop loss",
 			"side=UP entry: price_up < 0.3 exit: price_up >= 0.5 size=100 maxloss=5 order=MARKET cooldown=30000"},
+		// Time left said with "time" and "remains" ("remain"), where
+		// "less than 10%" was read as the side's price (price_up < 0.1)
+		// and "more than 50%" as price_up > 0.5.
+		{"buy UP under 0.35, exit above 0.6 or when less than 10% time remains",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct < 10" + tail},
+		{"buy UP when price_up < 0.35 and more than 50% of time remains, exit at price_up > 0.6",
+			"side=UP entry: price_up < 0.35 and time_remaining_pct > 50 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 while at least 30% of the time is left, sell above 0.6 when only 3 minutes remain",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
 		// A buy after the exit with no condition of its own says what a
 		// strategy does anyway (a buy with one is refused: TestBuiltinRefuses).
 		{"buy UP below 0.4, sell above 0.6, then buy UP again after a 10 s cooldown",
