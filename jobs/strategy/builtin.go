@@ -27,7 +27,8 @@ import (
 //     "rises above|over|> 0.6", "at least|reaches|>= 0.6", "at most|<=",
 //     "crosses above|crosses below 0.5", where field is price_up (or "up
 //     price", "up"), price_down, coin_price ("BTC price"), spread,
-//     time_remaining_pct or any field beyond SPEC's five by its name
+//     time_remaining_pct ("time remaining", "time left", "remaining
+//     time") or any field beyond SPEC's five by its name
 //     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
 //     -0.2"); prices (and imbalances) may be written as percentages
 //     ("below 35%"); a comparison without a field is about the field
@@ -250,7 +251,7 @@ func inOrder(ps []placed) []replay.Condition {
 const (
 	reNum   = `\$?(-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+))`
 	reField = `(bid[ _]up|bid[ _]down|mid[ _]up|mid[ _]down|display[ _]up|display[ _]down|coin[ _]move[ _]pct|` +
-		`time[ _]remaining[ _]s|coin[ _]return[ _]60s|imbalance[ _]up|imbalance[ _]down|price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|up|down)`
+		`time[ _]remaining[ _]s|coin[ _]return[ _]60s|imbalance[ _]up|imbalance[ _]down|price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|time left|remaining time|up|down)`
 	reOps = `crosses above|crosses over|breaks above|crosses below|crosses under|breaks below|` +
 		`is at or above|at or above|at least|reaches|hits|is at or below|at or below|at most|` +
 		`drops below|drops under|falls below|falls under|dips below|dips under|goes below|goes under|sinks below|is below|is under|below|under|less than|lower than|` +
@@ -1021,7 +1022,7 @@ func fieldNamed(s string) string {
 		return replay.FieldPriceDown
 	case s == "spread":
 		return replay.FieldSpread
-	case strings.HasPrefix(s, "time remaining"):
+	case strings.HasPrefix(s, "time remaining"), s == "time left", s == "remaining time":
 		return replay.FieldTimeRemainingPct
 	default: // coin price, btc price, bitcoin's price, ...
 		return replay.FieldCoinPrice

@@ -56,6 +56,13 @@ func TestBuiltinPhrases(t *testing.T) {
 			"side=UP entry: price_up < 0.35 and time_remaining_pct > 50 exit: price_up > 0.6" + tail},
 		{"buy UP below 0.4 while at least 30% of the time is left, sell above 0.6 when only 3 minutes remain",
 			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
+		// "time left" and "remaining time" name time_remaining_pct as
+		// "time remaining" does, where the comparison went to the side's
+		// price (price_up < 0.1).
+		{"buy UP below 0.35, exit above 0.6 or when time left is under 10%",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct < 10" + tail},
+		{"buy UP below 0.35 while the remaining time is more than 50%, exit above 0.6 or when remaining time is less than 10%",
+			"side=UP entry: price_up < 0.35 and time_remaining_pct > 50 exit: price_up > 0.6 or time_remaining_pct < 10" + tail},
 		// A buy after the exit with no condition of its own says what a
 		// strategy does anyway (a buy with one is refused: TestBuiltinRefuses).
 		{"buy UP below 0.4, sell above 0.6, then buy UP again after a 10 s cooldown",
