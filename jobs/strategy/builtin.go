@@ -265,6 +265,12 @@ const (
 var (
 	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing)\b`)
 	reShort       = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
+	// reProfitCompare is a comparison of the position's profit or loss
+	// ("exit when profit reaches 20%"), which no field says: group 1 is a
+	// "stop", "take" or "cut" before it, whose phrases read their own
+	// ("stop loss below 0.2", "take profit above 0.6").
+	reProfitCompare = regexp.MustCompile(`(\b(?:stop|take|cut(?:\s+(?:the|my|our))?)[- ]?)?\b(profits?|gains?|loss(?:es)?|pnl|p&l|returns?|drawdown)\s+` +
+		`(?:(?:is|are|goes|go|gets|get)\s+)?(?:\b(?:` + reOps + `)\b|<=|>=|==|<|>)`)
 	// reBothSides is a buy of both outcomes in one phrase ("buy UP and
 	// DOWN"), which reSide reads as its first side alone.
 	reBothSides = regexp.MustCompile(`\b(?:buy|long|back|bet on)\s+(?:the\s+)?(?:up|down)\s+(?:and|&|or|\+|/)\s+(?:the\s+)?(?:up|down)\b|\b(?:buy|back|bet on)\s+both\s+(?:sides|outcomes|tokens)\b`)
@@ -355,6 +361,13 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 
 	if m := reUnsupported.Find(t.b); m != nil {
 		return pr, refuse("the built-in generator cannot use %q: conditions compare one of %s with a number", m, strings.Join(replay.Fields(), ", "))
+	}
+	for _, m := range reProfitCompare.FindAllSubmatch(t.b, -1) {
+		if len(m[1]) == 0 {
+			return pr, refuse("the built-in generator cannot read a condition that compares the position's %q: conditions compare a market's fields "+
+				"(%s) with a number; for a target or a limit on the position write e.g. \"take profit at 20%%\" or \"stop loss of 20%%\"",
+				m[2], strings.Join(replay.Fields(), ", "))
+		}
 	}
 	if reShort.Match(t.b) {
 		return pr, refuse("strategies only buy: to bet against UP, buy DOWN (\"buy DOWN when price_down drops below 0.4\")")

@@ -97,6 +97,13 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, cooldown of a minute", `could not use "a minute"`},
 		{"buy UP when price_up < 0.4, exit above 0.6 with an hour left", `could not use "an hour"`},
+		// A comparison of the position's profit or loss is no field's:
+		// its number went to the side's price ("profit reaches 20%" was
+		// price_up >= 0.2, an exit at once after an entry below 0.35).
+		{"buy UP below 0.35, exit when profit reaches 20%", `compares the position's "profit"`},
+		{"buy UP below 0.35, exit when loss exceeds 20%", `compares the position's "loss"`},
+		{"buy UP below 0.35, exit when my gains are above 10%", `compares the position's "gains"`},
+		{"buy UP below 0.35, sell when the pnl is over 5", `compares the position's "pnl"`},
 		// A field named but read by no condition: its number went to the
 		// side's price ("spread widens above 0.1" was price_up > 0.1).
 		{"buy UP when the spread widens above 0.1, exit above 0.6", `names "spread" but no condition reads it`},
