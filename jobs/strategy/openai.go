@@ -152,6 +152,13 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 				"retrying will not help: the operator must add credits or raise the limit", apiErr.HTTPStatusCode)
 		}
 		return "", false, generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
+	case errors.As(err, &reqErr) && (reqErr.HTTPStatusCode == http.StatusNotFound || reqErr.HTTPStatusCode == http.StatusMethodNotAllowed):
+		// Not the provider's error object but a server's page: nothing
+		// answers chat completions there, most often a base URL without
+		// its /v1 (Ollama's http://localhost:11434). The model setting,
+		// which a provider's own 404 is about, is not to blame.
+		return "", false, generationFailed(err, "the model provider has no chat completions endpoint at OPENAI_BASE_URL (HTTP %d); retrying will not help: "+
+			"the operator must check that OPENAI_BASE_URL is the API's root, with its /v1 (https://api.openai.com/v1, http://localhost:11434/v1)", reqErr.HTTPStatusCode)
 	case errors.As(err, &reqErr):
 		return "", false, generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
 	case errors.Is(err, io.EOF) && !errors.As(err, new(*url.Error)):

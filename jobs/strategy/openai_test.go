@@ -302,6 +302,30 @@ func TestOpenAIFails(t *testing.T) {
 	}
 }
 
+// TestOpenAIBaseURLWithoutItsRoot: an OPENAI_BASE_URL without the API's
+// /v1 (Ollama's http://localhost:11434, where http://localhost:11434/v1
+// is meant) finds no chat completions: the server's 404 page, not an
+// OpenAI error, which the 502 says is the base URL's, where it sent the
+// operator to the model setting.
+func TestOpenAIBaseURLWithoutItsRoot(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.New(t)
+	g := strategy.NewOpenAI(strategy.Config{APIKey: "sk-test", BaseURL: strings.TrimSuffix(fake.URL, "/v1"), Model: "test-model", Timeout: 30 * time.Second})
+	_, err := g.Generate(context.Background(), request(t))
+	var e *strategy.Error
+	if !errors.As(err, &e) || e.Code != strategy.CodeGenerationFailed ||
+		!strings.Contains(e.Message, "no chat completions endpoint at OPENAI_BASE_URL (HTTP 404)") || strings.Contains(e.Message, "model setting") {
+		t.Errorf("error %v, want AI_STRATEGY_GENERATION_FAILED saying OPENAI_BASE_URL has no chat completions", err)
+	}
+	// A 404 that is the provider's own error (a model it does not have)
+	// still points at the model.
+	fake.Push(openaitest.APIError(http.StatusNotFound, "invalid_request_error", "model_not_found", "The model `gpt-9` does not exist"))
+	_, err = newOpenAI(fake, 30*time.Second).Generate(context.Background(), request(t))
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "the operator must check the model setting") {
+		t.Errorf("model not found: %v", err)
+	}
+}
+
 // completionJSON is a chat completion whose answer is the JSON of v.
 func completionJSON(t *testing.T, v any) string {
 	t.Helper()
