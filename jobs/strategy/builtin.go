@@ -269,7 +269,7 @@ var (
 	// ("exit when profit reaches 20%"), which no field says: group 1 is a
 	// "stop", "take" or "cut" before it, whose phrases read their own
 	// ("stop loss below 0.2", "take profit above 0.6").
-	reProfitCompare = regexp.MustCompile(`(\b(?:stop|take|cut(?:\s+(?:the|my|our))?)[- ]?)?\b(profits?|gains?|loss(?:es)?|pnl|p&l|returns?|drawdown)\s+` +
+	reProfitCompare = regexp.MustCompile(`(\b(?:stop|take|cut(?:\s+(?:the|my|our|your))?)[- ]?)?\b(profits?|gains?|loss(?:es)?|pnl|p&l|returns?|drawdown)\s+` +
 		`(?:(?:is|are|goes|go|gets|get)\s+)?(?:\b(?:` + reOps + `)\b|<=|>=|==|<|>)`)
 	// reBothSides is a buy of both outcomes in one phrase ("buy UP and
 	// DOWN"), which reSide reads as its first side alone.
@@ -288,11 +288,14 @@ var (
 	reLatency   = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
-	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as))\b`)
-	reTimeLeft   = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:(?:of\s+)?(?:the\s+)?(?:time|market|window)\s+)?(?:(?:is|are)\s+)?(?:left|remaining|remains?|to go)\b`)
-	reTimeLast   = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
-	reCompare    = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
-	reDigit      = regexp.MustCompile(`[0-9]`)
+	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as)|` +
+		// "cut losses below 0.2" is an exit's comparison wherever it
+		// stands, as "stop loss below 0.2" is (reStopPrice).
+		`cut (?:(?:the|my|our|your) )?loss(?:es)?)\b`)
+	reTimeLeft = regexp.MustCompile(`(?:\bwith\s+)?(?:\b(more than|over|at least|less than|under|at most|only|fewer than)\s+)?` + reNum + `\s*` + reUnit + `\s+(?:(?:of\s+)?(?:the\s+)?(?:time|market|window)\s+)?(?:(?:is|are)\s+)?(?:left|remaining|remains?|to go)\b`)
+	reTimeLast = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
+	reCompare  = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
+	reDigit    = regexp.MustCompile(`[0-9]`)
 	// Numbers in words, which the grammar does not read: left over, they
 	// are refused as a leftover digit is, not dropped.
 	reNumberWord = regexp.MustCompile(`\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|` +

@@ -63,6 +63,13 @@ func TestBuiltinPhrases(t *testing.T) {
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct < 10" + tail},
 		{"buy UP below 0.35 while the remaining time is more than 50%, exit above 0.6 or when remaining time is less than 10%",
 			"side=UP entry: price_up < 0.35 and time_remaining_pct > 50 exit: price_up > 0.6 or time_remaining_pct < 10" + tail},
+		// "cut losses" starts the exit conditions as "stop loss" does,
+		// where before the exit word its comparison was an entry
+		// condition (price_up < 0.35 and price_up < 0.2) and no exit.
+		{"buy UP below 0.35, cut losses below 0.2, take profit at 0.6",
+			"side=UP entry: price_up < 0.35 exit: price_up < 0.2 or price_up >= 0.6" + tail},
+		{"buy UP below 0.35, cut your losses below 0.2, exit above 0.6",
+			"side=UP entry: price_up < 0.35 exit: price_up < 0.2 or price_up > 0.6" + tail},
 		// A buy after the exit with no condition of its own says what a
 		// strategy does anyway (a buy with one is refused: TestBuiltinRefuses).
 		{"buy UP below 0.4, sell above 0.6, then buy UP again after a 10 s cooldown",
