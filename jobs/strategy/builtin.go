@@ -309,6 +309,11 @@ var (
 	reOr          = regexp.MustCompile(`\bor\b`)
 	reAnd         = regexp.MustCompile(`\band\b`)
 	reDownField   = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
+	// reBareDown is DOWN's price by its bare name, compared ("when down
+	// is below 0.3"); group 1 is a verb before it, whose "down" is a
+	// direction ("goes down below"), not the field.
+	reBareDown = regexp.MustCompile(`(\b(?:go|goes|going|went|gone|drops?|dropped|falls?|fell|comes?|came|moves?|moved|trades?|traded|turns?|turned|ticks?|is|gets?|got)\s+)?` +
+		`\bdown\s+(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(?:` + reOps + `)\b|<=|>=|==|<|>)`)
 
 	// Resting orders and re-entry control (DESIGN 6).
 	reGTC = regexp.MustCompile(`\b(?:rest|post)(?:s|ing)?\s+(?:(?:a|an|the|our|my)\s+)?(?:(?:maker|limit|gtc)\s+)?(?:bid|order|buy)s?\b` +
@@ -405,7 +410,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	case side != "":
 	case base != nil:
 		side = base.side
-	case reDownField.Match(t.b):
+	case reDownField.Match(t.b), bareDown(t.b):
 		side = replay.SideDown
 	default:
 		side = replay.SideUp
@@ -1015,6 +1020,17 @@ func priceValue(amount, what string, refuse func(string, ...any) error) (float64
 		return v, refuse("%s %s: prices are between 0 and 1 (write %s for %s cents), or give a stop loss as a percentage (\"stop loss of 25%%\")", what, amount, num(roundTo(v/100, 6)), amount)
 	}
 	return v, nil
+}
+
+// bareDown reports whether the prompt compares DOWN's price by its bare
+// name ("when down is below 0.3"; reBareDown).
+func bareDown(b []byte) bool {
+	for _, m := range reBareDown.FindAllSubmatch(b, -1) {
+		if len(m[1]) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func firstPriceField(cs []replay.Condition, def string) string {

@@ -70,6 +70,11 @@ func TestBuiltinPhrases(t *testing.T) {
 			"side=UP entry: price_up < 0.35 exit: price_up < 0.2 or price_up >= 0.6" + tail},
 		{"buy UP below 0.35, cut your losses below 0.2, exit above 0.6",
 			"side=UP entry: price_up < 0.35 exit: price_up < 0.2 or price_up > 0.6" + tail},
+		// No side named, and the conditions read DOWN's price by its
+		// bare name: DOWN is bought, as with "price_down", where UP was
+		// (bought when DOWN is cheap, UP is dear).
+		{"buy when down is below 0.3, exit above 0.5",
+			"side=DOWN entry: price_down < 0.3 exit: price_down > 0.5" + tail},
 		// A buy after the exit with no condition of its own says what a
 		// strategy does anyway (a buy with one is refused: TestBuiltinRefuses).
 		{"buy UP below 0.4, sell above 0.6, then buy UP again after a 10 s cooldown",
