@@ -314,6 +314,10 @@ var (
 	// direction ("goes down below"), not the field.
 	reBareDown = regexp.MustCompile(`(\b(?:go|goes|going|went|gone|drops?|dropped|falls?|fell|comes?|came|moves?|moved|trades?|traded|turns?|turned|ticks?|is|gets?|got)\s+)?` +
 		`\bdown\s+(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(?:` + reOps + `)\b|<=|>=|==|<|>)`)
+	// reSideByMarket is a side chosen market by market, which a strategy
+	// cannot say: it buys the side it names.
+	reSideByMarket = regexp.MustCompile(`\b(?:favou?rites?|underdogs?|whichever\s+(?:side|outcome|token)|either\s+(?:side|outcome|token)|` +
+		`the\s+(?:cheaper|cheapest|dearer|more\s+expensive|most\s+expensive|leading|losing|winning|likelier|less\s+likely|more\s+likely)\s+(?:side|outcome|token))\b`)
 
 	// Resting orders and re-entry control (DESIGN 6).
 	reGTC = regexp.MustCompile(`\b(?:rest|post)(?:s|ing)?\s+(?:(?:a|an|the|our|my)\s+)?(?:(?:maker|limit|gtc)\s+)?(?:bid|order|buy)s?\b` +
@@ -376,6 +380,9 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 				"(%s) with a number; for a target or a limit on the position write e.g. \"take profit at 20%%\" or \"stop loss of 20%%\"",
 				m[2], strings.Join(replay.Fields(), ", "))
 		}
+	}
+	if m := reSideByMarket.Find(t.b); m != nil {
+		return pr, refuse("the built-in generator cannot choose the side market by market (%q): a strategy buys the side it names; write \"buy UP ...\" or \"buy DOWN ...\"", m)
 	}
 	if reShort.Match(t.b) {
 		return pr, refuse("strategies only buy: to bet against UP, buy DOWN (\"buy DOWN when price_down drops below 0.4\")")

@@ -109,6 +109,13 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, cooldown of a minute", `could not use "a minute"`},
 		{"buy UP when price_up < 0.4, exit above 0.6 with an hour left", `could not use "an hour"`},
+		// A side chosen market by market is no side the strategy names:
+		// UP was bought without a word.
+		{"buy the favorite when it is below 0.7, exit above 0.9", `cannot choose the side market by market ("favorite")`},
+		{"buy the underdog below 0.2, exit above 0.4", `cannot choose the side market by market ("underdog")`},
+		{"buy whichever side is below 0.2, exit above 0.4", `cannot choose the side market by market ("whichever side")`},
+		{"buy either side below 0.2, exit above 0.4", `cannot choose the side market by market ("either side")`},
+		{"buy the cheaper side below 0.2, exit above 0.4", `cannot choose the side market by market ("the cheaper side")`},
 		// A comparison of the position's profit or loss is no field's:
 		// its number went to the side's price ("profit reaches 20%" was
 		// price_up >= 0.2, an exit at once after an entry below 0.35).
