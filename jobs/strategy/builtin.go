@@ -314,6 +314,11 @@ var (
 	// direction ("goes down below"), not the field.
 	reBareDown = regexp.MustCompile(`(\b(?:go|goes|going|went|gone|drops?|dropped|falls?|fell|comes?|came|moves?|moved|trades?|traded|turns?|turned|ticks?|is|gets?|got)\s+)?` +
 		`\bdown\s+(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(?:` + reOps + `)\b|<=|>=|==|<|>)`)
+	// reVerbSubject ends the text before a word of reProfitCompare whose
+	// subject is a field, "it" or a price ("it returns above 0.5", "the price
+	// gains over 0.6"): there the word is a verb, not the position's
+	// profit.
+	reVerbSubject = regexp.MustCompile(`(?:\b` + reField + `|\bit|\bprice)\s+$`)
 	// reSideByMarket is a side chosen market by market, which a strategy
 	// cannot say: it buys the side it names.
 	reSideByMarket = regexp.MustCompile(`\b(?:favou?rites?|underdogs?|whichever\s+(?:side|outcome|token)|either\s+(?:side|outcome|token)|` +
@@ -374,8 +379,12 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if m := reUnsupported.Find(t.b); m != nil {
 		return pr, refuse("the built-in generator cannot use %q: conditions compare one of %s with a number", m, strings.Join(replay.Fields(), ", "))
 	}
-	for _, m := range reProfitCompare.FindAllSubmatch(t.b, -1) {
-		if len(m[1]) == 0 {
+	for _, loc := range reProfitCompare.FindAllSubmatchIndex(t.b, -1) {
+		m := [][]byte{t.b[loc[0]:loc[1]], nil, t.b[loc[4]:loc[5]]}
+		if loc[2] >= 0 {
+			m[1] = t.b[loc[2]:loc[3]]
+		}
+		if len(m[1]) == 0 && !reVerbSubject.Match(t.b[:loc[0]]) {
 			return pr, refuse("the built-in generator cannot read a condition that compares the position's %q: conditions compare a market's fields "+
 				"(%s) with a number; for a target or a limit on the position write e.g. \"take profit at 20%%\" or \"stop loss of 20%%\"",
 				m[2], strings.Join(replay.Fields(), ", "))

@@ -75,6 +75,10 @@ func TestBuiltinPhrases(t *testing.T) {
 		// (bought when DOWN is cheap, UP is dear).
 		{"buy when down is below 0.3, exit above 0.5",
 			"side=DOWN entry: price_down < 0.3 exit: price_down > 0.5" + tail},
+		// "returns" and "gains" after "it" or "the price" are verbs, not
+		// the position's profit (refused: TestBuiltinRefuses).
+		{"buy UP when it returns above 0.5, exit when the price gains over 0.8",
+			"side=UP entry: price_up > 0.5 exit: price_up > 0.8" + tail},
 		// A buy after the exit with no condition of its own says what a
 		// strategy does anyway (a buy with one is refused: TestBuiltinRefuses).
 		{"buy UP below 0.4, sell above 0.6, then buy UP again after a 10 s cooldown",
