@@ -310,6 +310,21 @@ func unfenced(s string) string {
 	return strings.TrimSpace(inner)
 }
 
+// withoutThinking is s without the reasoning a model wrote before its
+// answer in <think> tags, as reasoning models (DeepSeek-R1, Qwen3) answer
+// through OpenAI-compatible servers that do not parse it out into a field
+// of its own: the object follows it. s as it is without such a block.
+func withoutThinking(s string) string {
+	rest, ok := strings.CutPrefix(s, "<think>")
+	if !ok {
+		return s
+	}
+	if _, after, found := strings.Cut(rest, "</think>"); found {
+		return strings.TrimSpace(after)
+	}
+	return s
+}
+
 // redacted is a provider's error as the logs may show it: providers quote
 // the key they were sent ("Incorrect API key provided: sk-..."), in part
 // or whole, so the configured key and every word that starts as OpenAI's
@@ -428,7 +443,7 @@ func withoutPlaceholders(b []byte, a answer) ([]byte, error) {
 // rules (with the request's explicit values put in) pass the replay
 // validator. A problem is said so that the model can mend it.
 func readAnswer(req Request, content string) (Spec, *Error) {
-	content = unfenced(strings.TrimSpace(content))
+	content = unfenced(withoutThinking(strings.TrimSpace(content)))
 	if content == "" {
 		return Spec{}, invalid("", "the answer was empty; answer with the JSON object of the schema")
 	}

@@ -155,6 +155,11 @@ func TestOpenAIReadsWrappedAnswers(t *testing.T) {
 		{"tool call", openaitest.ToolCall("strategy", good())},
 		{"prose around a fence", openaitest.Content("Here is the strategy you asked for:\n\n```json\n" + mustJSON(good()) + "\n```\n\nIt buys UP when cheap.")},
 		{"prose before a fence", openaitest.Content("Sure! ```json\n" + mustJSON(good()) + "\n```")},
+		// Reasoning models behind OpenAI-compatible servers (DeepSeek-R1,
+		// Qwen3 through Ollama or vLLM without a reasoning parser) answer
+		// their thinking first, in <think> tags, then the object.
+		{"thinking first", openaitest.Content("<think>\nThe user wants to buy UP when it is cheap; price_up < 0.35 {not JSON}.\n</think>\n\n" + mustJSON(good()))},
+		{"thinking before a fence", openaitest.Content("<think>Cheap is below 0.35.</think>\n```json\n" + mustJSON(good()) + "\n```")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
