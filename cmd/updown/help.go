@@ -61,7 +61,7 @@ var (
 		{"SHUTDOWN_TIMEOUT", "on SIGTERM, how long running tasks may finish (default 25s); --shutdown-timeout overrides"},
 		{"REPLAY_CACHE_MIB", "memory for the tapes of resolved markets kept for the next replay, in MiB (0: off); --cache-mib overrides"},
 		{"WORKER_MEMORY_MB", "MiB of market data the replays running at once may hold (default 256, also when 0); a larger replay waits its turn"},
-		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY is set, else builtin)"},
+		{"AI_PROVIDER", "openai or builtin (default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else builtin)"},
 		{"OPENAI_API_KEY", "key of the OpenAI-compatible endpoint that turns prompts into strategies"},
 		{"OPENAI_BASE_URL", "base URL of that endpoint (default OpenAI's)"},
 		{"OPENAI_MODEL", "model name at that endpoint"},

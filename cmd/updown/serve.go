@@ -578,7 +578,8 @@ func webhookSecret() (string, error) {
 }
 
 // aiGenerator is the Backtest AI generator of AI_PROVIDER (builtin, openai,
-// or empty: openai when OPENAI_API_KEY is set) and OPENAI_*.
+// or empty: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set) and
+// OPENAI_*.
 func aiGenerator(provider string) (strategy.Generator, error) {
 	return strategy.New(aiConfig(provider, os.Getenv))
 }

@@ -61,7 +61,9 @@ type Config struct {
 // may need none).
 func New(cfg Config) (Generator, error) {
 	switch p := strings.ToLower(cfg.Provider); {
-	case p == ProviderBuiltin, p == "" && cfg.APIKey == "":
+	case p == ProviderBuiltin, p == "" && cfg.APIKey == "" && (cfg.BaseURL == "" || cfg.BaseURL == DefaultBaseURL):
+		// With no provider named, a key or a server of one's own (a
+		// keyless local model's OPENAI_BASE_URL) chooses openai.
 		return Builtin{}, nil
 	case p == ProviderOpenAI, p == "":
 		if cfg.APIKey == "" && (cfg.BaseURL == "" || cfg.BaseURL == DefaultBaseURL) {

@@ -433,6 +433,9 @@ func TestNewChoosesProvider(t *testing.T) {
 		{strategy.Config{APIKey: "sk"}, false, false},
 		{strategy.Config{Provider: "OpenAI", APIKey: "sk"}, false, false},
 		{strategy.Config{Provider: "openai", BaseURL: "http://localhost:11434/v1"}, false, false},
+		// No provider named: a keyless local server's address chooses it.
+		{strategy.Config{BaseURL: "http://localhost:11434/v1"}, false, false},
+		{strategy.Config{BaseURL: strategy.DefaultBaseURL}, true, false},
 		{strategy.Config{Provider: "openai"}, false, true},
 		{strategy.Config{Provider: "claude"}, false, true},
 	}
