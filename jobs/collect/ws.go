@@ -324,7 +324,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 				if err := w.send(ctx, conn, wsOperation{AssetsIDs: resync, Operation: "unsubscribe"}); err != nil {
 					return served, err
 				}
-				if err := w.send(ctx, conn, wsOperation{AssetsIDs: resync, Operation: "subscribe", CustomFeatureEnabled: true}); err != nil {
+				if err := w.send(ctx, conn, wsSubscribeOp(resync)); err != nil {
 					return served, err
 				}
 			}
@@ -344,7 +344,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 				w.mu.Unlock()
 			}
 			if len(add) > 0 {
-				if err := w.send(ctx, conn, wsOperation{AssetsIDs: add, Operation: "subscribe", CustomFeatureEnabled: true}); err != nil {
+				if err := w.send(ctx, conn, wsSubscribeOp(add)); err != nil {
 					return served, err
 				}
 			}
@@ -387,10 +387,22 @@ type wsSubscribe struct {
 	CustomFeatureEnabled bool     `json:"custom_feature_enabled"`
 }
 
+// wsOperation changes the set of tokens of a live connection. A
+// subscription asks for the tokens' books at once (initial_dump), as
+// Polymarket's own client does on every one (rs-clob-client,
+// SubscriptionRequest::market): the books of markets added to a live
+// connection, and those asked for again (resync), come from their `book`
+// events.
 type wsOperation struct {
 	AssetsIDs            []string `json:"assets_ids"`
 	Operation            string   `json:"operation"`
-	CustomFeatureEnabled bool     `json:"custom_feature_enabled"`
+	InitialDump          bool     `json:"initial_dump,omitempty"`
+	CustomFeatureEnabled bool     `json:"custom_feature_enabled,omitempty"`
+}
+
+// wsSubscribeOp is the operation subscribing a live connection to tokens.
+func wsSubscribeOp(tokens []string) wsOperation {
+	return wsOperation{AssetsIDs: tokens, Operation: "subscribe", InitialDump: true, CustomFeatureEnabled: true}
 }
 
 func (w *wsBooks) send(ctx context.Context, conn *websocket.Conn, v any) error {

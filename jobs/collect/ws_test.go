@@ -237,6 +237,8 @@ func TestWebsocketFollowsMarkets(t *testing.T) {
 	}
 	if st := r.poly.WSStats(); st.Connections != 1 || st.Subscribes < 3 {
 		t.Errorf("websocket stats %+v: want one connection that subscribed again as markets came", st)
+	} else if st.UndumpedSubscribes != 0 {
+		t.Errorf("websocket stats %+v: a subscription of new markets did not ask for their books (initial_dump)", st)
 	}
 	// Every market whose window opened after the socket served was
 	// recorded from it.

@@ -688,9 +688,9 @@ type QuickScheme = collect.QuickScheme
 // token it names that the fake lists (in one array, as upstream does), then
 // every Options.WSInterval a `price_change` event per market whose books
 // moved, setting the changed levels (size "0" removes one), with the best
-// bid and ask after the change. {"assets_ids":[...],"operation":"subscribe"}
-// and "unsubscribe" change the set on the open connection; "PING" is
-// answered "PONG". Books follow the same price model as /books.
+// bid and ask after the change. {"assets_ids":[...],"operation":"subscribe",
+// "initial_dump":true} and "unsubscribe" change the set on the open
+// connection; "PING" is answered "PONG". Books follow the same price model as /books.
 
 // socket is one websocket client's connection.
 type socket struct {
@@ -714,6 +714,12 @@ type WSStats struct {
 	Open        int // open now
 	Pings       int // PING messages received
 	Subscribes  int // subscription messages received, the first included
+	// UndumpedSubscribes counts the "operation":"subscribe" messages
+	// without "initial_dump":true. Polymarket's own client asks for the
+	// dump on every one (rs-clob-client SubscriptionRequest::market, sent
+	// for the assets it adds to a live connection): one without it may
+	// bring no `book` event, leaving the tokens' books to REST.
+	UndumpedSubscribes int
 	// InitialDump and CustomFeatures are the flags of the last connection's
 	// first subscription.
 	InitialDump    bool
@@ -843,6 +849,11 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 			s.countSubscribe()
 			switch strings.ToLower(op.Operation) {
 			case "subscribe":
+				if op.InitialDump == nil || !*op.InitialDump {
+					s.wsMu.Lock()
+					s.wsStats.UndumpedSubscribes++
+					s.wsMu.Unlock()
+				}
 				if s.subscribe(ctx, sc, op.AssetsIDs) != nil {
 					return
 				}
