@@ -414,7 +414,7 @@ func (c *Collector) missedTrades(m store.Market, from, to time.Time) {
 	if c.ws == nil || c.cfg.Activity == nil {
 		return
 	}
-	if g, ok := c.tradesGap(m, from, to); ok {
+	if g, ok := tradesGap(m, from, to, c.cfg.GapAfter); ok {
 		c.recordTradesGap(m, g, true)
 	}
 }

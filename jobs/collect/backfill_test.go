@@ -473,3 +473,97 @@ func TestTradesMissedWhileStoppedBackfilled(t *testing.T) {
 		t.Errorf("the fake made no trade while no collector ran; the test proves nothing")
 	}
 }
+
+// TestBriefReconnectLosesNoTrade drops the websocket and keeps new
+// connections refused for about a second, shorter than GapAfter: the
+// stretch the socket was away is shorter than a recording gap, but the
+// trades made in it never come on the new connection (its subscription
+// sends trades from then on), so they come from the Data API. Every
+// trade the fake made from the first recorded to the last is then
+// recorded exactly once, and no trades gap is left.
+func TestBriefReconnectLosesNoTrade(t *testing.T) {
+	t.Parallel()
+	r := backfillRig(t, memory.New())
+	c, stop := start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
+		for _, slug := range r.slugs() {
+			if _, n, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	// Brief outages until the fake traded inside one (a trade a second a
+	// token: the first nearly always does).
+	var outages [][2]time.Time
+	traded := func() bool {
+		for _, m := range r.poly.Markets() {
+			for _, tok := range []string{m.UpToken, m.DownToken} {
+				for _, tr := range r.poly.Tape(tok) {
+					for _, o := range outages {
+						if tr.Time.After(o[0]) && tr.Time.Before(o[1]) {
+							return true
+						}
+					}
+				}
+			}
+		}
+		return false
+	}
+	for len(outages) < 5 && !traded() {
+		conns := r.poly.WSStats().Connections
+		r.poly.FailAlways(polytest.RouteWS, polytest.Fault{Status: 503})
+		r.poly.DropSockets()
+		down := time.Now()
+		time.Sleep(time.Second)
+		r.poly.Recover(polytest.RouteWS)
+		eventually(t, 30*time.Second, "a new connection serving books", func() bool {
+			return r.poly.WSStats().Connections > conns && r.poly.WSStats().Open > 0
+		})
+		outages = append(outages, [2]time.Time{down, time.Now()})
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !traded() {
+		t.Fatal("the fake made no trade during the outages; the test proves nothing")
+	}
+	// The socket's trades after the last outage, and the backfill of
+	// every trades gap recorded.
+	back := time.Now()
+	eventually(t, 60*time.Second, "trades recorded from the websocket again, and every trades gap backfilled", func() bool {
+		for _, slug := range r.slugs() {
+			last, _, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1})
+			if err != nil || len(last) == 0 || last[0].Time.Before(back.Add(3*time.Second)) {
+				return false
+			}
+		}
+		return c.Stats().GapsBackfilled >= int64(r.gapsRecorded())
+	})
+	stop()
+
+	for _, slug := range r.slugs() {
+		if gaps := r.tradesGaps(t, slug); len(gaps) != 0 {
+			t.Errorf("%s: trades gaps %+v left", slug, gaps)
+		}
+		var m polytest.Market
+		for _, x := range r.poly.Markets() {
+			if polytest.SlugOf(&x) == slug {
+				m = x
+			}
+		}
+		times := r.timesRecorded(t, slug)
+		recorded, _, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Ascending: true})
+		if err != nil || len(recorded) == 0 {
+			t.Fatalf("%s: %d trades recorded (%v)", slug, len(recorded), err)
+		}
+		first, last := recorded[0].Time, recorded[len(recorded)-1].Time.Add(-time.Second)
+		for _, want := range append(r.poly.Tape(m.UpToken), r.poly.Tape(m.DownToken)...) {
+			if want.Time.Before(first) || want.Time.After(last) {
+				continue
+			}
+			if n := times[want.TxHash]; n != 1 {
+				t.Errorf("%s: trade %+v (outages %v) recorded %d times", slug, want, outages, n)
+			}
+		}
+	}
+}

@@ -11,8 +11,10 @@ import (
 // tradeWatch follows whether Polymarket's trades reach the collector.
 // Trades come only from the websocket (last_trade_price); while it is down
 // or mute, books come from REST and snapshots go on, but the trades of
-// that stretch are missing. Such a stretch, longer than GapAfter, is
-// recorded for every market live in it as a gap of kind trades
+// that stretch are missing. Such a stretch (after the feed flowed, of any
+// length: a new connection does not send the trades it missed; before,
+// at a start, longer than GapAfter) is recorded for every market live in
+// it as a gap of kind trades
 // (store.GapTrades), so that a replay relying on trades (resting orders,
 // DESIGN 6) can say so; with a trades source (Upstreams.PolymarketData)
 // the gap's trades are then backfilled and the gap removed (backfill.go).
@@ -56,11 +58,16 @@ func (c *Collector) watchTrades(at time.Time) {
 		return
 	}
 	if !tw.down.IsZero() {
-		from := tw.covered
+		// After a feed that flowed, any stretch away is a trades gap: a
+		// new connection sends no trade made before its subscription, so
+		// even a quick reconnection loses the trades of its stretch, which
+		// only the backfill brings. Before the first flow (a start), only
+		// a stretch longer than GapAfter is.
+		from, least := tw.covered, time.Duration(0)
 		if from.IsZero() {
-			from = tw.down
+			from, least = tw.down, c.cfg.GapAfter
 		}
-		c.recordTradeGaps(from, at, true)
+		c.recordTradeGaps(from, at, least, true)
 	}
 	tw.covered, tw.down = at, time.Time{}
 }
@@ -80,21 +87,21 @@ func (c *Collector) closeTrades(now time.Time) {
 	if from.IsZero() {
 		from = tw.down
 	}
-	c.recordTradeGaps(from, now, false)
+	c.recordTradeGaps(from, now, c.cfg.GapAfter, false)
 	tw.down = time.Time{}
 }
 
 // recordTradeGaps records [from, to) as a trades gap of every known market
-// whose window overlaps it, cut to the window, when longer than GapAfter,
+// whose window overlaps it, cut to the window, when longer than least,
 // and with backfill hands each to the backfill (backfill.go).
-func (c *Collector) recordTradeGaps(from, to time.Time, backfill bool) {
-	if to.Sub(from) <= c.cfg.GapAfter {
+func (c *Collector) recordTradeGaps(from, to time.Time, least time.Duration, backfill bool) {
+	if to.Sub(from) <= least {
 		return
 	}
 	c.mu.Lock()
 	var gaps []backfillJob
 	for _, m := range c.markets {
-		if g, ok := c.tradesGap(m, from, to); ok {
+		if g, ok := tradesGap(m, from, to, least); ok {
 			gaps = append(gaps, backfillJob{market: m, gap: g})
 		}
 	}
@@ -107,10 +114,10 @@ func (c *Collector) recordTradeGaps(from, to time.Time, backfill bool) {
 }
 
 // tradesGap is [from, to) cut to the market's window as a trades gap, and
-// whether it is one: longer than GapAfter.
-func (c *Collector) tradesGap(m store.Market, from, to time.Time) (store.Gap, bool) {
+// whether it is one: longer than least.
+func tradesGap(m store.Market, from, to time.Time, least time.Duration) (store.Gap, bool) {
 	g := store.Gap{From: later(from, m.StartTime), To: earlier(to, m.EndTime), Kind: store.GapTrades}
-	return g, g.To.Sub(g.From) > c.cfg.GapAfter
+	return g, g.To.Sub(g.From) > least
 }
 
 // recordTradesGap records the market's trades gap g and, with backfill,
