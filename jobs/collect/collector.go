@@ -687,6 +687,12 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 	if ctx.Err() != nil {
 		return // shutting down: not a gap worth a log line
 	}
+	// REST failed for the tokens the websocket could not vouch for: their
+	// markets lose the instant, the others are recorded from the socket.
+	var partial *restFailure
+	if errors.As(bookErr, &partial) {
+		bookErr = nil
+	}
 	if err := errors.Join(bookErr, priceErr); err != nil {
 		c.drops.add(dropReason(rctx, bookErr, priceErr), 1)
 		c.snapFeed.fail(ctx, at, now, err)
@@ -703,6 +709,9 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		f := c.marketFeeds.get(m.Slug)
 		s, err := c.buildSnapshot(m, at, books, prices)
 		if err != nil {
+			if partial != nil && partial.lacks(m) {
+				err = partial
+			}
 			f.fail(ctx, at, now, err)
 			continue
 		}
@@ -741,7 +750,9 @@ func (c *Collector) tokensFrom(at time.Time) []string {
 // books returns the books of the tokens: from the websocket those it
 // holds, the rest (all of them while it is down or stale) from one REST
 // poll. A token neither source has is absent, and its market's instant a
-// gap.
+// gap. When the poll fails while the websocket served some of the books,
+// those are returned with a *restFailure naming the tokens left without
+// one: only their markets lose the instant.
 func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clobBook, error) {
 	if c.ws == nil {
 		return c.clob.books(ctx, tokens)
@@ -752,7 +763,10 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 	}
 	polled, err := c.clob.books(ctx, missing)
 	if err != nil {
-		return nil, err
+		if len(books) == 0 {
+			return nil, err
+		}
+		return books, &restFailure{tokens: missing, err: err}
 	}
 	c.ws.lastTrades(polled)
 	if books == nil {
@@ -760,6 +774,24 @@ func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clob
 	}
 	maps.Copy(books, polled)
 	return books, nil
+}
+
+// restFailure is a REST poll of the books that failed, for the tokens
+// the websocket could not vouch for.
+type restFailure struct {
+	tokens []string
+	err    error
+}
+
+func (e *restFailure) Error() string {
+	return fmt.Sprintf("the REST books of %d tokens the websocket could not vouch for: %v", len(e.tokens), e.err)
+}
+
+func (e *restFailure) Unwrap() error { return e.err }
+
+// lacks reports whether the failed poll was for a book of m.
+func (e *restFailure) lacks(m store.Market) bool {
+	return slices.Contains(e.tokens, m.ClobTokenUp) || slices.Contains(e.tokens, m.ClobTokenDown)
 }
 
 // checkTick records a tick change that m's REST books show: a book quoted

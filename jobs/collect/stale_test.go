@@ -159,3 +159,49 @@ func TestTradeGapsRecorded(t *testing.T) {
 		t.Errorf("%d instants lost for want of books while REST kept them", n)
 	}
 }
+
+// TestQuietBookRESTFailureKeepsOtherMarkets: one market's books stop
+// moving (a quiet market: the websocket sends nothing of them, so they
+// are polled from REST once past the staleness bound) and REST answers
+// 429 with a Retry-After of 5 s. The other market, whose books the
+// websocket keeps fresh, is recorded all along, without a gap: a REST
+// failure for some tokens costs only their markets' instants.
+func TestQuietBookRESTFailureKeepsOtherMarkets(t *testing.T) {
+	t.Parallel()
+	const bound = time.Second
+	r := newWSRig(t)
+	r.cfg.BookStaleAfter = bound
+	start(t, r.cfg)
+	r.socketServes(t, 30*time.Second, "the websocket serving books")
+	busy, quiet := r.slugs()[0], r.slugs()[1]
+	qm := r.poly.AddWindow(twoSeries[1].Coin, twoSeries[1].MarketType, r.began)
+	if polytest.SlugOf(qm) != quiet {
+		t.Fatalf("market %s, want %s", polytest.SlugOf(qm), quiet)
+	}
+	r.poly.Edit(qm, func(m *polytest.Market) { m.QuietFrom = time.Now() })
+	// The quiet market's books go stale and come from REST.
+	hits := r.poly.Hits(polytest.RouteBooks)
+	eventually(t, 30*time.Second, "the quiet market's books polled from REST", func() bool {
+		return r.poly.Hits(polytest.RouteBooks) > hits+3
+	})
+	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 429, RetryAfter: 5 * time.Second})
+	failed := time.Now()
+	time.Sleep(6 * time.Second)
+	r.poly.Recover(polytest.RouteBooks)
+	recovered := time.Now()
+	// Snapshots well after the recovery: a gap is held back until no
+	// snapshot can still come for an instant inside it.
+	eventually(t, 60*time.Second, "snapshots after the recovery", func() bool {
+		snaps, _, err := r.st.ListSnapshots(context.Background(), busy, store.SnapshotQuery{Limit: 1})
+		return err == nil && len(snaps) > 0 && snaps[0].Time.After(recovered.Add(8*time.Second))
+	})
+	for _, g := range r.act.gapsOf(busy) {
+		if g.Kind == store.GapSnapshots && g.To.After(failed) && g.From.Before(recovered) {
+			t.Errorf("%s, whose books the websocket kept fresh, has a gap %v to %v while REST failed for the quiet market's (%v to %v)",
+				busy, g.From, g.To, failed, recovered)
+		}
+	}
+	if r.count() == 0 {
+		t.Fatal("nothing recorded")
+	}
+}
