@@ -184,7 +184,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 
 	t.Run("signed out while a sweep is followed, the sign-in page stays put", func(t *testing.T) {
 		b := open(t, base)
-		b.signIn("ud_dev_pro")
+		b.signIn("ud_dev_enterprise")
 		// A long sweep, followed on its page.
 		id := longSweep(t, base)
 		b.visit("#/sweeps/"+id, "sweeps")
@@ -212,7 +212,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 
 	t.Run("a cancel the API refused leaves Cancel usable", func(t *testing.T) {
 		b := open(t, base)
-		b.signIn("ud_dev_pro")
+		b.signIn("ud_dev_enterprise")
 		id := longSweep(t, base)
 		b.visit("#/sweeps/"+id, "sweeps")
 		b.run("following", chromedp.WaitVisible(byID("sweep-cancel")))
@@ -422,15 +422,19 @@ func pnlShown(x float64) string {
 // API, cancelled when the test ends; it answers its id.
 func longSweep(t *testing.T, base string) string {
 	t.Helper()
-	status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+	// ENTERPRISE's size: 4,186 trials over dev's resolved 5m markets, some
+	// 250,000 replays, that a fast worker takes tens of seconds over (a
+	// PRO sweep of 200 trials was done in two, before the page could act
+	// on it).
+	status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_enterprise", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
 		"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
-		"parameters":[{"path":"/entryConditions/0/value","range":{"from":0.05,"to":0.95,"step":0.05}},{"path":"/exitConditions/0/value","range":{"from":0.5,"to":0.95,"step":0.05}}],
+		"parameters":[{"path":"/entryConditions/0/value","range":{"from":0.05,"to":0.95,"step":0.01}},{"path":"/exitConditions/0/value","range":{"from":0.5,"to":0.95,"step":0.01}}],
 		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"5m","count":100}}`)
 	data, _ := m["data"].(map[string]any)
 	id, _ := data["sweep_id"].(string)
 	if status != http.StatusAccepted || id == "" {
 		t.Fatalf("start a sweep: %d %v", status, m)
 	}
-	t.Cleanup(func() { call(t, http.MethodDelete, base+"/v1/sweeps/"+id, "X-API-Key: ud_dev_pro", "") })
+	t.Cleanup(func() { call(t, http.MethodDelete, base+"/v1/sweeps/"+id, "X-API-Key: ud_dev_enterprise", "") })
 	return id
 }
