@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestDashboardQADash2: what a person met reading results on a phone and
+// the fee schedules of markets and replays, each checked in a real
+// browser against `updown dev` (answers the test shapes are put in the
+// browser's way).
+func TestDashboardQADash2(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
+	slug15 := marketWithData(t, base, "15m")
+	pro := open(t, base)
+	pro.signIn("ud_dev_pro")
+	// One listener answers every replay with the answer under test.
+	var answer atomic.Value
+	answer.Store(feeReplayAnswer(slug15, map[string]any{"feeModel": "NONE"}, 1))
+	defer answerWith(pro, "*/v1/replay", "/v1/replay", func() (int64, []byte) { return 200, answer.Load().([]byte) })()
+	runs := 0
+	replay := func(pro *browserSession) {
+		runs++
+		pro.run("replay", chromedp.Click(byID("replay-submit")),
+			chromedp.WaitVisible(byID("replay-results")+fmt.Sprintf(`[data-run="%d"]`, runs)))
+	}
+
+	t.Run("a result's cards keep their values inside a phone's screen", func(t *testing.T) {
+		pro := pro.in(t)
+		// At phone width a table's rows are cards of two columns, each
+		// cell its label and value on one line: "Cumulative pnl" beside
+		// −$12,345.67 is wider than half a 375 px screen, and the value
+		// ran out of its card and the page sideways.
+		pro.run("phone", chromedp.EmulateViewport(375, 800))
+		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		runs = 0
+		answer.Store(feeReplayAnswer(slug15, map[string]any{"feeModel": "NONE"}, 12345.67))
+		replay(pro)
+		var spill []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=trades-table] td')].filter(c => c.scrollWidth > c.clientWidth + 1)
+			.map(c => (c.dataset.label || '') + ' ' + c.textContent + ': ' + c.scrollWidth + ' px in ' + c.clientWidth)`, &spill)
+		if len(spill) > 0 {
+			t.Errorf("trade cells wider than their place in the card at 375 px: %q", spill)
+		}
+		var overflow float64
+		pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+		if overflow > 0 {
+			t.Errorf("the replay's result is %v px wider than a 375 px screen", overflow)
+		}
+		var shown bool
+		pro.eval(`[...document.querySelectorAll('[data-testid=trades-table] td')].some(c => c.textContent.includes('12,345.67'))`, &shown)
+		if !shown {
+			t.Errorf("no cell shows the cumulative pnl −$12,345.67: nothing was checked")
+		}
+	})
+}
+
+// feeReplayAnswer is a replay's answer on slug with the strategy echo's
+// fee fields given and two trades, the exit's cumulative pnl −cum.
+func feeReplayAnswer(slug string, fees map[string]any, cum float64) []byte {
+	const start = "2026-11-27T10:00:00.000000Z"
+	strategy := map[string]any{"side": "UP", "positionSize": 100, "orderType": "MARKET", "entryConditionCount": 1, "exitConditionCount": 1, "latencyMs": 0}
+	for k, v := range fees {
+		strategy[k] = v
+	}
+	trade := func(typ, at string, price, fee, pos float64) map[string]any {
+		return map[string]any{"type": typ, "reason": "SIGNAL", "time": at, "price": price, "fill_price": price, "shares": 100, "slippage": 0,
+			"fee": fee, "position_pnl": pos, "cumulative_pnl": pos, "coin_price": 90000}
+	}
+	curve := []map[string]any{}
+	for i := 0; i <= 10; i++ {
+		curve = append(curve, map[string]any{"time": fmt.Sprintf("2026-11-27T10:%02d:00.000000Z", i), "pnl": -cum * float64(i) / 10,
+			"unrealized_pnl": 0, "price": 0.5, "coin_price": 90000, "in_position": i > 0 && i < 10})
+	}
+	b, _ := json.Marshal(map[string]any{"success": true, "timestamp": start, "data": map[string]any{
+		"market":   map[string]any{"slug": slug, "market_type": "15m", "winner": "Down", "start_time": start, "end_time": "2026-11-27T10:15:00.000000Z"},
+		"strategy": strategy,
+		"performance": map[string]any{"total_pnl": -cum, "total_pnl_percent": -50, "max_drawdown": cum, "max_drawdown_percent": 100, "total_trades": 1,
+			"winning_trades": 0, "losing_trades": 1, "win_rate": 0, "avg_trade_pnl": -cum, "best_trade": -cum, "worst_trade": -cum, "time_in_position_pct": 80,
+			"final_market_outcome": "Down", "total_fees": 1.75},
+		"trades":    []any{trade("ENTRY", "2026-11-27T10:01:00.000000Z", 0.5, 1.75, 0), trade("EXIT", "2026-11-27T10:09:00.000000Z", 0.01, 0, -cum)},
+		"pnl_curve": curve, "total_snapshots": 11}})
+	return b
+}
