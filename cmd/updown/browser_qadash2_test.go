@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -58,6 +59,81 @@ func TestDashboardQADash2(t *testing.T) {
 		pro.eval(`[...document.querySelectorAll('[data-testid=trades-table] td')].some(c => c.textContent.includes('12,345.67'))`, &shown)
 		if !shown {
 			t.Errorf("no cell shows the cumulative pnl −$12,345.67: nothing was checked")
+		}
+	})
+
+	t.Run("a replay and a market say the fee schedule, a crypto_fees market's times p", func(t *testing.T) {
+		pro := pro.in(t)
+		// The result showed the fees paid and never the schedule they
+		// were charged on: a crypto_fees market (Polymarket's first
+		// crypto curve) charges the schedule's fee times p once more,
+		// which the screen must say for its figures to be read.
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		runs = 0
+		shown := func() string {
+			var s string
+			pro.eval(`(document.querySelector('[data-testid=replay-fee-schedule]') || {}).textContent || ''`, &s)
+			return s
+		}
+		for _, c := range []struct {
+			fees      map[string]any
+			want, not []string
+		}{
+			{map[string]any{"feeModel": "MARKET", "feeRate": 0.25, "feeExponent": 2, "feeType": "crypto_fees"}, []string{"market", "crypto_fees", "shares × 0.25 × p × (p(1−p))²"}, []string{"v2"}},
+			{map[string]any{"feeModel": "MARKET", "feeRate": 0.07, "feeExponent": 1, "feeType": "crypto_fees_v2"}, []string{"market", "crypto_fees_v2", "shares × 0.07 × p(1−p)"}, []string{"p × p"}},
+			{map[string]any{"feeModel": "MARKET", "feeRate": 0, "feeExponent": 1}, []string{"market", "none"}, []string{"×"}},
+			{map[string]any{"feeModel": "CUSTOM", "feeRate": 0.05, "feeExponent": 2}, []string{"custom", "shares × 0.05 × (p(1−p))²"}, []string{"crypto", "p × ("}},
+			{map[string]any{"feeModel": "NONE"}, []string{"none"}, []string{"×"}},
+		} {
+			answer.Store(feeReplayAnswer(slug15, c.fees, 10))
+			replay(pro)
+			got := shown()
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("fees %v: the result says its fees were %q; want it to say %q", c.fees, got, w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(got, w) {
+					t.Errorf("fees %v: the result says its fees were %q, with %q", c.fees, got, w)
+				}
+			}
+		}
+
+		// The market page: its own schedule, as the API answers it, and
+		// a crypto_fees market's (the series' market answered so).
+		var m struct {
+			TakerFeeRate float64 `json:"taker_fee_rate"`
+			FeeExponent  int     `json:"fee_exponent"`
+			FeeType      string  `json:"fee_type"`
+		}
+		apiGet(t, base, "/v1/markets/"+url.PathEscape(slug15), "ud_dev_pro", &m)
+		if m.FeeType != "crypto_fees_v2" || m.TakerFeeRate != 0.07 || m.FeeExponent != 1 {
+			t.Fatalf("dev's market has the fee schedule %+v: the test expects 0.07, 1, crypto_fees_v2", m)
+		}
+		marketFee := func() string {
+			var s string
+			pro.eval(`(document.querySelector('[data-testid=market-fee]') || {}).textContent || ''`, &s)
+			return s
+		}
+		pro.visit("#/market/"+url.PathEscape(slug15), "market")
+		if got := marketFee(); !strings.Contains(got, "shares × 0.07 × p(1−p) (crypto_fees_v2)") || !strings.Contains(got, "20%") {
+			t.Errorf("the market page says its taker fee is %q; want shares × 0.07 × p(1−p) (crypto_fees_v2) and the makers' 20%%", got)
+		}
+		var series map[string]any
+		apiGet(t, base, "/v1/markets/"+url.PathEscape(slug15)+"/series?points=2000", "ud_dev_pro", &series)
+		data, _ := series["data"].(map[string]any)
+		market, _ := data["market"].(map[string]any)
+		if market == nil {
+			t.Fatalf("the series answer has no market: %v", series)
+		}
+		market["fee_type"], market["taker_fee_rate"], market["fee_exponent"] = "crypto_fees", 0.25, 2
+		crypto, _ := json.Marshal(series)
+		stop := answerWith(pro, "*/series*", "/series", func() (int64, []byte) { return 200, crypto })
+		pro.visit("#/market/"+url.PathEscape(slug15), "market")
+		stop()
+		if got := marketFee(); !strings.Contains(got, "shares × 0.25 × p × (p(1−p))² (crypto_fees)") {
+			t.Errorf("a crypto_fees market's page says its taker fee is %q; want shares × 0.25 × p × (p(1−p))² (crypto_fees)", got)
 		}
 	})
 }

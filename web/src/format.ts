@@ -89,6 +89,18 @@ export function shares(x: number | null | undefined): string {
   return num(x, 2);
 }
 
+/**
+ * A taker fee schedule as the fee of one fill at price p: "shares × 0.07 ×
+ * p(1−p)". The curve crypto_fees (Polymarket's first crypto fees, early
+ * 2026) multiplies it by p once more: "shares × 0.25 × p × (p(1−p))²".
+ */
+export function feeFormula(rate: number, exponent: number | null | undefined, type?: string | null): string {
+  const e = typeof exponent === 'number' && exponent >= 0 ? exponent : 1;
+  const sup: Record<number, string> = { 0: '⁰', 2: '²', 3: '³', 4: '⁴' };
+  const curve = e === 1 ? 'p(1−p)' : `(p(1−p))${sup[e] ?? `^${e}`}`;
+  return `shares × ${String(Number(rate.toPrecision(6)))} × ${type === 'crypto_fees' ? 'p × ' : ''}${curve}`;
+}
+
 /** "164 of 50,000", or "164 (unlimited)" when there is no limit. */
 export function ofLimit(used: number | null | undefined, limit: number | null | undefined): string {
   if (limit === null || limit === undefined) return `${int(used)} (unlimited)`;

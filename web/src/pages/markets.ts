@@ -2,7 +2,7 @@ import { ApiError, call, get } from '../api';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, planHint, upgradeLink } from '../ctx';
 import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
-import { int, num, priceDecimals, shares, time, usd } from '../format';
+import { feeFormula, int, num, pct, priceDecimals, shares, time, usd } from '../format';
 
 export interface Market {
   slug: string;
@@ -17,6 +17,18 @@ export interface Market {
   resolved_at: string | null;
   tick_size?: number;
   tick_size_changes?: { tick_size?: number }[];
+  taker_fee_rate?: number | null;
+  fee_exponent?: number | null;
+  fee_type?: string | null;
+  maker_rebate_rate?: number | null;
+}
+
+/** A market's taker fee schedule in words, named by its curve (fee_type), with the makers' rebate. */
+export function marketFees(m: Market): string {
+  if (typeof m.taker_fee_rate !== 'number') return 'not recorded';
+  if (m.taker_fee_rate === 0) return 'none';
+  const rebate = typeof m.maker_rebate_rate === 'number' && m.maker_rebate_rate > 0 ? `; ${pct(m.maker_rebate_rate * 100, 0)} of it goes to makers as a rebate` : '';
+  return `${feeFormula(m.taker_fee_rate, m.fee_exponent, m.fee_type)}${m.fee_type ? ` (${m.fee_type})` : ''}${rebate}`;
 }
 
 const TYPES: Record<string, string[]> = { BTC: ['5m', '15m', '1hr', '4hr', '24hr'], ETH: ['5m', '15m', '1hr'], SOL: ['5m', '15m', '1hr'] };
@@ -301,6 +313,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
       fig('Coin price', `${usd(m.coin_price_start)} → ${usd(m.coin_price_end)}`, undefined, 'wide'),
       fig('Volume', usd(m.final_volume)),
       fig('Snapshots', int(series.snapshots), 'market-snapshots'),
+      fig('Taker fee a fill at price p', marketFees(m), 'market-fee', 'wide'),
     ),
   );
 

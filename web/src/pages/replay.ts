@@ -5,7 +5,7 @@ import type { Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
 import { clear, field, fig, h, holdFocus, labelCells, td, tdTime, th } from '../dom';
-import { int, num, pct, pnl, price, shares, time, usd } from '../format';
+import { feeFormula, int, num, pct, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
   type: string;
@@ -44,7 +44,7 @@ interface EquityPoint {
 export interface ReplayResult {
   market: { slug: string; winner: string | null };
   performance: Record<string, number | string | null>;
-  strategy?: { includeRebates?: boolean; orderType?: string };
+  strategy?: { includeRebates?: boolean; orderType?: string; feeModel?: string; feeRate?: number; feeExponent?: number; feeType?: string };
   trades: Trade[];
   orders?: OrderEvent[] | null;
   pnl_curve: EquityPoint[];
@@ -85,6 +85,26 @@ const FIGURES: [string, string, Fmt][] = [
   ['total_fees', 'Total fees', (x) => usd(x, 5)],
   ['final_market_outcome', 'Outcome', String],
 ];
+
+/**
+ * The fees a replay charged, from its strategy echo: none, a custom
+ * schedule, or the market's, named by its curve (a crypto_fees market's fee
+ * is the schedule's times p once more).
+ */
+export function feesCharged(s: ReplayResult['strategy']): string {
+  switch (s?.feeModel ?? 'NONE') {
+    case 'NONE':
+      return 'none';
+    case 'CUSTOM':
+      return `custom: ${feeFormula(s?.feeRate ?? 0, s?.feeExponent)}`;
+    case 'MARKET': {
+      if (!s?.feeRate) return "the market's: it has no fee recorded, so none";
+      return `the market's${s.feeType ? ` (${s.feeType})` : ''}: ${feeFormula(s.feeRate, s.feeExponent, s.feeType)}`;
+    }
+    default:
+      return String(s?.feeModel);
+  }
+}
 
 /** The replay's errors of its market, which name no request field. */
 const MARKET_CODES = ['MARKET_NOT_FOUND', 'MARKET_NOT_RESOLVED', 'NO_DATA'];
@@ -224,6 +244,7 @@ export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: nu
       FIGURES.filter(([k]) => k in p).map(([k, label, f]) => fig(label, show(k, f), figureIds[k])),
       rebates,
       fig('Snapshots', int(d.total_snapshots)),
+      fig('Fees charged', feesCharged(d.strategy), 'replay-fee-schedule', 'wide'),
     ),
     chart,
     ordersSection(d),
