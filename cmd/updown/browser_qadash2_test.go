@@ -136,6 +136,29 @@ func TestDashboardQADash2(t *testing.T) {
 			t.Errorf("a crypto_fees market's page says its taker fee is %q; want shares × 0.25 × p × (p(1−p))² (crypto_fees)", got)
 		}
 	})
+
+	t.Run("an error quoting a long value keeps to the screen", func(t *testing.T) {
+		pro := pro.in(t)
+		// The API quotes what it was given: a market address of 200
+		// digits, unbroken, pushed the error banner (and the page) 1,400
+		// px wide, at phone width and at 1280 px alike.
+		long := "btc-updown-15m-" + strings.Repeat("9", 200)
+		for _, width := range []int64{1280, 375} {
+			pro.run("viewport", chromedp.EmulateViewport(width, 800))
+			pro.visit("#/markets", "markets")
+			pro.visit("#/market/"+long, "market")
+			pro.run("the error", chromedp.WaitVisible(byID("error-banner")))
+			if got := pro.text(byID("error-banner")); !strings.Contains(got, "NOT_FOUND") {
+				t.Fatalf("the banner says %q; want a NOT_FOUND error", got)
+			}
+			var overflow float64
+			pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+			if overflow > 0 {
+				t.Errorf("at %d px the page with the error of a long market address is %v px wider than the screen", width, overflow)
+			}
+		}
+		pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+	})
 }
 
 // feeReplayAnswer is a replay's answer on slug with the strategy echo's
