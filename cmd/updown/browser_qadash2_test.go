@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -158,6 +160,38 @@ func TestDashboardQADash2(t *testing.T) {
 			}
 		}
 		pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+	})
+
+	t.Run("a refused key gives the keyboard back to the key box", func(t *testing.T) {
+		// A mistyped key: the banner says it was refused, and the keyboard
+		// stayed on Sign in, where a keyboard user had to find the box
+		// again (and a screen reader heard nothing of which box was wrong).
+		b := open(t, base)
+		b.run("load the sign-in page", chromedp.Navigate(base+"/"), chromedp.WaitVisible(byID("signin-key")))
+		b.run("sign in with a wrong key", chromedp.SendKeys(byID("signin-key"), "ud_dev_nosuchkey"), chromedp.Click(byID("signin-submit")),
+			chromedp.WaitVisible(byID("error-banner")))
+		if got := b.text(byID("error-banner")); !strings.Contains(got, "UNAUTHORIZED") {
+			t.Fatalf("the banner says %q; want UNAUTHORIZED", got)
+		}
+		var state struct {
+			Focus, Invalid string
+			Selected       bool
+		}
+		b.eval(`(() => { const k = document.querySelector('[data-testid=signin-key]');
+			return {Focus: document.activeElement.dataset.testid || document.activeElement.tagName, Invalid: k.getAttribute('aria-invalid') || '',
+				Selected: k.selectionStart === 0 && k.selectionEnd === k.value.length && k.value.length > 0} })()`, &state)
+		if state.Focus != "signin-key" || state.Invalid != "true" || !state.Selected {
+			t.Errorf("after a refused key the keyboard is on %q, the key box aria-invalid=%q, its key selected %v; want the box, marked invalid, its key selected to type over",
+				state.Focus, state.Invalid, state.Selected)
+		}
+		// Typed over where the keyboard is, the right key signs in.
+		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+		defer cancel()
+		if err := chromedp.Run(ctx, chromedp.KeyEvent("ud_dev_pro"), chromedp.KeyEvent("\r"), chromedp.WaitVisible(`main[data-ready="markets"]`)); err != nil {
+			var typed string
+			b.eval(`document.querySelector('[data-testid=signin-key]') ? document.querySelector('[data-testid=signin-key]').value : ''`, &typed)
+			t.Errorf("the right key typed at once after the refused one did not sign in (%v): the box holds %q", err, typed)
+		}
 	})
 }
 

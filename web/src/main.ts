@@ -67,8 +67,16 @@ function signInPage(message?: string): void {
       await start();
     } catch (e) {
       showError(e);
+      // A key refused (401): the box is marked and takes the keyboard,
+      // its key selected to type over, as a form's refused field does.
+      if (e instanceof ApiError && e.status === 401) {
+        key.setAttribute('aria-invalid', 'true');
+        key.focus();
+        key.select();
+      }
     }
   });
+  key.addEventListener('input', () => key.removeAttribute('aria-invalid'));
   document.title = 'Sign in · updown';
   clear(root, banner, h('main', { class: 'center', 'data-ready': 'signin' }, form));
   if (message) showError(message);
