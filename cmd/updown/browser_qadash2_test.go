@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 )
 
@@ -134,8 +135,47 @@ func TestDashboardQADash2(t *testing.T) {
 		stop := answerWith(pro, "*/series*", "/series", func() (int64, []byte) { return 200, crypto })
 		pro.visit("#/market/"+url.PathEscape(slug15), "market")
 		stop()
+		// A stop disables every pattern: the replays' is put back.
+		pro.run("answer replays again", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
 		if got := marketFee(); !strings.Contains(got, "shares × 0.25 × p × (p(1−p))² (crypto_fees)") {
 			t.Errorf("a crypto_fees market's page says its taker fee is %q; want shares × 0.25 × p × (p(1−p))² (crypto_fees)", got)
+		}
+	})
+
+	t.Run("a replay without a trade says so, with no trade figures", func(t *testing.T) {
+		pro := pro.in(t)
+		// A strategy that never entered: the API answers its per-trade
+		// figures 0, which read as a trade that broke even ("Best trade
+		// $0.00"), and the trades table was a header over nothing.
+		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
+		runs = 0
+		var none map[string]any
+		if err := json.Unmarshal(feeReplayAnswer(slug15, map[string]any{"feeModel": "NONE"}, 0), &none); err != nil {
+			t.Fatal(err)
+		}
+		data := none["data"].(map[string]any)
+		data["trades"] = []any{}
+		perf := data["performance"].(map[string]any)
+		for _, k := range []string{"total_trades", "losing_trades", "avg_trade_pnl", "best_trade", "worst_trade", "total_fees", "time_in_position_pct", "total_pnl_percent", "max_drawdown_percent"} {
+			perf[k] = 0
+		}
+		b, _ := json.Marshal(none)
+		answer.Store(b)
+		replay(pro)
+		var figs map[string]string
+		pro.eval(`Object.fromEntries([...document.querySelectorAll('[data-testid=replay-results] dl.figures > div')].map(d => [d.querySelector('dt').textContent, d.querySelector('dd').textContent]))`, &figs)
+		for _, k := range []string{"Win rate", "Average trade", "Best trade", "Worst trade"} {
+			if figs[k] != "—" {
+				t.Errorf("without a trade the result's %s is %q; want — (figures %q)", k, figs[k], figs)
+			}
+		}
+		if figs["Trades"] != "0" || figs["Total pnl"] != "$0.00" {
+			t.Errorf("without a trade the result says Trades %q, Total pnl %q; want 0 and $0.00", figs["Trades"], figs["Total pnl"])
+		}
+		var body string
+		pro.eval(`(document.querySelector('[data-testid=trades-table] tbody') || {}).textContent || ''`, &body)
+		if !strings.Contains(body, "No trade") {
+			t.Errorf("the trades table of a replay without a trade holds %q; want it to say there was none", body)
 		}
 	})
 

@@ -106,6 +106,9 @@ export function feesCharged(s: ReplayResult['strategy']): string {
   }
 }
 
+/** The figures of trades, which a replay without one does not have. */
+const NO_TRADE_NO_FIGURE = ['win_rate', 'avg_trade_pnl', 'best_trade', 'worst_trade'];
+
 /** The replay's errors of its market, which name no request field. */
 const MARKET_CODES = ['MARKET_NOT_FOUND', 'MARKET_NOT_RESOLVED', 'NO_DATA'];
 
@@ -217,7 +220,9 @@ export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: nu
   const p = d.performance;
   const show = (k: string, f: Fmt) => {
     const v = p[k];
-    if (k === 'win_rate' && p.total_trades === 0) return '—'; // no trade, no rate
+    // No trade, no rate and no trade to be best, worst or average (the
+    // API answers them 0, which reads as a trade that broke even).
+    if (NO_TRADE_NO_FIGURE.includes(k) && p.total_trades === 0) return '—';
     // The fall in dollars and over the peak it fell from (max_drawdown_percent).
     if (k === 'max_drawdown' && typeof v === 'number' && typeof p.max_drawdown_percent === 'number') return `${f(v)} (${pct(p.max_drawdown_percent)})`;
     return typeof v === 'number' ? f(v) : (v ?? '—');
@@ -406,7 +411,7 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
         th('Cumulative pnl', true),
       ),
     ),
-    h('tbody', null, rows),
+    h('tbody', null, rows.length ? rows : h('tr', null, h('td', { colspan: 12, class: 'muted' }, 'No trade events: the strategy never entered this market.'))),
   );
   labelCells(table);
   clear(box, note, table);
