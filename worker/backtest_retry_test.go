@@ -57,26 +57,10 @@ func TestBacktestShardFailingEveryTry(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:8]}
-	payload, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The tries and their waits (1, 4 and 16 s) take 21 s; the deadline
 	// is far past them, so that a loaded machine's slowness is never read
 	// as the batch running out of time.
-	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: 5 * time.Minute},
-		"test", patience(t))
-	if err != nil || o.Failure != nil {
-		t.Fatalf("batch %s: %v, failure %+v", id, err, o.Failure)
-	}
-	data, err := o.Data()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep backtest.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := f.run(t, req, 5*time.Minute)
 	codes := map[string]int{}
 	for _, r := range rep.Results {
 		if r.Error != nil {
@@ -162,23 +146,7 @@ func TestBacktestShardCountsAWorkersTries(t *testing.T) {
 	secondDone := make(chan struct{})
 	go func() { _ = second.Run(ctx2); close(secondDone) }()
 	t.Cleanup(func() { stopSecond(); <-secondDone })
-	payload, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: 5 * time.Minute},
-		"test", patience(t))
-	if err != nil || o.Failure != nil {
-		t.Fatalf("batch %s: %v, failure %+v", id, err, o.Failure)
-	}
-	data, err := o.Data()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep backtest.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := f.run(t, req, 5*time.Minute)
 	if len(rep.Results) != 1 || rep.Results[0].Error == nil || rep.Results[0].Error.Code != "SERVICE_UNAVAILABLE" {
 		t.Errorf("the broken market's result %+v, want SERVICE_UNAVAILABLE", rep.Results)
 	}

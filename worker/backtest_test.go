@@ -141,7 +141,7 @@ func (f *btFixture) run(t *testing.T, req backtest.Request, timeout time.Duratio
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: timeout}, "test", 60*time.Second)
+	o, id, err := f.client.Run(t.Context(), worker.Job{Type: backtest.TaskType, Queue: jobs.QueueBacktest, Payload: payload, Timeout: timeout}, "test", patience(t))
 	if err != nil {
 		t.Fatalf("batch %s: %v", id, err)
 	}
