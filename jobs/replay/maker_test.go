@@ -36,6 +36,25 @@ func ord(o OrderEvent) string {
 	return fmt.Sprintf("%s %s %s %v×%v %s", o.Time, o.Action, o.Side, o.Price, o.Shares, o.Reason)
 }
 
+// checkEventsAndOrders compares a result's trade events and orders, each
+// written by ev and ord, with the lines wanted.
+func checkEventsAndOrders(t *testing.T, r Result, events, orders []string) {
+	t.Helper()
+	var gotEvents, gotOrders []string
+	for _, tr := range r.Trades {
+		gotEvents = append(gotEvents, ev(tr))
+	}
+	for _, o := range r.Orders {
+		gotOrders = append(gotOrders, ord(o))
+	}
+	if got, want := strings.Join(gotEvents, "\n"), strings.Join(events, "\n"); got != want {
+		t.Errorf("trades\n got %s\nwant %s", got, want)
+	}
+	if got, want := strings.Join(gotOrders, "\n"), strings.Join(orders, "\n"); got != want {
+		t.Errorf("orders\n got %s\nwant %s", got, want)
+	}
+}
+
 func tms(ms int) string { return formatTime(t0.Add(time.Duration(ms) * time.Millisecond)) }
 
 // TestRestingOrders pins resting (GTC) orders on markets worked by hand
@@ -455,19 +474,7 @@ func TestRestingOrders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var events, orders []string
-			for _, tr := range r.Trades {
-				events = append(events, ev(tr))
-			}
-			for _, o := range r.Orders {
-				orders = append(orders, ord(o))
-			}
-			if got, want := strings.Join(events, "\n"), strings.Join(tt.events, "\n"); got != want {
-				t.Errorf("trades\n got %s\nwant %s", got, want)
-			}
-			if got, want := strings.Join(orders, "\n"), strings.Join(tt.orders, "\n"); got != want {
-				t.Errorf("orders\n got %s\nwant %s", got, want)
-			}
+			checkEventsAndOrders(t, r, tt.events, tt.orders)
 			if (len(r.Warnings) > 0) != tt.warnings {
 				t.Errorf("warnings %q", r.Warnings)
 			}
@@ -480,8 +487,9 @@ func TestRestingOrders(t *testing.T) {
 			} else if c[len(c)-1].PnL != p.TotalPnL {
 				t.Errorf("the curve ends at %+v, total_pnl %v", c[len(c)-1], p.TotalPnL)
 			}
-			if p.OrdersPlaced == nil || *p.OrdersPlaced+0 != strings.Count(strings.Join(orders, "\n"), " PLACED ") ||
-				*p.OrdersFilled != strings.Count(strings.Join(orders, "\n"), " FILLED ") {
+			orders := strings.Join(tt.orders, "\n") // the result's, checked above
+			if p.OrdersPlaced == nil || *p.OrdersPlaced+0 != strings.Count(orders, " PLACED ") ||
+				*p.OrdersFilled != strings.Count(orders, " FILLED ") {
 				t.Errorf("counters %+v for orders %q", p, orders)
 			}
 			// Every order placed has ended by the end of the replay.

@@ -278,19 +278,7 @@ func TestRestingQueueHand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var events, orders []string
-			for _, tr := range r.Trades {
-				events = append(events, ev(tr))
-			}
-			for _, o := range r.Orders {
-				orders = append(orders, ord(o))
-			}
-			if got, want := strings.Join(events, "\n"), strings.Join(tt.events, "\n"); got != want {
-				t.Errorf("trades\n got %s\nwant %s", got, want)
-			}
-			if got, want := strings.Join(orders, "\n"), strings.Join(tt.orders, "\n"); got != want {
-				t.Errorf("orders\n got %s\nwant %s", got, want)
-			}
+			checkEventsAndOrders(t, r, tt.events, tt.orders)
 			// The reference transcription of DESIGN 6 agrees.
 			ref := referenceResting(m, tt.snaps, tt.trades, s)
 			var refOrders []string
