@@ -70,6 +70,16 @@ func (a *bookAges) mute(now time.Time) bool {
 	return a.after > 0 && !a.data.IsZero() && now.Sub(a.data) > 2*a.after && now.Sub(a.staleAt) <= a.after
 }
 
+// forget drops what is known of tokens no longer subscribed, so that a
+// connection up for days holds the markets it follows, not every one it
+// followed (some 2,500 tokens a day).
+func (a *bookAges) forget(tokens []string) {
+	for _, t := range tokens {
+		delete(a.changed, t)
+		delete(a.resynced, t)
+	}
+}
+
 // reset forgets everything: a new connection.
 func (a *bookAges) reset(now time.Time) {
 	clear(a.changed)

@@ -337,11 +337,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 				if err := w.send(ctx, conn, wsOperation{AssetsIDs: drop, Operation: "unsubscribe"}); err != nil {
 					return served, err
 				}
-				w.mu.Lock()
-				for _, t := range drop {
-					w.books.Drop(t)
-				}
-				w.mu.Unlock()
+				w.dropTokens(drop)
 			}
 			if len(add) > 0 {
 				if err := w.send(ctx, conn, wsSubscribeOp(add)); err != nil {
@@ -351,6 +347,17 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 			subscribed = want
 		}
 	}
+}
+
+// dropTokens forgets the books of tokens unsubscribed and what is known
+// of their ages.
+func (w *wsBooks) dropTokens(tokens []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range tokens {
+		w.books.Drop(t)
+	}
+	w.ages.forget(tokens)
 }
 
 func keys(m map[string]bool) []string {

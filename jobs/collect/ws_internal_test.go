@@ -199,3 +199,47 @@ func FuzzDecodeWS(f *testing.F) {
 		}
 	})
 }
+
+// TestWSDropForgetsTokens: a token unsubscribed on a live connection
+// leaves neither its book nor its ages behind, so that a connection up for
+// days holds only the markets it follows.
+func TestWSDropForgetsTokens(t *testing.T) {
+	w, now := wsState(t)
+	w.ages = newBookAges(5 * time.Second)
+	const books = `[{"event_type":"book","asset_id":"A","bids":[{"price":"0.48","size":"30"}],"asks":[{"price":"0.52","size":"25"}]},
+		{"event_type":"book","asset_id":"B","bids":[{"price":"0.47","size":"5"}],"asks":[]}]`
+	w.feed(t, books)
+	events, err := book.Decode([]byte(books))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.ages.saw(events, *now) // as the read loop notes them
+	w.mu.Unlock()
+	*now = now.Add(6 * time.Second)
+	w.mu.Lock()
+	for _, tok := range []string{"A", "B"} {
+		if stale, resync := w.ages.stale(tok, *now); !stale || !resync {
+			t.Fatalf("token %s after 6 s: stale %v, resync %v", tok, stale, resync)
+		}
+	}
+	w.mu.Unlock()
+	w.dropTokens([]string{"A"})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.books.Get("A") != nil {
+		t.Error("the book of A, unsubscribed, is still held")
+	}
+	if w.books.Get("B") == nil {
+		t.Error("the book of B, still subscribed, is gone")
+	}
+	if _, ok := w.ages.changed["A"]; ok {
+		t.Error("the book age of A, unsubscribed, is still held")
+	}
+	if _, ok := w.ages.resynced["A"]; ok {
+		t.Error("the resync time of A, unsubscribed, is still held")
+	}
+	if _, ok := w.ages.changed["B"]; !ok {
+		t.Error("the book age of B, still subscribed, is gone")
+	}
+}
