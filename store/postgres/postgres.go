@@ -278,9 +278,8 @@ func wrap(op string, err error) error {
 // unreachable reports whether err means the server could not be talked
 // to (refused or lost connection, shutdown, pool closed, network timeout)
 // or turned the work away for the moment (a deadlock or serialization
-// failure, a resource exhausted, a statement or lock timeout, a standby
-// that takes no writes after a failover): a condition to retry later, not
-// a bug.
+// failure, a disk full, its connections all taken, a lock timeout): a
+// condition to retry later, not a bug.
 func unreachable(err error) bool {
 	var connErr *pgconn.ConnectError
 	var netErr net.Error
@@ -292,15 +291,18 @@ func unreachable(err error) bool {
 	code := pgCode(err)
 	switch {
 	case strings.HasPrefix(code, "08"), // connection exception
-		strings.HasPrefix(code, "40"), // transaction rollback: serialization failure, deadlock
-		strings.HasPrefix(code, "53"): // insufficient resources: disk full, out of memory, too many connections
+		strings.HasPrefix(code, "40"): // transaction rollback: serialization failure, deadlock
 		return true
 	}
+	// Not among them: a statement_timeout (57014) or a read-only server
+	// (25006), which the same work meets again on every try (a query too
+	// heavy for the role's bound, a DATABASE_URL naming a replica), and
+	// out of memory for one query (53200).
 	switch code {
 	case "57P01", "57P02", "57P03", // the server shutting down or starting
-		"57014", // a statement cancelled: statement_timeout
 		"55P03", // a lock not granted within lock_timeout (DefaultLockTimeout)
-		"25006": // a read-only transaction: a standby, after a failover
+		"53100", // disk full
+		"53300": // too many connections
 		return true
 	}
 	return false

@@ -403,9 +403,10 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 // TestTransientErrorsAreUnavailable: errors of a database that turned the
 // work away for the moment are store.ErrUnavailable, worth a retry (a
 // sweep's shard is tried again, an api answers 503), as a lost connection
-// is: a statement timeout and a read-only transaction as the server
-// answers them, and the codes of a deadlock, a serialization failure and
-// exhausted resources. A bad query is not.
+// is: the codes of a deadlock, a serialization failure, a disk full and
+// connections all taken. A bad query is not, nor are a statement timeout
+// and a read-only transaction as the server answers them: the same work
+// meets them again on every try.
 func TestTransientErrorsAreUnavailable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -426,14 +427,15 @@ func TestTransientErrorsAreUnavailable(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{"statement timeout", serverErr("set local statement_timeout = 10; select pg_sleep(1)"), true},
-		{"read-only transaction", serverErr("set transaction read only; create temporary table t (x int)"), true},
+		{"statement timeout", serverErr("set local statement_timeout = 10; select pg_sleep(1)"), false},
+		{"read-only transaction", serverErr("set transaction read only; create temporary table t (x int)"), false},
 		{"deadlock", &pgconn.PgError{Code: "40P01"}, true},
 		{"serialization failure", &pgconn.PgError{Code: "40001"}, true},
 		{"disk full", &pgconn.PgError{Code: "53100"}, true},
 		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
 		{"a bad query", serverErr("select no_such_column from markets"), false},
 		{"a bad value", &pgconn.PgError{Code: "22P02"}, false},
+		{"out of memory", &pgconn.PgError{Code: "53200"}, false},
 	} {
 		if got := errors.Is(postgres.Wrap("op", tc.err), store.ErrUnavailable); got != tc.want {
 			t.Errorf("%s (%v): unavailable %v, want %v", tc.name, tc.err, got, tc.want)
