@@ -421,12 +421,20 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if err != nil {
 		return pr, err
 	}
+	// With no side named, an entry that compares DOWN's price buys DOWN:
+	// the entry is the text before the first exit word (as it is read
+	// below), so that an exit on DOWN's price ("exit when down is above
+	// 0.7") does not choose the side.
+	entryText := t.b
+	if loc := reExitWord.FindIndex(t.b); loc != nil {
+		entryText = t.b[:loc[0]]
+	}
 	side := pr.side
 	switch {
 	case side != "":
 	case base != nil:
 		side = base.side
-	case reDownField.Match(t.b), bareDown(t.b):
+	case reDownField.Match(entryText), bareDown(entryText):
 		side = replay.SideDown
 	default:
 		side = replay.SideUp

@@ -75,6 +75,12 @@ func TestBuiltinPhrases(t *testing.T) {
 		// (bought when DOWN is cheap, UP is dear).
 		{"buy when down is below 0.3, exit above 0.5",
 			"side=DOWN entry: price_down < 0.3 exit: price_down > 0.5" + tail},
+		// The entry chooses the side, not an exit on DOWN's price: UP is
+		// bought when UP is cheap, and sold when DOWN is dear.
+		{"buy when up is below 0.4, exit when down is above 0.7",
+			"side=UP entry: price_up < 0.4 exit: price_down > 0.7" + tail},
+		{"buy when up is below 0.4, exit when price_down is above 0.7",
+			"side=UP entry: price_up < 0.4 exit: price_down > 0.7" + tail},
 		// "returns" and "gains" after "it" or "the price" are verbs, not
 		// the position's profit (refused: TestBuiltinRefuses).
 		{"buy UP when it returns above 0.5, exit when the price gains over 0.8",
