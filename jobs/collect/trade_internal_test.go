@@ -2,6 +2,8 @@ package collect
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,5 +76,46 @@ func flushTrades(t *testing.T, c *Collector, slug string) {
 	t.Helper()
 	if !c.w.flushActivity(context.Background(), map[string][]store.MarketTrade{slug: c.w.heldTrades(slug)}, nil) {
 		t.Fatal("the flush failed")
+	}
+}
+
+// TestStopAfterABriefDropRecordsTheTradesGap: a collector stopping while
+// its websocket is down, a second after trades last flowed, records the
+// stretch as a trades gap (the next start's backfill reads it), as a
+// running collector does once the socket is back: a new subscription
+// sends no trade made before it, so even a short stretch loses them.
+// Before any flow (a start), only a stretch longer than GapAfter counts.
+func TestStopAfterABriefDropRecordsTheTradesGap(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		flowed  bool
+		wantGap bool
+	}{
+		{"after a flow", true, true},
+		{"before any flow", false, false},
+	} {
+		c, _, m := tradeRig(t)
+		ws, err := newWSBooks("wss://example.invalid/ws/market", &c.cfg, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ws = ws
+		at := m.StartTime.Add(time.Minute)
+		if tc.flowed {
+			c.tradeFeed.covered = at
+		}
+		c.tradeFeed.down = at.Add(500 * time.Millisecond)
+		c.closeTrades(at.Add(1500 * time.Millisecond)) // well within GapAfter
+		c.w.mu.Lock()
+		gaps := slices.Clone(c.w.gaps[m.Slug])
+		c.w.mu.Unlock()
+		want := []store.Gap{{From: at, To: at.Add(1500 * time.Millisecond), Kind: store.GapTrades}}
+		if !tc.wantGap {
+			want = nil
+		}
+		if !slices.Equal(gaps, want) {
+			t.Errorf("%s: stopping 1.5 s into a drop recorded %v, want %v", tc.name, gaps, want)
+		}
 	}
 }

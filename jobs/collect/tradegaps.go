@@ -83,11 +83,13 @@ func (c *Collector) closeTrades(now time.Time) {
 	if tw.down.IsZero() {
 		return
 	}
-	from := tw.covered
+	// As in watchTrades: after a feed that flowed, any stretch away is a
+	// trades gap (the next start's backfill reads it).
+	from, least := tw.covered, time.Duration(0)
 	if from.IsZero() {
-		from = tw.down
+		from, least = tw.down, c.cfg.GapAfter
 	}
-	c.recordTradeGaps(from, now, c.cfg.GapAfter, false)
+	c.recordTradeGaps(from, now, least, false)
 	tw.down = time.Time{}
 }
 
