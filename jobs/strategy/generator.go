@@ -61,16 +61,24 @@ type Config struct {
 // may need none).
 func New(cfg Config) (Generator, error) {
 	switch p := strings.ToLower(cfg.Provider); {
-	case p == ProviderBuiltin, p == "" && cfg.APIKey == "" && (cfg.BaseURL == "" || cfg.BaseURL == DefaultBaseURL):
+	case p == ProviderBuiltin, p == "" && cfg.APIKey == "" && openAIs(cfg.BaseURL):
 		// With no provider named, a key or a server of one's own (a
 		// keyless local model's OPENAI_BASE_URL) chooses openai.
 		return Builtin{}, nil
 	case p == ProviderOpenAI, p == "":
-		if cfg.APIKey == "" && (cfg.BaseURL == "" || cfg.BaseURL == DefaultBaseURL) {
+		if cfg.APIKey == "" && openAIs(cfg.BaseURL) {
 			return nil, fmt.Errorf("strategy: AI_PROVIDER=openai needs OPENAI_API_KEY (or an OPENAI_BASE_URL of a server that takes none)")
 		}
 		return NewOpenAI(cfg), nil
 	default:
 		return nil, fmt.Errorf("strategy: unknown AI_PROVIDER %q: use %s or %s", cfg.Provider, ProviderBuiltin, ProviderOpenAI)
 	}
+}
+
+// openAIs reports whether base is OpenAI's own API (or unset, which is
+// it), written in any case and with or without a closing slash: a server
+// that needs a key.
+func openAIs(base string) bool {
+	b := strings.TrimRight(strings.ToLower(strings.TrimSpace(base)), "/")
+	return b == "" || b == strings.ToLower(DefaultBaseURL)
 }

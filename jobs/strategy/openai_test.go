@@ -436,6 +436,8 @@ func TestNewChoosesProvider(t *testing.T) {
 		// No provider named: a keyless local server's address chooses it.
 		{strategy.Config{BaseURL: "http://localhost:11434/v1"}, false, false},
 		{strategy.Config{BaseURL: strategy.DefaultBaseURL}, true, false},
+		{strategy.Config{BaseURL: "https://API.openai.com/v1/"}, true, false},
+		{strategy.Config{Provider: "openai", BaseURL: "https://api.openai.com/v1/"}, false, true},
 		{strategy.Config{Provider: "openai"}, false, true},
 		{strategy.Config{Provider: "claude"}, false, true},
 	}
