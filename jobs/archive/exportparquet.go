@@ -88,10 +88,13 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 	case ParquetPMXT:
 		return st, &InputError{Pos: Pos{File: name}, Err: errors.New("this is a PMXT archive hour of raw events: import it with `updown import events --format pmxt-v2 " + name + "`")}
 	case ParquetMarkets:
-		err = readParquet(ctx, f, func(rows []transfer.ParquetMarket) error {
+		err = readParquet(ctx, f, func(first int64, rows []transfer.ParquetMarket) error {
 			ms := make([]store.Market, len(rows))
 			for i := range rows {
 				ms[i] = marketOfRow(&rows[i])
+				if err := checkRow(first+int64(i), transfer.Record{Market: &ms[i]}); err != nil {
+					return err
+				}
 			}
 			n, err := dst.UpsertMarketsNewer(ctx, ms) // a market stored newer is kept
 			if err != nil {
@@ -101,14 +104,17 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			return nil
 		})
 	case ParquetSnapshots:
-		err = readParquet(ctx, f, func(rows []transfer.ParquetBookSnapshot) error {
-			return bySlug(rows, func(r *transfer.ParquetBookSnapshot) string { return r.Slug }, func(slug string, rs []transfer.ParquetBookSnapshot) error {
+		err = readParquet(ctx, f, func(first int64, rows []transfer.ParquetBookSnapshot) error {
+			return bySlug(first, rows, func(r *transfer.ParquetBookSnapshot) string { return r.Slug }, func(first int64, slug string, rs []transfer.ParquetBookSnapshot) error {
 				snaps := make([]store.Snapshot, len(rs))
 				for i, r := range rs {
 					snaps[i] = store.Snapshot{Time: r.Time, CoinPrice: r.CoinPrice, PriceUp: r.PriceUp, PriceDown: r.PriceDown}
 					if len(r.BookUpBids)+len(r.BookUpAsks)+len(r.BookDownBids)+len(r.BookDownAsks) > 0 {
 						snaps[i].BookUp = &store.Book{Bids: levelsOf(r.BookUpBids), Asks: levelsOf(r.BookUpAsks)}
 						snaps[i].BookDown = &store.Book{Bids: levelsOf(r.BookDownBids), Asks: levelsOf(r.BookDownAsks)}
+					}
+					if err := checkRow(first+int64(i), transfer.Record{Slug: slug, Snapshot: &snaps[i]}); err != nil {
+						return err
 					}
 				}
 				if err := dst.AppendSnapshots(ctx, slug, snaps); err != nil {
@@ -119,11 +125,14 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			})
 		})
 	case ParquetTrades:
-		err = readParquet(ctx, f, func(rows []transfer.ParquetTrade) error {
-			return bySlug(rows, func(r *transfer.ParquetTrade) string { return r.Slug }, func(slug string, rs []transfer.ParquetTrade) error {
+		err = readParquet(ctx, f, func(first int64, rows []transfer.ParquetTrade) error {
+			return bySlug(first, rows, func(r *transfer.ParquetTrade) string { return r.Slug }, func(first int64, slug string, rs []transfer.ParquetTrade) error {
 				ts := make([]store.MarketTrade, len(rs))
 				for i, r := range rs {
 					ts[i] = store.MarketTrade{Time: r.Time, Outcome: r.Outcome, Side: r.Side, Price: r.Price, Size: r.Size, FeeRateBps: r.FeeRateBps, TxHash: r.TxHash}
+					if err := checkRow(first+int64(i), transfer.Record{Slug: slug, Trade: &ts[i]}); err != nil {
+						return err
+					}
 				}
 				if err := dst.AppendMarketTrades(ctx, slug, ts); err != nil {
 					return transfer.NoMarketHint(slug, err)
@@ -133,15 +142,18 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 			})
 		})
 	case ParquetGaps:
-		err = readParquet(ctx, f, func(rows []transfer.ParquetGap) error {
-			return bySlug(rows, func(r *transfer.ParquetGap) string { return r.Slug }, func(slug string, rs []transfer.ParquetGap) error {
+		err = readParquet(ctx, f, func(first int64, rows []transfer.ParquetGap) error {
+			return bySlug(first, rows, func(r *transfer.ParquetGap) string { return r.Slug }, func(first int64, slug string, rs []transfer.ParquetGap) error {
 				gs := make([]store.Gap, len(rs))
 				for i, r := range rs {
 					kind, err := store.ParseGapKind(r.Kind) // "" in files written before gaps had kinds: snapshots
 					if err != nil {
-						return fmt.Errorf("gap of %s from %s: kind: %w", slug, r.From.Format(time.RFC3339Nano), err)
+						return fmt.Errorf("row %d: gap of %s from %s: kind: %w", first+int64(i)+1, slug, r.From.Format(time.RFC3339Nano), err)
 					}
 					gs[i] = store.Gap{From: r.From, To: r.To, Kind: kind}
+					if err := checkRow(first+int64(i), transfer.Record{Slug: slug, Gap: &gs[i]}); err != nil {
+						return err
+					}
 				}
 				if err := dst.RecordGaps(ctx, slug, gs); err != nil {
 					return transfer.NoMarketHint(slug, err)
@@ -157,20 +169,32 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 	return st, nil
 }
 
-// readParquet reads the file's rows as T a batch at a time.
-func readParquet[T any](ctx context.Context, f *os.File, fn func([]T) error) error {
+// checkRow refuses the record of the file's row at index i (from 0) as
+// a JSON Lines or CSV import refuses it, naming the row (from 1).
+func checkRow(i int64, r transfer.Record) error {
+	if err := transfer.Check(&r); err != nil {
+		return fmt.Errorf("row %d: %w", i+1, err)
+	}
+	return nil
+}
+
+// readParquet reads the file's rows as T a batch at a time, handing fn
+// the index of the batch's first row in the file.
+func readParquet[T any](ctx context.Context, f *os.File, fn func(int64, []T) error) error {
 	r := parquet.NewGenericReader[T](f)
 	defer r.Close()
 	buf := make([]T, 2048)
+	var first int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n, err := r.Read(buf)
 		if n > 0 {
-			if ferr := fn(buf[:n]); ferr != nil {
+			if ferr := fn(first, buf[:n]); ferr != nil {
 				return ferr
 			}
+			first += int64(n)
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -181,12 +205,13 @@ func readParquet[T any](ctx context.Context, f *os.File, fn func([]T) error) err
 	}
 }
 
-// bySlug hands runs of rows of one market to fn.
-func bySlug[T any](rows []T, slug func(*T) string, fn func(string, []T) error) error {
+// bySlug hands runs of rows of one market to fn, with the index in the
+// file of a run's first row (rows start at first).
+func bySlug[T any](first int64, rows []T, slug func(*T) string, fn func(int64, string, []T) error) error {
 	start := 0
 	for i := 1; i <= len(rows); i++ {
 		if i == len(rows) || slug(&rows[i]) != slug(&rows[start]) {
-			if err := fn(slug(&rows[start]), rows[start:i]); err != nil {
+			if err := fn(first+int64(start), slug(&rows[start]), rows[start:i]); err != nil {
 				return err
 			}
 			start = i

@@ -56,6 +56,25 @@ func parseNum(s string) (float64, error) {
 	return v, nil
 }
 
+// Check reports what makes r unfit for a store, as a JSON Lines or CSV
+// import refuses it (a NaN or an infinity, a market without a coin, a
+// trade without a side, ...), and puts its books' sides best first. A
+// reader of another format (the Parquet of an export) calls it on each
+// record it makes.
+func Check(r *Record) error {
+	switch {
+	case r.Market != nil:
+		return checkMarket(r.Market)
+	case r.Snapshot != nil:
+		return checkSnapshot(r.Slug, r.Snapshot)
+	case r.Trade != nil:
+		return checkTrade(r.Slug, r.Trade)
+	case r.Gap != nil:
+		return checkGap(r.Slug, r.Gap)
+	}
+	return errors.New("an empty record")
+}
+
 // checkMarket reports what makes m unfit for a store.
 func checkMarket(m *store.Market) error {
 	switch {
