@@ -109,10 +109,8 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 				snaps := make([]store.Snapshot, len(rs))
 				for i, r := range rs {
 					snaps[i] = store.Snapshot{Time: r.Time, CoinPrice: r.CoinPrice, PriceUp: r.PriceUp, PriceDown: r.PriceDown}
-					if len(r.BookUpBids)+len(r.BookUpAsks)+len(r.BookDownBids)+len(r.BookDownAsks) > 0 {
-						snaps[i].BookUp = &store.Book{Bids: levelsOf(r.BookUpBids), Asks: levelsOf(r.BookUpAsks)}
-						snaps[i].BookDown = &store.Book{Bids: levelsOf(r.BookDownBids), Asks: levelsOf(r.BookDownAsks)}
-					}
+					snaps[i].BookUp = bookOfRow(r.BookUpRecorded, r.BookUpBids, r.BookUpAsks)
+					snaps[i].BookDown = bookOfRow(r.BookDownRecorded, r.BookDownBids, r.BookDownAsks)
 					if err := checkRow(first+int64(i), transfer.Record{Slug: slug, Snapshot: &snaps[i]}); err != nil {
 						return err
 					}
@@ -218,6 +216,16 @@ func bySlug[T any](first int64, rows []T, slug func(*T) string, fn func(int64, s
 		}
 	}
 	return nil
+}
+
+// bookOfRow is the book of a snapshot row's side: nil when the row says
+// the snapshot has none, and in a file written before rows said so
+// (recorded is null), when the side has no levels.
+func bookOfRow(recorded *bool, bids, asks []transfer.ParquetLevel) *store.Book {
+	if recorded != nil && !*recorded || recorded == nil && len(bids)+len(asks) == 0 {
+		return nil
+	}
+	return &store.Book{Bids: levelsOf(bids), Asks: levelsOf(asks)}
 }
 
 func levelsOf(ls []transfer.ParquetLevel) []store.Level {

@@ -14,7 +14,8 @@ import (
 // Parquet (DESIGN 13): flat columns that pandas/pyarrow, polars and DuckDB
 // read as they are. Times are timestamps in microseconds, UTC; prices and
 // sizes doubles; an order book side a list of {price, size} structs (empty
-// when no book was recorded). Columns are zstd-compressed. A file holds one
+// when no book was recorded), and book_up_recorded and book_down_recorded
+// tell a book without levels from none. Columns are zstd-compressed. A file holds one
 // kind of record: snapshots (with or without books), markets, market trades,
 // recording gaps, or depth snapshots.
 
@@ -52,6 +53,11 @@ type ParquetBookSnapshot struct {
 	BookUpAsks   []ParquetLevel `parquet:"book_up_asks,list"`
 	BookDownBids []ParquetLevel `parquet:"book_down_bids,list"`
 	BookDownAsks []ParquetLevel `parquet:"book_down_asks,list"`
+	// BookUpRecorded and BookDownRecorded say whether the snapshot has
+	// that book: a book recorded without levels has empty lists, as no
+	// book has. Null in files written before they were.
+	BookUpRecorded   *bool `parquet:"book_up_recorded,optional"`
+	BookDownRecorded *bool `parquet:"book_down_recorded,optional"`
 }
 
 // ParquetTickSizeChange is one change of a market's tick size.
@@ -189,10 +195,12 @@ func ParquetSnapshotRow(slug string, s *store.Snapshot) ParquetSnapshot {
 // ParquetBookSnapshotRow is the row of a snapshot with its books.
 func ParquetBookSnapshotRow(slug string, s *store.Snapshot) ParquetBookSnapshot {
 	r := ParquetBookSnapshot{Slug: slug, Time: s.Time.UTC(), CoinPrice: s.CoinPrice, PriceUp: s.PriceUp, PriceDown: s.PriceDown}
-	if s.BookUp != nil {
+	up, down := s.BookUp != nil, s.BookDown != nil
+	r.BookUpRecorded, r.BookDownRecorded = &up, &down
+	if up {
 		r.BookUpBids, r.BookUpAsks = parquetLevels(s.BookUp.Bids), parquetLevels(s.BookUp.Asks)
 	}
-	if s.BookDown != nil {
+	if down {
 		r.BookDownBids, r.BookDownAsks = parquetLevels(s.BookDown.Bids), parquetLevels(s.BookDown.Asks)
 	}
 	return r
