@@ -161,8 +161,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	stats, err := transfer.Import(ctx, st, br, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
-		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %w",
-			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
+		// The file is named as a Parquet import names it, beside the line.
+		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %s: %w",
+			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, inName(*in), err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
 }
