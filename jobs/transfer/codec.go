@@ -172,3 +172,70 @@ func checkSnapshot(slug string, s *store.Snapshot) error {
 	}
 	return nil
 }
+
+// checkFinite refuses a record with a NaN or an infinity, which no format
+// of an export carries back (JSON has neither, and an import refuses
+// them), naming the record and the field. It allocates only to say so.
+func checkFinite(r Record) error {
+	bad, v := "", 0.0
+	check := func(name string, x float64) {
+		if bad == "" && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			bad, v = name, x
+		}
+	}
+	checkPtr := func(name string, p *float64) {
+		if p != nil {
+			check(name, *p)
+		}
+	}
+	checkBook := func(name string, b *store.Book) {
+		if b == nil {
+			return
+		}
+		for _, side := range [2][]store.Level{b.Bids, b.Asks} {
+			for _, l := range side {
+				check(name, l.Price)
+				check(name, l.Size)
+			}
+		}
+	}
+	switch {
+	case r.Market != nil:
+		m := r.Market
+		checkPtr("coin_price_start", m.CoinPriceStart)
+		checkPtr("coin_price_end", m.CoinPriceEnd)
+		checkPtr("final_volume", m.FinalVolume)
+		checkPtr("final_liquidity", m.FinalLiquidity)
+		checkPtr("taker_fee_rate", m.TakerFeeRate)
+		checkPtr("maker_rebate_rate", m.MakerRebateRate)
+		checkPtr("tick_size", m.TickSize)
+		checkPtr("min_order_size", m.MinOrderSize)
+		checkPtr("price_to_beat", m.PriceToBeat)
+		checkPtr("final_price", m.FinalPrice)
+		for _, c := range m.TickSizeChanges {
+			check("tick_size_changes", c.TickSize)
+		}
+		if bad != "" {
+			return fmt.Errorf("transfer: export market %s: %s: %w: %v", m.Slug, bad, errNotFinite, v)
+		}
+	case r.Snapshot != nil:
+		s := r.Snapshot
+		check("coin_price", s.CoinPrice)
+		check("price_up", s.PriceUp)
+		check("price_down", s.PriceDown)
+		checkBook("orderbook_up", s.BookUp)
+		checkBook("orderbook_down", s.BookDown)
+		if bad != "" {
+			return fmt.Errorf("transfer: export snapshot of %s at %s: %s: %w: %v", r.Slug, AppendTime(nil, s.Time), bad, errNotFinite, v)
+		}
+	case r.Trade != nil:
+		t := r.Trade
+		check("price", t.Price)
+		check("size", t.Size)
+		check("fee_rate_bps", t.FeeRateBps)
+		if bad != "" {
+			return fmt.Errorf("transfer: export trade of %s at %s: %s: %w: %v", r.Slug, AppendTime(nil, t.Time), bad, errNotFinite, v)
+		}
+	}
+	return nil
+}

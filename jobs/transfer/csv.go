@@ -72,6 +72,9 @@ func (e *csvEncoder) writeHeader() error {
 }
 
 func (e *csvEncoder) Encode(r Record) error {
+	if err := checkFinite(r); err != nil {
+		return err
+	}
 	if err := e.writeHeader(); err != nil {
 		return err
 	}

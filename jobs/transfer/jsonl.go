@@ -29,6 +29,9 @@ func newJSONLEncoder(w io.Writer) *jsonlEncoder {
 func (e *jsonlEncoder) Flush() error { return e.w.Flush() }
 
 func (e *jsonlEncoder) Encode(r Record) error {
+	if err := checkFinite(r); err != nil {
+		return err
+	}
 	b := e.buf[:0]
 	var err error
 	switch {

@@ -304,6 +304,9 @@ func NewParquetEncoder(w io.Writer, what What, books bool) (Encoder, error) {
 }
 
 func (e *parquetEncoder) Encode(r Record) error {
+	if err := checkFinite(r); err != nil {
+		return err
+	}
 	switch {
 	case r.Market != nil && e.markets != nil:
 		return e.markets.Write(ParquetMarketRow(r.Market))
