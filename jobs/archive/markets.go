@@ -50,6 +50,10 @@ func LoadMarkets(name string) ([]store.Market, string, error) {
 		out := make([]store.Market, len(rows))
 		for i := range rows {
 			out[i] = marketOfRow(&rows[i])
+			// Checked as the markets of a JSON Lines or CSV file are.
+			if err := transfer.Check(&transfer.Record{Market: &out[i]}); err != nil {
+				return nil, "", &InputError{Pos: Pos{File: name, Row: int64(i) + 1}, Err: err}
+			}
 		}
 		return out, digest, nil
 	}

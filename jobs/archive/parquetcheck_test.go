@@ -109,3 +109,33 @@ func writeMarketsOnly(t *testing.T, dir string, m transfer.ParquetMarket) string
 	writeParquetRows(t, name, []transfer.ParquetMarket{m})
 	return name
 }
+
+// TestLoadMarketsParquetChecksMarkets: a markets file given to `import
+// events --markets` as Parquet is checked as one in JSON Lines or CSV is:
+// a market with a NaN or an unknown coin is refused, naming the file and
+// the row, where it was taken as it was.
+func TestLoadMarketsParquetChecksMarkets(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	nan := math.NaN()
+	good := transfer.ParquetMarket{Slug: "btc-updown-15m-1772366400", MarketID: "1", Coin: "BTC", MarketType: "15m", StartTime: start,
+		EndTime: start.Add(15 * time.Minute), ConditionID: "0xc"}
+	for _, tc := range []struct {
+		name string
+		bad  func(*transfer.ParquetMarket)
+		want string
+	}{
+		{"coin", func(m *transfer.ParquetMarket) { m.Coin = "DOGE" }, "DOGE"},
+		{"nan", func(m *transfer.ParquetMarket) { m.MakerRebateRate = &nan }, "maker_rebate_rate"},
+	} {
+		bad := good
+		bad.Slug, bad.MarketID = "eth-updown-15m-1772366400", "2"
+		tc.bad(&bad)
+		name := filepath.Join(t.TempDir(), "markets.parquet")
+		writeParquetRows(t, name, []transfer.ParquetMarket{good, bad})
+		ms, _, err := archive.LoadMarkets(name)
+		if err == nil || !strings.Contains(err.Error(), name+": row 2") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %d markets, %v; want a refusal naming the file, row 2 and %s", tc.name, len(ms), err, tc.want)
+		}
+	}
+}
