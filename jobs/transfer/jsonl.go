@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -432,7 +434,7 @@ func (d *jsonlDecoder) Decode() (Record, error) {
 		if !ok {
 			l = jsonLine{}
 			if err := json.Unmarshal(raw, &l); err != nil {
-				return Record{}, d.fail(err)
+				return Record{}, d.fail(jsonError(raw, err))
 			}
 		}
 		rec, err := l.record()
@@ -448,6 +450,30 @@ func (d *jsonlDecoder) Decode() (Record, error) {
 		return Record{}, fmt.Errorf("transfer: line %d: %w", d.line+1, err)
 	}
 	return Record{}, io.EOF
+}
+
+// jsonError says what is wrong with a line in the file's terms: a NaN or
+// an infinity (which Python's json and pandas write, and JSON has not), or
+// a number beyond a float's range, is not a finite number, where JSON's
+// error said "invalid character 'N'" and Go's named a Go type.
+func jsonError(raw []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(raw) {
+		i := int(se.Offset) - 1
+		if i > 0 && raw[i] == 'I' && raw[i-1] == '-' {
+			i--
+		}
+		for _, tok := range []string{"NaN", "Infinity", "-Infinity"} {
+			if bytes.HasPrefix(raw[i:], []byte(tok)) {
+				return fmt.Errorf("%s at column %d: %w (JSON has no NaN or infinity)", tok, i+1, errNotFinite)
+			}
+		}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Type != nil && te.Type.Kind() == reflect.Float64 && strings.HasPrefix(te.Value, "number ") {
+		return fmt.Errorf("%s: %s: %w", te.Field, strings.TrimPrefix(te.Value, "number "), errNotFinite)
+	}
+	return err
 }
 
 func (d *jsonlDecoder) fail(err error) error {
