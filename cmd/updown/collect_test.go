@@ -435,9 +435,9 @@ func TestCollectExchangeCoins(t *testing.T) {
 			live := redislive.New(rdb, "")
 
 			// Record for a few seconds of snapshots (the exchange is polled
-			// every second), and until every coin kept has its data.
-			start, _ := collect.NewPolymarketScheme().Window(sr.Coin, sr.MarketType, time.Now())
-			slug := collect.Slug(sr.Coin, sr.MarketType, start)
+			// every second), and until every coin kept has its data. The
+			// market is the window's of the moment: one that ends a second
+			// into the test holds too few, and its successor is recorded.
 			deadline := time.Now().Add(patience)
 			for {
 				select {
@@ -445,6 +445,8 @@ func TestCollectExchangeCoins(t *testing.T) {
 					t.Fatalf("collect --exchange %q exited: %v", tc.exchange, err)
 				default:
 				}
+				start, _ := collect.NewPolymarketScheme().Window(sr.Coin, sr.MarketType, time.Now())
+				slug := collect.Slug(sr.Coin, sr.MarketType, start)
 				snaps, _, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1000})
 				recorded := err == nil && len(snaps) > 1 && snaps[0].Time.Sub(snaps[len(snaps)-1].Time) >= 4*time.Second
 				for _, c := range tc.kept {
