@@ -126,3 +126,35 @@ func TestProcessesWaitForMigration(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderBuildSaysTheSchemaIsNewer: an api (migrating at start or not)
+// and a worker started on a database a newer build migrated (this build
+// rolled back, or an old binary deployed by mistake) run, as README's
+// Production allows, and warn that the schema is newer than theirs,
+// naming both versions, as `updown migrate` says; they said nothing.
+func TestOlderBuildSaysTheSchemaIsNewer(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	rd := redistest.Start(t)
+	s := services{dbURL: dbURL, redisURL: rd.URL}
+	latest, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Pool().Exec(context.Background(), "update schema_version set version = $1", latest+1); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("database schema version %d is newer than this build's %d", latest+1, latest)
+	migrating, _ := startAPI(t, s, "MIGRATE_ON_START=true")
+	waiting, _ := startAPI(t, s)
+	worker := startWorker(t, s, "worker")
+	worker.waitOutput(t, "worker started", patience)
+	for _, p := range []*proc{migrating, waiting, worker} {
+		p.waitOutput(t, want, patience)
+	}
+}

@@ -370,6 +370,7 @@ func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.L
 			return b, nil, err
 		}
 	}
+	warnNewerSchema(ctx, st, log)
 	rdb, err := openRedis(ctx, conn)
 	if err != nil {
 		st.Close()
@@ -394,6 +395,24 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 		}
 	}
 	return st, nil
+}
+
+// warnNewerSchema says when the database's schema is newer than this
+// build's (a build rolled back, or an old binary deployed by mistake): the
+// process runs on it, as README's Production allows, but the operator is
+// told, as `updown migrate` tells it. A failure to read the version is
+// left to the process's own queries to report.
+func warnNewerSchema(ctx context.Context, st *postgres.Store, log *slog.Logger) {
+	want, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		return
+	}
+	have, err := st.SchemaVersion(ctx)
+	if err != nil || have <= want {
+		return
+	}
+	log.Warn(fmt.Sprintf("database schema version %d is newer than this build's %d: a newer build migrated it; this build runs on it, but README's Production says what an older build cannot read", have, want),
+		"have", have, "want", want)
 }
 
 // schemaPoll is how often a process waiting for the schema looks again.
