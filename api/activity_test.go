@@ -12,6 +12,7 @@ import (
 
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
@@ -19,19 +20,28 @@ import (
 // on Postgres, each holding the fixtures and activityFixtures.
 func onBothStores(t *testing.T, test func(t *testing.T, b *bundle)) {
 	t.Helper()
+	eachStore(t, true, func(t *testing.T, st store.Store) {
+		b := setup(t, func(o *setupOpts) { o.store = st })
+		addActivity(t, b.store)
+		test(t, b)
+	})
+}
+
+// eachStore runs test in a subtest per store, memory and Postgres, each
+// holding the fixture markets; parallel runs the subtests side by side.
+func eachStore(t *testing.T, parallel bool, test func(t *testing.T, st store.Store)) {
+	t.Helper()
 	for _, name := range []string{"memory", "postgres"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			var b *bundle
-			if name == "postgres" {
-				st := pgtest.NewStore(t)
-				loadFixtures(t, st)
-				b = setup(t, func(o *setupOpts) { o.store = st })
-			} else {
-				b = setup(t)
+			if parallel {
+				t.Parallel()
 			}
-			addActivity(t, b.store)
-			test(t, b)
+			var st store.Store = memory.New()
+			if name == "postgres" {
+				st = pgtest.NewStore(t)
+			}
+			loadFixtures(t, st)
+			test(t, st)
 		})
 	}
 }

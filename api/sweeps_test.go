@@ -724,41 +724,34 @@ func TestTrialsPageOfALargeSweep(t *testing.T) {
 			tr.Train.Daily = append(tr.Train.Daily, stats.Day{Date: now.AddDate(0, 0, d-200).Format(time.DateOnly), Markets: 1, PnL: float64(d*i%97) / 3})
 		}
 	}
-	for _, kind := range []string{"memory", "postgres"} {
-		t.Run(kind, func(t *testing.T) {
-			var st store.Store = memory.New()
-			if kind == "postgres" {
-				st = pgtest.NewStore(t)
-			}
-			loadFixtures(t, st)
-			b := setup(t, func(o *setupOpts) { o.store = st })
-			id, result := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
-			runtime.GC()
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			r := b.do(http.MethodGet, "/v1/sweeps/"+id+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
-			runtime.ReadMemStats(&after)
-			if r.status != http.StatusOK {
-				t.Fatalf("trials: %d %s", r.status, r.body)
-			}
-			var page struct {
-				Data struct {
-					Trials []sweep.TrialResult `json:"trials"`
-					Total  int                 `json:"total"`
-				} `json:"data"`
-			}
-			if err := json.Unmarshal(r.body, &page); err != nil {
-				t.Fatal(err)
-			}
-			if page.Data.Total != trials || len(page.Data.Trials) != 10 || page.Data.Trials[0].Trial != 1234 || page.Data.Trials[9].Trial != 1243 ||
-				!reflect.DeepEqual(page.Data.Trials[3].Train.Daily, res.Trials[1237].Train.Daily) {
-				t.Fatalf("page: total %d, %d trials from %d", page.Data.Total, len(page.Data.Trials), page.Data.Trials[0].Trial)
-			}
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(result))/2 {
-				t.Errorf("a page of 10 trials allocated %d MB for results of %d MB", alloc>>20, len(result)>>20)
-			}
-		})
-	}
+	eachStore(t, false, func(t *testing.T, st store.Store) {
+		b := setup(t, func(o *setupOpts) { o.store = st })
+		id, result := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := b.do(http.MethodGet, "/v1/sweeps/"+id+"/trials?limit=10&offset=1234", b.keys[store.Enterprise], "", "")
+		runtime.ReadMemStats(&after)
+		if r.status != http.StatusOK {
+			t.Fatalf("trials: %d %s", r.status, r.body)
+		}
+		var page struct {
+			Data struct {
+				Trials []sweep.TrialResult `json:"trials"`
+				Total  int                 `json:"total"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			t.Fatal(err)
+		}
+		if page.Data.Total != trials || len(page.Data.Trials) != 10 || page.Data.Trials[0].Trial != 1234 || page.Data.Trials[9].Trial != 1243 ||
+			!reflect.DeepEqual(page.Data.Trials[3].Train.Daily, res.Trials[1237].Train.Daily) {
+			t.Fatalf("page: total %d, %d trials from %d", page.Data.Total, len(page.Data.Trials), page.Data.Trials[0].Trial)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(result))/2 {
+			t.Errorf("a page of 10 trials allocated %d MB for results of %d MB", alloc>>20, len(result)>>20)
+		}
+	})
 }
 
 // storeDoneSweep stores the customer's sweep of body as DONE with res, as

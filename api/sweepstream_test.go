@@ -17,7 +17,6 @@ import (
 	"github.com/updown/updown/jobs/sweep"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
-	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // largeSweepResults are a DONE sweep's results of n trials, with strings
@@ -53,60 +52,52 @@ func TestGetDoneSweepStreamsItsResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bytes.TrimSuffix(enc.Bytes(), []byte("\n"))
-	for _, kind := range []string{"memory", "postgres"} {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			var st store.Store = memory.New()
-			if kind == "postgres" {
-				st = pgtest.NewStore(t)
-			}
-			loadFixtures(t, st)
-			b := setup(t, func(o *setupOpts) { o.store = st })
-			id, stored := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
-			if bytes.Equal(stored, want) {
-				t.Fatal("the stored results have no HTML escapes to unescape")
-			}
-			r := b.get(store.Enterprise, "/v1/sweeps/"+id)
-			if r.status != http.StatusOK {
-				t.Fatalf("GET: %d %.300s", r.status, r.body)
-			}
-			var answer struct {
-				Success bool `json:"success"`
-				Data    struct {
-					SweepID string          `json:"sweep_id"`
-					Status  string          `json:"status"`
-					Request json.RawMessage `json:"request"`
-					Results json.RawMessage `json:"results"`
-				} `json:"data"`
-				Timestamp string `json:"timestamp"`
-			}
-			if err := json.Unmarshal(r.body, &answer); err != nil {
-				t.Fatalf("the answer is not JSON: %v", err)
-			}
-			d := answer.Data
-			if !answer.Success || d.SweepID != id || d.Status != "DONE" || len(d.Request) == 0 || answer.Timestamp == "" || !bytes.Equal(d.Results, want) {
-				t.Errorf("answer: success %v, sweep %s %s, %d bytes of request, timestamp %q, results equal %v (%d bytes, want %d)",
-					answer.Success, d.SweepID, d.Status, len(d.Request), answer.Timestamp, bytes.Equal(d.Results, want), len(d.Results), len(want))
-			}
+	eachStore(t, true, func(t *testing.T, st store.Store) {
+		b := setup(t, func(o *setupOpts) { o.store = st })
+		id, stored := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
+		if bytes.Equal(stored, want) {
+			t.Fatal("the stored results have no HTML escapes to unescape")
+		}
+		r := b.get(store.Enterprise, "/v1/sweeps/"+id)
+		if r.status != http.StatusOK {
+			t.Fatalf("GET: %d %.300s", r.status, r.body)
+		}
+		var answer struct {
+			Success bool `json:"success"`
+			Data    struct {
+				SweepID string          `json:"sweep_id"`
+				Status  string          `json:"status"`
+				Request json.RawMessage `json:"request"`
+				Results json.RawMessage `json:"results"`
+			} `json:"data"`
+			Timestamp string `json:"timestamp"`
+		}
+		if err := json.Unmarshal(r.body, &answer); err != nil {
+			t.Fatalf("the answer is not JSON: %v", err)
+		}
+		d := answer.Data
+		if !answer.Success || d.SweepID != id || d.Status != "DONE" || len(d.Request) == 0 || answer.Timestamp == "" || !bytes.Equal(d.Results, want) {
+			t.Errorf("answer: success %v, sweep %s %s, %d bytes of request, timestamp %q, results equal %v (%d bytes, want %d)",
+				answer.Success, d.SweepID, d.Status, len(d.Request), answer.Timestamp, bytes.Equal(d.Results, want), len(d.Results), len(want))
+		}
 
-			req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
-			req.Header.Set("X-API-Key", b.keys[store.Enterprise])
-			req.Header.Set("Accept-Encoding", "gzip")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			zr, err := gzip.NewReader(res.Body)
-			if err != nil || res.Header.Get("Content-Encoding") != "gzip" {
-				t.Fatalf("gzipped answer: Content-Encoding %q, %v", res.Header.Get("Content-Encoding"), err)
-			}
-			unzipped, err := io.ReadAll(zr)
-			if err != nil || !bytes.Equal(unzipped, r.body) {
-				t.Errorf("the gzipped answer unzips to %d bytes (%v), not the %d of the plain one", len(unzipped), err, len(r.body))
-			}
-		})
-	}
+		req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
+		req.Header.Set("X-API-Key", b.keys[store.Enterprise])
+		req.Header.Set("Accept-Encoding", "gzip")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		zr, err := gzip.NewReader(res.Body)
+		if err != nil || res.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("gzipped answer: Content-Encoding %q, %v", res.Header.Get("Content-Encoding"), err)
+		}
+		unzipped, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(unzipped, r.body) {
+			t.Errorf("the gzipped answer unzips to %d bytes (%v), not the %d of the plain one", len(unzipped), err, len(r.body))
+		}
+	})
 }
 
 // failingResults is a store whose results fail half way through.
@@ -189,60 +180,52 @@ func (p *pruneAfter) Write(b []byte) (int, error) {
 func TestGetSweepDeletedWhileItStreams(t *testing.T) {
 	t.Parallel()
 	res := largeSweepResults(1500) // several of the store's batches of trials
-	for _, kind := range []string{"memory", "postgres"} {
-		t.Run(kind, func(t *testing.T) {
-			t.Parallel()
-			var st store.Store = memory.New()
-			if kind == "postgres" {
-				st = pgtest.NewStore(t)
-			}
-			loadFixtures(t, st)
-			pr := pruningResults{Store: st, after: 256 << 10, pruned: make(chan int, 1)}
-			b := setup(t, func(o *setupOpts) { o.store = pr })
-			id, stored := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
-			if len(stored) < 4*pr.after {
-				t.Fatalf("the results are %d bytes: too few to be cut", len(stored))
-			}
-			req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
-			req.Header.Set("X-API-Key", b.keys[store.Enterprise])
-			r, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Body.Close()
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				t.Fatalf("the answer of a sweep pruned while it streamed was cut: %d, %d bytes read, %v", r.StatusCode, len(body), err)
-			}
-			var answer struct {
-				Data struct {
-					Results json.RawMessage `json:"results"`
-				} `json:"data"`
-			}
-			if err := json.Unmarshal(body, &answer); err != nil || r.StatusCode != http.StatusOK {
-				t.Fatalf("answer %d, not JSON: %v", r.StatusCode, err)
-			}
-			var got, want any
-			if err := json.Unmarshal(answer.Data.Results, &got); err != nil {
-				t.Fatal(err)
-			}
-			_ = json.Unmarshal(stored, &want)
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("the results answered (%d bytes) are not the stored ones (%d bytes)", len(answer.Data.Results), len(stored))
-			}
-			select {
-			case n := <-pr.pruned:
-				t.Logf("the prune during the answer deleted %d sweeps", n)
-			default:
-				t.Fatal("the store did not prune while the answer streamed")
-			}
-			// Once the answer is whole, retention deletes the sweep.
-			if _, err := st.DeleteSweepsFinishedBefore(context.Background(), time.Now().Add(time.Hour)); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := st.GetSweepInfo(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
-				t.Errorf("after the answer, the prune left the sweep: %v", err)
-			}
-		})
-	}
+	eachStore(t, true, func(t *testing.T, st store.Store) {
+		pr := pruningResults{Store: st, after: 256 << 10, pruned: make(chan int, 1)}
+		b := setup(t, func(o *setupOpts) { o.store = pr })
+		id, stored := storeDoneSweep(t, st, b.ids[store.Enterprise], sweepBody(200, ""), res)
+		if len(stored) < 4*pr.after {
+			t.Fatalf("the results are %d bytes: too few to be cut", len(stored))
+		}
+		req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/sweeps/"+id, nil)
+		req.Header.Set("X-API-Key", b.keys[store.Enterprise])
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Fatalf("the answer of a sweep pruned while it streamed was cut: %d, %d bytes read, %v", r.StatusCode, len(body), err)
+		}
+		var answer struct {
+			Data struct {
+				Results json.RawMessage `json:"results"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &answer); err != nil || r.StatusCode != http.StatusOK {
+			t.Fatalf("answer %d, not JSON: %v", r.StatusCode, err)
+		}
+		var got, want any
+		if err := json.Unmarshal(answer.Data.Results, &got); err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal(stored, &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("the results answered (%d bytes) are not the stored ones (%d bytes)", len(answer.Data.Results), len(stored))
+		}
+		select {
+		case n := <-pr.pruned:
+			t.Logf("the prune during the answer deleted %d sweeps", n)
+		default:
+			t.Fatal("the store did not prune while the answer streamed")
+		}
+		// Once the answer is whole, retention deletes the sweep.
+		if _, err := st.DeleteSweepsFinishedBefore(context.Background(), time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.GetSweepInfo(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after the answer, the prune left the sweep: %v", err)
+		}
+	})
 }
