@@ -307,26 +307,24 @@ func (e *engine) evidence(k int, price float64, i int) {
 	}
 	rec := &tt.rec[k]
 	same := rec.up == e.up
-	if rec.hashed && len(o.hashes) > 0 {
+	if rec.hashed {
 		// One match recorded on both outcomes counts once, whichever
 		// outcome's event came first: the other outcome's mirror of a
 		// match counted on this outcome, or this outcome's twin of a
 		// mirror counted. Same-outcome trades sharing a hash all count
 		// (one match may fill several makers), and so do mirrors.
-		if mirror, ok := o.hashes[tt.hashOf(k)]; ok && mirror == same {
-			return
-		}
-	}
-	size := rec.size
-	if rec.hashed {
-		if o.hashes == nil {
-			o.hashes = map[string]bool{}
-		}
 		h := tt.hashOf(k)
-		if _, ok := o.hashes[h]; !ok {
+		switch mirror, ok := o.hashes[h]; {
+		case ok && mirror == same:
+			return
+		case !ok:
+			if o.hashes == nil {
+				o.hashes = map[string]bool{}
+			}
 			o.hashes[h] = !same // true: counted as the other outcome's mirror
 		}
 	}
+	size := rec.size
 	if through {
 		o.counted += size
 		return
