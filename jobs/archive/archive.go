@@ -1387,7 +1387,7 @@ func (r *run) finish() error {
 			// The books are trusted GapAfter past the market's last event:
 			// its snapshots may go on past the last event the input
 			// holds, and the stretch the import speaks for with them.
-			if last := time.UnixMicro(slices.Max(imported)).UTC(); last.After(to) {
+			if last := time.UnixMicro(imported[n-1]).UTC(); last.After(to) { // imported is sorted
 				to = last
 			}
 		}
