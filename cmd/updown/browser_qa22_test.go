@@ -46,6 +46,14 @@ func (b *browserSession) focused() string {
 	return id
 }
 
+// invalidBoxes are the data-testids of the controls marked invalid.
+func (b *browserSession) invalidBoxes() []string {
+	b.t.Helper()
+	var ids []string
+	b.eval(`[...document.querySelectorAll('[aria-invalid=true]')].map(e => e.dataset.testid)`, &ids)
+	return ids
+}
+
 // fakeSweeps is a page of a sweeps list, n sweeps from the first'th
 // (1-based), as GET /v1/sweeps answers it.
 func fakeSweeps(first, n, total int) []byte {
@@ -194,8 +202,7 @@ func TestBrowserQA22(t *testing.T) {
 			if got := pro.text(byID("error-banner")); !strings.Contains(got, c.says) {
 				t.Errorf("the banner says %q; want %q", got, c.says)
 			}
-			var invalid []string
-			pro.eval(`[...document.querySelectorAll('[aria-invalid=true]')].map(e => e.dataset.testid)`, &invalid)
+			invalid := pro.invalidBoxes()
 			if fmt.Sprint(invalid) != fmt.Sprint([]string{c.id}) {
 				t.Errorf("%q refused: the boxes marked invalid are %v; want [%s]", c.says, invalid, c.id)
 			}
@@ -315,8 +322,7 @@ func TestBrowserQA22(t *testing.T) {
 		pro := open(t, base)
 		pro.signIn("ud_dev_pro")
 		pro.visit("#/markets?coin=BTC&from=2026-11-30T06:00&to=2026-11-29T06:00", "markets")
-		var invalid []string
-		pro.eval(`[...document.querySelectorAll('[aria-invalid=true]')].map(e => e.dataset.testid)`, &invalid)
+		invalid := pro.invalidBoxes()
 		if fmt.Sprint(invalid) != "[markets-to]" {
 			t.Errorf("the boxes marked invalid: %v; want [markets-to]", invalid)
 		}
