@@ -128,21 +128,34 @@ func (s *Store) getSweep(ctx context.Context, id string, withResult bool) (store
 // doneSweep returns the DONE sweep with the id, its result and its
 // trials, which are never changed once it is DONE and may be read
 // without the lock.
-func (s *Store) doneSweep(ctx context.Context, op, id string) (result []byte, trials [][]byte, err error) {
+//
+// With hold, the sweep is counted as being written (sweepEntry.writing)
+// in the same lock, so that no prune comes between; the caller gives it
+// back with release.
+func (s *Store) doneSweep(ctx context.Context, op, id string, hold bool) (result []byte, trials [][]byte, release func(), err error) {
 	if err := live(ctx, op); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	t := &s.sweeps
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, err := t.entry(op, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if e.sw.Status != store.SweepDone {
-		return nil, nil, fmt.Errorf("memory: %s: the sweep is %s, not DONE: %w", op, e.sw.Status, store.ErrConflict)
+		return nil, nil, nil, fmt.Errorf("memory: %s: the sweep is %s, not DONE: %w", op, e.sw.Status, store.ErrConflict)
 	}
-	return e.sw.Result, e.trials, nil
+	release = func() {}
+	if hold {
+		e.writing++
+		release = func() {
+			t.mu.Lock()
+			e.writing--
+			t.mu.Unlock()
+		}
+	}
+	return e.sw.Result, e.trials, release, nil
 }
 
 // SweepTrials returns a page of a DONE sweep's trials: copies of the
@@ -152,7 +165,7 @@ func (s *Store) SweepTrials(ctx context.Context, id string, offset, limit int) (
 	if limit < 0 || offset < 0 {
 		return nil, 0, fmt.Errorf("memory: %s: limit %d, offset %d: want neither negative: %w", op, limit, offset, store.ErrInvalid)
 	}
-	_, trials, err := s.doneSweep(ctx, op, id)
+	_, trials, _, err := s.doneSweep(ctx, op, id, false)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -172,25 +185,11 @@ func (s *Store) SweepTrials(ctx context.Context, id string, offset, limit int) (
 // DeleteSweepsFinishedBefore meanwhile, as Postgres spares it.
 func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
 	op := fmt.Sprintf("write the result of sweep %q", id)
-	result, _, err := s.doneSweep(ctx, op, id)
+	result, _, release, err := s.doneSweep(ctx, op, id, true)
 	if err != nil {
 		return err
 	}
-	t := &s.sweeps
-	t.mu.Lock()
-	e, err := t.entry(op, id)
-	if err == nil {
-		e.writing++
-	}
-	t.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		t.mu.Lock()
-		e.writing--
-		t.mu.Unlock()
-	}()
+	defer release()
 	_, err = w.Write(result)
 	return err
 }
