@@ -63,13 +63,22 @@ func (c *Collector) watchTrades(at time.Time) {
 		// even a quick reconnection loses the trades of its stretch, which
 		// only the backfill brings. Before the first flow (a start), only
 		// a stretch longer than GapAfter is.
-		from, least := tw.covered, time.Duration(0)
-		if from.IsZero() {
-			from, least = tw.down, c.cfg.GapAfter
-		}
+		from, least := tw.stretch(c.cfg.GapAfter)
 		c.recordTradeGaps(from, at, least, true)
 	}
 	tw.covered, tw.down = at, time.Time{}
+}
+
+// stretch is where the trades gap of the feed's stretch away begins, and
+// how long it must be to count: after a feed that flowed, from the last
+// instant it flowed, however short (a new connection sends no trade made
+// before its subscription); before the first flow (a start), from when it
+// was first seen down, longer than gapAfter.
+func (tw *tradeWatch) stretch(gapAfter time.Duration) (from time.Time, least time.Duration) {
+	if !tw.covered.IsZero() {
+		return tw.covered, 0
+	}
+	return tw.down, gapAfter
 }
 
 // closeTrades records a stretch still open when the collector stops.
@@ -83,12 +92,8 @@ func (c *Collector) closeTrades(now time.Time) {
 	if tw.down.IsZero() {
 		return
 	}
-	// As in watchTrades: after a feed that flowed, any stretch away is a
-	// trades gap (the next start's backfill reads it).
-	from, least := tw.covered, time.Duration(0)
-	if from.IsZero() {
-		from, least = tw.down, c.cfg.GapAfter
-	}
+	// The next start's backfill reads it.
+	from, least := tw.stretch(c.cfg.GapAfter)
 	c.recordTradeGaps(from, now, least, false)
 	tw.down = time.Time{}
 }
