@@ -36,16 +36,13 @@ const (
 	// sweeps_finished index), but not one whose result is being written
 	// (a reader counted, readLeaseSQL, whose lease has not lapsed); their
 	// shards go with them (on delete cascade).
-	deleteFinishedSQL = `delete from sweeps where finished_at < $1 and (readers = 0 or read_until is null or read_until < now())`
-	// readLeaseSQL counts a reader of DONE sweep $1 and takes a lease of $2
-	// microseconds (never shortening another reader's), answering its end;
-	// no row when the sweep is gone (or not DONE).
-	readLeaseSQL = `update sweeps set readers = readers + 1, read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
-		where id = $1 and status = 'DONE' returning read_until`
-	// readRenewSQL pushes the lease of a reader of sweep $1 out to $2
-	// microseconds from now, as readLeaseSQL, counting no reader.
-	readRenewSQL = `update sweeps set read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
-		where id = $1 and status = 'DONE' returning read_until`
+	deleteFinishedSQL = `delete from sweeps where finished_at < $1 and (readers = 0 or read_until < now())`
+	// readLeaseSQL counts $3 more readers (1 to take a lease, 0 to renew
+	// one) of DONE sweep $1 and pushes their lease out to $2 microseconds
+	// from now (never shortening another reader's); no row when the sweep
+	// is gone (or not DONE).
+	readLeaseSQL = `update sweeps set readers = readers + $3, read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
+		where id = $1 and status = 'DONE' returning true`
 	// readUnleaseSQL gives back a reader of sweep $1: the last one given
 	// back, the sweep is a prune's again.
 	readUnleaseSQL = `update sweeps set readers = greatest(readers - 1, 0) where id = $1`
@@ -274,7 +271,6 @@ type readLeaseHeld struct {
 	s     *Store
 	op    string
 	id    string
-	until time.Time // the lease's end as the database has it
 	taken time.Time // when it was taken or last renewed (this process's clock)
 }
 
@@ -282,17 +278,20 @@ type readLeaseHeld struct {
 // ErrNotFound when the sweep is gone.
 func (s *Store) takeReadLease(ctx context.Context, op, id string) (*readLeaseHeld, error) {
 	l := &readLeaseHeld{s: s, op: op, id: id}
-	if err := l.lease(ctx, readLeaseSQL); err != nil {
+	if err := l.lease(ctx, 1); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
 // renew pushes the lease out: ErrNotFound when the sweep is gone.
-func (l *readLeaseHeld) renew(ctx context.Context) error { return l.lease(ctx, readRenewSQL) }
+func (l *readLeaseHeld) renew(ctx context.Context) error { return l.lease(ctx, 0) }
 
-func (l *readLeaseHeld) lease(ctx context.Context, sql string) error {
-	err := l.s.pool.QueryRow(ctx, sql, l.id, readLease.Microseconds()).Scan(&l.until)
+// lease counts readers more readers of the sweep (1 or 0) and pushes the
+// lease out: ErrNotFound when the sweep is gone.
+func (l *readLeaseHeld) lease(ctx context.Context, readers int) error {
+	var leased bool
+	err := l.s.pool.QueryRow(ctx, readLeaseSQL, l.id, readLease.Microseconds(), readers).Scan(&leased)
 	if err != nil {
 		return wrap(l.op, err)
 	}
