@@ -263,6 +263,7 @@ type heardAll struct {
 	ticks   []float64
 	markets []string
 	settled [][]string
+	lost    []lostTrades
 }
 
 func (h *heardAll) tickChanged(_ string, tick float64, _ time.Time) { h.ticks = append(h.ticks, tick) }
@@ -270,6 +271,7 @@ func (h *heardAll) traded(_ string, tr wsTrade)                     { h.trades =
 func (h *heardAll) newMarket(slug string, _ []string)               { h.markets = append(h.markets, slug) }
 func (h *heardAll) resolved(tokens []string)                        { h.settled = append(h.settled, tokens) }
 func (h *heardAll) subscribed([]string)                             {}
+func (h *heardAll) tradesLost(lost []lostTrades)                    { h.lost = append(h.lost, lost...) }
 
 func TestRealWebsocketMessages(t *testing.T) {
 	t.Parallel()

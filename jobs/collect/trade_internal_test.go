@@ -119,3 +119,32 @@ func TestStopAfterABriefDropRecordsTheTradesGap(t *testing.T) {
 		}
 	}
 }
+
+// TestTradesLostRecordsGaps: stretches in which a market's tokens were
+// resubscribed (Collector.tradesLost) are recorded as trades gaps of the
+// market, cut to its window, the two tokens' stretches that overlap as
+// one; a token of no market followed is passed over.
+func TestTradesLostRecordsGaps(t *testing.T) {
+	t.Parallel()
+	c, _, m := tradeRig(t)
+	at := m.StartTime.Add(time.Minute)
+	c.tradesLost([]lostTrades{
+		{token: "up", from: at, to: at.Add(2 * time.Second)},
+		{token: "down", from: at.Add(time.Second), to: at.Add(3 * time.Second)},
+		{token: "up", from: at.Add(time.Minute), to: at.Add(time.Minute + time.Second)},
+		{token: "down", from: m.StartTime.Add(-2 * time.Second), to: m.StartTime.Add(time.Second)},
+		{token: "elsewhere", from: at, to: at.Add(time.Second)},
+	})
+	c.w.mu.Lock()
+	got := slices.Clone(c.w.gaps[m.Slug])
+	c.w.mu.Unlock()
+	slices.SortFunc(got, store.CompareGaps)
+	want := []store.Gap{
+		{From: m.StartTime, To: m.StartTime.Add(time.Second), Kind: store.GapTrades},
+		{From: at, To: at.Add(3 * time.Second), Kind: store.GapTrades},
+		{From: at.Add(time.Minute), To: at.Add(time.Minute + time.Second), Kind: store.GapTrades},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("gaps %+v, want %+v", got, want)
+	}
+}

@@ -81,6 +81,41 @@ func (tw *tradeWatch) stretch(gapAfter time.Duration) (from time.Time, least tim
 	return tw.down, gapAfter
 }
 
+// tradesLost implements wsListener: a market whose token was dropped and
+// subscribed again on a live connection, for a fresh book, may miss the
+// trades made in between (the connection's feed flowed all along, so
+// watchTrades sees nothing). Its stretch, however short, is recorded as
+// a trades gap of the market and backfilled; the two tokens of a market
+// asked for together make one gap (store.MergeGaps).
+func (c *Collector) tradesLost(lost []lostTrades) {
+	if c.cfg.Activity == nil {
+		return
+	}
+	markets := map[string]store.Market{}
+	gaps := map[string][]store.Gap{}
+	var slugs []string
+	for _, l := range lost {
+		m, _, ok := c.marketOf(l.token)
+		if !ok {
+			continue // a token we no longer follow
+		}
+		g, ok := tradesGap(m, l.from, l.to, 0)
+		if !ok {
+			continue // outside the market's window
+		}
+		if _, seen := markets[m.Slug]; !seen {
+			markets[m.Slug] = m
+			slugs = append(slugs, m.Slug)
+		}
+		gaps[m.Slug] = append(gaps[m.Slug], g)
+	}
+	for _, slug := range slugs {
+		for _, g := range store.MergeGaps(gaps[slug]) {
+			c.recordTradesGap(markets[slug], g, true)
+		}
+	}
+}
+
 // closeTrades records a stretch still open when the collector stops.
 func (c *Collector) closeTrades(now time.Time) {
 	if c.ws == nil || c.cfg.Activity == nil {

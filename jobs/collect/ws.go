@@ -49,6 +49,13 @@ type wsBooks struct {
 	ages    *bookAges       // when each book last changed (stale.go)
 	heard   []wsEvent       // events for the listener, handed over after apply
 	ended   time.Time       // last market data of the last connection that ended
+	// lost holds the tokens dropped and subscribed again for a fresh book
+	// (resync), by the instant from which their trades may be missing:
+	// none comes between the unsubscription and the subscription.
+	lost map[string]time.Time
+	// refound holds the stretches of lost tokens whose book came back,
+	// for the listener, handed over after apply as heard is.
+	refound []lostTrades
 
 	listener wsListener      // nil: only books are kept
 	health   *upstreamHealth // nil: not followed
@@ -72,6 +79,16 @@ type wsListener interface {
 	// (a start or a reconnection). A tick_size_change sent while no
 	// connection was up is lost, and its books do not tell the tick.
 	subscribed(tokens []string)
+	// tradesLost: the trades of each token over its stretch may not have
+	// come (a resubscription for a fresh book).
+	tradesLost(lost []lostTrades)
+}
+
+// lostTrades is a stretch [from, to) in which a token's trades may not
+// have reached the collector.
+type lostTrades struct {
+	token    string
+	from, to time.Time
 }
 
 // The market channel's events and the books they build follow the book
@@ -97,6 +114,7 @@ func newWSBooks(rawURL string, cfg *Config, log *slog.Logger) (*wsBooks, error) 
 		changed: make(chan struct{}, 1),
 		books:   book.NewBooks(),
 		resync:  map[string]bool{},
+		lost:    map[string]time.Time{},
 		ages:    newBookAges(cfg.BookStaleAfter),
 	}, nil
 }
@@ -263,6 +281,10 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 		<-readDone
 		w.mu.Lock()
 		w.live = false
+		// Tokens asked for again whose book did not come before the end:
+		// their trades may be missing up to it (and from there the
+		// connection's own trades gap, tradeWatch, takes over).
+		refound := w.closeLost(nil, w.now())
 		if w.books.Len() > 0 {
 			// It held books: a tick change before its last data would
 			// have come on it.
@@ -270,6 +292,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 		}
 		w.books.Reset()
 		w.mu.Unlock()
+		w.tellLost(refound)
 	}()
 
 	ping := time.NewTicker(w.ping)
@@ -321,6 +344,7 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 			// A book that went out of step is asked for again: dropping
 			// and adding the token brings a fresh `book` event.
 			if len(resync) > 0 {
+				w.markLost(resync)
 				if err := w.send(ctx, conn, wsOperation{AssetsIDs: resync, Operation: "unsubscribe"}); err != nil {
 					return served, err
 				}
@@ -353,11 +377,51 @@ func (w *wsBooks) session(ctx context.Context) (served bool, err error) {
 // of their ages.
 func (w *wsBooks) dropTokens(tokens []string) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	for _, t := range tokens {
 		w.books.Drop(t)
 	}
 	w.ages.forget(tokens)
+	refound := w.closeLost(tokens, w.now())
+	w.mu.Unlock()
+	w.tellLost(refound)
+}
+
+// markLost records that the tokens are about to be dropped and subscribed
+// again for a fresh book: Polymarket sends no trade of a token between
+// the two, so from now, less the delivery of the last message
+// (wsDeliveryLag), their trades may be missing until the fresh book
+// arrives (apply, which tells whether any can be). A token already
+// waiting keeps its earlier start.
+func (w *wsBooks) markLost(tokens []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	from := w.now().Add(-wsDeliveryLag)
+	for _, t := range tokens {
+		if _, ok := w.lost[t]; !ok {
+			w.lost[t] = from
+		}
+	}
+}
+
+// closeLost ends at to the stretches of the lost tokens among tokens (all
+// of them when tokens is nil) and returns them for the listener. Callers
+// hold mu.
+func (w *wsBooks) closeLost(tokens []string, to time.Time) []lostTrades {
+	var out []lostTrades
+	for t, from := range w.lost {
+		if tokens == nil || slices.Contains(tokens, t) {
+			out = append(out, lostTrades{token: t, from: from, to: to})
+			delete(w.lost, t)
+		}
+	}
+	return out
+}
+
+// tellLost hands the stretches of lost trades to the listener.
+func (w *wsBooks) tellLost(lost []lostTrades) {
+	if w.listener != nil && len(lost) > 0 {
+		w.listener.tradesLost(lost)
+	}
 }
 
 func keys(m map[string]bool) []string {
@@ -453,10 +517,11 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 				books++
 			}
 		}
-		heard := w.heard
-		w.heard = nil
+		heard, refound := w.heard, w.refound
+		w.heard, w.refound = nil, nil
 		w.mu.Unlock()
 		w.tell(heard)
+		w.tellLost(refound)
 		if books > 0 && !signalled {
 			signalled = true
 			gotBook <- struct{}{}
@@ -468,9 +533,22 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 // importer shares) and reports whether it was a book. A book that went
 // out of step is asked for again (see session). Callers hold mu.
 func (w *wsBooks) apply(e *wsEvent) bool {
+	held := w.books.Get(e.AssetID) // a book event replaces it, not changes it
 	isBook, outOfStep := w.books.Apply(e)
 	if isBook {
 		delete(w.resync, e.AssetID)
+		if from, ok := w.lost[e.AssetID]; ok {
+			// The fresh book asked for: the token's trades flow again. A
+			// trade takes size from the book, so a fresh book whose levels
+			// are those held (a quiet market's, resubscribed every
+			// BookStaleAfter to tell it from a frozen feed) says that none
+			// was made in between; one that differs, or a book that had
+			// gone out of step, may have missed some.
+			delete(w.lost, e.AssetID)
+			if fresh := w.books.Get(e.AssetID); held == nil || !slices.Equal(held.Bids, fresh.Bids) || !slices.Equal(held.Asks, fresh.Asks) {
+				w.refound = append(w.refound, lostTrades{token: e.AssetID, from: from, to: w.lastMsg})
+			}
+		}
 		return true
 	}
 	for _, t := range outOfStep {

@@ -33,11 +33,15 @@ func (w *wsBooks) feed(t *testing.T, msg string) {
 		t.Fatalf("decode %s: %v", msg, err)
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.lastMsg = w.now()
 	for i := range events {
 		w.apply(&events[i])
 	}
+	heard, refound := w.heard, w.refound
+	w.heard, w.refound = nil, nil
+	w.mu.Unlock()
+	w.tell(heard)
+	w.tellLost(refound)
 }
 
 func (w *wsBooks) storeBook(t *testing.T, token string) (store.Book, bool) {
@@ -241,5 +245,71 @@ func TestWSDropForgetsTokens(t *testing.T) {
 	}
 	if _, ok := w.ages.changed["B"]; !ok {
 		t.Error("the book age of B, still subscribed, is gone")
+	}
+}
+
+// TestWSResubscriptionLosesTrades: a token dropped and subscribed again
+// for a fresh book (a book out of step, or a quiet one told from a frozen
+// feed) hears no trade in between. The stretch, from the resubscription
+// less wsDeliveryLag to the fresh book, is told as trades that may be
+// lost when the fresh book differs from the one held, or none was held
+// (out of step); a fresh book equal to the one held says no trade was
+// made, so a quiet market's resubscriptions record nothing. A token
+// dropped while waiting for its book, or a connection that ends, tells
+// its stretch up to then.
+func TestWSResubscriptionLosesTrades(t *testing.T) {
+	t.Parallel()
+	w, now := wsState(t)
+	h := &heardAll{}
+	w.listener = h
+	const bookA = `{"event_type":"book","asset_id":"A","bids":[{"price":"0.48","size":"30"}],"asks":[{"price":"0.52","size":"25"}]}`
+	w.feed(t, bookA)
+	w.feed(t, `{"event_type":"book","asset_id":"B","bids":[{"price":"0.40","size":"10"}],"asks":[{"price":"0.60","size":"10"}]}`)
+	step := func(d time.Duration) time.Time { *now = now.Add(d); return *now }
+	want := func(what string, lost ...lostTrades) {
+		t.Helper()
+		if !slices.Equal(h.lost, lost) {
+			t.Fatalf("%s: told %+v, want %+v", what, h.lost, lost)
+		}
+		h.lost = nil
+	}
+
+	// Quiet: the same book comes back.
+	w.markLost([]string{"A"})
+	step(200 * time.Millisecond)
+	w.feed(t, bookA)
+	want("a quiet book resubscribed")
+
+	// A trade took 5 of the best ask meanwhile.
+	marked := step(time.Second)
+	w.markLost([]string{"A"})
+	got := step(150 * time.Millisecond)
+	w.feed(t, `{"event_type":"book","asset_id":"A","bids":[{"price":"0.48","size":"30"}],"asks":[{"price":"0.52","size":"20"}]}`)
+	want("a book that changed while resubscribed", lostTrades{token: "A", from: marked.Add(-wsDeliveryLag), to: got})
+
+	// Out of step: the book is dropped, so the fresh one, even the same
+	// as before, may follow missed trades.
+	w.feed(t, `{"event_type":"price_change","price_changes":[{"asset_id":"B","price":"0.3","size":"1","side":"BUY","best_bid":"0.45","best_ask":"0.60"}]}`)
+	if !w.resync["B"] {
+		t.Fatal("B not out of step")
+	}
+	marked = step(time.Second)
+	w.markLost([]string{"B"})
+	w.markLost([]string{"B"}) // asked again before its book came: the earlier start stands
+	got = step(time.Second)
+	w.feed(t, `{"event_type":"book","asset_id":"B","bids":[{"price":"0.40","size":"10"}],"asks":[{"price":"0.60","size":"10"}]}`)
+	want("a book out of step", lostTrades{token: "B", from: marked.Add(-wsDeliveryLag), to: got})
+
+	// Dropped while waiting, and a connection's end.
+	marked = step(time.Second)
+	w.markLost([]string{"A", "B"})
+	got = step(100 * time.Millisecond)
+	w.dropTokens([]string{"A"})
+	want("a token dropped while waiting for its book", lostTrades{token: "A", from: marked.Add(-wsDeliveryLag), to: got})
+	w.mu.Lock()
+	ended := w.closeLost(nil, got)
+	w.mu.Unlock()
+	if !slices.Equal(ended, []lostTrades{{token: "B", from: marked.Add(-wsDeliveryLag), to: got}}) || len(w.lost) != 0 {
+		t.Fatalf("a connection's end closed %+v (left %v)", ended, w.lost)
 	}
 }
