@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -21,15 +20,13 @@ func (t MarketTrade) Check() error {
 		why = fmt.Sprintf("outcome %q is not %s or %s", t.Outcome, OutcomeUp, OutcomeDown)
 	case t.Side != SideBuy && t.Side != SideSell:
 		why = fmt.Sprintf("side %q is not %s or %s", t.Side, SideBuy, SideSell)
-	case !finite(t.Price) || !finite(t.Size) || !finite(t.FeeRateBps):
+	case t.FirstNonFinite().Field != "":
 		why = fmt.Sprintf("price %v, size %v, fee rate %v bps: not all finite", t.Price, t.Size, t.FeeRateBps)
 	default:
 		return nil
 	}
 	return fmt.Errorf("trade at %s: %s: %w", t.Time.UTC().Format(time.RFC3339Nano), why, ErrInvalid)
 }
-
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // CompareMarketTrades orders trades oldest first, as MarketTradeQuery
 // describes: by Time, then Outcome, Side, Price, Size, FeeRateBps and

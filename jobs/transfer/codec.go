@@ -92,13 +92,9 @@ func checkMarket(m *store.Market) error {
 	case m.Winner != nil && *m.Winner != store.OutcomeUp && *m.Winner != store.OutcomeDown && *m.Winner != store.OutcomeFiftyFifty:
 		return fmt.Errorf("market %s: winner %q is not Up, Down or 50-50", m.Slug, *m.Winner)
 	}
-	for name, p := range map[string]*float64{"coin_price_start": m.CoinPriceStart, "coin_price_end": m.CoinPriceEnd,
-		"final_volume": m.FinalVolume, "final_liquidity": m.FinalLiquidity, "taker_fee_rate": m.TakerFeeRate,
-		"maker_rebate_rate": m.MakerRebateRate,
-		"tick_size":         m.TickSize, "min_order_size": m.MinOrderSize, "price_to_beat": m.PriceToBeat, "final_price": m.FinalPrice} {
-		if p != nil && (math.IsNaN(*p) || math.IsInf(*p, 0)) {
-			return fmt.Errorf("market %s: %s: %w", m.Slug, name, errNotFinite)
-		}
+	nf := m.FirstNonFinite()
+	if nf.Field != "" && nf.Field != "tick_size_changes" {
+		return fmt.Errorf("market %s: %s: %w", m.Slug, nf.Field, errNotFinite)
 	}
 	for _, src := range m.DataSources {
 		// A CSV cell holds the sources space-separated.
@@ -106,11 +102,11 @@ func checkMarket(m *store.Market) error {
 			return fmt.Errorf("market %s: data source %q: want a name without spaces", m.Slug, src)
 		}
 	}
-	for _, c := range m.TickSizeChanges {
+	for i, c := range m.TickSizeChanges {
 		if c.Time.IsZero() {
 			return fmt.Errorf("market %s: a tick size change without a time", m.Slug)
 		}
-		if math.IsNaN(c.TickSize) || math.IsInf(c.TickSize, 0) {
+		if nf.Field == "tick_size_changes" && nf.Index == i {
 			return fmt.Errorf("market %s: tick size change at %s: %w", m.Slug, c.Time.Format(time.RFC3339Nano), errNotFinite)
 		}
 	}
@@ -149,19 +145,16 @@ func checkSnapshot(slug string, s *store.Snapshot) error {
 	if s.Time.IsZero() {
 		return fmt.Errorf("snapshot of %s without a time", slug)
 	}
-	for _, v := range []float64{s.CoinPrice, s.PriceUp, s.PriceDown} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("snapshot of %s at %s: %w", slug, s.Time.Format(time.RFC3339Nano), errNotFinite)
+	if nf := s.FirstNonFinite(); nf.Field != "" {
+		where := ""
+		if nf.Field == "orderbook_up" || nf.Field == "orderbook_down" {
+			where = "book level: "
 		}
+		return fmt.Errorf("snapshot of %s at %s: %s%w", slug, s.Time.Format(time.RFC3339Nano), where, errNotFinite)
 	}
 	for _, b := range []*store.Book{s.BookUp, s.BookDown} {
 		if b == nil {
 			continue
-		}
-		for _, l := range append(b.Bids[:len(b.Bids):len(b.Bids)], b.Asks...) {
-			if math.IsNaN(l.Price) || math.IsInf(l.Price, 0) || math.IsNaN(l.Size) || math.IsInf(l.Size, 0) {
-				return fmt.Errorf("snapshot of %s at %s: book level: %w", slug, s.Time.Format(time.RFC3339Nano), errNotFinite)
-			}
 		}
 		// Best first, as store.Book keeps them, where a file has them
 		// otherwise: Polymarket's REST book, for one, lists both sides
@@ -177,64 +170,18 @@ func checkSnapshot(slug string, s *store.Snapshot) error {
 // of an export carries back (JSON has neither, and an import refuses
 // them), naming the record and the field. It allocates only to say so.
 func checkFinite(r Record) error {
-	bad, v := "", 0.0
-	check := func(name string, x float64) {
-		if bad == "" && (math.IsNaN(x) || math.IsInf(x, 0)) {
-			bad, v = name, x
-		}
-	}
-	checkPtr := func(name string, p *float64) {
-		if p != nil {
-			check(name, *p)
-		}
-	}
-	checkBook := func(name string, b *store.Book) {
-		if b == nil {
-			return
-		}
-		for _, side := range [2][]store.Level{b.Bids, b.Asks} {
-			for _, l := range side {
-				check(name, l.Price)
-				check(name, l.Size)
-			}
-		}
-	}
 	switch {
 	case r.Market != nil:
-		m := r.Market
-		checkPtr("coin_price_start", m.CoinPriceStart)
-		checkPtr("coin_price_end", m.CoinPriceEnd)
-		checkPtr("final_volume", m.FinalVolume)
-		checkPtr("final_liquidity", m.FinalLiquidity)
-		checkPtr("taker_fee_rate", m.TakerFeeRate)
-		checkPtr("maker_rebate_rate", m.MakerRebateRate)
-		checkPtr("tick_size", m.TickSize)
-		checkPtr("min_order_size", m.MinOrderSize)
-		checkPtr("price_to_beat", m.PriceToBeat)
-		checkPtr("final_price", m.FinalPrice)
-		for _, c := range m.TickSizeChanges {
-			check("tick_size_changes", c.TickSize)
-		}
-		if bad != "" {
-			return fmt.Errorf("transfer: export market %s: %s: %w: %v", m.Slug, bad, errNotFinite, v)
+		if nf := r.Market.FirstNonFinite(); nf.Field != "" {
+			return fmt.Errorf("transfer: export market %s: %s: %w: %v", r.Market.Slug, nf.Field, errNotFinite, nf.Value)
 		}
 	case r.Snapshot != nil:
-		s := r.Snapshot
-		check("coin_price", s.CoinPrice)
-		check("price_up", s.PriceUp)
-		check("price_down", s.PriceDown)
-		checkBook("orderbook_up", s.BookUp)
-		checkBook("orderbook_down", s.BookDown)
-		if bad != "" {
-			return fmt.Errorf("transfer: export snapshot of %s at %s: %s: %w: %v", r.Slug, AppendTime(nil, s.Time), bad, errNotFinite, v)
+		if nf := r.Snapshot.FirstNonFinite(); nf.Field != "" {
+			return fmt.Errorf("transfer: export snapshot of %s at %s: %s: %w: %v", r.Slug, AppendTime(nil, r.Snapshot.Time), nf.Field, errNotFinite, nf.Value)
 		}
 	case r.Trade != nil:
-		t := r.Trade
-		check("price", t.Price)
-		check("size", t.Size)
-		check("fee_rate_bps", t.FeeRateBps)
-		if bad != "" {
-			return fmt.Errorf("transfer: export trade of %s at %s: %s: %w: %v", r.Slug, AppendTime(nil, t.Time), bad, errNotFinite, v)
+		if nf := r.Trade.FirstNonFinite(); nf.Field != "" {
+			return fmt.Errorf("transfer: export trade of %s at %s: %s: %w: %v", r.Slug, AppendTime(nil, r.Trade.Time), nf.Field, errNotFinite, nf.Value)
 		}
 	}
 	return nil
