@@ -221,6 +221,39 @@ func TestReplayNumberBeyondFloat(t *testing.T) {
 	}
 }
 
+// TestReplayFarOutOfRangeMessage: a replay number far out of range is
+// said as a sweep says it, with an exponent (1e+308), where the message
+// wrote its 309 digits; an ordinary one reads as written.
+func TestReplayFarOutOfRangeMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	for _, tc := range []struct {
+		name  string
+		set   map[string]any
+		field string
+		want  string
+	}{
+		{"positionSize", map[string]any{"positionSize": 1e308}, "positionSize", "positionSize 1e+308 is out of range"},
+		{"maxLossPercent", map[string]any{"maxLossPercent": -1e308}, "maxLossPercent", "maxLossPercent -1e+308 is out of range"},
+		{"feeRate", map[string]any{"feeModel": "CUSTOM", "feeRate": 1e308}, "feeRate", "feeRate 1e+308 is out of range"},
+		{"latencyMs", map[string]any{"latencyMs": 1e308}, "latencyMs", "latencyMs 1e+308 is not allowed"},
+		{"latencyMs 0.001", map[string]any{"latencyMs": 0.001}, "latencyMs", "latencyMs 0.001 is not allowed"},
+		{"maxLossPercent 0.55", map[string]any{"maxLossPercent": 0.55}, "maxLossPercent", "maxLossPercent 0.55 is out of range"},
+	} {
+		body := replayBody(slug, func(m map[string]any) {
+			for k, v := range tc.set {
+				m[k] = v
+			}
+		})
+		e := wantError(t, b.replay(store.Pro, body), http.StatusBadRequest, "VALIDATION_ERROR")
+		d, _ := e["details"].(map[string]any)
+		if msg, _ := e["message"].(string); d["field"] != tc.field || !strings.HasPrefix(msg, tc.want) {
+			t.Errorf("%s: field %v, message %.120q; want field %s and a message starting %q", tc.name, d["field"], msg, tc.field, tc.want)
+		}
+	}
+}
+
 func TestReplayThroughWorker(t *testing.T) {
 	t.Parallel()
 	b, q := replaySetup(t, 30*time.Second, true)

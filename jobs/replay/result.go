@@ -251,7 +251,7 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	}
 	if s.PositionSize < least-tolerance && (len(e.events) > 0 || e.rest.counts[0] > 0) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("positionSize %s is under "+whose+": Polymarket refuses smaller orders, so these trades could not have been placed as sized",
-			num(s.PositionSize), num(least)))
+			FormatNum(s.PositionSize), FormatNum(least)))
 	}
 	if e.rest.on {
 		r.Orders = make([]OrderEvent, len(e.rest.orders))

@@ -483,7 +483,7 @@ func (r *Request) Validate() error {
 			v, given = *f.raw, true
 		}
 		if given && (!finite(v) || v != math.Trunc(v) || v < f.lo || v > f.hi) {
-			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, num(v), f.rule)
+			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, FormatNum(v), f.rule)
 		}
 	}
 	return p.err()
@@ -609,7 +609,7 @@ func (s *Strategy) check(p *problems) {
 	case ps == 0:
 		p.add(CodeValidation, "positionSize", "positionSize is missing or 0: "+sizeRule)
 	case ps < MinPositionSize || ps > MaxPositionSize:
-		p.add(CodeValidation, "positionSize", "positionSize %s is out of range: "+sizeRule, num(ps))
+		p.add(CodeValidation, "positionSize", "positionSize %s is out of range: "+sizeRule, FormatNum(ps))
 	}
 
 	const lossRule = "it must be between 1 and 100, or left out for the default 50"
@@ -619,7 +619,7 @@ func (s *Strategy) check(p *problems) {
 	case ml == 0 && !s.maxLossGiven:
 		// absent: the default applies
 	case ml < MinMaxLossPercent || ml > MaxMaxLossPercent:
-		p.add(CodeValidation, "maxLossPercent", "maxLossPercent %s is out of range: "+lossRule, num(ml))
+		p.add(CodeValidation, "maxLossPercent", "maxLossPercent %s is out of range: "+lossRule, FormatNum(ml))
 	}
 
 	switch s.OrderType {
@@ -683,7 +683,7 @@ func (s *Strategy) checkOrderRules(p *problems) {
 		case f.gtc && known && !gtc:
 			p.add(CodeValidation, f.name, "%s applies only with orderType GTC (a resting order); %s", f.name, orderTypeNamed(s.OrderType))
 		case !finite(v) || v != math.Trunc(v) || v < f.lo || v > f.hi:
-			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, num(v), f.rule)
+			p.add(CodeValidation, f.name, "%s %s is not allowed: %s", f.name, FormatNum(v), f.rule)
 		}
 		if f.name == "maxEntriesPerMarket" && (s.PostOnly || s.postOnlyGiven) && known && !gtc {
 			// postOnly comes between maxEntriesPerMarket and
@@ -747,7 +747,7 @@ func (s *Strategy) checkCosts(p *problems) {
 		p.add(CodeValidation, "feeRate", "feeRate is missing: feeModel CUSTOM needs a rate; "+rateRule)
 	case r == nil:
 	case !finite(*r) || *r < MinFeeRate || *r > MaxFeeRate:
-		p.add(CodeValidation, "feeRate", "feeRate %s is out of range: "+rateRule, num(*r))
+		p.add(CodeValidation, "feeRate", "feeRate %s is out of range: "+rateRule, FormatNum(*r))
 	}
 
 	const expRule = "it must be a whole number from 1 to 4, or left out for the default 1"
@@ -760,7 +760,7 @@ func (s *Strategy) checkCosts(p *problems) {
 	case !custom:
 		p.add(CodeValidation, "feeExponent", "feeExponent applies only with feeModel CUSTOM (MARKET takes the market's own exponent)")
 	case !finite(exp) || exp != math.Trunc(exp) || exp < MinFeeExponent || exp > MaxFeeExponent:
-		p.add(CodeValidation, "feeExponent", "feeExponent %s is not allowed: "+expRule, num(exp))
+		p.add(CodeValidation, "feeExponent", "feeExponent %s is not allowed: "+expRule, FormatNum(exp))
 	}
 
 	const latencyRule = "it must be a whole number of milliseconds from 0 to 60000"
@@ -769,7 +769,7 @@ func (s *Strategy) checkCosts(p *problems) {
 		lat = *s.rawLatency
 	}
 	if !finite(lat) || lat != math.Trunc(lat) || lat < 0 || lat > MaxLatencyMs {
-		p.add(CodeValidation, "latencyMs", "latencyMs %s is not allowed: "+latencyRule, num(lat))
+		p.add(CodeValidation, "latencyMs", "latencyMs %s is not allowed: "+latencyRule, FormatNum(lat))
 	}
 }
 
@@ -835,8 +835,19 @@ func (p *problems) err() error {
 	return p.first
 }
 
-// num formats x for a message: plain decimal, no exponent for everyday sizes.
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+// FormatNum writes x as a message says it: in plain decimals (0.55, 100,
+// 0.001), but with an exponent where plain decimals would run to dozens of
+// digits (1e+308, 1e-07), as JavaScript writes numbers. The validation
+// messages of replays, sweeps and strategy requests all write their
+// numbers with it, so that one number reads the same in each; a
+// strategy's code (jobs/strategy's FormatCode) writes its numbers with it
+// too, a syntax its parser reads back.
+func FormatNum(x float64) string {
+	if a := math.Abs(x); a != 0 && (a >= 1e21 || a < 1e-6) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 

@@ -163,12 +163,12 @@ func Describe(r Rules) string {
 		b.WriteString(" (whichever comes first)")
 	}
 	fmt.Fprintf(&b, ", or at the market's end. %s shares a trade with %s orders; a loss of %s%% of the entry cost forces an exit.",
-		num(s.PositionSize), s.OrderType, num(s.MaxLossPercent))
+		replay.FormatNum(s.PositionSize), s.OrderType, replay.FormatNum(s.MaxLossPercent))
 	switch s.FeeModel {
 	case replay.FeeMarket:
 		b.WriteString(" Every fill pays the market's taker fee.")
 	case replay.FeeCustom:
-		fmt.Fprintf(&b, " Every fill pays a taker fee of shares × %s × (p(1−p))^%d.", formatNumber(*s.FeeRate), s.FeeExponent)
+		fmt.Fprintf(&b, " Every fill pays a taker fee of shares × %s × (p(1−p))^%d.", replay.FormatNum(*s.FeeRate), s.FeeExponent)
 	}
 	if s.LatencyMs > 0 {
 		fmt.Fprintf(&b, " Orders execute %d ms after their signal.", s.LatencyMs)
@@ -206,7 +206,7 @@ func Describe(r Rules) string {
 func joinConditions(cs []replay.Condition, joiner string) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = c.Field + " " + c.Operator + " " + formatNumber(c.Value)
+		parts[i] = c.Field + " " + c.Operator + " " + replay.FormatNum(c.Value)
 	}
 	return strings.Join(parts, joiner)
 }
@@ -461,7 +461,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 				v *= 1000
 			}
 			if v != math.Trunc(v) || v > replay.MaxLatencyMs {
-				return false, refuse("a latency of %s ms is not allowed: it must be a whole number of milliseconds up to 60000 (one minute)", num(v))
+				return false, refuse("a latency of %s ms is not allowed: it must be a whole number of milliseconds up to 60000 (one minute)", replay.FormatNum(v))
 			}
 			pr.latency = &v
 			return true, nil
@@ -472,7 +472,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 				v = roundTo(v/100, 8)
 			}
 			if v > 1 {
-				return false, refuse("a fee rate of %s is more than 1: write it as a percentage (\"fee rate 7%%\") or a fraction (\"fee rate 0.07\")", num(v))
+				return false, refuse("a fee rate of %s is more than 1: write it as a percentage (\"fee rate 7%%\") or a fraction (\"fee rate 0.07\")", replay.FormatNum(v))
 			}
 			pr.feeModel, pr.feeRate = replay.FeeCustom, &v
 			return true, nil
@@ -480,7 +480,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		{reFeeExp, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1])
 			if v != math.Trunc(v) || v < replay.MinFeeExponent || v > replay.MaxFeeExponent {
-				return false, refuse("a fee exponent of %s is not allowed: it must be a whole number from 1 to 4", num(v))
+				return false, refuse("a fee exponent of %s is not allowed: it must be a whole number from 1 to 4", replay.FormatNum(v))
 			}
 			pr.feeExp = &v
 			return true, nil
@@ -507,7 +507,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		{reCooldown, func(_ int, m []string) (bool, error) {
 			ms := millis(m[1]+m[3]+m[5], m[2]+m[4]+m[6])
 			if ms != math.Trunc(ms) || ms < 0 || ms > replay.MaxReentryCooldownMs {
-				return false, refuse("a cooldown of %s ms is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", num(ms))
+				return false, refuse("a cooldown of %s ms is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", replay.FormatNum(ms))
 			}
 			pr.cooldown = &ms
 			return true, nil
@@ -515,7 +515,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		{reMaxEntries, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1])
 			if v != math.Trunc(v) || v < 1 || v > replay.MaxEntriesPerMarketCap {
-				return false, refuse("at most %s entries is not allowed: it must be a whole number from 1 to 10000", num(v))
+				return false, refuse("at most %s entries is not allowed: it must be a whole number from 1 to 10000", replay.FormatNum(v))
 			}
 			pr.maxEntries = &v
 			return true, nil
@@ -536,7 +536,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			}
 			v, _ := number(m[1])
 			if v != math.Trunc(v) || v < 0 || v > replay.MaxLimitOffsetTicks {
-				return false, refuse("a resting order %s ticks above the best bid is not allowed: it must be a whole number of ticks from 0 to 50", num(v))
+				return false, refuse("a resting order %s ticks above the best bid is not allowed: it must be a whole number of ticks from 0 to 50", replay.FormatNum(v))
 			}
 			pr.offset = &v
 			return true, nil
@@ -544,7 +544,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		{reCancel, func(_ int, m []string) (bool, error) {
 			ms := millis(m[1], m[2])
 			if ms != math.Trunc(ms) || ms < 1 || ms > replay.MaxCancelAfterMs {
-				return false, refuse("cancelling after %s ms is not allowed: it must be a whole number of milliseconds from 1 to 86400000 (a day)", num(ms))
+				return false, refuse("cancelling after %s ms is not allowed: it must be a whole number of milliseconds from 1 to 86400000 (a day)", replay.FormatNum(ms))
 			}
 			pr.cancel = &ms
 			return true, nil
@@ -564,7 +564,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		{reStopPct, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1] + m[2])
 			if v < replay.MinMaxLossPercent || v > replay.MaxMaxLossPercent {
-				return false, refuse("a stop loss of %s%% is out of range: it must be between 1%% and 100%% of the entry cost", num(v))
+				return false, refuse("a stop loss of %s%% is out of range: it must be between 1%% and 100%% of the entry cost", replay.FormatNum(v))
 			}
 			pr.maxLoss = &v
 			return true, nil
@@ -587,7 +587,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		{reShares, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1])
 			if v < replay.MinPositionSize || v > replay.MaxPositionSize {
-				return false, refuse("%s shares is out of range: a trade must be between 1 and 10000 shares", num(v))
+				return false, refuse("%s shares is out of range: a trade must be between 1 and 10000 shares", replay.FormatNum(v))
 			}
 			pr.size = &v
 			return true, nil
@@ -920,7 +920,7 @@ func timeLeft(amount, unit string, mt store.MarketType, refuse func(string, ...a
 	}
 	v, _ := number(amount)
 	if total := mt.Duration().Seconds(); total == 0 || v > total {
-		return "", 0, refuse("%s seconds is longer than a %s market", num(v), mt)
+		return "", 0, refuse("%s seconds is longer than a %s market", replay.FormatNum(v), mt)
 	}
 	return replay.FieldTimeRemaining, v, nil
 }
@@ -947,7 +947,7 @@ func percentOfMarket(amount, unit string, mt store.MarketType, refuse func(strin
 	switch {
 	case unit == "%" || unit == "percent":
 		if v > 100 {
-			return 0, refuse("%s%% of the market is more than all of it", num(v))
+			return 0, refuse("%s%% of the market is more than all of it", replay.FormatNum(v))
 		}
 		return v, nil
 	case strings.HasPrefix(unit, "h"):
@@ -957,7 +957,7 @@ func percentOfMarket(amount, unit string, mt store.MarketType, refuse func(strin
 	}
 	total := mt.Duration().Minutes()
 	if total == 0 || d > total {
-		return 0, refuse("%s minutes is longer than a %s market", num(d), mt)
+		return 0, refuse("%s minutes is longer than a %s market", replay.FormatNum(d), mt)
 	}
 	return roundTo(100*d/total, 6), nil
 }
@@ -973,32 +973,32 @@ func comparison(field, op, amount string, percent bool, refuse func(string, ...a
 	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread, replay.FieldBidUp, replay.FieldBidDown,
 		replay.FieldMidUp, replay.FieldMidDown, replay.FieldDisplayUp, replay.FieldDisplayDown:
 		if v < 0 {
-			return c, "", refuse("%s is a price between 0 and 1: %s is below 0, so the condition could never hold as written", field, num(v))
+			return c, "", refuse("%s is a price between 0 and 1: %s is below 0, so the condition could never hold as written", field, replay.FormatNum(v))
 		}
 		if percent {
 			c.Value = roundTo(v/100, 6)
 			if c.Value > 1 {
-				return c, "", refuse("%s is a price between 0 and 1: %s%% is more than 100%%", field, num(v))
+				return c, "", refuse("%s is a price between 0 and 1: %s%% is more than 100%%", field, replay.FormatNum(v))
 			}
 			return c, "", nil
 		}
 		if v > 1 {
-			return c, "", refuse("%s is a price between 0 and 1: did you mean %s (or %s%%)?", field, num(roundTo(v/100, 6)), num(v))
+			return c, "", refuse("%s is a price between 0 and 1: did you mean %s (or %s%%)?", field, replay.FormatNum(roundTo(v/100, 6)), replay.FormatNum(v))
 		}
 	case replay.FieldTimeRemainingPct:
 		if v > 100 || v < 0 {
-			return c, "", refuse("time_remaining_pct is a percentage from 0 to 100: %s is outside", num(v))
+			return c, "", refuse("time_remaining_pct is a percentage from 0 to 100: %s is outside", replay.FormatNum(v))
 		}
 	case replay.FieldCoinPrice:
 		if percent {
-			return c, "", refuse("coin_price compares with a price in dollars; a change of %s%% cannot be expressed as a condition", num(v))
+			return c, "", refuse("coin_price compares with a price in dollars; a change of %s%% cannot be expressed as a condition", replay.FormatNum(v))
 		}
 	case replay.FieldImbalanceUp, replay.FieldImbalanceDown:
 		if percent {
 			c.Value = roundTo(v/100, 6)
 		}
 		if math.Abs(c.Value) > 1 {
-			return c, "", refuse("%s is between -1 and 1 (all asks to all bids): %s is outside", field, num(v))
+			return c, "", refuse("%s is between -1 and 1 (all asks to all bids): %s is outside", field, replay.FormatNum(v))
 		}
 	case replay.FieldTimeRemaining:
 		if percent {
@@ -1020,28 +1020,28 @@ func takeProfitPercent(pct float64, entry []replay.Condition, sidePrice string, 
 			// Capped at 0.99, it was a different take profit, explained
 			// as this one.
 			return replay.Condition{}, "", refuse("a take profit of %s%% above the entry threshold %s is the price %s, which no price reaches (they end at 1): "+
-				"give a smaller take profit, or an exit price (\"take profit at 0.95\")", num(pct), formatNumber(c.Value), formatNumber(exact))
+				"give a smaller take profit, or an exit price (\"take profit at 0.95\")", replay.FormatNum(pct), replay.FormatNum(c.Value), replay.FormatNum(exact))
 		}
 		target := math.Min(0.99, exact)
 		if target <= c.Value {
-			return replay.Condition{}, "", refuse("a take profit of %s%% is too small to be a price above the entry's %s", num(pct), formatNumber(c.Value))
+			return replay.Condition{}, "", refuse("a take profit of %s%% is too small to be a price above the entry's %s", replay.FormatNum(pct), replay.FormatNum(c.Value))
 		}
 		note := fmt.Sprintf("The take profit of %s%% is the exit price %s: %s%% above the entry threshold %s (conditions compare prices, not gains, so an entry below the threshold takes a little more).",
-			num(pct), formatNumber(target), num(pct), formatNumber(c.Value))
+			replay.FormatNum(pct), replay.FormatNum(target), replay.FormatNum(pct), replay.FormatNum(c.Value))
 		if target < exact {
 			note = fmt.Sprintf("The take profit of %s%% above the entry threshold %s is %s, capped at the exit price %s.",
-				num(pct), formatNumber(c.Value), formatNumber(exact), formatNumber(target))
+				replay.FormatNum(pct), replay.FormatNum(c.Value), replay.FormatNum(exact), replay.FormatNum(target))
 		}
 		return replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: target}, note, nil
 	}
-	return replay.Condition{}, "", refuse("a take profit of %s%% needs an entry price to count from, such as \"buy UP when price_up drops below 0.35\"; or give the exit price: \"take profit at 0.6\"", num(pct))
+	return replay.Condition{}, "", refuse("a take profit of %s%% needs an entry price to count from, such as \"buy UP when price_up drops below 0.35\"; or give the exit price: \"take profit at 0.6\"", replay.FormatNum(pct))
 }
 
 // priceValue reads a price (0 to 1) of a stop loss or take profit.
 func priceValue(amount, what string, refuse func(string, ...any) error) (float64, error) {
 	v, _ := number(amount)
 	if v > 1 {
-		return v, refuse("%s %s: prices are between 0 and 1 (write %s for %s cents), or give a stop loss as a percentage (\"stop loss of 25%%\")", what, amount, num(roundTo(v/100, 6)), amount)
+		return v, refuse("%s %s: prices are between 0 and 1 (write %s for %s cents), or give a stop loss as a percentage (\"stop loss of 25%%\")", what, amount, replay.FormatNum(roundTo(v/100, 6)), amount)
 	}
 	return v, nil
 }

@@ -39,9 +39,9 @@ func FormatCode(r Rules) string {
 	writeConditions(&b, s.EntryConditions, " and ")
 	b.WriteString(" exit: ")
 	writeConditions(&b, s.ExitConditions, " or ")
-	b.WriteString(" size=" + formatNumber(s.PositionSize))
+	b.WriteString(" size=" + replay.FormatNum(s.PositionSize))
 	if s.MaxLossPercent != 0 {
-		b.WriteString(" maxloss=" + formatNumber(s.MaxLossPercent))
+		b.WriteString(" maxloss=" + replay.FormatNum(s.MaxLossPercent))
 	}
 	if s.OrderType != "" {
 		b.WriteString(" order=" + s.OrderType)
@@ -66,7 +66,7 @@ func FormatCode(r Rules) string {
 		b.WriteString(" fees=" + strings.ToLower(s.FeeModel))
 	}
 	if s.FeeRate != nil {
-		b.WriteString(" feerate=" + formatNumber(*s.FeeRate))
+		b.WriteString(" feerate=" + replay.FormatNum(*s.FeeRate))
 	}
 	if s.FeeExponent != 0 {
 		b.WriteString(" feeexp=" + strconv.Itoa(s.FeeExponent))
@@ -88,17 +88,8 @@ func writeConditions(b *strings.Builder, cs []replay.Condition, joiner string) {
 		if i > 0 {
 			b.WriteString(joiner)
 		}
-		b.WriteString(c.Field + " " + c.Operator + " " + formatNumber(c.Value))
+		b.WriteString(c.Field + " " + c.Operator + " " + replay.FormatNum(c.Value))
 	}
-}
-
-// formatNumber writes x as encoding/json does: the shortest decimal that
-// parses back to x, with an exponent only for very small or large values.
-func formatNumber(x float64) string {
-	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
-		return strconv.FormatFloat(x, 'e', -1, 64)
-	}
-	return strconv.FormatFloat(x, 'f', -1, 64)
 }
 
 // decimal is the number syntax of a code: plain decimals with an optional

@@ -534,10 +534,10 @@ func userPrompt(req Request) string {
 				PositionSize: DefaultPositionSize, MaxLossPercent: p.maxLoss, OrderType: replay.OrderMarket}}))
 	}
 	if req.PositionSize != nil {
-		fmt.Fprintf(&b, "Use positionSize %s.\n", num(*req.PositionSize))
+		fmt.Fprintf(&b, "Use positionSize %s.\n", replay.FormatNum(*req.PositionSize))
 	}
 	if req.MaxLossPercent != nil {
-		fmt.Fprintf(&b, "Use maxLossPercent %s.\n", num(*req.MaxLossPercent))
+		fmt.Fprintf(&b, "Use maxLossPercent %s.\n", replay.FormatNum(*req.MaxLossPercent))
 	}
 	if req.OrderType != "" {
 		fmt.Fprintf(&b, "Use orderType %s.\n", req.OrderType)
@@ -546,7 +546,7 @@ func userPrompt(req Request) string {
 		fmt.Fprintf(&b, "Use feeModel %s.\n", req.FeeModel)
 	}
 	if req.LatencyMs != nil {
-		fmt.Fprintf(&b, "Use latencyMs %s.\n", num(*req.LatencyMs))
+		fmt.Fprintf(&b, "Use latencyMs %s.\n", replay.FormatNum(*req.LatencyMs))
 	}
 	o := req.OrderSettings
 	for _, n := range []struct {
@@ -555,7 +555,7 @@ func userPrompt(req Request) string {
 	}{{"reentryCooldownMs", o.ReentryCooldownMs}, {"maxEntriesPerMarket", o.MaxEntriesPerMarket},
 		{"limitOffsetTicks", o.LimitOffsetTicks}, {"cancelAfterMs", o.CancelAfterMs}} {
 		if n.v != nil {
-			fmt.Fprintf(&b, "Use %s %s.\n", n.key, num(*n.v))
+			fmt.Fprintf(&b, "Use %s %s.\n", n.key, replay.FormatNum(*n.v))
 		}
 	}
 	if o.PostOnly != nil {

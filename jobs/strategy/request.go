@@ -204,10 +204,10 @@ func (r *Request) Normalize() error {
 		return invalid("marketCount", fmt.Sprintf("marketCount %d is out of range: it must be between %d and %d", *n, MinMarketCount, MaxMarketCount))
 	}
 	if v := r.PositionSize; v != nil && !inRange(*v, replay.MinPositionSize, replay.MaxPositionSize) {
-		return invalid("positionSize", fmt.Sprintf("positionSize %s is out of range: it must be between 1 and 10000 shares", num(*v)))
+		return invalid("positionSize", fmt.Sprintf("positionSize %s is out of range: it must be between 1 and 10000 shares", replay.FormatNum(*v)))
 	}
 	if v := r.MaxLossPercent; v != nil && !inRange(*v, replay.MinMaxLossPercent, replay.MaxMaxLossPercent) {
-		return invalid("maxLossPercent", fmt.Sprintf("maxLossPercent %s is out of range: it must be between 1 and 100", num(*v)))
+		return invalid("maxLossPercent", fmt.Sprintf("maxLossPercent %s is out of range: it must be between 1 and 100", replay.FormatNum(*v)))
 	}
 	if r.hasCosts() {
 		st := r.costs()
@@ -295,8 +295,6 @@ func floatOf(n int) *float64 {
 }
 
 func inRange(v, lo, hi float64) bool { return v >= lo && v <= hi && !math.IsNaN(v) }
-
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // orderRules are the integer rules of re-entry control and resting orders
 // as a generator read them (nil: not said), for finish to merge with the

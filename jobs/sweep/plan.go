@@ -185,7 +185,7 @@ func (r *Request) normalizeRest() error {
 			s.TestFraction = DefaultTestFraction
 		}
 		if math.IsNaN(s.TestFraction) || s.TestFraction < MinTestFraction || s.TestFraction > MaxTestFraction {
-			return invalid("split.testFraction", "split.testFraction %s is out of range: it must be between 0.1 and 0.5 (default 0.3)", num(s.TestFraction))
+			return invalid("split.testFraction", "split.testFraction %s is out of range: it must be between 0.1 and 0.5 (default 0.3)", replay.FormatNum(s.TestFraction))
 		}
 	case SplitWalkForward:
 		if s.TestFraction != 0 {

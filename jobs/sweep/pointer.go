@@ -191,9 +191,9 @@ func expandRange(r Range, at string) ([]any, error) {
 	}
 	switch {
 	case r.Step <= 0:
-		return nil, invalid(at+".step", "%s.step %s must be above 0", at, num(r.Step))
+		return nil, invalid(at+".step", "%s.step %s must be above 0", at, replay.FormatNum(r.Step))
 	case r.From > r.To:
-		return nil, invalid(at+".from", "%s.from %s is above to %s", at, num(r.From), num(r.To))
+		return nil, invalid(at+".from", "%s.from %s is above to %s", at, replay.FormatNum(r.From), replay.FormatNum(r.To))
 	}
 	d := max(decimals(r.From), decimals(r.To), decimals(r.Step))
 	scale := math.Pow(10, float64(d))
@@ -201,13 +201,13 @@ func expandRange(r Range, at string) ([]any, error) {
 	// A range is counted in at most 12 decimals: a finer step rounds to
 	// 0 there, and would never leave from.
 	if step == 0 {
-		return nil, invalid(at+".step", "%s.step %s is below the smallest step, 1e-12", at, num(r.Step))
+		return nil, invalid(at+".step", "%s.step %s is below the smallest step, 1e-12", at, replay.FormatNum(r.Step))
 	}
 	n := math.Floor((to-from)/step) + 1
 	switch {
 	case math.IsInf(from, 0) || math.IsInf(to, 0):
 		// A number near the largest float, written with decimals.
-		return nil, invalid(at, "%s: from %s and to %s are too large to count in steps of %s", at, num(r.From), num(r.To), num(r.Step))
+		return nil, invalid(at, "%s: from %s and to %s are too large to count in steps of %s", at, replay.FormatNum(r.From), replay.FormatNum(r.To), replay.FormatNum(r.Step))
 	case n > MaxValues:
 		c := uint64(math.MaxUint64) // count's "more than 10^19"
 		if n < math.MaxUint64 {
@@ -222,7 +222,7 @@ func expandRange(r Range, at string) ([]any, error) {
 	for i := range int(n) {
 		v := (from + float64(i)*step) / scale
 		if len(out) > 0 && v == out[len(out)-1] {
-			return nil, invalid(at+".step", "%s.step %s is finer than a float can tell apart at %s: the range's values would repeat", at, num(r.Step), num(v))
+			return nil, invalid(at+".step", "%s.step %s is finer than a float can tell apart at %s: the range's values would repeat", at, replay.FormatNum(r.Step), replay.FormatNum(v))
 		}
 		out = append(out, v)
 	}

@@ -3,6 +3,8 @@ package sweep
 import (
 	"fmt"
 	"math"
+
+	"github.com/updown/updown/jobs/replay"
 )
 
 // Fold is one train/test pair of a split: indices into the markets in
@@ -36,7 +38,7 @@ func (s Split) Cut(n int) ([]Fold, error) {
 		train := n - test - s.EmbargoMarkets
 		if test < 1 || train < 1 {
 			return nil, invalid("markets.count", "a HOLDOUT of %s with an embargo of %d needs at least %d markets; the sweep has %d",
-				num(s.TestFraction), s.EmbargoMarkets, holdoutNeeds(s), n)
+				replay.FormatNum(s.TestFraction), s.EmbargoMarkets, holdoutNeeds(s), n)
 		}
 		return []Fold{{Train: span(0, train), Test: span(n-test, n)}}, nil
 	case SplitWalkForward:

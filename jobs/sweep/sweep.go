@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -224,7 +223,7 @@ func Decode(b []byte) (Request, error) {
 		}
 		if s.Seed != nil {
 			if *s.Seed < 0 || *s.Seed != math.Trunc(*s.Seed) || *s.Seed > 1<<53 {
-				return invalid("search.seed", "search.seed %s is not allowed: it must be a whole number from 0 to 2^53", num(*s.Seed))
+				return invalid("search.seed", "search.seed %s is not allowed: it must be a whole number from 0 to 2^53", replay.FormatNum(*s.Seed))
 			}
 			r.Search.Seed = uint64(*s.Seed)
 		}
@@ -384,9 +383,9 @@ func whole(v *float64, path string) (int, error) {
 	}
 	switch {
 	case *v != math.Trunc(*v):
-		return 0, invalid(path, "%s %s is not a whole number", path, num(*v))
+		return 0, invalid(path, "%s %s is not a whole number", path, replay.FormatNum(*v))
 	case math.Abs(*v) > 1<<31:
-		return 0, invalid(path, "%s %s is out of range: far above any plan's limit", path, num(*v))
+		return 0, invalid(path, "%s %s is out of range: far above any plan's limit", path, replay.FormatNum(*v))
 	}
 	return int(*v), nil
 }
@@ -415,21 +414,11 @@ func instant(raw *json.RawMessage, path string) (*time.Time, error) {
 	// end_time that leaves no market.
 	switch {
 	case ms < 0 || ms > 253402300799999: // year 9999
-		return nil, invalid(path, "%s %s is out of range: use epoch milliseconds between 0 and 253402300799999, or RFC 3339", path, num(ms))
+		return nil, invalid(path, "%s %s is out of range: use epoch milliseconds between 0 and 253402300799999, or RFC 3339", path, replay.FormatNum(ms))
 	case ms >= 1e9 && ms < 1e11:
 		return nil, invalid(path, "%s %s looks like epoch seconds (%s): times are epoch milliseconds, %s000, or RFC 3339",
-			path, num(ms), time.Unix(int64(ms), 0).UTC().Format(time.RFC3339), num(ms))
+			path, replay.FormatNum(ms), time.Unix(int64(ms), 0).UTC().Format(time.RFC3339), replay.FormatNum(ms))
 	}
 	t := time.UnixMilli(int64(ms)).UTC()
 	return &t, nil
-}
-
-// num is x as a message says it: in plain decimals, but with an exponent
-// where plain decimals would run to dozens of digits (1e+308, 1e-300), as
-// JavaScript writes numbers.
-func num(x float64) string {
-	if a := math.Abs(x); a != 0 && (a >= 1e21 || a < 1e-6) {
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return strconv.FormatFloat(x, 'f', -1, 64)
 }
