@@ -84,6 +84,13 @@ export function fig(label: string, value: string | Node, testid?: string, cls?: 
   return h('div', { class: cls ?? null }, h('dt', null, label), h('dd', { testid: testid ?? null }, value));
 }
 
+/** Marks a refused form control (aria-invalid) and gives it the keyboard,
+ * as every form does with the field the API named. */
+export function markInvalid(c: HTMLElement): void {
+  c.setAttribute('aria-invalid', 'true');
+  c.focus();
+}
+
 /**
  * For a button about to be disabled while its work runs: a disabled button
  * loses the keyboard, which falls to the page's top (the next Tab starts

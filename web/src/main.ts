@@ -1,6 +1,6 @@
 import './style.css';
 import { ApiError, call, del, get, requestIdNote, setCsrf, setUnauthorizedHandler } from './api';
-import { clear, h } from './dom';
+import { clear, h, markInvalid } from './dom';
 import { clearDrafts } from './drafts';
 import { type Ctx, type Session, upgradeLink } from './ctx';
 import { marketsPage, marketPage } from './pages/markets';
@@ -70,8 +70,7 @@ function signInPage(message?: string): void {
       // A key refused (401): the box is marked and takes the keyboard,
       // its key selected to type over, as a form's refused field does.
       if (e instanceof ApiError && e.status === 401) {
-        key.setAttribute('aria-invalid', 'true');
-        key.focus();
+        markInvalid(key);
         key.select();
       }
     }

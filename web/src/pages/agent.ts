@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
-import { clear, fig, field, h, holdFocus, labelCells, select, setChoice, td } from '../dom';
+import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td } from '../dom';
 import { date, int, num, pct, pnl, usd } from '../format';
 import { typesFollowCoin } from './markets';
 
@@ -174,10 +174,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
       // keyboard, as on the replay and sweeps pages.
       const name = e instanceof ApiError ? e.details?.field : undefined;
       const c = typeof name === 'string' && Object.hasOwn(controls, name) ? controls[name] : undefined;
-      if (c) {
-        c.setAttribute('aria-invalid', 'true');
-        c.focus();
-      }
+      if (c) markInvalid(c);
       // A quota spent elsewhere (another tab, the API): the meter says so.
       if (e instanceof ApiError && e.code === 'BACKTEST_AI_QUOTA_EXCEEDED') {
         await get<{ data: Quota }>('/v1/backtest-ai/quota').then((q) => showQuota(q.data)).catch(() => {});

@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import type { Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fig, h, holdFocus, labelCells, td, tdTime, th } from '../dom';
+import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th } from '../dom';
 import { feeFormula, int, num, pct, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
@@ -175,10 +175,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
       // snapshots) names no field: it is the market box's all the same.
       const f = e instanceof ApiError ? (e.details?.field ?? (MARKET_CODES.includes(e.code) ? 'marketSlug' : undefined)) : undefined;
       const c = typeof f === 'string' ? (f === 'marketSlug' ? market : b.controlOf(f)) : null;
-      if (c) {
-        c.setAttribute('aria-invalid', 'true');
-        c.focus();
-      }
+      if (c) markInvalid(c);
     } finally {
       submit.disabled = false;
       submit.textContent = 'Run replay';

@@ -2,7 +2,7 @@ import { ApiError, call, del, get, post, requestIdNote } from '../api';
 import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
-import { clear, fig, field, h, holdFocus, labelCells, select, setChoice, td, th } from '../dom';
+import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th } from '../dom';
 import { loadDraft, saveDraft } from '../drafts';
 import { int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
@@ -285,9 +285,8 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     if (p.field) {
       const c = controlOf(p.field);
       if (c) {
-        c.setAttribute('aria-invalid', 'true');
         problem.setAttribute('data-field', p.field);
-        c.focus();
+        markInvalid(c);
       }
     }
   };
