@@ -319,22 +319,11 @@ class Client:
         newest first, the window hides the oldest) and does not."""
         if limit is not None and (isinstance(limit, bool) or limit < 1):
             raise ValueError(f"limit is the most markets to read, at least 1 (None: all); got {limit!r}")
-        seen = set()
-        warning: Optional[str] = None
-        while True:
-            size = 100 if limit is None else max(1, min(100, limit - len(seen)))
-            page = self.markets(coin, limit=size, offset=offset, **filters)
-            warning = page.warning or warning
-            for m in page.markets:
-                if m.slug not in seen:
-                    seen.add(m.slug)
-                    yield m
-                    if limit is not None and len(seen) >= limit:
-                        return
-            offset += len(page.markets)
-            if not page.markets or offset >= page.total:
-                _WindowNotice().page(warning)
-                return
+
+        def page(offset: int, size: int) -> Tuple[List[Market], int, Optional[str]]:
+            p = self.markets(coin, limit=size, offset=offset, **filters)
+            return p.markets, p.total, p.warning
+        yield from _offset_walk(page, lambda m: m.slug, offset=offset, limit=limit, page_size=100)
 
     def all_markets(self, coin: str, *, limit: Optional[int] = None, offset: int = 0, **filters: Any) -> MarketList:
         """iter_markets as one list (to_frame() for a DataFrame): every
@@ -742,18 +731,10 @@ class Client:
         the last of a page onto the next one, where it is passed over. As
         sweeps() lists them, without request or results: get_sweep() reads
         those."""
-        seen = set()
-        offset = 0
-        while True:
-            d = self._get("/v1/sweeps", {"limit": page_size, "offset": offset})["data"]
-            got = d.get("sweeps") or []
-            for x in got:
-                if x["sweep_id"] not in seen:
-                    seen.add(x["sweep_id"])
-                    yield Sweep.from_json(x)
-            offset += len(got)
-            if not got or offset >= d.get("total", 0):
-                return
+        def page(offset: int, size: int) -> Tuple[List[Sweep], int, Optional[str]]:
+            d = self._get("/v1/sweeps", {"limit": size, "offset": offset})["data"]
+            return [Sweep.from_json(x) for x in d.get("sweeps") or []], d.get("total", 0), None
+        return _offset_walk(page, lambda s: s.sweep_id, page_size=page_size)
 
     def gaps(self, slug: Optional[str] = None, *, market_id: Optional[str] = None) -> List[Dict[str, Any]]:
         """A market's recording gaps (by slug or external market id), oldest
@@ -884,6 +865,34 @@ class _WindowNotice:
         if warning and not self.said:
             self.said = True
             warnings.warn(warning, errors.DataWindowWarning, stacklevel=_caller_level())
+
+
+def _offset_walk(page: Callable[[int, int], Tuple[List[Any], int, Optional[str]]], key: Callable[[Any], str], *,
+                 offset: int = 0, limit: Optional[int] = None, page_size: int = 100) -> Iterator[Any]:
+    """A list that pages by offset, walked from the offset-th item on, each
+    item once by its key, at most limit of them (None: all): page(offset,
+    size) answers a page's items, the list's total and its warning. An
+    item listed meanwhile at the top (the list is newest first) pushes the
+    last of a page onto the next one, where it is passed over. A walk that
+    runs out of items before its limit warns once with DataWindowWarning
+    for a page's warning; one that has its limit was not cut (the window
+    hides the oldest) and does not."""
+    seen = set()
+    warning: Optional[str] = None
+    while True:
+        got, total, w = page(offset, page_size if limit is None else max(1, min(page_size, limit - len(seen))))
+        warning = w or warning
+        for x in got:
+            k = key(x)
+            if k not in seen:
+                seen.add(k)
+                yield x
+                if limit is not None and len(seen) >= limit:
+                    return
+        offset += len(got)
+        if not got or offset >= total:
+            _WindowNotice().page(warning)
+            return
 
 
 def _caller_level() -> int:
