@@ -14,29 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// answerBy has the browser answer its requests whose URL matches the fetch
-// pattern as answer says (a status and a JSON body), or pass them on to the
-// server when answer says no, until the returned stop is called.
-func (b *browserSession) answerBy(pattern string, answer func(url string) (status int64, body []byte, ok bool)) (stop func()) {
-	chromedp.ListenTarget(b.ctx, func(ev any) {
-		e, ok := ev.(*fetch.EventRequestPaused)
-		if !ok {
-			return
-		}
-		go func() {
-			status, body, ok := answer(e.Request.URL)
-			if !ok {
-				_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
-				return
-			}
-			_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
-				WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}, {Name: "X-Request-Id", Value: "req-qa22"}}).WithBody(b64(body)))
-		}()
-	})
-	b.run("answer "+pattern, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
-	return func() { b.run("stop answering "+pattern, fetch.Disable()) }
-}
-
 // focused is the data-testid of the element that has the keyboard ("" for
 // none, "BODY" when it fell to the page).
 func (b *browserSession) focused() string {
@@ -111,7 +88,7 @@ func TestBrowserQA22(t *testing.T) {
 		ent.signIn("ud_dev_enterprise")
 		var fail atomic.Bool
 		fail.Store(true)
-		defer ent.answerBy("*/v1/sweeps?limit=*", func(url string) (int64, []byte, bool) {
+		defer ent.answerBy("*/v1/sweeps?limit=*", "/v1/sweeps?limit=", func(url string) (int64, []byte, bool) {
 			switch {
 			case strings.Contains(url, "offset=0"):
 				return 200, fakeSweeps(1, 20, 25), true
@@ -122,7 +99,7 @@ func TestBrowserQA22(t *testing.T) {
 				return 200, fakeSweeps(21, 5, 25), true
 			}
 			return 0, nil, false
-		})()
+		}, &fetch.HeaderEntry{Name: "X-Request-Id", Value: "req-qa22"})()
 		ent.visit("#/sweeps", "sweeps")
 		ent.run("the first page", chromedp.WaitVisible(byID("sweeps-list")+` [data-testid=sweep-row][data-id="sw_qa22_01"]`))
 		ent.run("older by keyboard", chromedp.Focus(byID("sweeps-older")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(byID("sweeps-error")))

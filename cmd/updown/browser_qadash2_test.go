@@ -27,7 +27,7 @@ func TestDashboardQADash2(t *testing.T) {
 	// One listener answers every replay with the answer under test.
 	var answer atomic.Value
 	answer.Store(feeReplayAnswer(slug15, map[string]any{"feeModel": "NONE"}, 1))
-	defer answerWith(pro, "*/v1/replay", "/v1/replay", func() (int64, []byte) { return 200, answer.Load().([]byte) })()
+	defer pro.answerBy("*/v1/replay", "/v1/replay", func(string) (int64, []byte, bool) { return 200, answer.Load().([]byte), true })()
 	runs := 0
 	replay := func(pro *browserSession) {
 		runs++
@@ -132,7 +132,7 @@ func TestDashboardQADash2(t *testing.T) {
 		}
 		market["fee_type"], market["taker_fee_rate"], market["fee_exponent"] = "crypto_fees", 0.25, 2
 		crypto, _ := json.Marshal(series)
-		stop := answerWith(pro, "*/series*", "/series", func() (int64, []byte) { return 200, crypto })
+		stop := pro.answerBy("*/series*", "/series", func(string) (int64, []byte, bool) { return 200, crypto, true })
 		pro.visit("#/market/"+url.PathEscape(slug15), "market")
 		stop()
 		// A stop disables every pattern: the replays' is put back.

@@ -34,7 +34,7 @@ func TestDashboardQADash(t *testing.T) {
 		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
 		// One listener answers every replay with the answer of the span under test.
 		var answer atomic.Value
-		defer answerWith(pro, "*/v1/replay", "/v1/replay", func() (int64, []byte) { return 200, answer.Load().([]byte) })()
+		defer pro.answerBy("*/v1/replay", "/v1/replay", func(string) (int64, []byte, bool) { return 200, answer.Load().([]byte), true })()
 		fractional := 0
 		for run, span := range []float64{12, 14, 16, 18, 19, 20, 22, 25, 1.6, 1.9, 0.19} {
 			answer.Store(replayAnswer(slug15, span))
@@ -185,11 +185,11 @@ func TestDashboardQADash(t *testing.T) {
 		status.Store(200)
 		running := runningSweep()
 		refused := []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the database is not answering"},"timestamp":"2026-11-27T10:00:00Z"}`)
-		defer answerWith(pro, "*/v1/sweeps/sw_qadashrun*", "/v1/sweeps/sw_qadashrun", func() (int64, []byte) {
+		defer pro.answerBy("*/v1/sweeps/sw_qadashrun*", "/v1/sweeps/sw_qadashrun", func(string) (int64, []byte, bool) {
 			if st := status.Load(); st != 200 {
-				return st, refused
+				return st, refused, true
 			}
-			return 200, running
+			return 200, running, true
 		})()
 		pro.visit("#/sweeps/sw_qadashrun", "sweeps")
 		pro.run("progress", chromedp.WaitVisible(byID("sweep-progress")+`[data-status="RUNNING"]`))
@@ -243,15 +243,15 @@ func TestDashboardQADash(t *testing.T) {
 		var limited atomic.Bool
 		running := runningSweep()
 		over := []byte(`{"success":false,"error":{"code":"RATE_LIMIT_EXCEEDED","message":"over the minute's limit","details":{"window":"minute"}},"timestamp":"2026-11-27T10:00:00Z"}`)
-		defer answerWith(pro, "*/v1/sweeps/sw_qadashrun*", "/v1/sweeps/sw_qadashrun", func() (int64, []byte) {
+		defer pro.answerBy("*/v1/sweeps/sw_qadashrun*", "/v1/sweeps/sw_qadashrun", func(string) (int64, []byte, bool) {
 			l := limited.Load()
 			mu.Lock()
 			log = append(log, poll{time.Now(), l})
 			mu.Unlock()
 			if l {
-				return 429, over
+				return 429, over, true
 			}
-			return 200, running
+			return 200, running, true
 		}, &fetch.HeaderEntry{Name: "Retry-After", Value: "4"})()
 		pro.visit("#/sweeps/sw_qadashrun", "sweeps")
 		pro.run("progress", chromedp.WaitVisible(byID("sweep-progress")+`[data-status="RUNNING"]`))
@@ -286,7 +286,7 @@ func TestDashboardQADash(t *testing.T) {
 		// it in the log by the request id the answer carries: the user
 		// must be able to give it.
 		failed := []byte(`{"success":false,"error":{"code":"INTERNAL_ERROR","message":"internal server error"},"timestamp":"2026-11-27T10:00:00Z"}`)
-		defer answerWith(pro, "*/v1/replay", "/v1/replay", func() (int64, []byte) { return 500, failed },
+		defer pro.answerBy("*/v1/replay", "/v1/replay", func(string) (int64, []byte, bool) { return 500, failed, true },
 			&fetch.HeaderEntry{Name: "X-Request-Id", Value: "qadash0123456789abcdef"})()
 		pro.visit("#/replay?market="+url.QueryEscape(slug15), "replay")
 		pro.run("run", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("error-banner")))
@@ -329,16 +329,16 @@ func TestDashboardQADash(t *testing.T) {
 		pro := pro.in(t)
 		// The server takes 3 s to answer: the page says it is loading,
 		// not an empty table (the markets) or an empty page (the account).
-		slow := func(path string) func() (int64, []byte) {
-			return func() (int64, []byte) {
+		slow := func(path string) func(string) (int64, []byte, bool) {
+			return func(string) (int64, []byte, bool) {
 				time.Sleep(3 * time.Second)
 				var out any
 				apiGet(t, base, path, "ud_dev_pro", &out)
 				b, _ := json.Marshal(out)
-				return 200, b
+				return 200, b, true
 			}
 		}
-		stop := answerWith(pro, "*/v1/markets?*", "/v1/markets?coin=SOL", slow("/v1/markets?coin=SOL&limit=25&offset=0"))
+		stop := pro.answerBy("*/v1/markets?*", "/v1/markets?coin=SOL", slow("/v1/markets?coin=SOL&limit=25&offset=0"))
 		pro.run("open the SOL markets", chromedp.Navigate(base+"/app/#/markets?coin=SOL"), chromedp.WaitVisible(byID("markets-table")))
 		var waiting string
 		pro.eval(`document.querySelector('[data-testid=markets-table] tbody').textContent`, &waiting)
@@ -351,7 +351,7 @@ func TestDashboardQADash(t *testing.T) {
 			t.Errorf("the answered markets table still says it is loading")
 		}
 
-		stop = answerWith(pro, "*/v1/account", "/v1/account", slow("/v1/account"))
+		stop = pro.answerBy("*/v1/account", "/v1/account", slow("/v1/account"))
 		defer func() { stop() }()
 		pro.run("open the account", chromedp.Navigate(base+"/app/#/account"), chromedp.WaitVisible(`main .page`))
 		pro.eval(`document.querySelector('main .page').textContent`, &waiting)
@@ -362,7 +362,7 @@ func TestDashboardQADash(t *testing.T) {
 		stop()
 		// A page the server refused says why, and no longer that it is loading.
 		refused := []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the database is not answering"},"timestamp":"2026-11-27T10:00:00Z"}`)
-		stop = answerWith(pro, "*/v1/account", "/v1/account", func() (int64, []byte) { return 503, refused })
+		stop = pro.answerBy("*/v1/account", "/v1/account", func(string) (int64, []byte, bool) { return 503, refused, true })
 		pro.visit("#/markets", "markets")
 		pro.visit("#/account", "account")
 		if got := pro.text(byID("error-banner")); !strings.Contains(got, "SERVICE_UNAVAILABLE") {
@@ -402,7 +402,7 @@ func TestDashboardQADash(t *testing.T) {
 		// Each part of the page stands on its own: the plans' answer
 		// refused leaves the keys (and the account's figures) usable.
 		refused := []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the database is not answering"},"timestamp":"2026-11-27T10:00:00Z"}`)
-		defer answerWith(pro, "*/v1/account/billing*", "/v1/account/billing", func() (int64, []byte) { return 503, refused })()
+		defer pro.answerBy("*/v1/account/billing*", "/v1/account/billing", func(string) (int64, []byte, bool) { return 503, refused, true })()
 		pro.visit("#/markets", "markets")
 		pro.visit("#/account", "account")
 		var rows int
@@ -508,29 +508,4 @@ func runningSweep() []byte {
 		"created_at": "2026-11-27T10:00:00Z", "finished_at": nil, "error": nil,
 	}})
 	return b
-}
-
-// answerWith has the browser answer its requests whose URL matches the
-// fetch pattern and holds part with what answer gives at the time (a
-// status and a JSON body, with the headers given), until the returned
-// stop is called.
-func answerWith(b *browserSession, pattern, part string, answer func() (int64, []byte), headers ...*fetch.HeaderEntry) (stop func()) {
-	headers = append([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}, headers...)
-	// A listener outlives its stop: once stopped, it answers nothing
-	// (another answerWith for the same part answers instead).
-	var live atomic.Bool
-	live.Store(true)
-	chromedp.ListenTarget(b.ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok && live.Load() && strings.Contains(e.Request.URL, part) {
-			go func() {
-				status, body := answer() // may take its time: a slow server
-				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).WithResponseHeaders(headers).WithBody(b64(body)))
-			}()
-		}
-	})
-	b.run("answer "+part, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
-	return func() {
-		live.Store(false)
-		b.run("stop answering "+part, fetch.Disable())
-	}
 }

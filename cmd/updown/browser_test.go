@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,16 +105,39 @@ func (b *browserSession) answerJSON(pattern, part string, body []byte) (stop fun
 
 // answerStatus is answerJSON answering with the status given.
 func (b *browserSession) answerStatus(pattern, part string, status int64, body []byte) (stop func()) {
+	return b.answerBy(pattern, part, func(string) (int64, []byte, bool) { return status, body, true })
+}
+
+// answerBy has the browser answer its requests whose URL matches the fetch
+// pattern and holds part as answer says at the time: a status and a JSON
+// body (with the headers given), or, when answer says no, the server's
+// answer. It answers until the returned stop is called; a listener
+// outlives its stop, and once stopped it answers nothing (another
+// answerBy for the same part answers instead). answer may take its time
+// (a slow server): it runs off the browser's event loop.
+func (b *browserSession) answerBy(pattern, part string, answer func(url string) (status int64, body []byte, ok bool), headers ...*fetch.HeaderEntry) (stop func()) {
+	headers = append([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}, headers...)
+	var live atomic.Bool
+	live.Store(true)
 	chromedp.ListenTarget(b.ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.Contains(e.Request.URL, part) {
-			go func() {
-				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
-					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
-			}()
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok || !live.Load() || !strings.Contains(e.Request.URL, part) {
+			return
 		}
+		go func() {
+			status, body, ok := answer(e.Request.URL)
+			if !ok {
+				_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
+				return
+			}
+			_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).WithResponseHeaders(headers).WithBody(b64(body)))
+		}()
 	})
 	b.run("answer "+part, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
-	return func() { b.run("stop answering "+part, fetch.Disable()) }
+	return func() {
+		live.Store(false)
+		b.run("stop answering "+part, fetch.Disable())
+	}
 }
 
 func (b *browserSession) run(what string, actions ...chromedp.Action) {
