@@ -708,7 +708,7 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 		{"pbo 0.3", "pboWords", []any{0.3},
 			`"In 21 of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: some overfitting; the best setting does not always carry over."`},
 		{"pbo 1", "pboWords", []any{1},
-			`"In all of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting is no better than a coin toss out of sample, so the search is overfit."`},
+			`"In all of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting is no better than a coin toss out of sample, so the search is overfit. Trials that all score the same also give 1: a tie ranks in the bottom half."`},
 		{"429 concurrent_sweeps", "sweepProblem", []any{429, "RATE_LIMITED", "a sweep is already running: …", map[string]any{"limit": "concurrent_sweeps", "max": 1, "retry_after": 1}},
 			`{"text":"You already have a sweep running, as many as your plan runs at once. Wait until it finishes (see Your sweeps below) or cancel it, then start this one."}`},
 		{"429 rate limit", "sweepProblem", []any{429, "RATE_LIMITED", "rate limit exceeded", map[string]any{"retry_after": 12}}, `{"text":"Too many requests. Wait 12 s and try again."}`},
