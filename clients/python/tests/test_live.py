@@ -122,6 +122,19 @@ def test_parquet_page(pro, resolved):
     assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
 
 
+def test_parquet_and_csv_pages_say_what_the_json_page_says(pro, resolved):
+    # The paging fields of a page read as Parquet or CSV, from its headers,
+    # are the JSON page's: a cursor to go on from, total and matched.
+    js = pro.snapshots(resolved.slug, limit=10, order="asc", start=resolved.start_time)
+    for page in (pro.snapshots_parquet(resolved.slug, limit=10, start=resolved.start_time),
+                 pro.snapshots_csv(resolved.slug, limit=10, start=resolved.start_time)):
+        assert (page.next_cursor, page.total, page.matched, page.warning) == (js.next_cursor, js.total, js.matched, None)
+    assert js.next_cursor and js.matched <= js.total
+    tj = pro.market_trades_page(resolved.slug, limit=5, order="asc")
+    for page in (pro.market_trades_parquet(resolved.slug, limit=5), pro.market_trades_csv(resolved.slug, limit=5)):
+        assert (page.next_cursor, page.total, page.matched) == (tj.next_cursor, tj.total, tj.matched)
+
+
 def test_iter_snapshots_parquet_walks_every_page(pro, resolved):
     total = pro.snapshots(resolved.slug, limit=1).total
     pages = list(pro.iter_snapshots_parquet(resolved.slug, limit=150))
@@ -392,6 +405,7 @@ def test_sweep_trials_pages(pro):
     assert [t["trial"] for t in page] == [1, 2] and page == s.results["trials"][1:3]
     data = pro.sweep_trials_parquet(s.sweep_id, limit=2)
     assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
+    assert data.total == pro.sweep_trials_csv(s.sweep_id, limit=2).total == 3 and data.next_cursor is None
     with pytest.raises(updown.NotFoundError):
         pro.sweep_trials("no-such-sweep")
 

@@ -733,6 +733,39 @@ def test_csv_pages_walk_the_cursor_header(fake):
         c.iter_depth_csv(order="newest")
 
 
+def test_single_parquet_and_csv_pages_carry_their_paging(fake):
+    # A JSON page has its next_cursor, total, matched and warning; a
+    # Parquet or CSV page carries them as headers, which the walks followed
+    # and the single-page methods dropped: they answered the body alone.
+    # Still bytes and str, now with the page's fields as attributes.
+    par, csv_ = {"Content-Type": "application/vnd.apache.parquet"}, {"Content-Type": "text/csv"}
+    paged = {"X-Next-Cursor": "c1", "X-Total-Count": "400", "X-Matched-Count": "120"}
+    fake.on("GET", "/v1/markets/m/snapshots", (200, dict(par, **paged), b"PAR1 s PAR1"), (200, dict(csv_, **paged), b"slug\nm\n"))
+    fake.on("GET", "/v1/markets/m/trades", (200, dict(par, **paged), b"PAR1 t PAR1"), (200, dict(csv_, **paged), b"slug\nm\n"))
+    c = client(fake)
+    for page, body in ((c.snapshots_parquet("m", limit=2), b"PAR1 s PAR1"), (c.snapshots_csv("m", limit=2), "slug\nm\n"),
+                       (c.market_trades_parquet("m", limit=2), b"PAR1 t PAR1"), (c.market_trades_csv("m", limit=2), "slug\nm\n")):
+        assert page == body and isinstance(page, type(body))
+        assert (page.next_cursor, page.total, page.matched, page.warning) == ("c1", 400, 120, None)
+    assert isinstance(c.snapshots_parquet("m"), updown.ParquetPage) and isinstance(c.snapshots_csv("m"), updown.CSVPage)
+
+    cut = "start_time is before the PRO plan's 31-day window of exchange history"
+    last = {"X-Total-Count": "7", "X-Warning": cut}  # the last page: no cursor; depth has no matched
+    fake.on("GET", "/v1/btc/spot/snapshots", (200, dict(par, **last), b"PAR1 d PAR1"), (200, dict(csv_, **last), b"symbol\n"))
+    for page in (c.depth_parquet("spot"), c.depth_csv("spot")):
+        assert (page.next_cursor, page.total, page.matched, page.warning) == (None, 7, None, cut)
+    fake.on("GET", "/v1/sweeps/s1/trials", (200, dict(par, **{"X-Total-Count": "3"}), b"PAR1 w PAR1"),
+            (200, dict(csv_, **{"X-Total-Count": "3"}), b"trial\n0\n"))
+    for page in (c.sweep_trials_parquet("s1", limit=1), c.sweep_trials_csv("s1", limit=1)):
+        assert (page.next_cursor, page.total, page.matched) == (None, 3, None)
+
+    # A walk's pages are the same pages.
+    fake.on("GET", "/v1/markets/m/snapshots", (200, dict(csv_, **paged), b"slug\nm\n"),
+            (200, dict(csv_, **{"X-Total-Count": "400", "X-Matched-Count": "120"}), b"slug\nn\n"))
+    pages = list(c.iter_snapshots_csv("m", limit=60))
+    assert [(p.next_cursor, p.total, p.matched) for p in pages] == [("c1", 400, 120), (None, 400, 120)]
+
+
 def test_csv_that_is_not_csv_says_so(fake):
     # An answer of another type (JSON from a server that has no CSV form
     # of the route, a proxy's text) is no CSV page: raised, not returned

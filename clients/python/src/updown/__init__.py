@@ -13,15 +13,15 @@ from .errors import (
     ServerError, SweepError, UpdownError, ValidationError,
 )
 from .models import (
-    Account, Backtest, Chart, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
-    MarketList, MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, Quota, ReplayResult, Snapshot,
+    Account, Backtest, Chart, CSVPage, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
+    MarketList, MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, ParquetPage, Quota, ReplayResult, Snapshot,
     SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
 )
 
 __all__ = [
-    "Account", "Agent", "AuthenticationError", "Backtest", "Chart", "Client", "ConnectionError", "DataWindowWarning", "DepthLevel", "DepthList",
+    "Account", "Agent", "AuthenticationError", "Backtest", "Chart", "Client", "CSVPage", "ConnectionError", "DataWindowWarning", "DepthLevel", "DepthList",
     "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
-    "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "PermissionDeniedError", "Quota",
+    "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "ParquetPage", "PermissionDeniedError", "Quota",
     "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "SweepError", "Trade", "TradeList",
     "UpdownError", "ValidationError",
 ]

@@ -20,8 +20,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from . import errors
 from .models import (
-    Account, Backtest, Chart, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market, MarketList,
-    MarketPage, Quota,
+    Account, Backtest, Chart, CSVPage, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market,
+    MarketList, MarketPage, ParquetPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
     iso_for_python, parse_time, records, snapshot_list, timed_rows,
 )
@@ -270,24 +270,24 @@ class Client:
                 raise err
             self._sleep(self.job_poll)
 
-    def _get(self, path: str, params=None, *, accept: Optional[str] = None) -> Any:
-        headers = {"X-API-Key": self.api_key}
-        if accept:
-            headers["Accept"] = accept
-            return self._send("GET", path, params, headers=headers)[2]
-        return self._json("GET", path, self._send("GET", path, params, headers=headers))
+    def _get(self, path: str, params=None) -> Any:
+        return self._json("GET", path, self._send("GET", path, params, headers={"X-API-Key": self.api_key}))
 
-    def _csv(self, path: str, params=None) -> str:
-        """A CSV answer's text (Accept: text/csv); an answer of another
-        type is not the API's CSV and raises."""
-        return self._csv_text("GET", path, self._send("GET", path, params,
-                                                      headers={"X-API-Key": self.api_key, "Accept": CSV}))
+    def _rows(self, path: str, accept: str, params=None) -> Union[ParquetPage, CSVPage]:
+        """A page of rows as Parquet or CSV (accept), with its paging headers."""
+        return self._rows_page(path, accept, self._send("GET", path, params,
+                                                        headers={"X-API-Key": self.api_key, "Accept": accept}))
 
-    def _csv_text(self, method: str, path: str, answer: Tuple[int, Dict[str, str], bytes]) -> str:
+    def _rows_page(self, path: str, accept: str, answer: Tuple[int, Dict[str, str], bytes]) -> Union[ParquetPage, CSVPage]:
+        """An answer of a page of rows: a ParquetPage, or a CSVPage, whose
+        answer of another type is not the API's CSV and raises; each with
+        the page's fields its headers carry (X-Next-Cursor, ...)."""
+        if accept != CSV:
+            return ParquetPage.from_answer(answer[2], answer[1])
         ctype = answer[1].get("content-type", "").split(";")[0].strip().lower()
         if ctype != CSV:
-            raise self._not_api(method, path, *answer)
-        return answer[2].decode("utf-8")
+            raise self._not_api("GET", path, *answer)
+        return CSVPage.from_answer(answer[2].decode("utf-8"), answer[1])
 
     def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None, once: bool = False) -> Any:
         h = {"X-API-Key": self.api_key}
@@ -376,15 +376,15 @@ class Client:
 
     def snapshots_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
                           end: TimeLike = None, order: str = "asc", limit: int = 1000, offset: int = 0,
-                          cursor: Optional[str] = None, include_orderbook: bool = False) -> bytes:
-        """One page of snapshots as a Parquet file's bytes."""
-        return self._get(_snapshots_path(slug, market_id),
-                         _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook),
-                         accept=PARQUET)
+                          cursor: Optional[str] = None, include_orderbook: bool = False) -> ParquetPage:
+        """One page of snapshots as a Parquet file's bytes (a ParquetPage:
+        its next_cursor, total and matched attributes are the JSON page's)."""
+        return self._rows(_snapshots_path(slug, market_id), PARQUET,
+                          _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook))
 
     def iter_snapshots_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                                start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
-                               include_orderbook: bool = False) -> Iterator[bytes]:
+                               include_orderbook: bool = False) -> Iterator[ParquetPage]:
         """Every page of a market's snapshots (start inclusive, end
         exclusive) as one Parquet file's bytes each, following each page's
         X-Next-Cursor header: new snapshots cannot shift the walk."""
@@ -393,17 +393,18 @@ class Client:
 
     def snapshots_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None, start: TimeLike = None,
                       end: TimeLike = None, order: str = "asc", limit: int = 1000, offset: int = 0,
-                      cursor: Optional[str] = None, include_orderbook: bool = False) -> str:
+                      cursor: Optional[str] = None, include_orderbook: bool = False) -> CSVPage:
         """One page of a market's snapshots as CSV text, its header row
         first (slug, time, coin_price, price_up, price_down, orderbook_up,
         orderbook_down; a book as "bids|asks", price:size levels parted by
-        spaces, as `updown export --format csv` writes it)."""
-        return self._csv(_snapshots_path(slug, market_id),
-                         _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook))
+        spaces, as `updown export --format csv` writes it); a CSVPage, its
+        next_cursor, total and matched attributes the JSON page's."""
+        return self._rows(_snapshots_path(slug, market_id), CSV,
+                          _series_params(start, end, order, limit, offset, cursor, include_orderbook=include_orderbook))
 
     def iter_snapshots_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                            start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
-                           include_orderbook: bool = False) -> Iterator[str]:
+                           include_orderbook: bool = False) -> Iterator[CSVPage]:
         """Every page of a market's snapshots (start inclusive, end
         exclusive) as CSV text each, its header row first, following each
         page's X-Next-Cursor: new snapshots cannot shift the walk."""
@@ -411,38 +412,35 @@ class Client:
                                include_orderbook=include_orderbook)
 
     def _parquet_pages(self, path: str, start: TimeLike, end: TimeLike, order: str, limit: int,
-                       **extra: Any) -> Iterator[bytes]:
+                       **extra: Any) -> Iterator[ParquetPage]:
         """Every page of a list by cursor as a Parquet file's bytes each,
         following the X-Next-Cursor header (the JSON page's next_cursor),
         and warning once with DataWindowWarning for an X-Warning (its
         warning: the plan's window cut the range)."""
-        return self._row_pages(path, PARQUET, lambda answer: answer[2], start, end, order, limit, **extra)
+        return self._row_pages(path, PARQUET, start, end, order, limit, **extra)
 
     def _csv_pages(self, path: str, start: TimeLike, end: TimeLike, order: str, limit: int,
-                   **extra: Any) -> Iterator[str]:
+                   **extra: Any) -> Iterator[CSVPage]:
         """Every page of a list by cursor as a CSV document each (its header
         row first), as _parquet_pages walks them."""
-        return self._row_pages(path, CSV, lambda answer: self._csv_text("GET", path, answer), start, end, order,
-                               limit, **extra)
+        return self._row_pages(path, CSV, start, end, order, limit, **extra)
 
-    def _row_pages(self, path: str, accept: str, body: Callable[[Tuple[int, Dict[str, str], bytes]], Any],
-                   start: TimeLike, end: TimeLike, order: str, limit: int, **extra: Any) -> Iterator[Any]:
-        """Every page of a list by cursor in the accept form, each answer's
-        body(answer), following X-Next-Cursor and warning once for an
+    def _row_pages(self, path: str, accept: str, start: TimeLike, end: TimeLike, order: str, limit: int,
+                   **extra: Any) -> Iterator[Any]:
+        """Every page of a list by cursor in the accept form, as _rows
+        answers it, following X-Next-Cursor and warning once for an
         X-Warning."""
         params = lambda cursor: _series_params(start, end, order, limit, 0, cursor, **extra)  # noqa: E731
         params(None)  # a bad order or time is raised here, not at the first next()
-        cursor: Optional[str] = None
         cut = _WindowNotice()
 
         def pages() -> Iterator[Any]:
-            nonlocal cursor
+            cursor: Optional[str] = None
             while True:
-                answer = self._send("GET", path, params(cursor), headers={"X-API-Key": self.api_key, "Accept": accept})
-                page = body(answer)
-                cut.page(answer[1].get("x-warning"))
+                page = self._rows(path, accept, params(cursor))
+                cut.page(page.warning)
                 yield page
-                cursor = answer[1].get("x-next-cursor")
+                cursor = page.next_cursor
                 if not cursor:
                     return
         return pages()
@@ -483,29 +481,34 @@ class Client:
 
     def market_trades_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                               start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
-                              offset: int = 0, cursor: Optional[str] = None) -> bytes:
+                              offset: int = 0, cursor: Optional[str] = None) -> ParquetPage:
         """One page of a market's trades as a Parquet file's bytes (columns
-        slug, time, outcome, side, price, size, fee_rate_bps, tx_hash)."""
-        return self._get(_market_path(slug, market_id, "trades"), _series_params(start, end, order, limit, offset, cursor),
-                         accept=PARQUET)
+        slug, time, outcome, side, price, size, fee_rate_bps, tx_hash); a
+        ParquetPage, its next_cursor, total and matched attributes the JSON
+        page's."""
+        return self._rows(_market_path(slug, market_id, "trades"), PARQUET,
+                          _series_params(start, end, order, limit, offset, cursor))
 
     def iter_market_trades_parquet(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                                    start: TimeLike = None, end: TimeLike = None, order: str = "asc",
-                                   limit: int = 1000) -> Iterator[bytes]:
+                                   limit: int = 1000) -> Iterator[ParquetPage]:
         """Every page of a market's trades in [start, end) as one Parquet
         file's bytes each, following each page's X-Next-Cursor."""
         return self._parquet_pages(_market_path(slug, market_id, "trades"), start, end, order, limit)
 
     def market_trades_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                           start: TimeLike = None, end: TimeLike = None, order: str = "asc", limit: int = 1000,
-                          offset: int = 0, cursor: Optional[str] = None) -> str:
+                          offset: int = 0, cursor: Optional[str] = None) -> CSVPage:
         """One page of a market's trades as CSV text, its header row first
-        (slug, time, outcome, price, size, side, fee_rate_bps, tx_hash)."""
-        return self._csv(_market_path(slug, market_id, "trades"), _series_params(start, end, order, limit, offset, cursor))
+        (slug, time, outcome, price, size, side, fee_rate_bps, tx_hash); a
+        CSVPage, its next_cursor, total and matched attributes the JSON
+        page's."""
+        return self._rows(_market_path(slug, market_id, "trades"), CSV,
+                          _series_params(start, end, order, limit, offset, cursor))
 
     def iter_market_trades_csv(self, slug: Optional[str] = None, *, market_id: Optional[str] = None,
                                start: TimeLike = None, end: TimeLike = None, order: str = "asc",
-                               limit: int = 1000) -> Iterator[str]:
+                               limit: int = 1000) -> Iterator[CSVPage]:
         """Every page of a market's trades in [start, end) as CSV text
         each, its header row first, following each page's X-Next-Cursor."""
         return self._csv_pages(_market_path(slug, market_id, "trades"), start, end, order, limit)
@@ -561,29 +564,31 @@ class Client:
                 return
 
     def depth_parquet(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "asc",
-                      limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> bytes:
+                      limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> ParquetPage:
         """One page of BTCUSDT depth history as a Parquet file's bytes
-        (start and end inclusive)."""
-        return self._get(f"/v1/btc/{_kind(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor),
-                         accept=PARQUET)
+        (start and end inclusive); a ParquetPage, its next_cursor, total
+        and warning attributes the JSON page's."""
+        return self._rows(f"/v1/btc/{_kind(kind)}/snapshots", PARQUET,
+                          _series_params(start, end, order, limit, offset, cursor))
 
     def iter_depth_parquet(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None,
-                           order: str = "asc", limit: int = 1000) -> Iterator[bytes]:
+                           order: str = "asc", limit: int = 1000) -> Iterator[ParquetPage]:
         """Every page of BTCUSDT depth history as one Parquet file's bytes
         each, following each page's X-Next-Cursor; a range the plan's
         window cut warns once with DataWindowWarning, as iter_depth does."""
         return self._parquet_pages(f"/v1/btc/{_kind(kind)}/snapshots", start, end, order, limit)
 
     def depth_csv(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None, order: str = "asc",
-                  limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> str:
+                  limit: int = 1000, offset: int = 0, cursor: Optional[str] = None) -> CSVPage:
         """One page of BTCUSDT depth history as CSV text, its header row
         first (symbol, time_epoch_ms, coin_price, bids, asks,
         last_update_id; bids and asks as JSON arrays of {price, quantity});
-        start and end inclusive."""
-        return self._csv(f"/v1/btc/{_kind(kind)}/snapshots", _series_params(start, end, order, limit, offset, cursor))
+        start and end inclusive. A CSVPage, its next_cursor, total and
+        warning attributes the JSON page's."""
+        return self._rows(f"/v1/btc/{_kind(kind)}/snapshots", CSV, _series_params(start, end, order, limit, offset, cursor))
 
     def iter_depth_csv(self, kind: str = "spot", *, start: TimeLike = None, end: TimeLike = None,
-                       order: str = "asc", limit: int = 1000) -> Iterator[str]:
+                       order: str = "asc", limit: int = 1000) -> Iterator[CSVPage]:
         """Every page of BTCUSDT depth history as CSV text each, its header
         row first, following each page's X-Next-Cursor; a range the plan's
         window cut warns once with DataWindowWarning, as iter_depth does."""
@@ -752,16 +757,17 @@ class Client:
         d = self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset})["data"]
         return list(d.get("trials") or [])
 
-    def sweep_trials_parquet(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> bytes:
+    def sweep_trials_parquet(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> ParquetPage:
         """A page of a DONE sweep's trials as a Parquet file's bytes, a row
-        a trial with trials_frame()'s columns."""
-        return self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset}, accept=PARQUET)
+        a trial with trials_frame()'s columns; a ParquetPage, its total
+        attribute the sweep's trials."""
+        return self._rows(f"/v1/sweeps/{_seg(sweep_id)}/trials", PARQUET, {"limit": limit, "offset": offset})
 
-    def sweep_trials_csv(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> str:
+    def sweep_trials_csv(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> CSVPage:
         """A page of a DONE sweep's trials as CSV text, its header row
         first, a row a trial with trials_frame()'s columns (a null an
-        empty cell)."""
-        return self._csv(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset})
+        empty cell); a CSVPage, its total attribute the sweep's trials."""
+        return self._rows(f"/v1/sweeps/{_seg(sweep_id)}/trials", CSV, {"limit": limit, "offset": offset})
 
     def get_sweep(self, sweep_id: str) -> Sweep:
         return Sweep.from_json(self._get(f"/v1/sweeps/{_seg(sweep_id)}")["data"])

@@ -467,6 +467,49 @@ class MarketTradePage:
         return self.trades.to_frame()
 
 
+class _HeaderPage:
+    """The fields of a page that a CSV or Parquet answer, whose body has no
+    place for them, carries as headers: next_cursor (X-Next-Cursor; None
+    after the last page), total (X-Total-Count), matched (X-Matched-Count;
+    None where the JSON page has none) and warning (X-Warning; None unless
+    the plan's window cut the range)."""
+
+    __slots__ = ()
+    next_cursor: Optional[str] = None
+    total: Optional[int] = None
+    matched: Optional[int] = None
+    warning: Optional[str] = None
+
+    @classmethod
+    def from_answer(cls, content: Any, headers: Dict[str, str]):
+        """The page of an answer's content and its (lower-case) headers."""
+        page = cls(content)
+        page.next_cursor = headers.get("x-next-cursor") or None
+        page.total = _header_int(headers.get("x-total-count"))
+        page.matched = _header_int(headers.get("x-matched-count"))
+        page.warning = headers.get("x-warning") or None
+        return page
+
+
+def _header_int(v: Optional[str]) -> Optional[int]:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+class ParquetPage(_HeaderPage, bytes):
+    """One page of a list as a Parquet file's bytes: bytes, with the
+    page's next_cursor, total, matched and warning as attributes (from the
+    answer's headers), as a JSON page has them."""
+
+
+class CSVPage(_HeaderPage, str):
+    """One page of a list as CSV text, its header row first: a str, with
+    the page's next_cursor, total, matched and warning as attributes (from
+    the answer's headers), as a JSON page has them."""
+
+
 class _Rows(Records[Dict[str, Any]]):
     _row = staticmethod(lambda d: d)
     _every_column = True
