@@ -159,6 +159,6 @@ func MergeTickChanges(old, add []TickSizeChange) []TickSizeChange {
 			out = append(out, c)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b TickSizeChange) int { return a.Time.Compare(b.Time) })
+	slices.SortStableFunc(out, tickChangeTime)
 	return out
 }

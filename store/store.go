@@ -333,6 +333,29 @@ type TickSizeChange struct {
 	TickSize float64
 }
 
+// tickChangeTime orders tick changes by their instants.
+func tickChangeTime(a, b TickSizeChange) int { return a.Time.Compare(b.Time) }
+
+// SortTickChanges returns changes as a stored market keeps them
+// (Market.TickSizeChanges): oldest first, and of the changes at one
+// instant only the first listed, as MergeTickChanges keeps them. It
+// returns changes itself when they are so already (at the cost of one
+// pass), else a sorted copy: changes is never modified. A store applies it
+// to times as it keeps them (to the microsecond), so that two changes
+// within one microsecond are one.
+func SortTickChanges(changes []TickSizeChange) []TickSizeChange {
+	sorted := true
+	for i := 1; i < len(changes) && sorted; i++ {
+		sorted = changes[i].Time.After(changes[i-1].Time)
+	}
+	if sorted {
+		return changes
+	}
+	out := slices.Clone(changes)
+	slices.SortStableFunc(out, tickChangeTime)
+	return slices.CompactFunc(out, func(a, b TickSizeChange) bool { return a.Time.Equal(b.Time) })
+}
+
 // Market is one up/down prediction market.
 type Market struct {
 	Slug           string
@@ -373,7 +396,10 @@ type Market struct {
 	// schedule has none.
 	MakerRebateRate *float64
 	// TickSize is the latest minimum price increment; TickSizeChanges the
-	// changes seen while recording, oldest first.
+	// changes seen while recording. Every store keeps TickSizeChanges
+	// oldest first with no two at one instant (SortTickChanges), whatever
+	// order a writer gave them in, and reads them back so: the tick in force
+	// at t is the last change at or before t.
 	TickSize        *float64
 	TickSizeChanges []TickSizeChange
 	// MinOrderSize is the smallest order in shares.

@@ -41,3 +41,45 @@ func TestMergeTicksAsLookingUpEach(t *testing.T) {
 		}
 	}
 }
+
+// TestSortTickChanges: changes come back oldest first with the first listed
+// of those at one instant; changes in order already are returned as they
+// are, and the input is never changed.
+func TestSortTickChanges(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 5, 12, 0, 0, 0, 0, time.UTC)
+	c := func(sec int, size float64) store.TickSizeChange {
+		return store.TickSizeChange{Time: base.Add(time.Duration(sec) * time.Second), TickSize: size}
+	}
+	tests := []struct {
+		name      string
+		in, want  []store.TickSizeChange
+		unchanged bool // the input slice itself comes back
+	}{
+		{name: "none", in: nil, want: nil, unchanged: true},
+		{name: "one", in: []store.TickSizeChange{c(1, 0.01)}, want: []store.TickSizeChange{c(1, 0.01)}, unchanged: true},
+		{name: "in order", in: []store.TickSizeChange{c(1, 0.001), c(2, 0.01)}, want: []store.TickSizeChange{c(1, 0.001), c(2, 0.01)}, unchanged: true},
+		{name: "reversed", in: []store.TickSizeChange{c(2, 0.01), c(1, 0.001)}, want: []store.TickSizeChange{c(1, 0.001), c(2, 0.01)}},
+		{name: "one instant twice", in: []store.TickSizeChange{c(1, 0.001), c(1, 0.01)}, want: []store.TickSizeChange{c(1, 0.001)}},
+		{name: "out of order and twice", in: []store.TickSizeChange{c(3, 0.01), c(1, 0.001), c(3, 0.001), c(2, 0.01), c(1, 0.01)},
+			want: []store.TickSizeChange{c(1, 0.001), c(2, 0.01), c(3, 0.01)}},
+		{name: "one instant in two zones", in: []store.TickSizeChange{c(1, 0.01), {Time: base.Add(time.Second).In(time.FixedZone("x", 3600)), TickSize: 0.001}},
+			want: []store.TickSizeChange{c(1, 0.01)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := slices.Clone(tc.in)
+			got := store.SortTickChanges(in)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("SortTickChanges(%v) = %v, want %v", tc.in, got, tc.want)
+			}
+			if !reflect.DeepEqual(in, tc.in) {
+				t.Errorf("SortTickChanges changed its input to %v", in)
+			}
+			if tc.unchanged && len(got) > 0 && &got[0] != &in[0] {
+				t.Errorf("SortTickChanges copied changes in order already")
+			}
+		})
+	}
+}

@@ -131,9 +131,11 @@ func newResting(in Input, s Strategy, trades tradeTape) resting {
 	}
 	changes := in.Market.TickSizeChanges
 	if byTime := func(a, b store.TickSizeChange) int { return a.Time.Compare(b.Time) }; !slices.IsSortedFunc(changes, byTime) {
-		// The stores keep a market's changes oldest first as given, and an
-		// import may give them in any order: the tick in force at t is the
-		// latest change at or before t (tickAt), not the last one listed.
+		// The stores keep a market's changes oldest first
+		// (store.Market.TickSizeChanges), so this runs only for an Input
+		// built otherwise (a test's, by hand): the tick in force at t is
+		// the latest change at or before t (tickAt), not the last one
+		// listed. Once a replay, outside the loop.
 		changes = slices.Clone(changes)
 		slices.SortStableFunc(changes, byTime)
 	}

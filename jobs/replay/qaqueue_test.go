@@ -294,7 +294,7 @@ func TestRestingQueueHand(t *testing.T) {
 
 // The tick in force at t is the latest tick_size_changes entry at or
 // before t, in whatever order a market lists its changes (the stores keep
-// an import's list as given): a finer tick from 0 s and a coarse one from
+// them in time order, an Input built by hand need not): a finer tick from 0 s and a coarse one from
 // 50 s put a decision at 10 s on the 0.001 grid, three ticks over the
 // bid 0.95 at 0.953, resting; read in list order, the coarse change
 // stopped the search and the 0.01 grid's 0.98 crossed the ask.

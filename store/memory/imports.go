@@ -125,13 +125,16 @@ func (tx *importTx) AddMarket(ctx context.Context, m store.Market, source string
 		return false, nil
 	}
 	if sm, ok := tx.staged(m.Slug); ok {
+		// Merged at the times as kept, as the stored ones are: a change
+		// within the microsecond of a stored one is at its instant.
+		m = normMarket(m)
 		if len(m.TickSizeChanges) > 0 && !slices.Contains(sm.m.DataSources, store.DataRecorder) {
 			sm.m.TickSizeChanges = store.MergeTickChanges(sm.m.TickSizeChanges, m.TickSizeChanges)
 			last := sm.m.TickSizeChanges[len(sm.m.TickSizeChanges)-1].TickSize
 			sm.m.TickSize = &last
 		}
 		if !slices.Contains(sm.m.DataSources, store.DataRecorder) {
-			sm.m = sm.m.SettleFrom(normMarket(m))
+			sm.m = sm.m.SettleFrom(m)
 		}
 		sm.m.DataSources = store.AddDataSource(sm.m.DataSources, source)
 		// Stamped at Commit: the import changes the market's data, and

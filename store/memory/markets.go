@@ -40,7 +40,8 @@ func cloneMarket(m store.Market) store.Market {
 	return m
 }
 
-// normMarket returns a copy of m with its times as kept.
+// normMarket returns a copy of m with its times as kept, its tick changes
+// in time order, one at an instant (store.SortTickChanges).
 func normMarket(m store.Market) store.Market {
 	m = cloneMarket(m)
 	m.StartTime = normTime(m.StartTime)
@@ -52,6 +53,7 @@ func normMarket(m store.Market) store.Market {
 	for i := range m.TickSizeChanges {
 		m.TickSizeChanges[i].Time = normTime(m.TickSizeChanges[i].Time)
 	}
+	m.TickSizeChanges = store.SortTickChanges(m.TickSizeChanges)
 	m.CreatedAt = normTime(m.CreatedAt)
 	m.UpdatedAt = normTime(m.UpdatedAt)
 	return m

@@ -391,6 +391,9 @@ func (r *marketRow) market() (store.Market, error) {
 	for i, t := range r.tickTimes {
 		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: utc(t), TickSize: r.tickSizes[i]})
 	}
+	// A row written before the stores kept them in order may have them in
+	// the order an import gave.
+	m.TickSizeChanges = store.SortTickChanges(m.TickSizeChanges)
 	m.Coin, m.MarketType = store.Coin(r.coin), store.MarketType(r.mt)
 	m.StartTime, m.EndTime = utc(m.StartTime), utc(m.EndTime)
 	m.ResolvedAt = utcPtr(m.ResolvedAt)
@@ -408,12 +411,18 @@ func dataSources(s []string) []string {
 }
 
 // splitTickChanges returns the changes' times (to the microsecond) and
-// sizes as the two arrays the markets table keeps them in; never nil, so
+// sizes as the two arrays the markets table keeps them in, in time order
+// with one change at an instant (store.SortTickChanges); never nil, so
 // that no changes is '{}', not null.
 func splitTickChanges(changes []store.TickSizeChange) ([]time.Time, []float64) {
-	times, sizes := make([]time.Time, len(changes)), make([]float64, len(changes))
+	kept := make([]store.TickSizeChange, len(changes))
 	for i, c := range changes {
-		times[i], sizes[i] = micro(c.Time), c.TickSize
+		kept[i] = store.TickSizeChange{Time: micro(c.Time), TickSize: c.TickSize}
+	}
+	kept = store.SortTickChanges(kept)
+	times, sizes := make([]time.Time, len(kept)), make([]float64, len(kept))
+	for i, c := range kept {
+		times[i], sizes[i] = c.Time, c.TickSize
 	}
 	return times, sizes
 }

@@ -33,6 +33,7 @@ func marketTests() []test {
 		{"Swap", testMarketSwap},
 		{"EditAfterAnotherWriter", testMarketEdit},
 		{"WithoutMarketID", testMarketsWithoutMarketID},
+		{"TickChangesKeptInOrder", testMarketTickChangesOrder},
 	}
 	return append(tests, conflictTests()...)
 }
@@ -899,5 +900,109 @@ func testMarketEdit(t *testing.T, s store.Store) {
 	}
 	if _, _, err := store.EditMarket(ctx, s, "no-such-market", func(*store.Market) bool { return true }); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("EditMarket of a market not stored = %v, want ErrNotFound", err)
+	}
+}
+
+// testMarketTickChangesOrder: a market's tick changes written out of time
+// order, two of them at one instant and two within one microsecond, are
+// read back oldest first, one at each instant (the first written of those
+// at it), whichever way the market was written: UpsertMarkets,
+// UpsertMarketsNewer, SwapMarket, an import's AddMarket of a new market and
+// its merge into one only imports wrote, where a change within a stored
+// one's microsecond is at the stored one's instant.
+func testMarketTickChangesOrder(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	tc := func(at time.Time, size float64) store.TickSizeChange {
+		return store.TickSizeChange{Time: at.In(elsewhere()), TickSize: size}
+	}
+	start := t0()
+	given := []store.TickSizeChange{
+		tc(start.Add(3*time.Minute), micros(1000)),
+		tc(start.Add(time.Minute+100*time.Nanosecond), micros(10000)),
+		tc(start.Add(2*time.Minute), micros(1000)),
+		tc(start.Add(time.Minute+900*time.Nanosecond), micros(1000)), // the microsecond of the one before
+		tc(start.Add(3*time.Minute), micros(10000)),                  // the instant of the first
+	}
+	want := []store.TickSizeChange{
+		tc(start.Add(time.Minute), micros(10000)),
+		tc(start.Add(2*time.Minute), micros(1000)),
+		tc(start.Add(3*time.Minute), micros(1000)),
+	}
+	check := func(op string, m store.Market) {
+		t.Helper()
+		got := get(t, s, m.Slug).TickSizeChanges
+		if len(got) != len(want) {
+			t.Errorf("%s: tick changes %v, want %v", op, got, want)
+			return
+		}
+		for i, w := range want {
+			if !got[i].Time.Equal(w.Time) || got[i].TickSize != w.TickSize {
+				t.Errorf("%s: tick changes %v, want %v", op, got, want)
+				return
+			}
+		}
+	}
+	withTicks := func(m store.Market) store.Market {
+		m.TickSizeChanges = slices.Clone(given)
+		return m
+	}
+
+	upserted := withTicks(newMarket(store.BTC, store.M15, start, ""))
+	mustOK(t, s.UpsertMarkets(ctx, []store.Market{upserted}), "UpsertMarkets")
+	check("UpsertMarkets", upserted)
+
+	newer := withTicks(newMarket(store.ETH, store.M15, start, ""))
+	_, err := s.UpsertMarketsNewer(ctx, []store.Market{newer})
+	mustOK(t, err, "UpsertMarketsNewer")
+	check("UpsertMarketsNewer", newer)
+
+	read := upsert(t, s, newMarket(store.SOL, store.M15, start, ""))
+	_, ok, err := s.SwapMarket(ctx, withTicks(read), read.UpdatedAt)
+	mustOK(t, err, "SwapMarket")
+	if !ok {
+		t.Fatal("SwapMarket from the updated_at just read wrote nothing")
+	}
+	check("SwapMarket", read)
+
+	imported := withTicks(newMarket(store.BTC, store.M5, start, ""))
+	tx := begin(t, s)
+	_, err = tx.AddMarket(ctx, imported, "pmxt-v2")
+	mustOK(t, err, "import: add market")
+	_, _, err = tx.Commit(ctx, store.Import{Key: "tick-order-1", Source: "pmxt-v2"})
+	mustOK(t, err, "import: commit")
+	check("an import's new market", imported)
+
+	// A market only imports wrote, holding the first change, gains the
+	// others from a later import.
+	merged := newMarket(store.BTC, store.H1, start, "")
+	merged.TickSizeChanges = []store.TickSizeChange{want[0]}
+	tx = begin(t, s)
+	_, err = tx.AddMarket(ctx, merged, "pmxt-v2")
+	mustOK(t, err, "import: add market")
+	_, _, err = tx.Commit(ctx, store.Import{Key: "tick-order-2", Source: "pmxt-v2"})
+	mustOK(t, err, "import: commit")
+	tx = begin(t, s)
+	_, err = tx.AddMarket(ctx, withTicks(merged), "pmxt-v2")
+	mustOK(t, err, "import: add the market again")
+	_, _, err = tx.Commit(ctx, store.Import{Key: "tick-order-3", Source: "pmxt-v2"})
+	mustOK(t, err, "import: commit")
+	check("an import merging into a market imported before", merged)
+
+	// A change within the microsecond of a stored one is at its instant:
+	// the stored one wins, and the tick size stays the last change's.
+	tx = begin(t, s)
+	again := merged
+	again.TickSizeChanges = []store.TickSizeChange{tc(start.Add(3*time.Minute+500*time.Nanosecond), micros(10000))}
+	_, err = tx.AddMarket(ctx, again, "pmxt-v2")
+	mustOK(t, err, "import: add the market once more")
+	_, _, err = tx.Commit(ctx, store.Import{Key: "tick-order-4", Source: "pmxt-v2"})
+	mustOK(t, err, "import: commit")
+	check("an import of a change within a stored one's microsecond", merged)
+	if got, last := get(t, s, merged.Slug).TickSize, want[len(want)-1].TickSize; got == nil || *got != last {
+		shown := "none"
+		if got != nil {
+			shown = fmt.Sprint(*got)
+		}
+		t.Errorf("tick size %s after an import of a change within a stored one's microsecond, want %v, the last change's", shown, last)
 	}
 }
