@@ -333,6 +333,22 @@ type TickSizeChange struct {
 	TickSize float64
 }
 
+// AppendTickChange is the rule by which a tick heard of is recorded as a
+// change: it returns changes with the change to tick at at (in UTC)
+// appended and true, or changes as they are and false when it is no change
+// to record: the tick in force, cur (nil when unknown), is tick already
+// (the other outcome's news of it, or heard before), or at is not after the
+// last change (older news, which would put the changes out of time order).
+func AppendTickChange(changes []TickSizeChange, cur *float64, tick float64, at time.Time) ([]TickSizeChange, bool) {
+	if cur != nil && *cur == tick {
+		return changes, false
+	}
+	if n := len(changes); n > 0 && !at.After(changes[n-1].Time) {
+		return changes, false
+	}
+	return append(changes, TickSizeChange{Time: at.UTC(), TickSize: tick}), true
+}
+
 // tickChangeTime orders tick changes by their instants.
 func tickChangeTime(a, b TickSizeChange) int { return a.Time.Compare(b.Time) }
 

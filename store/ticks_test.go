@@ -83,3 +83,49 @@ func TestSortTickChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendTickChange: a tick heard of is a change, appended at its
+// instant in UTC, unless it is the tick in force already or older news
+// than the last change.
+func TestAppendTickChange(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 5, 12, 0, 0, 0, 0, time.UTC)
+	c := func(sec int, size float64) store.TickSizeChange {
+		return store.TickSizeChange{Time: base.Add(time.Duration(sec) * time.Second), TickSize: size}
+	}
+	fine, coarse := 0.001, 0.01
+	tests := []struct {
+		name    string
+		changes []store.TickSizeChange
+		cur     *float64
+		tick    float64
+		at      time.Time
+		want    []store.TickSizeChange
+		added   bool
+	}{
+		{name: "first, tick unknown", tick: fine, at: base, want: []store.TickSizeChange{c(0, fine)}, added: true},
+		{name: "first, from another tick", cur: &coarse, tick: fine, at: base, want: []store.TickSizeChange{c(0, fine)}, added: true},
+		{name: "first, the tick in force", cur: &fine, tick: fine, at: base, want: nil},
+		{name: "after the last", changes: []store.TickSizeChange{c(0, fine)}, cur: &fine, tick: coarse, at: base.Add(time.Second),
+			want: []store.TickSizeChange{c(0, fine), c(1, coarse)}, added: true},
+		{name: "the tick in force, later", changes: []store.TickSizeChange{c(0, fine)}, cur: &fine, tick: fine, at: base.Add(time.Second),
+			want: []store.TickSizeChange{c(0, fine)}},
+		{name: "at the last's instant", changes: []store.TickSizeChange{c(5, fine)}, cur: &fine, tick: coarse, at: base.Add(5 * time.Second),
+			want: []store.TickSizeChange{c(5, fine)}},
+		{name: "older news", changes: []store.TickSizeChange{c(5, fine)}, cur: &fine, tick: coarse, at: base.Add(time.Second),
+			want: []store.TickSizeChange{c(5, fine)}},
+		{name: "tick unknown, after the last", changes: []store.TickSizeChange{c(0, fine)}, tick: fine, at: base.Add(time.Second),
+			want: []store.TickSizeChange{c(0, fine), c(1, fine)}, added: true},
+		{name: "in UTC", cur: &coarse, tick: fine, at: base.Add(time.Second).In(time.FixedZone("x", 3600)),
+			want: []store.TickSizeChange{c(1, fine)}, added: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, added := store.AppendTickChange(slices.Clone(tc.changes), tc.cur, tc.tick, tc.at)
+			if added != tc.added || !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("AppendTickChange(%v, %v) = %v, %v; want %v, %v", tc.changes, tc.tick, got, added, tc.want, tc.added)
+			}
+		})
+	}
+}

@@ -1112,10 +1112,13 @@ func (r *run) event(e *book.Event) error {
 		// books' clock says (a frame heard after events stamped later);
 		// older news than the last change kept is dropped, as the
 		// collector drops it, so that the changes stay in time order.
-		at := cmp.Or(e.Time, t)
-		if n := len(r.ticks); n == 0 || r.ticks[n-1].TickSize != e.NewTick && at.After(r.ticks[n-1].Time) {
-			r.ticks = append(r.ticks, store.TickSizeChange{Time: at.UTC(), TickSize: e.NewTick})
+		// The tick in force is the last change the import kept; before
+		// the first, any tick heard of is one.
+		var cur *float64
+		if n := len(r.ticks); n > 0 {
+			cur = &r.ticks[n-1].TickSize
 		}
+		r.ticks, _ = store.AppendTickChange(r.ticks, cur, e.NewTick, cmp.Or(e.Time, t))
 	case "book":
 		// A book says the tick it is quoted in: one other than the tick in
 		// force (a stream that begins after a change, or missed one) is a

@@ -90,18 +90,18 @@ func (c *Collector) tickChanged(token string, tick float64, at time.Time) {
 func (c *Collector) recordTick(ctx context.Context, slug string, tick float64, at time.Time) {
 	var old *float64
 	_, changed, ok := c.updateMarket(ctx, slug, "tick", "tick size change", func(m *store.Market) bool {
-		if m.TickSize != nil && *m.TickSize == tick {
-			return false // the other outcome's event, or heard before
-		}
-		if n := len(m.TickSizeChanges); n > 0 && !at.After(m.TickSizeChanges[n-1].Time) {
-			// Older news than the last change recorded: a REST book taken
-			// before a change the websocket told of, answered after it. The
-			// changes stay in time order, the last one the tick in force.
+		// Not a change: the tick in force already (the other outcome's
+		// event, or heard before), or older news than the last change
+		// recorded (a REST book taken before a change the websocket told
+		// of, answered after it). The changes stay in time order, the last
+		// one the tick in force.
+		changes, added := store.AppendTickChange(m.TickSizeChanges, m.TickSize, tick, at)
+		if !added {
 			return false
 		}
 		old = m.TickSize
 		m.TickSize = &tick
-		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: at, TickSize: tick})
+		m.TickSizeChanges = changes
 		return true
 	})
 	if !changed || !ok {
