@@ -66,9 +66,14 @@ func sessionFrom(ctx context.Context) *session {
 }
 
 // sessionRedisKey hides the cookie value: a Redis dump holds no usable id.
-func sessionRedisKey(id string) string {
+func sessionRedisKey(id string) string { return sessionKeyPrefix + sessionHash(id) }
+
+// sessionHash names a session without revealing its cookie value (from
+// which it cannot be worked back): in its Redis key, and in the sid claim
+// of the bearer tokens it obtained (token.go).
+func sessionHash(id string) string {
 	h := sha256.Sum256([]byte(id))
-	return sessionKeyPrefix + hex.EncodeToString(h[:])
+	return hex.EncodeToString(h[:])
 }
 
 func randomToken(n int) string {

@@ -44,6 +44,7 @@ type setupOpts struct {
 	rateLimits    map[store.Tier]api.RateLimit
 	publicURL     string
 	billingURL    string
+	tokenSecret   []byte           // TOKEN_SECRET: bearer tokens (none when nil)
 	clock         func() time.Time // the pinned now when nil
 	logger        *slog.Logger     // discards when nil
 }
@@ -85,6 +86,7 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		Live:          o.live,
 		PublicURL:     o.publicURL,
 		BillingURL:    o.billingURL,
+		AI:            api.AIConfig{TokenSecret: o.tokenSecret},
 	})
 	if err != nil {
 		t.Fatal(err)

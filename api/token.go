@@ -31,8 +31,16 @@ const (
 // through which API key (key_id), until when (exp). The plan is not in the
 // token: it is read from the store on every request, so a tier change
 // (SPEC 3.2) applies at once.
+//
+// A token obtained with the dashboard's session cookie rather than a key
+// names that session too (sid: the hash of the cookie's value, which names
+// its Redis key, never the value itself) and ends with it: signing out, or
+// the session's expiry, stops it at once, not up to its exp later. Only
+// such a token costs a Redis read to verify; one traded for a key has no
+// sid and is checked as before.
 type tokenClaims struct {
-	KeyID string `json:"key_id"`
+	KeyID     string `json:"key_id"`
+	SessionID string `json:"sid,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -51,7 +59,8 @@ func (s *Server) registerToken() {
 		Path:        "/v1/auth/token",
 		Summary:     "Trade an API key for a short-lived bearer token",
 		Description: "The Backtest AI endpoints take `Authorization: Bearer <access_token>` only. The token is valid until it expires " +
-			"and while the API key it was issued for is not revoked.",
+			"and while the API key it was issued for is not revoked; one obtained with the dashboard's session cookie also ends when " +
+			"that session does (signed out or expired).",
 		Tags:     []string{"Auth"},
 		Security: []map[string][]string{{schemeAPIKey: {}}},
 		// A RawBody is read (settingsFreeBody): bounded here, as the key
@@ -95,6 +104,9 @@ func (s *Server) issueToken(ctx context.Context, in *settingsFreeInput) (*tokenO
 		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 		ID:        hex.EncodeToString(jti[:]),
 	}}
+	if sess := sessionFrom(ctx); sess != nil {
+		claims.SessionID = sessionHash(sess.id)
+	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(s.cfg.AI.TokenSecret)
 	if err != nil {
 		return nil, s.internal(ctx, "sign token", err)
@@ -132,8 +144,9 @@ func hasBearerToken(ctx huma.Context) bool {
 }
 
 // principalForToken verifies a bearer token and that what it names still
-// stands: the customer exists and the API key it was issued for is not
-// revoked.
+// stands: the customer exists, the API key it was issued for is not
+// revoked and, for a token obtained with a session, the session has not
+// ended.
 func (s *Server) principalForToken(ctx context.Context, header string) (principal, error) {
 	if err := s.tokensConfigured(); err != nil {
 		return principal{}, err
@@ -167,6 +180,15 @@ func (s *Server) principalForToken(ctx context.Context, header string) (principa
 	case err != nil, claims.Subject == "", claims.KeyID == "":
 		return principal{}, unauthorized(invalidToken, "invalid bearer token: get one from POST /v1/auth/token")
 	}
+	if claims.SessionID != "" {
+		live, err := s.tokenSessionLive(ctx, claims)
+		if err != nil {
+			return principal{}, err
+		}
+		if !live {
+			return principal{}, unauthorized(invalidToken, "the dashboard session this bearer token was obtained with has ended (signed out or expired): sign in again")
+		}
+	}
 	p, ok, err := s.principalForKeyID(ctx, claims.Subject, claims.KeyID)
 	if err != nil {
 		return principal{}, err
@@ -175,4 +197,20 @@ func (s *Server) principalForToken(ctx context.Context, header string) (principa
 		return p, nil
 	}
 	return principal{}, unauthorized(invalidToken, "the API key this bearer token was issued for has been revoked, or its customer no longer exists")
+}
+
+// tokenSessionLive tells whether the session a bearer token was obtained
+// with still stands for the customer and key the token names: one Redis
+// read, which never extends the session (only the cookie's use does).
+func (s *Server) tokenSessionLive(ctx context.Context, claims tokenClaims) (bool, error) {
+	if err := s.sessionsConfigured(); err != nil {
+		return false, err
+	}
+	v, err := s.cfg.Redis.HMGet(ctx, sessionKeyPrefix+claims.SessionID, "customer", "key").Result()
+	if err != nil {
+		return false, s.redisFailure(ctx, "read the session of a bearer token", err)
+	}
+	customer, _ := v[0].(string)
+	key, _ := v[1].(string)
+	return customer == claims.Subject && key == claims.KeyID, nil
 }

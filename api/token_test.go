@@ -10,6 +10,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/redis/redistest"
 )
 
 type testClaims struct {
@@ -194,5 +195,81 @@ func TestBearerTokenOnKeyEndpoint(t *testing.T) {
 	// Without any credential the message stays the plain one.
 	if e := wantError(t, b.do(http.MethodGet, "/v1/account", "", "", ""), http.StatusUnauthorized, "UNAUTHORIZED"); strings.Contains(e["message"].(string), "bearer") {
 		t.Errorf("no credential: %v", e)
+	}
+}
+
+// TestSessionTokenEndsWithSession: a bearer token obtained with the
+// dashboard's session cookie stops working when the session ends (signed
+// out, or expired in Redis), with the 401 an expired token gets; a token
+// traded for a key of the same customer is not touched by it. The token
+// names its session by a hash, never by the cookie's value.
+func TestSessionTokenEndsWithSession(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	b := setup(t, func(o *setupOpts) { o.redis, o.tokenSecret = rdb, testSecret })
+	bearer := func(tok string) response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, b.srv.URL+"/v1/backtest-ai/quota", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		return send(t, req)
+	}
+	accessToken := func(r response) string {
+		t.Helper()
+		tok, _ := r.json(t)["access_token"].(string)
+		if r.status != http.StatusOK || tok == "" {
+			t.Fatalf("POST /v1/auth/token: %d %s", r.status, r.body)
+		}
+		return tok
+	}
+	keyTok := accessToken(b.do(http.MethodPost, "/v1/auth/token", b.keys[store.Pro], "", ""))
+
+	br := b.signIn(store.Pro)
+	sessTok := accessToken(br.change(http.MethodPost, "/v1/auth/token", ""))
+	if strings.Contains(sessTok, br.cookie.Value) {
+		t.Fatalf("the token holds the session cookie's value")
+	}
+	var c testClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(sessTok, &c); err != nil || c.Subject != b.ids[store.Pro] {
+		t.Fatalf("session token claims %+v: %v", c, err)
+	}
+	if payload, _ := jwt.NewParser().DecodeSegment(strings.Split(sessTok, ".")[1]); strings.Contains(string(payload), br.cookie.Value) {
+		t.Fatalf("the token's claims hold the session cookie's value: %s", payload)
+	}
+	for name, tok := range map[string]string{"key": keyTok, "session": sessTok} {
+		if r := bearer(tok); r.status != http.StatusOK {
+			t.Fatalf("%s token before sign-out: %d %s", name, r.status, r.body)
+		}
+	}
+
+	if r := br.change(http.MethodDelete, "/v1/auth/session", ""); r.status != http.StatusNoContent {
+		t.Fatalf("sign out: %d %s", r.status, r.body)
+	}
+	e := wantError(t, bearer(sessTok), http.StatusUnauthorized, "UNAUTHORIZED")
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "session") {
+		t.Errorf("session token after sign-out: %q, want it to say the session ended", msg)
+	}
+	if r := bearer(keyTok); r.status != http.StatusOK {
+		t.Errorf("key token after a session of its customer signed out: %d %s", r.status, r.body)
+	}
+
+	// A session that expires (Redis drops it) takes its tokens with it too.
+	br2 := b.signIn(store.Pro)
+	sessTok2 := accessToken(br2.change(http.MethodPost, "/v1/auth/token", ""))
+	if r := bearer(sessTok2); r.status != http.StatusOK {
+		t.Fatalf("second session's token: %d %s", r.status, r.body)
+	}
+	keys, err := rdb.Keys(t.Context(), "updown:session:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("session keys in Redis: %v %v, want the one live session", keys, err)
+	}
+	if err := rdb.Del(t.Context(), keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, bearer(sessTok2), http.StatusUnauthorized, "UNAUTHORIZED")
+	if r := bearer(keyTok); r.status != http.StatusOK {
+		t.Errorf("key token after a session expired: %d %s", r.status, r.body)
 	}
 }
