@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -144,21 +145,34 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	case errors.As(err, new(*errorAnswer)):
 		// Its words go to the logs through Cause only, as an APIError's.
 		return "", false, generationFailed(err, "the model provider answered with an error in place of a chat completion (HTTP 200); try again later")
-	case errors.As(err, &apiErr):
+	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0:
+		// (An error body whose "error" is not an object, {"error":"model
+		// 'x' not found"}, is a *RequestError around an empty APIError
+		// without the status: it is read below, as other bodies are.)
 		// The provider's message can quote credentials ("Incorrect API
 		// key provided: sk-..."): it goes to the logs through Cause only.
 		if accountRefused(apiErr) {
 			return "", false, generationFailed(err, "the model provider refused this service's account for its quota or spending limit (HTTP %d); "+
 				"retrying will not help: the operator must add credits or raise the limit", apiErr.HTTPStatusCode)
 		}
+		if apiErr.HTTPStatusCode == http.StatusNotFound {
+			code, _ := apiErr.Code.(string)
+			return "", false, generationFailed(err, "%s", g.notFound(code == "model_not_found" || modelUnknown(apiErr.Message), apiErr.Message))
+		}
 		return "", false, generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
-	case errors.As(err, &reqErr) && (reqErr.HTTPStatusCode == http.StatusNotFound || reqErr.HTTPStatusCode == http.StatusMethodNotAllowed):
-		// Not the provider's error object but a server's page: nothing
-		// answers chat completions there, most often a base URL without
-		// its /v1 (Ollama's http://localhost:11434). The model setting,
-		// which a provider's own 404 is about, is not to blame.
-		return "", false, generationFailed(err, "the model provider has no chat completions endpoint at OPENAI_BASE_URL (HTTP %d); retrying will not help: "+
-			"the operator must check that OPENAI_BASE_URL is the API's root, with its /v1 (https://api.openai.com/v1, http://localhost:11434/v1)", reqErr.HTTPStatusCode)
+	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode == http.StatusMethodNotAllowed:
+		// A server's page: something answers at the URL, but not chat
+		// completions, most often a base URL without its /v1.
+		return "", false, generationFailed(err, "%s", noEndpoint(reqErr.HTTPStatusCode))
+	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode == http.StatusNotFound:
+		// Not OpenAI's error object: a proxy's page, a server's plain
+		// "404 page not found", vLLM's {"detail":"Not Found"}, or a
+		// server's own words of a model it does not have.
+		body := reqErr.Body
+		if len(body) > maxNotFoundBody {
+			body = body[:maxNotFoundBody]
+		}
+		return "", false, generationFailed(err, "%s", g.notFound(modelUnknown(string(body)), string(body)))
 	case errors.As(err, &reqErr):
 		return "", false, generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
 	case errors.Is(err, io.EOF) && !errors.As(err, new(*url.Error)):
@@ -601,6 +615,57 @@ var accountErrors = map[string]bool{
 func accountRefused(e *openai.APIError) bool {
 	code, _ := e.Code.(string)
 	return accountErrors[code] || accountErrors[e.Type]
+}
+
+// maxNotFoundBody bounds how much of a 404's body is searched for what
+// was not found: the words are at its start, and a proxy's page may be
+// long.
+const maxNotFoundBody = 4 << 10
+
+// reModelUnknown is a provider's words for a model it does not have, in
+// the phrasings of OpenAI ("The model `gpt-9` does not exist"), Ollama
+// ("model \"llama9\" not found, try pulling it first"), vLLM ("The model
+// `x` does not exist.") and others ("Unknown model: x", "no such model").
+var reModelUnknown = regexp.MustCompile(`(?i)\bmodels?\b[^\n]{0,120}?(?:\bnot\s+found\b|\bdoes\s+not\s+exist\b|\bdoesn['’]t\s+exist\b|\bis\s+unknown\b|\bnot\s+available\b)|` +
+	`\b(?:unknown|no\s+such|nonexistent|non-existent)\s+models?\b|\bmodel[_ ]not[_ ]found\b`)
+
+// reRouteUnknown is a server's words for a path it does not serve:
+// OpenAI's own for a URL without its /v1 ("Invalid URL (POST
+// /chat/completions)", "Unknown request URL: POST ..."), Express's
+// "Cannot POST /chat/completions".
+var reRouteUnknown = regexp.MustCompile(`(?i)\binvalid\s+url\b|\bunknown\s+request\s+url\b|\bcannot\s+post\s+/`)
+
+// modelUnknown reports whether a provider's 404 says that the model is
+// what it does not have.
+func modelUnknown(said string) bool { return reModelUnknown.MatchString(said) }
+
+// notFound says what a provider's 404 means. The same status answers a
+// model the provider does not have (OpenAI's model_not_found, Ollama's
+// "model not found") and a URL where nothing answers chat completions (an
+// OPENAI_BASE_URL without its /v1): the operator's fix is one or the
+// other, so the message names the one the provider's words (said) point
+// at, and both when they tell nothing apart ("Not Found", a proxy's page).
+// The provider's words themselves go to the logs only, through the cause.
+func (g *OpenAI) notFound(model bool, said string) string {
+	switch {
+	case model:
+		return fmt.Sprintf("the model provider does not know the model %q (HTTP 404); retrying will not help: "+
+			"the operator must check OPENAI_MODEL, which must name a model this provider serves", g.model)
+	case reRouteUnknown.MatchString(said):
+		return noEndpoint(http.StatusNotFound)
+	default:
+		return fmt.Sprintf("the model provider answered HTTP 404 without saying whether its chat completions endpoint or the model %q was not found; "+
+			"retrying will not help: the operator must check that OPENAI_BASE_URL is the API's root, with its /v1 (https://api.openai.com/v1, http://localhost:11434/v1), "+
+			"and that OPENAI_MODEL names a model this provider serves", g.model)
+	}
+}
+
+// noEndpoint is the message of a URL where nothing answers chat
+// completions, most often an OPENAI_BASE_URL without its /v1 (Ollama's
+// http://localhost:11434).
+func noEndpoint(status int) string {
+	return fmt.Sprintf("the model provider has no chat completions endpoint at OPENAI_BASE_URL (HTTP %d); retrying will not help: "+
+		"the operator must check that OPENAI_BASE_URL is the API's root, with its /v1 (https://api.openai.com/v1, http://localhost:11434/v1)", status)
 }
 
 // providerRefusal says what the provider's HTTP status means to the user:

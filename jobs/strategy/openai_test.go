@@ -214,7 +214,7 @@ func TestOpenAIFails(t *testing.T) {
 		{"slow repair", []openaitest.Answer{openaitest.Content("{"), openaitest.Slow(2*time.Second, openaitest.JSON(good()))}, "did not answer within", 2},
 		{"5xx", []openaitest.Answer{openaitest.Error(http.StatusInternalServerError, secret)}, "answered HTTP 500", 1},
 		{"401", []openaitest.Answer{openaitest.Error(http.StatusUnauthorized, secret)}, "refused this service's credentials (HTTP 401); retrying will not help", 1},
-		{"404 model", []openaitest.Answer{openaitest.Error(http.StatusNotFound, "The model `gpt-9` does not exist")}, "refused the request (HTTP 404)", 1},
+		{"404 model", []openaitest.Answer{openaitest.Error(http.StatusNotFound, "The model `gpt-9` does not exist")}, `does not know the model "test-model" (HTTP 404)`, 1},
 		{"429", []openaitest.Answer{openaitest.Error(http.StatusTooManyRequests, "rate limited")}, "answered HTTP 429", 1},
 		{"429 rate limit", []openaitest.Answer{openaitest.APIError(http.StatusTooManyRequests, "requests", "rate_limit_exceeded",
 			"Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3, Used 3, Requested 1.")}, "answered HTTP 429; try again later", 1},
@@ -230,6 +230,7 @@ func TestOpenAIFails(t *testing.T) {
 		{"401 invalid key", []openaitest.Answer{openaitest.APIError(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", secret)},
 			"refused this service's credentials (HTTP 401); retrying will not help", 1},
 		{"not JSON error body", []openaitest.Answer{{Status: http.StatusBadGateway, Raw: "<html>bad gateway</html>"}}, "answered HTTP 502", 1},
+		{"error string", []openaitest.Answer{{Status: http.StatusInternalServerError, Raw: `{"error":"` + secret + `"}`}}, "answered HTTP 500; try again later", 1},
 		{"not JSON answer", []openaitest.Answer{{Status: http.StatusOK, Raw: "<html>welcome</html>"}}, "was not a chat completion", 1},
 		{"cut-off answer", []openaitest.Answer{{Status: http.StatusOK, Raw: `{"choices":[{"message":`}}, "was cut off; try again later", 1},
 		{"empty body", []openaitest.Answer{{EmptyBody: true}}, "answered HTTP 200 with an empty body", 1},
@@ -309,9 +310,10 @@ func TestOpenAIFails(t *testing.T) {
 
 // TestOpenAIBaseURLWithoutItsRoot: an OPENAI_BASE_URL without the API's
 // /v1 (Ollama's http://localhost:11434, where http://localhost:11434/v1
-// is meant) finds no chat completions: the server's 404 page, not an
-// OpenAI error, which the 502 says is the base URL's, where it sent the
-// operator to the model setting.
+// is meant) finds no chat completions: the server's plain "404 page not
+// found", which does not say what was not found, so the 502 names the
+// base URL as well as the model, where it sent the operator to the model
+// setting alone.
 func TestOpenAIBaseURLWithoutItsRoot(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.New(t)
@@ -319,15 +321,80 @@ func TestOpenAIBaseURLWithoutItsRoot(t *testing.T) {
 	_, err := g.Generate(context.Background(), request(t))
 	var e *strategy.Error
 	if !errors.As(err, &e) || e.Code != strategy.CodeGenerationFailed ||
-		!strings.Contains(e.Message, "no chat completions endpoint at OPENAI_BASE_URL (HTTP 404)") || strings.Contains(e.Message, "model setting") {
-		t.Errorf("error %v, want AI_STRATEGY_GENERATION_FAILED saying OPENAI_BASE_URL has no chat completions", err)
+		!strings.Contains(e.Message, "OPENAI_BASE_URL is the API's root, with its /v1") || !strings.Contains(e.Message, `the model "test-model"`) {
+		t.Errorf("error %v, want AI_STRATEGY_GENERATION_FAILED naming OPENAI_BASE_URL's /v1 and the model", err)
 	}
-	// A 404 that is the provider's own error (a model it does not have)
-	// still points at the model.
-	fake.Push(openaitest.APIError(http.StatusNotFound, "invalid_request_error", "model_not_found", "The model `gpt-9` does not exist"))
-	_, err = newOpenAI(fake, 30*time.Second).Generate(context.Background(), request(t))
-	if !errors.As(err, &e) || !strings.Contains(e.Message, "the operator must check the model setting") {
-		t.Errorf("model not found: %v", err)
+}
+
+// TestOpenAINotFound: a provider's 404 is either a model it does not have
+// or a URL where nothing answers chat completions. The message names the
+// one the body points at, and both when the body does not tell them apart
+// (it blamed the base URL for every body that was not OpenAI's error
+// object, a model Ollama or vLLM said it did not have included, and the
+// model for every one that was, OpenAI's "Invalid URL" of a base URL
+// without its /v1 included). The provider's own words stay in the logs.
+func TestOpenAINotFound(t *testing.T) {
+	t.Parallel()
+	const (
+		model    = `the model provider does not know the model "test-model" (HTTP 404); retrying will not help: the operator must check OPENAI_MODEL`
+		endpoint = "the model provider has no chat completions endpoint at OPENAI_BASE_URL (HTTP 404); retrying will not help"
+		both     = `the model provider answered HTTP 404 without saying whether its chat completions endpoint or the model "test-model" was not found; ` +
+			"retrying will not help: the operator must check that OPENAI_BASE_URL is the API's root, with its /v1 (https://api.openai.com/v1, http://localhost:11434/v1), " +
+			"and that OPENAI_MODEL names a model this provider serves"
+	)
+	raw := func(status int, body string) openaitest.Answer { return openaitest.Answer{Status: status, Raw: body} }
+	for _, tc := range []struct {
+		name   string
+		answer openaitest.Answer
+		want   string
+	}{
+		// OpenAI's error object.
+		{"openai model_not_found", openaitest.APIError(http.StatusNotFound, "invalid_request_error", "model_not_found",
+			"The model `gpt-9` does not exist or you do not have access to it."), model},
+		{"openai error object, model words only", openaitest.Error(http.StatusNotFound, "The model `gpt-9` does not exist"), model},
+		{"ollama error object", openaitest.APIError(http.StatusNotFound, "api_error", "", `model "llama9" not found, try pulling it first`), model},
+		{"openai invalid url", openaitest.APIError(http.StatusNotFound, "invalid_request_error", "", "Invalid URL (POST /chat/completions)"), endpoint},
+		{"openai unknown request url", openaitest.APIError(http.StatusNotFound, "invalid_request_error", "",
+			"Unknown request URL: POST /chat/completions. Please check the URL for typos."), endpoint},
+		{"error object saying not found", openaitest.Error(http.StatusNotFound, "Not Found"), both},
+		// Other bodies.
+		{"vllm model", raw(http.StatusNotFound, `{"object":"error","message":"The model `+"`llama9`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`), model},
+		{"error string", raw(http.StatusNotFound, `{"error":"model 'llama9' not found"}`), model},
+		{"plain unknown model", raw(http.StatusNotFound, "Unknown model: llama9"), model},
+		{"plain no such model", raw(http.StatusNotFound, "no such model"), model},
+		{"fastapi detail", raw(http.StatusNotFound, `{"detail":"Not Found"}`), both},
+		{"go plain text", raw(http.StatusNotFound, "404 page not found\n"), both},
+		{"nginx html", raw(http.StatusNotFound, "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n"+
+			"<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"), both},
+		{"empty", raw(http.StatusNotFound, " "), both},
+		{"express", raw(http.StatusNotFound, "<!DOCTYPE html><html><body><pre>Cannot POST /chat/completions</pre></body></html>"), endpoint},
+		{"method not allowed", raw(http.StatusMethodNotAllowed, "Method Not Allowed"),
+			"the model provider has no chat completions endpoint at OPENAI_BASE_URL (HTTP 405); retrying will not help"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := openaitest.New(t, tc.answer)
+			_, err := newOpenAI(fake, 30*time.Second).Generate(context.Background(), request(t))
+			var e *strategy.Error
+			if !errors.As(err, &e) || e.Code != strategy.CodeGenerationFailed || !strings.HasPrefix(e.Message, tc.want) {
+				t.Fatalf("error %v, want AI_STRATEGY_GENERATION_FAILED saying %q", err, tc.want)
+			}
+			// Each names only what it blames.
+			if tc.want == model && strings.Contains(e.Message, "OPENAI_BASE_URL") || tc.want == endpoint && strings.Contains(e.Message, "OPENAI_MODEL") {
+				t.Errorf("message %q blames what the body does not", e.Message)
+			}
+			for _, words := range []string{"llama9", "gpt-9", "try pulling", "nginx", "Invalid URL"} {
+				if strings.Contains(e.Message, words) {
+					t.Errorf("message %q quotes the provider (%q)", e.Message, words)
+				}
+			}
+			if e.Cause == nil {
+				t.Error("no cause kept for the logs")
+			}
+			if n := len(fake.Calls()); n != 1 {
+				t.Errorf("%d calls, want 1", n)
+			}
+		})
 	}
 }
 

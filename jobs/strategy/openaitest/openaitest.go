@@ -38,7 +38,10 @@ type Answer struct {
 	ToolCalls []openai.ToolCall
 	// NoChoices answers 200 with an empty choices array.
 	NoChoices bool
-	// Raw, when set, is written as the whole body of a 200 answer.
+	// Raw, when set, is written as the whole body of the answer, with
+	// Status: a 200 that is no completion, or an error that is not
+	// OpenAI's error object (a proxy's HTML page, a server's plain-text
+	// 404, vLLM's {"detail":"Not Found"}).
 	Raw string
 	// EmptyBody answers 200 with no body at all.
 	EmptyBody bool
@@ -171,6 +174,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if a.Status != 0 && a.Status != http.StatusOK {
+		if a.Raw != "" {
+			w.Header().Set("Content-Type", http.DetectContentType([]byte(a.Raw)))
+			w.WriteHeader(a.Status)
+			_, _ = w.Write([]byte(a.Raw))
+			return
+		}
 		writeAPIError(w, a.Status, a.ErrType, a.ErrCode, a.Message)
 		return
 	}
