@@ -31,8 +31,9 @@ import (
 //     time") or any field beyond SPEC's five by its name
 //     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
 //     -0.2"); prices (and imbalances) may be written as percentages
-//     ("below 35%"); a comparison without a field is about the field
-//     before it, or the side's price;
+//     ("below 35%") or in dollars ("below $0.35"), not in cents ("35c"
+//     is refused with the price to write); a comparison without a
+//     field is about the field before it, or the side's price;
 //   - the coin against the price to beat: "when BTC is 0.1% above the
 //     price to beat" (coin_move_pct >= 0.1), "0.2% below the price to
 //     beat" (coin_move_pct <= -0.2);
@@ -296,6 +297,13 @@ var (
 	reTimeLast = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare  = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit    = regexp.MustCompile(`[0-9]`)
+	// reCents is an amount in cents ("95c", "95 cents", "95¢"), which the
+	// grammar does not read: prices are in dollars, from 0 to 1. Group 1
+	// is the amount as written, group 2 its number.
+	reCents = regexp.MustCompile(`(?:^|[^a-z0-9_.$-])(` + reNum + `\s*(?:¢|cents?\b|c\b))`)
+	// reCoinBefore ends text that compares the coin's price, which is in
+	// dollars, with what follows ("when BTC price is above ").
+	reCoinBefore = regexp.MustCompile(`\b(?:coin[ _]price|btc|eth|sol|bitcoin|ethereum|solana)\b[a-z' _<>=]*$`)
 	// Numbers in words, which the grammar does not read: left over, they
 	// are refused as a leftover digit is, not dropped.
 	reNumberWord = regexp.MustCompile(`\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|` +
@@ -399,6 +407,12 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if reBothSides.Match(t.b) {
 		return pr, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
 	}
+	if m := reCents.FindSubmatchIndex(t.b); m != nil {
+		// The grammar reads the number and leaves the unit: 95c was
+		// refused as 95 (or, worse, 0.95c read as 0.95, its "c" dropped).
+		coin := reCoinBefore.Match(t.b[:m[2]])
+		return pr, refuse("%s", centsRefusal(string(t.b[m[2]:m[3]]), string(t.b[m[4]:m[5]]), coin))
+	}
 	all := len(t.b)
 
 	// The side first: fields without a name default to its price.
@@ -468,11 +482,13 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		}},
 		{reFeeRate, func(_ int, m []string) (bool, error) {
 			v, _ := number(m[1] + m[3])
+			written, most := replay.FormatNum(v), "1"
 			if m[2] != "" || m[4] != "" {
 				v = roundTo(v/100, 8)
+				written, most = written+"%", "100%"
 			}
 			if v > 1 {
-				return false, refuse("a fee rate of %s is more than 1: write it as a percentage (\"fee rate 7%%\") or a fraction (\"fee rate 0.07\")", replay.FormatNum(v))
+				return false, refuse("a fee rate of %s is more than %s: write it as a percentage (\"fee rate 7%%\") or a fraction (\"fee rate 0.07\")", written, most)
 			}
 			pr.feeModel, pr.feeRate = replay.FeeCustom, &v
 			return true, nil
@@ -575,12 +591,12 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			return true, nil
 		}},
 		{reStopPrice, func(at int, m []string) (bool, error) {
-			v, err := priceValue(m[1], "a stop loss at", refuse)
+			v, err := priceValue(m[0], m[1], "stop loss", refuse)
 			exit = append(exit, placed{at, replay.Condition{Field: sidePrice, Operator: replay.OpLessOrEqual, Value: v}})
 			return err == nil, err
 		}},
 		{reTakePrice, func(at int, m []string) (bool, error) {
-			v, err := priceValue(m[1], "a take profit at", refuse)
+			v, err := priceValue(m[0], m[1], "take profit", refuse)
 			exit = append(exit, placed{at, replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: v}})
 			return err == nil, err
 		}},
@@ -683,7 +699,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			if op == "" {
 				op = opNamed(m[2])
 			}
-			c, note, err := comparison(field, op, m[4], m[5] != "", refuse)
+			c, note, err := comparison(field, op, m[4], m[5] != "", strings.Contains(m[0], "$"+m[4]), refuse)
 			if err != nil {
 				return false, err
 			}
@@ -962,28 +978,34 @@ func percentOfMarket(amount, unit string, mt store.MarketType, refuse func(strin
 	return roundTo(100*d/total, 6), nil
 }
 
-// comparison builds a condition, reading prices written as percentages.
-func comparison(field, op, amount string, percent bool, refuse func(string, ...any) error) (replay.Condition, string, error) {
+// comparison builds a condition, reading prices written as percentages;
+// dollar is whether the amount was written with a dollar sign.
+func comparison(field, op, amount string, percent, dollar bool, refuse func(string, ...any) error) (replay.Condition, string, error) {
 	v, err := number(amount)
 	if err != nil {
 		return replay.Condition{}, "", refuse("%q is not a number", amount)
 	}
 	c := replay.Condition{Field: field, Operator: op, Value: v}
+	written := writtenAs(v, percent, dollar)
 	switch field {
 	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread, replay.FieldBidUp, replay.FieldBidDown,
 		replay.FieldMidUp, replay.FieldMidDown, replay.FieldDisplayUp, replay.FieldDisplayDown:
 		if v < 0 {
-			return c, "", refuse("%s is a price between 0 and 1: %s is below 0, so the condition could never hold as written", field, replay.FormatNum(v))
+			return c, "", refuse("%s is a price between 0 and 1: %s is below 0, so the condition could never hold as written", field, written)
 		}
 		if percent {
 			c.Value = roundTo(v/100, 6)
 			if c.Value > 1 {
-				return c, "", refuse("%s is a price between 0 and 1: %s%% is more than 100%%", field, replay.FormatNum(v))
+				return c, "", refuse("%s is a price between 0 and 1 (0%% to 100%%), and the prompt's %s is more than 100%%", field, written)
 			}
 			return c, "", nil
 		}
 		if v > 1 {
-			return c, "", refuse("%s is a price between 0 and 1: did you mean %s (or %s%%)?", field, replay.FormatNum(roundTo(v/100, 6)), replay.FormatNum(v))
+			if cents, ok := asCents(v, dollar); ok {
+				return c, "", refuse("%s is a price between 0 and 1, and the prompt's %s is more than 1: for %s cents write %s (or %s%%)",
+					field, written, replay.FormatNum(v), cents, replay.FormatNum(v))
+			}
+			return c, "", refuse("%s is a price between 0 and 1 (0.35 for 35 cents, or 35%%), and the prompt's %s is more than %s", field, written, writtenAs(1, false, dollar))
 		}
 	case replay.FieldTimeRemainingPct:
 		if v > 100 || v < 0 {
@@ -998,7 +1020,7 @@ func comparison(field, op, amount string, percent bool, refuse func(string, ...a
 			c.Value = roundTo(v/100, 6)
 		}
 		if math.Abs(c.Value) > 1 {
-			return c, "", refuse("%s is between -1 and 1 (all asks to all bids): %s is outside", field, replay.FormatNum(v))
+			return c, "", refuse("%s is between -1 and 1 (all asks to all bids): %s is outside", field, written)
 		}
 	case replay.FieldTimeRemaining:
 		if percent {
@@ -1037,13 +1059,79 @@ func takeProfitPercent(pct float64, entry []replay.Condition, sidePrice string, 
 	return replay.Condition{}, "", refuse("a take profit of %s%% needs an entry price to count from, such as \"buy UP when price_up drops below 0.35\"; or give the exit price: \"take profit at 0.6\"", replay.FormatNum(pct))
 }
 
-// priceValue reads a price (0 to 1) of a stop loss or take profit.
-func priceValue(amount, what string, refuse func(string, ...any) error) (float64, error) {
+// priceValue reads a price (0 to 1) of a stop loss or take profit (what),
+// from its phrase and the amount in it.
+func priceValue(phrase, amount, what string, refuse func(string, ...any) error) (float64, error) {
 	v, _ := number(amount)
-	if v > 1 {
-		return v, refuse("%s %s: prices are between 0 and 1 (write %s for %s cents), or give a stop loss as a percentage (\"stop loss of 25%%\")", what, amount, replay.FormatNum(roundTo(v/100, 6)), amount)
+	if v <= 1 {
+		return v, nil
 	}
-	return v, nil
+	dollar := strings.Contains(phrase, "$"+amount)
+	written := writtenAs(v, false, dollar)
+	// The number's other reading, as a percentage: of the entry cost
+	// lost, or of the entry's price gained; the number itself as the
+	// example when it can be one.
+	example := "25"
+	if what == "take profit" {
+		example = "20"
+	}
+	if !dollar && v <= replay.MaxMaxLossPercent {
+		example = replay.FormatNum(v)
+	}
+	pct := fmt.Sprintf("for a loss of the entry cost write a percentage (\"stop loss of %s%%\")", example)
+	if what == "take profit" {
+		pct = fmt.Sprintf("for a gain over the entry's price write a percentage (\"take profit at %s%%\")", example)
+	}
+	if cents, ok := asCents(v, dollar); ok {
+		return v, refuse("a %s at %s is a price, and prices are between 0 and 1: for %s cents write \"%s at %s\"; %s", what, written, replay.FormatNum(v), what, cents, pct)
+	}
+	return v, refuse("a %s at %s is a price, and prices are between 0 and 1 (0.35 for 35 cents): %s is more than %s; %s",
+		what, written, written, writtenAs(1, false, dollar), pct)
+}
+
+// asCents is v read as cents, a price ("0.35" of 35), when the prompt
+// evidently meant cents (or a percentage, the same price): a whole number
+// from 2 to 100 written without a dollar sign. Other numbers above 1 (950,
+// 1.5, $95) are no price in cents anyone writes, and a refusal that
+// suggests one ("did you mean 9.5?") suggests what was not meant.
+func asCents(v float64, dollar bool) (string, bool) {
+	if dollar || v != math.Trunc(v) || v < 2 || v > 100 {
+		return "", false
+	}
+	return replay.FormatNum(roundTo(v/100, 6)), true
+}
+
+// writtenAs is an amount as the prompt wrote it, for a refusal: with its
+// percent or dollar sign.
+func writtenAs(v float64, percent, dollar bool) string {
+	s := replay.FormatNum(v)
+	switch {
+	case percent:
+		return s + "%"
+	case dollar && v < 0:
+		return "-$" + s[1:]
+	case dollar:
+		return "$" + s
+	}
+	return s
+}
+
+// centsRefusal says why an amount in cents (written, with its number
+// amount) is refused, and how to write it when it is a price; coin is
+// whether it is compared with the coin's price.
+func centsRefusal(written, amount string, coin bool) string {
+	v, _ := number(amount)
+	const reads = "the built-in generator reads prices in dollars, between 0 and 1, not in cents"
+	switch {
+	case coin:
+		return fmt.Sprintf("the built-in generator reads the coin's price in dollars (\"BTC price above 95000\"), not in cents: it cannot use %q", written)
+	case v >= 1 && v <= 100 && !strings.Contains(written, "$"):
+		return fmt.Sprintf("%s: for %q write %s", reads, written, replay.FormatNum(roundTo(v/100, 6)))
+	case v > 100:
+		return fmt.Sprintf("%s (0.35 for 35 cents): %q is more than a dollar, and prices end at 1", reads, written)
+	default:
+		return fmt.Sprintf("%s (0.35 for 35 cents): %q is not an amount of cents it can read; write the price in dollars", reads, written)
+	}
 }
 
 // bareDown reports whether the prompt compares DOWN's price by its bare

@@ -155,7 +155,7 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP and buy DOWN when price_up < 0.5, exit above 0.6", "names both sides"},
 		{"buy UP and DOWN when price_up < 0.5, exit above 0.6", "names both sides"},
 		{"buy both sides when price_up < 0.5, exit above 0.6", "names both sides"},
-		{"buy UP when price_up is below 35, exit above 0.6", "did you mean 0.35 (or 35%)?"},
+		{"buy UP when price_up is below 35, exit above 0.6", "for 35 cents write 0.35 (or 35%)"},
 		{"buy UP below 0.3, exit at 7", `could not use "7"`},
 		// A number with a magnitude suffix: "$100k" was read as 100, the
 		// "k" dropped without a word (coin_price > 100, always true).
@@ -439,7 +439,7 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 	for _, tc := range []struct{ prompt, msg string }{
 		{"buy UP when price_up drops below -0.2, exit above 0.6", "price_up is a price between 0 and 1: -0.2 is below 0"},
-		{"buy DOWN when price_down < -5%, exit above 0.6", "price_down is a price between 0 and 1: -5 is below 0"},
+		{"buy DOWN when price_down < -5%, exit above 0.6", "price_down is a price between 0 and 1: -5% is below 0"},
 		{"buy UP when spread > -0.1, exit above 0.6", "spread is a price between 0 and 1"},
 		{"buy UP when time_remaining_pct > -10 and price_up < 0.4, exit above 0.6", "time_remaining_pct is a percentage from 0 to 100: -10 is outside"},
 		{"buy UP when time_remaining_pct < 150 and price_up < 0.4, exit above 0.6", "time_remaining_pct is a percentage from 0 to 100: 150 is outside"},
@@ -462,6 +462,67 @@ func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP when coin_return_60s < -0.2 and imbalance_up > -0.5, exit above 0.6"}))
 	if err != nil || FormatCode(Rules{Strategy: spec.Strategy}) != "side=UP entry: coin_return_60s < -0.2 and imbalance_up > -0.5 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET cooldown=30000" {
 		t.Errorf("negative returns and imbalances: %v %s", err, FormatCode(Rules{Strategy: spec.Strategy}))
+	}
+}
+
+// TestBuiltinRefusalHints pins what a refusal of a number says: what the
+// field takes and what the prompt wrote, and a number to write instead
+// only when the prompt evidently meant it. A price above 1 was answered
+// "did you mean" its hundredth whatever it was (950 "did you mean 9.5",
+// itself no price; $95 "0.95"), a price in cents was refused as if the
+// unit were not there ("95c": "did you mean 0.95 (or 95%)?") or read
+// without it ("0.95c" as 0.95, "BTC price above 95c" as 95 dollars), a
+// take profit was told to be given "as a stop loss", and 150% was said as
+// 150 or 1.5.
+func TestBuiltinRefusalHints(t *testing.T) {
+	t.Parallel()
+	const (
+		entry = "buy UP when price_up drops below "
+		exit  = ", exit above 0.99"
+	)
+	for _, tc := range []struct{ prompt, msg string }{
+		// Prices in cents: the price they are, when it is one.
+		{entry + "95c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "95c" write 0.95`},
+		{entry + "95 cents" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "95 cents" write 0.95`},
+		{"buy DOWN under 35¢, exit above 60¢", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "35¢" write 0.35`},
+		{"buy UP below 0.3, take profit at 60c", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "60c" write 0.6`},
+		{entry + "0.95c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "0.95c" is not an amount of cents it can read; write the price in dollars`},
+		{entry + "950c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "950c" is more than a dollar, and prices end at 1`},
+		{"buy UP when BTC price is above 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
+		// A bare number above 1: cents (or a percentage) only when it is
+		// a whole number of them.
+		{entry + "35" + exit, "price_up is a price between 0 and 1, and the prompt's 35 is more than 1: for 35 cents write 0.35 (or 35%)"},
+		{"buy UP when spread > 5, exit above 0.6", "spread is a price between 0 and 1, and the prompt's 5 is more than 1: for 5 cents write 0.05 (or 5%)"},
+		{entry + "950" + exit, "price_up is a price between 0 and 1 (0.35 for 35 cents, or 35%), and the prompt's 950 is more than 1"},
+		{entry + "1.5" + exit, "price_up is a price between 0 and 1 (0.35 for 35 cents, or 35%), and the prompt's 1.5 is more than 1"},
+		{entry + "$95" + exit, "price_up is a price between 0 and 1 (0.35 for 35 cents, or 35%), and the prompt's $95 is more than $1"},
+		{entry + "0.35, exit above 150%", "price_up is a price between 0 and 1 (0% to 100%), and the prompt's 150% is more than 100%"},
+		// Stop losses and take profits at a price.
+		{"buy UP below 0.3, take profit at 60", `a take profit at 60 is a price, and prices are between 0 and 1: for 60 cents write "take profit at 0.6"; ` +
+			`for a gain over the entry's price write a percentage ("take profit at 60%")`},
+		{"buy UP below 0.3, stop loss at 20", `a stop loss at 20 is a price, and prices are between 0 and 1: for 20 cents write "stop loss at 0.2"; ` +
+			`for a loss of the entry cost write a percentage ("stop loss of 20%")`},
+		{"buy UP below 0.3, stop loss at 150", `a stop loss at 150 is a price, and prices are between 0 and 1 (0.35 for 35 cents): 150 is more than 1; ` +
+			`for a loss of the entry cost write a percentage ("stop loss of 25%")`},
+		{"buy UP below 0.3, take profit at $95", `a take profit at $95 is a price, and prices are between 0 and 1 (0.35 for 35 cents): $95 is more than $1; ` +
+			`for a gain over the entry's price write a percentage ("take profit at 20%")`},
+		// Other fields, as written.
+		{"buy UP when price_up < 0.4 and imbalance_up > 150%, exit above 0.6", "imbalance_up is between -1 and 1 (all asks to all bids): 150% is outside"},
+		{"buy UP when price_up < 0.4, exit above 0.6, fee rate 150%", `a fee rate of 150% is more than 100%: write it as a percentage ("fee rate 7%") or a fraction ("fee rate 0.07")`},
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || e.Message != tc.msg {
+			t.Errorf("%q:\n got %v\nwant VALIDATION_ERROR of prompt: %s", tc.prompt, err, tc.msg)
+		}
+	}
+	// What it reads stays read: prices as fractions, dollars or
+	// percentages.
+	for _, p := range []string{entry + "0.95" + exit, entry + "$0.95" + exit, entry + "95%" + exit, entry + "95 percent" + exit} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err != nil || len(spec.Strategy.EntryConditions) != 1 || spec.Strategy.EntryConditions[0].Value != 0.95 {
+			t.Errorf("%q: %v %+v", p, err, spec.Strategy.EntryConditions)
+		}
 	}
 }
 
