@@ -39,10 +39,19 @@ const (
 	deleteFinishedSQL = `delete from sweeps where finished_at < $1 and (readers = 0 or read_until < now())`
 	// readLeaseSQL counts $3 more readers (1 to take a lease, 0 to renew
 	// one) of DONE sweep $1 and pushes their lease out to $2 microseconds
-	// from now (never shortening another reader's); no row when the sweep
-	// is gone (or not DONE).
-	readLeaseSQL = `update sweeps set readers = readers + $3, read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
-		where id = $1 and status = 'DONE' returning true`
+	// from now (never shortening another reader's). It answers the sweep's
+	// status as the statement began (no row: an unknown sweep) and, when
+	// the lease was counted (leased true; null when the sweep is gone or
+	// not DONE), what WriteSweepResult reads of the sweep's row: where its
+	// trials stand, and, for a lease taken, the result around them. A
+	// sweep that became DONE while the update waited for its row is
+	// leased, its status the one before.
+	readLeaseSQL = `with lease as (
+			update sweeps set readers = readers + $3, read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
+			where id = $1 and status = 'DONE'
+			returning true as leased, trials_at, trial_rows, case when $3 > 0 then result end as result)
+		select sw.status, lease.leased, lease.trials_at, lease.trial_rows, lease.result
+		from sweeps sw left join lease on true where sw.id = $1`
 	// readUnleaseSQL gives back a reader of sweep $1: the last one given
 	// back, the sweep is a prune's again.
 	readUnleaseSQL = `update sweeps set readers = greatest(readers - 1, 0) where id = $1`
@@ -144,8 +153,8 @@ func (s *Store) GetSweepInfo(ctx context.Context, id string) (store.Sweep, error
 	return sw, wrap(op, err)
 }
 
-// sweepTrialsHeadSQL is what SweepTrials and WriteSweepResult read of the
-// sweep before its trials: not its result, unless its trials are in it
+// sweepTrialsHeadSQL is what SweepTrials reads of the sweep before its
+// trials: not its result, unless its trials are in it
 // (trial_rows null: a sweep finished before migration 015, read whole as
 // it was then).
 const sweepTrialsHeadSQL = `select status, trials_at, trial_rows,
@@ -177,9 +186,14 @@ func (s *Store) trialsHead(ctx context.Context, op, id string) (sweepTrialsHead,
 	}
 	h.status = store.SweepStatus(status)
 	if h.status != store.SweepDone {
-		return h, fmt.Errorf("postgres: %s: the sweep is %s, not DONE: %w", op, h.status, store.ErrConflict)
+		return h, notDone(op, h.status)
 	}
 	return h, nil
+}
+
+// notDone is ErrConflict for op on a sweep in status, not DONE.
+func notDone(op string, status store.SweepStatus) error {
+	return fmt.Errorf("postgres: %s: the sweep is %s, not DONE: %w", op, status, store.ErrConflict)
 }
 
 // SweepTrials reads the page's rows of sweep_trials, not the result.
@@ -237,33 +251,27 @@ const readLease = 10 * time.Minute
 // trialBatch at a time, with no connection held while w writes. It holds a
 // read lease on the sweep while it writes, so that a retention prune
 // meanwhile spares it: a cut answer cannot be mended once its start is
-// sent. The lease is renewed as the writing goes, and given back at its end.
+// sent. The lease is renewed as the writing goes, and given back at its
+// end. Taking it reads what the writing needs of the sweep's row, in the
+// same statement: a sweep of fewer trials than a batch is three
+// statements, the lease, its trials and the lease given back.
 func (s *Store) WriteSweepResult(ctx context.Context, id string, w io.Writer) error {
 	op := fmt.Sprintf("write the result of sweep %q", id)
 	if !storable(id) {
 		return early(ctx, op, store.ErrNotFound)
 	}
-	h, err := s.trialsHead(ctx, op, id)
-	if err != nil {
-		return err
-	}
-	lease, err := s.takeReadLease(ctx, op, id)
+	lease := &readLeaseHeld{s: s, op: op, id: id}
+	h, err := lease.lease(ctx, 1)
 	if err != nil {
 		return err
 	}
 	defer lease.release(ctx)
 	w = lease.renewing(ctx, w)
-	rest := h.legacy // the whole result of a sweep finished before migration 015
-	if rest == nil {
-		if err := s.pool.QueryRow(ctx, `select result from sweeps where id = $1`, id).Scan(&rest); err != nil {
-			return wrap(op, err)
-		}
-	}
 	if h.at == nil { // whole in the sweep's row: before migration 015, or without trials to cut out
-		_, err := w.Write(rest)
+		_, err := w.Write(h.rest)
 		return err
 	}
-	return s.writeAround(ctx, id, rest, int(*h.at), int(*h.rows), w)
+	return s.writeAround(ctx, id, h.rest, int(*h.at), int(*h.rows), w)
 }
 
 // readLeaseHeld is a read lease a WriteSweepResult holds on its sweep.
@@ -274,29 +282,38 @@ type readLeaseHeld struct {
 	taken time.Time // when it was taken or last renewed (this process's clock)
 }
 
-// takeReadLease counts a reader of the DONE sweep and takes its lease:
-// ErrNotFound when the sweep is gone.
-func (s *Store) takeReadLease(ctx context.Context, op, id string) (*readLeaseHeld, error) {
-	l := &readLeaseHeld{s: s, op: op, id: id}
-	if err := l.lease(ctx, 1); err != nil {
-		return nil, err
-	}
-	return l, nil
+// leasedHead is what readLeaseSQL reads of the sweep's row: where the
+// result's trials stand (at nil: nowhere, the result is whole) and how
+// many they are, and the result around them (nil on a renewal).
+type leasedHead struct {
+	at, rows *int32
+	rest     []byte
 }
 
 // renew pushes the lease out: ErrNotFound when the sweep is gone.
-func (l *readLeaseHeld) renew(ctx context.Context) error { return l.lease(ctx, 0) }
+func (l *readLeaseHeld) renew(ctx context.Context) error {
+	_, err := l.lease(ctx, 0)
+	return err
+}
 
-// lease counts readers more readers of the sweep (1 or 0) and pushes the
-// lease out: ErrNotFound when the sweep is gone.
-func (l *readLeaseHeld) lease(ctx context.Context, readers int) error {
-	var leased bool
-	err := l.s.pool.QueryRow(ctx, readLeaseSQL, l.id, readLease.Microseconds(), readers).Scan(&leased)
-	if err != nil {
-		return wrap(l.op, err)
+// lease counts readers more readers of the sweep (1 to take the lease, 0
+// to renew it), pushes the lease out and returns the sweep's head:
+// ErrNotFound when the sweep is gone, ErrConflict when it is not DONE.
+func (l *readLeaseHeld) lease(ctx context.Context, readers int) (leasedHead, error) {
+	var h leasedHead
+	var status string
+	var leased *bool
+	err := l.s.pool.QueryRow(ctx, readLeaseSQL, l.id, readLease.Microseconds(), readers).Scan(&status, &leased, &h.at, &h.rows, &h.rest)
+	switch {
+	case err != nil:
+		return h, wrap(l.op, err)
+	case leased != nil:
+		l.taken = time.Now()
+		return h, nil
+	case store.SweepStatus(status) != store.SweepDone:
+		return h, notDone(l.op, store.SweepStatus(status))
 	}
-	l.taken = time.Now()
-	return nil
+	return h, notFound(l.op) // DONE as the statement began, deleted since
 }
 
 // release gives the reader back, so that the next prune may delete a

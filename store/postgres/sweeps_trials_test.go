@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/updown/updown/store"
@@ -134,5 +135,31 @@ func TestSweepFinishedBeforeTrialRows(t *testing.T) {
 	}
 	if err != nil || total != 3 || !slices.Equal(gotPage, want) {
 		t.Errorf("SweepTrials(1, 5) = %q, %d, %v; want %q, 3", gotPage, total, err, want)
+	}
+}
+
+// TestWriteSweepResultRoundTrips: writing out a sweep of fewer trials
+// than a batch sends three statements: the read lease, which answers the
+// sweep's head and the result around its trials, the trials, and the
+// lease given back. It sent five: the head, the lease, the result, the
+// trials, the lease given back.
+func TestWriteSweepResultRoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var n atomic.Int64
+	s, err := postgres.OpenCounting(ctx, pgtest.NewDatabase(t), &n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	result := largeResult(3)
+	sw := doneSweep(t, s, result)
+	n.Store(0)
+	var w bytes.Buffer
+	if err := s.WriteSweepResult(ctx, sw.ID, &w); err != nil || !bytes.Equal(w.Bytes(), result) {
+		t.Fatalf("WriteSweepResult: %d bytes, %v; want the %d stored", w.Len(), err, len(result))
+	}
+	if got := n.Load(); got != 3 {
+		t.Errorf("WriteSweepResult sent %d statements, want 3", got)
 	}
 }
