@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,7 +103,7 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 	p.Usage = s.countRequest(ctx.Context(), p, exempt)
 	if p.Usage.stale {
 		s.auth.drop(p.keyHash)
-		fresh, err := s.lookupKey(ctx.Context(), p.keyHash)
+		fresh, err := s.lookupKeyAt(ctx.Context(), p.keyHash, p.Usage.gen)
 		if err != nil {
 			r, w := humago.Unwrap(ctx)
 			writeError(w, r, s.log, err)
@@ -114,16 +115,13 @@ func (s *Server) meter(ctx huma.Context, p principal, next func(huma.Context)) {
 			// The customer changed again while it was looked up. Stale
 			// counts nothing, so going on would let the request through
 			// uncounted (and a customer changing itself, revoking keys,
-			// could keep its requests off the books): read it from the
-			// store, as without a cache, and count it without the
-			// generation's check.
-			s.auth.drop(p.keyHash)
-			if fresh, err = s.lookupKeyInStore(ctx.Context(), p.keyHash); err != nil {
-				r, w := humago.Unwrap(ctx)
-				writeError(w, r, s.log, err)
-				return
-			}
-			p = fresh
+			// could keep its requests off the books): count it without
+			// the generation's check, as without a cache. p is as the
+			// store had it once the generation the request was first
+			// counted at was set, so it holds every change made before
+			// the request came; the one that raced it may or may not
+			// hold, as without a cache.
+			p.cachedGen = -1
 			p.Usage = s.countRequest(ctx.Context(), p, exempt)
 		}
 	}
@@ -243,26 +241,47 @@ func (s *Server) lookupKey(ctx context.Context, hash string) (principal, error) 
 	if s.auth == nil {
 		return s.lookupKeyInStore(ctx, hash)
 	}
-	v, err, _ := s.auth.flight.Do(hash, func() (any, error) {
-		// Not the first caller's context alone: the others wait on it.
+	return s.sharedLookup(ctx, hash, func(ctx context.Context) (principal, error) {
+		p, err := s.lookupKeyInStore(ctx, hash)
+		if err != nil {
+			return p, err
+		}
+		gen, err := s.limiter.customerGen(ctx, p.Customer.ID)
+		if err != nil {
+			return p, nil // Redis is failing: the request goes on uncached (its rate limit counted by this process alone)
+		}
+		return s.lookupAndCache(ctx, hash, gen)
+	})
+}
+
+// lookupKeyAt is lookupKey for a key whose customer's generation is
+// known, read before (the rate script answers it with a stale count): one
+// look-up, after the generation was read, as lookupKey's second.
+// Concurrent look-ups of one key at one generation share one.
+func (s *Server) lookupKeyAt(ctx context.Context, hash string, gen int64) (principal, error) {
+	return s.sharedLookup(ctx, hash+"@"+strconv.FormatInt(gen, 10), func(ctx context.Context) (principal, error) {
+		return s.lookupAndCache(ctx, hash, gen)
+	})
+}
+
+// sharedLookup runs lookup once for the concurrent callers with one key,
+// under a context of its own: not the first caller's alone, since the
+// others wait on it.
+func (s *Server) sharedLookup(ctx context.Context, key string, lookup func(context.Context) (principal, error)) (principal, error) {
+	v, err, _ := s.auth.flight.Do(key, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		return s.lookupAndCache(lctx, hash)
+		return lookup(lctx)
 	})
 	p, _ := v.(principal)
 	return p, err
 }
 
-func (s *Server) lookupAndCache(ctx context.Context, hash string) (principal, error) {
+// lookupAndCache looks the key with the hash up in the store and caches
+// what it found at generation gen, read before the look-up.
+func (s *Server) lookupAndCache(ctx context.Context, hash string, gen int64) (principal, error) {
 	p, err := s.lookupKeyInStore(ctx, hash)
 	if err != nil {
-		return p, err
-	}
-	gen, err := s.limiter.customerGen(ctx, p.Customer.ID)
-	if err != nil {
-		return p, nil // Redis is failing: the request goes on uncached (its rate limit counted by this process alone)
-	}
-	if p, err = s.lookupKeyInStore(ctx, hash); err != nil {
 		return p, err
 	}
 	s.auth.put(hash, p, gen, time.Now())

@@ -158,8 +158,10 @@ type rateUsage struct {
 	// through).
 	Exceeded rateWindow
 	// stale: nothing was counted, because the principal was cached before
-	// the customer last changed (authcache.go).
+	// the customer last changed (authcache.go); gen is the customer's
+	// generation then.
 	stale bool
+	gen   int64
 }
 
 // rateLimitFor returns the caller's allowance: on a plan with limits per
@@ -253,7 +255,7 @@ func (s *Server) countRequest(ctx context.Context, p principal, exempt rateExemp
 	}
 	switch res[2] {
 	case 3:
-		u.stale = true
+		u.stale, u.gen = true, res[3]
 		return u
 	case 1:
 		u.Exceeded = windowMinute
