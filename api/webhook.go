@@ -239,11 +239,10 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	ev.CustomerRef = strings.TrimSpace(p.Data.Metadata.CustomerID)
 	ev.Email = strings.TrimSpace(p.Data.Customer.Email)
 	ev.Tier = store.Tier(strings.ToUpper(strings.TrimSpace(p.Data.Metadata.Tier)))
-	switch strings.ToLower(ev.Type) {
-	case eventSubscriptionActive:
-		ev.SetTier = true
-	case eventSubscriptionCancelled:
-		ev.SetTier, ev.EndsSubscription, ev.Tier = true, true, store.Starter
+	kind := eventKindOf(ev.Type)
+	ev.SetTier, ev.EndsSubscription = kind.setsTier, kind.endsSubscription
+	if kind.endsSubscription {
+		ev.Tier = store.Starter
 	}
 	return ev, nil
 }
@@ -386,7 +385,7 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	switch {
 	case dup:
 		s.log.InfoContext(ctx, "billing event redelivered: acknowledged, not applied again", attrs...)
-	case !knownEventType(e.Type):
+	case !eventKindOf(e.Type).known:
 		// The provider sends more kinds than SPEC 6 names (an expiry, a
 		// plan change, a subscription on hold): none changes a tier here,
 		// so a person must see them, not an INFO line like a payment's.
@@ -408,14 +407,23 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	}
 }
 
-// knownEventType reports whether typ is one of SPEC 6's event kinds (any
-// case, as parseWebhookPayload reads them).
-func knownEventType(typ string) bool {
+// eventKind is what an event of a type does: known, one of SPEC 6's
+// kinds (the others are recorded only); setsTier, it sets the customer's
+// tier; endsSubscription, it takes back the tier its subscription set,
+// to STARTER (subscription.cancelled: store.BillingSuperseded).
+type eventKind struct{ known, setsTier, endsSubscription bool }
+
+// eventKindOf is what an event of type typ (any case) does.
+func eventKindOf(typ string) eventKind {
 	switch strings.ToLower(typ) {
-	case eventSubscriptionActive, eventSubscriptionCancelled, eventPaymentSucceeded:
-		return true
+	case eventSubscriptionActive:
+		return eventKind{known: true, setsTier: true}
+	case eventSubscriptionCancelled:
+		return eventKind{known: true, setsTier: true, endsSubscription: true}
+	case eventPaymentSucceeded:
+		return eventKind{known: true}
 	}
-	return false
+	return eventKind{}
 }
 
 func webhookResultOf(e store.BillingEvent, dup bool) webhookResult {
