@@ -280,25 +280,21 @@ func optionalEmptyBody(api huma.API, path, description string) {
 // null or an empty object (settingsFreeBody).
 type settingsFreeInput struct {
 	ContentType string `header:"Content-Type"`
-	// ForwardedProto is the scheme a proxy says the client used: a sign-in
-	// over https with a PUBLIC_URL that is not is a setting to mend
-	// (createSession).
-	ForwardedProto string `header:"X-Forwarded-Proto" hidden:"true"`
-	RawBody        []byte
+	RawBody     []byte
 }
 
-// settingsFreeBody checks the body of a POST whose what takes no
-// settings: none needs no Content-Type; a body is JSON as the document
-// says (415 otherwise), empty, null or {} (noBody). A setting sent there
+// settingsFreeBody checks the body, and its Content-Type, of a POST whose
+// what takes no settings: none needs no Content-Type; a body is JSON as
+// the document says (415 otherwise), empty, null or {} (noBody). A setting sent there
 // (a token's lifetime, say) must not be dropped without a word.
-func settingsFreeBody(in *settingsFreeInput, what string) error {
-	if len(bytes.TrimSpace(in.RawBody)) == 0 {
+func settingsFreeBody(contentType string, body []byte, what string) error {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	if err := requireJSON(in.ContentType); err != nil {
+	if err := requireJSON(contentType); err != nil {
 		return err
 	}
-	return noBody(in.RawBody, what)
+	return noBody(body, what)
 }
 
 // noBody checks that a body that sets nothing is empty, null or {}: 400

@@ -322,14 +322,25 @@ func (s *Server) registerSession() {
 	}, s.deleteSession)
 }
 
-func (s *Server) createSession(ctx context.Context, in *settingsFreeInput) (*sessionCreatedOutput, error) {
+// signInInput is POST /v1/auth/session's input: a settingsFreeInput, and
+// the scheme a proxy says the client used. (Huma reads no parameters of
+// an unexported embedded struct: the fields are written out.)
+type signInInput struct {
+	ContentType string `header:"Content-Type"`
+	// ForwardedProto is the scheme a proxy says the client used: a sign-in
+	// over https with a PUBLIC_URL that is not is a setting to mend.
+	ForwardedProto string `header:"X-Forwarded-Proto" hidden:"true"`
+	RawBody        []byte
+}
+
+func (s *Server) createSession(ctx context.Context, in *signInInput) (*sessionCreatedOutput, error) {
 	if err := s.sessionsConfigured(); err != nil {
 		return nil, err
 	}
 	if sessionFrom(ctx) != nil {
 		return nil, Errorf(http.StatusUnauthorized, CodeUnauthorized, "signing in needs an API key in the X-API-Key header")
 	}
-	if err := settingsFreeBody(in, "signing in"); err != nil {
+	if err := settingsFreeBody(in.ContentType, in.RawBody, "signing in"); err != nil {
 		return nil, err
 	}
 	p := principalFrom(ctx)

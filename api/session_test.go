@@ -150,7 +150,9 @@ func TestSessionCookieSecureOverHTTPS(t *testing.T) {
 // TestSessionInsecureCookieBehindHTTPS: a sign-in that a proxy says came
 // over https (X-Forwarded-Proto), on a server whose PUBLIC_URL is not
 // https, gets its cookie without Secure and the operator is told, once; a
-// sign-in over http says nothing, nor does one with PUBLIC_URL https.
+// sign-in over http says nothing, nor does one with PUBLIC_URL https. The
+// header is the proxy's, not the client's: the document names it for no
+// operation.
 func TestSessionInsecureCookieBehindHTTPS(t *testing.T) {
 	t.Parallel()
 	const warning = "got a session cookie without Secure"
@@ -167,6 +169,9 @@ func TestSessionInsecureCookieBehindHTTPS(t *testing.T) {
 	}
 	var logs logBuffer
 	b := sessionSetup(t, func(o *setupOpts) { o.logger = logs.logger() })
+	if doc := b.get("", "/openapi.json"); doc.status != http.StatusOK || strings.Contains(strings.ToLower(string(doc.body)), "x-forwarded-proto") {
+		t.Errorf("the document (%d) names X-Forwarded-Proto", doc.status)
+	}
 	signIn(b, "")
 	signIn(b, "http")
 	if strings.Contains(logs.String(), warning) {

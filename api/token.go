@@ -89,7 +89,7 @@ func (s *Server) issueToken(ctx context.Context, in *settingsFreeInput) (*tokenO
 	if err := s.tokensConfigured(); err != nil {
 		return nil, err
 	}
-	if err := settingsFreeBody(in, "a token"); err != nil {
+	if err := settingsFreeBody(in.ContentType, in.RawBody, "a token"); err != nil {
 		return nil, err
 	}
 	p := principalFrom(ctx)
