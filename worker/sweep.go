@@ -58,34 +58,38 @@ func (s *Server) registerSweeps(slots int) {
 			return nil, sweep.WorkYielding(ctx, s.store, task, &plans, fg.wait)
 		}, nil)
 		outcome := "ok"
+		// failNow says why the shard failed for good on this try, when no
+		// try can do better: its sweep fails now, and it is not retried.
+		failNow := ""
 		var p *workPanic
 		switch {
 		case errors.As(err, &p):
 			// A bug: the shard would panic on every try, for hours
 			// (shardMaxRetry), and Asynq's own recovery of a panic
 			// skips the look at the last attempt below, leaving the
-			// sweep RUNNING for good. Its sweep fails now.
-			outcome = "error"
+			// sweep RUNNING for good.
 			id, _ := asynq.GetTaskID(ctx)
 			s.log.ErrorContext(ctx, "sweep shard panicked", "sweep", task.Sweep, "market", task.Market, "task_id", id,
 				"panic", p.value, "stack", string(p.stack))
-			s.failSweep(ctx, task, fmt.Sprintf("the shard of market %s failed with an internal error, logged on the worker", task.Market), err)
-			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+			failNow = fmt.Sprintf("the shard of market %s failed with an internal error, logged on the worker", task.Market)
 		case errors.Is(err, sweep.ErrStopped), err != nil && ctx.Err() != nil && stopped(s.store, task.Sweep):
 			outcome, err = "stopped", nil
 		case err != nil && !worthRetry(ctx, err):
 			// Bad data, a bug, an error of the engine: every try would
 			// fail alike, so the sweep fails now rather than after two
 			// hours of them (shardMaxRetry), RUNNING all the while.
-			outcome = "error"
-			s.failSweep(ctx, task, fmt.Sprintf("the shard of market %s failed: %v", task.Market, err), err)
-			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
+			failNow = fmt.Sprintf("the shard of market %s failed: %v", task.Market, err)
 		case err != nil:
 			outcome = "error"
 			if lastAttempt(ctx) {
 				tries, _ := asynq.GetRetryCount(ctx)
 				s.failSweep(ctx, task, fmt.Sprintf("the shard of market %s failed %d times; its last error: %v", task.Market, tries+1, err), err)
 			}
+		}
+		if failNow != "" {
+			outcome = "error"
+			s.failSweep(ctx, task, failNow, err)
+			err = fmt.Errorf("%w: %w", err, asynq.SkipRetry)
 		}
 		s.metrics.observe(sweep.TaskType, outcome, time.Since(start))
 		return err
