@@ -780,7 +780,7 @@ func storeDoneSweep(t *testing.T, st store.Store, customerID, body string, res s
 	if _, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.FinishSweep(ctx, sw.ID, result); err != nil {
+	if err := st.FinishSweep(ctx, sw.ID, result); err != nil {
 		t.Fatal(err)
 	}
 	return sw.ID, result

@@ -110,12 +110,14 @@ type SweepStore interface {
 	// meanwhile (the answer's start is sent: a cut answer cannot be
 	// mended), and deleted by a later call once the writing has ended.
 	WriteSweepResult(ctx context.Context, id string, w io.Writer) error
-	// FinishSweep moves a RUNNING sweep to DONE with its result (JSON)
-	// and returns it; a sweep in any other status is ErrConflict and
-	// nothing changes. It does not look at the shards: the caller gathers
+	// FinishSweep moves a RUNNING sweep to DONE with its result (JSON);
+	// a sweep in any other status is ErrConflict and nothing changes. It
+	// answers no copy of the sweep: its caller has the result, which may
+	// be a hundred megabytes, and nothing else changed but the status and
+	// the times (GetSweepInfo reads them). It does not look at the shards: the caller gathers
 	// them and decides that the sweep is done. Results that are not JSON
 	// are ErrInvalid, an unknown sweep ErrNotFound.
-	FinishSweep(ctx context.Context, id string, result []byte) (Sweep, error)
+	FinishSweep(ctx context.Context, id string, result []byte) error
 	// DeleteSweepsFinishedBefore deletes every sweep whose FinishedAt is
 	// before t, with its shards, and returns how many sweeps it deleted.
 	// Sweeps still QUEUED or RUNNING are never deleted, nor one whose

@@ -253,7 +253,7 @@ func finish(ctx context.Context, st store.Store, sw store.Sweep, p Plan, yield Y
 	if err := start(ctx, st, sw); err != nil {
 		return err
 	}
-	if _, err := st.FinishSweep(ctx, sw.ID, b); err != nil && !errors.Is(err, store.ErrConflict) {
+	if err := st.FinishSweep(ctx, sw.ID, b); err != nil && !errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("sweep %s: store its results: %w", sw.ID, err)
 	}
 	return nil

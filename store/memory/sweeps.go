@@ -276,25 +276,28 @@ func (s *Store) SetSweepStatus(ctx context.Context, id string, from []store.Swee
 }
 
 // FinishSweep moves a RUNNING sweep to DONE with its result.
-func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (store.Sweep, error) {
+func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) error {
 	op := fmt.Sprintf("finish sweep %q", id)
 	if err := live(ctx, op); err != nil {
-		return store.Sweep{}, err
+		return err
 	}
 	if err := store.CheckSweepJSON("result", result); err != nil {
-		return store.Sweep{}, fmt.Errorf("memory: %s: %w", op, err)
+		return fmt.Errorf("memory: %s: %w", op, err)
 	}
 	result = bytes.Clone(result)
 	cut, _ := store.CutSweepResult(result)
-	return s.transition(op, id, []store.SweepStatus{store.SweepRunning}, func(e *sweepEntry, now time.Time) {
+	_, err := s.transition(op, id, []store.SweepStatus{store.SweepRunning}, func(e *sweepEntry, now time.Time) {
 		sw := &e.sw
 		sw.Status, sw.Result, sw.UpdatedAt, sw.FinishedAt = store.SweepDone, result, now, &now
 		e.trials = cut.Trials
 	})
+	return err
 }
 
 // transition applies change to the sweep if its status is one of from
-// (ErrConflict otherwise), under the lock.
+// (ErrConflict otherwise), under the lock, and returns it without its
+// result: a sweep in a status it leaves (QUEUED, RUNNING) has none, but
+// the one FinishSweep gives it, which FinishSweep does not answer.
 func (s *Store) transition(op, id string, from []store.SweepStatus, change func(e *sweepEntry, now time.Time)) (store.Sweep, error) {
 	t := &s.sweeps
 	t.mu.Lock()
@@ -307,7 +310,7 @@ func (s *Store) transition(op, id string, from []store.SweepStatus, change func(
 		return store.Sweep{}, fmt.Errorf("memory: %s: the sweep is %s, not %v: %w", op, e.sw.Status, from, store.ErrConflict)
 	}
 	change(e, s.clock())
-	return cloneSweep(e.sw, true), nil
+	return cloneSweep(e.sw, false), nil
 }
 
 // PutSweepShard stores a shard's results once and counts its replays.

@@ -487,10 +487,10 @@ func (s *Store) SetSweepStatus(ctx context.Context, id string, from []store.Swee
 }
 
 // FinishSweep moves a RUNNING sweep to DONE with its result.
-func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (store.Sweep, error) {
+func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) error {
 	op := fmt.Sprintf("finish sweep %q", id)
 	if err := store.CheckSweepJSON("result", result); err != nil {
-		return store.Sweep{}, fmt.Errorf("postgres: %s: %w", op, err)
+		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	from := []store.SweepStatus{store.SweepRunning}
 	// The trials are rows of their own (migration 015), the rest of the
@@ -500,23 +500,18 @@ func (s *Store) FinishSweep(ctx context.Context, id string, result []byte) (stor
 	if ok {
 		rest, at = cut.Rest, &cut.At
 	}
-	sw, err := s.transition(ctx, op, id, from, func(tx pgx.Tx, _ store.Sweep, now time.Time) (store.Sweep, error) {
-		rows, _ := tx.Query(ctx, `update sweeps set status = 'DONE', result = $2, updated_at = $3, finished_at = $3,
+	_, err := s.transition(ctx, op, id, from, func(tx pgx.Tx, _ store.Sweep, now time.Time) (store.Sweep, error) {
+		_, err := tx.Exec(ctx, `update sweeps set status = 'DONE', result = $2, updated_at = $3, finished_at = $3,
 				trials_at = $4, trial_rows = $5
-			where id = $1 returning `+sweepColumns, id, rest, now, at, len(cut.Trials))
-		sw, err := pgx.CollectExactlyOneRow(rows, scanSweep)
+			where id = $1`, id, rest, now, at, len(cut.Trials))
 		if err != nil || !ok {
-			return sw, err
+			return store.Sweep{}, err
 		}
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"sweep_trials"}, []string{"sweep_id", "trial", "body"},
 			pgx.CopyFromSlice(len(cut.Trials), func(i int) ([]any, error) { return []any{id, i, cut.Trials[i]}, nil }))
-		return sw, err
-	})
-	if err != nil {
 		return store.Sweep{}, err
-	}
-	sw.Result = bytes.Clone(result)
-	return sw, nil
+	})
+	return err
 }
 
 // transition locks the sweep, checks that its status is one of from

@@ -30,7 +30,7 @@ func doneSweep(t *testing.T, s *postgres.Store, result []byte) store.Sweep {
 	if _, err := s.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
 		t.Fatal(err)
 	}
-	if sw, err = s.FinishSweep(ctx, sw.ID, result); err != nil {
+	if err := s.FinishSweep(ctx, sw.ID, result); err != nil {
 		t.Fatal(err)
 	}
 	return sw

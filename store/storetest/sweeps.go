@@ -158,7 +158,9 @@ func sweepIn(t *testing.T, s store.Store, customerID string, status store.SweepS
 	mustOK(t, err, "SetSweepStatus RUNNING")
 	switch status {
 	case store.SweepDone:
-		sw, err = s.FinishSweep(ctx, sw.ID, []byte(`{"best":null}`))
+		if err = s.FinishSweep(ctx, sw.ID, []byte(`{"best":null}`)); err == nil {
+			sw, err = s.GetSweep(ctx, sw.ID)
+		}
 	case store.SweepFailed:
 		sw, err = s.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepRunning}, store.SweepFailed, "replay failed")
 	case store.SweepCancelled:
@@ -249,7 +251,7 @@ func testSweepNotFound(t *testing.T, s store.Store) {
 		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("GetSweep(%q)", id))
 		_, err = s.SetSweepStatus(ctx, id, running, store.SweepCancelled, "")
 		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("SetSweepStatus(%q)", id))
-		_, err = s.FinishSweep(ctx, id, []byte(`{}`))
+		err = s.FinishSweep(ctx, id, []byte(`{}`))
 		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("FinishSweep(%q)", id))
 		_, err = s.PutSweepShard(ctx, id, sweepMarkets(1)[0], 1, []byte(`[]`))
 		wantErr(t, err, store.ErrNotFound, fmt.Sprintf("PutSweepShard(%q)", id))
@@ -301,8 +303,7 @@ func testSweepList(t *testing.T, s store.Store) {
 	// A listing leaves out the result, GetSweep has it.
 	done, err := s.SetSweepStatus(ctx, ids[1], []store.SweepStatus{store.SweepQueued}, store.SweepRunning, "")
 	mustOK(t, err, "SetSweepStatus")
-	done, err = s.FinishSweep(ctx, done.ID, []byte(`{"best":1}`))
-	mustOK(t, err, "FinishSweep")
+	mustOK(t, s.FinishSweep(ctx, done.ID, []byte(`{"best":1}`)), "FinishSweep")
 
 	cases := []struct {
 		limit, offset int
@@ -612,31 +613,30 @@ func testSweepFinish(t *testing.T, s store.Store) {
 
 	sw := sweepIn(t, s, c, store.SweepRunning)
 	tick()
-	got, err := s.FinishSweep(ctx, sw.ID, result)
-	mustOK(t, err, "FinishSweep")
+	mustOK(t, s.FinishSweep(ctx, sw.ID, result), "FinishSweep")
+	got := getSweep(t, s, sw.ID)
 	want := sw
 	want.Status, want.Result, want.UpdatedAt, want.FinishedAt = store.SweepDone, result, got.UpdatedAt, &got.UpdatedAt
 	if !got.UpdatedAt.After(sw.UpdatedAt) {
 		t.Errorf("UpdatedAt %v is not after %v", got.UpdatedAt, sw.UpdatedAt)
 	}
-	checkSweep(t, "FinishSweep", want, got)
-	checkSweep(t, "GetSweep after FinishSweep", want, getSweep(t, s, sw.ID))
+	checkSweep(t, "GetSweep after FinishSweep", want, got)
 
 	// DONE is final: a second finish changes nothing.
-	_, err = s.FinishSweep(ctx, sw.ID, []byte(`{"other":true}`))
+	err := s.FinishSweep(ctx, sw.ID, []byte(`{"other":true}`))
 	wantErr(t, err, store.ErrConflict, "FinishSweep of a DONE sweep")
 	checkSweep(t, "GetSweep after a second FinishSweep", want, getSweep(t, s, sw.ID))
 
 	for _, st := range []store.SweepStatus{store.SweepQueued, store.SweepCancelled, store.SweepFailed} {
 		other := sweepIn(t, s, c, st)
-		_, err := s.FinishSweep(ctx, other.ID, result)
+		err := s.FinishSweep(ctx, other.ID, result)
 		wantErr(t, err, store.ErrConflict, "FinishSweep of a "+string(st)+" sweep")
 		checkSweep(t, "GetSweep after FinishSweep of a "+string(st)+" sweep", other, getSweep(t, s, other.ID))
 	}
 
 	running := sweepIn(t, s, c, store.SweepRunning)
 	for _, bad := range [][]byte{nil, []byte(""), []byte(`{"a"`), []byte("\"\xfe\"")} {
-		_, err := s.FinishSweep(ctx, running.ID, bad)
+		err := s.FinishSweep(ctx, running.ID, bad)
 		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("FinishSweep with %q", bad))
 	}
 	checkSweep(t, "GetSweep after refused results", running, getSweep(t, s, running.ID))
@@ -853,7 +853,12 @@ func testSweepConcurrentEnds(t *testing.T, s store.Store) {
 	for range 5 {
 		sw := sweepIn(t, s, c, store.SweepRunning)
 		ends := []func() (store.Sweep, error){
-			func() (store.Sweep, error) { return s.FinishSweep(ctx, sw.ID, []byte(`{"done":true}`)) },
+			func() (store.Sweep, error) {
+				if err := s.FinishSweep(ctx, sw.ID, []byte(`{"done":true}`)); err != nil {
+					return store.Sweep{}, err
+				}
+				return s.GetSweep(ctx, sw.ID) // DONE is final: what the finish made
+			},
 			func() (store.Sweep, error) {
 				return s.SetSweepStatus(ctx, sw.ID, running, store.SweepCancelled, "")
 			},
@@ -947,8 +952,8 @@ func testSweepRetention(t *testing.T, s store.Store) {
 	first := sweepIn(t, s, ada, store.SweepRunning)
 	_, err := s.PutSweepShard(ctx, first.ID, first.Markets[0], first.TrialCount, trialResults(first.TrialCount, "a"))
 	mustOK(t, err, "PutSweepShard")
-	first, err = s.FinishSweep(ctx, first.ID, []byte(`{}`))
-	mustOK(t, err, "FinishSweep")
+	mustOK(t, s.FinishSweep(ctx, first.ID, []byte(`{}`)), "FinishSweep")
+	first = getSweep(t, s, first.ID)
 	tick()
 	second := sweepIn(t, s, bea, store.SweepCancelled)
 	tick()
@@ -1036,7 +1041,7 @@ func testSweepCancelledContext(t *testing.T, s store.Store) {
 		{"EachSweepShard", func() error {
 			return s.EachSweepShard(ctx, sw.ID, func(store.SweepShard) error { return nil })
 		}},
-		{"FinishSweep", func() error { _, err := s.FinishSweep(ctx, sw.ID, []byte(`{}`)); return err }},
+		{"FinishSweep", func() error { return s.FinishSweep(ctx, sw.ID, []byte(`{}`)) }},
 		{"DeleteSweepsFinishedBefore", func() error {
 			_, err := s.DeleteSweepsFinishedBefore(ctx, done.FinishedAt.Add(time.Hour))
 			return err
@@ -1107,9 +1112,8 @@ func testSweepEachShard(t *testing.T, s store.Store) {
 func finishedSweep(t *testing.T, s store.Store, customerID string, result []byte) store.Sweep {
 	t.Helper()
 	sw := sweepIn(t, s, customerID, store.SweepRunning)
-	sw, err := s.FinishSweep(t.Context(), sw.ID, result)
-	mustOK(t, err, "FinishSweep")
-	return sw
+	mustOK(t, s.FinishSweep(t.Context(), sw.ID, result), "FinishSweep")
+	return getSweep(t, s, sw.ID)
 }
 
 // writtenResult is what WriteSweepResult writes of the sweep.
@@ -1314,7 +1318,7 @@ func testSweepResultReadsRefused(t *testing.T, s store.Store) {
 		_, _, err := s.SweepTrials(ctx, sw.ID, page[0], page[1])
 		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("SweepTrials(%d, %d)", page[0], page[1]))
 	}
-	_, err := s.FinishSweep(ctx, sw.ID, []byte(`{"trials":[3]}`))
+	err := s.FinishSweep(ctx, sw.ID, []byte(`{"trials":[3]}`))
 	wantErr(t, err, store.ErrConflict, "a second FinishSweep")
 	got, _, err := s.SweepTrials(ctx, sw.ID, 0, 1)
 	mustOK(t, err, "SweepTrials")
