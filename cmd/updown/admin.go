@@ -164,7 +164,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "schema at version %d, newer than this build's %d: left as it is\n", have, want)
 		return nil
 	}
-	fmt.Fprintf(stdout, "migrations applied: schema at version %d\n", have)
+	fmt.Fprintln(stdout, migratedMessage(have))
 	return nil
 }
 

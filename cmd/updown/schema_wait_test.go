@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -124,6 +125,9 @@ func TestProcessesWaitForMigration(t *testing.T) {
 		if strings.Contains(out, "does not exist") {
 			t.Errorf("%s queried the unmigrated database:\n%s", p.name, lastN(out, 3000))
 		}
+		if strings.Contains(out, "migrations applied") {
+			t.Errorf("%s, not migrating, said it applied migrations:\n%s", p.name, lastN(out, 3000))
+		}
 	}
 }
 
@@ -156,5 +160,41 @@ func TestOlderBuildSaysTheSchemaIsNewer(t *testing.T) {
 	worker.waitOutput(t, "worker started", patience)
 	for _, p := range []*proc{migrating, waiting, worker} {
 		p.waitOutput(t, want, patience)
+	}
+}
+
+// TestAPISaysItMigrated: an api that migrates at start logs, at INFO,
+// what `updown migrate` prints (the schema's version once migrated),
+// with the version it found; it migrated without a word.
+func TestAPISaysItMigrated(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewEmptyDatabase(t)
+	rd := redistest.Start(t)
+	s := services{dbURL: dbURL, redisURL: rd.URL}
+	latest, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, _ := startAPI(t, s, "MIGRATE_ON_START=true")
+	api.waitOutput(t, "api ready", patience)
+	want := fmt.Sprintf("migrations applied: schema at version %d", latest)
+	var found bool
+	for line := range strings.Lines(api.out.String()) {
+		var rec struct {
+			Level   string `json:"level"`
+			Msg     string `json:"msg"`
+			Version *int   `json:"version"`
+			From    *int   `json:"from"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != want {
+			continue
+		}
+		found = true
+		if rec.Level != "INFO" || rec.Version == nil || *rec.Version != latest || rec.From == nil || *rec.From != 0 {
+			t.Errorf("the api logged %s; want level INFO, version %d, from 0", strings.TrimSpace(line), latest)
+		}
+	}
+	if !found {
+		t.Errorf("the api migrated a new database without logging %q:\n%s", want, lastN(api.out.String(), 3000))
 	}
 }

@@ -360,15 +360,18 @@ func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.L
 	if err != nil {
 		return b, nil, err
 	}
-	st, err := openPostgres(ctx, f.databaseURL, migrate)
+	st, err := openPostgres(ctx, f.databaseURL, false)
 	if err != nil {
 		return b, nil, err
 	}
-	if !migrate {
-		if err := waitForSchema(ctx, st, log, schemaPoll); err != nil {
-			st.Close()
-			return b, nil, err
-		}
+	if migrate {
+		err = migrateSaying(ctx, st, log)
+	} else {
+		err = waitForSchema(ctx, st, log, schemaPoll)
+	}
+	if err != nil {
+		st.Close()
+		return b, nil, err
 	}
 	warnNewerSchema(ctx, st, log)
 	rdb, err := openRedis(ctx, conn)
@@ -395,6 +398,39 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 		}
 	}
 	return st, nil
+}
+
+// migrateSaying applies the migrations to st and logs, at INFO, what
+// `updown migrate` prints (migratedMessage), with the version the schema
+// was at before: a process migrating at start did it without a word. A
+// schema newer than this build's is left as it is, and told by
+// warnNewerSchema.
+func migrateSaying(ctx context.Context, st *postgres.Store, log *slog.Logger) error {
+	from, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: read the schema's version: %w", err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	want, err := postgres.LatestSchemaVersion()
+	if err != nil {
+		return err
+	}
+	have, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: read the schema's version: %w", err)
+	}
+	if have <= want {
+		log.Info(migratedMessage(have), "version", have, "from", from)
+	}
+	return nil
+}
+
+// migratedMessage is what `updown migrate` says, and a process migrating
+// at start logs, once the schema is at version (this build's).
+func migratedMessage(version int) string {
+	return fmt.Sprintf("migrations applied: schema at version %d", version)
 }
 
 // warnNewerSchema says when the database's schema is newer than this
