@@ -167,6 +167,19 @@ func BillingTier(history []BillingStep) (Tier, bool) {
 	return w.tier, set
 }
 
+// TierSetByHand reports whether a customer's tier-setting steps (history
+// as BillingTier takes it, with the step set by hand in its place:
+// WithTierSetByHand) leave the customer on the tier set by hand: no event
+// set the tier after it (only a subscription new since can,
+// BillingOutcomeOf).
+func TierSetByHand(history []BillingStep) bool {
+	w := newTierWalk()
+	for _, h := range history {
+		w.take(h)
+	}
+	return w.byHand
+}
+
 // tierWalk takes a customer's tier-setting steps one by one, in the order
 // they happened, and keeps the tier they leave (BillingOutcomeOf).
 type tierWalk struct {

@@ -167,6 +167,13 @@ type CustomerStore interface {
 	// never been set by hand. It takes the lock RecordBillingEvent takes,
 	// so no event is judged between the two.
 	ReturnTierToBilling(ctx context.Context, id string) (Customer, error)
+	// TiersSetByHand returns, by id, the customers whose tier is the one
+	// set by hand (SetCustomerTier), each true: set by hand and since
+	// neither handed back to billing (ReturnTierToBilling) nor set by a
+	// billing event (a subscription new since: TierSetByHand). Customers
+	// on the tier their billing events leave (or STARTER, never set) are
+	// absent.
+	TiersSetByHand(ctx context.Context) (map[string]bool, error)
 	// SetCustomerLimits sets the customer's own allowances (each 0: the
 	// plan's default; a negative one is ErrInvalid) and returns the
 	// updated customer (ErrNotFound if absent).

@@ -39,7 +39,7 @@ var adminUsage = map[string]struct {
 }{
 	"customers create": {"updown customers create --email E [--name N] [--tier T]\n\n" +
 		"Creates a customer and its first API key; prints {\"customer_id\",\"key_id\",\"api_key\"}: the key is shown once and stored hashed.", adminEnv},
-	"customers list": {"updown customers list\n\nEvery customer, as JSON.", adminEnv},
+	"customers list": {"updown customers list\n\nEvery customer, as JSON; tier_set_by_hand: the plan was set by set-tier --tier (set-tier --billing hands it back).", adminEnv},
 	"customers set-tier": {"updown customers set-tier (--id ID | --email E) (--tier T | --billing)\n\n" +
 		"Changes a customer's plan, starting its rate limits afresh; running sweeps the new plan could not have started are cancelled.\n" +
 		"Billing events of the subscriptions the customer had before leave the plan set by hand; a new subscription's change it.\n" +
@@ -265,10 +265,18 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fmt.Errorf("list customers: %w", err)
 		}
-		out := make([]map[string]string, len(cs))
+		byHand, err := st.TiersSetByHand(ctx)
+		if err != nil {
+			return fmt.Errorf("list customers: %w", err)
+		}
+		// tier_set_by_hand: the plan is the one `customers set-tier
+		// --tier` set, which billing events of the customer's
+		// subscriptions of before do not change (set-tier --billing hands
+		// it back).
+		out := make([]map[string]any, len(cs))
 		for i, c := range cs {
-			out[i] = map[string]string{"customer_id": c.ID, "email": c.Email, "name": c.Name, "tier": string(c.Tier),
-				"created_at": c.CreatedAt.UTC().Format(time.RFC3339)}
+			out[i] = map[string]any{"customer_id": c.ID, "email": c.Email, "name": c.Name, "tier": string(c.Tier),
+				"created_at": c.CreatedAt.UTC().Format(time.RFC3339), "tier_set_by_hand": byHand[c.ID]}
 		}
 		return writeJSON(stdout, out)
 	case "set-tier":

@@ -136,3 +136,63 @@ func TestSetTierBackToBilling(t *testing.T) {
 		t.Errorf("the subscription's cancellation after set-tier --billing: outcome %s, want applied", rec.Outcome)
 	}
 }
+
+// TestCustomersListSaysTierSetByHand: `customers list` tells, for each
+// customer, whether its plan was set by hand (tier_set_by_hand), true
+// from `customers set-tier --tier` until `--billing` hands it back, the
+// other fields as they were; it did not say, and an operator could not
+// tell a plan set by hand from one billing set.
+func TestCustomersListSaysTierSetByHand(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewEmptyDatabase(t)
+	ids := map[string]string{}
+	for _, email := range []string{"hand@example.com", "billed@example.com"} {
+		var created struct {
+			CustomerID string `json:"customer_id"`
+		}
+		out := runCmd(t, "customers", "create", "--database-url", dbURL, "--email", email, "--tier", "PRO")
+		if err := json.Unmarshal(out, &created); err != nil || created.CustomerID == "" {
+			t.Fatalf("customers create: %s %v", out, err)
+		}
+		ids[email] = created.CustomerID
+	}
+	// list checks the hand customer's tier and tier_set_by_hand; the
+	// other stays on PRO, not set by hand.
+	list := func(after string, handTier string, byHand bool) {
+		t.Helper()
+		out := runCmd(t, "customers", "list", "--database-url", dbURL)
+		var got []map[string]any
+		if err := json.Unmarshal(out, &got); err != nil || len(got) != 2 {
+			t.Fatalf("customers list after %s: %s (%v), want 2 customers as JSON", after, out, err)
+		}
+		for _, c := range got {
+			email, _ := c["email"].(string)
+			wantTier, wantHand := "PRO", false
+			if email == "hand@example.com" {
+				wantTier, wantHand = handTier, byHand
+			}
+			if got, ok := c["tier_set_by_hand"].(bool); !ok || got != wantHand {
+				t.Errorf("customers list after %s: %s tier_set_by_hand %v, want %v", after, email, c["tier_set_by_hand"], wantHand)
+			}
+			for _, field := range []string{"customer_id", "email", "name", "tier", "created_at"} {
+				if _, ok := c[field].(string); !ok {
+					t.Errorf("customers list after %s: %s's %s is %v, want a string", after, email, field, c[field])
+				}
+			}
+			if c["customer_id"] != ids[email] || c["tier"] != wantTier {
+				t.Errorf("customers list after %s: %v, want customer %s on %s", after, c, ids[email], wantTier)
+			}
+		}
+	}
+	list("customers were created", "PRO", false)
+	setTier := func(how ...string) {
+		t.Helper()
+		runCmd(t, append([]string{"customers", "set-tier", "--database-url", dbURL, "--redis-url=", "--email", "hand@example.com"}, how...)...)
+	}
+	setTier("--tier", "SUITE")
+	list("set-tier --tier SUITE", "SUITE", true)
+	setTier("--billing")
+	list("set-tier --billing", "STARTER", false)
+	setTier("--tier", "PRO")
+	list("set-tier --tier PRO", "PRO", true)
+}

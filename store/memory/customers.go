@@ -329,3 +329,21 @@ func (s *Store) PageAPIKeys(ctx context.Context, customerID string, limit, offse
 	s.customersMu.RUnlock()
 	return page, nil
 }
+
+// TiersSetByHand names the customers whose latest tier set by hand is, in
+// the order their billing events happened, still their tier
+// (store.TierSetByHand), under billingMu, which guards both.
+func (s *Store) TiersSetByHand(ctx context.Context) (map[string]bool, error) {
+	if err := live(ctx, "list tiers set by hand"); err != nil {
+		return nil, err
+	}
+	s.billingMu.Lock()
+	defer s.billingMu.Unlock()
+	out := map[string]bool{}
+	for id, hand := range s.tierByHand {
+		if store.TierSetByHand(store.WithTierSetByHand(s.billingSteps[id], hand)) {
+			out[id] = true
+		}
+	}
+	return out, nil
+}

@@ -121,13 +121,17 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	return rec, duplicate, nil
 }
 
+// tierSettingEvents picks, from billing_events e, a customer's
+// tier-setting events: those of a known tier it was found for.
+const tierSettingEvents = `e.set_tier and e.outcome in ('applied', 'stale', 'superseded')`
+
 // billingHistory returns the customer's tier-setting events, in the order
 // they happened (of one instant, in the order they arrived).
 func billingHistory(ctx context.Context, q billingReader, customerID string) ([]store.BillingStep, error) {
 	rows, _ := q.Query(ctx, `
-		select occurred_at, subscription_id, tier, ends_subscription from billing_events
-		where customer_id = $1 and set_tier and outcome in ('applied', 'stale', 'superseded')
-		order by occurred_at, received_at, id`, customerID)
+		select e.occurred_at, e.subscription_id, e.tier, e.ends_subscription from billing_events e
+		where e.customer_id = $1 and `+tierSettingEvents+`
+		order by e.occurred_at, e.received_at, e.id`, customerID)
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.BillingStep, error) {
 		var st store.BillingStep
 		var tier string

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -260,4 +261,53 @@ func (s *Store) PageAPIKeys(ctx context.Context, customerID string, limit, offse
 // limitFields are the scan targets of limitColumns.
 func limitFields(l *store.Limits) []any {
 	return []any{&l.PerMinute, &l.PerDay, &l.AIGenerationsPerMonth, &l.SweepTrials, &l.SweepMarkets, &l.SweepReplays}
+}
+
+// TiersSetByHand names the customers whose latest tier set by hand is,
+// in the order their billing events happened, still their tier
+// (store.TierSetByHand): one statement reads the customers with a tier
+// set by hand and their tier-setting events (billingHistory's), in that
+// order.
+func (s *Store) TiersSetByHand(ctx context.Context) (map[string]bool, error) {
+	rows, _ := s.pool.Query(ctx, `
+		select c.id::text, c.tier_by_hand, c.tier_by_hand_at, e.occurred_at, e.subscription_id, e.tier, e.ends_subscription
+		from customers c
+		left join billing_events e on e.customer_id = c.id and `+tierSettingEvents+`
+		where c.tier_by_hand is not null and c.tier_by_hand_at is not null
+		order by c.id, e.occurred_at, e.received_at, e.id`)
+	type customerSteps struct {
+		hand    store.BillingStep
+		history []store.BillingStep
+	}
+	var customers []string
+	steps := map[string]*customerSteps{}
+	var (
+		id, handTier string
+		handAt       time.Time
+		at           *time.Time
+		sub, tier    *string
+		ends         *bool
+	)
+	_, err := pgx.ForEachRow(rows, []any{&id, &handTier, &handAt, &at, &sub, &tier, &ends}, func() error {
+		cs := steps[id]
+		if cs == nil {
+			cs = &customerSteps{hand: store.BillingStep{OccurredAt: handAt.UTC(), Tier: store.Tier(handTier)}}
+			steps[id] = cs
+			customers = append(customers, id)
+		}
+		if at != nil && sub != nil && tier != nil && ends != nil {
+			cs.history = append(cs.history, store.BillingStep{OccurredAt: *at, SubscriptionID: *sub, Tier: store.Tier(*tier), EndsSubscription: *ends})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("list tiers set by hand", err)
+	}
+	out := map[string]bool{}
+	for _, id := range customers {
+		if cs := steps[id]; store.TierSetByHand(store.WithTierSetByHand(cs.history, cs.hand)) {
+			out[id] = true
+		}
+	}
+	return out, nil
 }

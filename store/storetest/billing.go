@@ -26,6 +26,7 @@ func billingTests() []test {
 		{"ReplacementInAnyOrder", testBillingReplacementInAnyOrder},
 		{"TierSetByHand", testBillingTierSetByHand},
 		{"TierBackToBilling", testBillingTierBackToBilling},
+		{"TiersSetByHand", testBillingTiersSetByHand},
 		{"List", testBillingList},
 		{"Invalid", testBillingInvalid},
 		{"CancelledContext", testBillingCancelledContext},
@@ -586,6 +587,67 @@ func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 		_, err := s.ReturnTierToBilling(ctx, id)
 		wantErr(t, err, store.ErrNotFound, "ReturnTierToBilling("+id+")")
 	}
+}
+
+// testBillingTiersSetByHand: TiersSetByHand names the customers on the
+// tier set by hand: from SetCustomerTier until the tier is handed back to
+// billing or a new subscription's event sets it; the events of a
+// subscription of before, which the tier set by hand leaves superseded or
+// stale, do not take it away.
+func testBillingTiersSetByHand(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	wantByHand := func(c store.Customer, want bool, after string) {
+		t.Helper()
+		got, err := s.TiersSetByHand(ctx)
+		mustOK(t, err, "TiersSetByHand")
+		if got[c.ID] != want {
+			t.Errorf("TiersSetByHand after %s: %s's tier set by hand %v, want %v", after, c.Email, got[c.ID], want)
+		}
+		for id, byHand := range got {
+			if !byHand {
+				t.Errorf("TiersSetByHand after %s names %s false: only customers on a tier set by hand are named", after, id)
+			}
+		}
+	}
+
+	a := createCustomer(t, s, newCustomer("ada"))
+	wantByHand(a, false, "a customer was created")
+	pro := newBillingEvent("a_pro", a, store.Pro, 1)
+	pro.SubscriptionID = "sub_a_pro"
+	recordBilling(t, s, pro)
+	wantByHand(a, false, "a subscription set the tier")
+	setTierByHand(t, s, a, store.Enterprise)
+	wantByHand(a, true, "the tier was set by hand")
+	// The subscription of before: its cancellation is superseded, an
+	// event that happened before the setting by hand stale. (The events
+	// after it happen now: a later setting by hand comes after them.)
+	tick()
+	if rec := recordBilling(t, s, happenedIn(cancellation("a_pro_cancelled", a, "sub_a_pro", 0), 0)); rec.Outcome != store.BillingSuperseded {
+		t.Fatalf("the cancellation of the subscription of before: outcome %s, want superseded", rec.Outcome)
+	}
+	if rec := recordBilling(t, s, cancellation("a_old_cancelled", a, "sub_a_pro", 2)); rec.Outcome != store.BillingStale {
+		t.Fatalf("a cancellation that happened before the tier was set by hand: outcome %s, want stale", rec.Outcome)
+	}
+	wantByHand(a, true, "events of the subscription of before")
+	// A new subscription sets the tier: billing's again.
+	suite := happenedIn(newBillingEvent("a_suite", a, store.Suite, 0), 0)
+	suite.SubscriptionID = "sub_a_suite"
+	if rec := recordBilling(t, s, suite); rec.Outcome != store.BillingApplied {
+		t.Fatalf("a new subscription after the tier set by hand: outcome %s, want applied", rec.Outcome)
+	}
+	wantByHand(a, false, "a new subscription set the tier")
+	tick()
+	setTierByHand(t, s, a, store.Pro)
+	wantByHand(a, true, "the tier was set by hand again")
+
+	// Handed back to billing.
+	b := createCustomer(t, s, newCustomer("bea"))
+	setTierByHand(t, s, b, store.Suite)
+	wantByHand(b, true, "the tier was set by hand")
+	_, err := s.ReturnTierToBilling(ctx, b.ID)
+	mustOK(t, err, "ReturnTierToBilling")
+	wantByHand(b, false, "the tier was handed back to billing")
+	wantByHand(a, true, "another customer's tier was handed back to billing")
 }
 
 func testBillingList(t *testing.T, s store.Store) {

@@ -63,6 +63,7 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		{"ListCustomers", func() error { _, err := s.ListCustomers(ctx); return err }},
 		{"SetCustomerTier", func() error { _, err := s.SetCustomerTier(ctx, c.ID, store.Pro); return err }},
 		{"ReturnTierToBilling", func() error { _, err := s.ReturnTierToBilling(ctx, c.ID); return err }},
+		{"TiersSetByHand", func() error { _, err := s.TiersSetByHand(ctx); return err }},
 		{"CreateAPIKey", func() error { _, err := s.CreateAPIKey(ctx, newKey(c.ID, "ud_live_b")); return err }},
 		{"LookupAPIKey", func() error { _, _, err := s.LookupAPIKey(ctx, k.Hash); return err }},
 		{"ListAPIKeys", func() error { _, err := s.ListAPIKeys(ctx, c.ID); return err }},
