@@ -552,6 +552,52 @@ type Snapshot struct {
 	BookDown *Book
 }
 
+// Check reports why s cannot be stored (an error matching ErrInvalid), or
+// nil: its prices, and its books' prices and sizes, are finite numbers.
+// No export carries a NaN or an infinity back (JSON has neither, and an
+// import refuses them), so every store refuses them as it writes, as it
+// does a trade's (MarketTrade.Check).
+func (s Snapshot) Check() error {
+	why := ""
+	switch {
+	case !finite(s.CoinPrice) || !finite(s.PriceUp) || !finite(s.PriceDown):
+		why = fmt.Sprintf("coin price %v, price up %v, price down %v: not all finite", s.CoinPrice, s.PriceUp, s.PriceDown)
+	case !s.BookUp.finite():
+		why = "the Up book has a price or size that is not finite"
+	case !s.BookDown.finite():
+		why = "the Down book has a price or size that is not finite"
+	default:
+		return nil
+	}
+	return fmt.Errorf("snapshot at %s: %s: %w", s.Time.UTC().Format(time.RFC3339Nano), why, ErrInvalid)
+}
+
+// finite reports whether every level of b (none when nil) has a finite
+// price and size.
+func (b *Book) finite() bool {
+	if b == nil {
+		return true
+	}
+	for _, side := range [2][]Level{b.Bids, b.Asks} {
+		for _, l := range side {
+			if !finite(l.Price) || !finite(l.Size) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// CheckSnapshots is Check of each of snaps: the first refusal, or nil.
+func CheckSnapshots(snaps []Snapshot) error {
+	for i := range snaps {
+		if err := snaps[i].Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SnapshotQuery selects a page of one market's snapshots. Its times
 // (From, To, After) are compared at the stores' precision: each is
 // truncated to the microsecond.

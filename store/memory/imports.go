@@ -163,6 +163,9 @@ func (tx *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []st
 	if err := tx.check(ctx, op); err != nil {
 		return 0, err
 	}
+	if err := store.CheckSnapshots(snaps); err != nil {
+		return 0, fmt.Errorf("memory: %s of %q: %w", op, slug, err)
+	}
 	sm, ok := tx.staged(slug)
 	if !ok {
 		return 0, fmt.Errorf("memory: %s of %q: %w", op, slug, store.ErrNotFound)

@@ -32,6 +32,9 @@ func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.
 	if err := live(ctx, "append snapshots"); err != nil {
 		return err
 	}
+	if err := store.CheckSnapshots(snaps); err != nil {
+		return fmt.Errorf("memory: append snapshots of %q: %w", slug, err)
+	}
 	tl, err := s.snapshotsOf(slug)
 	if err != nil {
 		return fmt.Errorf("memory: append snapshots: %w", err)

@@ -270,6 +270,9 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 
 func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	op := fmt.Sprintf("import: append snapshots of %q", slug)
+	if err := store.CheckSnapshots(snaps); err != nil {
+		return 0, wrap(op, err)
+	}
 	in := normalized(snaps)
 	if len(in) == 0 {
 		return 0, nil

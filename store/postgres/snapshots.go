@@ -66,6 +66,9 @@ func (e needPartitions) Error() string {
 // they overlap, which are rewritten in the same transaction.
 func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error {
 	op := fmt.Sprintf("append snapshots of %q", slug)
+	if err := store.CheckSnapshots(snaps); err != nil {
+		return wrap(op, err)
+	}
 	in := normalize(snaps)
 	if len(in) == 0 {
 		_, err := s.marketKey(ctx, slug)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ func importTests() []test {
 		{"CreatedMarketTradesAndGaps", testImportCreatedTradesAndGaps},
 		{"CreatedMarketsInterleaved", testImportCreatedInterleaved},
 		{"ImportedMarketGainsTicks", testImportedMarketGainsTicks},
+		{"NotFiniteSnapshots", testImportNotFiniteSnapshots},
 	}
 }
 
@@ -150,6 +152,28 @@ func testImportRollback(t *testing.T, s store.Store) {
 	tx2 := begin(t, s)
 	_, _, err = tx2.Commit(ctx, store.Import{Key: "after", Source: "ws-jsonl"})
 	mustOK(t, err, "commit after rollback")
+}
+
+// testImportNotFiniteSnapshots: an import's snapshot with a NaN or an
+// infinity is refused (ErrInvalid) as SnapshotStore.AppendSnapshots
+// refuses it, its batch written in no part.
+func testImportNotFiniteSnapshots(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	tx := begin(t, s)
+	m := newMarket(store.BTC, store.M5, at(0), "")
+	_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+	mustOK(t, err, "add market")
+	snaps := importSnaps(m.StartTime, 3, 0.4)
+	snaps[1].PriceUp = math.NaN()
+	snaps[2].BookDown.Asks[0].Size = math.Inf(1)
+	if n, err := tx.AppendSnapshots(ctx, m.Slug, snaps); !errors.Is(err, store.ErrInvalid) || n != 0 {
+		t.Errorf("import: append snapshots with a NaN price and an infinite size: %d stored, %v; want none, ErrInvalid", n, err)
+	}
+	_, _, err = tx.Commit(ctx, store.Import{Key: "not-finite", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	if _, n, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{}); err != nil || n != 0 {
+		t.Errorf("%d snapshots stored (%v), want none", n, err)
+	}
 }
 
 func testImportRecordedWins(t *testing.T, s store.Store) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -25,6 +26,7 @@ func snapshotTests() []test {
 		{"TimeRange", testSnapshotsTimeRange},
 		{"Cursor", testSnapshotsCursor},
 		{"CursorStableUnderInserts", testSnapshotsCursorStable},
+		{"NotFinite", testSnapshotsNotFinite},
 	}
 }
 
@@ -385,4 +387,36 @@ func testMarketCounted(t *testing.T, s store.Store) {
 	}
 	_, _, err := store.GetMarketCounted(ctx, s, "btc-updown-5m-0")
 	wantErr(t, err, store.ErrNotFound, "GetMarketCounted of an unknown slug")
+}
+
+// testSnapshotsNotFinite: a snapshot with a price (the coin's, a side's,
+// or a book level's price or size) that is NaN or infinite is refused,
+// ErrInvalid, and nothing of its batch is stored: every store refuses it
+// alike, where the memory store kept what Postgres refused, and an
+// export of it then failed.
+func testSnapshotsNotFinite(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m := newMarket(store.BTC, store.M5, t0(), "")
+	mustOK(t, s.UpsertMarkets(ctx, []store.Market{m}), "UpsertMarkets")
+	appendSnapshots(t, s, m.Slug, newSnapshots(t0(), 0, 1))
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for _, tc := range []struct {
+			field string
+			set   func(*store.Snapshot)
+		}{
+			{"CoinPrice", func(sn *store.Snapshot) { sn.CoinPrice = bad }},
+			{"PriceUp", func(sn *store.Snapshot) { sn.PriceUp = bad }},
+			{"PriceDown", func(sn *store.Snapshot) { sn.PriceDown = bad }},
+			{"BookUp bid price", func(sn *store.Snapshot) { sn.BookUp.Bids[0].Price = bad }},
+			{"BookDown ask size", func(sn *store.Snapshot) { sn.BookDown.Asks[1].Size = bad }},
+		} {
+			batch := newSnapshots(t0(), 2, 4)
+			tc.set(&batch[1])
+			err := s.AppendSnapshots(ctx, m.Slug, batch)
+			if !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("AppendSnapshots with %s %v: %v, want ErrInvalid", tc.field, bad, err)
+			}
+		}
+	}
+	checkSeries(t, s, m.Slug, newSnapshots(t0(), 0, 1))
 }
