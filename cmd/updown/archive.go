@@ -462,7 +462,7 @@ func importParquet(ctx context.Context, name, dbURL string, booksVersion int, st
 	began := time.Now()
 	stats, err := archive.ImportExportParquet(ctx, st, name)
 	if err != nil {
-		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %w",
+		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps of the input are in the store before the error: written, or kept as they were where it had them already): %w",
 			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))

@@ -103,7 +103,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	booksVersion := booksVersionFlag(fs)
 	dbURL := databaseURLFlag(fs)
 	fs.Usage = commandUsage(fs, "updown import [flags]\n\n"+
-		"Load an export (JSON Lines or CSV, gzipped or not, from --in FILE or piped to stdin; Parquet from --in FILE)\ninto DATABASE_URL.", adminEnv)
+		"Load an export (JSON Lines or CSV, gzipped or not, from --in FILE or piped to stdin; Parquet from --in FILE)\ninto DATABASE_URL. Importing a file again writes nothing twice: a snapshot, trade or gap the store has\nalready is kept as it was, and the counts printed are of the file's records, kept ones included.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
@@ -162,7 +162,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	stats, err := transfer.Import(ctx, st, br, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
 		// The file is named as a Parquet import names it, beside the line.
-		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps stored before the error): %s: %w",
+		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps of the input are in the store before the error: written, or kept as they were where it had them already): %s: %w",
 			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, inName(*in), err)
 	}
 	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
