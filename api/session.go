@@ -66,7 +66,11 @@ func sessionFrom(ctx context.Context) *session {
 }
 
 // sessionRedisKey hides the cookie value: a Redis dump holds no usable id.
-func sessionRedisKey(id string) string { return sessionKeyPrefix + sessionHash(id) }
+func sessionRedisKey(id string) string { return sessionKeyOfHash(sessionHash(id)) }
+
+// sessionKeyOfHash is the Redis key of the session whose id hashes to h
+// (sessionHash), as a token minted under it names it.
+func sessionKeyOfHash(h string) string { return sessionKeyPrefix + h }
 
 // sessionHash names a session without revealing its cookie value (from
 // which it cannot be worked back): in its Redis key, and in the sid claim

@@ -206,7 +206,7 @@ func (s *Server) tokenSessionLive(ctx context.Context, claims tokenClaims) (bool
 	if err := s.sessionsConfigured(); err != nil {
 		return false, err
 	}
-	v, err := s.cfg.Redis.HMGet(ctx, sessionKeyPrefix+claims.SessionID, "customer", "key").Result()
+	v, err := s.cfg.Redis.HMGet(ctx, sessionKeyOfHash(claims.SessionID), "customer", "key").Result()
 	if err != nil {
 		return false, s.redisFailure(ctx, "read the session of a bearer token", err)
 	}

@@ -44,8 +44,10 @@ const (
 	// the lease was counted (leased true; null when the sweep is gone or
 	// not DONE), what WriteSweepResult reads of the sweep's row: where its
 	// trials stand, and, for a lease taken, the result around them. A
-	// sweep that became DONE while the update waited for its row is
-	// leased, its status the one before.
+	// sweep that becomes DONE while the statement runs is not leased: the
+	// update skips the row its snapshot sees unfinished without waiting
+	// for it, and the status answered is that one (a conflict, as for a
+	// GET a moment earlier).
 	readLeaseSQL = `with lease as (
 			update sweeps set readers = readers + $3, read_until = greatest(read_until, now() + $2 * interval '1 microsecond')
 			where id = $1 and status = 'DONE'
