@@ -388,19 +388,33 @@ func (w *wsBooks) dropTokens(tokens []string) {
 
 // markLost records that the tokens are about to be dropped and subscribed
 // again for a fresh book: Polymarket sends no trade of a token between
-// the two, so from now, less the delivery of the last message
+// the two, and a book asked for again because it went stale may be one
+// whose feed froze after its last change. So from that change (now, for
+// a token never heard of), less the delivery of a message
 // (wsDeliveryLag), their trades may be missing until the fresh book
 // arrives (apply, which tells whether any can be). A token already
-// waiting keeps its earlier start.
+// waiting (one found out of step, apply) keeps its earlier start.
 func (w *wsBooks) markLost(tokens []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	from := w.now().Add(-wsDeliveryLag)
+	now := w.now()
 	for _, t := range tokens {
-		if _, ok := w.lost[t]; !ok {
-			w.lost[t] = from
-		}
+		w.lostSince(t, now)
 	}
+}
+
+// lostSince records the token's trades as possibly missing from its
+// book's last change, or now when earlier or unknown, less
+// wsDeliveryLag, unless already recorded. Callers hold mu.
+func (w *wsBooks) lostSince(token string, now time.Time) {
+	if _, ok := w.lost[token]; ok {
+		return
+	}
+	from := now
+	if c, ok := w.ages.changed[token]; ok && c.Before(from) {
+		from = c
+	}
+	w.lost[token] = from.Add(-wsDeliveryLag)
 }
 
 // closeLost ends at to the stretches of the lost tokens among tokens (all
@@ -510,13 +524,14 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 		}
 		w.mu.Lock()
 		w.lastMsg = w.now()
-		w.ages.saw(events, w.lastMsg)
 		books := 0
 		for i := range events {
 			if w.apply(&events[i]) {
 				books++
 			}
 		}
+		// After apply, which reads when a book out of step last changed.
+		w.ages.saw(events, w.lastMsg)
 		heard, refound := w.heard, w.refound
 		w.heard, w.refound = nil, nil
 		w.mu.Unlock()
@@ -542,8 +557,9 @@ func (w *wsBooks) apply(e *wsEvent) bool {
 			// trade takes size from the book, so a fresh book whose levels
 			// are those held (a quiet market's, resubscribed every
 			// BookStaleAfter to tell it from a frozen feed) says that none
-			// was made in between; one that differs, or a book that had
-			// gone out of step, may have missed some.
+			// was likely made in between (a level topped back up to the
+			// same size would hide one); one that differs, or a book that
+			// had gone out of step, may have missed some.
 			delete(w.lost, e.AssetID)
 			if fresh := w.books.Get(e.AssetID); held == nil || !slices.Equal(held.Bids, fresh.Bids) || !slices.Equal(held.Asks, fresh.Asks) {
 				w.refound = append(w.refound, lostTrades{token: e.AssetID, from: from, to: w.lastMsg})
@@ -553,6 +569,10 @@ func (w *wsBooks) apply(e *wsEvent) bool {
 	}
 	for _, t := range outOfStep {
 		w.resync[t] = true
+		// What it missed came after its last change before this one
+		// (saw has not marked this one yet): its trades may be missing
+		// from then until its fresh book.
+		w.lostSince(t, w.lastMsg)
 	}
 	switch e.EventType {
 	case "last_trade_price", "tick_size_change", "new_market", "market_resolved":

@@ -37,6 +37,7 @@ func (w *wsBooks) feed(t *testing.T, msg string) {
 	for i := range events {
 		w.apply(&events[i])
 	}
+	w.ages.saw(events, w.lastMsg)
 	heard, refound := w.heard, w.refound
 	w.heard, w.refound = nil, nil
 	w.mu.Unlock()
@@ -249,22 +250,24 @@ func TestWSDropForgetsTokens(t *testing.T) {
 }
 
 // TestWSResubscriptionLosesTrades: a token dropped and subscribed again
-// for a fresh book (a book out of step, or a quiet one told from a frozen
-// feed) hears no trade in between. The stretch, from the resubscription
-// less wsDeliveryLag to the fresh book, is told as trades that may be
-// lost when the fresh book differs from the one held, or none was held
-// (out of step); a fresh book equal to the one held says no trade was
-// made, so a quiet market's resubscriptions record nothing. A token
-// dropped while waiting for its book, or a connection that ends, tells
-// its stretch up to then.
+// for a fresh book (a book out of step, or a stale one told from a frozen
+// feed) hears no trade in between, and one whose feed froze heard none
+// since its book's last change. The stretch, from that change (or, out of
+// step, the change before the one that showed it) less wsDeliveryLag to
+// the fresh book, is told as trades that may be lost when the fresh book
+// differs from the one held, or none was held (out of step); a fresh book
+// equal to the one held says no trade was likely made, so a quiet
+// market's resubscriptions record nothing. A token dropped while waiting
+// for its book, or a connection that ends, tells its stretch up to then.
 func TestWSResubscriptionLosesTrades(t *testing.T) {
 	t.Parallel()
 	w, now := wsState(t)
 	h := &heardAll{}
 	w.listener = h
 	const bookA = `{"event_type":"book","asset_id":"A","bids":[{"price":"0.48","size":"30"}],"asks":[{"price":"0.52","size":"25"}]}`
+	const bookB = `{"event_type":"book","asset_id":"B","bids":[{"price":"0.40","size":"10"}],"asks":[{"price":"0.60","size":"10"}]}`
 	w.feed(t, bookA)
-	w.feed(t, `{"event_type":"book","asset_id":"B","bids":[{"price":"0.40","size":"10"}],"asks":[{"price":"0.60","size":"10"}]}`)
+	w.feed(t, bookB)
 	step := func(d time.Duration) time.Time { *now = now.Add(d); return *now }
 	want := func(what string, lost ...lostTrades) {
 		t.Helper()
@@ -275,33 +278,41 @@ func TestWSResubscriptionLosesTrades(t *testing.T) {
 	}
 
 	// Quiet: the same book comes back.
+	step(6 * time.Second)
 	w.markLost([]string{"A"})
 	step(200 * time.Millisecond)
 	w.feed(t, bookA)
 	want("a quiet book resubscribed")
 
-	// A trade took 5 of the best ask meanwhile.
-	marked := step(time.Second)
+	// Stale, and a trade took 5 of the best ask meanwhile: the feed of A
+	// may have frozen any time after its last book.
+	changed := *now
+	step(6 * time.Second)
 	w.markLost([]string{"A"})
 	got := step(150 * time.Millisecond)
 	w.feed(t, `{"event_type":"book","asset_id":"A","bids":[{"price":"0.48","size":"30"}],"asks":[{"price":"0.52","size":"20"}]}`)
-	want("a book that changed while resubscribed", lostTrades{token: "A", from: marked.Add(-wsDeliveryLag), to: got})
+	want("a stale book that changed while resubscribed", lostTrades{token: "A", from: changed.Add(-wsDeliveryLag), to: got})
 
-	// Out of step: the book is dropped, so the fresh one, even the same
-	// as before, may follow missed trades.
+	// Out of step: what B missed came after its change before the one
+	// that showed it, and the book is dropped, so the fresh one, even the
+	// same as before, may follow missed trades.
+	changed = step(time.Second)
+	w.feed(t, `{"event_type":"price_change","price_changes":[{"asset_id":"B","price":"0.41","size":"5","side":"BUY","best_bid":"0.41","best_ask":"0.60"}]}`)
+	step(2 * time.Second)
 	w.feed(t, `{"event_type":"price_change","price_changes":[{"asset_id":"B","price":"0.3","size":"1","side":"BUY","best_bid":"0.45","best_ask":"0.60"}]}`)
 	if !w.resync["B"] {
 		t.Fatal("B not out of step")
 	}
-	marked = step(time.Second)
-	w.markLost([]string{"B"})
-	w.markLost([]string{"B"}) // asked again before its book came: the earlier start stands
+	step(time.Second)
+	w.markLost([]string{"B"}) // the resubscription: the earlier start stands
 	got = step(time.Second)
-	w.feed(t, `{"event_type":"book","asset_id":"B","bids":[{"price":"0.40","size":"10"}],"asks":[{"price":"0.60","size":"10"}]}`)
-	want("a book out of step", lostTrades{token: "B", from: marked.Add(-wsDeliveryLag), to: got})
+	w.feed(t, bookB)
+	want("a book out of step", lostTrades{token: "B", from: changed.Add(-wsDeliveryLag), to: got})
 
 	// Dropped while waiting, and a connection's end.
-	marked = step(time.Second)
+	marked := step(time.Second)
+	w.feed(t, bookA)
+	w.feed(t, bookB)
 	w.markLost([]string{"A", "B"})
 	got = step(100 * time.Millisecond)
 	w.dropTokens([]string{"A"})
