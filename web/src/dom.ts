@@ -91,6 +91,12 @@ export function markInvalid(c: HTMLElement): void {
   c.focus();
 }
 
+/** Clears every aria-invalid mark within the element: a form's fresh try
+ * starts with no control marked refused. */
+export function unmarkInvalid(el: ParentNode): void {
+  el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
+}
+
 /**
  * For a button about to be disabled while its work runs: a disabled button
  * loses the keyboard, which falls to the page's top (the next Tab starts

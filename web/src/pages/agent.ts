@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
-import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td } from '../dom';
+import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, unmarkInvalid } from '../dom';
 import { date, int, num, pct, pnl, usd } from '../format';
 import { typesFollowCoin } from './markets';
 
@@ -158,7 +158,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   };
   const busy = async (b: HTMLButtonElement, f: () => Promise<void>, doing: string) => {
     ctx.clearError();
-    ctx.el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
+    unmarkInvalid(ctx.el);
     const label = b.textContent;
     // The generate button ends disabled when this was the month's last
     // generation: its keyboard goes to the code box the generation filled.

@@ -4,7 +4,7 @@ import { loadDraft, saveDraft } from '../drafts';
 import type { Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
-import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th } from '../dom';
+import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th, unmarkInvalid } from '../dom';
 import { feeFormula, int, num, pct, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
@@ -151,7 +151,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     ctx.clearError();
-    form.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
+    unmarkInvalid(form);
     clear(results);
     const back = holdFocus(submit);
     submit.disabled = true;

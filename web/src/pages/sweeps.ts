@@ -2,7 +2,7 @@ import { ApiError, call, del, get, post, requestIdNote } from '../api';
 import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
-import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th } from '../dom';
+import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th, unmarkInvalid } from '../dom';
 import { loadDraft, saveDraft } from '../drafts';
 import { int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
@@ -275,7 +275,6 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     ];
     return boxes.find(([, box, shown]) => shown && box.value.trim() === '')?.[0] ?? null;
   };
-  const unmark = () => ctx.el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
   const showProblem = (e: unknown) => {
     if (!(e instanceof ApiError)) return ctx.error(e);
     const p = sweepProblem(e.status, e.code, e.message, e.details);
@@ -404,7 +403,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     ev.preventDefault();
     ctx.clearError();
     problem.hidden = true;
-    unmark();
+    unmarkInvalid(ctx.el);
     // An empty box the API would take as 0 (folds) or as its default
     // (testFraction, embargoMarkets, seed) is named here as missing.
     const empty = missing();
