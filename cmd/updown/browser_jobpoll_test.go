@@ -142,24 +142,13 @@ func TestDashboardFollowsAJobPastARefusedPoll(t *testing.T) {
 		{503, `{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the service is unavailable"},"timestamp":"2026-11-29T00:00:00Z"}`},
 	}
 	var polls atomic.Int32
-	chromedp.ListenTarget(b.ctx, func(ev any) {
-		e, ok := ev.(*fetch.EventRequestPaused)
-		if !ok || !strings.Contains(e.Request.URL, "/v1/jobs/") {
-			return
-		}
+	defer b.answerBy("*/v1/jobs/*", "/v1/jobs/", func(string) (int64, []byte, bool) {
 		n := int(polls.Add(1)) - 1
-		go func() {
-			if n >= len(refusals) {
-				_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
-				return
-			}
-			r := refusals[n]
-			_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, r.status).WithResponseHeaders([]*fetch.HeaderEntry{
-				{Name: "Content-Type", Value: "application/json"}, {Name: "Retry-After", Value: "1"},
-			}).WithBody(b64([]byte(r.body))))
-		}()
-	})
-	b.run("refuse polls", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/jobs/*"}}))
+		if n >= len(refusals) {
+			return 0, nil, false
+		}
+		return refusals[n].status, []byte(refusals[n].body), true
+	}, &fetch.HeaderEntry{Name: "Retry-After", Value: "1"})()
 	answers := countJobAnswers(b)
 
 	b.run("run a replay", chromedp.Click(byID("replay-submit")))

@@ -24,29 +24,15 @@ func TestLeftPageStaysQuiet(t *testing.T) {
 	b.visit("#/replay?market="+url.QueryEscape(slug), "replay")
 
 	// The replay's answer is held until the user is on Markets.
-	held := make(chan fetch.RequestID, 1)
-	chromedp.ListenTarget(b.ctx, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(e.Request.URL, "/v1/replay") {
-			select {
-			case held <- e.RequestID:
-			default:
-			}
-		}
-	})
-	b.run("hold replays", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
+	held, release := b.hold("*/v1/replay", "/v1/replay")
 	b.run("run a replay", chromedp.Click(byID("replay-submit")))
-	var id fetch.RequestID
-	select {
-	case id = <-held:
-	case <-b.ctx.Done():
-		t.Fatal("the replay was never sent")
-	}
+	id := held()
 	b.run("go to Markets", chromedp.Evaluate(`location.hash = '#/markets'`, nil), chromedp.WaitVisible(`main[data-ready="markets"]`))
 
 	body := []byte(`{"success":false,"error":{"code":"NO_DATA","message":"market has no snapshot data"},"timestamp":"2026-11-29T00:00:00Z"}`)
 	b.run("answer the replay with an error", fetch.FulfillRequest(id, 404).
-		WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)),
-		fetch.Disable())
+		WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
+	release()
 	// The answer has reached the page, and the page has had its turns to
 	// take it (the replay page's handler runs within them).
 	var arrived bool

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 )
 
@@ -135,8 +134,6 @@ func TestDashboardQADash2(t *testing.T) {
 		stop := pro.answerBy("*/series*", "/series", func(string) (int64, []byte, bool) { return 200, crypto, true })
 		pro.visit("#/market/"+url.PathEscape(slug15), "market")
 		stop()
-		// A stop disables every pattern: the replays' is put back.
-		pro.run("answer replays again", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}}))
 		if got := marketFee(); !strings.Contains(got, "shares × 0.25 × p × (p(1−p))² (crypto_fees)") {
 			t.Errorf("a crypto_fees market's page says its taker fee is %q; want shares × 0.25 × p × (p(1−p))² (crypto_fees)", got)
 		}

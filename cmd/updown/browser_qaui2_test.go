@@ -50,21 +50,8 @@ func TestDashboardQAUI2(t *testing.T) {
 		b.visit("#/replay?market="+url.QueryEscape(slug), "replay")
 		timeout := []byte(`{"success":false,"error":{"code":"JOB_TIMEOUT","message":"the replay is still running; it goes on: fetch its result with GET /v1/jobs/replay-x","details":{"job_id":"replay-x"}},"timestamp":"2026-11-29T00:00:00Z"}`)
 		expired := []byte(`{"success":false,"error":{"code":"UNAUTHORIZED","message":"the session has expired or was signed out: sign in again"},"timestamp":"2026-11-29T00:00:00Z"}`)
-		chromedp.ListenTarget(b.ctx, func(ev any) {
-			e, ok := ev.(*fetch.EventRequestPaused)
-			if !ok {
-				return
-			}
-			status, body := int64(504), timeout
-			if strings.Contains(e.Request.URL, "/v1/jobs/") {
-				status, body = 401, expired
-			}
-			go func() {
-				_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).
-					WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}).WithBody(b64(body)))
-			}()
-		})
-		b.run("answer the replay 504 and its job's poll 401", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/replay"}, {URLPattern: "*/v1/jobs/*"}}))
+		defer b.answerStatus("*/v1/replay", "/v1/replay", 504, timeout)()
+		defer b.answerStatus("*/v1/jobs/*", "/v1/jobs/", 401, expired)()
 		var outcome string
 		b.run("run the replay", chromedp.Click(byID("replay-submit")), chromedp.Poll(`(() => {
 			if (document.querySelector('main[data-ready="signin"]')) return 'signin: ' + document.querySelector('[data-testid=error-banner]').textContent;
@@ -83,20 +70,9 @@ func TestDashboardQAUI2(t *testing.T) {
 		b.forgetDrafts()
 		b.visit("#/agent", "agent")
 		b.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=100")
-		held := make(chan fetch.RequestID, 1)
-		chromedp.ListenTarget(b.ctx, func(ev any) {
-			if e, ok := ev.(*fetch.EventRequestPaused); ok && strings.HasSuffix(e.Request.URL, "/v1/backtest-ai/run") {
-				held <- e.RequestID
-			}
-		})
-		b.run("hold the backtest", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/backtest-ai/run"}}))
+		held, release := b.hold("*/v1/backtest-ai/run", "/v1/backtest-ai/run")
 		b.run("backtest", chromedp.Click(byID("agent-backtest")))
-		var id fetch.RequestID
-		select {
-		case id = <-held:
-		case <-b.ctx.Done():
-			t.Fatal("the backtest was never sent")
-		}
+		id := held()
 		var during struct {
 			Text     string `json:"text"`
 			Disabled bool   `json:"disabled"`
@@ -105,8 +81,9 @@ func TestDashboardQAUI2(t *testing.T) {
 		if during.Text != "Backtesting…" || !during.Disabled {
 			t.Errorf("while the backtest runs its button is %+v; want disabled, saying Backtesting…", during)
 		}
-		b.run("let it through", fetch.ContinueRequest(id), fetch.Disable(),
-			chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		b.run("let it through", fetch.ContinueRequest(id))
+		release()
+		b.run("the results", chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
 		if got := b.text(byID("agent-backtest")); got != "Backtest this code" {
 			t.Errorf("after the backtest its button says %q", got)
 		}

@@ -218,19 +218,9 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		b.run("following", chromedp.WaitVisible(byID("sweep-cancel")))
 		// The API answers the DELETE 429 (busy); the polls go through.
 		refused, _ := json.Marshal(map[string]any{"success": false, "error": map[string]any{"code": "RATE_LIMIT_EXCEEDED", "message": "rate limit exceeded: retry in 1 s"}})
-		chromedp.ListenTarget(b.ctx, func(ev any) {
-			if e, ok := ev.(*fetch.EventRequestPaused); ok {
-				go func() {
-					if e.Request.Method != http.MethodDelete {
-						_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
-						return
-					}
-					_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, http.StatusTooManyRequests).
-						WithResponseHeaders([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}, {Name: "Retry-After", Value: "1"}}).WithBody(b64(refused)))
-				}()
-			}
-		})
-		b.run("refuse the cancel", fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/sweeps/" + id}}))
+		stop := b.answerRequestBy("*/v1/sweeps/"+id, "/v1/sweeps/"+id, func(r *network.Request) (int64, []byte, bool) {
+			return http.StatusTooManyRequests, refused, r.Method == http.MethodDelete
+		}, &fetch.HeaderEntry{Name: "Retry-After", Value: "1"})
 		b.run("cancel", chromedp.Click(byID("sweep-cancel")), chromedp.WaitVisible(byID("error-banner")))
 		time.Sleep(300 * time.Millisecond)
 		var disabled bool
@@ -238,7 +228,7 @@ func TestDashboardSaysWhatTheAPISays(t *testing.T) {
 		if disabled {
 			t.Errorf("after a refused cancel (%q) the Cancel button stays disabled", b.text(byID("error-banner")))
 		}
-		b.run("stop refusing", fetch.Disable())
+		stop()
 	})
 
 	t.Run("the equity chart shows the answer's pnl, not it plus the unrealized part again", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,10 +57,11 @@ func chromiumPath(t *testing.T) string {
 
 // browserSession is one signed-in browser context (its own cookies).
 type browserSession struct {
-	t     *testing.T
-	ctx   context.Context
-	base  string
-	close func()
+	t        *testing.T
+	ctx      context.Context
+	base     string
+	close    func()
+	fetching *interception // shared by the session's copies (in)
 }
 
 // open starts a Chromium of its own (its own profile, so no cookies are
@@ -86,7 +88,7 @@ func open(t *testing.T, base string) *browserSession {
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	b := &browserSession{t: t, ctx: ctx, base: base, close: func() { cancel(); cancelAlloc() }}
+	b := &browserSession{t: t, ctx: ctx, base: base, close: func() { cancel(); cancelAlloc() }, fetching: &interception{patterns: map[string]int{}}}
 	t.Cleanup(b.close)
 	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatalf("start chromium: %v", err)
@@ -116,6 +118,12 @@ func (b *browserSession) answerStatus(pattern, part string, status int64, body [
 // answerBy for the same part answers instead). answer may take its time
 // (a slow server): it runs off the browser's event loop.
 func (b *browserSession) answerBy(pattern, part string, answer func(url string) (status int64, body []byte, ok bool), headers ...*fetch.HeaderEntry) (stop func()) {
+	return b.answerRequestBy(pattern, part, func(r *network.Request) (int64, []byte, bool) { return answer(r.URL) }, headers...)
+}
+
+// answerRequestBy is answerBy for an answer that reads more of the request
+// than its URL (its method).
+func (b *browserSession) answerRequestBy(pattern, part string, answer func(r *network.Request) (status int64, body []byte, ok bool), headers ...*fetch.HeaderEntry) (stop func()) {
 	headers = append([]*fetch.HeaderEntry{{Name: "Content-Type", Value: "application/json"}}, headers...)
 	var live atomic.Bool
 	live.Store(true)
@@ -125,7 +133,7 @@ func (b *browserSession) answerBy(pattern, part string, answer func(url string) 
 			return
 		}
 		go func() {
-			status, body, ok := answer(e.Request.URL)
+			status, body, ok := answer(e.Request)
 			if !ok {
 				_ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID))
 				return
@@ -133,11 +141,92 @@ func (b *browserSession) answerBy(pattern, part string, answer func(url string) 
 			_ = chromedp.Run(b.ctx, fetch.FulfillRequest(e.RequestID, status).WithResponseHeaders(headers).WithBody(b64(body)))
 		}()
 	})
-	b.run("answer "+part, fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: pattern}}))
+	release := b.intercept("answer "+part, pattern)
 	return func() {
 		live.Store(false)
-		b.run("stop answering "+part, fetch.Disable())
+		release()
 	}
+}
+
+// hold has the browser hold the first request whose URL matches the fetch
+// pattern and holds part, for the test to answer (fetch.FulfillRequest)
+// or let through (fetch.ContinueRequest) when it chooses; later ones go
+// to the server. held waits for that request to be sent and answers its
+// id; release stops holding.
+func (b *browserSession) hold(pattern, part string) (held func() fetch.RequestID, release func()) {
+	ids := make(chan fetch.RequestID, 1)
+	var first atomic.Bool
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok || !strings.Contains(e.Request.URL, part) {
+			return
+		}
+		if first.CompareAndSwap(false, true) {
+			ids <- e.RequestID
+			return
+		}
+		go func() { _ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID)) }()
+	})
+	release = b.intercept("hold "+part, pattern)
+	held = func() fetch.RequestID {
+		b.t.Helper()
+		ctx, cancel := context.WithTimeout(b.ctx, patience)
+		defer cancel()
+		select {
+		case id := <-ids:
+			return id
+		case <-ctx.Done():
+			b.t.Fatalf("no request to %s was sent", part)
+			return ""
+		}
+	}
+	return held, release
+}
+
+// interception is the fetch patterns a session's listeners have the
+// browser pause requests on, each with how many listeners want it. The
+// browser's fetch.Enable replaces every pattern it had, and fetch.Disable
+// drops them all: a listener that starts or stops enables the patterns
+// the live ones want, so one stopping leaves the others answering.
+type interception struct {
+	mu       sync.Mutex
+	patterns map[string]int
+}
+
+// intercept has the browser pause the requests matching pattern besides
+// those it already pauses; release (once) stops pausing them alone.
+func (b *browserSession) intercept(what, pattern string) (release func()) {
+	b.t.Helper()
+	f := b.fetching
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.patterns[pattern]++
+	b.run(what, f.enable())
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.patterns[pattern]--; f.patterns[pattern] == 0 {
+				delete(f.patterns, pattern)
+			}
+			b.run("stop: "+what, f.enable())
+		})
+	}
+}
+
+// enable is the action that has the browser pause on the patterns wanted
+// now (none: fetch.Disable). Its caller holds f.mu.
+func (f *interception) enable() chromedp.Action {
+	if len(f.patterns) == 0 {
+		return fetch.Disable()
+	}
+	var ps []*fetch.RequestPattern
+	for p := range f.patterns {
+		ps = append(ps, &fetch.RequestPattern{URLPattern: p})
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].URLPattern < ps[j].URLPattern })
+	return fetch.Enable().WithPatterns(ps)
 }
 
 func (b *browserSession) run(what string, actions ...chromedp.Action) {
