@@ -403,6 +403,7 @@ def test_sweep_trials_pages(pro):
                   {"coin": "BTC", "market_type": "15m", "count": 4}, poll=0.2, timeout=120)
     page = pro.sweep_trials(s.sweep_id, limit=2, offset=1)
     assert [t["trial"] for t in page] == [1, 2] and page == s.results["trials"][1:3]
+    assert (page.total, page.limit, page.offset) == (3, 2, 1)
     data = pro.sweep_trials_parquet(s.sweep_id, limit=2)
     assert data[:4] == b"PAR1" and data[-4:] == b"PAR1"
     assert data.total == pro.sweep_trials_csv(s.sweep_id, limit=2).total == 3 and data.next_cursor is None

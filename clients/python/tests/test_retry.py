@@ -821,3 +821,16 @@ def test_iter_sweeps_walks_every_page(fake):
     assert [p.split("?")[1] for _, p, _ in fake.seen] == [f"limit=2&offset={o}" for o in (0, 2, 4, 6)]
     fake.on("GET", "/v1/sweeps", page([], 0, 0))
     assert list(client(fake).iter_sweeps()) == []
+
+
+def test_sweep_trials_page_says_its_total(fake):
+    # sweep_trials() answered the page's trials alone, where its Parquet and
+    # CSV pages carry the sweep's total: nothing said how many pages more.
+    trials = [{"trial": 1, "parameters": [{"path": "/positionSize", "value": 20}]},
+              {"trial": 2, "parameters": [{"path": "/positionSize", "value": 30}]}]
+    fake.on("GET", "/v1/sweeps/s1/trials", (200, {}, {"success": True, "data": {
+        "sweep_id": "s1", "trials": trials, "total": 5, "limit": 2, "offset": 1}, "timestamp": "2026-04-29T13:00:00Z"}))
+    page = client(fake).sweep_trials("s1", limit=2, offset=1)
+    assert isinstance(page, list) and isinstance(page, updown.TrialList) and page == trials
+    assert (page.total, page.limit, page.offset) == (5, 2, 1)
+    assert "limit=2&offset=1" in fake.seen[-1][1]

@@ -15,7 +15,7 @@ from .errors import (
 from .models import (
     Account, Backtest, Chart, CSVPage, DepthLevel, DepthList, DepthPage, DepthSnapshot, Generation, Job, LatestDepth, Level, Market,
     MarketList, MarketPage, MarketTrade, MarketTradeList, MarketTradePage, OrderBook, ParquetPage, Quota, ReplayResult, Snapshot,
-    SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
+    SnapshotList, SnapshotPage, Sweep, Trade, TradeList, TrialList,
 )
 
 __all__ = [
@@ -23,6 +23,6 @@ __all__ = [
     "DepthPage", "DepthSnapshot", "Generation", "Job", "JobTimeoutError", "LatestDepth", "Level", "Market", "MarketList", "MarketPage",
     "MarketTrade", "MarketTradeList", "MarketTradePage", "NotFoundError", "OrderBook", "ParquetPage", "PermissionDeniedError", "Quota",
     "RateLimitError", "ReplayResult", "ServerError", "Snapshot", "SnapshotList", "SnapshotPage", "Sweep", "SweepError", "Trade", "TradeList",
-    "UpdownError", "ValidationError",
+    "TrialList", "UpdownError", "ValidationError",
 ]
 __version__ = VERSION

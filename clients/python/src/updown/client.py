@@ -23,7 +23,7 @@ from .models import (
     Account, Backtest, Chart, CSVPage, DepthList, DepthPage, DepthLevel, DepthSnapshot, Generation, Job, LatestDepth, Market,
     MarketList, MarketPage, ParquetPage, Quota,
     MarketTrade, MarketTradeList, MarketTradePage, ReplayResult, Snapshot, SnapshotList, SnapshotPage, Sweep, Trade, TradeList,
-    iso_for_python, parse_time, records, snapshot_list, timed_rows,
+    TrialList, iso_for_python, parse_time, records, snapshot_list, timed_rows,
 )
 
 TimeLike = Union[datetime, date, str, int, float, None]
@@ -749,13 +749,17 @@ class Client:
         return [{"from": parse_time(g["from"]), "to": parse_time(g["to"]), "kind": g.get("kind", "snapshots")}
                 for g in d.get("gaps") or []]
 
-    def sweep_trials(self, sweep_id: str, *, limit: int = 100, offset: int = 0) -> List[Dict[str, Any]]:
+    def sweep_trials(self, sweep_id: str, *, limit: int = 100, offset: int = 0) -> TrialList:
         """A page of a DONE sweep's trials in trial order (GET
         /v1/sweeps/{id}/trials; limit 1 to 1,000): each its parameters and
-        train and test statistics, as in get_sweep()'s results. A sweep
-        not DONE raises SweepError (409 SWEEP_NOT_DONE)."""
+        train and test statistics, as in get_sweep()'s results; a
+        TrialList, a list with the page's total (the sweep's trials), limit
+        and offset as attributes. A sweep not DONE raises SweepError (409
+        SWEEP_NOT_DONE)."""
         d = self._get(f"/v1/sweeps/{_seg(sweep_id)}/trials", {"limit": limit, "offset": offset})["data"]
-        return list(d.get("trials") or [])
+        page = TrialList(d.get("trials") or [])
+        page.total, page.limit, page.offset = d.get("total"), d.get("limit"), d.get("offset")
+        return page
 
     def sweep_trials_parquet(self, sweep_id: str, *, limit: int = 1000, offset: int = 0) -> ParquetPage:
         """A page of a DONE sweep's trials as a Parquet file's bytes, a row

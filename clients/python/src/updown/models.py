@@ -510,6 +510,17 @@ class CSVPage(_HeaderPage, str):
     the answer's headers), as a JSON page has them."""
 
 
+class TrialList(List[Dict[str, Any]]):
+    """A page of a sweep's trials (GET /v1/sweeps/{id}/trials): a list of
+    trials, with the JSON page's total (the sweep's trials), limit and
+    offset as attributes, as sweep_trials_parquet() and
+    sweep_trials_csv() carry total."""
+
+    total: Optional[int] = None
+    limit: Optional[int] = None
+    offset: Optional[int] = None
+
+
 class _Rows(Records[Dict[str, Any]]):
     _row = staticmethod(lambda d: d)
     _every_column = True
