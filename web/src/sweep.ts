@@ -250,7 +250,7 @@ export function pboWords(pbo: number | null, choices?: number | null): string {
   const share = `In ${k === 0 ? 'none' : k === n ? 'all' : `${k}`} of the ${n} ways of halving the train markets${none}, the trial best on one half ranked in the bottom half on the other`;
   if (pbo <= 0.1) return `${share}: the best setting holds up from half to half, so the search is unlikely to be overfit.`;
   if (pbo < 0.5) return `${share}: some overfitting; the best setting does not always carry over.`;
-  // DESIGN 14 ranks tied trials at their average rank, which is the bottom
+  // jobs/stats (doc.go) ranks tied trials at their average rank, the bottom
   // half's edge: trials that all score the same overfit in every split.
   const ties = k === n ? ' Trials that all score the same also give 1: a tie ranks in the bottom half.' : '';
   return `${share}: the best setting is no better than a coin toss out of sample, so the search is overfit.${ties}`;
