@@ -157,7 +157,7 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		}
 		if apiErr.HTTPStatusCode == http.StatusNotFound {
 			code, _ := apiErr.Code.(string)
-			return "", false, generationFailed(err, "%s", g.notFound(code == "model_not_found" || modelUnknown(apiErr.Message), apiErr.Message))
+			return "", false, generationFailed(err, "%s", g.notFound(code == "model_not_found", apiErr.Message))
 		}
 		return "", false, generationFailed(err, "%s", providerRefusal(apiErr.HTTPStatusCode))
 	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode == http.StatusMethodNotAllowed:
@@ -172,7 +172,7 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		if len(body) > maxNotFoundBody {
 			body = body[:maxNotFoundBody]
 		}
-		return "", false, generationFailed(err, "%s", g.notFound(modelUnknown(string(body)), string(body)))
+		return "", false, generationFailed(err, "%s", g.notFound(false, string(body)))
 	case errors.As(err, &reqErr):
 		return "", false, generationFailed(err, "%s", providerRefusal(reqErr.HTTPStatusCode))
 	case errors.Is(err, io.EOF) && !errors.As(err, new(*url.Error)):
@@ -625,7 +625,10 @@ const maxNotFoundBody = 4 << 10
 // reModelUnknown is a provider's words for a model it does not have, in
 // the phrasings of OpenAI ("The model `gpt-9` does not exist"), Ollama
 // ("model \"llama9\" not found, try pulling it first"), vLLM ("The model
-// `x` does not exist.") and others ("Unknown model: x", "no such model").
+// `x` does not exist.", a name that may hold a slash) and others ("Unknown
+// model: x", "no such model"). A server's page that echoes a path with
+// "models" in it matches too ("The requested URL /openai/models/chat/completions
+// was not found"): reRouteWords tells it apart.
 var reModelUnknown = regexp.MustCompile(`(?i)\bmodels?\b[^\n]{0,120}?(?:\bnot\s+found\b|\bdoes\s+not\s+exist\b|\bdoesn['’]t\s+exist\b|\bis\s+unknown\b|\bnot\s+available\b)|` +
 	`\b(?:unknown|no\s+such|nonexistent|non-existent)\s+models?\b|\bmodel[_ ]not[_ ]found\b`)
 
@@ -635,9 +638,11 @@ var reModelUnknown = regexp.MustCompile(`(?i)\bmodels?\b[^\n]{0,120}?(?:\bnot\s+
 // "Cannot POST /chat/completions".
 var reRouteUnknown = regexp.MustCompile(`(?i)\binvalid\s+url\b|\bunknown\s+request\s+url\b|\bcannot\s+post\s+/`)
 
-// modelUnknown reports whether a provider's 404 says that the model is
-// what it does not have.
-func modelUnknown(said string) bool { return reModelUnknown.MatchString(said) }
+// reRouteWords is a server's words that name the request's URL or path:
+// those of reRouteUnknown, Apache's "The requested URL ... was not found",
+// or the path itself. Where they are, words of reModelUnknown may be the
+// path's ("/openai/models/chat/completions"), not a model's.
+var reRouteWords = regexp.MustCompile(reRouteUnknown.String() + `|\brequested\s+url\b|/chat/completions\b`)
 
 // notFound says what a provider's 404 means. The same status answers a
 // model the provider does not have (OpenAI's model_not_found, Ollama's
@@ -645,13 +650,17 @@ func modelUnknown(said string) bool { return reModelUnknown.MatchString(said) }
 // OPENAI_BASE_URL without its /v1): the operator's fix is one or the
 // other, so the message names the one the provider's words (said) point
 // at, and both when they tell nothing apart ("Not Found", a proxy's page).
+// modelCode is whether the provider said so by its error code
+// (model_not_found), which its words cannot gainsay; words of a model
+// beside words of a URL (reRouteWords) tell nothing apart either.
 // The provider's words themselves go to the logs only, through the cause.
-func (g *OpenAI) notFound(model bool, said string) string {
+func (g *OpenAI) notFound(modelCode bool, said string) string {
+	modelWords, routeWords := reModelUnknown.MatchString(said), reRouteWords.MatchString(said)
 	switch {
-	case model:
+	case modelCode || modelWords && !routeWords:
 		return fmt.Sprintf("the model provider does not know the model %q (HTTP 404); retrying will not help: "+
 			"the operator must check OPENAI_MODEL, which must name a model this provider serves", g.model)
-	case reRouteUnknown.MatchString(said):
+	case !modelWords && reRouteUnknown.MatchString(said):
 		return noEndpoint(http.StatusNotFound)
 	default:
 		return fmt.Sprintf("the model provider answered HTTP 404 without saying whether its chat completions endpoint or the model %q was not found; "+

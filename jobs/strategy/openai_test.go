@@ -367,6 +367,13 @@ func TestOpenAINotFound(t *testing.T) {
 		{"nginx html", raw(http.StatusNotFound, "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n"+
 			"<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"), both},
 		{"empty", raw(http.StatusNotFound, " "), both},
+		// A path that names models is not the model: Apache's page
+		// echoes the URL it did not find.
+		{"apache, a path with models", raw(http.StatusNotFound, "<!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n<title>404 Not Found</title>\n</head><body>\n"+
+			"<h1>Not Found</h1>\n<p>The requested URL /openai/models/chat/completions was not found on this server.</p>\n</body></html>\n"), both},
+		{"url and model words", openaitest.Error(http.StatusNotFound, "Unknown request URL: POST /v1/models/gpt-9/chat/completions. The model does not exist."), both},
+		// A model's name may hold a slash (vLLM's, from Hugging Face).
+		{"vllm model with a slash", raw(http.StatusNotFound, `{"object":"error","message":"The model `+"`meta-llama/Llama-9`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`), model},
 		{"express", raw(http.StatusNotFound, "<!DOCTYPE html><html><body><pre>Cannot POST /chat/completions</pre></body></html>"), endpoint},
 		{"method not allowed", raw(http.StatusMethodNotAllowed, "Method Not Allowed"),
 			"the model provider has no chat completions endpoint at OPENAI_BASE_URL (HTTP 405); retrying will not help"},
