@@ -301,9 +301,14 @@ var (
 	// grammar does not read: prices are in dollars, from 0 to 1. Group 1
 	// is the amount as written, group 2 its number.
 	reCents = regexp.MustCompile(`(?:^|[^a-z0-9_.$-])(` + reNum + `\s*(?:¢|cents?\b|c\b))`)
-	// reCoinBefore ends text that compares the coin's price, which is in
-	// dollars, with what follows ("when BTC price is above ").
-	reCoinBefore = regexp.MustCompile(`\b(?:coin[ _]price|btc|eth|sol|bitcoin|ethereum|solana)\b[a-z' _<>=]*$`)
+	// reComparedBefore ends text that compares a field, or the coin by its
+	// name, with what follows: "when BTC price is above ", "imbalance_up >
+	// ", "when ETH is above ". Group 1 is the field (reField), group 2 the
+	// coin's price by another name ("price of bitcoin") or the coin's own.
+	// Only what stands right before the amount is its subject: in "buy UP
+	// on BTC when it drops below 40c" the coin is not what is compared.
+	reComparedBefore = regexp.MustCompile(`(?:\b` + reField + `|\b(price of (?:the )?(?:btc|eth|sol|bitcoin|ethereum|solana|coin)|(?:the )?coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?)` +
+		`\s*(?:(?:is|goes|gets|trades|stays)\s+)?(?:(?:\b(?:` + reOps + `|at|of|is|to)\b|<=|>=|==|=|<|>)\s*)?$`)
 	// Numbers in words, which the grammar does not read: left over, they
 	// are refused as a leftover digit is, not dropped.
 	reNumberWord = regexp.MustCompile(`\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|` +
@@ -410,7 +415,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if m := reCents.FindSubmatchIndex(t.b); m != nil {
 		// The grammar reads the number and leaves the unit: 95c was
 		// refused as 95 (or, worse, 0.95c read as 0.95, its "c" dropped).
-		coin := reCoinBefore.Match(t.b[:m[2]])
+		coin := comparedBefore(t.b[:m[2]]) == replay.FieldCoinPrice
 		return pr, refuse("%s", centsRefusal(string(t.b[m[2]:m[3]]), string(t.b[m[4]:m[5]]), coin))
 	}
 	all := len(t.b)
@@ -1131,6 +1136,21 @@ func centsRefusal(written, amount string, coin bool) string {
 		return fmt.Sprintf("%s (0.35 for 35 cents): %q is more than a dollar, and prices end at 1", reads, written)
 	default:
 		return fmt.Sprintf("%s (0.35 for 35 cents): %q is not an amount of cents it can read; write the price in dollars", reads, written)
+	}
+}
+
+// comparedBefore is the field that text before an amount compares with
+// it (reComparedBefore), coin_price for the coin by its name; "" when the
+// text ends in no comparison of a field.
+func comparedBefore(before []byte) string {
+	m := reComparedBefore.FindSubmatch(before)
+	switch {
+	case m == nil:
+		return ""
+	case len(m[1]) > 0:
+		return fieldNamed(string(m[1]))
+	default:
+		return replay.FieldCoinPrice
 	}
 }
 

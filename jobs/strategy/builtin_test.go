@@ -489,6 +489,15 @@ func TestBuiltinRefusalHints(t *testing.T) {
 		{entry + "0.95c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "0.95c" is not an amount of cents it can read; write the price in dollars`},
 		{entry + "950c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "950c" is more than a dollar, and prices end at 1`},
 		{"buy UP when BTC price is above 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
+		{"buy UP when the price of bitcoin > 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
+		{"buy UP when coin_price drops below 95 cents, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95 cents"`},
+		{"buy UP when ETH is above 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
+		// A coin named elsewhere in the sentence is not what is compared:
+		// the side's price is.
+		{"buy UP on BTC when it drops below 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
+		{"buy BTC UP when it's under 40 cents, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40 cents" write 0.4`},
+		{"buy ETH UP under 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
+		{"buy UP when BTC price is above 95000 and price_up < 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
 		// A bare number above 1: cents (or a percentage) only when it is
 		// a whole number of them.
 		{entry + "35" + exit, "price_up is a price between 0 and 1, and the prompt's 35 is more than 1: for 35 cents write 0.35 (or 35%)"},
