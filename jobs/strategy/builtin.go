@@ -307,6 +307,10 @@ var (
 	// coin's price by another name ("price of bitcoin") or the coin's own.
 	// Only what stands right before the amount is its subject: in "buy UP
 	// on BTC when it drops below 40c" the coin is not what is compared.
+	// reFeeBefore and reFeeAfter are the words of a fee rate before or
+	// after an amount ("fee rate of 2c", "2c taker fee").
+	reFeeBefore      = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s*$`)
+	reFeeAfter       = regexp.MustCompile(`^\s*(?:taker\s+)?fees?\b`)
 	reComparedBefore = regexp.MustCompile(`(?:\b` + reField + `|\b(price of (?:the )?(?:btc|eth|sol|bitcoin|ethereum|solana|coin)|(?:the )?coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?)` +
 		`\s*(?:(?:is|goes|gets|trades|stays)\s+)?(?:(?:\b(?:` + reOps + `|at|of|is|to)\b|<=|>=|==|=|<|>)\s*)?$`)
 	// Numbers in words, which the grammar does not read: left over, they
@@ -415,8 +419,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if m := reCents.FindSubmatchIndex(t.b); m != nil {
 		// The grammar reads the number and leaves the unit: 95c was
 		// refused as 95 (or, worse, 0.95c read as 0.95, its "c" dropped).
-		coin := comparedBefore(t.b[:m[2]]) == replay.FieldCoinPrice
-		return pr, refuse("%s", centsRefusal(string(t.b[m[2]:m[3]]), string(t.b[m[4]:m[5]]), coin))
+		return pr, refuse("%s", centsRefusal(string(t.b[m[2]:m[3]]), string(t.b[m[4]:m[5]]), centsSubject(t.b[:m[2]], t.b[m[3]:])))
 	}
 	all := len(t.b)
 
@@ -992,9 +995,8 @@ func comparison(field, op, amount string, percent, dollar bool, refuse func(stri
 	}
 	c := replay.Condition{Field: field, Operator: op, Value: v}
 	written := writtenAs(v, percent, dollar)
-	switch field {
-	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread, replay.FieldBidUp, replay.FieldBidDown,
-		replay.FieldMidUp, replay.FieldMidDown, replay.FieldDisplayUp, replay.FieldDisplayDown:
+	switch {
+	case priceField(field):
 		if v < 0 {
 			return c, "", refuse("%s is a price between 0 and 1: %s is below 0, so the condition could never hold as written", field, written)
 		}
@@ -1012,22 +1014,22 @@ func comparison(field, op, amount string, percent, dollar bool, refuse func(stri
 			}
 			return c, "", refuse("%s is a price between 0 and 1 (0.35 for 35 cents, or 35%%), and the prompt's %s is more than %s", field, written, writtenAs(1, false, dollar))
 		}
-	case replay.FieldTimeRemainingPct:
+	case field == replay.FieldTimeRemainingPct:
 		if v > 100 || v < 0 {
 			return c, "", refuse("time_remaining_pct is a percentage from 0 to 100: %s is outside", replay.FormatNum(v))
 		}
-	case replay.FieldCoinPrice:
+	case field == replay.FieldCoinPrice:
 		if percent {
 			return c, "", refuse("coin_price compares with a price in dollars; a change of %s%% cannot be expressed as a condition", replay.FormatNum(v))
 		}
-	case replay.FieldImbalanceUp, replay.FieldImbalanceDown:
+	case field == replay.FieldImbalanceUp || field == replay.FieldImbalanceDown:
 		if percent {
 			c.Value = roundTo(v/100, 6)
 		}
 		if math.Abs(c.Value) > 1 {
 			return c, "", refuse("%s is between -1 and 1 (all asks to all bids): %s is outside", field, written)
 		}
-	case replay.FieldTimeRemaining:
+	case field == replay.FieldTimeRemaining:
 		if percent {
 			return c, "", refuse("time_remaining_s counts seconds: for a percentage of the market use time_remaining_pct")
 		}
@@ -1096,11 +1098,12 @@ func priceValue(phrase, amount, what string, refuse func(string, ...any) error) 
 
 // asCents is v read as cents, a price ("0.35" of 35), when the prompt
 // evidently meant cents (or a percentage, the same price): a whole number
-// from 2 to 100 written without a dollar sign. Other numbers above 1 (950,
+// from 2 to 99 written without a dollar sign. Other numbers above 1 (950,
 // 1.5, $95) are no price in cents anyone writes, and a refusal that
-// suggests one ("did you mean 9.5?") suggests what was not meant.
+// suggests one ("did you mean 9.5?") suggests what was not meant; nor is
+// 100, whose price 1 no price passes ("stop loss at 1" exits at once).
 func asCents(v float64, dollar bool) (string, bool) {
-	if dollar || v != math.Trunc(v) || v < 2 || v > 100 {
+	if dollar || v != math.Trunc(v) || v < 2 || v > 99 {
 		return "", false
 	}
 	return replay.FormatNum(roundTo(v/100, 6)), true
@@ -1121,17 +1124,45 @@ func writtenAs(v float64, percent, dollar bool) string {
 	return s
 }
 
+// feeRateSubject is centsSubject's answer for a fee rate.
+const feeRateSubject = "fee rate"
+
+// centsSubject is what an amount in cents, between the texts before and
+// after it, is an amount of: feeRateSubject, the field compared with it
+// (comparedBefore), or "" for a price (a side's, a stop loss's or a take
+// profit's).
+func centsSubject(before, after []byte) string {
+	if reFeeBefore.Match(before) || reFeeAfter.Match(after) {
+		return feeRateSubject
+	}
+	if f := comparedBefore(before); f != "" && !priceField(f) {
+		return f
+	}
+	return ""
+}
+
 // centsRefusal says why an amount in cents (written, with its number
-// amount) is refused, and how to write it when it is a price; coin is
-// whether it is compared with the coin's price.
-func centsRefusal(written, amount string, coin bool) string {
+// amount) is refused, and how to write it when it is a price; subject is
+// what it is an amount of (centsSubject).
+func centsRefusal(written, amount, subject string) string {
 	v, _ := number(amount)
 	const reads = "the built-in generator reads prices in dollars, between 0 and 1, not in cents"
-	switch {
-	case coin:
+	switch subject {
+	case "":
+	case replay.FieldCoinPrice:
 		return fmt.Sprintf("the built-in generator reads the coin's price in dollars (\"BTC price above 95000\"), not in cents: it cannot use %q", written)
-	case v >= 1 && v <= 100 && !strings.Contains(written, "$"):
+	case feeRateSubject:
+		return fmt.Sprintf("a fee rate is a rate, not an amount in cents: the built-in generator cannot use %q; "+
+			"write it as a percentage (\"fee rate 7%%\") or a fraction (\"fee rate 0.07\")", written)
+	default:
+		return fmt.Sprintf("%s is %s, not an amount in cents: the built-in generator cannot use %q", subject, fieldTakes(subject), written)
+	}
+	switch {
+	case v >= 1 && v < 100 && !strings.Contains(written, "$"):
 		return fmt.Sprintf("%s: for %q write %s", reads, written, replay.FormatNum(roundTo(v/100, 6)))
+	case v == 100:
+		// A price of 1, which no price passes: no price anyone means.
+		return fmt.Sprintf("%s (0.35 for 35 cents): %q is a whole dollar, where prices end", reads, written)
 	case v > 100:
 		return fmt.Sprintf("%s (0.35 for 35 cents): %q is more than a dollar, and prices end at 1", reads, written)
 	default:
@@ -1152,6 +1183,33 @@ func comparedBefore(before []byte) string {
 	default:
 		return replay.FieldCoinPrice
 	}
+}
+
+// priceField reports whether field is a price, from 0 to 1.
+func priceField(field string) bool {
+	switch field {
+	case replay.FieldPriceUp, replay.FieldPriceDown, replay.FieldSpread, replay.FieldBidUp, replay.FieldBidDown,
+		replay.FieldMidUp, replay.FieldMidDown, replay.FieldDisplayUp, replay.FieldDisplayDown:
+		return true
+	}
+	return false
+}
+
+// fieldTakes says what a field that is no price takes, for a refusal.
+func fieldTakes(field string) string {
+	switch field {
+	case replay.FieldImbalanceUp, replay.FieldImbalanceDown:
+		return "a number from -1 to 1 (all asks to all bids)"
+	case replay.FieldTimeRemainingPct:
+		return "a percentage of the market from 0 to 100"
+	case replay.FieldTimeRemaining:
+		return "a number of seconds"
+	case replay.FieldCoinMovePct:
+		return "a percentage from the price to beat"
+	case replay.FieldCoinReturn60s:
+		return "a percentage change over 60 seconds"
+	}
+	return "no price"
 }
 
 // bareDown reports whether the prompt compares DOWN's price by its bare

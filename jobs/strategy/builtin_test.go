@@ -473,7 +473,8 @@ func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 // unit were not there ("95c": "did you mean 0.95 (or 95%)?") or read
 // without it ("0.95c" as 0.95, "BTC price above 95c" as 95 dollars), a
 // take profit was told to be given "as a stop loss", and 150% was said as
-// 150 or 1.5.
+// 150 or 1.5. 100 was suggested as 100 cents ("stop loss at 1" exits at
+// once), and a fee rate or imbalance in cents was told the price to write.
 func TestBuiltinRefusalHints(t *testing.T) {
 	t.Parallel()
 	const (
@@ -486,6 +487,15 @@ func TestBuiltinRefusalHints(t *testing.T) {
 		{entry + "95 cents" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "95 cents" write 0.95`},
 		{"buy DOWN under 35¢, exit above 60¢", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "35¢" write 0.35`},
 		{"buy UP below 0.3, take profit at 60c", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "60c" write 0.6`},
+		{entry + "99c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "99c" write 0.99`},
+		{"buy UP below 0.3, stop loss at 100c", `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "100c" is a whole dollar, where prices end`},
+		// A fee rate or a field that is no price, in cents: what it
+		// takes, not a price to write.
+		{"buy UP when price_up < 0.4, exit above 0.6, fee rate 2c", `a fee rate is a rate, not an amount in cents: the built-in generator cannot use "2c"; ` +
+			`write it as a percentage ("fee rate 7%") or a fraction ("fee rate 0.07")`},
+		{"buy UP when price_up < 0.4, exit above 0.6, with a 2 cents taker fee", `a fee rate is a rate, not an amount in cents: the built-in generator cannot use "2 cents"; ` +
+			`write it as a percentage ("fee rate 7%") or a fraction ("fee rate 0.07")`},
+		{"buy UP when price_up < 0.4 and imbalance_up > 40c, exit above 0.6", `imbalance_up is a number from -1 to 1 (all asks to all bids), not an amount in cents: the built-in generator cannot use "40c"`},
 		{entry + "0.95c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "0.95c" is not an amount of cents it can read; write the price in dollars`},
 		{entry + "950c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "950c" is more than a dollar, and prices end at 1`},
 		{"buy UP when BTC price is above 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
@@ -511,6 +521,15 @@ func TestBuiltinRefusalHints(t *testing.T) {
 			`for a gain over the entry's price write a percentage ("take profit at 60%")`},
 		{"buy UP below 0.3, stop loss at 20", `a stop loss at 20 is a price, and prices are between 0 and 1: for 20 cents write "stop loss at 0.2"; ` +
 			`for a loss of the entry cost write a percentage ("stop loss of 20%")`},
+		// 100 is no price in cents anyone means: at 1 a stop loss exits at
+		// once, and a take profit never.
+		{"buy UP below 0.3, stop loss at 100", `a stop loss at 100 is a price, and prices are between 0 and 1 (0.35 for 35 cents): 100 is more than 1; ` +
+			`for a loss of the entry cost write a percentage ("stop loss of 100%")`},
+		{"buy UP below 0.3, take profit at 100", `a take profit at 100 is a price, and prices are between 0 and 1 (0.35 for 35 cents): 100 is more than 1; ` +
+			`for a gain over the entry's price write a percentage ("take profit at 100%")`},
+		{entry + "100" + exit, "price_up is a price between 0 and 1 (0.35 for 35 cents, or 35%), and the prompt's 100 is more than 1"},
+		{"buy UP below 0.3, stop loss at 99", `a stop loss at 99 is a price, and prices are between 0 and 1: for 99 cents write "stop loss at 0.99"; ` +
+			`for a loss of the entry cost write a percentage ("stop loss of 99%")`},
 		{"buy UP below 0.3, stop loss at 150", `a stop loss at 150 is a price, and prices are between 0 and 1 (0.35 for 35 cents): 150 is more than 1; ` +
 			`for a loss of the entry cost write a percentage ("stop loss of 25%")`},
 		{"buy UP below 0.3, take profit at $95", `a take profit at $95 is a price, and prices are between 0 and 1 (0.35 for 35 cents): $95 is more than $1; ` +
