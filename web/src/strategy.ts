@@ -325,8 +325,9 @@ export function parseCode(code: string): Rules {
   return r;
 }
 
-/** Go's strconv.FormatFloat(x, 'f', -1, 64), as the validator's messages write numbers. */
-const num = plain;
+/** Go's replay.FormatNum, as the validator's messages write numbers: formatNumber's text (an exponent only below 1e-6 or
+ * from 1e21), NaN as NaN. */
+const num = (x: number): string => (Number.isNaN(x) ? 'NaN' : formatNumber(x));
 
 /** The replay validator's first problem with the parsed strategy, in the request body's words, or ''. */
 function validate(
