@@ -437,7 +437,7 @@ type engine struct {
 	entry    ruleSet
 	exit     ruleSet
 	endNs    int64
-	trpScale float64   // time_remaining_pct per nanosecond before end_time
+	trpSpan  float64   // end_time − start_time in ns, +Inf without a positive span (see timeRemainingPct)
 	settle   float64   // a MARKET_END's price per share: 1 won, 0 lost, 0.5 for 50-50
 	coinEnd  float64   // coin price for a MARKET_END event
 	settleAt time.Time // time of a MARKET_END event
@@ -571,8 +571,9 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 		e.settle = 1
 	}
 	// A market without a positive span has no time left at any snapshot.
+	e.trpSpan = math.Inf(1)
 	if span := e.endNs - m.StartTime.UnixNano(); span > 0 {
-		e.trpScale = 100 / float64(span)
+		e.trpSpan = float64(span)
 	}
 	// A settlement follows the last snapshot, also when snapshots were
 	// recorded past end_time, so that trades and the curve stay in order.
@@ -609,7 +610,7 @@ func (e *engine) price(tk *store.Tick) float64 {
 
 // replay is the inner loop: one pass over the snapshots that allocates
 // only for a trade event and reads each snapshot's instant once, as
-// nanoseconds, with time_remaining_pct a linear function of it. The rare
+// nanoseconds, with time_remaining_pct computed from it (timeRemainingPct). The rare
 // actions (enter, exit) are calls; the common path is inline.
 func (e *engine) replay() error {
 	// The current and previous snapshot's values alternate between two
@@ -622,9 +623,9 @@ func (e *engine) replay() error {
 	}
 	prev, cur := &vals[0], &vals[1] // swapped at the top of each turn
 	var (
-		lastNs   int64 = math.MinInt64
-		endNs          = e.endNs
-		trpScale       = e.trpScale
+		lastNs  int64 = math.MinInt64
+		endNs         = e.endNs
+		trpSpan       = e.trpSpan
 	)
 	for i := range e.ticks {
 		sn := &e.ticks[i]
@@ -641,7 +642,7 @@ func (e *engine) replay() error {
 		}
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
 		cur[fSpread] = math.Abs(pu - pd)
-		cur[fTimeRemaining] = float64(endNs-ns) * trpScale
+		cur[fTimeRemaining] = timeRemainingPct(endNs-ns, trpSpan)
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
@@ -842,6 +843,17 @@ func (e *engine) closeAt(ev event) {
 		e.reentryAt = ev.ns + e.cooldownNs
 	}
 	e.dd.observe(e.size + e.realized)
+}
+
+// timeRemainingPct is DESIGN 6's 100·(end_time − t)/(end_time − start_time)
+// from left = end_time − t and span (ns; +Inf gives 0), computed as written:
+// 100·left is exact below 2^53 ns (over 25 hours), so the quotient is the
+// correctly rounded percentage, and a snapshot with exactly 99.9 left
+// compares as 99.9. Multiplying by a rounded 100/span instead is a last bit
+// off at a quarter of a 5-minute market's 300 ms grid, enough to flip a
+// condition on a value the snapshot meets exactly.
+func timeRemainingPct(left int64, span float64) float64 {
+	return float64(left) * 100 / span
 }
 
 // drawdown tracks the largest peak-to-trough fall of equity.
