@@ -302,6 +302,78 @@ func (s *ruleSet) any(cur, prev *values) bool {
 	return false
 }
 
+// inTimeLeft makes the set's conditions on time_remaining_pct conditions
+// on the time left before end_time, in ns, which the loops give that field
+// (a conversion of the snapshot's instant, where the percentage costs a
+// division a snapshot; multiplying by a rounded 100/span instead is a last
+// bit off at a quarter of a 5m market's 300 ms grid, enough to flip a
+// condition on a value a snapshot meets exactly). DESIGN 6's percentage,
+// 100·left/span computed as written, never falls as left grows, so the
+// snapshots whose percentage a rule's bounds admit are those whose time
+// left lies between two bounds, found here by bisection on that very
+// expression: the rule holds at exactly the snapshots it held at. A
+// market without a positive span has 0 left in percent at every snapshot.
+func (s *ruleSet) inTimeLeft(span int64) {
+	pct := func(left int64) float64 {
+		if span <= 0 {
+			return 0
+		}
+		return float64(left) * 100 / float64(span)
+	}
+	for k := range s.n {
+		r := &s.r[k]
+		if r.field&fieldMask == fTimeRemaining {
+			off := r.off
+			r.lo, r.hi = leftBounds(func(left int64) float64 { return pct(left) - off }, r.lo, r.hi)
+			r.off = 0
+		}
+		if r.pfield&fieldMask == fTimeRemaining {
+			r.plo, r.phi = leftBounds(pct, r.plo, r.phi)
+		}
+	}
+}
+
+// maxLeft bounds the time left inTimeLeft searches, in ns either side of
+// end_time: every such time is exact as a float64 (104 days).
+const maxLeft = 1 << 53
+
+// leftBounds returns the times left, as float64, whose value v(left)
+// (non-decreasing in left) lies within [lo, hi]: from the first to the last
+// such time, -Inf and +Inf where the bound admits every time (an infinite
+// bound, or the first or last time searched), and +Inf, -Inf when none.
+func leftBounds(v func(int64) float64, lo, hi float64) (float64, float64) {
+	inf := math.Inf(1)
+	first := func(ok func(int64) bool) int64 { // the first time ok holds from; maxLeft+1 if never
+		a, b := int64(-maxLeft), int64(maxLeft+1)
+		for a < b {
+			if m := a + (b-a)/2; ok(m) {
+				b = m
+			} else {
+				a = m + 1
+			}
+		}
+		return a
+	}
+	from, to := -inf, inf
+	if !math.IsInf(lo, -1) {
+		switch l := first(func(t int64) bool { return v(t) >= lo }); {
+		case l > maxLeft:
+			return inf, -inf
+		case l > -maxLeft:
+			from = float64(l)
+		}
+	}
+	if !math.IsInf(hi, 1) {
+		switch l := first(func(t int64) bool { return v(t) > hi }); {
+		case l <= -maxLeft:
+			return inf, -inf
+		case l <= maxLeft:
+			to = float64(l - 1)
+		}
+	}
+	return from, to
+}
+
 // event is a trade event as the engine records it; the Result renders it.
 type event struct {
 	idx int // snapshot index; len(snaps) for a MARKET_END settlement
@@ -437,7 +509,6 @@ type engine struct {
 	entry    ruleSet
 	exit     ruleSet
 	endNs    int64
-	trpSpan  float64   // end_time − start_time in ns, +Inf without a positive span (see timeRemainingPct)
 	settle   float64   // a MARKET_END's price per share: 1 won, 0 lost, 0.5 for 50-50
 	coinEnd  float64   // coin price for a MARKET_END event
 	settleAt time.Time // time of a MARKET_END event
@@ -570,11 +641,11 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 	case strings.EqualFold(*m.Winner, s.Side):
 		e.settle = 1
 	}
-	// A market without a positive span has no time left at any snapshot.
-	e.trpSpan = math.Inf(1)
-	if span := e.endNs - m.StartTime.UnixNano(); span > 0 {
-		e.trpSpan = float64(span)
-	}
+	// time_remaining_pct is read as the time left (see inTimeLeft); a
+	// market without a positive span has none at any snapshot.
+	span := e.endNs - m.StartTime.UnixNano()
+	e.entry.inTimeLeft(span)
+	e.exit.inTimeLeft(span)
 	// A settlement follows the last snapshot, also when snapshots were
 	// recorded past end_time, so that trades and the curve stay in order.
 	e.settleAt = m.EndTime
@@ -610,7 +681,7 @@ func (e *engine) price(tk *store.Tick) float64 {
 
 // replay is the inner loop: one pass over the snapshots that allocates
 // only for a trade event and reads each snapshot's instant once, as
-// nanoseconds, with time_remaining_pct computed from it (timeRemainingPct). The rare
+// nanoseconds, with time_remaining_pct read as the time left (inTimeLeft). The rare
 // actions (enter, exit) are calls; the common path is inline.
 func (e *engine) replay() error {
 	// The current and previous snapshot's values alternate between two
@@ -623,9 +694,8 @@ func (e *engine) replay() error {
 	}
 	prev, cur := &vals[0], &vals[1] // swapped at the top of each turn
 	var (
-		lastNs  int64 = math.MinInt64
-		endNs         = e.endNs
-		trpSpan       = e.trpSpan
+		lastNs int64 = math.MinInt64
+		endNs        = e.endNs
 	)
 	for i := range e.ticks {
 		sn := &e.ticks[i]
@@ -642,7 +712,7 @@ func (e *engine) replay() error {
 		}
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
 		cur[fSpread] = math.Abs(pu - pd)
-		cur[fTimeRemaining] = timeRemainingPct(endNs-ns, trpSpan)
+		cur[fTimeRemaining] = float64(endNs - ns) // time left, as inTimeLeft reads it
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
@@ -843,17 +913,6 @@ func (e *engine) closeAt(ev event) {
 		e.reentryAt = ev.ns + e.cooldownNs
 	}
 	e.dd.observe(e.size + e.realized)
-}
-
-// timeRemainingPct is DESIGN 6's 100·(end_time − t)/(end_time − start_time)
-// from left = end_time − t and span (ns; +Inf gives 0), computed as written:
-// 100·left is exact below 2^53 ns (over 25 hours), so the quotient is the
-// correctly rounded percentage, and a snapshot with exactly 99.9 left
-// compares as 99.9. Multiplying by a rounded 100/span instead is a last bit
-// off at a quarter of a 5-minute market's 300 ms grid, enough to flip a
-// condition on a value the snapshot meets exactly.
-func timeRemainingPct(left int64, span float64) float64 {
-	return float64(left) * 100 / span
 }
 
 // drawdown tracks the largest peak-to-trough fall of equity.

@@ -351,9 +351,8 @@ func (e *engine) replayResting() error {
 	prev, cur := &vals[0], &vals[1]
 	r, o := &e.rest, &e.rest.o
 	var (
-		lastNs  int64 = math.MinInt64
-		endNs         = e.endNs
-		trpSpan       = e.trpSpan
+		lastNs int64 = math.MinInt64
+		endNs        = e.endNs
 	)
 	for i := 0; i < len(e.ticks); i++ {
 		sn := &e.ticks[i]
@@ -367,7 +366,7 @@ func (e *engine) replayResting() error {
 		if (pu-pu)+(pd-pd)+(cp-cp) != 0 {
 			return e.badSnapshot(i, "has a non-finite price")
 		}
-		basicValues(cur, pu, pd, cp, timeRemainingPct(endNs-ns, trpSpan))
+		basicValues(cur, pu, pd, cp, float64(endNs-ns))
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
@@ -393,7 +392,7 @@ func (e *engine) replayResting() error {
 							i = j - 1
 							last := &e.ticks[i]
 							lastNs = last.Nanos
-							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, timeRemainingPct(endNs-lastNs, trpSpan))
+							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs))
 						}
 					}
 					continue
@@ -408,7 +407,7 @@ func (e *engine) replayResting() error {
 							i = j - 1
 							last := &e.ticks[i]
 							lastNs = last.Nanos
-							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, timeRemainingPct(endNs-lastNs, trpSpan))
+							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs))
 						}
 					}
 					continue
