@@ -1,0 +1,41 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestDashboardQAPass: what a user pass over the dashboard at phone and
+// desktop width found: at phone width a table's row is a card of labels
+// and values, and a cell with nothing in it (a backtest market's Error,
+// when it had none) must not show its label alone, as if every market
+// had failed.
+func TestDashboardQAPass(t *testing.T) {
+	t.Parallel()
+	base := startDevProcess(t, "--collect-every", "0")
+	pro := open(t, base)
+	pro.signIn("ud_dev_pro")
+
+	t.Run("a phone's backtest cards show no label without a value", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.run("phone width", chromedp.EmulateViewport(390, 844))
+		defer pro.run("desktop width", chromedp.EmulateViewport(1280, 800))
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10")
+		pro.setValue(byID("agent-count"), "3")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`))
+		var rows int
+		var bare []string
+		pro.eval(`document.querySelectorAll('[data-testid=agent-results-table] tbody tr').length`, &rows)
+		pro.eval(`[...document.querySelectorAll('[data-testid=agent-results-table] td[data-label]')]
+			.filter(c => c.getClientRects().length > 0 && c.textContent.trim() === '')
+			.map(c => c.closest('tr').dataset.slug + ': ' + c.dataset.label)`, &bare)
+		if rows == 0 {
+			t.Fatal("the backtest shows no market")
+		}
+		if len(bare) > 0 {
+			t.Errorf("phone cards show labels with no value: %q", bare)
+		}
+	})
+}
