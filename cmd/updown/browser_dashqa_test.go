@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -10,7 +11,8 @@ import (
 // desktop width found: at phone width a table's row is a card of labels
 // and values, and a cell with nothing in it (a backtest market's Error,
 // when it had none) must not show its label alone, as if every market
-// had failed.
+// had failed. The exchange's depth chart names the unit of its
+// quantities, the coin, as the trades table beside it does.
 func TestDashboardQAPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -36,6 +38,23 @@ func TestDashboardQAPass(t *testing.T) {
 		}
 		if len(bare) > 0 {
 			t.Errorf("phone cards show labels with no value: %q", bare)
+		}
+	})
+
+	t.Run("the depth chart says its quantities are in the coin", func(t *testing.T) {
+		pro := pro.in(t)
+		for _, coin := range []string{"btc", "eth"} {
+			pro.visit("#/exchange?coin="+coin+"&kind=spot", "exchange")
+			var raw string
+			var ok bool
+			pro.run("depth chart", chromedp.WaitVisible(byID("depth-chart")+`[data-axis-labels]`), chromedp.AttributeValue(byID("depth-chart"), "data-axis-labels", &raw, &ok))
+			var labels []string
+			if err := json.Unmarshal([]byte(raw), &labels); err != nil || len(labels) != 2 {
+				t.Fatalf("%s depth chart axis labels %q", coin, raw)
+			}
+			if want := "cumulative quantity (" + map[string]string{"btc": "BTC", "eth": "ETH"}[coin] + ")"; labels[0] != "price ($)" || labels[1] != want {
+				t.Errorf("%s depth chart axes %q, want [price ($) %s]", coin, labels, want)
+			}
 		}
 	})
 }

@@ -24,6 +24,8 @@ export function draw(el: HTMLElement, opts: uPlot.Options, data: uPlot.AlignedDa
   };
   const hooks = { ...opts.hooks, drawAxes: [...(opts.hooks?.drawAxes ?? []), ticks] };
   const u = new uPlot({ ...opts, hooks }, data, el);
+  // The axes' titles (drawn on the canvas too), in the order of opts.axes.
+  el.setAttribute('data-axis-labels', JSON.stringify((opts.axes ?? []).map((a) => a.label ?? '')));
   el.setAttribute('data-draw-ms', (performance.now() - t0).toFixed(1));
   el.setAttribute('data-points', String(data[0].length));
   return u;

@@ -60,7 +60,7 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
     const d = latest.value.data;
     price.textContent = `${coin.value.toUpperCase()} ${market}: ${usd(d.coin_price)}`;
     price.setAttribute('data-testid', 'exchange-price');
-    depthChart(depth, d.bids, d.asks, QTY[coin.value] ?? 4);
+    depthChart(depth, d.bids, d.asks, coin.value.toUpperCase(), QTY[coin.value] ?? 4);
   } else if (nothingYet(latest.reason)) {
     depth.textContent = `No depth yet: ${(latest.reason as Error).message}.`;
   } else ctx.error(latest.reason);
@@ -108,7 +108,8 @@ export async function exchangePage(ctx: Ctx): Promise<void> {
   }
 }
 
-function depthChart(el: HTMLElement, bids: Level[], asks: Level[], qd: number): void {
+/** The book's cumulative depth; quantities are in the coin (BTC), as the trades table's. */
+function depthChart(el: HTMLElement, bids: Level[], asks: Level[], coin: string, qd: number): void {
   const b = [...bids].sort((x, y) => y.price - x.price);
   const a = [...asks].sort((x, y) => x.price - y.price);
   const xs: number[] = [];
@@ -138,7 +139,7 @@ function depthChart(el: HTMLElement, bids: Level[], asks: Level[], qd: number): 
       width: chartWidth(el.parentElement ?? el),
       height: 280,
       scales: { x: { time: false } },
-      axes: [{ label: 'price ($)', values: numberTicks(), space: 70 }, { label: 'cumulative quantity', size: 70, values: numberTicks() }],
+      axes: [{ label: 'price ($)', values: numberTicks(), space: 70 }, { label: `cumulative quantity (${coin})`, size: 70, values: numberTicks() }],
       series: [
         { label: 'price', value: (_u, v) => usd(v) },
         { label: 'bids', stroke: COLORS.up, fill: 'rgba(26,127,55,0.2)', paths: uPlot.paths.stepped!({ align: -1 }), value: (_u, v) => num(v, qd) },
