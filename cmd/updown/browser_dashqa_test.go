@@ -12,7 +12,9 @@ import (
 // and values, and a cell with nothing in it (a backtest market's Error,
 // when it had none) must not show its label alone, as if every market
 // had failed. The exchange's depth chart names the unit of its
-// quantities, the coin, as the trades table beside it does.
+// quantities, the coin, as the trades table beside it does. The plans
+// table says "no" of sweeps for a plan without them, as it does of every
+// other feature a plan lacks, at either width, where it showed a dash.
 func TestDashboardQAPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -56,5 +58,47 @@ func TestDashboardQAPass(t *testing.T) {
 				t.Errorf("%s depth chart axes %q, want [price ($) %s]", coin, labels, want)
 			}
 		}
+	})
+
+	t.Run("the plans say no of sweeps a plan lacks", func(t *testing.T) {
+		pro := pro.in(t)
+		var billing billingAnswer
+		apiGet(t, base, "/v1/account/billing", "ud_dev_pro", &billing)
+		var without []string
+		for _, p := range billing.Data.Plans {
+			if p.Sweeps == nil {
+				without = append(without, p.Tier)
+			}
+		}
+		if len(without) == 0 {
+			t.Fatal("every plan has sweeps: nothing to check")
+		}
+		for _, w := range []int64{1280, 390} {
+			pro.run("width", chromedp.EmulateViewport(w, 800))
+			pro.visit("#/account", "account")
+			// The table at desktop width, a card a plan at phone width: each a
+			// plan's name and its sweeps as shown.
+			var shown map[string]string
+			pro.eval(`(() => {
+				const out = {};
+				const table = document.querySelector('[data-testid=billing-plans]');
+				if (table && table.getClientRects().length) {
+					const heads = [...table.querySelectorAll('thead th')].map(th => th.textContent.replace(' (yours)', '').trim());
+					const row = [...table.querySelectorAll('tbody tr')].find(r => r.cells[0].textContent === 'Parameter sweeps');
+					if (row) [...row.cells].slice(1).forEach((c, i) => out[heads[i + 1]] = c.textContent);
+				}
+				for (const card of document.querySelectorAll('.plan-cards .card')) {
+					if (!card.getClientRects().length) continue;
+					const dt = [...card.querySelectorAll('dt')].find(d => d.textContent === 'Parameter sweeps');
+					if (dt) out[card.querySelector('h3').textContent.replace(' (yours)', '').trim()] = dt.nextElementSibling.textContent;
+				}
+				return out })()`, &shown)
+			for _, tier := range without {
+				if shown[tier] != "no" {
+					t.Errorf("at %d px the plans show %s's sweeps as %q, want no (all shown: %q)", w, tier, shown[tier], shown)
+				}
+			}
+		}
+		pro.run("desktop width", chromedp.EmulateViewport(1280, 800))
 	})
 }

@@ -1341,7 +1341,7 @@ func TestDashboardQAFixes(t *testing.T) {
 			if s := p.Sweeps; s != nil {
 				want = append(want, fmt.Sprintf("%s trials × %s markets, %s replays, %d at a time", fixed(float64(s.MaxTrials), 0), fixed(float64(s.MaxMarkets), 0), fixed(float64(s.MaxReplays), 0), s.Concurrent))
 			} else {
-				want = append(want, "—")
+				want = append(want, "no") // as the table says of the other features a plan lacks
 			}
 		}
 		if fmt.Sprint(row) != fmt.Sprint(want) {

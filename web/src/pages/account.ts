@@ -14,10 +14,10 @@ interface Key {
 /** The keys the page lists: the API's largest page. */
 const keysPath = '/v1/account/keys?limit=100';
 
-/** A plan's sweeps: "200 trials × 200 markets, 20,000 replays, 1 at a time", or a dash without them. */
+/** A plan's sweeps: "200 trials × 200 markets, 20,000 replays, 1 at a time", or "no" without them, as the table says of the other features a plan lacks. */
 export function sweepsWords(p: PlanInfo): string {
   const s = p.sweeps;
-  if (!s) return '—';
+  if (!s) return 'no';
   return `${int(s.max_trials)} trials × ${int(s.max_markets)} markets, ${int(s.max_replays)} replays, ${int(s.concurrent)} at a time`;
 }
 
