@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -15,6 +17,9 @@ import (
 // quantities, the coin, as the trades table beside it does. The plans
 // table says "no" of sweeps for a plan without them, as it does of every
 // other feature a plan lacks, at either width, where it showed a dash.
+// What the plan does not allow of the markets (a coin, a market outside
+// its window) is said once, in place with the upgrade link, where the
+// banner above said it a second time.
 func TestDashboardQAPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -100,5 +105,37 @@ func TestDashboardQAPass(t *testing.T) {
 			}
 		}
 		pro.run("desktop width", chromedp.EmulateViewport(1280, 800))
+	})
+
+	t.Run("a plan's refusal of markets is said once", func(t *testing.T) {
+		starter := open(t, base)
+		defer starter.close()
+		starter.signIn("ud_dev_starter")
+		var eth, btc struct{ Markets []struct{ Slug string } }
+		apiGet(t, base, "/v1/markets?coin=ETH&limit=1", "ud_dev_pro", &eth)
+		apiGet(t, base, "/v1/markets?coin=BTC&market_type=5m&resolved=true&limit=100", "ud_dev_pro", &btc)
+		if len(eth.Markets) == 0 || len(btc.Markets) <= 50 {
+			t.Fatalf("dev has %d ETH markets and %d resolved BTC 5m ones: want one and over STARTER's 50", len(eth.Markets), len(btc.Markets))
+		}
+		old := btc.Markets[len(btc.Markets)-1].Slug // past STARTER's newest 50
+		for _, c := range []struct{ hash, page, says, in string }{
+			{"#/markets?coin=ETH", "markets", "ETH prediction markets need the PRO plan", "markets-denied"},
+			{"#/market/" + url.PathEscape(eth.Markets[0].Slug), "market", "ETH prediction markets need the PRO plan", "market-denied"},
+			{"#/market/" + url.PathEscape(old), "market", "outside the STARTER plan's data window", "market-denied"},
+		} {
+			starter := starter.in(t)
+			starter.visit(c.hash, c.page)
+			var text, place string
+			var banner bool
+			starter.eval(`document.body.innerText`, &text)
+			starter.eval(`document.querySelector('[data-testid=error-banner]').hidden`, &banner)
+			starter.eval(`(document.querySelector('[data-testid=`+c.in+`]')||{}).textContent||''`, &place)
+			if n := strings.Count(text, c.says); n != 1 || !banner {
+				t.Errorf("%s says %q %d times (banner hidden: %v)", c.hash, c.says, n, banner)
+			}
+			if !strings.Contains(place, c.says) || !strings.Contains(place, "See the plans and upgrade") {
+				t.Errorf("%s says in place %q: want the refusal and the upgrade link", c.hash, place)
+			}
+		}
 	})
 }

@@ -56,7 +56,6 @@ export function typesFollowCoin(coin: HTMLSelectElement, type: HTMLSelectElement
 export async function marketsPage(ctx: Ctx): Promise<void> {
   const p = ctx.params;
   const plan = ctx.session.plan;
-  const coins = plan.eth_sol_markets ? ['BTC', 'ETH', 'SOL'] : ['BTC'];
   const coin = select('markets-coin', [['BTC', 'BTC'], ['ETH', 'ETH'], ['SOL', 'SOL']], p.get('coin') ?? 'BTC');
   // 4hr and 24hr markets exist for BTC only: a type the coin does not
   // have (24hr kept from BTC when the coin changed to ETH) is any type.
@@ -175,8 +174,9 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
       box.setAttribute('aria-describedby', 'markets-filter-error');
       tbody.append(h('tr', null, h('td', { colspan: 8 }, h('p', { id: 'markets-filter-error', role: 'alert', testid: 'markets-filter-error' }, `${words(timeError.message ?? (e as Error).message)}.`))));
     } else if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
-      tbody.append(h('tr', null, h('td', { colspan: 8 }, e.message, ' ', upgradeLink(ctx))));
-      if (!coins.includes(coin.value)) ctx.error(e);
+      // Said once, where the markets would be, with the upgrade link; not
+      // again in the banner above.
+      tbody.append(h('tr', null, h('td', { colspan: 8 }, h('span', { role: 'alert', testid: 'markets-denied' }, `${e.message}. `, upgradeLink(ctx)))));
     } else ctx.error(e);
   }
   ctx.ready();
@@ -291,8 +291,8 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     series = (await get<{ data: Series }>(`/v1/markets/${encodeURIComponent(slug)}/series?points=2000`)).data;
   } catch (e) {
     if (e instanceof ApiError && e.code === 'TIER_ACCESS_DENIED') {
-      clear(chartBox, h('p', { class: 'denied' }, e.message, ' ', upgradeLink(ctx)));
-      ctx.error(e);
+      // Said once, in the chart's place, with the upgrade link; not again in the banner above.
+      clear(chartBox, h('p', { class: 'denied', role: 'alert', testid: 'market-denied' }, `${e.message}. `, upgradeLink(ctx)));
       ctx.ready();
       return;
     }
