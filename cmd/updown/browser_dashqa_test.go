@@ -19,7 +19,9 @@ import (
 // other feature a plan lacks, at either width, where it showed a dash.
 // What the plan does not allow of the markets (a coin, a market outside
 // its window) is said once, in place with the upgrade link, where the
-// banner above said it a second time.
+// banner above said it a second time. A strategy_code box shows all of
+// its code: a generated one ran to a fourth line at phone width, cut off
+// behind the box's own scroll bar.
 func TestDashboardQAPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -135,6 +137,32 @@ func TestDashboardQAPass(t *testing.T) {
 			}
 			if !strings.Contains(place, c.says) || !strings.Contains(place, "See the plans and upgrade") {
 				t.Errorf("%s says in place %q: want the refusal and the upgrade link", c.hash, place)
+			}
+		}
+	})
+
+	t.Run("a strategy_code box shows all of its code at phone width", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.run("phone width", chromedp.EmulateViewport(390, 844))
+		defer pro.run("desktop width", chromedp.EmulateViewport(1280, 800))
+		long := "coin=BTC type=15m side=UP entry: price_up < 0.45 exit: price_up > 0.6 or time_remaining_pct <= 20 size=100 maxloss=50 order=MARKET cooldown=30000"
+		for _, c := range []struct{ hash, page, box string }{
+			{"#/agent", "agent", "agent-code"},
+			{"#/replay", "replay", "replay-code"},
+		} {
+			pro.visit(c.hash, c.page)
+			var empty struct{ Client, Line float64 }
+			pro.eval(`(() => { const el = document.querySelector('[data-testid=`+c.box+`]'); el.value = '';
+				el.dispatchEvent(new Event('input', {bubbles: true}));
+				return {Client: el.clientHeight, Line: parseFloat(getComputedStyle(el).lineHeight)} })()`, &empty)
+			if empty.Client < 3*empty.Line {
+				t.Errorf("%s: an empty %s is %v px tall, under three lines of %v px", c.hash, c.box, empty.Client, empty.Line)
+			}
+			pro.setValue(byID(c.box), long)
+			var fit struct{ Scroll, Client float64 }
+			pro.eval(`(() => { const el = document.querySelector('[data-testid=`+c.box+`]'); return {Scroll: el.scrollHeight, Client: el.clientHeight} })()`, &fit)
+			if fit.Scroll > fit.Client+1 {
+				t.Errorf("%s: the %s box shows %v px of its code's %v px", c.hash, c.box, fit.Client, fit.Scroll)
 			}
 		}
 	})
