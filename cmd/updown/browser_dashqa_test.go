@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -21,7 +23,10 @@ import (
 // its window) is said once, in place with the upgrade link, where the
 // banner above said it a second time. A strategy_code box shows all of
 // its code: a generated one ran to a fourth line at phone width, cut off
-// behind the box's own scroll bar.
+// behind the box's own scroll bar. A market's CSV is the 1,000
+// snapshots its button says: the whole of a market of 1,000, and 1,000
+// around an instant picked near a longer market's end, where it started
+// 500 before the instant and so held fewer.
 func TestDashboardQAPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -164,6 +169,87 @@ func TestDashboardQAPass(t *testing.T) {
 			if fit.Scroll > fit.Client+1 {
 				t.Errorf("%s: the %s box shows %v px of its code's %v px", c.hash, c.box, fit.Client, fit.Scroll)
 			}
+		}
+	})
+
+	t.Run("the CSV holds the snapshots its button says", func(t *testing.T) {
+		pro := pro.in(t)
+		// The CSV's request, seen and let through to the server.
+		offsets := make(chan string, 4)
+		stop := pro.answerBy("*/snapshots?*limit=1000*", "limit=1000", func(u string) (int64, []byte, bool) {
+			if p, err := url.Parse(u); err == nil {
+				offsets <- p.Query().Get("offset")
+			}
+			return 0, nil, false
+		})
+		defer stop()
+		for _, mt := range []string{"15m", "24hr"} {
+			slug := marketWithData(t, base, mt)
+			var series struct {
+				Data struct {
+					Snapshots int
+					Time      []int64
+				}
+			}
+			apiGet(t, base, "/v1/markets/"+slug+"/series?points=2000", "ud_dev_pro", &series)
+			n := series.Data.Snapshots
+			pro.visit("#/market/"+url.PathEscape(slug), "market")
+			before := pro.text(byID("market-csv"))
+			last := len(series.Data.Time) - 1
+			pro.setValue(byID("market-instant-slider"), strconv.Itoa(last))
+			pro.run("instant picked", chromedp.WaitVisible(byID("market-instant")+`[data-time]`))
+			after := pro.text(byID("market-csv"))
+			pro.run("download", chromedp.Click(byID("market-csv")))
+			var offset string
+			select {
+			case offset = <-offsets:
+			case <-time.After(patience):
+				t.Fatal("no CSV request")
+			}
+			wantOffset := strconv.Itoa(max(0, n-1000))
+			if offset != wantOffset {
+				t.Errorf("%s market of %d snapshots, its last instant picked: the CSV is from offset %s, want %s (1,000 to its end)", mt, n, offset, wantOffset)
+			}
+			if n <= 1000 {
+				if want := "Download CSV (all " + fixed(float64(n), 0) + " snapshots)"; before != want || after != want {
+					t.Errorf("%s market of %d snapshots: the button says %q, then %q; want %q", mt, n, before, after, want)
+				}
+			} else if !strings.Contains(before, "the first 1,000 snapshots") || !strings.Contains(after, "1,000 snapshots around the instant") {
+				t.Errorf("%s market of %d snapshots: the button says %q before a pick and %q after", mt, n, before, after)
+			}
+		}
+
+		// A longer market than dev records: its series says 5 snapshots a
+		// bucket (the books at an instant are not waited for, only the
+		// button and the CSV's request).
+		slug := marketWithData(t, base, "15m")
+		var long map[string]any
+		apiGet(t, base, "/v1/markets/"+slug+"/series?points=2000", "ud_dev_pro", &long)
+		data := long["data"].(map[string]any)
+		idx := data["index"].([]any)
+		for i := range idx {
+			idx[i] = 5 * i
+		}
+		data["snapshots"] = 5 * len(idx)
+		body, _ := json.Marshal(long)
+		stopSeries := pro.answerJSON("*/series?*", "/series?", body)
+		defer stopSeries()
+		pro.visit("#/market/"+url.PathEscape(slug), "market")
+		if got := pro.text(byID("market-csv")); got != "Download CSV (the first 1,000 snapshots; pick an instant for others)" {
+			t.Errorf("a market of %d snapshots before a pick: the button says %q", 5*len(idx), got)
+		}
+		pro.setValue(byID("market-instant-slider"), strconv.Itoa(len(idx)-1))
+		pro.run("download", chromedp.Click(byID("market-csv")))
+		select {
+		case offset := <-offsets:
+			if want := strconv.Itoa(5*len(idx) - 1000); offset != want {
+				t.Errorf("a market of %d snapshots, its last instant picked: the CSV is from offset %s, want %s", 5*len(idx), offset, want)
+			}
+		case <-time.After(patience):
+			t.Fatal("no CSV request")
+		}
+		if got := pro.text(byID("market-csv")); got != "Download CSV (1,000 snapshots around the instant)" {
+			t.Errorf("a market of %d snapshots after a pick: the button says %q", 5*len(idx), got)
 		}
 	})
 }

@@ -279,7 +279,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   const instantInfo = h('p', { class: 'instant', role: 'status', testid: 'market-instant' }, 'Pick an instant: click the chart, or move the slider, to see both order books then.');
   const slider = h('input', { type: 'range', min: '0', max: '0', value: '0', testid: 'market-instant-slider' });
   const gaps = h('div', { testid: 'market-gaps', class: 'gaps' }, 'Loading recording gaps…');
-  const csv = h('button', { type: 'button', testid: 'market-csv' }, 'Download CSV (1,000 snapshots around the instant)');
+  const csv = h('button', { type: 'button', testid: 'market-csv' }, 'Download CSV');
   const head = h('div', { class: 'market-head' });
   const back = h('p', null, h('a', { href: '#/markets' }, '← Markets'));
   // The instant's controls, the books and the CSV download come once the
@@ -318,9 +318,24 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   );
 
   let picked = -1;
+  // The CSV is 1,000 snapshots (the API's largest page): the whole market
+  // when it has no more, else those around the instant picked (the first
+  // ones before a pick), 1,000 even near the market's end.
+  const CSV_ROWS = 1000;
+  const csvOffset = (k: number) => Math.min(Math.max(0, series.index[k] - CSV_ROWS / 2), Math.max(0, series.snapshots - CSV_ROWS));
+  const csvLabel = () => {
+    csv.textContent =
+      series.snapshots <= CSV_ROWS
+        ? `Download CSV (all ${int(series.snapshots)} snapshots)`
+        : picked < 0
+          ? `Download CSV (the first ${int(CSV_ROWS)} snapshots; pick an instant for others)`
+          : `Download CSV (${int(CSV_ROWS)} snapshots around the instant)`;
+  };
+  csvLabel();
   const pick = async (k: number) => {
     if (k < 0 || k >= series.time.length) return;
     picked = k;
+    csvLabel();
     slider.value = String(k);
     // Counted from the oldest (order=asc), which snapshots recorded since
     // the page loaded do not shift, as they do a count from the newest.
@@ -395,10 +410,9 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   }
 
   csv.addEventListener('click', async () => {
-    const k = picked >= 0 ? picked : 0;
-    const offset = Math.max(0, series.index[k] - 500);
+    const offset = picked >= 0 ? csvOffset(picked) : 0;
     try {
-      const text = await call<string>('GET', `/v1/markets/${encodeURIComponent(slug)}/snapshots?order=asc&limit=1000&offset=${offset}&include_orderbook=true`, undefined, {
+      const text = await call<string>('GET', `/v1/markets/${encodeURIComponent(slug)}/snapshots?order=asc&limit=${CSV_ROWS}&offset=${offset}&include_orderbook=true`, undefined, {
         headers: { Accept: 'text/csv' },
         raw: true,
       });
