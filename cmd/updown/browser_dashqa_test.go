@@ -252,4 +252,21 @@ func TestDashboardQAPass(t *testing.T) {
 			t.Errorf("a market of %d snapshots after a pick: the button says %q", 5*len(idx), got)
 		}
 	})
+
+	t.Run("the plan's warning under the markets leads to the plans in words", func(t *testing.T) {
+		starter := open(t, base)
+		defer starter.close()
+		starter.signIn("ud_dev_starter")
+		var want struct{ Warning string }
+		apiGet(t, base, "/v1/markets?coin=BTC&limit=25", "ud_dev_starter", &want)
+		if !strings.Contains(want.Warning, "upgrade at /v1/account/billing") {
+			t.Fatalf("STARTER's markets warning %q: the test wants one naming the address", want.Warning)
+		}
+		starter.visit("#/markets", "markets")
+		got := starter.in(t).text(byID("markets-plan-limit"))
+		wantText := strings.TrimSuffix(want.Warning, "; upgrade at /v1/account/billing") + ". See the plans and upgrade"
+		if got != wantText {
+			t.Errorf("the plan's warning says %q, want %q", got, wantText)
+		}
+	})
 }

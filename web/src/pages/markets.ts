@@ -151,7 +151,9 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
       back.addEventListener('click', () => apply(lastPage));
       tbody.append(h('tr', null, h('td', { colspan: 8, testid: 'markets-past-end' }, `This page is past the last: ${int(r.total)} markets match these filters. `, back)));
     } else if (r.markets.length === 0) tbody.append(h('tr', null, h('td', { colspan: 8 }, 'No markets match these filters.')));
-    if (r.warning) warning.append(r.warning, ' ', upgradeLink(ctx));
+    // The API's warning ends "upgrade at /v1/account/billing", an address
+    // for programs: here the link to the plans says it instead.
+    if (r.warning) warning.append(`${r.warning.replace(/;\s*upgrade at \S+$/, '')}. `, upgradeLink(ctx));
     const prev = h('button', { type: 'button', testid: 'markets-prev', disabled: offset === 0 || past }, '← Newer');
     const next = h('button', { type: 'button', testid: 'markets-next', disabled: offset + PAGE >= r.total }, 'Older →');
     prev.addEventListener('click', () => apply(Math.max(0, offset - PAGE)));
