@@ -785,7 +785,7 @@ func refHolds(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade
 		if span <= 0 {
 			return 0
 		}
-		return float64(m.EndTime.Sub(sn.Time)) * (100 / float64(span))
+		return float64(m.EndTime.Sub(sn.Time)) * 100 / float64(span) // DESIGN 6, as written
 	}
 	return func(i int, c Condition) bool {
 		v, x := value(i, c.Field), c.Value
