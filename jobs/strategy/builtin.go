@@ -303,16 +303,23 @@ var (
 	reCents = regexp.MustCompile(`(?:^|[^a-z0-9_.$-])(` + reNum + `\s*(?:¢|cents?\b|c\b))`)
 	// reComparedBefore ends text that compares a field, or the coin by its
 	// name, with what follows: "when BTC price is above ", "imbalance_up >
-	// ", "when ETH is above ". Group 1 is the field (reField), group 2 the
-	// coin's price by another name ("price of bitcoin") or the coin's own.
+	// ", "when ETH is above ". Group 1 is the field (reField); without it
+	// the coin's price by another name ("price of bitcoin") or the coin by
+	// its name, with a verb, is compared.
 	// Only what stands right before the amount is its subject: in "buy UP
 	// on BTC when it drops below 40c" the coin is not what is compared.
 	// reFeeBefore and reFeeAfter are the words of a fee rate before or
 	// after an amount ("fee rate of 2c", "2c taker fee").
 	reFeeBefore      = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s*$`)
 	reFeeAfter       = regexp.MustCompile(`^\s*(?:taker\s+)?fees?\b`)
-	reComparedBefore = regexp.MustCompile(`(?:\b` + reField + `|\b(price of (?:the )?(?:btc|eth|sol|bitcoin|ethereum|solana|coin)|(?:the )?coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?)` +
-		`\s*(?:(?:is|goes|gets|trades|stays)\s+)?(?:(?:\b(?:` + reOps + `|at|of|is|to)\b|<=|>=|==|=|<|>)\s*)?$`)
+	reComparedBefore = regexp.MustCompile(`(?:` +
+		`(?:\b` + reField + `|\bprice of (?:the )?(?:btc|eth|sol|bitcoin|ethereum|solana|coin))(?:'s)?` +
+		`\s*(?:(?:is|goes|gets|trades|stays)\s+)?(?:(?:\b(?:` + reOps + `|at|of|is|to)\b|<=|>=|==|=|<|>)\s*)?` +
+		// The coin by its bare name is compared only with a verb of its
+		// own ("ETH is above "): "on BTC at " and "BTC below " name the
+		// market, whose price of UP a cents amount means.
+		`|\b(?:the )?(?:coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+(?:is|goes|gets|trades|stays)\s+(?:(?:\b(?:` + reOps + `)\b|<=|>=|==|=|<|>)\s*)?` +
+		`)$`)
 	// Numbers in words, which the grammar does not read: left over, they
 	// are refused as a leftover digit is, not dropped.
 	reNumberWord = regexp.MustCompile(`\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|` +

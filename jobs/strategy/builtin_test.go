@@ -507,6 +507,8 @@ func TestBuiltinRefusalHints(t *testing.T) {
 		{"buy UP on BTC when it drops below 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
 		{"buy BTC UP when it's under 40 cents, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40 cents" write 0.4`},
 		{"buy ETH UP under 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
+		{"buy UP on BTC at 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
+		{"buy UP on BTC below 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
 		{"buy UP when BTC price is above 95000 and price_up < 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
 		// A bare number above 1: cents (or a percentage) only when it is
 		// a whole number of them.
