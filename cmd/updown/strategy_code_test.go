@@ -94,7 +94,9 @@ func TestStrategyCodeAgreesWithDashboard(t *testing.T) {
 		"side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 size=100 maxloss=25 order=MARKET",
 		"side=UP entry: coin_move_pct >= 0.1 exit: bid_up >= 0.6 size=100 maxloss=50 order=GTC postonly=true offset=1 cancel=60000 queue=front rebates=true cooldown=30000 maxentries=3",
 		"side=UP entry: price_up == -0 and price_up > .5 exit: price_up < 1e-7 size=10000",
-		"side=UP entry: price_up < 5e-324 exit: price_up > 1e300 or price_up > 1.5e21 or price_up < -123456.789 size=1")
+		"side=UP entry: price_up < 5e-324 exit: price_up > 1e300 or price_up > 1.5e21 or price_up < -123456.789 size=1",
+		"side=UP entry: price_up < 0.3 exit: price_up > 0.6 size=10 fees=custom feeexp=-0",
+		"side=UP entry: price_up < 0.3 exit: price_up > 0.6 size=10 maxentries=-0")
 	in, _ := json.Marshal(codes)
 	cmd := exec.Command(node, "-e", tsStrategyRunner, tsPath, src)
 	cmd.Stdin = bytes.NewReader(in)
@@ -170,7 +172,7 @@ func randomCode(r *rand.Rand) string {
 	whole := func(hi int) string {
 		switch r.IntN(30) {
 		case 0:
-			return pick("0", "-1", "1.5", "1e3", strconv.Itoa(hi+1), "x")
+			return pick("0", "-0", "-1", "1.5", "1e3", strconv.Itoa(hi+1), "x")
 		case 1:
 			return strconv.Itoa(hi)
 		}

@@ -326,8 +326,8 @@ export function parseCode(code: string): Rules {
 }
 
 /** Go's replay.FormatNum, as the validator's messages write numbers: formatNumber's text (an exponent only below 1e-6 or
- * from 1e21), NaN as NaN. */
-const num = (x: number): string => (Number.isNaN(x) ? 'NaN' : formatNumber(x));
+ * from 1e21), NaN as NaN and −0 as -0. */
+const num = (x: number): string => (Number.isNaN(x) ? 'NaN' : Object.is(x, -0) ? '-0' : formatNumber(x));
 
 /** The replay validator's first problem with the parsed strategy, in the request body's words, or ''. */
 function validate(
