@@ -150,13 +150,9 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer st.Close()
-	want, err := postgres.LatestSchemaVersion()
+	have, want, err := schemaVersions(ctx, st)
 	if err != nil {
 		return err
-	}
-	have, err := st.SchemaVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate: read the schema's version: %w", err)
 	}
 	if have > want {
 		// A newer build migrated it (this one rolled back): nothing is

@@ -413,18 +413,25 @@ func migrateSaying(ctx context.Context, st *postgres.Store, log *slog.Logger) er
 	if err := st.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	want, err := postgres.LatestSchemaVersion()
+	have, want, err := schemaVersions(ctx, st)
 	if err != nil {
 		return err
-	}
-	have, err := st.SchemaVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate: read the schema's version: %w", err)
 	}
 	if have <= want {
 		log.Info(migratedMessage(have), "version", have, "from", from)
 	}
 	return nil
+}
+
+// schemaVersions reads the version st's schema is at and this build's.
+func schemaVersions(ctx context.Context, st *postgres.Store) (have, want int, err error) {
+	if want, err = postgres.LatestSchemaVersion(); err != nil {
+		return 0, 0, err
+	}
+	if have, err = st.SchemaVersion(ctx); err != nil {
+		return 0, 0, fmt.Errorf("migrate: read the schema's version: %w", err)
+	}
+	return have, want, nil
 }
 
 // migratedMessage is what `updown migrate` says, and a process migrating
@@ -439,11 +446,7 @@ func migratedMessage(version int) string {
 // told, as `updown migrate` tells it. A failure to read the version is
 // left to the process's own queries to report.
 func warnNewerSchema(ctx context.Context, st *postgres.Store, log *slog.Logger) {
-	want, err := postgres.LatestSchemaVersion()
-	if err != nil {
-		return
-	}
-	have, err := st.SchemaVersion(ctx)
+	have, want, err := schemaVersions(ctx, st)
 	if err != nil || have <= want {
 		return
 	}

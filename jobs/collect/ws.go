@@ -522,26 +522,31 @@ func (w *wsBooks) read(ctx context.Context, conn *websocket.Conn, gotBook chan<-
 			// The books may have missed a change: start over.
 			return err
 		}
-		w.mu.Lock()
-		w.lastMsg = w.now()
-		books := 0
-		for i := range events {
-			if w.apply(&events[i]) {
-				books++
-			}
-		}
-		// After apply, which reads when a book out of step last changed.
-		w.ages.saw(events, w.lastMsg)
-		heard, refound := w.heard, w.refound
-		w.heard, w.refound = nil, nil
-		w.mu.Unlock()
-		w.tell(heard)
-		w.tellLost(refound)
-		if books > 0 && !signalled {
+		if w.fold(events) > 0 && !signalled {
 			signalled = true
 			gotBook <- struct{}{}
 		}
 	}
+}
+
+// fold applies the events of one message, read now, and hands what the
+// listener hears of them over; it returns how many were books.
+func (w *wsBooks) fold(events []wsEvent) (books int) {
+	w.mu.Lock()
+	w.lastMsg = w.now()
+	for i := range events {
+		if w.apply(&events[i]) {
+			books++
+		}
+	}
+	// After apply, which reads when a book out of step last changed.
+	w.ages.saw(events, w.lastMsg)
+	heard, refound := w.heard, w.refound
+	w.heard, w.refound = nil, nil
+	w.mu.Unlock()
+	w.tell(heard)
+	w.tellLost(refound)
+	return books
 }
 
 // apply folds one event into the books (book.Books.Apply: the rules the

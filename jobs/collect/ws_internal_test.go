@@ -25,24 +25,14 @@ func wsState(t *testing.T) (*wsBooks, *time.Time) {
 	return w, &now
 }
 
-// feed applies one message as read does.
+// feed applies one message as read does (fold).
 func (w *wsBooks) feed(t *testing.T, msg string) {
 	t.Helper()
 	events, err := book.Decode([]byte(msg))
 	if err != nil {
 		t.Fatalf("decode %s: %v", msg, err)
 	}
-	w.mu.Lock()
-	w.lastMsg = w.now()
-	for i := range events {
-		w.apply(&events[i])
-	}
-	w.ages.saw(events, w.lastMsg)
-	heard, refound := w.heard, w.refound
-	w.heard, w.refound = nil, nil
-	w.mu.Unlock()
-	w.tell(heard)
-	w.tellLost(refound)
+	w.fold(events)
 }
 
 func (w *wsBooks) storeBook(t *testing.T, token string) (store.Book, bool) {
