@@ -37,6 +37,15 @@ export function usd(x: number | null | undefined, decimals = 2): string {
   return isZero(s) || x >= 0 ? `$${s}` : `${MINUS}$${s}`;
 }
 
+/**
+ * A fee (or a maker rebate, a share of one) in dollars, to the 5 decimals
+ * Polymarket rounds fees to: $0.01750. Every page writes fees so, where the
+ * replay wrote 5 decimals and the agent and the sweeps 3.
+ */
+export function fee(x: number | null | undefined): string {
+  return usd(x, 5);
+}
+
 /** A gain or loss in dollars, always signed: +$1.20, −$0.35, $0.00. */
 export function pnl(x: number | null | undefined, decimals = 2): string {
   if (bad(x)) return DASH;

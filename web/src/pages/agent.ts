@@ -5,7 +5,7 @@ import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
 import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, unmarkInvalid } from '../dom';
-import { date, int, num, pct, pnl, usd } from '../format';
+import { date, fee, int, num, pct, pnl, usd } from '../format';
 import { typesFollowCoin } from './markets';
 
 interface Quota {
@@ -333,7 +333,7 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       // the markets' summed pnl, in end_time order, is the portfolio's.
       fig('Largest market drawdown', usd(a.max_drawdown), 'agent-max-drawdown'),
       'portfolio_max_drawdown' in a ? fig('Portfolio drawdown', usd(a.portfolio_max_drawdown), 'agent-portfolio-drawdown') : null,
-      'total_fees' in a ? fig('Fees paid', usd(a.total_fees, 3)) : null,
+      'total_fees' in a ? fig('Fees paid', fee(a.total_fees), 'agent-total-fees') : null,
       // What the backtest ran with (the settings' or else the code's), as the answer says.
       fig('Fee model', feeWords(d.generated_strategy), 'agent-used-fees'),
       fig('Latency', `${int(d.generated_strategy?.latencyMs ?? 0)} ms`, 'agent-used-latency'),

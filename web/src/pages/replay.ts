@@ -5,7 +5,7 @@ import type { Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
 import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th, unmarkInvalid } from '../dom';
-import { feeFormula, int, num, pct, pnl, price, shares, time, usd } from '../format';
+import { fee, feeFormula, int, num, pct, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
   type: string;
@@ -82,7 +82,7 @@ const FIGURES: [string, string, Fmt][] = [
   ['best_trade', 'Best trade', (x) => pnl(x)],
   ['worst_trade', 'Worst trade', (x) => pnl(x)],
   ['time_in_position_pct', 'Time in position', (x) => pct(x)],
-  ['total_fees', 'Total fees', (x) => usd(x, 5)],
+  ['total_fees', 'Total fees', (x) => fee(x)],
   ['final_market_outcome', 'Outcome', String],
 ];
 
@@ -229,7 +229,7 @@ export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: nu
   const inPnl = Boolean(d.strategy?.includeRebates);
   const rebates =
     typeof p.total_maker_rebates === 'number'
-      ? fig('Est. maker rebates', `${usd(p.total_maker_rebates, 5)} (${inPnl ? 'in pnl' : 'not in pnl'})`, 'replay-total-rebates')
+      ? fig('Est. maker rebates', `${fee(p.total_maker_rebates)} (${inPnl ? 'in pnl' : 'not in pnl'})`, 'replay-total-rebates')
       : null;
   const warnings = (d.warnings ?? []).length
     ? h('div', { class: 'warning', role: 'note', testid: 'replay-warnings' }, (d.warnings ?? []).map((w) => h('p', null, w)))
@@ -378,8 +378,8 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
       td(shares(t.shares), true),
       td(num(t.slippage, 3), true),
       h('td', { testid: 'trade-liquidity' }, t.liquidity ?? '—'),
-      td(usd(t.fee ?? 0, 5), true),
-      td(usd(t.maker_rebate ?? 0, 5), true),
+      td(fee(t.fee ?? 0), true),
+      td(fee(t.maker_rebate ?? 0), true),
       td(pnl(t.position_pnl), true),
       td(pnl(t.cumulative_pnl), true),
     ),

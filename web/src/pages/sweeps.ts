@@ -4,7 +4,7 @@ import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
 import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th, unmarkInvalid } from '../dom';
 import { loadDraft, saveDraft } from '../drafts';
-import { int, num, pct, pnl, time, usd } from '../format';
+import { fee, int, num, pct, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
 import { typesFollowCoin } from './markets';
 import {
@@ -874,7 +874,7 @@ function statText(s: Summary | null, key: string): string {
     case 'total_pnl':
       return pnl(s.total_pnl);
     case 'total_fees':
-      return usd(s.total_fees, 3);
+      return fee(s.total_fees);
     case 'win_rate':
       return s.win_rate === null ? '—' : pct(s.win_rate) + interval(s.win_rate_ci95, (x) => pct(x));
     case 'ev_per_trade':
