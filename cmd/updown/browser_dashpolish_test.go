@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +61,51 @@ func TestDashboardPolish(t *testing.T) {
 			if !feeForm.MatchString(c.shown) {
 				t.Errorf("%s shows %q: want dollars with 5 decimals, as Polymarket rounds fees", c.where, c.shown)
 			}
+		}
+	})
+
+	t.Run("the agent's pnl chart numbers its markets as the table does", func(t *testing.T) {
+		pro := pro.in(t)
+		// Three markets, newest first as the API lists them; the middle one
+		// had no data: market 2 of the table, and of the chart, with no bar.
+		res := func(slug string, pnl float64, trades int) map[string]any {
+			return map[string]any{"slug": slug, "performance": map[string]any{"total_pnl": pnl, "total_trades": trades, "win_rate": 100 * float64(trades)}}
+		}
+		slugs := []string{"btc-updown-15m-1764500400", "btc-updown-15m-1764499500", "btc-updown-15m-1764498600"}
+		answer, _ := json.Marshal(map[string]any{"data": map[string]any{
+			"strategy_code": "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10",
+			"aggregate":     map[string]any{"total_pnl": 1.5, "markets_tested": 3, "markets_traded": 2, "total_trades": 2, "win_rate": 50, "avg_market_pnl": 0.5, "max_drawdown": 1},
+			"results":       []any{res(slugs[0], 2.5, 1), map[string]any{"slug": slugs[1], "error": map[string]any{"code": "NO_DATA", "message": "no snapshots"}}, res(slugs[2], -1, 1)},
+		}})
+		defer pro.answerJSON("*/v1/backtest-ai/run", "/v1/backtest-ai/run", answer)()
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run="1"]`),
+			chromedp.WaitVisible(byID("agent-pnl-chart")+`[data-x-ticks]`))
+		var got struct {
+			Table  map[string]string // the row's market number (its "#" cell) by slug
+			Ticks  []string
+			Points string
+			Slugs  []string
+		}
+		pro.eval(`(() => {
+			const chart = document.querySelector('[data-testid=agent-pnl-chart]');
+			const table = {};
+			const heads = [...document.querySelectorAll('[data-testid=agent-results-table] thead th')].map(th => th.textContent);
+			const col = heads.indexOf('#');
+			for (const r of document.querySelectorAll('[data-testid=agent-results-table] tbody tr')) table[r.dataset.slug] = col < 0 ? '' : r.cells[col].textContent;
+			return {Table: table, Ticks: JSON.parse(chart.dataset.xTicks || '[]'), Points: chart.dataset.points || '', Slugs: JSON.parse(chart.dataset.slugs || '[]')} })()`, &got)
+		// Market 1 is the oldest, the last the API lists.
+		for i, slug := range slugs {
+			if want := []string{"3", "2", "1"}[i]; got.Table[slug] != want {
+				t.Errorf("the table numbers %s %q, want %s (1 = oldest): %q", slug, got.Table[slug], want, got.Table)
+			}
+		}
+		if strings.Join(got.Ticks, " ") != "1 2 3" || got.Points != "3" {
+			t.Errorf("the chart's markets are %q (%s points): want 1 2 3, the table's, the one without data among them", got.Ticks, got.Points)
+		}
+		if want := []string{slugs[2], slugs[1], slugs[0]}; strings.Join(got.Slugs, " ") != strings.Join(want, " ") {
+			t.Errorf("the chart's markets 1, 2, 3 are %q, want %q", got.Slugs, want)
 		}
 	})
 }

@@ -265,7 +265,10 @@ function orderWords(s: Backtest['generated_strategy']): string {
 
 function showBacktest(box: HTMLElement, d: Backtest): void {
   const a = d.aggregate as Record<string, any>;
-  const rows = d.results.map((r) => ({ slug: r.slug, pnl: Number(r.performance?.total_pnl ?? NaN), trades: Number(r.performance?.total_trades ?? NaN), win: Number(r.performance?.win_rate ?? NaN), err: r.error?.code ?? '' }));
+  // Each market's number, 1 the oldest (the answer lists the newest
+  // first), in the table and on the chart alike: a market without data
+  // keeps its number, and has no bar.
+  const rows = d.results.map((r, i) => ({ n: d.results.length - i, slug: r.slug, pnl: Number(r.performance?.total_pnl ?? NaN), trades: Number(r.performance?.total_trades ?? NaN), win: Number(r.performance?.win_rate ?? NaN), err: r.error?.code ?? '' }));
   const tbody = h('tbody');
   let sortKey: keyof (typeof rows)[0] = 'slug';
   let asc = false;
@@ -282,6 +285,7 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
         h(
           'tr',
           { 'data-slug': r.slug },
+          td(int(r.n), true),
           h('td', { class: 'slug' }, h('a', { href: `#/market/${encodeURIComponent(r.slug)}` }, r.slug)),
           td(pnl(r.pnl), true),
           td(int(r.trades), true),
@@ -304,14 +308,14 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
     });
     return th;
   };
-  const chart = h('div', { class: 'chart', testid: 'agent-pnl-chart', role: 'img', 'aria-label': 'Total pnl per market, oldest market first: green bars won, red bars lost' });
+  const chart = h('div', { class: 'chart', testid: 'agent-pnl-chart', role: 'img', 'aria-label': 'Total pnl per market by its number in the table (1 = oldest): green bars won, red bars lost' });
   const market = (m: { slug: string; total_pnl: number } | null | undefined) =>
     m ? h('span', { class: 'market-fig' }, h('a', { href: `#/market/${encodeURIComponent(m.slug)}`, class: 'slug' }, m.slug), ' ', h('span', null, pnl(m.total_pnl))) : '—';
   const table = h(
     'table',
     { class: 'data cards', testid: 'agent-results-table' },
     h('caption', null, 'Per market (click a heading to sort)'),
-    h('thead', null, h('tr', null, header('Market', 'slug'), header('Total pnl', 'pnl'), header('Trades', 'trades'), header('Win rate', 'win'), header('Error', 'err'))),
+    h('thead', null, h('tr', null, header('#', 'n'), header('Market', 'slug'), header('Total pnl', 'pnl'), header('Trades', 'trades'), header('Win rate', 'win'), header('Error', 'err'))),
     tbody,
   );
   clear(
@@ -345,10 +349,12 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
     table,
   );
   render();
-  const ok = rows.filter((r) => !Number.isNaN(r.pnl)).reverse(); // oldest market first
-  if (ok.length) {
-    const n = ok.length;
-    const xs = ok.map((_, i) => i + 1); // market 1 is the oldest
+  const all = [...rows].reverse(); // oldest market first: market 1 at x = 1
+  if (rows.some((r) => !Number.isNaN(r.pnl))) {
+    const n = all.length;
+    const xs = all.map((r) => r.n);
+    // The markets by number, for tests and scripts (the legend names one at a time).
+    chart.setAttribute('data-slugs', JSON.stringify(all.map((r) => r.slug)));
     const bars = uPlot.paths.bars!({ size: [0.7, 48], align: 0 });
     draw(
       chart,
@@ -366,13 +372,13 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
           { label: 'total pnl ($)', size: 64, values: numberTicks() },
         ],
         series: [
-          { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ok[v - 1]?.slug ?? ''}`) },
+          { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${all[v - 1]?.slug ?? ''}${Number.isNaN(all[v - 1]?.pnl) ? ' (no result)' : ''}`) },
           { label: 'won', stroke: COLORS.up, fill: 'rgba(26,127,55,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
           { label: 'lost', stroke: COLORS.down, fill: 'rgba(207,34,46,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
         ],
       },
       // A market without a trade (pnl 0) is neither won nor lost: no bar.
-      [xs, ok.map((r) => (r.pnl > 0 ? r.pnl : null)), ok.map((r) => (r.pnl < 0 ? r.pnl : null))],
+      [xs, all.map((r) => (r.pnl > 0 ? r.pnl : null)), all.map((r) => (r.pnl < 0 ? r.pnl : null))],
     );
   }
 }
