@@ -108,4 +108,25 @@ func TestDashboardPolish(t *testing.T) {
 			t.Errorf("the chart's markets 1, 2, 3 are %q, want %q", got.Slugs, want)
 		}
 	})
+
+	t.Run("the fee hint shows only where a fee model applies", func(t *testing.T) {
+		pro := pro.in(t)
+		for _, page := range []string{"agent", "replay"} {
+			pro.visit("#/"+page, page)
+			models := []string{"NONE", "MARKET", "CUSTOM"}
+			if page == "agent" {
+				models = append([]string{""}, models...) // from the prompt or code
+			}
+			for _, model := range models {
+				pro.setValue(byID(page+"-fee-model"), model)
+				var hint string
+				pro.eval(`(() => { const f = document.querySelector('[data-testid=`+page+`-fee-model]').closest('.field');
+					return [...f.querySelectorAll('small')].filter(s => s.getClientRects().length > 0).map(s => s.textContent).join(' ') })()`, &hint)
+				applies := model == "MARKET" || model == "CUSTOM"
+				if applies && hint != "Taker fees; makers pay none." || !applies && hint != "" {
+					t.Errorf("%s page, fee model %q: the hint under Fees is %q", page, model, hint)
+				}
+			}
+		}
+	})
 }

@@ -181,10 +181,16 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       check('Include rebates in pnl', rebates, 'Maker rebates are paid daily from a pool, so they are an estimate; without this they are shown but not counted.'),
     ),
   );
+  // What fees are, said only where a fee model applies: under none there
+  // are none (and "from the prompt or code" may name none).
+  const fees = field('Fees', model, 'Taker fees; makers pay none.');
+  const feeHint = fees.querySelector('small')!;
+  feeHint.hidden = true;
   const custom = h('div', { class: 'row', hidden: true }, field('Fee rate (0 to 1)', rate), field('Fee exponent (1 to 4)', exp, 'Empty: 1.'));
   const show = () => {
     gtc.hidden = order.value !== 'GTC';
     custom.hidden = model.value !== 'CUSTOM';
+    feeHint.hidden = model.value !== 'MARKET' && model.value !== 'CUSTOM';
   };
   for (const x of [order, postOnly, offset, cancel, queue, rebates, cooldown, maxEntries, model, rate, exp, latency]) {
     x.addEventListener('input', () => {
@@ -235,7 +241,7 @@ export function executionControls(prefix: string, onChange: () => void = () => {
       h(
         'div',
         { class: 'row' },
-        field('Fees', model, 'Taker fees; makers pay none.'),
+        fees,
         field('Latency (ms)', latency, `Orders fill on the first snapshot at least this late${inherit ? '; empty: as the prompt or code says, else 0' : ''}.`),
       ),
       custom,
