@@ -172,7 +172,7 @@ func Describe(r Rules) string {
 		fmt.Fprintf(&b, " Every fill pays a taker fee of shares × %s × (p(1−p))^%d.", replay.FormatNum(*s.FeeRate), s.FeeExponent)
 	}
 	if s.LatencyMs > 0 {
-		fmt.Fprintf(&b, " Orders execute %d ms after their signal.", s.LatencyMs)
+		fmt.Fprintf(&b, " Orders execute %s after their signal.", duration(s.LatencyMs))
 	}
 	if s.OrderType == replay.OrderGTC {
 		if s.LimitOffsetTicks == 0 {
@@ -188,7 +188,7 @@ func Describe(r Rules) string {
 			b.WriteString(", post-only")
 		}
 		if s.CancelAfterMs > 0 {
-			fmt.Fprintf(&b, ", cancelled after %d ms", s.CancelAfterMs)
+			fmt.Fprintf(&b, ", cancelled after %s", duration(s.CancelAfterMs))
 		}
 		fmt.Fprintf(&b, "; queue model %s.", s.QueueModel)
 	}
@@ -196,12 +196,29 @@ func Describe(r Rules) string {
 		b.WriteString(" Estimated maker rebates count in the pnl.")
 	}
 	if s.ReentryCooldownMs > 0 {
-		fmt.Fprintf(&b, " After an exit it waits %d ms before entering again.", s.ReentryCooldownMs)
+		fmt.Fprintf(&b, " After an exit it waits %s before entering again.", duration(s.ReentryCooldownMs))
 	}
 	if s.MaxEntriesPerMarket > 0 {
 		fmt.Fprintf(&b, " At most %d entries a market.", s.MaxEntriesPerMarket)
 	}
 	return b.String()
+}
+
+// duration writes a number of milliseconds as a reader takes it in: whole
+// hours, minutes or seconds in those units ("30 s", "2 min", "24 h"), any
+// other in ms ("1500 ms").
+func duration(ms int) string {
+	switch {
+	case ms == 0:
+		return "0 ms"
+	case ms%3_600_000 == 0:
+		return strconv.Itoa(ms/3_600_000) + " h"
+	case ms%60_000 == 0:
+		return strconv.Itoa(ms/60_000) + " min"
+	case ms%1000 == 0:
+		return strconv.Itoa(ms/1000) + " s"
+	}
+	return strconv.Itoa(ms) + " ms"
 }
 
 func joinConditions(cs []replay.Condition, joiner string) string {

@@ -266,10 +266,44 @@ func TestRequestOrderSettings(t *testing.T) {
 // strategy re-enters.
 func TestDescribeOrderRules(t *testing.T) {
 	got := Describe(gtcRules(t))
-	for _, want := range []string{"Orders rest on the book 1 tick above the best bid to buy and below the best ask to sell, post-only, cancelled after 60000 ms; queue model FRONT.",
-		"Estimated maker rebates count in the pnl.", "After an exit it waits 30000 ms before entering again.", "At most 3 entries a market."} {
+	for _, want := range []string{"Orders rest on the book 1 tick above the best bid to buy and below the best ask to sell, post-only, cancelled after 1 min; queue model FRONT.",
+		"Estimated maker rebates count in the pnl.", "After an exit it waits 30 s before entering again.", "At most 3 entries a market."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Describe: %s\nlacks %q", got, want)
 		}
+	}
+}
+
+// TestDescribeDurations: the explanation writes a duration of whole
+// seconds, minutes or hours in those units ("waits 30 s", where it wrote
+// "waits 30000 ms"), and any other in ms; the generated strategy's
+// default cooldown reads 30 s.
+func TestDescribeDurations(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		latency, cancel, cooldown int
+		want                      []string
+	}{
+		{250, 1500, 30_000, []string{"execute 250 ms after", "cancelled after 1500 ms;", "waits 30 s before"}},
+		{2000, 90_000, 120_000, []string{"execute 2 s after", "cancelled after 90 s;", "waits 2 min before"}},
+		{60_000, 3_600_000, 86_400_000, []string{"execute 1 min after", "cancelled after 1 h;", "waits 24 h before"}},
+	} {
+		r := gtcRules(t)
+		r.Strategy.LatencyMs = c.latency
+		r.Strategy.CancelAfterMs = c.cancel
+		r.Strategy.ReentryCooldownMs = c.cooldown
+		got := Describe(r)
+		for _, want := range c.want {
+			if !strings.Contains(got, want) {
+				t.Errorf("latency %d, cancel %d, cooldown %d ms: %s\nlacks %q", c.latency, c.cancel, c.cooldown, got, want)
+			}
+		}
+	}
+	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP below 0.4, exit above 0.6"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(spec.Explanation, "After an exit it waits 30 s before entering again.") {
+		t.Errorf("the default cooldown explained: %s", spec.Explanation)
 	}
 }
