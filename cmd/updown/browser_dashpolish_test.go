@@ -129,4 +129,15 @@ func TestDashboardPolish(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the heatmaps' captions say what the cells are and on which markets", func(t *testing.T) {
+		pro := pro.in(t)
+		sweepShown(pro)
+		var captions []string
+		pro.eval(`[...document.querySelectorAll('[data-testid^=heatmap-] caption')].map(c => c.textContent)`, &captions)
+		want := []string{"Train: each trial’s total pnl on the train markets, where the best trial is picked", "Test: each trial’s total pnl on the test markets, which it never saw"}
+		if strings.Join(captions, "|") != strings.Join(want, "|") {
+			t.Errorf("the heatmaps' captions %q, want %q", captions, want)
+		}
+	})
 }

@@ -720,10 +720,16 @@ function heatmapSection(res: Results, grid: Parameter[], fmt: (x: number | null)
     return { table, many: g.rows.some((r) => r.some((c) => c.trials > 1)) };
   };
   const render = () => {
-    const train = one(`Train: ${objName} on the markets that chose`, 'train_objective', 'heatmap-train');
+    // Each cell is a trial's objective on the markets it trained on, where
+    // the best trial is picked: every market under split NONE, the last
+    // fold's train markets under WALK_FORWARD.
+    const trainOn = res.split === 'NONE' ? 'every market' : walkForward(res) ? 'the last fold’s train markets' : 'the train markets';
+    const train = one(`Train: each trial’s ${objName} on ${trainOn}, where the best trial is picked`, 'train_objective', 'heatmap-train');
     // A trial's test figures under WALK_FORWARD are the last fold's block
     // only (the earlier blocks train in the later folds).
-    const testTitle = walkForward(res) ? `Test: ${objName} on the last fold’s test block, which it never saw` : `Test: ${objName} on markets it never saw`;
+    const testTitle = walkForward(res)
+      ? `Test: each trial’s ${objName} on the last fold’s test block, markets it never saw`
+      : `Test: each trial’s ${objName} on the test markets, which it never saw`;
     const test = hasTest ? one(testTitle, 'test_objective', 'heatmap-test') : null;
     // Each map scrolls sideways on its own when it is wider than the screen.
     const wrap = (t: HTMLElement) => h('div', { class: 'heatmap-box' }, t);
