@@ -893,14 +893,20 @@ func (c *Collector) buildSnapshot(m store.Market, at time.Time, books map[string
 	if err != nil {
 		return store.Snapshot{}, err
 	}
-	return store.Snapshot{
+	s := store.Snapshot{
 		Time:      at,
 		CoinPrice: price,
 		PriceUp:   up.price,
 		PriceDown: down.price,
 		BookUp:    &up.book,
 		BookDown:  &down.book,
-	}, nil
+	}
+	// One the store refuses (a number not finite) would take the market's
+	// whole batch with it at the next flush: it is not recorded, alone.
+	if err := s.Check(); err != nil {
+		return store.Snapshot{}, err
+	}
+	return s, nil
 }
 
 type outcomeBook struct {

@@ -2,11 +2,14 @@ package collect
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"math"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/updown/updown/jobs/book"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
@@ -146,5 +149,28 @@ func TestTradesLostRecordsGaps(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("gaps %+v, want %+v", got, want)
+	}
+}
+
+// TestUnstorableSnapshotLeftOut: a snapshot the store would refuse (a coin
+// price that is not finite) is refused as it is built, so that the
+// market's instant fails alone; before, it went into the market's batch,
+// and the store's refusal of the batch at the flush dropped the good
+// snapshots beside it.
+func TestUnstorableSnapshotLeftOut(t *testing.T) {
+	t.Parallel()
+	c, _, m := tradeRig(t)
+	at := m.StartTime.Add(time.Minute)
+	books := map[string]clobBook{
+		"up":   {AssetID: "up", Asks: []book.Level{{Price: book.Num{V: 0.55, Set: true}, Size: book.Num{V: 10, Set: true}}}},
+		"down": {AssetID: "down", Asks: []book.Level{{Price: book.Num{V: 0.47, Set: true}, Size: book.Num{V: 10, Set: true}}}},
+	}
+	if _, err := c.buildSnapshot(m, at, books, map[store.Coin]float64{store.BTC: 75000}); err != nil {
+		t.Fatalf("a good snapshot: %v", err)
+	}
+	for _, price := range []float64{math.NaN(), math.Inf(1)} {
+		if s, err := c.buildSnapshot(m, at, books, map[store.Coin]float64{store.BTC: price}); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("coin price %v: built %+v (%v), want the store's refusal", price, s, err)
+		}
 	}
 }
