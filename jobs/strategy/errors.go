@@ -3,6 +3,7 @@ package strategy
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/updown/updown/jobs/replay"
 )
@@ -37,7 +38,9 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Cause }
 
 // In returns a copy of e whose field is inside prefix
-// ("generatedStrategy" + "side" is "generatedStrategy.side").
+// ("generatedStrategy" + "side" is "generatedStrategy.side"); a message
+// that begins with the field's name names it so too, as details.field
+// does.
 func (e *Error) In(prefix string) *Error {
 	c := *e
 	switch {
@@ -48,7 +51,18 @@ func (e *Error) In(prefix string) *Error {
 	default:
 		c.Field = prefix + "." + c.Field
 	}
+	if e.Field != "" {
+		if rest, ok := strings.CutPrefix(c.Message, e.Field); ok && (rest == "" || !isNameByte(rest[0])) {
+			c.Message = c.Field + rest
+		}
+	}
 	return &c
+}
+
+// isNameByte reports whether b continues a field's name, so that the
+// field "side" is not found at the start of "sides".
+func isNameByte(b byte) bool {
+	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
 
 func invalid(field, message string) *Error {
