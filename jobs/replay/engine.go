@@ -320,15 +320,23 @@ func (s *ruleSet) inTimeLeft(span int64) {
 		}
 		return float64(left) * 100 / float64(span)
 	}
+	// near is about the time left whose percentage is p: where the search
+	// begins, a few evaluations from its answer.
+	near := func(p float64) int64 {
+		if span <= 0 {
+			return 0
+		}
+		return int64(max(min(math.Round(p*float64(span)/100), maxLeft), -maxLeft)) // NaN: -maxLeft
+	}
 	for k := range s.n {
 		r := &s.r[k]
 		if r.field&fieldMask == fTimeRemaining {
 			off := r.off
-			r.lo, r.hi = leftBounds(func(left int64) float64 { return pct(left) - off }, r.lo, r.hi)
+			r.lo, r.hi = leftBounds(func(left int64) float64 { return pct(left) - off }, func(x float64) int64 { return near(x + off) }, r.lo, r.hi)
 			r.off = 0
 		}
 		if r.pfield&fieldMask == fTimeRemaining {
-			r.plo, r.phi = leftBounds(pct, r.plo, r.phi)
+			r.plo, r.phi = leftBounds(pct, near, r.plo, r.phi)
 		}
 	}
 }
@@ -341,22 +349,12 @@ const maxLeft = 1 << 53
 // (non-decreasing in left) lies within [lo, hi]: from the first to the last
 // such time, -Inf and +Inf where the bound admits every time (an infinite
 // bound, or the first or last time searched), and +Inf, -Inf when none.
-func leftBounds(v func(int64) float64, lo, hi float64) (float64, float64) {
+// near(x) is about the time whose value is x, where each search begins.
+func leftBounds(v func(int64) float64, near func(float64) int64, lo, hi float64) (float64, float64) {
 	inf := math.Inf(1)
-	first := func(ok func(int64) bool) int64 { // the first time ok holds from; maxLeft+1 if never
-		a, b := int64(-maxLeft), int64(maxLeft+1)
-		for a < b {
-			if m := a + (b-a)/2; ok(m) {
-				b = m
-			} else {
-				a = m + 1
-			}
-		}
-		return a
-	}
 	from, to := -inf, inf
 	if !math.IsInf(lo, -1) {
-		switch l := first(func(t int64) bool { return v(t) >= lo }); {
+		switch l := firstFrom(func(t int64) bool { return v(t) >= lo }, near(lo)); {
 		case l > maxLeft:
 			return inf, -inf
 		case l > -maxLeft:
@@ -364,7 +362,7 @@ func leftBounds(v func(int64) float64, lo, hi float64) (float64, float64) {
 		}
 	}
 	if !math.IsInf(hi, 1) {
-		switch l := first(func(t int64) bool { return v(t) > hi }); {
+		switch l := firstFrom(func(t int64) bool { return v(t) > hi }, near(hi)); {
 		case l <= -maxLeft:
 			return inf, -inf
 		case l <= maxLeft:
@@ -372,6 +370,44 @@ func leftBounds(v func(int64) float64, lo, hi float64) (float64, float64) {
 		}
 	}
 	return from, to
+}
+
+// firstFrom returns the first time in [-maxLeft, maxLeft] from which ok
+// (false, then true) holds, maxLeft+1 if it never does: it steps out from
+// g in doubling strides until it has the answer between two times, then
+// bisects, a few evaluations of ok when g is near the answer (a replay
+// compiles its conditions once, a sweep's short markets by the thousand).
+func firstFrom(ok func(int64) bool, g int64) int64 {
+	a, b := int64(-maxLeft), int64(maxLeft+1) // the answer is in [a, b]
+	if g > a && g < b {
+		if ok(g) {
+			b = g
+			for step := int64(1); g-step > a; step *= 2 {
+				if !ok(g - step) {
+					a = g - step + 1
+					break
+				}
+				b = g - step
+			}
+		} else {
+			a = g + 1
+			for step := int64(1); g+step < b; step *= 2 {
+				if ok(g + step) {
+					b = g + step
+					break
+				}
+				a = g + step + 1
+			}
+		}
+	}
+	for a < b {
+		if m := a + (b-a)/2; ok(m) {
+			b = m
+		} else {
+			a = m + 1
+		}
+	}
+	return a
 }
 
 // event is a trade event as the engine records it; the Result renders it.

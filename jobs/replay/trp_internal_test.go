@@ -78,3 +78,29 @@ func TestTimeLeftRulesArePercentRules(t *testing.T) {
 		check(-int64(time.Minute), v, []int64{5, 4, 3})
 	}
 }
+
+// TestFirstFromAnyGuess: firstFrom finds the first time from which a
+// condition holds whatever time it starts from: near the answer, far
+// from it on either side, at the ends of the range, and when the
+// condition holds everywhere or nowhere.
+func TestFirstFromAnyGuess(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(27, 7))
+	answers := []int64{-maxLeft, -maxLeft + 1, -1, 0, 1, 299_700_000_000, maxLeft - 1, maxLeft, maxLeft + 1}
+	for range 2000 {
+		answers = append(answers, rng.Int64N(2*maxLeft+2)-maxLeft)
+	}
+	for _, want := range answers {
+		guesses := []int64{want, want - 1, want + 1, want - 2, want + 2, want - 1000, want + 1000, -maxLeft, maxLeft, 0,
+			-maxLeft - 5, maxLeft + 5, rng.Int64N(2*maxLeft+1) - maxLeft}
+		for _, g := range guesses {
+			evaluated := 0
+			if got := firstFrom(func(t int64) bool { evaluated++; return t >= want }, g); got != want {
+				t.Fatalf("answer %d, starting from %d: found %d", want, g, got)
+			}
+			if g == want && want > -maxLeft && want <= maxLeft && evaluated > 2 {
+				t.Errorf("answer %d, starting from it: %d evaluations, want 2", want, evaluated)
+			}
+		}
+	}
+}
