@@ -70,6 +70,20 @@ func (r *wsRig) tradesGaps(t *testing.T, slug string) []store.Gap {
 	return out
 }
 
+// awaitTrades waits until the websocket has brought a few trades of
+// every market the rig lists.
+func (r *wsRig) awaitTrades(t *testing.T) {
+	t.Helper()
+	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
+		for _, slug := range r.slugs() {
+			if _, n, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // gapsRecorded counts the trades gaps the rig's collectors recorded: the
 // writer logs each.
 func (r *wsRig) gapsRecorded() int {
@@ -131,14 +145,7 @@ func TestTradeGapsBackfilled(t *testing.T) {
 func testBackfill(t *testing.T, r *wsRig, outage func(*wsRig, *testing.T) time.Time) {
 	c, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
-	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
-		for _, slug := range r.slugs() {
-			if _, n, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
-				return false
-			}
-		}
-		return true
-	})
+	r.awaitTrades(t)
 	before := r.gapsRecorded()
 	down := outage(r, t)
 	r.awaitBackfilled(t, c, before, 0, len(r.slugs()), 0)
@@ -405,17 +412,9 @@ func TestUpstreamsFromEnv(t *testing.T) {
 func TestTradesMissedWhileStoppedBackfilled(t *testing.T) {
 	t.Parallel()
 	r := backfillRig(t, memory.New())
-	ctx := context.Background()
 	_, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
-	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
-		for _, slug := range r.slugs() {
-			if _, n, err := r.st.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
-				return false
-			}
-		}
-		return true
-	})
+	r.awaitTrades(t)
 	stop()
 	down := time.Now()
 	time.Sleep(5 * time.Second)
@@ -486,14 +485,7 @@ func TestBriefReconnectLosesNoTrade(t *testing.T) {
 	r := backfillRig(t, memory.New())
 	c, stop := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
-	eventually(t, 60*time.Second, "trades recorded from the websocket", func() bool {
-		for _, slug := range r.slugs() {
-			if _, n, err := r.st.ListMarketTrades(context.Background(), slug, store.MarketTradeQuery{Limit: 1}); err != nil || n < 3 {
-				return false
-			}
-		}
-		return true
-	})
+	r.awaitTrades(t)
 	// Brief outages until the fake traded inside one (a trade a second a
 	// token: the first nearly always does).
 	var outages [][2]time.Time
