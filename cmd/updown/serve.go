@@ -373,7 +373,6 @@ func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.L
 		st.Close()
 		return b, nil, err
 	}
-	warnNewerSchema(ctx, st, log)
 	rdb, err := openRedis(ctx, conn)
 	if err != nil {
 		st.Close()
@@ -419,6 +418,8 @@ func migrateSaying(ctx context.Context, st *postgres.Store, log *slog.Logger) er
 	}
 	if have <= want {
 		log.Info(migratedMessage(have), "version", have, "from", from)
+	} else {
+		warnNewerSchema(log, have, want)
 	}
 	return nil
 }
@@ -440,16 +441,13 @@ func migratedMessage(version int) string {
 	return fmt.Sprintf("migrations applied: schema at version %d", version)
 }
 
-// warnNewerSchema says when the database's schema is newer than this
-// build's (a build rolled back, or an old binary deployed by mistake): the
-// process runs on it, as README's Production allows, but the operator is
-// told, as `updown migrate` tells it. A failure to read the version is
-// left to the process's own queries to report.
-func warnNewerSchema(ctx context.Context, st *postgres.Store, log *slog.Logger) {
-	have, want, err := schemaVersions(ctx, st)
-	if err != nil || have <= want {
-		return
-	}
+// warnNewerSchema says that the database's schema, at version have, is
+// newer than this build's want (a build rolled back, or an old binary
+// deployed by mistake): the process runs on it, as README's Production
+// allows, but the operator is told, as `updown migrate` tells it. The
+// processes say it where they read the version anyway (migrateSaying,
+// waitForSchema).
+func warnNewerSchema(log *slog.Logger, have, want int) {
 	log.Warn(fmt.Sprintf("database schema version %d is newer than this build's %d: a newer build migrated it; this build runs on it, but README's Production says what an older build cannot read", have, want),
 		"have", have, "want", want)
 }
@@ -475,6 +473,9 @@ func waitForSchema(ctx context.Context, st *postgres.Store, log *slog.Logger, ev
 		if have >= want {
 			if waited {
 				log.Info("database schema ready", "version", have)
+			}
+			if have > want {
+				warnNewerSchema(log, have, want)
 			}
 			return nil
 		}
