@@ -559,33 +559,17 @@ type Snapshot struct {
 // does a trade's (MarketTrade.Check).
 func (s Snapshot) Check() error {
 	why := ""
-	switch {
-	case !finite(s.CoinPrice) || !finite(s.PriceUp) || !finite(s.PriceDown):
-		why = fmt.Sprintf("coin price %v, price up %v, price down %v: not all finite", s.CoinPrice, s.PriceUp, s.PriceDown)
-	case !s.BookUp.finite():
+	switch s.FirstNonFinite().Field {
+	case "":
+		return nil
+	case "orderbook_up":
 		why = "the Up book has a price or size that is not finite"
-	case !s.BookDown.finite():
+	case "orderbook_down":
 		why = "the Down book has a price or size that is not finite"
 	default:
-		return nil
+		why = fmt.Sprintf("coin price %v, price up %v, price down %v: not all finite", s.CoinPrice, s.PriceUp, s.PriceDown)
 	}
 	return fmt.Errorf("snapshot at %s: %s: %w", s.Time.UTC().Format(time.RFC3339Nano), why, ErrInvalid)
-}
-
-// finite reports whether every level of b (none when nil) has a finite
-// price and size.
-func (b *Book) finite() bool {
-	if b == nil {
-		return true
-	}
-	for _, side := range [2][]Level{b.Bids, b.Asks} {
-		for _, l := range side {
-			if !finite(l.Price) || !finite(l.Size) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // CheckSnapshots is Check of each of snaps: the first refusal, or nil.
