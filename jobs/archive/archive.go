@@ -705,6 +705,8 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	if !ok || err != nil {
 		return nil, err
 	}
+	// In time order, as tickAt reads them (a markets file's may not be).
+	m.TickSizeChanges = store.SortTickChanges(m.TickSizeChanges)
 	r := &run{im: im, m: m, books: book.NewBooks()}
 	im.byCond[m.ConditionID] = r
 	im.byToken[m.ClobTokenUp], im.byToken[m.ClobTokenDown] = r, r
@@ -1120,13 +1122,7 @@ func (r *run) event(e *book.Event) error {
 		}
 		r.ticks, _ = store.AppendTickChange(r.ticks, cur, e.NewTick, cmp.Or(e.Time, t))
 	case "book":
-		// A book says the tick it is quoted in: one other than the tick in
-		// force (a stream that begins after a change, or missed one) is a
-		// change from the book's time, as the collector records a market
-		// it finds at another tick, or a REST book in a new one.
-		if e.Tick > 0 && e.Tick != r.tickAt(t) {
-			r.ticks = append(r.ticks, store.TickSizeChange{Time: t.UTC(), TickSize: e.Tick})
-		}
+		r.bookTick(e.Tick, cmp.Or(e.Time, t), t)
 	}
 	if len(r.snaps) >= flushEvery || len(r.trades) >= flushEvery {
 		return r.flush()
@@ -1134,19 +1130,58 @@ func (r *run) event(e *book.Event) error {
 	return nil
 }
 
-// tickAt is the tick in force at t as a replay will read it: the last
-// change at or before t, of the import's or else of the market as stored,
-// else the tick markets open at.
-func (r *run) tickAt(t time.Time) float64 {
-	if n := len(r.ticks); n > 0 && !r.ticks[n-1].Time.After(t) {
-		return r.ticks[n-1].TickSize
+// bookTick takes the tick a book is quoted in, tick (0: not said), at
+// its own time at, the stream having reached clock. A tick other than the
+// one in force (a stream that begins after a change, or missed one) is a
+// change from the book's time, as the collector records a market it
+// finds at another tick, or a REST book in a new one. The tick in force
+// is that of the change in force at the book's time, not the last one
+// kept: a book older than the clock (a second capture of the same hours
+// read after the first) comes after changes made later than it. A book
+// shows the tick of when it was sent, which an initial dump's book, dated
+// by its last change, may be as late as the clock: a tick in force then
+// is no change either. A change so found makes the import's next one to
+// the same tick no change (a capture read later that began earlier): it
+// is dropped, so that the captures make one history in any order.
+func (r *run) bookTick(tick float64, at, clock time.Time) {
+	if tick <= 0 || tick == r.tickAt(at) || tick == r.tickAt(clock) {
+		return
 	}
+	at = at.UTC()
+	i, _ := slices.BinarySearchFunc(r.ticks, at, func(c store.TickSizeChange, t time.Time) int { return c.Time.Compare(t) })
+	if i < len(r.ticks) && r.ticks[i].Time.Equal(at) {
+		// A change at that instant already: the first one kept stays, as
+		// the store keeps changes (store.SortTickChanges).
+		return
+	}
+	r.ticks = slices.Insert(r.ticks, i, store.TickSizeChange{Time: at, TickSize: tick})
+	if n := i + 1; n < len(r.ticks) && r.ticks[n].TickSize == tick && r.tickAt(r.ticks[n].Time.Add(-time.Nanosecond)) == tick {
+		r.ticks = slices.Delete(r.ticks, n, n+1)
+	}
+}
+
+// tickAt is the tick in force at t as a replay will read it: that of the
+// last change at or before t, of the import's and the market's as stored
+// (the stored one at the same instant, as ensure merges them), else the
+// tick markets open at.
+func (r *run) tickAt(t time.Time) float64 {
 	tick := store.OpeningTickSize
+	var from time.Time
+	// The import's changes are in time order: the one in force at t is
+	// the last at or before it, most often the last of all.
+	for i := len(r.ticks) - 1; i >= 0; i-- {
+		if !r.ticks[i].Time.After(t) {
+			tick, from = r.ticks[i].TickSize, r.ticks[i].Time
+			break
+		}
+	}
 	for _, c := range r.m.TickSizeChanges {
 		if c.Time.After(t) {
 			break
 		}
-		tick = c.TickSize
+		if !c.Time.Before(from) {
+			tick = c.TickSize
+		}
 	}
 	return tick
 }
