@@ -351,14 +351,8 @@ func (c *Collector) discover(ctx context.Context) {
 	c.recordStartPrices(ctx, now)
 	c.refreshPriceToBeat(ctx, now)
 
+	ended := c.forgetEnded(now)
 	c.mu.Lock()
-	var ended []store.Market
-	for slug, m := range c.markets {
-		if m.EndTime.Before(now.Add(-c.cfg.WatchAfterEnd)) {
-			delete(c.markets, slug)
-			ended = append(ended, m)
-		}
-	}
 	for up, slug := range c.upstream {
 		if _, ok := c.markets[slug]; !ok {
 			delete(c.upstream, up)
@@ -382,6 +376,31 @@ func (c *Collector) discover(ctx context.Context) {
 		delete(c.tickSeen, m.Slug)
 	}
 	c.tickMu.Unlock()
+}
+
+// forgetEnded forgets the markets that ended over WatchAfterEnd before
+// now, and returns them. A market whose token the websocket dropped and
+// subscribed again, and whose fresh book has not come, is kept until its
+// stretch closes (the token leaves the subscription once the market is
+// past WatchAfterEnd, or the connection ends): the stretch is a trades
+// gap of the market where it lies in its window (tradesLost), which a
+// market no longer known could not have.
+func (c *Collector) forgetEnded(now time.Time) []store.Market {
+	c.mu.Lock()
+	var old []store.Market
+	for _, m := range c.markets {
+		if m.EndTime.Before(now.Add(-c.cfg.WatchAfterEnd)) {
+			old = append(old, m)
+		}
+	}
+	c.mu.Unlock()
+	old = slices.DeleteFunc(old, func(m store.Market) bool { return c.ws.losing(m.ClobTokenUp, m.ClobTokenDown) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range old {
+		delete(c.markets, m.Slug)
+	}
+	return old
 }
 
 // closeEnded closes the recording of the markets whose window ended by

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,10 +127,12 @@ func TestStopAfterABriefDropRecordsTheTradesGap(t *testing.T) {
 // TestTradesLostRecordsGaps: stretches in which a market's tokens were
 // resubscribed (Collector.tradesLost) are recorded as trades gaps of the
 // market, cut to its window, the two tokens' stretches that overlap as
-// one; a token of no market followed is passed over.
+// one; a token of no market followed is passed over, and the log says so.
 func TestTradesLostRecordsGaps(t *testing.T) {
 	t.Parallel()
 	c, _, m := tradeRig(t)
+	var logs SyncBuffer
+	c.log = slog.New(slog.NewTextHandler(&logs, nil))
 	at := m.StartTime.Add(time.Minute)
 	c.tradesLost([]lostTrades{
 		{token: "up", from: at, to: at.Add(2 * time.Second)},
@@ -149,6 +152,45 @@ func TestTradesLostRecordsGaps(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("gaps %+v, want %+v", got, want)
+	}
+	if l := logs.String(); !strings.Contains(l, "trades gap not recorded") || !strings.Contains(l, "token=elsewhere") {
+		t.Errorf("no log line says the stretch of a token of no market followed was dropped:\n%s", l)
+	}
+}
+
+// TestTradesLostOfAMarketThatEnded: a quiet book resubscribed 20 s
+// before its market's end, for a fresh book that never comes (the CLOB
+// sends none of a market that closed), is still waiting when discovery
+// passes WatchAfterEnd after the end. The socket drops the token then;
+// the stretch from its last change to the end is a trades gap of the
+// market, where forgetting the market first dropped the stretch without
+// a word. Once the stretch is closed, the market is forgotten.
+func TestTradesLostOfAMarketThatEnded(t *testing.T) {
+	t.Parallel()
+	c, _, m := tradeRig(t)
+	ws, err := newWSBooks("wss://example.invalid/ws/market", &c.cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ws, ws.listener = ws, c
+	clock := m.EndTime.Add(-20 * time.Second)
+	ws.now = func() time.Time { return clock }
+	ws.markLost([]string{m.ClobTokenUp})
+
+	clock = m.EndTime.Add(c.cfg.WatchAfterEnd + time.Minute)
+	if forgot := c.forgetEnded(clock); len(forgot) != 0 {
+		t.Errorf("forgot %v while its token waits for its fresh book", forgot)
+	}
+	ws.dropTokens([]string{m.ClobTokenUp, m.ClobTokenDown}) // the subscription leaves the market
+	c.w.mu.Lock()
+	got := slices.Clone(c.w.gaps[m.Slug])
+	c.w.mu.Unlock()
+	want := []store.Gap{{From: m.EndTime.Add(-20*time.Second - wsDeliveryLag), To: m.EndTime, Kind: store.GapTrades}}
+	if !slices.Equal(got, want) {
+		t.Errorf("gaps %+v, want %+v", got, want)
+	}
+	if forgot := c.forgetEnded(clock); len(forgot) != 1 || forgot[0].Slug != m.Slug {
+		t.Errorf("forgot %v once the stretch closed, want %s", forgot, m.Slug)
 	}
 }
 

@@ -97,7 +97,12 @@ func (c *Collector) tradesLost(lost []lostTrades) {
 	for _, l := range lost {
 		m, _, ok := c.marketOf(l.token)
 		if !ok {
-			continue // a token we no longer follow
+			// A market is kept while a stretch of its tokens is open
+			// (forgetEnded): only a token subscribed for no market known
+			// comes here, and nothing says where its stretch belongs.
+			c.log.WarnContext(context.Background(), "trades gap not recorded: the token resubscribed is of no market the collector follows",
+				"token", l.token, "from", l.from, "to", l.to)
+			continue
 		}
 		g, ok := tradesGap(m, l.from, l.to, 0)
 		if !ok {

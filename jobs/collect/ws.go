@@ -417,6 +417,23 @@ func (w *wsBooks) lostSince(token string, now time.Time) {
 	w.lost[token] = from.Add(-wsDeliveryLag)
 }
 
+// losing reports whether one of the tokens was dropped and subscribed
+// again and its fresh book has not come: its stretch of lost trades is
+// still open. False on a nil wsBooks (no websocket).
+func (w *wsBooks) losing(tokens ...string) bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range tokens {
+		if _, ok := w.lost[t]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // closeLost ends at to the stretches of the lost tokens among tokens (all
 // of them when tokens is nil) and returns them for the listener. Callers
 // hold mu.
