@@ -214,8 +214,10 @@ func TestCollectUnreachableUpstreams(t *testing.T) {
 			t.Errorf("/metrics counts no errors of %s", up)
 		}
 	}
-	if !strings.Contains(string(metrics), `updown_collector_instants_dropped_total{reason="stalled"} 0`) {
-		t.Errorf("/metrics does not count dropped instants")
+	for _, reason := range []string{"stalled", "partial"} {
+		if !strings.Contains(string(metrics), `updown_collector_instants_dropped_total{reason="`+reason+`"} 0`) {
+			t.Errorf("/metrics does not count dropped instants of reason %s", reason)
+		}
 	}
 	if !strings.Contains(string(metrics), `updown_collector_backfilled_total{kind="gaps"} 0`) {
 		t.Errorf("/metrics does not count backfilled trades gaps")

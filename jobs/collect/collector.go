@@ -723,13 +723,14 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		return
 	}
 	c.snapFeed.ok(ctx, at)
+	lost := false // by some markets, for want of their REST books
 	for _, m := range markets {
 		c.checkTick(m, books, at, now)
 		f := c.marketFeeds.get(m.Slug)
 		s, err := c.buildSnapshot(m, at, books, prices)
 		if err != nil {
 			if partial != nil && partial.lacks(m) {
-				err = partial
+				err, lost = partial, true
 			}
 			f.fail(ctx, at, now, err)
 			continue
@@ -738,6 +739,9 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 			f.ok(ctx, at)
 			c.sawSnapshot(ctx, m, at)
 		}
+	}
+	if lost {
+		c.drops.add(DropPartial, 1)
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // Reasons an instant of the snapshot grid is dropped for every live
-// market at once (Collector.DroppedInstants).
+// market at once, or for some of them (DropPartial)
+// (Collector.DroppedInstants).
 const (
 	// DropStalled: the collector woke up past the instant (a stalled
 	// process, a loaded machine) and skipped it.
@@ -24,11 +25,17 @@ const (
 	// DropLate: the books or prices did not come within MaxLag (a slow
 	// upstream, or a loaded machine).
 	DropLate = "late"
+	// DropPartial: the REST books failed (or came late) for the tokens
+	// the websocket could not vouch for, and only their markets lost the
+	// instant: the others were recorded from the websocket. Counted once
+	// an instant, however many markets lost it.
+	DropPartial = "partial"
 )
 
-// dropCounter counts the grid instants lost for every live market, by
-// reason, and logs the stretches of skipped instants (the one reason no
-// feed logs): once when a stretch is seen, with its extent and count.
+// dropCounter counts the grid instants lost for every live market, or
+// for some (DropPartial), by reason, and logs the stretches of skipped
+// instants (the one reason no feed logs): once when a stretch is seen,
+// with its extent and count.
 type dropCounter struct {
 	log *slog.Logger
 
@@ -69,8 +76,8 @@ func (d *dropCounter) skipped(ctx context.Context, last, next time.Time, every t
 func (d *dropCounter) counts() map[string]int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make(map[string]int64, 4)
-	for _, r := range []string{DropStalled, DropBackoff, DropBusy, DropUpstream, DropLate} {
+	out := make(map[string]int64, 6)
+	for _, r := range []string{DropStalled, DropBackoff, DropBusy, DropUpstream, DropLate, DropPartial} {
 		out[r] = d.n[r]
 	}
 	return out
@@ -78,7 +85,8 @@ func (d *dropCounter) counts() map[string]int64 {
 
 // DroppedInstants counts, by reason (DropStalled, DropBackoff, DropBusy,
 // DropUpstream, DropLate), the instants of the snapshot grid at which markets were
-// live and none was recorded.
+// live and none was recorded, and (DropPartial) those at which the REST
+// books failed for some markets while the others were recorded.
 func (c *Collector) DroppedInstants() map[string]int64 { return c.drops.counts() }
 
 // dropReason classes a tick's failed requests: DropLate when the only
