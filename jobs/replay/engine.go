@@ -458,23 +458,32 @@ var eventBuffers eventPool
 
 type eventPool struct{ p sync.Pool }
 
+// eventLists are the lists a replay that keeps every event fills: the
+// events, and beside each the snapshot it is visible from (visibleAt),
+// four bytes where an event takes a hundred. The equity curve reads the
+// second alone to place its points, so a replay trading on every other
+// snapshot does not stream its tens of megabytes of events twice more.
+type eventLists struct {
+	events []event
+	vis    []int32
+}
+
 // maxPooledEvents bounds the lists kept: those of a 24hr market of 300 ms
 // snapshots trading on every one of them (288,001 events, 28 MB), no
 // larger.
 const maxPooledEvents = 290_000
 
-func (ep *eventPool) get() []event {
-	if b, ok := ep.p.Get().(*[]event); ok {
-		return (*b)[:0]
+func (ep *eventPool) get() eventLists {
+	if b, ok := ep.p.Get().(*eventLists); ok {
+		return eventLists{b.events[:0], b.vis[:0]}
 	}
-	return make([]event, 0, 16)
+	return eventLists{make([]event, 0, 16), make([]int32, 0, 16)}
 }
 
-func (ep *eventPool) put(b []event) {
+func (ep *eventPool) put(b eventLists) {
 	// (A list grown to the bound is allocated a little above it.)
-	if cap(b) > 16 && cap(b) <= maxPooledEvents+maxPooledEvents/64 {
-		b = b[:0]
-		ep.p.Put(&b)
+	if c := cap(b.events); c > 16 && c <= maxPooledEvents+maxPooledEvents/64 {
+		ep.p.Put(&eventLists{b.events[:0], b.vis[:0]})
 	}
 }
 
@@ -488,7 +497,7 @@ var engines = sync.Pool{New: func() any { return new(engine) }}
 // answer is built from them; the engine is not used after.
 func (e *engine) release() {
 	if e.keep == keepAll {
-		eventBuffers.put(e.events)
+		eventBuffers.put(eventLists{e.events, e.vis})
 	}
 	*e = engine{} // the pool holds no market, trades or orders
 	engines.Put(e)
@@ -511,6 +520,7 @@ func (e *engine) grow(i int) {
 		more = min(more, maxPooledEvents-n)
 	}
 	e.events = slices.Grow(e.events, more)
+	e.vis = slices.Grow(e.vis, more)
 }
 
 // full makes room in a full list of events for one more, recorded at
@@ -523,6 +533,14 @@ func (e *engine) full(i int) {
 		return
 	}
 	e.grow(i)
+}
+
+// visible records, under keepAll, the snapshot the event just appended is
+// visible from.
+func (e *engine) visible(at int) {
+	if e.keep == keepAll {
+		e.vis = append(e.vis, int32(at))
+	}
 }
 
 // visibleAt is the first snapshot whose state includes the event.
@@ -589,6 +607,7 @@ type engine struct {
 	// and the sums of the round trips closed, when keep asks for them.
 	keep      keeping
 	events    []event
+	vis       []int32         // under keepAll: each event's visibleAt, for the curve
 	short     [2]event        // events' array when it keeps the last event only
 	tradeSums stats.TradeSums // of the round trips, under keepSums
 	sums      sums            // of the events, as they are recorded
@@ -665,7 +684,8 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 		dd: drawdown{peak: s.PositionSize},
 	}
 	if keep == keepAll {
-		e.events = eventBuffers.get()
+		l := eventBuffers.get()
+		e.events, e.vis = l.events, l.vis
 	} else {
 		e.events = e.short[:0]
 	}
@@ -868,6 +888,7 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	}
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
+	e.visible(i)
 	e.sums.entry(&e.events[len(e.events)-1])
 	e.countEntry()
 	e.dd.observe(e.size + e.realized + shares*(mark(tk, price)-fill) - fee)
@@ -936,6 +957,7 @@ func (e *engine) closeAt(ev event) {
 		e.full(ev.idx)
 	}
 	e.events = append(e.events, ev)
+	e.visible(ev.visibleAt())
 	// A MARKET_END position is held to the end of the recorded span, and
 	// so is one a maker exit closed after the last snapshot.
 	exitNs := e.ticks[len(e.ticks)-1].Nanos

@@ -549,17 +549,17 @@ func deepCopy(snaps []store.Snapshot) []store.Snapshot {
 
 func TestCurveIndices(t *testing.T) {
 	t.Parallel()
-	evs := func(idx ...int) []event {
-		out := make([]event, len(idx))
+	evs := func(idx ...int) []int32 {
+		out := make([]int32, len(idx))
 		for i, x := range idx {
-			out[i] = event{idx: x}
+			out[i] = int32(x)
 		}
 		return out
 	}
 	tests := []struct {
 		name   string
 		n      int
-		events []event
+		events []int32 // the snapshots the events are visible from
 		budget int
 		want   []int // nil: check only the invariants
 		maxGap int   // when set, the most snapshots between two points
@@ -605,9 +605,9 @@ func TestCurveIndices(t *testing.T) {
 				for _, i := range got {
 					have[i] = true
 				}
-				for _, ev := range tt.events {
-					if ev.idx < tt.n && !have[ev.idx] {
-						t.Errorf("trade snapshot %d missing", ev.idx)
+				for _, at := range tt.events {
+					if int(at) < tt.n && !have[int(at)] {
+						t.Errorf("trade snapshot %d missing", at)
 					}
 				}
 			}

@@ -948,6 +948,7 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 			e.full(ev.idx)
 		}
 		e.events = append(e.events, ev)
+		e.visible(ev.visibleAt())
 		e.sums.entry(&ev)
 		e.countEntry()
 		return

@@ -350,15 +350,15 @@ func (e *engine) performance(m store.Market) Performance {
 // state is rebuilt from the trade events before it; the same bestBid mark
 // gives the same numbers the loop saw.
 func (e *engine) curve(m store.Market) []EquityPoint {
-	n := len(e.events)
+	n, vis := len(e.events), e.vis
 	// The last event came after the last snapshot: a MARKET_END, or a
 	// maker exit filled by a trade recorded after it.
-	settled := n > 0 && e.events[n-1].visibleAt() >= len(e.ticks)
+	settled := n > 0 && int(vis[n-1]) >= len(e.ticks)
 	budget := MaxCurvePoints
 	if settled {
 		budget--
 	}
-	idx := curveIndices(len(e.ticks), e.events, budget)
+	idx := curveIndices(len(e.ticks), vis, budget)
 	points := make([]EquityPoint, 0, len(idx)+1)
 	var (
 		k                            int
@@ -366,8 +366,13 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 		shares, entry, fee, realized float64
 	)
 	for _, i := range idx {
-		for ; k < n && e.events[k].visibleAt() <= i; k++ {
-			ev := &e.events[k]
+		// The state is the last event visible at i: only its snapshot
+		// indices are read on the way, not the events themselves.
+		j := k
+		for ; k < n && int(vis[k]) <= i; k++ {
+		}
+		if k > j {
+			ev := &e.events[k-1]
 			inPos, realized = !ev.exit, ev.cum
 			shares, entry, fee = ev.shares, ev.fill, ev.fee
 		}
@@ -410,7 +415,7 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 // the trade snapshots, ending with the last snapshot: the bound holds, the
 // curve starts where the market's recording does, and no stretch of the
 // market (a position held after a burst of trades) goes without points.
-func curveIndices(n int, events []event, budget int) []int {
+func curveIndices(n int, vis []int32, budget int) []int {
 	if n <= budget {
 		all := make([]int, n)
 		for i := range all {
@@ -418,9 +423,9 @@ func curveIndices(n int, events []event, budget int) []int {
 		}
 		return all
 	}
-	must := make([]int, 0, len(events)+1)
-	for k := range events {
-		if at := events[k].visibleAt(); at < n-1 && (len(must) == 0 || must[len(must)-1] != at) {
+	must := make([]int, 0, len(vis)+1)
+	for _, v := range vis {
+		if at := int(v); at < n-1 && (len(must) == 0 || must[len(must)-1] != at) {
 			must = append(must, at)
 		}
 	}
