@@ -296,6 +296,28 @@ func applyDetails(m *store.Market, f gammaFound) {
 	if g.Slug != "" {
 		m.UpstreamSlug = g.Slug
 	}
+	applyFees(m, g)
+	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
+		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {
+			m.TickSize = g.OrderPriceMinTickSize.Ptr()
+		}
+	}
+	if g.OrderMinSize.Set && g.OrderMinSize.V > 0 {
+		m.MinOrderSize = g.OrderMinSize.Ptr()
+	}
+	if p := f.event.EventMetadata.PriceToBeat; p.Set {
+		m.PriceToBeat = p.Ptr()
+	}
+	if p := f.event.EventMetadata.FinalPrice; p.Set {
+		m.FinalPrice = p.Ptr()
+	}
+}
+
+// applyFees copies Gamma's fee type and schedule of a market into m: a
+// schedule given is the market's (its rebate too, null where it gives
+// none); the first crypto fee type, which Gamma gave no schedule, records
+// the schedule its name stands for. Fields Gamma leaves out keep m's.
+func applyFees(m *store.Market, g gammaMarket) {
 	if g.FeeType != "" {
 		m.FeeType = g.FeeType
 	}
@@ -315,20 +337,6 @@ func applyDetails(m *store.Market, f gammaFound) {
 		// the factor p the fee type adds (store.Market.FeeTimesPrice).
 		rate, exp := store.FeeTypeCryptoRate, store.FeeTypeCryptoExponent
 		m.TakerFeeRate, m.FeeExponent = &rate, &exp
-	}
-	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
-		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {
-			m.TickSize = g.OrderPriceMinTickSize.Ptr()
-		}
-	}
-	if g.OrderMinSize.Set && g.OrderMinSize.V > 0 {
-		m.MinOrderSize = g.OrderMinSize.Ptr()
-	}
-	if p := f.event.EventMetadata.PriceToBeat; p.Set {
-		m.PriceToBeat = p.Ptr()
-	}
-	if p := f.event.EventMetadata.FinalPrice; p.Set {
-		m.FinalPrice = p.Ptr()
 	}
 }
 

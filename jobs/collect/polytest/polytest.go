@@ -134,6 +134,9 @@ type Market struct {
 	Liquidity   float64
 	// TickSize is the market's tick (0.01); see ChangeTick.
 	TickSize float64
+	// Fees is how Gamma gives the market's fees: FeesV2 (the default),
+	// FeesFirstCrypto or FeesNone.
+	Fees Fees
 	// Quirks of how the market is answered, each a real variation.
 	DownFirst          bool // outcomes and clobTokenIds list Down first
 	NumericID          bool // id as a JSON number instead of a string
@@ -163,6 +166,21 @@ type Market struct {
 	// Otherwise a book changes every instant and is stamped with it.
 	QuietFrom time.Time
 }
+
+// Fees is a way Gamma gives a market's fees, each a real one.
+type Fees int
+
+const (
+	// FeesV2 is crypto_fees_v2 with its schedule (rate 0.07, exponent 1,
+	// rebate 0.2), as crypto up/down markets have had since early 2026.
+	FeesV2 Fees = iota
+	// FeesFirstCrypto is Polymarket's first crypto fee type, crypto_fees,
+	// which Gamma gives without a schedule (early-2026 15m and 5m markets).
+	FeesFirstCrypto
+	// FeesNone is a market without fees: feesEnabled false, no fee type
+	// and no schedule, as before 2026.
+	FeesNone
+)
 
 // New starts a fake Polymarket, closed when the test ends.
 func New(t testing.TB, opts Options) *Server {
@@ -444,6 +462,15 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 		"feeType":               "crypto_fees_v2",
 		"feeSchedule":           map[string]any{"exponent": 1, "rate": 0.07, "takerOnly": true, "rebateRate": 0.2},
 		"umaResolutionStatuses": "[]",
+	}
+	switch m.Fees {
+	case FeesFirstCrypto:
+		out["feeType"] = "crypto_fees"
+		delete(out, "feeSchedule")
+	case FeesNone:
+		out["feesEnabled"] = false
+		delete(out, "feeType")
+		delete(out, "feeSchedule")
 	}
 	if !m.OmitEventStartTime {
 		out["eventStartTime"] = m.Start.Format(time.RFC3339)
