@@ -368,14 +368,18 @@ func runImportList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
-// runMarkets is `updown markets fetch`.
+// runMarkets is `updown markets fetch` and `updown markets fill-fees`.
 func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
-		// Its one subcommand's help: asking for help is success.
+		// Its subcommands, and fetch's help: asking for help is success.
+		fmt.Fprintln(stderr, "updown markets fetch | fill-fees ('updown markets fill-fees -h' for its flags)")
 		return runMarkets(ctx, []string{"fetch", "-h"}, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "fill-fees" {
+		return runMarketsFillFees(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "fetch" {
-		return errors.New("markets: the command is `updown markets fetch --series btc-5m --from DATE --to DATE --out markets.json`")
+		return errors.New("markets: the commands are `updown markets fetch --series btc-5m --from DATE --to DATE --out markets.json` and `updown markets fill-fees`")
 	}
 	fs := flag.NewFlagSet("markets fetch", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -64,7 +64,7 @@ func TestHelpIsSuccess(t *testing.T) {
 		{"customers", "list", "-h"}, {"customers", "set-tier", "--help"},
 		{"keys", "--help"}, {"keys", "create", "--help"}, {"keys", "list", "--help"}, {"keys", "revoke", "-h"},
 		{"version", "-h"}, {"version", "--help"},
-		{"markets", "-h"}, {"markets", "--help"}, {"help", "markets"}, {"markets", "fetch", "-h"},
+		{"markets", "-h"}, {"markets", "--help"}, {"help", "markets"}, {"markets", "fetch", "-h"}, {"markets", "fill-fees", "-h"},
 		{"import", "events", "-h"}, {"import", "list", "--help"},
 	} {
 		code, stdout, stderr := runBinary(t, nil, args...)

@@ -44,6 +44,7 @@ Database:
   import events FILE...  import archived Polymarket events (ws-jsonl, pmxt-v2) into DATABASE_URL
   import list            the archive imports of DATABASE_URL
   markets fetch          save Gamma's markets of a series (--series btc-5m --from --to --out markets.json)
+  markets fill-fees      fill the fee fields stored markets lack from Gamma ([--slug S] [--from --to] [--dry-run])
 
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
   customers create --email E [--name N] [--tier T] prints {"customer_id","key_id","api_key"} (tier STARTER unless given)

@@ -653,7 +653,7 @@ var readmeCommands = []struct{ args, name string }{
 	{"api", "api"}, {"worker", "worker"}, {"collect", "collect"}, {"dev", "dev"},
 	{"migrate", "migrate"}, {"seed", "seed"}, {"export", "export"},
 	{"import", "import"}, {"import events", "import"}, {"import list", "import"},
-	{"markets fetch", "markets fetch"},
+	{"markets fetch", "markets fetch"}, {"markets fill-fees", "markets fill-fees"},
 	{"customers create", "customers"}, {"customers list", "customers"}, {"customers set-tier", "customers"},
 	{"customers set-limits", "customers"},
 	{"keys create", "keys"}, {"keys list", "keys"}, {"keys revoke", "keys"},

@@ -259,23 +259,29 @@ func (w writeCloser) Close() error { return w.close() }
 func (w writeCloser) Abort() { w.abort() }
 
 func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
+	return marketFilter("export", coin, marketType, from, to, resolved)
+}
+
+// marketFilter is the market selection of the flags --coin, --market-type,
+// --from, --to and --resolved of the command cmd, which its errors name.
+func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
 	var f store.MarketFilter
 	if coin != "" {
 		f.Coin = store.Coin(strings.ToUpper(coin))
 		if !f.Coin.Valid() {
-			return f, fmt.Errorf("export: --coin %q is not BTC, ETH or SOL", coin)
+			return f, fmt.Errorf(cmd+": --coin %q is not BTC, ETH or SOL", coin)
 		}
 	}
 	if marketType != "" {
 		f.MarketType = store.MarketType(marketType)
 		if !f.MarketType.Valid() {
-			return f, fmt.Errorf("export: --market-type %q is not 5m, 15m, 1hr, 4hr or 24hr", marketType)
+			return f, fmt.Errorf(cmd+": --market-type %q is not 5m, 15m, 1hr, 4hr or 24hr", marketType)
 		}
 	}
 	if from != "" {
 		t, err := parseWhen(from)
 		if err != nil {
-			return f, fmt.Errorf("export: --from: %w", err)
+			return f, fmt.Errorf(cmd+": --from: %w", err)
 		}
 		t = ceilMicro(t).Add(-time.Microsecond) // StartAfter is strict; --from is inclusive
 		f.StartAfter = &t
@@ -283,7 +289,7 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 	if to != "" {
 		t, err := parseWhen(to)
 		if err != nil {
-			return f, fmt.Errorf("export: --to: %w", err)
+			return f, fmt.Errorf(cmd+": --to: %w", err)
 		}
 		t = ceilMicro(t)
 		f.StartBefore = &t
@@ -291,17 +297,17 @@ func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilt
 	if resolved != "" {
 		b, err := strconv.ParseBool(resolved)
 		if err != nil {
-			return f, fmt.Errorf("export: --resolved %q is not true or false", resolved)
+			return f, fmt.Errorf(cmd+": --resolved %q is not true or false", resolved)
 		}
 		f.Resolved = &b
 	}
 	// Filters that can match nothing are refused, as the API refuses
 	// them, rather than exported as an empty file.
 	if f.Coin != "" && f.MarketType != "" && !f.MarketType.AvailableFor(f.Coin) {
-		return f, fmt.Errorf("export: --market-type %s: %s markets exist for BTC only; %s has 5m, 15m and 1hr markets", f.MarketType, f.MarketType, f.Coin)
+		return f, fmt.Errorf(cmd+": --market-type %s: %s markets exist for BTC only; %s has 5m, 15m and 1hr markets", f.MarketType, f.MarketType, f.Coin)
 	}
 	if f.StartAfter != nil && f.StartBefore != nil && !f.StartAfter.Before(f.StartBefore.Add(-time.Microsecond)) {
-		return f, fmt.Errorf("export: --from %s is not before --to %s: no market starts between them", from, to)
+		return f, fmt.Errorf(cmd+": --from %s is not before --to %s: no market starts between them", from, to)
 	}
 	return f, nil
 }
