@@ -407,8 +407,10 @@ func TestRunEchoesCosts(t *testing.T) {
 			t.Errorf("%s: fee fields missing: %s", tt.name, b)
 		}
 		// MARKET fees on a market without a recorded schedule charge
-		// nothing, and say so.
-		warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "no recorded taker fee schedule") })
+		// nothing, and say so, and how the operator fills the schedule.
+		warned := slices.ContainsFunc(r.Warnings, func(w string) bool {
+			return strings.Contains(w, "no recorded taker fee schedule") && strings.Contains(w, "updown markets fill-fees")
+		})
 		if want := tt.s.FeeModel == FeeMarket && tt.m.TakerFeeRate == nil; warned != want {
 			t.Errorf("%s: warnings %q; want the no-schedule warning: %v", tt.name, r.Warnings, want)
 		}

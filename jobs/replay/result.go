@@ -240,7 +240,7 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	}
 	r.PnLCurve = e.curve(m)
 	if s.FeeModel == FeeMarket && m.TakerFeeRate == nil {
-		r.Warnings = append(r.Warnings, "this market has no recorded taker fee schedule (Polymarket gave none when it was recorded or imported): feeModel MARKET charged no fee; feeModel CUSTOM sets one")
+		r.Warnings = append(r.Warnings, "this market has no recorded taker fee schedule (Polymarket gave none when it was recorded or imported): feeModel MARKET charged no fee; feeModel CUSTOM sets one, and the service's operator can fill it from Polymarket with updown markets fill-fees")
 	}
 	// Polymarket refuses an order under the market's minimum (REFERENCE: 5
 	// shares on its up/down markets, the measure where an import recorded
