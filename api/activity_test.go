@@ -96,10 +96,10 @@ func addActivity(t *testing.T, st store.Store) {
 	if err := st.UpsertMarkets(ctx, []store.Market{m, tie}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.AppendMarketTrades(ctx, slug, activityTrades()); err != nil {
+	if _, err := st.AppendMarketTrades(ctx, slug, activityTrades()); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RecordGaps(ctx, slug, activityGaps()); err != nil {
+	if _, err := st.RecordGaps(ctx, slug, activityGaps()); err != nil {
 		t.Fatal(err)
 	}
 }

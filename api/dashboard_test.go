@@ -203,7 +203,7 @@ func TestSeries(t *testing.T) {
 		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i) * time.Second), PriceUp: 0.5, PriceDown: 0.5, CoinPrice: 95_000 + float64(i%100)}
 	}
 	snaps[50_001].PriceUp = 0.97 // one second long
-	if err := st.AppendSnapshots(context.Background(), slug, snaps); err != nil {
+	if _, err := st.AppendSnapshots(context.Background(), slug, snaps); err != nil {
 		t.Fatal(err)
 	}
 	b := setup(t, func(o *setupOpts) { o.store = st })
@@ -291,7 +291,7 @@ func TestSeriesAnswersEverySnapshotOfASmallMarket(t *testing.T) {
 		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i) * 300 * time.Millisecond), PriceUp: 0.5 + float64(i)/1000,
 			PriceDown: 0.5, CoinPrice: 95_000 + float64(i)}
 	}
-	if err := st.AppendSnapshots(t.Context(), slug, snaps); err != nil {
+	if _, err := st.AppendSnapshots(t.Context(), slug, snaps); err != nil {
 		t.Fatal(err)
 	}
 	b := setup(t, func(o *setupOpts) { o.store = st })

@@ -109,10 +109,10 @@ func TestRecordTimesAgreeAcrossFormats(t *testing.T) {
 	// A snapshot and a trade after every other, at instants with a
 	// microsecond part that milliseconds would lose.
 	at := m.EndTime.Add(-time.Second + 123456*time.Microsecond)
-	if err := b.store.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: at, CoinPrice: 95001, PriceUp: 0.6, PriceDown: 0.4}}); err != nil {
+	if _, err := b.store.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: at, CoinPrice: 95001, PriceUp: 0.6, PriceDown: 0.4}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.store.AppendMarketTrades(ctx, slug, []store.MarketTrade{{Time: at.Add(7 * time.Microsecond), Outcome: store.OutcomeUp,
+	if _, err := b.store.AppendMarketTrades(ctx, slug, []store.MarketTrade{{Time: at.Add(7 * time.Microsecond), Outcome: store.OutcomeUp,
 		Price: 0.6, Size: 1, Side: store.SideBuy, TxHash: "0xlast"}}); err != nil {
 		t.Fatal(err)
 	}

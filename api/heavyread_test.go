@@ -98,7 +98,7 @@ func seriesMarket(t *testing.T, st store.Store, n int) string {
 	for i := range snaps {
 		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i) * time.Second), PriceUp: 0.5, PriceDown: 0.5, CoinPrice: 95_000 + float64(i%100)}
 	}
-	if err := st.AppendSnapshots(context.Background(), slug, snaps); err != nil {
+	if _, err := st.AppendSnapshots(context.Background(), slug, snaps); err != nil {
 		t.Fatal(err)
 	}
 	return slug
@@ -163,7 +163,7 @@ func TestSeriesCoalescedAndCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := mem.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: m.EndTime.Add(-time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_500}}); err != nil {
+	if _, err := mem.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: m.EndTime.Add(-time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_500}}); err != nil {
 		t.Fatal(err)
 	}
 	if d := decode(b.get(store.Pro, path)).Data; d.Snapshots != 3_001 || st.heavy.Load() != 2 {
@@ -441,7 +441,7 @@ func TestSnapshotPageCacheSeesLateSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := m.EndTime.Add(-time.Second)
-	if err := mem.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: late, PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_500}}); err != nil {
+	if _, err := mem.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: late, PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_500}}); err != nil {
 		t.Fatal(err)
 	}
 	total, first := page()

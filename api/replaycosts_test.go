@@ -301,7 +301,7 @@ func TestReplayRestingThroughWorker(t *testing.T) {
 		{Time: m.StartTime.Add(10 * time.Second), Outcome: store.OutcomeUp, Side: store.SideBuy, Price: 0.51, Size: 500, TxHash: "0x01"},
 		{Time: fillAt, Outcome: store.OutcomeUp, Side: store.SideSell, Price: 0.49, Size: 300, TxHash: "0x02"},
 	}
-	if err := q.store.AppendMarketTrades(t.Context(), slug, trades); err != nil {
+	if _, err := q.store.AppendMarketTrades(t.Context(), slug, trades); err != nil {
 		t.Fatal(err)
 	}
 	body := replayBody(slug, func(m map[string]any) { m["orderType"], m["reentryCooldownMs"] = "GTC", 30000 })

@@ -247,7 +247,7 @@ func loadFixtures(t *testing.T, st store.Store) {
 		}
 		snaps = append(snaps, s)
 	}
-	if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+	if _, err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -54,7 +54,7 @@ func TestSweepThroughWorkers(t *testing.T) {
 		snaps = append(snaps, store.Snapshot{Time: oldest.Add(time.Duration(i) * 30 * time.Second), CoinPrice: 95000 + float64(i),
 			PriceUp: 0.5 + float64(i)/100, PriceDown: 0.49 - float64(i)/100})
 	}
-	if err := st.AppendSnapshots(context.Background(), slugOf(store.BTC, store.M15, oldest), snaps); err != nil {
+	if _, err := st.AppendSnapshots(context.Background(), slugOf(store.BTC, store.M15, oldest), snaps); err != nil {
 		t.Fatal(err)
 	}
 	q := newQueue(t, st)

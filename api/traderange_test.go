@@ -54,7 +54,7 @@ func TestMarketTradesByTime(t *testing.T) {
 			x.TxHash += fmt.Sprint(k)
 			ties = append(ties, x)
 		}
-		if err := b.store.AppendMarketTrades(t.Context(), slug, ties); err != nil {
+		if _, err := b.store.AppendMarketTrades(t.Context(), slug, ties); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, ties...)
@@ -150,7 +150,7 @@ func TestMarketTradesByTime(t *testing.T) {
 			newer.Time = newer.Time.Add(time.Duration(pages+1) * time.Second)
 			passed := all[len(all)-1-pages*40]
 			passed.Size += 1000
-			if err := b.store.AppendMarketTrades(t.Context(), slug, []store.MarketTrade{newer, passed}); err != nil {
+			if _, err := b.store.AppendMarketTrades(t.Context(), slug, []store.MarketTrade{newer, passed}); err != nil {
 				t.Fatal(err)
 			}
 			path = base + "?limit=40&cursor=" + *p.NextCursor

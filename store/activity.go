@@ -120,6 +120,22 @@ func MergeGaps(gaps []Gap) []Gap {
 	return out
 }
 
+// NewGaps counts the gaps of batch that stored (merged, as a store keeps
+// them) does not cover already: a gap within one stored gap of its kind
+// changes nothing when it is recorded (RecordGaps counts it as held), any
+// other one adds or widens one.
+func NewGaps(stored, batch []Gap) int {
+	n := 0
+	for _, g := range batch {
+		if !slices.ContainsFunc(stored, func(s Gap) bool {
+			return s.Kind == g.Kind && !s.From.After(g.From) && !g.To.After(s.To)
+		}) {
+			n++
+		}
+	}
+	return n
+}
+
 // SubtractGaps returns the gaps with the stretches of removed taken out,
 // each removed gap cutting only gaps of its own kind: a gap inside a
 // removed one goes, one that overlaps it keeps the part (or the two parts)

@@ -123,8 +123,10 @@ type SnapshotStore interface {
 	// AppendSnapshots stores snapshots of the market with the slug
 	// (ErrNotFound if there is no such market). Snapshots need not be
 	// sorted. A snapshot whose time equals one already stored for the
-	// market is ignored, so a repeated write stores nothing twice.
-	AppendSnapshots(ctx context.Context, slug string, snaps []Snapshot) error
+	// market is ignored, so a repeated write stores nothing twice. It
+	// returns how many of snaps it stored: the rest the market had
+	// already (or the call had at an earlier index).
+	AppendSnapshots(ctx context.Context, slug string, snaps []Snapshot) (int, error)
 	// ListSnapshots returns snapshots of the market per q and the number of
 	// snapshots the market has in all. A market with no snapshots returns
 	// an empty slice and 0; an unknown slug is ErrNotFound.
@@ -806,8 +808,9 @@ type MarketActivityStore interface {
 	// already stored, or to an earlier one of the call, is ignored, so a
 	// repeated write stores nothing twice. A trade that fails
 	// MarketTrade.Check is ErrInvalid, and then nothing of the call is
-	// stored.
-	AppendMarketTrades(ctx context.Context, slug string, trades []MarketTrade) error
+	// stored. It returns how many of trades it stored: the rest the
+	// market had already (or the call had at an earlier index).
+	AppendMarketTrades(ctx context.Context, slug string, trades []MarketTrade) (int, error)
 	// ListMarketTrades returns trades of the market per q (see
 	// MarketTradeQuery for the order) and the number of trades the market
 	// has in all; an unknown slug is ErrNotFound, a negative Limit or
@@ -823,8 +826,10 @@ type MarketActivityStore interface {
 	// already stored (or one of the call) are merged with it (MergeGaps),
 	// so recording the same gap twice keeps one. A gap whose To is not
 	// after its From (to the microsecond), or of an unknown kind, is
-	// ErrInvalid, and then nothing of the call is stored.
-	RecordGaps(ctx context.Context, slug string, gaps []Gap) error
+	// ErrInvalid, and then nothing of the call is stored. It returns how
+	// many of gaps the market's stored gaps did not cover already
+	// (NewGaps): those that changed what it keeps.
+	RecordGaps(ctx context.Context, slug string, gaps []Gap) (int, error)
 	// RemoveGaps takes the stretches of the gaps out of the market's
 	// stored gaps of their kind (SubtractGaps): data once missing there
 	// has been recovered, as when a trades gap is backfilled from another

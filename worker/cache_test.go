@@ -89,7 +89,7 @@ func TestReplayCacheAnswersAsTheStore(t *testing.T) {
 			late := last[0]
 			late.Time = late.Time.Add(time.Millisecond)
 			late.PriceUp = 0.01
-			if err := st.AppendSnapshots(ctx, m.Slug, []store.Snapshot{late}); err != nil {
+			if _, err := st.AppendSnapshots(ctx, m.Slug, []store.Snapshot{late}); err != nil {
 				t.Fatal(err)
 			}
 			check(m.Slug, "UP", "MARKET")

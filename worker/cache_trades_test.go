@@ -66,7 +66,7 @@ func TestReplayCacheKeepsPackedTrades(t *testing.T) {
 			late := last[0]
 			late.Time = late.Time.Add(time.Millisecond)
 			late.TxHash = "0xlate"
-			if err := st.AppendMarketTrades(ctx, m.Slug, []store.MarketTrade{late}); err != nil {
+			if _, err := st.AppendMarketTrades(ctx, m.Slug, []store.MarketTrade{late}); err != nil {
 				t.Fatal(err)
 			}
 			check(m.Slug)
@@ -91,7 +91,7 @@ func TestReplayCacheWarnsOfTradeGaps(t *testing.T) {
 			r := newCacheRig(t, open(t), 3)
 			m := r.ms[0]
 			gap := store.Gap{From: m.StartTime, To: m.EndTime, Kind: store.GapTrades}
-			if err := r.st.RecordGaps(ctx, m.Slug, []store.Gap{gap}); err != nil {
+			if _, err := r.st.RecordGaps(ctx, m.Slug, []store.Gap{gap}); err != nil {
 				t.Fatal(err)
 			}
 			req := replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{

@@ -466,8 +466,7 @@ func importParquet(ctx context.Context, name, dbURL string, booksVersion int, st
 	began := time.Now()
 	stats, err := archive.ImportExportParquet(ctx, st, name)
 	if err != nil {
-		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps of the input are in the store before the error: written, or kept as they were where it had them already): %w",
-			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, err)
+		return fmt.Errorf("import (%s): %w", importedBefore(stats), err)
 	}
-	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+	return writeJSON(stdout, importSummary(stats, time.Since(began)))
 }

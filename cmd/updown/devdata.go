@@ -70,7 +70,7 @@ func (d *devCollector) tick(ctx context.Context, now time.Time) error {
 		if len(fresh) == 0 {
 			continue
 		}
-		if err := d.store.AppendSnapshots(ctx, m.Slug, fresh); err != nil {
+		if _, err := d.store.AppendSnapshots(ctx, m.Slug, fresh); err != nil {
 			return fmt.Errorf("dev collector: snapshots of %s: %w", m.Slug, err)
 		}
 		snapshots += len(fresh)
@@ -108,7 +108,7 @@ func (d *devCollector) activity(ctx context.Context, g *gen.Generator, m store.M
 		}
 	}
 	if len(fresh) > 0 {
-		if err := d.store.AppendMarketTrades(ctx, m.Slug, fresh); err != nil {
+		if _, err := d.store.AppendMarketTrades(ctx, m.Slug, fresh); err != nil {
 			return fmt.Errorf("dev collector: trades of %s: %w", m.Slug, err)
 		}
 	}
@@ -117,7 +117,7 @@ func (d *devCollector) activity(ctx context.Context, g *gen.Generator, m store.M
 		return fmt.Errorf("dev collector: gaps of %s: %w", m.Slug, err)
 	}
 	if len(gaps) > 0 {
-		if err := d.store.RecordGaps(ctx, m.Slug, gaps); err != nil {
+		if _, err := d.store.RecordGaps(ctx, m.Slug, gaps); err != nil {
 			return fmt.Errorf("dev collector: gaps of %s: %w", m.Slug, err)
 		}
 	}

@@ -103,7 +103,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	booksVersion := booksVersionFlag(fs)
 	dbURL := databaseURLFlag(fs)
 	fs.Usage = commandUsage(fs, "updown import [flags]\n\n"+
-		"Load an export (JSON Lines or CSV, gzipped or not, from --in FILE or piped to stdin; Parquet from --in FILE)\ninto DATABASE_URL. Importing a file again writes nothing twice: a snapshot, trade or gap the store has\nalready is kept as it was, and the counts printed are of the file's records, kept ones included.", adminEnv)
+		"Load an export (JSON Lines or CSV, gzipped or not, from --in FILE or piped to stdin; Parquet from --in FILE)\n"+
+		"into DATABASE_URL. Importing a file again writes nothing twice: a snapshot, trade or gap the store has\n"+
+		"already is kept as it was, as is a market it holds with a later updated_at (one as new is written again,\n"+
+		"unchanged). It prints the records written (markets, snapshots, trades, gaps) and apart those the store\n"+
+		"had already and kept (kept_markets, kept_snapshots, kept_trades, kept_gaps; a gap is kept when the\n"+
+		"store's gaps cover it); snapshots_per_second counts the file's snapshots, written or kept.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
@@ -162,10 +167,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	stats, err := transfer.Import(ctx, st, br, transfer.ImportOptions{Format: transfer.Format(*format), SnapshotBatch: *batch})
 	if err != nil {
 		// The file is named as a Parquet import names it, beside the line.
-		return fmt.Errorf("import (%d markets, %d snapshots, %d trades and %d gaps of the input are in the store before the error: written, or kept as they were where it had them already): %s: %w",
-			stats.Markets, stats.Snapshots, stats.Trades, stats.Gaps, inName(*in), err)
+		return fmt.Errorf("import (%s): %s: %w", importedBefore(stats), inName(*in), err)
 	}
-	return writeJSON(stdout, transferSummary(stats, time.Since(began)))
+	return writeJSON(stdout, importSummary(stats, time.Since(began)))
 }
 
 // inName names --in for a message: stdin for -.
@@ -203,6 +207,22 @@ func checkExport(format transfer.Format, what transfer.What, split string) error
 func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
 	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "trades": s.Trades, "gaps": s.Gaps, "seconds": took.Seconds(),
 		"snapshots_per_second": float64(s.Snapshots) / max(took.Seconds(), 1e-9)}
+}
+
+// importSummary is what an import prints: the records written, those the
+// store had already and kept, and the rate of the input's snapshots
+// (written or kept: a second import of a file reads as fast as the first).
+func importSummary(s transfer.Stats, took time.Duration) map[string]any {
+	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "trades": s.Trades, "gaps": s.Gaps,
+		"kept_markets": s.Kept.Markets, "kept_snapshots": s.Kept.Snapshots, "kept_trades": s.Kept.Trades, "kept_gaps": s.Kept.Gaps,
+		"seconds":              took.Seconds(),
+		"snapshots_per_second": float64(s.Snapshots+s.Kept.Snapshots) / max(took.Seconds(), 1e-9)}
+}
+
+// importedBefore says what an import that failed did before the error.
+func importedBefore(s transfer.Stats) string {
+	return fmt.Sprintf("before the error: %d markets, %d snapshots, %d trades and %d gaps written; %d, %d, %d and %d the store had already, kept as they were",
+		s.Markets, s.Snapshots, s.Trades, s.Gaps, s.Kept.Markets, s.Kept.Snapshots, s.Kept.Trades, s.Kept.Gaps)
 }
 
 // formatOf tells the format from a file name.

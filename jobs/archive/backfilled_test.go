@@ -50,7 +50,7 @@ func TestImportOverBackfilledTrades(t *testing.T) {
 	if len(backfilled) < 50 {
 		t.Fatalf("the fixture has %d trades in the outage", len(backfilled))
 	}
-	if err := st.AppendMarketTrades(ctx, m.Slug, backfilled); err != nil {
+	if _, err := st.AppendMarketTrades(ctx, m.Slug, backfilled); err != nil {
 		t.Fatal(err)
 	}
 	dump := filepath.Join(t.TempDir(), "dump.jsonl")

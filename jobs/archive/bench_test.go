@@ -234,11 +234,11 @@ func BenchmarkImportVsCopy(b *testing.B) {
 			return func() {
 				for i, m := range markets {
 					for chunk := range slices.Chunk(snaps[i], 2048) {
-						if err := other.AppendSnapshots(ctx, m.Slug, chunk); err != nil {
+						if _, err := other.AppendSnapshots(ctx, m.Slug, chunk); err != nil {
 							b.Fatal(err)
 						}
 					}
-					if err := other.AppendMarketTrades(ctx, m.Slug, trades[i]); err != nil {
+					if _, err := other.AppendMarketTrades(ctx, m.Slug, trades[i]); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -101,6 +101,7 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 				return err
 			}
 			st.Markets += n // counted once stored
+			st.Kept.Markets += len(ms) - n
 			return nil
 		})
 	case ParquetSnapshots:
@@ -115,10 +116,12 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 						return err
 					}
 				}
-				if err := dst.AppendSnapshots(ctx, slug, snaps); err != nil {
+				n, err := dst.AppendSnapshots(ctx, slug, snaps)
+				if err != nil {
 					return transfer.NoMarketHint(slug, err)
 				}
-				st.Snapshots += len(snaps)
+				st.Snapshots += n
+				st.Kept.Snapshots += len(snaps) - n
 				return nil
 			})
 		})
@@ -132,10 +135,12 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 						return err
 					}
 				}
-				if err := dst.AppendMarketTrades(ctx, slug, ts); err != nil {
+				n, err := dst.AppendMarketTrades(ctx, slug, ts)
+				if err != nil {
 					return transfer.NoMarketHint(slug, err)
 				}
-				st.Trades += len(ts)
+				st.Trades += n
+				st.Kept.Trades += len(ts) - n
 				return nil
 			})
 		})
@@ -153,10 +158,12 @@ func ImportExportParquet(ctx context.Context, dst transfer.Sink, name string) (t
 						return err
 					}
 				}
-				if err := dst.RecordGaps(ctx, slug, gs); err != nil {
+				n, err := dst.RecordGaps(ctx, slug, gs)
+				if err != nil {
 					return transfer.NoMarketHint(slug, err)
 				}
-				st.Gaps += len(gs)
+				st.Gaps += n
+				st.Kept.Gaps += len(gs) - n
 				return nil
 			})
 		})

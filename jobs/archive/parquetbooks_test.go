@@ -50,7 +50,7 @@ func TestParquetRoundTripKeepsBooks(t *testing.T) {
 	for i, tc := range cases {
 		snaps[i] = store.Snapshot{Time: start.Add(time.Duration(i+1)*time.Second + 7*time.Microsecond), CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5, BookUp: tc.up, BookDown: tc.down}
 	}
-	if err := src.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+	if _, err := src.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

@@ -39,7 +39,7 @@ func TestPostgresImport(t *testing.T) {
 		recorded = append(recorded, store.Snapshot{Time: at, CoinPrice: 1, PriceUp: 0.99, PriceDown: 0.99,
 			BookUp: &store.Book{Asks: []store.Level{{Price: 0.99, Size: 1}}}, BookDown: &store.Book{Asks: []store.Level{{Price: 0.99, Size: 1}}}})
 	}
-	if err := st.AppendSnapshots(ctx, fx.known.Slug, recorded); err != nil {
+	if _, err := st.AppendSnapshots(ctx, fx.known.Slug, recorded); err != nil {
 		t.Fatal(err)
 	}
 
@@ -123,7 +123,7 @@ func TestParquetRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	tradesGap := store.Gap{From: fx.known.StartTime.Add(2 * time.Second), To: fx.known.StartTime.Add(9 * time.Second), Kind: store.GapTrades}
-	if err := src.RecordGaps(ctx, fx.known.Slug, []store.Gap{tradesGap}); err != nil {
+	if _, err := src.RecordGaps(ctx, fx.known.Slug, []store.Gap{tradesGap}); err != nil {
 		t.Fatal(err)
 	}
 	dst := memory.New()

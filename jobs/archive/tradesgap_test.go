@@ -47,14 +47,14 @@ func TestImportKeepsTheRecordersTradesGaps(t *testing.T) {
 				recorded = append(recorded, store.Snapshot{Time: at, CoinPrice: 1, PriceUp: 0.6, PriceDown: 0.5,
 					BookUp: &store.Book{Asks: []store.Level{{Price: 0.6, Size: 1}}}, BookDown: &store.Book{Asks: []store.Level{{Price: 0.5, Size: 1}}}})
 			}
-			if err := st.AppendSnapshots(ctx, m.Slug, recorded); err != nil {
+			if _, err := st.AppendSnapshots(ctx, m.Slug, recorded); err != nil {
 				t.Fatal(err)
 			}
 			gap := func(from, to time.Duration) store.Gap {
 				return store.Gap{From: s.Add(from), To: s.Add(to), Kind: store.GapTrades}
 			}
 			before, live, silent := gap(30*time.Second, 90*time.Second), gap(100*time.Second, 120*time.Second), gap(200*time.Second, 230*time.Second)
-			if err := st.RecordGaps(ctx, m.Slug, []store.Gap{before, live, silent}); err != nil {
+			if _, err := st.RecordGaps(ctx, m.Slug, []store.Gap{before, live, silent}); err != nil {
 				t.Fatal(err)
 			}
 

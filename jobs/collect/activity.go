@@ -11,8 +11,8 @@ import (
 // ActivityWriter is the part of a store.MarketActivityStore the collector
 // writes: Polymarket's trades and the collector's own recording gaps.
 type ActivityWriter interface {
-	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
-	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
+	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error)
+	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error)
 }
 
 var _ ActivityWriter = store.MarketActivityStore(nil)

@@ -315,7 +315,7 @@ func (c *Collector) backfill(ctx context.Context, j backfillJob) error {
 		return fmt.Errorf("reading the trades recorded in it failed: %w", err)
 	}
 	if len(fresh) > 0 {
-		if err := c.cfg.Activity.AppendMarketTrades(ctx, m.Slug, fresh); err != nil {
+		if _, err := c.cfg.Activity.AppendMarketTrades(ctx, m.Slug, fresh); err != nil {
 			return fmt.Errorf("storing its %d backfilled trades failed: %w", len(fresh), err)
 		}
 		c.w.tradesWritten.Add(int64(len(fresh)))

@@ -43,7 +43,7 @@ func TestBackfillCountsAHashOnce(t *testing.T) {
 		tr(sec(1.234), up, buy, 0.50, 10, "0xa"),
 		tr(sec(2.5), down, sell, 0.40, 20, ""), // an older feed's trade, without a hash
 	}
-	if err := st.AppendMarketTrades(ctx, m.Slug, stored); err != nil {
+	if _, err := st.AppendMarketTrades(ctx, m.Slug, stored); err != nil {
 		t.Fatal(err)
 	}
 	c.w.addTrade(m.Slug, tr(sec(3.1), up, sell, 0.30, 5, "0xc")) // heard, not written yet
@@ -213,7 +213,7 @@ type slowTrades struct {
 	entered, release chan struct{}
 }
 
-func (s slowTrades) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error {
+func (s slowTrades) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error) {
 	close(s.entered)
 	<-s.release
 	return s.Store.AppendMarketTrades(ctx, slug, trades)

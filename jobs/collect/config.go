@@ -80,7 +80,7 @@ type Store interface {
 	GetMarket(ctx context.Context, slug string) (store.Market, error)
 	SwapMarket(ctx context.Context, m store.Market, was time.Time) (store.Market, bool, error)
 	ListMarkets(ctx context.Context, f store.MarketFilter) ([]store.Market, int, error)
-	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
+	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error)
 	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
 	ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error)
 }

@@ -110,7 +110,7 @@ func TestFirstSnapshotMeasuredFromStoredBeforeIt(t *testing.T) {
 			for _, d := range tc.stored {
 				snaps = append(snaps, store.Snapshot{Time: t0.Add(d), CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5})
 			}
-			if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+			if _, err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 				t.Fatal(err)
 			}
 			cfg := Config{GapAfter: 3 * time.Second, MaxLag: time.Second, Activity: st, Store: st}
@@ -152,7 +152,7 @@ func TestWindowClosedOnlyOnceNoSnapshotCanCome(t *testing.T) {
 	for at := t0; at.Before(end.Add(-5 * time.Second)); at = at.Add(300 * time.Millisecond) {
 		stored = append(stored, store.Snapshot{Time: at, CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5})
 	}
-	if err := st.AppendSnapshots(ctx, m.Slug, stored); err != nil {
+	if _, err := st.AppendSnapshots(ctx, m.Slug, stored); err != nil {
 		t.Fatal(err)
 	}
 	cfg := Config{GapAfter: 3 * time.Second, MaxLag: time.Second, Activity: st, Store: st}

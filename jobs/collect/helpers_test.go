@@ -178,7 +178,7 @@ type activityRecorder struct {
 	gaps   map[string][]store.Gap
 }
 
-func (a *activityRecorder) AppendMarketTrades(_ context.Context, slug string, trades []store.MarketTrade) error {
+func (a *activityRecorder) AppendMarketTrades(_ context.Context, slug string, trades []store.MarketTrade) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.trades == nil {
@@ -189,17 +189,17 @@ func (a *activityRecorder) AppendMarketTrades(_ context.Context, slug string, tr
 			a.trades[slug] = append(a.trades[slug], t)
 		}
 	}
-	return nil
+	return len(trades), nil
 }
 
-func (a *activityRecorder) RecordGaps(_ context.Context, slug string, gaps []store.Gap) error {
+func (a *activityRecorder) RecordGaps(_ context.Context, slug string, gaps []store.Gap) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.gaps == nil {
 		a.gaps = map[string][]store.Gap{}
 	}
 	a.gaps[slug] = store.MergeGaps(append(a.gaps[slug], gaps...)) // each kind with its own
-	return nil
+	return len(gaps), nil
 }
 
 func (a *activityRecorder) tradesOf(slug string) []store.MarketTrade {
@@ -266,9 +266,9 @@ type flakyStore struct {
 	failing atomic.Bool
 }
 
-func (f *flakyStore) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error {
+func (f *flakyStore) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	if f.failing.Load() {
-		return fmt.Errorf("flaky: append snapshots of %q: %w", slug, store.ErrUnavailable)
+		return 0, fmt.Errorf("flaky: append snapshots of %q: %w", slug, store.ErrUnavailable)
 	}
 	return f.Store.AppendSnapshots(ctx, slug, snaps)
 }

@@ -50,11 +50,11 @@ func TestRestartRecordsTheTailOfMarketsEndedWhileDown(t *testing.T) {
 		return out
 	}
 	for _, m := range []store.Market{halfBTC, halfETH, other} {
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps(start, stopped.Add(time.Millisecond))); err != nil {
+		if _, err := st.AppendSnapshots(ctx, m.Slug, snaps(start, stopped.Add(time.Millisecond))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := st.AppendSnapshots(ctx, whole.Slug, snaps(start, whole.EndTime)); err != nil {
+	if _, err := st.AppendSnapshots(ctx, whole.Slug, snaps(start, whole.EndTime)); err != nil {
 		t.Fatal(err)
 	}
 	c := offlineCollector(t, Config{Store: st, Now: func() time.Time { return now },

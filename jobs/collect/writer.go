@@ -236,7 +236,7 @@ func (w *writer) flush(ctx context.Context) bool {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := w.st.AppendSnapshots(ctx, slug, batch)
+			_, err := w.st.AppendSnapshots(ctx, slug, batch)
 			switch {
 			case err == nil:
 				w.written.Add(int64(len(batch)))
@@ -278,7 +278,7 @@ func (w *writer) flush(ctx context.Context) bool {
 func (w *writer) flushActivity(ctx context.Context, trades map[string][]store.MarketTrade, gaps map[string][]store.Gap) bool {
 	ok := true
 	for slug, ts := range trades {
-		err := w.act.AppendMarketTrades(ctx, slug, ts)
+		_, err := w.act.AppendMarketTrades(ctx, slug, ts)
 		switch {
 		case err == nil:
 			w.tradesWritten.Add(int64(len(ts)))
@@ -295,7 +295,7 @@ func (w *writer) flushActivity(ctx context.Context, trades map[string][]store.Ma
 		}
 	}
 	for slug, gs := range gaps {
-		err := w.act.RecordGaps(ctx, slug, gs)
+		_, err := w.act.RecordGaps(ctx, slug, gs)
 		switch {
 		case err == nil:
 			w.gapsWritten.Add(int64(len(gs)))

@@ -12,13 +12,17 @@ import (
 // discard is a Writer that keeps nothing: it measures generation alone.
 type discard struct{}
 
-func (discard) UpsertMarkets(context.Context, []store.Market) error             { return nil }
-func (discard) AppendSnapshots(context.Context, string, []store.Snapshot) error { return nil }
-func (discard) AppendDepth(context.Context, []store.DepthSnapshot) error        { return nil }
-func (discard) AppendMarketTrades(context.Context, string, []store.MarketTrade) error {
-	return nil
+func (discard) UpsertMarkets(context.Context, []store.Market) error      { return nil }
+func (discard) AppendDepth(context.Context, []store.DepthSnapshot) error { return nil }
+func (discard) AppendSnapshots(_ context.Context, _ string, s []store.Snapshot) (int, error) {
+	return len(s), nil
 }
-func (discard) RecordGaps(context.Context, string, []store.Gap) error { return nil }
+func (discard) AppendMarketTrades(_ context.Context, _ string, t []store.MarketTrade) (int, error) {
+	return len(t), nil
+}
+func (discard) RecordGaps(_ context.Context, _ string, g []store.Gap) (int, error) {
+	return len(g), nil
+}
 
 // BenchmarkGenerateDefault generates the dev data set, as `updown dev` does
 // at start-up (DESIGN 3 allows 5 s for all of start-up; generation should

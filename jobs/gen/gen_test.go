@@ -43,42 +43,42 @@ func (w *checkingWriter) UpsertMarkets(_ context.Context, ms []store.Market) err
 	return nil
 }
 
-func (w *checkingWriter) AppendSnapshots(_ context.Context, slug string, s []store.Snapshot) error {
+func (w *checkingWriter) AppendSnapshots(_ context.Context, slug string, s []store.Snapshot) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c, ok := w.checkers[slug]
 	if !ok {
-		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+		return 0, fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
 	}
 	if len(s) == 0 || len(s) > w.g.Config().BatchSize || cap(s) != len(s) {
 		w.t.Errorf("%s: batch of %d (cap %d), want 1 to %d, clipped", slug, len(s), cap(s), w.g.Config().BatchSize)
 	}
 	c.check(w.t, s)
-	return nil
+	return len(s), nil
 }
 
-func (w *checkingWriter) AppendMarketTrades(_ context.Context, slug string, tr []store.MarketTrade) error {
+func (w *checkingWriter) AppendMarketTrades(_ context.Context, slug string, tr []store.MarketTrade) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m, ok := w.markets[slug]
 	if !ok {
-		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+		return 0, fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
 	}
 	checkMarketTrades(w.t, w.g, m, tr)
 	w.trades[slug] += len(tr)
-	return nil
+	return len(tr), nil
 }
 
-func (w *checkingWriter) RecordGaps(_ context.Context, slug string, gaps []store.Gap) error {
+func (w *checkingWriter) RecordGaps(_ context.Context, slug string, gaps []store.Gap) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	m, ok := w.markets[slug]
 	if !ok {
-		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+		return 0, fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
 	}
 	checkGaps(w.t, w.g, m, gaps)
 	w.gaps[slug] = append(w.gaps[slug], gaps...)
-	return nil
+	return len(gaps), nil
 }
 
 func (w *checkingWriter) AppendDepth(_ context.Context, d []store.DepthSnapshot) error {
@@ -274,21 +274,21 @@ func TestDeterminism(t *testing.T) {
 	_ = c.UpsertMarkets(context.Background(), ms)
 	for i := len(ms) - 1; i >= 0; i-- {
 		if s := mustSnapshots(t, g, ms[i]); len(s) > 0 {
-			_ = c.AppendSnapshots(context.Background(), ms[i].Slug, s)
+			_, _ = c.AppendSnapshots(context.Background(), ms[i].Slug, s)
 		}
 		tr, err := g.MarketTrades(ms[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(tr) > 0 {
-			_ = c.AppendMarketTrades(context.Background(), ms[i].Slug, tr)
+			_, _ = c.AppendMarketTrades(context.Background(), ms[i].Slug, tr)
 		}
 		gaps, err := g.Gaps(ms[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(gaps) > 0 {
-			_ = c.RecordGaps(context.Background(), ms[i].Slug, gaps)
+			_, _ = c.RecordGaps(context.Background(), ms[i].Slug, gaps)
 		}
 	}
 	c.depth = g.DepthHistory()

@@ -68,24 +68,24 @@ func newRecorder() *recorder {
 		trades: map[string][]store.MarketTrade{}, gaps: map[string][]store.Gap{}}
 }
 
-func (r *recorder) AppendMarketTrades(_ context.Context, slug string, tr []store.MarketTrade) error {
+func (r *recorder) AppendMarketTrades(_ context.Context, slug string, tr []store.MarketTrade) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.markets[slug]; !ok {
-		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+		return 0, fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
 	}
 	r.trades[slug] = append(r.trades[slug], tr...)
-	return nil
+	return len(tr), nil
 }
 
-func (r *recorder) RecordGaps(_ context.Context, slug string, g []store.Gap) error {
+func (r *recorder) RecordGaps(_ context.Context, slug string, g []store.Gap) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.markets[slug]; !ok {
-		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+		return 0, fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
 	}
 	r.gaps[slug] = append(r.gaps[slug], g...)
-	return nil
+	return len(g), nil
 }
 
 func (r *recorder) UpsertMarkets(_ context.Context, ms []store.Market) error {
@@ -97,15 +97,15 @@ func (r *recorder) UpsertMarkets(_ context.Context, ms []store.Market) error {
 	return nil
 }
 
-func (r *recorder) AppendSnapshots(_ context.Context, slug string, s []store.Snapshot) error {
+func (r *recorder) AppendSnapshots(_ context.Context, slug string, s []store.Snapshot) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.markets[slug]; !ok {
-		return fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
+		return 0, fmt.Errorf("market %s: %w", slug, store.ErrNotFound)
 	}
 	r.calls++
 	r.snaps[slug] = append(r.snaps[slug], s...)
-	return nil
+	return len(s), nil
 }
 
 func (r *recorder) AppendDepth(_ context.Context, d []store.DepthSnapshot) error {

@@ -16,10 +16,10 @@ import (
 // is one; tests can pass something smaller.
 type Writer interface {
 	UpsertMarkets(ctx context.Context, markets []store.Market) error
-	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
+	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error)
 	AppendDepth(ctx context.Context, snaps []store.DepthSnapshot) error
-	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
-	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
+	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error)
+	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error)
 }
 
 var _ Writer = store.Store(nil)
@@ -88,7 +88,7 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 					if ctx.Err() != nil {
 						return // another market's write failed: stop here too
 					}
-					if err := w.AppendSnapshots(ctx, m.Slug, batch); err != nil {
+					if _, err := w.AppendSnapshots(ctx, m.Slug, batch); err != nil {
 						cancel(fmt.Errorf("gen: seed snapshots of %s: %w", m.Slug, err))
 						return
 					}
@@ -127,13 +127,13 @@ func (g *Generator) Seed(ctx context.Context, w Writer) (Stats, error) {
 func (g *Generator) seedActivity(ctx context.Context, w Writer, m store.Market, trades, gaps *int) error {
 	tr := g.marketTrades(m.Coin, m.MarketType, m.StartTime)
 	for batch := range slices.Chunk(tr, g.cfg.BatchSize) {
-		if err := w.AppendMarketTrades(ctx, m.Slug, batch); err != nil {
+		if _, err := w.AppendMarketTrades(ctx, m.Slug, batch); err != nil {
 			return fmt.Errorf("gen: seed trades of %s: %w", m.Slug, err)
 		}
 	}
 	gp := g.gaps(m.MarketType, m.StartTime)
 	if len(gp) > 0 {
-		if err := w.RecordGaps(ctx, m.Slug, gp); err != nil {
+		if _, err := w.RecordGaps(ctx, m.Slug, gp); err != nil {
 			return fmt.Errorf("gen: seed gaps of %s: %w", m.Slug, err)
 		}
 	}
@@ -157,7 +157,7 @@ func (g *Generator) WriteMarket(ctx context.Context, w Writer, c store.Coin, mt 
 	if err := w.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		return m, nil, fmt.Errorf("gen: write market %s: %w", m.Slug, err)
 	}
-	if err := w.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+	if _, err := w.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 		return m, nil, fmt.Errorf("gen: write snapshots of %s: %w", m.Slug, err)
 	}
 	return m, snaps, nil

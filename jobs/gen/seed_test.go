@@ -16,9 +16,9 @@ type failingWriter struct {
 	nm, ns, nd, nt                atomic.Int64
 }
 
-func (w *failingWriter) AppendMarketTrades(ctx context.Context, slug string, tr []store.MarketTrade) error {
+func (w *failingWriter) AppendMarketTrades(ctx context.Context, slug string, tr []store.MarketTrade) (int, error) {
 	if w.nt.Add(1) == w.trades {
-		return errDisk
+		return 0, errDisk
 	}
 	return w.recorder.AppendMarketTrades(ctx, slug, tr)
 }
@@ -32,9 +32,9 @@ func (w *failingWriter) UpsertMarkets(ctx context.Context, ms []store.Market) er
 	return w.recorder.UpsertMarkets(ctx, ms)
 }
 
-func (w *failingWriter) AppendSnapshots(ctx context.Context, slug string, s []store.Snapshot) error {
+func (w *failingWriter) AppendSnapshots(ctx context.Context, slug string, s []store.Snapshot) (int, error) {
 	if w.ns.Add(1) == w.snaps {
-		return errDisk
+		return 0, errDisk
 	}
 	return w.recorder.AppendSnapshots(ctx, slug, s)
 }

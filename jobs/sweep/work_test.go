@@ -32,10 +32,10 @@ func storedSweep(t *testing.T, n int) (store.Store, store.Sweep, Plan) {
 		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+		if _, err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
+		if _, err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
 			t.Fatal(err)
 		}
 		slugs = append(slugs, m.Slug)

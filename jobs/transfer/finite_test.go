@@ -45,7 +45,7 @@ func TestExportRefusesNonFinite(t *testing.T) {
 	if err := src.UpsertMarkets(ctx, markets); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.AppendSnapshots(ctx, markets[1].Slug, []store.Snapshot{{Time: start, CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5,
+	if _, err := src.AppendSnapshots(ctx, markets[1].Slug, []store.Snapshot{{Time: start, CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5,
 		BookDown: &store.Book{Asks: []store.Level{{Price: 0.5, Size: 1}}}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestParquetSplit(t *testing.T) {
 	}
 	tie1, tie2 := first[0], first[0]
 	tie1.Size, tie2.TxHash = tie1.Size+1, tie2.TxHash+"f"
-	if err := st.AppendMarketTrades(ctx, all[0].Slug, []store.MarketTrade{tie1, tie2}); err != nil {
+	if _, err := st.AppendMarketTrades(ctx, all[0].Slug, []store.MarketTrade{tie1, tie2}); err != nil {
 		t.Fatal(err)
 	}
 	wantTrades, wantGaps := activity(t, st)
@@ -248,7 +248,7 @@ func TestSplitByMarketStaysInItsDirectory(t *testing.T) {
 		if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: start.Add(time.Second), CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5}}); err != nil {
+		if _, err := st.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: start.Add(time.Second), CoinPrice: 1, PriceUp: 0.5, PriceDown: 0.5}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, split := range []transfer.Split{transfer.SplitMarket, transfer.SplitDay} {

@@ -170,9 +170,9 @@ type Source interface {
 // Sink is what Import writes: every store.Store is one.
 type Sink interface {
 	UpsertMarketsNewer(ctx context.Context, markets []store.Market) (int, error)
-	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error
-	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error
-	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error
+	AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error)
+	AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error)
+	RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error)
 }
 
 var (
@@ -197,8 +197,23 @@ type ExportOptions struct {
 	SnapshotPage int
 }
 
-// Stats counts the records moved.
+// Stats counts the records moved: those Export wrote, or those Import
+// stored (a market written new or over an older one; a snapshot, trade
+// or gap the store did not have).
 type Stats struct {
+	Markets   int `json:"markets"`
+	Snapshots int `json:"snapshots"`
+	Trades    int `json:"trades"`
+	Gaps      int `json:"gaps"`
+	// Kept counts, on import, the records of the input the store held
+	// already and kept as they were: a market stored with a later
+	// updated_at, a snapshot or trade it had, a gap its gaps covered.
+	// With the counts above, every record read.
+	Kept Kept `json:"kept,omitzero"`
+}
+
+// Kept counts the records of an import the store had already (Stats.Kept).
+type Kept struct {
 	Markets   int `json:"markets"`
 	Snapshots int `json:"snapshots"`
 	Trades    int `json:"trades"`
@@ -433,7 +448,8 @@ type ImportOptions struct {
 // markets upserted, snapshots and trades appended (one the market has
 // already is ignored), gaps merged, so importing twice stores nothing
 // twice. A record's market must come earlier in the input or be in dst
-// already.
+// already. The Stats count what dst stored, and apart (Stats.Kept) what
+// it had already, as its writes report them.
 func Import(ctx context.Context, dst Sink, r io.Reader, opt ImportOptions) (Stats, error) {
 	if opt.MarketBatch <= 0 {
 		opt.MarketBatch = 500
@@ -516,6 +532,7 @@ func (im *importer) flushMarkets() error {
 		return fmt.Errorf("transfer: store %d markets: %w", len(im.markets), err)
 	}
 	im.st.Markets += n
+	im.st.Kept.Markets += len(im.markets) - n
 	im.markets = im.markets[:0]
 	return nil
 }
@@ -553,19 +570,24 @@ func (im *importer) flush() error {
 		return err
 	}
 	var err error
-	var count *int
+	var stored int
+	var count, kept *int
 	switch im.what {
 	case Snapshots:
-		err, count = im.dst.AppendSnapshots(im.ctx, im.slug, im.snaps), &im.st.Snapshots
+		stored, err = im.dst.AppendSnapshots(im.ctx, im.slug, im.snaps)
+		count, kept = &im.st.Snapshots, &im.st.Kept.Snapshots
 	case Trades:
-		err, count = im.dst.AppendMarketTrades(im.ctx, im.slug, im.trades), &im.st.Trades
+		stored, err = im.dst.AppendMarketTrades(im.ctx, im.slug, im.trades)
+		count, kept = &im.st.Trades, &im.st.Kept.Trades
 	case Gaps:
-		err, count = im.dst.RecordGaps(im.ctx, im.slug, im.gaps), &im.st.Gaps
+		stored, err = im.dst.RecordGaps(im.ctx, im.slug, im.gaps)
+		count, kept = &im.st.Gaps, &im.st.Kept.Gaps
 	}
 	if err != nil {
 		return fmt.Errorf("transfer: store %d %s of %s: %w", n, im.what, im.slug, NoMarketHint(im.slug, err))
 	}
-	*count += n
+	*count += stored
+	*kept += n - stored
 	im.snaps, im.trades, im.gaps = im.snaps[:0], im.trades[:0], im.gaps[:0]
 	return nil
 }

@@ -99,7 +99,7 @@ func enrich(t testing.TB, st store.Store) {
 				Outcome: []string{store.OutcomeUp, store.OutcomeDown}[k%2], Price: 0.01 * float64(1+k%99), Size: 5 + float64(k)/8,
 				Side: []string{store.SideBuy, store.SideSell}[k%3%2], FeeRateBps: float64(k % 2 * 1000), TxHash: fmt.Sprintf("0x%x", k)})
 		}
-		if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
+		if _, err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
 			t.Fatal(err)
 		}
 		gaps := []store.Gap{{From: m.StartTime.Add(10 * time.Second), To: m.StartTime.Add(14*time.Second + 3*time.Microsecond)},
@@ -108,7 +108,7 @@ func enrich(t testing.TB, st store.Store) {
 		if i%2 == 1 {
 			gaps = append(gaps, store.Gap{From: m.StartTime.Add(30 * time.Second), To: m.StartTime.Add(40 * time.Second)})
 		}
-		if err := st.RecordGaps(ctx, m.Slug, gaps); err != nil {
+		if _, err := st.RecordGaps(ctx, m.Slug, gaps); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -278,10 +278,10 @@ func TestExportShapes(t *testing.T) {
 		{Time: start.Add(1500 * time.Millisecond), Outcome: store.OutcomeUp, Price: 0.52, Size: 12.5, Side: store.SideBuy, FeeRateBps: 1000, TxHash: "0x1"},
 		{Time: start.Add(2 * time.Second), Outcome: store.OutcomeDown, Price: 0.48, Size: 5, Side: store.SideSell},
 	}
-	if err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
+	if _, err := st.AppendMarketTrades(ctx, m.Slug, trades); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RecordGaps(ctx, m.Slug, []store.Gap{{From: start.Add(time.Minute), To: start.Add(65 * time.Second)},
+	if _, err := st.RecordGaps(ctx, m.Slug, []store.Gap{{From: start.Add(time.Minute), To: start.Add(65 * time.Second)},
 		{From: start.Add(time.Minute), To: start.Add(70 * time.Second), Kind: store.GapTrades}}); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestExportShapes(t *testing.T) {
 			BookDown: &store.Book{}},
 		{Time: start.Add(300 * time.Millisecond), CoinPrice: 95001, PriceUp: 0.5, PriceDown: 0.51},
 	}
-	if err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
+	if _, err := st.AppendSnapshots(ctx, m.Slug, snaps); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := export(t, st, transfer.ExportOptions{Books: true})
@@ -551,7 +551,9 @@ func TestImportKeepsAMarketNewerThanTheExport(t *testing.T) {
 	stale := resolved
 	stale.Winner, stale.CoinPriceEnd, stale.FinalVolume, stale.FinalLiquidity, stale.ResolvedAt, stale.FinalPrice = nil, nil, nil, nil, nil, nil
 	stale.UpdatedAt = resolved.UpdatedAt.Add(-time.Hour)
-	importInto(t, st, exportOf(stale), transfer.ImportOptions{})
+	if stats := importInto(t, st, exportOf(stale), transfer.ImportOptions{}); stats != (transfer.Stats{Kept: transfer.Kept{Markets: 1}}) {
+		t.Errorf("import of an older record of a stored market: %+v, want it counted as kept", stats)
+	}
 	got, err := st.GetMarket(ctx, resolved.Slug)
 	if err != nil {
 		t.Fatal(err)
@@ -564,7 +566,9 @@ func TestImportKeepsAMarketNewerThanTheExport(t *testing.T) {
 	newer := resolved
 	volume := 12345.5
 	newer.FinalVolume, newer.UpdatedAt = &volume, resolved.UpdatedAt.Add(time.Hour)
-	importInto(t, st, exportOf(newer), transfer.ImportOptions{})
+	if stats := importInto(t, st, exportOf(newer), transfer.ImportOptions{}); stats != (transfer.Stats{Markets: 1}) {
+		t.Errorf("import of a newer record of a stored market: %+v, want it counted as written", stats)
+	}
 	if got, err = st.GetMarket(ctx, resolved.Slug); err != nil || got.FinalVolume == nil || *got.FinalVolume != volume {
 		t.Fatalf("a newer export of %s did not update it: final_volume %v, %v", resolved.Slug, got.FinalVolume, err)
 	}
@@ -812,7 +816,7 @@ func (s *fillingSource) ListSnapshots(ctx context.Context, slug string, q store.
 	page, total, err := s.Store.ListSnapshots(ctx, slug, q)
 	if slug == s.slug {
 		if s.pages++; s.pages == 1 {
-			if err := s.Store.AppendSnapshots(ctx, slug, []store.Snapshot{s.early}); err != nil {
+			if _, err := s.Store.AppendSnapshots(ctx, slug, []store.Snapshot{s.early}); err != nil {
 				s.t.Fatal(err)
 			}
 		}

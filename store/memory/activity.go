@@ -29,26 +29,27 @@ func (s *Store) activityOf(slug string) (*activity, error) {
 	return e.act, nil
 }
 
-// AppendMarketTrades stores the trades the market does not have yet.
-func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error {
+// AppendMarketTrades stores the trades the market does not have yet and
+// returns how many.
+func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error) {
 	const op = "append market trades"
 	if err := live(ctx, op); err != nil {
-		return err
+		return 0, err
 	}
 	batch := make([]store.MarketTrade, len(trades))
 	for i, t := range trades {
 		t.Time = normTime(t.Time)
 		if err := t.Check(); err != nil {
-			return fmt.Errorf("memory: %s of %q: %w", op, slug, err)
+			return 0, fmt.Errorf("memory: %s of %q: %w", op, slug, err)
 		}
 		batch[i] = t
 	}
 	a, err := s.activityOf(slug)
 	if err != nil {
-		return fmt.Errorf("memory: %s: %w", op, err)
+		return 0, fmt.Errorf("memory: %s: %w", op, err)
 	}
 	if len(batch) == 0 {
-		return nil
+		return 0, nil
 	}
 	slices.SortFunc(batch, store.CompareMarketTrades)
 	batch = slices.CompactFunc(batch, func(x, y store.MarketTrade) bool { return store.CompareMarketTrades(x, y) == 0 })
@@ -57,10 +58,11 @@ func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []st
 	defer a.mu.Unlock()
 	if n := len(a.trades); n == 0 || store.CompareMarketTrades(a.trades[n-1], batch[0]) < 0 {
 		a.trades = append(a.trades, batch...) // the recorder's case: newer than all
-		return nil
+		return len(batch), nil
 	}
+	before := len(a.trades)
 	a.trades = mergeTrades(a.trades, batch)
-	return nil
+	return len(a.trades) - before, nil
 }
 
 // mergeTrades merges two sorted, duplicate-free runs into a new one,
@@ -170,11 +172,18 @@ func (a *activity) tradeRange(q store.MarketTradeQuery, keyset bool) (lo, hi int
 	return lo, hi
 }
 
-// RecordGaps merges the gaps into the market's.
-func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error {
-	return s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
+// RecordGaps merges the gaps into the market's and returns how many of
+// them its stored gaps did not cover (store.NewGaps).
+func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error) {
+	added := 0
+	err := s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
+		added = store.NewGaps(stored, batch)
 		return store.MergeGaps(append(slices.Clone(stored), batch...))
 	})
+	if err != nil {
+		return 0, err
+	}
+	return added, nil
 }
 
 // RemoveGaps takes the stretches of the gaps out of the market's.

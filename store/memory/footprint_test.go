@@ -40,7 +40,7 @@ func TestFootprint(t *testing.T) {
 		if err := s.UpsertMarkets(t.Context(), []store.Market{m}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AppendSnapshots(t.Context(), m.Slug, series); err != nil {
+		if _, err := s.AppendSnapshots(t.Context(), m.Slug, series); err != nil {
 			t.Fatal(err)
 		}
 	}

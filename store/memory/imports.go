@@ -243,18 +243,16 @@ func (tx *importTx) Commit(ctx context.Context, imp store.Import) (store.Import,
 		if sm.created {
 			imp.Markets++
 		}
-		_, n0, _ := s.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
-		if err := s.AppendSnapshots(ctx, slug, sm.snaps); err != nil {
+		n, err := s.AppendSnapshots(ctx, slug, sm.snaps)
+		if err != nil {
 			return store.Import{}, false, fmt.Errorf("memory: %s: %w", op, err)
 		}
-		_, n1, _ := s.ListSnapshots(ctx, slug, store.SnapshotQuery{Limit: 1})
-		imp.Snapshots += int64(n1 - n0)
-		_, t0, _ := s.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Limit: 1})
-		if err := s.AppendMarketTrades(ctx, slug, sm.trades); err != nil {
+		imp.Snapshots += int64(n)
+		n, err = s.AppendMarketTrades(ctx, slug, sm.trades)
+		if err != nil {
 			return store.Import{}, false, fmt.Errorf("memory: %s: %w", op, err)
 		}
-		_, t1, _ := s.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Limit: 1})
-		imp.Trades += int64(t1 - t0)
+		imp.Trades += int64(n)
 		if len(sm.gaps) > 0 {
 			a, err := s.activityOf(slug)
 			if err != nil {

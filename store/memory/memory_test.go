@@ -57,7 +57,7 @@ func BenchmarkListSnapshots(b *testing.B) {
 	if err := s.UpsertMarkets(ctx, []store.Market{m}); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.AppendSnapshots(ctx, m.Slug, generated(3000, 10)); err != nil {
+	if _, err := s.AppendSnapshots(ctx, m.Slug, generated(3000, 10)); err != nil {
 		b.Fatal(err)
 	}
 	q := store.SnapshotQuery{Limit: 1000, Offset: 1000, WithBooks: true}

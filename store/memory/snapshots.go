@@ -27,20 +27,19 @@ const (
 
 // AppendSnapshots stores the snapshots whose time (to the microsecond) the
 // market does not have yet; of two in one call with the same time, the
-// first is kept.
-func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error {
+// first is kept. It returns how many it stored.
+func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	if err := live(ctx, "append snapshots"); err != nil {
-		return err
+		return 0, err
 	}
 	if err := store.CheckSnapshots(snaps); err != nil {
-		return fmt.Errorf("memory: append snapshots of %q: %w", slug, err)
+		return 0, fmt.Errorf("memory: append snapshots of %q: %w", slug, err)
 	}
 	tl, err := s.snapshotsOf(slug)
 	if err != nil {
-		return fmt.Errorf("memory: append snapshots: %w", err)
+		return 0, fmt.Errorf("memory: append snapshots: %w", err)
 	}
-	tl.insert(packSnapshots(snaps))
-	return nil
+	return tl.insert(packSnapshots(snaps)), nil
 }
 
 // ListSnapshots returns a page of the market's snapshots and how many it

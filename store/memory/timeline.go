@@ -34,10 +34,10 @@ const (
 )
 
 // insert stores the entries whose time is not stored yet. entries must be
-// sorted by time without duplicates.
-func (tl *timeline) insert(entries []entry) {
+// sorted by time without duplicates. It returns how many it stored.
+func (tl *timeline) insert(entries []entry) int {
 	if len(entries) == 0 {
-		return
+		return 0
 	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -46,7 +46,7 @@ func (tl *timeline) insert(entries []entry) {
 		for _, e := range entries {
 			tl.rows = append(tl.rows, row{e.micros, tl.arena.add(e.data)})
 		}
-		return
+		return len(entries)
 	}
 	fresh := make([]row, 0, len(entries))
 	for _, e := range entries {
@@ -55,6 +55,7 @@ func (tl *timeline) insert(entries []entry) {
 		}
 	}
 	tl.merge(fresh)
+	return len(fresh)
 }
 
 // search returns the index of the first row at or after micros and whether

@@ -33,16 +33,18 @@ select $1, t.* from unnest($2::timestamptz[], $3::text[], $4::text[], $5::float8
 	as t (time, outcome, side, price, size, fee_rate_bps, tx_hash)
 on conflict do nothing`
 
-// AppendMarketTrades stores the trades the market does not have yet.
-func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) error {
+// AppendMarketTrades stores the trades the market does not have yet and
+// returns how many: the rows the insert affected, which skips a trade
+// stored already or met earlier in the statement.
+func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error) {
 	op := fmt.Sprintf("append market trades of %q", slug)
 	sorted := make([]store.MarketTrade, len(trades))
 	for i, t := range trades {
 		if err := t.Check(); err != nil {
-			return fmt.Errorf("postgres: %s: %w", op, err)
+			return 0, fmt.Errorf("postgres: %s: %w", op, err)
 		}
 		if !storable(t.TxHash) {
-			return invalid(op, fmt.Sprintf("trade %d: tx hash is not text", i+1))
+			return 0, invalid(op, fmt.Sprintf("trade %d: tx hash is not text", i+1))
 		}
 		t.Time = micro(t.Time)
 		sorted[i] = t
@@ -58,14 +60,17 @@ func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []st
 		prices[i], sizes[i], fees[i], hashes[i] = t.Price, t.Size, t.FeeRateBps, t.TxHash
 	}
 	if !storable(slug) {
-		return notFound(op)
+		return 0, notFound(op)
 	}
 	id, err := s.marketKey(ctx, slug)
 	if err != nil || n == 0 {
-		return wrap(op, err)
+		return 0, wrap(op, err)
 	}
-	_, err = s.pool.Exec(ctx, appendTradesSQL, id, times, outcomes, sides, prices, sizes, fees, hashes)
-	return wrap(op, err)
+	tag, err := s.pool.Exec(ctx, appendTradesSQL, id, times, outcomes, sides, prices, sizes, fees, hashes)
+	if err != nil {
+		return 0, wrap(op, err)
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // ListMarketTrades returns a page of the market's trades and how many it
@@ -174,12 +179,19 @@ func scanMarketTrade(row pgx.CollectableRow) (store.MarketTrade, error) {
 	return t, err
 }
 
-// RecordGaps merges the gaps into the market's. Writers of one market's
-// gaps take turns on its row, so two merges never interleave.
-func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) error {
-	return s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
+// RecordGaps merges the gaps into the market's and returns how many of
+// them its stored gaps did not cover (store.NewGaps). Writers of one
+// market's gaps take turns on its row, so two merges never interleave.
+func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error) {
+	added := 0
+	err := s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
+		added = store.NewGaps(stored, batch)
 		return store.MergeGaps(append(stored, batch...))
 	})
+	if err != nil {
+		return 0, err
+	}
+	return added, nil
 }
 
 // RemoveGaps takes the stretches of the gaps out of the market's, taking

@@ -40,7 +40,7 @@ func BenchmarkAppendMarketTrades(b *testing.B) {
 	for b.Loop() {
 		trades := benchTrades(t0, round*perOp, perOp)
 		began := time.Now()
-		if err := s.AppendMarketTrades(ctx, slug, trades); err != nil {
+		if _, err := s.AppendMarketTrades(ctx, slug, trades); err != nil {
 			b.Fatal(err)
 		}
 		store_ += time.Since(began)
@@ -70,7 +70,7 @@ func BenchmarkListMarketTrades(b *testing.B) {
 	slug := newMarket(b, s, t0)
 	ctx := context.Background()
 	for i := 0; i < held; i += 5000 {
-		if err := s.AppendMarketTrades(ctx, slug, benchTrades(t0, i, 5000)); err != nil {
+		if _, err := s.AppendMarketTrades(ctx, slug, benchTrades(t0, i, 5000)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -116,7 +116,7 @@ func BenchmarkWalkMarketTrades(b *testing.B) {
 	slug := newMarket(b, s, t0)
 	ctx := context.Background()
 	for i := 0; i < held; i += 5000 {
-		if err := s.AppendMarketTrades(ctx, slug, benchTrades(t0, i, 5000)); err != nil {
+		if _, err := s.AppendMarketTrades(ctx, slug, benchTrades(t0, i, 5000)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,7 +22,7 @@ func TestMarketTradesPlan(t *testing.T) {
 	other := newMarket(t, s, t0.Add(time.Hour))
 	for i := 0; i < 20_000; i += 5000 {
 		for _, m := range []string{slug, other} {
-			if err := s.AppendMarketTrades(ctx, m, benchTrades(t0, i, 5000)); err != nil {
+			if _, err := s.AppendMarketTrades(ctx, m, benchTrades(t0, i, 5000)); err != nil {
 				t.Fatal(err)
 			}
 		}

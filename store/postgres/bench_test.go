@@ -40,7 +40,7 @@ func BenchmarkCopySnapshots(b *testing.B) {
 		for b.Loop() {
 			slug := slugs[round%len(slugs)]
 			batch := shifted(series, time.Duration(round/len(slugs))*span)
-			if err := s.AppendSnapshots(context.Background(), slug, batch); err != nil {
+			if _, err := s.AppendSnapshots(context.Background(), slug, batch); err != nil {
 				b.Fatal(err)
 			}
 			round++
@@ -58,7 +58,7 @@ func BenchmarkCopySnapshots(b *testing.B) {
 				// Rounds of one market may finish out of order; that is the
 				// merge path, still correct, and rare here.
 				batch := shifted(series, time.Duration(round/len(slugs))*span)
-				if err := s.AppendSnapshots(context.Background(), slug, batch); err != nil {
+				if _, err := s.AppendSnapshots(context.Background(), slug, batch); err != nil {
 					b.Error(err)
 					return
 				}
@@ -83,7 +83,7 @@ func markets(t testing.TB, s store.Store, n int) []string {
 func BenchmarkListSnapshots(b *testing.B) {
 	s := pgtest.NewStore(b)
 	slug := newMarket(b, s, t0)
-	if err := s.AppendSnapshots(context.Background(), slug, newMarketSim(2, t0).series(3000)); err != nil {
+	if _, err := s.AppendSnapshots(context.Background(), slug, newMarketSim(2, t0).series(3000)); err != nil {
 		b.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -121,14 +121,14 @@ func BenchmarkReadTape(b *testing.B) {
 	moving := newMarket(b, s, t0)
 	sim := newMarketSim(24, t0)
 	for range 288_000 / 32_000 {
-		if err := s.AppendSnapshots(ctx, moving, sim.series(32_000)); err != nil {
+		if _, err := s.AppendSnapshots(ctx, moving, sim.series(32_000)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	redrawn := newMarket(b, s, t0.Add(48*time.Hour))
 	noisy := noisySeries(24, t0.Add(48*time.Hour), 288_000)
 	for part := range slices.Chunk(noisy, 32_000) {
-		if err := s.AppendSnapshots(ctx, redrawn, part); err != nil {
+		if _, err := s.AppendSnapshots(ctx, redrawn, part); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -246,7 +246,7 @@ func TestBytesPerSnapshot(t *testing.T) {
 				n += len(snaps)
 				for i, k := 0, 0; i < len(snaps); k++ {
 					j := min(len(snaps), i+tc.batch(k))
-					if err := s.AppendSnapshots(ctx, slug, snaps[i:j]); err != nil {
+					if _, err := s.AppendSnapshots(ctx, slug, snaps[i:j]); err != nil {
 						t.Fatal(err)
 					}
 					i = j

@@ -299,24 +299,16 @@ func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []sto
 	if err := t.settle(ctx); err != nil {
 		return 0, wrap(op, err)
 	}
-	var before int64
-	err := t.tx.QueryRow(ctx, `select coalesce((select s.n from snapshot_series s join markets m on m.id = s.market where m.slug = $1), 0)`, slug).Scan(&before)
+	added, err := t.s.appendTx(ctx, t.tx, slug, in)
 	if err != nil {
-		return 0, wrap(op, err)
-	}
-	if err := t.s.appendTx(ctx, t.tx, slug, in); err != nil {
 		var need needPartitions
 		if errors.As(err, &need) {
 			return 0, wrap(op, fmt.Errorf("a partition was dropped during the import: %w", err))
 		}
 		return 0, wrap(op, err)
 	}
-	var after int64
-	if err := t.tx.QueryRow(ctx, `select s.n from snapshot_series s join markets m on m.id = s.market where m.slug = $1`, slug).Scan(&after); err != nil {
-		return 0, wrap(op, err)
-	}
-	t.snapshots += after - before
-	return int(after - before), nil
+	t.snapshots += int64(added)
+	return added, nil
 }
 
 func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error) {

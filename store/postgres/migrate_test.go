@@ -75,13 +75,13 @@ func TestMigrationKeepsMarkets(t *testing.T) {
 
 	// The migrated market takes trades and gaps.
 	trade := store.MarketTrade{Time: start.Add(time.Minute), Outcome: store.OutcomeUp, Price: 0.5, Size: 10, Side: store.SideBuy}
-	if err := s.AppendMarketTrades(ctx, want.Slug, []store.MarketTrade{trade}); err != nil {
+	if _, err := s.AppendMarketTrades(ctx, want.Slug, []store.MarketTrade{trade}); err != nil {
 		t.Fatal(err)
 	}
 	if _, total, err := s.ListMarketTrades(ctx, want.Slug, store.MarketTradeQuery{}); err != nil || total != 1 {
 		t.Errorf("ListMarketTrades after migration: total %d, %v; want 1", total, err)
 	}
-	if err := s.RecordGaps(ctx, want.Slug, []store.Gap{{From: start, To: start.Add(5 * time.Second)}}); err != nil {
+	if _, err := s.RecordGaps(ctx, want.Slug, []store.Gap{{From: start, To: start.Add(5 * time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -140,7 +140,7 @@ func TestAppendBulkAndPages(t *testing.T) {
 	s := pgtest.NewStore(t)
 	slug := newMarket(t, s, t0)
 	want := newMarketSim(1, t0).series(3000)
-	if err := s.AppendSnapshots(t.Context(), slug, want); err != nil {
+	if _, err := s.AppendSnapshots(t.Context(), slug, want); err != nil {
 		t.Fatal(err)
 	}
 	cs := checkChunks(t, s, slug, len(want))
@@ -160,7 +160,7 @@ func TestSmallAppendsStayCompact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for i := 0; i < len(want); {
 		n := min(1+rng.IntN(5), len(want)-i)
-		if err := s.AppendSnapshots(t.Context(), slug, want[i:i+n]); err != nil {
+		if _, err := s.AppendSnapshots(t.Context(), slug, want[i:i+n]); err != nil {
 			t.Fatal(err)
 		}
 		i += n
@@ -200,7 +200,7 @@ func TestAppendInterleaved(t *testing.T) {
 		if len(batch) > 2 {
 			batch = append(batch, batch[0], batch[1]) // repeats within the batch
 		}
-		if err := s.AppendSnapshots(t.Context(), slug, batch); err != nil {
+		if _, err := s.AppendSnapshots(t.Context(), slug, batch); err != nil {
 			t.Fatal(err)
 		}
 		for _, sn := range batch {
@@ -245,11 +245,11 @@ func TestPartitions(t *testing.T) {
 		sim.t = sim.t.Add(24 * time.Hour)
 		want = append(want, sn)
 	}
-	if err := s.AppendSnapshots(ctx, slug, want); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, want); err != nil {
 		t.Fatal(err)
 	}
 	old := newMarketSim(5, time.Date(2023, 6, 30, 23, 59, 0, 0, time.UTC)).series(400) // crosses into July
-	if err := s.AppendSnapshots(ctx, slug, old); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, old); err != nil {
 		t.Fatal(err)
 	}
 	want = append(old, want...)
@@ -280,7 +280,7 @@ func TestPartitions(t *testing.T) {
 		where market = (select id from markets where slug = $1)`, slug, want[len(old)].Time); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendSnapshots(ctx, slug, old); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, old); err != nil {
 		t.Fatalf("append after the partition was dropped: %v", err)
 	}
 	checkChunks(t, s, slug, len(want))
@@ -302,7 +302,7 @@ func TestConcurrentAppends(t *testing.T) {
 			for range 10 {
 				lo := rng.IntN(len(want))
 				hi := min(len(want), lo+1+rng.IntN(300))
-				if err := s.AppendSnapshots(context.Background(), slug, want[lo:hi]); err != nil {
+				if _, err := s.AppendSnapshots(context.Background(), slug, want[lo:hi]); err != nil {
 					errs <- err
 					return
 				}
@@ -314,7 +314,7 @@ func TestConcurrentAppends(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if err := s.AppendSnapshots(t.Context(), slug, want); err != nil { // fill what the writers missed
+	if _, err := s.AppendSnapshots(t.Context(), slug, want); err != nil { // fill what the writers missed
 		t.Fatal(err)
 	}
 	checkChunks(t, s, slug, len(want))
@@ -366,11 +366,11 @@ func TestTimesAndErrors(t *testing.T) {
 	s := pgtest.NewStore(t)
 	ctx := t.Context()
 	slug := newMarket(t, s, t0)
-	err := s.AppendSnapshots(ctx, "nope", nil)
+	_, err := s.AppendSnapshots(ctx, "nope", nil)
 	if !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("AppendSnapshots of nothing to an unknown market: %v, want ErrNotFound", err)
 	}
-	if err := s.AppendSnapshots(ctx, slug, nil); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, nil); err != nil {
 		t.Errorf("AppendSnapshots of nothing: %v", err)
 	}
 	_, err = s.CreateCustomer(ctx, store.Customer{ID: "not-a-uuid", Email: "a@example.com"})
@@ -379,7 +379,7 @@ func TestTimesAndErrors(t *testing.T) {
 	}
 	// Microseconds survive; nanoseconds are dropped, never rounded up.
 	tm := time.Date(2025, 6, 1, 12, 0, 0, 999_999_999, time.FixedZone("x", 3600))
-	if err := s.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: tm, CoinPrice: 1}}); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, []store.Snapshot{{Time: tm, CoinPrice: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := list(t, s, slug, store.SnapshotQuery{})
@@ -457,7 +457,7 @@ func TestListingReadsOversizedChunks(t *testing.T) {
 	snaps := newMarketSim(21, start).series(postgres.ChunkSize + 3*postgres.ChunkSize + 10)
 	// The first chunk as the writer makes it, then one three chunks long.
 	first, big := snaps[:postgres.ChunkSize], snaps[postgres.ChunkSize:]
-	if err := s.AppendSnapshots(ctx, slug, first); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, first); err != nil {
 		t.Fatal(err)
 	}
 	head, books := postgres.EncodeChunk(big)
@@ -525,7 +525,7 @@ func TestChunksOfBooksVersion1StillRead(t *testing.T) {
 	cut := 2*postgres.ChunkSize + 100
 	late := snaps[10]
 	first := slices.Concat(snaps[:10], snaps[11:cut])
-	if err := s.AppendSnapshots(ctx, slug, first); err != nil {
+	if _, err := s.AppendSnapshots(ctx, slug, first); err != nil {
 		t.Fatal(err)
 	}
 	versions := func() map[int]int {
@@ -553,7 +553,7 @@ func TestChunksOfBooksVersion1StillRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, more := range [][]store.Snapshot{snaps[cut:], {late}} {
-		if err := s.AppendSnapshots(ctx, slug, more); err != nil {
+		if _, err := s.AppendSnapshots(ctx, slug, more); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -600,7 +600,7 @@ func TestReadsOfACorruptChunkFail(t *testing.T) {
 		{head, append([]byte{9}, books[1:]...)},
 	} {
 		slug := newMarket(t, s, start.Add(time.Duration(i)*time.Hour))
-		if err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+		if _, err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Pool().Exec(ctx, `
@@ -634,7 +634,7 @@ func TestImportCreatesPartitions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	recorded := newMarket(t, s, time.Date(2031, 3, 31, 23, 30, 0, 0, time.UTC))
-	if err := s.AppendSnapshots(ctx, recorded, newMarketSim(1, time.Date(2031, 3, 31, 23, 30, 0, 0, time.UTC)).series(10)); err != nil {
+	if _, err := s.AppendSnapshots(ctx, recorded, newMarketSim(1, time.Date(2031, 3, 31, 23, 30, 0, 0, time.UTC)).series(10)); err != nil {
 		t.Fatal(err)
 	}
 	other := newMarket(t, s, time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC))
@@ -664,7 +664,7 @@ func TestImportCreatesPartitions(t *testing.T) {
 		}
 	}
 	// Others go on meanwhile.
-	if err := s.AppendSnapshots(ctx, other, newMarketSim(4, time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC)).series(10)); err != nil {
+	if _, err := s.AppendSnapshots(ctx, other, newMarketSim(4, time.Date(2031, 3, 1, 0, 0, 0, 0, time.UTC)).series(10)); err != nil {
 		t.Fatalf("another market's append during the import: %v", err)
 	}
 	if _, _, err := s.ListSnapshots(ctx, recorded, store.SnapshotQuery{}); err != nil {

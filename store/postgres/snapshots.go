@@ -57,29 +57,35 @@ func (e needPartitions) Error() string {
 }
 
 // AppendSnapshots stores the snapshots of the market with the slug,
-// ignoring any whose time (to the microsecond) is already stored.
+// ignoring any whose time (to the microsecond) is already stored, and
+// returns how many it stored.
 //
 // Snapshots newer than everything stored, the common case, are appended as
 // new chunks; small appends fold the market's newest small chunks in so
 // that chunks stay large (each snapshot is rewritten O(log chunkSize)
 // times). Snapshots that fall among stored ones are merged into the chunks
 // they overlap, which are rewritten in the same transaction.
-func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) error {
+func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	op := fmt.Sprintf("append snapshots of %q", slug)
 	if err := store.CheckSnapshots(snaps); err != nil {
-		return wrap(op, err)
+		return 0, wrap(op, err)
 	}
 	in := normalize(snaps)
 	if len(in) == 0 {
 		_, err := s.marketKey(ctx, slug)
-		return wrap(op, err)
+		return 0, wrap(op, err)
 	}
 	months := monthsOf(in, func(sn store.Snapshot) time.Time { return sn.Time })
 	for attempt := 1; ; attempt++ {
 		if err := s.ensurePartitions(ctx, months); err != nil {
-			return wrap(op, err)
+			return 0, wrap(op, err)
 		}
-		err := s.inTx(ctx, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, slug, in) })
+		added := 0
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			added, err = s.appendTx(ctx, tx, slug, in)
+			return err
+		})
 		if attempt < maxAppendAttempts {
 			var need needPartitions
 			if errors.As(err, &need) {
@@ -91,7 +97,10 @@ func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.
 				continue
 			}
 		}
-		return wrap(op, err)
+		if err != nil {
+			return 0, wrap(op, err)
+		}
+		return added, nil
 	}
 }
 
@@ -118,7 +127,9 @@ func (s *Store) marketKey(ctx context.Context, slug string) (int64, error) {
 	return id, err
 }
 
-func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, slug string, in []store.Snapshot) error {
+// appendTx stores the snapshots in (normalized) of the market with the
+// slug in tx and returns how many of them the market did not have.
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, slug string, in []store.Snapshot) (int, error) {
 	// Locking the series row serialises appends to one market.
 	var ser series
 	err := tx.QueryRow(ctx, `
@@ -127,10 +138,10 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, slug string, in []store
 		on conflict (market) do update set n = s.n
 		returning market, n, first_time, last_time`, slug).Scan(&ser.market, &ser.n, &ser.first, &ser.last)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if ser.n == 0 || in[0].Time.After(*ser.last) {
-		return s.appendNewer(ctx, tx, ser, in)
+		return len(in), s.appendNewer(ctx, tx, ser, in)
 	}
 	return s.appendMerging(ctx, tx, ser, in)
 }
@@ -196,8 +207,9 @@ func foldableTail(ctx context.Context, tx pgx.Tx, ser series, n int) ([]time.Tim
 // appendMerging stores snapshots that reach back among stored ones: the
 // chunks their time span overlaps are read, merged with them (stored
 // snapshots win on equal times) and rewritten. When nothing is new, as
-// when a write is repeated, nothing is rewritten.
-func (s *Store) appendMerging(ctx context.Context, tx pgx.Tx, ser series, in []store.Snapshot) error {
+// when a write is repeated, nothing is rewritten. It returns how many of
+// in it stored.
+func (s *Store) appendMerging(ctx context.Context, tx pgx.Tx, ser series, in []store.Snapshot) (int, error) {
 	lo, hi := in[0].Time, in[len(in)-1].Time
 	rows, _ := tx.Query(ctx, `
 		select first_time from snapshot_chunks
@@ -205,23 +217,23 @@ func (s *Store) appendMerging(ctx context.Context, tx pgx.Tx, ser series, in []s
 		ser.market, *ser.first, hi, lo)
 	overlapped, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
 	if err != nil {
-		return err
+		return 0, err
 	}
 	old, err := readChunks(ctx, tx, ser.market, overlapped)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	merged, added := merge(old, in)
 	if added == 0 {
-		return nil
+		return 0, nil
 	}
 	if err := deleteChunks(ctx, tx, ser.market, overlapped); err != nil {
-		return err
+		return 0, err
 	}
 	if err := s.writeChunks(ctx, tx, ser.market, merged); err != nil {
-		return err
+		return 0, err
 	}
-	return updateSeries(ctx, tx, ser, in, added)
+	return added, updateSeries(ctx, tx, ser, in, added)
 }
 
 // merge merges two time-sorted runs, keeping old's snapshot where both have

@@ -85,7 +85,7 @@ func tradeDiff(want, got store.MarketTrade) diff {
 
 func appendTrades(t *testing.T, s store.Store, slug string, trades []store.MarketTrade) {
 	t.Helper()
-	mustOK(t, s.AppendMarketTrades(t.Context(), slug, trades), "AppendMarketTrades")
+	mustOK(t, errOf(s.AppendMarketTrades(t.Context(), slug, trades)), "AppendMarketTrades")
 }
 
 // checkMarketTrades lists the market's trades per q and fails the test unless
@@ -233,7 +233,7 @@ func testTradesEmpty(t *testing.T, s store.Store) {
 	if len(gaps) != 0 {
 		t.Errorf("ListGaps of a new market = %v, want none", gaps)
 	}
-	mustOK(t, s.RecordGaps(t.Context(), slug, nil), "RecordGaps of no gaps")
+	mustOK(t, errOf(s.RecordGaps(t.Context(), slug, nil)), "RecordGaps of no gaps")
 }
 
 // testActivityNotFound: every method on an unknown slug is ErrNotFound,
@@ -242,12 +242,12 @@ func testActivityNotFound(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	seedSnapshotMarket(t, s, 0)
 	for _, slug := range []string{"btc-updown-5m-0", "", "bad\x00slug", "\xff"} {
-		wantErr(t, s.AppendMarketTrades(ctx, slug, tradesFrom(0, 1)), store.ErrNotFound, "AppendMarketTrades of "+slug)
-		wantErr(t, s.AppendMarketTrades(ctx, slug, nil), store.ErrNotFound, "AppendMarketTrades of nothing to "+slug)
+		wantErr(t, errOf(s.AppendMarketTrades(ctx, slug, tradesFrom(0, 1))), store.ErrNotFound, "AppendMarketTrades of "+slug)
+		wantErr(t, errOf(s.AppendMarketTrades(ctx, slug, nil)), store.ErrNotFound, "AppendMarketTrades of nothing to "+slug)
 		_, _, err := s.ListMarketTrades(ctx, slug, store.MarketTradeQuery{})
 		wantErr(t, err, store.ErrNotFound, "ListMarketTrades of "+slug)
-		wantErr(t, s.RecordGaps(ctx, slug, []store.Gap{{From: at(0), To: at(1)}}), store.ErrNotFound, "RecordGaps of "+slug)
-		wantErr(t, s.RecordGaps(ctx, slug, nil), store.ErrNotFound, "RecordGaps of nothing to "+slug)
+		wantErr(t, errOf(s.RecordGaps(ctx, slug, []store.Gap{{From: at(0), To: at(1)}})), store.ErrNotFound, "RecordGaps of "+slug)
+		wantErr(t, errOf(s.RecordGaps(ctx, slug, nil)), store.ErrNotFound, "RecordGaps of nothing to "+slug)
 		wantErr(t, s.RemoveGaps(ctx, slug, []store.Gap{{From: at(0), To: at(1)}}), store.ErrNotFound, "RemoveGaps of "+slug)
 		wantErr(t, s.RemoveGaps(ctx, slug, nil), store.ErrNotFound, "RemoveGaps of nothing from "+slug)
 		_, err = s.ListGaps(ctx, slug)
@@ -276,7 +276,7 @@ func testTradesInvalid(t *testing.T, s store.Store) {
 	for _, tc := range bad {
 		x := tradeAt(5)
 		tc.mod(&x)
-		err := s.AppendMarketTrades(t.Context(), slug, []store.MarketTrade{tradeAt(3), x, tradeAt(4)})
+		_, err := s.AppendMarketTrades(t.Context(), slug, []store.MarketTrade{tradeAt(3), x, tradeAt(4)})
 		wantErr(t, err, store.ErrInvalid, "AppendMarketTrades with a trade with bad "+tc.name)
 	}
 	checkMarketTrades(t, s, slug, store.MarketTradeQuery{Ascending: true}, tradesFrom(0, 1), 2)
@@ -288,8 +288,8 @@ func testActivityPerMarket(t *testing.T, s store.Store) {
 	a, b := seedSnapshotMarket(t, s, 0), seedSnapshotMarket(t, s, 5)
 	appendTrades(t, s, a, tradesFrom(0, 3))
 	appendTrades(t, s, b, tradesFrom(2, 8))
-	mustOK(t, s.RecordGaps(ctx, a, []store.Gap{{From: at(0), To: at(1)}}), "RecordGaps")
-	mustOK(t, s.RecordGaps(ctx, b, []store.Gap{{From: at(1), To: at(2)}, {From: at(3), To: at(4)}}), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(ctx, a, []store.Gap{{From: at(0), To: at(1)}})), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(ctx, b, []store.Gap{{From: at(1), To: at(2)}, {From: at(3), To: at(4)}})), "RecordGaps")
 	checkMarketTrades(t, s, a, store.MarketTradeQuery{Ascending: true}, tradesFrom(0, 3), 4)
 	checkMarketTrades(t, s, b, store.MarketTradeQuery{Ascending: true}, tradesFrom(2, 8), 7)
 	checkGaps(t, s, a, []store.Gap{{From: at(0), To: at(1)}})
@@ -312,7 +312,7 @@ func testTradesConcurrent(t *testing.T, s store.Store) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := 0; i < 40; i += 10 {
-				if err := s.AppendMarketTrades(t.Context(), slug, shuffled(tradesFrom(i+w*5, i+w*5+14))); err != nil {
+				if _, err := s.AppendMarketTrades(t.Context(), slug, shuffled(tradesFrom(i+w*5, i+w*5+14))); err != nil {
 					errs <- err
 					return
 				}
@@ -366,7 +366,7 @@ func testGapsMerge(t *testing.T, s store.Store) {
 		{"just apart from one", []store.Gap{gap(96, 100)}, []store.Gap{gap(5, 70), gap(80, 95), gap(96, 100)}},
 	}
 	for _, st := range steps {
-		mustOK(t, s.RecordGaps(t.Context(), slug, st.record), "RecordGaps "+st.name)
+		mustOK(t, errOf(s.RecordGaps(t.Context(), slug, st.record)), "RecordGaps "+st.name)
 		t.Run(st.name, func(t *testing.T) { checkGaps(t, s, slug, st.want) })
 	}
 }
@@ -375,9 +375,9 @@ func testGapsMerge(t *testing.T, s store.Store) {
 // ErrInvalid and stores none of its gaps.
 func testGapsInvalid(t *testing.T, s store.Store) {
 	slug := seedSnapshotMarket(t, s, 0)
-	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{gap(10, 20)}), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(t.Context(), slug, []store.Gap{gap(10, 20)})), "RecordGaps")
 	for _, bad := range []store.Gap{gap(30, 30), gap(40, 35), {From: sec(50)}, {From: sec(50), To: sec(50).Add(999 * time.Nanosecond)}} {
-		err := s.RecordGaps(t.Context(), slug, []store.Gap{gap(0, 15), bad, gap(60, 70)})
+		_, err := s.RecordGaps(t.Context(), slug, []store.Gap{gap(0, 15), bad, gap(60, 70)})
 		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("RecordGaps with %v", bad))
 	}
 	checkGaps(t, s, slug, []store.Gap{gap(10, 20)})
@@ -388,10 +388,10 @@ func testGapsInvalid(t *testing.T, s store.Store) {
 func testGapsMicroseconds(t *testing.T, s store.Store) {
 	slug := seedSnapshotMarket(t, s, 0)
 	ns := func(s int, n time.Duration) time.Time { return sec(s).Add(n) }
-	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{
+	mustOK(t, errOf(s.RecordGaps(t.Context(), slug, []store.Gap{
 		{From: ns(10, 1500), To: ns(20, 2_000_700)},
 		{From: ns(20, 2_000_100), To: ns(25, 0)}, // touches the first once truncated
-	}), "RecordGaps")
+	})), "RecordGaps")
 	checkGaps(t, s, slug, []store.Gap{{From: ns(10, 1000), To: ns(25, 0)}})
 }
 
@@ -407,7 +407,7 @@ func testGapsConcurrent(t *testing.T, s store.Store) {
 				// Writer w records [100i+10w, 100i+10w+15): each overlaps
 				// the next writer's, and rounds stay apart.
 				from := 100*i + 10*w
-				if err := s.RecordGaps(t.Context(), slug, []store.Gap{gap(from, from+15)}); err != nil {
+				if _, err := s.RecordGaps(t.Context(), slug, []store.Gap{gap(from, from+15)}); err != nil {
 					errs <- err
 					return
 				}

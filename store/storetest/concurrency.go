@@ -80,7 +80,7 @@ func writeMarket(t *testing.T, s store.Store, m store.Market, shared store.Marke
 		if w%2 == 1 {
 			b = k * 7 % batches // out of time order
 		}
-		if err := s.AppendSnapshots(ctx, m.Slug, newSnapshots(m.StartTime, b*batchSize, (b+1)*batchSize-1)); err != nil {
+		if _, err := s.AppendSnapshots(ctx, m.Slug, newSnapshots(m.StartTime, b*batchSize, (b+1)*batchSize-1)); err != nil {
 			t.Errorf("writer %d: AppendSnapshots: %v", w, err)
 			return
 		}
@@ -91,7 +91,7 @@ func writeMarket(t *testing.T, s store.Store, m store.Market, shared store.Marke
 			return
 		}
 	}
-	if err := s.AppendSnapshots(ctx, shared.Slug, newSnapshots(shared.StartTime, w*batchSize, (w+1)*batchSize-1)); err != nil {
+	if _, err := s.AppendSnapshots(ctx, shared.Slug, newSnapshots(shared.StartTime, w*batchSize, (w+1)*batchSize-1)); err != nil {
 		t.Errorf("writer %d: AppendSnapshots to the shared market: %v", w, err)
 	}
 }
@@ -129,7 +129,7 @@ func testConcurrentDuplicates(t *testing.T, s store.Store) {
 		size := []int{1, 7, 40, n}[w]
 		wg.Go(func() {
 			for lo := 0; lo < n; lo += size {
-				if err := s.AppendSnapshots(t.Context(), slug, want[lo:min(lo+size, n)]); err != nil {
+				if _, err := s.AppendSnapshots(t.Context(), slug, want[lo:min(lo+size, n)]); err != nil {
 					t.Errorf("writer %d: AppendSnapshots: %v", w, err)
 					return
 				}

@@ -33,12 +33,12 @@ func testGapKinds(t *testing.T, s store.Store) {
 		{"equal starts", []store.Gap{tgap(50, 60), gap(50, 55)}, []store.Gap{tgap(5, 40), gap(10, 20), gap(30, 35), gap(50, 55), tgap(50, 60)}},
 	}
 	for _, st := range steps {
-		mustOK(t, s.RecordGaps(t.Context(), slug, st.record), "RecordGaps "+st.name)
+		mustOK(t, errOf(s.RecordGaps(t.Context(), slug, st.record)), "RecordGaps "+st.name)
 		t.Run(st.name, func(t *testing.T) { checkGaps(t, s, slug, st.want) })
 	}
 	bad := gap(70, 80)
 	bad.Kind = "quotes"
-	wantErr(t, s.RecordGaps(t.Context(), slug, []store.Gap{tgap(65, 68), bad}), store.ErrInvalid, fmt.Sprintf("RecordGaps with %v", bad))
+	wantErr(t, errOf(s.RecordGaps(t.Context(), slug, []store.Gap{tgap(65, 68), bad})), store.ErrInvalid, fmt.Sprintf("RecordGaps with %v", bad))
 	checkGaps(t, s, slug, steps[len(steps)-1].want)
 }
 
@@ -49,7 +49,7 @@ func testGapKinds(t *testing.T, s store.Store) {
 // nothing of its call.
 func testGapsRemove(t *testing.T, s store.Store) {
 	slug := seedSnapshotMarket(t, s, 0)
-	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{gap(10, 20), tgap(10, 40), tgap(50, 60), tgap(70, 80)}), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(t.Context(), slug, []store.Gap{gap(10, 20), tgap(10, 40), tgap(50, 60), tgap(70, 80)})), "RecordGaps")
 	steps := []struct {
 		name   string
 		remove []store.Gap
@@ -74,7 +74,7 @@ func testGapsRemove(t *testing.T, s store.Store) {
 	wantErr(t, s.RemoveGaps(t.Context(), slug, []store.Gap{tgap(12, 15), bad}), store.ErrInvalid, "RemoveGaps of an unknown kind")
 	checkGaps(t, s, slug, last)
 	// Recorded again, a removed stretch is a gap again.
-	mustOK(t, s.RecordGaps(t.Context(), slug, []store.Gap{tgap(70, 80)}), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(t.Context(), slug, []store.Gap{tgap(70, 80)})), "RecordGaps")
 	checkGaps(t, s, slug, append(last, tgap(70, 80)))
 }
 
@@ -88,9 +88,9 @@ func testGapsEndingAfter(t *testing.T, s store.Store) {
 	for _, minutes := range []int{20, 0, 10} { // stored out of slug order
 		slugs = append(slugs, seedSnapshotMarket(t, s, minutes))
 	}
-	mustOK(t, s.RecordGaps(ctx, slugs[0], []store.Gap{tgap(40, 50), gap(35, 60), tgap(10, 30)}), "RecordGaps")
-	mustOK(t, s.RecordGaps(ctx, slugs[1], []store.Gap{tgap(31, 32), tgap(5, 20)}), "RecordGaps")
-	mustOK(t, s.RecordGaps(ctx, slugs[2], []store.Gap{gap(0, 90)}), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(ctx, slugs[0], []store.Gap{tgap(40, 50), gap(35, 60), tgap(10, 30)})), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(ctx, slugs[1], []store.Gap{tgap(31, 32), tgap(5, 20)})), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(ctx, slugs[2], []store.Gap{gap(0, 90)})), "RecordGaps")
 	sorted := slices.Sorted(slices.Values(slugs))
 	for _, tc := range []struct {
 		name  string

@@ -41,6 +41,10 @@ func mustOK(t testing.TB, err error, op string) {
 	}
 }
 
+// errOf is the error of a write that also counts what it stored (an
+// append), for checks that look at the error only.
+func errOf(_ int, err error) error { return err }
+
 // wantErr fails the test unless errors.Is(err, target).
 func wantErr(t testing.TB, err, target error, op string) {
 	t.Helper()

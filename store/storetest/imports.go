@@ -181,7 +181,7 @@ func testImportRecordedWins(t *testing.T, s store.Store) {
 	rec := newMarket(store.BTC, store.M5, at(0), "")
 	rec = upsert(t, s, rec)
 	recorded := importSnaps(rec.StartTime, 4, 0.6)
-	mustOK(t, s.AppendSnapshots(ctx, rec.Slug, recorded), "record snapshots")
+	mustOK(t, errOf(s.AppendSnapshots(ctx, rec.Slug, recorded)), "record snapshots")
 	before := get(t, s, rec.Slug)
 	tx := begin(t, s)
 	other := rec
@@ -293,7 +293,7 @@ func testImportReplaceGaps(t *testing.T, s store.Store) {
 	m := upsert(t, s, newMarket(store.BTC, store.H1, at(0), ""))
 	st := m.StartTime.UTC()
 	sec := func(n int) time.Time { return st.Add(time.Duration(n) * time.Second) }
-	mustOK(t, s.RecordGaps(ctx, m.Slug, []store.Gap{{From: sec(0), To: sec(100)}, {From: sec(200), To: sec(300)}}), "record gaps")
+	mustOK(t, errOf(s.RecordGaps(ctx, m.Slug, []store.Gap{{From: sec(0), To: sec(100)}, {From: sec(200), To: sec(300)}})), "record gaps")
 	tx := begin(t, s)
 	mustOK(t, tx.ReplaceGaps(ctx, m.Slug, sec(50), sec(250), []store.Gap{{From: sec(60), To: sec(70)}}), "replace gaps")
 	_, _, err := tx.Commit(ctx, store.Import{Key: "g", Source: "pmxt-v2"})

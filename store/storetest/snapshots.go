@@ -81,7 +81,7 @@ func seedSnapshotMarket(t *testing.T, s store.Store, minutes int) string {
 
 func appendSnapshots(t *testing.T, s store.Store, slug string, snaps []store.Snapshot) {
 	t.Helper()
-	mustOK(t, s.AppendSnapshots(t.Context(), slug, snaps), "AppendSnapshots")
+	mustOK(t, errOf(s.AppendSnapshots(t.Context(), slug, snaps)), "AppendSnapshots")
 }
 
 func listSnapshots(t *testing.T, s store.Store, slug string, q store.SnapshotQuery) ([]store.Snapshot, int) {
@@ -113,7 +113,7 @@ func reversed[T any](s []T) []T {
 func testSnapshotsUnknownMarket(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	seedSnapshotMarket(t, s, 0)
-	err := s.AppendSnapshots(ctx, "btc-updown-5m-0", newSnapshots(t0(), 0, 1))
+	_, err := s.AppendSnapshots(ctx, "btc-updown-5m-0", newSnapshots(t0(), 0, 1))
 	wantErr(t, err, store.ErrNotFound, "AppendSnapshots to an unknown market")
 	_, _, err = s.ListSnapshots(ctx, "btc-updown-5m-0", store.SnapshotQuery{})
 	wantErr(t, err, store.ErrNotFound, "ListSnapshots of an unknown market")
@@ -412,7 +412,7 @@ func testSnapshotsNotFinite(t *testing.T, s store.Store) {
 		} {
 			batch := newSnapshots(t0(), 2, 4)
 			tc.set(&batch[1])
-			err := s.AppendSnapshots(ctx, m.Slug, batch)
+			_, err := s.AppendSnapshots(ctx, m.Slug, batch)
 			if !errors.Is(err, store.ErrInvalid) {
 				t.Errorf("AppendSnapshots with %s %v: %v, want ErrInvalid", tc.field, bad, err)
 			}

@@ -28,7 +28,7 @@ func testCancelledContext(t *testing.T, s store.Store) {
 	mustOK(t, s.UpsertMarkets(live, []store.Market{m}), "UpsertMarkets")
 	appendSnapshots(t, s, m.Slug, newSnapshots(t0(), 0, 2))
 	appendTrades(t, s, m.Slug, tradesFrom(0, 1))
-	mustOK(t, s.RecordGaps(live, m.Slug, []store.Gap{gap(10, 20)}), "RecordGaps")
+	mustOK(t, errOf(s.RecordGaps(live, m.Slug, []store.Gap{gap(10, 20)})), "RecordGaps")
 	c := createCustomer(t, s, newCustomer("ada"))
 	k := createKey(t, s, newKey(c.ID, "ud_live_a"))
 	appendDepth(t, s, newDepths(btcusdt, store.Spot, 0, 2))
@@ -47,14 +47,14 @@ func testCancelledContext(t *testing.T, s store.Store) {
 		{"ListMarkets", func() error { _, _, err := s.ListMarkets(ctx, store.MarketFilter{}); return err }},
 		{"CountMarkets", func() error { _, err := s.CountMarkets(ctx, store.MarketFilter{}); return err }},
 		{"NthNewestStart", func() error { _, _, err := s.NthNewestStart(ctx, store.BTC, store.M5, 1, time.Now()); return err }},
-		{"AppendSnapshots", func() error { return s.AppendSnapshots(ctx, m.Slug, newSnapshots(t0(), 3, 4)) }},
+		{"AppendSnapshots", func() error { return errOf(s.AppendSnapshots(ctx, m.Slug, newSnapshots(t0(), 3, 4))) }},
 		{"ListSnapshots", func() error { _, _, err := s.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{}); return err }},
-		{"AppendMarketTrades", func() error { return s.AppendMarketTrades(ctx, m.Slug, tradesFrom(2, 3)) }},
+		{"AppendMarketTrades", func() error { return errOf(s.AppendMarketTrades(ctx, m.Slug, tradesFrom(2, 3))) }},
 		{"ListMarketTrades", func() error {
 			_, _, err := s.ListMarketTrades(ctx, m.Slug, store.MarketTradeQuery{})
 			return err
 		}},
-		{"RecordGaps", func() error { return s.RecordGaps(ctx, m.Slug, []store.Gap{gap(30, 40)}) }},
+		{"RecordGaps", func() error { return errOf(s.RecordGaps(ctx, m.Slug, []store.Gap{gap(30, 40)})) }},
 		{"RemoveGaps", func() error { return s.RemoveGaps(ctx, m.Slug, []store.Gap{gap(10, 20)}) }},
 		{"ListGaps", func() error { _, err := s.ListGaps(ctx, m.Slug); return err }},
 		{"CreateCustomer", func() error { _, err := s.CreateCustomer(ctx, newCustomer("bea")); return err }},

@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Trades", tradeTests()},
 		{"TradeRanges", tradeRangeTests()},
 		{"Gaps", gapTests()},
+		{"AppendCounts", appendCountTests()},
 		{"Customers", customerTests()},
 		{"APIKeys", apiKeyTests()},
 		{"Depth", depthTests()},
