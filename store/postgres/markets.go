@@ -388,12 +388,11 @@ func (r *marketRow) market() (store.Market, error) {
 	if len(r.tickTimes) != len(r.tickSizes) { // the table's check constraint rules this out
 		return m, fmt.Errorf("market %q: %d tick change times for %d sizes", m.Slug, len(r.tickTimes), len(r.tickSizes))
 	}
+	// In time order, one at an instant, as every write keeps them
+	// (splitTickChanges) and migration 019 put those written before.
 	for i, t := range r.tickTimes {
 		m.TickSizeChanges = append(m.TickSizeChanges, store.TickSizeChange{Time: utc(t), TickSize: r.tickSizes[i]})
 	}
-	// A row written before the stores kept them in order may have them in
-	// the order an import gave.
-	m.TickSizeChanges = store.SortTickChanges(m.TickSizeChanges)
 	m.Coin, m.MarketType = store.Coin(r.coin), store.MarketType(r.mt)
 	m.StartTime, m.EndTime = utc(m.StartTime), utc(m.EndTime)
 	m.ResolvedAt = utcPtr(m.ResolvedAt)
