@@ -29,8 +29,12 @@
 //     is the first (lowest index) of those tied for the best objective;
 //     its out-of-sample rank gives tied trials their average rank; an
 //     objective that is NaN (undefined on the subset) ranks below every
-//     number; objectives within a relative 1e-12 of each other tie (the
-//     same ratio summed in another order differs in its last bits).
+//     number; objectives are compared rounded to 6 decimals, as the sweep
+//     chooses its best trial (a sum of 0.1, 0.2 and −0.3 is 0, not the
+//     5.6e-17 of its binary sum), and within a relative 1e-12 of each
+//     other tie (the same ratio summed in another order differs in its
+//     last bits).
 //   - Figures are rounded to 6 decimals at Aggregate's edge, as the replay
-//     rounds money; the functions that compute them do not round.
+//     rounds money; the functions that compute them do not round (but PBO
+//     its comparisons, above).
 package stats

@@ -203,3 +203,24 @@ func TestBetter(t *testing.T) {
 		}
 	}
 }
+
+// TestPBOBreakEvenTies: trial 0 makes 0.1, 0.2 and −0.3 in each block of 3
+// markets, trial 1 0.5, −0.5 and 0: both break even on every block, so
+// every split ties them in-sample (trial 0 chosen, the lower index) and
+// out of sample (rank 1.5 of 2, ω = ½, logit 0): overfit, PBO 1, by every
+// objective, as for two identical trials. Summed in binary, trial 0's
+// blocks come to 5.6e-17, not 0, and that residue once made it the
+// in-sample best and the out-of-sample best alike: PBO 0, "stable", for a
+// trial that made nothing. PBO compares the objectives as the sweep
+// chooses its best trial, to the 6 decimals it answers.
+func TestPBOBreakEvenTies(t *testing.T) {
+	t.Parallel()
+	pnl := [2][3]float64{{0.1, 0.2, -0.3}, {0.5, -0.5, 0}}
+	m := matrix(2, 24, func(i, j int) float64 { return pnl[i][j%3] })
+	for _, name := range []string{"total_pnl", "ev_per_trade", "sharpe_per_market"} {
+		obj, _ := ObjectiveNamed(name)
+		if got := PBO(m, obj); got == nil || *got != 1 {
+			t.Errorf("%s: PBO %s, want 1", name, fmtF(got))
+		}
+	}
+}
