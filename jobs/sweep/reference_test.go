@@ -450,3 +450,44 @@ func TestSummarizeAgainstReference(t *testing.T) {
 		}
 	}
 }
+
+// TestSummarizeEdges: the edge cases of DSR and PBO as the references
+// above and DESIGN 14 have them.
+func TestSummarizeEdges(t *testing.T) {
+	t.Parallel()
+	pnl := func(m int) float64 { return float64((m*7)%5-1) / 10 } // −0.1 … 0.3
+	// Two identical trials: the trials' Sharpe ratios have no variance,
+	// SR₀ = 0 and the DSR is the PSR against 0 (psr0); every CSCV split
+	// ties them in and out of sample (rank 1.5 of 2, logit 0): PBO 1.
+	res, _ := summarizeTwoTrials(t, 40, func(b map[string]any) { b["split"] = map[string]any{"kind": "NONE"} },
+		func(m, tr int) TrialMarket { return traded(pnl(m)) })
+	var xs []float64
+	for m := range 40 {
+		xs = append(xs, pnl(m))
+	}
+	want, _ := refDSR(xs, []float64{1, 1}, 2)
+	if res.DSR == nil || res.Trials[0].Train.PSR0 == nil || math.Abs(*res.DSR-want) > 1e-6 || *res.DSR != *res.Trials[0].Train.PSR0 {
+		t.Errorf("identical trials: dsr %s, psr0 %s, want %.6f both", fmtPtr(res.DSR), fmtPtr(res.Trials[0].Train.PSR0), want)
+	}
+	if res.PBO == nil || *res.PBO != 1 {
+		t.Errorf("identical trials: pbo %s, want 1", fmtPtr(res.PBO))
+	}
+	// 15 markets: fewer than two a block, no PBO; a DSR all the same.
+	res, _ = summarizeTwoTrials(t, 15, func(b map[string]any) { b["split"] = map[string]any{"kind": "NONE"} },
+		func(m, tr int) TrialMarket { return traded(pnl(m) * float64(tr+1)) })
+	if res.PBO != nil || res.PBOChoices != nil || res.DSR == nil {
+		t.Errorf("15 markets: pbo %s over %v, dsr %s", fmtPtr(res.PBO), res.PBOChoices, fmtPtr(res.DSR))
+	}
+	// A trial that never trades has no Sharpe ratio: with one trial
+	// defined there is no variance to deflate by, and no DSR.
+	res, _ = summarizeTwoTrials(t, 20, func(b map[string]any) { b["split"] = map[string]any{"kind": "NONE"} },
+		func(m, tr int) TrialMarket {
+			if tr == 1 {
+				return TrialMarket{Performance: &replay.Performance{}}
+			}
+			return traded(pnl(m))
+		})
+	if res.DSR != nil || res.Best == nil || res.Best.Trial != 0 {
+		t.Errorf("one defined Sharpe ratio: dsr %s, best %+v", fmtPtr(res.DSR), res.Best)
+	}
+}
