@@ -697,10 +697,10 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 			`"Weak: a 50% chance that the best trial's per-market Sharpe beats what the best of 1 random try would show. Better than a coin toss, not yet evidence; more markets would tell."`},
 		{"chance near 1", "chance", []any{0.9951}, `"more than a 99% chance"`},
 		{"dsr null", "dsrWords", []any{nil, 9}, `"No DSR: it needs at least 2 trials and 2 train markets with trades."`},
-		// A PBO over the 55 splits that had a trial to choose (pbo_choices).
+		// A PBO over the 55 splits that ranked 2 trials or more (pbo_choices).
 		{"pbo of 55 choices", "pboWords", []any{0.272727, 55},
-			`"In 15 of the 55 ways of halving the train markets (in the other 15 no trial had an objective on the first half, so none was chosen), the trial best on one half ranked in the bottom half on the other: some overfitting; the best setting does not always carry over."`},
-		{"pbo null", "pboWords", []any{nil}, `"No PBO: it needs at least 16 train markets, 2 trials and a trial with an objective on half of them."`},
+			`"In 15 of the 55 ways of halving the train markets (in the other 15 fewer than 2 trials had an objective on both halves, so none was ranked), the trial best on one half ranked in the bottom half on the other: some overfitting; the best setting does not always carry over."`},
+		{"pbo null", "pboWords", []any{nil}, `"No PBO: it needs at least 16 train markets and 2 trials with an objective on both halves of them (a setting that never trades has none, and is not ranked)."`},
 		{"pbo 0", "pboWords", []any{0},
 			`"In none of the 70 ways of halving the train markets, the trial best on one half ranked in the bottom half on the other: the best setting holds up from half to half, so the search is unlikely to be overfit."`},
 		{"pbo 0.971429", "pboWords", []any{0.971429},

@@ -67,7 +67,8 @@ func TallyOf(m Market) Tally {
 }
 
 // Objective scores a trial on a set of markets from its tally; higher is
-// better, NaN undefined (it ranks below every number).
+// better, NaN undefined (PBO leaves the trial out of that split's
+// ranking).
 type Objective func(Tally) float64
 
 // ObjectiveNamed is DESIGN 14's objective of that name: total_pnl,
@@ -136,26 +137,31 @@ const PBOBlocks = 8
 //
 // The T markets are cut into S = 8 contiguous blocks, block b holding
 // markets ⌊bT/8⌋ to ⌊(b+1)T/8⌋ − 1. For each of the C(8,4) = 70 choices
-// of 4 blocks as in-sample (the other 4 out-of-sample), the trial with the
-// best objective on the in-sample markets (the lowest index among ties;
-// objectives compared to 6 decimals, as the sweep chooses its best)
-// is ranked among all N trials by the objective on the out-of-sample
-// markets, rank 1 the worst, tied trials sharing their average rank, NaN
-// below every number; with ω = rank/(N + 1), the choice counts as
-// overfit when the logit ln(ω/(1 − ω)) ≤ 0, that is when rank ≤ (N+1)/2.
-// PBO is the share of the 70 choices that overfit, of those in which some
-// trial has an objective in-sample: where none has (a Sharpe ratio of too
-// few traded markets), nothing was chosen, and the choice is left out.
+// of 4 blocks as in-sample (the other 4 out-of-sample), the N trials
+// ranked are those whose objective is defined (not NaN) on both the
+// in-sample and the out-of-sample markets; the one with the best
+// objective in-sample (the lowest index among ties; objectives compared
+// to 6 decimals, as the sweep chooses its best) is ranked among them by
+// the objective out of sample, rank 1 the worst, tied trials sharing
+// their average rank; with ω = rank/(N + 1), the choice counts as overfit
+// when the logit ln(ω/(1 − ω)) ≤ 0, that is when rank ≤ (N+1)/2. A choice
+// with fewer than 2 such trials (a Sharpe ratio of too few traded
+// markets, an EV per trade of none) gives no logit and is left out. PBO
+// is the share of the choices that overfit, of those that gave a logit.
+// A trial undefined on a half is not ranked below every number: trials
+// that never trade would put the in-sample best in the top half of every
+// split, and a search of one losing trial among seven that never trade
+// would read as not overfit.
 //
 // Nil under 16 markets, under 2 trials, when trials' rows differ in
-// length, or when no choice has a trial with an objective in-sample.
+// length, or when no choice gives a logit.
 func PBO(trials [][]Tally, objective Objective) *float64 {
 	pbo, _ := PBOChoices(trials, objective)
 	return pbo
 }
 
-// PBOChoices is PBO and its denominator: how many of the 70 choices had an
-// in-sample best (0 when PBO is nil).
+// PBOChoices is PBO and its denominator: how many of the 70 choices gave
+// a logit, ranking 2 trials or more (0 when PBO is nil).
 func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 	n := len(trials)
 	if n < 2 {
@@ -180,6 +186,7 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 		}
 	}
 	inScore, outScore := make([]float64, n), make([]float64, n)
+	ranked := make([]int, 0, n)
 	splits, overfit := 0, 0
 	for mask := range 1 << PBOBlocks {
 		if bits.OnesCount(uint(mask)) != PBOBlocks/2 {
@@ -200,23 +207,32 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 			// another trial's exact 0.
 			inScore[i], outScore[i] = round6(objective(in)), round6(objective(out))
 		}
-		best := 0
-		for i := 1; i < n; i++ {
+		// Only the trials with an objective on both halves are ranked: a
+		// trial undefined out of sample (one that never trades) has no
+		// place below the chosen one, and one undefined in-sample could
+		// not have been chosen. Ranked below every number, trials that
+		// never trade once put the in-sample best in the top half of
+		// every split: PBO 0 for a search of one losing trial.
+		ranked = ranked[:0]
+		for i := range n {
+			if !math.IsNaN(inScore[i]) && !math.IsNaN(outScore[i]) {
+				ranked = append(ranked, i)
+			}
+		}
+		if len(ranked) < 2 {
+			continue // nothing to choose from, or no ranking: no logit
+		}
+		best := ranked[0]
+		for _, i := range ranked[1:] {
 			if better(inScore[i], inScore[best]) {
 				best = i
 			}
 		}
-		if math.IsNaN(inScore[best]) {
-			// No trial has an objective in-sample (a Sharpe ratio of
-			// too few traded markets): nothing was chosen, so nothing
-			// can have been overfit. Counted, the lowest index stood
-			// in as the choice and a median rank made it "overfit".
-			continue
-		}
 		splits++
 		// Twice the average rank: 2 + 2·(lower) + (tied others).
 		rank2 := 2
-		for i, s := range outScore {
+		for _, i := range ranked {
+			s := outScore[i]
 			switch {
 			case i == best:
 			case better(outScore[best], s):
@@ -225,7 +241,7 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 				rank2++
 			}
 		}
-		if rank2 <= n+1 { // rank ≤ (N+1)/2: ω ≤ ½, logit ≤ 0
+		if rank2 <= len(ranked)+1 { // rank ≤ (N+1)/2: ω ≤ ½, logit ≤ 0
 			overfit++
 		}
 	}

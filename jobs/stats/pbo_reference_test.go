@@ -11,12 +11,13 @@ import (
 // referencePBO is CSCV written from Bailey et al. (2017), section 2, as
 // plainly as possible and in exact arithmetic (math/big), so that its
 // ties are true ties: per-market pnl (NaN: untraded), every choice of
-// S/2 of S = 8 blocks as the in-sample set J, the in-sample best n* by
-// the objective computed afresh on J's markets (the lowest index among
-// ties), its out-of-sample rank among all trials by sorting (ties
-// averaged, an undefined objective below every number), ω = rank/(N + 1),
-// λ = ln(ω/(1 − ω)), PBO = the share of λ ≤ 0. The Sharpe ratio m/sd is
-// compared through sign(m)·m²/sd², which orders the same.
+// S/2 of S = 8 blocks as the in-sample set J, the N trials whose
+// objective, computed afresh on J's markets and on the others, is defined
+// on both (no λ when N < 2), the in-sample best n* among them (the lowest
+// index among ties), its out-of-sample rank among them by sorting (ties
+// averaged), ω = rank/(N + 1), λ = ln(ω/(1 − ω)), PBO = the share of λ ≤ 0
+// over the choices that gave a λ. The Sharpe ratio m/sd is compared
+// through sign(m)·m²/sd², which orders the same.
 func referencePBO(pnl [][]float64, objective string) float64 {
 	n, t := len(pnl), len(pnl[0])
 	score := func(i int, markets []int) *big.Rat { // nil: undefined
@@ -59,18 +60,8 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 		}
 		return key
 	}
-	// cmp orders scores, nil below every number.
-	cmp := func(a, b *big.Rat) int {
-		switch {
-		case a == nil && b == nil:
-			return 0
-		case a == nil:
-			return -1
-		case b == nil:
-			return 1
-		}
-		return a.Cmp(b)
-	}
+	// cmp orders scores (only defined ones are ranked).
+	cmp := func(a, b *big.Rat) int { return a.Cmp(b) }
 	var combos [][]int
 	var pick func(from int, chosen []int)
 	pick = func(from int, chosen []int) {
@@ -99,26 +90,33 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 				}
 			}
 		}
-		best, bestScore := 0, score(0, inM)
-		for i := 1; i < n; i++ {
-			if s := score(i, inM); cmp(s, bestScore) > 0 {
-				best, bestScore = i, s
+		// Only the trials with an objective on both halves are ranked.
+		var ranked []int
+		for i := range n {
+			if score(i, inM) != nil && score(i, outM) != nil {
+				ranked = append(ranked, i)
 			}
 		}
-		if bestScore == nil { // no trial has an objective in-sample: no choice
+		if len(ranked) < 2 { // no ranking: no logit
 			continue
 		}
 		chosen++
-		out := make([]*big.Rat, n)
-		order := make([]int, n)
-		for i := range out {
-			out[i], order[i] = score(i, outM), i
+		best := ranked[0]
+		for _, i := range ranked[1:] {
+			if cmp(score(i, inM), score(best, inM)) > 0 {
+				best = i
+			}
+		}
+		out := make(map[int]*big.Rat, len(ranked))
+		order := append([]int(nil), ranked...)
+		for _, i := range ranked {
+			out[i] = score(i, outM)
 		}
 		sort.Slice(order, func(a, b int) bool { return cmp(out[order[a]], out[order[b]]) < 0 })
 		var rank float64
-		for k := 0; k < n; {
+		for k := 0; k < len(order); {
 			e := k
-			for e < n && cmp(out[order[e]], out[order[k]]) == 0 {
+			for e < len(order) && cmp(out[order[e]], out[order[k]]) == 0 {
 				e++
 			}
 			for q := k; q < e; q++ {
@@ -128,7 +126,7 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 			}
 			k = e
 		}
-		w := rank / float64(n+1)
+		w := rank / float64(len(ranked)+1)
 		if math.Log(w/(1-w)) <= 0 {
 			overfit++
 		}
@@ -141,8 +139,9 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 
 // TestPBOAgainstReference compares PBO with referencePBO on random
 // matrices: pnl in halves from −1.5 to 1.5, so that ties happen (equal
-// totals, Sharpe ratios of 0), a fifth of the markets untraded, and each
-// objective the reference computes.
+// totals, Sharpe ratios of 0), a fifth of the markets untraded (nine
+// tenths in a third of the trials, so that objectives are undefined on
+// one half or both), and each objective the reference computes.
 func TestPBOAgainstReference(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(14, 2017))
@@ -153,8 +152,12 @@ func TestPBOAgainstReference(t *testing.T) {
 		for i := range pnl {
 			pnl[i] = make([]float64, markets)
 			tallies[i] = make([]Tally, markets)
+			untraded := 2 // in 10: a fifth of the markets, or in a third of the trials 9 in 10
+			if rng.IntN(3) == 0 {
+				untraded = 9
+			}
 			for j := range pnl[i] {
-				if rng.IntN(5) == 0 {
+				if rng.IntN(10) < untraded {
 					pnl[i][j] = math.NaN()
 					tallies[i][j] = TallyOf(Market{})
 					continue

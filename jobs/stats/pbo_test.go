@@ -66,38 +66,42 @@ func TestPBO(t *testing.T) {
 		// and every split counted as overfit: PBO 1, "the search is
 		// overfit", of a search that chose nothing.)
 		{"undefined objective", matrix(2, 16, func(i, j int) float64 { return 1 }), SharpePerMarket, math.NaN()},
-		// Trial 1 trades on blocks 0 (markets 0 and 1, pnl 1 and 3) and 7
-		// (markets 14 and 15, the same), trial 0 never: an in-sample
-		// Sharpe ratio needs block 0 or 7 in-sample. Both in (15 splits):
-		// trial 1 is chosen and, untraded out of sample, ties trial 0 at
-		// rank 1.5 of 2: overfit. One in (40): chosen, and first out of
-		// sample, rank 2: not. Neither (15): no trial has an objective
-		// in-sample, nothing is chosen, and the split is left out (it
-		// once counted, trial 0 standing in as the choice and ranking
-		// last): PBO 15/55, not 30/70.
-		{"no choice in some splits", func() [][]Tally {
-			m := make([][]Tally, 2)
-			for i := range m {
-				m[i] = make([]Tally, 16)
+		// Trial 0 makes 0 and 2 on every block's 2 markets: a Sharpe
+		// ratio of 1/√(8/7) = 0.935 on either half. Trial 1 trades on
+		// block 0 only (pnl 1 and 3, a ratio of √2) and on block 7 (−1
+		// and −3, −√2): it has a ratio on a half that holds block 0 or 7,
+		// so both trials are ranked in the 40 splits that put one of
+		// blocks 0 and 7 in-sample and the other out. Block 0 in (20):
+		// trial 1 is chosen and is last out of sample (−√2): overfit.
+		// Block 7 in (20): trial 0 is chosen, and trial 1 beats it out of
+		// sample (√2): overfit. In the other 30 trial 1 has a ratio on
+		// one half only: no ranking, left out. PBO 40/40. (Ranked below
+		// every number, trial 1's undefined ratio once made the 15 splits
+		// with both blocks in-sample "not overfit", as the 15 with both
+		// out, where trial 1 breaks even: 40/70.)
+		{"no ranking in some splits", func() [][]Tally {
+			m := matrix(2, 16, func(i, j int) float64 { return float64(2 * (j % 2)) })
+			for j := range 16 {
+				m[1][j] = Tally{}
 			}
-			for j, p := range map[int]float64{0: 1, 1: 3, 14: 1, 15: 3} {
+			for j, p := range map[int]float64{0: 1, 1: 3, 14: -1, 15: -3} {
 				m[1][j] = TallyOf(Market{PnL: p, NTrades: 1, Trades: []Trade{{PnL: p}}})
 			}
 			return m
-		}(), SharpePerMarket, 15.0 / 55},
+		}(), SharpePerMarket, 1},
 		{"15 markets", matrix(3, 15, func(i, j int) float64 { return float64(i) }), TotalPnL, math.NaN()},
 		{"one trial", matrix(1, 40, func(i, j int) float64 { return 1 }), TotalPnL, math.NaN()},
 		{"ragged", append(matrix(1, 16, func(i, j int) float64 { return 1 }), make([]Tally, 17)), TotalPnL, math.NaN()},
 	} {
 		got, choices := PBOChoices(tc.trials, tc.obj)
-		if got != nil && tc.name == "no choice in some splits" && choices != 55 {
-			t.Errorf("%s: %d choices, want 55", tc.name, choices)
+		if got != nil && tc.name == "no ranking in some splits" && choices != 40 {
+			t.Errorf("%s: %d choices, want 40", tc.name, choices)
 		}
 		switch {
 		case math.IsNaN(tc.want) && got != nil:
 			t.Errorf("%s: %v, want nil", tc.name, *got)
 		case !math.IsNaN(tc.want) && (got == nil || *got != tc.want):
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+			t.Errorf("%s: %s over %d, want %v", tc.name, fmtF(got), choices, tc.want)
 		}
 	}
 }
@@ -221,6 +225,57 @@ func TestPBOBreakEvenTies(t *testing.T) {
 		obj, _ := ObjectiveNamed(name)
 		if got := PBO(m, obj); got == nil || *got != 1 {
 			t.Errorf("%s: PBO %s, want 1", name, fmtF(got))
+		}
+	}
+}
+
+// TestPBOUntradedTrials: a search of 8 trials of which 6 never trade.
+// Trials 6 and 7 mirror each other: trial 6 makes 1 and 3 on each even
+// block's 2 markets and −1 and −3 on each odd block's, trial 7 the
+// opposite. A split with more even blocks in-sample than odd chooses trial
+// 6, whose mean is then negative out of sample, below trial 7's: rank 1 of
+// the 2 trials defined on both halves, overfit; more odd blocks, trial 7
+// likewise; 2 of each, both break even on both halves, trial 6 is chosen
+// and ties trial 7 out of sample, rank 1.5 of 2, logit 0: overfit. PBO 1,
+// by every objective, over 70 splits. The untraded trials have no Sharpe
+// ratio, EV per trade or SQN on either half, and are not ranked; ranked
+// below every number they once put the chosen trial at rank 7 or more of
+// 8, never in the bottom half: PBO 0, "unlikely to be overfit", for a
+// search whose best in-sample was always worst out of sample. (Total pnl
+// is defined for every trial, 0 untraded, and ranks all 8: trial 6 or 7
+// last, or all 8 tied at 0, rank 4.5 of 8: PBO 1 as well.)
+//
+// With trial 7 untraded too, one trial is defined on both halves, a
+// ranking of one: no split gives a logit, and there is no PBO (it was 0).
+func TestPBOUntradedTrials(t *testing.T) {
+	t.Parallel()
+	mirror := func(traded int) [][]Tally {
+		m := make([][]Tally, 8)
+		for i := range m {
+			m[i] = make([]Tally, 16)
+		}
+		for j := range 16 {
+			p := float64(1 + 2*(j%2)) // 1, 3 on each block's 2 markets
+			if (j/2)%2 == 1 {
+				p = -p
+			}
+			for i, sign := range []float64{1, -1}[:traded] {
+				x := sign * p
+				m[6+i][j] = TallyOf(Market{PnL: x, NTrades: 1, Trades: []Trade{{PnL: x}}})
+			}
+		}
+		return m
+	}
+	for _, name := range []string{"total_pnl", "ev_per_trade", "sharpe_per_market", "sqn"} {
+		obj, _ := ObjectiveNamed(name)
+		if got, choices := PBOChoices(mirror(2), obj); got == nil || *got != 1 || choices != 70 {
+			t.Errorf("two traded trials of 8, %s: PBO %s over %d splits, want 1 over 70", name, fmtF(got), choices)
+		}
+		if name == "total_pnl" {
+			continue
+		}
+		if got, choices := PBOChoices(mirror(1), obj); got != nil || choices != 0 {
+			t.Errorf("one traded trial of 8, %s: PBO %s over %d splits, want none", name, fmtF(got), choices)
 		}
 	}
 }

@@ -148,10 +148,12 @@ func refCmp(a, b float64) int {
 }
 
 // refPBO is CSCV over pnl[trial][market] (traded likewise): S = 8 blocks
-// ⌊bT/8⌋ … ⌊(b+1)T/8⌋ − 1, every choice of 4 as in-sample, the in-sample
-// best (the lowest index among ties), its out-of-sample rank by sorting
-// (1 the worst, ties averaged), λ = ln(ω/(1 − ω)) with ω = rank/(N + 1),
-// PBO = the share of λ ≤ 0 among the choices with an in-sample best.
+// ⌊bT/8⌋ … ⌊(b+1)T/8⌋ − 1, every choice of 4 as in-sample, the N trials
+// with an objective on both halves (no λ under 2), the in-sample best
+// among them (the lowest index among ties), its out-of-sample rank among
+// them by sorting (1 the worst, ties averaged), λ = ln(ω/(1 − ω)) with
+// ω = rank/(N + 1), PBO = the share of λ ≤ 0 among the choices that gave
+// a λ.
 func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool) {
 	n := len(pnl)
 	if n < 2 || len(pnl[0]) < 16 {
@@ -185,26 +187,34 @@ func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool)
 			}
 			return refScore(objective, p, tr)
 		}
-		best := 0
-		for i := 1; i < n; i++ {
+		// Only the trials with an objective on both halves are ranked;
+		// under 2, no λ.
+		var ranked []int
+		for i := range n {
+			if !math.IsNaN(score(i, true)) && !math.IsNaN(score(i, false)) {
+				ranked = append(ranked, i)
+			}
+		}
+		if len(ranked) < 2 {
+			continue
+		}
+		choices++
+		best := ranked[0]
+		for _, i := range ranked[1:] {
 			if refCmp(score(i, true), score(best, true)) > 0 {
 				best = i
 			}
 		}
-		if math.IsNaN(score(best, true)) {
-			continue
-		}
-		choices++
-		out := make([]float64, n)
-		order := make([]int, n)
-		for i := range n {
-			out[i], order[i] = score(i, false), i
+		out := map[int]float64{}
+		order := append([]int(nil), ranked...)
+		for _, i := range ranked {
+			out[i] = score(i, false)
 		}
 		sort.SliceStable(order, func(a, b int) bool { return refCmp(out[order[a]], out[order[b]]) < 0 })
 		var rank float64
-		for k := 0; k < n; {
+		for k := 0; k < len(order); {
 			e := k
-			for e < n && refCmp(out[order[e]], out[order[k]]) == 0 {
+			for e < len(order) && refCmp(out[order[e]], out[order[k]]) == 0 {
 				e++
 			}
 			for q := k; q < e; q++ {
@@ -214,7 +224,7 @@ func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool)
 			}
 			k = e
 		}
-		w := rank / float64(n+1)
+		w := rank / float64(len(ranked)+1)
 		if math.Log(w/(1-w)) <= 0 {
 			overfit++
 		}
@@ -265,8 +275,11 @@ func refFolds(s Split, n int) []Fold {
 // TestSummarizeAgainstReference runs Summarize on random sweeps (1 to 7
 // trials, 5 to 60 markets, every split, three objectives; pnl in tenths
 // from −0.6 to 0.6, so that ties happen and sums of several cancel, a
-// quarter of the replays untraded, a tenth of the markets without data) and checks its splits, best trial, walk forward,
-// DSR and PBO against the references above.
+// quarter of the replays untraded, three quarters or all of them in a
+// third of the trials, so that objectives are undefined on a half or on
+// every market, a tenth of the markets without data) and checks its
+// splits, best trial, walk forward, DSR and PBO against the references
+// above.
 func TestSummarizeAgainstReference(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(25, 14))
@@ -319,11 +332,15 @@ func TestSummarizeAgainstReference(t *testing.T) {
 		}
 		for tr := range nt {
 			pnl[tr], trd[tr] = make([]int, n), make([]bool, n)
+			untraded := 1 // replays in 4; in a third of the trials 3 in 4, or all (it never trades)
+			if rng.IntN(3) == 0 {
+				untraded = 3 + rng.IntN(2)
+			}
 			for m := range n {
 				switch {
 				case noData[m]:
 					outcomes[m][tr] = TrialMarket{Error: "NO_DATA"}
-				case rng.IntN(4) == 0:
+				case rng.IntN(4) < untraded:
 					outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{}}
 				default:
 					pnl[tr][m], trd[tr][m] = rng.IntN(13)-6, true

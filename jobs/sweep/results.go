@@ -35,9 +35,10 @@ type Results struct {
 	Folds     []FoldResult `json:"folds,omitempty"`
 	Stability *Stability   `json:"stability"`
 	DSR       *float64     `json:"dsr" doc:"Deflated Sharpe ratio of the best trial's per-market Sharpe on the train markets, against the best that as many trials would reach by luck; 0 to 1, the probability that its Sharpe is above 0 after the search is counted (every trial counts as tried, whether or not it traded). Null below 2 trials with a per-market Sharpe or 2 traded markets."`
-	PBO       *float64     `json:"pbo" doc:"Probability of backtest overfitting (CSCV, 8 blocks of the train markets): the share of 70 splits in which the in-sample best trial ranks in the bottom half out of sample (a split in which no trial has an objective in-sample chooses nothing and is left out). Near 0: the search found something stable; 0.5 or more: the best trial is a coin toss. Null under 16 train markets with data (a NO_DATA market is left out), under 2 trials, or when no split has a trial with an objective in-sample."`
-	// PBOChoices is PBO's denominator: the splits with an in-sample best.
-	PBOChoices *int `json:"pbo_choices" doc:"How many of the 70 splits had a trial with an objective in-sample, to choose: pbo is the share of these that overfit. Null with pbo."`
+	PBO       *float64     `json:"pbo" doc:"Probability of backtest overfitting (CSCV, 8 blocks of the train markets): the share of 70 splits in which the in-sample best trial ranks in the bottom half out of sample. Each split ranks only the trials whose objective is defined on both halves (a trial that never trades has no sharpe_per_market, ev_per_trade or sqn, and is not ranked), and a split with fewer than 2 such trials is left out. Near 0: the search found something stable; 0.5 or more: the best trial is a coin toss. Null under 16 train markets with data (a NO_DATA market is left out), under 2 trials, or when no split has 2 trials with an objective on both halves."`
+	// PBOChoices is PBO's denominator: the splits that ranked 2 trials or
+	// more.
+	PBOChoices *int `json:"pbo_choices" doc:"How many of the 70 splits had at least 2 trials with an objective on both halves, to rank: pbo is the share of these that overfit. Null with pbo."`
 }
 
 // TrialResult is one trial: its parameter values and its statistics.

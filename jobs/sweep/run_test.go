@@ -390,6 +390,115 @@ func TestPBOLeavesOutMarketsWithoutData(t *testing.T) {
 	}
 }
 
+// TestPBORanksOnlyTrialsThatTrade: a sweep of 8 trials over 16 train
+// markets by sharpe_per_market, in which trials 0 to 5 never trade. A
+// trial that never trades has no Sharpe ratio on either half of a CSCV
+// split, and PBO ranks only the trials with one on both halves.
+//
+// Trials 6 and 7 mirror each other: trial 6 makes 0.1 and 0.3 on each
+// even block's 2 markets and −0.1 and −0.3 on each odd block's, trial 7
+// the opposite. A split with more even blocks in-sample chooses trial 6,
+// which then loses out of sample where trial 7 gains (rank 1 of 2:
+// overfit); more odd blocks, trial 7 likewise; as many of each, both
+// break even on both halves and tie (rank 1.5 of 2: overfit). PBO 1 over
+// 70 splits, where ranking the 6 that never trade below every number put
+// the chosen trial at rank 7 or 8 of 8 in every split: PBO 0, "unlikely
+// to be overfit".
+//
+// With only trial 7 trading, and losing on balance (a Sharpe ratio of
+// −5/12 on its 16 markets; none on the others), there is nothing to rank
+// in any split: pbo and pbo_choices are null, where they were 0 over 70.
+func TestPBORanksOnlyTrialsThatTrade(t *testing.T) {
+	t.Parallel()
+	const nt, n = 8, 16
+	values := make([]any, nt)
+	for i := range values {
+		values[i] = 10 + 5*i
+	}
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": values}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "NONE"}
+		b["objective"] = "sharpe_per_market"
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarize := func(pnl func(m, tr int) (float64, bool)) Results {
+		t.Helper()
+		markets := make([]MarketInfo, n)
+		outcomes := make([][]TrialMarket, n)
+		for m := range n {
+			markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1, m, 0, 0, 0, time.UTC)}
+			outcomes[m] = make([]TrialMarket, nt)
+			for tr := range nt {
+				outcomes[m][tr] = TrialMarket{Performance: &replay.Performance{}}
+				if x, ok := pnl(m, tr); ok {
+					outcomes[m][tr] = traded(x)
+				}
+			}
+		}
+		res, err := p.Summarize(markets, outcomes, folds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// mirror is trial 6's pnl on market m (2 markets a block).
+	mirror := func(m int) float64 {
+		x := float64(1+2*(m%2)) / 10
+		if (m/2)%2 == 1 {
+			return -x
+		}
+		return x
+	}
+	res := summarize(func(m, tr int) (float64, bool) {
+		switch tr {
+		case 6:
+			return mirror(m), true
+		case 7:
+			return -mirror(m), true
+		}
+		return 0, false
+	})
+	if res.PBO == nil || *res.PBO != 1 || res.PBOChoices == nil || *res.PBOChoices != 70 {
+		t.Errorf("2 trading trials of 8: pbo %s over %s splits, want 1 over 70", fmtPtr(res.PBO), fmtIntPtr(res.PBOChoices))
+	}
+	// Trial 7 alone trades: −1 on the 6 markets 0, 3, … 15 and 0.2 on
+	// the other 10: mean −0.25, sd √((6·0.75² + 10·0.45²)/15) = 0.6, a
+	// Sharpe ratio of −5/12.
+	res = summarize(func(m, tr int) (float64, bool) {
+		if tr != 7 {
+			return 0, false
+		}
+		if m%3 == 0 {
+			return -1, true
+		}
+		return 0.2, true
+	})
+	if s := res.Trials[7].Train.SharpePerMarket; s == nil || *s != -0.416667 {
+		t.Fatalf("the losing trial's Sharpe ratio %s, want −5/12", fmtPtr(s))
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"pbo":null,"pbo_choices":null`) {
+		t.Errorf("1 trading trial of 8: pbo %s over %s splits, want null: %s", fmtPtr(res.PBO), fmtIntPtr(res.PBOChoices), out[strings.Index(string(out), `"dsr"`):])
+	}
+}
+
+func fmtIntPtr(x *int) string {
+	if x == nil {
+		return "null"
+	}
+	return strconv.Itoa(*x)
+}
+
 func fmtPtr(x *float64) string {
 	if x == nil {
 		return "null"
