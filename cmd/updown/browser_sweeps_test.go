@@ -696,7 +696,7 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 		{"dsr 0.5", "dsrWords", []any{0.5, 1},
 			`"Weak: a 50% chance that the best trial's per-market Sharpe beats what the best of 1 random try would show. Better than a coin toss, not yet evidence; more markets would tell."`},
 		{"chance near 1", "chance", []any{0.9951}, `"more than a 99% chance"`},
-		{"dsr null", "dsrWords", []any{nil, 9}, `"No DSR: it needs at least 2 trials and 2 train markets with trades."`},
+		{"dsr null", "dsrWords", []any{nil, 9}, `"No DSR: it needs at least 2 trials and 2 train markets with trades, and a best trial whose pnl varies from market to market (without a spread it has no Sharpe ratio)."`},
 		// A PBO over the 55 splits that ranked 2 trials or more (pbo_choices).
 		{"pbo of 55 choices", "pboWords", []any{0.272727, 55},
 			`"In 15 of the 55 ways of halving the train markets (in the other 15 fewer than 2 trials had an objective on both halves, so none was ranked), the trial best on one half ranked in the bottom half on the other: some overfitting; the best setting does not always carry over."`},

@@ -62,7 +62,7 @@ func DeflatedSharpe(sr float64, t int, skew, kurt float64, trials int, v float64
 // by the settings that traded enough for a ratio). sr is Sharpe(best),
 // t = len(best), γ₃ and γ₄ best's population moments, and v the sharpes'
 // sample variance (n − 1). Nil below two trials, two defined ratios or two
-// markets, or when best's Sharpe is undefined.
+// markets, or when best's Sharpe is undefined (its pnl does not vary).
 func DSR(best, sharpes []float64, trials int) *float64 {
 	sr := Sharpe(best)
 	skew, kurt, ok := moments(best)

@@ -507,4 +507,18 @@ func TestSummarizeEdges(t *testing.T) {
 	if res.DSR != nil || res.Best == nil || res.Best.Trial != 0 {
 		t.Errorf("one defined Sharpe ratio: dsr %s, best %+v", fmtPtr(res.DSR), res.Best)
 	}
+	// The best trial by total_pnl made 0.5 on every market: its pnl does
+	// not vary, it has no Sharpe ratio to deflate, and there is no DSR,
+	// though the other two trials' ratios are defined.
+	res, _ = summarizeTrials(t, 3, 40, func(b map[string]any) {
+		b["split"], b["objective"] = map[string]any{"kind": "NONE"}, "total_pnl"
+	}, func(m, tr int) TrialMarket {
+		if tr == 0 {
+			return traded(0.5)
+		}
+		return traded(pnl(m) * float64(tr))
+	})
+	if res.DSR != nil || res.Best == nil || res.Best.Trial != 0 || res.Trials[1].Train.SharpePerMarket == nil || res.Trials[2].Train.SharpePerMarket == nil {
+		t.Errorf("a best trial of flat pnl: dsr %s, best %+v", fmtPtr(res.DSR), res.Best)
+	}
 }

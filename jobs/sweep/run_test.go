@@ -655,8 +655,19 @@ func summarizeHoldout(t *testing.T, n, embargo int, outcome func(m, tr int) Tria
 // split, the objective); outcome gives trial tr's replay of market m.
 func summarizeTwoTrials(t *testing.T, n int, set func(map[string]any), outcome func(m, tr int) TrialMarket) (Results, []Fold) {
 	t.Helper()
+	return summarizeTrials(t, 2, n, set, outcome)
+}
+
+// summarizeTrials is summarizeTwoTrials of nt trials (/maxLossPercent 20,
+// 40, 60, …).
+func summarizeTrials(t *testing.T, nt, n int, set func(map[string]any), outcome func(m, tr int) TrialMarket) (Results, []Fold) {
+	t.Helper()
+	values := make([]any, nt)
+	for i := range values {
+		values[i] = 20 * (i + 1)
+	}
 	p, err := plan(t, body(func(b map[string]any) {
-		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": []any{20, 40}}}
+		b["parameters"] = []any{map[string]any{"path": "/maxLossPercent", "values": values}}
 		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
 		set(b)
 	}), ProLimits)
@@ -671,7 +682,10 @@ func summarizeTwoTrials(t *testing.T, n int, set func(map[string]any), outcome f
 	outcomes := make([][]TrialMarket, n)
 	for m := range n {
 		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 11, 1+m, 12, 0, 0, 0, time.UTC)}
-		outcomes[m] = []TrialMarket{outcome(m, 0), outcome(m, 1)}
+		outcomes[m] = make([]TrialMarket, nt)
+		for tr := range nt {
+			outcomes[m][tr] = outcome(m, tr)
+		}
 	}
 	res, err := p.Summarize(markets, outcomes, folds)
 	if err != nil {

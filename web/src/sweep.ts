@@ -225,7 +225,7 @@ export const FEW_MARKETS = 30;
  * markets is the best trial's traded train markets, the sample the DSR is computed from.
  */
 export function dsrWords(dsr: number | null, trials: number, markets?: number): string {
-  if (dsr === null) return 'No DSR: it needs at least 2 trials and 2 train markets with trades.';
+  if (dsr === null) return 'No DSR: it needs at least 2 trials and 2 train markets with trades, and a best trial whose pnl varies from market to market (without a spread it has no Sharpe ratio).';
   const c = chance(dsr);
   const claim = `${c} that the best trial's per-market Sharpe beats what the best of ${tries(trials)} would show`;
   if (markets !== undefined && markets < FEW_MARKETS && dsr >= 0.5) {
