@@ -67,8 +67,8 @@ func TallyOf(m Market) Tally {
 }
 
 // Objective scores a trial on a set of markets from its tally; higher is
-// better, NaN undefined (PBO leaves the trial out of that split's
-// ranking).
+// better, NaN undefined (PBO neither chooses nor ranks the trial on that
+// half of a split).
 type Objective func(Tally) float64
 
 // ObjectiveNamed is DESIGN 14's objective of that name: total_pnl,
@@ -137,21 +137,25 @@ const PBOBlocks = 8
 //
 // The T markets are cut into S = 8 contiguous blocks, block b holding
 // markets ⌊bT/8⌋ to ⌊(b+1)T/8⌋ − 1. For each of the C(8,4) = 70 choices
-// of 4 blocks as in-sample (the other 4 out-of-sample), the N trials
-// ranked are those whose objective is defined (not NaN) on both the
-// in-sample and the out-of-sample markets; the one with the best
-// objective in-sample (the lowest index among ties; objectives compared
-// to 6 decimals, as the sweep chooses its best) is ranked among them by
-// the objective out of sample, rank 1 the worst, tied trials sharing
-// their average rank; with ω = rank/(N + 1), the choice counts as overfit
-// when the logit ln(ω/(1 − ω)) ≤ 0, that is when rank ≤ (N+1)/2. A choice
-// with fewer than 2 such trials (a Sharpe ratio of too few traded
-// markets, an EV per trade of none) gives no logit and is left out. PBO
-// is the share of the choices that overfit, of those that gave a logit.
-// A trial undefined on a half is not ranked below every number: trials
-// that never trade would put the in-sample best in the top half of every
-// split, and a search of one losing trial among seven that never trade
-// would read as not overfit.
+// of 4 blocks as in-sample (the other 4 out-of-sample), the trial with
+// the best objective in-sample is chosen among those whose objective is
+// defined (not NaN) in-sample (the lowest index among ties; objectives
+// compared to 6 decimals, as the sweep chooses its best; none defined: no
+// logit). The N trials whose objective is defined out of sample are
+// ranked by it, rank 1 the worst, tied trials sharing their average rank.
+// If the chosen trial is among them and N ≥ 2, with ω = rank/(N + 1) the
+// choice counts as overfit when the logit ln(ω/(1 − ω)) ≤ 0, that is when
+// rank ≤ (N+1)/2. If the chosen trial has no objective out of sample (it
+// stopped trading, say) and N ≥ 1, the choice counts as overfit: the in-sample
+// best did nothing where others did something. Otherwise (the chosen
+// trial alone out of sample, or no trial there) the choice gives no logit
+// and is left out. PBO is the share of the choices that overfit, of those
+// that gave a logit. A trial undefined out of sample is not ranked below
+// every number: trials that never trade would put the in-sample best in
+// the top half of every split, and a search of one losing trial among
+// seven that never trade would read as not overfit. Nor is a chosen trial
+// undefined out of sample dropped for the runner-up: a setting that won
+// big on a few markets and then never traded would read as not overfit.
 //
 // Nil under 16 markets, under 2 trials, when trials' rows differ in
 // length, or when no choice gives a logit.
@@ -161,7 +165,7 @@ func PBO(trials [][]Tally, objective Objective) *float64 {
 }
 
 // PBOChoices is PBO and its denominator: how many of the 70 choices gave
-// a logit, ranking 2 trials or more (0 when PBO is nil).
+// a logit (0 when PBO is nil).
 func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 	n := len(trials)
 	if n < 2 {
@@ -207,26 +211,41 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 			// another trial's exact 0.
 			inScore[i], outScore[i] = round6(objective(in)), round6(objective(out))
 		}
-		// Only the trials with an objective on both halves are ranked: a
-		// trial undefined out of sample (one that never trades) has no
-		// place below the chosen one, and one undefined in-sample could
-		// not have been chosen. Ranked below every number, trials that
-		// never trade once put the in-sample best in the top half of
-		// every split: PBO 0 for a search of one losing trial.
+		// The in-sample best is chosen among the trials with an objective
+		// in-sample, on in-sample information only; the out-of-sample
+		// ranking is of the trials with an objective out of sample. An
+		// in-sample best with none out of sample, where other trials have
+		// one, did nothing where they did something: overfit. (Kept only
+		// when defined on both halves, it was dropped and the runner-up
+		// ranked in its place, and the typical overfit, a setting that
+		// won big on a few markets and then never traded, read as not
+		// overfit.) A trial that never trades out of sample is not ranked
+		// below every number: trials that never trade would put the
+		// in-sample best in the top half of every split.
+		best := -1
+		for i := range n {
+			if !math.IsNaN(inScore[i]) && (best < 0 || better(inScore[i], inScore[best])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue // nothing chosen: no logit
+		}
 		ranked = ranked[:0]
 		for i := range n {
-			if !math.IsNaN(inScore[i]) && !math.IsNaN(outScore[i]) {
+			if !math.IsNaN(outScore[i]) {
 				ranked = append(ranked, i)
 			}
 		}
-		if len(ranked) < 2 {
-			continue // nothing to choose from, or no ranking: no logit
-		}
-		best := ranked[0]
-		for _, i := range ranked[1:] {
-			if better(inScore[i], inScore[best]) {
-				best = i
+		if math.IsNaN(outScore[best]) {
+			if len(ranked) > 0 {
+				splits++
+				overfit++
 			}
+			continue // or nothing at all out of sample: no logit
+		}
+		if len(ranked) < 2 {
+			continue // the chosen trial alone out of sample: no ranking
 		}
 		splits++
 		// Twice the average rank: 2 + 2·(lower) + (tied others).

@@ -11,12 +11,14 @@ import (
 // referencePBO is CSCV written from Bailey et al. (2017), section 2, as
 // plainly as possible and in exact arithmetic (math/big), so that its
 // ties are true ties: per-market pnl (NaN: untraded), every choice of
-// S/2 of S = 8 blocks as the in-sample set J, the N trials whose
-// objective, computed afresh on J's markets and on the others, is defined
-// on both (no λ when N < 2), the in-sample best n* among them (the lowest
-// index among ties), its out-of-sample rank among them by sorting (ties
-// averaged), ω = rank/(N + 1), λ = ln(ω/(1 − ω)), PBO = the share of λ ≤ 0
-// over the choices that gave a λ. The Sharpe ratio m/sd is compared
+// S/2 of S = 8 blocks as the in-sample set J, the objective computed
+// afresh on J's markets and on the others; the in-sample best n* among
+// the trials defined on J (the lowest index among ties; none defined: no
+// λ); the N trials defined out of sample; n* undefined out of sample with
+// N ≥ 1: overfit (λ ≤ 0); n* defined and N ≥ 2: its out-of-sample rank
+// among the N by sorting (ties averaged), ω = rank/(N + 1),
+// λ = ln(ω/(1 − ω)); otherwise no λ. PBO = the share of λ ≤ 0 over the
+// choices that gave a λ. The Sharpe ratio m/sd is compared
 // through sign(m)·m²/sd², which orders the same.
 func referencePBO(pnl [][]float64, objective string) float64 {
 	n, t := len(pnl), len(pnl[0])
@@ -90,23 +92,32 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 				}
 			}
 		}
-		// Only the trials with an objective on both halves are ranked.
-		var ranked []int
+		best := -1
 		for i := range n {
-			if score(i, inM) != nil && score(i, outM) != nil {
+			if score(i, inM) != nil && (best < 0 || cmp(score(i, inM), score(best, inM)) > 0) {
+				best = i
+			}
+		}
+		if best < 0 { // nothing chosen: no logit
+			continue
+		}
+		var ranked []int // the trials defined out of sample
+		for i := range n {
+			if score(i, outM) != nil {
 				ranked = append(ranked, i)
 			}
+		}
+		if score(best, outM) == nil { // chosen, then nothing out of sample
+			if len(ranked) > 0 { // where others did something: overfit
+				chosen++
+				overfit++
+			}
+			continue
 		}
 		if len(ranked) < 2 { // no ranking: no logit
 			continue
 		}
 		chosen++
-		best := ranked[0]
-		for _, i := range ranked[1:] {
-			if cmp(score(i, inM), score(best, inM)) > 0 {
-				best = i
-			}
-		}
 		out := make(map[int]*big.Rat, len(ranked))
 		order := append([]int(nil), ranked...)
 		for _, i := range ranked {

@@ -69,16 +69,19 @@ func TestPBO(t *testing.T) {
 		// Trial 0 makes 0 and 2 on every block's 2 markets: a Sharpe
 		// ratio of 1/√(8/7) = 0.935 on either half. Trial 1 trades on
 		// block 0 only (pnl 1 and 3, a ratio of √2) and on block 7 (−1
-		// and −3, −√2): it has a ratio on a half that holds block 0 or 7,
-		// so both trials are ranked in the 40 splits that put one of
-		// blocks 0 and 7 in-sample and the other out. Block 0 in (20):
+		// and −3, −√2): it has a ratio on a half that holds block 0 or 7
+		// (0 on a half that holds both). Block 0 in, 7 out (20 splits):
 		// trial 1 is chosen and is last out of sample (−√2): overfit.
-		// Block 7 in (20): trial 0 is chosen, and trial 1 beats it out of
-		// sample (√2): overfit. In the other 30 trial 1 has a ratio on
-		// one half only: no ranking, left out. PBO 40/40. (Ranked below
-		// every number, trial 1's undefined ratio once made the 15 splits
-		// with both blocks in-sample "not overfit", as the 15 with both
-		// out, where trial 1 breaks even: 40/70.)
+		// Block 7 in, 0 out (20): trial 0 is chosen, and trial 1 beats it
+		// out of sample (√2): overfit. Both in (15): trial 0 is chosen
+		// (0.935 > 0) and is alone out of sample, where trial 1 has no
+		// ratio: no ranking, left out. Both out (15): trial 0 is chosen,
+		// the only trial with an in-sample ratio, and beats trial 1 out of
+		// sample (0.935 > 0), rank 2 of 2: not overfit. PBO 40/55. (Ranked
+		// below every number, trial 1's undefined ratio once made the 15
+		// with both in "not overfit" too: 40/70; ranking only the trials
+		// defined on both halves left the 15 with both out out as well:
+		// 40/40.)
 		{"no ranking in some splits", func() [][]Tally {
 			m := matrix(2, 16, func(i, j int) float64 { return float64(2 * (j % 2)) })
 			for j := range 16 {
@@ -88,14 +91,14 @@ func TestPBO(t *testing.T) {
 				m[1][j] = TallyOf(Market{PnL: p, NTrades: 1, Trades: []Trade{{PnL: p}}})
 			}
 			return m
-		}(), SharpePerMarket, 1},
+		}(), SharpePerMarket, 40.0 / 55},
 		{"15 markets", matrix(3, 15, func(i, j int) float64 { return float64(i) }), TotalPnL, math.NaN()},
 		{"one trial", matrix(1, 40, func(i, j int) float64 { return 1 }), TotalPnL, math.NaN()},
 		{"ragged", append(matrix(1, 16, func(i, j int) float64 { return 1 }), make([]Tally, 17)), TotalPnL, math.NaN()},
 	} {
 		got, choices := PBOChoices(tc.trials, tc.obj)
-		if got != nil && tc.name == "no ranking in some splits" && choices != 40 {
-			t.Errorf("%s: %d choices, want 40", tc.name, choices)
+		if got != nil && tc.name == "no ranking in some splits" && choices != 55 {
+			t.Errorf("%s: %d choices, want 55", tc.name, choices)
 		}
 		switch {
 		case math.IsNaN(tc.want) && got != nil:
@@ -234,7 +237,7 @@ func TestPBOBreakEvenTies(t *testing.T) {
 // block's 2 markets and −1 and −3 on each odd block's, trial 7 the
 // opposite. A split with more even blocks in-sample than odd chooses trial
 // 6, whose mean is then negative out of sample, below trial 7's: rank 1 of
-// the 2 trials defined on both halves, overfit; more odd blocks, trial 7
+// the 2 trials with an objective out of sample, overfit; more odd blocks, trial 7
 // likewise; 2 of each, both break even on both halves, trial 6 is chosen
 // and ties trial 7 out of sample, rank 1.5 of 2, logit 0: overfit. PBO 1,
 // by every objective, over 70 splits. The untraded trials have no Sharpe
@@ -245,8 +248,9 @@ func TestPBOBreakEvenTies(t *testing.T) {
 // is defined for every trial, 0 untraded, and ranks all 8: trial 6 or 7
 // last, or all 8 tied at 0, rank 4.5 of 8: PBO 1 as well.)
 //
-// With trial 7 untraded too, one trial is defined on both halves, a
-// ranking of one: no split gives a logit, and there is no PBO (it was 0).
+// With trial 7 untraded too, trial 6 alone has an objective: it is chosen
+// in every split and is alone out of sample, a ranking of one: no split
+// gives a logit, and there is no PBO (it was 0).
 func TestPBOUntradedTrials(t *testing.T) {
 	t.Parallel()
 	mirror := func(traded int) [][]Tally {

@@ -148,12 +148,13 @@ func refCmp(a, b float64) int {
 }
 
 // refPBO is CSCV over pnl[trial][market] (traded likewise): S = 8 blocks
-// ⌊bT/8⌋ … ⌊(b+1)T/8⌋ − 1, every choice of 4 as in-sample, the N trials
-// with an objective on both halves (no λ under 2), the in-sample best
-// among them (the lowest index among ties), its out-of-sample rank among
-// them by sorting (1 the worst, ties averaged), λ = ln(ω/(1 − ω)) with
-// ω = rank/(N + 1), PBO = the share of λ ≤ 0 among the choices that gave
-// a λ.
+// ⌊bT/8⌋ … ⌊(b+1)T/8⌋ − 1, every choice of 4 as in-sample; the in-sample
+// best among the trials with an in-sample objective (the lowest index
+// among ties; none: no λ); the N trials with an objective out of sample;
+// the best without one there and N ≥ 1: overfit; with one and N ≥ 2: its
+// out-of-sample rank among the N by sorting (1 the worst, ties averaged),
+// λ = ln(ω/(1 − ω)) with ω = rank/(N + 1); otherwise no λ. PBO = the
+// share of λ ≤ 0 among the choices that gave a λ.
 func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool) {
 	n := len(pnl)
 	if n < 2 || len(pnl[0]) < 16 {
@@ -187,24 +188,32 @@ func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool)
 			}
 			return refScore(objective, p, tr)
 		}
-		// Only the trials with an objective on both halves are ranked;
-		// under 2, no λ.
-		var ranked []int
+		best := -1
 		for i := range n {
-			if !math.IsNaN(score(i, true)) && !math.IsNaN(score(i, false)) {
+			if !math.IsNaN(score(i, true)) && (best < 0 || refCmp(score(i, true), score(best, true)) > 0) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		var ranked []int // the trials with an objective out of sample
+		for i := range n {
+			if !math.IsNaN(score(i, false)) {
 				ranked = append(ranked, i)
 			}
+		}
+		if math.IsNaN(score(best, false)) {
+			if len(ranked) > 0 { // the best did nothing where others did
+				choices++
+				overfit++
+			}
+			continue
 		}
 		if len(ranked) < 2 {
 			continue
 		}
 		choices++
-		best := ranked[0]
-		for _, i := range ranked[1:] {
-			if refCmp(score(i, true), score(best, true)) > 0 {
-				best = i
-			}
-		}
 		out := map[int]float64{}
 		order := append([]int(nil), ranked...)
 		for _, i := range ranked {

@@ -393,7 +393,7 @@ func TestPBOLeavesOutMarketsWithoutData(t *testing.T) {
 // TestPBORanksOnlyTrialsThatTrade: a sweep of 8 trials over 16 train
 // markets by sharpe_per_market, in which trials 0 to 5 never trade. A
 // trial that never trades has no Sharpe ratio on either half of a CSCV
-// split, and PBO ranks only the trials with one on both halves.
+// split, and PBO neither chooses it in-sample nor ranks it out of sample.
 //
 // Trials 6 and 7 mirror each other: trial 6 makes 0.1 and 0.3 on each
 // even block's 2 markets and −0.1 and −0.3 on each odd block's, trial 7
@@ -406,8 +406,9 @@ func TestPBOLeavesOutMarketsWithoutData(t *testing.T) {
 // to be overfit".
 //
 // With only trial 7 trading, and losing on balance (a Sharpe ratio of
-// −5/12 on its 16 markets; none on the others), there is nothing to rank
-// in any split: pbo and pbo_choices are null, where they were 0 over 70.
+// −5/12 on its 16 markets; none on the others), it is chosen in every
+// split and is alone out of sample, nothing to rank it against: pbo and
+// pbo_choices are null, where they were 0 over 70.
 func TestPBORanksOnlyTrialsThatTrade(t *testing.T) {
 	t.Parallel()
 	const nt, n = 8, 16
@@ -489,6 +490,55 @@ func TestPBORanksOnlyTrialsThatTrade(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"pbo":null,"pbo_choices":null`) {
 		t.Errorf("1 trading trial of 8: pbo %s over %s splits, want null: %s", fmtPtr(res.PBO), fmtIntPtr(res.PBOChoices), out[strings.Index(string(out), `"dsr"`):])
+	}
+}
+
+// TestPBOCountsAnUntradedInSampleBest: the reviewer's case. Three trials
+// over 16 markets (8 blocks of 2) by sharpe_per_market, split NONE.
+// Trial 0 trades only markets 0 to 3 (blocks 0 and 1), 10, 12, 10, 12: a
+// Sharpe ratio of 11/√2 on any half that holds one of those blocks, none
+// on a half that holds neither. Trial 1 makes 1, 2, 1, 2, … on every
+// market (ratio 1.5/0.516), trial 2 0.5, 1.5, … (1/0.516): trial 0 is
+// best, then 1, then 2, wherever each is defined.
+//
+//   - Blocks 0 and 1 both in-sample (15 splits): trial 0 is the in-sample
+//     best and has no ratio out of sample, where trials 1 and 2 have one:
+//     overfit.
+//   - One of them in-sample (40): trial 0 is chosen and is best out of
+//     sample too, rank 3 of 3: not overfit.
+//   - Neither (15): trial 1 is chosen; out of sample trial 0 beats it,
+//     rank 2 of 3, ω = ½, logit 0: overfit.
+//
+// PBO 30/70 = 0.428571. Keeping only the trials defined on both halves
+// dropped trial 0 from the first 15 splits and ranked the runner-up
+// instead: 0 over 70, "not overfit", for a best trial (trial 0) that won
+// big on 4 markets and then did nothing.
+func TestPBOCountsAnUntradedInSampleBest(t *testing.T) {
+	t.Parallel()
+	res, _ := summarizeTrials(t, 3, 16, func(b map[string]any) {
+		b["split"] = map[string]any{"kind": "NONE"}
+		b["objective"] = "sharpe_per_market"
+	}, func(m, tr int) TrialMarket {
+		switch tr {
+		case 0:
+			if m >= 4 {
+				return TrialMarket{Performance: &replay.Performance{}}
+			}
+			return traded(float64(10 + 2*(m%2)))
+		case 1:
+			return traded(float64(1 + m%2))
+		}
+		return traded(0.5 + float64(m%2))
+	})
+	if res.Best == nil || res.Best.Trial != 0 {
+		t.Fatalf("best %+v, want trial 0", res.Best)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"pbo":0.428571,"pbo_choices":70`) {
+		t.Errorf("pbo %s over %s splits, want 0.428571 over 70: %s", fmtPtr(res.PBO), fmtIntPtr(res.PBOChoices), out[strings.Index(string(out), `"dsr"`):])
 	}
 }
 

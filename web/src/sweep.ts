@@ -63,7 +63,7 @@ export interface Results {
   stability: { trial: number; objective: number | null; neighbour_mean: number | null; neighbours: number } | null;
   dsr: number | null;
   pbo: number | null;
-  /** How many of the 70 splits had 2 or more trials with an objective on both halves, to rank: pbo's denominator (absent from older sweeps: 70). */
+  /** How many of the 70 splits gave a verdict (see pboWords): pbo's denominator (absent from older sweeps: 70). */
   pbo_choices?: number | null;
 }
 
@@ -239,17 +239,18 @@ export function dsrWords(dsr: number | null, trials: number, markets?: number): 
 }
 
 /**
- * What a PBO says, in a line: PBO is the share of CSCV's splits in which the best trial fell to the
- * bottom half, of the `choices` splits (70 but those in which fewer than 2 trials had an objective on
- * both halves: only those are ranked, so a setting that never trades neither counts as beaten nor
- * makes the best look good).
+ * What a PBO says, in a line: PBO is the share of CSCV's splits in which the best trial on one half
+ * fell to the bottom half on the other, or had no objective there where another trial had one, of the
+ * `choices` splits (70 but those in which no trial had an objective on the first half, or none but the
+ * best on the other: only trials with an objective are chosen or ranked, so a setting that never
+ * trades neither counts as beaten nor makes the best look good).
  */
 export function pboWords(pbo: number | null, choices?: number | null): string {
-  if (pbo === null) return 'No PBO: it needs at least 16 train markets and 2 trials with an objective on both halves of them (a setting that never trades has none, and is not ranked).';
+  if (pbo === null) return 'No PBO: it needs at least 16 train markets and a way of halving them in which the best trial on one half can be compared on the other with another trial that has an objective there (a setting that never trades has none, and is not ranked).';
   const n = choices ?? 70;
   const k = Math.round(pbo * n);
-  const none = n < 70 ? ` (in the other ${70 - n} fewer than 2 trials had an objective on both halves, so none was ranked)` : '';
-  const share = `In ${k === 0 ? 'none' : k === n ? 'all' : `${k}`} of the ${n} ways of halving the train markets${none}, the trial best on one half ranked in the bottom half on the other`;
+  const none = n < 70 ? ` (the other ${70 - n} were left out: no trial had an objective on one half, or none but the best on the other)` : '';
+  const share = `In ${k === 0 ? 'none' : k === n ? 'all' : `${k}`} of the ${n} ways of halving the train markets${none}, the trial best on one half ranked in the bottom half on the other, or had no objective there where another trial had one`;
   if (pbo <= 0.1) return `${share}: the best setting holds up from half to half, so the search is unlikely to be overfit.`;
   if (pbo < 0.5) return `${share}: some overfitting; the best setting does not always carry over.`;
   // jobs/stats (doc.go) ranks tied trials at their average rank, the bottom
