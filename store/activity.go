@@ -120,18 +120,25 @@ func MergeGaps(gaps []Gap) []Gap {
 	return out
 }
 
-// NewGaps counts the gaps of batch that stored (merged, as a store keeps
-// them) does not cover already: a gap within one stored gap of its kind
-// changes nothing when it is recorded (RecordGaps counts it as held), any
-// other one adds or widens one.
+// NewGaps counts the gaps of batch that change what a store keeps when
+// they are recorded after stored (merged, as a store keeps them), one at
+// a time in batch order: a gap within one gap of its kind of stored and
+// the gaps before it in batch, merged (MergeGaps), changes nothing
+// (RecordGaps counts it as held); any other one adds or widens one. So a
+// gap twice in batch counts once, and one within an earlier gap of batch
+// (or within a stored gap and an earlier one that touch) not at all,
+// while one within a later gap of batch counts as well as that gap.
 func NewGaps(stored, batch []Gap) int {
+	held := MergeGaps(stored)
 	n := 0
 	for _, g := range batch {
-		if !slices.ContainsFunc(stored, func(s Gap) bool {
-			return s.Kind == g.Kind && !s.From.After(g.From) && !g.To.After(s.To)
+		if slices.ContainsFunc(held, func(h Gap) bool {
+			return h.Kind == g.Kind && !h.From.After(g.From) && !g.To.After(h.To)
 		}) {
-			n++
+			continue
 		}
+		n++
+		held = MergeGaps(append(held, g))
 	}
 	return n
 }

@@ -827,8 +827,9 @@ type MarketActivityStore interface {
 	// so recording the same gap twice keeps one. A gap whose To is not
 	// after its From (to the microsecond), or of an unknown kind, is
 	// ErrInvalid, and then nothing of the call is stored. It returns how
-	// many of gaps the market's stored gaps did not cover already
-	// (NewGaps): those that changed what it keeps.
+	// many of gaps changed what the market keeps, taken in order (NewGaps):
+	// a gap within the stored gaps of its kind and the gaps before it in
+	// the call, merged, is held already, so a gap given twice counts once.
 	RecordGaps(ctx context.Context, slug string, gaps []Gap) (int, error)
 	// RemoveGaps takes the stretches of the gaps out of the market's
 	// stored gaps of their kind (SubtractGaps): data once missing there

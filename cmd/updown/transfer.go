@@ -108,7 +108,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"already is kept as it was, as is a market it holds with a later updated_at (one as new is written again,\n"+
 		"unchanged). It prints the records written (markets, snapshots, trades, gaps) and apart those the store\n"+
 		"had already and kept (kept_markets, kept_snapshots, kept_trades, kept_gaps; a gap is kept when the\n"+
-		"store's gaps cover it); snapshots_per_second counts the file's snapshots, written or kept.", adminEnv)
+		"store's gaps and those before it in the file cover it); snapshots_per_second counts the file's\n"+
+		"snapshots, written or kept.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))

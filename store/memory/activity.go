@@ -173,7 +173,7 @@ func (a *activity) tradeRange(q store.MarketTradeQuery, keyset bool) (lo, hi int
 }
 
 // RecordGaps merges the gaps into the market's and returns how many of
-// them its stored gaps did not cover (store.NewGaps).
+// them changed what it keeps (store.NewGaps).
 func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error) {
 	added := 0
 	err := s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {

@@ -180,7 +180,7 @@ func scanMarketTrade(row pgx.CollectableRow) (store.MarketTrade, error) {
 }
 
 // RecordGaps merges the gaps into the market's and returns how many of
-// them its stored gaps did not cover (store.NewGaps). Writers of one
+// them changed what it keeps (store.NewGaps). Writers of one
 // market's gaps take turns on its row, so two merges never interleave.
 func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error) {
 	added := 0

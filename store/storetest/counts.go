@@ -91,11 +91,17 @@ func testAppendCountGaps(t *testing.T, s store.Store) {
 		{"one within a stored gap, one new", write(gap(12, 18), gap(30, 40)), 1},
 		{"one widening a stored gap", write(gap(35, 45)), 1},
 		{"a trades gap where a snapshots gap is", write(tgap(10, 20)), 1},
+		{"one gap twice in the call", write(gap(50, 55), gap(50, 55)), 1},
+		{"one within an earlier gap of the call", write(gap(60, 70), gap(62, 68)), 1},
+		{"one within a stored gap and an earlier one of the call together", write(gap(70, 80), gap(65, 75)), 1},
+		{"one the call widens a stored gap with, then within it", write(gap(45, 48), gap(40, 47)), 1},
+		{"a trades gap within a snapshots gap of the call", write(gap(100, 110), tgap(102, 105)), 2},
+		{"one within a later gap of the call", write(gap(122, 124), gap(120, 130)), 2},
 		{"nothing", write(), 0},
 	})
 	gaps, err := s.ListGaps(ctx, slug)
 	mustOK(t, err, "ListGaps")
-	want := []store.Gap{gap(10, 20), tgap(10, 20), gap(30, 45)}
+	want := []store.Gap{gap(10, 20), tgap(10, 20), gap(30, 48), gap(50, 55), gap(60, 80), gap(100, 110), tgap(102, 105), gap(120, 130)}
 	if len(gaps) != len(want) {
 		t.Fatalf("gaps %v, want %v", gaps, want)
 	}
