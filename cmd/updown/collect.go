@@ -213,7 +213,7 @@ var (
 	descBackfilled = prometheus.NewDesc("updown_collector_backfilled_total",
 		"Trades recorded from the trades source (the Data API) after a websocket outage (kind trades), and the trades gaps it covered, which were removed (kind gaps).", []string{"kind"}, nil)
 	descDropped = prometheus.NewDesc("updown_collector_instants_dropped_total",
-		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream, late), or (partial) at which the REST books failed for some markets, whose books the websocket could not vouch for, while the others were recorded.", []string{"reason"}, nil)
+		"Instants of the snapshot grid at which markets were live and none was recorded, by reason (stalled, backoff, busy, upstream, late), or (partial) at which the REST books failed for some markets, whose books the websocket could not vouch for, while at least one other was recorded; each instant under one reason at most.", []string{"reason"}, nil)
 )
 
 func (m collectorMetrics) Describe(ch chan<- *prometheus.Desc) {

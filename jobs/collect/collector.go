@@ -723,7 +723,7 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		return
 	}
 	c.snapFeed.ok(ctx, at)
-	lost := false // by some markets, for want of their REST books
+	lost, recorded := false, false // lost: by a market, for want of its REST books
 	for _, m := range markets {
 		c.checkTick(m, books, at, now)
 		f := c.marketFeeds.get(m.Slug)
@@ -736,12 +736,18 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 			continue
 		}
 		if c.w.addSnapshot(m.Slug, s) {
+			recorded = true
 			f.ok(ctx, at)
 			c.sawSnapshot(ctx, m, at)
 		}
 	}
-	if lost {
+	switch {
+	case lost && recorded:
 		c.drops.add(DropPartial, 1)
+	case lost:
+		// No market was recorded: the failed poll lost the whole instant,
+		// as when the websocket holds no book at all.
+		c.drops.add(dropReason(rctx, partial), 1)
 	}
 }
 

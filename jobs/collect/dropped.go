@@ -10,7 +10,9 @@ import (
 
 // Reasons an instant of the snapshot grid is dropped for every live
 // market at once, or for some of them (DropPartial)
-// (Collector.DroppedInstants).
+// (Collector.DroppedInstants). An instant is counted under one reason at
+// most: the sum of the first five is the instants lost for every market,
+// DropPartial apart those lost for some while others were recorded.
 const (
 	// DropStalled: the collector woke up past the instant (a stalled
 	// process, a loaded machine) and skipped it.
@@ -20,15 +22,20 @@ const (
 	DropBackoff = "backoff"
 	// DropBusy: MaxInFlight snapshot requests were still under way.
 	DropBusy = "busy"
-	// DropUpstream: the books or the coin prices failed.
+	// DropUpstream: the books or the coin prices failed; also the REST
+	// books of the tokens the websocket could not vouch for, when that
+	// left no market of the instant recorded.
 	DropUpstream = "upstream"
 	// DropLate: the books or prices did not come within MaxLag (a slow
-	// upstream, or a loaded machine).
+	// upstream, or a loaded machine); a REST poll for the tokens the
+	// websocket could not vouch for that is late so loses every market's
+	// instant.
 	DropLate = "late"
-	// DropPartial: the REST books failed (or came late) for the tokens
-	// the websocket could not vouch for, and only their markets lost the
-	// instant: the others were recorded from the websocket. Counted once
-	// an instant, however many markets lost it.
+	// DropPartial: the REST books failed for the tokens the websocket
+	// could not vouch for, and only their markets lost the instant: at
+	// least one other was recorded from the websocket (else the instant is
+	// DropUpstream or DropLate, as any failed poll). Counted once an
+	// instant, however many markets lost it.
 	DropPartial = "partial"
 )
 
@@ -86,7 +93,8 @@ func (d *dropCounter) counts() map[string]int64 {
 // DroppedInstants counts, by reason (DropStalled, DropBackoff, DropBusy,
 // DropUpstream, DropLate), the instants of the snapshot grid at which markets were
 // live and none was recorded, and (DropPartial) those at which the REST
-// books failed for some markets while the others were recorded.
+// books failed for some markets while at least one other was recorded;
+// each instant under one reason at most.
 func (c *Collector) DroppedInstants() map[string]int64 { return c.drops.counts() }
 
 // dropReason classes a tick's failed requests: DropLate when the only

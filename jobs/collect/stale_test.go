@@ -10,6 +10,7 @@ import (
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/collect/polytest"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // TestMuteWebsocketIsNotRecordedAsFresh mutes the fake's websocket: the
@@ -208,5 +209,53 @@ func TestQuietBookRESTFailureKeepsOtherMarkets(t *testing.T) {
 	// /metrics, though the other market's were recorded.
 	if n := c.DroppedInstants()[collect.DropPartial]; n == 0 {
 		t.Errorf("no instant counted lost for some markets (%q) while REST failed for the quiet market's books; counts %v", collect.DropPartial, c.DroppedInstants())
+	}
+}
+
+// TestRESTFailureForEveryMarketDropsWholeInstants: while the websocket
+// holds a book of every market but not the other one (an Up book without
+// asks, which only REST's last trade prices) and the REST books fail,
+// every market loses the instant. The instant is counted lost for all
+// markets at once, for its failed request (upstream), as when the
+// websocket holds no book: not as lost by some markets only (partial).
+func TestRESTFailureForEveryMarketDropsWholeInstants(t *testing.T) {
+	t.Parallel()
+	scheme := hourScheme()
+	r := newRig(t, memory.New(), scheme)
+	r.poly = polytest.New(t, polytest.Options{Scheme: scheme, Clock: r.clock, TradeEvery: 24 * time.Hour})
+	now := time.Now()
+	var markets []*polytest.Market
+	for _, sr := range twoSeries {
+		m := r.poly.AddWindow(sr.Coin, sr.MarketType, now)
+		r.poly.Edit(m, func(m *polytest.Market) { m.NoAsks = true })
+		markets = append(markets, m)
+	}
+	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 500})
+	cfg := r.config(scheme, twoSeries)
+	cfg.Upstreams.PolymarketWS = r.poly.WSURL
+	cfg.WSPingInterval = 200 * time.Millisecond
+	cfg.WSStaleAfter = 2 * time.Second
+	c, _ := start(t, cfg)
+	eventually(t, 30*time.Second, "the websocket conveying every Down book", func() bool {
+		for _, m := range markets {
+			if len(r.poly.SocketBooks(m.DownToken)) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	lost := func() int64 {
+		d := c.DroppedInstants()
+		return d[collect.DropUpstream] + d[collect.DropPartial]
+	}
+	n := lost()
+	eventually(t, 30*time.Second, "20 instants more lost", func() bool { return lost() >= n+20 })
+	for _, m := range markets {
+		if snaps := allSnapshots(t, r.st, polytest.SlugOf(m)); len(snaps) != 0 {
+			t.Errorf("%s has %d snapshots, recorded without its Up book's price", polytest.SlugOf(m), len(snaps))
+		}
+	}
+	if d := c.DroppedInstants(); d[collect.DropPartial] != 0 {
+		t.Errorf("%d instants that every market lost counted as lost by some markets only (%q); counts %v", d[collect.DropPartial], collect.DropPartial, d)
 	}
 }
