@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -137,6 +138,8 @@ type Server struct {
 	// insecureCookie says once that a sign-in over https got a cookie
 	// without Secure (createSession).
 	insecureCookie sync.Once
+	// pinHTTPS sends Strict-Transport-Security (pinsHTTPS).
+	pinHTTPS bool
 }
 
 // New builds the API and registers every route.
@@ -173,7 +176,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, log: cfg.Logger, mux: http.NewServeMux(),
-		seriesCache: newSeriesCache(cfg.SeriesCacheBytes)}
+		seriesCache: newSeriesCache(cfg.SeriesCacheBytes), pinHTTPS: pinsHTTPS(cfg.PublicURL)}
 	if cfg.HeavyReads > 0 {
 		s.store = heavyGate{Store: cfg.Store, sem: make(chan struct{}, cfg.HeavyReads)}
 	}
@@ -533,6 +536,24 @@ func (s *Server) withCleanPath(next http.Handler) http.Handler {
 
 type requestIDKey struct{}
 
+// pinsHTTPS tells whether a server at the public address publicURL sends
+// Strict-Transport-Security: when it is https, so that a browser that has
+// been there once never sends a later visit, typed as http://, over plain
+// http, where the sign-in's API key and the session cookie could be read
+// or stripped on the way. The host only (no includeSubDomains): other
+// hosts of the domain are not the service's to pin. Not on localhost,
+// whose pin would hold every local service, whatever its port, to https
+// in the developer's browser for a year (browsers ignore it on an IP
+// address anyway).
+func pinsHTTPS(publicURL string) bool {
+	u, err := url.Parse(strings.TrimSpace(publicURL))
+	if err != nil || !strings.EqualFold(u.Scheme, "https") {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	return host != "" && host != "localhost" && !strings.HasSuffix(host, ".localhost")
+}
+
 // RequestID returns the request's id ("" outside a request).
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
@@ -554,6 +575,9 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
+		if s.pinHTTPS {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		// JSON needs no scripts, styles or frames; the docs page and the
 		// monitoring UI are HTML that loads scripts, so they are left
 		// without a policy rather than broken.

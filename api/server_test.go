@@ -91,6 +91,37 @@ func TestRequestIDAndHeaders(t *testing.T) {
 	}
 }
 
+// TestHSTSBehindHTTPS: a server whose public address is https tells
+// browsers to come back over https only (Strict-Transport-Security), on
+// the dashboard and the API alike, so that a later visit typed as
+// http://... is not sent, API key and all, over plain http first. A
+// server reached over http says nothing of the kind.
+func TestHSTSBehindHTTPS(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		publicURL string
+		want      bool
+	}{
+		{"", false},
+		{"http://updown.example", false},
+		{"https://updown.example", true},
+		{"HTTPS://updown.example", true},
+		// A developer's own machine: pinned, every local service on
+		// localhost, whatever its port, would be https only for a year.
+		{"https://localhost:8443", false},
+		{"https://app.localhost", false},
+	} {
+		b := setup(t, func(o *setupOpts) { o.publicURL = tc.publicURL })
+		for _, path := range []string{"/v1/markets?coin=BTC&limit=1", "/app/", "/healthz"} {
+			r := b.get(store.Pro, path)
+			got := r.header.Get("Strict-Transport-Security")
+			if tc.want && !strings.HasPrefix(got, "max-age=") || !tc.want && got != "" {
+				t.Errorf("PUBLIC_URL %q, GET %s (%d): Strict-Transport-Security %q, want it set: %v", tc.publicURL, path, r.status, got, tc.want)
+			}
+		}
+	}
+}
+
 // failingStore fails every market read as an unreachable backend would.
 type failingStore struct {
 	store.Store
