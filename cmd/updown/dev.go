@@ -257,4 +257,12 @@ func printBanner(w io.Writer, a net.Addr, storeName string, took time.Duration, 
 		fmt.Fprintln(w, "  "+line)
 	}
 	fmt.Fprintf(w, "\n  Try: curl -H 'X-API-Key: %s' '%s/v1/markets?coin=BTC&limit=2'\n\n", demoKey(store.Pro), base)
+	if tcp, ok := a.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		// The address was asked for (--addr, PORT on every interface):
+		// say what it exposes, as the demo keys are fixed and printed, and
+		// the built-in secrets are in the source.
+		fmt.Fprintf(w, "  WARNING: dev is listening on %s, reachable beyond this machine: whoever reaches it can use the demo keys, "+
+			"/monitoring and, unless TOKEN_SECRET and WEBHOOK_SECRET are set, forge bearer tokens and billing webhooks "+
+			"with the built-in secrets. Dev is for one machine: leave --addr at 127.0.0.1 unless this is what you want.\n\n", a)
+	}
 }

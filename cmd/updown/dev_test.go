@@ -305,3 +305,28 @@ func TestDevRestoresRevokedDemoKeys(t *testing.T) {
 		t.Errorf("dev's log names restored keys %q; want one line naming ud_dev_pro alone\n%s", restored, log.String())
 	}
 }
+
+// TestDevBannerWarnsBeyondLoopback: dev's demo keys, built-in secrets and
+// open /monitoring are public; a dev that listens where other machines
+// reach it (--addr :8080) says so in its banner, and one on loopback, the
+// default, does not.
+func TestDevBannerWarnsBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		addr net.Addr
+		warn bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, false},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, true},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 8080}, true},
+		{&net.TCPAddr{Port: 8080}, true},
+		{&net.TCPAddr{IP: net.IPv4(192, 168, 1, 5), Port: 8080}, true},
+	} {
+		var b strings.Builder
+		printBanner(&b, tc.addr, "memory", time.Second, []string{"Token secret (bearer tokens): built in: x"})
+		if got := strings.Contains(b.String(), "reachable beyond this machine"); got != tc.warn {
+			t.Errorf("dev on %v: banner warns of other machines: %v, want %v:\n%s", tc.addr, got, tc.warn, b.String())
+		}
+	}
+}
