@@ -758,3 +758,101 @@ func TestWebhookUnknownTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookCheapPlanInACustomersName: payment providers do not verify
+// email ownership, so anyone who knows a customer's email can buy the
+// cheapest plan in their name, and the activation finds the customer by
+// that email. It must not take away the plan the customer still pays
+// for, nor must that subscription's cancellation; the customer's own
+// cancellation still ends their plan.
+func TestWebhookCheapPlanInACustomersName(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	id := b.ids[store.Enterprise]
+	event := func(webhookID, typ, sub, tier string, at time.Time, byEmail bool) hookEvent {
+		e := b.activate(webhookID, store.Enterprise, tier, at)
+		e.typ, e.sub = typ, sub
+		if byEmail {
+			e.customerID = ""
+		}
+		return e
+	}
+	t1, t2, t3, t4 := now.Add(-40*time.Minute), now.Add(-30*time.Minute), now.Add(-20*time.Minute), now.Add(-10*time.Minute)
+	wantHook(t, b.post(event("msg_s1", "subscription.active", "sub_s1", "ENTERPRISE", t1, false)), "applied", false)
+
+	res := wantHook(t, b.post(event("msg_s2", "subscription.active", "sub_s2", "PRO_TRIAL", t2, true)), "superseded", false)
+	if res.CustomerID == nil || *res.CustomerID != id || res.PreviousTier != nil {
+		t.Errorf("the cheap plan's activation: %+v", res)
+	}
+	if tier := b.tierOf(id); tier != store.Enterprise {
+		t.Fatalf("tier = %s after a cheap plan was bought in the customer's name, want ENTERPRISE", tier)
+	}
+	if r := b.get(store.Enterprise, "/v1/account"); r.status != http.StatusOK || r.header.Get("X-Tier") != "ENTERPRISE" {
+		t.Errorf("account after the cheap plan: %d, X-Tier %q", r.status, r.header.Get("X-Tier"))
+	}
+	var line string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "webhook_id=msg_s2 ") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "outcome=superseded") {
+		t.Errorf("the cheap plan's activation logged as %q, want outcome=superseded", line)
+	}
+
+	wantHook(t, b.post(event("msg_s2_cancelled", "subscription.cancelled", "sub_s2", "", t3, true)), "superseded", false)
+	if tier := b.tierOf(id); tier != store.Enterprise {
+		t.Fatalf("tier = %s after the cheap plan was cancelled, want ENTERPRISE", tier)
+	}
+	res = wantHook(t, b.post(event("msg_s1_cancelled", "subscription.cancelled", "sub_s1", "", t4, false)), "applied", false)
+	if *res.PreviousTier != "ENTERPRISE" || b.tierOf(id) != store.Starter {
+		t.Errorf("the customer's own cancellation: %+v, tier %s; want STARTER", res, b.tierOf(id))
+	}
+}
+
+// TestWebhookCancelFallsBackToLiveSubscription: a customer with two
+// subscriptions keeps the higher plan while both are live, and cancelling
+// one leaves the other's plan, not STARTER: a downgrade bought as a new
+// subscription takes hold when the dearer one ends, and an upgrade
+// cancelled falls back to the plan still paid for.
+func TestWebhookCancelFallsBackToLiveSubscription(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t)
+	id := b.ids[store.Starter]
+	event := func(webhookID, typ, sub, tier string, minutes int) hookEvent {
+		e := b.activate(webhookID, store.Starter, tier, now.Add(time.Duration(minutes-60)*time.Minute))
+		e.typ, e.sub = typ, sub
+		return e
+	}
+	steps := []struct {
+		e        hookEvent
+		outcome  string
+		wantTier store.Tier
+	}{
+		{event("msg_ent", "subscription.active", "sub_ent", "ENTERPRISE", 1), "applied", store.Enterprise},
+		// A downgrade bought beside the dearer plan: the dearer one holds.
+		{event("msg_pro", "subscription.active", "sub_pro", "PRO", 2), "superseded", store.Enterprise},
+		// It ends: the plan still paid for takes over.
+		{event("msg_ent_cancelled", "subscription.cancelled", "sub_ent", "", 3), "applied", store.Pro},
+		// An upgrade beside it applies, and when it ends, PRO is back.
+		{event("msg_ent2", "subscription.active", "sub_ent2", "ENTERPRISE", 4), "applied", store.Enterprise},
+		{event("msg_ent2_cancelled", "subscription.cancelled", "sub_ent2", "", 5), "applied", store.Pro},
+		// SUITE and PRO_TRIAL allow less than PRO does (no replay, no
+		// exchange data): bought beside it, they do not replace it.
+		{event("msg_suite", "subscription.active", "sub_suite", "SUITE", 6), "superseded", store.Pro},
+		// A plan change of the current subscription applies as ever.
+		{event("msg_pro_trial", "subscription.active", "sub_pro", "PRO_TRIAL", 7), "applied", store.ProTrial},
+		// Its cancellation leaves the live SUITE.
+		{event("msg_pro_cancelled", "subscription.cancelled", "sub_pro", "", 8), "applied", store.Suite},
+		{event("msg_suite_cancelled", "subscription.cancelled", "sub_suite", "", 9), "applied", store.Starter},
+	}
+	for _, s := range steps {
+		wantHook(t, b.post(s.e), s.outcome, false)
+		if tier := b.tierOf(id); tier != s.wantTier {
+			t.Fatalf("after %s: tier = %s, want %s", s.e.id, tier, s.wantTier)
+		}
+	}
+	if !strings.Contains(logs.String(), "new_tier=PRO\n") {
+		t.Errorf("the fallback to the live subscription's plan not logged with its new tier:\n%s", logs)
+	}
+}

@@ -259,7 +259,7 @@ type webhookInput struct {
 type webhookResult struct {
 	ID           string  `json:"id" doc:"The webhook-id."`
 	Type         string  `json:"type"`
-	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,superseded,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event, or a setting of the tier by hand since, already set the tier; superseded: an event of a subscription other than the customer's current one (a cancellation of a subscription replaced by a newer one; after the tier was set by hand, any cancellation, and the activation of a subscription the customer had before), nothing changed; unknown_customer, unknown_tier: recorded, nothing changed."`
+	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,superseded,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event, or a setting of the tier by hand since, already set the tier; superseded: an event of a subscription other than the customer's current one (a cancellation of a subscription replaced by a newer one; after the tier was set by hand, any cancellation, and the activation of a subscription the customer had before; the activation of a new subscription at a lower tier than the customer's while a subscription of a higher tier is still live, activated and not cancelled, so that a cheap plan bought in a customer's name does not take away the one they pay for), nothing changed; unknown_customer, unknown_tier: recorded, nothing changed."`
 	Duplicate    bool    `json:"duplicate" doc:"True when this webhook-id was received before; the first delivery's result is answered and nothing is applied again."`
 	CustomerID   *string `json:"customer_id" nullable:"true"`
 	Tier         *string `json:"tier" nullable:"true" doc:"The tier the event asked for."`
@@ -295,7 +295,7 @@ func (s *Server) registerBilling() error {
 		Summary:     "Receive a billing event (Dodo Payments)",
 		Description: "Called by the billing provider, not by API clients: no X-API-Key. Deliveries are verified with the Standard Webhooks signature " +
 			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
-			"subscription.cancelled sets STARTER (unless the customer's tier came from a newer subscription than the one cancelled, or was set by hand since the subscription began: superseded), payment.succeeded and other types are recorded only. " +
+			"subscription.cancelled sets STARTER, or the highest tier among the customer's other live (activated, not cancelled) subscriptions (unless the customer's tier came from a newer subscription than the one cancelled, or was set by hand since the subscription began: superseded); the activation of a new subscription at a lower tier than the customer's while a subscription of a higher tier is live is superseded, payment.succeeded and other types are recorded only. " +
 			"A tier set by hand (`updown customers set-tier`) stays until a new subscription's activation, another setting by hand, or `set-tier --billing`, which hands it back to the customer's billing events. The customer is found by " +
 			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
 			"and starts their rate-limit windows afresh; a change to a plan without sweeps cancels the customer's running sweeps. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
@@ -351,7 +351,7 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		return nil, s.storeFailure(ctx, "record billing event", err)
 	}
 	s.logBillingEvent(ctx, rec, dup)
-	if !dup && rec.Outcome == store.BillingApplied && rec.PreviousTier != rec.Tier {
+	if !dup && rec.Outcome == store.BillingApplied && rec.PreviousTier != rec.NewTier {
 		if err := s.resetRateLimits(ctx, rec.CustomerID); err != nil {
 			// The new tier's counters are fresh anyway (keys name the tier).
 			s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
@@ -366,10 +366,10 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		if err != nil {
 			// Recorded and applied all the same; the provider must not retry.
 			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan does not allow them; cancel them by hand",
-				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "err", err)
+				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.NewTier), "err", err)
 		} else if n > 0 {
 			s.log.InfoContext(ctx, "billing webhook: cancelled the sweeps of a customer whose new plan does not allow them",
-				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.Tier), "sweeps", n)
+				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.NewTier), "sweeps", n)
 		}
 	}
 	return &webhookOutput{Body: webhookBody{Success: true, Data: webhookResultOf(rec, dup), Timestamp: formatTime(s.now())}}, nil
@@ -391,7 +391,7 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 		// so a person must see them, not an INFO line like a payment's.
 		s.log.WarnContext(ctx, "billing event of a type this service does not handle: recorded, the tier is unchanged; check whether the customer's plan needs changing by hand", attrs...)
 	case e.Outcome == store.BillingApplied:
-		s.log.InfoContext(ctx, "billing event applied", append(attrs, "previous_tier", string(e.PreviousTier))...)
+		s.log.InfoContext(ctx, "billing event applied", append(attrs, "previous_tier", string(e.PreviousTier), "new_tier", string(e.NewTier))...)
 	case e.Outcome == store.BillingUnknownCustomer:
 		s.log.ErrorContext(ctx, "billing event names no known customer (by metadata.updown_customer_id or email): recorded, nothing changed; fix by hand", attrs...)
 	case e.Outcome == store.BillingUnknownTier:
@@ -401,7 +401,7 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	case e.CustomerID == "" && strings.EqualFold(e.Type, eventPaymentSucceeded):
 		s.log.ErrorContext(ctx, "billing payment names no known customer (by metadata.updown_customer_id or email): money was taken for no plan here; recorded, fix by hand", attrs...)
 	case e.Outcome == store.BillingSuperseded:
-		s.log.InfoContext(ctx, "billing event is of a subscription the customer has replaced, or had before its tier was set by hand: recorded, the tier stays", attrs...)
+		s.log.InfoContext(ctx, "billing event is of a subscription the customer has replaced, or had before its tier was set by hand, or activates a lower tier than one of the customer's live subscriptions: recorded, the tier stays", attrs...)
 	default:
 		s.log.InfoContext(ctx, "billing event recorded", attrs...)
 	}
@@ -410,7 +410,8 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 // eventKind is what an event of a type does: known, one of SPEC 6's
 // kinds (the others are recorded only); setsTier, it sets the customer's
 // tier; endsSubscription, it takes back the tier its subscription set,
-// to STARTER (subscription.cancelled: store.BillingSuperseded).
+// to STARTER or another live subscription's (subscription.cancelled:
+// store.BillingOutcomeOf).
 type eventKind struct{ known, setsTier, endsSubscription bool }
 
 // eventKindOf is what an event of type typ (any case) does.

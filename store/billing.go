@@ -35,8 +35,10 @@ type BillingStore interface {
 	// "cancelled" of an old subscription must not undo the activation of
 	// its replacement.
 	//
-	// The store sets ReceivedAt, Outcome and PreviousTier (the customer's
-	// tier before the change, on applied events). It returns the record
+	// The store sets ReceivedAt, Outcome, PreviousTier and NewTier (the
+	// customer's tier before and after the change, on applied events: the
+	// one BillingOutcomeOf gives, e.Tier but for a cancellation that
+	// leaves another live subscription's). It returns the record
 	// and duplicate false; or, when an event with the ID is already
 	// recorded, that earlier record untouched and duplicate true, whatever
 	// e holds. An empty ID or Type, or a zero OccurredAt, is ErrInvalid.
@@ -70,9 +72,10 @@ const (
 	// BillingSuperseded: the event is of a subscription other than the
 	// customer's current one: it ends a subscription other than the one
 	// that set the customer's current tier (a replaced subscription
-	// cancelled after its replacement started), or the tier was set by
-	// hand after the subscription began (BillingOutcomeOf); it changes
-	// nothing.
+	// cancelled after its replacement started), the tier was set by
+	// hand after the subscription began, or it activates a subscription
+	// whose tier is lower than the customer's while a subscription with a
+	// higher tier is still live (BillingOutcomeOf); it changes nothing.
 	BillingSuperseded BillingOutcome = "superseded"
 )
 
@@ -124,34 +127,56 @@ func StepOf(e BillingEvent) BillingStep {
 // customer had before (its cancellation, a late activation): a tier set
 // by hand is none of those subscriptions', and only a subscription new
 // since (its activation, or its cancellation: SPEC's cancelled sets
-// STARTER) or another setting by hand changes it. e is BillingApplied when it sets the tier and no step
-// after it does; BillingStale when one after it does (a later event, or
-// the tier set by hand since, already decided the tier);
+// STARTER) or another setting by hand changes it. An activation is
+// skipped too when it would lower the tier (by what the plans allow:
+// tierRanks) while another subscription of the customer with a higher
+// tier is live (activated and not cancelled):
+// the email fallback lets anyone who knows a customer's email buy a cheap
+// plan in their name, which must not take away the plan the customer
+// still pays for; a plan change of the customer's current subscription
+// is not skipped. A cancellation that takes the tier back leaves the
+// highest tier among the customer's other live subscriptions, STARTER
+// when none is live.
+//
+// e is BillingApplied when it sets the tier and no step after it does,
+// or when it changes the tier a later step leaves (an activation that
+// arrives after the later cancellation of the subscription that
+// outranked it); BillingStale when a step after it sets the tier (a
+// later event, or the tier set by hand since, already decided it);
 // BillingSuperseded when it is skipped and none after it sets the tier.
+// The tier is the one the customer is to be set to on BillingApplied:
+// e's own for an activation, the fallback for a cancellation.
 //
 // So a replacement's activation that arrives after the cancellation of
 // the subscription it replaced, which happened later, still applies: in
 // the order they happened, the activation came first and the
 // cancellation, of the replaced subscription, took nothing away.
-func BillingOutcomeOf(history []BillingStep, e BillingStep) BillingOutcome {
+func BillingOutcomeOf(history []BillingStep, e BillingStep) (BillingOutcome, Tier) {
 	at := len(history)
 	for at > 0 && e.OccurredAt.Before(history[at-1].OccurredAt) {
 		at--
 	}
+	prior, _ := BillingTier(history)
 	w := newTierWalk()
 	for _, h := range history[:at] {
 		w.take(h)
 	}
-	set := w.take(e)
+	set, later := w.take(e), false
 	for _, h := range history[at:] {
-		if w.take(h) {
-			return BillingStale
-		}
+		later = w.take(h) || later
 	}
-	if !set {
-		return BillingSuperseded
+	switch {
+	case set && !later:
+		return BillingApplied, w.tier
+	case w.tier != prior:
+		// e changes what a later step leaves: an activation that
+		// arrives after the cancellation, which happened later, of the
+		// subscription that outranked it.
+		return BillingApplied, w.tier
+	case later:
+		return BillingStale, ""
 	}
-	return BillingApplied
+	return BillingSuperseded, ""
 }
 
 // BillingTier is the tier a customer's tier-setting events leave it on,
@@ -189,10 +214,13 @@ type tierWalk struct {
 	// subscriptions the customer had then.
 	byHand       bool
 	seen, before map[string]bool
+	// live holds the tier of each subscription activated and not
+	// cancelled since (none from before the tier was last set by hand).
+	live map[string]Tier
 }
 
 func newTierWalk() *tierWalk {
-	return &tierWalk{seen: map[string]bool{}, before: map[string]bool{}}
+	return &tierWalk{seen: map[string]bool{}, before: map[string]bool{}, live: map[string]Tier{}}
 }
 
 // take applies s and says whether it set the tier.
@@ -200,20 +228,79 @@ func (w *tierWalk) take(s BillingStep) bool {
 	if s.ByHand {
 		w.byHand, w.sub, w.tier = true, "", s.Tier
 		maps.Copy(w.before, w.seen)
+		clear(w.live)
 		return true
 	}
 	if s.SubscriptionID != "" {
 		w.seen[s.SubscriptionID] = true
 	}
-	switch {
-	case w.byHand && w.before[s.SubscriptionID]:
+	if w.byHand && w.before[s.SubscriptionID] {
 		return false // a subscription from before the tier was set by hand
-	case s.EndsSubscription && s.SubscriptionID != "" && w.sub != "" && w.sub != s.SubscriptionID && w.tier != Starter:
-		return false // ends a subscription the customer has replaced
+	}
+	if s.EndsSubscription {
+		return w.end(s)
+	}
+	if s.SubscriptionID != "" {
+		w.live[s.SubscriptionID] = s.Tier
+	}
+	if s.SubscriptionID != w.sub && w.outranked(s) {
+		return false // a cheaper subscription beside a dearer one still live
 	}
 	w.byHand, w.sub, w.tier = false, s.SubscriptionID, s.Tier
 	return true
 }
+
+// outranked reports whether the activation s would lower the tier while
+// another live subscription has a higher one than s: anyone who knows
+// a customer's email can buy a cheap plan in their name (the email
+// fallback), and must not take away the plan the customer still pays for.
+func (w *tierWalk) outranked(s BillingStep) bool {
+	rank := tierRank(s.Tier)
+	if rank >= tierRank(w.tier) {
+		return false
+	}
+	for sub, t := range w.live {
+		if sub != s.SubscriptionID && tierRank(t) > rank {
+			return true
+		}
+	}
+	return false
+}
+
+// end takes the cancellation s: it ends its subscription, and takes the
+// tier back unless the customer is on another subscription's (replaced
+// by a newer one). The tier falls to the highest of the customer's other
+// live subscriptions' or, when none is live, to s.Tier (STARTER). A
+// cancellation naming no subscription ends them all.
+func (w *tierWalk) end(s BillingStep) bool {
+	if s.SubscriptionID == "" {
+		clear(w.live)
+	} else {
+		delete(w.live, s.SubscriptionID)
+	}
+	if s.SubscriptionID != "" && w.sub != "" && w.sub != s.SubscriptionID && w.tier != Starter {
+		return false // ends a subscription the customer has replaced
+	}
+	w.byHand, w.sub, w.tier = false, s.SubscriptionID, s.Tier
+	for sub, t := range w.live {
+		// The highest tier; of equal ones, the first subscription id,
+		// so that the walk does not depend on the map's order.
+		if r, cur := tierRank(t), tierRank(w.tier); r > cur || (r == cur && w.sub != s.SubscriptionID && sub < w.sub) {
+			w.sub, w.tier = sub, t
+		}
+	}
+	return true
+}
+
+// tierRanks orders tiers by what their plans allow (the api's plan
+// table), not by Tiers' price order: each allows all that the ones before
+// it do, except that neither of PRO_TRIAL (replay, no exchange data) and
+// SUITE (exchange data, no replay) allows all the other does; SUITE,
+// limited as PRO is (REFERENCE), comes after.
+var tierRanks = []Tier{Starter, ProTrial, Suite, Pro, Enterprise}
+
+// tierRank is t's place in tierRanks (-1: unknown).
+func tierRank(t Tier) int { return slices.Index(tierRanks, t) }
 
 // BillingEvent is one billing webhook event as received, and what it did.
 type BillingEvent struct {
@@ -252,6 +339,12 @@ type BillingEvent struct {
 	// PreviousTier is the customer's tier before an applied change (set by
 	// the store; "" unless Outcome is BillingApplied).
 	PreviousTier Tier
+	// NewTier is the customer's tier after an applied change (set by the
+	// store on the record RecordBillingEvent returns; "" unless Outcome
+	// is BillingApplied; records read back need not carry it): Tier,
+	// except for a cancellation that leaves the customer on another live
+	// subscription's tier (BillingOutcomeOf).
+	NewTier Tier
 	// Payload is the request body exactly as signed and received.
 	Payload []byte
 }

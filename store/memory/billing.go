@@ -52,10 +52,11 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		e.Outcome = store.BillingUnknownCustomer
 	default:
 		steps, step := s.billingSteps[c.ID], store.StepOf(e)
-		e.Outcome = store.BillingOutcomeOf(store.WithTierSetByHand(steps, s.tierByHand[c.ID]), step)
+		var tier store.Tier
+		e.Outcome, tier = store.BillingOutcomeOf(store.WithTierSetByHand(steps, s.tierByHand[c.ID]), step)
 		if e.Outcome == store.BillingApplied {
-			e.PreviousTier = c.Tier
-			c.Tier, c.UpdatedAt = e.Tier, e.ReceivedAt
+			e.PreviousTier, e.NewTier = c.Tier, tier
+			c.Tier, c.UpdatedAt = tier, e.ReceivedAt
 			s.customers[c.ID] = c
 		}
 		// After the events that happened no later, as BillingOutcomeOf

@@ -81,15 +81,16 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 			if handTier != nil && handAt != nil {
 				hand = store.BillingStep{OccurredAt: handAt.UTC(), Tier: store.Tier(*handTier)}
 			}
-			e.Outcome = store.BillingOutcomeOf(store.WithTierSetByHand(history, hand), store.StepOf(e))
+			var tier store.Tier
+			e.Outcome, tier = store.BillingOutcomeOf(store.WithTierSetByHand(history, hand), store.StepOf(e))
 			if e.Outcome != store.BillingApplied {
 				break
 			}
 			if _, err := tx.Exec(ctx, `update customers set tier = $2, updated_at = $3 where id = $1`,
-				c.ID, string(e.Tier), e.ReceivedAt); err != nil {
+				c.ID, string(tier), e.ReceivedAt); err != nil {
 				return err
 			}
-			e.PreviousTier = c.Tier
+			e.PreviousTier, e.NewTier = c.Tier, tier
 		}
 		var customerID *string
 		if e.CustomerID != "" {

@@ -24,6 +24,7 @@ func billingTests() []test {
 		{"OutOfOrder", testBillingOutOfOrder},
 		{"CancelOfReplacedSubscription", testBillingCancelOfReplacedSubscription},
 		{"ReplacementInAnyOrder", testBillingReplacementInAnyOrder},
+		{"LowerTierBesideLiveSubscription", testBillingLowerTierBesideLive},
 		{"TierSetByHand", testBillingTierSetByHand},
 		{"TierBackToBilling", testBillingTierBackToBilling},
 		{"TiersSetByHand", testBillingTiersSetByHand},
@@ -137,9 +138,12 @@ func testBillingAppliesTier(t *testing.T, s store.Store) {
 	other := createCustomer(t, s, newCustomer("bea"))
 	k := createKey(t, s, newKey(c.ID, "ud_live_a"))
 	prev := c
+	// Plan changes of one subscription: a lower tier of another, beside
+	// a live one of a higher tier, would be superseded.
 	for i, tier := range []store.Tier{store.Pro, store.Enterprise, store.Starter} {
 		tick()
 		in := newBillingEvent(fmt.Sprintf("msg_%d", i), c, tier, i)
+		in.SubscriptionID = "sub_ada"
 		rec := recordBilling(t, s, in)
 		want := in
 		want.Outcome, want.CustomerID, want.PreviousTier = store.BillingApplied, c.ID, prev.Tier
@@ -281,7 +285,9 @@ func testBillingOutOfOrder(t *testing.T, s store.Store) {
 	}
 	// Another subscription's older event is stale too: the tier is the
 	// customer's.
-	other := newBillingEvent("a_other_sub", a, store.Suite, 9)
+	// (Not a higher tier: that one, still live, would outrank the
+	// activation after it.)
+	other := newBillingEvent("a_other_sub", a, store.Pro, 9)
 	other.SubscriptionID = "sub_other"
 	if rec := recordBilling(t, s, other); rec.Outcome != store.BillingStale {
 		t.Errorf("an older event of another subscription: outcome %s, want stale", rec.Outcome)
@@ -291,8 +297,12 @@ func testBillingOutOfOrder(t *testing.T, s store.Store) {
 	if rec := recordBilling(t, s, newBillingEvent("a_same_time", a, store.Enterprise, 10)); rec.Outcome != store.BillingApplied {
 		t.Errorf("an event as old as the newest applied: outcome %s, want applied", rec.Outcome)
 	}
-	// A newer one applies; stale events did not move the mark.
-	if rec := recordBilling(t, s, newBillingEvent("a_newer", a, store.Starter, 11)); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Enterprise {
+	// A newer one applies; stale events did not move the mark. (A plan
+	// change of the current subscription: another's activation of a
+	// lower tier would be superseded.)
+	newer := newBillingEvent("a_newer", a, store.Starter, 11)
+	newer.SubscriptionID = "sub_a_same_time"
+	if rec := recordBilling(t, s, newer); rec.Outcome != store.BillingApplied || rec.PreviousTier != store.Enterprise {
 		t.Errorf("a newer event: outcome %s, previous %s; want applied over ENTERPRISE", rec.Outcome, rec.PreviousTier)
 	}
 	if tier := tierOf(t, s, a.ID); tier != store.Starter {
@@ -416,6 +426,67 @@ func testBillingReplacementInAnyOrder(t *testing.T, s store.Store) {
 	}
 	if tier := tierOf(t, s, d.ID); tier != store.Pro {
 		t.Errorf("tier = %s, want PRO", tier)
+	}
+}
+
+// The activation of a new subscription at a lower tier than the
+// customer's, while a subscription of a higher tier is live (activated,
+// not cancelled), changes nothing: anyone who knows a customer's email can
+// buy a cheap plan in their name, found by that email. Its cancellation
+// takes nothing away either; the cancellation of the higher one leaves
+// the highest tier among the customer's other live subscriptions, STARTER
+// when none is, whatever order the events arrive in.
+func testBillingLowerTierBesideLive(t *testing.T, s store.Store) {
+	activation := func(c store.Customer, id, sub string, tier store.Tier, minutes int) store.BillingEvent {
+		e := newBillingEvent(id, c, tier, minutes)
+		e.SubscriptionID = sub
+		return e
+	}
+	c := createCustomer(t, s, newCustomer("ent"))
+	recordBilling(t, s, activation(c, "e_s1", "sub_s1", store.Enterprise, 1))
+	cheap := activation(c, "e_s2", "sub_s2", store.ProTrial, 2)
+	cheap.CustomerRef = "" // found by email
+	rec := recordBilling(t, s, cheap)
+	want := cheap
+	want.Outcome, want.CustomerID = store.BillingSuperseded, c.ID
+	checkBillingEvent(t, "a lower tier beside a live higher one", want, rec)
+	if tier := tierOf(t, s, c.ID); tier != store.Enterprise {
+		t.Fatalf("tier = %s after a lower tier's activation beside a live ENTERPRISE, want ENTERPRISE", tier)
+	}
+	cancelCheap := cancellation("e_s2_cancelled", c, "sub_s2", 3)
+	cancelCheap.CustomerRef = ""
+	if rec := recordBilling(t, s, cancelCheap); rec.Outcome != store.BillingSuperseded {
+		t.Errorf("the lower subscription cancelled: outcome %s, want superseded", rec.Outcome)
+	}
+	if rec := recordBilling(t, s, cancellation("e_s1_cancelled", c, "sub_s1", 4)); rec.Outcome != store.BillingApplied ||
+		rec.PreviousTier != store.Enterprise || rec.NewTier != store.Starter {
+		t.Errorf("the higher subscription cancelled: outcome %s over %s to %s, want applied over ENTERPRISE to STARTER", rec.Outcome, rec.PreviousTier, rec.NewTier)
+	}
+	if tier := tierOf(t, s, c.ID); tier != store.Starter {
+		t.Errorf("tier = %s after both subscriptions were cancelled, want STARTER", tier)
+	}
+
+	// With the lower one still live, the higher one's cancellation falls
+	// back to it, in whatever order the three events arrive.
+	orders := [][3]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
+	for n, order := range orders {
+		d := createCustomer(t, s, newCustomer(fmt.Sprintf("fallback%d", n)))
+		events := []store.BillingEvent{
+			activation(d, fmt.Sprintf("f%d_ent", n), "sub_ent", store.Enterprise, 1),
+			activation(d, fmt.Sprintf("f%d_pro", n), "sub_pro", store.Pro, 2),
+			cancellation(fmt.Sprintf("f%d_ent_cancelled", n), d, "sub_ent", 3),
+		}
+		var outcomes []string
+		for _, i := range order {
+			rec := recordBilling(t, s, events[i])
+			outcomes = append(outcomes, events[i].ID+"="+string(rec.Outcome))
+			if rec.Outcome == store.BillingApplied && rec.NewTier != tierOf(t, s, d.ID) {
+				t.Errorf("delivered as %v: applied to %s, but the tier is %s", outcomes, rec.NewTier, tierOf(t, s, d.ID))
+			}
+		}
+		if tier := tierOf(t, s, d.ID); tier != store.Pro {
+			t.Errorf("delivered as %v: tier = %s, want PRO (the live subscription's)", outcomes, tier)
+		}
 	}
 }
 
@@ -809,6 +880,10 @@ func testBillingConcurrentOrdering(t *testing.T, s store.Store) {
 	for i := range n {
 		wg.Go(func() {
 			e := newBillingEvent(fmt.Sprintf("msg_%02d", i), c, tiers[minutes[i]%len(tiers)], minutes[i])
+			// Plan changes of one subscription: of several, the
+			// activation of a lower tier beside a live higher one would
+			// be superseded.
+			e.SubscriptionID = "sub_ada"
 			var err error
 			recs[i], _, err = s.RecordBillingEvent(t.Context(), e)
 			if err != nil {
