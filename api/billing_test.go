@@ -37,6 +37,7 @@ type hookEvent struct {
 	email      string
 	tier       string // data.metadata.tier
 	sub        string // data.subscription_id; "" for "sub_<customer id>"
+	product    string // data.product_id; "" for "pdt_pro"
 }
 
 func (e hookEvent) body() []byte {
@@ -44,10 +45,14 @@ func (e hookEvent) body() []byte {
 	if sub == "" {
 		sub = "sub_" + e.customerID
 	}
+	product := e.product
+	if product == "" {
+		product = "pdt_pro"
+	}
 	data := map[string]any{
 		"subscription_id":   sub,
 		"status":            "active",
-		"product_id":        "pdt_pro",
+		"product_id":        product,
 		"customer":          map[string]any{"email": e.email, "name": "Ada"},
 		"metadata":          map[string]any{"updown_customer_id": e.customerID, "tier": e.tier},
 		"next_billing_date": e.at.AddDate(0, 1, 0).Format(time.RFC3339),
@@ -854,5 +859,66 @@ func TestWebhookCancelFallsBackToLiveSubscription(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "new_tier=PRO\n") {
 		t.Errorf("the fallback to the live subscription's plan not logged with its new tier:\n%s", logs)
+	}
+}
+
+// TestWebhookProductTiers: with product ids mapped to tiers
+// (BILLING_PRODUCT_TIERS), an activation's tier is its product's, whatever
+// its metadata.tier says (logged when it disagrees), and a product not in
+// the map is unknown_tier, logged as an error naming it. Cancellations
+// need no product.
+func TestWebhookProductTiers(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t, func(o *setupOpts) {
+		o.productTiers = map[string]store.Tier{"pdt_pro": store.Pro, "pdt_ent": store.Enterprise}
+	})
+	id := b.ids[store.Starter]
+	event := func(webhookID, product, tier string, minutes int) hookEvent {
+		e := b.activate(webhookID, store.Starter, tier, now.Add(time.Duration(minutes-60)*time.Minute))
+		e.product = product
+		return e
+	}
+	logLine := func(webhookID, has string) string {
+		t.Helper()
+		for l := range strings.Lines(logs.String()) {
+			if strings.Contains(l, "webhook_id="+webhookID+" ") && strings.Contains(l, has) {
+				return l
+			}
+		}
+		t.Errorf("no log line of %s with %q:\n%s", webhookID, has, logs)
+		return ""
+	}
+
+	res := wantHook(t, b.post(event("msg_pro", "pdt_pro", "ENTERPRISE", 1)), "applied", false)
+	if *res.Tier != "PRO" || b.tierOf(id) != store.Pro {
+		t.Errorf("the PRO product with metadata.tier ENTERPRISE: %+v, tier %s; want PRO", res, b.tierOf(id))
+	}
+	if l := logLine("msg_pro", "metadata.tier ignored"); l != "" && (!strings.Contains(l, "level=WARN") || !strings.Contains(l, "product_id=pdt_pro")) {
+		t.Errorf("the disagreeing metadata.tier logged as %q, want a WARN naming the product", l)
+	}
+
+	res = wantHook(t, b.post(event("msg_other", "pdt_other", "ENTERPRISE", 2)), "unknown_tier", false)
+	if res.Tier != nil || b.tierOf(id) != store.Pro {
+		t.Errorf("a product not mapped: %+v, tier %s; want PRO unchanged", res, b.tierOf(id))
+	}
+	if l := logLine("msg_other", "BILLING_PRODUCT_TIERS"); l != "" && (!strings.Contains(l, "level=ERROR") || !strings.Contains(l, "product_id=pdt_other")) {
+		t.Errorf("the product not mapped logged as %q, want an ERROR naming it", l)
+	}
+
+	wantHook(t, b.post(event("msg_ent", "pdt_ent", "", 3)), "applied", false)
+	if tier := b.tierOf(id); tier != store.Enterprise {
+		t.Errorf("the ENTERPRISE product without metadata.tier: tier %s, want ENTERPRISE", tier)
+	}
+	cancelled := event("msg_cancel", "pdt_other", "", 4)
+	cancelled.typ = "subscription.cancelled"
+	wantHook(t, b.post(cancelled), "applied", false)
+	if tier := b.tierOf(id); tier != store.Starter {
+		t.Errorf("after the cancellation: tier %s, want STARTER", tier)
+	}
+
+	for _, bad := range []map[string]store.Tier{{"pdt_x": "GOLD"}, {"": store.Pro}, {" pdt_x": store.Pro}} {
+		if _, err := api.New(api.Config{Store: memory.New(), WebhookSecret: hookSecret, BillingProductTiers: bad}); err == nil {
+			t.Errorf("api.New with product tiers %q: no error", bad)
+		}
 	}
 }

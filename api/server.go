@@ -83,6 +83,12 @@ type Config struct {
 	// and the base64 key). Empty: POST /v1/webhook/dodo answers 503 and
 	// logs an error, so nothing is ever applied unverified.
 	WebhookSecret string
+	// BillingProductTiers, when set, maps the billing provider's product
+	// ids to tiers: a subscription.active's tier is its data.product_id's,
+	// its data.metadata.tier ignored (logged when it disagrees), and a
+	// product id not in the map is outcome unknown_tier. Empty: the tier
+	// is data.metadata.tier. Every tier must be known (New).
+	BillingProductTiers map[string]store.Tier
 	// AI configures the Backtest AI agent.
 	AI AIConfig
 	// Jobs runs replays and backtests on the workers (worker.Client).

@@ -41,6 +41,7 @@ type setupOpts struct {
 	// Billing and rate limits (billing_test.go, ratelimit_test.go).
 	redis         redis.UniversalClient
 	webhookSecret string
+	productTiers  map[string]store.Tier // BILLING_PRODUCT_TIERS
 	rateLimits    map[store.Tier]api.RateLimit
 	publicURL     string
 	billingURL    string
@@ -76,17 +77,18 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		Redis:  o.redis,
 		// Generous: a loaded machine's Redis must not make the caps and
 		// limits under test fail open (the default is 250 ms).
-		RedisTimeout:  10 * time.Second,
-		WebhookSecret: o.webhookSecret,
-		RateLimits:    o.rateLimits,
-		DevKeys:       o.devKeys,
-		Jobs:          o.jobs,
-		Sweeps:        o.sweeps,
-		JobWait:       o.jobWait,
-		Live:          o.live,
-		PublicURL:     o.publicURL,
-		BillingURL:    o.billingURL,
-		AI:            api.AIConfig{TokenSecret: o.tokenSecret},
+		RedisTimeout:        10 * time.Second,
+		WebhookSecret:       o.webhookSecret,
+		BillingProductTiers: o.productTiers,
+		RateLimits:          o.rateLimits,
+		DevKeys:             o.devKeys,
+		Jobs:                o.jobs,
+		Sweeps:              o.sweeps,
+		JobWait:             o.jobWait,
+		Live:                o.live,
+		PublicURL:           o.publicURL,
+		BillingURL:          o.billingURL,
+		AI:                  api.AIConfig{TokenSecret: o.tokenSecret},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -159,14 +159,14 @@ type webhookPayload struct {
 	Data       struct {
 		SubscriptionID string `json:"subscription_id"`
 		Status         string `json:"status"`
-		ProductID      string `json:"product_id"`
+		ProductID      string `json:"product_id" doc:"Decides subscription.active's tier when the server maps product ids to tiers (BILLING_PRODUCT_TIERS); otherwise recorded only."`
 		Customer       struct {
 			Email string `json:"email" doc:"Finds the customer when metadata.updown_customer_id does not."`
 			Name  string `json:"name"`
 		} `json:"customer"`
 		Metadata struct {
 			CustomerID string `json:"updown_customer_id" doc:"The updown customer id."`
-			Tier       string `json:"tier" doc:"Target tier of subscription.active: STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE (any case)."`
+			Tier       string `json:"tier" doc:"Target tier of subscription.active: STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE (any case); ignored when the server maps product ids to tiers."`
 		} `json:"metadata"`
 		NextBillingDate string `json:"next_billing_date"`
 	} `json:"data"`
@@ -184,6 +184,8 @@ type billingEvent struct {
 	// tier its own subscription set (store.BillingSuperseded).
 	EndsSubscription bool
 	Tier             store.Tier // upper-cased as sent; may be unknown
+	// ProductID is data.product_id, as sent but for spaces around it.
+	ProductID string
 }
 
 // parseWebhookPayload reads a billing event from a verified body. A body
@@ -208,7 +210,7 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 		return ev, Errorf(http.StatusBadRequest, CodeValidation, "the webhook body is not valid JSON: %s", err.Error())
 	}
 	for _, f := range []struct{ name, value string }{
-		{"type", p.Type}, {"timestamp", p.Timestamp}, {"data.subscription_id", p.Data.SubscriptionID},
+		{"type", p.Type}, {"timestamp", p.Timestamp}, {"data.subscription_id", p.Data.SubscriptionID}, {"data.product_id", p.Data.ProductID},
 		{"data.customer.email", p.Data.Customer.Email}, {"data.metadata.updown_customer_id", p.Data.Metadata.CustomerID},
 		{"data.metadata.tier", p.Data.Metadata.Tier},
 	} {
@@ -238,6 +240,7 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	ev.SubscriptionID = strings.TrimSpace(p.Data.SubscriptionID)
 	ev.CustomerRef = strings.TrimSpace(p.Data.Metadata.CustomerID)
 	ev.Email = strings.TrimSpace(p.Data.Customer.Email)
+	ev.ProductID = strings.TrimSpace(p.Data.ProductID)
 	ev.Tier = store.Tier(strings.ToUpper(strings.TrimSpace(p.Data.Metadata.Tier)))
 	kind := eventKindOf(ev.Type)
 	ev.SetTier, ev.EndsSubscription = kind.setsTier, kind.endsSubscription
@@ -284,6 +287,11 @@ func (s *Server) registerBilling() error {
 			return fmt.Errorf("api: webhook secret: %w", err)
 		}
 	}
+	for product, tier := range s.cfg.BillingProductTiers {
+		if strings.TrimSpace(product) != product || product == "" || !tier.Valid() {
+			return fmt.Errorf("api: billing product tiers: product %q to tier %q: want a product id, without spaces around it, to one of STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE", product, tier)
+		}
+	}
 	if s.cfg.Redis != nil {
 		s.limiter, s.auth = newRateLimiter(s.cfg.Redis, s.cfg.RedisTimeout), newAuthCache()
 	}
@@ -294,7 +302,7 @@ func (s *Server) registerBilling() error {
 		Path:        "/v1/webhook/dodo",
 		Summary:     "Receive a billing event (Dodo Payments)",
 		Description: "Called by the billing provider, not by API clients: no X-API-Key. Deliveries are verified with the Standard Webhooks signature " +
-			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier, " +
+			"(webhook-id, webhook-timestamp, webhook-signature) over the raw body. subscription.active sets the customer's tier from data.metadata.tier (or, when the operator maps product ids to tiers, BILLING_PRODUCT_TIERS, from data.product_id), " +
 			"subscription.cancelled sets STARTER, or the highest tier among the customer's other live (activated, not cancelled) subscriptions (unless the customer's tier came from a newer subscription than the one cancelled, or was set by hand since the subscription began: superseded); the activation of a new subscription at a lower tier than the customer's while a subscription of a higher tier is live is superseded, payment.succeeded and other types are recorded only. " +
 			"A tier set by hand (`updown customers set-tier`) stays until a new subscription's activation, another setting by hand, or `set-tier --billing`, which hands it back to the customer's billing events. The customer is found by " +
 			"data.metadata.updown_customer_id, else by data.customer.email. A tier change holds for the customer's next request in every api process " +
@@ -343,6 +351,7 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		s.log.WarnContext(ctx, "billing webhook payload refused", "request_id", RequestID(ctx), "webhook_id", in.ID, "err", err)
 		return nil, err
 	}
+	ev.Tier = s.tierOfProduct(ctx, in.ID, ev)
 	rec, dup, err := s.store.RecordBillingEvent(ctx, store.BillingEvent{
 		ID: in.ID, Type: ev.Type, OccurredAt: ev.OccurredAt, SubscriptionID: ev.SubscriptionID,
 		CustomerRef: ev.CustomerRef, Email: ev.Email, SetTier: ev.SetTier, EndsSubscription: ev.EndsSubscription, Tier: ev.Tier, Payload: in.RawBody,
@@ -375,6 +384,28 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 	return &webhookOutput{Body: webhookBody{Success: true, Data: webhookResultOf(rec, dup), Timestamp: formatTime(s.now())}}, nil
 }
 
+// tierOfProduct is the tier an activation asks for: with
+// Config.BillingProductTiers set, its product's ("" for a product not in
+// it: unknown_tier), whatever its metadata.tier says, since anyone can
+// set that (a checkout link's metadata is the buyer's to change); without
+// it, ev.Tier, metadata.tier's.
+func (s *Server) tierOfProduct(ctx context.Context, webhookID string, ev billingEvent) store.Tier {
+	if len(s.cfg.BillingProductTiers) == 0 || !ev.SetTier || ev.EndsSubscription {
+		return ev.Tier
+	}
+	tier, ok := s.cfg.BillingProductTiers[ev.ProductID]
+	if !ok {
+		s.log.ErrorContext(ctx, "billing event's product is not in BILLING_PRODUCT_TIERS: its tier is unknown; map the product to a tier",
+			"request_id", RequestID(ctx), "webhook_id", webhookID, "product_id", ev.ProductID, "metadata_tier", string(ev.Tier))
+		return ""
+	}
+	if ev.Tier != "" && ev.Tier != tier {
+		s.log.WarnContext(ctx, "billing event's metadata.tier disagrees with its product's tier (BILLING_PRODUCT_TIERS): metadata.tier ignored",
+			"request_id", RequestID(ctx), "webhook_id", webhookID, "product_id", ev.ProductID, "metadata_tier", string(ev.Tier), "tier", string(tier))
+	}
+	return tier
+}
+
 // logBillingEvent logs what an event did; the outcomes a person must act
 // on (money taken for a customer or tier the service does not know) are
 // errors.
@@ -395,7 +426,7 @@ func (s *Server) logBillingEvent(ctx context.Context, e store.BillingEvent, dup 
 	case e.Outcome == store.BillingUnknownCustomer:
 		s.log.ErrorContext(ctx, "billing event names no known customer (by metadata.updown_customer_id or email): recorded, nothing changed; fix by hand", attrs...)
 	case e.Outcome == store.BillingUnknownTier:
-		s.log.ErrorContext(ctx, "billing event asks for an unknown tier: recorded, nothing changed; check the product's metadata.tier", attrs...)
+		s.log.ErrorContext(ctx, "billing event asks for an unknown tier: recorded, nothing changed; check the product's metadata.tier, or its place in BILLING_PRODUCT_TIERS when that is set", attrs...)
 	case e.Outcome == store.BillingStale:
 		s.log.WarnContext(ctx, "billing event is older than the customer's last applied one, or than its tier set by hand: recorded, not applied", attrs...)
 	case e.CustomerID == "" && strings.EqualFold(e.Type, eventPaymentSucceeded):

@@ -74,7 +74,7 @@ func TestParseWebhookPayload(t *testing.T) {
 	}
 	want := billingEvent{Type: "subscription.active", OccurredAt: time.Date(2026, 4, 29, 13, 7, 30, 123456000, time.UTC),
 		SubscriptionID: "sub_1", CustomerRef: "3f2b8c1e-7d4a-4e6b-9a1c-5d8e7f6a4b3c", Email: "ada@example.com",
-		SetTier: true, Tier: store.ProTrial}
+		SetTier: true, Tier: store.ProTrial, ProductID: "pdt_1"}
 	if ev != want {
 		t.Errorf("parsed %+v, want %+v", ev, want)
 	}

@@ -124,7 +124,7 @@ func TestHelpNamesEveryVariable(t *testing.T) {
 	}
 	// What each service reads, beside the rest of its own (the api's
 	// tuning is dev's too: dev runs the same api).
-	tuning := []string{"JOB_WAIT", "JOBS_IN_FLIGHT", "READS_IN_FLIGHT", "MONITORING_WRITE", "PUBLIC_URL", "BILLING_URL", "LOG_LEVEL", "LOG_FORMAT"}
+	tuning := []string{"JOB_WAIT", "JOBS_IN_FLIGHT", "READS_IN_FLIGHT", "MONITORING_WRITE", "PUBLIC_URL", "BILLING_URL", "BILLING_PRODUCT_TIERS", "LOG_LEVEL", "LOG_FORMAT"}
 	names("api", append([]string{"PORT", "DATABASE_URL", "REDIS_URL", "TOKEN_SECRET", "WEBHOOK_SECRET", "MONITORING_ADMIN_TOKEN", "MIGRATE_ON_START"}, tuning...)...)
 	names("dev", append([]string{"PORT", "TOKEN_SECRET", "WEBHOOK_SECRET", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_TIMEOUT"}, tuning...)...)
 	names("worker", "WORKER_ADDR", "SHUTDOWN_TIMEOUT", "REPLAY_CACHE_MIB", "WORKER_MEMORY_MB", "AI_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL",

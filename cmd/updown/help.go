@@ -42,6 +42,8 @@ var (
 		{"MONITORING_WRITE", "true lets /monitoring change the queues (pause, delete, run, archive); default false: it only shows"},
 		{"PUBLIC_URL", "the address users reach the service at; https://... makes the dashboard's session cookie Secure"},
 		{"BILLING_URL", "the checkout link GET /v1/account/billing and the dashboard offer (none when empty)"},
+		{"BILLING_PRODUCT_TIERS", "billing product ids to tiers, PRODUCT=TIER pairs (e.g. pdt_abc=PRO,pdt_def=ENTERPRISE): a subscription.active's tier is then its\n" +
+			"                           data.product_id's, its data.metadata.tier ignored, and an unmapped product is unknown_tier (unset: data.metadata.tier)"},
 	}
 	devEnv = append([]envDoc{
 		{"PORT", "listen port on 127.0.0.1 (default 8080); --addr overrides"},

@@ -46,6 +46,32 @@ func tierCaps(env, example string) (map[store.Tier]int, error) {
 	return caps, nil
 }
 
+// billingProductTiers reads BILLING_PRODUCT_TIERS, the billing provider's
+// product ids mapped to tiers as comma-separated PRODUCT=TIER pairs (nil
+// when unset: activations take data.metadata.tier). With it, an
+// activation's tier is its data.product_id's (api.Config).
+func billingProductTiers() (map[string]store.Tier, error) {
+	const env, example = "BILLING_PRODUCT_TIERS", "pdt_abc=PRO,pdt_def=ENTERPRISE"
+	v := strings.TrimSpace(os.Getenv("BILLING_PRODUCT_TIERS"))
+	if v == "" {
+		return nil, nil
+	}
+	tiers := map[string]store.Tier{}
+	for _, part := range strings.Split(v, ",") {
+		product, name, ok := strings.Cut(strings.TrimSpace(part), "=")
+		product = strings.TrimSpace(product)
+		tier, err := parseTier(name)
+		if !ok || product == "" || err != nil {
+			return nil, fmt.Errorf("%s: %q is not PRODUCT=TIER with a tier of STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE (e.g. %s)", env, part, example)
+		}
+		if _, twice := tiers[product]; twice {
+			return nil, fmt.Errorf("%s: product %s is given twice; give each product once (e.g. %s)", env, product, example)
+		}
+		tiers[product] = tier
+	}
+	return tiers, nil
+}
+
 // workerMemory reads WORKER_MEMORY_MB, the MiB of market data a worker's
 // running replays may hold at once (0 or unset: the worker's default).
 func workerMemory() (int64, error) {

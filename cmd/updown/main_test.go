@@ -464,6 +464,7 @@ func TestAPIRefusesBadSettings(t *testing.T) {
 		{"JOBS_IN_FLIGHT", "PRO=-1"},
 		{"READS_IN_FLIGHT", "PRO=2,PRO=3"},
 		{"MONITORING_WRITE", "yes please"},
+		{"BILLING_PRODUCT_TIERS", "pdt_abc=GOLD"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(c.name, c.value)

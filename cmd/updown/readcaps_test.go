@@ -49,3 +49,27 @@ func TestWorkerMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestBillingProductTiers: BILLING_PRODUCT_TIERS reads PRODUCT=TIER pairs
+// (tiers in any case), and a bad pair, or a product given twice, names
+// the variable.
+func TestBillingProductTiers(t *testing.T) {
+	t.Setenv("BILLING_PRODUCT_TIERS", "pdt_abc=PRO, pdt_def = enterprise")
+	tiers, err := billingProductTiers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]store.Tier{"pdt_abc": store.Pro, "pdt_def": store.Enterprise}; !maps.Equal(tiers, want) {
+		t.Errorf("tiers = %v, want %v", tiers, want)
+	}
+	for _, bad := range []string{"pdt_abc=GOLD", "pdt_abc", "=PRO", "pdt_abc=PRO,pdt_abc=SUITE"} {
+		t.Setenv("BILLING_PRODUCT_TIERS", bad)
+		if _, err := billingProductTiers(); err == nil || !strings.Contains(err.Error(), "BILLING_PRODUCT_TIERS") {
+			t.Errorf("%q: %v, want an error naming BILLING_PRODUCT_TIERS", bad, err)
+		}
+	}
+	t.Setenv("BILLING_PRODUCT_TIERS", "")
+	if tiers, err := billingProductTiers(); tiers != nil || err != nil {
+		t.Errorf("unset: %v, %v", tiers, err)
+	}
+}

@@ -509,7 +509,8 @@ type apiDeps struct {
 }
 
 // checkAPISettings refuses the api's settings that newAPIServer reads
-// (JOBS_IN_FLIGHT, READS_IN_FLIGHT, MONITORING_WRITE) in a form they do
+// (JOBS_IN_FLIGHT, READS_IN_FLIGHT, MONITORING_WRITE,
+// BILLING_PRODUCT_TIERS) in a form they do
 // not take, so that a process tells of one, naming it, before it
 // connects to anything or generates data, as checkEnv does.
 func checkAPISettings() error {
@@ -517,6 +518,9 @@ func checkAPISettings() error {
 		return err
 	}
 	if _, err := readsInFlight(); err != nil {
+		return err
+	}
+	if _, err := billingProductTiers(); err != nil {
 		return err
 	}
 	_, err := monitoringWrite(os.Getenv)
@@ -543,29 +547,34 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	if err != nil {
 		return nil, nil, err
 	}
+	products, err := billingProductTiers()
+	if err != nil {
+		return nil, nil, err
+	}
 	jobs, err := worker.NewClient(ctx, worker.ClientConfig{Redis: d.rdb, Logger: d.log})
 	if err != nil {
 		return nil, nil, err
 	}
 	mon := monitoringUI(d.connOpt, monitoringOptions{Dev: d.dev, AdminToken: d.monitoringToken, Write: write})
 	srv, err := api.New(api.Config{
-		Store:         d.store,
-		Logger:        d.log,
-		Metrics:       d.reg,
-		Live:          redislive.New(d.rdb, redislive.DefaultPrefix),
-		DevKeys:       d.dev,
-		Monitoring:    mon,
-		Jobs:          jobs,
-		Sweeps:        jobs,
-		JobWait:       envDuration("JOB_WAIT", 60*time.Second),
-		JobsInFlight:  caps,
-		ReadsInFlight: reads,
-		HeavyReads:    heavy,
-		AI:            api.AIConfig{TokenSecret: d.tokenSecret},
-		Redis:         d.rdb,
-		WebhookSecret: d.webhookSecret,
-		PublicURL:     os.Getenv("PUBLIC_URL"),
-		BillingURL:    os.Getenv("BILLING_URL"),
+		Store:               d.store,
+		Logger:              d.log,
+		Metrics:             d.reg,
+		Live:                redislive.New(d.rdb, redislive.DefaultPrefix),
+		DevKeys:             d.dev,
+		Monitoring:          mon,
+		Jobs:                jobs,
+		Sweeps:              jobs,
+		JobWait:             envDuration("JOB_WAIT", 60*time.Second),
+		JobsInFlight:        caps,
+		ReadsInFlight:       reads,
+		HeavyReads:          heavy,
+		AI:                  api.AIConfig{TokenSecret: d.tokenSecret},
+		Redis:               d.rdb,
+		WebhookSecret:       d.webhookSecret,
+		BillingProductTiers: products,
+		PublicURL:           os.Getenv("PUBLIC_URL"),
+		BillingURL:          os.Getenv("BILLING_URL"),
 		Checks: map[string]func(context.Context) error{
 			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
 		},
