@@ -93,31 +93,19 @@ func FillFees(ctx context.Context, cfg FillFeesConfig) (FillFeesResult, error) {
 		return res, errors.New("collect: fill fees needs a store")
 	}
 	if cfg.Gamma == "" {
-		cfg.Gamma = DefaultGammaURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = defaultHTTPClient()
+		cfg.Gamma = DefaultGammaURL // named in errors
 	}
 	if cfg.Scheme == nil {
 		cfg.Scheme = NewPolymarketScheme()
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = 5 * time.Second
-	}
-	if cfg.Backoff == (Backoff{}) {
-		cfg.Backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
-	}
 	if cfg.Page <= 0 {
 		cfg.Page = 500
 	}
-	u, err := newUpstream("gamma", cfg.Gamma, cfg.HTTPClient, cfg.Logger, time.Now)
+	g, log, err := oneOffGamma(cfg.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
 	if err != nil {
 		return res, err
 	}
-	g := &gamma{u: u, timeout: cfg.RequestTimeout, backoff: cfg.Backoff}
+	cfg.Logger = log
 
 	todo, err := feeSelection(ctx, cfg, &res)
 	if err != nil {

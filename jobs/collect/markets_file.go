@@ -40,37 +40,49 @@ type FetchResult struct {
 	Windows, Missing int
 }
 
+// oneOffGamma is the Gamma client of a one-off command (markets fetch,
+// markets fill-fees) and the logger it logs to: base URL, client, logger,
+// timeout a request and backoff as given, or the defaults both commands
+// share where unset.
+func oneOffGamma(base string, client *http.Client, log *slog.Logger, timeout time.Duration, backoff Backoff) (*gamma, *slog.Logger, error) {
+	if base == "" {
+		base = DefaultGammaURL
+	}
+	if client == nil {
+		client = defaultHTTPClient()
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	if backoff == (Backoff{}) {
+		backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
+	}
+	u, err := newUpstream("gamma", base, client, log, time.Now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &gamma{u: u, timeout: timeout, backoff: backoff}, log, nil
+}
+
 // FetchMarkets looks up on Gamma the market of every window of the series
 // that starts in [from, to), closed ones included (/events answers them),
 // by the upstream slugs the scheme gives, and returns Gamma's events as
 // they came.
 func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.Time) (FetchResult, error) {
-	if cfg.Upstreams.Gamma == "" {
-		cfg.Upstreams.Gamma = DefaultGammaURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = defaultHTTPClient()
-	}
 	if cfg.Scheme == nil {
 		cfg.Scheme = NewPolymarketScheme()
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = 5 * time.Second
-	}
-	if cfg.Backoff == (Backoff{}) {
-		cfg.Backoff = Backoff{Base: 200 * time.Millisecond, Max: 10 * time.Second}
 	}
 	if !s.Coin.Valid() || !s.MarketType.AvailableFor(s.Coin) {
 		return FetchResult{}, fmt.Errorf("collect: no series %s %s", s.Coin, s.MarketType)
 	}
-	u, err := newUpstream("gamma", cfg.Upstreams.Gamma, cfg.HTTPClient, cfg.Logger, time.Now)
+	g, log, err := oneOffGamma(cfg.Upstreams.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
 	if err != nil {
 		return FetchResult{}, err
 	}
-	g := &gamma{u: u, timeout: cfg.RequestTimeout, backoff: cfg.Backoff}
+	cfg.Logger = log
 	var res FetchResult
 	start, end := cfg.Scheme.Window(s.Coin, s.MarketType, from)
 	if start.Before(from) {
