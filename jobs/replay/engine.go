@@ -535,6 +535,21 @@ func (e *engine) full(i int) {
 	e.grow(i)
 }
 
+// entryRoom makes room for an ENTRY event recorded at snapshot i. A list
+// that keeps every event grows when full; one that keeps the last alone
+// starts again: an entry opens a position, and no event before it is read
+// again (closeAt reads the entry of the position it closes), so the last
+// event is never copied to the front on every trade.
+func (e *engine) entryRoom(i int) {
+	if e.keep != keepAll {
+		e.events = e.events[:0]
+		return
+	}
+	if len(e.events) == cap(e.events) {
+		e.grow(i)
+	}
+}
+
 // visible records, under keepAll, the snapshot the event just appended is
 // visible from.
 func (e *engine) visible(at int) {
@@ -883,9 +898,7 @@ func (e *engine) enter(i int, tk *store.Tick, limit, price, shown float64) {
 	if cost := shares*fill + fee; cost > 0 {
 		e.stopLoss = e.maxLoss*cost - tolerance - fee
 	}
-	if len(e.events) == cap(e.events) {
-		e.full(i)
-	}
+	e.entryRoom(i)
 	e.events = append(e.events, event{idx: i, ns: tk.Nanos, reason: evSignal, price: shown,
 		fill: fill, shares: shares, fee: fee, cum: e.realized, coin: tk.CoinPrice, mid: e.midAt(tk, price)})
 	e.visible(i)

@@ -944,9 +944,7 @@ func (e *engine) makerFillEvent(ev event, reason string) {
 		if cost := o.shares * o.limit; cost > 0 {
 			e.stopLoss = e.maxLoss*cost - tolerance
 		}
-		if len(e.events) == cap(e.events) {
-			e.full(ev.idx)
-		}
+		e.entryRoom(ev.idx)
 		e.events = append(e.events, ev)
 		e.visible(ev.visibleAt())
 		e.sums.entry(&ev)
