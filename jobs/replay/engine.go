@@ -664,13 +664,29 @@ func (t *sums) exit(ev *event, exitNs int64) {
 	t.trades++
 	t.total += ev.pnl
 	// Judged by the pnl the client sees, so a trade shown as 0 is
-	// neither a win nor a loss.
-	switch shown := round6(ev.pnl); {
-	case shown > 0:
+	// neither a win nor a loss: round6(pnl) is positive exactly when
+	// pnl·1e6 reaches 0.5 (math.Round rounds half away from zero), and a
+	// non-finite pnl shows as 0 (winLoss).
+	switch winLoss(ev.pnl) {
+	case 1:
 		t.wins++
-	case shown < 0:
+	case -1:
 		t.losses++
 	}
+}
+
+// winLoss is the sign of round6(pnl), without its division: 1, -1, or 0
+// for a pnl shown as 0.
+func winLoss(pnl float64) int {
+	switch u := pnl * 1e6; {
+	case pnl-pnl != 0: // NaN or ±Inf: round6 shows 0
+		return 0
+	case u >= 0.5:
+		return 1
+	case u <= -0.5:
+		return -1
+	}
+	return 0
 }
 
 func newEngine(in Input, s Strategy, keep keeping) *engine {
