@@ -29,11 +29,13 @@
 //     is undefined (NaN) on a half of a split is neither chosen on it nor
 //     ranked on it: each split chooses the in-sample best among the trials
 //     defined in-sample, and ranks it among the trials defined out of
-//     sample; a chosen trial undefined out of sample, where some other
-//     trial is defined, counts as overfit; a split with no trial defined
-//     in-sample, or with the chosen trial alone defined out of sample (or
-//     none), gives no logit (PBO is the share over the splits that give
-//     one, nil when none does). Ranked below every number, trials that
+//     sample; a chosen trial that made no trade out of sample, where some
+//     other trial is defined, counts as overfit; a split with no trial
+//     defined in-sample, with the chosen trial alone defined out of sample
+//     (or none), or with the chosen trial trading there undefined (one
+//     market, pnl without spread: a fixed stake that won the same on
+//     every market is no overfit), gives no logit (PBO is the share over
+//     the splits that give one, nil when none does). Ranked below every number, trials that
 //     never trade put the in-sample best in the top half of every split,
 //     and PBO read 0 for a search whose one trading trial lost; dropped
 //     from a split when undefined out of sample, the typical overfit (won

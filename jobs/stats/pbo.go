@@ -145,11 +145,12 @@ const PBOBlocks = 8
 // ranked by it, rank 1 the worst, tied trials sharing their average rank.
 // If the chosen trial is among them and N ≥ 2, with ω = rank/(N + 1) the
 // choice counts as overfit when the logit ln(ω/(1 − ω)) ≤ 0, that is when
-// rank ≤ (N+1)/2. If the chosen trial has no objective out of sample (it
-// stopped trading, say) and N ≥ 1, the choice counts as overfit: the in-sample
-// best did nothing where others did something. Otherwise (the chosen
-// trial alone out of sample, or no trial there) the choice gives no logit
-// and is left out. PBO is the share of the choices that overfit, of those
+// rank ≤ (N+1)/2. If the chosen trial made no trade out of sample and
+// N ≥ 1, the choice counts as overfit: the in-sample best did nothing
+// where others did something. Otherwise (the chosen trial alone out of
+// sample, no trial there, or the chosen trial traded there without an
+// objective: one market's Sharpe ratio, pnl without spread) the choice
+// gives no logit and is left out. PBO is the share of the choices that overfit, of those
 // that gave a logit. A trial undefined out of sample is not ranked below
 // every number: trials that never trade would put the in-sample best in
 // the top half of every split, and a search of one losing trial among
@@ -190,6 +191,7 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 		}
 	}
 	inScore, outScore := make([]float64, n), make([]float64, n)
+	outTrades := make([]int, n)
 	ranked := make([]int, 0, n)
 	splits, overfit := 0, 0
 	for mask := range 1 << PBOBlocks {
@@ -210,6 +212,7 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 			// 5.6e-17 in binary, which no relative tolerance ties with
 			// another trial's exact 0.
 			inScore[i], outScore[i] = round6(objective(in)), round6(objective(out))
+			outTrades[i] = out.Trades
 		}
 		// The in-sample best is chosen among the trials with an objective
 		// in-sample, on in-sample information only; the out-of-sample
@@ -238,7 +241,11 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 			}
 		}
 		if math.IsNaN(outScore[best]) {
-			if len(ranked) > 0 {
+			// Overfit when it did not trade at all there. A best that
+			// traded but has no objective (a Sharpe ratio of one market,
+			// or of pnl without spread: a fixed stake winning the same
+			// on every market) is not ranked, nor called overfit.
+			if outTrades[best] == 0 && len(ranked) > 0 {
 				splits++
 				overfit++
 			}

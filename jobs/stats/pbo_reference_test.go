@@ -107,8 +107,16 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 				ranked = append(ranked, i)
 			}
 		}
-		if score(best, outM) == nil { // chosen, then nothing out of sample
-			if len(ranked) > 0 { // where others did something: overfit
+		if score(best, outM) == nil { // chosen, then no objective out of sample
+			tradedOut := false
+			for _, j := range outM {
+				if !math.IsNaN(pnl[best][j]) {
+					tradedOut = true
+				}
+			}
+			// No trade there where others had an objective: overfit. A
+			// trade without an objective (one market, no spread): none.
+			if !tradedOut && len(ranked) > 0 {
 				chosen++
 				overfit++
 			}

@@ -283,3 +283,40 @@ func TestPBOUntradedTrials(t *testing.T) {
 		}
 	}
 }
+
+// TestPBOBestWithoutSpreadIsNotOverfit: trial A makes 2 or 0.5 in turn on
+// the markets of blocks 0-3 and 1 on every market of blocks 4-7; B loses
+// 0.8 and makes 1 in turn: A beats B on every market. Of the 70 splits:
+//   - in-sample blocks 0-3: A is chosen; out of sample it made 1 on every
+//     market, a Sharpe ratio without spread, undefined. It traded there,
+//     so this is no overfit (as it was counted before): no logit;
+//   - in-sample blocks 4-7: A has no objective in-sample (no spread), B is
+//     chosen and A beats it out of sample: overfit;
+//   - the other 68: A is chosen on both halves and ranks first: not
+//     overfit.
+//
+// PBO = 1/69.
+func TestPBOBestWithoutSpreadIsNotOverfit(t *testing.T) {
+	t.Parallel()
+	trials := make([][]Tally, 2)
+	for j := range 16 {
+		a, b := 1.0, 1.0
+		if j < 8 && j%2 == 0 {
+			a = 2
+		} else if j < 8 {
+			a = 0.5
+		}
+		if j%2 == 0 {
+			b = -0.8
+		}
+		for i, x := range []float64{a, b} {
+			trials[i] = append(trials[i], TallyOf(Market{PnL: x, NTrades: 1, Trades: []Trade{{PnL: x}}}))
+		}
+	}
+	for _, name := range []string{"sharpe_per_market", "sqn"} {
+		obj, _ := ObjectiveNamed(name)
+		if got, choices := PBOChoices(trials, obj); got == nil || *got != 1.0/69 || choices != 69 {
+			t.Errorf("%s: PBO %s over %d splits, want 1/69: a chosen trial that traded out of sample without spread is not overfit", name, fmtF(got), choices)
+		}
+	}
+}

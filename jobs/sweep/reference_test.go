@@ -204,7 +204,15 @@ func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool)
 			}
 		}
 		if math.IsNaN(score(best, false)) {
-			if len(ranked) > 0 { // the best did nothing where others did
+			tradedOut := false
+			for j := range T {
+				if mask>>block(j)&1 == 0 && traded[best][j] {
+					tradedOut = true
+				}
+			}
+			// The best did nothing where others did: overfit. One that
+			// traded without an objective (one market, no spread): none.
+			if !tradedOut && len(ranked) > 0 {
 				choices++
 				overfit++
 			}
