@@ -6,8 +6,10 @@ BENCH   ?= .
 .PHONY: run test bench build lint fmt clean ui
 
 ## run: start the whole service on embedded defaults (no Postgres or Redis needed).
-## The built binary replaces the shell (exec), so that Ctrl-C reaches it alone
-## and make exits 0 with it (`go run` exits 1 when interrupted).
+## The built binary replaces the shell (exec), so that Ctrl-C stops it cleanly
+## (it exits 0) and make reports no error: make itself ends as any program that
+## Ctrl-C stops (status 130), where under `go run`, which exits 1 when
+## interrupted, it said "make: *** [run] Error 1".
 run: build
 	exec $(BIN) dev
 
