@@ -815,6 +815,78 @@ func TestWebhookCheapPlanInACustomersName(t *testing.T) {
 	}
 }
 
+// TestWebhookEmailAloneCannotLowerTier: a subscription.active found by
+// data.customer.email alone (no data.metadata.updown_customer_id) that
+// would lower the customer's tier is superseded, logged as a warning that
+// says why, whether the tier was given at creation, set by hand, or set
+// by hand over a live subscription to the same tier; nor does that
+// subscription's cancellation take the tier. The server and the store
+// share the real clock, as in production, so that the events happen
+// after the setting by hand.
+func TestWebhookEmailAloneCannotLowerTier(t *testing.T) {
+	t.Parallel()
+	b, logs := hookSetup(t, func(o *setupOpts) { o.clock = time.Now })
+	post := func(e hookEvent) response {
+		t.Helper()
+		return b.deliver(signed(t, hookSecret, e.id, time.Now(), e.body()))
+	}
+	event := func(of store.Tier, webhookID, typ, sub, tier string, byEmail bool) hookEvent {
+		e := b.activate(webhookID, of, tier, time.Now())
+		e.typ, e.sub = typ, sub
+		if byEmail {
+			e.customerID = ""
+		}
+		return e
+	}
+	setByHand := func(of store.Tier) {
+		if _, err := b.store.SetCustomerTier(context.Background(), b.ids[of], store.Enterprise); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name  string
+		of    store.Tier // the test customer, created on this tier
+		setup func()
+	}{
+		{"created ENTERPRISE", store.Enterprise, func() {}},
+		{"set by hand to ENTERPRISE", store.Starter, func() { setByHand(store.Starter) }},
+		{"set by hand to ENTERPRISE over a live ENTERPRISE subscription", store.Pro, func() {
+			live := event(store.Pro, "msg_live", "subscription.active", "sub_live", "ENTERPRISE", false)
+			live.at = time.Now().Add(-time.Hour)
+			wantHook(t, post(live), "applied", false)
+			setByHand(store.Pro)
+		}},
+	}
+	for _, c := range cases {
+		c.setup()
+		id := b.ids[c.of]
+		webhookID := "msg_cheap_" + strings.ToLower(string(c.of))
+		res := wantHook(t, post(event(c.of, webhookID, "subscription.active", "sub_cheap", "PRO_TRIAL", true)), "superseded", false)
+		if res.CustomerID == nil || *res.CustomerID != id || res.PreviousTier != nil {
+			t.Errorf("%s: the cheap plan's activation: %+v", c.name, res)
+		}
+		if tier := b.tierOf(id); tier != store.Enterprise {
+			t.Fatalf("%s: tier = %s after a cheap plan was bought by email, want ENTERPRISE", c.name, tier)
+		}
+		if r := b.get(c.of, "/v1/account"); r.status != http.StatusOK || r.header.Get("X-Tier") != "ENTERPRISE" {
+			t.Errorf("%s: account after the cheap plan: %d, X-Tier %q", c.name, r.status, r.header.Get("X-Tier"))
+		}
+		var line string
+		for l := range strings.Lines(logs.String()) {
+			if strings.Contains(l, "webhook_id="+webhookID+" ") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "email only") || !strings.Contains(line, "lower the tier") {
+			t.Errorf("%s: the cheap plan's activation logged as %q, want a warning that it was matched by email only and would lower the tier", c.name, line)
+		}
+		wantHook(t, post(event(c.of, webhookID+"_cancelled", "subscription.cancelled", "sub_cheap", "", true)), "superseded", false)
+		if tier := b.tierOf(id); tier != store.Enterprise {
+			t.Fatalf("%s: tier = %s after the cheap plan was cancelled, want ENTERPRISE", c.name, tier)
+		}
+	}
+}
+
 // TestWebhookCancelFallsBackToLiveSubscription: a customer with two
 // subscriptions keeps the higher plan while both are live, and cancelling
 // one leaves the other's plan, not STARTER: a downgrade bought as a new
