@@ -155,7 +155,7 @@ func StepOf(e BillingEvent) BillingStep {
 // since (its activation, or its cancellation: SPEC's cancelled sets
 // STARTER) or another setting by hand changes it. An activation is
 // skipped too when it would lower the tier (by what the plans allow:
-// tierRanks) while another subscription of the customer with a higher
+// TierRank) while another subscription of the customer with a higher
 // tier is live (activated and not cancelled):
 // the email fallback lets anyone who knows a customer's email buy a cheap
 // plan in their name, which must not take away the plan the customer
@@ -302,7 +302,7 @@ func (w *tierWalk) take(s BillingStep) bool {
 // who knows the email can buy, and cancel, a plan in the customer's name.
 func (w *tierWalk) lowersByEmailAlone(s BillingStep, to Tier) bool {
 	current := s.SubscriptionID != "" && s.SubscriptionID == w.sub
-	w.lowersByEmail = s.ByEmail && !current && tierRank(to) < tierRank(w.tier)
+	w.lowersByEmail = s.ByEmail && !current && TierRank(to) < TierRank(w.tier)
 	return w.lowersByEmail
 }
 
@@ -311,12 +311,12 @@ func (w *tierWalk) lowersByEmailAlone(s BillingStep, to Tier) bool {
 // a customer's email can buy a cheap plan in their name (the email
 // fallback), and must not take away the plan the customer still pays for.
 func (w *tierWalk) outranked(s BillingStep) bool {
-	rank := tierRank(s.Tier)
-	if rank >= tierRank(w.tier) {
+	rank := TierRank(s.Tier)
+	if rank >= TierRank(w.tier) {
 		return false
 	}
 	for sub, t := range w.live {
-		if sub != s.SubscriptionID && tierRank(t) > rank {
+		if sub != s.SubscriptionID && TierRank(t) > rank {
 			return true
 		}
 	}
@@ -341,7 +341,7 @@ func (w *tierWalk) end(s BillingStep) bool {
 	for sub, t := range w.live {
 		// The highest tier; of equal ones, the first subscription id,
 		// so that the walk does not depend on the map's order.
-		if r, cur := tierRank(t), tierRank(toTier); r > cur || (r == cur && to != s.SubscriptionID && sub < to) {
+		if r, cur := TierRank(t), TierRank(toTier); r > cur || (r == cur && to != s.SubscriptionID && sub < to) {
 			to, toTier = sub, t
 		}
 	}
@@ -351,16 +351,6 @@ func (w *tierWalk) end(s BillingStep) bool {
 	w.byHand, w.sub, w.tier = false, to, toTier
 	return true
 }
-
-// tierRanks orders tiers by what their plans allow (the api's plan
-// table), not by Tiers' price order: each allows all that the ones before
-// it do, except that neither of PRO_TRIAL (replay, no exchange data) and
-// SUITE (exchange data, no replay) allows all the other does; SUITE,
-// limited as PRO is (REFERENCE), comes after.
-var tierRanks = []Tier{Starter, ProTrial, Suite, Pro, Enterprise}
-
-// tierRank is t's place in tierRanks (-1: unknown).
-func tierRank(t Tier) int { return slices.Index(tierRanks, t) }
 
 // BillingEvent is one billing webhook event as received, and what it did.
 type BillingEvent struct {

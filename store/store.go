@@ -619,6 +619,30 @@ const (
 // Tiers lists every tier, cheapest first.
 var Tiers = []Tier{Starter, Pro, ProTrial, Suite, Enterprise}
 
+// TierRank is t's place (-1: unknown) in the order of what the tiers'
+// plans allow, the one order tiers are compared by (billing: whether an
+// event would lower a customer's tier, BillingOutcomeOf), not Tiers'
+// price order. The plans themselves are the api's plan table (DESIGN 4),
+// which a test holds this order to: each tier's plan allows all that the
+// ones ranked before it do, except that neither of PRO_TRIAL (replay, no
+// exchange data) and SUITE (exchange data, no replay) allows all the
+// other does; SUITE, limited as PRO is (REFERENCE), comes after.
+func TierRank(t Tier) int {
+	switch t {
+	case Starter:
+		return 0
+	case ProTrial:
+		return 1
+	case Suite:
+		return 2
+	case Pro:
+		return 3
+	case Enterprise:
+		return 4
+	}
+	return -1
+}
+
 // Valid reports whether t is a known tier.
 func (t Tier) Valid() bool {
 	for _, k := range Tiers {
