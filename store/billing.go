@@ -20,17 +20,13 @@ type BillingStore interface {
 	// The customer is the one whose ID is e.CustomerRef or, when no such
 	// customer exists, the one whose email is e.Email (case-insensitively:
 	// as NormalizeEmail compares); the record keeps the customer found in
-	// CustomerID ("" when none was), MatchedByEmail (found by the email),
-	// and e.Email as sent.
+	// CustomerID ("" when none was) and e.Email as sent.
 	//
 	// The tier change is applied (Outcome BillingApplied) only when e.Tier
 	// is a known tier, the customer was found, and BillingOutcomeOf, which
-	// takes the customer's events in the order they happened, after the
-	// tier it was created on (WithTierAtCreation) and with the latest
-	// setting of its tier by hand (SetCustomerTier) among them
-	// (WithTierSetByHand), says so (LowersTierByEmail set when it says
-	// BillingSuperseded for an event matched by email that would lower
-	// the tier);
+	// takes the customer's events in the order they happened, with the
+	// latest setting of its tier by hand (SetCustomerTier) among them
+	// (WithTierSetByHand), says so;
 	// otherwise the event is recorded with the outcome saying why nothing
 	// changed (BillingUnknownTier, BillingUnknownCustomer, BillingStale,
 	// BillingSuperseded). Events without SetTier are recorded with
@@ -79,10 +75,7 @@ const (
 	// cancelled after its replacement started), the tier was set by
 	// hand after the subscription began, or it activates a subscription
 	// whose tier is lower than the customer's while a subscription with a
-	// higher tier is still live, or it was matched by email alone and
-	// would lower the customer's tier (a tier set by hand or at creation,
-	// or a live subscription's) without being of the customer's current
-	// subscription (BillingOutcomeOf); it changes nothing.
+	// higher tier is still live (BillingOutcomeOf); it changes nothing.
 	BillingSuperseded BillingOutcome = "superseded"
 )
 
@@ -96,24 +89,6 @@ type BillingStep struct {
 	// ByHand: not an event but the customer's tier set by hand
 	// (SetCustomerTier, `updown customers set-tier`) at OccurredAt.
 	ByHand bool
-	// Created: not an event but the tier the customer was created on
-	// (WithTierAtCreation), where the walk of its steps begins.
-	Created bool
-	// ByEmail: the event found the customer by its email alone
-	// (BillingEvent.MatchedByEmail).
-	ByEmail bool
-}
-
-// WithTierAtCreation returns history with the tier the customer was
-// created on (`updown customers create --tier`; "": STARTER) before its
-// first step, whenever that happened: the customer's tier before any
-// event or setting by hand, which an event matched by email alone must
-// not lower (BillingOutcomeOf).
-func WithTierAtCreation(history []BillingStep, tier Tier) []BillingStep {
-	if tier == "" {
-		tier = Starter
-	}
-	return slices.Insert(slices.Clip(history), 0, BillingStep{Tier: tier, Created: true})
 }
 
 // WithTierSetByHand returns history with the step of the customer's tier
@@ -134,8 +109,7 @@ func WithTierSetByHand(history []BillingStep, hand BillingStep) []BillingStep {
 
 // StepOf is e as a step of its customer's history.
 func StepOf(e BillingEvent) BillingStep {
-	return BillingStep{OccurredAt: e.OccurredAt, SubscriptionID: e.SubscriptionID, Tier: e.Tier, EndsSubscription: e.EndsSubscription,
-		ByEmail: e.MatchedByEmail}
+	return BillingStep{OccurredAt: e.OccurredAt, SubscriptionID: e.SubscriptionID, Tier: e.Tier, EndsSubscription: e.EndsSubscription}
 }
 
 // BillingOutcomeOf decides what the tier-setting event e of a customer
@@ -160,15 +134,9 @@ func StepOf(e BillingEvent) BillingStep {
 // the email fallback lets anyone who knows a customer's email buy a cheap
 // plan in their name, which must not take away the plan the customer
 // still pays for; a plan change of the customer's current subscription
-// is not skipped. An event matched by email alone (ByEmail) is skipped
-// too whenever it would lower the tier, unless it is of the customer's
-// current subscription: the tier the customer was created on (a step
-// with Created, WithTierAtCreation, first in history when given) or set
-// by hand is no live subscription's, and a cheap plan bought in the
-// customer's name, or its cancellation, must not take it away; an event
-// carrying the customer's id (metadata) is not skipped for that. A
-// cancellation that takes the tier back leaves the highest tier among the
-// customer's other live subscriptions, STARTER when none is live.
+// is not skipped. A cancellation that takes the tier back leaves the
+// highest tier among the customer's other live subscriptions, STARTER
+// when none is live.
 //
 // e is BillingApplied when it sets the tier and no step after it does,
 // or when it changes the tier a later step leaves (an activation that
@@ -177,15 +145,13 @@ func StepOf(e BillingEvent) BillingStep {
 // later event, or the tier set by hand since, already decided it);
 // BillingSuperseded when it is skipped and none after it sets the tier.
 // The tier is the one the customer is to be set to on BillingApplied:
-// e's own for an activation, the fallback for a cancellation. lowersByEmail
-// says a BillingSuperseded e was skipped as an event matched by email
-// alone that would lower the tier.
+// e's own for an activation, the fallback for a cancellation.
 //
 // So a replacement's activation that arrives after the cancellation of
 // the subscription it replaced, which happened later, still applies: in
 // the order they happened, the activation came first and the
 // cancellation, of the replaced subscription, took nothing away.
-func BillingOutcomeOf(history []BillingStep, e BillingStep) (outcome BillingOutcome, tier Tier, lowersByEmail bool) {
+func BillingOutcomeOf(history []BillingStep, e BillingStep) (BillingOutcome, Tier) {
 	at := len(history)
 	for at > 0 && e.OccurredAt.Before(history[at-1].OccurredAt) {
 		at--
@@ -195,24 +161,22 @@ func BillingOutcomeOf(history []BillingStep, e BillingStep) (outcome BillingOutc
 	for _, h := range history[:at] {
 		w.take(h)
 	}
-	w.lowersByEmail = false
 	set, later := w.take(e), false
-	byEmail := w.lowersByEmail
 	for _, h := range history[at:] {
 		later = w.take(h) || later
 	}
 	switch {
 	case set && !later:
-		return BillingApplied, w.tier, false
+		return BillingApplied, w.tier
 	case w.tier != prior:
 		// e changes what a later step leaves: an activation that
 		// arrives after the cancellation, which happened later, of the
 		// subscription that outranked it.
-		return BillingApplied, w.tier, false
+		return BillingApplied, w.tier
 	case later:
-		return BillingStale, "", false
+		return BillingStale, ""
 	}
-	return BillingSuperseded, "", byEmail
+	return BillingSuperseded, ""
 }
 
 // BillingTier is the tier a customer's tier-setting events leave it on,
@@ -253,9 +217,6 @@ type tierWalk struct {
 	// live holds the tier of each subscription activated and not
 	// cancelled since (none from before the tier was last set by hand).
 	live map[string]Tier
-	// lowersByEmail: the last step skipped was matched by email alone
-	// and would have lowered the tier.
-	lowersByEmail bool
 }
 
 func newTierWalk() *tierWalk {
@@ -264,10 +225,6 @@ func newTierWalk() *tierWalk {
 
 // take applies s and says whether it set the tier.
 func (w *tierWalk) take(s BillingStep) bool {
-	if s.Created {
-		w.tier = s.Tier
-		return false
-	}
 	if s.ByHand {
 		w.byHand, w.sub, w.tier = true, "", s.Tier
 		maps.Copy(w.before, w.seen)
@@ -289,21 +246,8 @@ func (w *tierWalk) take(s BillingStep) bool {
 	if s.SubscriptionID != w.sub && w.outranked(s) {
 		return false // a cheaper subscription beside a dearer one still live
 	}
-	if w.lowersByEmailAlone(s, s.Tier) {
-		return false
-	}
 	w.byHand, w.sub, w.tier = false, s.SubscriptionID, s.Tier
 	return true
-}
-
-// lowersByEmailAlone reports (and keeps in w.lowersByEmail) whether s,
-// which would leave the tier to, was matched by email alone and would
-// lower the tier while not of the customer's current subscription: anyone
-// who knows the email can buy, and cancel, a plan in the customer's name.
-func (w *tierWalk) lowersByEmailAlone(s BillingStep, to Tier) bool {
-	current := s.SubscriptionID != "" && s.SubscriptionID == w.sub
-	w.lowersByEmail = s.ByEmail && !current && TierRank(to) < TierRank(w.tier)
-	return w.lowersByEmail
 }
 
 // outranked reports whether the activation s would lower the tier while
@@ -337,18 +281,14 @@ func (w *tierWalk) end(s BillingStep) bool {
 	if s.SubscriptionID != "" && w.sub != "" && w.sub != s.SubscriptionID && w.tier != Starter {
 		return false // ends a subscription the customer has replaced
 	}
-	to, toTier := s.SubscriptionID, s.Tier
+	w.byHand, w.sub, w.tier = false, s.SubscriptionID, s.Tier
 	for sub, t := range w.live {
 		// The highest tier; of equal ones, the first subscription id,
 		// so that the walk does not depend on the map's order.
-		if r, cur := TierRank(t), TierRank(toTier); r > cur || (r == cur && to != s.SubscriptionID && sub < to) {
-			to, toTier = sub, t
+		if r, cur := TierRank(t), TierRank(w.tier); r > cur || (r == cur && w.sub != s.SubscriptionID && sub < w.sub) {
+			w.sub, w.tier = sub, t
 		}
 	}
-	if w.lowersByEmailAlone(s, toTier) {
-		return false // a cancellation, matched by email alone, of no subscription the tier is from
-	}
-	w.byHand, w.sub, w.tier = false, to, toTier
 	return true
 }
 
@@ -374,16 +314,6 @@ type BillingEvent struct {
 	// CustomerID is the customer the event was matched to (set by the
 	// store; "" when none matched).
 	CustomerID string
-	// MatchedByEmail says the store found the customer by Email alone:
-	// CustomerRef names no customer (set by the store). Such an event
-	// does not lower the customer's tier unless it is of the customer's
-	// current subscription (BillingOutcomeOf).
-	MatchedByEmail bool
-	// LowersTierByEmail says a BillingSuperseded event was superseded
-	// for being matched by email alone while it would lower the
-	// customer's tier (set by the store on the record RecordBillingEvent
-	// returns; records read back need not carry it).
-	LowersTierByEmail bool
 	// SetTier says the event asks for the customer's tier to become Tier
 	// (subscription.active, subscription.cancelled).
 	SetTier bool

@@ -12,18 +12,16 @@ import (
 
 // TestBillingOrderIndependence: whatever order a customer's events arrive
 // in, recording each as the stores do (BillingOutcomeOf over the events
-// recorded before it, in the order they happened, after the tier the
-// customer was created on and with its tier set by hand among them; the
-// tier set on BillingApplied) leaves the customer on the tier the events
-// taken in the order they happened leave (BillingTier): random histories
-// of activations and cancellations of a few subscriptions, found by id
-// or by email alone, a tier at creation and perhaps one set by hand.
+// recorded before it, in the order they happened, with its tier set by
+// hand among them; the tier set on BillingApplied) leaves the customer on
+// the tier the events taken in the order they happened leave
+// (BillingTier): random histories of activations and cancellations of a
+// few subscriptions, and perhaps a tier set by hand.
 func TestBillingOrderIndependence(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(25, 2026))
 	base := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for n := range 3000 {
-		created := store.Tiers[rng.IntN(len(store.Tiers))]
 		var hand store.BillingStep
 		if rng.IntN(2) == 0 {
 			hand = store.BillingStep{OccurredAt: base.Add(time.Duration(rng.IntN(20)) * time.Minute).Add(time.Second), Tier: store.Tiers[rng.IntN(len(store.Tiers))]}
@@ -34,7 +32,6 @@ func TestBillingOrderIndependence(t *testing.T) {
 				OccurredAt:     base.Add(time.Duration(minute) * time.Minute),
 				SubscriptionID: fmt.Sprintf("sub_%d", rng.IntN(3)),
 				Tier:           store.Tiers[rng.IntN(len(store.Tiers))],
-				ByEmail:        rng.IntN(2) == 0,
 			}
 			if rng.IntN(3) == 0 {
 				e.EndsSubscription, e.Tier = true, store.Starter
@@ -42,18 +39,24 @@ func TestBillingOrderIndependence(t *testing.T) {
 			events[i] = e
 		}
 		history := func(recorded []store.BillingStep) []store.BillingStep {
-			return store.WithTierSetByHand(store.WithTierAtCreation(recorded, created), hand)
+			return store.WithTierSetByHand(recorded, hand)
 		}
 		inTimeOrder := slices.SortedFunc(slices.Values(events), func(a, b store.BillingStep) int { return a.OccurredAt.Compare(b.OccurredAt) })
-		want, _ := store.BillingTier(history(inTimeOrder))
+		want, ok := store.BillingTier(history(inTimeOrder))
+		if !ok {
+			want = store.Starter
+		}
 
 		for range 4 {
-			tier, _ := store.BillingTier(history(nil)) // on creation, or set by hand
+			tier, ok := store.BillingTier(history(nil)) // set by hand, or none
+			if !ok {
+				tier = store.Starter
+			}
 			var recorded []store.BillingStep
 			var arrivals []string
 			for _, i := range rng.Perm(len(events)) {
 				e := events[i]
-				outcome, to, _ := store.BillingOutcomeOf(history(recorded), e)
+				outcome, to := store.BillingOutcomeOf(history(recorded), e)
 				if outcome == store.BillingApplied {
 					tier = to
 				}
@@ -65,8 +68,8 @@ func TestBillingOrderIndependence(t *testing.T) {
 				recorded = slices.Insert(recorded, at, e)
 			}
 			if tier != want {
-				t.Fatalf("history %d (created %s, hand %+v): arrived as %v: tier %s, want %s (the events in the order they happened)",
-					n, created, hand, arrivals, tier, want)
+				t.Fatalf("history %d (hand %+v): arrived as %v: tier %s, want %s (the events in the order they happened)",
+					n, hand, arrivals, tier, want)
 			}
 		}
 	}

@@ -164,9 +164,7 @@ type CustomerStore interface {
 	// sets the tier the customer's billing events leave (BillingTier over
 	// every tier-setting event recorded for the customer, those judged
 	// while the tier was set by hand included; STARTER when none sets a
-	// tier, a customer without a subscription; the tier it was created on
-	// is forgotten too, STARTER from then on: WithTierAtCreation), and
-	// returns the updated
+	// tier, a customer without a subscription), and returns the updated
 	// customer. From then on every event is judged as if the tier had
 	// never been set by hand. It takes the lock RecordBillingEvent takes,
 	// so no event is judged between the two.

@@ -24,7 +24,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	}
 	e = cloneBillingEvent(e)
 	e.OccurredAt = normTime(e.OccurredAt)
-	e.CustomerID, e.PreviousTier, e.MatchedByEmail, e.LowersTierByEmail = "", "", false, false
+	e.CustomerID, e.PreviousTier = "", ""
 
 	s.billingMu.Lock()
 	defer s.billingMu.Unlock()
@@ -38,7 +38,6 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	if !found && e.Email != "" {
 		if id, ok := s.byEmail[store.NormalizeEmail(e.Email)]; ok {
 			c, found = s.customers[id]
-			e.MatchedByEmail = found
 		}
 	}
 	if found {
@@ -54,8 +53,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	default:
 		steps, step := s.billingSteps[c.ID], store.StepOf(e)
 		var tier store.Tier
-		history := store.WithTierSetByHand(store.WithTierAtCreation(steps, s.tierAtCreation[c.ID]), s.tierByHand[c.ID])
-		e.Outcome, tier, e.LowersTierByEmail = store.BillingOutcomeOf(history, step)
+		e.Outcome, tier = store.BillingOutcomeOf(store.WithTierSetByHand(steps, s.tierByHand[c.ID]), step)
 		if e.Outcome == store.BillingApplied {
 			e.PreviousTier, e.NewTier = c.Tier, tier
 			c.Tier, c.UpdatedAt = tier, e.ReceivedAt

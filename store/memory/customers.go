@@ -45,7 +45,6 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 	}
 	s.customers[c.ID] = c
 	s.byEmail[c.Email] = c.ID
-	s.tierAtCreation[c.ID] = c.Tier
 	return c, nil
 }
 
@@ -131,8 +130,7 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 
 // ReturnTierToBilling forgets the customer's tier set by hand and sets the
 // tier its billing events leave (store.BillingTier; STARTER when none
-// sets one), forgetting the tier the customer was created on too, under
-// billingMu as RecordBillingEvent.
+// sets one), under billingMu as RecordBillingEvent.
 func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Customer, error) {
 	if err := live(ctx, "return customer tier to billing"); err != nil {
 		return store.Customer{}, err
@@ -146,8 +144,10 @@ func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Custo
 	if err != nil {
 		return store.Customer{}, err
 	}
-	tier, _ := store.BillingTier(store.WithTierAtCreation(s.billingSteps[id], store.Starter))
-	s.tierAtCreation[id] = store.Starter
+	tier, ok := store.BillingTier(s.billingSteps[id])
+	if !ok {
+		tier = store.Starter
+	}
 	c.Tier = tier
 	c.UpdatedAt = now
 	s.customers[id] = c

@@ -36,9 +36,6 @@ type Store struct {
 	keys        map[string]*store.APIKey  // by ID
 	keyByHash   map[string]string         // string(hash) → key ID
 	keysOf      map[string][]string       // customer ID → key IDs
-	// tierAtCreation: customer ID → the tier it was created on, where
-	// the walk of its billing events begins (store.WithTierAtCreation).
-	tierAtCreation map[string]store.Tier
 
 	depthMu sync.RWMutex
 	depth   map[depthKey]*timeline
@@ -78,8 +75,6 @@ func New() *Store {
 		billing:      map[string]store.BillingEvent{},
 		billingSteps: map[string][]store.BillingStep{},
 		tierByHand:   map[string]store.BillingStep{},
-
-		tierAtCreation: map[string]store.Tier{},
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 var _ store.BillingStore = (*Store)(nil)
 
 const billingColumns = `id, type, occurred_at, received_at, outcome, subscription_id, customer_ref, email,
-	coalesce(customer_id::text, ''), set_tier, tier, previous_tier, payload, ` + matchedByEmail
+	coalesce(customer_id::text, ''), set_tier, tier, previous_tier, payload`
 
 // RecordBillingEvent records e and applies its tier change in one
 // transaction. The customer's row is locked (FOR UPDATE) before its
@@ -30,7 +30,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	}
 	e.OccurredAt = micro(e.OccurredAt).UTC()
 	e.ReceivedAt = s.stamp()
-	e.CustomerID, e.PreviousTier, e.MatchedByEmail, e.LowersTierByEmail = "", "", false, false
+	e.CustomerID, e.PreviousTier = "", ""
 	if e.Payload == nil {
 		e.Payload = []byte{}
 	}
@@ -51,7 +51,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 			return err
 		}
 		if found {
-			e.CustomerID, e.MatchedByEmail = c.ID, e.CustomerRef != c.ID
+			e.CustomerID = c.ID
 		}
 		// Stamped under the customer's lock: of events of one instant,
 		// the one recorded later is the one that arrived later.
@@ -71,22 +71,18 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 			if err != nil {
 				return err
 			}
-			// After the tier it was created on, with the latest
-			// setting of the tier by hand among them.
+			// The latest setting of the tier by hand, among them.
 			var hand store.BillingStep
 			var handTier *string
 			var handAt *time.Time
-			var created string
-			if err := tx.QueryRow(ctx, `select tier_by_hand, tier_by_hand_at, coalesce(created_tier, '') from customers where id = $1`,
-				c.ID).Scan(&handTier, &handAt, &created); err != nil {
+			if err := tx.QueryRow(ctx, `select tier_by_hand, tier_by_hand_at from customers where id = $1`, c.ID).Scan(&handTier, &handAt); err != nil {
 				return err
 			}
 			if handTier != nil && handAt != nil {
 				hand = store.BillingStep{OccurredAt: handAt.UTC(), Tier: store.Tier(*handTier)}
 			}
-			history = store.WithTierSetByHand(store.WithTierAtCreation(history, store.Tier(created)), hand)
 			var tier store.Tier
-			e.Outcome, tier, e.LowersTierByEmail = store.BillingOutcomeOf(history, store.StepOf(e))
+			e.Outcome, tier = store.BillingOutcomeOf(store.WithTierSetByHand(history, hand), store.StepOf(e))
 			if e.Outcome != store.BillingApplied {
 				break
 			}
@@ -130,23 +126,17 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 // tier-setting events: those of a known tier it was found for.
 const tierSettingEvents = `e.set_tier and e.outcome in ('applied', 'stale', 'superseded')`
 
-// matchedByEmail says, of billing_events e, whether the event found its
-// customer by email alone (store.BillingEvent.MatchedByEmail): its
-// customer_ref, as sent, is not the customer's id, which a lookup by id
-// (lockBillingCustomer) finds only when written as the store writes it.
-const matchedByEmail = `(e.customer_id is not null and e.customer_ref is distinct from e.customer_id::text)`
-
 // billingHistory returns the customer's tier-setting events, in the order
 // they happened (of one instant, in the order they arrived).
 func billingHistory(ctx context.Context, q billingReader, customerID string) ([]store.BillingStep, error) {
 	rows, _ := q.Query(ctx, `
-		select e.occurred_at, e.subscription_id, e.tier, e.ends_subscription, `+matchedByEmail+` from billing_events e
+		select e.occurred_at, e.subscription_id, e.tier, e.ends_subscription from billing_events e
 		where e.customer_id = $1 and `+tierSettingEvents+`
 		order by e.occurred_at, e.received_at, e.id`, customerID)
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.BillingStep, error) {
 		var st store.BillingStep
 		var tier string
-		err := row.Scan(&st.OccurredAt, &st.SubscriptionID, &tier, &st.EndsSubscription, &st.ByEmail)
+		err := row.Scan(&st.OccurredAt, &st.SubscriptionID, &tier, &st.EndsSubscription)
 		st.Tier = store.Tier(tier)
 		return st, err
 	})
@@ -154,7 +144,7 @@ func billingHistory(ctx context.Context, q billingReader, customerID string) ([]
 
 // ReturnTierToBilling forgets the customer's tier set by hand and sets the
 // tier its billing events leave (store.BillingTier; STARTER when none sets
-// one), forgetting the tier it was created on too, in one transaction that holds the customer's row lock, the one
+// one), in one transaction that holds the customer's row lock, the one
 // RecordBillingEvent takes, from reading the events to the update.
 func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Customer, error) {
 	op := fmt.Sprintf("return tier of customer %q to billing", id)
@@ -171,10 +161,13 @@ func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Custo
 		if err != nil {
 			return err
 		}
-		tier, _ := store.BillingTier(store.WithTierAtCreation(history, store.Starter))
+		tier, ok := store.BillingTier(history)
+		if !ok {
+			tier = store.Starter
+		}
 		rows, _ = tx.Query(ctx, `
-			update customers set tier = $2, updated_at = $3, tier_by_hand = null, tier_by_hand_at = null, created_tier = $4 where id = $1
-			returning `+customerColumns, id, string(tier), s.stamp(), string(store.Starter))
+			update customers set tier = $2, updated_at = $3, tier_by_hand = null, tier_by_hand_at = null where id = $1
+			returning `+customerColumns, id, string(tier), s.stamp())
 		c, err = pgx.CollectExactlyOneRow(rows, scanCustomer)
 		return err
 	})
@@ -222,7 +215,7 @@ type billingReader interface {
 }
 
 func getBillingEvent(ctx context.Context, q billingReader, id string) (store.BillingEvent, error) {
-	rows, _ := q.Query(ctx, `select `+billingColumns+` from billing_events e where id = $1`, id)
+	rows, _ := q.Query(ctx, `select `+billingColumns+` from billing_events where id = $1`, id)
 	return pgx.CollectExactlyOneRow(rows, scanBillingEvent)
 }
 
@@ -236,7 +229,7 @@ func (s *Store) ListBillingEvents(ctx context.Context, f store.BillingEventFilte
 	var rows pgx.Rows
 	switch {
 	case f.CustomerID == "":
-		rows, _ = s.pool.Query(ctx, `select `+billingColumns+` from billing_events e
+		rows, _ = s.pool.Query(ctx, `select `+billingColumns+` from billing_events
 			order by received_at desc, id desc limit $1`, limit)
 	case !validID(f.CustomerID):
 		if err := ctx.Err(); err != nil {
@@ -245,7 +238,7 @@ func (s *Store) ListBillingEvents(ctx context.Context, f store.BillingEventFilte
 		return []store.BillingEvent{}, nil
 	default:
 		op = fmt.Sprintf("list billing events of customer %q", f.CustomerID)
-		rows, _ = s.pool.Query(ctx, `select `+billingColumns+` from billing_events e
+		rows, _ = s.pool.Query(ctx, `select `+billingColumns+` from billing_events
 			where customer_id = $1 order by received_at desc, id desc limit $2`, f.CustomerID, limit)
 	}
 	events, err := pgx.CollectRows(rows, scanBillingEvent)
@@ -259,7 +252,7 @@ func scanBillingEvent(row pgx.CollectableRow) (store.BillingEvent, error) {
 	var e store.BillingEvent
 	var outcome, tier, previous string
 	err := row.Scan(&e.ID, &e.Type, &e.OccurredAt, &e.ReceivedAt, &outcome, &e.SubscriptionID,
-		&e.CustomerRef, &e.Email, &e.CustomerID, &e.SetTier, &tier, &previous, &e.Payload, &e.MatchedByEmail)
+		&e.CustomerRef, &e.Email, &e.CustomerID, &e.SetTier, &tier, &previous, &e.Payload)
 	e.Outcome, e.Tier, e.PreviousTier = store.BillingOutcome(outcome), store.Tier(tier), store.Tier(previous)
 	e.OccurredAt, e.ReceivedAt = utc(e.OccurredAt), utc(e.ReceivedAt)
 	return e, err

@@ -44,8 +44,8 @@ func (s *Store) CreateCustomer(ctx context.Context, c store.Customer) (store.Cus
 	}
 	now := s.stamp()
 	rows, _ := s.pool.Query(ctx, `
-		insert into customers (id, email, name, tier, `+limitColumns+`, created_at, updated_at, created_tier)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $4)
+		insert into customers (id, email, name, tier, `+limitColumns+`, created_at, updated_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
 		returning `+customerColumns, c.ID, c.Email, c.Name, string(c.Tier), c.Limits.PerMinute, c.Limits.PerDay,
 		c.Limits.AIGenerationsPerMonth, c.Limits.SweepTrials, c.Limits.SweepMarkets, c.Limits.SweepReplays, now)
 	got, err := pgx.CollectExactlyOneRow(rows, scanCustomer)
@@ -270,7 +270,7 @@ func limitFields(l *store.Limits) []any {
 // order.
 func (s *Store) TiersSetByHand(ctx context.Context) (map[string]bool, error) {
 	rows, _ := s.pool.Query(ctx, `
-		select c.id::text, c.tier_by_hand, c.tier_by_hand_at, e.occurred_at, e.subscription_id, e.tier, e.ends_subscription, `+matchedByEmail+`
+		select c.id::text, c.tier_by_hand, c.tier_by_hand_at, e.occurred_at, e.subscription_id, e.tier, e.ends_subscription
 		from customers c
 		left join billing_events e on e.customer_id = c.id and `+tierSettingEvents+`
 		where c.tier_by_hand is not null and c.tier_by_hand_at is not null
@@ -287,9 +287,8 @@ func (s *Store) TiersSetByHand(ctx context.Context) (map[string]bool, error) {
 		at           *time.Time
 		sub, tier    *string
 		ends         *bool
-		byEmail      bool
 	)
-	_, err := pgx.ForEachRow(rows, []any{&id, &handTier, &handAt, &at, &sub, &tier, &ends, &byEmail}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&id, &handTier, &handAt, &at, &sub, &tier, &ends}, func() error {
 		cs := steps[id]
 		if cs == nil {
 			cs = &customerSteps{hand: store.BillingStep{OccurredAt: handAt.UTC(), Tier: store.Tier(handTier)}}
@@ -297,7 +296,7 @@ func (s *Store) TiersSetByHand(ctx context.Context) (map[string]bool, error) {
 			customers = append(customers, id)
 		}
 		if at != nil && sub != nil && tier != nil && ends != nil {
-			cs.history = append(cs.history, store.BillingStep{OccurredAt: *at, SubscriptionID: *sub, Tier: store.Tier(*tier), EndsSubscription: *ends, ByEmail: byEmail})
+			cs.history = append(cs.history, store.BillingStep{OccurredAt: *at, SubscriptionID: *sub, Tier: store.Tier(*tier), EndsSubscription: *ends})
 		}
 		return nil
 	})

@@ -25,7 +25,6 @@ func billingTests() []test {
 		{"CancelOfReplacedSubscription", testBillingCancelOfReplacedSubscription},
 		{"ReplacementInAnyOrder", testBillingReplacementInAnyOrder},
 		{"LowerTierBesideLiveSubscription", testBillingLowerTierBesideLive},
-		{"EmailAloneDoesNotLowerTier", testBillingEmailAloneDoesNotLowerTier},
 		{"TierSetByHand", testBillingTierSetByHand},
 		{"TierBackToBilling", testBillingTierBackToBilling},
 		{"TiersSetByHand", testBillingTiersSetByHand},
@@ -491,94 +490,6 @@ func testBillingLowerTierBesideLive(t *testing.T, s store.Store) {
 	}
 }
 
-// An event that finds its customer by email alone (no customer id in its
-// metadata) and would lower the customer's tier changes nothing unless it
-// is of the customer's current subscription: anyone who knows the email
-// can buy a cheap plan in the customer's name, and cancel it. The tier
-// given at creation, set by hand, or set by hand over a live subscription
-// to the same tier stays; the same events carrying the customer's id
-// apply as ever.
-func testBillingEmailAloneDoesNotLowerTier(t *testing.T, s store.Store) {
-	byEmail := func(e store.BillingEvent) store.BillingEvent {
-		e.CustomerRef = ""
-		return e
-	}
-	cheap := func(c store.Customer, id string) store.BillingEvent {
-		e := byEmail(happenedIn(newBillingEvent(id, c, store.ProTrial, 0), time.Minute))
-		e.SubscriptionID = "sub_cheap_" + id
-		return e
-	}
-	wantTier := func(c store.Customer, want store.Tier, after string) {
-		t.Helper()
-		if tier := tierOf(t, s, c.ID); tier != want {
-			t.Errorf("%s: tier = %s after %s, want %s", c.Email, tier, after, want)
-		}
-	}
-	cases := []struct {
-		name  string
-		setup func(c store.Customer)
-		tier  store.Tier // the customer's tier created on
-	}{
-		{"created", func(store.Customer) {}, store.Enterprise},
-		{"set by hand", func(c store.Customer) { setTierByHand(t, s, c, store.Enterprise) }, store.Starter},
-		{"set by hand over a live subscription", func(c store.Customer) {
-			live := newBillingEvent(c.Name+"_live", c, store.Enterprise, 1)
-			live.SubscriptionID = "sub_live"
-			recordBilling(t, s, live)
-			setTierByHand(t, s, c, store.Enterprise)
-		}, store.Starter},
-	}
-	for i, tc := range cases {
-		c := newCustomer(fmt.Sprintf("c%d", i))
-		c.Tier = tc.tier
-		c = createCustomer(t, s, c)
-		tc.setup(c)
-		e := cheap(c, fmt.Sprintf("c%d_cheap", i))
-		rec := recordBilling(t, s, e)
-		want := e
-		want.Outcome, want.CustomerID = store.BillingSuperseded, c.ID
-		checkBillingEvent(t, tc.name+": a cheaper plan's activation found by email", want, rec)
-		if !rec.MatchedByEmail || !rec.LowersTierByEmail {
-			t.Errorf("%s: MatchedByEmail %v, LowersTierByEmail %v; want both", tc.name, rec.MatchedByEmail, rec.LowersTierByEmail)
-		}
-		if got, err := s.GetBillingEvent(t.Context(), e.ID); err != nil || !got.MatchedByEmail {
-			t.Errorf("%s: read back: MatchedByEmail %v, %v; want true", tc.name, got.MatchedByEmail, err)
-		}
-		wantTier(c, store.Enterprise, tc.name+": a cheaper plan's activation found by email")
-		// Its cancellation takes nothing either.
-		end := byEmail(happenedIn(cancellation(e.ID+"_cancelled", c, e.SubscriptionID, 0), 2*time.Minute))
-		if rec := recordBilling(t, s, end); rec.Outcome != store.BillingSuperseded {
-			t.Errorf("%s: the cheaper plan's cancellation found by email: outcome %s, want superseded", tc.name, rec.Outcome)
-		}
-		wantTier(c, store.Enterprise, tc.name+": the cheaper plan's cancellation found by email")
-		// A raise found by email applies; carrying the customer's id, a
-		// lower tier does too.
-		if rec := recordBilling(t, s, happenedIn(newBillingEvent(e.ID+"_with_id", c, store.Pro, 0), 3*time.Minute)); rec.Outcome != store.BillingApplied || rec.MatchedByEmail {
-			t.Errorf("%s: a lower tier carrying the customer's id: outcome %s (by email %v), want applied", tc.name, rec.Outcome, rec.MatchedByEmail)
-		}
-		wantTier(c, store.Pro, tc.name+": a lower tier carrying the customer's id")
-	}
-
-	// A plan change of the customer's current subscription, found by
-	// email, applies; a raise found by email does too.
-	d := createCustomer(t, s, newCustomer("dee"))
-	up := byEmail(newBillingEvent("d_ent", d, store.Enterprise, 1))
-	up.SubscriptionID = "sub_d"
-	if rec := recordBilling(t, s, up); rec.Outcome != store.BillingApplied || !rec.MatchedByEmail {
-		t.Errorf("a raise found by email: outcome %s (by email %v), want applied", rec.Outcome, rec.MatchedByEmail)
-	}
-	change := byEmail(newBillingEvent("d_pro", d, store.Pro, 2))
-	change.SubscriptionID = "sub_d"
-	if rec := recordBilling(t, s, change); rec.Outcome != store.BillingApplied || rec.LowersTierByEmail {
-		t.Errorf("a plan change of the current subscription found by email: outcome %s, want applied", rec.Outcome)
-	}
-	wantTier(d, store.Pro, "a plan change of the current subscription")
-	if rec := recordBilling(t, s, byEmail(cancellation("d_cancelled", d, "sub_d", 3))); rec.Outcome != store.BillingApplied {
-		t.Errorf("the current subscription's cancellation found by email: outcome %s, want applied", rec.Outcome)
-	}
-	wantTier(d, store.Starter, "the current subscription's cancellation")
-}
-
 // A tier set by hand (SetCustomerTier: `updown customers set-tier`) is no
 // subscription's: no event of a subscription the customer had before it
 // takes it away, neither a cancellation (of the subscription the customer
@@ -670,8 +581,7 @@ func testBillingTierSetByHand(t *testing.T, s store.Store) {
 // ReturnTierToBilling undoes setting a tier by hand: the customer's tier
 // becomes what its billing events, all of them in the order they
 // happened, leave it (those recorded while the tier was set by hand
-// included; STARTER when none set a tier, the tier the customer was
-// created on forgotten too), and from then on the events of
+// included; STARTER when none set a tier), and from then on the events of
 // any subscription apply as if the tier had never been set by hand.
 func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 	ctx := t.Context()
@@ -736,19 +646,6 @@ func testBillingTierBackToBilling(t *testing.T, s store.Store) {
 	back(d, store.Starter, "no subscription")
 	// Twice is the same as once.
 	back(d, store.Starter, "again")
-	// Created on a paid tier, without a subscription: STARTER, and that
-	// tier is forgotten: an activation found by email, above STARTER,
-	// applies.
-	created := newCustomer("cy")
-	created.Tier = store.Enterprise
-	cy := createCustomer(t, s, created)
-	setTierByHand(t, s, cy, store.Pro)
-	back(cy, store.Starter, "created ENTERPRISE, no subscription")
-	trial := happenedIn(newBillingEvent("cy_trial", cy, store.ProTrial, 0), time.Minute)
-	trial.CustomerRef = ""
-	if rec := recordBilling(t, s, trial); rec.Outcome != store.BillingApplied {
-		t.Errorf("an activation found by email after the tier was handed back: outcome %s, want applied", rec.Outcome)
-	}
 
 	// Another customer's tier set by hand stays.
 	e := createCustomer(t, s, newCustomer("eve"))
