@@ -251,7 +251,11 @@ func TestImportEqualsCollector(t *testing.T) {
 			t.Errorf("%s: data sources %v (%v), want [ws-jsonl]", m.Slug, imported.DataSources, err)
 		}
 	}
-	if total < 60 {
+	// A quiet machine compares some 200; a loaded one leaves out many (the
+	// fake's late steps, REST-seeded starts), and at load 10-20 left 56.
+	// Forty still fail an import that never equals the collector (none
+	// compared), and at 99.9% allow no instant to differ.
+	if total < 40 {
 		t.Fatalf("only %d instants to compare", total)
 	}
 	if ratio := float64(same) / float64(total); ratio < 0.999 {
