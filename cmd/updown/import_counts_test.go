@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/updown/updown/jobs/gen"
-	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
@@ -22,18 +20,10 @@ import (
 // same of what came before it.
 func TestImportPrintsWrittenAndKept(t *testing.T) {
 	t.Parallel()
-	src, dst := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st, err := postgres.Open(ctx, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seeded, err := gen.Seed(ctx, smallGenConfig(time.Now()), st)
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, seeded := seededDatabase(ctx, t)
+	dst := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	path := func(name string) string { return filepath.Join(dir, name) }
 	command := func(args ...string) (map[string]float64, error) {

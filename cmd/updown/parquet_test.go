@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/updown/updown/jobs/gen"
 	"github.com/updown/updown/jobs/transfer"
 	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
@@ -43,18 +42,9 @@ func readParquetFile[T any](t *testing.T, path string) []T {
 // its split names, in time order.
 func TestExportParquet(t *testing.T) {
 	t.Parallel()
-	src := pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st, err := postgres.Open(ctx, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seeded, err := gen.Seed(ctx, smallGenConfig(time.Now()), st)
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, seeded := seededDatabase(ctx, t)
 	dir := t.TempDir()
 
 	one := filepath.Join(dir, "snapshots.parquet")
@@ -144,18 +134,10 @@ func TestExportParquet(t *testing.T) {
 // refused with a message that says what to do.
 func TestImportParquetChecks(t *testing.T) {
 	t.Parallel()
-	src, dst, empty := pgtest.NewDatabase(t), pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st, err := postgres.Open(ctx, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = gen.Seed(ctx, smallGenConfig(time.Now()), st)
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, _ := seededDatabase(ctx, t)
+	dst, empty := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	markets, snaps := filepath.Join(dir, "markets.parquet"), filepath.Join(dir, "snapshots.parquet")
 	runBinaryOK(t, "export", "--database-url", src, "--out", markets, "--what", "markets")
@@ -164,7 +146,7 @@ func TestImportParquetChecks(t *testing.T) {
 	// Snapshots of markets the database lacks: nothing stored, and the
 	// message says so.
 	var stderr strings.Builder
-	err = run(ctx, []string{"import", "--database-url", empty, "--in", snaps}, io.Discard, &stderr)
+	err := run(ctx, []string{"import", "--database-url", empty, "--in", snaps}, io.Discard, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "0 markets, 0 snapshots") {
 		t.Errorf("snapshots of unknown markets: %v, want nothing counted as stored", err)
 	}

@@ -19,19 +19,9 @@ import (
 // Lines (plain and gzipped) and CSV come out byte for byte as they went in.
 func TestExportImportRoundTrip(t *testing.T) {
 	t.Parallel()
-	src := pgtest.NewDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	st, err := postgres.Open(ctx, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := smallGenConfig(time.Now())
-	seeded, err := gen.Seed(ctx, cfg, st)
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, seeded := seededDatabase(ctx, t)
 	if seeded.Snapshots <= 5000 {
 		t.Fatalf("seeded %d snapshots: want more than export's page of 5000", seeded.Snapshots)
 	}
@@ -116,6 +106,23 @@ func smallGenConfig(now time.Time) gen.Config {
 	cfg.OutageAgo = 40 * time.Minute
 	cfg.DepthHistory = 0
 	return cfg
+}
+
+// seededDatabase is a new Postgres database seeded with smallGenConfig, and
+// what the seed wrote.
+func seededDatabase(ctx context.Context, t *testing.T) (string, gen.Stats) {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	st, err := postgres.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seeded, err := gen.Seed(ctx, smallGenConfig(time.Now()), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, seeded
 }
 
 func readMaybeGzip(t *testing.T, name string) []byte {
