@@ -120,8 +120,9 @@ func MergeGaps(gaps []Gap) []Gap {
 	return out
 }
 
-// NewGaps counts the gaps of batch that change what a store keeps when
-// they are recorded after stored (merged, as a store keeps them), one at
+// NewGaps returns what a store keeps once batch is recorded after stored,
+// MergeGaps(stored + batch), and counts the gaps of batch that change it
+// when they are recorded (merged, as a store keeps them), one at
 // a time in batch order: a gap within one gap of its kind of stored and
 // the gaps before it in batch, merged (MergeGaps), changes nothing
 // (RecordGaps counts it as held); any other one adds or widens one. So a
@@ -133,7 +134,7 @@ func MergeGaps(gaps []Gap) []Gap {
 // place by binary search: O(n log n) comparisons for n gaps, where merging
 // everything again after each new gap was quadratic (4,000 gaps took
 // seconds, under Postgres's lock on the market's row).
-func NewGaps(stored, batch []Gap) int {
+func NewGaps(stored, batch []Gap) (merged []Gap, added int) {
 	held := map[GapKind][]Gap{} // per kind: sorted by From, disjoint, not touching
 	for _, g := range MergeGaps(stored) {
 		held[g.Kind] = append(held[g.Kind], g)
@@ -153,18 +154,24 @@ func NewGaps(stored, batch []Gap) int {
 		for hi < len(list) && !list[hi].From.After(g.To) {
 			hi++
 		}
-		merged := Gap{From: g.From, To: g.To, Kind: g.Kind}
+		joined := Gap{From: g.From, To: g.To, Kind: g.Kind}
 		if lo < hi {
-			if list[lo].From.Before(merged.From) {
-				merged.From = list[lo].From
+			if list[lo].From.Before(joined.From) {
+				joined.From = list[lo].From
 			}
-			if list[hi-1].To.After(merged.To) {
-				merged.To = list[hi-1].To
+			if list[hi-1].To.After(joined.To) {
+				joined.To = list[hi-1].To
 			}
 		}
-		held[g.Kind] = slices.Replace(list, lo, hi, merged)
+		held[g.Kind] = slices.Replace(list, lo, hi, joined)
 	}
-	return n
+	// Each kind's list is merged and its gaps disjoint, so CompareGaps
+	// (From, then kind) orders them all as MergeGaps would.
+	for _, list := range held {
+		merged = append(merged, list...)
+	}
+	slices.SortFunc(merged, CompareGaps)
+	return merged, n
 }
 
 // SubtractGaps returns the gaps with the stretches of removed taken out,

@@ -27,8 +27,8 @@ func newGapsByMerging(stored, batch []store.Gap) int {
 	return n
 }
 
-// TestNewGapsAsMerging: NewGaps counts what merging everything again
-// after each new gap counts, on random gaps of both kinds that overlap,
+// TestNewGapsAsMerging: NewGaps keeps what MergeGaps does and counts what
+// merging everything again after each new gap counts, on random gaps of both kinds that overlap,
 // touch, repeat and nest, before and after stored ones.
 func TestNewGapsAsMerging(t *testing.T) {
 	t.Parallel()
@@ -54,8 +54,12 @@ func TestNewGapsAsMerging(t *testing.T) {
 			batch = append(batch, batch[rng.IntN(len(batch))])
 		}
 		storedCopy, batchCopy := slices.Clone(stored), slices.Clone(batch)
-		if got, want := store.NewGaps(stored, batch), newGapsByMerging(stored, batch); got != want {
+		merged, got := store.NewGaps(stored, batch)
+		if want := newGapsByMerging(stored, batch); got != want {
 			t.Fatalf("case %d: NewGaps(%v, %v) = %d, want %d", i, stored, batch, got, want)
+		}
+		if want := store.MergeGaps(append(slices.Clone(stored), batch...)); !slices.Equal(merged, want) {
+			t.Fatalf("case %d: NewGaps(%v, %v) keeps %v, want %v (MergeGaps)", i, stored, batch, merged, want)
 		}
 		if !slices.Equal(stored, storedCopy) || !slices.Equal(batch, batchCopy) {
 			t.Fatalf("case %d: NewGaps changed its arguments", i)

@@ -185,8 +185,9 @@ func scanMarketTrade(row pgx.CollectableRow) (store.MarketTrade, error) {
 func (s *Store) RecordGaps(ctx context.Context, slug string, gaps []store.Gap) (int, error) {
 	added := 0
 	err := s.changeGaps(ctx, "record gaps", slug, gaps, func(stored, batch []store.Gap) []store.Gap {
-		added = store.NewGaps(stored, batch)
-		return store.MergeGaps(append(stored, batch...))
+		var merged []store.Gap
+		merged, added = store.NewGaps(stored, batch)
+		return merged
 	})
 	if err != nil {
 		return 0, err
