@@ -523,18 +523,6 @@ func (e *engine) grow(i int) {
 	e.vis = slices.Grow(e.vis, more)
 }
 
-// full makes room in a full list of events for one more, recorded at
-// snapshot i: the list grows when it keeps every event; otherwise it
-// starts again from its last event (the engine's own two, short).
-func (e *engine) full(i int) {
-	if e.keep != keepAll {
-		e.events[0] = e.events[len(e.events)-1]
-		e.events = e.events[:1]
-		return
-	}
-	e.grow(i)
-}
-
 // entryRoom makes room for an ENTRY event recorded at snapshot i. A list
 // that keeps every event grows when full; one that keeps the last alone
 // starts again: an entry opens a position, and no event before it is read
@@ -983,7 +971,7 @@ func (e *engine) closeAt(ev event) {
 		e.tradeSums.AddTrade(stats.Trade{PnL: round6(ev.pnl), EntryPrice: round6(entry.fill), EntryMid: round6(entry.mid), Won: e.settle})
 	}
 	if len(e.events) == cap(e.events) {
-		e.full(ev.idx)
+		e.grow(ev.idx) // keepAll alone: a short list holds just the position's entry here (entryRoom)
 	}
 	e.events = append(e.events, ev)
 	e.visible(ev.visibleAt())
