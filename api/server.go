@@ -552,12 +552,20 @@ type requestIDKey struct{}
 // in the developer's browser for a year (browsers ignore it on an IP
 // address anyway).
 func pinsHTTPS(publicURL string) bool {
+	host, ok := publicHTTPS(publicURL)
+	return ok && host != "" && host != "localhost" && !strings.HasSuffix(host, ".localhost")
+}
+
+// publicHTTPS reports whether the public address publicURL is https, and
+// its host, lower-cased without a trailing dot: the one reading of
+// PUBLIC_URL that Strict-Transport-Security (pinsHTTPS) and the session
+// cookie's Secure flag (secureCookies) both take.
+func publicHTTPS(publicURL string) (host string, ok bool) {
 	u, err := url.Parse(strings.TrimSpace(publicURL))
 	if err != nil || !strings.EqualFold(u.Scheme, "https") {
-		return false
+		return "", false
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	return host != "" && host != "localhost" && !strings.HasSuffix(host, ".localhost")
+	return strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), true
 }
 
 // RequestID returns the request's id ("" outside a request).

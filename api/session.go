@@ -94,9 +94,10 @@ func hasSessionCookie(ctx huma.Context) bool {
 	return err == nil
 }
 
-// secureCookies is true when the public address is https.
+// secureCookies is true when the public address is https (publicHTTPS).
 func (s *Server) secureCookies() bool {
-	return strings.HasPrefix(strings.ToLower(s.cfg.PublicURL), "https://")
+	_, ok := publicHTTPS(s.cfg.PublicURL)
+	return ok
 }
 
 func (s *Server) sessionCookie(value string, maxAge int) http.Cookie {
