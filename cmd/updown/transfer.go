@@ -52,7 +52,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("export: Parquet compresses its own columns: name the file %s, not %s", strings.TrimSuffix(*out, ".gz"), *out)
 	}
 	var err error
-	if opt.Filter, err = exportFilter(*coin, *marketType, *from, *to, *resolved); err != nil {
+	if opt.Filter, err = marketFilter("export", *coin, *marketType, *from, *to, *resolved); err != nil {
 		return err
 	}
 	st, err := openAdminStore(ctx, *dbURL)
@@ -214,10 +214,10 @@ func transferSummary(s transfer.Stats, took time.Duration) map[string]any {
 // store had already and kept, and the rate of the input's snapshots
 // (written or kept: a second import of a file reads as fast as the first).
 func importSummary(s transfer.Stats, took time.Duration) map[string]any {
-	return map[string]any{"markets": s.Markets, "snapshots": s.Snapshots, "trades": s.Trades, "gaps": s.Gaps,
-		"kept_markets": s.Kept.Markets, "kept_snapshots": s.Kept.Snapshots, "kept_trades": s.Kept.Trades, "kept_gaps": s.Kept.Gaps,
-		"seconds":              took.Seconds(),
-		"snapshots_per_second": float64(s.Snapshots+s.Kept.Snapshots) / max(took.Seconds(), 1e-9)}
+	out := transferSummary(s, took)
+	out["kept_markets"], out["kept_snapshots"], out["kept_trades"], out["kept_gaps"] = s.Kept.Markets, s.Kept.Snapshots, s.Kept.Trades, s.Kept.Gaps
+	out["snapshots_per_second"] = float64(s.Snapshots+s.Kept.Snapshots) / max(took.Seconds(), 1e-9)
+	return out
 }
 
 // importedBefore says what an import that failed did before the error.
@@ -278,10 +278,6 @@ type writeCloser struct {
 func (w writeCloser) Close() error { return w.close() }
 
 func (w writeCloser) Abort() { w.abort() }
-
-func exportFilter(coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
-	return marketFilter("export", coin, marketType, from, to, resolved)
-}
 
 // marketFilter is the market selection of the flags --coin, --market-type,
 // --from, --to and --resolved of the command cmd, which its errors name.
