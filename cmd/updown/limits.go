@@ -26,24 +26,11 @@ func readsInFlight() (map[store.Tier]int, error) {
 // tierCaps reads the environment variable env as comma-separated TIER=N
 // pairs (nil when unset); example goes in the error.
 func tierCaps(env, example string) (map[store.Tier]int, error) {
-	v := strings.TrimSpace(os.Getenv(env))
-	if v == "" {
-		return nil, nil
-	}
-	caps := map[store.Tier]int{}
-	for _, part := range strings.Split(v, ",") {
-		name, num, ok := strings.Cut(strings.TrimSpace(part), "=")
-		n, err := strconv.Atoi(strings.TrimSpace(num))
+	return envPairs(env, example, "TIER=N", "tier", func(name, num string) (store.Tier, int, bool) {
+		n, err := strconv.Atoi(num)
 		tier, tErr := parseTier(name)
-		if !ok || err != nil || n < 0 || tErr != nil {
-			return nil, fmt.Errorf("%s: %q is not TIER=N (e.g. %s)", env, part, example)
-		}
-		if _, twice := caps[tier]; twice {
-			return nil, fmt.Errorf("%s: %s is given twice; give each tier once (e.g. %s)", env, tier, example)
-		}
-		caps[tier] = n
-	}
-	return caps, nil
+		return tier, n, err == nil && n >= 0 && tErr == nil
+	})
 }
 
 // billingProductTiers reads BILLING_PRODUCT_TIERS, the billing provider's
@@ -51,25 +38,35 @@ func tierCaps(env, example string) (map[store.Tier]int, error) {
 // when unset: activations take data.metadata.tier). With it, an
 // activation's tier is its data.product_id's (api.Config).
 func billingProductTiers() (map[string]store.Tier, error) {
-	const env, example = "BILLING_PRODUCT_TIERS", "pdt_abc=PRO,pdt_def=ENTERPRISE"
-	v := strings.TrimSpace(os.Getenv("BILLING_PRODUCT_TIERS"))
-	if v == "" {
+	return envPairs("BILLING_PRODUCT_TIERS", "pdt_abc=PRO,pdt_def=ENTERPRISE",
+		"PRODUCT=TIER with a tier of STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE", "product", func(product, name string) (string, store.Tier, bool) {
+			tier, err := parseTier(name)
+			return product, tier, product != "" && err == nil
+		})
+}
+
+// envPairs reads the environment variable env as comma-separated K=V
+// pairs, each trimmed and parsed by pair (false: not a pair of the form
+// shape), into a map (nil when env is unset); a key given twice is an
+// error that names it as a what. example goes in the errors.
+func envPairs[K comparable, V any](env, example, shape, what string, pair func(k, v string) (K, V, bool)) (map[K]V, error) {
+	s := strings.TrimSpace(os.Getenv(env))
+	if s == "" {
 		return nil, nil
 	}
-	tiers := map[string]store.Tier{}
-	for _, part := range strings.Split(v, ",") {
-		product, name, ok := strings.Cut(strings.TrimSpace(part), "=")
-		product = strings.TrimSpace(product)
-		tier, err := parseTier(name)
-		if !ok || product == "" || err != nil {
-			return nil, fmt.Errorf("%s: %q is not PRODUCT=TIER with a tier of STARTER, PRO, PRO_TRIAL, SUITE, ENTERPRISE (e.g. %s)", env, part, example)
+	out := map[K]V{}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		key, val, good := pair(strings.TrimSpace(k), strings.TrimSpace(v))
+		if !ok || !good {
+			return nil, fmt.Errorf("%s: %q is not %s (e.g. %s)", env, part, shape, example)
 		}
-		if _, twice := tiers[product]; twice {
-			return nil, fmt.Errorf("%s: product %s is given twice; give each product once (e.g. %s)", env, product, example)
+		if _, twice := out[key]; twice {
+			return nil, fmt.Errorf("%s: %s %v is given twice; give each %s once (e.g. %s)", env, what, key, what, example)
 		}
-		tiers[product] = tier
+		out[key] = val
 	}
-	return tiers, nil
+	return out, nil
 }
 
 // workerMemory reads WORKER_MEMORY_MB, the MiB of market data a worker's
