@@ -92,20 +92,17 @@ func FillFees(ctx context.Context, cfg FillFeesConfig) (FillFeesResult, error) {
 	if cfg.Store == nil {
 		return res, errors.New("collect: fill fees needs a store")
 	}
-	if cfg.Gamma == "" {
-		cfg.Gamma = DefaultGammaURL // named in errors
-	}
 	if cfg.Scheme == nil {
 		cfg.Scheme = NewPolymarketScheme()
 	}
 	if cfg.Page <= 0 {
 		cfg.Page = 500
 	}
-	g, log, err := oneOffGamma(cfg.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
+	g, err := oneOffGamma(cfg.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
 	if err != nil {
 		return res, err
 	}
-	cfg.Logger = log
+	cfg.Logger = g.u.log
 
 	todo, err := feeSelection(ctx, cfg, &res)
 	if err != nil {
@@ -132,7 +129,7 @@ func FillFees(ctx context.Context, cfg FillFeesConfig) (FillFeesResult, error) {
 				again = "run again to go on"
 			}
 			return res, fmt.Errorf("collect: Gamma (%s) did not answer for market %s: %w; %d of the %d markets looked up were updated before it (%s)",
-				cfg.Gamma, m.Slug, err, res.Updated, res.Lacking, again)
+				g.u.base, m.Slug, err, res.Updated, res.Lacking, again)
 		}
 		if !found {
 			res.NotFound = append(res.NotFound, FeeNote{m.Slug, notFoundWhy(m)})

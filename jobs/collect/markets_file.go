@@ -41,10 +41,10 @@ type FetchResult struct {
 }
 
 // oneOffGamma is the Gamma client of a one-off command (markets fetch,
-// markets fill-fees) and the logger it logs to: base URL, client, logger,
-// timeout a request and backoff as given, or the defaults both commands
-// share where unset.
-func oneOffGamma(base string, client *http.Client, log *slog.Logger, timeout time.Duration, backoff Backoff) (*gamma, *slog.Logger, error) {
+// markets fill-fees): base URL, client, logger (g.u.log), timeout a
+// request and backoff as given, or the defaults both commands share where
+// unset.
+func oneOffGamma(base string, client *http.Client, log *slog.Logger, timeout time.Duration, backoff Backoff) (*gamma, error) {
 	if base == "" {
 		base = DefaultGammaURL
 	}
@@ -62,9 +62,9 @@ func oneOffGamma(base string, client *http.Client, log *slog.Logger, timeout tim
 	}
 	u, err := newUpstream("gamma", base, client, log, time.Now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &gamma{u: u, timeout: timeout, backoff: backoff}, log, nil
+	return &gamma{u: u, timeout: timeout, backoff: backoff}, nil
 }
 
 // FetchMarkets looks up on Gamma the market of every window of the series
@@ -78,11 +78,11 @@ func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.
 	if !s.Coin.Valid() || !s.MarketType.AvailableFor(s.Coin) {
 		return FetchResult{}, fmt.Errorf("collect: no series %s %s", s.Coin, s.MarketType)
 	}
-	g, log, err := oneOffGamma(cfg.Upstreams.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
+	g, err := oneOffGamma(cfg.Upstreams.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
 	if err != nil {
 		return FetchResult{}, err
 	}
-	cfg.Logger = log
+	cfg.Logger = g.u.log
 	var res FetchResult
 	start, end := cfg.Scheme.Window(s.Coin, s.MarketType, from)
 	if start.Before(from) {
