@@ -26,28 +26,14 @@
 //   - Daily figures group the markets by the UTC date of their end time;
 //     only days with a market count (no empty days are filled in).
 //   - In the probability of backtest overfitting, a trial whose objective
-//     is undefined (NaN) on a half of a split is neither chosen on it nor
-//     ranked on it: each split chooses the in-sample best among the trials
-//     defined in-sample, and ranks it among the trials defined out of
-//     sample; a chosen trial that made no trade out of sample, where some
-//     other trial is defined, counts as overfit; a split with no trial
-//     defined in-sample, with the chosen trial alone defined out of sample
-//     (or none), or with the chosen trial trading there undefined (one
-//     market, pnl without spread: a fixed stake that won the same on
-//     every market is no overfit), gives no logit (PBO is the share over
-//     the splits that give one, nil when none does). Ranked below every number, trials that
-//     never trade put the in-sample best in the top half of every split,
-//     and PBO read 0 for a search whose one trading trial lost; dropped
-//     from a split when undefined out of sample, the typical overfit (won
-//     big on a few markets, then never traded) left its place to the
-//     runner-up, and PBO read "not overfit" again. The in-sample best
-//     trial is the first (lowest index) of those tied for the best
-//     objective; its out-of-sample rank gives tied trials their average
-//     rank; objectives are compared rounded to
-//     6 decimals, as the sweep chooses its best trial (a sum of 0.1, 0.2
-//     and −0.3 is 0, not the 5.6e-17 of its binary sum), and within a
-//     relative 1e-12 of each other tie (the same ratio summed in another
-//     order differs in its last bits).
+//     is undefined (NaN) on a half of a split is neither chosen nor ranked
+//     there, and an in-sample best that made no trade out of sample counts
+//     as overfit (the whole rule, and the readings it replaced: PBO's
+//     doc). Ties go to the lowest index in-sample and share their average
+//     rank out of sample; objectives are compared rounded to 6 decimals,
+//     as the sweep chooses its best trial (a sum of 0.1, 0.2 and −0.3 is
+//     0, not the 5.6e-17 of its binary sum), and within a relative 1e-12
+//     of each other tie.
 //   - Figures are rounded to 6 decimals at Aggregate's edge, as the replay
 //     rounds money; the functions that compute them do not round (but PBO
 //     its comparisons, above).

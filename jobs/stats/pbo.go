@@ -214,17 +214,9 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 			inScore[i], outScore[i] = round6(objective(in)), round6(objective(out))
 			outTrades[i] = out.Trades
 		}
-		// The in-sample best is chosen among the trials with an objective
-		// in-sample, on in-sample information only; the out-of-sample
-		// ranking is of the trials with an objective out of sample. An
-		// in-sample best with none out of sample, where other trials have
-		// one, did nothing where they did something: overfit. (Kept only
-		// when defined on both halves, it was dropped and the runner-up
-		// ranked in its place, and the typical overfit, a setting that
-		// won big on a few markets and then never traded, read as not
-		// overfit.) A trial that never trades out of sample is not ranked
-		// below every number: trials that never trade would put the
-		// in-sample best in the top half of every split.
+		// Chosen on in-sample figures alone, among the trials with an
+		// objective there; ranked among those with one out of sample (the
+		// rule and why: PBO's doc).
 		best := -1
 		for i := range n {
 			if !math.IsNaN(inScore[i]) && (best < 0 || better(inScore[i], inScore[best])) {
