@@ -683,34 +683,39 @@ var errLate = errors.New("answer arrived too late to be recorded at its instant"
 
 // snapshot records the markets at the instant at: one book request for all
 // their tokens and one price request for their coins, made together.
+//
+// When the websocket holds the books of some markets, those are recorded
+// as soon as the prices come, without waiting for the REST poll of the
+// others' books: a poll that fails, or answers too late, costs only the
+// markets it was for, however long it took.
 func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.Market) {
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.MaxLag)
 	defer cancel()
-	tokens := tokensOf(markets)
-	var coins []store.Coin
-	for _, m := range markets {
-		if !slices.Contains(coins, m.Coin) {
-			coins = append(coins, m.Coin)
-		}
-	}
-	var books map[string]clobBook
-	var bookErr error
+	coins := coinsOf(markets)
+	books, missing := c.heldBooks(tokensOf(markets))
+	held := len(books) > 0
+	var polled map[string]clobBook
+	var pollErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		books, bookErr = c.books(rctx, tokens)
+		if len(missing) > 0 {
+			polled, pollErr = c.clob.books(rctx, missing)
+		}
 	}()
 	prices, priceErr := c.spot.prices(rctx, coins)
-	<-done
+	if !held || priceErr != nil {
+		<-done // the instant stands or falls with the poll
+	}
 	now := c.cfg.Now()
 	if ctx.Err() != nil {
 		return // shutting down: not a gap worth a log line
 	}
-	// REST failed for the tokens the websocket could not vouch for: their
-	// markets lose the instant, the others are recorded from the socket.
-	var partial *restFailure
-	if errors.As(bookErr, &partial) {
-		bookErr = nil
+	// With books from the websocket, a failed poll costs only the markets
+	// it was for (below).
+	var bookErr error
+	if !held {
+		bookErr = pollErr
 	}
 	if err := errors.Join(bookErr, priceErr); err != nil {
 		c.drops.add(dropReason(rctx, bookErr, priceErr), 1)
@@ -723,32 +728,87 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		return
 	}
 	c.snapFeed.ok(ctx, at)
-	lost, recorded := false, false // lost: by a market, for want of its REST books
-	for _, m := range markets {
-		c.checkTick(m, books, at, now)
-		f := c.marketFeeds.get(m.Slug)
-		s, err := c.buildSnapshot(m, at, books, prices)
-		if err != nil {
-			if partial != nil && partial.lacks(m) {
-				err, lost = partial, true
+	var out instantOutcome
+	rest := markets
+	if held && len(missing) > 0 {
+		// The markets the websocket holds both books of, now.
+		rest = nil
+		for _, m := range markets {
+			if slices.Contains(missing, m.ClobTokenUp) || slices.Contains(missing, m.ClobTokenDown) {
+				rest = append(rest, m)
+				continue
 			}
-			f.fail(ctx, at, now, err)
-			continue
+			c.recordMarket(ctx, m, at, now, books, prices, nil, &out)
 		}
-		if c.w.addSnapshot(m.Slug, s) {
-			recorded = true
-			f.ok(ctx, at)
-			c.sawSnapshot(ctx, m, at)
+		<-done
+		now = c.cfg.Now()
+	}
+	// The markets of the REST poll: every market when the websocket held
+	// no book (the poll was checked above), else those it lacked.
+	var partial *restFailure
+	switch {
+	case len(missing) == 0:
+	case held && pollErr != nil:
+		partial = &restFailure{tokens: missing, err: pollErr}
+	case held && now.Sub(at) > c.cfg.MaxLag:
+		partial = &restFailure{tokens: missing, err: fmt.Errorf("%w (%v)", errLate, now.Sub(at).Round(time.Millisecond))}
+	default:
+		if c.ws != nil {
+			c.ws.lastTrades(polled)
+		}
+		if books == nil {
+			books = polled
+		} else {
+			maps.Copy(books, polled)
 		}
 	}
+	for _, m := range rest {
+		c.recordMarket(ctx, m, at, now, books, prices, partial, &out)
+	}
 	switch {
-	case lost && recorded:
+	case out.lost && out.recorded:
 		c.drops.add(DropPartial, 1)
-	case lost:
+	case out.lost:
 		// No market was recorded: the failed poll lost the whole instant,
 		// as when the websocket holds no book at all.
 		c.drops.add(dropReason(rctx, partial), 1)
 	}
+}
+
+// instantOutcome is what became of an instant's markets: whether one was
+// recorded, and whether one was lost for want of its REST books.
+type instantOutcome struct{ recorded, lost bool }
+
+// recordMarket builds m's snapshot at the instant at from the books and
+// prices got by got and hands it to the writer; partial, when set, is the
+// failed REST poll of the books the websocket lacked.
+func (c *Collector) recordMarket(ctx context.Context, m store.Market, at, got time.Time, books map[string]clobBook, prices map[store.Coin]float64, partial *restFailure, out *instantOutcome) {
+	c.checkTick(m, books, at, got)
+	f := c.marketFeeds.get(m.Slug)
+	s, err := c.buildSnapshot(m, at, books, prices)
+	if err != nil {
+		if partial != nil && partial.lacks(m) {
+			err, out.lost = partial, true
+		}
+		f.fail(ctx, at, got, err)
+		return
+	}
+	if c.w.addSnapshot(m.Slug, s) {
+		out.recorded = true
+		f.ok(ctx, at)
+		c.sawSnapshot(ctx, m, at)
+	}
+}
+
+// coinsOf lists the coins of the markets, each once.
+func coinsOf(markets []store.Market) []store.Coin {
+	var coins []store.Coin
+	for _, m := range markets {
+		if !slices.Contains(coins, m.Coin) {
+			coins = append(coins, m.Coin)
+		}
+	}
+	return coins
 }
 
 // tokensOf lists the outcome tokens of the markets.
@@ -776,33 +836,15 @@ func (c *Collector) tokensFrom(at time.Time) []string {
 	return tokens
 }
 
-// books returns the books of the tokens: from the websocket those it
-// holds, the rest (all of them while it is down or stale) from one REST
-// poll. A token neither source has is absent, and its market's instant a
-// gap. When the poll fails while the websocket served some of the books,
-// those are returned with a *restFailure naming the tokens left without
-// one: only their markets lose the instant.
-func (c *Collector) books(ctx context.Context, tokens []string) (map[string]clobBook, error) {
+// heldBooks returns the books of the tokens the websocket holds and the
+// tokens it cannot vouch for (all of them while it is down or stale, or
+// not used), which are polled from REST. A token neither source has is
+// absent, and its market's instant a gap.
+func (c *Collector) heldBooks(tokens []string) (map[string]clobBook, []string) {
 	if c.ws == nil {
-		return c.clob.books(ctx, tokens)
+		return nil, tokens
 	}
-	books, missing := c.ws.get(tokens)
-	if len(missing) == 0 {
-		return books, nil
-	}
-	polled, err := c.clob.books(ctx, missing)
-	if err != nil {
-		if len(books) == 0 {
-			return nil, err
-		}
-		return books, &restFailure{tokens: missing, err: err}
-	}
-	c.ws.lastTrades(polled)
-	if books == nil {
-		return polled, nil
-	}
-	maps.Copy(books, polled)
-	return books, nil
+	return c.ws.get(tokens)
 }
 
 // restFailure is a REST poll of the books that failed, for the tokens

@@ -27,15 +27,13 @@ const (
 	// left no market of the instant recorded.
 	DropUpstream = "upstream"
 	// DropLate: the books or prices did not come within MaxLag (a slow
-	// upstream, or a loaded machine); a REST poll for the tokens the
-	// websocket could not vouch for that is late so loses every market's
-	// instant.
+	// upstream, or a loaded machine).
 	DropLate = "late"
-	// DropPartial: the REST books failed for the tokens the websocket
-	// could not vouch for, and only their markets lost the instant: at
-	// least one other was recorded from the websocket (else the instant is
-	// DropUpstream or DropLate, as any failed poll). Counted once an
-	// instant, however many markets lost it.
+	// DropPartial: the REST books failed, or came later than MaxLag, for
+	// the tokens the websocket could not vouch for, and only their markets
+	// lost the instant: at least one other was recorded from the websocket
+	// (else the instant is DropUpstream or DropLate, as any failed poll).
+	// Counted once an instant, however many markets lost it.
 	DropPartial = "partial"
 )
 

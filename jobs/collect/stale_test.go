@@ -163,15 +163,36 @@ func TestTradeGapsRecorded(t *testing.T) {
 
 // TestQuietBookRESTFailureKeepsOtherMarkets: one market's books stop
 // moving (a quiet market: the websocket sends nothing of them, so they
-// are polled from REST once past the staleness bound) and REST answers
-// 429 with a Retry-After of 5 s. The other market, whose books the
+// are polled from REST once past the staleness bound) and REST fails for
+// a few seconds: answering 429 with a Retry-After of 5 s, or answering
+// nothing before the poll's deadline. The other market, whose books the
 // websocket keeps fresh, is recorded all along, without a gap: a REST
-// failure for some tokens costs only their markets' instants.
+// failure for some tokens costs only their markets' instants, however
+// long the failed poll took.
 func TestQuietBookRESTFailureKeepsOtherMarkets(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault polytest.Fault
+	}{
+		{"429", polytest.Fault{Status: 429, RetryAfter: 5 * time.Second}},
+		{"timeout", polytest.Fault{Delay: 5 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			quietBookRESTFailure(t, tc.fault)
+		})
+	}
+}
+
+func quietBookRESTFailure(t *testing.T, fault polytest.Fault) {
 	const bound = time.Second
 	r := newWSRig(t)
 	r.cfg.BookStaleAfter = bound
+	// Each instant's poll of the quiet books holds a request slot until
+	// its deadline (MaxLag): room for all of them at this rig's 100 ms
+	// cadence, as 4 slots are at the production cadence of 300 ms.
+	r.cfg.MaxInFlight = 16
 	c, _ := start(t, r.cfg)
 	r.socketServes(t, 30*time.Second, "the websocket serving books")
 	busy, quiet := r.slugs()[0], r.slugs()[1]
@@ -185,7 +206,7 @@ func TestQuietBookRESTFailureKeepsOtherMarkets(t *testing.T) {
 	eventually(t, 30*time.Second, "the quiet market's books polled from REST", func() bool {
 		return r.poly.Hits(polytest.RouteBooks) > hits+3
 	})
-	r.poly.FailAlways(polytest.RouteBooks, polytest.Fault{Status: 429, RetryAfter: 5 * time.Second})
+	r.poly.FailAlways(polytest.RouteBooks, fault)
 	failed := time.Now()
 	time.Sleep(6 * time.Second)
 	r.poly.Recover(polytest.RouteBooks)
@@ -204,6 +225,19 @@ func TestQuietBookRESTFailureKeepsOtherMarkets(t *testing.T) {
 	}
 	if r.count() == 0 {
 		t.Fatal("nothing recorded")
+	}
+	// The busy market was recorded at most instants of the failure, not
+	// only at those whose poll failed fast: a poll that took until its
+	// deadline held the others back until then, and past MaxLag lost them.
+	// (Half the grid: a loaded machine loses some instants of its own.)
+	var during int
+	for _, s := range allSnapshots(t, r.st, busy) {
+		if s.Time.After(failed.Add(r.cfg.MaxLag)) && s.Time.Before(recovered) {
+			during++
+		}
+	}
+	if grid := int((recovered.Sub(failed) - r.cfg.MaxLag) / r.cfg.Interval); during < grid/2 {
+		t.Errorf("%s, whose books the websocket kept fresh, was recorded at %d of %d instants while REST failed for the quiet market's", busy, during, grid)
 	}
 	// The quiet market's instants lost while REST failed are counted, for
 	// /metrics, though the other market's were recorded.
