@@ -67,6 +67,9 @@ type Collector struct {
 
 	tickMu   sync.Mutex
 	tickSeen map[string]tickSeen // by slug: the tick a REST book last showed (checkTick)
+
+	depthMu  sync.Mutex
+	depthIDs map[string]int64 // by exchange feed: the lastUpdateId of the book last recorded
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -1029,6 +1032,9 @@ func (c *Collector) depth(ctx context.Context, at time.Time) {
 		if err != nil {
 			return fmt.Errorf("binance %s depth of %s: %w", k, coin, err)
 		}
+		if err := c.newerDepth(coin, k, d.LastUpdateID); err != nil {
+			return err
+		}
 		if coin == store.BTC {
 			c.w.addDepth(d)
 		}
@@ -1040,6 +1046,33 @@ func (c *Collector) depth(ctx context.Context, at time.Time) {
 		}
 		return nil
 	})
+}
+
+// errOlderDepth is a depth answer older than the book already recorded.
+var errOlderDepth = errors.New("depth answer is older than the book already recorded")
+
+// newerDepth notes id as the update of coin's book on market k that is
+// being recorded, unless it is below one recorded before: Binance numbers
+// every change of a book, and its REST depth comes from whichever server
+// answers, which may be behind the one asked a moment earlier. Such a book
+// is not the book at the later instant, and is not recorded (history nor
+// latest). A missing id (0) cannot be compared and passes. The depth
+// instants of one feed run one after another (onGrid), so the last id
+// recorded is the previous instant's.
+func (c *Collector) newerDepth(coin store.Coin, k store.ExchangeKind, id int64) error {
+	key := Symbol(coin) + " " + string(k)
+	c.depthMu.Lock()
+	defer c.depthMu.Unlock()
+	if last := c.depthIDs[key]; id > 0 && id < last {
+		return fmt.Errorf("binance %s depth of %s: %w (lastUpdateId %d after %d)", k, coin, errOlderDepth, id, last)
+	}
+	if id > 0 {
+		if c.depthIDs == nil {
+			c.depthIDs = make(map[string]int64)
+		}
+		c.depthIDs[key] = id
+	}
+	return nil
 }
 
 // trades records the recent trades of every exchange coin on spot and

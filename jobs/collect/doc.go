@@ -31,8 +31,10 @@
 //     Config.FlushInterval).
 //   - Exchange: the depth of every coin on spot and futures each
 //     DepthInterval, kept as the latest depth in a store.LiveExchange and,
-//     for BTCUSDT, appended to the depth history; recent trades each
-//     TradesInterval into the LiveExchange.
+//     for BTCUSDT, appended to the depth history; an answer older than the
+//     book last recorded (a lower lastUpdateId: another Binance server,
+//     behind) is not recorded. Recent trades each TradesInterval into the
+//     LiveExchange.
 //   - Resolution: each market, once discovered, gets a resolution task
 //     scheduled for a little after its end (Config.Scheduler), moved
 //     forward when the websocket says market_resolved; a sweep schedules
