@@ -69,7 +69,7 @@ type Collector struct {
 	tickSeen map[string]tickSeen // by slug: the tick a REST book last showed (checkTick)
 
 	depthMu  sync.Mutex
-	depthIDs map[string]int64 // by exchange feed: the lastUpdateId of the book last recorded
+	depthIDs map[string]depthSeen // by exchange feed: the book last recorded (newerDepth)
 }
 
 // New validates cfg and returns a collector ready to Run.
@@ -1032,7 +1032,7 @@ func (c *Collector) depth(ctx context.Context, at time.Time) {
 		if err != nil {
 			return fmt.Errorf("binance %s depth of %s: %w", k, coin, err)
 		}
-		if err := c.newerDepth(coin, k, d.LastUpdateID); err != nil {
+		if err := c.newerDepth(coin, k, d.LastUpdateID, at); err != nil {
 			return err
 		}
 		if coin == store.BTC {
@@ -1051,27 +1051,41 @@ func (c *Collector) depth(ctx context.Context, at time.Time) {
 // errOlderDepth is a depth answer older than the book already recorded.
 var errOlderDepth = errors.New("depth answer is older than the book already recorded")
 
+// depthRewind is how long a recorded depth's lastUpdateId bars older
+// answers: ids that stay below it longer are a sequence Binance began
+// again, not a server behind, and are recorded from then on.
+const depthRewind = time.Minute
+
+// depthSeen is the lastUpdateId of a feed's book last recorded, and the
+// instant it was recorded at.
+type depthSeen struct {
+	id int64
+	at time.Time
+}
+
 // newerDepth notes id as the update of coin's book on market k that is
-// being recorded, unless it is below one recorded before: Binance numbers
-// every change of a book, and its REST depth comes from whichever server
-// answers, which may be behind the one asked a moment earlier. Such a book
-// is not the book at the later instant, and is not recorded (history nor
-// latest). A missing id (0) cannot be compared and passes. The depth
-// instants of one feed run one after another (onGrid), so the last id
-// recorded is the previous instant's.
-func (c *Collector) newerDepth(coin store.Coin, k store.ExchangeKind, id int64) error {
+// being recorded at the instant at, unless it is below one recorded less
+// than depthRewind before: Binance numbers every change of a book, and its
+// REST depth comes from whichever server answers, which may be behind the
+// one asked a moment earlier. Such a book is not the book at the later
+// instant, and is not recorded (history nor latest). A missing id (0)
+// cannot be compared and passes. The depth instants of one feed run one
+// after another (onGrid), so the last id recorded is the previous
+// instant's.
+func (c *Collector) newerDepth(coin store.Coin, k store.ExchangeKind, id int64, at time.Time) error {
+	if id <= 0 {
+		return nil
+	}
 	key := Symbol(coin) + " " + string(k)
 	c.depthMu.Lock()
 	defer c.depthMu.Unlock()
-	if last := c.depthIDs[key]; id > 0 && id < last {
-		return fmt.Errorf("binance %s depth of %s: %w (lastUpdateId %d after %d)", k, coin, errOlderDepth, id, last)
+	if last, ok := c.depthIDs[key]; ok && id < last.id && at.Sub(last.at) < depthRewind {
+		return fmt.Errorf("binance %s depth of %s: %w (lastUpdateId %d after %d)", k, coin, errOlderDepth, id, last.id)
 	}
-	if id > 0 {
-		if c.depthIDs == nil {
-			c.depthIDs = make(map[string]int64)
-		}
-		c.depthIDs[key] = id
+	if c.depthIDs == nil {
+		c.depthIDs = make(map[string]depthSeen)
 	}
+	c.depthIDs[key] = depthSeen{id: id, at: at}
 	return nil
 }
 

@@ -111,4 +111,27 @@ func TestDepthOlderThanRecordedIsNotRecorded(t *testing.T) {
 			t.Errorf("%s latest depth is the book of update %d, want the newer %d recorded before it", tc.kind, d.LastUpdateID, tc.id)
 		}
 	}
+
+	// Ids that stay lower for longer than depthRewind are a sequence begun
+	// again (no server stays a minute behind): recorded from then on, not
+	// refused for good.
+	restarted := `{"lastUpdateId":1000,"bids":[["60700.00000000","1.00000000"]],"asks":[["60700.01000000","1.00000000"]]}`
+	for i := 0; ; i++ {
+		bin.Fail(binancetest.RouteSpotDepth, binancetest.Fault{Body: restarted})
+		now = at.Add(4*time.Second + time.Duration(i)*10*time.Second)
+		c.depth(ctx, now)
+		d, err := live.LatestDepth(ctx, store.BTC, store.Spot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.LastUpdateID == 1000 {
+			if since := now.Sub(at.Add(2 * time.Second)); since < depthRewind {
+				t.Errorf("a lower id recorded %v after the higher one, within depthRewind", since)
+			}
+			break
+		}
+		if i == 10 {
+			t.Fatalf("spot depth whose ids began again still refused %v later", now.Sub(at))
+		}
+	}
 }
