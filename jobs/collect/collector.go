@@ -693,13 +693,16 @@ var errLate = errors.New("answer arrived too late to be recorded at its instant"
 // markets it was for, however long it took.
 func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.Market) {
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.MaxLag)
-	defer cancel()
 	coins := coinsOf(markets)
 	books, missing := c.heldBooks(tokensOf(markets))
 	held := len(books) > 0
 	var polled map[string]clobBook
 	var pollErr error
 	done := make(chan struct{})
+	defer func() {
+		cancel()
+		<-done // the poll ends with the instant, within its request slot
+	}()
 	go func() {
 		defer close(done)
 		if len(missing) > 0 {
@@ -745,6 +748,9 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 		}
 		<-done
 		now = c.cfg.Now()
+		if ctx.Err() != nil {
+			return // shutting down: the poll's markets are no gap either
+		}
 	}
 	// The markets of the REST poll: every market when the websocket held
 	// no book (the poll was checked above), else those it lacked.
@@ -771,9 +777,13 @@ func (c *Collector) snapshot(ctx context.Context, at time.Time, markets []store.
 	switch {
 	case out.lost && out.recorded:
 		c.drops.add(DropPartial, 1)
+	case out.lost && errors.Is(partial, errLate):
+		// No market was recorded: the poll lost the whole instant, as when
+		// the websocket holds no book at all, by answering past MaxLag
+		// (before its own deadline, which began after the instant).
+		c.drops.add(DropLate, 1)
 	case out.lost:
-		// No market was recorded: the failed poll lost the whole instant,
-		// as when the websocket holds no book at all.
+		// As above, by failing.
 		c.drops.add(dropReason(rctx, partial), 1)
 	}
 }
