@@ -305,8 +305,10 @@ var (
 	reNoFees    = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
 	reLatency   = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
-	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b`)
-	reExitWord   = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as)|` +
+	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b|` +
+		// The hourly and daily markets in words (typesNamed reads them as 1h and 24h).
+		`(?:\b\d+\s*-?\s*)?\b(?:hourly|daily|days?)\s+(?:markets?|windows?)\b`)
+	reExitWord = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as)|` +
 		// "cut losses below 0.2" is an exit's comparison wherever it
 		// stands, as "stop loss below 0.2" is (reStopPrice).
 		`cut (?:(?:the|my|our|your) )?loss(?:es)?)\b`)
@@ -752,7 +754,12 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	// unit followed by "markets" or "windows": a bare "5 minutes" is time,
 	// read above ("with 5 minutes left"), or a number the grammar cannot
 	// use, never dropped.
-	if err := t.take(reMarketType, 0, all, func(int, []string) (bool, error) { return true, nil }); err != nil {
+	// A phrase that names no market type ("2-day markets") is left, for
+	// its number to be refused below.
+	if err := t.take(reMarketType, 0, all, func(_ int, m []string) (bool, error) {
+		_, ok := typeOfPhrase(m[0])
+		return ok, nil
+	}); err != nil {
 		return pr, err
 	}
 

@@ -574,6 +574,12 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP on ETH 5m markets" + rules, wantCoin: store.ETH, wantType: store.M5},
 		{prompt: "buy UP on ethereum 15-minute markets" + rules, wantCoin: store.ETH, wantType: store.M15},
 		{prompt: "on 4h markets buy UP" + rules, wantCoin: store.BTC, wantType: store.H4},
+		// Words for the hourly and daily markets name them as "1h" and
+		// "24h" do: read as nothing, the backtest ran on 15m markets.
+		{prompt: "buy UP on ETH hourly markets" + rules, wantCoin: store.ETH, wantType: store.H1},
+		{prompt: "buy UP on the daily markets" + rules, wantCoin: store.BTC, wantType: store.H24},
+		{prompt: "buy UP on 1-day markets" + rules, wantCoin: store.BTC, wantType: store.H24},
+		{prompt: "buy UP on hourly windows" + rules, mt: "15m", refusedFor: "marketType is 15m"},
 		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
 		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},
@@ -597,6 +603,14 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		spec, err := Builtin{}.Generate(context.Background(), req)
 		if err != nil || spec.Rules.Coin != tc.wantCoin || spec.Rules.MarketType != tc.wantType {
 			t.Errorf("%q (coin %q, marketType %q): %s %s, %v; want %s %s", tc.prompt, tc.coin, tc.mt, spec.Rules.Coin, spec.Rules.MarketType, err, tc.wantCoin, tc.wantType)
+		}
+	}
+	// Words that name no market type are not dropped as if they did: the
+	// built-in generator refuses them.
+	for _, p := range []string{"buy UP on 2-day markets" + rules, "buy UP on 2 daily markets" + rules} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if e, ok := errors.AsType[*Error](err); !ok || e.Code != CodeValidation || e.Field != "prompt" {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt", p, err)
 		}
 	}
 }

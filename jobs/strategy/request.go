@@ -250,23 +250,54 @@ func coinsNamed(prompt string) []store.Coin {
 var reTypeParts = regexp.MustCompile(`(?i)(\d+)\s*-?\s*(m|min|minute|h|hr|hour)`)
 
 // typesNamed is the market types the prompt names as markets (reMarketType:
-// "on 5m markets", "15-minute windows", "4h"), each once, in order.
+// "on 5m markets", "15-minute windows", "4h", "hourly markets", "daily
+// markets"), each once, in order.
 func typesNamed(prompt string) []store.MarketType {
 	var out []store.MarketType
 	for _, phrase := range reMarketType.FindAllString(strings.ToLower(prompt), -1) {
+		if t, ok := typeOfPhrase(phrase); ok && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// reTypeWords splits a market phrase in words ("hourly markets", "daily
+// windows", "1-day markets") into its count, if any, and its word.
+var reTypeWords = regexp.MustCompile(`^(?:(\d+)\s*-?\s*)?(hourly|daily|days?)\b`)
+
+// typeOfPhrase is the market type a phrase of reMarketType names; ok is
+// false when it names none. Hourly markets are the 1h ones and daily or
+// one-day markets the 24h ones; "4-hourly" names 4h, and "2-day" (48h)
+// none.
+func typeOfPhrase(phrase string) (store.MarketType, bool) {
+	var name string
+	if w := reTypeWords.FindStringSubmatch(phrase); w != nil {
+		n := 1
+		if w[1] != "" {
+			var err error
+			if n, err = strconv.Atoi(w[1]); err != nil || w[2] == "daily" {
+				return "", false // "2 daily markets" names no type
+			}
+		}
+		switch w[2] {
+		case "hourly":
+			name = strconv.Itoa(n) + "h"
+		default:
+			name = strconv.Itoa(24*n) + "h"
+		}
+	} else {
 		m := reTypeParts.FindStringSubmatch(phrase)
 		if m == nil {
-			continue
+			return "", false
 		}
 		unit := "m"
 		if strings.HasPrefix(m[2], "h") {
 			unit = "h"
 		}
-		if t, ok := ParseMarketType(m[1] + unit); ok && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
+		name = m[1] + unit
 	}
-	return out
+	return ParseMarketType(name)
 }
 
 func joinCoins(cs []store.Coin) string {
