@@ -580,6 +580,13 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP on the daily markets" + rules, wantCoin: store.BTC, wantType: store.H24},
 		{prompt: "buy UP on 1-day markets" + rules, wantCoin: store.BTC, wantType: store.H24},
 		{prompt: "buy UP on hourly windows" + rules, mt: "15m", refusedFor: "marketType is 15m"},
+		// A time phrase's "5m" or "1h" is time, not markets: read as the
+		// market type, "with 5m left" moved the backtest to 5m markets,
+		// where it is the whole market (time_remaining_pct <= 100).
+		{prompt: "buy UP" + rules + " or with 5m left", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP" + rules + " or with 5m left", mt: "15m", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "on 4h markets buy UP" + rules + " or with 1h to go", wantCoin: store.BTC, wantType: store.H4},
+		{prompt: "buy UP in the last 5m" + rules, wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
 		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},
