@@ -587,6 +587,10 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP" + rules + " or with 5m left", mt: "15m", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "on 4h markets buy UP" + rules + " or with 1h to go", wantCoin: store.BTC, wantType: store.H4},
 		{prompt: "buy UP in the last 5m" + rules, wantCoin: store.BTC, wantType: store.M15},
+		// So is a wait's or a resting order's.
+		{prompt: "buy UP" + rules + ", cool down 5m", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP" + rules + ", wait 5m after an exit", mt: "1h", wantCoin: store.BTC, wantType: store.H1},
+		{prompt: "rest a bid" + rules + ", cancel after 1h", coin: "ETH", wantCoin: store.ETH, wantType: store.M15},
 		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
 		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},

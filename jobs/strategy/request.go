@@ -251,14 +251,17 @@ var reTypeParts = regexp.MustCompile(`(?i)(\d+)\s*-?\s*(m|min|minute|h|hr|hour)`
 
 // typesNamed is the market types the prompt names as markets (reMarketType:
 // "on 5m markets", "15-minute windows", "4h", "hourly markets", "daily
-// markets"), each once, in order; a time phrase ("with 5m left") names none.
+// markets"), each once, in order; a duration ("with 5m left", "cool down
+// 5m") names none.
 func typesNamed(prompt string) []store.MarketType {
 	var out []store.MarketType
-	// Time phrases first, as the built-in generator reads them: the "5m"
-	// of "with 5m left" or "in the last 5m" is time, not markets.
+	// Durations first, as the built-in generator reads them: the "5m" of
+	// "with 5m left", "in the last 5m", "cool down 5m" or "cancel after
+	// 5m" is time, not markets.
 	text := strings.ToLower(prompt)
-	text = reTimeLeft.ReplaceAllString(text, " ")
-	text = reTimeLast.ReplaceAllString(text, " ")
+	for _, re := range []*regexp.Regexp{reTimeLeft, reTimeLast, reCooldown, reCancel} {
+		text = re.ReplaceAllString(text, " ")
+	}
 	for _, phrase := range reMarketType.FindAllString(text, -1) {
 		if t, ok := typeOfPhrase(phrase); ok && !slices.Contains(out, t) {
 			out = append(out, t)
