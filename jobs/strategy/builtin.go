@@ -754,10 +754,12 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	// unit followed by "markets" or "windows": a bare "5 minutes" is time,
 	// read above ("with 5 minutes left"), or a number the grammar cannot
 	// use, never dropped.
-	// A phrase that names no market type ("2-day markets") is left, for
-	// its number to be refused below.
-	if err := t.take(reMarketType, 0, all, func(_ int, m []string) (bool, error) {
-		_, ok := typeOfPhrase(m[0])
+	// A phrase that names no market type ("2-day markets"), or a compact
+	// type that is a duration ("hold for 5m"), is left, for its number to
+	// be refused below.
+	lower := strings.ToLower(prompt)
+	if err := t.take(reMarketType, 0, all, func(at int, m []string) (bool, error) {
+		_, ok := marketsAt(lower, at, at+len(m[0]))
 		return ok, nil
 	}); err != nil {
 		return pr, err

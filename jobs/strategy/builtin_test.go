@@ -591,6 +591,10 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP" + rules + ", cool down 5m", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP" + rules + ", wait 5m after an exit", mt: "1h", wantCoin: store.BTC, wantType: store.H1},
 		{prompt: "rest a bid" + rules + ", cancel after 1h", coin: "ETH", wantCoin: store.ETH, wantType: store.M15},
+		// A compact type still names markets where it stands alone.
+		{prompt: "on the 5m buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "buy UP on BTC 1h" + rules, wantCoin: store.BTC, wantType: store.H1},
+		{prompt: "buy UP in the 4h" + rules, wantCoin: store.BTC, wantType: store.H4},
 		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
 		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},
@@ -617,9 +621,17 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		}
 	}
 	// Words that name no market type are not dropped as if they did: the
-	// built-in generator refuses them.
-	for _, p := range []string{"buy UP on 2-day markets" + rules, "buy UP on 2 daily markets" + rules} {
-		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+	// built-in generator refuses them. Nor is a duration the grammar cannot read: read as the market type,
+	// its words were dropped ("hold for 5m" held for nothing) and the
+	// backtest ran on 5m markets.
+	for _, p := range []string{"buy UP on 2-day markets" + rules, "buy UP on 2 daily markets" + rules,
+		"buy UP" + rules + " or after 5m", "buy UP" + rules + ", hold for 5m", "buy UP during the first 15m" + rules,
+		"buy UP if BTC rose in the past 1h" + rules, "buy UP" + rules + ", 5m before the end"} {
+		req := normalized(t, Request{Prompt: p})
+		if req.MarketType != store.M15 {
+			t.Errorf("%q: %s markets, want 15m (the default)", p, req.MarketType)
+		}
+		_, err := Builtin{}.Generate(context.Background(), req)
 		if e, ok := errors.AsType[*Error](err); !ok || e.Code != CodeValidation || e.Field != "prompt" {
 			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt", p, err)
 		}

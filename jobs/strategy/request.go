@@ -262,13 +262,41 @@ func typesNamed(prompt string) []store.MarketType {
 	for _, re := range []*regexp.Regexp{reTimeLeft, reTimeLast, reCooldown, reCancel} {
 		text = re.ReplaceAllString(text, " ")
 	}
-	for _, phrase := range reMarketType.FindAllString(text, -1) {
-		if t, ok := typeOfPhrase(phrase); ok && !slices.Contains(out, t) {
+	for _, loc := range reMarketType.FindAllStringIndex(text, -1) {
+		if t, ok := marketsAt(text, loc[0], loc[1]); ok && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
+
+// reDurationBefore and reDurationAfter are the words before and after a
+// compact type ("5m", "1h") that make it a duration, not markets: "hold
+// for 5m", "during the first 15m", "in the past 1h", "5m before the end".
+var (
+	reDurationBefore = regexp.MustCompile(`\b(?:after|for|within|in|every|over|under|than|least|most|only|about|around|past|first|last|final|next)\s+$`)
+	reDurationAfter  = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from)\b`)
+)
+
+// marketsAt is the market type the match text[lo:hi] of reMarketType
+// names, if it names one there: a compact type ("5m", "on BTC 1h") names
+// markets unless the words around it make it a duration (reDurationBefore,
+// reDurationAfter), which the built-in generator then refuses as a number
+// it cannot use, rather than dropping it as a market phrase.
+func marketsAt(text string, lo, hi int) (store.MarketType, bool) {
+	t, ok := typeOfPhrase(text[lo:hi])
+	if !ok || reMarketWord.MatchString(text[lo:hi]) {
+		return t, ok
+	}
+	if reDurationBefore.MatchString(text[max(0, lo-40):lo]) || reDurationAfter.MatchString(text[hi:]) {
+		return "", false
+	}
+	return t, true
+}
+
+// reMarketWord is the "markets" or "windows" that ends a long market phrase
+// ("5-minute markets", "hourly windows").
+var reMarketWord = regexp.MustCompile(`\b(?:markets?|windows?)$`)
 
 // reTypeWords splits a market phrase in words ("hourly markets", "daily
 // windows", "1-day markets") into its count, if any, and its word.
