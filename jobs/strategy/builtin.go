@@ -302,6 +302,7 @@ var (
 	reFeeRate   = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)
 	reFeeExp    = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
 	reWithFees  = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
+	reNoLatency = regexp.MustCompile(`\b(?:no|without(?:\s+any)?|zero)\s+(?:order\s+)?(?:latency|delay|lag)\b`)
 	reNoFees    = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
 	reLatency   = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
@@ -412,6 +413,20 @@ func (t *promptText) take(re *regexp.Regexp, lo, hi int, fn func(at int, m []str
 	}
 	return nil
 }
+
+// reCostWord finds a word of costs (fees, rebates, latency) that the cost
+// phrases left unread, and costHints says how to write each (by its word
+// without a plural s).
+var (
+	reCostWord = regexp.MustCompile(`\b(fees?|rebates?|latency|delay|lag)\b`)
+	costHints  = map[string]string{
+		"fee":     `"with fees" for the market's own taker fees, "fee rate 7%" for a rate of your own, or "no fees"; or leave it out and set feeModel`,
+		"rebate":  `"with rebates" to count the estimated maker rebates in the pnl; or leave it out and set includeRebates`,
+		"latency": `the delay with its unit ("250 ms latency") or "no latency"; or leave it out and set latencyMs`,
+		"delay":   `the delay with its unit ("250 ms latency") or "no latency"; or leave it out and set latencyMs`,
+		"lag":     `the delay with its unit ("250 ms latency") or "no latency"; or leave it out and set latencyMs`,
+	}
+)
 
 // readPrompt applies the grammar to a prompt for markets of type mt.
 func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, error) {
@@ -547,6 +562,7 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			}
 			return true, nil
 		}},
+		{reNoLatency, func(int, []string) (bool, error) { return true, nil }}, // none: the default
 		// Re-entry control and resting orders before the comparisons and
 		// market types: "at most 3 trades" is not a price, nor "cool down 5
 		// minutes" a 5m market.
@@ -657,6 +673,14 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		if err := t.take(s.re, 0, all, s.fn); err != nil {
 			return pr, err
 		}
+	}
+	// A cost the phrases above could not read ("with 250 ms latency and
+	// fees", "fees included", "with latency") is refused, not dropped:
+	// read without it, the backtest would leave out what the prompt asked
+	// for.
+	if m := reCostWord.FindSubmatch(t.b); m != nil {
+		word := string(m[1])
+		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", word, costHints[strings.TrimSuffix(word, "s")])
 	}
 	if pr.postOnly && pr.order == "" {
 		pr.order = replay.OrderGTC // only a resting order can be post-only

@@ -21,6 +21,8 @@ func TestBuiltinCosts(t *testing.T) {
 		{"buy UP when price_up drops below 0.35, exit above 0.6, fee rate of 0.02 and fee exponent 2, latency of 1 s", rules + " fees=custom feerate=0.02 feeexp=2 latency=1000"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 with 15ms delay and no fees", rules + " fees=none latency=15"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 with 2% fees", rules + " fees=custom feerate=0.02 feeexp=1"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 with no latency", rules},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 without delay, with fees", rules + " fees=market"},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
@@ -39,6 +41,14 @@ func TestBuiltinCosts(t *testing.T) {
 		"buy UP below 0.35, exit above 0.6, fee exponent 2":             "feeExponent applies only with feeModel CUSTOM",
 		"buy UP below 0.35, exit above 0.6, latency 2.5 ms":             "whole number",
 		"buy UP below 0.35, exit above 0.6, fee rate 5% fee exponent 9": "a fee exponent of 9 is not allowed",
+		// Costs the grammar cannot read are refused, not dropped: read
+		// without them, the backtest left out the fees, rebates or delay
+		// the prompt asked for.
+		"buy UP below 0.35, exit above 0.6, with 250 ms latency and fees": `what the prompt says of "fees"`,
+		"buy UP below 0.35, exit above 0.6, fees included":                `what the prompt says of "fees"`,
+		"buy UP below 0.35, exit above 0.6, net of fee":                   `what the prompt says of "fee"`,
+		"rest a bid below 0.35, exit above 0.6, with fees and rebates":    `what the prompt says of "rebates"`,
+		"buy UP below 0.35, exit above 0.6, with latency":                 `what the prompt says of "latency"`,
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
 		var e *Error
