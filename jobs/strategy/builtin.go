@@ -428,6 +428,16 @@ var (
 	}
 )
 
+// reOrderWord finds a word of resting orders that their phrases left
+// unread, and orderHints says how to write each.
+var (
+	reOrderWord = regexp.MustCompile(`\b(maker|cancel)\b`)
+	orderHints  = map[string]string{
+		"maker":  `"rest a bid" (a GTC maker order), with "post only" to never take; or leave it out and set orderType GTC`,
+		"cancel": `"cancel after 60 s" with a resting order; or leave it out and set cancelAfterMs`,
+	}
+)
+
 // readPrompt applies the grammar to a prompt for markets of type mt.
 func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, error) {
 	var pr promptRules
@@ -674,14 +684,6 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 			return pr, err
 		}
 	}
-	// A cost the phrases above could not read ("with 250 ms latency and
-	// fees", "fees included", "with latency") is refused, not dropped:
-	// read without it, the backtest would leave out what the prompt asked
-	// for.
-	if m := reCostWord.FindSubmatch(t.b); m != nil {
-		word := string(m[1])
-		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", word, costHints[strings.TrimSuffix(word, "s")])
-	}
 	if pr.postOnly && pr.order == "" {
 		pr.order = replay.OrderGTC // only a resting order can be post-only
 	}
@@ -837,6 +839,20 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 	if loc := reDigit.FindIndex(t.b); loc != nil {
 		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",
 			quoteAround(prompt, t.b, loc[0]))
+	}
+	// A cost the phrases above could not read ("with 250 ms latency and
+	// fees", "fees included", "with latency") is refused, not dropped:
+	// read without it, the backtest would leave out what the prompt asked
+	// for.
+	if m := reCostWord.FindSubmatch(t.b); m != nil {
+		word := string(m[1])
+		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", word, costHints[strings.TrimSuffix(word, "s")])
+	}
+	// So is an order word ("as a maker", "cancel unfilled bids"): read
+	// without it, the strategy would take the book, or rest for good.
+	if m := reOrderWord.FindSubmatch(t.b); m != nil {
+		word := string(m[1])
+		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", word, orderHints[word])
 	}
 	// A field named that no condition read: the number meant for it went
 	// to another field ("the spread widens above 0.1" read as the side's

@@ -177,6 +177,10 @@ func TestBuiltinOrderRules(t *testing.T) {
 		"buy UP below 0.4, exit with 1000 seconds left":                "longer than a 15m market",
 		"buy UP when imbalance_up > 2, exit above 0.6":                 "between -1 and 1",
 		"buy UP when time_remaining_s > 50%, exit above 0.6":           "time_remaining_pct",
+		// Order words the grammar cannot read are refused, not dropped:
+		// read without them, "as a maker" took the book with MARKET orders.
+		"buy UP below 0.4, exit above 0.6, as a maker":               `what the prompt says of "maker"`,
+		"rest a bid below 0.4, exit above 0.6, cancel unfilled bids": `what the prompt says of "cancel"`,
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
 		var e *Error
