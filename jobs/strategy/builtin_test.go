@@ -626,7 +626,8 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 	// backtest ran on 5m markets.
 	for _, p := range []string{"buy UP on 2-day markets" + rules, "buy UP on 2 daily markets" + rules,
 		"buy UP" + rules + " or after 5m", "buy UP" + rules + ", hold for 5m", "buy UP during the first 15m" + rules,
-		"buy UP if BTC rose in the past 1h" + rules, "buy UP" + rules + ", 5m before the end"} {
+		"buy UP if BTC rose in the past 1h" + rules, "buy UP" + rules + ", 5m before the end",
+		"buy UP" + rules + ", hold up to 5m", "buy UP" + rules + ", wait 5m", "buy UP" + rules + ", hold 1h"} {
 		req := normalized(t, Request{Prompt: p})
 		if req.MarketType != store.M15 {
 			t.Errorf("%q: %s markets, want 15m (the default)", p, req.MarketType)

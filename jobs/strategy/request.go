@@ -272,9 +272,10 @@ func typesNamed(prompt string) []store.MarketType {
 
 // reDurationBefore and reDurationAfter are the words before and after a
 // compact type ("5m", "1h") that make it a duration, not markets: "hold
-// for 5m", "during the first 15m", "in the past 1h", "5m before the end".
+// for 5m", "hold up to 5m", "wait 5m", "during the first 15m", "in the past
+// 1h", "5m before the end".
 var (
-	reDurationBefore = regexp.MustCompile(`\b(?:after|for|within|in|every|over|under|than|least|most|only|about|around|past|first|last|final|next)\s+$`)
+	reDurationBefore = regexp.MustCompile(`\b(?:after|for|within|in|every|over|under|than|least|most|only|about|around|past|first|last|final|next|up\s+to|wait|hold|holding|keep|stay|stays)\s+$`)
 	reDurationAfter  = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from)\b`)
 )
 
