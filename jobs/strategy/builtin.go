@@ -308,7 +308,7 @@ var (
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b|` +
 		// The hourly and daily markets in words (typesNamed reads them as 1h and 24h).
-		`(?:\b\d+\s*-?\s*)?\b(?:hourly|daily|days?)\s+(?:markets?|windows?)\b`)
+		`(?:\b\d+\s*-?\s*)?\b(?:hourly|daily)\s+(?:markets?|windows?)\b|\b\d+\s*-?\s*days?\s+(?:markets?|windows?)\b`)
 	reExitWord = regexp.MustCompile(`\b(exit|sell|close|get out|leave|cash out|(?:take[- ]?profits?|stop[- ]?loss(?:es)?|cut (?:the |my )?loss(?:es)?)\s+(?:when|if|once|as soon as)|` +
 		// "cut losses below 0.2" is an exit's comparison wherever it
 		// stands, as "stop loss below 0.2" is (reStopPrice).

@@ -579,6 +579,7 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP on ETH hourly markets" + rules, wantCoin: store.ETH, wantType: store.H1},
 		{prompt: "buy UP on the daily markets" + rules, wantCoin: store.BTC, wantType: store.H24},
 		{prompt: "buy UP on 1-day markets" + rules, wantCoin: store.BTC, wantType: store.H24},
+		{prompt: "buy UP on intra-day markets" + rules, wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on hourly windows" + rules, mt: "15m", refusedFor: "marketType is 15m"},
 		// A time phrase's "5m" or "1h" is time, not markets: read as the
 		// market type, "with 5m left" moved the backtest to 5m markets,
