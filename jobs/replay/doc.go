@@ -30,7 +30,8 @@
 //   - Equity starts at positionSize before the first snapshot and is
 //     observed after the action of every snapshot and after a settlement;
 //     max_drawdown is measured on that series at full resolution, not on
-//     the sampled curve.
+//     the sampled curve. Of falls equal within 1e-9 (float noise), the
+//     first is the largest: its peak is max_drawdown_percent's.
 //   - An equity point's pnl is realized plus unrealized pnl (equity less
 //     positionSize). A MARKET_END settlement, or a maker exit filled by a
 //     trade recorded after the last snapshot, adds one last point at its

@@ -997,10 +997,17 @@ type drawdown struct {
 	atPeak float64 // the peak the largest fall fell from
 }
 
+// sameFall is how much larger than the largest fall so far a fall must be
+// to replace it: falls within it are one size in float noise, and the
+// first of them keeps its peak for max_drawdown_percent. (Equal falls are
+// common on a cent grid with round share counts, and the noise of
+// 10 + 10×(0.53 − 0.4) − (10 + 10×(0.43 − 0.4)) made a later one larger.)
+const sameFall = 1e-9
+
 func (d *drawdown) observe(equity float64) {
 	if equity > d.peak {
 		d.peak = equity
-	} else if fall := d.peak - equity; fall > d.max {
+	} else if fall := d.peak - equity; fall > d.max+sameFall {
 		d.max, d.atPeak = fall, d.peak
 	}
 }

@@ -475,7 +475,7 @@ func referenceWith(m store.Market, snaps []store.Snapshot, trades []store.Market
 		if equity > peak {
 			peak = equity
 		}
-		if dd := peak - equity; dd > out.maxDD {
+		if dd := peak - equity; dd > out.maxDD+1e-9 { // equal falls: the first (sameFall)
 			out.maxDD, out.maxDDPct = dd, dd/peak*100
 		}
 	}

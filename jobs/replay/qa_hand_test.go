@@ -428,3 +428,33 @@ func TestHandUnknownQueue(t *testing.T) {
 	}
 	qaNear(t, "fill", r.Trades[0].FillPrice, 0.40)
 }
+
+// Two falls of equity of the same size, $1.00 each: max_drawdown_percent
+// is the first's over its peak, whatever float noise the equity carries
+// (10 + 10×(0.53 − 0.4) − (10 + 10×(0.43 − 0.4)) is 1.0000000000000018
+// in float, 10 + 10×(0.5 − 0.4) − (10 + 10×(0.4 − 0.4)) is 1.0), where
+// the second, noise-larger, set it: on a cent grid with round share
+// counts equal falls are common, and which one was reported depended on
+// the prices' last bits.
+func TestHandDrawdownTieKeepsFirst(t *testing.T) {
+	t.Parallel()
+	b := func(sec int, bid float64) store.Snapshot {
+		return withUp(snap(sec, bid+0.01, 0.99-bid), book(levels(lv(bid, 1000)), levels(lv(bid+0.01, 1000))))
+	}
+	snaps := []store.Snapshot{
+		withUp(snap(0, 0.40, 0.60), book(levels(lv(0.40, 1000)), levels(lv(0.40, 1000)))), // enter 10 @0.40: equity 10
+		b(1, 0.50), // 11.0, the peak
+		b(2, 0.40), // 10.0: a fall of 1.00 from 11.0
+		b(3, 0.53), // 11.3, a new peak
+		b(4, 0.43), // 10.3: a fall of 1.00 from 11.3
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.40)), never())
+	s.MaxLossPercent = 100
+	r, err := runFull(t, market("Up"), snaps, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Performance
+	qaNear(t, "max_drawdown", p.MaxDrawdown, 1.0)
+	qaNear(t, "max_drawdown_percent", p.MaxDrawdownPercent, round6(1.0/11.0*100))
+}
