@@ -77,6 +77,8 @@
 //   - A positionSize under the market's min_order_size trades all the
 //     same (SPEC allows 1 to 10000), and the answer carries a warning that
 //     Polymarket would have refused those orders, once an order was made.
+//     So does a sell order under it that a partial entry's position made
+//     (an exit other than MARKET_END, or a resting SELL placed).
 //   - A resting order whose cancelAfterMs takes effect at or before
 //     end_time is CANCELLED then, also when no snapshot came to activate
 //     it: DESIGN's "one that never activates is EXPIRED at end_time" is

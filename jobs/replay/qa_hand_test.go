@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -457,4 +458,55 @@ func TestHandDrawdownTieKeepsFirst(t *testing.T) {
 	p := r.Performance
 	qaNear(t, "max_drawdown", p.MaxDrawdown, 1.0)
 	qaNear(t, "max_drawdown_percent", p.MaxDrawdownPercent, round6(1.0/11.0*100))
+}
+
+// A partial entry (a thin book, or a LIMIT's limit) can leave a position
+// under the market's minimum order size although positionSize is not:
+// its exit is a sell order Polymarket refuses (REFERENCE: minimum order 5
+// shares), so the answer says so, as it does for a positionSize under the
+// minimum. Held to MARKET_END, the position needs no order: nothing said.
+func TestHandPartialEntryUnderMinimumWarns(t *testing.T) {
+	t.Parallel()
+	five := 5.0
+	m := market("Up")
+	m.MinOrderSize = &five
+	thin := []store.Snapshot{
+		withUp(snap(0, 0.45, 0.55), book(levels(lv(0.44, 100)), levels(lv(0.45, 3), lv(0.47, 100)))), // LIMIT 10 @0.45: 3 shares
+		withUp(snap(10, 0.60, 0.40), book(levels(lv(0.59, 100)), levels(lv(0.60, 100)))),
+	}
+	onlyThree := []store.Snapshot{
+		withUp(snap(0, 0.45, 0.55), book(levels(lv(0.44, 100)), levels(lv(0.45, 3)))), // MARKET 10: the book holds 3
+		withUp(snap(10, 0.10, 0.90), book(levels(lv(0.09, 100)), levels(lv(0.10, 100)))),
+	}
+	enter := conds(cond(FieldPriceUp, OpLessOrEqual, 0.45))
+	exit := conds(cond(FieldPriceUp, OpGreaterOrEqual, 0.6))
+	limit := func(s Strategy) Strategy { s.OrderType = OrderLimit; return s }
+	tests := []struct {
+		name  string
+		snaps []store.Snapshot
+		strat Strategy
+		want  string // in the warning; "" none
+	}{
+		{"a LIMIT entry's 3 shares sold on a signal", thin, limit(strategy(SideUp, 10, enter, exit)),
+			"a sell order of 3 shares is under this market's minimum order size of 5 shares"},
+		{"a thin book's 3 shares sold at the stop loss", onlyThree, strategy(SideUp, 10, enter, never()),
+			"a sell order of 3 shares is under this market's minimum order size of 5 shares"},
+		{"3 shares held to the market's end", thin, limit(strategy(SideUp, 10, enter, never())), ""},
+		{"a whole position sold", thin, strategy(SideUp, 10, enter, exit), ""},
+	}
+	for _, tt := range tests {
+		r, err := runFull(t, m, tt.snaps, nil, tt.strat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "minimum order size") {
+				got = w
+			}
+		}
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: warnings %q, want one with %q", tt.name, r.Warnings, tt.want)
+		}
+	}
 }

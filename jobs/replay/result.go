@@ -252,6 +252,11 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 	if s.PositionSize < least-tolerance && (len(e.events) > 0 || e.rest.counts[0] > 0) {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("positionSize %s is under "+whose+": Polymarket refuses smaller orders, so these trades could not have been placed as sized",
 			FormatNum(s.PositionSize), FormatNum(least)))
+	} else if q, ok := e.smallestSell(least); ok {
+		// A partial entry (a thin book, a LIMIT's limit) left a position
+		// under the minimum, and its exit sold it in one order.
+		r.Warnings = append(r.Warnings, fmt.Sprintf("a sell order of %s shares is under "+whose+" (a partial entry left that position): Polymarket refuses smaller orders, so that exit could not have been placed as replayed",
+			FormatNum(round6(q)), FormatNum(least)))
 	}
 	if e.rest.on {
 		r.Orders = make([]OrderEvent, len(e.rest.orders))
@@ -272,6 +277,25 @@ func (e *engine) result(m store.Market, s Strategy, w TradeWindow) Result {
 		}
 	}
 	return r
+}
+
+// smallestSell is the fewest shares a sell order of the replay offered
+// when that is under least: an EXIT other than the MARKET_END settlement
+// (which takes no order), or a resting SELL placed; ok is false when none
+// is under it.
+func (e *engine) smallestSell(least float64) (q float64, ok bool) {
+	q = math.Inf(1)
+	for k := range e.events {
+		if ev := &e.events[k]; ev.exit && ev.reason != evMarketEnd {
+			q = min(q, ev.shares)
+		}
+	}
+	for _, a := range e.rest.orders {
+		if !a.buy && a.action == OrderPlaced {
+			q = min(q, a.shares)
+		}
+	}
+	return q, q < least-tolerance
 }
 
 func (e *engine) tradeEvent(m store.Market, ev event) TradeEvent {
