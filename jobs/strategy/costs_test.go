@@ -49,6 +49,12 @@ func TestBuiltinCosts(t *testing.T) {
 		"buy UP below 0.35, exit above 0.6, net of fee":                   `what the prompt says of "fee"`,
 		"rest a bid below 0.35, exit above 0.6, with fees and rebates":    `what the prompt says of "rebates"`,
 		"buy UP below 0.35, exit above 0.6, with latency":                 `what the prompt says of "latency"`,
+		"buy UP below 0.35, exit above 0.6, market fees":                  `what the prompt says of "fees"`,
+		"buy UP below 0.35, exit above 0.6, using market fees":            `what the prompt says of "fees"`,
+		"buy UP below 0.35, exit above 0.6, 0.07 taker fee":               `could not use "0.07"`,
+		"buy UP below 0.35, exit above 0.6, with realistic latency":       `what the prompt says of "latency"`,
+		"buy UP below 0.35, exit above 0.6, some delay":                   `what the prompt says of "delay"`,
+		"rest a bid below 0.35, exit above 0.6, rebates included":         `what the prompt says of "rebates"`,
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
 		var e *Error
