@@ -327,7 +327,9 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       'dl',
       { class: 'figures' },
       fig('Total pnl', pnl(a.total_pnl), 'agent-total-pnl'),
-      fig('Markets tested', int(a.markets_tested)),
+      // A market that could not be replayed (NO_DATA) counts among those
+      // tested but in no figure below: the average is over the others.
+      fig('Markets tested', Number(a.markets_failed) > 0 ? `${int(a.markets_tested)} (${int(a.markets_failed)} failed)` : int(a.markets_tested), 'agent-markets-tested'),
       fig('Markets traded', int(a.markets_traded)),
       fig('Trades', int(a.total_trades), 'agent-total-trades'),
       // No trade, no rate: the answer's 0 beside 0 trades is shown as —, as a replay's is.
