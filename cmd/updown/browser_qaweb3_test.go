@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -14,6 +17,17 @@ import (
 func TestDashboardQAWebThirdPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
+	// A sweep over the newest 20 BTC 15m markets, started first: it runs
+	// while the other subtests do.
+	status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
+		"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":10},
+		"parameters":[{"path":"/entryConditions/0/value","values":[0.4,0.45]}],
+		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":20}}`)
+	data, _ := m["data"].(map[string]any)
+	sweepID, _ := data["sweep_id"].(string)
+	if status != http.StatusAccepted || sweepID == "" {
+		t.Fatalf("start a sweep: %d %v", status, m)
+	}
 	pro := open(t, base)
 	pro.signIn("ud_dev_pro")
 
@@ -55,6 +69,58 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 		pro.eval(`([...document.querySelectorAll('[data-testid=agent-results] dt')].find(d => d.textContent === 'Markets tested')?.nextElementSibling || {}).textContent || ''`, &shown)
 		if want := fmt.Sprintf("%d (%d failed)", a.Tested, a.Failed); shown != want {
 			t.Errorf("Markets tested shows %q; want %q, as the answer's markets_tested and markets_failed", shown, want)
+		}
+	})
+
+	t.Run("the sweep's chart draws no bar for a market without a result", func(t *testing.T) {
+		// The same outage's market is among the sweep's: per_market gives
+		// it pnl 0 with error NO_DATA. The best trial's chart drew it as a
+		// train bar of $0.00, a market replayed that made nothing, where the
+		// agent's chart draws no bar and the table says the error.
+		pro := pro.in(t)
+		pro.visit("#/sweeps/"+sweepID, "sweeps")
+		pro.runUntil("the sweep finishes", 3*time.Minute, chromedp.WaitVisible(byID("sweep-progress")+`[data-status="DONE"]`), chromedp.WaitVisible(byID("sweep-best-chart")+`[data-x-ticks]`))
+		var sw struct {
+			Data struct {
+				Results struct {
+					Best struct {
+						PerMarket []struct {
+							Slug  string
+							Error string
+						} `json:"per_market"`
+					}
+				}
+			}
+		}
+		apiGet(t, base, "/v1/sweeps/"+sweepID, "ud_dev_pro", &sw)
+		k := -1
+		for i, pm := range sw.Data.Results.Best.PerMarket {
+			if pm.Error != "" {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			t.Fatalf("no market of the sweep's 20 failed: the dev data's outage moved")
+		}
+		n := len(sw.Data.Results.Best.PerMarket)
+		// The pointer over market k+1's place on the chart, as a user
+		// reads a bar: the legend says what the chart has there.
+		var box struct{ X, Y, W, H float64 }
+		sel := byID("sweep-best-chart") + " .u-over"
+		pro.run("the chart in view", chromedp.ScrollIntoView(sel))
+		pro.eval(`(() => { const r = document.querySelector('`+sel+`').getBoundingClientRect(); return {X: r.left, Y: r.top, W: r.width, H: r.height} })()`, &box)
+		x := box.X + (float64(k)+0.5)/float64(n)*box.W
+		pro.run("point at market "+fmt.Sprint(k+1), chromedp.MouseEvent(input.MouseMoved, x, box.Y+box.H/2))
+		var legend []string
+		pro.eval(`[...document.querySelectorAll('[data-testid=sweep-best-chart] .u-legend .u-series')].map(s => s.textContent.trim())`, &legend)
+		if len(legend) != 4 || !strings.Contains(legend[0], sw.Data.Results.Best.PerMarket[k].Slug) {
+			t.Fatalf("the legend at market %d: %q", k+1, legend)
+		}
+		for _, s := range legend[1:] {
+			if strings.Contains(s, "$") {
+				t.Errorf("market %d (%s, %s) shows %q: a market without a result has no pnl (legend %q)", k+1, sw.Data.Results.Best.PerMarket[k].Slug, sw.Data.Results.Best.PerMarket[k].Error, s, legend)
+			}
 		}
 	})
 }

@@ -833,13 +833,20 @@ function drawBestChart(box: HTMLElement, res: Results): void {
         { label: 'pnl ($)', size: 64, values: numberTicks() },
       ],
       series: [
-        { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ms[v - 1]?.slug ?? ''}`) },
+        { label: 'market', value: (_u, v) => (v === null ? '—' : `${v}: ${ms[v - 1]?.slug ?? ''}${ms[v - 1]?.error ? ` (no result: ${ms[v - 1].error})` : ''}`) },
         { label: 'train', stroke: COLORS.coin, fill: 'rgba(9,105,218,0.5)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
         { label: 'test', stroke: COLORS.spread, fill: 'rgba(154,103,0,0.55)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
         { label: 'embargo (neither)', stroke: '#8c959f', fill: 'rgba(140,149,159,0.45)', paths: bars, points: { show: false }, value: (_u, v) => pnl(v) },
       ],
     },
-    [xs, ms.map((m) => (m.test || m.embargo ? null : m.pnl)), ms.map((m) => (m.test ? m.pnl : null)), ms.map((m) => (m.embargo ? m.pnl : null))],
+    // A market that could not be replayed (NO_DATA) has no pnl, not one of
+    // $0: no bar, as on the agent's chart.
+    [
+      xs,
+      ms.map((m) => (m.test || m.embargo || m.error ? null : m.pnl)),
+      ms.map((m) => (m.test && !m.error ? m.pnl : null)),
+      ms.map((m) => (m.embargo && !m.error ? m.pnl : null)),
+    ],
   );
 }
 
