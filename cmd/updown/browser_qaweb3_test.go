@@ -123,4 +123,45 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("removing a condition or a parameter by keyboard keeps the keyboard in the list", func(t *testing.T) {
+		// Remove took its row, and the button with it, out of the page:
+		// the keyboard fell to the document, and the focus ring with it.
+		pro := pro.in(t)
+		pro.forgetDrafts()
+		// focused names the control with the keyboard: its data-testid, or
+		// its row's and its own text.
+		focused := func() string {
+			var s string
+			pro.eval(`(() => { const e = document.activeElement; if (!e || e === document.body) return 'the page';
+				const row = e.closest('[data-testid=replay-exit], [data-testid=sweep-param], [data-testid=sweep-strategy-exit]');
+				return e.dataset.testid || (row ? row.dataset.testid + ' ' + [...row.parentElement.children].indexOf(row) + ' ' + e.textContent : e.tagName) })()`, &s)
+			return s
+		}
+		remove := func(sel string) {
+			pro.run("remove "+sel, chromedp.Focus(sel), chromedp.KeyEvent("\r"))
+		}
+		pro.visit("#/replay", "replay")
+		// The default strategy has two exits: removing the first leaves the
+		// keyboard on the Remove of the one now first; removing that, on
+		// "+ Exit condition".
+		remove(byID("replay-exit") + ":nth-child(1) button")
+		if got := focused(); got != "replay-exit 0 Remove" {
+			t.Errorf("after removing the first exit the keyboard is on %q; want the next exit's Remove (replay-exit 0 Remove)", got)
+		}
+		remove(byID("replay-exit") + ":nth-child(1) button")
+		if got := focused(); got != "replay-add-exit" {
+			t.Errorf("after removing the last exit the keyboard is on %q; want replay-add-exit", got)
+		}
+		pro.visit("#/sweeps", "sweeps")
+		// Two parameters by default: the last's Remove goes to the one before.
+		remove(byID("sweep-param") + ":nth-child(2) button")
+		if got := focused(); got != "sweep-param 0 Remove" {
+			t.Errorf("after removing the last parameter the keyboard is on %q; want the one before's Remove (sweep-param 0 Remove)", got)
+		}
+		remove(byID("sweep-param") + ":nth-child(1) button")
+		if got := focused(); got != "sweep-add-param" {
+			t.Errorf("after removing the only parameter the keyboard is on %q; want sweep-add-param", got)
+		}
+	})
 }

@@ -387,8 +387,14 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
 
   const addRow = (box: HTMLElement, testid: string, c: Condition) => {
     const row = conditionRow(testid, c, sync, () => {
+      // The keyboard stays in the list: on the Remove of the condition now
+      // in this one's place, else of the one before, else on the list's add
+      // button (where it fell to the page's top).
+      const had = row.contains(document.activeElement);
+      const near = (row.nextElementSibling ?? row.previousElementSibling)?.querySelector<HTMLElement>('button');
       row.remove();
       sync();
+      if (had) (near ?? (box === entries ? addEntry : addExit)).focus();
     });
     box.append(row);
   };

@@ -161,10 +161,16 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     };
     for (const x of [path, mode, values, from, to, step]) x.addEventListener('input', () => (show(), showSize()));
     rm.addEventListener('click', () => {
-      rows.splice(rows.indexOf(row), 1);
+      // The keyboard stays in the list, as in the builder's conditions: on
+      // the Remove of the parameter now in this one's place, else of the one
+      // before, else on "+ Parameter".
+      const had = el.contains(document.activeElement);
+      const i = rows.indexOf(row);
+      rows.splice(i, 1);
       el.remove();
       addParam.disabled = rows.length >= MAX_PARAMETERS;
       showSize();
+      if (had) ((rows[i] ?? rows[i - 1])?.el.querySelector<HTMLElement>('button') ?? addParam).focus();
     });
     return row;
   }
