@@ -164,4 +164,78 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 			t.Errorf("after removing the only parameter the keyboard is on %q; want sweep-add-param", got)
 		}
 	})
+
+	t.Run("a market's chart breaks its lines where no snapshots were recorded", func(t *testing.T) {
+		// The dev collector's outage is a recording gap inside a longer
+		// market: the chart joined the last prices before it to the first
+		// after it with straight lines, prices no one recorded.
+		pro := pro.in(t)
+		type gap struct{ From, To time.Time }
+		var slug string
+		var hole gap
+		for _, mt := range []string{"1hr", "4hr", "24hr"} {
+			var list struct{ Markets []struct{ Slug string } }
+			apiGet(t, base, "/v1/markets?coin=BTC&resolved=true&limit=30&market_type="+mt, "ud_dev_pro", &list)
+			for _, m := range list.Markets {
+				var gaps struct {
+					Gaps []struct {
+						From, To time.Time
+						Kind     string
+					}
+				}
+				apiGet(t, base, "/v1/markets/"+m.Slug+"/gaps", "ud_dev_pro", &gaps)
+				for _, g := range gaps.Gaps {
+					if g.Kind != "" && g.Kind != "snapshots" {
+						continue
+					}
+					var first, last struct{ Snapshots []struct{ Time time.Time } }
+					apiGet(t, base, "/v1/markets/"+m.Slug+"/snapshots?order=asc&limit=1", "ud_dev_pro", &first)
+					apiGet(t, base, "/v1/markets/"+m.Slug+"/snapshots?order=desc&limit=1", "ud_dev_pro", &last)
+					if len(first.Snapshots) == 1 && len(last.Snapshots) == 1 && first.Snapshots[0].Time.Before(g.From) && last.Snapshots[0].Time.After(g.To) {
+						slug, hole = m.Slug, gap{g.From, g.To}
+					}
+				}
+				if slug != "" {
+					break
+				}
+			}
+			if slug != "" {
+				break
+			}
+		}
+		if slug == "" {
+			t.Fatal("no BTC market with snapshots on both sides of a recording gap: the dev data's outage moved")
+		}
+		var series struct{ Data struct{ Time []int64 } }
+		apiGet(t, base, "/v1/markets/"+slug+"/series?points=2000", "ud_dev_pro", &series)
+		ts := series.Data.Time
+		pro.visit("#/market/"+slug, "market")
+		// The gaps listed under the chart: the page has its answer.
+		pro.run("the gaps listed", chromedp.WaitVisible(byID("market-gaps")+" li"))
+		// The columns of the plot over the gap's middle (the x scale runs
+		// from the first point to the last), and in them any pixel of a
+		// line's colour: strongly coloured, where the grid is grey and the
+		// min-max shading pale.
+		mid := float64(hole.From.UnixMilli()+hole.To.UnixMilli()) / 2
+		frac := (mid - float64(ts[0])) / float64(ts[len(ts)-1]-ts[0])
+		var coloured int
+		pro.eval(fmt.Sprintf(`(() => {
+			const chart = document.querySelector('[data-testid=market-chart]');
+			const over = chart.querySelector('.u-over').getBoundingClientRect();
+			const canvas = chart.querySelector('canvas');
+			const c = canvas.getBoundingClientRect();
+			const k = canvas.width / c.width;
+			const x = Math.round((over.left + %f * over.width - c.left) * k);
+			const img = canvas.getContext('2d').getImageData(x - 3, Math.round((over.top - c.top) * k), 7, Math.round(over.height * k));
+			let n = 0;
+			for (let i = 0; i < img.data.length; i += 4) {
+				const [r, g, b] = img.data.slice(i, i + 3);
+				if (Math.max(r, g, b) - Math.min(r, g, b) > 80) n++;
+			}
+			return n })()`, frac), &coloured)
+		if coloured > 0 {
+			t.Errorf("%s: %d pixels of a line in the middle of its recording gap %s → %s: the chart draws prices that were not recorded",
+				slug, coloured, hole.From.Format(time.RFC3339), hole.To.Format(time.RFC3339))
+		}
+	})
 }

@@ -224,8 +224,10 @@ function bookTable(testid: string, title: string, decimals: number, book?: { ask
   );
 }
 
-/** Shades each bucket's min to max of a series behind its line (spikes stay visible). */
-function bandPlugin(bands: { min: (number | null)[]; max: (number | null)[]; scale: string; fill: string }[]): uPlot.Plugin {
+/** Shades each bucket's min to max of a series behind its line (spikes stay
+ * visible), across its bucket (bucketS seconds) at most: never across a
+ * stretch without snapshots after it. */
+function bandPlugin(bands: { min: (number | null)[]; max: (number | null)[]; scale: string; fill: string }[], bucketS: number): uPlot.Plugin {
   return {
     hooks: {
       drawSeries: [
@@ -244,7 +246,7 @@ function bandPlugin(bands: { min: (number | null)[]; max: (number | null)[]; sca
               const hi = b.max[i];
               if (lo === null || hi === null || hi - lo <= 0) continue;
               const x0 = u.valToPos(xs[i], 'x', true);
-              const x1 = i + 1 < xs.length ? u.valToPos(xs[i + 1], 'x', true) : x0 + 1;
+              const x1 = Math.min(i + 1 < xs.length ? u.valToPos(xs[i + 1], 'x', true) : x0 + 1, u.valToPos(xs[i] + bucketS, 'x', true));
               const y0 = u.valToPos(hi, b.scale, true);
               const y1 = u.valToPos(lo, b.scale, true);
               ctx.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, y1 - y0));
@@ -363,6 +365,19 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     ctx.ready();
     return;
   }
+  // The recording gaps, asked for beside the chart: a stretch without
+  // snapshots breaks its lines, which would otherwise join the last price
+  // before it to the first after it as if it had been recorded.
+  const gapsAnswer = get<any>(`/v1/markets/${encodeURIComponent(slug)}/gaps`).then(
+    (g) => (Array.isArray(g) ? g : (g.gaps ?? g.data ?? [])) as { from: string; to: string; kind?: string }[],
+  );
+  gapsAnswer.catch(() => {}); // said under "Recording gaps" below
+  // Each snapshot gap as the times (epoch s) of the points either side of it.
+  let holes: [number, number][] = [];
+  const breaks: uPlot.Series.GapsRefiner = (u, _si, _i0, _i1, nullGaps) =>
+    holes.length === 0
+      ? nullGaps
+      : [...nullGaps, ...holes.map(([a, b]): uPlot.Series.Gap => [u.valToPos(a, 'x', true), u.valToPos(b, 'x', true)])].sort((x, y) => x[0] - y[0]);
   ctx.el.append(
     field('Instant', slider),
     instantInfo,
@@ -388,15 +403,15 @@ export async function marketPage(ctx: Ctx): Promise<void> {
         ],
         series: [
           timeSeries(),
-          { label: 'price_up', scale: 'p', stroke: COLORS.up, width: 1.5, value: (_u, v) => num(v, pd) },
-          { label: 'price_down', scale: 'p', stroke: COLORS.down, width: 1.5, value: (_u, v) => num(v, pd) },
-          { label: 'coin price', scale: 'c', stroke: COLORS.coin, width: 1, value: (_u, v) => usd(v) },
+          { label: 'price_up', scale: 'p', stroke: COLORS.up, width: 1.5, value: (_u, v) => num(v, pd), gaps: breaks },
+          { label: 'price_down', scale: 'p', stroke: COLORS.down, width: 1.5, value: (_u, v) => num(v, pd), gaps: breaks },
+          { label: 'coin price', scale: 'c', stroke: COLORS.coin, width: 1, value: (_u, v) => usd(v), gaps: breaks },
         ],
         plugins: [
           bandPlugin([
             { min: series.price_up.min, max: series.price_up.max, scale: 'p', fill: 'rgba(26,127,55,0.18)' },
             { min: series.price_down.min, max: series.price_down.max, scale: 'p', fill: 'rgba(207,34,46,0.15)' },
-          ]),
+          ], series.bucket_ms / 1000),
         ],
         cursor: { drag: { x: true, y: false } },
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
@@ -404,6 +419,24 @@ export async function marketPage(ctx: Ctx): Promise<void> {
       [xs, series.price_up.first, series.price_down.first, series.coin_price.first],
     );
     chartBox.after(h('p', { class: 'muted chart-note' }, 'Lines: each time bucket\'s first value. Shading: the lowest to highest price_up and price_down in the bucket.'));
+    void gapsAnswer.then(
+      (list) => {
+        holes = list
+          .filter((g) => (g.kind ?? 'snapshots') === 'snapshots')
+          .map((g): [number, number] | null => {
+            const from = Date.parse(g.from) / 1000;
+            const to = Date.parse(g.to) / 1000;
+            const after = xs.findIndex((x) => x > from);
+            const a = (after < 0 ? xs.length : after) - 1; // the last point at or before the gap
+            const b = xs.findIndex((x) => x >= to); // the first at or after its end
+            return a >= 0 && b > a ? [xs[a], xs[b]] : null;
+          })
+          .filter((x): x is [number, number] => x !== null);
+        if (holes.length) u.redraw(true);
+        chartBox.setAttribute('data-breaks', String(holes.length));
+      },
+      () => {},
+    );
     u.over.addEventListener('click', () => {
       const k = u.cursor.idx;
       if (k !== null && k !== undefined) void pick(k);
@@ -429,8 +462,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
 
   ctx.ready(); // the chart is usable; the gaps follow
   try {
-    const g = await get<any>(`/v1/markets/${encodeURIComponent(slug)}/gaps`);
-    const list: { from: string; to: string; kind?: string }[] = Array.isArray(g) ? g : (g.gaps ?? g.data ?? []);
+    const list = await gapsAnswer;
     // A gap's kind says what is missing: snapshots (none stored), or only
     // trades (snapshots went on while the trade feed was down).
     const what = (kind?: string) => (kind === 'trades' ? 'trades may be missing (snapshots went on)' : 'no snapshots');
