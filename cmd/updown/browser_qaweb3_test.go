@@ -21,7 +21,7 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 	// while the other subtests do.
 	status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
 		"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":10},
-		"parameters":[{"path":"/entryConditions/0/value","values":[0.4,0.45]}],
+		"parameters":[{"path":"/entryConditions/0/value","values":[0.3,0.35,0.4,0.45,0.5,0.55,0.6]}],
 		"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":20}}`)
 	data, _ := m["data"].(map[string]any)
 	sweepID, _ := data["sweep_id"].(string)
@@ -236,6 +236,29 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 		if coloured > 0 {
 			t.Errorf("%s: %d pixels of a line in the middle of its recording gap %s → %s: the chart draws prices that were not recorded",
 				slug, coloured, hole.From.Format(time.RFC3339), hole.To.Format(time.RFC3339))
+		}
+	})
+
+	t.Run("a heatmap's caption stays readable on a phone", func(t *testing.T) {
+		// Seven trials across: at 390 px the map is wider than the screen
+		// and scrolls sideways in its box; its caption, as wide as the
+		// map, was cut at the box's edge mid-word.
+		pro := pro.in(t)
+		pro.run("phone width", chromedp.EmulateViewport(390, 844))
+		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+		pro.visit("#/sweeps/"+sweepID, "sweeps")
+		pro.runUntil("the sweep finishes", 3*time.Minute, chromedp.WaitVisible(byID("sweep-progress")+`[data-status="DONE"]`), chromedp.WaitVisible(byID("heatmap-train")))
+		var got struct {
+			Table, Box, Caption, CaptionRight, BoxRight float64
+		}
+		pro.eval(`(() => { const t = document.querySelector('[data-testid=heatmap-train]'); const box = t.closest('.heatmap-box');
+			const c = t.querySelector('caption').getBoundingClientRect(); const b = box.getBoundingClientRect();
+			return {Table: t.getBoundingClientRect().width, Box: b.width, Caption: c.width, CaptionRight: c.right, BoxRight: b.right} })()`, &got)
+		if got.Table <= got.Box {
+			t.Fatalf("the map (%v px) fits its box (%v px) at 390 px: nothing to check", got.Table, got.Box)
+		}
+		if got.CaptionRight > got.BoxRight+0.5 {
+			t.Errorf("the caption runs %v px past its box's edge at 390 px (caption %v px wide, box %v px)", got.CaptionRight-got.BoxRight, got.Caption, got.Box)
 		}
 	})
 }
