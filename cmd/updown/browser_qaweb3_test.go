@@ -261,4 +261,26 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 			t.Errorf("the caption runs %v px past its box's edge at 390 px (caption %v px wide, box %v px)", got.CaptionRight-got.BoxRight, got.Caption, got.Box)
 		}
 	})
+
+	t.Run("the replay page says when a pasted code was made for other markets", func(t *testing.T) {
+		// The agent's code names its coin and market type, and its page
+		// says to paste it into the replay page's box; the builder drops
+		// both (a replay takes them from its market) and said "The builder
+		// now shows this code" over a market of another coin and type.
+		pro := pro.in(t)
+		pro.forgetDrafts()
+		slug := marketWithData(t, base, "15m") // a BTC 15m market
+		pro.visit("#/replay?market="+slug, "replay")
+		status := func(code string) string {
+			pro.setValue(byID("replay-code"), code)
+			return pro.text(byID("replay-code-status"))
+		}
+		const rest = " side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10"
+		if got := status("coin=ETH type=1h" + rest); !strings.Contains(got, "ETH 1hr") || !strings.Contains(got, slug) {
+			t.Errorf("an ETH 1hr code over %s: the line under the code says %q; want it to name ETH 1hr and the market", slug, got)
+		}
+		if got := status("coin=BTC type=15m" + rest); got != "The builder now shows this code." {
+			t.Errorf("a BTC 15m code over %s: the line under the code says %q", slug, got)
+		}
+	})
 }

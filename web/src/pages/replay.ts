@@ -1,7 +1,7 @@
 import { ApiError, get, post } from '../api';
 import { DEFAULT_RULES, strategyBuilder } from '../builder';
 import { loadDraft, saveDraft } from '../drafts';
-import type { Rules } from '../strategy';
+import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
 import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th, unmarkInvalid } from '../dom';
@@ -183,6 +183,31 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     }
   });
 
+  // A code from the agent names the coin and market type it was made for
+  // (coin=ETH type=1hr); a replay takes them from its market, so the
+  // builder leaves them out. When the market box holds a market of another
+  // coin or type, the line under the code says so, rather than the code's
+  // words going without a trace.
+  const codeBox = b.code.querySelector('textarea') as HTMLTextAreaElement;
+  let codeFor: { coin?: string; marketType?: string } = {};
+  codeBox.addEventListener('input', () => {
+    try {
+      const r = parseCode(codeBox.value);
+      codeFor = { coin: r.coin, marketType: r.marketType };
+    } catch {
+      codeFor = {};
+    }
+  });
+  codeBox.addEventListener('change', () => {
+    const { coin, marketType } = codeFor;
+    codeFor = {};
+    const [mCoin, , mType] = market.value.trim().toLowerCase().split('-');
+    if (!mCoin) return; // no market yet: the one picked is the user's to choose
+    const other = (coin && coin.toLowerCase() !== mCoin) || (marketType && marketType !== mType);
+    if (!other || b.codeStatus.className.includes('warning')) return;
+    b.codeStatus.textContent = `The builder now shows this code. It was made for ${[coin, marketType].filter(Boolean).join(' ')} markets; the market above is ${market.value.trim()}: pick one of those to replay it as made.`;
+    b.codeStatus.className = 'code-status warning';
+  });
   clear(ctx.el, h('h1', null, 'Strategy replay'), form, results);
   try {
     b.load(draft?.rules ?? DEFAULT_RULES);
