@@ -461,10 +461,7 @@ func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Co
 	if err != nil {
 		return nil, nil, nil, s.storeFailure(ctx, "list backtest markets", err)
 	}
-	window := "in your plan's data window"
-	if p.Plan.WindowDays > 0 {
-		window = fmt.Sprintf("in the last %d days (the %s plan's data window)", p.Plan.WindowDays, p.Plan.Tier)
-	}
+	window := p.Plan.dataWindow()
 	if len(ms) == 0 {
 		return nil, nil, nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s to backtest on", coin, mt, window)
 	}

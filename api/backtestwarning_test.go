@@ -17,23 +17,27 @@ import (
 func TestBacktestWarnsOfFewerMarkets(t *testing.T) {
 	t.Parallel()
 	b := aiSetup(t, func(o *aiOpts) { o.workers = 2 })
-	tok := "Bearer " + b.token(store.Pro)
+	tok, ent := "Bearer "+b.token(store.Pro), "Bearer "+b.token(store.Enterprise)
 	available := len(newestResolved(t, b.store, store.BTC, store.M15, 100))
 	if available == 0 || available >= 100 {
 		t.Fatalf("%d resolved BTC 15m markets: the test needs between 1 and 99", available)
 	}
 	const code = "side=UP entry: price_up < 0.45 exit: price_up > 0.55 size=5"
 	for _, tc := range []struct {
-		path, body string
-		want       string // "" for null
+		tok, path, body string
+		want            string // "" for null
 	}{
-		{"/v1/backtest-ai/run", `{"strategy_code":"` + code + `","marketCount":100}`,
+		{tok, "/v1/backtest-ai/run", `{"strategy_code":"` + code + `","marketCount":100}`,
 			fmt.Sprintf("marketCount asked for 100 markets, but only %d resolved BTC 15m markets are in the last 31 days", available)},
-		{"/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.45, exit above 0.55","marketCount":100}`,
+		{tok, "/v1/backtest-ai/strategy", `{"prompt":"buy UP below 0.45, exit above 0.55","marketCount":100}`,
 			fmt.Sprintf("only %d resolved BTC 15m markets", available)},
-		{"/v1/backtest-ai/run", `{"strategy_code":"` + code + `","marketCount":3}`, ""},
+		{tok, "/v1/backtest-ai/run", `{"strategy_code":"` + code + `","marketCount":3}`, ""},
+		// A plan without a data window has every market recorded: the
+		// warning names no window it does not have.
+		{ent, "/v1/backtest-ai/run", `{"strategy_code":"` + code + `","marketCount":100}`,
+			fmt.Sprintf("but only %d resolved BTC 15m markets are recorded: the backtest ran on those", available)},
 	} {
-		r := b.ai(http.MethodPost, tc.path, tok, tc.body)
+		r := b.ai(http.MethodPost, tc.path, tc.tok, tc.body)
 		var answer struct {
 			Data map[string]json.RawMessage `json:"data"`
 		}

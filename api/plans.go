@@ -128,6 +128,20 @@ func tierDenied(p Plan, required store.Tier, format string, args ...any) *Error 
 // A caller that needs one market type only names it (mt), so a last-N
 // window costs the look-ups of one type rather than of every type; "" means
 // every type.
+// dataWindow says, for a message, which markets the plan reads: "in the
+// last 31 days (the PRO plan's data window)", "in your plan's data window"
+// (the newest markets of each type), or "recorded" on a plan without a
+// window, whose every market counts.
+func (p Plan) dataWindow() string {
+	switch {
+	case p.WindowDays > 0:
+		return fmt.Sprintf("in the last %d days (the %s plan's data window)", p.WindowDays, p.Tier)
+	case p.LastN != nil:
+		return "in your plan's data window"
+	}
+	return "recorded"
+}
+
 func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt store.MarketType) (*store.Window, error) {
 	if coin != store.BTC && !p.AltCoins {
 		return nil, tierDenied(p, store.Pro, "%s prediction markets need the PRO plan; the %s plan covers BTC markets only", coin, p.Tier)

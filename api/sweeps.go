@@ -378,7 +378,7 @@ func (s *Server) sweepMarkets(ctx context.Context, p principal, m sweep.Markets)
 		return nil, s.storeFailure(ctx, "list sweep markets", err)
 	}
 	if len(ms) == 0 {
-		return nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets in your plan's data window (and the sweep's time range) to sweep", m.Coin, m.MarketType)
+		return nil, Errorf(http.StatusNotFound, CodeNoBacktestMarkets, "no resolved %s %s markets %s (and in the sweep's time range) to sweep", m.Coin, m.MarketType, p.Plan.dataWindow())
 	}
 	slugs := make([]string, len(ms))
 	for i, mk := range ms { // newest first: reverse into time order
