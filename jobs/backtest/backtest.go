@@ -20,9 +20,8 @@
 //     markets' own: every market is a separate run starting from
 //     positionSize of capital, so their drawdowns do not add up.
 //   - Money is rounded to 6 decimals, as the replay rounds it.
-//   - total_fees sums the markets' own total_fees; it is present when the
-//     strategy names a fee model or a latency (the replays then report
-//     their fees), absent otherwise, as in a single replay.
+//   - total_fees sums the markets' own total_fees, and is always present,
+//     as in a single replay (0 without a fee model: DESIGN 6).
 //   - Beside these, the aggregate carries DESIGN 14's statistics of an
 //     edge (stats.Edge, and n_markets, n_markets_traded, n_trades) over
 //     the markets replayed: n_markets leaves out the failed markets that
