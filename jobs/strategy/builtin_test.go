@@ -596,6 +596,16 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "on the 5m buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
 		{prompt: "buy UP on BTC 1h" + rules, wantCoin: store.BTC, wantType: store.H1},
 		{prompt: "buy UP in the 4h" + rules, wantCoin: store.BTC, wantType: store.H4},
+		// Right after "on" or a coin it names them whatever follows:
+		// read as a duration there, these were refused by the built-in
+		// generator and tested on 15m markets by a model.
+		{prompt: "buy UP on 15m in the last 5 minutes when price_up is below 0.35, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP on 5m in the last 2 minutes when price_up is below 0.35, exit above 0.6", wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "buy UP on ETH 1h after a dip below 0.35, exit above 0.6", wantCoin: store.ETH, wantType: store.H1},
+		{prompt: "buy UP on 1h in ETH" + rules, wantCoin: store.ETH, wantType: store.H1},
+		{prompt: "buy UP on the 1h of ETH" + rules, wantCoin: store.ETH, wantType: store.H1},
+		{prompt: "on ETH 1h from the start, buy UP" + rules, wantCoin: store.ETH, wantType: store.H1},
+		{prompt: "on 5m before the end: buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
 		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
 		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},

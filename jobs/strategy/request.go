@@ -279,15 +279,25 @@ var (
 	reDurationAfter  = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from)\b`)
 )
 
+// reMarketsBefore ends the text before a compact type that names the
+// markets whatever follows it: "on 15m in the last 5 minutes", "on ETH 1h
+// after a dip", "on the 1h of ETH", "on 5m before the end".
+var reMarketsBefore = regexp.MustCompile(`\b(?:on(?:\s+the)?|btc|bitcoin|eth|ether|ethereum|sol|solana)\s+$`)
+
 // marketsAt is the market type the match text[lo:hi] of reMarketType
 // names, if it names one there: a compact type ("5m", "on BTC 1h") names
 // markets unless the words around it make it a duration (reDurationBefore,
 // reDurationAfter), which the built-in generator then refuses as a number
-// it cannot use, rather than dropping it as a market phrase.
+// it cannot use, rather than dropping it as a market phrase. Right after
+// "on" or a coin (reMarketsBefore) it names the markets, whatever words
+// follow it.
 func marketsAt(text string, lo, hi int) (store.MarketType, bool) {
 	t, ok := typeOfPhrase(text[lo:hi])
 	if !ok || reMarketWord.MatchString(text[lo:hi]) {
 		return t, ok
+	}
+	if reMarketsBefore.MatchString(text[max(0, lo-40):lo]) {
+		return t, true
 	}
 	if reDurationBefore.MatchString(text[max(0, lo-40):lo]) || reDurationAfter.MatchString(text[hi:]) {
 		return "", false
