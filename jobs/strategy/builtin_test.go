@@ -606,6 +606,15 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP on the 1h of ETH" + rules, wantCoin: store.ETH, wantType: store.H1},
 		{prompt: "on ETH 1h from the start, buy UP" + rules, wantCoin: store.ETH, wantType: store.H1},
 		{prompt: "on 5m before the end: buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
+		// So it does after "for", "in", "every" or "only" alone: read as
+		// a duration there, these were refused, or tested on 15m markets.
+		{prompt: "for 5m BTC: buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "Strategy for 1h ETH: buy UP" + rules, wantCoin: store.ETH, wantType: store.H1},
+		{prompt: "every 5m: buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "every 15m: buy UP" + rules, wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP in 15m BTC when price_up is below 0.35, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP in 5m BTC when price_up is below 0.35, exit above 0.6", wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "buy UP" + rules + ", only 5m", wantCoin: store.BTC, wantType: store.M5},
 		{prompt: "buy UP when BTC is 0.1% above the price to beat, exit above 0.6", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP on SOL markets" + rules, coin: "SOL", mt: "5m", wantCoin: store.SOL, wantType: store.M5},
 		{prompt: "buy UP on ETH markets" + rules, coin: "BTC", refusedFor: "coin is BTC"},
@@ -638,7 +647,8 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 	for _, p := range []string{"buy UP on 2-day markets" + rules, "buy UP on 2 daily markets" + rules,
 		"buy UP" + rules + " or after 5m", "buy UP" + rules + ", hold for 5m", "buy UP during the first 15m" + rules,
 		"buy UP if BTC rose in the past 1h" + rules, "buy UP" + rules + ", 5m before the end",
-		"buy UP" + rules + ", hold up to 5m", "buy UP" + rules + ", wait 5m", "buy UP" + rules + ", hold 1h"} {
+		"buy UP" + rules + ", hold up to 5m", "buy UP" + rules + ", wait 5m", "buy UP" + rules + ", hold 1h",
+		"buy UP" + rules + ", hold it for 5m", "buy UP" + rules + " or exit in 5m", "buy UP" + rules + ", wait for 5m"} {
 		req := normalized(t, Request{Prompt: p})
 		if req.MarketType != store.M15 {
 			t.Errorf("%q: %s markets, want 15m (the default)", p, req.MarketType)

@@ -272,11 +272,16 @@ func typesNamed(prompt string) []store.MarketType {
 
 // reDurationBefore and reDurationAfter are the words before and after a
 // compact type ("5m", "1h") that make it a duration, not markets: "hold
-// for 5m", "hold up to 5m", "wait 5m", "during the first 15m", "in the past
-// 1h", "5m before the end".
+// for 5m", "hold up to 5m", "wait 5m", "exit in 5m", "during the first
+// 15m", "in the past 1h", "5m before the end". "for", "in", "every" and
+// "only" alone name the markets ("for 5m BTC:", "buy UP in 15m BTC",
+// "every 15m:", "only 5m"); after a verb of waiting or exiting they are a
+// duration.
 var (
-	reDurationBefore = regexp.MustCompile(`\b(?:after|for|within|in|every|over|under|than|least|most|only|about|around|past|first|last|final|next|up\s+to|wait|hold|holding|keep|stay|stays)\s+$`)
-	reDurationAfter  = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from)\b`)
+	reDurationBefore = regexp.MustCompile(`\b(?:after|within|over|under|than|least|most|about|around|past|first|last|final|next|up\s+to|` +
+		`(?:(?:wait|waits|waiting|hold|holds|holding|held|keep|keeps|keeping|stay|stays|staying|pause|sleep|exit|exits|sell|close|leave)` +
+		`(?:\s+(?:it|them|the\s+position|positions?|on))?(?:\s+(?:for|in|only))*))\s+$`)
+	reDurationAfter = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from)\b`)
 )
 
 // reMarketsBefore ends the text before a compact type that names the
