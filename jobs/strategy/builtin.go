@@ -84,7 +84,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 		}
 		base = &p
 	}
-	pr, err := readPrompt(req.Prompt, req.MarketType, base)
+	pr, err := readPrompt(req.Prompt, req.MarketType, req.OrderType, base)
 	if err != nil {
 		return Spec{}, err
 	}
@@ -431,15 +431,16 @@ var (
 // reOrderWord finds a word of resting orders that their phrases left
 // unread, and orderHints says how to write each.
 var (
-	reOrderWord = regexp.MustCompile(`\b(maker|cancel)\b`)
+	reOrderWord = regexp.MustCompile(`\b(makers?|cancel)\b`)
 	orderHints  = map[string]string{
 		"maker":  `"rest a bid" (a GTC maker order), with "post only" to never take; or leave it out and set orderType GTC`,
 		"cancel": `"cancel after 60 s" with a resting order; or leave it out and set cancelAfterMs`,
 	}
 )
 
-// readPrompt applies the grammar to a prompt for markets of type mt.
-func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, error) {
+// readPrompt applies the grammar to a prompt for markets of type mt;
+// orderType is the request's ("" when it gives none).
+func readPrompt(prompt string, mt store.MarketType, orderType string, base *preset) (promptRules, error) {
 	var pr promptRules
 	t := &promptText{b: []byte(strings.ToLower(prompt))}
 	refuse := func(format string, args ...any) error { return invalid("prompt", fmt.Sprintf(format, args...)) }
@@ -849,10 +850,16 @@ func readPrompt(prompt string, mt store.MarketType, base *preset) (promptRules, 
 		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", word, costHints[strings.TrimSuffix(word, "s")])
 	}
 	// So is an order word ("as a maker", "cancel unfilled bids"): read
-	// without it, the strategy would take the book, or rest for good.
-	if m := reOrderWord.FindSubmatch(t.b); m != nil {
-		word := string(m[1])
-		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", word, orderHints[word])
+	// without it, the strategy would take the book, or rest for good. A
+	// "maker" is read where the order rests anyway (GTC, said in the prompt
+	// or the request: "rest a bid ... as a maker", "GTC as a maker").
+	gtc := pr.order == replay.OrderGTC || orderType == replay.OrderGTC
+	for _, m := range reOrderWord.FindAllSubmatch(t.b, -1) {
+		word := strings.TrimSuffix(string(m[1]), "s")
+		if word == "maker" && gtc {
+			continue
+		}
+		return pr, refuse("the built-in generator could not read what the prompt says of %q: write %s", m[1], orderHints[word])
 	}
 	// A field named that no condition read: the number meant for it went
 	// to another field ("the spread widens above 0.1" read as the side's

@@ -153,6 +153,15 @@ func TestBuiltinOrderRules(t *testing.T) {
 			"side=UP entry: mid_up crosses_below 0.4 and time_remaining_s >= 600 exit: time_remaining_s <= 30" + tail + "GTC cooldown=30000 maxentries=1"},
 		{"buy when display_down is under 40%, exit when imbalance_down is below -50%, limit orders",
 			"side=DOWN entry: display_down < 0.4 exit: imbalance_down < -0.5" + tail + "LIMIT cooldown=30000"},
+		// "maker" where the order rests anyway is read, not refused.
+		{"buy UP when price_up drops below 0.35, exit above 0.6 as a maker with GTC",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail + "GTC cooldown=30000"},
+		{"rest a bid below 0.35, exit above 0.6 as a maker", "side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail + "GTC cooldown=30000"},
+		{"rest a bid below 0.35, exit above 0.6 as makers", "side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail + "GTC cooldown=30000"},
+		{"rest a bid below 0.35, exit above 0.6, post-only maker", "side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail + "GTC postonly=true cooldown=30000"},
+		{"rest a bid below 0.35, exit above 0.6, maker only", "side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail + "GTC cooldown=30000"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, GTC as a maker, post only",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6" + tail + "GTC postonly=true cooldown=30000"},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
@@ -180,6 +189,8 @@ func TestBuiltinOrderRules(t *testing.T) {
 		// Order words the grammar cannot read are refused, not dropped:
 		// read without them, "as a maker" took the book with MARKET orders.
 		"buy UP below 0.4, exit above 0.6, as a maker":               `what the prompt says of "maker"`,
+		"buy UP below 0.4, exit above 0.6, as makers":                `what the prompt says of "makers"`,
+		"buy UP below 0.4, exit above 0.6, as a maker, limit orders": `what the prompt says of "maker"`,
 		"rest a bid below 0.4, exit above 0.6, cancel unfilled bids": `what the prompt says of "cancel"`,
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
@@ -187,6 +198,15 @@ func TestBuiltinOrderRules(t *testing.T) {
 		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, want) {
 			t.Errorf("%q: %v, want a refusal saying %q", prompt, err, want)
 		}
+	}
+}
+
+// TestBuiltinMakerWithRequestGTC: "as a maker" is read where the
+// request's orderType makes the order rest.
+func TestBuiltinMakerWithRequestGTC(t *testing.T) {
+	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP below 0.4, exit above 0.6, as a maker", OrderType: "GTC"}))
+	if err != nil || spec.Strategy.OrderType != replay.OrderGTC {
+		t.Errorf("%+v, %v; want a GTC strategy", spec.Strategy, err)
 	}
 }
 
