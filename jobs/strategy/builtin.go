@@ -59,8 +59,9 @@ import (
 //     at 0.2" (a price), "200 shares", "limit orders";
 //   - costs (DESIGN 6): "with fees" (also "including Polymarket fees": the
 //     market's own schedule, MARKET), "fee rate 7%" or "fee rate of 0.07"
-//     (CUSTOM), "fee exponent 2", "no fees" (NONE), "250 ms latency" or
-//     "latency of 1 s" (latencyMs).
+//     (CUSTOM), "fee exponent 2", "no fees" or "fees off" (NONE), "250 ms
+//     latency" or "latency of 1 s" (latencyMs), "no latency", "ignore
+//     latency" or "latency off" (none), "no fees or latency" (both).
 //
 // Comparisons before the first "exit", "sell", "close" or "get out" are
 // entry conditions (all must hold); those after it, and take-profit and
@@ -276,6 +277,9 @@ const (
 		`rises above|rises over|goes above|goes over|climbs above|is above|is over|above|over|more than|greater than|higher than|exceeds|` +
 		`equals|is exactly`
 	reUnit = `(%|percent|minutes?|mins?|m|hours?|hrs?|h|seconds?|secs?|s)`
+	// reFeeKind is the words that may stand before "fees" ("Polymarket
+	// taker fees").
+	reFeeKind = `(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*`
 	// reDur is a duration's unit.
 	reDur = `(ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)`
 )
@@ -302,9 +306,16 @@ var (
 	reFeeRate   = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)
 	reFeeExp    = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
 	reWithFees  = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
-	reNoLatency = regexp.MustCompile(`\b(?:no|without(?:\s+any)?|zero)\s+(?:order\s+)?(?:latency|delay|lag)\b`)
-	reNoFees    = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
-	reLatency   = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
+	// reNoLatency and reNoFees switch a cost off ("no latency", "ignore
+	// latency", "latency off"); reNoCosts both ("no fees or latency",
+	// "ignoring fees and latency", "fees and latency off").
+	reNoLatency = regexp.MustCompile(`\b(?:no|without(?:\s+any)?|zero|ignore|ignoring)\s+(?:the\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
+		`\b(?:order\s+)?(?:latency|delay|lag)\s+(?:off|disabled)\b`)
+	reNoFees  = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?` + reFeeKind + `fees\b|\b` + reFeeKind + `fees\s+(?:off|disabled)\b`)
+	reNoCosts = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:` +
+		reFeeKind + `fees\s+(?:or|and|&|nor)\s+(?:order\s+)?(?:latency|delay|lag)|(?:order\s+)?(?:latency|delay|lag)\s+(?:or|and|&|nor)\s+(?:the\s+)?` + reFeeKind + `fees)\b|` +
+		`\b(?:` + reFeeKind + `fees\s+(?:and|&)\s+(?:order\s+)?(?:latency|delay|lag)|(?:order\s+)?(?:latency|delay|lag)\s+(?:and|&)\s+` + reFeeKind + `fees)\s+(?:off|disabled)\b`)
+	reLatency = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b|` +
 		// The hourly and daily markets in words (typesNamed reads them as 1h and 24h).
@@ -560,6 +571,12 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			}
 			pr.feeExp = &v
 			return true, nil
+		}},
+		{reNoCosts, func(int, []string) (bool, error) {
+			if pr.feeModel == "" {
+				pr.feeModel = replay.FeeNone
+			}
+			return true, nil // no latency: the default
 		}},
 		{reNoFees, func(int, []string) (bool, error) {
 			if pr.feeModel == "" {

@@ -23,6 +23,17 @@ func TestBuiltinCosts(t *testing.T) {
 		{"buy UP when price_up drops below 0.35, exit above 0.6 with 2% fees", rules + " fees=custom feerate=0.02 feeexp=1"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 with no latency", rules},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 without delay, with fees", rules + " fees=market"},
+		// Latency switched off as fees are: refused as an unread word, it
+		// failed prompts that asked for the default.
+		{"buy UP when price_up drops below 0.35, exit above 0.6, no fees or latency", rules + " fees=none"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, no fees and latency", rules + " fees=none"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, no latency or fees", rules + " fees=none"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, ignoring fees and latency", rules + " fees=none"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, ignore latency", rules},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, latency off, with fees", rules + " fees=market"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, fees and latency off", rules + " fees=none"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, fees off, 250 ms latency", rules + " fees=none latency=250"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, no fees and latency of 250 ms", rules + " fees=none latency=250"},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
