@@ -439,6 +439,15 @@ var (
 	}
 )
 
+// reCompactType is a compact market type ("5m", "15min", "1h", "4hr") at
+// the start of the text, and isWordByte tells a letter, digit or
+// underscore: a compact type starts no word.
+var reCompactType = regexp.MustCompile(`^(?:(?:5|15)(?:m|min)|(?:1|4|24)(?:h|hr))\b`)
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 // reOrderWord finds a word of resting orders that their phrases left
 // unread, and orderHints says how to write each.
 var (
@@ -855,6 +864,15 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	}
 
 	if loc := reDigit.FindIndex(t.b); loc != nil {
+		if m := reCompactType.Find(t.b[loc[0]:]); m != nil && (loc[0] == 0 || !isWordByte(t.b[loc[0]-1])) {
+			// A market type the words around it make a duration ("hold
+			// for 5m"): said so, the refusal does not read as if the
+			// markets were not supported.
+			if mt, ok := typeOfPhrase(string(m)); ok {
+				return pr, refuse("the built-in generator reads %q there as a duration, not the markets, and cannot use that duration: "+
+					"for the %s markets write \"on %s markets\" (or set marketType); of time it reads only what is left (\"with 20%% left\", \"in the last 5 minutes\")", string(m), mt, m)
+			}
+		}
 		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",
 			quoteAround(prompt, t.b, loc[0]))
 	}

@@ -658,4 +658,15 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt", p, err)
 		}
 	}
+	// Its refusal says it read the type as a duration, and how to write
+	// the markets: "could not use \"15m\"" read as if 15m markets were
+	// not supported.
+	for p, typ := range map[string]string{"buy UP" + rules + ", hold for 5m": "5m", "buy UP during the first 15m" + rules: "15m",
+		"buy UP" + rules + " or exit in 1h": "1h", "buy UP" + rules + ", 15min before the end": "15min", "buy UP" + rules + ", hold 4hr": "4hr"} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		e, ok := errors.AsType[*Error](err)
+		if want := `reads "` + typ + `" there as a duration`; !ok || !strings.Contains(e.Message, want) || !strings.Contains(e.Message, `"on `+typ+` markets"`) {
+			t.Errorf("%q: %v, want a refusal saying %s and \"on %s markets\"", p, err, want, typ)
+		}
+	}
 }
