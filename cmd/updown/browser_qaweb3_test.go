@@ -239,6 +239,36 @@ func TestDashboardQAWebThirdPass(t *testing.T) {
 		}
 	})
 
+	t.Run("a market's chart follows the window when it narrows", func(t *testing.T) {
+		// Drawn at 1280 px, the chart kept that width when the window
+		// narrowed to a phone's (turned, or resized): the page scrolled
+		// sideways by 900 px. A page loaded at 390 px was fine.
+		pro := pro.in(t)
+		pro.run("desktop width", chromedp.EmulateViewport(1280, 800))
+		slug := marketWithData(t, base, "15m")
+		pro.visit("#/market/"+slug, "market")
+		pro.run("the chart", chromedp.WaitVisible(byID("market-chart")+" canvas"))
+		var wide float64
+		pro.eval(`document.querySelector('[data-testid=market-chart] canvas').getBoundingClientRect().width`, &wide)
+		if wide <= 390 {
+			t.Fatalf("the chart is %v px wide at 1280 px: nothing to narrow", wide)
+		}
+		pro.run("phone width", chromedp.EmulateViewport(390, 844))
+		defer pro.run("wide again", chromedp.EmulateViewport(1280, 800))
+		var overflow, chart float64
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			pro.eval(`document.documentElement.scrollWidth - window.innerWidth`, &overflow)
+			pro.eval(`document.querySelector('[data-testid=market-chart] canvas').getBoundingClientRect().width`, &chart)
+			if overflow <= 1 && chart <= 390 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if overflow > 1 || chart > 390 {
+			t.Errorf("narrowed to 390 px, the chart is %v px wide and the page scrolls %v px sideways", chart, overflow)
+		}
+	})
+
 	t.Run("a heatmap's caption stays readable on a phone", func(t *testing.T) {
 		// Seven trials across: at 390 px the map is wider than the screen
 		// and scrolls sideways in its box; its caption, as wide as the

@@ -28,7 +28,32 @@ export function draw(el: HTMLElement, opts: uPlot.Options, data: uPlot.AlignedDa
   el.setAttribute('data-axis-labels', JSON.stringify((opts.axes ?? []).map((a) => a.label ?? '')));
   el.setAttribute('data-draw-ms', (performance.now() - t0).toFixed(1));
   el.setAttribute('data-points', String(data[0].length));
+  followWidth(el, u);
   return u;
+}
+
+/**
+ * Keeps a drawn chart as wide as its box when the window is resized (a
+ * phone turned, a window narrowed): the box is measured with the chart out
+ * of the way, whose own width would hold the box, and the page, at it.
+ */
+function followWidth(el: HTMLElement, u: uPlot): void {
+  let pending = 0;
+  const fit = () => {
+    pending = 0;
+    if (!u.root.isConnected) {
+      window.removeEventListener('resize', onResize);
+      return;
+    }
+    u.root.style.display = 'none';
+    const w = chartWidth(el);
+    u.root.style.display = '';
+    if (Math.abs(w - u.width) >= 1) u.setSize({ width: w, height: u.height });
+  };
+  const onResize = () => {
+    if (!pending) pending = requestAnimationFrame(fit);
+  };
+  window.addEventListener('resize', onResize);
 }
 
 /** The x axis of a time chart: 24-hour UTC, as in the tables. */

@@ -317,7 +317,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
       fig('Coin price', `${usd(m.coin_price_start)} → ${usd(m.coin_price_end)}`, undefined, 'wide'),
       fig('Volume', usd(m.final_volume)),
       fig('Snapshots', int(series.snapshots), 'market-snapshots'),
-      fig('Taker fee a fill at price p', marketFees(m), 'market-fee', 'wide'),
+      fig('Taker fee of a fill at price p', marketFees(m), 'market-fee', 'wide'),
     ),
   );
 
