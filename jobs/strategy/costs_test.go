@@ -167,3 +167,24 @@ func TestParseCodeCosts(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptOfNoWordsIsMissing: a prompt without a letter or a digit (a
+// NUL, spaces of other kinds, punctuation) is refused as missing, where it
+// passed the check and, with a model, spent a generation on nothing.
+func TestPromptOfNoWordsIsMissing(t *testing.T) {
+	t.Parallel()
+	for _, prompt := range []string{"", " \t", "\u0000", "\u00a0\u200b\u0000", "...", "!?"} {
+		req := Request{Prompt: prompt}
+		var e *Error
+		if err := req.Normalize(); !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, "prompt is missing") {
+			t.Errorf("prompt %q: %v, want VALIDATION_ERROR: prompt is missing", prompt, err)
+		}
+	}
+	// A preset needs no prompt; a prompt of words in any script is one.
+	for _, req := range []Request{{Preset: Presets()[0]}, {Prompt: "acheter UP sous 0,35"}, {Prompt: "买入"}} {
+		var e *Error
+		if err := req.Normalize(); errors.As(err, &e) && strings.Contains(e.Message, "prompt is missing") {
+			t.Errorf("%+v: %v", req, err)
+		}
+	}
+}

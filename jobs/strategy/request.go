@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/updown/updown/jobs/replay"
@@ -149,8 +150,11 @@ func (r *Request) Normalize() error {
 			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT, GTC%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
 	}
 	prompt := strings.TrimSpace(r.Prompt)
+	// A prompt of no letter or digit ("\u0000", "...") says nothing: it is
+	// missing, rather than a generation spent on an empty idea.
+	said := strings.ContainsFunc(prompt, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) })
 	switch n := utf8.RuneCountInString(prompt); {
-	case n == 0 && r.Preset == "":
+	case !said && r.Preset == "":
 		return invalid("prompt", "prompt is missing: describe the strategy in a sentence, e.g. \"buy UP when price_up drops below 0.35, exit above 0.6\", or choose a preset ("+strings.Join(Presets(), ", ")+")")
 	case n > MaxPromptLength:
 		return invalid("prompt", fmt.Sprintf("prompt is %d characters long: at most %d are allowed", n, MaxPromptLength))
