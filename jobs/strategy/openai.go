@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -386,6 +387,46 @@ func undecodable(err error) bool {
 	return errors.As(err, &syntax) || errors.As(err, &typ)
 }
 
+// jsonProblem says what the decoder found wrong with an answer in the
+// schema's words, where encoding/json names Go's types ("cannot unmarshal
+// string into Go struct field answer.entryConditions of type
+// []replay.Condition"): the message goes to the model to mend, and to the
+// user when it does not.
+func jsonProblem(err error) string {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		where := typ.Field
+		if where == "" {
+			where = "the answer"
+		}
+		return fmt.Sprintf("%s is a JSON %s where the schema wants %s", where, typ.Value, schemaKind(typ.Type))
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// schemaKind names the JSON a Go type decodes from.
+func schemaKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return schemaKind(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another value"
+}
+
 // answer is the shape Schema describes, used to catch fields it does not.
 type answer struct {
 	Side            string             `json:"side"`
@@ -465,7 +506,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	dec.DisallowUnknownFields()
 	var a answer
 	if err := dec.Decode(&a); err != nil {
-		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
+		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+jsonProblem(err))
 	}
 	if dec.More() {
 		return Spec{}, invalid("", "the answer has text after the JSON object; answer with the object alone")
@@ -474,7 +515,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	// of 0 is refused, not taken for the default.
 	rules, err := withoutPlaceholders([]byte(content), a)
 	if err != nil {
-		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+err.Error())
+		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+jsonProblem(err))
 	}
 	st, err := replay.DecodeStrategy(rules, "explanation")
 	if err != nil {

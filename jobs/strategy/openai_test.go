@@ -208,6 +208,10 @@ func TestOpenAIFails(t *testing.T) {
 		calls   int
 	}{
 		{"invalid twice", []openaitest.Answer{openaitest.Content("nope"), openaitest.Content("{")}, "even after being told what was wrong", 2},
+		// The decoder's words for a value of the wrong type name Go's
+		// types: the schema's are said instead.
+		{"wrong types twice", []openaitest.Answer{openaitest.JSON(with(good(), "entryConditions", "price_up < 0.4")), openaitest.JSON(with(good(), "side", 1))},
+			"side is a JSON number where the schema wants a string", 2},
 		{"invalid rules twice", []openaitest.Answer{openaitest.JSON(with(good(), "side", "SIDEWAYS")), openaitest.JSON(with(good(), "side", "LEFT"))},
 			`side "LEFT" is not one of UP, DOWN`, 2},
 		{"slow", []openaitest.Answer{openaitest.Slow(2*time.Second, openaitest.JSON(good()))}, "did not answer within 200ms", 1},
@@ -265,6 +269,9 @@ func TestOpenAIFails(t *testing.T) {
 			var e *strategy.Error
 			if !errors.As(err, &e) || e.Code != strategy.CodeGenerationFailed || !strings.Contains(e.Message, tc.msg) {
 				t.Fatalf("error %v, want AI_STRATEGY_GENERATION_FAILED saying %q", err, tc.msg)
+			}
+			if strings.Contains(e.Message, "Go struct") || strings.Contains(e.Message, "Go value") {
+				t.Errorf("message %q names Go's types", e.Message)
 			}
 			if strings.Contains(e.Message, "sk-secret") || e.Cause == nil {
 				t.Errorf("message %q leaks the provider's words, or no cause is kept for the logs", e.Message)
