@@ -222,9 +222,25 @@ def test_times_from_numpy_and_pandas():
     assert _time_param(np.int64(ms)) == str(ms)
     assert _time_param(np.float64(ms)) == str(ms)
     assert _time_param(np.datetime64(ms, "ms")) == str(ms)
-    assert _time_param(np.datetime64("2026-04-29T13:00:00.000000123")) == str(ms)
+    assert _time_param(np.datetime64("2026-04-29T13:00:00.000000123")) == "2026-04-29T13:00:00.000000123Z"
     with pytest.raises(TypeError):
         _time_param(True)
+
+
+def test_numpy_times_keep_what_is_below_the_millisecond():
+    # A frame's times are numpy's with microseconds (df.time.values[i]): a
+    # walk resumed at the last snapshot's time plus 1 µs must start after
+    # that snapshot, so the time sent is that instant, not its millisecond
+    # (the API takes start_time inclusive, rounded up to its microseconds).
+    np = pytest.importorskip("numpy")
+    from updown.client import _time_param
+    last = np.datetime64("2026-04-29T13:00:00.565429", "us")
+    assert _time_param(last + np.timedelta64(1, "us")) == "2026-04-29T13:00:00.565430Z"
+    assert _time_param(np.datetime64("2026-04-29T13:00:00.565429001", "ns")) == "2026-04-29T13:00:00.565429001Z"
+    assert _time_param(np.datetime64("2026-04-29T13:00:00.565", "ns")) == "1777467600565"
+    assert _time_param(np.datetime64("9999-12-31T23:59:59.999999", "us")) == "9999-12-31T23:59:59.999999Z"
+    with pytest.raises(ValueError):
+        _time_param(np.datetime64("NaT"))
 
 
 def test_timeout_outlasts_the_servers_job_wait():

@@ -66,8 +66,28 @@ def _time_param(t: TimeLike) -> Optional[str]:
     if isinstance(t, date):
         return t.isoformat()
     if type(t).__name__ == "datetime64":  # numpy's, e.g. df.start_time.values[0]
-        return str(int(t.astype("datetime64[ms]").astype("int64")))
+        return _numpy_time(t)
     raise TypeError(f"cannot use {type(t).__name__} as a time: give a datetime, ISO 8601 string or epoch milliseconds")
+
+
+def _numpy_time(t: Any) -> str:
+    """A numpy datetime64 as the API takes it, with what it holds below
+    the millisecond: epoch milliseconds when it is a whole millisecond,
+    else RFC 3339 with six (nine for nanosecond times) fractional digits,
+    which the API rounds up to its microseconds. Cut to the millisecond, a
+    frame's snapshot time plus 1 µs as start (where a walk resumes) would
+    answer that snapshot again."""
+    import numpy as np  # t is numpy's
+
+    if np.isnat(t):
+        raise ValueError("a time cannot be NaT")
+    digits = 9 if np.datetime_data(t.dtype)[0] in ("ns", "ps", "fs", "as") else 6  # microseconds reach year 9999
+    v = int(t.astype(f"datetime64[{'ns' if digits == 9 else 'us'}]").astype("int64"))
+    per_ms = 10 ** (digits - 3)
+    if v % per_ms == 0:
+        return str(v // per_ms)
+    sec, frac = divmod(v, 10 ** digits)
+    return datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:0{digits}d}Z"
 
 
 def _json_value(o: Any) -> Any:
