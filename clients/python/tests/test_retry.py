@@ -243,6 +243,18 @@ def test_numpy_times_keep_what_is_below_the_millisecond():
         _time_param(np.datetime64("NaT"))
 
 
+def test_float_epoch_milliseconds_keep_their_fraction():
+    # Epoch milliseconds computed from a frame's nanoseconds (ns / 1e6) have
+    # a fraction: the last snapshot's time plus 1 µs must not be cut back to
+    # the millisecond, where the inclusive start_time would take that
+    # snapshot again.
+    from updown.client import _time_param
+    ms = 1777467600565
+    assert _time_param((ms * 1_000_000 + 430_000) / 1e6) == "2026-04-29T13:00:00.565430Z"
+    assert _time_param(float(ms)) == str(ms)
+    assert _time_param(ms) == str(ms)
+
+
 def test_timeout_outlasts_the_servers_job_wait():
     # A slow job answers 504 JOB_TIMEOUT after the server's JOB_WAIT (60 s
     # by default); a client timing out first would send it again instead

@@ -56,7 +56,13 @@ def _time_param(t: TimeLike) -> Optional[str]:
     if isinstance(t, bool):
         raise TypeError("a time cannot be a bool")
     if isinstance(t, numbers.Real):  # numpy's integers and floats too
-        return str(int(t))
+        if isinstance(t, numbers.Integral) or float(t).is_integer():
+            return str(int(t))
+        # A fraction of a millisecond (ns / 1e6 of a frame's time) is kept,
+        # to the microsecond, the API's precision: cut, a walk resumed at
+        # a snapshot's time plus 1 µs would answer that snapshot again.
+        sec, us = divmod(round(float(t) * 1000), 1_000_000)
+        return datetime.fromtimestamp(sec, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{us:06d}Z"
     if isinstance(t, str):
         return t
     if isinstance(t, datetime):  # pandas.Timestamp is one too
