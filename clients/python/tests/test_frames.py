@@ -272,6 +272,24 @@ def test_a_markets_snapshots_frame_has_no_slug_column():
     assert list(s.to_frame().columns) == ["time", "coin_price", "price_up", "price_down"]
 
 
+def test_an_empty_snapshots_frame_has_the_columns_of_a_full_one():
+    # A market's snapshots in a range that holds none (snapshots_frame(slug,
+    # start=...)) gave a frame with a slug column its full frames have not,
+    # so pd.concat of pages grew a column of NaN; slug is a column of
+    # series() only, whose frame has it empty or not.
+    from updown.models import snapshot_list
+    book = {"asks": [{"price": 0.51, "size": 10}], "bids": [{"price": 0.49, "size": 10}]}
+    snap = {"time": "2026-04-29T13:00:00Z", "coin_price": 77000, "price_up": 0.5, "price_down": 0.5}
+    for books in (False, True):
+        s = dict(snap, orderbook_up=book, orderbook_down=book) if books else snap
+        one = snapshot_list(books)([updown.Snapshot.from_json(s)]).to_frame()
+        assert list(snapshot_list(books)().to_frame().columns) == list(one.columns)
+        assert "slug" not in one.columns
+        tagged = snapshot_list(books, tagged=True)
+        one = tagged([updown.Snapshot.from_json(s, slug="btc-updown-15m-1")]).to_frame()
+        assert list(tagged().to_frame().columns) == list(one.columns) and one.columns[0] == "slug"
+
+
 def test_is_best_match_has_one_dtype_for_spot_and_futures():
     # Spot trades say isBestMatch, futures trades leave it out (SPEC 2.5):
     # the column was bool for spot and object of None for futures or an

@@ -394,7 +394,8 @@ class Client:
 
     def all_snapshots(self, slug: Optional[str] = None, **kw: Any) -> SnapshotList:
         """iter_snapshots as one list (to_frame() for a DataFrame)."""
-        return records(snapshot_list(kw.get("include_orderbook", False)), self.iter_snapshots(slug, **kw))
+        return records(snapshot_list(kw.get("include_orderbook", False), kw.get("tag_slug", False)),
+                       self.iter_snapshots(slug, **kw))
 
     def snapshots_frame(self, slug: Optional[str] = None, **kw: Any):
         """Any time range of a market as a DataFrame, in one call."""
@@ -476,7 +477,7 @@ class Client:
         """The snapshots of every market of a series (coin and type) that
         starts in [start, end), oldest market first, each tagged with its
         slug: a day of BTC 15m markets in one call."""
-        out = snapshot_list(include_orderbook)()
+        out = snapshot_list(include_orderbook, tagged=True)()
         ms = self.all_markets(coin, market_type=market_type, start=_just_before(start), end=end)
         for m in sorted(ms, key=lambda m: m.start_time):
             out.extend(self.iter_snapshots(m.slug, include_orderbook=include_orderbook, tag_slug=True))

@@ -271,7 +271,7 @@ class SnapshotList(Records[Snapshot]):
 
     _row = staticmethod(_snapshot_row)
     _times = ("time",)
-    _columns = ("slug", "time", "coin_price", "price_up", "price_down")
+    _columns = ("time", "coin_price", "price_up", "price_down")
     _floats = ("coin_price", "price_up", "price_down", "best_bid_up", "best_ask_up", "best_bid_down", "best_ask_down")
 
 
@@ -283,8 +283,22 @@ class _BookSnapshotList(SnapshotList):
                                             for c in ("best_bid", "best_ask", "bids", "asks"))
 
 
-def snapshot_list(include_orderbook: bool) -> type:
-    """The list type of snapshots read with or without books."""
+class _TaggedSnapshotList(SnapshotList):
+    """Snapshots of several markets (series()), each tagged with its
+    market's slug: slug is their frame's first column, empty or not."""
+
+    _columns = ("slug",) + SnapshotList._columns
+
+
+class _TaggedBookSnapshotList(_BookSnapshotList):
+    _columns = ("slug",) + _BookSnapshotList._columns
+
+
+def snapshot_list(include_orderbook: bool, tagged: bool = False) -> type:
+    """The list type of snapshots read with or without books, tagged with
+    their markets' slugs (series()) or not (one market's)."""
+    if tagged:
+        return _TaggedBookSnapshotList if include_orderbook else _TaggedSnapshotList
     return _BookSnapshotList if include_orderbook else SnapshotList
 
 
