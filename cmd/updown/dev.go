@@ -115,7 +115,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer rdb.Close()
 
 	cfg := genConfig(*seed, *perMarket, start)
-	st, storeName, err := devStore(ctx, *databaseURL, cfg, log)
+	st, storeName, reused, err := devStore(ctx, *databaseURL, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -150,6 +150,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	g.Go(func() error { return w.Run(gctx) })
 	if *collectEvery > 0 {
 		dc := &devCollector{store: st, live: live, cfg: cfg, log: log, last: cfg.Now}
+		if reused {
+			if dc, err = resumeDevCollector(ctx, st, live, cfg, log); err != nil {
+				return err
+			}
+		}
 		g.Go(func() error { return dc.run(gctx, *collectEvery) })
 	}
 	g.Go(func() error {
@@ -162,32 +167,34 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // devStore is the memory store filled with generated data, or, given
 // --database, that Postgres database once dev has claimed it as its own
-// (claimDevDatabase), migrated, and seeded when it has no markets yet.
-func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog.Logger) (store.Store, string, error) {
+// (claimDevDatabase), migrated, and seeded when it has no markets yet;
+// reused when it has (an earlier dev's data, which the collector goes on
+// from: resumeDevCollector).
+func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog.Logger) (store.Store, string, bool, error) {
 	if databaseURL == "" {
 		st := memory.New()
 		stats, err := gen.Seed(ctx, cfg, st)
 		if err != nil {
-			return nil, "", fmt.Errorf("generate dev data: %w", err)
+			return nil, "", false, fmt.Errorf("generate dev data: %w", err)
 		}
 		log.Info("generated dev data", "markets", stats.Markets, "snapshots", stats.Snapshots)
-		return st, "memory (generated data)", nil
+		return st, "memory (generated data)", false, nil
 	}
 	st, err := openPostgres(ctx, databaseURL, false)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	fresh, err := claimDevDatabase(ctx, st.Pool())
 	if err != nil {
 		st.Close()
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if fresh {
 		log.Info("claimed an empty database for dev: marked it as dev's own (table " + devMarkerTable + ")")
 	}
 	if err := st.Migrate(ctx); err != nil {
 		st.Close()
-		return nil, "", fmt.Errorf("migrate: %w", err)
+		return nil, "", false, fmt.Errorf("migrate: %w", err)
 	}
 	demo := map[string][]byte{}
 	for _, c := range demoCustomers() {
@@ -196,7 +203,7 @@ func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog
 	restored, err := restoreRevokedKeys(ctx, st.Pool(), demo)
 	if err != nil {
 		st.Close()
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if len(restored) > 0 {
 		log.Info("restored demo keys an earlier run revoked: they are fixed, printed below, and always work in dev", "keys", restored)
@@ -204,17 +211,17 @@ func devStore(ctx context.Context, databaseURL string, cfg gen.Config, log *slog
 	n, err := st.CountMarkets(ctx, store.MarketFilter{})
 	if err != nil {
 		st.Close()
-		return nil, "", fmt.Errorf("count markets: %w", err)
+		return nil, "", false, fmt.Errorf("count markets: %w", err)
 	}
 	if n == 0 {
 		stats, err := gen.Seed(ctx, cfg, st)
 		if err != nil {
 			st.Close()
-			return nil, "", fmt.Errorf("seed database: %w", err)
+			return nil, "", false, fmt.Errorf("seed database: %w", err)
 		}
 		log.Info("seeded database", "markets", stats.Markets, "snapshots", stats.Snapshots)
 	}
-	return st, "postgres", nil
+	return st, "postgres", n > 0, nil
 }
 
 // ensureDemoCustomers creates the demo customers and their fixed keys, or

@@ -140,3 +140,50 @@ func (d *devCollector) run(ctx context.Context, every time.Duration) error {
 		}
 	}
 }
+
+// resumeDevCollector is the collector of a dev started again on a
+// database an earlier dev filled. It goes on from where the stored data
+// ends, so that what happened while dev was stopped is generated as if it
+// had run: going on from this start instead stored the markets of that
+// stretch resolved with no snapshots, and /gaps said nothing was missing.
+func resumeDevCollector(ctx context.Context, st store.Store, live store.LiveExchange, cfg gen.Config, log *slog.Logger) (*devCollector, error) {
+	last, err := storedUntil(ctx, st, cfg.Now)
+	if err != nil {
+		return nil, fmt.Errorf("dev collector: %w", err)
+	}
+	return &devCollector{store: st, live: live, cfg: cfg, log: log, last: last}, nil
+}
+
+// storedUntil is the time of the newest snapshot of the latest markets
+// of every series started by now, where an earlier dev's collector
+// stopped (every series was written up to its last tick); now when there
+// is none.
+func storedUntil(ctx context.Context, st store.Store, now time.Time) (time.Time, error) {
+	var last time.Time
+	for _, c := range store.Coins {
+		for _, mt := range store.MarketTypes {
+			if !mt.AvailableFor(c) {
+				continue
+			}
+			// The latest few: the newest may have been listed before it
+			// started, and have no snapshot.
+			ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: c, MarketType: mt, StartBefore: &now, Limit: 3})
+			if err != nil {
+				return now, err
+			}
+			for _, m := range ms {
+				snaps, _, err := st.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Limit: 1})
+				if err != nil {
+					return now, err
+				}
+				if len(snaps) > 0 && snaps[0].Time.After(last) {
+					last = snaps[0].Time
+				}
+			}
+		}
+	}
+	if last.IsZero() || last.After(now) {
+		return now, nil
+	}
+	return last, nil
+}

@@ -164,3 +164,51 @@ func TestDevCollectorKeepsItsOutage(t *testing.T) {
 		t.Errorf("gaps of %s after the ticks: %v, want the outage [%v, %v) alone", slug, gaps, from, to)
 	}
 }
+
+// TestDevResumesWhereItsDatabaseEnds: dev started again on a database an
+// earlier dev filled went on from its own start, so the markets that ran
+// while it was stopped were stored resolved with no snapshots and the one
+// live when it stopped lost the rest of its own, with no gap to say so:
+// /gaps said nothing was missing where nothing was stored. It generates
+// that stretch as if it had run, as a dev started then has it.
+func TestDevResumesWhereItsDatabaseEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 29, 13, 2, 0, 0, time.UTC)
+	st := memory.New()
+	if _, err := gen.Seed(ctx, genConfig(1, 100, t0), st); err != nil {
+		t.Fatal(err)
+	}
+	t1 := t0.Add(20 * time.Minute) // started again
+	d, err := resumeDevCollector(ctx, st, memory.NewLive(), genConfig(1, 100, t1), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.tick(ctx, t1.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := genConfig(1, 100, t1.Add(5*time.Second))
+	g, err := gen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 5m markets live when dev stopped, wholly while it was stopped,
+	// and live when it started again.
+	for at := t0.Truncate(5 * time.Minute); !at.After(t1); at = at.Add(5 * time.Minute) {
+		m, err := st.GetMarket(ctx, gen.Slug(store.BTC, store.M5, at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := g.Snapshots(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, n, err := st.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(want) || n == 0 || !got[0].Time.Equal(want[0].Time) || !got[n-1].Time.Equal(want[len(want)-1].Time) {
+			t.Errorf("%s: %d snapshots stored, a dev started at the tick has %d", m.Slug, n, len(want))
+		}
+	}
+}
