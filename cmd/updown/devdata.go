@@ -146,11 +146,15 @@ func (d *devCollector) run(ctx context.Context, every time.Duration) error {
 // ends, so that what happened while dev was stopped is generated as if it
 // had run: going on from this start instead stored the markets of that
 // stretch resolved with no snapshots, and /gaps said nothing was missing.
+// It places no outage: the seed's is stored, before the data's end, where
+// nothing is written again, and one placed before this start (OutageAgo)
+// would be recorded as a gap of markets that hold snapshots there.
 func resumeDevCollector(ctx context.Context, st store.Store, live store.LiveExchange, cfg gen.Config, log *slog.Logger) (*devCollector, error) {
 	last, err := storedUntil(ctx, st, cfg.Now)
 	if err != nil {
 		return nil, fmt.Errorf("dev collector: %w", err)
 	}
+	cfg.Outage = 0
 	return &devCollector{store: st, live: live, cfg: cfg, log: log, last: last}, nil
 }
 

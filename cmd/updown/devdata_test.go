@@ -212,3 +212,59 @@ func TestDevResumesWhereItsDatabaseEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestDevAgainKeepsTheSeededOutage: dev started again on its database
+// placed the collector outage of the generated data before this start, not
+// where the seed put it, and recorded that stretch as a gap of the markets
+// live across it, which hold snapshots there (the seed's): /gaps said "no
+// snapshot stored" beside the snapshots. The seeded outage stays the only
+// one.
+func TestDevAgainKeepsTheSeededOutage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 4, 29, 13, 2, 0, 0, time.UTC)
+	cfg := genConfig(1, 100, t0)
+	st := memory.New()
+	if _, err := gen.Seed(ctx, cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	g0, err := gen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to, ok := g0.Outage()
+	if !ok {
+		t.Fatal("the default config has no outage")
+	}
+	t1 := t0.Add(20 * time.Minute) // started again, past the next boundary of the outage's length
+	d, err := resumeDevCollector(ctx, st, memory.NewLive(), genConfig(1, 100, t1), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, now := range []time.Time{t1.Add(5 * time.Second), t1.Add(cfg.Outage)} {
+		if err := d.tick(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, _, err := st.ListMarkets(ctx, store.MarketFilter{Coin: store.BTC, MarketType: store.H24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := 0
+	for _, m := range ms {
+		if !m.StartTime.Before(t1) || !m.EndTime.After(t1) {
+			continue
+		}
+		live++ // live at t1, and across the seeded outage
+		gaps, err := st.ListGaps(ctx, m.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gaps) != 1 || !gaps[0].From.Equal(from) || !gaps[0].To.Equal(to) {
+			t.Errorf("gaps of %s after dev started again: %v, want the seeded outage [%v, %v) alone", m.Slug, gaps, from, to)
+		}
+	}
+	if live != 1 {
+		t.Fatalf("%d 24hr markets live at %v, want 1", live, t1)
+	}
+}
