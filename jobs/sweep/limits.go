@@ -24,6 +24,11 @@ func (l Limits) check(p *Plan) error {
 		// RANDOM's trials are search.trials, not the grid's size: the
 		// value to lower is that one.
 		return invalid("search.trials", "search.trials %d is over the limit: %s allows %d trials a sweep", trials, l.Plan, l.Trials)
+	case trials > l.Trials && p.Request.Search.Kind == SearchRandom:
+		// search.trials at or above the grid's size draws the whole grid:
+		// "use RANDOM search" told a RANDOM search what it already was.
+		return invalid("parameters", "this sweep has %s trials: search.trials %d draws the whole grid of %s combinations, and %s allows %d a sweep (set search.trials to %d or fewer, or narrow the ranges)",
+			count(trials), p.Request.Search.Trials, count(p.gridSize), l.Plan, l.Trials, l.Trials)
 	case trials > l.Trials:
 		return invalid("parameters", "this sweep has %s trials: %s allows %d a sweep (narrow the ranges or use RANDOM search)", count(trials), l.Plan, l.Trials)
 	case markets > l.Markets:

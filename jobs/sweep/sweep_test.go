@@ -229,9 +229,12 @@ func TestSweepValidation(t *testing.T) {
 		// A RANDOM draw over a larger grid has search.trials trials: that is the value over the limit.
 		{"RANDOM over PRO's trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 300, "seed": 1},
 			"parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.01}}))), ProLimits, "search.trials", "search.trials 300 is over the limit: PRO allows 200"},
-		// Asking for more than the grid draws the whole grid: its size is what counts.
+		// Asking for more than the grid draws the whole grid: its size is
+		// what counts, and lowering search.trials is the way under the
+		// limit (it once advised a RANDOM search to "use RANDOM search").
 		{"RANDOM of a grid over PRO's trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 5000, "seed": 1},
-			"parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters", "397 trials: PRO allows 200"},
+			"parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters",
+			"397 trials: search.trials 5000 draws the whole grid of 397 combinations, and PRO allows 200 a sweep (set search.trials to 200 or fewer, or narrow the ranges)"},
 		{"over PRO's replays", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 101, "step": 1}}))), ProLimits, "parameters", "101 trials × 200 markets = 20,200 replays: PRO allows 20,000"},
 	}
 	for _, tt := range tests {
