@@ -222,7 +222,15 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 	}
 	best := bestOf(res.Trials, func(tr TrialResult) *float64 { return tr.TrainObjective })
 	if best < 0 {
-		return res, nil // no trial has a defined objective: nothing to choose
+		// No trial has a defined objective: nothing to choose. A walk
+		// forward still lists its folds, each choosing none (no fold's
+		// train markets are more than the last's, where none has one).
+		if r.Split.Kind == SplitWalkForward {
+			for k := range folds {
+				res.Folds = append(res.Folds, FoldResult{Fold: k + 1, Test: stats.Aggregate(nil, size)})
+			}
+		}
+		return res, nil
 	}
 	b := &Best{Trial: best, Parameters: valuesOf(best), TrainObjective: res.Trials[best].TrainObjective,
 		TestObjective: res.Trials[best].TestObjective, Test: res.Trials[best].Test}

@@ -753,3 +753,30 @@ func traded(pnl float64) TrialMarket {
 	return TrialMarket{Performance: &replay.Performance{TotalPnL: pnl, TotalTrades: 1, WinningTrades: win},
 		Sums: replay.SumTrips([]Trip{{EntryFill: 0.5, EntryMid: 0.5, PnL: pnl, Won: float64(win)}})}
 }
+
+// TestWalkForwardFoldsWithoutABest: a WALK_FORWARD sweep in which no trial
+// has an objective (here none trades, so none has an ev_per_trade) still
+// lists its folds, each choosing none (trial null, its test block in no
+// figure), as a fold without a choice is listed beside others: the folds
+// were left out altogether, and a caller reading results.folds of a
+// WALK_FORWARD sweep found nothing there.
+func TestWalkForwardFoldsWithoutABest(t *testing.T) {
+	t.Parallel()
+	res, folds := summarizeTwoTrials(t, 12, func(b map[string]any) {
+		b["split"] = map[string]any{"kind": "WALK_FORWARD", "folds": 3}
+		b["objective"] = "ev_per_trade"
+	}, func(m, tr int) TrialMarket {
+		return TrialMarket{Performance: &replay.Performance{}} // replayed, no trade
+	})
+	if res.Best != nil {
+		t.Fatalf("best %+v, want none", res.Best)
+	}
+	if len(res.Folds) != len(folds) {
+		t.Fatalf("%d folds listed, want %d", len(res.Folds), len(folds))
+	}
+	for k, f := range res.Folds {
+		if f.Fold != k+1 || f.Trial != nil || f.TrainObjective != nil || f.TestObjective != nil || f.Test.NMarkets != 0 {
+			t.Errorf("fold %d: %+v, want fold %d choosing none, its test empty", k+1, f, k+1)
+		}
+	}
+}
