@@ -1448,6 +1448,18 @@ func (r *run) finish() error {
 		if !to.After(from) {
 			return nil
 		}
+		// A stored gap of snapshots across from or to (one an earlier
+		// import found from the window's start to its first snapshot, or
+		// from its last to the end, where this one begins or ends inside)
+		// is measured again whole, with this import's snapshots: cut at
+		// from or to, its part outside would stay a gap however short
+		// (a stretch of under GapAfter between the two imports'
+		// snapshots, or from the window's start to this import's first
+		// event), where one import of both inputs finds none.
+		from, to, err := r.widenToGaps(from, to)
+		if err != nil {
+			return err
+		}
 		times, err := r.storedTimes(from, to)
 		if err != nil {
 			return err
@@ -1505,6 +1517,30 @@ func (r *run) tradesGaps(from, to time.Time, imported []int64) ([]store.Gap, err
 		}
 	}
 	return out, nil
+}
+
+// widenToGaps returns [from, to] widened to the bounds of the market's
+// stored gaps of snapshots that cross from or to.
+func (r *run) widenToGaps(from, to time.Time) (time.Time, time.Time, error) {
+	if r.created {
+		return from, to, nil
+	}
+	stored, err := r.im.st.ListGaps(r.im.ctx, r.m.Slug)
+	if err != nil {
+		return from, to, fmt.Errorf("archive: read stored gaps of %s: %w", r.m.Slug, err)
+	}
+	for _, g := range stored {
+		if g.Kind != store.GapSnapshots {
+			continue
+		}
+		if g.From.Before(from) && g.To.After(from) {
+			from = g.From
+		}
+		if g.From.Before(to) && g.To.After(to) {
+			to = g.To
+		}
+	}
+	return from, to, nil
 }
 
 // storedTimes are the instants of the market's snapshots stored before
