@@ -137,7 +137,10 @@ func AddDataSource(sources []string, source string) []string {
 }
 
 // MergeTickChanges adds to old the changes of add at instants it has none of
-// (the first of add's at each), in time order. The instants met are kept
+// (the first of add's at each), in time order, less those to the tick in
+// force before them (the change before): no change, such as a capture's
+// book taken for one (a capture begun after the tick changed) once an
+// earlier capture brought the change itself. The instants met are kept
 // in a set: a market's changes are thousands in a long import, and
 // looking each up among those before was most of the writer's time.
 func MergeTickChanges(old, add []TickSizeChange) []TickSizeChange {
@@ -160,5 +163,5 @@ func MergeTickChanges(old, add []TickSizeChange) []TickSizeChange {
 		}
 	}
 	slices.SortStableFunc(out, tickChangeTime)
-	return out
+	return slices.CompactFunc(out, func(a, b TickSizeChange) bool { return a.TickSize == b.TickSize })
 }

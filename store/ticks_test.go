@@ -12,7 +12,8 @@ import (
 
 // TestMergeTicksAsLookingUpEach checks MergeTickChanges against the plain way:
 // each change of add looked up among those kept so far, kept when its
-// instant is new, and all sorted by time. Random lists of changes at few
+// instant is new, and all sorted by time, less each change to the tick of
+// the one before it (no change). Random lists of changes at few
 // instants, so that instants repeat within and across the two.
 func TestMergeTicksAsLookingUpEach(t *testing.T) {
 	plain := func(old, add []store.TickSizeChange) []store.TickSizeChange {
@@ -23,7 +24,13 @@ func TestMergeTicksAsLookingUpEach(t *testing.T) {
 			}
 		}
 		slices.SortStableFunc(out, func(a, b store.TickSizeChange) int { return a.Time.Compare(b.Time) })
-		return out
+		var kept []store.TickSizeChange
+		for _, c := range out {
+			if n := len(kept); n == 0 || kept[n-1].TickSize != c.TickSize {
+				kept = append(kept, c)
+			}
+		}
+		return kept
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	base := time.Date(2026, 5, 12, 0, 0, 0, 0, time.UTC)

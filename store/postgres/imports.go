@@ -251,7 +251,9 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		for i, c := range m.TickSizeChanges {
 			norm[i] = store.TickSizeChange{Time: micro(c.Time), TickSize: c.TickSize}
 		}
-		if merged := store.MergeTickChanges(stored, norm); len(merged) > len(stored) {
+		if merged := store.MergeTickChanges(stored, norm); !slices.EqualFunc(merged, stored, func(a, b store.TickSizeChange) bool {
+			return a.Time.Equal(b.Time) && a.TickSize == b.TickSize
+		}) {
 			times, sizes := splitTickChanges(merged)
 			if _, err := t.tx.Exec(ctx, addTicksSQL, id, times, sizes, sizes[len(sizes)-1], now); err != nil {
 				return false, wrap(op, err)

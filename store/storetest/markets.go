@@ -917,16 +917,18 @@ func testMarketTickChangesOrder(t *testing.T, s store.Store) {
 	}
 	start := t0()
 	given := []store.TickSizeChange{
-		tc(start.Add(3*time.Minute), micros(1000)),
+		tc(start.Add(3*time.Minute), micros(10000)),
 		tc(start.Add(time.Minute+100*time.Nanosecond), micros(10000)),
 		tc(start.Add(2*time.Minute), micros(1000)),
 		tc(start.Add(time.Minute+900*time.Nanosecond), micros(1000)), // the microsecond of the one before
-		tc(start.Add(3*time.Minute), micros(10000)),                  // the instant of the first
+		tc(start.Add(3*time.Minute), micros(1000)),                   // the instant of the first
 	}
+	// Each a change from the one before: an import's merge drops a
+	// "change" to the tick in force (store.MergeTickChanges).
 	want := []store.TickSizeChange{
 		tc(start.Add(time.Minute), micros(10000)),
 		tc(start.Add(2*time.Minute), micros(1000)),
-		tc(start.Add(3*time.Minute), micros(1000)),
+		tc(start.Add(3*time.Minute), micros(10000)),
 	}
 	check := func(op string, m store.Market) {
 		t.Helper()
@@ -992,7 +994,7 @@ func testMarketTickChangesOrder(t *testing.T, s store.Store) {
 	// the stored one wins, and the tick size stays the last change's.
 	tx = begin(t, s)
 	again := merged
-	again.TickSizeChanges = []store.TickSizeChange{tc(start.Add(3*time.Minute+500*time.Nanosecond), micros(10000))}
+	again.TickSizeChanges = []store.TickSizeChange{tc(start.Add(3*time.Minute+500*time.Nanosecond), micros(1000))}
 	_, err = tx.AddMarket(ctx, again, "pmxt-v2")
 	mustOK(t, err, "import: add the market once more")
 	_, _, err = tx.Commit(ctx, store.Import{Key: "tick-order-4", Source: "pmxt-v2"})
