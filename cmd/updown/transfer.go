@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -145,6 +146,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if magic, _ := br.Peek(4); string(magic) == "PAR1" {
 		return fmt.Errorf("import: %s is Parquet, which is read from its end: give it as --in FILE", inName(*in))
 	}
+	if isMarketChannelFrame(br) {
+		return fmt.Errorf("import: %s holds Polymarket market-channel frames (a websocket dump), not an export: import it with `updown import events --format ws-jsonl --markets markets.json %s`", inName(*in), *in)
+	}
 	st, err := openAdminStore(ctx, *dbURL)
 	if err != nil {
 		return err
@@ -171,6 +175,23 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("import (%s): %s: %w", importedBefore(stats), inName(*in), err)
 	}
 	return writeJSON(stdout, importSummary(stats, time.Since(began)))
+}
+
+// isMarketChannelFrame reports whether the input begins with a frame of
+// Polymarket's market channel, as a raw websocket dump (ws-jsonl) does:
+// an object, or an array of them (an initial dump's books), whose first
+// field read is not an export's "type" but names an event_type. Only the
+// buffered start is looked at.
+func isMarketChannelFrame(br *bufio.Reader) bool {
+	head, _ := br.Peek(br.Size())
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	head = bytes.TrimLeft(head, " \t\r[")
+	if len(head) == 0 || head[0] != '{' {
+		return false
+	}
+	return bytes.Contains(head, []byte(`"event_type"`)) && !bytes.Contains(head, []byte(`"type":`)) && !bytes.Contains(head, []byte(`"type" :`))
 }
 
 // inName names --in for a message: stdin for -.
