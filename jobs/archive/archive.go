@@ -666,7 +666,7 @@ func (im *importer) readPMXT(f *pmxtFile) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		}, &skipped)
+		}, &skipped, im.opt.GapAfter)
 	}()
 	var err error
 	for its := range markets {

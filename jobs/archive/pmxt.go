@@ -155,8 +155,12 @@ func (p *pmxtFile) pick(row parquet.Row, vals *[16]parquet.Value) {
 // (the file is sorted by market, then asset and time) are gathered, put in
 // time order across the market's two tokens, and handed to fn; want says
 // whether a market's rows are worth decoding (a market not imported is
-// skipped unread, its rows counted in skipped).
-func (p *pmxtFile) read(ctx context.Context, rowsRead *atomic.Int64, want func(conditionID string, pos Pos) (bool, error), fn func([]item) error, skipped *int64) error {
+// skipped unread, its rows counted in skipped). A market's rows met again
+// after other markets' are handed on as they come, as a file in time order
+// has them; rows over behind earlier than the market's last event handed
+// (a file in another order, by token for one) are an error: its events
+// would be folded into its books out of time order.
+func (p *pmxtFile) read(ctx context.Context, rowsRead *atomic.Int64, want func(conditionID string, pos Pos) (bool, error), fn func([]item) error, skipped *int64, behind time.Duration) error {
 	var (
 		cur     string
 		keep    bool
@@ -165,6 +169,7 @@ func (p *pmxtFile) read(ctx context.Context, rowsRead *atomic.Int64, want func(c
 		rowNum  int64
 		vals    [16]parquet.Value
 		started bool
+		handed  = map[string]time.Time{} // the latest event time handed, by market
 	)
 	flush := func() error {
 		if !keep || len(items) == 0 {
@@ -183,6 +188,16 @@ func (p *pmxtFile) read(ctx context.Context, rowsRead *atomic.Int64, want func(c
 			sorted[i] = items[j]
 		}
 		items, recv = items[:0], recv[:0]
+		if i := slices.IndexFunc(sorted, func(it item) bool { return !it.ev.Time.IsZero() }); i >= 0 {
+			first, last := sorted[i], sorted[len(sorted)-1].ev.Time
+			if prev, ok := handed[cur]; ok && prev.Sub(first.ev.Time) > behind {
+				return &InputError{Pos: first.pos, Field: "timestamp", Err: fmt.Errorf("market %s's rows met again after other markets', %s before its event at %s read before: a PMXT hour is sorted by market, then asset and time received (sort the file so)",
+					cur, prev.Sub(first.ev.Time), prev.UTC().Format(time.RFC3339Nano))}
+			}
+			if last.After(handed[cur]) {
+				handed[cur] = last
+			}
+		}
 		return fn(sorted)
 	}
 	buf := make([]parquet.Row, 512)
