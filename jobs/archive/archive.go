@@ -834,10 +834,10 @@ func (im *importer) finishEnded(now time.Time) error {
 
 // orderCheck finds an event of a ws-jsonl file out of time order: a
 // price_change or tick_size_change over after behind the latest change of
-// its token before it in the file.
+// its market before it in the file.
 type orderCheck struct {
 	after time.Duration
-	clock map[string]time.Time // by token (asset id)
+	clock map[string]time.Time // by market (condition id, else token)
 }
 
 func newOrderCheck(after time.Duration) *orderCheck {
@@ -852,15 +852,18 @@ func (c *orderCheck) check(e *book.Event, token string, pos Pos) error {
 		// it in an initial dump; a trade's is its match.
 		return nil
 	}
-	// The clock is the token's, as events fold a token at a time: a
-	// capture of two connections, one seconds behind the other, is in
-	// order token by token.
-	clock := c.clock[token]
+	// The clock is the market's, as a market's events fold into its
+	// books on one clock (its run's): a capture of two connections, one
+	// seconds behind the other, is in order market by market, but one
+	// of a token each, concatenated (every Up frame, then every Down
+	// frame), is not, though each token's frames are in order.
+	key := cmp.Or(e.Market, token)
+	clock := c.clock[key]
 	if clock.Sub(e.Time) > c.after {
 		return &outOfOrder{pos: pos, at: e.Time, clock: clock}
 	}
 	if e.Time.After(clock) {
-		c.clock[token] = e.Time
+		c.clock[key] = e.Time
 	}
 	return nil
 }
