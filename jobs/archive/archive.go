@@ -944,6 +944,13 @@ func (im *importer) items(items []item) error {
 			im.skipped++
 			continue
 		}
+		if !e.Time.IsZero() && (e.Time.Before(earliestEvent) || e.Time.After(im.began.Add(24*time.Hour))) {
+			// A time in µs or s, not ms: the first finished the market
+			// (the clock in a year to come), the second went back to 1970,
+			// and a trade so dated was stored then.
+			return &InputError{Pos: it.pos, Field: "timestamp", Err: fmt.Errorf("%s is not a time of an archived event (before %s, or over a day after the import began): the market channel's times are in ms",
+				e.Time.UTC().Format(time.RFC3339Nano), earliestEvent.Format(time.DateOnly))}
+		}
 		if im.opt.Format == WSJSONL && !e.Time.IsZero() {
 			if im.covFrom.IsZero() || e.Time.Before(im.covFrom) {
 				im.covFrom = e.Time
@@ -966,6 +973,10 @@ func (im *importer) items(items []item) error {
 	}
 	return nil
 }
+
+// earliestEvent is before any market-channel event: Polymarket's order
+// book began after it.
+var earliestEvent = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // flushEvery is how many snapshots of a market are held before they are
 // written.

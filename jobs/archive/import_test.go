@@ -249,6 +249,11 @@ func TestBadInput(t *testing.T) {
 			}
 		}, []store.Market{fx.known}, []string{"line 11", "field bids"}},
 		{"bad timestamp", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"BUY"`, `"abc"`), []store.Market{fx.known}, []string{"line 11", "field timestamp"}},
+		// A time in µs or in s, not ms: years from now, or in 1970, where
+		// the first finished the market (no snapshot after it) and a
+		// trade so dated was stored in the year 58331.
+		{"timestamp in µs", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"BUY"`, `"`+strconv.FormatInt(good[10].ts*1000, 10)+`"`), []store.Market{fx.known}, []string{"line 11", "field timestamp"}},
+		{"timestamp in s", archive.WSJSONL, badChange(fx, good, `"price":"0.5","size":"5","side":"BUY"`, `"`+strconv.FormatInt(good[10].ts/1000, 10)+`"`), []store.Market{fx.known}, []string{"line 11", "field timestamp"}},
 		{"unknown market without --markets", archive.WSJSONL, func(t *testing.T, path string) {
 			writeJSONL(t, path, good)
 		}, nil, []string{"dump", "line 1", "field market", "--markets"}},
