@@ -308,6 +308,10 @@ type frame struct {
 	off     int64
 }
 
+// utf8BOM is the byte order mark some tools write before a text file's
+// first line.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // eachFrame reads r, the ws-jsonl file name, a line at a time and hands
 // each frame that is not blank to fn, the frame's events and text being
 // fn's until it returns. A line too long, a read that fails and a frame
@@ -333,9 +337,15 @@ func eachFrame(ctx context.Context, name string, r io.Reader, fn func(frame) err
 			}
 			return &InputError{Pos: Pos{File: name, Line: line}, Err: err}
 		}
-		if t := bytes.TrimSpace(data); len(t) > 0 {
+		text, lead := data, 0
+		if line == 1 && bytes.HasPrefix(text, utf8BOM) {
+			// A byte order mark, as Windows editors save text: not the
+			// frame's.
+			text, lead = text[len(utf8BOM):], len(utf8BOM)
+		}
+		if t := bytes.TrimSpace(text); len(t) > 0 {
 			f := frame{pos: Pos{File: name, Line: line}, text: t,
-				off: off + int64(len(data)-len(bytes.TrimLeftFunc(data, unicode.IsSpace)))}
+				off: off + int64(lead+len(text)-len(bytes.TrimLeftFunc(text, unicode.IsSpace)))}
 			var ferr error
 			if evs, f.prices, f.isPrice, ferr = decodeFrame(&dec, evs[:0], t, f.pos); ferr != nil {
 				return frameOrStream(ctx, r, br, f.pos, f.off+int64(len(t)), ferr)
