@@ -27,13 +27,8 @@ func TestPMXTNotSortedByMarket(t *testing.T) {
 	ctx := context.Background()
 	fx := newFxSet()
 	dir := t.TempDir()
-	jsonl := filepath.Join(dir, "dump.jsonl")
-	writeJSONL(t, jsonl, fx.events)
 	markets := []store.Market{fx.known, fx.unknown}
-	want := memory.New()
-	if _, err := archive.Import(ctx, want, archive.Options{Format: archive.WSJSONL, Files: []string{jsonl}, Markets: markets, Prices: fx.klines(t)}); err != nil {
-		t.Fatal(err)
-	}
+	want := inOrderImport(t, fx, dir, markets)
 	rank := map[string]int{fx.known.ClobTokenUp: 0, fx.unknown.ClobTokenUp: 1, fx.known.ClobTokenDown: 2, fx.unknown.ClobTokenDown: 3}
 	for _, c := range []struct {
 		name      string
@@ -67,15 +62,7 @@ func TestPMXTNotSortedByMarket(t *testing.T) {
 				return
 			}
 			for _, m := range markets {
-				a, b := snapshotsOf(t, want, m.Slug), snapshotsOf(t, got, m.Slug)
-				if len(a) != len(b) {
-					t.Fatalf("%s: ws-jsonl %d snapshots, pmxt-v2 %d", m.Slug, len(a), len(b))
-				}
-				for i := range a {
-					if !a[i].Time.Equal(b[i].Time) || !sameSnapshot(a[i], b[i]) {
-						t.Fatalf("%s: snapshot %d: ws-jsonl %s %s, pmxt-v2 %s %s", m.Slug, i, a[i].Time, fmtSnap(a[i]), b[i].Time, fmtSnap(b[i]))
-					}
-				}
+				sameSnapshots(t, m.Slug, "ws-jsonl", want, "pmxt-v2", got)
 			}
 		})
 	}

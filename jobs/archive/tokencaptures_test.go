@@ -26,13 +26,8 @@ func TestCapturesOfEachTokenConcatenated(t *testing.T) {
 	ctx := context.Background()
 	fx := newFxSet()
 	dir := t.TempDir()
-	inOrder := filepath.Join(dir, "dump.jsonl")
-	writeJSONL(t, inOrder, fx.events)
 	markets := []store.Market{fx.known, fx.unknown}
-	want := memory.New()
-	if _, err := archive.Import(ctx, want, archive.Options{Format: archive.WSJSONL, Files: []string{inOrder}, Markets: markets, Prices: fx.klines(t)}); err != nil {
-		t.Fatal(err)
-	}
+	want := inOrderImport(t, fx, dir, markets)
 	// A capture a token, the Up tokens' first.
 	rank := map[string]int{fx.known.ClobTokenUp: 0, fx.unknown.ClobTokenUp: 1, fx.known.ClobTokenDown: 2, fx.unknown.ClobTokenDown: 3}
 	evs := slices.Clone(fx.events)
@@ -52,19 +47,40 @@ func TestCapturesOfEachTokenConcatenated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range markets {
-		a, b := snapshotsOf(t, want, m.Slug), snapshotsOf(t, got, m.Slug)
-		if len(a) != len(b) {
-			t.Fatalf("%s: %d snapshots from the captures concatenated, %d from the dump in time order", m.Slug, len(b), len(a))
-		}
-		for i := range a {
-			if !a[i].Time.Equal(b[i].Time) || !sameSnapshot(a[i], b[i]) {
-				t.Fatalf("%s: snapshot %d: in order %s %s, concatenated %s %s", m.Slug, i, a[i].Time, fmtSnap(a[i]), b[i].Time, fmtSnap(b[i]))
-			}
-		}
+		sameSnapshots(t, m.Slug, "in order", want, "concatenated", got)
 		ga, _ := want.ListGaps(ctx, m.Slug)
 		gb, _ := got.ListGaps(ctx, m.Slug)
 		if !sameGaps(ga, gb) {
 			t.Errorf("%s: gaps %v, in order %v", m.Slug, gb, ga)
+		}
+	}
+}
+
+// inOrderImport imports fx's events for markets from a ws-jsonl dump in
+// time order, written in dir: the import the same events in another
+// order or form must equal.
+func inOrderImport(t *testing.T, fx fxSet, dir string, markets []store.Market) *memory.Store {
+	t.Helper()
+	name := filepath.Join(dir, "dump.jsonl")
+	writeJSONL(t, name, fx.events)
+	st := memory.New()
+	if _, err := archive.Import(context.Background(), st, archive.Options{Format: archive.WSJSONL, Files: []string{name}, Markets: markets, Prices: fx.klines(t)}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// sameSnapshots fails t unless the two imports, named for the message,
+// hold the same snapshots of the market.
+func sameSnapshots(t *testing.T, slug, wantName string, want *memory.Store, gotName string, got *memory.Store) {
+	t.Helper()
+	a, b := snapshotsOf(t, want, slug), snapshotsOf(t, got, slug)
+	if len(a) != len(b) {
+		t.Fatalf("%s: %s %d snapshots, %s %d", slug, wantName, len(a), gotName, len(b))
+	}
+	for i := range a {
+		if !a[i].Time.Equal(b[i].Time) || !sameSnapshot(a[i], b[i]) {
+			t.Fatalf("%s: snapshot %d: %s %s %s, %s %s %s", slug, i, wantName, a[i].Time, fmtSnap(a[i]), gotName, b[i].Time, fmtSnap(b[i]))
 		}
 	}
 }
