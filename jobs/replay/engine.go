@@ -615,6 +615,9 @@ type engine struct {
 	tradeSums stats.TradeSums // of the round trips, under keepSums
 	sums      sums            // of the events, as they are recorded
 	dd        drawdown
+	// leastSold is the fewest shares an exit sold in one order (0 before
+	// any): under the market's minimum, Polymarket refuses the order.
+	leastSold float64
 }
 
 // sums accumulates what the performance reads of the trade events as each
@@ -965,6 +968,9 @@ func (e *engine) closeAt(ev event) {
 	}
 	e.realized += ev.pnl
 	ev.cum = e.realized
+	if ev.reason != evMarketEnd && (e.leastSold == 0 || ev.shares < e.leastSold) {
+		e.leastSold = ev.shares // a sell order; the settlement takes none
+	}
 	if e.keep == keepSums && len(e.events) > 0 {
 		// The last event recorded is this position's ENTRY.
 		entry := &e.events[len(e.events)-1]

@@ -81,6 +81,8 @@ type restOrder struct {
 // the engine's position: the order, the trades that fill it, the orders
 // list and its counters.
 type resting struct {
+	// leastSell is the fewest shares a SELL placed offered (0 before any).
+	leastSell      float64
 	on             bool
 	postOnly       bool
 	front          bool
@@ -191,6 +193,9 @@ func (r *resting) record(a orderAction) {
 	switch a.action {
 	case OrderPlaced:
 		r.counts[0]++
+		if !a.buy && (r.leastSell == 0 || a.shares < r.leastSell) {
+			r.leastSell = a.shares
+		}
 	case OrderFilled:
 		r.counts[1]++
 	case OrderRejected:
