@@ -621,6 +621,17 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP on 5m markets" + rules, mt: "1h", refusedFor: "marketType is 1hr"},
 		{prompt: "buy UP on BTC or ETH markets" + rules, refusedFor: "one coin"},
 		{prompt: "buy UP on 5m and 15m markets" + rules, refusedFor: "one market type"},
+		// Markets the service has none of are refused, where they ran on
+		// BTC 15m markets without a word; beside a coin or type it has,
+		// or the request's, the other names are the prompt's context.
+		{prompt: "buy UP on DOGE markets" + rules, refusedFor: "names DOGE"},
+		{prompt: "buy UP on xrp 5m markets" + rules, refusedFor: "names xrp"},
+		{prompt: "buy UP on weekly markets" + rules, refusedFor: `names "weekly markets"`},
+		{prompt: "buy UP on 30m windows" + rules, refusedFor: `names "30m windows"`},
+		{prompt: "buy UP on BTC markets like DOGE" + rules, wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP on DOGE markets" + rules, coin: "ETH", wantCoin: store.ETH, wantType: store.M15},
+		{prompt: "buy UP on weekly markets" + rules, mt: "5m", wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "buy UP on chainlink-settled markets" + rules, wantCoin: store.BTC, wantType: store.M15},
 	} {
 		req := Request{Prompt: tc.prompt, Coin: store.Coin(tc.coin), MarketType: store.MarketType(tc.mt)}
 		err := req.Normalize()

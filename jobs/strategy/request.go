@@ -171,6 +171,15 @@ func (r *Request) Normalize() error {
 	// markets the user did not mean, without a word.
 	coin, mt := store.BTC, store.M15
 	coins, types := coinsNamed(prompt), typesNamed(prompt)
+	// Markets the service has none of, named where the prompt chooses the
+	// markets: read as the defaults, "DOGE markets" ran on BTC's, and
+	// "weekly markets" on 15m ones, without a word.
+	if w := reOtherCoin.FindString(prompt); w != "" && r.Coin == "" && len(coins) == 0 {
+		return invalid("prompt", fmt.Sprintf("the prompt names %s: the service records BTC, ETH and SOL up/down markets only; name one of them (or set coin), or leave the coin out for BTC", w))
+	}
+	if w := reOtherType.FindString(prompt); w != "" && r.MarketType == "" && len(types) == 0 {
+		return invalid("prompt", fmt.Sprintf("the prompt names %q: the service records 5m, 15m, 1hr, 4hr and 24hr markets only; name one of them (or set marketType), or leave it out for 15m", w))
+	}
 	switch {
 	case r.Coin != "":
 		c, err := parseCoin(string(r.Coin), true)
@@ -227,6 +236,15 @@ func (r *Request) Normalize() error {
 	r.Prompt, r.Coin, r.MarketType = prompt, coin, mt
 	return nil
 }
+
+// reOtherCoin finds a coin the service has no markets of, among the
+// names a prompt would give one (words with another sense, such as
+// "link", "near" or "dot", are left out, and so is Chainlink, whose price
+// settles the 5m and 15m markets).
+var reOtherCoin = regexp.MustCompile(`(?i)\b(?:doge|dogecoin|xrp|ripple|cardano|bnb|avax|avalanche|litecoin|ltc|polkadot|matic|shib|shiba|pepe|tron|aptos|arbitrum|hyperliquid|bch|bitcoin cash)\b`)
+
+// reOtherType finds markets of a length the service has none of.
+var reOtherType = regexp.MustCompile(`(?i)\b(?:weekly|monthly|yearly|annual|1-week|one-week|30m|30-minute|2h|2-hour|12h|12-hour)\s+(?:markets?|windows?)\b`)
 
 // reCoinWord finds the coins a prompt names.
 var reCoinWord = regexp.MustCompile(`(?i)\b(btc|bitcoin|eth|ether|ethereum|sol|solana)\b`)
