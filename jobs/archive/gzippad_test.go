@@ -49,8 +49,18 @@ func TestGzipZeroPadded(t *testing.T) {
 		t.Errorf("padded with zeros: %d events, %d snapshots, %d trades; without: %d, %d, %d", got.Events, got.Import.Snapshots, got.Import.Trades,
 			want.Events, want.Import.Snapshots, want.Import.Trades)
 	}
-	junk := append(append(append([]byte(nil), data...), make([]byte, 100)...), "junk"...)
-	if _, err := imp("junk.jsonl.gz", junk); err == nil || !strings.Contains(err.Error(), "junk.jsonl.gz") || !strings.Contains(err.Error(), "gzip") {
-		t.Errorf("a gzip dump followed by zeros and other bytes: %v, want an error naming the file and gzip", err)
+	// Other bytes after the last member, after zeros or not, a few or
+	// more than a gzip header: an error that says so, where a few were
+	// called a file cut short ("the file ends before its data does").
+	for name, tail := range map[string][]byte{
+		"junk.jsonl.gz":       append(make([]byte, 100), "junk"...),
+		"short.jsonl.gz":      []byte("junk"),
+		"long.jsonl.gz":       []byte("this is not another gzip member\n"),
+		"near-magic.jsonl.gz": {0x1f},
+	} {
+		_, err := imp(name, append(append([]byte(nil), data...), tail...))
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "gzip file goes on after its last member") || strings.Contains(err.Error(), "truncated") {
+			t.Errorf("a gzip dump followed by %q: %v, want an error naming the file and the bytes after its last member", tail, err)
+		}
 	}
 }

@@ -196,9 +196,12 @@ func (g *gzipMembers) next() error {
 			}
 			if c != 0 {
 				_ = g.br.UnreadByte()
-				return gzip.ErrHeader // bytes after the padding
+				return errTrailing // bytes after the padding
 			}
 		}
+	}
+	if b, _ := g.br.Peek(2); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return errTrailing
 	}
 	if err := g.zr.Reset(g.br); err != nil {
 		return err
@@ -206,6 +209,10 @@ func (g *gzipMembers) next() error {
 	g.zr.Multistream(false)
 	return nil
 }
+
+// errTrailing is bytes after a gzip file's last member (and any zeros)
+// that begin no other member: the data before them was read whole.
+var errTrailing = errors.New("bytes after the last member begin no other member")
 
 // decompressed reads a compressed input; its errors but io.EOF are
 // errCompressed. raw is the file's bytes as read, br what of them the
@@ -237,6 +244,9 @@ type errCompressed struct {
 }
 
 func (e *errCompressed) Error() string {
+	if errors.Is(e.err, errTrailing) {
+		return fmt.Sprintf("the %s file goes on after its last member, from byte %d, with bytes that begin no other member: everything before them was read; cut them off (or compress the file again) to import it", e.kind, e.off)
+	}
 	if e.ended && errors.Is(e.err, io.ErrUnexpectedEOF) {
 		return fmt.Sprintf("the %s stream is truncated or corrupt near byte %d of the file (%v): the file ends before its data does", e.kind, e.off, e.err)
 	}
