@@ -153,9 +153,13 @@ type Config struct {
 	// BookLevels is how many levels of each side of each book a snapshot
 	// keeps (10).
 	BookLevels int
-	// MaxInFlight bounds the snapshot requests under way at once (4): a
+	// MaxInFlight bounds the snapshot requests under way at once (8): a
 	// slow answer does not stop the next tick, but a stalled upstream
-	// cannot pile requests up either; ticks beyond it are gaps.
+	// cannot pile requests up either; ticks beyond it are gaps. A REST
+	// poll of the books the websocket lacks that runs to its deadline
+	// holds its instant's slot for MaxLag: at the default cadence that is
+	// 4 instants' slots, and 8 leave room for a loaded machine's lateness
+	// before an instant, the websocket's markets with it, is lost as busy.
 	MaxInFlight int
 	// MaxLag is how late after its tick a snapshot's data may arrive and
 	// still be recorded at the tick's time (1 s); later ones are gaps.
@@ -295,7 +299,7 @@ func (c *Config) setDefaults() error {
 	}
 	def(&c.Interval, store.SnapshotCadence)
 	defInt(&c.BookLevels, 10)
-	defInt(&c.MaxInFlight, 4)
+	defInt(&c.MaxInFlight, 8)
 	def(&c.MaxLag, time.Second)
 	def(&c.RequestTimeout, 5*time.Second)
 	if c.Backoff == (Backoff{}) {
