@@ -50,7 +50,10 @@ type Config struct {
 	// it are not recorded, so the markets wholly inside it are resolved
 	// markets with no snapshots (replay answers NO_DATA) and longer markets
 	// around it have a hole. The outage is aligned to its own length and
-	// starts OutageAgo before Now (rounded down). Zero means no outage.
+	// starts OutageAgo before Now (rounded down), moved by one length off
+	// an hour's start or end when it is at most a third of an hour long,
+	// so that an hourly market holds it with snapshots on both sides. Zero
+	// means no outage.
 	Outage    time.Duration
 	OutageAgo time.Duration
 	// DepthHistory is how far back BTCUSDT spot and futures depth

@@ -82,6 +82,21 @@ func New(cfg Config) (*Generator, error) {
 	if cfg.Outage > 0 {
 		g.outageFrom = cfg.Now.Add(-cfg.OutageAgo).Truncate(cfg.Outage)
 		g.outageTo = g.outageFrom.Add(cfg.Outage)
+		// An outage of at most a third of an hour is kept off the hour's
+		// ends, one length later where it would begin on the hour and one
+		// earlier where it would end on it: there it began or ended the
+		// hourly market holding it (and, at some hours, the 4hr and daily
+		// ones), and, made in half of each hour, no resolved market had
+		// snapshots on both sides of it, a recording gap within a market.
+		if 3*cfg.Outage <= time.Hour {
+			switch {
+			case g.outageFrom.Truncate(time.Hour).Equal(g.outageFrom):
+				g.outageFrom = g.outageFrom.Add(cfg.Outage)
+			case g.outageTo.Truncate(time.Hour).Equal(g.outageTo):
+				g.outageFrom = g.outageFrom.Add(-cfg.Outage)
+			}
+			g.outageTo = g.outageFrom.Add(cfg.Outage)
+		}
 	}
 	return g, nil
 }

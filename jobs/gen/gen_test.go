@@ -654,3 +654,30 @@ func TestConfigValidation(t *testing.T) {
 		t.Error("changing the caller's Config changed the generator")
 	}
 }
+
+// TestOutageWithinAnHourlyMarket: at whatever minute the data is made, the
+// default outage lies inside a resolved hourly market, with recorded time
+// on both sides of it: a recording gap within a market, which a market's
+// chart and its gaps list show. Ending on the hour (made in the last
+// quarter of an hour) or beginning on it (the second), it ended or began
+// the hourly market holding it, and, at most such times, the 4hr and daily
+// markets around it were not resolved yet or ended with it.
+func TestOutageWithinAnHourlyMarket(t *testing.T) {
+	t.Parallel()
+	day := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	for m := range 24 * 60 {
+		now := day.Add(time.Duration(m) * time.Minute)
+		g, err := New(DefaultConfig(now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, to, ok := g.Outage()
+		if !ok {
+			t.Fatal("no outage in the default config")
+		}
+		hour := from.Truncate(time.Hour)
+		if !from.After(hour) || !to.Before(hour.Add(time.Hour)) || hour.Add(time.Hour).After(g.Config().Now) {
+			t.Fatalf("made at %s: outage %s to %s, not strictly inside a resolved hourly market", now.Format("15:04"), from.Format("15:04"), to.Format("15:04"))
+		}
+	}
+}
