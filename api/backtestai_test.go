@@ -140,8 +140,9 @@ func startAIWorker(t *testing.T, q *queue, st store.Store, o aiOpts) {
 
 // seedBacktestData writes generated BTC and ETH markets ending at now: 14
 // of 15m and 3 of 5m per coin, 120 snapshots each with 4-level books. The
-// generator's collector outage two hours before now leaves the 11:00 15m
-// markets resolved without snapshots (NO_DATA), among the newest ten.
+// generator's collector outage about two hours before now leaves the 15m
+// markets in it resolved without snapshots (NO_DATA), among the newest ten
+// (noDataSlug).
 func seedBacktestData(t testing.TB, st store.Store) {
 	t.Helper()
 	cfg := gen.DefaultConfig(now)
@@ -157,7 +158,12 @@ func seedBacktestData(t testing.TB, st store.Store) {
 
 // noDataSlug is the BTC 15m market inside the outage.
 func noDataSlug() string {
-	return gen.Slug(store.BTC, store.M15, time.Date(2026, 4, 29, 11, 0, 0, 0, time.UTC))
+	g, err := gen.New(gen.DefaultConfig(now))
+	if err != nil {
+		panic(err) // the default config is valid (package gen's tests)
+	}
+	from, _, _ := g.Outage()
+	return gen.Slug(store.BTC, store.M15, from)
 }
 
 func httptestServer(t testing.TB, h http.Handler) *httptest.Server {

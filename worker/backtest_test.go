@@ -247,7 +247,12 @@ func TestBacktestFailingMarkets(t *testing.T) {
 	t.Parallel()
 	f := newBTFixture(t)
 	f.start(t, 2, 0)
-	noData := gen.Slug(store.BTC, store.M15, time.Date(2026, 4, 29, 11, 0, 0, 0, time.UTC))
+	g, err := gen.New(gen.DefaultConfig(btNow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outage, _, _ := g.Outage()
+	noData := gen.Slug(store.BTC, store.M15, outage) // inside the outage
 	live := gen.Slug(store.BTC, store.M15, btNow.Truncate(15*time.Minute))
 	req := backtest.Request{Strategy: testSpec(t, 5), Markets: append([]string{live, "btc-updown-15m-1", noData}, f.markets[:3]...)}
 	rep := f.run(t, req, time.Minute)

@@ -115,6 +115,7 @@ func seed15m(t *testing.T, n, snapshots, limit int) (*memory.Store, []store.Mark
 	cfg.MaxSnapshotsPerMarket = snapshots
 	cfg.BookLevels = 3
 	cfg.DepthHistory = 0
+	cfg.Outage = 0 // every market recorded
 	st := memory.New()
 	if _, err := gen.Seed(t.Context(), cfg, st); err != nil {
 		t.Fatal(err)
