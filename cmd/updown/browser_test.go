@@ -1016,7 +1016,20 @@ func TestDashboardInBrowser(t *testing.T) {
 		if got := pro.text(byID("account-tier")); got != "PRO" {
 			t.Errorf("account tier %q", got)
 		}
-		if got := pro.text(byID("account-usage")); !regexp.MustCompile(`^\d{1,3}(,\d{3})* of 50,000$`).MatchString(got) {
+		// The rate limiter gives up on Redis after 250 ms and lets the
+		// request through uncounted ("not counted on this server"): on a
+		// loaded machine a page may meet that, and the next shows the count.
+		usage := regexp.MustCompile(`^\d{1,3}(,\d{3})* of 50,000$`)
+		got := pro.text(byID("account-usage"))
+		for range 4 {
+			if usage.MatchString(got) {
+				break
+			}
+			pro.visit("#/markets", "markets")
+			pro.visit("#/account", "account")
+			got = pro.text(byID("account-usage"))
+		}
+		if !usage.MatchString(got) {
 			t.Errorf("requests today %q: want \"164 of 50,000\"", got)
 		}
 		pro.run("create a key", chromedp.Click(byID("key-create")), chromedp.WaitVisible(byID("key-new-value")))
