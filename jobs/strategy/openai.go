@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -399,32 +398,13 @@ func jsonProblem(err error) string {
 		if where == "" {
 			where = "the answer"
 		}
-		return fmt.Sprintf("%s is a JSON %s where the schema wants %s", where, typ.Value, schemaKind(typ.Type))
+		want := "a " + replay.JSONKind(typ.Type)
+		if strings.HasPrefix(want, "a a") || strings.HasPrefix(want, "a o") {
+			want = "an" + want[1:]
+		}
+		return fmt.Sprintf("%s is a JSON %s where the schema wants %s", where, typ.Value, want)
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-// schemaKind names the JSON a Go type decodes from.
-func schemaKind(t reflect.Type) string {
-	if t == nil {
-		return "another value"
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return schemaKind(t.Elem())
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	}
-	return "another value"
 }
 
 // answer is the shape Schema describes, used to catch fields it does not.
