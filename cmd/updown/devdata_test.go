@@ -122,19 +122,7 @@ func TestDevCollectorKeepsItsOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t0 := time.Date(2026, 4, 29, 13, 2, 0, 0, time.UTC)
-	cfg := genConfig(1, 100, t0)
-	st := memory.New()
-	if _, err := gen.Seed(ctx, cfg, st); err != nil {
-		t.Fatal(err)
-	}
-	g0, err := gen.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, to, ok := g0.Outage()
-	if !ok {
-		t.Fatal("the default config has no outage")
-	}
+	cfg, st, from, to := seededWithOutage(ctx, t, t0)
 	d := &devCollector{store: st, live: memory.NewLive(), cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), last: t0}
 	now := t0
 	for range 5 { // ticks across the next boundaries of the outage's length
@@ -163,6 +151,26 @@ func TestDevCollectorKeepsItsOutage(t *testing.T) {
 	if len(gaps) != 1 || !gaps[0].From.Equal(from) || !gaps[0].To.Equal(to) {
 		t.Errorf("gaps of %s after the ticks: %v, want the outage [%v, %v) alone", slug, gaps, from, to)
 	}
+}
+
+// seededWithOutage is dev's database seeded at t0 by the default
+// generator config, and the collector outage that config places in it.
+func seededWithOutage(ctx context.Context, t *testing.T, t0 time.Time) (cfg gen.Config, st *memory.Store, from, to time.Time) {
+	t.Helper()
+	cfg = genConfig(1, 100, t0)
+	st = memory.New()
+	if _, err := gen.Seed(ctx, cfg, st); err != nil {
+		t.Fatal(err)
+	}
+	g, err := gen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to, ok := g.Outage()
+	if !ok {
+		t.Fatal("the default config has no outage")
+	}
+	return cfg, st, from, to
 }
 
 // TestDevResumesWhereItsDatabaseEnds: dev started again on a database an
@@ -223,19 +231,7 @@ func TestDevAgainKeepsTheSeededOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	t0 := time.Date(2026, 4, 29, 13, 2, 0, 0, time.UTC)
-	cfg := genConfig(1, 100, t0)
-	st := memory.New()
-	if _, err := gen.Seed(ctx, cfg, st); err != nil {
-		t.Fatal(err)
-	}
-	g0, err := gen.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, to, ok := g0.Outage()
-	if !ok {
-		t.Fatal("the default config has no outage")
-	}
+	cfg, st, from, to := seededWithOutage(ctx, t, t0)
 	t1 := t0.Add(20 * time.Minute) // started again, past the next boundary of the outage's length
 	d, err := resumeDevCollector(ctx, st, memory.NewLive(), genConfig(1, 100, t1), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
