@@ -410,10 +410,8 @@ func (t *importTx) marketID(ctx context.Context, slug string) (int64, error) {
 }
 
 // ReplaceGaps cuts the market's stored gaps at from and to, drops their
-// parts inside, and adds gaps. The statements name only the times, so
-// that whatever else a gap row holds is kept with its parts (a gap cut in
-// two is copied whole, then its times set). Parts left touching an added
-// gap stay two rows.
+// parts inside, and adds gaps, merged with the parts left where they touch
+// or overlap (store.ReplaceGaps), as RecordGaps merges.
 func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.Time, gaps []store.Gap) error {
 	op := fmt.Sprintf("import: replace gaps of %q", slug)
 	froms, tos, kinds := make([]time.Time, len(gaps)), make([]time.Time, len(gaps)), make([]string, len(gaps))
@@ -444,27 +442,13 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id); err != nil {
 		return wrap(op, err)
 	}
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		// A gap holding the whole range: its part after the range, a copy.
-		{`insert into market_gaps
-			select (jsonb_populate_record(g, jsonb_build_object('from_time', $3::timestamptz))).*
-			from market_gaps g where market = $1 and from_time < $2 and to_time > $3`, []any{id, from, to}},
-		// Parts before the range, and after it.
-		{`update market_gaps set to_time = $2 where market = $1 and from_time < $2 and to_time > $2`, []any{id, from}},
-		{`update market_gaps set from_time = $3 where market = $1 and from_time >= $2 and from_time < $3 and to_time > $3`, []any{id, from, to}},
-		// Gaps inside the range.
-		{`delete from market_gaps where market = $1 and from_time >= $2 and to_time <= $3`, []any{id, from, to}},
-	} {
-		if _, err := t.tx.Exec(ctx, q.sql, q.args...); err != nil {
-			return wrap(op, err)
-		}
+	batch := make([]store.Gap, len(gaps))
+	for i := range gaps {
+		batch[i] = store.Gap{From: froms[i], To: tos[i], Kind: gaps[i].Kind}
 	}
-	_, err := t.tx.Exec(ctx, `insert into market_gaps (market, from_time, to_time, kind)
-		select $1, f, t, k from unnest($2::timestamptz[], $3::timestamptz[], $4::text[]) as g (f, t, k)`, id, froms, tos, kinds)
-	if err != nil {
+	if err := t.s.replaceGaps(ctx, t.tx, id, func(stored []store.Gap) []store.Gap {
+		return store.ReplaceGaps(stored, from, to, batch)
+	}); err != nil {
 		return wrap(op, err)
 	}
 	t.gaps += store.FoundGaps(gaps)

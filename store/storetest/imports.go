@@ -22,6 +22,7 @@ func importTests() []test {
 		{"RecordedWins", testImportRecordedWins},
 		{"SameKeyChangesNothing", testImportSameKey},
 		{"ReplaceGaps", testImportReplaceGaps},
+		{"ReplaceGapsTouchingStored", testImportReplaceGapsTouching},
 		{"CreatedMarketAppends", testImportCreatedAppends},
 		{"CreatedMarketTradesAndGaps", testImportCreatedTradesAndGaps},
 		{"CreatedMarketsInterleaved", testImportCreatedInterleaved},
@@ -308,6 +309,33 @@ func testImportReplaceGaps(t *testing.T, s store.Store) {
 		if !got[i].From.Equal(want[i].From) || !got[i].To.Equal(want[i].To) {
 			t.Fatalf("gaps %v, want %v", got, want)
 		}
+	}
+}
+
+// testImportReplaceGapsTouching: gaps an import adds that touch or overlap
+// a stored market's gaps outside the range are merged with them, as
+// RecordGaps merges: an outage across the hour between two imports of a
+// market, an hour file at a time, is one gap, not two touching at the
+// hour.
+func testImportReplaceGapsTouching(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	m := upsert(t, s, newMarket(store.BTC, store.H4, at(0), ""))
+	sec := func(n int) time.Time { return m.StartTime.UTC().Add(time.Duration(n) * time.Second) }
+	mustOK(t, errOf(s.RecordGaps(ctx, m.Slug, []store.Gap{{From: sec(0), To: sec(50)}, {From: sec(200), To: sec(300)}})), "record gaps")
+	tx := begin(t, s)
+	added := []store.Gap{{From: sec(50), To: sec(70)}, {From: sec(100), To: sec(120)}, {From: sec(110), To: sec(130)}, {From: sec(180), To: sec(200)}}
+	mustOK(t, tx.ReplaceGaps(ctx, m.Slug, sec(50), sec(200), added), "replace gaps")
+	_, _, err := tx.Commit(ctx, store.Import{Key: "touching", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	got, err := s.ListGaps(ctx, m.Slug)
+	mustOK(t, err, "list gaps")
+	want := []store.Gap{{From: sec(0), To: sec(70)}, {From: sec(100), To: sec(130)}, {From: sec(180), To: sec(300)}}
+	same := len(got) == len(want)
+	for i := 0; same && i < len(want); i++ {
+		same = got[i].From.Equal(want[i].From) && got[i].To.Equal(want[i].To) && got[i].Kind == want[i].Kind
+	}
+	if !same {
+		t.Fatalf("gaps %v after the import, want %v: touching and overlapping gaps merged", got, want)
 	}
 }
 
