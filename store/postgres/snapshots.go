@@ -67,6 +67,9 @@ func (e needPartitions) Error() string {
 // they overlap, which are rewritten in the same transaction.
 func (s *Store) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
 	op := fmt.Sprintf("append snapshots of %q", slug)
+	if !storable(slug) {
+		return 0, notFound(op)
+	}
 	if err := store.CheckSnapshots(snaps); err != nil {
 		return 0, wrap(op, err)
 	}
@@ -389,6 +392,9 @@ func (s *Store) ListSnapshots(ctx context.Context, slug string, q store.Snapshot
 		return s.listSnapshotRange(ctx, slug, q) // snaprange.go
 	}
 	op := fmt.Sprintf("list snapshots of %q", slug)
+	if !storable(slug) {
+		return nil, 0, notFound(op)
+	}
 	off, lim := pageOffset(q.Offset), int64(q.Limit)
 	if lim <= 0 {
 		lim = math.MaxInt32 // all: more than a market ever has
@@ -565,6 +571,9 @@ func (s *Store) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape
 	op := fmt.Sprintf("read the tape of %q", slug)
 	if err := store.CheckOutcome(outcome); err != nil {
 		return nil, fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	if !storable(slug) {
+		return nil, notFound(op)
 	}
 	rows, _ := s.pool.Query(ctx, listWithBooksSQL, slug, true, 0, math.MaxInt32)
 	t, found, err := readTape(rows, bookFlag(outcome))

@@ -252,6 +252,19 @@ func testActivityNotFound(t *testing.T, s store.Store) {
 		wantErr(t, s.RemoveGaps(ctx, slug, nil), store.ErrNotFound, "RemoveGaps of nothing from "+slug)
 		_, err = s.ListGaps(ctx, slug)
 		wantErr(t, err, store.ErrNotFound, "ListGaps of "+slug)
+		// The snapshots' methods too, with a range and without.
+		_, err = s.AppendSnapshots(ctx, slug, newSnapshots(at(0), 0, 1))
+		wantErr(t, err, store.ErrNotFound, "AppendSnapshots of "+slug)
+		_, err = s.AppendSnapshots(ctx, slug, nil)
+		wantErr(t, err, store.ErrNotFound, "AppendSnapshots of nothing to "+slug)
+		for _, q := range []store.SnapshotQuery{{}, {WithBooks: true}, {From: ptr(at(0))}} {
+			_, _, err = s.ListSnapshots(ctx, slug, q)
+			wantErr(t, err, store.ErrNotFound, fmt.Sprintf("ListSnapshots %+v of %q", q, slug))
+			_, err = s.CountSnapshots(ctx, slug, q)
+			wantErr(t, err, store.ErrNotFound, fmt.Sprintf("CountSnapshots %+v of %q", q, slug))
+		}
+		_, err = s.ReadTape(ctx, slug, store.OutcomeUp)
+		wantErr(t, err, store.ErrNotFound, "ReadTape of "+slug)
 	}
 }
 
