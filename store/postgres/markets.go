@@ -102,6 +102,12 @@ func (s *Store) upsertMarkets(ctx context.Context, op, sql string, markets []sto
 	if len(markets) == 0 {
 		return 0, nil
 	}
+	// Rows are written in slug order, whatever the caller's: two
+	// transactions writing some of the same markets in opposite orders
+	// would each hold a row the other waits for (a deadlock, which fails
+	// one of them). Stable: of a slug given twice, the last is written last.
+	markets = slices.Clone(markets)
+	slices.SortStableFunc(markets, func(a, b store.Market) int { return strings.Compare(a.Slug, b.Slug) })
 	now := s.stamp()
 	batch := &pgx.Batch{}
 	for _, m := range markets {

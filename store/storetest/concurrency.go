@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -14,6 +15,39 @@ func concurrencyTests() []test {
 		{"WritersAndReaders", testConcurrentWriters},
 		{"SameSnapshotsFromManyWriters", testConcurrentDuplicates},
 		{"SameEmailAndHashFromManyWriters", testConcurrentUniqueKeys},
+		{"SameMarketsInOppositeOrders", testConcurrentMarketOrders},
+	}
+}
+
+// testConcurrentMarketOrders has writers upsert the same markets at once,
+// half of them in the reverse order (as a transfer and a collector list
+// them): every batch is stored, none failing on the rows the others hold.
+func testConcurrentMarketOrders(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	markets := make([]store.Market, 60)
+	for i := range markets {
+		markets[i] = newMarket(store.Coins[i%len(store.Coins)], store.M5, at(5*i), "")
+	}
+	reversed := slices.Clone(markets)
+	slices.Reverse(reversed)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			batch := markets
+			if w%2 == 1 {
+				batch = reversed
+			}
+			for range batches {
+				if err := s.UpsertMarkets(ctx, batch); err != nil {
+					t.Errorf("writer %d: UpsertMarkets: %v", w, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := count(t, s, store.MarketFilter{}); n != len(markets) {
+		t.Errorf("CountMarkets = %d, want %d", n, len(markets))
 	}
 }
 
