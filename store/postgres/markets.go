@@ -260,11 +260,11 @@ func (s *Store) CountMarkets(ctx context.Context, f store.MarketFilter) (int, er
 	return n, wrap("count markets", err)
 }
 
-// NthNewestStart returns the start_time of the n-th newest market of the
-// coin and type that started by startedBy (any when zero).
+// NthNewestStart returns the start_time of the n-th newest market (n ≥ 1)
+// of the coin and type that started by startedBy.
 func (s *Store) NthNewestStart(ctx context.Context, coin store.Coin, mt store.MarketType, n int, startedBy time.Time) (time.Time, bool, error) {
 	if n < 1 {
-		return time.Time{}, false, nil
+		return time.Time{}, false, invalid("nth newest start", fmt.Sprintf("n = %d, not a place from 1 on", n))
 	}
 	var t time.Time
 	err := s.pool.QueryRow(ctx, `

@@ -695,6 +695,10 @@ func testNthNewestStart(t *testing.T, s store.Store) {
 			d.check(t, "NthNewestStart")
 		})
 	}
+	for _, n := range []int{0, -1} {
+		_, _, err := s.NthNewestStart(t.Context(), store.BTC, store.M5, n, none)
+		wantErr(t, err, store.ErrInvalid, fmt.Sprintf("NthNewestStart n=%d", n))
+	}
 }
 
 // testMarketPolymarketUnknown writes a market that knows none of the
