@@ -141,7 +141,9 @@ func (s *Store) upsertMarkets(ctx context.Context, op, sql string, markets []sto
 
 // swapMarketSQL updates the market with the slug ($1) from
 // upsertMarketArgs if its updated_at is still $32, to an updated_at later
-// than that, and returns it as stored. created_at ($17) is kept.
+// than that, and returns it as stored. The stored created_at is kept: it is
+// never null, so its coalesce with $17 (upsertMarketArgs's, which a
+// statement must use for Postgres to type it) never takes $17.
 const swapMarketSQL = `
 update markets set (market_id, event_id, coin, market_type, start_time, end_time,
 	coin_price_start, coin_price_end, condition_id, clob_token_up, clob_token_down,
