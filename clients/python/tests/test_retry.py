@@ -255,6 +255,20 @@ def test_float_epoch_milliseconds_keep_their_fraction():
     assert _time_param(ms) == str(ms)
 
 
+def test_float_epoch_seconds_are_refused_as_whole_ones_are(fake):
+    # time.time() and datetime.timestamp() are epoch seconds with a
+    # fraction: the API refuses an int of seconds (400 "looks like epoch
+    # seconds"), and a float must not slip past that as milliseconds of
+    # January 1970, answering the whole series instead.
+    from updown.client import _time_param
+    assert _time_param(1777467600.565) == "1777467600"
+    assert _time_param(1777467600) == "1777467600"
+    fake.on("GET", "/v1/markets/m/snapshots", (400, {}, err("VALIDATION_ERROR", "start_time looks like epoch seconds")))
+    with pytest.raises(updown.ValidationError):
+        client(fake).snapshots("m", start=1777467600.565)
+    assert "start_time=1777467600&" in fake.seen[0][1] + "&"
+
+
 def test_timeout_outlasts_the_servers_job_wait():
     # A slow job answers 504 JOB_TIMEOUT after the server's JOB_WAIT (60 s
     # by default); a client timing out first would send it again instead

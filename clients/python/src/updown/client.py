@@ -58,6 +58,13 @@ def _time_param(t: TimeLike) -> Optional[str]:
     if isinstance(t, numbers.Real):  # numpy's integers and floats too
         if isinstance(t, numbers.Integral) or float(t).is_integer():
             return str(int(t))
+        if 1e9 <= float(t) < 1e11:
+            # Epoch seconds with a fraction (time.time(), datetime's
+            # timestamp()), not milliseconds: read as milliseconds they are
+            # a day of January 1970 and the answer the whole series. Sent
+            # as whole seconds, the API refuses them as it refuses an int
+            # of seconds, saying what to send (api.parseTimeParam).
+            return str(int(t))
         # A fraction of a millisecond (ns / 1e6 of a frame's time) is kept,
         # to the microsecond, the API's precision: cut, a walk resumed at
         # a snapshot's time plus 1 µs would answer that snapshot again.
