@@ -3,7 +3,7 @@
 import csv
 import io
 import urllib.request
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -170,7 +170,10 @@ def test_exchange(ent):
             break
     times = [d.time for d in walked]
     assert times == sorted(times) and len(set(times)) == len(times)
-    assert ent.latest_depth("eth", "future").coin_price > 0
+    latest = ent.latest_depth("eth", "future")
+    assert latest.coin_price > 0
+    # When the collector took it (Last-Modified): a stale depth says so.
+    assert latest.time is not None and abs((datetime.now(timezone.utc) - latest.time).total_seconds()) < 600
     trades = ent.trades("btc", "spot", limit=3)
     assert len(trades) == 3 and all(isinstance(t, updown.Trade) for t in trades)
     assert ent.latest_trade("sol", "future").is_best_match is None

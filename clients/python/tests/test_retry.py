@@ -876,3 +876,18 @@ def test_sweep_trials_page_says_its_total(fake):
     assert isinstance(page, list) and isinstance(page, updown.TrialList) and page == trials
     assert (page.total, page.limit, page.offset) == (5, 2, 1)
     assert "limit=2&offset=1" in fake.seen[-1][1]
+
+
+def test_latest_depth_says_when_it_was_taken(fake):
+    # A collector that stopped hearing from Binance leaves its last depth
+    # served with 200; the answer's Last-Modified is what says how old it
+    # is, and the client must not drop it.
+    from datetime import datetime, timezone
+    fake.on("GET", "/v1/eth/future/latest",
+            (200, {"Last-Modified": "Mon, 30 Nov 2026 17:04:05 GMT"},
+             {"data": {"coin_price": 3420.17, "bids": [{"price": 3420.17, "quantity": 2.836}], "asks": []}}))
+    d = client(fake).latest_depth("ETH", "futures")
+    assert d.time == datetime(2026, 11, 30, 17, 4, 5, tzinfo=timezone.utc)
+    assert d.coin_price == 3420.17 and d.bids[0].quantity == 2.836 and d.asks == []
+    fake.on("GET", "/v1/btc/spot/latest", (200, {}, {"data": {"coin_price": 1.0, "bids": [], "asks": []}}))
+    assert client(fake).latest_depth().time is None

@@ -629,9 +629,15 @@ class Client:
         return self._csv_pages(f"/v1/btc/{_kind(kind)}/snapshots", start, end, order, limit)
 
     def latest_depth(self, coin: str = "btc", kind: str = "spot") -> LatestDepth:
-        d = self._get(f"/v1/{_seg(coin.lower())}/{_kind(kind)}/latest")["data"]
+        """The latest depth, with time, when the collector took it (the
+        answer's Last-Modified): the depth of a collector that stopped
+        hearing from Binance is still served, as old as time says."""
+        path = f"/v1/{_seg(coin.lower())}/{_kind(kind)}/latest"
+        answer = self._send("GET", path, headers={"X-API-Key": self.api_key})
+        d = self._json("GET", path, answer)["data"]
         return LatestDepth(coin_price=d["coin_price"], bids=[DepthLevel(l["price"], l["quantity"]) for l in d["bids"]],
-                           asks=[DepthLevel(l["price"], l["quantity"]) for l in d["asks"]])
+                           asks=[DepthLevel(l["price"], l["quantity"]) for l in d["asks"]],
+                           time=_http_time(answer[1].get("last-modified")))
 
     def trades(self, coin: str = "btc", kind: str = "spot", *, limit: int = 100) -> TradeList:
         """Recent exchange trades, newest first."""
@@ -948,6 +954,20 @@ def _caller_level() -> int:
     while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
         f, level = f.f_back, level + 1
     return level
+
+
+def _http_time(v: Optional[str]) -> Optional[datetime]:
+    """An HTTP date header (Last-Modified) as an aware UTC datetime; None
+    when absent or unreadable."""
+    if not v:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(v)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc)
 
 
 def _retry_after(v: Optional[str]) -> Optional[float]:

@@ -408,9 +408,15 @@ class DepthPage:
 
 @dataclass
 class LatestDepth:
+    """The latest depth of a coin's spot or futures market. time is when
+    the collector took it (the answer's Last-Modified, to the second; None
+    when the server did not say): a collector that stopped hearing from
+    Binance leaves the last depth served, and time says how old it is."""
+
     coin_price: float
     bids: List[DepthLevel]
     asks: List[DepthLevel]
+    time: Optional[datetime] = None
 
 
 @dataclass
