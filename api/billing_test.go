@@ -582,6 +582,49 @@ func TestWebhookEmailFallback(t *testing.T) {
 	}
 }
 
+// TestWebhookCustomerIDAnyForm: data.metadata.updown_customer_id finds
+// its customer in whatever form the UUID comes (upper case, braces, a
+// urn:uuid: prefix: RFC 9562 reads them all as the same id), on both
+// stores, rather than fall back to the email, which may be another
+// customer's: the customer the id names gets the plan it paid for.
+func TestWebhookCustomerIDAnyForm(t *testing.T) {
+	t.Parallel()
+	for _, st := range []struct {
+		name string
+		opt  func(*setupOpts)
+	}{
+		{"memory", func(*setupOpts) {}},
+		{"postgres", func(o *setupOpts) { o.store = pgtest.NewStore(t) }},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			b, _ := hookSetup(t, st.opt)
+			id := b.ids[store.Suite]
+			for i, ref := range []string{strings.ToUpper(id), "{" + id + "}", "urn:uuid:" + id} {
+				// The email is the Starter customer's: the id must win.
+				e := b.activate("msg_form_"+strconv.Itoa(i), store.Starter, "ENTERPRISE", now.Add(time.Duration(i)*time.Second))
+				e.customerID, e.sub = ref, "sub_form_"+strconv.Itoa(i)
+				res := wantHook(t, b.post(e), "applied", false)
+				if got := res.CustomerID; got == nil || *got != id {
+					t.Errorf("ref %q: customer %s, want the id's %s (not the email's %s)", ref, derefOr(got, "none"), id, b.ids[store.Starter])
+				}
+			}
+			if tier := b.tierOf(id); tier != store.Enterprise {
+				t.Errorf("tier of the customer the id names = %s, want ENTERPRISE", tier)
+			}
+			if tier := b.tierOf(b.ids[store.Starter]); tier != store.Starter {
+				t.Errorf("tier of the customer whose email the events carry = %s, want STARTER (unchanged)", tier)
+			}
+		})
+	}
+}
+
+func derefOr(s *string, none string) string {
+	if s == nil {
+		return none
+	}
+	return *s
+}
+
 // TestWebhookEmailAnyCase: the email fallback matches whatever case the
 // provider sends the address in (issue 16, item 7).
 func TestWebhookEmailAnyCase(t *testing.T) {

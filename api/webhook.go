@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
@@ -238,7 +239,7 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	}
 	ev.OccurredAt = t.UTC()
 	ev.SubscriptionID = strings.TrimSpace(p.Data.SubscriptionID)
-	ev.CustomerRef = strings.TrimSpace(p.Data.Metadata.CustomerID)
+	ev.CustomerRef = customerRef(p.Data.Metadata.CustomerID)
 	ev.Email = strings.TrimSpace(p.Data.Customer.Email)
 	ev.ProductID = strings.TrimSpace(p.Data.ProductID)
 	ev.Tier = store.Tier(strings.ToUpper(strings.TrimSpace(p.Data.Metadata.Tier)))
@@ -248,6 +249,20 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 		ev.Tier = store.Starter
 	}
 	return ev, nil
+}
+
+// customerRef is data.metadata.updown_customer_id as the stores look
+// customers up: a UUID in any form RFC 9562 reads (upper case, braces,
+// a urn:uuid: prefix) in its canonical one, the form customer ids are
+// stored in, so that the id finds its customer rather than fall back to
+// the email, which may be another customer's; anything else as sent, but
+// for spaces around it.
+func customerRef(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if u, err := uuid.Parse(ref); err == nil {
+		return u.String()
+	}
+	return ref
 }
 
 type webhookInput struct {
