@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -560,4 +562,47 @@ func rateLimited(tier store.Tier, u rateUsage, now time.Time) *Error {
 		Details: map[string]any{"window": string(window), "limit": "requests_per_" + string(window), "max": limit, "retry_after": wait, "upgrade_url": upgradeURL}}
 	e.GetHeaders().Set("Retry-After", strconv.FormatInt(wait, 10))
 	return e
+}
+
+// documentRateLimits documents, on every operation that takes a key, a
+// token or a session, the headers setRateHeaders writes on its answers
+// (X-RateLimit-Limit, -Remaining, -Reset and X-Tier), and on its 429 the
+// Retry-After of rateLimited and of the caps (SPEC 7): the answers carry
+// them, and a client read from /docs or generated from the document must
+// know where its limits and its wait are.
+func documentRateLimits(doc *huma.OpenAPI) {
+	integer := func(desc string) *huma.Param {
+		return &huma.Param{Description: desc, Schema: &huma.Schema{Type: huma.TypeInteger}}
+	}
+	rate := map[string]*huma.Param{
+		"X-RateLimit-Limit": integer("The daily request limit of the caller's plan (on a 429 of the per-minute limit, that limit). " +
+			"Sent when the request was counted: absent when rate limiting is off or Redis did not answer in time."),
+		"X-RateLimit-Remaining": integer("Requests left of X-RateLimit-Limit in its window."),
+		"X-RateLimit-Reset":     integer("Unix seconds when X-RateLimit-Limit's window ends (the next 00:00 UTC for the daily limit)."),
+		"X-Tier":                {Description: "The caller's plan: STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE.", Schema: &huma.Schema{Type: huma.TypeString}},
+	}
+	retryAfter := integer("Seconds to wait before retrying: until the rate-limit window that refused the request ends, " +
+		"1 for a cap on jobs or reads in flight, until a sweep slot is expected to free, or, on BACKTEST_AI_QUOTA_EXCEEDED, until the monthly quota resets.")
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil || len(op.Security) == 0 {
+				continue
+			}
+			for code, res := range op.Responses {
+				if res == nil || !(strings.HasPrefix(code, "2") || code == "429") {
+					continue
+				}
+				r := *res // responses may be shared between operations
+				r.Headers = maps.Clone(r.Headers)
+				if r.Headers == nil {
+					r.Headers = map[string]*huma.Param{}
+				}
+				maps.Copy(r.Headers, rate)
+				if code == "429" {
+					r.Headers["Retry-After"] = retryAfter
+				}
+				op.Responses[code] = &r
+			}
+		}
+	}
 }

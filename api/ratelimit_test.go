@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -615,5 +616,62 @@ func TestRateLimitHoldsWhenRedisFails(t *testing.T) {
 	// Reading the account and its upgrade path stays open past the day's limit.
 	if r := b.get(store.Starter, "/v1/account"); r.status != http.StatusOK {
 		t.Errorf("GET /v1/account past the day's limit: %d %s", r.status, r.body)
+	}
+}
+
+// TestOpenAPIDocumentsRateLimitHeaders: the headers every authenticated
+// answer carries (X-RateLimit-Limit, -Remaining, -Reset and X-Tier:
+// REFERENCE, DESIGN 4) and the Retry-After of a 429 (SPEC 7) are in the
+// OpenAPI document, on every operation that takes a key, a token or a
+// session, so that a client read from /docs or generated from the
+// document knows where its limits and its wait are.
+func TestOpenAPIDocumentsRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	type header struct {
+		Schema struct {
+			Type any `json:"type"`
+		} `json:"schema"`
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Security  []map[string][]string `json:"security"`
+			Responses map[string]struct {
+				Headers map[string]header `json:"headers"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	openAPIDocument(t, &doc)
+	rate := map[string]string{"X-RateLimit-Limit": "integer", "X-RateLimit-Remaining": "integer", "X-RateLimit-Reset": "integer", "X-Tier": "string"}
+	checked := 0
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			if len(op.Security) == 0 {
+				continue
+			}
+			for code, res := range op.Responses {
+				var want map[string]string
+				switch {
+				case strings.HasPrefix(code, "2"):
+					want = rate
+				case code == "429":
+					want = maps.Clone(rate)
+					want["Retry-After"] = "integer"
+				default:
+					continue
+				}
+				checked++
+				for name, typ := range want {
+					h, ok := res.Headers[name]
+					if !ok {
+						t.Errorf("%s %s: response %s does not document header %s", method, path, code, name)
+					} else if h.Schema.Type != typ {
+						t.Errorf("%s %s: response %s: header %s is of type %q, want %q", method, path, code, name, h.Schema.Type, typ)
+					}
+				}
+			}
+		}
+	}
+	if checked < 40 {
+		t.Errorf("checked %d responses of authenticated operations, want every one (at least 40)", checked)
 	}
 }

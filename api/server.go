@@ -234,6 +234,7 @@ func New(cfg Config) (*Server, error) {
 	documentCSV(s.api.OpenAPI())
 	documentSweepTrials(s.api.OpenAPI()) // sweeps.go
 	documentReadCap(s.api.OpenAPI())     // readcap.go
+	documentRateLimits(s.api.OpenAPI())  // ratelimit.go
 	s.serveOpenAPI()
 
 	checks := map[string]func(context.Context) error{"store": s.store.Ping}
