@@ -654,12 +654,32 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 		trial(4, 0.4, 2, 10, 1.0), trial(5, 0.4, 2, 20, -9.0),
 		trial(6, 0.3, 2, 10, nil), trial(7, 0.3, 2, 20, nil),
 	}
+	// Trials with train and test figures, /c varying under each pair: the
+	// test map shows the test figure of the trial its pair chose on train,
+	// never the best test figure, which would choose on the test markets.
+	tt := func(n int, a, b, c float64, train, test any) map[string]any {
+		m := trial(n, a, b, c, train)
+		m["test_objective"] = test
+		return m
+	}
+	chosenOnTrain := []map[string]any{
+		tt(0, 0.4, 1, 10, 5.0, 3.0), tt(1, 0.4, 1, 20, 7.0, -1.0), // train chooses trial 1
+		tt(2, 0.3, 1, 10, nil, 2.0), tt(3, 0.3, 1, 20, nil, 6.0), // nothing to choose on train
+		tt(4, 0.4, 2, 10, 1.0, nil), tt(5, 0.4, 2, 20, -9.0, 4.0), // trial 4, no test figure
+		tt(6, 0.3, 2, 10, nil, 8.0), // alone in its pair
+	}
 	cases := []struct {
 		name string
 		fn   string
 		args []any
 		want string
 	}{
+		{"the test map shows the trial chosen on train", "heatmap", []any{chosenOnTrain, "/a", "/b", "test_objective"},
+			`{"xs":[0.3,0.4],"ys":[1,2],"rows":[[{"x":0.3,"y":1,"value":null,"trial":null,"trials":2},{"x":0.4,"y":1,"value":-1,"trial":1,"trials":2}],` +
+				`[{"x":0.3,"y":2,"value":8,"trial":6,"trials":1},{"x":0.4,"y":2,"value":null,"trial":null,"trials":2}]],"maxAbs":8}`},
+		{"the train map of the same trials", "heatmap", []any{chosenOnTrain, "/a", "/b", "train_objective"},
+			`{"xs":[0.3,0.4],"ys":[1,2],"rows":[[{"x":0.3,"y":1,"value":null,"trial":null,"trials":2},{"x":0.4,"y":1,"value":7,"trial":1,"trials":2}],` +
+				`[{"x":0.3,"y":2,"value":null,"trial":null,"trials":1},{"x":0.4,"y":2,"value":1,"trial":4,"trials":2}]],"maxAbs":9}`},
 		{"values typed", "parseValues", []any{"0.3, 0.4 MARKET,true  1e-2"}, `[0.3,0.4,"MARKET",true,0.01]`},
 		{"range with a float step", "rangeCount", []any{0.35, 0.5, 0.05}, `4`},
 		{"range of one", "rangeCount", []any{0.6, 0.6, 0.05}, `1`},

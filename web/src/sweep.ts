@@ -160,8 +160,13 @@ function axisValues(vs: Value[]): Value[] {
 /**
  * The heatmap of key (train_objective or test_objective) over the
  * parameters at paths x and y (y may equal x for a one-parameter sweep: a
- * single row). Where other parameters vary too, a cell shows the best of
- * the trials that share its pair. grid, the sweep's normalized parameters,
+ * single row). Where other parameters vary too, a cell shows the trial best
+ * on train among those that share its pair (the lowest trial on a tie), on
+ * the test map as on the train map: a test cell that took the best test
+ * figure of its pair would choose on the markets the map says no trial saw,
+ * and show the luck of that choice as an out-of-sample result. A pair in
+ * which no trial has a train objective shows its one trial, or nothing when
+ * it has more (none was chosen). grid, the sweep's normalized parameters,
  * gives every value of each axis, tried or not.
  */
 export function heatmap(trials: TrialResult[], x: string, y: string, key: 'train_objective' | 'test_objective', grid: Parameter[] = []): Grid {
@@ -173,21 +178,37 @@ export function heatmap(trials: TrialResult[], x: string, y: string, key: 'train
   const xi = new Map(xs.map((v, i) => [String(v), i]));
   const yi = new Map(ys.map((v, j) => [String(v), j]));
   const rows: Cell[][] = ys.map((yv) => xs.map((xv) => ({ x: xv, y: yv, value: null, trial: null, trials: 0 })));
+  // Each cell's trials, in trial order, and the one chosen on train.
+  const members: TrialResult[][][] = ys.map(() => xs.map(() => []));
   let maxAbs = 0;
   for (const t of trials) {
     const i = xi.get(String(valueAt(t, x)));
     const j = x === y ? 0 : yi.get(String(valueAt(t, y)));
     if (i === undefined || j === undefined) continue;
-    const c = rows[j][i];
-    c.trials++;
+    rows[j][i].trials++;
+    members[j][i].push(t);
     const v = t[key];
-    if (v === null || v === undefined) continue;
-    if (c.value === null || v > c.value) {
-      c.value = v;
-      c.trial = t.trial;
-    }
-    maxAbs = Math.max(maxAbs, Math.abs(v));
+    if (v !== null && v !== undefined) maxAbs = Math.max(maxAbs, Math.abs(v));
   }
+  rows.forEach((row, j) =>
+    row.forEach((c, i) => {
+      const ts = members[j][i];
+      let chosen: TrialResult | null = ts.length === 1 ? ts[0] : null;
+      let best: number | null = null;
+      for (const t of ts) {
+        const v = t.train_objective;
+        if (v !== null && v !== undefined && (best === null || v > best)) {
+          best = v;
+          chosen = t;
+        }
+      }
+      const v = chosen ? chosen[key] : null;
+      if (chosen && v !== null && v !== undefined) {
+        c.value = v;
+        c.trial = chosen.trial;
+      }
+    }),
+  );
   return { xs, ys, rows, maxAbs };
 }
 

@@ -742,7 +742,7 @@ function heatmapSection(res: Results, grid: Parameter[], fmt: (x: number | null)
     clear(maps, wrap(train.table), test ? wrap(test.table) : h('p', { class: 'muted' }, 'Split NONE: every market trains, so there is no test map.'));
     note.textContent =
       'Green made money, red lost it, stronger with size (each map on its own scale); the outlined cell is the best trial on train.' +
-      (train.many ? ' Other parameters vary too: each cell shows the best trial with its pair.' : '');
+      (train.many ? ' Other parameters vary too: each cell shows the trial best on train with its pair, on the test map too (a cell is never chosen by its test result).' : '');
   };
   xSel.addEventListener('input', render);
   ySel.addEventListener('input', render);
