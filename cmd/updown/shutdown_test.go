@@ -159,12 +159,23 @@ func TestMakeRunStopsOnCtrlC(t *testing.T) {
 	}
 	select {
 	case err := <-done:
+		output := out.String()
+		// GNU make's own race, whatever the recipe does: its SIGINT
+		// handler waits for the child that its main loop, interrupted
+		// as the child exited, has just reaped, finds none, and stops
+		// with "wait: No child processes" (exit 2). A busy machine
+		// opens the window (a CI run at load 26); the recipe's failure
+		// that this test is for reads "[…run] Error N".
+		if strings.Contains(output, "wait: No child processes") && !strings.Contains(output, "] Error") {
+			t.Logf("GNU make lost the race of its SIGINT handler with its own wait; the recipe did not fail:\n%s", output)
+			return
+		}
 		var exit *exec.ExitError
 		if err != nil && !(errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT) {
-			t.Errorf("make run after Ctrl-C: %v, want it interrupted with its recipe done; its output:\n%s", err, out.String())
+			t.Errorf("make run after Ctrl-C: %v, want it interrupted with its recipe done; its output:\n%s", err, output)
 		}
-		if strings.Contains(out.String(), "make: ***") {
-			t.Errorf("make reports an error after Ctrl-C:\n%s", out.String())
+		if strings.Contains(output, "make: ***") || strings.Contains(output, "make[1]: ***") {
+			t.Errorf("make reports an error after Ctrl-C:\n%s", output)
 		}
 	case <-time.After(patience): // a hang guard, not a budget: Ctrl-C must stop it at all
 		t.Fatalf("make run hung after Ctrl-C (gave up after %v); its output:\n%s", patience, out.String())
