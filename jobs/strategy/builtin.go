@@ -37,11 +37,13 @@ import (
 //   - the coin against the price to beat: "when BTC is 0.1% above the
 //     price to beat" (coin_move_pct >= 0.1), "0.2% below the price to
 //     beat" (coin_move_pct <= -0.2);
-//   - time left: "with more than 20% left", "with 20% left", "with 3
-//     minutes left" (converted with the market's length), "when less
-//     than 10% (of the) time remains", "while 5 minutes remain", "in the last
-//     10%"; in seconds, "with 120 seconds left" or "in the last 30 s",
-//     they compare time_remaining_s;
+//   - time left: "with more than 20% left", "with 20% left", "when less
+//     than 10% (of the) time remains", "in the last 10%" (percentages of
+//     the market compare time_remaining_pct); "with 3 minutes left",
+//     "while 5 minutes remain", "with 120 seconds left", "in the last 30
+//     s", "with 1h to go" (durations compare time_remaining_s, in
+//     seconds: exact, where a percentage converted with the market's
+//     length was rounded);
 //   - resting orders (DESIGN 6): "rest a bid 1 tick above" (orderType GTC,
 //     limitOffsetTicks 1), "rest a bid at the best bid", "post a maker
 //     order", "GTC orders"; "post only" (postOnly, and GTC); "cancel after
@@ -1049,19 +1051,35 @@ func exitsAtOnce(phrase string, refuse func(string, ...any) error) error {
 		"each enough on its own. To enter only then, put it before the exit; to exit when little time is left, write e.g. \"exit with 20%% left\"", strings.TrimSpace(phrase))
 }
 
-// timeLeft reads an amount of time left as the field that says it: in
-// seconds time_remaining_s, else time_remaining_pct (minutes and hours
-// converted with the market's length).
+// timeLeft reads an amount of time left as the field that says it: a
+// percentage of the market time_remaining_pct, a duration (seconds,
+// minutes, hours) time_remaining_s in seconds. A duration converted to a
+// percentage of the market was rounded ("with 2 minutes left" on a 15m
+// market, 13.333333), and missed the snapshot at exactly 2:00 left, whose
+// percentage is 13.3333333333...; in seconds it is exact (120).
 func timeLeft(amount, unit string, mt store.MarketType, refuse func(string, ...any) error) (string, float64, error) {
-	if !strings.HasPrefix(unit, "s") {
-		pct, err := percentOfMarket(amount, unit, mt, refuse)
-		return replay.FieldTimeRemainingPct, pct, err
-	}
 	v, _ := number(amount)
-	if total := mt.Duration().Seconds(); total == 0 || v > total {
-		return "", 0, refuse("%s seconds is longer than a %s market", replay.FormatNum(v), mt)
+	if unit == "%" || unit == "percent" {
+		if v > 100 {
+			return "", 0, refuse("%s%% of the market is more than all of it", replay.FormatNum(v))
+		}
+		return replay.FieldTimeRemainingPct, v, nil
 	}
-	return replay.FieldTimeRemaining, v, nil
+	total := mt.Duration().Seconds()
+	if strings.HasPrefix(unit, "s") {
+		if total == 0 || v > total {
+			return "", 0, refuse("%s seconds is longer than a %s market", replay.FormatNum(v), mt)
+		}
+		return replay.FieldTimeRemaining, v, nil
+	}
+	minutes := v
+	if strings.HasPrefix(unit, "h") {
+		minutes = v * 60
+	}
+	if total == 0 || minutes*60 > total {
+		return "", 0, refuse("%s minutes is longer than a %s market", replay.FormatNum(minutes), mt)
+	}
+	return replay.FieldTimeRemaining, roundTo(minutes*60, 6), nil
 }
 
 // millis reads an amount of time as milliseconds.
@@ -1077,28 +1095,6 @@ func millis(amount, unit string) float64 {
 		v *= 60_000
 	}
 	return roundTo(v, 6)
-}
-
-// percentOfMarket turns an amount of time into a percentage of the market.
-func percentOfMarket(amount, unit string, mt store.MarketType, refuse func(string, ...any) error) (float64, error) {
-	v, _ := number(amount)
-	var d float64 // minutes
-	switch {
-	case unit == "%" || unit == "percent":
-		if v > 100 {
-			return 0, refuse("%s%% of the market is more than all of it", replay.FormatNum(v))
-		}
-		return v, nil
-	case strings.HasPrefix(unit, "h"):
-		d = v * 60
-	default:
-		d = v
-	}
-	total := mt.Duration().Minutes()
-	if total == 0 || d > total {
-		return 0, refuse("%s minutes is longer than a %s market", replay.FormatNum(d), mt)
-	}
-	return roundTo(100*d/total, 6), nil
 }
 
 // comparison builds a condition, reading prices written as percentages;

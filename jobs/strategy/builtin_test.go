@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
@@ -38,7 +39,7 @@ func TestBuiltinPhrases(t *testing.T) {
 		{"go long when up is below 0.4; exit when up rises above 0.5",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.5" + tail},
 		{"buy UP when price_up drops below 0.35, exit with 3 minutes left",
-			"side=UP entry: price_up < 0.35 exit: time_remaining_pct <= 20" + tail},
+			"side=UP entry: price_up < 0.35 exit: time_remaining_s <= 180" + tail},
 		{"buy when price_down is at most 0.45 in the first 50%, get out when price_down reaches 0.6",
 			"side=DOWN entry: price_down <= 0.45 and time_remaining_pct >= 50 exit: price_down >= 0.6" + tail},
 		{"buy the DOWN side when spread is over 0.2; close in the last 10%",
@@ -55,7 +56,7 @@ func TestBuiltinPhrases(t *testing.T) {
 		{"buy UP when price_up < 0.35 and more than 50% of time remains, exit at price_up > 0.6",
 			"side=UP entry: price_up < 0.35 and time_remaining_pct > 50 exit: price_up > 0.6" + tail},
 		{"buy UP below 0.4 while at least 30% of the time is left, sell above 0.6 when only 3 minutes remain",
-			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
+			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up > 0.6 or time_remaining_s <= 180" + tail},
 		// "time left" and "remaining time" name time_remaining_pct as
 		// "time remaining" does, where the comparison went to the side's
 		// price (price_up < 0.1).
@@ -311,19 +312,21 @@ func TestBuiltinTimeLeftOfAMarketsLength(t *testing.T) {
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
 	cases := []struct{ prompt, marketType, code string }{
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 5 minutes left", "",
-			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 33.333333" + tail},
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_s <= 300" + tail},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or in the last 5 minutes", "",
-			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 33.333333" + tail},
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_s <= 300" + tail},
 		{"buy UP when price_up drops below 0.35 with more than 5 min left, exit above 0.6", "",
-			"side=UP entry: price_up < 0.35 and time_remaining_pct > 33.333333 exit: price_up > 0.6" + tail},
+			"side=UP entry: price_up < 0.35 and time_remaining_s > 300 exit: price_up > 0.6" + tail},
 		{"buy UP when price_up drops below 0.35 in the first 5 minutes, exit above 0.6", "",
-			"side=UP entry: price_up < 0.35 and time_remaining_pct >= 66.666667 exit: price_up > 0.6" + tail},
+			"side=UP entry: price_up < 0.35 and time_remaining_s >= 600 exit: price_up > 0.6" + tail},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 15 minutes left", "1h",
-			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 25" + tail},
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_s <= 900" + tail},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 1 hour left", "4h",
-			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 25" + tail},
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_s <= 3600" + tail},
 		{"buy UP when price_up drops below 0.35, exit above 0.6 or in the last 4 hours", "24h",
-			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct <= 16.666667" + tail},
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_s <= 14400" + tail},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 1.5 minutes left", "",
+			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_s <= 90" + tail},
 		// The market phrases themselves are still read (they choose the
 		// request's markets: TestPromptChoosesItsMarkets).
 		{"buy UP on 5m markets when price_up drops below 0.35, exit above 0.6", "",
@@ -678,6 +681,49 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		e, ok := errors.AsType[*Error](err)
 		if want := `reads "` + typ + `" there as a duration`; !ok || !strings.Contains(e.Message, want) || !strings.Contains(e.Message, `"on `+typ+` markets"`) {
 			t.Errorf("%q: %v, want a refusal saying %s and \"on %s markets\"", p, err, want, typ)
+		}
+	}
+}
+
+// TestBuiltinTimeLeftIsExact: "with 2 minutes left" holds at the snapshot
+// recorded at exactly 2:00 before the end. Converted to a percentage of a
+// 15m market and rounded (time_remaining_pct <= 13.333333), it missed that
+// snapshot, whose percentage is 13.33333333..., and acted at the next.
+func TestBuiltinTimeLeftIsExact(t *testing.T) {
+	start := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	end := start.Add(15 * time.Minute)
+	up := store.OutcomeUp
+	m := store.Market{Slug: "btc-updown-15m-exact", Coin: store.BTC, MarketType: store.M15, StartTime: start, EndTime: end, Winner: &up}
+	var snaps []store.Snapshot
+	for at := start; at.Before(end); at = at.Add(30 * time.Second) {
+		snaps = append(snaps, store.Snapshot{Time: at, CoinPrice: 95_000, PriceUp: 0.3, PriceDown: 0.7})
+	}
+	twoLeft := end.Add(-2 * time.Minute)
+	for _, tc := range []struct {
+		prompt, event string // the first event of that type is at twoLeft
+	}{
+		{"buy UP when price_up drops below 0.35, exit above 0.6 or with 2 minutes left", "EXIT"},
+		{"buy UP when price_up drops below 0.35, exit in the last 2 minutes", "EXIT"},
+		{"buy UP when price_up drops below 0.35 in the last 2 minutes, sell above 0.6", "ENTRY"},
+		{"buy UP when price_up drops below 0.35 with at most 2 min left, sell above 0.6", "ENTRY"},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.prompt, err)
+		}
+		res, err := replay.Run(m, snaps, spec.Strategy)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.prompt, err)
+		}
+		got := "none"
+		for _, e := range res.Trades {
+			if e.Type == tc.event {
+				got = e.Time + " " + e.Reason
+				break
+			}
+		}
+		if at, err := time.Parse(time.RFC3339Nano, strings.Fields(got)[0]); err != nil || !at.Equal(twoLeft) || !strings.HasSuffix(got, "SIGNAL") {
+			t.Errorf("%q (%s): first %s %s, want one at %s (2:00 left) on its SIGNAL", tc.prompt, FormatCode(spec.Rules), tc.event, got, twoLeft.Format(time.RFC3339))
 		}
 	}
 }

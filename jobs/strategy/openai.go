@@ -551,6 +551,7 @@ A condition compares one field of a snapshot with a number:
 - coin_price: the coin's price in USD
 - spread: |price_up - price_down|, 0 to 1
 - time_remaining_pct: percent of the market's window left, 100 at the start, 0 at the end
+Time left said as a share of the window ("with 20% left") is time_remaining_pct; said as a duration ("with 2 minutes left", "in the last 30 s", "with 1h to go") it is time_remaining_s in seconds (time_remaining_s <= 120), never a rounded percentage, which misses the snapshot at exactly that time.
 Operators: <, >, <=, >=, == (exact equality, rarely useful), crosses_above and crosses_below (the field passed the value since the previous snapshot).
 Give 1 to 20 entry conditions and 1 to 20 exit conditions. positionSize is shares per trade (1 to 10000), maxLossPercent is 1 to 100, orderType is MARKET, LIMIT (fills only at the signal price or better) or GTC (a maker order resting on the book until trades fill it; postOnly, limitOffsetTicks, cancelAfterMs and queueModel tune it and are false, 0, null and null otherwise).
 More fields, beyond the five above: bid_up/bid_down (best bid), mid_up/mid_down, display_up/display_down (the price Polymarket shows), coin_move_pct (percent from the price to beat: >= 0 while UP wins), time_remaining_s (seconds left), coin_return_60s (percent change over 60 s), imbalance_up/imbalance_down (book imbalance, -1 to 1).

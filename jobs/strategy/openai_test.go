@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -756,5 +757,61 @@ func TestOpenAIPlaceholders(t *testing.T) {
 	fake = openaitest.New(t, openaitest.JSON(said), openaitest.JSON(good()))
 	if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), request(t)); err != nil || len(fake.Calls()) != 2 {
 		t.Errorf("feeRate 0.05 without CUSTOM: %v after %d calls, want the repair round", err, len(fake.Calls()))
+	}
+}
+
+// TestOpenAITimeLeftAsDuration: the model is told what the built-in
+// generator does with time left said as a duration: time_remaining_s in
+// seconds ("with 2 minutes left" is time_remaining_s <= 120), not a
+// percentage of the window, which rounded (13.333333 on a 15m market)
+// misses the snapshot at exactly 2:00 left. Its answer of that kind is
+// kept as given.
+func TestOpenAITimeLeftAsDuration(t *testing.T) {
+	t.Parallel()
+	answer := with(good(), "exitConditions", []map[string]any{{"field": "time_remaining_s", "operator": "<=", "value": 120}})
+	fake := openaitest.New(t, openaitest.JSON(answer))
+	req := strategy.Request{Prompt: "buy UP below 0.35, exit with 2 minutes left", Coin: "BTC", MarketType: "15m"}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strategy.FormatCode(spec.Rules); !strings.Contains(got, "exit: time_remaining_s <= 120 ") {
+		t.Errorf("got %s", got)
+	}
+	builtin, err := strategy.Builtin{}.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := builtin.Strategy.ExitConditions, spec.Strategy.ExitConditions; !reflect.DeepEqual(got, want) {
+		t.Errorf("the built-in generator reads the prompt as %+v, the model was told to answer %+v", got, want)
+	}
+	calls := fake.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	system := calls[0].Request.Messages[0].Content
+	for _, want := range []string{`("with 2 minutes left", "in the last 30 s", "with 1h to go") it is time_remaining_s in seconds (time_remaining_s <= 120)`,
+		`("with 20% left") is time_remaining_pct`} {
+		if !strings.Contains(system, want) {
+			t.Errorf("the system prompt does not say %s", want)
+		}
+	}
+	var s struct {
+		Properties map[string]struct {
+			Items struct {
+				Properties map[string]struct {
+					Description string `json:"description"`
+				} `json:"properties"`
+			} `json:"items"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(strategy.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Properties["exitConditions"].Items.Properties["field"].Description; !strings.Contains(d, `"with 2 minutes left" is time_remaining_s <= 120`) {
+		t.Errorf("the schema's field description does not say how a duration left is written: %s", d)
 	}
 }

@@ -83,11 +83,11 @@ func Schema() json.RawMessage {
 
 // fieldDoc says what each condition field means (DESIGN 6), briefly.
 const fieldDoc = "What the condition reads at each snapshot. price_up, price_down: the side's price (best ask), 0 to 1. " +
-	"coin_price: the coin's price in USD. spread: |price_up - price_down|. time_remaining_pct: percent of the window left. " +
+	"coin_price: the coin's price in USD. spread: |price_up - price_down|. time_remaining_pct: percent of the window left (\"with 20% left\"). " +
 	"bid_up, bid_down: the best bid (what a sale gets now). mid_up, mid_down: (best bid + best ask) / 2. " +
 	"display_up, display_down: the price Polymarket shows (the mid, or the last trade when the spread is over 0.10). " +
 	"coin_move_pct: percent the coin has moved from the price to beat (>= 0 exactly while UP is winning). " +
-	"time_remaining_s: seconds left. coin_return_60s: the coin's percent change over the last 60 seconds. " +
+	"time_remaining_s: seconds left (time left said as a duration: \"with 2 minutes left\" is time_remaining_s <= 120). coin_return_60s: the coin's percent change over the last 60 seconds. " +
 	"imbalance_up, imbalance_down: (bid size - ask size) / (bid size + ask size) of the side's book, -1 to 1."
 
 func anySlice(ss []string) []any {
