@@ -51,8 +51,10 @@ import (
 //     (queueModel FRONT), "risk-averse queue"; "include rebates"
 //     (includeRebates);
 //   - re-entry control: "cool down 30 s", "cooldown of 2 minutes", "a 30 s
-//     cooldown", "wait 30 seconds between trades" (reentryCooldownMs), "no
-//     cooldown" (0);
+//     cooldown", "1h cooldown", "wait 30 seconds between trades", "5m
+//     between trades", "at least 15m between entries", "re-enter only
+//     after 5m" (reentryCooldownMs: a duration, not the 5m, 15m or 1h
+//     markets), "no cooldown" (0);
 //     "at most 3 entries", "at most 3 trades", "once per market"
 //     (maxEntriesPerMarket). Without a cooldown the request's or the
 //     default 30 s applies (DefaultReentryCooldownMs);
@@ -284,6 +286,10 @@ const (
 	reFeeKind = `(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*`
 	// reDur is a duration's unit.
 	reDur = `(ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)`
+	// reBetweenTrades is what a cooldown stands between ("between
+	// trades", "between each entry", "between consecutive trades"); "1h
+	// between entry and exit" is a holding time, which no rule says.
+	reBetweenTrades = `between\s+(?:(?:each|every)\s+(?:trade|entry|position)|(?:two\s+|consecutive\s+|successive\s+)?(?:trades|entries|re-?entries|positions))\b`
 )
 
 var (
@@ -390,9 +396,22 @@ var (
 	reQueueFront = regexp.MustCompile(`\bqueue\s+at\s+the\s+front\b|\bfront\s+of\s+the\s+queue\b|\boptimistic\s+queue(?:\s+model)?\b`)
 	reQueueBack  = regexp.MustCompile(`\b(?:risk[- ]averse|pessimistic|conservative)\s+queue(?:\s+model)?\b|\bback\s+of\s+the\s+queue\b`)
 	reRebates    = regexp.MustCompile(`\b(?:with|include|including|count|counting)\s+(?:the\s+)?(?:maker\s+)?rebates\b`)
-	reCooldown   = regexp.MustCompile(`\bcool(?:[- ]?down|ing[- ]off)(?:\s+(?:of|for|is))?\s+` + reNum + `\s*` + reDur + `\b|` +
-		reNum + `\s*` + reDur + `\s+cool(?:[- ]?down|ing[- ]off)\b|` +
-		`\bwait\s+` + reNum + `\s*` + reDur + `\s+(?:between\s+(?:trades|entries)|after\s+(?:each\s+|an\s+|every\s+)?(?:trade|exit)s?|before\s+(?:re-?entering|entering\s+again))`)
+	// reCooldown is a wait after an exit before the next entry, in its
+	// many words: "cool down 30 s", "cooldown: 5m", "cooldown period of 5m",
+	// "a 5-minute cooldown", "wait 30 s between trades", "pause 1h between
+	// each entry", "5m between trades", "at least 15m between entries",
+	// "a 5m gap between trades", "re-enter only after 5m", "trades 5m
+	// apart", "space trades by 5m". Each
+	// alternative has its amount and unit as a pair of groups (the first
+	// pair that matched is the cooldown: cooldownOf). Its "5m" or "1h" is
+	// time, not markets (typesNamed).
+	reCooldown = regexp.MustCompile(`\bcool(?:[- ]?down|ing[- ]off)(?:\s+(?:period|time))?(?:\s*:\s*|(?:\s+(?:of|for|is))?\s+)` + reNum + `\s*` + reDur + `\b|` +
+		reNum + `\s*-?\s*` + reDur + `\s+cool(?:[- ]?down|ing[- ]off)\b|` +
+		`\b(?:wait|pause)(?:\s+(?:at\s+least|for))?\s+` + reNum + `\s*` + reDur + `\s+(?:` + reBetweenTrades + `|after\s+(?:each\s+|an\s+|every\s+)?(?:trade|exit)s?|before\s+(?:re-?entering|entering\s+again))|` +
+		`(?:\bat\s+least\s+)?` + reNum + `\s*-?\s*` + reDur + `\s+(?:(?:of\s+)?(?:wait(?:ing)?|gap|pause|break)\s+)?` + reBetweenTrades + `|` +
+		`\bre-?enter(?:ing)?\s+(?:only\s+)?after\s+(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `\b|` +
+		`\b(?:trades|entries)\s+(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `\s+apart\b|` +
+		`\bspace(?:d)?\s+(?:out\s+)?(?:the\s+)?(?:trades|entries)(?:\s+out)?\s+(?:by\s+)?(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `(?:\s+apart)?\b`)
 	reNoCooldown = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
 	reMaxEntries = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
 	reOnce       = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b`)
@@ -610,7 +629,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return true, nil
 		}},
 		{reCooldown, func(_ int, m []string) (bool, error) {
-			ms := millis(m[1]+m[3]+m[5], m[2]+m[4]+m[6])
+			amount, unit := cooldownOf(m)
+			ms := millis(amount, unit)
 			if ms != math.Trunc(ms) || ms < 0 || ms > replay.MaxReentryCooldownMs {
 				return false, refuse("a cooldown of %s ms is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", replay.FormatNum(ms))
 			}
@@ -872,7 +892,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			// markets were not supported.
 			if mt, ok := typeOfPhrase(string(m)); ok {
 				return pr, refuse("the built-in generator reads %q there as a duration, not the markets, and cannot use that duration: "+
-					"for the %s markets write \"on %s markets\" (or set marketType); of time it reads only what is left (\"with 20%% left\", \"in the last 5 minutes\")", string(m), mt, m)
+					"for the %s markets write \"on %s markets\" (or set marketType); of time it reads what is left (\"with 20%% left\", \"in the last 5 minutes\") "+
+					"and a wait between trades (\"5m between trades\", \"cool down 5m\")", string(m), mt, m)
 			}
 		}
 		return pr, refuse("the built-in generator could not use %q in the prompt; it reads phrases such as \"buy UP when price_up drops below 0.35\", \"exit above 0.6 or with 20%% left\", \"take profit at 0.6\" and \"stop loss of 25%%\"",
@@ -1080,6 +1101,17 @@ func timeLeft(amount, unit string, mt store.MarketType, refuse func(string, ...a
 		return "", 0, refuse("%s minutes is longer than a %s market", replay.FormatNum(minutes), mt)
 	}
 	return replay.FieldTimeRemaining, roundTo(minutes*60, 6), nil
+}
+
+// cooldownOf is the amount and unit of a match of reCooldown: the first of
+// its alternatives' pairs of groups that matched.
+func cooldownOf(m []string) (amount, unit string) {
+	for i := 1; i+1 < len(m); i += 2 {
+		if m[i] != "" {
+			return m[i], m[i+1]
+		}
+	}
+	return "", ""
 }
 
 // millis reads an amount of time as milliseconds.

@@ -595,6 +595,13 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		{prompt: "buy UP" + rules + ", cool down 5m", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP" + rules + ", wait 5m after an exit", mt: "1h", wantCoin: store.BTC, wantType: store.H1},
 		{prompt: "rest a bid" + rules + ", cancel after 1h", coin: "ETH", wantCoin: store.ETH, wantType: store.M15},
+		// So is a wait between trades: read as the market type, "5m
+		// between trades" moved the backtest to 5m markets and dropped
+		// the wait (TestBuiltinCooldownIsNotMarkets).
+		{prompt: "buy UP" + rules + ", 5m between trades", wantCoin: store.BTC, wantType: store.M15},
+		{prompt: "buy UP" + rules + ", 1h between trades", mt: "5m", wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "on 5m markets buy UP" + rules + ", 15m between entries", wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "buy UP on ETH 1h" + rules + ", wait 15m between each entry", wantCoin: store.ETH, wantType: store.H1},
 		// A compact type still names markets where it stands alone.
 		{prompt: "on the 5m buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
 		{prompt: "buy UP on BTC 1h" + rules, wantCoin: store.BTC, wantType: store.H1},
@@ -724,6 +731,75 @@ func TestBuiltinTimeLeftIsExact(t *testing.T) {
 		}
 		if at, err := time.Parse(time.RFC3339Nano, strings.Fields(got)[0]); err != nil || !at.Equal(twoLeft) || !strings.HasSuffix(got, "SIGNAL") {
 			t.Errorf("%q (%s): first %s %s, want one at %s (2:00 left) on its SIGNAL", tc.prompt, FormatCode(spec.Rules), tc.event, got, twoLeft.Format(time.RFC3339))
+		}
+	}
+}
+
+// TestBuiltinCooldownIsNotMarkets: a wait between trades said with a
+// compact duration ("5m between trades", "wait 15m between entries", "1h
+// cooldown") is the cooldown, not the 5m, 15m or 1h markets. Read as a
+// market phrase, "5m between trades" moved the backtest to 5m markets
+// and its wait was dropped (the default 30 s applied); beside a market
+// phrase of another type the prompt was refused as naming two. The
+// market phrases beside them still choose the markets.
+func TestBuiltinCooldownIsNotMarkets(t *testing.T) {
+	t.Parallel()
+	const rules = "buy UP below 0.4, exit above 0.6"
+	for _, tc := range []struct {
+		prompt, mt string // mt: the request's marketType
+		wantType   store.MarketType
+		cooldownMs int
+	}{
+		{rules + ", 5m between trades", "", store.M15, 300_000},
+		{rules + ", 1h between trades", "", store.M15, 3_600_000},
+		{rules + ", 15m between entries", "5m", store.M5, 900_000},
+		{rules + ", 5m between trades", "1h", store.H1, 300_000},
+		{rules + " with 5m between each trade", "", store.M15, 300_000},
+		{rules + ", at least 5m between trades", "", store.M15, 300_000},
+		{rules + ", a 5m gap between trades", "", store.M15, 300_000},
+		{rules + ", a 5-minute pause between entries", "", store.M15, 300_000},
+		{rules + ", trades 5m apart", "", store.M15, 300_000},
+		{rules + ", space trades by 1h", "", store.M15, 3_600_000},
+		{rules + ", re-enter only after 5m", "", store.M15, 300_000},
+		{rules + ", wait 15m between entries", "", store.M15, 900_000},
+		{rules + ", wait 15m between each entry", "", store.M15, 900_000},
+		{rules + ", pause 1h between trades", "", store.M15, 3_600_000},
+		{rules + ", 1h cooldown", "", store.M15, 3_600_000},
+		{rules + ", 1h cooldown", "5m", store.M5, 3_600_000},
+		{rules + ", cooldown: 5m", "", store.M15, 300_000},
+		{rules + ", cooldown period of 1h", "", store.M15, 3_600_000},
+		// Beside the market phrases, which still choose the markets.
+		{"on 5m markets " + rules + ", 15m between trades", "", store.M5, 900_000},
+		{rules + " on 5m BTC markets, 1h cooldown", "", store.M5, 3_600_000},
+		{"buy UP on 5m BTC below 0.4, exit above 0.6, 1h between trades", "", store.M5, 3_600_000},
+		{"trade the 1h market: " + rules + ", wait 5m between trades", "", store.H1, 300_000},
+		{rules + " on the 1h market, 5m between trades", "", store.H1, 300_000},
+		{"on 4h markets " + rules + ", 15m between entries", "4h", store.H4, 900_000},
+	} {
+		req := Request{Prompt: tc.prompt, MarketType: store.MarketType(tc.mt)}
+		if err := req.Normalize(); err != nil {
+			t.Errorf("%q (marketType %q): %v", tc.prompt, tc.mt, err)
+			continue
+		}
+		spec, err := Builtin{}.Generate(context.Background(), req)
+		if err != nil {
+			t.Errorf("%q (marketType %q): %v", tc.prompt, tc.mt, err)
+			continue
+		}
+		if spec.MarketType != tc.wantType || spec.Strategy.ReentryCooldownMs != tc.cooldownMs {
+			t.Errorf("%q (marketType %q): %s markets, cooldown %d ms; want %s markets, cooldown %d ms", tc.prompt, tc.mt,
+				spec.MarketType, spec.Strategy.ReentryCooldownMs, tc.wantType, tc.cooldownMs)
+		}
+	}
+	// A wait the grammar cannot read is refused as a duration, not taken
+	// for the markets.
+	for _, p := range []string{rules + ", 5m spacing between trades", rules + ", trades come 5m apart", rules + ", hold 1h between entry and exit"} {
+		req := normalized(t, Request{Prompt: p})
+		if req.MarketType != store.M15 {
+			t.Errorf("%q: %s markets, want 15m (the default)", p, req.MarketType)
+		}
+		if _, err := (Builtin{}).Generate(context.Background(), req); err == nil {
+			t.Errorf("%q: generated, want a refusal", p)
 		}
 	}
 }

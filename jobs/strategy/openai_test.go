@@ -815,3 +815,36 @@ func TestOpenAITimeLeftAsDuration(t *testing.T) {
 		t.Errorf("the schema's field description does not say how a duration left is written: %s", d)
 	}
 }
+
+// TestOpenAICooldownIsNotMarkets: "5m between trades" and the like are a
+// cooldown: the model is asked for the request's markets (BTC 15m here),
+// where the prompt's "5m" was read as the 5m markets, and is told such a
+// duration is reentryCooldownMs, as the built-in generator reads it.
+func TestOpenAICooldownIsNotMarkets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ prompt, markets string }{
+		{"buy UP below 0.4, exit above 0.6, 5m between trades", "BTC 15m"},
+		{"buy UP below 0.4, exit above 0.6, 1h between trades", "BTC 15m"},
+		{"buy UP on ETH 5m markets below 0.4, exit above 0.6, 15m between entries", "ETH 5m"},
+	} {
+		fake := openaitest.New(t, openaitest.JSON(with(good(), "reentryCooldownMs", 300000)))
+		req := strategy.Request{Prompt: tc.prompt}
+		if err := req.Normalize(); err != nil {
+			t.Fatalf("%q: %v", tc.prompt, err)
+		}
+		if _, err := newOpenAI(fake, time.Second).Generate(context.Background(), req); err != nil {
+			t.Fatalf("%q: %v", tc.prompt, err)
+		}
+		calls := fake.Calls()
+		if len(calls) != 1 {
+			t.Fatalf("%d calls", len(calls))
+		}
+		if user := calls[0].Request.Messages[1].Content; !strings.Contains(user, "Markets: "+tc.markets+" up/down markets.") {
+			t.Errorf("%q: the model was asked for %q, want %s markets", tc.prompt, user, tc.markets)
+		}
+		if system := calls[0].Request.Messages[0].Content; !strings.Contains(system, `A duration between trades is that wait, never the markets`) ||
+			!strings.Contains(system, `"5m between trades" is 300000`) {
+			t.Errorf("the system prompt does not say a duration between trades is the cooldown")
+		}
+	}
+}

@@ -274,11 +274,12 @@ var reTypeParts = regexp.MustCompile(`(?i)(\d+)\s*-?\s*(m|min|minute|h|hr|hour)`
 // typesNamed is the market types the prompt names as markets (reMarketType:
 // "on 5m markets", "15-minute windows", "4h", "hourly markets", "daily
 // markets"), each once, in order; a duration ("with 5m left", "cool down
-// 5m") names none.
+// 5m", "5m between trades") names none.
 func typesNamed(prompt string) []store.MarketType {
 	var out []store.MarketType
 	// Durations first, as the built-in generator reads them: the "5m" of
-	// "with 5m left", "in the last 5m", "cool down 5m" or "cancel after
+	// "with 5m left", "in the last 5m", "cool down 5m", "5m between
+	// trades", "wait 15m between entries", "1h cooldown" or "cancel after
 	// 5m" is time, not markets.
 	text := strings.ToLower(prompt)
 	for _, re := range []*regexp.Regexp{reTimeLeft, reTimeLast, reCooldown, reCancel} {
@@ -295,7 +296,8 @@ func typesNamed(prompt string) []store.MarketType {
 // reDurationBefore and reDurationAfter are the words before and after a
 // compact type ("5m", "1h") that make it a duration, not markets: "hold
 // for 5m", "hold up to 5m", "wait 5m", "exit in 5m", "during the first
-// 15m", "in the past 1h", "5m before the end". "for", "in", "every" and
+// 15m", "in the past 1h", "5m before the end", "a 5m gap", "5m between
+// trades" (read as a cooldown first: reCooldown). "for", "in", "every" and
 // "only" alone name the markets ("for 5m BTC:", "buy UP in 15m BTC",
 // "every 15m:", "only 5m"); after a verb of waiting or exiting they are a
 // duration.
@@ -303,7 +305,7 @@ var (
 	reDurationBefore = regexp.MustCompile(`\b(?:after|within|over|under|than|least|most|about|around|past|first|last|final|next|up\s+to|` +
 		`(?:(?:wait|waits|waiting|hold|holds|holding|held|keep|keeps|keeping|stay|stays|staying|pause|sleep|exit|exits|sell|close|leave)` +
 		`(?:\s+(?:it|them|the\s+position|positions?|on))?(?:\s+(?:for|in|only))*))\s+$`)
-	reDurationAfter = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from)\b`)
+	reDurationAfter = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from|between|apart|gaps?|pauses?|breaks?|spacing)\b`)
 )
 
 // reMarketsBefore ends the text before a compact type that names the
