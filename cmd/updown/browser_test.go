@@ -688,11 +688,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		if n != len(want.Data.Trades) {
 			t.Errorf("%d trade rows, API %d events", n, len(want.Data.Trades))
 		}
-		// Trade times with milliseconds, prices with 3 decimals, pnl in dollars.
+		// Trade times with milliseconds, prices at the market's tick (2
+		// decimals at 0.01, 3 at 0.001), pnl in dollars.
 		var trade []string
 		pro.eval(`[...(document.querySelector('[data-testid=trade-row]')||{cells: []}).cells].map(c => c.textContent)`, &trade)
+		pd := tickDecimals(t, base, slug15)
 		if n > 0 && (len(trade) != 12 || !regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$`).MatchString(trade[2]) ||
-			!regexp.MustCompile(`^\d\.\d{3}$`).MatchString(trade[3]) || !moneyForm.MatchString(trade[11])) {
+			!regexp.MustCompile(fmt.Sprintf(`^\d\.\d{%d}$`, pd)).MatchString(trade[3]) || !moneyForm.MatchString(trade[11])) {
 			t.Errorf("first trade row %q", trade)
 		}
 		pro.checkNumbers("replay result")

@@ -70,6 +70,37 @@ export function priceDecimals(tick: number | null | undefined): number {
   return typeof tick === 'number' && tick > 0 && tick < 0.01 ? 3 : 2;
 }
 
+/** A market's tick sizes as the API answers them: the latest, and the changes seen while recording. */
+export interface Ticks {
+  tick_size?: number | null;
+  tick_size_changes?: { tick_size?: number | null }[] | null;
+}
+
+/**
+ * The decimals of a market's token prices over its whole life: 3 where any
+ * tick in force was finer than a cent (a 0.01 market that moved to 0.001
+ * near its end), else 2. Every page writes a market's prices so.
+ */
+export function marketPriceDecimals(m: Ticks | null | undefined): number {
+  const ticks = [m?.tick_size, ...(m?.tick_size_changes ?? []).map((c) => c.tick_size)].filter((x): x is number => typeof x === 'number' && x > 0);
+  return priceDecimals(ticks.length ? Math.min(...ticks) : undefined);
+}
+
+/**
+ * The decimals of a column of prices: the market's (decimals), or more,
+ * up to most, where a value is not on that grid (a fill averaged over
+ * several levels of the book, 0.579792 at a cent tick, reads 0.5798, not
+ * 0.58), so that one column keeps one number of decimals.
+ */
+export function columnDecimals(values: (number | null | undefined)[], decimals: number, most = Math.max(4, decimals)): number {
+  let d = decimals;
+  for (const v of values) {
+    if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+    while (d < most && Math.abs(v * 10 ** d - Math.round(v * 10 ** d)) > 1e-6) d++;
+  }
+  return d;
+}
+
 /**
  * The decimals that write every multiple of an axis's tick step as it is:
  * 0 for 5 or 10, 1 for 2.5, 2 for 0.25 or 0.05, 3 for 0.025 (at most 6).
@@ -108,6 +139,16 @@ export function feeFormula(rate: number, exponent: number | null | undefined, ty
   const sup: Record<number, string> = { 0: '⁰', 2: '²', 3: '³', 4: '⁴' };
   const curve = e === 1 ? 'p(1−p)' : `(p(1−p))${sup[e] ?? `^${e}`}`;
   return `shares × ${String(Number(rate.toPrecision(6)))} × ${type === 'crypto_fees' ? 'p × ' : ''}${curve}`;
+}
+
+/**
+ * A strategy's custom fee schedule, in the words every page uses (the
+ * replay's and the agent's "Fees charged"): "custom: shares × 0.02 ×
+ * (p(1−p))²". The agent wrote "custom: rate 0.02, exponent 2" for what the
+ * replay wrote as the formula.
+ */
+export function customFees(rate: number | null | undefined, exponent: number | null | undefined): string {
+  return `custom: ${feeFormula(rate ?? 0, exponent)}`;
 }
 
 /** "164 of 50,000", or "164 (unlimited)" when there is no limit. */

@@ -5,7 +5,7 @@ import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, planHint } from '../ctx';
 import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, unmarkInvalid } from '../dom';
-import { date, fee, int, num, pct, pnl, usd } from '../format';
+import { customFees, date, fee, int, num, pct, pnl, usd } from '../format';
 import { typesFollowCoin } from './markets';
 
 interface Quota {
@@ -235,13 +235,13 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   ctx.ready();
 }
 
-/** The fee model a strategy ran with, in words. */
+/** The fees a strategy ran with, in the replay page's words (customFees). */
 function feeWords(s: Backtest['generated_strategy']): string {
   switch (s?.feeModel ?? 'NONE') {
     case 'MARKET':
       return "the market's fee schedule";
     case 'CUSTOM':
-      return `custom: rate ${s?.feeRate ?? 0}, exponent ${s?.feeExponent ?? 1}`;
+      return customFees(s?.feeRate, s?.feeExponent);
     case 'NONE':
       return 'none';
     default:
@@ -341,7 +341,7 @@ function showBacktest(box: HTMLElement, d: Backtest): void {
       'portfolio_max_drawdown' in a ? fig('Portfolio drawdown', usd(a.portfolio_max_drawdown), 'agent-portfolio-drawdown') : null,
       'total_fees' in a ? fig('Fees paid', fee(a.total_fees), 'agent-total-fees') : null,
       // What the backtest ran with (the settings' or else the code's), as the answer says.
-      fig('Fee model', feeWords(d.generated_strategy), 'agent-used-fees'),
+      fig('Fees charged', feeWords(d.generated_strategy), 'agent-used-fees', 'wide'),
       fig('Latency', `${int(d.generated_strategy?.latencyMs ?? 0)} ms`, 'agent-used-latency'),
       fig('Orders', orderWords(d.generated_strategy), 'agent-used-orders', 'wide'),
       fig('Best market', market(a.best_market), undefined, 'wide'),

@@ -2,7 +2,7 @@ import { ApiError, call, get } from '../api';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, planHint, upgradeLink } from '../ctx';
 import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
-import { feeFormula, int, num, pct, priceDecimals, shares, time, usd } from '../format';
+import { feeFormula, int, marketPriceDecimals, num, pct, shares, time, usd } from '../format';
 
 export interface Market {
   slug: string;
@@ -304,8 +304,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
     throw e;
   }
   const m = series.market;
-  const ticks = [m.tick_size, ...(m.tick_size_changes ?? []).map((c) => c.tick_size)].filter((x): x is number => typeof x === 'number');
-  const pd = priceDecimals(ticks.length ? Math.min(...ticks) : undefined);
+  const pd = marketPriceDecimals(m);
   head.append(
     h(
       'dl',

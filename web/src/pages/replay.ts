@@ -5,7 +5,7 @@ import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
 import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th, unmarkInvalid } from '../dom';
-import { fee, feeFormula, int, num, pct, pnl, price, shares, time, usd } from '../format';
+import { columnDecimals, customFees, fee, feeFormula, int, marketPriceDecimals, type Ticks, num, pct, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
   type: string;
@@ -96,7 +96,7 @@ export function feesCharged(s: ReplayResult['strategy']): string {
     case 'NONE':
       return 'none';
     case 'CUSTOM':
-      return `custom: ${feeFormula(s?.feeRate ?? 0, s?.feeExponent)}`;
+      return customFees(s?.feeRate, s?.feeExponent);
     case 'MARKET': {
       if (!s?.feeRate) return "the market's: it has no fee recorded, so none";
       return `the market's${s.feeType ? ` (${s.feeType})` : ''}: ${feeFormula(s.feeRate, s.feeExponent, s.feeType)}`;
@@ -108,6 +108,28 @@ export function feesCharged(s: ReplayResult['strategy']): string {
 
 /** The figures of trades, which a replay without one does not have. */
 const NO_TRADE_NO_FIGURE = ['win_rate', 'avg_trade_pnl', 'best_trade', 'worst_trade'];
+
+/**
+ * The decimals of a market's prices (its tick's: 2 at 0.01, 3 at 0.001),
+ * fetched once a market; 3 where the market cannot be read (3 hides no
+ * tick's digit). A replay's answer names no tick: its trades' prices were
+ * written with 3 decimals on every market, 0.500 on a cent market.
+ */
+const decimalsOf = new Map<string, Promise<number>>();
+function marketDecimals(slug: string): Promise<number> {
+  let d = decimalsOf.get(slug);
+  if (!d) {
+    d = get<Ticks>(`/v1/markets/${encodeURIComponent(slug)}`).then(
+      (m) => marketPriceDecimals(m),
+      () => {
+        decimalsOf.delete(slug); // asked again next time
+        return 3;
+      },
+    );
+    decimalsOf.set(slug, d);
+  }
+  return d;
+}
 
 /** The replay's errors of its market, which name no request field. */
 const MARKET_CODES = ['MARKET_NOT_FOUND', 'MARKET_NOT_RESOLVED', 'NO_DATA'];
@@ -159,11 +181,16 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     try {
       const r = b.rules();
       const body = { marketSlug: market.value.trim(), ...r };
-      const res = await post<{ data: ReplayResult }>('/v1/replay', body);
-      showResult(results, res.data, async (offset) => {
-        const page = await post<{ data: ReplayResult }>('/v1/replay', { ...body, tradesOffset: offset, tradesLimit: TRADES_PAGE });
-        return page.data;
-      });
+      const [res, pd] = await Promise.all([post<{ data: ReplayResult }>('/v1/replay', body), marketDecimals(body.marketSlug)]);
+      showResult(
+        results,
+        res.data,
+        async (offset) => {
+          const page = await post<{ data: ReplayResult }>('/v1/replay', { ...body, tradesOffset: offset, tradesLimit: TRADES_PAGE });
+          return page.data;
+        },
+        pd,
+      );
       results.setAttribute('data-run', String(++runs)); // tests wait for their own run
     } catch (e) {
       clear(results);
@@ -236,9 +263,10 @@ export async function replayPage(ctx: Ctx): Promise<void> {
 /**
  * Shows a replay's answer. page, when given, fetches the trade events from
  * an offset on (the same replay with tradesOffset and tradesLimit), for
- * an answer that lists some of them only (trades_truncated).
+ * an answer that lists some of them only (trades_truncated). pd is the
+ * decimals of the market's prices (marketPriceDecimals).
  */
-export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: number) => Promise<ReplayResult>): void {
+export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: number) => Promise<ReplayResult>, pd = 3): void {
   const p = d.performance;
   const show = (k: string, f: Fmt) => {
     const v = p[k];
@@ -260,7 +288,7 @@ export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: nu
     ? h('div', { class: 'warning', role: 'note', testid: 'replay-warnings' }, (d.warnings ?? []).map((w) => h('p', null, w)))
     : null;
   const tradesBox = h('div', { testid: 'trades-box' });
-  showTrades(tradesBox, d, page);
+  showTrades(tradesBox, d, pd, page);
   clear(
     box,
     h('h2', null, `Result on ${d.market.slug}`),
@@ -274,7 +302,7 @@ export function showResult(box: HTMLElement, d: ReplayResult, page?: (offset: nu
       fig('Fees charged', feesCharged(d.strategy), 'replay-fee-schedule', 'wide'),
     ),
     chart,
-    ordersSection(d),
+    ordersSection(d, pd),
     tradesBox,
   );
   equityChart(chart, d);
@@ -289,11 +317,12 @@ const COUNTERS: [string, string][] = [
 ];
 
 /** The orders list: every order event with its reason explained, and the counters. */
-function ordersSection(d: ReplayResult): HTMLElement | null {
+function ordersSection(d: ReplayResult, pd: number): HTMLElement | null {
   const orders = d.orders ?? [];
   const p = d.performance;
   if (orders.length === 0 && !('orders_placed' in p)) return null;
   const reason = (r: string) => h('abbr', { title: ORDER_REASONS[r] ?? r, tabindex: '0' }, r);
+  const od = columnDecimals(orders.map((o) => o.price), pd);
   const rows = orders.map((o) =>
     h(
       'tr',
@@ -301,7 +330,7 @@ function ordersSection(d: ReplayResult): HTMLElement | null {
       tdTime(time(o.time, true)),
       td(o.action),
       td(o.side),
-      td(price(o.price, 3), true),
+      td(price(o.price, od), true),
       td(shares(o.shares), true),
       h('td', null, reason(o.reason)),
     ),
@@ -347,7 +376,7 @@ function ordersSection(d: ReplayResult): HTMLElement | null {
 }
 
 /** The trades table, with the note and pager of an answer that lists some trade events only. */
-function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) => Promise<ReplayResult>, offset?: number): void {
+function showTrades(box: HTMLElement, d: ReplayResult, pd: number, page?: (offset: number) => Promise<ReplayResult>, offset?: number): void {
   const total = typeof d.performance.trade_events === 'number' ? (d.performance.trade_events as number) : d.trades.length;
   let note: HTMLElement | null = null;
   if (d.trades_truncated) {
@@ -366,7 +395,7 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
         b.textContent = 'Loading…';
         try {
           const next = await page(at);
-          showTrades(box, { ...d, trades: next.trades, trades_truncated: true, performance: { ...d.performance, trade_events: total } }, page, at);
+          showTrades(box, { ...d, trades: next.trades, trades_truncated: true, performance: { ...d.performance, trade_events: total } }, pd, page, at);
         } catch (e) {
           b.disabled = false;
           b.textContent = label;
@@ -391,6 +420,13 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
         : null,
     );
   }
+  // Prices at the market's tick (0.45 at a cent, 0.455 at a tenth); a
+  // fill that walked several levels is their average, off that grid, and
+  // its column (and the slippage's) takes the decimals it needs, up to 4.
+  // A column keeps one number of decimals.
+  const priceD = columnDecimals(d.trades.map((t) => t.price), pd);
+  const fillD = columnDecimals(d.trades.map((t) => t.fill_price), pd);
+  const slipD = columnDecimals(d.trades.map((t) => t.slippage), pd);
   const rows = d.trades.map((t) =>
     h(
       'tr',
@@ -398,10 +434,10 @@ function showTrades(box: HTMLElement, d: ReplayResult, page?: (offset: number) =
       td(t.type),
       td(t.reason),
       tdTime(time(t.time, true)),
-      td(num(t.price, 3), true),
-      td(num(t.fill_price, 3), true),
+      td(price(t.price, priceD), true),
+      td(price(t.fill_price, fillD), true),
       td(shares(t.shares), true),
-      td(num(t.slippage, 3), true),
+      td(num(t.slippage, slipD), true),
       h('td', { testid: 'trade-liquidity' }, t.liquidity ?? '—'),
       td(fee(t.fee ?? 0), true),
       td(fee(t.maker_rebate ?? 0), true),
