@@ -11,6 +11,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -21,6 +22,7 @@ import (
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/collect"
 	"github.com/updown/updown/jobs/sweep"
+	"github.com/updown/updown/jobs/throttle"
 	"github.com/updown/updown/store"
 )
 
@@ -110,7 +112,7 @@ func NewServer(cfg Config) (*Server, error) {
 		// idle `updown dev` measured 4.1% of a core where DESIGN 3 wants
 		// under 3%.
 		DelayedTaskCheckInterval: time.Second,
-		Logger:                   slogAdapter{log},
+		Logger:                   newSlogAdapter(log),
 		LogLevel:                 asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 			id, _ := asynq.GetTaskID(ctx)
@@ -238,14 +240,57 @@ func awaited(taskType string) bool {
 	return false
 }
 
-// slogAdapter gives Asynq a structured logger.
-type slogAdapter struct{ l *slog.Logger }
+// asynqLogEvery bounds how often one warning or error of Asynq's is
+// logged. While Redis is down, Asynq's loops (the forwarder every second,
+// the dequeuer, the janitor, the heartbeat, the syncer) fail alike and
+// each reports every failure: about two ERROR lines a second per worker
+// for as long as the outage lasts, where the Redis client's own messages
+// are held back to one per 30 s (cmd/updown's redisLog).
+const asynqLogEvery = 30 * time.Second
+
+// slogAdapter gives Asynq a structured logger. A warning or error repeated
+// within asynqLogEvery is held back and counted in the next one logged
+// ("suppressed", "suppressed_over"), or logged on its own with its count
+// once another message finds it gone quiet.
+type slogAdapter struct {
+	l        *slog.Logger
+	throttle *throttle.Log
+}
+
+func newSlogAdapter(l *slog.Logger) slogAdapter {
+	return slogAdapter{l: l, throttle: throttle.New(asynqLogEvery, nil)}
+}
 
 func (a slogAdapter) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
 func (a slogAdapter) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
-func (a slogAdapter) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
-func (a slogAdapter) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a slogAdapter) Warn(args ...any)  { a.held(slog.LevelWarn, fmt.Sprint(args...)) }
+func (a slogAdapter) Error(args ...any) { a.held(slog.LevelError, fmt.Sprint(args...)) }
+
+// held logs msg at level unless the same message at the same level went
+// through within asynqLogEvery. The throttle's key is the level's name, a
+// space and the message, so that a gone key is logged at its own level.
+func (a slogAdapter) held(level slog.Level, msg string) {
+	ok, n, gone := a.throttle.Allow(level.String() + " " + msg)
+	every := a.throttle.Every().String()
+	for _, g := range gone {
+		name, text, _ := strings.Cut(g.Key, " ")
+		var l slog.Level
+		if l.UnmarshalText([]byte(name)) != nil {
+			l = slog.LevelWarn
+		}
+		a.l.Log(context.Background(), l, text, "suppressed", g.N, "suppressed_over", every)
+	}
+	if !ok {
+		return
+	}
+	if n > 0 {
+		a.l.Log(context.Background(), level, msg, "suppressed", n, "suppressed_over", every)
+		return
+	}
+	a.l.Log(context.Background(), level, msg)
+}
 
 // Fatal is called by Asynq only when it cannot go on; log it as an error
-// and let the process's Run loop notice the stopped server.
+// (never held back) and let the process's Run loop notice the stopped
+// server.
 func (a slogAdapter) Fatal(args ...any) { a.l.Error("asynq fatal: " + fmt.Sprint(args...)) }
