@@ -401,15 +401,15 @@ func openPostgres(ctx context.Context, url string, migrate bool) (*postgres.Stor
 
 // migrateSaying applies the migrations to st and logs, at INFO, what
 // `updown migrate` prints (migratedMessage), with the version the schema
-// was at before: a process migrating at start did it without a word. A
+// was at when this process came to migrate it: a process migrating at
+// start did it without a word. A
 // schema newer than this build's is left as it is, and told by
 // warnNewerSchema.
 func migrateSaying(ctx context.Context, st *postgres.Store, log *slog.Logger) error {
-	from, err := st.SchemaVersion(ctx)
+	// The version found under the migration's lock (MigrateFrom): of
+	// processes starting together, only the one that migrated says 0.
+	from, err := st.MigrateFrom(ctx)
 	if err != nil {
-		return fmt.Errorf("migrate: read the schema's version: %w", err)
-	}
-	if err := st.Migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	have, want, err := schemaVersions(ctx, st)

@@ -168,27 +168,48 @@ func (s *Store) Close() {
 // may call it at the same time: the migrator holds an advisory lock while it
 // reads and advances the version.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.MigrateFrom(ctx)
+	return err
+}
+
+// migrateLock is the session advisory lock MigrateFrom holds while it reads
+// the version it starts from and migrates ("updown" in ASCII); tern's own
+// lock, taken inside it, has another key.
+const migrateLock = 0x7570646f776e
+
+// MigrateFrom is Migrate, and returns the version the schema was at when
+// this call came to migrate it: read under the same lock as the migrating,
+// so of processes starting together on a new database one says it found
+// version 0 and the others the version it left, where a version read
+// before the lock had them all say 0, as if each had migrated it.
+func (s *Store) MigrateFrom(ctx context.Context) (from int, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	defer conn.Release()
 	// A migration waits for its locks as long as it takes (lock_timeout
 	// 0); the connection goes back to the pool with the pool's own.
 	if _, err := conn.Exec(ctx, "set lock_timeout = 0"); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), "reset lock_timeout") }()
+	if _, err := conn.Exec(ctx, "select pg_advisory_lock($1)", int64(migrateLock)); err != nil {
+		return 0, fmt.Errorf("postgres: migrate: lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "select pg_advisory_unlock($1)", int64(migrateLock))
+	}()
 	m, err := migrate.NewMigrator(ctx, conn.Conn(), versionTable)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	if err := m.LoadMigrations(sub); err != nil {
-		return fmt.Errorf("postgres: migrate: load: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: load: %w", err)
 	}
 	// A database a newer build migrated (web rolled back, as README's
 	// Production allows) is as new as this build needs, as the worker
@@ -197,15 +218,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 	// 10", which kept the rolled-back api from starting.
 	have, err := m.GetCurrentVersion(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return 0, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	if int(have) > len(m.Migrations) {
-		return nil
+		return int(have), nil
 	}
 	if err := m.Migrate(ctx); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return int(have), fmt.Errorf("postgres: migrate: %w", err)
 	}
-	return nil
+	return int(have), nil
 }
 
 // LatestSchemaVersion is the schema version this build needs: that of its
