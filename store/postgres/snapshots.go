@@ -152,7 +152,7 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, slug string, in []store
 // appendNewer appends snapshots newer than all the market has, folding in
 // the newest chunks when the append is small (see foldableTail).
 func (s *Store) appendNewer(ctx context.Context, tx pgx.Tx, ser series, in []store.Snapshot) error {
-	tail, err := foldableTail(ctx, tx, ser, len(in))
+	tail, err := foldableTail(ctx, tx, ser, in[0].Time, len(in))
 	if err != nil {
 		return err
 	}
@@ -174,20 +174,24 @@ func (s *Store) appendNewer(ctx context.Context, tx pgx.Tx, ser series, in []sto
 }
 
 // foldableTail returns the first times of the market's newest chunks that
-// an append of n newer snapshots rewrites together with them: each, newest
-// first, while it is no larger than what is being written so far and all
-// of it fits one chunk. Like carries in a binary counter, this keeps the
-// tail to O(log chunkSize) chunks, and rewrites each snapshot O(log
-// chunkSize) times, however small the appends; a large append folds
-// nothing in and is a pure insert.
-func foldableTail(ctx context.Context, tx pgx.Tx, ser series, n int) ([]time.Time, error) {
+// an append of n newer snapshots, the first at time first, rewrites
+// together with them: each, newest first, while it is no larger than what
+// is being written so far and all of it fits one chunk. Like carries in a
+// binary counter, this keeps the tail to O(log chunkSize) chunks, and
+// rewrites each snapshot O(log chunkSize) times, however small the
+// appends; a large append folds nothing in and is a pure insert. Only
+// chunks of first's month are folded in: a chunk holds one month's
+// snapshots (encodeChunks), and rewriting the months before would only
+// cut them off again.
+func foldableTail(ctx context.Context, tx pgx.Tx, ser series, first time.Time, n int) ([]time.Time, error) {
 	if ser.n == 0 || n >= chunkSize {
 		return nil, nil
 	}
+	from := maxTime(*ser.first, monthOf(first).start())
 	rows, _ := tx.Query(ctx, `
 		select first_time, n from snapshot_chunks
 		where market = $1 and first_time >= $2 and first_time <= $3
-		order by first_time desc limit $4`, ser.market, *ser.first, *ser.last, tailChunks)
+		order by first_time desc limit $4`, ser.market, from, *ser.last, tailChunks)
 	tails, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (chunkMeta, error) {
 		var c chunkMeta
 		err := row.Scan(&c.first, &c.n)
@@ -317,15 +321,25 @@ func (s *Store) writeChunks(ctx context.Context, tx pgx.Tx, market int64, snaps 
 	return err
 }
 
-// encodeChunks splits snaps into ceil(len/chunkSize) chunks of nearly
-// equal size and encodes them, their books in the given version.
+// encodeChunks splits time-sorted snaps by calendar month (UTC), and each
+// month's into ceil(len/chunkSize) chunks of nearly equal size, and
+// encodes them, their books in the given version. A chunk never holds two
+// months' snapshots: chunks are partitioned by their first time's month,
+// and a month's partition must hold only that month's snapshots, or
+// dropping it (DropSnapshotsBefore) would take later ones with it.
 func encodeChunks(snaps []store.Snapshot, version byte) []newChunk {
-	k := (len(snaps) + chunkSize - 1) / chunkSize
-	chunks := make([]newChunk, k)
-	for i := range chunks {
-		part := snaps[i*len(snaps)/k : (i+1)*len(snaps)/k]
-		head, books := encodeChunk(part, version)
-		chunks[i] = newChunk{first: part[0].Time, last: part[len(part)-1].Time, n: len(part), head: head, books: books}
+	var chunks []newChunk
+	for len(snaps) > 0 {
+		end := monthOf(snaps[0].Time).next().start()
+		m, _ := slices.BinarySearchFunc(snaps, end, func(sn store.Snapshot, t time.Time) int { return sn.Time.Compare(t) })
+		run := snaps[:m]
+		snaps = snaps[m:]
+		k := (len(run) + chunkSize - 1) / chunkSize
+		for i := range k {
+			part := run[i*len(run)/k : (i+1)*len(run)/k]
+			head, books := encodeChunk(part, version)
+			chunks = append(chunks, newChunk{first: part[0].Time, last: part[len(part)-1].Time, n: len(part), head: head, books: books})
+		}
 	}
 	return chunks
 }
