@@ -231,10 +231,16 @@ func modelSeries(model map[time.Time]store.Snapshot) []store.Snapshot {
 }
 
 // TestPartitions writes snapshots spanning months, in both directions,
-// and survives a partition dropped behind the store's back.
+// and survives partitions dropped behind the store's back (by another
+// process's DropSnapshotsBefore).
 func TestPartitions(t *testing.T) {
 	t.Parallel()
-	s := pgtest.NewStore(t)
+	db := pgtest.NewDatabase(t)
+	s, err := postgres.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
 	ctx := t.Context()
 	slug := newMarket(t, s, t0)
 	// Five snapshots a day apart around a month end, then two years back.
@@ -256,7 +262,6 @@ func TestPartitions(t *testing.T) {
 	checkChunks(t, s, slug, len(want))
 	checkPages(t, s, slug, want, 0, 100)
 
-	var parts []string
 	rows, _ := s.Pool().Query(ctx, `
 		select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
 		where i.inhparent = 'snapshot_chunks'::regclass order by 1`)
@@ -270,16 +275,20 @@ func TestPartitions(t *testing.T) {
 
 	// Another process drops the 2023 data; this one still believes the
 	// partitions exist, and must recreate them.
-	for _, p := range []string{"snapshot_chunks_p202306", "snapshot_chunks_p202307"} {
-		if _, err := s.Pool().Exec(ctx, "drop table if exists "+p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := s.Pool().Exec(ctx, `
-		update snapshot_series set n = 5, first_time = $2
-		where market = (select id from markets where slug = $1)`, slug, want[len(old)].Time); err != nil {
+	admin, err := postgres.Open(ctx, db)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer admin.Close()
+	d, err := admin.DropSnapshotsBefore(ctx, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Snapshots != int64(len(old)) || !slices.Equal(d.Partitions, []string{"snapshot_chunks_p202306", "snapshot_chunks_p202307"}) {
+		t.Errorf("dropped %+v, want %d snapshots, the partitions of 2023-06 and 2023-07", d, len(old))
+	}
+	checkChunks(t, s, slug, len(want)-len(old))
+	checkPages(t, s, slug, want[len(old):], 0)
 	if _, err := s.AppendSnapshots(ctx, slug, old); err != nil {
 		t.Fatalf("append after the partition was dropped: %v", err)
 	}
