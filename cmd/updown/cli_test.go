@@ -169,7 +169,7 @@ func TestAdminHelpNamesItsVariables(t *testing.T) {
 	admin := []string{"DATABASE_URL", "MIGRATE_ON_START"}
 	changes := append(admin, "REDIS_URL")
 	for cmd, vars := range map[string][]string{
-		"migrate": {"DATABASE_URL"}, "seed": admin,
+		"migrate": {"DATABASE_URL"}, "seed": admin, "drop-snapshots": admin,
 		"customers create": admin, "customers list": admin, "customers set-tier": changes, "customers set-limits": changes,
 		"keys create": admin, "keys list": admin, "keys revoke": changes,
 	} {

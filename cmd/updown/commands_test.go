@@ -12,7 +12,7 @@ var everyCommand = [][]string{
 	{"dev"}, {"api"}, {"worker"}, {"collect"}, {"migrate"}, {"seed"}, {"export"}, {"import"},
 	{"customers", "create"}, {"customers", "list"}, {"customers", "set-tier"}, {"customers", "set-limits"},
 	{"keys", "create"}, {"keys", "list"}, {"keys", "revoke"},
-	{"import", "list"}, {"markets", "fetch"}, {"markets", "fill-fees"},
+	{"import", "list"}, {"markets", "fetch"}, {"markets", "fill-fees"}, {"drop-snapshots"},
 }
 
 // usageCommand finds a command or subcommand in `updown help`.

@@ -3,6 +3,7 @@
 //	updown dev                      api + worker + generated data in one process (make run)
 //	updown api | worker | collect   the production processes (Procfile)
 //	updown migrate | seed           database set-up
+//	updown drop-snapshots           drop old months of snapshots
 //	updown export | import          bulk JSONL/CSV out of and into the database
 //	updown customers ... | keys ...
 //	updown version
@@ -45,6 +46,7 @@ Database:
   import list            the archive imports of DATABASE_URL
   markets fetch          save Gamma's markets of a series (--series btc-5m --from --to --out markets.json)
   markets fill-fees      fill the fee fields stored markets lack from Gamma ([--slug S] [--from --to] [--dry-run])
+  drop-snapshots         drop the snapshots of the months before one (--before YYYY-MM [--dry-run])
 
 Customers and keys (DATABASE_URL; 'updown customers --help', 'updown keys --help'):
   customers create --email E [--name N] [--tier T] prints {"customer_id","key_id","api_key"} (tier STARTER unless given)
@@ -105,6 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMigrate(ctx, rest, stdout, stderr)
 	case "seed":
 		return runSeed(ctx, rest, stdout, stderr)
+	case "drop-snapshots":
+		return runDropSnapshots(ctx, rest, stdout, stderr)
 	case "customers":
 		return runCustomers(ctx, rest, stdout, stderr)
 	case "keys":
