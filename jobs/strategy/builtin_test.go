@@ -600,6 +600,11 @@ func TestPromptChoosesItsMarkets(t *testing.T) {
 		// the wait (TestBuiltinCooldownIsNotMarkets).
 		{prompt: "buy UP" + rules + ", 5m between trades", wantCoin: store.BTC, wantType: store.M15},
 		{prompt: "buy UP" + rules + ", 1h between trades", mt: "5m", wantCoin: store.BTC, wantType: store.M5},
+		// A gap, pause or break between no trades leaves the markets named:
+		// read as a duration, these moved to 15m markets and were refused.
+		{prompt: "for 5m gaps: buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "trade 5m breaks: buy UP" + rules, wantCoin: store.BTC, wantType: store.M5},
+		{prompt: "in 5m breaks below 0.3 buy UP, exit above 0.6", wantCoin: store.BTC, wantType: store.M5},
 		{prompt: "on 5m markets buy UP" + rules + ", 15m between entries", wantCoin: store.BTC, wantType: store.M5},
 		{prompt: "buy UP on ETH 1h" + rules + ", wait 15m between each entry", wantCoin: store.ETH, wantType: store.H1},
 		// A compact type still names markets where it stands alone.

@@ -296,16 +296,19 @@ func typesNamed(prompt string) []store.MarketType {
 // reDurationBefore and reDurationAfter are the words before and after a
 // compact type ("5m", "1h") that make it a duration, not markets: "hold
 // for 5m", "hold up to 5m", "wait 5m", "exit in 5m", "during the first
-// 15m", "in the past 1h", "5m before the end", "a 5m gap", "5m between
-// trades" (read as a cooldown first: reCooldown). "for", "in", "every" and
-// "only" alone name the markets ("for 5m BTC:", "buy UP in 15m BTC",
+// 15m", "in the past 1h", "5m before the end", "a 5m gap between trades",
+// "5m between trades" (read as a cooldown first: reCooldown); a gap, pause
+// or break that stands between no trades is a word of the prompt ("for 5m
+// gaps:", "in 5m breaks below 0.3", "for 5m between 0.3 and 0.4"). "for",
+// "in", "every" and "only" alone name the markets ("for 5m BTC:", "buy UP in 15m BTC",
 // "every 15m:", "only 5m"); after a verb of waiting or exiting they are a
 // duration.
 var (
 	reDurationBefore = regexp.MustCompile(`\b(?:after|within|over|under|than|least|most|about|around|past|first|last|final|next|up\s+to|` +
 		`(?:(?:wait|waits|waiting|hold|holds|holding|held|keep|keeps|keeping|stay|stays|staying|pause|sleep|exit|exits|sell|close|leave)` +
 		`(?:\s+(?:it|them|the\s+position|positions?|on))?(?:\s+(?:for|in|only))*))\s+$`)
-	reDurationAfter = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from|between|apart|gaps?|pauses?|breaks?|spacing)\b`)
+	reDurationAfter = regexp.MustCompile(`^\s*(?:before|after|ago|left|remaining|to go|into|in|of|later|earlier|from|apart|` +
+		`(?:(?:gaps?|pauses?|breaks?|spacing)\s+)?(?:` + reBetweenTrades + `|between\s+(?:the\s+)?entry\s+and\s+(?:the\s+)?exit))\b`)
 )
 
 // reMarketsBefore ends the text before a compact type that names the
