@@ -412,10 +412,15 @@ var (
 		`\bre-?enter(?:ing)?\s+(?:only\s+)?after\s+(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `\b|` +
 		`\b(?:trades|entries)\s+(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `\s+apart\b|` +
 		`\bspace(?:d)?\s+(?:out\s+)?(?:the\s+)?(?:trades|entries)(?:\s+out)?\s+(?:by\s+)?(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `(?:\s+apart)?\b`)
-	reNoCooldown = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
-	reMaxEntries = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
-	reOnce       = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b`)
-	reCoinMove   = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
+	// reTimeBeforeWait ends the text before a cooldown that also reads as
+	// the amount of a time in the market: "in the last 5 minutes between
+	// trades" ("with 5m between trades" is a wait: no time in the market
+	// is said with "with" but the time left).
+	reTimeBeforeWait = regexp.MustCompile(`\b(?:in\s+)?(?:the\s+)?(?:last|first|final)\s+$`)
+	reNoCooldown     = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
+	reMaxEntries     = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
+	reOnce           = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b`)
+	reCoinMove       = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
 		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
 
@@ -628,7 +633,11 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			pr.cooldown = new(float64) // 0: no cooldown, not the default
 			return true, nil
 		}},
-		{reCooldown, func(_ int, m []string) (bool, error) {
+		{reCooldown, func(at int, m []string) (bool, error) {
+			if reTimeBeforeWait.Match(t.b[:at]) {
+				return false, refuse("%q reads both as a time in the market and as a wait between trades: say them apart, e.g. \"in the last 5 minutes, with 5m between trades\"",
+					strings.TrimSpace(string(t.b[reTimeBeforeWait.FindIndex(t.b[:at])[0]:at])+m[0]))
+			}
 			amount, unit := cooldownOf(m)
 			ms := millis(amount, unit)
 			if ms != math.Trunc(ms) || ms < 0 || ms > replay.MaxReentryCooldownMs {

@@ -796,6 +796,20 @@ func TestBuiltinCooldownIsNotMarkets(t *testing.T) {
 				spec.MarketType, spec.Strategy.ReentryCooldownMs, tc.wantType, tc.cooldownMs)
 		}
 	}
+	// A time in the market read as a wait lost its rule without a word:
+	// "in the last 5 minutes between trades" became a cooldown of 5
+	// minutes and no time condition. It reads both ways: refused.
+	for _, p := range []string{"buy UP when price_up < 0.3 in the last 5 minutes between trades, exit above 0.6",
+		rules + " in the first 2m between entries"} {
+		_, err := (Builtin{}).Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "reads both as a time in the market and as a wait") {
+			t.Errorf("%q: %v, want a refusal saying it reads two ways", p, err)
+		}
+	}
+	spec, err := (Builtin{}).Generate(context.Background(), normalized(t, Request{Prompt: rules + ", with 5m between trades"}))
+	if err != nil || spec.Strategy.ReentryCooldownMs != 300_000 {
+		t.Errorf("%q: %+v, %v; want a cooldown of 300000 ms", rules+", with 5m between trades", spec, err)
+	}
 	// A wait the grammar cannot read is refused as a duration, not taken
 	// for the markets.
 	for _, p := range []string{rules + ", 5m spacing between trades", rules + ", trades come 5m apart", rules + ", hold 1h between entry and exit"} {
