@@ -27,7 +27,7 @@ func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 	}
 	return &importTx{s: s, tx: tx, created: map[string]bool{}, ids: map[string]int64{},
 		fresh: map[string]*freshSeries{}, freshTrades: map[string]*freshTrades{}, freshGaps: map[int64][]store.Gap{},
-		rewrites: map[string]int{}}, nil
+		rewrites: map[string]int{}, held: map[string]*heldMarket{}}, nil
 }
 
 const importColumns = `id, key, source, files, from_time, to_time, markets, snapshots, trades, gaps, skipped, created_at`
@@ -100,6 +100,30 @@ type importTx struct {
 	// before a read of markets).
 	rewrites  map[string]int
 	rewriting []rewrite
+
+	// held are, by slug, the markets stored before the import that it
+	// writes to: what it changes of their rows and gaps is held here and
+	// written at Commit, in one short step (writeHeld), so that until then
+	// the import holds no lock the collector's writes to them would wait
+	// for (an import runs for minutes; every writer waits lock_timeout).
+	held map[string]*heldMarket
+}
+
+// heldMarket is what an import holds for a market stored before it.
+type heldMarket struct {
+	id int64
+	// adds are the AddMarket calls, in order, applied to the row as it is
+	// at Commit (applyAdds).
+	adds []rewrite
+	// gaps are the ReplaceGaps calls, in order, applied to the gaps as
+	// they are at Commit.
+	gaps []gapReplace
+}
+
+// gapReplace is a ReplaceGaps call held for Commit.
+type gapReplace struct {
+	from, to time.Time
+	gaps     []store.Gap
 }
 
 // copied is how a COPY in flight ended, with the memory of what it wrote,
@@ -163,43 +187,65 @@ func (t *importTx) MarketsByCondition(ctx context.Context, ids []string) ([]stor
 	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
 	rows, _ := t.tx.Query(ctx, `select `+marketColumns+` from markets where condition_id = any($1) order by start_time desc, slug`, ids)
 	out, err := pgx.CollectRows(rows, scanMarket)
+	for i, m := range out {
+		if h := t.held[m.Slug]; h != nil {
+			out[i] = applyAdds(m, h.adds) // as Commit will write it
+		}
+	}
 	return out, wrap("import: markets by condition", err)
 }
 
-// addMarketSQL inserts a market with the import's source as its only
-// data source, or adds the source to the sources of the market stored
-// under the slug, whose every other field stays (recorded wins) but
-// updated_at: the import changes the market's data, and caches keyed by
-// the record (an API's settled pages) must not serve what it was; and an
-// unresolved market only imports wrote takes the settlement of the market
-// given when that one is resolved (store.Market.SettleFrom). It answers the stored market's tick changes
-// and whether the recorder is among its sources (before the import's).
-const addMarketSQL = `
+// insertMarketSQL stores a market the import creates, with its source
+// as its only data source (upsertMarketArgs), and answers its id; a market
+// stored under the slug is left as it is (no row then): what the import
+// changes of one is held for Commit (applyAdds), where a conflicting
+// update would lock the row until then.
+const insertMarketSQL = `
 insert into markets (` + marketColumns + `)
 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, array[$31::text])
-on conflict (slug) do update set
-	data_sources = case when $31::text = any(markets.data_sources) then markets.data_sources
-		else markets.data_sources || $31::text end,
-	updated_at = excluded.updated_at,
-	winner = case when ` + settlesSQL + ` then excluded.winner else markets.winner end,
-	resolved_at = case when ` + settlesSQL + ` then excluded.resolved_at else markets.resolved_at end,
-	resolution_source = case when ` + settlesSQL + ` then excluded.resolution_source else markets.resolution_source end,
-	coin_price_start = case when ` + settlesSQL + ` then coalesce(excluded.coin_price_start, markets.coin_price_start) else markets.coin_price_start end,
-	coin_price_end = case when ` + settlesSQL + ` then coalesce(excluded.coin_price_end, markets.coin_price_end) else markets.coin_price_end end,
-	price_to_beat = case when ` + settlesSQL + ` then coalesce(excluded.price_to_beat, markets.price_to_beat) else markets.price_to_beat end,
-	final_price = case when ` + settlesSQL + ` then coalesce(excluded.final_price, markets.final_price) else markets.final_price end,
-	final_volume = case when ` + settlesSQL + ` then coalesce(excluded.final_volume, markets.final_volume) else markets.final_volume end,
-	final_liquidity = case when ` + settlesSQL + ` then coalesce(excluded.final_liquidity, markets.final_liquidity) else markets.final_liquidity end
-returning (xmax = 0), id, tick_change_times, tick_change_sizes, '` + store.DataRecorder + `' = any(data_sources)`
+	$19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31::text[])
+on conflict (slug) do nothing
+returning id`
 
-// settlesSQL holds in addMarketSQL when the stored market takes the
-// settlement of the one given: it has none, the one given has, and only
-// imports wrote it (the recorder's markets are settled by the resolver).
-const settlesSQL = `(markets.winner is null and excluded.winner is not null and not ('` + store.DataRecorder + `' = any(markets.data_sources)))`
-
-// addTicksSQL sets a stored market's tick changes and tick size.
-const addTicksSQL = `update markets set tick_change_times = $2, tick_change_sizes = $3, tick_size = $4, updated_at = $5 where id = $1`
+// applyAdds is the stored market m as the AddMarket calls adds make it:
+// each adds its source to the data sources and stamps updated_at (the
+// import changes the market's data, and caches keyed by the record, an
+// API's settled pages, must not serve what it was); every other field
+// stays (recorded wins), but that a market only imports wrote (no
+// DataRecorder among its sources) takes the settlement of the market
+// given while it is unresolved (store.Market.SettleFrom) and gains its
+// tick changes at instants it has none of (store.MergeTickChanges, its
+// tick size the latest).
+func applyAdds(m store.Market, adds []rewrite) store.Market {
+	for _, a := range adds {
+		recorded := slices.Contains(m.DataSources, store.DataRecorder)
+		m.DataSources = store.AddDataSource(m.DataSources, a.source)
+		m.UpdatedAt = a.stamped
+		if recorded {
+			continue
+		}
+		given := a.m
+		if given.ResolvedAt != nil {
+			r := micro(*given.ResolvedAt)
+			given.ResolvedAt = &r
+		}
+		m = m.SettleFrom(given)
+		if len(given.TickSizeChanges) == 0 {
+			continue
+		}
+		norm := make([]store.TickSizeChange, len(given.TickSizeChanges))
+		for i, c := range given.TickSizeChanges {
+			norm[i] = store.TickSizeChange{Time: micro(c.Time), TickSize: c.TickSize}
+		}
+		if merged := store.MergeTickChanges(m.TickSizeChanges, norm); !slices.EqualFunc(merged, m.TickSizeChanges, func(a, b store.TickSizeChange) bool {
+			return a.Time.Equal(b.Time) && a.TickSize == b.TickSize
+		}) {
+			size := merged[len(merged)-1].TickSize
+			m.TickSizeChanges, m.TickSize = merged, &size
+		}
+	}
+	return m
+}
 
 func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string) (bool, error) {
 	op := fmt.Sprintf("import: add market %q", m.Slug)
@@ -207,11 +253,6 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		return false, invalid(op, "a market without a slug or a source without a name")
 	}
 	now := t.s.stamp()
-	var resolvedAt *time.Time
-	if m.ResolvedAt != nil {
-		r := micro(*m.ResolvedAt)
-		resolvedAt = &r
-	}
 	if t.created[m.Slug] {
 		// Only this import wrote the market: its row is written again at
 		// Commit, all such rows in one round trip.
@@ -224,50 +265,52 @@ func (t *importTx) AddMarket(ctx context.Context, m store.Market, source string)
 		}
 		return false, nil
 	}
+	if h := t.held[m.Slug]; h != nil {
+		h.adds = append(h.adds, rewrite{m: m, source: source, stamped: now})
+		return false, nil
+	}
 	if err := t.settle(ctx); err != nil {
 		return false, wrap(op, err)
 	}
-	tickTimes, tickSizes := splitTickChanges(m.TickSizeChanges)
-	var created, recorded bool
 	var id int64
-	var storedTimes []time.Time
-	var storedSizes []float64
-	err := t.tx.QueryRow(ctx, addMarketSQL, m.Slug, m.MarketID, m.EventID, string(m.Coin), string(m.MarketType),
-		micro(m.StartTime), micro(m.EndTime), m.CoinPriceStart, m.CoinPriceEnd,
-		m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, m.Winner, m.FinalVolume, m.FinalLiquidity,
-		resolvedAt, now, now,
-		m.UpstreamSlug, m.TakerFeeRate, m.FeeExponent, m.TickSize, tickTimes, tickSizes,
-		m.MinOrderSize, m.ResolutionSource, m.PriceToBeat, m.FinalPrice, m.MakerRebateRate, m.FeeType, source).Scan(&created, &id, &storedTimes, &storedSizes, &recorded)
+	err := t.tx.QueryRow(ctx, insertMarketSQL, upsertMarketArgs(m, now, now, []string{source})...).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Stored: what the import changes of it waits for Commit.
+		h, err := t.heldOf(ctx, m.Slug)
+		if err != nil {
+			return false, wrap(op, err)
+		}
+		h.adds = append(h.adds, rewrite{m: m, source: source, stamped: now})
+		return false, nil
+	}
 	if err != nil {
 		return false, wrap(op, err)
 	}
-	if !created && !recorded && len(m.TickSizeChanges) > 0 && len(storedTimes) == len(storedSizes) {
-		// A market only imports wrote gains the tick changes it has none of.
-		stored := make([]store.TickSizeChange, len(storedTimes))
-		for i := range storedTimes {
-			stored[i] = store.TickSizeChange{Time: storedTimes[i], TickSize: storedSizes[i]}
-		}
-		norm := make([]store.TickSizeChange, len(m.TickSizeChanges))
-		for i, c := range m.TickSizeChanges {
-			norm[i] = store.TickSizeChange{Time: micro(c.Time), TickSize: c.TickSize}
-		}
-		if merged := store.MergeTickChanges(stored, norm); !slices.EqualFunc(merged, stored, func(a, b store.TickSizeChange) bool {
-			return a.Time.Equal(b.Time) && a.TickSize == b.TickSize
-		}) {
-			times, sizes := splitTickChanges(merged)
-			if _, err := t.tx.Exec(ctx, addTicksSQL, id, times, sizes, sizes[len(sizes)-1], now); err != nil {
-				return false, wrap(op, err)
-			}
-		}
-	}
-	if created {
-		t.markets++
-		t.created[m.Slug] = true
-		t.fresh[m.Slug] = &freshSeries{market: id}
-		t.freshTrades[m.Slug] = &freshTrades{market: id}
-	}
+	t.markets++
+	t.created[m.Slug] = true
+	t.fresh[m.Slug] = &freshSeries{market: id}
+	t.freshTrades[m.Slug] = &freshTrades{market: id}
 	t.ids[m.Slug] = id
-	return created, nil
+	return true, nil
+}
+
+// heldOf returns what the import holds for the stored market with the
+// slug, found (without a lock) on first use.
+func (t *importTx) heldOf(ctx context.Context, slug string) (*heldMarket, error) {
+	if h := t.held[slug]; h != nil {
+		return h, nil
+	}
+	if err := t.settle(ctx); err != nil {
+		return nil, err
+	}
+	var id int64
+	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1`, slug).Scan(&id); err != nil {
+		return nil, err
+	}
+	h := &heldMarket{id: id}
+	t.held[slug] = h
+	t.ids[slug] = id
+	return h, nil
 }
 
 func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []store.Snapshot) (int, error) {
@@ -414,43 +457,30 @@ func (t *importTx) marketID(ctx context.Context, slug string) (int64, error) {
 // or overlap (store.ReplaceGaps), as RecordGaps merges.
 func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.Time, gaps []store.Gap) error {
 	op := fmt.Sprintf("import: replace gaps of %q", slug)
-	froms, tos, kinds := make([]time.Time, len(gaps)), make([]time.Time, len(gaps)), make([]string, len(gaps))
+	batch := make([]store.Gap, len(gaps))
 	for i, g := range gaps {
 		g = store.Gap{From: micro(g.From), To: micro(g.To), Kind: g.Kind}
 		if err := g.Check(); err != nil {
 			return fmt.Errorf("postgres: %s: %w", op, err)
 		}
-		froms[i], tos[i], kinds[i] = g.From, g.To, g.Kind.Name()
+		batch[i] = g
 	}
 	from, to = micro(from), micro(to)
 	if t.created[slug] {
 		// Only this import wrote the market's gaps: they are replaced here
 		// and written at Commit.
 		id := t.ids[slug]
-		batch := make([]store.Gap, len(gaps))
-		for i := range gaps {
-			batch[i] = store.Gap{From: froms[i], To: tos[i], Kind: gaps[i].Kind}
-		}
 		t.freshGaps[id] = store.ReplaceGaps(t.freshGaps[id], from, to, batch)
 		t.gaps += store.FoundGaps(gaps)
 		return nil
 	}
-	if err := t.settle(ctx); err != nil {
+	// A stored market's: held for Commit, and applied then to its gaps
+	// as they are.
+	h, err := t.heldOf(ctx, slug)
+	if err != nil {
 		return wrap(op, err)
 	}
-	var id int64
-	if err := t.tx.QueryRow(ctx, `select id from markets where slug = $1 for no key update`, slug).Scan(&id); err != nil {
-		return wrap(op, err)
-	}
-	batch := make([]store.Gap, len(gaps))
-	for i := range gaps {
-		batch[i] = store.Gap{From: froms[i], To: tos[i], Kind: gaps[i].Kind}
-	}
-	if err := t.s.replaceGaps(ctx, t.tx, id, func(stored []store.Gap) []store.Gap {
-		return store.ReplaceGaps(stored, from, to, batch)
-	}); err != nil {
-		return wrap(op, err)
-	}
+	h.gaps = append(h.gaps, gapReplace{from: from, to: to, gaps: batch})
 	t.gaps += store.FoundGaps(gaps)
 	return nil
 }
@@ -687,6 +717,84 @@ func (t *importTx) queueFreshGaps(batch *pgx.Batch) {
 	}
 }
 
+// writeHeld writes what the import holds for the stored markets it
+// changes (held): their rows are locked, in slug order as every writer
+// of several markets locks them (UpsertMarkets), then written as the held
+// AddMarket calls make them of what they are now, and their gaps as the
+// held ReplaceGaps calls make them, all in two round trips.
+func (t *importTx) writeHeld(ctx context.Context) error {
+	var ids []int64
+	for _, h := range t.held {
+		if len(h.adds) > 0 || len(h.gaps) > 0 {
+			ids = append(ids, h.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	batch := &pgx.Batch{}
+	// Byte order (collate "C") is Go's string order, UpsertMarkets'.
+	var locked []store.Market
+	batch.Queue(`select `+marketColumns+` from markets where id = any($1) order by slug collate "C" for no key update`, ids).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			locked, err = pgx.CollectRows(rows, scanMarket)
+			return err
+		})
+	stored := map[int64][]store.Gap{}
+	batch.Queue(`select market, from_time, to_time, kind from market_gaps where market = any($1)`, ids).
+		Query(func(rows pgx.Rows) error {
+			_, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+				var id int64
+				var from, to time.Time
+				var kind string
+				if err := row.Scan(&id, &from, &to, &kind); err != nil {
+					return struct{}{}, err
+				}
+				k, err := store.ParseGapKind(kind)
+				stored[id] = append(stored[id], store.Gap{From: utc(from), To: utc(to), Kind: k})
+				return struct{}{}, err
+			})
+			return err
+		})
+	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
+		return err
+	}
+	if len(locked) != len(ids) {
+		return fmt.Errorf("%d of the %d stored markets the import changes are gone", len(ids)-len(locked), len(ids))
+	}
+	batch = &pgx.Batch{}
+	var gapIDs, rowIDs []int64 // the markets whose gaps are written, and each gap's
+	var froms, tos []time.Time
+	var kinds []string
+	for _, m := range locked {
+		h := t.held[m.Slug]
+		if len(h.adds) > 0 {
+			m = applyAdds(m, h.adds)
+			batch.Queue(upsertMarketSQL, upsertMarketArgs(m, m.CreatedAt, m.UpdatedAt, m.DataSources)...)
+		}
+		if len(h.gaps) > 0 {
+			gaps := stored[h.id]
+			for _, r := range h.gaps {
+				gaps = store.ReplaceGaps(gaps, r.from, r.to, r.gaps)
+			}
+			gapIDs = append(gapIDs, h.id)
+			for _, g := range gaps {
+				rowIDs, froms, tos, kinds = append(rowIDs, h.id), append(froms, g.From), append(tos, g.To), append(kinds, g.Kind.Name())
+			}
+		}
+	}
+	if len(gapIDs) > 0 {
+		batch.Queue(`delete from market_gaps where market = any($1)`, gapIDs)
+		batch.Queue(`insert into market_gaps (market, from_time, to_time, kind)
+			select * from unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[], $4::text[])`, rowIDs, froms, tos, kinds)
+	}
+	if batch.Len() == 0 {
+		return nil
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
+}
+
 // Commit records the import and commits, or, when an import with its key
 // is stored, rolls back and returns that one. What was held for it (the
 // last rows, the series, gaps and rows of the created markets, the
@@ -709,6 +817,10 @@ func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, 
 	files := imp.Files
 	if files == nil {
 		files = []string{}
+	}
+	if err := t.writeHeld(ctx); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
 	}
 	batch := &pgx.Batch{}
 	t.queueRewrites(batch)
