@@ -66,7 +66,10 @@ type ImportTx interface {
 	// market.
 	AddMarket(ctx context.Context, m Market, source string) (created bool, err error)
 	// AppendSnapshots stores the snapshots the market does not have (as
-	// SnapshotStore.AppendSnapshots) and returns how many it stored.
+	// SnapshotStore.AppendSnapshots) and returns how many it stored; of a
+	// market stored before the import, which a store may merge its
+	// snapshots into at Commit only, how many were new to those the
+	// import gave it (Import.Snapshots counts what the markets gained).
 	AppendSnapshots(ctx context.Context, slug string, snaps []Snapshot) (int, error)
 	// AppendMarketTrades stores the trades the market does not have (as
 	// MarketActivityStore.AppendMarketTrades) and returns how many.

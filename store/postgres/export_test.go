@@ -57,6 +57,10 @@ var (
 	TradePageSQL = tradePageSQL
 )
 
+// SetBeforeImportLocks makes f run in every import's Commit between the
+// merging of stored markets' snapshots and the locking of their rows.
+func SetBeforeImportLocks(s *Store, f func()) { s.beforeImportLocks = f }
+
 // ChunkSize is the most snapshots a chunk holds.
 const ChunkSize = chunkSize
 

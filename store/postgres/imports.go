@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -18,8 +19,10 @@ import (
 var _ store.ImportStore = (*Store)(nil)
 
 // BeginImport starts an import in one transaction: a failed import rolls
-// back whole. Partitions its snapshots need are created outside it (as
-// every append does): an empty partition is no data.
+// back whole. What it writes to markets stored before it is held until
+// Commit (see importTx.held), which locks them only for its last step.
+// Partitions its snapshots need are created outside it (as every append
+// does): an empty partition is no data.
 func (s *Store) BeginImport(ctx context.Context) (store.ImportTx, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -102,11 +105,18 @@ type importTx struct {
 	rewriting []rewrite
 
 	// held are, by slug, the markets stored before the import that it
-	// writes to: what it changes of their rows and gaps is held here and
-	// written at Commit, in one short step (writeHeld), so that until then
-	// the import holds no lock the collector's writes to them would wait
-	// for (an import runs for minutes; every writer waits lock_timeout).
+	// writes to: what it changes of their rows and gaps is held here, and
+	// their snapshots in import_staged, and written at Commit, in one
+	// short step (planSnapshots, writeSnapshots, writeHeld), so that until
+	// then the import holds no lock the collector's writes to them would
+	// wait for (an import runs for minutes; every writer waits
+	// lock_timeout).
 	held map[string]*heldMarket
+	// staging is set once stagedTables are made; pendingStaged are the
+	// staged chunks pending, copied with the others (copyPending).
+	staging       bool
+	pendingStaged []freshChunk
+	spareStaged   []freshChunk
 }
 
 // heldMarket is what an import holds for a market stored before it.
@@ -118,7 +128,53 @@ type heldMarket struct {
 	// gaps are the ReplaceGaps calls, in order, applied to the gaps as
 	// they are at Commit.
 	gaps []gapReplace
+	// n snapshots, from first to last, are staged in import_staged (see
+	// stagedTables) as chunks that never overlap, the first written of a
+	// time kept; Commit merges them into the market's (planSnapshots,
+	// writeSnapshots).
+	n           int64
+	first, last time.Time
+	plan        snapshotPlan
 }
+
+// snapshotPlan is how Commit adds a held market's staged snapshots to its
+// stored ones, as worked out before it locks anything (planSnapshots):
+// the stored chunks the staged span overlaps (overlapped, each with its
+// row version), which the merged chunks in import_merged replace; when
+// none, the staged chunks go in as they are. added counts the snapshots
+// the market gains. Under the lock, the plan holds if the chunks the span
+// overlaps are still those.
+type snapshotPlan struct {
+	ready      bool
+	overlapped []chunkVersion
+	added      int64
+	// from and to span the chunks written (the staged ones, or the merged
+	// ones, which reach out to the overlapped chunks').
+	from, to time.Time
+}
+
+// chunkVersion names a stored chunk and its row version.
+type chunkVersion struct {
+	first time.Time
+	xmin  string
+}
+
+// stagedTables are an import's staging tables, made by its first
+// snapshot of a stored market and dropped with its transaction: the
+// staged chunks, as snapshot_chunks keeps them, and the merged ones that
+// replace stored chunks at Commit. Being temporary, they are the
+// import's only and written without WAL.
+const stagedTables = `
+create temp table import_staged (
+	market     bigint not null,
+	first_time timestamptz not null,
+	last_time  timestamptz not null,
+	n          integer not null,
+	head       bytea not null,
+	books      bytea not null,
+	primary key (market, first_time)
+) on commit drop;
+create temp table import_merged (like import_staged including all) on commit drop`
 
 // gapReplace is a ReplaceGaps call held for Commit.
 type gapReplace struct {
@@ -129,9 +185,9 @@ type gapReplace struct {
 // copied is how a COPY in flight ended, with the memory of what it wrote,
 // for the next batch.
 type copied struct {
-	chunks []freshChunk
-	trades []freshTrade
-	err    error
+	chunks, staged []freshChunk
+	trades         []freshTrade
+	err            error
 }
 
 // rewrite is a created market's row, written again at Commit.
@@ -300,6 +356,9 @@ func (t *importTx) heldOf(ctx context.Context, slug string) (*heldMarket, error)
 	if h := t.held[slug]; h != nil {
 		return h, nil
 	}
+	if !storable(slug) {
+		return nil, pgx.ErrNoRows
+	}
 	if err := t.settle(ctx); err != nil {
 		return nil, err
 	}
@@ -340,6 +399,14 @@ func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []sto
 		if err := t.writeFresh(ctx, slug); err != nil {
 			return 0, wrap(op, err)
 		}
+	}
+	if !t.created[slug] {
+		// A stored market's: staged, and merged into its own at Commit.
+		n, err := t.stage(ctx, slug, in)
+		if err != nil {
+			return 0, wrap(op, err)
+		}
+		return n, nil
 	}
 	if err := t.settle(ctx); err != nil {
 		return 0, wrap(op, err)
@@ -485,6 +552,81 @@ func (t *importTx) ReplaceGaps(ctx context.Context, slug string, from, to time.T
 	return nil
 }
 
+// stage stages in, snapshots of a stored market, and returns how many
+// of them are new to what the import staged of it: those newer than all
+// it staged, the usual case, are encoded into pending chunks, copied
+// with the others; those reaching back among them are merged into the
+// staged chunks they overlap (the first staged of a time kept).
+func (t *importTx) stage(ctx context.Context, slug string, in []store.Snapshot) (int, error) {
+	h, err := t.heldOf(ctx, slug)
+	if err != nil {
+		return 0, err
+	}
+	if !t.staging {
+		if err := t.settle(ctx); err != nil {
+			return 0, err
+		}
+		if _, err := t.tx.Exec(ctx, stagedTables); err != nil {
+			return 0, t.fail(err)
+		}
+		t.staging = true
+	}
+	lo, hi := in[0].Time, in[len(in)-1].Time
+	if h.n == 0 || lo.After(h.last) {
+		for _, c := range encodeChunks(in, t.s.writeVersion()) {
+			t.pendingStaged = append(t.pendingStaged, freshChunk{market: h.id, newChunk: c})
+			t.pendingBytes += len(c.head) + len(c.books)
+		}
+		if h.n == 0 {
+			h.first = lo
+		}
+		h.n += int64(len(in))
+		h.last = hi
+		if t.pendingBytes >= copyPendingBytes {
+			if err := t.copyPending(ctx); err != nil {
+				return 0, err
+			}
+		}
+		return len(in), nil
+	}
+	if err := t.flushPending(ctx); err != nil {
+		return 0, err
+	}
+	rows, _ := t.tx.Query(ctx, `select first_time from import_staged where market = $1 and first_time <= $2 and last_time >= $3`, h.id, hi, lo)
+	overlapped, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return 0, err
+	}
+	old, err := readChunksOf(ctx, t.tx, "import_staged", h.id, overlapped)
+	if err != nil {
+		return 0, err
+	}
+	merged, added := merge(old, in)
+	if added == 0 {
+		return 0, nil
+	}
+	if _, err := t.tx.Exec(ctx, `delete from import_staged where market = $1 and first_time = any($2)`, h.id, overlapped); err != nil {
+		return 0, err
+	}
+	if err := copyChunks(ctx, t.tx, "import_staged", h.id, encodeChunks(merged, t.s.writeVersion())); err != nil {
+		return 0, err
+	}
+	h.n += int64(added)
+	h.first, h.last = minTime(h.first, lo), maxTime(h.last, hi)
+	return added, nil
+}
+
+// copyChunks copies a market's chunks into a table of chunks.
+func copyChunks(ctx context.Context, tx pgx.Tx, table string, market int64, chunks []newChunk) error {
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{table},
+		[]string{"market", "first_time", "last_time", "n", "head", "books"},
+		pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
+			c := &chunks[i]
+			return []any{market, c.first, c.last, int32(c.n), c.head, c.books}, nil
+		}))
+	return err
+}
+
 // normalized is normalize without the copy when snaps are sorted by
 // distinct times to the microsecond already, as an import's are.
 func normalized(snaps []store.Snapshot) []store.Snapshot {
@@ -519,33 +661,38 @@ func (t *importTx) copyPending(ctx context.Context) error {
 	if err := t.settle(ctx); err != nil {
 		return err
 	}
-	if len(t.pending) == 0 && len(t.pendingTrades) == 0 {
+	if len(t.pending) == 0 && len(t.pendingTrades) == 0 && len(t.pendingStaged) == 0 {
 		return nil
 	}
 	months := monthsOf(t.pending, func(c freshChunk) time.Time { return c.first })
 	if missing := t.s.parts.missing(months); len(missing) > 0 {
 		return t.fail(fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing)))
 	}
-	chunks, trades := t.pending, t.pendingTrades
-	t.pending, t.pendingTrades, t.pendingBytes = t.spareChunks, t.spareTrades, 0
-	t.spareChunks, t.spareTrades = nil, nil
+	chunks, staged, trades := t.pending, t.pendingStaged, t.pendingTrades
+	t.pending, t.pendingStaged, t.pendingTrades, t.pendingBytes = t.spareChunks, t.spareStaged, t.spareTrades, 0
+	t.spareChunks, t.spareStaged, t.spareTrades = nil, nil, nil
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan copied, 1)
 	t.copying, t.cancel = done, cancel
 	go func() {
 		defer cancel()
-		done <- copied{chunks: chunks, trades: trades, err: copyRows(ctx, t.tx, chunks, trades)}
+		done <- copied{chunks: chunks, staged: staged, trades: trades, err: copyRows(ctx, t.tx, chunks, staged, trades)}
 	}()
 	return nil
 }
 
-// copyRows writes chunks in one COPY and trades in another.
-func copyRows(ctx context.Context, tx pgx.Tx, chunks []freshChunk, trades []freshTrade) error {
-	if len(chunks) > 0 {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"snapshot_chunks"},
+// copyRows writes chunks, staged chunks (into import_staged) and trades,
+// a COPY each.
+func copyRows(ctx context.Context, tx pgx.Tx, chunks, staged []freshChunk, trades []freshTrade) error {
+	for i, cs := range [][]freshChunk{chunks, staged} {
+		if len(cs) == 0 {
+			continue
+		}
+		table := []string{"snapshot_chunks", "import_staged"}[i]
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{table},
 			[]string{"market", "first_time", "last_time", "n", "head", "books"},
-			pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
-				c := &chunks[i]
+			pgx.CopyFromSlice(len(cs), func(i int) ([]any, error) {
+				c := &cs[i]
 				return []any{c.market, c.first, c.last, int32(c.n), c.head, c.books}, nil
 			}))
 		if err != nil {
@@ -622,7 +769,8 @@ func (t *importTx) settle(ctx context.Context) error {
 	// Their memory holds a batch after the next: the encoded bytes go
 	// with the copy.
 	clear(c.chunks)
-	t.spareChunks, t.spareTrades = c.chunks[:0], c.trades[:0]
+	clear(c.staged)
+	t.spareChunks, t.spareStaged, t.spareTrades = c.chunks[:0], c.staged[:0], c.trades[:0]
 	return nil
 }
 
@@ -721,7 +869,8 @@ func (t *importTx) queueFreshGaps(batch *pgx.Batch) {
 // changes (held): their rows are locked, in slug order as every writer
 // of several markets locks them (UpsertMarkets), then written as the held
 // AddMarket calls make them of what they are now, and their gaps as the
-// held ReplaceGaps calls make them, all in two round trips.
+// held ReplaceGaps calls make them of those they have now, all in two
+// round trips.
 func (t *importTx) writeHeld(ctx context.Context) error {
 	var ids []int64
 	for _, h := range t.held {
@@ -795,6 +944,198 @@ func (t *importTx) writeHeld(ctx context.Context) error {
 	return t.tx.SendBatch(ctx, batch).Close()
 }
 
+// overlappedSQL lists the stored chunks of a market ($1) that the span
+// [$2, $3] overlaps, with their row versions, in time order; the series'
+// first time bounds the partitions searched, as a listing's does.
+const overlappedSQL = `
+select first_time, last_time, xmin::text from snapshot_chunks
+where market = $1 and first_time >= (select first_time from snapshot_series where market = $1)
+	and first_time <= $3 and last_time >= $2
+order by first_time`
+
+// overlapped returns the versions of the stored chunks of the held
+// market that its staged span overlaps, and the span they and it cover.
+func (t *importTx) overlapped(ctx context.Context, h *heldMarket) ([]chunkVersion, time.Time, time.Time, error) {
+	from, to := h.first, h.last
+	rows, _ := t.tx.Query(ctx, overlappedSQL, h.id, h.first, h.last)
+	var out []chunkVersion
+	var first, last time.Time
+	var xmin string
+	_, err := pgx.ForEachRow(rows, []any{&first, &last, &xmin}, func() error {
+		out = append(out, chunkVersion{first: first, xmin: xmin})
+		from, to = minTime(from, first), maxTime(to, last)
+		return nil
+	})
+	return out, from, to, err
+}
+
+// mergeChunks bounds how many chunks a merge decodes at a time, of the
+// stored and of the staged each.
+const mergeChunks = 16
+
+// chunkCursor reads a market's chunks, given their first times in order,
+// a few at a time, as one run of snapshots.
+type chunkCursor struct {
+	tx     pgx.Tx
+	table  string
+	market int64
+	firsts []time.Time
+	buf    []store.Snapshot
+}
+
+// peek returns the next snapshot, nil at the end.
+func (c *chunkCursor) peek(ctx context.Context) (*store.Snapshot, error) {
+	for len(c.buf) == 0 && len(c.firsts) > 0 {
+		k := min(len(c.firsts), mergeChunks)
+		var err error
+		if c.buf, err = readChunksOf(ctx, c.tx, c.table, c.market, c.firsts[:k]); err != nil {
+			return nil, err
+		}
+		c.firsts = c.firsts[k:]
+	}
+	if len(c.buf) == 0 {
+		return nil, nil
+	}
+	return &c.buf[0], nil
+}
+
+func (c *chunkCursor) pop() { c.buf = c.buf[1:] }
+
+// planSnapshots works out how the held market's staged snapshots join its
+// stored ones (h.plan), reading what is stored as it is now: when no
+// stored chunk overlaps their span, they go in as staged; else the
+// overlapped chunks and the staged ones are merged, a few chunks at a time
+// (the stored snapshot of a time wins), into import_merged.
+func (t *importTx) planSnapshots(ctx context.Context, h *heldMarket) error {
+	if _, err := t.tx.Exec(ctx, `delete from import_merged where market = $1`, h.id); err != nil {
+		return err
+	}
+	overlapped, from, to, err := t.overlapped(ctx, h)
+	if err != nil {
+		return err
+	}
+	h.plan = snapshotPlan{ready: true, overlapped: overlapped, from: from, to: to}
+	if len(overlapped) == 0 {
+		h.plan.added = h.n
+		return nil
+	}
+	firsts := make([]time.Time, len(overlapped))
+	for i, c := range overlapped {
+		firsts[i] = c.first
+	}
+	rows, _ := t.tx.Query(ctx, `select first_time from import_staged where market = $1 order by first_time`, h.id)
+	stagedFirsts, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	if err != nil {
+		return err
+	}
+	stored := &chunkCursor{tx: t.tx, table: "snapshot_chunks", market: h.id, firsts: firsts}
+	staged := &chunkCursor{tx: t.tx, table: "import_staged", market: h.id, firsts: stagedFirsts}
+	var out []store.Snapshot
+	var pending []newChunk
+	size := 0
+	flush := func(all bool) error {
+		if len(out) > 0 && (all || len(out) >= chunkSize) {
+			head, books := encodeChunk(out, t.s.writeVersion())
+			pending = append(pending, newChunk{first: out[0].Time, last: out[len(out)-1].Time, n: len(out), head: head, books: books})
+			size += len(head) + len(books)
+			out = out[:0]
+		}
+		if len(pending) > 0 && (all || size >= copyPendingBytes) {
+			if err := copyChunks(ctx, t.tx, "import_merged", h.id, pending); err != nil {
+				return err
+			}
+			pending, size = pending[:0], 0
+		}
+		return nil
+	}
+	for {
+		a, err := stored.peek(ctx)
+		if err != nil {
+			return err
+		}
+		b, err := staged.peek(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case a == nil && b == nil:
+			return flush(true)
+		case b == nil || a != nil && a.Time.Before(b.Time):
+			out = append(out, *a)
+			stored.pop()
+		case a == nil || b.Time.Before(a.Time):
+			out = append(out, *b)
+			staged.pop()
+			h.plan.added++
+		default: // the stored one stays
+			out = append(out, *a)
+			stored.pop()
+			staged.pop()
+		}
+		if err := flush(false); err != nil {
+			return err
+		}
+	}
+}
+
+// writeSnapshots locks the series rows of the held markets with staged
+// snapshots, in slug order, and carries out each one's plan if the stored
+// chunks its staged span overlaps are still those it was made with (the
+// collector appends what is newer meanwhile, which the span rarely
+// reaches); else it makes the plan again, under the lock.
+func (t *importTx) writeSnapshots(ctx context.Context, slugs []string) error {
+	for _, slug := range slugs {
+		h := t.held[slug]
+		if h.n == 0 || !h.plan.ready || h.plan.added == 0 {
+			continue // nothing the market lacks (planned when stored wins)
+		}
+		var ser series
+		err := t.tx.QueryRow(ctx, `
+			insert into snapshot_series as s (market) values ($1)
+			on conflict (market) do update set n = s.n
+			returning market, n, first_time, last_time`, h.id).Scan(&ser.market, &ser.n, &ser.first, &ser.last)
+		if err != nil {
+			return err
+		}
+		now, _, _, err := t.overlapped(ctx, h)
+		if err != nil {
+			return err
+		}
+		if !slices.EqualFunc(now, h.plan.overlapped, func(a, b chunkVersion) bool { return a.first.Equal(b.first) && a.xmin == b.xmin }) {
+			if err := t.planSnapshots(ctx, h); err != nil {
+				return err
+			}
+			if h.plan.added == 0 {
+				continue
+			}
+		}
+		p := h.plan
+		firsts := make([]time.Time, len(p.overlapped))
+		for i, c := range p.overlapped {
+			firsts[i] = c.first
+		}
+		from := "import_staged"
+		if len(firsts) > 0 {
+			from = "import_merged"
+		}
+		first, last := p.from, p.to
+		if ser.n > 0 {
+			first, last = minTime(first, *ser.first), maxTime(last, *ser.last)
+		}
+		batch := &pgx.Batch{}
+		batch.Queue(`delete from snapshot_chunks where market = $1 and first_time = any($2)`, h.id, firsts)
+		batch.Queue(`insert into snapshot_chunks (market, first_time, last_time, n, head, books)
+			select market, first_time, last_time, n, head, books from `+from+` where market = $1`, h.id)
+		batch.Queue(`update snapshot_series set n = $2, first_time = $3, last_time = $4 where market = $1`,
+			h.id, ser.n+p.added, first, last)
+		if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+		t.snapshots += p.added
+	}
+	return nil
+}
+
 // Commit records the import and commits, or, when an import with its key
 // is stored, rolls back and returns that one. What was held for it (the
 // last rows, the series, gaps and rows of the created markets, the
@@ -817,6 +1158,25 @@ func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, 
 	files := imp.Files
 	if files == nil {
 		files = []string{}
+	}
+	// The stored markets' snapshots are merged first, locking nothing;
+	// then their series, rows and gaps are locked and written, briefly:
+	// the rows last, which the collector's edits of markets wait for.
+	slugs := slices.Sorted(maps.Keys(t.held))
+	for _, slug := range slugs {
+		if h := t.held[slug]; h.n > 0 {
+			if err := t.planSnapshots(ctx, h); err != nil {
+				_ = t.tx.Rollback(ctx)
+				return store.Import{}, false, wrap(op, err)
+			}
+		}
+	}
+	if t.s.beforeImportLocks != nil {
+		t.s.beforeImportLocks()
+	}
+	if err := t.writeSnapshots(ctx, slugs); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
 	}
 	if err := t.writeHeld(ctx); err != nil {
 		_ = t.tx.Rollback(ctx)

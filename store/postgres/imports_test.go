@@ -7,17 +7,20 @@ import (
 	"time"
 
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // TestImportHoldsNoLocksOnStoredMarkets runs an import into a market the
-// collector records (its row, its gaps, its trades) and, while the import
-// is open, the collector's writes to that market: an upsert of the
+// collector records (its row, its snapshot series, its gaps) and, while the
+// import is open, the collector's writes to that market: an upsert of the
 // market, an edit (SwapMarket), an append of snapshots and a gap. Each
-// must go through at once, where the import held the market's row until
+// must go through at once, where the import held the market's rows until
 // it committed and each waited out lock_timeout and failed. After Commit
-// the market holds both: the import's source and the edit's tick change;
-// the gaps the import measured and the live one.
+// the market holds both: the recorded snapshots where both have a time
+// (recorded wins), the import's in the stretch it filled, the live ones;
+// the import's source and the edit's tick change; the gaps the import
+// measured and the live one.
 func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	t.Parallel()
 	s := pgtest.NewStore(t)
@@ -27,6 +30,10 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	slug := newMarket(t, s, start)
 	all := newMarketSim(11, start).series(2400)
 	// What the import has of the same instants: other prices and books.
+	imported := newMarketSim(12, start).series(len(all))
+	for i := range imported {
+		imported[i].Time = all[i].Time
+	}
 	if _, err := s.AppendSnapshots(ctx, slug, all[:1000]); err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +57,11 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	if created, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil || created {
 		t.Fatalf("import: add the stored market: created %v, %v", created, err)
 	}
+	for part := range slices.Chunk(imported[600:1700], 300) {
+		if _, err := tx.AppendSnapshots(ctx, slug, part); err != nil {
+			t.Fatalf("import: append snapshots: %v", err)
+		}
+	}
 	trade := store.MarketTrade{Time: all[1200].Time, Outcome: store.OutcomeUp, Side: store.SideBuy, Price: 0.5, Size: 10, TxHash: "0xabc"}
 	if _, err := tx.AppendMarketTrades(ctx, slug, []store.MarketTrade{trade}); err != nil {
 		t.Fatalf("import: append trades: %v", err)
@@ -60,6 +72,10 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	}
 	if created, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil || created {
 		t.Fatalf("import: add the stored market again: created %v, %v", created, err)
+	}
+	if got, err := tx.MarketsByCondition(ctx, []string{m.ConditionID}); err != nil || len(got) != 1 ||
+		!slices.Equal(got[0].DataSources, []string{store.DataRecorder, "pmxt-v2"}) {
+		t.Errorf("import: markets by condition %+v (%v), want the market with the import's source", got, err)
 	}
 
 	// The collector, meanwhile, each write under a deadline far shorter
@@ -107,10 +123,10 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	if err != nil || !fresh {
 		t.Fatalf("commit: fresh %v, %v", fresh, err)
 	}
-	if imp.Snapshots != 0 || imp.Markets != 0 || imp.Trades != 1 {
-		t.Errorf("import counted %d snapshots, %d markets, %d trades; want 0, 0, 1", imp.Snapshots, imp.Markets, imp.Trades)
+	if imp.Snapshots != 500 || imp.Markets != 0 || imp.Trades != 1 {
+		t.Errorf("import counted %d snapshots, %d markets, %d trades; want 500, 0, 1", imp.Snapshots, imp.Markets, imp.Trades)
 	}
-	want := slices.Concat(all[:1000], all[1500:2200])
+	want := slices.Concat(all[:1000], imported[1000:1500], all[1500:2200])
 	checkPages(t, s, slug, want, 0, 700)
 	checkChunks(t, s, slug, len(want))
 	got, err := s.GetMarket(ctx, slug)
@@ -137,4 +153,57 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	if err != nil || len(trades) != 1 || trades[0].TxHash != trade.TxHash {
 		t.Errorf("trades %v (%v), want the import's", trades, err)
 	}
+}
+
+// TestImportMergesAgainWhatChangedMeanwhile has the collector write into
+// the stretch an import fills after the import merged its snapshots with
+// the stored ones and before it locks the market at Commit: the import
+// merges again, under the lock, and the recorded snapshots win as ever.
+func TestImportMergesAgainWhatChangedMeanwhile(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	start := time.Date(2031, 8, 1, 0, 0, 0, 0, time.UTC)
+	slug := newMarket(t, s, start)
+	all := newMarketSim(21, start).series(1600)
+	imported := newMarketSim(22, start).series(len(all))
+	for i := range imported {
+		imported[i].Time = all[i].Time
+	}
+	if _, err := s.AppendSnapshots(ctx, slug, all[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.BeginImport(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil {
+		t.Fatal(err)
+	}
+	for part := range slices.Chunk(imported[500:1500], 400) {
+		if _, err := tx.AppendSnapshots(ctx, slug, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	postgres.SetBeforeImportLocks(s, func() {
+		if _, err := s.AppendSnapshots(ctx, slug, all[1200:1300]); err != nil {
+			t.Errorf("append during the import's commit: %v", err)
+		}
+	})
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "again", Source: "pmxt-v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if imp.Snapshots != 400 {
+		t.Errorf("import counted %d snapshots, want 400", imp.Snapshots)
+	}
+	want := slices.Concat(all[:1000], imported[1000:1200], all[1200:1300], imported[1300:1500])
+	checkPages(t, s, slug, want, 0, 700)
+	checkChunks(t, s, slug, len(want))
 }

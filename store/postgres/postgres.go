@@ -44,6 +44,10 @@ type Store struct {
 	booksVersion atomic.Uint32
 	// deadline bounds each query when SetQueryTimeout set a timeout.
 	deadline *queryDeadline
+	// beforeImportLocks, when set (by tests), runs in an import's Commit
+	// between the merging of stored markets' snapshots and the locking
+	// of their rows.
+	beforeImportLocks func()
 }
 
 var _ store.Store = (*Store)(nil)

@@ -270,11 +270,17 @@ func merge(old, in []store.Snapshot) ([]store.Snapshot, int) {
 // readChunks decodes, books included, the market's chunks with the given
 // first times, in time order.
 func readChunks(ctx context.Context, tx pgx.Tx, market int64, firsts []time.Time) ([]store.Snapshot, error) {
+	return readChunksOf(ctx, tx, "snapshot_chunks", market, firsts)
+}
+
+// readChunksOf is readChunks of a table of chunks (snapshot_chunks, or an
+// import's staging, whose columns are the same).
+func readChunksOf(ctx context.Context, tx pgx.Tx, table string, market int64, firsts []time.Time) ([]store.Snapshot, error) {
 	if len(firsts) == 0 {
 		return nil, nil
 	}
 	rows, _ := tx.Query(ctx, `
-		select head, books from snapshot_chunks
+		select head, books from `+table+`
 		where market = $1 and first_time = any($2)
 		order by first_time`, market, firsts)
 	defer rows.Close()

@@ -26,6 +26,7 @@ func importTests() []test {
 		{"CreatedMarketAppends", testImportCreatedAppends},
 		{"CreatedMarketTradesAndGaps", testImportCreatedTradesAndGaps},
 		{"CreatedMarketsInterleaved", testImportCreatedInterleaved},
+		{"StoredMarketAppends", testImportStoredAppends},
 		{"ImportedMarketGainsTicks", testImportedMarketGainsTicks},
 		{"NotFiniteSnapshots", testImportNotFiniteSnapshots},
 	}
@@ -369,6 +370,50 @@ func testImportCreatedAppends(t *testing.T, s store.Store) {
 		t.Errorf("import counts %d snapshots, want 3000", imp.Snapshots)
 	}
 	checkStoredSnapshots(t, s, m.Slug, "created market's snapshots", all)
+}
+
+// testImportStoredAppends appends to stored markets: to one, several
+// chunks' worth oldest first, around recorded snapshots, then a batch
+// reaching back among them and across the recorded ones; to another, a
+// stretch before all it recorded. Every distinct snapshot is stored once,
+// the recorded one of a time wins, then the first the import wrote, and
+// the import counts those the markets gained.
+func testImportStoredAppends(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	rec := upsert(t, s, newMarket(store.SOL, store.H1, at(0), ""))
+	all := importSnaps(rec.StartTime, 3000, 0.5)
+	recorded := importSnaps(all[2000].Time, 100, 0.6)
+	mustOK(t, errOf(s.AppendSnapshots(ctx, rec.Slug, recorded)), "record snapshots")
+	later := upsert(t, s, newMarket(store.ETH, store.H1, at(0), ""))
+	laterRec := importSnaps(later.StartTime.Add(30*time.Minute), 10, 0.6)
+	mustOK(t, errOf(s.AppendSnapshots(ctx, later.Slug, laterRec)), "record snapshots")
+	earlier := importSnaps(later.StartTime, 1000, 0.4)
+
+	tx := begin(t, s)
+	for _, m := range []store.Market{rec, later} {
+		_, err := tx.AddMarket(ctx, m, "ws-jsonl")
+		mustOK(t, err, "add market")
+	}
+	for _, part := range [][2]int{{0, 1100}, {1100, 1101}, {1101, 1500}, {2500, 3000}} {
+		_, err := tx.AppendSnapshots(ctx, rec.Slug, all[part[0]:part[1]])
+		mustOK(t, err, "append snapshots")
+	}
+	_, err := tx.AppendSnapshots(ctx, later.Slug, earlier)
+	mustOK(t, err, "append snapshots before the recorded ones")
+	// Back among them: 1400..2100, of which 1500..2000 are new; the
+	// repeats carry another price, which must not win.
+	back := importSnaps(all[1400].Time, 700, 0.3)
+	_, err = tx.AppendSnapshots(ctx, rec.Slug, back)
+	mustOK(t, err, "append snapshots reaching back")
+	_, err = tx.AppendSnapshots(ctx, rec.Slug, all[2600:2700])
+	mustOK(t, err, "append snapshots again")
+	imp, _, err := tx.Commit(ctx, store.Import{Key: "stored-appends", Source: "ws-jsonl"})
+	mustOK(t, err, "commit")
+	if imp.Snapshots != 2500+1000 || imp.Markets != 0 {
+		t.Errorf("import counts %d snapshots, %d markets; want %d, 0", imp.Snapshots, imp.Markets, 2500+1000)
+	}
+	checkStoredSnapshots(t, s, rec.Slug, "stored market's snapshots", slices.Concat(all[:1500], back[100:600], recorded, all[2500:]))
+	checkStoredSnapshots(t, s, later.Slug, "snapshots imported before the recorded ones", slices.Concat(earlier, laterRec))
 }
 
 // testImportCreatedTradesAndGaps appends trades to a market the import
