@@ -190,7 +190,9 @@ type copied struct {
 	err            error
 }
 
-// rewrite is a created market's row, written again at Commit.
+// rewrite is an AddMarket call held for Commit: a created market's row,
+// written again, or what a stored market takes of the market given
+// (applyAdds).
 type rewrite struct {
 	m       store.Market
 	source  string
@@ -916,10 +918,16 @@ func (t *importTx) writeHeld(ctx context.Context) error {
 	var gapIDs, rowIDs []int64 // the markets whose gaps are written, and each gap's
 	var froms, tos []time.Time
 	var kinds []string
+	now := t.s.stamp()
 	for _, m := range locked {
 		h := t.held[m.Slug]
 		if len(h.adds) > 0 {
+			// Stamped now, later than any write before (an edit while the
+			// import ran), as SwapMarket stamps: the import's change is the
+			// latest, which caches and the next swap must see.
+			stamp := maxTime(now, m.UpdatedAt.Add(time.Microsecond))
 			m = applyAdds(m, h.adds)
+			m.UpdatedAt = stamp
 			batch.Queue(upsertMarketSQL, upsertMarketArgs(m, m.CreatedAt, m.UpdatedAt, m.DataSources)...)
 		}
 		if len(h.gaps) > 0 {

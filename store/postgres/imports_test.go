@@ -95,6 +95,7 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 		return s.UpsertMarkets(ctx, []store.Market{up})
 	})
 	tick := store.TickSizeChange{Time: all[2100].Time, TickSize: 0.001}
+	var edited time.Time
 	short("SwapMarket", func(ctx context.Context) error {
 		cur, err := s.GetMarket(ctx, slug)
 		if err != nil {
@@ -103,10 +104,12 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 		ed := cur
 		ed.TickSizeChanges = append(slices.Clone(cur.TickSizeChanges), tick)
 		ed.TickSize = &tick.TickSize
-		if _, ok, err := s.SwapMarket(ctx, ed, cur.UpdatedAt); err != nil || !ok {
+		stored, ok, err := s.SwapMarket(ctx, ed, cur.UpdatedAt)
+		if err != nil || !ok {
 			t.Errorf("SwapMarket: swapped %v", ok)
 			return err
 		}
+		edited = stored.UpdatedAt
 		return nil
 	})
 	short("AppendSnapshots", func(ctx context.Context) error {
@@ -135,6 +138,12 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	}
 	if !slices.Equal(got.DataSources, []string{store.DataRecorder, "pmxt-v2"}) {
 		t.Errorf("data sources %v, want the import's added", got.DataSources)
+	}
+	// The import's change is the market's latest: caches keyed by the
+	// record must see a new one, and an edit that read it before must not
+	// swap.
+	if !got.UpdatedAt.After(edited) {
+		t.Errorf("updated_at %v after the import's commit, %v after the edit before it: want later", got.UpdatedAt, edited)
 	}
 	if got.FinalVolume == nil || *got.FinalVolume != vol {
 		t.Errorf("final volume %v, want the upsert's %v", got.FinalVolume, vol)
