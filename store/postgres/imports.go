@@ -964,8 +964,13 @@ order by first_time`
 // overlapped returns the versions of the stored chunks of the held
 // market that its staged span overlaps, and the span they and it cover.
 func (t *importTx) overlapped(ctx context.Context, h *heldMarket) ([]chunkVersion, time.Time, time.Time, error) {
-	from, to := h.first, h.last
 	rows, _ := t.tx.Query(ctx, overlappedSQL, h.id, h.first, h.last)
+	return scanOverlapped(rows, h)
+}
+
+// scanOverlapped reads the rows of overlappedSQL of the held market.
+func scanOverlapped(rows pgx.Rows, h *heldMarket) ([]chunkVersion, time.Time, time.Time, error) {
+	from, to := h.first, h.last
 	var out []chunkVersion
 	var first, last time.Time
 	var xmin string
@@ -1087,29 +1092,48 @@ func (t *importTx) planSnapshots(ctx context.Context, h *heldMarket) error {
 }
 
 // writeSnapshots locks the series rows of the held markets with staged
-// snapshots, in slug order, and carries out each one's plan if the stored
-// chunks its staged span overlaps are still those it was made with (the
-// collector appends what is newer meanwhile, which the span rarely
-// reaches); else it makes the plan again, under the lock.
+// snapshots the market lacks, in slug order, and carries out each one's
+// plan if the stored chunks its staged span overlaps are still those it
+// was made with (the collector appends what is newer meanwhile, which the
+// span rarely reaches); else it makes the plan again, under the lock. The
+// locks and the checks take one round trip, the writes another.
 func (t *importTx) writeSnapshots(ctx context.Context, slugs []string) error {
+	type locked struct {
+		h   *heldMarket
+		ser series
+		now []chunkVersion
+	}
+	var todo []*locked
+	batch := &pgx.Batch{}
 	for _, slug := range slugs {
 		h := t.held[slug]
 		if h.n == 0 || !h.plan.ready || h.plan.added == 0 {
 			continue // nothing the market lacks (planned when stored wins)
 		}
-		var ser series
-		err := t.tx.QueryRow(ctx, `
+		l := &locked{h: h}
+		todo = append(todo, l)
+		batch.Queue(`
 			insert into snapshot_series as s (market) values ($1)
 			on conflict (market) do update set n = s.n
-			returning market, n, first_time, last_time`, h.id).Scan(&ser.market, &ser.n, &ser.first, &ser.last)
-		if err != nil {
+			returning market, n, first_time, last_time`, h.id).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&l.ser.market, &l.ser.n, &l.ser.first, &l.ser.last)
+		})
+		batch.Queue(overlappedSQL, h.id, h.first, h.last).Query(func(rows pgx.Rows) error {
+			var err error
+			l.now, _, _, err = scanOverlapped(rows, h)
 			return err
-		}
-		now, _, _, err := t.overlapped(ctx, h)
-		if err != nil {
-			return err
-		}
-		if !slices.EqualFunc(now, h.plan.overlapped, func(a, b chunkVersion) bool { return a.first.Equal(b.first) && a.xmin == b.xmin }) {
+		})
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
+		return err
+	}
+	batch = &pgx.Batch{}
+	for _, l := range todo {
+		h := l.h
+		if !slices.EqualFunc(l.now, h.plan.overlapped, func(a, b chunkVersion) bool { return a.first.Equal(b.first) && a.xmin == b.xmin }) {
 			if err := t.planSnapshots(ctx, h); err != nil {
 				return err
 			}
@@ -1127,21 +1151,20 @@ func (t *importTx) writeSnapshots(ctx context.Context, slugs []string) error {
 			from = "import_merged"
 		}
 		first, last := p.from, p.to
-		if ser.n > 0 {
-			first, last = minTime(first, *ser.first), maxTime(last, *ser.last)
+		if l.ser.n > 0 {
+			first, last = minTime(first, *l.ser.first), maxTime(last, *l.ser.last)
 		}
-		batch := &pgx.Batch{}
 		batch.Queue(`delete from snapshot_chunks where market = $1 and first_time = any($2)`, h.id, firsts)
 		batch.Queue(`insert into snapshot_chunks (market, first_time, last_time, n, head, books)
 			select market, first_time, last_time, n, head, books from `+from+` where market = $1`, h.id)
 		batch.Queue(`update snapshot_series set n = $2, first_time = $3, last_time = $4 where market = $1`,
-			h.id, ser.n+p.added, first, last)
-		if err := t.tx.SendBatch(ctx, batch).Close(); err != nil {
-			return err
-		}
+			h.id, l.ser.n+p.added, first, last)
 		t.snapshots += p.added
 	}
-	return nil
+	if batch.Len() == 0 {
+		return nil
+	}
+	return t.tx.SendBatch(ctx, batch).Close()
 }
 
 // Commit records the import and commits, or, when an import with its key
