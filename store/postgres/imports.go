@@ -1046,8 +1046,12 @@ func (t *importTx) planSnapshots(ctx context.Context, h *heldMarket) error {
 	var out []store.Snapshot
 	var pending []newChunk
 	size := 0
-	flush := func(all bool) error {
-		if len(out) > 0 && (all || len(out) >= chunkSize) {
+	// flush closes the chunk in out when all, when it is full or when next
+	// (if any) is of another month than the chunk (a chunk holds one
+	// calendar month's snapshots, as a month's partition holds them), and
+	// copies the closed chunks when all or when they are many.
+	flush := func(all bool, next *store.Snapshot) error {
+		if len(out) > 0 && (all || len(out) >= chunkSize || next != nil && monthOf(next.Time) != monthOf(out[0].Time)) {
 			head, books := encodeChunk(out, t.s.writeVersion())
 			pending = append(pending, newChunk{first: out[0].Time, last: out[len(out)-1].Time, n: len(out), head: head, books: books})
 			size += len(head) + len(books)
@@ -1070,24 +1074,26 @@ func (t *importTx) planSnapshots(ctx context.Context, h *heldMarket) error {
 		if err != nil {
 			return err
 		}
+		var next store.Snapshot
 		switch {
 		case a == nil && b == nil:
-			return flush(true)
+			return flush(true, nil)
 		case b == nil || a != nil && a.Time.Before(b.Time):
-			out = append(out, *a)
+			next = *a
 			stored.pop()
 		case a == nil || b.Time.Before(a.Time):
-			out = append(out, *b)
+			next = *b
 			staged.pop()
 			h.plan.added++
 		default: // the stored one stays
-			out = append(out, *a)
+			next = *a
 			stored.pop()
 			staged.pop()
 		}
-		if err := flush(false); err != nil {
+		if err := flush(false, &next); err != nil {
 			return err
 		}
+		out = append(out, next)
 	}
 }
 
