@@ -584,3 +584,65 @@ func TestGenerationKeptLongerThanOtherJobs(t *testing.T) {
 		t.Errorf("the generation's job answers %s", got.body)
 	}
 }
+
+// TestStrategyGoesOnWhenClientHangsUp: a client that hangs up while its
+// /strategy generates does not stop the request, as it stops no job's wait
+// (runJobThen): the generation it pays for is backtested as if the client
+// had stayed. The backtest's job slot was taken on the ended request's
+// context, which failed: the hang-up was logged as a Redis outage ("rate
+// limiter unavailable") and answered 503, and the paid backtest never ran.
+func TestStrategyGoesOnWhenClientHangsUp(t *testing.T) {
+	t.Parallel()
+	held, release := heldGenerator()
+	logs := &logBuffer{}
+	b := aiSetup(t, func(o *aiOpts) { o.generator, o.capJobs, o.logger = held, true, logs.logger() })
+	token := b.token(store.Pro)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.srv.URL+"/v1/backtest-ai/strategy",
+		strings.NewReader(`{"prompt":"buy UP when price_up drops below 0.45, exit above 0.55","marketCount":3}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	answered := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+			err = fmt.Errorf("answered %d before the client went away", res.StatusCode)
+		} else {
+			err = nil
+		}
+		answered <- err
+	}()
+	insp := asynq.NewInspectorFromRedisClient(b.q.rdb)
+	waitFor(t, "the generation running", func() bool {
+		active, _ := insp.ListActiveTasks(jobs.QueueAI)
+		return len(active) == 1
+	})
+	cancel() // the client goes away while the model works
+	if err := <-answered; err != nil {
+		t.Fatal(err)
+	}
+	release()
+	waitFor(t, "the request logged", func() bool { return strings.Contains(logs.String(), `route="POST /v1/backtest-ai/strategy"`) })
+	out := logs.String()
+	if strings.Contains(out, "rate limiter unavailable") {
+		t.Errorf("a client's hang-up was logged as a Redis outage:\n%s", out)
+	}
+	if !strings.Contains(out, `route="POST /v1/backtest-ai/strategy" status=200`) {
+		t.Errorf("the request was not carried through to its backtest:\n%s", out)
+	}
+	// Asynq marks a task completed a moment after its outcome is
+	// announced, which the request answered on.
+	waitFor(t, "the paid generation's backtest completed", func() bool {
+		done, _ := insp.ListCompletedTasks(jobs.QueueBacktest)
+		for _, d := range done {
+			if d.Type == backtest.TaskType {
+				return true
+			}
+		}
+		return false
+	})
+	if n := b.used(store.Pro); n != 1 {
+		t.Errorf("used %d, want 1", n)
+	}
+}

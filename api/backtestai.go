@@ -239,7 +239,13 @@ func (s *Server) backtestStrategy(ctx context.Context, in *aiInput) (*aiOutput, 
 		return nil, err
 	}
 	// The generation succeeded: it is spent whatever becomes of the
-	// backtest (its job answers GET /v1/jobs/{id}).
+	// backtest (its job answers GET /v1/jobs/{id}). The backtest starts
+	// whether or not the client is still there, as no job's wait ends with
+	// its client (runJobThen): a client that hung up during the generation
+	// left a request whose context had ended, on which the backtest's job
+	// slot could not be taken, so the paid backtest never ran and the
+	// hang-up was logged as a Redis outage and answered 503.
+	ctx = context.WithoutCancel(ctx)
 	out, err := s.runBacktest(ctx, p, backtest.Request{Strategy: spec, Markets: markets, Quota: q, Warning: warning, MarketVersions: versions},
 		map[string]string{headerPaidStrategy: "1"})
 	if errors.As(err, &e) {

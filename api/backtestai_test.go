@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -64,6 +65,8 @@ type aiOpts struct {
 	// retention, when set, is how long the api's queue client keeps
 	// finished jobs (worker.ClientConfig.Retention).
 	retention time.Duration
+	// logger, when set, takes the api's logs (else they are discarded).
+	logger *slog.Logger
 }
 
 // aiBundle is a server with the agent configured, generated markets, real
@@ -101,8 +104,12 @@ func aiSetup(t *testing.T, opts ...func(*aiOpts)) *aiBundle {
 	if o.jobs != nil {
 		runner = o.jobs(runner)
 	}
+	logger := o.logger
+	if logger == nil {
+		logger = quiet()
+	}
 	cfg := api.Config{
-		Store: st, Logger: quiet(), Now: clk.Now, Jobs: runner, JobWait: o.jobWait,
+		Store: st, Logger: logger, Now: clk.Now, Jobs: runner, JobWait: o.jobWait,
 		AI: api.AIConfig{TokenSecret: o.secret, TokenTTL: o.ttl, BacktestTimeout: o.btTimout},
 	}
 	if o.capJobs {
