@@ -72,7 +72,10 @@ type ImportTx interface {
 	// import gave it (Import.Snapshots counts what the markets gained).
 	AppendSnapshots(ctx context.Context, slug string, snaps []Snapshot) (int, error)
 	// AppendMarketTrades stores the trades the market does not have (as
-	// MarketActivityStore.AppendMarketTrades) and returns how many.
+	// MarketActivityStore.AppendMarketTrades) and returns how many; of a
+	// market stored before the import, which a store may insert its
+	// trades into at Commit only, how many were new to those the import
+	// gave it (Import.Trades counts what the markets gained).
 	AppendMarketTrades(ctx context.Context, slug string, trades []MarketTrade) (int, error)
 	// ReplaceGaps makes gaps the market's gaps within [from, to]: stored
 	// gaps are cut at from and to, their parts inside dropped, and gaps

@@ -117,6 +117,13 @@ type importTx struct {
 	staging       bool
 	pendingStaged []freshChunk
 	spareStaged   []freshChunk
+	// tradeStaging is set once import_trades is made (tradeTables):
+	// the stored markets' trades are held there, copied with the others
+	// (pendingHeldTrades), and inserted into theirs at Commit
+	// (writeHeldTrades).
+	tradeStaging      bool
+	pendingHeldTrades []freshTrade
+	spareHeldTrades   []freshTrade
 }
 
 // heldMarket is what an import holds for a market stored before it.
@@ -135,6 +142,9 @@ type heldMarket struct {
 	n           int64
 	first, last time.Time
 	plan        snapshotPlan
+	// trades are the newest of the market's trades held in import_trades
+	// (see freshTrades).
+	trades freshTrades
 }
 
 // snapshotPlan is how Commit adds a held market's staged snapshots to its
@@ -176,6 +186,26 @@ create temp table import_staged (
 ) on commit drop;
 create temp table import_merged (like import_staged including all) on commit drop`
 
+// tradeTables is an import's table of the stored markets' trades, made by
+// its first trade of one and dropped with its transaction: their rows, as
+// market_trades keys them, inserted into it at Commit (writeHeldTrades).
+// Inserted as they come, they would lock their keys until the import
+// commits, and the collector's append of the same trade (a capture of the
+// live hour holds the collector's) would wait out lock_timeout and fail,
+// the rest of its batch with it.
+const tradeTables = `
+create temp table import_trades (
+	market       bigint not null,
+	time         timestamptz not null,
+	outcome      text collate "C" not null,
+	side         text collate "C" not null,
+	price        double precision not null,
+	size         double precision not null,
+	fee_rate_bps double precision not null,
+	tx_hash      text collate "C" not null,
+	primary key (market, time, outcome, side, price, size, fee_rate_bps, tx_hash)
+) on commit drop`
+
 // gapReplace is a ReplaceGaps call held for Commit.
 type gapReplace struct {
 	from, to time.Time
@@ -185,9 +215,9 @@ type gapReplace struct {
 // copied is how a COPY in flight ended, with the memory of what it wrote,
 // for the next batch.
 type copied struct {
-	chunks, staged []freshChunk
-	trades         []freshTrade
-	err            error
+	chunks, staged     []freshChunk
+	trades, heldTrades []freshTrade
+	err                error
 }
 
 // rewrite is an AddMarket call held for Commit: a created market's row,
@@ -199,7 +229,8 @@ type rewrite struct {
 	stamped time.Time
 }
 
-// freshTrades is what is written of a created market's trades.
+// freshTrades is what is written of a created market's trades (or held of
+// a stored market's, in import_trades).
 type freshTrades struct {
 	market int64
 	// newest are the newest trades written, all of one time: only they
@@ -443,7 +474,12 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 	sorted = slices.CompactFunc(sorted, func(a, b store.MarketTrade) bool { return store.CompareMarketTrades(a, b) == 0 })
 	if ft := t.freshTrades[slug]; ft != nil && len(sorted) > 0 {
 		if len(ft.newest) == 0 || !sorted[0].Time.Before(ft.newest[0].Time) {
-			return t.appendFreshTrades(ctx, op, ft, sorted)
+			kept, err := t.appendFreshTrades(ctx, ft, sorted, &t.pendingTrades)
+			if err != nil {
+				return 0, wrap(op, err)
+			}
+			t.trades += int64(kept)
+			return kept, nil
 		}
 		// Trades reaching back among its own: from now on the market's
 		// trades are inserted by statement, after what is pending.
@@ -452,24 +488,26 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 		}
 		delete(t.freshTrades, slug)
 	}
+	if !t.created[slug] {
+		// A stored market's: held in import_trades, and inserted into its
+		// own at Commit.
+		n, err := t.holdTrades(ctx, slug, sorted)
+		if err != nil {
+			return 0, wrap(op, err)
+		}
+		return n, nil
+	}
 	if err := t.settle(ctx); err != nil {
 		return 0, wrap(op, err)
-	}
-	n := len(sorted)
-	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
-	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
-	for i, tr := range sorted {
-		times[i], outcomes[i], sides[i] = tr.Time, tr.Outcome, tr.Side
-		prices[i], sizes[i], fees[i], hashes[i] = tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash
 	}
 	id, err := t.marketID(ctx, slug)
 	if err != nil {
 		return 0, wrap(op, err)
 	}
-	if n == 0 {
+	if len(sorted) == 0 {
 		return 0, nil
 	}
-	tag, err := t.tx.Exec(ctx, appendTradesSQL, id, times, outcomes, sides, prices, sizes, fees, hashes)
+	tag, err := t.tx.Exec(ctx, appendTradesSQL, tradeArgs(id, sorted)...)
 	if err != nil {
 		return 0, wrap(op, err)
 	}
@@ -477,35 +515,104 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 	return int(tag.RowsAffected()), nil
 }
 
-// appendFreshTrades adds sorted distinct trades, none older than the
-// newest written, to the pending ones, but those written already.
-func (t *importTx) appendFreshTrades(ctx context.Context, op string, ft *freshTrades, sorted []store.MarketTrade) (int, error) {
+// tradeArgs are the arguments of appendTradesSQL (or heldTradesSQL) for
+// the market's trades.
+func tradeArgs(market int64, trades []store.MarketTrade) []any {
+	n := len(trades)
+	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
+	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
+	for i, tr := range trades {
+		times[i], outcomes[i], sides[i] = tr.Time, tr.Outcome, tr.Side
+		prices[i], sizes[i], fees[i], hashes[i] = tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash
+	}
+	return []any{market, times, outcomes, sides, prices, sizes, fees, hashes}
+}
+
+// heldTradesSQL is appendTradesSQL into import_trades.
+const heldTradesSQL = `
+insert into import_trades (market, ` + marketTradeColumns + `)
+select $1, t.* from unnest($2::timestamptz[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::text[])
+	as t (time, outcome, side, price, size, fee_rate_bps, tx_hash)
+on conflict do nothing`
+
+// holdTrades holds sorted distinct trades of a stored market in
+// import_trades and returns how many of them are new to those the import
+// gave it (what the market gains is counted at Commit): those no older
+// than all it gave, the usual case, are pending, copied with the others;
+// those reaching back among them are inserted, the key skipping those
+// held already.
+func (t *importTx) holdTrades(ctx context.Context, slug string, sorted []store.MarketTrade) (int, error) {
+	h, err := t.heldOf(ctx, slug)
+	if err != nil {
+		return 0, err
+	}
+	if len(sorted) == 0 {
+		return 0, nil
+	}
+	if !t.tradeStaging {
+		if err := t.settle(ctx); err != nil {
+			return 0, err
+		}
+		if _, err := t.tx.Exec(ctx, tradeTables); err != nil {
+			return 0, t.fail(err)
+		}
+		t.tradeStaging = true
+	}
+	ht := &h.trades
+	ht.market = h.id
+	if len(ht.newest) == 0 || !sorted[0].Time.Before(ht.newest[0].Time) {
+		return t.appendFreshTrades(ctx, ht, sorted, &t.pendingHeldTrades)
+	}
+	if err := t.flushPending(ctx); err != nil {
+		return 0, err
+	}
+	tag, err := t.tx.Exec(ctx, heldTradesSQL, tradeArgs(h.id, sorted)...)
+	if err != nil {
+		return 0, err
+	}
+	ht.newest = newestTrades(ht.newest, sorted)
+	return int(tag.RowsAffected()), nil
+}
+
+// appendFreshTrades adds sorted distinct trades of ft's market, none
+// older than the newest written, to the pending ones in into, but those
+// written already, and returns how many it added.
+func (t *importTx) appendFreshTrades(ctx context.Context, ft *freshTrades, sorted []store.MarketTrade, into *[]freshTrade) (int, error) {
 	kept := 0
 	for _, tr := range sorted {
 		if len(ft.newest) > 0 && tr.Time.Equal(ft.newest[0].Time) &&
 			slices.ContainsFunc(ft.newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
 			continue
 		}
-		t.pendingTrades = append(t.pendingTrades, freshTrade{market: ft.market, MarketTrade: tr})
+		*into = append(*into, freshTrade{market: ft.market, MarketTrade: tr})
 		kept++
 	}
-	last := sorted[len(sorted)-1].Time
-	if len(ft.newest) == 0 || !ft.newest[0].Time.Equal(last) {
-		ft.newest = ft.newest[:0]
-	}
-	for _, tr := range sorted {
-		if tr.Time.Equal(last) && !slices.ContainsFunc(ft.newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
-			ft.newest = append(ft.newest, tr)
-		}
-	}
-	t.trades += int64(kept)
+	ft.newest = newestTrades(ft.newest, sorted)
 	t.pendingBytes += kept * tradeBytes
 	if t.pendingBytes >= copyPendingBytes {
 		if err := t.copyPending(ctx); err != nil {
-			return 0, wrap(op, err)
+			return 0, err
 		}
 	}
 	return kept, nil
+}
+
+// newestTrades returns the newest trades, all of one time, of those in
+// newest and sorted (sorted distinct trades), reusing newest's memory.
+func newestTrades(newest, sorted []store.MarketTrade) []store.MarketTrade {
+	last := sorted[len(sorted)-1].Time
+	if len(newest) > 0 && last.Before(newest[0].Time) {
+		return newest
+	}
+	if len(newest) == 0 || !newest[0].Time.Equal(last) {
+		newest = newest[:0]
+	}
+	for _, tr := range sorted {
+		if tr.Time.Equal(last) && !slices.ContainsFunc(newest, func(o store.MarketTrade) bool { return store.CompareMarketTrades(o, tr) == 0 }) {
+			newest = append(newest, tr)
+		}
+	}
+	return newest
 }
 
 // marketID returns the id of the market with the slug.
@@ -663,29 +770,30 @@ func (t *importTx) copyPending(ctx context.Context) error {
 	if err := t.settle(ctx); err != nil {
 		return err
 	}
-	if len(t.pending) == 0 && len(t.pendingTrades) == 0 && len(t.pendingStaged) == 0 {
+	if len(t.pending) == 0 && len(t.pendingTrades) == 0 && len(t.pendingStaged) == 0 && len(t.pendingHeldTrades) == 0 {
 		return nil
 	}
 	months := monthsOf(t.pending, func(c freshChunk) time.Time { return c.first })
 	if missing := t.s.parts.missing(months); len(missing) > 0 {
 		return t.fail(fmt.Errorf("a partition was dropped during the import: %w", needPartitions(missing)))
 	}
-	chunks, staged, trades := t.pending, t.pendingStaged, t.pendingTrades
-	t.pending, t.pendingStaged, t.pendingTrades, t.pendingBytes = t.spareChunks, t.spareStaged, t.spareTrades, 0
-	t.spareChunks, t.spareStaged, t.spareTrades = nil, nil, nil
+	chunks, staged, trades, held := t.pending, t.pendingStaged, t.pendingTrades, t.pendingHeldTrades
+	t.pending, t.pendingStaged, t.pendingTrades, t.pendingHeldTrades, t.pendingBytes = t.spareChunks, t.spareStaged, t.spareTrades, t.spareHeldTrades, 0
+	t.spareChunks, t.spareStaged, t.spareTrades, t.spareHeldTrades = nil, nil, nil, nil
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan copied, 1)
 	t.copying, t.cancel = done, cancel
 	go func() {
 		defer cancel()
-		done <- copied{chunks: chunks, staged: staged, trades: trades, err: copyRows(ctx, t.tx, chunks, staged, trades)}
+		done <- copied{chunks: chunks, staged: staged, trades: trades, heldTrades: held,
+			err: copyRows(ctx, t.tx, chunks, staged, trades, held)}
 	}()
 	return nil
 }
 
-// copyRows writes chunks, staged chunks (into import_staged) and trades,
-// a COPY each.
-func copyRows(ctx context.Context, tx pgx.Tx, chunks, staged []freshChunk, trades []freshTrade) error {
+// copyRows writes chunks, staged chunks (into import_staged), trades and
+// held trades (into import_trades), a COPY each.
+func copyRows(ctx context.Context, tx pgx.Tx, chunks, staged []freshChunk, trades, held []freshTrade) error {
 	for i, cs := range [][]freshChunk{chunks, staged} {
 		if len(cs) == 0 {
 			continue
@@ -701,9 +809,13 @@ func copyRows(ctx context.Context, tx pgx.Tx, chunks, staged []freshChunk, trade
 			return err
 		}
 	}
-	if len(trades) > 0 {
-		_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(binaryTrades(trades)),
-			"copy market_trades (market, time, outcome, side, price, size, fee_rate_bps, tx_hash) from stdin binary")
+	for i, ts := range [][]freshTrade{trades, held} {
+		if len(ts) == 0 {
+			continue
+		}
+		table := []string{"market_trades", "import_trades"}[i]
+		_, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(binaryTrades(ts)),
+			"copy "+table+" (market, time, outcome, side, price, size, fee_rate_bps, tx_hash) from stdin binary")
 		if err != nil {
 			return err
 		}
@@ -712,12 +824,12 @@ func copyRows(ctx context.Context, tx pgx.Tx, chunks, staged []freshChunk, trade
 }
 
 // binaryTrades is trades as COPY's binary format spells rows of
-// market_trades (PostgreSQL's COPY, "Binary Format"; each value as the
-// binary send function of its column's type writes it). Trades are many
-// small rows: pgx's CopyFrom would take each of a trade's eight values as
-// an interface, an allocation each, and look up its encoding, which was
-// most of what a COPY of them cost an import; chunks, a few large rows,
-// go through CopyFrom.
+// market_trades, or of import_trades, alike (PostgreSQL's COPY, "Binary
+// Format"; each value as the binary send function of its column's type
+// writes it). Trades are many small rows: pgx's CopyFrom would take each
+// of a trade's eight values as an interface, an allocation each, and look
+// up its encoding, which was most of what a COPY of them cost an import;
+// chunks, a few large rows, go through CopyFrom.
 func binaryTrades(trades []freshTrade) []byte {
 	const y2k = 946_684_800 * 1_000_000 // timestamptz counts µs from 2000-01-01 UTC
 	b := make([]byte, 0, 19+len(trades)*tradeBytes+2)
@@ -772,7 +884,7 @@ func (t *importTx) settle(ctx context.Context) error {
 	// with the copy.
 	clear(c.chunks)
 	clear(c.staged)
-	t.spareChunks, t.spareStaged, t.spareTrades = c.chunks[:0], c.staged[:0], c.trades[:0]
+	t.spareChunks, t.spareStaged, t.spareTrades, t.spareHeldTrades = c.chunks[:0], c.staged[:0], c.trades[:0], c.heldTrades[:0]
 	return nil
 }
 
@@ -950,6 +1062,27 @@ func (t *importTx) writeHeld(ctx context.Context) error {
 		return nil
 	}
 	return t.tx.SendBatch(ctx, batch).Close()
+}
+
+// writeHeldTrades inserts the stored markets' trades held in
+// import_trades into market_trades, as the collector's appends insert
+// theirs (a trade stored already is skipped by the key), in key order, as
+// they take their keys (never in a cycle with one), and counts those
+// inserted.
+func (t *importTx) writeHeldTrades(ctx context.Context) error {
+	if !t.tradeStaging {
+		return nil
+	}
+	tag, err := t.tx.Exec(ctx, `
+		insert into market_trades (market, `+marketTradeColumns+`)
+		select market, `+marketTradeColumns+` from import_trades
+		order by market, time, outcome, side, price, size, fee_rate_bps, tx_hash
+		on conflict do nothing`)
+	if err != nil {
+		return err
+	}
+	t.trades += tag.RowsAffected()
+	return nil
 }
 
 // overlappedSQL lists the stored chunks of a market ($1) that the span
@@ -1197,8 +1330,10 @@ func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, 
 		files = []string{}
 	}
 	// The stored markets' snapshots are merged first, locking nothing;
-	// then their series, rows and gaps are locked and written, briefly:
-	// the rows last, which the collector's edits of markets wait for.
+	// then their trades are inserted, which locks those the import adds
+	// (a collector's append of one waits for the commit); then their
+	// series, rows and gaps are locked and written, briefly: the rows
+	// last, which the collector's edits of markets wait for.
 	slugs := slices.Sorted(maps.Keys(t.held))
 	for _, slug := range slugs {
 		if h := t.held[slug]; h.n > 0 {
@@ -1207,6 +1342,10 @@ func (t *importTx) Commit(ctx context.Context, imp store.Import) (store.Import, 
 				return store.Import{}, false, wrap(op, err)
 			}
 		}
+	}
+	if err := t.writeHeldTrades(ctx); err != nil {
+		_ = t.tx.Rollback(ctx)
+		return store.Import{}, false, wrap(op, err)
 	}
 	if t.s.beforeImportLocks != nil {
 		t.s.beforeImportLocks()

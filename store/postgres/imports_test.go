@@ -216,3 +216,95 @@ func TestImportMergesAgainWhatChangedMeanwhile(t *testing.T) {
 	checkPages(t, s, slug, want, 0, 700)
 	checkChunks(t, s, slug, len(want))
 }
+
+// TestImportHoldsStoredMarketsTradesUntilCommit has an import write trades
+// of a market the collector records and, while the import is open, the
+// collector append a batch holding one of the same trades (as a capture of
+// the live hour holds it) and a new one: the append must go through at
+// once, where the import's trades were inserted as it wrote them and the
+// collector's insert of the same row waited out lock_timeout on them and
+// failed, losing the new trade too. After Commit the market has each
+// trade once, and the import counts only those it added.
+func TestImportHoldsStoredMarketsTradesUntilCommit(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	start := time.Date(2031, 9, 1, 0, 0, 0, 0, time.UTC)
+	slug := newMarket(t, s, start)
+	trade := func(sec int, hash string) store.MarketTrade {
+		return store.MarketTrade{Time: start.Add(time.Duration(sec) * time.Second), Outcome: store.OutcomeUp,
+			Side: store.SideBuy, Price: 0.5, Size: 10, FeeRateBps: 1000, TxHash: hash}
+	}
+	recorded := trade(1, "0xa1")
+	if _, err := s.AppendMarketTrades(ctx, slug, []store.MarketTrade{recorded}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err := s.BeginImport(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if created, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil || created {
+		t.Fatalf("import: add the stored market: created %v, %v", created, err)
+	}
+	shared := trade(5, "0xb5")
+	// Batches as they come (new to the import: 3, 1), then one reaching
+	// back among them (1).
+	for i, b := range []struct {
+		trades []store.MarketTrade
+		new    int
+	}{
+		{[]store.MarketTrade{shared, recorded, trade(3, "0xb3")}, 3},
+		{[]store.MarketTrade{trade(7, "0xb7"), shared}, 1},
+		{[]store.MarketTrade{trade(3, "0xb3"), trade(2, "0xb2")}, 1},
+	} {
+		n, err := tx.AppendMarketTrades(ctx, slug, b.trades)
+		if err != nil {
+			t.Fatalf("import: append trades %d: %v", i+1, err)
+		}
+		if n != b.new {
+			t.Errorf("import: append trades %d: %d new, want %d", i+1, n, b.new)
+		}
+	}
+
+	// The collector, meanwhile, under a deadline far shorter than
+	// lock_timeout.
+	live := trade(6, "0xc6")
+	func() {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		n, err := s.AppendMarketTrades(ctx, slug, []store.MarketTrade{shared, live})
+		if err != nil {
+			t.Errorf("AppendMarketTrades while an import of the same trade is open: %v", err)
+		} else if n != 2 {
+			t.Errorf("AppendMarketTrades while an import is open stored %d, want 2", n)
+		}
+	}()
+
+	imp, fresh, err := tx.Commit(ctx, store.Import{Key: "trades-held", Source: "pmxt-v2"})
+	if err != nil || !fresh {
+		t.Fatalf("commit: fresh %v, %v", fresh, err)
+	}
+	// The import added 0xb2, 0xb3 and 0xb7: the recorded trade and the
+	// shared one were stored before it committed.
+	if imp.Trades != 3 {
+		t.Errorf("import counted %d trades, want 3", imp.Trades)
+	}
+	got, _, err := s.ListMarketTrades(ctx, slug, store.MarketTradeQuery{Ascending: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hashes []string
+	for _, tr := range got {
+		hashes = append(hashes, tr.TxHash)
+	}
+	if want := []string{"0xa1", "0xb2", "0xb3", "0xb5", "0xc6", "0xb7"}; !slices.Equal(hashes, want) {
+		t.Errorf("trades %v, want %v, each once", hashes, want)
+	}
+}

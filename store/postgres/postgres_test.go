@@ -737,8 +737,9 @@ func TestImportCancelledWhileCopying(t *testing.T) {
 }
 
 // TestImportTradesAsAppended checks the trades an import copies (in COPY's
-// binary format, written by hand) against the same trades appended to a
-// market the import did not create (an insert through pgx): random
+// binary format, written by hand), into a market it created and into its
+// table of a stored market's trades (inserted from it at Commit), against
+// the same trades the store appends (an insert through pgx): random
 // times to the microsecond (before 2000, whose offset is negative, too),
 // prices, sizes and fees of every kind of float, both outcomes and
 // sides, hashes of any text.
@@ -749,7 +750,7 @@ func TestImportTradesAsAppended(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 1))
 	start := time.Date(1999, 12, 31, 23, 0, 0, 0, time.UTC)
 	var trades []store.MarketTrade
-	for i := range 3000 {
+	for i := range 4000 { // two markets of them pass copyPendingBytes: copied mid-import too
 		num := func() float64 {
 			switch rng.IntN(3) {
 			case 0:
@@ -767,7 +768,7 @@ func TestImportTradesAsAppended(t *testing.T) {
 		return store.Market{Slug: slug, MarketID: slug, EventID: "e", Coin: store.BTC, MarketType: store.H1,
 			StartTime: start, EndTime: start.Add(3 * time.Hour), ConditionID: "c-" + slug, ClobTokenUp: "u-" + slug, ClobTokenDown: "d-" + slug}
 	}
-	if err := s.UpsertMarkets(ctx, []store.Market{market("appended")}); err != nil {
+	if err := s.UpsertMarkets(ctx, []store.Market{market("appended"), market("held")}); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := s.BeginImport(ctx)
@@ -780,10 +781,13 @@ func TestImportTradesAsAppended(t *testing.T) {
 	}
 	slices.SortFunc(trades, store.CompareMarketTrades) // as they come, oldest first: copied
 	for part := range slices.Chunk(trades, 700) {
-		for _, slug := range []string{"copied", "appended"} {
+		for _, slug := range []string{"copied", "held"} {
 			if _, err := tx.AppendMarketTrades(ctx, slug, part); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if _, err := s.AppendMarketTrades(ctx, "appended", part); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if _, _, err := tx.Commit(ctx, store.Import{Key: "trades", Source: "ws-jsonl"}); err != nil {
@@ -797,8 +801,12 @@ func TestImportTradesAsAppended(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(copied) != len(trades) || !slices.Equal(copied, appended) {
-		t.Fatalf("%d trades copied, %d appended, of %d", len(copied), len(appended), len(trades))
+	held, _, err := s.ListMarketTrades(ctx, "held", store.MarketTradeQuery{Ascending: true, Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copied) != len(trades) || !slices.Equal(copied, appended) || !slices.Equal(held, appended) {
+		t.Fatalf("%d trades copied, %d held, %d appended, of %d", len(copied), len(held), len(appended), len(trades))
 	}
 	for i := range copied {
 		if want := trades[i]; copied[i].Time.Compare(want.Time) != 0 || copied[i].Price != want.Price || copied[i].TxHash != want.TxHash {
