@@ -444,8 +444,11 @@ func (c *Client) taskInfo(queue, id string) (*asynq.TaskInfo, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if added, aErr := c.rdb.SAdd(ctx, allQueues, queue).Result(); aErr != nil || added == 0 {
-		return info, err // not what was missing, or Redis down: the answer stands
+	// Looked at again whether this call added the name or another process
+	// did since the first look (a worker starting, another api's enqueue):
+	// either way the set names the queue now. Redis down: the answer stands.
+	if err := c.rdb.SAdd(ctx, allQueues, queue).Err(); err != nil {
+		return info, fmt.Errorf("%w (and naming the queue again failed: %v)", asynq.ErrQueueNotFound, err)
 	}
 	return c.insp.GetTaskInfo(queue, id)
 }
