@@ -60,7 +60,10 @@ func (f *serviceFlags) require() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%s must be set (or use `updown dev` for an embedded setup)", strings.Join(missing, " and "))
 	}
-	return nil
+	// A REDIS_URL that does not parse is told before the process listens
+	// or connects: a port another process holds must not hide it.
+	_, err := parseRedisURL(f.redisURL)
+	return err
 }
 
 func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
