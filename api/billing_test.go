@@ -116,6 +116,9 @@ type hookResult struct {
 	CustomerID   *string `json:"customer_id"`
 	Tier         *string `json:"tier"`
 	PreviousTier *string `json:"previous_tier"`
+	// RequestedTier is the tier the event asked for; Tier, of an applied
+	// event, is the tier it set.
+	RequestedTier *string `json:"requested_tier"`
 }
 
 func wantHook(t *testing.T, r response, outcome string, duplicate bool) hookResult {
@@ -894,10 +897,35 @@ func TestWebhookCancelFallsBackToLiveSubscription(t *testing.T) {
 		{event("msg_pro_cancelled", "subscription.cancelled", "sub_pro", "", 8), "applied", store.Suite},
 		{event("msg_suite_cancelled", "subscription.cancelled", "sub_suite", "", 9), "applied", store.Starter},
 	}
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
 	for _, s := range steps {
-		wantHook(t, b.post(s.e), s.outcome, false)
+		res := wantHook(t, b.post(s.e), s.outcome, false)
 		if tier := b.tierOf(id); tier != s.wantTier {
 			t.Fatalf("after %s: tier = %s, want %s", s.e.id, tier, s.wantTier)
+		}
+		// The answer tells the tier the customer now has, not the one the
+		// event asked for (STARTER, for a cancellation), which it names
+		// as requested_tier.
+		asked := s.e.tier
+		if s.e.typ == "subscription.cancelled" {
+			asked = "STARTER"
+		}
+		if str(res.RequestedTier) != asked {
+			t.Errorf("%s answered requested_tier %s, want %s", s.e.id, str(res.RequestedTier), asked)
+		}
+		if s.outcome == "applied" && str(res.Tier) != string(s.wantTier) {
+			t.Errorf("%s answered tier %s, but the customer is now %s", s.e.id, str(res.Tier), s.wantTier)
+		}
+		// A redelivery answers the first delivery's result.
+		if s.outcome == "applied" && s.e.typ == "subscription.cancelled" {
+			if again := wantHook(t, b.post(s.e), s.outcome, true); str(again.Tier) != str(res.Tier) || str(again.RequestedTier) != asked {
+				t.Errorf("%s redelivered answered tier %s, requested_tier %s; want %s, %s", s.e.id, str(again.Tier), str(again.RequestedTier), str(res.Tier), asked)
+			}
 		}
 	}
 	if !strings.Contains(logs.String(), "new_tier=PRO\n") {

@@ -280,8 +280,11 @@ type webhookResult struct {
 	Outcome      string  `json:"outcome" enum:"applied,recorded,stale,superseded,unknown_customer,unknown_tier" doc:"applied: the tier was set; recorded: nothing to apply; stale: a later event, or a setting of the tier by hand since, already set the tier; superseded: an event of a subscription other than the customer's current one (a cancellation of a subscription replaced by a newer one; after the tier was set by hand, any cancellation, and the activation of a subscription the customer had before; the activation of a new subscription at a lower tier than the customer's while a subscription of a higher tier is still live, activated and not cancelled, so that a cheap plan bought in a customer's name does not take away the one they pay for), nothing changed; unknown_customer, unknown_tier: recorded, nothing changed."`
 	Duplicate    bool    `json:"duplicate" doc:"True when this webhook-id was received before; the first delivery's result is answered and nothing is applied again."`
 	CustomerID   *string `json:"customer_id" nullable:"true"`
-	Tier         *string `json:"tier" nullable:"true" doc:"The tier the event asked for."`
+	Tier         *string `json:"tier" nullable:"true" doc:"applied: the customer's tier now, after the change; for a subscription.cancelled that leaves the customer on another live subscription, that subscription's tier, not the one the event asked for (requested_tier). Null on a redelivery of an applied event when the store did not keep the tier it set. Any other outcome: nothing changed, and this is the tier the event asked for, as requested_tier."`
 	PreviousTier *string `json:"previous_tier" nullable:"true" doc:"The customer's tier before an applied change."`
+	// RequestedTier is the tier the event asked for, which tier answered
+	// before it told the tier an applied event set.
+	RequestedTier *string `json:"requested_tier" nullable:"true" doc:"The tier the event asked for (STARTER for a cancellation), whatever it did; null when the event names none or an unknown one."`
 }
 
 type webhookBody struct {
@@ -480,6 +483,14 @@ func webhookResultOf(e store.BillingEvent, dup bool) webhookResult {
 		}
 		return &s
 	}
+	// An applied event answers the tier it set, not the one it asked for:
+	// a cancellation that falls back to another live subscription asks
+	// for STARTER and leaves the customer on that subscription's tier.
+	tier := e.Tier
+	if e.Outcome == store.BillingApplied {
+		tier = e.NewTier // "" on a record read back that does not carry it
+	}
 	return webhookResult{ID: e.ID, Type: e.Type, Outcome: string(e.Outcome), Duplicate: dup,
-		CustomerID: opt(e.CustomerID), Tier: opt(string(e.Tier)), PreviousTier: opt(string(e.PreviousTier))}
+		CustomerID: opt(e.CustomerID), Tier: opt(string(tier)), PreviousTier: opt(string(e.PreviousTier)),
+		RequestedTier: opt(string(e.Tier))}
 }
