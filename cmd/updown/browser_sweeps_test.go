@@ -679,7 +679,13 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 				`[{"x":0.3,"y":2,"value":8,"trial":6,"trials":1},{"x":0.4,"y":2,"value":null,"trial":null,"trials":2}]],"maxAbs":8}`},
 		{"the train map of the same trials", "heatmap", []any{chosenOnTrain, "/a", "/b", "train_objective"},
 			`{"xs":[0.3,0.4],"ys":[1,2],"rows":[[{"x":0.3,"y":1,"value":null,"trial":null,"trials":2},{"x":0.4,"y":1,"value":7,"trial":1,"trials":2}],` +
-				`[{"x":0.3,"y":2,"value":null,"trial":null,"trials":1},{"x":0.4,"y":2,"value":1,"trial":4,"trials":2}]],"maxAbs":9}`},
+				`[{"x":0.3,"y":2,"value":null,"trial":null,"trials":1},{"x":0.4,"y":2,"value":1,"trial":4,"trials":2}]],"maxAbs":7}`},
+		// The colour scale is each map's own, over the values its cells
+		// show: trial 5's -9 on train and trial 0's 30 on test are no
+		// cell's, and would wash the cells out.
+		{"the test map's scale is over the cells it shows", "heatmap", []any{[]map[string]any{
+			tt(0, 0.4, 1, 10, 5.0, 30.0), tt(1, 0.4, 1, 20, 7.0, -2.0), tt(4, 0.4, 2, 10, 1.0, 0.5), tt(5, 0.4, 2, 20, -9.0, 4.0)}, "/a", "/b", "test_objective"},
+			`{"xs":[0.4],"ys":[1,2],"rows":[[{"x":0.4,"y":1,"value":-2,"trial":1,"trials":2}],[{"x":0.4,"y":2,"value":0.5,"trial":4,"trials":2}]],"maxAbs":2}`},
 		{"values typed", "parseValues", []any{"0.3, 0.4 MARKET,true  1e-2"}, `[0.3,0.4,"MARKET",true,0.01]`},
 		{"range with a float step", "rangeCount", []any{0.35, 0.5, 0.05}, `4`},
 		{"range of one", "rangeCount", []any{0.6, 0.6, 0.05}, `1`},
@@ -688,7 +694,7 @@ func TestSweepPageHelpersInNode(t *testing.T) {
 		{"random draws at most the grid", "trialCount", []any{[]any{map[string]any{"path": "/a", "values": []any{1, 2}}}, map[string]any{"kind": "RANDOM", "trials": 50}}, `2`},
 		{"heatmap folds a third parameter", "heatmap", []any{trials, "/a", "/b", "train_objective"},
 			`{"xs":[0.3,0.4],"ys":[1,2],"rows":[[{"x":0.3,"y":1,"value":-2,"trial":2,"trials":2},{"x":0.4,"y":1,"value":7,"trial":1,"trials":2}],` +
-				`[{"x":0.3,"y":2,"value":null,"trial":null,"trials":2},{"x":0.4,"y":2,"value":1,"trial":4,"trials":2}]],"maxAbs":9}`},
+				`[{"x":0.3,"y":2,"value":null,"trial":null,"trials":2},{"x":0.4,"y":2,"value":1,"trial":4,"trials":2}]],"maxAbs":7}`},
 		{"one parameter is one row", "heatmap", []any{trials[:2], "/c", "/c", "train_objective"},
 			`{"xs":[10,20],"ys":[""],"rows":[[{"x":10,"y":"","value":5,"trial":0,"trials":1},{"x":20,"y":"","value":7,"trial":1,"trials":1}]],"maxAbs":7}`},
 		{"a random search's untried pairs are empty cells", "heatmap", []any{trials[:1], "/a", "/b", "train_objective",

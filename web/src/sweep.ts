@@ -144,7 +144,7 @@ export interface Grid {
   ys: Value[];
   /** rows[j][i] is the cell at ys[j], xs[i]. */
   rows: Cell[][];
-  /** The largest |value|, for the colour scale (0 when none). */
+  /** The largest |value| among the cells (the values shown), for the colour scale (0 when none). */
   maxAbs: number;
 }
 
@@ -180,16 +180,17 @@ export function heatmap(trials: TrialResult[], x: string, y: string, key: 'train
   const rows: Cell[][] = ys.map((yv) => xs.map((xv) => ({ x: xv, y: yv, value: null, trial: null, trials: 0 })));
   // Each cell's trials, in trial order, and the one chosen on train.
   const members: TrialResult[][][] = ys.map(() => xs.map(() => []));
-  let maxAbs = 0;
   for (const t of trials) {
     const i = xi.get(String(valueAt(t, x)));
     const j = x === y ? 0 : yi.get(String(valueAt(t, y)));
     if (i === undefined || j === undefined) continue;
     rows[j][i].trials++;
     members[j][i].push(t);
-    const v = t[key];
-    if (v !== null && v !== undefined) maxAbs = Math.max(maxAbs, Math.abs(v));
   }
+  // The colour scale is the map's own: over the values its cells show, not
+  // over every trial (a trial its pair did not choose would set a scale no
+  // cell reaches, and wash the map out).
+  let maxAbs = 0;
   rows.forEach((row, j) =>
     row.forEach((c, i) => {
       const ts = members[j][i];
@@ -206,6 +207,7 @@ export function heatmap(trials: TrialResult[], x: string, y: string, key: 'train
       if (chosen && v !== null && v !== undefined) {
         c.value = v;
         c.trial = chosen.trial;
+        maxAbs = Math.max(maxAbs, Math.abs(v));
       }
     }),
   );
