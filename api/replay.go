@@ -464,7 +464,11 @@ func (s *Server) runHolding(ctx context.Context, j worker.Job, p principal, slot
 			release()
 		}
 		done(notQueued)
-		s.log.ErrorContext(ctx, "run job", "request_id", RequestID(ctx), "job_id", id, "err", err)
+		if clientGone(ctx, err) {
+			s.logClientGone(ctx, "run job "+id, err)
+		} else {
+			s.log.ErrorContext(ctx, "run job", "request_id", RequestID(ctx), "job_id", id, "err", err)
+		}
 		return jobs.Outcome{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff (request id %s)", RequestID(ctx))
 	}
 	if release != nil {
@@ -491,7 +495,11 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 		return nil, Errorf(http.StatusNotFound, CodeNotFound, "job %s not found (unknown, expired, or not yours)", in.ID)
 	}
 	if err != nil {
-		s.log.ErrorContext(ctx, "job status", "request_id", RequestID(ctx), "job_id", in.ID, "err", err)
+		if clientGone(ctx, err) {
+			s.logClientGone(ctx, "job status "+in.ID, err)
+		} else {
+			s.log.ErrorContext(ctx, "job status", "request_id", RequestID(ctx), "job_id", in.ID, "err", err)
+		}
 		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff")
 	}
 	now := formatTime(s.now())

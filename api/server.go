@@ -273,22 +273,50 @@ func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
 
 func (s *Server) now() time.Time { return s.cfg.Now() }
 
+// clientGone reports whether err is the end of the request's own context:
+// its client went away (hung up, or gave up waiting) before the call
+// answered. That is no failure of the server's, and must not be logged as
+// an outage (logClientGone). A context of the server's own that ran out
+// (a Redis or store timeout) leaves the request's context live: a real
+// failure still. The status answered stays as it was: nobody reads it.
+func clientGone(ctx context.Context, err error) bool {
+	return err != nil && errors.Is(ctx.Err(), context.Canceled) &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// logClientGone logs, at INFO, a call cut short by its client going away.
+func (s *Server) logClientGone(ctx context.Context, op string, err error) {
+	s.log.InfoContext(ctx, op+": the client went away before it was done (not a server failure)", "request_id", RequestID(ctx), "err", err)
+}
+
+// logFailure logs a failed call with the request id: at ERROR, unless its
+// client went away (clientGone).
+func (s *Server) logFailure(ctx context.Context, op string, err error) {
+	if clientGone(ctx, err) {
+		s.logClientGone(ctx, op, err)
+		return
+	}
+	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+}
+
 // internal logs an unexpected failure with the request id and answers 500
 // without internals.
 func (s *Server) internal(ctx context.Context, op string, err error) *Error {
-	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+	s.logFailure(ctx, op, err)
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
 		Message: "internal server error (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
 }
 
 // storeFailure answers a failed store call: 503 SERVICE_UNAVAILABLE when
 // the backend cannot be reached (clients retry), else 500 INTERNAL_ERROR.
-// Either way the cause is logged with the request id, never answered.
+// Either way the cause is logged with the request id, never answered; a
+// call its client went away from is logged as that, not as a failure
+// (logFailure).
 func (s *Server) storeFailure(ctx context.Context, op string, err error) *Error {
 	if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
 		return s.internal(ctx, op, err)
 	}
-	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+	s.logFailure(ctx, op, err)
 	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
 		Message: "the data store is unavailable; retry with backoff (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
 }
@@ -694,9 +722,16 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 		method := methodLabel(r.Method)
 		s.metrics.duration.WithLabelValues(method, route, strconv.Itoa(rec.status)).Observe(took.Seconds())
 		// The request log: the route pattern, never the path or query, so
-		// nothing a client put in the URL is written down.
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", method), slog.String("route", route),
-			slog.Int("status", rec.status), slog.Duration("duration", took), slog.String("request_id", RequestID(r.Context())))
+		// nothing a client put in the URL is written down. client_gone
+		// marks a request whose client went away before its answer: its
+		// status (a 5xx when a call was cut short) was sent to nobody, and
+		// is no outage.
+		attrs := []slog.Attr{slog.String("method", method), slog.String("route", route),
+			slog.Int("status", rec.status), slog.Duration("duration", took), slog.String("request_id", RequestID(r.Context()))}
+		if errors.Is(r.Context().Err(), context.Canceled) {
+			attrs = append(attrs, slog.Bool("client_gone", true))
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
 }
 

@@ -251,7 +251,7 @@ func (s *Server) principalForKeyID(ctx context.Context, customerID, keyID string
 
 // redisFailure answers a failed Redis call as 503 (clients retry).
 func (s *Server) redisFailure(ctx context.Context, op string, err error) *Error {
-	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
+	s.logFailure(ctx, op, err)
 	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable,
 		Message: "Redis, which keeps sessions, is unavailable; retry with backoff (request id " + RequestID(ctx) + ")", Cause: fmt.Errorf("%s: %w", op, err)}
 }
