@@ -330,8 +330,8 @@ type BillingEvent struct {
 	// the store; "" unless Outcome is BillingApplied).
 	PreviousTier Tier
 	// NewTier is the customer's tier after an applied change (set by the
-	// store on the record RecordBillingEvent returns; "" unless Outcome
-	// is BillingApplied; records read back need not carry it): Tier,
+	// store; "" unless Outcome is BillingApplied, and on an event a store
+	// recorded before it kept the field): Tier,
 	// except for a cancellation that leaves the customer on another live
 	// subscription's tier (BillingOutcomeOf).
 	NewTier Tier

@@ -24,7 +24,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	}
 	e = cloneBillingEvent(e)
 	e.OccurredAt = normTime(e.OccurredAt)
-	e.CustomerID, e.PreviousTier = "", ""
+	e.CustomerID, e.PreviousTier, e.NewTier = "", "", ""
 
 	s.billingMu.Lock()
 	defer s.billingMu.Unlock()

@@ -14,7 +14,7 @@ import (
 var _ store.BillingStore = (*Store)(nil)
 
 const billingColumns = `id, type, occurred_at, received_at, outcome, subscription_id, customer_ref, email,
-	coalesce(customer_id::text, ''), set_tier, tier, previous_tier, payload`
+	coalesce(customer_id::text, ''), set_tier, tier, previous_tier, new_tier, payload`
 
 // RecordBillingEvent records e and applies its tier change in one
 // transaction. The customer's row is locked (FOR UPDATE) before its
@@ -30,7 +30,7 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 	}
 	e.OccurredAt = micro(e.OccurredAt).UTC()
 	e.ReceivedAt = s.stamp()
-	e.CustomerID, e.PreviousTier = "", ""
+	e.CustomerID, e.PreviousTier, e.NewTier = "", "", ""
 	if e.Payload == nil {
 		e.Payload = []byte{}
 	}
@@ -98,10 +98,10 @@ func (s *Store) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (s
 		}
 		_, err = tx.Exec(ctx, `
 			insert into billing_events (id, type, occurred_at, received_at, outcome, subscription_id,
-				customer_ref, email, customer_id, set_tier, tier, previous_tier, payload, ends_subscription)
-			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				customer_ref, email, customer_id, set_tier, tier, previous_tier, new_tier, payload, ends_subscription)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			e.ID, e.Type, e.OccurredAt, e.ReceivedAt, string(e.Outcome), e.SubscriptionID,
-			e.CustomerRef, e.Email, customerID, e.SetTier, string(e.Tier), string(e.PreviousTier), e.Payload, e.EndsSubscription)
+			e.CustomerRef, e.Email, customerID, e.SetTier, string(e.Tier), string(e.PreviousTier), string(e.NewTier), e.Payload, e.EndsSubscription)
 		if err != nil {
 			return err
 		}
@@ -250,10 +250,10 @@ func (s *Store) ListBillingEvents(ctx context.Context, f store.BillingEventFilte
 
 func scanBillingEvent(row pgx.CollectableRow) (store.BillingEvent, error) {
 	var e store.BillingEvent
-	var outcome, tier, previous string
+	var outcome, tier, previous, set string
 	err := row.Scan(&e.ID, &e.Type, &e.OccurredAt, &e.ReceivedAt, &outcome, &e.SubscriptionID,
-		&e.CustomerRef, &e.Email, &e.CustomerID, &e.SetTier, &tier, &previous, &e.Payload)
-	e.Outcome, e.Tier, e.PreviousTier = store.BillingOutcome(outcome), store.Tier(tier), store.Tier(previous)
+		&e.CustomerRef, &e.Email, &e.CustomerID, &e.SetTier, &tier, &previous, &set, &e.Payload)
+	e.Outcome, e.Tier, e.PreviousTier, e.NewTier = store.BillingOutcome(outcome), store.Tier(tier), store.Tier(previous), store.Tier(set)
 	e.OccurredAt, e.ReceivedAt = utc(e.OccurredAt), utc(e.ReceivedAt)
 	return e, err
 }

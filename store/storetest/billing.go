@@ -81,6 +81,7 @@ func billingEventDiff(want, got store.BillingEvent) diff {
 	eq(&d, "SetTier", want.SetTier, got.SetTier)
 	eq(&d, "Tier", want.Tier, got.Tier)
 	eq(&d, "PreviousTier", want.PreviousTier, got.PreviousTier)
+	eq(&d, "NewTier", want.NewTier, got.NewTier)
 	eqSlice(&d, "Payload", want.Payload, got.Payload)
 	return d
 }
@@ -146,20 +147,23 @@ func testBillingAppliesTier(t *testing.T, s store.Store) {
 		in.SubscriptionID = "sub_ada"
 		rec := recordBilling(t, s, in)
 		want := in
-		want.Outcome, want.CustomerID, want.PreviousTier = store.BillingApplied, c.ID, prev.Tier
+		want.Outcome, want.CustomerID, want.PreviousTier, want.NewTier = store.BillingApplied, c.ID, prev.Tier, tier
 		checkBillingEvent(t, "RecordBillingEvent", want, rec)
+		got, err := s.GetBillingEvent(ctx, in.ID)
+		mustOK(t, err, "GetBillingEvent")
+		checkBillingEvent(t, "GetBillingEvent of an applied event", want, got)
 
-		got := mustCustomer(t, s, c.ID)
+		cust := mustCustomer(t, s, c.ID)
 		wantC := prev
 		wantC.Tier, wantC.UpdatedAt = tier, time.Time{}
-		checkCustomer(t, "customer after an applied event", wantC, got)
-		if !got.UpdatedAt.After(prev.UpdatedAt) {
-			t.Errorf("UpdatedAt = %v after a tier change, want later than %v", got.UpdatedAt, prev.UpdatedAt)
+		checkCustomer(t, "customer after an applied event", wantC, cust)
+		if !cust.UpdatedAt.After(prev.UpdatedAt) {
+			t.Errorf("UpdatedAt = %v after a tier change, want later than %v", cust.UpdatedAt, prev.UpdatedAt)
 		}
 		_, owner, err := s.LookupAPIKey(ctx, k.Hash)
 		mustOK(t, err, "LookupAPIKey")
-		checkCustomer(t, "key owner after an applied event", got, owner)
-		prev = got
+		checkCustomer(t, "key owner after an applied event", cust, owner)
+		prev = cust
 	}
 	checkCustomer(t, "another customer", other, mustCustomer(t, s, other.ID))
 }
