@@ -126,12 +126,13 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 // parseWithFiles parses flags given before, between or after the files.
 func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 	var files []string
+	all := args
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
-			return files, nil
+			return files, givenOnce(fs, all, true)
 		}
 		files = append(files, fs.Arg(0))
 		args = fs.Args()[1:]

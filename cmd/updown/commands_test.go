@@ -93,3 +93,46 @@ func TestCommandsRefuseArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandsRefuseFlagsGivenTwice: a flag given twice is refused, naming
+// both values, before the command touches anything (no database here),
+// where the flag package kept the last and dropped the first without a
+// word: customers create --email a --email b made b's customer. Flags
+// given once for each of several values (--slug, --coin-prices) repeat.
+func TestCommandsRefuseFlagsGivenTwice(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "REDIS_URL=redis://127.0.0.1:1/0"}
+	twice := map[string][]string{
+		// Each command fails without a database or a network, given
+		// twice or not: the last value (what the flag package kept) is
+		// one it cannot use.
+		"dev":           {"--addr", "127.0.0.1:0", "-addr=bogus"},
+		"markets fetch": {"--series", "btc-5m", "--series", "nope"},
+		"import events": {"x.jsonl", "--format", "ws-jsonl", "y.jsonl", "--format=pmxt-v2"},
+		"export":        {"--books", "--books=false"},
+	}
+	lines := append(append([][]string{}, everyCommand...), []string{"import", "events"})
+	for _, cmd := range lines {
+		name := strings.Join(cmd, " ")
+		flags, ok := twice[name]
+		if !ok {
+			flags = []string{"--database-url", "postgres://a@127.0.0.1:1/a", "--database-url=postgres://b@127.0.0.1:1/b"}
+		}
+		args := append(append([]string{}, cmd...), flags...)
+		code, stdout, stderr := runBinary(t, env, args...)
+		if code == 0 || !strings.Contains(stderr, "is given twice") {
+			t.Errorf("updown %s: exit %d, want non-zero and the flag given twice named\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	if _, _, stderr := runBinary(t, env, "customers", "create", "--email", "a@example.com", "--email", "b@example.com"); !strings.Contains(stderr, `--email is given twice ("a@example.com", then "b@example.com")`) {
+		t.Errorf("customers create --email twice:\n%s", stderr)
+	}
+	for _, args := range [][]string{
+		{"markets", "fill-fees", "--slug", "a", "--slug", "b", "--dry-run"},
+		{"import", "events", "--coin-prices", "BTC=nonexistent-a.csv", "--coin-prices", "ETH=nonexistent-b.csv", "x.jsonl"},
+	} {
+		if code, _, stderr := runBinary(t, env, args...); code == 0 || strings.Contains(stderr, "twice") {
+			t.Errorf("updown %s: a repeatable flag was refused as given twice (or the command succeeded without a database)\n%s", strings.Join(args, " "), stderr)
+		}
+	}
+}

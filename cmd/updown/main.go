@@ -167,8 +167,53 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := givenOnce(fs, args, false); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%s: %s: it takes flags only (see updown %s -h)", fs.Name(), unexpected(fs.Args()), fs.Name())
+	}
+	return nil
+}
+
+// repeatable names the flags given once for each of several values
+// (--slug a --slug b); every other flag is given at most once.
+var repeatable = map[string]bool{"slug": true, "coin-prices": true}
+
+// givenOnce refuses a flag given twice in args, which fs parsed: the flag
+// package keeps the last value, and the first (updown customers create
+// --email a@x.com --email b@x.com) was dropped without a word. With
+// files, flags may follow positional arguments (import events).
+func givenOnce(fs *flag.FlagSet, args []string, files bool) error {
+	seen := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			if !files {
+				return nil
+			}
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		switch b, ok := f.Value.(interface{ IsBoolFlag() bool }); {
+		case hasValue:
+		case ok && b.IsBoolFlag():
+			value = "true"
+		case i+1 < len(args):
+			i++
+			value = args[i]
+		}
+		if first, twice := seen[name]; twice && !repeatable[name] {
+			return fmt.Errorf("%s: --%s is given twice (%q, then %q): give it once", fs.Name(), name, first, value)
+		}
+		seen[name] = value
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -553,9 +554,9 @@ func TestWorkerRefusesBadSettings(t *testing.T) {
 			if name, value, ok := strings.Cut(c.env, "="); ok {
 				t.Setenv(name, value)
 			}
-			args := []string{"worker", "--ops-addr", "off"} // a later --ops-addr wins
-			if strings.HasPrefix(c.env, "WORKER_ADDR=") {
-				args = []string{"worker"}
+			args := []string{"worker", "--ops-addr", "off"}
+			if strings.HasPrefix(c.env, "WORKER_ADDR=") || slices.Contains(c.args, "--ops-addr") {
+				args = []string{"worker"} // a flag is given once
 			}
 			err := run(context.Background(), append(args, c.args...), io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
