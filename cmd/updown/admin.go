@@ -85,11 +85,16 @@ func adminStore(ctx context.Context, fs *flag.FlagSet, args []string, checks ...
 }
 
 // customerGiven checks that a command naming a customer was given one,
-// by its flags --id (or --customer) and --email.
-func customerGiven(id, email *string) func() error {
+// by its flags --id (or --customer, idFlag) and --email, and not two: the
+// email was ignored beside an id, and keys create --customer A --email
+// B gave A a key meant for B.
+func customerGiven(fs *flag.FlagSet, idFlag string, id, email *string) func() error {
 	return func() error {
-		if *id == "" && *email == "" {
-			return errNoCustomer
+		switch {
+		case *id == "" && *email == "":
+			return fmt.Errorf("%s: give --%s or --email", fs.Name(), idFlag)
+		case *id != "" && *email != "":
+			return fmt.Errorf("%s: give --%s or --email, not both: they may name two customers", fs.Name(), idFlag)
 		}
 		return nil
 	}
@@ -293,7 +298,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			t, err = parseTier(*tier)
 			return err
-		}, customerGiven(id, email))
+		}, customerGiven(fs, "id", id, email))
 		if err != nil {
 			return err
 		}
@@ -357,7 +362,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return fmt.Errorf("customers set-limits: give one or more of %s (a limit not given keeps its value; 0 is the plan's default)", strings.Join(names, ", "))
 			}
 			return nil
-		}, customerGiven(id, email))
+		}, customerGiven(fs, "id", id, email))
 		if err != nil {
 			return err
 		}
@@ -413,7 +418,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "create":
 		id := fs.String("customer", "", "customer id")
 		email := fs.String("email", "", "customer email (instead of --customer)")
-		st, err := adminStore(ctx, fs, args[1:], customerGiven(id, email))
+		st, err := adminStore(ctx, fs, args[1:], customerGiven(fs, "customer", id, email))
 		if err != nil {
 			return err
 		}

@@ -136,3 +136,32 @@ func TestCommandsRefuseFlagsGivenTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomerCommandsRefuseIDAndEmail: a customer command given both its
+// customer id and an email refuses them, before it touches anything,
+// where the email was ignored: keys create --customer A --email B gave
+// A the key meant for B. Given neither, it names its own id flag.
+func TestCustomerCommandsRefuseIDAndEmail(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1", "REDIS_URL=redis://127.0.0.1:1/0"}
+	for _, c := range []struct {
+		cmd    []string
+		idFlag string
+		more   []string
+	}{
+		{[]string{"keys", "create"}, "customer", nil},
+		{[]string{"keys", "list"}, "customer", nil},
+		{[]string{"customers", "set-tier"}, "id", []string{"--tier", "PRO"}},
+		{[]string{"customers", "set-limits"}, "id", []string{"--per-minute", "5"}},
+	} {
+		args := append(append(append([]string{}, c.cmd...), c.more...), "--"+c.idFlag, "6f0c3a52-7d7e-4a43-9a55-2b8f0f1f2c11", "--email", "b@example.com")
+		code, stdout, stderr := runBinary(t, env, args...)
+		if code == 0 || !strings.Contains(stderr, "--"+c.idFlag+" or --email, not both") {
+			t.Errorf("updown %s: exit %d, want non-zero and both refused\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+		args = append(append([]string{}, c.cmd...), c.more...)
+		if code, _, stderr := runBinary(t, env, args...); code == 0 || !strings.Contains(stderr, "give --"+c.idFlag+" or --email") {
+			t.Errorf("updown %s: exit %d, want the customer asked for by --%s or --email\n%s", strings.Join(args, " "), code, c.idFlag, stderr)
+		}
+	}
+}

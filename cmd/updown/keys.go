@@ -16,7 +16,7 @@ import (
 func listKeys(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	id := fs.String("customer", "", "customer id")
 	email := fs.String("email", "", "customer email (instead of --customer)")
-	st, err := adminStore(ctx, fs, args, customerGiven(id, email))
+	st, err := adminStore(ctx, fs, args, customerGiven(fs, "customer", id, email))
 	if err != nil {
 		return err
 	}
