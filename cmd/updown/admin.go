@@ -544,7 +544,12 @@ func findCustomer(ctx context.Context, st store.CustomerStore, id, email string)
 		return c, errNoCustomer
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return c, errors.New("no such customer")
+		// Named, and where to look: "no such customer" said neither which
+		// one was looked for nor how to find the right one.
+		if id != "" {
+			return c, fmt.Errorf("no customer with id %q (updown customers list shows every customer's customer_id)", id)
+		}
+		return c, fmt.Errorf("no customer with email %q (updown customers list shows every customer's email)", email)
 	}
 	if err != nil {
 		return c, fmt.Errorf("find customer: %w", err)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -319,5 +320,27 @@ func TestAdminRedisDownSaysItOnce(t *testing.T) {
 	}
 	if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "could not be told") {
 		t.Errorf("set-tier with Redis down said:\n%s\nwant the one warning", got)
+	}
+}
+
+// TestUnknownCustomerIsNamed: a customer command given a customer the
+// database lacks fails naming the id or email looked for and where the
+// customers are listed, where it said only "no such customer".
+func TestUnknownCustomerIsNamed(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
+	for _, args := range [][]string{
+		{"keys", "create", "--email", "nobody@example.com"},
+		{"keys", "list", "--customer", "6f0c3a52-7d7e-4a43-9a55-2b8f0f1f2c11"},
+		{"customers", "set-tier", "--email", "nobody@example.com", "--tier", "PRO"},
+		{"customers", "set-limits", "--id", "6f0c3a52-7d7e-4a43-9a55-2b8f0f1f2c11", "--per-day", "5"},
+	} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		want := args[len(args)-1]
+		if args[1] == "set-tier" || args[1] == "set-limits" {
+			want = args[3]
+		}
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(want)) || !strings.Contains(err.Error(), "updown customers list") {
+			t.Errorf("updown %s: %v; want the customer looked for named, and customers list", strings.Join(args, " "), err)
+		}
 	}
 }
