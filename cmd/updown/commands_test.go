@@ -165,3 +165,18 @@ func TestCustomerCommandsRefuseIDAndEmail(t *testing.T) {
 		}
 	}
 }
+
+// TestFillFeesRefusesEmptySlug: markets fill-fees --slug "" (a shell
+// variable unset) names no market, and is refused before the database,
+// where it went on to every stored market (with --overwrite, writing
+// Gamma's fees over all of them).
+func TestFillFeesRefusesEmptySlug(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1"}
+	for _, slug := range []string{"", " ", ",", " , "} {
+		args := []string{"markets", "fill-fees", "--slug", slug, "--overwrite"}
+		if code, stdout, stderr := runBinary(t, env, args...); code == 0 || !strings.Contains(stderr, "names no market") {
+			t.Errorf("updown markets fill-fees --slug %q: exit %d, want it refused as naming no market\n%s%s", slug, code, stdout, stderr)
+		}
+	}
+}

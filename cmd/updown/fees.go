@@ -18,10 +18,17 @@ func runMarketsFillFees(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs.SetOutput(stderr)
 	var slugs []string
 	fs.Func("slug", "a stored market's `SLUG` (ours, as the API lists it); repeat for several; without any, every market the other flags select", func(s string) error {
+		n := len(slugs)
 		for _, one := range strings.Split(s, ",") {
 			if one = strings.TrimSpace(one); one != "" {
 				slugs = append(slugs, one)
 			}
+		}
+		// --slug "$SLUG" with SLUG unset named no market, and the
+		// command went on to every market (with --overwrite, over their
+		// stored fees).
+		if len(slugs) == n {
+			return errors.New("names no market: give a stored market's slug, or leave --slug out for every market the other flags select")
 		}
 		return nil
 	})
