@@ -180,3 +180,18 @@ func TestFillFeesRefusesEmptySlug(t *testing.T) {
 		}
 	}
 }
+
+// TestTransferRefusesEmptyFileName: export --out "" and import --in ""
+// (a shell variable unset) are refused before the database, naming the
+// flag, where export ran the whole export and then failed renaming its
+// temporary file to "", and import said `open : no such file`.
+func TestTransferRefusesEmptyFileName(t *testing.T) {
+	t.Parallel()
+	env := []string{"DATABASE_URL=postgres://nobody@127.0.0.1:1/none?connect_timeout=1"}
+	for _, args := range [][]string{{"export", "--what", "markets", "--out", ""}, {"import", "--in", ""}} {
+		flag := args[len(args)-2]
+		if code, stdout, stderr := runBinary(t, env, args...); code == 0 || !strings.Contains(stderr, flag+` "" names no file`) {
+			t.Errorf("updown %q: exit %d, want %s \"\" refused\n%s%s", args, code, flag, stdout, stderr)
+		}
+	}
+}

@@ -41,6 +41,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// --out "" (a shell variable unset) was taken for a file with no
+	// name: the whole export ran, then failed renaming ".tmp-…" to "".
+	if *out == "" && *split == "" {
+		return errors.New(`export: --out "" names no file: give a file, or - for stdout`)
+	}
 
 	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
 	if opt.Format == "" {
@@ -116,6 +121,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
 		}
 		return err
+	}
+	if *in == "" {
+		return errors.New(`import: --in "" names no file: give a file, or - for stdin`)
 	}
 	if err := checkBooksVersion(*booksVersion); err != nil {
 		return err
