@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -406,6 +407,17 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	toT, err := parseWhen(*to)
 	if err != nil || *to == "" || !toT.After(fromT) {
 		return fmt.Errorf("markets fetch: --to %q: give a time after --from", *to)
+	}
+	// The file is checked before Gamma is asked (a request a window: a
+	// day of 5m windows is 288): --out "" or a missing directory failed
+	// only once everything was fetched, and all of it was lost.
+	if *out == "" {
+		return errors.New(`markets fetch: --out "" names no file: give a file, or - for stdout`)
+	}
+	if *out != "-" {
+		if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("markets fetch: --out %s: its directory %s does not exist: create it first", *out, filepath.Dir(*out))
+		}
 	}
 	res, err := collect.FetchMarkets(ctx, collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: *gammaURL}}, s, fromT, toT)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -192,6 +193,23 @@ func TestTransferRefusesEmptyFileName(t *testing.T) {
 		flag := args[len(args)-2]
 		if code, stdout, stderr := runBinary(t, env, args...); code == 0 || !strings.Contains(stderr, flag+` "" names no file`) {
 			t.Errorf("updown %q: exit %d, want %s \"\" refused\n%s%s", args, code, flag, stdout, stderr)
+		}
+	}
+}
+
+// TestMarketsFetchChecksOutFirst: markets fetch refuses --out "" and an
+// --out whose directory is missing before it asks Gamma anything (here
+// an address nothing answers at), where it failed only once every
+// window was fetched, losing them.
+func TestMarketsFetchChecksOutFirst(t *testing.T) {
+	t.Parallel()
+	for out, want := range map[string]string{
+		"": `--out "" names no file`,
+		filepath.Join(t.TempDir(), "no", "m.json"): "does not exist: create it first",
+	} {
+		args := []string{"markets", "fetch", "--series", "btc-5m", "--from", "2026-05-12", "--to", "2026-05-13", "--gamma-url", "http://127.0.0.1:1", "--out", out}
+		if code, stdout, stderr := runBinary(t, nil, args...); code == 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "Gamma") {
+			t.Errorf("updown markets fetch --out %q: exit %d, want %q before Gamma is asked\n%s%s", out, code, want, stdout, stderr)
 		}
 	}
 }
