@@ -69,6 +69,9 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 		// times they begin with, a file out of order sorted).
 		return errors.New("import events: the events are read from files, not stdin (-): an import reads them more than once; save the dump to a file (gzip and zstd are read as they are)")
 	}
+	if err := filesOnce(files); err != nil {
+		return err
+	}
 	f := archive.Format(*format)
 	if f == "" {
 		if f, err = sniffFormat(files[0]); err != nil {
@@ -138,6 +141,26 @@ func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 		files = append(files, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// filesOnce refuses a file named twice (by the same name or another, a
+// shell glob and a name): its events were read twice over, the summary
+// counted them twice, and import list named the file twice.
+func filesOnce(files []string) error {
+	seen := make([]os.FileInfo, 0, len(files))
+	for i, name := range files {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return fmt.Errorf("import events: %w", err)
+		}
+		for j, prev := range seen {
+			if os.SameFile(prev, fi) {
+				return fmt.Errorf("import events: %s and %s are the same file: name each file once", files[j], files[i])
+			}
+		}
+		seen = append(seen, fi)
+	}
+	return nil
 }
 
 // sniffFormat tells ws-jsonl from pmxt-v2 by the file's first bytes.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,5 +166,24 @@ func TestSummaryWithoutCoinPrices(t *testing.T) {
 	}
 	if line := summaryLine(sum, true); !strings.Contains(line, "the klines do not cover them") {
 		t.Errorf("with --coin-prices: %q", line)
+	}
+}
+
+// TestImportEventsFileOnce: import events given one file twice (by the
+// same name, or by another) refuses it before any database is needed,
+// where it read the events twice over, counted them twice in its summary
+// and recorded the file twice in import list.
+func TestImportEventsFileOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.jsonl")
+	if err := os.WriteFile(dump, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, second := range []string{dump, dir + "/./dump.jsonl"} {
+		err := run(context.Background(), []string{"import", "events", "--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=1", dump, second}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "are the same file") {
+			t.Errorf("import events %s %s: %v, want the file named twice refused", dump, second, err)
+		}
 	}
 }
