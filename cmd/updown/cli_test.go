@@ -67,6 +67,8 @@ func TestHelpIsSuccess(t *testing.T) {
 		{"version", "-h"}, {"version", "--help"},
 		{"markets", "-h"}, {"markets", "--help"}, {"help", "markets"}, {"markets", "fetch", "-h"}, {"markets", "fill-fees", "-h"},
 		{"import", "events", "-h"}, {"import", "list", "--help"},
+		// Help of help is the help: it ran itself until the stack overflowed.
+		{"help", "help"}, {"help", "-h"}, {"-h", "-h"}, {"--help", "help", "export"},
 	} {
 		code, stdout, stderr := runBinary(t, nil, args...)
 		if code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {

@@ -124,7 +124,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, versionString())
 		return nil
 	case "help", "-h", "-help", "--help":
-		if len(rest) > 0 { // updown help export: that command's help
+		// updown help export: that command's help. updown help help (or
+		// -h -h) is this one: it ran itself without end and died of a
+		// stack overflow, a Go stack trace for an answer.
+		if len(rest) > 0 && !isHelp(rest[0]) {
 			return run(ctx, append(rest, "-h"), stdout, stderr)
 		}
 		fmt.Fprint(stdout, usage)
