@@ -31,18 +31,7 @@ func TestImportMergeKeepsChunksInTheirMonth(t *testing.T) {
 	if _, err := s.AppendSnapshots(ctx, slug, even); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetMarket(ctx, slug)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := s.BeginImport(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil {
-		t.Fatal(err)
-	}
+	tx, _ := importInto(ctx, t, s, slug)
 	if _, err := tx.AppendSnapshots(ctx, slug, odd); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,27 @@ import (
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
+// importInto begins an import on s and adds to it the market the store
+// holds as slug, which must already be stored (not created by the
+// import), and returns it with the market as stored; the import is rolled
+// back at the test's end unless committed.
+func importInto(ctx context.Context, t *testing.T, s *postgres.Store, slug string) (store.ImportTx, store.Market) {
+	t.Helper()
+	m, err := s.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.BeginImport(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.WithoutCancel(ctx)) })
+	if created, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil || created {
+		t.Fatalf("import: add the stored market: created %v, %v", created, err)
+	}
+	return tx, m
+}
+
 // TestImportHoldsNoLocksOnStoredMarkets runs an import into a market the
 // collector records (its row, its snapshot series, its gaps) and, while the
 // import is open, the collector's writes to that market: an upsert of the
@@ -44,19 +65,7 @@ func TestImportHoldsNoLocksOnStoredMarkets(t *testing.T) {
 	if _, err := s.RecordGaps(ctx, slug, []store.Gap{outage}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetMarket(ctx, slug)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	tx, err := s.BeginImport(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if created, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil || created {
-		t.Fatalf("import: add the stored market: created %v, %v", created, err)
-	}
+	tx, m := importInto(ctx, t, s, slug)
 	for part := range slices.Chunk(imported[600:1700], 300) {
 		if _, err := tx.AppendSnapshots(ctx, slug, part); err != nil {
 			t.Fatalf("import: append snapshots: %v", err)
@@ -183,18 +192,7 @@ func TestImportMergesAgainWhatChangedMeanwhile(t *testing.T) {
 	if _, err := s.AppendSnapshots(ctx, slug, all[:1000]); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetMarket(ctx, slug)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := s.BeginImport(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil {
-		t.Fatal(err)
-	}
+	tx, _ := importInto(ctx, t, s, slug)
 	for part := range slices.Chunk(imported[500:1500], 400) {
 		if _, err := tx.AppendSnapshots(ctx, slug, part); err != nil {
 			t.Fatal(err)
@@ -240,19 +238,7 @@ func TestImportHoldsStoredMarketsTradesUntilCommit(t *testing.T) {
 	if _, err := s.AppendMarketTrades(ctx, slug, []store.MarketTrade{recorded}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetMarket(ctx, slug)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	tx, err := s.BeginImport(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if created, err := tx.AddMarket(ctx, m, "pmxt-v2"); err != nil || created {
-		t.Fatalf("import: add the stored market: created %v, %v", created, err)
-	}
+	tx, _ := importInto(ctx, t, s, slug)
 	shared := trade(5, "0xb5")
 	// Batches as they come (new to the import: 3, 1), then one reaching
 	// back among them (1).
