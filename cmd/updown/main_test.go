@@ -7,11 +7,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,14 +195,79 @@ func runCmd(t testing.TB, args ...string) []byte {
 	return out.Bytes()
 }
 
+// freeAddr returns a loopback address nothing listens on, for a process
+// under test to listen on itself. Its port lies below the kernel's
+// ephemeral range: a port the kernel handed out (":0") and then freed is
+// handed out again as the local end of any outgoing connection, and the
+// parallel tests make many, so one could take it before the process under
+// test binds it. A port below that range is only ever taken by a listener
+// asking for it by number, and this binary hands out each at most once.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	return fmt.Sprintf("127.0.0.1:%d", ports.take(t, 1))
+}
+
+// portPicker hands out loopback ports below the ephemeral range, each base
+// at most once per test binary.
+type portPicker struct {
+	mu    sync.Mutex
+	given map[int]bool
+}
+
+var ports = &portPicker{given: map[int]bool{}}
+
+// take returns a base port with base .. base+span-1 free on loopback.
+func (p *portPicker) take(t testing.TB, span int) int {
+	t.Helper()
+	const low = 10000
+	high := ephemeralLow() - span
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for range 200 {
+		base := low + rand.IntN(high-low)
+		if p.given[base] {
+			continue
+		}
+		free := true
+		for off := range span {
+			if p.given[base+off] {
+				free = false
+				break
+			}
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+off))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			for off := range span {
+				p.given[base+off] = true
+			}
+			return base
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free loopback port below the ephemeral range")
+	return 0
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n <= 10000+200 {
+		return 32768
+	}
+	return n
 }
 
 // TestProductionProcesses runs migrate, seed, the customer and key
