@@ -700,7 +700,11 @@ func takes(tk *store.Tick, limit float64, buy bool) bool {
 func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	r, o := &e.rest, &e.rest.o
 	bb, ba := tk.BestBid, tk.BestAsk
-	hasBook := bb == bb || ba == ba
+	// A recorded book, whether or not any of its levels is a level (a
+	// book whose levels all have size 0 shows no queue on the order's
+	// side: Q = 0, as showQueue reads the same book at a later tick).
+	// Only a snapshot without one leaves the queue unknown.
+	hasBook := tk.Bids.Len > 0 || tk.Asks.Len > 0
 	if hasBook {
 		cross := false
 		if o.buy {

@@ -340,9 +340,20 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		closeWith(ReasonSignal, at, coin, limit, limit, 0, rebate, LiquidityMaker, &rb)
 	}
+	// recorded is whether snapshot i has a book of the side with any
+	// level listed, a level or not: one whose levels all have size 0
+	// shows no level on the order's side (queue 0), where a snapshot
+	// without a book (or with an empty one) shows nothing.
+	recorded := func(i int) bool {
+		b := snaps[i].BookDown
+		if up {
+			b = snaps[i].BookUp
+		}
+		return b != nil && len(b.Bids)+len(b.Asks) > 0
+	}
 	activate := func(j int) bool {
 		_, bids, asks := side(j)
-		book := len(bids)+len(asks) > 0
+		book := recorded(j)
 		if book {
 			cross := buy && len(asks) > 0 && limit >= asks[0].Price-1e-9 || !buy && len(bids) > 0 && limit <= bids[0].Price+1e-9
 			if cross {
@@ -515,7 +526,7 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 				makerFill(t, snaps[i].CoinPrice, OrderReasonCross)
 				continue
 			}
-			if s.QueueModel != QueueFront && len(bids)+len(asks) > 0 {
+			if s.QueueModel != QueueFront && recorded(i) {
 				if buy {
 					queue = math.Min(queue, queueAt(bids))
 				} else {
