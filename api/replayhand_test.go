@@ -207,6 +207,24 @@ func handCases() []handCase {
 			"orders_expired": 1, "orders_cancelled": 0, "orders_rejected": 0,
 			// 10 × 0.07 × 0.24 × 0.2
 			"total_maker_rebates": 0.0336},
+	}, {
+		// A resting BUY decided at 0 s activates at 0.5 s on a recorded
+		// book whose levels all have size 0: no level on its side, so no
+		// queue ahead; the sale at its limit at 0.7 s fills it.
+		name: "resting order on a book of empty levels", winner: "Up",
+		snaps: []store.Snapshot{
+			handSnap(0, 0.42, 0.58, []handLevel{hl(0.40, 100)}, []handLevel{hl(0.42, 100)}),
+			handSnap(500, 0.42, 0.58, []handLevel{hl(0.40, 0)}, []handLevel{hl(0.42, 0)}),
+			handSnap(1000, 0.42, 0.58, []handLevel{hl(0.40, 100)}, []handLevel{hl(0.42, 100)}),
+		},
+		trades: []store.MarketTrade{tr(700, U, store.SideSell, 0.40, 10, "")},
+		body: map[string]any{"side": "UP", "positionSize": 10, "orderType": "GTC", "latencyMs": 500,
+			"entryConditions": cond("price_up", ">=", 0.42), "exitConditions": never},
+		want: []handTrade{
+			{"ENTRY", "SIGNAL", 700, 0.4, 0.4, 10, 0, 0, 0, 0},
+			{"EXIT", "MARKET_END", 300_000, 1, 1, 10, 0, 0, 6, 6},
+		},
+		perf: map[string]float64{"total_pnl": 6, "orders_placed": 1, "orders_filled": 1, "orders_expired": 0},
 	}}
 }
 
