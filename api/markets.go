@@ -414,6 +414,37 @@ func (s *Server) rejectMalformedQuery(ctx huma.Context, next func(huma.Context))
 	next(ctx)
 }
 
+// rejectRepeatedQuery answers 400 VALIDATION_ERROR, after the caller is
+// authenticated as for every other bad parameter, to a query that gives a
+// scalar parameter of the operation more than once. Huma reads the first
+// value alone, so ?coin=BTC&coin=ETH was answered as BTC without a word.
+// Parameters the operation takes as lists, and names it does not take at
+// all (ignored, as when sent once), are left alone.
+func (s *Server) rejectRepeatedQuery(ctx huma.Context, next func(huma.Context)) {
+	// A query without & has one parameter at most: most need no look.
+	if u := ctx.URL(); strings.IndexByte(u.RawQuery, '&') >= 0 {
+		if err := checkRepeatedQuery(ctx.Operation(), u.Query()); err != nil {
+			r, w := humago.Unwrap(ctx)
+			writeError(w, r, s.log, err)
+			return
+		}
+	}
+	next(ctx)
+}
+
+// checkRepeatedQuery returns the VALIDATION_ERROR of the first scalar
+// query parameter of op that q gives more than once.
+func checkRepeatedQuery(op *huma.Operation, q url.Values) *Error {
+	for _, p := range op.Parameters {
+		if p.In != "query" || len(q[p.Name]) < 2 || (p.Schema != nil && p.Schema.Type == "array") {
+			continue
+		}
+		return invalidParam("query."+p.Name, q[p.Name],
+			"given "+strconv.Itoa(len(q[p.Name]))+" times; send it once")
+	}
+	return nil
+}
+
 // checkQueryEscapes returns the VALIDATION_ERROR of the first parameter of
 // the raw query whose name or value is not valid percent-encoding.
 func checkQueryEscapes(raw string) *Error {
