@@ -52,11 +52,25 @@ func csvRoute(path string) bool {
 // (negotiateFormat) and hands Huma that one type: Huma's parser takes the
 // q of the last type in Accept as 1 (and a q=0 as 1), so "text/csv,
 // application/json;q=0.5" was answered JSON.
+//
+// A word in Accept that is no media type (csv, json, parquet: Huma's
+// short format keys) is dropped first, so that it is answered as any other
+// Accept the API has no form for, in the default JSON: Huma took it for
+// a format and wrote it back as the Content-Type ("Content-Type: csv").
 func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Media types are case-insensitive (RFC 9110 8.3.1): Text/CSV is
 		// text/csv.
-		if accept := strings.ToLower(r.Header.Get("Accept")); strings.Contains(accept, "csv") || strings.Contains(accept, "parquet") {
+		accept := strings.ToLower(r.Header.Get("Accept"))
+		if ranges, cut := mediaRanges(accept); cut {
+			accept = ranges
+			if accept == "" {
+				r.Header.Del("Accept")
+			} else {
+				r.Header.Set("Accept", accept)
+			}
+		}
+		if strings.Contains(accept, "csv") || strings.Contains(accept, "parquet") {
 			ct := "application/json"
 			if csvRoute(r.URL.Path) {
 				if picked := negotiateFormat(accept); picked != "" {
@@ -69,9 +83,28 @@ func withCSVNegotiation(next http.Handler) http.Handler {
 	})
 }
 
-// formatKeys are the keys of the API's formats (server.go), the default
-// first.
-var formatKeys = []string{"application/json", "json", "text/csv", "csv", transfer.ParquetMediaType, "parquet"}
+// mediaRanges returns the elements of accept that are media ranges
+// (type/subtype, with their parameters), and whether it dropped any other.
+func mediaRanges(accept string) (string, bool) {
+	if accept == "" {
+		return "", false
+	}
+	kept, cut := make([]string, 0, 4), false
+	for elem := range strings.SplitSeq(accept, ",") {
+		name, _, _ := strings.Cut(elem, ";")
+		if strings.Contains(name, "/") {
+			kept = append(kept, strings.TrimSpace(elem))
+		} else if strings.TrimSpace(name) != "" {
+			cut = true
+		}
+	}
+	return strings.Join(kept, ", "), cut
+}
+
+// formatKeys are the media types of the API's formats (server.go), the
+// default first; their short keys never reach negotiation
+// (withCSVNegotiation).
+var formatKeys = []string{"application/json", "text/csv", transfer.ParquetMediaType}
 
 // negotiateFormat returns the format key that accept weighs highest, ""
 // when it names none with a q above 0. On a tie the default (JSON) wins,

@@ -243,3 +243,38 @@ func TestRowsPagesCarryTheirFields(t *testing.T) {
 		r = b.getAccept(store.Pro, path+"&cursor="+url.QueryEscape(next), "text/csv")
 	}
 }
+
+// TestBareFormatWordsAreNotMediaTypes: Accept: csv (json, parquet: a word,
+// not a media type) is answered as any Accept the API has no form for, in
+// the default JSON with Content-Type application/json, where the word was
+// taken for a media type and written back as the Content-Type ("csv",
+// which no client reads as CSV). A media type beside the word still counts.
+func TestBareFormatWordsAreNotMediaTypes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	for _, path := range []string{
+		"/v1/markets/" + slug + "/snapshots?limit=2", // has CSV and Parquet forms
+		"/v1/btc/spot/snapshots?limit=2",             // has CSV and Parquet forms
+		"/v1/markets?coin=BTC&limit=2",               // JSON only
+	} {
+		for _, accept := range []string{"csv", "CSV", "json", "parquet", "csv, json", "csv;q=1, application/json;q=0.1", "application/xml", "garbage"} {
+			r := b.getAccept(store.Pro, path, accept)
+			if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" || !json.Valid(r.body) {
+				t.Errorf("%s with Accept %q: %d, Content-Type %q; want 200 JSON as application/json", path, accept, r.status, r.header.Get("Content-Type"))
+			}
+		}
+	}
+	path := "/v1/markets/" + slug + "/snapshots?limit=2"
+	for accept, want := range map[string]string{
+		"csv, text/csv":                             "text/csv",
+		"json, text/csv;q=0.5":                      "text/csv",
+		"parquet, " + transfer.ParquetMediaType:     transfer.ParquetMediaType,
+		"csv, text/csv;q=0.5, application/json;q=1": "application/json",
+	} {
+		r := b.getAccept(store.Pro, path, accept)
+		if r.status != http.StatusOK || r.header.Get("Content-Type") != want {
+			t.Errorf("Accept %q: %d, Content-Type %q; want 200 %s", accept, r.status, r.header.Get("Content-Type"), want)
+		}
+	}
+}
