@@ -83,6 +83,57 @@ func (s *Server) authenticate(ctx huma.Context, next func(huma.Context)) {
 	s.meter(ctx, p, next)
 }
 
+// rejectAmbiguousCredentials answers 401 UNAUTHORIZED, before any
+// credential is looked at, to a request to a secured operation that
+// carries two different API keys (X-API-Key headers) or two different
+// bearer tokens. Go reads the first header of a name alone, so the answer
+// depended on the headers' order, and a key a proxy added could stand in
+// for the client's (or the reverse) without a word. The same credential
+// sent twice is one credential.
+func (s *Server) rejectAmbiguousCredentials(ctx huma.Context, next func(huma.Context)) {
+	if len(ctx.Operation().Security) > 0 {
+		r, w := humago.Unwrap(ctx)
+		if err := ambiguousCredentials(r.Header); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+	}
+	next(ctx)
+}
+
+// ambiguousCredentials returns the 401 of headers that carry more than one
+// distinct API key, or more than one distinct bearer token.
+func ambiguousCredentials(h http.Header) *Error {
+	if distinct(h.Values("X-API-Key"), func(string) bool { return true }) > 1 {
+		return Errorf(http.StatusUnauthorized, CodeUnauthorized,
+			"more than one API key: send one X-API-Key header")
+	}
+	isBearer := func(v string) bool {
+		scheme, _, _ := strings.Cut(v, " ")
+		return strings.EqualFold(scheme, "Bearer")
+	}
+	if distinct(h.Values("Authorization"), isBearer) > 1 {
+		return Errorf(http.StatusUnauthorized, CodeUnauthorized,
+			"more than one bearer token: send one Authorization header")
+	}
+	return nil
+}
+
+// distinct counts the different non-empty values (spaces trimmed) that
+// keep holds for.
+func distinct(values []string, keep func(string) bool) int {
+	if len(values) < 2 {
+		return len(values)
+	}
+	seen := make(map[string]bool, len(values))
+	for _, v := range values {
+		if v = strings.TrimSpace(v); v != "" && keep(v) {
+			seen[v] = true
+		}
+	}
+	return len(seen)
+}
+
 // credentialFor is the scheme that authenticates a request to an operation
 // behind the apiKey scheme: the bearer token when the operation accepts
 // one and the request carries an Authorization header but no X-API-Key;

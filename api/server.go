@@ -213,9 +213,9 @@ func New(cfg Config) (*Server, error) {
 		"parquet":                        parquetFormat,
 	}
 	s.api = humago.New(routeMux{s.mux, s.notFound}, hc) // routeMux: activity.go
-	// rejectMalformedQuery, rejectRepeatedQuery: markets.go; capHeavyReads:
-	// readcap.go.
-	s.api.UseMiddleware(s.authenticate, s.rejectMalformedQuery, s.rejectRepeatedQuery, s.capHeavyReads)
+	// rejectAmbiguousCredentials: auth.go; rejectMalformedQuery,
+	// rejectRepeatedQuery: markets.go; capHeavyReads: readcap.go.
+	s.api.UseMiddleware(s.rejectAmbiguousCredentials, s.authenticate, s.rejectMalformedQuery, s.rejectRepeatedQuery, s.capHeavyReads)
 
 	s.registerMarkets()
 	s.registerActivity() // activity.go
