@@ -61,8 +61,11 @@ func withCSVNegotiation(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Media types are case-insensitive (RFC 9110 8.3.1): Text/CSV is
 		// text/csv.
-		accept := strings.ToLower(r.Header.Get("Accept"))
-		if ranges, cut := mediaRanges(accept); cut {
+		// Accept over several header lines is one list (RFC 9110 5.3),
+		// where Huma reads the first line alone.
+		lines := r.Header.Values("Accept")
+		accept := strings.ToLower(strings.Join(lines, ", "))
+		if ranges, cut := mediaRanges(accept); cut || len(lines) > 1 {
 			accept = ranges
 			if accept == "" {
 				r.Header.Del("Accept")

@@ -278,3 +278,39 @@ func TestBareFormatWordsAreNotMediaTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptOverSeveralLines: Accept sent as several header lines is one
+// list (RFC 9110 5.3), negotiated as if sent on one line, where the first
+// line alone was read: text/csv;q=0.1 then application/json answered CSV.
+func TestAcceptOverSeveralLines(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	slug, _ := snapshotMarket()
+	path := "/v1/markets/" + slug + "/snapshots?limit=2"
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"text/csv;q=0.1", "application/json"}, "application/json"},
+		{[]string{"application/json;q=0.1", "text/csv"}, "text/csv"},
+		{[]string{"csv", "text/csv"}, "text/csv"},
+		{[]string{"application/json;q=0.2", transfer.ParquetMediaType + ";q=0.9", "text/csv;q=0.5"}, transfer.ParquetMediaType},
+	} {
+		req, err := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-API-Key", b.keys[store.Pro])
+		for _, l := range tc.lines {
+			req.Header.Add("Accept", l)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != tc.want {
+			t.Errorf("Accept lines %q: %d, Content-Type %q; want 200 %s", tc.lines, res.StatusCode, res.Header.Get("Content-Type"), tc.want)
+		}
+	}
+}
