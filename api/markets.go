@@ -422,8 +422,8 @@ func (s *Server) rejectMalformedQuery(ctx huma.Context, next func(huma.Context))
 // all (ignored, as when sent once), are left alone.
 func (s *Server) rejectRepeatedQuery(ctx huma.Context, next func(huma.Context)) {
 	// A query without & has one parameter at most: most need no look.
-	if u := ctx.URL(); strings.IndexByte(u.RawQuery, '&') >= 0 {
-		if err := checkRepeatedQuery(ctx.Operation(), u.Query()); err != nil {
+	if raw := ctx.URL().RawQuery; strings.IndexByte(raw, '&') >= 0 {
+		if err := checkRepeatedQuery(ctx.Operation(), raw); err != nil {
 			r, w := humago.Unwrap(ctx)
 			writeError(w, r, s.log, err)
 			return
@@ -433,14 +433,44 @@ func (s *Server) rejectRepeatedQuery(ctx huma.Context, next func(huma.Context)) 
 }
 
 // checkRepeatedQuery returns the VALIDATION_ERROR of the first scalar
-// query parameter of op that q gives more than once.
-func checkRepeatedQuery(op *huma.Operation, q url.Values) *Error {
+// query parameter of op that the raw query gives more than once. It reads
+// the raw query itself: url.ParseQuery answers nothing at all past 10,000
+// parameters, which padding would use to slip a repeat through.
+func checkRepeatedQuery(op *huma.Operation, raw string) *Error {
+	var scalar map[string][]string
 	for _, p := range op.Parameters {
-		if p.In != "query" || len(q[p.Name]) < 2 || (p.Schema != nil && p.Schema.Type == "array") {
+		if p.In == "query" && (p.Schema == nil || p.Schema.Type != "array") {
+			if scalar == nil {
+				scalar = make(map[string][]string, len(op.Parameters))
+			}
+			scalar[p.Name] = nil
+		}
+	}
+	if scalar == nil {
+		return nil
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		key, value, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(key)
+		if err != nil {
+			continue // rejectMalformedQuery's
+		}
+		values, ok := scalar[name]
+		if !ok {
 			continue
 		}
-		return invalidParam("query."+p.Name, q[p.Name],
-			"given "+strconv.Itoa(len(q[p.Name]))+" times; send it once")
+		if v, err := url.QueryUnescape(value); err == nil {
+			value = v
+		}
+		scalar[name] = append(values, value)
+	}
+	for _, p := range op.Parameters {
+		if values := scalar[p.Name]; p.In == "query" && len(values) > 1 {
+			return invalidParam("query."+p.Name, values,
+				"given "+strconv.Itoa(len(values))+" times; send it once")
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,4 +90,19 @@ func TestRepeatedQueryParameterIsRefusedEverywhere(t *testing.T) {
 	if checked < 10 {
 		t.Fatalf("only %d query parameters checked: the document has more", checked)
 	}
+}
+
+// TestRepeatedQueryParameterAmongManyIsRefused: a repeated parameter is
+// refused however many others the query holds. Go's query parser gives up
+// past 10,000 parameters and answers none, which let coin=BTC&coin=ETH
+// through when followed by enough padding, while Huma read the first.
+func TestRepeatedQueryParameterAmongManyIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var q strings.Builder
+	q.WriteString("/v1/markets?coin=BTC&coin=ETH")
+	for i := range 10001 {
+		q.WriteString("&p" + strconv.Itoa(i) + "=1")
+	}
+	wantError(t, b.get(store.Enterprise, q.String()), http.StatusBadRequest, "VALIDATION_ERROR")
 }
