@@ -54,7 +54,10 @@ import (
 //     cooldown", "1h cooldown", "wait 30 seconds between trades", "5m
 //     between trades", "at least 15m between entries", "re-enter only
 //     after 5m" (reentryCooldownMs: a duration, not the 5m, 15m or 1h
-//     markets), "no cooldown" (0);
+//     markets), "no cooldown" (0); a rhythm of trades, "trade every 5m",
+//     "once every hour" (the same wait, with a note), while a rhythm of
+//     checks, "check every 5 minutes", is no rule (the replay checks every
+//     snapshot: a note says so); "every 5m markets" names markets;
 //     "at most 3 entries", "at most 3 trades", "once per market"
 //     (maxEntriesPerMarket). Without a cooldown the request's or the
 //     default 30 s applies (DefaultReentryCooldownMs);
@@ -412,6 +415,25 @@ var (
 		`\bre-?enter(?:ing)?\s+(?:only\s+)?after\s+(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `\b|` +
 		`\b(?:trades|entries)\s+(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `\s+apart\b|` +
 		`\bspace(?:d)?\s+(?:out\s+)?(?:the\s+)?(?:trades|entries)(?:\s+out)?\s+(?:by\s+)?(?:at\s+least\s+)?` + reNum + `\s*` + reDur + `(?:\s+apart)?\b`)
+	// reCadence is a rhythm said with "every": "trade every 5m", "check
+	// every 5 minutes", "once every 15m", "at most one trade every hour".
+	// It is time, not markets (cadenceAt tells the "every 5m markets" that
+	// name them): a rhythm of trades is the wait between them (as "trades
+	// 5m apart"), and a rhythm of checks no rule the replay has, which
+	// checks the conditions on every snapshot. Groups: 1 the amount and 2
+	// its unit, or 3 a unit in words ("every hour").
+	reCadence = regexp.MustCompile(`(?:\b(?:at\s+most\s+)?(?:once|(?:one|1|a|a\s+single)\s+(?:trade|entry|bet|position))\s+)?\bevery\s+(?:` +
+		reNum + `\s*-?\s*` + reDur + `|(second|sec|minute|min|hour|hr))\b`)
+	// reCadenceMarkets starts the text after "every 5m" that makes it the
+	// markets: "every 5m market", "every 1h BTC window".
+	reCadenceMarkets = regexp.MustCompile(`^\s*(?:(?:btc|bitcoin|eth|ether|ethereum|sol|solana)\s+)?(?:up[/ -]?(?:or[ -])?down\s+)?(?:markets?|windows?|rounds?)\b`)
+	// reCheckVerb is a verb of looking, whose rhythm ("check every 5
+	// minutes") is one of checks, not of trades.
+	reCheckVerb = regexp.MustCompile(`\b(?:re-?)?(?:check|checks|checking|evaluate|evaluates|evaluating|look|looks|looking|poll|polls|polling|` +
+		`scan|scans|scanning|monitor|monitors|monitoring|watch|watches|watching|sample|samples|sampling|refresh|refreshes|refreshing)\b`)
+	// reClauseEnd ends a clause: what stands before it is not the verb of
+	// a rhythm after it.
+	reClauseEnd = regexp.MustCompile(`[.;:,!?\n]`)
 	// reTimeBeforeWait ends the text before a cooldown that also reads as
 	// the amount of a time in the market: "in the last 5 minutes between
 	// trades" ("with 5m between trades" is a wait: no time in the market
@@ -644,6 +666,37 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 				return false, refuse("a cooldown of %s ms is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", replay.FormatNum(ms))
 			}
 			pr.cooldown = &ms
+			return true, nil
+		}},
+		// A rhythm before the entry caps: "at most 1 trade every 5m" is
+		// a wait between trades, not one entry a market.
+		{reCadence, func(at int, m []string) (bool, error) {
+			// Read in the prompt as written: the phrases taken so far
+			// ("buy UP every 5m:") are blanked in t.b.
+			markets, check, phrase := cadenceAt([]byte(strings.ToLower(prompt)), at, at+len(m[0]))
+			if markets {
+				return false, nil
+			}
+			if len(prompt) == len(t.b) {
+				phrase = strings.TrimSpace(prompt[at+len(m[0])-len(phrase) : at+len(m[0])])
+			}
+			if check {
+				pr.notes = append(pr.notes, fmt.Sprintf("The prompt's %q is no rule of the strategy: the replay checks the conditions on every recorded snapshot, so it may enter or exit between such checks.", phrase))
+				return true, nil
+			}
+			amount, unit := m[1], m[2]
+			if m[3] != "" {
+				amount, unit = "1", m[3]
+			}
+			ms := millis(amount, unit)
+			if ms != math.Trunc(ms) || ms < 0 || ms > replay.MaxReentryCooldownMs {
+				return false, refuse("%q reads as a wait of %s ms between trades, which is not allowed: it must be a whole number of milliseconds from 0 to 86400000 (a day)", phrase, replay.FormatNum(ms))
+			}
+			if pr.cooldown != nil && *pr.cooldown != ms {
+				return false, refuse("the prompt gives two waits between trades, a cooldown of %s and %q: name one", duration(int(*pr.cooldown)), phrase)
+			}
+			pr.cooldown = &ms
+			pr.notes = append(pr.notes, fmt.Sprintf("The prompt's %q is read as a wait of %s after each exit before the next entry (the replay has no schedule of trades; it checks the conditions on every snapshot).", phrase, duration(int(ms))))
 			return true, nil
 		}},
 		{reMaxEntries, func(_ int, m []string) (bool, error) {
@@ -1110,6 +1163,29 @@ func timeLeft(amount, unit string, mt store.MarketType, refuse func(string, ...a
 		return "", 0, refuse("%s minutes is longer than a %s market", replay.FormatNum(minutes), mt)
 	}
 	return replay.FieldTimeRemaining, roundTo(minutes*60, 6), nil
+}
+
+// cadenceAt reads the match text[lo:hi] of reCadence: markets is true
+// where it names the markets ("every 5m markets", or "every 5m:" heading
+// the prompt or a sentence); check is true for a rhythm of checks (a verb
+// of looking before it in its clause: "check every 5 minutes"); phrase is
+// the clause up to the match's end, for a note.
+func cadenceAt(text []byte, lo, hi int) (markets, check bool, phrase string) {
+	start := 0
+	if locs := reClauseEnd.FindAllIndex(text[:lo], -1); len(locs) > 0 {
+		start = locs[len(locs)-1][1]
+	}
+	clause := text[start:lo]
+	rest := text[hi:]
+	if reCadenceMarkets.Match(rest) {
+		return true, false, ""
+	}
+	heading := strings.HasPrefix(strings.TrimLeft(string(rest), " \t"), ":") && strings.HasPrefix(string(text[lo:hi]), "every") &&
+		!slices.ContainsFunc(clause, func(c byte) bool { return c >= 'a' && c <= 'z' })
+	if heading {
+		return true, false, ""
+	}
+	return false, reCheckVerb.Match(clause), strings.TrimSpace(string(text[start:hi]))
 }
 
 // cooldownOf is the amount and unit of a match of reCooldown: the first of

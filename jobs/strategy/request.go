@@ -285,6 +285,17 @@ func typesNamed(prompt string) []store.MarketType {
 	for _, re := range []*regexp.Regexp{reTimeLeft, reTimeLast, reCooldown, reCancel} {
 		text = re.ReplaceAllString(text, " ")
 	}
+	// So is a rhythm's ("trade every 5m", "check every 1h"), unless its
+	// "every" is of markets ("every 5m market", "every 5m:" heading it).
+	b := []byte(text)
+	for _, loc := range reCadence.FindAllIndex(b, -1) {
+		if markets, _, _ := cadenceAt(b, loc[0], loc[1]); !markets {
+			for i := loc[0]; i < loc[1]; i++ {
+				b[i] = ' '
+			}
+		}
+	}
+	text = string(b)
 	for _, loc := range reMarketType.FindAllStringIndex(text, -1) {
 		if t, ok := marketsAt(text, loc[0], loc[1]); ok && !slices.Contains(out, t) {
 			out = append(out, t)
@@ -300,9 +311,10 @@ func typesNamed(prompt string) []store.MarketType {
 // "5m between trades" (read as a cooldown first: reCooldown); a gap, pause
 // or break that stands between no trades is a word of the prompt ("for 5m
 // gaps:", "in 5m breaks below 0.3", "for 5m between 0.3 and 0.4"). "for",
-// "in", "every" and "only" alone name the markets ("for 5m BTC:", "buy UP in 15m BTC",
-// "every 15m:", "only 5m"); after a verb of waiting or exiting they are a
-// duration.
+// "in" and "only" alone name the markets ("for 5m BTC:", "buy UP in 15m BTC",
+// "only 5m"); after a verb of waiting or exiting they are a duration.
+// "every" names them only before "markets" or heading the prompt ("every
+// 15m:"); elsewhere it is a rhythm (reCadence, blanked by typesNamed).
 var (
 	reDurationBefore = regexp.MustCompile(`\b(?:after|within|over|under|than|least|most|about|around|past|first|last|final|next|up\s+to|` +
 		`(?:(?:wait|waits|waiting|hold|holds|holding|held|keep|keeps|keeping|stay|stays|staying|pause|sleep|exit|exits|sell|close|leave)` +
