@@ -34,6 +34,9 @@ import (
 //     ("below 35%") or in dollars ("below $0.35"), not in cents ("35c"
 //     is refused with the price to write); a comparison without a
 //     field is about the field before it, or the side's price;
+//   - ranges: "[field] between 0.4 and 0.6" (field >= 0.4 and field <=
+//     0.6) in the entry; an exit cannot wait for both bounds, and is
+//     refused;
 //   - the coin against the price to beat: "when BTC is 0.1% above the
 //     price to beat" (coin_move_pct >= 0.1), "0.2% below the price to
 //     beat" (coin_move_pct <= -0.2);
@@ -339,6 +342,11 @@ var (
 	reTimeLast = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare  = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit    = regexp.MustCompile(`[0-9]`)
+	// reRange is both bounds of a field: "price_up is between 0.4 and
+	// 0.6", "between 40 and 60%". Groups: 1 the field, 2 and 4 the bounds,
+	// 3 and 5 their percent signs.
+	reRange = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays|stay|remains?)\s+)?\bbetween\s+` +
+		reNum + `(\s*(?:%|percent))?\s+(?:and|&)\s+` + reNum + `(\s*(?:%|percent))?`)
 	// reCents is an amount in cents ("95c", "95 cents", "95¢"), which the
 	// grammar does not read: prices are in dollars, from 0 to 1. Group 1
 	// is the amount as written, group 2 its number.
@@ -849,6 +857,40 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		last := ""
 		if seg.exit {
 			last = firstPriceField(inOrder(entry), sidePrice)
+		}
+		// A range first ("between 0.4 and 0.6"): read as two comparisons,
+		// its "0.4" was left over.
+		err = t.take(reRange, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
+			if seg.exit {
+				return false, refuse("%q as an exit needs both of its bounds at once, but exit conditions are alternatives (any one exits the position): "+
+					"write the bound that should exit (\"exit above 0.6\", \"exit below 0.2\")", strings.TrimSpace(m[0]))
+			}
+			field := sidePrice
+			if m[1] != "" {
+				field = fieldNamed(m[1])
+			}
+			percent := m[3] != "" || m[5] != ""
+			lo, loErr := number(m[2])
+			hi, hiErr := number(m[4])
+			if loErr != nil || hiErr != nil {
+				return false, refuse("%q is not a range of numbers", strings.TrimSpace(m[0]))
+			}
+			a, b := m[2], m[4]
+			if lo > hi {
+				a, b = b, a
+			}
+			for i, bound := range []struct{ op, amount string }{{replay.OpGreaterOrEqual, a}, {replay.OpLessOrEqual, b}} {
+				c, _, err := comparison(field, bound.op, bound.amount, percent, strings.Contains(m[0], "$"+bound.amount), refuse)
+				if err != nil {
+					return false, err
+				}
+				entry = append(entry, placed{at + i, c})
+			}
+			last = field
+			return true, nil
+		})
+		if err != nil {
+			return pr, err
 		}
 		err = t.take(reCompare, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
 			if magnitudeSuffix(t.b[at+len(m[0]):]) {

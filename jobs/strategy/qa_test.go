@@ -1,0 +1,51 @@
+package strategy
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestBuiltinReadsRanges: "between 0.4 and 0.6" is both bounds of one
+// field, where the grammar read neither and refused the prompt as an
+// unusable number ("could not use \"0.4\""). Between an exit's bounds the
+// exit would need both at once, which exit conditions (alternatives)
+// cannot say: refused by name.
+func TestBuiltinReadsRanges(t *testing.T) {
+	t.Parallel()
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when price_up is between 0.4 and 0.6, exit above 0.75",
+			"side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
+		{"buy UP between 0.4 and 0.6, exit above 0.75",
+			"side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
+		{"buy UP when price_up is between 40% and 60%, exit above 0.75",
+			"side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
+		{"buy UP when up is between 40 and 60%, exit above 0.75",
+			"side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
+		{"buy DOWN when price_down is between 0.6 and 0.3 with more than 50% left, exit above 0.8",
+			"side=DOWN entry: price_down >= 0.3 and price_down <= 0.6 and time_remaining_pct > 50 exit: price_down > 0.8" + tail},
+		{"buy UP when time remaining is between 20% and 80% and price_up is below 0.4, exit above 0.6",
+			"side=UP entry: time_remaining_pct >= 20 and time_remaining_pct <= 80 and price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP when the spread is between 0.05 and 0.2, exit above 0.6",
+			"side=UP entry: spread >= 0.05 and spread <= 0.2 exit: price_up > 0.6" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	for p, want := range map[string]string{
+		"buy UP below 0.4, exit when price_up is between 0.5 and 0.6":  "exit conditions are alternatives",
+		"buy UP when price_up is between 0.4 and 1.4, exit above 0.75": "more than 1",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want a refusal saying %q", p, err, want)
+		}
+	}
+}
