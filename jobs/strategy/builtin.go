@@ -342,6 +342,12 @@ var (
 	reTimeLast = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare  = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit    = regexp.MustCompile(`[0-9]`)
+	// reEllipsisSide is a side compared right after another comparison,
+	// by its bare name: the "and DOWN below 0.35" of "buy UP below 0.35
+	// and DOWN below 0.35". Groups: 1 the number before, 2 the side, 3
+	// its operator in words or 4 as a symbol.
+	reEllipsisSide = regexp.MustCompile(reNum + `\s*(?:%|percent)?\s*,?\s*(?:\band\b|&|\bor\b)\s+(?:the\s+)?(up|down)\s+` +
+		`(?:(?:is|goes|gets|trades)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|<|>))`)
 	// reRange is both bounds of a field: "price_up is between 0.4 and
 	// 0.6", "between 40 and 60%". Groups: 1 the field, 2 and 4 the bounds,
 	// 3 and 5 their percent signs.
@@ -945,6 +951,31 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	}
 
 	pr.entry = inOrder(entry)
+	// "buy UP below 0.35 and DOWN below 0.35" buys both sides, each when
+	// it is cheap: read as one entry, UP was bought when both were below
+	// 0.35, which two prices summing to about 1 never are.
+	if buys != nil {
+		lower := []byte(strings.ToLower(prompt))
+		for _, m := range reEllipsisSide.FindAllSubmatchIndex(lower[:min(split, len(lower))], -1) {
+			other := strings.ToUpper(string(lower[m[4]:m[5]]))
+			if other == side {
+				continue
+			}
+			var op string
+			if m[6] >= 0 {
+				op = opNamed(string(lower[m[6]:m[7]]))
+			} else {
+				op = string(lower[m[8]:m[9]]) // a symbol is the operator's own name
+			}
+			for _, c := range pr.entry {
+				if c.Field == sidePrice && downward(c.Operator) == downward(op) {
+					return pr, refuse("the prompt names both sides, UP and DOWN (%q reads as a second buy): a strategy buys one; backtest each side on its own, "+
+						"or, if %s's price is a condition of buying %s, name it as a field (\"price_%s\")",
+						strings.TrimSpace(string(lower[m[0]:m[1]])), other, side, strings.ToLower(other))
+				}
+			}
+		}
+	}
 	if takePct != nil {
 		c, note, err := takeProfitPercent(*takePct, pr.entry, sidePrice, refuse)
 		if err != nil {
@@ -1491,6 +1522,12 @@ func bareDown(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// downward reports whether op holds below its value (<, <=,
+// crosses_below).
+func downward(op string) bool {
+	return op == replay.OpLess || op == replay.OpLessOrEqual || op == replay.OpCrossesBelow
 }
 
 func firstPriceField(cs []replay.Condition, def string) string {

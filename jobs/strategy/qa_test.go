@@ -49,3 +49,27 @@ func TestBuiltinReadsRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesBothSidesByEllipsis: "buy UP below 0.35 and DOWN below
+// 0.35" buys both sides, each when it is cheap; read as one entry (UP
+// bought when price_up < 0.35 and price_down < 0.35, which two prices
+// summing to about 1 never meet), the strategy never traded, without a
+// word. "UP below 0.4 and DOWN above 0.6" says one side, twice.
+func TestBuiltinRefusesBothSidesByEllipsis(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"buy UP below 0.35 and DOWN below 0.35, exit above 0.5",
+		"buy UP under 0.35 & DOWN under 0.35, exit above 0.5",
+		"buy DOWN when it drops below 0.3 and UP below 0.3, exit above 0.5",
+		"buy UP above 0.7 or DOWN above 0.7, exit above 0.9",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "names both sides") {
+			t.Errorf("%q: %v, want a refusal saying it names both sides", p, err)
+		}
+	}
+	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP below 0.4 and DOWN above 0.6, exit above 0.7"}))
+	if want := "side=UP entry: price_up < 0.4 and price_down > 0.6 exit: price_up > 0.7 size=100 maxloss=50 order=MARKET cooldown=30000"; err != nil || FormatCode(Rules{Strategy: spec.Strategy}) != want {
+		t.Errorf("UP below 0.4 and DOWN above 0.6: %v %v, want %s", FormatCode(Rules{Strategy: spec.Strategy}), err, want)
+	}
+}
