@@ -26,7 +26,7 @@ import (
 //   - comparisons: "[field] drops below|falls below|under|< 0.35",
 //     "rises above|over|> 0.6", "at least|reaches|>= 0.6", "at most|<=",
 //     "crosses above|crosses below 0.5", where field is price_up (or "up
-//     price", "up"), price_down, coin_price ("BTC price"), spread,
+//     price", "up"), price_down, coin_price ("BTC price", "BTC is above 95000"), spread,
 //     time_remaining_pct ("time remaining", "time left", "remaining
 //     time") or any field beyond SPEC's five by its name
 //     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
@@ -910,6 +910,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			field := last
 			if m[1] != "" {
 				field = fieldNamed(m[1])
+			} else if coinBefore(t.b[:at], m[0], m[4]) {
+				field = replay.FieldCoinPrice
 			}
 			if field == "" {
 				field = sidePrice
@@ -1522,6 +1524,30 @@ func bareDown(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// reCoinBefore ends the text before a comparison that the coin by its
+// bare name stands right before ("when BTC is above 95000"), and reVerbOp
+// starts a comparison with a verb of its own ("is above", "drops below").
+var (
+	reCoinBefore = regexp.MustCompile(`\b(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+$`)
+	reVerbOp     = regexp.MustCompile(`^(?:is|goes|gets|trades|stays|drops|falls|dips|sinks|rises|climbs|crosses|breaks|reaches|hits|exceeds)\b`)
+)
+
+// coinBefore reports whether a comparison (match, of the amount) compares
+// the coin named by its bare name right before it (text before the
+// match): with a verb ("BTC is above 95000", "SOL drops below 150"), or
+// with an amount no price reaches ("BTC > 95000"). Without either, the
+// name is the markets' ("buy UP on BTC below 0.4": UP's price).
+func coinBefore(before []byte, match, amount string) bool {
+	if !reCoinBefore.Match(before) {
+		return false
+	}
+	if reVerbOp.MatchString(match) {
+		return true
+	}
+	v, err := number(amount)
+	return err == nil && v > 1
 }
 
 // downward reports whether op holds below its value (<, <=,

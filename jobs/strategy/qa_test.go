@@ -73,3 +73,38 @@ func TestBuiltinRefusesBothSidesByEllipsis(t *testing.T) {
 		t.Errorf("UP below 0.4 and DOWN above 0.6: %v %v, want %s", FormatCode(Rules{Strategy: spec.Strategy}), err, want)
 	}
 }
+
+// TestBuiltinComparesTheCoinByName: "when BTC is above 95000" compares
+// the coin's price, where the grammar read the side's price (price_up >
+// 95000) and refused the prompt as a price above 1. The coin's bare name
+// without a verb names the markets ("buy UP on BTC below 0.4").
+func TestBuiltinComparesTheCoinByName(t *testing.T) {
+	t.Parallel()
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when btc is above 95000, exit above 0.6",
+			"side=UP entry: coin_price > 95000 exit: price_up > 0.6" + tail},
+		{"buy UP when bitcoin trades above 95,000 and below 96000, exit above 0.6",
+			"side=UP entry: coin_price > 95000 and coin_price < 96000 exit: price_up > 0.6" + tail},
+		{"buy UP on ETH when ETH is above 3000, exit above 0.6",
+			"side=UP entry: coin_price > 3000 exit: price_up > 0.6" + tail},
+		{"buy UP when btc > 95000 and up < 0.5, exit above 0.6",
+			"side=UP entry: coin_price > 95000 and price_up < 0.5 exit: price_up > 0.6" + tail},
+		{"buy DOWN when SOL drops below 150, sell when price_down is above 0.7",
+			"side=DOWN entry: coin_price < 150 exit: price_down > 0.7" + tail},
+		{"buy UP on BTC below 0.4, exit above 0.6",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP on BTC < 0.4, exit above 0.6",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+	} {
+		req := normalized(t, Request{Prompt: tc.prompt})
+		spec, err := Builtin{}.Generate(context.Background(), req)
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+}
