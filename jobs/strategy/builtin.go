@@ -64,6 +64,8 @@ import (
 //     "at most 3 entries", "at most 3 trades", "once per market"
 //     (maxEntriesPerMarket). Without a cooldown the request's or the
 //     default 30 s applies (DefaultReentryCooldownMs);
+//   - "buy UP at 0.45" (price_up <= 0.45), "sell at 0.55" or "exit at
+//     0.2" (a target above the entry's price, a stop below it);
 //   - "take profit at 0.6" (a price) or "at 20%" (20% above the entry's
 //     price threshold), "stop loss of 25%" (maxLossPercent) or "stop loss
 //     at 0.2" (a price), "200 shares", "limit orders";
@@ -936,6 +938,12 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		}
 	}
 
+	// "buy UP at 0.45": the side's price at that or better; "sell at
+	// 0.55": a target above the entry's price, a stop below it.
+	if err := readAtPrices(t, prompt, sidePrice, &entry, &exit, refuse); err != nil {
+		return pr, err
+	}
+
 	// Market phrases ("on 15m markets", "5-minute windows", "4h"): the
 	// request chooses the markets. A compact type, or an amount and its
 	// unit followed by "markets" or "windows": a bare "5 minutes" is time,
@@ -1548,6 +1556,93 @@ func coinBefore(before []byte, match, amount string) bool {
 	}
 	v, err := number(amount)
 	return err == nil && v > 1
+}
+
+// reBuyAt and reSellAt are an entry and an exit at a price ("buy UP at
+// 0.45", "sell at 0.55"), reOrAt one more exit price after it ("or at
+// 0.2"). Group 1 is the "at" and its amount (2) and percent sign (3).
+var (
+	reBuyAt = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(?:(?:up|down)\s+)?(?:(?:side|token|outcome)\s+)?` +
+		`(?:on\s+(?:the\s+)?(?:btc|eth|sol|bitcoin|ethereum|solana)\s+)?(at\s+` + reNum + `(\s*(?:%|percent))?)`)
+	reSellAt = regexp.MustCompile(`\b(?:exit|sell|close|get out|cash out)(?:\s+(?:it|them|the\s+position|up|down))?\s+(at\s+` + reNum + `(\s*(?:%|percent))?)`)
+	reOrAt   = regexp.MustCompile(`^\s*,?\s*or\s+(at\s+` + reNum + `(\s*(?:%|percent))?)`)
+)
+
+// readAtPrices reads reBuyAt as an entry at the side's price or better
+// (sidePrice <= the price) and reSellAt as an exit: at or above the price
+// when it is above the entry's price bound (a target), at or below it when
+// it is below (a stop). An exit price with no entry price bound, or at the
+// bound, is refused: which it is cannot be told.
+func readAtPrices(t *promptText, prompt, sidePrice string, entry, exit *[]placed, refuse func(string, ...any) error) error {
+	lower := []byte(strings.ToLower(prompt))
+	if len(lower) != len(t.b) {
+		return nil
+	}
+	// take reads the "at" of a match at [lo, hi) as a condition of the
+	// side's price, unless a phrase took it already.
+	take := func(lo, hi, amountLo, amountHi int, percent bool, op func(float64) (string, error), to *[]placed) error {
+		if string(t.b[lo:hi]) != string(lower[lo:hi]) {
+			return nil
+		}
+		amount := string(lower[amountLo:amountHi])
+		c, _, err := comparison(sidePrice, replay.OpLessOrEqual, amount, percent, strings.Contains(string(lower[lo:hi]), "$"), refuse)
+		if err != nil {
+			return err
+		}
+		if c.Operator, err = op(c.Value); err != nil {
+			return err
+		}
+		*to = append(*to, placed{lo, c})
+		for i := lo; i < hi; i++ {
+			t.b[i] = ' '
+		}
+		return nil
+	}
+	for _, m := range reBuyAt.FindAllSubmatchIndex(lower, -1) {
+		if err := take(m[2], m[3], m[4], m[5], m[6] >= 0, func(float64) (string, error) { return replay.OpLessOrEqual, nil }, entry); err != nil {
+			return err
+		}
+	}
+	for _, m := range reSellAt.FindAllSubmatchIndex(lower, -1) {
+		bound, hasBound := 0.0, false
+		for _, c := range inOrder(slices.Clone(*entry)) {
+			if c.Field == sidePrice && (c.Operator == replay.OpLess || c.Operator == replay.OpLessOrEqual || c.Operator == replay.OpCrossesBelow) {
+				bound, hasBound = c.Value, true
+			}
+		}
+		op := func(v float64) (string, error) {
+			switch {
+			case hasBound && v > bound:
+				return replay.OpGreaterOrEqual, nil
+			case hasBound && v < bound:
+				return replay.OpLessOrEqual, nil
+			}
+			w := replay.FormatNum(v)
+			if hasBound {
+				return "", refuse("\"at %s\" as an exit is the entry's own price, neither a target nor a stop: write \"take profit at\" a higher price or \"stop loss at\" a lower one", w)
+			}
+			return "", refuse("\"at %s\" as an exit is a target or a stop, and the entry names no price of %s to tell which: write \"take profit at %s\" or \"stop loss at %s\"", w, sidePrice, w, w)
+		}
+		spans := [][]int{m}
+		for end := m[1]; ; {
+			n := reOrAt.FindSubmatchIndex(lower[end:])
+			if n == nil {
+				break
+			}
+			for i := range n {
+				if n[i] >= 0 {
+					n[i] += end
+				}
+			}
+			spans, end = append(spans, n), n[1]
+		}
+		for _, n := range spans {
+			if err := take(n[2], n[3], n[4], n[5], n[6] >= 0, op, exit); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // downward reports whether op holds below its value (<, <=,

@@ -157,7 +157,7 @@ func TestBuiltinRefuses(t *testing.T) {
 		{"buy UP and DOWN when price_up < 0.5, exit above 0.6", "names both sides"},
 		{"buy both sides when price_up < 0.5, exit above 0.6", "names both sides"},
 		{"buy UP when price_up is below 35, exit above 0.6", "for 35 cents write 0.35 (or 35%)"},
-		{"buy UP below 0.3, exit at 7", `could not use "7"`},
+		{"buy UP below 0.3, exit at 7", `the prompt's 7 is more than 1`}, // "exit at" a price: TestBuiltinReadsBuyAtSellAt
 		// A number with a magnitude suffix: "$100k" was read as 100, the
 		// "k" dropped without a word (coin_price > 100, always true).
 		{"buy UP when BTC price above $100k, exit above 0.6", `could not use "$100k,"`},

@@ -108,3 +108,41 @@ func TestBuiltinComparesTheCoinByName(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsBuyAtSellAt: "buy UP at 0.45, sell at 0.55" is a
+// trader's way to say an entry at that price or better and an exit at the
+// target; an exit price below the entry's is a stop. The grammar refused
+// them as unusable numbers ("could not use \"0.45,\"").
+func TestBuiltinReadsBuyAtSellAt(t *testing.T) {
+	t.Parallel()
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP at 0.45, sell at 0.55",
+			"side=UP entry: price_up <= 0.45 exit: price_up >= 0.55" + tail},
+		{"buy UP at 45%, sell at 55%",
+			"side=UP entry: price_up <= 0.45 exit: price_up >= 0.55" + tail},
+		{"buy DOWN at 0.3 with more than 50% left, sell at 0.5 or at 0.2",
+			"side=DOWN entry: price_down <= 0.3 and time_remaining_pct > 50 exit: price_down >= 0.5 or price_down <= 0.2" + tail},
+		{"buy UP below 0.4, exit at 0.6 or with 10% left",
+			"side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or time_remaining_pct <= 10" + tail},
+		{"buy UP on ETH at 0.4, close at 0.25",
+			"side=UP entry: price_up <= 0.4 exit: price_up <= 0.25" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	// An exit price with no entry price to tell a target from a stop, or
+	// at the entry's own price, is refused by name.
+	for _, p := range []string{"buy UP when btc is above 95000, sell at 0.7", "buy UP at 0.5, sell at 0.5"} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "take profit at") {
+			t.Errorf("%q: %v, want a refusal pointing to \"take profit at\"", p, err)
+		}
+	}
+}
