@@ -527,6 +527,9 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 		}
 		return Spec{}, invalid("", ferr.Error())
 	}
+	if e := outOfDomain(spec.Rules); e != nil {
+		return Spec{}, e
+	}
 	spec.Explanation = truncate(strings.TrimSpace(a.Explanation), maxExplanation)
 	if spec.Explanation == "" {
 		spec.Explanation = Describe(spec.Rules)
