@@ -344,6 +344,12 @@ var (
 	reTimeLast = regexp.MustCompile(`\bin the (last|final|first) ` + reNum + `\s*` + reUnit + `(?:\s+of\s+(?:the\s+)?(?:time|market|window))?`)
 	reCompare  = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays)\s+)?(?:\b(` + reOps + `)\b|(<=|>=|==|<|>))\s*` + reNum + `(\s*(?:%|percent))?`)
 	reDigit    = regexp.MustCompile(`[0-9]`)
+	// reVagueTime is a time in the market without an amount: "early in the
+	// market", "near the end", "at the open", "halfway through".
+	reVagueTime = regexp.MustCompile(`\b(?:early|late|later|earlier)\s+(?:in|into)\s+(?:the\s+)?(?:market|window|round)\b|` +
+		`\b(?:near|close\s+to|towards?|approaching)\s+(?:the\s+)?(?:end|close|expiry|expiration|resolution|settlement|open|start)\b|` +
+		`\b(?:at|after|right\s+after|just\s+after|soon\s+after)\s+(?:the\s+)?(?:market(?:'s)?\s+)?(?:open|opening|start|beginning)\b|` +
+		`\b(?:start|beginning|open|opening)\s+of\s+the\s+(?:market|window|round)\b|\bhalf[- ]?way\b|\bmid[- ]?way\b`)
 	// reEllipsisSide is a side compared right after another comparison,
 	// by its bare name: the "and DOWN below 0.35" of "buy UP below 0.35
 	// and DOWN below 0.35". Groups: 1 the number before, 2 the side, 3
@@ -1030,6 +1036,13 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		}
 	}
 
+	// A time in the market without an amount ("early in the market",
+	// "near the end", "at the open"): read as nothing, the strategy traded
+	// all market long.
+	if m := reVagueTime.Find(t.b); m != nil {
+		return pr, refuse("the built-in generator cannot read %q: of time in the market it reads an amount (\"in the first 20%%\", \"with more than 5 minutes left\", "+
+			"\"in the last 2 minutes\", \"exit with 10%% left\"); say how much", strings.TrimSpace(string(m)))
+	}
 	if loc := reDigit.FindIndex(t.b); loc != nil {
 		if m := reCompactType.Find(t.b[loc[0]:]); m != nil && (loc[0] == 0 || !isWordByte(t.b[loc[0]-1])) {
 			// A market type the words around it make a duration ("hold

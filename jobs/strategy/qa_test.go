@@ -146,3 +146,39 @@ func TestBuiltinReadsBuyAtSellAt(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesTimeWithoutAnAmount: "early in the market", "near
+// the end", "at the open" say when to trade without saying how much time:
+// the grammar dropped them without a word, and the strategy traded all
+// market long. They are refused with how to say the time.
+func TestBuiltinRefusesTimeWithoutAnAmount(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"buy UP below 0.4 early in the market, exit above 0.6",
+		"buy UP below 0.4 late in the window, exit above 0.6",
+		"buy UP below 0.4 near the end, exit above 0.6",
+		"buy UP below 0.4 near expiry, exit above 0.6",
+		"buy UP below 0.4, exit above 0.6 or near the close",
+		"buy UP below 0.4 right after the open, exit above 0.6",
+		"buy UP below 0.4 at the open, exit above 0.6",
+		"buy UP when price_up < 0.4 at the start of the market, exit above 0.6",
+		"buy UP below 0.4 at the beginning of the window, exit above 0.6",
+		"buy UP below 0.4, exit above 0.6, at market open only",
+		"buy UP below 0.4 halfway through, exit above 0.6",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "of time in the market it reads an amount") {
+			t.Errorf("%q: %v, want a refusal asking for an amount of time", p, err)
+		}
+	}
+	// With an amount, the same words are read.
+	for p, code := range map[string]string{
+		"buy UP below 0.4 in the first 20% of the market, exit above 0.6": "side=UP entry: price_up < 0.4 and time_remaining_pct >= 80 exit: price_up > 0.6",
+		"buy UP below 0.4, exit above 0.6 or with 2 minutes left":         "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_s <= 120",
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); err != nil || !strings.HasPrefix(got, code) {
+			t.Errorf("%q: %s %v, want %s ...", p, got, err, code)
+		}
+	}
+}
