@@ -129,6 +129,9 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 	switch {
 	case len(st.EntryConditions) == 0:
 		return Spec{}, invalid("prompt", "the prompt does not say when to enter: write e.g. \"buy UP when price_up drops below 0.35\", or choose a preset ("+strings.Join(Presets(), ", ")+")")
+	case len(st.ExitConditions) == 0 && reHoldToEnd.MatchString(strings.ToLower(req.Prompt)):
+		return Spec{}, invalid("prompt", "a position still open settles at the market's end (1 or 0 a share) anyway, so holding to the end needs no rule; "+
+			"but a strategy needs at least one exit condition: add one, e.g. \"take profit at 0.95\" or \"stop loss at 0.1\", and positions it does not close still settle at the end")
 	case len(st.ExitConditions) == 0:
 		return Spec{}, invalid("prompt", "the prompt does not say when to exit: write e.g. \"exit above 0.6 or with 20% left\", \"take profit at 0.6\" or \"stop loss at 0.2\", or choose a preset")
 	}
@@ -467,6 +470,13 @@ var (
 	reCoinMove       = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
 		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
+
+// reHoldToEnd is a hold to the market's end ("hold to expiry", "exit at
+// the close", "let it ride to settlement"), which every position without
+// an exit does.
+var reHoldToEnd = regexp.MustCompile(`\b(?:hold|holds|holding|keep|keeps|ride|rides|riding|exit|sell|close)\b[^.;]*?\b(?:to|until|till|into|through|at)\s+` +
+	`(?:the\s+)?(?:market(?:'s)?\s+)?(?:expiry|expiration|resolution|settlement|maturity|end|close|finish)\b|` +
+	`\buntil\s+(?:the\s+)?market\s+(?:ends|closes|resolves|settles|expires)\b`)
 
 // promptText is the lower-cased prompt; what a phrase uses is blanked, so
 // that no later phrase reads it again and what is left over shows.

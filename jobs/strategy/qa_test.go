@@ -182,3 +182,23 @@ func TestBuiltinRefusesTimeWithoutAnAmount(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinHoldToTheEndSaysWhy: "hold to expiry" with no exit condition
+// was refused as if the prompt said nothing of exits ("does not say when
+// to exit"); the refusal says that holding to the end is what a position
+// does anyway, and that a strategy still needs one exit condition.
+func TestBuiltinHoldToTheEndSaysWhy(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"buy UP below 0.4 and hold to expiry",
+		"buy UP below 0.4, hold until resolution",
+		"buy UP below 0.4 in the last 30 seconds, exit at the close",
+		"buy DOWN below 0.3 and let it ride to settlement",
+		"buy UP below 0.4, hold it until the market ends",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "settles at the market's end") || !strings.Contains(err.Error(), "at least one exit condition") {
+			t.Errorf("%q: %v, want a refusal saying a position settles at the end and one exit condition is needed", p, err)
+		}
+	}
+}
