@@ -304,8 +304,12 @@ const (
 )
 
 var (
-	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing)\b`)
-	reShort       = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
+	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing|` +
+		// Conditions no field says, nor a number: read as nothing, the
+		// strategy traded whatever the volatility, trend or day.
+		`volatil(?:e|ity)|trend(?:s|ing|ed)?|(?:il)?liquid(?:ity)?|big (?:drop|move|jump|spike|dip|rally)|crash(?:es|ed)?|pumps?|dumps?|` +
+		`weekdays?|weekends?|overnight|(?:us|u\.s\.|asia|asian|europe|european|london|new york|ny) (?:hours|session|open)|trading hours)\b`)
+	reShort = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
 	// reProfitCompare is a comparison of the position's profit or loss
 	// ("exit when profit reaches 20%"), which no field says: group 1 is a
 	// "stop", "take" or "cut" before it, whose phrases read their own

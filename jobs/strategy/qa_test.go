@@ -202,3 +202,37 @@ func TestBuiltinHoldToTheEndSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesConditionsWithoutAField: "when volatility is high",
+// "when BTC is trending up", "on weekdays" are conditions no field says
+// (and no number): the grammar dropped them without a word, and the
+// strategy traded whatever the volatility, trend or day. They are refused
+// as the indicators are.
+func TestBuiltinRefusesConditionsWithoutAField(t *testing.T) {
+	t.Parallel()
+	for p, word := range map[string]string{
+		"buy UP below 0.4 when volatility is high, exit above 0.6": "volatility",
+		"buy UP below 0.4 in volatile markets, exit above 0.6":     "volatile",
+		"buy UP below 0.4 when BTC is trending up, exit above 0.6": "trending",
+		"buy UP below 0.4 if the market is liquid, exit above 0.6": "liquid",
+		"buy UP below 0.4 when liquidity is thin, exit above 0.6":  "liquidity",
+		"buy UP below 0.4 after a big drop, exit above 0.6":        "big drop",
+		"buy UP below 0.4 after a crash in BTC, exit above 0.6":    "crash",
+		"buy UP below 0.4 on weekdays, exit above 0.6":             "weekdays",
+		"buy UP below 0.4 during US hours, exit above 0.6":         "us hours",
+		"buy UP below 0.4 in the Asian session, exit above 0.6":    "asian session",
+		"buy UP below 0.4 overnight only, exit above 0.6":          "overnight",
+		"buy UP below 0.4 unless there is a pump, exit above 0.6":  "pump",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), `cannot use "`+word+`"`) {
+			t.Errorf("%q: %v, want a refusal saying it cannot use %q", p, err, word)
+		}
+	}
+	// The words of the presets and of the prices' moves are still read.
+	for _, req := range []Request{{Prompt: "momentum", Preset: "momentum_entry"}, {Prompt: "buy UP when it dips below 0.4, exit when it drops below 0.2"}} {
+		if _, err := (Builtin{}).Generate(context.Background(), normalized(t, req)); err != nil {
+			t.Errorf("%+v: %v", req, err)
+		}
+	}
+}
