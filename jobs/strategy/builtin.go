@@ -310,6 +310,13 @@ var (
 		`volatil(?:e|ity)|trend(?:s|ing|ed)?|(?:il)?liquid(?:ity)?|big (?:drop|move|jump|spike|dip|rally)|crash(?:es|ed)?|pumps?|dumps?|` +
 		`weekdays?|weekends?|overnight|(?:us|u\.s\.|asia|asian|europe|european|london|new york|ny) (?:hours|session|open)|trading hours)\b`)
 	reShort = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
+	// reAgainst is a bet against a side ("bet against UP", "fade UP");
+	// group 1 is the side.
+	reAgainst = regexp.MustCompile(`\b(?:bet(?:s|ting)?\s+against|go(?:es|ing)?\s+against|fade|fades|fading)\s+(?:the\s+)?(up|down)\b`)
+	// reYesNo is a buy of YES or NO ("buy NO", "the yes side"); group 1 is
+	// a word after "no" that makes it no outcome ("buy no more than").
+	reYesNo = regexp.MustCompile(`\b(?:buy|long|back|bet on)\s+(?:the\s+)?(?:yes|no)\b(\s+(?:more|less|fewer|later|earlier|sooner|than|matter)\b)?|` +
+		`\bthe\s+(?:yes|no)\s+(?:side|token|outcome|shares?)\b`)
 	// reProfitCompare is a comparison of the position's profit or loss
 	// ("exit when profit reaches 20%"), which no field says: group 1 is a
 	// "stop", "take" or "cut" before it, whose phrases read their own
@@ -568,6 +575,20 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	}
 	if reShort.Match(t.b) {
 		return pr, refuse("strategies only buy: to bet against UP, buy DOWN (\"buy DOWN when price_down drops below 0.4\")")
+	}
+	// A bet against a side, or on an outcome these markets do not have:
+	// read with no side named, each bought UP, whatever the idea.
+	if m := reAgainst.FindSubmatch(t.b); m != nil {
+		side, other := strings.ToUpper(string(m[1])), replay.SideUp
+		if side == replay.SideUp {
+			other = replay.SideDown
+		}
+		return pr, refuse("strategies buy a side: to bet against %s, buy %s (\"buy %s when price_%s drops below 0.4\")", side, other, other, strings.ToLower(other))
+	}
+	for _, m := range reYesNo.FindAllSubmatch(t.b, -1) {
+		if len(m[1]) == 0 {
+			return pr, refuse("these markets' outcomes are UP and DOWN, not YES and NO: write \"buy UP ...\" (the coin ends at or above its start) or \"buy DOWN ...\"")
+		}
 	}
 	if reBothSides.Match(t.b) {
 		return pr, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")

@@ -236,3 +236,26 @@ func TestBuiltinRefusesConditionsWithoutAField(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesBetsAgainstASide: "bet against UP when it is above
+// 0.7" and "fade UP" mean the other side, and "buy NO" names an outcome
+// these markets do not have: read with no side named, each bought UP, the
+// opposite of the idea, without a word. They are refused as "short UP"
+// is, with the side to write.
+func TestBuiltinRefusesBetsAgainstASide(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]string{
+		"bet against UP when it is above 0.7, exit below 0.5":   "to bet against UP, buy DOWN",
+		"fade UP above 0.7, exit when price_up is below 0.5":    "to bet against UP, buy DOWN",
+		"fade the DOWN side above 0.7, exit below 0.5":          "to bet against DOWN, buy UP",
+		"go against down when price_down > 0.7, exit below 0.5": "to bet against DOWN, buy UP",
+		"buy NO when price_up > 0.7, exit when price_up < 0.5":  "outcomes are UP and DOWN",
+		"buy YES below 0.4, sell above 0.6":                     "outcomes are UP and DOWN",
+		"buy the no side when price_up > 0.7, exit below 0.5":   "outcomes are UP and DOWN",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want a refusal saying %q", p, err, want)
+		}
+	}
+}
