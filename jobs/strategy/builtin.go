@@ -66,7 +66,7 @@ import (
 //     default 30 s applies (DefaultReentryCooldownMs);
 //   - "buy UP at 0.45" (price_up <= 0.45), "sell at 0.55" or "exit at
 //     0.2" (a target above the entry's price, a stop below it);
-//   - "take profit at 0.6" (a price) or "at 20%" (20% above the entry's
+//   - "take profit at 0.6" (also "TP 0.6", "target 0.6"; a price) or "at 20%" (20% above the entry's
 //     price threshold), "stop loss of 25%" (maxLossPercent) or "stop loss
 //     at 0.2" (a price), "200 shares", "limit orders";
 //   - costs (DESIGN 6): "with fees" (also "including Polymarket fees": the
@@ -295,6 +295,9 @@ const (
 	// reFeeKind is the words that may stand before "fees" ("Polymarket
 	// taker fees").
 	reFeeKind = `(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*`
+	// reStopWord and reTakeWord name a stop loss and a take profit.
+	reStopWord = `(?:stop[- ]?loss|sl|stop(?:[- ]?out)?)`
+	reTakeWord = `(?:take[- ]?profits?|tp|(?:profit|price)\s+target|target)`
 	// reDur is a duration's unit.
 	reDur = `(ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)`
 	// reBetweenTrades is what a cooldown stands between ("between
@@ -327,10 +330,13 @@ var (
 	// DOWN"), which reSide reads as its first side alone.
 	reBothSides = regexp.MustCompile(`\b(?:buy|long|back|bet on)\s+(?:the\s+)?(?:up|down)\s+(?:and|&|or|\+|/)\s+(?:the\s+)?(?:up|down)\b|\b(?:buy|back|bet on)\s+both\s+(?:sides|outcomes|tokens)\b`)
 	reSide      = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(up|down)\b|\bthe\s+(up|down)\s+(?:side|token|outcome)\b`)
-	reStopPct   = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is))?\s+` + reNum + `\s*(?:%|percent)|` + reNum + `\s*(?:%|percent)\s+stop[- ]?loss\b`)
-	reStopPrice = regexp.MustCompile(`\bstop[- ]?loss(?:\s+(?:of|at|is|below|under))?\s+` + reNum)
-	reTakePct   = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum + `\s*(?:%|percent)`)
-	reTakePrice = regexp.MustCompile(`\btake[- ]?profits?(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
+	// A stop loss and a take profit, also as traders write them: "SL 20%",
+	// "stop 0.2", "stop-out at 0.3", "TP 0.6", "target 0.6", "profit
+	// target of 0.6".
+	reStopPct   = regexp.MustCompile(`\b` + reStopWord + `(?:\s+(?:of|at|is))?\s+` + reNum + `\s*(?:%|percent)|` + reNum + `\s*(?:%|percent)\s+stop[- ]?loss\b`)
+	reStopPrice = regexp.MustCompile(`\b` + reStopWord + `(?:\s+(?:of|at|is|below|under))?\s+` + reNum)
+	reTakePct   = regexp.MustCompile(`\b` + reTakeWord + `(?:\s+(?:of|at|is|when|above))?\s+` + reNum + `\s*(?:%|percent)`)
+	reTakePrice = regexp.MustCompile(`\b` + reTakeWord + `(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
 	reShares    = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
 	reOrder     = regexp.MustCompile(`\b(limit|market) orders?\b`)
 	reFeeRate   = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)

@@ -259,3 +259,23 @@ func TestBuiltinRefusesBetsAgainstASide(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsTraderShorthand: "TP 50%, SL 20%", "tp 0.6, sl 0.2",
+// "target 0.6, stop 0.2" are a take profit and a stop loss as traders
+// write them; the grammar refused them as unusable numbers.
+func TestBuiltinReadsTraderShorthand(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]string{
+		"buy UP below 0.4, TP 50%, SL 20%":                     "side=UP entry: price_up < 0.4 exit: price_up >= 0.6 size=100 maxloss=20 order=MARKET cooldown=30000",
+		"buy UP below 0.4, tp 0.6, sl 0.2":                     "side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or price_up <= 0.2 size=100 maxloss=50 order=MARKET cooldown=30000",
+		"buy UP below 0.4, target 0.6, stop 0.2":               "side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or price_up <= 0.2 size=100 maxloss=50 order=MARKET cooldown=30000",
+		"buy UP below 0.4, exit above 0.65, stop at 0.2":       "side=UP entry: price_up < 0.4 exit: price_up > 0.65 or price_up <= 0.2 size=100 maxloss=50 order=MARKET cooldown=30000",
+		"buy DOWN below 0.3, profit target of 0.5, stop 15%":   "side=DOWN entry: price_down < 0.3 exit: price_down >= 0.5 size=100 maxloss=15 order=MARKET cooldown=30000",
+		"buy UP below 0.4, price target 0.55, stop-out at 0.3": "side=UP entry: price_up < 0.4 exit: price_up >= 0.55 or price_up <= 0.3 size=100 maxloss=50 order=MARKET cooldown=30000",
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); err != nil || got != want {
+			t.Errorf("%q:\n got %s %v\nwant %s", p, got, err, want)
+		}
+	}
+}
