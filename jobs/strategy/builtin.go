@@ -61,7 +61,8 @@ import (
 //     "once every hour" (the same wait, with a note), while a rhythm of
 //     checks, "check every 5 minutes", is no rule (the replay checks every
 //     snapshot: a note says so); "every 5m markets" names markets;
-//     "at most 3 entries", "at most 3 trades", "once per market"
+//     "at most 3 entries", "at most 3 trades", "once per market", "no
+//     re-entry", "one trade per market"
 //     (maxEntriesPerMarket). Without a cooldown the request's or the
 //     default 30 s applies (DefaultReentryCooldownMs);
 //   - "buy UP at 0.45" (price_up <= 0.45), "sell at 0.55" or "exit at
@@ -483,8 +484,12 @@ var (
 	reTimeBeforeWait = regexp.MustCompile(`\b(?:in\s+)?(?:the\s+)?(?:last|first|final)\s+$`)
 	reNoCooldown     = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
 	reMaxEntries     = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
-	reOnce           = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b`)
-	reCoinMove       = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
+	reOnce           = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b|` +
+		// No re-entry: one entry a market ("no re-entry", "don't re-enter",
+		// "only one trade per market").
+		`\b(?:no|without(?:\s+any)?)\s+re-?entr(?:y|ies)\b|\b(?:never|don['’]?t|do\s+not|does\s+not|doesn['’]?t|without)\s+re-?enter(?:ing)?\b|` +
+		`\b(?:only\s+)?(?:one|a\s+single|a|single)\s+(?:trade|entry|position)\s+(?:per|a|each|in each)\s+market\b`)
+	reCoinMove = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
 		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
 

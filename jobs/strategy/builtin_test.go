@@ -114,7 +114,7 @@ func TestBuiltinRefuses(t *testing.T) {
 		// dropped without a word (a stop loss of ten percent left 50).
 		{"buy UP when price_up < 0.4, exit above 0.6, stop loss of ten percent", `could not use "ten"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, two hundred shares", `could not use "two"`},
-		{"buy UP when price_up < 0.4, exit above 0.6, at most one entry per market", `could not use "one"`},
+		{"buy UP when price_up < 0.4, exit above 0.6, at most two entries per market", `could not use "two"`}, // "one entry per market" is read: TestBuiltinNoReentryIsOneEntry
 		{"buy UP when price_up < 0.4 with more than half left, exit above 0.6", `could not use "half"`},
 		{"buy UP when price_up < 0.4 in the last quarter, exit above 0.6", `could not use "quarter,"`},
 		{"buy UP when price_up < 0.4, exit above 0.6, double the size", `could not use "double"`},

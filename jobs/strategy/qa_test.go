@@ -279,3 +279,24 @@ func TestBuiltinReadsTraderShorthand(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinNoReentryIsOneEntry: "no re-entry" is one entry a market; it
+// was dropped without a word (the strategy re-entered after 30 s), and
+// "don't re-enter" was refused as a negation it cannot read.
+func TestBuiltinNoReentryIsOneEntry(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"buy UP below 0.4, exit above 0.6, no re-entry",
+		"buy UP below 0.4, exit above 0.6, no reentries",
+		"buy UP below 0.4, exit above 0.6, don't re-enter",
+		"buy UP below 0.4, exit above 0.6 and never re-enter",
+		"buy UP below 0.4, exit above 0.6 without re-entering",
+		"buy UP below 0.4, exit above 0.6, only one trade per market",
+		"buy UP below 0.4, exit above 0.6, a single entry per market",
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err != nil || spec.Strategy.MaxEntriesPerMarket != 1 {
+			t.Errorf("%q: %s %v, want maxEntriesPerMarket 1", p, FormatCode(Rules{Strategy: spec.Strategy}), err)
+		}
+	}
+}
