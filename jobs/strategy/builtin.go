@@ -49,7 +49,8 @@ import (
 //     length was rounded);
 //   - resting orders (DESIGN 6): "rest a bid 1 tick above" (orderType GTC,
 //     limitOffsetTicks 1), "rest a bid at the best bid", "post a maker
-//     order", "GTC orders"; "post only" (postOnly, and GTC); "cancel after
+//     order", "GTC orders", "limit order at the bid"; "post only" (postOnly,
+//     and GTC); "cancel after
 //     60 s" (cancelAfterMs); "queue at the front" or "optimistic queue"
 //     (queueModel FRONT), "risk-averse queue"; "include rebates"
 //     (includeRebates);
@@ -437,7 +438,12 @@ var (
 	reGTC = regexp.MustCompile(`\b(?:rest|post)(?:s|ing)?\s+(?:(?:a|an|the|our|my)\s+)?(?:(?:maker|limit|gtc)\s+)?(?:bid|order|buy)s?\b` +
 		`(?:\s+` + reNum + `\s+ticks?\s+(?:above|over|better than)(?:\s+the\s+best\s+bid)?|\s+at\s+the\s+best\s+bid)?|` +
 		`\b(?:maker|gtc|resting)\s+(?:bid|order)s?\b|\bgtc\b`)
-	rePostOnly   = regexp.MustCompile(`\bpost[- ]?only\b`)
+	rePostOnly = regexp.MustCompile(`\bpost[- ]?only\b`)
+	// reLimitAtBid is a limit order placed at or above the bid, which
+	// rests (GTC): "limit order at the bid", "limit orders 2 ticks above
+	// the best bid". Group 1 is the ticks.
+	reLimitAtBid = regexp.MustCompile(`\blimit\s+(?:buy\s+)?(?:orders?|bids?)\s+(?:at\s+the\s+(?:best\s+)?bid|` + reNum +
+		`\s+ticks?\s+(?:above|over|better\s+than)\s+the\s+(?:best\s+)?bid)\b`)
 	reCancel     = regexp.MustCompile(`\bcancel(?:\s+(?:it|them|the\s+order|the\s+bid|unfilled\s+orders?|orders?))?\s+(?:after|in)\s+` + reNum + `\s*` + reDur + `\b`)
 	reQueueFront = regexp.MustCompile(`\bqueue\s+at\s+the\s+front\b|\bfront\s+of\s+the\s+queue\b|\boptimistic\s+queue(?:\s+model)?\b`)
 	reQueueBack  = regexp.MustCompile(`\b(?:risk[- ]averse|pessimistic|conservative)\s+queue(?:\s+model)?\b|\bback\s+of\s+the\s+queue\b`)
@@ -785,6 +791,23 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return true, nil
 		}},
 		{reGTC, func(_ int, m []string) (bool, error) {
+			pr.order = replay.OrderGTC
+			if m[1] == "" {
+				return true, nil
+			}
+			v, _ := number(m[1])
+			if v != math.Trunc(v) || v < 0 || v > replay.MaxLimitOffsetTicks {
+				return false, refuse("a resting order %s ticks above the best bid is not allowed: it must be a whole number of ticks from 0 to 50", replay.FormatNum(v))
+			}
+			pr.offset = &v
+			return true, nil
+		}},
+		// "a limit order at the bid" rests there: a GTC, not the LIMIT
+		// order that takes the ask at once.
+		{reLimitAtBid, func(_ int, m []string) (bool, error) {
+			if pr.order != "" && pr.order != replay.OrderGTC {
+				return false, refuse("the prompt names %s and GTC orders (%q rests on the book): a strategy uses one order type; name one, or set orderType", pr.order, strings.TrimSpace(m[0]))
+			}
 			pr.order = replay.OrderGTC
 			if m[1] == "" {
 				return true, nil

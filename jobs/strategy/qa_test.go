@@ -300,3 +300,23 @@ func TestBuiltinNoReentryIsOneEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinLimitAtTheBidRests: "a limit order at the bid" is a bid
+// resting on the book (GTC), not a LIMIT order, which takes the ask at
+// once (DESIGN 6): read as LIMIT, the strategy paid the spread it meant to
+// earn, without a word; "2 ticks above the bid" was refused.
+func TestBuiltinLimitAtTheBidRests(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]string{
+		"buy UP below 0.4, exit above 0.6, limit order at the bid":                          "order=GTC cooldown=30000",
+		"buy UP below 0.4 with limit orders at the best bid, exit above 0.6":                "order=GTC cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, place limit orders 2 ticks above the bid":        "order=GTC offset=2 cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, limit bids 1 tick above the best bid, post only": "order=GTC postonly=true offset=1 cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, limit orders":                                    "order=LIMIT cooldown=30000",
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); err != nil || !strings.HasSuffix(got, want) {
+			t.Errorf("%q: %s %v, want ... %s", p, got, err, want)
+		}
+	}
+}
