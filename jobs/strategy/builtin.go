@@ -489,8 +489,9 @@ var (
 	// is said with "with" but the time left).
 	reTimeBeforeWait = regexp.MustCompile(`\b(?:in\s+)?(?:the\s+)?(?:last|first|final)\s+$`)
 	reNoCooldown     = regexp.MustCompile(`\b(?:no|without(?:\s+a)?|zero)\s+cool[- ]?downs?\b`)
-	reMaxEntries     = regexp.MustCompile(`\b(?:at most|no more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b`)
-	reOnce           = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b|` +
+	reMaxEntries     = regexp.MustCompile(`\b(?:at most|no more than|never more than|not more than|up to|max(?:imum)?(?:\s+of)?)\s+` + reNum + `\s+(?:entries|entry|trades?|times)(?:\s+(?:per|a|each|in each)\s+market)?\b|` +
+		reNum + `\s+(?:entries|entry|trades?)\s+(?:per|a|each|in each)\s+market\b`)
+	reOnce = regexp.MustCompile(`\b(?:only\s+)?once\s+(?:per|a|each|in each)\s+market\b|` +
 		// No re-entry: one entry a market ("no re-entry", "don't re-enter",
 		// "only one trade per market").
 		`\b(?:no|without(?:\s+any)?)\s+re-?entr(?:y|ies)\b|\b(?:never|don['’]?t|do\s+not|does\s+not|doesn['’]?t|without)\s+re-?enter(?:ing)?\b|` +
@@ -774,7 +775,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return true, nil
 		}},
 		{reMaxEntries, func(_ int, m []string) (bool, error) {
-			v, _ := number(m[1])
+			v, _ := number(m[1] + m[2])
 			if v != math.Trunc(v) || v < 1 || v > replay.MaxEntriesPerMarketCap {
 				return false, refuse("at most %s entries is not allowed: it must be a whole number from 1 to 10000", replay.FormatNum(v))
 			}

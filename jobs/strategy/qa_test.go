@@ -320,3 +320,22 @@ func TestBuiltinLimitAtTheBidRests(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsEntryCaps: "2 trades per market" and "never more than 2
+// trades per market" cap the entries; the first was refused as an
+// unusable number, the second as a price of 2 ("for 2 cents write 0.02").
+func TestBuiltinReadsEntryCaps(t *testing.T) {
+	t.Parallel()
+	for p, n := range map[string]int{
+		"buy UP below 0.4, exit above 0.6, 2 trades per market":                 2,
+		"buy UP below 0.4, exit above 0.6, 3 entries a market":                  3,
+		"buy UP below 0.4, exit above 0.6, never more than 2 trades per market": 2,
+		"buy UP below 0.4, exit above 0.6, not more than 4 entries per market":  4,
+		"buy UP below 0.4, exit above 0.6, max 5 trades per market":             5,
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err != nil || spec.Strategy.MaxEntriesPerMarket != n {
+			t.Errorf("%q: %s %v, want maxEntriesPerMarket %d", p, FormatCode(Rules{Strategy: spec.Strategy}), err, n)
+		}
+	}
+}
