@@ -341,9 +341,12 @@ var (
 	reTakePrice = regexp.MustCompile(`\b` + reTakeWord + `(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
 	reShares    = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
 	reOrder     = regexp.MustCompile(`\b(limit|market) orders?\b`)
-	reFeeRate   = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s+` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b`)
-	reFeeExp    = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
-	reWithFees  = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
+	// reFeeRate is a fee rate: "fee rate 7%", "fee rate: 0.07", "2% fees",
+	// "taker fee 7%", "fees of 2%" (a percentage: "fees of 2" is no rate).
+	reFeeRate = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s*:\s*|(?:\s+(?:of|is|at))?\s+)` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b|` +
+		`\b(?:taker\s+)?fees?(?:\s*:\s*|(?:\s+(?:of|is|at))?\s+)` + reNum + `\s*(%|percent)`)
+	reFeeExp   = regexp.MustCompile(`\bfee[ -]?exponent(?:\s+(?:of|is))?\s+` + reNum)
+	reWithFees = regexp.MustCompile(`\b(?:with|including|include|counting|count|after|paying|pay)\s+(?:the\s+)?(?:polymarket(?:'s)?\s+|market(?:'s)?\s+|taker\s+|trading\s+)*fees\b`)
 	// reNoLatency and reNoFees switch a cost off ("no latency", "ignore
 	// latency", "latency off"); reNoCosts both ("no fees or latency",
 	// "ignoring fees and latency", "fees and latency off").
@@ -354,7 +357,7 @@ var (
 		reFeeKind + `fees\s+(?:or|and|&|nor)\s+(?:order\s+)?(?:latency|delay|lag)|(?:order\s+)?(?:latency|delay|lag)\s+(?:or|and|&|nor)\s+(?:the\s+)?` + reFeeKind + `fees)\b|` +
 		`\b(?:` + reFeeKind + `fees\s+(?:and|&)\s+(?:order\s+)?(?:latency|delay|lag)|(?:order\s+)?(?:latency|delay|lag)\s+(?:and|&)\s+` + reFeeKind + `fees)\s+(?:off|disabled)\b`)
 	reLatency = regexp.MustCompile(reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\s+(?:of\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
-		`\b(?:latency|delay|lag)\s+(?:of\s+)?` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
+		`\b(?:latency|delay|lag)(?:\s*:\s*|\s+(?:of\s+)?)` + reNum + `\s*(ms|milliseconds?|s|secs?|seconds?)\b`)
 	reMarketType = regexp.MustCompile(`\b(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+(?:markets?|windows?)\b|\b(?:5|15)(?:m|min)\b|\b(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+(?:markets?|windows?)\b|\b(?:1|4|24)(?:h|hr)\b|` +
 		// The hourly and daily markets in words (typesNamed reads them as 1h and 24h).
 		`(?:\b\d+\s*-?\s*)?\b(?:hourly|daily)\s+(?:markets?|windows?)\b|\b\d+\s*-?\s*days?\s+(?:markets?|windows?)\b`)
@@ -684,9 +687,9 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return true, nil
 		}},
 		{reFeeRate, func(_ int, m []string) (bool, error) {
-			v, _ := number(m[1] + m[3])
+			v, _ := number(m[1] + m[3] + m[5])
 			written, most := replay.FormatNum(v), "1"
-			if m[2] != "" || m[4] != "" {
+			if m[2] != "" || m[4] != "" || m[6] != "" {
 				v = roundTo(v/100, 8)
 				written, most = written+"%", "100%"
 			}

@@ -339,3 +339,23 @@ func TestBuiltinReadsEntryCaps(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsCostsAsWritten: "taker fee 7%", "fees of 2%" and
+// "latency: 300ms" state a fee rate and a latency; the grammar refused
+// them as unusable numbers.
+func TestBuiltinReadsCostsAsWritten(t *testing.T) {
+	t.Parallel()
+	const head = "side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET "
+	for p, want := range map[string]string{
+		"buy UP below 0.4, exit above 0.6, taker fee 7%":             "fees=custom feerate=0.07 feeexp=1 cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, fees of 2%":               "fees=custom feerate=0.02 feeexp=1 cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, a fee of 1.5 percent":     "fees=custom feerate=0.015 feeexp=1 cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, latency: 300ms":           "latency=300 cooldown=30000",
+		"buy UP below 0.4, exit above 0.6, fee rate: 3%, delay: 1 s": "fees=custom feerate=0.03 feeexp=1 latency=1000 cooldown=30000",
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); err != nil || got != head+want {
+			t.Errorf("%q:\n got %s %v\nwant %s", p, got, err, head+want)
+		}
+	}
+}
