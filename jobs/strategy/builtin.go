@@ -484,8 +484,8 @@ var (
 	reCheckVerb = regexp.MustCompile(`\b(?:re-?)?(?:check|checks|checking|evaluate|evaluates|evaluating|look|looks|looking|poll|polls|polling|` +
 		`scan|scans|scanning|monitor|monitors|monitoring|watch|watches|watching|sample|samples|sampling|refresh|refreshes|refreshing)\b`)
 	// reClauseEnd ends a clause: what stands before it is not the verb of
-	// a rhythm after it.
-	reClauseEnd = regexp.MustCompile(`[.;:,!?\n]`)
+	// a rhythm after it (a full stop, not a decimal point: "0.45").
+	reClauseEnd = regexp.MustCompile(`[;:,!?\n]|\.(?:\s|$)`)
 	// reTimeBeforeWait ends the text before a cooldown that also reads as
 	// the amount of a time in the market: "in the last 5 minutes between
 	// trades" ("with 5m between trades" is a wait: no time in the market

@@ -39,6 +39,8 @@ func TestBuiltinCadenceIsNotMarkets(t *testing.T) {
 		{"check every 5m: " + rules, "", store.M15, DefaultReentryCooldownMs, "every recorded snapshot"},
 		{rules + ", evaluate every 30 s", "5m", store.M5, DefaultReentryCooldownMs, "every recorded snapshot"},
 		{rules + ", check every minute", "", store.M15, DefaultReentryCooldownMs, "every recorded snapshot"},
+		// The note quotes the clause, whose decimal point ends nothing.
+		{"buy UP at 0.45 every 5 minutes, sell at 0.55", "", store.M15, 300_000, `"buy UP at 0.45 every 5 minutes" is read as a wait`},
 		{rules + ", poll every 1h", "", store.M15, DefaultReentryCooldownMs, "every recorded snapshot"},
 		// "every" before markets still names them.
 		{rules + ", trade every 5m market", "", store.M5, DefaultReentryCooldownMs, ""},
