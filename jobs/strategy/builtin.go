@@ -955,6 +955,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			field := sidePrice
 			if m[1] != "" {
 				field = fieldNamed(m[1])
+			} else if coinBefore(t.b[:at], m[0], m[2]) {
+				field = replay.FieldCoinPrice
 			}
 			percent := m[3] != "" || m[5] != ""
 			lo, loErr := number(m[2])

@@ -94,6 +94,11 @@ func TestBuiltinComparesTheCoinByName(t *testing.T) {
 			"side=DOWN entry: coin_price < 150 exit: price_down > 0.7" + tail},
 		{"buy UP on BTC below 0.4, exit above 0.6",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		// A range of the coin by its name, too.
+		{"buy UP when ETH is between 3000 and 3100, exit above 0.6",
+			"side=UP entry: coin_price >= 3000 and coin_price <= 3100 exit: price_up > 0.6" + tail},
+		{"buy UP on BTC between 0.4 and 0.5, exit above 0.6",
+			"side=UP entry: price_up >= 0.4 and price_up <= 0.5 exit: price_up > 0.6" + tail},
 		{"buy UP on BTC < 0.4, exit above 0.6",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
 	} {
