@@ -216,7 +216,10 @@ func Describe(r Rules) string {
 	if s.ReentryCooldownMs > 0 {
 		fmt.Fprintf(&b, " After an exit it waits %s before entering again.", duration(s.ReentryCooldownMs))
 	}
-	if s.MaxEntriesPerMarket > 0 {
+	switch {
+	case s.MaxEntriesPerMarket == 1:
+		b.WriteString(" At most 1 entry a market.")
+	case s.MaxEntriesPerMarket > 0:
 		fmt.Fprintf(&b, " At most %d entries a market.", s.MaxEntriesPerMarket)
 	}
 	return b.String()

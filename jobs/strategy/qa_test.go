@@ -364,3 +364,13 @@ func TestBuiltinReadsCostsAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeOneEntry: one entry a market is said in the singular ("At
+// most 1 entries a market" read as a slip in the explanation).
+func TestDescribeOneEntry(t *testing.T) {
+	t.Parallel()
+	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP below 0.4, exit above 0.6, once per market"}))
+	if err != nil || !strings.Contains(spec.Explanation, "At most 1 entry a market.") {
+		t.Errorf("%q %v, want it to say \"At most 1 entry a market.\"", spec.Explanation, err)
+	}
+}
