@@ -318,6 +318,8 @@ var (
 		`volatil(?:e|ity)|trend(?:s|ing|ed)?|(?:il)?liquid(?:ity)?|big (?:drop|move|jump|spike|dip|rally)|crash(?:es|ed)?|pumps?|dumps?|` +
 		`weekdays?|weekends?|overnight|(?:us|u\.s\.|asia|asian|europe|european|london|new york|ny) (?:hours|session|open)|trading hours)\b`)
 	reShort = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
+	// reHedge is a hedge or an arbitrage, which buys both sides.
+	reHedge = regexp.MustCompile(`\b(?:hedg(?:e|es|ed|ing)|arbitrage|arbitraging|arb|arbs|arbing)\b`)
 	// reAgainst is a bet against a side ("bet against UP", "fade UP");
 	// group 1 is the side.
 	reAgainst = regexp.MustCompile(`\b(?:bet(?:s|ting)?\s+against|go(?:es|ing)?\s+against|fade|fades|fading)\s+(?:the\s+)?(up|down)\b`)
@@ -613,6 +615,9 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		if len(m[1]) == 0 {
 			return pr, refuse("these markets' outcomes are UP and DOWN, not YES and NO: write \"buy UP ...\" (the coin ends at or above its start) or \"buy DOWN ...\"")
 		}
+	}
+	if m := reHedge.Find(t.b); m != nil {
+		return pr, refuse("the prompt asks for %q, which buys both sides: a strategy buys one side (UP or DOWN), so a hedge or an arbitrage cannot be expressed; backtest each side on its own", m)
 	}
 	if reBothSides.Match(t.b) {
 		return pr, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")

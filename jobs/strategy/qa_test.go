@@ -374,3 +374,21 @@ func TestDescribeOneEntry(t *testing.T) {
 		t.Errorf("%q %v, want it to say \"At most 1 entry a market.\"", spec.Explanation, err)
 	}
 }
+
+// TestBuiltinRefusesHedges: "hedge with DOWN" and "arbitrage UP and DOWN"
+// buy both sides; the grammar dropped them without a word and bought UP
+// alone.
+func TestBuiltinRefusesHedges(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"buy UP below 0.4, exit above 0.6 and hedge with DOWN",
+		"buy UP below 0.4, exit above 0.6, hedging the position",
+		"buy UP below 0.4, exit above 0.6, arbitrage UP and DOWN",
+		"arb the two sides when price_up < 0.4, exit above 0.6",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "a strategy buys one side") {
+			t.Errorf("%q: %v, want a refusal saying a strategy buys one side", p, err)
+		}
+	}
+}
