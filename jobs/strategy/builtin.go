@@ -318,6 +318,11 @@ var (
 		`volatil(?:e|ity)|trend(?:s|ing|ed)?|(?:il)?liquid(?:ity)?|big (?:drop|move|jump|spike|dip|rally)|crash(?:es|ed)?|pumps?|dumps?|` +
 		`weekdays?|weekends?|overnight|(?:us|u\.s\.|asia|asian|europe|european|london|new york|ny) (?:hours|session|open)|trading hours)\b`)
 	reShort = regexp.MustCompile(`\b(short|sell short|shorting)\b`)
+	// reSizing is a size that changes trade by trade, or a share of a
+	// balance: "compound the winnings", "double down", "scale in",
+	// "average down", "50% of my balance".
+	reSizing = regexp.MustCompile(`\b(?:compound(?:s|ed|ing)?|doubl(?:e|es|ing)\s+down|(?:anti-?)?martingale|scal(?:e|es|ing)\s+(?:in|out|into)|` +
+		`averag(?:e|es|ing)\s+down|pyramid(?:s|ing)?|kelly|(?:of|my|the)\s+(?:balance|bankroll|capital|portfolio))\b`)
 	// reHedge is a hedge or an arbitrage, which buys both sides.
 	reHedge = regexp.MustCompile(`\b(?:hedg(?:e|es|ed|ing)|arbitrage|arbitraging|arb|arbs|arbing)\b`)
 	// reAgainst is a bet against a side ("bet against UP", "fade UP");
@@ -615,6 +620,10 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		if len(m[1]) == 0 {
 			return pr, refuse("these markets' outcomes are UP and DOWN, not YES and NO: write \"buy UP ...\" (the coin ends at or above its start) or \"buy DOWN ...\"")
 		}
+	}
+	if m := reSizing.Find(t.b); m != nil {
+		return pr, refuse("the built-in generator cannot read %q: every trade buys the same number of shares (positionSize: \"200 shares\", or set it), "+
+			"so a size that changes trade by trade, or a share of a balance, cannot be expressed", m)
 	}
 	if m := reHedge.Find(t.b); m != nil {
 		return pr, refuse("the prompt asks for %q, which buys both sides: a strategy buys one side (UP or DOWN), so a hedge or an arbitrage cannot be expressed; backtest each side on its own", m)

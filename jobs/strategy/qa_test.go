@@ -392,3 +392,25 @@ func TestBuiltinRefusesHedges(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesSizingRules: "compound the winnings", "double down
+// after a loss", "scale in", "average down" change the size trade by
+// trade, which no rule says (a strategy trades positionSize shares each
+// time); dropped without a word, or refused as an unusable number.
+func TestBuiltinRefusesSizingRules(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"buy UP below 0.4, exit above 0.6, compound the winnings",
+		"buy UP below 0.4, exit above 0.6, double down after a loss",
+		"buy UP below 0.4, exit above 0.6, average down at 0.3",
+		"buy UP below 0.4, exit above 0.6, scale in at 0.35 and 0.3",
+		"buy UP below 0.4, exit above 0.6, martingale",
+		"buy UP below 0.4, exit above 0.6, pyramid into winners",
+		"buy UP below 0.4, exit above 0.6, use 50% of my balance",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), "the same number of shares") {
+			t.Errorf("%q: %v, want a refusal saying every trade is the same number of shares", p, err)
+		}
+	}
+}
