@@ -690,6 +690,9 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		re *regexp.Regexp
 		fn func(at int, m []string) (bool, error)
 	}{
+		// The count of markets, which Normalize read: "over 50 markets" is
+		// no price above 50.
+		{reMarketCount, func(_ int, m []string) (bool, error) { return countsMarkets(m[0], typesNamed(prompt)), nil }},
 		// Costs first: "15 ms" must not read as a 15m market, nor "7%" as
 		// anything else.
 		{reLatency, func(_ int, m []string) (bool, error) {

@@ -2,8 +2,11 @@ package strategy
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/updown/updown/store"
 )
 
 // TestBuiltinReadsRanges: "between 0.4 and 0.6" is both bounds of one
@@ -411,6 +414,49 @@ func TestBuiltinRefusesSizingRules(t *testing.T) {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
 		if err == nil || !strings.Contains(err.Error(), "the same number of shares") {
 			t.Errorf("%q: %v, want a refusal saying every trade is the same number of shares", p, err)
+		}
+	}
+}
+
+// TestPromptNamesItsMarketCount: "over the last 50 markets" chooses how
+// many markets /strategy backtests, as "on ETH 5m markets" chooses which:
+// the grammar refused it as an unusable number ("could not use \"50\"").
+// A count other than the request's is refused, as a coin is.
+func TestPromptNamesItsMarketCount(t *testing.T) {
+	t.Parallel()
+	const rules = "buy UP below 0.4, exit above 0.6"
+	for _, tc := range []struct {
+		prompt   string
+		count    *int // the request's
+		want     int
+		wantType store.MarketType
+		refused  string
+	}{
+		{prompt: rules + ", over the last 50 markets", want: 50, wantType: store.M15},
+		{prompt: rules + ", test on 20 ETH 5m markets", want: 20, wantType: store.M5},
+		{prompt: "backtest on the 30 most recent hourly markets: " + rules, want: 30, wantType: store.H1},
+		{prompt: rules + " across 5 markets", count: ptr(5), want: 5, wantType: store.M15},
+		{prompt: rules + " across 5 markets", count: ptr(10), refused: "the prompt names 5 markets, but marketCount is 10"},
+		{prompt: rules + ", over the last 500 markets", refused: "500 markets is out of range"},
+		{prompt: rules, want: DefaultMarketCount, wantType: store.M15},
+	} {
+		req := Request{Prompt: tc.prompt, MarketCount: tc.count}
+		err := req.Normalize()
+		if tc.refused != "" {
+			if e, ok := errors.AsType[*Error](err); !ok || e.Field != "prompt" || !strings.Contains(e.Message, tc.refused) {
+				t.Errorf("%q: %v, want a refusal of the prompt saying %q", tc.prompt, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if req.Count() != tc.want || req.MarketType != tc.wantType {
+			t.Errorf("%q: %d %s markets, want %d %s", tc.prompt, req.Count(), req.MarketType, tc.want, tc.wantType)
+		}
+		if _, err := (Builtin{}).Generate(context.Background(), req); err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
 		}
 	}
 }

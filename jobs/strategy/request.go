@@ -210,6 +210,19 @@ func (r *Request) Normalize() error {
 	case len(types) == 1:
 		mt = types[0]
 	}
+	// A count of markets the prompt names ("over the last 50 markets")
+	// chooses how many, as its coin chooses which.
+	if m := reMarketCount.FindStringSubmatch(strings.ToLower(prompt)); m != nil && countsMarkets(m[0], types) {
+		n, _ := strconv.Atoi(m[1])
+		switch {
+		case n < MinMarketCount || n > MaxMarketCount:
+			return invalid("prompt", fmt.Sprintf("the prompt names %d markets (%q): %d markets is out of range: a backtest takes between %d and %d", n, strings.TrimSpace(m[0]), n, MinMarketCount, MaxMarketCount))
+		case r.MarketCount != nil && *r.MarketCount != n:
+			return invalid("prompt", fmt.Sprintf("the prompt names %d markets, but marketCount is %d: the request's marketCount chooses how many; drop one or make them agree", n, *r.MarketCount))
+		case r.MarketCount == nil:
+			r.MarketCount = &n
+		}
+	}
 	if !mt.AvailableFor(coin) {
 		return invalid("marketType", fmt.Sprintf("%s markets exist for BTC only; %s has 5m, 15m and 1hr markets", mt, coin))
 	}
@@ -245,6 +258,21 @@ var reOtherCoin = regexp.MustCompile(`(?i)\b(?:doge|dogecoin|xrp|ripple|cardano|
 
 // reOtherType finds markets of a length the service has none of.
 var reOtherType = regexp.MustCompile(`(?i)\b(?:weekly|monthly|yearly|annual|1-week|one-week|30m|30-minute|2h|2-hour|12h|12-hour)\s+(?:markets?|windows?)\b`)
+
+// reMarketCount is a number of markets to backtest: "over the last 50
+// markets", "test on 20 ETH 5m markets", "on the 30 most recent hourly
+// markets". Group 1 is the count.
+var reMarketCount = regexp.MustCompile(`\b(?:on|over|across|for|in|using|with)\s+(?:the\s+)?(?:(?:last|latest|newest|past|previous)\s+)?(\d{1,6})\s+` +
+	`(?:(?:most\s+)?(?:recent|resolved|latest|newest|past|previous)\s+)*(?:(?:btc|bitcoin|eth|ether|ethereum|sol|solana)\s+)?` +
+	`(?:(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+|(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+|(?:hourly|daily)\s+)?(?:markets|windows|rounds)\b`)
+
+// countsMarkets reports whether a match of reMarketCount counts markets:
+// "2 daily markets", whose count reads as days too, names no market type
+// (typeOfPhrase), and is left for the built-in generator to refuse rather
+// than read as 2 markets of the default type.
+func countsMarkets(phrase string, types []store.MarketType) bool {
+	return len(types) > 0 || !strings.Contains(phrase, "daily") && !strings.Contains(phrase, "hourly")
+}
 
 // reCoinWord finds the coins a prompt names.
 var reCoinWord = regexp.MustCompile(`(?i)\b(btc|bitcoin|eth|ether|ethereum|sol|solana)\b`)
