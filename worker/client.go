@@ -219,26 +219,32 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	defer c.unwait(id, ch)
 
 	// The owner record only matters to GET /v1/jobs/{id}, after a timeout:
-	// write it beside the enqueue instead of before it, off the fast path.
-	owned := make(chan error, 1)
-	go func() { owned <- c.recordOwner(ctx, id, j.Queue, owner, c.retention(j)+wait) }()
+	// it goes with the enqueue and its wake, in their round trip
+	// (wakingRedis), rather than in one of its own beside them.
+	rec := &ownerRecord{key: jobKeyPrefix + id, queue: j.Queue, owner: owner, keep: c.retention(j) + wait + time.Hour}
 	// A task that vanishes while waited for was lost with a Redis primary
 	// that failed over before its replica had the enqueue (issue 28, item
 	// 12): enqueued again, with its owner record, so that the wait, or
 	// GET /v1/jobs/{id} after a 504, still finds it.
 	lost := func() {
-		if _, _, err := c.submit(withWake(ctx, j.Queue), j, id); err != nil {
+		again := &ownerRecord{key: rec.key, queue: rec.queue, owner: rec.owner, keep: rec.keep}
+		if _, _, err := c.submit(withOwner(withWake(ctx, j.Queue), again), j, id); err != nil {
 			c.log.WarnContext(ctx, "enqueue a job lost with Redis again", "job_id", id, "err", err)
 			return
 		}
 		c.log.InfoContext(ctx, "job lost with Redis (a failover) enqueued again", "job_id", id)
-		if err := c.recordOwner(ctx, id, j.Queue, owner, c.retention(j)+wait); err != nil {
+		if err := again.result(); err != nil {
 			c.log.WarnContext(ctx, "record the owner of a job enqueued again", "job_id", id, "err", err)
 		}
 	}
-	o, err := c.await(ctx, j, id, ch, wait, lost)
-	var te *TimeoutError
-	if oErr := <-owned; oErr != nil && errors.As(err, &te) {
+	o, err := c.await(withOwner(ctx, rec), j, id, ch, wait, lost)
+	oErr := rec.result()
+	if !rec.sent() && (err == nil || errors.As(err, new(*TimeoutError))) {
+		// No enqueue went through wakingRedis's pipeline (an Asynq whose
+		// enqueue it does not recognise): the record on its own.
+		oErr = c.recordOwner(ctx, id, j.Queue, owner, c.retention(j)+wait)
+	}
+	if oErr != nil && errors.As(err, new(*TimeoutError)) {
 		return o, id, oErr // without its owner record the job could not be fetched later
 	}
 	return o, id, err
@@ -247,7 +253,8 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 // await submits the job and waits for its outcome on ch; lost is called
 // when the task is found gone meanwhile.
 func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outcome, wait time.Duration, lost func()) (jobs.Outcome, error) {
-	// The wake goes with the enqueue, in its round trip (wakingRedis).
+	// The wake, and the owner record ctx carries, go with the enqueue, in
+	// its round trip (wakingRedis).
 	if o, ok, err := c.submit(withWake(ctx, j.Queue), j, id); err != nil || ok {
 		return o, err
 	}
@@ -302,10 +309,63 @@ func (c *Client) await(ctx context.Context, j Job, id string, ch chan jobs.Outco
 // Redis in one pipeline with the wake, after it: Redis runs them in that
 // order, so a worker the wake reaches finds the task, and the worker hears
 // of the task a round trip sooner than from a wake sent once the enqueue
-// has answered. Asynq's enqueue script is recognised by its keys (the
-// task's hash and its queue's pending list, internal/rdb);
+// has answered. The job's owner record, when the context carries one
+// (withOwner), follows in the same pipeline: a round trip fewer a job than
+// a transaction of its own. Asynq's enqueue script is recognised by its
+// keys (the task's hash and its queue's pending list, internal/rdb);
 // TestRunWakesWithItsEnqueue holds it to the Asynq of go.mod.
 type wakingRedis struct{ redis.UniversalClient }
+
+// ownerKey is the context key of the owner record an enqueue writes.
+type ownerKey struct{}
+
+// ownerRecord is a job's owner record (recordOwner) to write with its
+// enqueue; err is the last write's answer, set by wakingRedis.
+type ownerRecord struct {
+	key, queue, owner string
+	keep              time.Duration // the record's lifetime
+	mu                sync.Mutex
+	written           bool
+	err               error
+}
+
+// withOwner asks the enqueue made with ctx to write rec.
+func withOwner(ctx context.Context, rec *ownerRecord) context.Context {
+	return context.WithValue(ctx, ownerKey{}, rec)
+}
+
+// add queues rec's write on p: the owner, then the record's lifetime.
+func (rec *ownerRecord) add(ctx context.Context, p redis.Pipeliner) func() {
+	set := p.HSet(ctx, rec.key, "queue", rec.queue, "owner:"+rec.owner, 1)
+	keep := p.Expire(ctx, rec.key, rec.keep)
+	return func() {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		rec.written = true
+		rec.err = errors.Join(set.Err(), keep.Err())
+	}
+}
+
+// sent reports whether the record went to Redis with an enqueue.
+func (rec *ownerRecord) sent() bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return rec.written
+}
+
+// result is the answer of the record's write: an error when it failed or
+// was never sent (the enqueue did not reach Redis).
+func (rec *ownerRecord) result() error {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	switch {
+	case rec.err != nil:
+		return fmt.Errorf("record job owner: %w", rec.err)
+	case !rec.written:
+		return errors.New("record job owner: not sent")
+	}
+	return nil
+}
 
 // wakeKey is the context key of the queue an enqueue wakes the workers
 // for.
@@ -332,16 +392,26 @@ func (c wakingRedis) Eval(ctx context.Context, script string, keys []string, arg
 // enqueue whose context asks for one. A wake that fails is not the
 // enqueue's failure: the gate's turns find the task.
 func (c wakingRedis) enqueue(ctx context.Context, keys []string, run func(redis.Scripter) *redis.Cmd) *redis.Cmd {
-	queue, ok := ctx.Value(wakeKey{}).(string)
-	if !ok || !isEnqueue(keys) {
+	queue, wakes := ctx.Value(wakeKey{}).(string)
+	rec, _ := ctx.Value(ownerKey{}).(*ownerRecord)
+	if (!wakes && rec == nil) || !isEnqueue(keys) {
 		return run(c.UniversalClient)
 	}
 	var cmd *redis.Cmd
+	var recorded func()
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		cmd = run(p)
-		p.Publish(ctx, wakeChannel, queue)
+		if wakes {
+			p.Publish(ctx, wakeChannel, queue)
+		}
+		if rec != nil {
+			recorded = rec.add(ctx, p)
+		}
 		return nil
 	})
+	if recorded != nil {
+		recorded()
+	}
 	return cmd
 }
 

@@ -1,0 +1,124 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+	"github.com/updown/updown/worker"
+)
+
+// tripRecorder records the round trips a Redis client makes, once
+// answered: each as the names of its commands (MULTI and EXEC included),
+// one command alone or a pipeline. A connection's set-up is left out.
+type tripRecorder struct {
+	mu    sync.Mutex
+	on    bool
+	trips [][]string
+}
+
+func (h *tripRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *tripRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.record([]redis.Cmder{cmd})
+		return err
+	}
+}
+func (h *tripRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.record(cmds)
+		return err
+	}
+}
+
+func (h *tripRecorder) record(cmds []redis.Cmder) {
+	var names []string
+	for _, c := range cmds {
+		if n := c.Name(); n != "client" && n != "hello" { // a new connection's set-up, not the caller's
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.on {
+		h.trips = append(h.trips, names)
+	}
+}
+
+// start begins recording, afresh; stop ends it and returns the trips.
+func (h *tripRecorder) start() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.on, h.trips = true, nil
+}
+
+func (h *tripRecorder) stop() [][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.on = false
+	return h.trips
+}
+
+// TestRunIsOneRoundTrip (issue 27): a job the api's Client runs costs
+// it one round trip to Redis: the enqueue, its wake and the job's owner
+// record in one pipeline, the outcome heard on the process's one
+// subscription. The owner record had a transaction of its own beside the
+// enqueue: two round trips a replay, and a goroutine. The record is still
+// written, and lasts: GET /v1/jobs/{id} answers the owner, and no one else.
+func TestRunIsOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	url := redistest.New(t)
+	startWorker(t, worker.Config{Redis: redistest.ClientOf(t, url), Store: memory.New(), Logger: quietLog()})
+	api := redistest.ClientOf(t, url)
+	var trips tripRecorder
+	api.AddHook(&trips)
+	c, err := worker.NewClient(t.Context(), worker.ClientConfig{Redis: api, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	// A first job loads Asynq's enqueue script, which a fresh Redis lacks
+	// (NOSCRIPT), and names the queue in Asynq's set of queues (once a
+	// process): the second is the one counted.
+	if _, _, err := c.Run(t.Context(), worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(t.Name() + " first")}, "owner-1", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(t.Name())}
+	trips.start()
+	_, id, err := c.Run(t.Context(), j, "owner-1", time.Minute)
+	got := trips.stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("round trips of one Run: %q", got)
+	if len(got) != 1 {
+		t.Errorf("a Run made %d round trips to Redis, want 1: %q", len(got), got)
+	}
+	if len(got) > 0 && !strings.Contains(strings.Join(got[0], " "), "evalsha publish hset expire") {
+		t.Errorf("the Run's first round trip is %q, want the enqueue, its wake and the owner record", got[0])
+	}
+
+	if ttl := api.TTL(t.Context(), "updown:job:"+id).Val(); ttl < time.Hour {
+		t.Errorf("the owner record lasts %v, want at least an hour beyond the job's retention", ttl)
+	}
+	st, err := c.Status(t.Context(), id, "owner-1")
+	if err != nil || st.State != "completed" || st.Outcome == nil {
+		t.Errorf("Status for the owner = %+v, %v; want the completed job", st, err)
+	}
+	if _, err := c.Status(t.Context(), id, "owner-2"); !errors.Is(err, worker.ErrJobNotFound) {
+		t.Errorf("Status for someone else: %v, want ErrJobNotFound", err)
+	}
+}
