@@ -246,7 +246,7 @@ func isForward(keys []string) bool {
 func (c gatedRedis) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
 	switch {
 	case isDequeue(keys):
-		return c.dequeue(ctx, keys, true, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) })
+		return c.dequeue(ctx, keys, true, c.sized(ctx, keys, func(r redis.Scripter) *redis.Cmd { return r.EvalSha(ctx, sha1, keys, args...) }))
 	case isForward(keys):
 		return c.forwarded(keys, c.UniversalClient.EvalSha(ctx, sha1, keys, args...))
 	}
@@ -258,11 +258,28 @@ func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args
 	case isDequeue(keys):
 		// The script's text follows a NOSCRIPT answer to EvalSha, which
 		// passed the gate already.
-		return c.dequeue(ctx, keys, false, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) })
+		return c.dequeue(ctx, keys, false, c.sized(ctx, keys, func(r redis.Scripter) *redis.Cmd { return r.Eval(ctx, script, keys, args...) }))
 	case isForward(keys):
 		return c.forwarded(keys, c.UniversalClient.Eval(ctx, script, keys, args...))
 	}
 	return c.UniversalClient.Eval(ctx, script, keys, args...)
+}
+
+// dequeueCall makes a dequeue call to Redis: its answer, and the length
+// of the queue's pending list right after it (nil when not asked).
+type dequeueCall func() (*redis.Cmd, *redis.IntCmd)
+
+// sized is the dequeue call run makes, in one pipeline with a look at the
+// length of the queue's pending list (keys[0]) after it.
+func (c gatedRedis) sized(ctx context.Context, keys []string, run func(redis.Scripter) *redis.Cmd) dequeueCall {
+	return func() (cmd *redis.Cmd, left *redis.IntCmd) {
+		_, _ = c.UniversalClient.Pipelined(ctx, func(p redis.Pipeliner) error {
+			cmd = run(p)
+			left = p.LLen(ctx, keys[0])
+			return nil
+		})
+		return cmd, left
+	}
 }
 
 // forwarded wakes the gate for the queue the forwarder moved tasks of to
@@ -279,7 +296,13 @@ func (c gatedRedis) forwarded(keys []string, cmd *redis.Cmd) *redis.Cmd {
 // its queue free (gate.slots), which the task it fetches keeps. A task
 // whose message does not decode is set aside (setAside) and answered as
 // none fetched.
-func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call func() *redis.Cmd) *redis.Cmd {
+//
+// The call goes to Redis in one pipeline with a look at the length of the
+// queue's pending list, after it: a dequeue that fetched the queue's last
+// task marks the queue empty (gate.after's rule: unless a wake came
+// meanwhile), where Asynq's next call would have asked Redis again only to
+// find nothing, a round trip and a script beside every replay's handler.
+func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call dequeueCall) *redis.Cmd {
 	if gated {
 		c.g.before()
 		if c.g.known(keys[0]) {
@@ -299,7 +322,7 @@ func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call
 			return redis.NewCmdResult(nil, redis.Nil)
 		}
 	}
-	cmd := call()
+	cmd, left := call()
 	// A message Asynq cannot decode fails its Dequeue after the task was
 	// moved to the queue's active list: no handler runs, so its slot was
 	// never freed, and the message, left there, failed every look of
@@ -310,6 +333,9 @@ func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call
 	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
 		c.g.after(keys[0], cmd.Err(), epoch) // a task set aside: the queue may hold more
+		if cmd.Err() == nil && left != nil && left.Err() == nil && left.Val() == 0 {
+			c.g.after(keys[0], redis.Nil, epoch) // that was its last task
+		}
 		c.pauseOnError(cmd.Err())
 	}
 	if corrupt {

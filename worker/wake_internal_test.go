@@ -116,15 +116,15 @@ func TestGateSlots(t *testing.T) {
 	answer := func(err error) func() *redis.Cmd {
 		return func() *redis.Cmd { calls++; return redis.NewCmdResult(aTask, err) }
 	}
-	if err := c.dequeue(context.Background(), keys, true, answer(redis.Nil)).Err(); err != redis.Nil || len(slots) != 0 {
+	if err := c.dequeue(context.Background(), keys, true, only(answer(redis.Nil))).Err(); err != redis.Nil || len(slots) != 0 {
 		t.Fatalf("an empty queue: %v, %d slots taken; want redis.Nil and none", err, len(slots))
 	}
 	g.wakeQueue(pendingKey("sweeps")) // a shard enqueued
-	if err := c.dequeue(context.Background(), keys, true, answer(nil)).Err(); err != nil || len(slots) != 1 {
+	if err := c.dequeue(context.Background(), keys, true, only(answer(nil))).Err(); err != nil || len(slots) != 1 {
 		t.Fatalf("a task fetched: %v, %d slots taken; want it and one", err, len(slots))
 	}
 	before := calls
-	if err := c.dequeue(context.Background(), keys, true, answer(nil)).Err(); err != redis.Nil || calls != before {
+	if err := c.dequeue(context.Background(), keys, true, only(answer(nil))).Err(); err != redis.Nil || calls != before {
 		t.Fatalf("every slot busy: %v after %d calls to Redis; want redis.Nil and none", err, calls-before)
 	}
 	if !g.known(pendingKey("sweeps")) {
@@ -156,7 +156,7 @@ func TestGateAnswersQueuesFoundEmpty(t *testing.T) {
 	calls := map[string]int{}
 	ask := func(q string, answer error) error {
 		keys := []string{pendingKey(q), "asynq:{" + q + "}:paused", "asynq:{" + q + "}:active", "asynq:{" + q + "}:lease"}
-		return c.dequeue(context.Background(), keys, true, func() *redis.Cmd { calls[q]++; return redis.NewCmdResult(aTask, answer) }).Err()
+		return c.dequeue(context.Background(), keys, true, only(func() *redis.Cmd { calls[q]++; return redis.NewCmdResult(aTask, answer) })).Err()
 	}
 	ask("replay", redis.Nil)
 	ask("collect", redis.Nil)
@@ -272,17 +272,17 @@ func TestGateWakeDuringADequeue(t *testing.T) {
 	g := newGate([]string{"replay", "collect"}, 10*time.Minute)
 	c := gatedRedis{g: g}
 	keys := []string{pendingKey("replay"), "asynq:{replay}:paused", "asynq:{replay}:active", "asynq:{replay}:lease"}
-	err := c.dequeue(context.Background(), keys, true, func() *redis.Cmd {
+	err := c.dequeue(context.Background(), keys, true, only(func() *redis.Cmd {
 		g.wakeQueue(pendingKey("replay")) // the enqueue and its wake, while Redis answers
 		return redis.NewCmdResult(nil, redis.Nil)
-	}).Err()
+	})).Err()
 	if err != redis.Nil {
 		t.Fatalf("dequeue: %v, want redis.Nil", err)
 	}
 	if g.known(pendingKey("replay")) {
 		t.Error("a queue woken during its dequeue was marked empty by the dequeue's older answer")
 	}
-	if err := c.dequeue(context.Background(), keys, true, func() *redis.Cmd { return redis.NewCmdResult(aTask, nil) }).Err(); err != nil {
+	if err := c.dequeue(context.Background(), keys, true, only(func() *redis.Cmd { return redis.NewCmdResult(aTask, nil) })).Err(); err != nil {
 		t.Errorf("the next dequeue: %v, want the task from Redis", err)
 	}
 }
@@ -330,5 +330,56 @@ func TestGateWokenWhenItsSubscriptionIsMadeAgain(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the subscription made again did not wake the gate")
 		}
+	}
+}
+
+// only is a dequeue call that answers call's answer, without the queue's
+// length.
+func only(call func() *redis.Cmd) dequeueCall {
+	return func() (*redis.Cmd, *redis.IntCmd) { return call(), nil }
+}
+
+// TestGateKnowsALastTaskFetched (issue 27): a dequeue that fetched its
+// queue's last task (the pending list's length, read in its round trip
+// after it, is 0) marks the queue empty, so that Asynq's next dequeue of
+// it is answered by the gate instead of a round trip and a script that
+// find nothing, beside every replay's handler; unless a wake for the queue
+// came meanwhile (its task was enqueued after the length was read), or
+// the length is not known. A dequeue that leaves tasks behind marks
+// nothing.
+func TestGateKnowsALastTaskFetched(t *testing.T) {
+	t.Parallel()
+	g := newGate([]string{"replay", "collect"}, 10*time.Minute)
+	c := gatedRedis{g: g}
+	keys := []string{pendingKey("replay"), "asynq:{replay}:paused", "asynq:{replay}:active", "asynq:{replay}:lease"}
+	fetch := func(left *redis.IntCmd, during func()) {
+		t.Helper()
+		err := c.dequeue(context.Background(), keys, true, func() (*redis.Cmd, *redis.IntCmd) {
+			if during != nil {
+				during()
+			}
+			return redis.NewCmdResult(aTask, nil), left
+		}).Err()
+		if err != nil {
+			t.Fatalf("dequeue: %v, want the task", err)
+		}
+	}
+	fetch(redis.NewIntResult(2, nil), nil)
+	if g.known(pendingKey("replay")) {
+		t.Error("a dequeue that left two tasks behind marked its queue empty")
+	}
+	fetch(redis.NewIntResult(0, nil), nil)
+	if !g.known(pendingKey("replay")) {
+		t.Error("a dequeue that fetched the queue's last task left it to be asked again")
+	}
+	g.wakeQueue(pendingKey("replay"))
+	fetch(redis.NewIntResult(0, nil), func() { g.wakeQueue(pendingKey("replay")) })
+	if g.known(pendingKey("replay")) {
+		t.Error("a queue woken during the dequeue of its last task was marked empty")
+	}
+	fetch(redis.NewIntResult(0, errors.New("no answer")), nil)
+	fetch(nil, nil)
+	if g.known(pendingKey("replay")) {
+		t.Error("a queue whose length was not read was marked empty")
 	}
 }

@@ -20,20 +20,36 @@ import (
 
 // dequeueCounter counts Asynq's dequeue scripts (the calls whose first key
 // is a queue's pending list) on a Redis client.
-type dequeueCounter struct{ n atomic.Int64 }
+type dequeueCounter struct {
+	n     atomic.Int64
+	queue string // "": every queue
+}
 
 func (c *dequeueCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (c *dequeueCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
 }
 func (c *dequeueCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if a := cmd.Args(); len(a) > 3 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
-			if k, ok := a[3].(string); ok && strings.HasSuffix(k, ":pending") {
-				c.n.Add(1)
-			}
-		}
+		c.count(cmd)
 		return next(ctx, cmd)
+	}
+}
+
+// count counts cmd when it is a dequeue (of the queue c.queue names, when
+// set), alone or in a pipeline.
+func (c *dequeueCounter) count(cmd redis.Cmder) {
+	if a := cmd.Args(); len(a) > 4 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+		k, _ := a[3].(string)
+		paused, _ := a[4].(string)
+		if strings.HasSuffix(k, ":pending") && strings.HasSuffix(paused, ":paused") && (c.queue == "" || k == "asynq:{"+c.queue+"}:pending") {
+			c.n.Add(1)
+		}
 	}
 }
 
@@ -127,6 +143,42 @@ func TestAnnouncedJobAsksItsQueue(t *testing.T) {
 	t.Logf("%d jobs: %d dequeue calls (allowed: %d)", jobsRun, calls, allowed)
 	if calls > allowed {
 		t.Errorf("%d announced jobs cost %d dequeue calls, want at most %d", jobsRun, calls, allowed)
+	}
+}
+
+// TestAnnouncedJobIsOneDequeue (issue 27): a job announced to an idle
+// worker costs one dequeue call of its queue to Redis: the call that
+// fetched the queue's last task read the queue's length in its round trip,
+// and the gate answers Asynq's next call. It used to be asked once more
+// after every task, a round trip and a script that found nothing beside
+// every replay's handler.
+func TestAnnouncedJobIsOneDequeue(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	count := dequeueCounter{queue: jobs.QueueReplay}
+	rdb.AddHook(&count)
+	c := startWorker(t, worker.Config{Redis: rdb, Store: memory.New(), Logger: quietLog()})
+	run := func(i int) {
+		j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(strconv.Itoa(i) + t.Name())}
+		if _, _, err := c.Run(t.Context(), j, "test", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(-1) // loads Asynq's scripts
+	time.Sleep(300 * time.Millisecond)
+	const jobsRun = 20
+	before := count.n.Load()
+	start := time.Now()
+	for i := range jobsRun {
+		run(i)
+	}
+	calls := count.n.Load() - before
+	// Besides, every idlePoll the gate asks the queue again, and a turn
+	// may fall on either side of the count.
+	allowed := int64(jobsRun) + int64(time.Since(start)/time.Second) + 2
+	t.Logf("%d jobs: %d dequeue calls of their queue (allowed: %d)", jobsRun, calls, allowed)
+	if calls > allowed {
+		t.Errorf("%d announced jobs cost %d dequeue calls of their queue, want at most %d", jobsRun, calls, allowed)
 	}
 }
 
