@@ -267,7 +267,7 @@ func (b *backtester) gather(ctx context.Context, js []Job) ([]*jobs.Outcome, err
 
 	stop := batchDeadline(ctx)
 	hear := func(m *redis.Message) {
-		o, err := jobs.DecodeOutcome([]byte(m.Payload))
+		o, err := decodeAnnounced(m)
 		if err != nil {
 			b.s.log.WarnContext(ctx, "undecodable shard completion", "channel", m.Channel, "err", err)
 			return

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -168,13 +169,26 @@ func (c *Client) Close() error {
 func (c *Client) listen() {
 	defer close(c.done)
 	for msg := range c.pubsub.Channel() {
-		o, err := jobs.DecodeOutcome([]byte(msg.Payload))
+		o, err := decodeAnnounced(msg)
 		if err != nil {
 			c.log.Warn("undecodable completion", "channel", msg.Channel, "err", err)
 			continue
 		}
 		c.deliver(strings.TrimPrefix(msg.Channel, doneChannelPrefix), o)
 	}
+}
+
+// decodeAnnounced decodes the outcome a completion announces, over the
+// message's own bytes: the payload, a string go-redis made for this
+// message alone and read by nothing else, is not copied again (the whole
+// answer: 4.5 MB for a trade-heavy 24hr replay). The outcome keeps
+// pointing into it (its result, or its deflated blocks), read only, as
+// every reader of an outcome does.
+func decodeAnnounced(msg *redis.Message) (jobs.Outcome, error) {
+	if len(msg.Payload) == 0 {
+		return jobs.DecodeOutcome(nil)
+	}
+	return jobs.DecodeOutcome(unsafe.Slice(unsafe.StringData(msg.Payload), len(msg.Payload)))
 }
 
 func (c *Client) deliver(id string, o jobs.Outcome) {
