@@ -454,9 +454,9 @@ func (s *Server) generatedAnswer(ctx context.Context, p principal, raw json.RawM
 // backtestMarkets picks the newest n resolved markets of the coin and type
 // within the caller's data window. When there are fewer than n, the
 // warning says so: the answer must not pass a smaller sample off as the
-// one asked for. versions are the markets' versions (their updated_at),
-// which make a backtest of a market corrected since a new job
-// (backtest.Request.MarketVersions).
+// one asked for. versions are the markets' versions (their updated_at
+// and store.DataVersion), which make a backtest of a market corrected or
+// given data since a new job (backtest.Request.MarketVersions).
 func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Coin, mt store.MarketType, n int) (slugs, versions []string, warning *string, err error) {
 	w, err := s.marketWindow(ctx, p.Plan, coin, mt)
 	if err != nil {
@@ -478,7 +478,16 @@ func (s *Server) backtestMarkets(ctx context.Context, p principal, coin store.Co
 	}
 	slugs, versions = make([]string, len(ms)), make([]string, len(ms))
 	for i, m := range ms {
-		slugs[i], versions[i] = m.Slug, m.UpdatedAt.UTC().Format(time.RFC3339Nano)
+		slugs[i] = m.Slug
+	}
+	// Data added to a market since (snapshots, trades, gaps) makes a new
+	// version too, as for a replay: appends leave updated_at as it is.
+	dvs, err := store.DataVersions(ctx, s.cfg.Store, slugs)
+	if err != nil {
+		return nil, nil, nil, s.storeFailure(ctx, "read the backtest markets' data versions", err)
+	}
+	for i, m := range ms {
+		versions[i] = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + dvs[i].String()
 	}
 	return slugs, versions, warning, nil
 }

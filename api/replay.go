@@ -301,8 +301,22 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return refuse(Errorf(http.StatusNotFound, replay.CodeNoData, "market %q is resolved but has no recorded snapshots (a collector gap)", m.Slug).With("field", "marketSlug"))
 	}
 	// A result is reused only for the market as it is now: a corrected
-	// winner (or any other change) makes a new job.
-	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano)
+	// winner (or any other change of its record), snapshots added (a late
+	// flush, an archive import) or dropped make a new job, and so do
+	// trades added and gaps changed (a backfill) for a strategy that reads
+	// them (store.DataVersion). The record alone would not do: appends
+	// leave it as it is.
+	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + strconv.Itoa(n)
+	if req.Strategy.Needs().Trades {
+		dv, err := store.DataVersions(ctx, s.cfg.Store, []string{m.Slug})
+		if errors.Is(err, store.ErrNotFound) {
+			return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug).With("field", "marketSlug"))
+		}
+		if err != nil {
+			return refuse(s.storeFailure(ctx, "read the market's data version", err))
+		}
+		job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + dv[0].String()
+	}
 	// The worker replays the market as read here, without reading it
 	// again; without the headers it reads the market itself.
 	if job.Headers, err = worker.MarketHeaders(m, n); err != nil {

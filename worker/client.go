@@ -51,7 +51,8 @@ type Job struct {
 	// ClientConfig.Retention.
 	Retention time.Duration
 	// Version, when set, is a version of what the job reads beyond its
-	// payload (a replay's market: its updated_at), part of the job's id
+	// payload (a replay's market: its updated_at and the version of its
+	// data, store.DataVersion), part of the job's id
 	// but not of its payload: a finished result is reused only while what
 	// it was computed from is unchanged, so a corrected winner is never
 	// answered from the result of the old one. A random Version makes a

@@ -130,7 +130,8 @@ type Request struct {
 	// found fewer markets than were asked for.
 	Warning *string `json:"warning,omitempty"`
 	// MarketVersions, when set, are the versions of the markets' records
-	// as the api read them (their updated_at), one a market in order. They
+	// as the api read them (their updated_at and store.DataVersion: data
+	// appended since makes a new one), one a market in order. They
 	// are part of the batch's job id, and of its shards' (GroupVersion),
 	// but not of the report: a result kept from before a market was
 	// corrected (its winner, an import) is not reused for the market as

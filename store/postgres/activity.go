@@ -328,3 +328,59 @@ func scanGap(row pgx.CollectableRow) (store.Gap, error) {
 	g.From, g.To, g.Kind = utc(g.From), utc(g.To), k
 	return g, err
 }
+
+// dataVersionsSQL reads the data versions of the markets named in $1, one
+// row each (none for a slug of no market): the counts of snapshots the
+// series row keeps (those stored, and those dropped), an index-only count
+// of the trades, and the gaps.
+const dataVersionsSQL = `
+select q.i, coalesce(ss.n, 0), coalesce(ss.dropped, 0),
+	(select count(*) from market_trades t where t.market = m.id),
+	coalesce((select array_agg(g.from_time order by g.kind, g.from_time) from market_gaps g where g.market = m.id), '{}'),
+	coalesce((select array_agg(g.to_time order by g.kind, g.from_time) from market_gaps g where g.market = m.id), '{}'),
+	coalesce((select array_agg(g.kind order by g.kind, g.from_time) from market_gaps g where g.market = m.id), '{}')
+from unnest($1::text[]) with ordinality as q (slug, i)
+	join markets m on m.slug = q.slug
+	left join snapshot_series ss on ss.market = m.id`
+
+// DataVersions returns the data versions of the markets with the slugs
+// (store.DataVersioner) in one round trip.
+func (s *Store) DataVersions(ctx context.Context, slugs []string) ([]store.DataVersion, error) {
+	const op = "read data versions"
+	for _, slug := range slugs {
+		if !storable(slug) {
+			return nil, notFound(fmt.Sprintf("%s of %q", op, slug))
+		}
+	}
+	out := make([]store.DataVersion, len(slugs))
+	found := make([]bool, len(slugs))
+	var i int64
+	var n, dropped, trades int64
+	var froms, tos []time.Time
+	var kinds []string
+	rows, _ := s.pool.Query(ctx, dataVersionsSQL, slugs)
+	_, err := pgx.ForEachRow(rows, []any{&i, &n, &dropped, &trades, &froms, &tos, &kinds}, func() error {
+		if len(froms) != len(tos) || len(froms) != len(kinds) {
+			return fmt.Errorf("gaps read as %d, %d and %d columns", len(froms), len(tos), len(kinds))
+		}
+		v := store.DataVersion{Snapshots: int(n), Dropped: int(dropped), Trades: int(trades)}
+		for j := range froms {
+			k, err := store.ParseGapKind(kinds[j])
+			if err != nil {
+				return err
+			}
+			v.Gaps = append(v.Gaps, store.Gap{From: utc(froms[j]), To: utc(tos[j]), Kind: k})
+		}
+		out[i-1], found[i-1] = v, true
+		return nil
+	})
+	if err != nil {
+		return nil, wrap(op, err)
+	}
+	for j, ok := range found {
+		if !ok {
+			return nil, notFound(fmt.Sprintf("%s of %q", op, slugs[j]))
+		}
+	}
+	return out, nil
+}

@@ -218,7 +218,7 @@ func (s *Store) dropBefore(ctx context.Context, tx pgx.Tx, before time.Time, dry
 	// The series of the markets that had snapshots before the month,
 	// counted afresh from their chunks: those with some left (few, the
 	// markets that ran across the month's start), then the rest, which
-	// have none.
+	// have none. Each counts what it lost (dropped).
 	rows, _ = tx.Query(ctx, `select market from snapshot_series where first_time < $1 and last_time >= $1`, before)
 	spanning, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
@@ -226,14 +226,17 @@ func (s *Store) dropBefore(ctx context.Context, tx pgx.Tx, before time.Time, dry
 	}
 	if len(spanning) > 0 {
 		if _, err := tx.Exec(ctx, `
-			update snapshot_series s set n = c.n, first_time = c.first_time, last_time = c.last_time
+			update snapshot_series s set dropped = s.dropped + s.n - c.n, n = c.n, first_time = c.first_time, last_time = c.last_time
 			from (select market, sum(n)::bigint as n, min(first_time) as first_time, max(last_time) as last_time
 				from snapshot_chunks where market = any($1) group by market) c
 			where s.market = c.market`, spanning); err != nil {
 			return d, err
 		}
 	}
-	tag, err := tx.Exec(ctx, `delete from snapshot_series where first_time < $1`, before)
+	// Emptied, each keeps its row and the count of what went
+	// (store.DataVersion).
+	tag, err := tx.Exec(ctx, `update snapshot_series set dropped = dropped + n, n = 0, first_time = null, last_time = null
+		where first_time < $1`, before)
 	if err != nil {
 		return d, err
 	}

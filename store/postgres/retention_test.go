@@ -242,6 +242,67 @@ func TestDropSnapshotsBefore(t *testing.T) {
 	}
 }
 
+// TestDropSnapshotsChangesDataVersion: a drop of old months changes the
+// data version of the markets it takes snapshots from (a replay kept
+// from before is not reused), and as many snapshots appended after it (a
+// re-import of the month) do not bring the version back.
+func TestDropSnapshotsChangesDataVersion(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	july := time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
+	june := newMarket(t, s, july.Add(-10*24*time.Hour))
+	across := newMarket(t, s, july.Add(-time.Hour))
+	kept := newMarket(t, s, july.Add(24*time.Hour))
+	versions := func() []string {
+		t.Helper()
+		vs, err := store.DataVersions(ctx, s, []string{june, across, kept})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i] = v.String()
+		}
+		return out
+	}
+	acrossSnaps := newMarketSim(52, july.Add(-10*time.Second)).series(60)
+	for slug, snaps := range map[string][]store.Snapshot{
+		june:   newMarketSim(51, july.Add(-10*24*time.Hour)).series(20),
+		across: acrossSnaps,
+		kept:   newMarketSim(53, july.Add(24*time.Hour)).series(20),
+	} {
+		if _, err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := versions()
+	dropBefore(t, s, july)
+	dropped := versions()
+	for i, what := range []string{"emptied", "run across the month's start"} {
+		if dropped[i] == before[i] {
+			t.Errorf("the data version of a market %s by a drop is %s, as before it", what, dropped[i])
+		}
+	}
+	if dropped[2] != before[2] {
+		t.Errorf("the data version of a market the drop left alone went from %s to %s", before[2], dropped[2])
+	}
+	// As many snapshots again, in the months dropped.
+	if _, err := s.AppendSnapshots(ctx, june, newMarketSim(54, july.Add(-9*24*time.Hour)).series(20)); err != nil {
+		t.Fatal(err)
+	}
+	lost := len(acrossSnaps) - len(since(acrossSnaps, july))
+	if _, err := s.AppendSnapshots(ctx, across, newMarketSim(55, acrossSnaps[len(acrossSnaps)-1].Time.Add(time.Second)).series(lost)); err != nil {
+		t.Fatal(err)
+	}
+	again := versions()
+	for i, what := range []string{"emptied", "run across the month's start"} {
+		if again[i] == before[i] {
+			t.Errorf("the data version of a market %s by a drop and given as many snapshots since is %s, as before the drop", what, again[i])
+		}
+	}
+}
+
 // TestDropSnapshotsBeforeRefuses: the month being recorded, or one not
 // begun, is never dropped, and a time that is not a month's start is not
 // taken for one.

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Billing", billingTests()},
 		{"Sweeps", sweepTests()},
 		{"Imports", importTests()},
+		{"DataVersions", dataVersionTests()},
 		{"Concurrency", concurrencyTests()},
 		{"Store", storeTests()},
 	}

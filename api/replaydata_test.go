@@ -1,0 +1,162 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/jobs"
+	"github.com/updown/updown/jobs/backtest"
+	"github.com/updown/updown/jobs/replay"
+	"github.com/updown/updown/store"
+)
+
+// replayData posts body as a Pro customer and returns the answer's data,
+// checking that it is what the engine answers of the store as it is now.
+func replayData(t *testing.T, b *bundle, q *queue, body string) replay.Result {
+	t.Helper()
+	r := b.replay(store.Pro, body)
+	if r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	var got struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	var req replay.Request
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobs.Replay(t.Context(), q.store, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	if string(got.Data) != string(wantJSON) {
+		t.Errorf("the answer is not the store's data as it is now:\n got %.400s\nwant %.400s", got.Data, wantJSON)
+	}
+	var res replay.Result
+	if err := json.Unmarshal(got.Data, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestReplayAfterSnapshotsAppended: a snapshot appended to a resolved
+// market after it was replayed (an archive import, a late flush) is in
+// the answer to the same request sent again, within the time a finished
+// result is kept for reuse.
+func TestReplayAfterSnapshotsAppended(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, nil)
+	if res := replayData(t, b, q, body); res.TotalSnapshots != 30 {
+		t.Fatalf("first replay: %d snapshots, want 30", res.TotalSnapshots)
+	}
+	m, err := q.store.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := store.Snapshot{Time: m.StartTime.Add(899 * time.Second), CoinPrice: 95100, PriceUp: 0.9, PriceDown: 0.1}
+	if n, err := q.store.AppendSnapshots(t.Context(), slug, []store.Snapshot{late}); err != nil || n != 1 {
+		t.Fatalf("append: %d %v", n, err)
+	}
+	if res := replayData(t, b, q, body); res.TotalSnapshots != 31 {
+		t.Errorf("replay after an append: %d snapshots, want 31", res.TotalSnapshots)
+	}
+	// Nothing new: the result is reused, and says the same.
+	if _, err := q.store.AppendSnapshots(t.Context(), slug, []store.Snapshot{late}); err != nil {
+		t.Fatal(err)
+	}
+	if res := replayData(t, b, q, body); res.TotalSnapshots != 31 {
+		t.Errorf("replay after a repeated append: %d snapshots, want 31", res.TotalSnapshots)
+	}
+}
+
+// TestReplayAfterTradesAndGapsChanged: a replay that reads the market's
+// trades (display prices) answers trades appended since it last ran (the
+// collector's backfill after a restart), and a trades gap recorded or
+// removed since (the warning it gives).
+func TestReplayAfterTradesAndGapsChanged(t *testing.T) {
+	t.Parallel()
+	b, q := replaySetup(t, 30*time.Second, true)
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, func(m map[string]any) {
+		m["entryConditions"] = []map[string]any{{"field": "display_up", "operator": "<", "value": 0.2}}
+	})
+	first := replayData(t, b, q, body)
+	m, err := q.store.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A trade at 0.05 makes the display price of the snapshots without
+	// books (every other one) that price: the entry is taken.
+	trade := store.MarketTrade{Time: m.StartTime.Add(20 * time.Second), Outcome: store.OutcomeUp, Side: "BUY", Price: 0.05, Size: 10, TxHash: "0xlate"}
+	if n, err := q.store.AppendMarketTrades(t.Context(), slug, []store.MarketTrade{trade}); err != nil || n != 1 {
+		t.Fatalf("append trades: %d %v", n, err)
+	}
+	second := replayData(t, b, q, body)
+	if second.Performance.TotalTrades == first.Performance.TotalTrades && len(second.Trades) == len(first.Trades) {
+		t.Errorf("the appended trade changed nothing: %d trades before and after; the test needs one that does", len(first.Trades))
+	}
+	// A resting order over a trades gap is warned of.
+	resting := replayBody(slug, func(m map[string]any) {
+		m["orderType"], m["reentryCooldownMs"] = "GTC", 30000
+	})
+	before := replayData(t, b, q, resting)
+	gap := store.Gap{From: m.StartTime, To: m.EndTime, Kind: store.GapTrades}
+	if _, err := q.store.RecordGaps(t.Context(), slug, []store.Gap{gap}); err != nil {
+		t.Fatal(err)
+	}
+	gapped := replayData(t, b, q, resting)
+	if len(gapped.Warnings) <= len(before.Warnings) {
+		t.Errorf("warnings after a trades gap was recorded: %q, before %q", gapped.Warnings, before.Warnings)
+	}
+	// The backfill found the trades: the gap goes, and its warning.
+	if err := q.store.RemoveGaps(t.Context(), slug, []store.Gap{gap}); err != nil {
+		t.Fatal(err)
+	}
+	if after := replayData(t, b, q, resting); len(after.Warnings) != len(before.Warnings) {
+		t.Errorf("warnings after the trades gap was removed: %q, want %q", after.Warnings, before.Warnings)
+	}
+}
+
+// TestBacktestAfterDataAppended: a backtest on a market given data since
+// the same backtest ran answers the data as it
+// is now, not the report kept from before.
+func TestBacktestAfterDataAppended(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Enterprise)
+	body := `{"strategy_code":"side=UP entry: price_up < 0.02 exit: price_up > 0.99 size=1","marketCount":2}`
+	slugs := newestResolved(t, b.store, store.BTC, store.M15, 2)
+	run := func(what string) backtestAnswer {
+		t.Helper()
+		var rep backtestAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, body), &rep)
+		want := directReport(t, b.store, backtest.Request{Strategy: rep.GeneratedStrategy, Markets: slugs})
+		if !reflect.DeepEqual(rep.Aggregate, want.Aggregate) || !reflect.DeepEqual(rep.Results, want.Results) {
+			t.Errorf("%s: the report is not the store's data as it is now:\n got %+v\nwant %+v", what, rep.Aggregate, want.Aggregate)
+		}
+		return rep
+	}
+	first := run("first run")
+	m, err := b.store.GetMarket(t.Context(), slugs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A late snapshot at a price the strategy enters at.
+	late := store.Snapshot{Time: m.EndTime.Add(-time.Second), CoinPrice: 95000, PriceUp: 0.01, PriceDown: 0.99}
+	if n, err := b.store.AppendSnapshots(t.Context(), m.Slug, []store.Snapshot{late}); err != nil || n != 1 {
+		t.Fatalf("append: %d %v", n, err)
+	}
+	second := run("after a snapshot was appended")
+	if reflect.DeepEqual(first.Aggregate, second.Aggregate) {
+		t.Errorf("the appended snapshot changed nothing (%+v): the test needs one that does", first.Aggregate)
+	}
+}
