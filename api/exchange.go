@@ -248,6 +248,17 @@ func (s *Server) liveSeries(ctx context.Context, coin string) (store.Coin, error
 	return c, nil
 }
 
+// DefaultLiveTimeout is Config.LiveTimeout's default. A read of the live
+// data is one Redis command that answers in a millisecond or so; a second
+// is room for a busy server, and short enough that a stalled one is a
+// prompt 503.
+const DefaultLiveTimeout = time.Second
+
+// liveRead bounds one read of the live data with Config.LiveTimeout.
+func (s *Server) liveRead(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.LiveTimeout)
+}
+
 // series names a coin and kind for messages: "eth futures".
 func series(c store.Coin, k store.ExchangeKind) string {
 	return strings.ToLower(string(c)) + " " + kindName(k)
@@ -258,7 +269,9 @@ func (s *Server) latestDepth(ctx context.Context, k store.ExchangeKind, in *coin
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.cfg.Live.LatestDepth(ctx, c, k)
+	rctx, cancel := s.liveRead(ctx)
+	defer cancel()
+	d, err := s.cfg.Live.LatestDepth(rctx, c, k)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, Errorf(http.StatusNotFound, CodeNotFound, "no depth recorded yet for %s", series(c, k))
 	}
@@ -281,7 +294,9 @@ func (s *Server) recentTrades(ctx context.Context, k store.ExchangeKind, in *tra
 	if err != nil {
 		return nil, err
 	}
-	trades, err := s.cfg.Live.RecentTrades(ctx, c, k, in.Limit)
+	rctx, cancel := s.liveRead(ctx)
+	defer cancel()
+	trades, err := s.cfg.Live.RecentTrades(rctx, c, k, in.Limit)
 	if err != nil {
 		return nil, s.storeFailure(ctx, "read recent trades", err)
 	}
@@ -293,7 +308,9 @@ func (s *Server) latestTrade(ctx context.Context, k store.ExchangeKind, in *coin
 	if err != nil {
 		return nil, err
 	}
-	trades, err := s.cfg.Live.RecentTrades(ctx, c, k, 1)
+	rctx, cancel := s.liveRead(ctx)
+	defer cancel()
+	trades, err := s.cfg.Live.RecentTrades(rctx, c, k, 1)
 	if err != nil {
 		return nil, s.storeFailure(ctx, "read latest trade", err)
 	}

@@ -56,6 +56,13 @@ type Config struct {
 	// Live is the latest exchange depth and recent trades (Redis in
 	// production).
 	Live store.LiveExchange
+	// LiveTimeout bounds each read of Live (default DefaultLiveTimeout):
+	// past it the request answers 503 SERVICE_UNAVAILABLE, so that a
+	// stalled Redis is a prompt 503 rather than a wait of the Redis
+	// client's read timeouts and retries. The bound cuts the read off only
+	// when the Redis client is made with ContextTimeoutEnabled, as the
+	// api's is.
+	LiveTimeout time.Duration
 	// Redis is the shared Redis (rate limits); nil disables what needs it.
 	Redis redis.UniversalClient
 	// RateLimits overrides the plan table's rate limits per tier (fields
@@ -167,6 +174,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.JobRedisTimeout <= 0 {
 		cfg.JobRedisTimeout = max(DefaultJobRedisTimeout, cfg.RedisTimeout)
+	}
+	if cfg.LiveTimeout <= 0 {
+		cfg.LiveTimeout = DefaultLiveTimeout
 	}
 	if cfg.WriteStall == 0 {
 		cfg.WriteStall = DefaultWriteStall

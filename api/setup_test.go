@@ -38,6 +38,8 @@ type setupOpts struct {
 	sweeps  api.SweepQueue
 	jobWait time.Duration
 	live    store.LiveExchange
+	// liveTimeout is Config.LiveTimeout (its default when 0).
+	liveTimeout time.Duration
 	// Billing and rate limits (billing_test.go, ratelimit_test.go).
 	redis         redis.UniversalClient
 	webhookSecret string
@@ -86,6 +88,7 @@ func setup(t *testing.T, opts ...func(*setupOpts)) *bundle {
 		Sweeps:              o.sweeps,
 		JobWait:             o.jobWait,
 		Live:                o.live,
+		LiveTimeout:         o.liveTimeout,
 		PublicURL:           o.publicURL,
 		BillingURL:          o.billingURL,
 		AI:                  api.AIConfig{TokenSecret: o.tokenSecret},
