@@ -60,7 +60,7 @@ type sweepTrialsInput struct {
 type sweepProgress struct {
 	ReplaysDone  int      `json:"replays_done"`
 	ReplaysTotal int      `json:"replays_total"`
-	ETASeconds   *float64 `json:"eta_seconds" doc:"Seconds to the end at the pace so far; null before the first shard and once finished."`
+	ETASeconds   *float64 `json:"eta_seconds" doc:"Seconds to the end at the pace so far; null before the first shard, once finished, and while the sweep is past the end its pace foretold (a shard held up, such as one whose worker stopped)."`
 }
 
 // sweepJSON is a sweep as the api answers it.
@@ -399,8 +399,8 @@ func sweepError(err error) error {
 // sweepSlotWait is how many seconds a customer at its cap of sweeps
 // should wait before asking again: until the running sweep expected to end
 // first ends, by its pace so far (its ETA); a minute when no running sweep
-// has one yet (no shard done) or they cannot be read, and at least a
-// second. A sweep runs for minutes: Retry-After 1 sent a client that
+// has one (no shard done yet, or past the end its pace foretold) or they
+// cannot be read, and at least a second. A sweep runs for minutes: Retry-After 1 sent a client that
 // honours it back to a refusal.
 func (s *Server) sweepSlotWait(ctx context.Context, customerID string) int {
 	const unknown = 60
@@ -421,14 +421,29 @@ func (s *Server) sweepSlotWait(ctx context.Context, customerID string) int {
 }
 
 // sweepETA is the seconds, to a tenth, until sw should end at its pace so
-// far; ok is false for a sweep not running or without a pace yet.
+// far; ok is false for a sweep not running or without a pace yet, and for
+// one past the end its pace foretold. The pace is the one up to its last
+// stored shard (UpdatedAt), and the time since counts down: a sweep
+// waiting on a shard held up (one whose worker stopped, back on the queue
+// only once its lease lapses, a minute or more) would otherwise say "a
+// second left" for as long as it waits, the little its pace leaves for one
+// shard, and send a client at its cap of sweeps back every second
+// (sweepSlotWait).
 func (s *Server) sweepETA(sw store.Sweep) (eta float64, ok bool) {
 	if !sw.Status.Active() || sw.ReplaysDone <= 0 || sw.ReplaysDone >= sw.ReplaysTotal {
 		return 0, false
 	}
-	elapsed := max(s.now().Sub(sw.CreatedAt).Seconds(), 0)
-	eta = elapsed * float64(sw.ReplaysTotal-sw.ReplaysDone) / float64(sw.ReplaysDone)
-	return float64(int64(eta*10)) / 10, true
+	now := s.now()
+	last := sw.UpdatedAt
+	if last.IsZero() || last.After(now) {
+		last = now
+	}
+	ran := max(last.Sub(sw.CreatedAt).Seconds(), 0)
+	eta = ran*float64(sw.ReplaysTotal-sw.ReplaysDone)/float64(sw.ReplaysDone) - now.Sub(last).Seconds()
+	if eta <= 0 && last.Before(now) {
+		return 0, false
+	}
+	return float64(int64(max(eta, 0)*10)) / 10, true
 }
 
 func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {

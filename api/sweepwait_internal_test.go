@@ -50,3 +50,51 @@ func TestSweepSlotWait(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepETAWaitingOnAHeldShard: a sweep whose last shard is held up
+// (its worker died holding it, and the shard comes back only once its
+// lease lapses) has no ETA once it is past the end its pace foretold,
+// where it said the fraction of a second its pace leaves for one shard
+// for as long as it waited, and a customer at its cap was told to come
+// back in a second, again and again. Between shards the ETA counts down
+// from the last one.
+func TestSweepETAWaitingOnAHeldShard(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	// 99 of 100 shards of 10 trials in the first 60 s; the last held since.
+	held := store.Sweep{ID: "s", Status: store.SweepRunning, CreatedAt: now.Add(-100 * time.Second),
+		UpdatedAt: now.Add(-40 * time.Second), ReplaysDone: 990, ReplaysTotal: 1000}
+	// A quarter done in 30 s, the last shard 10 s ago: 90 s from then.
+	paced := store.Sweep{ID: "p", Status: store.SweepRunning, CreatedAt: now.Add(-40 * time.Second),
+		UpdatedAt: now.Add(-10 * time.Second), ReplaysDone: 25, ReplaysTotal: 100}
+	for _, tc := range []struct {
+		name string
+		sw   store.Sweep
+		eta  *float64 // nil: none
+		wait int
+	}{
+		{"held", held, nil, 60},
+		{"paced", paced, ptr(80.0), 80},
+	} {
+		s, err := New(Config{Store: listedSweeps{memory.New(), []store.Sweep{tc.sw}}, Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.sweepJSON(tc.sw, false).Progress.ETASeconds
+		if (got == nil) != (tc.eta == nil) || got != nil && *got != *tc.eta {
+			t.Errorf("%s: eta_seconds %v, want %v", tc.name, deref(got), deref(tc.eta))
+		}
+		if w := s.sweepSlotWait(t.Context(), "c"); w != tc.wait {
+			t.Errorf("%s: wait %d s, want %d", tc.name, w, tc.wait)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
