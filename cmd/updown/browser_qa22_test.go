@@ -159,6 +159,32 @@ func TestBrowserQA22(t *testing.T) {
 		}
 	})
 
+	t.Run("the agent's shares box left alone follows the prompt", func(t *testing.T) {
+		// Its hint says "Empty: as the prompt says, else 100", as the max
+		// loss box's does; a box that started at 100 sent 100 with every
+		// generation, and a prompt's "50 shares" was overridden unsaid.
+		t.Parallel()
+		ent := open(t, base) // unlimited generations
+		ent.signIn("ud_dev_enterprise")
+		ent.forgetDrafts()
+		ent.visit("#/agent", "agent")
+		var size string
+		ent.eval(`document.querySelector('[data-testid=agent-size]').value`, &size)
+		if size != "" {
+			t.Errorf("the shares box starts at %q; want empty, as its hint describes", size)
+		}
+		var before string
+		var ok bool
+		ent.run("quota", chromedp.AttributeValue(byID("agent-quota"), "data-used", &before, &ok))
+		ent.setValue(byID("agent-prompt"), "buy 50 shares of UP when price_up drops below 0.4, exit above 0.6, stop loss 30%")
+		ent.run("generate", chromedp.Click(byID("agent-generate")), chromedp.WaitVisible(byID("agent-quota")+`:not([data-used="`+before+`"])`))
+		var code string
+		ent.eval(`document.querySelector('[data-testid=agent-code]').value`, &code)
+		if !strings.Contains(code, " size=50 ") || !strings.Contains(code, " maxloss=30 ") {
+			t.Errorf("generated code %q: want the prompt's size=50 and maxloss=30", code)
+		}
+	})
+
 	t.Run("the agent's control the API refused is marked and takes the keyboard", func(t *testing.T) {
 		// As on the replay and sweeps pages: the error names a request
 		// field (strategy_code, marketCount); its box is marked invalid and

@@ -49,7 +49,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
   // An empty number box sends nothing, and the API's default runs: each
   // says which (the placeholder, or the hint under it).
   const count = h('input', { type: 'number', min: '1', max: '100', value: '10', placeholder: '10', testid: 'agent-count' });
-  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '100', placeholder: 'from the prompt', testid: 'agent-size' });
+  const size = h('input', { type: 'number', min: '1', max: '10000', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-size' });
   const maxloss = h('input', { type: 'number', min: '1', max: '100', step: 'any', value: '', placeholder: 'from the prompt', testid: 'agent-maxloss' });
   // Order type (GTC with its resting-order options, as on the replay
   // page), re-entry, fees and latency: each from the prompt or code unless
