@@ -249,9 +249,9 @@ func marketOfRow(r *transfer.ParquetMarket) store.Market {
 		StartTime: r.StartTime, EndTime: r.EndTime, CoinPriceStart: r.CoinPriceStart, CoinPriceEnd: r.CoinPriceEnd,
 		ConditionID: r.ConditionID, ClobTokenUp: r.ClobTokenUp, ClobTokenDown: r.ClobTokenDown,
 		Winner: r.Winner, FinalVolume: r.FinalVolume, FinalLiquidity: r.FinalLiquidity, ResolvedAt: r.ResolvedAt,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpstreamSlug: r.UpstreamSlug, TakerFeeRate: r.TakerFeeRate,
-		MakerRebateRate: r.MakerRebateRate, FeeType: r.FeeType, TickSize: r.TickSize, MinOrderSize: r.MinOrderSize,
-		ResolutionSource: r.ResolutionSource, PriceToBeat: r.PriceToBeat, FinalPrice: r.FinalPrice,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, UpstreamSlug: transfer.TextOf(r.UpstreamSlug), TakerFeeRate: r.TakerFeeRate,
+		MakerRebateRate: r.MakerRebateRate, FeeType: transfer.TextOf(r.FeeType), TickSize: r.TickSize, MinOrderSize: r.MinOrderSize,
+		ResolutionSource: transfer.TextOf(r.ResolutionSource), PriceToBeat: r.PriceToBeat, FinalPrice: r.FinalPrice,
 		DataSources: slices.Clone(r.DataSources), // rows are read into a reused buffer
 	}
 	if r.FeeExponent != nil {

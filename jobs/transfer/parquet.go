@@ -88,16 +88,18 @@ type ParquetMarket struct {
 	CreatedAt      time.Time  `parquet:"created_at,timestamp(microsecond:utc)"`
 	UpdatedAt      time.Time  `parquet:"updated_at,timestamp(microsecond:utc)"`
 	// DESIGN 9: the upstream's slug, fee schedule, order rules, and where
-	// the winner and reference prices came from.
-	UpstreamSlug     string                  `parquet:"upstream_slug"`
+	// the winner and reference prices came from. upstream_slug, fee_type
+	// and resolution_source are null where unknown, as in the JSON answer
+	// and the JSON Lines export (files written before they were read "").
+	UpstreamSlug     *string                 `parquet:"upstream_slug,optional"`
 	TakerFeeRate     *float64                `parquet:"taker_fee_rate,optional"`
 	FeeExponent      *int64                  `parquet:"fee_exponent,optional"`
-	FeeType          string                  `parquet:"fee_type,dict"`
+	FeeType          *string                 `parquet:"fee_type,optional,dict"`
 	MakerRebateRate  *float64                `parquet:"maker_rebate_rate,optional"`
 	TickSize         *float64                `parquet:"tick_size,optional"`
 	TickSizeChanges  []ParquetTickSizeChange `parquet:"tick_size_changes,list"`
 	MinOrderSize     *float64                `parquet:"min_order_size,optional"`
-	ResolutionSource string                  `parquet:"resolution_source,dict"`
+	ResolutionSource *string                 `parquet:"resolution_source,optional,dict"`
 	PriceToBeat      *float64                `parquet:"price_to_beat,optional"`
 	FinalPrice       *float64                `parquet:"final_price,optional"`
 	// DataSources says where the market's data came from (store.Market).
@@ -223,9 +225,9 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		ConditionID: m.ConditionID, ClobTokenUp: m.ClobTokenUp, ClobTokenDown: m.ClobTokenDown,
 		Winner: m.Winner, FinalVolume: m.FinalVolume, FinalLiquidity: m.FinalLiquidity,
 		CreatedAt: m.CreatedAt.UTC(), UpdatedAt: m.UpdatedAt.UTC(),
-		UpstreamSlug: m.UpstreamSlug, TakerFeeRate: m.TakerFeeRate, MakerRebateRate: m.MakerRebateRate,
-		FeeType: m.FeeType, TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
-		ResolutionSource: m.ResolutionSource, PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
+		UpstreamSlug: nonEmpty(m.UpstreamSlug), TakerFeeRate: m.TakerFeeRate, MakerRebateRate: m.MakerRebateRate,
+		FeeType: nonEmpty(m.FeeType), TickSize: m.TickSize, MinOrderSize: m.MinOrderSize,
+		ResolutionSource: nonEmpty(m.ResolutionSource), PriceToBeat: m.PriceToBeat, FinalPrice: m.FinalPrice,
 		TickSizeChanges: make([]ParquetTickSizeChange, len(m.TickSizeChanges)),
 		DataSources:     m.DataSources,
 	}
@@ -241,6 +243,23 @@ func ParquetMarketRow(m *store.Market) ParquetMarket {
 		r.TickSizeChanges[i] = ParquetTickSizeChange{Time: c.Time.UTC(), TickSize: c.TickSize}
 	}
 	return r
+}
+
+// nonEmpty is s, or nil (a Parquet null) when s is empty: an unknown
+// text field is null in every format of the market.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// TextOf is a nullable text column's value: "" for null.
+func TextOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // ParquetGap is a market's recording gap.

@@ -59,10 +59,10 @@ func checkParquetMarket(t *testing.T, got transfer.ParquetMarket, m store.Market
 		v := int64(*e)
 		return &v
 	}(m.FeeExponent)
-	ok := got.Slug == m.Slug && got.MarketID == m.MarketID && got.UpstreamSlug == m.UpstreamSlug && got.FeeType == m.FeeType &&
+	ok := got.Slug == m.Slug && got.MarketID == m.MarketID && transfer.TextOf(got.UpstreamSlug) == m.UpstreamSlug && transfer.TextOf(got.FeeType) == m.FeeType &&
 		eqFloat(got.TakerFeeRate, m.TakerFeeRate) && eqFloat(got.MakerRebateRate, m.MakerRebateRate) && (got.FeeExponent == nil) == (exp == nil) &&
 		(exp == nil || *got.FeeExponent == *exp) && eqFloat(got.TickSize, m.TickSize) &&
-		eqFloat(got.MinOrderSize, m.MinOrderSize) && got.ResolutionSource == m.ResolutionSource &&
+		eqFloat(got.MinOrderSize, m.MinOrderSize) && transfer.TextOf(got.ResolutionSource) == m.ResolutionSource &&
 		eqFloat(got.PriceToBeat, m.PriceToBeat) && eqFloat(got.FinalPrice, m.FinalPrice) &&
 		len(got.TickSizeChanges) == len(m.TickSizeChanges) && got.StartTime.Equal(m.StartTime)
 	for i := 0; ok && i < len(m.TickSizeChanges); i++ {
