@@ -174,9 +174,55 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%s: %s: it takes flags only (see updown %s -h)", fs.Name(), unexpected(fs.Args()), fs.Name())
+		return fmt.Errorf("%s: %s: it takes flags only (see updown %s -h)%s", fs.Name(), unexpected(fs.Args()), fs.Name(),
+			unquotedHint(fs, args))
 	}
 	return nil
+}
+
+// unquotedHint is the hint for arguments left over after a flag's value,
+// the rest of a value with spaces the shell split (updown export --out
+// my data.jsonl: --out "my" and an argument "data.jsonl"): the value
+// quoted, whole. "" when the left-over arguments follow no flag's value.
+func unquotedHint(fs *flag.FlagSet, args []string) string {
+	at := len(args) - fs.NArg() // the first left over
+	if at < 1 || args[at-1] == "--" {
+		return ""
+	}
+	name, value := "", ""
+	if n, v, ok := strings.Cut(strings.TrimLeft(args[at-1], "-"), "="); ok && strings.HasPrefix(args[at-1], "-") {
+		name, value = n, v
+	} else if at >= 2 && strings.HasPrefix(args[at-2], "-") && !strings.Contains(args[at-2], "=") {
+		name, value = strings.TrimLeft(args[at-2], "-"), args[at-1]
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return ""
+	}
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return ""
+	}
+	whole := strings.Join(append([]string{value}, wordsBeforeFlag(fs.Args())...), " ")
+	return fmt.Sprintf("; if --%s's value has spaces, quote it whole: --%s %s", name, name, shellQuote(whole))
+}
+
+// wordsBeforeFlag is args up to the first that looks like a flag: the
+// words of a name split at its spaces, not the flags given after it.
+func wordsBeforeFlag(args []string) []string {
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			return args[:i]
+		}
+	}
+	return args
+}
+
+// shellQuote is s as a POSIX shell reads it back as one word.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // repeatable names the flags given once for each of several values

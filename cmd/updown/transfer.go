@@ -117,8 +117,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"store's gaps and those before it in the file cover it); snapshots_per_second counts the file's\n"+
 		"snapshots, written or kept.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
-		if fs.NArg() > 0 {
-			return fmt.Errorf("%w; to import a file, give it as --in %s", err, fs.Arg(0))
+		if fs.NArg() > 0 && !strings.Contains(err.Error(), "quote it whole") {
+			return fmt.Errorf("%w; to import a file, give it as --in %s", err, shellQuote(strings.Join(wordsBeforeFlag(fs.Args()), " ")))
 		}
 		return err
 	}
