@@ -154,6 +154,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if magic, _ := br.Peek(4); string(magic) == "PAR1" {
 		return fmt.Errorf("import: %s is Parquet, which is read from its end: give it as --in FILE", inName(*in))
 	}
+	if head, _ := br.Peek(512); bytes.IndexByte(head, 0) >= 0 {
+		// A binary file (a zip, a zstd dump, the binary itself) was read
+		// as a CSV file whose header was its first line: the error quoted
+		// kilobytes of escaped bytes.
+		return fmt.Errorf("import: %s holds binary data, not an export of updown (JSON Lines or CSV, gzipped or not, or Parquet); "+
+			"archived Polymarket events (zstd, Parquet hours) go to `updown import events`", inName(*in))
+	}
 	if isMarketChannelFrame(br) {
 		return fmt.Errorf("import: %s holds Polymarket market-channel frames (a websocket dump), not an export: import it with `updown import events --format ws-jsonl --markets markets.json %s`", inName(*in), *in)
 	}
