@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -69,7 +70,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// before seconds of data generation and a worker that would be wasted.
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return fmt.Errorf("dev: cannot listen on %s (another updown dev, or another server, may hold it: stop it, or give --addr or PORT): %w", *addr, err)
+		// Another process holding the address is the common case; an
+		// address of the wrong form (--addr 8080) was told as one too.
+		var form *net.AddrError
+		switch {
+		case errors.As(err, &form):
+			return fmt.Errorf("dev: cannot listen on %q: want host:port, e.g. 127.0.0.1:8080 or :8080 (every interface): %w", *addr, err)
+		case errors.Is(err, syscall.EADDRINUSE):
+			return fmt.Errorf("dev: cannot listen on %s (another updown dev, or another server, may hold it: stop it, or give --addr or PORT): %w", *addr, err)
+		}
+		return fmt.Errorf("dev: cannot listen on %s: %w", *addr, err)
 	}
 	defer ln.Close() // on an early return; serving closes it too
 	log := newLogger(stderr, "text")
