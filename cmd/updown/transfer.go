@@ -284,6 +284,7 @@ func exportSplit(ctx context.Context, st transfer.Source, dir string, split tran
 		return fmt.Errorf("export: --split %q is not market or day", split)
 	}
 	ext := "." + string(opt.Format)
+	completed := 0 // files renamed into place
 	create := func(name string) (io.WriteCloser, error) {
 		path := filepath.Join(dir, filepath.FromSlash(name)+ext)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -293,10 +294,24 @@ func exportSplit(ctx context.Context, st transfer.Source, dir string, split tran
 		if err != nil {
 			return nil, err
 		}
-		return writeCloser{o, o.commit, o.abort}, nil
+		commit := func() error {
+			err := o.commit()
+			if err == nil {
+				completed++
+			}
+			return err
+		}
+		return writeCloser{o, commit, o.abort}, nil
 	}
 	began := time.Now()
 	stats, err := transfer.ExportSplit(ctx, st, create, split, opt)
+	if err != nil && completed > 0 {
+		// The files of the keys done before it stopped are whole and
+		// stay: say so, and that the export is not, where an interrupted
+		// export's directory looked like a finished one short of markets.
+		return fmt.Errorf("export: %w; the export is unfinished: %s holds the %d files completed before it stopped, "+
+			"but not markets%s, which is written last and which an import reads first: run the export again to complete it", err, dir, completed, ext)
+	}
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
