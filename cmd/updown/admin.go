@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -367,6 +368,11 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				anyGiven = anyGiven || given[f.name]
 				if *f.value < 0 {
 					return fmt.Errorf("customers set-limits: --%s is 0 (the plan's default) or more", f.name)
+				}
+				// The database keeps each limit in 32 bits: a larger one
+				// was told as the driver's failure to encode it.
+				if *f.value > math.MaxInt32 {
+					return fmt.Errorf("customers set-limits: --%s %d: at most %d (0 is the plan's default)", f.name, *f.value, math.MaxInt32)
 				}
 			}
 			if !anyGiven {
