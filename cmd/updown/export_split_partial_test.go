@@ -3,8 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +15,7 @@ import (
 )
 
 // TestExportSplitUnfinishedIsTold: a split export that stops after some
-// of its files are complete (here: its markets file, written last, cannot
-// be put in place) says the export is unfinished, how many files the
+// of its files are complete (here: the store is lost half way) says the export is unfinished, how many files the
 // directory holds and that the markets file is not among them, where it
 // gave only the error and the directory looked like a whole export.
 func TestExportSplitUnfinishedIsTold(t *testing.T) {
@@ -35,17 +33,31 @@ func TestExportSplitUnfinishedIsTold(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	// A directory where the markets file goes: renaming it into place fails.
-	if err := os.MkdirAll(filepath.Join(dir, "markets.jsonl", "x"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	err = exportSplit(ctx, st, dir, transfer.SplitMarket, transfer.ExportOptions{Format: transfer.JSONL, Books: true}, &bytes.Buffer{})
+	// The store is lost at the third market's snapshots, once the first
+	// two markets' files are complete.
+	src := &failingSource{Source: st, failAt: 3, seen: map[string]bool{}}
+	err = exportSplit(ctx, src, dir, transfer.SplitMarket, transfer.ExportOptions{Format: transfer.JSONL, Books: true}, &bytes.Buffer{})
 	if err == nil {
 		t.Fatal("the export succeeded without its markets file")
 	}
-	for _, want := range []string{"the export is unfinished", "holds the 3 files completed", "not markets.jsonl", "run the export again"} {
+	for _, want := range []string{"the export is unfinished", "holds the 2 files completed", "not markets.jsonl", "run the export again"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
+}
+
+// failingSource fails reading the snapshots of the failAt-th market read.
+type failingSource struct {
+	transfer.Source
+	failAt int
+	seen   map[string]bool
+}
+
+func (f *failingSource) ListSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) ([]store.Snapshot, int, error) {
+	f.seen[slug] = true
+	if len(f.seen) >= f.failAt {
+		return nil, 0, errors.New("connection lost")
+	}
+	return f.Source.ListSnapshots(ctx, slug, q)
 }

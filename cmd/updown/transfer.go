@@ -84,8 +84,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("export: %w", err)
 	}
 	summary := stdout
-	if *out == "-" {
-		summary = stderr // stdout is the data
+	if *out == "-" || o.direct != nil {
+		summary = stderr // stdout is the data, or may be (/dev/stdout, a pipe)
 	}
 	return writeJSON(summary, transferSummary(stats, time.Since(began)))
 }
@@ -417,19 +417,40 @@ func parseWhen(s string) (time.Time, error) {
 // output is where an export goes: stdout, or a file written under a
 // temporary name beside it and renamed over it once complete, so that an
 // export that fails (or is interrupted) leaves the file as it was.
+//
+// A name that is not a regular file (/dev/null, /dev/stdout, a named pipe,
+// a shell's <(...) or >(...)) is written to as it is: renaming a file over
+// it replaced the device or pipe with a regular file (as root, /dev/null
+// itself), or failed creating the temporary file beside it (in /dev). A
+// symbolic link to a file is followed: the file it names is replaced, the
+// link kept.
 type output struct {
 	io.Writer
-	flush []func() error // the compression and buffering, innermost first
-	tmp   *os.File       // nil for stdout
-	name  string
+	flush  []func() error // the compression and buffering, innermost first
+	tmp    *os.File       // nil for stdout and a name written as it is
+	direct *os.File       // a name that is not a regular file, opened for writing
+	name   string         // as given, for messages
+	dest   string         // the file renamed over: name, its symbolic links followed
 }
 
 // createOut opens the export's destination, name or ("-") stdout;
 // gzipped when name ends in .gz. Commit or abort it.
 func createOut(name string, stdout io.Writer) (*output, error) {
-	o := &output{Writer: stdout, name: name}
-	if name != "-" {
-		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	o := &output{Writer: stdout, name: name, dest: name}
+	if fi, err := os.Stat(name); name != "-" && err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("export: create %s: it is a directory (--split writes a directory of files)", name)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("export: open %s: %w", name, err)
+		}
+		o.direct, o.Writer = f, f
+	} else if name != "-" {
+		if target, err := filepath.EvalSymlinks(name); err == nil {
+			o.dest = target
+		}
+		f, err := os.CreateTemp(filepath.Dir(o.dest), "."+filepath.Base(o.dest)+".tmp-*")
 		if err != nil {
 			return nil, fmt.Errorf("export: create %s: %w", name, err)
 		}
@@ -452,11 +473,18 @@ func (o *output) commit() error {
 	for _, f := range o.flush {
 		errs = append(errs, f())
 	}
+	if o.direct != nil {
+		errs = append(errs, o.direct.Close())
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("write %s: %w", o.name, err)
+		}
+		return nil
+	}
 	if o.tmp == nil {
 		return errors.Join(errs...)
 	}
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(o.name); err == nil {
+	if fi, err := os.Stat(o.dest); err == nil {
 		mode = fi.Mode().Perm()
 	}
 	errs = append(errs, o.tmp.Chmod(mode), o.tmp.Close())
@@ -464,7 +492,7 @@ func (o *output) commit() error {
 		_ = os.Remove(o.tmp.Name())
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
-	if err := os.Rename(o.tmp.Name(), o.name); err != nil {
+	if err := os.Rename(o.tmp.Name(), o.dest); err != nil {
 		_ = os.Remove(o.tmp.Name())
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
@@ -474,6 +502,9 @@ func (o *output) commit() error {
 // abort gives up the output: a file's temporary is removed, leaving what
 // was at its name before.
 func (o *output) abort() {
+	if o.direct != nil {
+		_ = o.direct.Close() // what was written to a device or pipe is gone already
+	}
 	if o.tmp != nil {
 		_ = o.tmp.Close()
 		_ = os.Remove(o.tmp.Name())
