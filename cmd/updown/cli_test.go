@@ -69,6 +69,10 @@ func TestHelpIsSuccess(t *testing.T) {
 		{"import", "events", "-h"}, {"import", "list", "--help"},
 		// Help of help is the help: it ran itself until the stack overflowed.
 		{"help", "help"}, {"help", "-h"}, {"-h", "-h"}, {"--help", "help", "export"},
+		// A command's help asked as `updown customers help` is: it was
+		// refused as an unexpected argument.
+		{"export", "help"}, {"import", "help"}, {"seed", "help"}, {"migrate", "help"}, {"customers", "create", "help"},
+		{"keys", "revoke", "help"}, {"drop-snapshots", "help"}, {"markets", "fill-fees", "help"},
 	} {
 		code, stdout, stderr := runBinary(t, nil, args...)
 		if code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {

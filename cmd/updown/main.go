@@ -167,6 +167,12 @@ func stopped(ctx context.Context, err error) error {
 // command takes positional arguments, and one ignored (updown import FILE)
 // would quietly do something other than what was asked.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	// `updown export help` asks for help as `updown help export` and
+	// `updown customers help` do, where it was refused as an argument.
+	if len(args) == 1 && args[0] == "help" {
+		fs.Usage()
+		return flag.ErrHelp
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
