@@ -159,6 +159,11 @@ class Client:
     ) -> None:
         if api_key is None:
             raise ValueError("api_key is required (send your key from the dashboard, or ud_dev_pro on `updown dev`)")
+        parts = urllib.parse.urlsplit(base_url or "")
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            # Taken as it was, every request failed as a lost connection
+            # and was retried for seconds ("unknown url type").
+            raise ValueError(f"base_url must be an http:// or https:// URL, such as http://localhost:8080; got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
