@@ -66,3 +66,31 @@ func TestPathsWithSpaces(t *testing.T) {
 		}
 	}
 }
+
+// TestExportToGivenAFileNamesOut: export --to (or --from) given a file
+// name, as other tools name their destination, is refused naming --out
+// with the name quoted whole, where it said only that the name was not a
+// time; a time of the wrong form gets no such hint.
+func TestExportToGivenAFileNamesOut(t *testing.T) {
+	t.Parallel()
+	const nowhere = "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "--to", "/tmp/my data.jsonl"}, `give it as --out '/tmp/my data.jsonl'`},
+		{[]string{"export", "--what", "markets", "--to", "markets.parquet"}, `give it as --out markets.parquet`},
+		{[]string{"export", "--from", "out/all.csv.gz"}, `give it as --out out/all.csv.gz`},
+		{[]string{"export", "--to", "2026-13-01"}, ""},
+	} {
+		err := run(context.Background(), append(c.args, "--database-url", nowhere), &bytes.Buffer{}, &bytes.Buffer{})
+		switch {
+		case err == nil:
+			t.Errorf("updown %q was taken", c.args)
+		case c.want == "" && strings.Contains(err.Error(), "--out"):
+			t.Errorf("updown %q: %v; a time of the wrong form names no --out", c.args, err)
+		case c.want != "" && !strings.Contains(err.Error(), c.want):
+			t.Errorf("updown %q: %v; want it to say %s", c.args, err, c.want)
+		}
+	}
+}

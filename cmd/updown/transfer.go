@@ -330,6 +330,23 @@ func (w writeCloser) Close() error { return w.close() }
 
 func (w writeCloser) Abort() { w.abort() }
 
+// fileNotTimeHint is the hint for an export's --to or --from given a file
+// name (updown export --to "my data.jsonl", as other tools name their
+// destination): those flags bound the markets' start times, the file is
+// --out. "" for a value that does not look like a file name, and for
+// commands that write no file.
+func fileNotTimeHint(cmd, flagName, value string) string {
+	if cmd != "export" {
+		return ""
+	}
+	ext := strings.ToLower(strings.TrimSuffix(value, ".gz"))
+	if !strings.ContainsAny(value, `/\`) && !strings.HasSuffix(ext, ".jsonl") && !strings.HasSuffix(ext, ".ndjson") &&
+		!strings.HasSuffix(ext, ".csv") && !strings.HasSuffix(ext, ".parquet") && !strings.HasSuffix(ext, ".json") {
+		return ""
+	}
+	return fmt.Sprintf("; %s bounds the markets' start times: to write the export to a file, give it as --out %s", flagName, shellQuote(value))
+}
+
 // marketFilter is the market selection of the flags --coin, --market-type,
 // --from, --to and --resolved of the command cmd, which its errors name.
 func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
@@ -349,7 +366,7 @@ func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.Marke
 	if from != "" {
 		t, err := parseWhen(from)
 		if err != nil {
-			return f, fmt.Errorf(cmd+": --from: %w", err)
+			return f, fmt.Errorf(cmd+": --from: %w%s", err, fileNotTimeHint(cmd, "--from", from))
 		}
 		t = ceilMicro(t).Add(-time.Microsecond) // StartAfter is strict; --from is inclusive
 		f.StartAfter = &t
@@ -357,7 +374,7 @@ func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.Marke
 	if to != "" {
 		t, err := parseWhen(to)
 		if err != nil {
-			return f, fmt.Errorf(cmd+": --to: %w", err)
+			return f, fmt.Errorf(cmd+": --to: %w%s", err, fileNotTimeHint(cmd, "--to", to))
 		}
 		t = ceilMicro(t)
 		f.StartBefore = &t
