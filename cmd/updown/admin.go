@@ -182,11 +182,6 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer st.Close()
-	sr, unfinished, err := beginSeedRun(ctx, st.Pool(), *seed, *perMarket)
-	if err != nil {
-		return err
-	}
-	tellUnfinished(stderr, unfinished, sr)
 	start := time.Now()
 	stats, err := gen.Seed(ctx, genConfig(*seed, *perMarket, start), st)
 	if err != nil {
@@ -196,9 +191,6 @@ func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			"(--seed %d --snapshots-per-market %d) to finish it, or drop and recreate the database to start over", err, *seed, *perMarket)
 	}
 	elapsed := time.Since(start)
-	if err := finishSeedRun(ctx, st.Pool(), sr); err != nil {
-		return err
-	}
 	return writeJSON(stdout, map[string]any{
 		"markets": stats.Markets, "snapshots": stats.Snapshots, "trades": stats.Trades, "gaps": stats.Gaps, "depth_snapshots": stats.Depth,
 		"seconds": elapsed.Seconds(), "snapshots_per_second": float64(stats.Snapshots) / elapsed.Seconds(),
