@@ -316,6 +316,10 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 			return refuse(s.storeFailure(ctx, "read the market's data version", err))
 		}
 		job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + dv[0].String()
+		// The worker's tape (its cache's key) counts the snapshots the
+		// version names: a snapshot appended between the two reads would
+		// otherwise label a replay of the older tape with the newer data.
+		n = dv[0].Snapshots
 	}
 	// The worker replays the market as read here, without reading it
 	// again; without the headers it reads the market itself.

@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // replayData posts body as a Pro customer and returns the answer's data,
@@ -158,5 +161,55 @@ func TestBacktestAfterDataAppended(t *testing.T) {
 	second := run("after a snapshot was appended")
 	if reflect.DeepEqual(first.Aggregate, second.Aggregate) {
 		t.Errorf("the appended snapshot changed nothing (%+v): the test needs one that does", first.Aggregate)
+	}
+}
+
+// appendAfterCount is a store that appends one snapshot to a market right
+// after the api counts its snapshots, once: a snapshot landing between the
+// api's reads of a replay's market.
+type appendAfterCount struct {
+	store.Store
+	once sync.Once
+	late store.Snapshot
+}
+
+func (s *appendAfterCount) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	m, n, err := store.GetMarketCounted(ctx, s.Store, slug)
+	if err == nil && !s.late.Time.IsZero() {
+		s.once.Do(func() { _, err = s.Store.AppendSnapshots(ctx, slug, []store.Snapshot{s.late}) })
+	}
+	return m, n, err
+}
+
+// TestReplayVersionMatchesItsTape: a trade-reading replay whose market
+// gains a snapshot between the api's count and its data version replays
+// the market as the version names it, not the worker's tape cached
+// before, so that the answer kept under that version (and given to every
+// identical request after) is the store's data.
+func TestReplayVersionMatchesItsTape(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // the worker reads the store itself, with its tape cache
+	q.startWorker(t)
+	racy := &appendAfterCount{Store: st}
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = racy, q.client, 30*time.Second })
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, func(m map[string]any) {
+		m["entryConditions"] = []map[string]any{{"field": "display_up", "operator": "<", "value": 0.2}}
+	})
+	if res := replayData(t, b, q, body); res.TotalSnapshots != 30 {
+		t.Fatalf("first replay: %d snapshots, want 30", res.TotalSnapshots)
+	}
+	m, err := st.GetMarket(t.Context(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	racy.late = store.Snapshot{Time: m.StartTime.Add(899 * time.Second), CoinPrice: 95100, PriceUp: 0.9, PriceDown: 0.1}
+	if r := b.replay(store.Pro, body); r.status != http.StatusOK {
+		t.Fatalf("replay with the append between the reads: %d %s", r.status, r.body)
+	}
+	if res := replayData(t, b, q, body); res.TotalSnapshots != 31 {
+		t.Errorf("replay after the append: %d snapshots, want 31", res.TotalSnapshots)
 	}
 }
