@@ -31,8 +31,12 @@ import (
 //     time") or any field beyond SPEC's five by its name
 //     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
 //     -0.2"); prices (and imbalances) may be written as percentages
-//     ("below 35%") or in dollars ("below $0.35"), not in cents ("35c"
-//     is refused with the price to write); a comparison without a
+//     ("below 35%") or in dollars ("below $0.35"), and prices (of a
+//     side, a bid, the spread, a stop loss or take profit) in cents with
+//     their unit ("below 35c", "under 35 cents", "35¢", "between 40 and
+//     60 cents": 0.35, 0.4 to 0.6); a bare "35" on a price is refused
+//     with the price to write, and cents are never the coin's price, a
+//     fee rate or a field of another unit; a comparison without a
 //     field is about the field before it, or the side's price;
 //   - ranges: "[field] between 0.4 and 0.6" (field >= 0.4 and field <=
 //     0.6) in the entry; an exit cannot wait for both bounds, and is
@@ -396,9 +400,10 @@ var (
 	// 3 and 5 their percent signs.
 	reRange = regexp.MustCompile(`(?:\b` + reField + `\s+)?(?:(?:is|goes|gets|trades|stays|stay|remains?)\s+)?\bbetween\s+` +
 		reNum + `(\s*(?:%|percent))?\s+(?:and|&)\s+` + reNum + `(\s*(?:%|percent))?`)
-	// reCents is an amount in cents ("95c", "95 cents", "95¢"), which the
-	// grammar does not read: prices are in dollars, from 0 to 1. Group 1
-	// is the amount as written, group 2 its number.
+	// reCents is an amount in cents ("95c", "95 cents", "95¢"): a price
+	// in cents is rewritten as the price in dollars it is before the
+	// grammar reads the prompt (centsAsPrices), and any other refused.
+	// Group 1 is the amount as written, group 2 its number.
 	reCents = regexp.MustCompile(`(?:^|[^a-z0-9_.$-])(` + reNum + `\s*(?:¢|cents?\b|c\b))`)
 	// reComparedBefore ends text that compares a field, or the coin by its
 	// name, with what follows: "when BTC price is above ", "imbalance_up >
@@ -418,6 +423,9 @@ var (
 		// own ("ETH is above "): "on BTC at " and "BTC below " name the
 		// market, whose price of UP a cents amount means.
 		`|\b(?:the )?(?:coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+(?:is|goes|gets|trades|stays)\s+(?:(?:\b(?:` + reOps + `)\b|<=|>=|==|=|<|>)\s*)?` +
+		// Or with a verb that compares ("BTC drops below "), which
+		// coinBefore reads as the coin's price too.
+		`|\b(?:the )?(?:coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+(?:drops|falls|dips|sinks|rises|climbs|crosses|breaks|reaches|hits|exceeds)\b(?:\s+(?:above|over|below|under))?\s*` +
 		`)$`)
 	// Numbers in words, which the grammar does not read: left over, they
 	// are refused as a leftover digit is, not dropped.
@@ -582,8 +590,7 @@ var (
 
 // readPrompt applies the grammar to a prompt for markets of type mt;
 // orderType is the request's ("" when it gives none).
-func readPrompt(prompt string, mt store.MarketType, orderType string, base *preset) (promptRules, error) {
-	var pr promptRules
+func readPrompt(prompt string, mt store.MarketType, orderType string, base *preset) (pr promptRules, err error) {
 	t := &promptText{b: []byte(strings.ToLower(prompt))}
 	refuse := func(format string, args ...any) error { return invalid("prompt", fmt.Sprintf(format, args...)) }
 
@@ -631,10 +638,12 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	if reBothSides.Match(t.b) {
 		return pr, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
 	}
-	if m := reCents.FindSubmatchIndex(t.b); m != nil {
-		// The grammar reads the number and leaves the unit: 95c was
-		// refused as 95 (or, worse, 0.95c read as 0.95, its "c" dropped).
-		return pr, refuse("%s", centsRefusal(string(t.b[m[2]:m[3]]), string(t.b[m[4]:m[5]]), centsSubject(t.b[:m[2]], t.b[m[3]:])))
+	// Prices in cents ("below 40c", "under 40 cents", "40¢") are read as
+	// the prices they are, in dollars, before any phrase reads a number:
+	// the grammar would read the number and leave the unit (95c refused
+	// as 95, or 0.95c read as 0.95, its "c" dropped).
+	if prompt, t.b, err = centsAsPrices(prompt, t.b, refuse); err != nil {
+		return pr, err
 	}
 	all := len(t.b)
 
@@ -644,7 +653,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		phrase string
 	}
 	var buys []buy // "buy UP" and the like, where they stand
-	err := t.take(reSide, 0, all, func(at int, m []string) (bool, error) {
+	err = t.take(reSide, 0, all, func(at int, m []string) (bool, error) {
 		if m[1] != "" {
 			buys = append(buys, buy{at, m[0]})
 		}
@@ -1541,6 +1550,88 @@ func writtenAs(v float64, percent, dollar bool) string {
 		return "$" + s
 	}
 	return s
+}
+
+// reCentsRangeBefore ends the text before the upper bound of a range
+// written in cents ("between 40 and 60 cents"), whose unit is the lower
+// bound's too. Group 1 is the lower bound as written, 2 its number and 3
+// its unit, if it has one.
+var reCentsRangeBefore = regexp.MustCompile(`\bbetween\s+(` + reNum + `(\s*(?:%|percent|¢|cents?\b|c\b))?)\s+(?:and|&)\s+$`)
+
+// centsAsPrices rewrites the prices a prompt writes in cents ("40c", "40
+// cents", "40¢"; "between 40 and 60 cents", whose unit is both bounds')
+// as the prices in dollars they are ("0.4"), in the prompt and in its
+// lower-cased text: a whole or decimal number of cents from 1 to 99.99
+// of a price (a side's, a bid's, the spread, a stop loss's or take
+// profit's). What is no price is refused as before (centsRefusal): the
+// coin's price, a fee rate, a field of another unit, and amounts no one
+// writes as a price in cents ("100c", "950c", "0.95c", "$40c"). A bare
+// number ("below 40") stays a number, refused on a price (comparison).
+// The prompt is rewritten only where its lower-cased text has the same
+// positions.
+func centsAsPrices(prompt string, lower []byte, refuse func(string, ...any) error) (string, []byte, error) {
+	type edit struct {
+		lo, hi int
+		to     string
+	}
+	var edits []edit
+	// price reads one amount in cents, written as written, as a price in
+	// dollars; subject is what it is an amount of (centsSubject).
+	price := func(written, amount, subject string) (string, error) {
+		v, err := number(amount)
+		if err != nil || subject != "" || strings.Contains(written, "$") || v < 1 || v >= 100 {
+			return "", refuse("%s", centsRefusal(written, amount, subject))
+		}
+		return replay.FormatNum(roundTo(v/100, 6)), nil
+	}
+	for _, m := range reCents.FindAllSubmatchIndex(lower, -1) {
+		written, amount := string(lower[m[2]:m[3]]), string(lower[m[4]:m[5]])
+		to, err := price(written, amount, centsSubject(lower[:m[2]], lower[m[3]:]))
+		if err != nil {
+			return prompt, lower, err
+		}
+		if r := reCentsRangeBefore.FindSubmatchIndex(lower[:m[2]]); r != nil && r[6] < 0 {
+			// "between 40 and 60 cents": the lower bound is in cents too.
+			first, firstAmount := string(lower[r[2]:r[3]]), string(lower[r[4]:r[5]])
+			if strings.Contains(first, "$") {
+				return prompt, lower, refuse("%q writes one bound in dollars and the other in cents: write both the same way (\"between 0.4 and 0.6\", \"between 40c and 60c\")",
+					strings.TrimSpace(string(lower[r[0]:m[3]])))
+			}
+			lowTo, err := price(first+" cents", firstAmount, "")
+			if err != nil {
+				return prompt, lower, err
+			}
+			edits = append(edits, edit{r[2], r[3], lowTo})
+		} else if r != nil && !reCents.Match(lower[r[2]-1:r[3]]) {
+			// "between 40% and 60 cents": which unit is meant is not
+			// said.
+			return prompt, lower, refuse("%q writes its bounds in different units: write both the same way (\"between 40c and 60c\", \"between 40%% and 60%%\")",
+				strings.TrimSpace(string(lower[r[0]:m[3]])))
+		}
+		edits = append(edits, edit{m[2], m[3], to})
+	}
+	if edits == nil {
+		return prompt, lower, nil
+	}
+	slices.SortFunc(edits, func(a, b edit) int { return a.lo - b.lo })
+	same := len(prompt) == len(lower)
+	var p, l strings.Builder
+	at := 0
+	for _, e := range edits {
+		l.Write(lower[at:e.lo])
+		l.WriteString(e.to)
+		if same {
+			p.WriteString(prompt[at:e.lo])
+			p.WriteString(e.to)
+		}
+		at = e.hi
+	}
+	l.Write(lower[at:])
+	if !same {
+		return prompt, []byte(l.String()), nil
+	}
+	p.WriteString(prompt[at:])
+	return p.String(), []byte(l.String()), nil
 }
 
 // feeRateSubject is centsSubject's answer for a fee rate.

@@ -468,6 +468,62 @@ func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 	}
 }
 
+// TestBuiltinReadsCents: traders write prices in cents ("below 40c",
+// "under 40 cents", "40¢"), and an amount with its cents unit on a price
+// is unambiguous: it was refused ("for 40c write 0.4"), and is read as the
+// price it is. The unit of a range's upper bound is its lower bound's too
+// ("between 40 and 60 cents"). A bare number on a price stays refused, and
+// cents are never the coin's price, a fee rate or a field of another unit.
+func TestBuiltinReadsCents(t *testing.T) {
+	t.Parallel()
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP below 40c, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP under 40 cents, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP below 40¢, exit above 60¢", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP when price_up drops below 95 Cents, exit above 0.99", "side=UP entry: price_up < 0.95 exit: price_up > 0.99" + tail},
+		{"buy UP between 40 and 60 cents, exit above 0.75", "side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
+		{"buy UP when price_up is between 40c and 60c, exit above 0.75", "side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
+		{"buy DOWN when price_down drops below 35¢ and bid_down > 30c and spread < 5c, exit above 60¢",
+			"side=DOWN entry: price_down < 0.35 and bid_down > 0.3 and spread < 0.05 exit: price_down > 0.6" + tail},
+		{"buy UP when price_up < 40.5c, exit above 0.6", "side=UP entry: price_up < 0.405 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.3, stop loss at 20c, take profit at 60 cents", "side=UP entry: price_up < 0.3 exit: price_up <= 0.2 or price_up >= 0.6" + tail},
+		{"buy UP on BTC at 40c, exit at 60c or at 20c", "side=UP entry: price_up <= 0.4 exit: price_up >= 0.6 or price_up <= 0.2" + tail},
+		// A coin named elsewhere in the sentence is not what is compared:
+		// the side's price is.
+		{"buy UP on BTC when it drops below 40c, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy BTC UP when it's under 40 cents, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP on BTC below 40c, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
+		{"buy UP when BTC price is above 95000 and price_up < 40c, exit above 0.6", "side=UP entry: coin_price > 95000 and price_up < 0.4 exit: price_up > 0.6" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	for _, tc := range []struct{ prompt, msg string }{
+		// A bare number on a price is no price: it says what to write.
+		{"buy UP below 40, exit above 0.6", "price_up is a price between 0 and 1, and the prompt's 40 is more than 1: for 40 cents write 0.4 (or 40%)"},
+		// Never the coin's price, even by a verb of its own.
+		{"buy UP when BTC drops below 40c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "40c"`},
+		{"buy UP when ETH is above 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
+		// A range in two units says which is meant nowhere.
+		{"buy UP between 40% and 60 cents, exit above 0.75", `"between 40% and 60 cents" writes its bounds in different units: write both the same way ("between 40c and 60c", "between 40% and 60%")`},
+		{"buy UP between $0.4 and 60 cents, exit above 0.75", `"between $0.4 and 60 cents" writes one bound in dollars and the other in cents: write both the same way ("between 0.4 and 0.6", "between 40c and 60c")`},
+		{"buy UP between 0.4 and 60 cents, exit above 0.75", `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "0.4 cents" is not an amount of cents it can read; write the price in dollars`},
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || e.Message != tc.msg {
+			t.Errorf("%q:\n got %v\nwant VALIDATION_ERROR of prompt: %s", tc.prompt, err, tc.msg)
+		}
+	}
+}
+
 // TestBuiltinRefusalHints pins what a refusal of a number says: what the
 // field takes and what the prompt wrote, and a number to write instead
 // only when the prompt evidently meant it. A price above 1 was answered
@@ -485,12 +541,8 @@ func TestBuiltinRefusalHints(t *testing.T) {
 		exit  = ", exit above 0.99"
 	)
 	for _, tc := range []struct{ prompt, msg string }{
-		// Prices in cents: the price they are, when it is one.
-		{entry + "95c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "95c" write 0.95`},
-		{entry + "95 cents" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "95 cents" write 0.95`},
-		{"buy DOWN under 35¢, exit above 60¢", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "35¢" write 0.35`},
-		{"buy UP below 0.3, take profit at 60c", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "60c" write 0.6`},
-		{entry + "99c" + exit, `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "99c" write 0.99`},
+		// Amounts in cents that are no price anyone writes so
+		// (TestBuiltinReadsCents reads those that are).
 		{"buy UP below 0.3, stop loss at 100c", `the built-in generator reads prices in dollars, between 0 and 1, not in cents (0.35 for 35 cents): "100c" is a whole dollar, where prices end`},
 		// A fee rate or a field that is no price, in cents: what it
 		// takes, not a price to write.
@@ -505,14 +557,6 @@ func TestBuiltinRefusalHints(t *testing.T) {
 		{"buy UP when the price of bitcoin > 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
 		{"buy UP when coin_price drops below 95 cents, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95 cents"`},
 		{"buy UP when ETH is above 95c, exit above 0.6", `the built-in generator reads the coin's price in dollars ("BTC price above 95000"), not in cents: it cannot use "95c"`},
-		// A coin named elsewhere in the sentence is not what is compared:
-		// the side's price is.
-		{"buy UP on BTC when it drops below 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
-		{"buy BTC UP when it's under 40 cents, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40 cents" write 0.4`},
-		{"buy ETH UP under 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
-		{"buy UP on BTC at 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
-		{"buy UP on BTC below 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
-		{"buy UP when BTC price is above 95000 and price_up < 40c, exit above 0.6", `the built-in generator reads prices in dollars, between 0 and 1, not in cents: for "40c" write 0.4`},
 		// A bare number above 1: cents (or a percentage) only when it is
 		// a whole number of them.
 		{entry + "35" + exit, "price_up is a price between 0 and 1, and the prompt's 35 is more than 1: for 35 cents write 0.35 (or 35%)"},
