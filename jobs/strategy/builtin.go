@@ -366,6 +366,10 @@ var (
 	// "ignoring fees and latency", "fees and latency off").
 	reNoLatency = regexp.MustCompile(`\b(?:no|without(?:\s+any)?|zero|ignore|ignoring)\s+(?:the\s+)?(?:order\s+)?(?:latency|delay|lag)\b|` +
 		`\b(?:order\s+)?(?:latency|delay|lag)\s+(?:off|disabled)\b`)
+	// reZeroLatency is a latency of 0 without a unit, which needs none:
+	// "with 0 latency", "0 delay", "latency: 0", "latency of 0".
+	reZeroLatency = regexp.MustCompile(`\b0(?:\.0+)?\s+(?:order\s+)?(?:latency|delay|lag)\b|` +
+		`\b(?:order\s+)?(?:latency|delay|lag)(?:\s*[:=]\s*|\s+(?:of|is|at)\s+|\s+)0(?:\.0+)?\b`)
 	reNoFees  = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?` + reFeeKind + `fees\b|\b` + reFeeKind + `fees\s+(?:off|disabled)\b`)
 	reNoCosts = regexp.MustCompile(`\b(?:without|no|ignore|ignoring|zero)\s+(?:the\s+)?(?:` +
 		reFeeKind + `fees\s+(?:or|and|&|nor)\s+(?:order\s+)?(?:latency|delay|lag)|(?:order\s+)?(?:latency|delay|lag)\s+(?:or|and|&|nor)\s+(?:the\s+)?` + reFeeKind + `fees)\b|` +
@@ -755,6 +759,14 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return true, nil
 		}},
 		{reNoLatency, func(int, []string) (bool, error) { return true, nil }}, // none: the default
+		{reZeroLatency, func(at int, m []string) (bool, error) {
+			// Not the 0 of "latency of 0.5" (no latency of a whole
+			// number of ms), left to be refused as a number.
+			if rest := t.b[at+len(m[0]):]; len(rest) > 1 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9' {
+				return false, nil
+			}
+			return true, nil // none: the default
+		}},
 		// Re-entry control and resting orders before the comparisons and
 		// market types: "at most 3 trades" is not a price, nor "cool down 5
 		// minutes" a 5m market.

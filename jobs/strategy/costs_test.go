@@ -34,6 +34,13 @@ func TestBuiltinCosts(t *testing.T) {
 		{"buy UP when price_up drops below 0.35, exit above 0.6, fees and latency off", rules + " fees=none"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6, fees off, 250 ms latency", rules + " fees=none latency=250"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6, no fees and latency of 250 ms", rules + " fees=none latency=250"},
+		// A latency of 0 needs no unit: "could not use \"0\"" refused the
+		// default.
+		{"buy UP when price_up drops below 0.35 with 0 latency, exit above 0.6", rules},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, zero latency", rules},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, latency: 0, with fees", rules + " fees=market"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6, latency of 0 and no fees", rules + " fees=none"},
+		{"buy UP when price_up drops below 0.35, exit above 0.6 with 0 order delay", rules},
 	}
 	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
