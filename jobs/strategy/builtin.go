@@ -50,7 +50,10 @@ import (
 //     "while 5 minutes remain", "with 120 seconds left", "in the last 30
 //     s", "with 1h to go" (durations compare time_remaining_s, in
 //     seconds: exact, where a percentage converted with the market's
-//     length was rounded);
+//     length was rounded); time passed, as a share of the market: "when
+//     90% of the time has passed" (time_remaining_pct <= 10), "after half
+//     the market", "in the second half" (<= 50), "in the first half"
+//     (>= 50);
 //   - resting orders (DESIGN 6): "rest a bid 1 tick above" (orderType GTC,
 //     limitOffsetTicks 1), "rest a bid at the best bid", "post a maker
 //     order", "GTC orders", "limit order at the bid"; "post only" (postOnly,
@@ -1286,6 +1289,9 @@ func neverTogether(cs []replay.Condition) (replay.Condition, replay.Condition, b
 // is left" before the exit word and "once no more than that is left" after
 // it.
 func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, conds *[]placed, refuse func(string, ...any) error) error {
+	if err := readTimePassed(t, lo, hi, exit, conds, refuse); err != nil {
+		return err
+	}
 	err := t.take(reTimeLeft, lo, hi, func(at int, m []string) (bool, error) {
 		field, v, err := timeLeft(m[2], m[3], mt, refuse)
 		if err != nil {
@@ -1331,6 +1337,49 @@ func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, con
 			if exit {
 				return false, exitsAtOnce(m[0], refuse)
 			}
+		}
+		*conds = append(*conds, placed{at, c})
+		return true, nil
+	})
+}
+
+// Time passed, as a share of the market: "when 90% of the time has
+// passed", "once half the market has elapsed", "after half the market",
+// "after the first 20% of the window", "in the second half". Each
+// alternative has three groups: "first" ("in the first half": while at
+// least half is left; "after the first 20%" is the share passed), "half"
+// or a percentage, and the percentage's amount.
+const (
+	reShareOf     = `(?:of\s+)?(?:the\s+)?(?:time|market|window|round)(?:'s\s+time)?`
+	reShare       = `(half|` + reNum + `\s*(?:%|percent))`
+	reSharePassed = `\s+(?:has|have|is)\s+(?:passed|elapsed|gone(?:\s+by)?|run|gone\s+past|over|done)\b`
+)
+
+var reTimePassed = regexp.MustCompile(`(?:\b(?:when|once|after|as\s+soon\s+as|by\s+the\s+time)\s+)?(?:the\s+)?(first\s+)?` + reShare + `\s+` + reShareOf + reSharePassed + `|` +
+	`\bafter\s+(?:the\s+)?(first\s+)?` + reShare + `\s+` + reShareOf + `\b|` +
+	`\b(?:in|during)\s+the\s+(first\s+|second\s+|last\s+|final\s+)(half)(?:\s+of\s+(?:the\s+)?(?:time|market|window|round))?\b()`)
+
+// readTimePassed reads reTimePassed in one segment as time_remaining_pct:
+// after a share of the market has passed, at most the rest is left (<=);
+// in its first share, at least the rest is (>=), which an exit cannot say
+// (exitsAtOnce).
+func readTimePassed(t *promptText, lo, hi int, exit bool, conds *[]placed, refuse func(string, ...any) error) error {
+	return t.take(reTimePassed, lo, hi, func(at int, m []string) (bool, error) {
+		share, amount := m[2]+m[5]+m[8], m[3]+m[6]+m[9]
+		v := 50.0
+		if share != "half" {
+			v, _ = number(amount)
+			if v > 100 {
+				return false, refuse("%s%% of the market is more than all of it", replay.FormatNum(v))
+			}
+		}
+		c := replay.Condition{Field: replay.FieldTimeRemainingPct, Operator: replay.OpLessOrEqual, Value: roundTo(100-v, 6)}
+		if strings.TrimSpace(m[7]) == "first" {
+			// "in the first half": while the first share lasts.
+			if exit {
+				return false, exitsAtOnce(m[0], refuse)
+			}
+			c.Operator = replay.OpGreaterOrEqual
 		}
 		*conds = append(*conds, placed{at, c})
 		return true, nil

@@ -460,3 +460,48 @@ func TestPromptNamesItsMarketCount(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsTimePassed: time said as the share of the market that
+// has passed ("when 90% of the time has passed", "after half the
+// market") is the rest left, time_remaining_pct: it was refused as an
+// unusable "90%" or "half".
+func TestBuiltinReadsTimePassed(t *testing.T) {
+	t.Parallel()
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP below 0.4 when 90% of the time has passed, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 10 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 after half the market, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 50 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 once half of the window has elapsed, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 50 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 after the first 20% of the market, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 80 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 when the first 20 percent of the market has gone by, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 80 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 in the second half, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 50 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4 in the first half of the market, exit above 0.6",
+			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 50 exit: price_up > 0.6" + tail},
+		{"buy UP below 0.4, exit above 0.6 or when 90% of the market has passed",
+			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+	for p, want := range map[string]string{
+		"buy UP below 0.4, exit above 0.6 or in the first half":             "exits as soon as the position is open",
+		"buy UP below 0.4 when 150% of the time has passed, exit above 0.6": "150% of the market is more than all of it",
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want a refusal saying %q", p, err, want)
+		}
+	}
+}
