@@ -171,12 +171,35 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 		if errors.As(err, &e) && e.Field != "" {
 			// The request's own values were checked before; what fails
 			// here came from the prompt.
-			return Spec{}, invalid("prompt", "in the prompt: "+e.Message)
+			msg := e.Message
+			if req.OrderType == "" {
+				msg = promptOrderType(msg, pr)
+			}
+			return Spec{}, invalid("prompt", "in the prompt: "+msg)
 		}
 		return Spec{}, err
 	}
 	spec.Explanation = strings.Join(append([]string{Describe(spec.Rules)}, notes...), " ")
 	return spec, nil
+}
+
+// promptOrderType says in msg, a validator's message of an order rule
+// that applies only to a resting order ("cancelAfterMs applies only with
+// orderType GTC ...; this request's orderType is LIMIT"), where the order
+// type came from when the request gives none: the prompt's phrase, or no
+// phrase and the default. The request did not say LIMIT; the prompt's
+// "limit orders" did.
+func promptOrderType(msg string, pr promptRules) string {
+	const rest = `; for a resting order write "rest a bid" or "GTC orders"`
+	if pr.order == "" {
+		return strings.Replace(msg, "this request's orderType is "+replay.OrderMarket+" (the default)",
+			"the prompt names no order type, so it is "+replay.OrderMarket+" (the default)"+rest, 1)
+	}
+	if pr.orderPhrase == "" {
+		return msg
+	}
+	return strings.Replace(msg, "this request's orderType is "+pr.order,
+		fmt.Sprintf("the prompt's %q is orderType %s, which does not rest on the book%s", pr.orderPhrase, pr.order, rest), 1)
 }
 
 // Describe says in plain words what rules do; it is the explanation of the
@@ -264,6 +287,9 @@ type promptRules struct {
 	maxLoss     *float64
 	size        *float64
 	order       string
+	// orderPhrase is the phrase that named order ("limit orders"), if
+	// one did.
+	orderPhrase string
 	notes       []string
 
 	feeModel                 string
@@ -925,7 +951,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 				// entry and limit orders for exit").
 				return false, refuse("the prompt names %s and %s orders: a strategy uses one order type for its entries and exits; name one, or set orderType", pr.order, o)
 			}
-			pr.order = o
+			pr.order, pr.orderPhrase = o, strings.TrimSpace(m[0])
 			return true, nil
 		}},
 	}

@@ -210,6 +210,33 @@ func TestBuiltinMakerWithRequestGTC(t *testing.T) {
 	}
 }
 
+// TestBuiltinRestingRuleNamesThePrompt: a rule of resting orders with an
+// order type that does not rest is refused naming where the order type
+// came from: "limit orders that cancel after 10 s" was told "this
+// request's orderType is LIMIT", though the request gave none and the
+// prompt said it. A request's own order type is still named as the
+// request's.
+func TestBuiltinRestingRuleNamesThePrompt(t *testing.T) {
+	t.Parallel()
+	const rest = `; for a resting order write "rest a bid" or "GTC orders"`
+	for _, tc := range []struct{ prompt, order, msg string }{
+		{"buy UP below 0.4 with limit orders that cancel after 10 s, exit above 0.6", "",
+			`in the prompt: cancelAfterMs applies only with orderType GTC (a resting order); the prompt's "limit orders" is orderType LIMIT, which does not rest on the book` + rest},
+		{"buy UP below 0.4 with limit orders, queue at the front, exit above 0.6", "",
+			`in the prompt: queueModel applies only with orderType GTC (a resting order); the prompt's "limit orders" is orderType LIMIT, which does not rest on the book` + rest},
+		{"buy UP below 0.4, market orders, post only, exit above 0.6", "",
+			`in the prompt: postOnly applies only with orderType GTC (a resting order); the prompt's "market orders" is orderType MARKET, which does not rest on the book` + rest},
+		{"buy UP below 0.4, cancel after 10 s, exit above 0.6", "",
+			`in the prompt: cancelAfterMs applies only with orderType GTC (a resting order); the prompt names no order type, so it is MARKET (the default)` + rest},
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt, OrderType: tc.order}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || e.Message != tc.msg {
+			t.Errorf("%q:\n got %v\nwant VALIDATION_ERROR of prompt: %s", tc.prompt, err, tc.msg)
+		}
+	}
+}
+
 // TestBuiltinDefaultCooldown: a generated strategy waits 30 s after an
 // exit unless the prompt or the request says otherwise, and "no cooldown"
 // (or a request's 0) is 0, not the default.
