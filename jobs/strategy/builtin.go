@@ -82,11 +82,15 @@ import (
 //     market's own schedule, MARKET), "fee rate 7%" or "fee rate of 0.07"
 //     (CUSTOM), "fee exponent 2", "no fees" or "fees off" (NONE), "250 ms
 //     latency" or "latency of 1 s" (latencyMs), "no latency", "ignore
-//     latency" or "latency off" (none), "no fees or latency" (both).
+//     latency", "latency off" or "0 latency" (none), "no fees or latency"
+//     (both).
 //
 // Comparisons before the first "exit", "sell", "close" or "get out" are
 // entry conditions (all must hold); those after it, and take-profit and
-// price stop losses, are exit conditions (any one exits). With a preset the
+// price stop losses, are exit conditions (any one exits): exits that must
+// hold together ("exit above 0.6 and with 20% left", "exit above 0.6 after
+// 10 minutes") are refused saying so, as is a crossing without a direction
+// ("crosses 0.5"). With a preset the
 // prompt's entry conditions, when it has any, replace the preset's, and
 // likewise its exit conditions.
 type Builtin struct{}
@@ -554,6 +558,15 @@ var (
 		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
 
+// reAfterDuration is a time after something, without what it counts from
+// ("after 10 minutes", "once 30 s have passed"); reCrossBare a crossing
+// without a direction ("crosses 0.5"), group 1 its amount.
+var (
+	reAfterDuration = regexp.MustCompile(`\b(?:after|once|when|within)\s+(?:at\s+least\s+)?(?:-?\d+(?:\.\d+)?|\.\d+)\s*` + reDur + `\b(?:\s+(?:have|has)\s+(?:passed|elapsed|gone\s+by))?|` +
+		`(?:-?\d+(?:\.\d+)?|\.\d+)\s*` + reDur + `\s+(?:have|has)\s+(?:passed|elapsed|gone\s+by)\b`)
+	reCrossBare = regexp.MustCompile(`\b(?:cross(?:es|ed|ing)?|breaks?|broke|breaking)\s+(?:the\s+)?(?:level\s+(?:of\s+)?)?(?:\$)?(-?(?:\d+(?:\.\d+)?|\.\d+))`)
+)
+
 // reHoldToEnd is a hold to the market's end ("hold to expiry", "exit at
 // the close", "let it ride to settlement"), which every position without
 // an exit does.
@@ -991,14 +1004,35 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	// Where the exit segment's comparisons stand ("and" between two of
 	// them is refused below).
 	exitCompared := map[int]bool{}
+	// Where the exit segment's times passed stand ("when 90% of the time
+	// has passed"), which read as a condition on the exit before them
+	// unless an "or" stands between.
+	exitPassed := map[int]bool{}
 	for _, seg := range segments {
 		conds := &entry
 		if seg.exit {
 			conds = &exit
 		}
+		// mark records the exit conditions read since n.
+		mark := func(n int, set map[int]bool) {
+			if seg.exit {
+				for _, p := range (*conds)[n:] {
+					set[p.at] = true
+				}
+			}
+		}
+		n := len(*conds)
+		if err := readTimePassed(t, seg.lo, seg.hi, seg.exit, conds, refuse); err != nil {
+			return pr, err
+		}
+		mark(n, exitPassed)
+		mark(n, exitCompared)
+		n = len(*conds)
 		if err := readTimeLeft(t, seg.lo, seg.hi, seg.exit, mt, conds, refuse); err != nil {
 			return pr, err
 		}
+		mark(n, exitCompared)
+		n = len(*conds)
 		err := t.take(reCoinMove, seg.lo, seg.hi, func(at int, m []string) (bool, error) {
 			v, _ := number(m[1])
 			c := replay.Condition{Field: replay.FieldCoinMovePct, Operator: replay.OpGreaterOrEqual, Value: v}
@@ -1011,6 +1045,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		if err != nil {
 			return pr, err
 		}
+		mark(n, exitCompared)
 		last := ""
 		if seg.exit {
 			last = firstPriceField(inOrder(entry), sidePrice)
@@ -1179,6 +1214,38 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return pr, refuse("the built-in generator cannot read \"and\" between exit conditions: a strategy exits when any one of them holds (\"or\"), " +
 				"so it cannot wait for several at once; write \"or\" if either should exit")
 		}
+		// "exit above 0.6 when 90% of the time has passed": the time is
+		// a condition on the price's exit, which alternatives cannot say.
+		if exitCompared[a.at] && exitCompared[b.at] && (exitPassed[a.at] || exitPassed[b.at]) && !reOr.Match(t.b[a.at:b.at]) {
+			return pr, refuse("the built-in generator cannot read a time passed as a condition on another exit: a strategy exits when any one of its exit conditions holds, " +
+				"so it cannot wait for several at once; write them as separate exits joined by \"or\" (\"exit above 0.6 or when 90%% of the time has passed\") if either should exit")
+		}
+	}
+	// What the grammar cannot read, said by name rather than as a number
+	// left over: a time after something ("exit above 0.6 after 10
+	// minutes"), and a crossing without a direction ("crosses 0.5").
+	if m := reAfterDuration.FindIndex(t.b); m != nil {
+		phrase := strings.TrimSpace(string(t.b[m[0]:m[1]]))
+		// An exit before it, with no "or" between, is what it would
+		// have to hold together with.
+		with := false
+		for _, e := range exit {
+			with = with || e.at < m[0] && e.at >= split && !reOr.Match(t.b[e.at:m[0]])
+		}
+		switch {
+		case m[0] >= split && with:
+			return pr, refuse("the built-in generator cannot read %q in the exit: exit conditions are alternatives (any one exits the position), so an exit cannot wait for a time "+
+				"and another condition together, and the time a position has been held is no field; write separate exits joined by \"or\" (\"exit above 0.6 or with 5 minutes left\"), "+
+				"with the time in the market as what is left or has passed (\"with 5 minutes left\", \"when 90%% of the time has passed\")", phrase)
+		default:
+			return pr, refuse("the built-in generator cannot tell what %q counts from: the time a position has been held is no field; of time in the market it reads what is left "+
+				"(\"with 5 minutes left\") or the share that has passed (\"when 50%% of the time has passed\"), and a wait after each exit is a cooldown (\"cool down 10 minutes\")", phrase)
+		}
+	}
+	if m := reCrossBare.FindSubmatchIndex(t.b); m != nil {
+		amount := string(t.b[m[2]:m[3]])
+		return pr, refuse("%q needs a direction: write \"crosses above %s\" or \"crosses below %s\" (or \"rises above %s\", \"falls below %s\")",
+			strings.TrimSpace(string(t.b[m[0]:m[1]])), amount, amount, amount, amount)
 	}
 
 	// A time in the market without an amount ("early in the market",
@@ -1315,9 +1382,6 @@ func neverTogether(cs []replay.Condition) (replay.Condition, replay.Condition, b
 // is left" before the exit word and "once no more than that is left" after
 // it.
 func readTimeLeft(t *promptText, lo, hi int, exit bool, mt store.MarketType, conds *[]placed, refuse func(string, ...any) error) error {
-	if err := readTimePassed(t, lo, hi, exit, conds, refuse); err != nil {
-		return err
-	}
 	err := t.take(reTimeLeft, lo, hi, func(at int, m []string) (bool, error) {
 		field, v, err := timeLeft(m[2], m[3], mt, refuse)
 		if err != nil {

@@ -344,14 +344,15 @@ func TestBuiltinTimeLeftOfAMarketsLength(t *testing.T) {
 			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
 		}
 	}
-	for _, prompt := range []string{
-		"buy UP when price_up drops below 0.35, exit above 0.6 or after 5 minutes",
-		"buy UP when price_up drops below 0.35 for 15 minutes, exit above 0.6",
+	for prompt, want := range map[string]string{
+		// A time after nothing named: what it counts from is said.
+		"buy UP when price_up drops below 0.35, exit above 0.6 or after 5 minutes": `cannot tell what "after 5 minutes" counts from`,
+		"buy UP when price_up drops below 0.35 for 15 minutes, exit above 0.6":     "could not use",
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
 		var e *Error
-		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, "could not use") {
-			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying it could not use the duration", prompt, err)
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, want) {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", prompt, err, want)
 		}
 	}
 }

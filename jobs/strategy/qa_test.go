@@ -505,3 +505,46 @@ func TestBuiltinReadsTimePassed(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinSaysWhyExitsTogetherAndBareCrossings: an exit that waits for
+// a time and a price together ("exit above 0.6 after 10 minutes"), which
+// exit conditions (alternatives) cannot say, and a crossing without a
+// direction ("crosses 0.5") were refused as an unusable number ("could
+// not use \"10\""), and "and" between a price exit and a time left was
+// read as "or". The refusals say why; crossings with a direction, and
+// exits joined by "or", are read.
+func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ prompt, want string }{
+		{"buy UP below 0.4, exit above 0.6 after 10 minutes", `cannot read "after 10 minutes" in the exit: exit conditions are alternatives (any one exits the position)`},
+		{"buy UP below 0.4, exit above 0.6 once 30 s have passed", `cannot read "once 30 s have passed" in the exit: exit conditions are alternatives`},
+		{"buy UP below 0.4 after 10 minutes, exit above 0.6", `cannot tell what "after 10 minutes" counts from`},
+		{"buy UP below 0.4, exit after 10 minutes", `cannot tell what "after 10 minutes" counts from`},
+		{"buy UP below 0.4, exit above 0.6 when 90% of the time has passed", `cannot read a time passed as a condition on another exit`},
+		{"buy UP below 0.4, exit above 0.6 and with 20% left", `cannot read "and" between exit conditions`},
+		{"buy UP when up crosses 0.5, exit above 0.7", `"crosses 0.5" needs a direction: write "crosses above 0.5" or "crosses below 0.5"`},
+		{"buy UP when price_up crosses 0.5, exit above 0.7", `"crosses 0.5" needs a direction`},
+		{"buy UP below 0.4, exit when it breaks 0.6", `"breaks 0.6" needs a direction`},
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, err, tc.want)
+		}
+	}
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when up crosses above 0.5, exit when it crosses below 0.4", "side=UP entry: price_up crosses_above 0.5 exit: price_up crosses_below 0.4" + tail},
+		{"buy UP below 0.4, exit above 0.6 or when 90% of the time has passed", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+		{"buy UP below 0.4, exit above 0.6 or with 20% left", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+}
