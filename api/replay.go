@@ -267,12 +267,13 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 			slot.release, slot.added, slotErr = s.takeJobSlot(ctx, p, slotID, s.cfg.JobWait)
 		}()
 	}
-	// The market and its snapshots' count are read together: in one round
-	// trip to a store that can (store.MarketCounter), else side by side.
+	// The market and its snapshots' counts are read together: in one round
+	// trip to a store that can (store.MarketSeriesCounter), else side by side.
 	// The count is used only once the market is known to exist and to be
 	// the caller's. The store itself, not its gate of heavy reads (both are
 	// light), so that the store's own way is seen.
-	m, n, err := store.GetMarketCounted(ctx, s.cfg.Store, req.MarketSlug)
+	m, sc, err := store.GetMarketSeries(ctx, s.cfg.Store, req.MarketSlug)
+	n := sc.N
 	if taken != nil {
 		<-taken
 	}
@@ -323,7 +324,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	}
 	// The worker replays the market as read here, without reading it
 	// again; without the headers it reads the market itself.
-	if job.Headers, err = worker.MarketHeaders(m, n); err != nil {
+	if job.Headers, err = worker.MarketHeaders(m, sc); err != nil {
 		s.log.WarnContext(ctx, "the market goes to the worker unread: encoding it failed", "request_id", RequestID(ctx), "market", m.Slug, "err", err)
 		job.Headers = nil
 	}

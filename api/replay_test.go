@@ -606,7 +606,7 @@ func TestReplaySendsTheMarketItRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := worker.MarketHeaders(m, n)
+	want, err := worker.MarketHeaders(m, store.SeriesCount{N: n})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,12 +53,12 @@ func ReplaySums(ctx context.Context, st store.Store, req replay.Request) (store.
 	return m, o.perf, o.sums, err
 }
 
-// MarketCounted reads the market with the slug and the number of its
-// snapshots together (store.GetMarketCounted), as a worker does before it
-// replays it: an unknown market is the *Failure Replay answers.
-func MarketCounted(ctx context.Context, st store.Store, slug string) (store.Market, int, error) {
-	m, n, err := store.GetMarketCounted(ctx, st, slug)
-	return m, n, marketErr(slug, err)
+// MarketSeries reads the market with the slug and its snapshot counts
+// together (store.GetMarketSeries), as a worker does before it replays it:
+// an unknown market is the *Failure Replay answers.
+func MarketSeries(ctx context.Context, st store.Store, slug string) (store.Market, store.SeriesCount, error) {
+	m, sc, err := store.GetMarketSeries(ctx, st, slug)
+	return m, sc, marketErr(slug, err)
 }
 
 // market reads the market with the slug (see marketErr).

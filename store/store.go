@@ -118,6 +118,51 @@ func GetMarketCounted(ctx context.Context, st Store, slug string) (Market, int, 
 	return m, n, countErr
 }
 
+// SeriesCount is a market's number of snapshots and the number of its
+// snapshots that drops of old months took (DataVersion's Snapshots and
+// Dropped). With the market's record it versions the market's snapshots
+// for a cache: every append raises N, and a drop lowers N and raises
+// Dropped as much, so that a drop followed by as many snapshots appended
+// (a re-import) leaves N as it was but not Dropped. A store that drops
+// nothing has Dropped 0.
+type SeriesCount struct {
+	N, Dropped int
+}
+
+// MarketSeriesCounter is a store that reads a market's record and its
+// SeriesCount in one round trip. Use GetMarketSeries, which asks a store
+// without it GetMarketCounted.
+type MarketSeriesCounter interface {
+	GetMarketSeries(ctx context.Context, slug string) (Market, SeriesCount, error)
+}
+
+// GetMarketSeries returns the market with the slug and its SeriesCount, or
+// ErrNotFound: from a MarketSeriesCounter, else GetMarketCounted with
+// Dropped 0 (a store that does not count drops drops nothing).
+func GetMarketSeries(ctx context.Context, st Store, slug string) (Market, SeriesCount, error) {
+	if mc, ok := st.(MarketSeriesCounter); ok {
+		return mc.GetMarketSeries(ctx, slug)
+	}
+	m, n, err := GetMarketCounted(ctx, st, slug)
+	return m, SeriesCount{N: n}, err
+}
+
+// SeriesCounter is a store that reads a market's SeriesCount in one round
+// trip, as cheap as CountSnapshots of the whole market. Use CountSeries.
+type SeriesCounter interface {
+	CountSeries(ctx context.Context, slug string) (SeriesCount, error)
+}
+
+// CountSeries returns the SeriesCount of the market with the slug: from a
+// SeriesCounter, else CountSnapshots of the whole market with Dropped 0.
+func CountSeries(ctx context.Context, st Store, slug string) (SeriesCount, error) {
+	if sc, ok := st.(SeriesCounter); ok {
+		return sc.CountSeries(ctx, slug)
+	}
+	n, err := st.CountSnapshots(ctx, slug, SnapshotQuery{})
+	return SeriesCount{N: n}, err
+}
+
 // SnapshotStore keeps the time series of each market.
 type SnapshotStore interface {
 	// AppendSnapshots stores snapshots of the market with the slug

@@ -24,11 +24,14 @@ const DefaultCacheBytes = 512 << 20
 // to mark, and slows no decode beside it.
 //
 // An entry is used only while the market's record is unchanged and the
-// store still counts the same snapshots: stores only ever add snapshots
-// (a write at a time already stored keeps the stored one), so an equal
-// count means equal snapshots, and a late write or an import is seen on
-// the next replay. That check costs one small read instead of the whole
-// market.
+// store still counts the same snapshots and the same snapshots dropped
+// (store.SeriesCount): stores only add snapshots (a write at a time
+// already stored keeps the stored one) except for a drop of old months,
+// which raises the count of those dropped by as many as it takes, so equal
+// counts mean equal snapshots: a late write, an import, or a drop followed
+// by as many snapshots imported again is seen on the next replay. That
+// check costs one small read instead of the whole market (none when the
+// counts came with the task).
 type Cache struct {
 	mu    sync.Mutex
 	max   int64
@@ -42,11 +45,12 @@ type Cache struct {
 
 // cachedMarket is one entry: a tape, or a market's trades packed for
 // replays (key: the slug and "\x00trades"), with the version of the
-// market's record and the count it was read at.
+// market's record and the counts it was read at (for trades, which no
+// drop takes, Dropped is 0).
 type cachedMarket struct {
 	key     string
 	updated time.Time
-	total   int
+	total   store.SeriesCount
 	tape    *store.Tape
 	trades  *replay.Trades
 	bytes   int64
@@ -78,8 +82,8 @@ func NewCache(maxBytes int64, reg prometheus.Registerer) (*Cache, error) {
 
 // get returns a market's entry (key: its slug and the outcome whose books
 // its tape carries, or "\x00trades") if it is cached for this version of
-// its record and total.
-func (c *Cache) get(key string, updated time.Time, total int) (*cachedMarket, bool) {
+// its record and counts.
+func (c *Cache) get(key string, updated time.Time, total store.SeriesCount) (*cachedMarket, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[key]
@@ -135,10 +139,10 @@ type cachedStore struct {
 	store.Store
 	c      *Cache
 	market *store.Market
-	// counted is the last market counted whole, and its count: the memory
-	// budget counts a replay's market before the cache checks it.
+	// counted is the last market counted whole, and its counts: the
+	// memory budget counts a replay's market before the cache checks it.
 	counted      string
-	countedTotal int
+	countedTotal store.SeriesCount
 }
 
 // view returns st as a task sees it: through the cache, or st itself when
@@ -150,14 +154,13 @@ func (c *Cache) view(st store.Store) store.Store {
 	return &cachedStore{Store: st, c: c}
 }
 
-// viewOf is view for a task that has read its market m with the number of
-// its snapshots n (jobs.MarketCounted): the cache asks the store neither
-// again.
-func (c *Cache) viewOf(st store.Store, m store.Market, n int) store.Store {
+// viewOf is view for a task that has read its market m with its snapshot
+// counts sc (jobs.MarketSeries): the cache asks the store neither again.
+func (c *Cache) viewOf(st store.Store, m store.Market, sc store.SeriesCount) store.Store {
 	if c == nil || c.max <= 0 {
 		return st
 	}
-	return &cachedStore{Store: st, c: c, market: &m, counted: m.Slug, countedTotal: n}
+	return &cachedStore{Store: st, c: c, market: &m, counted: m.Slug, countedTotal: sc}
 }
 
 func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
@@ -171,15 +174,24 @@ func (s *cachedStore) GetMarket(ctx context.Context, slug string) (store.Market,
 // CountSnapshots asks the store, but a market counted whole a moment ago
 // by this task is not counted again.
 func (s *cachedStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
-	whole := q.From == nil && q.To == nil
-	if whole && slug == s.counted {
+	if q.From == nil && q.To == nil {
+		sc, err := s.countSeries(ctx, slug)
+		return sc.N, err
+	}
+	return s.Store.CountSnapshots(ctx, slug, q)
+}
+
+// countSeries is the market's snapshot counts (store.CountSeries: in the
+// same one read as a count of the whole market), remembered for the task.
+func (s *cachedStore) countSeries(ctx context.Context, slug string) (store.SeriesCount, error) {
+	if slug == s.counted {
 		return s.countedTotal, nil
 	}
-	n, err := s.Store.CountSnapshots(ctx, slug, q)
-	if err == nil && whole {
-		s.counted, s.countedTotal = slug, n
+	sc, err := store.CountSeries(ctx, s.Store, slug)
+	if err == nil {
+		s.counted, s.countedTotal = slug, sc
 	}
-	return n, err
+	return sc, err
 }
 
 // ReadTape answers from the cache for the resolved market the task looked
@@ -191,8 +203,8 @@ func (s *cachedStore) ReadTape(ctx context.Context, slug, outcome string) (*stor
 	}
 	// A market is kept once per outcome whose books were read.
 	key := slug + "\x00" + outcome
-	// The count alone: the store keeps it, nothing is decoded.
-	total, err := s.CountSnapshots(ctx, slug, store.SnapshotQuery{})
+	// The counts alone: the store keeps them, nothing is decoded.
+	total, err := s.countSeries(ctx, slug)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +217,7 @@ func (s *cachedStore) ReadTape(ctx context.Context, slug, outcome string) (*stor
 	if err != nil {
 		return nil, err
 	}
-	if tape.Len() == total { // else written to meanwhile: use, but do not keep
+	if tape.Len() == total.N { // else written to meanwhile: use, but do not keep
 		s.c.put(&cachedMarket{key: key, updated: m.UpdatedAt, total: total, tape: tape})
 	}
 	return tape, nil
@@ -226,10 +238,11 @@ func (s *cachedStore) PackedTrades(ctx context.Context, slug string) (*replay.Tr
 		return replay.PackTrades(trades), nil
 	}
 	key := slug + "\x00trades"
-	total, err := s.Store.CountMarketTrades(ctx, slug, store.MarketTradeQuery{})
+	n, err := s.Store.CountMarketTrades(ctx, slug, store.MarketTradeQuery{})
 	if err != nil {
 		return nil, err
 	}
+	total := store.SeriesCount{N: n} // no drop takes trades: the count alone versions them
 	if e, ok := s.c.get(key, m.UpdatedAt, total); ok {
 		s.c.hits.Inc()
 		return e.trades, nil
@@ -240,7 +253,7 @@ func (s *cachedStore) PackedTrades(ctx context.Context, slug string) (*replay.Tr
 		return nil, err
 	}
 	packed := replay.PackTrades(trades)
-	if len(trades) == total && n == total { // else written to meanwhile: use, but do not keep
+	if len(trades) == total.N && n == total.N { // else written to meanwhile: use, but do not keep
 		s.c.put(&cachedMarket{key: key, updated: m.UpdatedAt, total: total, trades: packed})
 	}
 	return packed, nil

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,4 +183,78 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestReplayCacheSeesADropRefilled: a market's snapshots dropped with its
+// month (drop-snapshots) and as many imported again, its record untouched,
+// are replayed afresh by a worker that cached its tape before the drop:
+// with the market's counts sent by the api and without.
+func TestReplayCacheSeesADropRefilled(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pg := pgtest.NewStore(t)
+	r := newCacheRig(t, pg, 4)
+	m := r.ms[0]
+	snaps, _, err := pg.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if err != nil || len(snaps) < 10 {
+		t.Fatalf("%d snapshots, %v", len(snaps), err)
+	}
+	req := func(size float64) replay.Request {
+		return replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
+			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}},
+			ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}}, PositionSize: size}}
+	}
+	withHeaders := func(t *testing.T, rq replay.Request) {
+		t.Helper()
+		mm, sc, err := store.GetMarketSeries(ctx, pg, m.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := worker.MarketHeaders(mm, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(rq)
+		o, _, err := r.c.Run(ctx, worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload, Headers: h}, "test", 30*time.Second)
+		if err != nil || o.Failure != nil {
+			t.Fatalf("replay: %v %+v", err, o.Failure)
+		}
+		got, err := o.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := jobs.Replay(ctx, pg, rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(res); !bytes.Equal(got, want) {
+			t.Fatalf("replay with the api's headers through the worker:\n%s\nstraight from the store:\n%s", got, want)
+		}
+	}
+	r.replay(t, req(101)) // cached
+	withHeaders(t, req(102))
+	hits := metric(t, r.reg, "updown_replay_cache_hits_total")
+	if hits < 1 {
+		t.Fatalf("%v cache hits before the drop", hits)
+	}
+
+	// Drop the market's month, then import as many snapshots again, other
+	// prices at the same times: the count is as it was, the record too.
+	month := time.Date(m.StartTime.Year(), m.StartTime.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
+	if _, err := pg.DropSnapshotsBefore(ctx, month, false); err != nil {
+		t.Fatal(err)
+	}
+	refill := slices.Clone(snaps)
+	for i := range refill {
+		refill[i].PriceUp = 1 - refill[i].PriceUp
+		refill[i].PriceDown = 1 - refill[i].PriceDown
+	}
+	if _, err := pg.AppendSnapshots(ctx, m.Slug, refill); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := pg.GetMarket(ctx, m.Slug); err != nil || !after.UpdatedAt.Equal(m.UpdatedAt) {
+		t.Logf("the record changed with the drop: %v", err)
+	}
+	r.replay(t, req(103)) // the worker reads the market itself
+	withHeaders(t, req(104))
 }

@@ -257,21 +257,21 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	// The market's record and its count: the count sizes the memory
-	// budget and tells the cache whether its copy is current. The api sends
-	// both as it read them (MarketHeaders); else they are read, in one
-	// question.
-	m, n, ok := marketHint(taskHeaders(ctx), req.MarketSlug)
+	// The market's record and its counts: the count of snapshots sizes the
+	// memory budget, and with the count of those dropped tells the cache
+	// whether its copy is current. The api sends them as it read them
+	// (MarketHeaders); else they are read, in one question.
+	m, sc, ok := marketHint(taskHeaders(ctx), req.MarketSlug)
 	if !ok {
 		var err error
-		if m, n, err = jobs.MarketCounted(ctx, s.store, req.MarketSlug); err != nil {
+		if m, sc, err = jobs.MarketSeries(ctx, s.store, req.MarketSlug); err != nil {
 			return nil, err
 		}
 	}
-	release, err := s.budget.admit(ctx, req.MarketSlug, n)
+	release, err := s.budget.admit(ctx, req.MarketSlug, sc.N)
 	if err != nil {
 		return nil, err // shutting down or timed out: Asynq requeues it
 	}
 	defer release()
-	return jobs.ReplayMarket(ctx, s.cache.viewOf(s.store, m, n), m, req)
+	return jobs.ReplayMarket(ctx, s.cache.viewOf(s.store, m, sc), m, req)
 }

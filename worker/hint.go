@@ -21,6 +21,7 @@ import (
 const (
 	headerMarket    = "updown-market"
 	headerSnapshots = "updown-snapshots"
+	headerDropped   = "updown-snapshots-dropped"
 	headerSchema    = "updown-market-schema"
 )
 
@@ -59,30 +60,36 @@ func schemaOf(t reflect.Type) string {
 }
 
 // MarketHeaders are the headers that give a replay job its market's
-// record and snapshot count.
-func MarketHeaders(m store.Market, snapshots int) (map[string]string, error) {
+// record and snapshot counts (store.GetMarketSeries): the number of its
+// snapshots, and the number drops of old months took, which together tell
+// the worker's cache whether its copy is current.
+func MarketHeaders(m store.Market, sc store.SeriesCount) (map[string]string, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{headerMarket: string(raw), headerSnapshots: strconv.Itoa(snapshots), headerSchema: marketSchema}, nil
+	return map[string]string{headerMarket: string(raw), headerSnapshots: strconv.Itoa(sc.N),
+		headerDropped: strconv.Itoa(sc.Dropped), headerSchema: marketSchema}, nil
 }
 
 // marketHint reads MarketHeaders back for the market with the slug; ok is
-// false when the headers are missing, unreadable or of another market.
-func marketHint(headers map[string]string, slug string) (m store.Market, snapshots int, ok bool) {
-	raw, n := headers[headerMarket], headers[headerSnapshots]
-	if raw == "" || n == "" || headers[headerSchema] != marketSchema {
-		return m, 0, false
+// false when the headers are missing (an api of an earlier version sends
+// no count of dropped snapshots), unreadable or of another market.
+func marketHint(headers map[string]string, slug string) (m store.Market, sc store.SeriesCount, ok bool) {
+	raw, n, d := headers[headerMarket], headers[headerSnapshots], headers[headerDropped]
+	if raw == "" || n == "" || d == "" || headers[headerSchema] != marketSchema {
+		return m, sc, false
 	}
-	snapshots, err := strconv.Atoi(n)
-	if err != nil || snapshots < 0 {
-		return m, 0, false
+	var err1, err2 error
+	sc.N, err1 = strconv.Atoi(n)
+	sc.Dropped, err2 = strconv.Atoi(d)
+	if err1 != nil || err2 != nil || sc.N < 0 || sc.Dropped < 0 {
+		return m, store.SeriesCount{}, false
 	}
 	if err := json.Unmarshal([]byte(raw), &m); err != nil || m.Slug != slug {
-		return store.Market{}, 0, false
+		return store.Market{}, store.SeriesCount{}, false
 	}
-	return m, snapshots, true
+	return m, sc, true
 }
 
 // headersKey is the context key of the running task's headers.

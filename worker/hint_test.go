@@ -26,7 +26,7 @@ func TestReplayUsesTheMarketTheApiRead(t *testing.T) {
 	m := writeM15(t, mem)
 	st := &askedStore{Store: mem}
 	reads := func() int32 { return st.together.Load() + st.market.Load() + st.count.Load() }
-	m, n, err := store.GetMarketCounted(ctx, mem, m.Slug)
+	m, n, err := store.GetMarketSeries(ctx, mem, m.Slug)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,20 +201,29 @@ func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error
 // snapshots in one query (store.MarketCounter): a replay's checks before
 // it is queued, one round trip where GetMarket and CountSnapshots are two.
 func (s *Store) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+	m, sc, err := s.GetMarketSeries(ctx, slug)
+	return m, sc.N, err
+}
+
+// GetMarketSeries returns the market with the slug, the number of its
+// snapshots and the number a drop of old months took, in one query
+// (store.MarketSeriesCounter).
+func (s *Store) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
 	op := fmt.Sprintf("get market %q and count its snapshots", slug)
 	if !storable(slug) {
-		return store.Market{}, 0, notFound(op)
+		return store.Market{}, store.SeriesCount{}, notFound(op)
 	}
 	var r marketRow
-	var n int
+	var n, dropped int64
 	err := s.pool.QueryRow(ctx, `select `+marketColumns+`,
-		coalesce((select ss.n from snapshot_series ss where ss.market = markets.id), 0)
-		from markets where slug = $1`, slug).Scan(append(r.dest(), &n)...)
+		coalesce(ss.n, 0), coalesce(ss.dropped, 0)
+		from markets left join snapshot_series ss on ss.market = markets.id
+		where slug = $1`, slug).Scan(append(r.dest(), &n, &dropped)...)
 	if err != nil {
-		return store.Market{}, 0, wrap(op, err)
+		return store.Market{}, store.SeriesCount{}, wrap(op, err)
 	}
 	m, err := r.market()
-	return m, n, wrap(op, err)
+	return m, store.SeriesCount{N: int(n), Dropped: int(dropped)}, wrap(op, err)
 }
 
 // GetMarketByMarketID returns the market with the external market id.

@@ -210,6 +210,22 @@ func readRangePage(ctx context.Context, tx pgx.Tx, market int64, chunks []rangeC
 	return page, nil
 }
 
+// CountSeries returns the number of the market's snapshots and the number
+// a drop of old months took (store.SeriesCounter): the series row alone,
+// one round trip, as CountSnapshots of the whole market.
+func (s *Store) CountSeries(ctx context.Context, slug string) (store.SeriesCount, error) {
+	op := fmt.Sprintf("count snapshots of %q", slug)
+	if !storable(slug) {
+		return store.SeriesCount{}, notFound(op)
+	}
+	var n, dropped int64
+	err := s.pool.QueryRow(ctx, `
+		select coalesce(ss.n, 0), coalesce(ss.dropped, 0)
+		from markets m left join snapshot_series ss on ss.market = m.id
+		where m.slug = $1`, slug).Scan(&n, &dropped)
+	return store.SeriesCount{N: int(n), Dropped: int(dropped)}, wrap(op, err)
+}
+
 // CountSnapshots returns how many of the market's snapshots q's time range
 // holds: the series' count when q has no range, else the chunks' counts
 // with the at most two chunks the range cuts decoded.
