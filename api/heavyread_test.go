@@ -15,6 +15,7 @@ import (
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 	"github.com/updown/updown/store/redis/redistest"
 )
 
@@ -447,5 +448,69 @@ func TestSnapshotPageCacheSeesLateSnapshots(t *testing.T) {
 	total, first := page()
 	if want := late.Format("2006-01-02T15:04:05.000000Z"); total != 51 || first != want {
 		t.Errorf("after a late snapshot: total %d, newest %s; want 51 and %s (a page the cache kept from before)", total, first, want)
+	}
+}
+
+// TestSnapshotPageCacheSeesADropRefilled: a resolved market's snapshot
+// page, once kept by the page cache, is not served as it was after the
+// market's month is dropped (drop-snapshots) and as many snapshots are
+// imported again, which leaves its record and its count as they were: by
+// slug and by market id.
+func TestSnapshotPageCacheSeesADropRefilled(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.NewStore(t)
+	loadFixtures(t, pg)
+	slug := seriesMarket(t, pg, 50)
+	b := setup(t, func(o *setupOpts) { o.store = pg })
+	ctx := context.Background()
+	m, err := pg.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/v1/markets/" + slug + "/snapshots?limit=5"}
+	if m.MarketID != "" {
+		paths = append(paths, "/v1/markets/by-market-id/"+m.MarketID+"/snapshots?limit=5")
+	}
+	page := func(path string) (total int, priceUp float64) {
+		t.Helper()
+		r := b.get(store.Pro, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, r.status, r.body)
+		}
+		var p struct {
+			Total     int `json:"total"`
+			Snapshots []struct {
+				PriceUp float64 `json:"price_up"`
+			} `json:"snapshots"`
+		}
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p.Total, p.Snapshots[0].PriceUp
+	}
+	// Asked three times: kept from the second on, served from the cache
+	// on the third.
+	for _, path := range paths {
+		for range 3 {
+			if total, up := page(path); total != 50 || up != 0.5 {
+				t.Fatalf("%s: total %d, price_up %v; want 50 and 0.5", path, total, up)
+			}
+		}
+	}
+	month := time.Date(m.StartTime.Year(), m.StartTime.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
+	if _, err := pg.DropSnapshotsBefore(ctx, month, false); err != nil {
+		t.Fatal(err)
+	}
+	refill := make([]store.Snapshot, 50)
+	for i := range refill {
+		refill[i] = store.Snapshot{Time: m.StartTime.Add(time.Duration(i) * time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_000}
+	}
+	if _, err := pg.AppendSnapshots(ctx, slug, refill); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if total, up := page(path); total != 50 || up != 0.9 {
+			t.Errorf("%s after a drop and a re-import: total %d, price_up %v; want 50 and 0.9 (a page the cache kept from before)", path, total, up)
+		}
 	}
 }

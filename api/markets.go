@@ -216,19 +216,20 @@ func (s *Server) registerMarkets() {
 		Security: security,
 		Errors:   []int{400, 401, 403, 404, 429, 500, 503},
 	}, func(ctx context.Context, in *snapshotsBySlugInput) (*snapshotsOutput, error) {
-		// The market and its snapshots' count in one round trip where the
-		// store can (store.MarketCounter): the count keys a settled page.
-		n := -1
+		// The market and its snapshots' counts in one round trip where the
+		// store can (store.MarketSeriesCounter): the counts key a settled
+		// page.
+		sc := store.SeriesCount{N: -1}
 		m, err := s.findMarket(ctx, in.Slug, func(ctx context.Context, slug string) (store.Market, error) {
-			m, c, err := store.GetMarketCounted(ctx, s.cfg.Store, slug)
-			n = c
+			m, c, err := store.GetMarketSeries(ctx, s.cfg.Store, slug)
+			sc = c
 			return m, err
 		}, "market "+strconv.Quote(in.Slug))
 		if err != nil {
 			return nil, err
 		}
 		csv, parquet := s.rowsForm(in.Accept)
-		return s.snapshots(ctx, m, n, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
+		return s.snapshots(ctx, m, sc, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 	huma.Register(s.api, huma.Operation{
@@ -245,7 +246,7 @@ func (s *Server) registerMarkets() {
 			return nil, err
 		}
 		csv, parquet := s.rowsForm(in.Accept)
-		return s.snapshots(ctx, m, -1, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
+		return s.snapshots(ctx, m, store.SeriesCount{N: -1}, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
 			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
 	})
 }
@@ -519,10 +520,10 @@ func (s *Server) findMarket(ctx context.Context, key string, get func(context.Co
 	return m, nil
 }
 
-// snapshots answers a page of m's snapshots; n is m's count of snapshots
-// when it was read with m, else -1 (counted here when a settled page's
-// cache key needs it).
-func (s *Server) snapshots(ctx context.Context, m store.Market, n int, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
+// snapshots answers a page of m's snapshots; sc is m's snapshot counts
+// when they were read with m, else N is -1 (counted here when a settled
+// page's cache key needs them).
+func (s *Server) snapshots(ctx context.Context, m store.Market, sc store.SeriesCount, p snapshotPageParams, pages *pageCache) (*snapshotsOutput, error) {
 	sq, err := parseSeriesQuery("snapshots\x00"+m.Slug, p.Series, false)
 	if err != nil {
 		return nil, err
@@ -530,18 +531,20 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, n int, p snapsho
 	settled := !p.CSV && !p.Parquet && m.ResolvedAt != nil && s.now().Sub(*m.ResolvedAt) > settledAfter
 	var key string
 	if settled {
-		// Keyed by the record and by the number of snapshots, as the
-		// chart series is (seriesKey): stores only add snapshots, so a
-		// late one, or a snapshots file imported into the market (which
-		// leaves its record as it was), shows on the next request rather
-		// than after the TTL. The count is one small read (none when it
+		// Keyed by the record and by the numbers of snapshots and of
+		// snapshots dropped (store.SeriesCount): stores only add
+		// snapshots but for a drop of old months, which counts what it
+		// takes, so a late one, a snapshots file imported into the market
+		// (which leaves its record as it was), or a drop of its month and
+		// as many imported again, shows on the next request rather than
+		// after the TTL. The counts are one small read (none when they
 		// came with the market); the page is not.
-		if n < 0 {
-			if n, err = s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{}); err != nil {
+		if sc.N < 0 {
+			if sc, err = store.CountSeries(ctx, s.cfg.Store, m.Slug); err != nil {
 				return nil, s.storeFailure(ctx, "count snapshots", err)
 			}
 		}
-		key = pageKey(m, p, n, sq)
+		key = pageKey(m, p, sc, sq)
 		if body, ok := pages.get(key); ok {
 			return &snapshotsOutput{Body: &snapshotPageBody{encoded: body}}, nil
 		}
@@ -552,7 +555,7 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, n int, p snapsho
 	}
 	// Kept only when the page holds what the key counted: a snapshot that
 	// arrived between the count and the read is in the page, not the key.
-	if settled && key == pageKey(m, p, body.Total, sq) && pages.admit(key) {
+	if settled && key == pageKey(m, p, store.SeriesCount{N: body.Total, Dropped: sc.Dropped}, sq) && pages.admit(key) {
 		body.encoded = body.AppendJSON(nil)
 		pages.put(key, body.encoded)
 	}
@@ -563,10 +566,10 @@ func (s *Server) snapshots(ctx context.Context, m store.Market, n int, p snapsho
 	return out, nil
 }
 
-// pageKey is the page cache key of a snapshot page of m, which has n
-// snapshots.
-func pageKey(m store.Market, p snapshotPageParams, n int, sq seriesQuery) string {
-	return fmt.Sprintf("%s|%d|%d|%t|%d|%d|%s", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro(), n, sq.cacheKey())
+// pageKey is the page cache key of a snapshot page of m, which has sc.N
+// snapshots and had sc.Dropped dropped.
+func pageKey(m store.Market, p snapshotPageParams, sc store.SeriesCount, sq seriesQuery) string {
+	return fmt.Sprintf("%s|%d|%d|%t|%d|%d|%d|%s", m.Slug, p.Limit, p.Offset, p.IncludeOrderbook, m.UpdatedAt.UnixMicro(), sc.N, sc.Dropped, sq.cacheKey())
 }
 
 // snapshotPage reads a page of the market's snapshots: with a cursor, one
