@@ -130,7 +130,7 @@ func (s *Server) keyPage(ctx context.Context, customerID string, limit, offset i
 func (s *Server) ownKey(ctx context.Context, customerID, id string) (store.APIKey, error) {
 	k, err := s.store.GetAPIKey(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && k.CustomerID != customerID {
-		return store.APIKey{}, Errorf(http.StatusNotFound, CodeNotFound, "API key %q not found among your keys", id)
+		return store.APIKey{}, Errorf(http.StatusNotFound, CodeNotFound, "API key %s not found among your keys", quoteID(id))
 	}
 	if err != nil {
 		return store.APIKey{}, s.storeFailure(ctx, "get API key", err)
@@ -317,5 +317,5 @@ func noBody(raw []byte, what string) error {
 		return nil
 	}
 	k := slices.Min(slices.Collect(maps.Keys(fields)))
-	return Errorf(http.StatusBadRequest, CodeValidation, "unknown field %q: %s takes no settings (send no body, or {})", k, what).With("field", k)
+	return Errorf(http.StatusBadRequest, CodeValidation, "unknown field %s: %s takes no settings (send no body, or {})", quoteID(k), what).With("field", clip(k))
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -143,10 +142,10 @@ func (s *Server) registerActivity() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
 	errs := []int{400, 401, 403, 404, 429, 500, 503}
 	bySlug := func(ctx context.Context, slug string) (store.Market, error) {
-		return s.findMarket(ctx, slug, s.store.GetMarket, "market "+strconv.Quote(slug))
+		return s.findMarket(ctx, slug, s.store.GetMarket, "market "+quoteID(slug))
 	}
 	byID := func(ctx context.Context, id string) (store.Market, error) {
-		return s.findMarket(ctx, id, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(id))
+		return s.findMarket(ctx, id, s.store.GetMarketByMarketID, "market with market_id "+quoteID(id))
 	}
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-trades",

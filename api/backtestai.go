@@ -627,14 +627,14 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 	if r.Coin != "" {
 		c, ok := strategy.ParseCoin(r.Coin)
 		if !ok {
-			return spec, Errorf(http.StatusBadRequest, CodeValidation, "coin %q is not one of BTC, ETH, SOL", r.Coin).With("field", "coin")
+			return spec, Errorf(http.StatusBadRequest, CodeValidation, "coin %s is not one of BTC, ETH, SOL", quoteID(r.Coin)).With("field", "coin")
 		}
 		spec.Coin = c
 	}
 	if r.MarketType != "" {
 		mt, ok := strategy.ParseMarketType(r.MarketType)
 		if !ok {
-			return spec, Errorf(http.StatusBadRequest, CodeValidation, "marketType %q is not one of 5m, 15m, 1h, 4h, 24h", r.MarketType).With("field", "marketType")
+			return spec, Errorf(http.StatusBadRequest, CodeValidation, "marketType %s is not one of 5m, 15m, 1h, 4h, 24h", quoteID(r.MarketType)).With("field", "marketType")
 		}
 		spec.MarketType = mt
 	}
@@ -706,7 +706,7 @@ func (r *runRequest) applyOrderSettings(spec *strategy.Spec, hasObject bool) err
 	}
 	if r.OrderType != "" && !slices.Contains(replay.OrderTypes(), r.OrderType) {
 		return strategyError(&strategy.Error{Code: replay.CodeInvalidOrderType, Field: "orderType",
-			Message: fmt.Sprintf("orderType %q is not one of %s", r.OrderType, strings.Join(replay.OrderTypes(), ", "))})
+			Message: fmt.Sprintf("orderType %s is not one of %s", quoteID(r.OrderType), strings.Join(replay.OrderTypes(), ", "))})
 	}
 	orderType := r.OrderType
 	if orderType == "" {

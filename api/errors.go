@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -37,6 +39,53 @@ type Error struct {
 	// Cause is logged, never sent.
 	Cause error
 }
+
+// maxEcho is the most of a client's identifier or value an error message
+// (or a detail) echoes: a slug, market id, sweep or job id, a parameter's
+// value. Longer ones are cut there and marked with an ellipsis, so that a
+// 300 KB path does not come back as a 300 KB message.
+const maxEcho = 128
+
+// maxMessage bounds a whole message, whatever it is made of: a last guard
+// for an echo of client input not cut where it was written.
+const maxMessage = 2048
+
+// clip cuts s to maxEcho bytes (at a rune's start) and marks the cut with
+// "…".
+func clip(s string) string { return clipTo(s, maxEcho) }
+
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// quoteID is strconv.Quote of a client's identifier, cut (clip).
+func quoteID(s string) string { return strconv.Quote(clip(s)) }
+
+// clipValue is a parameter's value as an error's details echo it: strings
+// cut (clip), and no more than maxEchoValues of a list.
+func clipValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return clip(v)
+	case []string:
+		out := make([]string, 0, min(len(v), maxEchoValues))
+		for _, s := range v[:min(len(v), maxEchoValues)] {
+			out = append(out, clip(s))
+		}
+		return out
+	}
+	return v
+}
+
+// maxEchoValues is the most values of a repeated parameter an error echoes.
+const maxEchoValues = 10
 
 // Errorf builds an Error with a formatted message.
 func Errorf(status int, code, format string, args ...any) *Error {
@@ -74,7 +123,7 @@ func (e *Error) With(key string, value any) *Error {
 func (e *Error) MarshalJSON() ([]byte, error) {
 	return marshalJSON(envelope{
 		Success:   false,
-		Error:     errorBody{Code: e.Code, Message: e.Message, Details: e.Details},
+		Error:     errorBody{Code: e.Code, Message: clipTo(e.Message, maxMessage), Details: e.Details},
 		Timestamp: formatTime(time.Now()),
 	})
 }
@@ -117,10 +166,10 @@ func fromHuma(status int, msg string, errs ...error) *Error {
 			detail := d.ErrorDetail()
 			f := map[string]any{"message": detail.Message}
 			if detail.Location != "" {
-				f["location"] = detail.Location
+				f["location"] = clip(detail.Location)
 			}
 			if detail.Value != nil {
-				f["value"] = detail.Value
+				f["value"] = clipValue(detail.Value)
 			}
 			fields = append(fields, f)
 			parts = append(parts, describeDetail(detail))
@@ -172,7 +221,7 @@ func fromHuma(status int, msg string, errs ...error) *Error {
 // describeDetail renders "query.limit: expected number <= 100 (got 101)" from
 // Huma's "query.limit" locations.
 func describeDetail(d *huma.ErrorDetail) string {
-	loc := d.Location
+	loc := clip(d.Location)
 	for _, p := range []string{"query.", "path.", "header.", "body."} {
 		loc = strings.TrimPrefix(loc, p)
 	}

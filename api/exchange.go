@@ -224,7 +224,7 @@ func exchangeAccess(p Plan) error {
 func parseCoin(v string) (store.Coin, error) {
 	c := store.Coin(strings.ToUpper(v))
 	if !c.Valid() {
-		return "", Errorf(http.StatusNotFound, CodeNotFound, "unknown coin %q: exchange data exists for btc, eth and sol", v)
+		return "", Errorf(http.StatusNotFound, CodeNotFound, "unknown coin %s: exchange data exists for btc, eth and sol", quoteID(v))
 	}
 	return c, nil
 }
@@ -393,7 +393,7 @@ func exchangeHistoryNotFound(path string) *Error {
 			hist, strings.ToLower(coin), live, live)
 	default:
 		return Errorf(http.StatusNotFound, CodeNotFound,
-			"unknown coin %q: exchange data exists for btc, eth and sol, depth history for btc only (%s)", coin, hist)
+			"unknown coin %s: exchange data exists for btc, eth and sol, depth history for btc only (%s)", quoteID(coin), hist)
 	}
 }
 

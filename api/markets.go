@@ -224,7 +224,7 @@ func (s *Server) registerMarkets() {
 			m, c, err := store.GetMarketSeries(ctx, s.cfg.Store, slug)
 			sc = c
 			return m, err
-		}, "market "+strconv.Quote(in.Slug))
+		}, "market "+quoteID(in.Slug))
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +241,7 @@ func (s *Server) registerMarkets() {
 		Security:    security,
 		Errors:      []int{400, 401, 403, 404, 429, 500, 503},
 	}, func(ctx context.Context, in *snapshotsByMarketIDInput) (*snapshotsOutput, error) {
-		m, err := s.findMarket(ctx, in.MarketID, s.store.GetMarketByMarketID, "market with market_id "+strconv.Quote(in.MarketID))
+		m, err := s.findMarket(ctx, in.MarketID, s.store.GetMarketByMarketID, "market with market_id "+quoteID(in.MarketID))
 		if err != nil {
 			return nil, err
 		}
@@ -393,7 +393,7 @@ func parseISO(v string) (time.Time, bool) {
 func invalidParam(loc string, value any, msg string) *Error {
 	name := loc[strings.IndexByte(loc, '.')+1:]
 	return &Error{Status: http.StatusBadRequest, Code: CodeValidation, Message: "invalid request: " + name + ": " + msg,
-		Details: map[string]any{"errors": []map[string]any{{"location": loc, "message": msg, "value": value}}}}
+		Details: map[string]any{"errors": []map[string]any{{"location": loc, "message": msg, "value": clipValue(value)}}}}
 }
 
 // rejectMalformedQuery answers 400 VALIDATION_ERROR, after the caller is
@@ -498,7 +498,7 @@ func checkQueryEscapes(raw string) *Error {
 }
 
 func (s *Server) getMarket(ctx context.Context, in *marketSlugInput) (*marketOutput, error) {
-	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+quoteID(in.Slug))
 	if err != nil {
 		return nil, err
 	}

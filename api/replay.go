@@ -287,7 +287,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		return nil, err
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug).With("field", "marketSlug"))
+		return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %s does not exist", quoteID(req.MarketSlug)).With("field", "marketSlug"))
 	}
 	if err != nil {
 		return refuse(s.storeFailure(ctx, "get market", err))
@@ -311,7 +311,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	if req.Strategy.Needs().Trades {
 		dv, err := store.DataVersions(ctx, s.cfg.Store, []string{m.Slug})
 		if errors.Is(err, store.ErrNotFound) {
-			return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %q does not exist", req.MarketSlug).With("field", "marketSlug"))
+			return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %s does not exist", quoteID(req.MarketSlug)).With("field", "marketSlug"))
 		}
 		if err != nil {
 			return refuse(s.storeFailure(ctx, "read the market's data version", err))
@@ -511,7 +511,7 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 	}
 	st, err := s.cfg.Jobs.Status(ctx, in.ID, principalFrom(ctx).Customer.ID)
 	if errors.Is(err, worker.ErrJobNotFound) {
-		return nil, Errorf(http.StatusNotFound, CodeNotFound, "job %s not found (unknown, expired, or not yours)", in.ID)
+		return nil, Errorf(http.StatusNotFound, CodeNotFound, "job %s not found (unknown, expired, or not yours)", clip(in.ID))
 	}
 	if err != nil {
 		if clientGone(ctx, err) {
@@ -561,7 +561,7 @@ func requireJSON(contentType string) error {
 		if got == "" {
 			got = "none"
 		}
-		return Errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "Content-Type must be application/json (got %s)", got)
+		return Errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "Content-Type must be application/json (got %s)", clip(got))
 	}
 	return nil
 }
@@ -592,7 +592,7 @@ func decodeReplayRequest(body []byte) (replay.Request, error) {
 func replayError(re *replay.Error) *Error {
 	e := &Error{Status: http.StatusBadRequest, Code: re.Code, Message: re.Message}
 	if re.Field != "" {
-		e = e.With("field", re.Field)
+		e = e.With("field", clip(re.Field))
 	}
 	return e
 }

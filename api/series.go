@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -67,7 +66,7 @@ func (s *Server) registerSeries() {
 }
 
 func (s *Server) series(ctx context.Context, in *seriesInput) (*seriesOutput, error) {
-	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+strconv.Quote(in.Slug))
+	m, err := s.findMarket(ctx, in.Slug, s.store.GetMarket, "market "+quoteID(in.Slug))
 	if err != nil {
 		return nil, err
 	}

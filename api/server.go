@@ -552,7 +552,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(allowed) > 0 {
-		e := Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allowed, ", "))
+		e := Errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s is not allowed on %s; use %s", clip(r.Method), clip(r.URL.Path), strings.Join(allowed, ", "))
 		e.GetHeaders().Set("Allow", strings.Join(allowed, ", "))
 		writeError(w, r, s.log, e)
 		return
@@ -563,7 +563,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, e)
 		return
 	}
-	writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", r.Method, r.URL.Path))
+	writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", clip(r.Method), clip(r.URL.Path)))
 }
 
 // withCleanPath answers a path with an empty, "." or ".." segment with the
@@ -573,7 +573,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 func (s *Server) withCleanPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; strings.Contains(p, "//") || strings.Contains(p+"/", "/./") || strings.Contains(p+"/", "/../") {
-			writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", r.Method, p))
+			writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", clip(r.Method), clip(p)))
 			return
 		}
 		next.ServeHTTP(w, r)

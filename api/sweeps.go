@@ -575,7 +575,7 @@ func (s *Server) ownSweep(ctx context.Context, id string) (store.Sweep, error) {
 	// getSweep writes out a part at a time and sweepTrials pages.
 	sw, err := s.store.GetSweepInfo(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && sw.CustomerID != p.Customer.ID {
-		return store.Sweep{}, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", id)
+		return store.Sweep{}, Errorf(http.StatusNotFound, CodeNotFound, "sweep %s does not exist", quoteID(id))
 	}
 	if err != nil {
 		return store.Sweep{}, s.storeFailure(ctx, "read sweep", err)
@@ -667,7 +667,7 @@ func (s *Server) sweepTrials(ctx context.Context, in *sweepTrialsInput) (*sweepT
 	// hundred megabytes and more.
 	raw, total, err := s.store.SweepTrials(ctx, sw.ID, in.Offset, in.Limit)
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile (retention)
-		return nil, Errorf(http.StatusNotFound, CodeNotFound, "sweep %q does not exist", in.ID)
+		return nil, Errorf(http.StatusNotFound, CodeNotFound, "sweep %s does not exist", quoteID(in.ID))
 	}
 	if err != nil {
 		return nil, s.storeFailure(ctx, "read sweep trials", err)

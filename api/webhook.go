@@ -230,12 +230,12 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(p.Timestamp))
 	if err != nil {
-		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %q is not an ISO 8601 date-time", p.Timestamp).With("field", "timestamp")
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %s is not an ISO 8601 date-time", quoteID(p.Timestamp)).With("field", "timestamp")
 	}
 	if t.IsZero() {
 		// It parses, but the store takes the zero time for "none" and
 		// refuses the event: that must be the sender's 400, not a 500.
-		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %q is the zero time, not when an event happened", p.Timestamp).With("field", "timestamp")
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %s is the zero time, not when an event happened", quoteID(p.Timestamp)).With("field", "timestamp")
 	}
 	ev.OccurredAt = t.UTC()
 	ev.SubscriptionID = strings.TrimSpace(p.Data.SubscriptionID)

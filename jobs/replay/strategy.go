@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/updown/updown/store"
 )
@@ -327,7 +328,7 @@ func CheckKeys(b []byte, path string, known, other []string) error {
 		}
 		key, _ := tok.(string)
 		if !hasFold(known, key) && !hasFold(other, key) {
-			field := key
+			field := clipName(key)
 			if path != "" {
 				field = path + "." + key
 			}
@@ -964,4 +965,19 @@ func JSONKind(t reflect.Type) string {
 		return "boolean"
 	}
 	return "object"
+}
+
+// clipName cuts a client's field name, as an error echoes it, to 128 bytes
+// (at a rune's start) marked with "…": a 300 KB key is not a 300 KB
+// message.
+func clipName(s string) string {
+	const max = 128
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
