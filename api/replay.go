@@ -308,6 +308,13 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	// them (store.DataVersion). The record alone would not do: appends
 	// leave it as it is.
 	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + strconv.Itoa(n)
+	if sc.Dropped > 0 {
+		// A drop of old months and as many snapshots imported again
+		// leave n as it was, not the count of those dropped (read with
+		// it). Without a drop the version is as it always was, so that
+		// results kept before this is known stay in use.
+		job.Version += "/dropped" + strconv.Itoa(sc.Dropped)
+	}
 	if req.Strategy.Needs().Trades {
 		dv, err := store.DataVersions(ctx, s.cfg.Store, []string{m.Slug})
 		if errors.Is(err, store.ErrNotFound) {
@@ -320,7 +327,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		// The worker's tape (its cache's key) counts the snapshots the
 		// version names: a snapshot appended between the two reads would
 		// otherwise label a replay of the older tape with the newer data.
-		n = dv[0].Snapshots
+		sc = store.SeriesCount{N: dv[0].Snapshots, Dropped: dv[0].Dropped}
 	}
 	// The worker replays the market as read here, without reading it
 	// again; without the headers it reads the market itself.

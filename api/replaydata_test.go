@@ -14,6 +14,7 @@ import (
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // replayData posts body as a Pro customer and returns the answer's data,
@@ -211,5 +212,44 @@ func TestReplayVersionMatchesItsTape(t *testing.T) {
 	}
 	if res := replayData(t, b, q, body); res.TotalSnapshots != 31 {
 		t.Errorf("replay after the append: %d snapshots, want 31", res.TotalSnapshots)
+	}
+}
+
+// TestReplayAfterSnapshotsDroppedAndRefilled: a resolved market whose
+// month was dropped (drop-snapshots) and as many snapshots imported again,
+// its record and count as they were, is replayed afresh by the same
+// request sent again, not answered with the result kept from before.
+func TestReplayAfterSnapshotsDroppedAndRefilled(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.NewStore(t)
+	loadFixtures(t, pg)
+	q := newQueue(t, pg)
+	q.startWorker(t)
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = pg, q.client, 30*time.Second })
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, nil)
+	first := replayData(t, b, q, body)
+	ctx := t.Context()
+	m, err := pg.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps, _, err := pg.ListSnapshots(ctx, slug, store.SnapshotQuery{Ascending: true, WithBooks: true})
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("%d snapshots, %v", len(snaps), err)
+	}
+	month := time.Date(m.StartTime.Year(), m.StartTime.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
+	if _, err := pg.DropSnapshotsBefore(ctx, month, false); err != nil {
+		t.Fatal(err)
+	}
+	for i := range snaps { // other prices at the same times: no trade now
+		snaps[i].PriceUp, snaps[i].PriceDown = 0.99, 0.01
+	}
+	if _, err := pg.AppendSnapshots(ctx, slug, snaps); err != nil {
+		t.Fatal(err)
+	}
+	again := replayData(t, b, q, body) // fails unless the answer is the store's now
+	if again.TotalSnapshots != first.TotalSnapshots {
+		t.Errorf("%d snapshots after, %d before", again.TotalSnapshots, first.TotalSnapshots)
 	}
 }
