@@ -514,3 +514,54 @@ func TestSnapshotPageCacheSeesADropRefilled(t *testing.T) {
 		}
 	}
 }
+
+// TestSeriesCacheSeesADropRefilled: a resolved market's chart series,
+// once cached, is not served as it was after the market's month is
+// dropped (drop-snapshots) and as many snapshots are imported again,
+// which leaves its record and count as they were.
+func TestSeriesCacheSeesADropRefilled(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.NewStore(t)
+	loadFixtures(t, pg)
+	slug := seriesMarket(t, pg, 50)
+	b := setup(t, func(o *setupOpts) { o.store = pg })
+	ctx := context.Background()
+	m, err := pg.GetMarket(ctx, slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func() float64 {
+		t.Helper()
+		r := b.get(store.Pro, "/v1/markets/"+slug+"/series")
+		if r.status != http.StatusOK {
+			t.Fatalf("series: %d %s", r.status, r.body)
+		}
+		var s seriesResp
+		if err := json.Unmarshal(r.body, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Data.Snapshots != 50 || len(s.Data.PriceUp.First) == 0 {
+			t.Fatalf("series of %d snapshots, %d buckets; want 50", s.Data.Snapshots, len(s.Data.PriceUp.First))
+		}
+		return s.Data.PriceUp.First[0]
+	}
+	for range 2 { // read, then from the cache
+		if up := first(); up != 0.5 {
+			t.Fatalf("price_up %v, want 0.5", up)
+		}
+	}
+	month := time.Date(m.StartTime.Year(), m.StartTime.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
+	if _, err := pg.DropSnapshotsBefore(ctx, month, false); err != nil {
+		t.Fatal(err)
+	}
+	refill := make([]store.Snapshot, 50)
+	for i := range refill {
+		refill[i] = store.Snapshot{Time: m.StartTime.Add(time.Duration(i) * time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_000}
+	}
+	if _, err := pg.AppendSnapshots(ctx, slug, refill); err != nil {
+		t.Fatal(err)
+	}
+	if up := first(); up != 0.9 {
+		t.Errorf("after a drop and a re-import: price_up %v, want 0.9 (the series cached before)", up)
+	}
+}

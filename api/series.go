@@ -74,12 +74,15 @@ func (s *Server) series(ctx context.Context, in *seriesInput) (*seriesOutput, er
 	if points == 0 {
 		points = seriesDefaultPoints
 	}
-	// The count alone (nothing decoded) keys the cache: see seriesCache.
-	total, err := s.store.CountSnapshots(ctx, m.Slug, store.SnapshotQuery{})
+	// The counts alone (nothing decoded, one small read) key the cache:
+	// see seriesCache. The store itself, not its gate of heavy reads, so
+	// that it counts what a drop took too (store.SeriesCounter).
+	sc, err := store.CountSeries(ctx, s.cfg.Store, m.Slug)
 	if err != nil {
 		return nil, s.storeFailure(ctx, "count snapshots", err)
 	}
-	out, err := s.seriesCache.load(ctx, seriesKey(m, points, total), func(ctx context.Context) (seriesJSON, bool, error) {
+	total := sc.N
+	out, err := s.seriesCache.load(ctx, seriesKey(m, points, sc), func(ctx context.Context) (seriesJSON, bool, error) {
 		snaps, _, err := s.store.ListSnapshots(ctx, m.Slug, store.SnapshotQuery{Ascending: true})
 		if err != nil {
 			return seriesJSON{}, false, err

@@ -48,8 +48,9 @@ func newSeriesCache(maxBytes int) *seriesCache {
 }
 
 // seriesKey is the cache key of a market's series of points buckets given
-// the store's count of its snapshots.
-func seriesKey(m store.Market, points, total int) string {
+// the store's counts of its snapshots and of those a drop of old months
+// took (a drop and as many imported again leave the first as it was).
+func seriesKey(m store.Market, points int, sc store.SeriesCount) string {
 	winner, resolved := "", int64(0)
 	if m.Winner != nil {
 		winner = *m.Winner
@@ -57,7 +58,7 @@ func seriesKey(m store.Market, points, total int) string {
 	if m.ResolvedAt != nil {
 		resolved = m.ResolvedAt.UnixMicro()
 	}
-	return fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%d\x00%d", m.Slug, points, m.UpdatedAt.UnixMicro(), winner, resolved, total)
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%d\x00%d\x00%d", m.Slug, points, m.UpdatedAt.UnixMicro(), winner, resolved, sc.N, sc.Dropped)
 }
 
 // seriesBytes estimates what a series holds in memory.
