@@ -378,3 +378,44 @@ func TestDropSnapshotsBeforeWhileWriting(t *testing.T) {
 		checkMarket(t, s, m.slug, since(m.snaps, july))
 	}
 }
+
+// TestSeriesCountAfterDrop: GetMarketSeries and CountSeries answer a
+// market's count of snapshots and of those drops took, so that a drop and
+// as many snapshots appended after it leave the count as it was but not
+// the pair (the version caches key on).
+func TestSeriesCountAfterDrop(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := pgtest.NewStore(t)
+	start := time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
+	slug := newMarket(t, s, start)
+	snaps := newMarketSim(51, start).series(40)
+	if _, err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+		t.Fatal(err)
+	}
+	check := func(want store.SeriesCount) {
+		t.Helper()
+		if _, got, err := s.GetMarketSeries(ctx, slug); err != nil || got != want {
+			t.Errorf("GetMarketSeries: %+v, %v; want %+v", got, err, want)
+		}
+		if got, err := s.CountSeries(ctx, slug); err != nil || got != want {
+			t.Errorf("CountSeries: %+v, %v; want %+v", got, err, want)
+		}
+		if _, n, err := s.GetMarketCounted(ctx, slug); err != nil || n != want.N {
+			t.Errorf("GetMarketCounted: %d, %v; want %d", n, err, want.N)
+		}
+	}
+	check(store.SeriesCount{N: 40})
+	dropBefore(t, s, time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC))
+	check(store.SeriesCount{N: 0, Dropped: 40})
+	if _, err := s.AppendSnapshots(ctx, slug, snaps); err != nil {
+		t.Fatal(err)
+	}
+	check(store.SeriesCount{N: 40, Dropped: 40})
+	if _, _, err := s.GetMarketSeries(ctx, "btc-updown-15m-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetMarketSeries of no market: %v", err)
+	}
+	if _, err := s.CountSeries(ctx, "btc-updown-15m-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("CountSeries of no market: %v", err)
+	}
+}
