@@ -63,12 +63,16 @@ type gate struct {
 	// that was under way when a wake came marks nothing empty (after), or
 	// its answer, older than the wake, would hide the task the wake was
 	// for until the queue's turn.
-	empty  atomic.Uint64
-	mu     sync.Mutex
-	epoch  uint64
-	wakes  chan struct{} // a pending wake (capacity 1)
-	closed chan struct{} // closed at shutdown: never wait again
-	idle   time.Duration
+	empty atomic.Uint64
+	mu    sync.Mutex
+	epoch uint64
+	// guessed holds the queues of empty marked so by a dequeue that
+	// fetched their last task (lastFetched), not by one that found
+	// nothing: the mark holds only until a handler returns (handled).
+	guessed uint64
+	wakes   chan struct{} // a pending wake (capacity 1)
+	closed  chan struct{} // closed at shutdown: never wait again
+	idle    time.Duration
 	// next is when the queues found empty are next asked again anyway:
 	// nanoseconds after start, on the monotonic clock (a step of the wall
 	// clock must not stop the turns).
@@ -116,6 +120,7 @@ func (g *gate) wakeQueue(key string) {
 	g.mu.Lock()
 	g.epoch++
 	g.empty.And(^bit)
+	g.guessed &^= bit
 	g.mu.Unlock()
 	select {
 	case g.wakes <- struct{}{}:
@@ -162,6 +167,7 @@ func (g *gate) due() {
 	g.mu.Lock()
 	g.epoch++
 	g.empty.Store(0)
+	g.guessed = 0
 	g.mu.Unlock()
 }
 
@@ -189,15 +195,50 @@ func (g *gate) after(key string, err error, epoch uint64) {
 	case redis.Nil:
 		if g.epoch == epoch {
 			g.empty.Or(g.bits[key])
+			g.guessed &^= g.bits[key] // found so
 		}
 	case nil:
 		g.empty.And(^g.bits[key]) // it may hold more
+		g.guessed &^= g.bits[key]
 	default:
 		// Redis down or refusing (see pause): the wakes of the outage may
 		// be lost, so once it answers again every queue is asked.
 		g.epoch++
 		g.empty.Store(0)
+		g.guessed = 0
 	}
+}
+
+// lastFetched marks empty the queue whose pending key this is, whose last
+// task a dequeue asked when the gate had heard of epoch wakes just fetched
+// (unless a wake came meanwhile), until a handler returns (handled).
+//
+// With a slot of the worker free, Asynq's next dequeue follows at once,
+// and would find nothing: the gate answers it. With every slot taken, the
+// next comes once a handler returns, maybe much later: a task nobody
+// announces (another worker's forwarder moving a retry, a stopping worker
+// handing tasks back, the collector's resolutions, the monitoring UI's
+// "run") enqueued meanwhile would wait for the gate's turn (idlePoll),
+// where Asynq would have fetched it at once; so that dequeue goes to Redis.
+func (g *gate) lastFetched(key string, epoch uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if bit := g.bits[key]; g.epoch == epoch && bit != 0 {
+		g.empty.Or(bit)
+		g.guessed |= bit
+	}
+}
+
+// handled is called when a task's handler returns, before Asynq's
+// processor frees the task's slot: the queues marked empty only because a
+// dequeue fetched their last task (lastFetched) are asked again by the
+// next dequeue. A dequeue waiting (every queue empty) is not woken: with
+// a slot free all along, its queues were as good as asked.
+func (g *gate) handled() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.empty.And(^g.guessed)
+	g.guessed = 0
 }
 
 // dequeueErrorPause is how long a dequeue that failed (Redis down or
@@ -300,8 +341,9 @@ func (c gatedRedis) forwarded(keys []string, cmd *redis.Cmd) *redis.Cmd {
 // The call goes to Redis in one pipeline with a look at the length of the
 // queue's pending list, after it: a dequeue that fetched the queue's last
 // task marks the queue empty (gate.after's rule: unless a wake came
-// meanwhile), where Asynq's next call would have asked Redis again only to
-// find nothing, a round trip and a script beside every replay's handler.
+// meanwhile) until a handler returns (gate.lastFetched), where Asynq's
+// next call would have asked Redis again only to find nothing, a round
+// trip and a script beside every replay's handler.
 func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call dequeueCall) *redis.Cmd {
 	if gated {
 		c.g.before()
@@ -332,9 +374,13 @@ func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call
 		<-slots // nothing fetched: the slot is free again
 	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
-		c.g.after(keys[0], cmd.Err(), epoch) // a task set aside: the queue may hold more
-		if cmd.Err() == nil && left != nil && left.Err() == nil && left.Val() == 0 {
-			c.g.after(keys[0], redis.Nil, epoch) // that was its last task
+		c.g.after(keys[0], cmd.Err(), epoch)                                         // a task set aside: the queue may hold more
+		if cmd.Err() == nil && left != nil && left.Err() == nil && left.Val() == 0 { // that was its last task
+			if corrupt {
+				c.g.after(keys[0], redis.Nil, epoch) // no handler runs: the next dequeue follows at once
+			} else {
+				c.g.lastFetched(keys[0], epoch)
+			}
 		}
 		c.pauseOnError(cmd.Err())
 	}
@@ -404,10 +450,12 @@ func (c gatedRedis) setAside(ctx context.Context, keys []string, cmd *redis.Cmd)
 	return true
 }
 
-// release frees the slot a task of queue took when it was fetched, once
-// its handler has returned, and wakes the gate for the queue: it may hold
-// more.
+// release is called once the handler of a task of queue has returned:
+// the queues guessed empty are asked again (handled), and the slot the
+// task took when it was fetched is freed, waking the gate for the queue:
+// it may hold more.
 func (g *gate) release(queue string) {
+	g.handled()
 	if slots := g.slots[pendingKey(queue)]; slots != nil {
 		<-slots
 		g.wakeQueue(pendingKey(queue))

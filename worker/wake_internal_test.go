@@ -372,6 +372,17 @@ func TestGateKnowsALastTaskFetched(t *testing.T) {
 	if !g.known(pendingKey("replay")) {
 		t.Error("a dequeue that fetched the queue's last task left it to be asked again")
 	}
+	g.handled() // a handler returned: what came meanwhile unannounced is fetched
+	if g.known(pendingKey("replay")) {
+		t.Error("a queue whose last task was fetched was still marked empty after a handler returned")
+	}
+	if err := c.dequeue(context.Background(), keys, true, only(func() *redis.Cmd { return redis.NewCmdResult(nil, redis.Nil) })).Err(); err != redis.Nil {
+		t.Fatalf("dequeue: %v, want redis.Nil", err)
+	}
+	g.handled()
+	if !g.known(pendingKey("replay")) {
+		t.Error("a queue a dequeue found empty was asked again after a handler returned")
+	}
 	g.wakeQueue(pendingKey("replay"))
 	fetch(redis.NewIntResult(0, nil), func() { g.wakeQueue(pendingKey("replay")) })
 	if g.known(pendingKey("replay")) {
@@ -381,5 +392,83 @@ func TestGateKnowsALastTaskFetched(t *testing.T) {
 	fetch(nil, nil)
 	if g.known(pendingKey("replay")) {
 		t.Error("a queue whose length was not read was marked empty")
+	}
+}
+
+// TestUnannouncedTaskAfterABusySlot: a task enqueued without a wake (an
+// old client, another worker's forwarder moving a retry, a stopping
+// worker handing tasks back, the collector's resolutions, the monitoring
+// UI's "run") while every slot of a worker is busy starts once a slot
+// frees, as Asynq alone would start it: the dequeue that fetched the
+// queue's last task, before it came, marked the queue empty only until a
+// handler returns. It waited for the gate's turn (idlePoll, here set
+// long), the dequeue after the handler answered by the gate.
+func TestUnannouncedTaskAfterABusySlot(t *testing.T) {
+	t.Parallel()
+	const typ = "test:busy"
+	rdb := redistest.Client(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The gate's turns come far later than this test waits: only a
+	// dequeue that goes to Redis finds the task.
+	const idle = 10 * time.Minute
+	srv.gate.idle = idle
+	srv.gate.next.Store(int64(idle))
+	started, release := make(chan string, 2), make(chan struct{})
+	srv.mux.HandleFunc(typ, srv.handler(func(ctx context.Context, p []byte) (any, error) {
+		started <- string(p)
+		if string(p) == "a" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return "done", nil
+	}))
+	sctx, scancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(sctx) }()
+	t.Cleanup(func() { scancel(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+
+	ran := make(chan error, 1)
+	go func() {
+		_, _, err := client.Run(ctx, Job{Type: typ, Queue: jobs.QueueReplay, Payload: []byte("a")}, "test", time.Minute)
+		ran <- err
+	}()
+	select {
+	case p := <-started:
+		if p != "a" {
+			t.Fatalf("task %q started, want a", p)
+		}
+	case <-ctx.Done():
+		t.Fatal("the announced task did not start")
+	}
+	plain := asynq.NewClientFromRedisClient(rdb)
+	if _, err := plain.EnqueueContext(ctx, asynq.NewTask(typ, []byte("b")), asynq.Queue(jobs.QueueReplay)); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-ran; err != nil {
+		t.Fatalf("the announced task: %v", err)
+	}
+	wait := time.NewTimer(20 * time.Second) // far short of the gate's turn
+	defer wait.Stop()
+	select {
+	case p := <-started:
+		if p != "b" {
+			t.Fatalf("task %q started, want b", p)
+		}
+	case <-wait.C:
+		t.Fatalf("a task enqueued without a wake while the worker's only slot was busy had not started 20 s after the slot freed (the gate's turn: %v)", idle)
 	}
 }
