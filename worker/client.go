@@ -349,16 +349,39 @@ func withOwner(ctx context.Context, rec *ownerRecord) context.Context {
 	return context.WithValue(ctx, ownerKey{}, rec)
 }
 
-// add queues rec's write on p: the owner, then the record's lifetime.
+// add queues rec's write on p: the owner, then the record's lifetime, in
+// a transaction (MULTI/EXEC) of their own within the pipeline, so that a
+// connection lost between them leaves no record without its lifetime,
+// kept for good.
 func (rec *ownerRecord) add(ctx context.Context, p redis.Pipeliner) func() {
-	set := p.HSet(ctx, rec.key, "queue", rec.queue, "owner:"+rec.owner, 1)
-	keep := p.Expire(ctx, rec.key, rec.keep)
+	multi := p.Do(ctx, "multi")
+	set := p.Do(ctx, "hset", rec.key, "queue", rec.queue, "owner:"+rec.owner, 1)
+	keep := p.Do(ctx, "expire", rec.key, int64(max(rec.keep/time.Second, 1)))
+	exec := p.Do(ctx, "exec")
 	return func() {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		rec.written = true
-		rec.err = errors.Join(set.Err(), keep.Err())
+		rec.err = errors.Join(multi.Err(), set.Err(), keep.Err(), execErr(exec))
 	}
+}
+
+// execErr is the error of an EXEC's answer: its own, or the first of the
+// transaction's commands (answered within it, not as the EXEC's error).
+func execErr(exec *redis.Cmd) error {
+	answers, err := exec.Slice()
+	if err == redis.Nil {
+		return errors.New("transaction aborted")
+	}
+	if err != nil {
+		return err
+	}
+	for _, a := range answers {
+		if e, ok := a.(error); ok {
+			return e
+		}
+	}
+	return nil
 }
 
 // sent reports whether the record went to Redis with an enqueue.
