@@ -306,19 +306,29 @@ func (c gatedRedis) Eval(ctx context.Context, script string, keys []string, args
 	return c.UniversalClient.Eval(ctx, script, keys, args...)
 }
 
-// dequeueCall makes a dequeue call to Redis: its answer, and the length
-// of the queue's pending list right after it (nil when not asked).
+// dequeueCall makes a dequeue call to Redis: its answer, and how many
+// tasks a dequeue could fetch right after it (nil when not asked): the
+// length of the queue's pending list, 0 while the queue is paused.
 type dequeueCall func() (*redis.Cmd, *redis.IntCmd)
 
 // sized is the dequeue call run makes, in one pipeline with a look at the
-// length of the queue's pending list (keys[0]) after it.
+// length of the queue's pending list (keys[0]) after it, and at whether
+// the queue is paused (keys[1]).
 func (c gatedRedis) sized(ctx context.Context, keys []string, run func(redis.Scripter) *redis.Cmd) dequeueCall {
 	return func() (cmd *redis.Cmd, left *redis.IntCmd) {
+		var paused *redis.IntCmd
 		_, _ = c.UniversalClient.Pipelined(ctx, func(p redis.Pipeliner) error {
 			cmd = run(p)
 			left = p.LLen(ctx, keys[0])
+			paused = p.Exists(ctx, keys[1])
 			return nil
 		})
+		if paused.Err() != nil {
+			return cmd, nil
+		}
+		if paused.Val() > 0 {
+			return cmd, redis.NewIntResult(0, nil)
+		}
 		return cmd, left
 	}
 }
@@ -374,7 +384,15 @@ func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call
 		<-slots // nothing fetched: the slot is free again
 	}
 	if !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") { // Eval follows, and is counted
-		c.g.after(keys[0], cmd.Err(), epoch)                                         // a task set aside: the queue may hold more
+		found := cmd.Err()
+		if found == redis.Nil && left != nil && left.Err() == nil && left.Val() > 0 {
+			// Asynq's script answers nil for a pending id whose task's
+			// hash is gone, taken off the list all the same: the tasks
+			// behind it are fetched by the next dequeue, not the gate's
+			// turn.
+			found = nil
+		}
+		c.g.after(keys[0], found, epoch)                                             // a task set aside: the queue may hold more
 		if cmd.Err() == nil && left != nil && left.Err() == nil && left.Val() == 0 { // that was its last task
 			if corrupt {
 				c.g.after(keys[0], redis.Nil, epoch) // no handler runs: the next dequeue follows at once

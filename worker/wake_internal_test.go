@@ -472,3 +472,82 @@ func TestUnannouncedTaskAfterABusySlot(t *testing.T) {
 		t.Fatalf("a task enqueued without a wake while the worker's only slot was busy had not started 20 s after the slot freed (the gate's turn: %v)", idle)
 	}
 }
+
+// TestGateAsksAgainBehindAGoneTask: Asynq's dequeue answers nil for a
+// pending id whose task's hash is gone (taking it off the list all the
+// same); the gate, seeing tasks still pending behind it (the length read
+// in the dequeue's round trip), lets the next dequeue fetch them, where it
+// marked the queue empty and they waited for its turn (idlePoll, here set
+// long). A paused queue, whose dequeue answers nil too, is still marked
+// empty: asked again at once it would be asked without end.
+func TestGateAsksAgainBehindAGoneTask(t *testing.T) {
+	t.Parallel()
+	const typ = "test:behind"
+	rdb := redistest.Client(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const idle = 10 * time.Minute
+	srv.gate.idle = idle
+	srv.gate.next.Store(int64(idle))
+	started := make(chan string, 2)
+	srv.mux.HandleFunc(typ, srv.handler(func(_ context.Context, p []byte) (any, error) {
+		started <- string(p)
+		return "done", nil
+	}))
+	sctx, scancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(sctx) }()
+	t.Cleanup(func() { scancel(); <-done })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	// A first job: the worker is up and its gate has found every other
+	// queue empty.
+	if _, _, err := client.Run(ctx, Job{Type: typ, Queue: jobs.QueueReplay, Payload: []byte("first")}, "test", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	// A task whose hash is gone, fetched first, and one behind it; then
+	// a wake for the queue.
+	if err := rdb.LPush(ctx, pendingKey(jobs.QueueReplay), "gone-"+t.Name()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	plain := asynq.NewClientFromRedisClient(rdb)
+	if _, err := plain.EnqueueContext(ctx, asynq.NewTask(typ, []byte("behind")), asynq.Queue(jobs.QueueReplay)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Publish(ctx, wakeChannel, jobs.QueueReplay).Err(); err != nil {
+		t.Fatal(err)
+	}
+	wait := time.NewTimer(20 * time.Second) // far short of the gate's turn
+	defer wait.Stop()
+	select {
+	case p := <-started:
+		if p != "behind" {
+			t.Fatalf("task %q started, want behind", p)
+		}
+	case <-wait.C:
+		t.Fatalf("a task pending behind one whose hash is gone had not started 20 s after the wake (the gate's turn: %v)", idle)
+	}
+
+	// A paused queue with a task pending: its dequeue answers nil, and it
+	// is marked empty.
+	g := gatedRedis{UniversalClient: rdb, g: newGate([]string{"paused"}, time.Hour)}
+	keys := []string{pendingKey("paused"), "asynq:{paused}:paused", "asynq:{paused}:active", "asynq:{paused}:lease"}
+	rdb.LPush(ctx, keys[0], "an-id")
+	rdb.Set(ctx, keys[1], "1", 0)
+	nothing := func(r redis.Scripter) *redis.Cmd { return r.Eval(ctx, "return nil", keys) }
+	if err := g.dequeue(ctx, keys, true, g.sized(ctx, keys, nothing)).Err(); err != redis.Nil {
+		t.Fatalf("dequeue of a paused queue: %v, want redis.Nil", err)
+	}
+	if !g.g.known(keys[0]) {
+		t.Error("a paused queue with a task pending was not marked empty: it would be asked without end")
+	}
+}
