@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
 )
 
 // TestErrorsEchoIdentifiersCut: an error about a client's identifier or
@@ -72,5 +73,55 @@ func TestJobNotFoundEchoesItsIDCut(t *testing.T) {
 	wantError(t, r, http.StatusNotFound, "RESOURCE_NOT_FOUND")
 	if len(r.body) > 4<<10 || !strings.Contains(string(r.body), "aaaa…") {
 		t.Errorf("a %d-byte answer: %.400s", len(r.body), r.body)
+	}
+}
+
+// TestErrorsSayWhatFollowsALongEcho: a long client value inside a
+// strategy (a condition's key, field or operator, a sweep's path) is cut
+// where the message quotes it, so that what the message says after it,
+// the values allowed, reaches the client whole; a cut of the whole
+// message took that off. A word of a strategy_code within its 4 KB limit
+// is not cut at all, and its message lists the fields.
+func TestErrorsSayWhatFollowsALongEcho(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	q := newQueue(t, st)
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps = st, q.client, q.client })
+	long := strings.Repeat("a", 300_000)
+	strategy := func(entry string) string {
+		return `{"side":"UP","entryConditions":[` + entry + `],"exitConditions":[{"field":"price_up","operator":">","value":0.6}],"positionSize":10}`
+	}
+	replayBody := func(entry string) string {
+		s := strategy(entry)
+		return `{"marketSlug":"btc-updown-15m-1777466700",` + s[1:]
+	}
+	for _, tc := range []struct {
+		name, path, body, code, want string
+	}{
+		{"nested key", "/v1/replay", replayBody(fmt.Sprintf(`{"field":"price_up","operator":"<","value":0.5,%q:1}`, long)), "VALIDATION_ERROR", "fields are field, operator, value"},
+		{"field", "/v1/replay", replayBody(fmt.Sprintf(`{"field":%q,"operator":"<","value":0.5}`, long)), "INVALID_FIELD", "is not one of price_up"},
+		{"operator", "/v1/replay", replayBody(fmt.Sprintf(`{"field":"price_up","operator":%q,"value":0.5}`, long)), "INVALID_OPERATOR", "is not one of <"},
+		{"sweep path", "/v1/sweeps", `{"strategy":` + strategy(`{"field":"price_up","operator":"<","value":0.5}`) +
+			fmt.Sprintf(`,"parameters":[{"path":%q,"values":[0.4,0.5]}],"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":2}}`, "/entryConditions/0/"+long),
+			"VALIDATION_ERROR", "is not a sweepable value of the strategy: sweep one of"},
+	} {
+		r := b.do(http.MethodPost, tc.path, b.keys[store.Enterprise], "application/json", tc.body)
+		e, _ := r.json(t)["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if r.status != http.StatusBadRequest || e["code"] != tc.code {
+			t.Errorf("%s: %d %.300s, want 400 %s", tc.name, r.status, r.body, tc.code)
+			continue
+		}
+		if !strings.Contains(msg, tc.want) || !strings.Contains(msg, "aaaa…") || len(msg) > 2<<10 {
+			t.Errorf("%s: message %.600q (%d bytes), want the echo cut and %q", tc.name, msg, len(msg), tc.want)
+		}
+	}
+
+	ai := aiSetup(t)
+	word := strings.Repeat("a", 1000)
+	r := ai.post(store.Pro, "/v1/backtest-ai/run", `{"strategy_code":"side=UP entry: `+word+` < 0.5 exit: price_up > 0.55 size=10","marketCount":3}`)
+	e := wantError(t, r, http.StatusBadRequest, "INVALID_FIELD")
+	if msg, _ := e["message"].(string); !strings.Contains(msg, word) || !strings.Contains(msg, "time_remaining_pct") {
+		t.Errorf("strategy_code with a 1000-byte word: message %.300q… (%d bytes), want the word and the fields allowed", msg, len(msg))
 	}
 }

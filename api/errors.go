@@ -47,8 +47,11 @@ type Error struct {
 const maxEcho = 128
 
 // maxMessage bounds a whole message, whatever it is made of: a last guard
-// for an echo of client input not cut where it was written.
-const maxMessage = 2048
+// for an echo of client input not cut where it was written. It is well
+// above the longest message written whole (a strategy_code word of the
+// 4 KB code quoted twice, then the list of the fields allowed), so that it
+// never cuts off what a message says after an echo.
+const maxMessage = 16 << 10
 
 // clip cuts s to maxEcho bytes (at a rune's start) and marks the cut with
 // "…".

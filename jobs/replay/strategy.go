@@ -328,9 +328,9 @@ func CheckKeys(b []byte, path string, known, other []string) error {
 		}
 		key, _ := tok.(string)
 		if !hasFold(known, key) && !hasFold(other, key) {
-			field := clipName(key)
+			field := ClipEcho(key)
 			if path != "" {
-				field = path + "." + key
+				field = path + "." + ClipEcho(key)
 			}
 			whose := "the body's"
 			if path != "" {
@@ -787,7 +787,7 @@ func checkConditions(p *problems, name string, cs []Condition) {
 			if c.Field == "" {
 				p.add(CodeInvalidField, path, "%s is missing: it must be one of %s", path, strings.Join(Fields(), ", "))
 			} else {
-				p.add(CodeInvalidField, path, "%s %q is not one of %s%s", path, c.Field, strings.Join(Fields(), ", "), caseHint(c.Field, Fields()))
+				p.add(CodeInvalidField, path, "%s %q is not one of %s%s", path, ClipEcho(c.Field), strings.Join(Fields(), ", "), caseHint(c.Field, Fields()))
 			}
 		}
 		if _, ok := parseOperator(c.Operator); !ok {
@@ -795,7 +795,7 @@ func checkConditions(p *problems, name string, cs []Condition) {
 			if c.Operator == "" {
 				p.add(CodeInvalidOperator, path, "%s is missing: it must be one of %s", path, strings.Join(Operators(), ", "))
 			} else {
-				p.add(CodeInvalidOperator, path, "%s %q is not one of %s%s", path, c.Operator, strings.Join(Operators(), ", "), caseHint(c.Operator, Operators()))
+				p.add(CodeInvalidOperator, path, "%s %q is not one of %s%s", path, ClipEcho(c.Operator), strings.Join(Operators(), ", "), caseHint(c.Operator, Operators()))
 			}
 		}
 		switch path := fmt.Sprintf("%s[%d].value", name, i); {
@@ -967,10 +967,11 @@ func JSONKind(t reflect.Type) string {
 	return "object"
 }
 
-// clipName cuts a client's field name, as an error echoes it, to 128 bytes
-// (at a rune's start) marked with "…": a 300 KB key is not a 300 KB
-// message.
-func clipName(s string) string {
+// ClipEcho cuts a client's field name or value, as an error echoes it, to
+// 128 bytes (at a rune's start) marked with "…": a 300 KB key is not a
+// 300 KB message, and what the message says after it (the values allowed)
+// is not lost to a cut of the whole.
+func ClipEcho(s string) string {
 	const max = 128
 	if len(s) <= max {
 		return s

@@ -147,7 +147,7 @@ func (r *Request) Count() int {
 func (r *Request) Normalize() error {
 	if r.OrderType != "" && !oneOf(r.OrderType, replay.OrderTypes()) {
 		return &Error{Code: replay.CodeInvalidOrderType, Field: "orderType",
-			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT, GTC%s", r.OrderType, caseHint(r.OrderType, replay.OrderTypes()))}
+			Message: fmt.Sprintf("orderType %q is not one of MARKET, LIMIT, GTC%s", replay.ClipEcho(r.OrderType), caseHint(r.OrderType, replay.OrderTypes()))}
 	}
 	prompt := strings.TrimSpace(r.Prompt)
 	// A prompt of no letter or digit ("\u0000", "...") says nothing: it is
@@ -161,7 +161,7 @@ func (r *Request) Normalize() error {
 	}
 	if r.Preset != "" {
 		if _, ok := presetNamed(r.Preset); !ok {
-			return invalid("preset", fmt.Sprintf("preset %q is not one of %s", r.Preset, strings.Join(Presets(), ", ")))
+			return invalid("preset", fmt.Sprintf("preset %q is not one of %s", replay.ClipEcho(r.Preset), strings.Join(Presets(), ", ")))
 		}
 	}
 	// The markets are the request's coin and marketType; a prompt that

@@ -60,7 +60,7 @@ func (r Request) Normalize(lim Limits) (Plan, error) {
 	for i, p := range r.Parameters {
 		at := fmt.Sprintf("parameters[%d]", i)
 		if j, dup := seen[p.Path]; dup {
-			return Plan{}, invalid(at+".path", "%s.path %q is swept twice (also parameters[%d])", at, p.Path, j)
+			return Plan{}, invalid(at+".path", "%s.path %q is swept twice (also parameters[%d])", at, replay.ClipEcho(p.Path), j)
 		}
 		seen[p.Path] = i
 		kind, err := pathKind(base, p.Path, at+".path")

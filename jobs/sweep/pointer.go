@@ -83,7 +83,7 @@ func strategyJSON(s replay.Strategy) (map[string]any, error) {
 func pathKind(base map[string]any, path, at string) (kindOfPath, error) {
 	toks, ok := splitPointer(path)
 	if !ok {
-		return kindOfPath{}, invalid(at, "%s %q is not a JSON Pointer: it starts with / and escapes / as ~1 and ~ as ~0, e.g. /entryConditions/0/value", at, path)
+		return kindOfPath{}, invalid(at, "%s %q is not a JSON Pointer: it starts with / and escapes / as ~1 and ~ as ~0, e.g. /entryConditions/0/value", at, replay.ClipEcho(path))
 	}
 	if len(toks) == 1 {
 		if k, ok := topLevel[toks[0]]; ok {
@@ -98,10 +98,10 @@ func pathKind(base map[string]any, path, at string) (kindOfPath, error) {
 		list, _ := base[toks[0]].([]any)
 		i, err := strconv.Atoi(toks[1])
 		if err != nil || i < 0 || strconv.Itoa(i) != toks[1] {
-			return kindOfPath{}, invalid(at, "%s %q: %q is not a condition index", at, path, toks[1])
+			return kindOfPath{}, invalid(at, "%s %q: %q is not a condition index", at, replay.ClipEcho(path), replay.ClipEcho(toks[1]))
 		}
 		if i >= len(list) {
-			return kindOfPath{}, invalid(at, "%s %q: the strategy has %d %s", at, path, len(list), toks[0])
+			return kindOfPath{}, invalid(at, "%s %q: the strategy has %d %s", at, replay.ClipEcho(path), len(list), toks[0])
 		}
 		switch toks[2] {
 		case "value":
@@ -112,7 +112,7 @@ func pathKind(base map[string]any, path, at string) (kindOfPath, error) {
 			return kindOfPath{kind: kindEnum, enum: replay.Operators()}, nil
 		}
 	}
-	return kindOfPath{}, invalid(at, "%s %q is not a sweepable value of the strategy: sweep one of %s", at, path, sweepable)
+	return kindOfPath{}, invalid(at, "%s %q is not a sweepable value of the strategy: sweep one of %s", at, replay.ClipEcho(path), sweepable)
 }
 
 type kindOfPath struct {
@@ -249,7 +249,7 @@ func Apply(base replay.Strategy, paths []string, values []any) (replay.Strategy,
 	for i, p := range paths {
 		toks, ok := splitPointer(p)
 		if !ok {
-			return replay.Strategy{}, invalid("parameters", "%q is not a JSON Pointer", p)
+			return replay.Strategy{}, invalid("parameters", "%q is not a JSON Pointer", replay.ClipEcho(p))
 		}
 		if len(toks) == 1 {
 			m[toks[0]] = values[i]

@@ -399,7 +399,7 @@ func instant(raw *json.RawMessage, path string) (*time.Time, error) {
 	if err := json.Unmarshal(*raw, &s); err == nil {
 		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			return nil, invalid(path, "%s %q is not a time: give RFC 3339 (2026-11-01T00:00:00Z) or epoch milliseconds", path, s)
+			return nil, invalid(path, "%s %q is not a time: give RFC 3339 (2026-11-01T00:00:00Z) or epoch milliseconds", path, replay.ClipEcho(s))
 		}
 		t = t.UTC()
 		return &t, nil
