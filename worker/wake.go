@@ -70,9 +70,14 @@ type gate struct {
 	// fetched their last task (lastFetched), not by one that found
 	// nothing: the mark holds only until a handler returns (handled).
 	guessed uint64
-	wakes   chan struct{} // a pending wake (capacity 1)
-	closed  chan struct{} // closed at shutdown: never wait again
-	idle    time.Duration
+	// returned counts the handlers that returned (handled): a dequeue
+	// that fetched a queue's last task marks it (lastFetched) only when
+	// none returned while it was under way, or the mark, set after that
+	// handler's clear, would outlive the slot it freed.
+	returned uint64
+	wakes    chan struct{} // a pending wake (capacity 1)
+	closed   chan struct{} // closed at shutdown: never wait again
+	idle     time.Duration
 	// next is when the queues found empty are next asked again anyway:
 	// nanoseconds after start, on the monotonic clock (a step of the wall
 	// clock must not stop the turns).
@@ -173,9 +178,16 @@ func (g *gate) due() {
 
 // since returns the count of wakes so far, for after.
 func (g *gate) since() uint64 {
+	epoch, _ := g.counts()
+	return epoch
+}
+
+// counts returns the counts of wakes and of handlers returned so far, for
+// after and lastFetched.
+func (g *gate) counts() (epoch, returned uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.epoch
+	return g.epoch, g.returned
 }
 
 // known reports whether the queue whose pending key this is was found
@@ -220,10 +232,14 @@ func (g *gate) after(key string, err error, epoch uint64) {
 // handing tasks back, the collector's resolutions, the monitoring UI's
 // "run") enqueued meanwhile would wait for the gate's turn (idlePoll),
 // where Asynq would have fetched it at once; so that dequeue goes to Redis.
-func (g *gate) lastFetched(key string, epoch uint64) {
+//
+// A handler that returned while the dequeue was under way (returned, as
+// since gave it) freed a slot after its clear: the next dequeue may be
+// that slot's, so the queue is not marked.
+func (g *gate) lastFetched(key string, epoch, returned uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if bit := g.bits[key]; g.epoch == epoch && bit != 0 {
+	if bit := g.bits[key]; g.epoch == epoch && g.returned == returned && bit != 0 {
 		g.empty.Or(bit)
 		g.guessed |= bit
 	}
@@ -239,6 +255,7 @@ func (g *gate) handled() {
 	defer g.mu.Unlock()
 	g.empty.And(^g.guessed)
 	g.guessed = 0
+	g.returned++
 }
 
 // dequeueErrorPause is how long a dequeue that failed (Redis down or
@@ -361,7 +378,7 @@ func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call
 			return redis.NewCmdResult(nil, redis.Nil)
 		}
 	}
-	epoch := c.g.since()
+	epoch, returned := c.g.counts()
 	slots := c.g.slots[keys[0]]
 	if slots != nil {
 		select {
@@ -397,7 +414,7 @@ func (c gatedRedis) dequeue(ctx context.Context, keys []string, gated bool, call
 			if corrupt {
 				c.g.after(keys[0], redis.Nil, epoch) // no handler runs: the next dequeue follows at once
 			} else {
-				c.g.lastFetched(keys[0], epoch)
+				c.g.lastFetched(keys[0], epoch, returned)
 			}
 		}
 		c.pauseOnError(cmd.Err())

@@ -388,6 +388,13 @@ func TestGateKnowsALastTaskFetched(t *testing.T) {
 	if g.known(pendingKey("replay")) {
 		t.Error("a queue woken during the dequeue of its last task was marked empty")
 	}
+	// A handler returning while the last task's dequeue is under way
+	// cleared nothing yet: a mark set after it would outlive the slot it
+	// freed, and the dequeue that slot's freeing lets go be answered empty.
+	fetch(redis.NewIntResult(0, nil), g.handled)
+	if g.known(pendingKey("replay")) {
+		t.Error("a queue whose last task was fetched while a handler returned was marked empty")
+	}
 	fetch(redis.NewIntResult(0, errors.New("no answer")), nil)
 	fetch(nil, nil)
 	if g.known(pendingKey("replay")) {
