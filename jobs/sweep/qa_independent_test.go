@@ -197,3 +197,66 @@ func TestQASummarizeHoldout(t *testing.T) {
 	}
 	t.Logf("best %d, DSR %.6f, PBO %.6f", best, dsr, pbo)
 }
+
+// TestQASummarizeWalkForward: 28 markets in 4 blocks of 7, 3 folds, an
+// embargo of 1: fold k chooses on markets 0..7k−2 by total pnl and tests
+// on block k; best.test sums the chosen trials' test blocks; the trials'
+// test figures are the last block's; PBO is over the last fold's 20 train
+// markets.
+func TestQASummarizeWalkForward(t *testing.T) {
+	t.Parallel()
+	const nt, n = 4, 28
+	rng := rand.New(rand.NewPCG(9, 10))
+	pnl := make([][]int64, n) // cents
+	for m := range pnl {
+		for range nt {
+			pnl[m] = append(pnl[m], int64(rng.IntN(2001)-1000))
+		}
+	}
+	res, folds := summarizeTrials(t, nt, n, func(b map[string]any) {
+		b["split"] = map[string]any{"kind": "WALK_FORWARD", "folds": 3, "embargoMarkets": 1}
+	}, func(m, tr int) TrialMarket { return traded(float64(pnl[m][tr]) / 100) })
+	want := []Fold{{Train: qaSpan(0, 6), Test: qaSpan(7, 14)}, {Train: qaSpan(0, 13), Test: qaSpan(14, 21)}, {Train: qaSpan(0, 20), Test: qaSpan(21, 28)}}
+	if !reflect.DeepEqual(folds, want) {
+		t.Fatalf("folds %v", folds)
+	}
+	sum := func(tr int, ms []int) int64 {
+		var s int64
+		for _, m := range ms {
+			s += pnl[m][tr]
+		}
+		return s
+	}
+	argmax := func(ms []int) int {
+		b := 0
+		for tr := range nt {
+			if sum(tr, ms) > sum(b, ms) {
+				b = tr
+			}
+		}
+		return b
+	}
+	var oos int64
+	for k, f := range want {
+		c := argmax(f.Train)
+		fr := res.Folds[k]
+		if fr.Trial == nil || *fr.Trial != c || *fr.TrainObjective != float64(sum(c, f.Train))/100 || *fr.TestObjective != float64(sum(c, f.Test))/100 {
+			t.Errorf("fold %d: %+v, want trial %d", k+1, fr, c)
+		}
+		oos += sum(c, f.Test)
+	}
+	if res.Best.Test == nil || res.Best.Test.TotalPnL != float64(oos)/100 || *res.Best.TestObjective != float64(oos)/100 {
+		t.Errorf("best.test %v, want %v", res.Best.Test, float64(oos)/100)
+	}
+	if b := argmax(want[2].Train); res.Best.Trial != b {
+		t.Errorf("best %d, want %d", res.Best.Trial, b)
+	}
+	for tr := range nt {
+		if *res.Trials[tr].TestObjective != float64(sum(tr, want[2].Test))/100 {
+			t.Errorf("trial %d test %v", tr, *res.Trials[tr].TestObjective)
+		}
+	}
+	if res.PBO == nil || *res.PBOChoices != 70 {
+		t.Errorf("PBO %v over %v choices", res.PBO, res.PBOChoices)
+	}
+}
