@@ -167,6 +167,13 @@ func fromHuma(status int, msg string, errs ...error) *Error {
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
 			detail := d.ErrorDetail()
+			if detail.Message == "invalid boolean" {
+				// Huma's word for what strconv.ParseBool refused: say
+				// what it takes.
+				c := *detail
+				c.Message = booleanMessage
+				detail = &c
+			}
 			f := map[string]any{"message": detail.Message}
 			if detail.Location != "" {
 				f["location"] = clip(detail.Location)
@@ -220,6 +227,11 @@ func fromHuma(status int, msg string, errs ...error) *Error {
 	}
 	return e
 }
+
+// booleanMessage says which values a boolean query parameter takes
+// (include_orderbook, resolved): those of strconv.ParseBool, by which Huma
+// reads them.
+const booleanMessage = "must be true or false (also taken: 1 or 0, t or f, T or F, True or False, TRUE or FALSE)"
 
 // describeDetail renders "query.limit: expected number <= 100 (got 101)" from
 // Huma's "query.limit" locations.

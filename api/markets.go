@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,14 +109,29 @@ func nonEmpty(s string) *string {
 	return &s
 }
 
+// optionalBool is a boolean query parameter that may be absent: Huma
+// parses it (and documents it in /openapi.json) as a boolean, and
+// OnParamSet records whether the request gave it.
+type optionalBool struct {
+	Value bool
+	Set   bool
+}
+
+func (o *optionalBool) Receiver() reflect.Value { return reflect.ValueOf(o).Elem().Field(0) }
+
+func (o *optionalBool) OnParamSet(isSet bool, _ any) { o.Set = isSet }
+
+// Schema documents (and validates) the parameter as the boolean it is.
+func (optionalBool) Schema(huma.Registry) *huma.Schema { return &huma.Schema{Type: huma.TypeBoolean} }
+
 type listMarketsInput struct {
-	Coin       string `query:"coin" required:"true" doc:"BTC, ETH or SOL (case-insensitive)." example:"BTC"`
-	Limit      int    `query:"limit" default:"100" minimum:"1" maximum:"100" doc:"Page size."`
-	Offset     int    `query:"offset" default:"0" minimum:"0" doc:"Markets to skip."`
-	MarketType string `query:"market_type" doc:"5m, 15m or 1hr (all coins); 4hr or 24hr (BTC only)."`
-	Resolved   string `query:"resolved" doc:"true: resolved markets only; false: active (unresolved) markets only."`
-	StartTime  string `query:"start_time" doc:"Markets starting after this time: epoch milliseconds or ISO 8601."`
-	EndTime    string `query:"end_time" doc:"Markets starting before this time: epoch milliseconds or ISO 8601."`
+	Coin       string       `query:"coin" required:"true" doc:"BTC, ETH or SOL (case-insensitive)." example:"BTC"`
+	Limit      int          `query:"limit" default:"100" minimum:"1" maximum:"100" doc:"Page size."`
+	Offset     int          `query:"offset" default:"0" minimum:"0" doc:"Markets to skip."`
+	MarketType string       `query:"market_type" doc:"5m, 15m or 1hr (all coins); 4hr or 24hr (BTC only)."`
+	Resolved   optionalBool `query:"resolved" doc:"true: resolved markets only; false: active (unresolved) markets only. Also taken, as by include_orderbook: 1 or 0, t or f, True or False, TRUE or FALSE."`
+	StartTime  string       `query:"start_time" doc:"Markets starting after this time: epoch milliseconds or ISO 8601."`
+	EndTime    string       `query:"end_time" doc:"Markets starting before this time: epoch milliseconds or ISO 8601."`
 }
 
 type marketListBody struct {
@@ -300,13 +316,10 @@ func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 			return f, invalidParam("query.market_type", in.MarketType, "4hr and 24hr markets exist for BTC only")
 		}
 	}
-	if in.Resolved != "" {
-		// The booleans every other parameter takes (include_orderbook's):
-		// true, false, 1, 0, t, f, in any case.
-		v, err := strconv.ParseBool(strings.ToLower(in.Resolved))
-		if err != nil {
-			return f, invalidParam("query.resolved", in.Resolved, "resolved must be true or false")
-		}
+	if in.Resolved.Set {
+		// Huma read it as it reads include_orderbook (strconv.ParseBool),
+		// and refused anything else with invalidBoolean's message.
+		v := in.Resolved.Value
 		f.Resolved = &v
 	}
 	var err error

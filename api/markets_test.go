@@ -385,3 +385,52 @@ func TestSnapshots(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestResolvedIsBoolean: SPEC calls resolved a boolean. /openapi.json
+// says so, it takes what include_orderbook takes, and a refusal of
+// either says which values those are (it said "must be true or false"
+// while 1, t and TRUE were taken).
+func TestResolvedIsBoolean(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string `json:"name"`
+				Schema struct {
+					Type string `json:"type"`
+				} `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range doc.Paths["/v1/markets"]["get"].Parameters {
+		if p.Name == "resolved" {
+			found = true
+			if p.Schema.Type != "boolean" {
+				t.Errorf("/openapi.json: resolved is %q, want boolean", p.Schema.Type)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("/openapi.json: /v1/markets has no resolved parameter")
+	}
+	slug, _ := snapshotMarket()
+	for _, path := range []string{"/v1/markets?coin=BTC&resolved=maybe", "/v1/markets/" + slug + "/snapshots?include_orderbook=maybe"} {
+		e := wantError(t, b.get(store.Pro, path), http.StatusBadRequest, "VALIDATION_ERROR")
+		msg, _ := e["message"].(string)
+		for _, v := range []string{"true", "false", "1", "0", "t", "f"} {
+			if !strings.Contains(msg, " "+v) {
+				t.Errorf("%s: message %q does not name %s", path, msg, v)
+			}
+		}
+	}
+	for _, q := range []string{"true", "1", "t", "T", "True", "TRUE", "false", "0", "f", "F", "False", "FALSE"} {
+		if r := b.get(store.Pro, "/v1/markets?coin=BTC&resolved="+q); r.status != http.StatusOK {
+			t.Errorf("resolved=%s: status %d: %s", q, r.status, r.body)
+		}
+	}
+}

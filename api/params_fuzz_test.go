@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -51,7 +52,16 @@ func FuzzParseMarketFilter(f *testing.F) {
 	f.Add(" sol ", "1hr", "FALSE", "2026-04-29", "2026-04-28", 0, -1)
 	f.Add("\xff", "4hr", "maybe", "1e400", "NaN", 101, 1<<62)
 	f.Fuzz(func(t *testing.T, coin, mt, resolved, start, end string, limit, offset int) {
-		in := &listMarketsInput{Coin: coin, MarketType: mt, Resolved: resolved, StartTime: start, EndTime: end, Limit: limit, Offset: offset}
+		// Huma parses resolved before parseMarketFilter sees it.
+		var r optionalBool
+		if resolved != "" {
+			v, err := strconv.ParseBool(resolved)
+			if err != nil {
+				return
+			}
+			r = optionalBool{Value: v, Set: true}
+		}
+		in := &listMarketsInput{Coin: coin, MarketType: mt, Resolved: r, StartTime: start, EndTime: end, Limit: limit, Offset: offset}
 		got, err := parseMarketFilter(in)
 		if err != nil {
 			e, ok := err.(*Error)
