@@ -34,7 +34,7 @@ type MarketTradesQuery struct {
 	Limit     int    `query:"limit" default:"100" minimum:"1" maximum:"1000" doc:"Page size."`
 	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Trades to skip, in the chosen order."`
 	Accept    string `header:"Accept" hidden:"true"`
-	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first."`
+	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first; asc: oldest first (case-insensitive)."`
 	StartTime string `query:"start_time" doc:"Trades at or after this time: epoch milliseconds or ISO 8601."`
 	EndTime   string `query:"end_time" doc:"Trades before this time (exclusive): epoch milliseconds or ISO 8601."`
 	Cursor    string `query:"cursor" doc:"A next_cursor of the same path, start_time, end_time and order: the page after it. Not with offset."`

@@ -95,7 +95,7 @@ type depthHistoryInput struct {
 	Offset    int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, in the chosen order."`
 	StartTime string `query:"start_time" doc:"Snapshots at or after this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777467600000"`
 	EndTime   string `query:"end_time" doc:"Snapshots at or before this time: UTC epoch milliseconds (ISO 8601 also accepted)." example:"1777471200000"`
-	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
+	Order     string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first (case-insensitive)."`
 	Cursor    string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
 	Accept    string `header:"Accept" hidden:"true"`
 }

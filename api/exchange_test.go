@@ -499,7 +499,6 @@ func TestDepthHistoryOtherCoins(t *testing.T) {
 		{"/v1/eth/spot/snapshots", "btc only"},
 		{"/v1/sol/future/snapshots?limit=5", "btc only"},
 		{"/v1/ETH/future/snapshots", "/v1/eth/future/latest"},
-		{"/v1/BTC/spot/snapshots", "use /v1/btc/spot/snapshots"},
 		{"/v1/doge/spot/snapshots", `unknown coin "doge"`},
 	} {
 		for _, tier := range []store.Tier{store.Enterprise, store.Starter, ""} {

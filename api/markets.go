@@ -128,7 +128,7 @@ type listMarketsInput struct {
 	Coin       string       `query:"coin" required:"true" doc:"BTC, ETH or SOL (case-insensitive)." example:"BTC"`
 	Limit      int          `query:"limit" default:"100" minimum:"1" maximum:"100" doc:"Page size."`
 	Offset     int          `query:"offset" default:"0" minimum:"0" doc:"Markets to skip."`
-	MarketType string       `query:"market_type" doc:"5m, 15m or 1hr (all coins); 4hr or 24hr (BTC only)."`
+	MarketType string       `query:"market_type" doc:"5m, 15m or 1hr (all coins); 4hr or 24hr (BTC only); case-insensitive."`
 	Resolved   optionalBool `query:"resolved" doc:"true: resolved markets only; false: active (unresolved) markets only. Also taken, as by include_orderbook: 1 or 0, t or f, True or False, TRUE or FALSE."`
 	StartTime  string       `query:"start_time" doc:"Markets starting after this time: epoch milliseconds or ISO 8601."`
 	EndTime    string       `query:"end_time" doc:"Markets starting before this time: epoch milliseconds or ISO 8601."`
@@ -168,7 +168,7 @@ type snapshotsBySlugInput struct {
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
 	StartTime        string `query:"start_time" doc:"Snapshots at or after this time: epoch milliseconds or ISO 8601."`
 	EndTime          string `query:"end_time" doc:"Snapshots before this time (exclusive): epoch milliseconds or ISO 8601."`
-	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
+	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first (case-insensitive)."`
 	Cursor           string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
 	Accept           string `header:"Accept" hidden:"true"`
 }
@@ -180,7 +180,7 @@ type snapshotsByMarketIDInput struct {
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
 	StartTime        string `query:"start_time" doc:"Snapshots at or after this time: epoch milliseconds or ISO 8601."`
 	EndTime          string `query:"end_time" doc:"Snapshots before this time (exclusive): epoch milliseconds or ISO 8601."`
-	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first."`
+	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first (case-insensitive)."`
 	Cursor           string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
 	Accept           string `header:"Accept" hidden:"true"`
 }

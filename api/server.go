@@ -272,7 +272,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("response compression: %w", err)
 	}
 	s.handler = withWriteStall(s.withRequestID(s.withRecover(compress(withCSVNegotiation(
-		http.MaxBytesHandler(s.withMetrics(s.withCleanPath(s.mux)), maxBodyBytes))))), cfg.WriteStall)
+		http.MaxBytesHandler(s.withMetrics(s.withCleanPath(withFoldedCase(s.mux))), maxBodyBytes))))), cfg.WriteStall)
 	return s, nil
 }
 
@@ -578,6 +578,73 @@ func (s *Server) withCleanPath(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// foldedParams are the query parameters whose values are names from a
+// fixed lower-case set (order: asc, desc; market_type: 5m ... 24hr), read
+// in any case as coin is.
+var foldedParams = map[string]bool{"order": true, "market_type": true}
+
+// withFoldedCase lower-cases what the service reads in any case before the
+// router sees it: the coin of /v1/<coin>/{spot,future}/... (the latest
+// and trades routes took BTC while /v1/BTC/spot/snapshots was 404), and
+// the values of foldedParams (order=DESC and market_type=5M were 400 while
+// coin=btc was taken). Answers keep their own spelling. A value whose
+// escapes are malformed is left for the handlers to refuse.
+func withFoldedCase(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, query := foldCoinPath(r.URL.Path), foldQuery(r.URL.RawQuery)
+		if path != r.URL.Path || query != r.URL.RawQuery {
+			u := *r.URL
+			u.Path, u.RawPath, u.RawQuery = path, "", query
+			r = r.WithContext(r.Context())
+			r.URL = &u
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// foldCoinPath lower-cases the coin of /v1/<coin>/{spot,future}/...
+// when it is a coin in another case.
+func foldCoinPath(path string) string {
+	rest, ok := strings.CutPrefix(path, "/v1/")
+	if !ok {
+		return path
+	}
+	coin, tail, ok := strings.Cut(rest, "/")
+	if !ok || coin == strings.ToLower(coin) || !store.Coin(strings.ToUpper(coin)).Valid() {
+		return path
+	}
+	if kind, _, _ := strings.Cut(tail, "/"); !store.ExchangeKind(kind).Valid() {
+		return path
+	}
+	return "/v1/" + strings.ToLower(coin) + "/" + tail
+}
+
+// foldQuery lower-cases the values of foldedParams in a raw query,
+// leaving every other byte of it as it came.
+func foldQuery(raw string) string {
+	if raw == "" {
+		return raw
+	}
+	pairs := strings.Split(raw, "&")
+	changed := false
+	for i, pair := range pairs {
+		key, val, ok := strings.Cut(pair, "=")
+		if !ok || !foldedParams[key] {
+			continue
+		}
+		v, err := url.QueryUnescape(val)
+		if err != nil || v == strings.ToLower(v) {
+			continue
+		}
+		pairs[i] = key + "=" + url.QueryEscape(strings.ToLower(v))
+		changed = true
+	}
+	if !changed {
+		return raw
+	}
+	return strings.Join(pairs, "&")
 }
 
 type requestIDKey struct{}
