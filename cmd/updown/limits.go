@@ -26,12 +26,22 @@ func readsInFlight() (map[store.Tier]int, error) {
 // tierCaps reads the environment variable env as comma-separated TIER=N
 // pairs (nil when unset); example goes in the error.
 func tierCaps(env, example string) (map[store.Tier]int, error) {
-	return envPairs(env, example, "TIER=N", "tier", func(name, num string) (store.Tier, int, bool) {
+	return envPairs(env, example, tierPairShape, "tier", func(name, num string) (store.Tier, int, bool) {
 		n, err := strconv.Atoi(num)
 		tier, tErr := parseTier(name)
 		return tier, n, err == nil && n >= 0 && tErr == nil
 	})
 }
+
+// tierPairShape is what a TIER=N pair of tierCaps takes, naming the plans:
+// "GOLD=3 is not TIER=N" left GOLD's fault to be guessed.
+var tierPairShape = func() string {
+	names := make([]string, len(store.Tiers))
+	for i, t := range store.Tiers {
+		names[i] = string(t)
+	}
+	return "TIER=N with TIER a plan (" + strings.Join(names, ", ") + ") and N a whole number (0: no cap)"
+}()
 
 // billingProductTiers reads BILLING_PRODUCT_TIERS, the billing provider's
 // product ids mapped to tiers as comma-separated PRODUCT=TIER pairs (nil
