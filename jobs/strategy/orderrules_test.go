@@ -358,3 +358,34 @@ func TestDescribeDurations(t *testing.T) {
 		t.Errorf("the default cooldown explained: %s", spec.Explanation)
 	}
 }
+
+// TestBuiltinNotesDroppedResting: a request's MARKET or LIMIT orderType
+// wins over the prompt's resting order, and the explanation says which of
+// the prompt's details went with it (they were dropped without a word).
+func TestBuiltinNotesDroppedResting(t *testing.T) {
+	t.Parallel()
+	const prompt = "buy UP below 0.4, exit above 0.6; rest a bid 1 tick above, post only, cancel after 10 s, queue at the front"
+	for _, order := range []string{replay.OrderLimit, replay.OrderMarket} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt, OrderType: order}))
+		if err != nil {
+			t.Fatalf("%s: %v", order, err)
+		}
+		if st := spec.Strategy; st.OrderType != order || st.PostOnly || st.QueueModel != "" || st.CancelAfterMs != 0 || st.LimitOffsetTicks != 0 {
+			t.Errorf("%s: strategy %+v keeps resting details", order, st)
+		}
+		for _, want := range []string{"a resting (GTC) order", "1 tick above the best bid", "post only", "cancel after 10 s", "queue at the front",
+			"orderType " + order + " wins over the prompt"} {
+			if !strings.Contains(spec.Explanation, want) {
+				t.Errorf("%s: explanation %q does not say %q", order, spec.Explanation, want)
+			}
+		}
+	}
+	// Nothing dropped, nothing said: GTC keeps them, and a prompt
+	// without them loses none.
+	for _, tc := range []struct{ prompt, order string }{{prompt, replay.OrderGTC}, {"buy UP below 0.4, exit above 0.6", replay.OrderLimit}} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt, OrderType: tc.order}))
+		if err != nil || strings.Contains(spec.Explanation, "dropped") {
+			t.Errorf("%q with %s: %q, %v", tc.prompt, tc.order, spec.Explanation, err)
+		}
+	}
+}
