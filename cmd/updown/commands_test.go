@@ -213,3 +213,26 @@ func TestMarketsFetchChecksOutFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestMarketsFetchRefusesHugeRanges: a range of more windows than
+// --max-windows (10,000 unless raised) is refused before Gamma is asked,
+// saying how many requests it would make: 2020 to 2026 of btc-5m asked
+// Gamma some 727,000 times without a word, holding everything in memory.
+func TestMarketsFetchRefusesHugeRanges(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "m.json")
+	base := []string{"markets", "fetch", "--series", "btc-5m", "--from", "2020-01-01", "--to", "2026-11-30", "--gamma-url", "http://127.0.0.1:1", "--out", out}
+	code, stdout, stderr := runBinary(t, nil, base...)
+	if code == 0 || !strings.Contains(stderr, "is 727200 windows, at least one Gamma request each") || !strings.Contains(stderr, "--max-windows 10000") ||
+		strings.Contains(stderr, "/events") {
+		t.Errorf("updown %q: exit %d, want a refusal counting the windows before Gamma is asked\n%s%s", base, code, stdout, stderr)
+	}
+	// A day (288 windows) under a cap of 100, refused; over it, asked.
+	day := []string{"markets", "fetch", "--series", "btc-5m", "--from", "2026-05-12", "--to", "2026-05-13", "--gamma-url", "http://127.0.0.1:1", "--out", out}
+	if code, stdout, stderr := runBinary(t, nil, append(day, "--max-windows", "100")...); code == 0 || !strings.Contains(stderr, "is 288 windows") {
+		t.Errorf("a day under --max-windows 100: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runBinary(t, nil, append(base, "--max-windows", "0")...); code == 0 || !strings.Contains(stderr, "--max-windows 0") {
+		t.Errorf("--max-windows 0: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -67,6 +67,28 @@ func oneOffGamma(base string, client *http.Client, log *slog.Logger, timeout tim
 	return &gamma{u: u, timeout: timeout, backoff: backoff}, nil
 }
 
+// CountWindows counts the windows of the series that start in [from,
+// to), the Gamma requests (at least one each) FetchMarkets would make,
+// stopping once past limit (then it returns limit+1) so that a range of
+// years is not walked to the end.
+func CountWindows(scheme SlugScheme, s Series, from, to time.Time, limit int) int {
+	if scheme == nil {
+		scheme = NewPolymarketScheme()
+	}
+	if !s.Coin.Valid() || !s.MarketType.AvailableFor(s.Coin) {
+		return 0
+	}
+	start, end := scheme.Window(s.Coin, s.MarketType, from)
+	if start.Before(from) {
+		start, end = scheme.Window(s.Coin, s.MarketType, end)
+	}
+	n := 0
+	for ; start.Before(to) && n <= limit; start, end = scheme.Window(s.Coin, s.MarketType, end) {
+		n++
+	}
+	return n
+}
+
 // FetchMarkets looks up on Gamma the market of every window of the series
 // that starts in [from, to), closed ones included (/events answers them),
 // by the upstream slugs the scheme gives, and returns Gamma's events as
