@@ -473,7 +473,20 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	res, err := collect.FetchMarkets(ctx, collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: *gammaURL}}, s, fromT, toT)
 	if err != nil {
-		return fmt.Errorf("markets fetch: %w", err)
+		// What was fetched before a failure or an interrupt is kept
+		// (it was all lost), and the message says where to go on from.
+		if *out == "-" || len(res.Events) == 0 || res.Stopped.IsZero() {
+			return fmt.Errorf("markets fetch: %w", err)
+		}
+		data, mErr := json.MarshalIndent(res.Events, "", "  ")
+		if mErr == nil {
+			mErr = os.WriteFile(*out, append(data, '\n'), 0o644)
+		}
+		if mErr != nil {
+			return fmt.Errorf("markets fetch: %w (and the markets fetched before it could not be written: %v)", err, mErr)
+		}
+		return fmt.Errorf("markets fetch: %w; the %d markets of the %d windows before %s are written to %s: fetch the rest with --from %s",
+			err, len(res.Events), res.Windows, fmtTime(res.Stopped), *out, fmtTime(res.Stopped))
 	}
 	data, err := json.MarshalIndent(res.Events, "", "  ")
 	if err != nil {

@@ -1,9 +1,17 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -234,5 +242,32 @@ func TestMarketsFetchRefusesHugeRanges(t *testing.T) {
 	}
 	if code, stdout, stderr := runBinary(t, nil, append(base, "--max-windows", "0")...); code == 0 || !strings.Contains(stderr, "--max-windows 0") {
 		t.Errorf("--max-windows 0: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestMarketsFetchKeepsWhatItFetched: when Gamma fails part way, the
+// markets of the windows before the failure are written to --out and the
+// error says where to go on from (they were all lost).
+func TestMarketsFetchKeepsWhatItFetched(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int32
+	gamma := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) > 2 {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, `[{"slug":%q}]`, r.URL.Query().Get("slug"))
+	}))
+	defer gamma.Close()
+	out := filepath.Join(t.TempDir(), "m.json")
+	err := run(context.Background(), []string{"markets", "fetch", "--series", "btc-5m", "--from", "2026-05-12T00:00:00Z", "--to", "2026-05-12T01:00:00Z",
+		"--gamma-url", gamma.URL, "--out", out}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "the 2 markets of the 2 windows before 2026-05-12T00:10:00Z are written to "+out) ||
+		!strings.Contains(err.Error(), "--from 2026-05-12T00:10:00Z") {
+		t.Fatalf("markets fetch with Gamma failing at the third window: %v", err)
+	}
+	var events []map[string]any
+	if b, rErr := os.ReadFile(out); rErr != nil || json.Unmarshal(b, &events) != nil || len(events) != 2 {
+		t.Fatalf("%s: %d events (%v), want the 2 fetched", out, len(events), rErr)
 	}
 }

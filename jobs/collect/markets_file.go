@@ -38,6 +38,9 @@ type FetchResult struct {
 	// Windows counts the windows looked up, Missing those Gamma has no
 	// market for.
 	Windows, Missing int
+	// Stopped is the start of the window whose lookup failed (zero when
+	// none did): Events are those of the windows before it.
+	Stopped time.Time
 }
 
 // oneOffGamma is the Gamma client of a one-off command (markets fetch,
@@ -123,6 +126,8 @@ func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.
 			}
 			var events []json.RawMessage
 			if err := g.get(ctx, "/events", url.Values{"slug": {slug}}, &events); err != nil {
+				res.Windows--
+				res.Stopped = start
 				return res, fmt.Errorf("collect: Gamma /events?slug=%s: %w", slug, err)
 			}
 			if len(events) > 0 {
