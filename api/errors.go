@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/updown/updown/jobs/replay"
 )
 
 // Error codes of SPEC 7 and DESIGN 5/7.
@@ -40,12 +41,6 @@ type Error struct {
 	Cause error
 }
 
-// maxEcho is the most of a client's identifier or value an error message
-// (or a detail) echoes: a slug, market id, sweep or job id, a parameter's
-// value. Longer ones are cut there and marked with an ellipsis, so that a
-// 300 KB path does not come back as a 300 KB message.
-const maxEcho = 128
-
 // maxMessage bounds a whole message, whatever it is made of: a last guard
 // for an echo of client input not cut where it was written. It is well
 // above the longest message written whole (a strategy_code word of the
@@ -53,20 +48,10 @@ const maxEcho = 128
 // never cuts off what a message says after an echo.
 const maxMessage = 16 << 10
 
-// clip cuts s to maxEcho bytes (at a rune's start) and marks the cut with
-// "…".
-func clip(s string) string { return clipTo(s, maxEcho) }
-
-func clipTo(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
-}
+// clip cuts a client's identifier or value as an error echoes it (a slug,
+// market id, sweep or job id, a parameter's value): replay.ClipEcho, so
+// that a 300 KB path does not come back as a 300 KB message.
+func clip(s string) string { return replay.ClipEcho(s) }
 
 // quoteID is strconv.Quote of a client's identifier, cut (clip).
 func quoteID(s string) string { return strconv.Quote(clip(s)) }
@@ -126,7 +111,7 @@ func (e *Error) With(key string, value any) *Error {
 func (e *Error) MarshalJSON() ([]byte, error) {
 	return marshalJSON(envelope{
 		Success:   false,
-		Error:     errorBody{Code: e.Code, Message: clipTo(e.Message, maxMessage), Details: e.Details},
+		Error:     errorBody{Code: e.Code, Message: replay.Clip(e.Message, maxMessage), Details: e.Details},
 		Timestamp: formatTime(time.Now()),
 	})
 }

@@ -235,10 +235,10 @@ func TestMarketsFetchRefusesHugeRanges(t *testing.T) {
 		strings.Contains(stderr, "/events") {
 		t.Errorf("updown %q: exit %d, want a refusal counting the windows before Gamma is asked\n%s%s", base, code, stdout, stderr)
 	}
-	// A day (288 windows) under a cap of 100, refused; over it, asked.
+	// A day is 288 windows: more than a cap of 100 windows, refused.
 	day := []string{"markets", "fetch", "--series", "btc-5m", "--from", "2026-05-12", "--to", "2026-05-13", "--gamma-url", "http://127.0.0.1:1", "--out", out}
 	if code, stdout, stderr := runBinary(t, nil, append(day, "--max-windows", "100")...); code == 0 || !strings.Contains(stderr, "is 288 windows") {
-		t.Errorf("a day under --max-windows 100: exit %d\n%s%s", code, stdout, stderr)
+		t.Errorf("288 windows with --max-windows set to 100: exit %d, want the 288 windows refused\n%s%s", code, stdout, stderr)
 	}
 	if code, stdout, stderr := runBinary(t, nil, append(base, "--max-windows", "0")...); code == 0 || !strings.Contains(stderr, "--max-windows 0") {
 		t.Errorf("--max-windows 0: exit %d\n%s%s", code, stdout, stderr)

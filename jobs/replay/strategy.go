@@ -967,16 +967,23 @@ func JSONKind(t reflect.Type) string {
 	return "object"
 }
 
+// MaxEcho is the most of a client's identifier or value an error message
+// echoes (ClipEcho).
+const MaxEcho = 128
+
 // ClipEcho cuts a client's field name or value, as an error echoes it, to
-// 128 bytes (at a rune's start) marked with "…": a 300 KB key is not a
-// 300 KB message, and what the message says after it (the values allowed)
-// is not lost to a cut of the whole.
-func ClipEcho(s string) string {
-	const max = 128
-	if len(s) <= max {
+// MaxEcho bytes marked with "…" (Clip): a 300 KB key is not a 300 KB
+// message, and what the message says after it (the values allowed) is not
+// lost to a cut of the whole.
+func ClipEcho(s string) string { return Clip(s, MaxEcho) }
+
+// Clip cuts s to at most n bytes, at a rune's start, and marks a cut with
+// "…".
+func Clip(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	i := max
+	i := n
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
