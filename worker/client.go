@@ -257,7 +257,7 @@ func (c *Client) Run(ctx context.Context, j Job, owner string, wait time.Duratio
 	if !rec.sent() && (err == nil || errors.As(err, new(*TimeoutError))) {
 		// No enqueue went through wakingRedis's pipeline (an Asynq whose
 		// enqueue it does not recognise): the record on its own.
-		oErr = c.recordOwner(ctx, id, j.Queue, owner, c.retention(j)+wait)
+		oErr = c.recordOwner(ctx, rec)
 	}
 	if oErr != nil && errors.As(err, new(*TimeoutError)) {
 		return o, id, oErr // without its owner record the job could not be fetched later
@@ -521,14 +521,16 @@ func (c *Client) retention(j Job) time.Duration {
 	return c.cfg.Retention
 }
 
-// recordOwner records owner as one of the job's, for as long as the job
-// is kept (keep: its retention and the wait) and an hour besides.
-func (c *Client) recordOwner(ctx context.Context, id, queue, owner string, keep time.Duration) error {
-	key := jobKeyPrefix + id
-	pipe := c.rdb.TxPipeline()
-	pipe.HSet(ctx, key, "queue", queue, "owner:"+owner, 1)
-	pipe.Expire(ctx, key, keep+time.Hour)
-	if _, err := pipe.Exec(ctx); err != nil {
+// recordOwner writes rec on a round trip of its own: the record no
+// enqueue carried.
+func (c *Client) recordOwner(ctx context.Context, rec *ownerRecord) error {
+	var done func()
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		done = rec.add(ctx, p)
+		return nil
+	})
+	done()
+	if err := rec.result(); err != nil {
 		return fmt.Errorf("record job owner: %w", err)
 	}
 	return nil
