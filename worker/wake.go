@@ -176,12 +176,6 @@ func (g *gate) due() {
 	g.mu.Unlock()
 }
 
-// since returns the count of wakes so far, for after.
-func (g *gate) since() uint64 {
-	epoch, _ := g.counts()
-	return epoch
-}
-
 // counts returns the counts of wakes and of handlers returned so far, for
 // after and lastFetched.
 func (g *gate) counts() (epoch, returned uint64) {

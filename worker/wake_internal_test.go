@@ -67,7 +67,7 @@ func TestGateWaitsOnlyWhenEveryQueueWasEmpty(t *testing.T) {
 	g := newGate([]string{"a", "b", "c"}, 10*time.Minute)
 	empty := func(qs ...string) {
 		for _, q := range qs {
-			g.after(pendingKey(q), redis.Nil, g.since())
+			g.after(pendingKey(q), redis.Nil, epochOf(g))
 		}
 	}
 	returns := func(what string) {
@@ -96,7 +96,7 @@ func TestGateWaitsOnlyWhenEveryQueueWasEmpty(t *testing.T) {
 	}
 	g.wake()
 	<-waited
-	g.after(pendingKey("b"), nil, g.since()) // a task fetched: start over
+	g.after(pendingKey("b"), nil, epochOf(g)) // a task fetched: start over
 	empty("a", "c")
 	returns("a task fetched since")
 }
@@ -198,7 +198,7 @@ func TestGateTurns(t *testing.T) {
 	g := newGate([]string{"a", "b"}, idle)
 	for turn := 1; turn <= 2; turn++ {
 		for _, q := range []string{"a", "b"} {
-			g.after(pendingKey(q), redis.Nil, g.since())
+			g.after(pendingKey(q), redis.Nil, epochOf(g))
 		}
 		g.before() // every queue found empty: waits for the turn
 		if waited := time.Since(start); waited < time.Duration(turn)*idle {
@@ -215,8 +215,8 @@ func TestGateTurns(t *testing.T) {
 func TestGateAsksEveryQueueAfterAnError(t *testing.T) {
 	t.Parallel()
 	g := newGate([]string{"a", "b"}, time.Hour)
-	g.after(pendingKey("a"), redis.Nil, g.since())
-	g.after(pendingKey("b"), errors.New("connection refused"), g.since())
+	g.after(pendingKey("a"), redis.Nil, epochOf(g))
+	g.after(pendingKey("b"), errors.New("connection refused"), epochOf(g))
 	if g.known(pendingKey("a")) {
 		t.Error("a queue found empty before a failed dequeue is still taken for empty")
 	}
@@ -317,7 +317,7 @@ func TestGateWokenWhenItsSubscriptionIsMadeAgain(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("a queue found empty is not taken for empty")
 		}
-		g.after(pendingKey("a"), redis.Nil, g.since())
+		g.after(pendingKey("a"), redis.Nil, epochOf(g))
 	}
 	time.Sleep(100 * time.Millisecond)
 	if !g.known(pendingKey("a")) {
@@ -557,4 +557,10 @@ func TestGateAsksAgainBehindAGoneTask(t *testing.T) {
 	if !g.g.known(keys[0]) {
 		t.Error("a paused queue with a task pending was not marked empty: it would be asked without end")
 	}
+}
+
+// epochOf is the gate's count of wakes so far (counts), for after.
+func epochOf(g *gate) uint64 {
+	epoch, _ := g.counts()
+	return epoch
 }
