@@ -161,7 +161,7 @@ func (e *csvEncoder) market(m *store.Market) {
 	e.time(m.EndTime)
 	e.optNum(m.CoinPriceStart)
 	e.optNum(m.CoinPriceEnd)
-	for _, s := range []string{m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, deref(m.Winner)} {
+	for _, s := range []string{m.ConditionID, m.ClobTokenUp, m.ClobTokenDown, TextOf(m.Winner)} {
 		e.text(s)
 	}
 	e.optNum(m.FinalVolume)
@@ -232,13 +232,6 @@ func parseTickChanges(s string) ([]store.TickSizeChange, error) {
 		out = append(out, store.TickSizeChange{Time: t, TickSize: x})
 	}
 	return out, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func (e *csvEncoder) snapshot(slug string, s *store.Snapshot) {
