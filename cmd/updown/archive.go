@@ -447,13 +447,9 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// A request a window, nothing written until the last: 2020 to 2026 of
 	// btc-5m was some 725,000 requests without a word, all lost on an
 	// interrupt.
-	if n := collect.CountWindows(nil, s, fromT, toT, *maxWindows); n > *maxWindows {
-		total := n
-		if n <= fetchWindowsCounted {
-			total = collect.CountWindows(nil, s, fromT, toT, fetchWindowsCounted)
-		}
-		count := fmt.Sprintf("%d", total)
-		if total > fetchWindowsCounted {
+	if n := collect.CountWindows(nil, s, fromT, toT, max(*maxWindows, fetchWindowsCounted)); n > *maxWindows {
+		count := fmt.Sprintf("%d", n)
+		if n > fetchWindowsCounted {
 			count = fmt.Sprintf("more than %d", fetchWindowsCounted)
 		}
 		return fmt.Errorf("markets fetch: %s from %s to %s is %s windows, at least one Gamma request each, held in memory until the last is fetched; "+
