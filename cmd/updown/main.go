@@ -180,11 +180,22 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%s: %s: it takes flags only (see updown %s -h)%s", fs.Name(), unexpected(fs.Args()), fs.Name(),
-			unquotedHint(fs, args))
+		hint := unquotedHint(fs, args)
+		return &leftoverError{msg: fmt.Sprintf("%s: %s: it takes flags only (see updown %s -h)%s", fs.Name(), unexpected(fs.Args()), fs.Name(), hint),
+			split: hint != ""}
 	}
 	return nil
 }
+
+// leftoverError is parseFlags's refusal of arguments left over after the
+// flags; split says its hint tells them as the rest of a flag's value the
+// shell split at its spaces (unquotedHint).
+type leftoverError struct {
+	msg   string
+	split bool
+}
+
+func (e *leftoverError) Error() string { return e.msg }
 
 // unquotedHint is the hint for arguments left over after a flag's value,
 // the rest of a value with spaces the shell split (updown export --out

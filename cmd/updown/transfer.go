@@ -117,7 +117,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"store's gaps and those before it in the file cover it); snapshots_per_second counts the file's\n"+
 		"snapshots, written or kept.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
-		if fs.NArg() > 0 && !strings.Contains(err.Error(), "quote it whole") {
+		if left := (*leftoverError)(nil); fs.NArg() > 0 && !(errors.As(err, &left) && left.split) {
 			return fmt.Errorf("%w; to import a file, give it as --in %s", err, shellQuote(strings.Join(wordsBeforeFlag(fs.Args()), " ")))
 		}
 		return err
