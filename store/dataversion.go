@@ -67,10 +67,11 @@ func DataVersions(ctx context.Context, st Store, slugs []string) ([]DataVersion,
 	}
 	out := make([]DataVersion, len(slugs))
 	for i, slug := range slugs {
-		var err error
-		if out[i].Snapshots, err = st.CountSnapshots(ctx, slug, SnapshotQuery{}); err != nil {
+		sc, err := CountSeries(ctx, st, slug)
+		if err != nil {
 			return nil, err
 		}
+		out[i].Snapshots, out[i].Dropped = sc.N, sc.Dropped
 		if out[i].Trades, err = st.CountMarketTrades(ctx, slug, MarketTradeQuery{}); err != nil {
 			return nil, err
 		}

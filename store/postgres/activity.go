@@ -332,16 +332,20 @@ func scanGap(row pgx.CollectableRow) (store.Gap, error) {
 // dataVersionsSQL reads the data versions of the markets named in $1, one
 // row each (none for a slug of no market): the counts of snapshots the
 // series row keeps (those stored, and those dropped), an index-only count
-// of the trades, and the gaps.
+// of the trades, and the gaps (one scan of them, its three columns in one
+// order).
 const dataVersionsSQL = `
 select q.i, coalesce(ss.n, 0), coalesce(ss.dropped, 0),
 	(select count(*) from market_trades t where t.market = m.id),
-	coalesce((select array_agg(g.from_time order by g.kind, g.from_time) from market_gaps g where g.market = m.id), '{}'),
-	coalesce((select array_agg(g.to_time order by g.kind, g.from_time) from market_gaps g where g.market = m.id), '{}'),
-	coalesce((select array_agg(g.kind order by g.kind, g.from_time) from market_gaps g where g.market = m.id), '{}')
+	coalesce(g.froms, '{}'), coalesce(g.tos, '{}'), coalesce(g.kinds, '{}')
 from unnest($1::text[]) with ordinality as q (slug, i)
 	join markets m on m.slug = q.slug
-	left join snapshot_series ss on ss.market = m.id`
+	left join snapshot_series ss on ss.market = m.id
+	left join lateral (
+		select array_agg(g.from_time order by g.kind, g.from_time) as froms,
+			array_agg(g.to_time order by g.kind, g.from_time) as tos,
+			array_agg(g.kind order by g.kind, g.from_time) as kinds
+		from market_gaps g where g.market = m.id) g on true`
 
 // DataVersions returns the data versions of the markets with the slugs
 // (store.DataVersioner) in one round trip.
