@@ -1660,7 +1660,7 @@ func comparison(field, op, amount string, percent, dollar bool, refuse func(stri
 // 20% above the entry's price threshold, the most the entry can pay.
 func takeProfitPercent(pct float64, entry []replay.Condition, sidePrice string, refuse func(string, ...any) error) (replay.Condition, string, error) {
 	for _, c := range entry {
-		if c.Field != sidePrice || (c.Operator != replay.OpLess && c.Operator != replay.OpLessOrEqual && c.Operator != replay.OpCrossesBelow) {
+		if c.Field != sidePrice || !downward(c.Operator) {
 			continue
 		}
 		exact := roundTo(c.Value*(1+pct/100), 4)
@@ -1993,13 +1993,15 @@ func readAtPrices(t *promptText, prompt, sidePrice string, entry, exit *[]placed
 			return err
 		}
 	}
-	for _, m := range reSellAt.FindAllSubmatchIndex(lower, -1) {
-		bound, hasBound := 0.0, false
-		for _, c := range inOrder(slices.Clone(*entry)) {
-			if c.Field == sidePrice && (c.Operator == replay.OpLess || c.Operator == replay.OpLessOrEqual || c.Operator == replay.OpCrossesBelow) {
-				bound, hasBound = c.Value, true
-			}
+	// The entry's bound on the side's price, which tells a target from a
+	// stop: the exits taken below leave the entry as it is.
+	bound, hasBound := 0.0, false
+	for _, c := range inOrder(slices.Clone(*entry)) {
+		if c.Field == sidePrice && downward(c.Operator) {
+			bound, hasBound = c.Value, true
 		}
+	}
+	for _, m := range reSellAt.FindAllSubmatchIndex(lower, -1) {
 		op := func(v float64) (string, error) {
 			switch {
 			case hasBound && v > bound:
