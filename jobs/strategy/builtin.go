@@ -781,13 +781,14 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	var entry, exit []placed
 	var takePct *float64
 	takeAt := 0
+	types := typesNamed(prompt) // the markets' windows the prompt names, for every count of markets
 	steps := []struct {
 		re *regexp.Regexp
 		fn func(at int, m []string) (bool, error)
 	}{
 		// The count of markets, which Normalize read: "over 50 markets" is
 		// no price above 50.
-		{reMarketCount, func(_ int, m []string) (bool, error) { return countsMarkets(m[0], typesNamed(prompt)), nil }},
+		{reMarketCount, func(_ int, m []string) (bool, error) { return countsMarkets(m[0], types), nil }},
 		// Costs first: "15 ms" must not read as a 15m market, nor "7%" as
 		// anything else.
 		{reLatency, func(_ int, m []string) (bool, error) {
