@@ -476,7 +476,7 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		data, mErr := json.MarshalIndent(res.Events, "", "  ")
 		if mErr == nil {
-			mErr = os.WriteFile(*out, append(data, '\n'), 0o644)
+			mErr = writeMarketsFile(*out, append(data, '\n'))
 		}
 		if mErr != nil {
 			return fmt.Errorf("markets fetch: %w (and the markets fetched before it could not be written: %v)", err, mErr)
@@ -496,11 +496,27 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		_, err = stdout.Write(data)
 		return err
 	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
+	if err := writeMarketsFile(*out, data); err != nil {
 		return fmt.Errorf("markets fetch: %w", err)
 	}
 	fmt.Fprintf(stdout, "%d markets of %d windows written to %s (%d windows have none on Gamma)\n", len(res.Events), res.Windows, *out, res.Missing)
 	return nil
+}
+
+// writeMarketsFile writes a markets file as an export writes its file
+// (createOut): into a temporary renamed into place, so that a fetch that
+// fails part way, writing what it got, leaves no file of an earlier fetch
+// half overwritten, and a device or pipe is written into.
+func writeMarketsFile(name string, data []byte) error {
+	o, err := createOut(name, io.Discard)
+	if err != nil {
+		return err
+	}
+	if _, err := o.Write(data); err != nil {
+		o.abort()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return o.commit()
 }
 
 // isParquet reports whether the file starts as Parquet does (PAR1).
