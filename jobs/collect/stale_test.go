@@ -157,8 +157,19 @@ func TestTradeGapsRecorded(t *testing.T) {
 	// REST kept the books: no instant was lost for want of them (a loaded
 	// machine's late instants are counted apart).
 	if n := c.DroppedInstants()[collect.DropUpstream]; n != 0 {
-		t.Errorf("%d instants lost for want of books while REST kept them", n)
+		t.Errorf("%d instants lost for want of books while REST kept them; the collector's gap lines:\n%s", n, linesWith(r.logs.String(), "gap"))
 	}
+}
+
+// linesWith returns the lines of logs that contain word.
+func linesWith(logs, word string) string {
+	var b strings.Builder
+	for line := range strings.Lines(logs) {
+		if strings.Contains(line, word) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // TestQuietBookRESTFailureKeepsOtherMarkets: one market's books stop
