@@ -30,7 +30,9 @@
 //     there, and an in-sample best that made no trade out of sample counts
 //     as overfit (the whole rule, and the readings it replaced: PBO's
 //     doc). Ties go to the lowest index in-sample and share their average
-//     rank out of sample; objectives are compared rounded to 6 decimals,
+//     rank out of sample, where a split in which every ranked trial ties
+//     gives no logit (identical trials, a parameter that changes nothing,
+//     are not overfit for tying); objectives are compared rounded to 6 decimals,
 //     as the sweep chooses its best trial (a sum of 0.1, 0.2 and −0.3 is
 //     0, not the 5.6e-17 of its binary sum), and within a relative 1e-12
 //     of each other tie.

@@ -145,12 +145,20 @@ const PBOBlocks = 8
 // ranked by it, rank 1 the worst, tied trials sharing their average rank.
 // If the chosen trial is among them and N ≥ 2, with ω = rank/(N + 1) the
 // choice counts as overfit when the logit ln(ω/(1 − ω)) ≤ 0, that is when
-// rank ≤ (N+1)/2. If the chosen trial made no trade out of sample and
+// rank ≤ (N+1)/2, unless all N tie: every trial scored the same out of
+// sample, so the ranking says nothing of the choice (as N = 1 says
+// nothing), and the choice gives no logit. Average ranks keep a grid whose
+// trials come in groups of k identical ones (a parameter that changes
+// nothing) to the verdicts of the grid of one trial a group: a group at
+// place g of G holds ranks (g − 1)·k + 1 … g·k, of average rank
+// (g − 1)·k + (k + 1)/2 ≤ (Gk + 1)/2 exactly when g ≤ (G + 1)/2; but a
+// single group (G = 1), all tied at (N + 1)/2, would be overfit in every
+// split, PBO 1 for a search that had nothing to choose. If the chosen trial made no trade out of sample and
 // N ≥ 1, the choice counts as overfit: the in-sample best did nothing
 // where others did something. Otherwise (the chosen trial alone out of
-// sample, no trial there, or the chosen trial traded there without an
-// objective: one market's Sharpe ratio, pnl without spread) the choice
-// gives no logit and is left out. PBO is the share of the choices that overfit, of those
+// sample, no trial there, every trial there tied, or the chosen trial
+// traded there without an objective: one market's Sharpe ratio, pnl
+// without spread) the choice gives no logit and is left out. PBO is the share of the choices that overfit, of those
 // that gave a logit. A trial undefined out of sample is not ranked below
 // every number: trials that never trade would put the in-sample best in
 // the top half of every split, and a search of one losing trial among
@@ -246,9 +254,8 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 		if len(ranked) < 2 {
 			continue // the chosen trial alone out of sample: no ranking
 		}
-		splits++
 		// Twice the average rank: 2 + 2·(lower) + (tied others).
-		rank2 := 2
+		rank2, tied := 2, 0
 		for _, i := range ranked {
 			s := outScore[i]
 			switch {
@@ -257,8 +264,13 @@ func PBOChoices(trials [][]Tally, objective Objective) (*float64, int) {
 				rank2 += 2
 			case !better(s, outScore[best]):
 				rank2++
+				tied++
 			}
 		}
+		if tied == len(ranked)-1 {
+			continue // every trial scored the same: no ranking
+		}
+		splits++
 		if rank2 <= len(ranked)+1 { // rank ≤ (N+1)/2: ω ≤ ½, logit ≤ 0
 			overfit++
 		}

@@ -15,9 +15,9 @@ import (
 // afresh on J's markets and on the others; the in-sample best n* among
 // the trials defined on J (the lowest index among ties; none defined: no
 // λ); the N trials defined out of sample; n* undefined out of sample with
-// N ≥ 1: overfit (λ ≤ 0); n* defined and N ≥ 2: its out-of-sample rank
-// among the N by sorting (ties averaged), ω = rank/(N + 1),
-// λ = ln(ω/(1 − ω)); otherwise no λ. PBO = the share of λ ≤ 0 over the
+// N ≥ 1: overfit (λ ≤ 0); n* defined and N ≥ 2, not all N tied: its
+// out-of-sample rank among the N by sorting (ties averaged),
+// ω = rank/(N + 1), λ = ln(ω/(1 − ω)); otherwise no λ. PBO = the share of λ ≤ 0 over the
 // choices that gave a λ. The Sharpe ratio m/sd is compared
 // through sign(m)·m²/sd², which orders the same.
 func referencePBO(pnl [][]float64, objective string) float64 {
@@ -125,13 +125,16 @@ func referencePBO(pnl [][]float64, objective string) float64 {
 		if len(ranked) < 2 { // no ranking: no logit
 			continue
 		}
-		chosen++
 		out := make(map[int]*big.Rat, len(ranked))
 		order := append([]int(nil), ranked...)
 		for _, i := range ranked {
 			out[i] = score(i, outM)
 		}
 		sort.Slice(order, func(a, b int) bool { return cmp(out[order[a]], out[order[b]]) < 0 })
+		if cmp(out[order[0]], out[order[len(order)-1]]) == 0 { // all tied: no ranking
+			continue
+		}
+		chosen++
 		var rank float64
 		for k := 0; k < len(order); {
 			e := k

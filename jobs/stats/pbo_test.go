@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -37,9 +38,11 @@ func TestPBO(t *testing.T) {
 		// odd ones (2 markets a block), a total of 0: a split whose
 		// in-sample difference is d has out-of-sample difference −d. With
 		// d > 0, A is chosen and is worst out of sample (rank 1, ω = ⅓);
-		// with d < 0 B likewise; with d = 0 A is chosen (the lower index)
-		// and ties B out of sample, average rank 1.5, ω = ½, logit 0 —
-		// overfit too. PBO 1.
+		// with d < 0 B likewise: 34 splits, all overfit. With d = 0 (2 even
+		// and 2 odd blocks in-sample, 36 splits) A is chosen (the lower
+		// index) and ties B out of sample: the two scored the same, no
+		// ranking, no logit (ranked 1.5 of 2, ω = ½, logit 0, they once
+		// counted as overfit). PBO 1 over 34.
 		{"best in-sample, worst out", matrix(2, 16, func(i, j int) float64 {
 			if i == 1 {
 				return 0
@@ -50,16 +53,17 @@ func TestPBO(t *testing.T) {
 			return -0.5
 		}), TotalPnL, 1},
 		// A − B is 1 on block 0 and 0 elsewhere. The 35 splits with block 0
-		// in-sample choose A, which ties B out of sample: rank 1.5 of 2, ω
-		// = ½, overfit. The 35 with block 0 out of sample tie in-sample,
+		// in-sample choose A, which ties B out of sample: no ranking, no
+		// logit (at rank 1.5 of 2, ω = ½, they once counted as overfit:
+		// PBO 0.5). The 35 with block 0 out of sample tie in-sample,
 		// choose A, and A is best out of sample: rank 2, ω = ⅔, not
-		// overfit. PBO 35/70 = 0.5.
+		// overfit. PBO 0 over 35.
 		{"ties", matrix(2, 16, func(i, j int) float64 {
 			if i == 0 && j < 2 {
 				return 0.5
 			}
 			return 0
-		}), TotalPnL, 0.5},
+		}), TotalPnL, 0},
 		// An objective undefined everywhere (the Sharpe ratio of a constant
 		// pnl): no split has an in-sample best to rank, so there is no
 		// PBO. (Trial 0 once stood in as the choice, tied at rank 1.5 of 2,
@@ -97,8 +101,8 @@ func TestPBO(t *testing.T) {
 		{"ragged", append(matrix(1, 16, func(i, j int) float64 { return 1 }), make([]Tally, 17)), TotalPnL, math.NaN()},
 	} {
 		got, choices := PBOChoices(tc.trials, tc.obj)
-		if got != nil && tc.name == "no ranking in some splits" && choices != 55 {
-			t.Errorf("%s: %d choices, want 55", tc.name, choices)
+		if want, ok := map[string]int{"no ranking in some splits": 55, "best in-sample, worst out": 34, "ties": 35}[tc.name]; ok && choices != want {
+			t.Errorf("%s: %d choices, want %d", tc.name, choices, want)
 		}
 		switch {
 		case math.IsNaN(tc.want) && got != nil:
@@ -111,7 +115,8 @@ func TestPBO(t *testing.T) {
 
 // TestPBOBlocks: 17 markets cut into blocks ⌊17b/8⌋: sizes 2 2 2 2 2 2 2 3.
 // Trial 0 earns 1 on the last market only, trial 1 nothing: as in "ties"
-// above, PBO 0.5 — the last block is the one of 3 markets.
+// above, PBO 0 over the 35 splits with the last block, the one of 3
+// markets, out of sample.
 func TestPBOBlocks(t *testing.T) {
 	t.Parallel()
 	m := matrix(2, 17, func(i, j int) float64 {
@@ -120,8 +125,8 @@ func TestPBOBlocks(t *testing.T) {
 		}
 		return 0
 	})
-	if got := PBO(m, TotalPnL); got == nil || *got != 0.5 {
-		t.Errorf("PBO %v, want 0.5", got)
+	if got, choices := PBOChoices(m, TotalPnL); got == nil || *got != 0 || choices != 35 {
+		t.Errorf("PBO %s over %d, want 0 over 35", fmtF(got), choices)
 	}
 }
 
@@ -214,8 +219,8 @@ func TestBetter(t *testing.T) {
 // TestPBOBreakEvenTies: trial 0 makes 0.1, 0.2 and −0.3 in each block of 3
 // markets, trial 1 0.5, −0.5 and 0: both break even on every block, so
 // every split ties them in-sample (trial 0 chosen, the lower index) and
-// out of sample (rank 1.5 of 2, ω = ½, logit 0): overfit, PBO 1, by every
-// objective, as for two identical trials. Summed in binary, trial 0's
+// out of sample: no ranking, no split gives a logit, and there is no PBO,
+// by every objective, as for two identical trials. Summed in binary, trial 0's
 // blocks come to 5.6e-17, not 0, and that residue once made it the
 // in-sample best and the out-of-sample best alike: PBO 0, "stable", for a
 // trial that made nothing. PBO compares the objectives as the sweep
@@ -226,8 +231,8 @@ func TestPBOBreakEvenTies(t *testing.T) {
 	m := matrix(2, 24, func(i, j int) float64 { return pnl[i][j%3] })
 	for _, name := range []string{"total_pnl", "ev_per_trade", "sharpe_per_market"} {
 		obj, _ := ObjectiveNamed(name)
-		if got := PBO(m, obj); got == nil || *got != 1 {
-			t.Errorf("%s: PBO %s, want 1", name, fmtF(got))
+		if got, choices := PBOChoices(m, obj); got != nil || choices != 0 {
+			t.Errorf("%s: PBO %s over %d, want none", name, fmtF(got), choices)
 		}
 	}
 }
@@ -238,15 +243,15 @@ func TestPBOBreakEvenTies(t *testing.T) {
 // opposite. A split with more even blocks in-sample than odd chooses trial
 // 6, whose mean is then negative out of sample, below trial 7's: rank 1 of
 // the 2 trials with an objective out of sample, overfit; more odd blocks, trial 7
-// likewise; 2 of each, both break even on both halves, trial 6 is chosen
-// and ties trial 7 out of sample, rank 1.5 of 2, logit 0: overfit. PBO 1,
-// by every objective, over 70 splits. The untraded trials have no Sharpe
+// likewise (34 splits); 2 of each (36), both break even on both halves,
+// trial 6 is chosen and ties trial 7 out of sample: no ranking, no logit.
+// PBO 1, by every objective, over 34 splits. The untraded trials have no Sharpe
 // ratio, EV per trade or SQN on either half, and are not ranked; ranked
 // below every number they once put the chosen trial at rank 7 or more of
 // 8, never in the bottom half: PBO 0, "unlikely to be overfit", for a
 // search whose best in-sample was always worst out of sample. (Total pnl
 // is defined for every trial, 0 untraded, and ranks all 8: trial 6 or 7
-// last, or all 8 tied at 0, rank 4.5 of 8: PBO 1 as well.)
+// last, or all 8 tied at 0, no logit: PBO 1 over 34 as well.)
 //
 // With trial 7 untraded too, trial 6 alone has an objective: it is chosen
 // in every split and is alone out of sample, a ranking of one: no split
@@ -272,8 +277,8 @@ func TestPBOUntradedTrials(t *testing.T) {
 	}
 	for _, name := range []string{"total_pnl", "ev_per_trade", "sharpe_per_market", "sqn"} {
 		obj, _ := ObjectiveNamed(name)
-		if got, choices := PBOChoices(mirror(2), obj); got == nil || *got != 1 || choices != 70 {
-			t.Errorf("two traded trials of 8, %s: PBO %s over %d splits, want 1 over 70", name, fmtF(got), choices)
+		if got, choices := PBOChoices(mirror(2), obj); got == nil || *got != 1 || choices != 34 {
+			t.Errorf("two traded trials of 8, %s: PBO %s over %d splits, want 1 over 34", name, fmtF(got), choices)
 		}
 		if name == "total_pnl" {
 			continue
@@ -317,6 +322,68 @@ func TestPBOBestWithoutSpreadIsNotOverfit(t *testing.T) {
 		obj, _ := ObjectiveNamed(name)
 		if got, choices := PBOChoices(trials, obj); got == nil || *got != 1.0/69 || choices != 69 {
 			t.Errorf("%s: PBO %s over %d splits, want 1/69: a chosen trial that traded out of sample without spread is not overfit", name, fmtF(got), choices)
+		}
+	}
+}
+
+// TestPBOIdenticalTrials: a grid with a parameter that changes nothing
+// holds each setting as k identical trials, and must read as the grid of
+// one trial a setting, not as overfit because its copies tie.
+//
+//   - 4 identical trials whose pnl varies by market: every split ties them
+//     in-sample and out of sample, so nothing was chosen over anything and
+//     there is no PBO (at the average rank 2.5 of 4, ω = ½, logit 0, every
+//     split once counted as overfit: PBO 1, "the search is overfit").
+//   - "ties" of TestPBO (A − B = 1 on block 0, 0 elsewhere) with each of A
+//     and B three times (A A A B B B): the 35 splits with block 0 in-sample
+//     choose the first A, and all six tie out of sample: no logit (rank
+//     3.5 of 6, ω = ½, once overfit); the 35 with it out of sample choose
+//     the first A, which ties the other As at ranks 4-6, average 5, ω = 5/7:
+//     not overfit. PBO 0 over 35, as A and B alone (it was 35/70 = 0.5).
+//   - random grids of G = 1 to 4 settings, each copied k = 1 to 3 times in
+//     a row: PBO and its choices are those of the G settings alone (G = 1:
+//     none).
+func TestPBOIdenticalTrials(t *testing.T) {
+	t.Parallel()
+	// copies repeats each trial's row k times, as a no-op parameter does.
+	copies := func(m [][]Tally, k int) [][]Tally {
+		var out [][]Tally
+		for _, row := range m {
+			for range k {
+				out = append(out, row)
+			}
+		}
+		return out
+	}
+	same := matrix(4, 16, func(i, j int) float64 { return float64(j%3) - 0.5 })
+	for _, name := range []string{"total_pnl", "ev_per_trade", "sharpe_per_market", "sqn"} {
+		obj, _ := ObjectiveNamed(name)
+		if got, choices := PBOChoices(same, obj); got != nil || choices != 0 {
+			t.Errorf("4 identical trials, %s: PBO %s over %d splits, want none", name, fmtF(got), choices)
+		}
+	}
+	ab := matrix(2, 16, func(i, j int) float64 {
+		if i == 0 && j < 2 {
+			return 0.5
+		}
+		return 0
+	})
+	if got, choices := PBOChoices(copies(ab, 3), TotalPnL); got == nil || *got != 0 || choices != 35 {
+		t.Errorf("A A A B B B: PBO %s over %d splits, want 0 over 35", fmtF(got), choices)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 200 {
+		g, k := 1+rng.IntN(4), 1+rng.IntN(3)
+		// Pnl in halves from −1 to 1: settings tie on some halves.
+		m := matrix(g, 16+rng.IntN(17), func(i, j int) float64 { return float64(rng.IntN(5)-2) / 2 })
+		for _, name := range []string{"total_pnl", "ev_per_trade", "sharpe_per_market"} {
+			obj, _ := ObjectiveNamed(name)
+			want, wantChoices := PBOChoices(m, obj)
+			got, choices := PBOChoices(copies(m, k), obj)
+			if fmtF(got) != fmtF(want) || choices != wantChoices {
+				t.Errorf("round %d, %d settings × %d copies, %s: PBO %s over %d splits, the settings alone %s over %d",
+					round, g, k, name, fmtF(got), choices, fmtF(want), wantChoices)
+			}
 		}
 	}
 }

@@ -91,7 +91,8 @@ func qaSharpe(xs []float64) (float64, bool) {
 
 // qaPBO is CSCV with total pnl as the objective: T markets cut into 8
 // blocks of ⌊bT/8⌋..⌊(b+1)T/8⌋; in-sample best the lowest index among
-// ties; out-of-sample rank 1 the worst, ties averaged; λ ≤ 0 overfit.
+// ties; out-of-sample rank 1 the worst, ties averaged; λ ≤ 0 overfit; a
+// split where every trial ties out of sample gives no λ (NaN: none does).
 func qaPBO(pnl [][]int64, strict bool) float64 {
 	n, T := len(pnl), len(pnl[0])
 	over, splits := 0, 0
@@ -128,6 +129,9 @@ func qaPBO(pnl [][]int64, strict bool) float64 {
 					tied++
 				}
 			}
+			if tied == float64(n-1) {
+				return // every trial scored the same: no ranking, no λ
+			}
 			rank := 1 + below + tied/2
 			w := rank / float64(n+1)
 			l := math.Log(w / (1 - w))
@@ -142,6 +146,9 @@ func qaPBO(pnl [][]int64, strict bool) float64 {
 		}
 	}
 	rec(0, nil)
+	if splits == 0 {
+		return math.NaN()
+	}
 	return float64(over) / float64(splits)
 }
 
@@ -263,7 +270,7 @@ func TestQAIndependentPBO(t *testing.T) {
 	for _, tc := range cases {
 		want := qaPBO(tc.pnl, false)
 		got := stats.PBO(qaTallies(tc.pnl), stats.TotalPnL)
-		if got == nil || math.Abs(*got-want) > 1e-12 {
+		if math.IsNaN(want) != (got == nil) || got != nil && math.Abs(*got-want) > 1e-12 {
 			t.Errorf("%s: PBO %v, want %v", tc.name, got, want)
 			continue
 		}

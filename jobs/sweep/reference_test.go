@@ -151,8 +151,8 @@ func refCmp(a, b float64) int {
 // ⌊bT/8⌋ … ⌊(b+1)T/8⌋ − 1, every choice of 4 as in-sample; the in-sample
 // best among the trials with an in-sample objective (the lowest index
 // among ties; none: no λ); the N trials with an objective out of sample;
-// the best without one there and N ≥ 1: overfit; with one and N ≥ 2: its
-// out-of-sample rank among the N by sorting (1 the worst, ties averaged),
+// the best without one there and N ≥ 1: overfit; with one and N ≥ 2, not
+// all N tied: its out-of-sample rank among the N by sorting (1 the worst, ties averaged),
 // λ = ln(ω/(1 − ω)) with ω = rank/(N + 1); otherwise no λ. PBO = the
 // share of λ ≤ 0 among the choices that gave a λ.
 func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool) {
@@ -221,13 +221,16 @@ func refPBO(objective string, pnl [][]int, traded [][]bool) (float64, int, bool)
 		if len(ranked) < 2 {
 			continue
 		}
-		choices++
 		out := map[int]float64{}
 		order := append([]int(nil), ranked...)
 		for _, i := range ranked {
 			out[i] = score(i, false)
 		}
 		sort.SliceStable(order, func(a, b int) bool { return refCmp(out[order[a]], out[order[b]]) < 0 })
+		if refCmp(out[order[0]], out[order[len(order)-1]]) == 0 {
+			continue // all N tied: no ranking
+		}
+		choices++
 		var rank float64
 		for k := 0; k < len(order); {
 			e := k
@@ -492,7 +495,9 @@ func TestSummarizeEdges(t *testing.T) {
 	pnl := func(m int) float64 { return float64((m*7)%5-1) / 10 } // −0.1 … 0.3
 	// Two identical trials: the trials' Sharpe ratios have no variance,
 	// SR₀ = 0 and the DSR is the PSR against 0 (psr0); every CSCV split
-	// ties them in and out of sample (rank 1.5 of 2, logit 0): PBO 1.
+	// ties them in and out of sample: no ranking, no PBO (rank 1.5 of 2,
+	// logit 0, once made it 1: "overfit" for a search with nothing to
+	// choose).
 	res, _ := summarizeTwoTrials(t, 40, func(b map[string]any) { b["split"] = map[string]any{"kind": "NONE"} },
 		func(m, tr int) TrialMarket { return traded(pnl(m)) })
 	var xs []float64
@@ -503,8 +508,8 @@ func TestSummarizeEdges(t *testing.T) {
 	if res.DSR == nil || res.Trials[0].Train.PSR0 == nil || math.Abs(*res.DSR-want) > 1e-6 || *res.DSR != *res.Trials[0].Train.PSR0 {
 		t.Errorf("identical trials: dsr %s, psr0 %s, want %.6f both", fmtPtr(res.DSR), fmtPtr(res.Trials[0].Train.PSR0), want)
 	}
-	if res.PBO == nil || *res.PBO != 1 {
-		t.Errorf("identical trials: pbo %s, want 1", fmtPtr(res.PBO))
+	if res.PBO != nil || res.PBOChoices != nil {
+		t.Errorf("identical trials: pbo %s over %v, want null", fmtPtr(res.PBO), res.PBOChoices)
 	}
 	// 15 markets: fewer than two a block, no PBO; a DSR all the same.
 	res, _ = summarizeTwoTrials(t, 15, func(b map[string]any) { b["split"] = map[string]any{"kind": "NONE"} },

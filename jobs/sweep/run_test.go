@@ -399,9 +399,9 @@ func TestPBOLeavesOutMarketsWithoutData(t *testing.T) {
 // even block's 2 markets and −0.1 and −0.3 on each odd block's, trial 7
 // the opposite. A split with more even blocks in-sample chooses trial 6,
 // which then loses out of sample where trial 7 gains (rank 1 of 2:
-// overfit); more odd blocks, trial 7 likewise; as many of each, both
-// break even on both halves and tie (rank 1.5 of 2: overfit). PBO 1 over
-// 70 splits, where ranking the 6 that never trade below every number put
+// overfit); more odd blocks, trial 7 likewise (34 splits); as many of
+// each (36), both break even on both halves and tie: no ranking, no logit.
+// PBO 1 over 34 splits, where ranking the 6 that never trade below every number put
 // the chosen trial at rank 7 or 8 of 8 in every split: PBO 0, "unlikely
 // to be overfit".
 //
@@ -466,8 +466,8 @@ func TestPBORanksOnlyTrialsThatTrade(t *testing.T) {
 		}
 		return 0, false
 	})
-	if res.PBO == nil || *res.PBO != 1 || res.PBOChoices == nil || *res.PBOChoices != 70 {
-		t.Errorf("2 trading trials of 8: pbo %s over %s splits, want 1 over 70", fmtPtr(res.PBO), fmtIntPtr(res.PBOChoices))
+	if res.PBO == nil || *res.PBO != 1 || res.PBOChoices == nil || *res.PBOChoices != 34 {
+		t.Errorf("2 trading trials of 8: pbo %s over %s splits, want 1 over 34", fmtPtr(res.PBO), fmtIntPtr(res.PBOChoices))
 	}
 	// Trial 7 alone trades: −1 on the 6 markets 0, 3, … 15 and 0.2 on
 	// the other 10: mean −0.25, sd √((6·0.75² + 10·0.45²)/15) = 0.6, a

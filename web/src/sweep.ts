@@ -265,21 +265,19 @@ export function dsrWords(dsr: number | null, trials: number, markets?: number): 
  * What a PBO says, in a line: PBO is the share of CSCV's splits in which the best trial on one half
  * fell to the bottom half on the other, or made no trade there where another trial had an objective, of the
  * `choices` splits (70 but those in which no trial had an objective on the first half, or none but the
- * best on the other: only trials with an objective are chosen or ranked, so a setting that never
- * trades neither counts as beaten nor makes the best look good).
+ * best on the other, or every trial scored the same on the other: only trials with an objective are
+ * chosen or ranked, so a setting that never trades neither counts as beaten nor makes the best look
+ * good, and identical settings are not overfit for tying).
  */
 export function pboWords(pbo: number | null, choices?: number | null): string {
-  if (pbo === null) return 'No PBO: it needs at least 16 train markets and a way of halving them in which the best trial on one half can be compared on the other with another trial that has an objective there (a setting that never trades has none, and is not ranked).';
+  if (pbo === null) return 'No PBO: it needs at least 16 train markets and a way of halving them in which the best trial on one half can be compared on the other with another trial that has an objective there (a setting that never trades has none, and is not ranked), and not every trial scores the same there (identical settings cannot be told apart).';
   const n = choices ?? 70;
   const k = Math.round(pbo * n);
-  const none = n < 70 ? ` (the other ${70 - n} were left out: no trial had an objective on one half, or none but the best on the other)` : '';
+  const none = n < 70 ? ` (the other ${70 - n} were left out: no trial had an objective on one half, or none but the best on the other, or every trial scored the same there)` : '';
   const share = `In ${k === 0 ? 'none' : k === n ? 'all' : `${k}`} of the ${n} ways of halving the train markets${none}, the trial best on one half ranked in the bottom half on the other, or made no trade there where another trial had an objective`;
   if (pbo <= 0.1) return `${share}: the best setting holds up from half to half, so the search is unlikely to be overfit.`;
   if (pbo < 0.5) return `${share}: some overfitting; the best setting does not always carry over.`;
-  // jobs/stats (doc.go) ranks tied trials at their average rank, the bottom
-  // half's edge: trials that all score the same overfit in every split.
-  const ties = k === n ? ' Trials that all score the same also give 1: a tie ranks in the bottom half.' : '';
-  return `${share}: the best setting is no better than a coin toss out of sample, so the search is overfit.${ties}`;
+  return `${share}: the best setting is no better than a coin toss out of sample, so the search is overfit.`;
 }
 
 /** The best trial's objective beside its grid neighbours'. */
