@@ -88,7 +88,8 @@ import (
 // Comparisons before the first "exit", "sell", "close" or "get out" are
 // entry conditions (all must hold); those after it, and take-profit and
 // price stop losses, are exit conditions (any one exits): exits that must
-// hold together ("exit above 0.6 and with 20% left", "exit above 0.6 after
+// hold together ("exit above 0.6 and with 20% left", "exit above 0.6 with
+// 20% left", "sell above 0.6 when 3 minutes remain", "exit above 0.6 after
 // 10 minutes") are refused saying so, as is a crossing without a direction
 // ("crosses 0.5"). With a preset the
 // prompt's entry conditions, when it has any, replace the preset's, and
@@ -1260,6 +1261,19 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		if exitCompared[a.at] && exitCompared[b.at] && (exitPassed[a.at] || exitPassed[b.at]) && !reOr.Match(t.b[a.at:b.at]) {
 			return pr, refuse("the built-in generator cannot read a time passed as a condition on another exit: a strategy exits when any one of its exit conditions holds, " +
 				"so it cannot wait for several at once; write them as separate exits joined by \"or\" (\"exit above 0.6 or when 90%% of the time has passed\") if either should exit")
+		}
+		// "exit above 0.6 with 20% left", "sell above 0.6 when only 3
+		// minutes remain", "exit above 0.6 when spread < 0.1": one exit
+		// with a condition on it, both to hold, which alternatives cannot
+		// say (read as such the strategy would exit on either). Exits are
+		// alternatives where "or" or an exit word of their own stands
+		// between ("exit above 0.6 or with 20% left", "sell above 0.6,
+		// close in the last 10%").
+		if exitCompared[a.at] && exitCompared[b.at] && a.c.Field != b.c.Field && !reOr.Match(t.b[a.at:b.at]) && !reExitWord.Match(t.b[a.at:b.at]) {
+			var sb strings.Builder
+			writeConditions(&sb, []replay.Condition{a.c, b.c}, " and ")
+			return pr, refuse("the built-in generator reads the exit as %s, both to hold, but a strategy exits when any one of its exit conditions holds (\"or\"), "+
+				"so it cannot wait for several at once; write \"or\" between them if either should exit (\"exit above 0.6 or with 20%% left\")", sb.String())
 		}
 	}
 	// What the grammar cannot read, said by name rather than as a number

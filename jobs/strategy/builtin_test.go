@@ -55,7 +55,7 @@ func TestBuiltinPhrases(t *testing.T) {
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 or time_remaining_pct < 10" + tail},
 		{"buy UP when price_up < 0.35 and more than 50% of time remains, exit at price_up > 0.6",
 			"side=UP entry: price_up < 0.35 and time_remaining_pct > 50 exit: price_up > 0.6" + tail},
-		{"buy UP below 0.4 while at least 30% of the time is left, sell above 0.6 when only 3 minutes remain",
+		{"buy UP below 0.4 while at least 30% of the time is left, sell above 0.6 or when only 3 minutes remain",
 			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 30 exit: price_up > 0.6 or time_remaining_s <= 180" + tail},
 		// "time left" and "remaining time" name time_remaining_pct as
 		// "time remaining" does, where the comparison went to the side's
@@ -418,7 +418,7 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 			"side=UP entry: price_up < 0.4 and time_remaining_pct > 20 exit: price_up > 0.6" + tail},
 		{"buy UP when price_up < 0.4, exit above 0.6 or when 40% of the market is left",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 40" + tail},
-		{"buy UP when price_up < 0.4, exit above 0.6 with less than 20% left",
+		{"buy UP when price_up < 0.4, exit above 0.6 or with less than 20% left",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct < 20" + tail},
 		{"buy UP when price_up < 0.4, exit above 0.6, limit orders, and place limit orders",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=LIMIT cooldown=30000"},

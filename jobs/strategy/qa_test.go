@@ -510,9 +510,9 @@ func TestBuiltinReadsTimePassed(t *testing.T) {
 // a time and a price together ("exit above 0.6 after 10 minutes"), which
 // exit conditions (alternatives) cannot say, and a crossing without a
 // direction ("crosses 0.5") were refused as an unusable number ("could
-// not use \"10\""), and "and" between a price exit and a time left was
-// read as "or". The refusals say why; crossings with a direction, and
-// exits joined by "or", are read.
+// not use \"10\""), and "and", "with" or "when" between a price exit and
+// a time left was read as "or". The refusals say why; crossings with a
+// direction, and exits joined by "or", are read.
 func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ prompt, want string }{
@@ -522,6 +522,15 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		{"buy UP below 0.4, exit after 10 minutes", `cannot tell what "after 10 minutes" counts from`},
 		{"buy UP below 0.4, exit above 0.6 when 90% of the time has passed", `cannot read a time passed as a condition on another exit`},
 		{"buy UP below 0.4, exit above 0.6 and with 20% left", `cannot read "and" between exit conditions`},
+		// "X with Y" and "X when Y" are one exit with a condition on it,
+		// both to hold: they were read as "or", exiting on either.
+		{"buy UP below 0.4, exit above 0.6 with 20% left", `reads the exit as price_up > 0.6 and time_remaining_pct <= 20, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 when 20% is left", `reads the exit as price_up > 0.6 and time_remaining_pct <= 20, both to hold`},
+		{"buy UP below 0.4, sell above 0.6 when only 3 minutes remain", `reads the exit as price_up > 0.6 and time_remaining_s <= 180, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 with less than 20% left", `reads the exit as price_up > 0.6 and time_remaining_pct < 20, both to hold`},
+		{"buy UP below 0.4, exit in the last 10% when price_up is above 0.6", `reads the exit as time_remaining_pct <= 10 and price_up > 0.6, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 when spread < 0.1", `reads the exit as price_up > 0.6 and spread < 0.1, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 or below 0.2 with 20% left", `reads the exit as price_up < 0.2 and time_remaining_pct <= 20, both to hold`},
 		{"buy UP when up crosses 0.5, exit above 0.7", `"crosses 0.5" needs a direction: write "crosses above 0.5" or "crosses below 0.5"`},
 		{"buy UP when price_up crosses 0.5, exit above 0.7", `"crosses 0.5" needs a direction`},
 		{"buy UP below 0.4, exit when it breaks 0.6", `"breaks 0.6" needs a direction`},
@@ -537,6 +546,10 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		{"buy UP when up crosses above 0.5, exit when it crosses below 0.4", "side=UP entry: price_up crosses_above 0.5 exit: price_up crosses_below 0.4" + tail},
 		{"buy UP below 0.4, exit above 0.6 or when 90% of the time has passed", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 		{"buy UP below 0.4, exit above 0.6 or with 20% left", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
+		{"buy UP below 0.4, exit above 0.6, or with 20% left", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
+		{"buy UP below 0.4, exit with 20% left or above 0.6", "side=UP entry: price_up < 0.4 exit: time_remaining_pct <= 20 or price_up > 0.6" + tail},
+		// Exits with an exit word of their own are separate rules.
+		{"buy UP below 0.4, sell above 0.6, close in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 	} {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if err != nil {
