@@ -184,48 +184,11 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 		}
 		return Spec{}, err
 	}
-	if note := droppedResting(pr, req.OrderType); note != "" {
+	if note := droppedResting(restingDetails{pr.order, pr.offset, pr.cancel, pr.postOnly, pr.queue}, req.OrderType, "prompt"); note != "" {
 		notes = append(notes, note)
 	}
 	spec.Explanation = strings.Join(append([]string{Describe(spec.Rules)}, notes...), " ")
 	return spec, nil
-}
-
-// droppedResting is the note saying which of the prompt's details of a
-// resting order the request's orderType (MARKET or LIMIT, which wins over
-// the prompt's) dropped, "" when none: they were dropped without a word.
-func droppedResting(pr promptRules, orderType string) string {
-	if orderType == "" || orderType == replay.OrderGTC {
-		return ""
-	}
-	var d []string
-	if pr.order == replay.OrderGTC {
-		d = append(d, "a resting (GTC) order")
-	}
-	if pr.offset != nil {
-		ticks := "ticks"
-		if *pr.offset == 1 {
-			ticks = "tick"
-		}
-		d = append(d, fmt.Sprintf("%s %s above the best bid", replay.FormatNum(*pr.offset), ticks))
-	}
-	if pr.postOnly {
-		d = append(d, "post only")
-	}
-	if pr.cancel != nil {
-		d = append(d, "cancel after "+duration(int(*pr.cancel)))
-	}
-	switch pr.queue {
-	case replay.QueueFront:
-		d = append(d, "queue at the front")
-	case replay.QueueRiskAverse:
-		d = append(d, "queue at the back (risk-averse)")
-	}
-	if len(d) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("The prompt's resting-order details (%s) are dropped: this request's orderType %s wins over the prompt, "+
-		"and does not rest on the book; set orderType GTC to keep them.", strings.Join(d, ", "), orderType)
 }
 
 // promptOrderType says in msg, a validator's message of an order rule

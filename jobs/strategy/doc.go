@@ -43,5 +43,6 @@
 //   - The request's resting-order settings (postOnly, limitOffsetTicks,
 //     cancelAfterMs, queueModel) need its orderType GTC, as /v1/replay
 //     needs them with GTC; a request orderType MARKET or LIMIT drops the
-//     prompt's or model's resting-order details.
+//     prompt's or model's resting-order details, and the explanation says
+//     which.
 package strategy

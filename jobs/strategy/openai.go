@@ -443,8 +443,19 @@ type answer struct {
 // answer's own numbers, given to finish: see readAnswer.) A value that
 // says something (a rate of 0.05 without CUSTOM) is kept, for the repair
 // round to mend.
-func withoutPlaceholders(b []byte, a answer) ([]byte, error) {
+//
+// With the request's orderType MARKET or LIMIT (orderType), which wins
+// over the answer's (finish), the answer's details of a resting order go
+// too, whatever they say: the model was asked for a resting order in the
+// user's words, and the built-in generator drops the prompt's the same
+// way; readAnswer notes them (droppedResting).
+func withoutPlaceholders(b []byte, a answer, orderType string) ([]byte, error) {
 	drop := map[string]bool{}
+	if orderType == replay.OrderMarket || orderType == replay.OrderLimit {
+		for _, k := range []string{"postonly", "limitoffsetticks", "cancelafterms", "queuemodel"} {
+			drop[k] = true
+		}
+	}
 	if a.PostOnly != nil && !*a.PostOnly {
 		drop["postonly"] = true
 	}
@@ -493,7 +504,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	}
 	// replay decodes the rules itself so that an explicit maxLossPercent
 	// of 0 is refused, not taken for the default.
-	rules, err := withoutPlaceholders([]byte(content), a)
+	rules, err := withoutPlaceholders([]byte(content), a, req.OrderType)
 	if err != nil {
 		return Spec{}, invalid("", "the answer is not the JSON object of the schema: "+jsonProblem(err))
 	}
@@ -534,7 +545,28 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	if spec.Explanation == "" {
 		spec.Explanation = Describe(spec.Rules)
 	}
+	if note := droppedResting(a.resting(), req.OrderType, "model's answer"); note != "" {
+		spec.Explanation += " " + note
+	}
 	return spec, nil
+}
+
+// resting is the answer's details of a resting order, as droppedResting
+// lists them: what the strict schema makes a model answer where it means
+// none (postOnly false, limitOffsetTicks and cancelAfterMs 0, queueModel
+// RISK_AVERSE, the default) is no detail.
+func (a answer) resting() restingDetails {
+	d := restingDetails{order: a.OrderType, postOnly: a.PostOnly != nil && *a.PostOnly}
+	if a.LimitOffsetTicks != nil && *a.LimitOffsetTicks > 0 {
+		d.offset = a.LimitOffsetTicks
+	}
+	if a.CancelAfterMs != nil && *a.CancelAfterMs > 0 {
+		d.cancel = a.CancelAfterMs
+	}
+	if a.QueueModel != nil && *a.QueueModel == replay.QueueFront {
+		d.queue = replay.QueueFront
+	}
+	return d
 }
 
 func truncate(s string, n int) string {

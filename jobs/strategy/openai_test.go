@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -608,6 +609,81 @@ func TestOpenAIOrderRules(t *testing.T) {
 	calls := fake.Calls()
 	if repair := calls[len(calls)-1].Request.Messages; len(repair) != 4 || !strings.Contains(repair[3].Content, "queueModel applies only with orderType GTC") {
 		t.Errorf("repair round: %+v", repair)
+	}
+}
+
+// TestOpenAINotesDroppedResting: a request's MARKET or LIMIT orderType
+// wins over the model's resting order as it does over the prompt's with
+// the built-in generator: the answer's details are dropped and the
+// explanation says which, in one call. They got a repair round (postOnly
+// "applies only with orderType GTC"), and a 502 when the model, asked in
+// the user's words for a resting order, answered it again; or were dropped
+// without a word.
+func TestOpenAINotesDroppedResting(t *testing.T) {
+	t.Parallel()
+	details := []string{"a resting (GTC) order", "1 tick above the best bid", "post only", "cancel after 10 s", "queue at the front"}
+	for _, tc := range []struct {
+		answer map[string]any
+		want   []string
+	}{
+		{orderRules(with(good(), "orderType", "GTC"), 30000, nil, true, 1, 10000, "FRONT", false), details},
+		{orderRules(good(), 30000, nil, true, 1, 10000, "FRONT", false), details[1:]},
+		{orderRules(with(good(), "orderType", "GTC"), 30000, nil, false, 0, nil, "RISK_AVERSE", false), details[:1]},
+	} {
+		for _, order := range []string{"LIMIT", "MARKET"} {
+			// Each answer twice: one repair round asking again gets it again.
+			fake := openaitest.New(t, openaitest.JSON(tc.answer), openaitest.JSON(tc.answer))
+			req := request(t)
+			req.Prompt = "buy UP below 0.35, exit above 0.6; rest a bid 1 tick above, post only, cancel after 10 s, queue at the front"
+			req.OrderType = order
+			if err := req.Normalize(); err != nil {
+				t.Fatal(err)
+			}
+			spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), req)
+			if err != nil {
+				t.Errorf("%s, answer %v: %v", order, tc.answer, err)
+				continue
+			}
+			if n := len(fake.Calls()); n != 1 {
+				t.Errorf("%s, answer %v: %d calls, want 1 (no repair round)", order, tc.answer, n)
+			}
+			if got, want := strategy.FormatCode(spec.Rules), " size=50 maxloss=25 order="+order+" cooldown=30000"; !strings.HasSuffix(got, want) {
+				t.Errorf("%s: got %s\nwant ...%s", order, got, want)
+			}
+			if !strings.HasPrefix(spec.Explanation, "Buys UP cheap and sells it back near 0.6. ") {
+				t.Errorf("%s: the model's explanation is lost: %q", order, spec.Explanation)
+			}
+			for _, want := range slices.Concat(tc.want, []string{"orderType " + order + " wins over the model's answer"}) {
+				if !strings.Contains(spec.Explanation, want) {
+					t.Errorf("%s: explanation %q does not say %q", order, spec.Explanation, want)
+				}
+			}
+			for _, d := range details {
+				if !slices.Contains(tc.want, d) && strings.Contains(spec.Explanation, d) {
+					t.Errorf("%s: explanation %q lists %q, which the answer did not say", order, spec.Explanation, d)
+				}
+			}
+		}
+	}
+	// Nothing dropped, nothing said: a plain answer with LIMIT, and a
+	// resting one with GTC.
+	for _, tc := range []struct {
+		answer map[string]any
+		order  string
+	}{
+		{orderRules(with(good(), "orderType", "LIMIT"), 30000, nil, false, 0, nil, "RISK_AVERSE", false), "LIMIT"},
+		{orderRules(with(good(), "orderType", "GTC"), 30000, nil, true, 1, 10000, "FRONT", false), "GTC"},
+	} {
+		fake := openaitest.New(t, openaitest.JSON(tc.answer))
+		req := request(t)
+		req.OrderType = tc.order
+		if err := req.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		spec, err := newOpenAI(fake, time.Second).Generate(context.Background(), req)
+		if err != nil || strings.Contains(spec.Explanation, "dropped") {
+			t.Errorf("%s: %q, %v", tc.order, spec.Explanation, err)
+		}
 	}
 }
 

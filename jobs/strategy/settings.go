@@ -1,6 +1,11 @@
 package strategy
 
-import "github.com/updown/updown/jobs/replay"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/updown/updown/jobs/replay"
+)
 
 // OrderSettings are the agent's settings of re-entry control and resting
 // orders (DESIGN 6), as a request states them: nil or "" when not given.
@@ -89,4 +94,53 @@ func (o *OrderSettings) merge(st *replay.Strategy, orderType string, rules *orde
 	if o.IncludeRebates != nil {
 		st.IncludeRebates = *o.IncludeRebates
 	}
+}
+
+// restingDetails are a generator's details of a resting order, as it read
+// them (the prompt) or was answered them (a model): the order type, the
+// offset and cancel numbers (nil: not said), postOnly and the queue model
+// ("": not said).
+type restingDetails struct {
+	order          string
+	offset, cancel *float64
+	postOnly       bool
+	queue          string
+}
+
+// droppedResting is the note saying which of d, the details of a resting
+// order from the prompt or the model's answer (from), the request's
+// orderType (MARKET or LIMIT, which wins: merge) dropped, "" when none:
+// they were dropped without a word.
+func droppedResting(d restingDetails, orderType, from string) string {
+	if orderType == "" || orderType == replay.OrderGTC {
+		return ""
+	}
+	var dropped []string
+	if d.order == replay.OrderGTC {
+		dropped = append(dropped, "a resting (GTC) order")
+	}
+	if d.offset != nil {
+		ticks := "ticks"
+		if *d.offset == 1 {
+			ticks = "tick"
+		}
+		dropped = append(dropped, fmt.Sprintf("%s %s above the best bid", replay.FormatNum(*d.offset), ticks))
+	}
+	if d.postOnly {
+		dropped = append(dropped, "post only")
+	}
+	if d.cancel != nil {
+		dropped = append(dropped, "cancel after "+duration(int(*d.cancel)))
+	}
+	switch d.queue {
+	case replay.QueueFront:
+		dropped = append(dropped, "queue at the front")
+	case replay.QueueRiskAverse:
+		dropped = append(dropped, "queue at the back (risk-averse)")
+	}
+	if len(dropped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("The resting-order details of the %s (%s) are dropped: this request's orderType %s wins over the %s, "+
+		"and does not rest on the book; set orderType GTC to keep them.", from, strings.Join(dropped, ", "), orderType, from)
 }
