@@ -143,7 +143,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 	switch {
 	case len(st.EntryConditions) == 0:
 		return Spec{}, invalid("prompt", "the prompt does not say when to enter: write e.g. \"buy UP when price_up drops below 0.35\", or choose a preset ("+strings.Join(Presets(), ", ")+")")
-	case len(st.ExitConditions) == 0 && reHoldToEnd.MatchString(strings.ToLower(req.Prompt)):
+	case len(st.ExitConditions) == 0 && pr.holdsToEnd:
 		return Spec{}, invalid("prompt", "a position still open settles at the market's end (1 or 0 a share) anyway, so holding to the end needs no rule; "+
 			"but a strategy needs at least one exit condition: add one, e.g. \"take profit at 0.95\" or \"stop loss at 0.1\", and positions it does not close still settle at the end")
 	case len(st.ExitConditions) == 0:
@@ -178,7 +178,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 			// here came from the prompt.
 			msg := e.Message
 			if req.OrderType == "" {
-				msg = promptOrderType(msg, pr)
+				msg = promptOrderType(e, pr)
 			}
 			return Spec{}, invalid("prompt", "in the prompt: "+msg)
 		}
@@ -191,23 +191,26 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 	return spec, nil
 }
 
-// promptOrderType says in msg, a validator's message of an order rule
-// that applies only to a resting order ("cancelAfterMs applies only with
-// orderType GTC ...; this request's orderType is LIMIT"), where the order
-// type came from when the request gives none: the prompt's phrase, or no
-// phrase and the default. The request did not say LIMIT; the prompt's
-// "limit orders" did.
-func promptOrderType(msg string, pr promptRules) string {
+// promptOrderType is the message of e, a validator's problem with the
+// prompt's rules, for a request that gives no order type. A rule of
+// resting orders (restingKeys) with an order type that does not rest is
+// said naming where that order type came from: the prompt's phrase ("limit
+// orders"), or no phrase and the default. (The validator's message says
+// "this request's orderType is LIMIT": the request did not say LIMIT; the
+// prompt's "limit orders" did.) Any other problem is e's message.
+func promptOrderType(e *Error, pr promptRules) string {
+	if !slices.Contains(restingKeys, e.Field) || pr.order == replay.OrderGTC {
+		return e.Message
+	}
 	const rest = `; for a resting order write "rest a bid" or "GTC orders"`
-	if pr.order == "" {
-		return strings.Replace(msg, "this request's orderType is "+replay.OrderMarket+" (the default)",
-			"the prompt names no order type, so it is "+replay.OrderMarket+" (the default)"+rest, 1)
+	gtcOnly := e.Field + " applies only with orderType " + replay.OrderGTC + " (a resting order); "
+	switch {
+	case pr.order == "":
+		return gtcOnly + "the prompt names no order type, so it is " + replay.OrderMarket + " (the default)" + rest
+	case pr.orderPhrase != "":
+		return gtcOnly + fmt.Sprintf("the prompt's %q is orderType %s, which does not rest on the book%s", pr.orderPhrase, pr.order, rest)
 	}
-	if pr.orderPhrase == "" {
-		return msg
-	}
-	return strings.Replace(msg, "this request's orderType is "+pr.order,
-		fmt.Sprintf("the prompt's %q is orderType %s, which does not rest on the book%s", pr.orderPhrase, pr.order, rest), 1)
+	return e.Message
 }
 
 // Describe says in plain words what rules do; it is the explanation of the
@@ -299,6 +302,9 @@ type promptRules struct {
 	// one did.
 	orderPhrase string
 	notes       []string
+	// holdsToEnd is a prompt that says to hold to the market's end
+	// (reHoldToEnd), which needs no exit rule.
+	holdsToEnd bool
 
 	feeModel                 string
 	feeRate, feeExp, latency *float64
@@ -329,9 +335,7 @@ func inOrder(ps []placed) []replay.Condition {
 
 // The grammar. Compiled once; regexps are safe for concurrent use.
 const (
-	reNum   = `\$?(-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+))`
-	reField = `(bid[ _]up|bid[ _]down|mid[ _]up|mid[ _]down|display[ _]up|display[ _]down|coin[ _]move[ _]pct|` +
-		`time[ _]remaining[ _]s|coin[ _]return[ _]60s|imbalance[ _]up|imbalance[ _]down|price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|time left|remaining time|up|down)`
+	reNum = `\$?(-?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+))`
 	reOps = `crosses above|crosses over|breaks above|crosses below|crosses under|breaks below|` +
 		`is at or above|at or above|at least|reaches|hits|is at or below|at or below|at most|` +
 		`drops below|drops under|falls below|falls under|dips below|dips under|goes below|goes under|sinks below|is below|is under|below|under|less than|lower than|` +
@@ -344,6 +348,9 @@ const (
 	// reStopWord and reTakeWord name a stop loss and a take profit.
 	reStopWord = `(?:stop[- ]?loss|sl|stop(?:[- ]?out)?)`
 	reTakeWord = `(?:take[- ]?profits?|tp|(?:profit|price)\s+target|target)`
+	// reTicksAbove is a number of ticks above a price ("2 ticks above");
+	// group 1 is the number.
+	reTicksAbove = reNum + `\s+ticks?\s+(?:above|over|better\s+than)`
 	// reDur is a duration's unit.
 	reDur = `(ms|milliseconds?|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)`
 	// reBetweenTrades is what a cooldown stands between ("between
@@ -351,6 +358,12 @@ const (
 	// between entry and exit" is a holding time, which no rule says.
 	reBetweenTrades = `between\s+(?:(?:each|every)\s+(?:trade|entry|position)|(?:two\s+|consecutive\s+|successive\s+)?(?:trades|entries|re-?entries|positions))\b`
 )
+
+// reField is a condition's field by its name or in words ("up price",
+// "BTC's price"); group 1.
+var reField = `(bid[ _]up|bid[ _]down|mid[ _]up|mid[ _]down|display[ _]up|display[ _]down|coin[ _]move[ _]pct|` +
+	`time[ _]remaining[ _]s|coin[ _]return[ _]60s|imbalance[ _]up|imbalance[ _]down|price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|` +
+	reCoinName + `(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|time left|remaining time|up|down)`
 
 var (
 	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing|` +
@@ -458,15 +471,15 @@ var (
 	reFeeBefore      = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s+(?:of|is|at))?\s*$`)
 	reFeeAfter       = regexp.MustCompile(`^\s*(?:taker\s+)?fees?\b`)
 	reComparedBefore = regexp.MustCompile(`(?:` +
-		`(?:\b` + reField + `|\bprice of (?:the )?(?:btc|eth|sol|bitcoin|ethereum|solana|coin))(?:'s)?` +
+		`(?:\b` + reField + `|\bprice of (?:the )?(?:` + reCoinName + `|coin))(?:'s)?` +
 		`\s*(?:(?:is|goes|gets|trades|stays)\s+)?(?:(?:\b(?:` + reOps + `|at|of|is|to)\b|<=|>=|==|=|<|>)\s*)?` +
 		// The coin by its bare name is compared only with a verb of its
 		// own ("ETH is above "): "on BTC at " and "BTC below " name the
 		// market, whose price of UP a cents amount means.
-		`|\b(?:the )?(?:coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+(?:is|goes|gets|trades|stays)\s+(?:(?:\b(?:` + reOps + `)\b|<=|>=|==|=|<|>)\s*)?` +
+		`|\b(?:the )?(?:coin|` + reCoinName + `)(?:'s)?\s+(?:is|goes|gets|trades|stays)\s+(?:(?:\b(?:` + reOps + `)\b|<=|>=|==|=|<|>)\s*)?` +
 		// Or with a verb that compares ("BTC drops below "), which
 		// coinBefore reads as the coin's price too.
-		`|\b(?:the )?(?:coin|btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+(?:drops|falls|dips|sinks|rises|climbs|crosses|breaks|reaches|hits|exceeds)\b(?:\s+(?:above|over|below|under))?\s*` +
+		`|\b(?:the )?(?:coin|` + reCoinName + `)(?:'s)?\s+(?:drops|falls|dips|sinks|rises|climbs|crosses|breaks|reaches|hits|exceeds)\b(?:\s+(?:above|over|below|under))?\s*` +
 		`)$`)
 	// Numbers in words, which the grammar does not read: left over, they
 	// are refused as a leftover digit is, not dropped.
@@ -497,15 +510,17 @@ var (
 		`the\s+(?:cheaper|cheapest|dearer|more\s+expensive|most\s+expensive|leading|losing|winning|likelier|less\s+likely|more\s+likely)\s+(?:side|outcome|token))\b`)
 
 	// Resting orders and re-entry control (DESIGN 6).
+	//
+	// reGTC is a resting order: "rest a bid 1 tick above", "post a maker
+	// order at the best bid", "GTC orders", and a limit order placed at or
+	// above the bid ("limit order at the bid", "limit orders 2 ticks above
+	// the best bid"), which rests too: a GTC, not the LIMIT order that
+	// takes the ask at once. Group 1 or 2 is the ticks above the bid.
 	reGTC = regexp.MustCompile(`\b(?:rest|post)(?:s|ing)?\s+(?:(?:a|an|the|our|my)\s+)?(?:(?:maker|limit|gtc)\s+)?(?:bid|order|buy)s?\b` +
-		`(?:\s+` + reNum + `\s+ticks?\s+(?:above|over|better than)(?:\s+the\s+best\s+bid)?|\s+at\s+the\s+best\s+bid)?|` +
+		`(?:\s+` + reTicksAbove + `(?:\s+the\s+best\s+bid)?|\s+at\s+the\s+best\s+bid)?|` +
+		`\blimit\s+(?:buy\s+)?(?:orders?|bids?)\s+(?:at\s+the\s+(?:best\s+)?bid|` + reTicksAbove + `\s+the\s+(?:best\s+)?bid)\b|` +
 		`\b(?:maker|gtc|resting)\s+(?:bid|order)s?\b|\bgtc\b`)
-	rePostOnly = regexp.MustCompile(`\bpost[- ]?only\b`)
-	// reLimitAtBid is a limit order placed at or above the bid, which
-	// rests (GTC): "limit order at the bid", "limit orders 2 ticks above
-	// the best bid". Group 1 is the ticks.
-	reLimitAtBid = regexp.MustCompile(`\blimit\s+(?:buy\s+)?(?:orders?|bids?)\s+(?:at\s+the\s+(?:best\s+)?bid|` + reNum +
-		`\s+ticks?\s+(?:above|over|better\s+than)\s+the\s+(?:best\s+)?bid)\b`)
+	rePostOnly   = regexp.MustCompile(`\bpost[- ]?only\b`)
 	reCancel     = regexp.MustCompile(`\bcancel(?:\s+(?:it|them|the\s+order|the\s+bid|unfilled\s+orders?|orders?))?\s+(?:after|in)\s+` + reNum + `\s*` + reDur + `\b`)
 	reQueueFront = regexp.MustCompile(`\bqueue\s+at\s+the\s+front\b|\bfront\s+of\s+the\s+queue\b|\boptimistic\s+queue(?:\s+model)?\b`)
 	reQueueBack  = regexp.MustCompile(`\b(?:risk[- ]averse|pessimistic|conservative)\s+queue(?:\s+model)?\b|\bback\s+of\s+the\s+queue\b`)
@@ -537,7 +552,7 @@ var (
 		reNum + `\s*-?\s*` + reDur + `|(second|sec|minute|min|hour|hr))\b`)
 	// reCadenceMarkets starts the text after "every 5m" that makes it the
 	// markets: "every 5m market", "every 1h BTC window".
-	reCadenceMarkets = regexp.MustCompile(`^\s*(?:(?:btc|bitcoin|eth|ether|ethereum|sol|solana)\s+)?(?:up[/ -]?(?:or[ -])?down\s+)?(?:markets?|windows?|rounds?)\b`)
+	reCadenceMarkets = regexp.MustCompile(`^\s*(?:` + reCoinName + `\s+)?(?:up[/ -]?(?:or[ -])?down\s+)?(?:markets?|windows?|rounds?)\b`)
 	// reCheckVerb is a verb of looking, whose rhythm ("check every 5
 	// minutes") is one of checks, not of trades.
 	reCheckVerb = regexp.MustCompile(`\b(?:re-?)?(?:check|checks|checking|evaluate|evaluates|evaluating|look|looks|looking|poll|polls|polling|` +
@@ -558,7 +573,7 @@ var (
 		// "only one trade per market").
 		`\b(?:no|without(?:\s+any)?)\s+re-?entr(?:y|ies)\b|\b(?:never|don['’]?t|do\s+not|does\s+not|doesn['’]?t|without)\s+re-?enter(?:ing)?\b|` +
 		`\b(?:only\s+)?(?:one|a\s+single|a|single)\s+(?:trade|entry|position)\s+(?:per|a|each|in each)\s+market\b`)
-	reCoinMove = regexp.MustCompile(`(?:\b(?:btc|eth|sol|bitcoin|ethereum|solana|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
+	reCoinMove = regexp.MustCompile(`(?:\b(?:` + reCoinName + `|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
 		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
 
@@ -641,7 +656,11 @@ var (
 // readPrompt applies the grammar to a prompt for markets of type mt;
 // orderType is the request's ("" when it gives none).
 func readPrompt(prompt string, mt store.MarketType, orderType string, base *preset) (pr promptRules, err error) {
-	t := &promptText{b: []byte(strings.ToLower(prompt))}
+	// lower is the prompt lower-cased, as written: the phrases blank what
+	// they read in t, and some look at the words around them in lower.
+	lower := strings.ToLower(prompt)
+	t := &promptText{b: []byte(lower)}
+	pr.holdsToEnd = reHoldToEnd.MatchString(lower)
 	refuse := func(format string, args ...any) error { return invalid("prompt", fmt.Sprintf(format, args...)) }
 
 	if m := reUnsupported.Find(t.b); m != nil {
@@ -695,6 +714,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	if prompt, t.b, err = centsAsPrices(prompt, t.b, refuse); err != nil {
 		return pr, err
 	}
+	lower = string(t.b) // its cents rewritten too, nothing blanked yet
 	all := len(t.b)
 
 	// The side first: fields without a name default to its price.
@@ -839,7 +859,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		{reCadence, func(at int, m []string) (bool, error) {
 			// Read in the prompt as written: the phrases taken so far
 			// ("buy UP every 5m:") are blanked in t.b.
-			markets, check, phrase := cadenceAt([]byte(strings.ToLower(prompt)), at, at+len(m[0]))
+			markets, check, phrase := cadenceAt(lower, at, at+len(m[0]))
 			if markets {
 				return false, nil
 			}
@@ -882,29 +902,15 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			pr.postOnly = true
 			return true, nil
 		}},
+		// "rest a bid", and "a limit order at the bid", which rests
+		// there: a GTC, not the LIMIT order that takes the ask at once.
 		{reGTC, func(_ int, m []string) (bool, error) {
 			pr.order = replay.OrderGTC
-			if m[1] == "" {
+			ticks := m[1] + m[2]
+			if ticks == "" {
 				return true, nil
 			}
-			v, _ := number(m[1])
-			if v != math.Trunc(v) || v < 0 || v > replay.MaxLimitOffsetTicks {
-				return false, refuse("a resting order %s ticks above the best bid is not allowed: it must be a whole number of ticks from 0 to 50", replay.FormatNum(v))
-			}
-			pr.offset = &v
-			return true, nil
-		}},
-		// "a limit order at the bid" rests there: a GTC, not the LIMIT
-		// order that takes the ask at once.
-		{reLimitAtBid, func(_ int, m []string) (bool, error) {
-			if pr.order != "" && pr.order != replay.OrderGTC {
-				return false, refuse("the prompt names %s and GTC orders (%q rests on the book): a strategy uses one order type; name one, or set orderType", pr.order, strings.TrimSpace(m[0]))
-			}
-			pr.order = replay.OrderGTC
-			if m[1] == "" {
-				return true, nil
-			}
-			v, _ := number(m[1])
+			v, _ := number(ticks)
 			if v != math.Trunc(v) || v < 0 || v > replay.MaxLimitOffsetTicks {
 				return false, refuse("a resting order %s ticks above the best bid is not allowed: it must be a whole number of ticks from 0 to 50", replay.FormatNum(v))
 			}
@@ -1131,7 +1137,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 
 	// "buy UP at 0.45": the side's price at that or better; "sell at
 	// 0.55": a target above the entry's price, a stop below it.
-	if err := readAtPrices(t, prompt, sidePrice, &entry, &exit, refuse); err != nil {
+	if err := readAtPrices(t, lower, sidePrice, &entry, &exit, refuse); err != nil {
 		return pr, err
 	}
 
@@ -1143,7 +1149,6 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	// A phrase that names no market type ("2-day markets"), or a compact
 	// type that is a duration ("hold for 5m"), is left, for its number to
 	// be refused below.
-	lower := strings.ToLower(prompt)
 	if err := t.take(reMarketType, 0, all, func(at int, m []string) (bool, error) {
 		_, ok := marketsAt(lower, at, at+len(m[0]))
 		return ok, nil
@@ -1156,23 +1161,22 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	// it is cheap: read as one entry, UP was bought when both were below
 	// 0.35, which two prices summing to about 1 never are.
 	if buys != nil {
-		lower := []byte(strings.ToLower(prompt))
-		for _, m := range reEllipsisSide.FindAllSubmatchIndex(lower[:min(split, len(lower))], -1) {
-			other := strings.ToUpper(string(lower[m[4]:m[5]]))
+		for _, m := range reEllipsisSide.FindAllStringSubmatchIndex(lower[:min(split, len(lower))], -1) {
+			other := strings.ToUpper(lower[m[4]:m[5]])
 			if other == side {
 				continue
 			}
 			var op string
 			if m[6] >= 0 {
-				op = opNamed(string(lower[m[6]:m[7]]))
+				op = opNamed(lower[m[6]:m[7]])
 			} else {
-				op = string(lower[m[8]:m[9]]) // a symbol is the operator's own name
+				op = lower[m[8]:m[9]] // a symbol is the operator's own name
 			}
 			for _, c := range pr.entry {
 				if c.Field == sidePrice && downward(c.Operator) == downward(op) {
 					return pr, refuse("the prompt names both sides, UP and DOWN (%q reads as a second buy): a strategy buys one; backtest each side on its own, "+
 						"or, if %s's price is a condition of buying %s, name it as a field (\"price_%s\")",
-						strings.TrimSpace(string(lower[m[0]:m[1]])), other, side, strings.ToLower(other))
+						strings.TrimSpace(lower[m[0]:m[1]]), other, side, strings.ToLower(other))
 				}
 			}
 		}
@@ -1539,22 +1543,22 @@ func timeLeft(amount, unit string, mt store.MarketType, refuse func(string, ...a
 // the prompt or a sentence); check is true for a rhythm of checks (a verb
 // of looking before it in its clause: "check every 5 minutes"); phrase is
 // the clause up to the match's end, for a note.
-func cadenceAt(text []byte, lo, hi int) (markets, check bool, phrase string) {
+func cadenceAt(text string, lo, hi int) (markets, check bool, phrase string) {
 	start := 0
-	if locs := reClauseEnd.FindAllIndex(text[:lo], -1); len(locs) > 0 {
+	if locs := reClauseEnd.FindAllStringIndex(text[:lo], -1); len(locs) > 0 {
 		start = locs[len(locs)-1][1]
 	}
 	clause := text[start:lo]
 	rest := text[hi:]
-	if reCadenceMarkets.Match(rest) {
+	if reCadenceMarkets.MatchString(rest) {
 		return true, false, ""
 	}
-	heading := strings.HasPrefix(strings.TrimLeft(string(rest), " \t"), ":") && strings.HasPrefix(string(text[lo:hi]), "every") &&
-		!slices.ContainsFunc(clause, func(c byte) bool { return c >= 'a' && c <= 'z' })
+	heading := strings.HasPrefix(strings.TrimLeft(rest, " \t"), ":") && strings.HasPrefix(text[lo:hi], "every") &&
+		!strings.ContainsFunc(clause, func(c rune) bool { return c >= 'a' && c <= 'z' })
 	if heading {
 		return true, false, ""
 	}
-	return false, reCheckVerb.Match(clause), strings.TrimSpace(string(text[start:hi]))
+	return false, reCheckVerb.MatchString(clause), strings.TrimSpace(text[start:hi])
 }
 
 // cooldownOf is the amount and unit of a match of reCooldown: the first of
@@ -1906,7 +1910,7 @@ func bareDown(b []byte) bool {
 // bare name stands right before ("when BTC is above 95000"), and reVerbOp
 // starts a comparison with a verb of its own ("is above", "drops below").
 var (
-	reCoinBefore = regexp.MustCompile(`\b(?:btc|eth|sol|bitcoin|ethereum|solana)(?:'s)?\s+$`)
+	reCoinBefore = regexp.MustCompile(`\b` + reCoinName + `(?:'s)?\s+$`)
 	reVerbOp     = regexp.MustCompile(`^(?:is|goes|gets|trades|stays|drops|falls|dips|sinks|rises|climbs|crosses|breaks|reaches|hits|exceeds)\b`)
 )
 
@@ -1931,7 +1935,7 @@ func coinBefore(before []byte, match, amount string) bool {
 // 0.2"). Group 1 is the "at" and its amount (2) and percent sign (3).
 var (
 	reBuyAt = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(?:(?:up|down)\s+)?(?:(?:side|token|outcome)\s+)?` +
-		`(?:on\s+(?:the\s+)?(?:btc|eth|sol|bitcoin|ethereum|solana)\s+)?(at\s+` + reNum + `(\s*(?:%|percent))?)`)
+		`(?:on\s+(?:the\s+)?` + reCoinName + `\s+)?(at\s+` + reNum + `(\s*(?:%|percent))?)`)
 	reSellAt = regexp.MustCompile(`\b(?:exit|sell|close|get out|cash out)(?:\s+(?:it|them|the\s+position|up|down))?\s+(at\s+` + reNum + `(\s*(?:%|percent))?)`)
 	reOrAt   = regexp.MustCompile(`^\s*,?\s*or\s+(at\s+` + reNum + `(\s*(?:%|percent))?)`)
 )
@@ -1940,20 +1944,17 @@ var (
 // (sidePrice <= the price) and reSellAt as an exit: at or above the price
 // when it is above the entry's price bound (a target), at or below it when
 // it is below (a stop). An exit price with no entry price bound, or at the
-// bound, is refused: which it is cannot be told.
-func readAtPrices(t *promptText, prompt, sidePrice string, entry, exit *[]placed, refuse func(string, ...any) error) error {
-	lower := []byte(strings.ToLower(prompt))
-	if len(lower) != len(t.b) {
-		return nil
-	}
+// bound, is refused: which it is cannot be told. lower is the prompt
+// lower-cased, as t was before phrases blanked what they read.
+func readAtPrices(t *promptText, lower, sidePrice string, entry, exit *[]placed, refuse func(string, ...any) error) error {
 	// take reads the "at" of a match at [lo, hi) as a condition of the
 	// side's price, unless a phrase took it already.
 	take := func(lo, hi, amountLo, amountHi int, percent bool, op func(float64) (string, error), to *[]placed) error {
-		if string(t.b[lo:hi]) != string(lower[lo:hi]) {
+		if string(t.b[lo:hi]) != lower[lo:hi] {
 			return nil
 		}
-		amount := string(lower[amountLo:amountHi])
-		c, _, err := comparison(sidePrice, replay.OpLessOrEqual, amount, percent, strings.Contains(string(lower[lo:hi]), "$"), refuse)
+		amount := lower[amountLo:amountHi]
+		c, _, err := comparison(sidePrice, replay.OpLessOrEqual, amount, percent, strings.Contains(lower[lo:hi], "$"), refuse)
 		if err != nil {
 			return err
 		}
@@ -1966,7 +1967,7 @@ func readAtPrices(t *promptText, prompt, sidePrice string, entry, exit *[]placed
 		}
 		return nil
 	}
-	for _, m := range reBuyAt.FindAllSubmatchIndex(lower, -1) {
+	for _, m := range reBuyAt.FindAllStringSubmatchIndex(lower, -1) {
 		if err := take(m[2], m[3], m[4], m[5], m[6] >= 0, func(float64) (string, error) { return replay.OpLessOrEqual, nil }, entry); err != nil {
 			return err
 		}
@@ -1979,7 +1980,7 @@ func readAtPrices(t *promptText, prompt, sidePrice string, entry, exit *[]placed
 			bound, hasBound = c.Value, true
 		}
 	}
-	for _, m := range reSellAt.FindAllSubmatchIndex(lower, -1) {
+	for _, m := range reSellAt.FindAllStringSubmatchIndex(lower, -1) {
 		op := func(v float64) (string, error) {
 			switch {
 			case hasBound && v > bound:
@@ -1995,7 +1996,7 @@ func readAtPrices(t *promptText, prompt, sidePrice string, entry, exit *[]placed
 		}
 		spans := [][]int{m}
 		for end := m[1]; ; {
-			n := reOrAt.FindSubmatchIndex(lower[end:])
+			n := reOrAt.FindStringSubmatchIndex(lower[end:])
 			if n == nil {
 				break
 			}

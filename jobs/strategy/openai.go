@@ -452,8 +452,8 @@ type answer struct {
 func withoutPlaceholders(b []byte, a answer, orderType string) ([]byte, error) {
 	drop := map[string]bool{}
 	if orderType == replay.OrderMarket || orderType == replay.OrderLimit {
-		for _, k := range []string{"postonly", "limitoffsetticks", "cancelafterms", "queuemodel"} {
-			drop[k] = true
+		for _, k := range restingKeys {
+			drop[strings.ToLower(k)] = true
 		}
 	}
 	if a.PostOnly != nil && !*a.PostOnly {

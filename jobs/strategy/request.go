@@ -263,7 +263,7 @@ var reOtherType = regexp.MustCompile(`(?i)\b(?:weekly|monthly|yearly|annual|1-we
 // markets", "test on 20 ETH 5m markets", "on the 30 most recent hourly
 // markets". Group 1 is the count.
 var reMarketCount = regexp.MustCompile(`\b(?:on|over|across|for|in|using|with)\s+(?:the\s+)?(?:(?:last|latest|newest|past|previous)\s+)?(\d{1,6})\s+` +
-	`(?:(?:most\s+)?(?:recent|resolved|latest|newest|past|previous)\s+)*(?:(?:btc|bitcoin|eth|ether|ethereum|sol|solana)\s+)?` +
+	`(?:(?:most\s+)?(?:recent|resolved|latest|newest|past|previous)\s+)*(?:` + reCoinName + `\s+)?` +
 	`(?:(?:5|15)\s*-?\s*(?:m|min|minute)s?\s+|(?:1|4|24)\s*-?\s*(?:h|hr|hour)s?\s+|(?:hourly|daily)\s+)?(?:markets|windows|rounds)\b`)
 
 // countsMarkets reports whether a match of reMarketCount counts markets:
@@ -274,22 +274,39 @@ func countsMarkets(phrase string, types []store.MarketType) bool {
 	return len(types) > 0 || !strings.Contains(phrase, "daily") && !strings.Contains(phrase, "hourly")
 }
 
+// coinWords are the words a prompt names each coin by, in lower case: the
+// one list every regexp that reads a coin is built from (reCoinName).
+var coinWords = []struct {
+	coin  store.Coin
+	words []string
+}{
+	{store.BTC, []string{"btc", "bitcoin"}},
+	{store.ETH, []string{"eth", "ether", "ethereum"}},
+	{store.SOL, []string{"sol", "solana"}},
+}
+
+// reCoinName is a coin by any of its words (coinWords), a group that
+// captures nothing: "(?:btc|bitcoin|eth|...)".
+var reCoinName = func() string {
+	var words []string
+	for _, c := range coinWords {
+		words = append(words, c.words...)
+	}
+	return `(?:` + strings.Join(words, "|") + `)`
+}()
+
 // reCoinWord finds the coins a prompt names.
-var reCoinWord = regexp.MustCompile(`(?i)\b(btc|bitcoin|eth|ether|ethereum|sol|solana)\b`)
+var reCoinWord = regexp.MustCompile(`(?i)\b(` + reCoinName + `)\b`)
 
 // coinsNamed is the coins the prompt names, each once, in order.
 func coinsNamed(prompt string) []store.Coin {
 	var out []store.Coin
 	for _, m := range reCoinWord.FindAllStringSubmatch(prompt, -1) {
-		c := store.BTC
-		switch strings.ToLower(m[1]) {
-		case "eth", "ether", "ethereum":
-			c = store.ETH
-		case "sol", "solana":
-			c = store.SOL
-		}
-		if !slices.Contains(out, c) {
-			out = append(out, c)
+		word := strings.ToLower(m[1])
+		for _, c := range coinWords {
+			if slices.Contains(c.words, word) && !slices.Contains(out, c.coin) {
+				out = append(out, c.coin)
+			}
 		}
 	}
 	return out
@@ -317,7 +334,7 @@ func typesNamed(prompt string) []store.MarketType {
 	// "every" is of markets ("every 5m market", "every 5m:" heading it).
 	b := []byte(text)
 	for _, loc := range reCadence.FindAllIndex(b, -1) {
-		if markets, _, _ := cadenceAt(b, loc[0], loc[1]); !markets {
+		if markets, _, _ := cadenceAt(string(b), loc[0], loc[1]); !markets { // b as blanked so far
 			for i := loc[0]; i < loc[1]; i++ {
 				b[i] = ' '
 			}
@@ -354,7 +371,7 @@ var (
 // reMarketsBefore ends the text before a compact type that names the
 // markets whatever follows it: "on 15m in the last 5 minutes", "on ETH 1h
 // after a dip", "on the 1h of ETH", "on 5m before the end".
-var reMarketsBefore = regexp.MustCompile(`\b(?:on(?:\s+the)?|btc|bitcoin|eth|ether|ethereum|sol|solana)\s+$`)
+var reMarketsBefore = regexp.MustCompile(`\b(?:on(?:\s+the)?|` + reCoinName + `)\s+$`)
 
 // marketsAt is the market type the match text[lo:hi] of reMarketType
 // names, if it names one there: a compact type ("5m", "on BTC 1h") names

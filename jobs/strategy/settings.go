@@ -96,6 +96,10 @@ func (o *OrderSettings) merge(st *replay.Strategy, orderType string, rules *orde
 	}
 }
 
+// restingKeys are the JSON keys of a resting order's details, which
+// apply with orderType GTC only.
+var restingKeys = []string{"postOnly", "limitOffsetTicks", "cancelAfterMs", "queueModel"}
+
 // restingDetails are a generator's details of a resting order, as it read
 // them (the prompt) or was answered them (a model): the order type, the
 // offset and cancel numbers (nil: not said), postOnly and the queue model
