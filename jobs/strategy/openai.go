@@ -12,15 +12,14 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/updown/updown/jobs/replay"
 )
 
-// maxExplanation bounds a model's explanation in characters; a model that
-// rambles is cut, not failed.
+// maxExplanation bounds a model's explanation in bytes (replay.Clip, at a
+// character's start); a model that rambles is cut, not failed.
 const maxExplanation = 600
 
 // OpenAI generates strategies with a model behind any OpenAI-compatible
@@ -194,7 +193,7 @@ func (g *OpenAI) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	}
 	ch := resp.Choices[0]
 	if r := ch.Message.Refusal; r != "" {
-		return "", false, generationFailed(errors.New("refusal: "+r), "the model declined the prompt: %s", truncate(r, 200))
+		return "", false, generationFailed(errors.New("refusal: "+r), "the model declined the prompt: %s", replay.Clip(r, 200))
 	}
 	if ch.FinishReason == openai.FinishReasonContentFilter {
 		return "", false, generationFailed(errors.New("content filter"), "the model provider's content filter stopped the answer")
@@ -260,7 +259,7 @@ func (t errorAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
 		Choices json.RawMessage `json:"choices"`
 	}
 	if json.Unmarshal(body, &a) == nil && !isEmptyJSON(a.Error) && isEmptyJSON(a.Choices) {
-		return nil, &errorAnswer{err: truncate(string(a.Error), maxErrorAnswer)}
+		return nil, &errorAnswer{err: replay.Clip(string(a.Error), maxErrorAnswer)}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
@@ -541,7 +540,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 	if e := outOfDomain(spec.Rules); e != nil {
 		return Spec{}, e
 	}
-	spec.Explanation = truncate(strings.TrimSpace(a.Explanation), maxExplanation)
+	spec.Explanation = replay.Clip(strings.TrimSpace(a.Explanation), maxExplanation)
 	if spec.Explanation == "" {
 		spec.Explanation = Describe(spec.Rules)
 	}
@@ -567,13 +566,6 @@ func (a answer) resting() restingDetails {
 		d.queue = replay.QueueFront
 	}
 	return d
-}
-
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // systemPrompt tells the model the domain and the rules of the game.

@@ -687,6 +687,29 @@ func TestOpenAINotesDroppedResting(t *testing.T) {
 	}
 }
 
+// TestOpenAIClipsLongText: a model's rambling explanation, and its
+// refusal as the error quotes it, are cut to a bound in bytes at a
+// character's start, marked with "…" (replay.Clip, the one cut of the
+// jobs packages): 1000 "é" were cut to 599 characters, 1,201 bytes.
+func TestOpenAIClipsLongText(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 1000)
+	fake := openaitest.New(t, openaitest.JSON(with(good(), "explanation", long)), openaitest.Answer{Refusal: long})
+	g := newOpenAI(fake, time.Second)
+	spec, err := g.Generate(context.Background(), request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := spec.Explanation; len(e) != 600+len("…") || e != strings.Repeat("é", 300)+"…" {
+		t.Errorf("explanation of %d bytes: %.40q...", len(e), e)
+	}
+	_, err = g.Generate(context.Background(), request(t))
+	var e *strategy.Error
+	if !errors.As(err, &e) || !strings.HasSuffix(e.Message, "declined the prompt: "+strings.Repeat("é", 100)+"…") {
+		t.Errorf("refusal: %v", err)
+	}
+}
+
 // TestSchemaOrderRules: the schema asks for the new fields in the shapes
 // strict mode allows, nullable where absent means something, and says
 // what the new condition fields mean.
