@@ -90,7 +90,7 @@ func TestExportTimesFinerThanStored(t *testing.T) {
 		{nano(time.Nanosecond), "", 0},
 		{nano(-time.Nanosecond), "", 1},
 	} {
-		f, err := marketFilter("export", "", "", tc.from, tc.to, "")
+		f, err := marketFilter("export", "", "", tc.from, tc.to, "", nil)
 		if err != nil {
 			t.Fatalf("--from %q --to %q: %v", tc.from, tc.to, err)
 		}

@@ -54,7 +54,7 @@ func runMarketsFillFees(ctx context.Context, args []string, stdout, stderr io.Wr
 	if len(slugs) > 0 && (*coin != "" || *marketType != "" || *from != "" || *to != "") {
 		return errors.New("markets fill-fees: --slug names the markets; give it without --coin, --market-type, --from and --to")
 	}
-	filter, err := marketFilter("markets fill-fees", *coin, *marketType, *from, *to, "")
+	filter, err := marketFilter("markets fill-fees", *coin, *marketType, *from, *to, "", nil)
 	if err != nil {
 		return err
 	}

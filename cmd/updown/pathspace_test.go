@@ -70,7 +70,8 @@ func TestPathsWithSpaces(t *testing.T) {
 // TestExportToGivenAFileNamesOut: export --to (or --from) given a file
 // name, as other tools name their destination, is refused naming --out
 // with the name quoted whole, where it said only that the name was not a
-// time; a time of the wrong form gets no such hint.
+// time; a time of the wrong form gets no such hint, nor does a command
+// that writes no file (markets fill-fees, whose flags are export's).
 func TestExportToGivenAFileNamesOut(t *testing.T) {
 	t.Parallel()
 	const nowhere = "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"
@@ -82,6 +83,8 @@ func TestExportToGivenAFileNamesOut(t *testing.T) {
 		{[]string{"export", "--what", "markets", "--to", "markets.parquet"}, `give it as --out markets.parquet`},
 		{[]string{"export", "--from", "out/all.csv.gz"}, `give it as --out out/all.csv.gz`},
 		{[]string{"export", "--to", "2026-13-01"}, ""},
+		{[]string{"markets", "fill-fees", "--to", "markets.jsonl"}, ""},
+		{[]string{"markets", "fill-fees", "--from", "out/all.csv"}, ""},
 	} {
 		err := run(context.Background(), append(c.args, "--database-url", nowhere), &bytes.Buffer{}, &bytes.Buffer{})
 		switch {

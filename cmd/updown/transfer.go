@@ -58,7 +58,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("export: Parquet compresses its own columns: name the file %s, not %s", strings.TrimSuffix(*out, ".gz"), *out)
 	}
 	var err error
-	if opt.Filter, err = marketFilter("export", *coin, *marketType, *from, *to, *resolved); err != nil {
+	if opt.Filter, err = marketFilter("export", *coin, *marketType, *from, *to, *resolved, fileNotTimeHint); err != nil {
 		return err
 	}
 	st, err := openAdminStore(ctx, *dbURL)
@@ -333,12 +333,8 @@ func (w writeCloser) Abort() { w.abort() }
 // fileNotTimeHint is the hint for an export's --to or --from given a file
 // name (updown export --to "my data.jsonl", as other tools name their
 // destination): those flags bound the markets' start times, the file is
-// --out. "" for a value that does not look like a file name, and for
-// commands that write no file.
-func fileNotTimeHint(cmd, flagName, value string) string {
-	if cmd != "export" {
-		return ""
-	}
+// --out. "" for a value that does not look like a file name.
+func fileNotTimeHint(flagName, value string) string {
 	ext := strings.ToLower(strings.TrimSuffix(value, ".gz"))
 	if !strings.ContainsAny(value, `/\`) && !strings.HasSuffix(ext, ".jsonl") && !strings.HasSuffix(ext, ".ndjson") &&
 		!strings.HasSuffix(ext, ".csv") && !strings.HasSuffix(ext, ".parquet") && !strings.HasSuffix(ext, ".json") {
@@ -349,7 +345,12 @@ func fileNotTimeHint(cmd, flagName, value string) string {
 
 // marketFilter is the market selection of the flags --coin, --market-type,
 // --from, --to and --resolved of the command cmd, which its errors name.
-func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.MarketFilter, error) {
+// notTime, when not nil, is the command's hint added to the refusal of a
+// --from or --to that is not a time (fileNotTimeHint).
+func marketFilter(cmd, coin, marketType, from, to, resolved string, notTime func(flagName, value string) string) (store.MarketFilter, error) {
+	if notTime == nil {
+		notTime = func(string, string) string { return "" }
+	}
 	var f store.MarketFilter
 	if coin != "" {
 		f.Coin = store.Coin(strings.ToUpper(coin))
@@ -366,7 +367,7 @@ func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.Marke
 	if from != "" {
 		t, err := parseWhen(from)
 		if err != nil {
-			return f, fmt.Errorf(cmd+": --from: %w%s", err, fileNotTimeHint(cmd, "--from", from))
+			return f, fmt.Errorf(cmd+": --from: %w%s", err, notTime("--from", from))
 		}
 		t = ceilMicro(t).Add(-time.Microsecond) // StartAfter is strict; --from is inclusive
 		f.StartAfter = &t
@@ -374,7 +375,7 @@ func marketFilter(cmd, coin, marketType, from, to, resolved string) (store.Marke
 	if to != "" {
 		t, err := parseWhen(to)
 		if err != nil {
-			return f, fmt.Errorf(cmd+": --to: %w%s", err, fileNotTimeHint(cmd, "--to", to))
+			return f, fmt.Errorf(cmd+": --to: %w%s", err, notTime("--to", to))
 		}
 		t = ceilMicro(t)
 		f.StartBefore = &t
