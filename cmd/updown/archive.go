@@ -130,13 +130,14 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 // parseWithFiles parses flags given before, between or after the files.
 func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 	var files []string
-	all := args
+	sets := recordSets(fs)
+	defer sets.stop()
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
-			return files, givenOnce(fs, all, true)
+			return files, sets.givenOnce()
 		}
 		files = append(files, fs.Arg(0))
 		args = fs.Args()[1:]

@@ -173,14 +173,17 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return flag.ErrHelp
 	}
-	if err := fs.Parse(args); err != nil {
+	sets := recordSets(fs)
+	err := fs.Parse(args)
+	sets.stop()
+	if err != nil {
 		return err
 	}
-	if err := givenOnce(fs, args, false); err != nil {
+	if err := sets.givenOnce(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		hint := unquotedHint(fs, args)
+		hint := unquotedHint(fs, args, sets.given)
 		return &leftoverError{msg: fmt.Sprintf("%s: %s: it takes flags only (see updown %s -h)%s", fs.Name(), unexpected(fs.Args()), fs.Name(), hint),
 			split: hint != ""}
 	}
@@ -200,27 +203,20 @@ func (e *leftoverError) Error() string { return e.msg }
 // unquotedHint is the hint for arguments left over after a flag's value,
 // the rest of a value with spaces the shell split (updown export --out
 // my data.jsonl: --out "my" and an argument "data.jsonl"): the value
-// quoted, whole. "" when the left-over arguments follow no flag's value.
-func unquotedHint(fs *flag.FlagSet, args []string) string {
+// quoted, whole. given is what the parse of args gave fs's flags, in
+// order: its last is the flag the parse stopped after. "" when the
+// left-over arguments follow no flag's value (a bool flag's, or --).
+func unquotedHint(fs *flag.FlagSet, args []string, given []flagValue) string {
 	at := len(args) - fs.NArg() // the first left over
-	if at < 1 || args[at-1] == "--" {
+	if at < 1 || args[at-1] == "--" || len(given) == 0 {
 		return ""
 	}
-	name, value := "", ""
-	if n, v, ok := strings.Cut(strings.TrimLeft(args[at-1], "-"), "="); ok && strings.HasPrefix(args[at-1], "-") {
-		name, value = n, v
-	} else if at >= 2 && strings.HasPrefix(args[at-2], "-") && !strings.Contains(args[at-2], "=") {
-		name, value = strings.TrimLeft(args[at-2], "-"), args[at-1]
-	}
-	f := fs.Lookup(name)
-	if f == nil {
+	last := given[len(given)-1]
+	if last.isBool {
 		return ""
 	}
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-		return ""
-	}
-	whole := strings.Join(append([]string{value}, wordsBeforeFlag(fs.Args())...), " ")
-	return fmt.Sprintf("; if --%s's value has spaces, quote it whole: --%s %s", name, name, shellQuote(whole))
+	whole := strings.Join(append([]string{last.value}, wordsBeforeFlag(fs.Args())...), " ")
+	return fmt.Sprintf("; if --%s's value has spaces, quote it whole: --%s %s", last.name, last.name, shellQuote(whole))
 }
 
 // wordsBeforeFlag is args up to the first that looks like a flag: the
@@ -242,44 +238,90 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// repeatable names the flags given once for each of several values
-// (--slug a --slug b); every other flag is given at most once.
-var repeatable = map[string]bool{"slug": true, "coin-prices": true}
+// repeatable reports whether a flag is given once for each of several
+// values (--slug a --slug b); every other flag is given at most once.
+func repeatable(name string) bool {
+	return name == "slug" || name == "coin-prices"
+}
 
-// givenOnce refuses a flag given twice in args, which fs parsed: the flag
-// package keeps the last value, and the first (updown customers create
-// --email a@x.com --email b@x.com) was dropped without a word. With
-// files, flags may follow positional arguments (import events).
-func givenOnce(fs *flag.FlagSet, args []string, files bool) error {
-	seen := map[string]string{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return nil
+// flagValue is a value a parse gave a flag: isBool for a bool flag's.
+type flagValue struct {
+	name, value string
+	isBool      bool
+}
+
+// flagSets records the values parses give a flag set's flags, in order,
+// for what the flag package does not keep: a flag given twice keeps only
+// the last value, and the flag a parse stopped after is not told.
+type flagSets struct {
+	fs    *flag.FlagSet
+	given []flagValue
+	orig  map[string]flag.Value
+	usage func()
+}
+
+// recordingValue is a flag's Value while its flag set's parses are
+// recorded.
+type recordingValue struct {
+	flag.Value
+	name string
+	sets *flagSets
+}
+
+func (v *recordingValue) Set(s string) error {
+	v.sets.given = append(v.sets.given, flagValue{name: v.name, value: s, isBool: v.IsBoolFlag()})
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag is the flag's own: the flag package reads a bool flag
+// without a value.
+func (v *recordingValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// recordSets records the values fs's parses give its flags until stop.
+// The usage a parse prints (-h, a mistyped flag) stops the recording
+// first, for it shows the flags' own types and defaults.
+func recordSets(fs *flag.FlagSet) *flagSets {
+	r := &flagSets{fs: fs, orig: map[string]flag.Value{}, usage: fs.Usage}
+	fs.VisitAll(func(f *flag.Flag) {
+		r.orig[f.Name] = f.Value
+		f.Value = &recordingValue{Value: f.Value, name: f.Name, sets: r}
+	})
+	fs.Usage = func() {
+		r.stop()
+		if fs.Usage != nil {
+			fs.Usage()
+			return
 		}
-		if len(a) < 2 || a[0] != '-' {
-			if !files {
-				return nil
-			}
-			continue
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name()) // the flag package's default
+		fs.PrintDefaults()
+	}
+	return r
+}
+
+// stop gives fs its flags' own values and usage back; a second stop does
+// nothing more.
+func (r *flagSets) stop() {
+	r.fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := r.orig[f.Name]; ok {
+			f.Value = v
 		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
-		f := fs.Lookup(name)
-		if f == nil {
-			continue
+	})
+	r.fs.Usage = r.usage
+}
+
+// givenOnce refuses a flag given twice: the flag package keeps the last
+// value, and the first (updown customers create --email a@x.com --email
+// b@x.com) was dropped without a word.
+func (r *flagSets) givenOnce() error {
+	first := map[string]string{}
+	for _, g := range r.given {
+		if v, twice := first[g.name]; twice && !repeatable(g.name) {
+			return fmt.Errorf("%s: --%s is given twice (%q, then %q): give it once", r.fs.Name(), g.name, v, g.value)
 		}
-		switch b, ok := f.Value.(interface{ IsBoolFlag() bool }); {
-		case hasValue:
-		case ok && b.IsBoolFlag():
-			value = "true"
-		case i+1 < len(args):
-			i++
-			value = args[i]
-		}
-		if first, twice := seen[name]; twice && !repeatable[name] {
-			return fmt.Errorf("%s: --%s is given twice (%q, then %q): give it once", fs.Name(), name, first, value)
-		}
-		seen[name] = value
+		first[g.name] = g.value
 	}
 	return nil
 }
