@@ -460,8 +460,8 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// The file is checked before Gamma is asked (a request a window: a
 	// day of 5m windows is 288): --out "" or a missing directory failed
 	// only once everything was fetched, and all of it was lost.
-	if *out == "" {
-		return errors.New(`markets fetch: --out "" names no file: give a file, or - for stdout`)
+	if err := namesFile(fs, "out", *out, "stdout"); err != nil {
+		return err
 	}
 	if *out != "-" {
 		if fi, err := os.Stat(filepath.Dir(*out)); err != nil || !fi.IsDir() {

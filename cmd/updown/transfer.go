@@ -43,8 +43,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// --out "" (a shell variable unset) was taken for a file with no
 	// name: the whole export ran, then failed renaming ".tmp-…" to "".
-	if *out == "" && *split == "" {
-		return errors.New(`export: --out "" names no file: give a file, or - for stdout`)
+	if *split == "" {
+		if err := namesFile(fs, "out", *out, "stdout"); err != nil {
+			return err
+		}
 	}
 
 	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
@@ -122,8 +124,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
-	if *in == "" {
-		return errors.New(`import: --in "" names no file: give a file, or - for stdin`)
+	if err := namesFile(fs, "in", *in, "stdin"); err != nil {
+		return err
 	}
 	if err := checkBooksVersion(*booksVersion); err != nil {
 		return err
@@ -190,6 +192,16 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("import (%s): %s: %w", importedBefore(stats), inName(*in), err)
 	}
 	return writeJSON(stdout, importSummary(stats, time.Since(began)))
+}
+
+// namesFile refuses a command's file flag (--out, --in) given as "" (a
+// shell variable unset), which names no file, before anything is done;
+// std is what - stands for (stdout, stdin).
+func namesFile(fs *flag.FlagSet, flagName, value, std string) error {
+	if value == "" {
+		return fmt.Errorf(`%s: --%s "" names no file: give a file, or - for %s`, fs.Name(), flagName, std)
+	}
+	return nil
 }
 
 // isMarketChannelFrame reports whether the input begins with a frame of
