@@ -394,15 +394,6 @@ func runImportList(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return nil
 }
 
-// defaultFetchWindows is the most windows markets fetch asks Gamma about
-// unless --max-windows says more: 10,000 is some 35 days of a 5m series,
-// 27 years of a daily one.
-const defaultFetchWindows = 10_000
-
-// fetchWindowsCounted bounds the count of windows a refused range is told
-// as (a range of centuries is "more than" it).
-const fetchWindowsCounted = 10_000_000
-
 // runMarkets is `updown markets fetch` and `updown markets fill-fees`.
 func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
@@ -422,7 +413,7 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	from := fs.String("from", "", "first window start (RFC 3339, a date, or epoch ms)")
 	to := fs.String("to", "", "windows starting before this (RFC 3339, a date, or epoch ms)")
 	out := fs.String("out", "-", "file to write Gamma's events to (JSON); - is stdout")
-	maxWindows := fs.Int("max-windows", defaultFetchWindows, "the most windows (one Gamma request or more each, all held in memory until written) to fetch; a longer range is refused")
+	maxWindows := fs.Int("max-windows", collect.DefaultFetchWindows, "the most windows (one Gamma request or more each, all held in memory until written) to fetch; a longer range is refused")
 	gammaURL := urlFlag(fs, "gamma-url", envOr("POLYMARKET_GAMMA_URL", collect.DefaultGammaURL), "Gamma API base `URL` (env POLYMARKET_GAMMA_URL)")
 	fs.Usage = commandUsage(fs, "updown markets fetch --series S --from T --to T [--out FILE]\n\n"+
 		"Save Gamma's records of a series' markets (closed ones too), found by the collector's slug rules: the --markets\n"+
@@ -445,18 +436,6 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *maxWindows < 1 {
 		return fmt.Errorf("markets fetch: --max-windows %d: give a number of windows from 1", *maxWindows)
 	}
-	// A request a window, nothing written until the last: 2020 to 2026 of
-	// btc-5m was some 725,000 requests without a word, all lost on an
-	// interrupt.
-	if n := collect.CountWindows(nil, s, fromT, toT, max(*maxWindows, fetchWindowsCounted)); n > *maxWindows {
-		count := fmt.Sprintf("%d", n)
-		if n > fetchWindowsCounted {
-			count = fmt.Sprintf("more than %d", fetchWindowsCounted)
-		}
-		return fmt.Errorf("markets fetch: %s from %s to %s is %s windows, at least one Gamma request each, held in memory until the last is fetched; "+
-			"fetch at most --max-windows %d at a time (split the range into several files), or raise --max-windows to fetch it in one",
-			*seriesFlag, fmtTime(fromT), fmtTime(toT), count, *maxWindows)
-	}
 	// The file is checked before Gamma is asked (a request a window: a
 	// day of 5m windows is 288): --out "" or a missing directory failed
 	// only once everything was fetched, and all of it was lost.
@@ -468,7 +447,14 @@ func runMarkets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("markets fetch: --out %s: its directory %s does not exist: create it first", *out, filepath.Dir(*out))
 		}
 	}
-	res, err := collect.FetchMarkets(ctx, collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: *gammaURL}}, s, fromT, toT)
+	// A request a window, nothing written until the last: a range of more
+	// than --max-windows is refused before Gamma is asked.
+	res, err := collect.FetchMarkets(ctx, collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: *gammaURL}, MaxWindows: *maxWindows}, s, fromT, toT)
+	if tooMany := (*collect.TooManyWindowsError)(nil); errors.As(err, &tooMany) {
+		return fmt.Errorf("markets fetch: %s from %s to %s is %s windows, at least one Gamma request each, held in memory until the last is fetched; "+
+			"fetch at most --max-windows %d at a time (split the range into several files), or raise --max-windows to fetch it in one",
+			*seriesFlag, fmtTime(fromT), fmtTime(toT), tooMany.Count(), *maxWindows)
+	}
 	if err != nil {
 		// What was fetched before a failure or an interrupt is kept
 		// (it was all lost), and the message says where to go on from.

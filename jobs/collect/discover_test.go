@@ -2,8 +2,12 @@ package collect_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,5 +218,55 @@ func TestFetchMarketsOfTheRepeatedEasternHour(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "2026-11-01T06:00:00") {
 		t.Errorf("the second 1am not warned of:\n%s", logs.String())
+	}
+}
+
+// TestFetchMarketsRefusesTooManyWindows: FetchMarkets refuses a range of
+// more windows than FetchConfig.MaxWindows (DefaultFetchWindows when 0)
+// before Gamma is asked, saying how many, where only the command line
+// checked: any other caller asked Gamma once a window of a range of years,
+// holding every answer in memory.
+func TestFetchMarketsRefusesTooManyWindows(t *testing.T) {
+	t.Parallel()
+	var asked atomic.Int32
+	gamma := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		_, _ = w.Write([]byte("[]"))
+	}))
+	t.Cleanup(gamma.Close)
+	btc5m := collect.Series{Coin: store.BTC, MarketType: store.M5}
+	day := time.Date(2026, 5, 12, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		max      int
+		from, to time.Time
+		want     collect.TooManyWindowsError
+	}{
+		{100, day, day.AddDate(0, 0, 1), collect.TooManyWindowsError{Windows: 288, Max: 100}},
+		{0, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC),
+			collect.TooManyWindowsError{Windows: 727200, Max: collect.DefaultFetchWindows}},
+	} {
+		res, err := collect.FetchMarkets(context.Background(), collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: gamma.URL}, MaxWindows: c.max},
+			btc5m, c.from, c.to)
+		var tooMany *collect.TooManyWindowsError
+		if !errors.As(err, &tooMany) || *tooMany != c.want || res.Windows != 0 || len(res.Events) != 0 {
+			t.Errorf("FetchMarkets of %s to %s, MaxWindows %d: %+v, %v; want %+v refused", c.from, c.to, c.max, res, err, c.want)
+		}
+	}
+	// A count that stopped (a range of centuries) is told as a bound.
+	if got := (&collect.TooManyWindowsError{Windows: 10_000_000, More: true}).Count(); got != "more than 10000000" {
+		t.Errorf("a count stopped at 10000000 is told as %q", got)
+	}
+	if _, err := collect.FetchMarkets(context.Background(), collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: gamma.URL}, MaxWindows: -1},
+		btc5m, day, day.Add(time.Hour)); err == nil {
+		t.Error("MaxWindows -1 was taken")
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("Gamma was asked %d times, want none", n)
+	}
+	// A range within the bound is fetched: a request a window.
+	res, err := collect.FetchMarkets(context.Background(), collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: gamma.URL}, MaxWindows: 12},
+		btc5m, day, day.Add(time.Hour))
+	if err != nil || res.Windows != 12 || asked.Load() != 12 {
+		t.Errorf("an hour of 5m windows within MaxWindows 12: %+v, %v, %d requests; want 12 windows fetched", res, err, asked.Load())
 	}
 }

@@ -29,6 +29,45 @@ type FetchConfig struct {
 	Logger         *slog.Logger
 	RequestTimeout time.Duration
 	Backoff        Backoff
+	// MaxWindows is the most windows FetchMarkets looks up (a request or
+	// more each, all held in memory until it returns): a range of more is
+	// refused before Gamma is asked, with a *TooManyWindowsError. 0 is
+	// DefaultFetchWindows.
+	MaxWindows int
+}
+
+// DefaultFetchWindows is the most windows FetchMarkets looks up unless
+// FetchConfig.MaxWindows says more: 10,000 is some 35 days of a 5m
+// series, 27 years of a daily one.
+const DefaultFetchWindows = 10_000
+
+// fetchWindowsCounted bounds the count of windows a refused range is told
+// as (a range of centuries is "more than" it).
+const fetchWindowsCounted = 10_000_000
+
+// TooManyWindowsError is FetchMarkets's refusal of a range of more
+// windows than FetchConfig.MaxWindows, before Gamma is asked: 2020 to
+// 2026 of btc-5m was some 725,000 requests, all held in memory.
+type TooManyWindowsError struct {
+	// Windows counts the range's windows; with More, the range has more
+	// than Windows (the count stopped there).
+	Windows int
+	More    bool
+	// Max is the most windows that were allowed.
+	Max int
+}
+
+// Count is the range's windows as a phrase: "288", or "more than
+// 10000000".
+func (e *TooManyWindowsError) Count() string {
+	if e.More {
+		return fmt.Sprintf("more than %d", e.Windows)
+	}
+	return fmt.Sprintf("%d", e.Windows)
+}
+
+func (e *TooManyWindowsError) Error() string {
+	return fmt.Sprintf("collect: the range is %s windows, at least one Gamma request each: more than the %d allowed at once", e.Count(), e.Max)
 }
 
 // FetchResult is what FetchMarkets found.
@@ -70,17 +109,11 @@ func oneOffGamma(base string, client *http.Client, log *slog.Logger, timeout tim
 	return &gamma{u: u, timeout: timeout, backoff: backoff}, nil
 }
 
-// CountWindows counts the windows of the series that start in [from,
+// countWindows counts the windows of the series that start in [from,
 // to), the Gamma requests (at least one each) FetchMarkets would make,
 // stopping once past limit (then it returns limit+1) so that a range of
 // years is not walked to the end.
-func CountWindows(scheme SlugScheme, s Series, from, to time.Time, limit int) int {
-	if scheme == nil {
-		scheme = NewPolymarketScheme()
-	}
-	if !s.Coin.Valid() || !s.MarketType.AvailableFor(s.Coin) {
-		return 0
-	}
+func countWindows(scheme SlugScheme, s Series, from, to time.Time, limit int) int {
 	start, end := scheme.Window(s.Coin, s.MarketType, from)
 	if start.Before(from) {
 		start, end = scheme.Window(s.Coin, s.MarketType, end)
@@ -95,13 +128,24 @@ func CountWindows(scheme SlugScheme, s Series, from, to time.Time, limit int) in
 // FetchMarkets looks up on Gamma the market of every window of the series
 // that starts in [from, to), closed ones included (/events answers them),
 // by the upstream slugs the scheme gives, and returns Gamma's events as
-// they came.
+// they came. A range of more than cfg.MaxWindows windows is refused
+// before Gamma is asked (*TooManyWindowsError).
 func FetchMarkets(ctx context.Context, cfg FetchConfig, s Series, from, to time.Time) (FetchResult, error) {
 	if cfg.Scheme == nil {
 		cfg.Scheme = NewPolymarketScheme()
 	}
 	if !s.Coin.Valid() || !s.MarketType.AvailableFor(s.Coin) {
 		return FetchResult{}, fmt.Errorf("collect: no series %s %s", s.Coin, s.MarketType)
+	}
+	switch {
+	case cfg.MaxWindows < 0:
+		return FetchResult{}, fmt.Errorf("collect: MaxWindows %d: want 1 or more windows, or 0 for %d", cfg.MaxWindows, DefaultFetchWindows)
+	case cfg.MaxWindows == 0:
+		cfg.MaxWindows = DefaultFetchWindows
+	}
+	limit := max(cfg.MaxWindows, fetchWindowsCounted)
+	if n := countWindows(cfg.Scheme, s, from, to, limit); n > cfg.MaxWindows {
+		return FetchResult{}, &TooManyWindowsError{Windows: min(n, limit), More: n > limit, Max: cfg.MaxWindows}
 	}
 	g, err := oneOffGamma(cfg.Upstreams.Gamma, cfg.HTTPClient, cfg.Logger, cfg.RequestTimeout, cfg.Backoff)
 	if err != nil {
