@@ -127,8 +127,12 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	return nil
 }
 
-// parseWithFiles parses flags given before, between or after the files.
+// parseWithFiles parses flags given before, between or after the files;
+// help alone asks for the usage, as of every command (parseFlags).
 func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
+	if helpArgument(fs, args) {
+		return nil, flag.ErrHelp
+	}
 	var files []string
 	sets := recordSets(fs)
 	defer sets.stop()

@@ -73,6 +73,8 @@ func TestHelpIsSuccess(t *testing.T) {
 		// refused as an unexpected argument.
 		{"export", "help"}, {"import", "help"}, {"seed", "help"}, {"migrate", "help"}, {"customers", "create", "help"},
 		{"keys", "revoke", "help"}, {"drop-snapshots", "help"}, {"markets", "fill-fees", "help"},
+		// import events, which takes files, too: it looked for a file named help.
+		{"import", "events", "help"},
 	} {
 		code, stdout, stderr := runBinary(t, nil, args...)
 		if code != 0 || !strings.Contains(stdout+stderr, "Usage") && !strings.Contains(stdout+stderr, "-database-url") {

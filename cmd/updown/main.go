@@ -167,10 +167,7 @@ func stopped(ctx context.Context, err error) error {
 // command takes positional arguments, and one ignored (updown import FILE)
 // would quietly do something other than what was asked.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	// `updown export help` asks for help as `updown help export` and
-	// `updown customers help` do, where it was refused as an argument.
-	if len(args) == 1 && args[0] == "help" {
-		fs.Usage()
+	if helpArgument(fs, args) {
 		return flag.ErrHelp
 	}
 	sets := recordSets(fs)
@@ -188,6 +185,18 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			split: hint != ""}
 	}
 	return nil
+}
+
+// helpArgument prints fs's usage and reports true when args are only
+// "help": `updown export help` asks for help as `updown help export` and
+// `updown customers help` do, where it was refused as an argument (and
+// import events took it for a file; a file named help is ./help).
+func helpArgument(fs *flag.FlagSet, args []string) bool {
+	if len(args) == 1 && args[0] == "help" {
+		fs.Usage()
+		return true
+	}
+	return false
 }
 
 // leftoverError is parseFlags's refusal of arguments left over after the
