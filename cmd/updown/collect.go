@@ -79,7 +79,8 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := checkBooksVersion(*booksVersion); err != nil {
 		return err
 	}
-	if err := f.require(); err != nil {
+	rconn, err := f.require()
+	if err != nil {
 		return err
 	}
 	series, err := parseSeries(*seriesList)
@@ -109,7 +110,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("--health-addr (COLLECT_HEALTH_ADDR): %w", err)
 	}
 	return runWithOps(ctx, "collector", opsLn, log, func(gctx context.Context, ops *swapHandler) error {
-		b, closeBackends, err := openBackends(gctx, f, false, log)
+		b, closeBackends, err := openBackends(gctx, f.databaseURL, rconn, false, log)
 		if err != nil {
 			return err
 		}

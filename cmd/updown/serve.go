@@ -49,7 +49,9 @@ func (f *serviceFlags) registerBackends(fs *flag.FlagSet) {
 	urlFlagVar(fs, &f.redisURL, "redis-url", envOr("REDIS_URL", ""), "Redis `URL` (env REDIS_URL)")
 }
 
-func (f *serviceFlags) require() error {
+// require checks that the flags name both backends, and parses
+// REDIS_URL, once, for openBackends.
+func (f *serviceFlags) require() (redisConn, error) {
 	var missing []string
 	if f.databaseURL == "" {
 		missing = append(missing, "DATABASE_URL")
@@ -58,12 +60,11 @@ func (f *serviceFlags) require() error {
 		missing = append(missing, "REDIS_URL")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%s must be set (or use `updown dev` for an embedded setup)", strings.Join(missing, " and "))
+		return redisConn{}, fmt.Errorf("%s must be set (or use `updown dev` for an embedded setup)", strings.Join(missing, " and "))
 	}
 	// A REDIS_URL that does not parse is told before the process listens
 	// or connects: a port another process holds must not hide it.
-	_, err := parseRedisURL(f.redisURL)
-	return err
+	return parseRedisURL(f.redisURL)
 }
 
 func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
@@ -77,7 +78,8 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := f.require(); err != nil {
+	rconn, err := f.require()
+	if err != nil {
 		return err
 	}
 	secret, err := tokenSecret()
@@ -118,7 +120,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 		return serveOn(gctx, "api", ln, h, log, nil)
 	})
 	g.Go(func() error {
-		b, closeBackends, err := openBackends(gctx, f, *migrate, log)
+		b, closeBackends, err := openBackends(gctx, f.databaseURL, rconn, *migrate, log)
 		if err != nil {
 			return err
 		}
@@ -199,7 +201,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := checkWorkerFlags(*concurrency, *shutdownTimeout, *cacheMiB); err != nil {
 		return err
 	}
-	if err := f.require(); err != nil {
+	rconn, err := f.require()
+	if err != nil {
 		return err
 	}
 	generator, err := aiGenerator(os.Getenv("AI_PROVIDER"))
@@ -219,7 +222,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("--ops-addr (WORKER_ADDR): %w", err)
 	}
 	return runWithOps(ctx, "worker", opsLn, log, func(gctx context.Context, ops *swapHandler) error {
-		b, closeBackends, err := openBackends(gctx, f, false, log)
+		b, closeBackends, err := openBackends(gctx, f.databaseURL, rconn, false, log)
 		if err != nil {
 			return err
 		}
@@ -354,16 +357,12 @@ func (b backends) checks() map[string]func(context.Context) error {
 	}
 }
 
-// openBackends opens the flags' Postgres and Redis; close releases both.
-// Postgres is migrated when asked, else waited for until another process
-// has migrated it (waitForSchema).
-func openBackends(ctx context.Context, f serviceFlags, migrate bool, log *slog.Logger) (b backends, close func(), err error) {
-	// A REDIS_URL that does not parse is told before anything connects.
-	conn, err := parseRedisURL(f.redisURL)
-	if err != nil {
-		return b, nil, err
-	}
-	st, err := openPostgres(ctx, f.databaseURL, false)
+// openBackends opens the Postgres of databaseURL and the Redis of conn
+// (serviceFlags.require); close releases both. Postgres is migrated when
+// asked, else waited for until another process has migrated it
+// (waitForSchema).
+func openBackends(ctx context.Context, databaseURL string, conn redisConn, migrate bool, log *slog.Logger) (b backends, close func(), err error) {
+	st, err := openPostgres(ctx, databaseURL, false)
 	if err != nil {
 		return b, nil, err
 	}
