@@ -101,9 +101,6 @@ func customerGiven(fs *flag.FlagSet, idFlag string, id, email *string) func() er
 	}
 }
 
-// errNoCustomer is a customer command given no customer.
-var errNoCustomer = errors.New("give --id (or --customer) or --email")
-
 // databaseURLFlag registers an administration command's --database-url.
 func databaseURLFlag(fs *flag.FlagSet) *string {
 	return urlFlag(fs, "database-url", envOr("DATABASE_URL", ""), "Postgres `URL` (env DATABASE_URL)")
@@ -541,16 +538,15 @@ func parseTier(s string) (store.Tier, error) {
 	return t, nil
 }
 
+// findCustomer is the customer of id, else of email: one of them, as
+// customerGiven checked before the store was opened.
 func findCustomer(ctx context.Context, st store.CustomerStore, id, email string) (store.Customer, error) {
 	var c store.Customer
 	var err error
-	switch {
-	case id != "":
+	if id != "" {
 		c, err = st.GetCustomer(ctx, id)
-	case email != "":
+	} else {
 		c, err = st.GetCustomerByEmail(ctx, email)
-	default:
-		return c, errNoCustomer
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		// Named, and where to look: "no such customer" said neither which
