@@ -85,20 +85,49 @@ func adminStore(ctx context.Context, fs *flag.FlagSet, args []string, checks ...
 	return openAdminStore(ctx, *url)
 }
 
-// customerGiven checks that a command naming a customer was given one,
-// by its flags --id (or --customer, idFlag) and --email, and not two: the
+// customerFlags are the flags naming the customer of a customer command:
+// its id (--id, or --customer: idFlag) or its email.
+type customerFlags struct {
+	fs        *flag.FlagSet
+	idFlag    string
+	id, email *string
+}
+
+// registerCustomer registers a customer command's --id (or --customer,
+// idFlag) and --email.
+func registerCustomer(fs *flag.FlagSet, idFlag string) customerFlags {
+	return customerFlags{fs: fs, idFlag: idFlag,
+		id:    fs.String(idFlag, "", "customer id"),
+		email: fs.String("email", "", "customer email (instead of --"+idFlag+")")}
+}
+
+// given checks that the command was given a customer, and not two: the
 // email was ignored beside an id, and keys create --customer A --email
 // B gave A a key meant for B.
-func customerGiven(fs *flag.FlagSet, idFlag string, id, email *string) func() error {
-	return func() error {
-		switch {
-		case *id == "" && *email == "":
-			return fmt.Errorf("%s: give --%s or --email", fs.Name(), idFlag)
-		case *id != "" && *email != "":
-			return fmt.Errorf("%s: give --%s or --email, not both: they may name two customers", fs.Name(), idFlag)
-		}
-		return nil
+func (f customerFlags) given() error {
+	switch {
+	case *f.id == "" && *f.email == "":
+		return fmt.Errorf("%s: give --%s or --email", f.fs.Name(), f.idFlag)
+	case *f.id != "" && *f.email != "":
+		return fmt.Errorf("%s: give --%s or --email, not both: they may name two customers", f.fs.Name(), f.idFlag)
 	}
+	return nil
+}
+
+// customerStore is adminStore for a command naming a customer (cf's flag
+// set), the customer checked for last, and the customer found in the
+// store.
+func customerStore(ctx context.Context, cf customerFlags, args []string, checks ...func() error) (*postgres.Store, store.Customer, error) {
+	st, err := adminStore(ctx, cf.fs, args, append(checks[:len(checks):len(checks)], cf.given)...)
+	if err != nil {
+		return nil, store.Customer{}, err
+	}
+	c, err := findCustomer(ctx, st, *cf.id, *cf.email)
+	if err != nil {
+		st.Close()
+		return nil, store.Customer{}, err
+	}
+	return st, c, nil
 }
 
 // databaseURLFlag registers an administration command's --database-url.
@@ -282,13 +311,12 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return writeJSON(stdout, out)
 	case "set-tier":
-		id := fs.String("id", "", "customer id")
-		email := fs.String("email", "", "customer email (instead of --id)")
+		cf := registerCustomer(fs, "id")
 		tier := fs.String("tier", "", "new plan")
 		billing := fs.Bool("billing", false, "instead of --tier: undo setting the plan by hand, back to the plan the customer's billing events leave")
 		redisURL := redisURLFlag(fs)
 		var t store.Tier
-		st, err := adminStore(ctx, fs, args[1:], func() (err error) {
+		st, c, err := customerStore(ctx, cf, args[1:], func() (err error) {
 			switch {
 			case *billing && *tier != "":
 				return errors.New("customers set-tier: give --tier or --billing, not both")
@@ -299,15 +327,11 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			t, err = parseTier(*tier)
 			return err
-		}, customerGiven(fs, "id", id, email))
+		})
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		c, err := findCustomer(ctx, st, *id, *email)
-		if err != nil {
-			return err
-		}
 		if *billing {
 			c, err = st.ReturnTierToBilling(ctx, c.ID)
 		} else {
@@ -329,8 +353,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return writeJSON(stdout, map[string]string{"customer_id": c.ID, "tier": string(c.Tier)})
 	case "set-limits":
-		id := fs.String("id", "", "customer id")
-		email := fs.String("email", "", "customer email (instead of --id)")
+		cf := registerCustomer(fs, "id")
 		// The ENTERPRISE plan's custom limits (store.Limits), each 0 for
 		// the plan's default.
 		flags := []limitFlag{
@@ -348,7 +371,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		redisURL := redisURLFlag(fs)
 		given := map[string]bool{}
-		st, err := adminStore(ctx, fs, args[1:], func() error {
+		st, c, err := customerStore(ctx, cf, args[1:], func() error {
 			fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 			var names []string
 			anyGiven := false
@@ -368,15 +391,11 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return fmt.Errorf("customers set-limits: give one or more of %s (a limit not given keeps its value; 0 is the plan's default)", strings.Join(names, ", "))
 			}
 			return nil
-		}, customerGiven(fs, "id", id, email))
+		})
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		c, err := findCustomer(ctx, st, *id, *email)
-		if err != nil {
-			return err
-		}
 		if c.Tier != store.Enterprise {
 			return fmt.Errorf("customer %s is on the %s plan: limits per customer are an ENTERPRISE feature (set-tier first)", c.ID, c.Tier)
 		}
@@ -422,17 +441,11 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := adminFlagSet("keys "+args[0], stderr)
 	switch args[0] {
 	case "create":
-		id := fs.String("customer", "", "customer id")
-		email := fs.String("email", "", "customer email (instead of --customer)")
-		st, err := adminStore(ctx, fs, args[1:], customerGiven(fs, "customer", id, email))
+		st, c, err := customerStore(ctx, registerCustomer(fs, "customer"), args[1:])
 		if err != nil {
 			return err
 		}
 		defer st.Close()
-		c, err := findCustomer(ctx, st, *id, *email)
-		if err != nil {
-			return err
-		}
 		plain, k := api.NewKey(c.ID)
 		k, err = st.CreateAPIKey(ctx, k)
 		if err != nil {
@@ -539,7 +552,7 @@ func parseTier(s string) (store.Tier, error) {
 }
 
 // findCustomer is the customer of id, else of email: one of them, as
-// customerGiven checked before the store was opened.
+// customerFlags.given checked before the store was opened.
 func findCustomer(ctx context.Context, st store.CustomerStore, id, email string) (store.Customer, error) {
 	var c store.Customer
 	var err error

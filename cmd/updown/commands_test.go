@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/updown/updown/store/postgres/pgtest"
 )
 
 // everyCommand is every command line that reaches a command's own flags:
@@ -269,5 +271,28 @@ func TestMarketsFetchKeepsWhatItFetched(t *testing.T) {
 	var events []map[string]any
 	if b, rErr := os.ReadFile(out); rErr != nil || json.Unmarshal(b, &events) != nil || len(events) != 2 {
 		t.Fatalf("%s: %d events (%v), want the 2 fetched", out, len(events), rErr)
+	}
+}
+
+// TestCustomerCommandsNameTheCustomerNotFound: each command naming a
+// customer the store does not have says which, by the flag it was named
+// by, and where to find the right one.
+func TestCustomerCommandsNameTheCustomerNotFound(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	const id = "6f0c3a52-7d7e-4a43-9a55-2b8f0f1f2c11"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"keys", "create", "--customer", id}, `no customer with id "` + id + `"`},
+		{[]string{"keys", "list", "--email", "nobody@example.com"}, `no customer with email "nobody@example.com"`},
+		{[]string{"customers", "set-tier", "--email", "nobody@example.com", "--tier", "PRO"}, `no customer with email "nobody@example.com"`},
+		{[]string{"customers", "set-limits", "--id", id, "--per-minute", "5"}, `no customer with id "` + id + `"`},
+	} {
+		err := run(context.Background(), append(c.args, "--database-url", dbURL), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "updown customers list") {
+			t.Errorf("updown %s: %v; want %s, and where to look", strings.Join(c.args, " "), err, c.want)
+		}
 	}
 }

@@ -14,17 +14,11 @@ import (
 // listKeys is `updown keys list`: a customer's keys as stored, revoked
 // ones included. Only the prefix of a key is known: the key is not.
 func listKeys(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
-	id := fs.String("customer", "", "customer id")
-	email := fs.String("email", "", "customer email (instead of --customer)")
-	st, err := adminStore(ctx, fs, args, customerGiven(fs, "customer", id, email))
+	st, c, err := customerStore(ctx, registerCustomer(fs, "customer"), args)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	c, err := findCustomer(ctx, st, *id, *email)
-	if err != nil {
-		return err
-	}
 	keys, err := st.ListAPIKeys(ctx, c.ID)
 	if err != nil {
 		return fmt.Errorf("list keys: %w", err)
