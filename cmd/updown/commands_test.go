@@ -192,6 +192,25 @@ func TestFillFeesRefusesEmptySlug(t *testing.T) {
 	}
 }
 
+// TestFillFeesArgumentsSayToUseSlug: markets fill-fees given slugs as
+// arguments says to give them as --slug, as import says to give a file
+// as --in: the hint was written but never reached, the refusal of every
+// command's arguments coming first.
+func TestFillFeesArgumentsSayToUseSlug(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"btc-updown-5m-1778584200":                  "; to name markets, give them as --slug btc-updown-5m-1778584200",
+		"a b --dry-run":                             "; to name markets, give them as --slug a,b",
+		"--coin BTC stray":                          "quote it whole: --coin 'BTC stray'",
+		"--dry-run btc-updown-5m-1778584200 --coin": "; to name markets, give them as --slug btc-updown-5m-1778584200",
+	} {
+		err := run(context.Background(), append([]string{"markets", "fill-fees"}, strings.Fields(args)...), io.Discard, io.Discard)
+		if err == nil || !strings.HasSuffix(err.Error(), want) || strings.Count(err.Error(), ";") != 1 {
+			t.Errorf("updown markets fill-fees %s: %v; want it to end %q", args, err, want)
+		}
+	}
+}
+
 // TestTransferRefusesEmptyFileName: export --out "" and import --in ""
 // (a shell variable unset) are refused before the database, naming the
 // flag, where export ran the whole export and then failed renaming its

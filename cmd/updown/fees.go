@@ -46,10 +46,7 @@ func runMarketsFillFees(ctx context.Context, args []string, stdout, stderr io.Wr
 		"A MARKET-fee replay charges an early-2026 crypto_fees market nothing until its fee fields are filled. Each market\n"+
 		"is written on its own; a re-run asks Gamma only of the markets still lacking, and changes nothing once none do.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("markets fill-fees: unexpected argument %q: name markets with --slug", fs.Arg(0))
+		return withArgumentHint(err, "to name markets, give them as --slug "+shellQuote(strings.Join(wordsBeforeFlag(fs.Args()), ",")))
 	}
 	if len(slugs) > 0 && (*coin != "" || *marketType != "" || *from != "" || *to != "") {
 		return errors.New("markets fill-fees: --slug names the markets; give it without --coin, --market-type, --from and --to")

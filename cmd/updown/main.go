@@ -209,6 +209,16 @@ type leftoverError struct {
 
 func (e *leftoverError) Error() string { return e.msg }
 
+// withArgumentHint adds a command's hint (how to give what an argument
+// would name) to parseFlags's refusal of arguments left over, unless
+// they are the rest of a flag's value (which unquotedHint explains).
+func withArgumentHint(err error, hint string) error {
+	if left := (*leftoverError)(nil); errors.As(err, &left) && !left.split {
+		return fmt.Errorf("%w; %s", err, hint)
+	}
+	return err
+}
+
 // unquotedHint is the hint for arguments left over after a flag's value,
 // the rest of a value with spaces the shell split (updown export --out
 // my data.jsonl: --out "my" and an argument "data.jsonl"): the value

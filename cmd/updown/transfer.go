@@ -119,10 +119,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"store's gaps and those before it in the file cover it); snapshots_per_second counts the file's\n"+
 		"snapshots, written or kept.", adminEnv)
 	if err := parseFlags(fs, args); err != nil {
-		if left := (*leftoverError)(nil); fs.NArg() > 0 && !(errors.As(err, &left) && left.split) {
-			return fmt.Errorf("%w; to import a file, give it as --in %s", err, shellQuote(strings.Join(wordsBeforeFlag(fs.Args()), " ")))
-		}
-		return err
+		return withArgumentHint(err, "to import a file, give it as --in "+shellQuote(strings.Join(wordsBeforeFlag(fs.Args()), " ")))
 	}
 	if err := namesFile(fs, "in", *in, "stdin"); err != nil {
 		return err
