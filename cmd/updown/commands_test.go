@@ -224,6 +224,14 @@ func TestTransferRefusesEmptyFileName(t *testing.T) {
 			t.Errorf("updown %q: exit %d, want %s \"\" refused\n%s%s", args, code, flag, stdout, stderr)
 		}
 	}
+	// With --split, --out names a directory: "" (and stdout) too are
+	// refused before the database, where the database's error came first.
+	for _, out := range []string{"", "-"} {
+		args := []string{"export", "--split", "day", "--out", out}
+		if code, stdout, stderr := runBinary(t, env, args...); code == 0 || !strings.Contains(stderr, "--split writes a directory of files: give it as --out") {
+			t.Errorf("updown %q: exit %d, want --out refused as no directory\n%s%s", args, code, stdout, stderr)
+		}
+	}
 }
 
 // TestMarketsFetchChecksOutFirst: markets fetch refuses --out "" and an

@@ -43,10 +43,15 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// --out "" (a shell variable unset) was taken for a file with no
 	// name: the whole export ran, then failed renaming ".tmp-…" to "".
-	if *split == "" {
+	// With --split it names no directory, told before the database as
+	// well (it was told once the database was open, or as its error).
+	switch {
+	case *split == "":
 		if err := namesFile(fs, "out", *out, "stdout"); err != nil {
 			return err
 		}
+	case *out == "" || *out == "-":
+		return errors.New("export: --split writes a directory of files: give it as --out")
 	}
 
 	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
@@ -284,14 +289,8 @@ func formatOf(name string) transfer.Format {
 
 // exportSplit is `updown export --split`: a directory of files, markets in
 // one and snapshots, trades and gaps in one per market or per day (DESIGN
-// 13).
+// 13). runExport has checked dir and split (checkExport).
 func exportSplit(ctx context.Context, st transfer.Source, dir string, split transfer.Split, opt transfer.ExportOptions, stdout io.Writer) error {
-	if dir == "-" || dir == "" {
-		return errors.New("export: --split writes a directory of files: give it as --out")
-	}
-	if split != transfer.SplitMarket && split != transfer.SplitDay {
-		return fmt.Errorf("export: --split %q is not market or day", split)
-	}
 	ext := "." + string(opt.Format)
 	completed := 0 // files renamed into place
 	create := func(name string) (io.WriteCloser, error) {
