@@ -292,14 +292,14 @@ type slotWatchingStore struct {
 	sawATaken atomic.Bool
 }
 
-func (s *slotWatchingStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+func (s *slotWatchingStore) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if s.rdb.ZCard(ctx, s.slots).Val() > 0 {
 			s.sawATaken.Store(true)
 			break
 		}
 	}
-	return store.GetMarketCounted(ctx, s.Store, slug)
+	return store.GetMarketSeries(ctx, s.Store, slug)
 }
 
 // TestReplayTakesItsSlotWhileItReadsItsMarket (issue 27): a replay takes

@@ -327,7 +327,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 		// The worker's tape (its cache's key) counts the snapshots the
 		// version names: a snapshot appended between the two reads would
 		// otherwise label a replay of the older tape with the newer data.
-		sc = store.SeriesCount{N: dv[0].Snapshots, Dropped: dv[0].Dropped}
+		sc = dv[0].SeriesCount
 	}
 	// The worker replays the market as read here, without reading it
 	// again; without the headers it reads the market itself.

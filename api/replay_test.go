@@ -524,21 +524,16 @@ func TestReplayTimeoutThenJob(t *testing.T) {
 	t.Fatalf("job %s never completed", id)
 }
 
-// countedStore is a store.MarketCounter that counts how the api reads a
+// countedStore is a store.MarketSeriesCounter that counts how the api reads a
 // replay's market: in one question, or in two.
 type countedStore struct {
 	store.Store
 	together, apart atomic.Int32
 }
 
-func (s *countedStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+func (s *countedStore) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
 	s.together.Add(1)
-	m, err := s.Store.GetMarket(ctx, slug)
-	if err != nil {
-		return m, 0, err
-	}
-	n, err := s.Store.CountSnapshots(ctx, slug, store.SnapshotQuery{})
-	return m, n, err
+	return store.GetMarketSeries(ctx, s.Store, slug)
 }
 
 func (s *countedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {

@@ -174,8 +174,8 @@ type appendAfterCount struct {
 	late store.Snapshot
 }
 
-func (s *appendAfterCount) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
-	m, n, err := store.GetMarketCounted(ctx, s.Store, slug)
+func (s *appendAfterCount) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
+	m, n, err := store.GetMarketSeries(ctx, s.Store, slug)
 	if err == nil && !s.late.Time.IsZero() {
 		s.once.Do(func() { _, err = s.Store.AppendSnapshots(ctx, slug, []store.Snapshot{s.late}) })
 	}

@@ -10,27 +10,25 @@ import (
 	"slices"
 )
 
-// DataVersion is what a market's data is beside its record: the number of
-// its snapshots and of its trades, and its gaps. A replay's result is kept
-// for reuse under its market's UpdatedAt and this (the job's version), as
-// UpdatedAt alone does not change when data is appended: every write of
-// data changes it, and none costs the appends anything.
+// DataVersion is what a market's data is beside its record: its
+// SeriesCount (the number of its snapshots, and of those drops took), the
+// number of its trades, and its gaps. A replay's result is kept for reuse
+// under its market's UpdatedAt and this (the job's version), as UpdatedAt
+// alone does not change when data is appended: every write of data
+// changes it, and none costs the appends anything.
 //
 //   - Snapshots and trades are only ever added (a write that adds nothing
 //     changes nothing), so their counts grow with every write that stores
 //     one: by the collector, a backfill, an archive import, a transfer.
 //   - Dropping old months (postgres's DropSnapshotsBefore) lowers the
 //     count of the markets it takes snapshots from, and raises their
-//     Dropped by as much: as many snapshots appended after it leave
-//     Snapshots as it was before, never both.
+//     Dropped by as much: as many snapshots appended after it leave N as
+//     it was before, never both (SeriesCount).
 //   - Gaps are merged and cut, so they are taken whole.
 type DataVersion struct {
-	Snapshots int
-	// Dropped counts the snapshots of the market that a drop of old
-	// months took (0 in a store that drops none).
-	Dropped int
-	Trades  int
-	Gaps    []Gap
+	SeriesCount
+	Trades int
+	Gaps   []Gap
 }
 
 // String is the version as a job's id takes it: equal for equal data
@@ -49,7 +47,7 @@ func (v DataVersion) String() string {
 		h.Write([]byte(g.Kind))
 		h.Write([]byte{0})
 	}
-	return fmt.Sprintf("%d/%d/%d/%d/%s", v.Snapshots, v.Dropped, v.Trades, len(gaps), hex.EncodeToString(h.Sum(nil)[:8]))
+	return fmt.Sprintf("%d/%d/%d/%d/%s", v.N, v.Dropped, v.Trades, len(gaps), hex.EncodeToString(h.Sum(nil)[:8]))
 }
 
 // DataVersioner is a store that reads the data versions of many markets
@@ -67,11 +65,10 @@ func DataVersions(ctx context.Context, st Store, slugs []string) ([]DataVersion,
 	}
 	out := make([]DataVersion, len(slugs))
 	for i, slug := range slugs {
-		sc, err := CountSeries(ctx, st, slug)
-		if err != nil {
+		var err error
+		if out[i].SeriesCount, err = CountSeries(ctx, st, slug); err != nil {
 			return nil, err
 		}
-		out[i].Snapshots, out[i].Dropped = sc.N, sc.Dropped
 		if out[i].Trades, err = st.CountMarketTrades(ctx, slug, MarketTradeQuery{}); err != nil {
 			return nil, err
 		}

@@ -88,39 +88,8 @@ type MarketStore interface {
 	NthNewestStart(ctx context.Context, coin Coin, mt MarketType, n int, startedBy time.Time) (t time.Time, ok bool, err error)
 }
 
-// MarketCounter is a store that reads a market's record and the number of
-// its snapshots (CountSnapshots of the whole market) in one round trip:
-// what a replay checks before it is queued. Use GetMarketCounted, which
-// asks a store without it both questions side by side.
-type MarketCounter interface {
-	GetMarketCounted(ctx context.Context, slug string) (Market, int, error)
-}
-
-// GetMarketCounted returns the market with the slug and the number of its
-// snapshots, or ErrNotFound: in one round trip from a MarketCounter, else
-// from GetMarket and CountSnapshots asked side by side.
-func GetMarketCounted(ctx context.Context, st Store, slug string) (Market, int, error) {
-	if mc, ok := st.(MarketCounter); ok {
-		return mc.GetMarketCounted(ctx, slug)
-	}
-	var n int
-	var countErr error
-	counted := make(chan struct{})
-	go func() {
-		defer close(counted)
-		n, countErr = st.CountSnapshots(ctx, slug, SnapshotQuery{})
-	}()
-	m, err := st.GetMarket(ctx, slug)
-	<-counted
-	if err != nil {
-		return m, 0, err
-	}
-	return m, n, countErr
-}
-
 // SeriesCount is a market's number of snapshots and the number of its
-// snapshots that drops of old months took (DataVersion's Snapshots and
-// Dropped). With the market's record it versions the market's snapshots
+// snapshots that drops of old months took (part of its DataVersion). With the market's record it versions the market's snapshots
 // for a cache: every append raises N, and a drop lowers N and raises
 // Dropped as much, so that a drop followed by as many snapshots appended
 // (a re-import) leaves N as it was but not Dropped. A store that drops
@@ -130,21 +99,33 @@ type SeriesCount struct {
 }
 
 // MarketSeriesCounter is a store that reads a market's record and its
-// SeriesCount in one round trip. Use GetMarketSeries, which asks a store
-// without it GetMarketCounted.
+// SeriesCount in one round trip: what a replay checks before it is
+// queued. Use GetMarketSeries, which asks a store without it both
+// questions side by side.
 type MarketSeriesCounter interface {
 	GetMarketSeries(ctx context.Context, slug string) (Market, SeriesCount, error)
 }
 
 // GetMarketSeries returns the market with the slug and its SeriesCount, or
-// ErrNotFound: from a MarketSeriesCounter, else GetMarketCounted with
-// Dropped 0 (a store that does not count drops drops nothing).
+// ErrNotFound: in one round trip from a MarketSeriesCounter, else from
+// GetMarket and CountSeries asked side by side.
 func GetMarketSeries(ctx context.Context, st Store, slug string) (Market, SeriesCount, error) {
 	if mc, ok := st.(MarketSeriesCounter); ok {
 		return mc.GetMarketSeries(ctx, slug)
 	}
-	m, n, err := GetMarketCounted(ctx, st, slug)
-	return m, SeriesCount{N: n}, err
+	var sc SeriesCount
+	var countErr error
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		sc, countErr = CountSeries(ctx, st, slug)
+	}()
+	m, err := st.GetMarket(ctx, slug)
+	<-counted
+	if err != nil {
+		return m, SeriesCount{}, err
+	}
+	return m, sc, countErr
 }
 
 // SeriesCounter is a store that reads a market's SeriesCount in one round

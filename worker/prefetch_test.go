@@ -77,16 +77,16 @@ func TestReplayReadsItsMarketBesideItsCount(t *testing.T) {
 	}
 }
 
-// askedStore is a store.MarketCounter that counts the questions a task
+// askedStore is a store.MarketSeriesCounter that counts the questions a task
 // asks of a market's record and of its count of snapshots.
 type askedStore struct {
 	store.Store
 	together, market, count atomic.Int32
 }
 
-func (s *askedStore) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
+func (s *askedStore) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
 	s.together.Add(1)
-	return store.GetMarketCounted(ctx, s.Store, slug)
+	return store.GetMarketSeries(ctx, s.Store, slug)
 }
 
 func (s *askedStore) GetMarket(ctx context.Context, slug string) (store.Market, error) {
@@ -101,7 +101,7 @@ func (s *askedStore) CountSnapshots(ctx context.Context, slug string, q store.Sn
 
 // TestReplayReadsItsMarketAndCountInOneQuestion (issue 27): on a store
 // that reads a market with its count of snapshots in one query
-// (store.MarketCounter: Postgres), a replay's worker asks that once for
+// (store.MarketSeriesCounter: Postgres), a replay's worker asks that once for
 // its market's record and its memory budget's count, with its replay
 // cache and without one, instead of two questions.
 func TestReplayReadsItsMarketAndCountInOneQuestion(t *testing.T) {

@@ -51,10 +51,11 @@ func TestDropSnapshots(t *testing.T) {
 	june, _ := market(july.Add(-10*24*time.Hour), 100)
 	count := func(slug string) int {
 		t.Helper()
-		_, n, err := st.GetMarketCounted(ctx, slug)
+		_, sc, err := st.GetMarketSeries(ctx, slug)
 		if err != nil {
 			t.Fatal(err)
 		}
+		n := sc.N
 		if _, total, err := st.ListSnapshots(ctx, slug, store.SnapshotQuery{}); err != nil || total != n {
 			t.Errorf("%s: listed %d, %v; counted %d", slug, total, err, n)
 		}

@@ -367,7 +367,7 @@ func (s *Store) DataVersions(ctx context.Context, slugs []string) ([]store.DataV
 		if len(froms) != len(tos) || len(froms) != len(kinds) {
 			return fmt.Errorf("gaps read as %d, %d and %d columns", len(froms), len(tos), len(kinds))
 		}
-		v := store.DataVersion{Snapshots: int(n), Dropped: int(dropped), Trades: int(trades)}
+		v := store.DataVersion{SeriesCount: store.SeriesCount{N: int(n), Dropped: int(dropped)}, Trades: int(trades)}
 		for j := range froms {
 			k, err := store.ParseGapKind(kinds[j])
 			if err != nil {

@@ -197,17 +197,10 @@ func (s *Store) GetMarket(ctx context.Context, slug string) (store.Market, error
 	return m, wrap(fmt.Sprintf("get market %q", slug), err)
 }
 
-// GetMarketCounted returns the market with the slug and the number of its
-// snapshots in one query (store.MarketCounter): a replay's checks before
-// it is queued, one round trip where GetMarket and CountSnapshots are two.
-func (s *Store) GetMarketCounted(ctx context.Context, slug string) (store.Market, int, error) {
-	m, sc, err := s.GetMarketSeries(ctx, slug)
-	return m, sc.N, err
-}
-
 // GetMarketSeries returns the market with the slug, the number of its
 // snapshots and the number a drop of old months took, in one query
-// (store.MarketSeriesCounter).
+// (store.MarketSeriesCounter): a replay's checks before it is queued, one
+// round trip where GetMarket and CountSeries are two.
 func (s *Store) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
 	op := fmt.Sprintf("get market %q and count its snapshots", slug)
 	if !storable(slug) {

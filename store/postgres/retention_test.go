@@ -104,8 +104,8 @@ func checkMarket(t *testing.T, s *postgres.Store, slug string, want []store.Snap
 	if n, err := s.CountSnapshots(ctx, slug, store.SnapshotQuery{}); err != nil || n != len(want) {
 		t.Errorf("%s: CountSnapshots = %d, %v; want %d", slug, n, err, len(want))
 	}
-	if _, n, err := s.GetMarketCounted(ctx, slug); err != nil || n != len(want) {
-		t.Errorf("%s: GetMarketCounted counts %d, %v; want %d", slug, n, err, len(want))
+	if _, sc, err := s.GetMarketSeries(ctx, slug); err != nil || sc.N != len(want) {
+		t.Errorf("%s: GetMarketSeries counts %d, %v; want %d", slug, sc.N, err, len(want))
 	}
 	tape, err := s.ReadTape(ctx, slug, store.OutcomeUp)
 	if err != nil {
@@ -400,9 +400,6 @@ func TestSeriesCountAfterDrop(t *testing.T) {
 		}
 		if got, err := s.CountSeries(ctx, slug); err != nil || got != want {
 			t.Errorf("CountSeries: %+v, %v; want %+v", got, err, want)
-		}
-		if _, n, err := s.GetMarketCounted(ctx, slug); err != nil || n != want.N {
-			t.Errorf("GetMarketCounted: %d, %v; want %d", n, err, want.N)
 		}
 	}
 	check(store.SeriesCount{N: 40})

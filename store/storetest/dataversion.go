@@ -103,7 +103,7 @@ func testDataVersionImport(t *testing.T, s store.Store) {
 	mustOK(t, err, "commit")
 	vs, err := store.DataVersions(ctx, s, []string{m.Slug})
 	mustOK(t, err, "data versions")
-	if vs[0].Snapshots != 8 || vs[0].Trades != 1 || vs[0].String() == before {
+	if vs[0].N != 8 || vs[0].Trades != 1 || vs[0].String() == before {
 		t.Errorf("data version after the import %+v (%s), before %s: want 8 snapshots, 1 trade, and a new version", vs[0], vs[0], before)
 	}
 }
@@ -122,14 +122,14 @@ func testDataVersionMarkets(t *testing.T, s store.Store) {
 	mustOK(t, errOf(s.RecordGaps(ctx, b.Slug, gaps)), "record gaps")
 	vs, err := store.DataVersions(ctx, s, []string{b.Slug, a.Slug, b.Slug})
 	mustOK(t, err, "data versions")
-	if len(vs) != 3 || vs[0].Snapshots != 2 || len(vs[0].Gaps) != 2 || vs[1].Snapshots != 0 || vs[1].Trades != 0 || len(vs[1].Gaps) != 0 ||
+	if len(vs) != 3 || vs[0].N != 2 || len(vs[0].Gaps) != 2 || vs[1].N != 0 || vs[1].Trades != 0 || len(vs[1].Gaps) != 0 ||
 		vs[2].String() != vs[0].String() {
 		t.Errorf("data versions %+v", vs)
 	}
 	for i, g := range gaps { // as stored: to the microsecond, in UTC
 		gaps[i].From, gaps[i].To = g.From.UTC(), g.To.UTC()
 	}
-	if want := (store.DataVersion{Snapshots: 2, Gaps: gaps}).String(); len(vs) > 0 && vs[0].String() != want {
+	if want := (store.DataVersion{SeriesCount: store.SeriesCount{N: 2}, Gaps: gaps}).String(); len(vs) > 0 && vs[0].String() != want {
 		t.Errorf("data version %s, want %s (the gaps as recorded)", vs[0], want)
 	}
 	if _, err := store.DataVersions(ctx, s, []string{a.Slug, "no-such-market"}); !errors.Is(err, store.ErrNotFound) {

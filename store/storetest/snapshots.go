@@ -21,7 +21,7 @@ func snapshotTests() []test {
 		{"RepeatedWrites", testSnapshotsRepeated},
 		{"DuplicatesInOneBatch", testSnapshotsDuplicatesInBatch},
 		{"SeparateMarkets", testSnapshotsSeparateMarkets},
-		{"MarketCounted", testMarketCounted},
+		{"MarketSeries", testMarketSeries},
 		{"CallersCannotMutateStoredData", testSnapshotsCopies},
 		{"TimeRange", testSnapshotsTimeRange},
 		{"Cursor", testSnapshotsCursor},
@@ -362,31 +362,34 @@ func testSnapshotsCopies(t *testing.T, s store.Store) {
 	checkSeries(t, s, slug, newSnapshots(t0(), 0, 2))
 }
 
-// testMarketCounted: store.GetMarketCounted answers what GetMarket and a
-// whole market's CountSnapshots answer (one query where the store is a
-// store.MarketCounter), for a market with snapshots, one without, and an
-// unknown slug.
-func testMarketCounted(t *testing.T, s store.Store) {
+// testMarketSeries: store.GetMarketSeries answers what GetMarket and
+// store.CountSeries answer (one query where the store is a
+// store.MarketSeriesCounter), for a market with snapshots, one without,
+// and an unknown slug.
+func testMarketSeries(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	busy := seedSnapshotMarket(t, s, 0)
 	idle := seedSnapshotMarket(t, s, 5)
 	appendSnapshots(t, s, busy, newSnapshots(at(5), 0, 6))
 	for slug, want := range map[string]int{busy: 7, idle: 0} {
-		m, n, err := store.GetMarketCounted(ctx, s, slug)
+		m, sc, err := store.GetMarketSeries(ctx, s, slug)
 		if err != nil {
-			t.Fatalf("GetMarketCounted(%s): %v", slug, err)
+			t.Fatalf("GetMarketSeries(%s): %v", slug, err)
 		}
 		wantM, err := s.GetMarket(ctx, slug)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkMarket(t, "GetMarketCounted beside GetMarket", wantM, m)
-		if n != want {
-			t.Errorf("GetMarketCounted(%s) = %d snapshots, want %d", slug, n, want)
+		checkMarket(t, "GetMarketSeries beside GetMarket", wantM, m)
+		if sc != (store.SeriesCount{N: want}) {
+			t.Errorf("GetMarketSeries(%s) = %+v, want %d snapshots, none dropped", slug, sc, want)
+		}
+		if c, err := store.CountSeries(ctx, s, slug); err != nil || c != sc {
+			t.Errorf("CountSeries(%s) = %+v, %v; GetMarketSeries counted %+v", slug, c, err, sc)
 		}
 	}
-	_, _, err := store.GetMarketCounted(ctx, s, "btc-updown-5m-0")
-	wantErr(t, err, store.ErrNotFound, "GetMarketCounted of an unknown slug")
+	_, _, err := store.GetMarketSeries(ctx, s, "btc-updown-5m-0")
+	wantErr(t, err, store.ErrNotFound, "GetMarketSeries of an unknown slug")
 }
 
 // testSnapshotsNotFinite: a snapshot with a price (the coin's, a side's,
