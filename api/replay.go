@@ -267,12 +267,23 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 			slot.release, slot.added, slotErr = s.takeJobSlot(ctx, p, slotID, s.cfg.JobWait)
 		}()
 	}
-	// The market and its snapshots' counts are read together: in one round
-	// trip to a store that can (store.MarketSeriesCounter), else side by side.
-	// The count is used only once the market is known to exist and to be
-	// the caller's. The store itself, not its gate of heavy reads (both are
-	// light), so that the store's own way is seen.
-	m, sc, err := store.GetMarketSeries(ctx, s.cfg.Store, req.MarketSlug)
+	// The market and its data's counts are read together, once: for a
+	// strategy that reads trades, with its trades and gaps (its
+	// store.DataVersion) side by side; else its snapshots' counts alone, in
+	// one round trip to a store that can (store.MarketSeriesCounter), else
+	// side by side. The counts are used only once the market is known to
+	// exist and to be the caller's. The store itself, not its gate of
+	// heavy reads (both are light), so that the store's own way is seen.
+	var m store.Market
+	var sc store.SeriesCount
+	var dv *store.DataVersion
+	if req.Strategy.Needs().Trades {
+		var v store.DataVersion
+		m, v, err = store.GetMarketVersion(ctx, s.cfg.Store, req.MarketSlug)
+		dv, sc = &v, v.SeriesCount
+	} else {
+		m, sc, err = store.GetMarketSeries(ctx, s.cfg.Store, req.MarketSlug)
+	}
 	n := sc.N
 	if taken != nil {
 		<-taken
@@ -306,28 +317,21 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*replayOutput, er
 	// flush, an archive import) or dropped make a new job, and so do
 	// trades added and gaps changed (a backfill) for a strategy that reads
 	// them (store.DataVersion). The record alone would not do: appends
-	// leave it as it is.
-	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + strconv.Itoa(n)
-	if sc.Dropped > 0 {
+	// leave it as it is. The worker is sent (sc) the very counts the
+	// version names, so that its tape (its cache's key) is the data the
+	// version labels.
+	job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/"
+	switch {
+	case dv != nil:
+		job.Version += dv.String()
+	case sc.Dropped > 0:
 		// A drop of old months and as many snapshots imported again
 		// leave n as it was, not the count of those dropped (read with
 		// it). Without a drop the version is as it always was, so that
 		// results kept before this is known stay in use.
-		job.Version += "/dropped" + strconv.Itoa(sc.Dropped)
-	}
-	if req.Strategy.Needs().Trades {
-		dv, err := store.DataVersions(ctx, s.cfg.Store, []string{m.Slug})
-		if errors.Is(err, store.ErrNotFound) {
-			return refuse(Errorf(http.StatusNotFound, CodeMarketNotFound, "market %s does not exist", quoteID(req.MarketSlug)).With("field", "marketSlug"))
-		}
-		if err != nil {
-			return refuse(s.storeFailure(ctx, "read the market's data version", err))
-		}
-		job.Version = m.UpdatedAt.UTC().Format(time.RFC3339Nano) + "/" + dv[0].String()
-		// The worker's tape (its cache's key) counts the snapshots the
-		// version names: a snapshot appended between the two reads would
-		// otherwise label a replay of the older tape with the newer data.
-		sc = dv[0].SeriesCount
+		job.Version += strconv.Itoa(n) + "/dropped" + strconv.Itoa(sc.Dropped)
+	default:
+		job.Version += strconv.Itoa(n)
 	}
 	// The worker replays the market as read here, without reading it
 	// again; without the headers it reads the market itself.

@@ -525,10 +525,16 @@ func TestReplayTimeoutThenJob(t *testing.T) {
 }
 
 // countedStore is a store.MarketSeriesCounter that counts how the api reads a
-// replay's market: in one question, or in two.
+// replay's market: in one question, or in two; and how many times it
+// reads the market's snapshot counts, with the record or alone.
 type countedStore struct {
 	store.Store
-	together, apart atomic.Int32
+	together, apart, counts atomic.Int32
+}
+
+func (s *countedStore) CountSnapshots(ctx context.Context, slug string, q store.SnapshotQuery) (int, error) {
+	s.counts.Add(1)
+	return s.Store.CountSnapshots(ctx, slug, q)
 }
 
 func (s *countedStore) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
@@ -561,6 +567,34 @@ func TestReplayReadsItsMarketInOneQuestion(t *testing.T) {
 	}
 	// An unknown market is still 404 MARKET_NOT_FOUND.
 	r := a.replay(store.Pro, replayBody("btc-updown-15m-1", nil))
+	wantError(t, r, http.StatusNotFound, "MARKET_NOT_FOUND")
+}
+
+// TestTradeReplayCountsItsMarketOnce: a replay of a strategy that reads
+// trades reads its market's snapshot counts once, with its data version,
+// where it read them with the record and again for the data version.
+func TestTradeReplayCountsItsMarketOnce(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st)
+	q.startWorker(t)
+	cs := &countedStore{Store: st}
+	a := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = cs, q.client, 10*time.Second })
+	slug, _ := snapshotMarket()
+	body := replayBody(slug, func(m map[string]any) {
+		m["entryConditions"] = []map[string]any{{"field": "display_up", "operator": "<", "value": 0.2}}
+	})
+	if r := a.replay(store.Pro, body); r.status != http.StatusOK {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	if reads := cs.together.Load() + cs.counts.Load(); reads != 1 {
+		t.Errorf("a trade-reading replay read its market's counts %d times (%d with the record, %d alone), want once",
+			reads, cs.together.Load(), cs.counts.Load())
+	}
+	r := a.replay(store.Pro, replayBody("btc-updown-15m-1", func(m map[string]any) {
+		m["entryConditions"] = []map[string]any{{"field": "display_up", "operator": "<", "value": 0.2}}
+	}))
 	wantError(t, r, http.StatusNotFound, "MARKET_NOT_FOUND")
 }
 

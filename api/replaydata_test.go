@@ -165,35 +165,35 @@ func TestBacktestAfterDataAppended(t *testing.T) {
 	}
 }
 
-// appendAfterCount is a store that appends one snapshot to a market right
-// after the api counts its snapshots, once: a snapshot landing between the
-// api's reads of a replay's market.
-type appendAfterCount struct {
+// appendAfterRead is a store that appends one snapshot to a market right
+// after the api reads its record, once: a snapshot landing while the api
+// reads a replay's market.
+type appendAfterRead struct {
 	store.Store
 	once sync.Once
 	late store.Snapshot
 }
 
-func (s *appendAfterCount) GetMarketSeries(ctx context.Context, slug string) (store.Market, store.SeriesCount, error) {
-	m, n, err := store.GetMarketSeries(ctx, s.Store, slug)
+func (s *appendAfterRead) GetMarket(ctx context.Context, slug string) (store.Market, error) {
+	m, err := s.Store.GetMarket(ctx, slug)
 	if err == nil && !s.late.Time.IsZero() {
 		s.once.Do(func() { _, err = s.Store.AppendSnapshots(ctx, slug, []store.Snapshot{s.late}) })
 	}
-	return m, n, err
+	return m, err
 }
 
 // TestReplayVersionMatchesItsTape: a trade-reading replay whose market
-// gains a snapshot between the api's count and its data version replays
-// the market as the version names it, not the worker's tape cached
-// before, so that the answer kept under that version (and given to every
-// identical request after) is the store's data.
+// gains a snapshot while the api reads it replays the market as the
+// version names it, not the worker's tape cached before, so that the
+// answer kept under that version (and given to every identical request
+// after) is the store's data.
 func TestReplayVersionMatchesItsTape(t *testing.T) {
 	t.Parallel()
 	st := memory.New()
 	loadFixtures(t, st)
 	q := newQueue(t, st) // the worker reads the store itself, with its tape cache
 	q.startWorker(t)
-	racy := &appendAfterCount{Store: st}
+	racy := &appendAfterRead{Store: st}
 	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.jobWait = racy, q.client, 30*time.Second })
 	slug, _ := snapshotMarket()
 	body := replayBody(slug, func(m map[string]any) {

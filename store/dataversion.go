@@ -57,6 +57,28 @@ type DataVersioner interface {
 	DataVersions(ctx context.Context, slugs []string) ([]DataVersion, error)
 }
 
+// GetMarketVersion returns the market with the slug and its DataVersion,
+// or ErrNotFound: GetMarket and DataVersions asked side by side, so that a
+// caller who needs both reads the market's counts once.
+func GetMarketVersion(ctx context.Context, st Store, slug string) (Market, DataVersion, error) {
+	var dvs []DataVersion
+	var dvErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		dvs, dvErr = DataVersions(ctx, st, []string{slug})
+	}()
+	m, err := st.GetMarket(ctx, slug)
+	<-read
+	if err != nil {
+		return m, DataVersion{}, err
+	}
+	if dvErr != nil {
+		return m, DataVersion{}, dvErr
+	}
+	return m, dvs[0], nil
+}
+
 // DataVersions returns the data versions of the markets with the slugs, in
 // their order; a slug of no market is ErrNotFound.
 func DataVersions(ctx context.Context, st Store, slugs []string) ([]DataVersion, error) {

@@ -135,4 +135,14 @@ func testDataVersionMarkets(t *testing.T, s store.Store) {
 	if _, err := store.DataVersions(ctx, s, []string{a.Slug, "no-such-market"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("data versions of a slug of no market: %v, want ErrNotFound", err)
 	}
+	// GetMarketVersion: the record and the version, as read apart.
+	m, v, err := store.GetMarketVersion(ctx, s, b.Slug)
+	mustOK(t, err, "market version")
+	checkMarket(t, "GetMarketVersion beside upsert", b, m)
+	if len(vs) > 0 && v.String() != vs[0].String() {
+		t.Errorf("GetMarketVersion read version %s, DataVersions %s", v, vs[0])
+	}
+	if _, _, err := store.GetMarketVersion(ctx, s, "no-such-market"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("market version of a slug of no market: %v, want ErrNotFound", err)
+	}
 }
