@@ -437,7 +437,7 @@ func (s *Server) rejectMalformedQuery(ctx huma.Context, next func(huma.Context))
 func (s *Server) rejectRepeatedQuery(ctx huma.Context, next func(huma.Context)) {
 	// A query without & has one parameter at most: most need no look.
 	if raw := ctx.URL().RawQuery; strings.IndexByte(raw, '&') >= 0 {
-		if err := checkRepeatedQuery(ctx.Operation(), raw); err != nil {
+		if err := checkRepeatedQuery(s.scalarQuery(ctx.Operation()), raw); err != nil {
 			r, w := humago.Unwrap(ctx)
 			writeError(w, r, s.log, err)
 			return
@@ -446,23 +446,38 @@ func (s *Server) rejectRepeatedQuery(ctx huma.Context, next func(huma.Context)) 
 	next(ctx)
 }
 
-// checkRepeatedQuery returns the VALIDATION_ERROR of the first scalar
-// query parameter of op that the raw query gives more than once. It reads
-// the raw query itself: url.ParseQuery answers nothing at all past 10,000
-// parameters, which padding would use to slip a repeat through.
-func checkRepeatedQuery(op *huma.Operation, raw string) *Error {
-	var scalar map[string][]string
+// scalarQuery returns the names of op's scalar query parameters
+// (scalarQueryOf), found once per operation and kept.
+func (s *Server) scalarQuery(op *huma.Operation) []string {
+	if names, ok := s.scalarQueries.Load(op); ok {
+		return names.([]string)
+	}
+	names, _ := s.scalarQueries.LoadOrStore(op, scalarQueryOf(op))
+	return names.([]string)
+}
+
+// scalarQueryOf returns the names of op's query parameters that it does
+// not take as lists, in its order.
+func scalarQueryOf(op *huma.Operation) []string {
+	var names []string
 	for _, p := range op.Parameters {
 		if p.In == "query" && (p.Schema == nil || p.Schema.Type != "array") {
-			if scalar == nil {
-				scalar = make(map[string][]string, len(op.Parameters))
-			}
-			scalar[p.Name] = nil
+			names = append(names, p.Name)
 		}
 	}
-	if scalar == nil {
+	return names
+}
+
+// checkRepeatedQuery returns the VALIDATION_ERROR of the first of the
+// scalar query parameters (an operation's scalarQuery) that the raw query
+// gives more than once. It reads the raw query itself: url.ParseQuery
+// answers nothing at all past 10,000 parameters, which padding would use
+// to slip a repeat through.
+func checkRepeatedQuery(scalar []string, raw string) *Error {
+	if len(scalar) == 0 {
 		return nil
 	}
+	var values [][]string // scalar's, once one is given
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
@@ -471,19 +486,22 @@ func checkRepeatedQuery(op *huma.Operation, raw string) *Error {
 		if err != nil {
 			continue // rejectMalformedQuery's
 		}
-		values, ok := scalar[name]
-		if !ok {
+		i := slices.Index(scalar, name)
+		if i < 0 {
 			continue
 		}
 		if v, err := url.QueryUnescape(value); err == nil {
 			value = v
 		}
-		scalar[name] = append(values, value)
+		if values == nil {
+			values = make([][]string, len(scalar))
+		}
+		values[i] = append(values[i], value)
 	}
-	for _, p := range op.Parameters {
-		if values := scalar[p.Name]; p.In == "query" && len(values) > 1 {
-			return invalidParam("query."+p.Name, values,
-				"given "+strconv.Itoa(len(values))+" times; send it once")
+	for i, vs := range values {
+		if len(vs) > 1 {
+			return invalidParam("query."+scalar[i], vs,
+				"given "+strconv.Itoa(len(vs))+" times; send it once")
 		}
 	}
 	return nil

@@ -153,6 +153,10 @@ type Server struct {
 	insecureCookie sync.Once
 	// pinHTTPS sends Strict-Transport-Security (pinsHTTPS).
 	pinHTTPS bool
+	// scalarQueries keeps each operation's scalar query parameters
+	// (*huma.Operation to scalarQueryOf's []string), found at its first
+	// request and read by every one after (rejectRepeatedQuery).
+	scalarQueries sync.Map
 }
 
 // New builds the API and registers every route.
