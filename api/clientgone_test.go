@@ -104,4 +104,9 @@ func TestClientGoneBeforeRateCheckIsNoOutage(t *testing.T) {
 	if strings.Count(out, `route="GET /v1/markets"`) != 2 || !strings.Contains(out, "client_gone=true") {
 		t.Errorf("the request log does not say the client went away:\n%s", out)
 	}
+	// Said as every call cut short by its client is (one level, one
+	// wording), where the rate limit check's was a DEBUG of its own.
+	if !strings.Contains(out, `level=INFO msg="rate limit check (counted locally): the client went away before it was done`) {
+		t.Errorf("the rate limit check cut short is not logged as a call its client went away from:\n%s", out)
+	}
 }

@@ -138,9 +138,7 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 		// slot, the job runs a moment without one: the cap errs by one
 		// job, not by a lease of refusals.
 		go s.giveBackSlot(key, p.Customer.ID, id, lapse)
-		if clientGone(ctx, err) {
-			s.logClientGone(ctx, "take a job slot", err)
-		} else if s.limiter != nil {
+		if !s.clientWentAway(ctx, "take a job slot", err) && s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("job slots: %w", err))
 		}
 		return nil, false, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable,

@@ -251,10 +251,8 @@ func (s *Server) countRequest(ctx context.Context, p principal, exempt rateExemp
 	}
 	res, err := s.limiter.count(ctx, c)
 	if err != nil {
-		if clientGone(ctx, err) {
-			// Redis is not known to be down: the request ended first.
-			s.log.DebugContext(ctx, "rate limit check: the client went away before it was done; counted locally", "request_id", RequestID(ctx), "err", err)
-		} else {
+		// A client gone is no sign of Redis down: the request ended first.
+		if !s.clientWentAway(ctx, "rate limit check (counted locally)", err) {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, err)
 		}
 		u.Exceeded = s.limiter.local.count(p.Customer.ID+"|"+string(p.Plan.Tier), minute, day, u.Limit, exempt)

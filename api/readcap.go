@@ -114,9 +114,7 @@ func (s *Server) takeReadSlot(ctx context.Context, p principal) (release func(),
 	key := readSlotKey(p.Customer.ID)
 	held, _, err := s.takeSlot(ctx, s.cfg.RedisTimeout, key, limit, id, now, now.Add(readSlotLease))
 	if err != nil {
-		if clientGone(ctx, err) {
-			s.log.DebugContext(ctx, "take a read slot: the client went away before it was done", "request_id", RequestID(ctx), "err", err)
-		} else if s.limiter != nil {
+		if !s.clientWentAway(ctx, "take a read slot", err) && s.limiter != nil {
 			s.limiter.warn(ctx, s.log, p.Customer.ID, fmt.Errorf("read slots: %w", err))
 		}
 		return nil, nil

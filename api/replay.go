@@ -494,9 +494,7 @@ func (s *Server) runHolding(ctx context.Context, j worker.Job, p principal, slot
 			release()
 		}
 		done(notQueued)
-		if clientGone(ctx, err) {
-			s.logClientGone(ctx, "run job "+id, err)
-		} else {
+		if !s.clientWentAway(ctx, "run job "+id, err) {
 			s.log.ErrorContext(ctx, "run job", "request_id", RequestID(ctx), "job_id", id, "err", err)
 		}
 		return jobs.Outcome{}, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff (request id %s)", RequestID(ctx))
@@ -525,9 +523,7 @@ func (s *Server) getJob(ctx context.Context, in *jobInput) (*jobOutput, error) {
 		return nil, Errorf(http.StatusNotFound, CodeNotFound, "job %s not found (unknown, expired, or not yours)", clip(in.ID))
 	}
 	if err != nil {
-		if clientGone(ctx, err) {
-			s.logClientGone(ctx, "job status "+in.ID, err)
-		} else {
+		if !s.clientWentAway(ctx, "job status "+in.ID, err) {
 			s.log.ErrorContext(ctx, "job status", "request_id", RequestID(ctx), "job_id", in.ID, "err", err)
 		}
 		return nil, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable, "the job queue is unavailable; retry with backoff")

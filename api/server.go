@@ -291,7 +291,7 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // clientGone reports whether err is the end of the request's own context:
 // its client went away (hung up, or gave up waiting) before the call
 // answered. That is no failure of the server's, and must not be logged as
-// an outage (logClientGone). A context of the server's own that ran out
+// an outage (clientWentAway). A context of the server's own that ran out
 // (a Redis or store timeout) leaves the request's context live: a real
 // failure still. The status answered stays as it was: nobody reads it.
 func clientGone(ctx context.Context, err error) bool {
@@ -299,16 +299,23 @@ func clientGone(ctx context.Context, err error) bool {
 		(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
-// logClientGone logs, at INFO, a call cut short by its client going away.
-func (s *Server) logClientGone(ctx context.Context, op string, err error) {
+// clientWentAway reports whether the call op failed with err because its
+// client went away (clientGone), and then logs it as that, at INFO: the
+// one way every such call is logged, whatever it was (a store call, a
+// rate limit check, a slot, a job). A caller logs any other failure its
+// own way.
+func (s *Server) clientWentAway(ctx context.Context, op string, err error) bool {
+	if !clientGone(ctx, err) {
+		return false
+	}
 	s.log.InfoContext(ctx, op+": the client went away before it was done (not a server failure)", "request_id", RequestID(ctx), "err", err)
+	return true
 }
 
 // logFailure logs a failed call with the request id: at ERROR, unless its
-// client went away (clientGone).
+// client went away (clientWentAway).
 func (s *Server) logFailure(ctx context.Context, op string, err error) {
-	if clientGone(ctx, err) {
-		s.logClientGone(ctx, op, err)
+	if s.clientWentAway(ctx, op, err) {
 		return
 	}
 	s.log.ErrorContext(ctx, op+" failed", "request_id", RequestID(ctx), "err", err)
