@@ -219,8 +219,9 @@ func exchangeAccess(p Plan) error {
 	return tierDenied(p, store.Pro, "exchange spot and futures data needs the PRO, SUITE or ENTERPRISE plan; the %s plan does not include it", p.Tier)
 }
 
-// parseCoin reads a coin path segment, in any case. An unknown coin is 404:
-// the path names a resource that does not exist.
+// parseCoin reads a coin path segment, which withFoldedCase has
+// lower-cased when it is a coin in any case. An unknown coin is 404: the
+// path names a resource that does not exist.
 func parseCoin(v string) (store.Coin, error) {
 	c := store.Coin(strings.ToUpper(v))
 	if !c.Valid() {
@@ -372,7 +373,9 @@ func historyWindowWarning(p Plan, minTime time.Time, from, to *time.Time) string
 // exchangeHistoryNotFound answers GET /v1/{coin}/{spot,future}/snapshots
 // for coins without history, which the mux cannot route beside
 // /v1/markets/{slug}/snapshots: 404 saying which coin has history. It
-// returns nil for every other path.
+// returns nil for every other path. A coin in another case has been
+// lower-cased before the mux (withFoldedCase): /v1/BTC/spot/snapshots is
+// the history's route, not this.
 func exchangeHistoryNotFound(path string) *Error {
 	parts := strings.Split(strings.TrimPrefix(path, "/v1/"), "/")
 	if !strings.HasPrefix(path, "/v1/") || len(parts) != 3 || parts[2] != "snapshots" || !store.ExchangeKind(parts[1]).Valid() {
@@ -384,13 +387,11 @@ func exchangeHistoryNotFound(path string) *Error {
 	}
 	hist := "/v1/" + historyCoin + "/" + kind + "/snapshots"
 	switch c := store.Coin(strings.ToUpper(coin)); {
-	case c == store.BTC:
-		return Errorf(http.StatusNotFound, CodeNotFound, "paths are lower case: use %s", hist)
 	case c.Valid():
-		live := "/v1/" + strings.ToLower(coin) + "/" + kind
+		live := "/v1/" + coin + "/" + kind
 		return Errorf(http.StatusNotFound, CodeNotFound,
 			"depth history is kept for btc only (%s); %s has latest depth and recent trades at %s/latest and %s/trades",
-			hist, strings.ToLower(coin), live, live)
+			hist, coin, live, live)
 	default:
 		return Errorf(http.StatusNotFound, CodeNotFound,
 			"unknown coin %s: exchange data exists for btc, eth and sol, depth history for btc only (%s)", quoteID(coin), hist)
