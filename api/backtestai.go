@@ -872,7 +872,7 @@ type OrderSettingsDoc struct {
 	LimitOffsetTicks    int    `json:"limitOffsetTicks,omitempty" minimum:"0" maximum:"50" doc:"GTC only: a buy rests this many ticks above the best bid, a sell below the best ask (default 0)."`
 	CancelAfterMs       int    `json:"cancelAfterMs,omitempty" minimum:"1" maximum:"86400000" doc:"GTC only: cancel a resting order this long after its signal (default: rests until filled or the market ends)."`
 	QueueModel          string `json:"queueModel,omitempty" enum:"RISK_AVERSE,FRONT" doc:"GTC only: RISK_AVERSE (default) queues behind the displayed size at the order's price; FRONT at the front (the optimistic bound)."`
-	IncludeRebates      bool   `json:"includeRebates,omitempty" doc:"Count the estimated maker rebates of GTC fills in the pnl."`
+	IncludeRebates      bool   `json:"includeRebates,omitempty" doc:"GTC only (only maker fills earn rebates): count the estimated maker rebates in the pnl."`
 }
 
 type generatedStrategy struct {

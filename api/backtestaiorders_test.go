@@ -99,8 +99,12 @@ func TestAgentOrderRulesRejected(t *testing.T) {
 		{"/v1/backtest-ai/run", code + `"orderType":"gtc"`, "INVALID_ORDER_TYPE", "orderType"},
 		{"/v1/backtest-ai/run", code + `"includeRebates":1`, "VALIDATION_ERROR", "includeRebates"},
 		{"/v1/backtest-ai/run", fmt.Sprintf(obj, `,"orderType":"GTC","limitOffsetTicks":1.5`) + `"reentryCooldownMs":0`, "VALIDATION_ERROR", "generatedStrategy.limitOffsetTicks"},
-		{"/v1/backtest-ai/run", fmt.Sprintf(obj, `,"maxEntriesPerMarket":0`) + `"includeRebates":true`, "VALIDATION_ERROR", "generatedStrategy.maxEntriesPerMarket"},
-		{"/v1/backtest-ai/run", fmt.Sprintf(obj, `,"queueModel":"FRONT"`) + `"includeRebates":true`, "VALIDATION_ERROR", "generatedStrategy.queueModel"},
+		{"/v1/backtest-ai/run", fmt.Sprintf(obj, `,"maxEntriesPerMarket":0`) + `"reentryCooldownMs":0`, "VALIDATION_ERROR", "generatedStrategy.maxEntriesPerMarket"},
+		{"/v1/backtest-ai/run", fmt.Sprintf(obj, `,"queueModel":"FRONT"`) + `"reentryCooldownMs":0`, "VALIDATION_ERROR", "generatedStrategy.queueModel"},
+		// Only a resting order's maker fills earn rebates.
+		{"/v1/backtest-ai/generate", prompt + `"includeRebates":true`, "VALIDATION_ERROR", "includeRebates"},
+		{"/v1/backtest-ai/run", code + `"orderType":"LIMIT","includeRebates":true`, "VALIDATION_ERROR", "includeRebates"},
+		{"/v1/backtest-ai/run", fmt.Sprintf(obj, `,"includeRebates":true`) + `"reentryCooldownMs":0`, "VALIDATION_ERROR", "generatedStrategy.includeRebates"},
 	} {
 		body := "{" + strings.TrimSuffix(tc.body, ",") + "}"
 		e := wantError(t, b.ai(http.MethodPost, tc.path, tok, body), http.StatusBadRequest, tc.code)

@@ -635,7 +635,7 @@ type replayRequest struct {
 	QueueModel          string `json:"queueModel,omitempty" enum:"RISK_AVERSE,FRONT" default:"RISK_AVERSE" doc:"GTC only: RISK_AVERSE puts the order behind the size shown at its price when it goes live (and never further back than the book later shows); FRONT at the front of the queue, the optimistic bound."`
 	TradesOffset        int    `json:"tradesOffset,omitempty" minimum:"0" maximum:"1000000" doc:"Page through the trade events of a replay whose answer lists some only (trades_truncated): list the events from this one on (0 is the first). Each page replays the market again; the replay is deterministic, so pages fit together."`
 	TradesLimit         int    `json:"tradesLimit,omitempty" minimum:"1" maximum:"1000" doc:"With tradesOffset: at most this many events (default 1000). Without either, an answer lists at most 1,000 events: the first and the last 500."`
-	IncludeRebates      bool   `json:"includeRebates,omitempty" default:"false" doc:"Count the estimated maker rebates (the market's maker_rebate_rate of the taker fee a maker fill would have paid) in the pnl; they are always reported in total_maker_rebates."`
+	IncludeRebates      bool   `json:"includeRebates,omitempty" default:"false" doc:"GTC only (only maker fills earn rebates): count the estimated maker rebates (the market's maker_rebate_rate of the taker fee a maker fill would have paid) in the pnl; they are always reported in total_maker_rebates."`
 
 	// The Backtest AI agent's generated_strategy, with a marketSlug added,
 	// replays as it is (replay.DescriptiveKeys).

@@ -185,6 +185,8 @@ func TestReplayCostsRejected(t *testing.T) {
 		{"cancel with LIMIT", replayBody(slug, set("orderType", "LIMIT", "cancelAfterMs", 1000)), "cancelAfterMs"},
 		{"unknown queue model", replayBody(slug, set("orderType", "GTC", "queueModel", "BACK")), "queueModel"},
 		{"queue model with MARKET", replayBody(slug, set("queueModel", "FRONT")), "queueModel"},
+		{"rebates with MARKET", replayBody(slug, set("includeRebates", true)), "includeRebates"},
+		{"rebates with LIMIT", replayBody(slug, set("orderType", "LIMIT", "includeRebates", true)), "includeRebates"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := wantError(t, b.replay(store.Pro, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")

@@ -178,7 +178,8 @@ type Strategy struct {
 	LimitOffsetTicks int    `json:"limitOffsetTicks,omitempty"`
 	CancelAfterMs    int    `json:"cancelAfterMs,omitempty"`
 	QueueModel       string `json:"queueModel,omitempty"`
-	// IncludeRebates counts estimated maker rebates in the pnl.
+	// IncludeRebates counts estimated maker rebates in the pnl (GTC only:
+	// only maker fills earn them).
 	IncludeRebates bool `json:"includeRebates,omitempty"`
 
 	// maxLossGiven records that a decoded body carried maxLossPercent, so
@@ -698,6 +699,12 @@ func (s *Strategy) checkOrderRules(p *problems) {
 		p.add(CodeValidation, "queueModel", "queueModel applies only with orderType GTC (a resting order); %s", orderTypeNamed(s.OrderType))
 	case s.QueueModel != QueueRiskAverse && s.QueueModel != QueueFront:
 		p.add(CodeValidation, "queueModel", "queueModel %q is not one of RISK_AVERSE, FRONT%s", s.QueueModel, caseHint(s.QueueModel, QueueModels()))
+	}
+	if s.IncludeRebates && known && !gtc {
+		// Only a resting order's maker fills earn rebates: with MARKET or
+		// LIMIT every fill is a taker's, and the pnl asked for would be
+		// the pnl without them. (false is what every taker order has.)
+		p.add(CodeValidation, "includeRebates", "includeRebates applies only with orderType GTC (a resting order: only maker fills earn rebates); %s", orderTypeNamed(s.OrderType))
 	}
 }
 

@@ -184,7 +184,7 @@ func (Builtin) Generate(ctx context.Context, req Request) (Spec, error) {
 		}
 		return Spec{}, err
 	}
-	if note := droppedResting(restingDetails{pr.order, pr.offset, pr.cancel, pr.postOnly, pr.queue}, req.OrderType, "prompt"); note != "" {
+	if note := droppedResting(restingDetails{pr.order, pr.offset, pr.cancel, pr.postOnly, pr.queue, pr.rebates}, req.OrderType, "prompt"); note != "" {
 		notes = append(notes, note)
 	}
 	spec.Explanation = strings.Join(append([]string{Describe(spec.Rules)}, notes...), " ")

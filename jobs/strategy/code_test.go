@@ -158,8 +158,8 @@ func randomRules(r *rand.Rand) Rules {
 		offset, cancel = whole(0, replay.MaxLimitOffsetTicks), whole(1, replay.MaxCancelAfterMs)
 		st.PostOnly = r.IntN(2) == 0
 		st.QueueModel = []string{"", replay.QueueRiskAverse, replay.QueueFront}[r.IntN(3)]
+		st.IncludeRebates = r.IntN(3) == 0
 	}
-	st.IncludeRebates = r.IntN(3) == 0
 	st.SetOrderRules(whole(0, replay.MaxReentryCooldownMs), whole(1, replay.MaxEntriesPerMarketCap), offset, cancel)
 	if r.IntN(3) > 0 {
 		rules.Coin = store.BTC

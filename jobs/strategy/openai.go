@@ -552,10 +552,10 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 
 // resting is the answer's details of a resting order, as droppedResting
 // lists them: what the strict schema makes a model answer where it means
-// none (postOnly false, limitOffsetTicks and cancelAfterMs 0, queueModel
-// RISK_AVERSE, the default) is no detail.
+// none (postOnly and includeRebates false, limitOffsetTicks and
+// cancelAfterMs 0, queueModel RISK_AVERSE, the default) is no detail.
 func (a answer) resting() restingDetails {
-	d := restingDetails{order: a.OrderType, postOnly: a.PostOnly != nil && *a.PostOnly}
+	d := restingDetails{order: a.OrderType, postOnly: a.PostOnly != nil && *a.PostOnly, rebates: a.IncludeRebates != nil && *a.IncludeRebates}
 	if a.LimitOffsetTicks != nil && *a.LimitOffsetTicks > 0 {
 		d.offset = a.LimitOffsetTicks
 	}

@@ -621,13 +621,13 @@ func TestOpenAIOrderRules(t *testing.T) {
 // without a word.
 func TestOpenAINotesDroppedResting(t *testing.T) {
 	t.Parallel()
-	details := []string{"a resting (GTC) order", "1 tick above the best bid", "post only", "cancel after 10 s", "queue at the front"}
+	details := []string{"a resting (GTC) order", "1 tick above the best bid", "post only", "cancel after 10 s", "queue at the front", "include rebates"}
 	for _, tc := range []struct {
 		answer map[string]any
 		want   []string
 	}{
-		{orderRules(with(good(), "orderType", "GTC"), 30000, nil, true, 1, 10000, "FRONT", false), details},
-		{orderRules(good(), 30000, nil, true, 1, 10000, "FRONT", false), details[1:]},
+		{orderRules(with(good(), "orderType", "GTC"), 30000, nil, true, 1, 10000, "FRONT", true), details},
+		{orderRules(good(), 30000, nil, true, 1, 10000, "FRONT", true), details[1:]},
 		{orderRules(with(good(), "orderType", "GTC"), 30000, nil, false, 0, nil, "RISK_AVERSE", false), details[:1]},
 	} {
 		for _, order := range []string{"LIMIT", "MARKET"} {

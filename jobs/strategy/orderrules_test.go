@@ -83,9 +83,9 @@ func TestCodeOrderRules(t *testing.T) {
 			"side=UP entry: bid_up < 0.4 exit: mid_up > 0.6 size=1 maxloss=50 order=GTC"},
 		{"side=DOWN entry: coin_return_60s < -0.2 exit: imbalance_down <= -0.5 size=1 order=GTC queue=Front latency=100 maxentries=1",
 			"side=DOWN entry: coin_return_60s < -0.2 exit: imbalance_down <= -0.5 size=1 maxloss=50 order=GTC queue=front latency=100 maxentries=1"},
-		// Re-entry control and rebates need no resting order.
-		{"side=UP entry: display_down < 0.5 exit: bid_down > 0.5 size=1 order=LIMIT rebates=true cooldown=86400000 maxentries=10000",
-			"side=UP entry: display_down < 0.5 exit: bid_down > 0.5 size=1 maxloss=50 order=LIMIT rebates=true cooldown=86400000 maxentries=10000"},
+		// Re-entry control needs no resting order.
+		{"side=UP entry: display_down < 0.5 exit: bid_down > 0.5 size=1 order=LIMIT rebates=false cooldown=86400000 maxentries=10000",
+			"side=UP entry: display_down < 0.5 exit: bid_down > 0.5 size=1 maxloss=50 order=LIMIT cooldown=86400000 maxentries=10000"},
 	}
 	for _, tc := range cases {
 		r, err := ParseCode(tc.in)
@@ -111,6 +111,8 @@ func TestParseCodeOrderRulesErrors(t *testing.T) {
 		base + "order=MARKET offset=1":                "offset applies only with order GTC (a resting order); this request's order is MARKET",
 		base + "cancel=1000":                          "cancel applies only with order GTC (a resting order); this request's order is MARKET (the default)",
 		base + "queue=front":                          "queue applies only with order GTC",
+		base + "order=LIMIT rebates=true":             "rebates applies only with order GTC",
+		base + "rebates=true":                         "rebates applies only with order GTC (a resting order: only maker fills earn rebates); this request's order is MARKET (the default)",
 		base + "order=GTC queue=back":                 `queue "back" is not one of risk_averse, front`,
 		base + "order=GTC offset=51":                  "offset 51 is not allowed: it must be a whole number of ticks from 0 to 50",
 		base + "order=GTC offset=1.5":                 "offset 1.5 is not allowed",

@@ -38,7 +38,7 @@ func OrderSettingKeys() []string { return append([]string(nil), orderSettingKeys
 func (o *OrderSettings) Check(orderType string) error {
 	always := []replay.Condition{{Field: replay.FieldPriceUp, Operator: replay.OpGreaterOrEqual, Value: 0}}
 	st := replay.Strategy{Side: replay.SideUp, EntryConditions: always, ExitConditions: always, PositionSize: replay.MinPositionSize,
-		OrderType: orderType, QueueModel: o.QueueModel,
+		OrderType: orderType, QueueModel: o.QueueModel, IncludeRebates: o.IncludeRebates != nil && *o.IncludeRebates,
 		PostOnly: o.PostOnly != nil} // given at all: false with MARKET is refused too
 	st.SetOrderRules(o.ReentryCooldownMs, o.MaxEntriesPerMarket, o.LimitOffsetTicks, o.CancelAfterMs)
 	if err := st.Validate(); err != nil {
@@ -69,7 +69,7 @@ func (o *OrderSettings) merge(st *replay.Strategy, orderType string, rules *orde
 		if orderType != replay.OrderGTC {
 			// The settings' order type wins, and with it go the
 			// strategy's details of a resting order.
-			st.PostOnly, st.QueueModel = false, ""
+			st.PostOnly, st.QueueModel, st.IncludeRebates = false, "", false
 			rules.offset, rules.cancel = nil, nil
 		}
 	}
@@ -98,17 +98,18 @@ func (o *OrderSettings) merge(st *replay.Strategy, orderType string, rules *orde
 
 // restingKeys are the JSON keys of a resting order's details, which
 // apply with orderType GTC only.
-var restingKeys = []string{"postOnly", "limitOffsetTicks", "cancelAfterMs", "queueModel"}
+var restingKeys = []string{"postOnly", "limitOffsetTicks", "cancelAfterMs", "queueModel", "includeRebates"}
 
 // restingDetails are a generator's details of a resting order, as it read
 // them (the prompt) or was answered them (a model): the order type, the
-// offset and cancel numbers (nil: not said), postOnly and the queue model
-// ("": not said).
+// offset and cancel numbers (nil: not said), postOnly, the queue model
+// ("": not said) and whether maker rebates are counted.
 type restingDetails struct {
 	order          string
 	offset, cancel *float64
 	postOnly       bool
 	queue          string
+	rebates        bool
 }
 
 // droppedResting is the note saying which of d, the details of a resting
@@ -141,6 +142,9 @@ func droppedResting(d restingDetails, orderType, from string) string {
 		dropped = append(dropped, "queue at the front")
 	case replay.QueueRiskAverse:
 		dropped = append(dropped, "queue at the back (risk-averse)")
+	}
+	if d.rebates {
+		dropped = append(dropped, "include rebates")
 	}
 	if len(dropped) == 0 {
 		return ""

@@ -279,9 +279,10 @@ export function executionControls(prefix: string, onChange: () => void = () => {
         const c = ms(val(cancel));
         if (c !== undefined) out.cancelAfterMs = c;
         out.queueModel = queue.value;
-        if (inherit) out.includeRebates = rebates.checked;
+        // Only a resting order's maker fills earn rebates: the box,
+        // shown with GTC only, is sent with GTC only.
+        if (inherit || rebates.checked) out.includeRebates = rebates.checked;
       }
-      if (withOrders && !inherit && rebates.checked) out.includeRebates = true;
       if (inherit ? model.value !== '' : model.value !== 'NONE') out.feeModel = model.value;
       if (model.value === 'CUSTOM') {
         out.feeRate = val(rate);

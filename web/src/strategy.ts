@@ -375,5 +375,6 @@ function validate(
     }
   }
   if (r.queueModel && !gtc) return `queueModel applies only with orderType GTC (a resting order); ${named}`;
+  if (r.includeRebates && !gtc) return `includeRebates applies only with orderType GTC (a resting order: only maker fills earn rebates); ${named}`;
   return '';
 }
