@@ -21,9 +21,11 @@ import (
 // The levels are in blocks, so that a store can decode its units of storage
 // side by side, each into a block of its own, and hand them over as they
 // are. A side that did not change from one tick to the next is the same
-// Span, as the stores share unchanged sides; a missing book and an empty
-// one are both empty spans, which a replay treats alike. A tape is
-// read-only once built.
+// Span, as the stores share unchanged sides. A missing book and an empty
+// one both have empty spans; HasBook tells them apart (a resting order's
+// queue, DESIGN 6: a recorded book with no level on the order's side has
+// no queue ahead, a missing one an unknown queue). A tape is read-only
+// once built.
 type Tape struct {
 	// Outcome names the books the ticks carry: OutcomeUp or OutcomeDown.
 	Outcome string
@@ -45,6 +47,9 @@ type Tick struct {
 	// kept beside the tick so that it need not reach into the levels.
 	BestBid, BestAsk         float64
 	BestBidSize, BestAskSize float64
+	// HasBook is whether the snapshot recorded a book of the outcome,
+	// empty or not.
+	HasBook bool
 }
 
 // BestOf is the price and size of the first of levels (best first) with a
@@ -176,6 +181,7 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 			tk.setBest(noBest, noBest)
 			continue
 		}
+		tk.HasBook = true
 		if bids, err = t.addSide(b.Bids, bids, prevBids, &bestBid); err != nil {
 			return nil, err
 		}

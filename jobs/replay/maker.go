@@ -700,11 +700,11 @@ func takes(tk *store.Tick, limit float64, buy bool) bool {
 func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	r, o := &e.rest, &e.rest.o
 	bb, ba := tk.BestBid, tk.BestAsk
-	// A recorded book, whether or not any of its levels is a level (a
-	// book whose levels all have size 0 shows no queue on the order's
-	// side: Q = 0, as showQueue reads the same book at a later tick).
-	// Only a snapshot without one leaves the queue unknown.
-	hasBook := tk.Bids.Len > 0 || tk.Asks.Len > 0
+	// A recorded book, whether or not any of its levels is a level, or
+	// it lists none at all (a book with no level on the order's side
+	// shows no queue: Q = 0, as showQueue reads the same book at a later
+	// tick). Only a snapshot without one leaves the queue unknown.
+	hasBook := tk.HasBook
 	if hasBook {
 		cross := false
 		if o.buy {
@@ -830,8 +830,8 @@ func (e *engine) showQueue(i int) {
 	queue, limit, buy := o.queue, o.limit, o.buy
 	for j := o.shown; j < i && queue > 0; j++ {
 		tk := &e.ticks[j]
-		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
-			continue
+		if !tk.HasBook {
+			continue // no book recorded: it shows nothing of the queue
 		}
 		side, best, size := tk.Bids, tk.BestBid, tk.BestBidSize
 		if !buy {

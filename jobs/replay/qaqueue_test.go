@@ -129,17 +129,18 @@ func TestRestingQueueHand(t *testing.T) {
 			orders: []string{placed, tms(5000) + " FILLED BUY 0.48×100 TRADE"},
 		},
 		{
-			// A recorded book with no level on either side at activation:
-			// the engine takes it for no book (queue unknown), so 500 at
-			// 0.48 count nothing; the book at 5 s shows 20.
+			// A recorded book with no level on either side at activation
+			// is a book with no level on the order's side (DESIGN 6, fine
+			// points): nothing is ahead, so the 500 at 0.48 at 4 s fill
+			// it (a missing book would leave the queue unknown).
 			name: "an activation book without levels",
 			snaps: []store.Snapshot{first, withUp(snap(3, 0.50, 0.50), book(nil, nil)),
 				withUp(snap(5, 0.50, 0.50), book(levels(lv(0.48, 20)), asks)),
 				withUp(snap(10, 0.50, 0.50), book(levels(lv(0.48, 20)), asks))},
 			trades: []store.MarketTrade{sell(4000, 0.48, 500, "0x1"), sell(6000, 0.48, 120, "0x2")},
 			strat:  func(s Strategy) Strategy { s.LatencyMs = 2000; return s },
-			events: []string{"ENTRY SIGNAL " + tms(6000) + " fill=0.48 shares=100 pnl=0 coin=50005 MAKER rebate=0", held},
-			orders: []string{placed, tms(6000) + " FILLED BUY 0.48×100 TRADE"},
+			events: []string{"ENTRY SIGNAL " + tms(4000) + " fill=0.48 shares=100 pnl=0 coin=50003 MAKER rebate=0", held},
+			orders: []string{placed, tms(4000) + " FILLED BUY 0.48×100 TRADE"},
 		},
 		{
 			// At 5 s the book's best ask is 0.48, the limit itself: a book

@@ -59,7 +59,7 @@ func queueByTicks(e *engine, i int) {
 walk:
 	for j := o.shown; j < i && o.queue > 0; j++ {
 		tk := &e.ticks[j]
-		if tk.Bids.Len == 0 && tk.Asks.Len == 0 {
+		if !tk.HasBook {
 			continue
 		}
 		best, size := tk.BestBid, tk.BestBidSize
@@ -127,22 +127,26 @@ func TestShowQueueAgreesWithQueueAt(t *testing.T) {
 		nt := 1 + rng.IntN(12)
 		ticks := make([]store.Tick, nt)
 		spans := make([][2]store.Span, 0, nt)
+		books := make([]bool, 0, nt) // a book recorded (its sides may list no level)
 		for j := range ticks {
 			var b, a store.Span
+			book := true
 			switch {
 			case j > 0 && rng.IntN(3) == 0:
-				b, a = spans[j-1][0], spans[j-1][1]
+				b, a, book = spans[j-1][0], spans[j-1][1], books[j-1]
 			case j > 1 && rng.IntN(6) == 0:
-				b, a = spans[j-2][0], spans[j-2][1]
+				b, a, book = spans[j-2][0], spans[j-2][1], books[j-2]
 			case rng.IntN(10) == 0:
+				book = false
 			default:
 				b, a = side(), side()
 			}
 			spans = append(spans, [2]store.Span{b, a})
+			books = append(books, book)
 		}
 		tape := &store.Tape{Ticks: ticks, Blocks: [][]store.Level{block}}
 		for j := range ticks {
-			ticks[j].Bids, ticks[j].Asks = spans[j][0], spans[j][1]
+			ticks[j].Bids, ticks[j].Asks, ticks[j].HasBook = spans[j][0], spans[j][1], books[j]
 			ticks[j].SetBest(tape.Side(spans[j][0]), tape.Side(spans[j][1]))
 		}
 		q0 := []float64{math.Inf(1), 0, 5, 30, 100, float64(rng.IntN(200))}[rng.IntN(6)]

@@ -340,16 +340,16 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		closeWith(ReasonSignal, at, coin, limit, limit, 0, rebate, LiquidityMaker, &rb)
 	}
-	// recorded is whether snapshot i has a book of the side with any
-	// level listed, a level or not: one whose levels all have size 0
-	// shows no level on the order's side (queue 0), where a snapshot
-	// without a book (or with an empty one) shows nothing.
+	// recorded is whether snapshot i has a book of the side, with levels
+	// or none: one that lists no level (or only levels of size 0) shows
+	// no level on the order's side (queue 0), where a snapshot without a
+	// book shows nothing.
 	recorded := func(i int) bool {
 		b := snaps[i].BookDown
 		if up {
 			b = snaps[i].BookUp
 		}
-		return b != nil && len(b.Bids)+len(b.Asks) > 0
+		return b != nil
 	}
 	activate := func(j int) bool {
 		_, bids, asks := side(j)

@@ -696,8 +696,10 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 			bids, asks = d.side(k, f&(flagSame<<k) != 0), d.side(k+1, f&(flagSame<<(k+1)) != 0)
 			tk.Bids, tk.Asks = d.span[k], d.span[k+1]
 			tk.SetBest(bids, asks)
+			tk.HasBook = true
 		} else {
 			tk.SetBest(nil, nil)
+			tk.HasBook = false
 		}
 		if d.v1 && keep == flagUp && f&flagDown != 0 {
 			d.skipBook(f, 2)

@@ -180,6 +180,7 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 		case f&d.keep == 0:
 			tk.Bids, tk.Asks = store.Span{}, store.Span{}
 			tk.BestBid, tk.BestBidSize, tk.BestAsk, tk.BestAskSize = noBest.Price, 0, noBest.Price, 0
+			tk.HasBook = false
 			continue
 		case f&same == same:
 			// Both sides as they were (most ticks of a book that moves).
@@ -191,6 +192,7 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 			tk.Bids, tk.Asks = sd[0].span, sd[1].span
 			tk.BestBid, tk.BestBidSize = sd[0].best.Price, sd[0].best.Size
 			tk.BestAsk, tk.BestAskSize = sd[1].best.Price, sd[1].best.Size
+			tk.HasBook = true
 			continue
 		}
 		for j := range sd {
@@ -248,6 +250,7 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 		tk.Bids, tk.Asks = sd[0].span, sd[1].span
 		tk.BestBid, tk.BestBidSize = sd[0].best.Price, sd[0].best.Size
 		tk.BestAsk, tk.BestAskSize = sd[1].best.Price, sd[1].best.Size
+		tk.HasBook = true
 	}
 	d.in[p], d.levels[p] = in, d.total[p]-left
 	if err := d.close(); err != nil {

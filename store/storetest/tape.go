@@ -59,7 +59,7 @@ func TapeDiff(want, got *store.Tape) string {
 	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 	for i := range want.Ticks {
 		w, g := &want.Ticks[i], &got.Ticks[i]
-		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) {
+		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) || g.HasBook != w.HasBook {
 			return fmt.Sprintf("tick %d = %+v, want %+v", i, *g, *w)
 		}
 		var own store.Tick
@@ -129,7 +129,8 @@ func testTapeBooks(t *testing.T, s store.Store) {
 // testTapeLong reads a series longer than a store's unit of storage,
 // written in bulk, out of order and one snapshot at a time, whose books
 // rest: each side keeps its levels for a few snapshots, as a real
-// book does between trades, and some snapshots have no book.
+// book does between trades, and some snapshots have no book or an empty
+// one.
 func testTapeLong(t *testing.T, s store.Store) {
 	slug := seedSnapshotMarket(t, s, 0)
 	const n = 1500
@@ -150,6 +151,9 @@ func testTapeLong(t *testing.T, s store.Store) {
 		want[i].BookUp, want[i].BookDown = up, down
 		if i%97 == 0 {
 			want[i].BookUp = nil
+		}
+		if i%89 == 0 || i%89 == 1 {
+			want[i].BookDown = &store.Book{} // recorded, empty: not the same as none
 		}
 	}
 	appendSnapshots(t, s, slug, want[n/2:n-100])
