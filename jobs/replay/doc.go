@@ -37,6 +37,9 @@
 //     trade recorded after the last snapshot, adds one last point at its
 //     time (within the 1,000). If the snapshots with trades exceed the budget,
 //     the curve keeps an evenly spaced selection of them and the last one.
+//     A market of more than 1,000 snapshots always gets 1,000 points: an
+//     evenly spaced point that falls on a trade's snapshot is made up for
+//     by another, evenly spaced among the snapshots not yet shown.
 //   - A trade is winning or losing by its pnl as shown (rounded to 6
 //     decimals), so a trade shown as 0 is neither.
 //   - time_in_position_pct counts a position held to MARKET_END up to the

@@ -573,6 +573,10 @@ func TestCurveIndices(t *testing.T) {
 		{name: "trades early, then a long hold", n: 288000, events: evs(seq(12000)...), budget: 1000, maxGap: 2 * 288000 / 1000},
 		{name: "large", n: 288000, events: evs(5, 6, 100000, 287999, 288000), budget: 999},
 		{name: "trade on every snapshot", n: 5000, events: evs(seq(5000)...), budget: 1000},
+		// Every evenly spaced point (k·10/5: 0, 2, 4, 6, 8) falls on a
+		// trade snapshot: the budget is filled from the others.
+		{name: "evenly spaced points on trade snapshots", n: 10, events: evs(0, 2, 4), budget: 6, want: []int{0, 1, 2, 4, 5, 9}},
+		{name: "trades on every other snapshot", n: 1332, events: evs(evens(666)...), budget: 1000, maxGap: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -587,6 +591,9 @@ func TestCurveIndices(t *testing.T) {
 				if got[i] <= got[i-1] {
 					t.Fatalf("not strictly ascending at %d: %v", i, got[i-1:i+1])
 				}
+			}
+			if want := min(tt.n, tt.budget); len(got) != want {
+				t.Errorf("%d indices, want %d: the budget is used", len(got), want)
 			}
 			if got[len(got)-1] != tt.n-1 {
 				t.Errorf("last index %d, want %d", got[len(got)-1], tt.n-1)
@@ -619,6 +626,15 @@ func seq(n int) []int {
 	out := make([]int, n)
 	for i := range out {
 		out[i] = i
+	}
+	return out
+}
+
+// evens is 0, 2, 4, … : n of them.
+func evens(n int) []int {
+	out := seq(n)
+	for i := range out {
+		out[i] *= 2
 	}
 	return out
 }

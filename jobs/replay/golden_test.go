@@ -53,6 +53,9 @@ func goldenCase(c int) (name string, r Request, res, full Result, err error) {
 //     NONE and latencyMs 0) are taken out and every trade event is listed
 //     (an answer now lists at most MaxTradeEvents). LIMIT answers are not
 //     compared there: their exits moved from the ask to the bid (DESIGN 6).
+//     Its sums of the MARKET answers whose pnl_curve had lost points to
+//     trade snapshots were rewritten once, when curveIndices began to use
+//     its whole budget (topUp); nothing else of those answers changed.
 //   - testdata/golden_v2_sha256.txt holds every answer whole, as the
 //     engine gives it now; an answer that changes by one byte fails here.
 func TestRunGolden(t *testing.T) {

@@ -428,7 +428,9 @@ func (e *engine) curve(m store.Market) []EquityPoint {
 
 // curveIndices picks at most budget snapshot indices out of n, ascending:
 // every snapshot with a trade event and the last snapshot, topped up with
-// evenly spaced ones (the first always among them). All n when they fit. If
+// evenly spaced ones (the first always among them), and where some of
+// those fell on trade snapshots, with others evenly spaced among the
+// snapshots left out (topUp), so that the budget is used. All n when they fit. If
 // the trade snapshots alone exceed the budget, half the points are evenly
 // spaced over the market and the other half an evenly spaced selection of
 // the trade snapshots, ending with the last snapshot: the bound holds, the
@@ -496,7 +498,36 @@ func curveIndices(n int, vis []int32, budget int) []int {
 		}
 		out = append(out, i)
 	}
-	return append(out, must[j:]...)
+	return topUp(append(out, must[j:]...), n, budget)
+}
+
+// topUp adds to picked (ascending indices out of n) as many of the
+// snapshots it left out as the budget has room for, evenly spaced among
+// those left out. An evenly spaced point that fell on a trade snapshot
+// was a point lost: with trades on every other snapshot every one of them
+// fell there, and a market of 1,332 snapshots got a curve of 667 points,
+// none between the trades.
+func topUp(picked []int, n, budget int) []int {
+	free := n - len(picked)
+	add := min(budget-len(picked), free)
+	if add <= 0 {
+		return picked
+	}
+	out := make([]int, 0, len(picked)+add)
+	j, rank, k := 0, 0, 0
+	for i := 0; i < n && (k < add || j < len(picked)); i++ {
+		if j < len(picked) && picked[j] == i {
+			out = append(out, i)
+			j++
+			continue
+		}
+		if k < add && rank == k*free/add {
+			out = append(out, i)
+			k++
+		}
+		rank++
+	}
+	return out
 }
 
 // round6 rounds to 6 decimals for the wire. It also keeps the promise that
