@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 	"unsafe"
 )
@@ -31,9 +32,50 @@ type Tape struct {
 	Outcome string
 	Ticks   []Tick
 	Blocks  [][]Level
+	// NoBook is the ticks whose snapshot recorded no book of the outcome
+	// (HasBook), tick for tick with Ticks: the rare case, kept apart from
+	// the ticks, which a replay streams, and empty (nil) on a tape whose
+	// every snapshot has the book. A store that builds a tape of parts
+	// adds each part's at its first tick's place (TickSet.AddAt).
+	NoBook TickSet
 }
 
-// Tick is one snapshot on a tape.
+// TickSet is a set of a tape's ticks, a bit each: tick i is bit i%64 of
+// word i/64. The zero value is the empty set, and a set grows as ticks
+// are added, so that a set of none takes no memory.
+type TickSet []uint64
+
+// Add adds tick i (i ≥ 0).
+func (s *TickSet) Add(i int) {
+	w := uint(i) / 64
+	if w >= uint(len(*s)) {
+		*s = append(*s, make([]uint64, w+1-uint(len(*s)))...)
+	}
+	(*s)[w] |= 1 << (uint(i) % 64)
+}
+
+// Has reports whether tick i is in the set.
+func (s TickSet) Has(i int) bool {
+	w := uint(i) / 64
+	return w < uint(len(s)) && s[w]&(1<<(uint(i)%64)) != 0
+}
+
+// AddAt adds the ticks of o, each moved on by at: o's tick 0 is at.
+func (s *TickSet) AddAt(at int, o TickSet) {
+	for w, word := range o {
+		for ; word != 0; word &= word - 1 {
+			s.Add(at + w*64 + bits.TrailingZeros64(word))
+		}
+	}
+}
+
+// HasBook reports whether tick i's snapshot recorded a book of the
+// tape's outcome, empty or not.
+func (t *Tape) HasBook(i int) bool { return !t.NoBook.Has(i) }
+
+// Tick is one snapshot on a tape. A replay streams the ticks, so a tick
+// holds what a replay reads at most of them (80 bytes, TestTickIs80Bytes);
+// what it reads seldom is on the tape beside them (Tape.NoBook).
 type Tick struct {
 	// Nanos is the snapshot's time in nanoseconds since the Unix epoch.
 	Nanos                         int64
@@ -47,9 +89,6 @@ type Tick struct {
 	// kept beside the tick so that it need not reach into the levels.
 	BestBid, BestAsk         float64
 	BestBidSize, BestAskSize float64
-	// HasBook is whether the snapshot recorded a book of the outcome,
-	// empty or not.
-	HasBook bool
 }
 
 // BestOf is the price and size of the first of levels (best first) with a
@@ -110,7 +149,8 @@ func (t *Tape) Side(sp Span) []Level {
 
 // Bytes returns the memory the tape's arrays take.
 func (t *Tape) Bytes() int64 {
-	n := int64(cap(t.Ticks))*int64(unsafe.Sizeof(Tick{})) + int64(cap(t.Blocks))*int64(unsafe.Sizeof([]Level{}))
+	n := int64(cap(t.Ticks))*int64(unsafe.Sizeof(Tick{})) + int64(cap(t.Blocks))*int64(unsafe.Sizeof([]Level{})) +
+		int64(cap(t.NoBook))*int64(unsafe.Sizeof(uint64(0)))
 	for _, b := range t.Blocks {
 		n += int64(cap(b)) * int64(unsafe.Sizeof(Level{}))
 	}
@@ -179,9 +219,9 @@ func TapeOf(snaps []Snapshot, outcome string) (*Tape, error) {
 		if b == nil {
 			prevBids, prevAsks, bids, asks = nil, nil, Span{}, Span{}
 			tk.setBest(noBest, noBest)
+			t.NoBook.Add(i)
 			continue
 		}
-		tk.HasBook = true
 		if bids, err = t.addSide(b.Bids, bids, prevBids, &bestBid); err != nil {
 			return nil, err
 		}

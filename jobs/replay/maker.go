@@ -704,7 +704,7 @@ func (e *engine) activate(j int, tk *store.Tick, price float64) bool {
 	// it lists none at all (a book with no level on the order's side
 	// shows no queue: Q = 0, as showQueue reads the same book at a later
 	// tick). Only a snapshot without one leaves the queue unknown.
-	hasBook := tk.HasBook
+	hasBook := e.tape.HasBook(j)
 	if hasBook {
 		cross := false
 		if o.buy {
@@ -830,7 +830,7 @@ func (e *engine) showQueue(i int) {
 	queue, limit, buy := o.queue, o.limit, o.buy
 	for j := o.shown; j < i && queue > 0; j++ {
 		tk := &e.ticks[j]
-		if !tk.HasBook {
+		if !e.tape.HasBook(j) {
 			continue // no book recorded: it shows nothing of the queue
 		}
 		side, best, size := tk.Bids, tk.BestBid, tk.BestBidSize

@@ -59,7 +59,7 @@ func queueByTicks(e *engine, i int) {
 walk:
 	for j := o.shown; j < i && o.queue > 0; j++ {
 		tk := &e.ticks[j]
-		if !tk.HasBook {
+		if !e.tape.HasBook(j) {
 			continue
 		}
 		best, size := tk.BestBid, tk.BestBidSize
@@ -146,7 +146,10 @@ func TestShowQueueAgreesWithQueueAt(t *testing.T) {
 		}
 		tape := &store.Tape{Ticks: ticks, Blocks: [][]store.Level{block}}
 		for j := range ticks {
-			ticks[j].Bids, ticks[j].Asks, ticks[j].HasBook = spans[j][0], spans[j][1], books[j]
+			ticks[j].Bids, ticks[j].Asks = spans[j][0], spans[j][1]
+			if !books[j] {
+				tape.NoBook.Add(j)
+			}
 			ticks[j].SetBest(tape.Side(spans[j][0]), tape.Side(spans[j][1]))
 		}
 		q0 := []float64{math.Inf(1), 0, 5, 30, 100, float64(rng.IntN(200))}[rng.IntN(6)]

@@ -342,7 +342,6 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 			}
 		}
 		if h.flags&keep != 0 {
-			tk.HasBook = true
 			nb, na := h.counts[k], h.counts[k+1]
 			if tk.Bids, err = store.SideSpan(0, off, nb); err != nil {
 				return nil, err
@@ -358,6 +357,7 @@ func unpackTape(entries []entry, outcome string) (*store.Tape, error) {
 			off += nb + na
 		} else {
 			tk.SetBest(nil, nil)
+			t.NoBook.Add(i)
 		}
 		if r.err != nil {
 			return nil, r.err

@@ -659,10 +659,11 @@ func bookFlag(outcome string) byte {
 }
 
 // decodeTapeBooks sets the books of one outcome (keep: flagUp or flagDown)
-// on ticks, the ticks decodeTicks returned for the same chunk, and returns
-// the levels their spans index, which are the tape's block number block. A
-// side the chunk marks as unchanged is the span before, not a copy.
-func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]store.Level, error) {
+// on ticks, the ticks decodeTicks returned for the same chunk, adds those
+// without one to noBook (ticks[0] is its tick 0), and returns the levels
+// their spans index, which are the tape's block number block. A side the
+// chunk marks as unchanged is the span before, not a copy.
+func decodeTapeBooks(ticks []store.Tick, noBook *store.TickSet, books []byte, keep byte, block int) ([]store.Level, error) {
 	if block >= store.MaxTapeBlocks {
 		return nil, fmt.Errorf("postgres: %d chunks: a tape holds at most %d blocks", block+1, store.MaxTapeBlocks)
 	}
@@ -672,7 +673,7 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 		return nil, err
 	}
 	if !d.v1 {
-		return d.tapeSection(ticks, flags, block)
+		return d.tapeSection(ticks, noBook, flags, block)
 	}
 	k := 0 // the kept book's first side
 	if keep == flagDown {
@@ -696,10 +697,9 @@ func decodeTapeBooks(ticks []store.Tick, books []byte, keep byte, block int) ([]
 			bids, asks = d.side(k, f&(flagSame<<k) != 0), d.side(k+1, f&(flagSame<<(k+1)) != 0)
 			tk.Bids, tk.Asks = d.span[k], d.span[k+1]
 			tk.SetBest(bids, asks)
-			tk.HasBook = true
 		} else {
 			tk.SetBest(nil, nil)
-			tk.HasBook = false
+			noBook.Add(i)
 		}
 		if d.v1 && keep == flagUp && f&flagDown != 0 {
 			d.skipBook(f, 2)

@@ -138,10 +138,11 @@ type tapeSide struct {
 }
 
 // tapeSection sets the kept outcome's books on ticks from its section of a
-// books section of version 2, which open read the header of, and returns
-// the levels their spans index (block number block of the tape). It reads
-// what decodeTapeBooks reads through side, and fails where that fails.
-func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) ([]store.Level, error) {
+// books section of version 2, which open read the header of, adds the
+// ticks without one to noBook, and returns the levels their spans index
+// (block number block of the tape). It reads what decodeTapeBooks reads
+// through side, and fails where that fails.
+func (d *bookDecoder) tapeSection(ticks []store.Tick, noBook *store.TickSet, flags []byte, block int) ([]store.Level, error) {
 	k, p := 0, 0 // the kept book's first side position, and its section
 	if d.keep == flagDown {
 		k, p = 2, 1
@@ -180,7 +181,7 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 		case f&d.keep == 0:
 			tk.Bids, tk.Asks = store.Span{}, store.Span{}
 			tk.BestBid, tk.BestBidSize, tk.BestAsk, tk.BestAskSize = noBest.Price, 0, noBest.Price, 0
-			tk.HasBook = false
+			noBook.Add(i)
 			continue
 		case f&same == same:
 			// Both sides as they were (most ticks of a book that moves).
@@ -192,7 +193,6 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 			tk.Bids, tk.Asks = sd[0].span, sd[1].span
 			tk.BestBid, tk.BestBidSize = sd[0].best.Price, sd[0].best.Size
 			tk.BestAsk, tk.BestAskSize = sd[1].best.Price, sd[1].best.Size
-			tk.HasBook = true
 			continue
 		}
 		for j := range sd {
@@ -250,7 +250,6 @@ func (d *bookDecoder) tapeSection(ticks []store.Tick, flags []byte, block int) (
 		tk.Bids, tk.Asks = sd[0].span, sd[1].span
 		tk.BestBid, tk.BestBidSize = sd[0].best.Price, sd[0].best.Size
 		tk.BestAsk, tk.BestAskSize = sd[1].best.Price, sd[1].best.Size
-		tk.HasBook = true
 	}
 	d.in[p], d.levels[p] = in, d.total[p]-left
 	if err := d.close(); err != nil {

@@ -22,7 +22,7 @@ var (
 		if t.Ticks, err = decodeTicks(t.Ticks, head); err != nil {
 			return nil, err
 		}
-		levels, err := decodeTapeBooks(t.Ticks, books, bookFlag(outcome), 0)
+		levels, err := decodeTapeBooks(t.Ticks, &t.NoBook, books, bookFlag(outcome), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -41,10 +41,12 @@ var (
 		at := 0
 		for i, c := range chunks {
 			m := headCount(c.Head)
+			var noBook store.TickSet
 			var err error
-			if t.Blocks[i], err = decodeTapeChunk(t.Ticks[at:at+m:at+m], c.Head, c.Books, bookFlag(outcome), i); err != nil {
+			if t.Blocks[i], err = decodeTapeChunk(t.Ticks[at:at+m:at+m], &noBook, c.Head, c.Books, bookFlag(outcome), i); err != nil {
 				return nil, err
 			}
+			t.NoBook.AddAt(at, noBook)
 			at += m
 		}
 		return t, nil

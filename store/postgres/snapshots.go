@@ -621,6 +621,15 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 			err = werr
 		}
 	}()
+	// The ticks of each chunk without the kept book, counted from the
+	// chunk's first tick: added to the tape's once every decode is done,
+	// as chunks decode side by side and a word of the tape's set may hold
+	// ticks of two.
+	type chunkNoBook struct {
+		at  int
+		set store.TickSet
+	}
+	var noBooks []*chunkNoBook
 	for rows.Next() && !decodes.failed() {
 		var before *int64
 		var head, bk pgtype.DriverBytes // valid until the next row
@@ -650,8 +659,10 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 		block := len(t.Blocks)
 		t.Blocks = append(t.Blocks, nil)
 		blocks := t.Blocks
+		nb := &chunkNoBook{at: n}
+		noBooks = append(noBooks, nb)
 		decodes.add(head, bk, func(head, books []byte) (err error) {
-			blocks[block], err = decodeTapeChunk(ticks, head, books, keep, block)
+			blocks[block], err = decodeTapeChunk(ticks, &nb.set, head, books, keep, block)
 			return err
 		})
 	}
@@ -661,6 +672,9 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 	if err = decodes.wait(); err != nil {
 		return nil, found, err
 	}
+	for _, nb := range noBooks {
+		t.NoBook.AddAt(nb.at, nb.set)
+	}
 	if start != 0 || int64(len(t.Ticks)) != total {
 		return nil, found, fmt.Errorf("chunks hold %d snapshots from position %d, the series %d (series and chunks disagree)",
 			len(t.Ticks), start, total)
@@ -669,9 +683,10 @@ func readTape(rows pgx.Rows, keep byte) (t *store.Tape, found bool, err error) {
 }
 
 // decodeTapeChunk decodes a chunk into ticks, which its head must fill
-// (headCount), with the books keep names, and returns the levels their
-// spans index, the tape's block number block.
-func decodeTapeChunk(ticks []store.Tick, head, books []byte, keep byte, block int) ([]store.Level, error) {
+// (headCount), with the books keep names, adds the ticks without one to
+// noBook (ticks[0] is its tick 0), and returns the levels their spans
+// index, the tape's block number block.
+func decodeTapeChunk(ticks []store.Tick, noBook *store.TickSet, head, books []byte, keep byte, block int) ([]store.Level, error) {
 	got, err := decodeTicks(ticks[:0], head)
 	if err != nil {
 		return nil, err
@@ -679,7 +694,7 @@ func decodeTapeChunk(ticks []store.Tick, head, books []byte, keep byte, block in
 	if len(got) != len(ticks) {
 		return nil, fmt.Errorf("%w: a head of %d snapshots decodes to %d", errCorrupt, len(ticks), len(got))
 	}
-	return decodeTapeBooks(ticks, books, keep, block)
+	return decodeTapeBooks(ticks, noBook, books, keep, block)
 }
 
 // levelBuffers recycles the arenas the chunks of books version 1 are

@@ -59,8 +59,11 @@ func TapeDiff(want, got *store.Tape) string {
 	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 	for i := range want.Ticks {
 		w, g := &want.Ticks[i], &got.Ticks[i]
-		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) || g.HasBook != w.HasBook {
+		if g.Nanos != w.Nanos || !same(g.CoinPrice, w.CoinPrice) || !same(g.PriceUp, w.PriceUp) || !same(g.PriceDown, w.PriceDown) {
 			return fmt.Sprintf("tick %d = %+v, want %+v", i, *g, *w)
+		}
+		if got.HasBook(i) != want.HasBook(i) {
+			return fmt.Sprintf("tick %d: a book recorded %v, want %v (a missing book and an empty one differ)", i, got.HasBook(i), want.HasBook(i))
 		}
 		var own store.Tick
 		own.SetBest(got.Side(g.Bids), got.Side(g.Asks))
