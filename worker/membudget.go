@@ -22,7 +22,7 @@ import (
 const DefaultMemoryBudget = 256 << 20
 
 // estSnapshotBytes estimates what a replay holds for each snapshot of its
-// market at most: the tape's tick (48 bytes) and its side's levels (16
+// market at most: the tape's tick (80 bytes) and its side's levels (16
 // bytes each, 20 for ten-level books redrawn every tick), and the arenas
 // its chunks are decoded through.
 const estSnapshotBytes = 600
