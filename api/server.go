@@ -276,7 +276,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("response compression: %w", err)
 	}
 	s.handler = withWriteStall(s.withRequestID(s.withRecover(compress(withCSVNegotiation(
-		http.MaxBytesHandler(s.withMetrics(s.withCleanPath(withFoldedCase(s.mux))), maxBodyBytes))))), cfg.WriteStall)
+		http.MaxBytesHandler(s.withMetrics(s.withCleanPath(s.withPlainBody(withFoldedCase(s.mux)))), maxBodyBytes))))), cfg.WriteStall)
 	return s, nil
 }
 
@@ -586,6 +586,31 @@ func (s *Server) withCleanPath(next http.Handler) http.Handler {
 		if p := r.URL.Path; strings.Contains(p, "//") || strings.Contains(p+"/", "/./") || strings.Contains(p+"/", "/../") {
 			writeError(w, r, s.log, Errorf(http.StatusNotFound, CodeNotFound, "no such endpoint: %s %s (see /docs)", clip(r.Method), clip(p)))
 			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withPlainBody answers 415 UNSUPPORTED_MEDIA_TYPE to a request whose body
+// comes with a Content-Encoding other than identity: the handlers read
+// bodies as sent, so a gzipped JSON body was 400 "invalid character
+// '\x1f'" (and a webhook's signature failed), and a plain body labelled
+// gzip was taken. Per RFC 9110 the answer says, in Accept-Encoding, that
+// only identity is read. A request without a body passes.
+func (s *Server) withPlainBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			for _, v := range r.Header.Values("Content-Encoding") {
+				for _, coding := range strings.Split(v, ",") {
+					if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+						e := Errorf(http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
+							"request bodies are read as sent: Content-Encoding %s is not supported, send the body uncompressed", clip(c))
+						e.GetHeaders().Set("Accept-Encoding", "identity")
+						writeError(w, r, s.log, e)
+						return
+					}
+				}
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
