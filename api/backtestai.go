@@ -810,10 +810,6 @@ func bodyError(err error, prefix string) *Error {
 		if what == "number" && strings.HasSuffix(field, "marketCount") {
 			what = "whole number"
 		}
-		article := "a "
-		if strings.IndexByte("aeiou", what[0]) >= 0 {
-			article = "an "
-		}
 		if field == "" { // the body itself, e.g. [] for {...}
 			return Errorf(http.StatusBadRequest, CodeValidation, "the body must be a JSON %s, not a JSON %s", what, te.Value)
 		}
@@ -824,7 +820,7 @@ func bodyError(err error, prefix string) *Error {
 				Message: field + " " + n + " is out of range: it is too large to be read as a number"}).With("field", field)
 		}
 		return (&Error{Status: http.StatusBadRequest, Code: code,
-			Message: field + " must be " + article + what + ", not a JSON " + te.Value}).With("field", field)
+			Message: field + " must be " + replay.WithArticle(what) + ", not a JSON " + te.Value}).With("field", field)
 	case errors.As(err, &se):
 		return Errorf(http.StatusBadRequest, CodeValidation, "the body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
 	}

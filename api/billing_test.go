@@ -359,6 +359,22 @@ func TestWebhookMalformedRequests(t *testing.T) {
 		b.notRecorded(id)
 	}
 
+	// A field of the wrong kind is named with the kind it must be, in
+	// English: "an object", not "a object".
+	for i, tc := range []struct{ body, message string }{
+		{`{"type":"subscription.active","timestamp":"2026-04-29T13:00:00Z","data":"x"}`,
+			"webhook payload field data must be an object, not a JSON string"},
+		{`{"type":"subscription.active","timestamp":"2026-04-29T13:00:00Z","data":{"metadata":{"tier":7}}}`,
+			"webhook payload field data.metadata.tier must be a string, not a JSON number"},
+	} {
+		id := "msg_kind_" + strconv.Itoa(i)
+		e := wantError(t, b.deliver(signed(t, hookSecret, id, now, []byte(tc.body))), http.StatusBadRequest, "VALIDATION_ERROR")
+		if e["message"] != tc.message {
+			t.Errorf("message %q, want %q", e["message"], tc.message)
+		}
+		b.notRecorded(id)
+	}
+
 	// Over 1 MiB: refused before anything reads it.
 	big := append(append([]byte(`{"type":"payment.succeeded","timestamp":"2026-04-29T13:00:00Z","pad":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)
 	wantError(t, b.deliver(signed(t, hookSecret, "msg_big", now, big)), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")

@@ -206,7 +206,7 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	if err := json.Unmarshal(body, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field %s must be a %s, not a JSON %s", te.Field, replay.JSONKind(te.Type), te.Value).With("field", te.Field)
+			return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field %s must be %s, not a JSON %s", te.Field, replay.WithArticle(replay.JSONKind(te.Type)), te.Value).With("field", te.Field)
 		}
 		return ev, Errorf(http.StatusBadRequest, CodeValidation, "the webhook body is not valid JSON: %s", err.Error())
 	}

@@ -974,6 +974,15 @@ func JSONKind(t reflect.Type) string {
 	return "object"
 }
 
+// WithArticle is a kind as a message names it after "must be": "a
+// number", "an object", "an array".
+func WithArticle(kind string) string {
+	if kind != "" && strings.IndexByte("aeiou", kind[0]) >= 0 {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
 // MaxEcho is the most of a client's identifier or value an error message
 // echoes (ClipEcho).
 const MaxEcho = 128

@@ -397,11 +397,7 @@ func jsonProblem(err error) string {
 		if where == "" {
 			where = "the answer"
 		}
-		want := "a " + replay.JSONKind(typ.Type)
-		if strings.HasPrefix(want, "a a") || strings.HasPrefix(want, "a o") {
-			want = "an" + want[1:]
-		}
-		return fmt.Sprintf("%s is a JSON %s where the schema wants %s", where, typ.Value, want)
+		return fmt.Sprintf("%s is a JSON %s where the schema wants %s", where, typ.Value, replay.WithArticle(replay.JSONKind(typ.Type)))
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
