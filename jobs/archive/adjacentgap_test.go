@@ -51,11 +51,13 @@ func TestAdjacentDumpsGapsAsOneImport(t *testing.T) {
 		return out
 	}
 	// first: from 100 ms into the window to a minute in; second: from
-	// 4 s after that (a hole the books outlive by some 3 s: no gap in
-	// one import) to the end.
+	// 2 s after that (under 3 s between their snapshots: no gap) to the
+	// end. (An import takes no snapshot past its input's end: over a hole
+	// of over 3 s between dumps imported apart there is a gap, as the
+	// first import cannot tell a hole from the next dump taking over.)
 	cut := m.StartTime.Add(time.Minute)
 	first := before(from(m.StartTime.Add(100*time.Millisecond)), cut)
-	second := from(cut.Add(4 * time.Second))
+	second := from(cut.Add(2 * time.Second))
 	dir := t.TempDir()
 	files := map[string]string{"first": filepath.Join(dir, "first.jsonl"), "second": filepath.Join(dir, "second.jsonl")}
 	writeJSONL(t, files["first"], first)

@@ -417,12 +417,16 @@ type importer struct {
 	order  *orderCheck
 
 	covFrom, covTo time.Time
-	events         int64
-	skipped        int64
-	noPrice        int64
-	badTrades      int64 // trades left out: the store cannot keep them
-	done, total    atomic.Int64
-	imported       atomic.Int64
+	// streamTo is the latest time of a ws-jsonl event read, of any market
+	// (skipped ones too): where the input, and what it can tell of any
+	// market's books, ends.
+	streamTo    time.Time
+	events      int64
+	skipped     int64
+	noPrice     int64
+	badTrades   int64 // trades left out: the store cannot keep them
+	done, total atomic.Int64
+	imported    atomic.Int64
 }
 
 // run reads the input and writes what it holds, its progress measured
@@ -930,6 +934,9 @@ func (im *importer) items(items []item) error {
 		default:
 			continue // new_market, market_resolved, best_bid_ask: no book change
 		}
+		if plausible(e.Time, im.began) && e.Time.After(im.streamTo) {
+			im.streamTo = e.Time
+		}
 		token := eventToken(e)
 		if im.order != nil {
 			if err := im.order.check(e, token, it.pos); err != nil {
@@ -944,7 +951,7 @@ func (im *importer) items(items []item) error {
 			im.skipped++
 			continue
 		}
-		if !e.Time.IsZero() && (e.Time.Before(earliestEvent) || e.Time.After(im.began.Add(24*time.Hour))) {
+		if !e.Time.IsZero() && !plausible(e.Time, im.began) {
 			// A time in µs or s, not ms: the first finished the market
 			// (the clock in a year to come), the second went back to 1970,
 			// and a trade so dated was stored then.
@@ -977,6 +984,12 @@ func (im *importer) items(items []item) error {
 // earliestEvent is before any market-channel event: Polymarket's order
 // book began after it.
 var earliestEvent = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// plausible reports whether t may be the time of an archived event of an
+// import begun at began: from earliestEvent to a day after began.
+func plausible(t, began time.Time) bool {
+	return !t.Before(earliestEvent) && !t.After(began.Add(24*time.Hour))
+}
 
 // flushEvery is how many snapshots of a market are held before they are
 // written.
@@ -1408,11 +1421,23 @@ func (r *run) unstored(trades []store.MarketTrade) ([]store.MarketTrade, error) 
 
 // finish takes the snapshots up to the end of what the input covers,
 // writes what is held, and records the market's gaps in that stretch.
+//
+// The books are trusted GapAfter past the market's last event while the
+// input goes on (a quiet market), not past the input's end (the last
+// pmxt-v2 hour's, the latest ws-jsonl event's): what came after is the
+// next file's to say. Books taken on past it were snapshots of books
+// frozen at the end of an hour's dump which, stored first, won over the
+// next hour's snapshots of the same instants when the hours were
+// imported one after the other.
 func (r *run) finish() error {
 	if !r.last.IsZero() {
 		end := r.last.Add(r.im.opt.GapAfter)
-		if r.im.opt.Format == PMXTv2 && r.im.covTo.Before(end) {
-			end = r.im.covTo
+		inputEnd := r.im.streamTo
+		if r.im.opt.Format == PMXTv2 {
+			inputEnd = r.im.covTo
+		}
+		if inputEnd.Before(end) {
+			end = inputEnd
 		}
 		if err := r.advance(end, true); err != nil {
 			return err
