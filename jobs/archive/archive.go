@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/updown/updown/jobs/book"
+	"github.com/updown/updown/jobs/series"
 	"github.com/updown/updown/store"
 )
 
@@ -272,7 +273,7 @@ func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bo
 		err = fmt.Errorf("archive: no events in %s: nothing imported", strings.Join(opt.Files, ", "))
 	}
 	switch {
-	case err != nil || len(im.runs) > 0:
+	case err != nil || im.importedAny():
 	case sum.Skipped > 0:
 		// Nor is one whose every event was skipped (the wrong markets
 		// file, the wrong hour): recorded, it would answer "already
@@ -308,6 +309,14 @@ func importOnce(ctx context.Context, st Store, opt Options, sorted map[string]bo
 	sum.Import, sum.Fresh = stored, fresh
 	sum.Elapsed = time.Since(began)
 	return sum, nil
+}
+
+// importedAny reports whether the import held events of a market it
+// imports, or settled a stored market by a verdict alone (writeVerdict):
+// one that held nothing else, recorded, would answer "already imported"
+// to the same files once their markets are stored.
+func (im *importer) importedAny() bool {
+	return im.settled.Load() > 0 || slices.ContainsFunc(im.runs, func(r *run) bool { return r.folded })
 }
 
 // unknownDigest digests the markets the import skipped.
@@ -427,6 +436,7 @@ type importer struct {
 	badTrades   int64 // trades left out: the store cannot keep them
 	done, total atomic.Int64
 	imported    atomic.Int64
+	settled     atomic.Int64 // stored markets settled by a verdict alone
 }
 
 // run reads the input and writes what it holds, its progress measured
@@ -463,6 +473,9 @@ func (im *importer) run(reading time.Time) (Summary, error) {
 				err = r.flush()
 			} else {
 				err = r.finish()
+			}
+			if err == nil && r.verdict {
+				err = r.writeVerdict()
 			}
 			if err != nil {
 				break
@@ -691,13 +704,13 @@ func (im *importer) readPMXT(f *pmxtFile) error {
 // want reports whether the market's events are imported; a market not
 // stored and not in the markets file is an error without one.
 func (im *importer) want(cond string, pos Pos) (bool, error) {
-	_, ok, err := im.resolve(cond, "", pos)
+	_, ok, err := im.resolve(cond, "", pos, false)
 	return ok, err
 }
 
 // lookup finds the run of the market of the condition id (or, for an
-// event without one, the token).
-func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
+// event without one, the token); quiet as resolve's.
+func (im *importer) lookup(cond, token string, pos Pos, quiet bool) (*run, error) {
 	if cond != "" {
 		if r, ok := im.byCond[cond]; ok {
 			return r, nil
@@ -705,7 +718,7 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 	} else if r, ok := im.byToken[token]; ok {
 		return r, nil
 	}
-	m, ok, err := im.resolve(cond, token, pos)
+	m, ok, err := im.resolve(cond, token, pos, quiet)
 	if !ok || err != nil {
 		return nil, err
 	}
@@ -720,9 +733,12 @@ func (im *importer) lookup(cond, token string, pos Pos) (*run, error) {
 
 // resolve finds the market of the condition id (or, for an event without
 // one, the token): stored, or in the markets file; ok is false for one
-// skipped. It is safe to call from the goroutine that reads pmxt-v2
-// (want) while the one that folds events looks markets up.
-func (im *importer) resolve(cond, token string, pos Pos) (m store.Market, ok bool, err error) {
+// skipped. quiet finds a market only: one not found is neither an error
+// nor skipped (counted), as for an event that only settles a market
+// (market_resolved), which a capture has of every market it heard. It is
+// safe to call from the goroutine that reads pmxt-v2 (want) while the one
+// that folds events looks markets up.
+func (im *importer) resolve(cond, token string, pos Pos, quiet bool) (m store.Market, ok bool, err error) {
 	im.resolveMu.Lock()
 	defer im.resolveMu.Unlock()
 	key := cmp.Or(cond, "token:"+token)
@@ -763,6 +779,9 @@ func (im *importer) resolve(cond, token string, pos Pos) (m store.Market, ok boo
 		} else if fm, ok := im.fileTokens[token]; ok && token != "" {
 			m, found = fm, true
 		}
+	}
+	if !found && quiet {
+		return store.Market{}, false, nil
 	}
 	if !found {
 		if im.opt.Markets == nil && !im.opt.SkipUnknown {
@@ -931,8 +950,13 @@ func (im *importer) items(items []item) error {
 		e := &it.ev
 		switch e.EventType {
 		case "book", "price_change", "last_trade_price", "tick_size_change":
+		case "market_resolved":
+			if err := im.verdict(e, it.pos); err != nil {
+				return err
+			}
+			continue
 		default:
-			continue // new_market, market_resolved, best_bid_ask: no book change
+			continue // new_market, best_bid_ask: no book change
 		}
 		if plausible(e.Time, im.began) && e.Time.After(im.streamTo) {
 			im.streamTo = e.Time
@@ -943,7 +967,7 @@ func (im *importer) items(items []item) error {
 				return err
 			}
 		}
-		r, err := im.lookup(e.Market, token, it.pos)
+		r, err := im.lookup(e.Market, token, it.pos, false)
 		if err != nil {
 			return err
 		}
@@ -951,6 +975,7 @@ func (im *importer) items(items []item) error {
 			im.skipped++
 			continue
 		}
+		r.folded = true
 		if !e.Time.IsZero() && !plausible(e.Time, im.began) {
 			// A time in µs or s, not ms: the first finished the market
 			// (the clock in a year to come), the second went back to 1970,
@@ -978,6 +1003,22 @@ func (im *importer) items(items []item) error {
 			}
 		}
 	}
+	return nil
+}
+
+// verdict takes a market_resolved event, Polymarket's settlement of a
+// market (its winning token): the market, of the import or stored, takes
+// it (run.settle); another market's is passed over. (A pmxt-v2 row has
+// no column of the winning token: it settles nothing.)
+func (im *importer) verdict(e *book.Event, pos Pos) error {
+	if e.Winner == "" {
+		return nil
+	}
+	r, err := im.lookup(e.Market, e.Winner, pos, true)
+	if r == nil || err != nil {
+		return err
+	}
+	r.settle(e)
 	return nil
 }
 
@@ -1016,6 +1057,10 @@ type run struct {
 	ticks  []store.TickSizeChange
 	times  []int64 // instants of the snapshots imported, µs
 	wrote  bool
+	// verdict: a market_resolved event settled r.m (settle), which is to
+	// be written; folded: an event of the market's books, trades or tick
+	// was read.
+	verdict, folded bool
 	// finished: the stream passed the market's end, its snapshots and
 	// gaps are written and its memory released; later events add trades,
 	// or, inside its window (a file read after another that covers the
@@ -1247,6 +1292,63 @@ func (c *sideCache) side(b *book.Book, n int) (*store.Book, float64, error) {
 	return c.book, c.price, c.err
 }
 
+// settle takes Polymarket's verdict on the market, a market_resolved
+// event: its winning token's outcome, at the event's time, with the
+// series' settlement source, as the resolver records a verdict, and no
+// reference prices, which the event has none of (the market awaits them:
+// collect.AwaitsVerdict). A market settled already (stored so, or by the
+// markets file) keeps its settlement, a recorded one is the resolver's to
+// settle (the store keeps its own: ImportTx.AddMarket), and an event that
+// names neither of its tokens, or comes before its window's end, settles
+// nothing.
+func (r *run) settle(e *book.Event) {
+	if r.m.Resolved() {
+		return
+	}
+	var winner string
+	switch e.Winner {
+	case r.m.ClobTokenUp:
+		winner = store.OutcomeUp
+	case r.m.ClobTokenDown:
+		winner = store.OutcomeDown
+	default:
+		return
+	}
+	// An event without a time came after the events read before it.
+	at := cmp.Or(e.Time, r.im.streamTo).UTC()
+	if at.Before(r.m.EndTime) || !plausible(at, r.im.began) {
+		return
+	}
+	r.m.Winner, r.m.ResolvedAt, r.m.ResolutionSource = &winner, &at, series.SettlementSource(r.m.MarketType)
+	r.verdict = true
+}
+
+// writeVerdict writes the settlement settle took: with the market, when
+// the import wrote it; else onto the stored market, when only imports
+// wrote it (an earlier hour's dump held its window, this one its
+// settlement). A market neither stored nor written is not created for it.
+func (r *run) writeVerdict() error {
+	if r.added {
+		return r.ensure(true)
+	}
+	m := r.m
+	return r.im.w.later(func() error {
+		stored, err := r.im.tx.MarketsByCondition(r.im.ctx, []string{m.ConditionID})
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		i := slices.IndexFunc(stored, func(s store.Market) bool { return s.Slug == m.Slug })
+		if i < 0 || slices.Contains(stored[i].DataSources, store.DataRecorder) {
+			return nil
+		}
+		if _, err := r.im.tx.AddMarket(r.im.ctx, m, r.im.source); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		r.im.settled.Add(1)
+		return nil
+	})
+}
+
 // trade keeps a last_trade_price event of the market's tokens.
 func (r *run) trade(e *book.Event, t time.Time) {
 	outcome := store.OutcomeUp
@@ -1316,11 +1418,11 @@ func (r *run) advance(until time.Time, inclusive bool) error {
 
 // ensure stores the market (or adds the source to it) before its first
 // rows; final writes a market the import created again with what was
-// learnt of it since (its tick changes). It runs on the writer, which
-// alone knows whether the import created the market (r.created), so that
-// reading goes on meanwhile.
+// learnt of it since (its tick changes, its settlement). It runs on the
+// writer, which alone knows whether the import created the market
+// (r.created), so that reading goes on meanwhile.
 func (r *run) ensure(final bool) error {
-	if r.added && (!final || len(r.ticks) == 0) {
+	if r.added && (!final || len(r.ticks) == 0 && !r.verdict) {
 		return nil
 	}
 	first := !r.added
@@ -1329,11 +1431,12 @@ func (r *run) ensure(final bool) error {
 		r.im.imported.Add(1)
 	}
 	ticks := slices.Clone(r.ticks)
+	m := r.m // as it is now: a verdict may settle r.m while this waits
 	return r.im.w.later(func() error {
 		// A stored market keeps its fields (recorded wins), but for the
 		// tick changes it has none of, which the store adds to a market
-		// only imports wrote (a 4hr market imported an hour at a time).
-		m := r.m
+		// only imports wrote (a 4hr market imported an hour at a time),
+		// and, unresolved, the settlement of a verdict (SettleFrom).
 		if len(ticks) > 0 {
 			m.TickSizeChanges = store.MergeTickChanges(m.TickSizeChanges, ticks)
 			if len(m.TickSizeChanges) > 0 {
