@@ -1059,8 +1059,8 @@ type run struct {
 	wrote  bool
 	// verdict: a market_resolved event settled r.m (settle), which is to
 	// be written; folded: an event of the market's books, trades or tick
-	// was read.
-	verdict, folded bool
+	// was read; heard: an event other than a `book` was, in this pass.
+	verdict, folded, heard bool
 	// finished: the stream passed the market's end, its snapshots and
 	// gaps are written and its memory released; later events add trades,
 	// or, inside its window (a file read after another that covers the
@@ -1109,7 +1109,7 @@ func (r *run) imported() []int64 {
 // books start anew from this file's events, and its gaps are found again
 // at its finish over what both passes took.
 func (r *run) reopen() {
-	r.finished = false
+	r.finished, r.heard = false, false
 	r.last, r.next = time.Time{}, time.Time{}
 	r.books = book.NewBooks()
 	r.up, r.down = sideCache{}, sideCache{}
@@ -1136,9 +1136,12 @@ func (r *run) event(e *book.Event) error {
 	switch {
 	case r.last.IsZero():
 		r.next = firstAtOrAfter(t, r.im.opt.Interval)
-	case t.Sub(r.last) > r.im.opt.GapAfter:
+	case t.Sub(r.last) > r.im.opt.GapAfter && (e.EventType != "book" || r.heard):
 		// A silence: the books are trusted GapAfter past the last event,
-		// then forgotten until their next `book`.
+		// then forgotten until their next `book`. Between the books a
+		// pass begins with (a subscription's initial dump) is none: each
+		// is stamped with its last change, a quiet book's long before the
+		// others', and all came at once.
 		if err := r.advance(r.last.Add(r.im.opt.GapAfter), true); err != nil {
 			return err
 		}
@@ -1150,6 +1153,7 @@ func (r *run) event(e *book.Event) error {
 		}
 	}
 	r.last = t
+	r.heard = r.heard || e.EventType != "book"
 	if e.EventType == "price_change" {
 		// Only this market's tokens: a frame may carry other markets'.
 		ours := func(c book.Change) bool { return c.AssetID == r.m.ClobTokenUp || c.AssetID == r.m.ClobTokenDown }

@@ -20,13 +20,19 @@ import (
 // TestHourlyDumpsImportedInTurn imports a capture kept as hourly dump
 // files, each begun with the initial dump of the books its subscription
 // got (an array of `book` events, each stamped with its book's last
-// change), of two markets live across the hour: the hours imported one
-// after the other, as an operator imports each as it comes, must store
-// the snapshots and gaps of one import of the two files concatenated.
+// change), of two markets live across the hour, one of whose Down book
+// has been quiet since 20 s before it: the hours imported one after the
+// other, as an operator imports each as it comes, must store the
+// snapshots and gaps of one import of the two files concatenated.
 // The first hour's import took its books GapAfter past their last
 // events, beyond the end of its file, and wrote ~3 s of snapshots of
 // books frozen at the hour, which, stored first, won over the second
-// hour's snapshots of the moving books at the same instants.
+// hour's snapshots of the moving books at the same instants. The second
+// hour's import took the 20 s between the quiet book's time and the
+// next book's, both of its first frame (pmxt-v2: its first rows), for a
+// silence, forgot the quiet book, and took no snapshot of that market
+// from the hour on. The hours as pmxt-v2 files, imported in turn, store
+// the same.
 func TestHourlyDumpsImportedInTurn(t *testing.T) {
 	t.Parallel()
 	t.Run("memory", func(t *testing.T) {
@@ -47,49 +53,68 @@ func hourlyDumpsImportedInTurn(t *testing.T, newStore func() archive.Store) {
 	for i, m := range ms {
 		evs = append(evs, fxStream(m, m.StartTime.Add(-20*time.Second), m.EndTime.Add(10*time.Second), uint64(i+1), 0)...)
 	}
+	quiet := ms[1].ClobTokenDown
+	evs = slices.DeleteFunc(evs, func(e fxEvent) bool {
+		return e.asset == quiet && e.kind != "book" && e.ts >= seam.Add(-20*time.Second).UnixMilli()
+	})
 	slices.SortStableFunc(evs, func(a, b fxEvent) int { return cmp.Compare(a.received, b.received) })
-	var dump []string
+	// The second hour's subscription begins with its initial dump, the
+	// quiet book first.
+	var hours [2][]fxEvent
+	var dump []fxEvent
 	for _, m := range ms {
-		for _, tok := range []string{m.ClobTokenUp, m.ClobTokenDown} {
+		for _, tok := range []string{m.ClobTokenDown, m.ClobTokenUp} {
 			b := bookAt(t, evs, tok, seam.UnixMilli())
 			b.market = m.ConditionID
-			dump = append(dump, string(b.frame()))
+			dump = append(dump, b)
 		}
 	}
-	hours := [2][]string{nil, {"[" + strings.Join(dump, ",") + "]"}}
 	for _, e := range evs {
 		h := 0
 		if e.received >= seam.UnixMilli() {
 			h = 1
 		}
-		hours[h] = append(hours[h], string(e.frame()))
+		hours[h] = append(hours[h], e)
 	}
 	dir := t.TempDir()
-	write := func(name string, lines []string) string {
+	frames := func(evs []fxEvent) []string {
+		out := make([]string, len(evs))
+		for i, e := range evs {
+			out[i] = string(e.frame())
+		}
+		return out
+	}
+	dumpFrame := "[" + strings.Join(frames(dump), ",") + "]"
+	write := func(name string, lines ...[]string) string {
 		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Join(slices.Concat(lines...), "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return path
 	}
-	h13, h14 := write("2026-05-12T13.jsonl", hours[0]), write("2026-05-12T14.jsonl", hours[1])
-	all := write("cat.jsonl", slices.Concat(hours[0], hours[1]))
-	imp := func(st archive.Store, files ...string) {
+	h13, h14 := write("2026-05-12T13.jsonl", frames(hours[0])), write("2026-05-12T14.jsonl", []string{dumpFrame}, frames(hours[1]))
+	all := write("cat.jsonl", frames(hours[0]), []string{dumpFrame}, frames(hours[1]))
+	p13, p14 := filepath.Join(dir, "2026-05-12T13.parquet"), filepath.Join(dir, "2026-05-12T14.parquet")
+	writePMXT(t, p13, pmxtRows(hours[0]))
+	writePMXT(t, p14, pmxtRows(append(dump, hours[1]...)))
+	imp := func(st archive.Store, f archive.Format, files ...string) {
 		t.Helper()
 		cp := archive.NewCoinPrices()
 		writeKlines(t, cp, store.BTC, fxHour, seam.Add(time.Hour), func(at time.Time) float64 { return 80000 + float64(at.Unix()%97) })
 		writeKlines(t, cp, store.ETH, fxHour, seam.Add(time.Hour), func(at time.Time) float64 { return 3000 + float64(at.Unix()%89) })
-		if _, err := archive.Import(ctx, st, archive.Options{Format: archive.WSJSONL, Files: files, Markets: ms, Prices: cp}); err != nil {
+		if _, err := archive.Import(ctx, st, archive.Options{Format: f, Files: files, Markets: ms, Prices: cp}); err != nil {
 			t.Fatalf("import %v: %v", files, err)
 		}
 	}
 	want := newStore()
-	imp(want, all)
+	imp(want, archive.WSJSONL, all)
 	together := newStore()
-	imp(together, h13, h14)
-	inTurn := newStore()
-	imp(inTurn, h13)
-	imp(inTurn, h14)
+	imp(together, archive.WSJSONL, h13, h14)
+	inTurn, pmxtInTurn := newStore(), newStore()
+	for _, h := range [][2]string{{h13, p13}, {h14, p14}} {
+		imp(inTurn, archive.WSJSONL, h[0])
+		imp(pmxtInTurn, archive.PMXTv2, h[1])
+	}
 	for _, m := range ms {
 		w := listSnapshots(t, want, m.Slug)
 		if len(w) < 900 {
@@ -99,7 +124,7 @@ func hourlyDumpsImportedInTurn(t *testing.T, newStore func() archive.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, st := range map[string]archive.Store{"together": together, "in turn": inTurn} {
+		for name, st := range map[string]archive.Store{"together": together, "in turn": inTurn, "in turn as pmxt-v2": pmxtInTurn} {
 			got := listSnapshots(t, st, m.Slug)
 			if len(got) != len(w) {
 				t.Errorf("%s, the hours imported %s: %d snapshots, the concatenated stream %d", m.Slug, name, len(got), len(w))
