@@ -691,9 +691,12 @@ var errFirstFound = errors.New("first event found")
 
 // firstEvent is the time of the first event or coin price of a ws-jsonl
 // file that has one; zero when none does or the file cannot be read (its
-// import then says why).
+// import then says why). Books are passed over, but in a file of books
+// alone: a book is stamped with its last change, and the initial dump a
+// capture begins with lists books quiet for hours (a market listed a day
+// ahead of its window), older than the file before it.
 func firstEvent(ctx context.Context, name string) time.Time {
-	var at time.Time
+	var at, firstBook time.Time
 	// A coin price ends the read at the next event, or (a file of prices
 	// alone) within a few thousand lines.
 	readCtx, cancel := context.WithCancel(ctx)
@@ -703,9 +706,13 @@ func firstEvent(ctx context.Context, name string) time.Time {
 			return errFirstFound
 		}
 		for _, e := range evs {
-			if !e.Time.IsZero() {
+			switch {
+			case e.Time.IsZero():
+			case e.EventType != "book":
 				at = e.Time
 				return errFirstFound
+			case firstBook.IsZero():
+				firstBook = e.Time
 			}
 		}
 		return nil
@@ -718,7 +725,7 @@ func firstEvent(ctx context.Context, name string) time.Time {
 	if err != nil && !errors.Is(err, errFirstFound) && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
 		return time.Time{}
 	}
-	return at
+	return cmp.Or(at, firstBook)
 }
 
 // byFirstEvent orders ws-jsonl files by the time of their first event
