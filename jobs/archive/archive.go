@@ -13,7 +13,9 @@
 // of a market (a quiet feed, a missing hour file) is a gap: its books are
 // forgotten, and no snapshot is taken again until a `book` event brings
 // each back. Gaps are the stretches of the window the import covers with
-// no snapshot for over 3 s, stored or imported.
+// no snapshot for over 3 s, stored or imported. No snapshot is taken past
+// the end of what the input covers. A market_resolved frame settles an
+// unresolved market the import writes, or one only imports stored.
 //
 // Everything goes through one store.ImportTx: a failed import leaves the
 // store as it was; stored rows win over imported ones; an import of the
