@@ -195,9 +195,10 @@ def test_series_start_on_python_before_3_11(monkeypatch):
 
 
 def test_iter_snapshots_parquet_follows_the_cursor_header(fake):
+    par = {"Content-Type": "application/vnd.apache.parquet"}
     fake.on("GET", "/v1/markets/m/snapshots",
-            (200, {"X-Next-Cursor": "c1", "X-Total-Count": "3"}, "PAR1 one PAR1"),
-            (200, {"X-Total-Count": "3"}, "PAR1 two PAR1"))
+            (200, dict(par, **{"X-Next-Cursor": "c1", "X-Total-Count": "3"}), b"PAR1 one PAR1"),
+            (200, dict(par, **{"X-Total-Count": "3"}), b"PAR1 two PAR1"))
     pages = list(client(fake).iter_snapshots_parquet("m", limit=2))
     assert len(pages) == 2
     queries = [p for _, p, _ in fake.seen]
@@ -789,6 +790,7 @@ def test_single_parquet_and_csv_pages_carry_their_paging(fake):
                        (c.market_trades_parquet("m", limit=2), b"PAR1 t PAR1"), (c.market_trades_csv("m", limit=2), "slug\nm\n")):
         assert page == body and isinstance(page, type(body))
         assert (page.next_cursor, page.total, page.matched, page.warning) == ("c1", 400, 120, None)
+    fake.on("GET", "/v1/markets/m/snapshots", (200, dict(par, **paged), b"PAR1 s PAR1"), (200, dict(csv_, **paged), b"slug\nm\n"))
     assert isinstance(c.snapshots_parquet("m"), updown.ParquetPage) and isinstance(c.snapshots_csv("m"), updown.CSVPage)
 
     cut = "start_time is before the PRO plan's 31-day window of exchange history"
@@ -820,6 +822,34 @@ def test_csv_that_is_not_csv_says_so(fake):
     fake.on("GET", "/v1/markets/m/trades", (404, {}, err("RESOURCE_NOT_FOUND", "market m not found")))
     with pytest.raises(updown.NotFoundError, match="market m not found"):
         client(fake).market_trades_csv("m")
+
+
+def test_parquet_that_is_not_parquet_says_so(fake):
+    # The API answers JSON to an Accept it has no form of (a route without
+    # Parquet, a server older than the client), as a proxy may answer its
+    # own text. The Parquet methods returned such an answer as the page's
+    # bytes, a "Parquet file" of JSON, and a walk ended after it without a
+    # word, as the answer had no X-Next-Cursor; the CSV methods raised.
+    page = {"market": MARKET, "snapshots": [], "total": 2000, "matched": 2000, "limit": 1000, "offset": 0,
+            "next_cursor": "c1"}
+    fake.on("GET", "/v1/markets/m/snapshots", (200, {}, page))
+    fake.on("GET", "/v1/markets/m/trades", (200, {"Content-Type": "text/plain"}, b"upstream says no"))
+    fake.on("GET", "/v1/btc/spot/snapshots", (200, {"Content-Type": "text/csv"}, b"symbol\n"))
+    fake.on("GET", "/v1/sweeps/s1/trials", (200, {}, {"success": True, "data": {"trials": []}}))
+    c = client(fake)
+    for call in (lambda: c.snapshots_parquet("m"), lambda: list(c.iter_snapshots_parquet("m")),
+                 lambda: c.market_trades_parquet("m"), lambda: list(c.iter_market_trades_parquet("m")),
+                 lambda: c.depth_parquet("spot"), lambda: list(c.iter_depth_parquet("spot")),
+                 lambda: c.sweep_trials_parquet("s1")):
+        with pytest.raises(updown.UpdownError, match="not the API's answer") as e:
+            call()
+        assert e.value.status == 200
+    with pytest.raises(updown.UpdownError, match="application/json"):
+        c.snapshots_parquet("m")
+    # An error answer is still the API's error, whatever was asked for.
+    fake.on("GET", "/v1/markets/m/snapshots", (404, {}, err("RESOURCE_NOT_FOUND", "market m not found")))
+    with pytest.raises(updown.NotFoundError, match="market m not found"):
+        c.snapshots_parquet("m")
 
 
 def test_a_market_walk_that_stops_short_of_the_window_does_not_warn(fake):

@@ -317,14 +317,17 @@ class Client:
                                                         headers={"X-API-Key": self.api_key, "Accept": accept}))
 
     def _rows_page(self, path: str, accept: str, answer: Tuple[int, Dict[str, str], bytes]) -> Union[ParquetPage, CSVPage]:
-        """An answer of a page of rows: a ParquetPage, or a CSVPage, whose
-        answer of another type is not the API's CSV and raises; each with
-        the page's fields its headers carry (X-Next-Cursor, ...)."""
+        """An answer of a page of rows: a ParquetPage or a CSVPage, each with
+        the page's fields its headers carry (X-Next-Cursor, ...). An answer
+        of another type (JSON from a server without that form of the route,
+        a proxy's text) is not the page asked for and raises: returned, its
+        bytes passed for a Parquet file, and a walk ended after it, as the
+        answer has no X-Next-Cursor."""
+        ctype = answer[1].get("content-type", "").split(";")[0].strip().lower()
+        if ctype != accept:
+            raise self._not_api("GET", path, *answer)
         if accept != CSV:
             return ParquetPage.from_answer(answer[2], answer[1])
-        ctype = answer[1].get("content-type", "").split(";")[0].strip().lower()
-        if ctype != CSV:
-            raise self._not_api("GET", path, *answer)
         return CSVPage.from_answer(answer[2].decode("utf-8"), answer[1])
 
     def _post(self, path: str, body: Any, headers: Optional[Dict[str, str]] = None, once: bool = False) -> Any:
