@@ -93,6 +93,7 @@ class Script:
         self.routes = {}
         self.seen = []
         self.bodies = []
+        self.headers = []  # each request's headers, as a dict
         self.lock = threading.Lock()
 
     def on(self, method, path, *answers):
@@ -120,6 +121,7 @@ def fake():
             sent = self.rfile.read(n) if n else b""
             with script.lock:
                 script.bodies.append(json.loads(sent) if sent else None)
+                script.headers.append(dict(self.headers))
             status, headers, body = script.next(self.command, self.path)
             if status == 0:  # the connection lost after the request arrived
                 self.close_connection = True

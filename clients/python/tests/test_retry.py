@@ -852,6 +852,35 @@ def test_parquet_that_is_not_parquet_says_so(fake):
         c.snapshots_parquet("m")
 
 
+def test_answers_are_asked_for_and_read_gzipped(fake):
+    # The API compresses its answers when asked (a page of snapshots with
+    # books to about a fifth); the client never asked, so every page came
+    # whole over the wire. Each kind of answer, the error's too, is read
+    # as it was before its compression.
+    import gzip
+    import json
+    gz = {"Content-Encoding": "gzip"}
+    fake.on("GET", "/v1/markets/m", (200, gz, gzip.compress(json.dumps(MARKET).encode())))
+    fake.on("GET", "/v1/markets/m/snapshots",
+            (200, dict(gz, **{"Content-Type": "application/vnd.apache.parquet", "X-Total-Count": "1"}), gzip.compress(b"PAR1 p PAR1")),
+            (200, dict(gz, **{"Content-Type": "text/csv"}), gzip.compress(b"slug,time\nm,t\n")))
+    fake.on("GET", "/v1/markets/n", (404, gz, gzip.compress(json.dumps(err("RESOURCE_NOT_FOUND", "market n not found")).encode())))
+    c = client(fake)
+    assert c.market("m").slug == MARKET["slug"]
+    page = c.snapshots_parquet("m")
+    assert page == b"PAR1 p PAR1" and page.total == 1
+    assert c.snapshots_csv("m") == "slug,time\nm,t\n"
+    with pytest.raises(updown.NotFoundError, match="market n not found"):
+        c.market("n")
+    assert all(h.get("Accept-Encoding") == "gzip" for h in fake.headers) and len(fake.headers) == 4
+
+    # A gzip body cut short (before the server sent it) is an answer cut
+    # short: read again, not a "not the API's answer" of its bytes.
+    whole = gzip.compress(json.dumps(MARKET).encode())
+    fake.on("GET", "/v1/markets/m", (200, gz, whole[:len(whole) // 2]), (200, gz, whole))
+    assert c.market("m").slug == MARKET["slug"] and fake.count("/v1/markets/m") == 3
+
+
 def test_a_market_walk_that_stops_short_of_the_window_does_not_warn(fake):
     # Markets are listed newest first, and the plan's window hides the
     # oldest: a walk that stops at its limit before the list's end has
