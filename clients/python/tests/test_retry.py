@@ -244,6 +244,19 @@ def test_numpy_times_keep_what_is_below_the_millisecond():
         _time_param(np.datetime64("NaT"))
 
 
+def test_a_time_that_is_nan_or_nat_says_so():
+    # pandas' NaT (df.time.max() of an empty frame) raised "NaTType does
+    # not support astimezone", and a float NaN "cannot convert float NaN to
+    # integer": neither named the time given.
+    pd = pytest.importorskip("pandas")
+    from updown.client import _time_param
+    for t in (pd.NaT, float("nan"), pd.Series([], dtype="datetime64[ns, UTC]").max()):
+        with pytest.raises(ValueError, match="a time cannot be .*NaN or NaT"):
+            _time_param(t)
+    with pytest.raises(ValueError, match="NaN or NaT"):
+        updown.Client("http://127.0.0.1:9", "k").snapshots("m", start=pd.NaT)
+
+
 def test_float_epoch_milliseconds_keep_their_fraction():
     # Epoch milliseconds computed from a frame's nanoseconds (ns / 1e6) have
     # a fraction: the last snapshot's time plus 1 µs must not be cut back to

@@ -57,6 +57,9 @@ def _time_param(t: TimeLike) -> Optional[str]:
         return None
     if isinstance(t, bool):
         raise TypeError("a time cannot be a bool")
+    if type(t).__name__ == "NaTType" or (isinstance(t, numbers.Real) and float(t) != float(t)):
+        # pandas' NaT (the max() of an empty frame's times), a NaN: no instant
+        raise ValueError(f"a time cannot be {t!r} (NaN or NaT); give None for no bound")
     if isinstance(t, numbers.Real):  # numpy's integers and floats too
         if isinstance(t, numbers.Integral) or float(t).is_integer():
             return str(int(t))
