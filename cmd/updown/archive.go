@@ -127,7 +127,8 @@ func runImportEvents(ctx context.Context, args []string, stdout, stderr io.Write
 	return nil
 }
 
-// parseWithFiles parses flags given before, between or after the files;
+// parseWithFiles parses flags given before, between or after the files,
+// up to a "--" after which every argument names a file;
 // help alone asks for the usage, as of every command (parseFlags).
 func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 	if helpArgument(fs, args) {
@@ -142,6 +143,11 @@ func parseWithFiles(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		if fs.NArg() == 0 {
 			return files, sets.givenOnce()
+		}
+		if parsed := len(args) - fs.NArg(); parsed > 0 && args[parsed-1] == "--" {
+			// "--" ends the flags: all that follows names files, even a
+			// name that begins with a dash.
+			return append(files, fs.Args()...), sets.givenOnce()
 		}
 		files = append(files, fs.Arg(0))
 		args = fs.Args()[1:]
