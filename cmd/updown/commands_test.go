@@ -232,6 +232,11 @@ func TestTransferRefusesEmptyFileName(t *testing.T) {
 			t.Errorf("updown %q: exit %d, want --out refused as no directory\n%s%s", args, code, stdout, stderr)
 		}
 	}
+	// A --split that is no split is told first: --out comes after.
+	args := []string{"export", "--split", "weekly"}
+	if code, stdout, stderr := runBinary(t, env, args...); code == 0 || !strings.Contains(stderr, `--split "weekly" is not market or day`) {
+		t.Errorf("updown %q: exit %d, want the --split value refused first\n%s%s", args, code, stdout, stderr)
+	}
 }
 
 // TestMarketsFetchChecksOutFirst: markets fetch refuses --out "" and an

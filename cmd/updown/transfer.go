@@ -43,15 +43,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// --out "" (a shell variable unset) was taken for a file with no
 	// name: the whole export ran, then failed renaming ".tmp-…" to "".
-	// With --split it names no directory, told before the database as
-	// well (it was told once the database was open, or as its error).
-	switch {
-	case *split == "":
+	if *split == "" {
 		if err := namesFile(fs, "out", *out, "stdout"); err != nil {
 			return err
 		}
-	case *out == "" || *out == "-":
-		return errors.New("export: --split writes a directory of files: give it as --out")
 	}
 
 	opt := transfer.ExportOptions{Format: transfer.Format(*format), What: transfer.What(*what), Books: *books}
@@ -60,6 +55,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if err := checkExport(opt.Format, opt.What, *split); err != nil {
 		return err
+	}
+	// With --split, --out names no directory: told before the database as
+	// well (it was told once the database was open, or as its error), and
+	// after a --split that is no split at all.
+	if *split != "" && (*out == "" || *out == "-") {
+		return errors.New("export: --split writes a directory of files: give it as --out")
 	}
 	if opt.Format == transfer.Parquet && strings.HasSuffix(*out, ".gz") {
 		return fmt.Errorf("export: Parquet compresses its own columns: name the file %s, not %s", strings.TrimSuffix(*out, ".gz"), *out)
