@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -493,7 +494,12 @@ var (
 	reNegation    = regexp.MustCompile(`\b(?:not|never|unless|except)\b|n['’]t\b`)
 	reOr          = regexp.MustCompile(`\bor\b`)
 	reAnd         = regexp.MustCompile(`\band\b`)
-	reDownField   = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
+	// reJoined finds a word that makes the condition after it one on the
+	// exit before it ("exit above 0.6 when spread < 0.1"), where no comma
+	// or semicolon stands between them (reSeparated).
+	reJoined    = regexp.MustCompile(`\b(?:with|when|while|once|if)\b`)
+	reSeparated = regexp.MustCompile(`[,;]`)
+	reDownField = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
 	// reBareDown is DOWN's price by its bare name, compared ("when down
 	// is below 0.3"); group 1 is a verb before it, whose "down" is a
 	// direction ("goes down below"), not the field.
@@ -1233,10 +1239,17 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		// minutes remain", "exit above 0.6 when spread < 0.1": one exit
 		// with a condition on it, both to hold, which alternatives cannot
 		// say (read as such the strategy would exit on either). Exits are
-		// alternatives where "or" or an exit word of their own stands
-		// between ("exit above 0.6 or with 20% left", "sell above 0.6,
-		// close in the last 10%").
-		if exitCompared[a.at] && exitCompared[b.at] && a.c.Field != b.c.Field && !reOr.Match(t.b[a.at:b.at]) && !reExitWord.Match(t.b[a.at:b.at]) {
+		// alternatives where "or", a comma or semicolon, or an exit word
+		// of their own stands between ("exit above 0.6 or with 20% left",
+		// "exit above 0.6, in the last 10%", "sell above 0.6, close in the
+		// last 10%"), or no joining word does ("exit above 0.6 otherwise in
+		// the last 10%").
+		// (The words read into a comparison, "with" of "with 20% left"
+		// among them, are blanked: nothing between joins them too.)
+		between := t.b[a.at:b.at]
+		joined := len(bytes.TrimSpace(between)) == 0 || reJoined.Match(between)
+		if exitCompared[a.at] && exitCompared[b.at] && a.c.Field != b.c.Field && joined &&
+			!reSeparated.Match(between) && !reOr.Match(between) && !reExitWord.Match(between) {
 			var sb strings.Builder
 			writeConditions(&sb, []replay.Condition{a.c, b.c}, " and ")
 			return pr, refuse("the built-in generator reads the exit as %s, both to hold, but a strategy exits when any one of its exit conditions holds (\"or\"), "+

@@ -550,6 +550,12 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		{"buy UP below 0.4, exit with 20% left or above 0.6", "side=UP entry: price_up < 0.4 exit: time_remaining_pct <= 20 or price_up > 0.6" + tail},
 		// Exits with an exit word of their own are separate rules.
 		{"buy UP below 0.4, sell above 0.6, close in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+		// A comma, a semicolon or no joining word lists alternatives.
+		{"buy UP below 0.4, exit above 0.6, in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+		{"buy UP below 0.4, exit above 0.6; in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+		{"buy UP below 0.4, exit above 0.6 otherwise in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+		{"buy UP below 0.4, exit above 0.8 or below 0.3, in the final 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.8 or price_up < 0.3 or time_remaining_pct <= 10" + tail},
+		{"buy UP below 0.4, exit above 0.6, when 10% remains", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 	} {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if err != nil {
