@@ -68,8 +68,8 @@ type sweepJSON struct {
 	SweepID    string          `json:"sweep_id"`
 	Status     string          `json:"status" enum:"QUEUED,RUNNING,DONE,FAILED,CANCELLED"`
 	Trials     int             `json:"trials"`
-	Markets    int             `json:"markets"`
-	Replays    int             `json:"replays"`
+	Markets    int             `json:"markets" doc:"The markets the sweep runs: markets.count, or fewer where fewer resolved markets match."`
+	Replays    int             `json:"replays" doc:"trials × markets: the replays the sweep runs."`
 	Progress   sweepProgress   `json:"progress"`
 	CreatedAt  string          `json:"created_at" format:"date-time"`
 	FinishedAt *string         `json:"finished_at" format:"date-time"`
@@ -228,7 +228,7 @@ type sweepRequest struct {
 		MarketType string `json:"market_type" enum:"5m,15m,1hr,4hr,24hr" doc:"4hr and 24hr markets exist for BTC only."`
 		StartTime  string `json:"start_time,omitempty" format:"date-time" doc:"Only markets starting at or after this time (inclusive, unlike GET /v1/markets' start_time: a sweep from midnight includes the market that opens at midnight)."`
 		EndTime    string `json:"end_time,omitempty" format:"date-time" doc:"Only markets starting before this time."`
-		Count      int    `json:"count" minimum:"1" doc:"The newest this many resolved markets in the caller's window, run oldest first; the plan bounds it (400 naming the limit)."`
+		Count      int    `json:"count" minimum:"1" doc:"The newest this many resolved markets in the caller's window, run oldest first (fewer where fewer exist: the answer's markets); the plan bounds it (400 naming the limit), and its replays limit counts the trials × the markets found."`
 	} `json:"markets"`
 	Split struct {
 		Kind           string  `json:"kind,omitempty" enum:"NONE,HOLDOUT,WALK_FORWARD" default:"NONE" doc:"NONE: every market trains. HOLDOUT: the first markets train, the last testFraction test, embargoMarkets dropped between. WALK_FORWARD: the markets cut in time order into folds + 1 blocks; fold k trains on blocks 0..k-1 and tests on block k."`
@@ -312,6 +312,11 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	slugs, err := s.sweepMarkets(ctx, p, r.Markets)
 	if err != nil {
 		return nil, err
+	}
+	// The replays that run: the trials over the markets found, which may
+	// be fewer than markets.count.
+	if err := sweepLimits(p.Plan).CheckReplays(&plan, len(slugs)); err != nil {
+		return nil, sweepError(err)
 	}
 	if _, err := r.Split.Cut(len(slugs)); err != nil {
 		return nil, sweepError(err)
@@ -552,7 +557,13 @@ func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, r
 	if err := sweepAllowed(np); err != nil {
 		return err
 	}
-	if _, err := req.Normalize(sweepLimits(plan)); err != nil {
+	// Refused as the new plan refuses it, over the markets found.
+	lim := sweepLimits(plan)
+	sp, err := req.Normalize(lim)
+	if err == nil {
+		err = lim.CheckReplays(&sp, len(sw.Markets))
+	}
+	if err != nil {
 		return sweepError(err)
 	}
 	return tierDenied(plan, store.Enterprise, "your plan changed to %s while the sweep was submitted, and its sweeps are smaller than this one", c.Tier)

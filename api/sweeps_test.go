@@ -521,6 +521,89 @@ func TestEnterpriseOwnSweepSizes(t *testing.T) {
 	}
 }
 
+// sweep181x200 sweeps latencyMs over 181 values (0 to 1800 by 10) on 200
+// BTC 5m markets, of which the fixture has 54 resolved.
+const sweep181x200 = `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.6}],
+	"exitConditions":[{"field":"price_up","operator":">=","value":0.7}],"positionSize":10},
+	"parameters":[{"path":"/latencyMs","range":{"from":0,"to":1800,"step":10}}],
+	"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"5m","count":200}}`
+
+// TestSweepReplaysCountTheMarketsFound: a sweep's replays are its trials
+// × the markets it runs, not × markets.count. 181 trials over count 200
+// of BTC 5m, where 54 resolved markets exist, is 9,774 replays and runs
+// on PRO (it was refused as 36,200); over a smaller limit the refusal
+// counts the markets found and says what was asked.
+func TestSweepReplaysCountTheMarketsFound(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	b := setup(t, func(o *setupOpts) { o.store, o.sweeps = st, discardSweeps{} })
+	// The enterprise customer's own size: 5,000 replays a sweep.
+	if _, err := st.SetCustomerLimits(t.Context(), b.ids[store.Enterprise], store.Limits{SweepReplays: 5000}); err != nil {
+		t.Fatal(err)
+	}
+	body := sweep181x200
+
+	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", body)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("PRO, 181 trials over the 54 markets that exist of 200 asked: %d %s", r.status, r.body)
+	}
+	var got struct {
+		Data struct {
+			Trials, Markets, Replays int
+			Progress                 struct {
+				ReplaysTotal int `json:"replays_total"`
+			}
+		}
+	}
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if d := got.Data; d.Trials != 181 || d.Markets != 54 || d.Replays != 181*54 || d.Progress.ReplaysTotal != 181*54 {
+		t.Errorf("the sweep: %+v, want 181 trials × 54 markets = 9774 replays", d)
+	}
+
+	r = b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", body)
+	const want = "this sweep is 181 trials × 54 markets (200 asked, 54 exist) = 9,774 replays: your ENTERPRISE plan allows 5,000 a sweep"
+	e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); e["message"] != want || d["field"] != "parameters" {
+		t.Errorf("over the customer's 5,000 replays: message %q details %v, want %q on parameters", e["message"], e["details"], want)
+	}
+	if sws, _, err := st.ListSweeps(t.Context(), b.ids[store.Enterprise], 0, 0); err != nil || len(sws) != 0 {
+		t.Errorf("the refused sweep was stored: %d sweeps, %v", len(sws), err)
+	}
+}
+
+// replaysShrinkWhileStored is a store on which the customer's own sweep
+// size drops to 5,000 replays while a sweep is being stored.
+type replaysShrinkWhileStored struct{ *memory.Store }
+
+func (s replaysShrinkWhileStored) CreateSweep(ctx context.Context, sw store.Sweep, limit int) (store.Sweep, error) {
+	if _, err := s.SetCustomerLimits(ctx, sw.CustomerID, store.Limits{SweepReplays: 5000}); err != nil {
+		return store.Sweep{}, err
+	}
+	return s.Store.CreateSweep(ctx, sw, limit)
+}
+
+// TestSweepStoredAsTheReplaysShrink: a sweep stored just as its
+// customer's replays a sweep dropped below it is cancelled and refused as
+// the new size refuses it, counting the markets found.
+func TestSweepStoredAsTheReplaysShrink(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	b := setup(t, func(o *setupOpts) { o.store, o.sweeps = replaysShrinkWhileStored{mem}, discardSweeps{} })
+	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", sweep181x200)
+	const want = "this sweep is 181 trials × 54 markets (200 asked, 54 exist) = 9,774 replays: your ENTERPRISE plan allows 5,000 a sweep"
+	if e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR"); e["message"] != want {
+		t.Errorf("as the replays dropped: %q, want %q", e["message"], want)
+	}
+	sws, _, err := mem.ListSweeps(t.Context(), b.ids[store.Enterprise], 0, 0)
+	if err != nil || len(sws) != 1 || sws[0].Status != store.SweepCancelled {
+		t.Errorf("stored sweeps: %+v %v; want one, CANCELLED", sws, err)
+	}
+}
+
 // downgradeWhileStored is a store on which a downgrade to STARTER lands
 // while a sweep is being stored: the tier is set and the webhook's stop of
 // the customer's sweeps has looked, finding none, before the sweep is

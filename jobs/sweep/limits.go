@@ -15,7 +15,9 @@ var (
 	EnterpriseLimits = Limits{Plan: "ENTERPRISE", Trials: 10_000, Markets: 5_000, Replays: 2_000_000}
 )
 
-// check refuses a plan larger than l, naming the limit it passes.
+// check refuses a plan larger than l in trials or in markets.count, naming
+// the limit it passes, before its trials are built. Its replays depend on
+// the markets the sweep finds: CheckReplays.
 func (l Limits) check(p *Plan) error {
 	trials, markets := p.TrialCount(), uint64(p.Request.Markets.Count)
 	random := p.Request.Search.Kind == SearchRandom && trials < p.gridSize
@@ -33,11 +35,24 @@ func (l Limits) check(p *Plan) error {
 		return invalid("parameters", "this sweep has %s trials: %s allows %d a sweep (narrow the ranges or use RANDOM search)", count(trials), l.Plan, l.Trials)
 	case markets > l.Markets:
 		return invalid("markets.count", "markets.count %d is over the limit: %s allows %d markets a sweep", markets, l.Plan, l.Markets)
-	case satMul(trials, markets) > l.Replays:
-		return invalid("parameters", "this sweep is %s trials × %d markets = %s replays: %s allows %s a sweep",
-			count(trials), markets, count(satMul(trials, markets)), l.Plan, count(l.Replays))
 	}
 	return nil
+}
+
+// CheckReplays refuses a plan whose replays, its trials × the markets it
+// runs (found for it: markets.count, or fewer where fewer exist), are
+// more than l allows. The message names both counts when they differ.
+func (l Limits) CheckReplays(p *Plan, markets int) error {
+	trials, n := p.TrialCount(), uint64(markets)
+	if satMul(trials, n) <= l.Replays {
+		return nil
+	}
+	found := fmt.Sprintf("%d markets", n)
+	if asked := p.Request.Markets.Count; asked != markets {
+		found += fmt.Sprintf(" (%d asked, %d exist)", asked, n)
+	}
+	return invalid("parameters", "this sweep is %s trials × %s = %s replays: %s allows %s a sweep",
+		count(trials), found, count(satMul(trials, n)), l.Plan, count(l.Replays))
 }
 
 // count writes n with thousands separators, or "more than 10^19".

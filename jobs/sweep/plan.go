@@ -35,10 +35,11 @@ type Trial struct {
 }
 
 // Normalize validates r and expands it into a plan: defaults applied,
-// ranges expanded, the size checked against lim, every trial built and
-// validated by the replay validator. A problem is a *replay.Error with
-// code VALIDATION_ERROR (or the replay code of a bad strategy) naming its
-// path.
+// ranges expanded, the trials and markets.count checked against lim (the
+// replays are checked once the markets are found: Limits.CheckReplays),
+// every trial built and validated by the replay validator. A problem is a
+// *replay.Error with code VALIDATION_ERROR (or the replay code of a bad
+// strategy) naming its path.
 func (r Request) Normalize(lim Limits) (Plan, error) {
 	st := r.Strategy
 	if err := st.Normalize(); err != nil {

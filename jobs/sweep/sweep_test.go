@@ -235,7 +235,6 @@ func TestSweepValidation(t *testing.T) {
 		{"RANDOM of a grid over PRO's trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 5000, "seed": 1},
 			"parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters",
 			"397 trials: search.trials 5000 draws the whole grid of 397 combinations, and PRO allows 200 a sweep (set search.trials to 200 or fewer, or narrow the ranges)"},
-		{"over PRO's replays", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 101, "step": 1}}))), ProLimits, "parameters", "101 trials × 200 markets = 20,200 replays: PRO allows 20,000"},
 	}
 	for _, tt := range tests {
 		_, err := plan(t, tt.body, tt.lim)
@@ -246,6 +245,39 @@ func TestSweepValidation(t *testing.T) {
 		}
 		if re.Field != tt.field || !strings.Contains(re.Message, tt.within) {
 			t.Errorf("%s: %s %q, want field %s containing %q", tt.name, re.Field, re.Message, tt.field, tt.within)
+		}
+	}
+}
+
+// TestReplaysLimit: a sweep's replays are its trials × the markets it
+// runs, which may be fewer than markets.count; the message says both
+// counts where they differ.
+func TestReplaysLimit(t *testing.T) {
+	t.Parallel()
+	// 101 trials (latencyMs 0, 10, …, 1000) over markets.count 200.
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/latencyMs", "range": map[string]any{"from": 0, "to": 1000, "step": 10}}}
+	}), ProLimits)
+	if err != nil {
+		t.Fatalf("101 trials over 200 markets asked: %v; the replays wait for the markets found", err)
+	}
+	for _, tt := range []struct {
+		markets int
+		want    string // "" fits
+	}{
+		{200, "this sweep is 101 trials × 200 markets = 20,200 replays: PRO allows 20,000 a sweep"},
+		{199, "this sweep is 101 trials × 199 markets (200 asked, 199 exist) = 20,099 replays: PRO allows 20,000 a sweep"},
+		{198, ""}, // 19,998
+		{60, ""},
+	} {
+		err := ProLimits.CheckReplays(&p, tt.markets)
+		var re *replay.Error
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%d markets found: %v, want it to fit", tt.markets, err)
+		case tt.want == "":
+		case !errors.As(err, &re) || re.Field != "parameters" || re.Message != tt.want:
+			t.Errorf("%d markets found: %v, want field parameters %q", tt.markets, err, tt.want)
 		}
 	}
 }
