@@ -93,6 +93,7 @@ func (s *Server) registerBacktestAI() {
 
 	o := op("backtest-ai-generate", http.MethodPost, "/v1/backtest-ai/generate", "Generate a strategy from a prompt",
 		"Turns a plain-English idea (and optionally a preset) into a normalized, replay-ready strategy and its strategy_code. "+
+			"marketCount is checked as /strategy checks it, but the strategy does not carry it: /run takes its own (default 10). "+
 			"Consumes one generation of the monthly quota, only when generation succeeds.")
 	o.RequestBody, o.Responses = body(genReq), answer("The generated strategy", genResp)
 	o.Errors = []int{400, 401, 403, 413, 415, 429, 500, 502, 503, 504}
@@ -846,7 +847,7 @@ type backtestAIGenerateRequest struct {
 	Preset         string  `json:"preset,omitempty" enum:"mean_reversion,dip_buying,momentum_entry,quick_scalp" doc:"A starting strategy, alone ({\"preset\":\"dip_buying\"}) or with a prompt, whose entry or exit conditions, when it has any, replace the preset's."`
 	Coin           string  `json:"coin,omitempty" enum:"BTC,ETH,SOL" default:"BTC"`
 	MarketType     string  `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" default:"15m" doc:"4h and 24h are BTC only."`
-	MarketCount    int     `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10" doc:"Resolved markets to backtest on (/strategy)."`
+	MarketCount    int     `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10" doc:"Resolved markets /strategy backtests on (default 10). /generate checks it but does nothing else with it: generated_strategy and strategy_code do not carry it, and /run backtests its own marketCount (default 10)."`
 	PositionSize   float64 `json:"positionSize,omitempty" minimum:"1" maximum:"10000" doc:"Shares per trade; wins over the prompt (default 100)."`
 	MaxLossPercent float64 `json:"maxLossPercent,omitempty" minimum:"1" maximum:"100" doc:"Stop loss in percent of the entry cost; wins over the prompt."`
 	OrderType      string  `json:"orderType,omitempty" enum:"MARKET,LIMIT,GTC" doc:"Wins over the prompt (default MARKET). GTC rests a maker order on the book (DESIGN 6); the resting-order settings need it."`
@@ -893,7 +894,7 @@ type backtestAIRunRequest struct {
 	StrategyCode      string             `json:"strategy_code,omitempty" doc:"A strategy code as /generate answers it." example:"coin=BTC type=15m side=UP entry: price_up < 0.35 and time_remaining_pct > 20 exit: price_up >= 0.6 size=100 maxloss=25 order=MARKET"`
 	Coin              string             `json:"coin,omitempty" enum:"BTC,ETH,SOL" doc:"Backtest on this coin instead of the strategy's (default BTC when neither says)."`
 	MarketType        string             `json:"marketType,omitempty" enum:"5m,15m,1h,4h,24h,1hr,4hr,24hr" doc:"Backtest on this market type instead of the strategy's (default 15m)."`
-	MarketCount       int                `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10"`
+	MarketCount       int                `json:"marketCount,omitempty" minimum:"1" maximum:"100" default:"10" doc:"Resolved markets to backtest on (default 10). The strategy does not carry the marketCount given to /generate: give it here."`
 	FeeModel          string             `json:"feeModel,omitempty" enum:"NONE,MARKET,CUSTOM" doc:"Taker fees on every fill of every market, as POST /v1/replay counts them: MARKET the market's own schedule, CUSTOM feeRate and feeExponent. Replaces the strategy's."`
 	FeeRate           float64            `json:"feeRate,omitempty" minimum:"0" maximum:"1" doc:"CUSTOM only, and required there; alone, it replaces the rate of a strategy with CUSTOM fees."`
 	FeeExponent       int                `json:"feeExponent,omitempty" minimum:"1" maximum:"4" default:"1" doc:"CUSTOM only; alone, it replaces the exponent of a strategy with CUSTOM fees."`

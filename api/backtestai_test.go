@@ -871,6 +871,41 @@ func TestBacktestAIOpenAPI(t *testing.T) {
 	}
 }
 
+// TestGenerateMarketCountDocumented: /generate takes marketCount, which
+// its generated_strategy and strategy_code do not carry; the OpenAPI
+// document says so where a client reads it, and that /run takes its own
+// (default 10), rather than leave a client expecting /run to test the
+// count it gave /generate.
+func TestGenerateMarketCountDocumented(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t, func(o *aiOpts) { o.noWorkers = true })
+	var doc map[string]any
+	if err := json.Unmarshal(b.get("", "/openapi.json").body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	at := func(v any, keys ...string) any {
+		for _, k := range keys {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		return v
+	}
+	marketCount := func(path string) string {
+		ref, _ := at(doc, "paths", path, "post", "requestBody", "content", "application/json", "schema", "$ref").(string)
+		desc, _ := at(doc, "components", "schemas", strings.TrimPrefix(ref, "#/components/schemas/"), "properties", "marketCount", "description").(string)
+		return desc
+	}
+	if d := marketCount("/v1/backtest-ai/generate"); !strings.Contains(d, "generated_strategy and strategy_code do not carry it") || !strings.Contains(d, "/run backtests its own marketCount (default 10)") {
+		t.Errorf("/generate's marketCount: %q, want it to say the strategy does not carry it and /run takes its own", d)
+	}
+	if d, _ := at(doc, "paths", "/v1/backtest-ai/generate", "post", "description").(string); !strings.Contains(d, "/run takes its own (default 10)") {
+		t.Errorf("/generate's description: %q, want what marketCount does there", d)
+	}
+	if d := marketCount("/v1/backtest-ai/run"); !strings.Contains(d, "default 10") || !strings.Contains(d, "does not carry the marketCount given to /generate") {
+		t.Errorf("/run's marketCount: %q, want its default and that /generate's is not carried", d)
+	}
+}
+
 // failingBacktests passes every job through but backtests, which fail
 // with err.
 type failingBacktests struct {
