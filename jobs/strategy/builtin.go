@@ -1,7 +1,6 @@
 package strategy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -494,11 +493,12 @@ var (
 	reNegation    = regexp.MustCompile(`\b(?:not|never|unless|except)\b|n['’]t\b`)
 	reOr          = regexp.MustCompile(`\bor\b`)
 	reAnd         = regexp.MustCompile(`\band\b`)
-	// reJoined finds a word that makes the condition after it one on the
-	// exit before it ("exit above 0.6 when spread < 0.1"), where no comma
-	// or semicolon stands between them (reSeparated).
-	reJoined    = regexp.MustCompile(`\b(?:with|when|while|once|if)\b`)
-	reSeparated = regexp.MustCompile(`[,;]`)
+	// reRestricts finds a word that makes the condition after it one on
+	// the exit before it ("exit above 0.6 when spread < 0.1", "... only in
+	// the last 10%"); reSeparated a mark that lists the two apart ("exit
+	// above 0.6, in the last 10%").
+	reRestricts = regexp.MustCompile(`\b(?:only|but|provided|as long as|so long as|whenever|when|while|if|once|with|during|unless)\b`)
+	reSeparated = regexp.MustCompile(`[,;/]|\botherwise\b`)
 	reDownField = regexp.MustCompile(`\b(?:price|bid|mid|display|imbalance)[ _]down\b|\bdown price\b`)
 	// reBareDown is DOWN's price by its bare name, compared ("when down
 	// is below 0.3"); group 1 is a verb before it, whose "down" is a
@@ -1236,20 +1236,17 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 				"so it cannot wait for several at once; write them as separate exits joined by \"or\" (\"exit above 0.6 or when 90%% of the time has passed\") if either should exit")
 		}
 		// "exit above 0.6 with 20% left", "sell above 0.6 when only 3
-		// minutes remain", "exit above 0.6 when spread < 0.1": one exit
+		// minutes remain", "exit above 0.6 only in the last 10%": one exit
 		// with a condition on it, both to hold, which alternatives cannot
 		// say (read as such the strategy would exit on either). Exits are
-		// alternatives where "or", a comma or semicolon, or an exit word
-		// of their own stands between ("exit above 0.6 or with 20% left",
-		// "exit above 0.6, in the last 10%", "sell above 0.6, close in the
-		// last 10%"), or no joining word does ("exit above 0.6 otherwise in
-		// the last 10%").
-		// (The words read into a comparison, "with" of "with 20% left"
-		// among them, are blanked: nothing between joins them too.)
+		// alternatives where "or" or an exit word of their own stands
+		// between ("exit above 0.6 or with 20% left", "sell above 0.6,
+		// close in the last 10%"), or a comma, semicolon, slash or
+		// "otherwise" with no word that restricts ("exit above 0.6, in the
+		// last 10%"); anything else is refused rather than guessed.
 		between := t.b[a.at:b.at]
-		joined := len(bytes.TrimSpace(between)) == 0 || reJoined.Match(between)
-		if exitCompared[a.at] && exitCompared[b.at] && a.c.Field != b.c.Field && joined &&
-			!reSeparated.Match(between) && !reOr.Match(between) && !reExitWord.Match(between) {
+		listed := reOr.Match(between) || reExitWord.Match(between) || reSeparated.Match(between) && !reRestricts.Match(between)
+		if exitCompared[a.at] && exitCompared[b.at] && a.c.Field != b.c.Field && !listed {
 			var sb strings.Builder
 			writeConditions(&sb, []replay.Condition{a.c, b.c}, " and ")
 			return pr, refuse("the built-in generator reads the exit as %s, both to hold, but a strategy exits when any one of its exit conditions holds (\"or\"), "+

@@ -531,6 +531,14 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		{"buy UP below 0.4, exit in the last 10% when price_up is above 0.6", `reads the exit as time_remaining_pct <= 10 and price_up > 0.6, both to hold`},
 		{"buy UP below 0.4, exit above 0.6 when spread < 0.1", `reads the exit as price_up > 0.6 and spread < 0.1, both to hold`},
 		{"buy UP below 0.4, exit above 0.6 or below 0.2 with 20% left", `reads the exit as price_up < 0.2 and time_remaining_pct <= 20, both to hold`},
+		// A word that restricts, with or without a comma, joins them too.
+		{"buy UP below 0.4, exit above 0.6 only in the last 10%", `reads the exit as price_up > 0.6 and time_remaining_pct <= 10, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 but only in the last 10%", `reads the exit as price_up > 0.6 and time_remaining_pct <= 10, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 as long as we are in the last 10%", `reads the exit as price_up > 0.6 and time_remaining_pct <= 10, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 provided spread < 0.1", `reads the exit as price_up > 0.6 and spread < 0.1, both to hold`},
+		{"buy UP below 0.4, exit above 0.6 whenever spread < 0.1", `reads the exit as price_up > 0.6 and spread < 0.1, both to hold`},
+		{"buy UP below 0.4, exit above 0.6, but only when spread < 0.1", `reads the exit as price_up > 0.6 and spread < 0.1, both to hold`},
+		{"buy UP below 0.4, exit above 0.6, when 10% remains", `reads the exit as price_up > 0.6 and time_remaining_pct <= 10, both to hold`},
 		{"buy UP when up crosses 0.5, exit above 0.7", `"crosses 0.5" needs a direction: write "crosses above 0.5" or "crosses below 0.5"`},
 		{"buy UP when price_up crosses 0.5, exit above 0.7", `"crosses 0.5" needs a direction`},
 		{"buy UP below 0.4, exit when it breaks 0.6", `"breaks 0.6" needs a direction`},
@@ -555,7 +563,7 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		{"buy UP below 0.4, exit above 0.6; in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 		{"buy UP below 0.4, exit above 0.6 otherwise in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 		{"buy UP below 0.4, exit above 0.8 or below 0.3, in the final 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.8 or price_up < 0.3 or time_remaining_pct <= 10" + tail},
-		{"buy UP below 0.4, exit above 0.6, when 10% remains", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
+		{"buy UP below 0.4, exit above 0.6 / in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 	} {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if err != nil {
