@@ -1301,8 +1301,8 @@ func (c *sideCache) side(b *book.Book, n int) (*store.Book, float64, error) {
 // settle takes Polymarket's verdict on the market, a market_resolved
 // event: its winning token's outcome, at the event's time, with the
 // series' settlement source, as the resolver records a verdict, and no
-// reference prices, which the event has none of (the market awaits them:
-// collect.AwaitsVerdict). A market settled already (stored so, or by the
+// reference prices, which the event has none of (they stay empty: no
+// resolve task looks at a market only imports stored). A market settled already (stored so, or by the
 // markets file) keeps its settlement, a recorded one is the resolver's to
 // settle (the store keeps its own: ImportTx.AddMarket), and an event that
 // names neither of its tokens, or comes before its window's end, settles

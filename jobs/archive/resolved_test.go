@@ -19,8 +19,8 @@ import (
 // hold market_resolved frames (realdata/ws's shape): a market only
 // imports wrote, which the markets file gives unresolved, takes the
 // winner the frame names (its winning token's outcome), at the frame's
-// time, as Polymarket's verdict without its reference prices (the
-// resolver fills them in when it looks); so does one whose frame comes in
+// time, as Polymarket's verdict without its reference prices (the frame
+// has none); so does one whose frame comes in
 // the next hour's dump, imported after its data (a window that ends near
 // the hour settles in the next). A market the recorder stored is the
 // resolver's to settle, and another market's frame (a market neither
