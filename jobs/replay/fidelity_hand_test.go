@@ -301,7 +301,9 @@ func TestHandLimitOffChangedTick(t *testing.T) {
 // 0.40, as a maker.
 func TestHandGTCQueueAfterLatency(t *testing.T) {
 	t.Parallel()
-	bk := func(bid float64) *store.Book { return book(levels(lv(0.40, bid), lv(0.39, 100)), levels(lv(0.42, 100))) }
+	bk := func(bid float64) *store.Book {
+		return book(levels(lv(0.40, bid), lv(0.39, 100)), levels(lv(0.42, 100)))
+	}
 	snaps := []store.Snapshot{
 		withUp(snapMs(0, 0.42, 0.58), bk(100)),
 		withUp(snapMs(1000, 0.42, 0.58), bk(30)),
@@ -433,4 +435,38 @@ func TestHandLimitEntryAcrossMovedBook(t *testing.T) {
 	// 5 × (1 − 0.494) − 0.08747 = 2.44253
 	qaNear(t, "pnl", ex.PositionPnL, 2.44253)
 	qaNear(t, "total_pnl_percent", r.Performance.TotalPnLPercent, round6(2.44253/(2.47+0.08747)*100))
+}
+
+// Near 1 on the 0.001 tick: a GTC BUY ten ticks over a best bid of 0.995
+// would be 1.005, capped at 1 − tick = 0.999; that crosses the asks, so it
+// takes them as a LIMIT at 0.999, paying the curve's fee at 0.997 and
+// 0.998.
+func TestHandGTCCapNearOne(t *testing.T) {
+	t.Parallel()
+	snaps := []store.Snapshot{
+		withUp(snap(0, 0.997, 0.003), book(levels(lv(0.995, 50)), levels(lv(0.997, 4), lv(0.998, 100)))),
+		withUp(snap(10, 0.998, 0.002), book(levels(lv(0.996, 50)), levels(lv(0.998, 100)))),
+	}
+	s := strategy(SideUp, 10, conds(cond(FieldPriceUp, OpLessOrEqual, 0.997)), never())
+	s.OrderType, s.LimitOffsetTicks, s.FeeModel = OrderGTC, 10, FeeMarket
+	m := feeMarket("Up")
+	m.TickSizeChanges = []store.TickSizeChange{{Time: at(0), TickSize: 0.001}}
+	r, err := runFull(t, m, snaps, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Orders) != 2 || r.Orders[1].Action != OrderFilled {
+		t.Fatalf("orders %+v, want PLACED then FILLED", r.Orders)
+	}
+	qaNear(t, "limit", r.Orders[0].Price, 0.999)
+	en := r.Trades[0]
+	if en.Liquidity != LiquidityTaker {
+		t.Fatalf("entry %+v, want a taker fill", en)
+	}
+	// 4 × 0.997 + 6 × 0.998 = 3.988 + 5.988 = 9.976 over 10
+	qaNear(t, "fill", en.FillPrice, 0.9976)
+	// 4 × 0.07 × 0.997 × 0.003 + 6 × 0.07 × 0.998 × 0.002 = 0.00083748 + 0.00083832 = 0.0016758 → 0.00167
+	qaNear(t, "fee", en.Fee, 0.00167)
+	// settles at 1: 10 − 9.976 − 0.00167
+	qaNear(t, "pnl", r.Trades[1].PositionPnL, 0.02233)
 }
