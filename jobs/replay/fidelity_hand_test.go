@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"math"
 	"testing"
 
 	"github.com/updown/updown/store"
@@ -469,4 +470,34 @@ func TestHandGTCCapNearOne(t *testing.T) {
 	qaNear(t, "fee", en.Fee, 0.00167)
 	// settles at 1: 10 − 9.976 − 0.00167
 	qaNear(t, "pnl", r.Trades[1].PositionPnL, 0.02233)
+}
+
+// Polymarket's published fee table for its first crypto curve (5- and
+// 15-minute markets, early 2026: rate 0.25, exponent 2; docs.polymarket.com
+// /trading/fees of that time) lists the fee on a trade of 100 shares at
+// each price, in cents (at 0.05 to a tenth of a cent). Its figures hold
+// only with the extra factor p: at 0.50, 100 × 0.25 × 0.5 × 0.25² =
+// 0.78125 ($0.78), where 100 × 0.25 × 0.25² would be 1.56. A MARKET entry
+// of 100 shares without a book pays its fee at the snapshot's price.
+func TestHandCryptoCurveFeeTable(t *testing.T) {
+	t.Parallel()
+	table := []struct{ p, fee, unit float64 }{
+		{0.01, 0.00, 0.01}, {0.05, 0.003, 0.001}, {0.10, 0.02, 0.01}, {0.15, 0.06, 0.01}, {0.20, 0.13, 0.01},
+		{0.25, 0.22, 0.01}, {0.30, 0.33, 0.01}, {0.35, 0.45, 0.01}, {0.40, 0.58, 0.01}, {0.45, 0.69, 0.01},
+		{0.50, 0.78, 0.01}, {0.55, 0.84, 0.01}, {0.60, 0.86, 0.01}, {0.65, 0.84, 0.01}, {0.70, 0.77, 0.01},
+		{0.75, 0.66, 0.01}, {0.80, 0.51, 0.01}, {0.85, 0.35, 0.01}, {0.90, 0.18, 0.01}, {0.95, 0.05, 0.01},
+		{0.99, 0.00, 0.01},
+	}
+	for _, row := range table {
+		snaps := []store.Snapshot{snap(0, row.p, 1-row.p), snap(10, row.p, 1-row.p)}
+		s := strategy(SideUp, 100, conds(cond(FieldPriceUp, OpLessOrEqual, row.p)), never())
+		s.FeeModel = FeeMarket
+		r, err := runFull(t, cryptoV1Market("Up"), snaps, nil, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fee := r.Trades[0].Fee; math.Abs(fee-row.fee) > row.unit/2+1e-9 {
+			t.Errorf("100 shares at %.2f: fee %.5f, Polymarket's table %.3f", row.p, fee, row.fee)
+		}
+	}
 }
