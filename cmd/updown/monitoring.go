@@ -16,6 +16,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
+
+	"github.com/updown/updown/api"
 )
 
 // hiddenErrorText stands for a task's error message in the monitoring UI.
@@ -181,17 +183,15 @@ func hideTaskErrors(next http.Handler) http.Handler {
 			// ever queued on it: backtest, ai or collect on a new
 			// deployment) with asynq's NOT_FOUND error and a 500, which
 			// was told as Redis failing: it is a 404.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write(monitoringNotFound)
+			writeMonitoringError(w, http.StatusNotFound, "NOT_FOUND",
+				"the monitoring UI found no such queue: a queue exists once a task was queued on it")
 			return
 		}
 		if buf.status >= http.StatusInternalServerError {
 			// asynqmon answers a failure of Redis with its error as plain
 			// text, Redis's address included: the envelope instead.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write(monitoringUnavailable)
+			writeMonitoringError(w, http.StatusServiceUnavailable, api.CodeServiceUnavailable,
+				"the monitoring UI could not read the queues: Redis is unavailable or failing (the api's /readyz and its log say more)")
 			return
 		}
 		body := buf.body.Bytes()
@@ -202,9 +202,7 @@ func hideTaskErrors(next http.Handler) http.Handler {
 			// selfContained, that was the page as asynqmon writes it,
 			// fonts from Google and no Content-Security-Policy, with a
 			// 200 to a script that asked for JSON.
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write(monitoringNoEndpoint)
+			writeMonitoringError(w, http.StatusNotFound, api.CodeNotFound, "the monitoring UI's API has no such endpoint")
 			return
 		}
 		// asynqmon writes its JSON without a Content-Type (the server
@@ -245,15 +243,18 @@ func queueNotFound(body []byte) bool {
 	return bytes.HasPrefix(body, []byte("NOT_FOUND")) || bytes.HasPrefix(body, []byte("asynq: "+asynq.ErrQueueNotFound.Error()))
 }
 
-// monitoringUnavailable is the UI's answer when asynqmon failed (Redis
-// down, mostly): SPEC 7's envelope, without the failure's text.
-var monitoringUnavailable = []byte(`{"success":false,"error":{"code":"SERVICE_UNAVAILABLE","message":"the monitoring UI could not read the queues: Redis is unavailable or failing (the api's /readyz and its log say more)"}}`)
-
-// monitoringNotFound is the UI's answer for a queue Redis holds nothing of.
-var monitoringNotFound = []byte(`{"success":false,"error":{"code":"NOT_FOUND","message":"the monitoring UI found no such queue: a queue exists once a task was queued on it"}}`)
-
-// monitoringNoEndpoint is the UI's answer for a path its API does not have.
-var monitoringNoEndpoint = []byte(`{"success":false,"error":{"code":"RESOURCE_NOT_FOUND","message":"the monitoring UI's API has no such endpoint"}}`)
+// writeMonitoringError answers the UI's API in SPEC 7's envelope, its
+// timestamp included (the API's own error body, not a copy of it).
+func writeMonitoringError(w http.ResponseWriter, status int, code, message string) {
+	body, err := api.Errorf(status, code, "%s", message).MarshalJSON()
+	if err != nil {
+		http.Error(w, message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
 
 // hideErrorTexts replaces every non-empty "error_message" in v.
 func hideErrorTexts(v any) {

@@ -309,6 +309,22 @@ func TestMonitoringRedisDown(t *testing.T) {
 	if strings.Contains(string(b), dead) {
 		t.Errorf("the answer names Redis's address: %s", b)
 	}
+	if !hasEnvelopeTimestamp(b) {
+		t.Errorf("queues with Redis down: %s, want SPEC 7's timestamp in the envelope", b)
+	}
+}
+
+// hasEnvelopeTimestamp reports whether an error body carries SPEC 7's
+// timestamp, an ISO 8601 time.
+func hasEnvelopeTimestamp(b []byte) bool {
+	var env struct {
+		Timestamp string `json:"timestamp"`
+	}
+	if json.Unmarshal(b, &env) != nil {
+		return false
+	}
+	_, err := time.Parse(time.RFC3339, env.Timestamp)
+	return err == nil
 }
 
 // TestMonitoringUnknownQueue: a queue nothing was ever queued on (the
@@ -343,6 +359,9 @@ func TestMonitoringUnknownQueue(t *testing.T) {
 		if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Error.Code != "NOT_FOUND" {
 			t.Errorf("%s of a queue never used: %d %s, want 404 NOT_FOUND in the envelope", path, res.StatusCode, b)
 		}
+		if !hasEnvelopeTimestamp(b) {
+			t.Errorf("%s of a queue never used: %s, want SPEC 7's timestamp in the envelope", path, b)
+		}
 	}
 }
 
@@ -374,6 +393,9 @@ func TestMonitoringUnknownAPIPath(t *testing.T) {
 		}
 		if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Success == nil || *env.Success || env.Error.Code != "RESOURCE_NOT_FOUND" {
 			t.Errorf("%s: %d %.300s, want 404 RESOURCE_NOT_FOUND in the envelope", path, res.StatusCode, b)
+		}
+		if !hasEnvelopeTimestamp(b) {
+			t.Errorf("%s: %.300s, want SPEC 7's timestamp in the envelope", path, b)
 		}
 		if strings.Contains(string(b), "googleapis") {
 			t.Errorf("%s: the answer links Google Fonts", path)
