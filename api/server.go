@@ -48,7 +48,8 @@ type Config struct {
 	// DevKeys accepts the fixed ud_dev_ demo keys. Only `updown dev` sets it.
 	DevKeys bool
 	// Checks are readiness checks beside the store's Ping, by name
-	// (for example "redis").
+	// (for example "redis"); one named "store" replaces the Ping (the
+	// production api's also checks the schema's version).
 	Checks map[string]func(context.Context) error
 	// Monitoring, when set, is the Asynq monitoring UI, mounted at
 	// /monitoring/.

@@ -352,8 +352,26 @@ type backends struct {
 // checks are the readiness checks of a process using the backends.
 func (b backends) checks() map[string]func(context.Context) error {
 	return map[string]func(context.Context) error{
-		"store": b.store.Ping,
+		"store": storeReady(b.store),
 		"redis": func(ctx context.Context) error { return b.rdb.Ping(ctx).Err() },
+	}
+}
+
+// storeReady is the readiness check of st: the database answers, and its
+// schema is at this build's version or newer. A database recreated empty
+// or restored from an older backup under a running process answers a
+// ping while every request on it fails, so a ping alone kept /readyz
+// ready while the api answered 500 to all.
+func storeReady(st *postgres.Store) func(context.Context) error {
+	return func(ctx context.Context) error {
+		have, want, err := schemaVersions(ctx, st)
+		if err != nil {
+			return err
+		}
+		if have < want {
+			return fmt.Errorf("database schema version %d is older than this build's %d: run updown migrate", have, want)
+		}
+		return nil
 	}
 }
 
@@ -432,7 +450,7 @@ func schemaVersions(ctx context.Context, st *postgres.Store) (have, want int, er
 		return 0, 0, err
 	}
 	if have, err = st.SchemaVersion(ctx); err != nil {
-		return 0, 0, fmt.Errorf("migrate: read the schema's version: %w", err)
+		return 0, 0, fmt.Errorf("read the database schema's version: %w", err)
 	}
 	return have, want, nil
 }
@@ -542,8 +560,12 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 	}
 	// Heavy reads take at most half the pool's connections (readcap.go).
 	heavy := 0
+	checks := map[string]func(context.Context) error{
+		"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
+	}
 	if ps, ok := d.store.(*postgres.Store); ok {
 		heavy = max(1, int(ps.Pool().Config().MaxConns)/2)
+		checks["store"] = storeReady(ps)
 	}
 	write, err := monitoringWrite(os.Getenv)
 	if err != nil {
@@ -577,9 +599,7 @@ func newAPIServer(ctx context.Context, d apiDeps) (*api.Server, *worker.Client, 
 		BillingProductTiers: products,
 		PublicURL:           os.Getenv("PUBLIC_URL"),
 		BillingURL:          os.Getenv("BILLING_URL"),
-		Checks: map[string]func(context.Context) error{
-			"redis": func(ctx context.Context) error { return d.rdb.Ping(ctx).Err() },
-		},
+		Checks:              checks,
 	})
 	if err != nil {
 		_ = jobs.Close()
