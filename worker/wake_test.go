@@ -174,8 +174,12 @@ func TestAnnouncedJobIsOneDequeue(t *testing.T) {
 	}
 	calls := count.n.Load() - before
 	// Besides, every idlePoll the gate asks the queue again, and a turn
-	// may fall on either side of the count.
-	allowed := int64(jobsRun) + int64(time.Since(start)/time.Second) + 2
+	// may fall on either side of the count; and on a loaded machine a
+	// handler that returns while another dequeue is under way leaves that
+	// dequeue's queue unmarked (wake.go: a mark must not outlive the slot
+	// the handler freed), one call more now and then (CI: 23 of 20 jobs
+	// in 0.4 s). The code before asked once more after every task: 40.
+	allowed := int64(jobsRun) + int64(time.Since(start)/time.Second) + jobsRun/4 + 2
 	t.Logf("%d jobs: %d dequeue calls of their queue (allowed: %d)", jobsRun, calls, allowed)
 	if calls > allowed {
 		t.Errorf("%d announced jobs cost %d dequeue calls of their queue, want at most %d", jobsRun, calls, allowed)
