@@ -183,7 +183,7 @@ func hideTaskErrors(next http.Handler) http.Handler {
 			// ever queued on it: backtest, ai or collect on a new
 			// deployment) with asynq's NOT_FOUND error and a 500, which
 			// was told as Redis failing: it is a 404.
-			writeMonitoringError(w, http.StatusNotFound, "NOT_FOUND",
+			writeMonitoringError(w, http.StatusNotFound, api.CodeNotFound,
 				"the monitoring UI found no such queue: a queue exists once a task was queued on it")
 			return
 		}

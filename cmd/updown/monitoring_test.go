@@ -356,8 +356,8 @@ func TestMonitoringUnknownQueue(t *testing.T) {
 				Code string `json:"code"`
 			} `json:"error"`
 		}
-		if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Error.Code != "NOT_FOUND" {
-			t.Errorf("%s of a queue never used: %d %s, want 404 NOT_FOUND in the envelope", path, res.StatusCode, b)
+		if res.StatusCode != http.StatusNotFound || json.Unmarshal(b, &env) != nil || env.Error.Code != "RESOURCE_NOT_FOUND" {
+			t.Errorf("%s of a queue never used: %d %s, want 404 RESOURCE_NOT_FOUND in the envelope", path, res.StatusCode, b)
 		}
 		if !hasEnvelopeTimestamp(b) {
 			t.Errorf("%s of a queue never used: %s, want SPEC 7's timestamp in the envelope", path, b)
