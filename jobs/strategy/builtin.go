@@ -379,6 +379,13 @@ var (
 		`averag(?:e|es|ing)\s+down|pyramid(?:s|ing)?|kelly|(?:of|my|the)\s+(?:balance|bankroll|capital|portfolio))\b`)
 	// reHedge is a hedge or an arbitrage, which buys both sides.
 	reHedge = regexp.MustCompile(`\b(?:hedg(?:e|es|ed|ing)|arbitrage|arbitraging|arb|arbs|arbing)\b`)
+	// reDistanceFromStart is an amount that is no percentage away from the
+	// market's start ("$50 above the start price", "100 above the open"):
+	// a distance no field holds (coin_move_pct is a percentage, reCoinMove),
+	// whose amount was read as the coin's price itself (coin_price > 50).
+	reDistanceFromStart = regexp.MustCompile(`(?:\$\s*)?\d[\d,]*(?:\.\d+)?\s*(?:\$|dollars?|usd|bucks|points?|c|cents?|¢)?\s+` +
+		`(?:above|over|below|under|higher\s+than|lower\s+than)\s+(?:the\s+|its\s+)?(?:market'?s\s+)?` +
+		`(?:price\s+to\s+beat|strike(?:\s+price)?|start(?:ing)?(?:\s+price)?|open(?:ing)?(?:\s+price)?|initial\s+price|reference\s+price|beginning)\b`)
 	// reAgainst is a bet against a side ("bet against UP", "fade UP");
 	// group 1 is the side.
 	reAgainst = regexp.MustCompile(`\b(?:bet(?:s|ting)?\s+against|go(?:es|ing)?\s+against|fade|fades|fading)\s+(?:the\s+)?(up|down)\b`)
@@ -706,6 +713,10 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	if m := reSizing.Find(t.b); m != nil {
 		return pr, refuse("the built-in generator cannot read %q: every trade buys the same number of shares (positionSize: \"200 shares\", or set it), "+
 			"so a size that changes trade by trade, or a share of a balance, cannot be expressed", m)
+	}
+	if m := reDistanceFromStart.Find(t.b); m != nil {
+		return pr, refuse("the built-in generator cannot read %q: of a move from the market's start it reads the coin's, in percent (\"when BTC is 0.1%% above the price to beat\", coin_move_pct); "+
+			"an amount in dollars or of a token's price from its start is no field, and conditions compare a field with a fixed number", m)
 	}
 	if m := reHedge.Find(t.b); m != nil {
 		return pr, refuse("the prompt asks for %q, which buys both sides: a strategy buys one side (UP or DOWN), so a hedge or an arbitrage cannot be expressed; backtest each side on its own", m)

@@ -575,3 +575,33 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesADistanceFromTheStart: an amount that is no
+// percentage away from the market's start ("$50 above the start price")
+// is a distance no field holds; its number was read as the coin's price
+// itself (coin_price > 50, true of every BTC snapshot). The percentage
+// from the price to beat is still read.
+func TestBuiltinRefusesADistanceFromTheStart(t *testing.T) {
+	t.Parallel()
+	for _, prompt := range []string{
+		"buy up when BTC is more than $50 above the start price, exit above 0.8",
+		"buy up when BTC is more than 100 above the open, exit above 0.8",
+		"buy down when ETH is at least 5 dollars below the opening price, exit above 0.7",
+		"buy UP when price_up is 0.1 above its starting price, exit above 0.8",
+	} {
+		req := normalized(t, Request{Prompt: prompt})
+		spec, err := Builtin{}.Generate(context.Background(), req)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, "of a move from the market's start it reads the coin's, in percent") {
+			t.Errorf("%q: %v (%s), want a refusal naming the distance", prompt, err, FormatCode(spec.Rules))
+		}
+	}
+	req := normalized(t, Request{Prompt: "buy up when BTC is 0.1% above the price to beat, exit above 0.8"})
+	spec, err := Builtin{}.Generate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := FormatCode(Rules{Strategy: spec.Strategy}), "side=UP entry: coin_move_pct >= 0.1 exit: price_up > 0.8 size=100 maxloss=50 order=MARKET cooldown=30000"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
