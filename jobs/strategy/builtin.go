@@ -379,6 +379,16 @@ var (
 		`averag(?:e|es|ing)\s+down|pyramid(?:s|ing)?|kelly|(?:of|my|the)\s+(?:balance|bankroll|capital|portfolio))\b`)
 	// reHedge is a hedge or an arbitrage, which buys both sides.
 	reHedge = regexp.MustCompile(`\b(?:hedg(?:e|es|ed|ing)|arbitrage|arbitraging|arb|arbs|arbing)\b`)
+	// reMovePct is a change in percent ("BTC is up more than 0.5%",
+	// "falls 1% in the last 60 seconds", "moves over 2%"): no field a
+	// phrase reads, while its percentage was read as the side's price
+	// (price_up > 0.005) and its time as the time left. A level in percent
+	// ("drops below 35%", "rises over 60%") is no change.
+	reMovePct = regexp.MustCompile(`\b(?:(?:(?:is|are|was|has\s+been|goes|went)\s+(?:up|down)|mov(?:e|es|ed|ing)(?:\s+(?:up|down))?)\s+(?:by\s+)?` +
+		`(?:(?:more\s+than|at\s+least|less\s+than|over|under|above|below)\s+)?|` +
+		`(?:ris(?:e|es|en|ing)|rose|fall(?:s|en|ing)?|fell|drop(?:s|ped|ping)?|dip(?:s|ped|ping)?|gain(?:s|ed|ing)?|los(?:e|es|t|ing)|jump(?:s|ed|ing)?|` +
+		`climb(?:s|ed|ing)?|sink(?:s|ing)?|sank|spike(?:s|d)?|pump(?:s|ed|ing)?|dump(?:s|ed|ing)?|surg(?:e|es|ed|ing)|plung(?:e|es|ed|ing)|rall(?:y|ies|ied))\s+` +
+		`(?:by\s+)?(?:(?:more\s+than|at\s+least|less\s+than)\s+)?)` + reNum + `\s*(?:%|percent)`)
 	// reDistanceFromStart is an amount that is no percentage away from the
 	// market's start ("$50 above the start price", "100 above the open"):
 	// a distance no field holds (coin_move_pct is a percentage, reCoinMove),
@@ -713,6 +723,11 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 	if m := reSizing.Find(t.b); m != nil {
 		return pr, refuse("the built-in generator cannot read %q: every trade buys the same number of shares (positionSize: \"200 shares\", or set it), "+
 			"so a size that changes trade by trade, or a share of a balance, cannot be expressed", m)
+	}
+	if m := reMovePct.Find(t.b); m != nil {
+		return pr, refuse("the built-in generator cannot read %q: a change in percent is no field it reads from words; of the coin's moves it reads the one from the price to beat "+
+			"(\"when BTC is 0.1%% above the price to beat\", coin_move_pct) and, by its name, the change over the last 60 seconds (\"coin_return_60s > 0.5\"); "+
+			"a price in percent is a level (\"drops below 35%%\")", m)
 	}
 	if m := reDistanceFromStart.Find(t.b); m != nil {
 		return pr, refuse("the built-in generator cannot read %q: of a move from the market's start it reads the coin's, in percent (\"when BTC is 0.1%% above the price to beat\", coin_move_pct); "+

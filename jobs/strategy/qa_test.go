@@ -605,3 +605,42 @@ func TestBuiltinRefusesADistanceFromTheStart(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// TestBuiltinRefusesAChangeInPercent: a change in percent ("BTC is up more
+// than 0.5%", "fade moves over 2% in the last 5 minutes") is no field a
+// phrase reads; its percentage was read as the side's price (price_up >
+// 0.005, an entry at almost any price) and its time span as the time left.
+// A price in percent is a level, still read.
+func TestBuiltinRefusesAChangeInPercent(t *testing.T) {
+	t.Parallel()
+	for _, prompt := range []string{
+		"buy UP when BTC is up more than 0.5% in the last 60 seconds, exit above 0.7",
+		"buy UP when bitcoin is up over 1%, exit above 0.7",
+		"buy DOWN when BTC falls more than 1% in the last 60 seconds, exit above 0.7",
+		"fade moves over 2% in the last 5 minutes, exit above 0.6",
+		"buy UP when the coin rose more than 0.2% in the last 60s, exit above 0.7",
+		"buy UP when price_up drops 10%, exit above 0.6",
+	} {
+		req := normalized(t, Request{Prompt: prompt})
+		spec, err := Builtin{}.Generate(context.Background(), req)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, "a change in percent is no field it reads from words") {
+			t.Errorf("%q: %v (%s), want a refusal naming the change", prompt, err, FormatCode(spec.Rules))
+		}
+	}
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when price_up drops below 35% in the last 5 minutes, exit above 60%",
+			"side=UP entry: price_up < 0.35 and time_remaining_s <= 300 exit: price_up > 0.6" + tail},
+		{"buy UP when it rises over 60%, exit above 80%", "side=UP entry: price_up > 0.6 exit: price_up > 0.8" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+}
