@@ -1243,6 +1243,15 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		writeConditions(&sb, []replay.Condition{a, b}, " and ")
 		return pr, refuse("the entry conditions %s can never hold at once, so the strategy would never enter; check how the prompt's numbers were read", sb.String())
 	}
+	// An exit that holds at every entry ("buy UP below 0.4 ... stop loss
+	// at 0.5"): each position would be sold as soon as it is bought.
+	if e, x, ok := exitWithEntry(pr.entry, pr.exit); ok {
+		var in, out strings.Builder
+		writeConditions(&in, []replay.Condition{e}, "")
+		writeConditions(&out, []replay.Condition{x}, "")
+		return pr, refuse("the exit %s holds whenever the entry %s does, so every position would be sold as soon as it is bought; check the prompt's numbers "+
+			"(a stop loss is below the entry's price, a target above it)", out.String(), in.String())
+	}
 	// Likewise "and" between two exit comparisons of different fields
 	// ("exit when price_up > 0.6 and time_remaining_pct < 50"): exit
 	// conditions are alternatives, and read as such the strategy would
@@ -1383,53 +1392,96 @@ func otherSide(cs []replay.Condition) []replay.Condition {
 	return out
 }
 
+// bounds is the values a condition admits: lo to hi, each end included
+// or not.
+type bounds struct {
+	lo, hi         float64
+	loOpen, hiOpen bool
+}
+
+// boundsOf is the values c admits; ok is false for a crossing, which
+// compares with the previous snapshot too.
+func boundsOf(c replay.Condition) (b bounds, ok bool) {
+	inf := math.Inf(1)
+	switch c.Operator {
+	case replay.OpLess:
+		return bounds{-inf, c.Value, true, true}, true
+	case replay.OpLessOrEqual:
+		return bounds{-inf, c.Value, true, false}, true
+	case replay.OpGreater:
+		return bounds{c.Value, inf, true, true}, true
+	case replay.OpGreaterOrEqual:
+		return bounds{c.Value, inf, false, true}, true
+	case replay.OpEqual:
+		return bounds{c.Value, c.Value, false, false}, true
+	}
+	return bounds{}, false
+}
+
+// and is the values both a and b admit.
+func (a bounds) and(b bounds) bounds {
+	if b.lo > a.lo || b.lo == a.lo && b.loOpen {
+		a.lo, a.loOpen = b.lo, b.loOpen
+	}
+	if b.hi < a.hi || b.hi == a.hi && b.hiOpen {
+		a.hi, a.hiOpen = b.hi, b.hiOpen
+	}
+	return a
+}
+
+// empty reports whether no value is admitted.
+func (a bounds) empty() bool { return a.lo > a.hi || a.lo == a.hi && (a.loOpen || a.hiOpen) }
+
+// within reports whether every value a admits, b admits too.
+func (a bounds) within(b bounds) bool {
+	loIn := a.lo > b.lo || a.lo == b.lo && (a.loOpen || !b.loOpen)
+	hiIn := a.hi < b.hi || a.hi == b.hi && (a.hiOpen || !b.hiOpen)
+	return loIn && hiIn
+}
+
 // neverTogether returns two conditions on one field that no value meets
 // at once (price_up < 0.4 and price_up > 0.5); crosses_* conditions are
 // left out (they compare with the previous snapshot too).
 func neverTogether(cs []replay.Condition) (replay.Condition, replay.Condition, bool) {
-	// bounds is the values a condition admits: lo to hi, each end
-	// included or not.
-	type bounds struct {
-		lo, hi         float64
-		loOpen, hiOpen bool
-	}
-	of := func(c replay.Condition) (bounds, bool) {
-		inf := math.Inf(1)
-		switch c.Operator {
-		case replay.OpLess:
-			return bounds{-inf, c.Value, true, true}, true
-		case replay.OpLessOrEqual:
-			return bounds{-inf, c.Value, true, false}, true
-		case replay.OpGreater:
-			return bounds{c.Value, inf, true, true}, true
-		case replay.OpGreaterOrEqual:
-			return bounds{c.Value, inf, false, true}, true
-		case replay.OpEqual:
-			return bounds{c.Value, c.Value, false, false}, true
-		}
-		return bounds{}, false
-	}
 	for i, a := range cs {
-		ba, ok := of(a)
+		ba, ok := boundsOf(a)
 		if !ok {
 			continue
 		}
 		for _, b := range cs[i+1:] {
-			bb, ok := of(b)
+			bb, ok := boundsOf(b)
 			if !ok || a.Field != b.Field {
 				continue
 			}
-			lo, loOpen := ba.lo, ba.loOpen
-			if bb.lo > lo || bb.lo == lo && bb.loOpen {
-				lo, loOpen = bb.lo, bb.loOpen
-			}
-			hi, hiOpen := ba.hi, ba.hiOpen
-			if bb.hi < hi || bb.hi == hi && bb.hiOpen {
-				hi, hiOpen = bb.hi, bb.hiOpen
-			}
-			if lo > hi || lo == hi && (loOpen || hiOpen) {
+			if ba.and(bb).empty() {
 				return a, b, true
 			}
+		}
+	}
+	return replay.Condition{}, replay.Condition{}, false
+}
+
+// exitWithEntry returns an exit condition that holds whenever the entry
+// conditions do (entry price_up < 0.4, "stop loss at 0.5": price_up <=
+// 0.5), with the entry condition that bounds its field: every position
+// would be closed as soon as it is opened, a slip in the prompt's numbers
+// rather than a strategy.
+func exitWithEntry(entry, exit []replay.Condition) (replay.Condition, replay.Condition, bool) {
+	for _, x := range exit {
+		bx, ok := boundsOf(x)
+		if !ok {
+			continue
+		}
+		inf := math.Inf(1)
+		in, bounded := bounds{-inf, inf, true, true}, false
+		var by replay.Condition
+		for _, e := range entry {
+			if be, ok := boundsOf(e); ok && e.Field == x.Field {
+				in, bounded, by = in.and(be), true, e
+			}
+		}
+		if bounded && !in.empty() && in.within(bx) {
+			return by, x, true
 		}
 	}
 	return replay.Condition{}, replay.Condition{}, false

@@ -644,3 +644,38 @@ func TestBuiltinRefusesAChangeInPercent(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinRefusesAnExitAtEveryEntry: an exit that holds whenever the
+// entry does ("buy UP below 0.4 ... stop loss at 0.5") sells every
+// position as soon as it is bought: a slip in the numbers, refused naming
+// both, where it was backtested as the strategy. An exit that holds at
+// only some entries, or on another field, is read.
+func TestBuiltinRefusesAnExitAtEveryEntry(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ prompt, msg string }{
+		{"buy UP when price_up < 0.4, exit above 0.6, stop loss at 0.5", "the exit price_up <= 0.5 holds whenever the entry price_up < 0.4 does"},
+		{"buy DOWN when price_down is between 0.3 and 0.4, take profit at 0.25", "the exit price_down >= 0.25 holds whenever the entry price_down <= 0.4 does"},
+		{"buy UP when price_up > 0.6, exit above 0.5", "the exit price_up > 0.5 holds whenever the entry price_up > 0.6 does"},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%q: %v (%s), want a refusal saying %q", tc.prompt, err, FormatCode(spec.Rules), tc.msg)
+		}
+	}
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when price_up < 0.4, exit above 0.6 or below 0.2", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up < 0.2" + tail},
+		{"buy UP at 0.45, sell at 0.4", "side=UP entry: price_up <= 0.45 exit: price_up <= 0.4" + tail},
+		{"buy UP when price_up < 0.4, exit when price_down < 0.5", "side=UP entry: price_up < 0.4 exit: price_down < 0.5" + tail},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+}
