@@ -596,9 +596,24 @@ var (
 		// "only one trade per market").
 		`\b(?:no|without(?:\s+any)?)\s+re-?entr(?:y|ies)\b|\b(?:never|don['’]?t|do\s+not|does\s+not|doesn['’]?t|without)\s+re-?enter(?:ing)?\b|` +
 		`\b(?:only\s+)?(?:one|a\s+single|a|single)\s+(?:trade|entry|position)\s+(?:per|a|each|in each)\s+market\b`)
-	reCoinMove = regexp.MustCompile(`(?:\b(?:` + reCoinName + `|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
+	// reFromTheStrike follows a change in percent that is the coin's move
+	// from the price to beat ("moves 0.1% above the price to beat"), which
+	// coin_move_pct holds (reCoinMove).
+	reFromTheStrike = regexp.MustCompile(`^\s+(?:above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
+	reCoinMove      = regexp.MustCompile(`(?:\b(?:` + reCoinName + `|the\s+coin|coin)(?:'s)?(?:\s+price)?\s+(?:is\s+)?)?` + reNum +
 		`\s*(?:%|percent)\s+(above|over|below|under)\s+(?:the\s+)?(?:price\s+to\s+beat|strike(?:\s+price)?)\b`)
 )
+
+// changeInPercent is the first change in percent of b (reMovePct) that is
+// not a move from the price to beat (reFromTheStrike), nil when none.
+func changeInPercent(b []byte) []byte {
+	for _, m := range reMovePct.FindAllIndex(b, -1) {
+		if !reFromTheStrike.Match(b[m[1]:]) {
+			return b[m[0]:m[1]]
+		}
+	}
+	return nil
+}
 
 // reAfterDuration is a time after something, without what it counts from
 // ("after 10 minutes", "once 30 s have passed"); reCrossBare a crossing
@@ -724,7 +739,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		return pr, refuse("the built-in generator cannot read %q: every trade buys the same number of shares (positionSize: \"200 shares\", or set it), "+
 			"so a size that changes trade by trade, or a share of a balance, cannot be expressed", m)
 	}
-	if m := reMovePct.Find(t.b); m != nil {
+	if m := changeInPercent(t.b); m != nil {
 		return pr, refuse("the built-in generator cannot read %q: a change in percent is no field it reads from words; of the coin's moves it reads the one from the price to beat "+
 			"(\"when BTC is 0.1%% above the price to beat\", coin_move_pct) and, by its name, the change over the last 60 seconds (\"coin_return_60s > 0.5\"); "+
 			"a price in percent is a level (\"drops below 35%%\")", m)

@@ -633,6 +633,11 @@ func TestBuiltinRefusesAChangeInPercent(t *testing.T) {
 		{"buy UP when price_up drops below 35% in the last 5 minutes, exit above 60%",
 			"side=UP entry: price_up < 0.35 and time_remaining_s <= 300 exit: price_up > 0.6" + tail},
 		{"buy UP when it rises over 60%, exit above 80%", "side=UP entry: price_up > 0.6 exit: price_up > 0.8" + tail},
+		// A move from the price to beat is coin_move_pct's, read as before.
+		{"buy UP when BTC moves 0.1% above the price to beat, exit above 0.8", "side=UP entry: coin_move_pct >= 0.1 exit: price_up > 0.8" + tail},
+		{"buy UP when BTC jumps 0.3% over the strike price, exit above 0.8", "side=UP entry: coin_move_pct >= 0.3 exit: price_up > 0.8" + tail},
+		{"buy DOWN when BTC falls 0.1% below the price to beat, exit above 0.8", "side=DOWN entry: coin_move_pct <= -0.1 exit: price_down > 0.8" + tail},
+		{"buy UP below 0.4, exit above 0.6 or when BTC moves 0.2% below the price to beat", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or coin_move_pct <= -0.2" + tail},
 	} {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if err != nil {
