@@ -365,6 +365,9 @@ var reField = `(bid[ _]up|bid[ _]down|mid[ _]up|mid[ _]down|display[ _]up|displa
 	`time[ _]remaining[ _]s|coin[ _]return[ _]60s|imbalance[ _]up|imbalance[ _]down|price[ _]up|up[ _]price|price of up|price[ _]down|down[ _]price|price of down|coin[ _]price|` +
 	reCoinName + `(?:'s)? price|spread|time[ _]remaining(?:[ _]pct)?|time left|remaining time|up|down)`
 
+// bothSides refuses a prompt that buys both outcomes.
+const bothSides = "the prompt names both sides, UP and DOWN: a strategy buys one"
+
 var (
 	reUnsupported = regexp.MustCompile(`\b(rsi|macd|moving averages?|ema|sma|bollinger(?: bands?)?|vwap|volume|stochastic|atr|fibonacci|sentiment|news|order ?books?|funding rates?|open interest|candles?|trailing|` +
 		// Conditions no field says, nor a number: read as nothing, the
@@ -412,7 +415,12 @@ var (
 	// reBothSides is a buy of both outcomes in one phrase ("buy UP and
 	// DOWN"), which reSide reads as its first side alone.
 	reBothSides = regexp.MustCompile(`\b(?:buy|long|back|bet on)\s+(?:the\s+)?(?:up|down)\s+(?:and|&|or|\+|/)\s+(?:the\s+)?(?:up|down)\b|\b(?:buy|back|bet on)\s+both\s+(?:sides|outcomes|tokens)\b`)
-	reSide      = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(up|down)\b|\bthe\s+(up|down)\s+(?:side|token|outcome)\b`)
+	// reTurn is a turn to a side ("reverse to DOWN", "flip into UP"): to
+	// the other side than the one bought it is a second buy, whose
+	// condition was read as an exit alone; to the same side ("the market
+	// flips to UP") it buys nothing else.
+	reTurn = regexp.MustCompile(`\b(?:revers(?:e|es|ed|ing)|flip(?:s|ped|ping)?|switch(?:es|ed|ing)?|rotat(?:e|es|ed|ing))\s+(?:the\s+position\s+)?(?:to|into|over\s+to)\s+(?:the\s+)?(up|down)\b`)
+	reSide = regexp.MustCompile(`\b(?:buy|long|back|bet on|go long(?: on)?)\s+(?:the\s+)?(up|down)\b|\bthe\s+(up|down)\s+(?:side|token|outcome)\b`)
 	// A stop loss and a take profit, also as traders write them: "SL 20%",
 	// "stop 0.2", "stop-out at 0.3", "TP 0.6", "target 0.6", "profit
 	// target of 0.6".
@@ -752,8 +760,9 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		return pr, refuse("the prompt asks for %q, which buys both sides: a strategy buys one side (UP or DOWN), so a hedge or an arbitrage cannot be expressed; backtest each side on its own", m)
 	}
 	if reBothSides.Match(t.b) {
-		return pr, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
+		return pr, refuse(bothSides)
 	}
+	turns := reTurn.FindAllSubmatch(t.b, -1) // checked against the side bought, once it is known
 	// Prices in cents ("below 40c", "under 40 cents", "40¢") are read as
 	// the prices they are, in dollars, before any phrase reads a number:
 	// the grammar would read the number and leave the unit (95c refused
@@ -776,7 +785,7 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		}
 		side := strings.ToUpper(m[1] + m[2])
 		if pr.side != "" && pr.side != side {
-			return false, refuse("the prompt names both sides, UP and DOWN: a strategy buys one")
+			return false, refuse(bothSides)
 		}
 		pr.side = side
 		return true, nil
@@ -803,6 +812,11 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 		side = replay.SideUp
 	}
 	pr.side = side
+	for _, m := range turns {
+		if strings.ToUpper(string(m[1])) != side {
+			return pr, refuse(bothSides)
+		}
+	}
 	sidePrice := replay.FieldPriceUp
 	if side == replay.SideDown {
 		sidePrice = replay.FieldPriceDown

@@ -65,6 +65,10 @@ func TestBuiltinRefusesBothSidesByEllipsis(t *testing.T) {
 		"buy UP under 0.35 & DOWN under 0.35, exit above 0.5",
 		"buy DOWN when it drops below 0.3 and UP below 0.3, exit above 0.5",
 		"buy UP above 0.7 or DOWN above 0.7, exit above 0.9",
+		// A turn to the other side is a second buy, whose condition was
+		// read as an exit alone ("or price_up > 0.8"), the turn dropped.
+		"buy UP when price_up < 0.4, exit above 0.6, and reverse to DOWN when price_up > 0.8",
+		"buy UP below 0.4 and flip into DOWN above 0.8",
 	} {
 		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: p}))
 		if err == nil || !strings.Contains(err.Error(), "names both sides") {
@@ -74,6 +78,12 @@ func TestBuiltinRefusesBothSidesByEllipsis(t *testing.T) {
 	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP below 0.4 and DOWN above 0.6, exit above 0.7"}))
 	if want := "side=UP entry: price_up < 0.4 and price_down > 0.6 exit: price_up > 0.7 size=100 maxloss=50 order=MARKET cooldown=30000"; err != nil || FormatCode(Rules{Strategy: spec.Strategy}) != want {
 		t.Errorf("UP below 0.4 and DOWN above 0.6: %v %v, want %s", FormatCode(Rules{Strategy: spec.Strategy}), err, want)
+	}
+	// A turn to the side bought names one side: "the market flips to UP"
+	// says why UP is bought, and buys nothing else.
+	spec, err = Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "buy UP when price_up crosses above 0.5 (the market flips to UP), exit above 0.8"}))
+	if want := "side=UP entry: price_up crosses_above 0.5 exit: price_up > 0.8 size=100 maxloss=50 order=MARKET cooldown=30000"; err != nil || FormatCode(Rules{Strategy: spec.Strategy}) != want {
+		t.Errorf("flips to UP: %v %v, want %s", FormatCode(Rules{Strategy: spec.Strategy}), err, want)
 	}
 }
 
