@@ -691,6 +691,19 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 		}
 		return spec, strategyError(err)
 	}
+	// A condition outside its field's range (price_up < 40, edited from
+	// 0.4) is refused, not backtested as if it were the strategy meant;
+	// of the seconds left, which the body's marketType may shorten, only
+	// an entry that never holds or an exit that always holds is (an
+	// entry's time_remaining_s <= 600 of a 15m strategy run on 5m is
+	// "any time").
+	if e := strategy.Untradable(spec.Rules); e != nil {
+		if hasObject {
+			return spec, strategyError(e.In("generatedStrategy"))
+		}
+		e.Field = "strategy_code"
+		return spec, strategyError(e)
+	}
 	if spec.Explanation == "" {
 		spec.Explanation = strategy.Describe(spec.Rules)
 	}

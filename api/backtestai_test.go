@@ -714,6 +714,15 @@ func TestRun(t *testing.T) {
 	if rep.StrategyCode != "coin=BTC type=15m "+example || len(rep.Results) != 10 {
 		t.Errorf("example by default: %s, %d results", rep.StrategyCode, len(rep.Results))
 	}
+	// A 15m strategy's "in the last 10 minutes" run on 5m markets holds
+	// all the market long, and runs as "any time"; its exit "with more
+	// than 10 minutes left" never holds there, and is none.
+	const anyTime = "coin=BTC type=15m side=UP entry: price_up < 0.48 and time_remaining_s <= 600 exit: price_up > 0.52 or time_remaining_s > 600 size=100"
+	rep = backtestAnswer{}
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"strategy_code":"`+anyTime+`","marketType":"5m"}`), &rep)
+	if rep.GeneratedStrategy.MarketType != store.M5 || len(rep.Results) != 2 {
+		t.Errorf("always-true entry condition on 5m: %s, %d results", rep.StrategyCode, len(rep.Results))
+	}
 	if n := b.used(store.Enterprise); n != 1 {
 		t.Errorf("used %d, want 1 (the /generate)", n)
 	}
@@ -752,6 +761,17 @@ func TestRunRejects(t *testing.T) {
 		{`{"strategy_code":"side=UP entry: price_up =< 0.4 exit: price_up > 0.6 size=1"}`, "INVALID_OPERATOR", "strategy_code", `word 4 ("=<")`},
 		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=20000"}`, "VALIDATION_ERROR", "strategy_code", "size 20000 is out of range"},
 		{`{"strategy_code":7}`, "VALIDATION_ERROR", "strategy_code", "must be a string"},
+		// A condition that always or never holds is a slip (40 for 0.4),
+		// refused as /generate refuses it, not backtested.
+		{obj(func(m map[string]any) {
+			m["entryConditions"] = []map[string]any{{"field": "price_up", "operator": "<", "value": 40}}
+		}),
+			"VALIDATION_ERROR", "generatedStrategy.entryConditions[0].value", "generatedStrategy.entryConditions[0].value 40 is outside price_up's range, 0 to 1"},
+		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up >= 1.6 size=1"}`, "VALIDATION_ERROR", "strategy_code", "exitConditions[0].value 1.6 is outside price_up's range"},
+		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: time_remaining_s <= 600 size=1","marketType":"5m"}`, "VALIDATION_ERROR", "strategy_code",
+			"exitConditions[0].value 600 is outside time_remaining_s's range, 0 to 300 (a 5m market): the condition time_remaining_s <= 600 always holds"},
+		{`{"strategy_code":"side=UP entry: time_remaining_s >= 600 exit: price_up > 0.6 size=1","marketType":"5m"}`, "VALIDATION_ERROR", "strategy_code",
+			"entryConditions[0].value 600 is outside time_remaining_s's range, 0 to 300 (a 5m market): the condition time_remaining_s >= 600 never holds"},
 		{`[]`, "VALIDATION_ERROR", "", "the body must be a JSON object, not a JSON array"},
 		{`{"generatedStrategy":{"entryConditions":{}}}`, "VALIDATION_ERROR", "generatedStrategy.entryConditions", "must be an array, not a JSON object"},
 		{`{"strategy_code":"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=1","marketCount":0}`, "VALIDATION_ERROR", "marketCount", "out of range"},

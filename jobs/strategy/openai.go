@@ -533,7 +533,7 @@ func readAnswer(req Request, content string) (Spec, *Error) {
 		}
 		return Spec{}, invalid("", ferr.Error())
 	}
-	if e := outOfDomain(spec.Rules); e != nil {
+	if e := OutOfDomain(spec.Rules); e != nil {
 		return Spec{}, e
 	}
 	spec.Explanation = replay.Clip(strings.TrimSpace(a.Explanation), maxExplanation)
