@@ -607,12 +607,19 @@ func (s *Server) runStrategy(ctx context.Context, in *aiInput) (*aiOutput, error
 func (r *runRequest) spec() (strategy.Spec, error) {
 	hasObject := len(r.GeneratedStrategy) > 0 && string(r.GeneratedStrategy) != "null"
 	var spec strategy.Spec
+	described := "" // the object's rules in words, before the body's settings change them
 	switch {
 	case hasObject && r.StrategyCode != nil:
 		return spec, Errorf(http.StatusBadRequest, CodeValidation, "send generatedStrategy or strategy_code, not both")
 	case hasObject:
 		if err := json.Unmarshal(r.GeneratedStrategy, &spec); err != nil {
 			return spec, decodeError(err, "generatedStrategy")
+		}
+		// Told of the object normalized, as the strategy run is below, so
+		// that the defaults it leaves out (orderType, maxLossPercent, a
+		// GTC's queueModel) are no change.
+		if st := spec.Strategy; st.Normalize() == nil {
+			described = strategy.Describe(strategy.Rules{Strategy: st})
 		}
 	case r.StrategyCode != nil:
 		rules, err := strategy.ParseCode(*r.StrategyCode)
@@ -704,8 +711,22 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 		e.Field = "strategy_code"
 		return spec, strategyError(e)
 	}
-	if spec.Explanation == "" {
-		spec.Explanation = strategy.Describe(spec.Rules)
+	switch now := strategy.Describe(spec.Rules); {
+	case spec.Explanation == "":
+		spec.Explanation = now
+	case hasObject && now != described:
+		// The body's settings (orderType, reentryCooldownMs, fees, ...)
+		// changed the rules: the object's explanation, which told the
+		// old ones ("with LIMIT orders", "waits 30 s"), would contradict
+		// the strategy answered and run. Its words of the rules are
+		// told again, what it says beyond them kept, when they lead; an
+		// explanation of its own words (a model's) is kept, and what the
+		// settings changed is told after it.
+		if rest, ok := strings.CutPrefix(spec.Explanation, described); ok && described != "" {
+			spec.Explanation = now + rest
+		} else {
+			spec.Explanation = strings.TrimSpace(spec.Explanation) + " " + strategy.DescribeChange(described, now)
+		}
 	}
 	return spec, nil
 }

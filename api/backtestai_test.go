@@ -728,6 +728,68 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunRetellsAChangedStrategy: /run's settings that change a
+// generatedStrategy's rules (orderType, reentryCooldownMs) tell them
+// again in the explanation answered, which said "with LIMIT orders" and
+// "waits 30 s" of a strategy run with MARKET orders and no cooldown. An
+// explanation of other words (a model's) is kept with a note of what
+// changed; one whose rules are unchanged is kept as it is, also when the
+// object leaves out fields that have defaults.
+func TestRunRetellsAChangedStrategy(t *testing.T) {
+	t.Parallel()
+	b := aiSetup(t)
+	tok := "Bearer " + b.token(store.Enterprise)
+	var g generateAnswer
+	data(t, b.ai(http.MethodPost, "/v1/backtest-ai/generate", tok, `{"prompt":"buy down at 25c, sell at 50c, 500 shares, limit orders"}`), &g)
+	if e := g.GeneratedStrategy.Explanation; !strings.Contains(e, "with LIMIT orders") || !strings.Contains(e, "waits 30 s") {
+		t.Fatalf("generated explanation %q", e)
+	}
+	run := func(explanation string, settings string) string {
+		t.Helper()
+		gs := g.GeneratedStrategy
+		gs.Explanation = explanation
+		obj, _ := json.Marshal(gs)
+		var rep backtestAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"generatedStrategy":`+string(obj)+`,"marketCount":1`+settings+`}`), &rep)
+		return rep.GeneratedStrategy.Explanation
+	}
+	const changed = `,"orderType":"MARKET","reentryCooldownMs":0`
+	if got := run(g.GeneratedStrategy.Explanation, changed); !strings.Contains(got, "with MARKET orders") || strings.Contains(got, "LIMIT") || strings.Contains(got, "waits 30 s") {
+		t.Errorf("run with MARKET orders and no cooldown of %q explains %q", g.GeneratedStrategy.Explanation, got)
+	}
+	// A model's words are kept, and what the settings changed told after.
+	const prose = "Buys DOWN cheap, sells it back at 0.5."
+	got := run(prose, changed)
+	if note := strings.Index(got, "Changed by this run's settings:"); !strings.HasPrefix(got, prose+" ") || note < 0 ||
+		!strings.Contains(got[note:], "with MARKET orders") || !strings.Contains(got[note:], "No longer:") || !strings.Contains(got[note:], "waits 30 s") {
+		t.Errorf("run with MARKET orders and no cooldown of %q explains %q, want it with a note of the change", prose, got)
+	}
+	if got := run(prose, `,"coin":"ETH"`); got != prose {
+		t.Errorf("run on other markets with the same rules explains %q, want the object's", got)
+	}
+	// An object that leaves out the fields with defaults (orderType,
+	// maxLossPercent, a GTC's queueModel) changes nothing by that.
+	for _, orderType := range []string{"", "GTC"} {
+		var m map[string]any
+		raw, _ := json.Marshal(g.GeneratedStrategy)
+		_ = json.Unmarshal(raw, &m)
+		delete(m, "orderType")
+		delete(m, "maxLossPercent")
+		delete(m, "queueModel")
+		delete(m, "limitOffsetTicks")
+		if orderType != "" {
+			m["orderType"] = orderType
+		}
+		m["explanation"] = prose
+		obj, _ := json.Marshal(m)
+		var rep backtestAnswer
+		data(t, b.ai(http.MethodPost, "/v1/backtest-ai/run", tok, `{"generatedStrategy":`+string(obj)+`,"marketCount":1}`), &rep)
+		if got := rep.GeneratedStrategy.Explanation; got != prose {
+			t.Errorf("run of an object without defaulted fields (orderType %q) explains %q, want the object's", orderType, got)
+		}
+	}
+}
+
 // TestRunRejects: a malformed strategy is 400 with a message that points
 // at the bad part.
 func TestRunRejects(t *testing.T) {

@@ -266,6 +266,46 @@ func Describe(r Rules) string {
 	return b.String()
 }
 
+// DescribeChange tells in words what changed from the rules told by was
+// to those told by now (both Describe's): now's sentences that was did not
+// say, and was's that now no longer says; "" when they say the same.
+func DescribeChange(was, now string) string {
+	before, after := describedSentences(was), describedSentences(now)
+	var b strings.Builder
+	if added := missingFrom(after, before); len(added) > 0 {
+		b.WriteString("Changed by this run's settings: " + strings.Join(added, " "))
+	}
+	if dropped := missingFrom(before, after); len(dropped) > 0 {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString("No longer: " + strings.Join(dropped, " "))
+	}
+	return b.String()
+}
+
+// describedSentences splits Describe's words into their sentences.
+func describedSentences(s string) []string {
+	var out []string
+	for _, part := range strings.SplitAfter(s, ". ") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// missingFrom is the sentences of a that b does not hold, in a's order.
+func missingFrom(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // duration writes a number of milliseconds as a reader takes it in: whole
 // hours, minutes or seconds in those units ("30 s", "2 min", "24 h"), any
 // other in ms ("1500 ms").
