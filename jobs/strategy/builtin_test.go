@@ -389,7 +389,7 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 	}
 	// Still read: "or" among exits, and between entry and exit phrases.
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP when price_up drops below 0.35 and spread < 0.1, exit above 0.6 or below 0.2 or with 20% left",
 			"side=UP entry: price_up < 0.35 and spread < 0.1 exit: price_up > 0.6 or price_up < 0.2 or time_remaining_pct <= 20" + tail},
 		{"buy UP under 0.4, take profit at 0.6 or stop loss at 0.2",
@@ -424,16 +424,7 @@ func TestBuiltinRefusesWhatItWouldTurnAround(t *testing.T) {
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 size=100 maxloss=50 order=LIMIT cooldown=30000"},
 		{"buy UP when price_up drops below 0.35, exit above 0.6, no cooldown, without fees",
 			"side=UP entry: price_up < 0.35 exit: price_up > 0.6 size=100 maxloss=50 order=MARKET fees=none"},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 }
 
 // TestBuiltinRefusesImpossibleValues: a price below 0 (or a share of the
@@ -478,7 +469,7 @@ func TestBuiltinRefusesImpossibleValues(t *testing.T) {
 func TestBuiltinReadsCents(t *testing.T) {
 	t.Parallel()
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP below 40c, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
 		{"buy UP under 40 cents, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
 		{"buy UP below 40¢, exit above 60¢", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
@@ -496,16 +487,7 @@ func TestBuiltinReadsCents(t *testing.T) {
 		{"buy BTC UP when it's under 40 cents, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
 		{"buy UP on BTC below 40c, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6" + tail},
 		{"buy UP when BTC price is above 95000 and price_up < 40c, exit above 0.6", "side=UP entry: coin_price > 95000 and price_up < 0.4 exit: price_up > 0.6" + tail},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 	for _, tc := range []struct{ prompt, msg string }{
 		// A bare number on a price is no price: it says what to write.
 		{"buy UP below 40, exit above 0.6", "price_up is a price between 0 and 1, and the prompt's 40 is more than 1: for 40 cents write 0.4 (or 40%)"},

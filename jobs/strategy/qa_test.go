@@ -17,7 +17,7 @@ import (
 func TestBuiltinReadsRanges(t *testing.T) {
 	t.Parallel()
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP when price_up is between 0.4 and 0.6, exit above 0.75",
 			"side=UP entry: price_up >= 0.4 and price_up <= 0.6 exit: price_up > 0.75" + tail},
 		{"buy UP between 0.4 and 0.6, exit above 0.75",
@@ -32,16 +32,7 @@ func TestBuiltinReadsRanges(t *testing.T) {
 			"side=UP entry: time_remaining_pct >= 20 and time_remaining_pct <= 80 and price_up < 0.4 exit: price_up > 0.6" + tail},
 		{"buy UP when the spread is between 0.05 and 0.2, exit above 0.6",
 			"side=UP entry: spread >= 0.05 and spread <= 0.2 exit: price_up > 0.6" + tail},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 	for p, want := range map[string]string{
 		"buy UP below 0.4, exit when price_up is between 0.5 and 0.6":  "exit conditions are alternatives",
 		"buy UP when price_up is between 0.4 and 1.4, exit above 0.75": "more than 1",
@@ -134,7 +125,7 @@ func TestBuiltinComparesTheCoinByName(t *testing.T) {
 func TestBuiltinReadsBuyAtSellAt(t *testing.T) {
 	t.Parallel()
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP at 0.45, sell at 0.55",
 			"side=UP entry: price_up <= 0.45 exit: price_up >= 0.55" + tail},
 		{"buy UP at 45%, sell at 55%",
@@ -145,16 +136,7 @@ func TestBuiltinReadsBuyAtSellAt(t *testing.T) {
 			"side=UP entry: price_up < 0.4 exit: price_up >= 0.6 or time_remaining_pct <= 10" + tail},
 		{"buy UP on ETH at 0.4, close at 0.25",
 			"side=UP entry: price_up <= 0.4 exit: price_up <= 0.25" + tail},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 	// An exit price with no entry price to tell a target from a stop, or
 	// at the entry's own price, is refused by name.
 	for _, p := range []string{"buy UP when btc is above 95000, sell at 0.7", "buy UP at 0.5, sell at 0.5"} {
@@ -478,7 +460,7 @@ func TestPromptNamesItsMarketCount(t *testing.T) {
 func TestBuiltinReadsTimePassed(t *testing.T) {
 	t.Parallel()
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP below 0.4 when 90% of the time has passed, exit above 0.6",
 			"side=UP entry: price_up < 0.4 and time_remaining_pct <= 10 exit: price_up > 0.6" + tail},
 		{"buy UP below 0.4 after half the market, exit above 0.6",
@@ -495,16 +477,7 @@ func TestBuiltinReadsTimePassed(t *testing.T) {
 			"side=UP entry: price_up < 0.4 and time_remaining_pct >= 50 exit: price_up > 0.6" + tail},
 		{"buy UP below 0.4, exit above 0.6 or when 90% of the market has passed",
 			"side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 	for p, want := range map[string]string{
 		"buy UP below 0.4, exit above 0.6 or in the first half":             "exits as soon as the position is open",
 		"buy UP below 0.4 when 150% of the time has passed, exit above 0.6": "150% of the market is more than all of it",
@@ -560,7 +533,7 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		}
 	}
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP when up crosses above 0.5, exit when it crosses below 0.4", "side=UP entry: price_up crosses_above 0.5 exit: price_up crosses_below 0.4" + tail},
 		{"buy UP below 0.4, exit above 0.6 or when 90% of the time has passed", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 		{"buy UP below 0.4, exit above 0.6 or with 20% left", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 20" + tail},
@@ -574,16 +547,7 @@ func TestBuiltinSaysWhyExitsTogetherAndBareCrossings(t *testing.T) {
 		{"buy UP below 0.4, exit above 0.6 otherwise in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
 		{"buy UP below 0.4, exit above 0.8 or below 0.3, in the final 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.8 or price_up < 0.3 or time_remaining_pct <= 10" + tail},
 		{"buy UP below 0.4, exit above 0.6 / in the last 10%", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or time_remaining_pct <= 10" + tail},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 }
 
 // TestBuiltinRefusesADistanceFromTheStart: an amount that is no
@@ -639,7 +603,7 @@ func TestBuiltinRefusesAChangeInPercent(t *testing.T) {
 		}
 	}
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP when price_up drops below 35% in the last 5 minutes, exit above 60%",
 			"side=UP entry: price_up < 0.35 and time_remaining_s <= 300 exit: price_up > 0.6" + tail},
 		{"buy UP when it rises over 60%, exit above 80%", "side=UP entry: price_up > 0.6 exit: price_up > 0.8" + tail},
@@ -648,16 +612,7 @@ func TestBuiltinRefusesAChangeInPercent(t *testing.T) {
 		{"buy UP when BTC jumps 0.3% over the strike price, exit above 0.8", "side=UP entry: coin_move_pct >= 0.3 exit: price_up > 0.8" + tail},
 		{"buy DOWN when BTC falls 0.1% below the price to beat, exit above 0.8", "side=DOWN entry: coin_move_pct <= -0.1 exit: price_down > 0.8" + tail},
 		{"buy UP below 0.4, exit above 0.6 or when BTC moves 0.2% below the price to beat", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or coin_move_pct <= -0.2" + tail},
-	} {
-		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
-		if err != nil {
-			t.Errorf("%q: %v", tc.prompt, err)
-			continue
-		}
-		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
-			t.Errorf("%q\n got %s\nwant %s", tc.prompt, got, tc.code)
-		}
-	}
+	})
 }
 
 // TestBuiltinRefusesAnExitAtEveryEntry: an exit that holds whenever the
@@ -679,11 +634,22 @@ func TestBuiltinRefusesAnExitAtEveryEntry(t *testing.T) {
 		}
 	}
 	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
-	for _, tc := range []struct{ prompt, code string }{
+	wantCodes(t, []promptCode{
 		{"buy UP when price_up < 0.4, exit above 0.6 or below 0.2", "side=UP entry: price_up < 0.4 exit: price_up > 0.6 or price_up < 0.2" + tail},
 		{"buy UP at 0.45, sell at 0.4", "side=UP entry: price_up <= 0.45 exit: price_up <= 0.4" + tail},
 		{"buy UP when price_up < 0.4, exit when price_down < 0.5", "side=UP entry: price_up < 0.4 exit: price_down < 0.5" + tail},
-	} {
+	})
+}
+
+// promptCode is a prompt and the strategy code the built-in generator
+// reads it as.
+type promptCode struct{ prompt, code string }
+
+// wantCodes checks that the built-in generator reads each prompt as its
+// code, with the request's defaults.
+func wantCodes(t *testing.T, cases []promptCode) {
+	t.Helper()
+	for _, tc := range cases {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if err != nil {
 			t.Errorf("%q: %v", tc.prompt, err)
