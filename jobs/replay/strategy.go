@@ -994,7 +994,7 @@ const MaxEcho = 128
 func ClipEcho(s string) string { return Clip(s, MaxEcho) }
 
 // Clip cuts s to at most n bytes, at a rune's start, and marks a cut with
-// "…".
+// "…" (three bytes more: a cut s is at most n+3 bytes).
 func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
