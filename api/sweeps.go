@@ -228,7 +228,7 @@ type sweepRequest struct {
 		MarketType string `json:"market_type" enum:"5m,15m,1hr,4hr,24hr" doc:"4hr and 24hr markets exist for BTC only."`
 		StartTime  string `json:"start_time,omitempty" format:"date-time" doc:"Only markets starting at or after this time (inclusive, unlike GET /v1/markets' start_time: a sweep from midnight includes the market that opens at midnight)."`
 		EndTime    string `json:"end_time,omitempty" format:"date-time" doc:"Only markets starting before this time."`
-		Count      int    `json:"count" minimum:"1" doc:"The newest this many resolved markets in the caller's window, run oldest first (fewer where fewer exist: the answer's markets); the plan bounds it (400 naming the limit), and its replays limit counts the trials × the markets found."`
+		Count      int    `json:"count" minimum:"1" doc:"The newest this many resolved markets in the caller's window, run oldest first (fewer where fewer exist: the answer's markets); the plan bounds the markets found (400 naming the limit when more than it allows exist; a count over it runs on fewer that exist), and its replays limit counts the trials × the markets found."`
 	} `json:"markets"`
 	Split struct {
 		Kind           string  `json:"kind,omitempty" enum:"NONE,HOLDOUT,WALK_FORWARD" default:"NONE" doc:"NONE: every market trains. HOLDOUT: the first markets train, the last testFraction test, embargoMarkets dropped between. WALK_FORWARD: the markets cut in time order into folds + 1 blocks; fold k trains on blocks 0..k-1 and tests on block k."`
@@ -313,9 +313,9 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	if err != nil {
 		return nil, err
 	}
-	// The replays that run: the trials over the markets found, which may
-	// be fewer than markets.count.
-	if err := sweepLimits(p.Plan).CheckReplays(&plan, len(slugs)); err != nil {
+	// The markets and replays that run: the trials over the markets found,
+	// which may be fewer than markets.count.
+	if err := sweepLimits(p.Plan).CheckFound(&plan, len(slugs)); err != nil {
 		return nil, sweepError(err)
 	}
 	if _, err := r.Split.Cut(len(slugs)); err != nil {
@@ -362,7 +362,9 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 }
 
 // sweepMarkets picks the newest Count resolved markets of the coin and type
-// in the caller's window (and the request's time range), oldest first.
+// in the caller's window (and the request's time range), oldest first; of
+// a Count over the plan's markets a sweep, one more than those
+// (Limits.MarketsToFind), which CheckFound refuses.
 func (s *Server) sweepMarkets(ctx context.Context, p principal, m sweep.Markets) ([]string, error) {
 	if (m.Coin == store.ETH || m.Coin == store.SOL) && !p.Plan.AltCoins {
 		return nil, tierDenied(p.Plan, store.Pro, "%s markets need the PRO plan or above; yours is %s", m.Coin, p.Plan.Tier)
@@ -372,7 +374,7 @@ func (s *Server) sweepMarkets(ctx context.Context, p principal, m sweep.Markets)
 		return nil, err
 	}
 	resolved := true
-	f := store.MarketFilter{Coin: m.Coin, MarketType: m.MarketType, Resolved: &resolved, Window: w, Limit: m.Count}
+	f := store.MarketFilter{Coin: m.Coin, MarketType: m.MarketType, Resolved: &resolved, Window: w, Limit: sweepLimits(p.Plan).MarketsToFind(m.Count)}
 	if m.StartTime != nil {
 		after := m.StartTime.Add(-time.Microsecond) // from inclusive
 		f.StartAfter = &after
@@ -561,7 +563,7 @@ func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, r
 	lim := sweepLimits(plan)
 	sp, err := req.Normalize(lim)
 	if err == nil {
-		err = lim.CheckReplays(&sp, len(sw.Markets))
+		err = lim.CheckFound(&sp, len(sw.Markets))
 	}
 	if err != nil {
 		return sweepError(err)

@@ -157,7 +157,6 @@ func TestSweepThroughWorkers(t *testing.T) {
 	}{
 		{"starter", b.keys[store.Starter], sweepBody(5, ""), http.StatusForbidden, "TIER_ACCESS_DENIED"},
 		{"bad path", key, strings.Replace(sweepBody(5, ""), "/entryConditions/0/value", "/marketSlug", 1), http.StatusBadRequest, "parameters[0].path"},
-		{"over PRO's markets", key, sweepBody(201, ""), http.StatusBadRequest, "PRO allows 200"},
 		{"unknown key", key, sweepBody(5, `,"foo":1`), http.StatusBadRequest, `"foo"`},
 		{"no markets", key, strings.Replace(sweepBody(5, ""), `"count":5`, `"count":5,"start_time":"2030-01-01T00:00:00Z"`, 1), http.StatusNotFound, "NO_BACKTEST_MARKETS"},
 	} {
@@ -974,5 +973,60 @@ func TestSweepBodyIsOneJSONValue(t *testing.T) {
 	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Enterprise], "application/json", sweepBody(3, "")+" \n\t")
 	if r.status != http.StatusAccepted {
 		t.Errorf("a body followed by white space: %d %.300s", r.status, r.body)
+	}
+}
+
+// TestSweepMarketsLimitCountsTheMarketsFound: markets.count over the
+// plan's markets a sweep is refused only when more markets than the plan
+// allows exist. PRO's count 201 over the 51 resolved BTC 15m markets of
+// the fixture runs on those 51 (it was refused); over 300 it is refused
+// as before, naming the limit, and nothing is stored.
+func TestSweepMarketsLimitCountsTheMarketsFound(t *testing.T) {
+	t.Parallel()
+	few := memory.New()
+	loadFixtures(t, few)
+	b := setup(t, func(o *setupOpts) { o.store, o.sweeps = few, discardSweeps{} })
+	r := b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", sweepBody(201, ""))
+	if r.status != http.StatusAccepted {
+		t.Fatalf("PRO, count 201 of the 51 markets that exist: %d %s", r.status, r.body)
+	}
+	var got struct{ Data struct{ Markets int } }
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Data.Markets != 51 {
+		t.Errorf("the sweep runs %d markets, want the 51 that exist", got.Data.Markets)
+	}
+
+	many := memory.New()
+	loadFixtures(t, many)
+	// BTC 15m markets older than the fixture's 52, resolved: 300 in all.
+	d := store.M15.Duration()
+	var older []store.Market
+	for i := 52; i < 300; i++ {
+		start := now.Truncate(d).Add(-time.Duration(i) * d)
+		older = append(older, store.Market{
+			Slug: slugOf(store.BTC, store.M15, start), MarketID: fmt.Sprintf("old-%d", i), EventID: fmt.Sprintf("ev-old-%d", i),
+			Coin: store.BTC, MarketType: store.M15, StartTime: start, EndTime: start.Add(d), ConditionID: "0xabc",
+			ClobTokenUp: "111", ClobTokenDown: "222", CoinPriceStart: ptr(95000.0), CoinPriceEnd: ptr(95100.0),
+			Winner: ptr(store.OutcomeUp), ResolvedAt: ptr(start.Add(d + time.Minute)),
+		})
+	}
+	if err := many.UpsertMarkets(t.Context(), older); err != nil {
+		t.Fatal(err)
+	}
+	b = setup(t, func(o *setupOpts) { o.store, o.sweeps = many, discardSweeps{} })
+	r = b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", sweepBody(201, ""))
+	const want = "markets.count 201 is over the limit: PRO allows 200 markets a sweep"
+	e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+	if d, _ := e["details"].(map[string]any); e["message"] != want || d["field"] != "markets.count" {
+		t.Errorf("PRO, count 201 of 300 markets: message %q details %v, want %q on markets.count", e["message"], e["details"], want)
+	}
+	if sws, _, err := many.ListSweeps(t.Context(), b.ids[store.Pro], 0, 0); err != nil || len(sws) != 0 {
+		t.Errorf("the refused sweep was stored: %d sweeps, %v", len(sws), err)
+	}
+	// 200 of them is the limit, and runs.
+	if r = b.do(http.MethodPost, "/v1/sweeps", b.keys[store.Pro], "application/json", sweepBody(200, "")); r.status != http.StatusAccepted {
+		t.Errorf("PRO, count 200 of 300 markets: %d %s", r.status, r.body)
 	}
 }

@@ -438,14 +438,19 @@ func TestSweepsPageInBrowser(t *testing.T) {
 
 	t.Run("a refused field is named and marked", func(t *testing.T) {
 		pro := pro.in(t)
-		pro.setValue(byID("sweep-count"), "1000")
+		// A count over PRO's 200 markets runs on the ~60 that exist: an
+		// embargo that leaves no test market is what refuses the count.
+		pro.setValue(byID("sweep-split"), "HOLDOUT")
+		pro.setValue(byID("sweep-embargo"), "1000")
 		pro.run("submit", chromedp.Click(byID("sweep-submit")), chromedp.WaitVisible(byID("sweep-error")))
 		status, body := call(t, "POST", base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy":{"side":"UP","entryConditions":[{"field":"price_up","operator":"<","value":0.45}],
 			"exitConditions":[{"field":"price_up","operator":">=","value":0.6}],"positionSize":100},
-			"parameters":[{"path":"/entryConditions/0/value","values":[0.35,0.45,0.55]}],"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":1000}}`)
-		msg, _ := body["error"].(map[string]any)["message"].(string)
-		if status != 400 || !strings.Contains(msg, "markets.count") {
-			t.Fatalf("the API on count 1000: %d %v", status, body)
+			"parameters":[{"path":"/entryConditions/0/value","values":[0.35,0.45,0.55]}],"search":{"kind":"GRID"},"markets":{"coin":"BTC","market_type":"15m","count":30},
+			"split":{"kind":"HOLDOUT","embargoMarkets":1000}}`)
+		e, _ := body["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if d, _ := e["details"].(map[string]any); status != 400 || d["field"] != "markets.count" {
+			t.Fatalf("the API on an embargo of 1000: %d %v", status, body)
 		}
 		if got := pro.text(byID("sweep-error")); got != "Not accepted: "+msg+"." && got != "Not accepted: "+msg {
 			t.Errorf("the page says %q; the API %q", got, msg)
@@ -455,7 +460,7 @@ func TestSweepsPageInBrowser(t *testing.T) {
 		if invalid != "true" {
 			t.Errorf("the count box is not marked invalid (%q)", invalid)
 		}
-		pro.setValue(byID("sweep-count"), "30")
+		pro.setValue(byID("sweep-embargo"), "1")
 	})
 
 	t.Run("a second sweep while one runs, and cancel", func(t *testing.T) {

@@ -15,11 +15,11 @@ var (
 	EnterpriseLimits = Limits{Plan: "ENTERPRISE", Trials: 10_000, Markets: 5_000, Replays: 2_000_000}
 )
 
-// check refuses a plan larger than l in trials or in markets.count, naming
-// the limit it passes, before its trials are built. Its replays depend on
-// the markets the sweep finds: CheckReplays.
+// check refuses a plan larger than l in trials, naming the limit it
+// passes, before its trials are built. Its markets and replays depend on
+// the markets the sweep finds: CheckFound.
 func (l Limits) check(p *Plan) error {
-	trials, markets := p.TrialCount(), uint64(p.Request.Markets.Count)
+	trials := p.TrialCount()
 	random := p.Request.Search.Kind == SearchRandom && trials < p.gridSize
 	switch {
 	case trials > l.Trials && random:
@@ -33,10 +33,30 @@ func (l Limits) check(p *Plan) error {
 			count(trials), p.Request.Search.Trials, count(p.gridSize), l.Plan, l.Trials, l.Trials)
 	case trials > l.Trials:
 		return invalid("parameters", "this sweep has %s trials: %s allows %d a sweep (narrow the ranges or use RANDOM search)", count(trials), l.Plan, l.Trials)
-	case markets > l.Markets:
-		return invalid("markets.count", "markets.count %d is over the limit: %s allows %d markets a sweep", markets, l.Plan, l.Markets)
 	}
 	return nil
+}
+
+// MarketsToFind is how many markets to look for to run a sweep of count
+// markets: count, or one past l's markets a sweep where count is over
+// them, so that a count over the limit that enough markets meet is
+// refused (CheckFound) rather than cut, and one that fewer markets meet
+// runs on those.
+func (l Limits) MarketsToFind(count int) int {
+	if uint64(count) > l.Markets {
+		return int(l.Markets) + 1 // l.Markets < count: no overflow
+	}
+	return count
+}
+
+// CheckFound refuses a plan that runs more markets than l allows, or more
+// replays (CheckReplays), over the markets found for it: markets.count,
+// or fewer where fewer exist.
+func (l Limits) CheckFound(p *Plan, markets int) error {
+	if uint64(markets) > l.Markets {
+		return invalid("markets.count", "markets.count %d is over the limit: %s allows %d markets a sweep", p.Request.Markets.Count, l.Plan, l.Markets)
+	}
+	return l.CheckReplays(p, markets)
 }
 
 // CheckReplays refuses a plan whose replays, its trials × the markets it

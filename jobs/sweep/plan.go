@@ -35,8 +35,8 @@ type Trial struct {
 }
 
 // Normalize validates r and expands it into a plan: defaults applied,
-// ranges expanded, the trials and markets.count checked against lim (the
-// replays are checked once the markets are found: Limits.CheckReplays),
+// ranges expanded, the trials checked against lim (the markets and
+// replays are checked once the markets are found: Limits.CheckFound),
 // every trial built and validated by the replay validator. A problem is a
 // *replay.Error with code VALIDATION_ERROR (or the replay code of a bad
 // strategy) naming its path.

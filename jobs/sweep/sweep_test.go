@@ -224,7 +224,6 @@ func TestSweepValidation(t *testing.T) {
 		{"embargo -5", body(set("split", map[string]any{"kind": "WALK_FORWARD", "folds": 3, "embargoMarkets": -5})), ProLimits, "split.embargoMarkets", "0 to 1000"},
 		{"embargo 1001", body(set("split", map[string]any{"kind": "HOLDOUT", "embargoMarkets": 1001})), ProLimits, "split.embargoMarkets", "0 to 1000"},
 		{"unknown objective", body(set("objective", "profit")), ProLimits, "objective", "total_pnl, ev_per_trade"},
-		{"over PRO's markets", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 201})), ProLimits, "markets.count", "PRO allows 200"},
 		{"over PRO's trials", body(set("parameters", param(map[string]any{"path": "/maxLossPercent", "range": map[string]any{"from": 1, "to": 100, "step": 0.25}}))), ProLimits, "parameters", "397 trials: PRO allows 200"},
 		// A RANDOM draw over a larger grid has search.trials trials: that is the value over the limit.
 		{"RANDOM over PRO's trials", body(set("search", map[string]any{"kind": "RANDOM", "trials": 300, "seed": 1},
