@@ -158,6 +158,10 @@ func fromHuma(status int, msg string, errs ...error) *Error {
 				c := *detail
 				c.Message = booleanMessage
 				detail = &c
+			} else if hint := signReadAsSpace(detail); hint != "" {
+				c := *detail
+				c.Message += ": " + hint
+				detail = &c
 			}
 			f := map[string]any{"message": detail.Message}
 			if detail.Location != "" {
@@ -217,6 +221,35 @@ func fromHuma(status int, msg string, errs ...error) *Error {
 // (include_orderbook, resolved): those of strconv.ParseBool, by which Huma
 // reads them.
 const booleanMessage = "must be true or false (also taken: 1 or 0, t or f, T or F, True or False, TRUE or FALSE)"
+
+// plusReadAsSpace says why a value sent with an unescaped + arrived with
+// a space: URL decoding reads a query string's + as one.
+const plusReadAsSpace = "a + in a query string is read as a space"
+
+// signReadAsSpace is the hint for a number query parameter Huma could not
+// read (limit=+5 arrives as " 5") that reads with its space as a +: say
+// why, and what to send. "" for any other problem.
+func signReadAsSpace(d *huma.ErrorDetail) string {
+	v, ok := d.Value.(string)
+	i := strings.IndexByte(v, ' ')
+	if !ok || i < 0 {
+		return ""
+	}
+	signed := v[:i] + "+" + v[i+1:]
+	var err error
+	switch d.Message {
+	case "invalid integer":
+		_, err = strconv.ParseInt(signed, 10, 64)
+	case "invalid float":
+		_, err = strconv.ParseFloat(signed, 64)
+	default:
+		return ""
+	}
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s: send %s, without the + (or the + as %%2B)", plusReadAsSpace, v[:i]+v[i+1:])
+}
 
 // describeDetail renders "query.limit: expected number <= 100 (got 101)" from
 // Huma's "query.limit" locations.

@@ -60,3 +60,24 @@ func noHTMLEscapes(t *testing.T, name string, body []byte) {
 		}
 	}
 }
+
+// TestIntegerSignReadAsSpace: limit=+5 arrives as " 5" (a query string's
+// + is a space). The refusal says so, as a time's zone offset does, where
+// it said only "invalid integer (got \" 5\")"; %2B5 is read as 5, and a
+// space that is no sign's gets no hint.
+func TestIntegerSignReadAsSpace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const want = `invalid request: limit: invalid integer: a + in a query string is read as a space: send 5, without the + (or the + as %2B) (got " 5")`
+	r := b.get(store.Pro, "/v1/markets?coin=BTC&limit=+5")
+	if e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR"); e["message"] != want {
+		t.Errorf("limit=+5: %q, want %q", e["message"], want)
+	}
+	if r := b.get(store.Pro, "/v1/markets?coin=BTC&limit=%2B5"); r.status != http.StatusOK {
+		t.Errorf("limit=%%2B5: %d %s", r.status, r.body)
+	}
+	const plain = `invalid request: limit: invalid integer (got "5 x")`
+	if e := wantError(t, b.get(store.Pro, "/v1/markets?coin=BTC&limit=5+x"), http.StatusBadRequest, "VALIDATION_ERROR"); e["message"] != plain {
+		t.Errorf("limit=5+x: %q, want %q", e["message"], plain)
+	}
+}

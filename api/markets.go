@@ -385,7 +385,7 @@ func parseTimeParam(loc, v string) (*time.Time, error) {
 		if _, ok := parseISO(v[:i] + "+" + v[i+1:]); ok {
 			// A query string's + means a space: the offset's sign was
 			// sent unescaped.
-			return nil, invalidParam(loc, sent, "a + in a query string is read as a space: send the zone offset's + as %2B (e.g. 2026-04-29T15:00:00%2B02:00), or the time in UTC with Z")
+			return nil, invalidParam(loc, sent, plusReadAsSpace+": send the zone offset's + as %2B (e.g. 2026-04-29T15:00:00%2B02:00), or the time in UTC with Z")
 		}
 	}
 	return nil, invalidParam(loc, sent, "expected epoch milliseconds (e.g. 1777467600000) or ISO 8601 (e.g. 2026-04-29T13:00:00Z)")
