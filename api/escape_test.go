@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/updown/updown/store"
@@ -75,6 +77,12 @@ func TestIntegerSignReadAsSpace(t *testing.T) {
 	}
 	if r := b.get(store.Pro, "/v1/markets?coin=BTC&limit=%2B5"); r.status != http.StatusOK {
 		t.Errorf("limit=%%2B5: %d %s", r.status, r.body)
+	}
+	// The time parameters say it in the same words.
+	slug, _ := snapshotMarket()
+	const wantTime = "invalid request: start_time: a + in a query string is read as a space: send the zone offset's + as %2B"
+	if e := wantError(t, b.get(store.Pro, "/v1/markets/"+slug+"/snapshots?start_time=2026-04-29T15:00:00+02:00"), http.StatusBadRequest, "VALIDATION_ERROR"); !strings.HasPrefix(fmt.Sprint(e["message"]), wantTime) {
+		t.Errorf("start_time with +02:00: %q, want it to start %q", e["message"], wantTime)
 	}
 	const plain = `invalid request: limit: invalid integer (got "5 x")`
 	if e := wantError(t, b.get(store.Pro, "/v1/markets?coin=BTC&limit=5+x"), http.StatusBadRequest, "VALIDATION_ERROR"); e["message"] != plain {
