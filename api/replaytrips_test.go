@@ -2,14 +2,10 @@ package api_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store"
@@ -18,78 +14,8 @@ import (
 	"github.com/updown/updown/worker"
 )
 
-// roundTrips records the round trips a Redis client makes while on: each
-// as its commands, one alone or a pipeline, every command as its name and
-// arguments. A connection's set-up is left out.
-type roundTrips struct {
-	mu    sync.Mutex
-	on    bool
-	trips [][][]string
-}
-
-func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		h.record([]redis.Cmder{cmd})
-		return err
-	}
-}
-func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		h.record(cmds)
-		return err
-	}
-}
-
-func (h *roundTrips) record(cmds []redis.Cmder) {
-	var trip [][]string
-	for _, c := range cmds {
-		if n := c.Name(); n == "client" || n == "hello" {
-			continue
-		}
-		var args []string
-		for _, a := range c.Args() {
-			s := fmt.Sprint(a)
-			if len(s) > 80 {
-				s = s[:80] + "…"
-			}
-			args = append(args, s)
-		}
-		trip = append(trip, args)
-	}
-	if len(trip) == 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.on {
-		h.trips = append(h.trips, trip)
-	}
-}
-
-func (h *roundTrips) start() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.on, h.trips = true, nil
-}
-
-func (h *roundTrips) stop() [][][]string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.on = false
-	return h.trips
-}
-
 // names is a trip's commands' names.
-func names(trip [][]string) string {
-	var n []string
-	for _, c := range trip {
-		n = append(n, strings.ToLower(c[0]))
-	}
-	return strings.Join(n, " ")
-}
+func names(trip [][]string) string { return strings.Join(redistest.Names(trip), " ") }
 
 // isReplayDequeue reports whether a command is Asynq's dequeue of the
 // replay queue.
@@ -116,7 +42,7 @@ func TestReplayRoundTrips(t *testing.T) {
 	loadFixtures(t, st)
 	url := redistest.New(t)
 	apiRdb, workerRdb := redistest.ClientOf(t, url), redistest.ClientOf(t, url)
-	var apiTrips, workerTrips roundTrips
+	var apiTrips, workerTrips redistest.Trips
 	apiRdb.AddHook(&apiTrips)
 	workerRdb.AddHook(&workerTrips)
 	// The Client's fallback look at a job's state (PollInterval, 250 ms
@@ -157,13 +83,13 @@ func TestReplayRoundTrips(t *testing.T) {
 	}
 
 	const replays = 5
-	workerTrips.start()
+	workerTrips.Start()
 	began := time.Now()
 	var apiPer [][][][]string
 	for i := range replays {
-		apiTrips.start()
+		apiTrips.Start()
 		replayOf(10 + i)
-		apiPer = append(apiPer, apiTrips.stop())
+		apiPer = append(apiPer, apiTrips.Stop())
 	}
 	// The worker marks the last task done after its announcement: wait
 	// for it.
@@ -171,7 +97,7 @@ func TestReplayRoundTrips(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	elapsed := time.Since(began)
-	workerAll := workerTrips.stop()
+	workerAll := workerTrips.Stop()
 
 	for i, trips := range apiPer {
 		var kept []string

@@ -1,76 +1,16 @@
 package worker_test
 
 import (
-	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/store/memory"
 	"github.com/updown/updown/store/redis/redistest"
 	"github.com/updown/updown/worker"
 )
-
-// tripRecorder records the round trips a Redis client makes, once
-// answered: each as the names of its commands (MULTI and EXEC included),
-// one command alone or a pipeline. A connection's set-up is left out.
-type tripRecorder struct {
-	mu    sync.Mutex
-	on    bool
-	trips [][]string
-}
-
-func (h *tripRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *tripRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		h.record([]redis.Cmder{cmd})
-		return err
-	}
-}
-func (h *tripRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := next(ctx, cmds)
-		h.record(cmds)
-		return err
-	}
-}
-
-func (h *tripRecorder) record(cmds []redis.Cmder) {
-	var names []string
-	for _, c := range cmds {
-		if n := c.Name(); n != "client" && n != "hello" { // a new connection's set-up, not the caller's
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.on {
-		h.trips = append(h.trips, names)
-	}
-}
-
-// start begins recording, afresh; stop ends it and returns the trips.
-func (h *tripRecorder) start() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.on, h.trips = true, nil
-}
-
-func (h *tripRecorder) stop() [][]string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.on = false
-	return h.trips
-}
 
 // TestRunIsOneRoundTrip (issue 27): a job the api's Client runs costs
 // it one round trip to Redis: the enqueue, its wake and the job's owner
@@ -83,7 +23,7 @@ func TestRunIsOneRoundTrip(t *testing.T) {
 	url := redistest.New(t)
 	startWorker(t, worker.Config{Redis: redistest.ClientOf(t, url), Store: memory.New(), Logger: quietLog()})
 	api := redistest.ClientOf(t, url)
-	var trips tripRecorder
+	var trips redistest.Trips
 	api.AddHook(&trips)
 	// The Client's fallback look at a job's state (PollInterval, 250 ms
 	// by default) would add round trips of its own to a job slower than
@@ -100,9 +40,9 @@ func TestRunIsOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := worker.Job{Type: jobs.TypePing, Queue: jobs.QueueReplay, Payload: []byte(t.Name())}
-	trips.start()
+	trips.Start()
 	_, id, err := c.Run(t.Context(), j, "owner-1", time.Minute)
-	got := trips.stop()
+	got := trips.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +52,7 @@ func TestRunIsOneRoundTrip(t *testing.T) {
 	}
 	// The owner record's two commands go in a transaction of their own:
 	// a connection lost between them would leave a record kept for good.
-	if len(got) > 0 && !strings.Contains(strings.Join(got[0], " "), "evalsha publish multi hset expire exec") {
+	if len(got) > 0 && !strings.Contains(strings.Join(redistest.Names(got[0]), " "), "evalsha publish multi hset expire exec") {
 		t.Errorf("the Run's first round trip is %q, want the enqueue, its wake and the owner record in a transaction", got[0])
 	}
 
