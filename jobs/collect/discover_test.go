@@ -267,6 +267,6 @@ func TestFetchMarketsRefusesTooManyWindows(t *testing.T) {
 	res, err := collect.FetchMarkets(context.Background(), collect.FetchConfig{Upstreams: collect.Upstreams{Gamma: gamma.URL}, MaxWindows: 12},
 		btc5m, day, day.Add(time.Hour))
 	if err != nil || res.Windows != 12 || asked.Load() != 12 {
-		t.Errorf("an hour of 5m windows within MaxWindows 12: %+v, %v, %d requests; want 12 windows fetched", res, err, asked.Load())
+		t.Errorf("an hour of 5m windows (12, MaxWindows 12 allows them): %+v, %v, %d Gamma requests; want 12 windows fetched, one request each", res, err, asked.Load())
 	}
 }

@@ -593,7 +593,7 @@ func TestCurveIndices(t *testing.T) {
 				}
 			}
 			if want := min(tt.n, tt.budget); len(got) != want {
-				t.Errorf("%d indices, want %d: the budget is used", len(got), want)
+				t.Errorf("%d indices, want %d: every point the curve may have is used", len(got), want)
 			}
 			if got[len(got)-1] != tt.n-1 {
 				t.Errorf("last index %d, want %d", got[len(got)-1], tt.n-1)
