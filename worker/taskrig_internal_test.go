@@ -18,11 +18,22 @@ import (
 // test's waits are bounded by; all end with the test.
 func runTask(t *testing.T, typ string, handle func(context.Context, []byte) (any, error)) (redis.UniversalClient, *Client, context.Context) {
 	t.Helper()
+	return runTaskWith(t, typ, Config{}, nil, handle)
+}
+
+// runTaskWith is runTask on a server of cfg (its Redis, store and logger
+// filled in), which setup, when given, adjusts before it runs.
+func runTaskWith(t *testing.T, typ string, cfg Config, setup func(*Server), handle func(context.Context, []byte) (any, error)) (redis.UniversalClient, *Client, context.Context) {
+	t.Helper()
 	rdb := redistest.Client(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log})
+	cfg.Redis, cfg.Store, cfg.Logger = rdb, memory.New(), log
+	srv, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if setup != nil {
+		setup(srv)
 	}
 	srv.mux.HandleFunc(typ, srv.handler(handle))
 	sctx, scancel := context.WithCancel(context.Background())

@@ -413,19 +413,14 @@ func TestGateKnowsALastTaskFetched(t *testing.T) {
 func TestUnannouncedTaskAfterABusySlot(t *testing.T) {
 	t.Parallel()
 	const typ = "test:busy"
-	rdb := redistest.Client(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log, Concurrency: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The gate's turns come far later than this test waits: only a
 	// dequeue that goes to Redis finds the task.
 	const idle = 10 * time.Minute
-	srv.gate.idle = idle
-	srv.gate.next.Store(int64(idle))
 	started, release := make(chan string, 2), make(chan struct{})
-	srv.mux.HandleFunc(typ, srv.handler(func(ctx context.Context, p []byte) (any, error) {
+	rdb, client, ctx := runTaskWith(t, typ, Config{Concurrency: 1}, func(srv *Server) {
+		srv.gate.idle = idle
+		srv.gate.next.Store(int64(idle))
+	}, func(ctx context.Context, p []byte) (any, error) {
 		started <- string(p)
 		if string(p) == "a" {
 			select {
@@ -434,18 +429,7 @@ func TestUnannouncedTaskAfterABusySlot(t *testing.T) {
 			}
 		}
 		return "done", nil
-	}))
-	sctx, scancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(sctx) }()
-	t.Cleanup(func() { scancel(); <-done })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	})
 
 	ran := make(chan error, 1)
 	go func() {
@@ -490,31 +474,15 @@ func TestUnannouncedTaskAfterABusySlot(t *testing.T) {
 func TestGateAsksAgainBehindAGoneTask(t *testing.T) {
 	t.Parallel()
 	const typ = "test:behind"
-	rdb := redistest.Client(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := NewServer(Config{Redis: rdb, Store: memory.New(), Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const idle = 10 * time.Minute
-	srv.gate.idle = idle
-	srv.gate.next.Store(int64(idle))
 	started := make(chan string, 2)
-	srv.mux.HandleFunc(typ, srv.handler(func(_ context.Context, p []byte) (any, error) {
+	rdb, client, ctx := runTaskWith(t, typ, Config{}, func(srv *Server) {
+		srv.gate.idle = idle
+		srv.gate.next.Store(int64(idle))
+	}, func(_ context.Context, p []byte) (any, error) {
 		started <- string(p)
 		return "done", nil
-	}))
-	sctx, scancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(sctx) }()
-	t.Cleanup(func() { scancel(); <-done })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	client, err := NewClient(ctx, ClientConfig{Redis: rdb, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	})
 	// A first job: the worker is up and its gate has found every other
 	// queue empty.
 	if _, _, err := client.Run(ctx, Job{Type: typ, Queue: jobs.QueueReplay, Payload: []byte("first")}, "test", time.Minute); err != nil {
