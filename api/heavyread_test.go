@@ -15,6 +15,7 @@ import (
 	"github.com/updown/updown/api"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/postgres"
 	"github.com/updown/updown/store/postgres/pgtest"
 	"github.com/updown/updown/store/redis/redistest"
 )
@@ -497,17 +498,7 @@ func TestSnapshotPageCacheSeesADropRefilled(t *testing.T) {
 			}
 		}
 	}
-	month := time.Date(m.StartTime.Year(), m.StartTime.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
-	if _, err := pg.DropSnapshotsBefore(ctx, month, false); err != nil {
-		t.Fatal(err)
-	}
-	refill := make([]store.Snapshot, 50)
-	for i := range refill {
-		refill[i] = store.Snapshot{Time: m.StartTime.Add(time.Duration(i) * time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_000}
-	}
-	if _, err := pg.AppendSnapshots(ctx, slug, refill); err != nil {
-		t.Fatal(err)
-	}
+	dropAndRefill(t, pg, m)
 	for _, path := range paths {
 		if total, up := page(path); total != 50 || up != 0.9 {
 			t.Errorf("%s after a drop and a re-import: total %d, price_up %v; want 50 and 0.9 (a page the cache kept from before)", path, total, up)
@@ -550,6 +541,18 @@ func TestSeriesCacheSeesADropRefilled(t *testing.T) {
 			t.Fatalf("price_up %v, want 0.5", up)
 		}
 	}
+	dropAndRefill(t, pg, m)
+	if up := first(); up != 0.9 {
+		t.Errorf("after a drop and a re-import: price_up %v, want 0.9 (the series cached before)", up)
+	}
+}
+
+// dropAndRefill drops the month of m's snapshots (drop-snapshots) and
+// imports 50 again at price_up 0.9: m's record and count stay as they
+// were, its data does not.
+func dropAndRefill(t *testing.T, pg *postgres.Store, m store.Market) {
+	t.Helper()
+	ctx := context.Background()
 	month := time.Date(m.StartTime.Year(), m.StartTime.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0)
 	if _, err := pg.DropSnapshotsBefore(ctx, month, false); err != nil {
 		t.Fatal(err)
@@ -558,10 +561,7 @@ func TestSeriesCacheSeesADropRefilled(t *testing.T) {
 	for i := range refill {
 		refill[i] = store.Snapshot{Time: m.StartTime.Add(time.Duration(i) * time.Second), PriceUp: 0.9, PriceDown: 0.1, CoinPrice: 95_000}
 	}
-	if _, err := pg.AppendSnapshots(ctx, slug, refill); err != nil {
+	if _, err := pg.AppendSnapshots(ctx, m.Slug, refill); err != nil {
 		t.Fatal(err)
-	}
-	if up := first(); up != 0.9 {
-		t.Errorf("after a drop and a re-import: price_up %v, want 0.9 (the series cached before)", up)
 	}
 }
