@@ -2,14 +2,12 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/updown/updown/jobs"
 	"github.com/updown/updown/jobs/backtest"
 	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
@@ -17,36 +15,12 @@ import (
 	"github.com/updown/updown/store/postgres/pgtest"
 )
 
-// replayData posts body as a Pro customer and returns the answer's data,
-// checking that it is what the engine answers of the store as it is now.
+// replayData posts body as a Pro customer and returns the answer's
+// result, checking that it is what the engine answers of the store as it
+// is now (replayAsEngine).
 func replayData(t *testing.T, b *bundle, q *queue, body string) replay.Result {
 	t.Helper()
-	r := b.replay(store.Pro, body)
-	if r.status != http.StatusOK {
-		t.Fatalf("replay: %d %s", r.status, r.body)
-	}
-	var got struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(r.body, &got); err != nil {
-		t.Fatal(err)
-	}
-	var req replay.Request
-	if err := json.Unmarshal([]byte(body), &req); err != nil {
-		t.Fatal(err)
-	}
-	want, err := jobs.Replay(t.Context(), q.store, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantJSON, _ := json.Marshal(want)
-	if string(got.Data) != string(wantJSON) {
-		t.Errorf("the answer is not the store's data as it is now:\n got %.400s\nwant %.400s", got.Data, wantJSON)
-	}
-	var res replay.Result
-	if err := json.Unmarshal(got.Data, &res); err != nil {
-		t.Fatal(err)
-	}
+	_, res := replayAsEngine(t, b, q, body)
 	return res
 }
 
