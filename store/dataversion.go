@@ -61,22 +61,13 @@ type DataVersioner interface {
 // or ErrNotFound: GetMarket and DataVersions asked side by side, so that a
 // caller who needs both reads the market's counts once.
 func GetMarketVersion(ctx context.Context, st Store, slug string) (Market, DataVersion, error) {
-	var dvs []DataVersion
-	var dvErr error
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		dvs, dvErr = DataVersions(ctx, st, []string{slug})
-	}()
-	m, err := st.GetMarket(ctx, slug)
-	<-read
-	if err != nil {
-		return m, DataVersion{}, err
-	}
-	if dvErr != nil {
-		return m, DataVersion{}, dvErr
-	}
-	return m, dvs[0], nil
+	return withMarket(ctx, st, slug, func() (DataVersion, error) {
+		dvs, err := DataVersions(ctx, st, []string{slug})
+		if err != nil {
+			return DataVersion{}, err
+		}
+		return dvs[0], nil
+	})
 }
 
 // DataVersions returns the data versions of the markets with the slugs, in

@@ -113,19 +113,30 @@ func GetMarketSeries(ctx context.Context, st Store, slug string) (Market, Series
 	if mc, ok := st.(MarketSeriesCounter); ok {
 		return mc.GetMarketSeries(ctx, slug)
 	}
-	var sc SeriesCount
-	var countErr error
-	counted := make(chan struct{})
+	return withMarket(ctx, st, slug, func() (SeriesCount, error) { return CountSeries(ctx, st, slug) })
+}
+
+// withMarket asks st for the market with the slug and, side by side,
+// read: the market and read's answer, or the first of their errors (the
+// market's first: ErrNotFound of a slug of no market).
+func withMarket[T any](ctx context.Context, st Store, slug string, read func() (T, error)) (Market, T, error) {
+	var v T
+	var readErr error
+	done := make(chan struct{})
 	go func() {
-		defer close(counted)
-		sc, countErr = CountSeries(ctx, st, slug)
+		defer close(done)
+		v, readErr = read()
 	}()
 	m, err := st.GetMarket(ctx, slug)
-	<-counted
+	<-done
+	var zero T
 	if err != nil {
-		return m, SeriesCount{}, err
+		return m, zero, err
 	}
-	return m, sc, countErr
+	if readErr != nil {
+		return m, zero, readErr
+	}
+	return m, v, nil
 }
 
 // SeriesCounter is a store that reads a market's SeriesCount in one round
