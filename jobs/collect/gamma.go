@@ -297,7 +297,12 @@ func applyDetails(m *store.Market, f gammaFound) {
 		m.UpstreamSlug = g.Slug
 	}
 	applyFees(m, g)
-	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 {
+	// A market whose tick changes were recorded with their times keeps the
+	// tick the last of them put in force: Gamma answers from a cache
+	// (minutes old), and a change it has not caught up with (a 5m
+	// market's tick goes to 0.001 near its end) would otherwise be undone
+	// by the resolution, leaving tick_size contradicting tick_size_changes.
+	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 && len(m.TickSizeChanges) == 0 {
 		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {
 			m.TickSize = g.OrderPriceMinTickSize.Ptr()
 		}

@@ -501,3 +501,38 @@ func TestResolverKeepsWritesMadeMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+// TestResolverKeepsTheRecordedTick resolves a market whose tick change the
+// websocket told near its end while Gamma still answers the old tick (its
+// answers are cached for minutes): the stored tick stays the one the
+// recorded changes put in force, so tick_size never contradicts the last
+// of tick_size_changes.
+func TestResolverKeepsTheRecordedTick(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memory.New()
+	r := newRig(t, st, collect.NewPolymarketScheme())
+	now := time.Now()
+	up := r.poly.AddWindow(store.BTC, store.M5, now.Add(-6*time.Minute)) // Gamma: tick 0.01
+	fine := 0.001
+	change := store.TickSizeChange{Time: up.End.Add(-30 * time.Second).UTC().Truncate(time.Microsecond), TickSize: fine}
+	m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+		StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug, TickSize: &fine, TickSizeChanges: []store.TickSizeChange{change}}
+	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetMarket(ctx, m.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Resolved() {
+		t.Fatal("not resolved")
+	}
+	if got.TickSize == nil || *got.TickSize != fine || len(got.TickSizeChanges) != 1 || got.TickSizeChanges[0].TickSize != fine {
+		t.Errorf("tick_size %v with tick_size_changes %+v: the tick recorded in force (%v) was replaced by Gamma's stale one",
+			fmtF(got.TickSize), got.TickSizeChanges, fine)
+	}
+}
