@@ -31,7 +31,8 @@ type gammaMarket struct {
 	Volume         flexFloat  `json:"volume"`
 	LiquidityNum   flexFloat  `json:"liquidityNum"`
 	Liquidity      flexFloat  `json:"liquidity"`
-	// UMAResolutionStatus is "resolved" once the outcome is final.
+	// UMAResolutionStatus is "resolved" once the outcome is final
+	// ("proposed", "disputed" before; absent on some records).
 	UMAResolutionStatus string `json:"umaResolutionStatus"`
 	// OrderPriceMinTickSize is the tick (0.01 or 0.001), OrderMinSize the
 	// smallest order in shares.
@@ -152,9 +153,14 @@ func (g gammaMarket) tokens() (up, down string, err error) {
 
 // outcome returns the winning outcome of a closed market: "Up" or "Down"
 // for prices ["1","0"] or ["0","1"], "50-50" for ["0.5","0.5"] (a tie);
-// "" while Gamma does not say: not closed, or prices not settled.
+// "" while Gamma does not say: not closed, prices not settled, or a
+// settlement not final (umaResolutionStatus "proposed" or "disputed":
+// the prices show the outcome proposed, which a dispute may overturn).
 func (g gammaMarket) outcome() string {
 	if !bool(g.Closed) || len(g.OutcomePrices) != 2 || len(g.Outcomes) != 2 {
+		return ""
+	}
+	if s := strings.ToLower(strings.TrimSpace(g.UMAResolutionStatus)); s != "" && s != "resolved" {
 		return ""
 	}
 	win, halves := -1, 0

@@ -536,3 +536,53 @@ func TestResolverKeepsTheRecordedTick(t *testing.T) {
 			fmtF(got.TickSize), got.TickSizeChanges, fine)
 	}
 }
+
+// TestResolverWaitsForAFinalSettlement resolves markets Gamma shows closed,
+// with outcomePrices at 1 and 0 and both reference prices, while their
+// umaResolutionStatus says the settlement is only proposed or disputed:
+// Polymarket has not settled them, so they are not settled on that
+// verdict (the series' rule takes them after FallbackAfter, awaiting the
+// verdict, as any market Polymarket is late with); once the status is
+// "resolved" they settle as Polymarket did.
+func TestResolverWaitsForAFinalSettlement(t *testing.T) {
+	t.Parallel()
+	for _, status := range []string{"proposed", "disputed"} {
+		t.Run(status, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := memory.New()
+			r := newRig(t, st, collect.NewPolymarketScheme())
+			up := r.poly.AddWindow(store.BTC, store.M15, time.Now().Add(-20*time.Minute))
+			r.poly.Edit(up, func(m *polytest.Market) { m.UMAStatus = status })
+			m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+				StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug}
+			if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug); !errors.Is(err, collect.ErrNotSettled) {
+				t.Fatalf("umaResolutionStatus %q: resolved as %v (err %v), want ErrNotSettled", status, fmtF2(got.Winner), err)
+			}
+			if stored, err := st.GetMarket(ctx, m.Slug); err != nil || stored.Resolved() {
+				t.Fatalf("umaResolutionStatus %q: stored winner %v (err %v), want none", status, fmtF2(stored.Winner), err)
+			}
+			// Late: the series' rule decides, and the market still awaits
+			// Polymarket's verdict.
+			later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+			got, err := newResolver(t, r, later).Resolve(ctx, m.Slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !collect.AwaitsVerdict(got) {
+				t.Errorf("umaResolutionStatus %q: settled as final (%v, final price %v)", status, fmtF2(got.Winner), fmtF(got.FinalPrice))
+			}
+			r.poly.Edit(up, func(m *polytest.Market) { m.UMAStatus = "" })
+			got, err = newResolver(t, r, later).Resolve(ctx, m.Slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if collect.AwaitsVerdict(got) || *got.Winner != r.poly.Winner(up) {
+				t.Errorf("resolved upstream: winner %v awaiting %v, want Polymarket's %s", fmtF2(got.Winner), collect.AwaitsVerdict(got), r.poly.Winner(up))
+			}
+		})
+	}
+}

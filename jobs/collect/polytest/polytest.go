@@ -154,6 +154,11 @@ type Market struct {
 	// NoReferencePrices settles the market (closed, outcomePrices) but
 	// never publishes its reference prices in eventMetadata.
 	NoReferencePrices bool
+	// UMAStatus, when set, is the umaResolutionStatus Gamma gives the
+	// market once closed, in place of "resolved": "proposed" or
+	// "disputed", a settlement not final yet, whose outcomePrices show
+	// the outcome proposed.
+	UMAStatus string
 	// NoAsks: nobody sells Up, as in a market all but settled. The Up
 	// book has no asks and, in mirror, the Down book no bids; Up is priced
 	// by its last trade (REST's last_trade_price).
@@ -477,6 +482,9 @@ func (s *Server) marketJSON(m *Market, now time.Time, withEvents bool) map[strin
 	}
 	if closed {
 		out["umaResolutionStatus"] = "resolved"
+		if m.UMAStatus != "" {
+			out["umaResolutionStatus"] = m.UMAStatus
+		}
 		// Gamma writes closedTime the Postgres way.
 		out["closedTime"] = m.End.Add(s.opts.SettleAfter).Add(3 * time.Second).Format("2006-01-02 15:04:05-07")
 	}
