@@ -125,9 +125,11 @@ func (t binanceTrade) trade(kind store.ExchangeKind) (store.Trade, error) {
 		Time:         time.UnixMilli(t.Time).UTC(),
 		IsBuyerMaker: t.IsBuyerMaker,
 	}
-	if kind == store.Spot {
+	if kind == store.Spot && t.IsBestMatch != nil {
 		// Binance sets it on every spot trade; SPEC serves it on spot only.
-		best := t.IsBestMatch == nil || *t.IsBestMatch
+		// One it left out stays unknown (nil), which the stores keep and
+		// the api leaves out, rather than a true Binance never said.
+		best := *t.IsBestMatch
 		out.IsBestMatch = &best
 	}
 	return out, nil
