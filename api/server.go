@@ -649,7 +649,10 @@ func foldCoinPath(path string) string {
 		return path
 	}
 	coin, tail, ok := strings.Cut(rest, "/")
-	if !ok || coin == strings.ToLower(coin) || !store.Coin(strings.ToUpper(coin)).Valid() {
+	if !ok || coin == strings.ToLower(coin) {
+		return path
+	}
+	if _, ok := coinOf(coin); !ok {
 		return path
 	}
 	if kind, _, _ := strings.Cut(tail, "/"); !store.ExchangeKind(kind).Valid() {
