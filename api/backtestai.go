@@ -633,7 +633,7 @@ func (r *runRequest) spec() (strategy.Spec, error) {
 			"side=UP entry: price_up < 0.35 exit: price_up >= 0.6 size=100")
 	}
 	if r.Coin != "" {
-		c, ok := strategy.ParseCoin(r.Coin)
+		c, ok := store.ParseCoin(r.Coin)
 		if !ok {
 			return spec, Errorf(http.StatusBadRequest, CodeValidation, "coin %s is not one of BTC, ETH, SOL", quoteID(r.Coin)).With("field", "coin")
 		}

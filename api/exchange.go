@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -224,22 +223,11 @@ func exchangeAccess(p Plan) error {
 // lower-cased when it is a coin in any case. An unknown coin is 404: the
 // path names a resource that does not exist.
 func parseCoin(v string) (store.Coin, error) {
-	c, ok := coinOf(v)
+	c, ok := store.ParseCoin(v)
 	if !ok {
 		return "", Errorf(http.StatusNotFound, CodeNotFound, "unknown coin %s: exchange data exists for btc, eth and sol", quoteID(v))
 	}
 	return c, nil
-}
-
-// coinOf reads a coin path segment: btc, eth or sol in any ASCII case.
-// strings.ToUpper alone also takes letters outside ASCII that it maps onto
-// ASCII ones (ſ, the long s, onto S), and "ſol" names no coin.
-func coinOf(v string) (store.Coin, bool) {
-	c := store.Coin(strings.ToUpper(v))
-	if !c.Valid() || strings.ContainsFunc(v, func(r rune) bool { return r >= utf8.RuneSelf }) {
-		return "", false
-	}
-	return c, true
 }
 
 // liveSeries checks the plan, the coin and that live data is configured,
@@ -398,7 +386,7 @@ func exchangeHistoryNotFound(path string) *Error {
 		return nil // the router's own
 	}
 	hist := "/v1/" + historyCoin + "/" + kind + "/snapshots"
-	switch _, ok := coinOf(coin); {
+	switch _, ok := store.ParseCoin(coin); {
 	case ok:
 		live := "/v1/" + coin + "/" + kind
 		return Errorf(http.StatusNotFound, CodeNotFound,

@@ -48,3 +48,17 @@ func TestExchangeCoinNotUnicodeFolded(t *testing.T) {
 		}
 	}
 }
+
+// TestMarketsCoinNotUnicodeFolded: ?coin=ſol is no coin (400 naming the
+// coins), where strings.ToUpper made it SOL's markets.
+func TestMarketsCoinNotUnicodeFolded(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if r := b.get(store.Pro, "/v1/markets?coin=sol"); r.status != http.StatusOK {
+		t.Fatalf("coin=sol: %d %s; want 200", r.status, r.body)
+	}
+	e := wantError(t, b.get(store.Pro, "/v1/markets?coin=%C5%BFol"), http.StatusBadRequest, "VALIDATION_ERROR")
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "BTC, ETH, SOL") {
+		t.Errorf("coin=ſol: message %q does not name the coins", msg)
+	}
+}

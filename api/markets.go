@@ -303,8 +303,8 @@ func (s *Server) listMarkets(ctx context.Context, in *listMarketsInput) (*market
 
 func parseMarketFilter(in *listMarketsInput) (store.MarketFilter, error) {
 	f := store.MarketFilter{Limit: in.Limit, Offset: in.Offset}
-	f.Coin = store.Coin(strings.ToUpper(strings.TrimSpace(in.Coin)))
-	if !f.Coin.Valid() {
+	var ok bool
+	if f.Coin, ok = store.ParseCoin(strings.TrimSpace(in.Coin)); !ok {
 		return f, invalidParam("query.coin", in.Coin, "coin must be one of BTC, ETH, SOL")
 	}
 	if in.MarketType != "" {

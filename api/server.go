@@ -652,7 +652,7 @@ func foldCoinPath(path string) string {
 	if !ok || coin == strings.ToLower(coin) {
 		return path
 	}
-	if _, ok := coinOf(coin); !ok {
+	if _, ok := store.ParseCoin(coin); !ok {
 		return path
 	}
 	if kind, _, _ := strings.Cut(tail, "/"); !store.ExchangeKind(kind).Valid() {

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors every implementation returns (possibly wrapped) so callers can test
@@ -277,6 +279,19 @@ var Coins = []Coin{BTC, ETH, SOL}
 
 // Valid reports whether c is one of BTC, ETH, SOL.
 func (c Coin) Valid() bool { return c == BTC || c == ETH || c == SOL }
+
+// ParseCoin reads a coin in any ASCII case ("btc", "Eth", "SOL").
+// strings.ToUpper alone would also take letters outside ASCII that it maps
+// onto ASCII ones (ſ, the long s, onto S), and "ſol" names no coin.
+func ParseCoin(s string) (Coin, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	c := Coin(strings.ToUpper(s))
+	return c, c.Valid()
+}
 
 // MarketType is the length of a market's window.
 type MarketType string

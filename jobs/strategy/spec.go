@@ -158,8 +158,8 @@ func parseCoin(s string, required bool) (store.Coin, error) {
 		}
 		return "", nil
 	}
-	c := store.Coin(strings.ToUpper(s))
-	if !c.Valid() {
+	c, ok := store.ParseCoin(s)
+	if !ok {
 		return "", invalid("coin", fmt.Sprintf("coin %q is not one of BTC, ETH, SOL", s))
 	}
 	return c, nil
@@ -197,10 +197,4 @@ func ParseMarketType(s string) (store.MarketType, bool) {
 		return store.H24, true
 	}
 	return "", false
-}
-
-// ParseCoin reads a coin case-insensitively (BTC, ETH or SOL).
-func ParseCoin(s string) (store.Coin, bool) {
-	c := store.Coin(strings.ToUpper(s))
-	return c, c.Valid()
 }

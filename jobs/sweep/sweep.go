@@ -243,7 +243,11 @@ func Decode(b []byte) (Request, error) {
 			return err
 		}
 		if m.Coin != nil {
-			r.Markets.Coin = store.Coin(strings.ToUpper(*m.Coin))
+			c, ok := store.ParseCoin(*m.Coin)
+			if !ok {
+				c = store.Coin(*m.Coin) // refused by validate, as written
+			}
+			r.Markets.Coin = c
 		}
 		if m.MarketType != nil {
 			r.Markets.MarketType = store.MarketType(*m.MarketType)
