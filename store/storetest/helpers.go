@@ -117,7 +117,9 @@ func eqStamp(d *diff, field string, want, got time.Time) {
 	eqTime(d, field, want, got)
 }
 
-func eqPtr[T comparable](d *diff, field string, want, got *T) {
+// eqOpt compares optional values: both nil, or both set and alike by
+// same.
+func eqOpt[T any](d *diff, field string, want, got *T, same func(d *diff, field string, want, got T)) {
 	switch {
 	case want == nil && got == nil:
 	case want == nil:
@@ -125,21 +127,13 @@ func eqPtr[T comparable](d *diff, field string, want, got *T) {
 	case got == nil:
 		d.add(field, *want, "nil")
 	default:
-		eq(d, field, *want, *got)
+		same(d, field, *want, *got)
 	}
 }
 
-func eqTimePtr(d *diff, field string, want, got *time.Time) {
-	switch {
-	case want == nil && got == nil:
-	case want == nil:
-		d.add(field, "nil", *got)
-	case got == nil:
-		d.add(field, *want, "nil")
-	default:
-		eqTime(d, field, *want, *got)
-	}
-}
+func eqPtr[T comparable](d *diff, field string, want, got *T) { eqOpt(d, field, want, got, eq[T]) }
+
+func eqTimePtr(d *diff, field string, want, got *time.Time) { eqOpt(d, field, want, got, eqTime) }
 
 // eqSlice compares element by element; nil and empty are the same.
 func eqSlice[T comparable](d *diff, field string, want, got []T) {
@@ -197,16 +191,10 @@ func checkMarket(t testing.TB, op string, want, got store.Market) {
 }
 
 func bookDiff(d *diff, field string, want, got *store.Book) {
-	switch {
-	case want == nil && got == nil:
-	case want == nil:
-		d.add(field, "nil", *got)
-	case got == nil:
-		d.add(field, *want, "nil")
-	default:
+	eqOpt(d, field, want, got, func(d *diff, field string, want, got store.Book) {
 		eqSlice(d, field+".Bids", want.Bids, got.Bids)
 		eqSlice(d, field+".Asks", want.Asks, got.Asks)
-	}
+	})
 }
 
 // snapshotDiff compares a snapshot read back with the one written; without
