@@ -24,53 +24,74 @@ const (
 	tradesDescending = ` order by time desc, outcome desc, side desc, price desc, size desc, fee_rate_bps desc, tx_hash desc`
 )
 
-// appendTradesSQL inserts a batch of trades passed as one array per column
-// ($2..$8): one statement however many trades, and trades stored already
-// are skipped by the key.
-const appendTradesSQL = `
-insert into market_trades (market, ` + marketTradeColumns + `)
+// tradesFromArrays is the rest of an insert of a batch of trades passed as
+// one array per column ($2..$8) into a table of market trades: one
+// statement however many trades, and trades stored already are skipped by
+// the key.
+const tradesFromArrays = ` (market, ` + marketTradeColumns + `)
 select $1, t.* from unnest($2::timestamptz[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::text[])
 	as t (time, outcome, side, price, size, fee_rate_bps, tx_hash)
 on conflict do nothing`
+
+// appendTradesSQL inserts a batch of trades into the market's own
+// (tradeArgs are its arguments).
+const appendTradesSQL = `
+insert into market_trades` + tradesFromArrays
 
 // AppendMarketTrades stores the trades the market does not have yet and
 // returns how many: the rows the insert affected, which skips a trade
 // stored already or met earlier in the statement.
 func (s *Store) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error) {
 	op := fmt.Sprintf("append market trades of %q", slug)
-	sorted := make([]store.MarketTrade, len(trades))
-	for i, t := range trades {
-		if err := t.Check(); err != nil {
-			return 0, fmt.Errorf("postgres: %s: %w", op, err)
-		}
-		if !storable(t.TxHash) {
-			return 0, invalid(op, fmt.Sprintf("trade %d: tx hash is not text", i+1))
-		}
-		t.Time = micro(t.Time)
-		sorted[i] = t
-	}
-	// Rows go in in key order, so that concurrent writers of overlapping
-	// batches wait for each other's keys in one order, never in a cycle.
-	slices.SortFunc(sorted, store.CompareMarketTrades)
-	n := len(sorted)
-	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
-	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
-	for i, t := range sorted {
-		times[i], outcomes[i], sides[i] = t.Time, t.Outcome, t.Side
-		prices[i], sizes[i], fees[i], hashes[i] = t.Price, t.Size, t.FeeRateBps, t.TxHash
+	sorted, err := sortedTrades(op, trades)
+	if err != nil {
+		return 0, err
 	}
 	if !storable(slug) {
 		return 0, notFound(op)
 	}
 	id, err := s.marketKey(ctx, slug)
-	if err != nil || n == 0 {
+	if err != nil || len(sorted) == 0 {
 		return 0, wrap(op, err)
 	}
-	tag, err := s.pool.Exec(ctx, appendTradesSQL, id, times, outcomes, sides, prices, sizes, fees, hashes)
+	tag, err := s.pool.Exec(ctx, appendTradesSQL, tradeArgs(id, sorted)...)
 	if err != nil {
 		return 0, wrap(op, err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// sortedTrades checks trades for op and returns a copy of them at the
+// stores' microsecond, in key order (store.CompareMarketTrades): rows go
+// in in key order, so that concurrent writers of overlapping batches wait
+// for each other's keys in one order, never in a cycle.
+func sortedTrades(op string, trades []store.MarketTrade) ([]store.MarketTrade, error) {
+	sorted := make([]store.MarketTrade, len(trades))
+	for i, t := range trades {
+		if err := t.Check(); err != nil {
+			return nil, fmt.Errorf("postgres: %s: %w", op, err)
+		}
+		if !storable(t.TxHash) {
+			return nil, invalid(op, fmt.Sprintf("trade %d: tx hash is not text", i+1))
+		}
+		t.Time = micro(t.Time)
+		sorted[i] = t
+	}
+	slices.SortFunc(sorted, store.CompareMarketTrades)
+	return sorted, nil
+}
+
+// tradeArgs are the arguments of appendTradesSQL (or heldTradesSQL) for
+// the market's trades.
+func tradeArgs(market int64, trades []store.MarketTrade) []any {
+	n := len(trades)
+	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
+	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
+	for i, tr := range trades {
+		times[i], outcomes[i], sides[i] = tr.Time, tr.Outcome, tr.Side
+		prices[i], sizes[i], fees[i], hashes[i] = tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash
+	}
+	return []any{market, times, outcomes, sides, prices, sizes, fees, hashes}
 }
 
 // ListMarketTrades returns a page of the market's trades and how many it

@@ -458,18 +458,10 @@ func (t *importTx) AppendSnapshots(ctx context.Context, slug string, snaps []sto
 
 func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades []store.MarketTrade) (int, error) {
 	op := fmt.Sprintf("import: append market trades of %q", slug)
-	sorted := make([]store.MarketTrade, len(trades))
-	for i, tr := range trades {
-		if err := tr.Check(); err != nil {
-			return 0, fmt.Errorf("postgres: %s: %w", op, err)
-		}
-		if !storable(tr.TxHash) {
-			return 0, invalid(op, fmt.Sprintf("trade %d: tx hash is not text", i+1))
-		}
-		tr.Time = micro(tr.Time)
-		sorted[i] = tr
+	sorted, err := sortedTrades(op, trades)
+	if err != nil {
+		return 0, err
 	}
-	slices.SortFunc(sorted, store.CompareMarketTrades)
 	// Equal trades are one row (the key is every column).
 	sorted = slices.CompactFunc(sorted, func(a, b store.MarketTrade) bool { return store.CompareMarketTrades(a, b) == 0 })
 	if ft := t.freshTrades[slug]; ft != nil && len(sorted) > 0 {
@@ -515,25 +507,9 @@ func (t *importTx) AppendMarketTrades(ctx context.Context, slug string, trades [
 	return int(tag.RowsAffected()), nil
 }
 
-// tradeArgs are the arguments of appendTradesSQL (or heldTradesSQL) for
-// the market's trades.
-func tradeArgs(market int64, trades []store.MarketTrade) []any {
-	n := len(trades)
-	times, outcomes, sides := make([]time.Time, n), make([]string, n), make([]string, n)
-	prices, sizes, fees, hashes := make([]float64, n), make([]float64, n), make([]float64, n), make([]string, n)
-	for i, tr := range trades {
-		times[i], outcomes[i], sides[i] = tr.Time, tr.Outcome, tr.Side
-		prices[i], sizes[i], fees[i], hashes[i] = tr.Price, tr.Size, tr.FeeRateBps, tr.TxHash
-	}
-	return []any{market, times, outcomes, sides, prices, sizes, fees, hashes}
-}
-
 // heldTradesSQL is appendTradesSQL into import_trades.
 const heldTradesSQL = `
-insert into import_trades (market, ` + marketTradeColumns + `)
-select $1, t.* from unnest($2::timestamptz[], $3::text[], $4::text[], $5::float8[], $6::float8[], $7::float8[], $8::text[])
-	as t (time, outcome, side, price, size, fee_rate_bps, tx_hash)
-on conflict do nothing`
+insert into import_trades` + tradesFromArrays
 
 // holdTrades holds sorted distinct trades of a stored market in
 // import_trades and returns how many of them are new to those the import
