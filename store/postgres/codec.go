@@ -522,15 +522,11 @@ var (
 // decodeHeadOf appends the chunk's snapshots to dst, setting what f names.
 func decodeHeadOf[T any](dst []T, head []byte, f *headFields[T]) ([]T, error) {
 	r := reader{b: head}
-	if v := r.byte(); r.err == nil && v != codecVersion {
-		return dst, fmt.Errorf("%w: head version %d", errCorrupt, v)
-	}
-	n := r.count()
-	if r.err != nil || n == 0 {
-		return dst, r.err
-	}
 	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
+	dst, err := growHead(&r, dst)
+	if err != nil || len(dst) == start {
+		return dst, err
+	}
 	out := dst[start:]
 	decodeTimes(&r, out, f.time)
 	// One loop per column: a column's values are decoded together.
@@ -539,11 +535,34 @@ func decodeHeadOf[T any](dst []T, head []byte, f *headFields[T]) ([]T, error) {
 			r.b = decodeColumn(&r, r.b, out, set)
 		}
 	}
+	return endHead(&r, dst, start)
+}
+
+// growHead reads the version and the count of the head r reads, and
+// returns dst grown by that many elements for its times and columns,
+// which the caller decodes from r and hands to endHead. An empty head
+// leaves dst as it was; an unknown version or a count that cannot be read
+// is an error.
+func growHead[T any](r *reader, dst []T) ([]T, error) {
+	if v := r.byte(); r.err == nil && v != codecVersion {
+		return dst, fmt.Errorf("%w: head version %d", errCorrupt, v)
+	}
+	n := r.count()
+	if r.err != nil {
+		return dst, r.err
+	}
+	return slices.Grow(dst, n)[:len(dst)+n], nil
+}
+
+// endHead ends a head growHead began, which grew dst from start elements:
+// it fails on bytes left after the columns, and on any failure of the
+// decoding clears what was added and returns dst without it.
+func endHead[T any](r *reader, dst []T, start int) ([]T, error) {
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("%d trailing bytes in head", len(r.b))
 	}
 	if r.err != nil {
-		clear(out)
+		clear(dst[start:])
 		return dst[:start], r.err
 	}
 	return dst, nil

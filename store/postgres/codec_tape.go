@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/updown/updown/store"
 )
@@ -18,18 +17,15 @@ import (
 // exact size.
 
 // decodeTicks appends the chunk's snapshots to dst as the ticks of a tape,
-// their books not set.
+// their books not set. The head's version, count and end are read as
+// decodeHead reads them (growHead, endHead).
 func decodeTicks(dst []store.Tick, head []byte) ([]store.Tick, error) {
 	r := reader{b: head}
-	if v := r.byte(); r.err == nil && v != codecVersion {
-		return dst, fmt.Errorf("%w: head version %d", errCorrupt, v)
-	}
-	n := r.count()
-	if r.err != nil || n == 0 {
-		return dst, r.err
-	}
 	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
+	dst, err := growHead(&r, dst)
+	if err != nil || len(dst) == start {
+		return dst, err
+	}
 	out := dst[start:]
 	decodeTickTimes(&r, out)
 	for col := range 3 {
@@ -37,14 +33,7 @@ func decodeTicks(dst []store.Tick, head []byte) ([]store.Tick, error) {
 			r.b = decodeTickColumn(&r, r.b, out, col)
 		}
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.fail("%d trailing bytes in head", len(r.b))
-	}
-	if r.err != nil {
-		clear(out)
-		return dst[:start], r.err
-	}
-	return dst, nil
+	return endHead(&r, dst, start)
 }
 
 // decodeTickTimes is decodeTimes for ticks.
