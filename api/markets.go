@@ -159,10 +159,10 @@ type snapshotPageParams struct {
 	Series           seriesParams
 }
 
-// Huma reads parameters from a struct's own fields only, so the two
-// snapshot inputs repeat the page parameters.
-type snapshotsBySlugInput struct {
-	Slug             string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+// MarketSnapshotsQuery holds the page parameters both snapshot routes
+// share. Huma reads the parameters of an embedded struct only when its
+// type is exported, hence the exported name (as MarketTradesQuery).
+type MarketSnapshotsQuery struct {
 	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
 	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, in the chosen order."`
 	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
@@ -173,16 +173,21 @@ type snapshotsBySlugInput struct {
 	Accept           string `header:"Accept" hidden:"true"`
 }
 
+// page is the query as the handler reads it, the format negotiated by s.
+func (q *MarketSnapshotsQuery) page(s *Server) snapshotPageParams {
+	csv, parquet := s.rowsForm(q.Accept)
+	return snapshotPageParams{q.Limit, q.Offset, q.IncludeOrderbook, csv, parquet,
+		seriesParams{q.StartTime, q.EndTime, q.Order, q.Cursor, q.Offset}}
+}
+
+type snapshotsBySlugInput struct {
+	Slug string `path:"slug" doc:"Market slug." example:"btc-updown-15m-1777467600"`
+	MarketSnapshotsQuery
+}
+
 type snapshotsByMarketIDInput struct {
-	MarketID         string `path:"marketId" doc:"External (prediction-market) market id."`
-	Limit            int    `query:"limit" default:"1000" minimum:"1" maximum:"1000" doc:"Page size."`
-	Offset           int    `query:"offset" default:"0" minimum:"0" doc:"Snapshots to skip, in the chosen order."`
-	IncludeOrderbook bool   `query:"include_orderbook" default:"false" doc:"Include both order books (larger, slower responses)."`
-	StartTime        string `query:"start_time" doc:"Snapshots at or after this time: epoch milliseconds or ISO 8601."`
-	EndTime          string `query:"end_time" doc:"Snapshots before this time (exclusive): epoch milliseconds or ISO 8601."`
-	Order            string `query:"order" enum:"asc,desc" default:"desc" doc:"desc: newest first (SPEC's order); asc: oldest first (case-insensitive)."`
-	Cursor           string `query:"cursor" doc:"The previous page's next_cursor, to go on where it ended; same start_time, end_time and order, no offset."`
-	Accept           string `header:"Accept" hidden:"true"`
+	MarketID string `path:"marketId" doc:"External (prediction-market) market id."`
+	MarketSnapshotsQuery
 }
 
 type snapshotsOutput struct {
@@ -244,9 +249,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		csv, parquet := s.rowsForm(in.Accept)
-		return s.snapshots(ctx, m, sc, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
-			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
+		return s.snapshots(ctx, m, sc, in.page(s), pages)
 	})
 	huma.Register(s.api, huma.Operation{
 		OperationID: "list-snapshots-by-market-id",
@@ -261,9 +264,7 @@ func (s *Server) registerMarkets() {
 		if err != nil {
 			return nil, err
 		}
-		csv, parquet := s.rowsForm(in.Accept)
-		return s.snapshots(ctx, m, store.SeriesCount{N: -1}, snapshotPageParams{in.Limit, in.Offset, in.IncludeOrderbook, csv, parquet,
-			seriesParams{in.StartTime, in.EndTime, in.Order, in.Cursor, in.Offset}}, pages)
+		return s.snapshots(ctx, m, store.SeriesCount{N: -1}, in.page(s), pages)
 	})
 }
 
