@@ -88,10 +88,15 @@ func (o *jsonObj) num(k string, v float64) {
 	}
 }
 
+// null writes the field k as null.
+func (o *jsonObj) null(k string) {
+	o.key(k)
+	o.b = append(o.b, "null"...)
+}
+
 func (o *jsonObj) optNum(k string, v *float64) {
 	if v == nil {
-		o.key(k)
-		o.b = append(o.b, "null"...)
+		o.null(k)
 		return
 	}
 	o.num(k, *v)
@@ -99,8 +104,7 @@ func (o *jsonObj) optNum(k string, v *float64) {
 
 func (o *jsonObj) optStr(k string, v *string) {
 	if v == nil {
-		o.key(k)
-		o.b = append(o.b, "null"...)
+		o.null(k)
 		return
 	}
 	o.str(k, *v)
@@ -109,20 +113,33 @@ func (o *jsonObj) optStr(k string, v *string) {
 // optText writes "" as null: a text field the upstream did not give.
 func (o *jsonObj) optText(k, v string) {
 	if v == "" {
-		o.key(k)
-		o.b = append(o.b, "null"...)
+		o.null(k)
 		return
 	}
 	o.str(k, v)
 }
 
 func (o *jsonObj) optInt(k string, v *int) {
-	o.key(k)
 	if v == nil {
-		o.b = append(o.b, "null"...)
+		o.null(k)
 		return
 	}
+	o.key(k)
 	o.b = strconv.AppendInt(o.b, int64(*v), 10)
+}
+
+// array writes the field k as an array of n elements, the ith written by
+// elem.
+func (o *jsonObj) array(k string, n int, elem func(i int)) {
+	o.key(k)
+	o.b = append(o.b, '[')
+	for i := range n {
+		if i > 0 {
+			o.b = append(o.b, ',')
+		}
+		elem(i)
+	}
+	o.b = append(o.b, ']')
 }
 
 func (o *jsonObj) time(k string, t time.Time) {
@@ -134,8 +151,7 @@ func (o *jsonObj) time(k string, t time.Time) {
 
 func (o *jsonObj) optTime(k string, t *time.Time) {
 	if t == nil {
-		o.key(k)
-		o.b = append(o.b, "null"...)
+		o.null(k)
 		return
 	}
 	o.time(k, *t)
@@ -168,12 +184,8 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 	o.optText("fee_type", m.FeeType)
 	o.optNum("maker_rebate_rate", m.MakerRebateRate)
 	o.optNum("tick_size", m.TickSize)
-	o.key("tick_size_changes")
-	o.b = append(o.b, '[')
-	for i, c := range m.TickSizeChanges {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
+	o.array("tick_size_changes", len(m.TickSizeChanges), func(i int) {
+		c := m.TickSizeChanges[i]
 		o.b = append(o.b, `{"time":"`...)
 		o.b = AppendTime(o.b, c.Time)
 		o.b = append(o.b, `","tick_size":`...)
@@ -182,21 +194,14 @@ func appendMarketJSON(b []byte, m *store.Market) ([]byte, error) {
 			o.err = fmt.Errorf("tick_size_changes: %w", err)
 		}
 		o.b = append(o.b, '}')
-	}
-	o.b = append(o.b, ']')
+	})
 	o.optNum("min_order_size", m.MinOrderSize)
 	o.optText("resolution_source", m.ResolutionSource)
 	o.optNum("price_to_beat", m.PriceToBeat)
 	o.optNum("final_price", m.FinalPrice)
-	o.key("data_sources")
-	o.b = append(o.b, '[')
-	for i, src := range m.DataSources {
-		if i > 0 {
-			o.b = append(o.b, ',')
-		}
-		o.b = appendJSONString(o.b, src)
-	}
-	o.b = append(o.b, ']')
+	o.array("data_sources", len(m.DataSources), func(i int) {
+		o.b = appendJSONString(o.b, m.DataSources[i])
+	})
 	return append(o.b, '}'), o.err
 }
 
