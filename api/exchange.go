@@ -128,68 +128,49 @@ func (s *Server) registerExchange() {
 	security := []map[string][]string{{schemeAPIKey: {}}}
 	reg := s.api.OpenAPI().Components.Schemas
 	errs := []int{400, 401, 403, 404, 429, 500, 503}
+	// op is an exchange operation: a GET behind an API key.
+	op := func(id, path, summary, description string) huma.Operation {
+		return huma.Operation{OperationID: id, Method: http.MethodGet, Path: path, Summary: summary, Description: description,
+			Tags: []string{"Exchange"}, Security: security, Errors: errs}
+	}
 	for _, k := range kinds {
 		name := kindName(k)
-		huma.Register(s.api, huma.Operation{
-			OperationID: "list-btc-" + string(k) + "-snapshots",
-			Method:      http.MethodGet,
-			Path:        "/v1/" + historyCoin + "/" + string(k) + "/snapshots",
-			Summary:     "List BTCUSDT " + name + " depth snapshots",
-			Description: "Historical order-book depth of BTCUSDT " + name + ", newest first, with numbers as recorded. " +
-				"Only BTC has history: other coins answer 404 RESOURCE_NOT_FOUND. start_time and end_time are inclusive. " +
-				"PRO and SUITE plans see the last 31 days: without start_time the history begins at the window's start; " +
-				"a start_time (or end_time) before it is answered with the part inside the window (possibly none) " +
-				"and a `warning` naming where the window begins. `warning` is absent otherwise. " +
-				"STARTER and PRO_TRIAL plans get 403 TIER_ACCESS_DENIED.",
-			Tags:     []string{"Exchange"},
-			Security: security,
-			Errors:   errs,
-		}, func(ctx context.Context, in *depthHistoryInput) (*depthHistoryOutput, error) {
-			return s.depthHistory(ctx, k, in)
-		})
-		huma.Register(s.api, huma.Operation{
-			OperationID: "get-" + string(k) + "-latest-depth",
-			Method:      http.MethodGet,
-			Path:        "/v1/{coin}/" + string(k) + "/latest",
-			Summary:     "Latest " + name + " depth",
-			Description: "The latest order-book depth of the coin's USDT " + name + " market: prices rounded to 2 decimals, " +
-				"quantities to 5. 404 RESOURCE_NOT_FOUND when none is recorded yet or the coin is unknown.",
-			Tags:     []string{"Exchange"},
-			Security: security,
-			Errors:   errs,
-		}, func(ctx context.Context, in *coinInput) (*latestDepthOutput, error) {
-			return s.latestDepth(ctx, k, in)
-		})
+		huma.Register(s.api, op("list-btc-"+string(k)+"-snapshots", "/v1/"+historyCoin+"/"+string(k)+"/snapshots",
+			"List BTCUSDT "+name+" depth snapshots",
+			"Historical order-book depth of BTCUSDT "+name+", newest first, with numbers as recorded. "+
+				"Only BTC has history: other coins answer 404 RESOURCE_NOT_FOUND. start_time and end_time are inclusive. "+
+				"PRO and SUITE plans see the last 31 days: without start_time the history begins at the window's start; "+
+				"a start_time (or end_time) before it is answered with the part inside the window (possibly none) "+
+				"and a `warning` naming where the window begins. `warning` is absent otherwise. "+
+				"STARTER and PRO_TRIAL plans get 403 TIER_ACCESS_DENIED."),
+			func(ctx context.Context, in *depthHistoryInput) (*depthHistoryOutput, error) {
+				return s.depthHistory(ctx, k, in)
+			})
+		huma.Register(s.api, op("get-"+string(k)+"-latest-depth", "/v1/{coin}/"+string(k)+"/latest",
+			"Latest "+name+" depth",
+			"The latest order-book depth of the coin's USDT "+name+" market: prices rounded to 2 decimals, "+
+				"quantities to 5. 404 RESOURCE_NOT_FOUND when none is recorded yet or the coin is unknown."),
+			func(ctx context.Context, in *coinInput) (*latestDepthOutput, error) {
+				return s.latestDepth(ctx, k, in)
+			})
 		pageDoc, oneDoc := reflect.TypeFor[spotTradesDoc](), reflect.TypeFor[spotTradeDoc]()
 		if k == store.Future {
 			pageDoc, oneDoc = reflect.TypeFor[futureTradesDoc](), reflect.TypeFor[futureTradeDoc]()
 		}
-		huma.Register(s.api, huma.Operation{
-			OperationID: "list-" + string(k) + "-trades",
-			Method:      http.MethodGet,
-			Path:        "/v1/{coin}/" + string(k) + "/trades",
-			Summary:     "Recent " + name + " trades",
-			Description: "The most recent trades of the coin's USDT " + name + " market, newest first; an empty list when none are recorded yet. " +
-				tradeDocNote(k),
-			Tags:      []string{"Exchange"},
-			Security:  security,
-			Errors:    errs,
-			Responses: jsonResponse("Recent trades", reg.Schema(pageDoc, true, "")),
-		}, func(ctx context.Context, in *tradesInput) (*tradesOutput, error) {
+		o := op("list-"+string(k)+"-trades", "/v1/{coin}/"+string(k)+"/trades",
+			"Recent "+name+" trades",
+			"The most recent trades of the coin's USDT "+name+" market, newest first; an empty list when none are recorded yet. "+
+				tradeDocNote(k))
+		o.Responses = jsonResponse("Recent trades", reg.Schema(pageDoc, true, ""))
+		huma.Register(s.api, o, func(ctx context.Context, in *tradesInput) (*tradesOutput, error) {
 			return s.recentTrades(ctx, k, in)
 		})
-		huma.Register(s.api, huma.Operation{
-			OperationID: "get-" + string(k) + "-latest-trade",
-			Method:      http.MethodGet,
-			Path:        "/v1/{coin}/" + string(k) + "/trade/latest",
-			Summary:     "Latest " + name + " trade",
-			Description: "The most recent trade of the coin's USDT " + name + " market; 404 RESOURCE_NOT_FOUND when none is recorded yet. " +
-				tradeDocNote(k),
-			Tags:      []string{"Exchange"},
-			Security:  security,
-			Errors:    errs,
-			Responses: jsonResponse("Latest trade", reg.Schema(oneDoc, true, "")),
-		}, func(ctx context.Context, in *coinInput) (*tradeOutput, error) {
+		o = op("get-"+string(k)+"-latest-trade", "/v1/{coin}/"+string(k)+"/trade/latest",
+			"Latest "+name+" trade",
+			"The most recent trade of the coin's USDT "+name+" market; 404 RESOURCE_NOT_FOUND when none is recorded yet. "+
+				tradeDocNote(k))
+		o.Responses = jsonResponse("Latest trade", reg.Schema(oneDoc, true, ""))
+		huma.Register(s.api, o, func(ctx context.Context, in *coinInput) (*tradeOutput, error) {
 			return s.latestTrade(ctx, k, in)
 		})
 	}
