@@ -70,12 +70,6 @@ func (s *Server) registerBacktestAI() {
 	genResp := schemas.Schema(reflect.TypeFor[backtestAIGenerateResponse](), true, "")
 	btResp := schemas.Schema(reflect.TypeFor[backtestAIBacktestResponse](), true, "")
 	quotaResp := schemas.Schema(reflect.TypeFor[backtestAIQuotaResponse](), true, "")
-	body := func(sc *huma.Schema) *huma.RequestBody {
-		return &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: sc}}}
-	}
-	answer := func(desc string, sc *huma.Schema) map[string]*huma.Response {
-		return map[string]*huma.Response{"200": {Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: sc}}}}
-	}
 	op := func(id, method, path, summary, description string) huma.Operation {
 		return huma.Operation{
 			OperationID: id, Method: method, Path: path, Summary: summary, Description: description,
@@ -95,7 +89,7 @@ func (s *Server) registerBacktestAI() {
 		"Turns a plain-English idea (and optionally a preset) into a normalized, replay-ready strategy and its strategy_code. "+
 			"marketCount is checked as /strategy checks it, but the strategy does not carry it: /run takes its own (default 10). "+
 			"Consumes one generation of the monthly quota, only when generation succeeds.")
-	o.RequestBody, o.Responses = body(genReq), answer("The generated strategy", genResp)
+	o.RequestBody, o.Responses = jsonBody(genReq), jsonResponse("The generated strategy", genResp)
 	o.Errors = []int{400, 401, 403, 413, 415, 429, 500, 502, 503, 504}
 	huma.Register(s.api, o, s.generate)
 
@@ -106,7 +100,7 @@ func (s *Server) registerBacktestAI() {
 			"is left answers 504 JOB_TIMEOUT with details.job_id for GET /v1/jobs/{id} (X-API-Key). "+
 			"Once the generation has succeeded, a backtest that outlasts the wait (504), cannot run (429 concurrent_jobs, 503) or fails "+
 			"(GET /v1/jobs/{id}) answers details.generated_strategy and details.strategy_code, for /run.")
-	o.RequestBody, o.Responses = body(genReq), answer("The strategy, the aggregate and every market's result", btResp)
+	o.RequestBody, o.Responses = jsonBody(genReq), jsonResponse("The strategy, the aggregate and every market's result", btResp)
 	o.Errors = []int{400, 401, 403, 404, 413, 415, 429, 500, 502, 503, 504}
 	huma.Register(s.api, o, s.backtestStrategy)
 
@@ -114,13 +108,13 @@ func (s *Server) registerBacktestAI() {
 		"Backtests a generatedStrategy object (as /generate answers it) or a strategy_code string on the newest marketCount resolved "+
 			"markets; feeModel, feeRate, feeExponent and latencyMs, when given, replace the strategy's costs. Does not use the quota, "+
 			"and answers it.")
-	o.RequestBody, o.Responses = body(runReq), answer("The strategy, the aggregate and every market's result", btResp)
+	o.RequestBody, o.Responses = jsonBody(runReq), jsonResponse("The strategy, the aggregate and every market's result", btResp)
 	o.Errors = []int{400, 401, 403, 404, 413, 415, 429, 500, 503, 504}
 	huma.Register(s.api, o, s.runStrategy)
 
 	o = op("backtest-ai-quota", http.MethodGet, "/v1/backtest-ai/quota", "Monthly generation quota",
 		"Generations used this calendar month (UTC). limit and remaining are null on an unlimited plan.")
-	o.Responses = answer("The quota", quotaResp)
+	o.Responses = jsonResponse("The quota", quotaResp)
 	o.Errors = []int{401, 403, 429, 500, 503}
 	huma.Register(s.api, o, s.quota)
 }

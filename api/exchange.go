@@ -186,11 +186,6 @@ func tradeDocNote(k store.ExchangeKind) string {
 	return "Trades are Binance's spot trades: " + rounding + "; isBestMatch is present whenever the exchange reported it."
 }
 
-func jsonResponse(desc string, schema *huma.Schema) map[string]*huma.Response {
-	return map[string]*huma.Response{"200": {Description: desc,
-		Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}}
-}
-
 // exchangeAccess answers 403 TIER_ACCESS_DENIED for plans without exchange
 // data (SPEC 5.3, DESIGN 4).
 func exchangeAccess(p Plan) error {

@@ -203,9 +203,8 @@ func (s *Server) registerReplay() {
 				"plain": {Summary: "Buy UP under 0.35 while 20% of the market is left; sell at 0.6", Value: replayExample(false)},
 				"costs": {Summary: "The same with Polymarket's taker fees and a 250 ms order delay", Value: replayExample(true)},
 			}}}},
-		Responses: map[string]*huma.Response{"200": {Description: "Replay result",
-			Content: map[string]*huma.MediaType{"application/json": {Schema: respSchema}}}},
-		Errors: []int{400, 401, 403, 404, 413, 415, 429, 500, 503, 504},
+		Responses: jsonResponse("Replay result", respSchema),
+		Errors:    []int{400, 401, 403, 404, 413, 415, 429, 500, 503, 504},
 		// The handler validates the body itself, to answer SPEC 7's replay
 		// codes (INVALID_SIDE, ...) rather than a generic schema error.
 		SkipValidateBody: true,

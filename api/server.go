@@ -361,6 +361,17 @@ func (e *Error) Schema(r huma.Registry) *huma.Schema {
 	return r.Schema(reflect.TypeOf(ErrorEnvelope{}), true, "ErrorEnvelope")
 }
 
+// jsonResponse is an operation's 200 answer: a JSON body of the schema.
+func jsonResponse(desc string, schema *huma.Schema) map[string]*huma.Response {
+	return map[string]*huma.Response{"200": {Description: desc,
+		Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}}
+}
+
+// jsonBody is an operation's required JSON request body of the schema.
+func jsonBody(schema *huma.Schema) *huma.RequestBody {
+	return &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: schema}}}
+}
+
 // fixErrorResponses moves Huma's 422 responses to 400, the status this API
 // answers validation errors with.
 func fixErrorResponses(doc *huma.OpenAPI) {

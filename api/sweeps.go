@@ -167,7 +167,7 @@ func (s *Server) registerSweeps() {
 		Security:         security,
 		DefaultStatus:    http.StatusAccepted,
 		Errors:           []int{400, 401, 403, 404, 413, 415, 429, 500, 503},
-		RequestBody:      &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: s.sweepBodySchema()}}},
+		RequestBody:      jsonBody(s.sweepBodySchema()),
 		SkipValidateBody: true, // sweep.Decode names the bad field, as DESIGN 14 asks
 		MaxBodyBytes:     maxBodyBytes,
 	}, s.createSweep)

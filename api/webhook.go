@@ -327,7 +327,7 @@ func (s *Server) registerBilling() error {
 			"and starts their rate-limit windows afresh; a change to a plan without sweeps cancels the customer's running sweeps. Every verified event is recorded and answered 200, even one that changes nothing, so that " +
 			"the provider stops retrying; 503 when no webhook secret is configured.",
 		Tags:        []string{"Billing"},
-		RequestBody: &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{"application/json": {Schema: payloadSchema}}},
+		RequestBody: jsonBody(payloadSchema),
 		Errors:      []int{400, 401, 413, 415, 500, 503},
 		// The handler verifies the raw bytes before anything reads them.
 		SkipValidateBody: true,
