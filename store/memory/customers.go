@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/updown/updown/store"
 )
@@ -117,13 +118,10 @@ func (s *Store) SetCustomerTier(ctx context.Context, id string, tier store.Tier)
 	now := s.clock()
 	s.customersMu.Lock()
 	defer s.customersMu.Unlock()
-	c, err := s.customer(id)
+	c, err := s.changeCustomer(id, now, func(c *store.Customer) { c.Tier = tier })
 	if err != nil {
 		return store.Customer{}, err
 	}
-	c.Tier = tier
-	c.UpdatedAt = now
-	s.customers[id] = c
 	s.tierByHand[id] = store.BillingStep{OccurredAt: now, Tier: tier, ByHand: true}
 	return c, nil
 }
@@ -140,17 +138,16 @@ func (s *Store) ReturnTierToBilling(ctx context.Context, id string) (store.Custo
 	now := s.clock()
 	s.customersMu.Lock()
 	defer s.customersMu.Unlock()
-	c, err := s.customer(id)
+	c, err := s.changeCustomer(id, now, func(c *store.Customer) {
+		tier, ok := store.BillingTier(s.billingSteps[id])
+		if !ok {
+			tier = store.Starter
+		}
+		c.Tier = tier
+	})
 	if err != nil {
 		return store.Customer{}, err
 	}
-	tier, ok := store.BillingTier(s.billingSteps[id])
-	if !ok {
-		tier = store.Starter
-	}
-	c.Tier = tier
-	c.UpdatedAt = now
-	s.customers[id] = c
 	delete(s.tierByHand, id)
 	return c, nil
 }
@@ -166,11 +163,18 @@ func (s *Store) SetCustomerLimits(ctx context.Context, id string, l store.Limits
 	now := s.clock()
 	s.customersMu.Lock()
 	defer s.customersMu.Unlock()
+	return s.changeCustomer(id, now, func(c *store.Customer) { c.Limits = l })
+}
+
+// changeCustomer applies change to the customer with the ID, stamps it
+// updated at now and returns it, or ErrNotFound; the caller holds
+// customersMu.
+func (s *Store) changeCustomer(id string, now time.Time, change func(c *store.Customer)) (store.Customer, error) {
 	c, err := s.customer(id)
 	if err != nil {
 		return store.Customer{}, err
 	}
-	c.Limits = l
+	change(&c)
 	c.UpdatedAt = now
 	s.customers[id] = c
 	return c, nil
