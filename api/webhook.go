@@ -41,6 +41,10 @@ const DevWebhookSecret = "whsec_dXBkb3duLWRldi13ZWJob29rLXNlY3JldC0wMDAwMDA="
 // clock, either way, before a delivery is refused as a replay.
 const webhookTolerance = 5 * time.Minute
 
+// tellTimeout bounds telling the other api processes (through Redis) of
+// a change already stored, which runs on when the client hangs up.
+const tellTimeout = 10 * time.Second
+
 // maxWebhookIDLen bounds the webhook-id kept as the idempotency key.
 const maxWebhookIDLen = 256
 
@@ -379,7 +383,14 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 	}
 	s.logBillingEvent(ctx, rec, dup)
 	if !dup && rec.Outcome == store.BillingApplied && rec.PreviousTier != rec.NewTier {
-		if err := s.resetRateLimits(ctx, rec.CustomerID); err != nil {
+		// The tier is stored: every api process must hear of it even if
+		// the provider hangs up now, since its retry is a duplicate that
+		// tells nobody. Not the request's context, then; bounded all the
+		// same.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
+		err := s.resetRateLimits(rctx, rec.CustomerID)
+		cancel()
+		if err != nil {
 			// The new tier's counters are fresh anyway (keys name the tier).
 			s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
 				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)

@@ -1,0 +1,164 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/updown/updown/api"
+	"github.com/updown/updown/store"
+	"github.com/updown/updown/store/memory"
+	"github.com/updown/updown/store/redis/redistest"
+)
+
+// hangupStore is a store whose client hangs up at a chosen moment: once
+// a billing event is recorded, or a key revoked, it waits for the
+// request to end (the client gone) before it answers, so that what the
+// handler does after the change is stored runs for a client that is no
+// longer there. afterChange is closed at the handler's next store call
+// after the change (StopSweepsOffPlan's count, the revoked key read
+// back): by then it has told the other api processes, or failed to.
+type hangupStore struct {
+	store.Store
+	stored      chan struct{} // closed once the change is stored
+	afterChange chan struct{} // closed at the next store call
+	once        sync.Once
+	first       sync.Once
+	changed     bool
+	mu          sync.Mutex
+}
+
+func newHangupStore(t *testing.T) *hangupStore {
+	t.Helper()
+	st := memory.New()
+	loadFixtures(t, st)
+	return &hangupStore{Store: st, stored: make(chan struct{}), afterChange: make(chan struct{})}
+}
+
+// waitForHangup marks the change stored and waits for the request to
+// end, the first time; later changes (a retry) go on at once.
+func (h *hangupStore) waitForHangup(ctx context.Context) {
+	h.first.Do(func() {
+		h.mu.Lock()
+		h.changed = true
+		h.mu.Unlock()
+		close(h.stored)
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+		}
+	})
+}
+
+func (h *hangupStore) next() {
+	h.mu.Lock()
+	changed := h.changed
+	h.mu.Unlock()
+	if changed {
+		h.once.Do(func() { close(h.afterChange) })
+	}
+}
+
+func (h *hangupStore) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (store.BillingEvent, bool, error) {
+	rec, dup, err := h.Store.RecordBillingEvent(ctx, e)
+	if err == nil {
+		h.waitForHangup(ctx)
+	}
+	return rec, dup, err
+}
+
+func (h *hangupStore) CountActiveSweeps(ctx context.Context, customerID string) (int, error) {
+	h.next()
+	return h.Store.CountActiveSweeps(ctx, customerID)
+}
+
+func (h *hangupStore) RevokeAPIKey(ctx context.Context, id string) error {
+	err := h.Store.RevokeAPIKey(ctx, id)
+	if err == nil {
+		h.waitForHangup(ctx)
+	}
+	return err
+}
+
+func (h *hangupStore) GetAPIKey(ctx context.Context, id string) (store.APIKey, error) {
+	h.next()
+	return h.Store.GetAPIKey(ctx, id)
+}
+
+// hangUp sends req, and cancels it once st has stored the change; it
+// returns when the handler has gone past telling the other processes.
+func hangUp(t *testing.T, st *hangupStore, req *http.Request) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(req.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err == nil {
+			res.Body.Close()
+			err = errors.New("the request was answered before the client hung up")
+		}
+		done <- err
+	}()
+	select {
+	case <-st.stored:
+	case err := <-done:
+		t.Fatalf("the change was never stored: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change was never stored")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client: %v, want it cancelled", err)
+	}
+	select {
+	case <-st.afterChange:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not go on after the change was stored")
+	}
+}
+
+// TestWebhookTierChangeHoldsWhenTheProviderHangsUp: a tier change that is
+// stored holds for the customer's next request through every api process
+// at once (DESIGN 4), also when the billing provider hangs up just after
+// it was stored: the provider's retry is a duplicate that changes
+// nothing, so no later delivery would tell the other processes.
+func TestWebhookTierChangeHoldsWhenTheProviderHangsUp(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	st := newHangupStore(t)
+	a := setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb; o.webhookSecret = hookSecret })
+	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb; c.WebhookSecret = hookSecret })
+	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
+	const eth = "/v1/markets?coin=ETH&limit=1"
+
+	// Process B knows the STARTER key (its key cache holds it).
+	wantError(t, b.get(store.Starter, eth), http.StatusForbidden, "TIER_ACCESS_DENIED")
+
+	// The upgrade reaches process A; the provider hangs up once it is stored.
+	d := signed(t, hookSecret, "msg_hangup", now, a.activate("msg_hangup", store.Starter, "PRO", now.Add(-time.Minute)).body())
+	req, err := http.NewRequest(http.MethodPost, a.srv.URL+"/v1/webhook/dodo", bytes.NewReader(d.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"webhook-id": d.id, "webhook-timestamp": d.timestamp, "webhook-signature": d.signature, "Content-Type": d.contentType} {
+		req.Header.Set(k, v)
+	}
+	hangUp(t, st, req)
+	if c, err := st.GetCustomer(context.Background(), a.ids[store.Starter]); err != nil || c.Tier != store.Pro {
+		t.Fatalf("tier stored = %v (%v), want PRO", c.Tier, err)
+	}
+
+	// The provider's retry is a duplicate: it changes nothing.
+	wantHook(t, a.post(a.activate("msg_hangup", store.Starter, "PRO", now.Add(-time.Minute))), "applied", true)
+
+	// B's next request has the PRO plan.
+	r := b.get(store.Starter, eth)
+	if r.status != http.StatusOK || r.header.Get("X-Tier") != "PRO" {
+		t.Fatalf("process B after the upgrade: %d, X-Tier %q, want 200 PRO; %s", r.status, r.header.Get("X-Tier"), r.body)
+	}
+}
