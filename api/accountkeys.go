@@ -247,9 +247,14 @@ func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevo
 		if err := s.store.RevokeAPIKey(ctx, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, s.storeFailure(ctx, "revoke API key", err)
 		}
-		// Every api process's auth cache drops the key at its next use.
+		// Every api process's auth cache drops the key at its next use:
+		// told even if the client hangs up now, since the key is revoked
+		// and a second DELETE finds nothing left to do.
 		if s.cfg.Redis != nil {
-			if err := InvalidateCustomer(ctx, s.cfg.Redis, p.Customer.ID); err != nil {
+			ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
+			err := InvalidateCustomer(ictx, s.cfg.Redis, p.Customer.ID)
+			cancel()
+			if err != nil {
 				// Stored all the same; caches expire within authCacheTTL.
 				s.log.WarnContext(ctx, "invalidate revoked key", "request_id", RequestID(ctx), "err", err)
 			}

@@ -162,3 +162,36 @@ func TestWebhookTierChangeHoldsWhenTheProviderHangsUp(t *testing.T) {
 		t.Fatalf("process B after the upgrade: %d, X-Tier %q, want 200 PRO; %s", r.status, r.header.Get("X-Tier"), r.body)
 	}
 }
+
+// TestRevokedKeyHoldsWhenTheClientHangsUp: a key revoked through one api
+// process stops working through every other at once (DESIGN 12), also
+// when the client that revoked it hangs up just after it was stored.
+func TestRevokedKeyHoldsWhenTheClientHangsUp(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	st := newHangupStore(t)
+	a := setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb })
+	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb })
+	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
+	const btc = "/v1/markets?coin=BTC&limit=1"
+
+	// A second key of the PRO customer, known to process B.
+	plain, k := api.NewKey(a.ids[store.Pro])
+	k, err := st.CreateAPIKey(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.do(http.MethodGet, btc, plain, "", ""); r.status != http.StatusOK {
+		t.Fatalf("the second key through B: %d %s", r.status, r.body)
+	}
+
+	// Revoked through process A; the client hangs up once it is stored.
+	req, err := http.NewRequest(http.MethodDelete, a.srv.URL+"/v1/account/keys/"+k.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", a.keys[store.Pro])
+	hangUp(t, st, req)
+
+	wantError(t, b.do(http.MethodGet, btc, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}
