@@ -195,3 +195,74 @@ func TestRevokedKeyHoldsWhenTheClientHangsUp(t *testing.T) {
 
 	wantError(t, b.do(http.MethodGet, btc, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
 }
+
+// lostAnswerStore records a billing event and then answers an error, the
+// first time, as a store whose commit went through but whose answer was
+// lost (a connection cut as it committed, a process stopped right after):
+// the delivery is answered 500 and the provider delivers it again.
+type lostAnswerStore struct {
+	store.Store
+	once sync.Once
+}
+
+func (l *lostAnswerStore) RecordBillingEvent(ctx context.Context, e store.BillingEvent) (store.BillingEvent, bool, error) {
+	rec, dup, err := l.Store.RecordBillingEvent(ctx, e)
+	lost := false
+	l.once.Do(func() { lost = err == nil })
+	if lost {
+		return store.BillingEvent{}, false, errors.New("connection reset as the transaction committed")
+	}
+	return rec, dup, err
+}
+
+// TestWebhookRetryFinishesAStoredDowngrade: a downgrade whose first
+// delivery was stored but not answered (500) is finished by the
+// provider's retry, a duplicate: the customer's running sweeps the new
+// plan could not have started are cancelled, and every api process
+// serves the new plan at the next request, as for a delivery answered
+// the first time.
+func TestWebhookRetryFinishesAStoredDowngrade(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	mem := memory.New()
+	loadFixtures(t, mem)
+	st := &lostAnswerStore{Store: mem}
+	a := setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb; o.webhookSecret = hookSecret })
+	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb; c.WebhookSecret = hookSecret })
+	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
+	ctx := context.Background()
+	const eth = "/v1/markets?coin=ETH&limit=1"
+
+	// The PRO customer's sweep runs; process B knows its key.
+	sw, err := mem.CreateSweep(ctx, store.Sweep{CustomerID: a.ids[store.Pro], Request: []byte(`{}`), TrialCount: 2,
+		Markets: []string{"btc-updown-5m-1777467900"}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.get(store.Pro, eth); r.status != http.StatusOK {
+		t.Fatalf("PRO through B: %d %s", r.status, r.body)
+	}
+
+	// The cancellation is stored, its answer lost; the provider retries.
+	cancel := a.activate("msg_cancel", store.Pro, "", now.Add(-time.Minute))
+	cancel.typ = "subscription.cancelled"
+	if r := a.post(cancel); r.status != http.StatusInternalServerError {
+		t.Fatalf("first delivery: %d %s, want the store's 500", r.status, r.body)
+	}
+	if c, err := mem.GetCustomer(ctx, a.ids[store.Pro]); err != nil || c.Tier != store.Starter {
+		t.Fatalf("tier stored = %v (%v), want STARTER", c.Tier, err)
+	}
+	wantHook(t, a.post(cancel), "applied", true)
+
+	got, err := mem.GetSweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.SweepCancelled {
+		t.Errorf("sweep %s after the downgrade's retry, want CANCELLED", got.Status)
+	}
+	wantError(t, b.get(store.Pro, eth), http.StatusForbidden, "TIER_ACCESS_DENIED")
+}

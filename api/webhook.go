@@ -382,35 +382,53 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 		return nil, s.storeFailure(ctx, "record billing event", err)
 	}
 	s.logBillingEvent(ctx, rec, dup)
-	if !dup && rec.Outcome == store.BillingApplied && rec.PreviousTier != rec.NewTier {
-		// The tier is stored: every api process must hear of it even if
-		// the provider hangs up now, since its retry is a duplicate that
-		// tells nobody. Not the request's context, then; bounded all the
-		// same.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
-		err := s.resetRateLimits(rctx, rec.CustomerID)
-		cancel()
-		if err != nil {
-			// The new tier's counters are fresh anyway (keys name the tier).
-			s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
-				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)
-		}
-		// The tier is stored: the sweeps stop even if the provider hangs up.
-		// Not the request's context: the provider hanging up must not leave
-		// the sweeps half cancelled; bounded all the same.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		n, err := s.stopSweepsOffPlan(sctx, rec.CustomerID)
-		cancel()
-		if err != nil {
-			// Recorded and applied all the same; the provider must not retry.
-			s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan does not allow them; cancel them by hand",
-				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.NewTier), "err", err)
-		} else if n > 0 {
-			s.log.InfoContext(ctx, "billing webhook: cancelled the sweeps of a customer whose new plan does not allow them",
-				"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.NewTier), "sweeps", n)
-		}
+	if rec.Outcome == store.BillingApplied && rec.PreviousTier != rec.NewTier {
+		s.afterTierChange(ctx, rec, dup)
 	}
 	return &webhookOutput{Body: webhookBody{Success: true, Data: webhookResultOf(rec, dup), Timestamp: formatTime(s.now())}}, nil
+}
+
+// afterTierChange makes a stored tier change hold everywhere: every api
+// process serves the new plan at the customer's next request, with its
+// rate-limit counters started afresh, and the customer's running sweeps
+// the new plan could not have started are cancelled. A redelivery (dup)
+// of an applied event does it again, all but the counters: the first
+// delivery may have been stored and then not answered (a connection cut
+// as it committed, a process stopped right after), and its retry is the
+// only delivery left to finish it; both steps are idempotent, while
+// clearing the counters again would also wipe what the customer spent
+// since the change.
+//
+// Not the request's context: the provider hanging up once the change is
+// stored must not leave it half done (its retry would be a duplicate);
+// bounded all the same.
+func (s *Server) afterTierChange(ctx context.Context, rec store.BillingEvent, dup bool) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
+	var err error
+	if dup {
+		if s.limiter != nil {
+			err = InvalidateCustomer(rctx, s.limiter.rdb, rec.CustomerID)
+		}
+	} else {
+		err = s.resetRateLimits(rctx, rec.CustomerID)
+	}
+	cancel()
+	if err != nil {
+		// The new tier's counters are fresh anyway (keys name the tier).
+		s.log.WarnContext(ctx, "billing webhook: could not clear rate-limit state after a tier change",
+			"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "err", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	n, err := s.stopSweepsOffPlan(sctx, rec.CustomerID)
+	cancel()
+	if err != nil {
+		// Recorded and applied all the same; the provider must not retry.
+		s.log.ErrorContext(ctx, "billing webhook: could not cancel the sweeps of a customer whose new plan does not allow them; cancel them by hand",
+			"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.NewTier), "err", err)
+	} else if n > 0 {
+		s.log.InfoContext(ctx, "billing webhook: cancelled the sweeps of a customer whose new plan does not allow them",
+			"request_id", RequestID(ctx), "customer_id", rec.CustomerID, "tier", string(rec.NewTier), "sweeps", n, "redelivery", dup)
+	}
 }
 
 // tierOfProduct is the tier an activation asks for: with
