@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -479,9 +480,10 @@ func (s *Server) sweepJSON(sw store.Sweep, full bool) sweepJSON {
 
 // StopSweepsOffPlan cancels the customer's QUEUED and RUNNING sweeps that
 // its plan, as c now has it, could not have started: all of them when it
-// has no sweeps (a cancelled subscription), and those larger than its
-// sweep sizes when they are smaller (ENTERPRISE to PRO, or an ENTERPRISE
-// customer's own sizes lowered). It returns how many it
+// has no sweeps (a cancelled subscription), those larger than its sweep
+// sizes when they are smaller (ENTERPRISE to PRO, or an ENTERPRISE
+// customer's own sizes lowered), and, of the others, those past the
+// sweeps it runs at once, the newest (ENTERPRISE's 4 to PRO's 1). It returns how many it
 // cancelled. A sweep runs for as long as its thousands of replays take on
 // the workers, and the plan that allowed it is gone: it stops as a DELETE
 // stops it (its shards within about a second), and its owner still sees
@@ -497,9 +499,20 @@ func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, c store.Custome
 		return 0, err
 	}
 	plan := customerPlan(c)
-	stopped := 0
+	// The oldest first: of the sweeps the plan's sizes allow, those it
+	// runs at once (SweepsInFlight) go on, the ones started first, which
+	// have come furthest; the plan could not have started the others
+	// beside them (429 concurrent_sweeps).
+	slices.SortFunc(sws, func(a, b store.Sweep) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	stopped, kept := 0, 0
 	for _, sw := range sws {
-		if !sw.Status.Active() || sweepFits(plan, sw) {
+		if !sw.Status.Active() {
+			continue
+		}
+		if sweepFits(plan, sw) && kept < plan.SweepsInFlight {
+			kept++
 			continue
 		}
 		_, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepCancelled, "")

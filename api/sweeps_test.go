@@ -488,6 +488,38 @@ func TestDowngradeWebhookStopsSweeps(t *testing.T) {
 	}
 }
 
+// TestDowngradeWebhookKeepsTheSweepsInFlightCap: a downgrade to a plan
+// that runs fewer sweeps at once (ENTERPRISE 4 to PRO 1, DESIGN 14)
+// leaves as many of the customer's running sweeps as the new plan runs,
+// the oldest, and cancels the others: the PRO plan could not have started
+// them (429 concurrent_sweeps), and they would hold the workers' share of
+// four sweeps for a customer who pays for one.
+func TestDowngradeWebhookKeepsTheSweepsInFlightCap(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	loadFixtures(t, st)
+	q := newQueue(t, st) // no worker: sweeps stay RUNNING until stopped
+	b, _ := hookSetup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.redis = st, q.client, q.client, q.rdb })
+	key := b.keys[store.Enterprise]
+	ids := []string{startSweep(t, b, key, sweepBody(3, "")), startSweep(t, b, key, sweepBody(3, "")), startSweep(t, b, key, sweepBody(3, ""))}
+
+	wantHook(t, b.post(b.activate("evt_ent_pro", store.Enterprise, "PRO", now.Add(-time.Minute))), "applied", false)
+	for i, want := range []store.SweepStatus{store.SweepRunning, store.SweepCancelled, store.SweepCancelled} {
+		sw, err := st.GetSweep(t.Context(), ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sw.Status != want {
+			t.Errorf("sweep %d of 3 (oldest first) after the downgrade to PRO: %s, want %s", i+1, sw.Status, want)
+		}
+	}
+	// The PRO plan's one sweep in flight is taken.
+	r := b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, ""))
+	if r.status != http.StatusTooManyRequests || !strings.Contains(string(r.body), "concurrent_sweeps") {
+		t.Errorf("a new sweep beside the one kept: %d %s, want 429 concurrent_sweeps", r.status, r.body)
+	}
+}
+
 // TestEnterpriseOwnSweepSizes: an ENTERPRISE customer's own sweep sizes
 // (`customers set-limits --sweep-trials`, DESIGN 14) bound its sweeps in
 // place of the plan's, and lowering them stops its running sweeps over
