@@ -332,12 +332,7 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 	limit := p.Plan.SweepsInFlight
 	sw, err := s.store.CreateSweep(ctx, store.Sweep{CustomerID: p.Customer.ID, Request: body, TrialCount: len(plan.Trials), Markets: slugs}, limit)
 	if errors.Is(err, store.ErrSweepsInFlight) {
-		e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
-			"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", p.Plan.Tier, limit)
-		wait := s.sweepSlotWait(ctx, p.Customer.ID)
-		e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", wait).With("upgrade_url", upgradeURL)
-		e.GetHeaders().Set("Retry-After", strconv.Itoa(wait))
-		return nil, e
+		return nil, s.sweepsInFlight(ctx, p.Plan, p.Customer.ID)
 	}
 	if err != nil {
 		return nil, s.storeFailure(ctx, "create sweep", err)
@@ -360,6 +355,17 @@ func (s *Server) createSweep(ctx context.Context, in *sweepInput) (*sweepOutput,
 		return nil, s.storeFailure(ctx, "start sweep", err)
 	}
 	return &sweepOutput{Status: http.StatusAccepted, Body: sweepBody{Success: true, Data: s.sweepJSON(sw, false), Timestamp: formatTime(s.now())}}, nil
+}
+
+// sweepsInFlight is the 429 of a sweep past the plan's sweeps in flight.
+func (s *Server) sweepsInFlight(ctx context.Context, plan Plan, customerID string) *Error {
+	limit := plan.SweepsInFlight
+	e := Errorf(http.StatusTooManyRequests, CodeRateLimited,
+		"a sweep is already running: the %s plan runs at most %d at once per customer; retry when it has finished, or cancel it (DELETE /v1/sweeps/{id})", plan.Tier, limit)
+	wait := s.sweepSlotWait(ctx, customerID)
+	e = e.With("limit", "concurrent_sweeps").With("max", limit).With("retry_after", wait).With("upgrade_url", upgradeURL)
+	e.GetHeaders().Set("Retry-After", strconv.Itoa(wait))
+	return e
 }
 
 // sweepMarkets picks the newest Count resolved markets of the coin and type
@@ -551,16 +557,29 @@ func sweepFits(plan Plan, sw store.Sweep) bool {
 // request read it, stores the tier and then stops the sweeps it finds: it
 // may have looked before sw was stored. Read after the store, the tier is
 // the new one whenever that look could have missed sw, and a sweep the
-// new plan could not have started is cancelled here and refused as the
-// new plan refuses it.
+// new plan could not have started (over its sizes, or, when it runs fewer
+// sweeps at once, past them beside the customer's older ones) is
+// cancelled here and refused as the new plan refuses it.
 func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, req sweep.Request) error {
 	c, err := s.store.GetCustomer(ctx, p.Customer.ID)
 	if err != nil {
 		return s.storeFailure(ctx, "read the customer's plan", err)
 	}
 	plan := customerPlan(c)
-	if sweepFits(plan, sw) {
-		return nil
+	fits := sweepFits(plan, sw)
+	if fits && plan.SweepsInFlight >= p.Plan.SweepsInFlight {
+		return nil // the cap CreateSweep held sw to is the new plan's, or below it
+	}
+	if fits {
+		// The new plan runs fewer sweeps at once: sw, the newest, goes on
+		// only if it is within them (StopSweepsOffPlan keeps the oldest).
+		n, err := s.store.CountActiveSweeps(ctx, c.ID)
+		if err != nil {
+			return s.storeFailure(ctx, "count the customer's sweeps", err)
+		}
+		if n <= plan.SweepsInFlight {
+			return nil
+		}
 	}
 	if _, err := s.store.SetSweepStatus(context.WithoutCancel(ctx), sw.ID, []store.SweepStatus{store.SweepQueued}, store.SweepCancelled, ""); err != nil && !errors.Is(err, store.ErrConflict) {
 		return s.storeFailure(ctx, "cancel a sweep off the new plan", err)
@@ -571,6 +590,9 @@ func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, r
 	np.Plan = plan
 	if err := sweepAllowed(np); err != nil {
 		return err
+	}
+	if fits {
+		return s.sweepsInFlight(ctx, plan, c.ID)
 	}
 	// Refused as the new plan refuses it, over the markets found.
 	lim := sweepLimits(plan)

@@ -680,6 +680,62 @@ func TestSweepStoredAsThePlanDrops(t *testing.T) {
 	}
 }
 
+// capDropsWhileStored is a store on which, once armed, a downgrade from
+// ENTERPRISE to PRO lands while a sweep is being stored: the tier is set
+// and the webhook's stop of the customer's sweeps has looked before the
+// sweep is written (under the ENTERPRISE cap the request read).
+type capDropsWhileStored struct {
+	*memory.Store
+	armed *bool
+}
+
+func (s capDropsWhileStored) CreateSweep(ctx context.Context, sw store.Sweep, limit int) (store.Sweep, error) {
+	if *s.armed {
+		c, err := s.SetCustomerTier(ctx, sw.CustomerID, store.Pro)
+		if err != nil {
+			return store.Sweep{}, err
+		}
+		if _, err := api.StopSweepsOffPlan(ctx, s.Store, c); err != nil {
+			return store.Sweep{}, err
+		}
+	}
+	return s.Store.CreateSweep(ctx, sw, limit)
+}
+
+// TestSweepStoredAsTheCapDrops: a sweep stored beside a running one just
+// as the plan drops to one that runs a single sweep at once (ENTERPRISE to
+// PRO) is cancelled before its shards are queued and refused as PRO
+// refuses a second sweep (429 concurrent_sweeps); the older one goes on.
+func TestSweepStoredAsTheCapDrops(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	armed := false
+	st := capDropsWhileStored{mem, &armed}
+	q := newQueue(t, st) // no worker: sweeps stay RUNNING until stopped
+	b := setup(t, func(o *setupOpts) { o.store, o.jobs, o.sweeps, o.redis = st, q.client, q.client, q.rdb })
+	key := b.keys[store.Enterprise]
+	first := startSweep(t, b, key, sweepBody(3, ""))
+	armed = true
+	r := b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, ""))
+	if r.status != http.StatusTooManyRequests || !strings.Contains(string(r.body), "concurrent_sweeps") {
+		t.Fatalf("POST as the cap dropped: %d %s, want 429 concurrent_sweeps", r.status, r.body)
+	}
+	sws, _, err := mem.ListSweeps(t.Context(), b.ids[store.Enterprise], 0, 0)
+	if err != nil || len(sws) != 2 {
+		t.Fatalf("stored sweeps: %d %v", len(sws), err)
+	}
+	for _, sw := range sws {
+		want := store.SweepCancelled
+		if sw.ID == first {
+			want = store.SweepRunning
+		}
+		if sw.Status != want {
+			t.Errorf("sweep %s (first %t): %s, want %s", sw.ID, sw.ID == first, sw.Status, want)
+		}
+	}
+}
+
 // startSweep posts a sweep with the key and returns its id, failing the
 // test unless it is accepted.
 func startSweep(t *testing.T, b *bundle, key, body string) string {
