@@ -308,7 +308,14 @@ func applyDetails(m *store.Market, f gammaFound) {
 	// (minutes old), and a change it has not caught up with (a 5m
 	// market's tick goes to 0.001 near its end) would otherwise be undone
 	// by the resolution, leaving tick_size contradicting tick_size_changes.
-	if g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1 && len(m.TickSizeChanges) == 0 {
+	// An imported market may carry its changes without a tick: the last
+	// change is its tick then.
+	switch n := len(m.TickSizeChanges); {
+	case n > 0:
+		if last := m.TickSizeChanges[n-1].TickSize; m.TickSize == nil {
+			m.TickSize = &last
+		}
+	case g.OrderPriceMinTickSize.Set && g.OrderPriceMinTickSize.V > 0 && g.OrderPriceMinTickSize.V < 1:
 		if m.TickSize == nil || *m.TickSize != g.OrderPriceMinTickSize.V {
 			m.TickSize = g.OrderPriceMinTickSize.Ptr()
 		}

@@ -506,34 +506,43 @@ func TestResolverKeepsWritesMadeMeanwhile(t *testing.T) {
 // websocket told near its end while Gamma still answers the old tick (its
 // answers are cached for minutes): the stored tick stays the one the
 // recorded changes put in force, so tick_size never contradicts the last
-// of tick_size_changes.
+// of tick_size_changes. An imported market that carries its changes
+// without a tick gets the last change's.
 func TestResolverKeepsTheRecordedTick(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	st := memory.New()
-	r := newRig(t, st, collect.NewPolymarketScheme())
-	now := time.Now()
-	up := r.poly.AddWindow(store.BTC, store.M5, now.Add(-6*time.Minute)) // Gamma: tick 0.01
 	fine := 0.001
-	change := store.TickSizeChange{Time: up.End.Add(-30 * time.Second).UTC().Truncate(time.Microsecond), TickSize: fine}
-	m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
-		StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug, TickSize: &fine, TickSizeChanges: []store.TickSizeChange{change}}
-	if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug); err != nil {
-		t.Fatal(err)
-	}
-	got, err := st.GetMarket(ctx, m.Slug)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Resolved() {
-		t.Fatal("not resolved")
-	}
-	if got.TickSize == nil || *got.TickSize != fine || len(got.TickSizeChanges) != 1 || got.TickSizeChanges[0].TickSize != fine {
-		t.Errorf("tick_size %v with tick_size_changes %+v: the tick recorded in force (%v) was replaced by Gamma's stale one",
-			fmtF(got.TickSize), got.TickSizeChanges, fine)
+	for _, c := range []struct {
+		name string
+		tick *float64
+	}{{"recorded", &fine}, {"imported without a tick", nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := memory.New()
+			r := newRig(t, st, collect.NewPolymarketScheme())
+			now := time.Now()
+			up := r.poly.AddWindow(store.BTC, store.M5, now.Add(-6*time.Minute)) // Gamma: tick 0.01
+			change := store.TickSizeChange{Time: up.End.Add(-30 * time.Second).UTC().Truncate(time.Microsecond), TickSize: fine}
+			m := store.Market{Slug: polytest.SlugOf(up), MarketID: up.ID, Coin: up.Coin, MarketType: up.MarketType,
+				StartTime: up.Start, EndTime: up.End, UpstreamSlug: up.Slug, TickSize: c.tick, TickSizeChanges: []store.TickSizeChange{change}}
+			if err := st.UpsertMarkets(ctx, []store.Market{m}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := newResolver(t, r, time.Now).Resolve(ctx, m.Slug); err != nil {
+				t.Fatal(err)
+			}
+			got, err := st.GetMarket(ctx, m.Slug)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Resolved() {
+				t.Fatal("not resolved")
+			}
+			if got.TickSize == nil || *got.TickSize != fine || len(got.TickSizeChanges) != 1 || got.TickSizeChanges[0].TickSize != fine {
+				t.Errorf("tick_size %v with tick_size_changes %+v: want the tick recorded in force (%v)",
+					fmtF(got.TickSize), got.TickSizeChanges, fine)
+			}
+		})
 	}
 }
 
