@@ -345,6 +345,11 @@ export function codeProblem(e: unknown): string {
   return (e as Error).message.replace(/^strategy_code ?: /, '');
 }
 
+/** The refusal of a run while the code box holds a code the builder could not take (unloadedCode). */
+export function unloadedCodeError(problem: string): Error {
+  return new Error(`Nothing ran: the strategy_code box holds a code the builder could not take, so the builder still shows the strategy before it. Correct the code (${problem}), or change the builder, which writes its own.`);
+}
+
 export interface StrategyBuilder {
   side: HTMLSelectElement;
   /** The entry conditions' fieldset ("Enter when all of these hold"). */
@@ -364,6 +369,13 @@ export interface StrategyBuilder {
   load(r: Rules): void;
   /** The control of a field the API names ("positionSize", "entryConditions[0].value"), or null. */
   controlOf(field: string): HTMLElement | null;
+  /**
+   * What is wrong with a code typed or pasted into the box that the
+   * builder could not take (it still shows the strategy before it), or ''
+   * when the box holds the builder's strategy: a run must not go on with
+   * the builder's strategy under a code that says another.
+   */
+  unloadedCode(): string;
 }
 
 /**
@@ -505,6 +517,17 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
       }
       const own: Record<string, HTMLElement> = { side, positionSize: size, maxLossPercent: maxloss };
       return own[f] ?? exec.controls[f] ?? null;
+    },
+    unloadedCode() {
+      // The builder's own code (which the API may still refuse: size=0) is
+      // its strategy; a code that parses was loaded as it was typed.
+      if (code.value === formatCode(rules())) return '';
+      try {
+        parseCode(code.value);
+        return '';
+      } catch (e) {
+        return codeProblem(e);
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 import { ApiError, get, post } from '../api';
-import { DEFAULT_RULES, strategyBuilder } from '../builder';
+import { DEFAULT_RULES, strategyBuilder, unloadedCodeError } from '../builder';
 import { loadDraft, saveDraft } from '../drafts';
 import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
@@ -174,6 +174,14 @@ export async function replayPage(ctx: Ctx): Promise<void> {
     ev.preventDefault();
     ctx.clearError();
     unmarkInvalid(form);
+    // A code the builder could not take: nothing runs, where the builder's
+    // earlier strategy ran under it, its result read as the code's.
+    const unloaded = b.unloadedCode();
+    if (unloaded) {
+      ctx.error(unloadedCodeError(unloaded));
+      markInvalid(b.code.querySelector('textarea') as HTMLElement);
+      return;
+    }
     clear(results);
     const back = holdFocus(submit);
     submit.disabled = true;

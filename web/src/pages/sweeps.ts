@@ -1,5 +1,5 @@
 import { ApiError, call, del, get, post, requestIdNote } from '../api';
-import { DEFAULT_RULES, numberIn, strategyBuilder } from '../builder';
+import { DEFAULT_RULES, numberIn, strategyBuilder, unloadedCodeError } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
 import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th, unmarkInvalid } from '../dom';
@@ -412,6 +412,14 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     unmarkInvalid(ctx.el);
     // An empty box the API would take as 0 (folds) or as its default
     // (testFraction, embargoMarkets, seed) is named here as missing.
+    // A code the builder could not take: no sweep starts, where the
+    // builder's earlier strategy was swept under it.
+    const unloaded = b.unloadedCode();
+    if (unloaded) {
+      showProblem(new ApiError(400, 'VALIDATION_ERROR', unloadedCodeError(unloaded).message));
+      markInvalid(b.code.querySelector('textarea') as HTMLElement);
+      return;
+    }
     const empty = missing();
     if (empty) {
       showProblem(new ApiError(400, 'VALIDATION_ERROR', `${empty} is missing: give a number`, { field: empty }));
