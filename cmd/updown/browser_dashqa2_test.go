@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -11,7 +12,10 @@ import (
 // found. A strategy_code box holding a code the builder could not take (a
 // typo in a pasted code) stops the run, with the code box marked and the
 // reason said, where the replay ran, and the sweep swept, the strategy the
-// builder showed before it, its result read as the code's.
+// builder showed before it, its result read as the code's. One of a
+// thing is said in the singular: a sweep of 1 trial over 1 market, and
+// the 1 market past whose page an address points, where the pages wrote
+// "1 trials × 1 markets = 1 replays" and "1 markets match".
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -46,6 +50,40 @@ func TestDashboardQASecondPass(t *testing.T) {
 			if !strings.Contains(got.Said, "Nothing ran") || !strings.Contains(got.Said, `"size=abc"`) || got.Invalid != "true" {
 				t.Errorf("%s says %q, code box aria-invalid %q: want the code's problem said and its box marked", c.page, got.Said, got.Invalid)
 			}
+		}
+	})
+
+	t.Run("one of a thing is said in the singular", func(t *testing.T) {
+		pro := pro.in(t)
+		status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy": {"side": "UP",
+			"entryConditions": [{"field": "price_up", "operator": "<", "value": 0.45}],
+			"exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}], "positionSize": 100},
+			"parameters": [{"path": "/entryConditions/0/value", "values": [0.4]}], "search": {"kind": "GRID"},
+			"markets": {"coin": "BTC", "market_type": "15m", "count": 1}, "split": {"kind": "NONE"}, "objective": "total_pnl"}`)
+		if status != http.StatusAccepted {
+			t.Fatalf("POST /v1/sweeps: %d %v", status, m)
+		}
+		id := m["data"].(map[string]any)["sweep_id"].(string)
+		pro.visit("#/sweeps/"+id, "sweeps")
+		pro.run("results", chromedp.WaitVisible(byID("sweep-progress")+`[data-status="DONE"]`), chromedp.WaitVisible(`[data-testid=sweep-run] h3`))
+		var text string
+		pro.eval(`document.querySelector('[data-testid=sweep-run]').innerText`, &text)
+		for _, want := range []string{"1 trial × 1 market = 1 replay, started", "Its pnl in its one market", "1 trial (click a heading to sort)"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the sweep of one trial over one market does not say %q:\n%s", want, text)
+			}
+		}
+		for _, bad := range []string{"1 trials", "1 markets", "1 replays"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("the sweep of one trial over one market says %q", bad)
+			}
+		}
+
+		stop := pro.answerJSON("*/v1/markets?*", "offset=25", []byte(`{"markets": [], "total": 1, "limit": 25, "offset": 25, "warning": null}`))
+		defer stop()
+		pro.visit("#/markets?coin=BTC&offset=25", "markets")
+		if got, want := pro.text(byID("markets-past-end")), "This page is past the last: 1 market matches these filters. Go to the last page"; got != want {
+			t.Errorf("past the last page of one market: %q, want %q", got, want)
 		}
 	})
 }

@@ -30,6 +30,11 @@ export function int(x: number | null | undefined): string {
   return num(x, 0);
 }
 
+/** A count and its noun, singular for one: "1 trial", "16 trials", "1 market matches". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${int(n)} ${n === 1 ? one : many}`;
+}
+
 /** Money in dollars: $76,132.68, −$1.20. */
 export function usd(x: number | null | undefined, decimals = 2): string {
   if (bad(x)) return DASH;

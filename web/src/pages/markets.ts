@@ -2,7 +2,7 @@ import { ApiError, call, get } from '../api';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, planHint, upgradeLink } from '../ctx';
 import { clear, field, fig, h, labelCells, select, td, tdTime, th } from '../dom';
-import { feeFormula, int, marketPriceDecimals, num, pct, shares, time, usd } from '../format';
+import { feeFormula, int, marketPriceDecimals, num, pct, plural, shares, time, usd } from '../format';
 
 export interface Market {
   slug: string;
@@ -149,7 +149,7 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
     if (past) {
       const back = h('button', { type: 'button', class: 'link', testid: 'markets-last-page' }, 'Go to the last page');
       back.addEventListener('click', () => apply(lastPage));
-      tbody.append(h('tr', null, h('td', { colspan: 8, testid: 'markets-past-end' }, `This page is past the last: ${int(r.total)} markets match these filters. `, back)));
+      tbody.append(h('tr', null, h('td', { colspan: 8, testid: 'markets-past-end' }, `This page is past the last: ${plural(r.total, 'market matches', 'markets match')} these filters. `, back)));
     } else if (r.markets.length === 0) tbody.append(h('tr', null, h('td', { colspan: 8 }, 'No markets match these filters.')));
     // The API's warning ends "upgrade at /v1/account/billing", an address
     // for programs: here the link to the plans says it instead.
@@ -329,7 +329,7 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   const csvLabel = () => {
     csv.textContent =
       series.snapshots <= CSV_ROWS
-        ? `Download CSV (all ${int(series.snapshots)} snapshots)`
+        ? `Download CSV (all ${plural(series.snapshots, 'snapshot')})`
         : picked < 0
           ? `Download CSV (the first ${int(CSV_ROWS)} snapshots; pick an instant for others)`
           : `Download CSV (${int(CSV_ROWS)} snapshots around the instant)`;

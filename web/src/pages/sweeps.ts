@@ -4,7 +4,7 @@ import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
 import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th, unmarkInvalid } from '../dom';
 import { loadDraft, saveDraft } from '../drafts';
-import { fee, int, num, pct, pnl, time, usd } from '../format';
+import { fee, int, num, pct, plural, pnl, time, usd } from '../format';
 import type { Rules } from '../strategy';
 import { typesFollowCoin } from './markets';
 import {
@@ -220,7 +220,7 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     const plan = lim
       ? ` Your plan, ${ctx.session.tier}, runs up to ${int(lim.max_trials)} trials, ${int(lim.max_markets)} markets and ${int(lim.max_replays)} replays a sweep, ${lim.concurrent === 1 ? 'one' : int(lim.concurrent)} at a time.`
       : '';
-    size.textContent = `${int(n)} ${n === 1 ? 'trial' : 'trials'} × up to ${int(m)} markets = up to ${int(n * m)} replays.${plan}`;
+    size.textContent = `${plural(n, 'trial')} × up to ${plural(m, 'market')} = up to ${plural(n * m, 'replay')}.${plan}`;
   }
   for (const x of [kind, trials, seed, coin, mtype, count, split, testFraction, folds, embargo, objective]) x.addEventListener('input', () => (showSplit(), showSize()));
 
@@ -612,7 +612,7 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
     bar.max = Math.max(total, 1);
     bar.value = done;
     const share = total > 0 ? (100 * done) / total : 0;
-    text.textContent = `${int(done)} of ${int(total)} replays (${pct(share, 0)})${eta !== null && ACTIVE.includes(s.status) ? `, about ${eta < 60 ? `${Math.max(1, Math.round(eta))} s` : `${Math.round(eta / 60)} min`} left` : ''}`;
+    text.textContent = `${int(done)} of ${plural(total, 'replay')} (${pct(share, 0)})${eta !== null && ACTIVE.includes(s.status) ? `, about ${eta < 60 ? `${Math.max(1, Math.round(eta))} s` : `${Math.round(eta / 60)} min`} left` : ''}`;
     progress.setAttribute('data-status', s.status);
     progress.setAttribute('data-done', String(done));
     progress.setAttribute('data-total', String(total));
@@ -632,7 +632,7 @@ function sweepView(box: HTMLElement, sw: Sweep, cancel: () => Promise<void>): Sw
   clear(
     box,
     h('h2', null, `Sweep ${sw.sweep_id}`),
-    h('p', { class: 'muted' }, `${int(sw.trials)} trials × ${int(sw.markets)} markets = ${int(sw.replays)} replays, started ${time(sw.created_at)} UTC.`),
+    h('p', { class: 'muted' }, `${plural(sw.trials, 'trial')} × ${plural(sw.markets, 'market')} = ${plural(sw.replays, 'replay')}, started ${time(sw.created_at)} UTC.`),
     h('div', { class: 'row' }, progress, stop),
     status,
     results,
@@ -825,7 +825,7 @@ function bestSection(res: Results, best: NonNullable<Results['best']>, fmt: (x: 
         ? 'Pnl per market, oldest first: train markets (the best trial’s) blue, test markets (each fold’s chosen trial’s) orange'
         : 'The best trial’s pnl per market, oldest first: test markets orange, the others (train, embargo) blue',
     }),
-    h('details', null, h('summary', null, wf ? `The pnl in each of the ${int(best.per_market.length)} markets` : `Its pnl in each of the ${int(best.per_market.length)} markets`), table),
+    h('details', null, h('summary', null, `${wf ? 'The' : 'Its'} pnl in ${best.per_market.length === 1 ? 'its one market' : `each of the ${int(best.per_market.length)} markets`}`), table),
   );
 }
 
@@ -1052,7 +1052,7 @@ function trialsSection(id: string, res: Results, fmt: (x: number | null) => stri
     });
     const shown = sorted.slice(0, TRIAL_ROWS);
     caption.textContent =
-      sorted.length > shown.length ? `The first ${int(shown.length)} of ${int(sorted.length)} trials by the sorted column (click a heading to sort)` : `${int(sorted.length)} trials (click a heading to sort)`;
+      sorted.length > shown.length ? `The first ${int(shown.length)} of ${int(sorted.length)} trials by the sorted column (click a heading to sort)` : `${plural(sorted.length, 'trial')} (click a heading to sort)`;
     clear(
       tbody,
       shown.map((t) =>
