@@ -15,7 +15,12 @@ import (
 // builder showed before it, its result read as the code's. One of a
 // thing is said in the singular: a sweep of 1 trial over 1 market, and
 // the 1 market past whose page an address points, where the pages wrote
-// "1 trials × 1 markets = 1 replays" and "1 markets match".
+// "1 trials × 1 markets = 1 replays" and "1 markets match". A hand-edited
+// address is read as the page it can be: a negative or fractional offset
+// lists markets from the page it falls in, where the API's refusal of it
+// stood in the banner over an empty table, and a market address cut short
+// of its slug says it names no market, where it said "no such endpoint:
+// GET /v1/markets//series".
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -84,6 +89,40 @@ func TestDashboardQASecondPass(t *testing.T) {
 		pro.visit("#/markets?coin=BTC&offset=25", "markets")
 		if got, want := pro.text(byID("markets-past-end")), "This page is past the last: 1 market matches these filters. Go to the last page"; got != want {
 			t.Errorf("past the last page of one market: %q, want %q", got, want)
+		}
+	})
+
+	t.Run("a hand-edited address shows the page it can", func(t *testing.T) {
+		pro := pro.in(t)
+		var first struct {
+			Markets []struct{ Slug string }
+			Total   int
+		}
+		apiGet(t, base, "/v1/markets?coin=BTC&limit=25", "ud_dev_pro", &first)
+		if len(first.Markets) < 3 {
+			t.Fatal("dev has no BTC markets")
+		}
+		for _, c := range []struct{ offset, first, from string }{{"-5", first.Markets[0].Slug, "1–"}, {"2.5", first.Markets[2].Slug, "3–"}} {
+			pro.visit("#/markets?coin=BTC&offset="+c.offset, "markets")
+			var got struct {
+				Banner string
+				Slug   string
+				Range  string
+			}
+			pro.eval(`(() => ({
+				Banner: document.querySelector('[data-testid=error-banner]').textContent,
+				Slug: (document.querySelector('[data-testid=market-row]') || {dataset: {}}).dataset.slug || '',
+				Range: (document.querySelector('[data-testid=markets-range]') || {}).textContent || '' }))()`, &got)
+			if got.Banner != "" || got.Slug != c.first || !strings.HasPrefix(got.Range, c.from) {
+				t.Errorf("offset=%s: banner %q, first row %q, range %q; want no error and %s first (%s)", c.offset, got.Banner, got.Slug, got.Range, c.first, c.from)
+			}
+		}
+		pro.visit("#/market/", "market")
+		var said, banner string
+		pro.eval(`(document.querySelector('[data-testid=market-none]') || {}).textContent || ''`, &said)
+		pro.eval(`document.querySelector('[data-testid=error-banner]').textContent`, &banner)
+		if said != "This address names no market: pick one from the markets list." || banner != "" {
+			t.Errorf("#/market/ says %q, banner %q: want that it names no market", said, banner)
 		}
 	})
 }

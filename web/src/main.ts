@@ -180,7 +180,7 @@ async function route(): Promise<void> {
   const page = path[0] || 'markets';
   // The window's title names the page (a screen reader announces it; tabs
   // and the history list pages by it): a market by its slug.
-  const name = page === 'market' ? `${path[1] ?? ''} · Markets` : (NAV.find(([r]) => r === page)?.[1] ?? 'Markets');
+  const name = page === 'market' ? `${path[1] || 'Market'} · Markets` : (NAV.find(([r]) => r === page)?.[1] ?? 'Markets');
   document.title = `${name} · updown`;
   // A page that loads itself afresh for a control used on it (a filter, a
   // pager button, the exchange's coin) gives the keyboard back to that

@@ -65,7 +65,9 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const resolved = select('markets-resolved', [['', 'any'], ['true', 'resolved'], ['false', 'active']], p.get('resolved') ?? '');
   const from = h('input', { type: 'datetime-local', testid: 'markets-from', value: p.get('from') ?? '' });
   const to = h('input', { type: 'datetime-local', testid: 'markets-to', value: p.get('to') ?? '' });
-  const offset = Number(p.get('offset') ?? 0) || 0;
+  // A hand-edited offset (-5, 2.5) is read as the whole one it can be (0,
+  // 2): the API refuses it, and the page showed that refusal and no markets.
+  const offset = Math.max(0, Math.floor(Number(p.get('offset') ?? 0))) || 0;
   // The plan's limits, beside the controls they limit.
   const coinHint = plan.eth_sol_markets ? undefined : planHint(ctx, 'BTC only on your plan; ETH and SOL need PRO or above.');
   const fromHint = plan.window_days || !plan.eth_sol_markets ? planHint(ctx, `Your plan covers ${plan.markets_window}.`) : undefined;
@@ -286,6 +288,13 @@ export async function marketPage(ctx: Ctx): Promise<void> {
   const csv = h('button', { type: 'button', testid: 'market-csv' }, 'Download CSV');
   const head = h('div', { class: 'market-head' });
   const back = h('p', null, h('a', { href: '#/markets' }, '← Markets'));
+  // An address that names no market (#/market/, cut short) says so, where
+  // it asked the API for the series of the market "" (no such endpoint).
+  if (!slug) {
+    clear(ctx.el, back, h('h1', null, 'Market'), h('p', { class: 'card', role: 'alert', testid: 'market-none' }, 'This address names no market: pick one from the markets list.'));
+    ctx.ready();
+    return;
+  }
   // The instant's controls, the books and the CSV download come once the
   // series says there are snapshots to pick from: a market without any
   // (or no market: 404) shows no dead controls.
