@@ -20,7 +20,10 @@ import (
 // lists markets from the page it falls in, where the API's refusal of it
 // stood in the banner over an empty table, and a market address cut short
 // of its slug says it names no market, where it said "no such endpoint:
-// GET /v1/markets//series".
+// GET /v1/markets//series". Between phone and desktop widths (a tablet's
+// 768 px) a wide table (the markets, a replay's trades, a sweep's
+// statistics) scrolls in its own box, as the sweeps' trials do, where the
+// whole page scrolled sideways, its header and figures with it.
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -123,6 +126,39 @@ func TestDashboardQASecondPass(t *testing.T) {
 		pro.eval(`document.querySelector('[data-testid=error-banner]').textContent`, &banner)
 		if said != "This address names no market: pick one from the markets list." || banner != "" {
 			t.Errorf("#/market/ says %q, banner %q: want that it names no market", said, banner)
+		}
+	})
+
+	t.Run("a tablet's page does not scroll sideways", func(t *testing.T) {
+		pro := pro.in(t)
+		pro.run("tablet width", chromedp.EmulateViewport(768, 1024))
+		defer pro.run("desktop width", chromedp.EmulateViewport(1280, 800))
+		slug := marketWithData(t, base, "15m")
+		status, m := call(t, http.MethodPost, base+"/v1/sweeps", "X-API-Key: ud_dev_pro", `{"strategy": {"side": "UP",
+			"entryConditions": [{"field": "price_up", "operator": "<", "value": 0.45}],
+			"exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}], "positionSize": 100},
+			"parameters": [{"path": "/entryConditions/0/value", "values": [0.3, 0.4]}, {"path": "/exitConditions/0/value", "values": [0.6, 0.7]}],
+			"search": {"kind": "GRID"}, "markets": {"coin": "BTC", "market_type": "15m", "count": 10},
+			"split": {"kind": "HOLDOUT", "testFraction": 0.3}, "objective": "total_pnl"}`)
+		if status != http.StatusAccepted {
+			t.Fatalf("POST /v1/sweeps: %d %v", status, m)
+		}
+		id := m["data"].(map[string]any)["sweep_id"].(string)
+		for _, c := range []struct {
+			hash, page, shown string
+			act               []chromedp.Action
+		}{
+			{"#/markets", "markets", byID("market-row"), nil},
+			{"#/replay?market=" + slug, "replay", byID("trades-table"), []chromedp.Action{chromedp.Click(byID("replay-submit"))}},
+			{"#/sweeps/" + id, "sweeps", byID("sweep-stats"), nil},
+		} {
+			pro.visit(c.hash, c.page)
+			pro.run(c.page+" shown", append(c.act, chromedp.WaitVisible(c.shown))...)
+			var w struct{ Scroll, Client float64 }
+			pro.eval(`({Scroll: document.documentElement.scrollWidth, Client: document.documentElement.clientWidth})`, &w)
+			if w.Scroll > w.Client {
+				t.Errorf("%s at 768 px: the page is %v px wide in a window of %v px, and scrolls sideways", c.page, w.Scroll, w.Client)
+			}
 		}
 	})
 }

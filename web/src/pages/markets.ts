@@ -111,7 +111,9 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   // When the plan's window hides older matches, it says so where they would be: under the table.
   const warning = h('p', { class: 'plan-limit', role: 'status', testid: 'markets-plan-limit' });
   const pager = h('div', { class: 'pager' });
-  clear(ctx.el, h('h1', null, 'Markets'), filters, table, pager, warning);
+  // A table wider than the window (8 columns at a tablet's 768 px) scrolls
+  // in its own box, as the sweeps' trials do, where the whole page did.
+  clear(ctx.el, h('h1', null, 'Markets'), filters, h('div', { class: 'table-box' }, table), pager, warning);
 
   const q = new URLSearchParams({ coin: coin.value, limit: String(PAGE), offset: String(offset) });
   if (type.value) q.set('market_type', type.value);

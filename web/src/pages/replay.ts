@@ -480,7 +480,7 @@ function showTrades(box: HTMLElement, d: ReplayResult, pd: number, page?: (offse
     h('tbody', null, rows.length ? rows : h('tr', null, h('td', { colspan: 12, class: 'muted' }, 'No trade events: the strategy never entered this market.'))),
   );
   labelCells(table);
-  clear(box, note, table);
+  clear(box, note, h('div', { class: 'table-box' }, table)); // 12 columns: wider than a tablet, it scrolls in its box
 }
 
 function equityChart(el: HTMLElement, d: ReplayResult): void {

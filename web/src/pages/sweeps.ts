@@ -975,7 +975,7 @@ function statsSection(train: Summary, test: Summary | null, hasTest: boolean, sp
         calTable,
       )
     : null;
-  return h('section', { 'aria-label': 'Statistics' }, h('h3', null, 'Statistics'), table, calibration);
+  return h('section', { 'aria-label': 'Statistics' }, h('h3', null, 'Statistics'), h('div', { class: 'table-box' }, table), calibration);
 }
 
 type TrialKey = 'trial' | `p${number}` | 'train_objective' | 'test_objective' | 'train_pnl' | 'test_pnl' | 'trades' | 'win_rate' | 'sharpe';
