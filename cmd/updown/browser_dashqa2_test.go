@@ -23,7 +23,10 @@ import (
 // GET /v1/markets//series". Between phone and desktop widths (a tablet's
 // 768 px) a wide table (the markets, a replay's trades, a sweep's
 // statistics) scrolls in its own box, as the sweeps' trials do, where the
-// whole page scrolled sideways, its header and figures with it.
+// whole page scrolled sideways, its header and figures with it. The API's
+// refusal of a cooldown or a cancel-after is said in the seconds of the
+// box it came from, where it named milliseconds the user never typed
+// (-1000 for the -1 in a box of seconds).
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -158,6 +161,47 @@ func TestDashboardQASecondPass(t *testing.T) {
 			pro.eval(`({Scroll: document.documentElement.scrollWidth, Client: document.documentElement.clientWidth})`, &w)
 			if w.Scroll > w.Client {
 				t.Errorf("%s at 768 px: the page is %v px wide in a window of %v px, and scrolls sideways", c.page, w.Scroll, w.Client)
+			}
+		}
+	})
+
+	t.Run("a refused cooldown is said in the box's seconds", func(t *testing.T) {
+		pro := pro.in(t)
+		slug := marketWithData(t, base, "15m")
+		for _, c := range []struct {
+			hash, page, submit, said string
+			set                      map[string]string
+			want                     string
+		}{
+			{"#/replay?market=" + slug, "replay", "replay-submit", "error-banner", map[string]string{"reentry-cooldown": "-1"},
+				"Cooldown after an exit: -1 s is not allowed: it must be from 0 to 86400 seconds (a day), in whole milliseconds (reentryCooldownMs -1000)"},
+			{"#/agent", "agent", "agent-backtest", "error-banner", map[string]string{"agent-code": "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10", "reentry-cooldown": "90000"},
+				"Cooldown after an exit: 90000 s is not allowed: it must be from 0 to 86400 seconds (a day), in whole milliseconds (reentryCooldownMs 90000000)"},
+			{"#/sweeps", "sweeps", "sweep-submit", "sweep-error", map[string]string{"reentry-cooldown": "-1"},
+				"strategy: Cooldown after an exit: -1 s is not allowed: it must be from 0 to 86400 seconds (a day), in whole milliseconds (reentryCooldownMs -1000)"},
+			{"#/replay?market=" + slug, "replay", "replay-submit", "error-banner", map[string]string{"reentry-cooldown": "", "order-type": "GTC", "gtc-cancel-after": "0.0005"},
+				"Cancel after: 0.0005 s is not allowed: it must be from 0.001 to 86400 seconds, or left empty to rest until filled or the market ends, in whole milliseconds (cancelAfterMs 0.5)"},
+		} {
+			pro.visit(c.hash, c.page)
+			for _, id := range []string{"agent-code", "order-type", "reentry-cooldown", "gtc-cancel-after"} {
+				if v, ok := c.set[id]; ok {
+					pro.setValue(byID(id), v)
+				}
+			}
+			pro.run("submit", chromedp.Click(byID(c.submit)), chromedp.WaitVisible(byID(c.said)+":not([hidden])"))
+			var said, invalid string
+			pro.eval(`document.querySelector('[data-testid=`+c.said+`]').textContent`, &said)
+			pro.eval(`[...document.querySelectorAll('[aria-invalid=true]')].map(e => e.dataset.testid).join(' ')`, &invalid)
+			if !strings.Contains(said, c.want) {
+				t.Errorf("%s with %v says %q, want %q", c.page, c.set, said, c.want)
+			}
+			if !strings.Contains(invalid, map[bool]string{true: "gtc-cancel-after", false: "reentry-cooldown"}[c.set["gtc-cancel-after"] != ""]) {
+				t.Errorf("%s with %v marks %q", c.page, c.set, invalid)
+			}
+			// The next page starts from the defaults, not this one's draft.
+			pro.setValue(byID("reentry-cooldown"), "")
+			if c.set["order-type"] != "" {
+				pro.setValue(byID("order-type"), "MARKET")
 			}
 		}
 	})

@@ -2,6 +2,7 @@
 // settings): conditions with every field and operator, size, max loss,
 // order type (with the resting GTC order's options), re-entry control,
 // fees and latency.
+import { ApiError } from './api';
 import { type Condition, formatCode, OPERATORS, parseCode, type Rules } from './strategy';
 import { field, h, select } from './dom';
 
@@ -343,6 +344,26 @@ function missingNumber(r: Rules): string {
 /** A problem in the words the API would use ("strategy_code: size …" reads as "size …"). */
 export function codeProblem(e: unknown): string {
   return (e as Error).message.replace(/^strategy_code ?: /, '');
+}
+
+/** The boxes in seconds whose request fields are in milliseconds, by field. */
+const SECONDS_BOXES: Record<string, string> = { reentryCooldownMs: 'Cooldown after an exit', cancelAfterMs: 'Cancel after' };
+
+/**
+ * The API's refusal of a cooldown or cancel-after, said in the seconds of
+ * the box it came from: "Cooldown after an exit: -1 s is not allowed: it
+ * must be from 0 to 86400 seconds (a day), in whole milliseconds
+ * (reentryCooldownMs -1000)", where it named milliseconds the user never
+ * typed (-1000 for the -1 in the box). Any other error is answered as it is.
+ */
+export function inSeconds(e: unknown): unknown {
+  if (!(e instanceof ApiError) || e.code !== 'VALIDATION_ERROR') return e;
+  const m = /^((?:strategy: )?)(reentryCooldownMs|cancelAfterMs) (\S+) is not allowed: it must be a whole number of milliseconds from (\d+) to (\d+)(.*)$/.exec(e.message);
+  if (!m) return e;
+  const [, prefix, name, v, lo, hi, tail] = m;
+  const s = (ms: string) => String(Number((Number(ms) / 1000).toPrecision(12)));
+  const message = `${prefix}${SECONDS_BOXES[name]}: ${s(v)} s is not allowed: it must be from ${s(lo)} to ${s(hi)} seconds${tail.replace('left out', 'left empty')}, in whole milliseconds (${name} ${v})`;
+  return new ApiError(e.status, e.code, message, e.details, e.requestId, e.retryAfterMs);
 }
 
 /** The refusal of a run while the code box holds a code the builder could not take (unloadedCode). */

@@ -1,5 +1,5 @@
 import { ApiError, get, post } from '../api';
-import { executionControls, numberIn, type OrderRules } from '../builder';
+import { executionControls, inSeconds, numberIn, type OrderRules } from '../builder';
 import { loadDraft, saveDraft } from '../drafts';
 import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
@@ -169,7 +169,7 @@ export async function agentPage(ctx: Ctx): Promise<void> {
     try {
       await f();
     } catch (e) {
-      ctx.error(e);
+      ctx.error(inSeconds(e));
       // The control of the field the API named is marked and takes the
       // keyboard, as on the replay and sweeps pages.
       const name = e instanceof ApiError ? e.details?.field : undefined;

@@ -1,5 +1,5 @@
 import { ApiError, get, post } from '../api';
-import { DEFAULT_RULES, strategyBuilder, unloadedCodeError } from '../builder';
+import { DEFAULT_RULES, inSeconds, strategyBuilder, unloadedCodeError } from '../builder';
 import { loadDraft, saveDraft } from '../drafts';
 import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
@@ -202,7 +202,7 @@ export async function replayPage(ctx: Ctx): Promise<void> {
       results.setAttribute('data-run', String(++runs)); // tests wait for their own run
     } catch (e) {
       clear(results);
-      ctx.error(e);
+      ctx.error(inSeconds(e));
       // The control of the field the API named is marked and takes the
       // keyboard, as on the sweeps page: its message names the request's
       // field (positionSize), the form its own words (Shares per trade).

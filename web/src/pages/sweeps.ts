@@ -1,5 +1,5 @@
 import { ApiError, call, del, get, post, requestIdNote } from '../api';
-import { DEFAULT_RULES, numberIn, strategyBuilder, unloadedCodeError } from '../builder';
+import { DEFAULT_RULES, inSeconds, numberIn, strategyBuilder, unloadedCodeError } from '../builder';
 import { chartWidth, COLORS, draw, numberTicks, uPlot } from '../chart';
 import { type Ctx, denied, upgradeLink } from '../ctx';
 import { clear, fig, field, h, holdFocus, labelCells, markInvalid, select, setChoice, td, th, unmarkInvalid } from '../dom';
@@ -269,6 +269,10 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
       objective,
     };
     if (map[f]) return map[f];
+    // A strategy's field is its builder's control (the cooldown box, the
+    // size), where every one marked the code box; the code box otherwise.
+    const own = f.startsWith('strategy.') ? b.controlOf(f.slice('strategy.'.length)) : null;
+    if (own) return own;
     if (f === 'strategy' || f.startsWith('strategy.')) return b.code.querySelector('textarea');
     return null;
   };
@@ -281,7 +285,8 @@ export async function sweepsPage(ctx: Ctx): Promise<void> {
     ];
     return boxes.find(([, box, shown]) => shown && box.value.trim() === '')?.[0] ?? null;
   };
-  const showProblem = (e: unknown) => {
+  const showProblem = (refused: unknown) => {
+    const e = inSeconds(refused);
     if (!(e instanceof ApiError)) return ctx.error(e);
     const p = sweepProblem(e.status, e.code, e.message, e.details);
     clear(problem, h('p', null, p.text + requestIdNote(e)), p.plan ? upgradeLink(ctx) : null);
