@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,7 +27,9 @@ import (
 // whole page scrolled sideways, its header and figures with it. The API's
 // refusal of a cooldown or a cancel-after is said in the seconds of the
 // box it came from, where it named milliseconds the user never typed
-// (-1000 for the -1 in a box of seconds).
+// (-1000 for the -1 in a box of seconds). A backtest's market that could
+// not be replayed says why in the table, the API's words beside its code,
+// where the Error column showed the code alone (NO_DATA).
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -203,6 +206,26 @@ func TestDashboardQASecondPass(t *testing.T) {
 			if c.set["order-type"] != "" {
 				pro.setValue(byID("order-type"), "MARKET")
 			}
+		}
+	})
+
+	t.Run("a backtest's failed market says why", func(t *testing.T) {
+		pro := pro.in(t)
+		const slug = "btc-updown-15m-1764499500"
+		answer, _ := json.Marshal(map[string]any{"data": map[string]any{
+			"strategy_code": "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10",
+			"aggregate":     map[string]any{"total_pnl": 0, "markets_tested": 1, "markets_failed": 1, "markets_traded": 0, "total_trades": 0, "win_rate": 0, "avg_market_pnl": 0, "max_drawdown": 0},
+			"results":       []any{map[string]any{"slug": slug, "error": map[string]any{"code": "NO_DATA", "message": `market "` + slug + `" has no recorded snapshots to replay`}}},
+		}})
+		defer pro.answerJSON("*/v1/backtest-ai/run", "/v1/backtest-ai/run", answer)()
+		pro.visit("#/agent", "agent")
+		pro.setValue(byID("agent-code"), "side=UP entry: price_up < 0.45 exit: price_up >= 0.6 size=10")
+		pro.run("backtest", chromedp.Click(byID("agent-backtest")), chromedp.WaitVisible(byID("agent-results")+`[data-run]`))
+		var cell string
+		pro.eval(`(() => { const heads = [...document.querySelectorAll('[data-testid=agent-results-table] thead th')].map(th => th.textContent);
+			return document.querySelector('[data-testid=agent-results-table] tbody tr').cells[heads.indexOf('Error')].textContent })()`, &cell)
+		if want := `market "` + slug + `" has no recorded snapshots to replay (NO_DATA)`; cell != want {
+			t.Errorf("the failed market's Error cell says %q, want %q", cell, want)
 		}
 	})
 }

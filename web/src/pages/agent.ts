@@ -263,12 +263,18 @@ function orderWords(s: Backtest['generated_strategy']): string {
   return `GTC, resting as a maker: ${opts.join(', ')}`;
 }
 
+/** A market's error as the API words it, with its code: "market … has no recorded snapshots to replay (NO_DATA)", where the table showed the code alone. */
+function errorWords(e: { code: string; message: string } | undefined): string {
+  if (!e) return '';
+  return e.message ? `${e.message} (${e.code})` : e.code;
+}
+
 function showBacktest(box: HTMLElement, d: Backtest): void {
   const a = d.aggregate as Record<string, any>;
   // Each market's number, 1 the oldest (the answer lists the newest
   // first), in the table and on the chart alike: a market without data
   // keeps its number, and has no bar.
-  const rows = d.results.map((r, i) => ({ n: d.results.length - i, slug: r.slug, pnl: Number(r.performance?.total_pnl ?? NaN), trades: Number(r.performance?.total_trades ?? NaN), win: Number(r.performance?.win_rate ?? NaN), err: r.error?.code ?? '' }));
+  const rows = d.results.map((r, i) => ({ n: d.results.length - i, slug: r.slug, pnl: Number(r.performance?.total_pnl ?? NaN), trades: Number(r.performance?.total_trades ?? NaN), win: Number(r.performance?.win_rate ?? NaN), err: errorWords(r.error) }));
   const tbody = h('tbody');
   let sortKey: keyof (typeof rows)[0] = 'slug';
   let asc = false;
