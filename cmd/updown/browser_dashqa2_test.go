@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -29,7 +30,8 @@ import (
 // box it came from, where it named milliseconds the user never typed
 // (-1000 for the -1 in a box of seconds). A backtest's market that could
 // not be replayed says why in the table, the API's words beside its code,
-// where the Error column showed the code alone (NO_DATA).
+// where the Error column showed the code alone (NO_DATA). A market past
+// its end whose result is not in yet is listed as ended, not "active".
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -226,6 +228,25 @@ func TestDashboardQASecondPass(t *testing.T) {
 			return document.querySelector('[data-testid=agent-results-table] tbody tr').cells[heads.indexOf('Error')].textContent })()`, &cell)
 		if want := `market "` + slug + `" has no recorded snapshots to replay (NO_DATA)`; cell != want {
 			t.Errorf("the failed market's Error cell says %q, want %q", cell, want)
+		}
+	})
+
+	t.Run("a market past its end without a result is not active", func(t *testing.T) {
+		pro := pro.in(t)
+		now := time.Now().UTC().Truncate(time.Minute)
+		market := func(slug string, start time.Time) map[string]any {
+			return map[string]any{"slug": slug, "market_id": "1", "market_type": "5m", "start_time": start.Format(time.RFC3339),
+				"end_time": start.Add(5 * time.Minute).Format(time.RFC3339), "coin_price_start": 70000, "coin_price_end": nil,
+				"winner": nil, "final_volume": nil, "resolved_at": nil}
+		}
+		answer, _ := json.Marshal(map[string]any{"markets": []any{market("btc-updown-5m-live", now.Add(-time.Minute)), market("btc-updown-5m-ended", now.Add(-10*time.Minute))},
+			"total": 2, "limit": 25, "offset": 0, "warning": nil})
+		defer pro.answerJSON("*/v1/markets?*", "resolved=false", answer)()
+		pro.visit("#/markets?coin=BTC&resolved=false", "markets")
+		var winners map[string]string
+		pro.eval(`Object.fromEntries([...document.querySelectorAll('[data-testid=market-row]')].map(r => [r.dataset.slug, r.querySelector('td.winner').textContent]))`, &winners)
+		if winners["btc-updown-5m-live"] != "active" || winners["btc-updown-5m-ended"] != "ended, no result yet" {
+			t.Errorf("the Winner column says %q: want the live market active, the one ended 5 minutes ago ended with no result yet", winners)
 		}
 	})
 }

@@ -132,7 +132,9 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
         td(m.market_type),
         tdTime(time(m.start_time)),
         tdTime(time(m.end_time)),
-        h('td', { class: m.winner ? `winner ${m.winner.toLowerCase()}` : 'winner' }, m.winner ?? 'active'),
+        // A market past its end whose result is not in yet is no longer
+        // active: it waits for its result (it read "active" until resolved).
+        h('td', { class: m.winner ? `winner ${m.winner.toLowerCase()}` : 'winner' }, m.winner ?? (Date.parse(m.end_time) <= Date.now() ? 'ended, no result yet' : 'active')),
         td(usd(m.coin_price_start), true),
         td(usd(m.coin_price_end), true),
         td(usd(m.final_volume), true),
@@ -271,7 +273,7 @@ function replayLink(ctx: Ctx, m: Market): HTMLElement {
     return h('span', { testid: 'market-replay' }, 'Replaying a strategy on it needs PRO, PRO_TRIAL or ENTERPRISE: ', upgradeLink(ctx));
   }
   if (!m.resolved_at && !m.winner) {
-    return h('span', { class: 'muted', testid: 'market-replay' }, `A strategy can be replayed on it once it resolves (it ends ${time(m.end_time)} UTC).`);
+    return h('span', { class: 'muted', testid: 'market-replay' }, `A strategy can be replayed on it once it resolves (it end${Date.parse(m.end_time) <= Date.now() ? 'ed' : 's'} ${time(m.end_time)} UTC).`);
   }
   return h('a', { href: `#/replay?market=${encodeURIComponent(m.slug)}`, testid: 'market-replay' }, 'Replay a strategy on this market');
 }
