@@ -101,6 +101,8 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	if !strings.Contains(databaseURL, "pool_ping_timeout") {
 		cfg.PingTimeout = DefaultConnectTimeout
 	}
+	// A connection the server has closed is not handed out (liveConn).
+	cfg.PrepareConn = liveConn
 	deadline := &queryDeadline{}
 	cfg.ConnConfig.Tracer = deadline
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
