@@ -24,8 +24,8 @@ func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newFreezingProxy(t, u.Host)
-	u.Host = proxy.addr
+	proxy := pgtest.NewFreezingProxy(t, u.Host)
+	u.Host = proxy.Addr
 	st, err := postgres.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 	if _, err := st.GetMarket(context.Background(), "btc-updown-15m-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetMarket before the stall: %v", err)
 	}
-	proxy.freeze()
+	proxy.Freeze()
 	// No deadline of its own: without the query timeout it would wait for
 	// ever (the test binary's timeout would end it).
 	if _, err := st.GetMarket(context.Background(), "btc-updown-15m-1"); !errors.Is(err, store.ErrUnavailable) {

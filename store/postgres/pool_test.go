@@ -6,7 +6,6 @@ import (
 	"net"
 	neturl "net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -165,14 +164,14 @@ func TestCloseWithServerStuck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := newFreezingProxy(t, u.Host)
-	u.Host = proxy.addr
+	proxy := pgtest.NewFreezingProxy(t, u.Host)
+	u.Host = proxy.Addr
 	st, err := postgres.Open(t.Context(), u.String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond) // the connection idles long enough to be pinged
-	proxy.freeze()
+	proxy.Freeze()
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := st.Ping(ctx); err == nil {
@@ -193,73 +192,3 @@ func TestCloseWithServerStuck(t *testing.T) {
 		t.Fatal("Close still waiting after 45s for a connection stuck on a server that does not answer")
 	}
 }
-
-// freezingProxy forwards TCP connections to a server until freeze, after
-// which it forwards nothing more either way (a server, or a network,
-// that stopped answering).
-type freezingProxy struct {
-	addr   string
-	frozen chan struct{}
-	done   chan struct{} // closed when the test ends
-}
-
-func newFreezingProxy(t *testing.T, target string) *freezingProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &freezingProxy{addr: ln.Addr().String(), frozen: make(chan struct{}), done: make(chan struct{})}
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		close(p.done)
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	pipe := func(dst, src net.Conn) {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				select {
-				case <-p.frozen:
-					<-p.done // hold the bytes
-					return
-				default:
-				}
-				if _, err := dst.Write(buf[:n]); err != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, c, s)
-			mu.Unlock()
-			go pipe(s, c)
-			go pipe(c, s)
-		}
-	}()
-	return p
-}
-
-func (p *freezingProxy) freeze() { close(p.frozen) }
