@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -257,6 +258,45 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
+	v, err := s.replay(store.WithQueryTimeout(ctx, taskQueryTimeout), req)
+	if err != nil && ctx.Err() == nil && stalled(err) {
+		// Retried after 1, 4 and 16 s, four tries of a server that does
+		// not answer outlast the request's wait (JOB_WAIT): it is
+		// answered now, as the api answers its own reads of such a
+		// server, and the client retries with backoff.
+		return nil, &jobs.Failure{Code: "SERVICE_UNAVAILABLE", Message: storeStalled}
+	}
+	return v, err
+}
+
+// taskQueryTimeout bounds each store query of a replay or a sweep's shard
+// (store.WithQueryTimeout), which take milliseconds (the largest, a 24hr
+// market's snapshots, some megabytes): a Postgres that accepts a query and
+// never answers (frozen, a stuck pooler, a network that drops what it
+// sends) fails it in this time, as store.ErrUnavailable, as it fails the
+// pool's ping of an idle connection and the making of a new one
+// (postgres.DefaultConnectTimeout), where a query on a live connection
+// waited for the task's deadline (2 min): a replay's request answered
+// 504 JOB_TIMEOUT after its whole JOB_WAIT, and every retry of the task
+// waited as long again.
+const taskQueryTimeout = 10 * time.Second
+
+// storeStalled is the message of a replay whose store did not answer: the
+// api's for its own reads of an unavailable store (api.Server's
+// storeFailure), which a worker has no request id to add to.
+const storeStalled = "the data store is unavailable; retry with backoff"
+
+// stalled reports whether err is a store that did not answer in time (a
+// query, a ping or a connection past its bound), as opposed to one that
+// refused or dropped the connection (a restart), which is soon back.
+func stalled(err error) bool {
+	var ne net.Error
+	return errors.Is(err, store.ErrUnavailable) &&
+		(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout())
+}
+
+// replay runs the replay req.
+func (s *Server) replay(ctx context.Context, req replay.Request) (any, error) {
 	// The market's record and its counts: the count of snapshots sizes the
 	// memory budget, and with the count of those dropped tells the cache
 	// whether its copy is current. The api sends them as it read them

@@ -6,10 +6,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/updown/updown/store"
 )
 
 // queryDeadline bounds each query and batch with SetQueryTimeout's
-// duration, on the pgx tracer hooks whose context the rest of the call
+// duration, or store.WithQueryTimeout's of the call's context when that is
+// shorter, on the pgx tracer hooks whose context the rest of the call
 // uses. Without it a query sent on a live connection to a server that
 // stopped answering (frozen, a stuck pooler, a network that drops
 // packets) waited as long as its context: an api request for ever, or
@@ -26,6 +29,9 @@ type cancelKey struct{}
 
 func (q *queryDeadline) start(ctx context.Context) context.Context {
 	d := time.Duration(q.timeout.Load())
+	if cd, ok := store.QueryTimeout(ctx); ok && (d <= 0 || cd < d) {
+		d = cd // the bound of the work the query is for (store.WithQueryTimeout)
+	}
 	if d <= 0 {
 		return ctx
 	}

@@ -45,3 +45,32 @@ func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 		t.Errorf("GetMarket on a stalled server: %v; want store.ErrUnavailable", err)
 	}
 }
+
+// TestContextQueryTimeoutBoundsAStalledServer: a query whose context
+// carries store.WithQueryTimeout (a worker's replay or sweep shard) fails
+// after that bound on a server that stopped answering, as
+// store.ErrUnavailable, in a store with no bound of its own (a worker's),
+// where it waited for its context's deadline.
+func TestContextQueryTimeoutBoundsAStalledServer(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := pgtest.NewFreezingProxy(t, u.Host)
+	u.Host = proxy.Addr
+	st, err := postgres.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.GetMarket(context.Background(), "btc-updown-15m-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetMarket before the stall: %v", err)
+	}
+	proxy.Freeze()
+	ctx := store.WithQueryTimeout(context.Background(), time.Second)
+	if _, err := st.GetMarket(ctx, "btc-updown-15m-1"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("GetMarket on a stalled server: %v; want store.ErrUnavailable", err)
+	}
+}

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// queryTimeoutKey is the context key of WithQueryTimeout's bound.
+type queryTimeoutKey struct{}
+
+// WithQueryTimeout returns ctx carrying d as the bound of each query a
+// store sends on its behalf: one the server has not answered by then
+// fails as ErrUnavailable, as one past a store's own bound does (the
+// Postgres store's SetQueryTimeout; the shorter of the two holds). It is
+// for work whose queries are all short, done for someone waiting: a
+// server that accepts the query and never answers fails it in d rather
+// than at ctx's deadline, if any. A store with nothing to wait on (the
+// memory store) ignores it. d of 0 or less sets no bound.
+func WithQueryTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, queryTimeoutKey{}, d)
+}
+
+// QueryTimeout returns the bound WithQueryTimeout set on ctx, if any.
+func QueryTimeout(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(queryTimeoutKey{}).(time.Duration)
+	return d, ok && d > 0
+}
