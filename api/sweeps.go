@@ -504,23 +504,9 @@ func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, c store.Custome
 	if err != nil {
 		return 0, err
 	}
-	plan := customerPlan(c)
-	// The oldest first: of the sweeps the plan's sizes allow, those it
-	// runs at once (SweepsInFlight) go on, the ones started first, which
-	// have come furthest; the plan could not have started the others
-	// beside them (429 concurrent_sweeps).
-	slices.SortFunc(sws, func(a, b store.Sweep) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
-	stopped, kept := 0, 0
-	for _, sw := range sws {
-		if !sw.Status.Active() {
-			continue
-		}
-		if sweepFits(plan, sw) && kept < plan.SweepsInFlight {
-			kept++
-			continue
-		}
+	_, stop := sweepsPlanKeeps(customerPlan(c), sws)
+	stopped := 0
+	for _, sw := range stop {
 		_, err := st.SetSweepStatus(ctx, sw.ID, []store.SweepStatus{store.SweepQueued, store.SweepRunning}, store.SweepCancelled, "")
 		switch {
 		case err == nil:
@@ -531,6 +517,35 @@ func StopSweepsOffPlan(ctx context.Context, st store.SweepStore, c store.Custome
 		}
 	}
 	return stopped, nil
+}
+
+// sweepsPlanKeeps splits the customer's QUEUED and RUNNING sweeps among
+// sws into those plan keeps and those it stops, each oldest first. It is
+// the one rule of which sweeps a plan runs, for StopSweepsOffPlan after a
+// plan change and for recheckPlan after a sweep is stored, so that the two
+// never each cancel a different sweep and leave none: of the sweeps the
+// plan's sizes allow, those it runs at once (SweepsInFlight) go on, the
+// ones stored first (CreatedAt, then ID), which have come furthest; the
+// plan could not have started the others beside them (429
+// concurrent_sweeps), nor those over its sizes.
+func sweepsPlanKeeps(plan Plan, sws []store.Sweep) (keep, stop []store.Sweep) {
+	active := make([]store.Sweep, 0, len(sws))
+	for _, sw := range sws {
+		if sw.Status.Active() {
+			active = append(active, sw)
+		}
+	}
+	slices.SortFunc(active, func(a, b store.Sweep) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	for _, sw := range active {
+		if sweepFits(plan, sw) && len(keep) < plan.SweepsInFlight {
+			keep = append(keep, sw)
+		} else {
+			stop = append(stop, sw)
+		}
+	}
+	return keep, stop
 }
 
 // stopSweepsOffPlan is StopSweepsOffPlan for the customer with the id, as
@@ -568,16 +583,21 @@ func (s *Server) recheckPlan(ctx context.Context, p principal, sw store.Sweep, r
 	plan := customerPlan(c)
 	fits := sweepFits(plan, sw)
 	if fits && plan.SweepsInFlight >= p.Plan.SweepsInFlight {
-		return nil // the cap CreateSweep held sw to is the new plan's, or below it
+		// The cap CreateSweep held sw to is the new plan's, or below it:
+		// fewer than it were in flight, all stored before sw, so
+		// sweepsPlanKeeps keeps sw.
+		return nil
 	}
 	if fits {
-		// The new plan runs fewer sweeps at once: sw, the newest, goes on
-		// only if it is within them (StopSweepsOffPlan keeps the oldest).
-		n, err := s.store.CountActiveSweeps(ctx, c.ID)
+		// The new plan runs fewer sweeps at once: sw goes on only if the
+		// plan keeps it as StopSweepsOffPlan does (the oldest of those
+		// its sizes allow), whichever of the two looks first.
+		sws, _, err := s.store.ListSweeps(ctx, c.ID, 0, 0)
 		if err != nil {
-			return s.storeFailure(ctx, "count the customer's sweeps", err)
+			return s.storeFailure(ctx, "list the customer's sweeps", err)
 		}
-		if n <= plan.SweepsInFlight {
+		keep, _ := sweepsPlanKeeps(plan, sws)
+		if slices.ContainsFunc(keep, func(k store.Sweep) bool { return k.ID == sw.ID }) {
 			return nil
 		}
 	}

@@ -736,6 +736,182 @@ func TestSweepStoredAsTheCapDrops(t *testing.T) {
 	}
 }
 
+// tierDropsWhileStored is a store on which, once armed, a change from
+// ENTERPRISE to PRO is stored (by the billing webhook, whose stop of the
+// customer's sweeps has not run yet) while a sweep is being stored under
+// the ENTERPRISE plan the request read.
+type tierDropsWhileStored struct {
+	*memory.Store
+	armed *bool
+}
+
+func (s tierDropsWhileStored) CreateSweep(ctx context.Context, sw store.Sweep, limit int) (store.Sweep, error) {
+	if *s.armed {
+		if _, err := s.SetCustomerTier(ctx, sw.CustomerID, store.Pro); err != nil {
+			return store.Sweep{}, err
+		}
+	}
+	return s.Store.CreateSweep(ctx, sw, limit)
+}
+
+// TestSweepStoredAsThePlanDropsBesideALargeOne: an ENTERPRISE customer
+// runs a sweep larger than PRO's sizes; the plan drops to PRO and, before
+// the webhook's stop runs, a small sweep is stored under the ENTERPRISE
+// plan the request read. PRO keeps the small one (it runs one sweep at
+// once, and the large one is over its sizes): the POST is accepted and,
+// once the stop has run, the small sweep is running and the large one
+// cancelled, not both cancelled, each by a different rule.
+func TestSweepStoredAsThePlanDropsBesideALargeOne(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	armed := false
+	st := tierDropsWhileStored{mem, &armed}
+	b := setup(t, func(o *setupOpts) { o.store, o.sweeps = st, discardSweeps{} })
+	key, id := b.keys[store.Enterprise], b.ids[store.Enterprise]
+	large := startSweep(t, b, key, strings.Replace(sweepBody(3, ""), `"step":0.1`, `"step":0.001`, 1)) // 201 trials, over PRO's 200
+	armed = true
+	small := startSweep(t, b, key, sweepBody(3, ""))
+	armed = false
+	c, err := mem.GetCustomer(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.StopSweepsOffPlan(t.Context(), mem, c); err != nil { // the webhook's stop
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		id, name string
+		status   store.SweepStatus
+	}{{small, "the small sweep", store.SweepRunning}, {large, "the large sweep", store.SweepCancelled}} {
+		sw, err := mem.GetSweepInfo(t.Context(), want.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sw.Status != want.status {
+			t.Errorf("%s after the drop to PRO: %s, want %s", want.name, sw.Status, want.status)
+		}
+	}
+}
+
+// twoStoredAsTheCapDrops is a store on which two sweeps are stored under
+// the ENTERPRISE cap the requests read, the plan drops to PRO once both
+// are stored, and both requests read the customer's sweeps again (to
+// check the new plan) before either acts on what it read.
+type twoStoredAsTheCapDrops struct {
+	*memory.Store
+	mu            sync.Mutex
+	stored, reads int
+	both, read    chan struct{}
+}
+
+func (s *twoStoredAsTheCapDrops) CreateSweep(ctx context.Context, sw store.Sweep, limit int) (store.Sweep, error) {
+	got, err := s.Store.CreateSweep(ctx, sw, limit)
+	if err != nil {
+		return got, err
+	}
+	s.mu.Lock()
+	s.stored++
+	last := s.stored == 2
+	s.mu.Unlock()
+	if last {
+		if _, err := s.SetCustomerTier(ctx, sw.CustomerID, store.Pro); err != nil {
+			return store.Sweep{}, err
+		}
+		close(s.both)
+	}
+	return got, s.wait(ctx, s.both)
+}
+
+// meet holds the first two reads of the customer's sweeps after both are
+// stored until both have read.
+func (s *twoStoredAsTheCapDrops) meet(ctx context.Context) error {
+	s.mu.Lock()
+	n := 0
+	if s.stored == 2 {
+		s.reads++
+		n = s.reads
+	}
+	s.mu.Unlock()
+	if n == 2 {
+		close(s.read)
+	}
+	if n == 0 || n > 2 {
+		return nil
+	}
+	return s.wait(ctx, s.read)
+}
+
+func (s *twoStoredAsTheCapDrops) wait(ctx context.Context, c chan struct{}) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *twoStoredAsTheCapDrops) CountActiveSweeps(ctx context.Context, customerID string) (int, error) {
+	n, err := s.Store.CountActiveSweeps(ctx, customerID)
+	if err != nil {
+		return n, err
+	}
+	return n, s.meet(ctx)
+}
+
+func (s *twoStoredAsTheCapDrops) ListSweeps(ctx context.Context, customerID string, limit, offset int) ([]store.Sweep, int, error) {
+	sws, n, err := s.Store.ListSweeps(ctx, customerID, limit, offset)
+	if err != nil {
+		return sws, n, err
+	}
+	return sws, n, s.meet(ctx)
+}
+
+// TestTwoSweepsStoredAsTheCapDrops: two sweeps posted at once, both
+// stored under the ENTERPRISE cap, as the plan drops to PRO, which runs
+// one at once: the one stored first runs (202) and the other is refused
+// 429 concurrent_sweeps, where each counted two sweeps in flight and
+// cancelled itself, leaving none.
+func TestTwoSweepsStoredAsTheCapDrops(t *testing.T) {
+	t.Parallel()
+	mem := memory.New()
+	loadFixtures(t, mem)
+	st := &twoStoredAsTheCapDrops{Store: mem, both: make(chan struct{}), read: make(chan struct{})}
+	b := setup(t, func(o *setupOpts) { o.store, o.sweeps = st, discardSweeps{} })
+	key, id := b.keys[store.Enterprise], b.ids[store.Enterprise]
+	var wg sync.WaitGroup
+	rs := make([]response, 2)
+	for i := range rs {
+		wg.Go(func() { rs[i] = b.do(http.MethodPost, "/v1/sweeps", key, "application/json", sweepBody(3, "")) })
+	}
+	wg.Wait()
+	statuses := []int{rs[0].status, rs[1].status}
+	slices.Sort(statuses)
+	if !slices.Equal(statuses, []int{http.StatusAccepted, http.StatusTooManyRequests}) {
+		t.Fatalf("two POSTs as the cap dropped: %d %s and %d %s, want one 202 and one 429", rs[0].status, rs[0].body, rs[1].status, rs[1].body)
+	}
+	for _, r := range rs {
+		if r.status == http.StatusTooManyRequests && !strings.Contains(string(r.body), "concurrent_sweeps") {
+			t.Errorf("the refused POST: %s, want concurrent_sweeps", r.body)
+		}
+	}
+	sws, _, err := mem.ListSweeps(t.Context(), id, 0, 0)
+	if err != nil || len(sws) != 2 {
+		t.Fatalf("stored sweeps: %d %v", len(sws), err)
+	}
+	// The webhook's stop, run after, agrees: the accepted sweep runs on.
+	c, err := mem.GetCustomer(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := api.StopSweepsOffPlan(t.Context(), mem, c); err != nil || n != 0 {
+		t.Errorf("the webhook's stop after both rechecks cancelled %d (%v), want 0", n, err)
+	}
+	if n, err := mem.CountActiveSweeps(t.Context(), id); err != nil || n != 1 {
+		t.Errorf("sweeps in flight after the drop to PRO: %d %v, want 1", n, err)
+	}
+}
+
 // startSweep posts a sweep with the key and returns its id, failing the
 // test unless it is accepted.
 func startSweep(t *testing.T, b *bundle, key, body string) string {

@@ -54,7 +54,6 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) 
 	if err := s.customerExists(sw.CustomerID); err != nil {
 		return store.Sweep{}, fmt.Errorf("memory: %s: customer %q: %w", op, sw.CustomerID, err)
 	}
-	now := s.clock()
 	e := &sweepEntry{
 		sw: store.Sweep{
 			ID:           store.NewSweepID(),
@@ -64,8 +63,6 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) 
 			TrialCount:   sw.TrialCount,
 			Markets:      slices.Clone(sw.Markets),
 			ReplaysTotal: sw.TrialCount * len(sw.Markets),
-			CreatedAt:    now,
-			UpdatedAt:    now,
 		},
 		position: make(map[string]int, len(sw.Markets)),
 		shards:   map[string]store.SweepShard{},
@@ -77,6 +74,10 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) 
 	t := &s.sweeps
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	// Stamped under the lock: a customer's sweeps are in the order they
+	// were stored, and the oldest a plan keeps are the ones stored first.
+	e.sw.CreatedAt = s.clock()
+	e.sw.UpdatedAt = e.sw.CreatedAt
 	if t.byID == nil {
 		t.byID, t.byCustomer = map[string]*sweepEntry{}, map[string][]*sweepEntry{}
 	}

@@ -14,6 +14,9 @@ const (
 	ActiveSweepsSQL = activeSweepsSQL
 	// DeleteFinishedSQL is retention's delete.
 	DeleteFinishedSQL = deleteFinishedSQL
+	// SweepCapLock is the advisory lock of a customer's CreateSweeps
+	// under a cap (with hashtext of the customer's id).
+	SweepCapLock = sweepCapLock
 )
 
 // The queries of a page of a sweep's trials (SweepTrials).

@@ -69,7 +69,10 @@ const sweepCapLock = 0x75707377 // "upsw"
 // customer's sweeps in flight and the insert are one transaction holding
 // the customer's advisory lock, so that a concurrent create counts after
 // this one commits (read committed: each statement sees what committed
-// before it began).
+// before it began). CreatedAt is the database's clock as the row is
+// inserted, after the lock is held: a customer's sweeps stored under a cap
+// are in the order they were stored, in every process, and the oldest a
+// plan keeps (api.StopSweepsOffPlan) are the ones stored first.
 func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) (store.Sweep, error) {
 	const op = "create sweep"
 	if err := sw.Check(); err != nil {
@@ -81,7 +84,6 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) 
 	if !validID(sw.CustomerID) {
 		return store.Sweep{}, early(ctx, op, fmt.Errorf("customer %q: %w", sw.CustomerID, store.ErrNotFound))
 	}
-	now := s.stamp()
 	var got store.Sweep
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if maxActive > 0 {
@@ -99,10 +101,10 @@ func (s *Store) CreateSweep(ctx context.Context, sw store.Sweep, maxActive int) 
 		rows, _ := tx.Query(ctx, `
 			insert into sweeps (id, customer_id, status, request, trial_count, markets, replays_total,
 				created_at, updated_at)
-			values ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+			select $1, $2, $3, $4, $5, $6, $7, t.now, t.now from (select clock_timestamp() as now) t
 			returning `+sweepColumns,
 			store.NewSweepID(), sw.CustomerID, string(store.SweepQueued), sw.Request, sw.TrialCount,
-			sw.Markets, sw.TrialCount*len(sw.Markets), now)
+			sw.Markets, sw.TrialCount*len(sw.Markets))
 		var err error
 		got, err = pgx.CollectExactlyOneRow(rows, scanSweep)
 		return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/postgres"
@@ -161,5 +162,74 @@ func TestWriteSweepResultRoundTrips(t *testing.T) {
 	}
 	if got := n.Load(); got != 3 {
 		t.Errorf("WriteSweepResult sent %d statements, want 3", got)
+	}
+}
+
+// TestSweepStampedUnderTheCapLock: a sweep stored under a cap while
+// another create of the customer holds its lock is stamped once it has
+// the lock, after the other's commit, so a customer's sweeps are oldest
+// first in the order they were stored, the order of the sweeps a plan
+// keeps (api.StopSweepsOffPlan). It was stamped as the call began: a
+// sweep stored second could carry the older CreatedAt and be kept in
+// place of the one stored first.
+func TestSweepStampedUnderTheCapLock(t *testing.T) {
+	t.Parallel()
+	s := pgtest.NewStore(t)
+	ctx := t.Context()
+	c, err := s.CreateCustomer(ctx, store.Customer{Email: "ada@example.com", Name: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another create of the customer holds the lock.
+	tx, err := s.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock($1, hashtext($2))`, postgres.SweepCapLock, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	type created struct {
+		sw  store.Sweep
+		err error
+	}
+	done := make(chan created, 1)
+	go func() {
+		sw, err := s.CreateSweep(ctx, store.Sweep{CustomerID: c.ID, Request: []byte(`{}`), TrialCount: 1, Markets: []string{"m"}}, 4)
+		done <- created{sw, err}
+	}()
+	// Until the create waits on the lock.
+	for {
+		var waiting bool
+		if err := s.Pool().QueryRow(ctx, `select exists (select 1 from pg_locks where locktype = 'advisory' and not granted
+			and classid::bigint = $1 and objid::bigint = hashtext($2)::bigint & 4294967295)`, postgres.SweepCapLock, c.ID).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		select {
+		case got := <-done:
+			t.Fatalf("the create did not wait for the lock: %+v %v", got.sw, got.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	var released time.Time
+	if err := tx.QueryRow(ctx, `select clock_timestamp()`).Scan(&released); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.sw.CreatedAt.Before(released) {
+		t.Errorf("the sweep stored once the lock was free is stamped %s, before the lock was released at %s",
+			got.sw.CreatedAt.Format(time.RFC3339Nano), released.UTC().Format(time.RFC3339Nano))
+	}
+	if !got.sw.UpdatedAt.Equal(got.sw.CreatedAt) {
+		t.Errorf("a new sweep's UpdatedAt %s, want its CreatedAt %s", got.sw.UpdatedAt, got.sw.CreatedAt)
 	}
 }
