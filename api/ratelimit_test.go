@@ -349,6 +349,36 @@ func TestTierChangeAcrossProcesses(t *testing.T) {
 	wantError(t, b.get(store.Starter, path), http.StatusForbidden, "TIER_ACCESS_DENIED")
 }
 
+// TestTierChangeRedeliveryKeepsTheCounters: the provider's redelivery of
+// a tier change already applied finishes what the first delivery may not
+// have (every process told) but does not start the customer's counters
+// afresh again: what the customer spent under the new plan since the
+// change still counts.
+func TestTierChangeRedeliveryKeepsTheCounters(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	limits := map[store.Tier]api.RateLimit{
+		store.Starter: {PerMinute: 2, PerDay: 100},
+		store.Pro:     {PerMinute: 2, PerDay: 200},
+	}
+	b := setup(t, func(o *setupOpts) { o.redis = rdb; o.rateLimits = limits; o.webhookSecret = hookSecret })
+	const btc = "/v1/markets?coin=BTC&limit=1"
+	up := b.activate("msg_up_again", store.Starter, "PRO", now.Add(-time.Minute))
+	wantHook(t, b.post(up), "applied", false)
+
+	// The customer spends PRO's minute.
+	for range 2 {
+		if r := b.get(store.Starter, btc); r.status != http.StatusOK || r.header.Get("X-Tier") != "PRO" {
+			t.Fatalf("PRO after the upgrade: %d, X-Tier %q", r.status, r.header.Get("X-Tier"))
+		}
+	}
+	wantLimited(t, b.get(store.Starter, btc), 30, "minute")
+
+	// The provider redelivers the upgrade: the minute stays spent.
+	wantHook(t, b.post(up), "applied", true)
+	wantLimited(t, b.get(store.Starter, btc), 30, "minute")
+}
+
 // starterKeys are the customer's STARTER counters of the pinned now.
 func starterKeys(customerID string) []string {
 	base := "updown:rl:{" + customerID + "}:STARTER"
