@@ -243,30 +243,47 @@ func (s *Server) revokeAccountKey(ctx context.Context, in *keyIDInput) (*keyRevo
 	if err != nil {
 		return nil, err
 	}
-	if k.RevokedAt == nil {
+	switch {
+	case k.RevokedAt == nil:
 		if err := s.store.RevokeAPIKey(ctx, in.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return nil, s.storeFailure(ctx, "revoke API key", err)
 		}
 		// Every api process's auth cache drops the key at its next use:
-		// told even if the client hangs up now, since the key is revoked
-		// and a second DELETE finds nothing left to do.
-		if s.cfg.Redis != nil {
-			ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
-			err := InvalidateCustomer(ictx, s.cfg.Redis, p.Customer.ID)
-			cancel()
-			if err != nil {
-				// Stored all the same; caches expire within authCacheTTL.
-				s.log.WarnContext(ctx, "invalidate revoked key", "request_id", RequestID(ctx), "err", err)
-			}
-		}
+		// told even if the client hangs up now.
+		s.tellKeyRevoked(ctx, p.Customer.ID)
 		if k, err = s.ownKey(ctx, p.Customer.ID, in.ID); err != nil {
 			return nil, err
 		}
+	case s.now().Sub(*k.RevokedAt) < authCacheTTL:
+		// Revoked so recently that a process may still hold the key: the
+		// revocation may have been stored and then failed (the client was
+		// answered 500 and retries), telling no one. Told again; past
+		// authCacheTTL every cache has dropped it, and a client repeating
+		// the DELETE tells no one (it is exempt from rate limits, and each
+		// telling has every process read the customer's keys again).
+		s.tellKeyRevoked(ctx, p.Customer.ID)
 	}
 	out := &keyRevokedOutput{}
 	out.Body.Success, out.Body.Timestamp = true, formatTime(s.now())
 	out.Body.Data = toAPIKeyJSON(k, p.Key.ID)
 	return out, nil
+}
+
+// tellKeyRevoked bumps the customer's generation so that every api
+// process's auth cache drops what it holds of the customer's keys at
+// their next use, under a context of its own: a client hanging up once
+// the key is revoked must not leave it working through other processes.
+func (s *Server) tellKeyRevoked(ctx context.Context, customerID string) {
+	if s.cfg.Redis == nil {
+		return
+	}
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
+	err := InvalidateCustomer(ictx, s.cfg.Redis, customerID)
+	cancel()
+	if err != nil {
+		// Stored all the same; caches expire within authCacheTTL.
+		s.log.WarnContext(ctx, "invalidate revoked key", "request_id", RequestID(ctx), "err", err)
+	}
 }
 
 // optionalEmptyBody documents the body of the POST at path as what

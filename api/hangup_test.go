@@ -268,3 +268,58 @@ func TestWebhookRetryFinishesAStoredDowngrade(t *testing.T) {
 	}
 	wantError(t, b.get(store.Pro, eth), http.StatusForbidden, "TIER_ACCESS_DENIED")
 }
+
+// revokeLosesAnswer is a store whose first key revocation is stored and
+// then answered with an error, as a connection cut as it committed would
+// be.
+type revokeLosesAnswer struct {
+	*memory.Store
+	lost sync.Once
+}
+
+func (s *revokeLosesAnswer) RevokeAPIKey(ctx context.Context, id string) error {
+	if err := s.Store.RevokeAPIKey(ctx, id); err != nil {
+		return err
+	}
+	err := error(nil)
+	s.lost.Do(func() { err = errors.New("connection reset as the revocation committed") })
+	return err
+}
+
+// TestRevokedKeyHoldsWhenTheStoreLosesTheAnswer: a key revocation that is
+// stored but answered 500 (the store's answer was lost) is retried by the
+// client, and the retry, finding the key revoked, tells every api process
+// all the same: the key stops working through the others at once, where
+// no one told them and they served it from their key cache.
+func TestRevokedKeyHoldsWhenTheStoreLosesTheAnswer(t *testing.T) {
+	t.Parallel()
+	rdb := redistest.Client(t)
+	mem := memory.New()
+	loadFixtures(t, mem)
+	st := &revokeLosesAnswer{Store: mem}
+	a := setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb })
+	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb })
+	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
+	const btc = "/v1/markets?coin=BTC&limit=1"
+
+	// A second key of the PRO customer, known to process B.
+	plain, k := api.NewKey(a.ids[store.Pro])
+	k, err := st.CreateAPIKey(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.do(http.MethodGet, btc, plain, "", ""); r.status != http.StatusOK {
+		t.Fatalf("the second key through B: %d %s", r.status, r.body)
+	}
+
+	// Revoked through process A, whose store loses the answer; the client
+	// retries.
+	if r := a.do(http.MethodDelete, "/v1/account/keys/"+k.ID, a.keys[store.Pro], "", ""); r.status < 500 {
+		t.Fatalf("DELETE whose store answer was lost: %d %s, want a 5xx", r.status, r.body)
+	}
+	if r := a.do(http.MethodDelete, "/v1/account/keys/"+k.ID, a.keys[store.Pro], "", ""); r.status != http.StatusOK {
+		t.Fatalf("the retried DELETE: %d %s", r.status, r.body)
+	}
+
+	wantError(t, b.do(http.MethodGet, btc, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}
