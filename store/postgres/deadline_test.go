@@ -74,3 +74,47 @@ func TestContextQueryTimeoutBoundsAStalledServer(t *testing.T) {
 		t.Errorf("GetMarket on a stalled server: %v; want store.ErrUnavailable", err)
 	}
 }
+
+// TestContextQueryTimeoutBoundsTheAcquire: store.WithQueryTimeout's bound
+// holds for taking a connection from the pool too. The pool pings each
+// connection idle over a second before handing it out, one after the
+// other, each within its ping timeout (10 s): on a frozen server a call
+// with several idle pooled connections waited for that times their
+// number before its query's bound began, and its caller's deadline (a
+// replay's JOB_WAIT) passed first.
+func TestContextQueryTimeoutBoundsTheAcquire(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.NewDatabase(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := pgtest.NewFreezingProxy(t, u.Host)
+	u.Host = proxy.Addr
+	st, err := postgres.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Six connections pooled, then idle long enough to be pinged.
+	var conns []interface{ Release() }
+	for range 6 {
+		c, err := st.Pool().Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	proxy.Freeze()
+	// The caller gives up after 8 s, less than one ping's own timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	_, err = st.GetMarket(store.WithQueryTimeout(ctx, time.Second), "btc-updown-15m-1")
+	if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
+		t.Errorf("GetMarket on a stalled server with idle pooled connections: %v (caller's context: %v); want store.ErrUnavailable within the query bound, before the caller's deadline", err, ctx.Err())
+	}
+}
