@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// DefaultQueryTimeout is the bound of each query of work done for
+// someone waiting: an api's (the Postgres store's SetQueryTimeout) and a
+// worker's replays and sweep shards (WithQueryTimeout). Their queries take
+// milliseconds; it is well above the Postgres store's lock_timeout (10 s),
+// so that a query waiting on a lock fails as a lock timeout, retried, not
+// as a server that does not answer, and above a 24hr market's read on a
+// slow disk, and well within the api's wait for a replay (JOB_WAIT).
+const DefaultQueryTimeout = 30 * time.Second
+
 // queryTimeoutKey is the context key of WithQueryTimeout's bound.
 type queryTimeoutKey struct{}
 

@@ -258,7 +258,7 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	if err := json.Unmarshal(payload, &req); err != nil {
 		return nil, &jobs.Failure{Code: "VALIDATION_ERROR", Message: "undecodable replay payload: " + err.Error()}
 	}
-	v, err := s.replay(store.WithQueryTimeout(ctx, taskQueryTimeout), req)
+	v, err := s.replay(store.WithQueryTimeout(ctx, s.queryTimeout), req)
 	if err != nil && ctx.Err() == nil && stalled(err) {
 		// Retried after 1, 4 and 16 s, four tries of a server that does
 		// not answer outlast the request's wait (JOB_WAIT): it is
@@ -268,18 +268,6 @@ func (s *Server) replayWork(ctx context.Context, payload []byte) (any, error) {
 	}
 	return v, err
 }
-
-// taskQueryTimeout bounds each store query of a replay or a sweep's shard
-// (store.WithQueryTimeout), which take milliseconds (the largest, a 24hr
-// market's snapshots, some megabytes): a Postgres that accepts a query and
-// never answers (frozen, a stuck pooler, a network that drops what it
-// sends) fails it in this time, as store.ErrUnavailable, as it fails the
-// pool's ping of an idle connection and the making of a new one
-// (postgres.DefaultConnectTimeout), where a query on a live connection
-// waited for the task's deadline (2 min): a replay's request answered
-// 504 JOB_TIMEOUT after its whole JOB_WAIT, and every retry of the task
-// waited as long again.
-const taskQueryTimeout = 10 * time.Second
 
 // storeStalled is the message of a replay whose store did not answer: the
 // api's for its own reads of an unavailable store (api.Server's

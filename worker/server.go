@@ -63,6 +63,16 @@ type Config struct {
 	// CacheBytes: what a worker process keeps across the servers it runs
 	// one after another (tests that restart a worker in one process).
 	Cache *Cache
+	// QueryTimeout bounds each store query of a replay or a sweep's shard
+	// (store.WithQueryTimeout; store.DefaultQueryTimeout when 0), the
+	// taking of its connection from the pool included: a Postgres that
+	// accepts a query, or the pool's ping of an idle connection, and
+	// never answers (frozen, a stuck pooler, a network that drops what it
+	// sends) fails it in this time, as store.ErrUnavailable, where it
+	// waited for the task's deadline (2 min): a replay's request answered
+	// 504 JOB_TIMEOUT after its whole JOB_WAIT, and every retry of the
+	// task waited as long again.
+	QueryTimeout time.Duration
 }
 
 // Server is an Asynq server with updown's handlers.
@@ -78,6 +88,8 @@ type Server struct {
 	budget  *memoryBudget
 	results resultBuffers
 	waits   *shardWaits
+	// queryTimeout is Config.QueryTimeout.
+	queryTimeout time.Duration
 }
 
 // NewServer builds a worker server; Run starts it.
@@ -93,6 +105,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 25 * time.Second
+	}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = store.DefaultQueryTimeout
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 8 * runtime.GOMAXPROCS(0)
@@ -145,7 +160,7 @@ func NewServer(cfg Config) (*Server, error) {
 		}
 	}
 	s := &Server{srv: srv, gate: g, mux: asynq.NewServeMux(), rdb: cfg.Redis, store: cfg.Store, cache: cache, log: log, metrics: tm,
-		budget: newMemoryBudget(cfg.MemoryBudget), waits: newShardWaits(cfg.Redis, log)}
+		budget: newMemoryBudget(cfg.MemoryBudget), waits: newShardWaits(cfg.Redis, log), queryTimeout: cfg.QueryTimeout}
 	s.mux.HandleFunc(jobs.TypePing, s.handler(func(context.Context, []byte) (any, error) { return "pong", nil }))
 	s.mux.HandleFunc(jobs.TypeReplay, s.handler(s.replayWork))
 	s.registerCollect(cfg.Logger)

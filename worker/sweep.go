@@ -51,7 +51,7 @@ func (s *Server) registerSweeps(slots int) {
 			return fmt.Errorf("undecodable sweep shard: %w: %w", err, asynq.SkipRetry)
 		}
 		start := time.Now()
-		ctx, cancel := context.WithCancel(store.WithQueryTimeout(ctx, taskQueryTimeout))
+		ctx, cancel := context.WithCancel(store.WithQueryTimeout(ctx, s.queryTimeout))
 		defer cancel()
 		go watchSweep(ctx, s.store, task.Sweep, cancel)
 		_, err := runWork(ctx, func(ctx context.Context, _ []byte) (any, error) {

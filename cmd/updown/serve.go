@@ -149,7 +149,7 @@ func runAPI(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 // apiQueryTimeout bounds each of the api's queries (SetQueryTimeout).
-const apiQueryTimeout = 30 * time.Second
+const apiQueryTimeout = store.DefaultQueryTimeout
 
 // startingAPI answers for an api still opening its backends (migrating,
 // or waiting for the schema): the ops endpoints of waitingOps, and 503
