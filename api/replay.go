@@ -43,7 +43,10 @@ func failureStatus(code string) int {
 		return http.StatusNotFound
 	case CodeInternal:
 		return http.StatusInternalServerError
-	case CodeServiceUnavailable: // the job's store was down on every attempt
+	case CodeServiceUnavailable:
+		// The job's store was down on every attempt, or did not answer
+		// a replay's query within the worker's bound (frozen: answered
+		// at the first attempt, see worker.Config.QueryTimeout).
 		return http.StatusServiceUnavailable
 	case "AI_STRATEGY_GENERATION_FAILED":
 		return http.StatusBadGateway
