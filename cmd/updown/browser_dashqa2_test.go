@@ -25,7 +25,9 @@ import (
 // GET /v1/markets//series". Between phone and desktop widths (a tablet's
 // 768 px) a wide table (the markets, a replay's trades, a sweep's
 // statistics) scrolls in its own box, as the sweeps' trials do, where the
-// whole page scrolled sideways, its header and figures with it. The API's
+// whole page scrolled sideways, its header and figures with it; at a
+// desktop's 1280 px the table's header stays in sight as the page scrolls,
+// where the box it scrolled in carried it away. The API's
 // refusal of a cooldown or a cancel-after is said in the seconds of the
 // box it came from, where it named milliseconds the user never typed
 // (-1000 for the -1 in a box of seconds). A backtest's market that could
@@ -168,6 +170,29 @@ func TestDashboardQASecondPass(t *testing.T) {
 				t.Errorf("%s at 768 px: the page is %v px wide in a window of %v px, and scrolls sideways", c.page, w.Scroll, w.Client)
 			}
 		}
+	})
+
+	t.Run("a desktop table's header stays in sight", func(t *testing.T) {
+		pro := pro.in(t)
+		// A desktop's width in a short window: the page of 25 markets is
+		// longer than it, as it is on a laptop whose browser shows toolbars.
+		pro.run("desktop width", chromedp.EmulateViewport(1280, 400))
+		defer pro.run("desktop window", chromedp.EmulateViewport(1280, 800))
+		pro.visit("#/markets?coin=BTC", "markets")
+		pro.run("markets shown", chromedp.WaitVisible(byID("market-row")))
+		var got struct{ Top, Scrolled, Width float64 }
+		pro.eval(`(() => { window.scrollTo(0, 400); const th = document.querySelector('[data-testid=markets-table] thead th');
+			return {Top: th.getBoundingClientRect().top, Scrolled: window.scrollY, Width: document.documentElement.scrollWidth - document.documentElement.clientWidth} })()`, &got)
+		if got.Scrolled < 400 {
+			t.Fatalf("the markets page scrolls only %v px at 1280 px: too short to check its header", got.Scrolled)
+		}
+		if got.Top < -1 || got.Top > 60 {
+			t.Errorf("400 px into the markets table at 1280 px its header's top is at %v px: want it in sight at the window's top", got.Top)
+		}
+		if got.Width > 0 {
+			t.Errorf("the markets page at 1280 px scrolls %v px sideways", got.Width)
+		}
+		pro.eval(`window.scrollTo(0, 0)`, nil)
 	})
 
 	t.Run("a refused cooldown is said in the box's seconds", func(t *testing.T) {

@@ -1109,5 +1109,5 @@ function trialsSection(id: string, res: Results, fmt: (x: number | null) => stri
       back();
     }
   });
-  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('p', null, csv, ' ', problem), h('div', { class: 'table-box' }, table));
+  return h('section', { 'aria-label': 'Trials' }, h('h3', null, 'Trials'), h('p', null, csv, ' ', problem), h('div', { class: 'table-box wide' }, table));
 }
