@@ -19,7 +19,8 @@ import (
 // the 1 market past whose page an address points, where the pages wrote
 // "1 trials × 1 markets = 1 replays" and "1 markets match". A hand-edited
 // address is read as the page it can be: a negative or fractional offset
-// lists markets from the page it falls in, where the API's refusal of it
+// lists markets from the page it falls in, and one past a safe whole
+// number (1e19, 1e400, Infinity) from the first, where the API's refusal of it
 // stood in the banner over an empty table, and a market address cut short
 // of its slug says it names no market, where it said "no such endpoint:
 // GET /v1/markets//series". Between phone and desktop widths (a tablet's
@@ -115,7 +116,10 @@ func TestDashboardQASecondPass(t *testing.T) {
 		if len(first.Markets) < 3 {
 			t.Fatal("dev has no BTC markets")
 		}
-		for _, c := range []struct{ offset, first, from string }{{"-5", first.Markets[0].Slug, "1–"}, {"2.5", first.Markets[2].Slug, "3–"}} {
+		for _, c := range []struct{ offset, first, from string }{
+			{"-5", first.Markets[0].Slug, "1–"}, {"2.5", first.Markets[2].Slug, "3–"},
+			{"1e19", first.Markets[0].Slug, "1–"}, {"1e21", first.Markets[0].Slug, "1–"}, {"1e400", first.Markets[0].Slug, "1–"}, {"Infinity", first.Markets[0].Slug, "1–"},
+		} {
 			pro.visit("#/markets?coin=BTC&offset="+c.offset, "markets")
 			var got struct {
 				Banner string

@@ -67,7 +67,9 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const to = h('input', { type: 'datetime-local', testid: 'markets-to', value: p.get('to') ?? '' });
   // A hand-edited offset (-5, 2.5) is read as the whole one it can be (0,
   // 2): the API refuses it, and the page showed that refusal and no markets.
-  const offset = Math.max(0, Math.floor(Number(p.get('offset') ?? 0))) || 0;
+  // One past a safe whole number (1e19, 1e400, Infinity) is the first page.
+  const asked = Math.max(0, Math.floor(Number(p.get('offset') ?? 0)));
+  const offset = Number.isSafeInteger(asked) ? asked : 0;
   // The plan's limits, beside the controls they limit.
   const coinHint = plan.eth_sol_markets ? undefined : planHint(ctx, 'BTC only on your plan; ETH and SOL need PRO or above.');
   const fromHint = plan.window_days || !plan.eth_sol_markets ? planHint(ctx, `Your plan covers ${plan.markets_window}.`) : undefined;
