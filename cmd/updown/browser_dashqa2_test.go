@@ -14,7 +14,8 @@ import (
 // found. A strategy_code box holding a code the builder could not take (a
 // typo in a pasted code) stops the run, with the code box marked and the
 // reason said, where the replay ran, and the sweep swept, the strategy the
-// builder showed before it, its result read as the code's. One of a
+// builder showed before it, its result read as the code's; an empty code
+// box is no code, and the run goes on with the builder's strategy. One of a
 // thing is said in the singular: a sweep of 1 trial over 1 market, and
 // the 1 market past whose page an address points, where the pages wrote
 // "1 trials × 1 markets = 1 replays" and "1 markets match". A hand-edited
@@ -68,6 +69,36 @@ func TestDashboardQASecondPass(t *testing.T) {
 			}
 			if !strings.Contains(got.Said, "Nothing ran") || !strings.Contains(got.Said, `"size=abc"`) || got.Invalid != "true" {
 				t.Errorf("%s says %q, code box aria-invalid %q: want the code's problem said and its box marked", c.page, got.Said, got.Invalid)
+			}
+		}
+	})
+
+	t.Run("an empty code box runs the builder's strategy", func(t *testing.T) {
+		slug := marketWithData(t, base, "15m")
+		for _, c := range []struct {
+			hash, page, code, submit, refused, ran string
+		}{
+			{"#/replay?market=" + slug, "replay", "replay-code", "replay-submit", byID("error-banner") + ":not([hidden])", byID("replay-results") + "[data-run]"},
+			{"#/sweeps", "sweeps", "sweep-strategy-code", "sweep-submit", byID("sweep-error") + ":not([hidden])", byID("sweep-progress")},
+		} {
+			pro := pro.in(t)
+			pro.visit(c.hash, c.page)
+			pro.setValue(byID(c.code), "")
+			pro.run("submit", chromedp.Click(byID(c.submit)), chromedp.WaitVisible(c.refused+", "+c.ran))
+			var got struct {
+				Ran  bool
+				Said string
+			}
+			pro.eval(`(() => ({
+				Ran: !!document.querySelector('`+c.ran+`'),
+				Said: (document.querySelector('`+c.refused+`') || {}).textContent || '' }))()`, &got)
+			if !got.Ran || got.Said != "" {
+				t.Errorf("%s with its code box emptied: ran %v, says %q; want the builder's strategy run", c.page, got.Ran, got.Said)
+			}
+			if got.Ran && c.page == "sweeps" {
+				// The plan runs one sweep at once: the next subtests start theirs.
+				done := byID("sweep-progress")
+				pro.run("sweep ends", chromedp.WaitVisible(done+`[data-status=DONE], `+done+`[data-status=FAILED], `+done+`[data-status=CANCELLED]`))
 			}
 		}
 	})

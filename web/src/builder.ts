@@ -541,8 +541,10 @@ export function strategyBuilder(prefix: string, onChange: () => void = () => {},
     },
     unloadedCode() {
       // The builder's own code (which the API may still refuse: size=0) is
-      // its strategy; a code that parses was loaded as it was typed.
-      if (code.value === formatCode(rules())) return '';
+      // its strategy; a code that parses was loaded as it was typed. An
+      // empty box is no code: the box is an optional way in, and the run
+      // goes on with the strategy the builder shows.
+      if (!code.value.trim() || code.value === formatCode(rules())) return '';
       try {
         parseCode(code.value);
         return '';
