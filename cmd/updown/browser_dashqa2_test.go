@@ -35,7 +35,9 @@ import (
 // (-1000 for the -1 in a box of seconds). A backtest's market that could
 // not be replayed says why in the table, the API's words beside its code,
 // where the Error column showed the code alone (NO_DATA). A market past
-// its end whose result is not in yet is listed as ended, not "active".
+// its end whose result is not in yet is listed as ended, not "active",
+// under a Status filter called "not resolved"; one order or trade event of
+// a replay is "1 order event", not "1 order events".
 func TestDashboardQASecondPass(t *testing.T) {
 	t.Parallel()
 	base := startDevProcess(t, "--collect-every", "0")
@@ -307,6 +309,38 @@ func TestDashboardQASecondPass(t *testing.T) {
 		pro.eval(`Object.fromEntries([...document.querySelectorAll('[data-testid=market-row]')].map(r => [r.dataset.slug, r.querySelector('td.winner').textContent]))`, &winners)
 		if winners["btc-updown-5m-live"] != "active" || winners["btc-updown-5m-ended"] != "ended, no result yet" {
 			t.Errorf("the Winner column says %q: want the live market active, the one ended 5 minutes ago ended with no result yet", winners)
+		}
+		var status string
+		pro.eval(`(s => s.options[s.selectedIndex].text)(document.querySelector('[data-testid=markets-resolved]'))`, &status)
+		if status != "not resolved" {
+			t.Errorf("the Status filter that lists them is called %q, want %q (it covers the ended ones too)", status, "not resolved")
+		}
+	})
+
+	t.Run("one order or trade event is said in the singular", func(t *testing.T) {
+		pro := pro.in(t)
+		slug := marketWithData(t, base, "15m")
+		status, m := call(t, http.MethodPost, base+"/v1/replay", "X-API-Key: ud_dev_pro", `{"marketSlug": "`+slug+`", "side": "UP",
+			"entryConditions": [{"field": "price_up", "operator": ">", "value": 0}], "exitConditions": [{"field": "price_up", "operator": ">=", "value": 0.6}], "positionSize": 10}`)
+		if status != http.StatusOK {
+			t.Fatalf("POST /v1/replay: %d %v", status, m)
+		}
+		data := m["data"].(map[string]any)
+		trades, _ := data["trades"].([]any)
+		if len(trades) == 0 {
+			t.Fatalf("a replay of %s entering at once has no trade events", slug)
+		}
+		data["trades"] = trades[:1]
+		data["orders"] = []any{map[string]any{"time": time.Now().UTC().Format(time.RFC3339), "action": "PLACED", "side": "UP", "price": 0.5, "shares": 20, "reason": "ENTRY"}}
+		answer, _ := json.Marshal(m)
+		defer pro.answerJSON("*/v1/replay", "/v1/replay", answer)()
+		pro.visit("#/replay?market="+slug, "replay")
+		pro.run("submit", chromedp.Click(byID("replay-submit")), chromedp.WaitVisible(byID("trades-table")))
+		var got struct{ Orders, Trades string }
+		pro.eval(`({Orders: (document.querySelector('[data-testid=orders-caption]') || {}).textContent || '',
+			Trades: document.querySelector('[data-testid=trades-table] caption').textContent})`, &got)
+		if got.Orders != "1 order event" || got.Trades != "1 trade event" {
+			t.Errorf("a replay of one order and one trade event says %q and %q", got.Orders, got.Trades)
 		}
 	})
 }

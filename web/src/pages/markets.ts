@@ -62,7 +62,7 @@ export async function marketsPage(ctx: Ctx): Promise<void> {
   const typesOf = (c: string) => TYPES[c] ?? TYPES.BTC;
   const wantType = p.get('type') ?? '';
   const type = select('markets-type', [['', 'any'], ...typesOf(coin.value).map((t): [string, string] => [t, t])], typesOf(coin.value).includes(wantType) ? wantType : '');
-  const resolved = select('markets-resolved', [['', 'any'], ['true', 'resolved'], ['false', 'active']], p.get('resolved') ?? '');
+  const resolved = select('markets-resolved', [['', 'any'], ['true', 'resolved'], ['false', 'not resolved']], p.get('resolved') ?? ''); // active, or ended with no result yet
   const from = h('input', { type: 'datetime-local', testid: 'markets-from', value: p.get('from') ?? '' });
   const to = h('input', { type: 'datetime-local', testid: 'markets-to', value: p.get('to') ?? '' });
   // A hand-edited offset (-5, 2.5) is read as the whole one it can be (0,

@@ -5,7 +5,7 @@ import { parseCode, type Rules } from '../strategy';
 import { chartWidth, COLORS, draw, numberTicks, timeAxis, timeSeries, uPlot } from '../chart';
 import { type Ctx, denied } from '../ctx';
 import { clear, field, fig, h, holdFocus, labelCells, markInvalid, td, tdTime, th, unmarkInvalid } from '../dom';
-import { columnDecimals, customFees, fee, feeFormula, int, marketPriceDecimals, type Ticks, num, pct, pnl, price, shares, time, usd } from '../format';
+import { columnDecimals, customFees, fee, feeFormula, int, marketPriceDecimals, type Ticks, num, pct, plural, pnl, price, shares, time, usd } from '../format';
 
 interface Trade {
   type: string;
@@ -349,7 +349,7 @@ function ordersSection(d: ReplayResult, pd: number): HTMLElement | null {
     h(
       'caption',
       { testid: 'orders-caption' },
-      d.orders_truncated ? `The first ${int(orders.length)} order events only: the counters above count every one` : `${int(orders.length)} order events`,
+      d.orders_truncated ? `The first ${plural(orders.length, 'order event')} only: the counters above count every one` : plural(orders.length, 'order event'),
     ),
     h('thead', null, h('tr', null, th('Time (UTC)'), th('Action'), th('Side'), th('Price', true), th('Shares', true), th('Reason'))),
     h('tbody', null, rows),
@@ -456,7 +456,7 @@ function showTrades(box: HTMLElement, d: ReplayResult, pd: number, page?: (offse
   const table = h(
     'table',
     { class: 'data cards', testid: 'trades-table' },
-    h('caption', null, `${int(d.trades.length)} trade events`),
+    h('caption', null, plural(d.trades.length, 'trade event')),
     h(
       'thead',
       null,
