@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -46,12 +45,7 @@ func newStoreWorker(t *testing.T, params map[string]string) storeWorker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgtest.NewFreezingProxy(t, u.Host)
-	u.Host = proxy.Addr
+	proxy, u := pgtest.Behind(t, dbURL)
 	// As a worker process opens it: connections made within
 	// postgres.DefaultConnectTimeout, not the test server's own.
 	q := u.Query()

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"net/url"
 	"testing"
 	"time"
 
@@ -19,13 +18,7 @@ import (
 // until its client gave up (and was then logged as a 500).
 func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.NewDatabase(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgtest.NewFreezingProxy(t, u.Host)
-	u.Host = proxy.Addr
+	proxy, u := pgtest.Behind(t, pgtest.NewDatabase(t))
 	st, err := postgres.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -53,13 +46,7 @@ func TestQueryTimeoutBoundsAStalledServer(t *testing.T) {
 // where it waited for its context's deadline.
 func TestContextQueryTimeoutBoundsAStalledServer(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.NewDatabase(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgtest.NewFreezingProxy(t, u.Host)
-	u.Host = proxy.Addr
+	proxy, u := pgtest.Behind(t, pgtest.NewDatabase(t))
 	st, err := postgres.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)
@@ -84,13 +71,7 @@ func TestContextQueryTimeoutBoundsAStalledServer(t *testing.T) {
 // replay's JOB_WAIT) passed first.
 func TestContextQueryTimeoutBoundsTheAcquire(t *testing.T) {
 	t.Parallel()
-	dbURL := pgtest.NewDatabase(t)
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgtest.NewFreezingProxy(t, u.Host)
-	u.Host = proxy.Addr
+	proxy, u := pgtest.Behind(t, pgtest.NewDatabase(t))
 	st, err := postgres.Open(context.Background(), u.String())
 	if err != nil {
 		t.Fatal(err)

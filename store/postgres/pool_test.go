@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -159,13 +158,7 @@ func TestConnectTimeout(t *testing.T) {
 // rather than lingering past its SHUTDOWN_TIMEOUT.
 func TestCloseWithServerStuck(t *testing.T) {
 	t.Parallel()
-	url := pgtest.NewDatabase(t)
-	u, err := neturl.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := pgtest.NewFreezingProxy(t, u.Host)
-	u.Host = proxy.Addr
+	proxy, u := pgtest.Behind(t, pgtest.NewDatabase(t))
 	st, err := postgres.Open(t.Context(), u.String())
 	if err != nil {
 		t.Fatal(err)

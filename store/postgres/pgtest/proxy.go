@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"net"
+	"net/url"
 	"sync"
 	"testing"
 )
@@ -16,6 +17,19 @@ type FreezingProxy struct {
 	frozen chan struct{}
 	once   sync.Once
 	done   chan struct{} // closed when the test ends
+}
+
+// Behind starts a FreezingProxy to the server of the database URL dbURL
+// and returns it with the URL that reaches the database through it.
+func Behind(t testing.TB, dbURL string) (*FreezingProxy, *url.URL) {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewFreezingProxy(t, u.Host)
+	u.Host = p.Addr
+	return p, u
 }
 
 // NewFreezingProxy starts a proxy to target (host:port) for the life of
