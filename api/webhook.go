@@ -400,8 +400,8 @@ func (s *Server) billingWebhook(ctx context.Context, in *webhookInput) (*webhook
 // since the change.
 //
 // Not the request's context: the provider hanging up once the change is
-// stored must not leave it half done (its retry would be a duplicate);
-// bounded all the same.
+// stored must not leave it half done (a provider may not retry a
+// delivery it saw answered, or only hours later); bounded all the same.
 func (s *Server) afterTierChange(ctx context.Context, rec store.BillingEvent, dup bool) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tellTimeout)
 	var err error
