@@ -73,7 +73,7 @@ func newStoreWorker(t *testing.T, params map[string]string) storeWorker {
 		o, _, err := c.Run(t.Context(), worker.Job{Type: jobs.TypeReplay, Queue: jobs.QueueReplay, Payload: payload, Headers: headers}, "test", jobWait)
 		var te *worker.TimeoutError
 		if errors.As(err, &te) {
-			t.Fatalf("a replay was not answered within JOB_WAIT (%v): the api answers 504 JOB_TIMEOUT", jobWait)
+			t.Fatalf("the replay had no outcome when the api stops waiting for it (JOB_WAIT %v): its user got 504 JOB_TIMEOUT, where a frozen store answers 503 SERVICE_UNAVAILABLE", jobWait)
 		}
 		return o, err
 	}
