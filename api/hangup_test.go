@@ -170,22 +170,8 @@ func TestWebhookTierChangeHoldsWhenTheProviderHangsUp(t *testing.T) {
 // when the client that revoked it hangs up just after it was stored.
 func TestRevokedKeyHoldsWhenTheClientHangsUp(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Client(t)
 	st := newHangupStore(t)
-	a := setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb })
-	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb })
-	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
-	const btc = "/v1/markets?coin=BTC&limit=1"
-
-	// A second key of the PRO customer, known to process B.
-	plain, k := api.NewKey(a.ids[store.Pro])
-	k, err := st.CreateAPIKey(context.Background(), k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := b.do(http.MethodGet, btc, plain, "", ""); r.status != http.StatusOK {
-		t.Fatalf("the second key through B: %d %s", r.status, r.body)
-	}
+	a, b, plain, k := keyKnownToB(t, st)
 
 	// Revoked through process A; the client hangs up once it is stored.
 	req, err := http.NewRequest(http.MethodDelete, a.srv.URL+"/v1/account/keys/"+k.ID, nil)
@@ -195,7 +181,7 @@ func TestRevokedKeyHoldsWhenTheClientHangsUp(t *testing.T) {
 	req.Header.Set("X-API-Key", a.keys[store.Pro])
 	hangUp(t, st, req)
 
-	wantError(t, b.do(http.MethodGet, btc, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, b.do(http.MethodGet, btcOne, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
 }
 
 // lostAnswerStore records a billing event and then answers an error, the
@@ -293,24 +279,9 @@ func (s *revokeLosesAnswer) RevokeAPIKey(ctx context.Context, id string) error {
 // no one told them and they served it from their key cache.
 func TestRevokedKeyHoldsWhenTheStoreLosesTheAnswer(t *testing.T) {
 	t.Parallel()
-	rdb := redistest.Client(t)
 	mem := memory.New()
 	loadFixtures(t, mem)
-	st := &revokeLosesAnswer{Store: mem}
-	a := setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb })
-	bSrv := secondProcess(t, a, func(c *api.Config) { c.Redis = rdb })
-	b := &bundle{t: t, srv: bSrv, store: a.store, keys: a.keys, ids: a.ids}
-	const btc = "/v1/markets?coin=BTC&limit=1"
-
-	// A second key of the PRO customer, known to process B.
-	plain, k := api.NewKey(a.ids[store.Pro])
-	k, err := st.CreateAPIKey(context.Background(), k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := b.do(http.MethodGet, btc, plain, "", ""); r.status != http.StatusOK {
-		t.Fatalf("the second key through B: %d %s", r.status, r.body)
-	}
+	a, b, plain, k := keyKnownToB(t, &revokeLosesAnswer{Store: mem})
 
 	// Revoked through process A, whose store loses the answer; the client
 	// retries.
@@ -321,5 +292,27 @@ func TestRevokedKeyHoldsWhenTheStoreLosesTheAnswer(t *testing.T) {
 		t.Fatalf("the retried DELETE: %d %s", r.status, r.body)
 	}
 
-	wantError(t, b.do(http.MethodGet, btc, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+	wantError(t, b.do(http.MethodGet, btcOne, plain, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
+}
+
+// btcOne is a read any PRO key may make.
+const btcOne = "/v1/markets?coin=BTC&limit=1"
+
+// keyKnownToB starts api process A on st and process B beside it on one
+// Redis, and gives the PRO customer a second key that B has served (so
+// that B's key cache holds it): the key revocation tests' two processes.
+func keyKnownToB(t *testing.T, st store.Store) (a, b *bundle, plain string, k store.APIKey) {
+	t.Helper()
+	rdb := redistest.Client(t)
+	a = setup(t, func(o *setupOpts) { o.store = st; o.redis = rdb })
+	b = &bundle{t: t, srv: secondProcess(t, a, func(c *api.Config) { c.Redis = rdb }), store: a.store, keys: a.keys, ids: a.ids}
+	plain, k = api.NewKey(a.ids[store.Pro])
+	k, err := st.CreateAPIKey(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.do(http.MethodGet, btcOne, plain, "", ""); r.status != http.StatusOK {
+		t.Fatalf("the second key through B: %d %s", r.status, r.body)
+	}
+	return a, b, plain, k
 }
