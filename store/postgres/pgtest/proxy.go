@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -17,6 +18,7 @@ type FreezingProxy struct {
 	frozen chan struct{}
 	once   sync.Once
 	done   chan struct{} // closed when the test ends
+	asked  atomic.Int32  // connections whose client asked something after Freeze
 }
 
 // Behind starts a FreezingProxy to the server of the database URL dbURL
@@ -52,13 +54,17 @@ func NewFreezingProxy(t testing.TB, target string) *FreezingProxy {
 			_ = c.Close()
 		}
 	})
-	pipe := func(dst, src net.Conn) {
+	// pipe copies src to dst; fromClient says src is the client's side.
+	pipe := func(dst, src net.Conn, fromClient bool) {
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := src.Read(buf)
 			if n > 0 {
 				select {
 				case <-p.frozen:
+					if fromClient && buf[0] != terminate {
+						p.asked.Add(1)
+					}
 					<-p.done // hold the bytes
 					return
 				default:
@@ -94,8 +100,8 @@ func NewFreezingProxy(t testing.TB, target string) *FreezingProxy {
 			mu.Lock()
 			conns = append(conns, s)
 			mu.Unlock()
-			go pipe(s, c)
-			go pipe(c, s)
+			go pipe(s, c, true)
+			go pipe(c, s, false)
 		}
 	}()
 	return p
@@ -104,3 +110,13 @@ func NewFreezingProxy(t testing.TB, target string) *FreezingProxy {
 // Freeze stops the proxy forwarding, on the connections it has and on
 // those it accepts from now on.
 func (p *FreezingProxy) Freeze() { p.once.Do(func() { close(p.frozen) }) }
+
+// Asked returns the number of connections on which the client sent the
+// server something to answer after Freeze (a query, a ping), each held
+// unanswered: how many the client waited on. A Terminate, which a client
+// sends as it closes a connection, asks nothing and does not count; nor
+// does a connection the proxy accepts once frozen, which it never reads.
+func (p *FreezingProxy) Asked() int { return int(p.asked.Load()) }
+
+// terminate is the type byte of the protocol's Terminate message.
+const terminate = 'X'
