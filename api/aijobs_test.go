@@ -131,8 +131,6 @@ func TestJobAnswersToItsBearerToken(t *testing.T) {
 	wantError(t, b.ai(http.MethodGet, "/v1/jobs/"+id, "", ""), http.StatusUnauthorized, "UNAUTHORIZED")
 }
 
-// slowGenerator answers after a delay: the builtin generator's strategy,
-// or fails as a model that gave up would.
 // heldGenerator is a generator whose generations wait until release is
 // called (once or more).
 func heldGenerator() (g slowGenerator, release func()) {
@@ -141,15 +139,26 @@ func heldGenerator() (g slowGenerator, release func()) {
 	return slowGenerator{gate: gate}, func() { once.Do(func() { close(gate) }) }
 }
 
+// slowGenerator answers after a delay: the builtin generator's strategy,
+// or fails as a model that gave up would.
 type slowGenerator struct {
 	delay time.Duration
 	fail  bool
 	// gate, when set, holds every generation until it is closed, in place
 	// of delay: a request's 504 is then certain on any machine.
 	gate <-chan struct{}
+	// started, when set, is told (without blocking) that a generation
+	// began: a worker runs it.
+	started chan<- struct{}
 }
 
 func (g slowGenerator) Generate(ctx context.Context, req strategy.Request) (strategy.Spec, error) {
+	if g.started != nil {
+		select {
+		case g.started <- struct{}{}:
+		default:
+		}
+	}
 	var delay <-chan time.Time
 	if g.gate == nil {
 		delay = time.After(g.delay)
@@ -170,12 +179,21 @@ func (g slowGenerator) Generate(ctx context.Context, req strategy.Request) (stra
 	return builtin.Generate(ctx, req)
 }
 
-// hangUp sends /generate with the tier's token and goes away after
-// 100 ms, long before the generation ends.
-func (b *aiBundle) hangUp(tier store.Tier, body string) {
+// hangUp sends /generate with the tier's token and goes away once a
+// worker has begun the generation (started is told), which the caller
+// holds until after: a fixed wait let a loaded machine hang up before
+// the request had even been queued, so that nothing ran.
+func (b *aiBundle) hangUp(tier store.Tier, body string, started <-chan struct{}) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.t.Context(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(b.t.Context())
 	defer cancel()
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second): // the request then fails the test below
+		}
+		cancel()
+	}()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.srv.URL+"/v1/backtest-ai/generate", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+b.token(tier))
 	req.Header.Set("Content-Type", "application/json")
@@ -189,17 +207,11 @@ func (b *aiBundle) hangUp(tier store.Tier, body string) {
 func (b *aiBundle) aiJobsDone(n int) {
 	b.t.Helper()
 	insp := asynq.NewInspectorFromRedisClient(b.q.rdb)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	waitFor(b.t, fmt.Sprintf("%d generation(s) finished", n), func() bool {
 		done, _ := insp.ListCompletedTasks(jobs.QueueAI)
 		failed, _ := insp.ListArchivedTasks(jobs.QueueAI)
-		if len(done)+len(failed) >= n {
-			time.Sleep(300 * time.Millisecond) // what follows the outcome (the watcher's poll) settles
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b.t.Fatalf("%d generation(s) did not finish within 10 s", n)
+		return len(done)+len(failed) >= n
+	})
 }
 
 // TestGenerationSpentWhenClientHangsUp (issue 16, item 3): a client that
@@ -215,17 +227,24 @@ func TestGenerationSpentWhenClientHangsUp(t *testing.T) {
 	}{{"succeeds", false, 5}, {"fails", true, 4}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := aiSetup(t, func(o *aiOpts) { o.generator = slowGenerator{delay: 700 * time.Millisecond, fail: tc.fail} })
+			gate, started := make(chan struct{}), make(chan struct{}, 1)
+			b := aiSetup(t, func(o *aiOpts) { o.generator = slowGenerator{gate: gate, started: started, fail: tc.fail} })
 			for range 4 { // one generation left of PRO's 5
 				if _, err := b.store.ReserveAIGeneration(t.Context(), b.ids[store.Pro], now, 5); err != nil {
 					t.Fatal(err)
 				}
 			}
-			b.hangUp(store.Pro, `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`)
+			b.hangUp(store.Pro, `{"prompt":"buy UP when price_up drops below 0.35, exit above 0.6"}`, started)
 			if n := b.used(store.Pro); n != 5 {
 				t.Errorf("used while the generation runs on: %d, want 5 (its reservation held)", n)
 			}
+			close(gate)
 			b.aiJobsDone(1)
+			if tc.fail { // the request's watcher gives it back once it sees the outcome
+				waitFor(t, "the failed generation given back", func() bool { return b.used(store.Pro) == tc.used })
+			} else {
+				time.Sleep(300 * time.Millisecond) // the watcher's poll sees the outcome
+			}
 			if n := b.used(store.Pro); n != tc.used {
 				t.Fatalf("used after the generation %s: %d, want %d", tc.name, n, tc.used)
 			}
