@@ -524,12 +524,7 @@ func (e *engine) restingTick(i int, sn *store.Tick, price float64) bool {
 		e.walkTrades(i, ns)
 	}
 	if o.live {
-		switch {
-		case ns >= o.cancelNs:
-			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
-		case ns >= e.endNs:
-			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
-		}
+		e.endByClock(ns)
 	}
 
 	if e.pending != noOrder {
@@ -759,6 +754,24 @@ func (e *engine) executeResting(j int, tk *store.Tick, price float64) {
 	}
 }
 
+// endByClock ends the live order if, at ns, its cancelAfterMs has run out
+// or the market has ended, whichever came first: a cancel due after
+// end_time never takes effect (the order expired with the market), one
+// due at end_time itself does, as finish has it. It says whether the
+// order ended.
+func (e *engine) endByClock(ns int64) bool {
+	r, o := &e.rest, &e.rest.o
+	switch {
+	case ns >= o.cancelNs && o.cancelNs <= e.endNs:
+		r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
+	case ns >= e.endNs:
+		r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+	default:
+		return false
+	}
+	return true
+}
+
 // walkTrades walks the recorded trades up to ns (at or before it), as
 // evidence for the active order, until the order ends; a fill between
 // snapshots happens at the trade's instant.
@@ -770,12 +783,7 @@ func (e *engine) walkTrades(i int, ns int64) {
 	v, c := &r.trades.views[viewOf(o.buy)], &r.cursors[viewOf(o.buy)]
 	for ; o.active && *c < len(v.ns) && v.ns[*c] <= ns; *c++ {
 		tns := v.ns[*c]
-		switch {
-		case tns >= o.cancelNs:
-			r.end(o.cancelNs, OrderCancelled, OrderReasonCancelAfter, o.limit)
-			continue
-		case tns >= e.endNs:
-			r.end(max(e.endNs, o.placedNs), OrderExpired, OrderReasonMarketEnd, o.limit)
+		if e.endByClock(tns) {
 			continue
 		}
 		e.evidence(int(v.k[*c]), v.px[*c], i)

@@ -397,6 +397,29 @@ func TestRestingOrders(t *testing.T) {
 			warnings: true,
 		},
 		{
+			// cancelAfterMs runs out at 110 s, after end_time (100 s), and a
+			// snapshot comes at 120 s (a recorder's last ones may): the
+			// order ended with the market, EXPIRED at end_time, not
+			// CANCELLED 10 s after the market it rested in closed.
+			name:  "a cancel after end_time, with a snapshot after both",
+			snaps: []store.Snapshot{first, later, withUp(snap(120, 0.55, 0.45), book(levels(lv(0.54, 100)), levels(lv(0.56, 100))))},
+			strat: func(s Strategy) Strategy { s.CancelAfterMs = 110_000; return s },
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL",
+				ts(100) + " EXPIRED BUY 0.48×100 MARKET_END"},
+			warnings: true,
+		},
+		{
+			// The same order with a print at 112 s, walked before the
+			// snapshot at 120 s: it is no evidence, and the order expired at
+			// end_time.
+			name:   "a cancel after end_time, with a print after both",
+			snaps:  []store.Snapshot{first, later, withUp(snap(120, 0.55, 0.45), book(levels(lv(0.54, 100)), levels(lv(0.56, 100))))},
+			trades: []store.MarketTrade{mtrade(112_000, "Up", "SELL", 0.47, 100, "0x1")},
+			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 110_000; return s },
+			orders: []string{ts(0) + " PLACED BUY 0.48×100 SIGNAL",
+				ts(100) + " EXPIRED BUY 0.48×100 MARKET_END"},
+		},
+		{
 			// Placed at 0 s with a 5 s latency and cancelAfterMs 1,000: the
 			// cancel takes effect at 6 s, before end_time, and no snapshot
 			// came at or after 5 s to activate it. It never rested, and it
