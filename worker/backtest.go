@@ -113,41 +113,68 @@ func (b *backtester) generate(ctx context.Context, payload []byte) (any, error) 
 // the same store reads as POST /v1/replay and the worker's replay cache,
 // answering their performance only.
 func (b *backtester) shard(ctx context.Context, payload []byte) (any, error) {
-	var group backtest.ShardGroup
-	if err := json.Unmarshal(payload, &group); err != nil {
-		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
-	}
-	return b.runMarkets(ctx, group.Requests())
+	return b.runTaskAll(ctx, backtest.GroupType, payload)
 }
 
 // olderShard runs backtest.ShardType, the shards of a batch an older worker
 // began: the same replays, a request a market.
 func (b *backtester) olderShard(ctx context.Context, payload []byte) (any, error) {
-	var group []replay.Request
-	if err := json.Unmarshal(payload, &group); err != nil {
-		return nil, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
-	}
-	return b.runMarkets(ctx, group)
+	return b.runTaskAll(ctx, backtest.ShardType, payload)
 }
 
-// runMarkets replays a shard's markets one after the other, as
-// backtest.RunGroup does, except that a market whose replay panics fails
-// alone: its result is INTERNAL_ERROR (the panic is logged) and the
-// markets that share its shard keep theirs, as beside a market without
-// data. (A panic left to the task's handler failed every market of the
-// shard, up to 25 of a 100-market backtest.) An error is still a fault
-// worth a retry of the whole shard.
-func (b *backtester) runMarkets(ctx context.Context, group []replay.Request) ([]jobs.Outcome, error) {
+// runTaskAll runs a shard task on a worker: every market's outcome, or an
+// error.
+func (b *backtester) runTaskAll(ctx context.Context, typ string, payload []byte) (any, error) {
+	out, _, err := b.runTask(ctx, typ, payload, lastAttempt(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// runTask runs a shard task's markets (runMarkets), its payload read as
+// its type's; last says whether this is the task's last attempt.
+func (b *backtester) runTask(ctx context.Context, typ string, payload []byte, last bool) (out []jobs.Outcome, finished int, err error) {
+	var group []replay.Request
+	if typ == backtest.GroupType {
+		var g backtest.ShardGroup
+		if err := json.Unmarshal(payload, &g); err != nil {
+			return nil, 0, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
+		}
+		group = g.Requests()
+	} else if err := json.Unmarshal(payload, &group); err != nil {
+		return nil, 0, &jobs.Failure{Code: replay.CodeValidation, Message: "undecodable shard payload: " + err.Error()}
+	}
+	return b.runMarkets(ctx, group, last)
+}
+
+// runMarkets replays a shard's markets one after the other, and returns
+// their outcomes in order. A market whose replay panics fails alone: its
+// result is INTERNAL_ERROR (the panic is logged) and the markets that
+// share its shard keep theirs, as beside a market without data. (A panic
+// left to the task's handler failed every market of the shard, up to 25
+// of a 100-market backtest.) An error is a fault worth a retry of the
+// whole shard, except on its last attempt (last): the market fails alone
+// with the failure the shard's last attempt would have answered
+// (exhausted), and the others keep their results, where every market of
+// the shard failed with it. When ctx ends (a shutdown, the shard's or the
+// batch's deadline) the error is returned, and out's first finished
+// outcomes are those of the markets done before it.
+func (b *backtester) runMarkets(ctx context.Context, group []replay.Request, last bool) (out []jobs.Outcome, finished int, err error) {
 	st := b.s.cache.view(b.s.store)
-	out := make([]jobs.Outcome, len(group))
+	out = make([]jobs.Outcome, len(group))
 	for i, sh := range group {
 		o, err := b.runMarket(ctx, st, sh)
 		if err != nil {
-			return nil, err
+			if !last || ctx.Err() != nil {
+				return out, i, err
+			}
+			b.s.log.WarnContext(ctx, "backtest market failed on its shard's last attempt", "market", sh.MarketSlug, "err", err)
+			o = jobs.Outcome{Failure: exhausted(err)}
 		}
 		out[i] = o
 	}
-	return out, nil
+	return out, len(group), nil
 }
 
 // runMarket is backtest.RunShard, a panic turned into the market's
@@ -412,13 +439,15 @@ func (b *backtester) runAndRecord(ctx context.Context, stop time.Time, g *gather
 // queue, to be tried after the wait a worker's retry would have
 // (retryDelay); the outcome is then nil, as it is for a shard cut off by
 // the batch's deadline (stop), which must not take the batch past its
-// task's own. Once it has failed as often as a worker tries it (g.tries),
-// its outcome is the failure its last attempt on a worker would answer.
+// task's own, before any of its markets finished (after, the outcome is
+// theirs, and the rest's JOB_TIMEOUT). Once it has failed as often as a
+// worker tries it (g.tries), its outcome is the failure its last attempt
+// on a worker would answer.
 func (b *backtester) runHere(ctx context.Context, stop time.Time, g *gathering, i int, j Job, id string) (*jobs.Outcome, error) {
 	sctx, cancel := context.WithDeadline(ctx, stop)
 	defer cancel()
 	start := time.Now()
-	v, err := b.shard(sctx, j.Payload)
+	out, finished, err := b.runTask(sctx, j.Type, j.Payload, g.tries[i] >= j.maxRetry())
 	var o jobs.Outcome
 	var f *jobs.Failure
 	// The task metrics count shards run here too, as the handler would.
@@ -432,7 +461,7 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, g *gathering, 
 	b.s.metrics.observe(j.Type, outcome, time.Since(start))
 	switch {
 	case err == nil:
-		raw, mErr := json.Marshal(v)
+		raw, mErr := json.Marshal(out)
 		if mErr != nil {
 			return nil, fmt.Errorf("encode shard result: %w", mErr)
 		}
@@ -441,8 +470,23 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, g *gathering, 
 		o.Failure = f
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case sctx.Err() != nil:
+	case sctx.Err() != nil && finished == 0:
 		return nil, nil
+	case sctx.Err() != nil:
+		// The markets finished before the deadline keep their results in
+		// this batch's report, and the rest timed out: they all timed out
+		// with the one cut off. (A shard a worker runs past the deadline
+		// still does: its outcome never reaches the batch.) This is not
+		// the shard's outcome, and is not announced: other batches
+		// waiting on it find it gone and submit it again.
+		for k := finished; k < len(out); k++ {
+			out[k] = jobs.Outcome{Failure: backtest.Unfinished()}
+		}
+		raw, mErr := json.Marshal(out)
+		if mErr != nil {
+			return nil, fmt.Errorf("encode shard result: %w", mErr)
+		}
+		return &jobs.Outcome{Result: raw}, nil
 	case g.tries[i] >= j.maxRetry():
 		b.s.log.WarnContext(ctx, "shard failed on every attempt", "task_id", id, "attempts", g.tries[i]+1, "err", err)
 		o.Failure = exhausted(err)

@@ -35,12 +35,14 @@ func (s *brokenTape) ReadTape(ctx context.Context, slug, outcome string) (*store
 // TestBacktestShardFailingEveryTry: a shard that the batch runs itself and
 // that fails every try (its store unreachable for one of its markets) is
 // tried as a worker tries a shard, its shard's retries and no more, after
-// the waits between them, and then fails with the code its handler's
-// last try answers (SERVICE_UNAVAILABLE), the other shards' markets keeping
-// their results. It was put back on the queue as a new task each time,
-// its tries never counted: the batch ran it again at every look at its
-// shards, 25 markets' replays every 250 ms, until the backtest's deadline,
-// and then reported its markets timed out (JOB_TIMEOUT).
+// the waits between them, and then that market fails with the code its
+// handler's last try answers (SERVICE_UNAVAILABLE), every other market,
+// its shard's too, keeping the result a direct replay gives it. It was put
+// back on the queue as a new task each time, its tries never counted: the
+// batch ran it again at every look at its shards, 25 markets' replays
+// every 250 ms, until the backtest's deadline, and then reported its
+// markets timed out (JOB_TIMEOUT); and once counted, the last try failed
+// the market's shard-mates with it.
 func TestBacktestShardFailingEveryTry(t *testing.T) {
 	t.Parallel()
 	f := newBTFixture(t)
@@ -61,18 +63,28 @@ func TestBacktestShardFailingEveryTry(t *testing.T) {
 	// is far past them, so that a loaded machine's slowness is never read
 	// as the batch running out of time.
 	rep := f.run(t, req, 5*time.Minute)
-	codes := map[string]int{}
-	for _, r := range rep.Results {
-		if r.Error != nil {
-			codes[r.Error.Code]++
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if g := req.Groups()[0].Markets; len(g) < 2 || g[0] != broken.slug {
+		t.Fatalf("the broken market's shard %v: the test wants it first in a shard of several", g)
+	}
+	want := f.want(t, req)
+	if len(rep.Results) != len(want.Results) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(want.Results))
+	}
+	for i, r := range rep.Results {
+		if r.Slug == broken.slug {
+			if r.Error == nil || r.Error.Code != "SERVICE_UNAVAILABLE" {
+				t.Errorf("the broken market's result %+v, want SERVICE_UNAVAILABLE", r)
+			}
+			continue
 		}
-	}
-	// (The generated markets include one without data: NO_DATA.)
-	if codes["SERVICE_UNAVAILABLE"] == 0 || codes[backtest.CodeTimeout] != 0 {
-		t.Errorf("the failed markets' codes %v, want SERVICE_UNAVAILABLE for the broken shard's markets and none timed out", codes)
-	}
-	if rep.Aggregate.MarketsFailed == len(req.Markets) {
-		t.Errorf("every market failed: %+v", rep.Aggregate)
+		g, _ := json.Marshal(r)
+		w, _ := json.Marshal(want.Results[i])
+		if string(g) != string(w) {
+			t.Errorf("market %d's result %s, want %s (a direct replay's)", i, g, w)
+		}
 	}
 	// The shard's first try and its 3 retries (Job.MaxRetry's default).
 	if n := broken.reads.Load(); n != 4 {
@@ -215,5 +227,71 @@ func TestBacktestShardPutBackKeepsItsCount(t *testing.T) {
 	}
 	if n := broken.reads.Load(); n != 4 {
 		t.Errorf("the broken market was read %d times, want 4 in all: a try and 3 retries", n)
+	}
+}
+
+// TestBacktestShardLastTryOnAWorker: a shard task whose last attempt a
+// worker runs, one of its markets unreadable, answers that market's
+// failure (SERVICE_UNAVAILABLE) and the other markets' results, each the
+// one a direct replay gives: the handler failed the whole shard, every
+// market of it SERVICE_UNAVAILABLE though only one could not be read.
+func TestBacktestShardLastTryOnAWorker(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	broken := &brokenTape{Store: f.st, slug: f.markets[0]}
+	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:8]}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	group := req.Groups()[0]
+	if len(group.Markets) < 2 || group.Markets[0] != broken.slug {
+		t.Fatalf("the broken market's shard %v: the test wants it first in a shard of several", group.Markets)
+	}
+	payload, err := json.Marshal(group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := worker.Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: payload, Version: req.GroupVersion(group)}
+	runServer(t, worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1, CacheBytes: -1})
+	// No retries: the first attempt is the last.
+	if _, err := asynq.NewClientFromRedisClient(f.rdb).EnqueueContext(t.Context(), asynq.NewTask(shard.Type, shard.Payload),
+		asynq.TaskID(shard.ID()), asynq.Queue(shard.Queue), asynq.MaxRetry(0), asynq.Timeout(2*time.Minute), asynq.Retention(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(f.rdb)
+	var info *asynq.TaskInfo
+	for deadline := time.Now().Add(patience(t)); ; time.Sleep(10 * time.Millisecond) {
+		if info, err = insp.GetTaskInfo(shard.Queue, shard.ID()); err != nil {
+			t.Fatal(err)
+		}
+		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shard did not finish: %s", info.State)
+		}
+	}
+	o, err := jobs.DecodeOutcome(info.Result)
+	if err != nil {
+		t.Fatalf("the shard's outcome (%s): %v", info.State, err)
+	}
+	got, err := backtest.Ungroup([]backtest.ShardGroup{group}, []*jobs.Outcome{&o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.want(t, backtest.Request{Strategy: req.Strategy, Markets: group.Markets})
+	for i, r := range got {
+		if r.Slug == broken.slug {
+			if r.Error == nil || r.Error.Code != "SERVICE_UNAVAILABLE" {
+				t.Errorf("the broken market's result %+v, want SERVICE_UNAVAILABLE", r)
+			}
+			continue
+		}
+		r.Sums = nil // the report leaves them out (Collect)
+		g, _ := json.Marshal(r)
+		w, _ := json.Marshal(want.Results[i])
+		if string(g) != string(w) {
+			t.Errorf("market %d's result %s, want %s (a direct replay's)", i, g, w)
+		}
 	}
 }

@@ -301,6 +301,62 @@ func TestBacktestDeadline(t *testing.T) {
 	}
 }
 
+// stuckTape is a store whose tape of one market is never read: the read
+// waits until its caller gives up.
+type stuckTape struct {
+	store.Store
+	slug string
+}
+
+func (s stuckTape) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
+	if slug == s.slug {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Store.ReadTape(ctx, slug, outcome)
+}
+
+// TestBacktestDeadlineKeepsAShardsFinishedMarkets: a shard the batch runs
+// itself and that its deadline cuts off after some of its markets
+// finished reports those markets' results, and the rest JOB_TIMEOUT, as a
+// shard a worker ran would: the markets that finished timed out with the
+// one that did not.
+func TestBacktestDeadlineKeepsAShardsFinishedMarkets(t *testing.T) {
+	t.Parallel()
+	f := newBTFixture(t)
+	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:8]}
+	if err := req.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	// The first shard runs last on one slot (the batch takes the newest
+	// first); its last market never finishes.
+	first := req.Groups()[0].Markets
+	if len(first) < 2 {
+		t.Fatalf("the first shard %v: the test wants several markets in it", first)
+	}
+	stuck := first[len(first)-1]
+	runServer(t, worker.Config{Redis: f.rdb, Store: stuckTape{Store: f.st, slug: stuck}, Logger: quietLog(), Concurrency: 1, CacheBytes: -1,
+		Backtest: worker.BacktestConfig{PollInterval: 20 * time.Millisecond}})
+	rep := f.run(t, req, 10*time.Second)
+	want := f.want(t, req)
+	if len(rep.Results) != len(want.Results) {
+		t.Fatalf("%d results, want %d", len(rep.Results), len(want.Results))
+	}
+	for i, r := range rep.Results {
+		if r.Slug == stuck {
+			if r.Error == nil || r.Error.Code != backtest.CodeTimeout {
+				t.Errorf("the stuck market's result %+v, want %s", r, backtest.CodeTimeout)
+			}
+			continue
+		}
+		g, _ := json.Marshal(r)
+		w, _ := json.Marshal(want.Results[i])
+		if string(g) != string(w) {
+			t.Errorf("market %d's result %s, want %s (a direct replay's)", i, g, w)
+		}
+	}
+}
+
 // TestGenerateTask runs the generation task with the built-in generator.
 func TestGenerateTask(t *testing.T) {
 	t.Parallel()

@@ -83,8 +83,8 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 		ran := make(chan error, 1)
 		var outcomes atomic.Int64
 		go func() {
-			o, err := b.runMarkets(sctx, group)
-			outcomes.Store(int64(len(o)))
+			_, finished, err := b.runMarkets(sctx, group, false)
+			outcomes.Store(int64(finished))
 			ran <- err
 		}()
 		select {
@@ -104,7 +104,7 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 		hold()
 
 		// Once the budget has room, the shard runs.
-		o, err := b.runMarkets(ctx, group)
+		o, _, err := b.runMarkets(ctx, group, false)
 		if err != nil || len(o) != 1 || o[0].Failure != nil || len(o[0].Result) == 0 {
 			t.Fatalf("cache %d: the shard with room in the budget: %+v, %v", cacheBytes, o, err)
 		}

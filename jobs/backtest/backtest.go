@@ -64,7 +64,7 @@ const (
 	TaskType  = "updown:backtest"
 	GroupType = "updown:backtest-group"
 	// ShardType is the shard task of a batch that an older worker began,
-	// whose payload is []replay.Request (RunGroup): workers still run it,
+	// whose payload is []replay.Request: workers still run it,
 	// so that a batch lives through a rolling upgrade.
 	ShardType = "updown:backtest-shards"
 )
@@ -257,8 +257,13 @@ func Collect(req Request, results []MarketResult) (Report, error) {
 // timedOut is the result of a market whose shard did not finish before
 // the batch's deadline.
 func timedOut(slug string) MarketResult {
-	return MarketResult{Slug: slug, Error: &jobs.Failure{Code: CodeTimeout,
-		Message: "this market's replay did not finish before the backtest's deadline"}}
+	return MarketResult{Slug: slug, Error: Unfinished()}
+}
+
+// Unfinished is the failure of a market whose replay did not finish before
+// the backtest's deadline.
+func Unfinished() *jobs.Failure {
+	return &jobs.Failure{Code: CodeTimeout, Message: "this market's replay did not finish before the backtest's deadline"}
 }
 
 // marketResult reads one market's outcome (RunShard's); nil is a market
@@ -422,13 +427,6 @@ func RunShard(ctx context.Context, st store.Store, sh replay.Request) (jobs.Outc
 	return jobs.Outcome{Result: raw}, nil
 }
 
-// RunShardGroup runs a group as a shard task does, one market after the
-// other, and returns their outcomes in order. An error is a fault worth a
-// retry of the whole group.
-func RunShardGroup(ctx context.Context, st store.Store, g ShardGroup) ([]jobs.Outcome, error) {
-	return RunGroup(ctx, st, g.Requests())
-}
-
 // Requests are the group's replays, a market each, in order: what
 // RunShard runs.
 func (g ShardGroup) Requests() []replay.Request {
@@ -437,20 +435,6 @@ func (g ShardGroup) Requests() []replay.Request {
 		shards[i] = replay.Request{MarketSlug: slug, Strategy: g.Strategy}
 	}
 	return shards
-}
-
-// RunGroup is RunShardGroup for the payload of a ShardType task, a
-// request a market.
-func RunGroup(ctx context.Context, st store.Store, group []replay.Request) ([]jobs.Outcome, error) {
-	out := make([]jobs.Outcome, len(group))
-	for i, sh := range group {
-		o, err := RunShard(ctx, st, sh)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = o
-	}
-	return out, nil
 }
 
 // Ungroup turns the outcomes of group tasks into the markets' results, in
@@ -513,13 +497,14 @@ func Ungroup(groups []ShardGroup, outcomes []*jobs.Outcome) ([]MarketResult, err
 // Direct computes req's report here, market after market, without a
 // queue: the reference a sharded batch must equal.
 func Direct(ctx context.Context, st store.Store, req Request) (Report, error) {
-	outcomes, err := RunShardGroup(ctx, st, ShardGroup{Strategy: req.Strategy.Strategy, Markets: req.Markets})
-	if err != nil {
-		return Report{}, err
-	}
-	results := make([]MarketResult, len(outcomes))
-	for i, slug := range req.Markets {
-		if results[i], err = marketResult(slug, &outcomes[i]); err != nil {
+	shards := ShardGroup{Strategy: req.Strategy.Strategy, Markets: req.Markets}.Requests()
+	results := make([]MarketResult, len(shards))
+	for i, sh := range shards {
+		o, err := RunShard(ctx, st, sh)
+		if err != nil {
+			return Report{}, err
+		}
+		if results[i], err = marketResult(sh.MarketSlug, &o); err != nil {
 			return Report{}, err
 		}
 	}
