@@ -24,6 +24,11 @@ func TestExportHelpNamesParquet(t *testing.T) {
 	if !strings.Contains(synopsis, "Parquet") || !strings.Contains(synopsis, "CSV") {
 		t.Errorf("export -h does not say it writes Parquet:\n%s", stderr.String())
 	}
+	// --split day files a market by the UTC day it starts, whole: a user
+	// looking for a 24hr market's second day must be told where it is.
+	if !strings.Contains(stderr.String(), "start that UTC day") {
+		t.Errorf("export -h does not say which day's file holds a market:\n%s", stderr.String())
+	}
 	var stdout bytes.Buffer
 	if err := run(context.Background(), []string{"help"}, &stdout, io.Discard); err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	out := fs.String("out", "-", "file to write; - is stdout; a name ending in .gz is gzipped")
 	format := fs.String("format", "", "jsonl, csv or parquet (default: from --out's extension, else jsonl)")
-	split := fs.String("split", "", "market or day: --out is a directory that gets markets.<format>, snapshots/<slug or YYYY-MM-DD>.<format>, and trades/ and gaps/ files of the same keys")
+	split := fs.String("split", "", "market or day: --out is a directory that gets markets.<format>, snapshots/<slug or YYYY-MM-DD>.<format>, and trades/ and gaps/ files of the same keys; a day's files hold the markets that start that UTC day, whole (a 24hr market's snapshots of the next day too)")
 	what := fs.String("what", "", "all (JSON Lines: each market, then its snapshots, trades and gaps), markets, snapshots, trades or gaps (CSV and Parquet hold one kind)")
 	coin := fs.String("coin", "", "only markets of this coin (BTC, ETH, SOL)")
 	marketType := fs.String("market-type", "", "only markets of this type (5m, 15m, 1hr, 4hr, 24hr)")
