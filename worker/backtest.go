@@ -156,23 +156,40 @@ func (b *backtester) runTask(ctx context.Context, typ string, payload []byte, la
 // of a 100-market backtest.) An error is a fault worth a retry of the
 // whole shard, except on its last attempt (last): the market fails alone
 // with the failure the shard's last attempt would have answered
-// (exhausted), and the others keep their results, where every market of
-// the shard failed with it. When ctx ends (a shutdown, the shard's or the
-// batch's deadline) the error is returned, and out's first finished
-// outcomes are those of the markets done before it.
+// (exhausted), the others keep their results, and the error is a
+// *partial holding them all, where every market of the shard failed with
+// it. A store found unavailable fails the markets after it too, untried:
+// each would wait out its bound on a database that does not answer, and
+// the shard's deadline cut them all off. When ctx ends (a shutdown, the
+// shard's or the batch's deadline) its error is returned, and out's first
+// finished outcomes are those of the markets done before it.
 func (b *backtester) runMarkets(ctx context.Context, group []replay.Request, last bool) (out []jobs.Outcome, finished int, err error) {
 	st := b.s.cache.view(b.s.store)
 	out = make([]jobs.Outcome, len(group))
+	var unavailable error // the store's failure that ends the last attempt's replays
+	failed := 0
 	for i, sh := range group {
-		o, err := b.runMarket(ctx, st, sh)
-		if err != nil {
+		o, rErr := jobs.Outcome{}, unavailable
+		if rErr == nil {
+			o, rErr = b.runMarket(ctx, st, sh)
+		}
+		if rErr != nil {
 			if !last || ctx.Err() != nil {
-				return out, i, err
+				return out, i, rErr
 			}
-			b.s.log.WarnContext(ctx, "backtest market failed on its shard's last attempt", "market", sh.MarketSlug, "err", err)
-			o = jobs.Outcome{Failure: exhausted(err)}
+			if unavailable == nil {
+				b.s.log.WarnContext(ctx, "backtest market failed on its shard's last attempt", "market", sh.MarketSlug, "err", rErr)
+				if errors.Is(rErr, store.ErrUnavailable) {
+					unavailable = rErr
+				}
+			}
+			o = jobs.Outcome{Failure: exhausted(rErr)}
+			failed++
 		}
 		out[i] = o
+	}
+	if failed > 0 {
+		return out, len(group), &partial{result: out, failed: failed}
 	}
 	return out, len(group), nil
 }
@@ -459,8 +476,9 @@ func (b *backtester) runHere(ctx context.Context, stop time.Time, g *gathering, 
 		}
 	}
 	b.s.metrics.observe(j.Type, outcome, time.Since(start))
+	var part *partial
 	switch {
-	case err == nil:
+	case err == nil || errors.As(err, &part):
 		raw, mErr := json.Marshal(out)
 		if mErr != nil {
 			return nil, fmt.Errorf("encode shard result: %w", mErr)

@@ -22,6 +22,8 @@ type brokenTape struct {
 	store.Store
 	slug  string
 	reads atomic.Int32
+	// others counts the reads of the other markets' tapes.
+	others atomic.Int32
 }
 
 func (s *brokenTape) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
@@ -29,6 +31,7 @@ func (s *brokenTape) ReadTape(ctx context.Context, slug, outcome string) (*store
 		s.reads.Add(1)
 		return nil, fmt.Errorf("read the tape of %s: %w", slug, store.ErrUnavailable)
 	}
+	s.others.Add(1)
 	return s.Store.ReadTape(ctx, slug, outcome)
 }
 
@@ -46,7 +49,9 @@ func (s *brokenTape) ReadTape(ctx context.Context, slug, outcome string) (*store
 func TestBacktestShardFailingEveryTry(t *testing.T) {
 	t.Parallel()
 	f := newBTFixture(t)
-	broken := &brokenTape{Store: f.st, slug: f.markets[0]}
+	// The last of its shard's two: a store found unavailable fails the
+	// markets after it untried (TestBacktestShardLastTryOnAWorker).
+	broken := &brokenTape{Store: f.st, slug: f.markets[1]}
 	// One slot: the batch runs every shard, and every try, itself.
 	w, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1,
 		Backtest: worker.BacktestConfig{PollInterval: 20 * time.Millisecond}})
@@ -66,8 +71,8 @@ func TestBacktestShardFailingEveryTry(t *testing.T) {
 	if err := req.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	if g := req.Groups()[0].Markets; len(g) < 2 || g[0] != broken.slug {
-		t.Fatalf("the broken market's shard %v: the test wants it first in a shard of several", g)
+	if g := req.Groups()[0].Markets; len(g) != 2 || g[1] != broken.slug {
+		t.Fatalf("the broken market's shard %v: the test wants it last of two", g)
 	}
 	want := f.want(t, req)
 	if len(rep.Results) != len(want.Results) {
@@ -231,67 +236,84 @@ func TestBacktestShardPutBackKeepsItsCount(t *testing.T) {
 }
 
 // TestBacktestShardLastTryOnAWorker: a shard task whose last attempt a
-// worker runs, one of its markets unreadable, answers that market's
-// failure (SERVICE_UNAVAILABLE) and the other markets' results, each the
-// one a direct replay gives: the handler failed the whole shard, every
-// market of it SERVICE_UNAVAILABLE though only one could not be read.
+// worker runs, one of its markets unreadable (its store unavailable),
+// answers that market's failure (SERVICE_UNAVAILABLE) and the results of
+// the markets before it, each the one a direct replay gives, where the
+// handler failed the whole shard; the markets after it fail with it,
+// untried, as the database they would wait on is down. The task is
+// archived, its outcome kept for the batch waiting on it, so that a later
+// batch runs it again rather than reuse a failure that may have passed.
 func TestBacktestShardLastTryOnAWorker(t *testing.T) {
 	t.Parallel()
-	f := newBTFixture(t)
-	broken := &brokenTape{Store: f.st, slug: f.markets[0]}
-	req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:8]}
-	if err := req.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	group := req.Groups()[0]
-	if len(group.Markets) < 2 || group.Markets[0] != broken.slug {
-		t.Fatalf("the broken market's shard %v: the test wants it first in a shard of several", group.Markets)
-	}
-	payload, err := json.Marshal(group)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shard := worker.Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: payload, Version: req.GroupVersion(group)}
-	runServer(t, worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1, CacheBytes: -1})
-	// No retries: the first attempt is the last.
-	if _, err := asynq.NewClientFromRedisClient(f.rdb).EnqueueContext(t.Context(), asynq.NewTask(shard.Type, shard.Payload),
-		asynq.TaskID(shard.ID()), asynq.Queue(shard.Queue), asynq.MaxRetry(0), asynq.Timeout(2*time.Minute), asynq.Retention(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	insp := asynq.NewInspectorFromRedisClient(f.rdb)
-	var info *asynq.TaskInfo
-	for deadline := time.Now().Add(patience(t)); ; time.Sleep(10 * time.Millisecond) {
-		if info, err = insp.GetTaskInfo(shard.Queue, shard.ID()); err != nil {
-			t.Fatal(err)
-		}
-		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the shard did not finish: %s", info.State)
-		}
-	}
-	o, err := jobs.DecodeOutcome(info.Result)
-	if err != nil {
-		t.Fatalf("the shard's outcome (%s): %v", info.State, err)
-	}
-	got, err := backtest.Ungroup([]backtest.ShardGroup{group}, []*jobs.Outcome{&o})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := f.want(t, backtest.Request{Strategy: req.Strategy, Markets: group.Markets})
-	for i, r := range got {
-		if r.Slug == broken.slug {
-			if r.Error == nil || r.Error.Code != "SERVICE_UNAVAILABLE" {
-				t.Errorf("the broken market's result %+v, want SERVICE_UNAVAILABLE", r)
+	for _, tc := range []struct {
+		name   string
+		broken int // its index in the shard
+	}{{"broken last", 1}, {"broken first", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newBTFixture(t)
+			req := backtest.Request{Strategy: testSpec(t, 100), Markets: f.markets[:8]}
+			if err := req.Normalize(); err != nil {
+				t.Fatal(err)
 			}
-			continue
-		}
-		r.Sums = nil // the report leaves them out (Collect)
-		g, _ := json.Marshal(r)
-		w, _ := json.Marshal(want.Results[i])
-		if string(g) != string(w) {
-			t.Errorf("market %d's result %s, want %s (a direct replay's)", i, g, w)
-		}
+			group := req.Groups()[0]
+			if len(group.Markets) != 2 {
+				t.Fatalf("the first shard %v: the test wants two markets in it", group.Markets)
+			}
+			broken := &brokenTape{Store: f.st, slug: group.Markets[tc.broken]}
+			payload, err := json.Marshal(group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shard := worker.Job{Type: backtest.GroupType, Queue: jobs.QueueBacktest, Payload: payload, Version: req.GroupVersion(group)}
+			runServer(t, worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1, CacheBytes: -1})
+			// No retries: the first attempt is the last.
+			if _, err := asynq.NewClientFromRedisClient(f.rdb).EnqueueContext(t.Context(), asynq.NewTask(shard.Type, shard.Payload),
+				asynq.TaskID(shard.ID()), asynq.Queue(shard.Queue), asynq.MaxRetry(0), asynq.Timeout(2*time.Minute), asynq.Retention(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			insp := asynq.NewInspectorFromRedisClient(f.rdb)
+			var info *asynq.TaskInfo
+			for deadline := time.Now().Add(patience(t)); ; time.Sleep(10 * time.Millisecond) {
+				if info, err = insp.GetTaskInfo(shard.Queue, shard.ID()); err != nil {
+					t.Fatal(err)
+				}
+				if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the shard did not finish: %s", info.State)
+				}
+			}
+			if info.State != asynq.TaskStateArchived {
+				t.Errorf("the shard with a market that failed every try ended %s, want archived (run again, not reused)", info.State)
+			}
+			o, err := jobs.DecodeOutcome(info.Result)
+			if err != nil {
+				t.Fatalf("the shard's outcome (%s): %v", info.State, err)
+			}
+			got, err := backtest.Ungroup([]backtest.ShardGroup{group}, []*jobs.Outcome{&o})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := f.want(t, backtest.Request{Strategy: req.Strategy, Markets: group.Markets})
+			for i, r := range got {
+				if i >= tc.broken {
+					if r.Error == nil || r.Error.Code != "SERVICE_UNAVAILABLE" {
+						t.Errorf("market %d's result %+v, want SERVICE_UNAVAILABLE (the broken market is %d)", i, r, tc.broken)
+					}
+					continue
+				}
+				r.Sums = nil // the report leaves them out (Collect)
+				g, _ := json.Marshal(r)
+				w, _ := json.Marshal(want.Results[i])
+				if string(g) != string(w) {
+					t.Errorf("market %d's result %s, want %s (a direct replay's)", i, g, w)
+				}
+			}
+			if n := broken.others.Load(); n != int32(tc.broken) {
+				t.Errorf("the other markets' tapes were read %d times, want %d (the markets before the broken one; none after)", n, tc.broken)
+			}
+		})
 	}
 }

@@ -31,6 +31,20 @@ type refusal struct{ failure *jobs.Failure }
 
 func (r *refusal) Error() string { return r.failure.Error() }
 
+// partial is the result of work some parts of which failed on every
+// attempt (a backtest shard's markets on its last try), their failures in
+// it: the result is the task's outcome, as a result, and the task is
+// archived, not completed, so that a later job runs it again (Client's
+// submit) rather than reuse failures that may have passed since.
+type partial struct {
+	result any
+	failed int
+}
+
+func (p *partial) Error() string {
+	return fmt.Sprintf("%d part(s) of the result failed on every attempt", p.failed)
+}
+
 // handler wraps work with what every task does when it ends: write the
 // outcome as the task's retained result, announce it on Redis for the
 // waiting request, and tell Asynq whether a retry can help.
@@ -52,7 +66,7 @@ func (s *Server) onceHandler(w work) asynq.HandlerFunc { return s.handle(w, true
 func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) (err error) {
 		start := time.Now()
-		refused, panicked, kept := false, false, false
+		refused, failed, kept := false, false, false
 		defer func() {
 			outcome := "ok"
 			if refused {
@@ -60,7 +74,7 @@ func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 			}
 			if err != nil {
 				outcome = "error"
-				if errors.Is(err, asynq.SkipRetry) && !panicked {
+				if errors.Is(err, asynq.SkipRetry) && !failed {
 					outcome = "refused"
 				}
 			}
@@ -83,11 +97,12 @@ func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 		var f *jobs.Failure
 		var r *refusal
 		var p *workPanic
+		var part *partial
 		switch {
 		case errors.As(err, &p):
 			// A bug: the same input would panic again, so the request is
 			// answered now rather than after Asynq's retries (minutes).
-			panicked = true
+			failed = true
 			id, _ := asynq.GetTaskID(ctx)
 			s.log.ErrorContext(ctx, "task panicked", "type", t.Type(), "task_id", id, "panic", p.value, "stack", string(p.stack))
 			return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the job failed with an internal error, logged on the worker"}},
@@ -95,6 +110,15 @@ func (s *Server) handle(w work, once bool) asynq.HandlerFunc {
 		case errors.As(err, &r):
 			refused = true
 			return s.finish(ctx, t, jobs.Outcome{Failure: r.failure, Refused: true}, nil)
+		case errors.As(err, &part):
+			failed = true
+			raw, mErr := s.results.encode(part.result)
+			defer s.results.put(raw)
+			if mErr != nil {
+				return s.finish(ctx, t, jobs.Outcome{Failure: &jobs.Failure{Code: "INTERNAL_ERROR", Message: "the result could not be encoded"}},
+					fmt.Errorf("encode result: %w: %w", mErr, asynq.SkipRetry))
+			}
+			return s.finish(ctx, t, jobs.Outcome{Result: raw}, fmt.Errorf("%w: %w", err, asynq.SkipRetry))
 		case err == nil:
 			raw, mErr := s.results.encode(v)
 			defer s.results.put(raw) // the outcome holds no reference once finish returns
