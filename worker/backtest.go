@@ -158,15 +158,17 @@ func (b *backtester) runTask(ctx context.Context, typ string, payload []byte, la
 // with the failure the shard's last attempt would have answered
 // (exhausted), the others keep their results, and the error is a
 // *partial holding them all, where every market of the shard failed with
-// it. A store found unavailable fails the markets after it too, untried:
-// each would wait out its bound on a database that does not answer, and
-// the shard's deadline cut them all off. When ctx ends (a shutdown, the
+// it. A store that did not answer in time (stalled) fails the markets
+// after it too, untried: each would wait out its bound on a database that
+// does not answer, until the shard's deadline cut them all off (one that
+// refused, a restart or a lock, is soon past: the others are tried). When
+// ctx ends (a shutdown, the
 // shard's or the batch's deadline) its error is returned, and out's first
 // finished outcomes are those of the markets done before it.
 func (b *backtester) runMarkets(ctx context.Context, group []replay.Request, last bool) (out []jobs.Outcome, finished int, err error) {
 	st := b.s.cache.view(b.s.store)
 	out = make([]jobs.Outcome, len(group))
-	var unavailable error // the store's failure that ends the last attempt's replays
+	var unavailable error // the stalled store's failure that ends the last attempt's replays
 	failed := 0
 	for i, sh := range group {
 		o, rErr := jobs.Outcome{}, unavailable
@@ -179,7 +181,7 @@ func (b *backtester) runMarkets(ctx context.Context, group []replay.Request, las
 			}
 			if unavailable == nil {
 				b.s.log.WarnContext(ctx, "backtest market failed on its shard's last attempt", "market", sh.MarketSlug, "err", rErr)
-				if errors.Is(rErr, store.ErrUnavailable) {
+				if stalled(rErr) {
 					unavailable = rErr
 				}
 			}

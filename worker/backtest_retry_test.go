@@ -22,6 +22,9 @@ type brokenTape struct {
 	store.Store
 	slug  string
 	reads atomic.Int32
+	// stall, when set, has the database not answer in time, where it
+	// refuses at once.
+	stall bool
 	// others counts the reads of the other markets' tapes.
 	others atomic.Int32
 }
@@ -29,6 +32,9 @@ type brokenTape struct {
 func (s *brokenTape) ReadTape(ctx context.Context, slug, outcome string) (*store.Tape, error) {
 	if slug == s.slug {
 		s.reads.Add(1)
+		if s.stall {
+			return nil, fmt.Errorf("read the tape of %s: %w: %w", slug, store.ErrUnavailable, context.DeadlineExceeded)
+		}
 		return nil, fmt.Errorf("read the tape of %s: %w", slug, store.ErrUnavailable)
 	}
 	s.others.Add(1)
@@ -49,9 +55,7 @@ func (s *brokenTape) ReadTape(ctx context.Context, slug, outcome string) (*store
 func TestBacktestShardFailingEveryTry(t *testing.T) {
 	t.Parallel()
 	f := newBTFixture(t)
-	// The last of its shard's two: a store found unavailable fails the
-	// markets after it untried (TestBacktestShardLastTryOnAWorker).
-	broken := &brokenTape{Store: f.st, slug: f.markets[1]}
+	broken := &brokenTape{Store: f.st, slug: f.markets[0]}
 	// One slot: the batch runs every shard, and every try, itself.
 	w, err := worker.NewServer(worker.Config{Redis: f.rdb, Store: broken, Logger: quietLog(), Concurrency: 1,
 		Backtest: worker.BacktestConfig{PollInterval: 20 * time.Millisecond}})
@@ -71,8 +75,8 @@ func TestBacktestShardFailingEveryTry(t *testing.T) {
 	if err := req.Normalize(); err != nil {
 		t.Fatal(err)
 	}
-	if g := req.Groups()[0].Markets; len(g) != 2 || g[1] != broken.slug {
-		t.Fatalf("the broken market's shard %v: the test wants it last of two", g)
+	if g := req.Groups()[0].Markets; len(g) < 2 || g[0] != broken.slug {
+		t.Fatalf("the broken market's shard %v: the test wants it first in a shard of several", g)
 	}
 	want := f.want(t, req)
 	if len(rep.Results) != len(want.Results) {
@@ -237,18 +241,25 @@ func TestBacktestShardPutBackKeepsItsCount(t *testing.T) {
 
 // TestBacktestShardLastTryOnAWorker: a shard task whose last attempt a
 // worker runs, one of its markets unreadable (its store unavailable),
-// answers that market's failure (SERVICE_UNAVAILABLE) and the results of
-// the markets before it, each the one a direct replay gives, where the
-// handler failed the whole shard; the markets after it fail with it,
-// untried, as the database they would wait on is down. The task is
-// archived, its outcome kept for the batch waiting on it, so that a later
-// batch runs it again rather than reuse a failure that may have passed.
+// answers that market's failure (SERVICE_UNAVAILABLE) and the other
+// markets' results, each the one a direct replay gives, where the handler
+// failed the whole shard; when the database did not answer in time, the
+// markets after it fail with it, untried, as each would wait on it. The
+// task is archived, its outcome kept for the batch waiting on it, so that
+// a later batch runs it again rather than reuse a failure that may have
+// passed.
 func TestBacktestShardLastTryOnAWorker(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		broken int // its index in the shard
-	}{{"broken last", 1}, {"broken first", 0}} {
+		stall  bool
+		failed int // the markets failed, from the broken one on
+	}{
+		{"refused, broken last", 1, false, 1},
+		{"refused, broken first", 0, false, 1},
+		{"stalled, broken first", 0, true, 2},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newBTFixture(t)
@@ -260,7 +271,7 @@ func TestBacktestShardLastTryOnAWorker(t *testing.T) {
 			if len(group.Markets) != 2 {
 				t.Fatalf("the first shard %v: the test wants two markets in it", group.Markets)
 			}
-			broken := &brokenTape{Store: f.st, slug: group.Markets[tc.broken]}
+			broken := &brokenTape{Store: f.st, slug: group.Markets[tc.broken], stall: tc.stall}
 			payload, err := json.Marshal(group)
 			if err != nil {
 				t.Fatal(err)
@@ -298,7 +309,7 @@ func TestBacktestShardLastTryOnAWorker(t *testing.T) {
 			}
 			want := f.want(t, backtest.Request{Strategy: req.Strategy, Markets: group.Markets})
 			for i, r := range got {
-				if i >= tc.broken {
+				if i >= tc.broken && i < tc.broken+tc.failed {
 					if r.Error == nil || r.Error.Code != "SERVICE_UNAVAILABLE" {
 						t.Errorf("market %d's result %+v, want SERVICE_UNAVAILABLE (the broken market is %d)", i, r, tc.broken)
 					}
@@ -311,8 +322,8 @@ func TestBacktestShardLastTryOnAWorker(t *testing.T) {
 					t.Errorf("market %d's result %s, want %s (a direct replay's)", i, g, w)
 				}
 			}
-			if n := broken.others.Load(); n != int32(tc.broken) {
-				t.Errorf("the other markets' tapes were read %d times, want %d (the markets before the broken one; none after)", n, tc.broken)
+			if read := int32(len(group.Markets) - tc.failed); broken.others.Load() != read {
+				t.Errorf("the other markets' tapes were read %d times, want %d (none after a stalled store)", broken.others.Load(), read)
 			}
 		})
 	}
