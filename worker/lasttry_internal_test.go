@@ -6,10 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
-	"time"
 
-	"github.com/updown/updown/jobs/gen"
-	"github.com/updown/updown/jobs/replay"
 	"github.com/updown/updown/store"
 	"github.com/updown/updown/store/memory"
 )
@@ -38,24 +35,8 @@ func (s heldTape) ReadTape(ctx context.Context, slug, outcome string) (*store.Ta
 // attempt" where the replay ran out of time (a batch reports JOB_TIMEOUT).
 func TestLastTryCutOffIsNoMarketFailure(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
-	cfg := gen.DefaultConfig(now)
-	cfg.MaxSnapshotsPerMarket = 100
-	g, err := gen.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mem := memory.New()
-	var group []replay.Request
-	for i := range 3 {
-		m, _, err := g.WriteMarket(t.Context(), mem, store.BTC, store.M15, now.Add(-time.Duration(i+1)*time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		group = append(group, replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
-			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}},
-			ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}}, PositionSize: 10}})
-	}
+	group := shardOf(t, mem, 3)
 	c, err := NewCache(-1, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -47,18 +47,8 @@ func (s *bigStore) ReadTape(ctx context.Context, slug, outcome string) (*store.T
 func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	now := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
-	cfg := gen.DefaultConfig(now)
-	cfg.MaxSnapshotsPerMarket = 100
-	g, err := gen.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	mem := memory.New()
-	m, _, err := g.WriteMarket(ctx, mem, store.BTC, store.M15, now.Add(-time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	group := shardOf(t, mem, 1)
 	st := &bigStore{Store: mem, read: make(chan string, 1)}
 	for _, cacheBytes := range []int64{DefaultCacheBytes, -1} {
 		c, err := NewCache(cacheBytes, nil)
@@ -70,10 +60,6 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 		budget.waiting = func(slug string) { waiting <- slug }
 		s := &Server{store: st, cache: c, budget: budget, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		b := &backtester{s: s}
-		group := []replay.Request{{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
-			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}},
-			ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}}, PositionSize: 10}}}
-
 		// Another large replay holds the whole budget.
 		hold, err := s.budget.admit(ctx, "another-24hr-market", 10*288_000)
 		if err != nil {
@@ -93,8 +79,8 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 		case err := <-ran:
 			t.Errorf("cache %d: the shard ran while the memory budget was held by another replay (%d outcomes, %v)", cacheBytes, outcomes.Load(), err)
 		case slug := <-waiting: // it waits for the budget
-			if slug != m.Slug {
-				t.Errorf("cache %d: the shard waited for room to replay %s, want %s", cacheBytes, slug, m.Slug)
+			if slug != group[0].MarketSlug {
+				t.Errorf("cache %d: the shard waited for room to replay %s, want %s", cacheBytes, slug, group[0].MarketSlug)
 			}
 		}
 		cancel()
@@ -113,4 +99,28 @@ func TestBacktestShardKeepsTheMemoryBudget(t *testing.T) {
 		default:
 		}
 	}
+}
+
+// shardOf writes n generated 15m BTC markets, an hour apart, to st, and
+// returns a backtest shard of them: a replay of each with one strategy.
+func shardOf(t *testing.T, st store.Store, n int) []replay.Request {
+	t.Helper()
+	now := time.Date(2026, 4, 29, 13, 0, 0, 0, time.UTC)
+	cfg := gen.DefaultConfig(now)
+	cfg.MaxSnapshotsPerMarket = 100
+	g, err := gen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := make([]replay.Request, n)
+	for i := range group {
+		m, _, err := g.WriteMarket(t.Context(), st, store.BTC, store.M15, now.Add(-time.Duration(i+1)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		group[i] = replay.Request{MarketSlug: m.Slug, Strategy: replay.Strategy{Side: "UP",
+			EntryConditions: []replay.Condition{{Field: "price_up", Operator: "<", Value: 0.5}},
+			ExitConditions:  []replay.Condition{{Field: "price_up", Operator: ">", Value: 0.6}}, PositionSize: 10}}
+	}
+	return group
 }
