@@ -279,7 +279,13 @@ func Decode(b []byte) (Request, error) {
 		}
 		if s.TestFraction != nil {
 			r.Split.TestFraction = *s.TestFraction
-			if *s.TestFraction == 0 {
+			// An explicit 0 is out of HOLDOUT's range, told from an absent
+			// one (the default). Under another kind, which has no test
+			// fraction, 0 is as absent, as folds 0 is under HOLDOUT and
+			// embargoMarkets 0 under NONE: it was "out of range: between
+			// 0.1 and 0.5", and a WALK_FORWARD that followed that advice
+			// was told testFraction belongs to HOLDOUT.
+			if *s.TestFraction == 0 && r.Split.Kind == SplitHoldout {
 				return invalid("split.testFraction", "split.testFraction 0 is out of range: it must be between 0.1 and 0.5 (default 0.3)")
 			}
 		}

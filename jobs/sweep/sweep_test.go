@@ -451,3 +451,38 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestTestFractionZeroOutsideHoldout: an explicit testFraction of 0 is
+// refused as out of range only by HOLDOUT, the kind it belongs to; under
+// NONE and WALK_FORWARD it is as absent (as folds 0 is under HOLDOUT),
+// where it was told "out of range: between 0.1 and 0.5", advice that a
+// WALK_FORWARD sweep then heard "belongs to HOLDOUT" for.
+func TestTestFractionZeroOutsideHoldout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		split        map[string]any
+		field, error string // field and message part of the refusal; "" plans
+	}{
+		{"WALK_FORWARD, 0", map[string]any{"kind": "WALK_FORWARD", "folds": 3, "testFraction": 0}, "", ""},
+		{"NONE, 0", map[string]any{"kind": "NONE", "testFraction": 0}, "", ""},
+		{"no kind, 0", map[string]any{"testFraction": 0}, "", ""},
+		{"HOLDOUT, 0", map[string]any{"kind": "HOLDOUT", "testFraction": 0}, "split.testFraction", "between 0.1 and 0.5"},
+		{"WALK_FORWARD, 0.3", map[string]any{"kind": "WALK_FORWARD", "folds": 3, "testFraction": 0.3}, "split.testFraction", "belongs to HOLDOUT"},
+		{"NONE, 0.3", map[string]any{"kind": "NONE", "testFraction": 0.3}, "split", "takes no testFraction"},
+	} {
+		p, err := plan(t, body(func(b map[string]any) { b["split"] = tc.split }), ProLimits)
+		if tc.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want it planned", tc.name, err)
+			} else if p.Request.Split.TestFraction != 0 {
+				t.Errorf("%s: testFraction %v, want none", tc.name, p.Request.Split.TestFraction)
+			}
+			continue
+		}
+		var re *replay.Error
+		if !errors.As(err, &re) || re.Field != tc.field || !strings.Contains(re.Message, tc.error) {
+			t.Errorf("%s: %v, want field %s saying %q", tc.name, err, tc.field, tc.error)
+		}
+	}
+}
