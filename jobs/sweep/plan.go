@@ -192,6 +192,10 @@ func (r *Request) normalizeRest() error {
 		if s.TestFraction != 0 {
 			return invalid("split.testFraction", "split.testFraction belongs to HOLDOUT")
 		}
+		if s.Folds == 0 {
+			// Absent (whole reads it as 0): there is no default to say 0 of.
+			return invalid("split.folds", "split.folds is missing or 0: WALK_FORWARD needs 2 to 10 folds")
+		}
 		if s.Folds < MinFolds || s.Folds > MaxFolds {
 			return invalid("split.folds", "split.folds %d is out of range: WALK_FORWARD needs 2 to 10 folds", s.Folds)
 		}

@@ -217,6 +217,8 @@ func TestSweepValidation(t *testing.T) {
 		{"a time past year 9999", body(set("markets", map[string]any{"coin": "BTC", "market_type": "15m", "count": 5, "end_time": 253402300800000})), ProLimits, "markets.end_time", "between 0 and 253402300799999"},
 		{"test fraction", body(set("split", map[string]any{"kind": "HOLDOUT", "testFraction": 0.6})), ProLimits, "split.testFraction", "between 0.1 and 0.5"},
 		{"one fold", body(set("split", map[string]any{"kind": "WALK_FORWARD", "folds": 1})), ProLimits, "split.folds", "2 to 10"},
+		// Without folds it said "split.folds 0 is out of range", a 0 the body never held.
+		{"no folds", body(set("split", map[string]any{"kind": "WALK_FORWARD"})), ProLimits, "split.folds", "split.folds is missing or 0: WALK_FORWARD needs 2 to 10 folds"},
 		{"folds with HOLDOUT", body(set("split", map[string]any{"kind": "HOLDOUT", "folds": 3})), ProLimits, "split.folds", "WALK_FORWARD"},
 		// −1 once stood for an explicit 0 inside the decoder, and passed.
 		{"embargo -1", body(set("split", map[string]any{"kind": "HOLDOUT", "embargoMarkets": -1})), ProLimits, "split.embargoMarkets", "0 to 1000"},
