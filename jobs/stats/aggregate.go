@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,12 @@ type Market struct {
 	// (ev_ci95, sqn, calibration, brier_*). Sums wins over Trades.
 	Trades []Trade
 	Sums   *TradeSums
+	// PositionSize is the positionSize of the strategy that replayed the
+	// market, which scales its pnl into the day's return (daily); 0 is
+	// Aggregate's. Markets of one summary may differ in it: a walk
+	// forward's test path joins each fold's chosen trial, and a sweep
+	// may sweep /positionSize.
+	PositionSize float64
 }
 
 // detailed reports whether m carries all its trades, or their sums.
@@ -165,12 +172,24 @@ func Aggregate(markets []Market, positionSize float64) Summary {
 // daily groups the markets by the UTC date of their end time and, with
 // MinDays days or more, annualizes the days' returns r = pnl/positionSize:
 // Sharpe mean(r)/sd(r)·√365 (sd with n − 1), Sortino
-// mean(r)/√mean(min(r, 0)²)·√365.
+// mean(r)/√mean(min(r, 0)²)·√365. A market with a PositionSize of its own
+// adds its pnl over that to its day's return, where markets of one summary
+// differ in it (a walk forward's test path of the trials its folds chose,
+// of a sweep over /positionSize): a day of a fold that staked ten times as
+// much is not ten times the return.
 func daily(markets []Market, positionSize float64) (days []Day, sharpe, sortino *float64) {
 	if len(markets) == 0 {
 		return nil, nil, nil
 	}
+	sizeOf := func(m Market) float64 {
+		if m.PositionSize != 0 {
+			return m.PositionSize
+		}
+		return positionSize
+	}
+	uniform := true                // one size for every market: r is the day's pnl over it
 	byDate := make(map[string]int) // index into days
+	var ret []float64              // per day, Σ pnl/size of its markets
 	for _, m := range markets {
 		if m.End.IsZero() {
 			return nil, nil, nil
@@ -181,27 +200,39 @@ func daily(markets []Market, positionSize float64) (days []Day, sharpe, sortino 
 			i = len(days)
 			byDate[date] = i
 			days = append(days, Day{Date: date})
+			ret = append(ret, 0)
 		}
 		days[i].Markets++
 		days[i].PnL = saturate(days[i].PnL + m.PnL)
+		size := sizeOf(m)
+		uniform = uniform && size == sizeOf(markets[0])
+		ret[i] = saturate(ret[i] + m.PnL/size)
 	}
-	slices.SortFunc(days, func(a, b Day) int {
-		switch {
-		case a.Date < b.Date:
-			return -1
-		case a.Date > b.Date:
-			return 1
-		}
-		return 0
-	})
-	if len(days) < MinDays || !(positionSize > 0) || math.IsInf(positionSize, 0) {
+	order := make([]int, len(days))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(days[a].Date, days[b].Date) })
+	sorted := make([]Day, len(days))
+	r := make([]float64, len(days))
+	for k, i := range order {
+		sorted[k], r[k] = days[i], ret[i]
+	}
+	days = sorted
+	if len(days) < MinDays {
 		return days, nil, nil
 	}
-	r := make([]float64, len(days))
-	var down float64
-	for i, d := range days {
-		r[i] = d.PnL / positionSize
+	for _, m := range markets {
+		if size := sizeOf(m); !(size > 0) || math.IsInf(size, 0) {
+			return days, nil, nil
+		}
 	}
+	if uniform {
+		for i, d := range days {
+			r[i] = d.PnL / sizeOf(markets[0])
+		}
+	}
+	var down float64
 	mean, sd, _ := meanSD(r)
 	s := scale(r) // √mean(min(r,0)²) without overflowing the squares
 	for _, x := range r {

@@ -161,6 +161,9 @@ func (p *Plan) summarize(ctx context.Context, markets []MarketInfo, outcomes [][
 		out := make([]stats.Market, 0, len(idx))
 		for _, m := range idx {
 			if sm, ok := statsMarket(markets[m], outcomes[m][t]); ok {
+				// Its trial's stake scales its day's return: a walk
+				// forward's test path joins trials that may differ in it.
+				sm.PositionSize = p.Trials[t].Strategy.PositionSize
 				out = append(out, sm)
 			}
 		}

@@ -780,3 +780,81 @@ func TestWalkForwardFoldsWithoutABest(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkForwardDailyReturnsPerStake: a WALK_FORWARD sweep of
+// /positionSize whose folds choose different stakes answers best.test's
+// sharpe_daily_ann and sortino_daily_ann over each day's pnl over the
+// stake of the trial that made it (DESIGN 14: day pnl / positionSize).
+// Each trial makes its stake times one same return a market, so the test
+// path's daily returns are those returns whichever fold chose which
+// trial: divided by the base strategy's stake instead, the first fold's
+// days (a tenth of the stake) were a tenth of the return, and the ratios
+// were those of a path the strategy never ran.
+func TestWalkForwardDailyReturnsPerStake(t *testing.T) {
+	t.Parallel()
+	const n = 60 // three blocks of 20 markets, a day apart
+	ret := func(m int) float64 {
+		switch {
+		case m < 20: // fold 1 trains here, losing: the smaller stake loses less
+			return -0.01 * float64(1+m%3)
+		case m < 40: // fold 2 trains on 0..39, winning: the larger stake wins more
+			return 0.05 + 0.02*float64(m%5) - 0.03*float64(m%2)
+		}
+		return 0.04*float64(m%7) - 0.1
+	}
+	sizes := []float64{10, 100}
+	p, err := plan(t, body(func(b map[string]any) {
+		b["parameters"] = []any{map[string]any{"path": "/positionSize", "values": []any{sizes[0], sizes[1]}}}
+		b["markets"] = map[string]any{"coin": "BTC", "market_type": "15m", "count": n}
+		b["split"] = map[string]any{"kind": "WALK_FORWARD", "folds": 2, "embargoMarkets": 0}
+	}), ProLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, err := p.Request.Split.Cut(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	markets := make([]MarketInfo, n)
+	outcomes := make([][]TrialMarket, n)
+	for m := range n {
+		markets[m] = MarketInfo{Slug: fmt.Sprintf("m%d", m), End: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC).AddDate(0, 0, m)}
+		for _, size := range sizes {
+			outcomes[m] = append(outcomes[m], traded(math.Round(size*ret(m)*1e6)/1e6))
+		}
+	}
+	res, err := p.Summarize(markets, outcomes, folds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Folds) != 2 || foldTrial(res.Folds[0]) != 0 || foldTrial(res.Folds[1]) != 1 {
+		t.Fatalf("folds %+v, want fold 1 to choose the stake of 10 and fold 2 that of 100", res.Folds)
+	}
+	// By hand: the test path's daily returns are ret(20..59).
+	var r []float64
+	for m := 20; m < n; m++ {
+		r = append(r, ret(m))
+	}
+	var mean, ss, down float64
+	for _, x := range r {
+		mean += x / float64(len(r))
+	}
+	for _, x := range r {
+		ss += (x - mean) * (x - mean)
+		if x < 0 {
+			down += x * x
+		}
+	}
+	sharpe := mean / math.Sqrt(ss/float64(len(r)-1)) * math.Sqrt(365)
+	sortino := mean / math.Sqrt(down/float64(len(r))) * math.Sqrt(365)
+	got := res.Best.Test
+	if got == nil || got.SharpeDailyAnn == nil || got.SortinoDailyAnn == nil ||
+		math.Abs(*got.SharpeDailyAnn-sharpe) > 1e-5 || math.Abs(*got.SortinoDailyAnn-sortino) > 1e-5 {
+		t.Errorf("best.test sharpe_daily_ann %s, sortino_daily_ann %s; want %.6f and %.6f", fmtPtr(got.SharpeDailyAnn), fmtPtr(got.SortinoDailyAnn), sharpe, sortino)
+	}
+	// A trial's own figures are its one stake's, as before.
+	tr := res.Trials[0].Train
+	if tr.SharpeDailyAnn == nil || res.Trials[1].Train.SharpeDailyAnn == nil || math.Abs(*tr.SharpeDailyAnn-*res.Trials[1].Train.SharpeDailyAnn) > 2e-6 {
+		t.Errorf("the trials' train sharpe_daily_ann %s and %s, want the same ratio for stakes of one return", fmtPtr(tr.SharpeDailyAnn), fmtPtr(res.Trials[1].Train.SharpeDailyAnn))
+	}
+}
