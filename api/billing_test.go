@@ -1009,3 +1009,66 @@ func TestWebhookProductTiers(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookTimestampISOForms: the payload's timestamp is ISO 8601 (SPEC
+// 6), and every ISO 8601 date-time form the API's own time parameters take
+// (no zone, meaning UTC; an offset without its colon; a space between the
+// date and the time) is read as the instant it names, so that the
+// activation it carries is applied rather than answered 400 at every retry
+// of the provider. A date alone, or text, is still 400 naming the field.
+func TestWebhookTimestampISOForms(t *testing.T) {
+	t.Parallel()
+	at := now.Add(-time.Hour)
+	plus2 := time.FixedZone("", 2*60*60)
+	for _, tc := range []struct {
+		name, timestamp string
+		want            time.Time // zero: refused
+	}{
+		{"RFC 3339", at.Format(time.RFC3339), at},
+		{"no zone", at.Format("2006-01-02T15:04:05"), at},
+		{"no zone, fraction", at.Add(250 * time.Millisecond).Format("2006-01-02T15:04:05.000"), at.Add(250 * time.Millisecond)},
+		{"offset without colon", at.In(plus2).Format("2006-01-02T15:04:05-0700"), at},
+		{"UTC as +0000", at.Format("2006-01-02T15:04:05.000000-0700"), at},
+		{"space between date and time", at.Format("2006-01-02 15:04:05Z07:00"), at},
+		{"date alone", at.Format("2006-01-02"), time.Time{}},
+		{"not a time", "yesterday noon", time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, _ := hookSetup(t)
+			id := b.ids[store.Starter]
+			ev := b.activate("msg_ts", store.Starter, "PRO", at)
+			var payload map[string]any
+			if err := json.Unmarshal(ev.body(), &payload); err != nil {
+				t.Fatal(err)
+			}
+			payload["timestamp"] = tc.timestamp
+			body, err := json.Marshal(payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := b.deliver(signed(t, hookSecret, ev.id, now, body))
+			if tc.want.IsZero() {
+				e := wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+				if d, _ := e["details"].(map[string]any); d["field"] != "timestamp" {
+					t.Errorf("error %v, want details.field timestamp", e)
+				}
+				if tier := b.tierOf(id); tier != store.Starter {
+					t.Errorf("tier = %s after a refused event, want STARTER", tier)
+				}
+				return
+			}
+			wantHook(t, r, "applied", false)
+			if tier := b.tierOf(id); tier != store.Pro {
+				t.Errorf("tier = %s, want PRO", tier)
+			}
+			rec, err := b.store.GetBillingEvent(context.Background(), ev.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rec.OccurredAt.Equal(tc.want) {
+				t.Errorf("recorded occurred_at %v, want %v", rec.OccurredAt, tc.want)
+			}
+		})
+	}
+}

@@ -232,9 +232,9 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	if p.Timestamp == "" {
 		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp is missing").With("field", "timestamp")
 	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(p.Timestamp))
-	if err != nil {
-		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %s is not an ISO 8601 date-time", quoteID(p.Timestamp)).With("field", "timestamp")
+	t, ok := parseEventTime(p.Timestamp)
+	if !ok {
+		return ev, Errorf(http.StatusBadRequest, CodeValidation, "webhook payload field timestamp %s is not an ISO 8601 date-time (e.g. 2026-04-29T13:07:30Z)", quoteID(p.Timestamp)).With("field", "timestamp")
 	}
 	if t.IsZero() {
 		// It parses, but the store takes the zero time for "none" and
@@ -253,6 +253,27 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 		ev.Tier = store.Starter
 	}
 	return ev, nil
+}
+
+// parseEventTime reads a payload's timestamp, an ISO 8601 date-time (SPEC
+// 6) in any of the forms the API's own time parameters take (isoLayouts):
+// RFC 3339, an offset without its colon (+0000) or its minutes, no zone
+// (UTC), the date and time parted by a space or a small t, UTC a small z.
+// A date alone is not a date-time: it cannot order a customer's events.
+// Refused, a valid event would be answered 400 and the provider's retries
+// would all fail alike, so that the tier change it carries is never made.
+func parseEventTime(v string) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	if len(v) <= len("2006-01-02") {
+		return time.Time{}, false
+	}
+	if v[10] == ' ' || v[10] == 't' {
+		v = v[:10] + "T" + v[11:]
+	}
+	if strings.HasSuffix(v, "z") {
+		v = v[:len(v)-1] + "Z"
+	}
+	return parseISO(v)
 }
 
 // customerRef is data.metadata.updown_customer_id as the stores look
