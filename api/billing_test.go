@@ -427,12 +427,34 @@ func TestWebhookAppliesTier(t *testing.T) {
 func TestWebhookTierNamesAnyCase(t *testing.T) {
 	t.Parallel()
 	b, _ := hookSetup(t)
-	for i, name := range []string{"pro_trial", "Suite", " enterprise "} {
-		wantHook(t, b.post(b.activate("msg_"+strconv.Itoa(i), store.Starter, name, now.Add(time.Duration(i)*time.Second))), "applied", false)
-		if got, want := b.tierOf(b.ids[store.Starter]), store.Tier(strings.ToUpper(strings.TrimSpace(name))); got != want {
-			t.Errorf("tier %q: customer tier %s, want %s", name, got, want)
+	// Wire names in any case, and the plans' names as SPEC 1 writes them
+	// ("Pro Trial"), which an operator may well put on a product.
+	for i, tc := range []struct {
+		name string
+		want store.Tier
+	}{
+		{"pro_trial", store.ProTrial}, {"Suite", store.Suite}, {" enterprise ", store.Enterprise},
+		{"Pro Trial", store.ProTrial}, {"Starter", store.Starter}, {"pro-trial", store.ProTrial}, {"Pro", store.Pro},
+		{" PRO  TRIAL ", store.ProTrial},
+	} {
+		res := wantHook(t, b.post(b.activate("msg_"+strconv.Itoa(i), store.Starter, tc.name, now.Add(time.Duration(i)*time.Second))), "applied", false)
+		if got := b.tierOf(b.ids[store.Starter]); got != tc.want || res.Tier == nil || *res.Tier != string(tc.want) {
+			t.Errorf("tier %q: customer tier %s, answered %s; want %s", tc.name, got, r2s(res.Tier), tc.want)
+		}
+		if r := b.get(store.Starter, "/v1/account"); r.header.Get("X-Tier") != string(tc.want) {
+			t.Errorf("tier %q: the next request's X-Tier %q, want %s", tc.name, r.header.Get("X-Tier"), tc.want)
 		}
 	}
+	// A name that is no plan's stays unknown.
+	wantHook(t, b.post(b.activate("msg_gold", store.Starter, "Gold", now.Add(time.Minute))), "unknown_tier", false)
+}
+
+// r2s is a nullable answer field for a message.
+func r2s(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
 }
 
 func TestWebhookDuplicateDelivery(t *testing.T) {

@@ -171,7 +171,7 @@ type webhookPayload struct {
 		} `json:"customer"`
 		Metadata struct {
 			CustomerID string `json:"updown_customer_id" doc:"The updown customer id."`
-			Tier       string `json:"tier" doc:"Target tier of subscription.active: STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE (any case); ignored when the server maps product ids to tiers."`
+			Tier       string `json:"tier" doc:"Target tier of subscription.active: STARTER, PRO, PRO_TRIAL, SUITE or ENTERPRISE (any case; the plan names Pro Trial or pro-trial as well); ignored when the server maps product ids to tiers."`
 		} `json:"metadata"`
 		NextBillingDate string `json:"next_billing_date"`
 	} `json:"data"`
@@ -246,7 +246,7 @@ func parseWebhookPayload(body []byte) (billingEvent, error) {
 	ev.CustomerRef = customerRef(p.Data.Metadata.CustomerID)
 	ev.Email = strings.TrimSpace(p.Data.Customer.Email)
 	ev.ProductID = strings.TrimSpace(p.Data.ProductID)
-	ev.Tier = store.Tier(strings.ToUpper(strings.TrimSpace(p.Data.Metadata.Tier)))
+	ev.Tier = tierOfName(p.Data.Metadata.Tier)
 	kind := eventKindOf(ev.Type)
 	ev.SetTier, ev.EndsSubscription = kind.setsTier, kind.endsSubscription
 	if kind.endsSubscription {
@@ -274,6 +274,16 @@ func parseEventTime(v string) (time.Time, bool) {
 		v = v[:len(v)-1] + "Z"
 	}
 	return parseISO(v)
+}
+
+// tierOfName is the tier metadata.tier names: its wire name (PRO_TRIAL)
+// or the plan's name as SPEC 1 writes it ("Pro Trial"), in any case, the
+// words parted by spaces, hyphens or underscores. A name the operator put
+// on a product as the plan is called must not leave the customer who paid
+// for it on STARTER as an unknown tier.
+func tierOfName(name string) store.Tier {
+	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == ' ' || r == '-' || r == '_' || r == '\t' })
+	return store.Tier(strings.Join(words, "_"))
 }
 
 // customerRef is data.metadata.updown_customer_id as the stores look
