@@ -174,8 +174,16 @@ func (s *Server) marketWindow(ctx context.Context, p Plan, coin store.Coin, mt s
 }
 
 // checkMarketAccess answers 403 TIER_ACCESS_DENIED when m is outside the
-// plan's data window.
+// plan's data window. Its required_tier is a plan that has m: PRO, or
+// ENTERPRISE when m started before PRO's window too (a Starter key was sent
+// to PRO for a market PRO's key is refused as well).
 func (s *Server) checkMarketAccess(ctx context.Context, p Plan, m store.Market) error {
+	pro := planFor(store.Pro)
+	proHasIt := pro.WindowDays == 0 || !m.StartTime.Before(s.now().Add(-time.Duration(pro.WindowDays)*24*time.Hour))
+	if m.Coin != store.BTC && !p.AltCoins && !proHasIt {
+		return tierDenied(p, store.Enterprise, "market %s is of %s, and the %s plan covers BTC markets only; it started more than %d days ago, outside the PRO plan's data window too: ENTERPRISE has it",
+			m.Slug, m.Coin, p.Tier, pro.WindowDays)
+	}
 	w, err := s.marketWindow(ctx, p, m.Coin, m.MarketType)
 	if err != nil {
 		return err
@@ -183,9 +191,13 @@ func (s *Server) checkMarketAccess(ctx context.Context, p Plan, m store.Market) 
 	if w.Contains(m) {
 		return nil
 	}
+	if p.LastN != nil && !proHasIt {
+		return tierDenied(p, store.Enterprise, "market %s is outside the %s plan's data window (the newest %d %s %s markets) and started more than %d days ago, outside the PRO plan's data window too: ENTERPRISE has it",
+			m.Slug, p.Tier, p.LastN[m.MarketType], m.Coin, m.MarketType, pro.WindowDays)
+	}
 	if p.LastN != nil {
-		return tierDenied(p, store.Pro, "market %s is outside the %s plan's data window (the newest %d %s %s markets); upgrade for 31 days of history",
-			m.Slug, p.Tier, p.LastN[m.MarketType], m.Coin, m.MarketType)
+		return tierDenied(p, store.Pro, "market %s is outside the %s plan's data window (the newest %d %s %s markets); upgrade for %d days of history",
+			m.Slug, p.Tier, p.LastN[m.MarketType], m.Coin, m.MarketType, pro.WindowDays)
 	}
 	return tierDenied(p, store.Enterprise, "market %s started more than %d days ago, outside the %s plan's data window",
 		m.Slug, p.WindowDays, p.Tier)
