@@ -435,7 +435,7 @@ func TestWebhookTierNamesAnyCase(t *testing.T) {
 	}{
 		{"pro_trial", store.ProTrial}, {"Suite", store.Suite}, {" enterprise ", store.Enterprise},
 		{"Pro Trial", store.ProTrial}, {"Starter", store.Starter}, {"pro-trial", store.ProTrial}, {"Pro", store.Pro},
-		{" PRO  TRIAL ", store.ProTrial},
+		{" PRO  TRIAL ", store.ProTrial}, {"PRO\n", store.Pro}, {"pro\r\n", store.Pro}, {"\u00a0Suite", store.Suite},
 	} {
 		res := wantHook(t, b.post(b.activate("msg_"+strconv.Itoa(i), store.Starter, tc.name, now.Add(time.Duration(i)*time.Second))), "applied", false)
 		if got := b.tierOf(b.ids[store.Starter]); got != tc.want || res.Tier == nil || *res.Tier != string(tc.want) {

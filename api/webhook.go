@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -278,11 +279,12 @@ func parseEventTime(v string) (time.Time, bool) {
 
 // tierOfName is the tier metadata.tier names: its wire name (PRO_TRIAL)
 // or the plan's name as SPEC 1 writes it ("Pro Trial"), in any case, the
-// words parted by spaces, hyphens or underscores. A name the operator put
-// on a product as the plan is called must not leave the customer who paid
-// for it on STARTER as an unknown tier.
+// words parted by white space (a pasted newline too), hyphens or
+// underscores. A name the operator put on a product as the plan is called
+// must not leave the customer who paid for it on STARTER as an unknown
+// tier.
 func tierOfName(name string) store.Tier {
-	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == ' ' || r == '-' || r == '_' || r == '\t' })
+	words := strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return unicode.IsSpace(r) || r == '-' || r == '_' })
 	return store.Tier(strings.Join(words, "_"))
 }
 

@@ -87,8 +87,8 @@ type Edge struct {
 	PnLPerMarket    *Distribution `json:"pnl_per_market" doc:"Mean, sd (n−1), p5, p50 and p95 (linear interpolation) of the traded markets' pnl; null without a traded market."`
 	SharpePerMarket *float64      `json:"sharpe_per_market" doc:"pnl_per_market's mean/sd; null below 2 traded markets or with no spread."`
 	Daily           []Day         `json:"daily" doc:"pnl per UTC day of the markets' end_time, oldest first; null when an end_time is unknown."`
-	SharpeDailyAnn  *float64      `json:"sharpe_daily_ann" doc:"mean/sd of day pnl / positionSize, ×√365; null below 20 days."`
-	SortinoDailyAnn *float64      `json:"sortino_daily_ann" doc:"mean of day pnl / positionSize over √mean(min(r,0)²), ×√365; null below 20 days or without a losing day."`
+	SharpeDailyAnn  *float64      `json:"sharpe_daily_ann" doc:"mean/sd of day pnl / positionSize (each market's own, where a walk forward's test path joins trials of different stakes), ×√365; null below 20 days."`
+	SortinoDailyAnn *float64      `json:"sortino_daily_ann" doc:"mean of day pnl / positionSize (as sharpe_daily_ann) over √mean(min(r,0)²), ×√365; null below 20 days or without a losing day."`
 	// PortfolioMaxDrawdown is the largest fall of the markets' cumulative
 	// pnl, from 0 and in end_time order (a tie in input order).
 	PortfolioMaxDrawdown *float64 `json:"portfolio_max_drawdown" doc:"Largest fall of the markets' cumulative pnl in end_time order; null when an end_time is unknown."`
