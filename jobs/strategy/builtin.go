@@ -77,7 +77,7 @@ import (
 //     0.2" (a target above the entry's price, a stop below it);
 //   - "take profit at 0.6" (also "TP 0.6", "target 0.6"; a price) or "at 20%" (20% above the entry's
 //     price threshold), "stop loss of 25%" (maxLossPercent) or "stop loss
-//     at 0.2" (a price), "200 shares", "limit orders";
+//     at 0.2" (a price), "200 shares" (also "1 share", "position size 200"), "limit orders";
 //   - costs (DESIGN 6): "with fees" (also "including Polymarket fees": the
 //     market's own schedule, MARKET), "fee rate 7%" or "fee rate of 0.07"
 //     (CUSTOM), "fee exponent 2", "no fees" or "fees off" (NONE), "250 ms
@@ -468,8 +468,12 @@ var (
 	reStopPrice = regexp.MustCompile(`\b` + reStopWord + `(?:\s+(?:of|at|is|below|under))?\s+` + reNum)
 	reTakePct   = regexp.MustCompile(`\b` + reTakeWord + `(?:\s+(?:of|at|is|when|above))?\s+` + reNum + `\s*(?:%|percent)`)
 	reTakePrice = regexp.MustCompile(`\b` + reTakeWord + `(?:\s+(?:of|at|is|when|above))?\s+` + reNum)
-	reShares    = regexp.MustCompile(reNum + `\s+(?:shares|contracts)\b`)
-	reOrder     = regexp.MustCompile(`\b(limit|market) orders?\b`)
+	// reShares is the shares a trade buys: "200 shares", "1 share", "5
+	// contracts", "position size 50", "trade size of 20 shares". Group 1
+	// or 2 is the number.
+	reShares = regexp.MustCompile(reNum + `\s+(?:shares?|contracts?)\b|` +
+		`\b(?:position|trade)\s+size(?:\s+(?:of|is))?\s*:?\s*` + reNum + `(?:\s+(?:shares?|contracts?)\b)?`)
+	reOrder = regexp.MustCompile(`\b(limit|market) orders?\b`)
 	// reFeeRate is a fee rate: "fee rate 7%", "fee rate: 0.07", "2% fees",
 	// "taker fee 7%", "fees of 2%" (a percentage: "fees of 2" is no rate).
 	reFeeRate = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s*:\s*|(?:\s+(?:of|is|at))?\s+)` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b|` +
@@ -1062,7 +1066,11 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			return err == nil, err
 		}},
 		{reShares, func(_ int, m []string) (bool, error) {
-			v, _ := number(m[1])
+			if strings.Contains(m[0], "$") {
+				// "position size $50" is money, which no field holds.
+				return false, refuse("%q is an amount of money: a trade's size is a number of shares (\"200 shares\"), or set positionSize", strings.TrimSpace(m[0]))
+			}
+			v, _ := number(m[1] + m[2]) // one of them is empty
 			if v < replay.MinPositionSize || v > replay.MaxPositionSize {
 				return false, refuse("%s shares is out of range: a trade must be between 1 and 10000 shares", replay.FormatNum(v))
 			}

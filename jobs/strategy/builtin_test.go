@@ -849,3 +849,39 @@ func TestBuiltinCooldownIsNotMarkets(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsShareCounts: a trade's size in the words a user writes
+// it. "200 shares" was read, but "1 share", "1 contract" and "position
+// size 50" were refused ("could not use "1" in the prompt"), so a
+// one-share strategy could not be asked for in words at all. Money is no
+// share count, and is refused saying so.
+func TestBuiltinReadsShareCounts(t *testing.T) {
+	t.Parallel()
+	const head = "side=UP entry: price_up < 0.3 exit: price_up > 0.5 size="
+	const tail = " maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code, refusal string }{
+		{prompt: "buy 1 share of UP when price_up < 0.3, sell above 0.5", code: head + "1" + tail},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, 1 contract", code: head + "1" + tail},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, 200 shares", code: head + "200" + tail},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 50", code: head + "50" + tail},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, trade size of 20 shares", code: head + "20" + tail},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 20000", refusal: "20000 shares is out of range: a trade must be between 1 and 10000 shares"},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size $50", refusal: `"position size $50" is an amount of money`},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if tc.refusal != "" {
+			var e *Error
+			if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.refusal) {
+				t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, err, tc.refusal)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
+			t.Errorf("%q:\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+	}
+}
