@@ -30,7 +30,9 @@ import (
 //     time_remaining_pct ("time remaining", "time left", "remaining
 //     time") or any field beyond SPEC's five by its name
 //     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
-//     -0.2"); prices (and imbalances) may be written as percentages
+//     -0.2"), and the book's by their words ("the bid", "the best bid",
+//     "the mid price", "the book imbalance", "the displayed price": that
+//     field of the side bought, or of the side named, "the UP bid"); prices (and imbalances) may be written as percentages
 //     ("below 35%") or in dollars ("below $0.35"), and prices (of a
 //     side, a bid, the spread, a stop loss or take profit) in cents with
 //     their unit ("below 35c", "under 35 cents", "35¢", "between 40 and
@@ -1180,6 +1182,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			field := sidePrice
 			if m[1] != "" {
 				field = fieldNamed(m[1])
+			} else if f := bookFieldBefore(t.b[:at], sidePrice); f != "" {
+				field = f
 			} else if coinBefore(t.b[:at], m[0], m[2]) {
 				field = replay.FieldCoinPrice
 			}
@@ -1218,6 +1222,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			field := last
 			if m[1] != "" {
 				field = fieldNamed(m[1])
+			} else if f := bookFieldBefore(t.b[:at], sidePrice); f != "" {
+				field = f
 			} else if coinBefore(t.b[:at], m[0], m[4]) {
 				field = replay.FieldCoinPrice
 			}
@@ -2093,6 +2099,47 @@ func coinBefore(before []byte, match, amount string) bool {
 	}
 	v, err := number(amount)
 	return err == nil && v > 1
+}
+
+// reBookWordBefore ends text that names a book figure without its side
+// right before a comparison: "the bid is", "the best bid", "UP's mid
+// price", "the book imbalance", "the displayed price of DOWN". Group 1 or
+// 3 is the side, when named; group 2 the figure.
+var reBookWordBefore = regexp.MustCompile(`(?:\b(up|down)(?:'s)?\s+)?\b(?:best\s+)?(bid|mid(?:[- ]?point)?|(?:book\s+)?imbalance|display(?:ed)?\s+price|shown\s+price)` +
+	`(?:\s+price)?(?:\s+(?:of|on)\s+(?:the\s+)?(up|down)(?:\s+(?:side|token|outcome))?)?\s*$`)
+
+// bookFieldBefore is the field a comparison compares when the text right
+// before it (before) names a figure of the book by its word alone ("when
+// the bid is above 0.3"): that field of the side it names, else of the
+// side bought (sidePrice's). Read as the side's price, as they were, "the
+// bid" was the ask and "the book imbalance above 0.3" a price above 0.3.
+// "" when before names none.
+func bookFieldBefore(before []byte, sidePrice string) string {
+	m := reBookWordBefore.FindSubmatch(before)
+	if m == nil {
+		return ""
+	}
+	side := "up"
+	if sidePrice == replay.FieldPriceDown {
+		side = "down"
+	}
+	if len(m[1]) > 0 {
+		side = string(m[1])
+	} else if len(m[3]) > 0 {
+		side = string(m[3])
+	}
+	var field string
+	switch w := string(m[2]); {
+	case w == "bid":
+		field = "bid_"
+	case strings.HasPrefix(w, "mid"):
+		field = "mid_"
+	case strings.HasSuffix(w, "imbalance"):
+		field = "imbalance_"
+	default:
+		field = "display_"
+	}
+	return field + side
 }
 
 // reBuyAt and reSellAt are an entry and an exit at a price ("buy UP at

@@ -885,3 +885,41 @@ func TestBuiltinReadsShareCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltinReadsBookWords: the book's figures by their words alone
+// ("the bid", "the best bid", "the mid price", "the book imbalance",
+// "the displayed price") are the fields of that name of the side bought,
+// or of the side the words name. They were read as the side's price (the
+// best ask) without a word: "the book imbalance is above 0.3" became
+// price_up > 0.3.
+func TestBuiltinReadsBookWords(t *testing.T) {
+	t.Parallel()
+	const tail = " size=100 maxloss=50 order=MARKET cooldown=30000"
+	for _, tc := range []struct{ prompt, code string }{
+		{"buy UP when the bid is above 0.3, exit above 0.6", "side=UP entry: bid_up > 0.3 exit: price_up > 0.6"},
+		{"buy UP when the best bid is above 30c, exit above 0.6", "side=UP entry: bid_up > 0.3 exit: price_up > 0.6"},
+		{"buy DOWN when the bid is above 0.3, exit above 0.6", "side=DOWN entry: bid_down > 0.3 exit: price_down > 0.6"},
+		{"buy DOWN when the UP bid is above 0.6, exit above 0.6", "side=DOWN entry: bid_up > 0.6 exit: price_down > 0.6"},
+		{"buy UP when the mid price is below 0.3, exit above 0.6", "side=UP entry: mid_up < 0.3 exit: price_up > 0.6"},
+		{"buy UP when the mid-point is below 0.4 and above 0.2, exit above 0.8", "side=UP entry: mid_up < 0.4 and mid_up > 0.2 exit: price_up > 0.8"},
+		{"buy UP when the book imbalance is above 0.3, exit above 0.6", "side=UP entry: imbalance_up > 0.3 exit: price_up > 0.6"},
+		{"buy UP when the displayed price is below 0.3, exit above 0.6", "side=UP entry: display_up < 0.3 exit: price_up > 0.6"},
+		{"buy UP when the bid is between 0.3 and 0.4, exit above 0.6", "side=UP entry: bid_up >= 0.3 and bid_up <= 0.4 exit: price_up > 0.6"},
+		{"buy UP when price_up < 0.4, sell when the best bid reaches 0.6", "side=UP entry: price_up < 0.4 exit: bid_up >= 0.6"},
+		// The ask is the side's price; a resting bid is an order, not a field.
+		{"buy UP when the ask is below 0.4, exit above 0.6", "side=UP entry: price_up < 0.4 exit: price_up > 0.6"},
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.prompt, err)
+			continue
+		}
+		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code+tail {
+			t.Errorf("%q:\n got %s\nwant %s", tc.prompt, got, tc.code+tail)
+		}
+	}
+	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "rest a bid 1 tick above when price_up is below 0.4, exit above 0.8"}))
+	if got := FormatCode(Rules{Strategy: spec.Strategy}); err != nil || got != "side=UP entry: price_up < 0.4 exit: price_up > 0.8 size=100 maxloss=50 order=GTC offset=1 cooldown=30000" {
+		t.Errorf("resting bid: %v %s", err, got)
+	}
+}
