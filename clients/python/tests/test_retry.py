@@ -173,6 +173,21 @@ def test_api_5xx_of_a_generation_is_retried(fake):
     assert fake.count("/v1/backtest-ai/generate") == 2
 
 
+@pytest.mark.parametrize("path,call", [
+    ("/v1/backtest-ai/generate", lambda a: a.generate(preset="dip_buying")),
+    ("/v1/backtest-ai/strategy", lambda a: a.strategy(preset="dip_buying", marketCount=3)),
+])
+def test_agent_preset_alone_needs_no_prompt(fake, path, call):
+    # The API takes a preset without a prompt (README: "a preset alone
+    # needs no prompt"); the client made the prompt a required argument.
+    fake.on("POST", "/v1/auth/token", (200, {}, {"access_token": "t", "token_type": "Bearer", "expires_in": 900}))
+    answer = {"generated_strategy": {"side": "UP"}, "strategy_code": "side=UP", "quota": None,
+              "aggregate": {}, "results": [], "warning": None}
+    fake.on("POST", path, (200, {}, {"success": True, "data": answer}))
+    assert call(client(fake).agent).strategy_code == "side=UP"
+    assert fake.bodies[-1] == dict({"preset": "dip_buying", "prompt": ""}, **({"marketCount": 3} if path.endswith("strategy") else {}))
+
+
 def test_series_start_on_python_before_3_11(monkeypatch):
     # Before 3.11, datetime.fromisoformat takes no Z and exactly 3 or 6
     # fractional digits: series()'s start of "...13:00:00.5Z" must still read.

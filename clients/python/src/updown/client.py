@@ -878,14 +878,16 @@ class Agent:
     def __init__(self, client: Client) -> None:
         self._c = client
 
-    def generate(self, prompt: str, **options: Any) -> Generation:
+    def generate(self, prompt: str = "", **options: Any) -> Generation:
         """A replay-ready strategy from a prompt. options: preset, coin,
-        marketType, marketCount, positionSize, maxLossPercent, orderType."""
+        marketType, marketCount, positionSize, maxLossPercent, orderType.
+        A preset alone needs no prompt: generate(preset="dip_buying")."""
         d = self._c._agent_send("POST", "/v1/backtest-ai/generate", dict(options, prompt=prompt), once=True)
         return Generation.from_json(d["data"])
 
-    def strategy(self, prompt: str, **options: Any) -> Backtest:
-        """Generates a strategy and backtests it across resolved markets."""
+    def strategy(self, prompt: str = "", **options: Any) -> Backtest:
+        """Generates a strategy and backtests it across resolved markets
+        (a preset alone needs no prompt: strategy(preset="dip_buying"))."""
         count = {"marketCount": options["marketCount"]} if "marketCount" in options else {}
         try:
             d = self._c._agent_send("POST", "/v1/backtest-ai/strategy", dict(options, prompt=prompt), once=True)["data"]
