@@ -1182,6 +1182,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			field := sidePrice
 			if m[1] != "" {
 				field = fieldNamed(m[1])
+			} else if w := reLastTradeBefore.Find(t.b[:at]); w != nil {
+				return false, refuse(lastTradeRefusal, strings.TrimSpace(string(w)))
 			} else if f := bookFieldBefore(t.b[:at], sidePrice); f != "" {
 				field = f
 			} else if coinBefore(t.b[:at], m[0], m[2]) {
@@ -1222,6 +1224,8 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			field := last
 			if m[1] != "" {
 				field = fieldNamed(m[1])
+			} else if w := reLastTradeBefore.Find(t.b[:at]); w != nil {
+				return false, refuse(lastTradeRefusal, strings.TrimSpace(string(w)))
 			} else if f := bookFieldBefore(t.b[:at], sidePrice); f != "" {
 				field = f
 			} else if coinBefore(t.b[:at], m[0], m[4]) {
@@ -2107,6 +2111,16 @@ func coinBefore(before []byte, match, amount string) bool {
 // 3 is the side, when named; group 2 the figure.
 var reBookWordBefore = regexp.MustCompile(`(?:\b(up|down)(?:'s)?\s+)?\b(?:best\s+)?(bid|mid(?:[- ]?point)?|(?:book\s+)?imbalance|display(?:ed)?\s+price|shown\s+price)` +
 	`(?:\s+price)?(?:\s+(?:of|on)\s+(?:the\s+)?(up|down)(?:\s+(?:side|token|outcome))?)?\s*$`)
+
+// reLastTradeBefore ends text that names the last trade's price right
+// before a comparison ("when the last trade is below", "the last traded
+// price"): no field holds it, and it was read as the side's price.
+var reLastTradeBefore = regexp.MustCompile(`\b(?:the\s+)?(?:last|latest|most\s+recent)\s+(?:trade[ds]?|fill|print|traded\s+price)(?:\s+price)?\s*$`)
+
+// lastTradeRefusal says why a comparison of the last trade is refused.
+const lastTradeRefusal = "the built-in generator cannot compare %q: no field holds the last trade's price; " +
+	"price_up and price_down are the best ask, bid_up and bid_down the best bid, and display_up and display_down the price Polymarket shows " +
+	"(the last trade when the spread is over 0.10, else the mid): name one of them"
 
 // bookFieldBefore is the field a comparison compares when the text right
 // before it (before) names a figure of the book by its word alone ("when

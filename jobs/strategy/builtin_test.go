@@ -923,3 +923,22 @@ func TestBuiltinReadsBookWords(t *testing.T) {
 		t.Errorf("resting bid: %v %s", err, got)
 	}
 }
+
+// TestBuiltinRefusesLastTrade: no field holds the last trade's price, and
+// a comparison of it was read as the side's price (the best ask) without
+// a word. It is refused, naming the fields there are.
+func TestBuiltinRefusesLastTrade(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ prompt, msg string }{
+		{"buy UP when the last trade is below 0.4, exit above 0.6", `cannot compare "the last trade": no field holds the last trade's price`},
+		{"buy UP when the last traded price is below 0.4, exit above 0.6", `cannot compare "the last traded price"`},
+		{"buy UP when price_up < 0.4, exit when the last trade price is above 0.6", `cannot compare "the last trade price"`},
+		{"buy UP when the last trade is between 0.3 and 0.4, exit above 0.6", `cannot compare "the last trade"`},
+	} {
+		_, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeValidation || e.Field != "prompt" || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%q: %v, want VALIDATION_ERROR of prompt saying %q", tc.prompt, err, tc.msg)
+		}
+	}
+}
