@@ -32,7 +32,8 @@ import (
 //     ("display_up above 0.6", "imbalance_up > 0.3", "coin_return_60s <
 //     -0.2"), and the book's by their words ("the bid", "the best bid",
 //     "the mid price", "the book imbalance", "the displayed price": that
-//     field of the side bought, or of the side named, "the UP bid"); prices (and imbalances) may be written as percentages
+//     field of the side bought, or of the side named, "the UP bid");
+//     prices (and imbalances) may be written as percentages
 //     ("below 35%") or in dollars ("below $0.35"), and prices (of a
 //     side, a bid, the spread, a stop loss or take profit) in cents with
 //     their unit ("below 35c", "under 35 cents", "35¢", "between 40 and
