@@ -225,8 +225,12 @@ func Describe(r Rules) string {
 	if len(s.ExitConditions) > 1 {
 		b.WriteString(" (whichever comes first)")
 	}
-	fmt.Fprintf(&b, ", or at the market's end. %s shares a trade with %s orders; a loss of %s%% of the entry cost forces an exit.",
-		replay.FormatNum(s.PositionSize), s.OrderType, replay.FormatNum(s.MaxLossPercent))
+	shares := "shares"
+	if s.PositionSize == 1 {
+		shares = "share"
+	}
+	fmt.Fprintf(&b, ", or at the market's end. %s %s a trade with %s orders; a loss of %s%% of the entry cost forces an exit.",
+		replay.FormatNum(s.PositionSize), shares, s.OrderType, replay.FormatNum(s.MaxLossPercent))
 	switch s.FeeModel {
 	case replay.FeeMarket:
 		b.WriteString(" Every fill pays the market's taker fee.")

@@ -3,6 +3,7 @@ package strategy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -882,6 +883,14 @@ func TestBuiltinReadsShareCounts(t *testing.T) {
 		}
 		if got := FormatCode(Rules{Strategy: spec.Strategy}); got != tc.code {
 			t.Errorf("%q:\n got %s\nwant %s", tc.prompt, got, tc.code)
+		}
+		// The explanation counts them in words a reader expects.
+		want := fmt.Sprintf(" %s shares a trade ", replay.FormatNum(spec.Strategy.PositionSize))
+		if spec.Strategy.PositionSize == 1 {
+			want = " 1 share a trade "
+		}
+		if got := Describe(Rules{Strategy: spec.Strategy}); !strings.Contains(got, want) {
+			t.Errorf("%q: the explanation %q does not say %q", tc.prompt, got, want)
 		}
 	}
 }
