@@ -481,6 +481,11 @@ var (
 	reShares = regexp.MustCompile(reNum + `\s+(?:shares?|contracts?)\b|` +
 		`\b(?:position|trade)\s+size(?:\s+(?:of|is))?\s*:?\s*` + reNum + `(?:\s+(?:shares?|contracts?)\b)?`)
 	reOrder = regexp.MustCompile(`\b(limit|market) orders?\b`)
+	// reMoneyAfter and reShareUnitAfter are a unit written after a size's
+	// number that makes it no count of shares: money ("50 dollars"), a
+	// share of something ("10%").
+	reMoneyAfter     = regexp.MustCompile(`^\s*(?:dollars?|usdc?|bucks)\b`)
+	reShareUnitAfter = regexp.MustCompile(`^\s*(?:%|percent\b)`)
 	// reFeeRate is a fee rate: "fee rate 7%", "fee rate: 0.07", "2% fees",
 	// "taker fee 7%", "fees of 2%" (a percentage: "fees of 2" is no rate).
 	reFeeRate = regexp.MustCompile(`\b(?:taker\s+)?fee[ -]?rate(?:\s*:\s*|(?:\s+(?:of|is|at))?\s+)` + reNum + `\s*(%|percent)?|` + reNum + `\s*(%|percent)\s+(?:taker\s+)?fees?\b|` +
@@ -1072,10 +1077,24 @@ func readPrompt(prompt string, mt store.MarketType, orderType string, base *pres
 			exit = append(exit, placed{at, replay.Condition{Field: sidePrice, Operator: replay.OpGreaterOrEqual, Value: v}})
 			return err == nil, err
 		}},
-		{reShares, func(_ int, m []string) (bool, error) {
-			if strings.Contains(m[0], "$") {
-				// "position size $50" is money, which no field holds.
-				return false, refuse("%q is an amount of money: a trade's size is a number of shares (\"200 shares\"), or set positionSize", strings.TrimSpace(m[0]))
+		{reShares, func(at int, m []string) (bool, error) {
+			rest := t.b[at+len(m[0]):]
+			if strings.Contains(m[0], "$") || reMoneyAfter.Match(rest) {
+				// "position size $50" or "50 dollars" is money, which no field holds.
+				return false, refuse("%q is an amount of money: a trade's size is a number of shares (\"200 shares\"), or set positionSize", strings.TrimSpace(m[0]+string(reMoneyAfter.Find(rest))))
+			}
+			if u := reShareUnitAfter.Find(rest); u != nil || magnitudeSuffix(rest) {
+				// "position size 10%" (of what?), "position size 100k": the
+				// number alone would be a size the prompt never gave.
+				if u == nil {
+					n := 0
+					for n < len(rest) && rest[n] >= 'a' && rest[n] <= 'z' {
+						n++
+					}
+					u = rest[:n] // the magnitude: "k" of "100k"
+				}
+				return false, refuse("the built-in generator cannot use %q as a trade's size: give it as a whole number of shares (\"200 shares\"), or set positionSize",
+					strings.TrimSpace(m[0]+string(u)))
 			}
 			v, _ := number(m[1] + m[2]) // one of them is empty
 			if v < replay.MinPositionSize || v > replay.MaxPositionSize {
@@ -2117,6 +2136,18 @@ func coinBefore(before []byte, match, amount string) bool {
 var reBookWordBefore = regexp.MustCompile(`(?:\b(up|down)(?:'s)?\s+)?\b(?:best\s+)?(bid|mid(?:[- ]?point)?|(?:book\s+)?imbalance|display(?:ed)?\s+price|shown\s+price)` +
 	`(?:\s+price)?(?:\s+(?:of|on)\s+(?:the\s+)?(up|down)(?:\s+(?:side|token|outcome))?)?\s*$`)
 
+// reOrderBidBefore ends text where "bid" is the order the strategy
+// places, not the book's best bid: "with a limit bid below 0.4", "place a
+// bid under 0.35", "at the bid below 0.4" mean paying at most that, the
+// side's price (its ask), as they were read before book words were.
+// reBookBidBefore is the book's: "the bid", "the best bid", "UP's bid",
+// "the bid of DOWN"; a bare "bid" (its words before taken by other
+// readings: "post only bid") stays the order's.
+var (
+	reOrderBidBefore = regexp.MustCompile(`\b(?:an?|limit|at(?:\s+the)?|post[- ]only|my|our)\s+(?:best\s+)?bid\s*$`)
+	reBookBidBefore  = regexp.MustCompile(`\b(?:the|best|up|down|up's|down's)\s+bid(?:\s+price)?(?:\s+(?:of|on)\s+(?:the\s+)?(?:up|down)(?:\s+(?:side|token|outcome))?)?\s*$`)
+)
+
 // reLastTradeBefore ends text that names the last trade's price right
 // before a comparison ("when the last trade is below", "the last traded
 // price"): no field holds it, and it was read as the side's price.
@@ -2125,7 +2156,7 @@ var reLastTradeBefore = regexp.MustCompile(`\b(?:the\s+)?(?:last|latest|most\s+r
 // lastTradeRefusal says why a comparison of the last trade is refused.
 const lastTradeRefusal = "the built-in generator cannot compare %q: no field holds the last trade's price; " +
 	"price_up and price_down are the best ask, bid_up and bid_down the best bid, and display_up and display_down the price Polymarket shows " +
-	"(the last trade when the spread is over 0.10, else the mid): name one of them"
+	"(the last trade when best ask − best bid is over 0.10, else the mid): name one of them"
 
 // bookFieldBefore is the field a comparison compares when the text right
 // before it (before) names a figure of the book by its word alone ("when
@@ -2135,7 +2166,7 @@ const lastTradeRefusal = "the built-in generator cannot compare %q: no field hol
 // "" when before names none.
 func bookFieldBefore(before []byte, sidePrice string) string {
 	m := reBookWordBefore.FindSubmatch(before)
-	if m == nil {
+	if m == nil || string(m[2]) == "bid" && (!reBookBidBefore.Match(before) || reOrderBidBefore.Match(before)) {
 		return ""
 	}
 	side := "up"

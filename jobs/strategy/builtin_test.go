@@ -868,6 +868,11 @@ func TestBuiltinReadsShareCounts(t *testing.T) {
 		{prompt: "buy UP when price_up < 0.3, sell above 0.5, trade size of 20 shares", code: head + "20" + tail},
 		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 20000", refusal: "20000 shares is out of range: a trade must be between 1 and 10000 shares"},
 		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size $50", refusal: `"position size $50" is an amount of money`},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 50 dollars", refusal: `"position size 50 dollars" is an amount of money`},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 50 usdc", refusal: "is an amount of money"},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 10%", refusal: "cannot use \"position size 10%\" as a trade's size"},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, trade size 20 percent", refusal: "as a trade's size"},
+		{prompt: "buy UP when price_up < 0.3, sell above 0.5, position size 100k", refusal: "as a trade's size"},
 	} {
 		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: tc.prompt}))
 		if tc.refusal != "" {
@@ -930,6 +935,24 @@ func TestBuiltinReadsBookWords(t *testing.T) {
 	spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: "rest a bid 1 tick above when price_up is below 0.4, exit above 0.8"}))
 	if got := FormatCode(Rules{Strategy: spec.Strategy}); err != nil || got != "side=UP entry: price_up < 0.4 exit: price_up > 0.8 size=100 maxloss=50 order=GTC offset=1 cooldown=30000" {
 		t.Errorf("resting bid: %v %s", err, got)
+	}
+	// A bid the strategy places is its price, what it pays at most: the
+	// side's price (the ask), not the book's best bid.
+	for _, prompt := range []string{
+		"buy UP with a limit bid below 0.4, exit above 0.6",
+		"buy UP: place a bid under 0.35, exit above 0.6",
+		"buy UP with a bid below 0.4, exit above 0.6",
+		"buy UP at the bid below 0.4, exit above 0.6",
+		"buy UP post only bid below 0.4, exit above 0.6",
+	} {
+		spec, err := Builtin{}.Generate(context.Background(), normalized(t, Request{Prompt: prompt}))
+		if err != nil {
+			t.Errorf("%q: %v", prompt, err)
+			continue
+		}
+		if c := spec.Strategy.EntryConditions; len(c) != 1 || c[0].Field != replay.FieldPriceUp {
+			t.Errorf("%q: entry %s, want price_up (the order's bid is what it pays)", prompt, FormatCode(Rules{Strategy: spec.Strategy}))
+		}
 	}
 }
 
