@@ -260,6 +260,24 @@ func TestRestingQueueHand(t *testing.T) {
 				"EXIT MARKET_END " + ts(100) + " fill=1 shares=100 pnl=52.14952 coin=50010 "},
 			orders: []string{placed, tms(5000) + " FILLED BUY 0.48×100 TRADE"},
 		},
+		{
+			// cancelAfterMs runs out at 110 s, after end_time (100 s), and
+			// a snapshot comes at 120 s: the order ended with the market,
+			// EXPIRED at end_time, not CANCELLED after it had closed.
+			name:   "a cancel due after end_time, with a snapshot after both",
+			snaps:  []store.Snapshot{first, withUp(snap(120, 0.55, 0.45), restBook())},
+			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 110_000; return s },
+			orders: []string{placed, expired},
+		},
+		{
+			// The same with a sale through the limit at 112 s, walked
+			// before that snapshot: no evidence, the market has ended.
+			name:   "a cancel due after end_time, with a print after both",
+			snaps:  []store.Snapshot{first, withUp(snap(120, 0.55, 0.45), restBook())},
+			trades: []store.MarketTrade{sell(112_000, 0.47, 100, "0x1")},
+			strat:  func(s Strategy) Strategy { s.CancelAfterMs = 110_000; return s },
+			orders: []string{placed, expired},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -430,7 +430,9 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		if !live || !active {
 			return
 		}
-		if hasCancel && !x.Time.Before(cancelAt) {
+		// A cancel due after end_time never takes effect: the order
+		// expired with the market first.
+		if hasCancel && !x.Time.Before(cancelAt) && !cancelAt.After(m.EndTime) {
 			endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
 			return
 		}
@@ -483,7 +485,7 @@ func referenceResting(m store.Market, snaps []store.Snapshot, trades []store.Mar
 		}
 		if live {
 			switch {
-			case hasCancel && !t.Before(cancelAt):
+			case hasCancel && !t.Before(cancelAt) && !cancelAt.After(m.EndTime):
 				endOrder(cancelAt, OrderCancelled, OrderReasonCancelAfter)
 			case !t.Before(m.EndTime):
 				endOrder(expireAt(), OrderExpired, OrderReasonMarketEnd)
