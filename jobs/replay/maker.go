@@ -469,7 +469,7 @@ func (e *engine) replayResting() error {
 // basicValues sets a tick's values of the fields every replay reads.
 func basicValues(v *values, pu, pd, cp, timeRemaining float64) {
 	v[fPriceUp], v[fPriceDown], v[fCoinPrice] = pu, pd, cp
-	v[fSpread] = math.Abs(pu - pd)
+	v[fSpread] = spreadOf(pu, pd)
 	v[fTimeRemaining] = timeRemaining
 }
 

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -651,6 +653,14 @@ func referenceWith(m store.Market, snaps []store.Snapshot, trades []store.Market
 	return out
 }
 
+// decimalRat is x, a recorded price, as the decimal it was written as:
+// to 10 decimals, which no recorded price exceeds (0.33999999999999997,
+// a float sum's neighbour, is 0.34).
+func decimalRat(x float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(x, 'f', 10, 64))
+	return r
+}
+
 // refField is DESIGN 6's fields beyond SPEC's five at snapshot i, written
 // from the text: ok is false for SPEC's own fields, and a field without a
 // value is NaN.
@@ -779,7 +789,10 @@ func refHolds(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade
 		case FieldCoinPrice:
 			return sn.CoinPrice
 		case FieldSpread:
-			return math.Abs(sn.PriceUp - sn.PriceDown)
+			// The decimal difference of the recorded prices, as the
+			// float nearest it.
+			d, _ := new(big.Rat).Sub(decimalRat(sn.PriceUp), decimalRat(sn.PriceDown)).Float64()
+			return math.Abs(d)
 		}
 		span := m.EndTime.Sub(m.StartTime)
 		if span <= 0 {
