@@ -757,12 +757,17 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 // about half of all pairs of cent prices (spread >= 0.05 the others). Rounded to 10 decimals, the difference
 // is the float nearest the decimal one (recorded prices have far fewer
 // decimals), the very float a condition's 0.05 is read as.
-func spreadOf(pu, pd float64) float64 {
-	d := math.Abs(pu - pd)
-	if d < 1e5 { // a corrupt price's difference stays as it is, and finite
-		d = math.Round(d*1e10) / 1e10
+func spreadOf(pu, pd float64) float64 { return decimal10(math.Abs(pu - pd)) }
+
+// decimal10 is x, a sum or difference of recorded prices, rounded to 10
+// decimals: the float nearest the decimal the prices make (spreadOf,
+// the mid of fields.go). Past 1e5 (a corrupt price) x stays as it is,
+// and finite.
+func decimal10(x float64) float64 {
+	if math.Abs(x) < 1e5 {
+		return math.Round(x*1e10) / 1e10
 	}
-	return d
+	return x
 }
 
 // price returns the price of the strategy's side at a tick.

@@ -409,7 +409,9 @@ func (e *engine) extend(i int, tk *store.Tick, cur *values) {
 		}
 		m := price
 		if t.hasBid && t.hasAsk {
-			m = (t.bid + t.ask) / 2
+			// As decimals: (0.01 + 0.05) / 2 is 0.030000000000000002 in
+			// floats, and mid_up <= 0.03 would miss it (decimal10).
+			m = decimal10((t.bid + t.ask) / 2)
 		}
 		cur[mid] = m
 		switch {

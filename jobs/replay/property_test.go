@@ -747,7 +747,8 @@ func refField(m store.Market, snaps []store.Snapshot, trades []store.MarketTrade
 	t := topOf(b)
 	mid := price
 	if t.hasBid && t.hasAsk {
-		mid = (t.bid + t.ask) / 2
+		// The decimal mid of the recorded prices, as the float nearest it.
+		mid, _ = new(big.Rat).Quo(new(big.Rat).Add(decimalRat(t.bid), decimalRat(t.ask)), big.NewRat(2, 1)).Float64()
 	}
 	switch f {
 	case FieldBidUp, FieldBidDown:

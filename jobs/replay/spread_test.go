@@ -53,3 +53,40 @@ func TestSpreadIsTheDecimalDifference(t *testing.T) {
 		}
 	}
 }
+
+// mid_up (and display_up, the mid on a narrow book) is the decimal mid
+// of the best bid and ask: the bid 0.01 and ask 0.05 make 0.03, which
+// meets mid_up <= 0.03 and >= 0.03 and neither < nor >, where the float
+// (0.01 + 0.05) / 2 was 0.030000000000000002.
+func TestMidIsTheDecimalMid(t *testing.T) {
+	t.Parallel()
+	quotes := []struct{ bid, ask, mid float64 }{{0.01, 0.05, 0.03}, {0.01, 0.06, 0.035}, {0.01, 0.09, 0.05}}
+	tests := []struct {
+		op   string
+		want bool
+	}{
+		{OpLessOrEqual, true},
+		{OpGreaterOrEqual, true},
+		{OpLess, false},
+		{OpGreater, false},
+	}
+	for _, field := range []string{FieldMidUp, FieldDisplayUp} {
+		for _, q := range quotes {
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("%s of %v/%v %s %v", field, q.bid, q.ask, tt.op, q.mid), func(t *testing.T) {
+					t.Parallel()
+					bk := book(levels(lv(q.bid, 100)), levels(lv(q.ask, 100)))
+					snaps := []store.Snapshot{withUp(snap(0, q.ask, 1-q.bid), bk), withUp(snap(10, q.ask, 1-q.bid), bk)}
+					s := strategy(SideUp, 10, conds(cond(field, tt.op, q.mid)), never())
+					r, err := runFull(t, market(store.OutcomeUp), snaps, nil, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if entered := len(r.Trades) > 0 && r.Trades[0].Time == ts(0); entered != tt.want {
+						t.Errorf("entered at 0 s: %v, want %v (trades %+v)", entered, tt.want, r.Trades)
+					}
+				})
+			}
+		}
+	}
+}
