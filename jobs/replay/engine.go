@@ -574,7 +574,10 @@ type engine struct {
 
 	// The fields beyond SPEC's five, when the strategy reads one.
 	extended bool
-	fields   fieldState
+	// readsSpread says a condition reads spread: only then is its
+	// decimal difference (spreadOf) worth its rounding on every tick.
+	readsSpread bool
+	fields      fieldState
 
 	// Re-entry control: no entry is decided before reentryAt (the last
 	// exit's time plus the cooldown, or never once the entries allowed
@@ -739,10 +742,12 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 	if s.Needs().Trades {
 		trades = in.trades(s.Outcome())
 	}
-	if used := usedFields(s); used&extendedFields != 0 {
+	used := usedFields(s)
+	if used&extendedFields != 0 {
 		e.extended = true
 		e.fields = newFieldState(in, used, trades)
 	}
+	e.readsSpread = used&(1<<fSpread) != 0
 	if s.OrderType == OrderGTC {
 		e.rest = newResting(in, s, in.withViews(trades, s.Outcome()))
 	}
@@ -754,9 +759,10 @@ func newEngine(in Input, s Strategy, keep keeping) *engine {
 // prices is off it in the last bit more often than not (0.53 − 0.48 is
 // 0.050000000000000044, 0.12 − 0.07 is 0.04999999999999999), so that
 // spread <= 0.05 missed a 5-cent spread, and spread > 0.05 took it, at
-// about half of all pairs of cent prices (spread >= 0.05 the others). Rounded to 10 decimals, the difference
-// is the float nearest the decimal one (recorded prices have far fewer
-// decimals), the very float a condition's 0.05 is read as.
+// about half of all pairs of cent prices (spread >= 0.05 the others).
+// Rounded to 10 decimals, the difference is the float nearest the decimal
+// one (recorded prices have far fewer decimals), the very float a
+// condition's 0.05 is read as.
 func spreadOf(pu, pd float64) float64 { return decimal10(math.Abs(pu - pd)) }
 
 // decimal10 is x, a sum or difference of recorded prices, rounded to 10
@@ -810,7 +816,9 @@ func (e *engine) replay() error {
 			return e.badSnapshot(i, "has a non-finite price")
 		}
 		cur[fPriceUp], cur[fPriceDown], cur[fCoinPrice] = pu, pd, cp
-		cur[fSpread] = spreadOf(pu, pd)
+		if e.readsSpread {
+			cur[fSpread] = spreadOf(pu, pd)
+		}
 		cur[fTimeRemaining] = float64(endNs - ns) // time left, as inTimeLeft reads it
 		if e.extended {
 			e.extend(i, sn, cur)
