@@ -55,7 +55,10 @@ func goldenCase(c int) (name string, r Request, res, full Result, err error) {
 //     compared there: their exits moved from the ask to the bid (DESIGN 6).
 //     Its sums of the MARKET answers whose pnl_curve had lost points to
 //     trade snapshots were rewritten once, when curveIndices began to use
-//     its whole budget (topUp); nothing else of those answers changed.
+//     its whole budget (topUp), and those of the MARKET answers whose
+//     spread conditions met their value exactly once more, when spread
+//     became the decimal difference of the prices (spreadOf); nothing
+//     else of those answers changed.
 //   - testdata/golden_v2_sha256.txt holds every answer whole, as the
 //     engine gives it now; an answer that changes by one byte fails here.
 func TestRunGolden(t *testing.T) {
