@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -144,6 +145,19 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 		return nil, false, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable,
 			"the job queue's Redis did not answer in time, so the job was not started; retry with backoff (request id %s)", RequestID(ctx))
 	}
+	if !held && s.returnSlots(ctx, key) {
+		// Slots this process failed to give back in an outage (a
+		// failover) are returned now, rather than at their next try in
+		// the background: the customer's jobs that held them have ended,
+		// and a 429 "too many jobs in flight" with none running would
+		// answer the first request after the outage.
+		held, added, err = s.takeSlot(ctx, s.cfg.JobRedisTimeout, key, limit, id, now, lapse)
+		if err != nil {
+			go s.giveBackSlot(key, p.Customer.ID, id, lapse)
+			return nil, false, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable,
+				"the job queue's Redis did not answer in time, so the job was not started; retry with backoff (request id %s)", RequestID(ctx))
+		}
+	}
 	if !held {
 		what := "replays, backtests or generations"
 		if limit == 1 {
@@ -195,7 +209,9 @@ func (s *Server) giveBackSlot(key, customerID, id string, lapse time.Time) {
 	// The slot lapses when its take said, or a lease after a watcher
 	// last kept it, whichever is later.
 	lapse = later(lapse, time.Now().Add(s.slotLease()))
+	s.unreturned.add(key, id)
 	go func() {
+		defer s.unreturned.remove(key, id)
 		err := err
 		for backoff := 50 * time.Millisecond; time.Now().Add(backoff).Before(lapse); backoff = min(2*backoff, time.Second) {
 			time.Sleep(backoff)
@@ -205,6 +221,67 @@ func (s *Server) giveBackSlot(key, customerID, id string, lapse time.Time) {
 		}
 		s.log.Warn("give back a job slot (it lapses on its own)", "customer_id", customerID, "job_id", id, "err", err)
 	}()
+}
+
+// unreturnedSlots are the job slots, by their set's key, whose give-back
+// failed and is tried again in the background (giveBackSlot).
+type unreturnedSlots struct {
+	mu  sync.Mutex
+	ids map[string]map[string]struct{}
+}
+
+func (u *unreturnedSlots) add(key, id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.ids == nil {
+		u.ids = make(map[string]map[string]struct{})
+	}
+	if u.ids[key] == nil {
+		u.ids[key] = make(map[string]struct{})
+	}
+	u.ids[key][id] = struct{}{}
+}
+
+func (u *unreturnedSlots) remove(key, id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.ids[key], id)
+	if len(u.ids[key]) == 0 {
+		delete(u.ids, key)
+	}
+}
+
+// of returns the slots of key not yet given back.
+func (u *unreturnedSlots) of(key string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	ids := make([]string, 0, len(u.ids[key]))
+	for id := range u.ids[key] {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// returnSlots gives back now the slots of key that this process failed to
+// give back, and reports whether it returned any.
+func (s *Server) returnSlots(ctx context.Context, key string) bool {
+	ids := s.unreturned.of(key)
+	if len(ids) == 0 {
+		return false
+	}
+	members := make([]any, len(ids))
+	for i, id := range ids {
+		members[i] = id
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.JobRedisTimeout)
+	defer cancel()
+	if err := s.cfg.Redis.ZRem(rctx, key, members...).Err(); err != nil {
+		return false // still unreachable: the background tries go on
+	}
+	for _, id := range ids {
+		s.unreturned.remove(key, id)
+	}
+	return true
 }
 
 func later(a, b time.Time) time.Time {

@@ -15,19 +15,18 @@ import (
 	"github.com/updown/updown/store/redis/redistest"
 )
 
-// TestJobSlotGivenBackAfterAnOutage (issue 28, item 12): a slot whose
-// give-back fails, Redis failing over at that moment, comes back once
-// Redis answers again, not a whole lease later: a customer at its cap is
-// not refused (429) for that long after a failover.
-func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
-	t.Parallel()
+// outageServer is a server (a memory store, a PRO cap of one job) whose
+// Redis goes while down is set: its connections are cut by the caller
+// (admin, a client that stays up), and new ones refused.
+func outageServer(t *testing.T) (s *Server, admin *redis.Client, down *atomic.Bool) {
+	t.Helper()
 	opt, err := redis.ParseURL(redistest.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := redis.NewClient(opt)
-	defer admin.Close()
-	var down atomic.Bool
+	admin = redis.NewClient(opt)
+	t.Cleanup(func() { _ = admin.Close() })
+	down = new(atomic.Bool)
 	flaky := *opt
 	flaky.MaxRetries = -1
 	flaky.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -38,11 +37,20 @@ func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
 		return d.DialContext(ctx, network, addr)
 	}
 	rdb := redis.NewClient(&flaky)
-	defer rdb.Close()
-	s, err := New(Config{Store: memory.New(), Redis: rdb, JobSlotLease: time.Minute, JobsInFlight: map[store.Tier]int{store.Pro: 1}})
-	if err != nil {
+	t.Cleanup(func() { _ = rdb.Close() })
+	if s, err = New(Config{Store: memory.New(), Redis: rdb, JobSlotLease: time.Minute, JobsInFlight: map[store.Tier]int{store.Pro: 1}}); err != nil {
 		t.Fatal(err)
 	}
+	return s, admin, down
+}
+
+// TestJobSlotGivenBackAfterAnOutage (issue 28, item 12): a slot whose
+// give-back fails, Redis failing over at that moment, comes back once
+// Redis answers again, not a whole lease later: a customer at its cap is
+// not refused (429) for that long after a failover.
+func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
+	t.Parallel()
+	s, admin, down := outageServer(t)
 	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
 	ctx := t.Context()
 	release, _, err := s.takeJobSlot(ctx, p, "job-1", time.Second)
@@ -72,6 +80,37 @@ func TestJobSlotGivenBackAfterAnOutage(t *testing.T) {
 	next, _, err := s.takeJobSlot(ctx, p, "job-2", time.Second)
 	if err != nil {
 		t.Fatalf("the customer's next job after the outage: %v", err)
+	}
+	if next != nil {
+		next()
+	}
+}
+
+// TestJobSlotReturnedBeforeARefusal: the customer's first job after an
+// outage, at its cap only by the slot whose give-back failed in the
+// outage, is not refused (429 "too many jobs in flight", none running)
+// because the give-back's next try in the background has not come yet:
+// the take returns that slot first. A failover's first replays were so
+// refused for up to a second.
+func TestJobSlotReturnedBeforeARefusal(t *testing.T) {
+	t.Parallel()
+	s, admin, down := outageServer(t)
+	p := principal{Customer: store.Customer{ID: "c1"}, Plan: planFor(store.Pro)}
+	ctx := t.Context()
+	release, _, err := s.takeJobSlot(ctx, p, "job-1", time.Second)
+	if err != nil || release == nil {
+		t.Fatalf("take a slot: %v", err)
+	}
+	down.Store(true)
+	if err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	release() // fails: tried again in the background, 50 ms on, then 100, 200, 400, ...
+	time.Sleep(400 * time.Millisecond)
+	down.Store(false) // the new primary, between two of the background's tries
+	next, _, err := s.takeJobSlot(ctx, p, "job-2", time.Second)
+	if err != nil {
+		t.Fatalf("the customer's first job after the outage: %v", err)
 	}
 	if next != nil {
 		next()

@@ -158,6 +158,9 @@ type Server struct {
 	// (*huma.Operation to scalarQueryOf's []string), found at its first
 	// request and read by every one after (rejectRepeatedQuery).
 	scalarQueries sync.Map
+	// unreturned holds the job slots whose give-back failed and is being
+	// tried again (giveBackSlot), for a refused take to return first.
+	unreturned unreturnedSlots
 }
 
 // New builds the API and registers every route.
