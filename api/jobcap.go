@@ -131,6 +131,14 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 	key := jobSlotKey(p.Customer.ID)
 	lapse := now.Add(wait + s.slotLease())
 	held, added, err := s.takeSlot(ctx, s.cfg.JobRedisTimeout, key, limit, id, now, lapse)
+	if err == nil && !held && s.returnSlots(ctx, key) {
+		// Slots this process failed to give back in an outage (a
+		// failover) are returned now, rather than at their next try in
+		// the background: the customer's jobs that held them have ended,
+		// and a 429 "too many jobs in flight" with none running would
+		// answer the first request after the outage.
+		held, added, err = s.takeSlot(ctx, s.cfg.JobRedisTimeout, key, limit, id, now, lapse)
+	}
 	if err != nil {
 		// A take that timed out may have been carried out all the same:
 		// its slot is given back (in the background, as a release is), or
@@ -144,19 +152,6 @@ func (s *Server) takeJobSlot(ctx context.Context, p principal, id string, wait t
 		}
 		return nil, false, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable,
 			"the job queue's Redis did not answer in time, so the job was not started; retry with backoff (request id %s)", RequestID(ctx))
-	}
-	if !held && s.returnSlots(ctx, key) {
-		// Slots this process failed to give back in an outage (a
-		// failover) are returned now, rather than at their next try in
-		// the background: the customer's jobs that held them have ended,
-		// and a 429 "too many jobs in flight" with none running would
-		// answer the first request after the outage.
-		held, added, err = s.takeSlot(ctx, s.cfg.JobRedisTimeout, key, limit, id, now, lapse)
-		if err != nil {
-			go s.giveBackSlot(key, p.Customer.ID, id, lapse)
-			return nil, false, Errorf(http.StatusServiceUnavailable, CodeServiceUnavailable,
-				"the job queue's Redis did not answer in time, so the job was not started; retry with backoff (request id %s)", RequestID(ctx))
-		}
 	}
 	if !held {
 		what := "replays, backtests or generations"
