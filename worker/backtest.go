@@ -162,9 +162,9 @@ func (b *backtester) runTask(ctx context.Context, typ string, payload []byte, la
 // after it too, untried: each would wait out its bound on a database that
 // does not answer, until the shard's deadline cut them all off (one that
 // refused, a restart or a lock, is soon past: the others are tried). When
-// ctx ends (a shutdown, the
-// shard's or the batch's deadline) its error is returned, and out's first
-// finished outcomes are those of the markets done before it.
+// ctx ends (a shutdown, the shard's or the batch's deadline) its error is
+// returned, and out's first finished outcomes are those of the markets
+// done before it.
 func (b *backtester) runMarkets(ctx context.Context, group []replay.Request, last bool) (out []jobs.Outcome, finished int, err error) {
 	st := b.s.cache.view(b.s.store)
 	out = make([]jobs.Outcome, len(group))

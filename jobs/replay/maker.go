@@ -371,7 +371,7 @@ func (e *engine) replayResting() error {
 		if (pu-pu)+(pd-pd)+(cp-cp) != 0 {
 			return e.badSnapshot(i, "has a non-finite price")
 		}
-		basicValues(cur, pu, pd, cp, float64(endNs-ns))
+		e.basicValues(cur, pu, pd, cp, float64(endNs-ns))
 		if e.extended {
 			e.extend(i, sn, cur)
 		}
@@ -397,7 +397,7 @@ func (e *engine) replayResting() error {
 							i = j - 1
 							last := &e.ticks[i]
 							lastNs = last.Nanos
-							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs))
+							e.basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs))
 						}
 					}
 					continue
@@ -412,7 +412,7 @@ func (e *engine) replayResting() error {
 							i = j - 1
 							last := &e.ticks[i]
 							lastNs = last.Nanos
-							basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs))
+							e.basicValues(cur, last.PriceUp, last.PriceDown, last.CoinPrice, float64(endNs-lastNs))
 						}
 					}
 					continue
@@ -467,9 +467,11 @@ func (e *engine) replayResting() error {
 }
 
 // basicValues sets a tick's values of the fields every replay reads.
-func basicValues(v *values, pu, pd, cp, timeRemaining float64) {
+func (e *engine) basicValues(v *values, pu, pd, cp, timeRemaining float64) {
 	v[fPriceUp], v[fPriceDown], v[fCoinPrice] = pu, pd, cp
-	v[fSpread] = spreadOf(pu, pd)
+	if e.readsSpread {
+		v[fSpread] = spreadOf(pu, pd)
+	}
 	v[fTimeRemaining] = timeRemaining
 }
 
